@@ -1,0 +1,129 @@
+//! The harness-overhead benchmark (issue: foundation, item 10): ns/op of `iolab run --method psync
+//! --target /dev/null --bs 4` (the runner with full per-op latency and gap accounting) against a bare loop
+//! of write(2) calls on /dev/null, measured alternately in one process, reported as a ratio of medians.
+//! Both sides time only their loop (iolab: its timed span; bare: the loop) and both make exactly one
+//! write(2) of 4 bytes per op, on the calling thread.
+//!
+//! The machine is shared and noisy (steal time), so rounds are short and alternate, and three ratios are
+//! reported: the median of the per-round ratios (each round's iolab run against the bare loop right before
+//! it, which cancels slow drifts in load; this is the headline), the ratio of medians, and the ratio of
+//! minimums (the least disturbed round of each).
+
+use crate::error::Result;
+use crate::measure::clock::ClockInfo;
+use crate::spec::{RawSpec, Val};
+use crate::sys;
+use serde::Serialize;
+use std::os::fd::AsRawFd;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OverheadReport {
+    pub ops_per_round: u64,
+    pub rounds: u32,
+    /// ns per op of the bare write(2) loop, one value per round.
+    pub bare_ns: Vec<f64>,
+    /// ns per op of iolab's psync run (wall time of its timed span / ops), one value per round.
+    pub iolab_ns: Vec<f64>,
+    pub bare_median_ns: f64,
+    pub iolab_median_ns: f64,
+    /// Median over rounds of (iolab ns/op / bare ns/op of the same round): the headline.
+    pub ratio: f64,
+    /// median(iolab) / median(bare).
+    pub ratio_of_medians: f64,
+    /// min(iolab) / min(bare).
+    pub ratio_of_minimums: f64,
+    /// Kernel-counted write syscalls per op during iolab's runs (should be 1.0: a correctness count
+    /// beside the speed claim).
+    pub iolab_kernel_writes_per_op: f64,
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+/// The bare loop: `ops` write(2) calls of 4 bytes to /dev/null; returns ns per op.
+pub fn bare_write_loop(ops: u64) -> Result<f64> {
+    let fd = sys::open(std::path::Path::new("/dev/null"), libc::O_WRONLY, 0)?;
+    let buf = [0x5au8; 4];
+    let t0 = sys::monotonic_ns();
+    for _ in 0..ops {
+        sys::write(fd.as_raw_fd(), std::hint::black_box(&buf))?;
+    }
+    let t1 = sys::monotonic_ns();
+    Ok((t1 - t0) as f64 / ops as f64)
+}
+
+pub fn overhead(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<OverheadReport> {
+    let spec = RawSpec {
+        method: Some("psync".into()),
+        target: Some("/dev/null".into()),
+        bs: Some(Val::Int(4)),
+        ops: Some(Val::Int(ops as i64)),
+        seed: Some(Val::Int(1)),
+        ..Default::default()
+    }
+    .resolve()?;
+    // Warm both paths once.
+    bare_write_loop(ops / 10 + 1)?;
+    crate::runner::run(&spec, clock)?;
+    let (mut bare, mut lab) = (Vec::new(), Vec::new());
+    let (mut writes, mut total_ops) = (0u64, 0u64);
+    for _ in 0..rounds {
+        bare.push(bare_write_loop(ops)?);
+        let r = crate::runner::run(&spec, clock)?;
+        lab.push(r.ns_per_op);
+        writes += r.syscalls.kernel_rw.syscw;
+        total_ops += r.ops;
+    }
+    let (b, l) = (median(&bare), median(&lab));
+    let paired: Vec<f64> = lab.iter().zip(&bare).map(|(l, b)| l / b).collect();
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    Ok(OverheadReport {
+        ops_per_round: ops,
+        rounds,
+        bare_median_ns: b,
+        iolab_median_ns: l,
+        ratio: median(&paired),
+        ratio_of_medians: l / b,
+        ratio_of_minimums: min(&lab) / min(&bare),
+        bare_ns: bare,
+        iolab_ns: lab,
+        iolab_kernel_writes_per_op: writes as f64 / total_ops.max(1) as f64,
+    })
+}
+
+/// The report as text, every round shown.
+pub fn render(r: &OverheadReport) -> String {
+    let fmt = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:.0}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    format!(
+        "overhead bench: iolab run --method psync --target /dev/null --bs 4 vs a bare write(2) loop\n\
+         {} rounds x {} ops, alternating, same thread; ns/op = loop wall time / ops\n\
+         bare write() loop  median {:7.1} ns/op   rounds: {}\n\
+         iolab psync run    median {:7.1} ns/op   rounds: {}\n\
+         ratio iolab/bare   {:.3}x median of per-round ratios (target <= 1.15x)\n\
+         \x20                  {:.3}x ratio of medians, {:.3}x ratio of minimums\n\
+         correctness        {:.4} kernel-counted write syscalls per iolab op (/proc/self/io syscw)\n",
+        r.rounds,
+        r.ops_per_round,
+        r.bare_median_ns,
+        fmt(&r.bare_ns),
+        r.iolab_median_ns,
+        fmt(&r.iolab_ns),
+        r.ratio,
+        r.ratio_of_medians,
+        r.ratio_of_minimums,
+        r.iolab_kernel_writes_per_op
+    )
+}

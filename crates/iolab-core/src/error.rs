@@ -1,0 +1,128 @@
+//! Errors for people. Exit codes: 2 for bad input (the message names the flag and what it accepts),
+//! 1 for kernel errors at run time (the message names the syscall, the errno name and a hint) and for
+//! verification failures.
+
+use crate::sys::{errno_name, SysErr};
+use std::fmt;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad input: names the flag (`--bs`) or spec key and what would be accepted.
+    #[error("{flag}: {msg}")]
+    Usage { flag: String, msg: String },
+    /// A kernel call failed while running.
+    #[error("{0}")]
+    Sys(SysFailure),
+    /// The data read back did not match what was written.
+    #[error("verify: {0}")]
+    Verify(String),
+    /// Anything else that went wrong at run time (I/O on result files, a short transfer ...).
+    #[error("{0}")]
+    Runtime(String),
+}
+
+impl Error {
+    pub fn usage(flag: impl Into<String>, msg: impl Into<String>) -> Error {
+        Error::Usage {
+            flag: flag.into(),
+            msg: msg.into(),
+        }
+    }
+
+    /// A syscall failure with a context-specific hint (replaces the generic one).
+    pub fn sys_hint(e: SysErr, hint: impl Into<String>) -> Error {
+        Error::Sys(SysFailure {
+            err: e,
+            context: None,
+            hint: Some(hint.into()),
+        })
+    }
+
+    /// A syscall failure on a named object ("/tmp/x").
+    pub fn sys_on(e: SysErr, what: impl Into<String>) -> Error {
+        Error::Sys(SysFailure {
+            err: e,
+            context: Some(what.into()),
+            hint: None,
+        })
+    }
+
+    /// The process exit status for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Usage { .. } => 2,
+            _ => 1,
+        }
+    }
+}
+
+impl From<SysErr> for Error {
+    fn from(e: SysErr) -> Self {
+        Error::Sys(SysFailure {
+            err: e,
+            context: None,
+            hint: None,
+        })
+    }
+}
+
+/// A failed syscall, rendered as "pwrite failed: ENOSPC (No space left on device) on /x; hint: ...".
+#[derive(Debug)]
+pub struct SysFailure {
+    pub err: SysErr,
+    pub context: Option<String>,
+    pub hint: Option<String>,
+}
+
+impl fmt::Display for SysFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let SysErr { call, errno } = self.err;
+        let text = std::io::Error::from_raw_os_error(errno).to_string();
+        let text = text.split(" (os error").next().unwrap_or(&text).to_string();
+        write!(f, "{call} failed: {} ({text})", errno_name(errno))?;
+        if let Some(c) = &self.context {
+            write!(f, " on {c}")?;
+        }
+        let hint = self
+            .hint
+            .clone()
+            .or_else(|| default_hint(call, errno).map(str::to_string));
+        if let Some(h) = hint {
+            write!(f, "; hint: {h}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a user can do about an errno from a given call.
+pub fn default_hint(call: &str, errno: i32) -> Option<&'static str> {
+    Some(match (call, errno) {
+        ("io_uring_setup", libc::EINVAL) => {
+            "the kernel refused the ring parameters: lower --qd (max 32768) or drop ring options"
+        }
+        ("io_uring_setup", libc::EPERM) => {
+            "io_uring is disabled for this process (sysctl kernel.io_uring_disabled or a seccomp filter)"
+        }
+        ("io_uring_setup", libc::ENOSYS) => "this kernel has no io_uring (CONFIG_IO_URING off)",
+        ("io_uring_setup", libc::ENOMEM) => "ring memory is capped by RLIMIT_MEMLOCK: lower --qd",
+        (_, libc::ENOSPC) | (_, libc::EDQUOT) => {
+            "the filesystem is full: use a smaller --file-size/--size or a target on another filesystem"
+        }
+        (_, libc::EOPNOTSUPP) => "the target or its filesystem does not support this operation",
+        (_, libc::EPERM) | (_, libc::EACCES) => {
+            "permission denied: run as a user who may access the target, or choose another --target"
+        }
+        (_, libc::EINVAL) if call.contains("write") || call.contains("read") || call == "io_uring" => {
+            "the kernel refused the request: with --direct, --bs and --offset must be multiples of the \
+             device's O_DIRECT alignment"
+        }
+        (_, libc::EROFS) => "the target is on a read-only filesystem",
+        (_, libc::ENODEV) => "this target does not support the operation (e.g. it cannot be mapped)",
+        (_, libc::EFBIG) => "the file would exceed the filesystem's maximum size: lower --file-size",
+        (_, libc::EIO) => "the device reported an I/O error: check dmesg",
+        (_, libc::EMFILE) | (_, libc::ENFILE) => "too many open files: lower --threads or raise ulimit -n",
+        _ => return None,
+    })
+}
+
+pub type Result<T> = std::result::Result<T, Error>;

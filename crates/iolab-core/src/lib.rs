@@ -1,0 +1,19 @@
+//! iolab's library: the workload spec, targets, I/O methods, the runner, measurement and the result schema.
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod bench;
+pub mod cleanup;
+pub mod error;
+pub mod measure;
+pub mod method;
+pub mod pattern;
+pub mod result;
+pub mod runner;
+pub mod spec;
+pub mod survey;
+pub mod sys;
+pub mod target;
+pub mod units;
+pub mod verify;
+
+pub use error::{Error, Result};

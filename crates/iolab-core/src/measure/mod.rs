@@ -1,0 +1,5 @@
+//! Measurement: the clock, latency histograms, CPU/task and kernel I/O accounting.
+
+pub mod clock;
+pub mod cpu;
+pub mod hist;

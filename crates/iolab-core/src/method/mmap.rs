@@ -1,0 +1,102 @@
+//! `mmap`: memcpy into (write) or out of (read) a MAP_SHARED mapping of the thread's region. No syscall per
+//! op: the first touch of each page faults (counted as minor/major faults), and the kernel writes dirty
+//! pages back later, or at `--msync` (msync(2) MS_SYNC of the region) / `--fsync` points, which are timed
+//! and counted. The mapping starts at the page below the region, so any `--offset` works.
+
+use super::{op_err, Caps, Flush, Io, Method, ThreadCtx};
+use crate::error::{Error, Result};
+use crate::sys::{self, Mapping};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+
+pub struct Mmap {
+    fd: OwnedFd,
+    map: Mapping,
+    write: bool,
+    /// Absolute file offset of the mapping's first byte.
+    map_offset: u64,
+    path: PathBuf,
+    calls: u64,
+}
+
+const PAGE: u64 = 4096;
+
+impl Method for Mmap {
+    fn caps() -> Caps {
+        Caps {
+            synchronous: true,
+            needs_rdwr: true,
+            no_syscall_per_op: true,
+        }
+    }
+
+    fn prepare(ctx: &ThreadCtx) -> Result<Self> {
+        let write = ctx.writes();
+        let fd = ctx.target.open_for(ctx.spec, write)?;
+        let path = ctx.target.path.clone();
+        let map_offset = ctx.region_offset / PAGE * PAGE;
+        let len = (ctx.region_offset + ctx.region_len - map_offset) as usize;
+        if write && ctx.target.kind == crate::target::TargetKind::File {
+            // A file iolab created is already this long; one the user let us --overwrite may be shorter, and
+            // storing beyond the end of a mapped file raises SIGBUS.
+            let st = sys::fstat(fd.as_raw_fd()).map_err(|e| op_err(e, &path))?;
+            let end = ctx.region_offset + ctx.region_len;
+            if (st.st_size as u64) < end {
+                sys::ftruncate(fd.as_raw_fd(), end).map_err(|e| op_err(e, &path))?;
+            }
+        }
+        let map = Mapping::shared(fd.as_raw_fd(), len, map_offset, write).map_err(|e| {
+            if e.errno == libc::ENODEV || e.errno == libc::EACCES {
+                Error::usage(
+                    "--method",
+                    format!(
+                        "mmap cannot map {} ({})",
+                        path.display(),
+                        sys::errno_name(e.errno)
+                    ),
+                )
+            } else {
+                op_err(e, &path)
+            }
+        })?;
+        Ok(Mmap {
+            fd,
+            map,
+            write,
+            map_offset,
+            path,
+            calls: 1,
+        })
+    }
+
+    #[inline(always)]
+    fn submit(&mut self, io: &Io) -> Result<usize> {
+        let at = (io.offset - self.map_offset) as usize;
+        debug_assert!(at + io.len <= self.map.len());
+        // SAFETY: the runner only plans offsets inside this thread's region, which the mapping covers
+        // (at + len <= map.len()); the mapping is private to this thread's method and the op buffer is
+        // a distinct allocation, so the ranges do not overlap.
+        unsafe {
+            let m = self.map.as_ptr().add(at);
+            if self.write {
+                std::ptr::copy_nonoverlapping(io.buf, m, io.len);
+            } else {
+                std::ptr::copy_nonoverlapping(m, io.buf, io.len);
+            }
+        }
+        Ok(io.len)
+    }
+
+    fn flush(&mut self, what: Flush) -> Result<()> {
+        self.calls += 1;
+        match what {
+            Flush::Msync => self.map.msync().map_err(|e| op_err(e, &self.path)),
+            Flush::Fsync => sys::fsync(self.fd.as_raw_fd()).map_err(|e| op_err(e, &self.path)),
+        }
+    }
+
+    fn syscalls(&self) -> Option<u64> {
+        // msync/fsync calls; the mmap(2) made in prepare is not part of the timed run.
+        Some(self.calls - 1)
+    }
+}

@@ -1,0 +1,128 @@
+//! I/O methods: one file per mechanism behind one small trait, like fio's `ioengine_ops`.
+//!
+//! A method declares [`Caps`] and implements `prepare` (open, map, set up rings), `submit` (perform one
+//! operation, or queue it for asynchronous methods), `commit`/`reap` (asynchronous methods: pass queued
+//! requests to the kernel, collect completions), `flush` (`--fsync`/`--msync` points) and `finish`.
+//! Cleanup is `Drop`. The runner owns timing, accounting, the workload loop, buffers and verification: a
+//! method never reads the clock. Adding a method is one file, one line in [`MethodKind`] and `dispatch!`,
+//! its options in `spec.rs`, and its tests.
+
+pub mod io_uring;
+pub mod mmap;
+pub mod nop;
+pub mod psync;
+pub mod stdio;
+pub mod sync;
+pub mod vectored;
+
+use crate::error::{Error, Result};
+use crate::spec::{OpKind, Spec};
+use crate::sys::SysErr;
+use crate::target::PreparedTarget;
+
+/// What a method is and needs; the runner enforces these.
+#[derive(Debug, Clone, Copy)]
+pub struct Caps {
+    /// Every operation completes inside `submit`.
+    pub synchronous: bool,
+    /// Opens the target read-write even for writes (a shared writable mapping needs O_RDWR).
+    pub needs_rdwr: bool,
+    /// Makes no kernel call per operation (nop, mmap): the kernel's read/write counters stay flat.
+    pub no_syscall_per_op: bool,
+}
+
+/// One operation handed to a method. `buf` points to `len` bytes owned by the runner, valid (and not
+/// reused) until the operation completes: for synchronous methods until `submit` returns, for asynchronous
+/// ones until `reap` reports the operation's `slot`.
+#[derive(Debug, Clone, Copy)]
+pub struct Io {
+    pub slot: u32,
+    pub offset: u64,
+    pub buf: *mut u8,
+    pub len: usize,
+}
+
+impl Io {
+    /// The buffer as a slice.
+    ///
+    /// # Safety
+    /// `buf` must point to `len` bytes that nothing else accesses while the slice lives (the runner's
+    /// contract above).
+    #[inline(always)]
+    pub unsafe fn bytes<'a>(&self) -> &'a [u8] {
+        // SAFETY: the caller upholds the runner's contract stated above.
+        unsafe { std::slice::from_raw_parts(self.buf, self.len) }
+    }
+
+    /// The buffer as a mutable slice.
+    ///
+    /// # Safety
+    /// As for [`Io::bytes`], and nothing else may hold a reference into the buffer.
+    #[inline(always)]
+    pub unsafe fn bytes_mut<'a>(&self) -> &'a mut [u8] {
+        // SAFETY: the caller upholds the runner's contract stated above.
+        unsafe { std::slice::from_raw_parts_mut(self.buf, self.len) }
+    }
+}
+
+/// Which flush the runner asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flush {
+    /// fsync(2) of the file.
+    Fsync,
+    /// msync(2) of the mapping (mmap only).
+    Msync,
+}
+
+/// What a method is given to prepare one thread's work.
+pub struct ThreadCtx<'a> {
+    pub spec: &'a Spec,
+    pub target: &'a PreparedTarget,
+    pub thread: u32,
+    /// Absolute byte offset of this thread's region and its length.
+    pub region_offset: u64,
+    pub region_len: u64,
+}
+
+impl ThreadCtx<'_> {
+    pub fn writes(&self) -> bool {
+        self.spec.op == OpKind::Write
+    }
+
+    /// /dev/null and /dev/zero ignore file offsets, so positional bookkeeping is skipped there.
+    pub fn positionless(&self) -> bool {
+        !self.target.kind.keeps_data()
+    }
+}
+
+pub trait Method: Sized + Send {
+    fn caps() -> Caps;
+    fn prepare(ctx: &ThreadCtx) -> Result<Self>;
+    /// Synchronous methods: perform `io` and return the bytes moved. Asynchronous: queue it (return 0).
+    fn submit(&mut self, io: &Io) -> Result<usize>;
+    /// Asynchronous methods: hand queued requests to the kernel and wait for `min_complete` completions.
+    fn commit(&mut self, _min_complete: u32) -> Result<()> {
+        Ok(())
+    }
+    /// Asynchronous methods: report each available completion as (slot, result: bytes or -errno).
+    fn reap<F: FnMut(u32, i32)>(&mut self, _f: F) -> u32 {
+        0
+    }
+    /// Flush at an `--fsync`/`--msync` point (asynchronous methods are drained first by the runner).
+    fn flush(&mut self, what: Flush) -> Result<()>;
+    /// Called once after the last operation, inside the timed span (stdio flushes its buffer here).
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
+    /// System calls this method made, where it knows (stdio does not: glibc decides).
+    fn syscalls(&self) -> Option<u64>;
+    /// Kernel submissions (io_uring_enter calls) and requests in them, for asynchronous methods.
+    fn submissions(&self) -> Option<(u64, u64)> {
+        None
+    }
+}
+
+/// A syscall error during an op, with the target named.
+pub(crate) fn op_err(e: SysErr, ctx_path: &std::path::Path) -> Error {
+    Error::sys_on(e, ctx_path.display().to_string())
+}

@@ -1,0 +1,77 @@
+//! `stdio`: glibc buffered streams, as the seed thesis's fputs program used them. The stream is made fully
+//! buffered (`setvbuf(_IOFBF)`) with a `--stdio-buffer`-byte buffer (default 4096 bytes, what glibc itself
+//! picks for files: st_blksize); each op is one fwrite(3)/fread(3) of `--bs` bytes, so most ops are a
+//! memcpy into the buffer and every buffer-full is one write(2). Seeking (random pattern, a wrapping
+//! region) is fseeko(3), which flushes first. glibc decides when to call the kernel, so iolab cannot count
+//! the syscalls itself: the result takes them from the kernel (/proc/self/io).
+
+use super::{op_err, Caps, Flush, Io, Method, ThreadCtx};
+use crate::error::Result;
+use crate::sys::{self, CFile};
+use std::path::PathBuf;
+
+pub struct Stdio {
+    f: CFile,
+    write: bool,
+    positionless: bool,
+    pos: u64,
+    path: PathBuf,
+}
+
+impl Method for Stdio {
+    fn caps() -> Caps {
+        Caps {
+            synchronous: true,
+            needs_rdwr: false,
+            no_syscall_per_op: false,
+        }
+    }
+
+    fn prepare(ctx: &ThreadCtx) -> Result<Self> {
+        let fd = ctx.target.open_for(ctx.spec, false)?;
+        let path = ctx.target.path.clone();
+        let f = CFile::fdopen(fd, ctx.writes(), ctx.spec.stdio_buffer as usize)
+            .map_err(|e| op_err(e, &path))?;
+        Ok(Stdio {
+            f,
+            write: ctx.writes(),
+            positionless: ctx.positionless(),
+            pos: 0,
+            path,
+        })
+    }
+
+    #[inline(always)]
+    fn submit(&mut self, io: &Io) -> Result<usize> {
+        if !self.positionless && io.offset != self.pos {
+            self.f.seek(io.offset).map_err(|e| op_err(e, &self.path))?;
+            self.pos = io.offset;
+        }
+        let r = if self.write {
+            // SAFETY: the runner's Io contract: `buf` holds `len` bytes nothing else touches during the call.
+            self.f.write_all(unsafe { io.bytes() })
+        } else {
+            // SAFETY: as above.
+            self.f.read(unsafe { io.bytes_mut() })
+        };
+        let n = r.map_err(|e| op_err(e, &self.path))?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self, _what: Flush) -> Result<()> {
+        self.f.flush().map_err(|e| op_err(e, &self.path))?;
+        sys::fsync(self.f.fd()).map_err(|e| op_err(e, &self.path))
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        if self.write {
+            self.f.flush().map_err(|e| op_err(e, &self.path))?;
+        }
+        Ok(())
+    }
+
+    fn syscalls(&self) -> Option<u64> {
+        None
+    }
+}

@@ -1,0 +1,70 @@
+//! `sync`: write(2)/read(2) at the file position, as the seed programs did. Sequential runs make one
+//! syscall per op; where the next offset is not the current position (random pattern, or a region that
+//! wraps) an lseek(2) comes first, as in fio's sync engine, and is counted. /dev/null and /dev/zero ignore
+//! the position, so no lseek is ever made there.
+
+use super::{op_err, Caps, Flush, Io, Method, ThreadCtx};
+use crate::error::Result;
+use crate::sys;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+
+pub struct Sync {
+    fd: OwnedFd,
+    write: bool,
+    positionless: bool,
+    /// The file position as the kernel has it.
+    pos: u64,
+    path: PathBuf,
+    calls: u64,
+}
+
+impl Method for Sync {
+    fn caps() -> Caps {
+        Caps {
+            synchronous: true,
+            needs_rdwr: false,
+            no_syscall_per_op: false,
+        }
+    }
+
+    fn prepare(ctx: &ThreadCtx) -> Result<Self> {
+        Ok(Sync {
+            fd: ctx.target.open_for(ctx.spec, false)?,
+            write: ctx.writes(),
+            positionless: ctx.positionless(),
+            pos: 0,
+            path: ctx.target.path.clone(),
+            calls: 0,
+        })
+    }
+
+    #[inline(always)]
+    fn submit(&mut self, io: &Io) -> Result<usize> {
+        let fd = self.fd.as_raw_fd();
+        if !self.positionless && io.offset != self.pos {
+            self.calls += 1;
+            self.pos = sys::lseek_set(fd, io.offset).map_err(|e| op_err(e, &self.path))?;
+        }
+        self.calls += 1;
+        let r = if self.write {
+            // SAFETY: the runner's Io contract: `buf` holds `len` bytes nothing else touches during the call.
+            sys::write(fd, unsafe { io.bytes() })
+        } else {
+            // SAFETY: as above.
+            sys::read(fd, unsafe { io.bytes_mut() })
+        };
+        let n = r.map_err(|e| op_err(e, &self.path))?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self, _what: Flush) -> Result<()> {
+        self.calls += 1;
+        sys::fsync(self.fd.as_raw_fd()).map_err(|e| op_err(e, &self.path))
+    }
+
+    fn syscalls(&self) -> Option<u64> {
+        Some(self.calls)
+    }
+}

@@ -1,0 +1,84 @@
+//! `vectored`: pwritev(2)/preadv(2), each op's block split into `--iovecs` pieces of equal size (the last
+//! takes the remainder). One syscall per op.
+
+use super::{op_err, Caps, Flush, Io, Method, ThreadCtx};
+use crate::error::Result;
+use crate::sys;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+
+pub struct Vectored {
+    fd: OwnedFd,
+    write: bool,
+    /// Piece lengths; the iovec array is rebuilt per op from the op's buffer.
+    lens: Vec<usize>,
+    iov: Vec<libc::iovec>,
+    path: PathBuf,
+    calls: u64,
+}
+
+// SAFETY: the iovec array only ever holds pointers into the runner's buffers for the duration of one
+// call; between calls it is plain data owned by this value.
+unsafe impl Send for Vectored {}
+
+impl Method for Vectored {
+    fn caps() -> Caps {
+        Caps {
+            synchronous: true,
+            needs_rdwr: false,
+            no_syscall_per_op: false,
+        }
+    }
+
+    fn prepare(ctx: &ThreadCtx) -> Result<Self> {
+        let n = ctx.spec.iovecs as usize;
+        let bs = ctx.spec.bs as usize;
+        let piece = bs / n;
+        let mut lens = vec![piece; n];
+        lens[n - 1] = bs - piece * (n - 1);
+        Ok(Vectored {
+            fd: ctx.target.open_for(ctx.spec, false)?,
+            write: ctx.writes(),
+            iov: lens
+                .iter()
+                .map(|_| libc::iovec {
+                    iov_base: std::ptr::null_mut(),
+                    iov_len: 0,
+                })
+                .collect(),
+            lens,
+            path: ctx.target.path.clone(),
+            calls: 0,
+        })
+    }
+
+    #[inline(always)]
+    fn submit(&mut self, io: &Io) -> Result<usize> {
+        let mut p = io.buf;
+        for (v, &l) in self.iov.iter_mut().zip(&self.lens) {
+            v.iov_base = p.cast();
+            v.iov_len = l;
+            // SAFETY: the pieces add up to `io.len`, so `p` stays within (or one past) the op's buffer.
+            p = unsafe { p.add(l) };
+        }
+        self.calls += 1;
+        let fd = self.fd.as_raw_fd();
+        let r = if self.write {
+            // SAFETY: every iovec points into the op's buffer, which the runner keeps valid during the call.
+            unsafe { sys::pwritev(fd, &self.iov, io.offset) }
+        } else {
+            // SAFETY: as above, and nothing else accesses the buffer while the kernel fills it.
+            unsafe { sys::preadv(fd, &self.iov, io.offset) }
+        };
+        r.map_err(|e| op_err(e, &self.path))
+    }
+
+    fn flush(&mut self, _what: Flush) -> Result<()> {
+        self.calls += 1;
+        sys::fsync(self.fd.as_raw_fd()).map_err(|e| op_err(e, &self.path))
+    }
+
+    fn syscalls(&self) -> Option<u64> {
+        Some(self.calls)
+    }
+}

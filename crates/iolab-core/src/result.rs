@@ -1,0 +1,168 @@
+//! The result of a run: this struct IS the JSON schema (`iolab run --json FILE`), documented field by field.
+//! Times are seconds (`_s`) or nanoseconds (`_ns`); sizes are bytes; rates say their unit in the name.
+
+use crate::measure::clock::ClockInfo;
+use crate::measure::cpu::{HelperCpu, ProcIo, RusageDelta};
+use crate::measure::hist::Summary;
+use crate::spec::Spec;
+use crate::target::TargetKind;
+use serde::{Deserialize, Serialize};
+
+/// Version of this schema; bumped when a field changes meaning or goes away.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Where and with what a result was produced.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Host {
+    pub iolab_version: String,
+    pub kernel_release: String,
+    pub cpu_model: String,
+    pub cpus_online: usize,
+    /// Seconds since the Unix epoch when the run started.
+    pub started_unix_s: u64,
+    /// Whether iolab ran as root (some kernel features depend on it).
+    pub root: bool,
+}
+
+impl Host {
+    pub fn current() -> Host {
+        let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("model name"))
+                    .and_then(|l| l.split_once(':'))
+                    .map(|(_, v)| v.trim().to_string())
+            })
+            .unwrap_or_else(|| "unknown".into());
+        Host {
+            iolab_version: env!("CARGO_PKG_VERSION").to_string(),
+            kernel_release: crate::sys::kernel_release(),
+            cpu_model,
+            cpus_online: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            started_unix_s: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            root: crate::sys::geteuid() == 0,
+        }
+    }
+}
+
+/// The target as iolab used it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetInfo {
+    pub kind: TargetKind,
+    /// iolab created the file for this run.
+    pub created: bool,
+    /// The created file was left in place (`--keep`).
+    pub kept: bool,
+    /// Blocks (of `spec.bs` bytes) in each thread's region.
+    pub region_blocks_per_thread: u64,
+    /// O_DIRECT alignment (memory, offset) in bytes, when `--direct`.
+    pub dio_align: Option<(u32, u32)>,
+}
+
+/// CPU time and scheduler figures over the timed span.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CpuFigures {
+    /// getrusage(RUSAGE_SELF) delta: every task of the process, kernel helper threads included.
+    pub process: RusageDelta,
+    /// Sum of the worker threads' own getrusage(RUSAGE_THREAD) deltas.
+    pub workers: RusageDelta,
+    /// io_uring kernel helper tasks (iou-sqp-*, iou-wrk-*) alive at the end of the run.
+    pub helpers: Vec<HelperCpu>,
+    pub helpers_user_s: f64,
+    pub helpers_sys_s: f64,
+    /// (user + sys of the process) / wall time: 1.0 is one core busy all the time.
+    pub cores_busy: f64,
+}
+
+/// System calls: what the method counted, and what the kernel counted (/proc/self/io).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SyscallFigures {
+    /// Syscalls the method made during the timed span (including fsync/msync/lseek), when it knows.
+    pub method_count: Option<u64>,
+    pub method_per_op: Option<f64>,
+    /// io_uring: io_uring_enter calls and requests they submitted.
+    pub uring_enters: Option<u64>,
+    pub uring_requests: Option<u64>,
+    /// The kernel's read/write-family counters for the whole process over the timed span.
+    pub kernel_rw: ProcIo,
+    /// (syscr + syscw) / ops.
+    pub kernel_rw_per_op: f64,
+    /// How to read these numbers for this method.
+    pub note: String,
+}
+
+/// Flushes made at `--fsync`/`--msync` points (timed, not in per-op latency).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct FlushFigures {
+    pub calls: u64,
+    pub total_s: f64,
+    pub max_ns: f64,
+}
+
+/// One thread's share.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ThreadFigures {
+    pub thread: u32,
+    pub ops: u64,
+    pub bytes: u64,
+    /// From this thread's first op start to its last completion (and final flush).
+    pub wall_s: f64,
+}
+
+/// `--verify` outcome.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct VerifyFigures {
+    /// Distinct blocks that were written and read back.
+    pub blocks_checked: u64,
+    pub bytes_checked: u64,
+    pub mismatches: u64,
+    /// Byte offsets of the first mismatching blocks (at most 10).
+    pub first_mismatch_offsets: Vec<u64>,
+}
+
+/// One run of one workload.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema_version: u32,
+    pub host: Host,
+    /// The resolved workload.
+    pub spec: Spec,
+    pub target: TargetInfo,
+    /// The clock that timed every op, and its own cost.
+    pub clock: ClockInfo,
+    /// What the wall time and latencies include.
+    pub timed: String,
+    /// What they leave out.
+    pub excluded: String,
+    /// From the earliest op start to the latest completion over all threads.
+    pub wall_s: f64,
+    pub ops: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    /// Mebibytes (2^20 bytes) per second.
+    pub mib_s: f64,
+    /// wall time / ops: the inverse of throughput, all threads together.
+    pub ns_per_op: f64,
+    /// Per-op latency. Synchronous methods: from the previous op's completion to this op's completion (one
+    /// clock read per op; includes iolab's bookkeeping between ops, see `timed`). Asynchronous methods: from
+    /// just before the request was queued to just after iolab saw its completion.
+    pub latency: Summary,
+    /// Time between the starts of successive ops of one thread (the seed thesis's "time between writes").
+    /// For synchronous methods this is the same series as `latency`.
+    pub gap: Summary,
+    pub flushes: FlushFigures,
+    pub cpu: CpuFigures,
+    pub syscalls: SyscallFigures,
+    pub per_thread: Vec<ThreadFigures>,
+    pub verify: Option<VerifyFigures>,
+    /// Downgrades and fallbacks taken (a feature the kernel refused, the clock used instead of the TSC ...).
+    pub fallbacks: Vec<String>,
+    /// Other things the reader should know about this run.
+    pub notes: Vec<String>,
+}

@@ -1,0 +1,815 @@
+//! The runner: owns the workload loop, timing, accounting, buffers and verification.
+//!
+//! Per run: set up the target; start one worker per thread, each preparing its method (open, map, ring)
+//! and its buffers; when all are ready, the main thread snapshots the process (getrusage, helper tasks,
+//! /proc/self/io) and releases them; each worker times every op with two clock reads (before submit,
+//! after completion) into two HdrHistograms (latency, gap between op starts); when all are done the main
+//! thread snapshots again while the workers (and so their rings and helper threads) are still alive; then
+//! the workers clean up, and `--verify` reads the target back.
+//!
+//! The loops are generic over the method and the clock, so each combination is compiled on its own and an
+//! op costs the method's work plus two clock reads, two histogram records and a pattern stamp.
+
+use crate::error::{Error, Result};
+use crate::measure::clock::{Clock, ClockInfo, ClockKind, MockClock, MonoClock, TscClock};
+use crate::measure::cpu::{helper_deltas, read_tasks, ProcIo, Rusage, RusageDelta};
+use crate::measure::hist::{new_hist, summarize, FastHist};
+use crate::method::{self, Caps, Flush, Io, Method, ThreadCtx};
+use crate::pattern::{self, OpPlan};
+use crate::result::*;
+use crate::spec::{MethodKind, OpKind, Spec, SyncEvery};
+use crate::target::{self, PreparedTarget};
+use std::alloc::Layout;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
+
+/// A zeroed, aligned I/O buffer (O_DIRECT needs alignment; a page is always used).
+struct AlignedBuf {
+    ptr: *mut u8,
+    layout: Layout,
+}
+
+// SAFETY: the buffer is plain heap memory owned by this value.
+unsafe impl Send for AlignedBuf {}
+
+impl AlignedBuf {
+    fn new(len: usize, align: usize) -> Result<AlignedBuf> {
+        let layout = Layout::from_size_align(len.max(1), align).map_err(|_| {
+            Error::Runtime(format!(
+                "cannot lay out a {len}-byte buffer aligned to {align}"
+            ))
+        })?;
+        // SAFETY: the layout has a non-zero size (len.max(1)).
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(Error::Runtime(format!(
+                "out of memory for a {len}-byte I/O buffer"
+            )));
+        }
+        Ok(AlignedBuf { ptr, layout })
+    }
+
+    fn slice_mut(&mut self, len: usize) -> &mut [u8] {
+        debug_assert!(len <= self.layout.size());
+        // SAFETY: `ptr` points to `layout.size() >= len` initialised (zeroed) bytes owned by self.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` came from `alloc_zeroed` with this exact layout and is freed once.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) };
+    }
+}
+
+/// What one worker measured.
+struct WorkerOut {
+    lat: FastHist,
+    gap: FastHist,
+    flush_calls: u64,
+    flush_ticks: u64,
+    flush_max_ticks: u64,
+    ops: u64,
+    t_first: u64,
+    t_last: u64,
+    syscalls: Option<u64>,
+    submissions: Option<(u64, u64)>,
+    rusage: RusageDelta,
+    error: Option<Error>,
+    /// One clock read per op (synchronous methods): `gap` is not recorded, it equals `lat`.
+    boundary_timing: bool,
+}
+
+impl WorkerOut {
+    fn new() -> WorkerOut {
+        WorkerOut {
+            lat: FastHist::new(),
+            gap: FastHist::new(),
+            flush_calls: 0,
+            flush_ticks: 0,
+            flush_max_ticks: 0,
+            ops: 0,
+            t_first: 0,
+            t_last: 0,
+            syscalls: None,
+            submissions: None,
+            rusage: RusageDelta::default(),
+            error: None,
+            boundary_timing: false,
+        }
+    }
+}
+
+/// Loop parameters shared by all workers.
+struct LoopParams {
+    bs: usize,
+    write: bool,
+    /// Stamp the pattern into each block: writes to a target that keeps data (a sink keeps nothing to
+    /// verify, and the seed programs wrote a constant buffer there too).
+    stamp: bool,
+    seed: u64,
+    duration_ticks: Option<u64>,
+    fsync_every: u64,
+    msync_every: u64,
+    qd: u32,
+    batch: u32,
+    target_path: std::path::PathBuf,
+}
+
+/// The two hand-overs between a worker and whoever samples the process around the timed span.
+trait Phases: Sync {
+    /// The worker is prepared (or failed to): sample "before", then let it run.
+    fn start(&self);
+    /// The worker finished its loop: sample "after" while its method (ring, helpers) still exists.
+    fn finish(&self);
+    fn abort(&self) -> &AtomicBool;
+}
+
+/// Several workers on their own threads: the main thread samples between barriers.
+struct Barriers {
+    ready: Barrier,
+    go: Barrier,
+    done: Barrier,
+    sampled: Barrier,
+    abort: AtomicBool,
+}
+
+impl Phases for Barriers {
+    fn start(&self) {
+        self.ready.wait();
+        self.go.wait();
+    }
+    fn finish(&self) {
+        self.done.wait();
+        self.sampled.wait();
+    }
+    fn abort(&self) -> &AtomicBool {
+        &self.abort
+    }
+}
+
+/// One worker on the calling thread (a one-thread run, like the seed programs): it samples itself.
+struct Inline {
+    before: std::sync::Mutex<Option<Snap>>,
+    after: std::sync::Mutex<Option<Snap>>,
+    abort: AtomicBool,
+}
+
+impl Phases for Inline {
+    fn start(&self) {
+        *self.before.lock().unwrap_or_else(|p| p.into_inner()) = Some(Snap::take_before());
+    }
+    fn finish(&self) {
+        *self.after.lock().unwrap_or_else(|p| p.into_inner()) = Some(Snap::take_after());
+    }
+    fn abort(&self) -> &AtomicBool {
+        &self.abort
+    }
+}
+
+#[inline(always)]
+fn timed_flush<M: Method, C: Clock>(
+    m: &mut M,
+    clk: &C,
+    what: Flush,
+    out: &mut WorkerOut,
+) -> Result<()> {
+    let s = clk.now();
+    m.flush(what)?;
+    let d = clk.now().saturating_sub(s);
+    out.flush_calls += 1;
+    out.flush_ticks += d;
+    out.flush_max_ticks = out.flush_max_ticks.max(d);
+    Ok(())
+}
+
+fn short_transfer(p: &LoopParams, n: usize, offset: u64) -> Error {
+    Error::Runtime(format!(
+        "short {}: {n} of {} bytes at offset {offset} of {} (is the filesystem full, or the file shorter than its region?)",
+        if p.write { "write" } else { "read" },
+        p.bs,
+        p.target_path.display()
+    ))
+}
+
+fn end_flushes<M: Method, C: Clock>(
+    m: &mut M,
+    clk: &C,
+    spec: &Spec,
+    out: &mut WorkerOut,
+) -> Result<()> {
+    m.finish()?;
+    if spec.msync == SyncEvery::End {
+        timed_flush(m, clk, Flush::Msync, out)?;
+    }
+    if spec.fsync == SyncEvery::End {
+        timed_flush(m, clk, Flush::Fsync, out)?;
+    }
+    Ok(())
+}
+
+/// The loop for methods that complete every op inside `submit`.
+///
+/// Boundary timing: one clock read per op, after its completion. An op's latency runs from the previous
+/// op's completion (or the loop start, or the end of a flush) to its own completion, so it includes
+/// iolab's bookkeeping between ops (record one value, plan the next offset, stamp the next block: a few ns,
+/// which `--method nop` measures on its own). Ops run back to back, so the gap between op starts is the
+/// same series and is not recorded twice. A second read per op would cost one more RDTSC (~12 ns in a VM)
+/// on every op.
+#[allow(clippy::too_many_arguments)]
+fn loop_sync<M: Method, C: Clock>(
+    m: &mut M,
+    clk: &C,
+    p: &LoopParams,
+    spec: &Spec,
+    plan: &mut OpPlan,
+    buf: &mut AlignedBuf,
+    max_ops: u64,
+    out: &mut WorkerOut,
+    abort: &AtomicBool,
+) -> Result<()> {
+    let bs = p.bs;
+    let ptr = buf.ptr;
+    let data = buf.slice_mut(bs);
+    let (mut fs_left, mut ms_left) = (p.fsync_every, p.msync_every);
+    out.boundary_timing = true;
+    let mut op = plan.next_op();
+    if p.stamp {
+        pattern::stamp(data, p.seed, op.block);
+    }
+    let start = clk.now();
+    out.t_first = start;
+    let deadline = p.duration_ticks.map(|d| start + d).unwrap_or(u64::MAX);
+    let mut t = start;
+    let mut done = 0u64;
+    while done < max_ops {
+        let io = Io {
+            slot: 0,
+            offset: op.offset,
+            buf: ptr,
+            len: bs,
+        };
+        let n = m.submit(&io)?;
+        let e = clk.now();
+        if n != bs {
+            return Err(short_transfer(p, n, op.offset));
+        }
+        out.lat.record(e.saturating_sub(t));
+        t = e;
+        done += 1;
+        if fs_left != 0 {
+            fs_left -= 1;
+            if fs_left == 0 {
+                fs_left = p.fsync_every;
+                timed_flush(m, clk, Flush::Fsync, out)?;
+                t = clk.now();
+            }
+        }
+        if ms_left != 0 {
+            ms_left -= 1;
+            if ms_left == 0 {
+                ms_left = p.msync_every;
+                timed_flush(m, clk, Flush::Msync, out)?;
+                t = clk.now();
+            }
+        }
+        if e >= deadline || abort.load(Ordering::Relaxed) {
+            break;
+        }
+        op = plan.next_op();
+        if p.stamp {
+            pattern::stamp(data, p.seed, op.block);
+        }
+    }
+    out.ops = done;
+    end_flushes(m, clk, spec, out)?;
+    out.t_last = clk.now();
+    Ok(())
+}
+
+/// The loop for methods that queue ops and complete them later (io_uring).
+#[allow(clippy::too_many_arguments)]
+fn loop_async<M: Method, C: Clock>(
+    m: &mut M,
+    clk: &C,
+    p: &LoopParams,
+    spec: &Spec,
+    plan: &mut OpPlan,
+    bufs: &mut [AlignedBuf],
+    max_ops: u64,
+    out: &mut WorkerOut,
+    abort: &AtomicBool,
+) -> Result<()> {
+    let bs = p.bs;
+    let qd = p.qd;
+    let batch = p.batch;
+    let mut free: Vec<u32> = (0..qd).rev().collect();
+    let mut starts = vec![0u64; qd as usize];
+    let (mut inflight, mut queued) = (0u32, 0u32);
+    let (mut issued, mut done) = (0u64, 0u64);
+    let mut since_sync = 0u64;
+    let sync_every = p.fsync_every;
+    let mut stop = false;
+    let mut failure: Option<Error> = None;
+    let start = clk.now();
+    out.t_first = start;
+    let deadline = p.duration_ticks.map(|d| start + d).unwrap_or(u64::MAX);
+    let mut prev = start;
+    loop {
+        let sync_due = sync_every != 0 && since_sync >= sync_every;
+        // Queue up to a batch, never more than qd in flight.
+        while !stop && !sync_due && issued < max_ops && queued < batch && inflight + queued < qd {
+            let slot = free
+                .pop()
+                .expect("a free slot exists while fewer than qd are in flight");
+            let op = plan.next_op();
+            let b = &mut bufs[slot as usize];
+            if p.stamp {
+                pattern::stamp(b.slice_mut(bs), p.seed, op.block);
+            }
+            let io = Io {
+                slot,
+                offset: op.offset,
+                buf: b.ptr,
+                len: bs,
+            };
+            let s = clk.now();
+            if let Err(e) = m.submit(&io) {
+                free.push(slot);
+                failure = Some(e);
+                stop = true;
+                break;
+            }
+            starts[slot as usize] = s;
+            if issued > 0 {
+                out.gap.record(s.saturating_sub(prev));
+            }
+            prev = s;
+            queued += 1;
+            issued += 1;
+            since_sync += 1;
+        }
+        let sync_due = sync_every != 0 && since_sync >= sync_every;
+        let more = !stop && !sync_due && issued < max_ops;
+        let full = inflight + queued == qd;
+        if queued > 0 && (queued == batch || full || !more) {
+            let wait = u32::from(full || !more);
+            if let Err(e) = m.commit(wait) {
+                // Requests the kernel did not take are not in flight; those it took still are.
+                failure.get_or_insert(e);
+                stop = true;
+                queued = 0;
+                // Fall through to drain what is in flight before returning.
+            } else {
+                inflight += queued;
+                queued = 0;
+            }
+        } else if queued == 0 && inflight > 0 && (full || !more) {
+            if let Err(e) = m.commit(1) {
+                failure.get_or_insert(e);
+                stop = true;
+            }
+        }
+        let e = clk.now();
+        m.reap(|slot, res| {
+            out.lat.record(e.saturating_sub(starts[slot as usize]));
+            if res != bs as i32 && failure.is_none() {
+                failure = Some(if res < 0 {
+                    Error::sys_on(
+                        crate::sys::SysErr::new(
+                            if p.write {
+                                "io_uring write"
+                            } else {
+                                "io_uring read"
+                            },
+                            -res,
+                        ),
+                        p.target_path.display().to_string(),
+                    )
+                } else {
+                    short_transfer(p, res as usize, 0)
+                });
+            }
+            free.push(slot);
+            inflight -= 1;
+            done += 1;
+        });
+        if failure.is_some() || e >= deadline || abort.load(Ordering::Relaxed) {
+            stop = true;
+        }
+        if inflight == 0 && queued == 0 {
+            if let Some(f) = failure.take() {
+                return Err(f);
+            }
+            if sync_due {
+                timed_flush(m, clk, Flush::Fsync, out)?;
+                since_sync = 0;
+                continue;
+            }
+            if stop || issued >= max_ops {
+                break;
+            }
+        } else if failure.is_some() && inflight > 0 && queued == 0 {
+            // Draining after a failure: wait for what the kernel still holds (buffers must outlive it).
+            let _ = m.commit(1);
+        }
+    }
+    out.ops = done;
+    end_flushes(m, clk, spec, out)?;
+    out.t_last = clk.now();
+    Ok(())
+}
+
+fn worker<M: Method, C: Clock>(
+    ctx: ThreadCtx,
+    clk: &C,
+    p: &LoopParams,
+    sh: &dyn Phases,
+    max_ops: u64,
+) -> WorkerOut {
+    let mut out = WorkerOut::new();
+    let caps: Caps = M::caps();
+    let slots = if caps.synchronous {
+        1
+    } else {
+        ctx.spec.qd as usize
+    };
+    let prepared = M::prepare(&ctx).and_then(|m| {
+        let mut bufs = Vec::with_capacity(slots);
+        for _ in 0..slots {
+            let mut b = AlignedBuf::new(p.bs, ctx.target.buf_align)?;
+            pattern::fill_body(b.slice_mut(p.bs), p.seed);
+            bufs.push(b);
+        }
+        Ok((m, bufs))
+    });
+    let mut prepared = match prepared {
+        Ok(x) => Some(x),
+        Err(e) => {
+            out.error = Some(e);
+            sh.abort().store(true, Ordering::Relaxed);
+            None
+        }
+    };
+    sh.start();
+    if let Some((m, bufs)) = prepared.as_mut() {
+        if !sh.abort().load(Ordering::Relaxed) {
+            let mut plan = OpPlan::new(
+                ctx.spec.pattern,
+                ctx.spec.offset,
+                ctx.spec.bs,
+                ctx.target.region_first_block(ctx.thread),
+                ctx.target.region_blocks,
+                ctx.spec.seed,
+                ctx.thread,
+            );
+            let ru0 = Rusage::thread();
+            let r = if caps.synchronous {
+                loop_sync(
+                    m,
+                    clk,
+                    p,
+                    ctx.spec,
+                    &mut plan,
+                    &mut bufs[0],
+                    max_ops,
+                    &mut out,
+                    sh.abort(),
+                )
+            } else {
+                loop_async(
+                    m,
+                    clk,
+                    p,
+                    ctx.spec,
+                    &mut plan,
+                    bufs,
+                    max_ops,
+                    &mut out,
+                    sh.abort(),
+                )
+            };
+            let ru1 = Rusage::thread();
+            out.rusage = RusageDelta::between(&ru0, &ru1);
+            out.syscalls = m.syscalls();
+            out.submissions = m.submissions();
+            if let Err(e) = r {
+                out.error = Some(e);
+                sh.abort().store(true, Ordering::Relaxed);
+            }
+        }
+    }
+    sh.finish();
+    // The method (fd, mapping, ring and with it the ring's helper threads) goes away here, after sampling.
+    drop(prepared);
+    out
+}
+
+/// Process-wide snapshots around the timed span.
+struct Snap {
+    ru: Rusage,
+    tasks: Vec<crate::measure::cpu::TaskTimes>,
+    io: Option<(ProcIo, u64)>,
+}
+
+impl Snap {
+    /// /proc/self/io is read last before the span and first after it, so only the one read that made the
+    /// "before" snapshot falls inside (and is subtracted by `ProcIo::delta`).
+    fn take_before() -> Snap {
+        let tasks = read_tasks();
+        let ru = Rusage::process();
+        let io = ProcIo::read_self();
+        Snap { ru, tasks, io }
+    }
+    fn take_after() -> Snap {
+        let io = ProcIo::read_self();
+        let ru = Rusage::process();
+        let tasks = read_tasks();
+        Snap { ru, tasks, io }
+    }
+}
+
+struct Collected {
+    outs: Vec<WorkerOut>,
+    before: Snap,
+    after: Snap,
+}
+
+fn run_threads<M: Method, C: Clock>(
+    spec: &Spec,
+    target: &PreparedTarget,
+    clk: &C,
+    info: &ClockInfo,
+) -> Result<Collected> {
+    let n = spec.threads as usize;
+    let every = |s: SyncEvery| if let SyncEvery::Every(k) = s { k } else { 0 };
+    let p = LoopParams {
+        bs: spec.bs as usize,
+        write: spec.op == OpKind::Write,
+        stamp: spec.op == OpKind::Write && target.kind.keeps_data(),
+        seed: spec.seed,
+        duration_ticks: spec.duration_s.map(|d| (d * info.hz) as u64),
+        fsync_every: every(spec.fsync),
+        msync_every: every(spec.msync),
+        qd: spec.qd,
+        batch: spec.batch,
+        target_path: target.path.clone(),
+    };
+    let region_len = target.region_blocks * spec.bs;
+    let ctx_for = |t: u32| ThreadCtx {
+        spec,
+        target,
+        thread: t,
+        region_offset: spec.offset + target.region_first_block(t) * spec.bs,
+        region_len,
+    };
+    if n == 1 {
+        let ph = Inline {
+            before: std::sync::Mutex::new(None),
+            after: std::sync::Mutex::new(None),
+            abort: AtomicBool::new(false),
+        };
+        let out = worker::<M, C>(
+            ctx_for(0),
+            clk,
+            &p,
+            &ph,
+            spec.ops_for_thread(0).unwrap_or(u64::MAX),
+        );
+        let take =
+            |m: std::sync::Mutex<Option<Snap>>| m.into_inner().unwrap_or_else(|p| p.into_inner());
+        let before = take(ph.before).unwrap_or_else(Snap::take_before);
+        let after = take(ph.after).unwrap_or_else(Snap::take_after);
+        return Ok(Collected {
+            outs: vec![out],
+            before,
+            after,
+        });
+    }
+    let sh = Barriers {
+        ready: Barrier::new(n + 1),
+        go: Barrier::new(n + 1),
+        done: Barrier::new(n + 1),
+        sampled: Barrier::new(n + 1),
+        abort: AtomicBool::new(false),
+    };
+    std::thread::scope(|s| {
+        let mut handles = Vec::with_capacity(n);
+        for t in 0..spec.threads {
+            let ctx = ctx_for(t);
+            let max_ops = spec.ops_for_thread(t).unwrap_or(u64::MAX);
+            let (p, sh) = (&p, &sh);
+            let h = std::thread::Builder::new()
+                .name(format!("iolab-w{t}"))
+                .spawn_scoped(s, move || worker::<M, C>(ctx, clk, p, sh, max_ops))
+                .map_err(|e| Error::Runtime(format!("cannot start worker thread {t}: {e}")))?;
+            handles.push(h);
+        }
+        sh.ready.wait();
+        let before = Snap::take_before();
+        sh.go.wait();
+        sh.done.wait();
+        let after = Snap::take_after();
+        sh.sampled.wait();
+        let outs = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| Error::Runtime("a worker thread panicked".into()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Collected {
+            outs,
+            before,
+            after,
+        })
+    })
+}
+
+fn run_method<C: Clock>(
+    spec: &Spec,
+    target: &PreparedTarget,
+    clk: &C,
+    info: &ClockInfo,
+) -> Result<Collected> {
+    use method::*;
+    match spec.method {
+        MethodKind::Nop => run_threads::<nop::Nop, C>(spec, target, clk, info),
+        MethodKind::Sync => run_threads::<sync::Sync, C>(spec, target, clk, info),
+        MethodKind::Psync => run_threads::<psync::Psync, C>(spec, target, clk, info),
+        MethodKind::Vectored => run_threads::<vectored::Vectored, C>(spec, target, clk, info),
+        MethodKind::Stdio => run_threads::<stdio::Stdio, C>(spec, target, clk, info),
+        MethodKind::Mmap => run_threads::<mmap::Mmap, C>(spec, target, clk, info),
+        MethodKind::IoUring => run_threads::<io_uring::Uring, C>(spec, target, clk, info),
+    }
+}
+
+/// Does the method make a kernel call per op, and how should its syscall figures be read?
+fn syscall_note(m: MethodKind) -> &'static str {
+    match m {
+        MethodKind::Nop => "nop makes no kernel call",
+        MethodKind::Sync => "one write(2)/read(2) per op (plus an lseek(2) where the offset jumps); the kernel's syscr/syscw count them too",
+        MethodKind::Psync => "one pwrite(2)/pread(2) per op; the kernel's syscr/syscw count them too",
+        MethodKind::Vectored => "one pwritev(2)/preadv(2) per op; the kernel's syscr/syscw count them too",
+        MethodKind::Stdio => "glibc calls write(2)/read(2) when its stdio buffer fills or is flushed; iolab cannot see those calls, the kernel's syscr/syscw count them",
+        MethodKind::Mmap => "no syscall per op: data moves by page faults and writeback; counted calls are msync/fsync only",
+        MethodKind::IoUring => "counted calls are io_uring_enter(2) (plus fsync); the kernel's syscr/syscw do not see io_uring requests",
+    }
+}
+
+/// Runs one workload with an already calibrated clock.
+pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
+    let host = Host::current();
+    let target = target::setup(spec)?;
+    let c = match clock.kind {
+        ClockKind::Tsc => run_method(spec, &target, &TscClock, clock)?,
+        ClockKind::Monotonic => run_method(spec, &target, &MonoClock, clock)?,
+        ClockKind::Mock => run_method(spec, &target, &MockClock::new(100), clock)?,
+    };
+    let Collected {
+        mut outs,
+        before,
+        after,
+    } = c;
+    if let Some(i) = outs.iter().position(|o| o.error.is_some()) {
+        return Err(outs[i].error.take().expect("checked"));
+    }
+
+    let ns = clock.ns_per_tick;
+    let mut lat = new_hist();
+    let mut gap = new_hist();
+    let mut per_thread = Vec::new();
+    let mut workers_ru = RusageDelta::default();
+    let mut flushes = FlushFigures::default();
+    let (mut t0, mut t1) = (u64::MAX, 0u64);
+    let mut method_count = Some(0u64);
+    let mut uring: Option<(u64, u64)> = None;
+    for (i, o) in outs.iter().enumerate() {
+        let l = o.lat.into_hdr();
+        let g = if o.boundary_timing {
+            l.clone()
+        } else {
+            o.gap.into_hdr()
+        };
+        lat.add(l)
+            .map_err(|e| Error::Runtime(format!("histogram merge: {e}")))?;
+        gap.add(g)
+            .map_err(|e| Error::Runtime(format!("histogram merge: {e}")))?;
+        workers_ru.add(&o.rusage);
+        flushes.calls += o.flush_calls;
+        flushes.total_s += o.flush_ticks as f64 * ns * 1e-9;
+        flushes.max_ns = flushes.max_ns.max(o.flush_max_ticks as f64 * ns);
+        t0 = t0.min(o.t_first);
+        t1 = t1.max(o.t_last);
+        method_count = match (method_count, o.syscalls) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+        if let Some((e, r)) = o.submissions {
+            let u = uring.get_or_insert((0, 0));
+            u.0 += e;
+            u.1 += r;
+        }
+        per_thread.push(ThreadFigures {
+            thread: i as u32,
+            ops: o.ops,
+            bytes: o.ops * spec.bs,
+            wall_s: o.t_last.saturating_sub(o.t_first) as f64 * ns * 1e-9,
+        });
+    }
+    let ops: u64 = outs.iter().map(|o| o.ops).sum();
+    let bytes = ops * spec.bs;
+    let wall_s = t1.saturating_sub(t0) as f64 * ns * 1e-9;
+    let process = RusageDelta::between(&before.ru, &after.ru);
+    let helpers = helper_deltas(&before.tasks, &after.tasks);
+    let kernel_rw = match (&before.io, &after.io) {
+        (Some((a, n)), Some((b, _))) => ProcIo::delta(a, *n, b),
+        _ => ProcIo::default(),
+    };
+    let per_op = |x: u64| if ops > 0 { x as f64 / ops as f64 } else { 0.0 };
+    let mut notes = target.notes.clone();
+    let mut fallbacks = Vec::new();
+    if let Some(r) = &clock.fallback_reason {
+        fallbacks.push(format!(
+            "clock: TSC not used ({r}); timed with clock_gettime(CLOCK_MONOTONIC)"
+        ));
+    }
+    if !helpers.is_empty() {
+        notes.push(
+            "helper CPU is read from /proc/self/task at the end (clock-tick resolution); helpers that exited \
+             during the run are in the process total only"
+                .into(),
+        );
+    }
+    if spec.method == MethodKind::IoUring && kernel_rw.syscw + kernel_rw.syscr == 0 {
+        notes.push("io_uring requests are not counted in /proc/self/io syscr/syscw".into());
+    }
+    let cpu_total = process.user_s + process.sys_s;
+    let boundary = outs.iter().any(|o| o.boundary_timing);
+    let timed = if boundary {
+        "each thread from just before its first op to after its last completion, including --fsync/--msync \
+         flushes and stdio's final fflush. Per-op latency (synchronous method, one clock read per op): from the \
+         previous op's completion to this op's completion, so it includes iolab's few ns of bookkeeping between \
+         ops (--method nop measures that floor) and excludes flushes; ops run back to back, so the gap between \
+         op starts is the same series"
+    } else {
+        "each thread from just before its first op to after its last completion, including --fsync flushes. \
+         Per-op latency (asynchronous method): from just before the request is queued to just after iolab sees \
+         its completion; gap: between successive request queueings of one thread"
+    };
+    let verify = if spec.verify {
+        let done: Vec<u64> = outs.iter().map(|o| o.ops).collect();
+        Some(crate::verify::verify(spec, &target, &done)?)
+    } else {
+        None
+    };
+    let result = RunResult {
+        schema_version: SCHEMA_VERSION,
+        host,
+        spec: spec.clone(),
+        target: TargetInfo {
+            kind: target.kind,
+            created: target.created,
+            kept: target.created && target.is_kept(),
+            region_blocks_per_thread: target.region_blocks,
+            dio_align: target.dio_align,
+        },
+        clock: clock.clone(),
+        timed: timed.into(),
+        excluded: "process start-up, target checks, file creation/sizing/prefill, open, mmap and ring setup, buffer \
+                   allocation, the final close/munmap, and --verify"
+            .into(),
+        wall_s,
+        ops,
+        bytes,
+        iops: if wall_s > 0.0 { ops as f64 / wall_s } else { 0.0 },
+        mib_s: if wall_s > 0.0 { bytes as f64 / wall_s / (1 << 20) as f64 } else { 0.0 },
+        ns_per_op: if ops > 0 { wall_s * 1e9 / ops as f64 } else { 0.0 },
+        latency: summarize(&lat, ns),
+        gap: summarize(&gap, ns),
+        flushes,
+        cpu: CpuFigures {
+            process,
+            workers: workers_ru,
+            helpers_user_s: helpers.iter().map(|h| h.user_s).sum(),
+            helpers_sys_s: helpers.iter().map(|h| h.sys_s).sum(),
+            helpers,
+            cores_busy: if wall_s > 0.0 { cpu_total / wall_s } else { 0.0 },
+        },
+        syscalls: SyscallFigures {
+            method_count,
+            method_per_op: method_count.map(per_op),
+            uring_enters: uring.map(|u| u.0),
+            uring_requests: uring.map(|u| u.1),
+            kernel_rw,
+            kernel_rw_per_op: per_op(kernel_rw.syscr + kernel_rw.syscw),
+            note: syscall_note(spec.method).into(),
+        },
+        per_thread,
+        verify,
+        fallbacks,
+        notes,
+    };
+    Ok(result)
+}

@@ -1,0 +1,749 @@
+//! The workload description and its validation: the one place where bad input is rejected.
+//!
+//! A [`RawSpec`] is what a user wrote, from a TOML file (`--spec FILE`, keys spelled like the flags without
+//! the dashes: `bs = "4k"`, `file-size = "64m"`, `qd = 32`) and from flags, which override the file key by key.
+//! [`RawSpec::resolve`] turns it into a [`Spec`] or an [`Error::Usage`] naming the flag and what it accepts.
+//! Checks that need to look at the target (is it a directory, is it mounted, what O_DIRECT alignment does it
+//! need) live in `target::setup`, which also returns usage errors.
+
+use crate::error::{Error, Result};
+use crate::units::{parse_count, parse_duration, parse_size};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A value as written in a TOML spec or on the command line.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Val {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl Val {
+    fn text(&self) -> String {
+        match self {
+            Val::Bool(b) => b.to_string(),
+            Val::Int(i) => i.to_string(),
+            Val::Float(f) => f.to_string(),
+            Val::Str(s) => s.clone(),
+        }
+    }
+}
+
+impl From<&str> for Val {
+    fn from(s: &str) -> Self {
+        Val::Str(s.to_string())
+    }
+}
+
+impl From<bool> for Val {
+    fn from(b: bool) -> Self {
+        Val::Bool(b)
+    }
+}
+
+/// Every key a spec may hold; the TOML file may not hold any other (`deny_unknown_fields`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawSpec {
+    pub target: Option<Val>,
+    pub method: Option<Val>,
+    pub op: Option<Val>,
+    pub pattern: Option<Val>,
+    pub bs: Option<Val>,
+    pub ops: Option<Val>,
+    pub size: Option<Val>,
+    pub duration: Option<Val>,
+    pub threads: Option<Val>,
+    pub direct: Option<Val>,
+    pub fsync: Option<Val>,
+    pub msync: Option<Val>,
+    pub iovecs: Option<Val>,
+    pub qd: Option<Val>,
+    pub batch: Option<Val>,
+    pub stdio_buffer: Option<Val>,
+    pub file_size: Option<Val>,
+    pub offset: Option<Val>,
+    pub seed: Option<Val>,
+    pub verify: Option<Val>,
+    pub overwrite: Option<Val>,
+    pub keep: Option<Val>,
+    pub allow_device_writes: Option<Val>,
+}
+
+/// The keys of [`RawSpec`], for messages.
+pub const SPEC_KEYS: &str = "target, method, op, pattern, bs, ops, size, duration, threads, direct, fsync, \
+    msync, iovecs, qd, batch, stdio-buffer, file-size, offset, seed, verify, overwrite, keep, allow-device-writes";
+
+impl RawSpec {
+    /// Reads a TOML spec file; unknown keys and bad syntax are usage errors naming `--spec`.
+    pub fn from_toml_file(path: &Path) -> Result<RawSpec> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::usage("--spec", format!("cannot read {}: {e}", path.display())))?;
+        Self::from_toml_str(&text)
+            .map_err(|msg| Error::usage("--spec", format!("{}: {msg}", path.display())))
+    }
+
+    /// Parses TOML text; the error is one line.
+    pub fn from_toml_str(text: &str) -> std::result::Result<RawSpec, String> {
+        toml::from_str::<RawSpec>(text).map_err(|e| {
+            let msg = e.message().replace('\n', " ");
+            if msg.contains("unknown field") {
+                let key = msg.split('`').nth(1).unwrap_or("?");
+                format!("unknown key '{key}' (accepted keys: {SPEC_KEYS})")
+            } else {
+                format!("{msg} (a spec is TOML with keys: {SPEC_KEYS})")
+            }
+        })
+    }
+
+    /// Keys set in `over` replace those here (flags override the file).
+    pub fn merge(mut self, over: RawSpec) -> RawSpec {
+        macro_rules! take {
+            ($($f:ident),*) => { $( if over.$f.is_some() { self.$f = over.$f; } )* };
+        }
+        take!(
+            target,
+            method,
+            op,
+            pattern,
+            bs,
+            ops,
+            size,
+            duration,
+            threads,
+            direct,
+            fsync,
+            msync,
+            iovecs,
+            qd,
+            batch,
+            stdio_buffer,
+            file_size,
+            offset,
+            seed,
+            verify,
+            overwrite,
+            keep,
+            allow_device_writes
+        );
+        self
+    }
+}
+
+/// How data moves between user space and the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum MethodKind {
+    Nop,
+    Sync,
+    Psync,
+    Vectored,
+    Stdio,
+    Mmap,
+    IoUring,
+}
+
+impl MethodKind {
+    pub const ALL: [MethodKind; 7] = [
+        MethodKind::Sync,
+        MethodKind::Psync,
+        MethodKind::Vectored,
+        MethodKind::Stdio,
+        MethodKind::Mmap,
+        MethodKind::IoUring,
+        MethodKind::Nop,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MethodKind::Nop => "nop",
+            MethodKind::Sync => "sync",
+            MethodKind::Psync => "psync",
+            MethodKind::Vectored => "vectored",
+            MethodKind::Stdio => "stdio",
+            MethodKind::Mmap => "mmap",
+            MethodKind::IoUring => "io_uring",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<MethodKind> {
+        let s = s.trim().to_ascii_lowercase().replace('-', "_");
+        MethodKind::ALL.into_iter().find(|m| m.name() == s)
+    }
+
+    pub fn names() -> String {
+        MethodKind::ALL.map(|m| m.name()).join(", ")
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    Write,
+    Read,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pattern {
+    Seq,
+    Rand,
+}
+
+impl Pattern {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Seq => "seq",
+            Pattern::Rand => "rand",
+        }
+    }
+}
+
+/// When to flush: never, once at the end (timed), or after every N ops (timed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncEvery {
+    None,
+    End,
+    Every(u64),
+}
+
+impl SyncEvery {
+    fn parse(flag: &str, s: &str) -> Result<SyncEvery> {
+        let t = s.trim();
+        match t {
+            "none" => Ok(SyncEvery::None),
+            "end" => Ok(SyncEvery::End),
+            _ => {
+                let n = t
+                    .strip_prefix("every:")
+                    .and_then(|n| parse_count(n).ok())
+                    .filter(|&n| n > 0);
+                n.map(SyncEvery::Every).ok_or_else(|| {
+                    Error::usage(
+                        flag,
+                        format!("'{s}' is not accepted; expected none, end or every:N with N >= 1"),
+                    )
+                })
+            }
+        }
+    }
+
+    pub fn is_none(self) -> bool {
+        self == SyncEvery::None
+    }
+}
+
+/// A resolved, valid workload. Serialized into every result as `spec`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Spec {
+    /// What is written to or read from.
+    pub target: PathBuf,
+    pub method: MethodKind,
+    pub op: OpKind,
+    pub pattern: Pattern,
+    /// Bytes per operation.
+    pub bs: u64,
+    /// Total operations over all threads; `None` when only a duration bounds the run.
+    pub ops: Option<u64>,
+    /// Wall-clock bound in seconds; the run stops at whichever of `ops` and `duration_s` comes first.
+    pub duration_s: Option<f64>,
+    pub threads: u32,
+    /// O_DIRECT with aligned buffers.
+    pub direct: bool,
+    pub fsync: SyncEvery,
+    /// mmap only.
+    pub msync: SyncEvery,
+    /// vectored only: iovecs per operation.
+    pub iovecs: u32,
+    /// io_uring only: requests in flight.
+    pub qd: u32,
+    /// io_uring only: requests per io_uring_enter.
+    pub batch: u32,
+    /// stdio only: the FILE buffer in bytes (setvbuf _IOFBF).
+    pub stdio_buffer: u64,
+    /// Size of a file iolab creates (and the region the threads share); `None`: from the amount.
+    pub file_size: Option<u64>,
+    /// Byte offset in the target where the first thread's region starts.
+    pub offset: u64,
+    /// Seed of the data pattern and the random offsets.
+    pub seed: u64,
+    pub verify: bool,
+    pub overwrite: bool,
+    pub keep: bool,
+    pub allow_device_writes: bool,
+}
+
+/// Ops when the user gives no amount at all (also capped by [`DEFAULT_DURATION_S`]).
+pub const DEFAULT_OPS: u64 = 100_000;
+pub const DEFAULT_DURATION_S: f64 = 10.0;
+/// The glibc stdio buffer iolab sets by default: 4096 bytes, what glibc picks itself for files on most
+/// filesystems (st_blksize), and what the seed's fputs program got.
+pub const DEFAULT_STDIO_BUFFER: u64 = 4096;
+
+fn bool_of(flag: &str, v: &Option<Val>) -> Result<bool> {
+    match v {
+        None => Ok(false),
+        Some(Val::Bool(b)) => Ok(*b),
+        Some(Val::Str(s)) if s == "true" => Ok(true),
+        Some(Val::Str(s)) if s == "false" => Ok(false),
+        Some(o) => Err(Error::usage(
+            flag,
+            format!("'{}' is not accepted; expected true or false", o.text()),
+        )),
+    }
+}
+
+fn size_of(flag: &str, v: &Val) -> Result<u64> {
+    match v {
+        Val::Int(i) if *i >= 0 => Ok(*i as u64),
+        Val::Str(s) => parse_size(s).map_err(|m| Error::usage(flag, m)),
+        o => Err(Error::usage(
+            flag,
+            format!(
+                "'{}' is not a size; expected a byte count such as 4, 4k or 1MiB",
+                o.text()
+            ),
+        )),
+    }
+}
+
+fn count_of(flag: &str, v: &Val) -> Result<u64> {
+    match v {
+        Val::Int(i) if *i >= 0 => Ok(*i as u64),
+        Val::Str(s) => parse_count(s).map_err(|m| Error::usage(flag, m)),
+        o => Err(Error::usage(
+            flag,
+            format!("'{}' is not a count; expected a whole number", o.text()),
+        )),
+    }
+}
+
+fn str_of(flag: &str, v: &Val) -> Result<String> {
+    match v {
+        Val::Str(s) => Ok(s.clone()),
+        o => Err(Error::usage(
+            flag,
+            format!("'{}' is not accepted here; expected text", o.text()),
+        )),
+    }
+}
+
+fn nonzero(flag: &str, n: u64, what: &str) -> Result<u64> {
+    if n == 0 {
+        Err(Error::usage(flag, format!("0 is not accepted; {what}")))
+    } else {
+        Ok(n)
+    }
+}
+
+fn fresh_seed() -> u64 {
+    let t = crate::sys::monotonic_ns();
+    let p = std::process::id() as u64;
+    crate::pattern::mix64(t ^ (p << 32) ^ 0x1017_ab00)
+}
+
+impl RawSpec {
+    /// Validates everything that can be judged without touching the target.
+    pub fn resolve(&self) -> Result<Spec> {
+        let method = match &self.method {
+            None => MethodKind::Psync,
+            Some(v) => {
+                let s = str_of("--method", v)?;
+                MethodKind::parse(&s).ok_or_else(|| {
+                    Error::usage(
+                        "--method",
+                        format!("unknown method '{s}'; accepted: {}", MethodKind::names()),
+                    )
+                })?
+            }
+        };
+        let target = match &self.target {
+            None => PathBuf::from("/dev/null"),
+            Some(v) => {
+                let s = str_of("--target", v)?;
+                if s.is_empty() {
+                    return Err(Error::usage(
+                        "--target",
+                        "empty path; expected a file, /dev/null, /dev/zero or a block device",
+                    ));
+                }
+                PathBuf::from(s)
+            }
+        };
+        let op = match &self.op {
+            None => OpKind::Write,
+            Some(v) => match str_of("--op", v)?.as_str() {
+                "write" => OpKind::Write,
+                "read" => OpKind::Read,
+                o => {
+                    return Err(Error::usage(
+                        "--op",
+                        format!("'{o}' is not accepted; expected write or read"),
+                    ))
+                }
+            },
+        };
+        let pattern = match &self.pattern {
+            None => Pattern::Seq,
+            Some(v) => match str_of("--pattern", v)?.as_str() {
+                "seq" => Pattern::Seq,
+                "rand" => Pattern::Rand,
+                o => {
+                    return Err(Error::usage(
+                        "--pattern",
+                        format!("'{o}' is not accepted; expected seq or rand"),
+                    ))
+                }
+            },
+        };
+        let bs = match &self.bs {
+            None => 4096,
+            Some(v) => nonzero(
+                "--bs",
+                size_of("--bs", v)?,
+                "the block size must be at least 1 byte",
+            )?,
+        };
+        if bs > 1 << 30 {
+            return Err(Error::usage(
+                "--bs",
+                "at most 1 GiB per operation is accepted",
+            ));
+        }
+        let threads = match &self.threads {
+            None => 1,
+            Some(v) => nonzero(
+                "--threads",
+                count_of("--threads", v)?,
+                "expected 1 or more threads",
+            )?,
+        };
+        if threads > 1024 {
+            return Err(Error::usage(
+                "--threads",
+                "at most 1024 threads are accepted",
+            ));
+        }
+        let mut ops = match &self.ops {
+            None => None,
+            Some(v) => Some(nonzero(
+                "--ops",
+                count_of("--ops", v)?,
+                "expected 1 or more operations",
+            )?),
+        };
+        if let Some(v) = &self.size {
+            if ops.is_some() {
+                return Err(Error::usage(
+                    "--size",
+                    "--ops and --size both set the amount; give one of them",
+                ));
+            }
+            let size = nonzero(
+                "--size",
+                size_of("--size", v)?,
+                "expected at least one block",
+            )?;
+            if !size.is_multiple_of(bs) {
+                return Err(Error::usage(
+                    "--size",
+                    format!("{size} bytes is not a whole number of --bs {bs} blocks"),
+                ));
+            }
+            ops = Some(size / bs);
+        }
+        let duration_s = match &self.duration {
+            None => None,
+            Some(v) => {
+                let d = match v {
+                    Val::Int(i) => *i as f64,
+                    Val::Float(f) => *f,
+                    Val::Str(s) => parse_duration(s).map_err(|m| Error::usage("--duration", m))?,
+                    Val::Bool(_) => f64::NAN,
+                };
+                if d.is_nan() || d <= 0.0 {
+                    return Err(Error::usage(
+                        "--duration",
+                        format!(
+                            "'{}' is not accepted; expected a positive number of seconds",
+                            v.text()
+                        ),
+                    ));
+                }
+                Some(d)
+            }
+        };
+        let (ops, duration_s) = match (ops, duration_s) {
+            (None, None) => (Some(DEFAULT_OPS), Some(DEFAULT_DURATION_S)),
+            o => o,
+        };
+        if let Some(n) = ops {
+            if n < threads {
+                return Err(Error::usage(
+                    "--ops",
+                    format!("{n} operations cannot be shared by {threads} threads; give at least one per thread"),
+                ));
+            }
+        }
+
+        let direct = bool_of("--direct", &self.direct)?;
+        let fsync = match &self.fsync {
+            None => SyncEvery::None,
+            Some(v) => SyncEvery::parse("--fsync", &str_of("--fsync", v)?)?,
+        };
+        let msync = match &self.msync {
+            None => SyncEvery::None,
+            Some(v) => SyncEvery::parse("--msync", &str_of("--msync", v)?)?,
+        };
+        let only = |flag: &str, set: bool, m: MethodKind| -> Result<()> {
+            if set && method != m {
+                Err(Error::usage(
+                    flag,
+                    format!(
+                        "applies to --method {} only, not {}",
+                        m.name(),
+                        method.name()
+                    ),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        only("--iovecs", self.iovecs.is_some(), MethodKind::Vectored)?;
+        only("--qd", self.qd.is_some(), MethodKind::IoUring)?;
+        only("--batch", self.batch.is_some(), MethodKind::IoUring)?;
+        only("--msync", self.msync.is_some(), MethodKind::Mmap)?;
+        only(
+            "--stdio-buffer",
+            self.stdio_buffer.is_some(),
+            MethodKind::Stdio,
+        )?;
+        let iovecs = match &self.iovecs {
+            None => 1,
+            Some(v) => nonzero(
+                "--iovecs",
+                count_of("--iovecs", v)?,
+                "expected 1 or more iovecs",
+            )?,
+        };
+        if iovecs > 1024 {
+            return Err(Error::usage(
+                "--iovecs",
+                "at most 1024 (IOV_MAX) iovecs are accepted",
+            ));
+        }
+        if iovecs > bs {
+            return Err(Error::usage(
+                "--iovecs",
+                format!("{iovecs} iovecs cannot split a {bs}-byte block; use at most --bs iovecs"),
+            ));
+        }
+        let qd = match &self.qd {
+            None => 1,
+            Some(v) => nonzero(
+                "--qd",
+                count_of("--qd", v)?,
+                "expected a queue depth of 1 or more",
+            )?,
+        };
+        if qd > 4096 {
+            return Err(Error::usage(
+                "--qd",
+                "at most 4096 requests in flight are accepted",
+            ));
+        }
+        let batch = match &self.batch {
+            None => 1,
+            Some(v) => nonzero(
+                "--batch",
+                count_of("--batch", v)?,
+                "expected a batch of 1 or more",
+            )?,
+        };
+        if batch > qd {
+            return Err(Error::usage(
+                "--batch",
+                format!(
+                    "a batch of {batch} cannot be in flight with --qd {qd}; use --batch <= --qd"
+                ),
+            ));
+        }
+        let stdio_buffer = match &self.stdio_buffer {
+            None => DEFAULT_STDIO_BUFFER,
+            Some(v) => nonzero(
+                "--stdio-buffer",
+                size_of("--stdio-buffer", v)?,
+                "expected a buffer of 1 byte or more",
+            )?,
+        };
+        let file_size = match &self.file_size {
+            None => None,
+            Some(v) => Some(nonzero(
+                "--file-size",
+                size_of("--file-size", v)?,
+                "expected 1 byte or more",
+            )?),
+        };
+        let offset = match &self.offset {
+            None => 0,
+            Some(v) => size_of("--offset", v)?,
+        };
+        let seed = match &self.seed {
+            None => fresh_seed(),
+            Some(v) => count_of("--seed", v)?,
+        };
+        let verify = bool_of("--verify", &self.verify)?;
+        let spec = Spec {
+            target,
+            method,
+            op,
+            pattern,
+            bs,
+            ops,
+            duration_s,
+            threads: threads as u32,
+            direct,
+            fsync,
+            msync,
+            iovecs: iovecs as u32,
+            qd: qd as u32,
+            batch: batch as u32,
+            stdio_buffer,
+            file_size,
+            offset,
+            seed,
+            verify,
+            overwrite: bool_of("--overwrite", &self.overwrite)?,
+            keep: bool_of("--keep", &self.keep)?,
+            allow_device_writes: bool_of("--allow-device-writes", &self.allow_device_writes)?,
+        };
+        spec.check_method_combinations()?;
+        Ok(spec)
+    }
+}
+
+impl Spec {
+    fn check_method_combinations(&self) -> Result<()> {
+        let m = self.method;
+        if self.direct && matches!(m, MethodKind::Stdio | MethodKind::Mmap) {
+            return Err(Error::usage(
+                "--direct",
+                format!(
+                    "not possible with --method {}: it copies through {}; use sync, psync, vectored or io_uring",
+                    m.name(),
+                    if m == MethodKind::Stdio { "stdio's user-space buffer" } else { "the page cache mapping" }
+                ),
+            ));
+        }
+        if m == MethodKind::Nop {
+            if self.verify {
+                return Err(Error::usage(
+                    "--verify",
+                    "--method nop moves no data, so there is nothing to verify",
+                ));
+            }
+            if !self.fsync.is_none() {
+                return Err(Error::usage(
+                    "--fsync",
+                    "--method nop makes no kernel call at all",
+                ));
+            }
+        }
+        if self.verify && self.op == OpKind::Read {
+            return Err(Error::usage(
+                "--verify",
+                "checks what a write run wrote; use it with --op write",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Ops per thread: the total split evenly, the remainder to the first threads.
+    pub fn ops_for_thread(&self, t: u32) -> Option<u64> {
+        self.ops.map(|n| {
+            let th = self.threads as u64;
+            n / th + u64::from((t as u64) < n % th)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(pairs: &[(&str, &str)]) -> RawSpec {
+        let mut text = String::new();
+        for (k, v) in pairs {
+            text.push_str(&format!("{k} = \"{v}\"\n"));
+        }
+        RawSpec::from_toml_str(&text).unwrap()
+    }
+
+    fn err(pairs: &[(&str, &str)]) -> String {
+        raw(pairs).resolve().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults_are_safe() {
+        let s = RawSpec::default().resolve().unwrap();
+        assert_eq!(s.target, PathBuf::from("/dev/null"));
+        assert_eq!(s.method, MethodKind::Psync);
+        assert_eq!(s.ops, Some(DEFAULT_OPS));
+        assert_eq!(s.duration_s, Some(DEFAULT_DURATION_S));
+        assert!(!s.overwrite && !s.keep && !s.allow_device_writes);
+    }
+
+    #[test]
+    fn bad_values_name_the_flag() {
+        assert!(err(&[("bs", "0")]).starts_with("--bs: 0 is not accepted"));
+        assert!(err(&[("bs", "4q")]).starts_with("--bs: '4q' has an unknown unit"));
+        assert!(err(&[("threads", "0")]).starts_with("--threads:"));
+        assert!(err(&[("ops", "0")]).starts_with("--ops:"));
+        assert!(err(&[("method", "dma")]).contains("accepted: sync, psync"));
+        assert!(err(&[("fsync", "often")]).contains("none, end or every:N"));
+        assert!(err(&[("method", "psync"), ("qd", "4")])
+            .starts_with("--qd: applies to --method io_uring"));
+        assert!(err(&[("method", "io_uring"), ("qd", "4"), ("batch", "8")]).starts_with("--batch:"));
+        assert!(
+            err(&[("method", "stdio"), ("direct", "true")]).starts_with("--direct: not possible")
+        );
+        assert!(
+            err(&[("bs", "4"), ("method", "vectored"), ("iovecs", "8")]).starts_with("--iovecs:")
+        );
+        assert!(err(&[("ops", "5"), ("size", "4k")]).starts_with("--size:"));
+        assert!(err(&[("op", "read"), ("verify", "true")]).starts_with("--verify:"));
+    }
+
+    #[test]
+    fn unknown_key_in_a_spec_file_is_named() {
+        let e = RawSpec::from_toml_str("bs = 4\nblocksize = 8\n").unwrap_err();
+        assert!(e.starts_with("unknown key 'blocksize'"), "{e}");
+    }
+
+    #[test]
+    fn flags_override_the_file_and_numbers_work_in_toml() {
+        let file =
+            RawSpec::from_toml_str("bs = 4096\nqd = 8\nmethod = \"io_uring\"\nops = 10\n").unwrap();
+        let flags = RawSpec {
+            bs: Some("4".into()),
+            ..Default::default()
+        };
+        let s = file.merge(flags).resolve().unwrap();
+        assert_eq!(s.bs, 4);
+        assert_eq!(s.qd, 8);
+        assert_eq!(s.ops, Some(10));
+        assert_eq!(s.duration_s, None);
+    }
+
+    #[test]
+    fn ops_split_over_threads() {
+        let s = raw(&[("ops", "10"), ("threads", "3")]).resolve().unwrap();
+        let per: Vec<u64> = (0..3).map(|t| s.ops_for_thread(t).unwrap()).collect();
+        assert_eq!(per, vec![4, 3, 3]);
+        assert_eq!(per.iter().sum::<u64>(), 10);
+    }
+}

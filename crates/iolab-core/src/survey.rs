@@ -1,0 +1,221 @@
+//! The main job (`iolab`, `iolab survey`): every method writing 4 B and 4 KiB blocks to /dev/null and to a
+//! fresh file in a new temporary directory, ranked per target. Touches no existing file: the directory is
+//! new, each run creates its own file and removes it, and the JSON goes to a new file in ./iolab-results/.
+
+use crate::error::{Error, Result};
+use crate::measure::clock::ClockInfo;
+use crate::result::{Host, RunResult, SCHEMA_VERSION};
+use crate::runner;
+use crate::spec::{MethodKind, RawSpec, Val};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Block sizes the survey compares: the seed thesis's 4-byte and 4 KiB writes.
+pub const SURVEY_BS: [u64; 2] = [4, 4096];
+/// Ops per run, and the time bound that stops a slow method early (the whole survey stays under 40 s).
+pub const SURVEY_OPS: u64 = 200_000;
+pub const SURVEY_MAX_S: f64 = 0.4;
+/// The file each file-target run creates (writes wrap around it).
+pub const SURVEY_FILE_SIZE: u64 = 64 << 20;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SurveyRun {
+    /// "/dev/null" or "file".
+    pub target: String,
+    pub method: MethodKind,
+    pub bs: u64,
+    /// Present when the run happened.
+    pub result: Option<RunResult>,
+    /// Why the method could not run on this target (the refusal iolab or the kernel gave).
+    pub unavailable: Option<String>,
+}
+
+/// The survey's JSON document.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SurveyResult {
+    pub schema_version: u32,
+    pub host: Host,
+    pub clock: ClockInfo,
+    /// Where the file runs happened and on which filesystem.
+    pub file_dir: String,
+    pub file_fs: String,
+    pub ops_per_run: u64,
+    pub max_s_per_run: f64,
+    pub runs: Vec<SurveyRun>,
+}
+
+/// Progress callback: (runs done, runs in all, the run just finished).
+pub type OnRun = Box<dyn Fn(usize, usize, &SurveyRun)>;
+
+pub struct SurveyOptions {
+    /// Where to create the temporary directory (default: $TMPDIR or /tmp).
+    pub tmp_parent: PathBuf,
+    pub ops: u64,
+    pub max_s: f64,
+    /// Called after every run (progress).
+    pub on_run: Option<OnRun>,
+}
+
+impl Default for SurveyOptions {
+    fn default() -> Self {
+        SurveyOptions {
+            tmp_parent: std::env::temp_dir(),
+            ops: SURVEY_OPS,
+            max_s: SURVEY_MAX_S,
+            on_run: None,
+        }
+    }
+}
+
+pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
+    let dir = tempfile::Builder::new()
+        .prefix("iolab-survey-")
+        .tempdir_in(&opts.tmp_parent)
+        .map_err(|e| {
+            Error::Runtime(format!(
+                "cannot create a temporary directory in {}: {e}",
+                opts.tmp_parent.display()
+            ))
+        })?;
+    // Removed on Ctrl-C too; TempDir removes it on a normal exit.
+    let _guard = crate::cleanup::Created::register(dir.path(), false);
+    let fs = crate::sys::fs_type_name(dir.path()).unwrap_or("unknown filesystem");
+    let total = 2 * SURVEY_BS.len() * MethodKind::ALL.len();
+    let mut runs = Vec::new();
+    for target in ["/dev/null", "file"] {
+        for bs in SURVEY_BS {
+            for m in MethodKind::ALL {
+                let path = if target == "file" {
+                    dir.path().join(format!("{}-{bs}.dat", m.name()))
+                } else {
+                    PathBuf::from("/dev/null")
+                };
+                let raw = RawSpec {
+                    target: Some(Val::Str(path.display().to_string())),
+                    method: Some(m.name().into()),
+                    bs: Some(Val::Int(bs as i64)),
+                    ops: Some(Val::Int(opts.ops as i64)),
+                    duration: Some(Val::Float(opts.max_s)),
+                    file_size: if target == "file" {
+                        Some(Val::Int(SURVEY_FILE_SIZE as i64))
+                    } else {
+                        None
+                    },
+                    ..Default::default()
+                };
+                let spec = raw.resolve()?;
+                let run = match runner::run(&spec, clock) {
+                    Ok(r) => SurveyRun {
+                        target: target.into(),
+                        method: m,
+                        bs,
+                        result: Some(r),
+                        unavailable: None,
+                    },
+                    Err(e @ Error::Usage { .. }) | Err(e @ Error::Sys(_)) => SurveyRun {
+                        target: target.into(),
+                        method: m,
+                        bs,
+                        result: None,
+                        unavailable: Some(e.to_string()),
+                    },
+                    Err(e) => return Err(e),
+                };
+                runs.push(run);
+                if let Some(f) = &opts.on_run {
+                    f(runs.len(), total, runs.last().expect("just pushed"));
+                }
+            }
+        }
+    }
+    Ok(SurveyResult {
+        schema_version: SCHEMA_VERSION,
+        host: Host::current(),
+        clock: clock.clone(),
+        file_dir: opts.tmp_parent.display().to_string(),
+        file_fs: fs.to_string(),
+        ops_per_run: opts.ops,
+        max_s_per_run: opts.max_s,
+        runs,
+    })
+}
+
+/// "20261122-013512" in UTC, from Unix seconds (civil-from-days, H. Hinnant's algorithm).
+pub fn utc_stamp(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Writes `bytes` to a new file `<dir>/<stem>-<stamp>[-N].json`, never replacing an existing file.
+pub fn write_new_file(dir: &Path, stem: &str, stamp: &str, bytes: &[u8]) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::Runtime(format!("cannot create {}: {e}", dir.display())))?;
+    for n in 0..1000 {
+        let name = if n == 0 {
+            format!("{stem}-{stamp}.json")
+        } else {
+            format!("{stem}-{stamp}-{n}.json")
+        };
+        let p = dir.join(name);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+        {
+            Ok(mut f) => {
+                f.write_all(bytes)
+                    .map_err(|e| Error::Runtime(format!("cannot write {}: {e}", p.display())))?;
+                return Ok(p);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(Error::Runtime(format!(
+                    "cannot create {}: {e}",
+                    p.display()
+                )))
+            }
+        }
+    }
+    Err(Error::Runtime(format!(
+        "too many result files named {stem}-{stamp}* in {}",
+        dir.display()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_stamps() {
+        assert_eq!(utc_stamp(0), "19700101-000000");
+        assert_eq!(utc_stamp(1_795_311_312), "20261122-013512");
+        assert_eq!(utc_stamp(951_782_400), "20000229-000000");
+    }
+
+    #[test]
+    fn result_files_are_never_replaced() {
+        let d = tempfile::tempdir().unwrap();
+        let a = write_new_file(d.path(), "s", "x", b"one").unwrap();
+        let b = write_new_file(d.path(), "s", "x", b"two").unwrap();
+        assert_ne!(a, b);
+        assert_eq!(std::fs::read(&a).unwrap(), b"one");
+        assert_eq!(std::fs::read(&b).unwrap(), b"two");
+    }
+}

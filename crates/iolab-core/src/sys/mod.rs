@@ -1,0 +1,520 @@
+//! Every raw system call, ioctl and libc stdio call iolab makes, one function each.
+//!
+//! Each wrapper returns [`SysResult`], whose error names the call and keeps the errno, so that the caller
+//! can turn it into a message for people (see `crate::error`). Kernel resources are owned by RAII types
+//! ([`OwnedFd`], [`Mapping`], [`CFile`]); nothing outside this module calls `libc` for a syscall.
+
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// A failed system call: which one and the errno it returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SysErr {
+    pub call: &'static str,
+    pub errno: i32,
+}
+
+impl SysErr {
+    pub fn new(call: &'static str, errno: i32) -> Self {
+        SysErr { call, errno }
+    }
+    fn last(call: &'static str) -> Self {
+        SysErr {
+            call,
+            errno: std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
+        }
+    }
+}
+
+pub type SysResult<T> = Result<T, SysErr>;
+
+fn cvt(call: &'static str, r: libc::c_int) -> SysResult<libc::c_int> {
+    if r < 0 {
+        Err(SysErr::last(call))
+    } else {
+        Ok(r)
+    }
+}
+
+fn cvt_size(call: &'static str, r: libc::ssize_t) -> SysResult<usize> {
+    if r < 0 {
+        Err(SysErr::last(call))
+    } else {
+        Ok(r as usize)
+    }
+}
+
+/// Converts a path to a C string; a path with an interior NUL cannot name a file.
+pub fn cpath(path: &Path) -> SysResult<CString> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| SysErr::new("open", libc::EINVAL))
+}
+
+/// The symbolic name of an errno value ("ENOSPC"), for messages.
+pub fn errno_name(errno: i32) -> &'static str {
+    match errno {
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::ESRCH => "ESRCH",
+        libc::EINTR => "EINTR",
+        libc::EIO => "EIO",
+        libc::ENXIO => "ENXIO",
+        libc::E2BIG => "E2BIG",
+        libc::EBADF => "EBADF",
+        libc::EAGAIN => "EAGAIN",
+        libc::ENOMEM => "ENOMEM",
+        libc::EACCES => "EACCES",
+        libc::EFAULT => "EFAULT",
+        libc::EBUSY => "EBUSY",
+        libc::EEXIST => "EEXIST",
+        libc::EXDEV => "EXDEV",
+        libc::ENODEV => "ENODEV",
+        libc::ENOTDIR => "ENOTDIR",
+        libc::EISDIR => "EISDIR",
+        libc::EINVAL => "EINVAL",
+        libc::ENFILE => "ENFILE",
+        libc::EMFILE => "EMFILE",
+        libc::ENOTTY => "ENOTTY",
+        libc::ETXTBSY => "ETXTBSY",
+        libc::EFBIG => "EFBIG",
+        libc::ENOSPC => "ENOSPC",
+        libc::ESPIPE => "ESPIPE",
+        libc::EROFS => "EROFS",
+        libc::EPIPE => "EPIPE",
+        libc::ERANGE => "ERANGE",
+        libc::ENOSYS => "ENOSYS",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::EOVERFLOW => "EOVERFLOW",
+        libc::EDQUOT => "EDQUOT",
+        libc::ETIME => "ETIME",
+        libc::ECANCELED => "ECANCELED",
+        _ => "E?",
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// files
+
+/// open(2). Returns an owned descriptor.
+pub fn open(path: &Path, flags: libc::c_int, mode: libc::mode_t) -> SysResult<OwnedFd> {
+    let c = cpath(path)?;
+    // SAFETY: `c` is a valid NUL-terminated string that outlives the call; open has no other preconditions.
+    let fd = cvt("open", unsafe {
+        libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, mode as libc::c_uint)
+    })?;
+    // SAFETY: the kernel just returned `fd` as a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// write(2) at the file position.
+#[inline]
+pub fn write(fd: RawFd, buf: &[u8]) -> SysResult<usize> {
+    // SAFETY: `buf` is a valid readable slice of `buf.len()` bytes for the duration of the call.
+    cvt_size("write", unsafe {
+        libc::write(fd, buf.as_ptr().cast(), buf.len())
+    })
+}
+
+/// read(2) at the file position.
+#[inline]
+pub fn read(fd: RawFd, buf: &mut [u8]) -> SysResult<usize> {
+    // SAFETY: `buf` is a valid writable slice of `buf.len()` bytes for the duration of the call.
+    cvt_size("read", unsafe {
+        libc::read(fd, buf.as_mut_ptr().cast(), buf.len())
+    })
+}
+
+/// pwrite(2).
+#[inline]
+pub fn pwrite(fd: RawFd, buf: &[u8], off: u64) -> SysResult<usize> {
+    // SAFETY: `buf` is a valid readable slice for the duration of the call.
+    cvt_size("pwrite", unsafe {
+        libc::pwrite(fd, buf.as_ptr().cast(), buf.len(), off as libc::off_t)
+    })
+}
+
+/// pread(2).
+#[inline]
+pub fn pread(fd: RawFd, buf: &mut [u8], off: u64) -> SysResult<usize> {
+    // SAFETY: `buf` is a valid writable slice for the duration of the call.
+    cvt_size("pread", unsafe {
+        libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), off as libc::off_t)
+    })
+}
+
+/// pwritev(2).
+///
+/// # Safety
+/// Every `iovec` in `iov` must describe memory that is readable for its whole length during the call.
+#[inline]
+pub unsafe fn pwritev(fd: RawFd, iov: &[libc::iovec], off: u64) -> SysResult<usize> {
+    // SAFETY: the caller guarantees each iovec is readable; the array itself is a valid slice.
+    cvt_size("pwritev", unsafe {
+        libc::pwritev(
+            fd,
+            iov.as_ptr(),
+            iov.len() as libc::c_int,
+            off as libc::off_t,
+        )
+    })
+}
+
+/// preadv(2).
+///
+/// # Safety
+/// Every `iovec` in `iov` must describe memory that is writable for its whole length during the call.
+#[inline]
+pub unsafe fn preadv(fd: RawFd, iov: &[libc::iovec], off: u64) -> SysResult<usize> {
+    // SAFETY: the caller guarantees each iovec is writable; the array itself is a valid slice.
+    cvt_size("preadv", unsafe {
+        libc::preadv(
+            fd,
+            iov.as_ptr(),
+            iov.len() as libc::c_int,
+            off as libc::off_t,
+        )
+    })
+}
+
+/// lseek(2) with SEEK_SET.
+pub fn lseek_set(fd: RawFd, off: u64) -> SysResult<u64> {
+    // SAFETY: lseek only reads its integer arguments.
+    let r = unsafe { libc::lseek(fd, off as libc::off_t, libc::SEEK_SET) };
+    if r < 0 {
+        Err(SysErr::last("lseek"))
+    } else {
+        Ok(r as u64)
+    }
+}
+
+/// fsync(2).
+pub fn fsync(fd: RawFd) -> SysResult<()> {
+    // SAFETY: fsync only reads its integer argument.
+    cvt("fsync", unsafe { libc::fsync(fd) }).map(|_| ())
+}
+
+/// ftruncate(2).
+pub fn ftruncate(fd: RawFd, len: u64) -> SysResult<()> {
+    // SAFETY: ftruncate only reads its integer arguments.
+    cvt("ftruncate", unsafe {
+        libc::ftruncate(fd, len as libc::off_t)
+    })
+    .map(|_| ())
+}
+
+/// stat(2) following symlinks.
+pub fn stat(path: &Path) -> SysResult<libc::stat> {
+    let c = cpath(path)?;
+    // SAFETY: an all-zero `stat` is a valid value of this plain C struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is NUL-terminated and `st` is a valid out-pointer for one `struct stat`.
+    cvt("stat", unsafe { libc::stat(c.as_ptr(), &mut st) })?;
+    Ok(st)
+}
+
+/// fstat(2).
+pub fn fstat(fd: RawFd) -> SysResult<libc::stat> {
+    // SAFETY: an all-zero `stat` is a valid value of this plain C struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is a valid out-pointer for one `struct stat`.
+    cvt("fstat", unsafe { libc::fstat(fd, &mut st) })?;
+    Ok(st)
+}
+
+/// O_DIRECT alignment of an open file from statx(STATX_DIOALIGN) (Linux 6.1+): (memory, offset) in bytes.
+/// `Ok(None)` when the kernel or filesystem does not report it.
+pub fn statx_dio_align(fd: RawFd) -> SysResult<Option<(u32, u32)>> {
+    // SAFETY: an all-zero `statx` is a valid value of this plain C struct.
+    let mut sx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: the empty path with AT_EMPTY_PATH refers to `fd` itself; `sx` is a valid out-pointer.
+    cvt("statx", unsafe {
+        libc::statx(
+            fd,
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_DIOALIGN,
+            &mut sx,
+        )
+    })?;
+    if sx.stx_mask & libc::STATX_DIOALIGN != 0 && sx.stx_dio_offset_align != 0 {
+        Ok(Some((sx.stx_dio_mem_align, sx.stx_dio_offset_align)))
+    } else {
+        Ok(None)
+    }
+}
+
+/// BLKGETSIZE64 = _IOR(0x12, 114, size_t); not exported by the libc crate.
+const BLKGETSIZE64: libc::Ioctl = 0x8008_1272;
+
+/// Size in bytes of a block device (ioctl BLKGETSIZE64).
+pub fn blk_size(fd: RawFd) -> SysResult<u64> {
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 through the pointer, which points to a live u64.
+    cvt("ioctl(BLKGETSIZE64)", unsafe {
+        libc::ioctl(fd, BLKGETSIZE64, &mut size as *mut u64)
+    })?;
+    Ok(size)
+}
+
+/// Logical sector size of a block device (ioctl BLKSSZGET): the O_DIRECT alignment it needs.
+pub fn blk_logical_sector(fd: RawFd) -> SysResult<u32> {
+    let mut v: libc::c_int = 0;
+    // SAFETY: BLKSSZGET writes one int through the pointer, which points to a live c_int.
+    cvt("ioctl(BLKSSZGET)", unsafe {
+        libc::ioctl(fd, libc::BLKSSZGET, &mut v as *mut libc::c_int)
+    })?;
+    Ok(v as u32)
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// memory mappings
+
+/// A MAP_SHARED file mapping, unmapped on drop.
+pub struct Mapping {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the mapping is plain memory owned by this value; moving it to another thread is sound.
+unsafe impl Send for Mapping {}
+
+impl Mapping {
+    /// mmap(2) `len` bytes of `fd` at `off` (page aligned) with MAP_SHARED.
+    pub fn shared(fd: RawFd, len: usize, off: u64, writable: bool) -> SysResult<Mapping> {
+        let prot = if writable {
+            libc::PROT_READ | libc::PROT_WRITE
+        } else {
+            libc::PROT_READ
+        };
+        // SAFETY: a NULL hint lets the kernel choose the address; the result is checked for MAP_FAILED
+        // and owned by the returned value, which unmaps it exactly once.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                prot,
+                libc::MAP_SHARED,
+                fd,
+                off as libc::off_t,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(SysErr::last("mmap"));
+        }
+        Ok(Mapping { ptr: p.cast(), len })
+    }
+
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// msync(2) with MS_SYNC over the whole mapping.
+    pub fn msync(&self) -> SysResult<()> {
+        // SAFETY: (ptr, len) is exactly the live mapping this value owns.
+        cvt("msync", unsafe {
+            libc::msync(self.ptr.cast(), self.len, libc::MS_SYNC)
+        })
+        .map(|_| ())
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: (ptr, len) is the mapping created in `shared` and not unmapped before.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// C stdio streams (glibc's buffered FILE, as the seed program's fputs used)
+
+/// A glibc `FILE*` stream over a descriptor, closed (and so flushed) on drop.
+pub struct CFile {
+    f: *mut libc::FILE,
+    /// The buffer handed to setvbuf; must outlive the stream.
+    _buf: Vec<u8>,
+}
+
+// SAFETY: the FILE is used by one thread at a time (it is owned); glibc streams may migrate threads.
+unsafe impl Send for CFile {}
+
+impl CFile {
+    /// fdopen(3) the descriptor and make the stream fully buffered (_IOFBF) with a `bufsize`-byte buffer.
+    /// Takes ownership of `fd`: fclose closes it.
+    pub fn fdopen(fd: OwnedFd, write: bool, bufsize: usize) -> SysResult<CFile> {
+        let mode: &CStr = if write { c"w" } else { c"r" };
+        let raw = fd.as_raw_fd();
+        // SAFETY: `raw` is an open descriptor and `mode` is NUL-terminated.
+        let f = unsafe { libc::fdopen(raw, mode.as_ptr()) };
+        if f.is_null() {
+            return Err(SysErr::last("fdopen"));
+        }
+        // The stream owns the descriptor now.
+        std::mem::forget(fd);
+        let mut buf = vec![0u8; bufsize.max(1)];
+        // SAFETY: `f` is a fresh stream with no I/O done yet (setvbuf's precondition); `buf` lives as long
+        // as the stream because both are owned by the returned value and the stream is closed first in Drop.
+        let r = unsafe { libc::setvbuf(f, buf.as_mut_ptr().cast(), libc::_IOFBF, buf.len()) };
+        let file = CFile { f, _buf: buf };
+        if r != 0 {
+            return Err(SysErr::new("setvbuf", libc::EINVAL));
+        }
+        Ok(file)
+    }
+
+    /// fwrite(3) of the whole buffer; an error names fwrite with the errno glibc left.
+    #[inline]
+    pub fn write_all(&mut self, buf: &[u8]) -> SysResult<usize> {
+        // SAFETY: `buf` is readable for its length and `self.f` is a live stream.
+        let n = unsafe { libc::fwrite(buf.as_ptr().cast(), 1, buf.len(), self.f) };
+        if n != buf.len() {
+            return Err(SysErr::last("fwrite"));
+        }
+        Ok(n)
+    }
+
+    /// fread(3); returns bytes read (short at end of file).
+    #[inline]
+    pub fn read(&mut self, buf: &mut [u8]) -> SysResult<usize> {
+        // SAFETY: `buf` is writable for its length and `self.f` is a live stream.
+        let n = unsafe { libc::fread(buf.as_mut_ptr().cast(), 1, buf.len(), self.f) };
+        // SAFETY: `self.f` is a live stream.
+        if n != buf.len() && unsafe { libc::ferror(self.f) } != 0 {
+            return Err(SysErr::last("fread"));
+        }
+        Ok(n)
+    }
+
+    /// fseek(3) to an absolute offset (also drops the read buffer).
+    pub fn seek(&mut self, off: u64) -> SysResult<()> {
+        // SAFETY: `self.f` is a live stream.
+        cvt("fseeko", unsafe {
+            libc::fseeko(self.f, off as libc::off_t, libc::SEEK_SET)
+        })
+        .map(|_| ())
+    }
+
+    /// fflush(3).
+    pub fn flush(&mut self) -> SysResult<()> {
+        // SAFETY: `self.f` is a live stream.
+        cvt("fflush", unsafe { libc::fflush(self.f) }).map(|_| ())
+    }
+
+    /// The descriptor underneath (fileno(3)), for fsync.
+    pub fn fd(&self) -> RawFd {
+        // SAFETY: `self.f` is a live stream.
+        unsafe { libc::fileno(self.f) }
+    }
+}
+
+impl Drop for CFile {
+    fn drop(&mut self) {
+        // SAFETY: `self.f` is live and closed exactly once, here; the buffer is freed after this.
+        unsafe { libc::fclose(self.f) };
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// process and time
+
+/// getrusage(2) for RUSAGE_SELF or RUSAGE_THREAD.
+pub fn getrusage(who: libc::c_int) -> libc::rusage {
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid out-pointer; RUSAGE_SELF/RUSAGE_THREAD cannot fail with a valid pointer.
+    unsafe { libc::getrusage(who, &mut ru) };
+    ru
+}
+
+/// clock_gettime(CLOCK_MONOTONIC) in nanoseconds (through the vDSO).
+#[inline]
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The time stamp counter (RDTSC), unserialized: the caller brackets syscalls, which order it enough.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn rdtsc() -> u64 {
+    // SAFETY: RDTSC is available on every x86_64 CPU; iolab checks `constant_tsc` before trusting it.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+/// The thread id (gettid(2)).
+pub fn gettid() -> i32 {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    unsafe { libc::gettid() }
+}
+
+/// sysconf(_SC_CLK_TCK): the unit of utime/stime in /proc/<pid>/task/<tid>/stat.
+pub fn clock_ticks_per_sec() -> u64 {
+    // SAFETY: sysconf only reads its integer argument.
+    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if v > 0 {
+        v as u64
+    } else {
+        100
+    }
+}
+
+/// The kernel release (uname(2)).
+pub fn kernel_release() -> String {
+    // SAFETY: an all-zero utsname is a valid value of this plain C struct.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid out-pointer.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return "unknown".into();
+    }
+    // SAFETY: uname fills `release` with a NUL-terminated string.
+    unsafe { CStr::from_ptr(u.release.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The effective user id.
+pub fn geteuid() -> u32 {
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// The filesystem type of a path (statfs(2) f_type), named where known ("ext4", "tmpfs" ...).
+pub fn fs_type_name(path: &Path) -> SysResult<&'static str> {
+    let c = cpath(path)?;
+    // SAFETY: an all-zero statfs is a valid value of this plain C struct.
+    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is NUL-terminated and `s` is a valid out-pointer.
+    cvt("statfs", unsafe { libc::statfs(c.as_ptr(), &mut s) })?;
+    Ok(match s.f_type as u64 {
+        0xEF53 => "ext4",
+        0x0102_1994 => "tmpfs",
+        0x9123_683E => "btrfs",
+        0x5846_5342 => "xfs",
+        0x2FC1_2FC1 => "zfs",
+        0x6969 => "nfs",
+        0x794C_7630 => "overlayfs",
+        0xF2F5_2010 => "f2fs",
+        0x4d44 => "vfat",
+        _ => "unknown filesystem",
+    })
+}
+
+/// Is this descriptor a terminal?
+pub fn isatty(fd: RawFd) -> bool {
+    // SAFETY: isatty only reads its integer argument.
+    unsafe { libc::isatty(fd) == 1 }
+}

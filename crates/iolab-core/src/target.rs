@@ -1,0 +1,447 @@
+//! What is written to or read from, and the safety rules around it.
+//!
+//! - A regular file: created if missing (sparse, sized by `--file-size`; prefilled with the pattern for a
+//!   read run) and removed at exit unless `--keep`. Writing into a file iolab did not create needs
+//!   `--overwrite`.
+//! - `/dev/null` (write sink) and `/dev/zero` (read source; writes are discarded too).
+//! - A block device (loop, zram ...): writing needs `--allow-device-writes` and is refused while the device,
+//!   a partition of it, or a device built on it is mounted, used as swap or held by another driver.
+//!
+//! Every refusal here is a usage error naming the flag to change.
+
+use crate::cleanup::Created;
+use crate::error::{Error, Result};
+use crate::pattern;
+use crate::spec::{MethodKind, OpKind, Spec};
+use crate::sys;
+use serde::{Deserialize, Serialize};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    File,
+    DevNull,
+    DevZero,
+    BlockDevice,
+}
+
+impl TargetKind {
+    /// Does the target keep what is written (so it can be verified)?
+    pub fn keeps_data(self) -> bool {
+        matches!(self, TargetKind::File | TargetKind::BlockDevice)
+    }
+}
+
+/// Region the threads share: `threads` consecutive regions of `region_blocks` blocks from `--offset`.
+/// For /dev/null and /dev/zero the regions are nominal (offsets are ignored by those devices).
+#[derive(Debug)]
+pub struct PreparedTarget {
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    /// iolab created the file for this run.
+    pub created: bool,
+    pub region_blocks: u64,
+    /// O_DIRECT alignment (memory, offset) when `--direct`.
+    pub dio_align: Option<(u32, u32)>,
+    /// Alignment of I/O buffers: at least a page, more if O_DIRECT asks for it.
+    pub buf_align: usize,
+    /// Things the user should know (prefill done, alignment assumed ...).
+    pub notes: Vec<String>,
+    guard: Option<Created>,
+}
+
+const PAGE: usize = 4096;
+/// Region of /dev/null and /dev/zero per thread, in bytes (nominal).
+const SINK_REGION: u64 = 1 << 40;
+/// File size when the run is bounded only by a duration.
+pub const DEFAULT_FILE_SIZE: u64 = 64 << 20;
+
+fn major_minor(rdev: libc::dev_t) -> (u32, u32) {
+    (libc::major(rdev), libc::minor(rdev))
+}
+
+/// Why a block device must not be written now: mounted, swap, or held. `None` if it is free.
+pub fn device_in_use(dev: &Path, rdev: libc::dev_t) -> Option<String> {
+    let (ma, mi) = major_minor(rdev);
+    let sys_dir = PathBuf::from(format!("/sys/dev/block/{ma}:{mi}"));
+    // The device itself and its partitions.
+    let mut ids = vec![(ma, mi, dev.display().to_string())];
+    if let Ok(entries) = std::fs::read_dir(&sys_dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.join("partition").exists() {
+                if let Ok(d) = std::fs::read_to_string(p.join("dev")) {
+                    if let Some((a, b)) = d.trim().split_once(':') {
+                        if let (Ok(a), Ok(b)) = (a.parse(), b.parse()) {
+                            ids.push((
+                                a,
+                                b,
+                                format!("partition {}", e.file_name().to_string_lossy()),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if let Ok(mi_text) = std::fs::read_to_string("/proc/self/mountinfo") {
+        for line in mi_text.lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() < 5 {
+                continue;
+            }
+            if let Some((a, b)) = f[2].split_once(':') {
+                let (a, b): (u32, u32) =
+                    (a.parse().unwrap_or(u32::MAX), b.parse().unwrap_or(u32::MAX));
+                if let Some((_, _, what)) = ids.iter().find(|(x, y, _)| *x == a && *y == b) {
+                    return Some(format!("{what} is mounted at {}", f[4]));
+                }
+            }
+        }
+    }
+    if let Ok(sw) = std::fs::read_to_string("/proc/swaps") {
+        for line in sw.lines().skip(1) {
+            if let Some(name) = line.split_whitespace().next() {
+                if let Ok(st) = sys::stat(Path::new(name)) {
+                    let (a, b) = major_minor(st.st_rdev);
+                    if let Some((_, _, what)) = ids.iter().find(|(x, y, _)| *x == a && *y == b) {
+                        return Some(format!("{what} is in use as swap"));
+                    }
+                }
+            }
+        }
+    }
+    if let Ok(h) = std::fs::read_dir(sys_dir.join("holders")) {
+        let holders: Vec<String> = h
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        if !holders.is_empty() {
+            return Some(format!("it is held by {}", holders.join(", ")));
+        }
+    }
+    None
+}
+
+fn target_err(msg: impl Into<String>) -> Error {
+    Error::usage("--target", msg)
+}
+
+/// Inspects the target, applies the safety rules, creates/sizes/prefills a file, and works out regions and
+/// alignment. Nothing is written into a pre-existing target here.
+pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
+    let path = spec.target.clone();
+    let writes = spec.op == OpKind::Write && spec.method != MethodKind::Nop;
+    let shown = path.display().to_string();
+    let st = match sys::stat(&path) {
+        Ok(st) => Some(st),
+        Err(e) if e.errno == libc::ENOENT => None,
+        Err(e) if e.errno == libc::ENOTDIR => {
+            return Err(target_err(format!(
+                "{shown}: a parent of this path is not a directory"
+            )))
+        }
+        Err(e) => return Err(Error::sys_on(e, &shown)),
+    };
+    let bs = spec.bs;
+    let threads = spec.threads as u64;
+    let mut notes = Vec::new();
+
+    let kind = match &st {
+        None => TargetKind::File,
+        Some(st) => match st.st_mode & libc::S_IFMT {
+            libc::S_IFDIR => {
+                return Err(target_err(format!(
+                    "{shown} is a directory; give a file path inside it, e.g. {}/iolab.dat",
+                    shown.trim_end_matches('/')
+                )))
+            }
+            libc::S_IFREG => TargetKind::File,
+            libc::S_IFCHR => match major_minor(st.st_rdev) {
+                (1, 3) => TargetKind::DevNull,
+                (1, 5) => TargetKind::DevZero,
+                _ => {
+                    return Err(target_err(format!(
+                        "{shown} is a character device other than /dev/null or /dev/zero; accepted: a regular \
+                         file, /dev/null, /dev/zero or a block device"
+                    )))
+                }
+            },
+            libc::S_IFBLK => TargetKind::BlockDevice,
+            _ => {
+                return Err(target_err(format!(
+                    "{shown} is a pipe or socket; accepted: a regular file, /dev/null, /dev/zero or a block device"
+                )))
+            }
+        },
+    };
+
+    // Rules that depend on the kind.
+    if kind == TargetKind::DevNull && spec.op == OpKind::Read {
+        return Err(Error::usage(
+            "--op",
+            "read from /dev/null returns no data (end of file at once); read from /dev/zero instead",
+        ));
+    }
+    if spec.verify && !kind.keeps_data() {
+        return Err(Error::usage(
+            "--verify",
+            format!("{shown} keeps no data to read back; verify a regular file or a block device"),
+        ));
+    }
+    if spec.method == MethodKind::Mmap && kind == TargetKind::DevNull {
+        return Err(Error::usage(
+            "--method",
+            "mmap cannot map /dev/null (the kernel answers ENODEV); use a file, a block device or /dev/zero",
+        ));
+    }
+    let existing_file = kind == TargetKind::File && st.is_some();
+    if existing_file && writes && !spec.overwrite {
+        return Err(Error::usage(
+            "--overwrite",
+            format!("{shown} exists and iolab did not create it; add --overwrite to write into it, or choose a new path"),
+        ));
+    }
+    if kind == TargetKind::BlockDevice && writes {
+        if !spec.allow_device_writes {
+            return Err(Error::usage(
+                "--allow-device-writes",
+                format!("{shown} is a block device; writing destroys its contents: add --allow-device-writes to do it"),
+            ));
+        }
+        if let Some(why) = device_in_use(&path, st.as_ref().expect("device exists").st_rdev) {
+            return Err(Error::usage(
+                "--target",
+                format!("refusing to write to {shown}: {why}; unmount it or choose another device"),
+            ));
+        }
+    }
+    if kind == TargetKind::File && st.is_none() {
+        let parent = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        match sys::stat(parent) {
+            Ok(p) if p.st_mode & libc::S_IFMT == libc::S_IFDIR => {}
+            Ok(_) => {
+                return Err(target_err(format!(
+                    "{}: parent is not a directory",
+                    parent.display()
+                )))
+            }
+            Err(_) => {
+                return Err(target_err(format!(
+                "the parent directory {} does not exist; create it first or choose another path",
+                parent.display()
+            )))
+            }
+        }
+    }
+
+    // Sizes.
+    let needed_default = match spec.ops {
+        Some(n) if spec.duration_s.is_none() || n.saturating_mul(bs) <= DEFAULT_FILE_SIZE * 16 => {
+            n.div_ceil(threads).max(1) * threads * bs
+        }
+        _ => DEFAULT_FILE_SIZE,
+    };
+    let mut created = None;
+    let usable: u64 = match kind {
+        TargetKind::DevNull | TargetKind::DevZero => SINK_REGION * threads,
+        TargetKind::BlockDevice => {
+            let fd = sys::open(&path, libc::O_RDONLY, 0).map_err(|e| Error::sys_on(e, &shown))?;
+            let size = sys::blk_size(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, &shown))?;
+            let avail = size.saturating_sub(spec.offset);
+            match spec.file_size {
+                Some(fs) if fs > avail => {
+                    return Err(Error::usage(
+                        "--file-size",
+                        format!(
+                            "{fs} bytes from --offset {} do not fit on {shown} ({size} bytes)",
+                            spec.offset
+                        ),
+                    ))
+                }
+                Some(fs) => fs,
+                None => avail,
+            }
+        }
+        TargetKind::File if existing_file => {
+            let size = st.as_ref().map(|s| s.st_size as u64).unwrap_or(0);
+            if spec.op == OpKind::Read {
+                let avail = size.saturating_sub(spec.offset);
+                match spec.file_size {
+                    Some(fs) if fs > avail => {
+                        return Err(Error::usage(
+                            "--file-size",
+                            format!("{shown} holds only {avail} bytes from --offset {}; reads past the end return no data", spec.offset),
+                        ))
+                    }
+                    Some(fs) => fs,
+                    None => avail,
+                }
+            } else {
+                spec.file_size.unwrap_or(needed_default)
+            }
+        }
+        TargetKind::File => spec.file_size.unwrap_or(needed_default),
+    };
+    let region_blocks = usable / threads / bs;
+    if region_blocks == 0 {
+        let flag = if spec.file_size.is_some() {
+            "--file-size"
+        } else {
+            "--target"
+        };
+        return Err(Error::usage(
+            flag,
+            format!("{usable} bytes of {shown} cannot hold one --bs {bs} block per thread ({threads} threads)"),
+        ));
+    }
+    let end = spec.offset + region_blocks * threads * bs;
+
+    // Alignment for O_DIRECT, checked before anything is created.
+    let mut dio_align = None;
+    let probe_fd: Option<OwnedFd> = match kind {
+        TargetKind::BlockDevice => {
+            Some(sys::open(&path, libc::O_RDONLY, 0).map_err(|e| Error::sys_on(e, &shown))?)
+        }
+        TargetKind::File if existing_file => {
+            Some(sys::open(&path, libc::O_RDONLY, 0).map_err(|e| Error::sys_on(e, &shown))?)
+        }
+        _ => None,
+    };
+
+    // Create the file now (so its filesystem can be asked about O_DIRECT).
+    if kind == TargetKind::File && !existing_file {
+        let fd = sys::open(&path, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, 0o644)
+            .map_err(|e| Error::sys_on(e, &shown))?;
+        created = Some(Created::register(&path, spec.keep));
+        sys::ftruncate(fd.as_raw_fd(), end).map_err(|e| Error::sys_on(e, &shown))?;
+        if spec.op == OpKind::Read {
+            prefill(fd.as_raw_fd(), spec, end).map_err(|e| Error::sys_on(e, &shown))?;
+            notes.push(format!(
+                "iolab created {shown} and filled {end} bytes with its pattern before the run (not timed); \
+                 buffered reads may be served from the page cache"
+            ));
+        }
+    }
+
+    if spec.direct && kind != TargetKind::DevNull && kind != TargetKind::DevZero {
+        let fd = match &probe_fd {
+            Some(fd) => {
+                sys::open(&path, libc::O_RDONLY | libc::O_DIRECT, 0).map(|d| (d, fd.as_raw_fd()))
+            }
+            None => sys::open(&path, libc::O_RDONLY | libc::O_DIRECT, 0).map(|d| {
+                let r = d.as_raw_fd();
+                (d, r)
+            }),
+        };
+        let (dfd, _) = fd.map_err(|e| {
+            if e.errno == libc::EINVAL {
+                Error::usage(
+                    "--direct",
+                    format!("the filesystem of {shown} does not support O_DIRECT"),
+                )
+            } else {
+                Error::sys_on(e, &shown)
+            }
+        })?;
+        let align = if kind == TargetKind::BlockDevice {
+            let s =
+                sys::blk_logical_sector(dfd.as_raw_fd()).map_err(|e| Error::sys_on(e, &shown))?;
+            Some((s, s))
+        } else {
+            match sys::statx_dio_align(dfd.as_raw_fd()) {
+                Ok(Some(a)) => Some(a),
+                _ => {
+                    notes.push("the filesystem does not report its O_DIRECT alignment (statx STATX_DIOALIGN); assumed 512 bytes".into());
+                    Some((512, 512))
+                }
+            }
+        };
+        if let Some((mem, off)) = align {
+            if !bs.is_multiple_of(off as u64) {
+                return Err(Error::usage(
+                    "--bs",
+                    format!("{bs} bytes cannot be used with --direct on {shown}: O_DIRECT there needs multiples of {off} bytes"),
+                ));
+            }
+            if !spec.offset.is_multiple_of(off as u64) {
+                return Err(Error::usage(
+                    "--offset",
+                    format!("{} cannot be used with --direct on {shown}: O_DIRECT there needs offsets that are multiples of {off} bytes", spec.offset),
+                ));
+            }
+            dio_align = Some((mem, off));
+        }
+    } else if spec.direct {
+        notes.push(format!(
+            "--direct has no effect on {shown}: the device ignores O_DIRECT"
+        ));
+    }
+    drop(probe_fd);
+    let buf_align = dio_align
+        .map(|(m, _)| (m as usize).max(PAGE))
+        .unwrap_or(PAGE);
+
+    Ok(PreparedTarget {
+        path,
+        kind,
+        created: created.is_some(),
+        region_blocks,
+        dio_align,
+        buf_align,
+        notes,
+        guard: created,
+    })
+}
+
+/// Writes the pattern into [0, end) of a file iolab just created, so read runs read known data.
+fn prefill(fd: i32, spec: &Spec, end: u64) -> sys::SysResult<()> {
+    let bs = spec.bs as usize;
+    let per = (1usize << 20).div_ceil(bs).max(1);
+    let mut chunk = vec![0u8; bs * per];
+    for b in chunk.chunks_mut(bs) {
+        pattern::fill_body(b, spec.seed);
+    }
+    let mut off = spec.offset;
+    while off < end {
+        let first_block = (off - spec.offset) / spec.bs;
+        let n = ((end - off) as usize).min(chunk.len());
+        for (i, b) in chunk[..n].chunks_mut(bs).enumerate() {
+            pattern::stamp(b, spec.seed, first_block + i as u64);
+        }
+        let w = sys::pwrite(fd, &chunk[..n], off)?;
+        off += w as u64;
+    }
+    Ok(())
+}
+
+impl PreparedTarget {
+    /// Absolute byte offset of thread `t`'s region.
+    pub fn region_first_block(&self, t: u32) -> u64 {
+        t as u64 * self.region_blocks
+    }
+
+    /// Opens the target for one thread: O_WRONLY/O_RDONLY (O_RDWR when the method maps it), plus O_DIRECT.
+    pub fn open_for(&self, spec: &Spec, needs_rdwr: bool) -> Result<OwnedFd> {
+        let mut flags = match (spec.op, needs_rdwr) {
+            (_, true) => libc::O_RDWR,
+            (OpKind::Write, false) => libc::O_WRONLY,
+            (OpKind::Read, false) => libc::O_RDONLY,
+        };
+        if spec.direct && self.dio_align.is_some() {
+            flags |= libc::O_DIRECT;
+        }
+        sys::open(&self.path, flags, 0)
+            .map_err(|e| Error::sys_on(e, self.path.display().to_string()))
+    }
+
+    /// Keeps the created file past this value's life (used by `--keep`).
+    pub fn is_kept(&self) -> bool {
+        self.guard.as_ref().map(|g| g.kept()).unwrap_or(true)
+    }
+}

@@ -1,0 +1,384 @@
+//! Exporters behind one trait, each returning bytes (hyperfine's `export/` shape): a readable table for
+//! stdout and the JSON document whose schema is `iolab_core::result::RunResult` / `SurveyResult`.
+
+use iolab_core::measure::hist::Summary;
+use iolab_core::result::RunResult;
+use iolab_core::spec::MethodKind;
+use iolab_core::survey::{SurveyResult, SurveyRun};
+use iolab_core::target::TargetKind;
+use iolab_core::units::{fmt_ns, fmt_size};
+use std::fmt::Write;
+
+pub trait Exporter {
+    fn run(&self, r: &RunResult) -> Vec<u8>;
+    fn survey(&self, s: &SurveyResult) -> Vec<u8>;
+}
+
+/// Pretty JSON, exactly the serde structs.
+pub struct JsonExporter;
+
+impl Exporter for JsonExporter {
+    fn run(&self, r: &RunResult) -> Vec<u8> {
+        let mut v = serde_json::to_vec_pretty(r).expect("results serialize");
+        v.push(b'\n');
+        v
+    }
+    fn survey(&self, s: &SurveyResult) -> Vec<u8> {
+        let mut v = serde_json::to_vec_pretty(s).expect("results serialize");
+        v.push(b'\n');
+        v
+    }
+}
+
+/// Human-readable tables.
+pub struct TableExporter;
+
+fn target_label(r: &RunResult) -> String {
+    let k = match r.target.kind {
+        TargetKind::File => {
+            if r.target.created {
+                "file iolab created"
+            } else {
+                "existing file"
+            }
+        }
+        TargetKind::DevNull => "write sink",
+        TargetKind::DevZero => "read source",
+        TargetKind::BlockDevice => "block device",
+    };
+    format!("{} ({k})", r.spec.target.display())
+}
+
+fn dist_line(name: &str, s: &Summary) -> String {
+    if s.count == 0 {
+        return format!("{name:<12} (no values)\n");
+    }
+    format!(
+        "{name:<12} mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  ({} values)\n",
+        fmt_ns(s.mean_ns),
+        fmt_ns(s.p50_ns),
+        fmt_ns(s.p90_ns),
+        fmt_ns(s.p99_ns),
+        fmt_ns(s.p999_ns),
+        fmt_ns(s.max_ns),
+        s.count
+    )
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn rate(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.2} M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1} k", v / 1e3)
+    } else {
+        format!("{v:.1} ")
+    }
+}
+
+/// Syscalls per op as the survey shows it: the method's own count, or the kernel's (marked `k`) where the
+/// method cannot know (stdio).
+pub fn syscalls_per_op(r: &RunResult) -> String {
+    match r.syscalls.method_per_op {
+        Some(v) => format!("{v:.3}"),
+        None => format!("{:.3}k", r.syscalls.kernel_rw_per_op),
+    }
+}
+
+impl TableExporter {
+    pub fn run_text(&self, r: &RunResult) -> String {
+        let s = &r.spec;
+        let mut o = String::new();
+        let amount = match (s.ops, s.duration_s) {
+            (Some(n), Some(d)) => format!("{} ops or {d} s, whichever first", thousands(n)),
+            (Some(n), None) => format!("{} ops", thousands(n)),
+            (None, Some(d)) => format!("{d} s"),
+            (None, None) => String::new(),
+        };
+        let mut extra = Vec::new();
+        if s.direct {
+            extra.push("O_DIRECT".to_string());
+        }
+        match s.method {
+            MethodKind::IoUring => extra.push(format!("qd {} batch {}", s.qd, s.batch)),
+            MethodKind::Vectored => extra.push(format!("{} iovecs", s.iovecs)),
+            MethodKind::Stdio => extra.push(format!(
+                "stdio buffer {} (_IOFBF)",
+                fmt_size(s.stdio_buffer)
+            )),
+            _ => {}
+        }
+        let _ = writeln!(
+            o,
+            "iolab run: {} {} {} {} -> {}, {} thread{}, {}{}",
+            s.method.name(),
+            if s.op == iolab_core::spec::OpKind::Write {
+                "write"
+            } else {
+                "read"
+            },
+            fmt_size(s.bs),
+            s.pattern.name(),
+            target_label(r),
+            s.threads,
+            if s.threads == 1 { "" } else { "s" },
+            amount,
+            if extra.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", extra.join(", "))
+            }
+        );
+        let _ = writeln!(
+            o,
+            "clock        {}; one read costs {:.1} ns ({:.0} ticks median, {:.1} mean)",
+            r.clock.description,
+            r.clock.overhead_ns,
+            r.clock.overhead_ticks_median,
+            r.clock.overhead_ticks_mean
+        );
+        let _ = writeln!(
+            o,
+            "throughput   {} ops, {} in {:.4} s: {}IOPS, {:.1} MiB/s, {} per op (wall / ops)",
+            thousands(r.ops),
+            fmt_size(r.bytes),
+            r.wall_s,
+            rate(r.iops),
+            r.mib_s,
+            fmt_ns(r.ns_per_op)
+        );
+        o.push_str(&dist_line("latency", &r.latency));
+        o.push_str(&dist_line("gap", &r.gap));
+        let c = &r.cpu;
+        let _ = writeln!(
+            o,
+            "cpu          process user {:.3} s, sys {:.3} s ({:.2} cores busy); worker threads user {:.3} s, sys {:.3} s",
+            c.process.user_s, c.process.sys_s, c.cores_busy, c.workers.user_s, c.workers.sys_s
+        );
+        if c.helpers.is_empty() {
+            let _ = writeln!(
+                o,
+                "             kernel helper threads (iou-sqp/iou-wrk): none seen"
+            );
+        } else {
+            let names: Vec<String> = c
+                .helpers
+                .iter()
+                .map(|h| {
+                    let on = h
+                        .oncpu_s
+                        .map(|v| format!(", on-CPU {v:.3} s"))
+                        .unwrap_or_default();
+                    format!("{} user {:.2} s sys {:.2} s{on}", h.comm, h.user_s, h.sys_s)
+                })
+                .collect();
+            let _ = writeln!(
+                o,
+                "             kernel helper threads: {}",
+                names.join("; ")
+            );
+        }
+        let _ = writeln!(
+            o,
+            "scheduler    context switches voluntary {}, involuntary {}; page faults minor {}, major {}",
+            c.process.voluntary_ctx_switches,
+            c.process.involuntary_ctx_switches,
+            c.process.minor_faults,
+            c.process.major_faults
+        );
+        let sc = &r.syscalls;
+        let mine = match (sc.method_count, sc.method_per_op) {
+            (Some(n), Some(p)) => format!("{} by the method ({p:.3}/op)", thousands(n)),
+            _ => "not countable by iolab for this method".into(),
+        };
+        let _ = writeln!(
+            o,
+            "syscalls     {mine}; kernel's read/write counters: syscr {} syscw {} ({:.3}/op), rchar {} wchar {}",
+            thousands(sc.kernel_rw.syscr),
+            thousands(sc.kernel_rw.syscw),
+            sc.kernel_rw_per_op,
+            fmt_size(sc.kernel_rw.rchar),
+            fmt_size(sc.kernel_rw.wchar)
+        );
+        if let (Some(e), Some(q)) = (sc.uring_enters, sc.uring_requests) {
+            let _ = writeln!(
+                o,
+                "             io_uring_enter calls {}, requests submitted {} ({:.2} per call)",
+                thousands(e),
+                thousands(q),
+                if e > 0 { q as f64 / e as f64 } else { 0.0 }
+            );
+        }
+        let _ = writeln!(o, "             ({})", sc.note);
+        if r.flushes.calls > 0 {
+            let _ = writeln!(
+                o,
+                "flushes      {} calls, {:.4} s in total, longest {}",
+                r.flushes.calls,
+                r.flushes.total_s,
+                fmt_ns(r.flushes.max_ns)
+            );
+        }
+        if r.per_thread.len() > 1 {
+            for t in &r.per_thread {
+                let _ = writeln!(
+                    o,
+                    "thread {:<5} {} ops in {:.4} s",
+                    t.thread,
+                    thousands(t.ops),
+                    t.wall_s
+                );
+            }
+        }
+        if let Some(v) = &r.verify {
+            let _ = writeln!(
+                o,
+                "verify       {} blocks ({}) read back, {} mismatch{}{}",
+                thousands(v.blocks_checked),
+                fmt_size(v.bytes_checked),
+                v.mismatches,
+                if v.mismatches == 1 { "" } else { "es" },
+                if v.first_mismatch_offsets.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (first at byte offsets {:?})", v.first_mismatch_offsets)
+                }
+            );
+        }
+        let _ = writeln!(o, "timed        {}", r.timed);
+        let _ = writeln!(o, "excluded     {}", r.excluded);
+        for f in &r.fallbacks {
+            let _ = writeln!(o, "FALLBACK     {f}");
+        }
+        for n in &r.notes {
+            let _ = writeln!(o, "note         {n}");
+        }
+        o
+    }
+
+    pub fn survey_text(&self, s: &SurveyResult) -> String {
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "iolab survey: every method writing 4 B and 4 KiB blocks, {} ops or {} s per run, 1 thread",
+            thousands(s.ops_per_run),
+            s.max_s_per_run
+        );
+        let _ = writeln!(
+            o,
+            "host: {} | kernel {} | {} CPUs | clock: {} ({:.1} ns per read)",
+            s.host.cpu_model,
+            s.host.kernel_release,
+            s.host.cpus_online,
+            s.clock.description,
+            s.clock.overhead_ns
+        );
+        for target in ["/dev/null", "file"] {
+            let title = if target == "file" {
+                format!(
+                    "a fresh {} MiB file on {} in {}",
+                    iolab_core::survey::SURVEY_FILE_SIZE >> 20,
+                    s.file_fs,
+                    s.file_dir
+                )
+            } else {
+                "/dev/null (write sink)".to_string()
+            };
+            let _ = writeln!(o, "\n== {title}: ranked by ns/op within each block size ==");
+            let _ = writeln!(
+                o,
+                "{:>4}  {:<9} {:>6} {:>10} {:>10} {:>8} {:>8} {:>12} {:>10}",
+                "rank", "method", "bs", "ns/op", "MiB/s", "user s", "sys s", "syscalls/op", "ops"
+            );
+            let mut unavailable: Vec<&SurveyRun> = Vec::new();
+            for bs in iolab_core::survey::SURVEY_BS {
+                let mut rows: Vec<&RunResult> = s
+                    .runs
+                    .iter()
+                    .filter(|r| r.target == target && r.bs == bs)
+                    .filter_map(|r| r.result.as_ref())
+                    .collect();
+                rows.sort_by(|a, b| a.ns_per_op.total_cmp(&b.ns_per_op));
+                for (i, r) in rows.iter().enumerate() {
+                    let _ = writeln!(
+                        o,
+                        "{:>4}  {:<9} {:>6} {:>10.1} {:>10.1} {:>8.3} {:>8.3} {:>12} {:>10}",
+                        i + 1,
+                        r.spec.method.name(),
+                        fmt_size(bs),
+                        r.ns_per_op,
+                        r.mib_s,
+                        r.cpu.process.user_s,
+                        r.cpu.process.sys_s,
+                        syscalls_per_op(r),
+                        thousands(r.ops)
+                    );
+                }
+                unavailable.extend(
+                    s.runs
+                        .iter()
+                        .filter(|r| r.target == target && r.bs == bs && r.result.is_none()),
+                );
+            }
+            for u in unavailable {
+                let _ = writeln!(
+                    o,
+                    "  n/a  {:<9} {:>6}  {}",
+                    u.method.name(),
+                    fmt_size(u.bs),
+                    u.unavailable.as_deref().unwrap_or("unavailable")
+                );
+            }
+        }
+        let _ = writeln!(
+            o,
+            "\nns/op: wall time of the run / ops (1 thread). user/sys: CPU seconds of the whole process during the run, \
+             io_uring helper threads included. syscalls/op: counted by iolab; 'k' = counted by the kernel \
+             (/proc/self/io syscr+syscw) where glibc decides (stdio). Excluded from timing: file creation, open, \
+             mmap/ring setup. nop is the harness's own floor (no kernel call)."
+        );
+        let fallbacks: Vec<&String> = s
+            .runs
+            .iter()
+            .filter_map(|r| r.result.as_ref())
+            .flat_map(|r| r.fallbacks.iter())
+            .collect();
+        if let Some(f) = fallbacks.first() {
+            let _ = writeln!(o, "FALLBACK: {f}");
+        }
+        o
+    }
+}
+
+impl Exporter for TableExporter {
+    fn run(&self, r: &RunResult) -> Vec<u8> {
+        self.run_text(r).into_bytes()
+    }
+    fn survey(&self, s: &SurveyResult) -> Vec<u8> {
+        self.survey_text(s).into_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+}

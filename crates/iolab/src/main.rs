@@ -1,0 +1,402 @@
+//! The `iolab` command: argument parsing, progress and exit codes only; everything else is iolab-core.
+//!
+//! Exit codes: 0 success; 1 a kernel error at run time (the message names the syscall, errno and a hint)
+//! or a `--verify` mismatch; 2 bad input (one line naming the flag and what it accepts); 130 interrupted.
+
+use clap::{Args, Parser, Subcommand};
+use iolab_core::error::Error;
+use iolab_core::measure::clock;
+use iolab_core::spec::{RawSpec, Val};
+use iolab_report::{Exporter, JsonExporter, TableExporter};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+const ABOUT: &str =
+    "iolab: a Linux I/O methods laboratory. For a target and a workload, which way of talking \
+to the kernel is fastest, and what does each way cost (CPU, syscalls, faults, context switches)?";
+
+const AFTER: &str = "Without a command, iolab runs `survey`: every method writing 4 B and 4 KiB blocks to /dev/null \
+and to a fresh file in a new temporary directory (under 40 s), ranked per target, JSON in ./iolab-results/.
+It touches no existing file.
+
+Exit status: 0 ok; 1 kernel error at run time or --verify mismatch; 2 bad input; 130 interrupted.";
+
+#[derive(Parser)]
+#[command(name = "iolab", version, about = ABOUT, after_help = AFTER)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// The main job: every method writing 4 B and 4 KiB blocks to /dev/null and a fresh temporary file.
+    Survey(SurveyArgs),
+    /// Run one workload, given by flags or a TOML spec file (flags override the file).
+    Run(Box<RunArgs>),
+    /// Harness overhead: `run --method psync --target /dev/null --bs 4` against a bare write() loop.
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+struct SurveyArgs {
+    /// Directory for the JSON result (created if missing; a new file is always made).
+    #[arg(long, value_name = "DIR", default_value = "iolab-results")]
+    results_dir: PathBuf,
+    /// Where to create the temporary directory for the file runs [default: $TMPDIR or /tmp].
+    #[arg(long, value_name = "DIR")]
+    tmp_dir: Option<PathBuf>,
+    /// Ops per run (each run also stops after --max-seconds).
+    #[arg(long, value_name = "N")]
+    ops: Option<String>,
+    /// Time bound per run in seconds.
+    #[arg(long, value_name = "SECS")]
+    max_seconds: Option<String>,
+    /// Do not write the JSON result.
+    #[arg(long)]
+    no_json: bool,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Ops per round.
+    #[arg(long, default_value = "300000")]
+    ops: String,
+    /// Rounds (each: one bare loop, then one iolab run).
+    #[arg(long, default_value = "21")]
+    rounds: String,
+}
+
+#[derive(Args)]
+#[command(next_help_heading = "Workload")]
+struct RunArgs {
+    /// TOML spec file; keys are the flag names without dashes (bs = "4k", file-size = "64m", qd = 8).
+    #[arg(long, value_name = "FILE")]
+    spec: Option<PathBuf>,
+    /// Write the result document (JSON) to FILE ("-" for stdout). An existing FILE is not replaced.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+
+    /// A regular file (created if missing), /dev/null (write sink), /dev/zero (read source) or a block device [default: /dev/null].
+    #[arg(long, value_name = "PATH")]
+    target: Option<String>,
+    /// sync: write/read at the file position | psync: pwrite/pread | vectored: pwritev/preadv (--iovecs) |
+    /// stdio: glibc fwrite/fread on a fully buffered FILE (_IOFBF, --stdio-buffer, default 4096 bytes, as glibc picks
+    /// for files) | mmap: memcpy into/out of a MAP_SHARED mapping (--msync) | io_uring: plain ring (--qd, --batch) |
+    /// nop: no kernel call, the harness's floor [default: psync].
+    #[arg(long, value_name = "METHOD", verbatim_doc_comment)]
+    method: Option<String>,
+    /// write or read [default: write].
+    #[arg(long, value_name = "OP")]
+    op: Option<String>,
+    /// seq or rand (uniform over the thread's region, replayable) [default: seq].
+    #[arg(long, value_name = "PATTERN")]
+    pattern: Option<String>,
+    /// Bytes per op: 4, 512, 4k, 4KiB, 1m, 1MiB (powers of 1024) [default: 4k].
+    #[arg(long, value_name = "SIZE")]
+    bs: Option<String>,
+    /// Total ops over all threads (1000, 1_000_000, 100k, 1M) [default: 100000, capped at 10 s].
+    #[arg(long, value_name = "N")]
+    ops: Option<String>,
+    /// Total bytes over all threads (a whole number of --bs blocks); instead of --ops.
+    #[arg(long, value_name = "BYTES")]
+    size: Option<String>,
+    /// Time bound (5, 2.5s, 500ms, 1m); with --ops or --size, whichever comes first.
+    #[arg(long, value_name = "SECS")]
+    duration: Option<String>,
+    /// Threads, each with its own descriptor (and ring) and its own region of the target [default: 1].
+    #[arg(long, value_name = "N")]
+    threads: Option<String>,
+    /// O_DIRECT with aligned buffers (--bs and --offset must be multiples of the device's alignment).
+    #[arg(long)]
+    direct: bool,
+    /// none | end | every:N (timed, not in per-op latency) [default: none].
+    #[arg(long, value_name = "WHEN")]
+    fsync: Option<String>,
+    /// Size of a file iolab creates, shared by the threads' regions; writes wrap around it [default: ops x bs, or 64 MiB for --duration runs].
+    #[arg(long, value_name = "SIZE")]
+    file_size: Option<String>,
+    /// Byte offset in the target where the first region starts [default: 0].
+    #[arg(long, value_name = "BYTES")]
+    offset: Option<String>,
+    /// Seed of the data pattern and random offsets [default: a fresh one, recorded in the result].
+    #[arg(long, value_name = "N")]
+    seed: Option<String>,
+
+    #[command(flatten)]
+    method_opts: MethodOpts,
+    #[command(flatten)]
+    safety: SafetyOpts,
+}
+
+#[derive(Args)]
+#[command(next_help_heading = "Method options")]
+struct MethodOpts {
+    /// vectored: iovecs per op (the block split evenly) [default: 1].
+    #[arg(long, value_name = "N")]
+    iovecs: Option<String>,
+    /// io_uring: requests in flight [default: 1].
+    #[arg(long, value_name = "N")]
+    qd: Option<String>,
+    /// io_uring: requests per io_uring_enter (at most --qd) [default: 1].
+    #[arg(long, value_name = "N")]
+    batch: Option<String>,
+    /// mmap: none | end | every:N msync(MS_SYNC) of the mapping [default: none].
+    #[arg(long, value_name = "WHEN")]
+    msync: Option<String>,
+    /// stdio: FILE buffer size given to setvbuf(_IOFBF) [default: 4096].
+    #[arg(long, value_name = "SIZE")]
+    stdio_buffer: Option<String>,
+}
+
+#[derive(Args)]
+#[command(next_help_heading = "Checking and safety")]
+struct SafetyOpts {
+    /// After a write run, read the target back and check every written block; exit 1 on a mismatch.
+    #[arg(long)]
+    verify: bool,
+    /// Allow writing into an existing regular file iolab did not create.
+    #[arg(long)]
+    overwrite: bool,
+    /// Keep the file iolab created (it is removed at exit otherwise, also on Ctrl-C).
+    #[arg(long)]
+    keep: bool,
+    /// Allow writing to a block device (always refused while it or a partition is mounted).
+    #[arg(long)]
+    allow_device_writes: bool,
+}
+
+impl RunArgs {
+    fn raw(&self) -> RawSpec {
+        let s = |o: &Option<String>| o.as_ref().map(|v| Val::Str(v.clone()));
+        let b = |f: bool| if f { Some(Val::Bool(true)) } else { None };
+        let m = &self.method_opts;
+        RawSpec {
+            target: s(&self.target),
+            method: s(&self.method),
+            op: s(&self.op),
+            pattern: s(&self.pattern),
+            bs: s(&self.bs),
+            ops: s(&self.ops),
+            size: s(&self.size),
+            duration: s(&self.duration),
+            threads: s(&self.threads),
+            direct: b(self.direct),
+            fsync: s(&self.fsync),
+            msync: s(&m.msync),
+            iovecs: s(&m.iovecs),
+            qd: s(&m.qd),
+            batch: s(&m.batch),
+            stdio_buffer: s(&m.stdio_buffer),
+            file_size: s(&self.file_size),
+            offset: s(&self.offset),
+            seed: s(&self.seed),
+            verify: b(self.safety.verify),
+            overwrite: b(self.safety.overwrite),
+            keep: b(self.safety.keep),
+            allow_device_writes: b(self.safety.allow_device_writes),
+        }
+    }
+}
+
+fn fail(e: &Error) -> ! {
+    eprintln!("iolab: {e}");
+    std::process::exit(e.exit_code());
+}
+
+/// Refuses an existing --json file before the run, so nothing is overwritten and no run is wasted.
+fn check_json_path(p: &Path) -> Result<(), Error> {
+    if p == Path::new("-") {
+        return Ok(());
+    }
+    if p.exists() {
+        return Err(Error::usage(
+            "--json",
+            format!(
+                "{} exists; iolab does not replace files: choose a new name or remove it",
+                p.display()
+            ),
+        ));
+    }
+    match p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) if !d.is_dir() => Err(Error::usage(
+            "--json",
+            format!("the directory {} does not exist", d.display()),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn write_json(p: &Path, bytes: &[u8]) -> Result<(), Error> {
+    if p == Path::new("-") {
+        std::io::stdout()
+            .write_all(bytes)
+            .map_err(|e| Error::Runtime(format!("stdout: {e}")))?;
+        return Ok(());
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(p)
+        .map_err(|e| Error::Runtime(format!("cannot create --json {}: {e}", p.display())))?;
+    f.write_all(bytes)
+        .map_err(|e| Error::Runtime(format!("cannot write --json {}: {e}", p.display())))
+}
+
+fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
+    let file = match &a.spec {
+        Some(p) => RawSpec::from_toml_file(p)?,
+        None => RawSpec::default(),
+    };
+    let spec = file.merge(a.raw()).resolve()?;
+    if let Some(j) = &a.json {
+        check_json_path(j)?;
+    }
+    iolab_core::cleanup::install_signal_handler();
+    let clk = clock::calibrate(20);
+    let r = iolab_core::runner::run(&spec, &clk)?;
+    let text = TableExporter.run(&r);
+    if a.json.as_deref() == Some(Path::new("-")) {
+        // Keep stdout machine-readable: the table goes to stderr.
+        std::io::stderr().write_all(&text).ok();
+    } else {
+        std::io::stdout().write_all(&text).ok();
+    }
+    if let Some(j) = &a.json {
+        write_json(j, &JsonExporter.run(&r))?;
+    }
+    if let Some(v) = &r.verify {
+        if v.mismatches > 0 {
+            eprintln!(
+                "iolab: verify: {} of {} blocks differ from what was written (first at byte offset {})",
+                v.mismatches,
+                v.blocks_checked,
+                v.first_mismatch_offsets.first().copied().unwrap_or(0)
+            );
+            return Ok(1);
+        }
+    }
+    Ok(0)
+}
+
+fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
+    iolab_core::cleanup::install_signal_handler();
+    let mut opts = iolab_core::survey::SurveyOptions::default();
+    if let Some(d) = &a.tmp_dir {
+        if !d.is_dir() {
+            return Err(Error::usage(
+                "--tmp-dir",
+                format!("{} is not a directory", d.display()),
+            ));
+        }
+        opts.tmp_parent = d.clone();
+    }
+    if let Some(n) = &a.ops {
+        opts.ops = iolab_core::units::parse_count(n).map_err(|m| Error::usage("--ops", m))?;
+        if opts.ops == 0 {
+            return Err(Error::usage(
+                "--ops",
+                "0 is not accepted; expected 1 or more operations",
+            ));
+        }
+    }
+    if let Some(s) = &a.max_seconds {
+        opts.max_s =
+            iolab_core::units::parse_duration(s).map_err(|m| Error::usage("--max-seconds", m))?;
+        if opts.max_s <= 0.0 {
+            return Err(Error::usage(
+                "--max-seconds",
+                "expected a positive number of seconds",
+            ));
+        }
+    }
+    if iolab_core::sys::isatty(2) {
+        opts.on_run = Some(Box::new(|i, n, r| {
+            eprint!(
+                "\r\x1b[2Kiolab survey: {i}/{n} {} {} B -> {}",
+                r.method.name(),
+                r.bs,
+                r.target
+            );
+            if i == n {
+                eprintln!();
+            }
+        }));
+    }
+    let clk = clock::calibrate(20);
+    let s = iolab_core::survey::survey(&opts, &clk)?;
+    std::io::stdout().write_all(&TableExporter.survey(&s)).ok();
+    if !a.no_json {
+        let stamp = iolab_core::survey::utc_stamp(s.host.started_unix_s);
+        let p = iolab_core::survey::write_new_file(
+            &a.results_dir,
+            "survey",
+            &stamp,
+            &JsonExporter.survey(&s),
+        )?;
+        println!("result: {}", p.display());
+    }
+    Ok(0)
+}
+
+fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
+    let ops = iolab_core::units::parse_count(&a.ops).map_err(|m| Error::usage("--ops", m))?;
+    let rounds =
+        iolab_core::units::parse_count(&a.rounds).map_err(|m| Error::usage("--rounds", m))?;
+    if ops == 0 || rounds == 0 {
+        return Err(Error::usage(
+            if ops == 0 { "--ops" } else { "--rounds" },
+            "0 is not accepted",
+        ));
+    }
+    let clk = clock::calibrate(20);
+    let r = iolab_core::bench::overhead(ops, rounds as u32, &clk)?;
+    print!("{}", iolab_core::bench::render(&r));
+    Ok(0)
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                std::process::exit(0);
+            }
+            // One line: clap's first line names the flag and the problem.
+            let text = e.render().to_string();
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("bad arguments");
+            let first = first.trim_start_matches("error: ");
+            let hint = text
+                .lines()
+                .find(|l| {
+                    l.trim_start().starts_with("[possible values")
+                        || l.trim_start().starts_with("tip:")
+                })
+                .map(|l| format!(" ({})", l.trim()))
+                .unwrap_or_default();
+            eprintln!("iolab: {first}{hint}; see iolab --help");
+            std::process::exit(2);
+        }
+    };
+    let r = match &cli.cmd {
+        None => cmd_survey(&SurveyArgs {
+            results_dir: PathBuf::from("iolab-results"),
+            tmp_dir: None,
+            ops: None,
+            max_seconds: None,
+            no_json: false,
+        }),
+        Some(Cmd::Survey(a)) => cmd_survey(a),
+        Some(Cmd::Run(a)) => cmd_run(a),
+        Some(Cmd::Bench(a)) => cmd_bench(a),
+    };
+    match r {
+        Ok(code) => std::process::exit(code),
+        Err(e) => fail(&e),
+    }
+}
