@@ -78,6 +78,13 @@ pub struct CpuFigures {
     pub helpers_sys_s: f64,
     /// (user + sys of the process) / wall time: 1.0 is one core busy all the time.
     pub cores_busy: f64,
+    /// Time the process's tasks were runnable but waited on a runqueue (schedstat run_delay).
+    pub runqueue_wait_s: f64,
+    /// Steal time on all CPUs during the run (/proc/stat, 10 ms ticks): the hypervisor ran something else
+    /// on our virtual CPUs. Stolen time is in the wall time but in nobody's user/sys time.
+    pub steal_all_cpus_s: f64,
+    /// Steal on the CPUs the worker threads ran on, when each stayed on one CPU for the whole run.
+    pub steal_worker_cpus_s: Option<f64>,
 }
 
 /// System calls: what the method counted, and what the kernel counted (/proc/self/io).

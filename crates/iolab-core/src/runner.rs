@@ -12,7 +12,9 @@
 
 use crate::error::{Error, Result};
 use crate::measure::clock::{Clock, ClockInfo, ClockKind, MockClock, MonoClock, TscClock};
-use crate::measure::cpu::{helper_deltas, read_tasks, ProcIo, Rusage, RusageDelta};
+use crate::measure::cpu::{
+    helper_deltas, read_tasks, run_delay_delta_s, steal_per_cpu, ProcIo, Rusage, RusageDelta,
+};
 use crate::measure::hist::{new_hist, summarize, FastHist};
 use crate::method::{self, Caps, Flush, Io, Method, ThreadCtx};
 use crate::pattern::{self, OpPlan};
@@ -79,6 +81,8 @@ struct WorkerOut {
     error: Option<Error>,
     /// One clock read per op (synchronous methods): `gap` is not recorded, it equals `lat`.
     boundary_timing: bool,
+    /// The CPU the worker ran on just before and just after its loop.
+    cpus: (i32, i32),
 }
 
 impl WorkerOut {
@@ -97,6 +101,7 @@ impl WorkerOut {
             rusage: RusageDelta::default(),
             error: None,
             boundary_timing: false,
+            cpus: (-1, -1),
         }
     }
 }
@@ -465,6 +470,7 @@ fn worker<M: Method, C: Clock>(
                 ctx.thread,
             );
             let ru0 = Rusage::thread();
+            let cpu0 = crate::sys::current_cpu();
             let r = if caps.synchronous {
                 loop_sync(
                     m,
@@ -491,6 +497,7 @@ fn worker<M: Method, C: Clock>(
                 )
             };
             let ru1 = Rusage::thread();
+            out.cpus = (cpu0, crate::sys::current_cpu());
             out.rusage = RusageDelta::between(&ru0, &ru1);
             out.syscalls = m.syscalls();
             out.submissions = m.submissions();
@@ -511,22 +518,35 @@ struct Snap {
     ru: Rusage,
     tasks: Vec<crate::measure::cpu::TaskTimes>,
     io: Option<(ProcIo, u64)>,
+    steal: Vec<u64>,
 }
 
 impl Snap {
     /// /proc/self/io is read last before the span and first after it, so only the one read that made the
     /// "before" snapshot falls inside (and is subtracted by `ProcIo::delta`).
     fn take_before() -> Snap {
+        let steal = steal_per_cpu();
         let tasks = read_tasks();
         let ru = Rusage::process();
         let io = ProcIo::read_self();
-        Snap { ru, tasks, io }
+        Snap {
+            ru,
+            tasks,
+            io,
+            steal,
+        }
     }
     fn take_after() -> Snap {
         let io = ProcIo::read_self();
         let ru = Rusage::process();
         let tasks = read_tasks();
-        Snap { ru, tasks, io }
+        let steal = steal_per_cpu();
+        Snap {
+            ru,
+            tasks,
+            io,
+            steal,
+        }
     }
 }
 
@@ -746,6 +766,30 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
         notes.push("io_uring requests are not counted in /proc/self/io syscr/syscw".into());
     }
     let cpu_total = process.user_s + process.sys_s;
+    let tick = 1.0 / crate::sys::clock_ticks_per_sec() as f64;
+    let steal_of = |c: usize| {
+        after
+            .steal
+            .get(c)
+            .copied()
+            .unwrap_or(0)
+            .saturating_sub(before.steal.get(c).copied().unwrap_or(0)) as f64
+            * tick
+    };
+    let steal_all: f64 = (0..after.steal.len()).map(steal_of).sum();
+    let steal_workers = if outs.iter().all(|o| o.cpus.0 >= 0 && o.cpus.0 == o.cpus.1) {
+        let mut cpus: Vec<usize> = outs.iter().map(|o| o.cpus.0 as usize).collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        Some(cpus.into_iter().map(steal_of).sum::<f64>())
+    } else {
+        None
+    };
+    if steal_all > 0.05 * wall_s.max(1e-9) && steal_all >= 0.02 {
+        notes.push(format!(
+            "the hypervisor stole {steal_all:.2} s of CPU during this {wall_s:.2} s run (steal time): timings include it and CPU figures do not"
+        ));
+    }
     let boundary = outs.iter().any(|o| o.boundary_timing);
     let timed = if boundary {
         "each thread from just before its first op to after its last completion, including --fsync/--msync \
@@ -796,6 +840,9 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
             helpers_sys_s: helpers.iter().map(|h| h.sys_s).sum(),
             helpers,
             cores_busy: if wall_s > 0.0 { cpu_total / wall_s } else { 0.0 },
+            runqueue_wait_s: run_delay_delta_s(&before.tasks, &after.tasks),
+            steal_all_cpus_s: steal_all,
+            steal_worker_cpus_s: steal_workers,
         },
         syscalls: SyscallFigures {
             method_count,

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 pub const SURVEY_BS: [u64; 2] = [4, 4096];
 /// Ops per run, and the time bound that stops a slow method early (the whole survey stays under 40 s).
 pub const SURVEY_OPS: u64 = 200_000;
-pub const SURVEY_MAX_S: f64 = 0.4;
+pub const SURVEY_MAX_S: f64 = 1.0;
 /// The file each file-target run creates (writes wrap around it).
 pub const SURVEY_FILE_SIZE: u64 = 64 << 20;
 

@@ -191,11 +191,20 @@ impl TableExporter {
         }
         let _ = writeln!(
             o,
-            "scheduler    context switches voluntary {}, involuntary {}; page faults minor {}, major {}",
+            "scheduler    context switches voluntary {}, involuntary {}; page faults minor {}, major {}; runqueue wait {:.3} s",
             c.process.voluntary_ctx_switches,
             c.process.involuntary_ctx_switches,
             c.process.minor_faults,
-            c.process.major_faults
+            c.process.major_faults,
+            c.runqueue_wait_s
+        );
+        let _ = writeln!(
+            o,
+            "steal        hypervisor steal during the run: {:.2} s on all CPUs{}",
+            c.steal_all_cpus_s,
+            c.steal_worker_cpus_s
+                .map(|v| format!(", {v:.2} s on the worker CPU(s)"))
+                .unwrap_or_else(|| " (workers changed CPU)".into())
         );
         let sc = &r.syscalls;
         let mine = match (sc.method_count, sc.method_per_op) {

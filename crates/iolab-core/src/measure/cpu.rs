@@ -77,6 +77,8 @@ pub struct TaskTimes {
     pub stime_ticks: u64,
     /// Exact on-CPU nanoseconds (first field of schedstat), when the kernel provides it.
     pub oncpu_ns: Option<u64>,
+    /// Nanoseconds spent runnable but waiting on a runqueue (second field of schedstat).
+    pub run_delay_ns: Option<u64>,
 }
 
 /// Parses /proc/<pid>/task/<tid>/stat: utime and stime are fields 14 and 15, after the `(comm)` field
@@ -109,15 +111,17 @@ pub fn read_tasks() -> Vec<TaskTimes> {
         else {
             continue;
         };
-        let oncpu_ns = std::fs::read_to_string(p.join("schedstat"))
-            .ok()
-            .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()));
+        let sched = std::fs::read_to_string(p.join("schedstat")).unwrap_or_default();
+        let mut f = sched.split_whitespace().map(|v| v.parse::<u64>().ok());
+        let oncpu_ns = f.next().flatten();
+        let run_delay_ns = f.next().flatten();
         out.push(TaskTimes {
             tid,
             comm,
             utime_ticks: ut,
             stime_ticks: st,
             oncpu_ns,
+            run_delay_ns,
         });
     }
     out
@@ -159,6 +163,44 @@ pub fn helper_deltas(before: &[TaskTimes], after: &[TaskTimes]) -> Vec<HelperCpu
         });
     }
     out
+}
+
+/// Runqueue waiting of all tasks present in both snapshots (and new ones from zero), in seconds.
+pub fn run_delay_delta_s(before: &[TaskTimes], after: &[TaskTimes]) -> f64 {
+    let prev: BTreeMap<i32, &TaskTimes> = before.iter().map(|t| (t.tid, t)).collect();
+    let ns: u64 = after
+        .iter()
+        .map(|t| {
+            let b = prev.get(&t.tid).and_then(|p| p.run_delay_ns).unwrap_or(0);
+            t.run_delay_ns.unwrap_or(0).saturating_sub(b)
+        })
+        .sum();
+    ns as f64 * 1e-9
+}
+
+/// Steal time per CPU (the hypervisor running something else on our vCPU), in USER_HZ ticks, from the
+/// eighth value of each `cpuN` line of /proc/stat. Empty where /proc/stat is unreadable.
+pub fn steal_per_cpu() -> Vec<u64> {
+    let Ok(text) = std::fs::read_to_string("/proc/stat") else {
+        return Vec::new();
+    };
+    let mut v = Vec::new();
+    for line in text.lines() {
+        let mut f = line.split_whitespace();
+        let Some(name) = f.next() else { continue };
+        let Some(n) = name
+            .strip_prefix("cpu")
+            .and_then(|n| n.parse::<usize>().ok())
+        else {
+            continue;
+        };
+        let steal = f.nth(7).and_then(|x| x.parse().ok()).unwrap_or(0);
+        if v.len() <= n {
+            v.resize(n + 1, 0);
+        }
+        v[n] = steal;
+    }
+    v
 }
 
 /// The kernel's per-process I/O accounting (/proc/self/io).
@@ -242,6 +284,7 @@ mod tests {
             utime_ticks: u,
             stime_ticks: s,
             oncpu_ns: Some(u * 1000),
+            run_delay_ns: Some(s),
         };
         let before = vec![t(1, "iolab", 5, 5), t(2, "iou-sqp-1", 1, 10)];
         let after = vec![
@@ -253,6 +296,20 @@ mod tests {
         assert_eq!(d.len(), 2);
         assert_eq!(d[0].sys_s, 20.0 / hz);
         assert_eq!(d[1].sys_s, 4.0 / hz);
+        // run delay: tid 1 5->50, tid 2 10->30, tid 3 new 4 => 45 + 20 + 4 ns.
+        assert!((run_delay_delta_s(&before, &after) - 69e-9).abs() < 1e-15);
+    }
+
+    #[test]
+    fn steal_is_read_per_cpu() {
+        let v = steal_per_cpu();
+        assert_eq!(
+            v.len(),
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(v.len())
+                .max(v.len())
+        );
     }
 
     #[test]

@@ -518,3 +518,9 @@ pub fn isatty(fd: RawFd) -> bool {
     // SAFETY: isatty only reads its integer argument.
     unsafe { libc::isatty(fd) == 1 }
 }
+
+/// The CPU the calling thread runs on now (sched_getcpu(3)), or -1.
+pub fn current_cpu() -> i32 {
+    // SAFETY: sched_getcpu takes no arguments; it returns -1 on failure.
+    unsafe { libc::sched_getcpu() }
+}

@@ -1,0 +1,128 @@
+//! Helpers for the integration tests: run the binary, parse its JSON, and an independent implementation of
+//! the documented block pattern (README "Data pattern"), so content checks do not trust iolab's own code.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_iolab")
+}
+
+pub struct Ran {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn iolab(args: &[&str]) -> Ran {
+    let out: Output = Command::new(bin())
+        .args(args)
+        .output()
+        .expect("iolab starts");
+    Ran {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs `iolab run ARGS --json -` and returns the parsed result (the table goes to stderr then).
+pub fn run_json(args: &[&str]) -> serde_json::Value {
+    let mut a = vec!["run"];
+    a.extend_from_slice(args);
+    a.extend_from_slice(&["--json", "-"]);
+    let r = iolab(&a);
+    assert_eq!(r.code, 0, "iolab {a:?} failed: {}", r.stderr);
+    serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("bad JSON from {a:?}: {e}\n{}", r.stdout))
+}
+
+/// A fresh directory on tmpfs (/dev/shm), removed when dropped.
+pub fn tmpfs_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("iolab-test-")
+        .tempdir_in("/dev/shm")
+        .expect("/dev/shm is writable")
+}
+
+/// A fresh directory on the disk filesystem (/var/tmp is not tmpfs here), removed when dropped.
+pub fn disk_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("iolab-test-")
+        .tempdir_in(std::env::temp_dir())
+        .expect("temp dir")
+}
+
+pub fn path_str(p: &Path) -> String {
+    p.display().to_string()
+}
+
+pub fn file(dir: &tempfile::TempDir, name: &str) -> PathBuf {
+    dir.path().join(name)
+}
+
+// ----- the documented pattern, written again from the README -----
+
+fn mix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Expected bytes of block `b` of size `bs` for `seed`.
+pub fn expected_block(bs: usize, seed: u64, b: u64) -> Vec<u8> {
+    let mut v: Vec<u8> = (0..bs)
+        .map(|i| mix64(seed.wrapping_add((i / 8) as u64)).to_le_bytes()[i % 8])
+        .collect();
+    let mut s = 0usize;
+    while s * 512 < bs {
+        let w = mix64(seed ^ ((b << 22) | s as u64)).to_le_bytes();
+        let start = s * 512;
+        let n = (bs - start).min(8);
+        v[start..start + n].copy_from_slice(&w[..n]);
+        s += 1;
+    }
+    v
+}
+
+/// Checks that blocks [0, nblocks) of `path` (from `offset`) hold the pattern; returns how many matched.
+pub fn check_blocks(
+    path: &Path,
+    bs: usize,
+    seed: u64,
+    offset: u64,
+    blocks: impl Iterator<Item = u64>,
+) -> (u64, u64) {
+    let data = std::fs::read(path).expect("file readable");
+    let (mut ok, mut bad) = (0, 0);
+    for b in blocks {
+        let at = (offset + b * bs as u64) as usize;
+        let got = data.get(at..at + bs);
+        if got == Some(expected_block(bs, seed, b).as_slice()) {
+            ok += 1;
+        } else {
+            bad += 1;
+        }
+    }
+    (ok, bad)
+}
+
+pub fn f64_of(v: &serde_json::Value, path: &[&str]) -> f64 {
+    let mut x = v;
+    for k in path {
+        x = &x[*k];
+    }
+    x.as_f64()
+        .unwrap_or_else(|| panic!("{path:?} is not a number: {x}"))
+}
+
+pub fn u64_of(v: &serde_json::Value, path: &[&str]) -> u64 {
+    let mut x = v;
+    for k in path {
+        x = &x[*k];
+    }
+    x.as_u64()
+        .unwrap_or_else(|| panic!("{path:?} is not an integer: {x}"))
+}

@@ -1,0 +1,373 @@
+//! Every method against /dev/null and a tmpfs file: the bytes that landed (content, checked with an
+//! independent implementation of the pattern) and the kernel's own counts.
+
+mod common;
+use common::*;
+
+const SYSCALL_METHODS: [&str; 3] = ["sync", "psync", "vectored"];
+const ALL: [&str; 7] = [
+    "sync", "psync", "vectored", "stdio", "mmap", "io_uring", "nop",
+];
+
+#[test]
+fn every_method_writes_to_dev_null_and_the_kernel_agrees() {
+    for m in ALL {
+        if m == "mmap" {
+            continue; // refused: see bad_input.rs
+        }
+        let r = run_json(&[
+            "--method",
+            m,
+            "--target",
+            "/dev/null",
+            "--bs",
+            "4k",
+            "--ops",
+            "3000",
+        ]);
+        assert_eq!(u64_of(&r, &["ops"]), 3000, "{m}");
+        assert_eq!(u64_of(&r, &["bytes"]), 3000 * 4096, "{m}");
+        let syscw = u64_of(&r, &["syscalls", "kernel_rw", "syscw"]);
+        let wchar = u64_of(&r, &["syscalls", "kernel_rw", "wchar"]);
+        match m {
+            "sync" | "psync" | "vectored" => {
+                assert_eq!(
+                    syscw, 3000,
+                    "{m}: one write syscall per op, by the kernel's count"
+                );
+                assert_eq!(wchar, 3000 * 4096, "{m}: every byte passed to the kernel");
+                assert_eq!(u64_of(&r, &["syscalls", "method_count"]), 3000, "{m}");
+            }
+            "stdio" => {
+                // glibc decides the calls, but every byte must reach write(2).
+                assert_eq!(wchar, 3000 * 4096, "stdio: bytes through write(2)");
+                assert!(syscw >= 1 && syscw <= 3000, "stdio syscw {syscw}");
+                assert!(r["syscalls"]["method_count"].is_null());
+            }
+            "io_uring" => {
+                assert_eq!(syscw, 0, "io_uring writes are not write(2) calls");
+                assert_eq!(u64_of(&r, &["syscalls", "uring_requests"]), 3000);
+                assert_eq!(
+                    u64_of(&r, &["syscalls", "uring_enters"]),
+                    3000,
+                    "qd 1 batch 1: one enter per op"
+                );
+            }
+            "nop" => {
+                assert_eq!(syscw, 0, "nop makes no kernel call");
+                assert_eq!(u64_of(&r, &["syscalls", "method_count"]), 0);
+            }
+            _ => unreachable!(),
+        }
+        assert_eq!(
+            u64_of(&r, &["latency", "count"]),
+            3000,
+            "{m}: one latency per op"
+        );
+    }
+}
+
+#[test]
+fn every_method_lands_the_right_bytes_in_a_tmpfs_file() {
+    let dir = tmpfs_dir();
+    for m in ALL {
+        for bs in [4usize, 4096] {
+            let f = file(&dir, &format!("{m}-{bs}.dat"));
+            let ops = 300u64;
+            let bs_s = bs.to_string();
+            let size = (ops * bs as u64).to_string();
+            let mut args = vec![
+                "--method",
+                m,
+                "--target",
+                f.to_str().unwrap(),
+                "--bs",
+                &bs_s,
+                "--ops",
+                "300",
+            ];
+            args.extend_from_slice(&["--seed", "7", "--keep", "--file-size", &size]);
+            if m != "nop" {
+                args.push("--verify");
+            }
+            let r = run_json(&args);
+            assert_eq!(u64_of(&r, &["ops"]), ops, "{m} {bs}");
+            let (ok, bad) = check_blocks(&f, bs, 7, 0, 0..ops);
+            if m == "nop" {
+                assert_eq!(
+                    ok, 0,
+                    "nop moves no data: the file must not hold the pattern"
+                );
+            } else {
+                assert_eq!(
+                    (ok, bad),
+                    (ops, 0),
+                    "{m} bs {bs}: blocks holding the expected bytes"
+                );
+                assert_eq!(u64_of(&r, &["verify", "blocks_checked"]), ops);
+                assert_eq!(u64_of(&r, &["verify", "mismatches"]), 0);
+            }
+            assert_eq!(
+                std::fs::metadata(&f).unwrap().len(),
+                ops * bs as u64,
+                "{m}: file sized by --file-size"
+            );
+        }
+    }
+}
+
+#[test]
+fn vectored_uneven_split_random_offsets_threads_and_offset() {
+    let dir = tmpfs_dir();
+    // 3 iovecs over 4096 bytes (1365 + 1365 + 1366).
+    let f = file(&dir, "v.dat");
+    run_json(&[
+        "--method",
+        "vectored",
+        "--iovecs",
+        "3",
+        "--target",
+        f.to_str().unwrap(),
+        "--ops",
+        "64",
+        "--seed",
+        "3",
+        "--keep",
+        "--verify",
+    ]);
+    assert_eq!(check_blocks(&f, 4096, 3, 0, 0..64), (64, 0));
+
+    // Random pattern: every block that was written holds its own pattern; unwritten ones are zero.
+    let f = file(&dir, "r.dat");
+    let r = run_json(&[
+        "--method",
+        "psync",
+        "--pattern",
+        "rand",
+        "--target",
+        f.to_str().unwrap(),
+        "--ops",
+        "200",
+        "--file-size",
+        "256k",
+        "--seed",
+        "5",
+        "--keep",
+        "--verify",
+    ]);
+    let checked = u64_of(&r, &["verify", "blocks_checked"]);
+    assert!(
+        checked > 40 && checked <= 64,
+        "distinct random blocks {checked}"
+    );
+    let data = std::fs::read(&f).unwrap();
+    let mut written = 0;
+    for b in 0..64u64 {
+        let blk = &data[(b * 4096) as usize..((b + 1) * 4096) as usize];
+        if blk.iter().any(|&x| x != 0) {
+            assert_eq!(blk, expected_block(4096, 5, b).as_slice(), "block {b}");
+            written += 1;
+        }
+    }
+    assert_eq!(
+        written, checked,
+        "verify checked exactly the written blocks"
+    );
+
+    // Four threads, each its own region; and a start offset.
+    let f = file(&dir, "t.dat");
+    let r = run_json(&[
+        "--method",
+        "io_uring",
+        "--qd",
+        "4",
+        "--threads",
+        "4",
+        "--target",
+        f.to_str().unwrap(),
+        "--ops",
+        "400",
+        "--offset",
+        "8192",
+        "--seed",
+        "9",
+        "--keep",
+        "--verify",
+    ]);
+    assert_eq!(u64_of(&r, &["verify", "blocks_checked"]), 400);
+    assert_eq!(r["per_thread"].as_array().unwrap().len(), 4);
+    assert_eq!(check_blocks(&f, 4096, 9, 8192, 0..400), (400, 0));
+    let data = std::fs::read(&f).unwrap();
+    assert!(
+        data[..8192].iter().all(|&x| x == 0),
+        "nothing written before --offset"
+    );
+}
+
+#[test]
+fn reads_from_dev_zero_and_from_files() {
+    for m in ALL {
+        let r = run_json(&[
+            "--method",
+            m,
+            "--op",
+            "read",
+            "--target",
+            "/dev/zero",
+            "--bs",
+            "4k",
+            "--ops",
+            "1000",
+        ]);
+        assert_eq!(u64_of(&r, &["ops"]), 1000, "{m}");
+        if SYSCALL_METHODS.contains(&m) {
+            assert_eq!(u64_of(&r, &["syscalls", "kernel_rw", "syscr"]), 1000, "{m}");
+            assert_eq!(
+                u64_of(&r, &["syscalls", "kernel_rw", "rchar"]),
+                1000 * 4096,
+                "{m}"
+            );
+        }
+    }
+    let dir = tmpfs_dir();
+    let f = file(&dir, "read.dat");
+    // iolab creates, prefills and removes the file it reads.
+    let r = run_json(&[
+        "--method",
+        "psync",
+        "--op",
+        "read",
+        "--target",
+        f.to_str().unwrap(),
+        "--ops",
+        "500",
+        "--file-size",
+        "1m",
+    ]);
+    assert_eq!(u64_of(&r, &["syscalls", "kernel_rw", "rchar"]), 500 * 4096);
+    assert!(
+        r["notes"].to_string().contains("filled"),
+        "the prefill is stated: {}",
+        r["notes"]
+    );
+    assert!(!f.exists(), "the file iolab created is removed at exit");
+    // An existing file may be read without --overwrite and is left as it was.
+    std::fs::write(&f, vec![0xabu8; 65536]).unwrap();
+    let r = run_json(&[
+        "--method",
+        "mmap",
+        "--op",
+        "read",
+        "--target",
+        f.to_str().unwrap(),
+        "--ops",
+        "100",
+    ]);
+    assert_eq!(u64_of(&r, &["target", "region_blocks_per_thread"]), 16);
+    assert_eq!(std::fs::read(&f).unwrap(), vec![0xabu8; 65536]);
+}
+
+#[test]
+fn flushes_are_counted_and_io_uring_batches() {
+    let dir = tmpfs_dir();
+    let f = file(&dir, "fs.dat");
+    let r = run_json(&[
+        "--method",
+        "psync",
+        "--target",
+        f.to_str().unwrap(),
+        "--ops",
+        "1000",
+        "--fsync",
+        "every:100",
+    ]);
+    assert_eq!(u64_of(&r, &["flushes", "calls"]), 10);
+    assert_eq!(
+        u64_of(&r, &["syscalls", "method_count"]),
+        1010,
+        "pwrites plus fsyncs"
+    );
+    let r = run_json(&[
+        "--method",
+        "mmap",
+        "--target",
+        f.to_str().unwrap(),
+        "--ops",
+        "100",
+        "--msync",
+        "end",
+        "--fsync",
+        "end",
+        "--overwrite",
+        "--verify",
+    ]);
+    assert_eq!(u64_of(&r, &["flushes", "calls"]), 2);
+    assert_eq!(
+        u64_of(&r, &["syscalls", "method_count"]),
+        2,
+        "mmap: only msync and fsync"
+    );
+    let r = run_json(&[
+        "--method",
+        "io_uring",
+        "--target",
+        "/dev/null",
+        "--ops",
+        "4000",
+        "--qd",
+        "8",
+        "--batch",
+        "4",
+    ]);
+    let enters = u64_of(&r, &["syscalls", "uring_enters"]);
+    assert_eq!(u64_of(&r, &["syscalls", "uring_requests"]), 4000);
+    assert!(
+        (1000..=1010).contains(&enters),
+        "batch 4: about one enter per 4 requests, got {enters}"
+    );
+    let r = run_json(&[
+        "--method",
+        "io_uring",
+        "--target",
+        f.to_str().unwrap(),
+        "--ops",
+        "300",
+        "--qd",
+        "16",
+        "--batch",
+        "8",
+        "--overwrite",
+        "--verify",
+        "--fsync",
+        "every:64",
+    ]);
+    assert_eq!(u64_of(&r, &["verify", "mismatches"]), 0);
+    assert_eq!(u64_of(&r, &["flushes", "calls"]), 4);
+}
+
+#[test]
+fn stdio_four_byte_writes_land_and_use_few_syscalls() {
+    // The seed thesis's 4-byte writes: glibc's 4096-byte buffer makes one write(2) per 1024 ops.
+    let dir = tmpfs_dir();
+    let f = file(&dir, "s.dat");
+    let r = run_json(&[
+        "--method",
+        "stdio",
+        "--target",
+        f.to_str().unwrap(),
+        "--bs",
+        "4",
+        "--ops",
+        "10240",
+        "--seed",
+        "11",
+        "--keep",
+        "--verify",
+    ]);
+    let syscw = u64_of(&r, &["syscalls", "kernel_rw", "syscw"]);
+    assert!(
+        (10..=12).contains(&syscw),
+        "10 buffer flushes expected, kernel counted {syscw}"
+    );
+    assert_eq!(check_blocks(&f, 4, 11, 0, 0..10240), (10240, 0));
+}
