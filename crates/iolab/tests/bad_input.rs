@@ -1,0 +1,244 @@
+//! Every bad-input case of the foundation issue: exit status 2 and one line naming the flag and what is
+//! accepted; kernel errors at run time: exit 1 naming the syscall, the errno and a hint.
+
+mod common;
+use common::*;
+
+/// Asserts exit 2, exactly one line on stderr, starting with `iolab: <flag>` and containing `needle`.
+fn refused(args: &[&str], flag: &str, needle: &str) {
+    let r = iolab(args);
+    assert_eq!(r.code, 2, "{args:?} should exit 2; stderr: {}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{args:?}: one line expected, got {lines:?}");
+    assert!(
+        lines[0].starts_with(&format!("iolab: {flag}")),
+        "{args:?}: should name {flag}: {}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains(needle),
+        "{args:?}: should say '{needle}': {}",
+        lines[0]
+    );
+    assert!(
+        r.stdout.is_empty(),
+        "{args:?}: nothing on stdout after a refusal"
+    );
+}
+
+#[test]
+fn sizes_counts_and_names() {
+    refused(&["run", "--bs", "0"], "--bs", "0 is not accepted");
+    refused(
+        &["run", "--bs", "4q"],
+        "--bs",
+        "expected a byte count such as 4, 512, 4k, 4KiB, 1m or 1MiB",
+    );
+    refused(
+        &["run", "--file-size", "lots"],
+        "--file-size",
+        "expected a byte count",
+    );
+    refused(
+        &["run", "--threads", "0"],
+        "--threads",
+        "expected 1 or more threads",
+    );
+    refused(
+        &["run", "--ops", "0"],
+        "--ops",
+        "expected 1 or more operations",
+    );
+    refused(
+        &["run", "--ops", "many"],
+        "--ops",
+        "expected a whole number",
+    );
+    refused(
+        &["run", "--method", "dma"],
+        "--method",
+        "accepted: sync, psync, vectored, stdio, mmap, io_uring, nop",
+    );
+    refused(&["run", "--op", "append"], "--op", "expected write or read");
+    refused(
+        &["run", "--fsync", "sometimes"],
+        "--fsync",
+        "none, end or every:N",
+    );
+    refused(
+        &["run", "--method", "psync", "--qd", "8"],
+        "--qd",
+        "applies to --method io_uring only",
+    );
+    refused(
+        &["run", "--method", "io_uring", "--qd", "4", "--batch", "8"],
+        "--batch",
+        "--batch <= --qd",
+    );
+    refused(
+        &["run", "--method", "stdio", "--direct"],
+        "--direct",
+        "not possible with --method stdio",
+    );
+    refused(
+        &[
+            "run",
+            "--method",
+            "nop",
+            "--verify",
+            "--target",
+            "/dev/shm/iolab-never.dat",
+        ],
+        "--verify",
+        "moves no data",
+    );
+}
+
+#[test]
+fn unknown_option_is_one_line_naming_it() {
+    let r = iolab(&["run", "--frobnicate", "3"]);
+    assert_eq!(r.code, 2);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("--frobnicate"), "{}", lines[0]);
+    let r = iolab(&["explode"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("explode"), "{}", r.stderr);
+}
+
+#[test]
+fn targets_that_cannot_be_used() {
+    let dir = tmpfs_dir();
+    let d = path_str(dir.path());
+    refused(&["run", "--target", &d], "--target", "is a directory");
+    refused(
+        &["run", "--target", "/nonexistent-iolab-dir/x.dat"],
+        "--target",
+        "parent directory /nonexistent-iolab-dir does not exist",
+    );
+    refused(
+        &["run", "--op", "read", "--target", "/dev/null"],
+        "--op",
+        "read from /dev/zero instead",
+    );
+    refused(
+        &["run", "--method", "mmap", "--target", "/dev/null"],
+        "--method",
+        "mmap cannot map /dev/null",
+    );
+    refused(
+        &["run", "--target", "/dev/null", "--verify"],
+        "--verify",
+        "keeps no data",
+    );
+    refused(
+        &["run", "--target", "/dev/tty"],
+        "--target",
+        "character device other than /dev/null or /dev/zero",
+    );
+}
+
+#[test]
+fn o_direct_alignment_is_named() {
+    // ext4 (the disk) reports its O_DIRECT alignment through statx; iolab names it.
+    let dir = disk_dir();
+    let f = file(&dir, "d.dat");
+    let fs = f.to_str().unwrap();
+    refused(
+        &["run", "--direct", "--bs", "100", "--target", fs],
+        "--bs",
+        "O_DIRECT there needs multiples of",
+    );
+    refused(
+        &["run", "--direct", "--offset", "100", "--target", fs],
+        "--offset",
+        "offsets that are multiples of",
+    );
+    assert!(
+        !f.exists(),
+        "a file created before the refusal is removed again"
+    );
+}
+
+#[test]
+fn spec_files() {
+    let dir = tmpfs_dir();
+    let spec = file(&dir, "s.toml");
+    std::fs::write(&spec, "bs = \"4k\"\nblocksize = 8\n").unwrap();
+    refused(
+        &["run", "--spec", spec.to_str().unwrap()],
+        "--spec",
+        "unknown key 'blocksize'",
+    );
+    std::fs::write(&spec, "bs = [1, 2]\n").unwrap();
+    refused(&["run", "--spec", spec.to_str().unwrap()], "--spec", "");
+    refused(
+        &["run", "--spec", "/nonexistent-iolab.toml"],
+        "--spec",
+        "cannot read",
+    );
+    // A good file, overridden by a flag.
+    std::fs::write(
+        &spec,
+        "method = \"io_uring\"\nqd = 4\nbs = 512\nops = 100\ntarget = \"/dev/null\"\n",
+    )
+    .unwrap();
+    let r = run_json(&["--spec", spec.to_str().unwrap(), "--bs", "1k"]);
+    assert_eq!(r["spec"]["method"], "io_uring");
+    assert_eq!(u64_of(&r, &["spec", "qd"]), 4);
+    assert_eq!(
+        u64_of(&r, &["spec", "bs"]),
+        1024,
+        "the flag overrides the file"
+    );
+    assert_eq!(u64_of(&r, &["ops"]), 100);
+}
+
+#[test]
+fn kernel_errors_name_syscall_errno_and_hint() {
+    // ENOSPC: a 64 KiB tmpfs, 1 MiB of writes. Needs root and mount(2).
+    let dir = disk_dir();
+    let mnt = dir.path().join("small");
+    std::fs::create_dir(&mnt).unwrap();
+    let m = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&mnt)
+        .status();
+    if !matches!(m, Ok(s) if s.success()) {
+        println!("SKIPPED kernel_errors_name_syscall_errno_and_hint: cannot mount a small tmpfs (needs root)");
+        return;
+    }
+    let f = mnt.join("f.dat");
+    let r = iolab(&[
+        "run",
+        "--target",
+        f.to_str().unwrap(),
+        "--file-size",
+        "1m",
+        "--ops",
+        "256",
+    ]);
+    let removed = !f.exists();
+    let _ = std::process::Command::new("umount").arg(&mnt).status();
+    assert!(
+        removed,
+        "the file iolab created is removed after a run-time failure too"
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let line = r.stderr.trim();
+    assert!(line.contains("pwrite failed: ENOSPC"), "{line}");
+    assert!(line.contains("hint: the filesystem is full"), "{line}");
+}
+
+#[test]
+fn existing_json_file_is_not_replaced() {
+    let dir = tmpfs_dir();
+    let j = file(&dir, "r.json");
+    std::fs::write(&j, "keep me").unwrap();
+    refused(
+        &["run", "--ops", "10", "--json", j.to_str().unwrap()],
+        "--json",
+        "does not replace files",
+    );
+    assert_eq!(std::fs::read_to_string(&j).unwrap(), "keep me");
+}

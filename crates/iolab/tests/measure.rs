@@ -1,0 +1,111 @@
+//! Measurement: CPU accounting against wall time, the JSON result document, and the main job.
+//! (Its own test binary, so the CPU-bound run does not share the CPUs with the other test files.)
+
+mod common;
+use common::*;
+
+#[test]
+fn cpu_accounting_matches_wall_time_on_a_cpu_bound_run() {
+    // psync to /dev/null never sleeps: the process is on a CPU for the whole wall time, except when the
+    // hypervisor steals the vCPU or the task waits on a runqueue, which iolab measures and reports.
+    let r = run_json(&["--method", "psync", "--bs", "4", "--duration", "1.5"]);
+    let wall = f64_of(&r, &["wall_s"]);
+    let cpu = f64_of(&r, &["cpu", "process", "user_s"]) + f64_of(&r, &["cpu", "process", "sys_s"]);
+    let rq = f64_of(&r, &["cpu", "runqueue_wait_s"]);
+    let steal = r["cpu"]["steal_worker_cpus_s"]
+        .as_f64()
+        .unwrap_or_else(|| f64_of(&r, &["cpu", "steal_all_cpus_s"]));
+    let available = (wall - rq - steal).max(0.0);
+    println!("wall {wall:.3} s, user+sys {cpu:.3} s, runqueue wait {rq:.3} s, steal {steal:.3} s, available {available:.3} s");
+    assert!(
+        cpu <= wall * 1.10,
+        "CPU time cannot exceed the wall time of one busy thread by >10%"
+    );
+    assert!(
+        cpu >= available * 0.90 - 0.02,
+        "user+sys {cpu:.3} s is not within 10% of the {available:.3} s the task had (wall {wall:.3} minus steal and runqueue wait)"
+    );
+    // The worker thread's own figures are part of the process figures.
+    let w = f64_of(&r, &["cpu", "workers", "user_s"]) + f64_of(&r, &["cpu", "workers", "sys_s"]);
+    assert!(
+        w <= cpu + 0.02 && w >= cpu * 0.9 - 0.02,
+        "worker {w} vs process {cpu}"
+    );
+    // And the kernel counted one write per op.
+    assert_eq!(
+        u64_of(&r, &["syscalls", "kernel_rw", "syscw"]),
+        u64_of(&r, &["ops"])
+    );
+}
+
+#[test]
+fn json_document_has_the_documented_fields() {
+    let dir = tmpfs_dir();
+    let j = file(&dir, "r.json");
+    let r = iolab(&[
+        "run",
+        "--method",
+        "io_uring",
+        "--qd",
+        "2",
+        "--ops",
+        "100",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("iolab run: io_uring write"),
+        "table on stdout"
+    );
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    for k in [
+        "schema_version",
+        "host",
+        "spec",
+        "target",
+        "clock",
+        "timed",
+        "excluded",
+        "wall_s",
+        "ops",
+        "bytes",
+        "iops",
+        "mib_s",
+        "latency",
+        "gap",
+        "cpu",
+        "syscalls",
+        "fallbacks",
+        "notes",
+    ] {
+        assert!(v.get(k).is_some(), "missing {k}");
+    }
+    for k in ["iolab_version", "kernel_release", "cpu_model"] {
+        assert!(
+            v["host"][k].as_str().is_some_and(|s| !s.is_empty()),
+            "host.{k}"
+        );
+    }
+    for k in ["mean_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"] {
+        assert!(v["latency"][k].as_f64().unwrap() > 0.0, "latency.{k}");
+    }
+    let clock = &v["clock"];
+    assert!(clock["overhead_ns"].as_f64().unwrap() > 0.0);
+    assert!(matches!(
+        clock["kind"].as_str(),
+        Some("tsc") | Some("monotonic")
+    ));
+    if clock["kind"] == "monotonic" {
+        assert!(
+            v["fallbacks"].to_string().contains("TSC not used"),
+            "the clock fallback is recorded"
+        );
+    }
+    let lat = &v["latency"];
+    assert!(
+        lat["p50_ns"].as_f64() <= lat["p99_ns"].as_f64()
+            && lat["p99_ns"].as_f64() <= lat["max_ns"].as_f64()
+    );
+    assert_eq!(v["spec"]["qd"], 2);
+}

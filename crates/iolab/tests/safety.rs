@@ -1,0 +1,177 @@
+//! Nothing is destroyed that the user did not ask to: existing files need --overwrite, block devices need
+//! --allow-device-writes and are refused while mounted, and created files go away at exit and on Ctrl-C.
+
+mod common;
+use common::*;
+use std::time::{Duration, Instant};
+
+#[test]
+fn existing_file_needs_overwrite_and_is_untouched_without_it() {
+    let dir = tmpfs_dir();
+    let f = file(&dir, "precious.dat");
+    std::fs::write(&f, b"precious").unwrap();
+    let r = iolab(&["run", "--target", f.to_str().unwrap(), "--ops", "10"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.starts_with("iolab: --overwrite:"), "{}", r.stderr);
+    assert_eq!(std::fs::read(&f).unwrap(), b"precious");
+    // With --overwrite it is written, and not removed afterwards (iolab did not create it).
+    let r = run_json(&[
+        "--target",
+        f.to_str().unwrap(),
+        "--ops",
+        "4",
+        "--overwrite",
+        "--seed",
+        "2",
+        "--verify",
+    ]);
+    assert_eq!(r["target"]["created"], false);
+    assert_eq!(check_blocks(&f, 4096, 2, 0, 0..4), (4, 0));
+}
+
+#[test]
+fn created_files_are_removed_unless_kept() {
+    let dir = tmpfs_dir();
+    let f = file(&dir, "tmp.dat");
+    run_json(&["--target", f.to_str().unwrap(), "--ops", "10"]);
+    assert!(!f.exists(), "removed at exit");
+    let r = run_json(&["--target", f.to_str().unwrap(), "--ops", "10", "--keep"]);
+    assert!(f.exists(), "--keep keeps it");
+    assert_eq!(r["target"]["kept"], true);
+    // A refused run creates nothing.
+    let g = file(&dir, "fail.dat");
+    let r = iolab(&[
+        "run",
+        "--target",
+        g.to_str().unwrap(),
+        "--method",
+        "io_uring",
+        "--qd",
+        "5000",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(!g.exists());
+}
+
+#[test]
+fn ctrl_c_removes_created_files() {
+    let dir = tmpfs_dir();
+    let f = file(&dir, "int.dat");
+    let mut child = std::process::Command::new(bin())
+        .args([
+            "run",
+            "--target",
+            f.to_str().unwrap(),
+            "--duration",
+            "30",
+            "--file-size",
+            "1m",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while !f.exists() && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(f.exists(), "the run created its file");
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: kill(2) only reads its integer arguments; the pid is our own child, not yet reaped.
+    let rc = unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(rc, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(!f.exists(), "Ctrl-C removed the file iolab created");
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(err.contains("interrupted; removed"), "{err}");
+}
+
+#[test]
+fn block_devices_need_the_flag_and_are_refused_while_mounted() {
+    // The root filesystem's device: mounted, so refused even with the flag (checked before any open).
+    let root_dev = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .find(|l| l.split_whitespace().nth(4) == Some("/"))
+        .and_then(|l| {
+            l.split(" - ")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().nth(1))
+                .map(str::to_string)
+        });
+    match root_dev.filter(|d| d.starts_with("/dev/") && std::path::Path::new(d).exists()) {
+        Some(dev) => {
+            let r = iolab(&["run", "--target", &dev, "--ops", "1"]);
+            assert_eq!(r.code, 2);
+            assert!(
+                r.stderr.starts_with("iolab: --allow-device-writes:"),
+                "{}",
+                r.stderr
+            );
+            let r = iolab(&[
+                "run",
+                "--target",
+                &dev,
+                "--ops",
+                "1",
+                "--allow-device-writes",
+            ]);
+            assert_eq!(r.code, 2, "{}", r.stderr);
+            assert!(r.stderr.contains("is mounted at /"), "{}", r.stderr);
+        }
+        None => println!(
+            "SKIPPED mounted-device check: the root filesystem is not on a /dev block device here"
+        ),
+    }
+}
+
+#[test]
+fn loop_device_write_and_verify() {
+    // A loop device over a file: writes need --allow-device-writes; O_DIRECT uses its sector size.
+    let dir = disk_dir();
+    let backing = file(&dir, "loop.img");
+    std::fs::write(&backing, vec![0u8; 4 << 20]).unwrap();
+    let out = std::process::Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(&backing)
+        .output();
+    let dev = match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        _ => {
+            println!(
+                "SKIPPED loop_device_write_and_verify: losetup cannot attach a loop device here"
+            );
+            return;
+        }
+    };
+    let r = iolab(&[
+        "run",
+        "--target",
+        &dev,
+        "--ops",
+        "16",
+        "--allow-device-writes",
+        "--direct",
+        "--bs",
+        "4k",
+        "--seed",
+        "4",
+        "--verify",
+        "--json",
+        "-",
+    ]);
+    let _ = std::process::Command::new("losetup")
+        .args(["-d", &dev])
+        .status();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["target"]["kind"], "block_device");
+    assert_eq!(u64_of(&v, &["verify", "blocks_checked"]), 16);
+    assert_eq!(
+        check_blocks(&backing, 4096, 4, 0, 0..16),
+        (16, 0),
+        "the bytes reached the backing file"
+    );
+}
