@@ -340,6 +340,39 @@ fn nonzero(flag: &str, n: u64, what: &str) -> Result<u64> {
     }
 }
 
+/// One of a fixed set of words, or `default` when unset.
+fn choice<T: Copy>(flag: &str, v: &Option<Val>, default: T, words: &[(&str, T)]) -> Result<T> {
+    let Some(v) = v else { return Ok(default) };
+    let w = str_of(flag, v)?;
+    words
+        .iter()
+        .find(|(n, _)| *n == w)
+        .map(|(_, t)| *t)
+        .ok_or_else(|| {
+            let names: Vec<&str> = words.iter().map(|(n, _)| *n).collect();
+            Error::usage(
+                flag,
+                format!("'{w}' is not accepted; expected {}", names.join(" or ")),
+            )
+        })
+}
+
+/// A count of at least 1 (`what` says what is expected), or `default` when unset.
+fn count_or(flag: &str, v: &Option<Val>, default: u64, what: &str) -> Result<u64> {
+    match v {
+        None => Ok(default),
+        Some(v) => nonzero(flag, count_of(flag, v)?, what),
+    }
+}
+
+/// A size of at least 1 byte, or `default` when unset.
+fn size_or(flag: &str, v: &Option<Val>, default: u64, what: &str) -> Result<u64> {
+    match v {
+        None => Ok(default),
+        Some(v) => nonzero(flag, size_of(flag, v)?, what),
+    }
+}
+
 fn fresh_seed() -> u64 {
     let t = crate::sys::monotonic_ns();
     let p = std::process::id() as u64;
@@ -374,54 +407,31 @@ impl RawSpec {
                 PathBuf::from(s)
             }
         };
-        let op = match &self.op {
-            None => OpKind::Write,
-            Some(v) => match str_of("--op", v)?.as_str() {
-                "write" => OpKind::Write,
-                "read" => OpKind::Read,
-                o => {
-                    return Err(Error::usage(
-                        "--op",
-                        format!("'{o}' is not accepted; expected write or read"),
-                    ))
-                }
-            },
-        };
-        let pattern = match &self.pattern {
-            None => Pattern::Seq,
-            Some(v) => match str_of("--pattern", v)?.as_str() {
-                "seq" => Pattern::Seq,
-                "rand" => Pattern::Rand,
-                o => {
-                    return Err(Error::usage(
-                        "--pattern",
-                        format!("'{o}' is not accepted; expected seq or rand"),
-                    ))
-                }
-            },
-        };
-        let bs = match &self.bs {
-            None => 4096,
-            Some(v) => nonzero(
-                "--bs",
-                size_of("--bs", v)?,
-                "the block size must be at least 1 byte",
-            )?,
-        };
+        let op = choice(
+            "--op",
+            &self.op,
+            OpKind::Write,
+            &[("write", OpKind::Write), ("read", OpKind::Read)],
+        )?;
+        let pattern = choice(
+            "--pattern",
+            &self.pattern,
+            Pattern::Seq,
+            &[("seq", Pattern::Seq), ("rand", Pattern::Rand)],
+        )?;
+        let bs = size_or(
+            "--bs",
+            &self.bs,
+            4096,
+            "the block size must be at least 1 byte",
+        )?;
         if bs > 1 << 30 {
             return Err(Error::usage(
                 "--bs",
                 "at most 1 GiB per operation is accepted",
             ));
         }
-        let threads = match &self.threads {
-            None => 1,
-            Some(v) => nonzero(
-                "--threads",
-                count_of("--threads", v)?,
-                "expected 1 or more threads",
-            )?,
-        };
+        let threads = count_or("--threads", &self.threads, 1, "expected 1 or more threads")?;
         if threads > 1024 {
             return Err(Error::usage(
                 "--threads",
@@ -522,14 +532,7 @@ impl RawSpec {
             self.stdio_buffer.is_some(),
             MethodKind::Stdio,
         )?;
-        let iovecs = match &self.iovecs {
-            None => 1,
-            Some(v) => nonzero(
-                "--iovecs",
-                count_of("--iovecs", v)?,
-                "expected 1 or more iovecs",
-            )?,
-        };
+        let iovecs = count_or("--iovecs", &self.iovecs, 1, "expected 1 or more iovecs")?;
         if iovecs > 1024 {
             return Err(Error::usage(
                 "--iovecs",
@@ -542,28 +545,14 @@ impl RawSpec {
                 format!("{iovecs} iovecs cannot split a {bs}-byte block; use at most --bs iovecs"),
             ));
         }
-        let qd = match &self.qd {
-            None => 1,
-            Some(v) => nonzero(
-                "--qd",
-                count_of("--qd", v)?,
-                "expected a queue depth of 1 or more",
-            )?,
-        };
+        let qd = count_or("--qd", &self.qd, 1, "expected a queue depth of 1 or more")?;
         if qd > 4096 {
             return Err(Error::usage(
                 "--qd",
                 "at most 4096 requests in flight are accepted",
             ));
         }
-        let batch = match &self.batch {
-            None => 1,
-            Some(v) => nonzero(
-                "--batch",
-                count_of("--batch", v)?,
-                "expected a batch of 1 or more",
-            )?,
-        };
+        let batch = count_or("--batch", &self.batch, 1, "expected a batch of 1 or more")?;
         if batch > qd {
             return Err(Error::usage(
                 "--batch",
@@ -572,14 +561,12 @@ impl RawSpec {
                 ),
             ));
         }
-        let stdio_buffer = match &self.stdio_buffer {
-            None => DEFAULT_STDIO_BUFFER,
-            Some(v) => nonzero(
-                "--stdio-buffer",
-                size_of("--stdio-buffer", v)?,
-                "expected a buffer of 1 byte or more",
-            )?,
-        };
+        let stdio_buffer = size_or(
+            "--stdio-buffer",
+            &self.stdio_buffer,
+            DEFAULT_STDIO_BUFFER,
+            "expected a buffer of 1 byte or more",
+        )?;
         let file_size = match &self.file_size {
             None => None,
             Some(v) => Some(nonzero(

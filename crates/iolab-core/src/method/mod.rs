@@ -31,6 +31,25 @@ pub struct Caps {
     pub no_syscall_per_op: bool,
 }
 
+impl Caps {
+    /// A method that makes one (or more) syscalls per op and completes it there.
+    pub const SYNC_SYSCALL: Caps = Caps {
+        synchronous: true,
+        needs_rdwr: false,
+        no_syscall_per_op: false,
+    };
+}
+
+/// fsync(2) of `fd`, counted in `calls`, with errors naming `path`.
+pub(crate) fn fsync_counted(
+    calls: &mut u64,
+    fd: std::os::fd::RawFd,
+    path: &std::path::Path,
+) -> Result<()> {
+    *calls += 1;
+    crate::sys::fsync(fd).map_err(|e| op_err(e, path))
+}
+
 /// One operation handed to a method. `buf` points to `len` bytes owned by the runner, valid (and not
 /// reused) until the operation completes: for synchronous methods until `submit` returns, for asynchronous
 /// ones until `reap` reports the operation's `slot`.

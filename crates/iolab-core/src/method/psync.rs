@@ -1,6 +1,6 @@
 //! `psync`: pwrite(2)/pread(2) at explicit offsets, one syscall per op.
 
-use super::{op_err, Caps, Flush, Io, Method, ThreadCtx};
+use super::{fsync_counted, op_err, Caps, Flush, Io, Method, ThreadCtx};
 use crate::error::Result;
 use crate::sys;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -15,11 +15,7 @@ pub struct Psync {
 
 impl Method for Psync {
     fn caps() -> Caps {
-        Caps {
-            synchronous: true,
-            needs_rdwr: false,
-            no_syscall_per_op: false,
-        }
+        Caps::SYNC_SYSCALL
     }
 
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
@@ -46,8 +42,7 @@ impl Method for Psync {
     }
 
     fn flush(&mut self, _what: Flush) -> Result<()> {
-        self.calls += 1;
-        sys::fsync(self.fd.as_raw_fd()).map_err(|e| op_err(e, &self.path))
+        fsync_counted(&mut self.calls, self.fd.as_raw_fd(), &self.path)
     }
 
     fn syscalls(&self) -> Option<u64> {

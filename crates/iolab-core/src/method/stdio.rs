@@ -20,11 +20,7 @@ pub struct Stdio {
 
 impl Method for Stdio {
     fn caps() -> Caps {
-        Caps {
-            synchronous: true,
-            needs_rdwr: false,
-            no_syscall_per_op: false,
-        }
+        Caps::SYNC_SYSCALL
     }
 
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {

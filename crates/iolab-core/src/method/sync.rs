@@ -3,7 +3,7 @@
 //! wraps) an lseek(2) comes first, as in fio's sync engine, and is counted. /dev/null and /dev/zero ignore
 //! the position, so no lseek is ever made there.
 
-use super::{op_err, Caps, Flush, Io, Method, ThreadCtx};
+use super::{fsync_counted, op_err, Caps, Flush, Io, Method, ThreadCtx};
 use crate::error::Result;
 use crate::sys;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -21,11 +21,7 @@ pub struct Sync {
 
 impl Method for Sync {
     fn caps() -> Caps {
-        Caps {
-            synchronous: true,
-            needs_rdwr: false,
-            no_syscall_per_op: false,
-        }
+        Caps::SYNC_SYSCALL
     }
 
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
@@ -60,8 +56,7 @@ impl Method for Sync {
     }
 
     fn flush(&mut self, _what: Flush) -> Result<()> {
-        self.calls += 1;
-        sys::fsync(self.fd.as_raw_fd()).map_err(|e| op_err(e, &self.path))
+        fsync_counted(&mut self.calls, self.fd.as_raw_fd(), &self.path)
     }
 
     fn syscalls(&self) -> Option<u64> {

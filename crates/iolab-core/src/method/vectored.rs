@@ -1,7 +1,7 @@
 //! `vectored`: pwritev(2)/preadv(2), each op's block split into `--iovecs` pieces of equal size (the last
 //! takes the remainder). One syscall per op.
 
-use super::{op_err, Caps, Flush, Io, Method, ThreadCtx};
+use super::{fsync_counted, op_err, Caps, Flush, Io, Method, ThreadCtx};
 use crate::error::Result;
 use crate::sys;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -23,11 +23,7 @@ unsafe impl Send for Vectored {}
 
 impl Method for Vectored {
     fn caps() -> Caps {
-        Caps {
-            synchronous: true,
-            needs_rdwr: false,
-            no_syscall_per_op: false,
-        }
+        Caps::SYNC_SYSCALL
     }
 
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
@@ -74,8 +70,7 @@ impl Method for Vectored {
     }
 
     fn flush(&mut self, _what: Flush) -> Result<()> {
-        self.calls += 1;
-        sys::fsync(self.fd.as_raw_fd()).map_err(|e| op_err(e, &self.path))
+        fsync_counted(&mut self.calls, self.fd.as_raw_fd(), &self.path)
     }
 
     fn syscalls(&self) -> Option<u64> {
