@@ -35,6 +35,14 @@ pub struct OverheadReport {
     /// Kernel-counted write syscalls per op during iolab's runs (should be 1.0: a correctness count
     /// beside the speed claim).
     pub iolab_kernel_writes_per_op: f64,
+    /// Like against like, measured in the same rounds: a bare pwrite(2) loop, and iolab's `sync` method
+    /// (write(2), the bare loop's own call).
+    pub bare_pwrite_ns: Vec<f64>,
+    pub iolab_sync_ns: Vec<f64>,
+    /// Median of per-round iolab psync / bare pwrite.
+    pub ratio_psync_vs_bare_pwrite: f64,
+    /// Median of per-round iolab sync / bare write.
+    pub ratio_sync_vs_bare_write: f64,
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -50,40 +58,63 @@ fn median(v: &[f64]) -> f64 {
 
 /// The bare loop: `ops` write(2) calls of 4 bytes to /dev/null; returns ns per op.
 pub fn bare_write_loop(ops: u64) -> Result<f64> {
+    bare_loop(ops, false)
+}
+
+/// The bare loop with write(2), or pwrite(2) at increasing offsets.
+fn bare_loop(ops: u64, positional: bool) -> Result<f64> {
     let fd = sys::open(std::path::Path::new("/dev/null"), libc::O_WRONLY, 0)?;
     let buf = [0x5au8; 4];
     let t0 = sys::monotonic_ns();
-    for _ in 0..ops {
-        sys::write(fd.as_raw_fd(), std::hint::black_box(&buf))?;
+    if positional {
+        for i in 0..ops {
+            sys::pwrite(fd.as_raw_fd(), std::hint::black_box(&buf), i * 4)?;
+        }
+    } else {
+        for _ in 0..ops {
+            sys::write(fd.as_raw_fd(), std::hint::black_box(&buf))?;
+        }
     }
     let t1 = sys::monotonic_ns();
     Ok((t1 - t0) as f64 / ops as f64)
 }
 
 pub fn overhead(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<OverheadReport> {
-    let spec = RawSpec {
-        method: Some("psync".into()),
-        target: Some("/dev/null".into()),
-        bs: Some(Val::Int(4)),
-        ops: Some(Val::Int(ops as i64)),
-        seed: Some(Val::Int(1)),
-        ..Default::default()
-    }
-    .resolve()?;
-    // Warm both paths once.
-    bare_write_loop(ops / 10 + 1)?;
-    crate::runner::run(&spec, clock)?;
-    let (mut bare, mut lab) = (Vec::new(), Vec::new());
+    let spec_for = |m: &str| {
+        RawSpec {
+            method: Some(m.into()),
+            target: Some("/dev/null".into()),
+            bs: Some(Val::Int(4)),
+            ops: Some(Val::Int(ops as i64)),
+            seed: Some(Val::Int(1)),
+            ..Default::default()
+        }
+        .resolve()
+    };
+    let (psync, sync) = (spec_for("psync")?, spec_for("sync")?);
+    // Warm every path once.
+    bare_loop(ops / 10 + 1, false)?;
+    bare_loop(ops / 10 + 1, true)?;
+    crate::runner::run(&psync, clock)?;
+    crate::runner::run(&sync, clock)?;
+    let (mut bare, mut lab, mut bare_p, mut lab_s) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut writes, mut total_ops) = (0u64, 0u64);
     for _ in 0..rounds {
-        bare.push(bare_write_loop(ops)?);
-        let r = crate::runner::run(&spec, clock)?;
+        bare.push(bare_loop(ops, false)?);
+        let r = crate::runner::run(&psync, clock)?;
         lab.push(r.ns_per_op);
         writes += r.syscalls.kernel_rw.syscw;
         total_ops += r.ops;
+        bare_p.push(bare_loop(ops, true)?);
+        lab_s.push(crate::runner::run(&sync, clock)?.ns_per_op);
     }
     let (b, l) = (median(&bare), median(&lab));
+    let per_round =
+        |a: &[f64], b: &[f64]| median(&a.iter().zip(b).map(|(x, y)| x / y).collect::<Vec<_>>());
     let paired: Vec<f64> = lab.iter().zip(&bare).map(|(l, b)| l / b).collect();
+    let like_psync = per_round(&lab, &bare_p);
+    let like_sync = per_round(&lab_s, &bare);
     let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
     Ok(OverheadReport {
         ops_per_round: ops,
@@ -96,6 +127,10 @@ pub fn overhead(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<OverheadRepo
         bare_ns: bare,
         iolab_ns: lab,
         iolab_kernel_writes_per_op: writes as f64 / total_ops.max(1) as f64,
+        ratio_psync_vs_bare_pwrite: like_psync,
+        ratio_sync_vs_bare_write: like_sync,
+        bare_pwrite_ns: bare_p,
+        iolab_sync_ns: lab_s,
     })
 }
 
@@ -114,6 +149,7 @@ pub fn render(r: &OverheadReport) -> String {
          iolab psync run    median {:7.1} ns/op   rounds: {}\n\
          ratio iolab/bare   {:.3}x median of per-round ratios (target <= 1.15x)\n\
          \x20                  {:.3}x ratio of medians, {:.3}x ratio of minimums\n\
+         like for like      {:.3}x iolab psync / bare pwrite() loop, {:.3}x iolab sync / bare write() loop\n\
          correctness        {:.4} kernel-counted write syscalls per iolab op (/proc/self/io syscw)\n",
         r.rounds,
         r.ops_per_round,
@@ -124,6 +160,8 @@ pub fn render(r: &OverheadReport) -> String {
         r.ratio,
         r.ratio_of_medians,
         r.ratio_of_minimums,
+        r.ratio_psync_vs_bare_pwrite,
+        r.ratio_sync_vs_bare_write,
         r.iolab_kernel_writes_per_op
     )
 }

@@ -237,7 +237,13 @@ fn loop_sync<M: Method, C: Clock>(
     let bs = p.bs;
     let ptr = buf.ptr;
     let data = buf.slice_mut(bs);
-    let (mut fs_left, mut ms_left) = (p.fsync_every, p.msync_every);
+    // The next op count at which an --fsync/--msync flush is due (u64::MAX: never), so the hot loop
+    // makes one comparison for both.
+    let next_at = |done: u64, every: u64| {
+        done.checked_div(every)
+            .map_or(u64::MAX, |q| (q + 1) * every)
+    };
+    let mut next_flush = next_at(0, p.fsync_every).min(next_at(0, p.msync_every));
     out.boundary_timing = true;
     let mut op = plan.next_op();
     if p.stamp {
@@ -263,23 +269,18 @@ fn loop_sync<M: Method, C: Clock>(
         out.lat.record(e.saturating_sub(t));
         t = e;
         done += 1;
-        if fs_left != 0 {
-            fs_left -= 1;
-            if fs_left == 0 {
-                fs_left = p.fsync_every;
+        if done == next_flush {
+            if p.fsync_every != 0 && done.is_multiple_of(p.fsync_every) {
                 timed_flush(m, clk, Flush::Fsync, out)?;
-                t = clk.now();
             }
-        }
-        if ms_left != 0 {
-            ms_left -= 1;
-            if ms_left == 0 {
-                ms_left = p.msync_every;
+            if p.msync_every != 0 && done.is_multiple_of(p.msync_every) {
                 timed_flush(m, clk, Flush::Msync, out)?;
-                t = clk.now();
             }
+            next_flush = next_at(done, p.fsync_every).min(next_at(done, p.msync_every));
+            t = clk.now();
         }
-        if e >= deadline || abort.load(Ordering::Relaxed) {
+        // Another thread's failure is noticed within 1024 ops.
+        if e >= deadline || (done & 1023 == 0 && abort.load(Ordering::Relaxed)) {
             break;
         }
         op = plan.next_op();
