@@ -1,44 +1,59 @@
-//! Files and directories iolab created, removed at exit unless `--keep`, also on Ctrl-C and SIGTERM.
+//! Files and directories iolab created, removed at exit unless `--keep`, also on Ctrl-C, SIGTERM and SIGHUP.
 //!
-//! Normal exits remove them through [`Created`]'s Drop. A signal runs a handler on the `ctrlc` crate's own
-//! thread (not in signal context, so it may lock and allocate), which removes every registered path and
-//! exits with status 130.
+//! Normal exits remove them through [`Created`]'s Drop. A signal runs a plain sigaction handler that only
+//! makes async-signal-safe calls: it unlinks the registered files, removes the registered directories
+//! (newest first, so a directory's files go before it), writes one line to stderr and `_exit(130)`s.
+//!
+//! This deliberately does not use a handler thread (as the `ctrlc` crate does): a second thread makes the
+//! process multi-threaded, and then every syscall of a one-thread run costs more than in the programs being
+//! compared (glibc's cancellation bookkeeping and the kernel's reference counting on a shared file table:
+//! +40 to 60 ns on a 140 ns write to /dev/null here).
 
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::{Mutex, Once};
 
-static REGISTRY: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// Registered paths at once; more are removed at normal exit but not by the signal handler (said on stderr).
+const SLOTS: usize = 64;
+
+/// Written by `register`/`Drop` under `LOCK`, read by the signal handler without locking: each slot is an
+/// atomic pointer to a leaked C string (null = empty), so the handler sees either a whole path or none.
+static PATHS: [AtomicPtr<libc::c_char>; SLOTS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
+static IS_DIR: [AtomicBool; SLOTS] = [const { AtomicBool::new(false) }; SLOTS];
+static LOCK: Mutex<()> = Mutex::new(());
 static HANDLER: Once = Once::new();
 
-fn remove(p: &Path) {
-    if p.is_dir() {
-        let _ = std::fs::remove_dir_all(p);
-    } else {
-        let _ = std::fs::remove_file(p);
+extern "C" fn on_signal(_sig: libc::c_int) {
+    let mut removed = false;
+    for i in (0..SLOTS).rev() {
+        // Acquire: pairs with the Release store in `register`, so the string's bytes are visible.
+        let p = PATHS[i].load(Ordering::Acquire);
+        if !p.is_null() {
+            // SAFETY: non-null slots hold C strings leaked by `register` and freed only after the slot is
+            // cleared; the process exits below, so nothing frees them during this loop.
+            unsafe { crate::sys::remove_path_raw(p, IS_DIR[i].load(Ordering::Relaxed)) };
+            removed = true;
+        }
     }
+    let msg: &[u8] = if removed {
+        b"iolab: interrupted; removed what iolab created\n"
+    } else {
+        b"iolab: interrupted\n"
+    };
+    crate::sys::write_stderr_and_exit(msg, 130);
 }
 
-/// Installs the Ctrl-C/SIGTERM handler once per process.
+/// Installs the signal handler once per process.
 pub fn install_signal_handler() {
     HANDLER.call_once(|| {
-        let r = ctrlc::set_handler(|| {
-            let paths: Vec<PathBuf> = match REGISTRY.lock() {
-                Ok(mut g) => std::mem::take(&mut *g),
-                Err(p) => std::mem::take(&mut *p.into_inner()),
-            };
-            for p in &paths {
-                remove(p);
-            }
-            if paths.is_empty() {
-                eprintln!("iolab: interrupted");
-            } else {
-                let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-                eprintln!("iolab: interrupted; removed what iolab created: {}", names.join(", "));
-            }
-            std::process::exit(130);
-        });
-        if let Err(e) = r {
-            eprintln!("iolab: warning: cannot install the Ctrl-C handler ({e}); files iolab creates may stay behind if interrupted");
+        if let Err(e) = crate::sys::set_signal_handler(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP], on_signal) {
+            eprintln!(
+                "iolab: warning: cannot install the Ctrl-C handler ({}); files iolab creates may stay behind if interrupted",
+                crate::sys::errno_name(e.errno)
+            );
         }
     });
 }
@@ -48,21 +63,36 @@ pub fn install_signal_handler() {
 pub struct Created {
     path: PathBuf,
     keep: bool,
+    slot: Option<usize>,
 }
 
 impl Created {
-    /// Registers `path` for removal at exit (and on Ctrl-C) unless `keep`.
+    /// Registers `path` for removal at exit (and on a signal) unless `keep`.
     pub fn register(path: &Path, keep: bool) -> Created {
+        let mut slot = None;
         if !keep {
             install_signal_handler();
-            REGISTRY
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(path.to_path_buf());
+            let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+            if let (Some(i), Ok(c)) = (
+                PATHS
+                    .iter()
+                    .position(|p| p.load(Ordering::Relaxed).is_null()),
+                CString::new(path.as_os_str().as_bytes()),
+            ) {
+                IS_DIR[i].store(path.is_dir(), Ordering::Relaxed);
+                PATHS[i].store(c.into_raw(), Ordering::Release);
+                slot = Some(i);
+            } else {
+                eprintln!(
+                    "iolab: warning: {} will not be removed if iolab is interrupted",
+                    path.display()
+                );
+            }
         }
         Created {
             path: path.to_path_buf(),
             keep,
+            slot,
         }
     }
 
@@ -80,9 +110,19 @@ impl Drop for Created {
         if self.keep {
             return;
         }
-        let mut g = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
-        g.retain(|p| p != &self.path);
-        drop(g);
-        remove(&self.path);
+        if let Some(i) = self.slot {
+            let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+            let p = PATHS[i].swap(std::ptr::null_mut(), Ordering::AcqRel);
+            if !p.is_null() {
+                // SAFETY: `p` came from CString::into_raw in `register` and the slot no longer holds it. A
+                // signal handler that loaded it before the swap exits the process without returning here.
+                drop(unsafe { CString::from_raw(p) });
+            }
+        }
+        if self.path.is_dir() {
+            let _ = std::fs::remove_dir_all(&self.path);
+        } else {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }

@@ -85,6 +85,9 @@ pub struct CpuFigures {
     pub steal_all_cpus_s: f64,
     /// Steal on the CPUs the worker threads ran on, when each stayed on one CPU for the whole run.
     pub steal_worker_cpus_s: Option<f64>,
+    /// Tasks (threads) of the process at the end of the run, io_uring helpers included. A one-thread run
+    /// with a plain method has exactly one: iolab adds no thread that would make syscalls dearer.
+    pub tasks: usize,
 }
 
 /// System calls: what the method counted, and what the kernel counted (/proc/self/io).

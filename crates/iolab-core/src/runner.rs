@@ -844,6 +844,7 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
             runqueue_wait_s: run_delay_delta_s(&before.tasks, &after.tasks),
             steal_all_cpus_s: steal_all,
             steal_worker_cpus_s: steal_workers,
+            tasks: after.tasks.len(),
         },
         syscalls: SyscallFigures {
             method_count,

@@ -66,3 +66,36 @@ fn main_job_runs_under_40_s_ranks_every_method_and_touches_no_existing_file() {
         "the temporary directory is gone"
     );
 }
+
+#[test]
+fn interrupted_survey_leaves_nothing_behind() {
+    let tmp = disk_dir();
+    let work = disk_dir();
+    let mut child = std::process::Command::new(bin())
+        .args(["survey", "--no-json", "--tmp-dir"])
+        .arg(tmp.path())
+        .current_dir(work.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while std::fs::read_dir(tmp.path()).unwrap().count() == 0 && t.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1200)); // into the file runs
+                                                                // SAFETY: kill(2) only reads its integer arguments; the pid is our own child, not yet reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "temporary directory and files removed"
+    );
+    assert_eq!(
+        std::fs::read_dir(work.path()).unwrap().count(),
+        0,
+        "no results written with --no-json"
+    );
+}

@@ -31,6 +31,12 @@ fn cpu_accounting_matches_wall_time_on_a_cpu_bound_run() {
         w <= cpu + 0.02 && w >= cpu * 0.9 - 0.02,
         "worker {w} vs process {cpu}"
     );
+    // A one-thread run is a one-task process: no helper thread makes its syscalls dearer.
+    assert_eq!(
+        u64_of(&r, &["cpu", "tasks"]),
+        1,
+        "tasks during a one-thread psync run"
+    );
     // And the kernel counted one write per op.
     assert_eq!(
         u64_of(&r, &["syscalls", "kernel_rw", "syscw"]),

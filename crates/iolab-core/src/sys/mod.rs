@@ -524,3 +524,49 @@ pub fn current_cpu() -> i32 {
     // SAFETY: sched_getcpu takes no arguments; it returns -1 on failure.
     unsafe { libc::sched_getcpu() }
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// signals (async-signal-safe pieces for the cleanup handler)
+
+/// sigaction(2): run `handler` on each of `signals` (SA_RESTART not set: the run is ending anyway).
+pub fn set_signal_handler(
+    signals: &[libc::c_int],
+    handler: extern "C" fn(libc::c_int),
+) -> SysResult<()> {
+    for &sig in signals {
+        // SAFETY: an all-zero sigaction is a valid value; the fields set below are the documented ones.
+        let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+        sa.sa_sigaction = handler as usize;
+        // SAFETY: `sa.sa_mask` is a valid sigset_t to initialise.
+        unsafe { libc::sigemptyset(&mut sa.sa_mask) };
+        // SAFETY: `sa` is fully initialised; a null old-action pointer is allowed.
+        cvt("sigaction", unsafe {
+            libc::sigaction(sig, &sa, std::ptr::null_mut())
+        })?;
+    }
+    Ok(())
+}
+
+/// unlink(2), or rmdir(2) for a directory; async-signal-safe (no allocation).
+///
+/// # Safety
+/// `path` must point to a NUL-terminated string that stays valid during the call.
+pub unsafe fn remove_path_raw(path: *const libc::c_char, dir: bool) {
+    // SAFETY: the caller guarantees a valid C string.
+    unsafe {
+        if dir {
+            libc::rmdir(path);
+        } else {
+            libc::unlink(path);
+        }
+    }
+}
+
+/// write(2) of a message to stderr and _exit(2); async-signal-safe.
+pub fn write_stderr_and_exit(msg: &[u8], code: libc::c_int) -> ! {
+    // SAFETY: `msg` is a valid slice; write and _exit are async-signal-safe.
+    unsafe {
+        libc::write(2, msg.as_ptr().cast(), msg.len());
+        libc::_exit(code)
+    }
+}
