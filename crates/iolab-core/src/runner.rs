@@ -83,6 +83,9 @@ struct WorkerOut {
     boundary_timing: bool,
     /// The CPU the worker ran on just before and just after its loop.
     cpus: (i32, i32),
+    /// The kernel may still hold requests that point into this worker's buffers (it could not be drained
+    /// after a failure): the buffers are leaked instead of freed.
+    leak_buffers: bool,
 }
 
 impl WorkerOut {
@@ -102,6 +105,7 @@ impl WorkerOut {
             error: None,
             boundary_timing: false,
             cpus: (-1, -1),
+            leak_buffers: false,
         }
     }
 }
@@ -312,6 +316,10 @@ fn loop_async<M: Method, C: Clock>(
     let batch = p.batch;
     let mut free: Vec<u32> = (0..qd).rev().collect();
     let mut starts = vec![0u64; qd as usize];
+    let mut offsets = vec![0u64; qd as usize];
+    // Consecutive failed io_uring_enter calls while draining after a failure.
+    let mut failed_commits = 0u32;
+    const MAX_FAILED_COMMITS: u32 = 1000;
     let (mut inflight, mut queued) = (0u32, 0u32);
     let (mut issued, mut done) = (0u64, 0u64);
     let mut since_sync = 0u64;
@@ -348,6 +356,7 @@ fn loop_async<M: Method, C: Clock>(
                 break;
             }
             starts[slot as usize] = s;
+            offsets[slot as usize] = op.offset;
             if issued > 0 {
                 out.gap.record(s.saturating_sub(prev));
             }
@@ -359,23 +368,30 @@ fn loop_async<M: Method, C: Clock>(
         let sync_due = sync_every != 0 && since_sync >= sync_every;
         let more = !stop && !sync_due && issued < max_ops;
         let full = inflight + queued == qd;
-        if queued > 0 && (queued == batch || full || !more) {
+        let committed = if queued > 0 && (queued == batch || full || !more) {
             let wait = u32::from(full || !more);
-            if let Err(e) = m.commit(wait) {
-                // Requests the kernel did not take are not in flight; those it took still are.
-                failure.get_or_insert(e);
-                stop = true;
-                queued = 0;
-                // Fall through to drain what is in flight before returning.
-            } else {
-                inflight += queued;
-                queued = 0;
-            }
+            let r = m.commit(wait);
+            // Requests the kernel took are in flight (their buffers must outlive them); those it did not
+            // take are abandoned with the ring.
+            inflight += queued - m.unsubmitted().min(queued);
+            queued = 0;
+            Some(r)
         } else if queued == 0 && inflight > 0 && (full || !more) {
-            if let Err(e) = m.commit(1) {
-                failure.get_or_insert(e);
-                stop = true;
+            Some(m.commit(1))
+        } else {
+            None
+        };
+        if let Some(Err(e)) = committed {
+            failure.get_or_insert(e);
+            stop = true;
+            failed_commits += 1;
+            if failed_commits >= MAX_FAILED_COMMITS {
+                // The kernel cannot be waited for: keep the buffers alive for the rest of the process.
+                out.leak_buffers = true;
+                return Err(failure.take().expect("set above"));
             }
+        } else if committed.is_some() {
+            failed_commits = 0;
         }
         let e = clk.now();
         m.reap(|slot, res| {
@@ -394,7 +410,7 @@ fn loop_async<M: Method, C: Clock>(
                         p.target_path.display().to_string(),
                     )
                 } else {
-                    short_transfer(p, res as usize, 0)
+                    short_transfer(p, res as usize, offsets[slot as usize])
                 });
             }
             free.push(slot);
@@ -416,9 +432,6 @@ fn loop_async<M: Method, C: Clock>(
             if stop || issued >= max_ops {
                 break;
             }
-        } else if failure.is_some() && inflight > 0 && queued == 0 {
-            // Draining after a failure: wait for what the kernel still holds (buffers must outlive it).
-            let _ = m.commit(1);
         }
     }
     out.ops = done;
@@ -510,7 +523,12 @@ fn worker<M: Method, C: Clock>(
     }
     sh.finish();
     // The method (fd, mapping, ring and with it the ring's helper threads) goes away here, after sampling.
-    drop(prepared);
+    if let Some((m, bufs)) = prepared {
+        drop(m);
+        if out.leak_buffers {
+            std::mem::forget(bufs);
+        }
+    }
     out
 }
 

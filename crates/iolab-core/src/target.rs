@@ -304,16 +304,6 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
 
     // Alignment for O_DIRECT, checked before anything is created.
     let mut dio_align = None;
-    let probe_fd: Option<OwnedFd> = match kind {
-        TargetKind::BlockDevice => {
-            Some(sys::open(&path, libc::O_RDONLY, 0).map_err(|e| Error::sys_on(e, &shown))?)
-        }
-        TargetKind::File if existing_file => {
-            Some(sys::open(&path, libc::O_RDONLY, 0).map_err(|e| Error::sys_on(e, &shown))?)
-        }
-        _ => None,
-    };
-
     // Create the file now (so its filesystem can be asked about O_DIRECT).
     if kind == TargetKind::File && !existing_file {
         let fd = sys::open(&path, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, 0o644)
@@ -330,16 +320,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     }
 
     if spec.direct && kind != TargetKind::DevNull && kind != TargetKind::DevZero {
-        let fd = match &probe_fd {
-            Some(fd) => {
-                sys::open(&path, libc::O_RDONLY | libc::O_DIRECT, 0).map(|d| (d, fd.as_raw_fd()))
-            }
-            None => sys::open(&path, libc::O_RDONLY | libc::O_DIRECT, 0).map(|d| {
-                let r = d.as_raw_fd();
-                (d, r)
-            }),
-        };
-        let (dfd, _) = fd.map_err(|e| {
+        let dfd = sys::open(&path, libc::O_RDONLY | libc::O_DIRECT, 0).map_err(|e| {
             if e.errno == libc::EINVAL {
                 Error::usage(
                     "--direct",
@@ -382,7 +363,6 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
             "--direct has no effect on {shown}: the device ignores O_DIRECT"
         ));
     }
-    drop(probe_fd);
     let buf_align = dio_align
         .map(|(m, _)| (m as usize).max(PAGE))
         .unwrap_or(PAGE);

@@ -121,6 +121,10 @@ impl Method for Uring {
         sys::fsync(self.fd.as_raw_fd()).map_err(|e| op_err(e, &self.path))
     }
 
+    fn unsubmitted(&self) -> u32 {
+        self.queued
+    }
+
     fn syscalls(&self) -> Option<u64> {
         Some(self.enters + self.other_calls)
     }

@@ -123,6 +123,11 @@ pub trait Method: Sized + Send {
     fn commit(&mut self, _min_complete: u32) -> Result<()> {
         Ok(())
     }
+    /// Asynchronous methods: requests queued by `submit` that the kernel has not taken yet (after a failed
+    /// `commit`, the runner counts the others as in flight, whose buffers must outlive them).
+    fn unsubmitted(&self) -> u32 {
+        0
+    }
     /// Asynchronous methods: report each available completion as (slot, result: bytes or -errno).
     fn reap<F: FnMut(u32, i32)>(&mut self, _f: F) -> u32 {
         0
