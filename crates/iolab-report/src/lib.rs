@@ -296,7 +296,7 @@ impl TableExporter {
         for target in ["/dev/null", "file"] {
             let title = if target == "file" {
                 format!(
-                    "a fresh {} MiB file on {} in {}",
+                    "a fresh {} MiB file on {} in {} (buffered writes through the page cache, no fsync)",
                     iolab_core::survey::SURVEY_FILE_SIZE >> 20,
                     s.file_fs,
                     s.file_dir
