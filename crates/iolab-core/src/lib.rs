@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod cleanup;
 pub mod error;
+pub mod findings;
 pub mod measure;
 pub mod method;
 pub mod pattern;

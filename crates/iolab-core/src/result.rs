@@ -2,6 +2,7 @@
 //! Times are seconds (`_s`) or nanoseconds (`_ns`); sizes are bytes; rates say their unit in the name.
 
 use crate::measure::clock::ClockInfo;
+use crate::measure::counters::{CountMode, CounterValue};
 use crate::measure::cpu::{HelperCpu, ProcIo, RusageDelta};
 use crate::measure::hist::Summary;
 use crate::spec::Spec;
@@ -136,6 +137,81 @@ pub struct VerifyFigures {
     pub first_mismatch_offsets: Vec<u64>,
 }
 
+/// The kernel's side of a run: perf_event counters and tracepoints.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct KernelFigures {
+    pub count_mode: CountMode,
+    /// Software and hardware counters over the timed pass (unavailable ones carry the reason).
+    pub timed_pass: Vec<CounterValue>,
+    /// Where the tracepoint figures come from: "separate counting pass" or "timed pass (inline)"; `None`
+    /// when they were not counted.
+    pub tracepoint_pass: Option<String>,
+    /// raw_syscalls:sys_enter and the io_uring tracepoints.
+    pub tracepoints: Vec<CounterValue>,
+    /// Syscalls made, by name, most first (syscalls:sys_enter_* tracepoints), like `strace -c`.
+    pub syscalls_by_name: Vec<(String, u64)>,
+    /// Ops, and iolab's own io_uring counts, of the pass the tracepoints counted (a separate pass bounded by
+    /// --duration may do a different number of ops than the timed one).
+    pub tracepoint_pass_ops: Option<u64>,
+    pub tracepoint_pass_uring_enters: Option<u64>,
+    pub tracepoint_pass_uring_requests: Option<u64>,
+    pub notes: Vec<String>,
+}
+
+impl KernelFigures {
+    /// A counter's value by name, when it was counted.
+    pub fn value(&self, name: &str) -> Option<u64> {
+        self.timed_pass
+            .iter()
+            .chain(self.tracepoints.iter())
+            .find(|c| c.name == name)
+            .and_then(|c| c.value)
+    }
+
+    /// A syscall's count in the breakdown (0 when absent from a breakdown that exists).
+    pub fn syscall(&self, name: &str) -> Option<u64> {
+        if self.syscalls_by_name.is_empty() {
+            return None;
+        }
+        Some(
+            self.syscalls_by_name
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| *v)
+                .unwrap_or(0),
+        )
+    }
+}
+
+/// Figures derived from the kernel's counts.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Derived {
+    /// raw_syscalls:sys_enter / ops of the counting pass (every syscall of the process, iolab's own few
+    /// included).
+    pub syscalls_per_op: Option<f64>,
+    /// io_uring:io_uring_submit_req / io_uring_enter calls (syscalls:sys_enter_io_uring_enter): the seed
+    /// report's avg_batch, from the kernel's side.
+    pub kernel_requests_per_enter: Option<f64>,
+    /// The same from iolab's own count (timed pass).
+    pub iolab_requests_per_enter: Option<f64>,
+    /// io_uring:io_uring_queue_async_work / io_uring:io_uring_submit_req.
+    pub punted_fraction: Option<f64>,
+    /// context switches (perf software counter) / ops.
+    pub ctx_switches_per_op: Option<f64>,
+    /// (minor + major page faults) / MiB moved.
+    pub page_faults_per_mib: Option<f64>,
+    /// Where the kernel's counts and iolab's disagree, or "agree" statements.
+    pub crosscheck: Vec<String>,
+}
+
+/// One sentence explaining a result, with the figure that triggered it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Finding {
+    /// The rule's name (see `findings.rs`).
+    pub rule: String,
+    pub text: String,
+}
+
 /// One run of one workload.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
@@ -171,6 +247,11 @@ pub struct RunResult {
     pub syscalls: SyscallFigures,
     pub per_thread: Vec<ThreadFigures>,
     pub verify: Option<VerifyFigures>,
+    /// Kernel counters (perf_event_open) and where they came from.
+    pub kernel: KernelFigures,
+    pub derived: Derived,
+    /// What the figures mean, one sentence each.
+    pub findings: Vec<Finding>,
     /// Downgrades and fallbacks taken (a feature the kernel refused, the clock used instead of the TSC ...).
     pub fallbacks: Vec<String>,
     /// Other things the reader should know about this run.

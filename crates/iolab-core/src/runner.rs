@@ -12,6 +12,7 @@
 
 use crate::error::{Error, Result};
 use crate::measure::clock::{Clock, ClockInfo, ClockKind, MockClock, MonoClock, TscClock};
+use crate::measure::counters::{CountMode, CounterSet, CounterSnap, CounterValue, Family};
 use crate::measure::cpu::{
     helper_deltas, read_tasks, run_delay_delta_s, steal_per_cpu, ProcIo, Rusage, RusageDelta,
 };
@@ -159,18 +160,21 @@ impl Phases for Barriers {
 }
 
 /// One worker on the calling thread (a one-thread run, like the seed programs): it samples itself.
-struct Inline {
+struct Inline<'a> {
     before: std::sync::Mutex<Option<Snap>>,
     after: std::sync::Mutex<Option<Snap>>,
     abort: AtomicBool,
+    counters: &'a [&'a CounterSet],
 }
 
-impl Phases for Inline {
+impl Phases for Inline<'_> {
     fn start(&self) {
-        *self.before.lock().unwrap_or_else(|p| p.into_inner()) = Some(Snap::take_before());
+        *self.before.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(Snap::take_before(self.counters));
     }
     fn finish(&self) {
-        *self.after.lock().unwrap_or_else(|p| p.into_inner()) = Some(Snap::take_after());
+        *self.after.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(Snap::take_after(self.counters));
     }
     fn abort(&self) -> &AtomicBool {
         &self.abort
@@ -538,25 +542,58 @@ struct Snap {
     tasks: Vec<crate::measure::cpu::TaskTimes>,
     io: Option<(ProcIo, u64)>,
     steal: Vec<u64>,
+    counters: Vec<CounterSnap>,
+}
+
+/// One prctl stops (or restarts) every counter this thread created, in all the sets.
+fn pause_counters(c: &[&CounterSet]) {
+    if let Some(s) = c.iter().find(|s| !s.is_empty()) {
+        s.pause();
+    }
+}
+
+fn resume_counters(c: &[&CounterSet]) {
+    if let Some(s) = c.iter().find(|s| !s.is_empty()) {
+        s.resume();
+    }
+}
+
+thread_local! {
+    /// Software and hardware counters, opened once per thread that runs workloads and kept open: releasing
+    /// a software event's last user patches kernel text (a static key), which took 0.1-0.4 s per counter on
+    /// this VM, so a survey of 28 runs spent 20 s in close(2). Open, they cost nothing measurable. pid 0
+    /// attaches them to this thread and the threads it creates later (workers, io_uring helpers).
+    static SOFTWARE: CounterSet = {
+        let mut s = CounterSet::default();
+        s.add_software_and_hardware();
+        s
+    };
 }
 
 impl Snap {
     /// /proc/self/io is read last before the span and first after it, so only the one read that made the
-    /// "before" snapshot falls inside (and is subtracted by `ProcIo::delta`).
-    fn take_before() -> Snap {
+    /// "before" snapshot falls inside (and is subtracted by `ProcIo::delta`). The perf counters are stopped
+    /// while sampling and restarted last, so the span they count starts after every read made here.
+    fn take_before(c: &[&CounterSet]) -> Snap {
+        pause_counters(c);
+        let counters = c.iter().map(|s| s.snapshot()).collect();
         let steal = steal_per_cpu();
         let tasks = read_tasks();
         let ru = Rusage::process();
         let io = ProcIo::read_self();
+        resume_counters(c);
         Snap {
             ru,
             tasks,
             io,
             steal,
+            counters,
         }
     }
-    fn take_after() -> Snap {
+    fn take_after(c: &[&CounterSet]) -> Snap {
+        pause_counters(c);
         let io = ProcIo::read_self();
+        let counters = c.iter().map(|s| s.snapshot()).collect();
         let ru = Rusage::process();
         let tasks = read_tasks();
         let steal = steal_per_cpu();
@@ -565,6 +602,7 @@ impl Snap {
             tasks,
             io,
             steal,
+            counters,
         }
     }
 }
@@ -580,6 +618,7 @@ fn run_threads<M: Method, C: Clock>(
     target: &PreparedTarget,
     clk: &C,
     info: &ClockInfo,
+    counters: &[&CounterSet],
 ) -> Result<Collected> {
     let n = spec.threads as usize;
     let every = |s: SyncEvery| if let SyncEvery::Every(k) = s { k } else { 0 };
@@ -608,6 +647,7 @@ fn run_threads<M: Method, C: Clock>(
             before: std::sync::Mutex::new(None),
             after: std::sync::Mutex::new(None),
             abort: AtomicBool::new(false),
+            counters,
         };
         let out = worker::<M, C>(
             ctx_for(0),
@@ -618,8 +658,8 @@ fn run_threads<M: Method, C: Clock>(
         );
         let take =
             |m: std::sync::Mutex<Option<Snap>>| m.into_inner().unwrap_or_else(|p| p.into_inner());
-        let before = take(ph.before).unwrap_or_else(Snap::take_before);
-        let after = take(ph.after).unwrap_or_else(Snap::take_after);
+        let before = take(ph.before).unwrap_or_else(|| Snap::take_before(counters));
+        let after = take(ph.after).unwrap_or_else(|| Snap::take_after(counters));
         return Ok(Collected {
             outs: vec![out],
             before,
@@ -646,10 +686,10 @@ fn run_threads<M: Method, C: Clock>(
             handles.push(h);
         }
         sh.ready.wait();
-        let before = Snap::take_before();
+        let before = Snap::take_before(counters);
         sh.go.wait();
         sh.done.wait();
-        let after = Snap::take_after();
+        let after = Snap::take_after(counters);
         sh.sampled.wait();
         let outs = handles
             .into_iter()
@@ -671,16 +711,17 @@ fn run_method<C: Clock>(
     target: &PreparedTarget,
     clk: &C,
     info: &ClockInfo,
+    k: &[&CounterSet],
 ) -> Result<Collected> {
     use method::*;
     match spec.method {
-        MethodKind::Nop => run_threads::<nop::Nop, C>(spec, target, clk, info),
-        MethodKind::Sync => run_threads::<sync::Sync, C>(spec, target, clk, info),
-        MethodKind::Psync => run_threads::<psync::Psync, C>(spec, target, clk, info),
-        MethodKind::Vectored => run_threads::<vectored::Vectored, C>(spec, target, clk, info),
-        MethodKind::Stdio => run_threads::<stdio::Stdio, C>(spec, target, clk, info),
-        MethodKind::Mmap => run_threads::<mmap::Mmap, C>(spec, target, clk, info),
-        MethodKind::IoUring => run_threads::<io_uring::Uring, C>(spec, target, clk, info),
+        MethodKind::Nop => run_threads::<nop::Nop, C>(spec, target, clk, info, k),
+        MethodKind::Sync => run_threads::<sync::Sync, C>(spec, target, clk, info, k),
+        MethodKind::Psync => run_threads::<psync::Psync, C>(spec, target, clk, info, k),
+        MethodKind::Vectored => run_threads::<vectored::Vectored, C>(spec, target, clk, info, k),
+        MethodKind::Stdio => run_threads::<stdio::Stdio, C>(spec, target, clk, info, k),
+        MethodKind::Mmap => run_threads::<mmap::Mmap, C>(spec, target, clk, info, k),
+        MethodKind::IoUring => run_threads::<io_uring::Uring, C>(spec, target, clk, info, k),
     }
 }
 
@@ -697,14 +738,97 @@ fn syscall_note(m: MethodKind) -> &'static str {
     }
 }
 
-/// Runs one workload with an already calibrated clock.
+/// Runs one workload with an already calibrated clock: with `--count separate` (the default) first an
+/// untimed pass of the same workload with the kernel tracepoints on, then the timed pass with the software
+/// and hardware counters; then the derived figures and findings.
 pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
+    let mut kernel = KernelFigures {
+        count_mode: spec.count,
+        ..Default::default()
+    };
+    let mut tp: Option<(Vec<CounterValue>, RunResult)> = None;
+    if spec.count == CountMode::Separate {
+        let mut set = CounterSet::default();
+        set.add_tracepoints(spec.breakdown, spec.method == MethodKind::IoUring);
+        kernel.notes.extend(set.notes.iter().cloned());
+        if set.has_tracepoints() {
+            let (r, vals) = run_once(&spec.for_counting_pass(), clock, &[&set])?;
+            tp = Some((vals, r));
+            kernel.tracepoint_pass = Some("a separate, untimed counting pass of the same workload, run just before the timed pass".into());
+        } else {
+            kernel.tracepoints = set.deltas(&CounterSnap::default(), &CounterSnap::default());
+        }
+    }
+    let (mut r, vals) = SOFTWARE.with(|sw| {
+        let mut tp = CounterSet::default();
+        if spec.count == CountMode::Inline {
+            tp.add_tracepoints(spec.breakdown, spec.method == MethodKind::IoUring);
+            kernel.notes.extend(tp.notes.iter().cloned());
+            if tp.has_tracepoints() {
+                kernel.tracepoint_pass =
+                    Some("the timed pass itself (--count inline): every syscall was slowed by the tracepoints".into());
+            }
+        }
+        run_once(spec, clock, &[sw, &tp])
+    })?;
+    let (timed, inline_tp): (Vec<CounterValue>, Vec<CounterValue>) = vals
+        .into_iter()
+        .partition(|c| matches!(c.family, Family::Software | Family::Hardware));
+    kernel.timed_pass = timed;
+    let (tp_vals, tp_run) = match tp {
+        Some((v, run)) => (v, Some(run)),
+        None if spec.count == CountMode::Inline => (inline_tp, None),
+        None => (Vec::new(), None),
+    };
+    let (by_name, tps): (Vec<CounterValue>, Vec<CounterValue>) = tp_vals
+        .into_iter()
+        .partition(|c| c.family == Family::Syscall);
+    if !tps.is_empty() {
+        kernel.tracepoints = tps;
+    }
+    let mut names: Vec<(String, u64)> = by_name
+        .into_iter()
+        .filter_map(|c| c.value.filter(|&v| v > 0).map(|v| (c.name, v)))
+        .collect();
+    if !names.is_empty() {
+        if let Some(total) = kernel.value("raw_syscalls:sys_enter") {
+            let named: u64 = names.iter().map(|(_, v)| v).sum();
+            if total > named {
+                names.push(("other".to_string(), total - named));
+            }
+        }
+    }
+    names.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    kernel.syscalls_by_name = names;
+    let src = tp_run.as_ref().unwrap_or(&r);
+    if kernel.tracepoint_pass.is_some() {
+        kernel.tracepoint_pass_ops = Some(src.ops);
+        kernel.tracepoint_pass_uring_enters = src.syscalls.uring_enters;
+        kernel.tracepoint_pass_uring_requests = src.syscalls.uring_requests;
+    }
+    if spec.count == CountMode::None {
+        kernel
+            .notes
+            .push("tracepoints not counted (--count none): syscall figures are iolab's own".into());
+    }
+    r.kernel = kernel;
+    r.derived = crate::findings::derive(&r);
+    r.findings = crate::findings::findings(&r);
+    Ok(r)
+}
+
+/// One pass: set up the target, run the threads with `counters` open, and assemble the result.
+fn run_once(
+    spec: &Spec,
+    clock: &ClockInfo,
+    counters: &[&CounterSet],
+) -> Result<(RunResult, Vec<CounterValue>)> {
     let host = Host::current();
     let target = target::setup(spec)?;
     let c = match clock.kind {
-        ClockKind::Tsc => run_method(spec, &target, &TscClock, clock)?,
-        ClockKind::Monotonic => run_method(spec, &target, &MonoClock, clock)?,
-        ClockKind::Mock => run_method(spec, &target, &MockClock::new(100), clock)?,
+        ClockKind::Tsc => run_method(spec, &target, &TscClock, clock, counters)?,
+        ClockKind::Monotonic => run_method(spec, &target, &MonoClock, clock, counters)?,
+        ClockKind::Mock => run_method(spec, &target, &MockClock::new(100), clock, counters)?,
     };
     let Collected {
         mut outs,
@@ -875,8 +999,16 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
         },
         per_thread,
         verify,
+        kernel: KernelFigures::default(),
+        derived: Derived::default(),
+        findings: Vec::new(),
         fallbacks,
         notes,
     };
-    Ok(result)
+    let counter_values = counters
+        .iter()
+        .zip(before.counters.iter().zip(&after.counters))
+        .flat_map(|(set, (b, a))| set.deltas(b, a))
+        .collect();
+    Ok((result, counter_values))
 }

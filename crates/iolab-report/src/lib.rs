@@ -265,6 +265,7 @@ impl TableExporter {
                 }
             );
         }
+        o.push_str(&kernel_text(r));
         let _ = writeln!(o, "timed        {}", r.timed);
         let _ = writeln!(o, "excluded     {}", r.excluded);
         for f in &r.fallbacks {
@@ -355,7 +356,9 @@ impl TableExporter {
             "\nns/op: wall time of the run / ops (1 thread). user/sys: CPU seconds of the whole process during the run, \
              io_uring helper threads included. syscalls/op: counted by iolab; 'k' = counted by the kernel \
              (/proc/self/io syscr+syscw) where glibc decides (stdio). Excluded from timing: file creation, open, \
-             mmap/ring setup. nop is the harness's own floor (no kernel call)."
+             mmap/ring setup. nop is the harness's own floor (no kernel call). The survey counts no kernel \
+             tracepoints (releasing each takes up to a second here); `iolab run` shows the kernel's view: \
+             syscalls by name, io_uring requests punted to io-wq, and findings."
         );
         let fallbacks: Vec<&String> = s
             .runs
@@ -368,6 +371,114 @@ impl TableExporter {
         }
         o
     }
+}
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map(|x| format!("{x:.digits$}"))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// The kernel's side: counters, tracepoints, per-syscall breakdown, derived figures, cross-checks, findings.
+pub fn kernel_text(r: &RunResult) -> String {
+    let k = &r.kernel;
+    let mut o = String::new();
+    let show = |c: &iolab_core::measure::counters::CounterValue| match (c.value, &c.unavailable) {
+        (Some(v), _) => format!("{} {}", c.name, thousands(v)),
+        (None, Some(why)) => format!("{} n/a ({why})", c.name),
+        (None, None) => format!("{} n/a", c.name),
+    };
+    let sw: Vec<String> = k
+        .timed_pass
+        .iter()
+        .filter(|c| c.value.is_some())
+        .map(show)
+        .collect();
+    let _ = writeln!(
+        o,
+        "kernel       timed pass (perf software counters): {}",
+        if sw.is_empty() {
+            "none available".into()
+        } else {
+            sw.join(", ")
+        }
+    );
+    let hw_missing: Vec<&iolab_core::measure::counters::CounterValue> =
+        k.timed_pass.iter().filter(|c| c.value.is_none()).collect();
+    if let Some(c) = hw_missing.first() {
+        let names: Vec<&str> = hw_missing.iter().map(|c| c.name.as_str()).collect();
+        let _ = writeln!(
+            o,
+            "             {}: {}",
+            names.join(", "),
+            c.unavailable.as_deref().unwrap_or("n/a")
+        );
+    }
+    match &k.tracepoint_pass {
+        Some(pass) => {
+            let tp: Vec<String> = k.tracepoints.iter().map(show).collect();
+            let _ = writeln!(
+                o,
+                "             tracepoints, from {pass} ({} ops): {}",
+                k.tracepoint_pass_ops.map(thousands).unwrap_or_default(),
+                tp.join(", ")
+            );
+            if !k.syscalls_by_name.is_empty() {
+                let total: u64 = k.syscalls_by_name.iter().map(|(_, v)| v).sum();
+                let top: Vec<String> = k
+                    .syscalls_by_name
+                    .iter()
+                    .take(8)
+                    .map(|(n, v)| {
+                        format!(
+                            "{n} {} ({:.1}%)",
+                            thousands(*v),
+                            *v as f64 * 100.0 / total.max(1) as f64
+                        )
+                    })
+                    .collect();
+                let more = k.syscalls_by_name.len().saturating_sub(8);
+                let _ = writeln!(
+                    o,
+                    "             syscalls by name: {}{}",
+                    top.join(", "),
+                    if more > 0 {
+                        format!(", and {more} more")
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+        }
+        None => {
+            let why = k
+                .tracepoints
+                .iter()
+                .find_map(|c| c.unavailable.clone())
+                .unwrap_or_else(|| "--count none".into());
+            let _ = writeln!(o, "             tracepoints not counted: {why}");
+        }
+    }
+    let d = &r.derived;
+    let _ = writeln!(
+        o,
+        "derived      syscalls/op {} | requests per io_uring_enter: kernel {}, iolab {} | punted to io-wq {} | context switches/op {} | page faults/MiB {}",
+        opt(d.syscalls_per_op, 3),
+        opt(d.kernel_requests_per_enter, 2),
+        opt(d.iolab_requests_per_enter, 2),
+        d.punted_fraction.map(|p| format!("{:.0}%", p * 100.0)).unwrap_or_else(|| "-".into()),
+        opt(d.ctx_switches_per_op, 3),
+        opt(d.page_faults_per_mib, 1)
+    );
+    for c in &d.crosscheck {
+        let _ = writeln!(o, "crosscheck   {c}");
+    }
+    for f in &r.findings {
+        let _ = writeln!(o, "FINDING      {}", f.text);
+    }
+    for n in &k.notes {
+        let _ = writeln!(o, "note         {n}");
+    }
+    o
 }
 
 impl Exporter for TableExporter {

@@ -150,7 +150,7 @@ struct MethodOpts {
 }
 
 #[derive(Args)]
-#[command(next_help_heading = "Checking and safety")]
+#[command(next_help_heading = "Checking, safety and counting")]
 struct SafetyOpts {
     /// After a write run, read the target back and check every written block; exit 1 on a mismatch.
     #[arg(long)]
@@ -164,6 +164,15 @@ struct SafetyOpts {
     /// Allow writing to a block device (always refused while it or a partition is mounted).
     #[arg(long)]
     allow_device_writes: bool,
+    /// Kernel tracepoints (syscalls made, io_uring requests and punts, per-syscall breakdown): separate = a
+    /// second, untimed pass of the same workload; inline = during the timed pass (each syscall ~30% dearer);
+    /// none. Software counters (context switches, faults) are always on [default: separate].
+    #[arg(long, value_name = "MODE")]
+    count: Option<String>,
+    /// Count only totals in the counting pass, no per-syscall breakdown (faster: releasing each traced
+    /// syscall's tracepoint waits for an RCU grace period).
+    #[arg(long)]
+    no_breakdown: bool,
 }
 
 impl RunArgs {
@@ -195,6 +204,12 @@ impl RunArgs {
             overwrite: b(self.safety.overwrite),
             keep: b(self.safety.keep),
             allow_device_writes: b(self.safety.allow_device_writes),
+            count: s(&self.safety.count),
+            breakdown: if self.safety.no_breakdown {
+                Some(Val::Bool(false))
+            } else {
+                None
+            },
         }
     }
 }

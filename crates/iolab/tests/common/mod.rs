@@ -27,8 +27,19 @@ pub fn iolab(args: &[&str]) -> Ran {
     }
 }
 
-/// Runs `iolab run ARGS --json -` and returns the parsed result (the table goes to stderr then).
+/// Runs `iolab run ARGS --json -` and returns the parsed result (the table goes to stderr then). Adds
+/// `--count none` unless ARGS choose a mode: tracepoint teardown costs up to a second per run on this VM,
+/// and only the kernel tests look at tracepoints (they use `run_json_counted`).
 pub fn run_json(args: &[&str]) -> serde_json::Value {
+    let mut a: Vec<&str> = args.to_vec();
+    if !a.contains(&"--count") {
+        a.extend_from_slice(&["--count", "none"]);
+    }
+    run_json_counted(&a)
+}
+
+/// `iolab run ARGS --json -` with iolab's default counting (a separate tracepoint pass).
+pub fn run_json_counted(args: &[&str]) -> serde_json::Value {
     let mut a = vec!["run"];
     a.extend_from_slice(args);
     a.extend_from_slice(&["--json", "-"]);

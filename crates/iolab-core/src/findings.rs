@@ -1,0 +1,517 @@
+//! What a result means: figures derived from the kernel's counts, and findings, short sentences each
+//! carrying the figure that triggered it.
+//!
+//! Every rule lives here, works on [`Facts`] (a few numbers pulled out of a result, so each rule can be
+//! tested with figures made up on the spot), and has one test that triggers it and one that does not.
+
+use crate::result::{Derived, Finding, RunResult};
+use crate::spec::{MethodKind, OpKind};
+use crate::target::TargetKind;
+
+/// Figures derived from the kernel's counters and iolab's own.
+pub fn derive(r: &RunResult) -> Derived {
+    let k = &r.kernel;
+    let mut d = Derived::default();
+    let tp_ops = k.tracepoint_pass_ops.unwrap_or(0);
+    let per = |x: u64, n: u64| {
+        if n > 0 {
+            Some(x as f64 / n as f64)
+        } else {
+            None
+        }
+    };
+    if let Some(se) = k.value("raw_syscalls:sys_enter") {
+        d.syscalls_per_op = per(se, tp_ops);
+    }
+    let submitted = k.value("io_uring:io_uring_submit_req");
+    if let (Some(req), Some(enters)) = (submitted, k.syscall("io_uring_enter")) {
+        if r.spec.method == MethodKind::IoUring {
+            d.kernel_requests_per_enter = per(req, enters);
+        }
+    }
+    if let (Some(e), Some(q)) = (r.syscalls.uring_enters, r.syscalls.uring_requests) {
+        d.iolab_requests_per_enter = per(q, e);
+    }
+    if let (Some(req), Some(punt)) = (submitted, k.value("io_uring:io_uring_queue_async_work")) {
+        if req > 0 {
+            d.punted_fraction = Some(punt as f64 / req as f64);
+        }
+    }
+    if let Some(cs) = k.value("context-switches") {
+        d.ctx_switches_per_op = per(cs, r.ops);
+    }
+    if let (Some(mi), Some(ma)) = (k.value("minor-faults"), k.value("major-faults")) {
+        let mib = r.bytes as f64 / (1u64 << 20) as f64;
+        if mib > 0.0 {
+            d.page_faults_per_mib = Some((mi + ma) as f64 / mib);
+        }
+    }
+    // Cross-checks: what the kernel saw against what iolab knows it did in the counted pass.
+    if let (Some(req), Some(mine)) = (submitted, k.tracepoint_pass_uring_requests) {
+        d.crosscheck.push(if req == mine {
+            format!("io_uring requests: the kernel took {req}, iolab submitted {mine}: agree")
+        } else {
+            format!("io_uring requests: the kernel took {req}, iolab submitted {mine}: DISAGREE")
+        });
+    }
+    if let (Some(enters_k), Some(enters_mine)) =
+        (k.syscall("io_uring_enter"), k.tracepoint_pass_uring_enters)
+    {
+        if r.spec.method == MethodKind::IoUring {
+            d.crosscheck.push(format!(
+                "io_uring_enter calls: kernel {enters_k}, iolab {enters_mine}{}",
+                if enters_k == enters_mine {
+                    ": agree"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    let call = match (r.spec.method, r.spec.op) {
+        (MethodKind::Psync, OpKind::Write) => Some("pwrite64"),
+        (MethodKind::Psync, OpKind::Read) => Some("pread64"),
+        (MethodKind::Sync, OpKind::Write) => Some("write"),
+        (MethodKind::Sync, OpKind::Read) => Some("read"),
+        (MethodKind::Vectored, OpKind::Write) => Some("pwritev"),
+        (MethodKind::Vectored, OpKind::Read) => Some("preadv"),
+        _ => None,
+    };
+    if let (Some(name), Some(n)) = (call, call.and_then(|c| k.syscall(c))) {
+        d.crosscheck.push(format!(
+            "{name} calls: kernel {n}, ops {tp_ops}{}",
+            if n >= tp_ops { "" } else { ": FEWER than ops" }
+        ));
+    }
+    d
+}
+
+/// The numbers the rules look at.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facts {
+    pub method: Option<MethodKind>,
+    pub target: Option<TargetKind>,
+    pub direct: bool,
+    pub qd: u32,
+    pub ns_per_op: f64,
+    pub wall_s: f64,
+    pub syscalls_per_op: Option<f64>,
+    pub kernel_requests_per_enter: Option<f64>,
+    pub punted_fraction: Option<f64>,
+    pub ctx_switches_per_op: Option<f64>,
+    pub page_faults_per_mib: Option<f64>,
+    /// CPU seconds of iolab's own worker threads.
+    pub worker_cpu_s: f64,
+    /// CPU seconds of io-wq workers (iou-wrk-*) and SQPOLL threads (iou-sqp-*).
+    pub iowq_cpu_s: f64,
+    pub sqpoll_cpu_s: f64,
+    /// Kernel read/write-family syscalls per op (/proc/self/io).
+    pub rw_syscalls_per_op: f64,
+    pub steal_s: f64,
+    pub tracepoints_unavailable: Option<String>,
+    pub inline_counting: bool,
+}
+
+impl Facts {
+    pub fn of(r: &RunResult) -> Facts {
+        let helper = |prefix: &str| -> f64 {
+            r.cpu
+                .helpers
+                .iter()
+                .filter(|h| h.comm.starts_with(prefix))
+                .map(|h| h.oncpu_s.unwrap_or(h.user_s + h.sys_s))
+                .sum()
+        };
+        let tp_missing = r
+            .kernel
+            .tracepoints
+            .iter()
+            .find(|c| c.name == "raw_syscalls:sys_enter" && c.value.is_none())
+            .and_then(|c| c.unavailable.clone());
+        Facts {
+            method: Some(r.spec.method),
+            target: Some(r.target.kind),
+            direct: r.spec.direct,
+            qd: r.spec.qd,
+            ns_per_op: r.ns_per_op,
+            wall_s: r.wall_s,
+            syscalls_per_op: r.derived.syscalls_per_op,
+            kernel_requests_per_enter: r
+                .derived
+                .kernel_requests_per_enter
+                .or(r.derived.iolab_requests_per_enter),
+            punted_fraction: r.derived.punted_fraction,
+            ctx_switches_per_op: r.derived.ctx_switches_per_op,
+            page_faults_per_mib: r.derived.page_faults_per_mib,
+            worker_cpu_s: r.cpu.workers.user_s + r.cpu.workers.sys_s,
+            iowq_cpu_s: helper("iou-wrk-"),
+            sqpoll_cpu_s: helper("iou-sqp-"),
+            rw_syscalls_per_op: r.syscalls.kernel_rw_per_op,
+            steal_s: r.cpu.steal_worker_cpus_s.unwrap_or(r.cpu.steal_all_cpus_s),
+            tracepoints_unavailable: tp_missing,
+            inline_counting: r
+                .kernel
+                .tracepoint_pass
+                .as_deref()
+                .is_some_and(|p| p.contains("inline")),
+        }
+    }
+}
+
+type Rule = (&'static str, fn(&Facts) -> Option<String>);
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+/// Every rule, in the order findings are printed.
+pub const RULES: &[Rule] = &[
+    ("io_wq_punts", |f| {
+        let p = f.punted_fraction?;
+        (p >= 0.5).then(|| {
+            let why = match (f.target, f.direct) {
+                (Some(TargetKind::File), false) => "buffered file I/O cannot complete inline",
+                (Some(TargetKind::File), true) => {
+                    "O_DIRECT into blocks the filesystem must still allocate, or that are still in the page cache, \
+                     cannot be issued without blocking: preallocate or overwrite"
+                }
+                _ => "the target could not complete the requests inline",
+            };
+            format!(
+                "{} of requests were punted to io-wq worker threads ({why}): every such op pays a hand-off to a \
+                 kernel thread and a wake-up (measured {:.1} µs per op at queue depth {})",
+                pct(p),
+                f.ns_per_op / 1e3,
+                f.qd
+            )
+        })
+    }),
+    ("batching_worked", |f| {
+        let s = f.syscalls_per_op?;
+        (f.method == Some(MethodKind::IoUring) && s <= 0.1).then(|| {
+            format!(
+                "syscalls per op {s:.3}: batching worked ({:.1} requests per io_uring_enter)",
+                f.kernel_requests_per_enter.unwrap_or(0.0)
+            )
+        })
+    }),
+    ("one_enter_per_request", |f| {
+        let b = f.kernel_requests_per_enter?;
+        (f.method == Some(MethodKind::IoUring) && b <= 1.05).then(|| {
+            format!(
+                "{b:.2} requests per io_uring_enter: io_uring pays one syscall per op like write(), plus the ring's \
+                 own work; raise --qd and --batch to amortise it"
+            )
+        })
+    }),
+    ("helper_threads_did_the_work", |f| {
+        let h = f.iowq_cpu_s;
+        (h >= 0.01 && h > f.worker_cpu_s).then(|| {
+            format!(
+                "io-wq worker threads used {h:.3} s of CPU, more than iolab's own threads ({:.3} s): the work moved to the kernel's helpers",
+                f.worker_cpu_s
+            )
+        })
+    }),
+    ("sqpoll_burns_a_core", |f| {
+        let s = f.sqpoll_cpu_s;
+        (s >= 0.01 && f.wall_s > 0.0).then(|| {
+            format!(
+                "the SQPOLL thread used {:.2} CPU over the run ({s:.3} s of {:.3} s): it spins while awake",
+                s / f.wall_s,
+                f.wall_s
+            )
+        })
+    }),
+    ("context_switch_per_op", |f| {
+        let c = f.ctx_switches_per_op?;
+        (c >= 0.5).then(|| {
+            format!("{c:.2} context switches per op: ops sleep and wake (waiting for completions or hand-offs to helper threads)")
+        })
+    }),
+    ("page_fault_per_page", |f| {
+        let p = f.page_faults_per_mib?;
+        (p >= 128.0).then(|| {
+            format!(
+                "{p:.0} page faults per MiB (one per 4 KiB page is 256): the first touch of each page costs a fault{}",
+                if f.method == Some(MethodKind::Mmap) { "; mmap pays them instead of syscalls" } else { "" }
+            )
+        })
+    }),
+    ("stdio_coalesced", |f| {
+        (f.method == Some(MethodKind::Stdio) && f.rw_syscalls_per_op > 0.0 && f.rw_syscalls_per_op < 0.5).then(|| {
+            format!(
+                "stdio turned {:.0} ops into one read/write syscall ({:.4} syscalls per op): the buffer, not the kernel, set the pace",
+                1.0 / f.rw_syscalls_per_op,
+                f.rw_syscalls_per_op
+            )
+        })
+    }),
+    ("syscall_is_the_cost", |f| {
+        let s = f.syscalls_per_op?;
+        let sync = matches!(
+            f.method,
+            Some(MethodKind::Sync | MethodKind::Psync | MethodKind::Vectored)
+        );
+        (sync && (0.95..=1.1).contains(&s) && matches!(f.target, Some(TargetKind::DevNull | TargetKind::DevZero))).then(|| {
+            format!(
+                "{s:.3} syscalls per op on a device that does no work: the {:.0} ns per op is the cost of one system call on this machine",
+                f.ns_per_op
+            )
+        })
+    }),
+    ("hypervisor_steal", |f| {
+        (f.wall_s > 0.0 && f.steal_s / f.wall_s >= 0.1).then(|| {
+            format!(
+                "the hypervisor stole {} of the run's time ({:.2} s): times are inflated and CPU figures miss it; repeat before trusting a comparison",
+                pct(f.steal_s / f.wall_s),
+                f.steal_s
+            )
+        })
+    }),
+    ("counters_unavailable", |f| {
+        f.tracepoints_unavailable.as_ref().map(|why| {
+            format!("kernel tracepoints unavailable ({why}): syscall figures are iolab's own count")
+        })
+    }),
+    ("inline_counting_perturbs", |f| {
+        f.inline_counting.then(|| {
+            "tracepoints were on during the timed pass (--count inline): each syscall cost more (~30% on a 90 ns syscall)".to_string()
+        })
+    }),
+];
+
+/// Findings for a result, in rule order.
+pub fn findings(r: &RunResult) -> Vec<Finding> {
+    findings_of(&Facts::of(r))
+}
+
+pub fn findings_of(f: &Facts) -> Vec<Finding> {
+    RULES
+        .iter()
+        .filter_map(|(name, rule)| {
+            rule(f).map(|text| Finding {
+                rule: (*name).to_string(),
+                text,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fired(f: &Facts) -> Vec<String> {
+        findings_of(f).into_iter().map(|x| x.rule).collect()
+    }
+
+    /// A quiet baseline that triggers nothing.
+    fn base() -> Facts {
+        Facts {
+            method: Some(MethodKind::Psync),
+            target: Some(TargetKind::File),
+            qd: 1,
+            ns_per_op: 1000.0,
+            wall_s: 1.0,
+            syscalls_per_op: Some(1.0),
+            rw_syscalls_per_op: 1.0,
+            worker_cpu_s: 0.9,
+            ..Default::default()
+        }
+    }
+
+    fn check(rule: &str, on: Facts, off: Facts) {
+        assert!(
+            fired(&on).contains(&rule.to_string()),
+            "{rule} should fire: {on:?}"
+        );
+        assert!(
+            !fired(&off).contains(&rule.to_string()),
+            "{rule} should not fire: {off:?}"
+        );
+    }
+
+    #[test]
+    fn baseline_is_quiet() {
+        assert!(fired(&base()).is_empty(), "{:?}", findings_of(&base()));
+    }
+
+    #[test]
+    fn io_wq_punts() {
+        let on = Facts {
+            method: Some(MethodKind::IoUring),
+            punted_fraction: Some(0.98),
+            ..base()
+        };
+        let text = &findings_of(&on)[0].text;
+        assert!(
+            text.starts_with("98% of requests were punted to io-wq"),
+            "{text}"
+        );
+        assert!(text.contains("buffered file I/O cannot complete inline"));
+        check(
+            "io_wq_punts",
+            on.clone(),
+            Facts {
+                punted_fraction: Some(0.0),
+                ..on
+            },
+        );
+    }
+
+    #[test]
+    fn batching_and_its_absence() {
+        let u = Facts {
+            method: Some(MethodKind::IoUring),
+            ..base()
+        };
+        check(
+            "batching_worked",
+            Facts {
+                syscalls_per_op: Some(0.03),
+                kernel_requests_per_enter: Some(32.0),
+                ..u.clone()
+            },
+            Facts {
+                syscalls_per_op: Some(1.0),
+                ..u.clone()
+            },
+        );
+        check(
+            "one_enter_per_request",
+            Facts {
+                kernel_requests_per_enter: Some(1.0),
+                ..u.clone()
+            },
+            Facts {
+                kernel_requests_per_enter: Some(8.0),
+                ..u
+            },
+        );
+    }
+
+    #[test]
+    fn helper_threads_and_sqpoll() {
+        check(
+            "helper_threads_did_the_work",
+            Facts {
+                iowq_cpu_s: 0.5,
+                worker_cpu_s: 0.1,
+                ..base()
+            },
+            Facts {
+                iowq_cpu_s: 0.05,
+                worker_cpu_s: 0.1,
+                ..base()
+            },
+        );
+        check(
+            "sqpoll_burns_a_core",
+            Facts {
+                sqpoll_cpu_s: 1.0,
+                ..base()
+            },
+            Facts {
+                sqpoll_cpu_s: 0.0,
+                ..base()
+            },
+        );
+    }
+
+    #[test]
+    fn switches_faults_stdio_syscalls() {
+        check(
+            "context_switch_per_op",
+            Facts {
+                ctx_switches_per_op: Some(2.0),
+                ..base()
+            },
+            Facts {
+                ctx_switches_per_op: Some(0.001),
+                ..base()
+            },
+        );
+        check(
+            "page_fault_per_page",
+            Facts {
+                page_faults_per_mib: Some(256.0),
+                method: Some(MethodKind::Mmap),
+                ..base()
+            },
+            Facts {
+                page_faults_per_mib: Some(0.5),
+                ..base()
+            },
+        );
+        let st = Facts {
+            method: Some(MethodKind::Stdio),
+            ..base()
+        };
+        check(
+            "stdio_coalesced",
+            Facts {
+                rw_syscalls_per_op: 0.001,
+                ..st.clone()
+            },
+            Facts {
+                rw_syscalls_per_op: 1.0,
+                ..st
+            },
+        );
+        let null = Facts {
+            target: Some(TargetKind::DevNull),
+            ..base()
+        };
+        check(
+            "syscall_is_the_cost",
+            null.clone(),
+            Facts {
+                syscalls_per_op: Some(2.0),
+                ..null
+            },
+        );
+    }
+
+    #[test]
+    fn steal_and_counting() {
+        check(
+            "hypervisor_steal",
+            Facts {
+                steal_s: 0.3,
+                ..base()
+            },
+            Facts {
+                steal_s: 0.01,
+                ..base()
+            },
+        );
+        check(
+            "counters_unavailable",
+            Facts {
+                tracepoints_unavailable: Some("EACCES".into()),
+                ..base()
+            },
+            base(),
+        );
+        check(
+            "inline_counting_perturbs",
+            Facts {
+                inline_counting: true,
+                ..base()
+            },
+            base(),
+        );
+    }
+
+    #[test]
+    fn every_rule_is_tested() {
+        let src = include_str!("findings.rs");
+        for (name, _) in RULES {
+            assert!(
+                src.matches(&format!("\"{name}\"")).count() >= 2,
+                "rule {name} has no test"
+            );
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! The kernel's counts agree with what iolab knows it did (issue: kernel's-eye view).
+
+mod common;
+use common::*;
+
+fn tracepoint(r: &serde_json::Value, name: &str) -> Option<u64> {
+    r["kernel"]["tracepoints"]
+        .as_array()?
+        .iter()
+        .find(|c| c["name"] == name)?["value"]
+        .as_u64()
+}
+
+fn by_name(r: &serde_json::Value, name: &str) -> u64 {
+    r["kernel"]["syscalls_by_name"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p[0] == name)
+        .map(|p| p[1].as_u64().unwrap())
+        .unwrap_or(0)
+}
+
+fn rules(r: &serde_json::Value) -> Vec<String> {
+    r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Tracepoints need root (or CAP_PERFMON) and tracefs; say so and skip otherwise.
+fn tracepoints_here(r: &serde_json::Value) -> bool {
+    if tracepoint(r, "raw_syscalls:sys_enter").is_some() {
+        return true;
+    }
+    println!(
+        "SKIPPED: tracepoints unavailable here: {}",
+        r["kernel"]["tracepoints"]
+    );
+    false
+}
+
+#[test]
+fn psync_writes_are_all_seen_by_sys_enter() {
+    let n = 5000u64;
+    let r = run_json_counted(&["--method", "psync", "--bs", "4", "--ops", "5000"]);
+    if !tracepoints_here(&r) {
+        return;
+    }
+    let se = tracepoint(&r, "raw_syscalls:sys_enter").unwrap();
+    assert!(se >= n && se < n + 100, "sys_enter {se} for {n} pwrites");
+    assert_eq!(by_name(&r, "pwrite64"), n, "the breakdown names the calls");
+    assert!(r["kernel"]["tracepoint_pass"]
+        .as_str()
+        .unwrap()
+        .contains("separate"));
+    assert!((f64_of(&r, &["derived", "syscalls_per_op"]) - 1.0).abs() < 0.02);
+    // Software counters were on in the timed pass.
+    let sw = r["kernel"]["timed_pass"].as_array().unwrap();
+    assert!(sw
+        .iter()
+        .any(|c| c["name"] == "context-switches" && c["value"].is_u64()));
+    assert!(
+        sw.iter().any(|c| c["name"] == "cycles"),
+        "hardware counters are listed, available or not"
+    );
+}
+
+#[test]
+fn io_uring_requests_are_counted_exactly_and_batches_seen_from_the_kernel() {
+    let r = run_json_counted(&[
+        "--method", "io_uring", "--qd", "8", "--batch", "4", "--ops", "3000",
+    ]);
+    if !tracepoints_here(&r) {
+        return;
+    }
+    assert_eq!(tracepoint(&r, "io_uring:io_uring_submit_req"), Some(3000));
+    assert_eq!(tracepoint(&r, "io_uring:io_uring_complete"), Some(3000));
+    let enters = by_name(&r, "io_uring_enter");
+    assert!(
+        (750..=760).contains(&enters),
+        "batch 4: about 750 enters, kernel counted {enters}"
+    );
+    let k = f64_of(&r, &["derived", "kernel_requests_per_enter"]);
+    assert!((k - 4.0).abs() < 0.1, "kernel-side avg batch {k}");
+    assert!(r["derived"]["crosscheck"].to_string().contains("agree"));
+    // /dev/null completes inline: nothing punted.
+    assert_eq!(
+        tracepoint(&r, "io_uring:io_uring_queue_async_work"),
+        Some(0)
+    );
+}
+
+#[test]
+fn buffered_ext4_io_uring_writes_are_punted_and_o_direct_ones_are_not() {
+    let dir = disk_dir();
+    let fs = std::process::Command::new("stat")
+        .args(["-f", "-c", "%T"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let fs = String::from_utf8_lossy(&fs.stdout).trim().to_string();
+    if fs != "ext2/ext3" && fs != "ext4" {
+        println!("SKIPPED: {} is on {fs}, not ext4", dir.path().display());
+        return;
+    }
+    let f = file(&dir, "b.dat");
+    let r = run_json_counted(&[
+        "--method",
+        "io_uring",
+        "--target",
+        f.to_str().unwrap(),
+        "--ops",
+        "300",
+    ]);
+    if !tracepoints_here(&r) {
+        return;
+    }
+    let p = f64_of(&r, &["derived", "punted_fraction"]);
+    assert!(p > 0.5, "buffered ext4 writes punted: {p}");
+    assert!(
+        rules(&r).contains(&"io_wq_punts".to_string()),
+        "{:?}",
+        r["findings"]
+    );
+    // O_DIRECT over blocks already allocated by O_DIRECT writes: issued inline, no punts.
+    let g = file(&dir, "d.dat");
+    // (Few ops: this VM's disk can take milliseconds per O_DIRECT write.)
+    run_json_counted(&[
+        "--method",
+        "psync",
+        "--direct",
+        "--target",
+        g.to_str().unwrap(),
+        "--ops",
+        "32",
+        "--keep",
+    ]);
+    let r = run_json_counted(&[
+        "--method",
+        "io_uring",
+        "--direct",
+        "--overwrite",
+        "--target",
+        g.to_str().unwrap(),
+        "--ops",
+        "32",
+    ]);
+    assert_eq!(tracepoint(&r, "io_uring:io_uring_submit_req"), Some(32));
+    assert_eq!(
+        tracepoint(&r, "io_uring:io_uring_queue_async_work"),
+        Some(0),
+        "O_DIRECT overwrite not punted"
+    );
+    assert!(!rules(&r).contains(&"io_wq_punts".to_string()));
+}
+
+#[test]
+fn count_modes() {
+    let r = run_json_counted(&["--method", "psync", "--ops", "1000", "--count", "none"]);
+    assert!(r["kernel"]["tracepoint_pass"].is_null());
+    assert!(r["kernel"]["notes"].to_string().contains("--count none"));
+    let r = run_json_counted(&["--method", "psync", "--ops", "1000", "--count", "inline"]);
+    if tracepoints_here(&r) {
+        assert!(r["kernel"]["tracepoint_pass"]
+            .as_str()
+            .unwrap()
+            .contains("inline"));
+        assert!(rules(&r).contains(&"inline_counting_perturbs".to_string()));
+        assert_eq!(by_name(&r, "pwrite64"), 1000);
+    }
+    let bad = iolab(&["run", "--count", "sometimes"]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.starts_with("iolab: --count:"), "{}", bad.stderr);
+}
+
+#[test]
+fn unprivileged_runs_complete_with_counters_marked_unavailable() {
+    // Drop privileges in a child: a copy of the binary anyone may run, executed as nobody.
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        println!(
+            "SKIPPED: not root, cannot switch to another user (this run is unprivileged already)"
+        );
+        return;
+    }
+    let dir = tmpfs_dir();
+    let bin_copy = dir.path().join("iolab");
+    std::fs::copy(bin(), &bin_copy).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&bin_copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    use std::os::unix::process::CommandExt;
+    for mode in ["separate", "inline"] {
+        let out = std::process::Command::new(&bin_copy)
+            .args([
+                "run", "--method", "io_uring", "--ops", "500", "--count", mode, "--json", "-",
+            ])
+            .current_dir(dir.path())
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["host"]["root"], false);
+        assert_eq!(u64_of(&r, &["ops"]), 500);
+        let se = r["kernel"]["tracepoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "raw_syscalls:sys_enter")
+            .cloned();
+        let se = se.expect("sys_enter is listed even when unavailable");
+        assert!(
+            se["value"].is_null(),
+            "{mode}: an unprivileged process cannot count tracepoints here: {se}"
+        );
+        assert!(
+            !se["unavailable"].as_str().unwrap().is_empty(),
+            "the reason is given"
+        );
+        assert!(
+            rules(&r).contains(&"counters_unavailable".to_string()),
+            "{:?}",
+            r["findings"]
+        );
+        println!("{mode}: {}", se["unavailable"]);
+    }
+}
