@@ -59,6 +59,9 @@ struct SurveyArgs {
 
 #[derive(Args)]
 struct BenchArgs {
+    /// overhead: iolab psync vs a bare write() loop | counters: write() with and without kernel counters.
+    #[arg(default_value = "overhead")]
+    which: String,
     /// Ops per round.
     #[arg(long, default_value = "300000")]
     ops: String,
@@ -364,9 +367,23 @@ fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
             "0 is not accepted",
         ));
     }
-    let clk = clock::calibrate(20);
-    let r = iolab_core::bench::overhead(ops, rounds as u32, &clk)?;
-    print!("{}", iolab_core::bench::render(&r));
+    match a.which.as_str() {
+        "overhead" => {
+            let clk = clock::calibrate(20);
+            let r = iolab_core::bench::overhead(ops, rounds as u32, &clk)?;
+            print!("{}", iolab_core::bench::render(&r));
+        }
+        "counters" => {
+            let r = iolab_core::bench::counter_overhead(ops, rounds as u32)?;
+            print!("{}", iolab_core::bench::render_counters(&r));
+        }
+        other => {
+            return Err(Error::usage(
+                "bench",
+                format!("unknown benchmark '{other}'; accepted: overhead, counters"),
+            ))
+        }
+    }
     Ok(0)
 }
 
