@@ -189,7 +189,8 @@ pub struct CounterOverheadReport {
 
 pub fn counter_overhead(ops: u64, rounds: u32) -> Result<CounterOverheadReport> {
     use crate::measure::counters::{CounterSet, CounterSnap};
-    let per_round = |a: &[f64], b: &[f64]| median(&a.iter().zip(b).map(|(x, y)| x / y).collect::<Vec<_>>());
+    let per_round =
+        |a: &[f64], b: &[f64]| median(&a.iter().zip(b).map(|(x, y)| x / y).collect::<Vec<_>>());
     bare_loop(ops / 10 + 1, false)?;
     let (mut off, mut sw, mut tp) = (Vec::new(), Vec::new(), Vec::new());
     let (mut counted, mut written) = (0u64, 0u64);
@@ -201,7 +202,11 @@ pub fn counter_overhead(ops: u64, rounds: u32) -> Result<CounterOverheadReport> 
             s.add_software_and_hardware();
             sw.push(bare_loop(ops, false)?);
             if unavailable.is_empty() {
-                unavailable = s.unavailable.iter().map(|(n, _, why)| format!("{n}: {why}")).collect();
+                unavailable = s
+                    .unavailable
+                    .iter()
+                    .map(|(n, _, why)| format!("{n}: {why}"))
+                    .collect();
             }
         }
         let mut s = CounterSet::default();
@@ -215,7 +220,12 @@ pub fn counter_overhead(ops: u64, rounds: u32) -> Result<CounterOverheadReport> 
         t.pause();
         let b = t.snapshot();
         t.resume();
-        if let Some(v) = t.deltas(&a, &b).iter().find(|c| c.name == "raw_syscalls:sys_enter").and_then(|c| c.value) {
+        if let Some(v) = t
+            .deltas(&a, &b)
+            .iter()
+            .find(|c| c.name == "raw_syscalls:sys_enter")
+            .and_then(|c| c.value)
+        {
             counted += v;
             written += ops;
         }
@@ -235,7 +245,12 @@ pub fn counter_overhead(ops: u64, rounds: u32) -> Result<CounterOverheadReport> 
 }
 
 pub fn render_counters(r: &CounterOverheadReport) -> String {
-    let fmt = |v: &[f64]| v.iter().map(|x| format!("{x:.0}")).collect::<Vec<_>>().join(" ");
+    let fmt = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:.0}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let mut o = format!(
         "counter overhead bench: {} write(2) calls of 4 B to /dev/null per round, {} rounds, alternating\n\
          no counters                      median {:6.1} ns/op   rounds: {}\n\
