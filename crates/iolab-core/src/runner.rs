@@ -517,7 +517,7 @@ fn worker<M: Method, C: Clock>(
             let ru1 = Rusage::thread();
             out.cpus = (cpu0, crate::sys::current_cpu());
             out.rusage = RusageDelta::between(&ru0, &ru1);
-            out.syscalls = m.syscalls();
+            out.syscalls = m.syscalls(out.ops);
             out.submissions = m.submissions();
             if let Err(e) = r {
                 out.error = Some(e);

@@ -125,7 +125,7 @@ impl Method for Uring {
         self.queued
     }
 
-    fn syscalls(&self) -> Option<u64> {
+    fn syscalls(&self, _ops: u64) -> Option<u64> {
         Some(self.enters + self.other_calls)
     }
 

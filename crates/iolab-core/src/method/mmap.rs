@@ -95,7 +95,7 @@ impl Method for Mmap {
         }
     }
 
-    fn syscalls(&self) -> Option<u64> {
+    fn syscalls(&self, _ops: u64) -> Option<u64> {
         // msync/fsync calls; the mmap(2) made in prepare is not part of the timed run.
         Some(self.calls - 1)
     }

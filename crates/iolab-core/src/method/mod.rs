@@ -138,8 +138,9 @@ pub trait Method: Sized + Send {
     fn finish(&mut self) -> Result<()> {
         Ok(())
     }
-    /// System calls this method made, where it knows (stdio does not: glibc decides).
-    fn syscalls(&self) -> Option<u64>;
+    /// System calls this method made over `ops` completed ops, where it knows (stdio does not: glibc
+    /// decides). Methods with one syscall per op compute it from `ops` rather than counting in the hot loop.
+    fn syscalls(&self, ops: u64) -> Option<u64>;
     /// Kernel submissions (io_uring_enter calls) and requests in them, for asynchronous methods.
     fn submissions(&self) -> Option<(u64, u64)> {
         None

@@ -30,7 +30,7 @@ impl Method for Nop {
         Ok(())
     }
 
-    fn syscalls(&self) -> Option<u64> {
+    fn syscalls(&self, _ops: u64) -> Option<u64> {
         Some(0)
     }
 }

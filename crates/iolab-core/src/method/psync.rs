@@ -29,7 +29,6 @@ impl Method for Psync {
 
     #[inline(always)]
     fn submit(&mut self, io: &Io) -> Result<usize> {
-        self.calls += 1;
         let fd = self.fd.as_raw_fd();
         let r = if self.write {
             // SAFETY: the runner's Io contract: `buf` holds `len` bytes nothing else touches during the call.
@@ -45,7 +44,8 @@ impl Method for Psync {
         fsync_counted(&mut self.calls, self.fd.as_raw_fd(), &self.path)
     }
 
-    fn syscalls(&self) -> Option<u64> {
-        Some(self.calls)
+    fn syscalls(&self, ops: u64) -> Option<u64> {
+        // One pwrite/pread per op, plus the fsyncs counted in `calls`.
+        Some(ops + self.calls)
     }
 }

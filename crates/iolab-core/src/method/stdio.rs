@@ -67,7 +67,7 @@ impl Method for Stdio {
         Ok(())
     }
 
-    fn syscalls(&self) -> Option<u64> {
+    fn syscalls(&self, _ops: u64) -> Option<u64> {
         None
     }
 }

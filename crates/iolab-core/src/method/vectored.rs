@@ -57,7 +57,6 @@ impl Method for Vectored {
             // SAFETY: the pieces add up to `io.len`, so `p` stays within (or one past) the op's buffer.
             p = unsafe { p.add(l) };
         }
-        self.calls += 1;
         let fd = self.fd.as_raw_fd();
         let r = if self.write {
             // SAFETY: every iovec points into the op's buffer, which the runner keeps valid during the call.
@@ -73,7 +72,8 @@ impl Method for Vectored {
         fsync_counted(&mut self.calls, self.fd.as_raw_fd(), &self.path)
     }
 
-    fn syscalls(&self) -> Option<u64> {
-        Some(self.calls)
+    fn syscalls(&self, ops: u64) -> Option<u64> {
+        // One pwritev/preadv per op, plus the fsyncs counted in `calls`.
+        Some(ops + self.calls)
     }
 }
