@@ -212,6 +212,106 @@ pub struct Finding {
     pub text: String,
 }
 
+/// io_uring submission statistics of one ring, counted on iolab's side.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct UringStats {
+    /// Setup and registration flags in use (SQPOLL, IOPOLL, REGISTER_FILES ...).
+    pub setup: Vec<String>,
+    /// io_uring_enter calls (submitting, waiting, or waking the SQ thread).
+    pub enters: u64,
+    /// Requests handed to the kernel.
+    pub requests: u64,
+    /// SQPOLL: submissions the SQ thread picked up with no syscall at all.
+    pub submissions_without_syscall: u64,
+    /// SQPOLL: io_uring_enter calls made because the SQ thread was asleep (IORING_ENTER_SQ_WAKEUP).
+    pub sq_wakeups: u64,
+    /// SQPOLL: spins waiting for the SQ thread to consume a full submission queue.
+    pub sq_full_waits: u64,
+    /// Index = requests handed over in one submission (an io_uring_enter, or with SQPOLL a tail update);
+    /// index 0 counts enters that only waited for completions. The last index collects anything larger.
+    pub batch_histogram: Vec<u64>,
+    /// Index = requests in the kernel right after a submission.
+    pub inflight_histogram: Vec<u64>,
+}
+
+/// io_uring figures of a run, all rings together.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct UringFigures {
+    pub setup: Vec<String>,
+    pub enters: u64,
+    pub requests: u64,
+    pub submissions_without_syscall: u64,
+    pub sq_wakeups: u64,
+    pub sq_full_waits: u64,
+    /// requests / submissions that carried at least one request (the seed report's avg_batch).
+    pub mean_batch: f64,
+    /// Submissions of 32 requests or more (the seed report's "big batch" threshold).
+    pub big_batches: u64,
+    /// (requests in one submission, how many submissions), nonzero entries only.
+    pub batch_histogram: Vec<(u32, u64)>,
+    /// (requests in the kernel after a submission, how often), nonzero entries only.
+    pub inflight_histogram: Vec<(u32, u64)>,
+    pub mean_inflight: f64,
+}
+
+impl UringFigures {
+    pub fn merge(stats: &[UringStats]) -> Option<UringFigures> {
+        let first = stats.first()?;
+        let len = stats
+            .iter()
+            .map(|s| s.batch_histogram.len())
+            .max()
+            .unwrap_or(0);
+        let mut batch = vec![0u64; len];
+        let mut depth = vec![0u64; len];
+        let mut f = UringFigures {
+            setup: first.setup.clone(),
+            ..Default::default()
+        };
+        for s in stats {
+            f.enters += s.enters;
+            f.requests += s.requests;
+            f.submissions_without_syscall += s.submissions_without_syscall;
+            f.sq_wakeups += s.sq_wakeups;
+            f.sq_full_waits += s.sq_full_waits;
+            for (i, v) in s.batch_histogram.iter().enumerate() {
+                batch[i] += v;
+            }
+            for (i, v) in s.inflight_histogram.iter().enumerate() {
+                depth[i] += v;
+            }
+        }
+        let carrying: u64 = batch.iter().skip(1).sum();
+        f.mean_batch = if carrying > 0 {
+            f.requests as f64 / carrying as f64
+        } else {
+            0.0
+        };
+        f.big_batches = batch.iter().skip(32).sum();
+        let depth_n: u64 = depth.iter().sum();
+        f.mean_inflight = if depth_n > 0 {
+            depth
+                .iter()
+                .enumerate()
+                .map(|(i, v)| i as f64 * *v as f64)
+                .sum::<f64>()
+                / depth_n as f64
+        } else {
+            0.0
+        };
+        let nz = |h: Vec<u64>| {
+            h.into_iter()
+                .enumerate()
+                .filter(|(_, v)| *v > 0)
+                .map(|(i, v)| (i as u32, v))
+                .collect()
+        };
+        f.batch_histogram = nz(batch);
+        f.inflight_histogram = nz(depth);
+        Some(f)
+    }
+}
+
 /// One run of one workload.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
@@ -245,6 +345,8 @@ pub struct RunResult {
     pub flushes: FlushFigures,
     pub cpu: CpuFigures,
     pub syscalls: SyscallFigures,
+    /// io_uring rings: setup flags, submissions, batch and in-flight histograms (io_uring runs only).
+    pub uring: Option<UringFigures>,
     pub per_thread: Vec<ThreadFigures>,
     pub verify: Option<VerifyFigures>,
     /// Kernel counters (perf_event_open) and where they came from.

@@ -84,6 +84,7 @@ struct WorkerOut {
     boundary_timing: bool,
     /// The CPU the worker ran on just before and just after its loop.
     cpus: (i32, i32),
+    uring: Option<crate::result::UringStats>,
     /// The kernel may still hold requests that point into this worker's buffers (it could not be drained
     /// after a failure): the buffers are leaked instead of freed.
     leak_buffers: bool,
@@ -106,6 +107,7 @@ impl WorkerOut {
             error: None,
             boundary_timing: false,
             cpus: (-1, -1),
+            uring: None,
             leak_buffers: false,
         }
     }
@@ -398,11 +400,21 @@ fn loop_async<M: Method, C: Clock>(
             failed_commits = 0;
         }
         let e = clk.now();
+        let mut bad: Option<(i32, u64)> = None;
         m.reap(|slot, res| {
             out.lat.record(e.saturating_sub(starts[slot as usize]));
-            if res != bs as i32 && failure.is_none() {
-                failure = Some(if res < 0 {
-                    Error::sys_on(
+            if res != bs as i32 && bad.is_none() {
+                bad = Some((res, offsets[slot as usize]));
+            }
+            free.push(slot);
+            inflight -= 1;
+            done += 1;
+        });
+        if let (Some((res, off)), None) = (bad, &failure) {
+            failure = Some(if res < 0 {
+                match m.describe_failure(-res) {
+                    Some(msg) => Error::Runtime(msg),
+                    None => Error::sys_on(
                         crate::sys::SysErr::new(
                             if p.write {
                                 "io_uring write"
@@ -412,15 +424,12 @@ fn loop_async<M: Method, C: Clock>(
                             -res,
                         ),
                         p.target_path.display().to_string(),
-                    )
-                } else {
-                    short_transfer(p, res as usize, offsets[slot as usize])
-                });
-            }
-            free.push(slot);
-            inflight -= 1;
-            done += 1;
-        });
+                    ),
+                }
+            } else {
+                short_transfer(p, res as usize, off)
+            });
+        }
         if failure.is_some() || e >= deadline || abort.load(Ordering::Relaxed) {
             stop = true;
         }
@@ -458,13 +467,15 @@ fn worker<M: Method, C: Clock>(
     } else {
         ctx.spec.qd as usize
     };
-    let prepared = M::prepare(&ctx).and_then(|m| {
+    let prepared = M::prepare(&ctx).and_then(|mut m| {
         let mut bufs = Vec::with_capacity(slots);
         for _ in 0..slots {
             let mut b = AlignedBuf::new(p.bs, ctx.target.buf_align)?;
             pattern::fill_body(b.slice_mut(p.bs), p.seed);
             bufs.push(b);
         }
+        let ptrs: Vec<(*mut u8, usize)> = bufs.iter().map(|b| (b.ptr, p.bs)).collect();
+        m.register_buffers(&ptrs)?;
         Ok((m, bufs))
     });
     let mut prepared = match prepared {
@@ -519,6 +530,7 @@ fn worker<M: Method, C: Clock>(
             out.rusage = RusageDelta::between(&ru0, &ru1);
             out.syscalls = m.syscalls(out.ops);
             out.submissions = m.submissions();
+            out.uring = m.uring_stats();
             if let Err(e) = r {
                 out.error = Some(e);
                 sh.abort().store(true, Ordering::Relaxed);
@@ -997,6 +1009,7 @@ fn run_once(
             kernel_rw_per_op: per_op(kernel_rw.syscr + kernel_rw.syscw),
             note: syscall_note(spec.method).into(),
         },
+        uring: crate::result::UringFigures::merge(&outs.iter().filter_map(|o| o.uring.clone()).collect::<Vec<_>>()),
         per_thread,
         verify,
         kernel: KernelFigures::default(),

@@ -74,11 +74,23 @@ pub struct RawSpec {
     pub allow_device_writes: Option<Val>,
     pub count: Option<Val>,
     pub breakdown: Option<Val>,
+    pub sqpoll: Option<Val>,
+    pub sq_idle_ms: Option<Val>,
+    pub sq_cpu: Option<Val>,
+    pub iopoll: Option<Val>,
+    pub fixed_files: Option<Val>,
+    pub fixed_bufs: Option<Val>,
+    pub coop_taskrun: Option<Val>,
+    pub single_issuer: Option<Val>,
+    pub defer_taskrun: Option<Val>,
+    pub registered_ring: Option<Val>,
+    pub vectored: Option<Val>,
 }
 
 /// The keys of [`RawSpec`], for messages.
 pub const SPEC_KEYS: &str = "target, method, op, pattern, bs, ops, size, duration, threads, direct, fsync, \
-    msync, iovecs, qd, batch, stdio-buffer, file-size, offset, seed, verify, overwrite, keep, allow-device-writes, count, breakdown";
+    msync, iovecs, qd, batch, stdio-buffer, file-size, offset, seed, verify, overwrite, keep, allow-device-writes, count, breakdown, sqpoll, sq-idle-ms, sq-cpu, iopoll, fixed-files, fixed-bufs, \
+    coop-taskrun, single-issuer, defer-taskrun, registered-ring, vectored";
 
 impl RawSpec {
     /// Reads a TOML spec file; unknown keys and bad syntax are usage errors naming `--spec`.
@@ -132,7 +144,18 @@ impl RawSpec {
             keep,
             allow_device_writes,
             count,
-            breakdown
+            breakdown,
+            sqpoll,
+            sq_idle_ms,
+            sq_cpu,
+            iopoll,
+            fixed_files,
+            fixed_bufs,
+            coop_taskrun,
+            single_issuer,
+            defer_taskrun,
+            registered_ring,
+            vectored
         );
         self
     }
@@ -282,10 +305,42 @@ pub struct Spec {
     pub allow_device_writes: bool,
     /// How kernel tracepoints are counted: a separate untimed pass (default), inline, or not at all.
     pub count: CountMode,
+    /// io_uring ring options (see `method/io_uring.rs`).
+    pub ring: RingOpts,
     /// Per-syscall breakdown in the counting pass (each traced syscall adds 0.1-0.3 s of tracepoint
     /// teardown on this VM).
     pub breakdown: bool,
 }
+
+/// io_uring setup and registration options, each named after its kernel flag.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RingOpts {
+    /// IORING_SETUP_SQPOLL: a kernel thread polls the submission queue.
+    pub sqpoll: bool,
+    /// sq_thread_idle in ms before the SQPOLL thread sleeps.
+    pub sq_idle_ms: u32,
+    /// IORING_SETUP_SQ_AFF: the CPU the SQPOLL thread is bound to.
+    pub sq_cpu: Option<u32>,
+    /// IORING_SETUP_IOPOLL: busy-poll for completions (O_DIRECT only, devices with poll queues).
+    pub iopoll: bool,
+    /// IORING_REGISTER_FILES: the target fd registered, SQEs use IOSQE_FIXED_FILE.
+    pub fixed_files: bool,
+    /// IORING_REGISTER_BUFFERS: the op buffers registered, READ_FIXED/WRITE_FIXED.
+    pub fixed_bufs: bool,
+    /// IORING_SETUP_COOP_TASKRUN (5.19+).
+    pub coop_taskrun: bool,
+    /// IORING_SETUP_SINGLE_ISSUER (6.0+).
+    pub single_issuer: bool,
+    /// IORING_SETUP_DEFER_TASKRUN (6.1+, needs SINGLE_ISSUER).
+    pub defer_taskrun: bool,
+    /// IORING_REGISTER_RING_FDS (5.18+): io_uring_enter by registered index.
+    pub registered_ring: bool,
+    /// READV/WRITEV (one iovec) instead of READ/WRITE.
+    pub vectored: bool,
+}
+
+/// Default sq_thread_idle: 1 s, so a run does not keep re-waking the thread.
+pub const DEFAULT_SQ_IDLE_MS: u32 = 1000;
 
 /// Ops when the user gives no amount at all (also capped by [`DEFAULT_DURATION_S`]).
 pub const DEFAULT_OPS: u64 = 100_000;
@@ -594,6 +649,89 @@ impl RawSpec {
             Some(v) => count_of("--seed", v)?,
         };
         let verify = bool_of("--verify", &self.verify)?;
+        let ring_flags = [
+            ("--sqpoll", &self.sqpoll),
+            ("--iopoll", &self.iopoll),
+            ("--fixed-files", &self.fixed_files),
+            ("--fixed-bufs", &self.fixed_bufs),
+            ("--coop-taskrun", &self.coop_taskrun),
+            ("--single-issuer", &self.single_issuer),
+            ("--defer-taskrun", &self.defer_taskrun),
+            ("--registered-ring", &self.registered_ring),
+            ("--vectored", &self.vectored),
+            ("--sq-idle-ms", &self.sq_idle_ms),
+            ("--sq-cpu", &self.sq_cpu),
+        ];
+        for (flag, v) in ring_flags {
+            only(flag, v.is_some(), MethodKind::IoUring)?;
+        }
+        let ring = RingOpts {
+            sqpoll: bool_of("--sqpoll", &self.sqpoll)?,
+            sq_idle_ms: match &self.sq_idle_ms {
+                None => DEFAULT_SQ_IDLE_MS,
+                Some(v) => count_of("--sq-idle-ms", v)?.min(u32::MAX as u64) as u32,
+            },
+            sq_cpu: match &self.sq_cpu {
+                None => None,
+                Some(v) => Some(count_of("--sq-cpu", v)?.min(u32::MAX as u64) as u32),
+            },
+            iopoll: bool_of("--iopoll", &self.iopoll)?,
+            fixed_files: bool_of("--fixed-files", &self.fixed_files)?,
+            fixed_bufs: bool_of("--fixed-bufs", &self.fixed_bufs)?,
+            coop_taskrun: bool_of("--coop-taskrun", &self.coop_taskrun)?,
+            single_issuer: bool_of("--single-issuer", &self.single_issuer)?,
+            defer_taskrun: bool_of("--defer-taskrun", &self.defer_taskrun)?,
+            registered_ring: bool_of("--registered-ring", &self.registered_ring)?,
+            vectored: bool_of("--vectored", &self.vectored)?,
+        };
+        if !ring.sqpoll && (self.sq_idle_ms.is_some() || self.sq_cpu.is_some()) {
+            let flag = if self.sq_idle_ms.is_some() {
+                "--sq-idle-ms"
+            } else {
+                "--sq-cpu"
+            };
+            return Err(Error::usage(flag, "applies to --sqpoll only"));
+        }
+        if let Some(c) = ring.sq_cpu {
+            let n = std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1) as u32;
+            if c >= n {
+                return Err(Error::usage(
+                    "--sq-cpu",
+                    format!(
+                        "CPU {c} does not exist; this machine has CPUs 0 to {}",
+                        n - 1
+                    ),
+                ));
+            }
+        }
+        if ring.iopoll && !direct {
+            return Err(Error::usage(
+                "--iopoll",
+                "needs --direct: polled completions exist only for O_DIRECT I/O",
+            ));
+        }
+        if ring.defer_taskrun && !ring.single_issuer {
+            return Err(Error::usage(
+                "--defer-taskrun",
+                "needs --single-issuer (IORING_SETUP_DEFER_TASKRUN requires SINGLE_ISSUER)",
+            ));
+        }
+        if ring.sqpoll && (ring.coop_taskrun || ring.defer_taskrun) {
+            let flag = if ring.coop_taskrun {
+                "--coop-taskrun"
+            } else {
+                "--defer-taskrun"
+            };
+            return Err(Error::usage(flag, "cannot be combined with --sqpoll (the kernel refuses task-run flags on SQPOLL rings)"));
+        }
+        if ring.fixed_bufs && ring.vectored {
+            return Err(Error::usage(
+                "--fixed-bufs",
+                "uses READ_FIXED/WRITE_FIXED, which are not vectored; drop --vectored",
+            ));
+        }
         let count = match &self.count {
             None => CountMode::Separate,
             Some(v) => {
@@ -630,6 +768,7 @@ impl RawSpec {
             keep: bool_of("--keep", &self.keep)?,
             allow_device_writes: bool_of("--allow-device-writes", &self.allow_device_writes)?,
             count,
+            ring,
             breakdown: match &self.breakdown {
                 None => true,
                 some => bool_of("--breakdown", some)?,

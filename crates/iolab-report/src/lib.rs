@@ -220,13 +220,47 @@ impl TableExporter {
             fmt_size(sc.kernel_rw.rchar),
             fmt_size(sc.kernel_rw.wchar)
         );
-        if let (Some(e), Some(q)) = (sc.uring_enters, sc.uring_requests) {
+        if let Some(u) = &r.uring {
+            let hist = |h: &[(u32, u64)]| {
+                let mut v: Vec<String> = h
+                    .iter()
+                    .take(12)
+                    .map(|(k, n)| format!("{k}:{}", thousands(*n)))
+                    .collect();
+                if h.len() > 12 {
+                    v.push(format!("... {} more sizes", h.len() - 12));
+                }
+                v.join(" ")
+            };
             let _ = writeln!(
                 o,
-                "             io_uring_enter calls {}, requests submitted {} ({:.2} per call)",
-                thousands(e),
-                thousands(q),
-                if e > 0 { q as f64 / e as f64 } else { 0.0 }
+                "io_uring     setup [{}]; io_uring_enter calls {}, requests {}, mean batch {:.2}, big batches (>=32) {}{}",
+                u.setup.join(", "),
+                thousands(u.enters),
+                thousands(u.requests),
+                u.mean_batch,
+                thousands(u.big_batches),
+                if u.setup.iter().any(|s| s == "SQPOLL") {
+                    format!(
+                        "; submissions with no syscall {}, SQ thread wake-ups {}, waits for a full SQ {}",
+                        thousands(u.submissions_without_syscall),
+                        thousands(u.sq_wakeups),
+                        thousands(u.sq_full_waits)
+                    )
+                } else {
+                    String::new()
+                }
+            );
+            let _ = writeln!(
+                o,
+                "             batch sizes (requests per submission: count) {}",
+                hist(&u.batch_histogram)
+            );
+            let _ = writeln!(
+                o,
+                "             in flight after a submission (depth: count) {}; mean {:.1}",
+                hist(&u.inflight_histogram),
+                u.mean_inflight
             );
         }
         let _ = writeln!(o, "             ({})", sc.note);

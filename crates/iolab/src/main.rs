@@ -150,6 +150,46 @@ struct MethodOpts {
     /// stdio: FILE buffer size given to setvbuf(_IOFBF) [default: 4096].
     #[arg(long, value_name = "SIZE")]
     stdio_buffer: Option<String>,
+    /// io_uring: IORING_SETUP_SQPOLL (5.1+; unprivileged since 5.11): a kernel thread (iou-sqp) polls the
+    /// submission queue; it burns a CPU while awake, reported separately.
+    #[arg(long)]
+    sqpoll: bool,
+    /// io_uring --sqpoll: sq_thread_idle, ms before the SQPOLL thread sleeps [default: 1000].
+    #[arg(long, value_name = "MS")]
+    sq_idle_ms: Option<String>,
+    /// io_uring --sqpoll: IORING_SETUP_SQ_AFF, the CPU the SQPOLL thread is bound to.
+    #[arg(long, value_name = "CPU")]
+    sq_cpu: Option<String>,
+    /// io_uring: IORING_SETUP_IOPOLL (5.1+): busy-poll for completions; needs --direct and a device with
+    /// poll queues (refused with the reason otherwise).
+    #[arg(long)]
+    iopoll: bool,
+    /// io_uring: IORING_REGISTER_FILES (5.1+): the target fd registered, IOSQE_FIXED_FILE.
+    #[arg(long)]
+    fixed_files: bool,
+    /// io_uring: IORING_REGISTER_BUFFERS (5.1+): op buffers registered, READ_FIXED/WRITE_FIXED; counts
+    /// against RLIMIT_MEMLOCK unless root.
+    #[arg(long)]
+    fixed_bufs: bool,
+    /// io_uring: IORING_SETUP_COOP_TASKRUN (5.19+).
+    #[arg(long)]
+    coop_taskrun: bool,
+    /// io_uring: IORING_SETUP_SINGLE_ISSUER (6.0+).
+    #[arg(long)]
+    single_issuer: bool,
+    /// io_uring: IORING_SETUP_DEFER_TASKRUN (6.1+, needs --single-issuer): completions run only when the
+    /// submitter waits.
+    #[arg(long)]
+    defer_taskrun: bool,
+    /// io_uring: IORING_REGISTER_RING_FDS (5.18+): io_uring_enter by registered index.
+    #[arg(long)]
+    registered_ring: bool,
+    /// io_uring: IORING_OP_READV/WRITEV with one iovec instead of READ/WRITE.
+    #[arg(long, conflicts_with = "nonvectored")]
+    vectored: bool,
+    /// io_uring: IORING_OP_READ/WRITE (the default).
+    #[arg(long)]
+    nonvectored: bool,
 }
 
 #[derive(Args)]
@@ -208,6 +248,23 @@ impl RunArgs {
             keep: b(self.safety.keep),
             allow_device_writes: b(self.safety.allow_device_writes),
             count: s(&self.safety.count),
+            sqpoll: b(m.sqpoll),
+            sq_idle_ms: s(&m.sq_idle_ms),
+            sq_cpu: s(&m.sq_cpu),
+            iopoll: b(m.iopoll),
+            fixed_files: b(m.fixed_files),
+            fixed_bufs: b(m.fixed_bufs),
+            coop_taskrun: b(m.coop_taskrun),
+            single_issuer: b(m.single_issuer),
+            defer_taskrun: b(m.defer_taskrun),
+            registered_ring: b(m.registered_ring),
+            vectored: if m.vectored {
+                Some(Val::Bool(true))
+            } else if m.nonvectored {
+                Some(Val::Bool(false))
+            } else {
+                None
+            },
             breakdown: if self.safety.no_breakdown {
                 Some(Val::Bool(false))
             } else {

@@ -128,6 +128,20 @@ pub trait Method: Sized + Send {
     fn unsubmitted(&self) -> u32 {
         0
     }
+    /// Called once with the runner's op buffers (slot order) after `prepare` (io_uring --fixed-bufs
+    /// registers them). The buffers outlive the method.
+    fn register_buffers(&mut self, _bufs: &[(*mut u8, usize)]) -> Result<()> {
+        Ok(())
+    }
+    /// A message for a failed completion with this errno, when the method knows better than the errno
+    /// (io_uring --iopoll: EOPNOTSUPP means the device has no poll queues).
+    fn describe_failure(&self, _errno: i32) -> Option<String> {
+        None
+    }
+    /// io_uring submission statistics.
+    fn uring_stats(&self) -> Option<crate::result::UringStats> {
+        None
+    }
     /// Asynchronous methods: report each available completion as (slot, result: bytes or -errno).
     fn reap<F: FnMut(u32, i32)>(&mut self, _f: F) -> u32 {
         0

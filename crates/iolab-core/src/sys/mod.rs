@@ -650,3 +650,82 @@ pub fn umount_detach(dir: &Path) -> SysResult<()> {
     })
     .map(|_| ())
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// io_uring pieces the io-uring crate does not expose in the form iolab needs
+
+pub const IORING_ENTER_GETEVENTS: u32 = 1 << 0;
+pub const IORING_ENTER_SQ_WAKEUP: u32 = 1 << 1;
+pub const IORING_ENTER_REGISTERED_RING: u32 = 1 << 4;
+const IORING_REGISTER_RING_FDS: u32 = 20;
+
+/// io_uring_enter(2) without a signal mask. `fd` is the ring fd, or its registered index when `flags`
+/// holds IORING_ENTER_REGISTERED_RING.
+pub fn io_uring_enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32) -> SysResult<u32> {
+    // SAFETY: io_uring_enter with a null argument pointer and size 0 reads no user memory besides the
+    // rings, which the ring's owner keeps mapped for its whole life.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_enter,
+            fd,
+            to_submit,
+            min_complete,
+            flags,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+        )
+    };
+    if r < 0 {
+        Err(SysErr::last("io_uring_enter"))
+    } else {
+        Ok(r as u32)
+    }
+}
+
+/// IORING_REGISTER_RING_FDS for `ring_fd` (Linux 5.18+): returns the registered index to pass to
+/// io_uring_enter with IORING_ENTER_REGISTERED_RING, which skips the fd lookup on every call.
+pub fn io_uring_register_ring_fd(ring_fd: i32) -> SysResult<u32> {
+    #[repr(C)]
+    struct RsrcUpdate {
+        offset: u32,
+        resv: u32,
+        data: u64,
+    }
+    let mut up = RsrcUpdate {
+        offset: u32::MAX,
+        resv: 0,
+        data: ring_fd as u64,
+    };
+    // SAFETY: `up` is a valid io_uring_rsrc_update the kernel reads and writes (the chosen index) during
+    // the call; nr_args 1 matches.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_register,
+            ring_fd,
+            IORING_REGISTER_RING_FDS,
+            &mut up as *mut RsrcUpdate,
+            1u32,
+        )
+    };
+    if r < 0 {
+        Err(SysErr::last("io_uring_register(RING_FDS)"))
+    } else {
+        Ok(up.offset)
+    }
+}
+
+/// RLIMIT_MEMLOCK soft limit in bytes (None: unlimited).
+pub fn memlock_limit() -> Option<u64> {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `rl` is a valid out-pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut rl) } != 0
+        || rl.rlim_cur == libc::RLIM_INFINITY
+    {
+        None
+    } else {
+        Some(rl.rlim_cur)
+    }
+}

@@ -1,0 +1,345 @@
+//! io_uring options (issue: every method worth comparing, item 1, per-thread rings): each option runs end
+//! to end with its data verified, batch statistics are exact, IOPOLL is refused with its reason when the
+//! device cannot poll, and impossible combinations are refused before anything runs.
+
+mod common;
+use common::*;
+
+fn uring(r: &serde_json::Value) -> &serde_json::Value {
+    &r["uring"]
+}
+
+fn setup(r: &serde_json::Value) -> Vec<String> {
+    uring(r)["setup"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn every_ring_option_writes_verified_data_to_tmpfs_and_dev_null() {
+    let dir = tmpfs_dir();
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["--sqpoll"], &["SQPOLL"]),
+        (
+            &[
+                "--sqpoll",
+                "--sq-cpu",
+                "0",
+                "--sq-idle-ms",
+                "50",
+                "--qd",
+                "16",
+                "--batch",
+                "4",
+            ],
+            &["SQPOLL", "SQ_AFF"],
+        ),
+        (&["--fixed-files"], &["REGISTER_FILES"]),
+        (
+            &["--fixed-bufs", "--qd", "8", "--batch", "2"],
+            &["REGISTER_BUFFERS"],
+        ),
+        (
+            &["--fixed-files", "--fixed-bufs", "--registered-ring"],
+            &["REGISTER_FILES", "REGISTER_BUFFERS", "REGISTER_RING_FDS"],
+        ),
+        (&["--coop-taskrun", "--qd", "4"], &["COOP_TASKRUN"]),
+        (
+            &[
+                "--single-issuer",
+                "--defer-taskrun",
+                "--qd",
+                "8",
+                "--batch",
+                "8",
+            ],
+            &["SINGLE_ISSUER", "DEFER_TASKRUN"],
+        ),
+        (&["--vectored", "--qd", "4"], &[]),
+        (&["--nonvectored"], &[]),
+    ];
+    for (i, (opts, names)) in cases.iter().enumerate() {
+        let f = file(&dir, &format!("u{i}.dat"));
+        let mut args = vec![
+            "--method",
+            "io_uring",
+            "--target",
+            f.to_str().unwrap(),
+            "--ops",
+            "500",
+            "--seed",
+            "21",
+            "--keep",
+            "--verify",
+        ];
+        args.extend_from_slice(opts);
+        let r = run_json(&args);
+        assert_eq!(u64_of(&r, &["verify", "mismatches"]), 0, "{opts:?}");
+        assert_eq!(u64_of(&r, &["verify", "blocks_checked"]), 500, "{opts:?}");
+        assert_eq!(
+            check_blocks(&f, 4096, 21, 0, 0..500),
+            (500, 0),
+            "{opts:?}: the bytes landed"
+        );
+        assert_eq!(u64_of(uring(&r), &["requests"]), 500, "{opts:?}");
+        for n in *names {
+            assert!(
+                setup(&r).contains(&n.to_string()),
+                "{opts:?}: setup {:?} lacks {n}",
+                setup(&r)
+            );
+        }
+        let mut args = vec![
+            "--method",
+            "io_uring",
+            "--target",
+            "/dev/null",
+            "--ops",
+            "2000",
+        ];
+        args.extend_from_slice(opts);
+        let r = run_json(&args);
+        assert_eq!(u64_of(&r, &["ops"]), 2000, "{opts:?} on /dev/null");
+    }
+}
+
+#[test]
+fn sqpoll_thread_is_reported_and_can_submit_without_syscalls() {
+    let r = run_json(&[
+        "--method",
+        "io_uring",
+        "--sqpoll",
+        "--sq-idle-ms",
+        "100",
+        "--qd",
+        "32",
+        "--batch",
+        "8",
+        "--ops",
+        "50000",
+    ]);
+    let helpers = r["cpu"]["helpers"].as_array().unwrap();
+    assert!(
+        helpers
+            .iter()
+            .any(|h| h["comm"].as_str().unwrap().starts_with("iou-sqp-")),
+        "SQ thread listed: {helpers:?}"
+    );
+    let u = uring(&r);
+    let enters = u64_of(u, &["enters"]);
+    let nosys = u64_of(u, &["submissions_without_syscall"]);
+    println!(
+        "SQPOLL qd 32 batch 8: {enters} enters, {nosys} submissions without a syscall, {} wake-ups",
+        u["sq_wakeups"]
+    );
+    assert_eq!(u64_of(u, &["requests"]), 50000);
+    // Every wait for completions is an enter; submissions while the thread is awake need none.
+    assert!(
+        enters < 50000,
+        "fewer enters than requests with SQPOLL and batching"
+    );
+}
+
+#[test]
+fn batch_statistics_are_exact() {
+    let r = run_json(&[
+        "--method", "io_uring", "--qd", "64", "--batch", "32", "--ops", "6400",
+    ]);
+    let u = uring(&r);
+    assert_eq!(u64_of(u, &["requests"]), 6400);
+    assert_eq!(u64_of(u, &["enters"]), 200);
+    assert_eq!(
+        u64_of(u, &["big_batches"]),
+        200,
+        "every submission carried 32 (the seed report's big batch)"
+    );
+    assert!((f64_of(u, &["mean_batch"]) - 32.0).abs() < 1e-9);
+    assert_eq!(u["batch_histogram"], serde_json::json!([[32, 200]]));
+    let r = run_json(&["--method", "io_uring", "--ops", "1000"]);
+    assert_eq!(
+        uring(&r)["batch_histogram"],
+        serde_json::json!([[1, 1000]]),
+        "qd 1 batch 1: one request per enter"
+    );
+}
+
+#[test]
+fn iopoll_completes_with_real_figures_or_is_refused_with_its_reason() {
+    // Never figures from failed completions. On this machine ext4 O_DIRECT reads cannot be polled
+    // (EOPNOTSUPP per completion) and must be refused; writes may complete.
+    let dir = disk_dir();
+    for op in ["read", "write"] {
+        let f = file(&dir, &format!("p-{op}.dat"));
+        let r = iolab(&[
+            "run",
+            "--method",
+            "io_uring",
+            "--iopoll",
+            "--direct",
+            "--op",
+            op,
+            "--target",
+            f.to_str().unwrap(),
+            "--file-size",
+            "256k",
+            "--ops",
+            "64",
+            "--count",
+            "none",
+            "--json",
+            "-",
+        ]);
+        match r.code {
+            0 => {
+                let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+                assert_eq!(
+                    u64_of(&v, &["ops"]),
+                    64,
+                    "{op}: real figures count every op"
+                );
+                assert!(setup(&v).contains(&"IOPOLL".to_string()));
+                println!(
+                    "IOPOLL {op}: completed with real figures ({} ns/op)",
+                    v["ns_per_op"]
+                );
+            }
+            1 => {
+                assert!(
+                    r.stderr.contains("IOPOLL unsupported by this device/file"),
+                    "{op}: {}",
+                    r.stderr
+                );
+                assert!(
+                    r.stdout.is_empty(),
+                    "{op}: no figures printed after refused completions"
+                );
+                println!("IOPOLL {op}: refused: {}", r.stderr.trim());
+            }
+            c => panic!("IOPOLL {op}: unexpected exit {c}: {}", r.stderr),
+        }
+    }
+    // A loop device has no poll queues here: refused (skipped where no loop device can be made).
+    let img = file(&dir, "loop.img");
+    std::fs::write(&img, vec![0u8; 1 << 20]).unwrap();
+    let out = std::process::Command::new("losetup")
+        .args(["--find", "--show", "--direct-io=on"])
+        .arg(&img)
+        .output();
+    let Some(out) = out.ok().filter(|o| o.status.success()) else {
+        println!("SKIPPED IOPOLL on a loop device: losetup unavailable");
+        return;
+    };
+    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let r = iolab(&[
+        "run", "--method", "io_uring", "--iopoll", "--direct", "--op", "read", "--target", &dev,
+        "--ops", "16", "--count", "none",
+    ]);
+    let _ = std::process::Command::new("losetup")
+        .args(["-d", &dev])
+        .status();
+    if r.code == 0 {
+        println!("IOPOLL on {dev}: completed (this kernel polls it)");
+    } else {
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert!(r.stderr.contains("IOPOLL unsupported"), "{}", r.stderr);
+        assert!(r.stdout.is_empty());
+    }
+}
+
+#[test]
+fn impossible_ring_combinations_are_refused_before_running() {
+    let cases: &[(&[&str], &str, &str)] = &[
+        (&["--iopoll"], "--iopoll", "needs --direct"),
+        (
+            &["--defer-taskrun"],
+            "--defer-taskrun",
+            "needs --single-issuer",
+        ),
+        (
+            &["--sqpoll", "--coop-taskrun"],
+            "--coop-taskrun",
+            "cannot be combined with --sqpoll",
+        ),
+        (&["--sq-cpu", "0"], "--sq-cpu", "applies to --sqpoll only"),
+        (
+            &["--sqpoll", "--sq-cpu", "999"],
+            "--sq-cpu",
+            "does not exist",
+        ),
+        (
+            &["--fixed-bufs", "--vectored"],
+            "--fixed-bufs",
+            "not vectored",
+        ),
+    ];
+    for (opts, flag, needle) in cases {
+        let mut args = vec!["run", "--method", "io_uring", "--ops", "10"];
+        args.extend_from_slice(opts);
+        let r = iolab(&args);
+        assert_eq!(r.code, 2, "{opts:?}: {}", r.stderr);
+        assert!(
+            r.stderr.starts_with(&format!("iolab: {flag}")) && r.stderr.contains(needle),
+            "{opts:?}: {}",
+            r.stderr
+        );
+    }
+    let r = iolab(&["run", "--method", "psync", "--sqpoll"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("--sqpoll: applies to --method io_uring only"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn fixed_buffers_over_the_memlock_limit_name_the_limit() {
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("SKIPPED: needs root to run a child as an unprivileged user");
+        return;
+    }
+    let dir = tmpfs_dir();
+    let bin_copy = dir.path().join("iolab");
+    std::fs::copy(bin(), &bin_copy).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&bin_copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    use std::os::unix::process::CommandExt;
+    // 64 x 1 MiB = 64 MiB of registered buffers for an unprivileged user.
+    let out = std::process::Command::new(&bin_copy)
+        .args([
+            "run",
+            "--method",
+            "io_uring",
+            "--fixed-bufs",
+            "--qd",
+            "64",
+            "--bs",
+            "1m",
+            "--ops",
+            "64",
+            "--count",
+            "none",
+        ])
+        .current_dir(dir.path())
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(0) {
+        println!("SKIPPED: RLIMIT_MEMLOCK is high enough here for 64 MiB of registered buffers");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("io_uring_register(BUFFERS)") && err.contains("RLIMIT_MEMLOCK ("),
+        "{err}"
+    );
+    println!("{}", err.trim());
+}
