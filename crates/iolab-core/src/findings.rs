@@ -110,6 +110,8 @@ pub struct Facts {
     pub steal_s: f64,
     pub tracepoints_unavailable: Option<String>,
     pub inline_counting: bool,
+    /// Native AIO: fraction of requests complete when io_submit returned.
+    pub aio_inline_fraction: Option<f64>,
 }
 
 impl Facts {
@@ -154,6 +156,11 @@ impl Facts {
                 .tracepoint_pass
                 .as_deref()
                 .is_some_and(|p| p.contains("inline")),
+            aio_inline_fraction: r
+                .aio
+                .as_ref()
+                .filter(|a| a.requests > 0)
+                .map(|a| a.inline_fraction),
         }
     }
 }
@@ -182,6 +189,21 @@ pub const RULES: &[Rule] = &[
                  kernel thread and a wake-up (measured {:.1} µs per op at queue depth {})",
                 pct(p),
                 f.ns_per_op / 1e3,
+                f.qd
+            )
+        })
+    }),
+    ("aio_not_asynchronous", |f| {
+        let x = f.aio_inline_fraction?;
+        (x >= 0.95).then(|| {
+            let why = if f.direct {
+                "this target completes even O_DIRECT requests while submitting them"
+            } else {
+                "buffered I/O: native AIO is only asynchronous with O_DIRECT"
+            };
+            format!(
+                "native AIO completed {} of requests inside io_submit: not asynchronous on this target ({why}); --qd {} never existed",
+                pct(x),
                 f.qd
             )
         })
@@ -357,6 +379,30 @@ mod tests {
             Facts {
                 punted_fraction: Some(0.0),
                 ..on
+            },
+        );
+    }
+
+    #[test]
+    fn aio_not_asynchronous() {
+        let a = Facts {
+            method: Some(MethodKind::Aio),
+            qd: 32,
+            ..base()
+        };
+        let on = Facts {
+            aio_inline_fraction: Some(1.0),
+            ..a.clone()
+        };
+        assert!(findings_of(&on)[0]
+            .text
+            .starts_with("native AIO completed 100% of requests inside io_submit"));
+        check(
+            "aio_not_asynchronous",
+            on,
+            Facts {
+                aio_inline_fraction: Some(0.04),
+                ..a
             },
         );
     }

@@ -234,6 +234,39 @@ pub struct UringStats {
     pub inflight_histogram: Vec<u64>,
 }
 
+/// Native AIO counts of one thread (or, in a result, all threads).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct AioStats {
+    pub io_submit_calls: u64,
+    pub io_getevents_calls: u64,
+    pub requests: u64,
+    /// Requests already complete when io_submit returned (seen by a non-blocking io_getevents right after).
+    pub completed_inside_submit: u64,
+    /// completed_inside_submit / requests: 1.0 means io_submit did the I/O synchronously.
+    pub inline_fraction: f64,
+}
+
+impl AioStats {
+    pub fn merge(all: &[AioStats]) -> Option<AioStats> {
+        if all.is_empty() {
+            return None;
+        }
+        let mut t = AioStats::default();
+        for s in all {
+            t.io_submit_calls += s.io_submit_calls;
+            t.io_getevents_calls += s.io_getevents_calls;
+            t.requests += s.requests;
+            t.completed_inside_submit += s.completed_inside_submit;
+        }
+        t.inline_fraction = if t.requests > 0 {
+            t.completed_inside_submit as f64 / t.requests as f64
+        } else {
+            0.0
+        };
+        Some(t)
+    }
+}
+
 /// io_uring figures of a run, all rings together.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct UringFigures {
@@ -347,6 +380,8 @@ pub struct RunResult {
     pub syscalls: SyscallFigures,
     /// io_uring rings: setup flags, submissions, batch and in-flight histograms (io_uring runs only).
     pub uring: Option<UringFigures>,
+    /// Native AIO counts (aio runs only).
+    pub aio: Option<AioStats>,
     pub per_thread: Vec<ThreadFigures>,
     pub verify: Option<VerifyFigures>,
     /// Kernel counters (perf_event_open) and where they came from.

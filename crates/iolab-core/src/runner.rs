@@ -85,6 +85,7 @@ struct WorkerOut {
     /// The CPU the worker ran on just before and just after its loop.
     cpus: (i32, i32),
     uring: Option<crate::result::UringStats>,
+    aio: Option<crate::result::AioStats>,
     /// The kernel may still hold requests that point into this worker's buffers (it could not be drained
     /// after a failure): the buffers are leaked instead of freed.
     leak_buffers: bool,
@@ -108,6 +109,7 @@ impl WorkerOut {
             boundary_timing: false,
             cpus: (-1, -1),
             uring: None,
+            aio: None,
             leak_buffers: false,
         }
     }
@@ -531,6 +533,7 @@ fn worker<M: Method, C: Clock>(
             out.syscalls = m.syscalls(out.ops);
             out.submissions = m.submissions();
             out.uring = m.uring_stats();
+            out.aio = m.aio_stats();
             if let Err(e) = r {
                 out.error = Some(e);
                 sh.abort().store(true, Ordering::Relaxed);
@@ -734,6 +737,7 @@ fn run_method<C: Clock>(
         MethodKind::Stdio => run_threads::<stdio::Stdio, C>(spec, target, clk, info, k),
         MethodKind::Mmap => run_threads::<mmap::Mmap, C>(spec, target, clk, info, k),
         MethodKind::IoUring => run_threads::<io_uring::Uring, C>(spec, target, clk, info, k),
+        MethodKind::Aio => run_threads::<aio::Aio, C>(spec, target, clk, info, k),
     }
 }
 
@@ -747,6 +751,7 @@ fn syscall_note(m: MethodKind) -> &'static str {
         MethodKind::Stdio => "glibc calls write(2)/read(2) when its stdio buffer fills or is flushed; iolab cannot see those calls, the kernel's syscr/syscw count them",
         MethodKind::Mmap => "no syscall per op: data moves by page faults and writeback; counted calls are msync/fsync only",
         MethodKind::IoUring => "counted calls are io_uring_enter(2) (plus fsync); the kernel's syscr/syscw do not see io_uring requests",
+        MethodKind::Aio => "counted calls are io_submit(2) and io_getevents(2) (plus fsync); the kernel's syscr/syscw do not see AIO requests",
     }
 }
 
@@ -1010,6 +1015,7 @@ fn run_once(
             note: syscall_note(spec.method).into(),
         },
         uring: crate::result::UringFigures::merge(&outs.iter().filter_map(|o| o.uring.clone()).collect::<Vec<_>>()),
+        aio: crate::result::AioStats::merge(&outs.iter().filter_map(|o| o.aio.clone()).collect::<Vec<_>>()),
         per_thread,
         verify,
         kernel: KernelFigures::default(),

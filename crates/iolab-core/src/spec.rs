@@ -172,16 +172,18 @@ pub enum MethodKind {
     Stdio,
     Mmap,
     IoUring,
+    Aio,
 }
 
 impl MethodKind {
-    pub const ALL: [MethodKind; 7] = [
+    pub const ALL: [MethodKind; 8] = [
         MethodKind::Sync,
         MethodKind::Psync,
         MethodKind::Vectored,
         MethodKind::Stdio,
         MethodKind::Mmap,
         MethodKind::IoUring,
+        MethodKind::Aio,
         MethodKind::Nop,
     ];
 
@@ -194,6 +196,7 @@ impl MethodKind {
             MethodKind::Stdio => "stdio",
             MethodKind::Mmap => "mmap",
             MethodKind::IoUring => "io_uring",
+            MethodKind::Aio => "aio",
         }
     }
 
@@ -589,8 +592,21 @@ impl RawSpec {
             }
         };
         only("--iovecs", self.iovecs.is_some(), MethodKind::Vectored)?;
-        only("--qd", self.qd.is_some(), MethodKind::IoUring)?;
-        only("--batch", self.batch.is_some(), MethodKind::IoUring)?;
+        let queued = |flag: &str, set: bool| -> Result<()> {
+            if set && !matches!(method, MethodKind::IoUring | MethodKind::Aio) {
+                Err(Error::usage(
+                    flag,
+                    format!(
+                        "applies to --method io_uring or aio only, not {}",
+                        method.name()
+                    ),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        queued("--qd", self.qd.is_some())?;
+        queued("--batch", self.batch.is_some())?;
         only("--msync", self.msync.is_some(), MethodKind::Mmap)?;
         only(
             "--stdio-buffer",

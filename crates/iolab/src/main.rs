@@ -85,7 +85,8 @@ struct RunArgs {
     target: Option<String>,
     /// sync: write/read at the file position | psync: pwrite/pread | vectored: pwritev/preadv (--iovecs) |
     /// stdio: glibc fwrite/fread on a fully buffered FILE (_IOFBF, --stdio-buffer, default 4096 bytes, as glibc picks
-    /// for files) | mmap: memcpy into/out of a MAP_SHARED mapping (--msync) | io_uring: plain ring (--qd, --batch) |
+    /// for files) | mmap: memcpy into/out of a MAP_SHARED mapping (--msync) | io_uring: a ring per thread (--qd, --batch,
+    /// ring options below) | aio: Linux native AIO, io_submit/io_getevents (--qd, --batch) |
     /// nop: no kernel call, the harness's floor [default: psync].
     #[arg(long, value_name = "METHOD", verbatim_doc_comment)]
     method: Option<String>,
@@ -138,10 +139,10 @@ struct MethodOpts {
     /// vectored: iovecs per op (the block split evenly) [default: 1].
     #[arg(long, value_name = "N")]
     iovecs: Option<String>,
-    /// io_uring: requests in flight [default: 1].
+    /// io_uring, aio: requests in flight [default: 1].
     #[arg(long, value_name = "N")]
     qd: Option<String>,
-    /// io_uring: requests per io_uring_enter (at most --qd) [default: 1].
+    /// io_uring, aio: requests per io_uring_enter / io_submit (at most --qd) [default: 1].
     #[arg(long, value_name = "N")]
     batch: Option<String>,
     /// mmap: none | end | every:N msync(MS_SYNC) of the mapping [default: none].

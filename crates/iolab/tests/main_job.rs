@@ -32,7 +32,7 @@ fn main_job_runs_under_40_s_ranks_every_method_and_touches_no_existing_file() {
             && stdout.contains("== a fresh 64 MiB file on")
     );
     for m in [
-        "sync", "psync", "vectored", "stdio", "mmap", "io_uring", "nop",
+        "sync", "psync", "vectored", "stdio", "mmap", "io_uring", "aio", "nop",
     ] {
         assert!(stdout.contains(&format!(" {m} ")), "{m} in the tables");
     }
@@ -54,7 +54,7 @@ fn main_job_runs_under_40_s_ranks_every_method_and_touches_no_existing_file() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(new[0].path()).unwrap()).unwrap();
     let runs = v["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 28, "7 methods x 2 block sizes x 2 targets");
+    assert_eq!(runs.len(), 32, "8 methods x 2 block sizes x 2 targets");
     assert_eq!(
         runs.iter().filter(|r| r["result"].is_null()).count(),
         2,

@@ -5,8 +5,8 @@ mod common;
 use common::*;
 
 const SYSCALL_METHODS: [&str; 3] = ["sync", "psync", "vectored"];
-const ALL: [&str; 7] = [
-    "sync", "psync", "vectored", "stdio", "mmap", "io_uring", "nop",
+const ALL: [&str; 8] = [
+    "sync", "psync", "vectored", "stdio", "mmap", "io_uring", "aio", "nop",
 ];
 
 #[test]
@@ -51,6 +51,15 @@ fn every_method_writes_to_dev_null_and_the_kernel_agrees() {
                     u64_of(&r, &["syscalls", "uring_enters"]),
                     3000,
                     "qd 1 batch 1: one enter per op"
+                );
+            }
+            "aio" => {
+                assert_eq!(syscw, 0, "AIO writes are not write(2) calls");
+                assert_eq!(u64_of(&r, &["aio", "requests"]), 3000);
+                assert_eq!(
+                    u64_of(&r, &["aio", "io_submit_calls"]),
+                    3000,
+                    "qd 1 batch 1: one io_submit per op"
                 );
             }
             "nop" => {

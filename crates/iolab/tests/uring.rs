@@ -343,3 +343,86 @@ fn fixed_buffers_over_the_memlock_limit_name_the_limit() {
     );
     println!("{}", err.trim());
 }
+
+#[test]
+fn aio_says_when_it_was_not_asynchronous() {
+    // Buffered tmpfs: every request completes inside io_submit, and the result says so.
+    let dir = tmpfs_dir();
+    let f = file(&dir, "a.dat");
+    let r = run_json(&[
+        "--method",
+        "aio",
+        "--qd",
+        "16",
+        "--batch",
+        "8",
+        "--target",
+        f.to_str().unwrap(),
+        "--ops",
+        "2000",
+        "--seed",
+        "5",
+        "--keep",
+        "--verify",
+    ]);
+    assert_eq!(u64_of(&r, &["verify", "mismatches"]), 0);
+    assert_eq!(check_blocks(&f, 4096, 5, 0, 0..2000), (2000, 0));
+    assert_eq!(u64_of(&r, &["aio", "requests"]), 2000);
+    assert!(
+        (f64_of(&r, &["aio", "inline_fraction"]) - 1.0).abs() < 1e-9,
+        "{}",
+        r["aio"]
+    );
+    let rules: Vec<&str> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert!(rules.contains(&"aio_not_asynchronous"), "{rules:?}");
+    // O_DIRECT over allocated ext4 blocks at depth 16: mostly asynchronous; the finding follows the figure.
+    let dir = disk_dir();
+    let g = file(&dir, "d.dat");
+    run_json(&[
+        "--method",
+        "psync",
+        "--direct",
+        "--target",
+        g.to_str().unwrap(),
+        "--ops",
+        "64",
+        "--keep",
+    ]);
+    let r = run_json(&[
+        "--method",
+        "aio",
+        "--direct",
+        "--overwrite",
+        "--qd",
+        "16",
+        "--batch",
+        "8",
+        "--target",
+        g.to_str().unwrap(),
+        "--ops",
+        "64",
+        "--verify",
+    ]);
+    assert_eq!(u64_of(&r, &["verify", "mismatches"]), 0);
+    let x = f64_of(&r, &["aio", "inline_fraction"]);
+    let rules: Vec<&str> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    println!(
+        "aio O_DIRECT ext4 qd 16: {:.0}% completed inside io_submit",
+        x * 100.0
+    );
+    assert_eq!(
+        rules.contains(&"aio_not_asynchronous"),
+        x >= 0.95,
+        "finding matches the figure {x}: {rules:?}"
+    );
+}

@@ -7,6 +7,7 @@
 //! method never reads the clock. Adding a method is one file, one line in [`MethodKind`] and `dispatch!`,
 //! its options in `spec.rs`, and its tests.
 
+pub mod aio;
 pub mod io_uring;
 pub mod mmap;
 pub mod nop;
@@ -136,6 +137,10 @@ pub trait Method: Sized + Send {
     /// A message for a failed completion with this errno, when the method knows better than the errno
     /// (io_uring --iopoll: EOPNOTSUPP means the device has no poll queues).
     fn describe_failure(&self, _errno: i32) -> Option<String> {
+        None
+    }
+    /// Native AIO statistics.
+    fn aio_stats(&self) -> Option<crate::result::AioStats> {
         None
     }
     /// io_uring submission statistics.
