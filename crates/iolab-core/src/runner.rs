@@ -640,7 +640,9 @@ fn run_threads<M: Method, C: Clock>(
     let p = LoopParams {
         bs: spec.bs as usize,
         write: spec.op == OpKind::Write,
-        stamp: spec.op == OpKind::Write && target.kind.keeps_data(),
+        stamp: spec.op == OpKind::Write
+            && target.kind.keeps_data()
+            && !spec.method.is_kernel_copy(),
         seed: spec.seed,
         duration_ticks: spec.duration_s.map(|d| (d * info.hz) as u64),
         fsync_every: every(spec.fsync),
@@ -738,6 +740,17 @@ fn run_method<C: Clock>(
         MethodKind::Mmap => run_threads::<mmap::Mmap, C>(spec, target, clk, info, k),
         MethodKind::IoUring => run_threads::<io_uring::Uring, C>(spec, target, clk, info, k),
         MethodKind::Aio => run_threads::<aio::Aio, C>(spec, target, clk, info, k),
+        MethodKind::CopyFileRange => {
+            run_threads::<kcopy::KernelCopy<{ kcopy::COPY_FILE_RANGE }>, C>(
+                spec, target, clk, info, k,
+            )
+        }
+        MethodKind::Sendfile => {
+            run_threads::<kcopy::KernelCopy<{ kcopy::SENDFILE }>, C>(spec, target, clk, info, k)
+        }
+        MethodKind::Splice => {
+            run_threads::<kcopy::KernelCopy<{ kcopy::SPLICE }>, C>(spec, target, clk, info, k)
+        }
     }
 }
 
@@ -751,6 +764,9 @@ fn syscall_note(m: MethodKind) -> &'static str {
         MethodKind::Stdio => "glibc calls write(2)/read(2) when its stdio buffer fills or is flushed; iolab cannot see those calls, the kernel's syscr/syscw count them",
         MethodKind::Mmap => "no syscall per op: data moves by page faults and writeback; counted calls are msync/fsync only",
         MethodKind::IoUring => "counted calls are io_uring_enter(2) (plus fsync); the kernel's syscr/syscw do not see io_uring requests",
+        MethodKind::Splice => "two splice(2) per op (source -> pipe -> target); no user-space copy",
+        MethodKind::Sendfile => "one sendfile(2) per op (plus lseek where the offset jumps); no user-space copy; the kernel counts it as a read and a write",
+        MethodKind::CopyFileRange => "one copy_file_range(2) per op; no user-space copy",
         MethodKind::Aio => "counted calls are io_submit(2) and io_getevents(2) (plus fsync); the kernel's syscr/syscw do not see AIO requests",
     }
 }

@@ -173,10 +173,13 @@ pub enum MethodKind {
     Mmap,
     IoUring,
     Aio,
+    Splice,
+    Sendfile,
+    CopyFileRange,
 }
 
 impl MethodKind {
-    pub const ALL: [MethodKind; 8] = [
+    pub const ALL: [MethodKind; 11] = [
         MethodKind::Sync,
         MethodKind::Psync,
         MethodKind::Vectored,
@@ -184,8 +187,19 @@ impl MethodKind {
         MethodKind::Mmap,
         MethodKind::IoUring,
         MethodKind::Aio,
+        MethodKind::Splice,
+        MethodKind::Sendfile,
+        MethodKind::CopyFileRange,
         MethodKind::Nop,
     ];
+
+    /// Kernel-side copies: data moves from a source file without a user-space buffer.
+    pub fn is_kernel_copy(self) -> bool {
+        matches!(
+            self,
+            MethodKind::Splice | MethodKind::Sendfile | MethodKind::CopyFileRange
+        )
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -197,6 +211,9 @@ impl MethodKind {
             MethodKind::Mmap => "mmap",
             MethodKind::IoUring => "io_uring",
             MethodKind::Aio => "aio",
+            MethodKind::Splice => "splice",
+            MethodKind::Sendfile => "sendfile",
+            MethodKind::CopyFileRange => "copy_file_range",
         }
     }
 
@@ -820,6 +837,20 @@ impl Spec {
                     "--fsync",
                     "--method nop makes no kernel call at all",
                 ));
+            }
+        }
+        if m.is_kernel_copy() {
+            if self.op == OpKind::Read {
+                return Err(Error::usage(
+                    "--op",
+                    format!(
+                        "--method {} copies a source file into the target: use --op write",
+                        m.name()
+                    ),
+                ));
+            }
+            if self.direct && m != MethodKind::CopyFileRange {
+                return Err(Error::usage("--direct", format!("not supported with --method {} here; use copy_file_range or a syscall method", m.name())));
             }
         }
         if self.verify && self.op == OpKind::Read {

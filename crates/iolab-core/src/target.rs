@@ -191,6 +191,12 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
             format!("{shown} keeps no data to read back; verify a regular file or a block device"),
         ));
     }
+    if spec.method == MethodKind::CopyFileRange && kind != TargetKind::File {
+        return Err(Error::usage(
+            "--method",
+            format!("copy_file_range copies between regular files; {shown} is not one (use splice or sendfile)"),
+        ));
+    }
     if spec.method == MethodKind::Mmap && kind == TargetKind::DevNull {
         return Err(Error::usage(
             "--method",

@@ -87,7 +87,8 @@ struct RunArgs {
     /// stdio: glibc fwrite/fread on a fully buffered FILE (_IOFBF, --stdio-buffer, default 4096 bytes, as glibc picks
     /// for files) | mmap: memcpy into/out of a MAP_SHARED mapping (--msync) | io_uring: a ring per thread (--qd, --batch,
     /// ring options below) | aio: Linux native AIO, io_submit/io_getevents (--qd, --batch) |
-    /// nop: no kernel call, the harness's floor [default: psync].
+    /// splice, sendfile, copy_file_range: kernel-side copies from a source file iolab fills, no user-space
+    /// copy (writes only) | nop: no kernel call, the harness's floor [default: psync].
     #[arg(long, value_name = "METHOD", verbatim_doc_comment)]
     method: Option<String>,
     /// write or read [default: write].

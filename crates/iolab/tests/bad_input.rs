@@ -57,7 +57,7 @@ fn sizes_counts_and_names() {
     refused(
         &["run", "--method", "dma"],
         "--method",
-        "accepted: sync, psync, vectored, stdio, mmap, io_uring, aio, nop",
+        "accepted: sync, psync, vectored, stdio, mmap, io_uring, aio, splice, sendfile, copy_file_range, nop",
     );
     refused(&["run", "--op", "append"], "--op", "expected write or read");
     refused(
@@ -125,6 +125,30 @@ fn targets_that_cannot_be_used() {
         &["run", "--method", "mmap", "--target", "/dev/null"],
         "--method",
         "mmap cannot map /dev/null",
+    );
+    refused(
+        &[
+            "run",
+            "--method",
+            "copy_file_range",
+            "--target",
+            "/dev/null",
+        ],
+        "--method",
+        "copy_file_range copies between regular files",
+    );
+    refused(
+        &[
+            "run",
+            "--method",
+            "splice",
+            "--op",
+            "read",
+            "--target",
+            "/dev/zero",
+        ],
+        "--op",
+        "use --op write",
     );
     refused(
         &["run", "--target", "/dev/null", "--verify"],

@@ -32,7 +32,17 @@ fn main_job_runs_under_40_s_ranks_every_method_and_touches_no_existing_file() {
             && stdout.contains("== a fresh 64 MiB file on")
     );
     for m in [
-        "sync", "psync", "vectored", "stdio", "mmap", "io_uring", "aio", "nop",
+        "sync",
+        "psync",
+        "vectored",
+        "stdio",
+        "mmap",
+        "io_uring",
+        "aio",
+        "splice",
+        "sendfile",
+        "copy_file_range",
+        "nop",
     ] {
         assert!(stdout.contains(&format!(" {m} ")), "{m} in the tables");
     }
@@ -54,11 +64,11 @@ fn main_job_runs_under_40_s_ranks_every_method_and_touches_no_existing_file() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(new[0].path()).unwrap()).unwrap();
     let runs = v["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 32, "8 methods x 2 block sizes x 2 targets");
+    assert_eq!(runs.len(), 44, "11 methods x 2 block sizes x 2 targets");
     assert_eq!(
         runs.iter().filter(|r| r["result"].is_null()).count(),
-        2,
-        "only mmap on /dev/null is unavailable"
+        4,
+        "only mmap and copy_file_range on /dev/null are unavailable"
     );
     assert_eq!(
         std::fs::read_dir(tmp.path()).unwrap().count(),

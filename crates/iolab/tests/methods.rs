@@ -5,15 +5,27 @@ mod common;
 use common::*;
 
 const SYSCALL_METHODS: [&str; 3] = ["sync", "psync", "vectored"];
-const ALL: [&str; 8] = [
-    "sync", "psync", "vectored", "stdio", "mmap", "io_uring", "aio", "nop",
+const ALL: [&str; 11] = [
+    "sync",
+    "psync",
+    "vectored",
+    "stdio",
+    "mmap",
+    "io_uring",
+    "aio",
+    "splice",
+    "sendfile",
+    "copy_file_range",
+    "nop",
 ];
+/// Kernel-side copies: writes only, from a source file.
+const KCOPY: [&str; 3] = ["splice", "sendfile", "copy_file_range"];
 
 #[test]
 fn every_method_writes_to_dev_null_and_the_kernel_agrees() {
     for m in ALL {
-        if m == "mmap" {
-            continue; // refused: see bad_input.rs
+        if m == "mmap" || m == "copy_file_range" {
+            continue; // refused on /dev/null: see bad_input.rs
         }
         let r = run_json(&[
             "--method",
@@ -52,6 +64,17 @@ fn every_method_writes_to_dev_null_and_the_kernel_agrees() {
                     3000,
                     "qd 1 batch 1: one enter per op"
                 );
+            }
+            "splice" => {
+                assert_eq!(
+                    u64_of(&r, &["syscalls", "method_count"]),
+                    6000,
+                    "two splices per op"
+                );
+            }
+            "sendfile" => {
+                assert_eq!(syscw, 3000, "the kernel counts each sendfile as a write");
+                assert_eq!(wchar, 3000 * 4096);
             }
             "aio" => {
                 assert_eq!(syscw, 0, "AIO writes are not write(2) calls");
@@ -215,7 +238,7 @@ fn vectored_uneven_split_random_offsets_threads_and_offset() {
 
 #[test]
 fn reads_from_dev_zero_and_from_files() {
-    for m in ALL {
+    for m in ALL.into_iter().filter(|m| !KCOPY.contains(m)) {
         let r = run_json(&[
             "--method",
             m,

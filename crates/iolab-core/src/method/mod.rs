@@ -9,6 +9,7 @@
 
 pub mod aio;
 pub mod io_uring;
+pub mod kcopy;
 pub mod mmap;
 pub mod nop;
 pub mod psync;

@@ -838,3 +838,75 @@ impl Drop for AioContext {
         unsafe { libc::syscall(libc::SYS_io_destroy, self.0) };
     }
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// kernel-side copies
+
+/// copy_file_range(2) of `len` bytes from `src` at `off_in` to `dst` at `off_out`.
+pub fn copy_file_range(
+    src: RawFd,
+    off_in: u64,
+    dst: RawFd,
+    off_out: u64,
+    len: usize,
+) -> SysResult<usize> {
+    let mut i = off_in as libc::loff_t;
+    let mut o = off_out as libc::loff_t;
+    // SAFETY: both offsets are valid in/out pointers to locals for the duration of the call.
+    cvt_size("copy_file_range", unsafe {
+        libc::copy_file_range(src, &mut i, dst, &mut o, len, 0)
+    })
+}
+
+/// sendfile(2) of `len` bytes from `src` at `off_in` to `dst` at its file position.
+pub fn sendfile(dst: RawFd, src: RawFd, off_in: u64, len: usize) -> SysResult<usize> {
+    let mut i = off_in as libc::off_t;
+    // SAFETY: `i` is a valid in/out pointer to a local for the duration of the call.
+    cvt_size("sendfile", unsafe { libc::sendfile(dst, src, &mut i, len) })
+}
+
+/// splice(2) between a file (with offset) and a pipe (without): `file_off` applies to the file side.
+pub fn splice(
+    fd_in: RawFd,
+    off_in: Option<u64>,
+    fd_out: RawFd,
+    off_out: Option<u64>,
+    len: usize,
+) -> SysResult<usize> {
+    let mut a = off_in.unwrap_or(0) as libc::loff_t;
+    let mut b = off_out.unwrap_or(0) as libc::loff_t;
+    let pa: *mut libc::loff_t = if off_in.is_some() {
+        &mut a
+    } else {
+        std::ptr::null_mut()
+    };
+    let pb: *mut libc::loff_t = if off_out.is_some() {
+        &mut b
+    } else {
+        std::ptr::null_mut()
+    };
+    // SAFETY: the offset pointers are null or point to locals that outlive the call.
+    cvt_size("splice", unsafe {
+        libc::splice(fd_in, pa, fd_out, pb, len, libc::SPLICE_F_MOVE)
+    })
+}
+
+/// pipe2(2) with O_CLOEXEC: (read end, write end).
+pub fn pipe() -> SysResult<(OwnedFd, OwnedFd)> {
+    let mut fds = [0i32; 2];
+    // SAFETY: `fds` is a valid array of two ints for the kernel to fill.
+    cvt("pipe2", unsafe {
+        libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC)
+    })?;
+    // SAFETY: the kernel just returned two new descriptors nothing else owns.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// fcntl(F_SETPIPE_SZ): asks for a pipe of `size` bytes; returns the size the kernel gave.
+pub fn set_pipe_size(fd: RawFd, size: usize) -> SysResult<usize> {
+    // SAFETY: F_SETPIPE_SZ takes an integer argument.
+    cvt("fcntl(F_SETPIPE_SZ)", unsafe {
+        libc::fcntl(fd, libc::F_SETPIPE_SZ, size as libc::c_int)
+    })
+    .map(|v| v as usize)
+}

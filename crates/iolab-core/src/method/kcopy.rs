@@ -1,0 +1,207 @@
+//! Kernel-side data paths, the user-space answer to the seed note on kernel-space writes: the data never
+//! passes through a user-space buffer. Each op moves `--bs` bytes from a source file to the target at the
+//! op's offset:
+//! - `copy_file_range` (Linux 4.5; cross-filesystem 5.3): one copy_file_range(2) per op (file targets);
+//! - `sendfile` (Linux 2.2; to any file since 2.6.33): one sendfile(2) per op, at the target's file position
+//!   (an lseek(2) where the offset jumps, counted; never on /dev/null);
+//! - `splice` (Linux 2.6.17): source -> pipe -> target, two splice(2) calls per op (per pipe-full for blocks
+//!   larger than the pipe, which iolab asks to be `--bs` bytes).
+//!
+//! The source is a file iolab creates next to the target and fills with the run's pattern before the run
+//! (not timed), block b at the same offset as in the target, so `--verify` checks the copies like any
+//! write. Writes only.
+
+use super::{op_err, Caps, Flush, Io, Method, ThreadCtx};
+use crate::cleanup::Created;
+use crate::error::{Error, Result};
+use crate::pattern;
+use crate::spec::MethodKind;
+use crate::sys;
+use crate::target::TargetKind;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+/// Which kernel copy: the MethodKind it implements.
+pub struct KernelCopy<const K: u8> {
+    src: OwnedFd,
+    _src_file: Created,
+    dst: OwnedFd,
+    /// splice: the pipe (read end, write end) and its capacity.
+    pipe: Option<(OwnedFd, OwnedFd, usize)>,
+    positionless: bool,
+    pos: u64,
+    /// The source holds this many bytes from `base`; offsets beyond wrap (sinks only).
+    src_len: u64,
+    base: u64,
+    path: PathBuf,
+    extra_calls: u64,
+}
+
+pub const COPY_FILE_RANGE: u8 = 0;
+pub const SENDFILE: u8 = 1;
+pub const SPLICE: u8 = 2;
+
+/// Source size for sinks (/dev/null): offsets wrap around it.
+const SINK_SOURCE: u64 = 16 << 20;
+
+/// Beside a regular-file target (same filesystem: copy_file_range needs it); in $TMPDIR for devices.
+fn source_path(target: &Path, kind: TargetKind, thread: u32) -> PathBuf {
+    let beside = target
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty() && kind == TargetKind::File);
+    let dir = match beside {
+        Some(d) => d.to_path_buf(),
+        None => std::env::temp_dir(),
+    };
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "target".into());
+    dir.join(format!(
+        ".{name}.iolab-source-{}-{thread}",
+        std::process::id()
+    ))
+}
+
+impl<const K: u8> Method for KernelCopy<K> {
+    fn caps() -> Caps {
+        Caps {
+            synchronous: true,
+            needs_rdwr: false,
+            no_syscall_per_op: false,
+        }
+    }
+
+    fn prepare(ctx: &ThreadCtx) -> Result<Self> {
+        let spec = ctx.spec;
+        let positionless = ctx.positionless();
+        let (base, src_len) = if positionless {
+            (
+                ctx.region_offset,
+                SINK_SOURCE.min(ctx.region_len).max(spec.bs) / spec.bs * spec.bs,
+            )
+        } else {
+            (ctx.region_offset, ctx.region_len)
+        };
+        // The source: a new file beside the target (same filesystem, so copy_file_range can reflink or copy
+        // in place), filled with the pattern so block b holds what a write of block b would.
+        let sp = source_path(&ctx.target.path, ctx.target.kind, ctx.thread);
+        let src = sys::open(&sp, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, 0o600)
+            .map_err(|e| Error::sys_on(e, sp.display().to_string()))?;
+        let guard = Created::register(&sp, false);
+        let bs = spec.bs as usize;
+        let per = ((1usize << 20) / bs).max(1);
+        let mut chunk = vec![0u8; per * bs];
+        for b in chunk.chunks_mut(bs) {
+            pattern::fill_body(b, spec.seed);
+        }
+        let first_block = ctx.target.region_first_block(ctx.thread);
+        let mut done = 0u64;
+        while done < src_len {
+            let n = ((src_len - done) as usize).min(chunk.len());
+            let b0 = first_block + done / spec.bs;
+            for (i, b) in chunk[..n].chunks_mut(bs).enumerate() {
+                pattern::stamp(b, spec.seed, b0 + i as u64);
+            }
+            // The source file is laid out like the target: block b at base + b * bs.
+            let w = sys::pwrite(src.as_raw_fd(), &chunk[..n], base + done)
+                .map_err(|e| Error::sys_on(e, sp.display().to_string()))?;
+            done += w as u64;
+        }
+        let dst = ctx.target.open_for(spec, false)?;
+        let pipe = if K == SPLICE {
+            let (r, w) = sys::pipe()?;
+            let cap = sys::set_pipe_size(w.as_raw_fd(), bs.max(4096)).unwrap_or(65536);
+            Some((r, w, cap))
+        } else {
+            None
+        };
+        Ok(KernelCopy {
+            src,
+            _src_file: guard,
+            dst,
+            pipe,
+            positionless,
+            pos: 0,
+            src_len,
+            base,
+            path: ctx.target.path.clone(),
+            extra_calls: 0,
+        })
+    }
+
+    #[inline(always)]
+    fn submit(&mut self, io: &Io) -> Result<usize> {
+        let rel = io.offset - self.base;
+        let src_off = self.base
+            + if self.positionless {
+                rel % self.src_len
+            } else {
+                rel
+            };
+        let (s, d) = (self.src.as_raw_fd(), self.dst.as_raw_fd());
+        let mut moved = 0usize;
+        while moved < io.len {
+            let left = io.len - moved;
+            let n = match K {
+                COPY_FILE_RANGE => sys::copy_file_range(
+                    s,
+                    src_off + moved as u64,
+                    d,
+                    io.offset + moved as u64,
+                    left,
+                ),
+                SENDFILE => {
+                    let want = io.offset + moved as u64;
+                    if !self.positionless && self.pos != want {
+                        self.extra_calls += 1;
+                        self.pos = sys::lseek_set(d, want).map_err(|e| op_err(e, &self.path))?;
+                    }
+                    sys::sendfile(d, s, src_off + moved as u64, left)
+                }
+                _ => {
+                    let (r, w, cap) = self.pipe.as_ref().expect("splice has a pipe");
+                    let part = left.min(*cap);
+                    let into =
+                        sys::splice(s, Some(src_off + moved as u64), w.as_raw_fd(), None, part)
+                            .map_err(|e| op_err(e, &self.path))?;
+                    if moved > 0 || into < left {
+                        self.extra_calls += 1; // a second round trip through the pipe
+                    }
+                    let dst_off = if self.positionless {
+                        None
+                    } else {
+                        Some(io.offset + moved as u64)
+                    };
+                    sys::splice(r.as_raw_fd(), None, d, dst_off, into)
+                }
+            }
+            .map_err(|e| op_err(e, &self.path))?;
+            if n == 0 {
+                break;
+            }
+            moved += n;
+            self.pos += n as u64;
+        }
+        Ok(moved)
+    }
+
+    fn flush(&mut self, _what: Flush) -> Result<()> {
+        self.extra_calls += 1;
+        sys::fsync(self.dst.as_raw_fd()).map_err(|e| op_err(e, &self.path))
+    }
+
+    fn syscalls(&self, ops: u64) -> Option<u64> {
+        let per = if K == SPLICE { 2 } else { 1 };
+        Some(ops * per + self.extra_calls)
+    }
+}
+
+/// The MethodKind of each const.
+pub fn kind_of(k: u8) -> MethodKind {
+    match k {
+        COPY_FILE_RANGE => MethodKind::CopyFileRange,
+        SENDFILE => MethodKind::Sendfile,
+        _ => MethodKind::Splice,
+    }
+}
