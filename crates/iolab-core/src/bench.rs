@@ -277,3 +277,96 @@ pub fn render_counters(r: &CounterOverheadReport) -> String {
     }
     o
 }
+
+/// The NOP benchmark (issue: every method worth comparing, item 6): io_uring NOP requests per second at
+/// batch 1, 8 and 32 through iolab (`run --method io_uring --nop-requests --qd B --batch B`, with its full
+/// per-request accounting) against a minimal raw loop on the io-uring crate (push B NOPs, one
+/// submit_and_wait(B), drain the completion queue), alternating in one process.
+#[derive(Debug, Clone, Serialize)]
+pub struct NopReport {
+    pub ops_per_round: u64,
+    pub rounds: u32,
+    /// (batch, raw NOP/s median, iolab NOP/s median, median of per-round iolab/raw)
+    pub rows: Vec<(u32, f64, f64, f64)>,
+}
+
+/// The raw loop: `ops` NOPs in batches of `batch`; returns NOPs per second.
+pub fn raw_nop_loop(ops: u64, batch: u32) -> Result<f64> {
+    use io_uring::{opcode, IoUring};
+    let mut ring = IoUring::new(batch.next_power_of_two().max(2)).map_err(|e| {
+        crate::error::Error::from(crate::sys::SysErr::new(
+            "io_uring_setup",
+            e.raw_os_error().unwrap_or(0),
+        ))
+    })?;
+    let nop = opcode::Nop::new().build().user_data(7);
+    let t0 = sys::monotonic_ns();
+    let mut done = 0u64;
+    while done < ops {
+        {
+            let mut sq = ring.submission();
+            for _ in 0..batch {
+                // SAFETY: a NOP references no memory.
+                unsafe { sq.push(&nop) }.expect("room for one batch");
+            }
+        }
+        ring.submit_and_wait(batch as usize).map_err(|e| {
+            crate::error::Error::from(crate::sys::SysErr::new(
+                "io_uring_enter",
+                e.raw_os_error().unwrap_or(0),
+            ))
+        })?;
+        let n = ring.completion().count() as u64;
+        done += n;
+    }
+    let dt = (sys::monotonic_ns() - t0) as f64 * 1e-9;
+    Ok(done as f64 / dt)
+}
+
+pub fn nop(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<NopReport> {
+    let mut rows = Vec::new();
+    for batch in [1u32, 8, 32] {
+        let spec = RawSpec {
+            method: Some("io_uring".into()),
+            target: Some("/dev/null".into()),
+            ops: Some(Val::Int(ops as i64)),
+            qd: Some(Val::Int(batch as i64)),
+            batch: Some(Val::Int(batch as i64)),
+            nop_requests: Some(Val::Bool(true)),
+            count: Some("none".into()),
+            seed: Some(Val::Int(1)),
+            ..Default::default()
+        }
+        .resolve()?;
+        raw_nop_loop(ops / 10 + batch as u64, batch)?;
+        crate::runner::run(&spec, clock)?;
+        let (mut raw, mut lab) = (Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            raw.push(raw_nop_loop(ops, batch)?);
+            lab.push(crate::runner::run(&spec, clock)?.iops);
+        }
+        let ratio = median(&lab.iter().zip(&raw).map(|(l, r)| l / r).collect::<Vec<_>>());
+        rows.push((batch, median(&raw), median(&lab), ratio));
+    }
+    Ok(NopReport {
+        ops_per_round: ops,
+        rounds,
+        rows,
+    })
+}
+
+pub fn render_nop(r: &NopReport) -> String {
+    let mut o = format!(
+        "io_uring NOP bench: {} NOPs per round, {} rounds, alternating; NOP/s = NOPs / loop wall time\n\
+         batch   raw loop NOP/s   iolab NOP/s   iolab/raw (median of per-round; target >= 0.9 at batch 32)\n",
+        r.ops_per_round, r.rounds
+    );
+    for (b, raw, lab, ratio) in &r.rows {
+        o.push_str(&format!(
+            "{b:>5}   {:>12.2} M   {:>9.2} M   {ratio:.3}x\n",
+            raw / 1e6,
+            lab / 1e6
+        ));
+    }
+    o
+}

@@ -338,6 +338,7 @@ fn loop_async<M: Method, C: Clock>(
     out.t_first = start;
     let deadline = p.duration_ticks.map(|d| start + d).unwrap_or(u64::MAX);
     let mut prev = start;
+    let expected = m.expected_result(bs);
     loop {
         let sync_due = sync_every != 0 && since_sync >= sync_every;
         // Queue up to a batch, never more than qd in flight.
@@ -405,7 +406,7 @@ fn loop_async<M: Method, C: Clock>(
         let mut bad: Option<(i32, u64)> = None;
         m.reap(|slot, res| {
             out.lat.record(e.saturating_sub(starts[slot as usize]));
-            if res != bs as i32 && bad.is_none() {
+            if res != expected && bad.is_none() {
                 bad = Some((res, offsets[slot as usize]));
             }
             free.push(slot);

@@ -85,12 +85,13 @@ pub struct RawSpec {
     pub defer_taskrun: Option<Val>,
     pub registered_ring: Option<Val>,
     pub vectored: Option<Val>,
+    pub nop_requests: Option<Val>,
 }
 
 /// The keys of [`RawSpec`], for messages.
 pub const SPEC_KEYS: &str = "target, method, op, pattern, bs, ops, size, duration, threads, direct, fsync, \
     msync, iovecs, qd, batch, stdio-buffer, file-size, offset, seed, verify, overwrite, keep, allow-device-writes, count, breakdown, sqpoll, sq-idle-ms, sq-cpu, iopoll, fixed-files, fixed-bufs, \
-    coop-taskrun, single-issuer, defer-taskrun, registered-ring, vectored";
+    coop-taskrun, single-issuer, defer-taskrun, registered-ring, vectored, nop-requests";
 
 impl RawSpec {
     /// Reads a TOML spec file; unknown keys and bad syntax are usage errors naming `--spec`.
@@ -155,7 +156,8 @@ impl RawSpec {
             single_issuer,
             defer_taskrun,
             registered_ring,
-            vectored
+            vectored,
+            nop_requests
         );
         self
     }
@@ -357,6 +359,8 @@ pub struct RingOpts {
     pub registered_ring: bool,
     /// READV/WRITEV (one iovec) instead of READ/WRITE.
     pub vectored: bool,
+    /// IORING_OP_NOP instead of I/O: the ring's own cost (no data moves; the target is not touched).
+    pub nop_requests: bool,
 }
 
 /// Default sq_thread_idle: 1 s, so a run does not keep re-waking the thread.
@@ -692,6 +696,7 @@ impl RawSpec {
             ("--defer-taskrun", &self.defer_taskrun),
             ("--registered-ring", &self.registered_ring),
             ("--vectored", &self.vectored),
+            ("--nop-requests", &self.nop_requests),
             ("--sq-idle-ms", &self.sq_idle_ms),
             ("--sq-cpu", &self.sq_cpu),
         ];
@@ -716,7 +721,14 @@ impl RawSpec {
             defer_taskrun: bool_of("--defer-taskrun", &self.defer_taskrun)?,
             registered_ring: bool_of("--registered-ring", &self.registered_ring)?,
             vectored: bool_of("--vectored", &self.vectored)?,
+            nop_requests: bool_of("--nop-requests", &self.nop_requests)?,
         };
+        if ring.nop_requests && verify {
+            return Err(Error::usage(
+                "--verify",
+                "--nop-requests moves no data, so there is nothing to verify",
+            ));
+        }
         if !ring.sqpoll && (self.sq_idle_ms.is_some() || self.sq_cpu.is_some()) {
             let flag = if self.sq_idle_ms.is_some() {
                 "--sq-idle-ms"

@@ -59,7 +59,8 @@ struct SurveyArgs {
 
 #[derive(Args)]
 struct BenchArgs {
-    /// overhead: iolab psync vs a bare write() loop | counters: write() with and without kernel counters.
+    /// overhead: iolab psync vs a bare write() loop | counters: write() with and without kernel counters |
+    /// nop: io_uring NOPs per second through iolab vs a raw loop.
     #[arg(default_value = "overhead")]
     which: String,
     /// Ops per round.
@@ -192,6 +193,9 @@ struct MethodOpts {
     /// io_uring: IORING_OP_READ/WRITE (the default).
     #[arg(long)]
     nonvectored: bool,
+    /// io_uring: submit IORING_OP_NOP instead of I/O (the ring's own cost; the target is not touched).
+    #[arg(long)]
+    nop_requests: bool,
 }
 
 #[derive(Args)]
@@ -260,6 +264,7 @@ impl RunArgs {
             single_issuer: b(m.single_issuer),
             defer_taskrun: b(m.defer_taskrun),
             registered_ring: b(m.registered_ring),
+            nop_requests: b(m.nop_requests),
             vectored: if m.vectored {
                 Some(Val::Bool(true))
             } else if m.nonvectored {
@@ -436,10 +441,15 @@ fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
             let r = iolab_core::bench::counter_overhead(ops, rounds as u32)?;
             print!("{}", iolab_core::bench::render_counters(&r));
         }
+        "nop" => {
+            let clk = clock::calibrate(20);
+            let r = iolab_core::bench::nop(ops, rounds as u32, &clk)?;
+            print!("{}", iolab_core::bench::render_nop(&r));
+        }
         other => {
             return Err(Error::usage(
                 "bench",
-                format!("unknown benchmark '{other}'; accepted: overhead, counters"),
+                format!("unknown benchmark '{other}'; accepted: overhead, counters, nop"),
             ))
         }
     }

@@ -426,3 +426,33 @@ fn aio_says_when_it_was_not_asynchronous() {
         "finding matches the figure {x}: {rules:?}"
     );
 }
+
+#[test]
+fn nop_requests_measure_the_ring_alone() {
+    let r = run_json(&[
+        "--method",
+        "io_uring",
+        "--nop-requests",
+        "--qd",
+        "32",
+        "--batch",
+        "32",
+        "--ops",
+        "64000",
+    ]);
+    assert_eq!(u64_of(&r, &["ops"]), 64000);
+    assert_eq!(u64_of(&r, &["uring", "requests"]), 64000);
+    assert_eq!(u64_of(&r, &["uring", "enters"]), 2000);
+    assert!(setup(&r).contains(&"OP_NOP".to_string()));
+    let bad = iolab(&[
+        "run",
+        "--method",
+        "io_uring",
+        "--nop-requests",
+        "--target",
+        "/dev/shm/iolab-nop.dat",
+        "--verify",
+    ]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.starts_with("iolab: --verify:"), "{}", bad.stderr);
+}

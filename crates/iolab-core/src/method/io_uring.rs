@@ -37,6 +37,8 @@ pub struct Uring {
     enter_flags: u32,
     /// One iovec per slot for --vectored (pointing into the runner's buffer while the request is in flight).
     iovecs: Vec<libc::iovec>,
+    /// SQEs built by `submit`, pushed to the ring in one go (one tail update) at `commit`.
+    staged: Vec<squeue::Entry>,
     queued: u32,
     in_kernel: u32,
     stats: UringStats,
@@ -141,6 +143,7 @@ impl Method for Uring {
             (o.fixed_files, "REGISTER_FILES"),
             (o.fixed_bufs, "REGISTER_BUFFERS"),
             (o.registered_ring, "REGISTER_RING_FDS"),
+            (o.nop_requests, "OP_NOP"),
         ] {
             if on {
                 setup.push(name.to_string());
@@ -162,6 +165,7 @@ impl Method for Uring {
                 };
                 qd
             ],
+            staged: Vec::with_capacity(qd),
             queued: 0,
             in_kernel: 0,
             stats: UringStats {
@@ -238,47 +242,21 @@ impl Method for Uring {
                 }
             }};
         }
-        let sqe = if self.opts.fixed_files {
+        let sqe = if self.opts.nop_requests {
+            opcode::Nop::new().build()
+        } else if self.opts.fixed_files {
             build!(types::Fixed(0))
         } else {
             build!(types::Fd(self.fd.as_raw_fd()))
         }
         .user_data(io.slot as u64);
-        let mut waits = 0u64;
-        loop {
-            // SAFETY: the buffer (and the slot's iovec) stay valid and untouched until the runner reaps this
-            // slot (Io contract); the fd lives as long as the ring (both owned here; the ring drops first).
-            if unsafe { self.ring.submission().push(&sqe) }.is_ok() {
-                break;
-            }
-            // Only SQPOLL can find the queue full with fewer than --qd requests out: the SQ thread has not
-            // consumed (or not yet committed its head). Wait for it, waking it if it sleeps.
-            if !self.opts.sqpoll || waits > 100_000_000 {
-                return Err(Error::Runtime(
-                    "io_uring submission queue stayed full (the SQPOLL thread is not consuming)"
-                        .into(),
-                ));
-            }
-            if self.ring.submission().need_wakeup() {
-                self.stats.enters += 1;
-                self.stats.sq_wakeups += 1;
-                sys::io_uring_enter(
-                    self.enter_fd,
-                    0,
-                    0,
-                    self.enter_flags | sys::IORING_ENTER_SQ_WAKEUP,
-                )
-                .map_err(|e| op_err(e, &self.path))?;
-            }
-            waits += 1;
-            self.stats.sq_full_waits += 1;
-            std::hint::spin_loop();
-        }
+        self.staged.push(sqe);
         self.queued += 1;
         Ok(0)
     }
 
     fn commit(&mut self, min_complete: u32) -> Result<()> {
+        self.push_staged()?;
         let n = self.queued;
         let mut flags = self.enter_flags;
         if min_complete > 0 || self.opts.iopoll {
@@ -347,6 +325,14 @@ impl Method for Uring {
         self.queued
     }
 
+    fn expected_result(&self, len: usize) -> i32 {
+        if self.opts.nop_requests {
+            0
+        } else {
+            len as i32
+        }
+    }
+
     fn describe_failure(&self, errno: i32) -> Option<String> {
         (self.opts.iopoll && errno == libc::EOPNOTSUPP).then(|| {
             format!(
@@ -376,6 +362,50 @@ impl Method for Uring {
 }
 
 impl Uring {
+    /// Moves the staged SQEs into the submission queue with one tail update.
+    fn push_staged(&mut self) -> Result<()> {
+        let mut waits = 0u64;
+        while !self.staged.is_empty() {
+            let pushed = {
+                let mut sq = self.ring.submission();
+                let room = sq.capacity() - sq.len();
+                let n = room.min(self.staged.len());
+                // SAFETY: every staged SQE's buffer (and iovec) stays valid and untouched until the runner
+                // reaps its slot (Io contract); the fd lives as long as the ring (the ring drops first).
+                unsafe { sq.push_multiple(&self.staged[..n]) }
+                    .map_err(|_| Error::Runtime("io_uring: no room for staged requests".into()))?;
+                n
+            };
+            self.staged.drain(..pushed);
+            if self.staged.is_empty() {
+                break;
+            }
+            // Only SQPOLL can find the queue full with fewer than --qd requests out: the SQ thread has not
+            // consumed (or not yet committed its head). Wait for it, waking it if it sleeps.
+            if !self.opts.sqpoll || waits > 100_000_000 {
+                return Err(Error::Runtime(
+                    "io_uring submission queue stayed full (the SQPOLL thread is not consuming)"
+                        .into(),
+                ));
+            }
+            if self.ring.submission().need_wakeup() {
+                self.stats.enters += 1;
+                self.stats.sq_wakeups += 1;
+                sys::io_uring_enter(
+                    self.enter_fd,
+                    0,
+                    0,
+                    self.enter_flags | sys::IORING_ENTER_SQ_WAKEUP,
+                )
+                .map_err(|e| op_err(e, &self.path))?;
+            }
+            waits += 1;
+            self.stats.sq_full_waits += 1;
+            std::hint::spin_loop();
+        }
+        Ok(())
+    }
+
     /// `taken` queued requests passed to the kernel by one submission (with or without a syscall).
     fn account(&mut self, taken: u32) {
         self.queued -= taken;

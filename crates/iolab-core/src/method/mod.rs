@@ -130,6 +130,10 @@ pub trait Method: Sized + Send {
     fn unsubmitted(&self) -> u32 {
         0
     }
+    /// The completion result that means success for an op of `len` bytes (io_uring NOPs complete with 0).
+    fn expected_result(&self, len: usize) -> i32 {
+        len as i32
+    }
     /// Called once with the runner's op buffers (slot order) after `prepare` (io_uring --fixed-bufs
     /// registers them). The buffers outlive the method.
     fn register_buffers(&mut self, _bufs: &[(*mut u8, usize)]) -> Result<()> {
