@@ -8,6 +8,7 @@ pub mod findings;
 pub mod measure;
 pub mod method;
 pub mod pattern;
+pub mod probe;
 pub mod result;
 pub mod runner;
 pub mod spec;

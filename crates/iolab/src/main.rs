@@ -36,6 +36,8 @@ enum Cmd {
     Run(Box<RunArgs>),
     /// Harness overhead: `run --method psync --target /dev/null --bs 4` against a bare write() loop.
     Bench(BenchArgs),
+    /// Every method and option: available or not, with the reason found by actually trying.
+    Probe(ProbeArgs),
 }
 
 #[derive(Args)]
@@ -55,6 +57,13 @@ struct SurveyArgs {
     /// Do not write the JSON result.
     #[arg(long)]
     no_json: bool,
+}
+
+#[derive(Args)]
+struct ProbeArgs {
+    /// Write the probe result (JSON) to FILE ("-" for stdout). An existing FILE is not replaced.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -421,6 +430,57 @@ fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
     Ok(0)
 }
 
+fn cmd_probe(a: &ProbeArgs) -> Result<i32, Error> {
+    if let Some(j) = &a.json {
+        check_json_path(j)?;
+    }
+    iolab_core::cleanup::install_signal_handler();
+    let clk = clock::calibrate(20);
+    let shm = Path::new("/dev/shm");
+    let tmpfs = if shm.is_dir() {
+        shm.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    let p = iolab_core::probe::probe(&tmpfs, &std::env::temp_dir(), &clk)?;
+    let mut out = String::new();
+    out.push_str(&format!(
+        "iolab probe: kernel {} | {} | tried in {}\n\n",
+        p.host.kernel_release,
+        p.host.cpu_model,
+        p.dirs
+            .iter()
+            .map(|(d, f)| format!("{d} ({f})"))
+            .collect::<Vec<_>>()
+            .join(" and ")
+    ));
+    let w = p.rows.iter().map(|r| r.name.len()).max().unwrap_or(10);
+    for r in &p.rows {
+        out.push_str(&format!(
+            "{:<w$}  {:<11}  {}\n",
+            r.name,
+            if r.available {
+                "available"
+            } else {
+                "UNAVAILABLE"
+            },
+            r.detail
+        ));
+    }
+    if a.json.as_deref() == Some(Path::new("-")) {
+        std::io::stderr().write_all(out.as_bytes()).ok();
+    } else {
+        std::io::stdout().write_all(out.as_bytes()).ok();
+    }
+    if let Some(j) = &a.json {
+        let mut v = serde_json::to_vec_pretty(&p)
+            .map_err(|e| Error::Runtime(format!("probe JSON: {e}")))?;
+        v.push(b'\n');
+        write_json(j, &v)?;
+    }
+    Ok(0)
+}
+
 fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
     let ops = iolab_core::units::parse_count(&a.ops).map_err(|m| Error::usage("--ops", m))?;
     let rounds =
@@ -495,6 +555,7 @@ fn main() {
         Some(Cmd::Survey(a)) => cmd_survey(a),
         Some(Cmd::Run(a)) => cmd_run(a),
         Some(Cmd::Bench(a)) => cmd_bench(a),
+        Some(Cmd::Probe(a)) => cmd_probe(a),
     };
     match r {
         Ok(code) => std::process::exit(code),

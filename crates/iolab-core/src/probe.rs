@@ -1,0 +1,216 @@
+//! `iolab probe`: every method and option, available or not, with the reason found by actually trying.
+//!
+//! Each method and io_uring option is tried with a tiny real run through the same runner that `iolab run`
+//! uses, so a refusal here is word for word the error such a run fails with at start. Machine facts that
+//! decide what works (the io_uring sysctl, O_DIRECT per filesystem, RLIMIT_MEMLOCK, perf counter access,
+//! tracefs, the TSC) are read or tried directly.
+
+use crate::error::{Error, Result};
+use crate::measure::clock::ClockInfo;
+use crate::measure::counters::{CounterSet, Family};
+use crate::spec::{MethodKind, RawSpec};
+use crate::sys;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ProbeRow {
+    /// What was tried ("method io_uring", "io_uring --sqpoll", "O_DIRECT on tmpfs" ...).
+    pub name: String,
+    pub available: bool,
+    /// The figure that showed it works, or the reason it does not.
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProbeResult {
+    pub host: crate::result::Host,
+    /// Where the file tries ran, and their filesystems.
+    pub dirs: Vec<(String, String)>,
+    pub rows: Vec<ProbeRow>,
+}
+
+fn attempt(
+    name: &str,
+    pairs: &[(&str, &str)],
+    target: &Path,
+    clock: &ClockInfo,
+) -> Result<ProbeRow> {
+    let mut text = format!(
+        "target = \"{}\"\nops = 16\ncount = \"none\"\nfile-size = \"256k\"\n",
+        target.display()
+    );
+    for (k, v) in pairs {
+        match *v {
+            "true" | "false" => text.push_str(&format!("{k} = {v}\n")),
+            _ if v.parse::<i64>().is_ok() => text.push_str(&format!("{k} = {v}\n")),
+            _ => text.push_str(&format!("{k} = \"{v}\"\n")),
+        }
+    }
+    let raw = RawSpec::from_toml_str(&text)
+        .map_err(|m| Error::Runtime(format!("probe spec for {name}: {m}")))?;
+    let row = match raw.resolve().and_then(|s| crate::runner::run(&s, clock)) {
+        Ok(r) if r.ops == 16 => ProbeRow {
+            name: name.into(),
+            available: true,
+            detail: format!("ok: 16 ops, {:.1} µs per op", r.ns_per_op / 1e3),
+        },
+        Ok(r) => ProbeRow {
+            name: name.into(),
+            available: false,
+            detail: format!("only {} of 16 ops completed", r.ops),
+        },
+        Err(e) => ProbeRow {
+            name: name.into(),
+            available: false,
+            detail: e.to_string(),
+        },
+    };
+    Ok(row)
+}
+
+/// Runs every try. `tmpfs` and `disk` are directories iolab may create files in (removed again).
+pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult> {
+    let mut rows = Vec::new();
+    let fs = |d: &Path| {
+        sys::fs_type_name(d)
+            .unwrap_or("unknown filesystem")
+            .to_string()
+    };
+    let dirs = vec![
+        (tmpfs.display().to_string(), fs(tmpfs)),
+        (disk.display().to_string(), fs(disk)),
+    ];
+    let mut n = 0;
+    let mut file = |d: &Path| {
+        n += 1;
+        d.join(format!("iolab-probe-{}-{n}.dat", std::process::id()))
+    };
+
+    // The clock.
+    rows.push(ProbeRow {
+        name: "clock: invariant TSC".into(),
+        available: clock.fallback_reason.is_none(),
+        detail: match &clock.fallback_reason {
+            None => format!(
+                "{}; {:.1} ns per read",
+                clock.description, clock.overhead_ns
+            ),
+            Some(r) => format!(
+                "{r}; using clock_gettime ({:.1} ns per read)",
+                clock.overhead_ns
+            ),
+        },
+    });
+
+    // Every method, on a file on the disk filesystem (and /dev/null for the ones that take it).
+    for m in MethodKind::ALL {
+        let t = file(disk);
+        rows.push(attempt(
+            &format!("method {}", m.name()),
+            &[("method", m.name())],
+            &t,
+            clock,
+        )?);
+    }
+    for m in [MethodKind::Mmap, MethodKind::CopyFileRange] {
+        rows.push(attempt(
+            &format!("method {} on /dev/null", m.name()),
+            &[("method", m.name())],
+            Path::new("/dev/null"),
+            clock,
+        )?);
+    }
+
+    // O_DIRECT per filesystem.
+    for (label, d) in [("tmpfs dir", tmpfs), ("disk dir", disk)] {
+        let t = file(d);
+        rows.push(attempt(
+            &format!("O_DIRECT on {} ({})", label, fs(d)),
+            &[("method", "psync"), ("direct", "true")],
+            &t,
+            clock,
+        )?);
+    }
+
+    // io_uring options, one at a time.
+    let uring: &[(&str, &[(&str, &str)])] = &[
+        ("io_uring --sqpoll", &[("sqpoll", "true")]),
+        ("io_uring --fixed-files", &[("fixed-files", "true")]),
+        ("io_uring --fixed-bufs", &[("fixed-bufs", "true")]),
+        ("io_uring --coop-taskrun", &[("coop-taskrun", "true")]),
+        (
+            "io_uring --single-issuer --defer-taskrun",
+            &[("single-issuer", "true"), ("defer-taskrun", "true")],
+        ),
+        ("io_uring --registered-ring", &[("registered-ring", "true")]),
+        ("io_uring --vectored", &[("vectored", "true")]),
+        ("io_uring --nop-requests", &[("nop-requests", "true")]),
+        (
+            "io_uring --iopoll write (O_DIRECT)",
+            &[("iopoll", "true"), ("direct", "true")],
+        ),
+        (
+            "io_uring --iopoll read (O_DIRECT)",
+            &[("iopoll", "true"), ("direct", "true"), ("op", "read")],
+        ),
+    ];
+    for (name, opts) in uring {
+        let mut pairs = vec![("method", "io_uring")];
+        pairs.extend_from_slice(opts);
+        let t = file(disk);
+        rows.push(attempt(name, &pairs, &t, clock)?);
+    }
+    let disabled =
+        std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled").map(|s| s.trim().to_string());
+    rows.push(ProbeRow {
+        name: "sysctl kernel.io_uring_disabled".into(),
+        available: disabled.as_deref().map(|v| v == "0").unwrap_or(true),
+        detail: match disabled {
+            Ok(v) => format!(
+                "{v} (0: io_uring for everyone, 1: only for the io_uring_group, 2: for nobody)"
+            ),
+            Err(_) => "not present on this kernel".into(),
+        },
+    });
+    rows.push(ProbeRow {
+        name: "RLIMIT_MEMLOCK (registered buffers)".into(),
+        available: true,
+        detail: match (sys::memlock_limit(), sys::geteuid() == 0) {
+            (_, true) => "running as root: registered buffers are not limited".into(),
+            (Some(l), false) => format!(
+                "{}: --fixed-bufs needs --qd x --bs below it",
+                crate::units::fmt_size(l)
+            ),
+            (None, false) => "unlimited".into(),
+        },
+    });
+
+    // Kernel counters.
+    let mut set = CounterSet::default();
+    set.add_software_and_hardware();
+    set.add_tracepoints(false, true);
+    let opened: Vec<_> = set.deltas(&Default::default(), &Default::default());
+    for family in [Family::Software, Family::Hardware, Family::Tracepoint] {
+        for c in opened.iter().filter(|c| c.family == family) {
+            rows.push(ProbeRow {
+                name: format!("perf counter {}", c.name),
+                available: c.unavailable.is_none(),
+                detail: c.unavailable.clone().unwrap_or_else(|| "opened".into()),
+            });
+        }
+    }
+    for n in set.notes.iter().filter(|n| !n.contains("breakdown off")) {
+        rows.push(ProbeRow {
+            name: "tracefs".into(),
+            available: !n.contains("unavailable"),
+            detail: n.clone(),
+        });
+    }
+    drop(set);
+    Ok(ProbeResult {
+        host: crate::result::Host::current(),
+        dirs,
+        rows,
+    })
+}

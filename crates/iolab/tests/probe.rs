@@ -1,0 +1,85 @@
+//! `iolab probe`: every method and option listed, available or with its reason, nothing left behind.
+
+mod common;
+use common::*;
+
+#[test]
+fn probe_lists_everything_with_reasons_and_leaves_nothing_behind() {
+    let tmp = disk_dir();
+    let out = std::process::Command::new(bin())
+        .args(["probe", "--json", "-"])
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("no row {name}"))
+            .clone()
+    };
+    for m in [
+        "sync",
+        "psync",
+        "vectored",
+        "stdio",
+        "mmap",
+        "io_uring",
+        "aio",
+        "splice",
+        "sendfile",
+        "copy_file_range",
+        "nop",
+    ] {
+        let r = row(&format!("method {m}"));
+        assert!(
+            r["available"].is_boolean() && !r["detail"].as_str().unwrap().is_empty(),
+            "{r}"
+        );
+    }
+    for name in [
+        "io_uring --sqpoll",
+        "io_uring --fixed-bufs",
+        "io_uring --iopoll read (O_DIRECT)",
+        "perf counter raw_syscalls:sys_enter",
+        "perf counter cycles",
+    ] {
+        let r = row(name);
+        if r["available"] == false {
+            assert!(
+                !r["detail"].as_str().unwrap().is_empty(),
+                "an unavailable row gives its reason: {r}"
+            );
+        }
+    }
+    // What the probe refuses is what a run refuses, word for word.
+    let r = row("method mmap on /dev/null");
+    assert_eq!(r["available"], false);
+    let run = iolab(&["run", "--method", "mmap", "--target", "/dev/null"]);
+    assert_eq!(
+        run.stderr.trim(),
+        format!("iolab: {}", r["detail"].as_str().unwrap())
+    );
+    let iopoll = row("io_uring --iopoll read (O_DIRECT)");
+    if iopoll["available"] == false {
+        assert!(
+            iopoll["detail"]
+                .as_str()
+                .unwrap()
+                .contains("IOPOLL unsupported"),
+            "{iopoll}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "probe files removed"
+    );
+}
