@@ -31,19 +31,7 @@ fn main_job_runs_under_40_s_ranks_every_method_and_touches_no_existing_file() {
         stdout.contains("== /dev/null (write sink)")
             && stdout.contains("== a fresh 64 MiB file on")
     );
-    for m in [
-        "sync",
-        "psync",
-        "vectored",
-        "stdio",
-        "mmap",
-        "io_uring",
-        "aio",
-        "splice",
-        "sendfile",
-        "copy_file_range",
-        "nop",
-    ] {
+    for m in METHODS {
         assert!(stdout.contains(&format!(" {m} ")), "{m} in the tables");
     }
     assert!(

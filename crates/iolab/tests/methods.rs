@@ -5,19 +5,7 @@ mod common;
 use common::*;
 
 const SYSCALL_METHODS: [&str; 3] = ["sync", "psync", "vectored"];
-const ALL: [&str; 11] = [
-    "sync",
-    "psync",
-    "vectored",
-    "stdio",
-    "mmap",
-    "io_uring",
-    "aio",
-    "splice",
-    "sendfile",
-    "copy_file_range",
-    "nop",
-];
+const ALL: [&str; 11] = METHODS;
 /// Kernel-side copies: writes only, from a source file.
 const KCOPY: [&str; 3] = ["splice", "sendfile", "copy_file_range"];
 

@@ -25,19 +25,7 @@ fn probe_lists_everything_with_reasons_and_leaves_nothing_behind() {
             .unwrap_or_else(|| panic!("no row {name}"))
             .clone()
     };
-    for m in [
-        "sync",
-        "psync",
-        "vectored",
-        "stdio",
-        "mmap",
-        "io_uring",
-        "aio",
-        "splice",
-        "sendfile",
-        "copy_file_range",
-        "nop",
-    ] {
+    for m in METHODS {
         let r = row(&format!("method {m}"));
         assert!(
             r["available"].is_boolean() && !r["detail"].as_str().unwrap().is_empty(),

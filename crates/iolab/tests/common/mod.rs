@@ -5,6 +5,21 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// Every method iolab has, in its own order.
+pub const METHODS: [&str; 11] = [
+    "sync",
+    "psync",
+    "vectored",
+    "stdio",
+    "mmap",
+    "io_uring",
+    "aio",
+    "splice",
+    "sendfile",
+    "copy_file_range",
+    "nop",
+];
+
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_iolab")
 }
