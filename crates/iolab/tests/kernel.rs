@@ -21,15 +21,6 @@ fn by_name(r: &serde_json::Value, name: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn rules(r: &serde_json::Value) -> Vec<String> {
-    r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["rule"].as_str().unwrap().to_string())
-        .collect()
-}
-
 /// Tracepoints need root (or CAP_PERFMON) and tracefs; say so and skip otherwise.
 fn tracepoints_here(r: &serde_json::Value) -> bool {
     if tracepoint(r, "raw_syscalls:sys_enter").is_some() {
@@ -126,18 +117,8 @@ fn buffered_ext4_io_uring_writes_are_punted_and_o_direct_ones_are_not() {
         r["findings"]
     );
     // O_DIRECT over blocks already allocated by O_DIRECT writes: issued inline, no punts.
-    let g = file(&dir, "d.dat");
     // (Few ops: this VM's disk can take milliseconds per O_DIRECT write.)
-    run_json_counted(&[
-        "--method",
-        "psync",
-        "--direct",
-        "--target",
-        g.to_str().unwrap(),
-        "--ops",
-        "32",
-        "--keep",
-    ]);
+    let g = direct_allocated_file(&dir, "d.dat", "32");
     let r = run_json_counted(&[
         "--method",
         "io_uring",
@@ -178,31 +159,14 @@ fn count_modes() {
 
 #[test]
 fn unprivileged_runs_complete_with_counters_marked_unavailable() {
-    // Drop privileges in a child: a copy of the binary anyone may run, executed as nobody.
-    // SAFETY: geteuid takes no arguments and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        println!(
-            "SKIPPED: not root, cannot switch to another user (this run is unprivileged already)"
-        );
-        return;
-    }
-    let dir = tmpfs_dir();
-    let bin_copy = dir.path().join("iolab");
-    std::fs::copy(bin(), &bin_copy).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::set_permissions(&bin_copy, std::fs::Permissions::from_mode(0o755)).unwrap();
-    use std::os::unix::process::CommandExt;
+    // Drop privileges in a child: iolab run as nobody.
     for mode in ["separate", "inline"] {
-        let out = std::process::Command::new(&bin_copy)
-            .args([
-                "run", "--method", "io_uring", "--ops", "500", "--count", mode, "--json", "-",
-            ])
-            .current_dir(dir.path())
-            .uid(65534)
-            .gid(65534)
-            .output()
-            .unwrap();
+        let args = [
+            "run", "--method", "io_uring", "--ops", "500", "--count", mode, "--json", "-",
+        ];
+        let Some((out, _dir)) = iolab_as_nobody(&args) else {
+            return;
+        };
         assert_eq!(
             out.status.code(),
             Some(0),
@@ -234,4 +198,43 @@ fn unprivileged_runs_complete_with_counters_marked_unavailable() {
         );
         println!("{mode}: {}", se["unavailable"]);
     }
+}
+
+#[test]
+fn kernel_copies_are_counted_by_name_and_agree_with_iolab() {
+    // 2 MiB blocks do not fit a pipe in one go, so splice takes several rounds per op: iolab's count of
+    // them must be the kernel's.
+    let dir = tmpfs_dir();
+    let f = file(&dir, "s.dat");
+    let r = run_json_counted(&[
+        "--method",
+        "splice",
+        "--bs",
+        "2m",
+        "--ops",
+        "20",
+        "--target",
+        f.to_str().unwrap(),
+    ]);
+    if !tracepoints_here(&r) {
+        return;
+    }
+    let mine = u64_of(&r, &["syscalls", "method_count"]);
+    assert!(mine > 40, "more than two splices per 2 MiB op: {mine}");
+    assert_eq!(
+        by_name(&r, "splice"),
+        mine,
+        "iolab's splice count is the kernel's"
+    );
+    let r = run_json_counted(&[
+        "--method", "aio", "--qd", "4", "--batch", "4", "--ops", "400",
+    ]);
+    assert_eq!(
+        by_name(&r, "io_submit"),
+        u64_of(&r, &["aio", "io_submit_calls"])
+    );
+    assert_eq!(
+        by_name(&r, "io_getevents"),
+        u64_of(&r, &["aio", "io_getevents_calls"])
+    );
 }

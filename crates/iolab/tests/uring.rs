@@ -298,39 +298,24 @@ fn impossible_ring_combinations_are_refused_before_running() {
 
 #[test]
 fn fixed_buffers_over_the_memlock_limit_name_the_limit() {
-    // SAFETY: geteuid takes no arguments and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        println!("SKIPPED: needs root to run a child as an unprivileged user");
-        return;
-    }
-    let dir = tmpfs_dir();
-    let bin_copy = dir.path().join("iolab");
-    std::fs::copy(bin(), &bin_copy).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::set_permissions(&bin_copy, std::fs::Permissions::from_mode(0o755)).unwrap();
-    use std::os::unix::process::CommandExt;
     // 64 x 1 MiB = 64 MiB of registered buffers for an unprivileged user.
-    let out = std::process::Command::new(&bin_copy)
-        .args([
-            "run",
-            "--method",
-            "io_uring",
-            "--fixed-bufs",
-            "--qd",
-            "64",
-            "--bs",
-            "1m",
-            "--ops",
-            "64",
-            "--count",
-            "none",
-        ])
-        .current_dir(dir.path())
-        .uid(65534)
-        .gid(65534)
-        .output()
-        .unwrap();
+    let args = [
+        "run",
+        "--method",
+        "io_uring",
+        "--fixed-bufs",
+        "--qd",
+        "64",
+        "--bs",
+        "1m",
+        "--ops",
+        "64",
+        "--count",
+        "none",
+    ];
+    let Some((out, _dir)) = iolab_as_nobody(&args) else {
+        return;
+    };
     let err = String::from_utf8_lossy(&out.stderr);
     if out.status.code() == Some(0) {
         println!("SKIPPED: RLIMIT_MEMLOCK is high enough here for 64 MiB of registered buffers");
@@ -373,26 +358,14 @@ fn aio_says_when_it_was_not_asynchronous() {
         "{}",
         r["aio"]
     );
-    let rules: Vec<&str> = r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["rule"].as_str().unwrap())
-        .collect();
-    assert!(rules.contains(&"aio_not_asynchronous"), "{rules:?}");
+    let fired = rules(&r);
+    assert!(
+        fired.contains(&"aio_not_asynchronous".to_string()),
+        "{fired:?}"
+    );
     // O_DIRECT over allocated ext4 blocks at depth 16: mostly asynchronous; the finding follows the figure.
     let dir = disk_dir();
-    let g = file(&dir, "d.dat");
-    run_json(&[
-        "--method",
-        "psync",
-        "--direct",
-        "--target",
-        g.to_str().unwrap(),
-        "--ops",
-        "64",
-        "--keep",
-    ]);
+    let g = direct_allocated_file(&dir, "d.dat", "64");
     let r = run_json(&[
         "--method",
         "aio",
@@ -410,20 +383,15 @@ fn aio_says_when_it_was_not_asynchronous() {
     ]);
     assert_eq!(u64_of(&r, &["verify", "mismatches"]), 0);
     let x = f64_of(&r, &["aio", "inline_fraction"]);
-    let rules: Vec<&str> = r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["rule"].as_str().unwrap())
-        .collect();
+    let fired = rules(&r);
     println!(
         "aio O_DIRECT ext4 qd 16: {:.0}% completed inside io_submit",
         x * 100.0
     );
     assert_eq!(
-        rules.contains(&"aio_not_asynchronous"),
+        fired.contains(&"aio_not_asynchronous".to_string()),
         x >= 0.95,
-        "finding matches the figure {x}: {rules:?}"
+        "finding matches the figure {x}: {fired:?}"
     );
 }
 

@@ -72,7 +72,7 @@ pub struct TraceIds {
 /// is reported as "other". Not every syscalls:sys_enter_* tracepoint is opened because releasing a trace
 /// event waits for an RCU grace period (0.1-0.3 s per event on this VM, measured): 360 of them made every
 /// run 14 s longer.
-pub const BREAKDOWN: [&str; 14] = [
+pub const BREAKDOWN: [&str; 19] = [
     "write",
     "read",
     "pwrite64",
@@ -83,6 +83,11 @@ pub const BREAKDOWN: [&str; 14] = [
     "fsync",
     "msync",
     "io_uring_enter",
+    "io_submit",
+    "io_getevents",
+    "splice",
+    "sendfile64",
+    "copy_file_range",
     "futex",
     "getrusage",
     "mmap",

@@ -54,11 +54,7 @@ impl Aio {
 
 impl Method for Aio {
     fn caps() -> Caps {
-        Caps {
-            synchronous: false,
-            needs_rdwr: false,
-            no_syscall_per_op: false,
-        }
+        Caps::ASYNC
     }
 
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {

@@ -75,11 +75,7 @@ fn setup_hint(o: &RingOpts) -> String {
 
 impl Method for Uring {
     fn caps() -> Caps {
-        Caps {
-            synchronous: false,
-            needs_rdwr: false,
-            no_syscall_per_op: false,
-        }
+        Caps::ASYNC
     }
 
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {

@@ -142,6 +142,11 @@ impl<const K: u8> Method for KernelCopy<K> {
         let (s, d) = (self.src.as_raw_fd(), self.dst.as_raw_fd());
         let mut moved = 0usize;
         while moved < io.len {
+            if moved > 0 {
+                // A further round for the same op (a partial copy, or a block larger than the pipe):
+                // its calls are beyond the per-op count `syscalls` starts from.
+                self.extra_calls += if K == SPLICE { 2 } else { 1 };
+            }
             let left = io.len - moved;
             let n = match K {
                 COPY_FILE_RANGE => sys::copy_file_range(
@@ -165,9 +170,6 @@ impl<const K: u8> Method for KernelCopy<K> {
                     let into =
                         sys::splice(s, Some(src_off + moved as u64), w.as_raw_fd(), None, part)
                             .map_err(|e| op_err(e, &self.path))?;
-                    if moved > 0 || into < left {
-                        self.extra_calls += 1; // a second round trip through the pipe
-                    }
                     let dst_off = if self.positionless {
                         None
                     } else {

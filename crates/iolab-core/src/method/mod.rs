@@ -40,6 +40,12 @@ impl Caps {
         needs_rdwr: false,
         no_syscall_per_op: false,
     };
+    /// A method that queues ops and completes them later (io_uring, aio).
+    pub const ASYNC: Caps = Caps {
+        synchronous: false,
+        needs_rdwr: false,
+        no_syscall_per_op: false,
+    };
 }
 
 /// fsync(2) of `fd`, counted in `calls`, with errors naming `path`.

@@ -152,3 +152,56 @@ pub fn u64_of(v: &serde_json::Value, path: &[&str]) -> u64 {
     x.as_u64()
         .unwrap_or_else(|| panic!("{path:?} is not an integer: {x}"))
 }
+
+/// The rule names of a result's findings.
+pub fn rules(r: &serde_json::Value) -> Vec<String> {
+    r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A file in `dir` whose first `ops` 4 KiB blocks were written with O_DIRECT (so its blocks are allocated
+/// and not in the page cache): O_DIRECT overwrites of it can be issued without blocking.
+pub fn direct_allocated_file(dir: &tempfile::TempDir, name: &str, ops: &str) -> PathBuf {
+    let f = file(dir, name);
+    run_json(&[
+        "--method",
+        "psync",
+        "--direct",
+        "--target",
+        f.to_str().unwrap(),
+        "--ops",
+        ops,
+        "--keep",
+    ]);
+    f
+}
+
+/// Runs iolab as user nobody (uid/gid 65534), from a copy of the binary in a directory anyone may enter,
+/// with that directory as the working directory. `None` (with the reason printed) when this process is not
+/// root and so cannot switch users.
+pub fn iolab_as_nobody(args: &[&str]) -> Option<(Output, tempfile::TempDir)> {
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("SKIPPED: not root, cannot run a child as another user");
+        return None;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let dir = tmpfs_dir();
+    let copy = dir.path().join("iolab");
+    std::fs::copy(bin(), &copy).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new(&copy)
+        .args(args)
+        .current_dir(dir.path())
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    Some((out, dir))
+}
