@@ -232,6 +232,17 @@ pub struct UringStats {
     pub batch_histogram: Vec<u64>,
     /// Index = requests in the kernel right after a submission.
     pub inflight_histogram: Vec<u64>,
+    /// --ring design: per-thread, shared or shared-submitter.
+    pub design: String,
+    /// --ring shared: times a thread found the ring's mutex held by another thread and had to wait.
+    pub lock_contended: u64,
+    /// --ring shared-submitter: times a worker slept (futex) waiting for its completions.
+    pub worker_sleeps: u64,
+    /// --ring shared-submitter: times a worker rang the sleeping submitter's doorbell (eventfd write).
+    pub doorbells: u64,
+    /// --ring shared-submitter: the submitter thread's own CPU (RUSAGE_THREAD over its life: the run plus
+    /// its short setup; it has exited before the process snapshot, so it is not among the helpers).
+    pub submitter_cpu: Option<crate::measure::cpu::RusageDelta>,
 }
 
 /// Native AIO counts of one thread (or, in a result, all threads).
@@ -276,6 +287,11 @@ pub struct UringFigures {
     pub submissions_without_syscall: u64,
     pub sq_wakeups: u64,
     pub sq_full_waits: u64,
+    pub design: String,
+    pub lock_contended: u64,
+    pub worker_sleeps: u64,
+    pub doorbells: u64,
+    pub submitter_cpu: Option<crate::measure::cpu::RusageDelta>,
     /// requests / submissions that carried at least one request (the seed report's avg_batch).
     pub mean_batch: f64,
     /// Submissions of 32 requests or more (the seed report's "big batch" threshold).
@@ -299,6 +315,7 @@ impl UringFigures {
         let mut depth = vec![0u64; len];
         let mut f = UringFigures {
             setup: first.setup.clone(),
+            design: first.design.clone(),
             ..Default::default()
         };
         for s in stats {
@@ -307,6 +324,12 @@ impl UringFigures {
             f.submissions_without_syscall += s.submissions_without_syscall;
             f.sq_wakeups += s.sq_wakeups;
             f.sq_full_waits += s.sq_full_waits;
+            f.lock_contended += s.lock_contended;
+            f.worker_sleeps += s.worker_sleeps;
+            f.doorbells += s.doorbells;
+            if s.submitter_cpu.is_some() {
+                f.submitter_cpu = s.submitter_cpu.clone();
+            }
             for (i, v) in s.batch_histogram.iter().enumerate() {
                 batch[i] += v;
             }

@@ -653,12 +653,14 @@ fn run_threads<M: Method, C: Clock>(
         target_path: target.path.clone(),
     };
     let region_len = target.region_blocks * spec.bs;
+    let shared = method::SharedSlot::default();
     let ctx_for = |t: u32| ThreadCtx {
         spec,
         target,
         thread: t,
         region_offset: spec.offset + target.region_first_block(t) * spec.bs,
         region_len,
+        shared: &shared,
     };
     if n == 1 {
         let ph = Inline {

@@ -86,12 +86,13 @@ pub struct RawSpec {
     pub registered_ring: Option<Val>,
     pub vectored: Option<Val>,
     pub nop_requests: Option<Val>,
+    pub ring: Option<Val>,
 }
 
 /// The keys of [`RawSpec`], for messages.
 pub const SPEC_KEYS: &str = "target, method, op, pattern, bs, ops, size, duration, threads, direct, fsync, \
     msync, iovecs, qd, batch, stdio-buffer, file-size, offset, seed, verify, overwrite, keep, allow-device-writes, count, breakdown, sqpoll, sq-idle-ms, sq-cpu, iopoll, fixed-files, fixed-bufs, \
-    coop-taskrun, single-issuer, defer-taskrun, registered-ring, vectored, nop-requests";
+    coop-taskrun, single-issuer, defer-taskrun, registered-ring, vectored, nop-requests, ring";
 
 impl RawSpec {
     /// Reads a TOML spec file; unknown keys and bad syntax are usage errors naming `--spec`.
@@ -157,7 +158,8 @@ impl RawSpec {
             defer_taskrun,
             registered_ring,
             vectored,
-            nop_requests
+            nop_requests,
+            ring
         );
         self
     }
@@ -361,6 +363,41 @@ pub struct RingOpts {
     pub vectored: bool,
     /// IORING_OP_NOP instead of I/O: the ring's own cost (no data moves; the target is not touched).
     pub nop_requests: bool,
+    /// Who owns and submits to the ring(s).
+    pub design: RingDesign,
+}
+
+/// How threads share io_uring instances (`--ring`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RingDesign {
+    /// Each worker thread owns a ring and submits to it.
+    #[default]
+    PerThread,
+    /// One ring for all threads behind a mutex held while a thread submits, reaps and waits (the seed
+    /// course report's design); each thread's completions are routed to it by user_data.
+    Shared,
+    /// One ring owned by a submitter thread; workers hand requests through lock-free per-thread queues
+    /// and get completions back the same way (the report's suggested batching coordinator).
+    SharedSubmitter,
+}
+
+impl RingDesign {
+    pub fn parse(s: &str) -> Option<RingDesign> {
+        Some(match s {
+            "per-thread" => RingDesign::PerThread,
+            "shared" => RingDesign::Shared,
+            "shared-submitter" => RingDesign::SharedSubmitter,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            RingDesign::PerThread => "per-thread",
+            RingDesign::Shared => "shared",
+            RingDesign::SharedSubmitter => "shared-submitter",
+        }
+    }
 }
 
 /// Default sq_thread_idle: 1 s, so a run does not keep re-waking the thread.
@@ -699,6 +736,7 @@ impl RawSpec {
             ("--nop-requests", &self.nop_requests),
             ("--sq-idle-ms", &self.sq_idle_ms),
             ("--sq-cpu", &self.sq_cpu),
+            ("--ring", &self.ring),
         ];
         for (flag, v) in ring_flags {
             only(flag, v.is_some(), MethodKind::IoUring)?;
@@ -722,7 +760,26 @@ impl RawSpec {
             registered_ring: bool_of("--registered-ring", &self.registered_ring)?,
             vectored: bool_of("--vectored", &self.vectored)?,
             nop_requests: bool_of("--nop-requests", &self.nop_requests)?,
+            design: match &self.ring {
+                None => RingDesign::PerThread,
+                Some(v) => {
+                    let w = str_of("--ring", v)?;
+                    RingDesign::parse(&w).ok_or_else(|| {
+                        Error::usage(
+                            "--ring",
+                            format!("'{w}' is not accepted; expected per-thread, shared or shared-submitter"),
+                        )
+                    })?
+                }
+            },
         };
+        if ring.design == RingDesign::Shared && threads > 1 && ring.single_issuer {
+            return Err(Error::usage(
+                "--single-issuer",
+                "every thread submits to a --ring shared ring, but SINGLE_ISSUER allows one submitting task: \
+                 use --ring shared-submitter (one submitting thread) or --ring per-thread",
+            ));
+        }
         if ring.nop_requests && verify {
             return Err(Error::usage(
                 "--verify",

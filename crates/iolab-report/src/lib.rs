@@ -232,9 +232,28 @@ impl TableExporter {
                 }
                 v.join(" ")
             };
+            let sharing = match u.design.as_str() {
+                "shared" => format!(
+                    "; one ring for all threads behind a mutex, found taken {} times",
+                    thousands(u.lock_contended)
+                ),
+                "shared-submitter" => format!(
+                    "; one ring fed by a submitter thread: doorbells rung {}, worker sleeps {}{}",
+                    thousands(u.doorbells),
+                    thousands(u.worker_sleeps),
+                    u.submitter_cpu
+                        .map(|c| format!(
+                            ", submitter CPU user {:.3} s sys {:.3} s",
+                            c.user_s, c.sys_s
+                        ))
+                        .unwrap_or_default()
+                ),
+                _ => String::new(),
+            };
             let _ = writeln!(
                 o,
-                "io_uring     setup [{}]; io_uring_enter calls {}, requests {}, mean batch {:.2}, big batches (>=32) {}{}",
+                "io_uring     ring {}, setup [{}]; io_uring_enter calls {}, requests {}, mean batch {:.2}, big batches (>=32) {}{}{sharing}",
+                if u.design.is_empty() { "per-thread" } else { u.design.as_str() },
                 u.setup.join(", "),
                 thousands(u.enters),
                 thousands(u.requests),

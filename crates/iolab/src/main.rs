@@ -205,6 +205,11 @@ struct MethodOpts {
     /// io_uring: submit IORING_OP_NOP instead of I/O (the ring's own cost; the target is not touched).
     #[arg(long)]
     nop_requests: bool,
+    /// io_uring: per-thread (a ring per thread) | shared (one ring, a mutex around submit/reap/wait, as
+    /// the seed course report) | shared-submitter (one ring fed by a submitter thread through lock-free
+    /// per-thread queues) [default: per-thread].
+    #[arg(long, value_name = "DESIGN")]
+    ring: Option<String>,
 }
 
 #[derive(Args)]
@@ -274,6 +279,7 @@ impl RunArgs {
             defer_taskrun: b(m.defer_taskrun),
             registered_ring: b(m.registered_ring),
             nop_requests: b(m.nop_requests),
+            ring: s(&m.ring),
             vectored: if m.vectored {
                 Some(Val::Bool(true))
             } else if m.nonvectored {

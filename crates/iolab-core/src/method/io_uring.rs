@@ -1,8 +1,24 @@
 //! `io_uring` (Linux 5.1+; IORING_OP_READ/WRITE 5.6+; unprivileged unless the sysctl
-//! `kernel.io_uring_disabled` says otherwise): a ring per thread, `--qd` requests in flight, `--batch`
-//! requests per io_uring_enter(2). Options, each named after its kernel flag (see `RingOpts`): `--sqpoll`
-//! (`--sq-idle-ms`, `--sq-cpu`), `--iopoll`, `--fixed-files`, `--fixed-bufs`, `--coop-taskrun`,
-//! `--single-issuer`, `--defer-taskrun`, `--registered-ring`, `--vectored`.
+//! `kernel.io_uring_disabled` says otherwise): `--qd` requests in flight per thread, `--batch` requests per
+//! submission. Options, each named after its kernel flag (see `RingOpts`): `--sqpoll` (`--sq-idle-ms`,
+//! `--sq-cpu`), `--iopoll`, `--fixed-files`, `--fixed-bufs`, `--coop-taskrun`, `--single-issuer`,
+//! `--defer-taskrun`, `--registered-ring`, `--vectored`, and `--ring`, which says who owns the ring:
+//!
+//! - `per-thread`: each worker thread owns a ring and submits to it (no sharing at all).
+//! - `shared`: one ring for all threads, behind one mutex, as the seed course report built it. A thread
+//!   holds the mutex while it pushes its batch, calls io_uring_enter, drains the completion queue (routing
+//!   every completion to its thread's mailbox by the thread number in user_data) and, when it must wait for
+//!   one of its own completions, while it sleeps in io_uring_enter. Times a thread found the mutex taken are
+//!   counted (`lock_contended`).
+//! - `shared-submitter`: one ring owned by a submitter thread (`iolab-submit`, its CPU reported as a helper
+//!   task). Workers hand SQEs through a lock-free queue each (crossbeam's bounded `ArrayQueue`) and take
+//!   completions back from a second queue each. The submitter takes whatever all workers queued since its
+//!   last pass and submits it in one io_uring_enter, so batches form across threads. When it has nothing to
+//!   do it sleeps in io_uring_enter waiting for a completion; a multishot poll on an eventfd is in the ring,
+//!   so a worker that queues work while the submitter sleeps rings that doorbell (one 8-byte write). A worker
+//!   waiting for a completion sleeps on a futex the submitter wakes. Doorbells and worker sleeps are
+//!   counted; all of a ring's setup flags apply to the submitter's ring (SINGLE_ISSUER fits: one thread
+//!   submits).
 //!
 //! iolab makes every io_uring_enter itself (sys::io_uring_enter) so each one is counted with the requests it
 //! carried (the exact batch-size histogram) and the requests then in the kernel (the in-flight depth
@@ -11,7 +27,7 @@
 //! only if it is set, or completions are awaited, is io_uring_enter called (with IORING_ENTER_SQ_WAKEUP).
 //!
 //! The runner keeps each request's buffer untouched from `submit` until `reap` returns its slot.
-//! `--fsync` points are plain fsync(2) calls made after the runner has drained the ring.
+//! `--fsync` points are plain fsync(2) calls made after the runner has drained the thread's requests.
 //!
 //! Buffered writes to ext4/tmpfs usually cannot complete inline and are punted to io-wq worker threads
 //! (`iou-wrk-*`); the SQPOLL thread is `iou-sqp-*`: the runner reports both separately.
@@ -19,35 +35,20 @@
 use super::{op_err, Caps, Flush, Io, Method, ThreadCtx};
 use crate::error::{Error, Result};
 use crate::result::UringStats;
-use crate::spec::RingOpts;
+use crate::spec::{RingDesign, RingOpts};
 use crate::sys::{self, SysErr};
-use io_uring::{opcode, squeue, types, IoUring};
+use crossbeam_queue::ArrayQueue;
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{fence, AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-pub struct Uring {
-    ring: IoUring,
-    fd: OwnedFd,
-    opts: RingOpts,
-    write: bool,
-    positionless: bool,
-    path: PathBuf,
-    /// The fd or registered index io_uring_enter is called with, and the flag that says which.
-    enter_fd: i32,
-    enter_flags: u32,
-    /// One iovec per slot for --vectored (pointing into the runner's buffer while the request is in flight).
-    iovecs: Vec<libc::iovec>,
-    /// SQEs built by `submit`, pushed to the ring in one go (one tail update) at `commit`.
-    staged: Vec<squeue::Entry>,
-    queued: u32,
-    in_kernel: u32,
-    stats: UringStats,
-    other_calls: u64,
-}
-
-// SAFETY: the iovecs only point into the runner's buffers (owned by the same worker thread); the ring and
-// fd are owned; nothing here is shared between threads.
-unsafe impl Send for Uring {}
+/// Kernel limit on SQ entries (IORING_MAX_ENTRIES) and on registered buffers (IORING_MAX_REG_BUFFERS).
+const MAX_ENTRIES: u32 = 32768;
+const MAX_REG_BUFFERS: u32 = 16384;
+/// user_data of the submitter's doorbell poll.
+const DOORBELL: u64 = u64::MAX;
 
 fn io_err(call: &'static str, e: std::io::Error) -> SysErr {
     SysErr::new(call, e.raw_os_error().unwrap_or(libc::EIO))
@@ -73,22 +74,71 @@ fn setup_hint(o: &RingOpts) -> String {
     }
 }
 
-impl Method for Uring {
-    fn caps() -> Caps {
-        Caps::ASYNC
-    }
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
 
-    fn prepare(ctx: &ThreadCtx) -> Result<Self> {
-        let o = ctx.spec.ring.clone();
+/// How one thread calls io_uring_enter: by ring fd, or by the index IORING_REGISTER_RING_FDS gave this
+/// thread (registered ring fds are per task).
+#[derive(Clone, Copy)]
+struct Enter {
+    fd: i32,
+    flags: u32,
+}
+
+impl Enter {
+    fn for_thread(ring: &IoUring, o: &RingOpts) -> Result<Enter> {
+        Ok(if o.registered_ring {
+            let idx = sys::io_uring_register_ring_fd(ring.as_raw_fd())?;
+            Enter {
+                fd: idx as i32,
+                flags: sys::IORING_ENTER_REGISTERED_RING,
+            }
+        } else {
+            Enter {
+                fd: ring.as_raw_fd(),
+                flags: 0,
+            }
+        })
+    }
+}
+
+/// One ring and its submission bookkeeping, used the same way by all three designs.
+struct Core {
+    ring: IoUring,
+    opts: RingOpts,
+    path: PathBuf,
+    /// Entries in the SQ the kernel has not taken yet.
+    queued: u32,
+    /// Requests taken by the kernel and not yet reaped.
+    in_kernel: u32,
+    stats: UringStats,
+}
+
+impl Core {
+    /// A ring for `total_qd` requests in flight (all threads together), with room for `extra` more (the
+    /// submitter's doorbell), its files and buffers tables sparse with `slots` entries when registered
+    /// per thread later.
+    fn new(
+        o: &RingOpts,
+        total_qd: u32,
+        extra: u32,
+        path: &Path,
+        hist_len: usize,
+        setup_names: Vec<String>,
+    ) -> Result<Core> {
         // SQPOLL: the SQ thread posts completions before it commits the SQ head, so right after reaping a
         // completion the ring can still look full; twice the room keeps pushes from waiting on that.
-        let entries = if o.sqpoll {
-            ctx.spec.qd * 2
-        } else {
-            ctx.spec.qd
+        let sq = if o.sqpoll { total_qd * 2 } else { total_qd } + extra;
+        if sq > MAX_ENTRIES {
+            return Err(Error::Runtime(format!(
+                "io_uring: {sq} submission queue entries needed (--qd x --threads on one ring) exceed the kernel's {MAX_ENTRIES}: lower --qd or --threads"
+            )));
         }
-        .next_power_of_two();
-        let mut b = IoUring::<squeue::Entry, io_uring::cqueue::Entry>::builder();
+        let entries = sq.next_power_of_two();
+        let mut b = IoUring::<squeue::Entry, cqueue::Entry>::builder();
+        // The completion queue holds every request that can be in flight at once.
+        b.setup_cqsize((2 * entries).max((total_qd + extra).next_power_of_two()));
         if o.sqpoll {
             b.setup_sqpoll(o.sq_idle_ms);
             if let Some(c) = o.sq_cpu {
@@ -110,75 +160,141 @@ impl Method for Uring {
         let ring = b.build(entries).map_err(|e| {
             let se = io_err("io_uring_setup", e);
             if se.errno == libc::EINVAL {
-                Error::sys_hint(se, setup_hint(&o))
+                Error::sys_hint(se, setup_hint(o))
             } else {
                 Error::from(se)
             }
         })?;
-        let fd = ctx.target.open_for(ctx.spec, false)?;
-        let path = ctx.target.path.clone();
-        if o.fixed_files {
-            ring.submitter()
-                .register_files(&[fd.as_raw_fd()])
-                .map_err(|e| op_err(io_err("io_uring_register(FILES)", e), &path))?;
-        }
-        let (enter_fd, enter_flags) = if o.registered_ring {
-            let idx = sys::io_uring_register_ring_fd(ring.as_raw_fd())?;
-            (idx as i32, sys::IORING_ENTER_REGISTERED_RING)
-        } else {
-            (ring.as_raw_fd(), 0)
-        };
-        let mut setup = Vec::new();
-        for (on, name) in [
-            (o.sqpoll, "SQPOLL"),
-            (o.sq_cpu.is_some(), "SQ_AFF"),
-            (o.iopoll, "IOPOLL"),
-            (o.coop_taskrun, "COOP_TASKRUN"),
-            (o.single_issuer, "SINGLE_ISSUER"),
-            (o.defer_taskrun, "DEFER_TASKRUN"),
-            (o.fixed_files, "REGISTER_FILES"),
-            (o.fixed_bufs, "REGISTER_BUFFERS"),
-            (o.registered_ring, "REGISTER_RING_FDS"),
-            (o.nop_requests, "OP_NOP"),
-        ] {
-            if on {
-                setup.push(name.to_string());
-            }
-        }
-        let qd = ctx.spec.qd as usize;
-        Ok(Uring {
+        Ok(Core {
             ring,
-            fd,
-            write: ctx.writes(),
-            positionless: ctx.positionless(),
-            path,
-            enter_fd,
-            enter_flags,
-            iovecs: vec![
-                libc::iovec {
-                    iov_base: std::ptr::null_mut(),
-                    iov_len: 0
-                };
-                qd
-            ],
-            staged: Vec::with_capacity(qd),
+            opts: o.clone(),
+            path: path.to_path_buf(),
             queued: 0,
             in_kernel: 0,
             stats: UringStats {
-                batch_histogram: vec![0; qd + 1],
-                inflight_histogram: vec![0; qd + 1],
-                setup,
+                batch_histogram: vec![0; hist_len + 1],
+                inflight_histogram: vec![0; hist_len + 1],
+                setup: setup_names,
+                design: o.design.name().into(),
                 ..Default::default()
             },
-            other_calls: 0,
-            opts: o,
         })
     }
 
-    fn register_buffers(&mut self, bufs: &[(*mut u8, usize)]) -> Result<()> {
-        if !self.opts.fixed_bufs {
-            return Ok(());
+    /// Moves `staged` SQEs into the submission queue (one tail update per call that finds room).
+    fn push(&mut self, staged: &mut Vec<squeue::Entry>, e: Enter) -> Result<()> {
+        let mut waits = 0u64;
+        while !staged.is_empty() {
+            let pushed = {
+                let mut sq = self.ring.submission();
+                let room = sq.capacity() - sq.len();
+                let n = room.min(staged.len());
+                // SAFETY: every staged SQE's buffer (and iovec) stays valid and untouched until the runner
+                // reaps its slot (Io contract); fds and registered resources live as long as the ring.
+                unsafe { sq.push_multiple(&staged[..n]) }
+                    .map_err(|_| Error::Runtime("io_uring: no room for staged requests".into()))?;
+                n
+            };
+            staged.drain(..pushed);
+            self.queued += pushed as u32;
+            if staged.is_empty() {
+                break;
+            }
+            // Without SQPOLL the ring is sized for every request that can be out, so a full queue means
+            // the SQ thread has not consumed (or not yet committed its head). Wait for it, waking it if
+            // it sleeps.
+            if !self.opts.sqpoll || waits > 100_000_000 {
+                return Err(Error::Runtime(
+                    "io_uring submission queue stayed full (the SQPOLL thread is not consuming)"
+                        .into(),
+                ));
+            }
+            if self.ring.submission().need_wakeup() {
+                self.stats.enters += 1;
+                self.stats.sq_wakeups += 1;
+                sys::io_uring_enter(e.fd, 0, 0, e.flags | sys::IORING_ENTER_SQ_WAKEUP)
+                    .map_err(|err| op_err(err, &self.path))?;
+            }
+            // The SQ thread took what it found: those entries are in the kernel now.
+            let left = self.ring.submission().len() as u32;
+            let taken = self.queued.saturating_sub(left);
+            if taken > 0 {
+                self.account(taken);
+            }
+            waits += 1;
+            self.stats.sq_full_waits += 1;
+            std::hint::spin_loop();
         }
+        Ok(())
+    }
+
+    /// Hands the queued entries to the kernel and waits for `min_complete` completions (any thread's).
+    fn enter(&mut self, min_complete: u32, e: Enter) -> Result<()> {
+        let mut flags = e.flags;
+        if min_complete > 0 || self.opts.iopoll || self.opts.defer_taskrun {
+            // DEFER_TASKRUN: completions are only posted while the submitter is inside GETEVENTS.
+            flags |= sys::IORING_ENTER_GETEVENTS;
+        }
+        if self.opts.sqpoll {
+            // The tail was published (Release) when the push handle dropped. `need_wakeup` is a SeqCst
+            // fence then a load of the SQ flags, so a thread that went to sleep cannot be missed.
+            let sq = self.ring.submission();
+            let wake = sq.need_wakeup();
+            let pending_kernel_work = sq.cq_overflow() || sq.taskrun();
+            drop(sq);
+            if wake {
+                flags |= sys::IORING_ENTER_SQ_WAKEUP;
+                self.stats.sq_wakeups += 1;
+            } else if min_complete == 0 && !pending_kernel_work {
+                // The SQ thread is awake and will take the entries: no syscall.
+                self.stats.submissions_without_syscall += 1;
+                let n = self.queued;
+                self.account(n);
+                return Ok(());
+            }
+        }
+        loop {
+            self.stats.enters += 1;
+            let to_submit = if self.opts.sqpoll { 0 } else { self.queued };
+            match sys::io_uring_enter(e.fd, to_submit, min_complete, flags) {
+                Ok(taken) => {
+                    let taken = if self.opts.sqpoll {
+                        self.queued
+                    } else {
+                        taken.min(self.queued)
+                    };
+                    self.account(taken);
+                    if self.queued == 0 {
+                        return Ok(());
+                    }
+                }
+                Err(err)
+                    if err.errno == libc::EINTR
+                        || err.errno == libc::EAGAIN
+                        || err.errno == libc::EBUSY =>
+                {
+                    continue
+                }
+                Err(err) => return Err(op_err(err, &self.path)),
+            }
+        }
+    }
+
+    /// `taken` queued requests passed to the kernel by one submission (with or without a syscall).
+    fn account(&mut self, taken: u32) {
+        self.queued -= taken;
+        self.in_kernel += taken;
+        self.stats.requests += taken as u64;
+        let h = &mut self.stats.batch_histogram;
+        let i = (taken as usize).min(h.len() - 1);
+        h[i] += 1;
+        let d = &mut self.stats.inflight_histogram;
+        let j = (self.in_kernel as usize).min(d.len() - 1);
+        d[j] += 1;
+    }
+
+    /// Registers buffers at `offset` of a sparse table (or as the whole table with `sparse == false`).
+    fn register_bufs(&self, bufs: &[(*mut u8, usize)], offset: u32, sparse: bool) -> Result<()> {
         let iov: Vec<libc::iovec> = bufs
             .iter()
             .map(|&(p, l)| libc::iovec {
@@ -187,9 +303,19 @@ impl Method for Uring {
             })
             .collect();
         let total: usize = bufs.iter().map(|b| b.1).sum();
-        // SAFETY: the buffers are owned by the runner and outlive the ring: the runner drops this method
-        // (and with it the ring, which unregisters them) before it frees the buffers.
-        unsafe { self.ring.submitter().register_buffers(&iov) }.map_err(|e| {
+        let r = if sparse {
+            // SAFETY: the buffers are owned by the runner and stay valid while registered: the worker that
+            // owns them clears its slots (`unregister_bufs`) before it frees them.
+            unsafe {
+                self.ring
+                    .submitter()
+                    .register_buffers_update(offset, &iov, None)
+            }
+        } else {
+            // SAFETY: as above; a per-thread ring is dropped (unregistering them) before its buffers.
+            unsafe { self.ring.submitter().register_buffers(&iov) }
+        };
+        r.map_err(|e| {
             let se = io_err("io_uring_register(BUFFERS)", e);
             match (se.errno, sys::memlock_limit()) {
                 (libc::ENOMEM, Some(lim)) | (libc::EFAULT, Some(lim)) => Error::sys_hint(
@@ -205,20 +331,589 @@ impl Method for Uring {
         })
     }
 
+    /// Clears `n` registered buffer slots from `offset` (a worker leaving a shared ring).
+    fn unregister_bufs(&self, offset: u32, n: usize) {
+        let empty = vec![
+            libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 0
+            };
+            n
+        ];
+        // SAFETY: null, zero-length iovecs clear the slots; no memory is referenced.
+        let _ = unsafe {
+            self.ring
+                .submitter()
+                .register_buffers_update(offset, &empty, None)
+        };
+    }
+
+    fn register_file(&self, index: u32, fd: i32, sparse: bool) -> Result<()> {
+        let r = if sparse {
+            self.ring
+                .submitter()
+                .register_files_update(index, &[fd])
+                .map(|_| ())
+        } else {
+            self.ring.submitter().register_files(&[fd])
+        };
+        r.map_err(|e| op_err(io_err("io_uring_register(FILES)", e), &self.path))
+    }
+
+    /// Makes the sparse file and buffer tables a shared ring's threads fill in.
+    fn register_sparse(&self, threads: u32, qd: u32) -> Result<()> {
+        if self.opts.fixed_files {
+            self.ring
+                .submitter()
+                .register_files_sparse(threads)
+                .map_err(|e| op_err(io_err("io_uring_register(FILES_SPARSE)", e), &self.path))?;
+        }
+        if self.opts.fixed_bufs {
+            self.ring
+                .submitter()
+                .register_buffers_sparse(threads * qd)
+                .map_err(|e| op_err(io_err("io_uring_register(BUFFERS_SPARSE)", e), &self.path))?;
+        }
+        Ok(())
+    }
+}
+
+fn setup_names(o: &RingOpts) -> Vec<String> {
+    let mut setup = Vec::new();
+    for (on, name) in [
+        (o.sqpoll, "SQPOLL"),
+        (o.sq_cpu.is_some(), "SQ_AFF"),
+        (o.iopoll, "IOPOLL"),
+        (o.coop_taskrun, "COOP_TASKRUN"),
+        (o.single_issuer, "SINGLE_ISSUER"),
+        (o.defer_taskrun, "DEFER_TASKRUN"),
+        (o.fixed_files, "REGISTER_FILES"),
+        (o.fixed_bufs, "REGISTER_BUFFERS"),
+        (o.registered_ring, "REGISTER_RING_FDS"),
+        (o.nop_requests, "OP_NOP"),
+    ] {
+        if on {
+            setup.push(name.to_string());
+        }
+    }
+    setup
+}
+
+// ---------------------------------------------------------------------------------------------------
+// --ring shared: one ring, one mutex.
+
+struct SharedInner {
+    core: Core,
+    /// Completions reaped by any thread, per owning thread: (slot, result).
+    mail: Vec<Vec<(u32, i32)>>,
+}
+
+struct SharedRing {
+    inner: Mutex<SharedInner>,
+    threads: u32,
+    finished: AtomicU32,
+}
+
+impl SharedRing {
+    /// Takes the mutex, counting the times another thread held it.
+    fn lock(&self, contended: &mut u64) -> MutexGuard<'_, SharedInner> {
+        match self.inner.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::WouldBlock) => {
+                *contended += 1;
+                lock(&self.inner)
+            }
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+        }
+    }
+}
+
+impl SharedInner {
+    /// Drains the completion queue into the owners' mailboxes.
+    fn route(&mut self) {
+        let mut n = 0;
+        for cqe in self.core.ring.completion() {
+            let ud = cqe.user_data();
+            self.mail[(ud >> 32) as usize].push((ud as u32, cqe.result()));
+            n += 1;
+        }
+        self.core.in_kernel -= n.min(self.core.in_kernel);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// --ring shared-submitter: one ring owned by a submitter thread, lock-free hand-off queues.
+
+/// One worker's two queues and the futex word it sleeps on (1 = asleep or about to sleep).
+struct Lane {
+    requests: ArrayQueue<squeue::Entry>,
+    done: ArrayQueue<(u32, i32)>,
+    waiting: AtomicU32,
+}
+
+type Control = Box<dyn FnOnce(&mut Core) + Send>;
+
+/// What the submitter thread reports when it stops.
+struct SubmitterOut {
+    stats: UringStats,
+    /// Its syscalls: io_uring_enter calls and futex wakes.
+    syscalls: u64,
+}
+
+struct Hub {
+    lanes: Vec<Lane>,
+    threads: u32,
+    /// The submitter is (about to be) asleep in io_uring_enter: the next worker to queue work rings.
+    sleeping: AtomicBool,
+    doorbell: OwnedFd,
+    stop: AtomicBool,
+    /// Set when the submitter thread has stopped (after an error, or at the end); with `error` saying why.
+    gone: AtomicBool,
+    error: Mutex<Option<String>>,
+    /// Work for the submitter thread outside the I/O path (registering a worker's file and buffers);
+    /// `None` once it stopped.
+    control: Mutex<Option<Vec<Control>>>,
+    thread: Mutex<Option<std::thread::JoinHandle<SubmitterOut>>>,
+    out: Mutex<Option<SubmitterOut>>,
+    alive: AtomicU32,
+    finished: AtomicU32,
+}
+
+/// A `Send` wrapper for buffer pointers handed to the submitter thread for registration.
+struct BufList(Vec<(*mut u8, usize)>);
+// SAFETY: the pointers are only read (to build iovecs for io_uring_register) on the submitter thread while
+// the worker that owns the buffers waits for the reply; the buffers outlive their registration.
+unsafe impl Send for BufList {}
+
+impl Hub {
+    fn start(o: &RingOpts, threads: u32, qd: u32, path: &Path) -> Result<Arc<Hub>> {
+        let doorbell = sys::eventfd(0)?;
+        let lanes = (0..threads)
+            .map(|_| Lane {
+                requests: ArrayQueue::new(qd as usize),
+                done: ArrayQueue::new(qd as usize),
+                waiting: AtomicU32::new(0),
+            })
+            .collect();
+        let hub = Arc::new(Hub {
+            lanes,
+            threads,
+            sleeping: AtomicBool::new(false),
+            doorbell,
+            stop: AtomicBool::new(false),
+            gone: AtomicBool::new(false),
+            error: Mutex::new(None),
+            control: Mutex::new(Some(Vec::new())),
+            thread: Mutex::new(None),
+            out: Mutex::new(None),
+            alive: AtomicU32::new(0),
+            finished: AtomicU32::new(0),
+        });
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<()>>(1);
+        let (o2, path2, h2) = (o.clone(), path.to_path_buf(), hub.clone());
+        let handle = std::thread::Builder::new()
+            .name("iolab-submit".into())
+            .spawn(move || {
+                let hist = (threads * qd) as usize;
+                // The ring is made on this thread, so SINGLE_ISSUER and DEFER_TASKRUN name it as the
+                // submitter task.
+                let made = Core::new(&o2, threads * qd, 1, &path2, hist, setup_names(&o2))
+                    .and_then(|core| {
+                        core.register_sparse(threads, qd)?;
+                        Ok(core)
+                    })
+                    .and_then(|core| {
+                        let e = Enter::for_thread(&core.ring, &core.opts)?;
+                        Ok((core, e))
+                    });
+                match made {
+                    Ok((core, e)) => {
+                        let _ = tx.send(Ok(()));
+                        submitter_loop(&h2, core, e)
+                    }
+                    Err(err) => {
+                        h2.gone.store(true, Ordering::SeqCst);
+                        *lock(&h2.control) = None;
+                        let _ = tx.send(Err(err));
+                        SubmitterOut {
+                            stats: UringStats::default(),
+                            syscalls: 0,
+                        }
+                    }
+                }
+            })
+            .map_err(|e| {
+                Error::Runtime(format!("cannot start the io_uring submitter thread: {e}"))
+            })?;
+        *lock(&hub.thread) = Some(handle);
+        match rx.recv() {
+            Ok(Ok(())) => Ok(hub),
+            Ok(Err(e)) => {
+                hub.join();
+                Err(e)
+            }
+            Err(_) => {
+                hub.join();
+                Err(Error::Runtime(
+                    "the io_uring submitter thread failed to start".into(),
+                ))
+            }
+        }
+    }
+
+    /// Runs `f` on the submitter thread (which owns the ring) and waits for it.
+    fn call<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Core) -> R + Send + 'static,
+    ) -> Result<R> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        {
+            let mut c = lock(&self.control);
+            let Some(list) = c.as_mut() else {
+                return Err(self.failure());
+            };
+            list.push(Box::new(move |core: &mut Core| {
+                let _ = tx.send(f(core));
+            }));
+        }
+        sys::eventfd_ring(self.doorbell.as_raw_fd())?;
+        rx.recv().map_err(|_| self.failure())
+    }
+
+    fn failure(&self) -> Error {
+        Error::Runtime(format!(
+            "the io_uring submitter thread stopped: {}",
+            lock(&self.error)
+                .clone()
+                .unwrap_or_else(|| "it was shut down".into())
+        ))
+    }
+
+    /// Stops the submitter after it has drained every request, and keeps what it reports.
+    fn join(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = sys::eventfd_ring(self.doorbell.as_raw_fd());
+        let handle = lock(&self.thread).take();
+        if let Some(h) = handle {
+            let out = h.join().unwrap_or(SubmitterOut {
+                stats: UringStats::default(),
+                syscalls: 0,
+            });
+            *lock(&self.out) = Some(out);
+        }
+    }
+}
+
+/// The submitter thread: gather every lane's requests, submit them together, route completions back,
+/// sleep in the kernel when there is nothing to do.
+fn submitter_loop(hub: &Hub, mut core: Core, e: Enter) -> SubmitterOut {
+    let ru0 = crate::measure::cpu::Rusage::thread();
+    let mut syscalls = 0u64;
+    let r = (|| -> Result<()> {
+        // The doorbell: a multishot poll of the eventfd (5.13+) posts a completion for every write.
+        let arm = opcode::PollAdd::new(types::Fd(hub.doorbell.as_raw_fd()), libc::POLLIN as u32)
+            .multi(true)
+            .build()
+            .user_data(DOORBELL);
+        let rearm = |core: &mut Core, calls: &mut u64| -> Result<()> {
+            // SAFETY: the poll references only the eventfd, which the hub keeps open longer than the ring.
+            unsafe { core.ring.submission().push(&arm) }
+                .map_err(|_| Error::Runtime("io_uring: no room for the doorbell poll".into()))?;
+            *calls += 1;
+            sys::io_uring_enter(e.fd, 1, 0, e.flags).map_err(|err| op_err(err, &core.path))?;
+            Ok(())
+        };
+        let mut setup_calls = 0;
+        rearm(&mut core, &mut setup_calls)?;
+        let mut staged: Vec<squeue::Entry> = Vec::with_capacity((hub.threads as usize) * 64);
+        let mut touched = vec![false; hub.lanes.len()];
+        loop {
+            let work = lock(&hub.control)
+                .as_mut()
+                .map(std::mem::take)
+                .unwrap_or_default();
+            for f in work {
+                f(&mut core);
+            }
+            for lane in &hub.lanes {
+                while let Some(sqe) = lane.requests.pop() {
+                    staged.push(sqe);
+                }
+            }
+            let submitted = !staged.is_empty();
+            if submitted {
+                core.push(&mut staged, e)?;
+                core.enter(0, e)?;
+            }
+            // Route completions to their lanes, then wake the workers that sleep on them.
+            let mut routed = 0u32;
+            let mut rearm_needed = false;
+            for cqe in core.ring.completion() {
+                let ud = cqe.user_data();
+                if ud == DOORBELL {
+                    rearm_needed |= !cqueue::more(cqe.flags());
+                    continue;
+                }
+                let t = (ud >> 32) as usize;
+                // A lane holds at most --qd completions: its worker has no more requests out.
+                let _ = hub.lanes[t].done.push((ud as u32, cqe.result()));
+                touched[t] = true;
+                routed += 1;
+            }
+            core.in_kernel -= routed.min(core.in_kernel);
+            if rearm_needed {
+                rearm(&mut core, &mut syscalls)?;
+            }
+            if routed > 0 {
+                fence(Ordering::SeqCst);
+                for (t, lane) in hub.lanes.iter().enumerate() {
+                    if std::mem::take(&mut touched[t])
+                        && lane.waiting.swap(0, Ordering::SeqCst) == 1
+                    {
+                        syscalls += 1;
+                        sys::futex_wake(&lane.waiting, 1)?;
+                    }
+                }
+            }
+            if submitted || routed > 0 {
+                continue;
+            }
+            let stopping = hub.stop.load(Ordering::SeqCst);
+            if stopping && core.in_kernel == 0 {
+                return Ok(());
+            }
+            // Nothing to do: announce the sleep, look once more (a worker that queued before seeing the
+            // flag is seen here), then wait in the kernel for a completion or the doorbell.
+            hub.sleeping.store(true, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
+            let pending = hub.lanes.iter().any(|l| !l.requests.is_empty())
+                || lock(&hub.control).as_ref().is_some_and(|c| !c.is_empty())
+                || (hub.stop.load(Ordering::SeqCst) && !stopping);
+            if !pending {
+                core.enter(1, e)?;
+            }
+            hub.sleeping.store(false, Ordering::SeqCst);
+        }
+    })();
+    if let Err(err) = r {
+        *lock(&hub.error) = Some(err.to_string());
+    }
+    // Refuse further control work and wake every worker, so none waits for a completion that will not come.
+    *lock(&hub.control) = None;
+    hub.gone.store(true, Ordering::SeqCst);
+    for lane in &hub.lanes {
+        lane.waiting.store(0, Ordering::SeqCst);
+        let _ = sys::futex_wake(&lane.waiting, u32::MAX);
+    }
+    let ru1 = crate::measure::cpu::Rusage::thread();
+    core.stats.submitter_cpu = Some(crate::measure::cpu::RusageDelta::between(&ru0, &ru1));
+    SubmitterOut {
+        syscalls: syscalls + core.stats.enters,
+        stats: core.stats,
+    }
+}
+
+/// A worker's hold on the hub; the last one to let go stops the submitter thread.
+struct HubRef(Arc<Hub>);
+
+impl HubRef {
+    fn new(h: Arc<Hub>) -> HubRef {
+        h.alive.fetch_add(1, Ordering::SeqCst);
+        HubRef(h)
+    }
+}
+
+impl Drop for HubRef {
+    fn drop(&mut self) {
+        if self.0.alive.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.join();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The method.
+
+// One per worker thread: the per-thread ring stays inline (no pointer chase on the hot path).
+#[allow(clippy::large_enum_variant)]
+enum Mode {
+    PerThread {
+        core: Core,
+        enter: Enter,
+    },
+    Shared {
+        ring: Arc<SharedRing>,
+        enter: Enter,
+        /// This thread's completions taken from its mailbox, handed out by `reap`.
+        local: Vec<(u32, i32)>,
+    },
+    Submitter {
+        hub: HubRef,
+    },
+}
+
+pub struct Uring {
+    mode: Mode,
+    fd: OwnedFd,
+    opts: RingOpts,
+    write: bool,
+    positionless: bool,
+    path: PathBuf,
+    thread: u32,
+    qd: u32,
+    /// Fixed-file index of this thread's target fd, and fixed-buffer index of its slot 0.
+    file_index: u32,
+    buf_base: u32,
+    /// This thread's number in the high half of user_data (shared rings route completions by it).
+    tag: u64,
+    /// One iovec per slot for --vectored (pointing into the runner's buffer while the request is in flight).
+    iovecs: Vec<libc::iovec>,
+    /// SQEs built by `submit`, handed over in one go at `commit`.
+    staged: Vec<squeue::Entry>,
+    /// Syscalls this thread made besides those in a per-thread ring's stats (fsync; shared: its own
+    /// io_uring_enter calls; submitter: doorbells and futex sleeps).
+    own_calls: u64,
+    /// This thread's share of the statistics of a shared ring (mutex waits, sleeps, doorbells).
+    mine: UringStats,
+    /// Shared designs: the whole ring's statistics and the submitter's syscalls, kept by the thread that
+    /// finished last.
+    ring_totals: Option<(UringStats, u64)>,
+}
+
+// SAFETY: the iovecs only point into the runner's buffers (owned by the same worker thread); the ring, fd
+// and queues are owned or shared through Arc/Mutex/atomics; SQEs hold plain addresses.
+unsafe impl Send for Uring {}
+
+impl Method for Uring {
+    fn caps() -> Caps {
+        Caps::ASYNC
+    }
+
+    fn prepare(ctx: &ThreadCtx) -> Result<Self> {
+        let o = ctx.spec.ring.clone();
+        let qd = ctx.spec.qd;
+        let threads = ctx.spec.threads;
+        let t = ctx.thread;
+        let fd = ctx.target.open_for(ctx.spec, false)?;
+        let path = ctx.target.path.clone();
+        if o.fixed_bufs && o.design != RingDesign::PerThread && threads * qd > MAX_REG_BUFFERS {
+            return Err(Error::Runtime(format!(
+                "io_uring --fixed-bufs on one shared ring registers --qd x --threads = {} buffers; the kernel allows {MAX_REG_BUFFERS}",
+                threads * qd
+            )));
+        }
+        let (mode, file_index, buf_base) = match o.design {
+            RingDesign::PerThread => {
+                let core = Core::new(&o, qd, 0, &path, qd as usize, setup_names(&o))?;
+                if o.fixed_files {
+                    core.register_file(0, fd.as_raw_fd(), false)?;
+                }
+                let enter = Enter::for_thread(&core.ring, &o)?;
+                (Mode::PerThread { core, enter }, 0, 0)
+            }
+            RingDesign::Shared => {
+                let ring = ctx.shared.get_or_init(|| {
+                    let total = threads * qd;
+                    let core = Core::new(&o, total, 0, &path, total as usize, setup_names(&o))?;
+                    core.register_sparse(threads, qd)?;
+                    Ok(SharedRing {
+                        inner: Mutex::new(SharedInner {
+                            core,
+                            mail: vec![Vec::with_capacity(qd as usize); threads as usize],
+                        }),
+                        threads,
+                        finished: AtomicU32::new(0),
+                    })
+                })?;
+                let enter = {
+                    let g = lock(&ring.inner);
+                    if o.fixed_files {
+                        g.core.register_file(t, fd.as_raw_fd(), true)?;
+                    }
+                    Enter::for_thread(&g.core.ring, &o)?
+                };
+                (
+                    Mode::Shared {
+                        ring,
+                        enter,
+                        local: Vec::with_capacity(qd as usize),
+                    },
+                    t,
+                    t * qd,
+                )
+            }
+            RingDesign::SharedSubmitter => {
+                let hub = ctx
+                    .shared
+                    .get_or_init(|| Ok(HubHolder(Hub::start(&o, threads, qd, &path)?)))?;
+                let hub = HubRef::new(hub.0.clone());
+                if o.fixed_files {
+                    let raw = fd.as_raw_fd();
+                    hub.0
+                        .call(move |core: &mut Core| core.register_file(t, raw, true))??;
+                }
+                (Mode::Submitter { hub }, t, t * qd)
+            }
+        };
+        Ok(Uring {
+            mode,
+            fd,
+            write: ctx.writes(),
+            positionless: ctx.positionless(),
+            path,
+            thread: t,
+            qd,
+            file_index,
+            buf_base,
+            tag: (t as u64) << 32,
+            iovecs: vec![
+                libc::iovec {
+                    iov_base: std::ptr::null_mut(),
+                    iov_len: 0
+                };
+                qd as usize
+            ],
+            staged: Vec::with_capacity(qd as usize),
+            own_calls: 0,
+            mine: UringStats::default(),
+            ring_totals: None,
+            opts: o,
+        })
+    }
+
+    fn register_buffers(&mut self, bufs: &[(*mut u8, usize)]) -> Result<()> {
+        if !self.opts.fixed_bufs {
+            return Ok(());
+        }
+        let base = self.buf_base;
+        match &self.mode {
+            Mode::PerThread { core, .. } => core.register_bufs(bufs, 0, false),
+            Mode::Shared { ring, .. } => lock(&ring.inner).core.register_bufs(bufs, base, true),
+            Mode::Submitter { hub } => {
+                let list = BufList(bufs.to_vec());
+                hub.0.call(move |core: &mut Core| {
+                    let l = list;
+                    core.register_bufs(&l.0, base, true)
+                })?
+            }
+        }
+    }
+
     #[inline(always)]
     fn submit(&mut self, io: &Io) -> Result<usize> {
         // Devices that ignore the position get offset 0, as the io_uring documentation asks.
         let off = if self.positionless { 0 } else { io.offset };
         let len = io.len as u32;
+        let buf_index = (self.buf_base + io.slot) as u16;
         macro_rules! build {
             ($fd:expr) => {{
                 if self.opts.fixed_bufs {
                     if self.write {
-                        opcode::WriteFixed::new($fd, io.buf, len, io.slot as u16)
+                        opcode::WriteFixed::new($fd, io.buf, len, buf_index)
                             .offset(off)
                             .build()
                     } else {
-                        opcode::ReadFixed::new($fd, io.buf, len, io.slot as u16)
+                        opcode::ReadFixed::new($fd, io.buf, len, buf_index)
                             .offset(off)
                             .build()
                     }
@@ -241,67 +936,76 @@ impl Method for Uring {
         let sqe = if self.opts.nop_requests {
             opcode::Nop::new().build()
         } else if self.opts.fixed_files {
-            build!(types::Fixed(0))
+            build!(types::Fixed(self.file_index))
         } else {
             build!(types::Fd(self.fd.as_raw_fd()))
         }
-        .user_data(io.slot as u64);
+        .user_data(self.tag | io.slot as u64);
         self.staged.push(sqe);
-        self.queued += 1;
         Ok(0)
     }
 
     fn commit(&mut self, min_complete: u32) -> Result<()> {
-        self.push_staged()?;
-        let n = self.queued;
-        let mut flags = self.enter_flags;
-        if min_complete > 0 || self.opts.iopoll {
-            flags |= sys::IORING_ENTER_GETEVENTS;
-        }
-        if self.opts.sqpoll {
-            // The tail was published (Release) when the push handle dropped. `need_wakeup` is a SeqCst
-            // fence then a load of the SQ flags, so a thread that went to sleep cannot be missed.
-            let sq = self.ring.submission();
-            let wake = sq.need_wakeup();
-            let pending_kernel_work = sq.cq_overflow() || sq.taskrun();
-            drop(sq);
-            if wake {
-                flags |= sys::IORING_ENTER_SQ_WAKEUP;
-                self.stats.sq_wakeups += 1;
-            } else if min_complete == 0 && !pending_kernel_work {
-                // The SQ thread is awake and will take the entries: no syscall.
-                self.stats.submissions_without_syscall += 1;
-                self.account(n);
-                return Ok(());
+        match &mut self.mode {
+            Mode::PerThread { core, enter } => {
+                core.push(&mut self.staged, *enter)?;
+                core.enter(min_complete, *enter)
             }
-        }
-        loop {
-            self.stats.enters += 1;
-            match sys::io_uring_enter(
-                self.enter_fd,
-                if self.opts.sqpoll { 0 } else { self.queued },
-                min_complete,
-                flags,
-            ) {
-                Ok(taken) => {
-                    let taken = if self.opts.sqpoll {
-                        self.queued
-                    } else {
-                        taken.min(self.queued)
-                    };
-                    self.account(taken);
-                    if self.queued == 0 {
-                        return Ok(());
+            Mode::Shared { ring, enter, local } => {
+                let mut g = ring.lock(&mut self.mine.lock_contended);
+                let inner = &mut *g;
+                let before = inner.core.stats.enters;
+                let r = (|| -> Result<()> {
+                    inner.core.push(&mut self.staged, *enter)?;
+                    if inner.core.queued > 0 {
+                        inner.core.enter(0, *enter)?;
+                    }
+                    loop {
+                        inner.route();
+                        local.append(&mut inner.mail[self.thread as usize]);
+                        if local.len() >= min_complete as usize {
+                            return Ok(());
+                        }
+                        // Wait (holding the mutex, as the report's design does) for any completion; one
+                        // of ours is in flight, so one will come.
+                        inner.core.enter(1, *enter)?;
+                    }
+                })();
+                self.own_calls += inner.core.stats.enters - before;
+                r
+            }
+            Mode::Submitter { hub } => {
+                let hub = &hub.0;
+                let lane = &hub.lanes[self.thread as usize];
+                for sqe in self.staged.drain(..) {
+                    // A lane holds --qd requests and the runner never has more out.
+                    lane.requests
+                        .push(sqe)
+                        .map_err(|_| Error::Runtime("io_uring: hand-off queue full".into()))?;
+                }
+                fence(Ordering::SeqCst);
+                if hub.sleeping.load(Ordering::SeqCst) && hub.sleeping.swap(false, Ordering::SeqCst)
+                {
+                    self.own_calls += 1;
+                    self.mine.doorbells += 1;
+                    sys::eventfd_ring(hub.doorbell.as_raw_fd())?;
+                }
+                if min_complete > 0 {
+                    while lane.done.is_empty() {
+                        if hub.gone.load(Ordering::SeqCst) {
+                            return Err(hub.failure());
+                        }
+                        lane.waiting.store(1, Ordering::SeqCst);
+                        if !lane.done.is_empty() || hub.gone.load(Ordering::SeqCst) {
+                            lane.waiting.store(0, Ordering::SeqCst);
+                            continue;
+                        }
+                        self.own_calls += 1;
+                        self.mine.worker_sleeps += 1;
+                        sys::futex_wait(&lane.waiting, 1)?;
                     }
                 }
-                Err(e)
-                    if e.errno == libc::EINTR
-                        || e.errno == libc::EAGAIN
-                        || e.errno == libc::EBUSY =>
-                {
-                    continue
-                }
-                Err(e) => return Err(op_err(e, &self.path)),
+                Ok(())
             }
         }
     }
@@ -309,16 +1013,36 @@ impl Method for Uring {
     #[inline(always)]
     fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) -> u32 {
         let mut n = 0;
-        for cqe in self.ring.completion() {
-            f(cqe.user_data() as u32, cqe.result());
-            n += 1;
+        match &mut self.mode {
+            Mode::PerThread { core, .. } => {
+                for cqe in core.ring.completion() {
+                    f(cqe.user_data() as u32, cqe.result());
+                    n += 1;
+                }
+                core.in_kernel -= n.min(core.in_kernel);
+            }
+            Mode::Shared { local, .. } => {
+                for (slot, res) in local.drain(..) {
+                    f(slot, res);
+                    n += 1;
+                }
+            }
+            Mode::Submitter { hub } => {
+                while let Some((slot, res)) = hub.0.lanes[self.thread as usize].done.pop() {
+                    f(slot, res);
+                    n += 1;
+                }
+            }
         }
-        self.in_kernel -= n.min(self.in_kernel);
         n
     }
 
     fn unsubmitted(&self) -> u32 {
-        self.queued
+        let in_sq = match &self.mode {
+            Mode::PerThread { core, .. } => core.queued,
+            _ => 0,
+        };
+        self.staged.len() as u32 + in_sq
     }
 
     fn expected_result(&self, len: usize) -> i32 {
@@ -340,78 +1064,97 @@ impl Method for Uring {
     }
 
     fn flush(&mut self, _what: Flush) -> Result<()> {
-        self.other_calls += 1;
+        self.own_calls += 1;
         sys::fsync(self.fd.as_raw_fd()).map_err(|e| op_err(e, &self.path))
     }
 
-    fn syscalls(&self, _ops: u64) -> Option<u64> {
-        Some(self.stats.enters + self.other_calls)
-    }
-
-    fn submissions(&self) -> Option<(u64, u64)> {
-        Some((self.stats.enters, self.stats.requests))
-    }
-
-    fn uring_stats(&self) -> Option<UringStats> {
-        Some(self.stats.clone())
-    }
-}
-
-impl Uring {
-    /// Moves the staged SQEs into the submission queue with one tail update.
-    fn push_staged(&mut self) -> Result<()> {
-        let mut waits = 0u64;
-        while !self.staged.is_empty() {
-            let pushed = {
-                let mut sq = self.ring.submission();
-                let room = sq.capacity() - sq.len();
-                let n = room.min(self.staged.len());
-                // SAFETY: every staged SQE's buffer (and iovec) stays valid and untouched until the runner
-                // reaps its slot (Io contract); the fd lives as long as the ring (the ring drops first).
-                unsafe { sq.push_multiple(&self.staged[..n]) }
-                    .map_err(|_| Error::Runtime("io_uring: no room for staged requests".into()))?;
-                n
-            };
-            self.staged.drain(..pushed);
-            if self.staged.is_empty() {
-                break;
+    /// The thread that finishes last collects the shared ring's statistics (after stopping the submitter,
+    /// which has drained every request by then).
+    fn finish(&mut self) -> Result<()> {
+        match &self.mode {
+            Mode::PerThread { .. } => {}
+            Mode::Shared { ring, .. } => {
+                if ring.finished.fetch_add(1, Ordering::SeqCst) + 1 == ring.threads {
+                    let g = lock(&ring.inner);
+                    self.ring_totals = Some((g.core.stats.clone(), 0));
+                }
             }
-            // Only SQPOLL can find the queue full with fewer than --qd requests out: the SQ thread has not
-            // consumed (or not yet committed its head). Wait for it, waking it if it sleeps.
-            if !self.opts.sqpoll || waits > 100_000_000 {
-                return Err(Error::Runtime(
-                    "io_uring submission queue stayed full (the SQPOLL thread is not consuming)"
-                        .into(),
-                ));
+            Mode::Submitter { hub } => {
+                let h = &hub.0;
+                if h.finished.fetch_add(1, Ordering::SeqCst) + 1 == h.threads {
+                    h.join();
+                    if let Some(err) = lock(&h.error).clone() {
+                        return Err(Error::Runtime(format!(
+                            "the io_uring submitter thread stopped: {err}"
+                        )));
+                    }
+                    let out = lock(&h.out).take();
+                    if let Some(o) = out {
+                        self.ring_totals = Some((o.stats, o.syscalls));
+                    }
+                }
             }
-            if self.ring.submission().need_wakeup() {
-                self.stats.enters += 1;
-                self.stats.sq_wakeups += 1;
-                sys::io_uring_enter(
-                    self.enter_fd,
-                    0,
-                    0,
-                    self.enter_flags | sys::IORING_ENTER_SQ_WAKEUP,
-                )
-                .map_err(|e| op_err(e, &self.path))?;
-            }
-            waits += 1;
-            self.stats.sq_full_waits += 1;
-            std::hint::spin_loop();
         }
         Ok(())
     }
 
-    /// `taken` queued requests passed to the kernel by one submission (with or without a syscall).
-    fn account(&mut self, taken: u32) {
-        self.queued -= taken;
-        self.in_kernel += taken;
-        self.stats.requests += taken as u64;
-        let h = &mut self.stats.batch_histogram;
-        let i = (taken as usize).min(h.len() - 1);
-        h[i] += 1;
-        let d = &mut self.stats.inflight_histogram;
-        let j = (self.in_kernel as usize).min(d.len() - 1);
-        d[j] += 1;
+    fn syscalls(&self, _ops: u64) -> Option<u64> {
+        Some(match &self.mode {
+            Mode::PerThread { core, .. } => core.stats.enters + self.own_calls,
+            _ => self.own_calls + self.ring_totals.as_ref().map_or(0, |r| r.1),
+        })
+    }
+
+    fn submissions(&self) -> Option<(u64, u64)> {
+        match &self.mode {
+            Mode::PerThread { core, .. } => Some((core.stats.enters, core.stats.requests)),
+            _ => self
+                .ring_totals
+                .as_ref()
+                .map(|(s, _)| (s.enters, s.requests)),
+        }
+    }
+
+    fn uring_stats(&self) -> Option<UringStats> {
+        match &self.mode {
+            Mode::PerThread { core, .. } => Some(core.stats.clone()),
+            // Every thread reports its own waits; the last one adds the ring's totals.
+            _ => {
+                let mut s = match &self.ring_totals {
+                    Some((t, _)) => t.clone(),
+                    None => UringStats {
+                        design: self.opts.design.name().into(),
+                        setup: setup_names(&self.opts),
+                        ..Default::default()
+                    },
+                };
+                s.lock_contended += self.mine.lock_contended;
+                s.worker_sleeps += self.mine.worker_sleeps;
+                s.doorbells += self.mine.doorbells;
+                Some(s)
+            }
+        }
+    }
+}
+
+/// The submitter hub as stored in the run's shared slot.
+struct HubHolder(Arc<Hub>);
+
+impl Drop for Uring {
+    fn drop(&mut self) {
+        if !self.opts.fixed_bufs {
+            return;
+        }
+        // A shared ring outlives this thread's buffers: clear their registration first.
+        let (base, n) = (self.buf_base, self.qd as usize);
+        match &self.mode {
+            Mode::PerThread { .. } => {}
+            Mode::Shared { ring, .. } => lock(&ring.inner).core.unregister_bufs(base, n),
+            Mode::Submitter { hub } => {
+                let _ = hub
+                    .0
+                    .call(move |core: &mut Core| core.unregister_bufs(base, n));
+            }
+        }
     }
 }

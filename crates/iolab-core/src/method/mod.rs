@@ -109,6 +109,32 @@ pub struct ThreadCtx<'a> {
     /// Absolute byte offset of this thread's region and its length.
     pub region_offset: u64,
     pub region_len: u64,
+    /// State the threads of one run share (io_uring --ring shared/shared-submitter), made by the first
+    /// thread that asks.
+    pub shared: &'a SharedSlot,
+}
+
+/// One value shared by the method instances of one run (each pass of a run gets a fresh slot).
+#[derive(Default)]
+pub struct SharedSlot(std::sync::Mutex<Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>>);
+
+impl SharedSlot {
+    /// The shared value, made by `make` if no thread has made it yet (a failed `make` leaves the slot
+    /// empty, so the next thread tries again and reports the same error).
+    pub fn get_or_init<T: std::any::Any + Send + Sync>(
+        &self,
+        make: impl FnOnce() -> Result<T>,
+    ) -> Result<std::sync::Arc<T>> {
+        let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(a) = g.as_ref() {
+            return a.clone().downcast::<T>().map_err(|_| {
+                Error::Runtime("internal: shared method state of another type".into())
+            });
+        }
+        let a = std::sync::Arc::new(make()?);
+        *g = Some(a.clone());
+        Ok(a)
+    }
 }
 
 impl ThreadCtx<'_> {

@@ -910,3 +910,211 @@ pub fn set_pipe_size(fd: RawFd, size: usize) -> SysResult<usize> {
     })
     .map(|v| v as usize)
 }
+
+/// eventfd2(2) with EFD_CLOEXEC (and `flags`, e.g. EFD_NONBLOCK).
+pub fn eventfd(flags: libc::c_int) -> SysResult<OwnedFd> {
+    // SAFETY: eventfd takes an initial value and flags; no pointers.
+    let fd = cvt("eventfd2", unsafe {
+        libc::eventfd(0, flags | libc::EFD_CLOEXEC)
+    })?;
+    // SAFETY: the kernel just returned `fd` as a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Adds 1 to an eventfd's counter (a doorbell): one write(2) of 8 bytes.
+pub fn eventfd_ring(fd: RawFd) -> SysResult<()> {
+    let one = 1u64.to_ne_bytes();
+    write(fd, &one).map(|_| ())
+}
+
+/// FUTEX_WAIT_PRIVATE: sleeps while `word` holds `expected` (returns at once if it does not).
+/// EAGAIN (the value changed) and EINTR are normal returns for a caller that re-checks its condition.
+pub fn futex_wait(word: &std::sync::atomic::AtomicU32, expected: u32) -> SysResult<()> {
+    // SAFETY: `word` is a live, aligned u32 for the duration of the call; the timeout is null (no pointer
+    // read), the other arguments are unused by FUTEX_WAIT.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            std::ptr::null::<libc::timespec>(),
+        )
+    };
+    if r < 0 {
+        let e = SysErr::last("futex(FUTEX_WAIT)");
+        if e.errno == libc::EAGAIN || e.errno == libc::EINTR {
+            return Ok(());
+        }
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// FUTEX_WAKE_PRIVATE of up to `n` waiters on `word`.
+pub fn futex_wake(word: &std::sync::atomic::AtomicU32, n: u32) -> SysResult<u32> {
+    // SAFETY: `word` is a live, aligned u32; FUTEX_WAKE reads no other pointer.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            n,
+        )
+    };
+    if r < 0 {
+        Err(SysErr::last("futex(FUTEX_WAKE)"))
+    } else {
+        Ok(r as u32)
+    }
+}
+
+/// socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC).
+pub fn socketpair_stream() -> SysResult<(OwnedFd, OwnedFd)> {
+    let mut fds = [0i32; 2];
+    // SAFETY: `fds` is a valid array of two ints for the kernel to fill.
+    cvt("socketpair", unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    })?;
+    // SAFETY: the kernel just returned two new descriptors nothing else owns.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn loopback(port: u16) -> libc::sockaddr_in {
+    libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_be_bytes([127, 0, 0, 1]).to_be(),
+        },
+        sin_zero: [0; 8],
+    }
+}
+
+/// A connected TCP pair over 127.0.0.1 (an ephemeral port, listener closed afterwards), with
+/// TCP_NODELAY on both ends so small writes are not held back by Nagle's algorithm: (accepted, connected).
+pub fn tcp_loopback_pair() -> SysResult<(OwnedFd, OwnedFd)> {
+    let sock = |call| -> SysResult<OwnedFd> {
+        // SAFETY: socket takes no pointers.
+        let fd = cvt(call, unsafe {
+            libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0)
+        })?;
+        // SAFETY: the kernel just returned `fd` as a new descriptor that nothing else owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    };
+    let salen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    let listener = sock("socket")?;
+    let mut addr = loopback(0);
+    // SAFETY: `addr` is a valid sockaddr_in of `salen` bytes.
+    cvt("bind(127.0.0.1)", unsafe {
+        libc::bind(
+            listener.as_raw_fd(),
+            (&addr as *const libc::sockaddr_in).cast(),
+            salen,
+        )
+    })?;
+    // SAFETY: listen takes no pointers.
+    cvt("listen", unsafe { libc::listen(listener.as_raw_fd(), 1) })?;
+    let mut len = salen;
+    // SAFETY: `addr` and `len` are valid for the kernel to fill with the bound address.
+    cvt("getsockname", unsafe {
+        libc::getsockname(
+            listener.as_raw_fd(),
+            (&mut addr as *mut libc::sockaddr_in).cast(),
+            &mut len,
+        )
+    })?;
+    let client = sock("socket")?;
+    // SAFETY: `addr` is the listener's valid sockaddr_in; connect to a listening loopback socket completes
+    // without the accept (the backlog holds it).
+    cvt("connect(127.0.0.1)", unsafe {
+        libc::connect(
+            client.as_raw_fd(),
+            (&addr as *const libc::sockaddr_in).cast(),
+            salen,
+        )
+    })?;
+    // SAFETY: null address pointers are allowed: the peer address is not wanted.
+    let a = cvt("accept4", unsafe {
+        libc::accept4(
+            listener.as_raw_fd(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            libc::SOCK_CLOEXEC,
+        )
+    })?;
+    // SAFETY: the kernel just returned `a` as a new descriptor that nothing else owns.
+    let accepted = unsafe { OwnedFd::from_raw_fd(a) };
+    for fd in [&accepted, &client] {
+        let one: libc::c_int = 1;
+        // SAFETY: `one` is a valid c_int of the stated size.
+        cvt("setsockopt(TCP_NODELAY)", unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_NODELAY,
+                (&one as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        })?;
+    }
+    Ok((accepted, client))
+}
+
+/// Sets or clears O_NONBLOCK on `fd`.
+pub fn set_nonblocking(fd: RawFd, on: bool) -> SysResult<()> {
+    // SAFETY: F_GETFL takes no argument.
+    let fl = cvt("fcntl(F_GETFL)", unsafe { libc::fcntl(fd, libc::F_GETFL) })?;
+    let fl = if on {
+        fl | libc::O_NONBLOCK
+    } else {
+        fl & !libc::O_NONBLOCK
+    };
+    // SAFETY: F_SETFL takes an integer argument.
+    cvt("fcntl(F_SETFL)", unsafe {
+        libc::fcntl(fd, libc::F_SETFL, fl)
+    })
+    .map(|_| ())
+}
+
+/// epoll_create1(EPOLL_CLOEXEC).
+pub fn epoll_create() -> SysResult<OwnedFd> {
+    // SAFETY: epoll_create1 takes only flags.
+    let fd = cvt("epoll_create1", unsafe {
+        libc::epoll_create1(libc::EPOLL_CLOEXEC)
+    })?;
+    // SAFETY: the kernel just returned `fd` as a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// epoll_ctl(EPOLL_CTL_ADD) of `fd` for `events`, with `fd` as the event's data.
+pub fn epoll_add(ep: RawFd, fd: RawFd, events: u32) -> SysResult<()> {
+    let mut ev = libc::epoll_event {
+        events,
+        u64: fd as u64,
+    };
+    // SAFETY: `ev` is a valid epoll_event for the duration of the call.
+    cvt("epoll_ctl(ADD)", unsafe {
+        libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev)
+    })
+    .map(|_| ())
+}
+
+/// epoll_wait(2) for up to `evs.len()` events, blocking without timeout; EINTR returns 0 events.
+pub fn epoll_wait(ep: RawFd, evs: &mut [libc::epoll_event]) -> SysResult<usize> {
+    // SAFETY: `evs` is a valid writable array of `evs.len()` events.
+    let r = unsafe { libc::epoll_wait(ep, evs.as_mut_ptr(), evs.len() as libc::c_int, -1) };
+    if r < 0 {
+        let e = SysErr::last("epoll_wait");
+        if e.errno == libc::EINTR {
+            return Ok(0);
+        }
+        return Err(e);
+    }
+    Ok(r as usize)
+}
