@@ -328,7 +328,7 @@ impl UringFigures {
             f.worker_sleeps += s.worker_sleeps;
             f.doorbells += s.doorbells;
             if s.submitter_cpu.is_some() {
-                f.submitter_cpu = s.submitter_cpu.clone();
+                f.submitter_cpu = s.submitter_cpu;
             }
             for (i, v) in s.batch_histogram.iter().enumerate() {
                 batch[i] += v;
