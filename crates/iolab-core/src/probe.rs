@@ -11,7 +11,7 @@ use crate::measure::counters::{CounterSet, Family};
 use crate::spec::{MethodKind, RawSpec};
 use crate::sys;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ProbeRow {
@@ -105,10 +105,37 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
 
     // Every method, on a file on the disk filesystem (and /dev/null for the ones that take it).
     for m in MethodKind::ALL {
+        // epoll takes streams only: it is tried on a pipe.
+        let (t, label) = if m == MethodKind::Epoll {
+            (
+                PathBuf::from("pipe"),
+                "method epoll (on a pipe)".to_string(),
+            )
+        } else {
+            (file(disk), format!("method {}", m.name()))
+        };
+        rows.push(attempt(&label, &[("method", m.name())], &t, clock)?);
+    }
+    // Stream targets, with a peer thread at the far end.
+    for (t, label) in [
+        ("pipe", "target pipe"),
+        ("socketpair", "target socketpair (AF_UNIX)"),
+        ("tcp", "target tcp (127.0.0.1)"),
+    ] {
+        rows.push(attempt(label, &[("method", "sync")], Path::new(t), clock)?);
+        rows.push(attempt(
+            &format!("{label}, io_uring"),
+            &[("method", "io_uring")],
+            Path::new(t),
+            clock,
+        )?);
+    }
+    // The three ring designs, with two threads.
+    for d in ["shared", "shared-submitter"] {
         let t = file(disk);
         rows.push(attempt(
-            &format!("method {}", m.name()),
-            &[("method", m.name())],
+            &format!("io_uring --ring {d} (2 threads)"),
+            &[("method", "io_uring"), ("ring", d), ("threads", "2")],
             &t,
             clock,
         )?);

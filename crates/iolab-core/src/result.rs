@@ -64,6 +64,9 @@ pub struct TargetInfo {
     pub region_blocks_per_thread: u64,
     /// O_DIRECT alignment (memory, offset) in bytes, when `--direct`.
     pub dio_align: Option<(u32, u32)>,
+    /// Stream targets: what iolab's peer threads at the far ends moved, and their CPU.
+    #[serde(default)]
+    pub peer: Option<crate::target::PeerFigures>,
 }
 
 /// CPU time and scheduler figures over the timed span.

@@ -743,6 +743,7 @@ fn run_method<C: Clock>(
         MethodKind::Mmap => run_threads::<mmap::Mmap, C>(spec, target, clk, info, k),
         MethodKind::IoUring => run_threads::<io_uring::Uring, C>(spec, target, clk, info, k),
         MethodKind::Aio => run_threads::<aio::Aio, C>(spec, target, clk, info, k),
+        MethodKind::Epoll => run_threads::<epoll::Epoll, C>(spec, target, clk, info, k),
         MethodKind::CopyFileRange => {
             run_threads::<kcopy::KernelCopy<{ kcopy::COPY_FILE_RANGE }>, C>(
                 spec, target, clk, info, k,
@@ -771,6 +772,7 @@ fn syscall_note(m: MethodKind) -> &'static str {
         MethodKind::Sendfile => "one sendfile(2) per op (plus lseek where the offset jumps); no user-space copy; the kernel counts it as a read and a write",
         MethodKind::CopyFileRange => "one copy_file_range(2) per op; no user-space copy",
         MethodKind::Aio => "counted calls are io_submit(2) and io_getevents(2) (plus fsync); the kernel's syscr/syscw do not see AIO requests",
+        MethodKind::Epoll => "every write(2)/read(2) (several when the stream takes part of a block) and every epoll_wait(2) after EAGAIN",
     }
 }
 
@@ -871,6 +873,8 @@ fn run_once(
         before,
         after,
     } = c;
+    // Every thread has closed its end of a stream target by now, so the peers have finished.
+    let peer = target.join_peers()?;
     if let Some(i) = outs.iter().position(|o| o.error.is_some()) {
         return Err(outs[i].error.take().expect("checked"));
     }
@@ -919,6 +923,15 @@ fn run_once(
     }
     let ops: u64 = outs.iter().map(|o| o.ops).sum();
     let bytes = ops * spec.bs;
+    if let (Some(p), OpKind::Write) = (peer, spec.op) {
+        if p.bytes != bytes {
+            return Err(Error::Runtime(format!(
+                "the run wrote {bytes} bytes into {} but iolab's peer received {}: data was lost",
+                spec.target.display(),
+                p.bytes
+            )));
+        }
+    }
     let wall_s = t1.saturating_sub(t0) as f64 * ns * 1e-9;
     let process = RusageDelta::between(&before.ru, &after.ru);
     let helpers = helper_deltas(&before.tasks, &after.tasks);
@@ -997,6 +1010,7 @@ fn run_once(
             kept: target.created && target.is_kept(),
             region_blocks_per_thread: target.region_blocks,
             dio_align: target.dio_align,
+            peer,
         },
         clock: clock.clone(),
         timed: timed.into(),

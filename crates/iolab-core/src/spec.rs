@@ -180,10 +180,11 @@ pub enum MethodKind {
     Splice,
     Sendfile,
     CopyFileRange,
+    Epoll,
 }
 
 impl MethodKind {
-    pub const ALL: [MethodKind; 11] = [
+    pub const ALL: [MethodKind; 12] = [
         MethodKind::Sync,
         MethodKind::Psync,
         MethodKind::Vectored,
@@ -194,6 +195,7 @@ impl MethodKind {
         MethodKind::Splice,
         MethodKind::Sendfile,
         MethodKind::CopyFileRange,
+        MethodKind::Epoll,
         MethodKind::Nop,
     ];
 
@@ -218,6 +220,7 @@ impl MethodKind {
             MethodKind::Splice => "splice",
             MethodKind::Sendfile => "sendfile",
             MethodKind::CopyFileRange => "copy_file_range",
+            MethodKind::Epoll => "epoll",
         }
     }
 

@@ -7,6 +7,11 @@
 //! - A block device (loop, zram ...): writing needs `--allow-device-writes` and is refused while the device,
 //!   a partition of it, or a device built on it is mounted, used as swap or held by another driver.
 //!
+//! - A stream: `pipe`, `socketpair` (AF_UNIX) or `tcp` (a connection over 127.0.0.1), one per thread, with a
+//!   peer thread of iolab's at the other end (`iolab-peer`) that reads and discards what a write run sends,
+//!   or writes the pattern for a read run to consume. The peer counts the bytes; for writes the run checks
+//!   they all arrived. These words are targets, not paths (a file called `pipe` is `./pipe`).
+//!
 //! Every refusal here is a usage error naming the flag to change.
 
 use crate::cleanup::Created;
@@ -25,6 +30,9 @@ pub enum TargetKind {
     DevNull,
     DevZero,
     BlockDevice,
+    Pipe,
+    Socketpair,
+    Tcp,
 }
 
 impl TargetKind {
@@ -32,7 +40,39 @@ impl TargetKind {
     pub fn keeps_data(self) -> bool {
         matches!(self, TargetKind::File | TargetKind::BlockDevice)
     }
+
+    /// A pipe or socket with iolab's peer at the other end.
+    pub fn is_stream(self) -> bool {
+        matches!(
+            self,
+            TargetKind::Pipe | TargetKind::Socketpair | TargetKind::Tcp
+        )
+    }
+
+    /// The stream target a `--target` word names, if it is one.
+    pub fn stream_named(path: &Path) -> Option<TargetKind> {
+        match path.to_str()? {
+            "pipe" => Some(TargetKind::Pipe),
+            "socketpair" => Some(TargetKind::Socketpair),
+            "tcp" => Some(TargetKind::Tcp),
+            _ => None,
+        }
+    }
 }
+
+/// What the peers at the far end of a stream target did, all threads together.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct PeerFigures {
+    /// Bytes the peers received (write runs) or sent (read runs: they write ahead of the reader, so this is
+    /// more than the run read).
+    pub bytes: u64,
+    /// The peer threads' own CPU time (RUSAGE_THREAD), seconds.
+    pub user_s: f64,
+    pub sys_s: f64,
+}
+
+/// The far end of one thread's stream.
+type PeerHandle = std::thread::JoinHandle<std::result::Result<PeerFigures, String>>;
 
 /// Region the threads share: `threads` consecutive regions of `region_blocks` blocks from `--offset`.
 /// For /dev/null and /dev/zero the regions are nominal (offsets are ignored by those devices).
@@ -50,6 +90,8 @@ pub struct PreparedTarget {
     /// Things the user should know (prefill done, alignment assumed ...).
     pub notes: Vec<String>,
     guard: Option<Created>,
+    /// Stream targets: the peer threads started by `open_for`.
+    peers: std::sync::Mutex<Vec<PeerHandle>>,
 }
 
 const PAGE: usize = 4096;
@@ -133,6 +175,16 @@ fn target_err(msg: impl Into<String>) -> Error {
 /// alignment. Nothing is written into a pre-existing target here.
 pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     let path = spec.target.clone();
+    if let Some(kind) = TargetKind::stream_named(&path) {
+        return setup_stream(spec, kind);
+    }
+    if spec.method == MethodKind::Epoll {
+        return Err(Error::usage(
+            "--method",
+            "epoll waits for pipes and sockets to become ready; files and devices are always ready \
+             (epoll_ctl refuses them with EPERM): use --target pipe, socketpair or tcp",
+        ));
+    }
     let writes = spec.op == OpKind::Write && spec.method != MethodKind::Nop;
     let shown = path.display().to_string();
     let st = match sys::stat(&path) {
@@ -256,6 +308,9 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     let mut created = None;
     let usable: u64 = match kind {
         TargetKind::DevNull | TargetKind::DevZero => SINK_REGION * threads,
+        TargetKind::Pipe | TargetKind::Socketpair | TargetKind::Tcp => {
+            unreachable!("stream targets are set up by setup_stream")
+        }
         TargetKind::BlockDevice => {
             let fd = sys::open(&path, libc::O_RDONLY, 0).map_err(|e| Error::sys_on(e, &shown))?;
             let size = sys::blk_size(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, &shown))?;
@@ -382,7 +437,138 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         buf_align,
         notes,
         guard: created,
+        peers: Default::default(),
     })
+}
+
+/// A stream target: nothing exists before the run; each thread's `open_for` makes its stream and peer.
+fn setup_stream(spec: &Spec, kind: TargetKind) -> Result<PreparedTarget> {
+    let name = match kind {
+        TargetKind::Pipe => "pipe",
+        TargetKind::Socketpair => "socketpair",
+        _ => "TCP connection",
+    };
+    let why = match spec.method {
+        MethodKind::Psync | MethodKind::Aio => Some(format!(
+            "{} reads and writes at file offsets (pread/pwrite, IOCB_CMD_PREAD/PWRITE); a {name} has none (ESPIPE): \
+             use sync, vectored, stdio, epoll, io_uring, splice or sendfile",
+            spec.method.name()
+        )),
+        MethodKind::Mmap => Some(format!("mmap maps files; a {name} cannot be mapped (ENODEV)")),
+        MethodKind::CopyFileRange => Some(format!(
+            "copy_file_range copies between regular files; a {name} is not one (use splice or sendfile)"
+        )),
+        _ => None,
+    };
+    if let Some(why) = why {
+        return Err(Error::usage("--method", why));
+    }
+    if spec.verify {
+        return Err(Error::usage(
+            "--verify",
+            format!("a {name} keeps nothing to read back; iolab's peer counts the bytes that arrive instead (in the result)"),
+        ));
+    }
+    if spec.direct {
+        return Err(Error::usage(
+            "--direct",
+            format!("O_DIRECT applies to files and block devices, not to a {name}"),
+        ));
+    }
+    if !spec.fsync.is_none() {
+        return Err(Error::usage(
+            "--fsync",
+            format!("a {name} has nothing to sync to storage (fsync answers EINVAL)"),
+        ));
+    }
+    let peer = if spec.op == OpKind::Write {
+        "reads and discards what the thread writes"
+    } else {
+        "writes the pattern in --bs chunks ahead of the thread's reads"
+    };
+    let what = match kind {
+        TargetKind::Pipe => "pipe (pipe2, 64 KiB of buffer by default)",
+        TargetKind::Socketpair => "AF_UNIX stream socketpair",
+        _ => "TCP connection over 127.0.0.1 (TCP_NODELAY)",
+    };
+    Ok(PreparedTarget {
+        path: spec.target.clone(),
+        kind,
+        created: false,
+        region_blocks: SINK_REGION / spec.bs,
+        dio_align: None,
+        buf_align: PAGE,
+        notes: vec![
+            format!(
+                "each thread has its own {what}; a peer thread of iolab's (iolab-peer) {peer}; its CPU is in the \
+                 process total, not in the worker threads' figures, and shown as the peer's"
+            ),
+            "the kernel's read/write counters (syscr/syscw, rchar/wchar) are per process: they include the \
+             peer's calls"
+                .into(),
+        ],
+        guard: None,
+        peers: Default::default(),
+    })
+}
+
+/// The peer of a write run: reads until the writer closes its end; returns what arrived.
+fn drain_peer(fd: OwnedFd) -> std::result::Result<PeerFigures, String> {
+    let ru0 = sys::getrusage(libc::RUSAGE_THREAD);
+    let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    loop {
+        match sys::read(fd.as_raw_fd(), &mut buf) {
+            Ok(0) => break,
+            Ok(n) => total += n as u64,
+            Err(e) if e.errno == libc::EINTR => continue,
+            Err(e) => {
+                return Err(format!(
+                    "the stream's reading peer failed: {}",
+                    Error::from(e)
+                ))
+            }
+        }
+    }
+    Ok(peer_figures(total, &ru0))
+}
+
+/// The peer of a read run: writes `bs`-byte pattern chunks until the reader closes its end.
+fn feed_peer(fd: OwnedFd, bs: usize, seed: u64) -> std::result::Result<PeerFigures, String> {
+    let ru0 = sys::getrusage(libc::RUSAGE_THREAD);
+    let mut chunk = vec![0u8; bs];
+    pattern::fill_body(&mut chunk, seed);
+    let mut total = 0u64;
+    loop {
+        let mut at = 0;
+        while at < bs {
+            match sys::write(fd.as_raw_fd(), &chunk[at..]) {
+                Ok(n) => at += n,
+                Err(e) if e.errno == libc::EINTR => continue,
+                // The reader closed its end: the run is over.
+                Err(e) if e.errno == libc::EPIPE || e.errno == libc::ECONNRESET => {
+                    return Ok(peer_figures(total + at as u64, &ru0))
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "the stream's writing peer failed: {}",
+                        Error::from(e)
+                    ))
+                }
+            }
+        }
+        total += bs as u64;
+    }
+}
+
+fn peer_figures(bytes: u64, ru0: &libc::rusage) -> PeerFigures {
+    let ru1 = sys::getrusage(libc::RUSAGE_THREAD);
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    PeerFigures {
+        bytes,
+        user_s: s(ru1.ru_utime) - s(ru0.ru_utime),
+        sys_s: s(ru1.ru_stime) - s(ru0.ru_stime),
+    }
 }
 
 /// Writes the pattern into [0, end) of a file iolab just created, so read runs read known data.
@@ -413,7 +599,11 @@ impl PreparedTarget {
     }
 
     /// Opens the target for one thread: O_WRONLY/O_RDONLY (O_RDWR when the method maps it), plus O_DIRECT.
+    /// For a stream target: makes the thread's stream, starts its peer, and returns the thread's end.
     pub fn open_for(&self, spec: &Spec, needs_rdwr: bool) -> Result<OwnedFd> {
+        if self.kind.is_stream() {
+            return self.open_stream(spec);
+        }
         let mut flags = match (spec.op, needs_rdwr) {
             (_, true) => libc::O_RDWR,
             (OpKind::Write, false) => libc::O_WRONLY,
@@ -424,6 +614,55 @@ impl PreparedTarget {
         }
         sys::open(&self.path, flags, 0)
             .map_err(|e| Error::sys_on(e, self.path.display().to_string()))
+    }
+
+    fn open_stream(&self, spec: &Spec) -> Result<OwnedFd> {
+        let write = spec.op == OpKind::Write;
+        let (mine, theirs) = match self.kind {
+            TargetKind::Pipe => {
+                let (r, w) = sys::pipe()?;
+                if write {
+                    (w, r)
+                } else {
+                    (r, w)
+                }
+            }
+            TargetKind::Socketpair => sys::socketpair_stream()?,
+            _ => sys::tcp_loopback_pair()?,
+        };
+        let (bs, seed) = (spec.bs as usize, spec.seed);
+        let h = std::thread::Builder::new()
+            .name("iolab-peer".into())
+            .spawn(move || {
+                if write {
+                    drain_peer(theirs)
+                } else {
+                    feed_peer(theirs, bs, seed)
+                }
+            })
+            .map_err(|e| Error::Runtime(format!("cannot start the stream's peer thread: {e}")))?;
+        self.peers.lock().unwrap_or_else(|p| p.into_inner()).push(h);
+        Ok(mine)
+    }
+
+    /// Waits for the stream peers (after every thread closed its end) and sums what they did.
+    pub fn join_peers(&self) -> Result<Option<PeerFigures>> {
+        let handles: Vec<PeerHandle> =
+            std::mem::take(&mut *self.peers.lock().unwrap_or_else(|p| p.into_inner()));
+        if handles.is_empty() {
+            return Ok(None);
+        }
+        let mut t = PeerFigures::default();
+        for h in handles {
+            let f = h
+                .join()
+                .map_err(|_| Error::Runtime("a stream peer thread panicked".into()))?
+                .map_err(Error::Runtime)?;
+            t.bytes += f.bytes;
+            t.user_s += f.user_s;
+            t.sys_s += f.sys_s;
+        }
+        Ok(Some(t))
     }
 
     /// Keeps the created file past this value's life (used by `--keep`).

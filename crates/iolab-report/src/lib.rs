@@ -45,6 +45,9 @@ fn target_label(r: &RunResult) -> String {
         TargetKind::DevNull => "write sink",
         TargetKind::DevZero => "read source",
         TargetKind::BlockDevice => "block device",
+        TargetKind::Pipe => "a pipe per thread to iolab's peer",
+        TargetKind::Socketpair => "an AF_UNIX socketpair per thread to iolab's peer",
+        TargetKind::Tcp => "a TCP connection over 127.0.0.1 per thread to iolab's peer",
     };
     format!("{} ({k})", r.spec.target.display())
 }
@@ -166,6 +169,20 @@ impl TableExporter {
             "cpu          process user {:.3} s, sys {:.3} s ({:.2} cores busy); worker threads user {:.3} s, sys {:.3} s",
             c.process.user_s, c.process.sys_s, c.cores_busy, c.workers.user_s, c.workers.sys_s
         );
+        if let Some(p) = &r.target.peer {
+            let _ = writeln!(
+                o,
+                "             iolab's stream peer threads: {} {}, user {:.3} s, sys {:.3} s",
+                if r.spec.op == iolab_core::spec::OpKind::Write {
+                    "received"
+                } else {
+                    "sent"
+                },
+                fmt_size(p.bytes),
+                p.user_s,
+                p.sys_s
+            );
+        }
         if c.helpers.is_empty() {
             let _ = writeln!(
                 o,

@@ -29,6 +29,11 @@
 //! The runner keeps each request's buffer untouched from `submit` until `reap` returns its slot.
 //! `--fsync` points are plain fsync(2) calls made after the runner has drained the thread's requests.
 //!
+//! Stream targets: pipes take IORING_OP_WRITE/READ; sockets IORING_OP_SEND/RECV with MSG_WAITALL (the
+//! kernel retries a partial transfer, 5.18+). With --qd above 1 several requests are in flight on one
+//! stream, and the kernel does not promise their order: the bytes all arrive (the peer counts them), in
+//! an order that may differ from submission order.
+//!
 //! Buffered writes to ext4/tmpfs usually cannot complete inline and are punted to io-wq worker threads
 //! (`iou-wrk-*`); the SQPOLL thread is `iou-sqp-*`: the runner reports both separately.
 
@@ -758,6 +763,8 @@ pub struct Uring {
     opts: RingOpts,
     write: bool,
     positionless: bool,
+    /// A socket target: IORING_OP_SEND/RECV with MSG_WAITALL, so the kernel finishes a partial transfer.
+    socket: bool,
     path: PathBuf,
     thread: u32,
     qd: u32,
@@ -860,6 +867,10 @@ impl Method for Uring {
             fd,
             write: ctx.writes(),
             positionless: ctx.positionless(),
+            socket: matches!(
+                ctx.target.kind,
+                crate::target::TargetKind::Socketpair | crate::target::TargetKind::Tcp
+            ),
             path,
             thread: t,
             qd,
@@ -925,6 +936,16 @@ impl Method for Uring {
                         opcode::Writev::new($fd, v, 1).offset(off).build()
                     } else {
                         opcode::Readv::new($fd, v, 1).offset(off).build()
+                    }
+                } else if self.socket {
+                    if self.write {
+                        opcode::Send::new($fd, io.buf, len)
+                            .flags(libc::MSG_WAITALL)
+                            .build()
+                    } else {
+                        opcode::Recv::new($fd, io.buf, len)
+                            .flags(libc::MSG_WAITALL)
+                            .build()
                     }
                 } else if self.write {
                     opcode::Write::new($fd, io.buf, len).offset(off).build()

@@ -8,6 +8,7 @@
 //! its options in `spec.rs`, and its tests.
 
 pub mod aio;
+pub mod epoll;
 pub mod io_uring;
 pub mod kcopy;
 pub mod mmap;
@@ -201,6 +202,36 @@ pub trait Method: Sized + Send {
     fn submissions(&self) -> Option<(u64, u64)> {
         None
     }
+}
+
+/// A pipe or socket may move fewer bytes than asked (it takes what fits, or gives what has arrived).
+/// Finishes `io` from byte `done` with plain write(2)/read(2) calls, each counted in `calls`; stops early
+/// only at end of stream (the runner then reports the short transfer).
+pub(crate) fn finish_stream_io(
+    fd: std::os::fd::RawFd,
+    write: bool,
+    io: &Io,
+    mut done: usize,
+    calls: &mut u64,
+    path: &std::path::Path,
+) -> Result<usize> {
+    while done < io.len {
+        *calls += 1;
+        let r = if write {
+            // SAFETY: the runner's Io contract: `buf` holds `len` bytes nothing else touches during the call.
+            crate::sys::write(fd, &unsafe { io.bytes() }[done..])
+        } else {
+            // SAFETY: as above.
+            crate::sys::read(fd, &mut unsafe { io.bytes_mut() }[done..])
+        };
+        match r {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.errno == libc::EINTR => continue,
+            Err(e) => return Err(op_err(e, path)),
+        }
+    }
+    Ok(done)
 }
 
 /// A syscall error during an op, with the target named.

@@ -13,6 +13,8 @@ pub struct Sync {
     fd: OwnedFd,
     write: bool,
     positionless: bool,
+    /// A pipe or socket: a transfer may be partial and is finished with more calls.
+    stream: bool,
     /// The file position as the kernel has it.
     pos: u64,
     path: PathBuf,
@@ -29,6 +31,7 @@ impl Method for Sync {
             fd: ctx.target.open_for(ctx.spec, false)?,
             write: ctx.writes(),
             positionless: ctx.positionless(),
+            stream: ctx.target.kind.is_stream(),
             pos: 0,
             path: ctx.target.path.clone(),
             calls: 0,
@@ -49,7 +52,10 @@ impl Method for Sync {
             // SAFETY: as above.
             sys::read(fd, unsafe { io.bytes_mut() })
         };
-        let n = r.map_err(|e| op_err(e, &self.path))?;
+        let mut n = r.map_err(|e| op_err(e, &self.path))?;
+        if self.stream && n < io.len {
+            n = super::finish_stream_io(fd, self.write, io, n, &mut self.calls, &self.path)?;
+        }
         self.pos += n as u64;
         Ok(n)
     }

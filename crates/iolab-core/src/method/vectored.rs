@@ -1,5 +1,6 @@
 //! `vectored`: pwritev(2)/preadv(2), each op's block split into `--iovecs` pieces of equal size (the last
-//! takes the remainder). One syscall per op.
+//! takes the remainder). One syscall per op. On a pipe or socket (no offsets): writev(2)/readv(2), and a
+//! partial transfer is finished with write(2)/read(2) calls, counted.
 
 use super::{fsync_counted, op_err, Caps, Flush, Io, Method, ThreadCtx};
 use crate::error::Result;
@@ -15,6 +16,7 @@ pub struct Vectored {
     iov: Vec<libc::iovec>,
     path: PathBuf,
     calls: u64,
+    stream: bool,
 }
 
 // SAFETY: the iovec array only ever holds pointers into the runner's buffers for the duration of one
@@ -45,6 +47,7 @@ impl Method for Vectored {
             lens,
             path: ctx.target.path.clone(),
             calls: 0,
+            stream: ctx.target.kind.is_stream(),
         })
     }
 
@@ -58,14 +61,19 @@ impl Method for Vectored {
             p = unsafe { p.add(l) };
         }
         let fd = self.fd.as_raw_fd();
-        let r = if self.write {
-            // SAFETY: every iovec points into the op's buffer, which the runner keeps valid during the call.
-            unsafe { sys::pwritev(fd, &self.iov, io.offset) }
-        } else {
-            // SAFETY: as above, and nothing else accesses the buffer while the kernel fills it.
-            unsafe { sys::preadv(fd, &self.iov, io.offset) }
+        // SAFETY (all four): every iovec points into the op's buffer, which the runner keeps valid during
+        // the call, and nothing else accesses it while the kernel fills it.
+        let r = match (self.write, self.stream) {
+            (true, false) => unsafe { sys::pwritev(fd, &self.iov, io.offset) },
+            (false, false) => unsafe { sys::preadv(fd, &self.iov, io.offset) },
+            (true, true) => unsafe { sys::writev(fd, &self.iov) },
+            (false, true) => unsafe { sys::readv(fd, &self.iov) },
         };
-        r.map_err(|e| op_err(e, &self.path))
+        let n = r.map_err(|e| op_err(e, &self.path))?;
+        if self.stream && n < io.len {
+            return super::finish_stream_io(fd, self.write, io, n, &mut self.calls, &self.path);
+        }
+        Ok(n)
     }
 
     fn flush(&mut self, _what: Flush) -> Result<()> {

@@ -1118,3 +1118,28 @@ pub fn epoll_wait(ep: RawFd, evs: &mut [libc::epoll_event]) -> SysResult<usize> 
     }
     Ok(r as usize)
 }
+
+/// writev(2) at the stream position (pipes and sockets have no offsets).
+///
+/// # Safety
+/// Every `iovec` in `iov` must describe memory that is readable for its whole length during the call.
+#[inline]
+pub unsafe fn writev(fd: RawFd, iov: &[libc::iovec]) -> SysResult<usize> {
+    // SAFETY: the caller guarantees each iovec is readable; the array itself is a valid slice.
+    cvt_size("writev", unsafe {
+        libc::writev(fd, iov.as_ptr(), iov.len() as libc::c_int)
+    })
+}
+
+/// readv(2) at the stream position.
+///
+/// # Safety
+/// Every `iovec` in `iov` must describe memory that is writable for its whole length during the call and
+/// that nothing else accesses meanwhile.
+#[inline]
+pub unsafe fn readv(fd: RawFd, iov: &[libc::iovec]) -> SysResult<usize> {
+    // SAFETY: the caller guarantees each iovec is writable and unaliased; the array is a valid slice.
+    cvt_size("readv", unsafe {
+        libc::readv(fd, iov.as_ptr(), iov.len() as libc::c_int)
+    })
+}
