@@ -5,7 +5,7 @@ mod common;
 use common::*;
 
 const SYSCALL_METHODS: [&str; 3] = ["sync", "psync", "vectored"];
-const ALL: [&str; 11] = METHODS;
+const ALL: [&str; 11] = FILE_METHODS;
 /// Kernel-side copies: writes only, from a source file.
 const KCOPY: [&str; 3] = ["splice", "sendfile", "copy_file_range"];
 

@@ -25,14 +25,23 @@ fn probe_lists_everything_with_reasons_and_leaves_nothing_behind() {
             .unwrap_or_else(|| panic!("no row {name}"))
             .clone()
     };
-    for m in METHODS {
-        let r = row(&format!("method {m}"));
+    let labels = FILE_METHODS
+        .iter()
+        .map(|m| format!("method {m}"))
+        .chain(["method epoll (on a pipe)".to_string()]);
+    for label in labels {
+        let r = row(&label);
         assert!(
             r["available"].is_boolean() && !r["detail"].as_str().unwrap().is_empty(),
             "{r}"
         );
     }
     for name in [
+        "target pipe",
+        "target socketpair (AF_UNIX), io_uring",
+        "target tcp (127.0.0.1)",
+        "io_uring --ring shared (2 threads)",
+        "io_uring --ring shared-submitter (2 threads)",
         "io_uring --sqpoll",
         "io_uring --fixed-bufs",
         "io_uring --iopoll read (O_DIRECT)",

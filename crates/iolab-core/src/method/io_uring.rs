@@ -30,7 +30,9 @@
 //! `--fsync` points are plain fsync(2) calls made after the runner has drained the thread's requests.
 //!
 //! Stream targets: pipes take IORING_OP_WRITE/READ; sockets IORING_OP_SEND/RECV with MSG_WAITALL (the
-//! kernel retries a partial transfer, 5.18+). With --qd above 1 several requests are in flight on one
+//! kernel retries a partial transfer, 5.18+). A pipe may still take or give part of a block (a 100 KB
+//! write into a 64 KiB pipe); iolab then queues the rest as a new request for the same slot and tells the
+//! runner about the op once all its bytes moved, so `requests` counts these continuations too. With --qd above 1 several requests are in flight on one
 //! stream, and the kernel does not promise their order: the bytes all arrive (the peer counts them), in
 //! an order that may differ from submission order.
 //!
@@ -765,6 +767,13 @@ pub struct Uring {
     positionless: bool,
     /// A socket target: IORING_OP_SEND/RECV with MSG_WAITALL, so the kernel finishes a partial transfer.
     socket: bool,
+    /// A stream target: partial transfers are finished by continuation requests (see `settle`).
+    stream: bool,
+    /// Streams: per slot, the op's buffer, its length and the bytes moved so far.
+    parts: Vec<(*mut u8, u32, u32)>,
+    /// Streams: continuation requests queued for partial transfers.
+    continuations: u64,
+    reaped: Vec<(u32, i32)>,
     path: PathBuf,
     thread: u32,
     qd: u32,
@@ -871,6 +880,10 @@ impl Method for Uring {
                 ctx.target.kind,
                 crate::target::TargetKind::Socketpair | crate::target::TargetKind::Tcp
             ),
+            stream: ctx.target.kind.is_stream(),
+            parts: vec![(std::ptr::null_mut(), 0, 0); qd as usize],
+            continuations: 0,
+            reaped: Vec::with_capacity(qd as usize),
             path,
             thread: t,
             qd,
@@ -912,56 +925,10 @@ impl Method for Uring {
 
     #[inline(always)]
     fn submit(&mut self, io: &Io) -> Result<usize> {
-        // Devices that ignore the position get offset 0, as the io_uring documentation asks.
-        let off = if self.positionless { 0 } else { io.offset };
-        let len = io.len as u32;
-        let buf_index = (self.buf_base + io.slot) as u16;
-        macro_rules! build {
-            ($fd:expr) => {{
-                if self.opts.fixed_bufs {
-                    if self.write {
-                        opcode::WriteFixed::new($fd, io.buf, len, buf_index)
-                            .offset(off)
-                            .build()
-                    } else {
-                        opcode::ReadFixed::new($fd, io.buf, len, buf_index)
-                            .offset(off)
-                            .build()
-                    }
-                } else if self.opts.vectored {
-                    let v = &mut self.iovecs[io.slot as usize];
-                    v.iov_base = io.buf.cast();
-                    v.iov_len = io.len;
-                    if self.write {
-                        opcode::Writev::new($fd, v, 1).offset(off).build()
-                    } else {
-                        opcode::Readv::new($fd, v, 1).offset(off).build()
-                    }
-                } else if self.socket {
-                    if self.write {
-                        opcode::Send::new($fd, io.buf, len)
-                            .flags(libc::MSG_WAITALL)
-                            .build()
-                    } else {
-                        opcode::Recv::new($fd, io.buf, len)
-                            .flags(libc::MSG_WAITALL)
-                            .build()
-                    }
-                } else if self.write {
-                    opcode::Write::new($fd, io.buf, len).offset(off).build()
-                } else {
-                    opcode::Read::new($fd, io.buf, len).offset(off).build()
-                }
-            }};
+        if self.stream {
+            self.parts[io.slot as usize] = (io.buf, io.len as u32, 0);
         }
-        let sqe = if self.opts.nop_requests {
-            opcode::Nop::new().build()
-        } else if self.opts.fixed_files {
-            build!(types::Fixed(self.file_index))
-        } else {
-            build!(types::Fd(self.fd.as_raw_fd()))
-        }
-        .user_data(self.tag | io.slot as u64);
+        let sqe = self.build(io.slot, io.buf, io.len as u32, io.offset);
         self.staged.push(sqe);
         Ok(0)
     }
@@ -1033,29 +1000,18 @@ impl Method for Uring {
 
     #[inline(always)]
     fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) -> u32 {
-        let mut n = 0;
-        match &mut self.mode {
-            Mode::PerThread { core, .. } => {
-                for cqe in core.ring.completion() {
-                    f(cqe.user_data() as u32, cqe.result());
-                    n += 1;
-                }
-                core.in_kernel -= n.min(core.in_kernel);
-            }
-            Mode::Shared { local, .. } => {
-                for (slot, res) in local.drain(..) {
-                    f(slot, res);
-                    n += 1;
-                }
-            }
-            Mode::Submitter { hub } => {
-                while let Some((slot, res)) = hub.0.lanes[self.thread as usize].done.pop() {
-                    f(slot, res);
-                    n += 1;
-                }
-            }
+        if !self.stream {
+            return self.reap_raw(f);
         }
-        n
+        let mut got = std::mem::take(&mut self.reaped);
+        self.reap_raw(|slot, res| got.push((slot, res)));
+        let before = self.continuations;
+        let n = got.len() as u64;
+        for (slot, res) in got.drain(..) {
+            self.settle(slot, res, &mut f);
+        }
+        self.reaped = got;
+        (n - (self.continuations - before)) as u32
     }
 
     fn unsubmitted(&self) -> u32 {
@@ -1155,6 +1111,113 @@ impl Method for Uring {
                 Some(s)
             }
         }
+    }
+}
+
+impl Uring {
+    /// The SQE for `len` bytes at `buf` (inside slot `slot`'s buffer) at file offset `offset`.
+    #[inline(always)]
+    fn build(&mut self, slot: u32, buf: *mut u8, len: u32, offset: u64) -> squeue::Entry {
+        // Devices that ignore the position get offset 0, as the io_uring documentation asks.
+        let off = if self.positionless { 0 } else { offset };
+        let buf_index = (self.buf_base + slot) as u16;
+        macro_rules! build {
+            ($fd:expr) => {{
+                if self.opts.fixed_bufs {
+                    if self.write {
+                        opcode::WriteFixed::new($fd, buf, len, buf_index)
+                            .offset(off)
+                            .build()
+                    } else {
+                        opcode::ReadFixed::new($fd, buf, len, buf_index)
+                            .offset(off)
+                            .build()
+                    }
+                } else if self.opts.vectored {
+                    let v = &mut self.iovecs[slot as usize];
+                    v.iov_base = buf.cast();
+                    v.iov_len = len as usize;
+                    if self.write {
+                        opcode::Writev::new($fd, v, 1).offset(off).build()
+                    } else {
+                        opcode::Readv::new($fd, v, 1).offset(off).build()
+                    }
+                } else if self.socket {
+                    if self.write {
+                        opcode::Send::new($fd, buf, len)
+                            .flags(libc::MSG_WAITALL)
+                            .build()
+                    } else {
+                        opcode::Recv::new($fd, buf, len)
+                            .flags(libc::MSG_WAITALL)
+                            .build()
+                    }
+                } else if self.write {
+                    opcode::Write::new($fd, buf, len).offset(off).build()
+                } else {
+                    opcode::Read::new($fd, buf, len).offset(off).build()
+                }
+            }};
+        }
+        if self.opts.nop_requests {
+            opcode::Nop::new().build()
+        } else if self.opts.fixed_files {
+            build!(types::Fixed(self.file_index))
+        } else {
+            build!(types::Fd(self.fd.as_raw_fd()))
+        }
+        .user_data(self.tag | slot as u64)
+    }
+
+    /// Hands every completion the ring (or this thread's mailbox or lane) holds to `f`.
+    #[inline(always)]
+    fn reap_raw<F: FnMut(u32, i32)>(&mut self, mut f: F) -> u32 {
+        let mut n = 0;
+        match &mut self.mode {
+            Mode::PerThread { core, .. } => {
+                for cqe in core.ring.completion() {
+                    f(cqe.user_data() as u32, cqe.result());
+                    n += 1;
+                }
+                core.in_kernel -= n.min(core.in_kernel);
+            }
+            Mode::Shared { local, .. } => {
+                for (slot, res) in local.drain(..) {
+                    f(slot, res);
+                    n += 1;
+                }
+            }
+            Mode::Submitter { hub } => {
+                while let Some((slot, res)) = hub.0.lanes[self.thread as usize].done.pop() {
+                    f(slot, res);
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// Streams: a completion that moved part of its slot's bytes queues the rest as a new request for the
+    /// same slot; the runner hears of the slot once, when all its bytes moved (or at an error or end of
+    /// stream, with the bytes moved so far).
+    #[inline(always)]
+    fn settle<F: FnMut(u32, i32)>(&mut self, slot: u32, res: i32, f: &mut F) {
+        if !self.stream {
+            return f(slot, res);
+        }
+        let (buf, len, done) = self.parts[slot as usize];
+        if res > 0 && done + (res as u32) < len {
+            let d = done + res as u32;
+            self.parts[slot as usize].2 = d;
+            self.continuations += 1;
+            // SAFETY: d < len, so the pointer stays inside the slot's buffer.
+            let rest = unsafe { buf.add(d as usize) };
+            let sqe = self.build(slot, rest, len - d, 0);
+            self.staged.push(sqe);
+            return;
+        }
+        self.parts[slot as usize].2 = 0;
+        f(slot, if res >= 0 { done as i32 + res } else { res });
     }
 }
 

@@ -170,12 +170,26 @@ impl<const K: u8> Method for KernelCopy<K> {
                     let into =
                         sys::splice(s, Some(src_off + moved as u64), w.as_raw_fd(), None, part)
                             .map_err(|e| op_err(e, &self.path))?;
-                    let dst_off = if self.positionless {
-                        None
-                    } else {
-                        Some(io.offset + moved as u64)
-                    };
-                    sys::splice(r.as_raw_fd(), None, d, dst_off, into)
+                    // Everything spliced into the pipe goes on to the target before the next part, or
+                    // the pipe would keep what a stream target did not take at once and fill up.
+                    let mut out = 0usize;
+                    while out < into {
+                        if out > 0 {
+                            self.extra_calls += 1;
+                        }
+                        let dst_off = if self.positionless {
+                            None
+                        } else {
+                            Some(io.offset + (moved + out) as u64)
+                        };
+                        let k = sys::splice(r.as_raw_fd(), None, d, dst_off, into - out)
+                            .map_err(|e| op_err(e, &self.path))?;
+                        if k == 0 {
+                            break;
+                        }
+                        out += k;
+                    }
+                    Ok(out)
                 }
             }
             .map_err(|e| op_err(e, &self.path))?;

@@ -6,7 +6,23 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Every method iolab has, in its own order.
-pub const METHODS: [&str; 11] = [
+pub const METHODS: [&str; 12] = [
+    "sync",
+    "psync",
+    "vectored",
+    "stdio",
+    "mmap",
+    "io_uring",
+    "aio",
+    "splice",
+    "sendfile",
+    "copy_file_range",
+    "epoll",
+    "nop",
+];
+
+/// The methods that take files and devices (epoll takes streams only).
+pub const FILE_METHODS: [&str; 11] = [
     "sync",
     "psync",
     "vectored",
