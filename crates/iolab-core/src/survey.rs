@@ -1,5 +1,7 @@
-//! The main job (`iolab`, `iolab survey`): every method writing 4 B and 4 KiB blocks to /dev/null and to a
-//! fresh file in a new temporary directory, ranked per target. Touches no existing file: the directory is
+//! The main job (`iolab`, `iolab survey`): every method writing 4 B and 4 KiB blocks to /dev/null, to a
+//! fresh file in a new temporary directory, and into a pipe read by a peer thread, ranked per target (epoll
+//! takes streams only, so it appears in the pipe table; methods that cannot write to a pipe are listed
+//! there with the reason). Touches no existing file: the directory is
 //! new, each run creates its own file and removes it, and the JSON goes to a new file in ./iolab-results/.
 
 use crate::error::{Error, Result};
@@ -21,7 +23,7 @@ pub const SURVEY_FILE_SIZE: u64 = 64 << 20;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SurveyRun {
-    /// "/dev/null" or "file".
+    /// "/dev/null", "file" or "pipe".
     pub target: String,
     pub method: MethodKind,
     pub bs: u64,
@@ -81,15 +83,24 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
     // Removed on Ctrl-C too; TempDir removes it on a normal exit.
     let _guard = crate::cleanup::Created::register(dir.path(), false);
     let fs = crate::sys::fs_type_name(dir.path()).unwrap_or("unknown filesystem");
-    let total = 2 * SURVEY_BS.len() * MethodKind::ALL.len();
+    let methods_for = |target: &str| -> Vec<MethodKind> {
+        MethodKind::ALL
+            .into_iter()
+            .filter(|m| target == "pipe" || *m != MethodKind::Epoll)
+            .collect()
+    };
+    let targets = ["/dev/null", "file", "pipe"];
+    let total: usize = targets
+        .iter()
+        .map(|t| SURVEY_BS.len() * methods_for(t).len())
+        .sum();
     let mut runs = Vec::new();
-    for target in ["/dev/null", "file"] {
+    for target in targets {
         for bs in SURVEY_BS {
-            for m in MethodKind::ALL {
-                let path = if target == "file" {
-                    dir.path().join(format!("{}-{bs}.dat", m.name()))
-                } else {
-                    PathBuf::from("/dev/null")
+            for m in methods_for(target) {
+                let path = match target {
+                    "file" => dir.path().join(format!("{}-{bs}.dat", m.name())),
+                    t => PathBuf::from(t),
                 };
                 let raw = RawSpec {
                     target: Some(Val::Str(path.display().to_string())),

@@ -503,8 +503,9 @@ fn setup_stream(spec: &Spec, kind: TargetKind) -> Result<PreparedTarget> {
                 "each thread has its own {what}; a peer thread of iolab's (iolab-peer) {peer}; its CPU is in the \
                  process total, not in the worker threads' figures, and shown as the peer's"
             ),
-            "the kernel's read/write counters (syscr/syscw, rchar/wchar) are per process: they include the \
-             peer's calls"
+            "the kernel's read/write counters (syscr/syscw, rchar/wchar) are per process and include the peer's \
+             calls, which go the other way: the per-op figure counts only the run's direction (syscw for writes, \
+             syscr for reads)"
                 .into(),
         ],
         guard: None,

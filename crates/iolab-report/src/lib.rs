@@ -364,17 +364,21 @@ impl TableExporter {
             s.clock.description,
             s.clock.overhead_ns
         );
-        for target in ["/dev/null", "file"] {
-            let title = if target == "file" {
-                format!(
+        for target in ["/dev/null", "file", "pipe"] {
+            let title = match target {
+                "file" => format!(
                     "a fresh {} MiB file on {} in {} (buffered writes through the page cache, no fsync)",
                     iolab_core::survey::SURVEY_FILE_SIZE >> 20,
                     s.file_fs,
                     s.file_dir
-                )
-            } else {
-                "/dev/null (write sink)".to_string()
+                ),
+                "pipe" => "a pipe to a reading thread of iolab's (the stream's peer counts every byte)"
+                    .to_string(),
+                _ => "/dev/null (write sink)".to_string(),
             };
+            if !s.runs.iter().any(|r| r.target == target) {
+                continue;
+            }
             let _ = writeln!(o, "\n== {title}: ranked by ns/op within each block size ==");
             let _ = writeln!(
                 o,

@@ -52,12 +52,38 @@ fn main_job_runs_under_40_s_ranks_every_method_and_touches_no_existing_file() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(new[0].path()).unwrap()).unwrap();
     let runs = v["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 44, "11 methods x 2 block sizes x 2 targets");
     assert_eq!(
-        runs.iter().filter(|r| r["result"].is_null()).count(),
-        4,
-        "only mmap and copy_file_range on /dev/null are unavailable"
+        runs.len(),
+        68,
+        "11 methods x 2 block sizes on /dev/null and a file, 12 (with epoll) on a pipe"
     );
+    let unavailable: Vec<String> = runs
+        .iter()
+        .filter(|r| r["result"].is_null())
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["method"].as_str().unwrap(),
+                r["target"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        unavailable.len(),
+        12,
+        "mmap and copy_file_range on /dev/null; psync, aio, mmap and copy_file_range on a pipe: {unavailable:?}"
+    );
+    for r in runs
+        .iter()
+        .filter(|r| r["target"] == "pipe" && !r["result"].is_null())
+    {
+        let res = &r["result"];
+        assert_eq!(
+            res["target"]["peer"]["bytes"], res["bytes"],
+            "every byte written into the pipe reached the peer: {}",
+            r["method"]
+        );
+    }
     assert_eq!(
         std::fs::read_dir(tmp.path()).unwrap().count(),
         0,
