@@ -342,6 +342,7 @@ fn loop_async<M: Method, C: Clock>(
     // read that ended the previous round. A read per request cost ~12 ns each in this VM, as much as the
     // rest of iolab's per-request work at batch 32.
     let mut round_start = start;
+    let mut zero_gaps = 0u64;
     let expected = m.expected_result(bs);
     loop {
         let sync_due = sync_every != 0 && since_sync >= sync_every;
@@ -370,8 +371,14 @@ fn loop_async<M: Method, C: Clock>(
             }
             starts[slot as usize] = s;
             offsets[slot as usize] = op.offset;
+            // Requests of one round share their start: the gap to the previous round once, then zeros,
+            // counted here and recorded in one update per round.
             if issued > 0 {
-                out.gap.record(s.saturating_sub(prev));
+                if s == prev {
+                    zero_gaps += 1;
+                } else {
+                    out.gap.record(s.saturating_sub(prev));
+                }
             }
             prev = s;
             queued += 1;
@@ -406,11 +413,26 @@ fn loop_async<M: Method, C: Clock>(
         } else if committed.is_some() {
             failed_commits = 0;
         }
+        if zero_gaps > 0 {
+            out.gap.record_n(0, zero_gaps);
+            zero_gaps = 0;
+        }
         let e = clk.now();
         round_start = e;
         let mut bad: Option<(i32, u64)> = None;
+        // Completions reaped together mostly share one latency (same round, same reap): equal values are
+        // counted in a register and recorded as a run.
+        let (mut run_v, mut run_n) = (0u64, 0u64);
         m.reap(|slot, res| {
-            out.lat.record(e.saturating_sub(starts[slot as usize]));
+            let v = e.saturating_sub(starts[slot as usize]);
+            if v == run_v {
+                run_n += 1;
+            } else {
+                if run_n > 0 {
+                    out.lat.record_n(run_v, run_n);
+                }
+                (run_v, run_n) = (v, 1);
+            }
             if res != expected && bad.is_none() {
                 bad = Some((res, offsets[slot as usize]));
             }
@@ -418,6 +440,9 @@ fn loop_async<M: Method, C: Clock>(
             inflight -= 1;
             done += 1;
         });
+        if run_n > 0 {
+            out.lat.record_n(run_v, run_n);
+        }
         if let (Some((res, off)), None) = (bad, &failure) {
             failure = Some(if res < 0 {
                 match m.describe_failure(-res) {
