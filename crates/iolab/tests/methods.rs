@@ -5,13 +5,13 @@ mod common;
 use common::*;
 
 const SYSCALL_METHODS: [&str; 3] = ["sync", "psync", "vectored"];
-const ALL: [&str; 11] = FILE_METHODS;
+
 /// Kernel-side copies: writes only, from a source file.
 const KCOPY: [&str; 3] = ["splice", "sendfile", "copy_file_range"];
 
 #[test]
 fn every_method_writes_to_dev_null_and_the_kernel_agrees() {
-    for m in ALL {
+    for m in file_methods() {
         if m == "mmap" || m == "copy_file_range" {
             continue; // refused on /dev/null: see bad_input.rs
         }
@@ -90,7 +90,7 @@ fn every_method_writes_to_dev_null_and_the_kernel_agrees() {
 #[test]
 fn every_method_lands_the_right_bytes_in_a_tmpfs_file() {
     let dir = tmpfs_dir();
-    for m in ALL {
+    for m in file_methods() {
         for bs in [4usize, 4096] {
             let f = file(&dir, &format!("{m}-{bs}.dat"));
             let ops = 300u64;
@@ -226,7 +226,7 @@ fn vectored_uneven_split_random_offsets_threads_and_offset() {
 
 #[test]
 fn reads_from_dev_zero_and_from_files() {
-    for m in ALL.into_iter().filter(|m| !KCOPY.contains(m)) {
+    for m in file_methods().into_iter().filter(|m| !KCOPY.contains(m)) {
         let r = run_json(&[
             "--method",
             m,

@@ -25,8 +25,8 @@ fn probe_lists_everything_with_reasons_and_leaves_nothing_behind() {
             .unwrap_or_else(|| panic!("no row {name}"))
             .clone()
     };
-    let labels = FILE_METHODS
-        .iter()
+    let labels = file_methods()
+        .into_iter()
         .map(|m| format!("method {m}"))
         .chain(["method epoll (on a pipe)".to_string()]);
     for label in labels {
