@@ -126,10 +126,17 @@ impl TableExporter {
             o,
             "iolab run: {} {} {} {} -> {}, {} thread{}, {}{}",
             s.method.name(),
-            if s.op == iolab_core::spec::OpKind::Write {
-                "write"
-            } else {
-                "read"
+            {
+                let op = if s.op == iolab_core::spec::OpKind::Write {
+                    "write"
+                } else {
+                    "read"
+                };
+                if s.ring.nop_requests {
+                    format!("NOP requests (no data moved) in place of {op}")
+                } else {
+                    op.to_string()
+                }
             },
             fmt_size(s.bs),
             s.pattern.name(),

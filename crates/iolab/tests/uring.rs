@@ -412,6 +412,9 @@ fn nop_requests_measure_the_ring_alone() {
     assert_eq!(u64_of(&r, &["uring", "requests"]), 64000);
     assert_eq!(u64_of(&r, &["uring", "enters"]), 2000);
     assert!(setup(&r).contains(&"OP_NOP".to_string()));
+    // A NOP moves no data: no bytes and no MiB/s are claimed for it.
+    assert_eq!(u64_of(&r, &["bytes"]), 0);
+    assert_eq!(f64_of(&r, &["mib_s"]), 0.0);
     let bad = iolab(&[
         "run",
         "--method",

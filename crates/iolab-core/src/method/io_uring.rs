@@ -763,10 +763,8 @@ pub struct Uring {
     mode: Mode,
     fd: OwnedFd,
     opts: RingOpts,
-    write: bool,
-    positionless: bool,
-    /// A socket target: IORING_OP_SEND/RECV with MSG_WAITALL, so the kernel finishes a partial transfer.
-    socket: bool,
+    /// How this thread's SQEs are built.
+    sqes: SqeShape,
     /// A stream target: partial transfers are finished by continuation requests (see `settle`).
     stream: bool,
     /// Streams: per slot, the op's buffer, its length and the bytes moved so far.
@@ -777,13 +775,6 @@ pub struct Uring {
     path: PathBuf,
     thread: u32,
     qd: u32,
-    /// Fixed-file index of this thread's target fd, and fixed-buffer index of its slot 0.
-    file_index: u32,
-    buf_base: u32,
-    /// This thread's number in the high half of user_data (shared rings route completions by it).
-    tag: u64,
-    /// One iovec per slot for --vectored (pointing into the runner's buffer while the request is in flight).
-    iovecs: Vec<libc::iovec>,
     /// SQEs built by `submit`, handed over in one go at `commit`.
     staged: Vec<squeue::Entry>,
     /// Syscalls this thread made besides those in a per-thread ring's stats (fsync; shared: its own
@@ -871,22 +862,18 @@ impl Method for Uring {
                 (Mode::Submitter { hub }, t, t * qd)
             }
         };
-        Ok(Uring {
-            mode,
-            fd,
+        let sqes = SqeShape {
             write: ctx.writes(),
             positionless: ctx.positionless(),
             socket: matches!(
                 ctx.target.kind,
                 crate::target::TargetKind::Socketpair | crate::target::TargetKind::Tcp
             ),
-            stream: ctx.target.kind.is_stream(),
-            parts: vec![(std::ptr::null_mut(), 0, 0); qd as usize],
-            continuations: 0,
-            reaped: Vec::with_capacity(qd as usize),
-            path,
-            thread: t,
-            qd,
+            nop: o.nop_requests,
+            fixed_bufs: o.fixed_bufs,
+            vectored: o.vectored,
+            fixed_files: o.fixed_files,
+            fd: fd.as_raw_fd(),
             file_index,
             buf_base,
             tag: (t as u64) << 32,
@@ -897,6 +884,18 @@ impl Method for Uring {
                 };
                 qd as usize
             ],
+        };
+        Ok(Uring {
+            mode,
+            fd,
+            sqes,
+            stream: ctx.target.kind.is_stream(),
+            parts: vec![(std::ptr::null_mut(), 0, 0); qd as usize],
+            continuations: 0,
+            reaped: Vec::with_capacity(qd as usize),
+            path,
+            thread: t,
+            qd,
             staged: Vec::with_capacity(qd as usize),
             own_calls: 0,
             mine: UringStats::default(),
@@ -909,7 +908,7 @@ impl Method for Uring {
         if !self.opts.fixed_bufs {
             return Ok(());
         }
-        let base = self.buf_base;
+        let base = self.sqes.buf_base;
         match &self.mode {
             Mode::PerThread { core, .. } => core.register_bufs(bufs, 0, false),
             Mode::Shared { ring, .. } => lock(&ring.inner).core.register_bufs(bufs, base, true),
@@ -928,9 +927,46 @@ impl Method for Uring {
         if self.stream {
             self.parts[io.slot as usize] = (io.buf, io.len as u32, 0);
         }
-        let sqe = self.build(io.slot, io.buf, io.len as u32, io.offset);
-        self.staged.push(sqe);
-        Ok(0)
+        self.submit_round(std::slice::from_ref(io)).1.map(|_| 0)
+    }
+
+    /// A per-thread ring without SQPOLL takes the round's SQEs straight into its SQ, built in one tight
+    /// loop (the kernel sees nothing before the io_uring_enter of `commit`; with SQPOLL, publishing the
+    /// tail would hand requests over early, so they are staged until `commit`).
+    #[inline(always)]
+    fn submit_round(&mut self, ios: &[Io]) -> (usize, Result<()>) {
+        if self.stream {
+            for io in ios {
+                self.parts[io.slot as usize] = (io.buf, io.len as u32, 0);
+            }
+        }
+        let Uring {
+            mode,
+            sqes,
+            staged,
+            opts,
+            ..
+        } = self;
+        if let Mode::PerThread { core, .. } = mode {
+            if !opts.sqpoll && staged.is_empty() {
+                let mut sq = core.ring.submission();
+                if sq.capacity() - sq.len() >= ios.len() {
+                    sqes.build_round(ios, |sqe| {
+                        // SAFETY: as in `Core::push`: the buffer (and iovec) stays valid and untouched
+                        // until the runner reaps this slot; fds and registered resources live as long
+                        // as the ring. There is room (checked above), so nothing is dropped.
+                        if unsafe { sq.push(&sqe) }.is_err() {
+                            staged.push(sqe);
+                        }
+                    });
+                    drop(sq);
+                    core.queued += (ios.len() - staged.len()) as u32;
+                    return (ios.len(), Ok(()));
+                }
+            }
+        }
+        sqes.build_round(ios, |sqe| staged.push(sqe));
+        (ios.len(), Ok(()))
     }
 
     fn commit(&mut self, min_complete: u32) -> Result<()> {
@@ -1114,61 +1150,126 @@ impl Method for Uring {
     }
 }
 
-impl Uring {
+/// What a thread's SQEs look like (kept apart from the ring so a round can be built straight into the SQ).
+struct SqeShape {
+    write: bool,
+    positionless: bool,
+    /// A socket target: IORING_OP_SEND/RECV with MSG_WAITALL, so the kernel finishes a partial transfer.
+    socket: bool,
+    nop: bool,
+    fixed_bufs: bool,
+    vectored: bool,
+    fixed_files: bool,
+    /// The thread's target fd (owned by `Uring::fd`).
+    fd: i32,
+    /// Fixed-file index of this thread's target fd, and fixed-buffer index of its slot 0.
+    file_index: u32,
+    buf_base: u32,
+    /// This thread's number in the high half of user_data (shared rings route completions by it).
+    tag: u64,
+    /// One iovec per slot for --vectored (pointing into the runner's buffer while the request is in flight).
+    iovecs: Vec<libc::iovec>,
+}
+
+impl SqeShape {
     /// The SQE for `len` bytes at `buf` (inside slot `slot`'s buffer) at file offset `offset`.
     #[inline(always)]
     fn build(&mut self, slot: u32, buf: *mut u8, len: u32, offset: u64) -> squeue::Entry {
+        let mut out = None;
+        let io = Io {
+            slot,
+            offset,
+            buf,
+            len: len as usize,
+        };
+        self.build_round(std::slice::from_ref(&io), |e| out = Some(e));
+        out.expect("one request gives one SQE")
+    }
+
+    /// Hands `sink` the SQE of each request of `ios`, in order. The opcode (and fd kind) is chosen once per
+    /// round, so each loop builds one kind of SQE with no per-request branching on the options.
+    #[inline(always)]
+    fn build_round(&mut self, ios: &[Io], mut sink: impl FnMut(squeue::Entry)) {
+        let tag = self.tag;
         // Devices that ignore the position get offset 0, as the io_uring documentation asks.
-        let off = if self.positionless { 0 } else { offset };
-        let buf_index = (self.buf_base + slot) as u16;
-        macro_rules! build {
+        let positional = !self.positionless;
+        let off = |io: &Io| if positional { io.offset } else { 0 };
+        let base = self.buf_base;
+        let write = self.write;
+        macro_rules! each {
+            (|$io:ident| $e:expr) => {
+                for $io in ios {
+                    sink(($e).user_data(tag | $io.slot as u64));
+                }
+            };
+        }
+        macro_rules! ops {
             ($fd:expr) => {{
-                if self.opts.fixed_bufs {
-                    if self.write {
-                        opcode::WriteFixed::new($fd, buf, len, buf_index)
-                            .offset(off)
-                            .build()
+                let fd = $fd;
+                if self.fixed_bufs {
+                    if write {
+                        each!(|io| opcode::WriteFixed::new(
+                            fd,
+                            io.buf,
+                            io.len as u32,
+                            (base + io.slot) as u16
+                        )
+                        .offset(off(io))
+                        .build())
                     } else {
-                        opcode::ReadFixed::new($fd, buf, len, buf_index)
-                            .offset(off)
-                            .build()
+                        each!(|io| opcode::ReadFixed::new(
+                            fd,
+                            io.buf,
+                            io.len as u32,
+                            (base + io.slot) as u16
+                        )
+                        .offset(off(io))
+                        .build())
                     }
-                } else if self.opts.vectored {
-                    let v = &mut self.iovecs[slot as usize];
-                    v.iov_base = buf.cast();
-                    v.iov_len = len as usize;
-                    if self.write {
-                        opcode::Writev::new($fd, v, 1).offset(off).build()
-                    } else {
-                        opcode::Readv::new($fd, v, 1).offset(off).build()
-                    }
+                } else if self.vectored {
+                    let iov = &mut self.iovecs;
+                    each!(|io| {
+                        let v = &mut iov[io.slot as usize];
+                        v.iov_base = io.buf.cast();
+                        v.iov_len = io.len;
+                        if write {
+                            opcode::Writev::new(fd, v, 1).offset(off(io)).build()
+                        } else {
+                            opcode::Readv::new(fd, v, 1).offset(off(io)).build()
+                        }
+                    })
                 } else if self.socket {
-                    if self.write {
-                        opcode::Send::new($fd, buf, len)
+                    if write {
+                        each!(|io| opcode::Send::new(fd, io.buf, io.len as u32)
                             .flags(libc::MSG_WAITALL)
-                            .build()
+                            .build())
                     } else {
-                        opcode::Recv::new($fd, buf, len)
+                        each!(|io| opcode::Recv::new(fd, io.buf, io.len as u32)
                             .flags(libc::MSG_WAITALL)
-                            .build()
+                            .build())
                     }
-                } else if self.write {
-                    opcode::Write::new($fd, buf, len).offset(off).build()
+                } else if write {
+                    each!(|io| opcode::Write::new(fd, io.buf, io.len as u32)
+                        .offset(off(io))
+                        .build())
                 } else {
-                    opcode::Read::new($fd, buf, len).offset(off).build()
+                    each!(|io| opcode::Read::new(fd, io.buf, io.len as u32)
+                        .offset(off(io))
+                        .build())
                 }
             }};
         }
-        if self.opts.nop_requests {
-            opcode::Nop::new().build()
-        } else if self.opts.fixed_files {
-            build!(types::Fixed(self.file_index))
+        if self.nop {
+            each!(|io| opcode::Nop::new().build())
+        } else if self.fixed_files {
+            ops!(types::Fixed(self.file_index))
         } else {
-            build!(types::Fd(self.fd.as_raw_fd()))
+            ops!(types::Fd(self.fd))
         }
-        .user_data(self.tag | slot as u64)
     }
+}
 
+impl Uring {
     /// Hands every completion the ring (or this thread's mailbox or lane) holds to `f`.
     #[inline(always)]
     fn reap_raw<F: FnMut(u32, i32)>(&mut self, mut f: F) -> u32 {
@@ -1212,7 +1313,7 @@ impl Uring {
             self.continuations += 1;
             // SAFETY: d < len, so the pointer stays inside the slot's buffer.
             let rest = unsafe { buf.add(d as usize) };
-            let sqe = self.build(slot, rest, len - d, 0);
+            let sqe = self.sqes.build(slot, rest, len - d, 0);
             self.staged.push(sqe);
             return;
         }
@@ -1230,7 +1331,7 @@ impl Drop for Uring {
             return;
         }
         // A shared ring outlives this thread's buffers: clear their registration first.
-        let (base, n) = (self.buf_base, self.qd as usize);
+        let (base, n) = (self.sqes.buf_base, self.qd as usize);
         match &self.mode {
             Mode::PerThread { .. } => {}
             Mode::Shared { ring, .. } => lock(&ring.inner).core.unregister_bufs(base, n),

@@ -154,6 +154,17 @@ pub trait Method: Sized + Send {
     fn prepare(ctx: &ThreadCtx) -> Result<Self>;
     /// Synchronous methods: perform `io` and return the bytes moved. Asynchronous: queue it (return 0).
     fn submit(&mut self, io: &Io) -> Result<usize>;
+    /// Asynchronous methods: queue the requests of one submission round, in order. Returns how many were
+    /// queued and, if one failed, its error (the requests after it were not queued).
+    #[inline(always)]
+    fn submit_round(&mut self, ios: &[Io]) -> (usize, Result<()>) {
+        for (i, io) in ios.iter().enumerate() {
+            if let Err(e) = self.submit(io) {
+                return (i, Err(e));
+            }
+        }
+        (ios.len(), Ok(()))
+    }
     /// Asynchronous methods: hand queued requests to the kernel and wait for `min_complete` completions.
     fn commit(&mut self, _min_complete: u32) -> Result<()> {
         Ok(())
@@ -185,7 +196,8 @@ pub trait Method: Sized + Send {
     fn uring_stats(&self) -> Option<crate::result::UringStats> {
         None
     }
-    /// Asynchronous methods: report each available completion as (slot, result: bytes or -errno).
+    /// Asynchronous methods: report each available completion as (slot, result: bytes or -errno);
+    /// returns how many were reported (the runner's in-flight count relies on it).
     fn reap<F: FnMut(u32, i32)>(&mut self, _f: F) -> u32 {
         0
     }
