@@ -236,6 +236,7 @@ impl Core {
     }
 
     /// Hands the queued entries to the kernel and waits for `min_complete` completions (any thread's).
+    #[inline]
     fn enter(&mut self, min_complete: u32, e: Enter) -> Result<()> {
         let mut flags = e.flags;
         if min_complete > 0 || self.opts.iopoll || self.opts.defer_taskrun {
@@ -972,7 +973,9 @@ impl Method for Uring {
     fn commit(&mut self, min_complete: u32) -> Result<()> {
         match &mut self.mode {
             Mode::PerThread { core, enter } => {
-                core.push(&mut self.staged, *enter)?;
+                if !self.staged.is_empty() {
+                    core.push(&mut self.staged, *enter)?;
+                }
                 core.enter(min_complete, *enter)
             }
             Mode::Shared { ring, enter, local } => {
