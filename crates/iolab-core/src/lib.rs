@@ -11,6 +11,7 @@ pub mod pattern;
 pub mod probe;
 pub mod result;
 pub mod runner;
+pub mod series;
 pub mod spec;
 pub mod survey;
 pub mod sys;

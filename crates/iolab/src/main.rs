@@ -1,11 +1,13 @@
 //! The `iolab` command: argument parsing, progress and exit codes only; everything else is iolab-core.
 //!
 //! Exit codes: 0 success; 1 a kernel error at run time (the message names the syscall, errno and a hint)
-//! or a `--verify` mismatch; 2 bad input (one line naming the flag and what it accepts); 130 interrupted.
+//! or a `--verify` mismatch; 2 bad input (one line naming the flag and what it accepts); 3 `compare`
+//! found a regression beyond `--fail-on-regression`; 130 interrupted.
 
 use clap::{Args, Parser, Subcommand};
 use iolab_core::error::Error;
 use iolab_core::measure::clock;
+use iolab_core::series;
 use iolab_core::spec::{RawSpec, Val};
 use iolab_report::{Exporter, JsonExporter, TableExporter};
 use std::io::Write;
@@ -19,7 +21,7 @@ const AFTER: &str = "Without a command, iolab runs `survey`: every method writin
 and to a fresh file in a new temporary directory (under 40 s), ranked per target, JSON in ./iolab-results/.
 It touches no existing file.
 
-Exit status: 0 ok; 1 kernel error at run time or --verify mismatch; 2 bad input; 130 interrupted.";
+Exit status: 0 ok; 1 kernel error at run time or --verify mismatch; 2 bad input; 3 compare found a regression (--fail-on-regression); 130 interrupted.";
 
 #[derive(Parser)]
 #[command(name = "iolab", version, about = ABOUT, after_help = AFTER)]
@@ -38,6 +40,39 @@ enum Cmd {
     Bench(BenchArgs),
     /// Every method and option: available or not, with the reason found by actually trying.
     Probe(ProbeArgs),
+    /// Run every point of the product of --vary lists (one result per point, kept as each finishes).
+    Sweep(Box<SweepArgs>),
+    /// Matching runs of two result files side by side, with ratios and a noise verdict.
+    Compare(CompareArgs),
+}
+
+#[derive(Args)]
+struct SweepArgs {
+    /// KEY=V1,V2,...: a spec key (a run flag without dashes: method, bs, qd, threads, direct, ring,
+    /// target ...) and its values; repeat for more keys. Points run in a stable order, the first --vary
+    /// changing slowest.
+    #[arg(long, value_name = "KEY=V1,V2", required = true)]
+    vary: Vec<String>,
+    /// The record file: one JSON line per point, written and synced as each point finishes [default: a new
+    /// iolab-results/sweep-<UTC time>.jsonl]. An existing file is refused unless --resume.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Continue the sweep recorded in --out: points already there are not run again.
+    #[arg(long, requires = "out")]
+    resume: bool,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    /// The baseline: a `run --json` file, a `run --repeat --json` file or a sweep's record file.
+    a: PathBuf,
+    /// The candidate, in any of the same forms.
+    b: PathBuf,
+    /// Exit 3 when a matching workload is slower in B by more than PCT percent and beyond the noise.
+    #[arg(long, value_name = "PCT")]
+    fail_on_regression: Option<String>,
 }
 
 #[derive(Args)]
@@ -89,6 +124,13 @@ struct RunArgs {
     /// Write the result document (JSON) to FILE ("-" for stdout). An existing FILE is not replaced.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Run the workload N times; report each figure's median, min, max and standard deviation, and say
+    /// when the spread is too wide to trust a comparison [default: 1].
+    #[arg(long, value_name = "N")]
+    repeat: Option<String>,
+    /// Write one CSV row per run to FILE (columns in the README). An existing FILE is not replaced.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
 
     /// A regular file (created if missing), /dev/null (write sink), /dev/zero (read source) or a block device [default: /dev/null].
     #[arg(long, value_name = "PATH")]
@@ -303,12 +345,16 @@ fn fail(e: &Error) -> ! {
 
 /// Refuses an existing --json file before the run, so nothing is overwritten and no run is wasted.
 fn check_json_path(p: &Path) -> Result<(), Error> {
+    check_new_path("--json", p)
+}
+
+fn check_new_path(flag: &str, p: &Path) -> Result<(), Error> {
     if p == Path::new("-") {
         return Ok(());
     }
     if p.exists() {
         return Err(Error::usage(
-            "--json",
+            flag,
             format!(
                 "{} exists; iolab does not replace files: choose a new name or remove it",
                 p.display()
@@ -317,11 +363,27 @@ fn check_json_path(p: &Path) -> Result<(), Error> {
     }
     match p.parent().filter(|d| !d.as_os_str().is_empty()) {
         Some(d) if !d.is_dir() => Err(Error::usage(
-            "--json",
+            flag,
             format!("the directory {} does not exist", d.display()),
         )),
         _ => Ok(()),
     }
+}
+
+fn write_new(flag: &str, p: &Path, bytes: &[u8]) -> Result<(), Error> {
+    if p == Path::new("-") {
+        std::io::stdout()
+            .write_all(bytes)
+            .map_err(|e| Error::Runtime(format!("stdout: {e}")))?;
+        return Ok(());
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(p)
+        .map_err(|e| Error::Runtime(format!("cannot create {flag} {}: {e}", p.display())))?;
+    f.write_all(bytes)
+        .map_err(|e| Error::Runtime(format!("cannot write {flag} {}: {e}", p.display())))
 }
 
 fn write_json(p: &Path, bytes: &[u8]) -> Result<(), Error> {
@@ -349,9 +411,36 @@ fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
     if let Some(j) = &a.json {
         check_json_path(j)?;
     }
+    if let Some(c) = &a.csv {
+        check_new_path("--csv", c)?;
+    }
+    let repeat = match &a.repeat {
+        None => 1,
+        Some(n) => match iolab_core::units::parse_count(n) {
+            Ok(0) => {
+                return Err(Error::usage(
+                    "--repeat",
+                    "0 is not accepted; expected 1 or more runs",
+                ))
+            }
+            Ok(k) => k as usize,
+            Err(m) => return Err(Error::usage("--repeat", m)),
+        },
+    };
     iolab_core::cleanup::install_signal_handler();
     let clk = clock::calibrate(20);
+    if repeat > 1 {
+        return run_repeated(a, &spec, &clk, repeat);
+    }
     let r = iolab_core::runner::run(&spec, &clk)?;
+    if let Some(c) = &a.csv {
+        let rec = series::record(&[], Ok(to_value(&r)?));
+        write_new(
+            "--csv",
+            c,
+            (series::csv_header(&[]) + &series::csv_row(&rec, &[])).as_bytes(),
+        )?;
+    }
     let text = TableExporter.run(&r);
     if a.json.as_deref() == Some(Path::new("-")) {
         // Keep stdout machine-readable: the table goes to stderr.
@@ -372,6 +461,329 @@ fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
             );
             return Ok(1);
         }
+    }
+    Ok(0)
+}
+
+fn to_value(r: &iolab_core::result::RunResult) -> Result<serde_json::Value, Error> {
+    serde_json::to_value(r).map_err(|e| Error::Runtime(format!("result JSON: {e}")))
+}
+
+/// `run --repeat N`: N runs of one workload, each printed as one line, then the statistics of every figure.
+fn run_repeated(
+    a: &RunArgs,
+    spec: &iolab_core::spec::Spec,
+    clk: &clock::ClockInfo,
+    n: usize,
+) -> Result<i32, Error> {
+    let to_stderr = a.json.as_deref() == Some(Path::new("-"));
+    let say = |t: String| {
+        if to_stderr {
+            eprint!("{t}");
+        } else {
+            print!("{t}");
+        }
+    };
+    let mut runs = Vec::with_capacity(n);
+    let mut mismatches = 0u64;
+    for i in 0..n {
+        let r = iolab_core::runner::run(spec, clk)?;
+        if i == 0 {
+            // The first run's header says what runs (the workload is the same for all).
+            let text = String::from_utf8_lossy(&TableExporter.run(&r)).to_string();
+            say(text.lines().next().unwrap_or_default().to_string() + "\n");
+        }
+        say(format!(
+            "run {:>3}/{n}   {:>12.0} ops/s  {:>10.1} MiB/s  {:>10.1} ns/op  p50 {:>9.0} ns  p99 {:>9.0} ns\n",
+            i + 1,
+            r.iops,
+            r.mib_s,
+            r.ns_per_op,
+            r.latency.p50_ns,
+            r.latency.p99_ns
+        ));
+        mismatches += r.verify.as_ref().map_or(0, |v| v.mismatches);
+        runs.push(to_value(&r)?);
+    }
+    let summary = series::summarize(&runs);
+    say(series::render_summary(&summary));
+    if let Some(c) = &a.csv {
+        let mut text = series::csv_header(&[]);
+        for r in &runs {
+            text += &series::csv_row(&series::record(&[], Ok(r.clone())), &[]);
+        }
+        write_new("--csv", c, text.as_bytes())?;
+    }
+    if let Some(j) = &a.json {
+        let mut v =
+            serde_json::to_vec_pretty(&serde_json::json!({ "repeat": summary, "runs": runs }))
+                .map_err(|e| Error::Runtime(format!("result JSON: {e}")))?;
+        v.push(b'\n');
+        write_json(j, &v)?;
+    }
+    if mismatches > 0 {
+        eprintln!("iolab: verify: {mismatches} blocks differ from what was written");
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
+    let vary: Vec<series::Vary> = a
+        .vary
+        .iter()
+        .map(|v| series::parse_vary(v))
+        .collect::<Result<_, _>>()?;
+    if let Some(r) = &a.run.repeat {
+        return Err(Error::usage(
+            "--repeat",
+            format!("'{r}' is for `run`; a sweep runs each point once (add a --vary seed=1,2,3 for repeats)"),
+        ));
+    }
+    let base = match &a.run.spec {
+        Some(p) => RawSpec::from_toml_file(p)?,
+        None => RawSpec::default(),
+    }
+    .merge(a.run.raw());
+    let points = series::points(&vary);
+    // Every point is resolved before anything runs. A value no point can use is bad input (a typo);
+    // a point whose combination does not apply (--qd with psync) is recorded as not run, with the reason.
+    let mut resolved = Vec::with_capacity(points.len());
+    for p in &points {
+        resolved.push(base.clone().merge(series::point_raw(p)?).resolve());
+    }
+    for v in &vary {
+        for val in &v.values {
+            let mut with = points
+                .iter()
+                .zip(&resolved)
+                .filter(|(p, _)| p.iter().any(|(k, x)| k == &v.key && x == val));
+            // The value itself is bad when every point with it fails naming its own flag.
+            let own = format!("--{}:", v.key);
+            if let Some((p, Err(e))) = with.clone().next() {
+                if with.all(|(_, r)| matches!(r, Err(e) if e.to_string().starts_with(&own))) {
+                    return Err(Error::usage(
+                        "--vary",
+                        format!("{}: {e}", series::point_label(p)),
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(j) = &a.run.json {
+        return Err(Error::usage(
+            "--json",
+            format!(
+                "{}: a sweep writes its results to --out (one JSON line per point)",
+                j.display()
+            ),
+        ));
+    }
+    if let Some(c) = &a.run.csv {
+        check_new_path("--csv", c)?;
+    }
+    let (path, mut done) = match (&a.out, a.resume) {
+        (Some(p), true) => {
+            let (recs, cut) = series::read_records(p)?;
+            if cut > 0 {
+                eprintln!(
+                    "iolab: {}: the last line was cut short ({cut} bytes, a point interrupted while being written); that point runs again",
+                    p.display()
+                );
+            }
+            (p.clone(), recs)
+        }
+        (Some(p), false) => {
+            if p.exists() {
+                return Err(Error::usage(
+                    "--out",
+                    format!(
+                        "{} exists; iolab does not replace files: add --resume to continue that sweep, or choose a new name",
+                        p.display()
+                    ),
+                ));
+            }
+            check_new_path("--out", p)?;
+            (p.clone(), Vec::new())
+        }
+        (None, _) => {
+            let dir = Path::new("iolab-results");
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::Runtime(format!("cannot create {}: {e}", dir.display())))?;
+            let stamp = iolab_core::survey::utc_stamp(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(0),
+            );
+            let mut p = dir.join(format!("sweep-{stamp}.jsonl"));
+            let mut k = 1;
+            while p.exists() {
+                k += 1;
+                p = dir.join(format!("sweep-{stamp}-{k}.jsonl"));
+            }
+            (p, Vec::new())
+        }
+    };
+    // A cut-short last line is dropped from the file before appending.
+    if a.resume {
+        let mut text = String::new();
+        for r in &done {
+            text += &serde_json::to_string(r).map_err(|e| Error::Runtime(e.to_string()))?;
+            text.push('\n');
+        }
+        let tmp = path.with_extension("jsonl.resume-tmp");
+        std::fs::write(&tmp, text)
+            .and_then(|_| std::fs::rename(&tmp, &path))
+            .map_err(|e| Error::Runtime(format!("cannot rewrite {}: {e}", path.display())))?;
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&path)
+        .map_err(|e| Error::Runtime(format!("cannot open --out {}: {e}", path.display())))?;
+    iolab_core::cleanup::install_signal_handler();
+    let clk = clock::calibrate(20);
+    let keys: Vec<String> = vary.iter().map(|v| v.key.clone()).collect();
+    let n = points.len();
+    let already = |p: &[(String, String)], done: &[serde_json::Value]| {
+        done.iter().any(|r| series::is_point(r, p))
+    };
+    let skipped = points.iter().filter(|p| already(p, &done)).count();
+    println!(
+        "iolab sweep: {n} points ({}), records in {}{}",
+        vary.iter()
+            .map(|v| format!("{} x{}", v.key, v.values.len()))
+            .collect::<Vec<_>>()
+            .join(", "),
+        path.display(),
+        if skipped > 0 {
+            format!("; {skipped} already recorded, not run again")
+        } else {
+            String::new()
+        }
+    );
+    let mut failed = 0;
+    for (i, p) in points.iter().enumerate() {
+        if already(p, &done) {
+            continue;
+        }
+        let outcome = match resolved[i]
+            .as_ref()
+            .map_err(|e| Error::usage("--vary", format!("{e}")))
+            .and_then(|spec| iolab_core::runner::run(spec, &clk))
+        {
+            Ok(r) => {
+                println!(
+                    "{:>4}/{n}  {:<40}  {:>12.0} ops/s  {:>10.1} MiB/s  {:>10.1} ns/op  p99 {:>9.0} ns",
+                    i + 1,
+                    series::point_label(p),
+                    r.iops,
+                    r.mib_s,
+                    r.ns_per_op,
+                    r.latency.p99_ns
+                );
+                Ok(to_value(&r)?)
+            }
+            Err(e) => {
+                // Ctrl-C never gets here: the handler removes iolab's files and exits (130); the points
+                // recorded so far are already synced to the record file.
+                failed += 1;
+                println!(
+                    "{:>4}/{n}  {:<40}  not run: {e}",
+                    i + 1,
+                    series::point_label(p)
+                );
+                Err((e.exit_code(), e.to_string()))
+            }
+        };
+        let rec = series::record(p, outcome);
+        series::append_record(&mut f, &rec)?;
+        done.push(rec);
+    }
+    if let Some(c) = &a.run.csv {
+        let mut text = series::csv_header(&keys);
+        for p in &points {
+            if let Some(r) = done.iter().find(|r| series::is_point(r, p)) {
+                text += &series::csv_row(r, &keys);
+            }
+        }
+        write_new("--csv", c, text.as_bytes())?;
+    }
+    println!(
+        "result: {} ({n} points, {failed} not run this time)",
+        path.display()
+    );
+    Ok(0)
+}
+
+fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
+    let limit = match &a.fail_on_regression {
+        None => None,
+        Some(s) => match s.trim_end_matches('%').parse::<f64>() {
+            Ok(v) if v >= 0.0 && v.is_finite() => Some(v),
+            _ => {
+                return Err(Error::usage(
+                    "--fail-on-regression",
+                    format!("'{s}' is not a percentage; expected a number such as 5"),
+                ))
+            }
+        },
+    };
+    let read =
+        |p: &Path| series::read_records(p).map_err(|e| Error::usage("compare", e.to_string()));
+    let (ra, _) = read(&a.a)?;
+    let (rb, _) = read(&a.b)?;
+    let figs = ["iops", "ns_per_op", "lat_p99", "cpu_sys"];
+    let (rows, only_a, only_b) = series::compare(&ra, &rb, &figs);
+    println!(
+        "iolab compare: A = {}, B = {}; ratio = B / A (medians); noise = the wider measured spread of the two sides, at least {}%",
+        a.a.display(),
+        a.b.display(),
+        series::MIN_NOISE_PCT
+    );
+    let mut regressions = 0;
+    for r in &rows {
+        let verdict = match r.verdict {
+            series::Verdict::Faster => "faster",
+            series::Verdict::Slower => "slower",
+            series::Verdict::WithinNoise => "within noise",
+        };
+        let ratio = if r.ratio.is_finite() {
+            format!("{:>6.3}", r.ratio)
+        } else {
+            "     -".to_string()
+        };
+        println!(
+            "{:<58} {:<10} A {:>14.1} (n={})  B {:>14.1} (n={})  ratio {ratio}  noise ±{:>4.1}%  {verdict}",
+            r.workload, r.figure, r.a.median, r.a.n, r.b.median, r.b.n, r.noise_pct
+        );
+        if let (Some(l), series::Verdict::Slower) = (limit, &r.verdict) {
+            let worse_pct = if r.ratio >= 1.0 {
+                (r.ratio - 1.0) * 100.0
+            } else {
+                (1.0 - r.ratio) * 100.0
+            };
+            if worse_pct > l {
+                regressions += 1;
+            }
+        }
+    }
+    for w in &only_a {
+        println!("only in A: {w}");
+    }
+    for w in &only_b {
+        println!("only in B: {w}");
+    }
+    if rows.is_empty() {
+        println!("no workload appears in both files");
+    }
+    if regressions > 0 {
+        eprintln!(
+            "iolab: compare: {regressions} figure(s) slower in B by more than {}% and beyond the noise",
+            limit.unwrap_or(0.0)
+        );
+        return Ok(3);
     }
     Ok(0)
 }
@@ -562,6 +974,8 @@ fn main() {
         Some(Cmd::Run(a)) => cmd_run(a),
         Some(Cmd::Bench(a)) => cmd_bench(a),
         Some(Cmd::Probe(a)) => cmd_probe(a),
+        Some(Cmd::Sweep(a)) => cmd_sweep(a),
+        Some(Cmd::Compare(a)) => cmd_compare(a),
     };
     match r {
         Ok(code) => std::process::exit(code),

@@ -1,0 +1,694 @@
+//! Many runs of one workload or of a grid of workloads: `--repeat` statistics, `iolab sweep` points and
+//! their JSON-lines record file (written after every point, so an interrupted sweep keeps what finished
+//! and `--resume` continues it), CSV rows, and `iolab compare`. Everything here reads result documents
+//! as JSON values, so files written by earlier iolab versions or other commands compare the same way.
+
+use crate::error::{Error, Result};
+use crate::spec::RawSpec;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+/// A figure of a run result: its name, unit, place in the result document, and which way is better.
+pub struct Figure {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub path: &'static [&'static str],
+    pub higher_is_better: bool,
+}
+
+/// The figures `--repeat` summarizes and `compare` sets side by side.
+pub const FIGURES: &[Figure] = &[
+    Figure {
+        name: "iops",
+        unit: "ops/s",
+        path: &["iops"],
+        higher_is_better: true,
+    },
+    Figure {
+        name: "mib_s",
+        unit: "MiB/s",
+        path: &["mib_s"],
+        higher_is_better: true,
+    },
+    Figure {
+        name: "ns_per_op",
+        unit: "ns (wall / ops)",
+        path: &["ns_per_op"],
+        higher_is_better: false,
+    },
+    Figure {
+        name: "lat_p50",
+        unit: "ns",
+        path: &["latency", "p50_ns"],
+        higher_is_better: false,
+    },
+    Figure {
+        name: "lat_p99",
+        unit: "ns",
+        path: &["latency", "p99_ns"],
+        higher_is_better: false,
+    },
+    Figure {
+        name: "cpu_user",
+        unit: "s (process)",
+        path: &["cpu", "process", "user_s"],
+        higher_is_better: false,
+    },
+    Figure {
+        name: "cpu_sys",
+        unit: "s (process)",
+        path: &["cpu", "process", "sys_s"],
+        higher_is_better: false,
+    },
+    Figure {
+        name: "syscalls_per_op",
+        unit: "calls/op (iolab's count)",
+        path: &["syscalls", "method_per_op"],
+        higher_is_better: false,
+    },
+];
+
+/// Spread (max - min, over the median) above which `--repeat` warns that single comparisons are noise.
+pub const WIDE_SPREAD_PCT: f64 = 10.0;
+/// `compare`'s noise band when a side has a single run (no spread measured): differences under this many
+/// percent are called "within noise" all the same.
+pub const MIN_NOISE_PCT: f64 = 2.0;
+
+pub fn figure(result: &Value, f: &Figure) -> Option<f64> {
+    let mut v = result;
+    for k in f.path {
+        v = v.get(k)?;
+    }
+    v.as_f64()
+}
+
+/// Median, min, max and (population) standard deviation of one figure over repeated runs.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Stat {
+    pub n: usize,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub stdev: f64,
+    /// (max - min) / median, in percent (0 for one run).
+    pub spread_pct: f64,
+}
+
+pub fn stat(xs: &[f64]) -> Option<Stat> {
+    if xs.is_empty() {
+        return None;
+    }
+    let mut s = xs.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    let median = if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    };
+    let mean = s.iter().sum::<f64>() / n as f64;
+    let var = s.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
+    let (min, max) = (s[0], s[n - 1]);
+    Some(Stat {
+        n,
+        median,
+        min,
+        max,
+        stdev: var.sqrt(),
+        spread_pct: if median != 0.0 {
+            (max - min) / median.abs() * 100.0
+        } else {
+            0.0
+        },
+    })
+}
+
+/// What `--repeat N` reports beside the N results.
+#[derive(Debug, Clone, Serialize)]
+pub struct RepeatSummary {
+    pub runs: usize,
+    /// (figure, unit, statistics over the runs that have it).
+    pub figures: Vec<(String, String, Stat)>,
+    /// Set when the throughput spread is too wide to trust a comparison, saying how wide.
+    pub spread_note: Option<String>,
+}
+
+pub fn summarize(results: &[Value]) -> RepeatSummary {
+    let mut figures = Vec::new();
+    for f in FIGURES {
+        let xs: Vec<f64> = results.iter().filter_map(|r| figure(r, f)).collect();
+        if let Some(s) = stat(&xs) {
+            figures.push((f.name.to_string(), f.unit.to_string(), s));
+        }
+    }
+    let spread_note = figures
+        .iter()
+        .find(|(n, _, _)| n == "iops")
+        .filter(|(_, _, s)| s.n > 1 && s.spread_pct > WIDE_SPREAD_PCT)
+        .map(|(_, _, s)| {
+            format!(
+                "throughput varied by {:.1}% over {} runs (max - min over the median; above {WIDE_SPREAD_PCT}%): \
+                 differences smaller than that between two workloads are noise here",
+                s.spread_pct, s.n
+            )
+        });
+    RepeatSummary {
+        runs: results.len(),
+        figures,
+        spread_note,
+    }
+}
+
+pub fn render_summary(s: &RepeatSummary) -> String {
+    let mut o = format!(
+        "repeat       {} runs of the same workload (each figure: median, min, max, stdev, spread = (max-min)/median)\n",
+        s.runs
+    );
+    for (name, unit, st) in &s.figures {
+        o.push_str(&format!(
+            "  {name:<16} median {:>14.4}  min {:>14.4}  max {:>14.4}  stdev {:>12.4}  spread {:>5.1}%  [{unit}]\n",
+            st.median, st.min, st.max, st.stdev, st.spread_pct
+        ));
+    }
+    if let Some(n) = &s.spread_note {
+        o.push_str(&format!("note         {n}\n"));
+    }
+    o
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Sweeps.
+
+/// One `--vary KEY=V1,V2,...`.
+#[derive(Debug, Clone)]
+pub struct Vary {
+    pub key: String,
+    pub values: Vec<String>,
+}
+
+/// Parses `KEY=V1,V2,...`; the key must be a spec key (checked by building a spec with its first value).
+pub fn parse_vary(s: &str) -> Result<Vary> {
+    let (k, vs) = s.split_once('=').ok_or_else(|| {
+        Error::usage(
+            "--vary",
+            format!("'{s}' is not KEY=V1,V2,... (for example --vary bs=4k,64k,1m)"),
+        )
+    })?;
+    let key = k.trim().trim_start_matches("--").to_string();
+    let values: Vec<String> = vs
+        .split(',')
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .collect();
+    if values.is_empty() {
+        return Err(Error::usage(
+            "--vary",
+            format!("'{s}' gives no values for {key}"),
+        ));
+    }
+    let v = Vary { key, values };
+    point_raw(&[(v.key.clone(), v.values[0].clone())])?;
+    Ok(v)
+}
+
+/// The cartesian product in a stable order: the first `--vary` changes slowest.
+pub fn points(vs: &[Vary]) -> Vec<Vec<(String, String)>> {
+    let mut out: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for v in vs {
+        let mut next = Vec::with_capacity(out.len() * v.values.len());
+        for p in &out {
+            for val in &v.values {
+                let mut q = p.clone();
+                q.push((v.key.clone(), val.clone()));
+                next.push(q);
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+/// The spec keys of one point as a RawSpec (to be merged over the base spec).
+pub fn point_raw(point: &[(String, String)]) -> Result<RawSpec> {
+    let mut t = toml::map::Map::new();
+    for (k, v) in point {
+        let val = match v.as_str() {
+            "true" => toml::Value::Boolean(true),
+            "false" => toml::Value::Boolean(false),
+            _ => toml::Value::String(v.clone()),
+        };
+        t.insert(k.clone(), val);
+    }
+    let text = toml::to_string(&toml::Value::Table(t))
+        .map_err(|e| Error::usage("--vary", format!("cannot encode the point: {e}")))?;
+    RawSpec::from_toml_str(&text).map_err(|m| Error::usage("--vary", m))
+}
+
+pub fn point_label(point: &[(String, String)]) -> String {
+    point
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One line of a sweep's record file.
+pub fn record(
+    point: &[(String, String)],
+    outcome: std::result::Result<Value, (i32, String)>,
+) -> Value {
+    let p: serde_json::Map<String, Value> = point
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
+    match outcome {
+        Ok(r) => serde_json::json!({ "point": p, "result": r }),
+        Err((code, msg)) => serde_json::json!({ "point": p, "error": msg, "exit_code": code }),
+    }
+}
+
+/// Appends one record as a line and flushes it to the file system before returning, so a sweep killed
+/// after this point keeps it.
+pub fn append_record(f: &mut std::fs::File, rec: &Value) -> Result<()> {
+    let mut line = serde_json::to_vec(rec).map_err(|e| Error::Runtime(format!("record: {e}")))?;
+    line.push(b'\n');
+    f.write_all(&line)
+        .and_then(|_| f.sync_data())
+        .map_err(|e| Error::Runtime(format!("cannot write the sweep's record file: {e}")))
+}
+
+/// The point of a record, as (key, value) pairs in the record's order.
+pub fn record_point(rec: &Value) -> Vec<(String, String)> {
+    rec.get("point")
+        .and_then(|p| p.as_object())
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether a record was made for `point` (keys in any order: a record's keys come back sorted).
+pub fn is_point(rec: &Value, point: &[(String, String)]) -> bool {
+    let mut a = record_point(rec);
+    let mut b = point.to_vec();
+    a.sort();
+    b.sort();
+    a == b
+}
+
+/// Reads a file of results: a sweep's JSON lines, a `run --json` document, or a `run --repeat --json`
+/// document; returns the records (each `{"point", "result"}` or `{"point", "error"}`), and how many
+/// trailing bytes were ignored (a line cut short when a sweep was killed mid-write).
+pub fn read_records(path: &Path) -> Result<(Vec<Value>, usize)> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", path.display())))?;
+    let bad = |what: String| Error::Runtime(format!("{}: {what}", path.display()));
+    // A whole-file JSON document first (run --json, run --repeat --json).
+    if let Ok(doc) = serde_json::from_str::<Value>(&text) {
+        if let Some(runs) = doc.get("runs").and_then(|r| r.as_array()) {
+            return Ok((
+                runs.iter()
+                    .map(|r| serde_json::json!({ "point": {}, "result": r }))
+                    .collect(),
+                0,
+            ));
+        }
+        if doc.get("point").is_some() {
+            return Ok((vec![doc], 0));
+        }
+        if doc.get("spec").is_some() {
+            return Ok((vec![serde_json::json!({ "point": {}, "result": doc })], 0));
+        }
+        return Err(bad("not an iolab result (no spec, runs or point)".into()));
+    }
+    let mut out = Vec::new();
+    let mut ignored = 0;
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    for (i, l) in lines.iter().enumerate() {
+        if l.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(l) {
+            Ok(v) if v.get("point").is_some() => out.push(v),
+            Ok(_) => return Err(bad(format!("line {} is not a sweep record", i + 1))),
+            // Only the last line may be cut short (a write interrupted by a kill).
+            Err(_) if i + 1 == lines.len() && !l.ends_with('\n') => ignored = l.len(),
+            Err(e) => return Err(bad(format!("line {}: {e}", i + 1))),
+        }
+    }
+    Ok((out, ignored))
+}
+
+// ---------------------------------------------------------------------------------------------------
+// CSV.
+
+/// The CSV columns after the point's keys (one row per run; documented in the README).
+pub const CSV_COLUMNS: &[&str] = &[
+    "method",
+    "op",
+    "bs",
+    "pattern",
+    "target",
+    "threads",
+    "qd",
+    "batch",
+    "direct",
+    "ops",
+    "bytes",
+    "wall_s",
+    "iops",
+    "mib_s",
+    "ns_per_op",
+    "lat_p50_ns",
+    "lat_p99_ns",
+    "cpu_user_s",
+    "cpu_sys_s",
+    "syscalls_per_op",
+    "error",
+];
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+pub fn csv_header(point_keys: &[String]) -> String {
+    let mut cols: Vec<String> = point_keys.iter().map(|k| format!("point.{k}")).collect();
+    cols.extend(CSV_COLUMNS.iter().map(|c| c.to_string()));
+    cols.iter()
+        .map(|c| csv_field(c))
+        .collect::<Vec<_>>()
+        .join(",")
+        + "\n"
+}
+
+pub fn csv_row(rec: &Value, point_keys: &[String]) -> String {
+    let point = record_point(rec);
+    let mut cells: Vec<String> = point_keys
+        .iter()
+        .map(|k| {
+            point
+                .iter()
+                .find(|(pk, _)| pk == k)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        })
+        .collect();
+    let r = rec.get("result");
+    let txt = |path: &[&str]| -> String {
+        let mut v = match r {
+            Some(v) => v,
+            None => return String::new(),
+        };
+        for k in path {
+            match v.get(k) {
+                Some(x) => v = x,
+                None => return String::new(),
+            }
+        }
+        match v {
+            Value::String(s) => s.clone(),
+            Value::Null => String::new(),
+            o => o.to_string(),
+        }
+    };
+    for c in CSV_COLUMNS {
+        cells.push(match *c {
+            "method" | "op" | "bs" | "pattern" | "threads" | "qd" | "batch" | "direct" => {
+                txt(&["spec", c])
+            }
+            "target" => txt(&["spec", "target"]),
+            "lat_p50_ns" => txt(&["latency", "p50_ns"]),
+            "lat_p99_ns" => txt(&["latency", "p99_ns"]),
+            "cpu_user_s" => txt(&["cpu", "process", "user_s"]),
+            "cpu_sys_s" => txt(&["cpu", "process", "sys_s"]),
+            "syscalls_per_op" => txt(&["syscalls", "method_per_op"]),
+            "error" => rec
+                .get("error")
+                .and_then(|e| e.as_str())
+                .unwrap_or_default()
+                .to_string(),
+            other => txt(&[other]),
+        });
+    }
+    cells
+        .iter()
+        .map(|c| csv_field(c))
+        .collect::<Vec<_>>()
+        .join(",")
+        + "\n"
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Compare.
+
+/// Spec fields that do not make two runs different workloads (seeds, file names, amounts, checking).
+const NOT_WORKLOAD: &[&str] = &[
+    "seed",
+    "target",
+    "ops",
+    "duration_s",
+    "file_size",
+    "keep",
+    "overwrite",
+    "verify",
+    "count",
+    "breakdown",
+    "allow_device_writes",
+];
+
+/// The workload a result ran: its spec without the fields above, plus the kind of target.
+pub fn workload_key(result: &Value) -> String {
+    let mut m: BTreeMap<String, Value> = BTreeMap::new();
+    if let Some(spec) = result.get("spec").and_then(|s| s.as_object()) {
+        for (k, v) in spec {
+            if !NOT_WORKLOAD.contains(&k.as_str()) {
+                m.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    if let Some(kind) = result.get("target").and_then(|t| t.get("kind")) {
+        m.insert("target_kind".into(), kind.clone());
+    }
+    serde_json::to_string(&m).unwrap_or_default()
+}
+
+/// A short label of a workload for tables.
+pub fn workload_label(result: &Value) -> String {
+    let s = |k: &str| {
+        result
+            .get("spec")
+            .and_then(|x| x.get(k))
+            .map(|v| match v {
+                Value::String(s) => s.clone(),
+                o => o.to_string(),
+            })
+            .unwrap_or_default()
+    };
+    let kind = result
+        .get("target")
+        .and_then(|t| t.get("kind"))
+        .and_then(|k| k.as_str())
+        .unwrap_or("?");
+    format!(
+        "{} {} bs={} {} thr={} qd={} batch={} -> {kind}",
+        s("method"),
+        s("op"),
+        s("bs"),
+        s("pattern"),
+        s("threads"),
+        s("qd"),
+        s("batch")
+    )
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub enum Verdict {
+    Faster,
+    Slower,
+    WithinNoise,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareRow {
+    pub workload: String,
+    pub figure: String,
+    pub a: Stat,
+    pub b: Stat,
+    /// b's median over a's.
+    pub ratio: f64,
+    /// The band (percent) a difference must leave to count: the wider of the two sides' measured spreads,
+    /// at least MIN_NOISE_PCT.
+    pub noise_pct: f64,
+    pub verdict: Verdict,
+}
+
+/// Groups the results of records by workload (repeated runs of one workload form one group).
+fn groups(recs: &[Value]) -> Vec<(String, String, Vec<Value>)> {
+    let mut out: Vec<(String, String, Vec<Value>)> = Vec::new();
+    for r in recs.iter().filter_map(|r| r.get("result")) {
+        let k = workload_key(r);
+        match out.iter_mut().find(|g| g.0 == k) {
+            Some(g) => g.2.push(r.clone()),
+            None => out.push((k, workload_label(r), vec![r.clone()])),
+        }
+    }
+    out
+}
+
+/// Matching workloads of A and B side by side for `figures` (names from FIGURES); the workloads only one
+/// side has are returned apart.
+pub fn compare(
+    a: &[Value],
+    b: &[Value],
+    figures: &[&str],
+) -> (Vec<CompareRow>, Vec<String>, Vec<String>) {
+    let (ga, gb) = (groups(a), groups(b));
+    let mut rows = Vec::new();
+    for (k, label, ra) in &ga {
+        let Some((_, _, rb)) = gb.iter().find(|g| &g.0 == k) else {
+            continue;
+        };
+        for f in FIGURES.iter().filter(|f| figures.contains(&f.name)) {
+            let xa: Vec<f64> = ra.iter().filter_map(|r| figure(r, f)).collect();
+            let xb: Vec<f64> = rb.iter().filter_map(|r| figure(r, f)).collect();
+            let (Some(sa), Some(sb)) = (stat(&xa), stat(&xb)) else {
+                continue;
+            };
+            let ratio = if sa.median != 0.0 {
+                sb.median / sa.median
+            } else {
+                f64::NAN
+            };
+            let noise_pct = sa.spread_pct.max(sb.spread_pct).max(MIN_NOISE_PCT);
+            let change_pct = (ratio - 1.0) * 100.0;
+            let verdict = if !ratio.is_finite() || change_pct.abs() <= noise_pct {
+                Verdict::WithinNoise
+            } else if (change_pct > 0.0) == f.higher_is_better {
+                Verdict::Faster
+            } else {
+                Verdict::Slower
+            };
+            rows.push(CompareRow {
+                workload: label.clone(),
+                figure: f.name.to_string(),
+                a: sa,
+                b: sb,
+                ratio,
+                noise_pct,
+                verdict,
+            });
+        }
+    }
+    let only = |x: &[(String, String, Vec<Value>)], y: &[(String, String, Vec<Value>)]| {
+        x.iter()
+            .filter(|g| !y.iter().any(|h| h.0 == g.0))
+            .map(|g| g.1.clone())
+            .collect::<Vec<_>>()
+    };
+    (rows, only(&ga, &gb), only(&gb, &ga))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(method: &str, iops: f64) -> Value {
+        serde_json::json!({
+            "spec": {"method": method, "op": "write", "bs": 4096, "pattern": "seq", "threads": 1,
+                     "qd": 1, "batch": 1, "seed": 7, "target": "/tmp/x"},
+            "target": {"kind": "file"},
+            "iops": iops, "ns_per_op": 1e9 / iops,
+        })
+    }
+
+    fn rec(r: Value) -> Value {
+        serde_json::json!({"point": {}, "result": r})
+    }
+
+    #[test]
+    fn stats_are_exact() {
+        let s = stat(&[3.0, 1.0, 2.0, 10.0]).unwrap();
+        assert_eq!((s.n, s.median, s.min, s.max), (4, 2.5, 1.0, 10.0));
+        assert!((s.spread_pct - 360.0).abs() < 1e-9);
+        // Mean 4, squared deviations 1 + 9 + 4 + 36 = 50, population variance 12.5.
+        assert!((s.stdev - 12.5f64.sqrt()).abs() < 1e-12);
+        let one = stat(&[5.0]).unwrap();
+        assert_eq!((one.stdev, one.spread_pct), (0.0, 0.0));
+        assert!(stat(&[]).is_none());
+    }
+
+    #[test]
+    fn identical_runs_are_within_noise() {
+        let a: Vec<Value> = [100.0, 104.0, 98.0]
+            .iter()
+            .map(|&i| rec(result("psync", i)))
+            .collect();
+        let (rows, only_a, only_b) = compare(&a, &a, &["iops", "ns_per_op"]);
+        assert_eq!(rows.len(), 2);
+        assert!(only_a.is_empty() && only_b.is_empty());
+        for r in rows {
+            assert_eq!(r.verdict, Verdict::WithinNoise, "{r:?}");
+            assert_eq!(r.ratio, 1.0);
+        }
+    }
+
+    #[test]
+    fn differences_beyond_the_spread_are_called() {
+        let a: Vec<Value> = [100.0, 103.0, 101.0]
+            .iter()
+            .map(|&i| rec(result("psync", i)))
+            .collect();
+        let faster: Vec<Value> = [150.0, 152.0, 149.0]
+            .iter()
+            .map(|&i| rec(result("psync", i)))
+            .collect();
+        let (rows, _, _) = compare(&a, &faster, &["iops", "ns_per_op"]);
+        assert!(
+            rows.iter().all(|r| r.verdict == Verdict::Faster),
+            "{rows:?}"
+        );
+        let (rows, _, _) = compare(&faster, &a, &["iops"]);
+        assert_eq!(rows[0].verdict, Verdict::Slower);
+        // A 5% difference inside a 30% spread is noise.
+        let wide: Vec<Value> = [80.0, 105.0, 110.0]
+            .iter()
+            .map(|&i| rec(result("psync", i)))
+            .collect();
+        let (rows, _, _) = compare(&a, &wide, &["iops"]);
+        assert_eq!(rows[0].verdict, Verdict::WithinNoise, "{rows:?}");
+        // Different workloads do not match.
+        let other = vec![rec(result("sync", 100.0))];
+        let (rows, only_a, only_b) = compare(&a, &other, &["iops"]);
+        assert!(rows.is_empty());
+        assert_eq!((only_a.len(), only_b.len()), (1, 1));
+    }
+
+    #[test]
+    fn points_are_the_product_in_flag_order() {
+        let v = vec![
+            parse_vary("method=psync,io_uring").unwrap(),
+            parse_vary("bs=4k,64k,1m").unwrap(),
+        ];
+        let p = points(&v);
+        assert_eq!(p.len(), 6);
+        assert_eq!(point_label(&p[0]), "method=psync bs=4k");
+        assert_eq!(point_label(&p[1]), "method=psync bs=64k");
+        assert_eq!(point_label(&p[5]), "method=io_uring bs=1m");
+        let e = parse_vary("colour=red").unwrap_err().to_string();
+        assert!(e.contains("--vary") && e.contains("colour"), "{e}");
+        assert!(parse_vary("bs")
+            .unwrap_err()
+            .to_string()
+            .contains("KEY=V1,V2"));
+        assert!(point_raw(&[("direct".into(), "true".into())]).is_ok());
+    }
+}

@@ -1,0 +1,272 @@
+//! Repeated runs, sweeps (product order, records kept per point, resume), CSV rows and compare.
+
+mod common;
+use common::*;
+
+fn lines(p: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn repeat_reports_the_statistics_of_its_runs() {
+    let dir = tmpfs_dir();
+    let json = dir.path().join("r.json");
+    let csv = dir.path().join("r.csv");
+    let target = file(&dir, "rep.dat");
+    let r = iolab(&[
+        "run",
+        "--target",
+        &path_str(&target),
+        "--ops",
+        "2000",
+        "--repeat",
+        "4",
+        "--verify",
+        "--count",
+        "none",
+        "--json",
+        &path_str(&json),
+        "--csv",
+        &path_str(&csv),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("repeat       4 runs"), "{}", r.stdout);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4);
+    let mut iops: Vec<f64> = runs.iter().map(|r| r["iops"].as_f64().unwrap()).collect();
+    for r in runs {
+        assert_eq!(r["ops"], 2000);
+        assert_eq!(r["verify"]["mismatches"], 0);
+    }
+    iops.sort_by(|a, b| a.total_cmp(b));
+    let fig = doc["repeat"]["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f[0] == "iops")
+        .unwrap()[2]
+        .clone();
+    assert_eq!(fig["n"], 4);
+    assert_eq!(fig["min"].as_f64().unwrap(), iops[0]);
+    assert_eq!(fig["max"].as_f64().unwrap(), iops[3]);
+    let median = fig["median"].as_f64().unwrap();
+    assert!(
+        (median / ((iops[1] + iops[2]) / 2.0) - 1.0).abs() < 1e-12,
+        "{median}"
+    );
+    // One CSV row per run, with the run's ops.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows.len(), 5, "{text}");
+    let header: Vec<&str> = rows[0].split(',').collect();
+    let ops_col = header.iter().position(|c| *c == "ops").unwrap();
+    for row in &rows[1..] {
+        assert_eq!(row.split(',').nth(ops_col), Some("2000"));
+    }
+    // An existing --csv file is never replaced, and 0 repeats are refused naming the flag.
+    let again = iolab(&["run", "--ops", "10", "--csv", &path_str(&csv)]);
+    assert_eq!(again.code, 2);
+    assert!(
+        again.stderr.starts_with("iolab: --csv:"),
+        "{}",
+        again.stderr
+    );
+    let zero = iolab(&["run", "--ops", "10", "--repeat", "0"]);
+    assert_eq!(zero.code, 2);
+    assert!(
+        zero.stderr.starts_with("iolab: --repeat:"),
+        "{}",
+        zero.stderr
+    );
+}
+
+#[test]
+fn sweep_runs_the_product_in_order_and_resumes() {
+    let dir = tmpfs_dir();
+    let out = dir.path().join("s.jsonl");
+    let csv = dir.path().join("s.csv");
+    let target = file(&dir, "sweep.dat");
+    let tgt = path_str(&target);
+    let args = |out: &str, extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = [
+            "sweep",
+            "--vary",
+            "method=psync,io_uring",
+            "--vary",
+            "bs=4k,16k",
+            "--target",
+            &tgt,
+            "--ops",
+            "500",
+            "--verify",
+            "--count",
+            "none",
+            "--out",
+            out,
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+        a.extend(extra.iter().map(|x| x.to_string()));
+        a
+    };
+    let run = |a: Vec<String>| iolab(&a.iter().map(|x| x.as_str()).collect::<Vec<_>>());
+    let r = run(args(&path_str(&out), &["--csv", &path_str(&csv)]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let recs = lines(&out);
+    let got: Vec<(String, String, u64)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["point"]["method"].as_str().unwrap().to_string(),
+                r["point"]["bs"].as_str().unwrap().to_string(),
+                r["result"]["bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("psync".into(), "4k".into(), 500 * 4096),
+            ("psync".into(), "16k".into(), 500 * 16384),
+            ("io_uring".into(), "4k".into(), 500 * 4096),
+            ("io_uring".into(), "16k".into(), 500 * 16384),
+        ]
+    );
+    for r in &recs {
+        assert_eq!(r["result"]["verify"]["mismatches"], 0, "{}", r["point"]);
+        assert_eq!(r["result"]["spec"]["method"], r["point"]["method"]);
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().count(), 5, "{text}");
+    assert!(text.starts_with("point.method,point.bs,method,"), "{text}");
+
+    // An interrupted sweep: two whole records and a line cut short. --resume runs the other two only.
+    let cut = dir.path().join("cut.jsonl");
+    let whole = std::fs::read_to_string(&out).unwrap();
+    let first_two: String = whole.split_inclusive('\n').take(2).collect();
+    std::fs::write(&cut, format!("{first_two}{{\"point\":{{\"method\"")).unwrap();
+    let r = run(args(&path_str(&cut), &["--resume"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("2 already recorded"), "{}", r.stdout);
+    assert!(r.stderr.contains("cut short"), "{}", r.stderr);
+    assert!(!r.stdout.contains("method=psync bs=4k "), "{}", r.stdout);
+    let resumed = lines(&cut);
+    assert_eq!(resumed.len(), 4);
+    assert_eq!(resumed[0], recs[0]);
+    assert_eq!(resumed[3]["point"]["method"], "io_uring");
+
+    // Without --resume the record file is never appended to or replaced.
+    let again = run(args(&path_str(&out), &[]));
+    assert_eq!(again.code, 2);
+    assert!(again.stderr.contains("--resume"), "{}", again.stderr);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), whole);
+    // Bad keys and values name --vary before anything runs.
+    let bad = iolab(&["sweep", "--vary", "colour=red"]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.starts_with("iolab: --vary:"), "{}", bad.stderr);
+    let bad = iolab(&["sweep", "--method", "io_uring", "--vary", "qd=1,zero"]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("qd=zero"), "{}", bad.stderr);
+    // A combination that does not apply (--qd for psync) is recorded as not run, with the reason; the
+    // points that apply run.
+    let mixed = dir.path().join("mixed.jsonl");
+    let r = iolab(&[
+        "sweep",
+        "--vary",
+        "method=psync,io_uring",
+        "--qd",
+        "4",
+        "--ops",
+        "200",
+        "--count",
+        "none",
+        "--out",
+        &path_str(&mixed),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let recs = lines(&mixed);
+    assert!(
+        recs[0]["error"].as_str().unwrap().contains("--qd"),
+        "{}",
+        recs[0]
+    );
+    assert_eq!(recs[1]["result"]["ops"], 200);
+}
+
+#[test]
+fn compare_calls_identical_runs_noise_and_flags_regressions() {
+    let dir = tmpfs_dir();
+    let a = dir.path().join("a.json");
+    let r = iolab(&[
+        "run",
+        "--ops",
+        "3000",
+        "--repeat",
+        "3",
+        "--count",
+        "none",
+        "--json",
+        &path_str(&a),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let same = iolab(&[
+        "compare",
+        &path_str(&a),
+        &path_str(&a),
+        "--fail-on-regression",
+        "1",
+    ]);
+    assert_eq!(same.code, 0, "{}", same.stderr);
+    assert!(same.stdout.contains("within noise"), "{}", same.stdout);
+    assert!(!same.stdout.contains("slower") && !same.stdout.contains("faster"));
+
+    // B: the same runs at half the throughput (synthetic, so the verdict is certain).
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
+    for r in doc["runs"].as_array_mut().unwrap() {
+        let i = r["iops"].as_f64().unwrap();
+        r["iops"] = serde_json::json!(i / 2.0);
+        let n = r["ns_per_op"].as_f64().unwrap();
+        r["ns_per_op"] = serde_json::json!(n * 2.0);
+    }
+    let b = dir.path().join("b.json");
+    std::fs::write(&b, serde_json::to_string(&doc).unwrap()).unwrap();
+    let worse = iolab(&[
+        "compare",
+        &path_str(&a),
+        &path_str(&b),
+        "--fail-on-regression",
+        "5",
+    ]);
+    assert_eq!(worse.code, 3, "{}{}", worse.stdout, worse.stderr);
+    assert!(worse.stdout.contains("slower"), "{}", worse.stdout);
+    let better = iolab(&[
+        "compare",
+        &path_str(&b),
+        &path_str(&a),
+        "--fail-on-regression",
+        "5",
+    ]);
+    assert_eq!(better.code, 0, "{}", better.stderr);
+    assert!(better.stdout.contains("faster"), "{}", better.stdout);
+    let bad = iolab(&[
+        "compare",
+        &path_str(&a),
+        &path_str(&a),
+        "--fail-on-regression",
+        "lots",
+    ]);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.starts_with("iolab: --fail-on-regression:"),
+        "{}",
+        bad.stderr
+    );
+}
