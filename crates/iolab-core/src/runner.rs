@@ -309,7 +309,6 @@ fn loop_sync<M: Method, C: Clock>(
     Ok(())
 }
 
-/// The loop for methods that queue ops and complete them later (io_uring).
 /// The first unexpected completion result of a reap (kept out of line: it is the rare case).
 #[cold]
 #[inline(never)]
@@ -317,6 +316,7 @@ fn note_bad(bad: &mut Option<(i32, u64)>, res: i32, offset: u64) {
     bad.get_or_insert((res, offset));
 }
 
+/// The loop for methods that queue ops and complete them later (io_uring, aio).
 #[allow(clippy::too_many_arguments)]
 fn loop_async<M: Method, C: Clock>(
     m: &mut M,
@@ -373,15 +373,14 @@ fn loop_async<M: Method, C: Clock>(
         // run after it.
         let round_first = issued;
         let s = round_start;
-        let room = if stop || sync_due {
+        let n = if stop || sync_due {
             0
         } else {
-            (max_ops - issued).min(u64::from((batch - queued).min(qd - inflight - queued)))
+            (max_ops - issued).min(u64::from((batch - queued).min(qd - inflight - queued))) as usize
         };
-        // The round's requests are laid out first, then handed to the method in one call (two short
-        // loops keep the hot state in registers; one interleaved loop spilled it).
-        // The round takes the top `n` slots of the free stack, in place.
-        let n = room as usize;
+        // The round takes the top `n` slots of the free stack, in place. Its requests are laid out
+        // first, then handed to the method in one call (two short loops keep the hot state in registers;
+        // one interleaved loop spilled it).
         nfree -= n;
         if p.planned {
             for (io, &slot) in round[..n].iter_mut().zip(&free[nfree..nfree + n]) {

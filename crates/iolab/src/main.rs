@@ -387,19 +387,7 @@ fn write_new(flag: &str, p: &Path, bytes: &[u8]) -> Result<(), Error> {
 }
 
 fn write_json(p: &Path, bytes: &[u8]) -> Result<(), Error> {
-    if p == Path::new("-") {
-        std::io::stdout()
-            .write_all(bytes)
-            .map_err(|e| Error::Runtime(format!("stdout: {e}")))?;
-        return Ok(());
-    }
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(p)
-        .map_err(|e| Error::Runtime(format!("cannot create --json {}: {e}", p.display())))?;
-    f.write_all(bytes)
-        .map_err(|e| Error::Runtime(format!("cannot write --json {}: {e}", p.display())))
+    write_new("--json", p, bytes)
 }
 
 fn cmd_run(a: &RunArgs) -> Result<i32, Error> {

@@ -1206,29 +1206,28 @@ impl SqeShape {
                 }
             };
         }
+        // The write or the read opcode of a pair, with the same arguments.
+        macro_rules! by_dir {
+            ($w:ident / $r:ident, |$io:ident| $($rest:tt)*) => {
+                if write {
+                    each!(|$io| opcode::$w::new $($rest)*)
+                } else {
+                    each!(|$io| opcode::$r::new $($rest)*)
+                }
+            };
+        }
         macro_rules! ops {
             ($fd:expr) => {{
                 let fd = $fd;
                 if self.fixed_bufs {
-                    if write {
-                        each!(|io| opcode::WriteFixed::new(
-                            fd,
-                            io.buf,
-                            io.len as u32,
-                            (base + io.slot) as u16
-                        )
+                    by_dir!(WriteFixed / ReadFixed, |io| (
+                        fd,
+                        io.buf,
+                        io.len as u32,
+                        (base + io.slot) as u16
+                    )
                         .offset(off(io))
                         .build())
-                    } else {
-                        each!(|io| opcode::ReadFixed::new(
-                            fd,
-                            io.buf,
-                            io.len as u32,
-                            (base + io.slot) as u16
-                        )
-                        .offset(off(io))
-                        .build())
-                    }
                 } else if self.vectored {
                     let iov = &mut self.iovecs;
                     each!(|io| {
@@ -1242,21 +1241,11 @@ impl SqeShape {
                         }
                     })
                 } else if self.socket {
-                    if write {
-                        each!(|io| opcode::Send::new(fd, io.buf, io.len as u32)
-                            .flags(libc::MSG_WAITALL)
-                            .build())
-                    } else {
-                        each!(|io| opcode::Recv::new(fd, io.buf, io.len as u32)
-                            .flags(libc::MSG_WAITALL)
-                            .build())
-                    }
-                } else if write {
-                    each!(|io| opcode::Write::new(fd, io.buf, io.len as u32)
-                        .offset(off(io))
+                    by_dir!(Send / Recv, |io| (fd, io.buf, io.len as u32)
+                        .flags(libc::MSG_WAITALL)
                         .build())
                 } else {
-                    each!(|io| opcode::Read::new(fd, io.buf, io.len as u32)
+                    by_dir!(Write / Read, |io| (fd, io.buf, io.len as u32)
                         .offset(off(io))
                         .build())
                 }
