@@ -19,6 +19,9 @@ pub enum Error {
     /// Anything else that went wrong at run time (I/O on result files, a short transfer ...).
     #[error("{0}")]
     Runtime(String),
+    /// A suite step this build or machine cannot run (a method not built yet, a device that cannot be made).
+    #[error("not available {0}")]
+    Unavailable(String),
 }
 
 impl Error {

@@ -4,12 +4,13 @@
 //! as JSON values, so files written by earlier iolab versions or other commands compare the same way.
 
 use crate::error::{Error, Result};
+use crate::measure::clock::ClockInfo;
 use crate::spec::RawSpec;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A figure of a run result: its name, unit, place in the result document, and which way is better.
 pub struct Figure {
@@ -191,6 +192,13 @@ pub struct Vary {
 
 /// Parses `KEY=V1,V2,...`; the key must be a spec key (checked by building a spec with its first value).
 pub fn parse_vary(s: &str) -> Result<Vary> {
+    let v = parse_vary_any(s)?;
+    point_raw(&[(v.key.clone(), v.values[0].clone())])?;
+    Ok(v)
+}
+
+/// Parses `KEY=V1,V2,...` for any key (suite workloads of their own have keys of their own).
+pub fn parse_vary_any(s: &str) -> Result<Vary> {
     let (k, vs) = s.split_once('=').ok_or_else(|| {
         Error::usage(
             "--vary",
@@ -209,9 +217,7 @@ pub fn parse_vary(s: &str) -> Result<Vary> {
             format!("'{s}' gives no values for {key}"),
         ));
     }
-    let v = Vary { key, values };
-    point_raw(&[(v.key.clone(), v.values[0].clone())])?;
-    Ok(v)
+    Ok(Vary { key, values })
 }
 
 /// The cartesian product in a stable order: the first `--vary` changes slowest.
@@ -342,6 +348,191 @@ pub fn read_records(path: &Path) -> Result<(Vec<Value>, usize)> {
         }
     }
     Ok((out, ignored))
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The record file and the loop over points, shared by `iolab sweep` and `iolab suite`.
+
+/// A record file of JSON lines, one per point, each appended and synced as its point finishes.
+pub struct Recorder {
+    pub path: PathBuf,
+    file: std::fs::File,
+    /// The records in the file (those found at `--resume`, then those appended).
+    pub done: Vec<Value>,
+    /// Bytes of a cut-short last line dropped at `--resume` (a point killed while being written).
+    pub dropped: usize,
+}
+
+impl Recorder {
+    /// Opens the record file. `out` given: a new file, or with `resume` the existing one (its complete
+    /// lines kept, a cut-short last line dropped). `out` absent: a new `iolab-results/<stem>-<UTC>.jsonl`.
+    /// An existing file is never appended to or replaced without `resume`.
+    pub fn open(out: Option<&Path>, resume: bool, stem: &str) -> Result<Recorder> {
+        let (path, done, dropped) = match (out, resume) {
+            (Some(p), true) => {
+                let (recs, cut) = read_records(p)?;
+                // Rewrite without the cut-short line, then append after it.
+                let mut text = String::new();
+                for r in &recs {
+                    text += &serde_json::to_string(r).map_err(|e| Error::Runtime(e.to_string()))?;
+                    text.push('\n');
+                }
+                let tmp = p.with_extension("jsonl.resume-tmp");
+                std::fs::write(&tmp, text)
+                    .and_then(|_| std::fs::rename(&tmp, p))
+                    .map_err(|e| Error::Runtime(format!("cannot rewrite {}: {e}", p.display())))?;
+                (p.to_path_buf(), recs, cut)
+            }
+            (Some(p), false) => {
+                if p.exists() {
+                    return Err(Error::usage(
+                        "--out",
+                        format!(
+                            "{} exists; iolab does not replace files: add --resume to continue what it recorded, or choose a new name",
+                            p.display()
+                        ),
+                    ));
+                }
+                if let Some(d) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    if !d.is_dir() {
+                        return Err(Error::usage(
+                            "--out",
+                            format!("the directory {} does not exist", d.display()),
+                        ));
+                    }
+                }
+                (p.to_path_buf(), Vec::new(), 0)
+            }
+            (None, _) => {
+                let dir = Path::new("iolab-results");
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| Error::Runtime(format!("cannot create {}: {e}", dir.display())))?;
+                let stamp = crate::survey::utc_stamp(
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map(|d| d.as_secs())
+                        .unwrap_or(0),
+                );
+                let mut p = dir.join(format!("{stem}-{stamp}.jsonl"));
+                let mut k = 1;
+                while p.exists() {
+                    k += 1;
+                    p = dir.join(format!("{stem}-{stamp}-{k}.jsonl"));
+                }
+                (p, Vec::new(), 0)
+            }
+        };
+        let mut opts = std::fs::OpenOptions::new();
+        opts.append(true);
+        if resume {
+            opts.create(true);
+        } else {
+            opts.create_new(true);
+        }
+        let file = opts
+            .open(&path)
+            .map_err(|e| Error::Runtime(format!("cannot open --out {}: {e}", path.display())))?;
+        Ok(Recorder {
+            path,
+            file,
+            done,
+            dropped,
+        })
+    }
+
+    pub fn has(&self, point: &[(String, String)]) -> bool {
+        self.done.iter().any(|r| is_point(r, point))
+    }
+
+    /// Appends a record and syncs it before returning.
+    pub fn push(&mut self, rec: Value) -> Result<()> {
+        append_record(&mut self.file, &rec)?;
+        self.done.push(rec);
+        Ok(())
+    }
+}
+
+/// A workload of its own: given the calibrated clock, returns its result document.
+pub type CustomWork = Box<dyn FnOnce(&ClockInfo) -> Result<Value>>;
+
+/// What one point of a sweep or suite does.
+pub enum Work {
+    /// An iolab run of the spec (or the reason the spec does not apply: recorded as not run).
+    Run(Result<crate::spec::Spec>),
+    /// Not run, with the reason (a method or device this build or machine does not have).
+    Unavailable(String),
+    /// A workload of its own (suites' decimal lines, the clock's cost) returning its result document.
+    Custom(CustomWork),
+}
+
+pub struct Job {
+    pub point: Vec<(String, String)>,
+    pub work: Work,
+}
+
+/// What the loop tells its caller, for printing and progress.
+pub enum Event<'a> {
+    /// Point `i` (0-based) of `n` starts.
+    Start { i: usize, n: usize, label: &'a str },
+    /// Point `i` finished; its record (with "result", or "error" and "exit_code").
+    Done {
+        i: usize,
+        n: usize,
+        label: &'a str,
+        rec: &'a Value,
+    },
+    /// Point `i` was recorded before (`--resume`) and is not run again.
+    Skipped { i: usize, n: usize },
+}
+
+/// Runs every job whose point the recorder does not hold yet, appending one record per job as it
+/// finishes. Returns how many did not run (an error, not applicable or not available). Ctrl-C never
+/// returns here: the handler removes iolab's files and exits; what was recorded is already synced.
+pub fn run_jobs(
+    jobs: Vec<Job>,
+    rec: &mut Recorder,
+    clk: &ClockInfo,
+    on: &mut dyn FnMut(Event),
+) -> Result<usize> {
+    let n = jobs.len();
+    let mut failed = 0;
+    for (i, job) in jobs.into_iter().enumerate() {
+        if rec.has(&job.point) {
+            on(Event::Skipped { i, n });
+            continue;
+        }
+        let label = point_label(&job.point);
+        on(Event::Start {
+            i,
+            n,
+            label: &label,
+        });
+        let outcome = match job.work {
+            Work::Run(spec) => spec
+                .map_err(|e| Error::usage("--vary", format!("{e}")))
+                .and_then(|s| crate::runner::run(&s, clk))
+                .and_then(|r| {
+                    serde_json::to_value(&r)
+                        .map_err(|e| Error::Runtime(format!("result JSON: {e}")))
+                }),
+            Work::Unavailable(why) => Err(Error::Unavailable(why)),
+            Work::Custom(f) => f(clk),
+        };
+        let outcome = outcome.map_err(|e| {
+            failed += 1;
+            (e.exit_code(), e.to_string())
+        });
+        let r = record(&job.point, outcome);
+        rec.push(r)?;
+        let r = rec.done.last().expect("just pushed");
+        on(Event::Done {
+            i,
+            n,
+            label: &label,
+            rec: r,
+        });
+    }
+    Ok(failed)
 }
 
 // ---------------------------------------------------------------------------------------------------

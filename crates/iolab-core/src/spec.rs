@@ -383,6 +383,9 @@ pub enum RingDesign {
     /// One ring owned by a submitter thread; workers hand requests through lock-free per-thread queues
     /// and get completions back the same way (the report's suggested batching coordinator).
     SharedSubmitter,
+    /// A ring per worker thread, filled by the worker (the producer) and reaped by a consumer thread of
+    /// its own that waits for completions and hands them back: the seed Pi thesis's io_uring design.
+    ProducerConsumer,
 }
 
 impl RingDesign {
@@ -391,6 +394,7 @@ impl RingDesign {
             "per-thread" => RingDesign::PerThread,
             "shared" => RingDesign::Shared,
             "shared-submitter" => RingDesign::SharedSubmitter,
+            "producer-consumer" => RingDesign::ProducerConsumer,
             _ => return None,
         })
     }
@@ -399,6 +403,7 @@ impl RingDesign {
             RingDesign::PerThread => "per-thread",
             RingDesign::Shared => "shared",
             RingDesign::SharedSubmitter => "shared-submitter",
+            RingDesign::ProducerConsumer => "producer-consumer",
         }
     }
 }
@@ -770,12 +775,18 @@ impl RawSpec {
                     RingDesign::parse(&w).ok_or_else(|| {
                         Error::usage(
                             "--ring",
-                            format!("'{w}' is not accepted; expected per-thread, shared or shared-submitter"),
+                            format!("'{w}' is not accepted; expected per-thread, shared, shared-submitter or producer-consumer"),
                         )
                     })?
                 }
             },
         };
+        if ring.design == RingDesign::ProducerConsumer && ring.defer_taskrun {
+            return Err(Error::usage(
+                "--defer-taskrun",
+                "with --ring producer-consumer a consumer thread waits for completions, but DEFER_TASKRUN posts                  them only to the submitting thread: drop --defer-taskrun or use --ring per-thread",
+            ));
+        }
         if ring.design == RingDesign::Shared && threads > 1 && ring.single_issuer {
             return Err(Error::usage(
                 "--single-issuer",

@@ -1,6 +1,8 @@
 //! Exporters behind one trait, each returning bytes (hyperfine's `export/` shape): a readable table for
 //! stdout and the JSON document whose schema is `iolab_core::result::RunResult` / `SurveyResult`.
 
+pub mod html;
+
 use iolab_core::measure::hist::Summary;
 use iolab_core::result::RunResult;
 use iolab_core::spec::MethodKind;

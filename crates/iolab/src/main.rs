@@ -44,6 +44,57 @@ enum Cmd {
     Sweep(Box<SweepArgs>),
     /// Matching runs of two result files side by side, with ratios and a noise verdict.
     Compare(CompareArgs),
+    /// Run a seed experiment as a named suite (suites/*.toml): its table next to the seed's.
+    Suite(SuiteArgs),
+    /// One self-contained HTML file (inline SVG charts) from result files.
+    Report(ReportArgs),
+}
+
+#[derive(Args)]
+struct SuiteArgs {
+    /// A built-in suite (see --list) or a path to a suite .toml file.
+    #[arg(required_unless_present = "list")]
+    name: Option<String>,
+    /// The suites with one line each, and the seed each reproduces.
+    #[arg(long)]
+    list: bool,
+    /// Scaled down to under a minute (the suite's [quick] amounts): a smoke test, not a measurement.
+    #[arg(long)]
+    quick: bool,
+    /// The record file: one JSON line per point, synced as each finishes [default: a new
+    /// iolab-results/suite-NAME-<UTC time>.jsonl]. An existing file is refused unless --resume.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Continue the suite recorded in --out: points already there are not run again.
+    #[arg(long, requires = "out")]
+    resume: bool,
+    /// Write one CSV row per point to FILE (columns in the README). An existing FILE is not replaced.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Where the "disk" files go (a new directory inside it, removed at the end) [default: /var/tmp].
+    #[arg(long, value_name = "DIR", default_value = "/var/tmp")]
+    disk_dir: PathBuf,
+    /// Where the tmpfs files go (a new directory inside it, removed at the end) [default: /dev/shm].
+    #[arg(long, value_name = "DIR", default_value = "/dev/shm")]
+    tmpfs_dir: PathBuf,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// Result files: sweep or suite records (.jsonl), `run --json` or `run --repeat --json` documents.
+    #[arg(required = true, value_name = "RESULTS")]
+    results: Vec<PathBuf>,
+    /// The HTML file to write (an existing file is not replaced).
+    #[arg(
+        short = 'o',
+        long = "out",
+        value_name = "FILE",
+        default_value = "report.html"
+    )]
+    out: PathBuf,
+    /// Also write each chart alone as DIR/<name>.svg (DIR is created; existing files are not replaced).
+    #[arg(long, value_name = "DIR")]
+    svg: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -570,129 +621,48 @@ fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
     if let Some(c) = &a.run.csv {
         check_new_path("--csv", c)?;
     }
-    let (path, mut done) = match (&a.out, a.resume) {
-        (Some(p), true) => {
-            let (recs, cut) = series::read_records(p)?;
-            if cut > 0 {
-                eprintln!(
-                    "iolab: {}: the last line was cut short ({cut} bytes, a point interrupted while being written); that point runs again",
-                    p.display()
-                );
-            }
-            (p.clone(), recs)
-        }
-        (Some(p), false) => {
-            if p.exists() {
-                return Err(Error::usage(
-                    "--out",
-                    format!(
-                        "{} exists; iolab does not replace files: add --resume to continue that sweep, or choose a new name",
-                        p.display()
-                    ),
-                ));
-            }
-            check_new_path("--out", p)?;
-            (p.clone(), Vec::new())
-        }
-        (None, _) => {
-            let dir = Path::new("iolab-results");
-            std::fs::create_dir_all(dir)
-                .map_err(|e| Error::Runtime(format!("cannot create {}: {e}", dir.display())))?;
-            let stamp = iolab_core::survey::utc_stamp(
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_secs())
-                    .unwrap_or(0),
-            );
-            let mut p = dir.join(format!("sweep-{stamp}.jsonl"));
-            let mut k = 1;
-            while p.exists() {
-                k += 1;
-                p = dir.join(format!("sweep-{stamp}-{k}.jsonl"));
-            }
-            (p, Vec::new())
-        }
-    };
-    // A cut-short last line is dropped from the file before appending.
-    if a.resume {
-        let mut text = String::new();
-        for r in &done {
-            text += &serde_json::to_string(r).map_err(|e| Error::Runtime(e.to_string()))?;
-            text.push('\n');
-        }
-        let tmp = path.with_extension("jsonl.resume-tmp");
-        std::fs::write(&tmp, text)
-            .and_then(|_| std::fs::rename(&tmp, &path))
-            .map_err(|e| Error::Runtime(format!("cannot rewrite {}: {e}", path.display())))?;
+    let mut rec = series::Recorder::open(a.out.as_deref(), a.resume, "sweep")?;
+    if rec.dropped > 0 {
+        eprintln!(
+            "iolab: {}: the last line was cut short ({} bytes, a point interrupted while being written); that point runs again",
+            rec.path.display(),
+            rec.dropped
+        );
     }
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(&path)
-        .map_err(|e| Error::Runtime(format!("cannot open --out {}: {e}", path.display())))?;
     iolab_core::cleanup::install_signal_handler();
     let clk = clock::calibrate(20);
     let keys: Vec<String> = vary.iter().map(|v| v.key.clone()).collect();
     let n = points.len();
-    let already = |p: &[(String, String)], done: &[serde_json::Value]| {
-        done.iter().any(|r| series::is_point(r, p))
-    };
-    let skipped = points.iter().filter(|p| already(p, &done)).count();
+    let skipped = points.iter().filter(|p| rec.has(p)).count();
     println!(
         "iolab sweep: {n} points ({}), records in {}{}",
         vary.iter()
             .map(|v| format!("{} x{}", v.key, v.values.len()))
             .collect::<Vec<_>>()
             .join(", "),
-        path.display(),
+        rec.path.display(),
         if skipped > 0 {
             format!("; {skipped} already recorded, not run again")
         } else {
             String::new()
         }
     );
-    let mut failed = 0;
-    for (i, p) in points.iter().enumerate() {
-        if already(p, &done) {
-            continue;
-        }
-        let outcome = match resolved[i]
-            .as_ref()
-            .map_err(|e| Error::usage("--vary", format!("{e}")))
-            .and_then(|spec| iolab_core::runner::run(spec, &clk))
-        {
-            Ok(r) => {
-                println!(
-                    "{:>4}/{n}  {:<40}  {:>12.0} ops/s  {:>10.1} MiB/s  {:>10.1} ns/op  p99 {:>9.0} ns",
-                    i + 1,
-                    series::point_label(p),
-                    r.iops,
-                    r.mib_s,
-                    r.ns_per_op,
-                    r.latency.p99_ns
-                );
-                Ok(to_value(&r)?)
-            }
-            Err(e) => {
-                // Ctrl-C never gets here: the handler removes iolab's files and exits (130); the points
-                // recorded so far are already synced to the record file.
-                failed += 1;
-                println!(
-                    "{:>4}/{n}  {:<40}  not run: {e}",
-                    i + 1,
-                    series::point_label(p)
-                );
-                Err((e.exit_code(), e.to_string()))
-            }
-        };
-        let rec = series::record(p, outcome);
-        series::append_record(&mut f, &rec)?;
-        done.push(rec);
-    }
+    let jobs = points
+        .iter()
+        .cloned()
+        .zip(resolved)
+        .map(|(point, spec)| series::Job {
+            point,
+            work: series::Work::Run(spec),
+        })
+        .collect();
+    let mut progress = Progress::new("sweep", n - skipped);
+    let failed = series::run_jobs(jobs, &mut rec, &clk, &mut |ev| progress.event(&ev))?;
+    progress.finish();
     if let Some(c) = &a.run.csv {
         let mut text = series::csv_header(&keys);
         for p in &points {
-            if let Some(r) = done.iter().find(|r| series::is_point(r, p)) {
+            if let Some(r) = rec.done.iter().find(|r| series::is_point(r, p)) {
                 text += &series::csv_row(r, &keys);
             }
         }
@@ -700,7 +670,225 @@ fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
     }
     println!(
         "result: {} ({n} points, {failed} not run this time)",
-        path.display()
+        rec.path.display()
+    );
+    Ok(0)
+}
+
+/// Per-point lines on stdout, and on a terminal's stderr a progress bar with ETA between points. The bar
+/// is drawn only when a point starts or ends (no ticking thread: a second thread in a one-thread run
+/// makes every syscall of it dearer, see cleanup.rs).
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Progress {
+    fn new(what: &str, n: usize) -> Progress {
+        let bar = (n > 0 && iolab_core::sys::isatty(2)).then(|| {
+            let b = indicatif::ProgressBar::with_draw_target(
+                Some(n as u64),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            if let Ok(st) = indicatif::ProgressStyle::with_template(
+                "{prefix} [{bar:30}] {pos}/{len} points, {elapsed} so far, ETA {eta}  {wide_msg}",
+            ) {
+                b.set_style(st.progress_chars("=> "));
+            }
+            b.set_prefix(format!("iolab {what}"));
+            b
+        });
+        Progress { bar }
+    }
+
+    fn say(&self, line: String) {
+        match &self.bar {
+            Some(b) => b.suspend(|| println!("{line}")),
+            None => println!("{line}"),
+        }
+    }
+
+    fn event(&mut self, ev: &series::Event) {
+        match ev {
+            series::Event::Start { label, .. } => {
+                if let Some(b) = &self.bar {
+                    b.set_message(label.to_string());
+                }
+            }
+            series::Event::Done { i, n, label, rec } => {
+                self.say(point_line(*i, *n, label, rec));
+                if let Some(b) = &self.bar {
+                    b.inc(1);
+                }
+            }
+            series::Event::Skipped { .. } => {}
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// One line per finished point.
+fn point_line(i: usize, n: usize, label: &str, rec: &serde_json::Value) -> String {
+    let f = |r: &serde_json::Value, k: &str| r.get(k).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+    match (rec.get("result"), rec.get("error").and_then(|e| e.as_str())) {
+        (Some(r), _) if r.get("workload").and_then(|w| w.as_str()) == Some("decimal-lines") => {
+            format!(
+                "{:>4}/{n}  {label:<50}  {:>10.3} ms open to close (incl. fsync), verified",
+                i + 1,
+                f(r, "wall_s") * 1e3
+            )
+        }
+        (Some(r), _) if r.get("workload").and_then(|w| w.as_str()) == Some("clock") => format!(
+            "{:>4}/{n}  {label:<50}  one clock read {:.1} ns",
+            i + 1,
+            r["clock"]["overhead_ns"].as_f64().unwrap_or(f64::NAN)
+        ),
+        (Some(r), _) => format!(
+            "{:>4}/{n}  {label:<50}  {:>12.0} ops/s  {:>10.1} MiB/s  {:>10.1} ns/op  p99 {:>9.0} ns",
+            i + 1,
+            f(r, "iops"),
+            f(r, "mib_s"),
+            f(r, "ns_per_op"),
+            r["latency"]["p99_ns"].as_f64().unwrap_or(f64::NAN)
+        ),
+        (None, Some(e)) => format!("{:>4}/{n}  {label:<50}  not run: {e}", i + 1),
+        _ => String::new(),
+    }
+}
+
+fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
+    if a.list {
+        println!("iolab suites (run one with `iolab suite NAME`; --quick for a smoke test):\n");
+        for (name, _) in iolab_core::suite::BUILTIN {
+            let s = iolab_core::suite::load(name)?;
+            println!("  {name:<12} {}", s.about);
+            println!("  {:<12} reproduces: {}", "", s.reproduces);
+        }
+        return Ok(0);
+    }
+    let name = a.name.as_deref().unwrap_or_default();
+    let suite = iolab_core::suite::load(name)?;
+    for (flag, d) in [("--disk-dir", &a.disk_dir), ("--tmpfs-dir", &a.tmpfs_dir)] {
+        if !d.is_dir() {
+            return Err(Error::usage(
+                flag,
+                format!("{} is not a directory", d.display()),
+            ));
+        }
+    }
+    if let Some(c) = &a.csv {
+        check_new_path("--csv", c)?;
+    }
+    iolab_core::cleanup::install_signal_handler();
+    let places = iolab_core::suite::Places::make(
+        &a.disk_dir,
+        &a.tmpfs_dir,
+        iolab_core::suite::wants_zram(&suite),
+    )?;
+    let jobs = iolab_core::suite::jobs(&suite, &places, a.quick)?;
+    let points: Vec<Vec<(String, String)>> = jobs.iter().map(|j| j.point.clone()).collect();
+    let mut rec = series::Recorder::open(
+        a.out.as_deref(),
+        a.resume,
+        &format!(
+            "suite-{}{}",
+            suite.name,
+            if a.quick { "-quick" } else { "" }
+        ),
+    )?;
+    if rec.dropped > 0 {
+        eprintln!(
+            "iolab: {}: the last line was cut short ({} bytes); that point runs again",
+            rec.path.display(),
+            rec.dropped
+        );
+    }
+    let clk = clock::calibrate(20);
+    let skipped = points.iter().filter(|p| rec.has(p)).count();
+    println!(
+        "iolab suite {}{}: {} points; reproduces {}\n{}; records in {}{}",
+        suite.name,
+        if a.quick {
+            " --quick (scaled down: a smoke test, not a measurement)"
+        } else {
+            ""
+        },
+        points.len(),
+        suite.reproduces,
+        places.describe(),
+        rec.path.display(),
+        if skipped > 0 {
+            format!("; {skipped} already recorded, not run again")
+        } else {
+            String::new()
+        }
+    );
+    let mut progress = Progress::new(&format!("suite {}", suite.name), points.len() - skipped);
+    let failed = series::run_jobs(jobs, &mut rec, &clk, &mut |ev| progress.event(&ev))?;
+    progress.finish();
+    let mine: Vec<serde_json::Value> = points
+        .iter()
+        .filter_map(|p| rec.done.iter().find(|r| series::is_point(r, p)).cloned())
+        .collect();
+    print!("{}", iolab_core::suite::render_table(&suite, &mine));
+    if let Some(c) = &a.csv {
+        let mut keys: Vec<String> = Vec::new();
+        for p in &points {
+            for (k, _) in p {
+                if !keys.contains(k) {
+                    keys.push(k.clone());
+                }
+            }
+        }
+        let mut text = series::csv_header(&keys);
+        for r in &mine {
+            text += &series::csv_row(r, &keys);
+        }
+        write_new("--csv", c, text.as_bytes())?;
+    }
+    println!(
+        "\nresult: {} ({} points, {failed} not run this time); charts: iolab report {} -o report.html",
+        rec.path.display(),
+        points.len(),
+        rec.path.display()
+    );
+    Ok(0)
+}
+
+fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
+    check_new_path("--out", &a.out)?;
+    let mut recs = Vec::new();
+    for p in &a.results {
+        let (r, _) = series::read_records(p).map_err(|e| Error::usage("report", e.to_string()))?;
+        recs.extend(r);
+    }
+    let names: Vec<String> = a.results.iter().map(|p| p.display().to_string()).collect();
+    let rep = iolab_report::html::build(&recs, &names);
+    if let Some(d) = &a.svg {
+        std::fs::create_dir_all(d)
+            .map_err(|e| Error::Runtime(format!("cannot create --svg {}: {e}", d.display())))?;
+        for c in &rep.charts {
+            write_new(
+                "--svg",
+                &d.join(format!("{}.svg", c.name)),
+                c.svg.as_bytes(),
+            )?;
+        }
+    }
+    write_new("--out", &a.out, rep.html.as_bytes())?;
+    println!(
+        "report: {} ({} charts from {} records{})",
+        a.out.display(),
+        rep.charts.len(),
+        recs.len(),
+        a.svg
+            .as_ref()
+            .map(|d| format!("; each chart alone in {}", d.display()))
+            .unwrap_or_default()
     );
     Ok(0)
 }
@@ -964,6 +1152,8 @@ fn main() {
         Some(Cmd::Probe(a)) => cmd_probe(a),
         Some(Cmd::Sweep(a)) => cmd_sweep(a),
         Some(Cmd::Compare(a)) => cmd_compare(a),
+        Some(Cmd::Suite(a)) => cmd_suite(a),
+        Some(Cmd::Report(a)) => cmd_report(a),
     };
     match r {
         Ok(code) => std::process::exit(code),

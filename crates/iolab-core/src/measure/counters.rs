@@ -440,11 +440,12 @@ mod tests {
         set.pause();
         let a = set.snapshot();
         set.resume();
-        // Touch 64 fresh pages.
-        let mut v = vec![0u8; 64 * 4096 + 4096];
-        for p in v.chunks_mut(4096) {
-            // SAFETY: writing one byte of a live chunk through a volatile store.
-            unsafe { std::ptr::write_volatile(p.as_mut_ptr(), 1) };
+        // Touch 64 fresh pages: a new anonymous mapping, not the heap (whose pages other tests running
+        // in parallel may have faulted in already).
+        let m = crate::sys::Mapping::anonymous(64 * 4096).unwrap();
+        for i in 0..64 {
+            // SAFETY: byte i * 4096 lies inside the live 64-page mapping `m` owns.
+            unsafe { std::ptr::write_volatile(m.as_ptr().add(i * 4096), 1) };
         }
         set.pause();
         let b = set.snapshot();

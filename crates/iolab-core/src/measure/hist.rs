@@ -104,6 +104,10 @@ pub struct Summary {
     pub max_ns: f64,
     /// (quantile in [0,1], value in ns) at fixed quantiles, for CDF plots.
     pub cdf: Vec<(f64, f64)>,
+    /// Histogram for plots: (upper bound in ns, values recorded since the previous bound), buckets half an
+    /// octave wide (each bound sqrt(2) times the previous), empty buckets left out.
+    #[serde(default)]
+    pub buckets: Vec<(f64, u64)>,
 }
 
 const CDF_QUANTILES: [f64; 21] = [
@@ -130,6 +134,11 @@ pub fn summarize(h: &Hist, ns_per_tick: f64) -> Summary {
         cdf: CDF_QUANTILES
             .iter()
             .map(|&q| (q, ns(h.value_at_quantile(q))))
+            .collect(),
+        buckets: h
+            .iter_log(1, std::f64::consts::SQRT_2)
+            .filter(|v| v.count_since_last_iteration() > 0)
+            .map(|v| (ns(v.value_iterated_to()), v.count_since_last_iteration()))
             .collect(),
     }
 }
@@ -208,5 +217,18 @@ mod tests {
         assert!((s.p50_ns / 50_000.0 - 1.0).abs() < 0.002);
         assert!((s.p99_ns / 99_000.0 - 1.0).abs() < 0.002);
         assert!((s.mean_ns / 50_000.5 - 1.0).abs() < 0.002);
+    }
+
+    #[test]
+    fn buckets_hold_every_value_once_in_order() {
+        let mut h = new_hist();
+        for v in [1u64, 2, 3, 100, 101, 5000, 5000, 1 << 30] {
+            h.record(v).unwrap();
+        }
+        let s = summarize(&h, 0.5);
+        assert_eq!(s.buckets.iter().map(|b| b.1).sum::<u64>(), 8);
+        assert!(s.buckets.windows(2).all(|w| w[0].0 < w[1].0));
+        // The largest value (2^30 ticks = 2^29 ns) is in the last bucket, whose bound is not below it.
+        assert!(s.buckets.last().unwrap().0 >= (1u64 << 29) as f64);
     }
 }

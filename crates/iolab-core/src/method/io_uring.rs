@@ -758,6 +758,13 @@ enum Mode {
     Submitter {
         hub: HubRef,
     },
+    /// The worker fills its own ring; a consumer thread waits for completions and hands them back.
+    ProducerConsumer {
+        /// Boxed: the consumer thread holds the ring's address, which must not move with `Uring`.
+        core: Box<Core>,
+        enter: Enter,
+        pc: Consumer,
+    },
 }
 
 pub struct Uring {
@@ -862,6 +869,15 @@ impl Method for Uring {
                 }
                 (Mode::Submitter { hub }, t, t * qd)
             }
+            RingDesign::ProducerConsumer => {
+                let core = Box::new(Core::new(&o, qd, 0, &path, qd as usize, setup_names(&o))?);
+                if o.fixed_files {
+                    core.register_file(0, fd.as_raw_fd(), false)?;
+                }
+                let enter = Enter::for_thread(&core.ring, &o)?;
+                let pc = Consumer::start(&core.ring, qd, t)?;
+                (Mode::ProducerConsumer { core, enter, pc }, 0, 0)
+            }
         };
         let sqes = SqeShape {
             write: ctx.writes(),
@@ -912,6 +928,7 @@ impl Method for Uring {
         let base = self.sqes.buf_base;
         match &self.mode {
             Mode::PerThread { core, .. } => core.register_bufs(bufs, 0, false),
+            Mode::ProducerConsumer { core, .. } => core.register_bufs(bufs, 0, false),
             Mode::Shared { ring, .. } => lock(&ring.inner).core.register_bufs(bufs, base, true),
             Mode::Submitter { hub } => {
                 let list = BufList(bufs.to_vec());
@@ -1001,6 +1018,19 @@ impl Method for Uring {
                 self.own_calls += inner.core.stats.enters - before;
                 r
             }
+            Mode::ProducerConsumer { core, enter, pc } => {
+                if !self.staged.is_empty() {
+                    core.push(&mut self.staged, *enter)?;
+                }
+                // Submission only: the consumer thread does the waiting for completions.
+                if core.queued > 0 {
+                    core.enter(0, *enter)?;
+                }
+                if min_complete > 0 {
+                    pc.wait(&mut self.own_calls, &mut self.mine.worker_sleeps)?;
+                }
+                Ok(())
+            }
             Mode::Submitter { hub } => {
                 let hub = &hub.0;
                 let lane = &hub.lanes[self.thread as usize];
@@ -1056,6 +1086,7 @@ impl Method for Uring {
     fn unsubmitted(&self) -> u32 {
         let in_sq = match &self.mode {
             Mode::PerThread { core, .. } => core.queued,
+            Mode::ProducerConsumer { core, .. } => core.queued,
             _ => 0,
         };
         self.staged.len() as u32 + in_sq
@@ -1087,8 +1118,12 @@ impl Method for Uring {
     /// The thread that finishes last collects the shared ring's statistics (after stopping the submitter,
     /// which has drained every request by then).
     fn finish(&mut self) -> Result<()> {
-        match &self.mode {
+        match &mut self.mode {
             Mode::PerThread { .. } => {}
+            Mode::ProducerConsumer { core, pc, .. } => {
+                let calls = pc.stop(&core.path)?;
+                self.own_calls += calls;
+            }
             Mode::Shared { ring, .. } => {
                 if ring.finished.fetch_add(1, Ordering::SeqCst) + 1 == ring.threads {
                     let g = lock(&ring.inner);
@@ -1117,6 +1152,7 @@ impl Method for Uring {
     fn syscalls(&self, _ops: u64) -> Option<u64> {
         Some(match &self.mode {
             Mode::PerThread { core, .. } => core.stats.enters + self.own_calls,
+            Mode::ProducerConsumer { core, .. } => core.stats.enters + self.own_calls,
             _ => self.own_calls + self.ring_totals.as_ref().map_or(0, |r| r.1),
         })
     }
@@ -1124,6 +1160,7 @@ impl Method for Uring {
     fn submissions(&self) -> Option<(u64, u64)> {
         match &self.mode {
             Mode::PerThread { core, .. } => Some((core.stats.enters, core.stats.requests)),
+            Mode::ProducerConsumer { core, .. } => Some((core.stats.enters, core.stats.requests)),
             _ => self
                 .ring_totals
                 .as_ref()
@@ -1134,6 +1171,11 @@ impl Method for Uring {
     fn uring_stats(&self) -> Option<UringStats> {
         match &self.mode {
             Mode::PerThread { core, .. } => Some(core.stats.clone()),
+            Mode::ProducerConsumer { core, .. } => {
+                let mut st = core.stats.clone();
+                st.worker_sleeps += self.mine.worker_sleeps;
+                Some(st)
+            }
             // Every thread reports its own waits; the last one adds the ring's totals.
             _ => {
                 let mut s = match &self.ring_totals {
@@ -1286,6 +1328,13 @@ impl Uring {
                     n += 1;
                 }
             }
+            Mode::ProducerConsumer { core, pc, .. } => {
+                while let Some((slot, res)) = pc.lane.done.pop() {
+                    f(slot, res);
+                    n += 1;
+                }
+                core.in_kernel -= n.min(core.in_kernel);
+            }
         }
         n
     }
@@ -1314,18 +1363,139 @@ impl Uring {
     }
 }
 
+/// How long the consumer thread sleeps in one wait before it looks at its stop flag.
+const CONSUMER_WAIT_NS: u64 = 50_000_000;
+
+/// The completion side of a producer-consumer ring: a thread (`iolab-reap-N`, its CPU in the process
+/// figures) that sleeps in io_uring_enter(GETEVENTS) until a completion arrives (or 50 ms pass), moves
+/// every completion into the worker's lock-free queue, and wakes the worker (futex) when it waits for one.
+/// It submits nothing; the worker alone fills the submission queue.
+struct Consumer {
+    lane: Arc<Lane>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<std::result::Result<u64, SysErr>>>,
+}
+
+/// The ring as the consumer thread sees it: only its completion queue is touched there.
+struct RingRef(*const IoUring);
+// SAFETY: the consumer thread reads only the completion queue (the worker never does, in this design) and
+// is joined (`Consumer::stop`, called by `finish` and by Uring's Drop) before the ring it points to (boxed,
+// so it does not move) is dropped.
+unsafe impl Send for RingRef {}
+
+impl Consumer {
+    fn start(ring: &IoUring, qd: u32, t: u32) -> Result<Consumer> {
+        let lane = Arc::new(Lane {
+            requests: ArrayQueue::new(1),
+            done: ArrayQueue::new(qd as usize),
+            waiting: AtomicU32::new(0),
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let (l, st) = (lane.clone(), stop.clone());
+        let r = RingRef(ring as *const IoUring);
+        let thread = std::thread::Builder::new()
+            .name(format!("iolab-reap-{t}"))
+            .spawn(move || {
+                let r = r;
+                // SAFETY: see RingRef: the ring outlives this thread, and only this thread uses its CQ.
+                let ring = unsafe { &*r.0 };
+                let fd = ring.as_raw_fd();
+                let mut calls = 0u64;
+                let fail = |l: &Lane, e: SysErr| {
+                    // Wake the worker so it sees the failure instead of sleeping forever.
+                    l.waiting.store(2, Ordering::SeqCst);
+                    let _ = sys::futex_wake(&l.waiting, 1);
+                    Err(e)
+                };
+                loop {
+                    let mut got = 0;
+                    // SAFETY: this thread is the only one touching the completion queue.
+                    for cqe in unsafe { ring.completion_shared() } {
+                        // The worker never has more than --qd requests out, so there is room.
+                        let _ = l.done.push((cqe.user_data() as u32, cqe.result()));
+                        got += 1;
+                    }
+                    if got > 0 && l.waiting.swap(0, Ordering::SeqCst) == 1 {
+                        calls += 1;
+                        if let Err(e) = sys::futex_wake(&l.waiting, 1) {
+                            return fail(&l, e);
+                        }
+                    }
+                    if st.load(Ordering::SeqCst) {
+                        return Ok(calls);
+                    }
+                    calls += 1;
+                    match sys::io_uring_wait_timeout(fd, 1, CONSUMER_WAIT_NS) {
+                        Ok(_) => {}
+                        Err(e) if e.errno == libc::EINTR || e.errno == libc::EAGAIN => {}
+                        Err(e) => return fail(&l, e),
+                    }
+                }
+            })
+            .map_err(|e| {
+                Error::Runtime(format!("cannot start the io_uring consumer thread: {e}"))
+            })?;
+        Ok(Consumer {
+            lane,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// Sleeps until the consumer has handed back at least one completion.
+    fn wait(&self, calls: &mut u64, sleeps: &mut u64) -> Result<()> {
+        let l = &self.lane;
+        while l.done.is_empty() {
+            if l.waiting.load(Ordering::SeqCst) == 2 {
+                return Err(Error::Runtime(
+                    "the io_uring consumer thread stopped (io_uring_enter failed)".into(),
+                ));
+            }
+            l.waiting.store(1, Ordering::SeqCst);
+            if !l.done.is_empty() {
+                l.waiting.store(0, Ordering::SeqCst);
+                continue;
+            }
+            *calls += 1;
+            *sleeps += 1;
+            sys::futex_wait(&l.waiting, 1)?;
+        }
+        Ok(())
+    }
+
+    /// Stops and joins the consumer (within one 50 ms wait); returns its syscalls.
+    fn stop(&mut self, path: &Path) -> Result<u64> {
+        let Some(h) = self.thread.take() else {
+            return Ok(0);
+        };
+        self.stop.store(true, Ordering::SeqCst);
+        match h.join() {
+            Ok(Ok(calls)) => Ok(calls),
+            Ok(Err(err)) => Err(op_err(err, path)),
+            Err(_) => Err(Error::Runtime(
+                "the io_uring consumer thread panicked".into(),
+            )),
+        }
+    }
+}
+
 /// The submitter hub as stored in the run's shared slot.
 struct HubHolder(Arc<Hub>);
 
 impl Drop for Uring {
     fn drop(&mut self) {
+        // A producer-consumer run that failed before `finish`: the consumer thread must be stopped and
+        // joined before the ring it reads is closed and unmapped.
+        if let Mode::ProducerConsumer { core, pc, .. } = &mut self.mode {
+            let _ = pc.stop(&core.path);
+        }
         if !self.opts.fixed_bufs {
             return;
         }
         // A shared ring outlives this thread's buffers: clear their registration first.
         let (base, n) = (self.sqes.buf_base, self.qd as usize);
         match &self.mode {
-            Mode::PerThread { .. } => {}
+            Mode::PerThread { .. } | Mode::ProducerConsumer { .. } => {}
             Mode::Shared { ring, .. } => lock(&ring.inner).core.unregister_bufs(base, n),
             Mode::Submitter { hub } => {
                 let _ = hub

@@ -305,6 +305,26 @@ impl Mapping {
         Ok(Mapping { ptr: p.cast(), len })
     }
 
+    /// mmap(2) of `len` fresh private anonymous bytes (every page faults on its first touch).
+    pub fn anonymous(len: usize) -> SysResult<Mapping> {
+        // SAFETY: a NULL hint and no descriptor; the result is checked for MAP_FAILED and owned by the
+        // returned value, which unmaps it exactly once.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(SysErr::last("mmap"));
+        }
+        Ok(Mapping { ptr: p.cast(), len })
+    }
+
     pub fn as_ptr(&self) -> *mut u8 {
         self.ptr
     }
@@ -682,6 +702,56 @@ pub fn io_uring_enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32) ->
     }
 }
 
+/// io_uring_enter(2) that only waits: for `min_complete` completions or `timeout_ns`, whichever comes first
+/// (IORING_ENTER_EXT_ARG, Linux 5.11+). Submits nothing, so it may run on a thread other than the one
+/// filling the submission queue. A timeout is `Ok(false)`.
+pub fn io_uring_wait_timeout(fd: i32, min_complete: u32, timeout_ns: u64) -> SysResult<bool> {
+    #[repr(C)]
+    struct KernelTimespec {
+        tv_sec: i64,
+        tv_nsec: i64,
+    }
+    #[repr(C)]
+    struct GetEventsArg {
+        sigmask: u64,
+        sigmask_sz: u32,
+        pad: u32,
+        ts: u64,
+    }
+    const IORING_ENTER_EXT_ARG: u32 = 1 << 3;
+    let ts = KernelTimespec {
+        tv_sec: (timeout_ns / 1_000_000_000) as i64,
+        tv_nsec: (timeout_ns % 1_000_000_000) as i64,
+    };
+    let arg = GetEventsArg {
+        sigmask: 0,
+        sigmask_sz: 0,
+        pad: 0,
+        ts: &ts as *const KernelTimespec as u64,
+    };
+    // SAFETY: `arg` and the timespec it points to are locals alive for the whole call; the size passed is
+    // exactly that of `arg`; to_submit is 0, so no SQE memory is read.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_enter,
+            fd,
+            0u32,
+            min_complete,
+            IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
+            &arg as *const GetEventsArg,
+            std::mem::size_of::<GetEventsArg>(),
+        )
+    };
+    if r < 0 {
+        let e = SysErr::last("io_uring_enter");
+        if e.errno == libc::ETIME {
+            return Ok(false);
+        }
+        return Err(e);
+    }
+    Ok(true)
+}
+
 /// IORING_REGISTER_RING_FDS for `ring_fd` (Linux 5.18+): returns the registered index to pass to
 /// io_uring_enter with IORING_ENTER_REGISTERED_RING, which skips the fd lookup on every call.
 pub fn io_uring_register_ring_fd(ring_fd: i32) -> SysResult<u32> {
@@ -856,6 +926,16 @@ pub fn copy_file_range(
     cvt_size("copy_file_range", unsafe {
         libc::copy_file_range(src, &mut i, dst, &mut o, len, 0)
     })
+}
+
+/// memfd_create(2): an anonymous tmpfs file, closed on exec.
+pub fn memfd_create(name: &CStr) -> SysResult<OwnedFd> {
+    // SAFETY: `name` is NUL-terminated and outlives the call.
+    let fd = cvt("memfd_create", unsafe {
+        libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC)
+    })?;
+    // SAFETY: the kernel just returned `fd` as a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// sendfile(2) of `len` bytes from `src` at `off_in` to `dst` at its file position.

@@ -1,0 +1,718 @@
+//! Suites: the seed experiments as checked-in TOML files (suites/*.toml, built into the binary), each a
+//! list of steps; a step is a spec (over the suite's defaults) and optional `vary` lists, run as points of
+//! the same loop and record file as `iolab sweep` (series::run_jobs), then shown as the table the seed
+//! published. `--quick` applies the suite's `[quick]` keys (smaller amounts) and a step's `quick-vary`.
+//!
+//! A step may say `needs = "offload"` (a method this build may not have) or `needs = "zram"` (a device
+//! that may not be makeable here): when missing, its points are recorded as "not available ..." with the
+//! reason, never faked. `workload = "lines"` runs the kernel-vs-user note's decimal lines (crate::lines)
+//! and `workload = "clock"` records the cost of the clock that times every op.
+
+use crate::error::{Error, Result};
+use crate::series::{self, Job, Work};
+use crate::spec::{MethodKind, RawSpec};
+use serde::Deserialize;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The checked-in suites, in the order `--list` shows them.
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("writes", include_str!("../../../suites/writes.toml")),
+    ("blocksize", include_str!("../../../suites/blocksize.toml")),
+    ("uring", include_str!("../../../suites/uring.toml")),
+    (
+        "shared-ring",
+        include_str!("../../../suites/shared-ring.toml"),
+    ),
+    (
+        "kernel-user",
+        include_str!("../../../suites/kernel-user.toml"),
+    ),
+    ("offload", include_str!("../../../suites/offload.toml")),
+];
+
+/// How a suite's results are tabled (after the seed's own tables).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TableKind {
+    /// User, sys, total seconds, user %, sys % (the Pi thesis's Figures 18 and 20).
+    Cpu,
+    /// MiB/s and kernel CPU % per block size (the storage paper's Figures 2 and 3).
+    Throughput,
+    /// Runtime, average latency, IOPS, MiB/s, syscalls (the course report's Tables 1-3).
+    Latency,
+    /// IOPS and io_uring batch statistics (the course report's Tables 4-6).
+    Batches,
+    /// The distribution of open-to-close times per method (the kernel-vs-user note).
+    Lines,
+    /// NOP round trips in ns and cycles (the offload thesis).
+    Nop,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SuiteFile {
+    pub name: String,
+    /// One line, for `--list`.
+    pub about: String,
+    /// The seed document and the tables or figures this suite reproduces.
+    pub reproduces: String,
+    pub table: TableKind,
+    /// Where and why the setup differs from the seed's.
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// The seed's published figures, printed under iolab's table for comparison.
+    #[serde(default)]
+    pub published: Option<String>,
+    /// Spec keys every step starts from.
+    #[serde(default)]
+    pub defaults: toml::Table,
+    /// Spec keys that replace any other under `--quick` (smaller amounts).
+    #[serde(default)]
+    pub quick: toml::Table,
+    #[serde(rename = "step")]
+    pub steps: Vec<Step>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Step {
+    pub label: String,
+    #[serde(default)]
+    pub spec: toml::Table,
+    /// "KEY=V1,V2,..." lists, as `iolab sweep --vary`.
+    #[serde(default)]
+    pub vary: Vec<String>,
+    /// Replaces `vary` under `--quick`.
+    #[serde(default)]
+    pub quick_vary: Option<Vec<String>>,
+    /// Runs of each point (records with a `run` key).
+    #[serde(default)]
+    pub runs: Option<u32>,
+    #[serde(default)]
+    pub quick_runs: Option<u32>,
+    /// "lines" or "clock"; absent: an iolab run.
+    #[serde(default)]
+    pub workload: Option<String>,
+    /// "offload" or "zram".
+    #[serde(default)]
+    pub needs: Option<String>,
+}
+
+/// Parses suite text; `origin` names it in errors.
+pub fn parse(text: &str, origin: &str) -> Result<SuiteFile> {
+    toml::from_str::<SuiteFile>(text).map_err(|e| {
+        Error::usage(
+            "suite",
+            format!("{origin}: {}", e.message().replace('\n', " ")),
+        )
+    })
+}
+
+/// A built-in suite by name, or a suite file by path (anything ending in .toml).
+pub fn load(name: &str) -> Result<SuiteFile> {
+    if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name) {
+        return parse(text, &format!("suites/{name}.toml"));
+    }
+    if name.ends_with(".toml") {
+        let text = std::fs::read_to_string(name)
+            .map_err(|e| Error::usage("suite", format!("cannot read {name}: {e}")))?;
+        return parse(&text, name);
+    }
+    Err(Error::usage(
+        "suite",
+        format!(
+            "no suite '{name}'; built in: {} (or give a path to a suite .toml file; see iolab suite --list)",
+            BUILTIN.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+        ),
+    ))
+}
+
+/// Where a suite's files go: fresh directories iolab makes and removes, and a zram device when one can be
+/// made.
+pub struct Places {
+    disk: tempfile::TempDir,
+    tmpfs: tempfile::TempDir,
+    _guards: Vec<crate::cleanup::Created>,
+    zram: std::result::Result<Zram, String>,
+}
+
+impl Places {
+    /// New directories under `disk_parent` and `tmpfs_parent`; a zram device only if `want_zram`.
+    pub fn make(disk_parent: &Path, tmpfs_parent: &Path, want_zram: bool) -> Result<Places> {
+        let mk = |parent: &Path, flag: &str| {
+            tempfile::Builder::new()
+                .prefix("iolab-suite-")
+                .tempdir_in(parent)
+                .map_err(|e| {
+                    Error::usage(
+                        flag,
+                        format!("cannot create a directory in {}: {e}", parent.display()),
+                    )
+                })
+        };
+        let disk = mk(disk_parent, "--disk-dir")?;
+        let tmpfs = mk(tmpfs_parent, "--tmpfs-dir")?;
+        // Removed on Ctrl-C too; TempDir removes them on a normal exit.
+        let guards = vec![
+            crate::cleanup::Created::register(disk.path(), false),
+            crate::cleanup::Created::register(tmpfs.path(), false),
+        ];
+        let zram = if want_zram {
+            Zram::make(2 << 30)
+        } else {
+            Err("not needed".into())
+        };
+        Ok(Places {
+            disk,
+            tmpfs,
+            _guards: guards,
+            zram,
+        })
+    }
+
+    pub fn disk(&self) -> &Path {
+        self.disk.path()
+    }
+
+    pub fn tmpfs(&self) -> &Path {
+        self.tmpfs.path()
+    }
+
+    /// "{disk}" and "{tmpfs}" and "{zram}" in a target, replaced.
+    fn place(&self, s: &str) -> String {
+        let mut s = s
+            .replace("{disk}", &self.disk.path().display().to_string())
+            .replace("{tmpfs}", &self.tmpfs.path().display().to_string());
+        if let Ok(z) = &self.zram {
+            s = s.replace("{zram}", &z.dev.display().to_string());
+        }
+        s
+    }
+
+    /// One line per place with its filesystem type, so a reader knows what "disk" was.
+    pub fn describe(&self) -> String {
+        let fs = |p: &Path| crate::sys::fs_type_name(p).unwrap_or("unknown filesystem");
+        let mut o = format!(
+            "disk dir {} ({}), tmpfs dir {} ({})",
+            self.disk().display(),
+            fs(self.disk()),
+            self.tmpfs().display(),
+            fs(self.tmpfs())
+        );
+        if let Ok(z) = &self.zram {
+            o.push_str(&format!(", zram {}", z.dev.display()));
+        }
+        o
+    }
+}
+
+/// A zram block device iolab made (hot_add), reset and removed (hot_remove) when dropped.
+struct Zram {
+    id: u32,
+    dev: PathBuf,
+}
+
+impl Zram {
+    fn make(size: u64) -> std::result::Result<Zram, String> {
+        let ctl = Path::new("/sys/class/zram-control");
+        if !ctl.is_dir() {
+            return Err(
+                "no zram device can be made: /sys/class/zram-control is missing (the zram module is not \
+                 loaded; this kernel has it neither built in nor loaded)"
+                    .into(),
+            );
+        }
+        let id: u32 = std::fs::read_to_string(ctl.join("hot_add"))
+            .map_err(|e| format!("zram hot_add: {e}"))?
+            .trim()
+            .parse()
+            .map_err(|e| format!("zram hot_add gave no device number: {e}"))?;
+        let z = Zram {
+            id,
+            dev: PathBuf::from(format!("/dev/zram{id}")),
+        };
+        std::fs::write(format!("/sys/block/zram{id}/disksize"), size.to_string())
+            .map_err(|e| format!("zram{id} disksize: {e}"))?;
+        if !z.dev.exists() {
+            return Err(format!("{} did not appear", z.dev.display()));
+        }
+        Ok(z)
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        let _ = std::fs::write(format!("/sys/block/zram{}/reset", self.id), "1");
+        let _ = std::fs::write("/sys/class/zram-control/hot_remove", self.id.to_string());
+    }
+}
+
+/// Whether any step needs a zram device.
+pub fn wants_zram(s: &SuiteFile) -> bool {
+    s.steps.iter().any(|st| st.needs.as_deref() == Some("zram"))
+}
+
+fn merge(into: &mut toml::Table, over: &toml::Table) {
+    for (k, v) in over {
+        into.insert(k.clone(), v.clone());
+    }
+}
+
+fn toml_of(v: &str) -> toml::Value {
+    match v {
+        "true" => toml::Value::Boolean(true),
+        "false" => toml::Value::Boolean(false),
+        _ => toml::Value::String(v.to_string()),
+    }
+}
+
+fn str_key(t: &toml::Table, k: &str) -> Option<String> {
+    t.get(k).map(|v| match v {
+        toml::Value::String(s) => s.clone(),
+        o => o.to_string(),
+    })
+}
+
+/// Why a step's `needs` is not met here, if it is not.
+fn unmet(needs: Option<&str>, places: &Places) -> Result<Option<String>> {
+    Ok(match needs {
+        None => None,
+        Some("offload") => MethodKind::parse("offload").is_none().then(|| {
+            "in this build: the offload method (system calls through shared-memory rings) is not built yet"
+                .to_string()
+        }),
+        Some("zram") => places.zram.as_ref().err().map(|why| format!("on this machine: {why}")),
+        Some(other) => {
+            return Err(Error::usage(
+                "suite",
+                format!("needs = '{other}' is not known; accepted: offload, zram"),
+            ))
+        }
+    })
+}
+
+/// Every point of every step as a job, in file order (a step's first `vary` changes slowest).
+pub fn jobs(s: &SuiteFile, places: &Places, quick: bool) -> Result<Vec<Job>> {
+    let bad = |step: &Step, m: String| {
+        Error::usage(
+            "suite",
+            format!("suites/{}.toml, step '{}': {m}", s.name, step.label),
+        )
+    };
+    let mut out = Vec::new();
+    for step in &s.steps {
+        let vary_src = match (&step.quick_vary, quick) {
+            (Some(q), true) => q,
+            _ => &step.vary,
+        };
+        let vary: Vec<series::Vary> = vary_src
+            .iter()
+            .map(|v| series::parse_vary_any(v))
+            .collect::<Result<_>>()
+            .map_err(|e| bad(step, e.to_string()))?;
+        let runs = match (step.quick_runs, quick) {
+            (Some(q), true) => q,
+            _ => step.runs.unwrap_or(1),
+        }
+        .max(1);
+        let why_not = unmet(step.needs.as_deref(), places).map_err(|e| bad(step, e.to_string()))?;
+        for p in series::points(&vary) {
+            for run in 1..=runs {
+                let mut point = vec![("step".to_string(), step.label.clone())];
+                if runs > 1 {
+                    point.push(("run".to_string(), run.to_string()));
+                }
+                point.extend(p.iter().cloned());
+                let mut t = s.defaults.clone();
+                merge(&mut t, &step.spec);
+                for (k, v) in &p {
+                    t.insert(k.clone(), toml_of(v));
+                }
+                if quick {
+                    merge(&mut t, &s.quick);
+                }
+                if let Some(toml::Value::String(target)) = t.get("target").cloned() {
+                    t.insert("target".into(), toml::Value::String(places.place(&target)));
+                }
+                let work = if let Some(why) = &why_not {
+                    Work::Unavailable(why.clone())
+                } else {
+                    match step.workload.as_deref() {
+                        None => {
+                            let text = toml::to_string(&t).map_err(|e| bad(step, e.to_string()))?;
+                            let raw = RawSpec::from_toml_str(&text)
+                                .map_err(|m| bad(step, m.to_string()))?;
+                            Work::Run(raw.resolve())
+                        }
+                        Some("lines") => lines_work(&t, run).map_err(|m| bad(step, m))?,
+                        Some("clock") => Work::Custom(Box::new(|clk| {
+                            Ok(serde_json::json!({
+                                "workload": "clock",
+                                "spec": { "method": "clock" },
+                                "clock": clk,
+                            }))
+                        })),
+                        Some(other) => {
+                            return Err(bad(
+                                step,
+                                format!("workload '{other}' is not known; accepted: lines, clock"),
+                            ))
+                        }
+                    }
+                };
+                out.push(Job { point, work });
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn lines_work(t: &toml::Table, run: u32) -> std::result::Result<Work, String> {
+    let method = str_key(t, "method").ok_or("a lines step needs a method")?;
+    if !crate::lines::METHODS.contains(&method.as_str()) {
+        return Err(format!(
+            "'{method}' is not a lines method; accepted: {}",
+            crate::lines::METHODS.join(", ")
+        ));
+    }
+    let n = crate::units::parse_count(&str_key(t, "lines").ok_or("a lines step needs lines = N")?)?;
+    let target = PathBuf::from(str_key(t, "target").ok_or("a lines step needs a target")?);
+    // Each run its own file name, so nothing of an earlier run is ever in the way.
+    let path = target.with_file_name(format!(
+        "{}-{method}-{run}.{}",
+        target
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "lines".into()),
+        target
+            .extension()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "txt".into())
+    ));
+    Ok(Work::Custom(Box::new(move |_clk| {
+        let r = crate::lines::run(&method, n, &path)?;
+        serde_json::to_value(&r).map_err(|e| Error::Runtime(format!("result JSON: {e}")))
+    })))
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Tables.
+
+fn num(v: &Value, path: &[&str]) -> Option<f64> {
+    let mut x = v;
+    for k in path {
+        x = x.get(k)?;
+    }
+    x.as_f64()
+}
+
+fn txt(v: &Value, path: &[&str]) -> String {
+    let mut x = v;
+    for k in path {
+        match x.get(k) {
+            Some(y) => x = y,
+            None => return String::new(),
+        }
+    }
+    match x {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        o => o.to_string(),
+    }
+}
+
+/// The record's point without the step (the step heads its rows).
+fn point_rest(rec: &Value) -> String {
+    series::record_point(rec)
+        .into_iter()
+        .filter(|(k, _)| k != "step")
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn step_of(rec: &Value) -> String {
+    series::record_point(rec)
+        .into_iter()
+        .find(|(k, _)| k == "step")
+        .map(|(_, v)| v)
+        .unwrap_or_default()
+}
+
+/// The suite's table over its records (in file order), then its notes and the seed's published figures.
+pub fn render_table(s: &SuiteFile, recs: &[Value]) -> String {
+    let mut o = format!("\n{}: reproduces {}\n\n", s.name, s.reproduces);
+    let mut last_step = String::new();
+    for rec in recs {
+        let step = step_of(rec);
+        if step != last_step {
+            o.push_str(&format!("{step}\n"));
+            o.push_str(&header(s.table));
+            last_step = step;
+        }
+        let rest = point_rest(rec);
+        match (rec.get("result"), rec.get("error").and_then(|e| e.as_str())) {
+            (Some(r), _) => o.push_str(&row(s.table, &rest, r)),
+            (None, Some(e)) => o.push_str(&format!("  {rest:<34} not run: {e}\n")),
+            _ => {}
+        }
+    }
+    if s.table == TableKind::Lines {
+        o.push_str(&lines_summary(recs));
+    }
+    if !s.notes.is_empty() {
+        o.push_str("\nHow this differs from the seed:\n");
+        for n in &s.notes {
+            o.push_str(&format!("  - {n}\n"));
+        }
+    }
+    if let Some(p) = &s.published {
+        o.push_str("\nPublished by the seed (for comparison; other hardware):\n");
+        for l in p.trim_end().lines() {
+            o.push_str(&format!("  {l}\n"));
+        }
+    }
+    o
+}
+
+fn header(k: TableKind) -> String {
+    let h = match k {
+        TableKind::Cpu => format!(
+            "  {:<34} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10} {:>9}",
+            "point", "user s", "sys s", "total s", "user %", "sys %", "ns/op", "calls/op"
+        ),
+        TableKind::Throughput => format!(
+            "  {:<34} {:>11} {:>9} {:>10} {:>10} {:>8}",
+            "point", "MiB/s", "kernel %", "user %", "moved", "wall s"
+        ),
+        TableKind::Latency => format!(
+            "  {:<34} {:>9} {:>12} {:>12} {:>10} {:>12} {:>12}",
+            "point", "runtime s", "avg lat us", "IOPS", "MiB/s", "syscalls", "uring_enter"
+        ),
+        TableKind::Batches => format!(
+            "  {:<34} {:>9} {:>12} {:>10} {:>10} {:>10} {:>8} {:>9} {:>10}",
+            "point",
+            "runtime s",
+            "IOPS",
+            "MiB/s",
+            "avg lat us",
+            "calls",
+            "reqs",
+            "big (8+)",
+            "avg batch"
+        ),
+        TableKind::Lines => format!(
+            "  {:<34} {:>10} {:>10} {:>10}",
+            "point", "wall ms", "user ms", "sys ms"
+        ),
+        TableKind::Nop => format!(
+            "  {:<34} {:>10} {:>12} {:>10} {:>10}",
+            "point", "ns/op", "cycles/op", "p50 ns", "p99 ns"
+        ),
+    };
+    h + "\n"
+}
+
+fn row(k: TableKind, rest: &str, r: &Value) -> String {
+    let f = |p: &[&str]| num(r, p).unwrap_or(f64::NAN);
+    let wall = f(&["wall_s"]);
+    let (user, sys) = (
+        f(&["cpu", "process", "user_s"]),
+        f(&["cpu", "process", "sys_s"]),
+    );
+    let line = match k {
+        TableKind::Cpu => format!(
+            "  {rest:<34} {user:>8.3} {sys:>8.3} {wall:>8.3} {:>6.1}% {:>6.1}% {:>10.1} {:>9}",
+            user / wall * 100.0,
+            sys / wall * 100.0,
+            f(&["ns_per_op"]),
+            opt3(num(r, &["syscalls", "method_per_op"]))
+        ),
+        TableKind::Throughput => format!(
+            "  {rest:<34} {:>11.1} {:>8.1}% {:>9.1}% {:>10} {wall:>8.3}",
+            f(&["mib_s"]),
+            sys / wall * 100.0,
+            user / wall * 100.0,
+            crate::units::fmt_size(num(r, &["bytes"]).unwrap_or(0.0) as u64),
+        ),
+        TableKind::Latency => format!(
+            "  {rest:<34} {wall:>9.3} {:>12.2} {:>12.0} {:>10.1} {:>12} {:>12}",
+            f(&["latency", "mean_ns"]) / 1000.0,
+            f(&["iops"]),
+            f(&["mib_s"]),
+            opt0(num(r, &["syscalls", "method_count"])),
+            opt0(num(r, &["uring", "enters"]))
+        ),
+        TableKind::Batches => format!(
+            "  {rest:<34} {wall:>9.3} {:>12.0} {:>10.1} {:>10.2} {:>10} {:>8} {:>9} {:>10}",
+            f(&["iops"]),
+            f(&["mib_s"]),
+            f(&["latency", "mean_ns"]) / 1000.0,
+            opt0(num(r, &["uring", "enters"])),
+            opt0(num(r, &["uring", "requests"])),
+            opt0(num(r, &["uring", "big_batches"])),
+            opt3(num(r, &["uring", "mean_batch"]))
+        ),
+        TableKind::Lines => format!(
+            "  {rest:<34} {:>10.3} {:>10.3} {:>10.3}",
+            wall * 1e3,
+            user * 1e3,
+            sys * 1e3
+        ),
+        TableKind::Nop => {
+            if r.get("workload").and_then(|w| w.as_str()) == Some("clock") {
+                let c = &r["clock"];
+                let ticks = num(c, &["overhead_ticks_mean"]).unwrap_or(f64::NAN);
+                format!(
+                    "  {:<34} {:>10.1} {:>12} {:>10} {:>10}   one clock read: {}",
+                    "clock read (mean)",
+                    num(c, &["overhead_ns"]).unwrap_or(f64::NAN),
+                    if txt(c, &["kind"]).to_ascii_lowercase().contains("tsc") {
+                        format!("{ticks:.1}")
+                    } else {
+                        "-".into()
+                    },
+                    "",
+                    "",
+                    txt(c, &["description"])
+                )
+            } else {
+                let ns = f(&["ns_per_op"]);
+                let hz = f(&["clock", "hz"]);
+                let tsc = txt(r, &["clock", "kind"])
+                    .to_ascii_lowercase()
+                    .contains("tsc");
+                format!(
+                    "  {rest:<34} {ns:>10.1} {:>12} {:>10.0} {:>10.0}",
+                    if tsc {
+                        format!("{:.0}", ns * hz / 1e9)
+                    } else {
+                        "-".into()
+                    },
+                    f(&["latency", "p50_ns"]),
+                    f(&["latency", "p99_ns"])
+                )
+            }
+        }
+    };
+    line + "\n"
+}
+
+fn opt0(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "-".into())
+}
+
+fn opt3(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into())
+}
+
+/// Per method: runs, median, min, max and stdev of the open-to-close time, and median CPU.
+fn lines_summary(recs: &[Value]) -> String {
+    let mut methods: Vec<String> = Vec::new();
+    for r in recs.iter().filter_map(|r| r.get("result")) {
+        let m = txt(r, &["spec", "method"]);
+        if !methods.contains(&m) {
+            methods.push(m);
+        }
+    }
+    let mut o = format!(
+        "\nPer method (open to close incl. fsync, ms): {:<16} {:>4} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11}\n",
+        "method", "runs", "median", "min", "max", "stdev", "user med", "sys med"
+    );
+    for m in &methods {
+        let rs: Vec<&Value> = recs
+            .iter()
+            .filter_map(|r| r.get("result"))
+            .filter(|r| txt(r, &["spec", "method"]) == *m)
+            .collect();
+        let get = |p: &[&str]| -> Vec<f64> {
+            rs.iter()
+                .filter_map(|r| num(r, p))
+                .map(|x| x * 1e3)
+                .collect()
+        };
+        if let Some(w) = series::stat(&get(&["wall_s"])) {
+            let u =
+                series::stat(&get(&["cpu", "process", "user_s"])).map_or(f64::NAN, |s| s.median);
+            let k = series::stat(&get(&["cpu", "process", "sys_s"])).map_or(f64::NAN, |s| s.median);
+            o.push_str(&format!(
+                "{:>44}{m:<16} {:>4} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {u:>11.3} {k:>11.3}\n",
+                "", w.n, w.median, w.min, w.max, w.stdev
+            ));
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_suite_parses_and_expands() {
+        let d = tempfile::tempdir().unwrap();
+        let places = Places::make(d.path(), d.path(), false).unwrap();
+        for (name, _) in BUILTIN {
+            let s = load(name).unwrap();
+            assert_eq!(&s.name, name);
+            assert!(!s.reproduces.is_empty() && !s.about.is_empty());
+            for quick in [false, true] {
+                let jobs = jobs(&s, &places, quick).unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert!(!jobs.is_empty(), "{name}");
+                for j in &jobs {
+                    if let Work::Run(Err(e)) = &j.work {
+                        panic!("{name} {:?}: {e}", j.point);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn quick_replaces_amounts_and_vary() {
+        let d = tempfile::tempdir().unwrap();
+        let places = Places::make(d.path(), d.path(), false).unwrap();
+        let s = load("blocksize").unwrap();
+        let full = jobs(&s, &places, false).unwrap();
+        let quick = jobs(&s, &places, true).unwrap();
+        assert!(quick.len() < full.len());
+        for j in &quick {
+            if let Work::Run(Ok(spec)) = &j.work {
+                assert!(spec.bs <= 1 << 20, "{:?}", j.point);
+                assert!(spec.target.starts_with(d.path()), "{:?}", spec.target);
+            }
+        }
+    }
+
+    #[test]
+    fn a_missing_need_is_reported_not_faked() {
+        let d = tempfile::tempdir().unwrap();
+        let places = Places::make(d.path(), d.path(), false).unwrap();
+        let s = load("offload").unwrap();
+        let js = jobs(&s, &places, true).unwrap();
+        let unavailable = js
+            .iter()
+            .filter(|j| matches!(&j.work, Work::Unavailable(w) if w.contains("in this build")))
+            .count();
+        assert_eq!(unavailable, 4, "kernel and broker paths at batch 1 and 32");
+    }
+
+    #[test]
+    fn unknown_suite_and_bad_keys_are_usage_errors() {
+        let e = load("nope").unwrap_err().to_string();
+        assert!(e.starts_with("suite:") && e.contains("writes"), "{e}");
+        let e = parse(
+            "name='x'\nabout='a'\nreproduces='r'\ntable='cpu'\n[[step]]\nlabel='s'\nspec={bz='4k'}\n",
+            "x.toml",
+        )
+        .map(|s| {
+            let d = tempfile::tempdir().unwrap();
+            let p = Places::make(d.path(), d.path(), false).unwrap();
+            jobs(&s, &p, false).err().map(|e| e.to_string())
+        })
+        .unwrap()
+        .unwrap();
+        assert!(e.contains("bz"), "{e}");
+    }
+}
