@@ -23,7 +23,7 @@ use crate::result::*;
 use crate::spec::{MethodKind, OpKind, Spec, SyncEvery};
 use crate::target::{self, PreparedTarget};
 use std::alloc::Layout;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::Barrier;
 
 /// A zeroed, aligned I/O buffer (O_DIRECT needs alignment; a page is always used).
@@ -115,8 +115,33 @@ impl WorkerOut {
     }
 }
 
+/// Ops finished in the timed pass, published for a progress display (null: nobody watches). Workers add
+/// to it every 1024 ops (synchronous loop) or once 1024 more finished (asynchronous loop): no cost per op.
+static PROGRESS: AtomicPtr<AtomicU64> = AtomicPtr::new(std::ptr::null_mut());
+/// Set while the timed pass runs (the counting pass is not shown).
+static PROGRESS_ON: AtomicBool = AtomicBool::new(false);
+
+/// Publishes finished ops of every later timed pass to `counter` (for `iolab run`'s progress bar).
+pub fn set_progress(counter: &'static AtomicU64) {
+    PROGRESS.store(
+        counter as *const AtomicU64 as *mut AtomicU64,
+        Ordering::SeqCst,
+    );
+}
+
+fn progress_counter() -> Option<&'static AtomicU64> {
+    if !PROGRESS_ON.load(Ordering::SeqCst) {
+        return None;
+    }
+    let p = PROGRESS.load(Ordering::SeqCst);
+    // SAFETY: only `set_progress` stores here, from a `&'static AtomicU64`.
+    (!p.is_null()).then(|| unsafe { &*p })
+}
+
 /// Loop parameters shared by all workers.
 struct LoopParams {
+    /// Where finished ops are published (the timed pass of a watched run only).
+    progress: Option<&'static AtomicU64>,
     bs: usize,
     write: bool,
     /// Stamp the pattern into each block: writes to a target that keeps data (a sink keeps nothing to
@@ -294,9 +319,17 @@ fn loop_sync<M: Method, C: Clock>(
             next_flush = next_at(done, p.fsync_every).min(next_at(done, p.msync_every));
             t = clk.now();
         }
-        // Another thread's failure is noticed within 1024 ops.
-        if e >= deadline || (done & 1023 == 0 && abort.load(Ordering::Relaxed)) {
+        if e >= deadline {
             break;
+        }
+        if done & 1023 == 0 {
+            if let Some(pr) = p.progress {
+                pr.fetch_add(1024, Ordering::Relaxed);
+            }
+            // Another thread's failure is noticed within 1024 ops.
+            if abort.load(Ordering::Relaxed) {
+                break;
+            }
         }
         op = plan.next_op();
         if p.stamp {
@@ -365,6 +398,7 @@ fn loop_async<M: Method, C: Clock>(
     // rest of iolab's per-request work at batch 32.
     let mut round_start = start;
     let mut zero_gaps = 0u64;
+    let mut reported = 0u64;
     let expected = m.expected_result(bs);
     loop {
         let sync_due = sync_every != 0 && since_sync >= sync_every;
@@ -515,6 +549,12 @@ fn loop_async<M: Method, C: Clock>(
         }
         if failure.is_some() || e >= deadline || abort.load(Ordering::Relaxed) {
             stop = true;
+        }
+        if done >= reported + 1024 {
+            if let Some(pr) = p.progress {
+                pr.fetch_add(done - reported, Ordering::Relaxed);
+            }
+            reported = done;
         }
         if inflight == 0 && queued == 0 {
             if let Some(f) = failure.take() {
@@ -721,6 +761,7 @@ fn run_threads<M: Method, C: Clock>(
     let n = spec.threads as usize;
     let every = |s: SyncEvery| if let SyncEvery::Every(k) = s { k } else { 0 };
     let p = LoopParams {
+        progress: progress_counter(),
         bs: spec.bs as usize,
         write: spec.op == OpKind::Write,
         stamp: spec.op == OpKind::Write
@@ -890,7 +931,10 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
                     Some("the timed pass itself (--count inline): every syscall was slowed by the tracepoints".into());
             }
         }
-        run_once(spec, clock, &[sw, &tp])
+        PROGRESS_ON.store(true, Ordering::SeqCst);
+        let r = run_once(spec, clock, &[sw, &tp]);
+        PROGRESS_ON.store(false, Ordering::SeqCst);
+        r
     })?;
     let (timed, inline_tp): (Vec<CounterValue>, Vec<CounterValue>) = vals
         .into_iter()

@@ -65,7 +65,9 @@ fn esc(s: &str) -> String {
 }
 
 fn label_of(rec: &Value, r: &Value) -> String {
-    let p = iolab_core::series::record_point(rec);
+    let mut p = iolab_core::series::record_point(rec);
+    // The step first (records of older versions hold their keys sorted).
+    p.sort_by_key(|(k, _)| k != "step");
     if p.is_empty() {
         iolab_core::series::workload_label(r)
     } else {
@@ -565,7 +567,8 @@ pub fn build(recs: &[Value], sources: &[String]) -> Report {
             );
         }
         // CPU split, normalized (the thesis's Figure 21).
-        let rows: Vec<(String, Vec<f64>)> = shown
+        // Bars grow the chart downwards, so every run gets one.
+        let rows: Vec<(String, Vec<f64>)> = io_runs
             .iter()
             .filter_map(|x| {
                 let u = num(x.r, &["cpu", "process", "user_s"])?;
@@ -584,12 +587,12 @@ pub fn build(recs: &[Value], sources: &[String]) -> Report {
             format!(
                 "User and system shares (%) of the process's user + system CPU time during the timed loop \
                  (getrusage, all threads including io_uring's SQPOLL and io-wq helpers), normalized like the seed \
-                 thesis's Figure 21. Shared spec: {}.{note}",
-                shared_spec(&shown)
+                 thesis's Figure 21. Shared spec: {}.",
+                shared_spec(&io_runs)
             ),
             bar_chart("CPU: user vs system share", "% of user + system CPU time", &rows, &["user", "system"]),
         );
-        let rows: Vec<(String, Vec<f64>)> = shown
+        let rows: Vec<(String, Vec<f64>)> = io_runs
             .iter()
             .filter_map(|x| {
                 Some((
@@ -603,8 +606,8 @@ pub fn build(recs: &[Value], sources: &[String]) -> Report {
             "System calls per op",
             format!(
                 "The method's own system calls per op, counted by iolab (io_uring: io_uring_enter calls; mmap: 0). \
-                 Shared spec: {}.{note}",
-                shared_spec(&shown)
+                 Shared spec: {}.",
+                shared_spec(&io_runs)
             ),
             bar_chart("System calls per op", "calls per op", &rows, &["syscalls/op"]),
         );

@@ -471,7 +471,16 @@ fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
     if repeat > 1 {
         return run_repeated(a, &spec, &clk, repeat);
     }
-    let r = iolab_core::runner::run(&spec, &clk)?;
+    let bar = if a.json.as_deref() == Some(Path::new("-")) {
+        None
+    } else {
+        RunBar::start(&spec)
+    };
+    let r = iolab_core::runner::run(&spec, &clk);
+    if let Some(b) = bar {
+        b.stop();
+    }
+    let r = r?;
     if let Some(c) = &a.csv {
         let rec = series::record(&[], Ok(to_value(&r)?));
         write_new(
@@ -525,13 +534,22 @@ fn run_repeated(
     };
     let mut runs = Vec::with_capacity(n);
     let mut mismatches = 0u64;
+    // The bar moves between runs only (see Progress): a ticking thread would change what is measured.
+    let progress = Progress::new("run --repeat", if to_stderr { 0 } else { n });
     for i in 0..n {
         let r = iolab_core::runner::run(spec, clk)?;
+        if let Some(b) = &progress.bar {
+            b.inc(1);
+        }
         if i == 0 {
             // The first run's header says what runs (the workload is the same for all).
             let text = String::from_utf8_lossy(&TableExporter.run(&r)).to_string();
             say(text.lines().next().unwrap_or_default().to_string() + "\n");
         }
+        let say = |t: String| match &progress.bar {
+            Some(b) => b.suspend(|| say(t)),
+            None => say(t),
+        };
         say(format!(
             "run {:>3}/{n}   {:>12.0} ops/s  {:>10.1} MiB/s  {:>10.1} ns/op  p50 {:>9.0} ns  p99 {:>9.0} ns\n",
             i + 1,
@@ -544,6 +562,7 @@ fn run_repeated(
         mismatches += r.verify.as_ref().map_or(0, |v| v.mismatches);
         runs.push(to_value(&r)?);
     }
+    progress.finish();
     let summary = series::summarize(&runs);
     say(series::render_summary(&summary));
     if let Some(c) = &a.csv {
@@ -728,6 +747,84 @@ impl Progress {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
+    }
+}
+
+/// `iolab run`'s progress bar with ETA, on a terminal's stderr, once a run has taken a second. A forked
+/// helper process draws it from a counter in shared memory the workers add to every 1024 ops: the
+/// measured process gains no thread (a second thread makes a one-thread run's syscalls dearer, see
+/// cleanup.rs) and writes nothing to the terminal while it is timed.
+struct RunBar {
+    pid: i32,
+    shm: &'static [std::sync::atomic::AtomicU64; 2],
+}
+
+impl RunBar {
+    fn start(spec: &iolab_core::spec::Spec) -> Option<RunBar> {
+        use std::sync::atomic::Ordering;
+        if !iolab_core::sys::isatty(2) {
+            return None;
+        }
+        let shm = iolab_core::sys::shared_counters().ok()?;
+        iolab_core::runner::set_progress(&shm[0]);
+        let (ops, dur) = (spec.ops, spec.duration_s);
+        match iolab_core::sys::fork() {
+            Ok(0) => {
+                let _ = iolab_core::sys::child_dies_with_parent();
+                let t0 = std::time::Instant::now();
+                let mut moving: Option<std::time::Instant> = None;
+                let mut bar: Option<indicatif::ProgressBar> = None;
+                loop {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    let done = shm[0].load(Ordering::Relaxed);
+                    if shm[1].load(Ordering::SeqCst) == 1 {
+                        if let Some(b) = bar {
+                            b.finish_and_clear();
+                        }
+                        iolab_core::sys::exit_now(0);
+                    }
+                    if done > 0 && moving.is_none() {
+                        moving = Some(std::time::Instant::now());
+                    }
+                    if t0.elapsed().as_secs_f64() < 1.0 {
+                        continue;
+                    }
+                    let b = bar.get_or_insert_with(|| {
+                        let (len, tmpl) = match (ops, dur) {
+                            (Some(n), _) => (
+                                n,
+                                "iolab run [{bar:30}] {pos}/{len} ops of the timed pass, ETA {eta}",
+                            ),
+                            (None, Some(d)) => (
+                                (d * 1000.0) as u64,
+                                "iolab run [{bar:30}] {pos}/{len} ms of the timed pass, ETA {eta}",
+                            ),
+                            (None, None) => (1, "iolab run {spinner}"),
+                        };
+                        let b = indicatif::ProgressBar::with_draw_target(
+                            Some(len),
+                            indicatif::ProgressDrawTarget::stderr(),
+                        );
+                        if let Ok(st) = indicatif::ProgressStyle::with_template(tmpl) {
+                            b.set_style(st.progress_chars("=> "));
+                        }
+                        b
+                    });
+                    match (ops, moving) {
+                        (Some(n), _) => b.set_position(done.min(n)),
+                        (None, Some(m)) => b.set_position(m.elapsed().as_millis() as u64),
+                        (None, None) => b.tick(),
+                    }
+                }
+            }
+            Ok(pid) => Some(RunBar { pid, shm }),
+            Err(_) => None,
+        }
+    }
+
+    fn stop(self) {
+        self.shm[1].store(1, std::sync::atomic::Ordering::SeqCst);
+        let _ = iolab_core::sys::waitpid(self.pid);
     }
 }
 

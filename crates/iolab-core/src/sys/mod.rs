@@ -305,6 +305,26 @@ impl Mapping {
         Ok(Mapping { ptr: p.cast(), len })
     }
 
+    /// mmap(2) of `len` zeroed anonymous bytes shared with children forked later (MAP_SHARED).
+    pub fn shared_anonymous(len: usize) -> SysResult<Mapping> {
+        // SAFETY: a NULL hint and no descriptor; the result is checked for MAP_FAILED and owned by the
+        // returned value, which unmaps it exactly once.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(SysErr::last("mmap"));
+        }
+        Ok(Mapping { ptr: p.cast(), len })
+    }
+
     /// mmap(2) of `len` fresh private anonymous bytes (every page faults on its first touch).
     pub fn anonymous(len: usize) -> SysResult<Mapping> {
         // SAFETY: a NULL hint and no descriptor; the result is checked for MAP_FAILED and owned by the
@@ -565,6 +585,69 @@ pub fn set_signal_handler(
         })?;
     }
     Ok(())
+}
+
+/// Two zeroed counters in a MAP_SHARED anonymous page that children forked later see too; the page stays
+/// mapped for the life of the process.
+pub fn shared_counters() -> SysResult<&'static [std::sync::atomic::AtomicU64; 2]> {
+    let m = Mapping::shared_anonymous(4096)?;
+    let p = m.as_ptr() as *const [std::sync::atomic::AtomicU64; 2];
+    // The mapping is never unmapped, so the reference below stays valid for the whole process.
+    std::mem::forget(m);
+    // SAFETY: the page is 4096 zeroed, page-aligned bytes (aligned and large enough for two AtomicU64,
+    // whose all-zero bit pattern is a valid value), mapped until the process ends, and only ever accessed
+    // through atomics.
+    Ok(unsafe { &*p })
+}
+
+/// fork(2). Returns the child's pid in the parent and 0 in the child. Call it only while the process has
+/// one thread: the child then may do anything the parent could.
+pub fn fork() -> SysResult<i32> {
+    // SAFETY: fork has no memory preconditions; callers fork a single-threaded process (documented above),
+    // so the child's copy of every lock is consistent.
+    cvt("fork", unsafe { libc::fork() })
+}
+
+/// In a child: be sent SIGKILL when the parent dies (prctl PR_SET_PDEATHSIG), and take SIGINT, SIGTERM and
+/// SIGHUP with their default action (the parent's handler removes the parent's files; the child has none).
+pub fn child_dies_with_parent() -> SysResult<()> {
+    // SAFETY: PR_SET_PDEATHSIG takes a signal number and reads no memory.
+    cvt("prctl", unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)
+    })?;
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: SIG_DFL is a valid disposition for these signals.
+        unsafe { libc::signal(sig, libc::SIG_DFL) };
+    }
+    Ok(())
+}
+
+/// The parent pid (getppid(2)).
+pub fn getppid() -> i32 {
+    // SAFETY: getppid takes no arguments and cannot fail.
+    unsafe { libc::getppid() }
+}
+
+/// waitpid(2) for one child, retrying on EINTR; returns its raw wait status.
+pub fn waitpid(pid: i32) -> SysResult<i32> {
+    let mut status = 0;
+    loop {
+        // SAFETY: `status` is a valid out-pointer for the duration of the call.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r >= 0 {
+            return Ok(status);
+        }
+        let e = SysErr::last("waitpid");
+        if e.errno != libc::EINTR {
+            return Err(e);
+        }
+    }
+}
+
+/// _exit(2): ends the process without running destructors or atexit handlers (a forked child's way out).
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit never returns and has no preconditions.
+    unsafe { libc::_exit(code) }
 }
 
 /// unlink(2), or rmdir(2) for a directory; async-signal-safe (no allocation).
