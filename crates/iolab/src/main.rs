@@ -793,11 +793,11 @@ impl RunBar {
                         let (len, tmpl) = match (ops, dur) {
                             (Some(n), _) => (
                                 n,
-                                "iolab run [{bar:30}] {pos}/{len} ops of the timed pass, ETA {eta}",
+                                "iolab run [{bar:30}] {human_pos}/{human_len} ops of the timed pass, ETA {eta}",
                             ),
                             (None, Some(d)) => (
                                 (d * 1000.0) as u64,
-                                "iolab run [{bar:30}] {pos}/{len} ms of the timed pass, ETA {eta}",
+                                "iolab run [{bar:30}] {human_pos}/{human_len} ms of the timed pass, ETA {eta}",
                             ),
                             (None, None) => (1, "iolab run {spinner}"),
                         };
