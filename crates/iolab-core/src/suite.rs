@@ -499,7 +499,7 @@ fn header(k: TableKind) -> String {
             "avg lat us",
             "calls",
             "reqs",
-            "big (8+)",
+            "big (32+)",
             "avg batch"
         ),
         TableKind::Lines => format!(
