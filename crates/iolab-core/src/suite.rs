@@ -320,6 +320,10 @@ pub fn jobs(s: &SuiteFile, places: &Places, quick: bool) -> Result<Vec<Job>> {
         for p in series::points(&vary) {
             for run in 1..=runs {
                 let mut point = vec![("step".to_string(), step.label.clone())];
+                // A quick point is not the same point: `--resume` of a full run never takes it as done.
+                if quick {
+                    point.push(("quick".to_string(), "true".to_string()));
+                }
                 if runs > 1 {
                     point.push(("run".to_string(), run.to_string()));
                 }
@@ -426,7 +430,7 @@ fn txt(v: &Value, path: &[&str]) -> String {
 fn point_rest(rec: &Value) -> String {
     series::record_point(rec)
         .into_iter()
-        .filter(|(k, _)| k != "step")
+        .filter(|(k, _)| k != "step" && k != "quick")
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(" ")

@@ -66,6 +66,8 @@ fn esc(s: &str) -> String {
 
 fn label_of(rec: &Value, r: &Value) -> String {
     let mut p = iolab_core::series::record_point(rec);
+    // Suites mark --quick points; the report's title of each run need not repeat it.
+    p.retain(|(k, _)| k != "quick");
     // The step first (records of older versions hold their keys sorted).
     p.sort_by_key(|(k, _)| k != "step");
     if p.is_empty() {
@@ -157,7 +159,8 @@ fn line_chart(
             (lo / 1.5, hi * 1.5)
         } else {
             let pad = ((hi - lo) * 0.05).max(hi.abs() * 0.05).max(1e-9);
-            ((lo - pad).min(0.0_f64.max(lo - pad)), hi + pad)
+            // Amounts (MiB/s, shares) start at zero, so bars and lines compare by height.
+            (if lo >= 0.0 { 0.0 } else { lo - pad }, hi + pad)
         }
     };
     let (x0, x1) = range(&xs, log_x);
@@ -333,11 +336,7 @@ fn short_num(v: f64) -> String {
     if a == 0.0 {
         "0".into()
     } else if a >= 1e9 {
-        format!("{:.3}G", v / 1e9)
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_string()
-            + ""
+        format!("{}G", trim(v / 1e9))
     } else if a >= 1e6 {
         format!("{}M", trim(v / 1e6))
     } else if a >= 1e3 {
@@ -830,6 +829,16 @@ mod tests {
                 "findings": [{"rule": "x", "text": "a <finding>"}]
             }
         })
+    }
+
+    #[test]
+    fn axis_numbers_are_short() {
+        assert_eq!(short_num(1_500_000_000.0), "1.5G");
+        assert_eq!(short_num(2_000_000.0), "2M");
+        assert_eq!(short_num(4096.0), "4.1k");
+        assert_eq!(short_num(0.25), "0.25");
+        assert_eq!(bytes_label(524288.0), "512k");
+        assert_eq!(bytes_label(512.0), "512");
     }
 
     #[test]

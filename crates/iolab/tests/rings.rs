@@ -1,4 +1,4 @@
-//! io_uring ring designs (`--ring per-thread|shared|shared-submitter`, issue: every method worth
+//! io_uring ring designs (`--ring per-thread|shared|shared-submitter|producer-consumer`, issue: every method worth
 //! comparing, item 1): each design moves verified data on /dev/null, tmpfs and ext4 with several threads and
 //! the options that change how rings are shared (registered files and buffers, SQPOLL, registered ring fds,
 //! SINGLE_ISSUER); sharing a ring changes its batch statistics; impossible combinations are refused.
@@ -7,6 +7,14 @@ mod common;
 use common::*;
 
 const DESIGNS: [&str; 3] = ["per-thread", "shared", "shared-submitter"];
+/// Every design, with the seed Pi thesis's producer-consumer rings (a ring per thread, reaped by a thread
+/// of its own).
+const ALL_DESIGNS: [&str; 4] = [
+    "per-thread",
+    "shared",
+    "shared-submitter",
+    "producer-consumer",
+];
 
 fn hist(r: &serde_json::Value, key: &str) -> Vec<(u64, u64)> {
     r["uring"][key]
@@ -27,7 +35,7 @@ fn every_design_writes_verified_data_with_several_threads() {
         &["--registered-ring", "--batch", "4"],
         &["--sqpoll", "--sq-idle-ms", "20"],
     ];
-    for design in DESIGNS {
+    for design in ALL_DESIGNS {
         for (i, extra) in opts.iter().enumerate() {
             for (where_, dir) in [("tmpfs", &tmp), ("ext4", &disk)] {
                 let f = file(dir, &format!("{design}-{i}.dat"));
@@ -221,4 +229,51 @@ fn ring_designs_refuse_what_cannot_work() {
         "{}",
         r.stderr
     );
+}
+
+#[test]
+fn producer_consumer_rings_reap_on_their_own_thread() {
+    // The thesis's shape: SQPOLL, one request per submission; the consumer thread does the waiting, so
+    // the worker's own submissions need no syscall while the SQ thread is awake.
+    let dir = tmpfs_dir();
+    let f = file(&dir, "pc.dat");
+    let r = run_json(&[
+        "--method",
+        "io_uring",
+        "--ring",
+        "producer-consumer",
+        "--sqpoll",
+        "--qd",
+        "32",
+        "--batch",
+        "1",
+        "--target",
+        f.to_str().unwrap(),
+        "--ops",
+        "5000",
+        "--verify",
+    ]);
+    assert_eq!(u64_of(&r, &["verify", "mismatches"]), 0);
+    assert_eq!(u64_of(&r, &["uring", "requests"]), 5000);
+    assert_eq!(r["uring"]["design"], "producer-consumer");
+    assert_eq!(
+        hist(&r, "batch_histogram").iter().map(|b| b.0).max(),
+        Some(1)
+    );
+    assert!(
+        u64_of(&r, &["uring", "submissions_without_syscall"]) > 0,
+        "{}",
+        r["uring"]
+    );
+    let e = iolab(&[
+        "run",
+        "--method",
+        "io_uring",
+        "--ring",
+        "producer-consumer",
+        "--single-issuer",
+        "--defer-taskrun",
+    ]);
+    assert_eq!(e.code, 2);
+    assert!(e.stderr.contains("--defer-taskrun"), "{}", e.stderr);
 }
