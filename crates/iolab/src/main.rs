@@ -1223,6 +1223,15 @@ fn main() {
                 .find(|l| !l.trim().is_empty())
                 .unwrap_or("bad arguments");
             let first = first.trim_start_matches("error: ");
+            // "the following required arguments were not provided:" names them on the next line.
+            let next = text
+                .lines()
+                .skip_while(|l| !l.contains(first))
+                .nth(1)
+                .map(str::trim)
+                .filter(|l| first.ends_with(':') && !l.is_empty())
+                .unwrap_or_default();
+            let first = format!("{first}{}{next}", if next.is_empty() { "" } else { " " });
             let hint = text
                 .lines()
                 .find(|l| {

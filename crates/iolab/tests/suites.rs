@@ -192,6 +192,13 @@ fn report_refuses_an_existing_output_and_unknown_suites_name_the_choices() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("--out"), "{}", r.stderr);
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "mine");
+    let r = iolab(&["report"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("<RESULTS>"),
+        "names what is missing: {}",
+        r.stderr
+    );
     let r = iolab(&["suite", "nosuch"]);
     assert_eq!(r.code, 2);
     assert!(
