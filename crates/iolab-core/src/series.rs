@@ -79,11 +79,26 @@ pub const WIDE_SPREAD_PCT: f64 = 10.0;
 pub const MIN_NOISE_PCT: f64 = 2.0;
 
 pub fn figure(result: &Value, f: &Figure) -> Option<f64> {
-    let mut v = result;
-    for k in f.path {
-        v = v.get(k)?;
+    num(result, f.path)
+}
+
+/// The value at `path` (object keys) inside a result document.
+pub fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(v, |x, k| x.get(k))
+}
+
+/// The number at `path`.
+pub fn num(v: &Value, path: &[&str]) -> Option<f64> {
+    at(v, path)?.as_f64()
+}
+
+/// A value as table text: strings bare, null and absent empty, anything else as JSON.
+pub fn text(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        None | Some(Value::Null) => String::new(),
+        Some(o) => o.to_string(),
     }
-    v.as_f64()
 }
 
 /// Median, min, max and (population) standard deviation of one figure over repeated runs.
@@ -371,16 +386,17 @@ impl Recorder {
         let (path, done, dropped) = match (out, resume) {
             (Some(p), true) => {
                 let (recs, cut) = read_records(p)?;
-                // Rewrite without the cut-short line, then append after it.
-                let mut text = String::new();
-                for r in &recs {
-                    text += &serde_json::to_string(r).map_err(|e| Error::Runtime(e.to_string()))?;
-                    text.push('\n');
+                if cut > 0 {
+                    // Drop the cut-short line (the file's own bytes up to it), then append after it.
+                    let bytes = std::fs::read(p)
+                        .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", p.display())))?;
+                    let tmp = p.with_extension("jsonl.resume-tmp");
+                    std::fs::write(&tmp, &bytes[..bytes.len() - cut])
+                        .and_then(|_| std::fs::rename(&tmp, p))
+                        .map_err(|e| {
+                            Error::Runtime(format!("cannot rewrite {}: {e}", p.display()))
+                        })?;
                 }
-                let tmp = p.with_extension("jsonl.resume-tmp");
-                std::fs::write(&tmp, text)
-                    .and_then(|_| std::fs::rename(&tmp, p))
-                    .map_err(|e| Error::Runtime(format!("cannot rewrite {}: {e}", p.display())))?;
                 (p.to_path_buf(), recs, cut)
             }
             (Some(p), false) => {
@@ -594,23 +610,7 @@ pub fn csv_row(rec: &Value, point_keys: &[String]) -> String {
         })
         .collect();
     let r = rec.get("result");
-    let txt = |path: &[&str]| -> String {
-        let mut v = match r {
-            Some(v) => v,
-            None => return String::new(),
-        };
-        for k in path {
-            match v.get(k) {
-                Some(x) => v = x,
-                None => return String::new(),
-            }
-        }
-        match v {
-            Value::String(s) => s.clone(),
-            Value::Null => String::new(),
-            o => o.to_string(),
-        }
-    };
+    let txt = |path: &[&str]| text(r.and_then(|r| at(r, path)));
     for c in CSV_COLUMNS {
         cells.push(match *c {
             "method" | "op" | "bs" | "pattern" | "threads" | "qd" | "batch" | "direct" => {

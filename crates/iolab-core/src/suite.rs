@@ -403,27 +403,10 @@ fn lines_work(t: &toml::Table, run: u32) -> std::result::Result<Work, String> {
 // ---------------------------------------------------------------------------------------------------
 // Tables.
 
-fn num(v: &Value, path: &[&str]) -> Option<f64> {
-    let mut x = v;
-    for k in path {
-        x = x.get(k)?;
-    }
-    x.as_f64()
-}
+use series::num;
 
 fn txt(v: &Value, path: &[&str]) -> String {
-    let mut x = v;
-    for k in path {
-        match x.get(k) {
-            Some(y) => x = y,
-            None => return String::new(),
-        }
-    }
-    match x {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        o => o.to_string(),
-    }
+    series::text(series::at(v, path))
 }
 
 /// The record's point without the step (the step heads its rows).

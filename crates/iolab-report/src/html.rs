@@ -41,20 +41,21 @@ struct Run<'a> {
     r: &'a Value,
 }
 
-fn num(v: &Value, path: &[&str]) -> Option<f64> {
-    let mut x = v;
-    for k in path {
-        x = x.get(k)?;
-    }
-    x.as_f64()
-}
+use iolab_core::series::num;
 
 fn s_of(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        o => o.to_string(),
-    }
+    iolab_core::series::text(Some(v))
+}
+
+/// A `[[x, count], ...]` array as (x, share of all counts); None when it holds no counts.
+fn shares(a: &Value) -> Option<Vec<(f64, f64)>> {
+    let a = a.as_array()?;
+    let total: f64 = a.iter().filter_map(|p| p.get(1)?.as_f64()).sum();
+    (total > 0.0).then(|| {
+        a.iter()
+            .filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()? / total)))
+            .collect()
+    })
 }
 
 fn esc(s: &str) -> String {
@@ -530,20 +531,7 @@ pub fn build(recs: &[Value], sources: &[String]) -> Report {
         );
         let gaps: Vec<Line> = shown
             .iter()
-            .filter_map(|x| {
-                let b = x.r["gap"]["buckets"].as_array()?;
-                let total: f64 = b.iter().filter_map(|p| p.get(1)?.as_f64()).sum();
-                (total > 0.0).then(|| {
-                    (
-                        x.label.clone(),
-                        b.iter()
-                            .filter_map(|p| {
-                                Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()? / total))
-                            })
-                            .collect(),
-                    )
-                })
-            })
+            .filter_map(|x| Some((x.label.clone(), shares(&x.r["gap"]["buckets"])?)))
             .collect();
         if !gaps.is_empty() {
             add(
@@ -625,19 +613,10 @@ pub fn build(recs: &[Value], sources: &[String]) -> Report {
             let lines: Vec<Line> = ur
                 .iter()
                 .filter_map(|x| {
-                    let h = x.r["uring"]["batch_histogram"].as_array()?;
-                    let total: f64 = h.iter().filter_map(|p| p.get(1)?.as_f64()).sum();
-                    (total > 0.0).then(|| {
-                        (
-                            x.label.clone(),
-                            h.iter()
-                                .filter_map(|p| {
-                                    Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()? / total))
-                                })
-                                .filter(|p| p.0 > 0.0)
-                                .collect(),
-                        )
-                    })
+                    // Calls that carried no request (waits) are in the total, not drawn at x = 0.
+                    let mut p = shares(&x.r["uring"]["batch_histogram"])?;
+                    p.retain(|q| q.0 > 0.0);
+                    Some((x.label.clone(), p))
                 })
                 .collect();
             add(

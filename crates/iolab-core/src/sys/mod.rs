@@ -307,26 +307,15 @@ impl Mapping {
 
     /// mmap(2) of `len` zeroed anonymous bytes shared with children forked later (MAP_SHARED).
     pub fn shared_anonymous(len: usize) -> SysResult<Mapping> {
-        // SAFETY: a NULL hint and no descriptor; the result is checked for MAP_FAILED and owned by the
-        // returned value, which unmaps it exactly once.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(SysErr::last("mmap"));
-        }
-        Ok(Mapping { ptr: p.cast(), len })
+        Self::anonymous_with(len, libc::MAP_SHARED)
     }
 
     /// mmap(2) of `len` fresh private anonymous bytes (every page faults on its first touch).
     pub fn anonymous(len: usize) -> SysResult<Mapping> {
+        Self::anonymous_with(len, libc::MAP_PRIVATE)
+    }
+
+    fn anonymous_with(len: usize, sharing: libc::c_int) -> SysResult<Mapping> {
         // SAFETY: a NULL hint and no descriptor; the result is checked for MAP_FAILED and owned by the
         // returned value, which unmaps it exactly once.
         let p = unsafe {
@@ -334,7 +323,7 @@ impl Mapping {
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                sharing | libc::MAP_ANONYMOUS,
                 -1,
                 0,
             )
