@@ -8,6 +8,7 @@ pub mod findings;
 pub mod lines;
 pub mod measure;
 pub mod method;
+pub mod offload;
 pub mod pattern;
 pub mod probe;
 pub mod result;

@@ -419,4 +419,88 @@ pub struct RunResult {
     pub fallbacks: Vec<String>,
     /// Other things the reader should know about this run.
     pub notes: Vec<String>,
+    /// `--method offload`: the sandboxed client, its path to the kernel and the sandbox's checks.
+    #[serde(default)]
+    pub offload: Option<OffloadFigures>,
+}
+
+/// What an offload run measured (see `offload/mod.rs`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct OffloadFigures {
+    /// kernel, broker or native.
+    pub path: String,
+    /// Broker path: spin, spin-then-sleep or eventfd.
+    pub doorbell: Option<String>,
+    /// What confined the client: "seccomp strict mode (read, write, exit)" or "none".
+    pub sandbox: String,
+    /// How its requests reached the kernel: ring setup, registrations, restrictions or policy.
+    pub service: String,
+    pub client_pid: i32,
+    pub client_cpu: Option<u32>,
+    /// The CPU of the SQPOLL thread or the broker thread.
+    pub service_cpu: Option<u32>,
+    pub batch: u32,
+    /// How the client was timed (it cannot read a clock).
+    pub timing: String,
+    /// Mean time per request (wall / ops) and per round trip of one batch (wall / batches), ns.
+    pub ns_per_op: f64,
+    pub round_trip_ns: f64,
+    /// The same in TSC cycles (ns x the calibrated TSC rate), when iolab's clock is the TSC.
+    pub tsc_ghz: Option<f64>,
+    pub cycles_per_op: Option<f64>,
+    pub round_trip_cycles: Option<f64>,
+    /// Requests completed per second.
+    pub ops_per_s: f64,
+    /// Per-request time of each sampling window (every request gets its window's mean), ns.
+    pub window_ns: crate::measure::hist::Summary,
+    pub window_ms: f64,
+    pub windows: u64,
+    /// Doorbells the client rang (eventfd writes because the server slept), and how often the server was
+    /// woken (the kernel path's SQ_WAKEUP calls, the broker's returns from its sleep).
+    pub doorbells: u64,
+    pub server_wakeups: u64,
+    /// System calls the client made during the timed workload (counted by the client itself: doorbells and
+    /// the done signal; io_uring_enter on the native path), and in its whole sandboxed life.
+    pub client_syscalls_timed: u64,
+    pub client_syscalls_total: u64,
+    /// CPU of the serving threads (SQPOLL thread and doorbell thread, or broker thread and its io-wq
+    /// workers) over the timed span, exact on-CPU seconds from schedstat, and as a share of the wall time.
+    pub service_tasks: Vec<HelperCpu>,
+    pub service_cpu_s: f64,
+    pub service_cpu_share: f64,
+    /// The client's own CPU over its life (wait4), seconds.
+    pub client_user_s: f64,
+    pub client_sys_s: f64,
+    /// Requests refused: by the broker's policy (broker path), or attack requests that got an error
+    /// completion (kernel path).
+    pub refusals: u64,
+    /// Broker path: requests executed through the broker's io_uring.
+    pub broker_executed: Option<u64>,
+    pub attacks: Vec<AttackOutcome>,
+    /// The parent's private canary page was unchanged after the run.
+    pub canary_intact: bool,
+    /// The parent's unrelated open file (made only when attacks run) was unchanged.
+    pub unrelated_file_intact: Option<bool>,
+    /// The seed thesis's figures, to read ours against.
+    pub seed_native_cycles: u64,
+    pub seed_offloaded_cycles: u64,
+    pub seed_note: String,
+}
+
+/// One forbidden request and what became of it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct AttackOutcome {
+    pub attack: String,
+    /// What the client asked for.
+    pub request: String,
+    /// Its completion result (-errno when refused).
+    pub result: i64,
+    pub refused: bool,
+    /// What refused it.
+    pub refused_by: String,
+    /// Rewrite attack: tries, refused (the broker copied the rewritten request), ran as first published
+    /// (the broker copied it before the rewrite).
+    pub tries: Option<u64>,
+    pub refused_tries: Option<u64>,
+    pub original_ran: Option<u64>,
 }

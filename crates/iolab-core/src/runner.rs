@@ -879,6 +879,9 @@ fn run_method<C: Clock>(
         MethodKind::Splice => {
             run_threads::<kcopy::KernelCopy<{ kcopy::SPLICE }>, C>(spec, target, clk, info, k)
         }
+        MethodKind::Offload => Err(Error::Runtime(
+            "internal: offload runs through offload::run".into(),
+        )),
     }
 }
 
@@ -896,6 +899,7 @@ fn syscall_note(m: MethodKind) -> &'static str {
         MethodKind::Sendfile => "one sendfile(2) per op (plus lseek where the offset jumps); no user-space copy; the kernel counts it as a read and a write",
         MethodKind::CopyFileRange => "one copy_file_range(2) per op; no user-space copy",
         MethodKind::Aio => "counted calls are io_submit(2) and io_getevents(2) (plus fsync); the kernel's syscr/syscw do not see AIO requests",
+        MethodKind::Offload => "the client's own system calls (see offload)",
         MethodKind::Epoll => "every write(2)/read(2) (several when the stream takes part of a block) and every epoll_wait(2) after EAGAIN",
     }
 }
@@ -904,6 +908,10 @@ fn syscall_note(m: MethodKind) -> &'static str {
 /// untimed pass of the same workload with the kernel tracepoints on, then the timed pass with the software
 /// and hardware counters; then the derived figures and findings.
 pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
+    if spec.method == MethodKind::Offload {
+        // A client process of its own, timed from outside (see offload/mod.rs).
+        return crate::offload::run(spec, clock);
+    }
     let mut kernel = KernelFigures {
         count_mode: spec.count,
         ..Default::default()
@@ -1193,6 +1201,7 @@ fn run_once(
         findings: Vec::new(),
         fallbacks,
         notes,
+        offload: None,
     };
     let counter_values = counters
         .iter()

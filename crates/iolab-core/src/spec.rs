@@ -87,12 +87,16 @@ pub struct RawSpec {
     pub vectored: Option<Val>,
     pub nop_requests: Option<Val>,
     pub ring: Option<Val>,
+    pub offload_path: Option<Val>,
+    pub doorbell: Option<Val>,
+    pub offload_attack: Option<Val>,
 }
 
 /// The keys of [`RawSpec`], for messages.
 pub const SPEC_KEYS: &str = "target, method, op, pattern, bs, ops, size, duration, threads, direct, fsync, \
     msync, iovecs, qd, batch, stdio-buffer, file-size, offset, seed, verify, overwrite, keep, allow-device-writes, count, breakdown, sqpoll, sq-idle-ms, sq-cpu, iopoll, fixed-files, fixed-bufs, \
-    coop-taskrun, single-issuer, defer-taskrun, registered-ring, vectored, nop-requests, ring";
+    coop-taskrun, single-issuer, defer-taskrun, registered-ring, vectored, nop-requests, ring, offload-path, doorbell, \
+    offload-attack";
 
 impl RawSpec {
     /// Reads a TOML spec file; unknown keys and bad syntax are usage errors naming `--spec`.
@@ -159,7 +163,10 @@ impl RawSpec {
             registered_ring,
             vectored,
             nop_requests,
-            ring
+            ring,
+            offload_path,
+            doorbell,
+            offload_attack
         );
         self
     }
@@ -181,10 +188,11 @@ pub enum MethodKind {
     Sendfile,
     CopyFileRange,
     Epoll,
+    Offload,
 }
 
 impl MethodKind {
-    pub const ALL: [MethodKind; 12] = [
+    pub const ALL: [MethodKind; 13] = [
         MethodKind::Sync,
         MethodKind::Psync,
         MethodKind::Vectored,
@@ -196,6 +204,7 @@ impl MethodKind {
         MethodKind::Sendfile,
         MethodKind::CopyFileRange,
         MethodKind::Epoll,
+        MethodKind::Offload,
         MethodKind::Nop,
     ];
 
@@ -221,6 +230,7 @@ impl MethodKind {
             MethodKind::Sendfile => "sendfile",
             MethodKind::CopyFileRange => "copy_file_range",
             MethodKind::Epoll => "epoll",
+            MethodKind::Offload => "offload",
         }
     }
 
@@ -337,6 +347,117 @@ pub struct Spec {
     /// Per-syscall breakdown in the counting pass (each traced syscall adds 0.1-0.3 s of tracepoint
     /// teardown on this VM).
     pub breakdown: bool,
+    /// `--method offload` options (see `offload/mod.rs`).
+    #[serde(default)]
+    pub offload: OffloadOpts,
+}
+
+/// How a sandboxed client's requests reach the kernel (`--offload-path`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OffloadPath {
+    /// An io_uring in shared memory, served by an SQPOLL kernel thread, limited by restrictions.
+    #[default]
+    Kernel,
+    /// iolab's own request ring, served by a broker thread that checks a policy and uses its own io_uring.
+    Broker,
+    /// The same operations from an unsandboxed client through io_uring_enter(2): the baseline.
+    Native,
+}
+
+impl OffloadPath {
+    pub fn name(self) -> &'static str {
+        match self {
+            OffloadPath::Kernel => "kernel",
+            OffloadPath::Broker => "broker",
+            OffloadPath::Native => "native",
+        }
+    }
+}
+
+/// How the broker waits for requests and how the client wakes it (`--doorbell`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Doorbell {
+    /// The broker polls the request ring without ever sleeping; the client never rings.
+    Spin,
+    /// The broker polls for a while (50 µs), then says it sleeps and blocks on an eventfd; the client rings
+    /// only then (like SQPOLL's NEED_WAKEUP).
+    #[default]
+    SpinThenSleep,
+    /// The broker blocks on an eventfd whenever the ring is empty; the client rings after every batch.
+    Eventfd,
+}
+
+impl Doorbell {
+    pub fn name(self) -> &'static str {
+        match self {
+            Doorbell::Spin => "spin",
+            Doorbell::SpinThenSleep => "spin-then-sleep",
+            Doorbell::Eventfd => "eventfd",
+        }
+    }
+}
+
+/// A forbidden request the client submits on purpose to test the sandbox (`--offload-attack`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Attack {
+    /// An opcode outside the allowlist: IORING_OP_READ (not READ_FIXED) into the parent's canary page.
+    Opcode,
+    /// WRITE_FIXED on a raw descriptor number: the parent's unrelated open file.
+    RawFd,
+    /// WRITE_FIXED on file slot 1 (only slot 0 exists).
+    Slot,
+    /// READ_FIXED into the parent's canary page, outside the shared region.
+    BufAddr,
+    /// READ_FIXED that starts in the last page of the region and runs a page past its end.
+    BufLen,
+    /// (broker) A valid request rewritten in the ring right after it was published, into a raw-fd write.
+    Rewrite,
+    /// A forbidden system call (getppid): seccomp strict mode kills the client.
+    Syscall,
+    /// A wild memory access: the client dies of SIGSEGV.
+    Crash,
+}
+
+impl Attack {
+    pub const ALL: [Attack; 8] = [
+        Attack::Opcode,
+        Attack::RawFd,
+        Attack::Slot,
+        Attack::BufAddr,
+        Attack::BufLen,
+        Attack::Rewrite,
+        Attack::Syscall,
+        Attack::Crash,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Attack::Opcode => "opcode",
+            Attack::RawFd => "raw-fd",
+            Attack::Slot => "slot",
+            Attack::BufAddr => "buf-addr",
+            Attack::BufLen => "buf-len",
+            Attack::Rewrite => "rewrite",
+            Attack::Syscall => "syscall",
+            Attack::Crash => "crash",
+        }
+    }
+    /// Does the client die of this one (instead of getting an error completion)?
+    pub fn kills_client(self) -> bool {
+        matches!(self, Attack::Syscall | Attack::Crash)
+    }
+}
+
+/// `--method offload` options.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OffloadOpts {
+    pub path: OffloadPath,
+    /// Broker path only.
+    pub doorbell: Doorbell,
+    /// Forbidden requests the client makes on purpose, in this order, before the workload.
+    pub attacks: Vec<Attack>,
 }
 
 /// io_uring setup and registration options, each named after its kernel flag.
@@ -659,11 +780,13 @@ impl RawSpec {
         };
         only("--iovecs", self.iovecs.is_some(), MethodKind::Vectored)?;
         let queued = |flag: &str, set: bool| -> Result<()> {
-            if set && !matches!(method, MethodKind::IoUring | MethodKind::Aio) {
+            let offload_ok = flag == "--batch" && method == MethodKind::Offload;
+            if set && !matches!(method, MethodKind::IoUring | MethodKind::Aio) && !offload_ok {
                 Err(Error::usage(
                     flag,
                     format!(
-                        "applies to --method io_uring or aio only, not {}",
+                        "applies to --method io_uring, aio{} only, not {}",
+                        if flag == "--batch" { " or offload" } else { "" },
                         method.name()
                     ),
                 ))
@@ -671,6 +794,12 @@ impl RawSpec {
                 Ok(())
             }
         };
+        if method == MethodKind::Offload && self.qd.is_some() {
+            return Err(Error::usage(
+                "--qd",
+                "an offload client keeps one batch in flight (it waits for every request of a batch before the next): use --batch",
+            ));
+        }
         queued("--qd", self.qd.is_some())?;
         queued("--batch", self.batch.is_some())?;
         only("--msync", self.msync.is_some(), MethodKind::Mmap)?;
@@ -692,7 +821,7 @@ impl RawSpec {
                 format!("{iovecs} iovecs cannot split a {bs}-byte block; use at most --bs iovecs"),
             ));
         }
-        let qd = count_or("--qd", &self.qd, 1, "expected a queue depth of 1 or more")?;
+        let mut qd = count_or("--qd", &self.qd, 1, "expected a queue depth of 1 or more")?;
         if qd > 4096 {
             return Err(Error::usage(
                 "--qd",
@@ -700,6 +829,15 @@ impl RawSpec {
             ));
         }
         let batch = count_or("--batch", &self.batch, 1, "expected a batch of 1 or more")?;
+        if method == MethodKind::Offload {
+            if batch > 4096 {
+                return Err(Error::usage(
+                    "--batch",
+                    "at most 4096 requests per batch are accepted",
+                ));
+            }
+            qd = batch;
+        }
         if batch > qd {
             return Err(Error::usage(
                 "--batch",
@@ -746,8 +884,116 @@ impl RawSpec {
             ("--sq-cpu", &self.sq_cpu),
             ("--ring", &self.ring),
         ];
+        let offload_path = match &self.offload_path {
+            None => OffloadPath::Kernel,
+            Some(v) => {
+                only("--offload-path", true, MethodKind::Offload)?;
+                choice(
+                    "--offload-path",
+                    &Some(v.clone()),
+                    OffloadPath::Kernel,
+                    &[
+                        ("kernel", OffloadPath::Kernel),
+                        ("broker", OffloadPath::Broker),
+                        ("native", OffloadPath::Native),
+                    ],
+                )?
+            }
+        };
         for (flag, v) in ring_flags {
+            let offload_ok = method == MethodKind::Offload
+                && (flag == "--nop-requests"
+                    || (offload_path == OffloadPath::Kernel
+                        && matches!(flag, "--sq-idle-ms" | "--sq-cpu")));
+            if offload_ok {
+                continue;
+            }
+            if method == MethodKind::Offload && matches!(flag, "--sq-idle-ms" | "--sq-cpu") {
+                if v.is_some() {
+                    return Err(Error::usage(
+                        flag,
+                        format!(
+                            "applies to --offload-path kernel (its SQPOLL thread), not {}",
+                            offload_path.name()
+                        ),
+                    ));
+                }
+                continue;
+            }
             only(flag, v.is_some(), MethodKind::IoUring)?;
+        }
+        only("--doorbell", self.doorbell.is_some(), MethodKind::Offload)?;
+        only(
+            "--offload-attack",
+            self.offload_attack.is_some(),
+            MethodKind::Offload,
+        )?;
+        if self.doorbell.is_some() && offload_path != OffloadPath::Broker {
+            return Err(Error::usage(
+                "--doorbell",
+                format!(
+                    "applies to --offload-path broker only, not {} (the kernel path's doorbell is SQPOLL's \
+                     NEED_WAKEUP; --sq-idle-ms sets how long its thread spins)",
+                    offload_path.name()
+                ),
+            ));
+        }
+        let doorbell = choice(
+            "--doorbell",
+            &self.doorbell,
+            Doorbell::SpinThenSleep,
+            &[
+                ("spin", Doorbell::Spin),
+                ("spin-then-sleep", Doorbell::SpinThenSleep),
+                ("eventfd", Doorbell::Eventfd),
+            ],
+        )?;
+        let mut attacks = Vec::new();
+        if let Some(v) = &self.offload_attack {
+            let text = str_of("--offload-attack", v)?;
+            for w in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+                let a = Attack::ALL
+                    .into_iter()
+                    .find(|a| a.name() == w)
+                    .ok_or_else(|| {
+                        let names: Vec<&str> = Attack::ALL.iter().map(|a| a.name()).collect();
+                        Error::usage(
+                            "--offload-attack",
+                            format!("'{w}' is not accepted; expected a comma list of {}", names.join(", ")),
+                        )
+                    })?;
+                if a == Attack::Rewrite && offload_path != OffloadPath::Broker {
+                    return Err(Error::usage(
+                        "--offload-attack",
+                        "rewrite tests the broker's copy of each request: use it with --offload-path broker",
+                    ));
+                }
+                if a.kills_client() && attacks.iter().any(|b: &Attack| b.kills_client()) {
+                    return Err(Error::usage(
+                        "--offload-attack",
+                        "syscall and crash each end the client: give one of them",
+                    ));
+                }
+                attacks.push(a);
+            }
+            if attacks.is_empty() {
+                return Err(Error::usage(
+                    "--offload-attack",
+                    "empty list; expected one or more attacks",
+                ));
+            }
+            if offload_path == OffloadPath::Native && attacks.iter().any(|a| !a.kills_client()) {
+                return Err(Error::usage(
+                    "--offload-attack",
+                    "the native path has no sandbox to test (its client may do anything): use --offload-path kernel or broker",
+                ));
+            }
+        }
+        if method == MethodKind::Offload && threads != 1 {
+            return Err(Error::usage(
+                "--threads",
+                "an offload run has one client process; use --threads 1",
+            ));
         }
         let ring = RingOpts {
             sqpoll: bool_of("--sqpoll", &self.sqpoll)?,
@@ -800,7 +1046,10 @@ impl RawSpec {
                 "--nop-requests moves no data, so there is nothing to verify",
             ));
         }
-        if !ring.sqpoll && (self.sq_idle_ms.is_some() || self.sq_cpu.is_some()) {
+        if !ring.sqpoll
+            && method != MethodKind::Offload
+            && (self.sq_idle_ms.is_some() || self.sq_cpu.is_some())
+        {
             let flag = if self.sq_idle_ms.is_some() {
                 "--sq-idle-ms"
             } else {
@@ -889,6 +1138,11 @@ impl RawSpec {
                 None => true,
                 some => bool_of("--breakdown", some)?,
             },
+            offload: OffloadOpts {
+                path: offload_path,
+                doorbell,
+                attacks,
+            },
         };
         spec.check_method_combinations()?;
         Ok(spec)
@@ -936,7 +1190,7 @@ impl Spec {
                 return Err(Error::usage("--direct", format!("not supported with --method {} here; use copy_file_range or a syscall method", m.name())));
             }
         }
-        if self.verify && self.op == OpKind::Read {
+        if self.verify && self.op == OpKind::Read && m != MethodKind::Offload {
             return Err(Error::usage(
                 "--verify",
                 "checks what a write run wrote; use it with --op write",

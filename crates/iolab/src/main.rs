@@ -191,7 +191,8 @@ struct RunArgs {
     /// for files) | mmap: memcpy into/out of a MAP_SHARED mapping (--msync) | io_uring: a ring per thread (--qd, --batch,
     /// ring options below) | aio: Linux native AIO, io_submit/io_getevents (--qd, --batch) |
     /// splice, sendfile, copy_file_range: kernel-side copies from a source file iolab fills, no user-space
-    /// copy (writes only) | nop: no kernel call, the harness's floor [default: psync].
+    /// copy (writes only) | offload: a sandboxed client process (seccomp strict) doing I/O through rings in shared
+    /// memory (--offload-path) | nop: no kernel call, the harness's floor [default: psync].
     #[arg(long, value_name = "METHOD", verbatim_doc_comment)]
     method: Option<String>,
     /// write or read [default: write].
@@ -246,7 +247,7 @@ struct MethodOpts {
     /// io_uring, aio: requests in flight [default: 1].
     #[arg(long, value_name = "N")]
     qd: Option<String>,
-    /// io_uring, aio: requests per io_uring_enter / io_submit (at most --qd) [default: 1].
+    /// io_uring, aio: requests per io_uring_enter / io_submit (at most --qd); offload: requests per round trip [default: 1].
     #[arg(long, value_name = "N")]
     batch: Option<String>,
     /// mmap: none | end | every:N msync(MS_SYNC) of the mapping [default: none].
@@ -295,9 +296,24 @@ struct MethodOpts {
     /// io_uring: IORING_OP_READ/WRITE (the default).
     #[arg(long)]
     nonvectored: bool,
-    /// io_uring: submit IORING_OP_NOP instead of I/O (the ring's own cost; the target is not touched).
+    /// io_uring, offload: submit IORING_OP_NOP instead of I/O (the ring's own cost; the target is not touched).
     #[arg(long)]
     nop_requests: bool,
+    /// offload: kernel (an io_uring in the shared memfd, SQPOLL, registered file and buffer, restrictions) |
+    /// broker (iolab's request ring, a broker thread that copies, checks and runs each request) | native
+    /// (the same requests from an unsandboxed client with io_uring_enter) [default: kernel].
+    #[arg(long, value_name = "PATH")]
+    offload_path: Option<String>,
+    /// offload --offload-path broker: spin | spin-then-sleep (spin 50 us, then sleep on an eventfd the
+    /// client rings) | eventfd (sleep whenever idle; the client rings every batch) [default: spin-then-sleep].
+    #[arg(long, value_name = "MODE")]
+    doorbell: Option<String>,
+    /// offload: test the sandbox: the client also makes these forbidden requests (comma list): opcode,
+    /// raw-fd, slot, buf-addr, buf-len, rewrite (broker), syscall, crash. Each must be refused with an error
+    /// completion, and iolab's canary page and unrelated file must stay unchanged (exit 1 otherwise);
+    /// syscall and crash end the client mid-run (exit 1, reported).
+    #[arg(long, value_name = "LIST")]
+    offload_attack: Option<String>,
     /// io_uring: per-thread (a ring per thread) | shared (one ring, a mutex around submit/reap/wait, as
     /// the seed course report) | shared-submitter (one ring fed by a submitter thread through lock-free
     /// per-thread queues) [default: per-thread].
@@ -373,6 +389,9 @@ impl RunArgs {
             registered_ring: b(m.registered_ring),
             nop_requests: b(m.nop_requests),
             ring: s(&m.ring),
+            offload_path: s(&m.offload_path),
+            doorbell: s(&m.doorbell),
+            offload_attack: s(&m.offload_attack),
             vectored: if m.vectored {
                 Some(Val::Bool(true))
             } else if m.nonvectored {

@@ -146,10 +146,19 @@ pub struct HelperCpu {
 
 /// Helper-task deltas between two task snapshots. A helper born during the run counts from zero.
 pub fn helper_deltas(before: &[TaskTimes], after: &[TaskTimes]) -> Vec<HelperCpu> {
+    task_deltas(before, after, is_helper)
+}
+
+/// CPU deltas of the tasks whose name `keep` accepts (a task born during the run counts from zero).
+pub fn task_deltas(
+    before: &[TaskTimes],
+    after: &[TaskTimes],
+    keep: impl Fn(&str) -> bool,
+) -> Vec<HelperCpu> {
     let hz = sys::clock_ticks_per_sec() as f64;
     let prev: BTreeMap<i32, &TaskTimes> = before.iter().map(|t| (t.tid, t)).collect();
     let mut out = Vec::new();
-    for t in after.iter().filter(|t| is_helper(&t.comm)) {
+    for t in after.iter().filter(|t| keep(&t.comm)) {
         let zero = TaskTimes::default();
         let p = prev.get(&t.tid).copied().unwrap_or(&zero);
         out.push(HelperCpu {

@@ -1295,3 +1295,228 @@ pub unsafe fn readv(fd: RawFd, iov: &[libc::iovec]) -> SysResult<usize> {
         libc::readv(fd, iov.as_ptr(), iov.len() as libc::c_int)
     })
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// System-call offload: io_uring rings in user memory (IORING_SETUP_NO_MMAP), restrictions, seccomp strict
+// mode and the process control around a sandboxed client (see `crate::offload`).
+
+/// struct io_sqring_offsets (6.5+ layout: `user_addr` is where older headers have resv2).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SqringOffsets {
+    pub head: u32,
+    pub tail: u32,
+    pub ring_mask: u32,
+    pub ring_entries: u32,
+    pub flags: u32,
+    pub dropped: u32,
+    pub array: u32,
+    pub resv1: u32,
+    pub user_addr: u64,
+}
+
+/// struct io_cqring_offsets (6.5+ layout).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CqringOffsets {
+    pub head: u32,
+    pub tail: u32,
+    pub ring_mask: u32,
+    pub ring_entries: u32,
+    pub overflow: u32,
+    pub cqes: u32,
+    pub flags: u32,
+    pub resv1: u32,
+    pub user_addr: u64,
+}
+
+/// struct io_uring_params.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UringParams {
+    pub sq_entries: u32,
+    pub cq_entries: u32,
+    pub flags: u32,
+    pub sq_thread_cpu: u32,
+    pub sq_thread_idle: u32,
+    pub features: u32,
+    pub wq_fd: u32,
+    pub resv: [u32; 3],
+    pub sq_off: SqringOffsets,
+    pub cq_off: CqringOffsets,
+}
+
+pub const IORING_SETUP_SQPOLL: u32 = 1 << 1;
+pub const IORING_SETUP_SQ_AFF: u32 = 1 << 2;
+pub const IORING_SETUP_CQSIZE: u32 = 1 << 3;
+pub const IORING_SETUP_R_DISABLED: u32 = 1 << 6;
+pub const IORING_SETUP_NO_MMAP: u32 = 1 << 14;
+pub const IORING_SQ_NEED_WAKEUP: u32 = 1;
+pub const IOSQE_FIXED_FILE: u8 = 1;
+pub const IORING_REGISTER_BUFFERS: u32 = 0;
+pub const IORING_REGISTER_FILES: u32 = 2;
+pub const IORING_REGISTER_RESTRICTIONS: u32 = 11;
+pub const IORING_REGISTER_ENABLE_RINGS: u32 = 12;
+pub const IORING_RESTRICTION_SQE_OP: u16 = 1;
+pub const IORING_RESTRICTION_SQE_FLAGS_ALLOWED: u16 = 2;
+pub const IORING_RESTRICTION_SQE_FLAGS_REQUIRED: u16 = 3;
+
+/// struct io_uring_restriction: `arg` is the opcode (SQE_OP) or the flag bits (SQE_FLAGS_*).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UringRestriction {
+    pub opcode: u16,
+    pub arg: u8,
+    pub resv: u8,
+    pub resv2: [u32; 3],
+}
+
+/// io_uring_setup(2). With IORING_SETUP_NO_MMAP, `p.sq_off.user_addr` and `p.cq_off.user_addr` must point
+/// to page-aligned memory large enough for the SQEs and for the rings; the kernel pins those pages.
+pub fn io_uring_setup(entries: u32, p: &mut UringParams) -> SysResult<OwnedFd> {
+    // SAFETY: `p` is a valid, exclusively borrowed io_uring_params the kernel reads and fills during the
+    // call. The user memory it may name is checked by the kernel (EFAULT when unmapped or too small).
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_setup,
+            entries,
+            p as *mut UringParams,
+        )
+    };
+    if r < 0 {
+        return Err(SysErr::last("io_uring_setup"));
+    }
+    // SAFETY: the kernel just returned `r` as a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(r as RawFd) })
+}
+
+/// io_uring_register(2) with an argument array of `nr` elements of `T`.
+///
+/// # Safety
+/// `arg` must be the array of `nr` elements that the register opcode `op` expects (iovecs for BUFFERS, i32
+/// fds for FILES, restrictions for RESTRICTIONS, empty for ENABLE_RINGS), and registered buffers must stay
+/// mapped while the ring can use them.
+pub unsafe fn io_uring_register<T>(fd: RawFd, op: u32, arg: &[T]) -> SysResult<()> {
+    let ptr = if arg.is_empty() {
+        std::ptr::null()
+    } else {
+        arg.as_ptr()
+    };
+    // SAFETY: the caller guarantees `arg` matches `op`; the slice is alive for the whole call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_register,
+            fd,
+            op,
+            ptr,
+            arg.len() as u32,
+        )
+    };
+    if r < 0 {
+        Err(SysErr::last("io_uring_register"))
+    } else {
+        Ok(())
+    }
+}
+
+/// prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT): from now on only read(2), write(2), _exit(2) and
+/// sigreturn(2) are allowed; any other syscall kills the process with SIGKILL.
+pub fn seccomp_strict() -> SysResult<()> {
+    // SAFETY: the prctl takes integers only.
+    cvt("prctl(PR_SET_SECCOMP)", unsafe {
+        libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_STRICT as libc::c_ulong,
+        )
+    })
+    .map(|_| ())
+}
+
+/// exit(2) of the calling thread, the only way out under seccomp strict mode (glibc's _exit calls
+/// exit_group, which strict mode forbids). In a single-threaded process this ends the process.
+pub fn exit_thread(code: i32) -> ! {
+    // SAFETY: SYS_exit never returns and reads no memory.
+    unsafe {
+        libc::syscall(libc::SYS_exit, code);
+    }
+    // SYS_exit does not return; keep the type checker satisfied without an unsafe hint.
+    loop {
+        std::hint::spin_loop();
+    }
+}
+
+/// sched_setaffinity(2) of the calling thread to one CPU.
+pub fn pin_to_cpu(cpu: u32) -> SysResult<()> {
+    // SAFETY: an all-zero cpu_set_t is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: CPU_SET writes one bit of `set`; CPU numbers are bounded by the caller (checked against
+    // the CPUs online).
+    unsafe { libc::CPU_SET(cpu as usize, &mut set) };
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the calling thread.
+    cvt("sched_setaffinity", unsafe {
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    })
+    .map(|_| ())
+}
+
+/// The CPUs the calling thread may run on (sched_getaffinity(2)).
+pub fn allowed_cpus() -> Vec<u32> {
+    // SAFETY: an all-zero cpu_set_t is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid out-buffer of the size passed.
+    let r =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if r != 0 {
+        return Vec::new();
+    }
+    // SAFETY: CPU_ISSET only reads `set`.
+    (0..libc::CPU_SETSIZE as u32)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c as usize, &set) })
+        .collect()
+}
+
+/// wait4(2) for one child without blocking: `None` while it runs, else its wait status and rusage.
+pub fn wait4_nohang(pid: i32) -> SysResult<Option<(i32, libc::rusage)>> {
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `status` and `ru` are valid out-pointers for the call.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
+        if r == 0 {
+            return Ok(None);
+        }
+        if r > 0 {
+            return Ok(Some((status, ru)));
+        }
+        let e = SysErr::last("wait4");
+        if e.errno != libc::EINTR {
+            return Err(e);
+        }
+    }
+}
+
+/// kill(2).
+pub fn kill(pid: i32, sig: i32) -> SysResult<()> {
+    // SAFETY: kill takes integers only.
+    cvt("kill", unsafe { libc::kill(pid, sig) }).map(|_| ())
+}
+
+/// poll(2) of one descriptor for input, `timeout_ms` at most: true when readable or hung up.
+pub fn poll_in(fd: RawFd, timeout_ms: i32) -> SysResult<bool> {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: `p` is one valid pollfd for the duration of the call.
+    let r = unsafe { libc::poll(&mut p, 1, timeout_ms) };
+    if r < 0 {
+        let e = SysErr::last("poll");
+        if e.errno == libc::EINTR {
+            return Ok(false);
+        }
+        return Err(e);
+    }
+    Ok(r > 0)
+}

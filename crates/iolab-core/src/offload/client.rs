@@ -1,0 +1,568 @@
+//! The client process: forked by iolab, it enters seccomp strict mode (read, write, exit only) and then does
+//! its whole workload through shared memory. It never reads a clock (strict mode kills rdtsc-free vDSO
+//! clock reads too, and the TSC is disabled for it); iolab times it from outside by sampling
+//! `Ctl::completed`.
+//!
+//! Everything here runs in the forked child of a process that may have other threads: no allocation, no
+//! locks, no panics on purpose; only memory operations and the raw calls strict mode allows.
+
+use super::broker::{self, Cmp, Req as BReq, Rings};
+use super::ring::SqCq;
+use super::shm::Ctl;
+use crate::pattern::{self, OpPlan};
+use crate::spec::{Attack, Doorbell, Pattern};
+use crate::sys;
+use io_uring::{opcode, squeue, types};
+use std::os::fd::RawFd;
+use std::sync::atomic::{fence, AtomicU32, Ordering};
+
+/// One request, whatever the path.
+#[derive(Debug, Clone, Copy)]
+pub struct Req {
+    pub op: u8,
+    /// `fd` is a fixed-file slot.
+    pub fixed: bool,
+    pub fd: i32,
+    pub addr: u64,
+    pub len: u32,
+    pub off: u64,
+    pub ud: u64,
+}
+
+/// How the client talks to its server.
+pub trait Transport {
+    fn push(&mut self, r: &Req);
+    /// Makes the `n` queued requests visible and rings the doorbell when needed. `ctl` counts syscalls.
+    fn submit(&mut self, n: u32, ctl: &Ctl);
+    /// Reports available completions as (user_data, result).
+    fn reap(&mut self, f: &mut dyn FnMut(u64, i64)) -> u32;
+    /// Called now and then while waiting: ring again if the server sleeps with work pending.
+    fn kick(&mut self, _ctl: &Ctl) {}
+    /// Rewrites the last published request (the rewrite attack).
+    fn rewrite_last(&mut self, _r: &Req) {}
+}
+
+fn ring_bell(fd: RawFd, ctl: &Ctl) {
+    ctl.doorbells.fetch_add(1, Ordering::Relaxed);
+    ctl.syscalls.fetch_add(1, Ordering::Relaxed);
+    let _ = sys::eventfd_ring(fd);
+}
+
+/// An io_uring SQE for `r`, with the crate's builders.
+fn sqe(r: &Req) -> squeue::Entry {
+    macro_rules! on_file {
+        ($mk:expr) => {
+            if r.fixed {
+                $mk(types::Fixed(r.fd as u32))
+            } else {
+                $mk(types::Fd(r.fd))
+            }
+        };
+    }
+    let buf = r.addr as *mut u8;
+    let e = match r.op {
+        broker::OP_NOP => {
+            let e = opcode::Nop::new().build();
+            if r.fixed {
+                e.flags(squeue::Flags::FIXED_FILE)
+            } else {
+                e
+            }
+        }
+        broker::OP_FSYNC => on_file!(|f| opcode::Fsync::new(f).build()),
+        broker::OP_READ_FIXED => on_file!(|f| opcode::ReadFixed::new(f, buf, r.len, 0)
+            .offset(r.off)
+            .build()),
+        broker::OP_WRITE_FIXED => on_file!(|f| opcode::WriteFixed::new(f, buf, r.len, 0)
+            .offset(r.off)
+            .build()),
+        _ => on_file!(|f| opcode::Read::new(f, buf, r.len).offset(r.off).build()),
+    };
+    e.user_data(r.ud)
+}
+
+/// Kernel path: an SQPOLL ring; the client never enters the kernel except to ring the doorbell.
+pub struct KernelT {
+    pub q: SqCq,
+    pub bell: RawFd,
+}
+
+impl Transport for KernelT {
+    #[inline(always)]
+    fn push(&mut self, r: &Req) {
+        self.q.push(sqe(r));
+    }
+    #[inline(always)]
+    fn submit(&mut self, _n: u32, ctl: &Ctl) {
+        self.q.publish();
+        if self.q.needs_wakeup() {
+            ring_bell(self.bell, ctl);
+        }
+    }
+    #[inline(always)]
+    fn reap(&mut self, f: &mut dyn FnMut(u64, i64)) -> u32 {
+        self.q.reap(|ud, res| f(ud, i64::from(res)))
+    }
+    fn kick(&mut self, ctl: &Ctl) {
+        if self.q.unconsumed() && self.q.needs_wakeup() {
+            ring_bell(self.bell, ctl);
+        }
+    }
+}
+
+/// Native path: the same ring without SQPOLL, entered with io_uring_enter(2) per batch.
+pub struct NativeT {
+    pub q: SqCq,
+    pub fd: RawFd,
+}
+
+impl Transport for NativeT {
+    #[inline(always)]
+    fn push(&mut self, r: &Req) {
+        self.q.push(sqe(r));
+    }
+    #[inline(always)]
+    fn submit(&mut self, n: u32, ctl: &Ctl) {
+        self.q.publish();
+        ctl.syscalls.fetch_add(1, Ordering::Relaxed);
+        loop {
+            match sys::io_uring_enter(self.fd, n, n, sys::IORING_ENTER_GETEVENTS) {
+                Err(e) if e.errno == libc::EINTR => continue,
+                _ => break,
+            }
+        }
+    }
+    #[inline(always)]
+    fn reap(&mut self, f: &mut dyn FnMut(u64, i64)) -> u32 {
+        self.q.reap(|ud, res| f(ud, i64::from(res)))
+    }
+}
+
+/// Broker path: iolab's request ring.
+pub struct BrokerT {
+    pub rings: *const Rings,
+    pub tail: u32,
+    pub head: u32,
+    pub data: u64,
+    pub doorbell: Doorbell,
+    pub bell: RawFd,
+}
+
+impl BrokerT {
+    fn rings(&self) -> &Rings {
+        // SAFETY: `rings` points into the shared region, mapped for the client's whole life.
+        unsafe { &*self.rings }
+    }
+    fn write_slot(&self, idx: u32, r: &Req) {
+        let q = BReq {
+            user_data: r.ud,
+            op: r.op,
+            flags: if r.fixed { broker::FIXED } else { 0 },
+            _pad: 0,
+            fd: r.fd,
+            buf: r.addr.wrapping_sub(self.data),
+            len: r.len,
+            _pad2: 0,
+            file_off: r.off,
+        };
+        let slot = &self.rings().reqs[(idx as usize) & (broker::ENTRIES - 1)];
+        // SAFETY: plain data into a request slot of live shared memory.
+        unsafe { std::ptr::write_volatile(slot.get(), q) };
+    }
+    fn sleeping(&self) -> &AtomicU32 {
+        &self.rings().sleeping.0
+    }
+}
+
+impl Transport for BrokerT {
+    #[inline(always)]
+    fn push(&mut self, r: &Req) {
+        self.write_slot(self.tail, r);
+        self.tail = self.tail.wrapping_add(1);
+    }
+    #[inline(always)]
+    fn submit(&mut self, _n: u32, ctl: &Ctl) {
+        self.rings().req_tail.0.store(self.tail, Ordering::Release);
+        match self.doorbell {
+            Doorbell::Spin => {}
+            Doorbell::Eventfd => ring_bell(self.bell, ctl),
+            Doorbell::SpinThenSleep => {
+                fence(Ordering::SeqCst);
+                if self.sleeping().load(Ordering::Relaxed) != 0 {
+                    ring_bell(self.bell, ctl);
+                }
+            }
+        }
+    }
+    #[inline(always)]
+    fn reap(&mut self, f: &mut dyn FnMut(u64, i64)) -> u32 {
+        let tail = self.rings().cmp_tail.0.load(Ordering::Acquire);
+        let mut n = 0;
+        while self.head != tail {
+            let slot = &self.rings().cmps[(self.head as usize) & (broker::ENTRIES - 1)];
+            // SAFETY: a completion the broker published (before the acquire load of its tail).
+            let c: Cmp = unsafe { std::ptr::read_volatile(slot.get()) };
+            f(c.user_data, c.res);
+            self.head = self.head.wrapping_add(1);
+            n += 1;
+        }
+        if n > 0 {
+            self.rings().cmp_head.0.store(self.head, Ordering::Release);
+        }
+        n
+    }
+    fn kick(&mut self, ctl: &Ctl) {
+        if self.doorbell == Doorbell::SpinThenSleep
+            && self.rings().req_head.0.load(Ordering::Acquire) != self.tail
+            && self.sleeping().load(Ordering::SeqCst) != 0
+        {
+            ring_bell(self.bell, ctl);
+        }
+    }
+    fn rewrite_last(&mut self, r: &Req) {
+        self.write_slot(self.tail.wrapping_sub(1), r);
+    }
+}
+
+/// The workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    Nop,
+    Read,
+    Write,
+}
+
+/// Everything the client needs, copied into it by fork.
+#[derive(Clone, Copy)]
+pub struct Plan {
+    pub work: Work,
+    pub bs: usize,
+    pub slot: usize,
+    pub batch: u32,
+    /// Ops to do (u64::MAX: until iolab says stop).
+    pub total: u64,
+    pub pattern: Pattern,
+    pub offset: u64,
+    pub nblocks: u64,
+    pub seed: u64,
+    pub verify_reads: bool,
+    pub fsync_every: u64,
+    pub fsync_end: bool,
+    pub data: *mut u8,
+    pub scratch: *mut u8,
+    pub attack_page: *mut u8,
+    pub canary: *mut u8,
+    pub unrelated_fd: i32,
+    pub attacks: [Option<Attack>; 8],
+    pub ctl: *const Ctl,
+    pub go_fd: RawFd,
+    pub done_fd: RawFd,
+    pub cpu: Option<u32>,
+    pub sandbox: bool,
+    pub parent: i32,
+}
+
+/// user_data of attack requests (workload requests use their index in the batch).
+const ATTACK_UD: u64 = 1 << 40;
+/// Rewrite attempts in the rewrite attack.
+pub const REWRITE_TRIES: u64 = 200;
+
+/// Exit codes of the client (iolab explains them).
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_NO_SANDBOX: i32 = 90;
+pub const EXIT_PARENT_GONE: i32 = 91;
+pub const EXIT_ABORTED: i32 = 92;
+
+fn say(p: &Plan, b: u8) {
+    // SAFETY: `ctl` points into the shared region (Plan contract).
+    let ctl = unsafe { &*p.ctl };
+    ctl.syscalls.fetch_add(1, Ordering::Relaxed);
+    let _ = sys::write(p.done_fd, &[b]);
+}
+
+fn hear(p: &Plan) -> Option<u8> {
+    // SAFETY: as in `say`.
+    let ctl = unsafe { &*p.ctl };
+    ctl.syscalls.fetch_add(1, Ordering::Relaxed);
+    let mut b = [0u8; 1];
+    match sys::read(p.go_fd, &mut b) {
+        Ok(1) => Some(b[0]),
+        _ => None,
+    }
+}
+
+/// The client's life: sandbox, handshake, attacks, workload, exit. Never returns.
+pub fn main<T: Transport>(p: Plan, mut t: T) -> ! {
+    // Die with iolab (the thread that forked us): never spin on a ring nobody serves.
+    if sys::child_dies_with_parent().is_err() || sys::getppid() != p.parent {
+        sys::exit_now(EXIT_PARENT_GONE);
+    }
+    if let Some(c) = p.cpu {
+        let _ = sys::pin_to_cpu(c);
+    }
+    // SAFETY: `ctl` points into the shared region (Plan contract).
+    let ctl = unsafe { &*p.ctl };
+    if p.sandbox {
+        if let Err(e) = sys::seccomp_strict() {
+            ctl.sandbox_errno.store(i64::from(e.errno), Ordering::Relaxed);
+            sys::exit_now(EXIT_NO_SANDBOX);
+        }
+    }
+    say(&p, b'R');
+    // 'A': run the attacks; 'G': run the workload (iolab starts timing just before sending it).
+    let mut cmd = hear(&p);
+    if cmd == Some(b'A') {
+        attacks(&p, &mut t, ctl);
+        say(&p, b'a');
+        cmd = hear(&p);
+    }
+    if cmd != Some(b'G') {
+        sys::exit_thread(EXIT_PARENT_GONE);
+    }
+    let before = ctl.syscalls.load(Ordering::Relaxed);
+    workload(&p, &mut t, ctl);
+    ctl.timed_syscalls.store(
+        ctl.syscalls.load(Ordering::Relaxed) - before + 1,
+        Ordering::Relaxed,
+    );
+    say(&p, b'D');
+    sys::exit_thread(EXIT_OK)
+}
+
+/// Waits for `n` completions, reporting each; exits if iolab aborts.
+#[inline(always)]
+fn wait<T: Transport>(t: &mut T, ctl: &Ctl, n: u32, f: &mut dyn FnMut(u64, i64)) {
+    let mut got = 0;
+    let mut spins = 0u32;
+    while got < n {
+        let k = t.reap(f);
+        got += k;
+        if k == 0 {
+            spins = spins.wrapping_add(1);
+            // PAUSE only now and then: it costs ~40-140 cycles, which would add itself to the round trip.
+            if spins & 63 == 0 {
+                std::hint::spin_loop();
+            }
+            if spins & 65535 == 0 {
+                t.kick(ctl);
+                if ctl.stop.0.load(Ordering::Relaxed) >= 2 {
+                    sys::exit_thread(EXIT_ABORTED);
+                }
+            }
+        }
+    }
+}
+
+fn one<T: Transport>(t: &mut T, ctl: &Ctl, r: &Req) -> i64 {
+    t.push(r);
+    t.submit(1, ctl);
+    let mut res = 0;
+    wait(t, ctl, 1, &mut |_, v| res = v);
+    res
+}
+
+fn attacks<T: Transport>(p: &Plan, t: &mut T, ctl: &Ctl) {
+    let data = p.data as u64;
+    for (k, a) in p.attacks.iter().enumerate() {
+        let Some(a) = *a else { break };
+        let idx = crate::spec::Attack::ALL
+            .iter()
+            .position(|x| *x == a)
+            .unwrap_or(0);
+        let ud = ATTACK_UD + k as u64;
+        let req = |op, fixed, fd, addr, len| Req {
+            op,
+            fixed,
+            fd,
+            addr,
+            len,
+            off: 0,
+            ud,
+        };
+        let r = match a {
+            Attack::Opcode => req(opcode::Read::CODE, true, 0, p.canary as u64, 4096),
+            Attack::RawFd => req(broker::OP_WRITE_FIXED, false, p.unrelated_fd, data, 4096),
+            Attack::Slot => req(broker::OP_WRITE_FIXED, true, 1, data, 4096),
+            Attack::BufAddr => req(broker::OP_READ_FIXED, true, 0, p.canary as u64, 4096),
+            Attack::BufLen => req(broker::OP_READ_FIXED, true, 0, p.attack_page as u64, 8192),
+            Attack::Rewrite => {
+                rewrite(p, t, ctl, ud);
+                continue;
+            }
+            // These end the client during the workload.
+            Attack::Syscall | Attack::Crash => continue,
+        };
+        let res = one(t, ctl, &r);
+        ctl.attack_res[idx].store(res, Ordering::Relaxed);
+    }
+}
+
+/// Publishes a harmless NOP, then at once rewrites its slot into a write of the parent's unrelated file
+/// through a raw descriptor. The broker must run either the NOP it copied or refuse the rewritten copy.
+fn rewrite<T: Transport>(p: &Plan, t: &mut T, ctl: &Ctl, ud: u64) {
+    let nop = Req {
+        op: broker::OP_NOP,
+        fixed: true,
+        fd: 0,
+        addr: 0,
+        len: 0,
+        off: 0,
+        ud,
+    };
+    let evil = Req {
+        op: broker::OP_WRITE_FIXED,
+        fixed: false,
+        fd: p.unrelated_fd,
+        addr: p.data as u64,
+        len: 4096,
+        off: 0,
+        ud,
+    };
+    let mut worst = 0i64;
+    for _ in 0..REWRITE_TRIES {
+        t.push(&nop);
+        t.submit(1, ctl);
+        t.rewrite_last(&evil);
+        let mut res = 0;
+        wait(t, ctl, 1, &mut |_, v| res = v);
+        ctl.rewrite_tries.fetch_add(1, Ordering::Relaxed);
+        if res == 0 {
+            ctl.rewrite_ran_original.fetch_add(1, Ordering::Relaxed);
+        } else if res == -(libc::EACCES as i64) {
+            ctl.rewrite_refused.fetch_add(1, Ordering::Relaxed);
+            worst = worst.min(res);
+        } else {
+            ctl.rewrite_other.fetch_add(1, Ordering::Relaxed);
+            worst = res;
+        }
+    }
+    let idx = Attack::ALL.iter().position(|x| *x == Attack::Rewrite).unwrap_or(0);
+    ctl.attack_res[idx].store(worst, Ordering::Relaxed);
+}
+
+fn die_now(a: Attack) -> ! {
+    match a {
+        Attack::Syscall => {
+            // Not allowed in strict mode: the kernel kills the client with SIGKILL.
+            let _ = sys::getppid();
+            sys::exit_thread(EXIT_OK)
+        }
+        _ => {
+            // SAFETY: deliberately invalid: page 0 is never mapped (vm.mmap_min_addr), so this write raises
+            // SIGSEGV and the client dies, which is what the crash attack is for. No memory is changed.
+            unsafe { std::ptr::write_volatile(std::ptr::without_provenance_mut::<u64>(8), 0) };
+            sys::exit_thread(EXIT_OK)
+        }
+    }
+}
+
+fn workload<T: Transport>(p: &Plan, t: &mut T, ctl: &Ctl) {
+    let mut plan = OpPlan::new(p.pattern, p.offset, p.bs as u64, 0, p.nblocks, p.seed, 0);
+    let killer = p.attacks.iter().flatten().find(|a| a.kills_client()).copied();
+    let kill_at = if p.total == u64::MAX {
+        1000
+    } else {
+        p.total / 2
+    };
+    let mut blocks = [0u64; 4096];
+    let mut offs = [0u64; 4096];
+    let mut done = 0u64;
+    let mut synced = 0u64;
+    let op = match p.work {
+        Work::Nop => broker::OP_NOP,
+        Work::Read => broker::OP_READ_FIXED,
+        Work::Write => broker::OP_WRITE_FIXED,
+    };
+    while done < p.total && ctl.stop.0.load(Ordering::Relaxed) == 0 {
+        if let Some(a) = killer {
+            if done >= kill_at {
+                die_now(a);
+            }
+        }
+        let n = (p.total - done).min(u64::from(p.batch)) as u32;
+        for i in 0..n as usize {
+            // SAFETY: buffer i of the data area: `slot` bytes at data + i * slot, i < batch.
+            let buf = unsafe { p.data.add(i * p.slot) };
+            let (addr, len, off) = if p.work == Work::Nop {
+                (0, 0, 0)
+            } else {
+                let o = plan.next_op();
+                blocks[i] = o.block;
+                offs[i] = o.offset;
+                if p.work == Work::Write {
+                    // SAFETY: the buffer holds bs bytes of the body pattern that only this client writes.
+                    pattern::stamp(unsafe { std::slice::from_raw_parts_mut(buf, p.bs) }, p.seed, o.block);
+                }
+                (buf as u64, p.bs as u32, o.offset)
+            };
+            t.push(&Req {
+                op,
+                fixed: true,
+                fd: 0,
+                addr,
+                len,
+                off,
+                ud: i as u64,
+            });
+        }
+        t.submit(n, ctl);
+        let want = if p.work == Work::Nop { 0 } else { p.bs as i64 };
+        let mut bad = false;
+        wait(t, ctl, n, &mut |ud, res| {
+            if res != want {
+                bad = true;
+                if ctl.errors.fetch_add(1, Ordering::Relaxed) == 0 {
+                    ctl.first_error_res.store(res, Ordering::Relaxed);
+                    ctl.first_error_offset
+                        .store(offs[(ud as usize) & 4095], Ordering::Relaxed);
+                }
+            }
+        });
+        if bad {
+            break;
+        }
+        if p.verify_reads && p.work == Work::Read {
+            for i in 0..n as usize {
+                // SAFETY: the scratch block holds bs bytes of the body pattern; buffer i holds what the read
+                // brought; nothing else touches either now.
+                let (want, got) = unsafe {
+                    (
+                        std::slice::from_raw_parts_mut(p.scratch, p.bs),
+                        std::slice::from_raw_parts(p.data.add(i * p.slot), p.bs),
+                    )
+                };
+                pattern::stamp(want, p.seed, blocks[i]);
+                ctl.blocks_checked.fetch_add(1, Ordering::Relaxed);
+                if want != got && ctl.mismatches.fetch_add(1, Ordering::Relaxed) == 0 {
+                    ctl.first_mismatch_offset.store(offs[i], Ordering::Relaxed);
+                }
+            }
+        }
+        done += u64::from(n);
+        ctl.completed.0.store(done, Ordering::Release);
+        if p.fsync_every > 0 && done / p.fsync_every > synced {
+            synced = done / p.fsync_every;
+            fsync(t, ctl);
+        }
+    }
+    if p.fsync_end && ctl.errors.load(Ordering::Relaxed) == 0 {
+        fsync(t, ctl);
+    }
+}
+
+fn fsync<T: Transport>(t: &mut T, ctl: &Ctl) {
+    let r = Req {
+        op: broker::OP_FSYNC,
+        fixed: true,
+        fd: 0,
+        addr: 0,
+        len: 0,
+        off: 0,
+        ud: ATTACK_UD - 1,
+    };
+    let res = one(t, ctl, &r);
+    if res < 0 && ctl.errors.fetch_add(1, Ordering::Relaxed) == 0 {
+        ctl.first_error_res.store(res, Ordering::Relaxed);
+    }
+    ctl.flushes.fetch_add(1, Ordering::Relaxed);
+}
