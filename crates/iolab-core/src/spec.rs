@@ -959,7 +959,10 @@ impl RawSpec {
                         let names: Vec<&str> = Attack::ALL.iter().map(|a| a.name()).collect();
                         Error::usage(
                             "--offload-attack",
-                            format!("'{w}' is not accepted; expected a comma list of {}", names.join(", ")),
+                            format!(
+                                "'{w}' is not accepted; expected a comma list of {}",
+                                names.join(", ")
+                            ),
                         )
                     })?;
                 if a == Attack::Rewrite && offload_path != OffloadPath::Broker {

@@ -9,8 +9,8 @@
 use crate::spec::Doorbell;
 use crate::sys;
 use io_uring::{opcode, types, IoUring};
-use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::cell::UnsafeCell;
+use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use super::shm::Line;
@@ -267,9 +267,9 @@ impl Broker {
             OP_WRITE_FIXED => on_file!(|f| opcode::WriteFixed::new(f, addr, q.len, 0)
                 .offset(q.file_off)
                 .build()),
-            opcode::Read::CODE => on_file!(|f| opcode::Read::new(f, addr, q.len)
-                .offset(q.file_off)
-                .build()),
+            opcode::Read::CODE => {
+                on_file!(|f| opcode::Read::new(f, addr, q.len).offset(q.file_off).build())
+            }
             opcode::Write::CODE => on_file!(|f| opcode::Write::new(f, addr, q.len)
                 .offset(q.file_off)
                 .build()),

@@ -300,11 +300,15 @@ pub fn main<T: Transport>(p: Plan, mut t: T) -> ! {
     if let Some(c) = p.cpu {
         let _ = sys::pin_to_cpu(c);
     }
+    for sig in [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE] {
+        sys::default_signal(sig);
+    }
     // SAFETY: `ctl` points into the shared region (Plan contract).
     let ctl = unsafe { &*p.ctl };
     if p.sandbox {
         if let Err(e) = sys::seccomp_strict() {
-            ctl.sandbox_errno.store(i64::from(e.errno), Ordering::Relaxed);
+            ctl.sandbox_errno
+                .store(i64::from(e.errno), Ordering::Relaxed);
             sys::exit_now(EXIT_NO_SANDBOX);
         }
     }
@@ -436,7 +440,10 @@ fn rewrite<T: Transport>(p: &Plan, t: &mut T, ctl: &Ctl, ud: u64) {
             worst = res;
         }
     }
-    let idx = Attack::ALL.iter().position(|x| *x == Attack::Rewrite).unwrap_or(0);
+    let idx = Attack::ALL
+        .iter()
+        .position(|x| *x == Attack::Rewrite)
+        .unwrap_or(0);
     ctl.attack_res[idx].store(worst, Ordering::Relaxed);
 }
 
@@ -458,7 +465,12 @@ fn die_now(a: Attack) -> ! {
 
 fn workload<T: Transport>(p: &Plan, t: &mut T, ctl: &Ctl) {
     let mut plan = OpPlan::new(p.pattern, p.offset, p.bs as u64, 0, p.nblocks, p.seed, 0);
-    let killer = p.attacks.iter().flatten().find(|a| a.kills_client()).copied();
+    let killer = p
+        .attacks
+        .iter()
+        .flatten()
+        .find(|a| a.kills_client())
+        .copied();
     let kill_at = if p.total == u64::MAX {
         1000
     } else {
@@ -491,7 +503,11 @@ fn workload<T: Transport>(p: &Plan, t: &mut T, ctl: &Ctl) {
                 offs[i] = o.offset;
                 if p.work == Work::Write {
                     // SAFETY: the buffer holds bs bytes of the body pattern that only this client writes.
-                    pattern::stamp(unsafe { std::slice::from_raw_parts_mut(buf, p.bs) }, p.seed, o.block);
+                    pattern::stamp(
+                        unsafe { std::slice::from_raw_parts_mut(buf, p.bs) },
+                        p.seed,
+                        o.block,
+                    );
                 }
                 (buf as u64, p.bs as u32, o.offset)
             };

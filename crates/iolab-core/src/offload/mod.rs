@@ -267,8 +267,8 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
             crate::pattern::fill_body(b, spec.seed);
         }
     }
-    let canary = sys::Mapping::anonymous(PAGE)
-        .map_err(|e| Error::sys_hint(e, "the canary page"))?;
+    let canary =
+        sys::Mapping::anonymous(PAGE).map_err(|e| Error::sys_hint(e, "the canary page"))?;
     // SAFETY: the canary mapping is PAGE writable bytes owned here.
     unsafe { std::ptr::write_bytes(canary.as_ptr(), CANARY_BYTE, PAGE) };
     let mut unrelated = if o.attacks.iter().any(|a| !a.kills_client()) {
@@ -319,8 +319,14 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
             } else {
                 0
             };
-            let sq = if o.path == OffloadPath::Kernel { sq_cpu } else { None };
-            let r = ring::setup(rings, sqes, entries, flags, spec.ring.sq_idle_ms, sq).map_err(|e| {
+            let sq = if o.path == OffloadPath::Kernel {
+                sq_cpu
+            } else {
+                None
+            };
+            // SAFETY: `rings` and `sqes` are the page-aligned, zeroed ring area of the region, sized by
+            // ring_bytes(entries); the region outlives the ring (declared before it).
+            let r = unsafe { ring::setup(rings, sqes, entries, flags, spec.ring.sq_idle_ms, sq) }.map_err(|e| {
                 if e.errno == libc::EINVAL {
                     Error::sys_hint(
                         e,
@@ -339,8 +345,9 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
                 )
             })?;
             if o.path == OffloadPath::Kernel {
-                r.restrict_and_enable(&allowed_ops())
-                    .map_err(|e| Error::sys_hint(e, "IORING_REGISTER_RESTRICTIONS (Linux 5.10+)"))?;
+                r.restrict_and_enable(&allowed_ops()).map_err(|e| {
+                    Error::sys_hint(e, "IORING_REGISTER_RESTRICTIONS (Linux 5.10+)")
+                })?;
                 service = format!(
                     "io_uring, rings and SQEs in the shared memfd (IORING_SETUP_NO_MMAP), SQPOLL thread{} \
                      (sq_thread_idle {} ms), created R_DISABLED; target = fixed file 0, data area ({data_len} \
@@ -363,9 +370,11 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
             let r = io_uring::IoUring::builder()
                 .build(entries)
                 .map_err(|e| Error::Runtime(format!("the broker's io_uring: {e}")))?;
-            r.submitter()
-                .register_files(&[fd])
-                .map_err(|e| Error::Runtime(format!("the broker's io_uring: registering the target: {e}")))?;
+            r.submitter().register_files(&[fd]).map_err(|e| {
+                Error::Runtime(format!(
+                    "the broker's io_uring: registering the target: {e}"
+                ))
+            })?;
             let iov = [libc::iovec {
                 iov_base: region.data_ptr().cast(),
                 iov_len: data_len,
@@ -465,7 +474,10 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
             .unwrap_or_else(|e| format!("could not be waited for ({e})"));
         let errno = ctl.sandbox_errno.load(Ordering::Relaxed);
         let extra = if errno != 0 {
-            format!(": prctl(PR_SET_SECCOMP) failed with {}", sys::errno_name(errno as i32))
+            format!(
+                ": prctl(PR_SET_SECCOMP) failed with {}",
+                sys::errno_name(errno as i32)
+            )
         } else {
             String::new()
         };
@@ -502,7 +514,9 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
                 std::thread::Builder::new()
                     .name("iolab-bell".into())
                     .spawn_scoped(s, move || doorbell_thread(bell_fd, ring_fd, stop, wk))
-                    .map_err(|e| Error::Runtime(format!("cannot start the doorbell thread: {e}")))?;
+                    .map_err(|e| {
+                        Error::Runtime(format!("cannot start the doorbell thread: {e}"))
+                    })?;
             }
             OffloadPath::Broker => {
                 let b = broker::Broker {
@@ -546,7 +560,12 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
     drop(uring);
     let wall_ns = t1.saturating_sub(t0) as f64;
     let wall_s = wall_ns * 1e-9;
-    if let Some(msg) = shared.failure.lock().unwrap_or_else(|p| p.into_inner()).take() {
+    if let Some(msg) = shared
+        .failure
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+    {
         return Err(Error::Runtime(msg));
     }
     let errors = ctl.errors.load(Ordering::Relaxed);
@@ -566,8 +585,9 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
 
     // The sandbox's checks.
     // SAFETY: the canary mapping is PAGE readable bytes; the client and the kernel are done with it.
-    let canary_intact =
-        unsafe { std::slice::from_raw_parts(canary.as_ptr(), PAGE) }.iter().all(|&b| b == CANARY_BYTE);
+    let canary_intact = unsafe { std::slice::from_raw_parts(canary.as_ptr(), PAGE) }
+        .iter()
+        .all(|&b| b == CANARY_BYTE);
     let unrelated_intact = unrelated.as_mut().map(|u| u.intact());
     let mut outcomes = Vec::new();
     let mut attack_refusals = 0u64;
@@ -592,7 +612,11 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
             out.original_ran = Some(orig);
             // Safe when every try either ran the NOP as published or was refused as rewritten.
             out.refused = tries > 0 && other == 0 && refused > 0;
-            out.result = if other > 0 { res } else { -(libc::EACCES as i64) };
+            out.result = if other > 0 {
+                res
+            } else {
+                -(libc::EACCES as i64)
+            };
         }
         if out.refused {
             out.refused_by = refused_by(o.path, *a).into();
@@ -657,7 +681,7 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
         .iter()
         .map(|h| h.oncpu_s.unwrap_or(h.user_s + h.sys_s))
         .sum();
-    let tsc_ghz = (clock.kind == ClockKind::Tsc).then(|| clock.hz * 1e-9);
+    let tsc_ghz = (clock.kind == ClockKind::Tsc).then_some(clock.hz * 1e-9);
     let ns_per_op = if ops > 0 { wall_ns / ops as f64 } else { 0.0 };
     let batches = ops.div_ceil(u64::from(batch)).max(1);
     let round_trip_ns = wall_ns / batches as f64;
@@ -925,7 +949,12 @@ fn drive(
                 _ => return Err(died(guard, "mid-run")),
             }
         }
-        if let Some(msg) = shared.failure.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+        if let Some(msg) = shared
+            .failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
             ctl.stop.0.store(2, Ordering::SeqCst);
             return Err(Error::Runtime(format!("the broker stopped: {msg}")));
         }

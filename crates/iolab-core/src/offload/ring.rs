@@ -45,9 +45,12 @@ pub struct OwnedRing {
     pub params: UringParams,
 }
 
-/// io_uring_setup with IORING_SETUP_NO_MMAP: `rings` and `sqes` are page-aligned, zeroed memory of the sizes
-/// [`ring_bytes`] gives. `flags` adds SQPOLL, SQ_AFF, R_DISABLED ...
-pub fn setup(
+/// io_uring_setup with IORING_SETUP_NO_MMAP. `flags` adds SQPOLL, SQ_AFF, R_DISABLED ...
+///
+/// # Safety
+/// `rings` and `sqes` must be page-aligned, zeroed, writable memory of the sizes [`ring_bytes`] gives for
+/// `entries`, mapped for as long as the returned ring (and any copy of its pointers) is used.
+pub unsafe fn setup(
     rings: *mut u8,
     sqes: *mut u8,
     entries: u32,
@@ -69,7 +72,8 @@ pub fn setup(
     p.cq_off.user_addr = rings as u64;
     let fd = sys::io_uring_setup(entries, &mut p)?;
     let at = |off: u32| -> *mut u8 {
-        // SAFETY: the kernel's offsets lie inside the ring memory it just accepted.
+        // SAFETY: the kernel's offsets lie inside the ring memory it just accepted (the caller's contract
+        // makes that memory valid).
         unsafe { rings.add(off as usize) }
     };
     // SAFETY: the kernel initialised ring_mask/ring_entries at these offsets.
@@ -97,7 +101,11 @@ pub fn setup(
         cq_mask,
         cqes: at(p.cq_off.cqes) as *const cqueue::Entry,
     };
-    Ok(OwnedRing { fd, ptrs, params: p })
+    Ok(OwnedRing {
+        fd,
+        ptrs,
+        params: p,
+    })
 }
 
 impl OwnedRing {

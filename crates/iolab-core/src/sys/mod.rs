@@ -1376,13 +1376,7 @@ pub struct UringRestriction {
 pub fn io_uring_setup(entries: u32, p: &mut UringParams) -> SysResult<OwnedFd> {
     // SAFETY: `p` is a valid, exclusively borrowed io_uring_params the kernel reads and fills during the
     // call. The user memory it may name is checked by the kernel (EFAULT when unmapped or too small).
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_io_uring_setup,
-            entries,
-            p as *mut UringParams,
-        )
-    };
+    let r = unsafe { libc::syscall(libc::SYS_io_uring_setup, entries, p as *mut UringParams) };
     if r < 0 {
         return Err(SysErr::last("io_uring_setup"));
     }
@@ -1403,15 +1397,7 @@ pub unsafe fn io_uring_register<T>(fd: RawFd, op: u32, arg: &[T]) -> SysResult<(
         arg.as_ptr()
     };
     // SAFETY: the caller guarantees `arg` matches `op`; the slice is alive for the whole call.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_io_uring_register,
-            fd,
-            op,
-            ptr,
-            arg.len() as u32,
-        )
-    };
+    let r = unsafe { libc::syscall(libc::SYS_io_uring_register, fd, op, ptr, arg.len() as u32) };
     if r < 0 {
         Err(SysErr::last("io_uring_register"))
     } else {
@@ -1464,8 +1450,7 @@ pub fn allowed_cpus() -> Vec<u32> {
     // SAFETY: an all-zero cpu_set_t is a valid empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: `set` is a valid out-buffer of the size passed.
-    let r =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
     if r != 0 {
         return Vec::new();
     }
@@ -1519,4 +1504,11 @@ pub fn poll_in(fd: RawFd, timeout_ms: i32) -> SysResult<bool> {
         return Err(e);
     }
     Ok(r > 0)
+}
+
+/// Restores the default action of `sig` (an inherited handler, like Rust's SIGSEGV stack-overflow handler,
+/// would make system calls that seccomp strict mode forbids).
+pub fn default_signal(sig: i32) {
+    // SAFETY: SIG_DFL is a valid disposition for any catchable signal.
+    unsafe { libc::signal(sig, libc::SIG_DFL) };
 }
