@@ -503,4 +503,8 @@ pub struct AttackOutcome {
     pub tries: Option<u64>,
     pub refused_tries: Option<u64>,
     pub original_ran: Option<u64>,
+    /// Rewrite attack: tries where the broker's copy was torn between the two versions into some other
+    /// request its policy allows, which it ran (harmless by the policy's definition).
+    #[serde(default)]
+    pub other_allowed_ran: Option<u64>,
 }

@@ -401,14 +401,16 @@ fn attacks<T: Transport>(p: &Plan, t: &mut T, ctl: &Ctl) {
     }
 }
 
-/// Publishes a harmless NOP, then at once rewrites its slot into a write of the parent's unrelated file
-/// through a raw descriptor. The broker must run either the NOP it copied or refuse the rewritten copy.
+/// Publishes a harmless NOP, then keeps rewriting its slot, back and forth, between the NOP and a write of
+/// the parent's unrelated file through a raw descriptor, until the completion arrives. Whatever the broker
+/// read, it must have checked and run that same copy: the NOP, a refusal, or (a copy torn between the two
+/// versions) some other request the policy allows. Never the raw-fd write.
 fn rewrite<T: Transport>(p: &Plan, t: &mut T, ctl: &Ctl, ud: u64) {
     let nop = Req {
         op: broker::OP_NOP,
         fixed: true,
         fd: 0,
-        addr: 0,
+        addr: p.data as u64,
         len: 0,
         off: 0,
         ud,
@@ -422,29 +424,32 @@ fn rewrite<T: Transport>(p: &Plan, t: &mut T, ctl: &Ctl, ud: u64) {
         off: 0,
         ud,
     };
-    let mut worst = 0i64;
     for _ in 0..REWRITE_TRIES {
         t.push(&nop);
         t.submit(1, ctl);
-        t.rewrite_last(&evil);
-        let mut res = 0;
-        wait(t, ctl, 1, &mut |_, v| res = v);
-        ctl.rewrite_tries.fetch_add(1, Ordering::Relaxed);
-        if res == 0 {
-            ctl.rewrite_ran_original.fetch_add(1, Ordering::Relaxed);
-        } else if res == -(libc::EACCES as i64) {
-            ctl.rewrite_refused.fetch_add(1, Ordering::Relaxed);
-            worst = worst.min(res);
-        } else {
-            ctl.rewrite_other.fetch_add(1, Ordering::Relaxed);
-            worst = res;
+        let mut res = None;
+        let mut flip = true;
+        while res.is_none() {
+            t.rewrite_last(if flip { &evil } else { &nop });
+            flip = !flip;
+            t.reap(&mut |_, v| res = Some(v));
         }
+        let res = res.unwrap_or(0);
+        ctl.rewrite_tries.fetch_add(1, Ordering::Relaxed);
+        let counter = if res == 0 {
+            &ctl.rewrite_ran_original
+        } else if res < 0 {
+            &ctl.rewrite_refused
+        } else {
+            &ctl.rewrite_other
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
     }
     let idx = Attack::ALL
         .iter()
         .position(|x| *x == Attack::Rewrite)
         .unwrap_or(0);
-    ctl.attack_res[idx].store(worst, Ordering::Relaxed);
+    ctl.attack_res[idx].store(-(libc::EACCES as i64), Ordering::Relaxed);
 }
 
 fn die_now(a: Attack) -> ! {

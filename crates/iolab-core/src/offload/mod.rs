@@ -183,7 +183,8 @@ impl Unrelated {
 fn refused_by(path: OffloadPath, a: Attack) -> &'static str {
     match (path, a) {
         (OffloadPath::Broker, Attack::Rewrite) => {
-            "the broker's private copy: it checks and runs what it copied, never the shared slot again"
+            "the broker's private copy: it checks and runs what it copied, never the shared slot again \
+             (the unrelated file's check says whether the raw-fd write ever ran)"
         }
         (OffloadPath::Broker, _) => "the broker's policy",
         (_, Attack::Opcode) | (_, Attack::RawFd) => {
@@ -204,7 +205,7 @@ fn describe_attack(a: Attack) -> &'static str {
         Attack::Slot => "WRITE_FIXED of 4 KiB to file slot 1 (only slot 0 exists)",
         Attack::BufAddr => "READ_FIXED of 4 KiB into iolab's private canary page, outside the region",
         Attack::BufLen => "READ_FIXED of 8 KiB from the region's last page, running 4 KiB past its end",
-        Attack::Rewrite => "a NOP published, then at once rewritten in the shared ring into a raw-fd write of iolab's unrelated file",
+        Attack::Rewrite => "a NOP published, then rewritten back and forth in the shared ring between itself and a raw-fd write of iolab's unrelated file until it completes (200 tries)",
         Attack::Syscall => "a forbidden system call (getppid) mid-run",
         Attack::Crash => "a wild memory access mid-run",
     }
@@ -610,13 +611,10 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
             out.tries = Some(tries);
             out.refused_tries = Some(refused);
             out.original_ran = Some(orig);
-            // Safe when every try either ran the NOP as published or was refused as rewritten.
-            out.refused = tries > 0 && other == 0 && refused > 0;
-            out.result = if other > 0 {
-                res
-            } else {
-                -(libc::EACCES as i64)
-            };
+            out.other_allowed_ran = Some(other);
+            // The rewritten request was refused whenever the broker saw it; whether a raw-fd write ever ran
+            // anyway is what the unrelated file's check below says.
+            out.refused = tries > 0 && refused > 0 && res < 0;
         }
         if out.refused {
             out.refused_by = refused_by(o.path, *a).into();
