@@ -370,3 +370,127 @@ pub fn render_nop(r: &NopReport) -> String {
     }
     o
 }
+
+/// The offload benchmark (issue: system-call offload, item 5): NOP round trips through the three offload
+/// paths at batch 1, and NOP throughput at batch 32, each round running all six in turn, so the ratios to
+/// native are taken between runs a second apart.
+#[derive(Debug, Clone, Serialize)]
+pub struct OffloadBenchReport {
+    pub ops_per_round: u64,
+    pub rounds: u32,
+    /// (path, batch 1 ns per round trip median, batch 32 NOPs/s median, median of per-round ratios:
+    /// ns/native ns at batch 1, NOPs/s / native NOPs/s at batch 32, cycles per NOP at batch 1 median)
+    pub rows: Vec<OffloadBenchRow>,
+    pub tsc_ghz: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OffloadBenchRow {
+    pub path: String,
+    pub batch1_ns: f64,
+    pub batch1_cycles: Option<f64>,
+    pub batch32_nops_per_s: f64,
+    /// Median of per-round (this path's batch-1 round trip / native's).
+    pub batch1_ratio: f64,
+    /// Median of per-round (this path's batch-32 NOPs/s / native's).
+    pub batch32_ratio: f64,
+}
+
+pub fn offload(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<OffloadBenchReport> {
+    let paths = ["native", "kernel", "broker"];
+    let spec = |path: &str, batch: u32| {
+        RawSpec {
+            method: Some("offload".into()),
+            offload_path: Some(path.into()),
+            target: Some("/dev/null".into()),
+            ops: Some(Val::Int(ops as i64)),
+            batch: Some(Val::Int(batch as i64)),
+            nop_requests: Some(Val::Bool(true)),
+            count: Some("none".into()),
+            seed: Some(Val::Int(1)),
+            ..Default::default()
+        }
+        .resolve()
+    };
+    // ns per op at batch 1 and ops/s at batch 32, per path, per round.
+    let mut b1: Vec<Vec<f64>> = vec![Vec::new(); 3];
+    let mut b32: Vec<Vec<f64>> = vec![Vec::new(); 3];
+    for p in paths {
+        crate::runner::run(&spec(p, 1)?, clock)?;
+    }
+    for _ in 0..rounds {
+        for (i, p) in paths.iter().enumerate() {
+            b1[i].push(crate::runner::run(&spec(p, 1)?, clock)?.ns_per_op);
+            b32[i].push(crate::runner::run(&spec(p, 32)?, clock)?.iops);
+        }
+    }
+    let tsc_ghz = (clock.kind == crate::measure::clock::ClockKind::Tsc).then_some(clock.hz * 1e-9);
+    let rows = paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let r1: Vec<f64> = b1[i].iter().zip(&b1[0]).map(|(a, n)| a / n).collect();
+            let r32: Vec<f64> = b32[i].iter().zip(&b32[0]).map(|(a, n)| a / n).collect();
+            let ns = median(&b1[i]);
+            OffloadBenchRow {
+                path: p.to_string(),
+                batch1_ns: ns,
+                batch1_cycles: tsc_ghz.map(|g| ns * g),
+                batch32_nops_per_s: median(&b32[i]),
+                batch1_ratio: median(&r1),
+                batch32_ratio: median(&r32),
+            }
+        })
+        .collect();
+    Ok(OffloadBenchReport {
+        ops_per_round: ops,
+        rounds,
+        rows,
+        tsc_ghz,
+    })
+}
+
+pub fn render_offload(r: &OffloadBenchReport) -> String {
+    let mut o = format!(
+        "offload NOP bench: {} NOPs per run, {} rounds of six runs (native, kernel, broker at batch 1 and 32), \
+         medians; a run is timed from outside the client (wall / ops)\n\
+         path     batch 1: ns/NOP  cycles/NOP  x native (target <= 3)   batch 32: M NOPs/s  x native (target >= 0.5)\n",
+        r.ops_per_round, r.rounds
+    );
+    for row in &r.rows {
+        let ok1 = row.path == "native" || row.batch1_ratio <= 3.0;
+        let ok32 = row.path == "native" || row.batch32_ratio >= 0.5;
+        o.push_str(&format!(
+            "{:<8} {:>15.1}  {:>10}  {:>6.2}x {:<17}   {:>17.2}  {:>6.2}x {}\n",
+            row.path,
+            row.batch1_ns,
+            row.batch1_cycles
+                .map(|c| format!("{c:.0}"))
+                .unwrap_or_else(|| "-".into()),
+            row.batch1_ratio,
+            if row.path == "native" {
+                ""
+            } else if ok1 {
+                "met"
+            } else {
+                "MISSED"
+            },
+            row.batch32_nops_per_s / 1e6,
+            row.batch32_ratio,
+            if row.path == "native" {
+                ""
+            } else if ok32 {
+                "met"
+            } else {
+                "MISSED"
+            },
+        ));
+    }
+    o.push_str(&format!(
+        "seed thesis (Jailhouse in QEMU, batch 1): {} cycles native, {} cycles offloaded ({:.0}x)\n",
+        crate::offload::SEED_NATIVE_CYCLES,
+        crate::offload::SEED_OFFLOADED_CYCLES,
+        crate::offload::SEED_OFFLOADED_CYCLES as f64 / crate::offload::SEED_NATIVE_CYCLES as f64
+    ));
+    o
+}

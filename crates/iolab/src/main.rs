@@ -155,7 +155,8 @@ struct ProbeArgs {
 #[derive(Args)]
 struct BenchArgs {
     /// overhead: iolab psync vs a bare write() loop | counters: write() with and without kernel counters |
-    /// nop: io_uring NOPs per second through iolab vs a raw loop.
+    /// nop: io_uring NOPs per second through iolab vs a raw loop | offload: NOP round trips (batch 1) and
+    /// throughput (batch 32) through the offload paths, as ratios to native.
     #[arg(default_value = "overhead")]
     which: String,
     /// Ops per round.
@@ -1216,10 +1217,15 @@ fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
             let r = iolab_core::bench::nop(ops, rounds as u32, &clk)?;
             print!("{}", iolab_core::bench::render_nop(&r));
         }
+        "offload" => {
+            let clk = clock::calibrate(20);
+            let r = iolab_core::bench::offload(ops, rounds as u32, &clk)?;
+            print!("{}", iolab_core::bench::render_offload(&r));
+        }
         other => {
             return Err(Error::usage(
                 "bench",
-                format!("unknown benchmark '{other}'; accepted: overhead, counters, nop"),
+                format!("unknown benchmark '{other}'; accepted: overhead, counters, nop, offload"),
             ))
         }
     }

@@ -46,22 +46,43 @@ pub struct Cmp {
     pub res: i64,
 }
 
+/// One request slot, a cache line of its own. `seq` is the publication mark: the client writes the body,
+/// then stores `seq = n + 1` (release) for its n-th request; the broker polls the slot at its head for
+/// that value. So a request crosses between CPUs as one cache line, with no separate tail index.
+#[repr(C, align(64))]
+pub struct ReqSlot {
+    pub seq: AtomicU32,
+    /// Written by the client at any time (even after publication): only ever accessed through raw
+    /// pointers, volatile, and copied once by the broker.
+    pub body: UnsafeCell<Req>,
+}
+
+/// One completion slot (four per cache line), published the same way by the broker.
+#[repr(C, align(32))]
+pub struct CmpSlot {
+    pub seq: AtomicU32,
+    pub body: UnsafeCell<Cmp>,
+}
+
 /// The rings in the shared region. Each index is written by one side only.
 #[repr(C)]
 pub struct Rings {
-    /// Client: requests published.
-    pub req_tail: Line<AtomicU32>,
-    /// Broker: requests taken.
+    /// Broker: requests taken (read by the client only to decide on a doorbell).
     pub req_head: Line<AtomicU32>,
-    /// Broker: completions posted.
-    pub cmp_tail: Line<AtomicU32>,
-    /// Client: completions consumed.
+    /// Client: completions consumed (read by the broker only when the completion ring looks full).
     pub cmp_head: Line<AtomicU32>,
     /// Broker: 1 while it sleeps (or is about to) on the doorbell eventfd.
     pub sleeping: Line<AtomicU32>,
-    /// Written by the client at any time: only ever accessed through raw pointers (volatile).
-    pub reqs: [UnsafeCell<Req>; ENTRIES],
-    pub cmps: [UnsafeCell<Cmp>; ENTRIES],
+    pub reqs: [ReqSlot; ENTRIES],
+    pub cmps: [CmpSlot; ENTRIES],
+}
+
+impl Rings {
+    /// Is the client's request number `n` (0-based, wrapping) published?
+    #[inline(always)]
+    pub fn published(&self, n: u32) -> bool {
+        self.reqs[(n & MASK) as usize].seq.load(Ordering::Acquire) == n.wrapping_add(1)
+    }
 }
 
 pub const OP_NOP: u8 = opcode::Nop::CODE;
@@ -155,32 +176,25 @@ impl Broker {
         let r = unsafe { &*self.rings };
         let cap = self.ring.params().sq_entries() as usize;
         let mut head = r.req_head.0.load(Ordering::Relaxed);
-        let mut ctail = r.cmp_tail.0.load(Ordering::Relaxed);
+        let mut ctail = head;
+        let mut chead = r.cmp_head.0.load(Ordering::Acquire);
         let mut copies = vec![Req::default(); cap];
         let mut res = vec![0i64; cap];
         loop {
             if shared.stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            let tail = r.req_tail.0.load(Ordering::Acquire);
-            if tail == head {
+            let mut n = 0usize;
+            while n < cap && r.published(head.wrapping_add(n as u32)) {
+                n += 1;
+            }
+            if n == 0 {
                 self.idle(r, head, shared)?;
                 continue;
             }
-            let avail = tail.wrapping_sub(head) as usize;
-            if avail > ENTRIES {
-                return Err(format!(
-                    "the client broke the request ring: its tail is {avail} entries past the broker's head, \
-                     the ring holds {ENTRIES}"
-                ));
-            }
-            let n = avail.min(cap);
             // Room for n completions (the client frees them; a client that never does only stalls itself).
-            loop {
-                let chead = r.cmp_head.0.load(Ordering::Acquire);
-                if (ctail.wrapping_sub(chead) as usize) + n <= ENTRIES {
-                    break;
-                }
+            while (ctail.wrapping_sub(chead) as usize) + n > ENTRIES {
+                chead = r.cmp_head.0.load(Ordering::Acquire);
                 if shared.stop.load(Ordering::Relaxed) {
                     return Ok(());
                 }
@@ -191,7 +205,7 @@ impl Broker {
                 let slot = &r.reqs[(head.wrapping_add(i as u32) & MASK) as usize];
                 // SAFETY: a plain-data read of a slot in live shared memory; volatile because the client may
                 // write it concurrently (any bit pattern is a valid Req). This is the one read of it.
-                let q = unsafe { std::ptr::read_volatile(slot.get()) };
+                let q = unsafe { std::ptr::read_volatile(slot.body.get()) };
                 copies[i] = q;
                 match self.policy.check(&q) {
                     Err(e) => {
@@ -235,14 +249,15 @@ impl Broker {
                     user_data: copies[i].user_data,
                     res: res[i],
                 };
-                let slot = &r.cmps[(ctail.wrapping_add(i as u32) & MASK) as usize];
+                let k = ctail.wrapping_add(i as u32);
+                let slot = &r.cmps[(k & MASK) as usize];
                 // SAFETY: the completion slot is free (room checked above); plain data in live shared memory.
-                unsafe { std::ptr::write_volatile(slot.get(), c) };
+                unsafe { std::ptr::write_volatile(slot.body.get(), c) };
+                slot.seq.store(k.wrapping_add(1), Ordering::Release);
             }
             head = head.wrapping_add(n as u32);
             ctail = ctail.wrapping_add(n as u32);
             r.req_head.0.store(head, Ordering::Release);
-            r.cmp_tail.0.store(ctail, Ordering::Release);
         }
     }
 
@@ -285,7 +300,7 @@ impl Broker {
                 // Poll the tail without PAUSE in between: PAUSE costs ~40-140 cycles on recent cores, which
                 // would add itself to every round trip.
                 for _ in 0..1024 {
-                    if r.req_tail.0.load(Ordering::Relaxed) != head {
+                    if r.published(head) {
                         return Ok(());
                     }
                 }
@@ -297,7 +312,7 @@ impl Broker {
                 let t0 = sys::monotonic_ns();
                 loop {
                     for _ in 0..1024 {
-                        if r.req_tail.0.load(Ordering::Relaxed) != head {
+                        if r.published(head) {
                             return Ok(());
                         }
                     }
@@ -312,7 +327,7 @@ impl Broker {
                 r.sleeping.0.store(1, Ordering::SeqCst);
                 fence(Ordering::SeqCst);
                 // A request published before the flag was visible: serve it (the client saw no flag).
-                if r.req_tail.0.load(Ordering::SeqCst) != head {
+                if r.published(head) {
                     r.sleeping.0.store(0, Ordering::Relaxed);
                     return Ok(());
                 }

@@ -167,7 +167,7 @@ impl BrokerT {
         };
         let slot = &self.rings().reqs[(idx as usize) & (broker::ENTRIES - 1)];
         // SAFETY: plain data into a request slot of live shared memory.
-        unsafe { std::ptr::write_volatile(slot.get(), q) };
+        unsafe { std::ptr::write_volatile(slot.body.get(), q) };
     }
     fn sleeping(&self) -> &AtomicU32 {
         &self.rings().sleeping.0
@@ -181,8 +181,15 @@ impl Transport for BrokerT {
         self.tail = self.tail.wrapping_add(1);
     }
     #[inline(always)]
-    fn submit(&mut self, _n: u32, ctl: &Ctl) {
-        self.rings().req_tail.0.store(self.tail, Ordering::Release);
+    fn submit(&mut self, n: u32, ctl: &Ctl) {
+        // Publish each slot (its body was written by push): the broker polls these marks.
+        let first = self.tail.wrapping_sub(n);
+        for k in 0..n {
+            let idx = first.wrapping_add(k);
+            self.rings().reqs[(idx as usize) & (broker::ENTRIES - 1)]
+                .seq
+                .store(idx.wrapping_add(1), Ordering::Release);
+        }
         match self.doorbell {
             Doorbell::Spin => {}
             Doorbell::Eventfd => ring_bell(self.bell, ctl),
@@ -196,12 +203,14 @@ impl Transport for BrokerT {
     }
     #[inline(always)]
     fn reap(&mut self, f: &mut dyn FnMut(u64, i64)) -> u32 {
-        let tail = self.rings().cmp_tail.0.load(Ordering::Acquire);
         let mut n = 0;
-        while self.head != tail {
+        loop {
             let slot = &self.rings().cmps[(self.head as usize) & (broker::ENTRIES - 1)];
-            // SAFETY: a completion the broker published (before the acquire load of its tail).
-            let c: Cmp = unsafe { std::ptr::read_volatile(slot.get()) };
+            if slot.seq.load(Ordering::Acquire) != self.head.wrapping_add(1) {
+                break;
+            }
+            // SAFETY: a completion the broker published (its mark was acquire-loaded above).
+            let c: Cmp = unsafe { std::ptr::read_volatile(slot.body.get()) };
             f(c.user_data, c.res);
             self.head = self.head.wrapping_add(1);
             n += 1;
