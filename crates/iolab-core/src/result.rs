@@ -455,9 +455,13 @@ pub struct OffloadFigures {
     pub window_ns: crate::measure::hist::Summary,
     pub window_ms: f64,
     pub windows: u64,
-    /// Doorbells the client rang (eventfd writes because the server slept), and how often the server was
-    /// woken (the kernel path's SQ_WAKEUP calls, the broker's returns from its sleep).
+    /// Doorbells the client rang while timed (eventfd writes because the server slept), and how often the
+    /// server was woken over the run (the kernel path's SQ_WAKEUP calls, the broker's returns from its
+    /// sleep; a burst of bells while it wakes counts once: the eventfd adds them up).
     pub doorbells: u64,
+    /// Doorbells over the client's whole life (start-up and the attack phase included).
+    #[serde(default)]
+    pub doorbells_total: u64,
     pub server_wakeups: u64,
     /// System calls the client made during the timed workload (counted by the client itself: doorbells and
     /// the done signal; io_uring_enter on the native path), and in its whole sandboxed life.

@@ -785,8 +785,12 @@ impl RawSpec {
                 Err(Error::usage(
                     flag,
                     format!(
-                        "applies to --method io_uring, aio{} only, not {}",
-                        if flag == "--batch" { " or offload" } else { "" },
+                        "applies to --method {} only, not {}",
+                        if flag == "--batch" {
+                            "io_uring, aio or offload"
+                        } else {
+                            "io_uring or aio"
+                        },
                         method.name()
                     ),
                 ))

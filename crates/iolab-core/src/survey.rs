@@ -86,7 +86,12 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
     let methods_for = |target: &str| -> Vec<MethodKind> {
         MethodKind::ALL
             .into_iter()
-            .filter(|m| target == "pipe" || *m != MethodKind::Epoll)
+            // epoll takes streams only; offload registers its target as a fixed file (no streams).
+            .filter(|m| match m {
+                MethodKind::Epoll => target == "pipe",
+                MethodKind::Offload => target != "pipe",
+                _ => true,
+            })
             .collect()
     };
     let targets = ["/dev/null", "file", "pipe"];

@@ -54,8 +54,8 @@ fn main_job_runs_under_40_s_ranks_every_method_and_touches_no_existing_file() {
     let runs = v["runs"].as_array().unwrap();
     assert_eq!(
         runs.len(),
-        68,
-        "11 methods x 2 block sizes on /dev/null and a file, 12 (with epoll) on a pipe"
+        72,
+        "12 methods x 2 block sizes on /dev/null and a file (with offload), 12 on a pipe (with epoll, without offload)"
     );
     let unavailable: Vec<String> = runs
         .iter()

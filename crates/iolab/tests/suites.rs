@@ -85,13 +85,21 @@ fn every_suite_runs_quick_and_reports_charts_with_its_series() {
             assert!(!e.is_empty(), "{name}: {rec}");
         }
         if name == "offload" {
-            assert!(
-                recs.iter().any(|r| r["error"]
-                    .as_str()
-                    .is_some_and(|e| e.contains("not available in this build"))),
-                "{name}: {}",
-                r.stdout
-            );
+            // Every path ran at batch 1 and 32, NOPs only, with cycles beside the thesis's.
+            for path in ["native", "kernel", "broker"] {
+                for batch in [1, 32] {
+                    assert!(
+                        with_result
+                            .iter()
+                            .any(|r| r["result"]["offload"]["path"] == path
+                                && r["result"]["offload"]["batch"] == batch
+                                && r["result"]["bytes"] == 0),
+                        "{name}: no {path} batch {batch}: {}",
+                        r.stdout
+                    );
+                }
+            }
+            assert!(r.stdout.contains("offloaded: kernel path"), "{}", r.stdout);
         }
         if name == "kernel-user" {
             // Every method wrote the lines and they were checked.

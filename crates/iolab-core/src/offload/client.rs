@@ -333,6 +333,8 @@ pub fn main<T: Transport>(p: Plan, mut t: T) -> ! {
         sys::exit_thread(EXIT_PARENT_GONE);
     }
     let before = ctl.syscalls.load(Ordering::Relaxed);
+    ctl.doorbells_at_go
+        .store(ctl.doorbells.load(Ordering::Relaxed), Ordering::Relaxed);
     workload(&p, &mut t, ctl);
     ctl.timed_syscalls.store(
         ctl.syscalls.load(Ordering::Relaxed) - before + 1,

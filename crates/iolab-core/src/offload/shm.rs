@@ -34,6 +34,8 @@ pub struct Ctl {
     pub stop: Line<AtomicU32>,
     /// Client: doorbells rung (eventfd writes because the server slept).
     pub doorbells: AtomicU64,
+    /// Client: the doorbell count when the timed workload began.
+    pub doorbells_at_go: AtomicU64,
     /// Client: system calls it made after entering the sandbox (read/write of the control pipes,
     /// doorbells; io_uring_enter on the native path).
     pub syscalls: AtomicU64,
