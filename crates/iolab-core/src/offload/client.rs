@@ -35,7 +35,7 @@ pub trait Transport {
     /// Makes the `n` queued requests visible and rings the doorbell when needed. `ctl` counts syscalls.
     fn submit(&mut self, n: u32, ctl: &Ctl);
     /// Reports available completions as (user_data, result).
-    fn reap(&mut self, f: &mut dyn FnMut(u64, i64)) -> u32;
+    fn reap<F: FnMut(u64, i64)>(&mut self, f: F) -> u32;
     /// Called now and then while waiting: ring again if the server sleeps with work pending.
     fn kick(&mut self, _ctl: &Ctl) {}
     /// Rewrites the last published request (the rewrite attack).
@@ -100,7 +100,7 @@ impl Transport for KernelT {
         }
     }
     #[inline(always)]
-    fn reap(&mut self, f: &mut dyn FnMut(u64, i64)) -> u32 {
+    fn reap<F: FnMut(u64, i64)>(&mut self, mut f: F) -> u32 {
         self.q.reap(|ud, res| f(ud, i64::from(res)))
     }
     fn kick(&mut self, ctl: &Ctl) {
@@ -133,7 +133,7 @@ impl Transport for NativeT {
         }
     }
     #[inline(always)]
-    fn reap(&mut self, f: &mut dyn FnMut(u64, i64)) -> u32 {
+    fn reap<F: FnMut(u64, i64)>(&mut self, mut f: F) -> u32 {
         self.q.reap(|ud, res| f(ud, i64::from(res)))
     }
 }
@@ -202,7 +202,7 @@ impl Transport for BrokerT {
         }
     }
     #[inline(always)]
-    fn reap(&mut self, f: &mut dyn FnMut(u64, i64)) -> u32 {
+    fn reap<F: FnMut(u64, i64)>(&mut self, mut f: F) -> u32 {
         let mut n = 0;
         loop {
             let slot = &self.rings().cmps[(self.head as usize) & (broker::ENTRIES - 1)];
@@ -346,11 +346,11 @@ pub fn main<T: Transport>(p: Plan, mut t: T) -> ! {
 
 /// Waits for `n` completions, reporting each; exits if iolab aborts.
 #[inline(always)]
-fn wait<T: Transport>(t: &mut T, ctl: &Ctl, n: u32, f: &mut dyn FnMut(u64, i64)) {
+fn wait<T: Transport, F: FnMut(u64, i64)>(t: &mut T, ctl: &Ctl, n: u32, mut f: F) {
     let mut got = 0;
     let mut spins = 0u32;
     while got < n {
-        let k = t.reap(f);
+        let k = t.reap(&mut f);
         got += k;
         if k == 0 {
             spins = spins.wrapping_add(1);
