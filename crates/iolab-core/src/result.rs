@@ -467,6 +467,13 @@ pub struct OffloadFigures {
     /// the done signal; io_uring_enter on the native path), and in its whole sandboxed life.
     pub client_syscalls_timed: u64,
     pub client_syscalls_total: u64,
+    /// The same, counted by the kernel: raw_syscalls:sys_exit on the client from just before it entered
+    /// the sandbox (the read of iolab's start byte and the prctl that sandboxed it, then every call
+    /// inside; exit(2) never returns, so it is not counted). `None` with the reason when not countable.
+    #[serde(default)]
+    pub client_syscalls_kernel: Option<u64>,
+    #[serde(default)]
+    pub client_syscalls_kernel_note: String,
     /// CPU of the serving threads (SQPOLL thread and doorbell thread, or broker thread and its io-wq
     /// workers) over the timed span, exact on-CPU seconds from schedstat, and as a share of the wall time.
     pub service_tasks: Vec<HelperCpu>,

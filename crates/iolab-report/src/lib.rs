@@ -571,6 +571,14 @@ fn offload_text(r: &RunResult, of: &iolab_core::result::OffloadFigures, o: &mut 
         thousands(of.server_wakeups),
         thousands(of.client_syscalls_total)
     );
+    let _ = writeln!(
+        o,
+        "             the kernel counted {} ({})",
+        of.client_syscalls_kernel
+            .map(thousands)
+            .unwrap_or_else(|| "nothing".into()),
+        of.client_syscalls_kernel_note
+    );
     if !of.attacks.is_empty() || of.unrelated_file_intact.is_some() {
         let _ = writeln!(
             o,

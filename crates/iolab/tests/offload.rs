@@ -46,6 +46,19 @@ fn every_path_writes_and_reads_verified_data_on_tmpfs() {
         assert_eq!(check_blocks(&f, 4096, 77, 0, 0..600), (600, 0), "{path}");
         let o = &r["offload"];
         assert_eq!(o["path"], path);
+        // The client's own count of its system calls matches the kernel's (raw_syscalls:sys_exit on its
+        // pid from its start read: that read, and the prctl that sandboxed it, come on top).
+        match o["client_syscalls_kernel"].as_u64() {
+            Some(k) => assert_eq!(
+                k,
+                u64_of(o, &["client_syscalls_total"]) + if path == "native" { 1 } else { 2 },
+                "{path}: {o}"
+            ),
+            None => eprintln!(
+                "skipped: the kernel's count of the client's syscalls: {}",
+                o["client_syscalls_kernel_note"]
+            ),
+        }
         // A sandboxed client makes no system call but its doorbells and its done signal.
         if path != "native" {
             assert!(
@@ -407,5 +420,59 @@ fn offload_options_are_checked() {
         let r = iolab(&["run", "--method", "io_uring", flag, v]);
         assert_eq!(r.code, 2);
         assert!(r.stderr.contains(flag), "{}", r.stderr);
+    }
+}
+
+#[test]
+fn the_kernel_path_falls_back_to_mapped_rings_where_no_mmap_is_missing() {
+    // IOLAB_FORCE_RING_MMAP takes the path a kernel before 6.5 takes (it refuses IORING_SETUP_NO_MMAP).
+    let dir = tmpfs_dir();
+    for path in ["kernel", "native"] {
+        let f = file(&dir, &format!("{path}.dat"));
+        let fs = path_str(&f);
+        let mut args = vec![
+            "run",
+            "--method",
+            "offload",
+            "--offload-path",
+            path,
+            "--target",
+            &fs,
+            "--ops",
+            "1000",
+            "--batch",
+            "4",
+            "--verify",
+            "--count",
+            "none",
+            "--json",
+            "-",
+        ];
+        if path == "kernel" {
+            args.extend_from_slice(&["--offload-attack", "opcode,raw-fd,slot,buf-addr,buf-len"]);
+        }
+        let out = Command::new(bin())
+            .args(&args)
+            .env("IOLAB_FORCE_RING_MMAP", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{path}: {err}");
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(u64_of(&r, &["verify", "mismatches"]), 0);
+        assert_eq!(u64_of(&r, &["verify", "blocks_checked"]), 1000);
+        let fb = r["fallbacks"].to_string();
+        assert!(
+            fb.contains("NO_MMAP"),
+            "{path}: the fallback is stated: {fb}"
+        );
+        assert!(r["offload"]["service"]
+            .as_str()
+            .unwrap()
+            .contains("mapped from the ring fd"));
+        if path == "kernel" {
+            assert_eq!(u64_of(&r["offload"], &["refusals"]), 5);
+            assert_eq!(r["offload"]["canary_intact"], true);
+        }
     }
 }

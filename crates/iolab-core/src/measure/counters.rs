@@ -66,6 +66,8 @@ pub struct TraceIds {
     pub syscalls: BTreeMap<String, u64>,
     /// How tracefs was reached (or mounted for the purpose).
     pub source: String,
+    /// raw_syscalls:sys_exit (counted for offload clients only).
+    pub sys_exit: Option<u64>,
 }
 
 /// Syscalls the breakdown names: those iolab's methods and runner can make. The rest of raw_syscalls:sys_enter
@@ -112,6 +114,9 @@ fn read_ids(root: &Path) -> TraceIds {
             }
         }
     }
+    ids.sys_exit = std::fs::read_to_string(root.join("events/raw_syscalls/sys_exit/id"))
+        .ok()
+        .and_then(|t| t.trim().parse().ok());
     if let Ok(dir) = std::fs::read_dir(root.join("events/syscalls")) {
         for ent in dir.flatten() {
             let n = ent.file_name().to_string_lossy().into_owned();

@@ -40,6 +40,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 pub const SEED_NATIVE_CYCLES: u64 = 4_137;
 pub const SEED_OFFLOADED_CYCLES: u64 = 340_567;
 
+/// Set (to anything) to skip IORING_SETUP_NO_MMAP and take the fallback that kernels before 6.5 need, so
+/// the fallback can be tested on a kernel that has NO_MMAP.
+pub const FORCE_RING_MMAP: &str = "IOLAB_FORCE_RING_MMAP";
+
 /// How often iolab samples the client's progress.
 const WINDOW_MS: i32 = 10;
 /// A client that completes nothing for this long is declared hung and killed.
@@ -307,6 +311,7 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
 
     // The server side.
     let mut uring: Option<ring::OwnedRing> = None;
+    let mut rings_in = "the shared memfd (IORING_SETUP_NO_MMAP)";
     let mut broker_ring: Option<io_uring::IoUring> = None;
     let service;
     match o.path {
@@ -325,18 +330,29 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
             } else {
                 None
             };
-            // SAFETY: `rings` and `sqes` are the page-aligned, zeroed ring area of the region, sized by
-            // ring_bytes(entries); the region outlives the ring (declared before it).
-            let r = unsafe { ring::setup(rings, sqes, entries, flags, spec.ring.sq_idle_ms, sq) }.map_err(|e| {
-                if e.errno == libc::EINVAL {
-                    Error::sys_hint(
-                        e,
-                        "io_uring refused rings in user memory (IORING_SETUP_NO_MMAP needs Linux 6.5+)",
-                    )
-                } else {
-                    Error::from(e)
+            let idle = spec.ring.sq_idle_ms;
+            let forced = std::env::var_os(FORCE_RING_MMAP).is_some();
+            let tried = if forced {
+                Err(sys::SysErr::new("io_uring_setup", libc::EINVAL))
+            } else {
+                // SAFETY: `rings` and `sqes` are the page-aligned, zeroed ring area of the region, sized
+                // by ring_bytes(entries); the region outlives the ring (declared before it).
+                unsafe { ring::setup(rings, sqes, entries, flags, idle, sq) }
+            };
+            let r = match tried {
+                Ok(r) => r,
+                Err(e) if e.errno == libc::EINVAL => {
+                    let r = ring::setup_mapped(entries, flags, idle, sq).map_err(Error::from)?;
+                    fallbacks.push(if forced {
+                        format!("rings: IORING_SETUP_NO_MMAP not tried ({FORCE_RING_MMAP} is set): the rings are the kernel's own, mapped from the ring fd (MAP_SHARED) and shared with the client over fork")
+                    } else {
+                        "rings: IORING_SETUP_NO_MMAP refused (EINVAL; it needs Linux 6.5+): the rings are the kernel's own, mapped from the ring fd (MAP_SHARED) and shared with the client over fork".into()
+                    });
+                    rings_in = "the kernel's ring memory, mapped from the ring fd (MAP_SHARED) before fork";
+                    r
                 }
-            })?;
+                Err(e) => return Err(Error::from(e)),
+            };
             r.register(fd, region.data_ptr(), data_len).map_err(|e| {
                 Error::sys_hint(
                     e,
@@ -350,7 +366,7 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
                     Error::sys_hint(e, "IORING_REGISTER_RESTRICTIONS (Linux 5.10+)")
                 })?;
                 service = format!(
-                    "io_uring, rings and SQEs in the shared memfd (IORING_SETUP_NO_MMAP), SQPOLL thread{} \
+                    "io_uring, rings and SQEs in {rings_in}, SQPOLL thread{} \
                      (sq_thread_idle {} ms), created R_DISABLED; target = fixed file 0, data area ({data_len} \
                      bytes) = fixed buffer 0; restrictions: only NOP, READ_FIXED, WRITE_FIXED, FSYNC, \
                      IOSQE_FIXED_FILE required and no other flag, no register operation; doorbell = eventfd \
@@ -360,7 +376,7 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
                 );
             } else {
                 service = format!(
-                    "io_uring, rings and SQEs in the shared memfd (IORING_SETUP_NO_MMAP), no SQPOLL; target = \
+                    "io_uring, rings and SQEs in {rings_in}, no SQPOLL; target = \
                      fixed file 0, data area ({data_len} bytes) = fixed buffer 0; the client calls \
                      io_uring_enter(submit {batch}, wait {batch}) per batch; no restrictions"
                 );
@@ -467,6 +483,25 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
     let mut guard = ClientGuard { pid, reaped: None };
     drop(go_r);
     drop(done_w);
+    // The kernel's count of the client's system calls, opened before it may make any in its sandbox.
+    let (kcount, kcount_note) = match crate::measure::counters::trace_ids() {
+        Err(why) => (None, why),
+        Ok(ids) => match ids.sys_exit {
+            None => (None, "no raw_syscalls:sys_exit tracepoint in tracefs".to_string()),
+            Some(id) => match sys::perf_event_open_task(sys::perf::PERF_TYPE_TRACEPOINT, id, pid) {
+                Ok(fd) => (
+                    Some(fd),
+                    format!(
+                        "raw_syscalls:sys_exit on the client pid, opened before it entered {}: that read, {}every call after",
+                        if sandboxed { "its sandbox" } else { "its workload" },
+                        if sandboxed { "the prctl that sandboxed it and " } else { "" }
+                    ),
+                ),
+                Err(e) => (None, format!("perf_event_open of the client's tracepoint failed: {}", sys::errno_name(e.errno))),
+            },
+        },
+    };
+    sys::write(go_w.as_raw_fd(), b"S").map_err(Error::from)?;
     let died = |guard: &mut ClientGuard, when: &str| -> Error {
         let done = ctl.completed.0.load(Ordering::Relaxed);
         let status = guard
@@ -565,6 +600,9 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
         ru1,
     } = outcome;
     let (_, client_ru) = guard.reap(5000)?;
+    let client_syscalls_kernel = kcount
+        .as_ref()
+        .and_then(|fd| sys::perf_read(fd.as_raw_fd()).ok());
     drop(uring);
     let wall_ns = t1.saturating_sub(t0) as f64;
     let wall_s = wall_ns * 1e-9;
@@ -751,6 +789,8 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
         },
         client_syscalls_timed: ctl.timed_syscalls.load(Ordering::Relaxed),
         client_syscalls_total: ctl.syscalls.load(Ordering::Relaxed),
+        client_syscalls_kernel,
+        client_syscalls_kernel_note: kcount_note,
         service_cpu_s,
         service_cpu_share: if wall_s > 0.0 { service_cpu_s / wall_s } else { 0.0 },
         service_tasks: service_tasks.clone(),
@@ -797,10 +837,15 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
         },
         clock: clock.clone(),
         timed: figures.timing.clone(),
-        excluded: "file creation, the shared region, ring and broker setup, fork, the client's entry into its \
-                   sandbox, the attack phase, the SQPOLL thread's first wake-up (iolab wakes it just before 'go'), \
-                   and --verify of writes"
-            .into(),
+        excluded: format!(
+            "file creation, the shared region, ring and broker setup, fork, the client's entry into its sandbox, \
+             the attack phase, {}and --verify of writes",
+            if o.path == OffloadPath::Kernel {
+                "the SQPOLL thread's first wake-up (iolab wakes it just before 'go'), "
+            } else {
+                ""
+            }
+        ),
         wall_s,
         ops,
         bytes,

@@ -43,6 +43,9 @@ pub struct OwnedRing {
     pub fd: OwnedFd,
     pub ptrs: RingPtrs,
     pub params: UringParams,
+    /// The kernel's own ring memory, mapped from the ring fd (the fallback when IORING_SETUP_NO_MMAP is
+    /// refused); MAP_SHARED, so a client forked later shares it. Empty for rings in user memory.
+    _maps: Vec<sys::Mapping>,
 }
 
 /// io_uring_setup with IORING_SETUP_NO_MMAP. `flags` adds SQPOLL, SQ_AFF, R_DISABLED ...
@@ -58,8 +61,60 @@ pub unsafe fn setup(
     sq_idle_ms: u32,
     sq_cpu: Option<u32>,
 ) -> SysResult<OwnedRing> {
+    let mut p = params(
+        flags | sys::IORING_SETUP_NO_MMAP,
+        entries,
+        sq_idle_ms,
+        sq_cpu,
+    );
+    p.sq_off.user_addr = sqes as u64;
+    p.cq_off.user_addr = rings as u64;
+    let fd = sys::io_uring_setup(entries, &mut p)?;
+    // SAFETY: the kernel accepted this memory for these parameters (the caller's contract keeps it valid).
+    let ptrs = unsafe { pointers(&p, rings, sqes) };
+    Ok(OwnedRing {
+        fd,
+        ptrs,
+        params: p,
+        _maps: Vec::new(),
+    })
+}
+
+/// The fallback for kernels without IORING_SETUP_NO_MMAP (before 6.5): the kernel allocates the rings and
+/// iolab maps them from the ring fd with MAP_SHARED, so the client it forks afterwards shares them.
+pub fn setup_mapped(
+    entries: u32,
+    flags: u32,
+    sq_idle_ms: u32,
+    sq_cpu: Option<u32>,
+) -> SysResult<OwnedRing> {
+    const IORING_OFF_SQES: u64 = 0x1000_0000;
+    let mut p = params(flags, entries, sq_idle_ms, sq_cpu);
+    let fd = sys::io_uring_setup(entries, &mut p)?;
+    let sq_len = p.sq_off.array as usize + p.sq_entries as usize * 4;
+    let cq_len =
+        p.cq_off.cqes as usize + p.cq_entries as usize * std::mem::size_of::<cqueue::Entry>();
+    // One mapping for both rings (IORING_FEAT_SINGLE_MMAP, Linux 5.4+), one for the SQEs.
+    let rings = sys::Mapping::shared(fd.as_raw_fd(), sq_len.max(cq_len), 0, true)?;
+    let sqes = sys::Mapping::shared(
+        fd.as_raw_fd(),
+        p.sq_entries as usize * 64,
+        IORING_OFF_SQES,
+        true,
+    )?;
+    // SAFETY: the kernel's own ring memory, mapped in full just above, alive as long as the ring.
+    let ptrs = unsafe { pointers(&p, rings.as_ptr(), sqes.as_ptr()) };
+    Ok(OwnedRing {
+        fd,
+        ptrs,
+        params: p,
+        _maps: vec![rings, sqes],
+    })
+}
+
+fn params(flags: u32, entries: u32, sq_idle_ms: u32, sq_cpu: Option<u32>) -> UringParams {
     let mut p = UringParams {
-        flags: flags | sys::IORING_SETUP_NO_MMAP | sys::IORING_SETUP_CQSIZE,
+        flags: flags | sys::IORING_SETUP_CQSIZE,
         cq_entries: 2 * entries,
         sq_thread_idle: sq_idle_ms,
         ..Default::default()
@@ -68,12 +123,16 @@ pub unsafe fn setup(
         p.flags |= sys::IORING_SETUP_SQ_AFF;
         p.sq_thread_cpu = c;
     }
-    p.sq_off.user_addr = sqes as u64;
-    p.cq_off.user_addr = rings as u64;
-    let fd = sys::io_uring_setup(entries, &mut p)?;
+    p
+}
+
+/// The ring's fields at the kernel's offsets; identity-maps the SQ index array (SQE i from slot i).
+///
+/// # Safety
+/// `rings` and `sqes` must be the ring memory the kernel set up with `p`, mapped and writable.
+unsafe fn pointers(p: &UringParams, rings: *mut u8, sqes: *mut u8) -> RingPtrs {
     let at = |off: u32| -> *mut u8 {
-        // SAFETY: the kernel's offsets lie inside the ring memory it just accepted (the caller's contract
-        // makes that memory valid).
+        // SAFETY: the kernel's offsets lie inside the ring memory (the caller's contract).
         unsafe { rings.add(off as usize) }
     };
     // SAFETY: the kernel initialised ring_mask/ring_entries at these offsets.
@@ -89,7 +148,7 @@ pub unsafe fn setup(
         // SAFETY: the SQ index array holds sq_entries u32s; SQE i is always used from array slot i.
         unsafe { array.add(i as usize).write(i) };
     }
-    let ptrs = RingPtrs {
+    RingPtrs {
         sq_head: at(p.sq_off.head) as *const AtomicU32,
         sq_tail: at(p.sq_off.tail) as *const AtomicU32,
         sq_flags: at(p.sq_off.flags) as *const AtomicU32,
@@ -100,12 +159,7 @@ pub unsafe fn setup(
         cq_tail: at(p.cq_off.tail) as *const AtomicU32,
         cq_mask,
         cqes: at(p.cq_off.cqes) as *const cqueue::Entry,
-    };
-    Ok(OwnedRing {
-        fd,
-        ptrs,
-        params: p,
-    })
+    }
 }
 
 impl OwnedRing {

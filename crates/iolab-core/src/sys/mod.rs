@@ -695,6 +695,31 @@ pub fn perf_event_open_counter(type_: u32, config: u64) -> SysResult<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// perf_event_open(2) of a counting event on one other process `pid` (not inherited), counting from now.
+pub fn perf_event_open_task(type_: u32, config: u64, pid: i32) -> SysResult<OwnedFd> {
+    let mut attr = perf::perf_event_attr {
+        type_,
+        size: std::mem::size_of::<perf::perf_event_attr>() as u32,
+        config,
+        ..Default::default()
+    };
+    attr.set_disabled(0);
+    // SAFETY: `attr` is a fully initialised perf_event_attr whose `size` matches the struct; `pid` names
+    // one task, cpu -1 any CPU, group -1 none; the result is checked and owned below.
+    let fd = unsafe {
+        perf_event_open_sys::perf_event_open(
+            &mut attr,
+            pid,
+            -1,
+            -1,
+            perf::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
+        )
+    };
+    let fd = cvt("perf_event_open", fd)?;
+    // SAFETY: the kernel just returned `fd` as a new descriptor nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
 /// Reads a counting perf event's value (read_format 0: one u64, inherited children included).
 pub fn perf_read(fd: RawFd) -> SysResult<u64> {
     let mut v = [0u8; 8];
