@@ -1200,7 +1200,7 @@ impl Spec {
         if self.verify && self.op == OpKind::Read && m != MethodKind::Offload {
             return Err(Error::usage(
                 "--verify",
-                "checks what a write run wrote; use it with --op write",
+                "checks what a write run wrote; use it with --op write (--method offload also checks reads)",
             ));
         }
         Ok(())

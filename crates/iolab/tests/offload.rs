@@ -403,6 +403,10 @@ fn offload_options_are_checked() {
         (&["--threads", "2"], "--threads"),
         (&["--offload-path", "broker", "--sq-cpu", "0"], "--sq-cpu"),
         (&["--target", "pipe"], "--target"),
+        (
+            &["--op", "read", "--target", "/dev/zero", "--verify"],
+            "--verify",
+        ),
     ];
     for (extra, flag) in cases {
         let mut a = vec!["run", "--method", "offload"];
