@@ -743,10 +743,11 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
              cannot complete buffered file I/O inline here, so each request waits for a worker"
         ));
     }
+    // fold from +0.0: an empty f64 sum is -0.0, which JSON would carry as "-0.0".
     let service_cpu_s: f64 = service_tasks
         .iter()
         .map(|h| h.oncpu_s.unwrap_or(h.user_s + h.sys_s))
-        .sum();
+        .fold(0.0, |a, b| a + b);
     let tsc_ghz = (clock.kind == ClockKind::Tsc).then_some(clock.hz * 1e-9);
     let ns_per_op = if ops > 0 { wall_ns / ops as f64 } else { 0.0 };
     let batches = ops.div_ceil(u64::from(batch)).max(1);
