@@ -227,9 +227,18 @@ fn compare_calls_identical_runs_noise_and_flags_regressions() {
     assert!(same.stdout.contains("within noise"), "{}", same.stdout);
     assert!(!same.stdout.contains("slower") && !same.stdout.contains("faster"));
 
-    // B: the same runs at half the throughput (synthetic, so the verdict is certain).
+    // A': the measured runs with throughput set to values 1% apart, and B: the same at half the throughput
+    // (synthetic, so the verdict is certain: the measured spread of 3000-op runs on this shared host has
+    // exceeded 50%, which would make even a 2x change "within noise").
     let mut doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
+    for (k, r) in doc["runs"].as_array_mut().unwrap().iter_mut().enumerate() {
+        let f = [1.0, 1.01, 0.99][k % 3];
+        r["iops"] = serde_json::json!(1e6 * f);
+        r["ns_per_op"] = serde_json::json!(1000.0 / f);
+    }
+    let a = dir.path().join("a-steady.json");
+    std::fs::write(&a, serde_json::to_string(&doc).unwrap()).unwrap();
     for r in doc["runs"].as_array_mut().unwrap() {
         let i = r["iops"].as_f64().unwrap();
         r["iops"] = serde_json::json!(i / 2.0);
