@@ -69,6 +69,23 @@ pub struct TargetInfo {
     pub peer: Option<crate::target::PeerFigures>,
 }
 
+impl TargetInfo {
+    /// The result's view of a prepared target.
+    pub fn of(
+        t: &crate::target::PreparedTarget,
+        peer: Option<crate::target::PeerFigures>,
+    ) -> TargetInfo {
+        TargetInfo {
+            kind: t.kind,
+            created: t.created,
+            kept: t.created && t.is_kept(),
+            region_blocks_per_thread: t.region_blocks,
+            dio_align: t.dio_align,
+            peer,
+        }
+    }
+}
+
 /// CPU time and scheduler figures over the timed span.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CpuFigures {

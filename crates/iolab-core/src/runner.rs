@@ -1143,14 +1143,7 @@ fn run_once(
         schema_version: SCHEMA_VERSION,
         host,
         spec: spec.clone(),
-        target: TargetInfo {
-            kind: target.kind,
-            created: target.created,
-            kept: target.created && target.is_kept(),
-            region_blocks_per_thread: target.region_blocks,
-            dio_align: target.dio_align,
-            peer,
-        },
+        target: TargetInfo::of(&target, peer),
         clock: clock.clone(),
         timed: timed.into(),
         excluded: "process start-up, target checks, file creation/sizing/prefill, open, mmap and ring setup, buffer \

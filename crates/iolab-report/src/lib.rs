@@ -579,62 +579,46 @@ fn offload_text(r: &RunResult, of: &iolab_core::result::OffloadFigures, o: &mut 
             .unwrap_or_else(|| "nothing".into()),
         of.client_syscalls_kernel_note
     );
-    if !of.attacks.is_empty() || of.unrelated_file_intact.is_some() {
-        let _ = writeln!(
-            o,
-            "refusals     {}{}; canary page {}, unrelated file {}",
-            thousands(of.refusals),
-            of.broker_executed
-                .map(|n| format!(" (broker executed {})", thousands(n)))
-                .unwrap_or_default(),
-            if of.canary_intact {
-                "intact"
-            } else {
-                "CHANGED"
-            },
-            match of.unrelated_file_intact {
-                Some(true) => "intact",
-                Some(false) => "CHANGED",
-                None => "not made",
-            }
-        );
-        for a in &of.attacks {
-            let extra = match (a.tries, a.refused_tries, a.original_ran) {
-                (Some(t), Some(f), Some(k)) => format!(
-                    " ({t} tries: {f} refused as rewritten, {k} ran the NOP as published, {} ran a torn copy the policy allows)",
-                    a.other_allowed_ran.unwrap_or(0)
-                ),
-                _ => String::new(),
-            };
-            let _ = writeln!(
-                o,
-                "  attack     {}: {} -> {} {}{extra}",
-                a.attack,
-                a.request,
-                if a.refused { "refused" } else { "NOT REFUSED" },
-                if a.result < 0 {
-                    format!(
-                        "({}, by {})",
-                        iolab_core::sys::errno_name(-a.result as i32),
-                        a.refused_by
-                    )
-                } else {
-                    format!("(result {})", a.result)
-                }
-            );
+    let _ = writeln!(
+        o,
+        "refusals     {}{}; canary page {}{}",
+        thousands(of.refusals),
+        of.broker_executed
+            .map(|n| format!(" (broker executed {})", thousands(n)))
+            .unwrap_or_default(),
+        if of.canary_intact {
+            "intact"
+        } else {
+            "CHANGED"
+        },
+        match of.unrelated_file_intact {
+            Some(true) => ", unrelated file intact",
+            Some(false) => ", unrelated file CHANGED",
+            None => "",
         }
-    } else {
+    );
+    for a in &of.attacks {
+        let extra = match (a.tries, a.refused_tries, a.original_ran) {
+            (Some(t), Some(f), Some(k)) => format!(
+                " ({t} tries: {f} refused as rewritten, {k} ran the NOP as published, {} ran a torn copy the policy allows)",
+                a.other_allowed_ran.unwrap_or(0)
+            ),
+            _ => String::new(),
+        };
         let _ = writeln!(
             o,
-            "refusals     {}{}; canary page {}",
-            thousands(of.refusals),
-            of.broker_executed
-                .map(|n| format!(" (broker executed {})", thousands(n)))
-                .unwrap_or_default(),
-            if of.canary_intact {
-                "intact"
+            "  attack     {}: {} -> {} {}{extra}",
+            a.attack,
+            a.request,
+            if a.refused { "refused" } else { "NOT REFUSED" },
+            if a.result < 0 {
+                format!(
+                    "({}, by {})",
+                    iolab_core::sys::errno_name(-a.result as i32),
+                    a.refused_by
+                )
             } else {
-                "CHANGED"
+                format!("(result {})", a.result)
             }
         );
     }

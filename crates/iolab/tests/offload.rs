@@ -253,36 +253,26 @@ fn assert_dies(args: &[&str], signal: &str) {
 #[test]
 fn a_client_that_breaks_the_rules_or_crashes_is_reported() {
     for path in ["kernel", "broker"] {
-        assert_dies(
-            &[
-                "run",
-                "--method",
-                "offload",
-                "--offload-path",
-                path,
-                "--nop-requests",
-                "--ops",
-                "100k",
-                "--offload-attack",
-                "syscall",
-            ],
-            "signal 9 (SIGKILL)",
-        );
-        assert_dies(
-            &[
-                "run",
-                "--method",
-                "offload",
-                "--offload-path",
-                path,
-                "--nop-requests",
-                "--ops",
-                "100k",
-                "--offload-attack",
-                "crash",
-            ],
-            "signal 11 (SIGSEGV)",
-        );
+        for (attack, signal) in [
+            ("syscall", "signal 9 (SIGKILL)"),
+            ("crash", "signal 11 (SIGSEGV)"),
+        ] {
+            assert_dies(
+                &[
+                    "run",
+                    "--method",
+                    "offload",
+                    "--offload-path",
+                    path,
+                    "--nop-requests",
+                    "--ops",
+                    "100k",
+                    "--offload-attack",
+                    attack,
+                ],
+                signal,
+            );
+        }
     }
 }
 

@@ -838,14 +838,7 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
         schema_version: SCHEMA_VERSION,
         host,
         spec: spec.clone(),
-        target: TargetInfo {
-            kind: target.kind,
-            created: target.created,
-            kept: target.created && target.is_kept(),
-            region_blocks_per_thread: target.region_blocks,
-            dio_align: target.dio_align,
-            peer: None,
-        },
+        target: TargetInfo::of(&target, None),
         clock: clock.clone(),
         timed: figures.timing.clone(),
         excluded: format!(
