@@ -563,6 +563,15 @@ fn offload_text(r: &RunResult, of: &iolab_core::result::OffloadFigures, o: &mut 
     );
     let _ = writeln!(
         o,
+        "steal        hypervisor steal during the run: {:.2} s on all CPUs{}",
+        r.cpu.steal_all_cpus_s,
+        r.cpu
+            .steal_worker_cpus_s
+            .map(|v| format!(", {v:.2} s on the client's and server's CPUs"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        o,
         "syscalls     client while timed: {} ({}); doorbells rung while timed {} (all told {}), server woken {}; client in its sandbox, all told: {}",
         thousands(of.client_syscalls_timed),
         r.syscalls.note,

@@ -608,6 +608,8 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
         tasks1,
         ru0,
         ru1,
+        steal0,
+        steal1,
     } = outcome;
     let (_, client_ru) = guard.reap(5000)?;
     let client_syscalls_kernel = kcount
@@ -834,6 +836,28 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
         major_faults: client_ru.ru_majflt.max(0) as u64,
     };
     let cpu_total = process.user_s + process.sys_s + figures.client_user_s + figures.client_sys_s;
+    // Steal time over the timed span: the hypervisor ran something else on our virtual CPUs.
+    let tick = 1.0 / sys::clock_ticks_per_sec() as f64;
+    let steal_of = |c: usize| {
+        steal1
+            .get(c)
+            .copied()
+            .unwrap_or(0)
+            .saturating_sub(steal0.get(c).copied().unwrap_or(0)) as f64
+            * tick
+    };
+    let steal_all: f64 = (0..steal1.len()).map(steal_of).fold(0.0, |a, b| a + b);
+    // The client's and the server's CPUs, when both are pinned.
+    let steal_pinned = match (client_cpu, figures.service_cpu) {
+        (Some(c), Some(s)) if c != s => Some(steal_of(c as usize) + steal_of(s as usize)),
+        (Some(c), None) if o.path == OffloadPath::Native => Some(steal_of(c as usize)),
+        _ => None,
+    };
+    if steal_all > 0.05 * wall_s.max(1e-9) && steal_all >= 0.02 {
+        notes.push(format!(
+            "the hypervisor stole {steal_all:.2} s of CPU during this {wall_s:.2} s run (steal time): timings include it and CPU figures do not"
+        ));
+    }
     let mut result = RunResult {
         schema_version: SCHEMA_VERSION,
         host,
@@ -870,8 +894,8 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
             helpers: service_tasks,
             cores_busy: if wall_s > 0.0 { cpu_total / wall_s } else { 0.0 },
             runqueue_wait_s: cpu::run_delay_delta_s(&tasks0, &tasks1),
-            steal_all_cpus_s: 0.0,
-            steal_worker_cpus_s: None,
+            steal_all_cpus_s: steal_all,
+            steal_worker_cpus_s: steal_pinned,
             tasks: tasks1.len(),
         },
         syscalls: SyscallFigures {
@@ -927,6 +951,9 @@ struct Measured {
     tasks1: Vec<cpu::TaskTimes>,
     ru0: Rusage,
     ru1: Rusage,
+    /// Steal ticks per CPU (/proc/stat) at go and at done.
+    steal0: Vec<u64>,
+    steal1: Vec<u64>,
 }
 
 /// Stops the server threads (they are joined when the scope ends).
@@ -996,6 +1023,7 @@ fn drive(
         let _ = sys::io_uring_enter(fd, 0, 0, sys::IORING_ENTER_SQ_WAKEUP);
     }
     let tasks0 = cpu::read_tasks();
+    let steal0 = cpu::steal_per_cpu();
     let ru0 = Rusage::process();
     let mut hist = new_hist();
     let mut windows = 0u64;
@@ -1050,6 +1078,7 @@ fn drive(
         }
     };
     let tasks1 = cpu::read_tasks();
+    let steal1 = cpu::steal_per_cpu();
     let ru1 = Rusage::process();
     Ok(Measured {
         t0,
@@ -1061,6 +1090,8 @@ fn drive(
         tasks1,
         ru0,
         ru1,
+        steal0,
+        steal1,
     })
 }
 
