@@ -1095,30 +1095,20 @@ fn run_once(
         notes.push("io_uring requests are not counted in /proc/self/io syscr/syscw".into());
     }
     let cpu_total = process.user_s + process.sys_s;
-    let tick = 1.0 / crate::sys::clock_ticks_per_sec() as f64;
-    let steal_of = |c: usize| {
-        after
-            .steal
-            .get(c)
-            .copied()
-            .unwrap_or(0)
-            .saturating_sub(before.steal.get(c).copied().unwrap_or(0)) as f64
-            * tick
+    let steal = crate::measure::cpu::Steal {
+        before: &before.steal,
+        after: &after.steal,
     };
-    let steal_all: f64 = (0..after.steal.len()).map(steal_of).sum();
+    let steal_all = steal.all();
     let steal_workers = if outs.iter().all(|o| o.cpus.0 >= 0 && o.cpus.0 == o.cpus.1) {
         let mut cpus: Vec<usize> = outs.iter().map(|o| o.cpus.0 as usize).collect();
         cpus.sort_unstable();
         cpus.dedup();
-        Some(cpus.into_iter().map(steal_of).sum::<f64>())
+        Some(cpus.into_iter().map(|c| steal.on(c)).sum::<f64>())
     } else {
         None
     };
-    if steal_all > 0.05 * wall_s.max(1e-9) && steal_all >= 0.02 {
-        notes.push(format!(
-            "the hypervisor stole {steal_all:.2} s of CPU during this {wall_s:.2} s run (steal time): timings include it and CPU figures do not"
-        ));
-    }
+    notes.extend(steal.note(wall_s));
     let boundary = outs.iter().any(|o| o.boundary_timing);
     let timed = if boundary {
         "each thread from just before its first op to after its last completion, including --fsync/--msync \

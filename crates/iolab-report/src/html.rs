@@ -248,15 +248,22 @@ where
             .draw_series(p.iter().map(|&(a, b)| Circle::new((a, b), 3, c.filled())))
             .map_err(|e| e.to_string())?;
     }
+    legend(&mut chart, SeriesLabelPosition::UpperRight)
+}
+
+/// The legend every chart draws: its series' labels in a framed, half-transparent box at `pos`.
+fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    pos: SeriesLabelPosition,
+) -> Result<(), String> {
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(pos)
         .label_font(("sans-serif", 13))
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()
-        .map_err(|e| e.to_string())?;
-    Ok(())
+        .map_err(|e| e.to_string())
 }
 
 /// Horizontal bars: one row per label, each row stacked from `parts` (name, value) in order.
@@ -319,14 +326,7 @@ fn bar_chart(
                 )
             }))
             .map_err(|e| e.to_string())?;
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font(("sans-serif", 13))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(|e| e.to_string())?;
+        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)

@@ -349,14 +349,7 @@ impl TableExporter {
             );
         }
         o.push_str(&kernel_text(r));
-        let _ = writeln!(o, "timed        {}", r.timed);
-        let _ = writeln!(o, "excluded     {}", r.excluded);
-        for f in &r.fallbacks {
-            let _ = writeln!(o, "FALLBACK     {f}");
-        }
-        for n in &r.notes {
-            let _ = writeln!(o, "note         {n}");
-        }
+        tail_text(r, &mut o);
         o
     }
 
@@ -656,6 +649,11 @@ fn offload_text(r: &RunResult, of: &iolab_core::result::OffloadFigures, o: &mut 
     for f in &r.findings {
         let _ = writeln!(o, "FINDING      {}", f.text);
     }
+    tail_text(r, o);
+}
+
+/// What every run's table ends with: what was timed and left out, fallbacks taken, notes.
+fn tail_text(r: &RunResult, o: &mut String) {
     let _ = writeln!(o, "timed        {}", r.timed);
     let _ = writeln!(o, "excluded     {}", r.excluded);
     for f in &r.fallbacks {

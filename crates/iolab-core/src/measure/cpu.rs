@@ -189,6 +189,38 @@ pub fn run_delay_delta_s(before: &[TaskTimes], after: &[TaskTimes]) -> f64 {
 
 /// Steal time per CPU (the hypervisor running something else on our vCPU), in USER_HZ ticks, from the
 /// eighth value of each `cpuN` line of /proc/stat. Empty where /proc/stat is unreadable.
+/// Steal time between two [`steal_per_cpu`] snapshots.
+pub struct Steal<'a> {
+    pub before: &'a [u64],
+    pub after: &'a [u64],
+}
+
+impl Steal<'_> {
+    /// Seconds stolen from CPU `c`.
+    pub fn on(&self, c: usize) -> f64 {
+        let tick = 1.0 / sys::clock_ticks_per_sec() as f64;
+        let at = |v: &[u64]| v.get(c).copied().unwrap_or(0);
+        at(self.after).saturating_sub(at(self.before)) as f64 * tick
+    }
+
+    /// Seconds stolen from all CPUs.
+    pub fn all(&self) -> f64 {
+        (0..self.after.len())
+            .map(|c| self.on(c))
+            .fold(0.0, |a, b| a + b)
+    }
+
+    /// A note for the reader when the steal is worth mentioning (over 5% of `wall_s`, and 20 ms).
+    pub fn note(&self, wall_s: f64) -> Option<String> {
+        let s = self.all();
+        (s > 0.05 * wall_s.max(1e-9) && s >= 0.02).then(|| {
+            format!(
+                "the hypervisor stole {s:.2} s of CPU during this {wall_s:.2} s run (steal time): timings include it and CPU figures do not"
+            )
+        })
+    }
+}
+
 pub fn steal_per_cpu() -> Vec<u64> {
     let Ok(text) = std::fs::read_to_string("/proc/stat") else {
         return Vec::new();

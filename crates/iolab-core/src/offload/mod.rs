@@ -546,7 +546,7 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
     let wakeups = AtomicU64::new(0);
     let shared = broker::Shared::default();
     let send = |b: u8| sys::write(go_w.as_raw_fd(), &[b]).map(|_| ());
-    let outcome = std::thread::scope(|s| -> Result<Measured> {
+    let m = std::thread::scope(|s| -> Result<Measured> {
         // Start the server threads, stopped on every way out of this scope.
         let stopper = Stopper {
             bell_stop: &bell_stop,
@@ -598,25 +598,13 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
         out
     })?;
 
-    let Measured {
-        t0,
-        t1,
-        ops,
-        hist,
-        windows,
-        tasks0,
-        tasks1,
-        ru0,
-        ru1,
-        steal0,
-        steal1,
-    } = outcome;
+    let ops = m.ops;
     let (_, client_ru) = guard.reap(5000)?;
     let client_syscalls_kernel = kcount
         .as_ref()
         .and_then(|fd| sys::perf_read(fd.as_raw_fd()).ok());
     drop(uring);
-    let wall_ns = t1.saturating_sub(t0) as f64;
+    let wall_ns = m.t1.saturating_sub(m.t0) as f64;
     let wall_s = wall_ns * 1e-9;
     if let Some(msg) = shared
         .failure
@@ -727,7 +715,7 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
     } else {
         None
     };
-    let service_tasks = cpu::task_deltas(&tasks0, &tasks1, |c| match o.path {
+    let service_tasks = cpu::task_deltas(&m.tasks0, &m.tasks1, |c| match o.path {
         OffloadPath::Kernel => {
             c.starts_with("iou-sqp-") || c.starts_with("iou-wrk-") || c == "iolab-bell"
         }
@@ -757,8 +745,8 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
     let moved = if work == Work::Nop { 0 } else { spec.bs };
     let bytes = ops * moved;
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    let process = RusageDelta::between(&ru0, &ru1);
-    let window_ns = summarize(&hist, 0.1);
+    let process = RusageDelta::between(&m.ru0, &m.ru1);
+    let window_ns = summarize(&m.hist, 0.1);
     let figures = OffloadFigures {
         path: o.path.name().into(),
         doorbell: (o.path == OffloadPath::Broker).then(|| o.doorbell.name().into()),
@@ -791,7 +779,7 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
         ops_per_s: if wall_s > 0.0 { ops as f64 / wall_s } else { 0.0 },
         window_ns: window_ns.clone(),
         window_ms: f64::from(WINDOW_MS),
-        windows,
+        windows: m.windows,
         doorbells: ctl.doorbells.load(Ordering::Relaxed)
             - ctl.doorbells_at_go.load(Ordering::Relaxed),
         doorbells_total: ctl.doorbells.load(Ordering::Relaxed),
@@ -837,27 +825,18 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
     };
     let cpu_total = process.user_s + process.sys_s + figures.client_user_s + figures.client_sys_s;
     // Steal time over the timed span: the hypervisor ran something else on our virtual CPUs.
-    let tick = 1.0 / sys::clock_ticks_per_sec() as f64;
-    let steal_of = |c: usize| {
-        steal1
-            .get(c)
-            .copied()
-            .unwrap_or(0)
-            .saturating_sub(steal0.get(c).copied().unwrap_or(0)) as f64
-            * tick
+    let steal = cpu::Steal {
+        before: &m.steal0,
+        after: &m.steal1,
     };
-    let steal_all: f64 = (0..steal1.len()).map(steal_of).fold(0.0, |a, b| a + b);
+    let steal_all = steal.all();
     // The client's and the server's CPUs, when both are pinned.
     let steal_pinned = match (client_cpu, figures.service_cpu) {
-        (Some(c), Some(s)) if c != s => Some(steal_of(c as usize) + steal_of(s as usize)),
-        (Some(c), None) if o.path == OffloadPath::Native => Some(steal_of(c as usize)),
+        (Some(c), Some(s)) if c != s => Some(steal.on(c as usize) + steal.on(s as usize)),
+        (Some(c), None) if o.path == OffloadPath::Native => Some(steal.on(c as usize)),
         _ => None,
     };
-    if steal_all > 0.05 * wall_s.max(1e-9) && steal_all >= 0.02 {
-        notes.push(format!(
-            "the hypervisor stole {steal_all:.2} s of CPU during this {wall_s:.2} s run (steal time): timings include it and CPU figures do not"
-        ));
-    }
+    notes.extend(steal.note(wall_s));
     let mut result = RunResult {
         schema_version: SCHEMA_VERSION,
         host,
@@ -893,10 +872,10 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
             helpers_sys_s: service_tasks.iter().map(|h| h.sys_s).sum(),
             helpers: service_tasks,
             cores_busy: if wall_s > 0.0 { cpu_total / wall_s } else { 0.0 },
-            runqueue_wait_s: cpu::run_delay_delta_s(&tasks0, &tasks1),
+            runqueue_wait_s: cpu::run_delay_delta_s(&m.tasks0, &m.tasks1),
             steal_all_cpus_s: steal_all,
             steal_worker_cpus_s: steal_pinned,
-            tasks: tasks1.len(),
+            tasks: m.tasks1.len(),
         },
         syscalls: SyscallFigures {
             method_count: Some(figures.client_syscalls_timed),
