@@ -89,6 +89,9 @@ pub const OP_NOP: u8 = opcode::Nop::CODE;
 pub const OP_FSYNC: u8 = opcode::Fsync::CODE;
 pub const OP_READ_FIXED: u8 = opcode::ReadFixed::CODE;
 pub const OP_WRITE_FIXED: u8 = opcode::WriteFixed::CODE;
+/// The one allowlist of both sandboxed paths: the kernel path's IORING_REGISTER_RESTRICTIONS and the
+/// broker's policy.
+pub const ALLOWED_OPS: [u8; 4] = [OP_NOP, OP_READ_FIXED, OP_WRITE_FIXED, OP_FSYNC];
 
 /// What a request may do.
 #[derive(Debug, Clone, Copy)]
@@ -106,7 +109,7 @@ impl Policy {
     /// restrictions forbid, EBADF for a missing file slot, EFAULT for memory outside the buffer, EINVAL
     /// for a bad length).
     pub fn check(&self, q: &Req) -> Result<(), i32> {
-        if !matches!(q.op, OP_NOP | OP_FSYNC | OP_READ_FIXED | OP_WRITE_FIXED) {
+        if !ALLOWED_OPS.contains(&q.op) {
             return Err(libc::EACCES);
         }
         if q.flags != FIXED {

@@ -145,16 +145,6 @@ fn read_byte(fd: &OwnedFd, timeout_ms: i32) -> std::result::Result<Option<u8>, (
     }
 }
 
-/// The opcodes the kernel path's restrictions allow.
-fn allowed_ops() -> [u8; 4] {
-    [
-        broker::OP_NOP,
-        broker::OP_READ_FIXED,
-        broker::OP_WRITE_FIXED,
-        broker::OP_FSYNC,
-    ]
-}
-
 /// The unrelated file of the parent's that attacks aim at.
 struct Unrelated {
     file: std::fs::File,
@@ -372,7 +362,7 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
                 )
             })?;
             if o.path == OffloadPath::Kernel {
-                r.restrict_and_enable(&allowed_ops()).map_err(|e| {
+                r.restrict_and_enable(&broker::ALLOWED_OPS).map_err(|e| {
                     Error::sys_hint(e, "IORING_REGISTER_RESTRICTIONS (Linux 5.10+)")
                 })?;
                 service = format!(
