@@ -81,15 +81,13 @@ fn bare_loop(ops: u64, positional: bool) -> Result<f64> {
 
 pub fn overhead(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<OverheadReport> {
     let spec_for = |m: &str| {
-        RawSpec {
-            method: Some(m.into()),
-            target: Some("/dev/null".into()),
-            bs: Some(Val::Int(4)),
-            ops: Some(Val::Int(ops as i64)),
-            seed: Some(Val::Int(1)),
-            ..Default::default()
-        }
-        .resolve()
+        RawSpec::new()
+            .with("method", m)
+            .with("target", "/dev/null")
+            .with("bs", Val::Int(4))
+            .with("ops", Val::Int(ops as i64))
+            .with("seed", Val::Int(1))
+            .resolve()
     };
     let (psync, sync) = (spec_for("psync")?, spec_for("sync")?);
     // Warm every path once.
@@ -326,18 +324,16 @@ pub fn raw_nop_loop(ops: u64, batch: u32) -> Result<f64> {
 pub fn nop(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<NopReport> {
     let mut rows = Vec::new();
     for batch in [1u32, 8, 32] {
-        let spec = RawSpec {
-            method: Some("io_uring".into()),
-            target: Some("/dev/null".into()),
-            ops: Some(Val::Int(ops as i64)),
-            qd: Some(Val::Int(batch as i64)),
-            batch: Some(Val::Int(batch as i64)),
-            nop_requests: Some(Val::Bool(true)),
-            count: Some("none".into()),
-            seed: Some(Val::Int(1)),
-            ..Default::default()
-        }
-        .resolve()?;
+        let spec = RawSpec::new()
+            .with("method", "io_uring")
+            .with("target", "/dev/null")
+            .with("ops", Val::Int(ops as i64))
+            .with("qd", Val::Int(batch as i64))
+            .with("batch", Val::Int(batch as i64))
+            .with("nop-requests", Val::Bool(true))
+            .with("count", "none")
+            .with("seed", Val::Int(1))
+            .resolve()?;
         raw_nop_loop(ops / 10 + batch as u64, batch)?;
         crate::runner::run(&spec, clock)?;
         let (mut raw, mut lab) = (Vec::new(), Vec::new());
@@ -399,18 +395,16 @@ pub struct OffloadBenchRow {
 pub fn offload(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<OffloadBenchReport> {
     let paths = ["native", "kernel", "broker"];
     let spec = |path: &str, batch: u32| {
-        RawSpec {
-            method: Some("offload".into()),
-            offload_path: Some(path.into()),
-            target: Some("/dev/null".into()),
-            ops: Some(Val::Int(ops as i64)),
-            batch: Some(Val::Int(batch as i64)),
-            nop_requests: Some(Val::Bool(true)),
-            count: Some("none".into()),
-            seed: Some(Val::Int(1)),
-            ..Default::default()
-        }
-        .resolve()
+        RawSpec::new()
+            .with("method", "offload")
+            .with("offload-path", path)
+            .with("target", "/dev/null")
+            .with("ops", Val::Int(ops as i64))
+            .with("batch", Val::Int(batch as i64))
+            .with("nop-requests", Val::Bool(true))
+            .with("count", "none")
+            .with("seed", Val::Int(1))
+            .resolve()
     };
     // ns per op at batch 1 and ops/s at batch 32, per path, per round.
     let mut b1: Vec<Vec<f64>> = vec![Vec::new(); 3];

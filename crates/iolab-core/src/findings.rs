@@ -25,7 +25,7 @@ pub fn derive(r: &RunResult) -> Derived {
     }
     let submitted = k.value("io_uring:io_uring_submit_req");
     if let (Some(req), Some(enters)) = (submitted, k.syscall("io_uring_enter")) {
-        if r.spec.method == MethodKind::IoUring {
+        if r.spec.method.info().io_uring_requests {
             d.kernel_requests_per_enter = per(req, enters);
         }
     }
@@ -57,7 +57,7 @@ pub fn derive(r: &RunResult) -> Derived {
     if let (Some(enters_k), Some(enters_mine)) =
         (k.syscall("io_uring_enter"), k.tracepoint_pass_uring_enters)
     {
-        if r.spec.method == MethodKind::IoUring {
+        if r.spec.method.info().io_uring_requests {
             d.crosscheck.push(format!(
                 "io_uring_enter calls: kernel {enters_k}, iolab {enters_mine}{}",
                 if enters_k == enters_mine {
@@ -68,15 +68,15 @@ pub fn derive(r: &RunResult) -> Derived {
             ));
         }
     }
-    let call = match (r.spec.method, r.spec.op) {
-        (MethodKind::Psync, OpKind::Write) => Some("pwrite64"),
-        (MethodKind::Psync, OpKind::Read) => Some("pread64"),
-        (MethodKind::Sync, OpKind::Write) => Some("write"),
-        (MethodKind::Sync, OpKind::Read) => Some("read"),
-        (MethodKind::Vectored, OpKind::Write) => Some("pwritev"),
-        (MethodKind::Vectored, OpKind::Read) => Some("preadv"),
-        _ => None,
-    };
+    let call = r
+        .spec
+        .method
+        .info()
+        .per_op_call
+        .map(|(w, rd)| match r.spec.op {
+            OpKind::Write => w,
+            OpKind::Read => rd,
+        });
     if let (Some(name), Some(n)) = (call, call.and_then(|c| k.syscall(c))) {
         d.crosscheck.push(format!(
             "{name} calls: kernel {n}, ops {tp_ops}{}",
@@ -84,6 +84,13 @@ pub fn derive(r: &RunResult) -> Derived {
         ));
     }
     d
+}
+
+impl Facts {
+    /// The run's method, from the registry.
+    fn info(&self) -> Option<&'static crate::method::MethodInfo> {
+        self.method.map(|m| m.info())
+    }
 }
 
 /// The numbers the rules look at.
@@ -210,7 +217,7 @@ pub const RULES: &[Rule] = &[
     }),
     ("batching_worked", |f| {
         let s = f.syscalls_per_op?;
-        (f.method == Some(MethodKind::IoUring) && s <= 0.1).then(|| {
+        (f.info().is_some_and(|m| m.io_uring_requests) && s <= 0.1).then(|| {
             format!(
                 "syscalls per op {s:.3}: batching worked ({:.1} requests per io_uring_enter)",
                 f.kernel_requests_per_enter.unwrap_or(0.0)
@@ -219,7 +226,7 @@ pub const RULES: &[Rule] = &[
     }),
     ("one_enter_per_request", |f| {
         let b = f.kernel_requests_per_enter?;
-        (f.method == Some(MethodKind::IoUring) && b <= 1.05).then(|| {
+        (f.info().is_some_and(|m| m.io_uring_requests) && b <= 1.05).then(|| {
             format!(
                 "{b:.2} requests per io_uring_enter: io_uring pays one syscall per op like write(), plus the ring's \
                  own work; raise --qd and --batch to amortise it"
@@ -256,12 +263,12 @@ pub const RULES: &[Rule] = &[
         (p >= 128.0).then(|| {
             format!(
                 "{p:.0} page faults per MiB (one per 4 KiB page is 256): the first touch of each page costs a fault{}",
-                if f.method == Some(MethodKind::Mmap) { "; mmap pays them instead of syscalls" } else { "" }
+                if f.info().is_some_and(|m| m.maps) { "; mmap pays them instead of syscalls" } else { "" }
             )
         })
     }),
     ("stdio_coalesced", |f| {
-        (f.method == Some(MethodKind::Stdio) && f.rw_syscalls_per_op > 0.0 && f.rw_syscalls_per_op < 0.5).then(|| {
+        (f.info().is_some_and(|m| m.user_buffered) && f.rw_syscalls_per_op > 0.0 && f.rw_syscalls_per_op < 0.5).then(|| {
             format!(
                 "stdio turned {:.0} ops into one read/write syscall ({:.4} syscalls per op): the buffer, not the kernel, set the pace",
                 1.0 / f.rw_syscalls_per_op,
@@ -271,10 +278,8 @@ pub const RULES: &[Rule] = &[
     }),
     ("syscall_is_the_cost", |f| {
         let s = f.syscalls_per_op?;
-        let sync = matches!(
-            f.method,
-            Some(MethodKind::Sync | MethodKind::Psync | MethodKind::Vectored)
-        );
+        // Methods that make one system call per op.
+        let sync = f.info().is_some_and(|m| m.per_op_call.is_some());
         (sync && (0.95..=1.1).contains(&s) && matches!(f.target, Some(TargetKind::DevNull | TargetKind::DevZero))).then(|| {
             format!(
                 "{s:.3} syscalls per op on a device that does no work: the {:.0} ns per op is the cost of one system call on this machine",

@@ -13,7 +13,24 @@
 //! nanoseconds per op (one 8-byte store per 512 bytes) and is done for every write, verified or not, so
 //! `--verify` does not change what is measured.
 
-use crate::spec::Pattern;
+use serde::{Deserialize, Serialize};
+
+/// The order of a thread's offsets: sequential, or uniform over its region (replayable from the seed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pattern {
+    Seq,
+    Rand,
+}
+
+impl Pattern {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Seq => "seq",
+            Pattern::Rand => "rand",
+        }
+    }
+}
 
 /// SplitMix64's finaliser: a bijective 64-bit mix.
 #[inline(always)]

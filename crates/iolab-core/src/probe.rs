@@ -8,6 +8,7 @@
 use crate::error::{Error, Result};
 use crate::measure::clock::ClockInfo;
 use crate::measure::counters::{CounterSet, Family};
+use crate::method::Fit;
 use crate::spec::{MethodKind, RawSpec};
 use crate::sys;
 use serde::{Deserialize, Serialize};
@@ -36,19 +37,15 @@ fn attempt(
     target: &Path,
     clock: &ClockInfo,
 ) -> Result<ProbeRow> {
-    let mut text = format!(
-        "target = \"{}\"\nops = 16\ncount = \"none\"\nfile-size = \"256k\"\n",
-        target.display()
-    );
+    let mut raw = RawSpec::new()
+        .with("target", target.display().to_string())
+        .with("ops", 16u64)
+        .with("count", "none")
+        .with("file-size", "256k");
     for (k, v) in pairs {
-        match *v {
-            "true" | "false" => text.push_str(&format!("{k} = {v}\n")),
-            _ if v.parse::<i64>().is_ok() => text.push_str(&format!("{k} = {v}\n")),
-            _ => text.push_str(&format!("{k} = \"{v}\"\n")),
-        }
+        raw.set(k, *v)
+            .map_err(|m| Error::Runtime(format!("probe spec for {name}: {m}")))?;
     }
-    let raw = RawSpec::from_toml_str(&text)
-        .map_err(|m| Error::Runtime(format!("probe spec for {name}: {m}")))?;
     let row = match raw.resolve().and_then(|s| crate::runner::run(&s, clock)) {
         Ok(r) if r.ops == 16 => ProbeRow {
             name: name.into(),
@@ -104,9 +101,9 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
     });
 
     // Every method, on a file on the disk filesystem (and /dev/null for the ones that take it).
-    for m in MethodKind::ALL {
-        // epoll takes streams only: it is tried on a pipe.
-        let (t, label) = if m == MethodKind::Epoll {
+    for m in MethodKind::all() {
+        // A method made for streams only (epoll) is tried on a pipe.
+        let (t, label) = if !m.info().targets.file.ok() && m.info().targets.stream.ok() {
             (
                 PathBuf::from("pipe"),
                 "method epoll (on a pipe)".to_string(),
@@ -140,7 +137,9 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
             clock,
         )?);
     }
-    for m in [MethodKind::Mmap, MethodKind::CopyFileRange] {
+    // The methods /dev/null refuses, to show the refusal.
+    let refused = MethodKind::all().filter(|m| matches!(m.info().targets.dev_null, Fit::No(_)));
+    for m in refused {
         rows.push(attempt(
             &format!("method {} on /dev/null", m.name()),
             &[("method", m.name())],

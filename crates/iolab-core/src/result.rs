@@ -265,6 +265,47 @@ pub struct UringStats {
     pub submitter_cpu: Option<crate::measure::cpu::RusageDelta>,
 }
 
+/// `--method pv2 --rw-flags nowait`: how many ops the kernel refused to do without blocking, of one
+/// thread (or, in a result, all threads).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct NowaitStats {
+    /// RWF_NOWAIT was set on the first try of every op.
+    pub nowait: bool,
+    /// Ops whose first try answered EAGAIN or moved only part of the block: each was finished with a plain
+    /// call (RWF_NOWAIT dropped).
+    pub would_block: u64,
+    /// Of those, the ones that had moved part of the block first.
+    pub partial: u64,
+    /// Ops the first try finished (ops - would_block); filled in by the merge.
+    #[serde(default)]
+    pub completed_nowait: u64,
+    /// would_block / ops.
+    #[serde(default)]
+    pub would_block_share: f64,
+}
+
+impl NowaitStats {
+    /// The threads' counts added up, with the share over `ops` completed ops.
+    pub fn merge(all: &[NowaitStats], ops: u64) -> Option<NowaitStats> {
+        let first = all.first()?;
+        let mut t = NowaitStats {
+            nowait: first.nowait,
+            ..Default::default()
+        };
+        for s in all {
+            t.would_block += s.would_block;
+            t.partial += s.partial;
+        }
+        t.completed_nowait = ops.saturating_sub(t.would_block);
+        t.would_block_share = if ops > 0 {
+            t.would_block as f64 / ops as f64
+        } else {
+            0.0
+        };
+        Some(t)
+    }
+}
+
 /// Native AIO counts of one thread (or, in a result, all threads).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct AioStats {
@@ -425,6 +466,9 @@ pub struct RunResult {
     pub uring: Option<UringFigures>,
     /// Native AIO counts (aio runs only).
     pub aio: Option<AioStats>,
+    /// pwritev2/preadv2 with --rw-flags nowait: ops that would have blocked (pv2 runs only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nowait: Option<NowaitStats>,
     pub per_thread: Vec<ThreadFigures>,
     pub verify: Option<VerifyFigures>,
     /// Kernel counters (perf_event_open) and where they came from.

@@ -17,10 +17,10 @@ use crate::measure::cpu::{
     helper_deltas, read_tasks, run_delay_delta_s, steal_per_cpu, ProcIo, Rusage, RusageDelta,
 };
 use crate::measure::hist::{new_hist, summarize, FastHist};
-use crate::method::{self, Caps, Flush, Io, Method, ThreadCtx};
+use crate::method::{self, Flush, Io, Method, Run, ThreadCtx};
 use crate::pattern::{self, OpPlan};
 use crate::result::*;
-use crate::spec::{MethodKind, OpKind, Spec, SyncEvery};
+use crate::spec::{OpKind, Spec, SyncEvery};
 use crate::target::{self, PreparedTarget};
 use std::alloc::Layout;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
@@ -86,6 +86,7 @@ struct WorkerOut {
     cpus: (i32, i32),
     uring: Option<crate::result::UringStats>,
     aio: Option<crate::result::AioStats>,
+    nowait: Option<crate::result::NowaitStats>,
     /// The kernel may still hold requests that point into this worker's buffers (it could not be drained
     /// after a failure): the buffers are leaked instead of freed.
     leak_buffers: bool,
@@ -110,6 +111,7 @@ impl WorkerOut {
             cpus: (-1, -1),
             uring: None,
             aio: None,
+            nowait: None,
             leak_buffers: false,
         }
     }
@@ -140,6 +142,8 @@ fn progress_counter() -> Option<&'static AtomicU64> {
 
 /// Loop parameters shared by all workers.
 struct LoopParams {
+    /// The method completes each op inside `submit` (its `INFO.exec`).
+    synchronous: bool,
     /// Where finished ops are published (the timed pass of a watched run only).
     progress: Option<&'static AtomicU64>,
     bs: usize,
@@ -586,8 +590,7 @@ fn worker<M: Method, C: Clock>(
     max_ops: u64,
 ) -> WorkerOut {
     let mut out = WorkerOut::new();
-    let caps: Caps = M::caps();
-    let slots = if caps.synchronous {
+    let slots = if p.synchronous {
         1
     } else {
         ctx.spec.qd as usize
@@ -625,7 +628,7 @@ fn worker<M: Method, C: Clock>(
             );
             let ru0 = Rusage::thread();
             let cpu0 = crate::sys::current_cpu();
-            let r = if caps.synchronous {
+            let r = if p.synchronous {
                 loop_sync(
                     m,
                     clk,
@@ -655,8 +658,10 @@ fn worker<M: Method, C: Clock>(
             out.rusage = RusageDelta::between(&ru0, &ru1);
             out.syscalls = m.syscalls(out.ops);
             out.submissions = m.submissions();
-            out.uring = m.uring_stats();
-            out.aio = m.aio_stats();
+            let st = m.stats();
+            out.uring = st.uring;
+            out.aio = st.aio;
+            out.nowait = st.nowait;
             if let Err(e) = r {
                 out.error = Some(e);
                 sh.abort().store(true, Ordering::Relaxed);
@@ -745,7 +750,8 @@ impl Snap {
     }
 }
 
-struct Collected {
+/// What one pass's threads measured, before it becomes a result.
+pub struct Collected {
     outs: Vec<WorkerOut>,
     before: Snap,
     after: Snap,
@@ -761,6 +767,7 @@ fn run_threads<M: Method, C: Clock>(
     let n = spec.threads as usize;
     let every = |s: SyncEvery| if let SyncEvery::Every(k) = s { k } else { 0 };
     let p = LoopParams {
+        synchronous: spec.method.info().synchronous(),
         progress: progress_counter(),
         bs: spec.bs as usize,
         write: spec.op == OpKind::Write,
@@ -850,57 +857,35 @@ fn run_threads<M: Method, C: Clock>(
     })
 }
 
-fn run_method<C: Clock>(
+/// How a method's file names its runner (`Run::Threads(runner::drive::<M>)` in its `INFO`).
+pub type Drive = fn(&Spec, &PreparedTarget, &ClockInfo, &[&CounterSet]) -> Result<Collected>;
+
+/// The runner of method `M`, with the clock the calibration chose.
+pub fn drive<M: Method>(
     spec: &Spec,
     target: &PreparedTarget,
-    clk: &C,
     info: &ClockInfo,
     k: &[&CounterSet],
 ) -> Result<Collected> {
-    use method::*;
-    match spec.method {
-        MethodKind::Nop => run_threads::<nop::Nop, C>(spec, target, clk, info, k),
-        MethodKind::Sync => run_threads::<sync::Sync, C>(spec, target, clk, info, k),
-        MethodKind::Psync => run_threads::<psync::Psync, C>(spec, target, clk, info, k),
-        MethodKind::Vectored => run_threads::<vectored::Vectored, C>(spec, target, clk, info, k),
-        MethodKind::Stdio => run_threads::<stdio::Stdio, C>(spec, target, clk, info, k),
-        MethodKind::Mmap => run_threads::<mmap::Mmap, C>(spec, target, clk, info, k),
-        MethodKind::IoUring => run_threads::<io_uring::Uring, C>(spec, target, clk, info, k),
-        MethodKind::Aio => run_threads::<aio::Aio, C>(spec, target, clk, info, k),
-        MethodKind::Epoll => run_threads::<epoll::Epoll, C>(spec, target, clk, info, k),
-        MethodKind::CopyFileRange => {
-            run_threads::<kcopy::KernelCopy<{ kcopy::COPY_FILE_RANGE }>, C>(
-                spec, target, clk, info, k,
-            )
-        }
-        MethodKind::Sendfile => {
-            run_threads::<kcopy::KernelCopy<{ kcopy::SENDFILE }>, C>(spec, target, clk, info, k)
-        }
-        MethodKind::Splice => {
-            run_threads::<kcopy::KernelCopy<{ kcopy::SPLICE }>, C>(spec, target, clk, info, k)
-        }
-        MethodKind::Offload => Err(Error::Runtime(
-            "internal: offload runs through offload::run".into(),
-        )),
+    match info.kind {
+        ClockKind::Tsc => run_threads::<M, TscClock>(spec, target, &TscClock, info, k),
+        ClockKind::Monotonic => run_threads::<M, MonoClock>(spec, target, &MonoClock, info, k),
+        ClockKind::Mock => run_threads::<M, MockClock>(spec, target, &MockClock::new(100), info, k),
     }
 }
 
-/// Does the method make a kernel call per op, and how should its syscall figures be read?
-fn syscall_note(m: MethodKind) -> &'static str {
-    match m {
-        MethodKind::Nop => "nop makes no kernel call",
-        MethodKind::Sync => "one write(2)/read(2) per op (plus an lseek(2) where the offset jumps); the kernel's syscr/syscw count them too",
-        MethodKind::Psync => "one pwrite(2)/pread(2) per op; the kernel's syscr/syscw count them too",
-        MethodKind::Vectored => "one pwritev(2)/preadv(2) per op; the kernel's syscr/syscw count them too",
-        MethodKind::Stdio => "glibc calls write(2)/read(2) when its stdio buffer fills or is flushed; iolab cannot see those calls, the kernel's syscr/syscw count them",
-        MethodKind::Mmap => "no syscall per op: data moves by page faults and writeback; counted calls are msync/fsync only",
-        MethodKind::IoUring => "counted calls are io_uring_enter(2) (plus fsync); the kernel's syscr/syscw do not see io_uring requests",
-        MethodKind::Splice => "two splice(2) per op (source -> pipe -> target); no user-space copy",
-        MethodKind::Sendfile => "one sendfile(2) per op (plus lseek where the offset jumps); no user-space copy; the kernel counts it as a read and a write",
-        MethodKind::CopyFileRange => "one copy_file_range(2) per op; no user-space copy",
-        MethodKind::Aio => "counted calls are io_submit(2) and io_getevents(2) (plus fsync); the kernel's syscr/syscw do not see AIO requests",
-        MethodKind::Offload => "the client's own system calls (see offload)",
-        MethodKind::Epoll => "every write(2)/read(2) (several when the stream takes part of a block) and every epoll_wait(2) after EAGAIN",
+fn run_method(
+    spec: &Spec,
+    target: &PreparedTarget,
+    info: &ClockInfo,
+    k: &[&CounterSet],
+) -> Result<Collected> {
+    match spec.method.info().run {
+        Run::Threads(drive) => drive(spec, target, info, k),
+        Run::Process(_) => Err(Error::Runtime(format!(
+            "internal: --method {} runs as a process of its own",
+            spec.method.name()
+        ))),
     }
 }
 
@@ -908,9 +893,9 @@ fn syscall_note(m: MethodKind) -> &'static str {
 /// untimed pass of the same workload with the kernel tracepoints on, then the timed pass with the software
 /// and hardware counters; then the derived figures and findings.
 pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
-    if spec.method == MethodKind::Offload {
+    if let Run::Process(run) = spec.method.info().run {
         // A client process of its own, timed from outside (see offload/mod.rs).
-        return crate::offload::run(spec, clock);
+        return run(spec, clock);
     }
     let mut kernel = KernelFigures {
         count_mode: spec.count,
@@ -919,7 +904,7 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
     let mut tp: Option<(Vec<CounterValue>, RunResult)> = None;
     if spec.count == CountMode::Separate {
         let mut set = CounterSet::default();
-        set.add_tracepoints(spec.breakdown, spec.method == MethodKind::IoUring);
+        set.add_tracepoints(spec.breakdown, spec.method.info().io_uring_requests);
         kernel.notes.extend(set.notes.iter().cloned());
         if set.has_tracepoints() {
             let (r, vals) = run_once(&spec.for_counting_pass(), clock, &[&set])?;
@@ -932,7 +917,7 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
     let (mut r, vals) = SOFTWARE.with(|sw| {
         let mut tp = CounterSet::default();
         if spec.count == CountMode::Inline {
-            tp.add_tracepoints(spec.breakdown, spec.method == MethodKind::IoUring);
+            tp.add_tracepoints(spec.breakdown, spec.method.info().io_uring_requests);
             kernel.notes.extend(tp.notes.iter().cloned());
             if tp.has_tracepoints() {
                 kernel.tracepoint_pass =
@@ -998,11 +983,7 @@ fn run_once(
 ) -> Result<(RunResult, Vec<CounterValue>)> {
     let host = Host::current();
     let target = target::setup(spec)?;
-    let c = match clock.kind {
-        ClockKind::Tsc => run_method(spec, &target, &TscClock, clock, counters)?,
-        ClockKind::Monotonic => run_method(spec, &target, &MonoClock, clock, counters)?,
-        ClockKind::Mock => run_method(spec, &target, &MockClock::new(100), clock, counters)?,
-    };
+    let c = run_method(spec, &target, clock, counters)?;
     let Collected {
         mut outs,
         before,
@@ -1091,7 +1072,7 @@ fn run_once(
                 .into(),
         );
     }
-    if spec.method == MethodKind::IoUring && kernel_rw.syscw + kernel_rw.syscr == 0 {
+    if spec.method.info().io_uring_requests && kernel_rw.syscw + kernel_rw.syscr == 0 {
         notes.push("io_uring requests are not counted in /proc/self/io syscr/syscw".into());
     }
     let cpu_total = process.user_s + process.sys_s;
@@ -1173,10 +1154,11 @@ fn run_once(
                 (true, OpKind::Write) => kernel_rw.syscw,
                 (true, OpKind::Read) => kernel_rw.syscr,
             }),
-            note: syscall_note(spec.method).into(),
+            note: spec.method.info().syscall_note.into(),
         },
         uring: crate::result::UringFigures::merge(&outs.iter().filter_map(|o| o.uring.clone()).collect::<Vec<_>>()),
         aio: crate::result::AioStats::merge(&outs.iter().filter_map(|o| o.aio.clone()).collect::<Vec<_>>()),
+        nowait: crate::result::NowaitStats::merge(&outs.iter().filter_map(|o| o.nowait.clone()).collect::<Vec<_>>(), ops),
         per_thread,
         verify,
         kernel: KernelFigures::default(),

@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::measure::clock::ClockInfo;
-use crate::spec::RawSpec;
+use crate::spec::{RawSpec, Val};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -254,18 +254,16 @@ pub fn points(vs: &[Vary]) -> Vec<Vec<(String, String)>> {
 
 /// The spec keys of one point as a RawSpec (to be merged over the base spec).
 pub fn point_raw(point: &[(String, String)]) -> Result<RawSpec> {
-    let mut t = toml::map::Map::new();
+    let mut raw = RawSpec::new();
     for (k, v) in point {
         let val = match v.as_str() {
-            "true" => toml::Value::Boolean(true),
-            "false" => toml::Value::Boolean(false),
-            _ => toml::Value::String(v.clone()),
+            "true" => Val::Bool(true),
+            "false" => Val::Bool(false),
+            _ => Val::Str(v.clone()),
         };
-        t.insert(k.clone(), val);
+        raw.set(k, val).map_err(|m| Error::usage("--vary", m))?;
     }
-    let text = toml::to_string(&toml::Value::Table(t))
-        .map_err(|e| Error::usage("--vary", format!("cannot encode the point: {e}")))?;
-    RawSpec::from_toml_str(&text).map_err(|m| Error::usage("--vary", m))
+    Ok(raw)
 }
 
 pub fn point_label(point: &[(String, String)]) -> String {

@@ -280,9 +280,9 @@ fn unmet(needs: Option<&str>, places: &Places) -> Result<Option<String>> {
         None => None,
         // Built in since the offload method landed; a kernel that refuses part of it fails the run itself,
         // which the record says.
-        Some("offload") => MethodKind::parse("offload")
-            .is_none()
-            .then(|| "in this build: the offload method is not built in".to_string()),
+        // A method as a need: met when the build has it.
+        Some(name) if MethodKind::parse(name).is_some() => None,
+        Some("offload") => Some("in this build: the offload method is not built in".to_string()),
         Some("zram") => places
             .zram
             .as_ref()
@@ -349,8 +349,7 @@ pub fn jobs(s: &SuiteFile, places: &Places, quick: bool) -> Result<Vec<Job>> {
                 } else {
                     match step.workload.as_deref() {
                         None => {
-                            let text = toml::to_string(&t).map_err(|e| bad(step, e.to_string()))?;
-                            let raw = RawSpec::from_toml_str(&text)
+                            let raw = RawSpec::from_toml_table(t.clone())
                                 .map_err(|m| bad(step, m.to_string()))?;
                             Work::Run(raw.resolve())
                         }

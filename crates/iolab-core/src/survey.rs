@@ -6,9 +6,11 @@
 
 use crate::error::{Error, Result};
 use crate::measure::clock::ClockInfo;
+use crate::method::Fit;
 use crate::result::{Host, RunResult, SCHEMA_VERSION};
 use crate::runner;
-use crate::spec::{MethodKind, RawSpec, Val};
+use crate::spec::{MethodKind, RawSpec};
+use crate::target::TargetKind;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -83,15 +85,16 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
     // Removed on Ctrl-C too; TempDir removes it on a normal exit.
     let _guard = crate::cleanup::Created::register(dir.path(), false);
     let fs = crate::sys::fs_type_name(dir.path()).unwrap_or("unknown filesystem");
+    // Each method on each target it is made for; a refusal by the kernel (psync on a pipe: ESPIPE) is
+    // listed, a target the method is not for (epoll on a file) is left out.
     let methods_for = |target: &str| -> Vec<MethodKind> {
-        MethodKind::ALL
-            .into_iter()
-            // epoll takes streams only; offload registers its target as a fixed file (no streams).
-            .filter(|m| match m {
-                MethodKind::Epoll => target == "pipe",
-                MethodKind::Offload => target != "pipe",
-                _ => true,
-            })
+        let kind = match target {
+            "pipe" => TargetKind::Pipe,
+            "file" => TargetKind::File,
+            _ => TargetKind::DevNull,
+        };
+        MethodKind::all()
+            .filter(|m| !matches!(m.info().targets.fit(kind), Fit::Never(_)))
             .collect()
     };
     let targets = ["/dev/null", "file", "pipe"];
@@ -107,22 +110,18 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
                     "file" => dir.path().join(format!("{}-{bs}.dat", m.name())),
                     t => PathBuf::from(t),
                 };
-                let raw = RawSpec {
-                    target: Some(Val::Str(path.display().to_string())),
-                    method: Some(m.name().into()),
-                    bs: Some(Val::Int(bs as i64)),
-                    ops: Some(Val::Int(opts.ops as i64)),
-                    duration: Some(Val::Float(opts.max_s)),
-                    file_size: if target == "file" {
-                        Some(Val::Int(SURVEY_FILE_SIZE as i64))
-                    } else {
-                        None
-                    },
+                let mut raw = RawSpec::new()
+                    .with("target", path.display().to_string())
+                    .with("method", m.name())
+                    .with("bs", bs)
+                    .with("ops", opts.ops)
+                    .with("duration", opts.max_s)
                     // No tracepoints: releasing one waits for RCU grace periods (0.1-1 s each on this VM,
                     // measured), which would break the survey's time budget. Software counters stay on.
-                    count: Some("none".into()),
-                    ..Default::default()
-                };
+                    .with("count", "none");
+                if target == "file" {
+                    raw = raw.with("file-size", SURVEY_FILE_SIZE);
+                }
                 let spec = raw.resolve()?;
                 let run = match runner::run(&spec, clock) {
                     Ok(r) => SurveyRun {

@@ -16,8 +16,9 @@
 
 use crate::cleanup::Created;
 use crate::error::{Error, Result};
+use crate::method::{Fit, METHODS};
 use crate::pattern;
-use crate::spec::{MethodKind, OpKind, Spec};
+use crate::spec::{OpKind, Spec};
 use crate::sys;
 use serde::{Deserialize, Serialize};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -178,14 +179,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     if let Some(kind) = TargetKind::stream_named(&path) {
         return setup_stream(spec, kind);
     }
-    if spec.method == MethodKind::Epoll {
-        return Err(Error::usage(
-            "--method",
-            "epoll waits for pipes and sockets to become ready; files and devices are always ready \
-             (epoll_ctl refuses them with EPERM): use --target pipe, socketpair or tcp",
-        ));
-    }
-    let writes = spec.op == OpKind::Write && spec.method != MethodKind::Nop;
+    let writes = spec.op == OpKind::Write && !spec.method.info().no_data;
     let shown = path.display().to_string();
     let st = match sys::stat(&path) {
         Ok(st) => Some(st),
@@ -243,18 +237,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
             format!("{shown} keeps no data to read back; verify a regular file or a block device"),
         ));
     }
-    if spec.method == MethodKind::CopyFileRange && kind != TargetKind::File {
-        return Err(Error::usage(
-            "--method",
-            format!("copy_file_range copies between regular files; {shown} is not one (use splice or sendfile)"),
-        ));
-    }
-    if spec.method == MethodKind::Mmap && kind == TargetKind::DevNull {
-        return Err(Error::usage(
-            "--method",
-            "mmap cannot map /dev/null (the kernel answers ENODEV); use a file, a block device or /dev/zero",
-        ));
-    }
+    check_fit(spec, kind, &shown)?;
     let existing_file = kind == TargetKind::File && st.is_some();
     if existing_file && writes && !spec.overwrite {
         return Err(Error::usage(
@@ -441,6 +424,26 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     })
 }
 
+/// Refuses a target the method's registry entry says it cannot take (`{t}` in its reason is `shown`),
+/// naming the methods that can.
+fn check_fit(spec: &Spec, kind: TargetKind, shown: &str) -> Result<()> {
+    let info = spec.method.info();
+    let why = match info.targets.fit(kind) {
+        Fit::Yes => return Ok(()),
+        Fit::No(w) | Fit::Never(w) => w.replace("{t}", shown),
+    };
+    let mut msg = format!("{} {why}", info.name);
+    if kind.is_stream() && !why.contains("use ") {
+        let fit: Vec<&str> = METHODS
+            .iter()
+            .filter(|m| m.targets.stream.ok() && !m.no_data)
+            .map(|m| m.name)
+            .collect();
+        msg.push_str(&format!(": use {}", fit.join(", ")));
+    }
+    Err(Error::usage("--method", msg))
+}
+
 /// A stream target: nothing exists before the run; each thread's `open_for` makes its stream and peer.
 fn setup_stream(spec: &Spec, kind: TargetKind) -> Result<PreparedTarget> {
     let name = match kind {
@@ -448,21 +451,7 @@ fn setup_stream(spec: &Spec, kind: TargetKind) -> Result<PreparedTarget> {
         TargetKind::Socketpair => "socketpair",
         _ => "TCP connection",
     };
-    let why = match spec.method {
-        MethodKind::Psync | MethodKind::Aio => Some(format!(
-            "{} reads and writes at file offsets (pread/pwrite, IOCB_CMD_PREAD/PWRITE); a {name} has none (ESPIPE): \
-             use sync, vectored, stdio, epoll, io_uring, splice or sendfile",
-            spec.method.name()
-        )),
-        MethodKind::Mmap => Some(format!("mmap maps files; a {name} cannot be mapped (ENODEV)")),
-        MethodKind::CopyFileRange => Some(format!(
-            "copy_file_range copies between regular files; a {name} is not one (use splice or sendfile)"
-        )),
-        _ => None,
-    };
-    if let Some(why) = why {
-        return Err(Error::usage("--method", why));
-    }
+    check_fit(spec, kind, &format!("a {name}"))?;
     if spec.verify {
         return Err(Error::usage(
             "--verify",

@@ -6,22 +6,16 @@ use iolab_core::spec::{RawSpec, Spec, Val};
 use std::os::unix::fs::FileExt;
 
 fn spec(path: &str, extra: &[(&str, &str)]) -> Spec {
-    let mut raw = RawSpec {
-        target: Some(path.into()),
-        method: Some("psync".into()),
-        ops: Some(Val::Int(64)),
-        seed: Some(Val::Int(42)),
-        keep: Some(true.into()),
-        overwrite: Some(true.into()),
-        ..Default::default()
-    };
+    let mut raw = RawSpec::new()
+        .with("target", path)
+        .with("method", "psync")
+        .with("ops", Val::Int(64))
+        .with("seed", Val::Int(42))
+        .with("keep", true)
+        .with("overwrite", true);
     for (k, v) in extra {
-        match *k {
-            "pattern" => raw.pattern = Some((*v).into()),
-            "bs" => raw.bs = Some((*v).into()),
-            "threads" => raw.threads = Some((*v).into()),
-            _ => unreachable!(),
-        }
+        assert!(matches!(*k, "pattern" | "bs" | "threads"));
+        raw.set(k, *v).unwrap();
     }
     raw.resolve().unwrap()
 }
@@ -77,10 +71,7 @@ fn verify_finds_a_flipped_byte_a_misplaced_block_and_a_short_file() {
     assert_eq!(v.mismatches, 5, "blocks 20 and 60..63");
 
     // A different seed does not match anything.
-    let other = RawSpec {
-        seed: Some(Val::Int(43)),
-        ..Default::default()
-    };
+    let other = RawSpec::new().with("seed", Val::Int(43));
     let s2 = spec(ps, &[]);
     let s2 = Spec {
         seed: other.resolve().unwrap().seed,

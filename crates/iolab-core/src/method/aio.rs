@@ -6,13 +6,34 @@
 //! right after each io_submit a non-blocking io_getevents collects what has already completed, and the
 //! result states the fraction of requests that completed inside io_submit (a finding names the case).
 
-use super::{op_err, Caps, Flush, Io, Method, ThreadCtx};
+use super::{op_err, Flush, Io, Method, ThreadCtx};
+use super::{Exec, MethodInfo, MethodKind, Run, Targets};
 use crate::error::{Error, Result};
 use crate::result::AioStats;
 use crate::sys::{self, AioContext, IoEvent, Iocb};
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
+
+/// The `aio` method, as the registry (`method::METHODS`) lists it.
+pub const INFO: MethodInfo = MethodInfo {
+    kind: MethodKind::Aio,
+    name: "aio",
+    help: "Linux native AIO, io_submit/io_getevents (--qd, --batch)",
+    exec: Exec::Queued,
+    kernel_copy: false,
+    no_data: false,
+    maps: false,
+    user_buffered: false,
+    targets: Targets::with_offsets("reads and writes at file offsets (IOCB_CMD_PWRITE/PREAD); {t} has none (ESPIPE)"),
+    no_direct: None,
+    no_read: None,
+    verifies_reads: false,
+    per_op_call: None,
+    io_uring_requests: false,
+    syscall_note: "counted calls are io_submit(2) and io_getevents(2) (plus fsync); the kernel's syscr/syscw do not see AIO requests",
+    run: Run::Threads(crate::runner::drive::<Aio>),
+};
 
 pub struct Aio {
     ctx: AioContext,
@@ -53,10 +74,6 @@ impl Aio {
 }
 
 impl Method for Aio {
-    fn caps() -> Caps {
-        Caps::ASYNC
-    }
-
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
         let qd = ctx.spec.qd as usize;
         let actx = AioContext::new(ctx.spec.qd).map_err(|e| {
@@ -168,7 +185,10 @@ impl Method for Aio {
         Some(self.stats.io_submit_calls + self.stats.io_getevents_calls + self.other_calls)
     }
 
-    fn aio_stats(&self) -> Option<AioStats> {
-        Some(self.stats.clone())
+    fn stats(&self) -> super::MethodStats {
+        super::MethodStats {
+            aio: Some(self.stats.clone()),
+            ..Default::default()
+        }
     }
 }

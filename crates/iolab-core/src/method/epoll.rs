@@ -5,11 +5,43 @@
 //! of those calls is counted, so syscalls/op above 1 shows how often the thread had to wait. Files and
 //! devices are always ready and epoll refuses them (EPERM), so this method takes stream targets only.
 
-use super::{op_err, Caps, Flush, Io, Method, ThreadCtx};
+use super::{op_err, Flush, Io, Method, ThreadCtx};
+use super::{Exec, Fit, MethodInfo, MethodKind, Run, Targets};
 use crate::error::{Error, Result};
 use crate::sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
+
+const NOT_A_STREAM: Fit = Fit::Never(
+    "waits for pipes and sockets to become ready; files and devices are always ready (epoll_ctl refuses them \
+     with EPERM): use --target pipe, socketpair or tcp",
+);
+
+/// The `epoll` method, as the registry (`method::METHODS`) lists it.
+pub const INFO: MethodInfo = MethodInfo {
+    kind: MethodKind::Epoll,
+    name: "epoll",
+    help: "write(2)/read(2) on a non-blocking stream, epoll_wait(2) after each EAGAIN (streams only)",
+    exec: Exec::Sync,
+    kernel_copy: false,
+    no_data: false,
+    maps: false,
+    user_buffered: false,
+    targets: Targets {
+        file: NOT_A_STREAM,
+        block_device: NOT_A_STREAM,
+        dev_null: NOT_A_STREAM,
+        dev_zero: NOT_A_STREAM,
+        stream: Fit::Yes,
+    },
+    no_direct: None,
+    no_read: None,
+    verifies_reads: false,
+    per_op_call: None,
+    io_uring_requests: false,
+    syscall_note: "every write(2)/read(2) (several when the stream takes part of a block) and every epoll_wait(2) after EAGAIN",
+    run: Run::Threads(crate::runner::drive::<Epoll>),
+};
 
 pub struct Epoll {
     fd: OwnedFd,
@@ -22,10 +54,6 @@ pub struct Epoll {
 }
 
 impl Method for Epoll {
-    fn caps() -> Caps {
-        Caps::SYNC_SYSCALL
-    }
-
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
         let fd = ctx.target.open_for(ctx.spec, false)?;
         let path = ctx.target.path.clone();

@@ -39,7 +39,7 @@
 //! Buffered writes to ext4/tmpfs usually cannot complete inline and are punted to io-wq worker threads
 //! (`iou-wrk-*`); the SQPOLL thread is `iou-sqp-*`: the runner reports both separately.
 
-use super::{op_err, Caps, Flush, Io, Method, ThreadCtx};
+use super::{op_err, Exec, Flush, Io, Method, MethodInfo, MethodKind, Run, Targets, ThreadCtx};
 use crate::error::{Error, Result};
 use crate::result::UringStats;
 use crate::spec::{RingDesign, RingOpts};
@@ -800,10 +800,6 @@ pub struct Uring {
 unsafe impl Send for Uring {}
 
 impl Method for Uring {
-    fn caps() -> Caps {
-        Caps::ASYNC
-    }
-
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
         let o = ctx.spec.ring.clone();
         let qd = ctx.spec.qd;
@@ -1168,6 +1164,15 @@ impl Method for Uring {
         }
     }
 
+    fn stats(&self) -> super::MethodStats {
+        super::MethodStats {
+            uring: self.uring_stats(),
+            ..Default::default()
+        }
+    }
+}
+
+impl Uring {
     fn uring_stats(&self) -> Option<UringStats> {
         match &self.mode {
             Mode::PerThread { core, .. } => Some(core.stats.clone()),
@@ -1505,3 +1510,23 @@ impl Drop for Uring {
         }
     }
 }
+
+/// `io_uring`, as the registry lists it.
+pub const INFO: MethodInfo = MethodInfo {
+    kind: MethodKind::IoUring,
+    name: "io_uring",
+    help: "one SQE per op on a ring per thread (--qd, --batch, --ring and the ring options)",
+    exec: Exec::Queued,
+    kernel_copy: false,
+    no_data: false,
+    maps: false,
+    user_buffered: false,
+    targets: Targets::ANY,
+    no_direct: None,
+    no_read: None,
+    verifies_reads: false,
+    per_op_call: None,
+    io_uring_requests: true,
+    syscall_note: "counted calls are io_uring_enter(2) (plus fsync); the kernel's syscr/syscw do not see io_uring requests",
+    run: Run::Threads(crate::runner::drive::<Uring>),
+};

@@ -11,11 +11,12 @@
 //! (not timed), block b at the same offset as in the target, so `--verify` checks the copies like any
 //! write. Writes only.
 
-use super::{op_err, Caps, Flush, Io, Method, ThreadCtx};
+use super::{
+    op_err, Exec, Fit, Flush, Io, Method, MethodInfo, MethodKind, Run, Targets, ThreadCtx,
+};
 use crate::cleanup::Created;
 use crate::error::{Error, Result};
 use crate::pattern;
-use crate::spec::MethodKind;
 use crate::sys;
 use crate::target::TargetKind;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -41,6 +42,81 @@ pub const COPY_FILE_RANGE: u8 = 0;
 pub const SENDFILE: u8 = 1;
 pub const SPLICE: u8 = 2;
 
+/// What the three kernel copies share in the registry: writes only, from a source file iolab fills.
+const fn copy_info(
+    kind: MethodKind,
+    name: &'static str,
+    help: &'static str,
+    targets: Targets,
+    no_direct: Option<&'static str>,
+    syscall_note: &'static str,
+    run: Run,
+) -> MethodInfo {
+    MethodInfo {
+        kind,
+        name,
+        help,
+        exec: Exec::Sync,
+        kernel_copy: true,
+        no_data: false,
+        maps: false,
+        user_buffered: false,
+        targets,
+        no_direct,
+        no_read: Some("copies a source file into the target: use --op write"),
+        verifies_reads: false,
+        per_op_call: None,
+        io_uring_requests: false,
+        syscall_note,
+        run,
+    }
+}
+
+const NO_DIRECT: Option<&str> = Some("use copy_file_range or a syscall method");
+
+/// `splice`, as the registry lists it.
+pub const SPLICE_INFO: MethodInfo = copy_info(
+    MethodKind::Splice,
+    "splice",
+    "source file -> pipe -> target, two splice(2) per op (no user-space copy; writes only)",
+    Targets::ANY,
+    NO_DIRECT,
+    "two splice(2) per op (source -> pipe -> target); no user-space copy",
+    Run::Threads(crate::runner::drive::<KernelCopy<SPLICE>>),
+);
+
+/// `sendfile`, as the registry lists it.
+pub const SENDFILE_INFO: MethodInfo = copy_info(
+    MethodKind::Sendfile,
+    "sendfile",
+    "sendfile(2) from a source file (no user-space copy; writes only)",
+    Targets::ANY,
+    NO_DIRECT,
+    "one sendfile(2) per op (plus lseek where the offset jumps); no user-space copy; the kernel counts it as a \
+     read and a write",
+    Run::Threads(crate::runner::drive::<KernelCopy<SENDFILE>>),
+);
+
+const NOT_A_FILE: Fit =
+    Fit::No("copies between regular files; {t} is not one (use splice or sendfile)");
+
+/// `copy_file_range`, as the registry lists it.
+pub const COPY_FILE_RANGE_INFO: MethodInfo = copy_info(
+    MethodKind::CopyFileRange,
+    "copy_file_range",
+    "copy_file_range(2) from a source file (regular files; no user-space copy; writes only)",
+    Targets {
+        file: Fit::Yes,
+        block_device: NOT_A_FILE,
+        dev_null: NOT_A_FILE,
+        dev_zero: NOT_A_FILE,
+        stream: NOT_A_FILE,
+    },
+    None,
+    "one copy_file_range(2) per op; no user-space copy",
+    Run::Threads(crate::runner::drive::<KernelCopy<COPY_FILE_RANGE>>),
+);
+
 /// Source size for sinks (/dev/null): offsets wrap around it.
 const SINK_SOURCE: u64 = 16 << 20;
 
@@ -64,14 +140,6 @@ fn source_path(target: &Path, kind: TargetKind, thread: u32) -> PathBuf {
 }
 
 impl<const K: u8> Method for KernelCopy<K> {
-    fn caps() -> Caps {
-        Caps {
-            synchronous: true,
-            needs_rdwr: false,
-            no_syscall_per_op: false,
-        }
-    }
-
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
         let spec = ctx.spec;
         let positionless = ctx.positionless();

@@ -3,11 +3,36 @@
 //! pages back later, or at `--msync` (msync(2) MS_SYNC of the region) / `--fsync` points, which are timed
 //! and counted. The mapping starts at the page below the region, so any `--offset` works.
 
-use super::{op_err, Caps, Flush, Io, Method, ThreadCtx};
+use super::{op_err, Flush, Io, Method, ThreadCtx};
+use super::{Exec, Fit, MethodInfo, MethodKind, Run, Targets};
 use crate::error::{Error, Result};
 use crate::sys::{self, Mapping};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
+
+/// The `mmap` method, as the registry (`method::METHODS`) lists it.
+pub const INFO: MethodInfo = MethodInfo {
+    kind: MethodKind::Mmap,
+    name: "mmap",
+    help: "memcpy into/out of a MAP_SHARED mapping (--msync)",
+    exec: Exec::Sync,
+    kernel_copy: false,
+    no_data: false,
+    maps: true,
+    user_buffered: false,
+    targets: Targets {
+        dev_null: Fit::No("cannot map {t} (the kernel answers ENODEV); use a file, a block device or /dev/zero"),
+        stream: Fit::No("maps files; {t} cannot be mapped (ENODEV)"),
+        ..Targets::ANY
+    },
+    no_direct: Some("it copies through the page cache mapping"),
+    no_read: None,
+    verifies_reads: false,
+    per_op_call: None,
+    io_uring_requests: false,
+    syscall_note: "no syscall per op: data moves by page faults and writeback; counted calls are msync/fsync only",
+    run: Run::Threads(crate::runner::drive::<Mmap>),
+};
 
 pub struct Mmap {
     fd: OwnedFd,
@@ -22,14 +47,6 @@ pub struct Mmap {
 const PAGE: u64 = 4096;
 
 impl Method for Mmap {
-    fn caps() -> Caps {
-        Caps {
-            synchronous: true,
-            needs_rdwr: true,
-            no_syscall_per_op: true,
-        }
-    }
-
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
         let write = ctx.writes();
         let fd = ctx.target.open_for(ctx.spec, write)?;

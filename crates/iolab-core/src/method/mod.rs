@@ -1,11 +1,12 @@
 //! I/O methods: one file per mechanism behind one small trait, like fio's `ioengine_ops`.
 //!
-//! A method declares [`Caps`] and implements `prepare` (open, map, set up rings), `submit` (perform one
+//! A method declares a [`MethodInfo`] (what it targets, how it runs, what it calls) and implements `prepare` (open, map, set up rings), `submit` (perform one
 //! operation, or queue it for asynchronous methods), `commit`/`reap` (asynchronous methods: pass queued
 //! requests to the kernel, collect completions), `flush` (`--fsync`/`--msync` points) and `finish`.
 //! Cleanup is `Drop`. The runner owns timing, accounting, the workload loop, buffers and verification: a
-//! method never reads the clock. Adding a method is one file, one line in [`MethodKind`] and `dispatch!`,
-//! its options in `spec.rs`, and its tests.
+//! method never reads the clock. Adding a method is one file (its `INFO` and its `Method` impl), one
+//! variant in [`MethodKind`] and one line in [`METHODS`], its options in the option table (`spec/options.rs`),
+//! and its tests.
 
 pub mod aio;
 pub mod epoll;
@@ -13,7 +14,9 @@ pub mod io_uring;
 pub mod kcopy;
 pub mod mmap;
 pub mod nop;
+pub mod offload;
 pub mod psync;
+pub mod pv2;
 pub mod stdio;
 pub mod sync;
 pub mod vectored;
@@ -22,31 +25,218 @@ use crate::error::{Error, Result};
 use crate::spec::{OpKind, Spec};
 use crate::sys::SysErr;
 use crate::target::PreparedTarget;
+use serde::{Deserialize, Serialize};
 
-/// What a method is and needs; the runner enforces these.
-#[derive(Debug, Clone, Copy)]
-pub struct Caps {
-    /// Every operation completes inside `submit`.
-    pub synchronous: bool,
-    /// Opens the target read-write even for writes (a shared writable mapping needs O_RDWR).
-    pub needs_rdwr: bool,
-    /// Makes no kernel call per operation (nop, mmap): the kernel's read/write counters stay flat.
-    pub no_syscall_per_op: bool,
+/// How data moves between user space and the kernel: the name of a method. Everything else about a
+/// method is in its [`MethodInfo`], declared in the method's own file and listed in [`METHODS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum MethodKind {
+    Nop,
+    Sync,
+    Psync,
+    Pv2,
+    Vectored,
+    Stdio,
+    Mmap,
+    IoUring,
+    Aio,
+    Splice,
+    Sendfile,
+    CopyFileRange,
+    Epoll,
+    Offload,
 }
 
-impl Caps {
-    /// A method that makes one (or more) syscalls per op and completes it there.
-    pub const SYNC_SYSCALL: Caps = Caps {
-        synchronous: true,
-        needs_rdwr: false,
-        no_syscall_per_op: false,
+/// Every method, in the order tables and the survey list them: the registry. Adding a method is one file
+/// that declares its `INFO`, one variant in [`MethodKind`] and one line here.
+pub static METHODS: &[&MethodInfo] = &[
+    &sync::INFO,
+    &psync::INFO,
+    &pv2::INFO,
+    &vectored::INFO,
+    &stdio::INFO,
+    &mmap::INFO,
+    &io_uring::INFO,
+    &aio::INFO,
+    &kcopy::SPLICE_INFO,
+    &kcopy::SENDFILE_INFO,
+    &kcopy::COPY_FILE_RANGE_INFO,
+    &epoll::INFO,
+    &offload::INFO,
+    &nop::INFO,
+];
+
+impl MethodKind {
+    /// What the method is and needs, from its file.
+    pub fn info(self) -> &'static MethodInfo {
+        METHODS
+            .iter()
+            .find(|m| m.kind == self)
+            .expect("every MethodKind has an entry in METHODS (tested)")
+    }
+
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+
+    /// The method a `--method` word names (case-insensitive; `-` may stand for `_`).
+    pub fn parse(s: &str) -> Option<MethodKind> {
+        let s = s.trim().to_ascii_lowercase().replace('-', "_");
+        METHODS.iter().find(|m| m.name == s).map(|m| m.kind)
+    }
+
+    /// Every method, in registry order.
+    pub fn all() -> impl Iterator<Item = MethodKind> {
+        METHODS.iter().map(|m| m.kind)
+    }
+
+    /// "sync, psync, ...", for messages.
+    pub fn names() -> String {
+        let v: Vec<&str> = METHODS.iter().map(|m| m.name).collect();
+        v.join(", ")
+    }
+
+    /// Kernel-side copies: data moves from a source file without a user-space buffer.
+    pub fn is_kernel_copy(self) -> bool {
+        self.info().kernel_copy
+    }
+}
+
+/// How a method's operations are carried out, which decides the runner's loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exec {
+    /// Every operation completes inside `submit` (a system call, a copy, or nothing).
+    Sync,
+    /// Operations are queued and completed later (`--qd`, `--batch`): `commit` and `reap`.
+    Queued,
+    /// A client process of its own does the operations, timed from outside (offload).
+    OutOfProcess,
+}
+
+/// Whether a method takes a kind of target; `No` carries the reason, which names the kernel's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fit {
+    Yes,
+    /// Refused: the kernel cannot do it (`{t}` in the text stands for the target's name).
+    No(&'static str),
+    /// Not what this method is for (epoll on a file): refused too, and left out of the survey.
+    Never(&'static str),
+}
+
+impl Fit {
+    pub fn ok(self) -> bool {
+        self == Fit::Yes
+    }
+}
+
+/// The kinds of target a method can work on.
+#[derive(Debug, Clone, Copy)]
+pub struct Targets {
+    pub file: Fit,
+    pub block_device: Fit,
+    pub dev_null: Fit,
+    pub dev_zero: Fit,
+    /// Pipes and sockets (no offsets, no mapping).
+    pub stream: Fit,
+}
+
+impl Targets {
+    /// Files, devices and streams.
+    pub const ANY: Targets = Targets {
+        file: Fit::Yes,
+        block_device: Fit::Yes,
+        dev_null: Fit::Yes,
+        dev_zero: Fit::Yes,
+        stream: Fit::Yes,
     };
-    /// A method that queues ops and completes them later (io_uring, aio).
-    pub const ASYNC: Caps = Caps {
-        synchronous: false,
-        needs_rdwr: false,
-        no_syscall_per_op: false,
-    };
+    /// Whatever has file offsets: everything but streams, which refuse positioned I/O with ESPIPE.
+    pub const fn with_offsets(why: &'static str) -> Targets {
+        Targets {
+            stream: Fit::No(why),
+            ..Targets::ANY
+        }
+    }
+
+    /// How this method fits a target kind.
+    pub fn fit(&self, kind: crate::target::TargetKind) -> Fit {
+        use crate::target::TargetKind as K;
+        match kind {
+            K::File => self.file,
+            K::BlockDevice => self.block_device,
+            K::DevNull => self.dev_null,
+            K::DevZero => self.dev_zero,
+            K::Pipe | K::Socketpair | K::Tcp => self.stream,
+        }
+    }
+}
+
+/// Everything iolab needs to know about a method besides its code: declared once, in the method's file.
+#[derive(Debug)]
+pub struct MethodInfo {
+    pub kind: MethodKind,
+    /// The `--method` word.
+    pub name: &'static str,
+    /// One line for `--method`'s help: what one op is.
+    pub help: &'static str,
+    pub exec: Exec,
+    /// Data moves kernel-side from a source file iolab fills (no user-space buffer; writes only).
+    pub kernel_copy: bool,
+    /// Moves no data at all (nop): nothing to verify, flush or write.
+    pub no_data: bool,
+    /// Maps the target (a shared writable mapping needs O_RDWR, and /dev/null cannot be mapped).
+    pub maps: bool,
+    /// Copies through a user-space buffer of its own (stdio): the kernel sees fewer, larger calls.
+    pub user_buffered: bool,
+    pub targets: Targets,
+    /// `Some(why not)` when O_DIRECT cannot apply.
+    pub no_direct: Option<&'static str>,
+    /// `Some(why not)` when the method only writes.
+    pub no_read: Option<&'static str>,
+    /// Checks what a read run read (the offload client checks each block as it arrives).
+    pub verifies_reads: bool,
+    /// The one system call each write and read op makes, where there is exactly one (the kernel's count
+    /// of it is cross-checked against the ops).
+    pub per_op_call: Option<(&'static str, &'static str)>,
+    /// Makes io_uring requests: the io_uring tracepoints are counted.
+    pub io_uring_requests: bool,
+    /// How to read its syscall figures: which calls it makes per op and what the kernel's counters see.
+    pub syscall_note: &'static str,
+    /// How the runner runs it.
+    pub run: Run,
+}
+
+/// How the runner drives a method.
+#[derive(Clone, Copy)]
+pub enum Run {
+    /// In iolab's worker threads through the [`Method`] trait: `runner::drive::<M>`.
+    Threads(crate::runner::Drive),
+    /// A process of its own, timed from outside, assembling its own figures.
+    Process(fn(&Spec, &crate::measure::clock::ClockInfo) -> Result<crate::result::RunResult>),
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Run::Threads(_) => "Threads",
+            Run::Process(_) => "Process",
+        })
+    }
+}
+
+impl MethodInfo {
+    pub fn synchronous(&self) -> bool {
+        self.exec == Exec::Sync
+    }
+}
+
+/// A method's own figures of one thread (see [`Method::stats`]); each is `None` for the methods that
+/// have no such figure.
+#[derive(Debug, Clone, Default)]
+pub struct MethodStats {
+    pub uring: Option<crate::result::UringStats>,
+    pub aio: Option<crate::result::AioStats>,
+    pub nowait: Option<crate::result::NowaitStats>,
 }
 
 /// fsync(2) of `fd`, counted in `calls`, with errors naming `path`.
@@ -150,7 +340,6 @@ impl ThreadCtx<'_> {
 }
 
 pub trait Method: Sized + Send {
-    fn caps() -> Caps;
     fn prepare(ctx: &ThreadCtx) -> Result<Self>;
     /// Synchronous methods: perform `io` and return the bytes moved. Asynchronous: queue it (return 0).
     fn submit(&mut self, io: &Io) -> Result<usize>;
@@ -188,13 +377,10 @@ pub trait Method: Sized + Send {
     fn describe_failure(&self, _errno: i32) -> Option<String> {
         None
     }
-    /// Native AIO statistics.
-    fn aio_stats(&self) -> Option<crate::result::AioStats> {
-        None
-    }
-    /// io_uring submission statistics.
-    fn uring_stats(&self) -> Option<crate::result::UringStats> {
-        None
+    /// Figures only some methods have (ring batches, AIO inline completions, RWF_NOWAIT refusals), read
+    /// once after the thread's last op; the runner merges them over threads.
+    fn stats(&self) -> MethodStats {
+        MethodStats::default()
     }
     /// Asynchronous methods: report each available completion as (slot, result: bytes or -errno);
     /// returns how many were reported (the runner's in-flight count relies on it).

@@ -1,20 +1,33 @@
 //! `nop`: no kernel call at all. The harness's own floor (like fio's null engine): the runner still plans
 //! offsets, stamps the pattern into the buffer and times every op, so what remains is iolab's overhead.
 
-use super::{Caps, Flush, Io, Method, ThreadCtx};
+use super::{Exec, MethodInfo, MethodKind, Run, Targets};
+use super::{Flush, Io, Method, ThreadCtx};
 use crate::error::Result;
+
+/// The `nop` method, as the registry (`method::METHODS`) lists it.
+pub const INFO: MethodInfo = MethodInfo {
+    kind: MethodKind::Nop,
+    name: "nop",
+    help: "no kernel call, the harness's floor",
+    exec: Exec::Sync,
+    kernel_copy: false,
+    no_data: true,
+    maps: false,
+    user_buffered: false,
+    targets: Targets::ANY,
+    no_direct: None,
+    no_read: None,
+    verifies_reads: false,
+    per_op_call: None,
+    io_uring_requests: false,
+    syscall_note: "nop makes no kernel call",
+    run: Run::Threads(crate::runner::drive::<Nop>),
+};
 
 pub struct Nop;
 
 impl Method for Nop {
-    fn caps() -> Caps {
-        Caps {
-            synchronous: true,
-            needs_rdwr: false,
-            no_syscall_per_op: true,
-        }
-    }
-
     fn prepare(_ctx: &ThreadCtx) -> Result<Self> {
         Ok(Nop)
     }

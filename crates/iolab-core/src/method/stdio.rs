@@ -5,10 +5,31 @@
 //! region) is fseeko(3), which flushes first. glibc decides when to call the kernel, so iolab cannot count
 //! the syscalls itself: the result takes them from the kernel (/proc/self/io).
 
-use super::{op_err, Caps, Flush, Io, Method, ThreadCtx};
+use super::{op_err, Flush, Io, Method, ThreadCtx};
+use super::{Exec, MethodInfo, MethodKind, Run, Targets};
 use crate::error::Result;
 use crate::sys::{self, CFile};
 use std::path::PathBuf;
+
+/// The `stdio` method, as the registry (`method::METHODS`) lists it.
+pub const INFO: MethodInfo = MethodInfo {
+    kind: MethodKind::Stdio,
+    name: "stdio",
+    help: "glibc fwrite/fread on a fully buffered FILE (_IOFBF, --stdio-buffer, default 4096 bytes, as glibc picks for files)",
+    exec: Exec::Sync,
+    kernel_copy: false,
+    no_data: false,
+    maps: false,
+    user_buffered: true,
+    targets: Targets::ANY,
+    no_direct: Some("it copies through stdio's user-space buffer"),
+    no_read: None,
+    verifies_reads: false,
+    per_op_call: None,
+    io_uring_requests: false,
+    syscall_note: "glibc calls write(2)/read(2) when its stdio buffer fills or is flushed; iolab cannot see those calls, the kernel's syscr/syscw count them",
+    run: Run::Threads(crate::runner::drive::<Stdio>),
+};
 
 pub struct Stdio {
     f: CFile,
@@ -19,10 +40,6 @@ pub struct Stdio {
 }
 
 impl Method for Stdio {
-    fn caps() -> Caps {
-        Caps::SYNC_SYSCALL
-    }
-
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
         let fd = ctx.target.open_for(ctx.spec, false)?;
         let path = ctx.target.path.clone();

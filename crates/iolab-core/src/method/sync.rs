@@ -3,11 +3,32 @@
 //! wraps) an lseek(2) comes first, as in fio's sync engine, and is counted. /dev/null and /dev/zero ignore
 //! the position, so no lseek is ever made there.
 
-use super::{fsync_counted, op_err, Caps, Flush, Io, Method, ThreadCtx};
+use super::{fsync_counted, op_err, Flush, Io, Method, ThreadCtx};
+use super::{Exec, MethodInfo, MethodKind, Run, Targets};
 use crate::error::Result;
 use crate::sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
+
+/// The `sync` method, as the registry (`method::METHODS`) lists it.
+pub const INFO: MethodInfo = MethodInfo {
+    kind: MethodKind::Sync,
+    name: "sync",
+    help: "write(2)/read(2) at the file position",
+    exec: Exec::Sync,
+    kernel_copy: false,
+    no_data: false,
+    maps: false,
+    user_buffered: false,
+    targets: Targets::ANY,
+    no_direct: None,
+    no_read: None,
+    verifies_reads: false,
+    per_op_call: Some(("write", "read")),
+    io_uring_requests: false,
+    syscall_note: "one write(2)/read(2) per op (plus an lseek(2) where the offset jumps); the kernel's syscr/syscw count them too",
+    run: Run::Threads(crate::runner::drive::<Sync>),
+};
 
 pub struct Sync {
     fd: OwnedFd,
@@ -22,10 +43,6 @@ pub struct Sync {
 }
 
 impl Method for Sync {
-    fn caps() -> Caps {
-        Caps::SYNC_SYSCALL
-    }
-
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
         Ok(Sync {
             fd: ctx.target.open_for(ctx.spec, false)?,

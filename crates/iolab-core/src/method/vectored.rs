@@ -2,11 +2,32 @@
 //! takes the remainder). One syscall per op. On a pipe or socket (no offsets): writev(2)/readv(2), and a
 //! partial transfer is finished with write(2)/read(2) calls, counted.
 
-use super::{fsync_counted, op_err, Caps, Flush, Io, Method, ThreadCtx};
+use super::{fsync_counted, op_err, Flush, Io, Method, ThreadCtx};
+use super::{Exec, MethodInfo, MethodKind, Run, Targets};
 use crate::error::Result;
 use crate::sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
+
+/// The `vectored` method, as the registry (`method::METHODS`) lists it.
+pub const INFO: MethodInfo = MethodInfo {
+    kind: MethodKind::Vectored,
+    name: "vectored",
+    help: "pwritev(2)/preadv(2) (--iovecs)",
+    exec: Exec::Sync,
+    kernel_copy: false,
+    no_data: false,
+    maps: false,
+    user_buffered: false,
+    targets: Targets::ANY,
+    no_direct: None,
+    no_read: None,
+    verifies_reads: false,
+    per_op_call: Some(("pwritev", "preadv")),
+    io_uring_requests: false,
+    syscall_note: "one pwritev(2)/preadv(2) per op; the kernel's syscr/syscw count them too",
+    run: Run::Threads(crate::runner::drive::<Vectored>),
+};
 
 pub struct Vectored {
     fd: OwnedFd,
@@ -24,10 +45,6 @@ pub struct Vectored {
 unsafe impl Send for Vectored {}
 
 impl Method for Vectored {
-    fn caps() -> Caps {
-        Caps::SYNC_SYSCALL
-    }
-
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
         let n = ctx.spec.iovecs as usize;
         let bs = ctx.spec.bs as usize;

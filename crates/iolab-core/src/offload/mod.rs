@@ -883,6 +883,7 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
         },
         uring: None,
         aio: None,
+        nowait: None,
         per_thread: vec![ThreadFigures {
             thread: 0,
             ops,

@@ -1537,3 +1537,39 @@ pub fn default_signal(sig: i32) {
     // SAFETY: SIG_DFL is a valid disposition for any catchable signal.
     unsafe { libc::signal(sig, libc::SIG_DFL) };
 }
+
+/// pwritev2(2) (Linux 4.6) with RWF_* `flags`.
+///
+/// # Safety
+/// Every `iovec` in `iov` must describe memory that is readable for its whole length during the call.
+#[inline]
+pub unsafe fn pwritev2(fd: RawFd, iov: &[libc::iovec], off: u64, flags: i32) -> SysResult<usize> {
+    // SAFETY: the caller guarantees each iovec is readable; the array itself is a valid slice.
+    cvt_size("pwritev2", unsafe {
+        libc::pwritev2(
+            fd,
+            iov.as_ptr(),
+            iov.len() as libc::c_int,
+            off as libc::off_t,
+            flags,
+        )
+    })
+}
+
+/// preadv2(2) (Linux 4.6) with RWF_* `flags`.
+///
+/// # Safety
+/// Every `iovec` in `iov` must describe memory that is writable for its whole length during the call.
+#[inline]
+pub unsafe fn preadv2(fd: RawFd, iov: &[libc::iovec], off: u64, flags: i32) -> SysResult<usize> {
+    // SAFETY: the caller guarantees each iovec is writable; the array itself is a valid slice.
+    cvt_size("preadv2", unsafe {
+        libc::preadv2(
+            fd,
+            iov.as_ptr(),
+            iov.len() as libc::c_int,
+            off as libc::off_t,
+            flags,
+        )
+    })
+}

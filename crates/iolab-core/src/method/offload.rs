@@ -1,0 +1,31 @@
+//! `offload`: a sandboxed client process (seccomp strict) doing its I/O through rings in shared memory,
+//! served by the kernel (an SQPOLL io_uring), iolab's broker, or itself (native). The method lives in
+//! `crate::offload`; this file is its registry entry: it runs as a process of its own, timed from outside.
+
+use super::{Exec, Fit, MethodInfo, MethodKind, Run, Targets};
+
+/// `offload`, as the registry lists it.
+pub const INFO: MethodInfo = MethodInfo {
+    kind: MethodKind::Offload,
+    name: "offload",
+    help: "a sandboxed client process (seccomp strict) doing I/O through rings in shared memory (--offload-path)",
+    exec: Exec::OutOfProcess,
+    kernel_copy: false,
+    no_data: false,
+    maps: false,
+    user_buffered: false,
+    targets: Targets {
+        stream: Fit::Never(
+            "registers the target as an io_uring fixed file: use a regular file, /dev/null, /dev/zero or a \
+             block device, not a stream",
+        ),
+        ..Targets::ANY
+    },
+    no_direct: None,
+    no_read: None,
+    verifies_reads: true,
+    per_op_call: None,
+    io_uring_requests: false,
+    syscall_note: "the client's own system calls (see offload)",
+    run: Run::Process(crate::offload::run),
+};

@@ -1,0 +1,279 @@
+//! The workload description and its validation: the one place where bad input is rejected.
+//!
+//! A [`RawSpec`] is what a user wrote, from a TOML file (`--spec FILE`, keys spelled like the flags without
+//! the dashes: `bs = "4k"`, `file-size = "64m"`, `qd = 32`), from flags, which override the file key by key,
+//! and from `--vary` points. Every key is declared once, in [`options::OPTIONS`]. [`RawSpec::resolve`]
+//! (resolve.rs) turns it into a [`Spec`] or an [`Error::Usage`] naming the flag and what it accepts.
+//! Checks that need to look at the target (is it a directory, is it mounted, what O_DIRECT alignment does
+//! it need) live in `target::setup`, which also returns usage errors.
+
+mod kinds;
+mod offload_opts;
+pub mod options;
+mod resolve;
+mod ring_opts;
+
+use crate::error::{Error, Result};
+pub use crate::measure::counters::CountMode;
+pub use crate::method::MethodKind;
+pub use crate::pattern::Pattern;
+use crate::units::parse_count;
+pub use kinds::*;
+pub use options::{RawSpec, OPTIONS};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// A value as written in a TOML spec or on the command line.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Val {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl Val {
+    pub fn text(&self) -> String {
+        match self {
+            Val::Bool(b) => b.to_string(),
+            Val::Int(i) => i.to_string(),
+            Val::Float(f) => f.to_string(),
+            Val::Str(s) => s.clone(),
+        }
+    }
+}
+
+impl From<&str> for Val {
+    fn from(s: &str) -> Self {
+        Val::Str(s.to_string())
+    }
+}
+
+impl From<bool> for Val {
+    fn from(b: bool) -> Self {
+        Val::Bool(b)
+    }
+}
+
+impl From<String> for Val {
+    fn from(s: String) -> Self {
+        Val::Str(s)
+    }
+}
+
+impl From<i64> for Val {
+    fn from(i: i64) -> Self {
+        Val::Int(i)
+    }
+}
+
+impl From<u64> for Val {
+    fn from(i: u64) -> Self {
+        Val::Int(i.min(i64::MAX as u64) as i64)
+    }
+}
+
+impl From<f64> for Val {
+    fn from(f: f64) -> Self {
+        Val::Float(f)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    Write,
+    Read,
+}
+
+/// When to flush: never, once at the end (timed), or after every N ops (timed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncEvery {
+    None,
+    End,
+    Every(u64),
+}
+
+impl SyncEvery {
+    pub(crate) fn parse(flag: &str, s: &str) -> Result<SyncEvery> {
+        let t = s.trim();
+        match t {
+            "none" => Ok(SyncEvery::None),
+            "end" => Ok(SyncEvery::End),
+            _ => {
+                let n = t
+                    .strip_prefix("every:")
+                    .and_then(|n| parse_count(n).ok())
+                    .filter(|&n| n > 0);
+                n.map(SyncEvery::Every).ok_or_else(|| {
+                    Error::usage(
+                        flag,
+                        format!("'{s}' is not accepted; expected none, end or every:N with N >= 1"),
+                    )
+                })
+            }
+        }
+    }
+
+    pub fn is_none(self) -> bool {
+        self == SyncEvery::None
+    }
+}
+
+/// A resolved, valid workload. Serialized into every result as `spec`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Spec {
+    /// What is written to or read from.
+    pub target: PathBuf,
+    pub method: MethodKind,
+    pub op: OpKind,
+    pub pattern: Pattern,
+    /// Bytes per operation.
+    pub bs: u64,
+    /// Total operations over all threads; `None` when only a duration bounds the run.
+    pub ops: Option<u64>,
+    /// Wall-clock bound in seconds; the run stops at whichever of `ops` and `duration_s` comes first.
+    pub duration_s: Option<f64>,
+    pub threads: u32,
+    /// O_DIRECT with aligned buffers.
+    pub direct: bool,
+    pub fsync: SyncEvery,
+    /// mmap only.
+    pub msync: SyncEvery,
+    /// vectored only: iovecs per operation.
+    pub iovecs: u32,
+    /// io_uring only: requests in flight.
+    pub qd: u32,
+    /// io_uring only: requests per io_uring_enter.
+    pub batch: u32,
+    /// stdio only: the FILE buffer in bytes (setvbuf _IOFBF).
+    pub stdio_buffer: u64,
+    /// Size of a file iolab creates (and the region the threads share); `None`: from the amount.
+    pub file_size: Option<u64>,
+    /// Byte offset in the target where the first thread's region starts.
+    pub offset: u64,
+    /// Seed of the data pattern and the random offsets.
+    pub seed: u64,
+    pub verify: bool,
+    pub overwrite: bool,
+    pub keep: bool,
+    pub allow_device_writes: bool,
+    /// How kernel tracepoints are counted: a separate untimed pass (default), inline, or not at all.
+    pub count: CountMode,
+    /// io_uring ring options (see `method/io_uring.rs`).
+    pub ring: RingOpts,
+    /// Per-syscall breakdown in the counting pass (each traced syscall adds 0.1-0.3 s of tracepoint
+    /// teardown on this VM).
+    pub breakdown: bool,
+    /// `--method offload` options (see `offload/mod.rs`).
+    #[serde(default)]
+    pub offload: OffloadOpts,
+    /// `--method pv2`: RWF_* flags of every call (`--rw-flags`).
+    #[serde(default)]
+    pub rw_flags: u32,
+}
+
+/// Default sq_thread_idle: 1 s, so a run does not keep re-waking the thread.
+pub const DEFAULT_SQ_IDLE_MS: u32 = 1000;
+
+/// Ops when the user gives no amount at all (also capped by [`DEFAULT_DURATION_S`]).
+pub const DEFAULT_OPS: u64 = 100_000;
+pub const DEFAULT_DURATION_S: f64 = 10.0;
+/// The glibc stdio buffer iolab sets by default: 4096 bytes, what glibc picks itself for files on most
+/// filesystems (st_blksize), and what the seed's fputs program got.
+pub const DEFAULT_STDIO_BUFFER: u64 = 4096;
+
+impl Spec {
+    /// The same workload for the untimed counting pass: nothing verified or kept.
+    pub fn for_counting_pass(&self) -> Spec {
+        Spec {
+            verify: false,
+            keep: false,
+            ..self.clone()
+        }
+    }
+
+    /// Ops per thread: the total split evenly, the remainder to the first threads.
+    pub fn ops_for_thread(&self, t: u32) -> Option<u64> {
+        self.ops.map(|n| {
+            let th = self.threads as u64;
+            n / th + u64::from((t as u64) < n % th)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(pairs: &[(&str, &str)]) -> RawSpec {
+        let mut text = String::new();
+        for (k, v) in pairs {
+            text.push_str(&format!("{k} = \"{v}\"\n"));
+        }
+        RawSpec::from_toml_str(&text).unwrap()
+    }
+
+    fn err(pairs: &[(&str, &str)]) -> String {
+        raw(pairs).resolve().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults_are_safe() {
+        let s = RawSpec::default().resolve().unwrap();
+        assert_eq!(s.target, PathBuf::from("/dev/null"));
+        assert_eq!(s.method, MethodKind::Psync);
+        assert_eq!(s.ops, Some(DEFAULT_OPS));
+        assert_eq!(s.duration_s, Some(DEFAULT_DURATION_S));
+        assert!(!s.overwrite && !s.keep && !s.allow_device_writes);
+    }
+
+    #[test]
+    fn bad_values_name_the_flag() {
+        assert!(err(&[("bs", "0")]).starts_with("--bs: 0 is not accepted"));
+        assert!(err(&[("bs", "4q")]).starts_with("--bs: '4q' has an unknown unit"));
+        assert!(err(&[("threads", "0")]).starts_with("--threads:"));
+        assert!(err(&[("ops", "0")]).starts_with("--ops:"));
+        assert!(err(&[("method", "dma")]).contains("accepted: sync, psync"));
+        assert!(err(&[("fsync", "often")]).contains("none, end or every:N"));
+        assert!(err(&[("method", "psync"), ("qd", "4")])
+            .starts_with("--qd: applies to --method io_uring"));
+        assert!(err(&[("method", "io_uring"), ("qd", "4"), ("batch", "8")]).starts_with("--batch:"));
+        assert!(
+            err(&[("method", "stdio"), ("direct", "true")]).starts_with("--direct: not possible")
+        );
+        assert!(
+            err(&[("bs", "4"), ("method", "vectored"), ("iovecs", "8")]).starts_with("--iovecs:")
+        );
+        assert!(err(&[("ops", "5"), ("size", "4k")]).starts_with("--size:"));
+        assert!(err(&[("op", "read"), ("verify", "true")]).starts_with("--verify:"));
+    }
+
+    #[test]
+    fn unknown_key_in_a_spec_file_is_named() {
+        let e = RawSpec::from_toml_str("bs = 4\nblocksize = 8\n").unwrap_err();
+        assert!(e.starts_with("unknown key 'blocksize'"), "{e}");
+    }
+
+    #[test]
+    fn flags_override_the_file_and_numbers_work_in_toml() {
+        let file =
+            RawSpec::from_toml_str("bs = 4096\nqd = 8\nmethod = \"io_uring\"\nops = 10\n").unwrap();
+        let flags = RawSpec::new().with("bs", "4");
+        let s = file.merge(flags).resolve().unwrap();
+        assert_eq!(s.bs, 4);
+        assert_eq!(s.qd, 8);
+        assert_eq!(s.ops, Some(10));
+        assert_eq!(s.duration_s, None);
+    }
+
+    #[test]
+    fn ops_split_over_threads() {
+        let s = raw(&[("ops", "10"), ("threads", "3")]).resolve().unwrap();
+        let per: Vec<u64> = (0..3).map(|t| s.ops_for_thread(t).unwrap()).collect();
+        assert_eq!(per, vec![4, 3, 3]);
+        assert_eq!(per.iter().sum::<u64>(), 10);
+    }
+}

@@ -1,0 +1,111 @@
+//! The offload options' values and the combinations they refuse (`--offload-path`, `--doorbell`,
+//! `--offload-attack`, and the SQPOLL options of the kernel path).
+
+use super::*;
+use crate::method::Exec;
+
+impl RawSpec {
+    pub(super) fn offload_opts(&self, method: MethodKind, threads: u64) -> Result<OffloadOpts> {
+        let path = self.word(
+            "offload-path",
+            OffloadPath::Kernel,
+            &[
+                ("kernel", OffloadPath::Kernel),
+                ("broker", OffloadPath::Broker),
+                ("native", OffloadPath::Native),
+            ],
+        )?;
+        let out_of_process = method.info().exec == Exec::OutOfProcess;
+        if out_of_process && path != OffloadPath::Kernel {
+            if let Some(o) = ["sq-idle-ms", "sq-cpu"].into_iter().find(|k| self.has(k)) {
+                return Err(Error::usage(
+                    format!("--{o}"),
+                    format!(
+                        "applies to --offload-path kernel (its SQPOLL thread), not {}",
+                        path.name()
+                    ),
+                ));
+            }
+        }
+        if self.has("doorbell") && path != OffloadPath::Broker {
+            return Err(Error::usage(
+                "--doorbell",
+                format!(
+                    "applies to --offload-path broker only, not {} (the kernel path's doorbell is SQPOLL's \
+                     NEED_WAKEUP; --sq-idle-ms sets how long its thread spins)",
+                    path.name()
+                ),
+            ));
+        }
+        let doorbell = self.word(
+            "doorbell",
+            Doorbell::SpinThenSleep,
+            &[
+                ("spin", Doorbell::Spin),
+                ("spin-then-sleep", Doorbell::SpinThenSleep),
+                ("eventfd", Doorbell::Eventfd),
+            ],
+        )?;
+        let attacks = self.attacks(path)?;
+        if out_of_process && threads != 1 {
+            return Err(Error::usage(
+                "--threads",
+                "an offload run has one client process; use --threads 1",
+            ));
+        }
+        Ok(OffloadOpts {
+            path,
+            doorbell,
+            attacks,
+        })
+    }
+
+    fn attacks(&self, path: OffloadPath) -> Result<Vec<Attack>> {
+        let Some(text) = self.text("offload-attack")? else {
+            return Ok(Vec::new());
+        };
+        let mut attacks = Vec::new();
+        for w in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            let a = Attack::ALL
+                .into_iter()
+                .find(|a| a.name() == w)
+                .ok_or_else(|| {
+                    let names: Vec<&str> = Attack::ALL.iter().map(|a| a.name()).collect();
+                    Error::usage(
+                        "--offload-attack",
+                        format!(
+                            "'{w}' is not accepted; expected a comma list of {}",
+                            names.join(", ")
+                        ),
+                    )
+                })?;
+            if a == Attack::Rewrite && path != OffloadPath::Broker {
+                return Err(Error::usage(
+                    "--offload-attack",
+                    "rewrite tests the broker's copy of each request: use it with --offload-path broker",
+                ));
+            }
+            if a.kills_client() && attacks.iter().any(|b: &Attack| b.kills_client()) {
+                return Err(Error::usage(
+                    "--offload-attack",
+                    "syscall and crash each end the client: give one of them",
+                ));
+            }
+            attacks.push(a);
+        }
+        if attacks.is_empty() {
+            return Err(Error::usage(
+                "--offload-attack",
+                "empty list; expected one or more attacks",
+            ));
+        }
+        if path == OffloadPath::Native && attacks.iter().any(|a| !a.kills_client()) {
+            return Err(Error::usage(
+                "--offload-attack",
+                "the native path has no sandbox to test (its client may do anything): use --offload-path kernel \
+                 or broker",
+            ));
+        }
+        Ok(attacks)
+    }
+}

@@ -1,0 +1,478 @@
+//! The one table of options. Each option is declared once here (key, kind of value, help, default, the
+//! methods it applies to); the TOML spec file, flag merging, the accepted-keys message, `--vary` in
+//! sweeps and suites, and the command line's arguments all come from [`OPTIONS`].
+//!
+//! A [`RawSpec`] is what a user wrote: key -> value, before anything is judged. The typed getters at the
+//! bottom turn one value into a number, size, duration or word, or a usage error naming the flag.
+
+use super::Val;
+use crate::error::{Error, Result};
+use crate::method::MethodKind;
+use crate::units::{parse_count, parse_duration, parse_size};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// What kind of value an option takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    /// A byte count: 4, 4k, 1MiB.
+    Size,
+    /// A whole number: 1000, 100k, 1M.
+    Count,
+    /// Seconds: 5, 2.5s, 500ms.
+    Duration,
+    /// One of a set of words.
+    Word(&'static [&'static str]),
+    /// A comma list of words from a set.
+    List(&'static [&'static str]),
+    /// Free text (a path).
+    Text,
+    /// On or off: a flag on the command line (`--direct`), `true`/`false` in a file. `off` names a flag
+    /// that sets it false (`--no-breakdown`).
+    Bool {
+        on: Option<&'static str>,
+        off: Option<&'static str>,
+    },
+}
+
+/// Where `--help` lists an option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    Workload,
+    Method,
+    Safety,
+}
+
+/// One option of a workload spec.
+#[derive(Debug)]
+pub struct Opt {
+    /// The TOML key; the flag is `--KEY`.
+    pub key: &'static str,
+    pub ty: Ty,
+    /// What the value is, in the help (`SIZE`, `N`).
+    pub value_name: &'static str,
+    pub help: &'static str,
+    /// What an unset option means, for the help.
+    pub default: Option<&'static str>,
+    /// The methods it applies to; empty: all.
+    pub methods: &'static [MethodKind],
+    pub group: Group,
+}
+
+impl Opt {
+    pub fn flag(&self) -> String {
+        format!("--{}", self.key)
+    }
+
+    /// Does the option apply to `m`?
+    pub fn applies_to(&self, m: MethodKind) -> bool {
+        self.methods.is_empty() || self.methods.contains(&m)
+    }
+
+    /// "io_uring, aio or offload".
+    pub fn method_list(&self) -> String {
+        let names: Vec<&str> = self.methods.iter().map(|m| m.name()).collect();
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => names.join(""),
+        }
+    }
+}
+
+use Group::{Method as M, Safety as S, Workload as W};
+use MethodKind as K;
+
+const URING: &[MethodKind] = &[K::IoUring];
+const QUEUED: &[MethodKind] = &[K::IoUring, K::Aio];
+const OFFLOAD: &[MethodKind] = &[K::Offload];
+const SQPOLL: &[MethodKind] = &[K::IoUring, K::Offload];
+const fn flag(on: &'static str) -> Ty {
+    Ty::Bool {
+        on: Some(on),
+        off: None,
+    }
+}
+
+/// Every option, in the order the help lists them.
+pub static OPTIONS: &[Opt] = &[
+    Opt { key: "target", ty: Ty::Text, value_name: "PATH", group: W, methods: &[], default: Some("/dev/null"),
+        help: "A regular file (created if missing), /dev/null (write sink), /dev/zero (read source), a block \
+               device, or pipe, socketpair, tcp (a stream per thread with iolab's peer at the far end)" },
+    Opt { key: "method", ty: Ty::Text, value_name: "METHOD", group: W, methods: &[], default: Some("psync"),
+        help: "How each op talks to the kernel (see the list below)" },
+    Opt { key: "op", ty: Ty::Word(&["write", "read"]), value_name: "OP", group: W, methods: &[],
+        default: Some("write"), help: "write or read" },
+    Opt { key: "pattern", ty: Ty::Word(&["seq", "rand"]), value_name: "PATTERN", group: W, methods: &[],
+        default: Some("seq"), help: "seq or rand (uniform over the thread's region, replayable)" },
+    Opt { key: "bs", ty: Ty::Size, value_name: "SIZE", group: W, methods: &[], default: Some("4k"),
+        help: "Bytes per op: 4, 512, 4k, 4KiB, 1m, 1MiB (powers of 1024)" },
+    Opt { key: "ops", ty: Ty::Count, value_name: "N", group: W, methods: &[],
+        default: Some("100000, capped at 10 s"),
+        help: "Total ops over all threads (1000, 1_000_000, 100k, 1M)" },
+    Opt { key: "size", ty: Ty::Size, value_name: "BYTES", group: W, methods: &[], default: None,
+        help: "Total bytes over all threads (a whole number of --bs blocks); instead of --ops" },
+    Opt { key: "duration", ty: Ty::Duration, value_name: "SECS", group: W, methods: &[], default: None,
+        help: "Time bound (5, 2.5s, 500ms, 1m); with --ops or --size, whichever comes first" },
+    Opt { key: "threads", ty: Ty::Count, value_name: "N", group: W, methods: &[], default: Some("1"),
+        help: "Threads, each with its own descriptor (and ring) and its own region of the target" },
+    Opt { key: "direct", ty: flag("direct"), value_name: "", group: W, methods: &[], default: None,
+        help: "O_DIRECT with aligned buffers (--bs and --offset must be multiples of the device's alignment)" },
+    Opt { key: "fsync", ty: Ty::Text, value_name: "WHEN", group: W, methods: &[], default: Some("none"),
+        help: "none | end | every:N (timed, not in per-op latency)" },
+    Opt { key: "file-size", ty: Ty::Size, value_name: "SIZE", group: W, methods: &[],
+        default: Some("ops x bs, or 64 MiB for --duration runs"),
+        help: "Size of a file iolab creates, shared by the threads' regions; writes wrap around it" },
+    Opt { key: "offset", ty: Ty::Size, value_name: "BYTES", group: W, methods: &[], default: Some("0"),
+        help: "Byte offset in the target where the first region starts" },
+    Opt { key: "seed", ty: Ty::Count, value_name: "N", group: W, methods: &[],
+        default: Some("a fresh one, recorded in the result"),
+        help: "Seed of the data pattern and random offsets" },
+    Opt { key: "iovecs", ty: Ty::Count, value_name: "N", group: M, methods: &[K::Vectored], default: Some("1"),
+        help: "iovecs per op (the block split evenly)" },
+    Opt { key: "qd", ty: Ty::Count, value_name: "N", group: M, methods: QUEUED, default: Some("1"),
+        help: "Requests in flight" },
+    Opt { key: "batch", ty: Ty::Count, value_name: "N", group: M, methods: &[K::IoUring, K::Aio, K::Offload],
+        default: Some("1"),
+        help: "Requests per io_uring_enter / io_submit (at most --qd); offload: requests per round trip" },
+    Opt { key: "msync", ty: Ty::Text, value_name: "WHEN", group: M, methods: &[K::Mmap], default: Some("none"),
+        help: "none | end | every:N msync(MS_SYNC) of the mapping" },
+    Opt { key: "stdio-buffer", ty: Ty::Size, value_name: "SIZE", group: M, methods: &[K::Stdio],
+        default: Some("4096"), help: "FILE buffer size given to setvbuf(_IOFBF)" },
+    Opt { key: "rw-flags", ty: Ty::List(&["nowait", "hipri", "dsync", "sync", "append"]), value_name: "LIST",
+        group: M, methods: &[K::Pv2], default: None,
+        help: "RWF_* flags of every call (comma list): nowait (4.14; an op that would block answers EAGAIN: \
+               counted, then finished with a plain call), hipri, dsync, sync, append" },
+    Opt { key: "sqpoll", ty: flag("sqpoll"), value_name: "", group: M, methods: URING, default: None,
+        help: "IORING_SETUP_SQPOLL (5.1+; unprivileged since 5.11): a kernel thread (iou-sqp) polls the \
+               submission queue; it burns a CPU while awake, reported separately" },
+    Opt { key: "sq-idle-ms", ty: Ty::Count, value_name: "MS", group: M, methods: SQPOLL, default: Some("1000"),
+        help: "With --sqpoll (or the offload kernel path): sq_thread_idle, ms before the SQPOLL thread sleeps" },
+    Opt { key: "sq-cpu", ty: Ty::Count, value_name: "CPU", group: M, methods: SQPOLL, default: None,
+        help: "With --sqpoll (or the offload kernel path): IORING_SETUP_SQ_AFF, the CPU of the SQPOLL thread" },
+    Opt { key: "iopoll", ty: flag("iopoll"), value_name: "", group: M, methods: URING, default: None,
+        help: "IORING_SETUP_IOPOLL (5.1+): busy-poll for completions; needs --direct and a device with poll \
+               queues (refused with the reason otherwise)" },
+    Opt { key: "fixed-files", ty: flag("fixed-files"), value_name: "", group: M, methods: URING, default: None,
+        help: "IORING_REGISTER_FILES (5.1+): the target fd registered, IOSQE_FIXED_FILE" },
+    Opt { key: "fixed-bufs", ty: flag("fixed-bufs"), value_name: "", group: M, methods: URING, default: None,
+        help: "IORING_REGISTER_BUFFERS (5.1+): op buffers registered, READ_FIXED/WRITE_FIXED; counts against \
+               RLIMIT_MEMLOCK unless root" },
+    Opt { key: "coop-taskrun", ty: flag("coop-taskrun"), value_name: "", group: M, methods: URING,
+        default: None, help: "IORING_SETUP_COOP_TASKRUN (5.19+)" },
+    Opt { key: "single-issuer", ty: flag("single-issuer"), value_name: "", group: M, methods: URING,
+        default: None, help: "IORING_SETUP_SINGLE_ISSUER (6.0+)" },
+    Opt { key: "defer-taskrun", ty: flag("defer-taskrun"), value_name: "", group: M, methods: URING,
+        default: None,
+        help: "IORING_SETUP_DEFER_TASKRUN (6.1+, needs --single-issuer): completions run only when the \
+               submitter waits" },
+    Opt { key: "registered-ring", ty: flag("registered-ring"), value_name: "", group: M, methods: URING,
+        default: None, help: "IORING_REGISTER_RING_FDS (5.18+): io_uring_enter by registered index" },
+    Opt { key: "vectored", ty: Ty::Bool { on: Some("vectored"), off: Some("nonvectored") }, value_name: "",
+        group: M, methods: URING, default: None,
+        help: "IORING_OP_READV/WRITEV with one iovec instead of READ/WRITE (--nonvectored: READ/WRITE, the \
+               default)" },
+    Opt { key: "nop-requests", ty: flag("nop-requests"), value_name: "", group: M, methods: SQPOLL,
+        default: None,
+        help: "Submit IORING_OP_NOP instead of I/O (the ring's own cost; the target is not touched)" },
+    Opt { key: "ring", ty: Ty::Word(&["per-thread", "shared", "shared-submitter", "producer-consumer"]),
+        value_name: "DESIGN", group: M, methods: URING, default: Some("per-thread"),
+        help: "per-thread (a ring per thread) | shared (one ring, a mutex around submit/reap/wait, as the seed \
+               course report) | shared-submitter (one ring fed by a submitter thread through lock-free \
+               per-thread queues) | producer-consumer (a ring per thread, a consumer thread reaps, as the seed \
+               Pi thesis)" },
+    Opt { key: "offload-path", ty: Ty::Word(&["kernel", "broker", "native"]), value_name: "PATH", group: M,
+        methods: OFFLOAD, default: Some("kernel"),
+        help: "kernel (an io_uring in the shared memfd, SQPOLL, registered file and buffer, restrictions) | \
+               broker (iolab's request ring, a broker thread that copies, checks and runs each request) | \
+               native (the same requests from an unsandboxed client with io_uring_enter)" },
+    Opt { key: "doorbell", ty: Ty::Word(&["spin", "spin-then-sleep", "eventfd"]), value_name: "MODE", group: M,
+        methods: OFFLOAD, default: Some("spin-then-sleep"),
+        help: "With --offload-path broker: spin | spin-then-sleep (spin 50 us, then sleep on an eventfd the \
+               client rings) | eventfd (sleep whenever idle; the client rings every batch)" },
+    Opt { key: "offload-attack",
+        ty: Ty::List(&["opcode", "raw-fd", "slot", "buf-addr", "buf-len", "rewrite", "syscall", "crash"]),
+        value_name: "LIST", group: M, methods: OFFLOAD, default: None,
+        help: "Test the sandbox: the client also makes these forbidden requests (comma list): opcode, raw-fd, \
+               slot, buf-addr, buf-len, rewrite (broker), syscall, crash. Each must be refused with an error \
+               completion, and iolab's canary page and unrelated file must stay unchanged (exit 1 otherwise); \
+               syscall and crash end the client mid-run (exit 1, reported)" },
+    Opt { key: "verify", ty: flag("verify"), value_name: "", group: S, methods: &[], default: None,
+        help: "After a write run, read the target back and check every written block; exit 1 on a mismatch" },
+    Opt { key: "overwrite", ty: flag("overwrite"), value_name: "", group: S, methods: &[], default: None,
+        help: "Allow writing into an existing regular file iolab did not create" },
+    Opt { key: "keep", ty: flag("keep"), value_name: "", group: S, methods: &[], default: None,
+        help: "Keep the file iolab created (it is removed at exit otherwise, also on Ctrl-C)" },
+    Opt { key: "allow-device-writes", ty: flag("allow-device-writes"), value_name: "", group: S, methods: &[],
+        default: None,
+        help: "Allow writing to a block device (always refused while it or a partition is mounted)" },
+    Opt { key: "count", ty: Ty::Word(&["none", "separate", "inline"]), value_name: "MODE", group: S,
+        methods: &[], default: Some("separate"),
+        help: "Kernel tracepoints (syscalls made, io_uring requests and punts, per-syscall breakdown): separate \
+               = a second, untimed pass of the same workload; inline = during the timed pass (each syscall \
+               ~30% dearer); none. Software counters (context switches, faults) are always on" },
+    Opt { key: "breakdown", ty: Ty::Bool { on: None, off: Some("no-breakdown") }, value_name: "", group: S,
+        methods: &[], default: None,
+        help: "Count only totals in the counting pass, no per-syscall breakdown (faster: releasing each traced \
+               syscall's tracepoint waits for an RCU grace period)" },
+];
+
+/// The option with this key.
+pub fn option(key: &str) -> Option<&'static Opt> {
+    OPTIONS.iter().find(|o| o.key == key)
+}
+
+/// "target, method, op, ...": every accepted key, for messages.
+pub fn keys() -> String {
+    let v: Vec<&str> = OPTIONS.iter().map(|o| o.key).collect();
+    v.join(", ")
+}
+
+/// What a user wrote: option key -> value, from a TOML file, flags, `--vary` points or code.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RawSpec {
+    vals: BTreeMap<&'static str, Val>,
+}
+
+impl RawSpec {
+    pub fn new() -> RawSpec {
+        RawSpec::default()
+    }
+
+    /// Sets `key`; an unknown key is bad input naming `flag` and the accepted keys.
+    pub fn set(&mut self, key: &str, v: impl Into<Val>) -> std::result::Result<(), String> {
+        let o = option(key)
+            .ok_or_else(|| format!("unknown key '{key}' (accepted keys: {})", keys()))?;
+        self.vals.insert(o.key, v.into());
+        Ok(())
+    }
+
+    /// Sets `key` in code that names it literally (a key not in [`OPTIONS`] is a bug: it panics).
+    pub fn with(mut self, key: &str, v: impl Into<Val>) -> RawSpec {
+        if let Err(e) = self.set(key, v) {
+            panic!("internal: {e}");
+        }
+        self
+    }
+
+    /// The value given for `key`, if any.
+    pub fn get(&self, key: &str) -> Option<&Val> {
+        self.vals.get(key)
+    }
+
+    /// Was `key` given?
+    pub fn has(&self, key: &str) -> bool {
+        self.vals.contains_key(key)
+    }
+
+    /// The keys given, in table order.
+    pub fn given(&self) -> impl Iterator<Item = &'static Opt> + '_ {
+        OPTIONS.iter().filter(|o| self.vals.contains_key(o.key))
+    }
+
+    /// Keys set in `over` replace those here (flags override the file).
+    pub fn merge(mut self, over: RawSpec) -> RawSpec {
+        self.vals.extend(over.vals);
+        self
+    }
+
+    /// Reads a TOML spec file; unknown keys and bad syntax are usage errors naming `--spec`.
+    pub fn from_toml_file(path: &Path) -> Result<RawSpec> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::usage("--spec", format!("cannot read {}: {e}", path.display())))?;
+        Self::from_toml_str(&text)
+            .map_err(|msg| Error::usage("--spec", format!("{}: {msg}", path.display())))
+    }
+
+    /// Parses TOML text; the error is one line.
+    pub fn from_toml_str(text: &str) -> std::result::Result<RawSpec, String> {
+        let table: toml::Table = toml::from_str(text).map_err(|e| {
+            let msg = e.message().replace('\n', " ");
+            format!("{msg} (a spec is TOML with keys: {})", keys())
+        })?;
+        Self::from_toml_table(table)
+    }
+
+    /// The keys of a parsed TOML table (a suite step's spec).
+    pub fn from_toml_table(table: toml::Table) -> std::result::Result<RawSpec, String> {
+        let mut raw = RawSpec::new();
+        for (k, v) in table {
+            let val = match v {
+                toml::Value::Boolean(b) => Val::Bool(b),
+                toml::Value::Integer(i) => Val::Int(i),
+                toml::Value::Float(f) => Val::Float(f),
+                toml::Value::String(s) => Val::Str(s),
+                other => return Err(format!(
+                    "key '{k}': '{other}' is not accepted; expected a string, number or true/false"
+                )),
+            };
+            raw.set(&k, val)?;
+        }
+        Ok(raw)
+    }
+
+    /// `key` as on/off (unset: false).
+    pub fn bool(&self, key: &str) -> Result<bool> {
+        let flag = format!("--{key}");
+        match self.get(key) {
+            None => Ok(false),
+            Some(Val::Bool(b)) => Ok(*b),
+            Some(Val::Str(s)) if s == "true" => Ok(true),
+            Some(Val::Str(s)) if s == "false" => Ok(false),
+            Some(o) => Err(Error::usage(
+                flag,
+                format!("'{}' is not accepted; expected true or false", o.text()),
+            )),
+        }
+    }
+
+    /// `key` as a byte count, if given.
+    pub fn size(&self, key: &str) -> Result<Option<u64>> {
+        let Some(v) = self.get(key) else {
+            return Ok(None);
+        };
+        let flag = format!("--{key}");
+        match v {
+            Val::Int(i) if *i >= 0 => Ok(Some(*i as u64)),
+            Val::Str(s) => parse_size(s).map(Some).map_err(|m| Error::usage(flag, m)),
+            o => Err(Error::usage(
+                flag,
+                format!(
+                    "'{}' is not a size; expected a byte count such as 4, 4k or 1MiB",
+                    o.text()
+                ),
+            )),
+        }
+    }
+
+    /// `key` as a whole number, if given.
+    pub fn count(&self, key: &str) -> Result<Option<u64>> {
+        let Some(v) = self.get(key) else {
+            return Ok(None);
+        };
+        let flag = format!("--{key}");
+        match v {
+            Val::Int(i) if *i >= 0 => Ok(Some(*i as u64)),
+            Val::Str(s) => parse_count(s).map(Some).map_err(|m| Error::usage(flag, m)),
+            o => Err(Error::usage(
+                flag,
+                format!("'{}' is not a count; expected a whole number", o.text()),
+            )),
+        }
+    }
+
+    /// `key` as seconds, if given.
+    pub fn duration(&self, key: &str) -> Result<Option<f64>> {
+        let Some(v) = self.get(key) else {
+            return Ok(None);
+        };
+        let d = match v {
+            Val::Int(i) => *i as f64,
+            Val::Float(f) => *f,
+            Val::Str(s) => parse_duration(s).map_err(|m| Error::usage(format!("--{key}"), m))?,
+            Val::Bool(_) => f64::NAN,
+        };
+        Ok(Some(d))
+    }
+
+    /// `key` as text, if given.
+    pub fn text(&self, key: &str) -> Result<Option<String>> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Val::Str(s)) => Ok(Some(s.clone())),
+            Some(o) => Err(Error::usage(
+                format!("--{key}"),
+                format!("'{}' is not accepted here; expected text", o.text()),
+            )),
+        }
+    }
+
+    /// `key` as one of `words` (given with their values), or `default` when unset.
+    pub fn word<T: Copy>(&self, key: &str, default: T, words: &[(&str, T)]) -> Result<T> {
+        let Some(w) = self.text(key)? else {
+            return Ok(default);
+        };
+        words
+            .iter()
+            .find(|(n, _)| *n == w)
+            .map(|(_, t)| *t)
+            .ok_or_else(|| {
+                let names: Vec<&str> = words.iter().map(|(n, _)| *n).collect();
+                let list = match names.split_last() {
+                    Some((last, rest)) if !rest.is_empty() => {
+                        format!("{} or {last}", rest.join(", "))
+                    }
+                    _ => names.join(""),
+                };
+                Error::usage(
+                    format!("--{key}"),
+                    format!("'{w}' is not accepted; expected {list}"),
+                )
+            })
+    }
+
+    /// A count of at least 1 (`what` says what is expected), or `default` when unset.
+    pub fn count_or(&self, key: &str, default: u64, what: &str) -> Result<u64> {
+        match self.count(key)? {
+            None => Ok(default),
+            Some(n) => nonzero(key, n, what),
+        }
+    }
+
+    /// A size of at least 1 byte, or `default` when unset.
+    pub fn size_or(&self, key: &str, default: u64, what: &str) -> Result<u64> {
+        match self.size(key)? {
+            None => Ok(default),
+            Some(n) => nonzero(key, n, what),
+        }
+    }
+}
+
+/// `n`, or a usage error for 0 saying `what` is expected.
+pub fn nonzero(key: &str, n: u64, what: &str) -> Result<u64> {
+    if n == 0 {
+        Err(Error::usage(
+            format!("--{key}"),
+            format!("0 is not accepted; {what}"),
+        ))
+    } else {
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_is_declared_once_and_methods_exist() {
+        let mut keys: Vec<&str> = OPTIONS.iter().map(|o| o.key).collect();
+        keys.sort_unstable();
+        let n = keys.len();
+        keys.dedup();
+        assert_eq!(keys.len(), n, "a key is declared twice");
+        for o in OPTIONS {
+            for m in o.methods {
+                assert_eq!(MethodKind::parse(m.name()), Some(*m));
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_keys_name_the_accepted_ones() {
+        let e = RawSpec::new().set("blocksize", "4k").unwrap_err();
+        assert!(
+            e.starts_with("unknown key 'blocksize' (accepted keys: target, method"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn method_lists_read_as_words() {
+        assert_eq!(
+            option("batch").unwrap().method_list(),
+            "io_uring, aio or offload"
+        );
+        assert_eq!(option("qd").unwrap().method_list(), "io_uring or aio");
+        assert_eq!(option("iovecs").unwrap().method_list(), "vectored");
+    }
+}

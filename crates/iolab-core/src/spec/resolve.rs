@@ -1,0 +1,348 @@
+//! [`RawSpec::resolve`]: every check that can be made without touching the target, split by concern:
+//! the amounts, the method and which options apply to it, its options' values (queues, ring, offload,
+//! RWF flags), and the combinations the method's registry entry refuses.
+
+use super::*;
+use crate::method::{Exec, MethodInfo};
+use options::nonzero;
+
+fn fresh_seed() -> u64 {
+    let t = crate::sys::monotonic_ns();
+    let p = std::process::id() as u64;
+    crate::pattern::mix64(t ^ (p << 32) ^ 0x1017_ab00)
+}
+
+/// How much work: ops (or bytes) and a time bound.
+struct Amounts {
+    ops: Option<u64>,
+    duration_s: Option<f64>,
+}
+
+/// The queue of an asynchronous method (or an offload client's batch).
+struct Queue {
+    qd: u32,
+    batch: u32,
+}
+
+impl RawSpec {
+    /// Validates everything that can be judged without touching the target.
+    pub fn resolve(&self) -> Result<Spec> {
+        let method = self.method()?;
+        let target = self.target()?;
+        let op = self.word(
+            "op",
+            OpKind::Write,
+            &[("write", OpKind::Write), ("read", OpKind::Read)],
+        )?;
+        let pattern = self.word(
+            "pattern",
+            Pattern::Seq,
+            &[("seq", Pattern::Seq), ("rand", Pattern::Rand)],
+        )?;
+        let bs = self.size_or("bs", 4096, "the block size must be at least 1 byte")?;
+        if bs > 1 << 30 {
+            return Err(Error::usage(
+                "--bs",
+                "at most 1 GiB per operation is accepted",
+            ));
+        }
+        let threads = self.count_or("threads", 1, "expected 1 or more threads")?;
+        if threads > 1024 {
+            return Err(Error::usage(
+                "--threads",
+                "at most 1024 threads are accepted",
+            ));
+        }
+        let amounts = self.amounts(bs, threads)?;
+        let direct = self.bool("direct")?;
+        let fsync = self.when("fsync")?;
+        let msync = self.when("msync")?;
+        self.check_applies(method)?;
+        let queue = self.queue(method.info())?;
+        let iovecs = self.iovecs(bs)?;
+        let stdio_buffer = self.size_or(
+            "stdio-buffer",
+            DEFAULT_STDIO_BUFFER,
+            "expected a buffer of 1 byte or more",
+        )?;
+        let file_size = match self.size("file-size")? {
+            None => None,
+            Some(n) => Some(nonzero("file-size", n, "expected 1 byte or more")?),
+        };
+        let verify = self.bool("verify")?;
+        let offload = self.offload_opts(method, threads)?;
+        let ring = self.ring_opts(method, direct, verify, threads)?;
+        let spec = Spec {
+            target,
+            method,
+            op,
+            pattern,
+            bs,
+            ops: amounts.ops,
+            duration_s: amounts.duration_s,
+            threads: threads as u32,
+            direct,
+            fsync,
+            msync,
+            iovecs: iovecs as u32,
+            qd: queue.qd,
+            batch: queue.batch,
+            stdio_buffer,
+            file_size,
+            offset: self.size("offset")?.unwrap_or(0),
+            seed: match self.count("seed")? {
+                None => fresh_seed(),
+                Some(s) => s,
+            },
+            verify,
+            overwrite: self.bool("overwrite")?,
+            keep: self.bool("keep")?,
+            allow_device_writes: self.bool("allow-device-writes")?,
+            count: self.count_mode()?,
+            ring,
+            breakdown: !self.has("breakdown") || self.bool("breakdown")?,
+            offload,
+            rw_flags: self.rw_flags(op, verify)?,
+        };
+        check_method_combinations(&spec)?;
+        Ok(spec)
+    }
+
+    fn method(&self) -> Result<MethodKind> {
+        match self.text("method")? {
+            None => Ok(MethodKind::Psync),
+            Some(s) => MethodKind::parse(&s).ok_or_else(|| {
+                Error::usage(
+                    "--method",
+                    format!("unknown method '{s}'; accepted: {}", MethodKind::names()),
+                )
+            }),
+        }
+    }
+
+    fn target(&self) -> Result<PathBuf> {
+        match self.text("target")? {
+            None => Ok(PathBuf::from("/dev/null")),
+            Some(s) if s.is_empty() => Err(Error::usage(
+                "--target",
+                "empty path; expected a file, /dev/null, /dev/zero or a block device",
+            )),
+            Some(s) => Ok(PathBuf::from(s)),
+        }
+    }
+
+    /// --ops, --size and --duration; neither amount given: the defaults, whichever comes first.
+    fn amounts(&self, bs: u64, threads: u64) -> Result<Amounts> {
+        let mut ops = match self.count("ops")? {
+            None => None,
+            Some(n) => Some(nonzero("ops", n, "expected 1 or more operations")?),
+        };
+        if let Some(size) = self.size("size")? {
+            if ops.is_some() {
+                return Err(Error::usage(
+                    "--size",
+                    "--ops and --size both set the amount; give one of them",
+                ));
+            }
+            let size = nonzero("size", size, "expected at least one block")?;
+            if !size.is_multiple_of(bs) {
+                return Err(Error::usage(
+                    "--size",
+                    format!("{size} bytes is not a whole number of --bs {bs} blocks"),
+                ));
+            }
+            ops = Some(size / bs);
+        }
+        let duration_s = match self.duration("duration")? {
+            Some(d) if d.is_nan() || d <= 0.0 => {
+                let v = self.get("duration").map(Val::text).unwrap_or_default();
+                return Err(Error::usage(
+                    "--duration",
+                    format!("'{v}' is not accepted; expected a positive number of seconds"),
+                ));
+            }
+            d => d,
+        };
+        let (ops, duration_s) = match (ops, duration_s) {
+            (None, None) => (Some(DEFAULT_OPS), Some(DEFAULT_DURATION_S)),
+            o => o,
+        };
+        if let Some(n) = ops.filter(|&n| n < threads) {
+            return Err(Error::usage(
+                "--ops",
+                format!("{n} operations cannot be shared by {threads} threads; give at least one per thread"),
+            ));
+        }
+        Ok(Amounts { ops, duration_s })
+    }
+
+    /// --fsync / --msync.
+    fn when(&self, key: &str) -> Result<SyncEvery> {
+        match self.text(key)? {
+            None => Ok(SyncEvery::None),
+            Some(w) => SyncEvery::parse(&format!("--{key}"), &w),
+        }
+    }
+
+    fn count_mode(&self) -> Result<CountMode> {
+        self.word(
+            "count",
+            CountMode::Separate,
+            &[
+                ("none", CountMode::None),
+                ("separate", CountMode::Separate),
+                ("inline", CountMode::Inline),
+            ],
+        )
+    }
+
+    /// Every option given must apply to the method (the table's `methods`); the offload client's queue is
+    /// its batch, said first because --qd is what a user would try.
+    fn check_applies(&self, method: MethodKind) -> Result<()> {
+        if method.info().exec == Exec::OutOfProcess && self.has("qd") {
+            return Err(Error::usage(
+                "--qd",
+                "an offload client keeps one batch in flight (it waits for every request of a batch before the \
+                 next): use --batch",
+            ));
+        }
+        match self.given().find(|o| !o.applies_to(method)) {
+            Some(o) => Err(Error::usage(
+                o.flag(),
+                format!(
+                    "applies to --method {} only, not {}",
+                    o.method_list(),
+                    method.name()
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn iovecs(&self, bs: u64) -> Result<u64> {
+        let iovecs = self.count_or("iovecs", 1, "expected 1 or more iovecs")?;
+        if iovecs > 1024 {
+            return Err(Error::usage(
+                "--iovecs",
+                "at most 1024 (IOV_MAX) iovecs are accepted",
+            ));
+        }
+        if iovecs > bs {
+            return Err(Error::usage(
+                "--iovecs",
+                format!("{iovecs} iovecs cannot split a {bs}-byte block; use at most --bs iovecs"),
+            ));
+        }
+        Ok(iovecs)
+    }
+
+    /// --qd and --batch; an out-of-process client keeps exactly one batch in flight.
+    fn queue(&self, info: &MethodInfo) -> Result<Queue> {
+        let mut qd = self.count_or("qd", 1, "expected a queue depth of 1 or more")?;
+        if qd > 4096 {
+            return Err(Error::usage(
+                "--qd",
+                "at most 4096 requests in flight are accepted",
+            ));
+        }
+        let batch = self.count_or("batch", 1, "expected a batch of 1 or more")?;
+        if info.exec == Exec::OutOfProcess {
+            if batch > 4096 {
+                return Err(Error::usage(
+                    "--batch",
+                    "at most 4096 requests per batch are accepted",
+                ));
+            }
+            qd = batch;
+        }
+        if batch > qd {
+            return Err(Error::usage(
+                "--batch",
+                format!(
+                    "a batch of {batch} cannot be in flight with --qd {qd}; use --batch <= --qd"
+                ),
+            ));
+        }
+        Ok(Queue {
+            qd: qd as u32,
+            batch: batch as u32,
+        })
+    }
+
+    /// --rw-flags as RWF_* bits.
+    fn rw_flags(&self, op: OpKind, verify: bool) -> Result<u32> {
+        let Some(list) = self.text("rw-flags")? else {
+            return Ok(0);
+        };
+        let mut bits = 0u32;
+        for w in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            bits |= match w {
+                "nowait" => libc::RWF_NOWAIT,
+                "hipri" => libc::RWF_HIPRI,
+                "dsync" => libc::RWF_DSYNC,
+                "sync" => libc::RWF_SYNC,
+                "append" => libc::RWF_APPEND,
+                _ => {
+                    return Err(Error::usage(
+                        "--rw-flags",
+                        format!("'{w}' is not accepted; expected a comma list of nowait, hipri, dsync, sync, append"),
+                    ))
+                }
+            } as u32;
+        }
+        let append = bits & libc::RWF_APPEND as u32 != 0;
+        if append && (op == OpKind::Read || verify) {
+            return Err(Error::usage(
+                "--rw-flags",
+                "append writes at the end of the file, not at the op's offset: it cannot read, and --verify \
+                 cannot find its blocks",
+            ));
+        }
+        Ok(bits)
+    }
+}
+
+/// What the method's registry entry refuses: O_DIRECT, reads, data checks on a method that moves none.
+fn check_method_combinations(s: &Spec) -> Result<()> {
+    let m = s.method.info();
+    if let (true, Some(why)) = (s.direct, m.no_direct) {
+        return Err(Error::usage(
+            "--direct",
+            if m.kernel_copy {
+                format!("not supported with --method {} here; {why}", m.name)
+            } else {
+                format!(
+                    "not possible with --method {}: {why}; use sync, psync, vectored or io_uring",
+                    m.name
+                )
+            },
+        ));
+    }
+    if m.no_data {
+        if s.verify {
+            return Err(Error::usage(
+                "--verify",
+                format!(
+                    "--method {} moves no data, so there is nothing to verify",
+                    m.name
+                ),
+            ));
+        }
+        if !s.fsync.is_none() {
+            return Err(Error::usage(
+                "--fsync",
+                format!("--method {} makes no kernel call at all", m.name),
+            ));
+        }
+    }
+    if let (OpKind::Read, Some(why)) = (s.op, m.no_read) {
+        return Err(Error::usage("--op", format!("--method {} {why}", m.name)));
+    }
+    if s.verify && s.op == OpKind::Read && !m.verifies_reads {
+        return Err(Error::usage(
+            "--verify",
+            "checks what a write run wrote; use it with --op write (--method offload also checks reads)",
+        ));
+    }
+    Ok(())
+}

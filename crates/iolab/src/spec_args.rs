@@ -1,0 +1,119 @@
+//! The workload flags of `run` and `sweep`, made from the option table (`iolab_core::spec::OPTIONS`):
+//! each option becomes one `--KEY` argument with its help, default and heading, and the parsed
+//! arguments become a `RawSpec` (merged over a `--spec` file by the caller).
+
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
+use iolab_core::method::METHODS;
+use iolab_core::spec::options::{Group, Opt, Ty};
+use iolab_core::spec::{RawSpec, OPTIONS};
+
+/// The workload options given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct SpecArgs(pub RawSpec);
+
+fn heading(g: Group) -> Option<&'static str> {
+    match g {
+        Group::Workload => None,
+        Group::Method => Some("Method options"),
+        Group::Safety => Some("Checking, safety and counting"),
+    }
+}
+
+/// The help of one option: its own text, the methods it applies to, its default.
+fn help(o: &Opt) -> String {
+    let mut h = String::new();
+    if !o.methods.is_empty() {
+        h.push_str(&format!("{}: ", o.method_list()));
+    }
+    h.push_str(o.help);
+    if o.key == "method" {
+        for m in METHODS {
+            h.push_str(&format!("\n  {}: {}", m.name, m.help));
+        }
+        h.push('\n');
+    } else {
+        h.push('.');
+    }
+    if let Some(d) = o.default {
+        h.push_str(&format!(" [default: {d}]"));
+    }
+    h
+}
+
+fn flag_arg(id: &'static str, o: &Opt, text: String) -> Arg {
+    Arg::new(id)
+        .long(id)
+        .action(ArgAction::SetTrue)
+        .help(text)
+        .help_heading(heading(o.group))
+}
+
+impl Args for SpecArgs {
+    fn augment_args(mut cmd: Command) -> Command {
+        for o in OPTIONS {
+            let text = help(o);
+            cmd = match o.ty {
+                Ty::Bool { on, off } => {
+                    if let Some(f) = on {
+                        cmd = cmd.arg(flag_arg(f, o, text.clone()));
+                    }
+                    match (on, off) {
+                        (Some(t), Some(f)) => cmd.arg(
+                            flag_arg(f, o, format!("The opposite of --{t} (the default)."))
+                                .conflicts_with(t),
+                        ),
+                        (None, Some(f)) => cmd.arg(flag_arg(f, o, text)),
+                        _ => cmd,
+                    }
+                }
+                _ => cmd.arg(
+                    Arg::new(o.key)
+                        .long(o.key)
+                        .value_name(o.value_name)
+                        .action(ArgAction::Set)
+                        .allow_hyphen_values(false)
+                        .help(text)
+                        .help_heading(heading(o.group)),
+                ),
+            };
+        }
+        cmd
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl FromArgMatches for SpecArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut raw = RawSpec::new();
+        let set = |raw: &mut RawSpec, key: &str, v: iolab_core::spec::Val| {
+            raw.set(key, v)
+                .map_err(|e| clap::Error::raw(clap::error::ErrorKind::UnknownArgument, e))
+        };
+        for o in OPTIONS {
+            match o.ty {
+                Ty::Bool { on, off } => {
+                    if on.is_some_and(|f| m.get_flag(f)) {
+                        set(&mut raw, o.key, true.into())?;
+                    }
+                    if off.is_some_and(|f| m.get_flag(f)) {
+                        set(&mut raw, o.key, false.into())?;
+                    }
+                }
+                _ => {
+                    if let Some(v) = m.get_one::<String>(o.key) {
+                        set(&mut raw, o.key, v.clone().into())?;
+                    }
+                }
+            }
+        }
+        Ok(SpecArgs(raw))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = SpecArgs::from_arg_matches(m)?;
+        Ok(())
+    }
+}
