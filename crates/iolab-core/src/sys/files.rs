@@ -1,0 +1,309 @@
+//! Files and block devices: open, read/write at the position or an offset (plain and vectored), seek,
+//! fsync, truncate, stat/statx/statfs, the block-device ioctls, removal, and the kernel-side copies between
+//! descriptors (copy_file_range, sendfile, splice).
+
+use std::ffi::CString;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use super::errno::{result, SysErr, SysResult};
+
+/// Converts a path to a C string; a path with an interior NUL cannot name a file.
+pub fn cpath(path: &Path) -> SysResult<CString> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| SysErr::new("open", libc::EINVAL))
+}
+
+/// open(2). Returns an owned descriptor.
+pub fn open(path: &Path, flags: libc::c_int, mode: libc::mode_t) -> SysResult<OwnedFd> {
+    let c = cpath(path)?;
+    // SAFETY: `c` is a valid NUL-terminated string that outlives the call; open has no other preconditions.
+    let fd = result("open", unsafe {
+        libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, mode as libc::c_uint)
+    })?;
+    // SAFETY: the kernel just returned `fd` as a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// write(2) at the file position.
+#[inline]
+pub fn write(fd: RawFd, buf: &[u8]) -> SysResult<usize> {
+    // SAFETY: `buf` is a valid readable slice of `buf.len()` bytes for the duration of the call.
+    result("write", unsafe {
+        libc::write(fd, buf.as_ptr().cast(), buf.len())
+    })
+    .map(|n| n as usize)
+}
+
+/// read(2) at the file position.
+#[inline]
+pub fn read(fd: RawFd, buf: &mut [u8]) -> SysResult<usize> {
+    // SAFETY: `buf` is a valid writable slice of `buf.len()` bytes for the duration of the call.
+    result("read", unsafe {
+        libc::read(fd, buf.as_mut_ptr().cast(), buf.len())
+    })
+    .map(|n| n as usize)
+}
+
+/// pwrite(2).
+#[inline]
+pub fn pwrite(fd: RawFd, buf: &[u8], off: u64) -> SysResult<usize> {
+    // SAFETY: `buf` is a valid readable slice for the duration of the call.
+    result("pwrite", unsafe {
+        libc::pwrite(fd, buf.as_ptr().cast(), buf.len(), off as libc::off_t)
+    })
+    .map(|n| n as usize)
+}
+
+/// pread(2).
+#[inline]
+pub fn pread(fd: RawFd, buf: &mut [u8], off: u64) -> SysResult<usize> {
+    // SAFETY: `buf` is a valid writable slice for the duration of the call.
+    result("pread", unsafe {
+        libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), off as libc::off_t)
+    })
+    .map(|n| n as usize)
+}
+
+/// pwritev(2).
+///
+/// # Safety
+/// Every `iovec` in `iov` must describe memory that is readable for its whole length during the call.
+#[inline]
+pub unsafe fn pwritev(fd: RawFd, iov: &[libc::iovec], off: u64) -> SysResult<usize> {
+    // SAFETY: the caller guarantees each iovec is readable; the array itself is a valid slice.
+    result("pwritev", unsafe {
+        libc::pwritev(
+            fd,
+            iov.as_ptr(),
+            iov.len() as libc::c_int,
+            off as libc::off_t,
+        )
+    })
+    .map(|n| n as usize)
+}
+
+/// preadv(2).
+///
+/// # Safety
+/// Every `iovec` in `iov` must describe memory that is writable for its whole length during the call.
+#[inline]
+pub unsafe fn preadv(fd: RawFd, iov: &[libc::iovec], off: u64) -> SysResult<usize> {
+    // SAFETY: the caller guarantees each iovec is writable; the array itself is a valid slice.
+    result("preadv", unsafe {
+        libc::preadv(
+            fd,
+            iov.as_ptr(),
+            iov.len() as libc::c_int,
+            off as libc::off_t,
+        )
+    })
+    .map(|n| n as usize)
+}
+
+/// pwritev2(2) (Linux 4.6) with RWF_* `flags`.
+///
+/// # Safety
+/// Every `iovec` in `iov` must describe memory that is readable for its whole length during the call.
+#[inline]
+pub unsafe fn pwritev2(fd: RawFd, iov: &[libc::iovec], off: u64, flags: i32) -> SysResult<usize> {
+    // SAFETY: the caller guarantees each iovec is readable; the array itself is a valid slice.
+    result("pwritev2", unsafe {
+        libc::pwritev2(fd, iov.as_ptr(), iov.len() as libc::c_int, off as libc::off_t, flags)
+    })
+    .map(|n| n as usize)
+}
+
+/// preadv2(2) (Linux 4.6) with RWF_* `flags`.
+///
+/// # Safety
+/// Every `iovec` in `iov` must describe memory that is writable for its whole length during the call.
+#[inline]
+pub unsafe fn preadv2(fd: RawFd, iov: &[libc::iovec], off: u64, flags: i32) -> SysResult<usize> {
+    // SAFETY: the caller guarantees each iovec is writable; the array itself is a valid slice.
+    result("preadv2", unsafe {
+        libc::preadv2(fd, iov.as_ptr(), iov.len() as libc::c_int, off as libc::off_t, flags)
+    })
+    .map(|n| n as usize)
+}
+
+/// lseek(2) with SEEK_SET.
+pub fn lseek_set(fd: RawFd, off: u64) -> SysResult<u64> {
+    // SAFETY: lseek only reads its integer arguments.
+    result("lseek", unsafe {
+        libc::lseek(fd, off as libc::off_t, libc::SEEK_SET)
+    })
+    .map(|r| r as u64)
+}
+
+/// fsync(2).
+pub fn fsync(fd: RawFd) -> SysResult<()> {
+    // SAFETY: fsync only reads its integer argument.
+    result("fsync", unsafe { libc::fsync(fd) }).map(|_| ())
+}
+
+/// ftruncate(2).
+pub fn ftruncate(fd: RawFd, len: u64) -> SysResult<()> {
+    // SAFETY: ftruncate only reads its integer arguments.
+    result("ftruncate", unsafe {
+        libc::ftruncate(fd, len as libc::off_t)
+    })
+    .map(|_| ())
+}
+
+/// stat(2) following symlinks.
+pub fn stat(path: &Path) -> SysResult<libc::stat> {
+    let c = cpath(path)?;
+    // SAFETY: an all-zero `stat` is a valid value of this plain C struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is NUL-terminated and `st` is a valid out-pointer for one `struct stat`.
+    result("stat", unsafe { libc::stat(c.as_ptr(), &mut st) })?;
+    Ok(st)
+}
+
+/// fstat(2).
+pub fn fstat(fd: RawFd) -> SysResult<libc::stat> {
+    // SAFETY: an all-zero `stat` is a valid value of this plain C struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is a valid out-pointer for one `struct stat`.
+    result("fstat", unsafe { libc::fstat(fd, &mut st) })?;
+    Ok(st)
+}
+
+/// O_DIRECT alignment of an open file from statx(STATX_DIOALIGN) (Linux 6.1+): (memory, offset) in bytes.
+/// `Ok(None)` when the kernel or filesystem does not report it.
+pub fn statx_dio_align(fd: RawFd) -> SysResult<Option<(u32, u32)>> {
+    // SAFETY: an all-zero `statx` is a valid value of this plain C struct.
+    let mut sx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: the empty path with AT_EMPTY_PATH refers to `fd` itself; `sx` is a valid out-pointer.
+    result("statx", unsafe {
+        libc::statx(
+            fd,
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_DIOALIGN,
+            &mut sx,
+        )
+    })?;
+    if sx.stx_mask & libc::STATX_DIOALIGN != 0 && sx.stx_dio_offset_align != 0 {
+        Ok(Some((sx.stx_dio_mem_align, sx.stx_dio_offset_align)))
+    } else {
+        Ok(None)
+    }
+}
+
+/// BLKGETSIZE64 = _IOR(0x12, 114, size_t); not exported by the libc crate.
+const BLKGETSIZE64: libc::Ioctl = 0x8008_1272;
+
+/// Size in bytes of a block device (ioctl BLKGETSIZE64).
+pub fn blk_size(fd: RawFd) -> SysResult<u64> {
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 through the pointer, which points to a live u64.
+    result("ioctl(BLKGETSIZE64)", unsafe {
+        libc::ioctl(fd, BLKGETSIZE64, &mut size as *mut u64)
+    })?;
+    Ok(size)
+}
+
+/// Logical sector size of a block device (ioctl BLKSSZGET): the O_DIRECT alignment it needs.
+pub fn blk_logical_sector(fd: RawFd) -> SysResult<u32> {
+    let mut v: libc::c_int = 0;
+    // SAFETY: BLKSSZGET writes one int through the pointer, which points to a live c_int.
+    result("ioctl(BLKSSZGET)", unsafe {
+        libc::ioctl(fd, libc::BLKSSZGET, &mut v as *mut libc::c_int)
+    })?;
+    Ok(v as u32)
+}
+
+/// The filesystem type of a path (statfs(2) f_type), named where known ("ext4", "tmpfs" ...).
+pub fn fs_type_name(path: &Path) -> SysResult<&'static str> {
+    let c = cpath(path)?;
+    // SAFETY: an all-zero statfs is a valid value of this plain C struct.
+    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is NUL-terminated and `s` is a valid out-pointer.
+    result("statfs", unsafe { libc::statfs(c.as_ptr(), &mut s) })?;
+    Ok(match s.f_type as u64 {
+        0xEF53 => "ext4",
+        0x0102_1994 => "tmpfs",
+        0x9123_683E => "btrfs",
+        0x5846_5342 => "xfs",
+        0x2FC1_2FC1 => "zfs",
+        0x6969 => "nfs",
+        0x794C_7630 => "overlayfs",
+        0xF2F5_2010 => "f2fs",
+        0x4d44 => "vfat",
+        _ => "unknown filesystem",
+    })
+}
+
+/// Is this descriptor a terminal?
+pub fn isatty(fd: RawFd) -> bool {
+    // SAFETY: isatty only reads its integer argument.
+    unsafe { libc::isatty(fd) == 1 }
+}
+
+/// unlink(2), or rmdir(2) for a directory; async-signal-safe (no allocation).
+///
+/// # Safety
+/// `path` must point to a NUL-terminated string that stays valid during the call.
+pub unsafe fn remove_path_raw(path: *const libc::c_char, dir: bool) {
+    // SAFETY: the caller guarantees a valid C string.
+    unsafe {
+        if dir {
+            libc::rmdir(path);
+        } else {
+            libc::unlink(path);
+        }
+    }
+}
+
+/// copy_file_range(2) of `len` bytes from `src` at `off_in` to `dst` at `off_out`.
+pub fn copy_file_range(
+    src: RawFd,
+    off_in: u64,
+    dst: RawFd,
+    off_out: u64,
+    len: usize,
+) -> SysResult<usize> {
+    let mut i = off_in as libc::loff_t;
+    let mut o = off_out as libc::loff_t;
+    // SAFETY: both offsets are valid in/out pointers to locals for the duration of the call.
+    result("copy_file_range", unsafe {
+        libc::copy_file_range(src, &mut i, dst, &mut o, len, 0)
+    })
+    .map(|n| n as usize)
+}
+
+/// sendfile(2) of `len` bytes from `src` at `off_in` to `dst` at its file position.
+pub fn sendfile(dst: RawFd, src: RawFd, off_in: u64, len: usize) -> SysResult<usize> {
+    let mut i = off_in as libc::off_t;
+    // SAFETY: `i` is a valid in/out pointer to a local for the duration of the call.
+    result("sendfile", unsafe { libc::sendfile(dst, src, &mut i, len) }).map(|n| n as usize)
+}
+
+/// splice(2) between a file (with offset) and a pipe (without): `file_off` applies to the file side.
+pub fn splice(
+    fd_in: RawFd,
+    off_in: Option<u64>,
+    fd_out: RawFd,
+    off_out: Option<u64>,
+    len: usize,
+) -> SysResult<usize> {
+    let mut a = off_in.unwrap_or(0) as libc::loff_t;
+    let mut b = off_out.unwrap_or(0) as libc::loff_t;
+    let pa: *mut libc::loff_t = if off_in.is_some() {
+        &mut a
+    } else {
+        std::ptr::null_mut()
+    };
+    let pb: *mut libc::loff_t = if off_out.is_some() {
+        &mut b
+    } else {
+        std::ptr::null_mut()
+    };
+    // SAFETY: the offset pointers are null or point to locals that outlive the call.
+    result("splice", unsafe {
+        libc::splice(fd_in, pa, fd_out, pb, len, libc::SPLICE_F_MOVE)
+    })
+    .map(|n| n as usize)
+}

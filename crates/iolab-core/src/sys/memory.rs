@@ -1,0 +1,135 @@
+//! Memory: file and anonymous mappings ([`Mapping`]), a page of counters shared with forked children,
+//! memfd files, and the locked-memory limit (RLIMIT_MEMLOCK) that io_uring's registered buffers count
+//! against.
+
+use std::ffi::CStr;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+
+use super::errno::{result, SysResult};
+
+/// A MAP_SHARED file mapping, unmapped on drop.
+pub struct Mapping {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the mapping is plain memory owned by this value; moving it to another thread is sound.
+unsafe impl Send for Mapping {}
+
+impl Mapping {
+    /// mmap(2) `len` bytes of `fd` at `off` (page aligned) with MAP_SHARED.
+    pub fn shared(fd: RawFd, len: usize, off: u64, writable: bool) -> SysResult<Mapping> {
+        let prot = if writable {
+            libc::PROT_READ | libc::PROT_WRITE
+        } else {
+            libc::PROT_READ
+        };
+        // SAFETY: a NULL hint lets the kernel choose the address; the result is checked for MAP_FAILED
+        // and owned by the returned value, which unmaps it exactly once.
+        let p = result("mmap", unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                prot,
+                libc::MAP_SHARED,
+                fd,
+                off as libc::off_t,
+            )
+        })?;
+        Ok(Mapping { ptr: p.cast(), len })
+    }
+
+    /// mmap(2) of `len` zeroed anonymous bytes shared with children forked later (MAP_SHARED).
+    pub fn shared_anonymous(len: usize) -> SysResult<Mapping> {
+        Self::anonymous_with(len, libc::MAP_SHARED)
+    }
+
+    /// mmap(2) of `len` fresh private anonymous bytes (every page faults on its first touch).
+    pub fn anonymous(len: usize) -> SysResult<Mapping> {
+        Self::anonymous_with(len, libc::MAP_PRIVATE)
+    }
+
+    fn anonymous_with(len: usize, sharing: libc::c_int) -> SysResult<Mapping> {
+        // SAFETY: a NULL hint and no descriptor; the result is checked for MAP_FAILED and owned by the
+        // returned value, which unmaps it exactly once.
+        let p = result("mmap", unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                sharing | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        })?;
+        Ok(Mapping { ptr: p.cast(), len })
+    }
+
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// msync(2) with MS_SYNC over the whole mapping.
+    pub fn msync(&self) -> SysResult<()> {
+        // SAFETY: (ptr, len) is exactly the live mapping this value owns.
+        result("msync", unsafe {
+            libc::msync(self.ptr.cast(), self.len, libc::MS_SYNC)
+        })
+        .map(|_| ())
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: (ptr, len) is the mapping created in `shared` and not unmapped before.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+/// Two zeroed counters in a MAP_SHARED anonymous page that children forked later see too; the page stays
+/// mapped for the life of the process.
+pub fn shared_counters() -> SysResult<&'static [std::sync::atomic::AtomicU64; 2]> {
+    let m = Mapping::shared_anonymous(4096)?;
+    let p = m.as_ptr() as *const [std::sync::atomic::AtomicU64; 2];
+    // The mapping is never unmapped, so the reference below stays valid for the whole process.
+    std::mem::forget(m);
+    // SAFETY: the page is 4096 zeroed, page-aligned bytes (aligned and large enough for two AtomicU64,
+    // whose all-zero bit pattern is a valid value), mapped until the process ends, and only ever accessed
+    // through atomics.
+    Ok(unsafe { &*p })
+}
+
+/// memfd_create(2): an anonymous tmpfs file, closed on exec.
+pub fn memfd_create(name: &CStr) -> SysResult<OwnedFd> {
+    // SAFETY: `name` is NUL-terminated and outlives the call.
+    let fd = result("memfd_create", unsafe {
+        libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC)
+    })?;
+    // SAFETY: the kernel just returned `fd` as a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// RLIMIT_MEMLOCK soft limit in bytes (None: unlimited).
+pub fn memlock_limit() -> Option<u64> {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `rl` is a valid out-pointer.
+    let got = result("getrlimit", unsafe {
+        libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut rl)
+    });
+    if got.is_err() || rl.rlim_cur == libc::RLIM_INFINITY {
+        None
+    } else {
+        Some(rl.rlim_cur)
+    }
+}

@@ -1,0 +1,242 @@
+//! The process and its threads: resource usage, clocks and the TSC, ids, the kernel release, CPU affinity,
+//! signal dispositions (including the async-signal-safe pieces the cleanup handler uses), fork and wait,
+//! kill, seccomp strict mode and the ways out of a process or thread.
+
+use std::ffi::CStr;
+
+use super::errno::{result, SysResult};
+
+/// getrusage(2) for RUSAGE_SELF or RUSAGE_THREAD.
+pub fn getrusage(who: libc::c_int) -> libc::rusage {
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid out-pointer; RUSAGE_SELF/RUSAGE_THREAD cannot fail with a valid pointer.
+    unsafe { libc::getrusage(who, &mut ru) };
+    ru
+}
+
+/// clock_gettime(CLOCK_MONOTONIC) in nanoseconds (through the vDSO).
+#[inline]
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The time stamp counter (RDTSC), unserialized: the caller brackets syscalls, which order it enough.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn rdtsc() -> u64 {
+    // SAFETY: RDTSC is available on every x86_64 CPU; iolab checks `constant_tsc` before trusting it.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+/// The thread id (gettid(2)).
+pub fn gettid() -> i32 {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    unsafe { libc::gettid() }
+}
+
+/// sysconf(_SC_CLK_TCK): the unit of utime/stime in /proc/<pid>/task/<tid>/stat.
+pub fn clock_ticks_per_sec() -> u64 {
+    // SAFETY: sysconf only reads its integer argument.
+    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if v > 0 {
+        v as u64
+    } else {
+        100
+    }
+}
+
+/// The kernel release (uname(2)).
+pub fn kernel_release() -> String {
+    // SAFETY: an all-zero utsname is a valid value of this plain C struct.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid out-pointer.
+    if result("uname", unsafe { libc::uname(&mut u) }).is_err() {
+        return "unknown".into();
+    }
+    // SAFETY: uname fills `release` with a NUL-terminated string.
+    unsafe { CStr::from_ptr(u.release.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The effective user id.
+pub fn geteuid() -> u32 {
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// The CPU the calling thread runs on now (sched_getcpu(3)), or -1.
+pub fn current_cpu() -> i32 {
+    // SAFETY: sched_getcpu takes no arguments; it returns -1 on failure.
+    unsafe { libc::sched_getcpu() }
+}
+
+/// sigaction(2): run `handler` on each of `signals` (SA_RESTART not set: the run is ending anyway).
+pub fn set_signal_handler(
+    signals: &[libc::c_int],
+    handler: extern "C" fn(libc::c_int),
+) -> SysResult<()> {
+    for &sig in signals {
+        // SAFETY: an all-zero sigaction is a valid value; the fields set below are the documented ones.
+        let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+        sa.sa_sigaction = handler as usize;
+        // SAFETY: `sa.sa_mask` is a valid sigset_t to initialise.
+        unsafe { libc::sigemptyset(&mut sa.sa_mask) };
+        // SAFETY: `sa` is fully initialised; a null old-action pointer is allowed.
+        result("sigaction", unsafe {
+            libc::sigaction(sig, &sa, std::ptr::null_mut())
+        })?;
+    }
+    Ok(())
+}
+
+/// fork(2). Returns the child's pid in the parent and 0 in the child. Call it only while the process has
+/// one thread: the child then may do anything the parent could.
+pub fn fork() -> SysResult<i32> {
+    // SAFETY: fork has no memory preconditions; callers fork a single-threaded process (documented above),
+    // so the child's copy of every lock is consistent.
+    result("fork", unsafe { libc::fork() })
+}
+
+/// In a child: be sent SIGKILL when the parent dies (prctl PR_SET_PDEATHSIG), and take SIGINT, SIGTERM and
+/// SIGHUP with their default action (the parent's handler removes the parent's files; the child has none).
+pub fn child_dies_with_parent() -> SysResult<()> {
+    // SAFETY: PR_SET_PDEATHSIG takes a signal number and reads no memory.
+    result("prctl", unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)
+    })?;
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: SIG_DFL is a valid disposition for these signals.
+        unsafe { libc::signal(sig, libc::SIG_DFL) };
+    }
+    Ok(())
+}
+
+/// The parent pid (getppid(2)).
+pub fn getppid() -> i32 {
+    // SAFETY: getppid takes no arguments and cannot fail.
+    unsafe { libc::getppid() }
+}
+
+/// waitpid(2) for one child, retrying on EINTR; returns its raw wait status.
+pub fn waitpid(pid: i32) -> SysResult<i32> {
+    let mut status = 0;
+    loop {
+        // SAFETY: `status` is a valid out-pointer for the duration of the call.
+        match result("waitpid", unsafe { libc::waitpid(pid, &mut status, 0) }) {
+            Ok(_) => return Ok(status),
+            Err(e) if e.errno == libc::EINTR => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// _exit(2): ends the process without running destructors or atexit handlers (a forked child's way out).
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit never returns and has no preconditions.
+    unsafe { libc::_exit(code) }
+}
+
+/// write(2) of a message to stderr and _exit(2); async-signal-safe.
+pub fn write_stderr_and_exit(msg: &[u8], code: libc::c_int) -> ! {
+    // SAFETY: `msg` is a valid slice; write and _exit are async-signal-safe.
+    unsafe {
+        libc::write(2, msg.as_ptr().cast(), msg.len());
+        libc::_exit(code)
+    }
+}
+
+/// prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT): from now on only read(2), write(2), _exit(2) and
+/// sigreturn(2) are allowed; any other syscall kills the process with SIGKILL.
+pub fn seccomp_strict() -> SysResult<()> {
+    // SAFETY: the prctl takes integers only.
+    result("prctl(PR_SET_SECCOMP)", unsafe {
+        libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_STRICT as libc::c_ulong,
+        )
+    })
+    .map(|_| ())
+}
+
+/// exit(2) of the calling thread, the only way out under seccomp strict mode (glibc's _exit calls
+/// exit_group, which strict mode forbids). In a single-threaded process this ends the process.
+pub fn exit_thread(code: i32) -> ! {
+    // SAFETY: SYS_exit never returns and reads no memory.
+    unsafe {
+        libc::syscall(libc::SYS_exit, code);
+    }
+    // SYS_exit does not return; keep the type checker satisfied without an unsafe hint.
+    loop {
+        std::hint::spin_loop();
+    }
+}
+
+/// sched_setaffinity(2) of the calling thread to one CPU.
+pub fn pin_to_cpu(cpu: u32) -> SysResult<()> {
+    // SAFETY: an all-zero cpu_set_t is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: CPU_SET writes one bit of `set`; CPU numbers are bounded by the caller (checked against
+    // the CPUs online).
+    unsafe { libc::CPU_SET(cpu as usize, &mut set) };
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the calling thread.
+    result("sched_setaffinity", unsafe {
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    })
+    .map(|_| ())
+}
+
+/// The CPUs the calling thread may run on (sched_getaffinity(2)).
+pub fn allowed_cpus() -> Vec<u32> {
+    // SAFETY: an all-zero cpu_set_t is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid out-buffer of the size passed.
+    let r = result("sched_getaffinity", unsafe {
+        libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set)
+    });
+    if r.is_err() {
+        return Vec::new();
+    }
+    // SAFETY: CPU_ISSET only reads `set`.
+    (0..libc::CPU_SETSIZE as u32)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c as usize, &set) })
+        .collect()
+}
+
+/// wait4(2) for one child without blocking: `None` while it runs, else its wait status and rusage.
+pub fn wait4_nohang(pid: i32) -> SysResult<Option<(i32, libc::rusage)>> {
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `status` and `ru` are valid out-pointers for the call.
+        match result("wait4", unsafe {
+            libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru)
+        }) {
+            Ok(0) => return Ok(None),
+            Ok(_) => return Ok(Some((status, ru))),
+            Err(e) if e.errno == libc::EINTR => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// kill(2).
+pub fn kill(pid: i32, sig: i32) -> SysResult<()> {
+    // SAFETY: kill takes integers only.
+    result("kill", unsafe { libc::kill(pid, sig) }).map(|_| ())
+}
+
+/// Restores the default action of `sig` (an inherited handler, like Rust's SIGSEGV stack-overflow handler,
+/// would make system calls that seccomp strict mode forbids).
+pub fn default_signal(sig: i32) {
+    // SAFETY: SIG_DFL is a valid disposition for any catchable signal.
+    unsafe { libc::signal(sig, libc::SIG_DFL) };
+}
