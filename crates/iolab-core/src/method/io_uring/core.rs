@@ -1,0 +1,382 @@
+//! One ring and what every design does with it: setup (`Core::new`, with the kernel's limits and a hint
+//! when it refuses the parameters), pushing SQEs and entering the kernel with the submission bookkeeping
+//! (batch and in-flight histograms), registration of files and buffers, and how a thread calls
+//! io_uring_enter (`Enter`); and the lock-free hand-off `Lane` of the designs with a helper thread.
+
+use super::super::op_err;
+use crate::error::{Error, Result};
+use crate::result::UringStats;
+use crate::spec::RingOpts;
+use crate::sys::{self, SysErr};
+use crossbeam_queue::ArrayQueue;
+use io_uring::{cqueue, squeue, IoUring};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU32;
+use std::sync::{Mutex, MutexGuard};
+
+/// Kernel limit on SQ entries (IORING_MAX_ENTRIES) and on registered buffers (IORING_MAX_REG_BUFFERS).
+const MAX_ENTRIES: u32 = 32768;
+pub(super) const MAX_REG_BUFFERS: u32 = 16384;
+
+pub(super) fn io_err(call: &'static str, e: std::io::Error) -> SysErr {
+    SysErr::new(call, e.raw_os_error().unwrap_or(libc::EIO))
+}
+
+fn setup_hint(o: &RingOpts) -> String {
+    let mut flags = Vec::new();
+    for (on, name) in [
+        (o.sqpoll, "--sqpoll"),
+        (o.iopoll, "--iopoll"),
+        (o.coop_taskrun, "--coop-taskrun"),
+        (o.single_issuer, "--single-issuer"),
+        (o.defer_taskrun, "--defer-taskrun"),
+    ] {
+        if on {
+            flags.push(name);
+        }
+    }
+    if flags.is_empty() {
+        "the kernel refused the ring parameters: lower --qd".into()
+    } else {
+        format!("the kernel refused the ring parameters: lower --qd, or drop {} (this kernel may not support it)", flags.join(", "))
+    }
+}
+
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// How one thread calls io_uring_enter: by ring fd, or by the index IORING_REGISTER_RING_FDS gave this
+/// thread (registered ring fds are per task).
+#[derive(Clone, Copy)]
+pub(super) struct Enter {
+    pub(super) fd: i32,
+    pub(super) flags: u32,
+}
+
+impl Enter {
+    pub(super) fn for_thread(ring: &IoUring, o: &RingOpts) -> Result<Enter> {
+        Ok(if o.registered_ring {
+            let idx = sys::io_uring_register_ring_fd(ring.as_raw_fd())?;
+            Enter {
+                fd: idx as i32,
+                flags: sys::IORING_ENTER_REGISTERED_RING,
+            }
+        } else {
+            Enter {
+                fd: ring.as_raw_fd(),
+                flags: 0,
+            }
+        })
+    }
+}
+
+/// One worker's two queues (requests to a helper thread, completions back) and the futex word it sleeps on (1 = asleep or about to sleep).
+pub(super) struct Lane {
+    pub(super) requests: ArrayQueue<squeue::Entry>,
+    pub(super) done: ArrayQueue<(u32, i32)>,
+    pub(super) waiting: AtomicU32,
+}
+
+/// One ring and its submission bookkeeping, used the same way by every design.
+pub(super) struct Core {
+    pub(super) ring: IoUring,
+    pub(super) opts: RingOpts,
+    pub(super) path: PathBuf,
+    /// Entries in the SQ the kernel has not taken yet.
+    pub(super) queued: u32,
+    /// Requests taken by the kernel and not yet reaped.
+    pub(super) in_kernel: u32,
+    pub(super) stats: UringStats,
+}
+
+impl Core {
+    /// A ring for `total_qd` requests in flight (all threads together), with room for `extra` more (the
+    /// submitter's doorbell), its files and buffers tables sparse with `slots` entries when registered
+    /// per thread later.
+    pub(super) fn new(
+        o: &RingOpts,
+        total_qd: u32,
+        extra: u32,
+        path: &Path,
+        hist_len: usize,
+        setup_names: Vec<String>,
+    ) -> Result<Core> {
+        // SQPOLL: the SQ thread posts completions before it commits the SQ head, so right after reaping a
+        // completion the ring can still look full; twice the room keeps pushes from waiting on that.
+        let sq = if o.sqpoll { total_qd * 2 } else { total_qd } + extra;
+        if sq > MAX_ENTRIES {
+            return Err(Error::Runtime(format!(
+                "io_uring: {sq} submission queue entries needed (--qd x --threads on one ring) exceed the kernel's {MAX_ENTRIES}: lower --qd or --threads"
+            )));
+        }
+        let entries = sq.next_power_of_two();
+        let mut b = IoUring::<squeue::Entry, cqueue::Entry>::builder();
+        // The completion queue holds every request that can be in flight at once.
+        b.setup_cqsize((2 * entries).max((total_qd + extra).next_power_of_two()));
+        if o.sqpoll {
+            b.setup_sqpoll(o.sq_idle_ms);
+            if let Some(c) = o.sq_cpu {
+                b.setup_sqpoll_cpu(c);
+            }
+        }
+        if o.iopoll {
+            b.setup_iopoll();
+        }
+        if o.coop_taskrun {
+            b.setup_coop_taskrun();
+        }
+        if o.single_issuer {
+            b.setup_single_issuer();
+        }
+        if o.defer_taskrun {
+            b.setup_defer_taskrun();
+        }
+        let ring = b.build(entries).map_err(|e| {
+            let se = io_err("io_uring_setup", e);
+            if se.errno == libc::EINVAL {
+                Error::sys_hint(se, setup_hint(o))
+            } else {
+                Error::from(se)
+            }
+        })?;
+        Ok(Core {
+            ring,
+            opts: o.clone(),
+            path: path.to_path_buf(),
+            queued: 0,
+            in_kernel: 0,
+            stats: UringStats {
+                batch_histogram: vec![0; hist_len + 1],
+                inflight_histogram: vec![0; hist_len + 1],
+                setup: setup_names,
+                design: o.design.name().into(),
+                ..Default::default()
+            },
+        })
+    }
+
+    /// Moves `staged` SQEs into the submission queue (one tail update per call that finds room).
+    pub(super) fn push(&mut self, staged: &mut Vec<squeue::Entry>, e: Enter) -> Result<()> {
+        let mut waits = 0u64;
+        while !staged.is_empty() {
+            let pushed = {
+                let mut sq = self.ring.submission();
+                let room = sq.capacity() - sq.len();
+                let n = room.min(staged.len());
+                // SAFETY: every staged SQE's buffer (and iovec) stays valid and untouched until the runner
+                // reaps its slot (Io contract); fds and registered resources live as long as the ring.
+                unsafe { sq.push_multiple(&staged[..n]) }
+                    .map_err(|_| Error::Runtime("io_uring: no room for staged requests".into()))?;
+                n
+            };
+            staged.drain(..pushed);
+            self.queued += pushed as u32;
+            if staged.is_empty() {
+                break;
+            }
+            // Without SQPOLL the ring is sized for every request that can be out, so a full queue means
+            // the SQ thread has not consumed (or not yet committed its head). Wait for it, waking it if
+            // it sleeps.
+            if !self.opts.sqpoll || waits > 100_000_000 {
+                return Err(Error::Runtime(
+                    "io_uring submission queue stayed full (the SQPOLL thread is not consuming)"
+                        .into(),
+                ));
+            }
+            if self.ring.submission().need_wakeup() {
+                self.stats.enters += 1;
+                self.stats.sq_wakeups += 1;
+                sys::io_uring_enter(e.fd, 0, 0, e.flags | sys::IORING_ENTER_SQ_WAKEUP)
+                    .map_err(|err| op_err(err, &self.path))?;
+            }
+            // The SQ thread took what it found: those entries are in the kernel now.
+            let left = self.ring.submission().len() as u32;
+            let taken = self.queued.saturating_sub(left);
+            if taken > 0 {
+                self.account(taken);
+            }
+            waits += 1;
+            self.stats.sq_full_waits += 1;
+            std::hint::spin_loop();
+        }
+        Ok(())
+    }
+
+    /// Hands the queued entries to the kernel and waits for `min_complete` completions (any thread's).
+    #[inline]
+    pub(super) fn enter(&mut self, min_complete: u32, e: Enter) -> Result<()> {
+        let mut flags = e.flags;
+        if min_complete > 0 || self.opts.iopoll || self.opts.defer_taskrun {
+            // DEFER_TASKRUN: completions are only posted while the submitter is inside GETEVENTS.
+            flags |= sys::IORING_ENTER_GETEVENTS;
+        }
+        if self.opts.sqpoll {
+            // The tail was published (Release) when the push handle dropped. `need_wakeup` is a SeqCst
+            // fence then a load of the SQ flags, so a thread that went to sleep cannot be missed.
+            let sq = self.ring.submission();
+            let wake = sq.need_wakeup();
+            let pending_kernel_work = sq.cq_overflow() || sq.taskrun();
+            drop(sq);
+            if wake {
+                flags |= sys::IORING_ENTER_SQ_WAKEUP;
+                self.stats.sq_wakeups += 1;
+            } else if min_complete == 0 && !pending_kernel_work {
+                // The SQ thread is awake and will take the entries: no syscall.
+                self.stats.submissions_without_syscall += 1;
+                let n = self.queued;
+                self.account(n);
+                return Ok(());
+            }
+        }
+        loop {
+            self.stats.enters += 1;
+            let to_submit = if self.opts.sqpoll { 0 } else { self.queued };
+            match sys::io_uring_enter(e.fd, to_submit, min_complete, flags) {
+                Ok(taken) => {
+                    let taken = if self.opts.sqpoll {
+                        self.queued
+                    } else {
+                        taken.min(self.queued)
+                    };
+                    self.account(taken);
+                    if self.queued == 0 {
+                        return Ok(());
+                    }
+                }
+                Err(err)
+                    if err.errno == libc::EINTR
+                        || err.errno == libc::EAGAIN
+                        || err.errno == libc::EBUSY =>
+                {
+                    continue
+                }
+                Err(err) => return Err(op_err(err, &self.path)),
+            }
+        }
+    }
+
+    /// `taken` queued requests passed to the kernel by one submission (with or without a syscall).
+    fn account(&mut self, taken: u32) {
+        self.queued -= taken;
+        self.in_kernel += taken;
+        self.stats.requests += taken as u64;
+        let h = &mut self.stats.batch_histogram;
+        let i = (taken as usize).min(h.len() - 1);
+        h[i] += 1;
+        let d = &mut self.stats.inflight_histogram;
+        let j = (self.in_kernel as usize).min(d.len() - 1);
+        d[j] += 1;
+    }
+
+    /// Registers buffers at `offset` of a sparse table (or as the whole table with `sparse == false`).
+    pub(super) fn register_bufs(
+        &self,
+        bufs: &[(*mut u8, usize)],
+        offset: u32,
+        sparse: bool,
+    ) -> Result<()> {
+        let iov: Vec<libc::iovec> = bufs
+            .iter()
+            .map(|&(p, l)| libc::iovec {
+                iov_base: p.cast(),
+                iov_len: l,
+            })
+            .collect();
+        let total: usize = bufs.iter().map(|b| b.1).sum();
+        let r = if sparse {
+            // SAFETY: the buffers are owned by the runner and stay valid while registered: the worker that
+            // owns them clears its slots (`unregister_bufs`) before it frees them.
+            unsafe {
+                self.ring
+                    .submitter()
+                    .register_buffers_update(offset, &iov, None)
+            }
+        } else {
+            // SAFETY: as above; a per-thread ring is dropped (unregistering them) before its buffers.
+            unsafe { self.ring.submitter().register_buffers(&iov) }
+        };
+        r.map_err(|e| {
+            let se = io_err("io_uring_register(BUFFERS)", e);
+            match (se.errno, sys::memlock_limit()) {
+                (libc::ENOMEM, Some(lim)) | (libc::EFAULT, Some(lim)) => Error::sys_hint(
+                    se,
+                    format!(
+                        "registering {} of buffers (--qd x --bs) exceeds RLIMIT_MEMLOCK ({}): lower --qd or --bs, or run as root",
+                        crate::units::fmt_size(total as u64),
+                        crate::units::fmt_size(lim)
+                    ),
+                ),
+                _ => Error::from(se),
+            }
+        })
+    }
+
+    /// Clears `n` registered buffer slots from `offset` (a worker leaving a shared ring).
+    pub(super) fn unregister_bufs(&self, offset: u32, n: usize) {
+        let empty = vec![
+            libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 0
+            };
+            n
+        ];
+        // SAFETY: null, zero-length iovecs clear the slots; no memory is referenced.
+        let _ = unsafe {
+            self.ring
+                .submitter()
+                .register_buffers_update(offset, &empty, None)
+        };
+    }
+
+    pub(super) fn register_file(&self, index: u32, fd: i32, sparse: bool) -> Result<()> {
+        let r = if sparse {
+            self.ring
+                .submitter()
+                .register_files_update(index, &[fd])
+                .map(|_| ())
+        } else {
+            self.ring.submitter().register_files(&[fd])
+        };
+        r.map_err(|e| op_err(io_err("io_uring_register(FILES)", e), &self.path))
+    }
+
+    /// Makes the sparse file and buffer tables a shared ring's threads fill in.
+    pub(super) fn register_sparse(&self, threads: u32, qd: u32) -> Result<()> {
+        if self.opts.fixed_files {
+            self.ring
+                .submitter()
+                .register_files_sparse(threads)
+                .map_err(|e| op_err(io_err("io_uring_register(FILES_SPARSE)", e), &self.path))?;
+        }
+        if self.opts.fixed_bufs {
+            self.ring
+                .submitter()
+                .register_buffers_sparse(threads * qd)
+                .map_err(|e| op_err(io_err("io_uring_register(BUFFERS_SPARSE)", e), &self.path))?;
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn setup_names(o: &RingOpts) -> Vec<String> {
+    let mut setup = Vec::new();
+    for (on, name) in [
+        (o.sqpoll, "SQPOLL"),
+        (o.sq_cpu.is_some(), "SQ_AFF"),
+        (o.iopoll, "IOPOLL"),
+        (o.coop_taskrun, "COOP_TASKRUN"),
+        (o.single_issuer, "SINGLE_ISSUER"),
+        (o.defer_taskrun, "DEFER_TASKRUN"),
+        (o.fixed_files, "REGISTER_FILES"),
+        (o.fixed_bufs, "REGISTER_BUFFERS"),
+        (o.registered_ring, "REGISTER_RING_FDS"),
+        (o.nop_requests, "OP_NOP"),
+    ] {
+        if on {
+            setup.push(name.to_string());
+        }
+    }
+    setup
+}

@@ -1,0 +1,150 @@
+//! The ring designs behind one small trait, `Design`: each design (`per_thread`, `shared`, `submitter`,
+//! `producer_consumer`) keeps its locking and waiting protocol in its own file, and `Ring` picks one per
+//! run with one `match` per trait method (static dispatch: the per-thread hot path inlines into the
+//! runner's loop as it did before the designs were split, with no indirect call).
+
+use super::super::{Io, ThreadCtx};
+use super::per_thread::PerThread;
+use super::producer_consumer::ProducerConsumer;
+use super::shared::Shared;
+use super::sqe::SqeShape;
+use super::submitter::Submitter;
+use crate::error::Result;
+use crate::result::UringStats;
+use crate::spec::{RingDesign, RingOpts};
+use io_uring::squeue;
+use std::path::Path;
+
+/// What a worker thread counts itself, whatever its ring's design.
+#[derive(Default)]
+pub(super) struct Own {
+    /// Syscalls this thread made besides those in its own ring's stats (fsync; shared: its io_uring_enter
+    /// calls; submitter: doorbells and futex sleeps; producer-consumer: futex sleeps and the consumer
+    /// thread's calls).
+    pub(super) calls: u64,
+    /// This thread's share of the statistics of a shared ring: mutex waits, sleeps, doorbells.
+    pub(super) lock_contended: u64,
+    pub(super) worker_sleeps: u64,
+    pub(super) doorbells: u64,
+}
+
+/// One ring design as a worker thread uses it: how a round's SQEs reach the ring, how the thread hands
+/// them to the kernel and waits, where its completions come from, and what it reports.
+pub(super) trait Design {
+    /// Queues the SQEs of `ios` (built by `sqes`): by default into `staged`, handed over at `commit`.
+    #[inline(always)]
+    fn submit_round(&mut self, sqes: &mut SqeShape, ios: &[Io], staged: &mut Vec<squeue::Entry>) {
+        sqes.build_round(ios, |sqe| staged.push(sqe));
+    }
+    /// Hands the queued requests (`staged`, and any already in the SQ) to the kernel and waits until at
+    /// least `min_complete` of this thread's completions can be reaped.
+    fn commit(
+        &mut self,
+        staged: &mut Vec<squeue::Entry>,
+        min_complete: u32,
+        own: &mut Own,
+    ) -> Result<()>;
+    /// Hands every completion of this thread that is available (in its ring, mailbox or lane) to `f`.
+    fn reap<F: FnMut(u32, i32)>(&mut self, f: F) -> u32;
+    /// Requests in this thread's own submission queue the kernel has not taken yet.
+    fn queued(&self) -> u32 {
+        0
+    }
+    /// Registers this thread's buffers at `base` of its ring's buffer table (--fixed-bufs).
+    fn register_buffers(&mut self, bufs: &[(*mut u8, usize)], base: u32) -> Result<()>;
+    /// Clears `n` registered buffers at `base` of a ring that outlives this thread's buffers.
+    fn unregister_buffers(&mut self, _base: u32, _n: usize) {}
+    /// Called once after the thread's last operation.
+    fn finish(&mut self, own: &mut Own) -> Result<()>;
+    /// The ring's statistics as this thread reports them: its own ring's, or a shared ring's totals once
+    /// this thread (the last to finish) collected them.
+    fn totals(&self) -> Option<&UringStats>;
+    /// Syscalls of the ring this thread reports besides its own (`Own::calls`).
+    fn ring_syscalls(&self) -> u64;
+}
+
+// One per worker thread: the per-thread ring stays inline (no pointer chase on the hot path).
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Ring {
+    PerThread(PerThread),
+    Shared(Shared),
+    Submitter(Submitter),
+    /// The worker fills its own ring; a consumer thread waits for completions and hands them back.
+    ProducerConsumer(ProducerConsumer),
+}
+
+/// `$body` with `$d` bound to the design inside `$ring`: the one place that matches on the design.
+macro_rules! on_design {
+    ($ring:expr, $d:ident => $body:expr) => {
+        match $ring {
+            Ring::PerThread($d) => $body,
+            Ring::Shared($d) => $body,
+            Ring::Submitter($d) => $body,
+            Ring::ProducerConsumer($d) => $body,
+        }
+    };
+}
+
+impl Ring {
+    /// Thread `ctx.thread`'s ring of design `o.design` for target `fd`, with the index of its file and of
+    /// its first buffer in the ring's registered tables (a ring of its own starts at 0; on a shared ring,
+    /// thread t has file t and buffers from t x --qd).
+    pub(super) fn open(
+        ctx: &ThreadCtx,
+        o: &RingOpts,
+        fd: i32,
+        path: &Path,
+    ) -> Result<(Ring, u32, u32)> {
+        let (t, qd) = (ctx.thread, ctx.spec.qd);
+        Ok(match o.design {
+            RingDesign::PerThread => (Ring::PerThread(PerThread::open(ctx, o, fd, path)?), 0, 0),
+            RingDesign::Shared => (Ring::Shared(Shared::open(ctx, o, fd, path)?), t, t * qd),
+            RingDesign::SharedSubmitter => {
+                let s = Submitter::open(ctx, o, fd, path)?;
+                (Ring::Submitter(s), t, t * qd)
+            }
+            RingDesign::ProducerConsumer => {
+                let pc = ProducerConsumer::open(ctx, o, fd, path)?;
+                (Ring::ProducerConsumer(pc), 0, 0)
+            }
+        })
+    }
+}
+
+impl Design for Ring {
+    #[inline(always)]
+    fn submit_round(&mut self, sqes: &mut SqeShape, ios: &[Io], staged: &mut Vec<squeue::Entry>) {
+        on_design!(self, d => d.submit_round(sqes, ios, staged))
+    }
+    #[inline]
+    fn commit(
+        &mut self,
+        staged: &mut Vec<squeue::Entry>,
+        min_complete: u32,
+        own: &mut Own,
+    ) -> Result<()> {
+        on_design!(self, d => d.commit(staged, min_complete, own))
+    }
+    #[inline(always)]
+    fn reap<F: FnMut(u32, i32)>(&mut self, f: F) -> u32 {
+        on_design!(self, d => d.reap(f))
+    }
+    fn queued(&self) -> u32 {
+        on_design!(self, d => d.queued())
+    }
+    fn register_buffers(&mut self, bufs: &[(*mut u8, usize)], base: u32) -> Result<()> {
+        on_design!(self, d => d.register_buffers(bufs, base))
+    }
+    fn unregister_buffers(&mut self, base: u32, n: usize) {
+        on_design!(self, d => d.unregister_buffers(base, n))
+    }
+    fn finish(&mut self, own: &mut Own) -> Result<()> {
+        on_design!(self, d => d.finish(own))
+    }
+    fn totals(&self) -> Option<&UringStats> {
+        on_design!(self, d => d.totals())
+    }
+    fn ring_syscalls(&self) -> u64 {
+        on_design!(self, d => d.ring_syscalls())
+    }
+}

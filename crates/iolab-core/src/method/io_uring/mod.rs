@@ -1,0 +1,297 @@
+//! `io_uring` (Linux 5.1+; IORING_OP_READ/WRITE 5.6+; unprivileged unless the sysctl
+//! `kernel.io_uring_disabled` says otherwise): `--qd` requests in flight per thread, `--batch` requests per
+//! submission. Options, each named after its kernel flag (see `RingOpts`): `--sqpoll` (`--sq-idle-ms`,
+//! `--sq-cpu`), `--iopoll`, `--fixed-files`, `--fixed-bufs`, `--coop-taskrun`, `--single-issuer`,
+//! `--defer-taskrun`, `--registered-ring`, `--vectored`, and `--ring`, which says who owns the ring. Each
+//! design is a type in its own file, with its locking and waiting protocol described there, behind one
+//! small trait (`design::Design`):
+//!
+//! - `per-thread` (`per_thread.rs`): each worker thread owns a ring and submits to it (no sharing at all).
+//! - `shared` (`shared.rs`): one ring for all threads, behind one mutex, as the seed course report built it;
+//!   times a thread found the mutex taken are counted (`lock_contended`).
+//! - `shared-submitter` (`submitter.rs`): one ring owned by a submitter thread (`iolab-submit`); workers hand
+//!   SQEs and take completions back through lock-free queues, and ring an eventfd doorbell when the
+//!   submitter sleeps. Doorbells and worker sleeps are counted.
+//! - `producer-consumer` (`producer_consumer.rs`): each worker fills its own ring; a consumer thread per
+//!   worker (`iolab-reap-N`) waits for its completions and hands them back.
+//!
+//! What every design shares is in `core.rs` (one ring, its setup, submission bookkeeping and registration)
+//! and `sqe.rs` (how a thread's SQEs are built); this file is the method the runner drives.
+//!
+//! iolab makes every io_uring_enter itself (sys::io_uring_enter) so each one is counted with the requests it
+//! carried (the exact batch-size histogram) and the requests then in the kernel (the in-flight depth
+//! histogram). With SQPOLL a submission needs no syscall while the SQ thread is awake: after publishing the
+//! tail, a full fence (SeqCst), then IORING_SQ_NEED_WAKEUP is read (the io-uring crate's `need_wakeup`);
+//! only if it is set, or completions are awaited, is io_uring_enter called (with IORING_ENTER_SQ_WAKEUP).
+//!
+//! The runner keeps each request's buffer untouched from `submit` until `reap` returns its slot.
+//! `--fsync` points are plain fsync(2) calls made after the runner has drained the thread's requests.
+//!
+//! Stream targets: pipes take IORING_OP_WRITE/READ; sockets IORING_OP_SEND/RECV with MSG_WAITALL (the
+//! kernel retries a partial transfer, 5.18+). A pipe may still take or give part of a block (a 100 KB
+//! write into a 64 KiB pipe); iolab then queues the rest as a new request for the same slot and tells the
+//! runner about the op once all its bytes moved, so `requests` counts these continuations too. With --qd above 1 several requests are in flight on one
+//! stream, and the kernel does not promise their order: the bytes all arrive (the peer counts them), in
+//! an order that may differ from submission order.
+//!
+//! Buffered writes to ext4/tmpfs usually cannot complete inline and are punted to io-wq worker threads
+//! (`iou-wrk-*`); the SQPOLL thread is `iou-sqp-*`: the runner reports both separately.
+
+mod core;
+mod design;
+mod per_thread;
+mod producer_consumer;
+mod shared;
+mod sqe;
+mod submitter;
+
+use self::core::{setup_names, MAX_REG_BUFFERS};
+use self::design::{Design, Own, Ring};
+use self::sqe::SqeShape;
+use super::{op_err, Exec, Flush, Io, Method, MethodInfo, MethodKind, MethodStats, Run, Targets, ThreadCtx};
+use crate::error::{Error, Result};
+use crate::result::UringStats;
+use crate::spec::{RingDesign, RingOpts};
+use crate::sys;
+use io_uring::squeue;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+
+/// `io_uring`, as the registry lists it.
+pub const INFO: MethodInfo = MethodInfo {
+    kind: MethodKind::IoUring,
+    name: "io_uring",
+    help: "one SQE per op on a ring per thread (--qd, --batch, --ring and the ring options)",
+    exec: Exec::Queued,
+    kernel_copy: false,
+    no_data: false,
+    maps: false,
+    user_buffered: false,
+    targets: Targets::ANY,
+    no_direct: None,
+    no_read: None,
+    verifies_reads: false,
+    per_op_call: None,
+    io_uring_requests: true,
+    syscall_note: "counted calls are io_uring_enter(2) (plus fsync); the kernel's syscr/syscw do not see \
+                   io_uring requests",
+    run: Run::Threads(crate::runner::drive::<Uring>),
+};
+
+pub struct Uring {
+    /// This thread's ring, of the run's design.
+    ring: Ring,
+    fd: OwnedFd,
+    opts: RingOpts,
+    /// How this thread's SQEs are built.
+    sqes: SqeShape,
+    /// A stream target: partial transfers are finished by continuation requests (see `settle`).
+    stream: bool,
+    /// Streams: per slot, the op's buffer, its length and the bytes moved so far.
+    parts: Vec<(*mut u8, u32, u32)>,
+    /// Streams: continuation requests queued for partial transfers.
+    continuations: u64,
+    reaped: Vec<(u32, i32)>,
+    path: PathBuf,
+    qd: u32,
+    /// SQEs built by `submit`, handed over in one go at `commit`.
+    staged: Vec<squeue::Entry>,
+    /// What this thread counts itself: syscalls besides those in its own ring's stats, and its share of a
+    /// shared ring's statistics (mutex waits, sleeps, doorbells).
+    own: Own,
+}
+
+// SAFETY: the iovecs only point into the runner's buffers (owned by the same worker thread); the ring, fd
+// and queues are owned or shared through Arc/Mutex/atomics; SQEs hold plain addresses.
+unsafe impl Send for Uring {}
+
+impl Method for Uring {
+    fn prepare(ctx: &ThreadCtx) -> Result<Self> {
+        let o = ctx.spec.ring.clone();
+        let qd = ctx.spec.qd;
+        let threads = ctx.spec.threads;
+        let fd = ctx.target.open_for(ctx.spec, false)?;
+        let path = ctx.target.path.clone();
+        if o.fixed_bufs && o.design != RingDesign::PerThread && threads * qd > MAX_REG_BUFFERS {
+            return Err(Error::Runtime(format!(
+                "io_uring --fixed-bufs on one shared ring registers --qd x --threads = {} buffers; the kernel allows {MAX_REG_BUFFERS}",
+                threads * qd
+            )));
+        }
+        let (ring, file_index, buf_base) = Ring::open(ctx, &o, fd.as_raw_fd(), &path)?;
+        let sqes = SqeShape::new(ctx, &o, fd.as_raw_fd(), file_index, buf_base);
+        Ok(Uring {
+            ring,
+            fd,
+            sqes,
+            stream: ctx.target.kind.is_stream(),
+            parts: vec![(std::ptr::null_mut(), 0, 0); qd as usize],
+            continuations: 0,
+            reaped: Vec::with_capacity(qd as usize),
+            path,
+            qd,
+            staged: Vec::with_capacity(qd as usize),
+            own: Own::default(),
+            opts: o,
+        })
+    }
+
+    fn register_buffers(&mut self, bufs: &[(*mut u8, usize)]) -> Result<()> {
+        if !self.opts.fixed_bufs {
+            return Ok(());
+        }
+        self.ring.register_buffers(bufs, self.sqes.buf_base)
+    }
+
+    #[inline(always)]
+    fn submit(&mut self, io: &Io) -> Result<usize> {
+        if self.stream {
+            self.parts[io.slot as usize] = (io.buf, io.len as u32, 0);
+        }
+        self.submit_round(std::slice::from_ref(io)).1.map(|_| 0)
+    }
+
+    /// The design queues the round's SQEs: a per-thread ring builds them straight into its SQ (see
+    /// `PerThread`), the others stage them until `commit`.
+    #[inline(always)]
+    fn submit_round(&mut self, ios: &[Io]) -> (usize, Result<()>) {
+        if self.stream {
+            for io in ios {
+                self.parts[io.slot as usize] = (io.buf, io.len as u32, 0);
+            }
+        }
+        self.ring
+            .submit_round(&mut self.sqes, ios, &mut self.staged);
+        (ios.len(), Ok(()))
+    }
+
+    fn commit(&mut self, min_complete: u32) -> Result<()> {
+        self.ring
+            .commit(&mut self.staged, min_complete, &mut self.own)
+    }
+
+    #[inline(always)]
+    fn reap<F: FnMut(u32, i32)>(&mut self, f: F) -> u32 {
+        if !self.stream {
+            return self.ring.reap(f);
+        }
+        self.reap_stream(f)
+    }
+
+    fn unsubmitted(&self) -> u32 {
+        self.staged.len() as u32 + self.ring.queued()
+    }
+
+    fn expected_result(&self, len: usize) -> i32 {
+        if self.opts.nop_requests {
+            0
+        } else {
+            len as i32
+        }
+    }
+
+    fn describe_failure(&self, errno: i32) -> Option<String> {
+        (self.opts.iopoll && errno == libc::EOPNOTSUPP).then(|| {
+            format!(
+                "IOPOLL unsupported by this device/file ({}): completions fail with EOPNOTSUPP (no poll queues); \
+                 run without --iopoll",
+                self.path.display()
+            )
+        })
+    }
+
+    fn flush(&mut self, _what: Flush) -> Result<()> {
+        self.own.calls += 1;
+        sys::fsync(self.fd.as_raw_fd()).map_err(|e| op_err(e, &self.path))
+    }
+
+    /// The thread that finishes last collects the shared ring's statistics (after stopping the submitter,
+    /// which has drained every request by then).
+    fn finish(&mut self) -> Result<()> {
+        self.ring.finish(&mut self.own)
+    }
+
+    fn syscalls(&self, _ops: u64) -> Option<u64> {
+        Some(self.own.calls + self.ring.ring_syscalls())
+    }
+
+    fn submissions(&self) -> Option<(u64, u64)> {
+        self.ring.totals().map(|s| (s.enters, s.requests))
+    }
+
+    fn stats(&self) -> MethodStats {
+        MethodStats {
+            uring: Some(self.uring_stats()),
+            ..Default::default()
+        }
+    }
+}
+
+impl Uring {
+    /// The ring's statistics (a shared ring's only from the thread that collected them) with this thread's
+    /// own waits added: every thread reports its own.
+    fn uring_stats(&self) -> UringStats {
+        let mut s = match self.ring.totals() {
+            Some(t) => t.clone(),
+            None => UringStats {
+                design: self.opts.design.name().into(),
+                setup: setup_names(&self.opts),
+                ..Default::default()
+            },
+        };
+        s.lock_contended += self.own.lock_contended;
+        s.worker_sleeps += self.own.worker_sleeps;
+        s.doorbells += self.own.doorbells;
+        s
+    }
+}
+
+impl Uring {
+    /// `reap` for a stream target: each completion goes through `settle`, which may queue a continuation
+    /// instead of reporting it.
+    #[inline(always)]
+    fn reap_stream<F: FnMut(u32, i32)>(&mut self, mut f: F) -> u32 {
+        let mut got = std::mem::take(&mut self.reaped);
+        self.ring.reap(|slot, res| got.push((slot, res)));
+        let before = self.continuations;
+        let n = got.len() as u64;
+        for (slot, res) in got.drain(..) {
+            self.settle(slot, res, &mut f);
+        }
+        self.reaped = got;
+        (n - (self.continuations - before)) as u32
+    }
+
+    /// Streams: a completion that moved part of its slot's bytes queues the rest as a new request for the
+    /// same slot; the runner hears of the slot once, when all its bytes moved (or at an error or end of
+    /// stream, with the bytes moved so far).
+    #[inline(always)]
+    fn settle<F: FnMut(u32, i32)>(&mut self, slot: u32, res: i32, f: &mut F) {
+        if !self.stream {
+            return f(slot, res);
+        }
+        let (buf, len, done) = self.parts[slot as usize];
+        if res > 0 && done + (res as u32) < len {
+            let d = done + res as u32;
+            self.parts[slot as usize].2 = d;
+            self.continuations += 1;
+            // SAFETY: d < len, so the pointer stays inside the slot's buffer.
+            let rest = unsafe { buf.add(d as usize) };
+            let sqe = self.sqes.build(slot, rest, len - d, 0);
+            self.staged.push(sqe);
+            return;
+        }
+        self.parts[slot as usize].2 = 0;
+        f(slot, if res >= 0 { done as i32 + res } else { res });
+    }
+}
+
+impl Drop for Uring {
+    fn drop(&mut self) {
+        // A shared ring outlives this thread's buffers: clear their registration first.
+        if self.opts.fixed_bufs {
+            self.ring
+                .unregister_buffers(self.sqes.buf_base, self.qd as usize);
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! `--ring per-thread`: each worker thread owns a ring and submits to it (no sharing at all). Without
+//! SQPOLL a round's SQEs are built straight into the submission queue; `commit` makes one io_uring_enter
+//! that submits them and waits for the completions the runner asks for.
+
+use super::super::{Io, ThreadCtx};
+use super::core::{setup_names, Core, Enter};
+use super::design::{Design, Own};
+use super::sqe::SqeShape;
+use crate::error::Result;
+use crate::result::UringStats;
+use crate::spec::RingOpts;
+use io_uring::squeue;
+use std::path::Path;
+
+pub(super) struct PerThread {
+    core: Core,
+    enter: Enter,
+}
+
+impl PerThread {
+    pub(super) fn open(ctx: &ThreadCtx, o: &RingOpts, fd: i32, path: &Path) -> Result<PerThread> {
+        let qd = ctx.spec.qd;
+        let core = Core::new(o, qd, 0, path, qd as usize, setup_names(o))?;
+        if o.fixed_files {
+            core.register_file(0, fd, false)?;
+        }
+        let enter = Enter::for_thread(&core.ring, o)?;
+        Ok(PerThread { core, enter })
+    }
+}
+
+impl Design for PerThread {
+    /// A per-thread ring without SQPOLL takes the round's SQEs straight into its SQ, built in one tight
+    /// loop (the kernel sees nothing before the io_uring_enter of `commit`; with SQPOLL, publishing the
+    /// tail would hand requests over early, so they are staged until `commit`).
+    #[inline(always)]
+    fn submit_round(&mut self, sqes: &mut SqeShape, ios: &[Io], staged: &mut Vec<squeue::Entry>) {
+        let core = &mut self.core;
+        if !core.opts.sqpoll && staged.is_empty() {
+            let mut sq = core.ring.submission();
+            if sq.capacity() - sq.len() >= ios.len() {
+                sqes.build_round(ios, |sqe| {
+                    // SAFETY: as in `Core::push`: the buffer (and iovec) stays valid and untouched
+                    // until the runner reaps this slot; fds and registered resources live as long
+                    // as the ring. There is room (checked above), so nothing is dropped.
+                    if unsafe { sq.push(&sqe) }.is_err() {
+                        staged.push(sqe);
+                    }
+                });
+                drop(sq);
+                core.queued += (ios.len() - staged.len()) as u32;
+                return;
+            }
+        }
+        sqes.build_round(ios, |sqe| staged.push(sqe));
+    }
+
+    fn commit(
+        &mut self,
+        staged: &mut Vec<squeue::Entry>,
+        min_complete: u32,
+        _own: &mut Own,
+    ) -> Result<()> {
+        if !staged.is_empty() {
+            self.core.push(staged, self.enter)?;
+        }
+        self.core.enter(min_complete, self.enter)
+    }
+
+    #[inline(always)]
+    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) -> u32 {
+        let core = &mut self.core;
+        let mut n = 0;
+        for cqe in core.ring.completion() {
+            f(cqe.user_data() as u32, cqe.result());
+            n += 1;
+        }
+        core.in_kernel -= n.min(core.in_kernel);
+        n
+    }
+
+    fn queued(&self) -> u32 {
+        self.core.queued
+    }
+
+    fn register_buffers(&mut self, bufs: &[(*mut u8, usize)], _base: u32) -> Result<()> {
+        self.core.register_bufs(bufs, 0, false)
+    }
+
+    fn finish(&mut self, _own: &mut Own) -> Result<()> {
+        Ok(())
+    }
+
+    fn totals(&self) -> Option<&UringStats> {
+        Some(&self.core.stats)
+    }
+
+    /// Its io_uring_enter calls, counted in its ring's statistics.
+    fn ring_syscalls(&self) -> u64 {
+        self.core.stats.enters
+    }
+}

@@ -1,0 +1,154 @@
+//! How a thread's SQEs are built: one shape per thread, fixed at `prepare`, so a round of requests is built
+//! in one tight loop straight into the submission queue (or the thread's staging vector).
+
+use super::super::{Io, ThreadCtx};
+use crate::spec::RingOpts;
+use io_uring::{opcode, squeue, types};
+
+/// What a thread's SQEs look like (kept apart from the ring so a round can be built straight into the SQ).
+pub(super) struct SqeShape {
+    write: bool,
+    positionless: bool,
+    /// A socket target: IORING_OP_SEND/RECV with MSG_WAITALL, so the kernel finishes a partial transfer.
+    socket: bool,
+    nop: bool,
+    fixed_bufs: bool,
+    vectored: bool,
+    fixed_files: bool,
+    /// The thread's target fd (owned by `Uring::fd`).
+    fd: i32,
+    /// Fixed-file index of this thread's target fd, and fixed-buffer index of its slot 0.
+    file_index: u32,
+    pub(super) buf_base: u32,
+    /// This thread's number in the high half of user_data (shared rings route completions by it).
+    tag: u64,
+    /// One iovec per slot for --vectored (pointing into the runner's buffer while the request is in flight).
+    iovecs: Vec<libc::iovec>,
+}
+
+impl SqeShape {
+    /// The shape of thread `ctx.thread`'s SQEs on `fd`, whose file and buffers sit at `file_index` and
+    /// `buf_base` of its ring's registered tables.
+    pub(super) fn new(
+        ctx: &ThreadCtx,
+        o: &RingOpts,
+        fd: i32,
+        file_index: u32,
+        buf_base: u32,
+    ) -> SqeShape {
+        SqeShape {
+            write: ctx.writes(),
+            positionless: ctx.positionless(),
+            socket: matches!(
+                ctx.target.kind,
+                crate::target::TargetKind::Socketpair | crate::target::TargetKind::Tcp
+            ),
+            nop: o.nop_requests,
+            fixed_bufs: o.fixed_bufs,
+            vectored: o.vectored,
+            fixed_files: o.fixed_files,
+            fd,
+            file_index,
+            buf_base,
+            tag: (ctx.thread as u64) << 32,
+            iovecs: vec![
+                libc::iovec {
+                    iov_base: std::ptr::null_mut(),
+                    iov_len: 0
+                };
+                ctx.spec.qd as usize
+            ],
+        }
+    }
+
+    /// The SQE for `len` bytes at `buf` (inside slot `slot`'s buffer) at file offset `offset`.
+    #[inline(always)]
+    pub(super) fn build(
+        &mut self,
+        slot: u32,
+        buf: *mut u8,
+        len: u32,
+        offset: u64,
+    ) -> squeue::Entry {
+        let mut out = None;
+        let io = Io {
+            slot,
+            offset,
+            buf,
+            len: len as usize,
+        };
+        self.build_round(std::slice::from_ref(&io), |e| out = Some(e));
+        out.expect("one request gives one SQE")
+    }
+
+    /// Hands `sink` the SQE of each request of `ios`, in order. The opcode (and fd kind) is chosen once per
+    /// round, so each loop builds one kind of SQE with no per-request branching on the options.
+    #[inline(always)]
+    pub(super) fn build_round(&mut self, ios: &[Io], mut sink: impl FnMut(squeue::Entry)) {
+        let tag = self.tag;
+        // Devices that ignore the position get offset 0, as the io_uring documentation asks.
+        let positional = !self.positionless;
+        let off = |io: &Io| if positional { io.offset } else { 0 };
+        let base = self.buf_base;
+        let write = self.write;
+        macro_rules! each {
+            (|$io:ident| $e:expr) => {
+                for $io in ios {
+                    sink(($e).user_data(tag | $io.slot as u64));
+                }
+            };
+        }
+        // The write or the read opcode of a pair, with the same arguments.
+        macro_rules! by_dir {
+            ($w:ident / $r:ident, |$io:ident| $($rest:tt)*) => {
+                if write {
+                    each!(|$io| opcode::$w::new $($rest)*)
+                } else {
+                    each!(|$io| opcode::$r::new $($rest)*)
+                }
+            };
+        }
+        macro_rules! ops {
+            ($fd:expr) => {{
+                let fd = $fd;
+                if self.fixed_bufs {
+                    by_dir!(WriteFixed / ReadFixed, |io| (
+                        fd,
+                        io.buf,
+                        io.len as u32,
+                        (base + io.slot) as u16
+                    )
+                        .offset(off(io))
+                        .build())
+                } else if self.vectored {
+                    let iov = &mut self.iovecs;
+                    each!(|io| {
+                        let v = &mut iov[io.slot as usize];
+                        v.iov_base = io.buf.cast();
+                        v.iov_len = io.len;
+                        if write {
+                            opcode::Writev::new(fd, v, 1).offset(off(io)).build()
+                        } else {
+                            opcode::Readv::new(fd, v, 1).offset(off(io)).build()
+                        }
+                    })
+                } else if self.socket {
+                    by_dir!(Send / Recv, |io| (fd, io.buf, io.len as u32)
+                        .flags(libc::MSG_WAITALL)
+                        .build())
+                } else {
+                    by_dir!(Write / Read, |io| (fd, io.buf, io.len as u32)
+                        .offset(off(io))
+                        .build())
+                }
+            }};
+        }
+        if self.nop {
+            each!(|io| opcode::Nop::new().build())
+        } else if self.fixed_files {
+            ops!(types::Fixed(self.file_index))
+        } else {
+            ops!(types::Fd(self.fd))
+        }
+    }
+}
