@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod cleanup;
+pub mod compare;
 pub mod error;
 pub mod findings;
 pub mod lines;
@@ -11,9 +12,12 @@ pub mod method;
 pub mod offload;
 pub mod pattern;
 pub mod probe;
+pub mod probe_dirs;
+pub mod progress;
 pub mod result;
 pub mod runner;
 pub mod series;
+pub mod series_flow;
 pub mod spec;
 pub mod suite;
 pub mod survey;

@@ -1,16 +1,20 @@
 //! Many runs of one workload or of a grid of workloads: `--repeat` statistics, `iolab sweep` points and
 //! their JSON-lines record file (written after every point, so an interrupted sweep keeps what finished
-//! and `--resume` continues it), CSV rows, and `iolab compare`. Everything here reads result documents
+//! and `--resume` continues it), CSV rows, and the figures `iolab compare` reads. Everything here reads result documents
 //! as JSON values, so files written by earlier iolab versions or other commands compare the same way.
+//! `iolab compare` itself lives in `crate::compare`; its names are re-exported here.
 
 use crate::error::{Error, Result};
 use crate::measure::clock::ClockInfo;
 use crate::spec::{RawSpec, Val};
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+pub use crate::compare::{
+    compare, workload_key, workload_label, CompareRow, Verdict, MIN_NOISE_PCT,
+};
 
 /// A figure of a run result: its name, unit, place in the result document, and which way is better.
 pub struct Figure {
@@ -74,9 +78,6 @@ pub const FIGURES: &[Figure] = &[
 
 /// Spread (max - min, over the median) above which `--repeat` warns that single comparisons are noise.
 pub const WIDE_SPREAD_PCT: f64 = 10.0;
-/// `compare`'s noise band when a side has a single run (no spread measured): differences under this many
-/// percent are called "within noise" all the same.
-pub const MIN_NOISE_PCT: f64 = 2.0;
 
 pub fn figure(result: &Value, f: &Figure) -> Option<f64> {
     num(result, f.path)
@@ -636,172 +637,9 @@ pub fn csv_row(rec: &Value, point_keys: &[String]) -> String {
         + "\n"
 }
 
-// ---------------------------------------------------------------------------------------------------
-// Compare.
-
-/// Spec fields that do not make two runs different workloads (seeds, file names, amounts, checking).
-const NOT_WORKLOAD: &[&str] = &[
-    "seed",
-    "target",
-    "ops",
-    "duration_s",
-    "file_size",
-    "keep",
-    "overwrite",
-    "verify",
-    "count",
-    "breakdown",
-    "allow_device_writes",
-];
-
-/// The workload a result ran: its spec without the fields above, plus the kind of target.
-pub fn workload_key(result: &Value) -> String {
-    let mut m: BTreeMap<String, Value> = BTreeMap::new();
-    if let Some(spec) = result.get("spec").and_then(|s| s.as_object()) {
-        for (k, v) in spec {
-            if !NOT_WORKLOAD.contains(&k.as_str()) {
-                m.insert(k.clone(), v.clone());
-            }
-        }
-    }
-    if let Some(kind) = result.get("target").and_then(|t| t.get("kind")) {
-        m.insert("target_kind".into(), kind.clone());
-    }
-    serde_json::to_string(&m).unwrap_or_default()
-}
-
-/// A short label of a workload for tables.
-pub fn workload_label(result: &Value) -> String {
-    let s = |k: &str| {
-        result
-            .get("spec")
-            .and_then(|x| x.get(k))
-            .map(|v| match v {
-                Value::String(s) => s.clone(),
-                o => o.to_string(),
-            })
-            .unwrap_or_default()
-    };
-    let kind = result
-        .get("target")
-        .and_then(|t| t.get("kind"))
-        .and_then(|k| k.as_str())
-        .unwrap_or("?");
-    format!(
-        "{} {} bs={} {} thr={} qd={} batch={} -> {kind}",
-        s("method"),
-        s("op"),
-        s("bs"),
-        s("pattern"),
-        s("threads"),
-        s("qd"),
-        s("batch")
-    )
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub enum Verdict {
-    Faster,
-    Slower,
-    WithinNoise,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct CompareRow {
-    pub workload: String,
-    pub figure: String,
-    pub a: Stat,
-    pub b: Stat,
-    /// b's median over a's.
-    pub ratio: f64,
-    /// The band (percent) a difference must leave to count: the wider of the two sides' measured spreads,
-    /// at least MIN_NOISE_PCT.
-    pub noise_pct: f64,
-    pub verdict: Verdict,
-}
-
-/// Groups the results of records by workload (repeated runs of one workload form one group).
-fn groups(recs: &[Value]) -> Vec<(String, String, Vec<Value>)> {
-    let mut out: Vec<(String, String, Vec<Value>)> = Vec::new();
-    for r in recs.iter().filter_map(|r| r.get("result")) {
-        let k = workload_key(r);
-        match out.iter_mut().find(|g| g.0 == k) {
-            Some(g) => g.2.push(r.clone()),
-            None => out.push((k, workload_label(r), vec![r.clone()])),
-        }
-    }
-    out
-}
-
-/// Matching workloads of A and B side by side for `figures` (names from FIGURES); the workloads only one
-/// side has are returned apart.
-pub fn compare(
-    a: &[Value],
-    b: &[Value],
-    figures: &[&str],
-) -> (Vec<CompareRow>, Vec<String>, Vec<String>) {
-    let (ga, gb) = (groups(a), groups(b));
-    let mut rows = Vec::new();
-    for (k, label, ra) in &ga {
-        let Some((_, _, rb)) = gb.iter().find(|g| &g.0 == k) else {
-            continue;
-        };
-        for f in FIGURES.iter().filter(|f| figures.contains(&f.name)) {
-            let xa: Vec<f64> = ra.iter().filter_map(|r| figure(r, f)).collect();
-            let xb: Vec<f64> = rb.iter().filter_map(|r| figure(r, f)).collect();
-            let (Some(sa), Some(sb)) = (stat(&xa), stat(&xb)) else {
-                continue;
-            };
-            let ratio = if sa.median != 0.0 {
-                sb.median / sa.median
-            } else {
-                f64::NAN
-            };
-            let noise_pct = sa.spread_pct.max(sb.spread_pct).max(MIN_NOISE_PCT);
-            let change_pct = (ratio - 1.0) * 100.0;
-            let verdict = if !ratio.is_finite() || change_pct.abs() <= noise_pct {
-                Verdict::WithinNoise
-            } else if (change_pct > 0.0) == f.higher_is_better {
-                Verdict::Faster
-            } else {
-                Verdict::Slower
-            };
-            rows.push(CompareRow {
-                workload: label.clone(),
-                figure: f.name.to_string(),
-                a: sa,
-                b: sb,
-                ratio,
-                noise_pct,
-                verdict,
-            });
-        }
-    }
-    let only = |x: &[(String, String, Vec<Value>)], y: &[(String, String, Vec<Value>)]| {
-        x.iter()
-            .filter(|g| !y.iter().any(|h| h.0 == g.0))
-            .map(|g| g.1.clone())
-            .collect::<Vec<_>>()
-    };
-    (rows, only(&ga, &gb), only(&gb, &ga))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn result(method: &str, iops: f64) -> Value {
-        serde_json::json!({
-            "spec": {"method": method, "op": "write", "bs": 4096, "pattern": "seq", "threads": 1,
-                     "qd": 1, "batch": 1, "seed": 7, "target": "/tmp/x"},
-            "target": {"kind": "file"},
-            "iops": iops, "ns_per_op": 1e9 / iops,
-        })
-    }
-
-    fn rec(r: Value) -> Value {
-        serde_json::json!({"point": {}, "result": r})
-    }
 
     #[test]
     fn stats_are_exact() {
@@ -813,52 +651,6 @@ mod tests {
         let one = stat(&[5.0]).unwrap();
         assert_eq!((one.stdev, one.spread_pct), (0.0, 0.0));
         assert!(stat(&[]).is_none());
-    }
-
-    #[test]
-    fn identical_runs_are_within_noise() {
-        let a: Vec<Value> = [100.0, 104.0, 98.0]
-            .iter()
-            .map(|&i| rec(result("psync", i)))
-            .collect();
-        let (rows, only_a, only_b) = compare(&a, &a, &["iops", "ns_per_op"]);
-        assert_eq!(rows.len(), 2);
-        assert!(only_a.is_empty() && only_b.is_empty());
-        for r in rows {
-            assert_eq!(r.verdict, Verdict::WithinNoise, "{r:?}");
-            assert_eq!(r.ratio, 1.0);
-        }
-    }
-
-    #[test]
-    fn differences_beyond_the_spread_are_called() {
-        let a: Vec<Value> = [100.0, 103.0, 101.0]
-            .iter()
-            .map(|&i| rec(result("psync", i)))
-            .collect();
-        let faster: Vec<Value> = [150.0, 152.0, 149.0]
-            .iter()
-            .map(|&i| rec(result("psync", i)))
-            .collect();
-        let (rows, _, _) = compare(&a, &faster, &["iops", "ns_per_op"]);
-        assert!(
-            rows.iter().all(|r| r.verdict == Verdict::Faster),
-            "{rows:?}"
-        );
-        let (rows, _, _) = compare(&faster, &a, &["iops"]);
-        assert_eq!(rows[0].verdict, Verdict::Slower);
-        // A 5% difference inside a 30% spread is noise.
-        let wide: Vec<Value> = [80.0, 105.0, 110.0]
-            .iter()
-            .map(|&i| rec(result("psync", i)))
-            .collect();
-        let (rows, _, _) = compare(&a, &wide, &["iops"]);
-        assert_eq!(rows[0].verdict, Verdict::WithinNoise, "{rows:?}");
-        // Different workloads do not match.
-        let other = vec![rec(result("sync", 100.0))];
-        let (rows, only_a, only_b) = compare(&a, &other, &["iops"]);
-        assert!(rows.is_empty());
-        assert_eq!((only_a.len(), only_b.len()), (1, 1));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! stdout and the JSON document whose schema is `iolab_core::result::RunResult` / `SurveyResult`.
 
 pub mod html;
+pub mod probe;
 
 use iolab_core::measure::hist::Summary;
 use iolab_core::result::RunResult;

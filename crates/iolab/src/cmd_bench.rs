@@ -1,0 +1,60 @@
+//! `iolab bench`: the harness's own costs against bare loops (`iolab_core::bench`).
+
+use clap::Args;
+use iolab_core::error::Error;
+use iolab_core::measure::clock;
+
+#[derive(Args)]
+pub(crate) struct BenchArgs {
+    /// overhead: iolab psync vs a bare write() loop | counters: write() with and without kernel counters |
+    /// nop: io_uring NOPs per second through iolab vs a raw loop | offload: NOP round trips (batch 1) and
+    /// throughput (batch 32) through the offload paths, as ratios to native.
+    #[arg(default_value = "overhead")]
+    pub(crate) which: String,
+    /// Ops per round.
+    #[arg(long, default_value = "300000")]
+    pub(crate) ops: String,
+    /// Rounds (each: one bare loop, then one iolab run).
+    #[arg(long, default_value = "21")]
+    pub(crate) rounds: String,
+}
+
+pub(crate) fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
+    let ops = iolab_core::units::parse_count(&a.ops).map_err(|m| Error::usage("--ops", m))?;
+    let rounds =
+        iolab_core::units::parse_count(&a.rounds).map_err(|m| Error::usage("--rounds", m))?;
+    if ops == 0 || rounds == 0 {
+        return Err(Error::usage(
+            if ops == 0 { "--ops" } else { "--rounds" },
+            "0 is not accepted",
+        ));
+    }
+    match a.which.as_str() {
+        "overhead" => {
+            let clk = clock::calibrate(20);
+            let r = iolab_core::bench::overhead(ops, rounds as u32, &clk)?;
+            print!("{}", iolab_core::bench::render(&r));
+        }
+        "counters" => {
+            let r = iolab_core::bench::counter_overhead(ops, rounds as u32)?;
+            print!("{}", iolab_core::bench::render_counters(&r));
+        }
+        "nop" => {
+            let clk = clock::calibrate(20);
+            let r = iolab_core::bench::nop(ops, rounds as u32, &clk)?;
+            print!("{}", iolab_core::bench::render_nop(&r));
+        }
+        "offload" => {
+            let clk = clock::calibrate(20);
+            let r = iolab_core::bench::offload(ops, rounds as u32, &clk)?;
+            print!("{}", iolab_core::bench::render_offload(&r));
+        }
+        other => {
+            return Err(Error::usage(
+                "bench",
+                format!("unknown benchmark '{other}'; accepted: overhead, counters, nop, offload"),
+            ))
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,34 @@
+//! `iolab probe`: every method and option tried (`iolab_core::probe_dirs`), printed as a table
+//! (`iolab_report::probe`) and optionally as JSON.
+
+use crate::output::{check_json_path, table, write_json};
+use clap::Args;
+use iolab_core::error::Error;
+use iolab_core::measure::clock;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub(crate) struct ProbeArgs {
+    /// Write the probe result (JSON) to FILE ("-" for stdout). An existing FILE is not replaced.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) json: Option<PathBuf>,
+}
+
+pub(crate) fn cmd_probe(a: &ProbeArgs) -> Result<i32, Error> {
+    if let Some(j) = &a.json {
+        check_json_path(j)?;
+    }
+    iolab_core::cleanup::install_signal_handler();
+    let clk = clock::calibrate(20);
+    let p = iolab_core::probe_dirs::probe_here(&clk)?;
+    table(
+        a.json.as_deref(),
+        iolab_report::probe::render(&p).as_bytes(),
+    );
+    if let Some(j) = &a.json {
+        let v = iolab_report::probe::json(&p)
+            .map_err(|e| Error::Runtime(format!("probe JSON: {e}")))?;
+        write_json(j, &v)?;
+    }
+    Ok(0)
+}

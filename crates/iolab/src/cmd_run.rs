@@ -1,0 +1,163 @@
+//! `iolab run`: one workload, or with `--repeat N` N runs of it and the statistics of every figure.
+
+use crate::output::{
+    check_json_path, check_new_path, json_to_stdout, table, write_json, write_new,
+};
+use crate::progress::{run_bar, Progress};
+use crate::run_args::RunArgs;
+use iolab_core::error::Error;
+use iolab_core::measure::clock;
+use iolab_core::series;
+use iolab_core::spec::{RawSpec, Spec};
+use iolab_report::{Exporter, JsonExporter, TableExporter};
+
+pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
+    let file = match &a.spec {
+        Some(p) => RawSpec::from_toml_file(p)?,
+        None => RawSpec::default(),
+    };
+    let spec = file.merge(a.raw()).resolve()?;
+    if let Some(j) = &a.json {
+        check_json_path(j)?;
+    }
+    if let Some(c) = &a.csv {
+        check_new_path("--csv", c)?;
+    }
+    let repeat = repeat_count(a)?;
+    iolab_core::cleanup::install_signal_handler();
+    let clk = clock::calibrate(20);
+    if repeat > 1 {
+        return run_repeated(a, &spec, &clk, repeat);
+    }
+    let bar = if json_to_stdout(a.json.as_deref()) {
+        None
+    } else {
+        run_bar(&spec)
+    };
+    if let Some(w) = &bar {
+        iolab_core::runner::set_progress(w.counter());
+    }
+    let r = iolab_core::runner::run(&spec, &clk);
+    if let Some(w) = bar {
+        w.stop();
+    }
+    let r = r?;
+    if let Some(c) = &a.csv {
+        let rec = series::record(&[], Ok(to_value(&r)?));
+        write_new(
+            "--csv",
+            c,
+            (series::csv_header(&[]) + &series::csv_row(&rec, &[])).as_bytes(),
+        )?;
+    }
+    // With --json -, stdout stays machine-readable: the table goes to stderr.
+    table(a.json.as_deref(), &TableExporter.run(&r));
+    if let Some(j) = &a.json {
+        write_json(j, &JsonExporter.run(&r))?;
+    }
+    if let Some(v) = &r.verify {
+        if v.mismatches > 0 {
+            eprintln!(
+                "iolab: verify: {} of {} blocks differ from what was written (first at byte offset {})",
+                v.mismatches,
+                v.blocks_checked,
+                v.first_mismatch_offsets.first().copied().unwrap_or(0)
+            );
+            return Ok(1);
+        }
+    }
+    Ok(0)
+}
+
+/// `--repeat N` (1 without it).
+fn repeat_count(a: &RunArgs) -> Result<usize, Error> {
+    match &a.repeat {
+        None => Ok(1),
+        Some(n) => match iolab_core::units::parse_count(n) {
+            Ok(0) => Err(Error::usage(
+                "--repeat",
+                "0 is not accepted; expected 1 or more runs",
+            )),
+            Ok(k) => Ok(k as usize),
+            Err(m) => Err(Error::usage("--repeat", m)),
+        },
+    }
+}
+
+fn to_value(r: &iolab_core::result::RunResult) -> Result<serde_json::Value, Error> {
+    serde_json::to_value(r).map_err(|e| Error::Runtime(format!("result JSON: {e}")))
+}
+
+/// `run --repeat N`: N runs of one workload, each printed as one line, then the statistics of every figure.
+fn run_repeated(a: &RunArgs, spec: &Spec, clk: &clock::ClockInfo, n: usize) -> Result<i32, Error> {
+    let to_stderr = json_to_stdout(a.json.as_deref());
+    let say = |t: String| {
+        if to_stderr {
+            eprint!("{t}");
+        } else {
+            print!("{t}");
+        }
+    };
+    let mut runs = Vec::with_capacity(n);
+    let mut mismatches = 0u64;
+    // The bar moves between runs only (see Progress): a ticking thread would change what is measured.
+    let progress = Progress::new("run --repeat", if to_stderr { 0 } else { n });
+    for i in 0..n {
+        let r = iolab_core::runner::run(spec, clk)?;
+        if let Some(b) = &progress.bar {
+            b.inc(1);
+        }
+        if i == 0 {
+            // The first run's header says what runs (the workload is the same for all).
+            let text = String::from_utf8_lossy(&TableExporter.run(&r)).to_string();
+            say(text.lines().next().unwrap_or_default().to_string() + "\n");
+        }
+        let say = |t: String| match &progress.bar {
+            Some(b) => b.suspend(|| say(t)),
+            None => say(t),
+        };
+        say(format!(
+            "run {:>3}/{n}   {:>12.0} ops/s  {:>10.1} MiB/s  {:>10.1} ns/op  p50 {:>9.0} ns  p99 {:>9.0} ns\n",
+            i + 1,
+            r.iops,
+            r.mib_s,
+            r.ns_per_op,
+            r.latency.p50_ns,
+            r.latency.p99_ns
+        ));
+        mismatches += r.verify.as_ref().map_or(0, |v| v.mismatches);
+        runs.push(to_value(&r)?);
+    }
+    progress.finish();
+    let summary = series::summarize(&runs);
+    say(series::render_summary(&summary));
+    write_repeated(a, &summary, &runs)?;
+    if mismatches > 0 {
+        eprintln!("iolab: verify: {mismatches} blocks differ from what was written");
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+/// `--repeat`'s CSV (a row per run) and JSON document (the summary and the runs).
+fn write_repeated(
+    a: &RunArgs,
+    summary: &series::RepeatSummary,
+    runs: &[serde_json::Value],
+) -> Result<(), Error> {
+    if let Some(c) = &a.csv {
+        let mut text = series::csv_header(&[]);
+        for r in runs {
+            text += &series::csv_row(&series::record(&[], Ok(r.clone())), &[]);
+        }
+        write_new("--csv", c, text.as_bytes())?;
+    }
+    if let Some(j) = &a.json {
+        let mut v =
+            serde_json::to_vec_pretty(&serde_json::json!({ "repeat": summary, "runs": runs }))
+                .map_err(|e| Error::Runtime(format!("result JSON: {e}")))?;
+        v.push(b'\n');
+        write_json(j, &v)?;
+    }
+    Ok(())
+}

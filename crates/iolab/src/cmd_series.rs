@@ -1,0 +1,275 @@
+//! `iolab sweep` and `iolab suite`: many points, each run once and recorded as it finishes. Both go
+//! through one flow (`iolab_core::series_flow`): open the record file, print what runs, run the points
+//! with a progress bar, then write the CSV and say where the records are.
+
+use crate::output::{check_new_path, write_new};
+use crate::progress::Progress;
+use crate::run_args::RunArgs;
+use clap::Args;
+use iolab_core::error::Error;
+use iolab_core::measure::clock;
+use iolab_core::series::{self, Job};
+use iolab_core::series_flow::Flow;
+use iolab_core::spec::{RawSpec, Spec};
+use std::path::{Path, PathBuf};
+
+#[derive(Args)]
+pub(crate) struct SweepArgs {
+    /// KEY=V1,V2,...: a spec key (a run flag without dashes: method, bs, qd, threads, direct, ring,
+    /// target ...) and its values; repeat for more keys. Points run in a stable order, the first --vary
+    /// changing slowest.
+    #[arg(long, value_name = "KEY=V1,V2", required = true)]
+    pub(crate) vary: Vec<String>,
+    /// The record file: one JSON line per point, written and synced as each point finishes [default: a new
+    /// iolab-results/sweep-<UTC time>.jsonl]. An existing file is refused unless --resume.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) out: Option<PathBuf>,
+    /// Continue the sweep recorded in --out: points already there are not run again.
+    #[arg(long, requires = "out")]
+    pub(crate) resume: bool,
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
+}
+
+#[derive(Args)]
+pub(crate) struct SuiteArgs {
+    /// A built-in suite (see --list) or a path to a suite .toml file.
+    #[arg(required_unless_present = "list")]
+    pub(crate) name: Option<String>,
+    /// The suites with one line each, and the seed each reproduces.
+    #[arg(long)]
+    pub(crate) list: bool,
+    /// Scaled down to under a minute (the suite's [quick] amounts): a smoke test, not a measurement.
+    #[arg(long)]
+    pub(crate) quick: bool,
+    /// The record file: one JSON line per point, synced as each finishes [default: a new
+    /// iolab-results/suite-NAME-<UTC time>.jsonl]. An existing file is refused unless --resume.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) out: Option<PathBuf>,
+    /// Continue the suite recorded in --out: points already there are not run again.
+    #[arg(long, requires = "out")]
+    pub(crate) resume: bool,
+    /// Write one CSV row per point to FILE (columns in the README). An existing FILE is not replaced.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) csv: Option<PathBuf>,
+    /// Where the "disk" files go (a new directory inside it, removed at the end) [default: /var/tmp].
+    #[arg(long, value_name = "DIR", default_value = "/var/tmp")]
+    pub(crate) disk_dir: PathBuf,
+    /// Where the tmpfs files go (a new directory inside it, removed at the end) [default: /dev/shm].
+    #[arg(long, value_name = "DIR", default_value = "/dev/shm")]
+    pub(crate) tmpfs_dir: PathBuf,
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The flow both share.
+
+/// Opens the record file of `jobs`, warning when `--resume` dropped a cut-short last line (`why` says
+/// more about it, or is empty).
+fn open_flow(
+    jobs: Vec<Job>,
+    out: Option<&Path>,
+    resume: bool,
+    stem: &str,
+    why: &str,
+) -> Result<Flow, Error> {
+    let flow = Flow::open(jobs, out, resume, stem)?;
+    if flow.rec.dropped > 0 {
+        eprintln!(
+            "iolab: {}: the last line was cut short ({} bytes{why}); that point runs again",
+            flow.rec.path.display(),
+            flow.rec.dropped
+        );
+    }
+    Ok(flow)
+}
+
+/// Prints `lead` and where the records go, then runs the points not recorded yet, a line each and a
+/// progress bar named `what`. Returns how many did not run.
+fn run_flow(flow: &mut Flow, what: &str, lead: &str) -> Result<usize, Error> {
+    iolab_core::cleanup::install_signal_handler();
+    let clk = clock::calibrate(20);
+    let skipped = flow.skipped();
+    println!(
+        "{lead}records in {}{}",
+        flow.rec.path.display(),
+        if skipped > 0 {
+            format!("; {skipped} already recorded, not run again")
+        } else {
+            String::new()
+        }
+    );
+    let mut progress = Progress::new(what, flow.points.len() - skipped);
+    let failed = flow.run(&clk, &mut |ev| progress.event(&ev))?;
+    progress.finish();
+    Ok(failed)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Sweep.
+
+pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
+    let vary: Vec<series::Vary> = a
+        .vary
+        .iter()
+        .map(|v| series::parse_vary(v))
+        .collect::<Result<_, _>>()?;
+    if let Some(r) = &a.run.repeat {
+        return Err(Error::usage(
+            "--repeat",
+            format!("'{r}' is for `run`; a sweep runs each point once (add a --vary seed=1,2,3 for repeats)"),
+        ));
+    }
+    let base = match &a.run.spec {
+        Some(p) => RawSpec::from_toml_file(p)?,
+        None => RawSpec::default(),
+    }
+    .merge(a.run.raw());
+    let points = series::points(&vary);
+    // Every point is resolved before anything runs. A value no point can use is bad input (a typo);
+    // a point whose combination does not apply (--qd with psync) is recorded as not run, with the reason.
+    let mut resolved = Vec::with_capacity(points.len());
+    for p in &points {
+        resolved.push(base.clone().merge(series::point_raw(p)?).resolve());
+    }
+    check_values(&vary, &points, &resolved)?;
+    if let Some(j) = &a.run.json {
+        return Err(Error::usage(
+            "--json",
+            format!(
+                "{}: a sweep writes its results to --out (one JSON line per point)",
+                j.display()
+            ),
+        ));
+    }
+    if let Some(c) = &a.run.csv {
+        check_new_path("--csv", c)?;
+    }
+    let jobs = points
+        .iter()
+        .cloned()
+        .zip(resolved)
+        .map(|(point, spec)| Job {
+            point,
+            work: series::Work::Run(spec),
+        })
+        .collect();
+    let mut flow = open_flow(
+        jobs,
+        a.out.as_deref(),
+        a.resume,
+        "sweep",
+        ", a point interrupted while being written",
+    )?;
+    let n = points.len();
+    let lead = format!(
+        "iolab sweep: {n} points ({}), ",
+        vary.iter()
+            .map(|v| format!("{} x{}", v.key, v.values.len()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let failed = run_flow(&mut flow, "sweep", &lead)?;
+    if let Some(c) = &a.run.csv {
+        let keys: Vec<String> = vary.iter().map(|v| v.key.clone()).collect();
+        write_new("--csv", c, flow.csv(&keys).as_bytes())?;
+    }
+    println!(
+        "result: {} ({n} points, {failed} not run this time)",
+        flow.rec.path.display()
+    );
+    Ok(0)
+}
+
+/// A --vary value is itself bad (a typo, not a combination that does not apply) when every point with
+/// it fails naming its own flag.
+fn check_values(
+    vary: &[series::Vary],
+    points: &[Vec<(String, String)>],
+    resolved: &[Result<Spec, Error>],
+) -> Result<(), Error> {
+    for v in vary {
+        for val in &v.values {
+            let mut with = points
+                .iter()
+                .zip(resolved)
+                .filter(|(p, _)| p.iter().any(|(k, x)| k == &v.key && x == val));
+            let own = format!("--{}:", v.key);
+            if let Some((p, Err(e))) = with.clone().next() {
+                if with.all(|(_, r)| matches!(r, Err(e) if e.to_string().starts_with(&own))) {
+                    return Err(Error::usage(
+                        "--vary",
+                        format!("{}: {e}", series::point_label(p)),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Suite.
+
+pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
+    if a.list {
+        return list_suites();
+    }
+    let name = a.name.as_deref().unwrap_or_default();
+    let suite = iolab_core::suite::load(name)?;
+    for (flag, d) in [("--disk-dir", &a.disk_dir), ("--tmpfs-dir", &a.tmpfs_dir)] {
+        if !d.is_dir() {
+            return Err(Error::usage(
+                flag,
+                format!("{} is not a directory", d.display()),
+            ));
+        }
+    }
+    if let Some(c) = &a.csv {
+        check_new_path("--csv", c)?;
+    }
+    iolab_core::cleanup::install_signal_handler();
+    let places = iolab_core::suite::Places::make(
+        &a.disk_dir,
+        &a.tmpfs_dir,
+        iolab_core::suite::wants_zram(&suite),
+    )?;
+    let jobs = iolab_core::suite::jobs(&suite, &places, a.quick)?;
+    let quick = if a.quick { "-quick" } else { "" };
+    let stem = format!("suite-{}{quick}", suite.name);
+    let mut flow = open_flow(jobs, a.out.as_deref(), a.resume, &stem, "")?;
+    let n = flow.points.len();
+    let lead = format!(
+        "iolab suite {}{}: {n} points; reproduces {}\n{}; ",
+        suite.name,
+        if a.quick {
+            " --quick (scaled down: a smoke test, not a measurement)"
+        } else {
+            ""
+        },
+        suite.reproduces,
+        places.describe(),
+    );
+    let failed = run_flow(&mut flow, &format!("suite {}", suite.name), &lead)?;
+    let mine: Vec<serde_json::Value> = flow.records().into_iter().cloned().collect();
+    print!("{}", iolab_core::suite::render_table(&suite, &mine));
+    if let Some(c) = &a.csv {
+        write_new("--csv", c, flow.csv(&flow.keys()).as_bytes())?;
+    }
+    println!(
+        "\nresult: {} ({n} points, {failed} not run this time); charts: iolab report {} -o report.html",
+        flow.rec.path.display(),
+        flow.rec.path.display()
+    );
+    Ok(0)
+}
+
+/// `iolab suite --list`.
+fn list_suites() -> Result<i32, Error> {
+    println!("iolab suites (run one with `iolab suite NAME`; --quick for a smoke test):\n");
+    for (name, _) in iolab_core::suite::BUILTIN {
+        let s = iolab_core::suite::load(name)?;
+        println!("  {name:<12} {}", s.about);
+        println!("  {:<12} reproduces: {}", "", s.reproduces);
+    }
+    Ok(0)
+}

@@ -1,0 +1,93 @@
+//! `iolab survey` (and `iolab` without a command): every method, 4 B and 4 KiB, /dev/null and a new file.
+
+use clap::Args;
+use iolab_core::error::Error;
+use iolab_core::measure::clock;
+use iolab_report::{Exporter, JsonExporter, TableExporter};
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub(crate) struct SurveyArgs {
+    /// Directory for the JSON result (created if missing; a new file is always made).
+    #[arg(long, value_name = "DIR", default_value = "iolab-results")]
+    pub(crate) results_dir: PathBuf,
+    /// Where to create the temporary directory for the file runs [default: $TMPDIR or /tmp].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) tmp_dir: Option<PathBuf>,
+    /// Ops per run (each run also stops after --max-seconds).
+    #[arg(long, value_name = "N")]
+    pub(crate) ops: Option<String>,
+    /// Time bound per run in seconds.
+    #[arg(long, value_name = "SECS")]
+    pub(crate) max_seconds: Option<String>,
+    /// Do not write the JSON result.
+    #[arg(long)]
+    pub(crate) no_json: bool,
+}
+
+pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
+    iolab_core::cleanup::install_signal_handler();
+    let mut opts = options(a)?;
+    if iolab_core::sys::isatty(2) {
+        opts.on_run = Some(Box::new(|i, n, r| {
+            eprint!(
+                "\r\x1b[2Kiolab survey: {i}/{n} {} {} B -> {}",
+                r.method.name(),
+                r.bs,
+                r.target
+            );
+            if i == n {
+                eprintln!();
+            }
+        }));
+    }
+    let clk = clock::calibrate(20);
+    let s = iolab_core::survey::survey(&opts, &clk)?;
+    std::io::stdout().write_all(&TableExporter.survey(&s)).ok();
+    if !a.no_json {
+        let stamp = iolab_core::survey::utc_stamp(s.host.started_unix_s);
+        let p = iolab_core::survey::write_new_file(
+            &a.results_dir,
+            "survey",
+            &stamp,
+            &JsonExporter.survey(&s),
+        )?;
+        println!("result: {}", p.display());
+    }
+    Ok(0)
+}
+
+/// The survey's options from the flags.
+fn options(a: &SurveyArgs) -> Result<iolab_core::survey::SurveyOptions, Error> {
+    let mut opts = iolab_core::survey::SurveyOptions::default();
+    if let Some(d) = &a.tmp_dir {
+        if !d.is_dir() {
+            return Err(Error::usage(
+                "--tmp-dir",
+                format!("{} is not a directory", d.display()),
+            ));
+        }
+        opts.tmp_parent = d.clone();
+    }
+    if let Some(n) = &a.ops {
+        opts.ops = iolab_core::units::parse_count(n).map_err(|m| Error::usage("--ops", m))?;
+        if opts.ops == 0 {
+            return Err(Error::usage(
+                "--ops",
+                "0 is not accepted; expected 1 or more operations",
+            ));
+        }
+    }
+    if let Some(s) = &a.max_seconds {
+        opts.max_s =
+            iolab_core::units::parse_duration(s).map_err(|m| Error::usage("--max-seconds", m))?;
+        if opts.max_s <= 0.0 {
+            return Err(Error::usage(
+                "--max-seconds",
+                "expected a positive number of seconds",
+            ));
+        }
+    }
+    Ok(opts)
+}

@@ -1,0 +1,33 @@
+//! The arguments of `iolab run` and `iolab sweep`: the result files, and a run's spec, whose flags come
+//! from the option table (spec_args.rs).
+
+use crate::spec_args::SpecArgs;
+use clap::Args;
+use iolab_core::spec::RawSpec;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub(crate) struct RunArgs {
+    /// TOML spec file; keys are the flag names without dashes (bs = "4k", file-size = "64m", qd = 8).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) spec: Option<PathBuf>,
+    /// Write the result document (JSON) to FILE ("-" for stdout). An existing FILE is not replaced.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) json: Option<PathBuf>,
+    /// Run the workload N times; report each figure's median, min, max and standard deviation, and say
+    /// when the spread is too wide to trust a comparison [default: 1].
+    #[arg(long, value_name = "N")]
+    pub(crate) repeat: Option<String>,
+    /// Write one CSV row per run to FILE (columns in the README). An existing FILE is not replaced.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) csv: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) opts: SpecArgs,
+}
+
+impl RunArgs {
+    /// The spec keys given as flags.
+    pub(crate) fn raw(&self) -> RawSpec {
+        self.opts.0.clone()
+    }
+}
