@@ -11,6 +11,9 @@
 //!
 //! and a table of every record, the findings of each run, and each chart's spec (the keys all its runs
 //! share; the legend names what differs).
+//!
+//! One function below draws each chart kind; `html/charts.rs` draws lines and bars, `html/page.rs` lays
+//! out the page, and every value is read from the records through `crate::fields`.
 
 mod charts;
 mod page;
@@ -123,6 +126,7 @@ fn add(
     }
 }
 
+/// The report of `recs`, read from the files `sources` (named on the page).
 pub fn build(recs: &[Value], sources: &[String]) -> Report {
     let runs: Vec<Run> = recs
         .iter()
