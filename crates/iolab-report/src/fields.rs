@@ -1,0 +1,281 @@
+//! Every place in a result record the HTML report reads, in one table. The report reads records as JSON
+//! values (files written by earlier iolab versions, sweeps and suites, `run --json` documents), so each
+//! place is a path of object keys; a [`Field`] can only be made here, and the tests below serialize the
+//! structs that write the records (`RunResult`, `LinesResult`, `series::record`) and check that every
+//! field resolves in each document said to hold it: renaming a field of `RunResult` fails them.
+
+use iolab_core::series;
+use serde_json::Value;
+
+/// A path of object keys into a record or its result, from this module's table only.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Field(&'static [&'static str]);
+
+impl Field {
+    /// The value at this field, when present.
+    pub(crate) fn at(self, v: &Value) -> Option<&Value> {
+        series::at(v, self.0)
+    }
+
+    /// The number at this field.
+    pub(crate) fn num(self, v: &Value) -> Option<f64> {
+        series::num(v, self.0)
+    }
+
+    /// The value at this field as table text (strings bare, absent or null empty).
+    pub(crate) fn text(self, v: &Value) -> String {
+        series::text(self.at(v))
+    }
+
+    /// The field's last key (a spec key's name).
+    pub(crate) fn key(self) -> &'static str {
+        self.0[self.0.len() - 1]
+    }
+}
+
+/// The documents a field is read from, for the tests.
+#[cfg(test)]
+#[derive(Debug, Clone, Copy)]
+enum Holder {
+    /// A sweep's or suite's record of a point that ran (`series::record` with a result).
+    Record,
+    /// A record of a point that did not run (`series::record` with an error).
+    ErrorRecord,
+    /// `iolab_core::result::RunResult`: an iolab run's result.
+    Run,
+    /// `iolab_core::lines::LinesResult`: a decimal-lines run's result (suite step `workload = "lines"`).
+    Lines,
+    /// One of a run's `findings` (`iolab_core::result::Finding`).
+    Finding,
+}
+
+macro_rules! fields {
+    ($($(#[$doc:meta])* $name:ident = [$($key:literal),+] in $($holder:ident),+;)*) => {
+        $($(#[$doc])* pub(crate) const $name: Field = Field(&[$($key),+]);)*
+
+        /// Every field above, with its name and the documents that hold it.
+        #[cfg(test)]
+        const ALL: &[(&str, Field, &[Holder])] = &[$((stringify!($name), $name, &[$(Holder::$holder),+])),*];
+    };
+}
+
+fields! {
+    /// A record's result (absent when the point did not run).
+    RESULT = ["result"] in Record;
+    /// Why a record's point did not run.
+    ERROR = ["error"] in ErrorRecord;
+    /// Present in the results of workloads other than iolab runs ("decimal-lines"; the suites' clock
+    /// records, written as JSON in `suite.rs`, say "clock").
+    WORKLOAD = ["workload"] in Lines;
+    SPEC_METHOD = ["spec", "method"] in Run, Lines;
+    SPEC_OP = ["spec", "op"] in Run;
+    SPEC_PATTERN = ["spec", "pattern"] in Run;
+    SPEC_BS = ["spec", "bs"] in Run;
+    SPEC_THREADS = ["spec", "threads"] in Run;
+    SPEC_QD = ["spec", "qd"] in Run;
+    SPEC_BATCH = ["spec", "batch"] in Run;
+    SPEC_DIRECT = ["spec", "direct"] in Run;
+    SPEC_TARGET = ["spec", "target"] in Run, Lines;
+    SPEC_LINES = ["spec", "lines"] in Lines;
+    MIB_S = ["mib_s"] in Run;
+    IOPS = ["iops"] in Run;
+    NS_PER_OP = ["ns_per_op"] in Run;
+    WALL_S = ["wall_s"] in Run, Lines;
+    LATENCY = ["latency"] in Run;
+    LATENCY_P50 = ["latency", "p50_ns"] in Run;
+    LATENCY_P90 = ["latency", "p90_ns"] in Run;
+    LATENCY_P99 = ["latency", "p99_ns"] in Run;
+    LATENCY_P999 = ["latency", "p999_ns"] in Run;
+    /// `[[quantile, ns], ...]`.
+    LATENCY_CDF = ["latency", "cdf"] in Run;
+    /// `[[upper bound ns, count], ...]`.
+    GAP_BUCKETS = ["gap", "buckets"] in Run;
+    CPU_USER_S = ["cpu", "process", "user_s"] in Run, Lines;
+    CPU_SYS_S = ["cpu", "process", "sys_s"] in Run, Lines;
+    SYSCALLS_PER_OP = ["syscalls", "method_per_op"] in Run;
+    /// Null or absent in runs of methods other than io_uring.
+    URING = ["uring"] in Run;
+    /// `[[requests per submission, count], ...]`.
+    URING_BATCHES = ["uring", "batch_histogram"] in Run;
+    HOST = ["host"] in Run;
+    HOST_KERNEL_RELEASE = ["host", "kernel_release"] in Run;
+    HOST_CPU_MODEL = ["host", "cpu_model"] in Run;
+    HOST_CPUS_ONLINE = ["host", "cpus_online"] in Run;
+    FINDINGS = ["findings"] in Run;
+    /// Inside one of `FINDINGS`.
+    FINDING_TEXT = ["text"] in Finding;
+}
+
+/// The spec keys a chart's caption names when all its runs share them.
+pub(crate) const SHARED_SPEC: [Field; 10] = [
+    SPEC_METHOD,
+    SPEC_OP,
+    SPEC_PATTERN,
+    SPEC_BS,
+    SPEC_THREADS,
+    SPEC_QD,
+    SPEC_BATCH,
+    SPEC_DIRECT,
+    SPEC_TARGET,
+    SPEC_LINES,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_core::lines::{LinesCpu, LinesResult, LinesSpec};
+    use iolab_core::measure::clock::ClockInfo;
+    use iolab_core::measure::hist::Summary;
+    use iolab_core::result::*;
+    use iolab_core::spec::RawSpec;
+    use iolab_core::target::TargetKind;
+
+    /// A run result with every part the report reads present (the optional ones too).
+    fn full_run() -> RunResult {
+        let dist = Summary {
+            count: 3,
+            p50_ns: 100.0,
+            cdf: vec![(0.0, 50.0), (1.0, 200.0)],
+            buckets: vec![(64.0, 1), (128.0, 2)],
+            ..Default::default()
+        };
+        RunResult {
+            schema_version: SCHEMA_VERSION,
+            host: Host::current(),
+            spec: RawSpec::default()
+                .resolve()
+                .expect("the default spec resolves"),
+            target: TargetInfo {
+                kind: TargetKind::DevNull,
+                created: false,
+                kept: false,
+                region_blocks_per_thread: 1,
+                dio_align: None,
+                peer: Some(Default::default()),
+            },
+            clock: ClockInfo::mock(),
+            timed: "t".into(),
+            excluded: "e".into(),
+            wall_s: 1.0,
+            ops: 3,
+            bytes: 12,
+            iops: 3.0,
+            mib_s: 1.0,
+            ns_per_op: 1.0,
+            latency: dist.clone(),
+            gap: dist,
+            flushes: Default::default(),
+            cpu: Default::default(),
+            syscalls: SyscallFigures {
+                method_count: Some(3),
+                method_per_op: Some(1.0),
+                ..Default::default()
+            },
+            uring: Some(UringFigures {
+                batch_histogram: vec![(1, 3)],
+                inflight_histogram: vec![(1, 3)],
+                ..Default::default()
+            }),
+            aio: Some(Default::default()),
+            nowait: Some(Default::default()),
+            per_thread: vec![Default::default()],
+            verify: Some(Default::default()),
+            kernel: Default::default(),
+            derived: Default::default(),
+            findings: vec![Finding {
+                rule: "r".into(),
+                text: "a finding".into(),
+            }],
+            fallbacks: vec![],
+            notes: vec![],
+            offload: Some(Default::default()),
+        }
+    }
+
+    fn lines_result() -> LinesResult {
+        LinesResult {
+            workload: "decimal-lines".into(),
+            spec: LinesSpec {
+                method: "stdio".into(),
+                lines: 10,
+                target: "/tmp/x".into(),
+            },
+            wall_s: 1.0,
+            bytes: 20,
+            ns_per_line: 1.0,
+            cpu: LinesCpu {
+                process: Default::default(),
+            },
+            timed: "t".into(),
+            excluded: "e".into(),
+            verified: true,
+        }
+    }
+
+    #[test]
+    fn every_field_is_in_each_document_said_to_hold_it() {
+        let run = serde_json::to_value(full_run()).unwrap();
+        let lines = serde_json::to_value(lines_result()).unwrap();
+        let point = [("step".to_string(), "a".to_string())];
+        let record = series::record(&point, Ok(run.clone()));
+        let error_record = series::record(&point, Err((2, "why".into())));
+        let finding = FINDINGS.at(&run).and_then(|f| f.get(0)).unwrap().clone();
+        for (name, field, holders) in ALL {
+            for h in *holders {
+                let doc: &Value = match h {
+                    Holder::Record => &record,
+                    Holder::ErrorRecord => &error_record,
+                    Holder::Run => &run,
+                    Holder::Lines => &lines,
+                    Holder::Finding => &finding,
+                };
+                assert!(
+                    field.at(doc).is_some_and(|v| !v.is_null()),
+                    "{name} ({:?}) is not in a {h:?} document",
+                    field.0
+                );
+            }
+        }
+        // A run's result is no decimal-lines result.
+        assert!(WORKLOAD.at(&run).is_none());
+    }
+
+    #[test]
+    fn histograms_are_pairs_of_numbers() {
+        let run = serde_json::to_value(full_run()).unwrap();
+        for f in [LATENCY_CDF, GAP_BUCKETS, URING_BATCHES] {
+            let first = f.at(&run).and_then(|a| a.get(0)).unwrap();
+            let pair = first.as_array().unwrap();
+            assert!(
+                pair.len() == 2 && pair.iter().all(|v| v.as_f64().is_some()),
+                "{:?}: {first}",
+                f.0
+            );
+        }
+    }
+
+    /// Every value the HTML report reads from a record goes through a field of the table above.
+    #[test]
+    fn the_report_reads_records_only_through_fields() {
+        for (file, src) in [
+            ("html.rs", include_str!("html.rs")),
+            ("html/page.rs", include_str!("html/page.rs")),
+            ("html/charts.rs", include_str!("html/charts.rs")),
+        ] {
+            let code = src.split("#[cfg(test)]").next().unwrap();
+            for bad in [".get(\"", "series::at(", "series::num(", "series::text("] {
+                assert!(!code.contains(bad), "{file} reads a record by `{bad}`");
+            }
+            // Indexing by a key: `v["key"]` (a `["` right after a name or a bracket).
+            let b = code.as_bytes();
+            for i in code.match_indices("[\"").map(|(i, _)| i) {
+                let prev = b[..i].last().copied().unwrap_or(b' ');
+                assert!(
+                    !(prev.is_ascii_alphanumeric() || b"_)]".contains(&prev)),
+                    "{file} indexes a record by a key: {}",
+                    &code[i.saturating_sub(20)..(i + 20).min(code.len())]
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! The report's HTML page: its head and introduction, the table of every record, the charts as figures,
+//! and the findings of each run.
+
+use super::{label_of, Chart, Run};
+use crate::fields::{self, Field};
+use serde_json::Value;
+use std::fmt::Write;
+
+pub(super) fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The whole page.
+pub(super) fn page(recs: &[Value], runs: &[Run], charts: &[Chart], sources: &[String]) -> String {
+    let mut o = String::new();
+    head(recs, runs, sources, &mut o);
+    o.push_str("<h2>Runs</h2>\n<table><tr><th>run</th><th>MiB/s</th><th>ops/s</th><th>ns/op</th><th>p50 ns</th><th>p99 ns</th><th>user s</th><th>sys s</th><th>calls/op</th><th>wall s</th></tr>\n");
+    for rec in recs {
+        record_row(rec, &mut o);
+    }
+    o.push_str("</table>\n<h2>Charts</h2>\n");
+    if charts.is_empty() {
+        o.push_str("<p>The records hold nothing to chart.</p>\n");
+    }
+    for c in charts {
+        figure(c, &mut o);
+    }
+    findings(runs, &mut o);
+    o.push_str("</body></html>\n");
+    o
+}
+
+/// The head with its style, the title, where the records came from, and the host of the first run.
+fn head(recs: &[Value], runs: &[Run], sources: &[String], o: &mut String) {
+    o.push_str(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>iolab report</title>\n<style>\
+         body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;font-size:13px}\
+         td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:first-child,th:first-child{text-align:left}\
+         figure{margin:2em 0}figcaption{font-size:13px;color:#333;max-width:1000px}.err{color:#a00}</style></head><body>\n",
+    );
+    let _ = writeln!(o, "<h1>iolab report</h1>");
+    let _ = writeln!(
+        o,
+        "<p>From {} ({} records, {} with results). Units: MiB = 2<sup>20</sup> bytes; times are of the timed loop \
+         (what each run timed and left out is in its JSON: <code>timed</code>, <code>excluded</code>).</p>",
+        sources.iter().map(|s| format!("<code>{}</code>", esc(s))).collect::<Vec<_>>().join(", "),
+        recs.len(),
+        runs.len()
+    );
+    if let Some(x) = runs.iter().find(|x| fields::HOST.at(x.r).is_some()) {
+        let _ = writeln!(
+            o,
+            "<p>Host: kernel {}, {}, {} CPUs online.</p>",
+            esc(&fields::HOST_KERNEL_RELEASE.text(x.r)),
+            esc(&fields::HOST_CPU_MODEL.text(x.r)),
+            esc(&fields::HOST_CPUS_ONLINE.text(x.r))
+        );
+    }
+}
+
+/// One record's row of the table: its figures, or why it did not run.
+fn record_row(rec: &Value, o: &mut String) {
+    let r = fields::RESULT.at(rec);
+    let label = match r {
+        Some(r) => label_of(rec, r),
+        None => label_of(rec, &Value::Null),
+    };
+    match r {
+        Some(r) => {
+            let f = |p: Field, d: usize| {
+                p.num(r)
+                    .map(|v| format!("{v:.d$}"))
+                    .unwrap_or_else(|| "-".into())
+            };
+            let _ = writeln!(
+                o,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&label),
+                f(fields::MIB_S, 1),
+                f(fields::IOPS, 0),
+                f(fields::NS_PER_OP, 1),
+                f(fields::LATENCY_P50, 0),
+                f(fields::LATENCY_P99, 0),
+                f(fields::CPU_USER_S, 3),
+                f(fields::CPU_SYS_S, 3),
+                f(fields::SYSCALLS_PER_OP, 3),
+                f(fields::WALL_S, 4),
+            );
+        }
+        None => {
+            let _ = writeln!(
+                o,
+                "<tr><td>{}</td><td colspan=\"9\" class=\"err\">not run: {}</td></tr>",
+                esc(&label),
+                esc(fields::ERROR.at(rec).and_then(|e| e.as_str()).unwrap_or(""))
+            );
+        }
+    }
+}
+
+/// A chart as a figure: its SVG (without the XML declaration) and its caption.
+fn figure(c: &Chart, o: &mut String) {
+    let svg = c.svg.trim_start();
+    let svg = if svg.starts_with("<?xml") {
+        svg.split_once("?>").map(|x| x.1).unwrap_or(svg)
+    } else {
+        svg
+    };
+    let _ = writeln!(
+        o,
+        "<figure id=\"{}\">{}<figcaption><b>{}</b>. {}</figcaption></figure>",
+        esc(&c.name),
+        svg,
+        esc(&c.title),
+        esc(&c.caption)
+    );
+}
+
+/// The findings of every run that has any, under the run's label.
+fn findings(runs: &[Run], o: &mut String) {
+    let mut findings = String::new();
+    for x in runs {
+        if let Some(fs) = fields::FINDINGS.at(x.r).and_then(|f| f.as_array()) {
+            if fs.is_empty() {
+                continue;
+            }
+            let _ = writeln!(findings, "<h3>{}</h3><ul>", esc(&x.label));
+            for f in fs {
+                let _ = writeln!(findings, "<li>{}</li>", esc(&fields::FINDING_TEXT.text(f)));
+            }
+            findings.push_str("</ul>\n");
+        }
+    }
+    if !findings.is_empty() {
+        o.push_str("<h2>Findings</h2>\n");
+        o.push_str(&findings);
+    }
+}

@@ -1,0 +1,366 @@
+//! The body of an I/O run's table (every method but offload, see `offload.rs`), one function per section:
+//! latency, CPU and scheduler, syscalls and io_uring, flushes, threads and verify, the kernel's side, and
+//! the tail every run's table ends with.
+
+use crate::{dist_line, opt, thousands};
+use iolab_core::measure::counters::CounterValue;
+use iolab_core::result::{RunResult, UringFigures};
+use iolab_core::units::{fmt_ns, fmt_size};
+use std::fmt::Write;
+
+/// Everything after the throughput line of a run that was not an offload run.
+pub(crate) fn io_text(r: &RunResult, o: &mut String) {
+    o.push_str(&dist_line("latency", &r.latency));
+    o.push_str(&dist_line("gap", &r.gap));
+    cpu_text(r, o);
+    scheduler_text(r, o);
+    syscalls_text(r, o);
+    if let Some(u) = &r.uring {
+        uring_text(u, o);
+    }
+    let _ = writeln!(o, "             ({})", r.syscalls.note);
+    flushes_threads_verify_text(r, o);
+    o.push_str(&kernel_text(r));
+    tail_text(r, o);
+}
+
+/// CPU time of the process and the workers, the stream peer's, and the kernel's helper threads.
+fn cpu_text(r: &RunResult, o: &mut String) {
+    let c = &r.cpu;
+    let _ = writeln!(
+        o,
+        "cpu          process user {:.3} s, sys {:.3} s ({:.2} cores busy); worker threads user {:.3} s, sys {:.3} s",
+        c.process.user_s, c.process.sys_s, c.cores_busy, c.workers.user_s, c.workers.sys_s
+    );
+    if let Some(p) = &r.target.peer {
+        let _ = writeln!(
+            o,
+            "             iolab's stream peer threads: {} {}, user {:.3} s, sys {:.3} s",
+            if r.spec.op == iolab_core::spec::OpKind::Write {
+                "received"
+            } else {
+                "sent"
+            },
+            fmt_size(p.bytes),
+            p.user_s,
+            p.sys_s
+        );
+    }
+    if c.helpers.is_empty() {
+        let _ = writeln!(
+            o,
+            "             kernel helper threads (iou-sqp/iou-wrk): none seen"
+        );
+    } else {
+        let names: Vec<String> = c
+            .helpers
+            .iter()
+            .map(|h| {
+                let on = h
+                    .oncpu_s
+                    .map(|v| format!(", on-CPU {v:.3} s"))
+                    .unwrap_or_default();
+                format!("{} user {:.2} s sys {:.2} s{on}", h.comm, h.user_s, h.sys_s)
+            })
+            .collect();
+        let _ = writeln!(
+            o,
+            "             kernel helper threads: {}",
+            names.join("; ")
+        );
+    }
+}
+
+/// Context switches, page faults, runqueue wait and hypervisor steal.
+fn scheduler_text(r: &RunResult, o: &mut String) {
+    let c = &r.cpu;
+    let _ = writeln!(
+        o,
+        "scheduler    context switches voluntary {}, involuntary {}; page faults minor {}, major {}; runqueue wait {:.3} s",
+        c.process.voluntary_ctx_switches,
+        c.process.involuntary_ctx_switches,
+        c.process.minor_faults,
+        c.process.major_faults,
+        c.runqueue_wait_s
+    );
+    let _ = writeln!(
+        o,
+        "steal        hypervisor steal during the run: {:.2} s on all CPUs{}",
+        c.steal_all_cpus_s,
+        c.steal_worker_cpus_s
+            .map(|v| format!(", {v:.2} s on the worker CPU(s)"))
+            .unwrap_or_else(|| " (workers changed CPU)".into())
+    );
+}
+
+/// The method's own syscall count and the kernel's read/write counters.
+fn syscalls_text(r: &RunResult, o: &mut String) {
+    let sc = &r.syscalls;
+    let mine = match (sc.method_count, sc.method_per_op) {
+        (Some(n), Some(p)) => format!("{} by the method ({p:.3}/op)", thousands(n)),
+        _ => "not countable by iolab for this method".into(),
+    };
+    let _ = writeln!(
+        o,
+        "syscalls     {mine}; kernel's read/write counters: syscr {} syscw {} ({:.3}/op), rchar {} wchar {}",
+        thousands(sc.kernel_rw.syscr),
+        thousands(sc.kernel_rw.syscw),
+        sc.kernel_rw_per_op,
+        fmt_size(sc.kernel_rw.rchar),
+        fmt_size(sc.kernel_rw.wchar)
+    );
+}
+
+/// A `(size, count)` histogram as "size:count ...", the first 12 sizes.
+fn hist_text(h: &[(u32, u64)]) -> String {
+    let mut v: Vec<String> = h
+        .iter()
+        .take(12)
+        .map(|(k, n)| format!("{k}:{}", thousands(*n)))
+        .collect();
+    if h.len() > 12 {
+        v.push(format!("... {} more sizes", h.len() - 12));
+    }
+    v.join(" ")
+}
+
+/// What a ring shared by the threads cost (empty for per-thread rings).
+fn ring_sharing_text(u: &UringFigures) -> String {
+    match u.design.as_str() {
+        "shared" => format!(
+            "; one ring for all threads behind a mutex, found taken {} times",
+            thousands(u.lock_contended)
+        ),
+        "shared-submitter" => format!(
+            "; one ring fed by a submitter thread: doorbells rung {}, worker sleeps {}{}",
+            thousands(u.doorbells),
+            thousands(u.worker_sleeps),
+            u.submitter_cpu
+                .map(|c| format!(
+                    ", submitter CPU user {:.3} s sys {:.3} s",
+                    c.user_s, c.sys_s
+                ))
+                .unwrap_or_default()
+        ),
+        _ => String::new(),
+    }
+}
+
+/// SQPOLL's submissions without a syscall, wake-ups and full-queue waits (empty without SQPOLL).
+fn sqpoll_text(u: &UringFigures) -> String {
+    if u.setup.iter().any(|s| s == "SQPOLL") {
+        format!(
+            "; submissions with no syscall {}, SQ thread wake-ups {}, waits for a full SQ {}",
+            thousands(u.submissions_without_syscall),
+            thousands(u.sq_wakeups),
+            thousands(u.sq_full_waits)
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// The io_uring rings: design, setup, enters and requests, batch and in-flight histograms.
+fn uring_text(u: &UringFigures, o: &mut String) {
+    let sharing = ring_sharing_text(u);
+    let _ = writeln!(
+        o,
+        "io_uring     ring {}, setup [{}]; io_uring_enter calls {}, requests {}, mean batch {:.2}, big batches (>=32) {}{}{sharing}",
+        if u.design.is_empty() { "per-thread" } else { u.design.as_str() },
+        u.setup.join(", "),
+        thousands(u.enters),
+        thousands(u.requests),
+        u.mean_batch,
+        thousands(u.big_batches),
+        sqpoll_text(u)
+    );
+    let _ = writeln!(
+        o,
+        "             batch sizes (requests per submission: count) {}",
+        hist_text(&u.batch_histogram)
+    );
+    let _ = writeln!(
+        o,
+        "             in flight after a submission (depth: count) {}; mean {:.1}",
+        hist_text(&u.inflight_histogram),
+        u.mean_inflight
+    );
+}
+
+/// Flushes (when any), each thread's share (when more than one), and the --verify outcome.
+fn flushes_threads_verify_text(r: &RunResult, o: &mut String) {
+    if r.flushes.calls > 0 {
+        let _ = writeln!(
+            o,
+            "flushes      {} calls, {:.4} s in total, longest {}",
+            r.flushes.calls,
+            r.flushes.total_s,
+            fmt_ns(r.flushes.max_ns)
+        );
+    }
+    if r.per_thread.len() > 1 {
+        for t in &r.per_thread {
+            let _ = writeln!(
+                o,
+                "thread {:<5} {} ops in {:.4} s",
+                t.thread,
+                thousands(t.ops),
+                t.wall_s
+            );
+        }
+    }
+    if let Some(v) = &r.verify {
+        let _ = writeln!(
+            o,
+            "verify       {} blocks ({}) read back, {} mismatch{}{}",
+            thousands(v.blocks_checked),
+            fmt_size(v.bytes_checked),
+            v.mismatches,
+            if v.mismatches == 1 { "" } else { "es" },
+            if v.first_mismatch_offsets.is_empty() {
+                String::new()
+            } else {
+                format!(" (first at byte offsets {:?})", v.first_mismatch_offsets)
+            }
+        );
+    }
+}
+
+/// What every run's table ends with: what was timed and left out, fallbacks taken, notes.
+pub(crate) fn tail_text(r: &RunResult, o: &mut String) {
+    let _ = writeln!(o, "timed        {}", r.timed);
+    let _ = writeln!(o, "excluded     {}", r.excluded);
+    for f in &r.fallbacks {
+        let _ = writeln!(o, "FALLBACK     {f}");
+    }
+    for n in &r.notes {
+        let _ = writeln!(o, "note         {n}");
+    }
+}
+
+/// A counter as "name value", or "name n/a (why)".
+fn counter_text(c: &CounterValue) -> String {
+    match (c.value, &c.unavailable) {
+        (Some(v), _) => format!("{} {}", c.name, thousands(v)),
+        (None, Some(why)) => format!("{} n/a ({why})", c.name),
+        (None, None) => format!("{} n/a", c.name),
+    }
+}
+
+/// The kernel's side: counters, tracepoints, per-syscall breakdown, derived figures, cross-checks, findings.
+pub fn kernel_text(r: &RunResult) -> String {
+    let mut o = String::new();
+    timed_pass_text(r, &mut o);
+    tracepoints_text(r, &mut o);
+    derived_text(r, &mut o);
+    for f in &r.findings {
+        let _ = writeln!(o, "FINDING      {}", f.text);
+    }
+    for n in &r.kernel.notes {
+        let _ = writeln!(o, "note         {n}");
+    }
+    o
+}
+
+/// The perf software counters of the timed pass, then the counters it could not open and why.
+fn timed_pass_text(r: &RunResult, o: &mut String) {
+    let k = &r.kernel;
+    let sw: Vec<String> = k
+        .timed_pass
+        .iter()
+        .filter(|c| c.value.is_some())
+        .map(counter_text)
+        .collect();
+    let _ = writeln!(
+        o,
+        "kernel       timed pass (perf software counters): {}",
+        if sw.is_empty() {
+            "none available".into()
+        } else {
+            sw.join(", ")
+        }
+    );
+    let hw_missing: Vec<&CounterValue> =
+        k.timed_pass.iter().filter(|c| c.value.is_none()).collect();
+    if let Some(c) = hw_missing.first() {
+        let names: Vec<&str> = hw_missing.iter().map(|c| c.name.as_str()).collect();
+        let _ = writeln!(
+            o,
+            "             {}: {}",
+            names.join(", "),
+            c.unavailable.as_deref().unwrap_or("n/a")
+        );
+    }
+}
+
+/// The tracepoints and the syscalls by name, or why they were not counted.
+fn tracepoints_text(r: &RunResult, o: &mut String) {
+    let k = &r.kernel;
+    match &k.tracepoint_pass {
+        Some(pass) => {
+            let tp: Vec<String> = k.tracepoints.iter().map(counter_text).collect();
+            let _ = writeln!(
+                o,
+                "             tracepoints, from {pass} ({} ops): {}",
+                k.tracepoint_pass_ops.map(thousands).unwrap_or_default(),
+                tp.join(", ")
+            );
+            if !k.syscalls_by_name.is_empty() {
+                syscalls_by_name_text(&k.syscalls_by_name, o);
+            }
+        }
+        None => {
+            let why = k
+                .tracepoints
+                .iter()
+                .find_map(|c| c.unavailable.clone())
+                .unwrap_or_else(|| "--count none".into());
+            let _ = writeln!(o, "             tracepoints not counted: {why}");
+        }
+    }
+}
+
+/// The 8 syscalls made most, with their shares, and how many more there were.
+fn syscalls_by_name_text(by_name: &[(String, u64)], o: &mut String) {
+    let total: u64 = by_name.iter().map(|(_, v)| v).sum();
+    let top: Vec<String> = by_name
+        .iter()
+        .take(8)
+        .map(|(n, v)| {
+            format!(
+                "{n} {} ({:.1}%)",
+                thousands(*v),
+                *v as f64 * 100.0 / total.max(1) as f64
+            )
+        })
+        .collect();
+    let more = by_name.len().saturating_sub(8);
+    let _ = writeln!(
+        o,
+        "             syscalls by name: {}{}",
+        top.join(", "),
+        if more > 0 {
+            format!(", and {more} more")
+        } else {
+            String::new()
+        }
+    );
+}
+
+/// The figures derived from the kernel's counts, and the cross-checks against iolab's own.
+fn derived_text(r: &RunResult, o: &mut String) {
+    let d = &r.derived;
+    let _ = writeln!(
+        o,
+        "derived      syscalls/op {} | requests per io_uring_enter: kernel {}, iolab {} | punted to io-wq {} | context switches/op {} | page faults/MiB {}",
+        opt(d.syscalls_per_op, 3),
+        opt(d.kernel_requests_per_enter, 2),
+        opt(d.iolab_requests_per_enter, 2),
+        d.punted_fraction.map(|p| format!("{:.0}%", p * 100.0)).unwrap_or_else(|| "-".into()),
+        opt(d.ctx_switches_per_op, 3),
+        opt(d.page_faults_per_mib, 1)
+    );
+    for c in &d.crosscheck {
+        let _ = writeln!(o, "crosscheck   {c}");
+    }
+}
