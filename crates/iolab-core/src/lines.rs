@@ -168,92 +168,7 @@ pub fn run(method: &str, n: u64, path: &Path) -> Result<LinesResult> {
     // Registered only once iolab made the file (O_EXCL), so a file that was there is never removed; this
     // costs a few microseconds inside the timed span.
     let created = crate::cleanup::Created::register(path, false);
-    let raw = fd.as_raw_fd();
-    match method {
-        "stdio" => {
-            let mut f = sys::CFile::fdopen(fd, true, 4096).map_err(|e| sys_err(e, path))?;
-            let mut line = Vec::with_capacity(24);
-            for v in 0..n {
-                line.clear();
-                push_line(&mut line, v);
-                f.write_all(&line).map_err(|e| sys_err(e, path))?;
-            }
-            f.flush().map_err(|e| sys_err(e, path))?;
-            sys::fsync(f.fd()).map_err(|e| sys_err(e, path))?;
-            // fclose in Drop, inside the timed span.
-            drop(f);
-        }
-        "write-per-line" => {
-            let mut line = Vec::with_capacity(24);
-            for v in 0..n {
-                line.clear();
-                push_line(&mut line, v);
-                write_all(raw, &line, path)?;
-            }
-            sys::fsync(raw).map_err(|e| sys_err(e, path))?;
-            drop(fd);
-        }
-        "one-write" => {
-            let all = render(n);
-            write_all(raw, &all, path)?;
-            sys::fsync(raw).map_err(|e| sys_err(e, path))?;
-            drop(fd);
-        }
-        "io_uring" => {
-            let all = render(n);
-            uring_lines(raw, &all, path)?;
-            sys::fsync(raw).map_err(|e| sys_err(e, path))?;
-            drop(fd);
-        }
-        "mmap" => {
-            let len = expected.len();
-            sys::ftruncate(raw, len as u64).map_err(|e| sys_err(e, path))?;
-            if len > 0 {
-                let map = sys::Mapping::shared(raw, len, 0, true).map_err(|e| sys_err(e, path))?;
-                // SAFETY: the mapping is `len` writable bytes owned by `map`, alive for this block, and
-                // nothing else refers to it.
-                let dst = unsafe { std::slice::from_raw_parts_mut(map.as_ptr(), len) };
-                let mut line = Vec::with_capacity(24);
-                let mut at = 0;
-                for v in 0..n {
-                    line.clear();
-                    push_line(&mut line, v);
-                    dst[at..at + line.len()].copy_from_slice(&line);
-                    at += line.len();
-                }
-                map.msync().map_err(|e| sys_err(e, path))?;
-            }
-            sys::fsync(raw).map_err(|e| sys_err(e, path))?;
-            drop(fd);
-        }
-        "sendfile" | "copy_file_range" => {
-            let src = match &source {
-                Source::Memfd(f) | Source::File(f, _) => f.as_raw_fd(),
-                Source::None => unreachable!("prepared above"),
-            };
-            let len = expected.len() as u64;
-            let mut off = 0u64;
-            while off < len {
-                let want = (len - off).min(1 << 30) as usize;
-                let r = if method == "sendfile" {
-                    sys::sendfile(raw, src, off, want)
-                } else {
-                    sys::copy_file_range(src, off, raw, off, want)
-                }
-                .map_err(|e| sys_err(e, path))?;
-                if r == 0 {
-                    return Err(Error::Runtime(format!(
-                        "{method} to {} moved 0 bytes at offset {off}",
-                        path.display()
-                    )));
-                }
-                off += r as u64;
-            }
-            sys::fsync(raw).map_err(|e| sys_err(e, path))?;
-            drop(fd);
-        }
-        _ => unreachable!("checked above"),
-    }
+    write_lines(method, fd, n, path, &expected, &source)?;
     let t1 = sys::monotonic_ns();
     let ru1 = Rusage::process();
     drop(source);
@@ -300,6 +215,99 @@ pub fn run(method: &str, n: u64, path: &Path) -> Result<LinesResult> {
         .into(),
         verified: true,
     })
+}
+
+/// Writes the lines by `method` into the new file `fd` and fsyncs it; the file is closed on return.
+fn write_lines(
+    method: &str,
+    fd: OwnedFd,
+    n: u64,
+    path: &Path,
+    expected: &[u8],
+    source: &Source,
+) -> Result<()> {
+    let raw = fd.as_raw_fd();
+    match method {
+        "stdio" => return stdio_lines(fd, n, path),
+        "write-per-line" => {
+            let mut line = Vec::with_capacity(24);
+            for v in 0..n {
+                line.clear();
+                push_line(&mut line, v);
+                write_all(raw, &line, path)?;
+            }
+        }
+        "one-write" => write_all(raw, &render(n), path)?,
+        "io_uring" => uring_lines(raw, &render(n), path)?,
+        "mmap" => mmap_lines(raw, n, expected.len(), path)?,
+        "sendfile" | "copy_file_range" => copy_lines(method, raw, source, expected.len(), path)?,
+        _ => unreachable!("checked by run"),
+    }
+    sys::fsync(raw).map_err(|e| sys_err(e, path))?;
+    drop(fd);
+    Ok(())
+}
+
+/// glibc fwrite of each line into a fully buffered 4 KiB FILE, fflush, fsync; fclose in Drop.
+fn stdio_lines(fd: OwnedFd, n: u64, path: &Path) -> Result<()> {
+    let mut f = sys::CFile::fdopen(fd, true, 4096).map_err(|e| sys_err(e, path))?;
+    let mut line = Vec::with_capacity(24);
+    for v in 0..n {
+        line.clear();
+        push_line(&mut line, v);
+        f.write_all(&line).map_err(|e| sys_err(e, path))?;
+    }
+    f.flush().map_err(|e| sys_err(e, path))?;
+    sys::fsync(f.fd()).map_err(|e| sys_err(e, path))?;
+    Ok(())
+}
+
+/// ftruncate to the final size, the lines rendered straight into a shared mapping, msync.
+fn mmap_lines(raw: i32, n: u64, len: usize, path: &Path) -> Result<()> {
+    sys::ftruncate(raw, len as u64).map_err(|e| sys_err(e, path))?;
+    if len == 0 {
+        return Ok(());
+    }
+    let map = sys::Mapping::shared(raw, len, 0, true).map_err(|e| sys_err(e, path))?;
+    // SAFETY: the mapping is `len` writable bytes owned by `map`, alive for this block, and nothing else
+    // refers to it.
+    let dst = unsafe { std::slice::from_raw_parts_mut(map.as_ptr(), len) };
+    let mut line = Vec::with_capacity(24);
+    let mut at = 0;
+    for v in 0..n {
+        line.clear();
+        push_line(&mut line, v);
+        dst[at..at + line.len()].copy_from_slice(&line);
+        at += line.len();
+    }
+    map.msync().map_err(|e| sys_err(e, path))
+}
+
+/// sendfile / copy_file_range of the prepared source into the file, 1 GiB at most per call.
+fn copy_lines(method: &str, raw: i32, source: &Source, len: usize, path: &Path) -> Result<()> {
+    let src = match source {
+        Source::Memfd(f) | Source::File(f, _) => f.as_raw_fd(),
+        Source::None => unreachable!("prepared by run"),
+    };
+    let len = len as u64;
+    let mut off = 0u64;
+    while off < len {
+        let want = (len - off).min(1 << 30) as usize;
+        let r = if method == "sendfile" {
+            sys::sendfile(raw, src, off, want)
+        } else {
+            sys::copy_file_range(src, off, raw, off, want)
+        }
+        .map_err(|e| sys_err(e, path))?;
+        if r == 0 {
+            return Err(Error::Runtime(format!(
+                "{method} to {} moved 0 bytes at offset {off}",
+                path.display()
+            )));
+        }
+        off += r as u64;
+    }
+    Ok(())
 }
 
 /// One IORING_OP_WRITE per line at its offset into `all`, 64 in flight, 32 per submission.

@@ -106,7 +106,7 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
         let (t, label) = if !m.info().targets.file.ok() && m.info().targets.stream.ok() {
             (
                 PathBuf::from("pipe"),
-                "method epoll (on a pipe)".to_string(),
+                format!("method {} (on a pipe)", m.name()),
             )
         } else {
             (file(disk), format!("method {}", m.name()))
@@ -187,6 +187,18 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
         let t = file(disk);
         rows.push(attempt(name, &pairs, &t, clock)?);
     }
+    rows.extend(limit_rows());
+    rows.extend(counter_rows());
+    Ok(ProbeResult {
+        host: crate::result::Host::current(),
+        dirs,
+        rows,
+    })
+}
+
+/// The sysctl and rlimit that decide who may use io_uring and how much it may register.
+fn limit_rows() -> Vec<ProbeRow> {
+    let mut rows = Vec::new();
     let disabled =
         std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled").map(|s| s.trim().to_string());
     rows.push(ProbeRow {
@@ -211,7 +223,12 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
             (None, false) => "unlimited".into(),
         },
     });
+    rows
+}
 
+/// Every perf counter and tracepoint iolab counts: opened, or why not.
+fn counter_rows() -> Vec<ProbeRow> {
+    let mut rows = Vec::new();
     // Kernel counters.
     let mut set = CounterSet::default();
     set.add_software_and_hardware();
@@ -233,10 +250,5 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
             detail: n.clone(),
         });
     }
-    drop(set);
-    Ok(ProbeResult {
-        host: crate::result::Host::current(),
-        dirs,
-        rows,
-    })
+    rows
 }

@@ -260,43 +260,108 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         }
     }
     if kind == TargetKind::File && st.is_none() {
-        let parent = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        match sys::stat(parent) {
-            Ok(p) if p.st_mode & libc::S_IFMT == libc::S_IFDIR => {}
-            Ok(_) => {
-                return Err(target_err(format!(
-                    "{}: parent is not a directory",
-                    parent.display()
-                )))
-            }
-            Err(_) => {
-                return Err(target_err(format!(
-                "the parent directory {} does not exist; create it first or choose another path",
-                parent.display()
-            )))
-            }
-        }
+        check_parent(&path)?;
     }
 
     // Sizes.
+    let mut created = None;
+    let usable = usable_bytes(spec, kind, &shown, st.as_ref(), existing_file)?;
+    let region_blocks = usable / threads / bs;
+    if region_blocks == 0 {
+        let flag = if spec.file_size.is_some() {
+            "--file-size"
+        } else {
+            "--target"
+        };
+        return Err(Error::usage(
+            flag,
+            format!("{usable} bytes of {shown} cannot hold one --bs {bs} block per thread ({threads} threads)"),
+        ));
+    }
+    let end = spec.offset + region_blocks * threads * bs;
+
+    // Create the file now (so its filesystem can be asked about O_DIRECT).
+    if kind == TargetKind::File && !existing_file {
+        let fd = sys::open(&path, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, 0o644)
+            .map_err(|e| Error::sys_on(e, &shown))?;
+        created = Some(Created::register(&path, spec.keep));
+        sys::ftruncate(fd.as_raw_fd(), end).map_err(|e| Error::sys_on(e, &shown))?;
+        if spec.op == OpKind::Read {
+            prefill(fd.as_raw_fd(), spec, end).map_err(|e| Error::sys_on(e, &shown))?;
+            notes.push(format!(
+                "iolab created {shown} and filled {end} bytes with its pattern before the run (not timed); \
+                 buffered reads may be served from the page cache"
+            ));
+        }
+    }
+
+    let dio_align = direct_align(spec, kind, &shown, &mut notes)?;
+    let buf_align = dio_align
+        .map(|(m, _)| (m as usize).max(PAGE))
+        .unwrap_or(PAGE);
+
+    Ok(PreparedTarget {
+        path,
+        kind,
+        created: created.is_some(),
+        region_blocks,
+        dio_align,
+        buf_align,
+        notes,
+        guard: created,
+        peers: Default::default(),
+    })
+}
+
+/// A new file's parent must be an existing directory.
+fn check_parent(path: &Path) -> Result<()> {
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    match sys::stat(parent) {
+        Ok(p) if p.st_mode & libc::S_IFMT == libc::S_IFDIR => {}
+        Ok(_) => {
+            return Err(target_err(format!(
+                "{}: parent is not a directory",
+                parent.display()
+            )))
+        }
+        Err(_) => {
+            return Err(target_err(format!(
+                "the parent directory {} does not exist; create it first or choose another path",
+                parent.display()
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// The bytes of the target the threads' regions may use, from its kind, size and the amounts asked.
+fn usable_bytes(
+    spec: &Spec,
+    kind: TargetKind,
+    shown: &str,
+    st: Option<&libc::stat>,
+    existing_file: bool,
+) -> Result<u64> {
+    let bs = spec.bs;
+    let threads = spec.threads as u64;
+    let path = &spec.target;
     let needed_default = match spec.ops {
         Some(n) if spec.duration_s.is_none() || n.saturating_mul(bs) <= DEFAULT_FILE_SIZE * 16 => {
             n.div_ceil(threads).max(1) * threads * bs
         }
         _ => DEFAULT_FILE_SIZE,
     };
-    let mut created = None;
-    let usable: u64 = match kind {
+    Ok(match kind {
         TargetKind::DevNull | TargetKind::DevZero => SINK_REGION * threads,
         TargetKind::Pipe | TargetKind::Socketpair | TargetKind::Tcp => {
             unreachable!("stream targets are set up by setup_stream")
         }
         TargetKind::BlockDevice => {
-            let fd = sys::open(&path, libc::O_RDONLY, 0).map_err(|e| Error::sys_on(e, &shown))?;
-            let size = sys::blk_size(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, &shown))?;
+            let fd = sys::open(path, libc::O_RDONLY, 0).map_err(|e| Error::sys_on(e, shown))?;
+            let size = sys::blk_size(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, shown))?;
             let avail = size.saturating_sub(spec.offset);
             match spec.file_size {
                 Some(fs) if fs > avail => {
@@ -313,7 +378,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
             }
         }
         TargetKind::File if existing_file => {
-            let size = st.as_ref().map(|s| s.st_size as u64).unwrap_or(0);
+            let size = st.map(|s| s.st_size as u64).unwrap_or(0);
             if spec.op == OpKind::Read {
                 let avail = size.saturating_sub(spec.offset);
                 match spec.file_size {
@@ -331,52 +396,31 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
             }
         }
         TargetKind::File => spec.file_size.unwrap_or(needed_default),
-    };
-    let region_blocks = usable / threads / bs;
-    if region_blocks == 0 {
-        let flag = if spec.file_size.is_some() {
-            "--file-size"
-        } else {
-            "--target"
-        };
-        return Err(Error::usage(
-            flag,
-            format!("{usable} bytes of {shown} cannot hold one --bs {bs} block per thread ({threads} threads)"),
-        ));
-    }
-    let end = spec.offset + region_blocks * threads * bs;
+    })
+}
 
-    // Alignment for O_DIRECT, checked before anything is created.
-    let mut dio_align = None;
-    // Create the file now (so its filesystem can be asked about O_DIRECT).
-    if kind == TargetKind::File && !existing_file {
-        let fd = sys::open(&path, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, 0o644)
-            .map_err(|e| Error::sys_on(e, &shown))?;
-        created = Some(Created::register(&path, spec.keep));
-        sys::ftruncate(fd.as_raw_fd(), end).map_err(|e| Error::sys_on(e, &shown))?;
-        if spec.op == OpKind::Read {
-            prefill(fd.as_raw_fd(), spec, end).map_err(|e| Error::sys_on(e, &shown))?;
-            notes.push(format!(
-                "iolab created {shown} and filled {end} bytes with its pattern before the run (not timed); \
-                 buffered reads may be served from the page cache"
-            ));
-        }
-    }
-
+/// The O_DIRECT alignment (memory, offset) of the target, with --bs and --offset checked against it.
+fn direct_align(
+    spec: &Spec,
+    kind: TargetKind,
+    shown: &str,
+    notes: &mut Vec<String>,
+) -> Result<Option<(u32, u32)>> {
+    let bs = spec.bs;
     if spec.direct && kind != TargetKind::DevNull && kind != TargetKind::DevZero {
-        let dfd = sys::open(&path, libc::O_RDONLY | libc::O_DIRECT, 0).map_err(|e| {
+        let dfd = sys::open(&spec.target, libc::O_RDONLY | libc::O_DIRECT, 0).map_err(|e| {
             if e.errno == libc::EINVAL {
                 Error::usage(
                     "--direct",
                     format!("the filesystem of {shown} does not support O_DIRECT"),
                 )
             } else {
-                Error::sys_on(e, &shown)
+                Error::sys_on(e, shown)
             }
         })?;
         let align = if kind == TargetKind::BlockDevice {
             let s =
-                sys::blk_logical_sector(dfd.as_raw_fd()).map_err(|e| Error::sys_on(e, &shown))?;
+                sys::blk_logical_sector(dfd.as_raw_fd()).map_err(|e| Error::sys_on(e, shown))?;
             Some((s, s))
         } else {
             match sys::statx_dio_align(dfd.as_raw_fd()) {
@@ -400,28 +444,14 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
                     format!("{} cannot be used with --direct on {shown}: O_DIRECT there needs offsets that are multiples of {off} bytes", spec.offset),
                 ));
             }
-            dio_align = Some((mem, off));
+            return Ok(Some((mem, off)));
         }
     } else if spec.direct {
         notes.push(format!(
             "--direct has no effect on {shown}: the device ignores O_DIRECT"
         ));
     }
-    let buf_align = dio_align
-        .map(|(m, _)| (m as usize).max(PAGE))
-        .unwrap_or(PAGE);
-
-    Ok(PreparedTarget {
-        path,
-        kind,
-        created: created.is_some(),
-        region_blocks,
-        dio_align,
-        buf_align,
-        notes,
-        guard: created,
-        peers: Default::default(),
-    })
+    Ok(None)
 }
 
 /// Refuses a target the method's registry entry says it cannot take (`{t}` in its reason is `shown`),

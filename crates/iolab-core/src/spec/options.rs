@@ -301,9 +301,11 @@ impl RawSpec {
                 toml::Value::Integer(i) => Val::Int(i),
                 toml::Value::Float(f) => Val::Float(f),
                 toml::Value::String(s) => Val::Str(s),
-                other => return Err(format!(
+                other => {
+                    return Err(format!(
                     "key '{k}': '{other}' is not accepted; expected a string, number or true/false"
-                )),
+                ))
+                }
             };
             raw.set(&k, val)?;
         }

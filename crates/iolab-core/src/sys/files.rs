@@ -109,7 +109,13 @@ pub unsafe fn preadv(fd: RawFd, iov: &[libc::iovec], off: u64) -> SysResult<usiz
 pub unsafe fn pwritev2(fd: RawFd, iov: &[libc::iovec], off: u64, flags: i32) -> SysResult<usize> {
     // SAFETY: the caller guarantees each iovec is readable; the array itself is a valid slice.
     result("pwritev2", unsafe {
-        libc::pwritev2(fd, iov.as_ptr(), iov.len() as libc::c_int, off as libc::off_t, flags)
+        libc::pwritev2(
+            fd,
+            iov.as_ptr(),
+            iov.len() as libc::c_int,
+            off as libc::off_t,
+            flags,
+        )
     })
     .map(|n| n as usize)
 }
@@ -122,7 +128,13 @@ pub unsafe fn pwritev2(fd: RawFd, iov: &[libc::iovec], off: u64, flags: i32) -> 
 pub unsafe fn preadv2(fd: RawFd, iov: &[libc::iovec], off: u64, flags: i32) -> SysResult<usize> {
     // SAFETY: the caller guarantees each iovec is writable; the array itself is a valid slice.
     result("preadv2", unsafe {
-        libc::preadv2(fd, iov.as_ptr(), iov.len() as libc::c_int, off as libc::off_t, flags)
+        libc::preadv2(
+            fd,
+            iov.as_ptr(),
+            iov.len() as libc::c_int,
+            off as libc::off_t,
+            flags,
+        )
     })
     .map(|n| n as usize)
 }

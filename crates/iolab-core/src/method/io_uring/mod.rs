@@ -48,7 +48,9 @@ mod submitter;
 use self::core::{setup_names, MAX_REG_BUFFERS};
 use self::design::{Design, Own, Ring};
 use self::sqe::SqeShape;
-use super::{op_err, Exec, Flush, Io, Method, MethodInfo, MethodKind, MethodStats, Run, Targets, ThreadCtx};
+use super::{
+    op_err, Exec, Flush, Io, Method, MethodInfo, MethodKind, MethodStats, Run, Targets, ThreadCtx,
+};
 use crate::error::{Error, Result};
 use crate::result::UringStats;
 use crate::spec::{RingDesign, RingOpts};
@@ -73,7 +75,8 @@ pub const INFO: MethodInfo = MethodInfo {
     verifies_reads: false,
     per_op_call: None,
     io_uring_requests: true,
-    syscall_note: "counted calls are io_uring_enter(2) (plus fsync); the kernel's syscr/syscw do not see \
+    syscall_note:
+        "counted calls are io_uring_enter(2) (plus fsync); the kernel's syscr/syscw do not see \
                    io_uring requests",
     run: Run::Threads(crate::runner::drive::<Uring>),
 };
