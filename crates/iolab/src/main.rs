@@ -496,7 +496,7 @@ fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
     } else {
         RunBar::start(&spec)
     };
-    let r = iolab_core::runner::run(&spec, &clk);
+    let r = iolab_core::runner::run_with(&spec, &clk, bar.as_ref().map(|b| &b.shm[0]));
     if let Some(b) = bar {
         b.stop();
     }
@@ -786,7 +786,6 @@ impl RunBar {
             return None;
         }
         let shm = iolab_core::sys::shared_counters().ok()?;
-        iolab_core::runner::set_progress(&shm[0]);
         let (ops, dur) = (spec.ops, spec.duration_s);
         match iolab_core::sys::fork() {
             Ok(0) => {

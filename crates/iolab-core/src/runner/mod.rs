@@ -1,0 +1,216 @@
+//! The runner: owns the workload loop, timing, accounting, buffers and verification.
+//!
+//! Per run: set up the target; start one worker per thread, each preparing its method (open, map, ring)
+//! and its buffers; when all are ready, the main thread snapshots the process (getrusage, helper tasks,
+//! /proc/self/io) and releases them; each worker times every op with two clock reads (before submit,
+//! after completion) into two HdrHistograms (latency, gap between op starts); when all are done the main
+//! thread snapshots again while the workers (and so their rings and helper threads) are still alive; then
+//! the workers clean up, and `--verify` reads the target back.
+//!
+//! The loops are generic over the method and the clock, so each combination is compiled on its own and an
+//! op costs the method's work plus two clock reads, two histogram records and a pattern stamp.
+
+mod assemble;
+mod loops;
+mod pass;
+mod threads;
+mod worker;
+
+pub(crate) use assemble::{assemble, Measured, Sample};
+
+use crate::error::{Error, Result};
+use crate::measure::clock::{Clock, ClockInfo};
+use crate::measure::counters::{CountMode, CounterSet, CounterSnap, CounterValue, Family};
+use crate::method;
+use crate::result::{KernelFigures, RunResult};
+use crate::spec::{MethodKind, Spec};
+use crate::target::PreparedTarget;
+use pass::{run_once, Pass};
+use std::sync::atomic::AtomicU64;
+use threads::{run_threads, Collected, SOFTWARE};
+
+fn run_method<C: Clock>(
+    spec: &Spec,
+    target: &PreparedTarget,
+    clk: &C,
+    info: &ClockInfo,
+    k: &Pass,
+) -> Result<Collected> {
+    use method::*;
+    match spec.method {
+        MethodKind::Nop => run_threads::<nop::Nop, C>(spec, target, clk, info, k),
+        MethodKind::Sync => run_threads::<sync::Sync, C>(spec, target, clk, info, k),
+        MethodKind::Psync => run_threads::<psync::Psync, C>(spec, target, clk, info, k),
+        MethodKind::Vectored => run_threads::<vectored::Vectored, C>(spec, target, clk, info, k),
+        MethodKind::Stdio => run_threads::<stdio::Stdio, C>(spec, target, clk, info, k),
+        MethodKind::Mmap => run_threads::<mmap::Mmap, C>(spec, target, clk, info, k),
+        MethodKind::IoUring => run_threads::<io_uring::Uring, C>(spec, target, clk, info, k),
+        MethodKind::Aio => run_threads::<aio::Aio, C>(spec, target, clk, info, k),
+        MethodKind::Epoll => run_threads::<epoll::Epoll, C>(spec, target, clk, info, k),
+        MethodKind::CopyFileRange => {
+            run_threads::<kcopy::KernelCopy<{ kcopy::COPY_FILE_RANGE }>, C>(
+                spec, target, clk, info, k,
+            )
+        }
+        MethodKind::Sendfile => {
+            run_threads::<kcopy::KernelCopy<{ kcopy::SENDFILE }>, C>(spec, target, clk, info, k)
+        }
+        MethodKind::Splice => {
+            run_threads::<kcopy::KernelCopy<{ kcopy::SPLICE }>, C>(spec, target, clk, info, k)
+        }
+        MethodKind::Offload => Err(Error::Runtime(
+            "internal: offload runs through offload::run".into(),
+        )),
+    }
+}
+
+/// Does the method make a kernel call per op, and how should its syscall figures be read?
+fn syscall_note(m: MethodKind) -> &'static str {
+    match m {
+        MethodKind::Nop => "nop makes no kernel call",
+        MethodKind::Sync => "one write(2)/read(2) per op (plus an lseek(2) where the offset jumps); the kernel's syscr/syscw count them too",
+        MethodKind::Psync => "one pwrite(2)/pread(2) per op; the kernel's syscr/syscw count them too",
+        MethodKind::Vectored => "one pwritev(2)/preadv(2) per op; the kernel's syscr/syscw count them too",
+        MethodKind::Stdio => "glibc calls write(2)/read(2) when its stdio buffer fills or is flushed; iolab cannot see those calls, the kernel's syscr/syscw count them",
+        MethodKind::Mmap => "no syscall per op: data moves by page faults and writeback; counted calls are msync/fsync only",
+        MethodKind::IoUring => "counted calls are io_uring_enter(2) (plus fsync); the kernel's syscr/syscw do not see io_uring requests",
+        MethodKind::Splice => "two splice(2) per op (source -> pipe -> target); no user-space copy",
+        MethodKind::Sendfile => "one sendfile(2) per op (plus lseek where the offset jumps); no user-space copy; the kernel counts it as a read and a write",
+        MethodKind::CopyFileRange => "one copy_file_range(2) per op; no user-space copy",
+        MethodKind::Aio => "counted calls are io_submit(2) and io_getevents(2) (plus fsync); the kernel's syscr/syscw do not see AIO requests",
+        MethodKind::Offload => "the client's own system calls (see offload)",
+        MethodKind::Epoll => "every write(2)/read(2) (several when the stream takes part of a block) and every epoll_wait(2) after EAGAIN",
+    }
+}
+
+/// Runs one workload with an already calibrated clock: with `--count separate` (the default) first an
+/// untimed pass of the same workload with the kernel tracepoints on, then the timed pass with the software
+/// and hardware counters; then the derived figures and findings.
+pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
+    run_with(spec, clock, None)
+}
+
+/// [`run`], publishing the ops finished in the timed pass to `progress` (for `iolab run`'s progress bar;
+/// the counting pass is not shown). Workers add to it every 1024 ops (synchronous loop) or once 1024 more
+/// finished (asynchronous loop): no cost per op.
+pub fn run_with(spec: &Spec, clock: &ClockInfo, progress: Option<&AtomicU64>) -> Result<RunResult> {
+    if spec.method == MethodKind::Offload {
+        // A client process of its own, timed from outside (see offload/mod.rs).
+        return crate::offload::run(spec, clock);
+    }
+    let mut kernel = KernelFigures {
+        count_mode: spec.count,
+        ..Default::default()
+    };
+    let tp = counting_pass(spec, clock, &mut kernel)?;
+    let (mut r, vals) = timed_pass(spec, clock, progress, &mut kernel)?;
+    sort_counts(spec, &mut kernel, vals, tp, &r);
+    r.kernel = kernel;
+    r.derived = crate::findings::derive(&r);
+    r.findings = crate::findings::findings(&r);
+    Ok(r)
+}
+
+/// With `--count separate`: the untimed pass with the kernel tracepoints on, its counts and its result.
+fn counting_pass(
+    spec: &Spec,
+    clock: &ClockInfo,
+    kernel: &mut KernelFigures,
+) -> Result<Option<(Vec<CounterValue>, RunResult)>> {
+    if spec.count != CountMode::Separate {
+        return Ok(None);
+    }
+    let mut set = CounterSet::default();
+    set.add_tracepoints(spec.breakdown, spec.method == MethodKind::IoUring);
+    kernel.notes.extend(set.notes.iter().cloned());
+    if !set.has_tracepoints() {
+        kernel.tracepoints = set.deltas(&CounterSnap::default(), &CounterSnap::default());
+        return Ok(None);
+    }
+    let pass = Pass {
+        counters: &[&set],
+        progress: None,
+    };
+    let (r, vals) = run_once(&spec.for_counting_pass(), clock, &pass)?;
+    kernel.tracepoint_pass = Some(
+        "a separate, untimed counting pass of the same workload, run just before the timed pass"
+            .into(),
+    );
+    Ok(Some((vals, r)))
+}
+
+/// The timed pass, with the software and hardware counters (and with `--count inline` the tracepoints).
+fn timed_pass(
+    spec: &Spec,
+    clock: &ClockInfo,
+    progress: Option<&AtomicU64>,
+    kernel: &mut KernelFigures,
+) -> Result<(RunResult, Vec<CounterValue>)> {
+    SOFTWARE.with(|sw| {
+        let mut tp = CounterSet::default();
+        if spec.count == CountMode::Inline {
+            tp.add_tracepoints(spec.breakdown, spec.method == MethodKind::IoUring);
+            kernel.notes.extend(tp.notes.iter().cloned());
+            if tp.has_tracepoints() {
+                kernel.tracepoint_pass =
+                    Some("the timed pass itself (--count inline): every syscall was slowed by the tracepoints".into());
+            }
+        }
+        let pass = Pass {
+            counters: &[sw, &tp],
+            progress,
+        };
+        run_once(spec, clock, &pass)
+    })
+}
+
+/// Sorts the counted values into the kernel figures: the timed pass's software and hardware counters, and
+/// the tracepoints and syscalls by name of the counting pass (or of the timed pass itself, inline).
+fn sort_counts(
+    spec: &Spec,
+    kernel: &mut KernelFigures,
+    vals: Vec<CounterValue>,
+    tp: Option<(Vec<CounterValue>, RunResult)>,
+    r: &RunResult,
+) {
+    let (timed, inline_tp): (Vec<CounterValue>, Vec<CounterValue>) = vals
+        .into_iter()
+        .partition(|c| matches!(c.family, Family::Software | Family::Hardware));
+    kernel.timed_pass = timed;
+    let (tp_vals, tp_run) = match tp {
+        Some((v, run)) => (v, Some(run)),
+        None if spec.count == CountMode::Inline => (inline_tp, None),
+        None => (Vec::new(), None),
+    };
+    let (by_name, tps): (Vec<CounterValue>, Vec<CounterValue>) = tp_vals
+        .into_iter()
+        .partition(|c| c.family == Family::Syscall);
+    if !tps.is_empty() {
+        kernel.tracepoints = tps;
+    }
+    let mut names: Vec<(String, u64)> = by_name
+        .into_iter()
+        .filter_map(|c| c.value.filter(|&v| v > 0).map(|v| (c.name, v)))
+        .collect();
+    if !names.is_empty() {
+        if let Some(total) = kernel.value("raw_syscalls:sys_enter") {
+            let named: u64 = names.iter().map(|(_, v)| v).sum();
+            if total > named {
+                names.push(("other".to_string(), total - named));
+            }
+        }
+    }
+    names.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    kernel.syscalls_by_name = names;
+    let src = tp_run.as_ref().unwrap_or(r);
+    if kernel.tracepoint_pass.is_some() {
+        kernel.tracepoint_pass_ops = Some(src.ops);
+        kernel.tracepoint_pass_uring_enters = src.syscalls.uring_enters;
+        kernel.tracepoint_pass_uring_requests = src.syscalls.uring_requests;
+    }
+    if spec.count == CountMode::None {
+        kernel
+            .notes
+            .push("tracepoints not counted (--count none): syscall figures are iolab's own".into());
+    }
+}
