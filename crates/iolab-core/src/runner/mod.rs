@@ -9,6 +9,10 @@
 //!
 //! The loops are generic over the method and the clock, so each combination is compiled on its own and an
 //! op costs the method's work plus two clock reads, two histogram records and a pattern stamp.
+//!
+//! Here: the passes of a run and the method table; `pass.rs` one pass and its figures, `threads.rs` the
+//! threads and the snapshots around them, `worker.rs` one worker, `loops.rs` the timed loops, and
+//! `assemble.rs` the figures every runner (offload's too) derives alike.
 
 mod assemble;
 mod loops;
