@@ -34,10 +34,7 @@ pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
     } else {
         run_bar(&spec)
     };
-    if let Some(w) = &bar {
-        iolab_core::runner::set_progress(w.counter());
-    }
-    let r = iolab_core::runner::run(&spec, &clk);
+    let r = iolab_core::runner::run_with(&spec, &clk, bar.as_ref().map(|w| w.counter()));
     if let Some(w) = bar {
         w.stop();
     }

@@ -1,0 +1,515 @@
+//! The timed loops: one for methods that complete every op inside `submit`, one for methods that queue
+//! ops and complete them later. They are generic over the method and the clock, so each combination is
+//! compiled on its own; everything they call per op is inlined.
+
+use super::worker::{AlignedBuf, LoopParams, WorkerOut};
+use crate::error::{Error, Result};
+use crate::measure::clock::Clock;
+use crate::measure::hist::FastHist;
+use crate::method::{Flush, Io, Method};
+use crate::pattern::{self, OpPlan};
+use crate::spec::{Spec, SyncEvery};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+#[inline(always)]
+fn timed_flush<M: Method, C: Clock>(
+    m: &mut M,
+    clk: &C,
+    what: Flush,
+    out: &mut WorkerOut,
+) -> Result<()> {
+    let s = clk.now();
+    m.flush(what)?;
+    let d = clk.now().saturating_sub(s);
+    out.flush_calls += 1;
+    out.flush_ticks += d;
+    out.flush_max_ticks = out.flush_max_ticks.max(d);
+    Ok(())
+}
+
+fn short_transfer(p: &LoopParams, n: usize, offset: u64) -> Error {
+    Error::Runtime(format!(
+        "short {}: {n} of {} bytes at offset {offset} of {} (is the filesystem full, or the file shorter than its region?)",
+        if p.write { "write" } else { "read" },
+        p.bs,
+        p.target_path.display()
+    ))
+}
+
+fn end_flushes<M: Method, C: Clock>(
+    m: &mut M,
+    clk: &C,
+    spec: &Spec,
+    out: &mut WorkerOut,
+) -> Result<()> {
+    m.finish()?;
+    if spec.msync == SyncEvery::End {
+        timed_flush(m, clk, Flush::Msync, out)?;
+    }
+    if spec.fsync == SyncEvery::End {
+        timed_flush(m, clk, Flush::Fsync, out)?;
+    }
+    Ok(())
+}
+
+/// The loop for methods that complete every op inside `submit`.
+///
+/// Boundary timing: one clock read per op, after its completion. An op's latency runs from the previous
+/// op's completion (or the loop start, or the end of a flush) to its own completion, so it includes
+/// iolab's bookkeeping between ops (record one value, plan the next offset, stamp the next block: a few ns,
+/// which `--method nop` measures on its own). Ops run back to back, so the gap between op starts is the
+/// same series and is not recorded twice. A second read per op would cost one more RDTSC (~12 ns in a VM)
+/// on every op.
+// #[inline]: available to `worker` (another module, so maybe another codegen unit) for inlining, as when
+// they shared a file.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn loop_sync<M: Method, C: Clock>(
+    m: &mut M,
+    clk: &C,
+    p: &LoopParams,
+    spec: &Spec,
+    plan: &mut OpPlan,
+    buf: &mut AlignedBuf,
+    max_ops: u64,
+    out: &mut WorkerOut,
+    abort: &AtomicBool,
+) -> Result<()> {
+    let bs = p.bs;
+    let ptr = buf.ptr;
+    let data = buf.slice_mut(bs);
+    // The next op count at which an --fsync/--msync flush is due (u64::MAX: never), so the hot loop
+    // makes one comparison for both.
+    let next_at = |done: u64, every: u64| {
+        done.checked_div(every)
+            .map_or(u64::MAX, |q| (q + 1) * every)
+    };
+    let mut next_flush = next_at(0, p.fsync_every).min(next_at(0, p.msync_every));
+    out.boundary_timing = true;
+    let mut op = plan.next_op();
+    if p.stamp {
+        pattern::stamp(data, p.seed, op.block);
+    }
+    let start = clk.now();
+    out.t_first = start;
+    let deadline = p.duration_ticks.map(|d| start + d).unwrap_or(u64::MAX);
+    let mut t = start;
+    let mut done = 0u64;
+    while done < max_ops {
+        let io = Io {
+            slot: 0,
+            offset: op.offset,
+            buf: ptr,
+            len: bs,
+        };
+        let n = m.submit(&io)?;
+        let e = clk.now();
+        if n != bs {
+            return Err(short_transfer(p, n, op.offset));
+        }
+        out.lat.record(e.saturating_sub(t));
+        t = e;
+        done += 1;
+        if done == next_flush {
+            if p.fsync_every != 0 && done.is_multiple_of(p.fsync_every) {
+                timed_flush(m, clk, Flush::Fsync, out)?;
+            }
+            if p.msync_every != 0 && done.is_multiple_of(p.msync_every) {
+                timed_flush(m, clk, Flush::Msync, out)?;
+            }
+            next_flush = next_at(done, p.fsync_every).min(next_at(done, p.msync_every));
+            t = clk.now();
+        }
+        if e >= deadline {
+            break;
+        }
+        if done & 1023 == 0 {
+            if let Some(pr) = p.progress {
+                pr.fetch_add(1024, Ordering::Relaxed);
+            }
+            // Another thread's failure is noticed within 1024 ops.
+            if abort.load(Ordering::Relaxed) {
+                break;
+            }
+        }
+        op = plan.next_op();
+        if p.stamp {
+            pattern::stamp(data, p.seed, op.block);
+        }
+    }
+    out.ops = done;
+    end_flushes(m, clk, spec, out)?;
+    out.t_last = clk.now();
+    Ok(())
+}
+
+/// The first unexpected completion result of a reap (kept out of line: it is the rare case).
+#[cold]
+#[inline(never)]
+fn note_bad(bad: &mut Option<(i32, u64)>, res: i32, offset: u64) {
+    bad.get_or_insert((res, offset));
+}
+
+/// What an unexpected completion result means: the method's reading of the errno, or the errno itself,
+/// or a short transfer.
+#[cold]
+#[inline(never)]
+fn reap_failure<M: Method>(m: &M, p: &LoopParams, res: i32, offset: u64) -> Error {
+    if res < 0 {
+        match m.describe_failure(-res) {
+            Some(msg) => Error::Runtime(msg),
+            None => Error::sys_on(
+                crate::sys::SysErr::new(
+                    if p.write {
+                        "io_uring write"
+                    } else {
+                        "io_uring read"
+                    },
+                    -res,
+                ),
+                p.target_path.display().to_string(),
+            ),
+        }
+    } else {
+        short_transfer(p, res as usize, offset)
+    }
+}
+
+/// The request slots of an asynchronous loop: the free slots as a fixed stack (no growth checks on the
+/// hot path), per slot the request's (start tick, file offset) side by side, and the requests of the
+/// round being queued.
+struct Slots {
+    free: Box<[u32]>,
+    nfree: usize,
+    started: Box<[(u64, u64)]>,
+    round: Box<[Io]>,
+}
+
+impl Slots {
+    fn new(qd: u32) -> Slots {
+        Slots {
+            free: (0..qd).rev().collect(),
+            nfree: qd as usize,
+            started: vec![(0u64, 0u64); qd as usize].into_boxed_slice(),
+            round: vec![
+                Io {
+                    slot: 0,
+                    offset: 0,
+                    buf: std::ptr::null_mut(),
+                    len: 0,
+                };
+                qd as usize
+            ]
+            .into_boxed_slice(),
+        }
+    }
+
+    /// The round takes the top `n` slots of the free stack, in place. Its requests, started at `s`, are
+    /// laid out first, then handed to the method in one call (two short loops keep the hot state in
+    /// registers; one interleaved loop spilled it).
+    #[inline(always)]
+    fn lay_out(
+        &mut self,
+        n: usize,
+        p: &LoopParams,
+        plan: &mut OpPlan,
+        bufs: &mut [AlignedBuf],
+        s: u64,
+    ) -> &[Io] {
+        let Slots {
+            free,
+            nfree,
+            started,
+            round,
+        } = self;
+        *nfree -= n;
+        let bs = p.bs;
+        if p.planned {
+            for (io, &slot) in round[..n].iter_mut().zip(&free[*nfree..*nfree + n]) {
+                let op = plan.next_op();
+                let b = &mut bufs[slot as usize];
+                if p.stamp {
+                    pattern::stamp(b.slice_mut(bs), p.seed, op.block);
+                }
+                started[slot as usize] = (s, op.offset);
+                *io = Io {
+                    slot,
+                    offset: op.offset,
+                    buf: b.ptr,
+                    len: bs,
+                };
+            }
+        } else {
+            // A target without positions (a sink, a stream) and nothing to stamp: offset 0, no plan.
+            for (io, &slot) in round[..n].iter_mut().zip(&free[*nfree..*nfree + n]) {
+                started[slot as usize] = (s, 0);
+                *io = Io {
+                    slot,
+                    offset: 0,
+                    buf: bufs[slot as usize].ptr,
+                    len: bs,
+                };
+            }
+        }
+        &round[..n]
+    }
+
+    /// Lays out a round of `n` requests and hands it to the method: how many it took, and its error.
+    #[inline(always)]
+    fn queue<M: Method>(
+        &mut self,
+        m: &mut M,
+        n: usize,
+        p: &LoopParams,
+        plan: &mut OpPlan,
+        bufs: &mut [AlignedBuf],
+        s: u64,
+    ) -> (usize, Result<()>) {
+        let round = self.lay_out(n, p, plan, bufs, s);
+        if n == 0 {
+            return (0, Ok(()));
+        }
+        let (took, r) = m.submit_round(round);
+        if r.is_err() {
+            // The requests not taken keep their places at the top of the free stack.
+            self.nfree += n - took;
+        }
+        (took, r)
+    }
+
+    /// Reaps the completions the method has, at tick `e`: records their latencies, frees their slots and
+    /// returns how many there were and the first unexpected result (with its request's offset).
+    #[inline(always)]
+    fn reap<M: Method>(
+        &mut self,
+        m: &mut M,
+        lat: &mut FastHist,
+        e: u64,
+        expected: i32,
+    ) -> (u32, Option<(i32, u64)>) {
+        let Slots {
+            free,
+            nfree,
+            started,
+            ..
+        } = self;
+        let mut bad: Option<(i32, u64)> = None;
+        // Completions reaped together mostly share one latency (same round, same reap): equal values are
+        // counted in a register and recorded as a run.
+        let (mut run_v, mut run_n) = (0u64, 0u64);
+        let reaped = m.reap(|slot, res| {
+            let (start, offset) = started[slot as usize];
+            let v = e.saturating_sub(start);
+            if v == run_v {
+                run_n += 1;
+            } else {
+                if run_n > 0 {
+                    lat.record_n(run_v, run_n);
+                }
+                (run_v, run_n) = (v, 1);
+            }
+            if res != expected {
+                note_bad(&mut bad, res, offset);
+            }
+            free[*nfree] = slot;
+            *nfree += 1;
+        });
+        if run_n > 0 {
+            lat.record_n(run_v, run_n);
+        }
+        (reaped, bad)
+    }
+}
+
+/// The gaps between request starts. Requests of one round share their start: the gap to the previous
+/// round is recorded once, the zeros inside the round as a run after it.
+struct Gaps {
+    prev: u64,
+    zeros: u64,
+}
+
+impl Gaps {
+    /// A round of `n` > 0 requests started at `s`; `first`: the thread's first round.
+    #[inline(always)]
+    fn round(&mut self, gap: &mut FastHist, s: u64, n: u64, first: bool) {
+        if !first {
+            if s == self.prev {
+                self.zeros += 1;
+            } else {
+                gap.record(s.saturating_sub(self.prev));
+            }
+        }
+        self.zeros += n - 1;
+        self.prev = s;
+    }
+
+    #[inline(always)]
+    fn record_zeros(&mut self, gap: &mut FastHist) {
+        if self.zeros > 0 {
+            gap.record_n(0, self.zeros);
+            self.zeros = 0;
+        }
+    }
+}
+
+/// Requests handed to the method and not yet committed (`queued`), and committed but not yet reaped
+/// (`inflight`).
+struct Flight {
+    inflight: u32,
+    queued: u32,
+}
+
+impl Flight {
+    /// Commits the queued requests when the batch is full, the queue is full or no more will come, or
+    /// waits for completions when only those remain (`more`: more requests will be queued).
+    #[inline(always)]
+    fn commit<M: Method>(
+        &mut self,
+        m: &mut M,
+        qd: u32,
+        batch: u32,
+        more: bool,
+    ) -> Option<Result<()>> {
+        let full = self.inflight + self.queued == qd;
+        if self.queued > 0 && (self.queued == batch || full || !more) {
+            let wait = u32::from(full || !more);
+            let r = m.commit(wait);
+            // Requests the kernel took are in flight (their buffers must outlive them); those it did not
+            // take are abandoned with the ring.
+            self.inflight += self.queued - m.unsubmitted().min(self.queued);
+            self.queued = 0;
+            Some(r)
+        } else if self.queued == 0 && self.inflight > 0 && (full || !more) {
+            Some(m.commit(1))
+        } else {
+            None
+        }
+    }
+}
+
+/// Publishes finished ops for a progress display once 1024 more finished since the last time.
+#[inline(always)]
+fn report_progress(p: &LoopParams, done: u64, reported: &mut u64) {
+    if done >= *reported + 1024 {
+        if let Some(pr) = p.progress {
+            pr.fetch_add(done - *reported, Ordering::Relaxed);
+        }
+        *reported = done;
+    }
+}
+
+/// The loop for methods that queue ops and complete them later (io_uring, aio).
+// #[inline]: available to `worker` (another module, so maybe another codegen unit) for inlining, as when
+// they shared a file.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn loop_async<M: Method, C: Clock>(
+    m: &mut M,
+    clk: &C,
+    p: &LoopParams,
+    spec: &Spec,
+    plan: &mut OpPlan,
+    bufs: &mut [AlignedBuf],
+    max_ops: u64,
+    out: &mut WorkerOut,
+    abort: &AtomicBool,
+) -> Result<()> {
+    let (qd, batch) = (p.qd, p.batch);
+    let mut slots = Slots::new(qd);
+    // Consecutive failed io_uring_enter calls while draining after a failure.
+    let mut failed_commits = 0u32;
+    const MAX_FAILED_COMMITS: u32 = 1000;
+    let mut fl = Flight {
+        inflight: 0,
+        queued: 0,
+    };
+    let (mut issued, mut done) = (0u64, 0u64);
+    let mut since_sync = 0u64;
+    let sync_every = p.fsync_every;
+    let mut stop = false;
+    let mut failure: Option<Error> = None;
+    let start = clk.now();
+    out.t_first = start;
+    let deadline = p.duration_ticks.map(|d| start + d).unwrap_or(u64::MAX);
+    let mut gaps = Gaps {
+        prev: start,
+        zeros: 0,
+    };
+    // One clock read per round (queue a batch, commit, reap): the requests queued in a round start at the
+    // read that ended the previous round. A read per request cost ~12 ns each in this VM, as much as the
+    // rest of iolab's per-request work at batch 32.
+    let mut round_start = start;
+    let mut reported = 0u64;
+    let expected = m.expected_result(p.bs);
+    loop {
+        let sync_due = sync_every != 0 && since_sync >= sync_every;
+        // Queue up to a batch, never more than qd in flight.
+        let round_first = issued;
+        let s = round_start;
+        let n = if stop || sync_due {
+            0
+        } else {
+            let room = (batch - fl.queued).min(qd - fl.inflight - fl.queued);
+            (max_ops - issued).min(u64::from(room)) as usize
+        };
+        let (took, r) = slots.queue(m, n, p, plan, bufs, s);
+        if let Err(e) = r {
+            failure = Some(e);
+            stop = true;
+        }
+        fl.queued += took as u32;
+        issued += took as u64;
+        let n_round = issued - round_first;
+        if n_round > 0 {
+            since_sync += n_round;
+            gaps.round(&mut out.gap, s, n_round, round_first == 0);
+        }
+        let sync_due = sync_every != 0 && since_sync >= sync_every;
+        let more = !stop && !sync_due && issued < max_ops;
+        let committed = fl.commit(m, qd, batch, more);
+        if let Some(Err(e)) = committed {
+            failure.get_or_insert(e);
+            stop = true;
+            failed_commits += 1;
+            if failed_commits >= MAX_FAILED_COMMITS {
+                // The kernel cannot be waited for: keep the buffers alive for the rest of the process.
+                out.leak_buffers = true;
+                return Err(failure.take().expect("set above"));
+            }
+        } else if committed.is_some() {
+            failed_commits = 0;
+        }
+        gaps.record_zeros(&mut out.gap);
+        let e = clk.now();
+        round_start = e;
+        let (reaped, bad) = slots.reap(m, &mut out.lat, e, expected);
+        fl.inflight -= reaped;
+        done += u64::from(reaped);
+        if let (Some((res, off)), None) = (bad, &failure) {
+            failure = Some(reap_failure(m, p, res, off));
+        }
+        if failure.is_some() || e >= deadline || abort.load(Ordering::Relaxed) {
+            stop = true;
+        }
+        report_progress(p, done, &mut reported);
+        if fl.inflight == 0 && fl.queued == 0 {
+            if let Some(f) = failure.take() {
+                return Err(f);
+            }
+            if sync_due {
+                timed_flush(m, clk, Flush::Fsync, out)?;
+                // Flushes are not in per-request latency.
+                round_start = clk.now();
+                since_sync = 0;
+                continue;
+            }
+            if stop || issued >= max_ops {
+                break;
+            }
+        }
+    }
+    out.ops = done;
+    end_flushes(m, clk, spec, out)?;
+    out.t_last = clk.now();
+    Ok(())
+}

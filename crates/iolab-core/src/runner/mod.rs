@@ -1,0 +1,203 @@
+//! The runner: owns the workload loop, timing, accounting, buffers and verification.
+//!
+//! Per run: set up the target; start one worker per thread, each preparing its method (open, map, ring)
+//! and its buffers; when all are ready, the main thread snapshots the process (getrusage, helper tasks,
+//! /proc/self/io) and releases them; each worker times every op with two clock reads (before submit,
+//! after completion) into two HdrHistograms (latency, gap between op starts); when all are done the main
+//! thread snapshots again while the workers (and so their rings and helper threads) are still alive; then
+//! the workers clean up, and `--verify` reads the target back.
+//!
+//! The loops are generic over the method and the clock, so each combination is compiled on its own and an
+//! op costs the method's work plus two clock reads, two histogram records and a pattern stamp.
+//!
+//! Here: the passes of a run and how a method's registry entry reaches its runner (`drive`); `pass.rs` one pass and its figures, `threads.rs` the
+//! threads and the snapshots around them, `worker.rs` one worker, `loops.rs` the timed loops, and
+//! `assemble.rs` the figures every runner (offload's too) derives alike.
+
+mod assemble;
+mod loops;
+mod pass;
+mod threads;
+mod worker;
+
+pub(crate) use assemble::{assemble, Measured, Sample};
+
+use crate::error::{Error, Result};
+use crate::measure::clock::{ClockInfo, ClockKind, MockClock, MonoClock, TscClock};
+use crate::measure::counters::{CountMode, CounterSet, CounterSnap, CounterValue, Family};
+use crate::method::{Method, Run};
+use crate::result::{KernelFigures, RunResult};
+use crate::spec::Spec;
+use crate::target::PreparedTarget;
+pub use pass::Pass;
+use pass::run_once;
+use std::sync::atomic::AtomicU64;
+pub use threads::Collected;
+use threads::{run_threads, SOFTWARE};
+
+/// How a method's file names its runner (`Run::Threads(runner::drive::<M>)` in its `INFO`).
+pub type Drive = fn(&Spec, &PreparedTarget, &ClockInfo, &Pass) -> Result<Collected>;
+
+/// The runner of method `M`, with the clock the calibration chose.
+pub fn drive<M: Method>(
+    spec: &Spec,
+    target: &PreparedTarget,
+    info: &ClockInfo,
+    pass: &Pass,
+) -> Result<Collected> {
+    match info.kind {
+        ClockKind::Tsc => run_threads::<M, TscClock>(spec, target, &TscClock, info, pass),
+        ClockKind::Monotonic => run_threads::<M, MonoClock>(spec, target, &MonoClock, info, pass),
+        ClockKind::Mock => {
+            run_threads::<M, MockClock>(spec, target, &MockClock::new(100), info, pass)
+        }
+    }
+}
+
+/// The method's runner, from the registry.
+fn run_method(
+    spec: &Spec,
+    target: &PreparedTarget,
+    info: &ClockInfo,
+    pass: &Pass,
+) -> Result<Collected> {
+    match spec.method.info().run {
+        Run::Threads(drive) => drive(spec, target, info, pass),
+        Run::Process(_) => Err(Error::Runtime(format!(
+            "internal: --method {} runs as a process of its own",
+            spec.method.name()
+        ))),
+    }
+}
+
+/// Runs one workload with an already calibrated clock: with `--count separate` (the default) first an
+/// untimed pass of the same workload with the kernel tracepoints on, then the timed pass with the software
+/// and hardware counters; then the derived figures and findings.
+pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
+    run_with(spec, clock, None)
+}
+
+/// [`run`], publishing the ops finished in the timed pass to `progress` (for `iolab run`'s progress bar;
+/// the counting pass is not shown). Workers add to it every 1024 ops (synchronous loop) or once 1024 more
+/// finished (asynchronous loop): no cost per op.
+pub fn run_with(spec: &Spec, clock: &ClockInfo, progress: Option<&AtomicU64>) -> Result<RunResult> {
+    if let Run::Process(run) = spec.method.info().run {
+        // A client process of its own, timed from outside (see offload/mod.rs).
+        return run(spec, clock);
+    }
+    let mut kernel = KernelFigures {
+        count_mode: spec.count,
+        ..Default::default()
+    };
+    let tp = counting_pass(spec, clock, &mut kernel)?;
+    let (mut r, vals) = timed_pass(spec, clock, progress, &mut kernel)?;
+    sort_counts(spec, &mut kernel, vals, tp, &r);
+    r.kernel = kernel;
+    r.derived = crate::findings::derive(&r);
+    r.findings = crate::findings::findings(&r);
+    Ok(r)
+}
+
+/// With `--count separate`: the untimed pass with the kernel tracepoints on, its counts and its result.
+fn counting_pass(
+    spec: &Spec,
+    clock: &ClockInfo,
+    kernel: &mut KernelFigures,
+) -> Result<Option<(Vec<CounterValue>, RunResult)>> {
+    if spec.count != CountMode::Separate {
+        return Ok(None);
+    }
+    let mut set = CounterSet::default();
+    set.add_tracepoints(spec.breakdown, spec.method.info().io_uring_requests);
+    kernel.notes.extend(set.notes.iter().cloned());
+    if !set.has_tracepoints() {
+        kernel.tracepoints = set.deltas(&CounterSnap::default(), &CounterSnap::default());
+        return Ok(None);
+    }
+    let pass = Pass {
+        counters: &[&set],
+        progress: None,
+    };
+    let (r, vals) = run_once(&spec.for_counting_pass(), clock, &pass)?;
+    kernel.tracepoint_pass = Some(
+        "a separate, untimed counting pass of the same workload, run just before the timed pass"
+            .into(),
+    );
+    Ok(Some((vals, r)))
+}
+
+/// The timed pass, with the software and hardware counters (and with `--count inline` the tracepoints).
+fn timed_pass(
+    spec: &Spec,
+    clock: &ClockInfo,
+    progress: Option<&AtomicU64>,
+    kernel: &mut KernelFigures,
+) -> Result<(RunResult, Vec<CounterValue>)> {
+    SOFTWARE.with(|sw| {
+        let mut tp = CounterSet::default();
+        if spec.count == CountMode::Inline {
+            tp.add_tracepoints(spec.breakdown, spec.method.info().io_uring_requests);
+            kernel.notes.extend(tp.notes.iter().cloned());
+            if tp.has_tracepoints() {
+                kernel.tracepoint_pass =
+                    Some("the timed pass itself (--count inline): every syscall was slowed by the tracepoints".into());
+            }
+        }
+        let pass = Pass {
+            counters: &[sw, &tp],
+            progress,
+        };
+        run_once(spec, clock, &pass)
+    })
+}
+
+/// Sorts the counted values into the kernel figures: the timed pass's software and hardware counters, and
+/// the tracepoints and syscalls by name of the counting pass (or of the timed pass itself, inline).
+fn sort_counts(
+    spec: &Spec,
+    kernel: &mut KernelFigures,
+    vals: Vec<CounterValue>,
+    tp: Option<(Vec<CounterValue>, RunResult)>,
+    r: &RunResult,
+) {
+    let (timed, inline_tp): (Vec<CounterValue>, Vec<CounterValue>) = vals
+        .into_iter()
+        .partition(|c| matches!(c.family, Family::Software | Family::Hardware));
+    kernel.timed_pass = timed;
+    let (tp_vals, tp_run) = match tp {
+        Some((v, run)) => (v, Some(run)),
+        None if spec.count == CountMode::Inline => (inline_tp, None),
+        None => (Vec::new(), None),
+    };
+    let (by_name, tps): (Vec<CounterValue>, Vec<CounterValue>) = tp_vals
+        .into_iter()
+        .partition(|c| c.family == Family::Syscall);
+    if !tps.is_empty() {
+        kernel.tracepoints = tps;
+    }
+    let mut names: Vec<(String, u64)> = by_name
+        .into_iter()
+        .filter_map(|c| c.value.filter(|&v| v > 0).map(|v| (c.name, v)))
+        .collect();
+    if !names.is_empty() {
+        if let Some(total) = kernel.value("raw_syscalls:sys_enter") {
+            let named: u64 = names.iter().map(|(_, v)| v).sum();
+            if total > named {
+                names.push(("other".to_string(), total - named));
+            }
+        }
+    }
+    names.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    kernel.syscalls_by_name = names;
+    let src = tp_run.as_ref().unwrap_or(r);
+    if kernel.tracepoint_pass.is_some() {
+        kernel.tracepoint_pass_ops = Some(src.ops);
+        kernel.tracepoint_pass_uring_enters = src.syscalls.uring_enters;
+        kernel.tracepoint_pass_uring_requests = src.syscalls.uring_requests;
+    }
+    if spec.count == CountMode::None {
+        kernel
+            .notes
+            .push("tracepoints not counted (--count none): syscall figures are iolab's own".into());
+    }
+}

@@ -1,0 +1,282 @@
+//! One pass of a workload: set up the target, run the threads, put their figures together.
+
+use super::assemble::{assemble, Measured};
+use super::threads::Collected;
+use super::worker::WorkerOut;
+use super::run_method;
+use crate::error::{Error, Result};
+use crate::measure::clock::ClockInfo;
+use crate::measure::counters::{CounterSet, CounterValue};
+use crate::measure::cpu::{helper_deltas, HelperCpu, ProcIo, RusageDelta};
+use crate::measure::hist::{new_hist, summarize, Hist};
+use crate::result::*;
+use crate::spec::{OpKind, Spec};
+use crate::target::{self, PeerFigures, PreparedTarget};
+use std::sync::atomic::AtomicU64;
+
+/// What one pass gives its threads.
+pub struct Pass<'a> {
+    /// Opened counters, read around the timed span.
+    pub(super) counters: &'a [&'a CounterSet],
+    /// Where finished ops are published for a progress display (the timed pass of a watched run only).
+    pub(super) progress: Option<&'a AtomicU64>,
+}
+
+const TIMED_BOUNDARY: &str = "each thread from just before its first op to after its last completion, including --fsync/--msync \
+     flushes and stdio's final fflush. Per-op latency (synchronous method, one clock read per op): from the \
+     previous op's completion to this op's completion, so it includes iolab's few ns of bookkeeping between \
+     ops (--method nop measures that floor) and excludes flushes; ops run back to back, so the gap between \
+     op starts is the same series";
+
+const TIMED_ROUNDS: &str = "each thread from just before its first op to after its last completion, including --fsync flushes. \
+     Per-op latency (asynchronous method, one clock read per submission round): from the clock read that \
+     ended the previous round (iolab then builds the batch and submits it) to the read right after the \
+     io_uring_enter/io_getevents that returned the completion; gap: between the starts of successive \
+     requests of one thread, so 0 within a batch";
+
+const EXCLUDED: &str = "process start-up, target checks, file creation/sizing/prefill, open, mmap and ring setup, buffer \
+     allocation, the final close/munmap, and --verify";
+
+/// One pass: set up the target, run the threads with the pass's counters open, and assemble the result.
+pub(super) fn run_once(
+    spec: &Spec,
+    clock: &ClockInfo,
+    pass: &Pass,
+) -> Result<(RunResult, Vec<CounterValue>)> {
+    let host = Host::current();
+    let target = target::setup(spec)?;
+    let c = run_method(spec, &target, clock, pass)?;
+    let Collected {
+        mut outs,
+        before,
+        after,
+    } = c;
+    // Every thread has closed its end of a stream target by now, so the peers have finished.
+    let peer = target.join_peers()?;
+    if let Some(i) = outs.iter().position(|o| o.error.is_some()) {
+        return Err(outs[i].error.take().expect("checked"));
+    }
+    // --nop-requests: IORING_OP_NOP moves no data, so no bytes are counted (and no MiB/s claimed).
+    let moved_per_op = if spec.ring.nop_requests { 0 } else { spec.bs };
+    let w = Merged::of(&outs, clock.ns_per_tick, moved_per_op)?;
+    let bytes = w.ops * moved_per_op;
+    check_peer(spec, peer.as_ref(), bytes)?;
+    let kernel_rw = match (&before.io, &after.io) {
+        (Some((a, n)), Some((b, _))) => ProcIo::delta(a, *n, b),
+        _ => ProcIo::default(),
+    };
+    let helpers = helper_deltas(&before.proc.tasks, &after.proc.tasks);
+    let notes = notes(spec, &target, &helpers, &kernel_rw);
+    let base = assemble(
+        spec,
+        clock,
+        Measured {
+            host,
+            target: TargetInfo::of(&target, peer),
+            wall_s: w.wall_s,
+            ops: w.ops,
+            bytes,
+            before: &before.proc,
+            after: &after.proc,
+            workers: w.workers,
+            workers_apart: false,
+            helpers,
+            steal_cpus: worker_cpus(&outs),
+            notes,
+            fallbacks: Vec::new(),
+            without_tsc: "timed with clock_gettime(CLOCK_MONOTONIC)",
+        },
+    );
+    let verify = if spec.verify {
+        let done: Vec<u64> = outs.iter().map(|o| o.ops).collect();
+        Some(crate::verify::verify(spec, &target, &done)?)
+    } else {
+        None
+    };
+    let ns = clock.ns_per_tick;
+    let result = RunResult {
+        timed: if outs.iter().any(|o| o.boundary_timing) {
+            TIMED_BOUNDARY
+        } else {
+            TIMED_ROUNDS
+        }
+        .into(),
+        excluded: EXCLUDED.into(),
+        latency: summarize(&w.lat, ns),
+        gap: summarize(&w.gap, ns),
+        syscalls: syscall_figures(spec, &target, &w, kernel_rw),
+        uring: UringFigures::merge(
+            &outs
+                .iter()
+                .filter_map(|o| o.uring.clone())
+                .collect::<Vec<_>>(),
+        ),
+        aio: AioStats::merge(
+            &outs
+                .iter()
+                .filter_map(|o| o.aio.clone())
+                .collect::<Vec<_>>(),
+        ),
+        nowait: crate::result::NowaitStats::merge(
+            &outs
+                .iter()
+                .filter_map(|o| o.nowait.clone())
+                .collect::<Vec<_>>(),
+            outs.iter().map(|o| o.ops).sum(),
+        ),
+        flushes: w.flushes,
+        per_thread: w.per_thread,
+        verify,
+        ..base
+    };
+    let counter_values = pass
+        .counters
+        .iter()
+        .zip(before.counters.iter().zip(&after.counters))
+        .flat_map(|(set, (b, a))| set.deltas(b, a))
+        .collect();
+    Ok((result, counter_values))
+}
+
+/// The workers' figures, put together.
+struct Merged {
+    lat: Hist,
+    gap: Hist,
+    per_thread: Vec<ThreadFigures>,
+    workers: RusageDelta,
+    flushes: FlushFigures,
+    ops: u64,
+    /// From the earliest first op to the latest last completion.
+    wall_s: f64,
+    /// The method's own count of its calls (None if any worker's method does not count).
+    method_count: Option<u64>,
+    /// io_uring_enter calls and requests submitted through them.
+    uring: Option<(u64, u64)>,
+}
+
+impl Merged {
+    fn of(outs: &[WorkerOut], ns: f64, moved_per_op: u64) -> Result<Merged> {
+        let mut w = Merged {
+            lat: new_hist(),
+            gap: new_hist(),
+            per_thread: Vec::new(),
+            workers: RusageDelta::default(),
+            flushes: FlushFigures::default(),
+            ops: 0,
+            wall_s: 0.0,
+            method_count: Some(0),
+            uring: None,
+        };
+        let (mut t0, mut t1) = (u64::MAX, 0u64);
+        for (i, o) in outs.iter().enumerate() {
+            let l = o.lat.into_hdr();
+            let g = if o.boundary_timing {
+                l.clone()
+            } else {
+                o.gap.into_hdr()
+            };
+            w.lat
+                .add(l)
+                .map_err(|e| Error::Runtime(format!("histogram merge: {e}")))?;
+            w.gap
+                .add(g)
+                .map_err(|e| Error::Runtime(format!("histogram merge: {e}")))?;
+            w.workers.add(&o.rusage);
+            w.flushes.calls += o.flush_calls;
+            w.flushes.total_s += o.flush_ticks as f64 * ns * 1e-9;
+            w.flushes.max_ns = w.flushes.max_ns.max(o.flush_max_ticks as f64 * ns);
+            t0 = t0.min(o.t_first);
+            t1 = t1.max(o.t_last);
+            w.method_count = match (w.method_count, o.syscalls) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            };
+            if let Some((e, r)) = o.submissions {
+                let u = w.uring.get_or_insert((0, 0));
+                u.0 += e;
+                u.1 += r;
+            }
+            w.per_thread.push(ThreadFigures {
+                thread: i as u32,
+                ops: o.ops,
+                bytes: o.ops * moved_per_op,
+                wall_s: o.t_last.saturating_sub(o.t_first) as f64 * ns * 1e-9,
+            });
+        }
+        w.ops = outs.iter().map(|o| o.ops).sum();
+        w.wall_s = t1.saturating_sub(t0) as f64 * ns * 1e-9;
+        Ok(w)
+    }
+}
+
+/// A write run into a stream: iolab's peer must have received every byte.
+fn check_peer(spec: &Spec, peer: Option<&PeerFigures>, bytes: u64) -> Result<()> {
+    if let (Some(p), OpKind::Write) = (peer, spec.op) {
+        if p.bytes != bytes {
+            return Err(Error::Runtime(format!(
+                "the run wrote {bytes} bytes into {} but iolab's peer received {}: data was lost",
+                spec.target.display(),
+                p.bytes
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The runner's own notes: the target's, then what the helper and /proc/self/io figures leave out.
+fn notes(
+    spec: &Spec,
+    target: &PreparedTarget,
+    helpers: &[HelperCpu],
+    kernel_rw: &ProcIo,
+) -> Vec<String> {
+    let mut notes = target.notes.clone();
+    if !helpers.is_empty() {
+        notes.push(
+            "helper CPU is read from /proc/self/task at the end (clock-tick resolution); helpers that exited \
+             during the run are in the process total only"
+                .into(),
+        );
+    }
+    if spec.method.info().io_uring_requests && kernel_rw.syscw + kernel_rw.syscr == 0 {
+        notes.push("io_uring requests are not counted in /proc/self/io syscr/syscw".into());
+    }
+    notes
+}
+
+/// The CPUs the workers ran on, when each stayed on one CPU over its loop.
+fn worker_cpus(outs: &[WorkerOut]) -> Option<Vec<usize>> {
+    if outs.iter().all(|o| o.cpus.0 >= 0 && o.cpus.0 == o.cpus.1) {
+        let mut cpus: Vec<usize> = outs.iter().map(|o| o.cpus.0 as usize).collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        Some(cpus)
+    } else {
+        None
+    }
+}
+
+fn syscall_figures(
+    spec: &Spec,
+    target: &PreparedTarget,
+    w: &Merged,
+    kernel_rw: ProcIo,
+) -> SyscallFigures {
+    let ops = w.ops;
+    let per_op = |x: u64| if ops > 0 { x as f64 / ops as f64 } else { 0.0 };
+    SyscallFigures {
+        method_count: w.method_count,
+        method_per_op: w.method_count.map(per_op),
+        uring_enters: w.uring.map(|u| u.0),
+        uring_requests: w.uring.map(|u| u.1),
+        kernel_rw,
+        // On a stream the peer thread's calls are in the process's counters, but only in the other
+        // direction (it reads what a write run sends, writes what a read run takes): count one side.
+        kernel_rw_per_op: per_op(match (target.kind.is_stream(), spec.op) {
+            (false, _) => kernel_rw.syscr + kernel_rw.syscw,
+            (true, OpKind::Write) => kernel_rw.syscw,
+            (true, OpKind::Read) => kernel_rw.syscr,
+        }),
+        note: spec.method.info().syscall_note.into(),
+    }
+}

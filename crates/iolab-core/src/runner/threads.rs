@@ -1,0 +1,256 @@
+//! The workers' threads and the process-wide snapshots taken around their timed span.
+
+use super::assemble::Sample;
+use super::worker::{worker, LoopParams, WorkerOut};
+use super::Pass;
+use crate::error::{Error, Result};
+use crate::measure::clock::{Clock, ClockInfo};
+use crate::measure::counters::{CounterSet, CounterSnap};
+use crate::measure::cpu::{read_tasks, steal_per_cpu, ProcIo, Rusage};
+use crate::method::{self, Method, ThreadCtx};
+use crate::spec::{OpKind, Spec, SyncEvery};
+use crate::target::PreparedTarget;
+use std::sync::atomic::AtomicBool;
+use std::sync::Barrier;
+
+/// The two hand-overs between a worker and whoever samples the process around the timed span.
+pub(super) trait Phases: Sync {
+    /// The worker is prepared (or failed to): sample "before", then let it run.
+    fn start(&self);
+    /// The worker finished its loop: sample "after" while its method (ring, helpers) still exists.
+    fn finish(&self);
+    fn abort(&self) -> &AtomicBool;
+}
+
+/// Several workers on their own threads: the main thread samples between barriers.
+struct Barriers {
+    ready: Barrier,
+    go: Barrier,
+    done: Barrier,
+    sampled: Barrier,
+    abort: AtomicBool,
+}
+
+impl Phases for Barriers {
+    fn start(&self) {
+        self.ready.wait();
+        self.go.wait();
+    }
+    fn finish(&self) {
+        self.done.wait();
+        self.sampled.wait();
+    }
+    fn abort(&self) -> &AtomicBool {
+        &self.abort
+    }
+}
+
+/// One worker on the calling thread (a one-thread run, like the seed programs): it samples itself.
+struct Inline<'a> {
+    before: std::sync::Mutex<Option<Snap>>,
+    after: std::sync::Mutex<Option<Snap>>,
+    abort: AtomicBool,
+    counters: &'a [&'a CounterSet],
+}
+
+impl Phases for Inline<'_> {
+    fn start(&self) {
+        *self.before.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(Snap::take_before(self.counters));
+    }
+    fn finish(&self) {
+        *self.after.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(Snap::take_after(self.counters));
+    }
+    fn abort(&self) -> &AtomicBool {
+        &self.abort
+    }
+}
+
+/// Process-wide snapshots around the timed span.
+pub(super) struct Snap {
+    pub(super) proc: Sample,
+    pub(super) io: Option<(ProcIo, u64)>,
+    pub(super) counters: Vec<CounterSnap>,
+}
+
+/// One prctl stops (or restarts) every counter this thread created, in all the sets.
+fn pause_counters(c: &[&CounterSet]) {
+    if let Some(s) = c.iter().find(|s| !s.is_empty()) {
+        s.pause();
+    }
+}
+
+fn resume_counters(c: &[&CounterSet]) {
+    if let Some(s) = c.iter().find(|s| !s.is_empty()) {
+        s.resume();
+    }
+}
+
+thread_local! {
+    /// Software and hardware counters, opened once per thread that runs workloads and kept open: releasing
+    /// a software event's last user patches kernel text (a static key), which took 0.1-0.4 s per counter on
+    /// this VM, so a survey of 28 runs spent 20 s in close(2). Open, they cost nothing measurable. pid 0
+    /// attaches them to this thread and the threads it creates later (workers, io_uring helpers).
+    pub(super) static SOFTWARE: CounterSet = {
+        let mut s = CounterSet::default();
+        s.add_software_and_hardware();
+        s
+    };
+}
+
+impl Snap {
+    /// /proc/self/io is read last before the span and first after it, so only the one read that made the
+    /// "before" snapshot falls inside (and is subtracted by `ProcIo::delta`). The perf counters are stopped
+    /// while sampling and restarted last, so the span they count starts after every read made here.
+    fn take_before(c: &[&CounterSet]) -> Snap {
+        pause_counters(c);
+        let counters = c.iter().map(|s| s.snapshot()).collect();
+        let steal = steal_per_cpu();
+        let tasks = read_tasks();
+        let ru = Rusage::process();
+        let io = ProcIo::read_self();
+        resume_counters(c);
+        Snap {
+            proc: Sample { ru, tasks, steal },
+            io,
+            counters,
+        }
+    }
+    fn take_after(c: &[&CounterSet]) -> Snap {
+        pause_counters(c);
+        let io = ProcIo::read_self();
+        let counters = c.iter().map(|s| s.snapshot()).collect();
+        let ru = Rusage::process();
+        let tasks = read_tasks();
+        let steal = steal_per_cpu();
+        Snap {
+            proc: Sample { ru, tasks, steal },
+            io,
+            counters,
+        }
+    }
+}
+
+pub struct Collected {
+    pub(super) outs: Vec<WorkerOut>,
+    pub(super) before: Snap,
+    pub(super) after: Snap,
+}
+
+pub(super) fn run_threads<M: Method, C: Clock>(
+    spec: &Spec,
+    target: &PreparedTarget,
+    clk: &C,
+    info: &ClockInfo,
+    pass: &Pass,
+) -> Result<Collected> {
+    let every = |s: SyncEvery| if let SyncEvery::Every(k) = s { k } else { 0 };
+    let p = LoopParams {
+        synchronous: spec.method.info().synchronous(),
+        progress: pass.progress,
+        bs: spec.bs as usize,
+        write: spec.op == OpKind::Write,
+        stamp: spec.op == OpKind::Write
+            && target.kind.keeps_data()
+            && !spec.method.is_kernel_copy(),
+        planned: target.kind.keeps_data(),
+        seed: spec.seed,
+        duration_ticks: spec.duration_s.map(|d| (d * info.hz) as u64),
+        fsync_every: every(spec.fsync),
+        msync_every: every(spec.msync),
+        qd: spec.qd,
+        batch: spec.batch,
+        target_path: target.path.clone(),
+    };
+    let region_len = target.region_blocks * spec.bs;
+    let shared = method::SharedSlot::default();
+    let ctx_for = |t: u32| ThreadCtx {
+        spec,
+        target,
+        thread: t,
+        region_offset: spec.offset + target.region_first_block(t) * spec.bs,
+        region_len,
+        shared: &shared,
+    };
+    if spec.threads == 1 {
+        Ok(one_thread::<M, C>(ctx_for(0), clk, &p, pass.counters))
+    } else {
+        threads::<M, C>(spec, ctx_for, clk, &p, pass.counters)
+    }
+}
+
+/// One worker, on the calling thread.
+fn one_thread<M: Method, C: Clock>(
+    ctx: ThreadCtx,
+    clk: &C,
+    p: &LoopParams,
+    counters: &[&CounterSet],
+) -> Collected {
+    let ph = Inline {
+        before: std::sync::Mutex::new(None),
+        after: std::sync::Mutex::new(None),
+        abort: AtomicBool::new(false),
+        counters,
+    };
+    let max_ops = ctx.spec.ops_for_thread(0).unwrap_or(u64::MAX);
+    let out = worker::<M, C>(ctx, clk, p, &ph, max_ops);
+    let take =
+        |m: std::sync::Mutex<Option<Snap>>| m.into_inner().unwrap_or_else(|p| p.into_inner());
+    let before = take(ph.before).unwrap_or_else(|| Snap::take_before(counters));
+    let after = take(ph.after).unwrap_or_else(|| Snap::take_after(counters));
+    Collected {
+        outs: vec![out],
+        before,
+        after,
+    }
+}
+
+/// One worker per thread, sampled from the calling thread.
+fn threads<'a, M: Method, C: Clock>(
+    spec: &Spec,
+    ctx_for: impl Fn(u32) -> ThreadCtx<'a>,
+    clk: &C,
+    p: &LoopParams,
+    counters: &[&CounterSet],
+) -> Result<Collected> {
+    let n = spec.threads as usize;
+    let sh = Barriers {
+        ready: Barrier::new(n + 1),
+        go: Barrier::new(n + 1),
+        done: Barrier::new(n + 1),
+        sampled: Barrier::new(n + 1),
+        abort: AtomicBool::new(false),
+    };
+    std::thread::scope(|s| {
+        let mut handles = Vec::with_capacity(n);
+        for t in 0..spec.threads {
+            let ctx = ctx_for(t);
+            let max_ops = spec.ops_for_thread(t).unwrap_or(u64::MAX);
+            let sh = &sh;
+            let h = std::thread::Builder::new()
+                .name(format!("iolab-w{t}"))
+                .spawn_scoped(s, move || worker::<M, C>(ctx, clk, p, sh, max_ops))
+                .map_err(|e| Error::Runtime(format!("cannot start worker thread {t}: {e}")))?;
+            handles.push(h);
+        }
+        sh.ready.wait();
+        let before = Snap::take_before(counters);
+        sh.go.wait();
+        sh.done.wait();
+        let after = Snap::take_after(counters);
+        sh.sampled.wait();
+        let outs = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| Error::Runtime("a worker thread panicked".into()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Collected {
+            outs,
+            before,
+            after,
+        })
+    })
+}
