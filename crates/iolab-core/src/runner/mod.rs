@@ -2,13 +2,15 @@
 //!
 //! Per run: set up the target; start one worker per thread, each preparing its method (open, map, ring)
 //! and its buffers; when all are ready, the main thread snapshots the process (getrusage, helper tasks,
-//! /proc/self/io) and releases them; each worker times every op with two clock reads (before submit,
-//! after completion) into two HdrHistograms (latency, gap between op starts); when all are done the main
+//! /proc/self/io) and releases them; each worker times its ops into two HdrHistograms (latency, gap
+//! between op starts) with one clock read per op after its completion (methods that complete inside
+//! `submit`) or one per submission round (the others; see loops.rs); when all are done the main
 //! thread snapshots again while the workers (and so their rings and helper threads) are still alive; then
 //! the workers clean up, and `--verify` reads the target back.
 //!
 //! The loops are generic over the method and the clock, so each combination is compiled on its own and an
-//! op costs the method's work plus two clock reads, two histogram records and a pattern stamp.
+//! op costs the method's work plus a clock read (or its share of one), a histogram record and a pattern
+//! stamp.
 //!
 //! Here: the passes of a run and how a method's registry entry reaches its runner (`drive`); `pass.rs` one pass and its figures, `threads.rs` the
 //! threads and the snapshots around them, `worker.rs` one worker, `loops.rs` the timed loops, and
