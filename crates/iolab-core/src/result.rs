@@ -276,6 +276,9 @@ pub struct NowaitStats {
     pub would_block: u64,
     /// Of those, the ones that had moved part of the block first.
     pub partial: u64,
+    /// Of those, the ones the file refused to try without blocking at all (EOPNOTSUPP).
+    #[serde(default)]
+    pub unsupported: u64,
     /// Ops the first try finished (ops - would_block); filled in by the merge.
     #[serde(default)]
     pub completed_nowait: u64,
@@ -295,6 +298,7 @@ impl NowaitStats {
         for s in all {
             t.would_block += s.would_block;
             t.partial += s.partial;
+            t.unsupported += s.unsupported;
         }
         t.completed_nowait = ops.saturating_sub(t.would_block);
         t.would_block_share = if ops > 0 {

@@ -109,6 +109,23 @@ fn syscalls_text(r: &RunResult, o: &mut String) {
         fmt_size(sc.kernel_rw.rchar),
         fmt_size(sc.kernel_rw.wchar)
     );
+    if let Some(n) = r.nowait.as_ref().filter(|n| n.nowait) {
+        let _ = writeln!(
+            o,
+            "nowait       {} of {} ops would have blocked (RWF_NOWAIT answered EAGAIN {}, a short transfer {}, \
+             EOPNOTSUPP {}: this file cannot try without blocking); each was finished with a plain call. \
+             io_uring punts exactly such requests to io-wq",
+            pct_text(n.would_block_share),
+            thousands(r.ops),
+            thousands(n.would_block - n.partial - n.unsupported),
+            thousands(n.partial),
+            thousands(n.unsupported)
+        );
+    }
+}
+
+fn pct_text(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
 }
 
 /// A `(size, count)` histogram as "size:count ...", the first 12 sizes.

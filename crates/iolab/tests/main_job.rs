@@ -54,8 +54,8 @@ fn main_job_runs_under_40_s_ranks_every_method_and_touches_no_existing_file() {
     let runs = v["runs"].as_array().unwrap();
     assert_eq!(
         runs.len(),
-        72,
-        "12 methods x 2 block sizes on /dev/null and a file (with offload), 12 on a pipe (with epoll, without offload)"
+        78,
+        "13 methods x 2 block sizes on /dev/null and a file (with offload), 13 on a pipe (with epoll, without offload)"
     );
     let unavailable: Vec<String> = runs
         .iter()
@@ -70,8 +70,8 @@ fn main_job_runs_under_40_s_ranks_every_method_and_touches_no_existing_file() {
         .collect();
     assert_eq!(
         unavailable.len(),
-        12,
-        "mmap and copy_file_range on /dev/null; psync, aio, mmap and copy_file_range on a pipe: {unavailable:?}"
+        14,
+        "mmap and copy_file_range on /dev/null; psync, pv2, aio, mmap and copy_file_range on a pipe: {unavailable:?}"
     );
     // nop touches no target (it is the harness's floor), so no pipe and no peer.
     for r in runs

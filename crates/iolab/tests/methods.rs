@@ -391,3 +391,73 @@ fn stdio_four_byte_writes_land_and_use_few_syscalls() {
     );
     assert_eq!(check_blocks(&f, 4, 11, 0, 0..10240), (10240, 0));
 }
+
+/// pv2 with RWF_NOWAIT: every op is counted either as finished by its non-blocking try or as one that
+/// would have blocked (EAGAIN, a short transfer or EOPNOTSUPP) and was finished with a plain call; the
+/// bytes land either way.
+#[test]
+fn pv2_nowait_counts_the_ops_that_would_have_blocked_and_lands_every_byte() {
+    let disk = disk_dir();
+    let tmp = tmpfs_dir();
+    let ext4 = file(&disk, "pv2.dat");
+    let shm = file(&tmp, "pv2.dat");
+    for (target, verify) in [
+        (path_str(&ext4), true),
+        (path_str(&shm), true),
+        ("/dev/null".to_string(), false),
+    ] {
+        let mut args = vec![
+            "--method",
+            "pv2",
+            "--rw-flags",
+            "nowait",
+            "--target",
+            &target,
+            "--ops",
+            "3000",
+            "--bs",
+            "4k",
+        ];
+        if verify {
+            args.push("--verify");
+        }
+        let r = run_json(&args);
+        let ops = u64_of(&r, &["ops"]);
+        let blocked = u64_of(&r, &["nowait", "would_block"]);
+        let fine = u64_of(&r, &["nowait", "completed_nowait"]);
+        let share = f64_of(&r, &["nowait", "would_block_share"]);
+        println!(
+            "pv2 nowait on {target}: {blocked} of {ops} would have blocked ({:.1}%)",
+            share * 100.0
+        );
+        assert_eq!(ops, 3000);
+        assert_eq!(
+            blocked + fine,
+            ops,
+            "would-block ops plus plain ops equal --ops"
+        );
+        assert!((share - blocked as f64 / ops as f64).abs() < 1e-9);
+        // Each would-block op took one more call than the others.
+        assert_eq!(u64_of(&r, &["syscalls", "method_count"]), ops + blocked);
+        if verify {
+            assert_eq!(u64_of(&r, &["verify", "mismatches"]), 0, "{target}");
+            assert_eq!(u64_of(&r, &["verify", "blocks_checked"]), 3000, "{target}");
+        }
+    }
+    let bad = iolab(&["run", "--method", "pv2", "--rw-flags", "nowait,later"]);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("--rw-flags: 'later' is not accepted"),
+        "{}",
+        bad.stderr
+    );
+    let other = iolab(&["run", "--method", "psync", "--rw-flags", "nowait"]);
+    assert_eq!(other.code, 2);
+    assert!(
+        other
+            .stderr
+            .contains("--rw-flags: applies to --method pv2 only"),
+        "{}",
+        other.stderr
+    );
+}

@@ -131,6 +131,13 @@ impl Method for Pv2 {
                 self.stats.would_block += 1;
                 self.finish_plain(io, 0)
             }
+            // The file cannot even try without blocking (ext4 and tmpfs buffered writes on many kernels):
+            // every op would block, and io_uring punts every such request to io-wq.
+            Err(e) if e.errno == libc::EOPNOTSUPP && self.stats.nowait => {
+                self.stats.would_block += 1;
+                self.stats.unsupported += 1;
+                self.finish_plain(io, 0)
+            }
             Err(e) if e.errno == libc::EOPNOTSUPP && self.flags != 0 => Err(Error::sys_hint(
                 e,
                 format!(

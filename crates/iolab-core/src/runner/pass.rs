@@ -1,9 +1,9 @@
 //! One pass of a workload: set up the target, run the threads, put their figures together.
 
 use super::assemble::{assemble, Measured};
+use super::run_method;
 use super::threads::Collected;
 use super::worker::WorkerOut;
-use super::run_method;
 use crate::error::{Error, Result};
 use crate::measure::clock::ClockInfo;
 use crate::measure::counters::{CounterSet, CounterValue};

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Every method iolab has, in its own order.
-pub const METHODS: [&str; 12] = [
+pub const METHODS: [&str; 13] = [
     "sync",
     "psync",
+    "pv2",
     "vectored",
     "stdio",
     "mmap",
