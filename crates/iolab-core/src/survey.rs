@@ -94,7 +94,12 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
             _ => TargetKind::DevNull,
         };
         MethodKind::all()
-            .filter(|m| !matches!(m.info().targets.fit(kind), Fit::Never(_)))
+            .filter(|m| {
+                !matches!(
+                    m.info().targets.fit(kind),
+                    Fit::Never(_) | Fit::OtherTarget(_)
+                )
+            })
             .collect()
     };
     let targets = ["/dev/null", "file", "pipe"];

@@ -458,9 +458,10 @@ fn direct_align(
 /// naming the methods that can.
 fn check_fit(spec: &Spec, kind: TargetKind, shown: &str) -> Result<()> {
     let info = spec.method.info();
-    let why = match info.targets.fit(kind) {
+    let (why, flag) = match info.targets.fit(kind) {
         Fit::Yes => return Ok(()),
-        Fit::No(w) | Fit::Never(w) => w.replace("{t}", shown),
+        Fit::No(w) | Fit::Never(w) => (w.replace("{t}", shown), "--method"),
+        Fit::OtherTarget(w) => (w.replace("{t}", shown), "--target"),
     };
     let mut msg = format!("{} {why}", info.name);
     if kind.is_stream() && !why.contains("use ") {
@@ -471,7 +472,7 @@ fn check_fit(spec: &Spec, kind: TargetKind, shown: &str) -> Result<()> {
             .collect();
         msg.push_str(&format!(": use {}", fit.join(", ")));
     }
-    Err(Error::usage("--method", msg))
+    Err(Error::usage(flag, msg))
 }
 
 /// A stream target: nothing exists before the run; each thread's `open_for` makes its stream and peer.

@@ -30,7 +30,7 @@ fn every_method_writes_to_dev_null_and_the_kernel_agrees() {
         let syscw = u64_of(&r, &["syscalls", "kernel_rw", "syscw"]);
         let wchar = u64_of(&r, &["syscalls", "kernel_rw", "wchar"]);
         match m {
-            "sync" | "psync" | "vectored" => {
+            "sync" | "psync" | "pv2" | "vectored" => {
                 assert_eq!(
                     syscw, 3000,
                     "{m}: one write syscall per op, by the kernel's count"

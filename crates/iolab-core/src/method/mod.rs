@@ -122,6 +122,8 @@ pub enum Fit {
     No(&'static str),
     /// Not what this method is for (epoll on a file): refused too, and left out of the survey.
     Never(&'static str),
+    /// As `Never`, but the remedy is another target: the refusal names `--target`.
+    OtherTarget(&'static str),
 }
 
 impl Fit {

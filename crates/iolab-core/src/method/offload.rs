@@ -15,7 +15,7 @@ pub const INFO: MethodInfo = MethodInfo {
     maps: false,
     user_buffered: false,
     targets: Targets {
-        stream: Fit::Never(
+        stream: Fit::OtherTarget(
             "registers the target as an io_uring fixed file: use a regular file, /dev/null, /dev/zero or a \
              block device, not a stream",
         ),
