@@ -29,6 +29,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../suites/kernel-user.toml"),
     ),
     ("offload", include_str!("../../../suites/offload.toml")),
+    ("nowait", include_str!("../../../suites/nowait.toml")),
 ];
 
 /// How a suite's results are tabled (after the seed's own tables).
@@ -43,10 +44,12 @@ pub enum TableKind {
     Latency,
     /// IOPS and io_uring batch statistics (the course report's Tables 4-6).
     Batches,
-    /// The distribution of open-to-close times per method (the kernel-vs-user note).
+    /// The distribution of run times (first write to close) per method (the kernel-vs-user note).
     Lines,
     /// NOP round trips in ns and cycles (the offload thesis).
     Nop,
+    /// Ops that would have blocked (RWF_NOWAIT) beside io_uring's io-wq punts.
+    Nowait,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -398,8 +401,8 @@ fn lines_work(t: &toml::Table, run: u32) -> std::result::Result<Work, String> {
             .map(|s| s.to_string_lossy().to_string())
             .unwrap_or_else(|| "txt".into())
     ));
-    Ok(Work::Custom(Box::new(move |_clk| {
-        let r = crate::lines::run(&method, n, &path)?;
+    Ok(Work::Custom(Box::new(move |clk| {
+        let r = crate::lines::run(&method, n, &path, clk)?;
         serde_json::to_value(&r).map_err(|e| Error::Runtime(format!("result JSON: {e}")))
     })))
 }
@@ -497,6 +500,10 @@ fn header(k: TableKind) -> String {
             "  {:<34} {:>10} {:>10} {:>10}",
             "point", "wall ms", "user ms", "sys ms"
         ),
+        TableKind::Nowait => format!(
+            "  {:<34} {:>10} {:>11} {:>9} {:>10} {:>11}",
+            "point", "ns/op", "would block", "punted", "ctx sw/op", "io-wq CPU s"
+        ),
         TableKind::Nop => format!(
             "  {:<34} {:>10} {:>12} {:>10} {:>10}",
             "point", "ns/op", "cycles/op", "p50 ns", "p99 ns"
@@ -551,6 +558,14 @@ fn row(k: TableKind, rest: &str, r: &Value) -> String {
             user * 1e3,
             sys * 1e3
         ),
+        TableKind::Nowait => format!(
+            "  {rest:<34} {:>10.1} {:>11} {:>9} {:>10} {:>11.3}",
+            f(&["ns_per_op"]),
+            pct(num(r, &["nowait", "would_block_share"])),
+            pct(num(r, &["derived", "punted_fraction"])),
+            opt3(num(r, &["derived", "ctx_switches_per_op"])),
+            io_wq_cpu(r)
+        ),
         TableKind::Nop => {
             if r.get("workload").and_then(|w| w.as_str()) == Some("clock") {
                 let c = &r["clock"];
@@ -590,6 +605,22 @@ fn row(k: TableKind, rest: &str, r: &Value) -> String {
     line + "\n"
 }
 
+fn pct(v: Option<f64>) -> String {
+    v.map(|x| format!("{:.1}%", x * 100.0))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// CPU seconds of the run's io-wq workers (iou-wrk-*).
+fn io_wq_cpu(r: &Value) -> f64 {
+    let Some(hs) = r.pointer("/cpu/helpers").and_then(|h| h.as_array()) else {
+        return 0.0;
+    };
+    hs.iter()
+        .filter(|h| txt(h, &["comm"]).starts_with("iou-wrk"))
+        .map(|h| num(h, &["user_s"]).unwrap_or(0.0) + num(h, &["sys_s"]).unwrap_or(0.0))
+        .fold(0.0, |a, b| a + b)
+}
+
 fn opt0(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "-".into())
 }
@@ -598,7 +629,7 @@ fn opt3(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into())
 }
 
-/// Per method: runs, median, min, max and stdev of the open-to-close time, and median CPU.
+/// Per method: runs, median, min, max and stdev of the run time (first write to close), and median CPU.
 fn lines_summary(recs: &[Value]) -> String {
     let mut methods: Vec<String> = Vec::new();
     for r in recs.iter().filter_map(|r| r.get("result")) {
@@ -608,7 +639,7 @@ fn lines_summary(recs: &[Value]) -> String {
         }
     }
     let mut o = format!(
-        "\nPer method (open to close incl. fsync, ms): {:<16} {:>4} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11}\n",
+        "\nPer method (first write to close incl. fsync, ms): {:<16} {:>4} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11}\n",
         "method", "runs", "median", "min", "max", "stdev", "user med", "sys med"
     );
     for m in &methods {

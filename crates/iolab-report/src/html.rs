@@ -7,7 +7,7 @@
 //! - the CPU split, user and system shares of user + system time per run (the thesis's Figure 21);
 //! - syscalls per op (iolab's own count);
 //! - io_uring batch sizes (requests per io_uring_enter);
-//! - open-to-close times per run of the decimal-lines workload;
+//! - times per run of the decimal-lines workload (first write to close);
 //!
 //! and a table of every record, the findings of each run, and each chart's spec (the keys all its runs
 //! share; the legend names what differs).
@@ -425,7 +425,7 @@ fn uring_batches_chart(io_runs: &[&Run], charts: &mut Vec<Chart>) {
     );
 }
 
-/// Decimal lines: open-to-close time of every run, per method.
+/// Decimal lines: the time of every run (first write to close), per method.
 fn lines_chart(runs: &[Run], charts: &mut Vec<Chart>) {
     let mut groups: Vec<Line> = Vec::new();
     for x in runs
@@ -448,9 +448,9 @@ fn lines_chart(runs: &[Run], charts: &mut Vec<Chart>) {
     add(
         charts,
         "lines-runs",
-        "Decimal lines: open to close per run",
+        "Decimal lines: first write to close per run",
         format!(
-            "Milliseconds from open to close including fsync (y, log axis) of each run (x) writing the \
+            "Milliseconds from the first write to close including fsync (y, log axis) of each run (x) writing the \
              numbers 0..{} as decimal lines to a fresh file, per method; every file was read back and checked.",
             runs.iter()
                 .find_map(|x| fields::SPEC_LINES.num(x.r))
@@ -458,9 +458,9 @@ fn lines_chart(runs: &[Run], charts: &mut Vec<Chart>) {
                 .unwrap_or_else(|| "N-1".into())
         ),
         line_chart(
-            "Decimal lines: open to close per run",
+            "Decimal lines: first write to close per run",
             "run",
-            "ms (open to close incl. fsync, log scale)",
+            "ms (first write to close incl. fsync, log scale)",
             &groups,
             false,
             true,

@@ -12,7 +12,7 @@ pub use table::kernel_text;
 
 use iolab_core::measure::hist::Summary;
 use iolab_core::result::RunResult;
-use iolab_core::spec::{MethodKind, Spec};
+use iolab_core::spec::Spec;
 use iolab_core::survey::SurveyResult;
 use iolab_core::target::TargetKind;
 use iolab_core::units::{fmt_ns, fmt_size};
@@ -137,15 +137,7 @@ impl TableExporter {
         if s.direct {
             extra.push("O_DIRECT".to_string());
         }
-        match s.method {
-            MethodKind::IoUring => extra.push(format!("qd {} batch {}", s.qd, s.batch)),
-            MethodKind::Vectored => extra.push(format!("{} iovecs", s.iovecs)),
-            MethodKind::Stdio => extra.push(format!(
-                "stdio buffer {} (_IOFBF)",
-                fmt_size(s.stdio_buffer)
-            )),
-            _ => {}
-        }
+        extra.extend((s.method.info().describe)(s));
         let _ = writeln!(
             o,
             "iolab run: {} {} {} {} -> {}, {} thread{}, {}{}",

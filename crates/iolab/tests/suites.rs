@@ -36,6 +36,7 @@ fn list_names_every_suite_and_its_seed() {
         "shared-ring",
         "kernel-user",
         "offload",
+        "nowait",
     ] {
         assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
     }
@@ -100,6 +101,27 @@ fn every_suite_runs_quick_and_reports_charts_with_its_series() {
                 }
             }
             assert!(r.stdout.contains("offloaded: kernel path"), "{}", r.stdout);
+        }
+        if name == "nowait" {
+            // Every RWF_NOWAIT op either finished at once or was counted as would-block.
+            let pv2: Vec<_> = with_result
+                .iter()
+                .filter(|r| r["result"]["spec"]["method"] == "pv2")
+                .collect();
+            assert!(
+                pv2.len() >= 3,
+                "{name}: the pv2 write points ran: {}",
+                r.stdout
+            );
+            for rec in pv2 {
+                let (res, n) = (&rec["result"], &rec["result"]["nowait"]);
+                assert_eq!(
+                    n["would_block"].as_u64().unwrap() + n["completed_nowait"].as_u64().unwrap(),
+                    res["ops"].as_u64().unwrap(),
+                    "{rec}"
+                );
+            }
+            assert!(r.stdout.contains("would block"), "{}", r.stdout);
         }
         if name == "kernel-user" {
             // Every method wrote the lines and they were checked.

@@ -21,18 +21,10 @@ pub const INFO: MethodInfo = MethodInfo {
     name: "aio",
     help: "Linux native AIO, io_submit/io_getevents (--qd, --batch)",
     exec: Exec::Queued,
-    kernel_copy: false,
-    no_data: false,
-    maps: false,
-    user_buffered: false,
     targets: Targets::with_offsets("reads and writes at file offsets (IOCB_CMD_PWRITE/PREAD); {t} has none (ESPIPE)"),
-    no_direct: None,
-    no_read: None,
-    verifies_reads: false,
-    per_op_call: None,
-    io_uring_requests: false,
     syscall_note: "counted calls are io_submit(2) and io_getevents(2) (plus fsync); the kernel's syscr/syscw do not see AIO requests",
-    run: Run::Threads(crate::runner::drive::<Aio>),
+    run: Run::threads::<Aio>(),
+    ..MethodInfo::PLAIN
 };
 
 pub struct Aio {

@@ -6,7 +6,7 @@
 //! devices are always ready and epoll refuses them (EPERM), so this method takes stream targets only.
 
 use super::{op_err, Flush, Io, Method, ThreadCtx};
-use super::{Exec, Fit, MethodInfo, MethodKind, Run, Targets};
+use super::{Fit, MethodInfo, MethodKind, Run, Targets};
 use crate::error::{Error, Result};
 use crate::sys;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -22,11 +22,6 @@ pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Epoll,
     name: "epoll",
     help: "write(2)/read(2) on a non-blocking stream, epoll_wait(2) after each EAGAIN (streams only)",
-    exec: Exec::Sync,
-    kernel_copy: false,
-    no_data: false,
-    maps: false,
-    user_buffered: false,
     targets: Targets {
         file: NOT_A_STREAM,
         block_device: NOT_A_STREAM,
@@ -34,13 +29,9 @@ pub const INFO: MethodInfo = MethodInfo {
         dev_zero: NOT_A_STREAM,
         stream: Fit::Yes,
     },
-    no_direct: None,
-    no_read: None,
-    verifies_reads: false,
-    per_op_call: None,
-    io_uring_requests: false,
     syscall_note: "every write(2)/read(2) (several when the stream takes part of a block) and every epoll_wait(2) after EAGAIN",
-    run: Run::Threads(crate::runner::drive::<Epoll>),
+    run: Run::threads::<Epoll>(),
+    ..MethodInfo::PLAIN
 };
 
 pub struct Epoll {

@@ -11,9 +11,7 @@
 //! (not timed), block b at the same offset as in the target, so `--verify` checks the copies like any
 //! write. Writes only.
 
-use super::{
-    op_err, Exec, Fit, Flush, Io, Method, MethodInfo, MethodKind, Run, Targets, ThreadCtx,
-};
+use super::{op_err, Fit, Flush, Io, Method, MethodInfo, MethodKind, Run, Targets, ThreadCtx};
 use crate::cleanup::Created;
 use crate::error::{Error, Result};
 use crate::pattern;
@@ -56,19 +54,13 @@ const fn copy_info(
         kind,
         name,
         help,
-        exec: Exec::Sync,
         kernel_copy: true,
-        no_data: false,
-        maps: false,
-        user_buffered: false,
         targets,
         no_direct,
         no_read: Some("copies a source file into the target: use --op write"),
-        verifies_reads: false,
-        per_op_call: None,
-        io_uring_requests: false,
         syscall_note,
         run,
+        ..MethodInfo::PLAIN
     }
 }
 
@@ -82,7 +74,7 @@ pub const SPLICE_INFO: MethodInfo = copy_info(
     Targets::ANY,
     NO_DIRECT,
     "two splice(2) per op (source -> pipe -> target); no user-space copy",
-    Run::Threads(crate::runner::drive::<KernelCopy<SPLICE>>),
+    Run::threads::<KernelCopy<SPLICE>>(),
 );
 
 /// `sendfile`, as the registry lists it.
@@ -94,7 +86,7 @@ pub const SENDFILE_INFO: MethodInfo = copy_info(
     NO_DIRECT,
     "one sendfile(2) per op (plus lseek where the offset jumps); no user-space copy; the kernel counts it as a \
      read and a write",
-    Run::Threads(crate::runner::drive::<KernelCopy<SENDFILE>>),
+    Run::threads::<KernelCopy<SENDFILE>>(),
 );
 
 const NOT_A_FILE: Fit =
@@ -114,7 +106,7 @@ pub const COPY_FILE_RANGE_INFO: MethodInfo = copy_info(
     },
     None,
     "one copy_file_range(2) per op; no user-space copy",
-    Run::Threads(crate::runner::drive::<KernelCopy<COPY_FILE_RANGE>>),
+    Run::threads::<KernelCopy<COPY_FILE_RANGE>>(),
 );
 
 /// Source size for sinks (/dev/null): offsets wrap around it.
@@ -139,6 +131,41 @@ fn source_path(target: &Path, kind: TargetKind, thread: u32) -> PathBuf {
     ))
 }
 
+/// Fills the source with the pattern, laid out like the target: block b at base + b * bs.
+fn fill_pattern(src: &OwnedFd, sp: &Path, ctx: &ThreadCtx, base: u64, src_len: u64) -> Result<()> {
+    let spec = ctx.spec;
+    let bs = spec.bs as usize;
+    let per = ((1usize << 20) / bs).max(1);
+    let mut chunk = vec![0u8; per * bs];
+    for b in chunk.chunks_mut(bs) {
+        pattern::fill_body(b, spec.seed);
+    }
+    let first_block = ctx.target.region_first_block(ctx.thread);
+    let mut done = 0u64;
+    while done < src_len {
+        let n = ((src_len - done) as usize).min(chunk.len());
+        let b0 = first_block + done / spec.bs;
+        for (i, b) in chunk[..n].chunks_mut(bs).enumerate() {
+            pattern::stamp(b, spec.seed, b0 + i as u64);
+        }
+        // The source file is laid out like the target: block b at base + b * bs.
+        let w = sys::pwrite(src.as_raw_fd(), &chunk[..n], base + done)
+            .map_err(|e| Error::sys_on(e, sp.display().to_string()))?;
+        done += w as u64;
+    }
+    Ok(())
+}
+
+/// pwrite(2) until all of `buf` is at `off`.
+fn write_all_at(fd: i32, mut buf: &[u8], mut off: u64) -> sys::SysResult<()> {
+    while !buf.is_empty() {
+        let n = sys::pwrite(fd, buf, off)?;
+        buf = &buf[n..];
+        off += n as u64;
+    }
+    Ok(())
+}
+
 impl<const K: u8> Method for KernelCopy<K> {
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
         let spec = ctx.spec;
@@ -158,24 +185,18 @@ impl<const K: u8> Method for KernelCopy<K> {
             .map_err(|e| Error::sys_on(e, sp.display().to_string()))?;
         let guard = Created::register(&sp, false);
         let bs = spec.bs as usize;
-        let per = ((1usize << 20) / bs).max(1);
-        let mut chunk = vec![0u8; per * bs];
-        for b in chunk.chunks_mut(bs) {
-            pattern::fill_body(b, spec.seed);
-        }
-        let first_block = ctx.target.region_first_block(ctx.thread);
-        let mut done = 0u64;
-        while done < src_len {
-            let n = ((src_len - done) as usize).min(chunk.len());
-            let b0 = first_block + done / spec.bs;
-            for (i, b) in chunk[..n].chunks_mut(bs).enumerate() {
-                pattern::stamp(b, spec.seed, b0 + i as u64);
+        let src_len = match ctx.content {
+            // Given bytes (the decimal-lines workload): the source holds them at the target's offsets.
+            Some(c) => {
+                write_all_at(src.as_raw_fd(), c, base)
+                    .map_err(|e| Error::sys_on(e, sp.display().to_string()))?;
+                c.len() as u64
             }
-            // The source file is laid out like the target: block b at base + b * bs.
-            let w = sys::pwrite(src.as_raw_fd(), &chunk[..n], base + done)
-                .map_err(|e| Error::sys_on(e, sp.display().to_string()))?;
-            done += w as u64;
-        }
+            None => {
+                fill_pattern(&src, &sp, ctx, base, src_len)?;
+                src_len
+            }
+        };
         let dst = ctx.target.open_for(spec, false)?;
         let pipe = if K == SPLICE {
             let (r, w) = sys::pipe()?;

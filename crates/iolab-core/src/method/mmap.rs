@@ -4,7 +4,7 @@
 //! and counted. The mapping starts at the page below the region, so any `--offset` works.
 
 use super::{op_err, Flush, Io, Method, ThreadCtx};
-use super::{Exec, Fit, MethodInfo, MethodKind, Run, Targets};
+use super::{Fit, MethodInfo, MethodKind, Run, Targets};
 use crate::error::{Error, Result};
 use crate::sys::{self, Mapping};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -15,23 +15,16 @@ pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Mmap,
     name: "mmap",
     help: "memcpy into/out of a MAP_SHARED mapping (--msync)",
-    exec: Exec::Sync,
-    kernel_copy: false,
-    no_data: false,
     maps: true,
-    user_buffered: false,
     targets: Targets {
         dev_null: Fit::No("cannot map {t} (the kernel answers ENODEV); use a file, a block device or /dev/zero"),
         stream: Fit::No("maps files; {t} cannot be mapped (ENODEV)"),
         ..Targets::ANY
     },
     no_direct: Some("it copies through the page cache mapping"),
-    no_read: None,
-    verifies_reads: false,
-    per_op_call: None,
-    io_uring_requests: false,
     syscall_note: "no syscall per op: data moves by page faults and writeback; counted calls are msync/fsync only",
-    run: Run::Threads(crate::runner::drive::<Mmap>),
+    run: Run::threads::<Mmap>(),
+    ..MethodInfo::PLAIN
 };
 
 pub struct Mmap {

@@ -204,6 +204,8 @@ pub struct MethodInfo {
     pub io_uring_requests: bool,
     /// How to read its syscall figures: which calls it makes per op and what the kernel's counters see.
     pub syscall_note: &'static str,
+    /// The run's options worth a word in a table's header ("qd 32 batch 8"), if any.
+    pub describe: fn(&Spec) -> Option<String>,
     /// How the runner runs it.
     pub run: Run,
 }
@@ -211,8 +213,12 @@ pub struct MethodInfo {
 /// How the runner drives a method.
 #[derive(Clone, Copy)]
 pub enum Run {
-    /// In iolab's worker threads through the [`Method`] trait: `runner::drive::<M>`.
-    Threads(crate::runner::Drive),
+    /// In iolab's worker threads through the [`Method`] trait (made by [`Run::threads`]): `drive` runs a
+    /// workload of `--bs` blocks, `content` writes given bytes (the decimal-lines workload).
+    Threads {
+        drive: crate::runner::Drive,
+        content: crate::runner::ContentDrive,
+    },
     /// A process of its own, timed from outside, assembling its own figures.
     Process(fn(&Spec, &crate::measure::clock::ClockInfo) -> Result<crate::result::RunResult>),
 }
@@ -220,13 +226,55 @@ pub enum Run {
 impl std::fmt::Debug for Run {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Run::Threads(_) => "Threads",
+            Run::Threads { .. } => "Threads",
             Run::Process(_) => "Process",
         })
     }
 }
 
+impl Run {
+    /// The runner's entries for method `M`: what a method's `INFO` names.
+    pub const fn threads<M: Method>() -> Run {
+        Run::Threads {
+            drive: crate::runner::drive::<M>,
+            content: crate::runner::write_content::<M>,
+        }
+    }
+}
+
+fn no_options(_: &Spec) -> Option<String> {
+    None
+}
+
+fn not_set(_: &Spec, _: &crate::measure::clock::ClockInfo) -> Result<crate::result::RunResult> {
+    Err(Error::Runtime(
+        "internal: this method's INFO sets no runner".into(),
+    ))
+}
+
 impl MethodInfo {
+    /// What most methods share: synchronous, any target, no special cases. Every `INFO` sets `kind`,
+    /// `name`, `help`, `syscall_note` and `run` itself and takes the rest from here (`..MethodInfo::PLAIN`).
+    pub const PLAIN: MethodInfo = MethodInfo {
+        kind: MethodKind::Nop,
+        name: "",
+        help: "",
+        exec: Exec::Sync,
+        kernel_copy: false,
+        no_data: false,
+        maps: false,
+        user_buffered: false,
+        targets: Targets::ANY,
+        no_direct: None,
+        no_read: None,
+        verifies_reads: false,
+        per_op_call: None,
+        io_uring_requests: false,
+        syscall_note: "",
+        describe: no_options,
+        run: Run::Process(not_set),
+    };
+
     pub fn synchronous(&self) -> bool {
         self.exec == Exec::Sync
     }
@@ -305,6 +353,9 @@ pub struct ThreadCtx<'a> {
     /// State the threads of one run share (io_uring --ring shared/shared-submitter), made by the first
     /// thread that asks.
     pub shared: &'a SharedSlot,
+    /// The bytes the ops write, when they are given rather than iolab's pattern (the decimal-lines
+    /// workload): a kernel copy fills its source with them.
+    pub content: Option<&'a [u8]>,
 }
 
 /// One value shared by the method instances of one run (each pass of a run gets a fresh slot).

@@ -1,8 +1,8 @@
 //! `nop`: no kernel call at all. The harness's own floor (like fio's null engine): the runner still plans
 //! offsets, stamps the pattern into the buffer and times every op, so what remains is iolab's overhead.
 
-use super::{Exec, MethodInfo, MethodKind, Run, Targets};
 use super::{Flush, Io, Method, ThreadCtx};
+use super::{MethodInfo, MethodKind, Run};
 use crate::error::Result;
 
 /// The `nop` method, as the registry (`method::METHODS`) lists it.
@@ -10,19 +10,10 @@ pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Nop,
     name: "nop",
     help: "no kernel call, the harness's floor",
-    exec: Exec::Sync,
-    kernel_copy: false,
     no_data: true,
-    maps: false,
-    user_buffered: false,
-    targets: Targets::ANY,
-    no_direct: None,
-    no_read: None,
-    verifies_reads: false,
-    per_op_call: None,
-    io_uring_requests: false,
     syscall_note: "nop makes no kernel call",
-    run: Run::Threads(crate::runner::drive::<Nop>),
+    run: Run::threads::<Nop>(),
+    ..MethodInfo::PLAIN
 };
 
 pub struct Nop;

@@ -10,10 +10,6 @@ pub const INFO: MethodInfo = MethodInfo {
     name: "offload",
     help: "a sandboxed client process (seccomp strict) doing I/O through rings in shared memory (--offload-path)",
     exec: Exec::OutOfProcess,
-    kernel_copy: false,
-    no_data: false,
-    maps: false,
-    user_buffered: false,
     targets: Targets {
         stream: Fit::OtherTarget(
             "registers the target as an io_uring fixed file: use a regular file, /dev/null, /dev/zero or a \
@@ -21,11 +17,8 @@ pub const INFO: MethodInfo = MethodInfo {
         ),
         ..Targets::ANY
     },
-    no_direct: None,
-    no_read: None,
     verifies_reads: true,
-    per_op_call: None,
-    io_uring_requests: false,
     syscall_note: "the client's own system calls (see offload)",
     run: Run::Process(crate::offload::run),
+    ..MethodInfo::PLAIN
 };

@@ -1,7 +1,7 @@
 //! `psync`: pwrite(2)/pread(2) at explicit offsets, one syscall per op.
 
 use super::{fsync_counted, op_err, Flush, Io, Method, ThreadCtx};
-use super::{Exec, MethodInfo, MethodKind, Run, Targets};
+use super::{MethodInfo, MethodKind, Run, Targets};
 use crate::error::Result;
 use crate::sys;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -12,21 +12,13 @@ pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Psync,
     name: "psync",
     help: "pwrite(2)/pread(2) at explicit offsets",
-    exec: Exec::Sync,
-    kernel_copy: false,
-    no_data: false,
-    maps: false,
-    user_buffered: false,
     targets: Targets::with_offsets(
         "reads and writes at file offsets (pwrite/pread); {t} has none (ESPIPE)",
     ),
-    no_direct: None,
-    no_read: None,
-    verifies_reads: false,
     per_op_call: Some(("pwrite64", "pread64")),
-    io_uring_requests: false,
     syscall_note: "one pwrite(2)/pread(2) per op; the kernel's syscr/syscw count them too",
-    run: Run::Threads(crate::runner::drive::<Psync>),
+    run: Run::threads::<Psync>(),
+    ..MethodInfo::PLAIN
 };
 
 pub struct Psync {

@@ -9,7 +9,7 @@
 //! question behind io_uring's io-wq punts, asked of the kernel directly: io_uring first tries each request
 //! with IOCB_NOWAIT and punts it to a worker thread exactly when this call would answer EAGAIN.
 
-use super::{fsync_counted, op_err, Exec, Flush, Io, Method, MethodInfo, MethodKind, MethodStats};
+use super::{fsync_counted, op_err, Flush, Io, Method, MethodInfo, MethodKind, MethodStats};
 use super::{Run, Targets, ThreadCtx};
 use crate::error::{Error, Result};
 use crate::result::NowaitStats;
@@ -17,28 +17,38 @@ use crate::sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 
+/// The table header's word on the run's flags.
+fn describe(s: &crate::spec::Spec) -> Option<String> {
+    let names = [
+        (libc::RWF_NOWAIT, "nowait"),
+        (libc::RWF_HIPRI, "hipri"),
+        (libc::RWF_DSYNC, "dsync"),
+        (libc::RWF_SYNC, "sync"),
+        (libc::RWF_APPEND, "append"),
+    ];
+    let on: Vec<&str> = names
+        .iter()
+        .filter(|(bit, _)| s.rw_flags & *bit as u32 != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    (!on.is_empty()).then(|| format!("RWF {}", on.join(",")))
+}
+
 /// `pv2`, as the registry lists it.
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Pv2,
     name: "pv2",
     help: "pwritev2(2)/preadv2(2) with --rw-flags (RWF_NOWAIT: ops that would block are counted, then \
            finished with a plain call)",
-    exec: Exec::Sync,
-    kernel_copy: false,
-    no_data: false,
-    maps: false,
-    user_buffered: false,
     targets: Targets::with_offsets(
         "reads and writes at file offsets (pwritev2/preadv2); {t} has none (ESPIPE)",
     ),
-    no_direct: None,
-    no_read: None,
-    verifies_reads: false,
     per_op_call: Some(("pwritev2", "preadv2")),
-    io_uring_requests: false,
     syscall_note: "one pwritev2(2)/preadv2(2) per op, plus one plain call for each op that would have \
                    blocked (--rw-flags nowait); the kernel's syscr/syscw count them too",
-    run: Run::Threads(crate::runner::drive::<Pv2>),
+    run: Run::threads::<Pv2>(),
+    describe,
+    ..MethodInfo::PLAIN
 };
 
 pub struct Pv2 {

@@ -6,29 +6,30 @@
 //! the syscalls itself: the result takes them from the kernel (/proc/self/io).
 
 use super::{op_err, Flush, Io, Method, ThreadCtx};
-use super::{Exec, MethodInfo, MethodKind, Run, Targets};
+use super::{MethodInfo, MethodKind, Run};
 use crate::error::Result;
 use crate::sys::{self, CFile};
 use std::path::PathBuf;
+
+/// The table header's word on the run's buffer.
+fn describe(s: &crate::spec::Spec) -> Option<String> {
+    Some(format!(
+        "stdio buffer {} (_IOFBF)",
+        crate::units::fmt_size(s.stdio_buffer)
+    ))
+}
 
 /// The `stdio` method, as the registry (`method::METHODS`) lists it.
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Stdio,
     name: "stdio",
     help: "glibc fwrite/fread on a fully buffered FILE (_IOFBF, --stdio-buffer, default 4096 bytes, as glibc picks for files)",
-    exec: Exec::Sync,
-    kernel_copy: false,
-    no_data: false,
-    maps: false,
     user_buffered: true,
-    targets: Targets::ANY,
     no_direct: Some("it copies through stdio's user-space buffer"),
-    no_read: None,
-    verifies_reads: false,
-    per_op_call: None,
-    io_uring_requests: false,
     syscall_note: "glibc calls write(2)/read(2) when its stdio buffer fills or is flushed; iolab cannot see those calls, the kernel's syscr/syscw count them",
-    run: Run::Threads(crate::runner::drive::<Stdio>),
+    run: Run::threads::<Stdio>(),
+    describe,
+    ..MethodInfo::PLAIN
 };
 
 pub struct Stdio {

@@ -4,7 +4,7 @@
 //! the position, so no lseek is ever made there.
 
 use super::{fsync_counted, op_err, Flush, Io, Method, ThreadCtx};
-use super::{Exec, MethodInfo, MethodKind, Run, Targets};
+use super::{MethodInfo, MethodKind, Run};
 use crate::error::Result;
 use crate::sys;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -15,19 +15,10 @@ pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Sync,
     name: "sync",
     help: "write(2)/read(2) at the file position",
-    exec: Exec::Sync,
-    kernel_copy: false,
-    no_data: false,
-    maps: false,
-    user_buffered: false,
-    targets: Targets::ANY,
-    no_direct: None,
-    no_read: None,
-    verifies_reads: false,
     per_op_call: Some(("write", "read")),
-    io_uring_requests: false,
     syscall_note: "one write(2)/read(2) per op (plus an lseek(2) where the offset jumps); the kernel's syscr/syscw count them too",
-    run: Run::Threads(crate::runner::drive::<Sync>),
+    run: Run::threads::<Sync>(),
+    ..MethodInfo::PLAIN
 };
 
 pub struct Sync {

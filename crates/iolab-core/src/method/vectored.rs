@@ -3,30 +3,27 @@
 //! partial transfer is finished with write(2)/read(2) calls, counted.
 
 use super::{fsync_counted, op_err, Flush, Io, Method, ThreadCtx};
-use super::{Exec, MethodInfo, MethodKind, Run, Targets};
+use super::{MethodInfo, MethodKind, Run};
 use crate::error::Result;
 use crate::sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
+
+/// The table header's word on the run's split.
+fn describe(s: &crate::spec::Spec) -> Option<String> {
+    Some(format!("{} iovecs", s.iovecs))
+}
 
 /// The `vectored` method, as the registry (`method::METHODS`) lists it.
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Vectored,
     name: "vectored",
     help: "pwritev(2)/preadv(2) (--iovecs)",
-    exec: Exec::Sync,
-    kernel_copy: false,
-    no_data: false,
-    maps: false,
-    user_buffered: false,
-    targets: Targets::ANY,
-    no_direct: None,
-    no_read: None,
-    verifies_reads: false,
     per_op_call: Some(("pwritev", "preadv")),
-    io_uring_requests: false,
     syscall_note: "one pwritev(2)/preadv(2) per op; the kernel's syscr/syscw count them too",
-    run: Run::Threads(crate::runner::drive::<Vectored>),
+    run: Run::threads::<Vectored>(),
+    describe,
+    ..MethodInfo::PLAIN
 };
 
 pub struct Vectored {

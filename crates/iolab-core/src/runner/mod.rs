@@ -17,12 +17,14 @@
 //! `assemble.rs` the figures every runner (offload's too) derives alike.
 
 mod assemble;
+mod content;
 mod loops;
 mod pass;
 mod threads;
 mod worker;
 
 pub(crate) use assemble::{assemble, Measured, Sample};
+pub use content::{write_content, Content, ContentDrive, ContentTiming};
 
 use crate::error::{Error, Result};
 use crate::measure::clock::{ClockInfo, ClockKind, MockClock, MonoClock, TscClock};
@@ -64,7 +66,7 @@ fn run_method(
     pass: &Pass,
 ) -> Result<Collected> {
     match spec.method.info().run {
-        Run::Threads(drive) => drive(spec, target, info, pass),
+        Run::Threads { drive, .. } => drive(spec, target, info, pass),
         Run::Process(_) => Err(Error::Runtime(format!(
             "internal: --method {} runs as a process of its own",
             spec.method.name()

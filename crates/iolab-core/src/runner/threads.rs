@@ -172,6 +172,7 @@ pub(super) fn run_threads<M: Method, C: Clock>(
         region_offset: spec.offset + target.region_first_block(t) * spec.bs,
         region_len,
         shared: &shared,
+        content: None,
     };
     if spec.threads == 1 {
         Ok(one_thread::<M, C>(ctx_for(0), clk, &p, pass.counters))

@@ -48,9 +48,7 @@ mod submitter;
 use self::core::{setup_names, MAX_REG_BUFFERS};
 use self::design::{Design, Own, Ring};
 use self::sqe::SqeShape;
-use super::{
-    op_err, Exec, Flush, Io, Method, MethodInfo, MethodKind, MethodStats, Run, Targets, ThreadCtx,
-};
+use super::{op_err, Exec, Flush, Io, Method, MethodInfo, MethodKind, MethodStats, Run, ThreadCtx};
 use crate::error::{Error, Result};
 use crate::result::UringStats;
 use crate::spec::{RingDesign, RingOpts};
@@ -59,26 +57,24 @@ use io_uring::squeue;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 
+/// The table header's word on the run's queue.
+fn describe(s: &crate::spec::Spec) -> Option<String> {
+    Some(format!("qd {} batch {}", s.qd, s.batch))
+}
+
 /// `io_uring`, as the registry lists it.
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::IoUring,
     name: "io_uring",
     help: "one SQE per op on a ring per thread (--qd, --batch, --ring and the ring options)",
     exec: Exec::Queued,
-    kernel_copy: false,
-    no_data: false,
-    maps: false,
-    user_buffered: false,
-    targets: Targets::ANY,
-    no_direct: None,
-    no_read: None,
-    verifies_reads: false,
-    per_op_call: None,
     io_uring_requests: true,
     syscall_note:
         "counted calls are io_uring_enter(2) (plus fsync); the kernel's syscr/syscw do not see \
                    io_uring requests",
-    run: Run::Threads(crate::runner::drive::<Uring>),
+    run: Run::threads::<Uring>(),
+    describe,
+    ..MethodInfo::PLAIN
 };
 
 pub struct Uring {

@@ -1,0 +1,176 @@
+//! Writing given bytes instead of a workload of blocks: the decimal-lines workload (lines.rs) hands the
+//! runner its rendered text and how to cut it into ops (a line each, or the whole text as one), and any
+//! method of the registry writes it through its own [`Method`] code, timed with the runner's clock.
+//!
+//! One thread, ops in order. A synchronous method does one op per `submit`; a queued one (io_uring) keeps
+//! up to `--qd` ops in flight, `--batch` per submission. Then `finish`, msync for a mapping, fsync, and the
+//! method is dropped (close, munmap, ring teardown): all inside the timed span. Setting the method up
+//! (open, mapping, ring, a kernel copy's source) happens before the timer starts.
+
+use crate::error::{Error, Result};
+use crate::measure::clock::{Clock, ClockInfo, ClockKind, MockClock, MonoClock, TscClock};
+use crate::measure::cpu::{Rusage, RusageDelta};
+use crate::method::{Flush, Io, Method, SharedSlot, ThreadCtx};
+use crate::spec::Spec;
+use crate::target::PreparedTarget;
+
+/// The bytes to write and the ops that write them: (offset, length) each, in order, covering `bytes`.
+pub struct Content<'a> {
+    pub bytes: &'a [u8],
+    pub ops: &'a [(u64, u32)],
+}
+
+/// What writing the content took.
+#[derive(Debug, Clone)]
+pub struct ContentTiming {
+    /// From just before the first op to after the method was dropped (close), in seconds.
+    pub wall_s: f64,
+    /// The process's CPU over the same span.
+    pub cpu: RusageDelta,
+    /// System calls the method counted (None where it cannot know: stdio).
+    pub syscalls: Option<u64>,
+}
+
+/// How a method's file names its content writer (`Run::threads::<M>()` makes it).
+pub type ContentDrive = fn(&Spec, &PreparedTarget, &ClockInfo, &Content) -> Result<ContentTiming>;
+
+/// Writes `content` into the prepared target by method `M`, with the clock the calibration chose.
+pub fn write_content<M: Method>(
+    spec: &Spec,
+    target: &PreparedTarget,
+    clock: &ClockInfo,
+    content: &Content,
+) -> Result<ContentTiming> {
+    match clock.kind {
+        ClockKind::Tsc => timed::<M, TscClock>(spec, target, clock, &TscClock, content),
+        ClockKind::Monotonic => timed::<M, MonoClock>(spec, target, clock, &MonoClock, content),
+        ClockKind::Mock => {
+            timed::<M, MockClock>(spec, target, clock, &MockClock::new(100), content)
+        }
+    }
+}
+
+fn timed<M: Method, C: Clock>(
+    spec: &Spec,
+    target: &PreparedTarget,
+    clock: &ClockInfo,
+    clk: &C,
+    content: &Content,
+) -> Result<ContentTiming> {
+    let shared = SharedSlot::default();
+    let ctx = ThreadCtx {
+        spec,
+        target,
+        thread: 0,
+        region_offset: spec.offset,
+        region_len: content.bytes.len() as u64,
+        shared: &shared,
+        content: Some(content.bytes),
+    };
+    let mut m = M::prepare(&ctx)?;
+    let synchronous = spec.method.info().synchronous();
+    let maps = spec.method.info().maps;
+    let ru0 = Rusage::process();
+    let t0 = clk.now();
+    if synchronous {
+        write_sync(&mut m, content, &target.path)?;
+    } else {
+        write_queued(&mut m, content, spec.qd, spec.batch, &target.path)?;
+    }
+    m.finish()?;
+    if maps {
+        m.flush(Flush::Msync)?;
+    }
+    m.flush(Flush::Fsync)?;
+    let syscalls = m.syscalls(content.ops.len() as u64);
+    drop(m);
+    let t1 = clk.now();
+    let ru1 = Rusage::process();
+    Ok(ContentTiming {
+        wall_s: t1.saturating_sub(t0) as f64 * clock.ns_per_tick * 1e-9,
+        cpu: RusageDelta::between(&ru0, &ru1),
+        syscalls,
+    })
+}
+
+/// The op that writes bytes [off, off + len) of the content, from slot `slot`.
+fn io_of(content: &Content, i: usize, slot: u32) -> Io {
+    let (off, len) = content.ops[i];
+    Io {
+        slot,
+        offset: off,
+        // The content is only read by the kernel or the method; `Io` carries a mutable pointer because
+        // read ops fill their buffer, which a content write never is.
+        buf: content.bytes[off as usize..].as_ptr().cast_mut(),
+        len: len as usize,
+    }
+}
+
+fn short(path: &std::path::Path, off: u64, len: usize, n: usize) -> Error {
+    Error::Runtime(format!(
+        "{}: a write of {len} bytes at offset {off} moved {n}",
+        path.display()
+    ))
+}
+
+fn write_sync<M: Method>(m: &mut M, content: &Content, path: &std::path::Path) -> Result<()> {
+    for i in 0..content.ops.len() {
+        let io = io_of(content, i, 0);
+        let n = m.submit(&io)?;
+        if n != io.len {
+            return Err(short(path, io.offset, io.len, n));
+        }
+    }
+    Ok(())
+}
+
+/// Up to `qd` ops in flight, `batch` queued per submission, each completion checked.
+fn write_queued<M: Method>(
+    m: &mut M,
+    content: &Content,
+    qd: u32,
+    batch: u32,
+    path: &std::path::Path,
+) -> Result<()> {
+    let total = content.ops.len();
+    let mut free: Vec<u32> = (0..qd).rev().collect();
+    let mut len_of = vec![0usize; qd as usize];
+    let (mut next, mut in_flight) = (0usize, 0u32);
+    let mut ios = Vec::with_capacity(batch as usize);
+    let mut failed: Option<Error> = None;
+    while next < total || in_flight > 0 {
+        ios.clear();
+        while ios.len() < batch as usize && next < total {
+            let Some(slot) = free.pop() else { break };
+            let io = io_of(content, next, slot);
+            len_of[slot as usize] = io.len;
+            ios.push(io);
+            next += 1;
+        }
+        let (queued, r) = m.submit_round(&ios);
+        in_flight += queued as u32;
+        r?;
+        let wait = u32::from(next == total || free.is_empty());
+        m.commit(wait)?;
+        let done = m.reap(|slot, res| {
+            let want = len_of[slot as usize];
+            if res != want as i32 && failed.is_none() {
+                failed = Some(if res < 0 {
+                    Error::Runtime(format!(
+                        "{}: a write of {want} bytes failed: {}",
+                        path.display(),
+                        crate::sys::errno_name(-res)
+                    ))
+                } else {
+                    short(path, 0, want, res as usize)
+                });
+            }
+            free.push(slot);
+        });
+        in_flight -= done;
+        if let Some(e) = failed.take() {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
