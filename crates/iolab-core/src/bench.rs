@@ -210,7 +210,7 @@ pub fn counter_overhead(ops: u64, rounds: u32) -> Result<CounterOverheadReport> 
         let mut s = CounterSet::default();
         s.add_software_and_hardware();
         let mut t = CounterSet::default();
-        t.add_tracepoints(false, false);
+        t.add_tracepoints(None, false);
         t.pause();
         let a = t.snapshot();
         t.resume();

@@ -232,7 +232,7 @@ fn counter_rows() -> Vec<ProbeRow> {
     // Kernel counters.
     let mut set = CounterSet::default();
     set.add_software_and_hardware();
-    set.add_tracepoints(false, true);
+    set.add_tracepoints(None, true);
     let opened: Vec<_> = set.deltas(&Default::default(), &Default::default());
     for family in [Family::Software, Family::Hardware, Family::Tracepoint] {
         for c in opened.iter().filter(|c| c.family == family) {

@@ -70,26 +70,15 @@ pub struct TraceIds {
     pub sys_exit: Option<u64>,
 }
 
-/// Syscalls the breakdown names: those iolab's methods and runner can make. The rest of raw_syscalls:sys_enter
-/// is reported as "other". Not every syscalls:sys_enter_* tracepoint is opened because releasing a trace
+/// Syscalls the runner itself (or any method's flushes and setup) can make during a run; a run's breakdown
+/// names these and its method's own (`MethodInfo::syscalls`). The rest of raw_syscalls:sys_enter is
+/// reported as "other". Not every syscalls:sys_enter_* tracepoint is opened because releasing a trace
 /// event waits for an RCU grace period (0.1-0.3 s per event on this VM, measured): 360 of them made every
 /// run 14 s longer.
-pub const BREAKDOWN: [&str; 19] = [
-    "write",
-    "read",
-    "pwrite64",
-    "pread64",
-    "pwritev",
-    "preadv",
+pub const RUNNER_CALLS: [&str; 7] = [
     "lseek",
     "fsync",
     "msync",
-    "io_uring_enter",
-    "io_submit",
-    "io_getevents",
-    "splice",
-    "sendfile64",
-    "copy_file_range",
     "futex",
     "getrusage",
     "mmap",
@@ -277,8 +266,8 @@ impl CounterSet {
     }
 
     /// raw_syscalls:sys_enter, the io_uring tracepoints when `io_uring` (other methods make no requests),
-    /// and the per-syscall breakdown when `breakdown`.
-    pub fn add_tracepoints(&mut self, breakdown: bool, io_uring: bool) {
+    /// and a per-syscall count of each of `breakdown` (none when it is `None`).
+    pub fn add_tracepoints(&mut self, breakdown: Option<&[&'static str]>, io_uring: bool) {
         let ids = match trace_ids() {
             Ok(ids) => ids,
             Err(why) => {
@@ -310,11 +299,11 @@ impl CounterSet {
                 )),
             }
         }
-        if !breakdown {
+        let Some(breakdown) = breakdown else {
             self.notes
                 .push("per-syscall breakdown off (breakdown = false)".into());
             return;
-        }
+        };
         if ids.syscalls.is_empty() {
             self.notes.push(
                 "per-syscall breakdown unavailable: this kernel has no syscalls:sys_enter_* tracepoints \
@@ -331,7 +320,7 @@ impl CounterSet {
             return; // if the total cannot be counted, neither can the parts
         }
         let before = self.unavailable.len();
-        for name in BREAKDOWN {
+        for &name in breakdown {
             if let Some(&id) = ids.syscalls.get(name) {
                 self.add(name, Family::Syscall, perf::PERF_TYPE_TRACEPOINT, id);
             }
@@ -343,10 +332,10 @@ impl CounterSet {
             self.notes.push(format!("{failed} syscall tracepoints could not be opened ({why}); the breakdown misses them"));
         } else {
             self.notes.push(format!(
-                "per-syscall breakdown: the {} syscalls iolab's methods make ({}), each from its syscalls:sys_enter_* \
-                 tracepoint; the rest of raw_syscalls:sys_enter is 'other'",
-                BREAKDOWN.len(),
-                BREAKDOWN.join(", ")
+                "per-syscall breakdown: the {} syscalls this method and the runner make ({}), each from its \
+                 syscalls:sys_enter_* tracepoint; the rest of raw_syscalls:sys_enter is 'other'",
+                breakdown.len(),
+                breakdown.join(", ")
             ));
         }
     }

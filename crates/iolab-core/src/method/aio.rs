@@ -22,6 +22,7 @@ pub const INFO: MethodInfo = MethodInfo {
     help: "Linux native AIO, io_submit/io_getevents (--qd, --batch)",
     exec: Exec::Queued,
     targets: Targets::with_offsets("reads and writes at file offsets (IOCB_CMD_PWRITE/PREAD); {t} has none (ESPIPE)"),
+    syscalls: &["io_submit", "io_getevents"],
     syscall_note: "counted calls are io_submit(2) and io_getevents(2) (plus fsync); the kernel's syscr/syscw do not see AIO requests",
     run: Run::threads::<Aio>(),
     ..MethodInfo::PLAIN

@@ -29,6 +29,7 @@ pub const INFO: MethodInfo = MethodInfo {
         dev_zero: NOT_A_STREAM,
         stream: Fit::Yes,
     },
+    syscalls: &["write", "read", "epoll_wait"],
     syscall_note: "every write(2)/read(2) (several when the stream takes part of a block) and every epoll_wait(2) after EAGAIN",
     run: Run::threads::<Epoll>(),
     ..MethodInfo::PLAIN

@@ -41,73 +41,57 @@ pub const SENDFILE: u8 = 1;
 pub const SPLICE: u8 = 2;
 
 /// What the three kernel copies share in the registry: writes only, from a source file iolab fills.
-const fn copy_info(
-    kind: MethodKind,
-    name: &'static str,
-    help: &'static str,
-    targets: Targets,
-    no_direct: Option<&'static str>,
-    syscall_note: &'static str,
-    run: Run,
-) -> MethodInfo {
-    MethodInfo {
-        kind,
-        name,
-        help,
-        kernel_copy: true,
-        targets,
-        no_direct,
-        no_read: Some("copies a source file into the target: use --op write"),
-        syscall_note,
-        run,
-        ..MethodInfo::PLAIN
-    }
-}
-
-const NO_DIRECT: Option<&str> = Some("use copy_file_range or a syscall method");
+const KERNEL_COPY: MethodInfo = MethodInfo {
+    kernel_copy: true,
+    no_direct: Some("use copy_file_range or a syscall method"),
+    no_read: Some("copies a source file into the target: use --op write"),
+    ..MethodInfo::PLAIN
+};
 
 /// `splice`, as the registry lists it.
-pub const SPLICE_INFO: MethodInfo = copy_info(
-    MethodKind::Splice,
-    "splice",
-    "source file -> pipe -> target, two splice(2) per op (no user-space copy; writes only)",
-    Targets::ANY,
-    NO_DIRECT,
-    "two splice(2) per op (source -> pipe -> target); no user-space copy",
-    Run::threads::<KernelCopy<SPLICE>>(),
-);
+pub const SPLICE_INFO: MethodInfo = MethodInfo {
+    kind: MethodKind::Splice,
+    name: "splice",
+    help: "source file -> pipe -> target, two splice(2) per op (no user-space copy; writes only)",
+    syscalls: &["splice"],
+    syscall_note: "two splice(2) per op (source -> pipe -> target); no user-space copy",
+    run: Run::threads::<KernelCopy<SPLICE>>(),
+    ..KERNEL_COPY
+};
 
 /// `sendfile`, as the registry lists it.
-pub const SENDFILE_INFO: MethodInfo = copy_info(
-    MethodKind::Sendfile,
-    "sendfile",
-    "sendfile(2) from a source file (no user-space copy; writes only)",
-    Targets::ANY,
-    NO_DIRECT,
-    "one sendfile(2) per op (plus lseek where the offset jumps); no user-space copy; the kernel counts it as a \
-     read and a write",
-    Run::threads::<KernelCopy<SENDFILE>>(),
-);
+pub const SENDFILE_INFO: MethodInfo = MethodInfo {
+    kind: MethodKind::Sendfile,
+    name: "sendfile",
+    help: "sendfile(2) from a source file (no user-space copy; writes only)",
+    syscalls: &["sendfile64", "lseek"],
+    syscall_note: "one sendfile(2) per op (plus lseek where the offset jumps); no user-space copy; the kernel \
+                   counts it as a read and a write",
+    run: Run::threads::<KernelCopy<SENDFILE>>(),
+    ..KERNEL_COPY
+};
 
 const NOT_A_FILE: Fit =
     Fit::No("copies between regular files; {t} is not one (use splice or sendfile)");
 
 /// `copy_file_range`, as the registry lists it.
-pub const COPY_FILE_RANGE_INFO: MethodInfo = copy_info(
-    MethodKind::CopyFileRange,
-    "copy_file_range",
-    "copy_file_range(2) from a source file (regular files; no user-space copy; writes only)",
-    Targets {
+pub const COPY_FILE_RANGE_INFO: MethodInfo = MethodInfo {
+    kind: MethodKind::CopyFileRange,
+    name: "copy_file_range",
+    help: "copy_file_range(2) from a source file (regular files; no user-space copy; writes only)",
+    targets: Targets {
         file: Fit::Yes,
         block_device: NOT_A_FILE,
         dev_null: NOT_A_FILE,
         dev_zero: NOT_A_FILE,
         stream: NOT_A_FILE,
     },
-    None,
-    "one copy_file_range(2) per op; no user-space copy",
-    Run::threads::<KernelCopy<COPY_FILE_RANGE>>(),
-);
+    no_direct: None,
+    syscalls: &["copy_file_range"],
+    syscall_note: "one copy_file_range(2) per op; no user-space copy",
+    run: Run::threads::<KernelCopy<COPY_FILE_RANGE>>(),
+    ..KERNEL_COPY
+};
 
 /// Source size for sinks (/dev/null): offsets wrap around it.
 const SINK_SOURCE: u64 = 16 << 20;

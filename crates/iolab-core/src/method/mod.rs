@@ -202,6 +202,9 @@ pub struct MethodInfo {
     pub per_op_call: Option<(&'static str, &'static str)>,
     /// Makes io_uring requests: the io_uring tracepoints are counted.
     pub io_uring_requests: bool,
+    /// The system calls its ops make (tracepoint names: "pwrite64"), counted one by one in the
+    /// per-syscall breakdown with the runner's own (`measure::counters::RUNNER_CALLS`).
+    pub syscalls: &'static [&'static str],
     /// How to read its syscall figures: which calls it makes per op and what the kernel's counters see.
     pub syscall_note: &'static str,
     /// The run's options worth a word in a table's header ("qd 32 batch 8"), if any.
@@ -270,6 +273,7 @@ impl MethodInfo {
         verifies_reads: false,
         per_op_call: None,
         io_uring_requests: false,
+        syscalls: &[],
         syscall_note: "",
         describe: no_options,
         run: Run::Process(not_set),
@@ -277,6 +281,17 @@ impl MethodInfo {
 
     pub fn synchronous(&self) -> bool {
         self.exec == Exec::Sync
+    }
+
+    /// The syscalls a run of this method's breakdown names: its own, then the runner's.
+    pub fn breakdown(&self) -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = self.syscalls.to_vec();
+        for c in crate::measure::counters::RUNNER_CALLS {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+        }
+        v
     }
 }
 

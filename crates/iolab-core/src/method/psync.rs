@@ -16,6 +16,7 @@ pub const INFO: MethodInfo = MethodInfo {
         "reads and writes at file offsets (pwrite/pread); {t} has none (ESPIPE)",
     ),
     per_op_call: Some(("pwrite64", "pread64")),
+    syscalls: &["pwrite64", "pread64"],
     syscall_note: "one pwrite(2)/pread(2) per op; the kernel's syscr/syscw count them too",
     run: Run::threads::<Psync>(),
     ..MethodInfo::PLAIN

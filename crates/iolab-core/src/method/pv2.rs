@@ -44,6 +44,7 @@ pub const INFO: MethodInfo = MethodInfo {
         "reads and writes at file offsets (pwritev2/preadv2); {t} has none (ESPIPE)",
     ),
     per_op_call: Some(("pwritev2", "preadv2")),
+    syscalls: &["pwritev2", "preadv2"],
     syscall_note: "one pwritev2(2)/preadv2(2) per op, plus one plain call for each op that would have \
                    blocked (--rw-flags nowait); the kernel's syscr/syscw count them too",
     run: Run::threads::<Pv2>(),

@@ -26,6 +26,7 @@ pub const INFO: MethodInfo = MethodInfo {
     help: "glibc fwrite/fread on a fully buffered FILE (_IOFBF, --stdio-buffer, default 4096 bytes, as glibc picks for files)",
     user_buffered: true,
     no_direct: Some("it copies through stdio's user-space buffer"),
+    syscalls: &["write", "read"],
     syscall_note: "glibc calls write(2)/read(2) when its stdio buffer fills or is flushed; iolab cannot see those calls, the kernel's syscr/syscw count them",
     run: Run::threads::<Stdio>(),
     describe,

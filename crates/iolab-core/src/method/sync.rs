@@ -16,6 +16,7 @@ pub const INFO: MethodInfo = MethodInfo {
     name: "sync",
     help: "write(2)/read(2) at the file position",
     per_op_call: Some(("write", "read")),
+    syscalls: &["write", "read", "lseek"],
     syscall_note: "one write(2)/read(2) per op (plus an lseek(2) where the offset jumps); the kernel's syscr/syscw count them too",
     run: Run::threads::<Sync>(),
     ..MethodInfo::PLAIN

@@ -20,6 +20,7 @@ pub const INFO: MethodInfo = MethodInfo {
     name: "vectored",
     help: "pwritev(2)/preadv(2) (--iovecs)",
     per_op_call: Some(("pwritev", "preadv")),
+    syscalls: &["pwritev", "preadv", "writev", "readv", "write", "read"],
     syscall_note: "one pwritev(2)/preadv(2) per op; the kernel's syscr/syscw count them too",
     run: Run::threads::<Vectored>(),
     describe,

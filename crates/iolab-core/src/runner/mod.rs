@@ -112,7 +112,11 @@ fn counting_pass(
         return Ok(None);
     }
     let mut set = CounterSet::default();
-    set.add_tracepoints(spec.breakdown, spec.method.info().io_uring_requests);
+    let calls = spec.method.info().breakdown();
+    set.add_tracepoints(
+        spec.breakdown.then_some(&calls[..]),
+        spec.method.info().io_uring_requests,
+    );
     kernel.notes.extend(set.notes.iter().cloned());
     if !set.has_tracepoints() {
         kernel.tracepoints = set.deltas(&CounterSnap::default(), &CounterSnap::default());
@@ -140,7 +144,11 @@ fn timed_pass(
     SOFTWARE.with(|sw| {
         let mut tp = CounterSet::default();
         if spec.count == CountMode::Inline {
-            tp.add_tracepoints(spec.breakdown, spec.method.info().io_uring_requests);
+            let calls = spec.method.info().breakdown();
+            tp.add_tracepoints(
+                spec.breakdown.then_some(&calls[..]),
+                spec.method.info().io_uring_requests,
+            );
             kernel.notes.extend(tp.notes.iter().cloned());
             if tp.has_tracepoints() {
                 kernel.tracepoint_pass =

@@ -69,6 +69,7 @@ pub const INFO: MethodInfo = MethodInfo {
     help: "one SQE per op on a ring per thread (--qd, --batch, --ring and the ring options)",
     exec: Exec::Queued,
     io_uring_requests: true,
+    syscalls: &["io_uring_enter"],
     syscall_note:
         "counted calls are io_uring_enter(2) (plus fsync); the kernel's syscr/syscw do not see \
                    io_uring requests",
