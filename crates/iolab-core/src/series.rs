@@ -473,7 +473,7 @@ pub type CustomWork = Box<dyn FnOnce(&ClockInfo) -> Result<Value>>;
 /// What one point of a sweep or suite does.
 pub enum Work {
     /// An iolab run of the spec (or the reason the spec does not apply: recorded as not run).
-    Run(Result<crate::spec::Spec>),
+    Run(Box<Result<crate::spec::Spec>>),
     /// Not run, with the reason (a method or device this build or machine does not have).
     Unavailable(String),
     /// A workload of its own (suites' decimal lines, the clock's cost) returning its result document.
@@ -523,7 +523,7 @@ pub fn run_jobs(
             label: &label,
         });
         let outcome = match job.work {
-            Work::Run(spec) => spec
+            Work::Run(spec) => (*spec)
                 .map_err(|e| Error::usage("--vary", format!("{e}")))
                 .and_then(|s| crate::runner::run(&s, clk))
                 .and_then(|r| {

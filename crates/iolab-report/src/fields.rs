@@ -189,6 +189,7 @@ mod tests {
             fallbacks: vec![],
             notes: vec![],
             offload: Some(Default::default()),
+            profile: Some(Default::default()),
         }
     }
 

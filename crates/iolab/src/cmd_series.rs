@@ -150,7 +150,7 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
         .zip(resolved)
         .map(|(point, spec)| Job {
             point,
-            work: series::Work::Run(spec),
+            work: series::Work::Run(Box::new(spec)),
         })
         .collect();
     let mut flow = open_flow(

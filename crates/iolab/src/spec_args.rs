@@ -66,6 +66,16 @@ impl Args for SpecArgs {
                         _ => cmd,
                     }
                 }
+                Ty::WordOrFlag(_, bare) => cmd.arg(
+                    Arg::new(o.key)
+                        .long(o.key)
+                        .value_name(o.value_name)
+                        .num_args(0..=1)
+                        .default_missing_value(bare)
+                        .require_equals(false)
+                        .help(text)
+                        .help_heading(heading(o.group)),
+                ),
                 _ => cmd.arg(
                     Arg::new(o.key)
                         .long(o.key)

@@ -100,6 +100,7 @@ pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunRe
         fallbacks,
         notes,
         offload: None,
+        profile: None,
     }
 }
 

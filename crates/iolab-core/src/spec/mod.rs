@@ -173,6 +173,30 @@ pub struct Spec {
     /// `--method pv2`: RWF_* flags of every call (`--rw-flags`).
     #[serde(default)]
     pub rw_flags: u32,
+    /// `--profile`: which pass is sampled, if any, and how often (`--profile-hz`).
+    #[serde(default)]
+    pub profile: ProfileMode,
+    #[serde(default = "default_profile_hz")]
+    pub profile_hz: u32,
+}
+
+/// Which pass `--profile` samples.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProfileMode {
+    #[default]
+    None,
+    /// An untimed pass of its own, before the timed pass.
+    Separate,
+    /// The timed pass itself.
+    Inline,
+}
+
+/// `--profile-hz` unset: 997 samples per second (a prime, so sampling does not beat with periodic work).
+pub const DEFAULT_PROFILE_HZ: u32 = 997;
+
+fn default_profile_hz() -> u32 {
+    DEFAULT_PROFILE_HZ
 }
 
 /// Default sq_thread_idle: 1 s, so a run does not keep re-waking the thread.

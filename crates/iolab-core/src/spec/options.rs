@@ -23,6 +23,8 @@ pub enum Ty {
     Duration,
     /// One of a set of words.
     Word(&'static [&'static str]),
+    /// One of a set of words, or the flag alone meaning the second word (`--profile` = `--profile separate`).
+    WordOrFlag(&'static [&'static str], &'static str),
     /// A comma list of words from a set.
     List(&'static [&'static str]),
     /// Free text (a path).
@@ -210,6 +212,13 @@ pub static OPTIONS: &[Opt] = &[
         help: "Kernel tracepoints (syscalls made, io_uring requests and punts, per-syscall breakdown): separate \
                = a second, untimed pass of the same workload; inline = during the timed pass (each syscall \
                ~30% dearer); none. Software counters (context switches, faults) are always on" },
+    Opt { key: "profile", ty: Ty::WordOrFlag(&["none", "separate", "inline"], "separate"), value_name: "PASS", group: S,
+        methods: &[], default: Some("none; --profile alone: separate"),
+        help: "Sample where the CPU time goes (perf cpu-clock, or cycles where the hardware has them, with kernel \
+               and user call stacks, over the process and its kernel helper threads): separate = an untimed pass \
+               of its own; inline = during the timed pass (slows it; the output says so); none" },
+    Opt { key: "profile-hz", ty: Ty::Count, value_name: "HZ", group: S, methods: &[], default: Some("997"),
+        help: "Samples per second of each running thread for --profile" },
     Opt { key: "breakdown", ty: Ty::Bool { on: None, off: Some("no-breakdown") }, value_name: "", group: S,
         methods: &[], default: None,
         help: "Count only totals in the counting pass, no per-syscall breakdown (faster: releasing each traced \

@@ -103,6 +103,16 @@ impl RawSpec {
             breakdown: !self.has("breakdown") || self.bool("breakdown")?,
             offload,
             rw_flags: self.rw_flags(op, verify)?,
+            profile: self.word(
+                "profile",
+                ProfileMode::None,
+                &[
+                    ("none", ProfileMode::None),
+                    ("separate", ProfileMode::Separate),
+                    ("inline", ProfileMode::Inline),
+                ],
+            )?,
+            profile_hz: self.profile_hz()?,
         };
         check_method_combinations(&spec)?;
         Ok(spec)
@@ -267,6 +277,22 @@ impl RawSpec {
             qd: qd as u32,
             batch: batch as u32,
         })
+    }
+
+    /// --profile-hz: at least 1, at most 10 kHz (the kernel's perf_event_max_sample_rate caps it anyway).
+    fn profile_hz(&self) -> Result<u32> {
+        let hz = self.count_or(
+            "profile-hz",
+            DEFAULT_PROFILE_HZ as u64,
+            "expected 1 or more samples per second",
+        )?;
+        if hz > 10_000 {
+            return Err(Error::usage(
+                "--profile-hz",
+                "at most 10000 samples per second are accepted",
+            ));
+        }
+        Ok(hz as u32)
     }
 
     /// --rw-flags as RWF_* bits.
