@@ -22,10 +22,21 @@ fn heading(g: Group) -> Option<&'static str> {
 /// The help of one option: its own text, the methods it applies to, its default.
 fn help(o: &Opt) -> String {
     let mut h = String::new();
-    if !o.methods.is_empty() {
+    if o.methods.is_empty() {
+        h.push_str(o.help);
+    } else {
+        // "io_uring: with --sqpoll ...": a capitalised word goes lower case after the methods' names
+        // (an acronym such as IORING_SETUP_SQPOLL stays).
         h.push_str(&format!("{}: ", o.method_list()));
+        let mut c = o.help.chars();
+        match (c.next(), c.clone().next()) {
+            (Some(a), Some(b)) if a.is_uppercase() && b.is_lowercase() => {
+                h.push(a.to_ascii_lowercase());
+                h.push_str(c.as_str());
+            }
+            _ => h.push_str(o.help),
+        }
     }
-    h.push_str(o.help);
     if o.key == "method" {
         for m in METHODS {
             h.push_str(&format!("\n  {}: {}", m.name, m.help));
