@@ -22,6 +22,8 @@ const NOT_WORKLOAD: &[&str] = &[
     "verify",
     "count",
     "breakdown",
+    "profile",
+    "profile_hz",
     "allow_device_writes",
 ];
 
@@ -58,8 +60,12 @@ pub fn workload_label(result: &Value) -> String {
         .and_then(|t| t.get("kind"))
         .and_then(|k| k.as_str())
         .unwrap_or("?");
+    let rwf = match result.pointer("/spec/rw_flags").and_then(|v| v.as_u64()) {
+        Some(f) if f != 0 => format!(" rwf=0x{f:x}"),
+        _ => String::new(),
+    };
     format!(
-        "{} {} bs={} {} thr={} qd={} batch={} -> {kind}",
+        "{} {} bs={} {} thr={} qd={} batch={}{rwf} -> {kind}",
         s("method"),
         s("op"),
         s("bs"),

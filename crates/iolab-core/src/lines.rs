@@ -7,14 +7,15 @@
 //! - `stdio`: glibc fwrite of each line into a fully buffered FILE (4 KiB, glibc's choice for a file), as
 //!   the note's user program did with fputs.
 //! - `write-per-line`: one write(2) per line, as the note's module did with vfs_write.
-//! - `one-write`: the whole text in one write(2) (more only if the kernel takes less).
+//! - `one-write`: the whole text in one write(2) (more only if the kernel takes less; the runner goes on
+//!   from where it stopped).
 //! - `io_uring`: one IORING_OP_WRITE per line at its offset, 64 in flight, 32 submitted per io_uring_enter.
 //! - `mmap`: each line copied into a MAP_SHARED mapping of the file, sized first, then msync.
 //! - `sendfile`, `copy_file_range`: kernel-side copies of the whole text from a source file beside the
 //!   target, prepared before the timer starts.
 //!
 //! The lines are rendered before the timer starts, and the file is created (and, but for mmap, left
-//! empty) before it too: the timed span is the method's writes, msync, fsync and close.
+//! empty) before it too: the timed span is the method's writes, msync and fsync; close comes after.
 
 use crate::error::{Error, Result};
 use crate::measure::clock::ClockInfo;
@@ -248,14 +249,15 @@ fn result(way: &Way, n: u64, path: &Path, bytes: u64, t: &ContentTiming) -> Line
         ns_per_line: t.wall_s * 1e9 / n as f64,
         cpu: LinesCpu { process: t.cpu },
         timed: format!(
-            "the runner's clock from just before the first write to after close: --method {}'s writes \
-             ({}), {}fsync and close",
+            "the runner's clock from just before the first write until fsync returned: --method {}'s \
+             writes ({}), {}fsync",
             way.method.name(),
             if way.whole { "the whole text in one op" } else { "one op per line" },
             if way.method.info().maps { "msync, " } else { "" }
         ),
         excluded: "rendering the lines, creating the file, setting the method up (open, mapping, ring, a kernel \
-                   copy's source) and reading the file back to check it"
+                   copy's source), tearing it down (close, munmap, removing the source) and reading the file \
+                   back to check it"
             .into(),
         verified: true,
     }

@@ -148,6 +148,15 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
         )?);
     }
 
+    // RWF_NOWAIT: can this kernel and filesystem tell a write that would block?
+    let t = file(disk);
+    rows.push(attempt(
+        "pv2 --rw-flags nowait (pwritev2 RWF_NOWAIT)",
+        &[("method", "pv2"), ("rw-flags", "nowait")],
+        &t,
+        clock,
+    )?);
+
     // O_DIRECT per filesystem.
     for (label, d) in [("tmpfs dir", tmpfs), ("disk dir", disk)] {
         let t = file(d);

@@ -271,8 +271,8 @@ pub struct UringStats {
 pub struct NowaitStats {
     /// RWF_NOWAIT was set on the first try of every op.
     pub nowait: bool,
-    /// Ops whose first try answered EAGAIN or moved only part of the block: each was finished with a plain
-    /// call (RWF_NOWAIT dropped).
+    /// Ops whose first try answered EAGAIN or EOPNOTSUPP, or moved only part of the block: each was
+    /// finished with a plain call (RWF_NOWAIT dropped).
     pub would_block: u64,
     /// Of those, the ones that had moved part of the block first.
     pub partial: u64,

@@ -44,7 +44,7 @@ pub enum TableKind {
     Latency,
     /// IOPS and io_uring batch statistics (the course report's Tables 4-6).
     Batches,
-    /// The distribution of run times (first write to close) per method (the kernel-vs-user note).
+    /// The distribution of run times (first write until fsync returned) per method (the kernel-vs-user note).
     Lines,
     /// NOP round trips in ns and cycles (the offload thesis).
     Nop,
@@ -281,11 +281,9 @@ fn str_key(t: &toml::Table, k: &str) -> Option<String> {
 fn unmet(needs: Option<&str>, places: &Places) -> Result<Option<String>> {
     Ok(match needs {
         None => None,
-        // Built in since the offload method landed; a kernel that refuses part of it fails the run itself,
-        // which the record says.
-        // A method as a need: met when the build has it.
+        // A method as a need (`needs = "offload"`): met when the build has it; a kernel that refuses part
+        // of it fails the run itself, which the record says.
         Some(name) if MethodKind::parse(name).is_some() => None,
-        Some("offload") => Some("in this build: the offload method is not built in".to_string()),
         Some("zram") => places
             .zram
             .as_ref()
@@ -294,7 +292,10 @@ fn unmet(needs: Option<&str>, places: &Places) -> Result<Option<String>> {
         Some(other) => {
             return Err(Error::usage(
                 "suite",
-                format!("needs = '{other}' is not known; accepted: offload, zram"),
+                format!(
+                    "needs = '{other}' is not known; accepted: zram or a method ({})",
+                    MethodKind::names()
+                ),
             ))
         }
     })
@@ -629,7 +630,7 @@ fn opt3(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into())
 }
 
-/// Per method: runs, median, min, max and stdev of the run time (first write to close), and median CPU.
+/// Per method: runs, median, min, max and stdev of the run time (first write to fsync), and median CPU.
 fn lines_summary(recs: &[Value]) -> String {
     let mut methods: Vec<String> = Vec::new();
     for r in recs.iter().filter_map(|r| r.get("result")) {
@@ -639,7 +640,7 @@ fn lines_summary(recs: &[Value]) -> String {
         }
     }
     let mut o = format!(
-        "\nPer method (first write to close incl. fsync, ms): {:<16} {:>4} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11}\n",
+        "\nPer method (first write to fsync done, ms): {:<16} {:>4} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11}\n",
         "method", "runs", "median", "min", "max", "stdev", "user med", "sys med"
     );
     for m in &methods {

@@ -110,16 +110,33 @@ fn syscalls_text(r: &RunResult, o: &mut String) {
         fmt_size(sc.kernel_rw.wchar)
     );
     if let Some(n) = r.nowait.as_ref().filter(|n| n.nowait) {
+        let mut how = Vec::new();
+        let eagain = n.would_block - n.partial - n.unsupported;
+        if eagain > 0 {
+            how.push(format!("EAGAIN {}", thousands(eagain)));
+        }
+        if n.partial > 0 {
+            how.push(format!("a short transfer {}", thousands(n.partial)));
+        }
+        if n.unsupported > 0 {
+            how.push(format!(
+                "EOPNOTSUPP {}: this file cannot try without blocking",
+                thousands(n.unsupported)
+            ));
+        }
+        let how = if how.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (RWF_NOWAIT answered {}; each was finished with a plain call)",
+                how.join(", ")
+            )
+        };
         let _ = writeln!(
             o,
-            "nowait       {} of {} ops would have blocked (RWF_NOWAIT answered EAGAIN {}, a short transfer {}, \
-             EOPNOTSUPP {}: this file cannot try without blocking); each was finished with a plain call. \
-             io_uring punts exactly such requests to io-wq",
+            "nowait       {} of {} ops would have blocked{how}. io_uring punts exactly such requests to io-wq",
             pct_text(n.would_block_share),
             thousands(r.ops),
-            thousands(n.would_block - n.partial - n.unsupported),
-            thousands(n.partial),
-            thousands(n.unsupported)
         );
     }
 }

@@ -66,7 +66,7 @@ fn point_line(i: usize, n: usize, label: &str, rec: &serde_json::Value) -> Strin
     match (rec.get("result"), rec.get("error").and_then(|e| e.as_str())) {
         (Some(r), _) if r.get("workload").and_then(|w| w.as_str()) == Some("decimal-lines") => {
             format!(
-                "{:>4}/{n}  {label:<50}  {:>10.3} ms first write to close (incl. fsync), verified",
+                "{:>4}/{n}  {label:<50}  {:>10.3} ms first write to fsync done, verified",
                 i + 1,
                 f(r, "wall_s") * 1e3
             )

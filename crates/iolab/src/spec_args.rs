@@ -13,7 +13,7 @@ pub struct SpecArgs(pub RawSpec);
 
 fn heading(g: Group) -> Option<&'static str> {
     match g {
-        Group::Workload => None,
+        Group::Workload => Some("Workload"),
         Group::Method => Some("Method options"),
         Group::Safety => Some("Checking, safety and counting"),
     }

@@ -451,6 +451,21 @@ fn pv2_nowait_counts_the_ops_that_would_have_blocked_and_lands_every_byte() {
         "{}",
         bad.stderr
     );
+    // RWF_APPEND grows the file by every op: only a bounded run into a file iolab creates.
+    for (extra, words) in [
+        (&["--duration", "1"][..], "give --ops or --size"),
+        (
+            &["--overwrite"][..],
+            "never writes into a file iolab did not create",
+        ),
+        (&["--verify"][..], "--verify cannot find its blocks"),
+    ] {
+        let mut a = vec!["run", "--method", "pv2", "--rw-flags", "append"];
+        a.extend_from_slice(extra);
+        let r = iolab(&a);
+        assert_eq!(r.code, 2, "{a:?}");
+        assert!(r.stderr.contains(words), "{a:?}: {}", r.stderr);
+    }
     let other = iolab(&["run", "--method", "psync", "--rw-flags", "nowait"]);
     assert_eq!(other.code, 2);
     assert!(

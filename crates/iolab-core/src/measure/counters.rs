@@ -75,7 +75,10 @@ pub struct TraceIds {
 /// reported as "other". Not every syscalls:sys_enter_* tracepoint is opened because releasing a trace
 /// event waits for an RCU grace period (0.1-0.3 s per event on this VM, measured): 360 of them made every
 /// run 14 s longer.
-pub const RUNNER_CALLS: [&str; 7] = [
+/// (read and write: the peer thread of a stream target, and the eventfd doorbells of ring designs.)
+pub const RUNNER_CALLS: [&str; 9] = [
+    "write",
+    "read",
     "lseek",
     "fsync",
     "msync",

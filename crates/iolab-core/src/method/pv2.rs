@@ -132,11 +132,17 @@ impl Method for Pv2 {
         };
         match self.call(&self.iov, io.offset, self.flags) {
             Ok(n) if n == io.len || !self.stats.nowait => Ok(n),
+            // End of file: nothing would have blocked.
+            Ok(0) if !self.write => Ok(0),
             Ok(n) => {
-                // Part of the block moved before the kernel would have had to wait.
-                self.stats.would_block += 1;
-                self.stats.partial += 1;
-                self.finish_plain(io, n)
+                // Part of the block moved: either the kernel would have had to wait for the rest, or a read
+                // met the end of the file (then the plain call moves nothing more, and nothing is counted).
+                let done = self.finish_plain(io, n)?;
+                if done > n {
+                    self.stats.would_block += 1;
+                    self.stats.partial += 1;
+                }
+                Ok(done)
             }
             Err(e) if e.errno == libc::EAGAIN && self.stats.nowait => {
                 self.stats.would_block += 1;

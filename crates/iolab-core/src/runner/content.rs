@@ -2,10 +2,11 @@
 //! runner its rendered text and how to cut it into ops (a line each, or the whole text as one), and any
 //! method of the registry writes it through its own [`Method`] code, timed with the runner's clock.
 //!
-//! One thread, ops in order. A synchronous method does one op per `submit`; a queued one (io_uring) keeps
-//! up to `--qd` ops in flight, `--batch` per submission. Then `finish`, msync for a mapping, fsync, and the
-//! method is dropped (close, munmap, ring teardown): all inside the timed span. Setting the method up
-//! (open, mapping, ring, a kernel copy's source) happens before the timer starts.
+//! One thread, ops in order. A synchronous method does one op per `submit` (more where the kernel took
+//! part of it); a queued one (io_uring) keeps up to `--qd` ops in flight, `--batch` per submission. Then
+//! `finish`, msync for a mapping and fsync: the timed span ends when fsync returns. Setting the method up
+//! (open, mapping, ring, a kernel copy's source) happens before the timer starts, and tearing it down
+//! (close, munmap, the ring, removing a kernel copy's source) after it stops.
 
 use crate::error::{Error, Result};
 use crate::measure::clock::{Clock, ClockInfo, ClockKind, MockClock, MonoClock, TscClock};
@@ -23,7 +24,7 @@ pub struct Content<'a> {
 /// What writing the content took.
 #[derive(Debug, Clone)]
 pub struct ContentTiming {
-    /// From just before the first op to after the method was dropped (close), in seconds.
+    /// From just before the first op to after fsync returned, in seconds.
     pub wall_s: f64,
     /// The process's CPU over the same span.
     pub cpu: RusageDelta,
@@ -82,10 +83,10 @@ fn timed<M: Method, C: Clock>(
         m.flush(Flush::Msync)?;
     }
     m.flush(Flush::Fsync)?;
-    let syscalls = m.syscalls(content.ops.len() as u64);
-    drop(m);
     let t1 = clk.now();
     let ru1 = Rusage::process();
+    let syscalls = m.syscalls(content.ops.len() as u64);
+    drop(m);
     Ok(ContentTiming {
         wall_s: t1.saturating_sub(t0) as f64 * clock.ns_per_tick * 1e-9,
         cpu: RusageDelta::between(&ru0, &ru1),
@@ -113,18 +114,29 @@ fn short(path: &std::path::Path, off: u64, len: usize, n: usize) -> Error {
     ))
 }
 
+/// Each op in order; a write the kernel took only part of goes on from where it stopped.
 fn write_sync<M: Method>(m: &mut M, content: &Content, path: &std::path::Path) -> Result<()> {
     for i in 0..content.ops.len() {
-        let io = io_of(content, i, 0);
-        let n = m.submit(&io)?;
-        if n != io.len {
-            return Err(short(path, io.offset, io.len, n));
+        let mut io = io_of(content, i, 0);
+        loop {
+            let n = m.submit(&io)?;
+            if n == io.len {
+                break;
+            }
+            if n == 0 {
+                return Err(short(path, io.offset, io.len, n));
+            }
+            // SAFETY: n < io.len, so the rest of the op stays inside the content.
+            io.buf = unsafe { io.buf.add(n) };
+            io.offset += n as u64;
+            io.len -= n;
         }
     }
     Ok(())
 }
 
-/// Up to `qd` ops in flight, `batch` queued per submission, each completion checked.
+/// Up to `qd` ops in flight, `batch` queued per submission, each completion checked. On a failure the
+/// requests still in flight are waited for before returning: the kernel may read the content until then.
 fn write_queued<M: Method>(
     m: &mut M,
     content: &Content,
@@ -134,43 +146,52 @@ fn write_queued<M: Method>(
 ) -> Result<()> {
     let total = content.ops.len();
     let mut free: Vec<u32> = (0..qd).rev().collect();
-    let mut len_of = vec![0usize; qd as usize];
+    // The op each slot carries: (offset, length).
+    let mut op_of = vec![(0u64, 0usize); qd as usize];
     let (mut next, mut in_flight) = (0usize, 0u32);
     let mut ios = Vec::with_capacity(batch as usize);
     let mut failed: Option<Error> = None;
-    while next < total || in_flight > 0 {
+    while (next < total && failed.is_none()) || in_flight > 0 {
         ios.clear();
-        while ios.len() < batch as usize && next < total {
+        while failed.is_none() && ios.len() < batch as usize && next < total {
             let Some(slot) = free.pop() else { break };
             let io = io_of(content, next, slot);
-            len_of[slot as usize] = io.len;
+            op_of[slot as usize] = (io.offset, io.len);
             ios.push(io);
             next += 1;
         }
         let (queued, r) = m.submit_round(&ios);
         in_flight += queued as u32;
-        r?;
-        let wait = u32::from(next == total || free.is_empty());
-        m.commit(wait)?;
-        let done = m.reap(|slot, res| {
-            let want = len_of[slot as usize];
+        if let Err(e) = r {
+            failed.get_or_insert(e);
+        }
+        let wait =
+            u32::from(in_flight > 0 && (next == total || free.is_empty() || failed.is_some()));
+        if let Err(e) = m.commit(wait) {
+            // Nothing more can be waited for through this ring. Requests still in it only read the content
+            // (writes): the worst a late one can do is put stale bytes in the file, which the caller's
+            // read-back check reports; nothing in this process is written by the kernel.
+            return Err(failed.unwrap_or(e));
+        }
+        in_flight -= m.reap(|slot, res| {
+            let (off, want) = op_of[slot as usize];
             if res != want as i32 && failed.is_none() {
-                failed = Some(if res < 0 {
-                    Error::Runtime(format!(
-                        "{}: a write of {want} bytes failed: {}",
-                        path.display(),
-                        crate::sys::errno_name(-res)
-                    ))
-                } else {
-                    short(path, 0, want, res as usize)
-                });
+                failed = Some(completion_error(path, off, want, res));
             }
             free.push(slot);
         });
-        in_flight -= done;
-        if let Some(e) = failed.take() {
-            return Err(e);
-        }
     }
-    Ok(())
+    failed.map_or(Ok(()), Err)
+}
+
+fn completion_error(path: &std::path::Path, off: u64, want: usize, res: i32) -> Error {
+    if res < 0 {
+        Error::Runtime(format!(
+            "{}: a write of {want} bytes at offset {off} failed: {}",
+            path.display(),
+            crate::sys::errno_name(-res)
+        ))
+    } else {
+        short(path, off, want, res as usize)
+    }
 }

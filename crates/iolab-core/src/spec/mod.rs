@@ -170,13 +170,17 @@ pub struct Spec {
     /// `--method offload` options (see `offload/mod.rs`).
     #[serde(default)]
     pub offload: OffloadOpts,
-    /// `--method pv2`: RWF_* flags of every call (`--rw-flags`).
-    #[serde(default)]
+    /// `--method pv2`: RWF_* flags of every call (`--rw-flags`). Written only when set, so results of
+    /// runs without it read (and compare) as those of versions before it.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub rw_flags: u32,
-    /// `--profile`: which pass is sampled, if any, and how often (`--profile-hz`).
-    #[serde(default)]
+    /// `--profile`: which pass is sampled, if any, and how often (`--profile-hz`); written only when on.
+    #[serde(default, skip_serializing_if = "ProfileMode::is_none")]
     pub profile: ProfileMode,
-    #[serde(default = "default_profile_hz")]
+    #[serde(
+        default = "default_profile_hz",
+        skip_serializing_if = "is_default_profile_hz"
+    )]
     pub profile_hz: u32,
 }
 
@@ -197,6 +201,20 @@ pub const DEFAULT_PROFILE_HZ: u32 = 997;
 
 fn default_profile_hz() -> u32 {
     DEFAULT_PROFILE_HZ
+}
+
+fn is_default_profile_hz(hz: &u32) -> bool {
+    *hz == DEFAULT_PROFILE_HZ
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
+impl ProfileMode {
+    pub fn is_none(&self) -> bool {
+        *self == ProfileMode::None
+    }
 }
 
 /// Default sq_thread_idle: 1 s, so a run does not keep re-waking the thread.
@@ -291,6 +309,26 @@ mod tests {
         assert_eq!(s.qd, 8);
         assert_eq!(s.ops, Some(10));
         assert_eq!(s.duration_s, None);
+    }
+
+    #[test]
+    fn options_left_unset_are_not_written_so_older_results_compare() {
+        let s = RawSpec::default().resolve().unwrap();
+        let v = serde_json::to_value(&s).unwrap();
+        for k in ["rw_flags", "profile", "profile_hz"] {
+            assert!(v.get(k).is_none(), "{k} written while unset: {v}");
+        }
+        let p = RawSpec::new()
+            .with("method", "pv2")
+            .with("rw-flags", "nowait")
+            .with("profile", true)
+            .resolve()
+            .unwrap();
+        let v = serde_json::to_value(&p).unwrap();
+        assert_eq!(v["rw_flags"], libc::RWF_NOWAIT);
+        assert_eq!(v["profile"], "separate");
+        let back: Spec = serde_json::from_value(v).unwrap();
+        assert_eq!((back.rw_flags, back.profile), (p.rw_flags, p.profile));
     }
 
     #[test]

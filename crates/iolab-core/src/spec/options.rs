@@ -305,6 +305,9 @@ impl RawSpec {
     pub fn from_toml_table(table: toml::Table) -> std::result::Result<RawSpec, String> {
         let mut raw = RawSpec::new();
         for (k, v) in table {
+            if option(&k).is_none() {
+                return Err(format!("unknown key '{k}' (accepted keys: {})", keys()));
+            }
             let val = match v {
                 toml::Value::Boolean(b) => Val::Bool(b),
                 toml::Value::Integer(i) => Val::Int(i),

@@ -102,16 +102,8 @@ impl RawSpec {
             ring,
             breakdown: !self.has("breakdown") || self.bool("breakdown")?,
             offload,
-            rw_flags: self.rw_flags(op, verify)?,
-            profile: self.word(
-                "profile",
-                ProfileMode::None,
-                &[
-                    ("none", ProfileMode::None),
-                    ("separate", ProfileMode::Separate),
-                    ("inline", ProfileMode::Inline),
-                ],
-            )?,
+            rw_flags: self.rw_flags(op, verify, amounts.ops.is_some())?,
+            profile: self.profile()?,
             profile_hz: self.profile_hz()?,
         };
         check_method_combinations(&spec)?;
@@ -279,6 +271,29 @@ impl RawSpec {
         })
     }
 
+    /// --profile: a pass, or true/false in a file (`profile = true` is `separate`).
+    fn profile(&self) -> Result<ProfileMode> {
+        let mode = match self.get("profile") {
+            Some(Val::Bool(true)) => ProfileMode::Separate,
+            Some(Val::Bool(false)) => ProfileMode::None,
+            _ => self.word(
+                "profile",
+                ProfileMode::None,
+                &[
+                    ("none", ProfileMode::None),
+                    ("separate", ProfileMode::Separate),
+                    ("inline", ProfileMode::Inline),
+                    ("true", ProfileMode::Separate),
+                    ("false", ProfileMode::None),
+                ],
+            )?,
+        };
+        if mode == ProfileMode::None && self.has("profile-hz") {
+            return Err(Error::usage("--profile-hz", "applies to --profile only"));
+        }
+        Ok(mode)
+    }
+
     /// --profile-hz: at least 1, at most 10 kHz (the kernel's perf_event_max_sample_rate caps it anyway).
     fn profile_hz(&self) -> Result<u32> {
         let hz = self.count_or(
@@ -296,10 +311,16 @@ impl RawSpec {
     }
 
     /// --rw-flags as RWF_* bits.
-    fn rw_flags(&self, op: OpKind, verify: bool) -> Result<u32> {
+    fn rw_flags(&self, op: OpKind, verify: bool, bounded: bool) -> Result<u32> {
         let Some(list) = self.text("rw-flags")? else {
             return Ok(0);
         };
+        if list.split(',').all(|w| w.trim().is_empty()) {
+            return Err(Error::usage(
+                "--rw-flags",
+                "empty list; expected one or more of nowait, hipri, dsync, sync, append",
+            ));
+        }
         let mut bits = 0u32;
         for w in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
             bits |= match w {
@@ -316,16 +337,29 @@ impl RawSpec {
                 }
             } as u32;
         }
-        let append = bits & libc::RWF_APPEND as u32 != 0;
-        if append && (op == OpKind::Read || verify) {
-            return Err(Error::usage(
-                "--rw-flags",
-                "append writes at the end of the file, not at the op's offset: it cannot read, and --verify \
-                 cannot find its blocks",
-            ));
+        if bits & libc::RWF_APPEND as u32 != 0 {
+            check_append(op, verify, bounded, self.bool("overwrite")?)?;
         }
         Ok(bits)
     }
+}
+
+/// RWF_APPEND writes at the end of the file whatever the op's offset, so the file grows by every op:
+/// only into a file iolab creates (removed at exit), and only for a bounded number of ops.
+fn check_append(op: OpKind, verify: bool, bounded: bool, overwrite: bool) -> Result<()> {
+    let why = if op == OpKind::Read || verify {
+        "append writes at the end of the file, not at the op's offset: it cannot read, and --verify cannot \
+         find its blocks"
+    } else if overwrite {
+        "append grows the file by every op: it never writes into a file iolab did not create (drop \
+         --overwrite and give a new path)"
+    } else if !bounded {
+        "append grows the file by every op: give --ops or --size so the file stays bounded (it grows by \
+         --ops x --bs beyond --file-size)"
+    } else {
+        return Ok(());
+    };
+    Err(Error::usage("--rw-flags", why))
 }
 
 /// What the method's registry entry refuses: O_DIRECT, reads, data checks on a method that moves none.
