@@ -333,10 +333,18 @@ impl<'a> Client<'a> {
             region,
         )?;
         let guard = ClientGuard { pid, reaped: None };
+        let go_fd = go_r.as_raw_fd();
         drop(go_r);
         drop(done_w);
-        // The kernel's count of the client's system calls, opened before it may make any in its sandbox.
-        let (kcount, kcount_note) = kernel_count(pid, sandboxed);
+        // The kernel's count of the client's system calls, opened once it waits in its start read (its
+        // setup calls before that are not counted by the client, so they must not be by the kernel) and
+        // before it may make any in its sandbox.
+        let waited = wait_in_start_read(pid, go_fd, 10_000);
+        let (mut kcount, mut kcount_note) = kernel_count(pid, sandboxed);
+        if let Err(why) = waited {
+            kcount = None;
+            kcount_note = format!("not counted: {why}");
+        }
         let mut c = Client {
             kcount,
             kcount_note,
@@ -595,6 +603,27 @@ fn fork(plan: Plan, spec: &Spec, server: &Server, region: &Region) -> Result<i32
             };
             fork_client(plan, t)
         }
+    }
+}
+
+/// Waits until the client sleeps in read(2) on its start pipe (`/proc/PID/syscall` names the call and
+/// its first argument), at most `limit_ms`.
+fn wait_in_start_read(pid: i32, fd: i32, limit_ms: u64) -> std::result::Result<(), String> {
+    let path = format!("/proc/{pid}/syscall");
+    let want = format!("{} 0x{fd:x} ", libc::SYS_read);
+    let t0 = std::time::Instant::now();
+    loop {
+        match std::fs::read_to_string(&path) {
+            Ok(s) if s.starts_with(&want) => return Ok(()),
+            Ok(_) => {}
+            Err(e) => return Err(format!("{path} cannot be read ({e})")),
+        }
+        if t0.elapsed().as_millis() as u64 >= limit_ms {
+            return Err(format!(
+                "the client did not reach its start read within {limit_ms} ms"
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
     }
 }
 
