@@ -204,6 +204,10 @@ pub struct PerfRing {
     data_size: usize,
 }
 
+// SAFETY: through a shared reference a PerfRing only reports its size; reading and moving the tail
+// (`drain_into`) needs `&mut self`, so one thread at a time touches the ring.
+unsafe impl Sync for PerfRing {}
+
 impl PerfRing {
     /// mmap(2) the ring of event `fd`: one control page and `data_pages` (a power of two) data pages.
     pub fn map(fd: RawFd, data_pages: usize) -> SysResult<PerfRing> {
