@@ -15,13 +15,16 @@
 //! Symbols (`symbols.rs`, the blazesym crate): kernel addresses from /proc/kallsyms, user addresses from
 //! this process's mappings and the ELF symbols of iolab's binary, glibc and the vDSO. Grouping
 //! (`groups.rs`): a rule table of function-name patterns, first match from the leaf outwards. Figures
-//! (`figures.rs`): group shares, the top functions by self and by inclusive share, the folded stacks.
+//! (`figures.rs`): group shares, the top functions by self and by inclusive share, the folded stacks;
+//! `facts.rs` the few numbers of them the findings look at.
 
+mod facts;
 mod figures;
 pub mod groups;
 mod records;
 mod symbols;
 
+pub use facts::{thread_focus, ProfileFacts};
 pub use figures::thread_label;
 pub use symbols::kallsyms_readable;
 
