@@ -345,10 +345,10 @@ pub const RULES: &[Rule] = &[
                 p.top_copy.as_deref().unwrap_or("copy functions"),
                 pct(p.copy_share),
                 copy_words(f),
-                if f.direct {
+                if f.direct || f.target != Some(TargetKind::File) {
                     ""
                 } else {
-                    "; O_DIRECT or larger pages avoid the copy"
+                    "; O_DIRECT avoids the copy"
                 }
             )
         })

@@ -87,47 +87,60 @@ fn online_cpus() -> Vec<i32> {
 fn choose(hz: u32, cpu: i32) -> Result<(SamplerAttr, &'static str, Vec<String>), String> {
     let mut notes = Vec::new();
     let mut why = String::new();
-    for kernel in [true, false] {
+    'domain: for kernel in [true, false] {
         for (name, type_, config) in EVENTS {
-            for read_lost in [true, false] {
-                let a = SamplerAttr {
-                    type_,
-                    config: config as u64,
-                    freq_hz: hz as u64,
-                    kernel,
-                    read_lost,
-                };
-                match sys::perf_event_open_sampler(&a, cpu) {
-                    Ok(_) => {
-                        if !read_lost {
-                            notes.push("this kernel cannot report lost samples by read (PERF_FORMAT_LOST, Linux 6.0): only PERF_RECORD_LOST counts them".into());
-                        }
-                        return Ok((a, name, notes));
+            match try_open(hz, cpu, kernel, type_, config) {
+                Ok(a) => {
+                    if !a.read_lost {
+                        notes.push(
+                            "this kernel cannot report lost samples by read (PERF_FORMAT_LOST, Linux 6.0): \
+                             only PERF_RECORD_LOST counts them"
+                                .into(),
+                        );
                     }
-                    // EINVAL from a kernel that does not know PERF_FORMAT_LOST: try without it.
-                    Err(e) if e.errno == libc::EINVAL && read_lost => continue,
-                    Err(e) if matches!(e.errno, libc::EACCES | libc::EPERM) && kernel => {
+                    return Ok((a, name, notes));
+                }
+                Err(errno) => {
+                    why = open_reason(errno);
+                    if matches!(errno, libc::EACCES | libc::EPERM) && kernel {
+                        // Not permitted for any event: the kernel part is what is refused.
                         notes.push(format!(
-                            "kernel not sampled: sampling kernel code is {}; user space only",
-                            open_reason(e.errno)
+                            "kernel not sampled: sampling kernel code is {why}; user space only"
                         ));
-                        why = open_reason(e.errno);
-                        break;
+                        continue 'domain;
                     }
-                    Err(e) => {
-                        why = open_reason(e.errno);
-                        if name == "cycles" && kernel {
-                            notes.push(format!(
-                                "cycles: {why}; sampled cpu-clock (a software timer) instead"
-                            ));
-                        }
-                        break;
+                    if name == "cycles" {
+                        notes.push(format!(
+                            "cycles: {why}; sampled cpu-clock (a software timer) instead"
+                        ));
                     }
                 }
             }
         }
     }
     Err(format!("sampling unavailable: {why}"))
+}
+
+/// Opens one sampling event to see that it can be (and closes it): with PERF_FORMAT_LOST, else without
+/// (a kernel before 6.0 refuses it with EINVAL). The errno on failure.
+fn try_open(hz: u32, cpu: i32, kernel: bool, type_: u32, config: u32) -> Result<SamplerAttr, i32> {
+    let mut a = SamplerAttr {
+        type_,
+        config: config as u64,
+        freq_hz: hz as u64,
+        kernel,
+        read_lost: true,
+    };
+    match sys::perf_event_open_sampler(&a, cpu) {
+        Ok(_) => Ok(a),
+        Err(e) if e.errno == libc::EINVAL => {
+            a.read_lost = false;
+            sys::perf_event_open_sampler(&a, cpu)
+                .map(|_| a)
+                .map_err(|e| e.errno)
+        }
+        Err(e) => Err(e.errno),
+    }
 }
 
 impl Sampler {
@@ -162,7 +175,7 @@ impl Sampler {
             notes.push(format!(
                 "ring buffers limited to {} KiB per CPU by the locked-memory limit (perf_event_mlock_kb, \
                  RLIMIT_MEMLOCK): a long pass may lose samples",
-                events[0].1.data_size() / 1024
+                events.iter().map(|e| e.1.data_size()).min().unwrap_or(0) / 1024
             ));
         }
         Ok(Sampler {
