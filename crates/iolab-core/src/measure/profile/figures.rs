@@ -152,7 +152,7 @@ fn group_shares(groups: &HashMap<&'static str, u64>, total: u64) -> Vec<ProfileS
         .iter()
         .filter_map(|(g, k)| groups.get(g).map(|&n| share(g, *k, n, total)))
         .collect();
-    v.sort_by(|a, b| b.samples.cmp(&a.samples));
+    v.sort_by_key(|g| std::cmp::Reverse(g.samples));
     v
 }
 
