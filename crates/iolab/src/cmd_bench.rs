@@ -54,12 +54,14 @@ pub(crate) fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
             let r = iolab_core::bench::profile(ops, rounds as u32, &clock::calibrate(20))?;
             print!("{}", iolab_core::bench::render_profile(&r));
         }
-        other => return Err(Error::usage(
-            "bench",
-            format!(
+        other => {
+            return Err(Error::usage(
+                "bench",
+                format!(
                 "unknown benchmark '{other}'; accepted: overhead, counters, nop, offload, profile"
             ),
-        )),
+            ))
+        }
     }
     Ok(0)
 }
