@@ -488,3 +488,150 @@ pub fn render_offload(r: &OffloadBenchReport) -> String {
     ));
     o
 }
+
+/// `iolab bench profile`: what `--profile` costs the timed pass. Each workload runs in alternating rounds
+/// with `--profile none`, `separate` and `inline` (the order turned around every other round, so a drift
+/// in load favours no mode), and each mode's timed ns/op is compared with the unprofiled run of the same
+/// round: separate should change nothing (the sampled pass is another pass), inline costs what sampling
+/// at `--profile-hz` costs.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfileBenchReport {
+    pub rounds: u32,
+    pub frequency_hz: u32,
+    pub rows: Vec<ProfileBenchRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfileBenchRow {
+    /// The workload, as `iolab run` flags.
+    pub workload: String,
+    /// Timed ns per op, one value per round, per mode.
+    pub none_ns: Vec<f64>,
+    pub separate_ns: Vec<f64>,
+    pub inline_ns: Vec<f64>,
+    /// Median over rounds of (mode's ns/op / the unprofiled ns/op of the same round): the headline.
+    pub separate_ratio: f64,
+    pub inline_ratio: f64,
+    /// min(mode) / min(none): the least disturbed round of each.
+    pub separate_ratio_of_minimums: f64,
+    pub inline_ratio_of_minimums: f64,
+    /// Median samples per inline run and the samples lost over all of them (a count beside the speed
+    /// claim: the sampler did sample).
+    pub inline_samples: f64,
+    pub lost: u64,
+}
+
+/// The profile bench's workloads: 4 KiB pwrite(2) calls to /dev/null (`ops` per run; the syscall path
+/// sampling interrupts most often relative to its work) and buffered 1 MiB writes of 256 MiB to a file
+/// in `dir` (the issue's copy-bound case).
+fn profile_workloads(ops: u64, dir: &std::path::Path) -> Vec<(String, RawSpec)> {
+    let file = dir.join("bench-profile.dat").display().to_string();
+    vec![
+        (
+            format!("--method psync --bs 4k --ops {ops} --target /dev/null"),
+            RawSpec::new()
+                .with("method", "psync")
+                .with("target", "/dev/null")
+                .with("bs", Val::Int(4096))
+                .with("ops", Val::Int(ops as i64)),
+        ),
+        (
+            format!("--method psync --bs 1m --size 256m --target {file}"),
+            RawSpec::new()
+                .with("method", "psync")
+                .with("target", file.as_str())
+                .with("bs", Val::Int(1 << 20))
+                .with("ops", Val::Int(256)),
+        ),
+    ]
+}
+
+pub fn profile(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<ProfileBenchReport> {
+    let dir = tempfile::Builder::new()
+        .prefix("iolab-bench-profile-")
+        .tempdir()
+        .map_err(|e| {
+            crate::error::Error::Runtime(format!("cannot make a temporary directory: {e}"))
+        })?;
+    let hz = crate::spec::DEFAULT_PROFILE_HZ;
+    let mut rows = Vec::new();
+    for (workload, raw) in profile_workloads(ops, dir.path()) {
+        let spec = |mode: &str| {
+            raw.clone()
+                .with("profile", mode)
+                .with("count", "none")
+                .with("seed", Val::Int(1))
+                .resolve()
+        };
+        let modes = [spec("none")?, spec("separate")?, spec("inline")?];
+        for s in &modes {
+            crate::runner::run(s, clock)?; // warm every path once
+        }
+        let mut ns: [Vec<f64>; 3] = Default::default();
+        let (mut samples, mut lost) = (Vec::new(), 0);
+        for round in 0..rounds {
+            let order: [usize; 3] = if round % 2 == 0 { [0, 1, 2] } else { [2, 1, 0] };
+            for i in order {
+                let r = crate::runner::run(&modes[i], clock)?;
+                ns[i].push(r.ns_per_op);
+                if let (2, Some(p)) = (i, &r.profile) {
+                    samples.push(p.samples as f64);
+                    lost += p.lost;
+                }
+            }
+        }
+        rows.push(profile_row(workload, ns, &samples, lost));
+    }
+    Ok(ProfileBenchReport {
+        rounds,
+        frequency_hz: hz,
+        rows,
+    })
+}
+
+fn profile_row(workload: String, ns: [Vec<f64>; 3], samples: &[f64], lost: u64) -> ProfileBenchRow {
+    let per_round =
+        |a: &[f64], b: &[f64]| median(&a.iter().zip(b).map(|(x, y)| x / y).collect::<Vec<_>>());
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let [none, separate, inline] = ns;
+    ProfileBenchRow {
+        workload,
+        separate_ratio: per_round(&separate, &none),
+        inline_ratio: per_round(&inline, &none),
+        separate_ratio_of_minimums: min(&separate) / min(&none),
+        inline_ratio_of_minimums: min(&inline) / min(&none),
+        inline_samples: if samples.is_empty() {
+            0.0
+        } else {
+            median(samples)
+        },
+        lost,
+        none_ns: none,
+        separate_ns: separate,
+        inline_ns: inline,
+    }
+}
+
+pub fn render_profile(r: &ProfileBenchReport) -> String {
+    let mut o = format!(
+        "profile bench: {} rounds of each workload with --profile none, separate and inline ({} Hz), \
+         alternating; ratios of the timed pass's ns/op to the unprofiled run of the same round (median over \
+         rounds; in brackets min/min)\n",
+        r.rounds, r.frequency_hz
+    );
+    for row in &r.rows {
+        o.push_str(&format!(
+            "{}\n  separate / none {:.3} [{:.3}] (target: 1.00 within noise)   inline / none {:.3} [{:.3}] \
+             (target <= 1.05: {})   samples per inline run {:.0}, lost {}\n",
+            row.workload,
+            row.separate_ratio,
+            row.separate_ratio_of_minimums,
+            row.inline_ratio,
+            row.inline_ratio_of_minimums,
+            if row.inline_ratio <= 1.05 { "met" } else { "MISSED" },
+            row.inline_samples,
+            row.lost
+        ));
+    }
+    o
+}

@@ -4,6 +4,7 @@
 //! Every rule lives here, works on [`Facts`] (a few numbers pulled out of a result, so each rule can be
 //! tested with figures made up on the spot), and has one test that triggers it and one that does not.
 
+use crate::measure::profile::ProfileFacts;
 use crate::result::{Derived, Finding, RunResult};
 use crate::spec::{MethodKind, OpKind};
 use crate::target::TargetKind;
@@ -119,6 +120,10 @@ pub struct Facts {
     pub inline_counting: bool,
     /// Native AIO: fraction of requests complete when io_submit returned.
     pub aio_inline_fraction: Option<f64>,
+    pub write: bool,
+    pub bs: u64,
+    /// `--profile`: the profile's shares.
+    pub profile: Option<ProfileFacts>,
 }
 
 impl Facts {
@@ -168,6 +173,9 @@ impl Facts {
                 .as_ref()
                 .filter(|a| a.requests > 0)
                 .map(|a| a.inline_fraction),
+            write: r.spec.op == OpKind::Write,
+            bs: r.spec.bs,
+            profile: r.profile.as_ref().map(ProfileFacts::of),
         }
     }
 }
@@ -176,6 +184,32 @@ type Rule = (&'static str, fn(&Facts) -> Option<String>);
 
 fn pct(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
+}
+
+/// Fewer samples than this say little: the profile rules stay quiet.
+const PROFILE_MIN_SAMPLES: u64 = 50;
+
+/// The profile's facts, when it has enough samples to say something.
+fn profiled(f: &Facts) -> Option<&ProfileFacts> {
+    f.profile
+        .as_ref()
+        .filter(|p| p.samples >= PROFILE_MIN_SAMPLES)
+}
+
+/// What a copy-bound run copies, in words.
+fn copy_words(f: &Facts) -> String {
+    let size = crate::units::fmt_size(f.bs);
+    let (what, way) = match (f.target, f.write) {
+        (Some(TargetKind::File | TargetKind::BlockDevice), true) => {
+            ("writes", "copying into the page cache")
+        }
+        (Some(TargetKind::File | TargetKind::BlockDevice), false) => {
+            ("reads", "copying out of the page cache")
+        }
+        (_, true) => ("writes", "copying into the kernel's buffers"),
+        (_, false) => ("reads", "copying out of the kernel's buffers"),
+    };
+    format!("{size} {what} are bound by {way}")
 }
 
 /// Every rule, in the order findings are printed.
@@ -300,6 +334,64 @@ pub const RULES: &[Rule] = &[
     ("counters_unavailable", |f| {
         f.tracepoints_unavailable.as_ref().map(|why| {
             format!("kernel tracepoints unavailable ({why}): syscall figures are iolab's own count")
+        })
+    }),
+    ("profile_copy_bound", |f| {
+        let p = profiled(f)?;
+        (p.kernel_share > 0.0 && p.copy_share / p.kernel_share >= 0.3).then(|| {
+            format!(
+                "{} of system time in copying to/from user memory ({}, {} of all samples): {}{}",
+                pct(p.copy_share / p.kernel_share),
+                p.top_copy.as_deref().unwrap_or("copy functions"),
+                pct(p.copy_share),
+                copy_words(f),
+                if f.direct || f.target != Some(TargetKind::File) {
+                    ""
+                } else {
+                    "; O_DIRECT avoids the copy"
+                }
+            )
+        })
+    }),
+    ("profile_io_wq_work", |f| {
+        let p = profiled(f)?;
+        let (func, share) = p.iowq_focus.as_ref()?;
+        (p.iowq_share >= 0.2).then(|| {
+            format!(
+                "io-wq workers took {} of the samples and spent {} of theirs in {func}: the requests ran in the \
+                 kernel's helper threads, not in the thread that submitted them",
+                pct(p.iowq_share),
+                pct(*share)
+            )
+        })
+    }),
+    ("profile_syscall_overhead", |f| {
+        let p = profiled(f)?;
+        (p.syscall_share >= 0.3).then(|| {
+            format!(
+                "{} of the samples in syscall entry and exit: the cost of crossing into the kernel dominates; fewer, \
+                 larger calls or batching (io_uring) pay it less often",
+                pct(p.syscall_share)
+            )
+        })
+    }),
+    ("profile_scheduler", |f| {
+        let p = profiled(f)?;
+        (p.sched_share >= 0.25).then(|| {
+            format!(
+                "{} of the samples in the scheduler (switching, waking, idling): threads sleep and wake instead of \
+                 working",
+                pct(p.sched_share)
+            )
+        })
+    }),
+    ("profile_inline_perturbs", |f| {
+        let p = f.profile.as_ref()?;
+        p.inline.then(|| {
+            format!(
+                "the timed pass was sampled (--profile inline, {} Hz): its timings include the sampling's cost",
+                p.hz
+            )
         })
     }),
     ("inline_counting_perturbs", |f| {
@@ -566,6 +658,92 @@ mod tests {
                 ..base()
             },
             base(),
+        );
+    }
+
+    fn profile(p: ProfileFacts) -> Facts {
+        Facts {
+            profile: Some(ProfileFacts {
+                samples: 1000,
+                hz: 997,
+                ..p
+            }),
+            ..base()
+        }
+    }
+
+    #[test]
+    fn profile_rules() {
+        let copy = ProfileFacts {
+            kernel_share: 0.9,
+            copy_share: 0.52,
+            top_copy: Some("copy_folio_from_iter_atomic".into()),
+            ..Default::default()
+        };
+        let on = Facts {
+            bs: 1 << 20,
+            write: true,
+            ..profile(copy.clone())
+        };
+        let text = &findings_of(&on)[0].text;
+        assert!(
+            text.starts_with("58% of system time in copying to/from user memory (copy_folio_from_iter_atomic, 52% of all samples): 1 MiB writes are bound by copying into the page cache"),
+            "{text}"
+        );
+        let few = Facts {
+            profile: Some(ProfileFacts {
+                samples: 10,
+                ..on.profile.clone().unwrap()
+            }),
+            ..on.clone()
+        };
+        assert!(!fired(&few).contains(&"profile_copy_bound".to_string()));
+        let little = ProfileFacts {
+            copy_share: 0.05,
+            ..copy
+        };
+        check("profile_copy_bound", on, profile(little));
+        let wq = ProfileFacts {
+            iowq_share: 0.8,
+            iowq_focus: Some(("ext4_buffered_write_iter".into(), 0.71)),
+            ..Default::default()
+        };
+        let text = &findings_of(&profile(wq.clone()))[0].text;
+        assert!(
+            text.starts_with("io-wq workers took 80% of the samples and spent 71% of theirs in ext4_buffered_write_iter"),
+            "{text}"
+        );
+        let idle = ProfileFacts {
+            iowq_share: 0.01,
+            ..wq.clone()
+        };
+        check("profile_io_wq_work", profile(wq), profile(idle));
+        let sys = |s| ProfileFacts {
+            syscall_share: s,
+            ..Default::default()
+        };
+        check(
+            "profile_syscall_overhead",
+            profile(sys(0.45)),
+            profile(sys(0.1)),
+        );
+        let sched = |s| ProfileFacts {
+            sched_share: s,
+            ..Default::default()
+        };
+        check(
+            "profile_scheduler",
+            profile(sched(0.4)),
+            profile(sched(0.05)),
+        );
+        let inline = ProfileFacts {
+            inline: true,
+            ..Default::default()
+        };
+        check(
+            "profile_inline_perturbs",
+            profile(inline),
+            profile(ProfileFacts::default()),
         );
     }
 

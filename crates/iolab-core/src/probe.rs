@@ -259,5 +259,67 @@ fn counter_rows() -> Vec<ProbeRow> {
             detail: n.clone(),
         });
     }
+    rows.extend(profile_rows());
     rows
+}
+
+/// `--profile`: does sampling with call chains work (50 ms of stat(2) calls on this thread, sampled), and
+/// do the sampled kernel addresses get names?
+fn profile_rows() -> Vec<ProbeRow> {
+    let hz = crate::spec::DEFAULT_PROFILE_HZ;
+    let (sampling, symbols) = match crate::measure::profile::Sampler::open(hz) {
+        Err(why) => (
+            ProbeRow {
+                name: "profile: sampling with call chains (--profile)".into(),
+                available: false,
+                detail: why.clone(),
+            },
+            (false, format!("not tried: {why}")),
+        ),
+        Ok(s) => {
+            s.start();
+            let t = std::time::Instant::now();
+            while t.elapsed() < std::time::Duration::from_millis(50) {
+                let _ = std::fs::metadata("/");
+            }
+            s.stop();
+            let p = s.finish("separate");
+            let kernel = p.top_self.iter().any(|f| f.kernel);
+            let named = p
+                .top_self
+                .iter()
+                .any(|f| f.kernel && !f.name.starts_with('['));
+            let frames = if kernel { "kernel and user" } else { "user" };
+            (
+                ProbeRow {
+                    name: "profile: sampling with call chains (--profile)".into(),
+                    available: p.samples > 0,
+                    detail: format!(
+                        "{} at {hz} Hz: {} samples in 50 ms of stat(2) calls, {frames} call chains",
+                        p.event, p.samples
+                    ),
+                },
+                match (kernel, named) {
+                    (true, true) => (true, "kernel functions named from /proc/kallsyms".into()),
+                    _ => (
+                        false,
+                        p.unsymbolized.first().cloned().unwrap_or_else(|| {
+                            p.notes
+                                .first()
+                                .cloned()
+                                .unwrap_or_else(|| "no kernel samples".into())
+                        }),
+                    ),
+                },
+            )
+        }
+    };
+    vec![
+        sampling,
+        ProbeRow {
+            name: "profile: kernel symbols".into(),
+            available: symbols.0,
+            detail: symbols.1,
+        },
+    ]
 }

@@ -1,10 +1,10 @@
 //! The body of an I/O run's table (every method but offload, see `offload.rs`), one function per section:
-//! latency, CPU and scheduler, syscalls and io_uring, flushes, threads and verify, the kernel's side, and
-//! the tail every run's table ends with.
+//! latency, CPU and scheduler, syscalls and io_uring, flushes, threads and verify, the profile, the
+//! kernel's side, and the tail every run's table ends with.
 
 use crate::{dist_line, opt, thousands};
 use iolab_core::measure::counters::CounterValue;
-use iolab_core::result::{RunResult, UringFigures};
+use iolab_core::result::{ProfileFigures, ProfileShare, RunResult, UringFigures};
 use iolab_core::units::{fmt_ns, fmt_size};
 use std::fmt::Write;
 
@@ -20,8 +20,50 @@ pub(crate) fn io_text(r: &RunResult, o: &mut String) {
     }
     let _ = writeln!(o, "             ({})", r.syscalls.note);
     flushes_threads_verify_text(r, o);
+    if let Some(p) = &r.profile {
+        profile_text(p, o);
+    }
     o.push_str(&kernel_text(r));
     tail_text(r, o);
+}
+
+/// `--profile`: the event and the samples, the shares by group, the top 10 functions by self share, why
+/// some frames have no names, and the profile's notes.
+fn profile_text(p: &ProfileFigures, o: &mut String) {
+    let _ = writeln!(
+        o,
+        "profile      {} pass, {} at {} Hz: {} samples, {} lost",
+        p.pass,
+        p.event,
+        p.frequency_hz,
+        thousands(p.samples),
+        thousands(p.lost)
+    );
+    let share = |s: &ProfileShare| format!("{} {:.1}%", s.name, s.share * 100.0);
+    if !p.groups.is_empty() {
+        let g: Vec<String> = p.groups.iter().map(share).collect();
+        let _ = writeln!(o, "             by group: {}", g.join(", "));
+        let top: Vec<String> = p
+            .top_self
+            .iter()
+            .take(10)
+            .map(|s| {
+                format!(
+                    "{}{} {:.1}%",
+                    s.name,
+                    if s.kernel { " [k]" } else { "" },
+                    s.share * 100.0
+                )
+            })
+            .collect();
+        let _ = writeln!(o, "             top functions (self): {}", top.join(", "));
+    }
+    for u in &p.unsymbolized {
+        let _ = writeln!(o, "             unsymbolized: {u}");
+    }
+    for n in &p.notes {
+        let _ = writeln!(o, "             note: {n}");
+    }
 }
 
 /// CPU time of the process and the workers, the stream peer's, and the kernel's helper threads.

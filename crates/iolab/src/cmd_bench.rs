@@ -8,7 +8,8 @@ use iolab_core::measure::clock;
 pub(crate) struct BenchArgs {
     /// overhead: iolab psync vs a bare write() loop | counters: write() with and without kernel counters |
     /// nop: io_uring NOPs per second through iolab vs a raw loop | offload: NOP round trips (batch 1) and
-    /// throughput (batch 32) through the offload paths, as ratios to native.
+    /// throughput (batch 32) through the offload paths, as ratios to native | profile: the timed pass with
+    /// --profile separate and inline against none.
     #[arg(default_value = "overhead")]
     pub(crate) which: String,
     /// Ops per round.
@@ -49,10 +50,16 @@ pub(crate) fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
             let r = iolab_core::bench::offload(ops, rounds as u32, &clk)?;
             print!("{}", iolab_core::bench::render_offload(&r));
         }
+        "profile" => {
+            let r = iolab_core::bench::profile(ops, rounds as u32, &clock::calibrate(20))?;
+            print!("{}", iolab_core::bench::render_profile(&r));
+        }
         other => {
             return Err(Error::usage(
                 "bench",
-                format!("unknown benchmark '{other}'; accepted: overhead, counters, nop, offload"),
+                format!(
+                "unknown benchmark '{other}'; accepted: overhead, counters, nop, offload, profile"
+            ),
             ))
         }
     }

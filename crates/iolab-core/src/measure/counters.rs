@@ -162,7 +162,7 @@ pub fn trace_ids() -> Result<&'static TraceIds, String> {
 }
 
 /// Why perf_event_open failed, for people.
-fn open_reason(errno: i32) -> String {
+pub(crate) fn open_reason(errno: i32) -> String {
     let paranoid =
         std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
     match errno {

@@ -1,6 +1,8 @@
-//! Measurement: the clock, latency histograms, CPU/task and kernel I/O accounting.
+//! Measurement: the clock, latency histograms, CPU/task and kernel I/O accounting, sampled
+//! profiles.
 
 pub mod clock;
 pub mod counters;
 pub mod cpu;
 pub mod hist;
+pub mod profile;

@@ -29,9 +29,10 @@ pub use content::{write_content, Content, ContentDrive, ContentTiming};
 use crate::error::{Error, Result};
 use crate::measure::clock::{ClockInfo, ClockKind, MockClock, MonoClock, TscClock};
 use crate::measure::counters::{CountMode, CounterSet, CounterSnap, CounterValue, Family};
+use crate::measure::profile::Sampler;
 use crate::method::{Method, Run};
-use crate::result::{KernelFigures, RunResult};
-use crate::spec::Spec;
+use crate::result::{KernelFigures, ProfileFigures, RunResult};
+use crate::spec::{ProfileMode, Spec};
 use crate::target::PreparedTarget;
 use pass::run_once;
 pub use pass::Pass;
@@ -75,8 +76,9 @@ fn run_method(
 }
 
 /// Runs one workload with an already calibrated clock: with `--count separate` (the default) first an
-/// untimed pass of the same workload with the kernel tracepoints on, then the timed pass with the software
-/// and hardware counters; then the derived figures and findings.
+/// untimed pass of the same workload with the kernel tracepoints on, with `--profile separate` an untimed
+/// pass sampled for its profile, then the timed pass with the software and hardware counters (and the
+/// sampler with `--profile inline`); then the derived figures and findings.
 pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
     run_with(spec, clock, None)
 }
@@ -86,6 +88,16 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
 /// finished (asynchronous loop): no cost per op.
 pub fn run_with(spec: &Spec, clock: &ClockInfo, progress: Option<&AtomicU64>) -> Result<RunResult> {
     if let Run::Process(run) = spec.method.info().run {
+        if spec.profile != ProfileMode::None {
+            return Err(Error::usage(
+                "--profile",
+                format!(
+                    "--method {} runs its client as a process of its own, which iolab does not sample yet: \
+                     drop --profile",
+                    spec.method.name()
+                ),
+            ));
+        }
         // A client process of its own, timed from outside (see offload/mod.rs).
         return run(spec, clock);
     }
@@ -94,7 +106,14 @@ pub fn run_with(spec: &Spec, clock: &ClockInfo, progress: Option<&AtomicU64>) ->
         ..Default::default()
     };
     let tp = counting_pass(spec, clock, &mut kernel)?;
-    let (mut r, vals) = timed_pass(spec, clock, progress, &mut kernel)?;
+    let separate = profile_pass(spec, clock)?;
+    let inline = (spec.profile == ProfileMode::Inline).then(|| Sampler::open(spec.profile_hz));
+    let sampler = inline.as_ref().and_then(|s| s.as_ref().ok());
+    let (mut r, vals) = timed_pass(spec, clock, progress, &mut kernel, sampler)?;
+    r.profile = match inline {
+        Some(s) => Some(profile_of(s, spec, "inline")),
+        None => separate,
+    };
     sort_counts(spec, &mut kernel, vals, tp, &r);
     r.kernel = kernel;
     r.derived = crate::findings::derive(&r);
@@ -125,6 +144,7 @@ fn counting_pass(
     let pass = Pass {
         counters: &[&set],
         progress: None,
+        sampler: None,
     };
     let (r, vals) = run_once(&spec.for_counting_pass(), clock, &pass)?;
     kernel.tracepoint_pass = Some(
@@ -134,12 +154,50 @@ fn counting_pass(
     Ok(Some((vals, r)))
 }
 
-/// The timed pass, with the software and hardware counters (and with `--count inline` the tracepoints).
+/// With `--profile separate`: an untimed pass of the same workload, sampled; its profile (or why there is
+/// none).
+fn profile_pass(spec: &Spec, clock: &ClockInfo) -> Result<Option<ProfileFigures>> {
+    if spec.profile != ProfileMode::Separate {
+        return Ok(None);
+    }
+    let sampler = Sampler::open(spec.profile_hz);
+    if let Ok(s) = &sampler {
+        let pass = Pass {
+            counters: &[],
+            progress: None,
+            sampler: Some(s),
+        };
+        run_once(&spec.for_counting_pass(), clock, &pass)?;
+    }
+    Ok(Some(profile_of(sampler, spec, "separate")))
+}
+
+/// The profile a sampler took, or a profile without samples that says why there are none.
+fn profile_of(
+    sampler: std::result::Result<Sampler, String>,
+    spec: &Spec,
+    pass: &str,
+) -> ProfileFigures {
+    match sampler {
+        Ok(s) => s.finish(pass),
+        Err(why) => ProfileFigures {
+            pass: pass.into(),
+            event: "none".into(),
+            frequency_hz: spec.profile_hz as u64,
+            notes: vec![why],
+            ..Default::default()
+        },
+    }
+}
+
+/// The timed pass, with the software and hardware counters (and with `--count inline` the tracepoints,
+/// with `--profile inline` the sampler).
 fn timed_pass(
     spec: &Spec,
     clock: &ClockInfo,
     progress: Option<&AtomicU64>,
     kernel: &mut KernelFigures,
+    sampler: Option<&Sampler>,
 ) -> Result<(RunResult, Vec<CounterValue>)> {
     SOFTWARE.with(|sw| {
         let mut tp = CounterSet::default();
@@ -158,6 +216,7 @@ fn timed_pass(
         let pass = Pass {
             counters: &[sw, &tp],
             progress,
+            sampler,
         };
         run_once(spec, clock, &pass)
     })

@@ -9,6 +9,7 @@ use crate::measure::clock::ClockInfo;
 use crate::measure::counters::{CounterSet, CounterValue};
 use crate::measure::cpu::{helper_deltas, HelperCpu, ProcIo, RusageDelta};
 use crate::measure::hist::{new_hist, summarize, Hist};
+use crate::measure::profile::Sampler;
 use crate::result::*;
 use crate::spec::{OpKind, Spec};
 use crate::target::{self, PeerFigures, PreparedTarget};
@@ -20,6 +21,8 @@ pub struct Pass<'a> {
     pub(super) counters: &'a [&'a CounterSet],
     /// Where finished ops are published for a progress display (the timed pass of a watched run only).
     pub(super) progress: Option<&'a AtomicU64>,
+    /// `--profile`: the sampler, opened before the pass, started and stopped around the timed span.
+    pub(super) sampler: Option<&'a Sampler>,
 }
 
 const TIMED_BOUNDARY: &str = "each thread from just before its first op to after its last completion, including --fsync/--msync \

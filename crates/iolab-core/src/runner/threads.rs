@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::measure::clock::{Clock, ClockInfo};
 use crate::measure::counters::{CounterSet, CounterSnap};
 use crate::measure::cpu::{read_tasks, steal_per_cpu, ProcIo, Rusage};
+use crate::measure::profile::Sampler;
 use crate::method::{self, Method, ThreadCtx};
 use crate::spec::{OpKind, Spec, SyncEvery};
 use crate::target::PreparedTarget;
@@ -51,16 +52,17 @@ struct Inline<'a> {
     after: std::sync::Mutex<Option<Snap>>,
     abort: AtomicBool,
     counters: &'a [&'a CounterSet],
+    sampler: Option<&'a Sampler>,
 }
 
 impl Phases for Inline<'_> {
     fn start(&self) {
         *self.before.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some(Snap::take_before(self.counters));
+            Some(Snap::take_before(self.counters, self.sampler));
     }
     fn finish(&self) {
         *self.after.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some(Snap::take_after(self.counters));
+            Some(Snap::take_after(self.counters, self.sampler));
     }
     fn abort(&self) -> &AtomicBool {
         &self.abort
@@ -102,8 +104,9 @@ thread_local! {
 impl Snap {
     /// /proc/self/io is read last before the span and first after it, so only the one read that made the
     /// "before" snapshot falls inside (and is subtracted by `ProcIo::delta`). The perf counters are stopped
-    /// while sampling and restarted last, so the span they count starts after every read made here.
-    fn take_before(c: &[&CounterSet]) -> Snap {
+    /// while sampling and restarted last, so the span they count starts after every read made here; the
+    /// `--profile` sampler, if any, starts after them and stops first.
+    fn take_before(c: &[&CounterSet], sampler: Option<&Sampler>) -> Snap {
         pause_counters(c);
         let counters = c.iter().map(|s| s.snapshot()).collect();
         let steal = steal_per_cpu();
@@ -111,18 +114,27 @@ impl Snap {
         let ru = Rusage::process();
         let io = ProcIo::read_self();
         resume_counters(c);
+        if let Some(s) = sampler {
+            s.start();
+        }
         Snap {
             proc: Sample { ru, tasks, steal },
             io,
             counters,
         }
     }
-    fn take_after(c: &[&CounterSet]) -> Snap {
+    fn take_after(c: &[&CounterSet], sampler: Option<&Sampler>) -> Snap {
+        if let Some(s) = sampler {
+            s.stop();
+        }
         pause_counters(c);
         let io = ProcIo::read_self();
         let counters = c.iter().map(|s| s.snapshot()).collect();
         let ru = Rusage::process();
         let tasks = read_tasks();
+        if let Some(s) = sampler {
+            s.note_threads(&tasks);
+        }
         let steal = steal_per_cpu();
         Snap {
             proc: Sample { ru, tasks, steal },
@@ -175,9 +187,9 @@ pub(super) fn run_threads<M: Method, C: Clock>(
         content: None,
     };
     if spec.threads == 1 {
-        Ok(one_thread::<M, C>(ctx_for(0), clk, &p, pass.counters))
+        Ok(one_thread::<M, C>(ctx_for(0), clk, &p, pass))
     } else {
-        threads::<M, C>(spec, ctx_for, clk, &p, pass.counters)
+        threads::<M, C>(spec, ctx_for, clk, &p, pass)
     }
 }
 
@@ -186,20 +198,22 @@ fn one_thread<M: Method, C: Clock>(
     ctx: ThreadCtx,
     clk: &C,
     p: &LoopParams,
-    counters: &[&CounterSet],
+    pass: &Pass,
 ) -> Collected {
+    let (counters, sampler) = (pass.counters, pass.sampler);
     let ph = Inline {
         before: std::sync::Mutex::new(None),
         after: std::sync::Mutex::new(None),
         abort: AtomicBool::new(false),
         counters,
+        sampler,
     };
     let max_ops = ctx.spec.ops_for_thread(0).unwrap_or(u64::MAX);
     let out = worker::<M, C>(ctx, clk, p, &ph, max_ops);
     let take =
         |m: std::sync::Mutex<Option<Snap>>| m.into_inner().unwrap_or_else(|p| p.into_inner());
-    let before = take(ph.before).unwrap_or_else(|| Snap::take_before(counters));
-    let after = take(ph.after).unwrap_or_else(|| Snap::take_after(counters));
+    let before = take(ph.before).unwrap_or_else(|| Snap::take_before(counters, sampler));
+    let after = take(ph.after).unwrap_or_else(|| Snap::take_after(counters, sampler));
     Collected {
         outs: vec![out],
         before,
@@ -213,8 +227,9 @@ fn threads<'a, M: Method, C: Clock>(
     ctx_for: impl Fn(u32) -> ThreadCtx<'a>,
     clk: &C,
     p: &LoopParams,
-    counters: &[&CounterSet],
+    pass: &Pass,
 ) -> Result<Collected> {
+    let (counters, sampler) = (pass.counters, pass.sampler);
     let n = spec.threads as usize;
     let sh = Barriers {
         ready: Barrier::new(n + 1),
@@ -236,10 +251,10 @@ fn threads<'a, M: Method, C: Clock>(
             handles.push(h);
         }
         sh.ready.wait();
-        let before = Snap::take_before(counters);
+        let before = Snap::take_before(counters, sampler);
         sh.go.wait();
         sh.done.wait();
-        let after = Snap::take_after(counters);
+        let after = Snap::take_after(counters, sampler);
         sh.sampled.wait();
         let outs = handles
             .into_iter()

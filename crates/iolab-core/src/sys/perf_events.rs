@@ -108,3 +108,183 @@ pub fn umount_detach(dir: &Path) -> SysResult<()> {
     })
     .map(|_| ())
 }
+
+/// What a sampling event samples (see [`perf_event_open_sampler`]).
+#[derive(Debug, Clone, Copy)]
+pub struct SamplerAttr {
+    /// PERF_TYPE_HARDWARE/CPU_CYCLES or PERF_TYPE_SOFTWARE/CPU_CLOCK.
+    pub type_: u32,
+    pub config: u64,
+    /// Samples per second of each running task (freq mode: the kernel adjusts the period).
+    pub freq_hz: u64,
+    /// Sample kernel code and kernel call chains too (else user space only).
+    pub kernel: bool,
+    /// Ask for the lost-sample count on read (PERF_FORMAT_LOST, Linux 6.0; older kernels refuse it).
+    pub read_lost: bool,
+}
+
+/// perf_event_open(2) of a sampling event on this thread (pid 0) and one `cpu`, inherited by the threads
+/// created afterwards (the kernel writes their samples into this event's ring buffer), opened disabled.
+/// Each sample has the IP, the pid/tid and the call chain (kernel and user, with PERF_CONTEXT_* markers);
+/// PERF_RECORD_COMM records name the threads; reading the descriptor gives (count, lost samples)
+/// (read_format PERF_FORMAT_LOST). An inherited per-task event with cpu -1 cannot be mmapped (the kernel
+/// refuses, so that all children do not write one buffer), hence one event per CPU.
+pub fn perf_event_open_sampler(a: &SamplerAttr, cpu: i32) -> SysResult<OwnedFd> {
+    let mut attr = perf::perf_event_attr {
+        type_: a.type_,
+        size: std::mem::size_of::<perf::perf_event_attr>() as u32,
+        config: a.config,
+        sample_type: (perf::PERF_SAMPLE_IP | perf::PERF_SAMPLE_TID | perf::PERF_SAMPLE_CALLCHAIN)
+            as u64,
+        read_format: if a.read_lost {
+            perf::PERF_FORMAT_LOST as u64
+        } else {
+            0
+        },
+        ..Default::default()
+    };
+    attr.__bindgen_anon_1.sample_freq = a.freq_hz;
+    // Nobody polls the ring: a watermark above its size means the kernel never queues a wake-up.
+    attr.__bindgen_anon_2.wakeup_watermark = u32::MAX;
+    attr.set_freq(1);
+    attr.set_watermark(1);
+    attr.set_disabled(1);
+    attr.set_inherit(1);
+    attr.set_comm(1);
+    attr.set_exclude_hv(1);
+    attr.set_exclude_kernel(u64::from(!a.kernel));
+    attr.set_exclude_callchain_kernel(u64::from(!a.kernel));
+    // SAFETY: `attr` is a fully initialised perf_event_attr whose `size` matches the struct; pid 0 is
+    // this thread, `cpu` one CPU, group -1 none; the result is checked and owned below.
+    let fd = unsafe {
+        perf_event_open_sys::perf_event_open(
+            &mut attr,
+            0,
+            cpu,
+            -1,
+            perf::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
+        )
+    };
+    let fd = result("perf_event_open", fd)?;
+    // SAFETY: the kernel just returned `fd` as a new descriptor nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// PERF_EVENT_IOC_ENABLE / _DISABLE on one event and its inherited copies in the threads created since.
+pub fn perf_event_enable(fd: RawFd, enable: bool) -> SysResult<()> {
+    // SAFETY: these ioctls take an integer argument (0: this event, not its group) and no pointer.
+    let r = unsafe {
+        if enable {
+            perf_event_open_sys::ioctls::ENABLE(fd, 0)
+        } else {
+            perf_event_open_sys::ioctls::DISABLE(fd, 0)
+        }
+    };
+    result("ioctl(perf enable)", r).map(|_| ())
+}
+
+/// Reads a sampling event's (count, lost samples) (opened with `read_lost`: the samples the kernel could
+/// not write into the ring, its inherited copies' included, as they write through this event).
+pub fn perf_read_lost(fd: RawFd) -> SysResult<(u64, u64)> {
+    let mut v = [0u8; 16];
+    let n = read(fd, &mut v)?;
+    if n != 16 {
+        return Err(SysErr::new("read(perf)", libc::EIO));
+    }
+    let word = |i: usize| u64::from_ne_bytes(v[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+    Ok((word(0), word(1)))
+}
+
+/// A sampling event's ring buffer: the control page, then 2^n data pages the kernel writes records into.
+/// iolab reads it after the kernel stopped writing (or while it writes: the head is read with acquire
+/// ordering and the tail released after the copy, as the kernel's perf_event_mmap_page documents).
+pub struct PerfRing {
+    map: super::Mapping,
+    data_off: usize,
+    data_size: usize,
+}
+
+// SAFETY: through a shared reference a PerfRing only reports its size; reading and moving the tail
+// (`drain_into`) needs `&mut self`, so one thread at a time touches the ring.
+unsafe impl Sync for PerfRing {}
+
+impl PerfRing {
+    /// mmap(2) the ring of event `fd`: one control page and `data_pages` (a power of two) data pages.
+    pub fn map(fd: RawFd, data_pages: usize) -> SysResult<PerfRing> {
+        let page = page_size();
+        let map = super::Mapping::shared(fd, (1 + data_pages) * page, 0, true)?;
+        // SAFETY: the mapping starts with the kernel's perf_event_mmap_page (page aligned, so aligned for
+        // it); data_offset/data_size were written by the kernel at mmap time and do not change.
+        let (off, size) = unsafe {
+            let mp = map.as_ptr() as *const perf::perf_event_mmap_page;
+            (
+                std::ptr::read_volatile(std::ptr::addr_of!((*mp).data_offset)),
+                std::ptr::read_volatile(std::ptr::addr_of!((*mp).data_size)),
+            )
+        };
+        // Kernels before 4.1 leave both 0: the data then starts after the first page.
+        let (data_off, data_size) = if size == 0 {
+            (page, data_pages * page)
+        } else {
+            (off as usize, size as usize)
+        };
+        Ok(PerfRing {
+            map,
+            data_off,
+            data_size,
+        })
+    }
+
+    /// Size of the data area in bytes.
+    pub fn data_size(&self) -> usize {
+        self.data_size
+    }
+
+    fn head_tail(&self) -> (&std::sync::atomic::AtomicU64, &std::sync::atomic::AtomicU64) {
+        let mp = self.map.as_ptr() as *const perf::perf_event_mmap_page;
+        // SAFETY: data_head and data_tail are 8-byte aligned u64 fields of the control page this value
+        // maps for its whole life; the kernel and this reader access them only as whole words, so viewing
+        // them as atomics is sound.
+        unsafe {
+            (
+                &*(std::ptr::addr_of!((*mp).data_head) as *const std::sync::atomic::AtomicU64),
+                &*(std::ptr::addr_of!((*mp).data_tail) as *const std::sync::atomic::AtomicU64),
+            )
+        }
+    }
+
+    /// Appends every byte the kernel wrote since the last call to `out`, in order (a record that wraps
+    /// around the end of the ring comes out whole), and hands the space back to the kernel.
+    pub fn drain_into(&mut self, out: &mut Vec<u8>) {
+        let (head_a, tail_a) = self.head_tail();
+        // Acquire: the kernel writes a record, then publishes data_head; reading head first with acquire
+        // makes the record's bytes visible below.
+        let head = head_a.load(std::sync::atomic::Ordering::Acquire);
+        // Only this reader writes data_tail.
+        let tail = tail_a.load(std::sync::atomic::Ordering::Relaxed);
+        let len = head.wrapping_sub(tail).min(self.data_size as u64) as usize;
+        let start = (tail % self.data_size as u64) as usize;
+        let first = len.min(self.data_size - start);
+        // SAFETY: data_off + data_size lies inside the mapping (the kernel reported both for this
+        // mapping), start < data_size and first <= data_size - start, len - first <= start; the kernel
+        // does not write the bytes between tail and head until data_tail moves past them.
+        unsafe {
+            let data = self.map.as_ptr().add(self.data_off);
+            out.extend_from_slice(std::slice::from_raw_parts(data.add(start), first));
+            out.extend_from_slice(std::slice::from_raw_parts(data, len - first));
+        }
+        // Release: the copy above is done before the kernel may overwrite that space.
+        tail_a.store(head, std::sync::atomic::Ordering::Release);
+    }
+}
+
+/// The page size (sysconf(_SC_PAGESIZE)); 4096 if it cannot be read.
+fn page_size() -> usize {
+    // SAFETY: sysconf takes no pointer and has no side effect.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as usize
+    } else {
+        4096
+    }
+}
