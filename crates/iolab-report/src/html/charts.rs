@@ -60,8 +60,9 @@ pub(super) fn line_chart(
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let num = |v: &f64| short_num(*v);
         match (log_x, log_y) {
-            (false, false) => draw_lines(&root, title, x_desc, y_desc, lines, x0..x1, y0..y1),
+            (false, false) => draw_lines(&root, title, x_desc, y_desc, lines, x0..x1, y0..y1, &num),
             (true, false) => draw_lines(
                 &root,
                 title,
@@ -70,6 +71,7 @@ pub(super) fn line_chart(
                 lines,
                 (x0..x1).log_scale(),
                 y0..y1,
+                &num,
             ),
             (false, true) => draw_lines(
                 &root,
@@ -79,6 +81,7 @@ pub(super) fn line_chart(
                 lines,
                 x0..x1,
                 (y0..y1).log_scale(),
+                &num,
             ),
             (true, true) => draw_lines(
                 &root,
@@ -88,6 +91,7 @@ pub(super) fn line_chart(
                 lines,
                 (x0..x1).log_scale(),
                 (y0..y1).log_scale(),
+                &num,
             ),
         }?;
         root.present().map_err(|e| e.to_string())?;
@@ -95,6 +99,45 @@ pub(super) fn line_chart(
     Ok(svg)
 }
 
+/// Draws lines on a log x axis with a tick at each of `ticks` (labelled as byte sizes) and a linear y.
+pub(super) fn line_chart_at(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    lines: &[Line],
+    ticks: &[f64],
+) -> Result<String, String> {
+    let xs: Vec<f64> = ticks.iter().copied().filter(|v| *v > 0.0).collect();
+    let hi_y = lines
+        .iter()
+        .flat_map(|l| l.1.iter().map(|p| p.1))
+        .filter(|v| v.is_finite())
+        .fold(f64::NAN, f64::max);
+    if xs.is_empty() || hi_y.is_nan() {
+        return Err("no points".into());
+    }
+    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min) / 1.5;
+    let hi = xs.iter().copied().fold(0.0, f64::max) * 1.5;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        draw_lines(
+            &root,
+            title,
+            x_desc,
+            y_desc,
+            lines,
+            (lo..hi).log_scale().with_key_points(xs),
+            0.0..(hi_y * 1.05).max(1e-9),
+            &|v| bytes_label(*v),
+        )?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(svg)
+}
+
+#[allow(clippy::too_many_arguments)]
 fn draw_lines<X, Y>(
     root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
     title: &str,
@@ -103,6 +146,7 @@ fn draw_lines<X, Y>(
     lines: &[Line],
     x: X,
     y: Y,
+    x_label: &dyn Fn(&f64) -> String,
 ) -> Result<(), String>
 where
     X: AsRangedCoord<Value = f64>,
@@ -123,7 +167,7 @@ where
         .y_desc(y_desc)
         .axis_desc_style(("sans-serif", 16))
         .label_style(("sans-serif", 13))
-        .x_label_formatter(&|v| short_num(*v))
+        .x_label_formatter(x_label)
         .y_label_formatter(&|v| short_num(*v))
         .draw()
         .map_err(|e| e.to_string())?;
