@@ -129,13 +129,12 @@ fields! {
     SHARE_NAME = ["name"] in Share;
     /// Kernel code (else user space).
     SHARE_KERNEL = ["kernel"] in Share;
-    SHARE_SAMPLES = ["samples"] in Share;
     /// samples / all samples (0..1).
     SHARE_SHARE = ["share"] in Share;
 }
 
 /// The profile group the storage paper's Figure 4 is about (`ProfileFigures::groups` names it so).
-pub(crate) const COPY_GROUP: &str = "copy to/from user";
+pub(crate) const COPY_GROUP: &str = iolab_core::suite::COPY_GROUP;
 
 /// The spec keys a chart's caption names when all its runs share them.
 pub(crate) const SHARED_SPEC: [Field; 10] = [

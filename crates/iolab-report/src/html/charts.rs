@@ -61,38 +61,19 @@ pub(super) fn line_chart(
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let num = |v: &f64| short_num(*v);
+        let f = Frame {
+            title,
+            x_desc,
+            y_desc,
+            lines,
+            x_label: &num,
+            legend_at: SeriesLabelPosition::UpperRight,
+        };
         match (log_x, log_y) {
-            (false, false) => draw_lines(&root, title, x_desc, y_desc, lines, x0..x1, y0..y1, &num),
-            (true, false) => draw_lines(
-                &root,
-                title,
-                x_desc,
-                y_desc,
-                lines,
-                (x0..x1).log_scale(),
-                y0..y1,
-                &num,
-            ),
-            (false, true) => draw_lines(
-                &root,
-                title,
-                x_desc,
-                y_desc,
-                lines,
-                x0..x1,
-                (y0..y1).log_scale(),
-                &num,
-            ),
-            (true, true) => draw_lines(
-                &root,
-                title,
-                x_desc,
-                y_desc,
-                lines,
-                (x0..x1).log_scale(),
-                (y0..y1).log_scale(),
-                &num,
-            ),
+            (false, false) => draw_lines(&root, &f, x0..x1, y0..y1),
+            (true, false) => draw_lines(&root, &f, (x0..x1).log_scale(), y0..y1),
+            (false, true) => draw_lines(&root, &f, x0..x1, (y0..y1).log_scale()),
+            (true, true) => draw_lines(&root, &f, (x0..x1).log_scale(), (y0..y1).log_scale()),
         }?;
         root.present().map_err(|e| e.to_string())?;
     }
@@ -122,31 +103,42 @@ pub(super) fn line_chart_at(
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
-        draw_lines(
-            &root,
+        let f = Frame {
             title,
             x_desc,
             y_desc,
             lines,
+            x_label: &|v| bytes_label(*v),
+            // Shares grow with the block size: the upper left is where the lines are not.
+            legend_at: SeriesLabelPosition::UpperLeft,
+        };
+        draw_lines(
+            &root,
+            &f,
             (lo..hi).log_scale().with_key_points(xs),
             0.0..(hi_y * 1.05).max(1e-9),
-            &|v| bytes_label(*v),
         )?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What a line chart shows, whatever its axes' scales.
+struct Frame<'a> {
+    title: &'a str,
+    x_desc: &'a str,
+    y_desc: &'a str,
+    lines: &'a [Line],
+    /// The x axis's tick labels.
+    x_label: &'a dyn Fn(&f64) -> String,
+    legend_at: SeriesLabelPosition,
+}
+
 fn draw_lines<X, Y>(
     root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
-    title: &str,
-    x_desc: &str,
-    y_desc: &str,
-    lines: &[Line],
+    f: &Frame,
     x: X,
     y: Y,
-    x_label: &dyn Fn(&f64) -> String,
 ) -> Result<(), String>
 where
     X: AsRangedCoord<Value = f64>,
@@ -155,7 +147,7 @@ where
     Y::CoordDescType: ValueFormatter<f64>,
 {
     let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 20))
+        .caption(f.title, ("sans-serif", 20))
         .margin(12)
         .x_label_area_size(48)
         .y_label_area_size(80)
@@ -163,15 +155,15 @@ where
         .map_err(|e| e.to_string())?;
     chart
         .configure_mesh()
-        .x_desc(x_desc)
-        .y_desc(y_desc)
+        .x_desc(f.x_desc)
+        .y_desc(f.y_desc)
         .axis_desc_style(("sans-serif", 16))
         .label_style(("sans-serif", 13))
-        .x_label_formatter(x_label)
+        .x_label_formatter(f.x_label)
         .y_label_formatter(&|v| short_num(*v))
         .draw()
         .map_err(|e| e.to_string())?;
-    for (i, (label, p)) in lines.iter().enumerate() {
+    for (i, (label, p)) in f.lines.iter().enumerate() {
         let c = color(i);
         chart
             .draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2)))
@@ -182,7 +174,7 @@ where
             .draw_series(p.iter().map(|&(a, b)| Circle::new((a, b), 3, c.filled())))
             .map_err(|e| e.to_string())?;
     }
-    legend(&mut chart, SeriesLabelPosition::UpperRight)
+    legend(&mut chart, f.legend_at.clone())
 }
 
 /// The legend every chart draws: its series' labels in a framed, half-transparent box at `pos`.

@@ -366,7 +366,7 @@ fn top_table(r: &Value, o: &mut String) {
     );
     let cell = |v: Option<&(String, bool, f64)>| match v {
         Some((name, kernel, share)) => format!(
-            "<td>{}{}</td><td>{:.1}</td>",
+            "<td class=\"fn\">{}{}</td><td>{:.1}</td>",
             esc(name),
             if *kernel { " [k]" } else { "" },
             share * 100.0

@@ -39,7 +39,7 @@ fn head(recs: &[Value], runs: &[Run], sources: &[String], o: &mut String) {
     o.push_str(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>iolab report</title>\n<style>\
          body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;font-size:13px}\
-         td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:first-child,th:first-child{text-align:left}\
+         td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:first-child,th:first-child,td.fn{text-align:left}\
          figure{margin:2em 0}figcaption{font-size:13px;color:#333;max-width:1000px}.err{color:#a00}</style></head><body>\n",
     );
     let _ = writeln!(o, "<h1>iolab report</h1>");
