@@ -446,11 +446,12 @@ fn txt(v: &Value, path: &[&str]) -> String {
     series::text(series::at(v, path))
 }
 
-/// The record's point without the step (the step heads its rows).
-fn point_rest(rec: &Value) -> String {
+/// The record's point without the step (the step heads its rows) and the keys the command line set on
+/// every point (the lead line names them).
+fn point_rest(s: &SuiteFile, rec: &Value) -> String {
     series::record_point(rec)
         .into_iter()
-        .filter(|(k, _)| k != "step" && k != "quick")
+        .filter(|(k, _)| k != "step" && k != "quick" && !s.overrides.contains_key(k))
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(" ")
@@ -475,7 +476,7 @@ pub fn render_table(s: &SuiteFile, recs: &[Value]) -> String {
             o.push_str(&header(s.table));
             last_step = step;
         }
-        let rest = point_rest(rec);
+        let rest = point_rest(s, rec);
         match (rec.get("result"), rec.get("error").and_then(|e| e.as_str())) {
             (Some(r), _) => o.push_str(&row(s.table, &rest, r)),
             (None, Some(e)) => o.push_str(&format!("  {rest:<34} not run: {e}\n")),
@@ -671,7 +672,7 @@ fn profile_table(s: &SuiteFile, recs: &[Value]) -> String {
             ));
             last_step = Some(step);
         }
-        o.push_str(&profile_row(&point_rest(rec), &rec["result"]));
+        o.push_str(&profile_row(&point_rest(s, rec), &rec["result"]));
     }
     o
 }
