@@ -663,19 +663,31 @@ fn profile_table(s: &SuiteFile, recs: &[Value]) -> String {
             .unwrap_or_default()
     );
     let mut last_step = None;
-    for rec in profiled {
+    for rec in &profiled {
         let step = step_of(rec);
         if last_step.as_ref() != Some(&step) {
             o.push_str(&format!(
-                "{step}\n  {:<34} {:>8} {:>8} {:>8}   {}\n",
+                "{step}\n  {:<34} {:>8}  {:>8} {:>8}   {}\n",
                 "point", "samples", "kernel %", "copy %", "top kernel function (self %)"
             ));
             last_step = Some(step);
         }
         o.push_str(&profile_row(&point_rest(s, rec), &rec["result"]));
     }
+    let few = |rec: &&Value| {
+        num(&rec["result"], &["profile", "samples"]).is_some_and(|n| n > 0.0 && n < FEW_SAMPLES)
+    };
+    if profiled.iter().any(few) {
+        o.push_str(&format!(
+            "  * fewer than {FEW_SAMPLES} samples: each moves a share by over 1%; a longer run (without --quick) \
+             or a higher --profile-hz gives more\n"
+        ));
+    }
     o
 }
+
+/// Below this many samples a share moves by a percent or more per sample: such rows are marked.
+const FEW_SAMPLES: f64 = 100.0;
 
 /// One point's row of the profile table.
 fn profile_row(rest: &str, r: &Value) -> String {
@@ -695,11 +707,9 @@ fn profile_row(rest: &str, r: &Value) -> String {
     let groups = list("groups");
     let samples = num(p, &["samples"]).unwrap_or(0.0);
     if samples == 0.0 {
-        let why = list("notes").first().map(|n| series::text(Some(n)));
         return format!(
-            "  {rest:<34} {:>8} no samples{}\n",
-            0,
-            why.map(|w| format!(": {w}")).unwrap_or_default()
+            "  {rest:<34} {:>8} no samples (a pass shorter than the sampling period, or see the profile's notes)\n",
+            0
         );
     }
     let top = list("top_self")
@@ -708,7 +718,8 @@ fn profile_row(rest: &str, r: &Value) -> String {
         .map(|f| format!("{} ({:.1}%)", txt(f, &["name"]), share(f) * 100.0))
         .unwrap_or_else(|| "-".into());
     format!(
-        "  {rest:<34} {samples:>8.0} {:>7.1}% {:>7.1}%   {top}\n",
+        "  {rest:<34} {samples:>8.0}{} {:>7.1}% {:>7.1}%   {top}\n",
+        if samples < FEW_SAMPLES { "*" } else { " " },
         groups
             .iter()
             .copied()
@@ -902,6 +913,11 @@ mod tests {
                 serde_json::json!({"samples": 0, "groups": [], "top_self": [], "notes": ["not permitted"]}),
             ),
             rec("4m", Value::Null),
+            rec(
+                "8m",
+                serde_json::json!({"samples": 50, "groups": [share(COPY_GROUP, true, 1.0)],
+                                   "top_self": [share("copy_page", true, 1.0)]}),
+            ),
         ];
         let t = render_table(&s, &recs);
         assert!(t.contains("Figure 4"), "{t}");
@@ -917,8 +933,16 @@ mod tests {
             "{r}"
         );
         assert!(r.contains("rep_movs_alternative (20.0%)"), "{r}");
-        assert!(row("1m").contains("no samples: not permitted"), "{t}");
+        assert!(row("1m").contains("no samples ("), "{t}");
         assert!(row("4m").contains("no profile recorded"), "{t}");
+        // Few samples are marked, and the mark is explained.
+        let r8 = row("8m");
+        let words: Vec<&str> = r8.split_whitespace().collect();
+        assert_eq!(words[2..6], ["50*", "100.0%", "100.0%", "copy_page"], "{t}");
+        assert!(
+            !r.contains('*') && t.contains("* fewer than 100 samples"),
+            "{t}"
+        );
         // Without profiles, no such table.
         let plain = series::record(&[("step".into(), "disk".into())], Ok(serde_json::json!({})));
         assert!(!render_table(&s, &[plain]).contains("Where the time goes"));
