@@ -271,9 +271,13 @@ fn shares(r: &Value, list: Field) -> Vec<(String, bool, f64)> {
         .unwrap_or_default()
 }
 
-/// The share of a run's samples in the "copy to/from user" group (0 when the group had none).
+/// The share of a run's samples in the "copy to/from user" group (0 when the group had none; None when
+/// the run has no profile or its profile no samples).
 pub(crate) fn copy_share(r: &Value) -> Option<f64> {
     profile(r)?;
+    if fields::PROFILE_SAMPLES.num(r)? <= 0.0 {
+        return None;
+    }
     Some(
         shares(r, fields::PROFILE_GROUPS)
             .into_iter()
@@ -544,6 +548,10 @@ mod tests {
         let mut plain = recs[0].clone();
         plain["result"]["profile"] = Value::Null;
         assert_eq!(super::copy_share(&plain["result"]), None);
+        // Nor has a profile without samples (nothing to share out).
+        let mut empty = recs[0].clone();
+        empty["result"]["profile"]["samples"] = json!(0);
+        assert_eq!(super::copy_share(&empty["result"]), None);
         let rep = build(&[plain], &["x.jsonl".into()]);
         assert!(!rep.html.contains("Where the time goes"));
         assert!(rep.charts.iter().all(|c| c.run.is_none()));
