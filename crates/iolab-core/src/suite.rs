@@ -7,6 +7,12 @@
 //! that may not be makeable here): when missing, its points are recorded as "not available ..." with the
 //! reason, never faked. `workload = "lines"` runs the kernel-vs-user note's decimal lines (crate::lines)
 //! and `workload = "clock"` records the cost of the clock that times every op.
+//!
+//! The command line can set a spec key on every point over all the file says (`iolab suite --profile`:
+//! [`SuiteFile::set_on_every_point`]); such a key is in each point, so `--resume` never takes a point
+//! recorded without it as done. When points carry profiles, the table is followed by where their time
+//! went: the share of samples copying to/from user space (the storage paper's Figure 4) and the top
+//! kernel function of each point.
 
 use crate::error::{Error, Result};
 use crate::series::{self, Job, Work};
@@ -75,7 +81,25 @@ pub struct SuiteFile {
     pub quick: toml::Table,
     #[serde(rename = "step")]
     pub steps: Vec<Step>,
+    /// What the profile table reproduces, when the points carry profiles (`--profile`).
+    #[serde(default)]
+    pub profile_figure: Option<String>,
+    /// Spec keys set on every point over everything the file says (from the command line).
+    #[serde(skip)]
+    pub overrides: toml::Table,
 }
+
+impl SuiteFile {
+    /// Sets spec key `key` to `value` on every point (over the defaults, steps, vary lists and quick
+    /// keys), and marks each point with it.
+    pub fn set_on_every_point(&mut self, key: &str, value: &str) {
+        self.overrides.insert(key.to_string(), toml_of(value));
+    }
+}
+
+/// The profile group of the kernel copying between user and kernel memory (the storage paper's Figure 4
+/// is about it); `ProfileFigures::groups` names it so.
+pub const COPY_GROUP: &str = "copy to/from user";
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -270,11 +294,15 @@ fn toml_of(v: &str) -> toml::Value {
     }
 }
 
-fn str_key(t: &toml::Table, k: &str) -> Option<String> {
-    t.get(k).map(|v| match v {
+fn str_val(v: &toml::Value) -> String {
+    match v {
         toml::Value::String(s) => s.clone(),
         o => o.to_string(),
-    })
+    }
+}
+
+fn str_key(t: &toml::Table, k: &str) -> Option<String> {
+    t.get(k).map(str_val)
 }
 
 /// Why a step's `needs` is not met here, if it is not.
@@ -337,6 +365,7 @@ pub fn jobs(s: &SuiteFile, places: &Places, quick: bool) -> Result<Vec<Job>> {
                     point.push(("run".to_string(), run.to_string()));
                 }
                 point.extend(p.iter().cloned());
+                point.extend(s.overrides.iter().map(|(k, v)| (k.clone(), str_val(v))));
                 let mut t = s.defaults.clone();
                 merge(&mut t, &step.spec);
                 for (k, v) in &p {
@@ -345,6 +374,7 @@ pub fn jobs(s: &SuiteFile, places: &Places, quick: bool) -> Result<Vec<Job>> {
                 if quick {
                     merge(&mut t, &s.quick);
                 }
+                merge(&mut t, &s.overrides);
                 if let Some(toml::Value::String(target)) = t.get("target").cloned() {
                     t.insert("target".into(), toml::Value::String(places.place(&target)));
                 }
@@ -417,11 +447,12 @@ fn txt(v: &Value, path: &[&str]) -> String {
     series::text(series::at(v, path))
 }
 
-/// The record's point without the step (the step heads its rows).
-fn point_rest(rec: &Value) -> String {
+/// The record's point without the step (the step heads its rows) and the keys the command line set on
+/// every point (the lead line names them).
+fn point_rest(s: &SuiteFile, rec: &Value) -> String {
     series::record_point(rec)
         .into_iter()
-        .filter(|(k, _)| k != "step" && k != "quick")
+        .filter(|(k, _)| k != "step" && k != "quick" && !s.overrides.contains_key(k))
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(" ")
@@ -446,7 +477,7 @@ pub fn render_table(s: &SuiteFile, recs: &[Value]) -> String {
             o.push_str(&header(s.table));
             last_step = step;
         }
-        let rest = point_rest(rec);
+        let rest = point_rest(s, rec);
         match (rec.get("result"), rec.get("error").and_then(|e| e.as_str())) {
             (Some(r), _) => o.push_str(&row(s.table, &rest, r)),
             (None, Some(e)) => o.push_str(&format!("  {rest:<34} not run: {e}\n")),
@@ -456,6 +487,7 @@ pub fn render_table(s: &SuiteFile, recs: &[Value]) -> String {
     if s.table == TableKind::Lines {
         o.push_str(&lines_summary(recs));
     }
+    o.push_str(&profile_table(s, recs));
     if !s.notes.is_empty() {
         o.push_str("\nHow this differs from the seed:\n");
         for n in &s.notes {
@@ -606,6 +638,104 @@ fn row(k: TableKind, rest: &str, r: &Value) -> String {
     line + "\n"
 }
 
+/// Where the profiled points' time went: samples, kernel share, the copy share (`COPY_GROUP`) and the top
+/// kernel function by self share, a row per point that asked for a profile or has one, under its step.
+/// Empty when no point did.
+fn profile_table(s: &SuiteFile, recs: &[Value]) -> String {
+    let asked = |r: &Value| {
+        series::at(r, &["profile"]).is_some_and(|p| !p.is_null())
+            || series::at(r, &["spec", "profile"])
+                .and_then(|p| p.as_str())
+                .is_some_and(|p| p != "none")
+    };
+    let profiled: Vec<&Value> = recs
+        .iter()
+        .filter(|rec| rec.get("result").is_some_and(asked))
+        .collect();
+    if profiled.is_empty() {
+        return String::new();
+    }
+    let mut o = format!(
+        "\nWhere the time goes (sampled profiles{}): kernel % = samples in kernel code; copy % = in the \
+         \"{COPY_GROUP}\" group\n",
+        s.profile_figure
+            .as_deref()
+            .map(|f| format!("; {f}"))
+            .unwrap_or_default()
+    );
+    let mut last_step = None;
+    for rec in &profiled {
+        let step = step_of(rec);
+        if last_step.as_ref() != Some(&step) {
+            o.push_str(&format!(
+                "{step}\n  {:<34} {:>8}  {:>8} {:>8}   {}\n",
+                "point", "samples", "kernel %", "copy %", "top kernel function (self %)"
+            ));
+            last_step = Some(step);
+        }
+        o.push_str(&profile_row(&point_rest(s, rec), &rec["result"]));
+    }
+    let few = |rec: &&Value| {
+        num(&rec["result"], &["profile", "samples"]).is_some_and(|n| n > 0.0 && n < FEW_SAMPLES)
+    };
+    if profiled.iter().any(few) {
+        o.push_str(&format!(
+            "  * fewer than {FEW_SAMPLES} samples: each moves a share by over 1%; a longer run (without --quick) \
+             or a higher --profile-hz gives more\n"
+        ));
+    }
+    o
+}
+
+/// Below this many samples a share moves by a percent or more per sample: such rows are marked.
+const FEW_SAMPLES: f64 = 100.0;
+
+/// One point's row of the profile table.
+fn profile_row(rest: &str, r: &Value) -> String {
+    let Some(p) = r.get("profile").filter(|p| !p.is_null()) else {
+        return format!(
+            "  {rest:<34} no profile recorded (the run's notes and fallbacks say why)\n"
+        );
+    };
+    let list = |k: &str| -> Vec<&Value> {
+        p.get(k)
+            .and_then(|g| g.as_array())
+            .map(|a| a.iter().collect())
+            .unwrap_or_default()
+    };
+    let kernel = |g: &&Value| g.get("kernel").and_then(|k| k.as_bool()) == Some(true);
+    let share = |g: &Value| num(g, &["share"]).unwrap_or(0.0);
+    let groups = list("groups");
+    let samples = num(p, &["samples"]).unwrap_or(0.0);
+    if samples == 0.0 {
+        return format!(
+            "  {rest:<34} {:>8} no samples (a pass shorter than the sampling period, or see the profile's notes)\n",
+            0
+        );
+    }
+    let top = list("top_self")
+        .into_iter()
+        .find(kernel)
+        .map(|f| format!("{} ({:.1}%)", txt(f, &["name"]), share(f) * 100.0))
+        .unwrap_or_else(|| "-".into());
+    format!(
+        "  {rest:<34} {samples:>8.0}{} {:>7.1}% {:>7.1}%   {top}\n",
+        if samples < FEW_SAMPLES { "*" } else { " " },
+        groups
+            .iter()
+            .copied()
+            .filter(kernel)
+            .map(share)
+            .sum::<f64>()
+            * 100.0,
+        groups
+            .iter()
+            .find(|g| txt(g, &["name"]) == COPY_GROUP)
+            .map_or(0.0, |g| share(g))
+            * 100.0,
+    )
+}
+
 fn pct(v: Option<f64>) -> String {
     v.map(|x| format!("{:.1}%", x * 100.0))
         .unwrap_or_else(|| "-".into())
@@ -709,6 +839,114 @@ mod tests {
                 assert!(spec.target.starts_with(d.path()), "{:?}", spec.target);
             }
         }
+    }
+
+    #[test]
+    fn a_key_set_on_every_point_wins_and_marks_the_point() {
+        let d = tempfile::tempdir().unwrap();
+        let places = Places::make(d.path(), d.path(), false).unwrap();
+        let mut s = load("blocksize").unwrap();
+        s.set_on_every_point("profile", "separate");
+        for quick in [false, true] {
+            let js = jobs(&s, &places, quick).unwrap();
+            let runs: Vec<_> = js
+                .iter()
+                .filter_map(|j| match &j.work {
+                    Work::Run(r) => Some((j, r.as_ref().as_ref().unwrap())),
+                    _ => None,
+                })
+                .collect();
+            assert!(!runs.is_empty());
+            for (j, spec) in runs {
+                assert_eq!(spec.profile, crate::spec::ProfileMode::Separate);
+                assert!(j.point.contains(&("profile".into(), "separate".into())));
+            }
+        }
+        // The writes suite profiles its io_uring and mmap steps itself, and `none` turns that off.
+        let mut s = load("writes").unwrap();
+        let profiled = |s: &SuiteFile| {
+            jobs(s, &places, true)
+                .unwrap()
+                .iter()
+                .filter_map(|j| match &j.work {
+                    Work::Run(r) => r.as_ref().as_ref().ok().map(|r| r.profile),
+                    _ => None,
+                })
+                .filter(|p| *p != crate::spec::ProfileMode::None)
+                .count()
+        };
+        assert_eq!(profiled(&s), 10);
+        s.set_on_every_point("profile", "none");
+        assert_eq!(profiled(&s), 0);
+    }
+
+    #[test]
+    fn profiled_points_get_the_figure_4_table() {
+        let s = load("blocksize").unwrap();
+        let share = |name: &str, kernel: bool, share: f64| serde_json::json!({"name": name, "kernel": kernel, "samples": 1, "share": share});
+        let rec = |bs: &str, profile: Value| {
+            series::record(
+                &[
+                    ("step".into(), "disk".into()),
+                    ("op".into(), "write".into()),
+                    ("bs".into(), bs.into()),
+                ],
+                Ok(serde_json::json!({
+                    "spec": {"profile": "separate"},
+                    "wall_s": 1.0, "mib_s": 1.0, "bytes": 1,
+                    "profile": profile,
+                })),
+            )
+        };
+        let recs = vec![
+            rec(
+                "512",
+                serde_json::json!({
+                    "samples": 1000,
+                    "groups": [share(COPY_GROUP, true, 0.25), share("syscall entry/exit", true, 0.5),
+                               share("iolab", false, 0.25)],
+                    "top_self": [share("main", false, 0.3), share("rep_movs_alternative", true, 0.2)],
+                    "notes": [],
+                }),
+            ),
+            rec(
+                "1m",
+                serde_json::json!({"samples": 0, "groups": [], "top_self": [], "notes": ["not permitted"]}),
+            ),
+            rec("4m", Value::Null),
+            rec(
+                "8m",
+                serde_json::json!({"samples": 50, "groups": [share(COPY_GROUP, true, 1.0)],
+                                   "top_self": [share("copy_page", true, 1.0)]}),
+            ),
+        ];
+        let t = render_table(&s, &recs);
+        assert!(t.contains("Figure 4"), "{t}");
+        let row = |bs: &str| {
+            t.lines()
+                .rfind(|l| l.contains(&format!("bs={bs} ")))
+                .unwrap_or_else(|| panic!("{bs}: {t}"))
+                .to_string()
+        };
+        let r = row("512");
+        assert!(
+            r.contains("1000") && r.contains("75.0%") && r.contains("25.0%"),
+            "{r}"
+        );
+        assert!(r.contains("rep_movs_alternative (20.0%)"), "{r}");
+        assert!(row("1m").contains("no samples ("), "{t}");
+        assert!(row("4m").contains("no profile recorded"), "{t}");
+        // Few samples are marked, and the mark is explained.
+        let r8 = row("8m");
+        let words: Vec<&str> = r8.split_whitespace().collect();
+        assert_eq!(words[2..6], ["50*", "100.0%", "100.0%", "copy_page"], "{t}");
+        assert!(
+            !r.contains('*') && t.contains("* fewer than 100 samples"),
+            "{t}"
+        );
+        // Without profiles, no such table.
+        let plain = series::record(&[("step".into(), "disk".into())], Ok(serde_json::json!({})));
+        assert!(!render_table(&s, &[plain]).contains("Where the time goes"));
     }
 
     #[test]

@@ -47,6 +47,8 @@ enum Holder {
     Lines,
     /// One of a run's `findings` (`iolab_core::result::Finding`).
     Finding,
+    /// One of a profile's `groups`, `top_self` or `top_inclusive` (`iolab_core::result::ProfileShare`).
+    Share,
 }
 
 macro_rules! fields {
@@ -104,7 +106,35 @@ fields! {
     FINDINGS = ["findings"] in Run;
     /// Inside one of `FINDINGS`.
     FINDING_TEXT = ["text"] in Finding;
+    /// A sampled profile (`--profile`); null or absent in runs that were not profiled.
+    PROFILE = ["profile"] in Run;
+    /// "separate" or "inline": which pass was sampled.
+    PROFILE_PASS = ["profile", "pass"] in Run;
+    /// The perf event sampled ("cpu-clock", "cycles").
+    PROFILE_EVENT = ["profile", "event"] in Run;
+    PROFILE_HZ = ["profile", "frequency_hz"] in Run;
+    PROFILE_SAMPLES = ["profile", "samples"] in Run;
+    PROFILE_LOST = ["profile", "lost"] in Run;
+    /// Why frames have no names, where they have none.
+    PROFILE_UNSYMBOLIZED = ["profile", "unsymbolized"] in Run;
+    /// Shares (see `SHARE_*`) of what the code does ("copy to/from user", ...), largest first.
+    PROFILE_GROUPS = ["profile", "groups"] in Run;
+    /// Shares of functions as the leaf frame, and anywhere on the stack.
+    PROFILE_TOP_SELF = ["profile", "top_self"] in Run;
+    PROFILE_TOP_INCLUSIVE = ["profile", "top_inclusive"] in Run;
+    /// `["thread;outermost;...;leaf count", ...]`: the flame graph's input.
+    PROFILE_FOLDED = ["profile", "folded"] in Run;
+    PROFILE_NOTES = ["profile", "notes"] in Run;
+    /// Inside one of `PROFILE_GROUPS`, `PROFILE_TOP_SELF`, `PROFILE_TOP_INCLUSIVE`.
+    SHARE_NAME = ["name"] in Share;
+    /// Kernel code (else user space).
+    SHARE_KERNEL = ["kernel"] in Share;
+    /// samples / all samples (0..1).
+    SHARE_SHARE = ["share"] in Share;
 }
+
+/// The profile group the storage paper's Figure 4 is about (`ProfileFigures::groups` names it so).
+pub(crate) const COPY_GROUP: &str = iolab_core::suite::COPY_GROUP;
 
 /// The spec keys a chart's caption names when all its runs share them.
 pub(crate) const SHARED_SPEC: [Field; 10] = [
@@ -189,7 +219,34 @@ mod tests {
             fallbacks: vec![],
             notes: vec![],
             offload: Some(Default::default()),
-            profile: Some(Default::default()),
+            profile: Some(profile()),
+        }
+    }
+
+    /// A profile of a buffered write, as `--profile` records it.
+    fn profile() -> ProfileFigures {
+        let share = |name: &str, kernel: bool, samples: u64| ProfileShare {
+            name: name.into(),
+            kernel,
+            samples,
+            share: samples as f64 / 1000.0,
+        };
+        ProfileFigures {
+            pass: "separate".into(),
+            event: "cpu-clock".into(),
+            frequency_hz: 997,
+            samples: 1000,
+            lost: 0,
+            unsymbolized: vec!["user frames: no symbols".into()],
+            groups: vec![share(COPY_GROUP, true, 800), share("iolab", false, 200)],
+            top_self: vec![share("rep_movs_alternative", true, 800)],
+            top_inclusive: vec![share("vfs_write", true, 800)],
+            folded: vec![
+                "iolab-w;entry_SYSCALL_64;do_syscall_64;ksys_write;vfs_write;rep_movs_alternative 800"
+                    .into(),
+                "iolab-w;iolab::runner::loops 200".into(),
+            ],
+            notes: vec!["a note".into()],
         }
     }
 
@@ -221,6 +278,11 @@ mod tests {
         let record = series::record(&point, Ok(run.clone()));
         let error_record = series::record(&point, Err((2, "why".into())));
         let finding = FINDINGS.at(&run).and_then(|f| f.get(0)).unwrap().clone();
+        let share = PROFILE_GROUPS
+            .at(&run)
+            .and_then(|f| f.get(0))
+            .unwrap()
+            .clone();
         for (name, field, holders) in ALL {
             for h in *holders {
                 let doc: &Value = match h {
@@ -229,6 +291,7 @@ mod tests {
                     Holder::Run => &run,
                     Holder::Lines => &lines,
                     Holder::Finding => &finding,
+                    Holder::Share => &share,
                 };
                 assert!(
                     field.at(doc).is_some_and(|v| !v.is_null()),
@@ -262,6 +325,7 @@ mod tests {
             ("html.rs", include_str!("html.rs")),
             ("html/page.rs", include_str!("html/page.rs")),
             ("html/charts.rs", include_str!("html/charts.rs")),
+            ("html/flame.rs", include_str!("html/flame.rs")),
         ] {
             let code = src.split("#[cfg(test)]").next().unwrap();
             for bad in [".get(\"", "series::at(", "series::num(", "series::text("] {

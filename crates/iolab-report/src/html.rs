@@ -8,14 +8,19 @@
 //! - syscalls per op (iolab's own count);
 //! - io_uring batch sizes (requests per io_uring_enter);
 //! - times per run of the decimal-lines workload;
+//! - the share of profile samples copying to/from user space vs block size (the storage paper's
+//!   Figure 4), of runs profiled at two or more sizes;
 //!
 //! and a table of every record, the findings of each run, and each chart's spec (the keys all its runs
-//! share; the legend names what differs).
+//! share; the legend names what differs). Each profiled run (`--profile`) gets a section of its own: a
+//! flame graph of its stacks (static SVG), its groups' shares and its top functions.
 //!
-//! One function below draws each chart kind; `html/charts.rs` draws lines and bars, `html/page.rs` lays
-//! out the page, and every value is read from the records through `crate::fields`.
+//! One function below draws each chart kind; `html/charts.rs` draws lines and bars, `html/flame.rs`
+//! the profiles, `html/page.rs` lays out the page, and every value is read from the records through
+//! `crate::fields`.
 
 mod charts;
+mod flame;
 mod page;
 
 use crate::fields;
@@ -32,6 +37,9 @@ pub struct Chart {
     /// What the chart shows: spec shared by its runs, what was left out.
     pub caption: String,
     pub svg: String,
+    /// The profile section of the run it belongs to (an index into the report's runs), or None: a chart
+    /// of the charts section.
+    pub run: Option<usize>,
 }
 
 pub struct Report {
@@ -108,9 +116,21 @@ fn cap<T>(mut v: Vec<T>, note: &mut String) -> Vec<T> {
     v
 }
 
-/// Keeps a chart that could be drawn (one without points or bars is left out).
+/// Keeps a chart of the charts section that could be drawn (one without points or bars is left out).
 fn add(
     charts: &mut Vec<Chart>,
+    name: &str,
+    title: &str,
+    caption: String,
+    svg: Result<String, String>,
+) {
+    add_to(charts, None, name, title, caption, svg)
+}
+
+/// Keeps a chart that could be drawn, in the section of run `run` (None: the charts section).
+fn add_to(
+    charts: &mut Vec<Chart>,
+    run: Option<usize>,
     name: &str,
     title: &str,
     caption: String,
@@ -122,6 +142,7 @@ fn add(
             title: title.into(),
             caption,
             svg,
+            run,
         });
     }
 }
@@ -150,18 +171,21 @@ pub fn build(recs: &[Value], sources: &[String]) -> Report {
     }
     uring_batches_chart(&io_runs, &mut charts);
     lines_chart(&runs, &mut charts);
+    flame::copy_share_chart(&io_runs, &mut charts);
+    flame::profile_charts(&runs, &mut charts);
     let html = page::page(recs, &runs, &charts, sources);
     Report { html, charts }
 }
 
-/// MiB/s against bs: one line per workload (the label without its bs) that ran at two or more sizes.
-fn throughput_lines(io_runs: &[&Run]) -> Vec<Line> {
+/// `y` of each run against its bs: one line per workload (the label without its bs) that ran at two or
+/// more sizes.
+fn lines_over_bs(io_runs: &[&Run], y: impl Fn(&Value) -> Option<f64>) -> Vec<Line> {
     let mut groups: Vec<Line> = Vec::new();
     for x in io_runs {
         let Some(bs) = fields::SPEC_BS.num(x.r) else {
             continue;
         };
-        let Some(mib) = fields::MIB_S.num(x.r).filter(|v| *v > 0.0) else {
+        let Some(v) = y(x.r) else {
             continue;
         };
         let key = x
@@ -171,8 +195,8 @@ fn throughput_lines(io_runs: &[&Run]) -> Vec<Line> {
             .collect::<Vec<_>>()
             .join(" ");
         match groups.iter_mut().find(|g| g.0 == key) {
-            Some(g) => g.1.push((bs, mib)),
-            None => groups.push((key, vec![(bs, mib)])),
+            Some(g) => g.1.push((bs, v)),
+            None => groups.push((key, vec![(bs, v)])),
         }
     }
     groups.retain(|g| {
@@ -189,7 +213,8 @@ fn throughput_lines(io_runs: &[&Run]) -> Vec<Line> {
 
 /// Throughput vs block size: one line per workload (the label without its bs) with 2+ sizes.
 fn throughput_chart(io_runs: &[&Run], charts: &mut Vec<Chart>) {
-    let groups = throughput_lines(io_runs);
+    // MiB/s of the runs that moved data.
+    let groups = lines_over_bs(io_runs, |r| fields::MIB_S.num(r).filter(|v| *v > 0.0));
     if groups.is_empty() {
         return;
     }

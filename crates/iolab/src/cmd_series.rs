@@ -58,6 +58,17 @@ pub(crate) struct SuiteArgs {
     /// Where the tmpfs files go (a new directory inside it, removed at the end) [default: /dev/shm].
     #[arg(long, value_name = "DIR", default_value = "/dev/shm")]
     pub(crate) tmpfs_dir: PathBuf,
+    /// Profile every point, as run's --profile: `separate` (the flag alone) samples a second, untimed
+    /// pass of each point, `inline` the timed pass, `none` turns off the profiles a suite asks for. The
+    /// table is then followed by where the time went (the blocksize suite: the storage paper's Figure 4).
+    #[arg(
+        long,
+        value_name = "PASS",
+        num_args = 0..=1,
+        default_missing_value = "separate",
+        value_parser = ["none", "separate", "inline"]
+    )]
+    pub(crate) profile: Option<String>,
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -215,7 +226,10 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
         return list_suites();
     }
     let name = a.name.as_deref().unwrap_or_default();
-    let suite = iolab_core::suite::load(name)?;
+    let mut suite = iolab_core::suite::load(name)?;
+    if let Some(pass) = &a.profile {
+        suite.set_on_every_point("profile", pass);
+    }
     for (flag, d) in [("--disk-dir", &a.disk_dir), ("--tmpfs-dir", &a.tmpfs_dir)] {
         if !d.is_dir() {
             return Err(Error::usage(
@@ -239,12 +253,17 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     let mut flow = open_flow(jobs, a.out.as_deref(), a.resume, &stem, "")?;
     let n = flow.points.len();
     let lead = format!(
-        "iolab suite {}{}: {n} points; reproduces {}\n{}; ",
+        "iolab suite {}{}{}: {n} points; reproduces {}\n{}; ",
         suite.name,
         if a.quick {
             " --quick (scaled down: a smoke test, not a measurement)"
         } else {
             ""
+        },
+        match a.profile.as_deref() {
+            Some("none") => " --profile none (no point profiled)".to_string(),
+            Some(pass) => format!(" --profile {pass} (every point sampled)"),
+            None => String::new(),
         },
         suite.reproduces,
         places.describe(),

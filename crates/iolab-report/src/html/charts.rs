@@ -60,47 +60,83 @@ pub(super) fn line_chart(
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let num = |v: &f64| short_num(*v);
+        let f = Frame {
+            title,
+            x_desc,
+            y_desc,
+            lines,
+            x_label: &num,
+            legend_at: SeriesLabelPosition::UpperRight,
+        };
         match (log_x, log_y) {
-            (false, false) => draw_lines(&root, title, x_desc, y_desc, lines, x0..x1, y0..y1),
-            (true, false) => draw_lines(
-                &root,
-                title,
-                x_desc,
-                y_desc,
-                lines,
-                (x0..x1).log_scale(),
-                y0..y1,
-            ),
-            (false, true) => draw_lines(
-                &root,
-                title,
-                x_desc,
-                y_desc,
-                lines,
-                x0..x1,
-                (y0..y1).log_scale(),
-            ),
-            (true, true) => draw_lines(
-                &root,
-                title,
-                x_desc,
-                y_desc,
-                lines,
-                (x0..x1).log_scale(),
-                (y0..y1).log_scale(),
-            ),
+            (false, false) => draw_lines(&root, &f, x0..x1, y0..y1),
+            (true, false) => draw_lines(&root, &f, (x0..x1).log_scale(), y0..y1),
+            (false, true) => draw_lines(&root, &f, x0..x1, (y0..y1).log_scale()),
+            (true, true) => draw_lines(&root, &f, (x0..x1).log_scale(), (y0..y1).log_scale()),
         }?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)
 }
 
-fn draw_lines<X, Y>(
-    root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+/// Draws lines on a log x axis with a tick at each of `ticks` (labelled as byte sizes) and a linear y.
+pub(super) fn line_chart_at(
     title: &str,
     x_desc: &str,
     y_desc: &str,
     lines: &[Line],
+    ticks: &[f64],
+) -> Result<String, String> {
+    let xs: Vec<f64> = ticks.iter().copied().filter(|v| *v > 0.0).collect();
+    let hi_y = lines
+        .iter()
+        .flat_map(|l| l.1.iter().map(|p| p.1))
+        .filter(|v| v.is_finite())
+        .fold(f64::NAN, f64::max);
+    if xs.is_empty() || hi_y.is_nan() {
+        return Err("no points".into());
+    }
+    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min) / 1.5;
+    let hi = xs.iter().copied().fold(0.0, f64::max) * 1.5;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let f = Frame {
+            title,
+            x_desc,
+            y_desc,
+            lines,
+            x_label: &|v| bytes_label(*v),
+            // Shares grow with the block size: the upper left is where the lines are not.
+            legend_at: SeriesLabelPosition::UpperLeft,
+        };
+        draw_lines(
+            &root,
+            &f,
+            (lo..hi).log_scale().with_key_points(xs),
+            0.0..(hi_y * 1.05).max(1e-9),
+        )?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(svg)
+}
+
+/// What a line chart shows, whatever its axes' scales.
+struct Frame<'a> {
+    title: &'a str,
+    x_desc: &'a str,
+    y_desc: &'a str,
+    lines: &'a [Line],
+    /// The x axis's tick labels.
+    x_label: &'a dyn Fn(&f64) -> String,
+    legend_at: SeriesLabelPosition,
+}
+
+fn draw_lines<X, Y>(
+    root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    f: &Frame,
     x: X,
     y: Y,
 ) -> Result<(), String>
@@ -111,7 +147,7 @@ where
     Y::CoordDescType: ValueFormatter<f64>,
 {
     let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 20))
+        .caption(f.title, ("sans-serif", 20))
         .margin(12)
         .x_label_area_size(48)
         .y_label_area_size(80)
@@ -119,15 +155,15 @@ where
         .map_err(|e| e.to_string())?;
     chart
         .configure_mesh()
-        .x_desc(x_desc)
-        .y_desc(y_desc)
+        .x_desc(f.x_desc)
+        .y_desc(f.y_desc)
         .axis_desc_style(("sans-serif", 16))
         .label_style(("sans-serif", 13))
-        .x_label_formatter(&|v| short_num(*v))
+        .x_label_formatter(f.x_label)
         .y_label_formatter(&|v| short_num(*v))
         .draw()
         .map_err(|e| e.to_string())?;
-    for (i, (label, p)) in lines.iter().enumerate() {
+    for (i, (label, p)) in f.lines.iter().enumerate() {
         let c = color(i);
         chart
             .draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2)))
@@ -138,7 +174,7 @@ where
             .draw_series(p.iter().map(|&(a, b)| Circle::new((a, b), 3, c.filled())))
             .map_err(|e| e.to_string())?;
     }
-    legend(&mut chart, SeriesLabelPosition::UpperRight)
+    legend(&mut chart, f.legend_at.clone())
 }
 
 /// The legend every chart draws: its series' labels in a framed, half-transparent box at `pos`.

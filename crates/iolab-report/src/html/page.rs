@@ -1,5 +1,5 @@
 //! The report's HTML page: its head and introduction, the table of every record, the charts as figures,
-//! and the findings of each run.
+//! the profile section of each profiled run (`html/flame.rs`), and the findings of each run.
 
 use super::{label_of, Chart, Run};
 use crate::fields::{self, Field};
@@ -22,12 +22,13 @@ pub(super) fn page(recs: &[Value], runs: &[Run], charts: &[Chart], sources: &[St
         record_row(rec, &mut o);
     }
     o.push_str("</table>\n<h2>Charts</h2>\n");
-    if charts.is_empty() {
+    if !charts.iter().any(|c| c.run.is_none()) {
         o.push_str("<p>The records hold nothing to chart.</p>\n");
     }
-    for c in charts {
+    for c in charts.iter().filter(|c| c.run.is_none()) {
         figure(c, &mut o);
     }
+    super::flame::section(runs, charts, &mut o);
     findings(runs, &mut o);
     o.push_str("</body></html>\n");
     o
@@ -38,7 +39,7 @@ fn head(recs: &[Value], runs: &[Run], sources: &[String], o: &mut String) {
     o.push_str(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>iolab report</title>\n<style>\
          body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;font-size:13px}\
-         td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:first-child,th:first-child{text-align:left}\
+         td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:first-child,th:first-child,td.fn{text-align:left}\
          figure{margin:2em 0}figcaption{font-size:13px;color:#333;max-width:1000px}.err{color:#a00}</style></head><body>\n",
     );
     let _ = writeln!(o, "<h1>iolab report</h1>");
@@ -102,7 +103,7 @@ fn record_row(rec: &Value, o: &mut String) {
 }
 
 /// A chart as a figure: its SVG (without the XML declaration) and its caption.
-fn figure(c: &Chart, o: &mut String) {
+pub(super) fn figure(c: &Chart, o: &mut String) {
     let svg = c.svg.trim_start();
     let svg = if svg.starts_with("<?xml") {
         svg.split_once("?>").map(|x| x.1).unwrap_or(svg)

@@ -1,0 +1,570 @@
+//! Where the time goes: for each profiled run (`--profile`), a flame graph of its folded stacks (drawn
+//! by the inferno crate, then made static: no script, no event handlers, every id and style rule scoped
+//! to the graph so several can share one page), a bar chart of its groups' shares, and a table of its
+//! top functions; and over all profiled runs, the storage paper's Figure 4: the share of samples
+//! copying between user and kernel space against block size.
+
+use super::charts::{bar_chart, bytes_label, line_chart_at, Line};
+use super::page::{esc, figure};
+use super::{add_to, cap, shared_spec, Chart, Run};
+use crate::fields::{self, Field};
+use quick_xml::events::{BytesEnd, BytesStart, BytesText, Event};
+use quick_xml::{Reader, Writer};
+use serde_json::Value;
+use std::fmt::Write as _;
+
+/// The flame graph's width in pixels (the report's other charts are as wide).
+const WIDTH: usize = 1000;
+/// Functions in each top list of the page's table.
+const TOP: usize = 10;
+
+/// The profile of a run, when it has one.
+fn profile(r: &Value) -> Option<&Value> {
+    fields::PROFILE.at(r).filter(|p| !p.is_null())
+}
+
+/// The runs' flame graphs and group charts, each tied to its run (`Chart::run`).
+pub(super) fn profile_charts(runs: &[Run], charts: &mut Vec<Chart>) {
+    let mut n = 0;
+    for (i, x) in runs.iter().enumerate() {
+        if profile(x.r).is_none() {
+            continue;
+        }
+        n += 1;
+        let name = format!("flame-{n}");
+        let title = format!("Flame graph: {}", run_title(x));
+        // The graph's own title is drawn in one line: the workload with a short target.
+        let drawn = format!("Flame graph: {}", workload(x.r, true));
+        let samples = fields::PROFILE_SAMPLES.num(x.r).unwrap_or(0.0);
+        let sub = sampling(x.r);
+        add_to(
+            charts,
+            Some(i),
+            &name,
+            &title,
+            format!(
+                "Every sampled stack of {sub}, merged: each box is a function, the thread's name at the \
+                 bottom and the function that was running on top of those it was called from. A box's \
+                 width is its share of the {samples:.0} samples, so of the CPU time of that pass spent in \
+                 it and in what it called; left to right is alphabetical, not time; colors are by name \
+                 and mean nothing. A static SVG (no scripts): hover a box for its name, samples and share. \
+                 Drawn with the inferno crate."
+            ),
+            flame_svg(
+                &fields::PROFILE_FOLDED.at(x.r).map(strings).unwrap_or_default(),
+                &drawn,
+                &sub,
+                &name,
+            ),
+        );
+        groups_chart(x, i, n, charts);
+    }
+}
+
+/// "method op bs=N buffered|O_DIRECT on target (the run's label)".
+fn run_title(x: &Run) -> String {
+    format!("{} ({})", workload(x.r, false), x.label)
+}
+
+/// "method op bs=N buffered|O_DIRECT on target"; `short`: a long target by its file name.
+fn workload(r: &Value, short: bool) -> String {
+    let bs = fields::SPEC_BS
+        .num(r)
+        .map(bytes_label)
+        .unwrap_or_else(|| "?".into());
+    let direct = if fields::SPEC_DIRECT.at(r).and_then(Value::as_bool) == Some(true) {
+        "O_DIRECT"
+    } else {
+        "buffered"
+    };
+    let target = fields::SPEC_TARGET.text(r);
+    let target = match target.rsplit_once('/') {
+        Some((_, name)) if short && target.len() > 40 => format!(".../{name}"),
+        _ => target,
+    };
+    format!(
+        "{} {} bs={bs} {direct} on {target}",
+        fields::SPEC_METHOD.text(r),
+        fields::SPEC_OP.text(r),
+    )
+}
+
+/// "the separate pass, cpu-clock at 997 Hz: 1000 samples (0 lost)".
+fn sampling(r: &Value) -> String {
+    let lost = fields::PROFILE_LOST.num(r).unwrap_or(0.0);
+    format!(
+        "the {} pass, {} at {} Hz: {} samples{}",
+        fields::PROFILE_PASS.text(r),
+        fields::PROFILE_EVENT.text(r),
+        fields::PROFILE_HZ.text(r),
+        fields::PROFILE_SAMPLES.text(r),
+        if lost > 0.0 {
+            format!(" ({lost:.0} lost: the buffer was full)")
+        } else {
+            String::new()
+        }
+    )
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One flame graph of folded stacks ("a;b;c count" lines), made static with ids under `id`.
+pub(super) fn flame_svg(
+    folded: &[String],
+    title: &str,
+    subtitle: &str,
+    id: &str,
+) -> Result<String, String> {
+    let mut lines: Vec<&str> = folded.iter().map(|l| l.trim()).collect();
+    // inferno merges neighbouring stacks only: from_lines wants them sorted.
+    lines.sort_unstable();
+    let mut opt = inferno::flamegraph::Options::default();
+    opt.title = title.into();
+    opt.subtitle = Some(subtitle.into());
+    opt.image_width = Some(WIDTH);
+    // Colors by name, so a function has the same color in every run's graph.
+    opt.hash = true;
+    opt.count_name = "samples".into();
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut opt, lines, &mut svg).map_err(|e| e.to_string())?;
+    make_static(&String::from_utf8_lossy(&svg), id)
+}
+
+/// The page's style for one flame graph, every rule under its id (inferno's own rules are global).
+fn scoped_style(id: &str) -> String {
+    format!(
+        "#{id} text {{ font-family:Verdana,sans-serif; font-size:12px }} \
+         #{id} #{id}-title {{ text-anchor:middle; font-size:17px }} \
+         #{id} #{id}-subtitle {{ text-anchor:middle }} \
+         #{id}-frames g:hover rect {{ stroke:black; stroke-width:0.5 }}"
+    )
+}
+
+/// What inferno drew for its script: its buttons and the line the script fills in.
+fn is_dropped(e: &BytesStart) -> bool {
+    e.name().as_ref() == b"script"
+        || e.attributes().flatten().any(|a| {
+            a.key.as_ref() == b"id"
+                && matches!(&*a.value, b"unzoom" | b"search" | b"matched" | b"details")
+        })
+}
+
+/// The element with event handlers dropped, ids prefixed with `id-` and `url(#x)` references with them;
+/// the root element gets the id itself.
+fn scoped(e: &BytesStart, id: &str, root: bool) -> BytesStart<'static> {
+    let name = String::from_utf8_lossy(e.name().as_ref()).into_owned();
+    let mut out = BytesStart::new(name);
+    if root {
+        out.push_attribute(("id", id));
+    }
+    for a in e.attributes().flatten() {
+        let key = a.key.as_ref();
+        if key.starts_with(b"on") {
+            continue;
+        }
+        let value = String::from_utf8_lossy(&a.value);
+        let value = if key == b"id" {
+            format!("{id}-{value}")
+        } else {
+            value.replace("url(#", &format!("url(#{id}-"))
+        };
+        out.push_attribute((key, value.as_bytes()));
+    }
+    out
+}
+
+/// inferno's SVG without its script, event handlers, buttons, comments and doctype, with its ids and
+/// style scoped to `id`.
+fn make_static(svg: &str, id: &str) -> Result<String, String> {
+    let mut r = Reader::from_str(svg);
+    let mut w = Writer::new(Vec::new());
+    let err = |e: std::io::Error| e.to_string();
+    // Depth inside an element being left out.
+    let mut skip = 0usize;
+    let mut root = true;
+    loop {
+        let ev = r.read_event().map_err(|e| e.to_string())?;
+        if skip > 0 {
+            match ev {
+                Event::Start(_) => skip += 1,
+                Event::End(_) => skip -= 1,
+                Event::Eof => return Err("the SVG ends inside an element".into()),
+                _ => {}
+            }
+            continue;
+        }
+        match ev {
+            Event::Eof => break,
+            Event::DocType(_) | Event::Comment(_) | Event::PI(_) => {}
+            Event::Start(e) if is_dropped(&e) => skip = 1,
+            Event::Empty(e) if is_dropped(&e) => {}
+            Event::Start(e) if e.name().as_ref() == b"style" => {
+                w.write_event(Event::Start(e.to_owned())).map_err(err)?;
+                let css = scoped_style(id);
+                w.write_event(Event::Text(BytesText::new(&css)))
+                    .map_err(err)?;
+                w.write_event(Event::End(BytesEnd::new("style")))
+                    .map_err(err)?;
+                skip = 1;
+            }
+            Event::Start(e) => {
+                w.write_event(Event::Start(scoped(&e, id, root)))
+                    .map_err(err)?;
+                root = false;
+            }
+            Event::Empty(e) => w
+                .write_event(Event::Empty(scoped(&e, id, false)))
+                .map_err(err)?,
+            other => w.write_event(other).map_err(err)?,
+        }
+    }
+    String::from_utf8(w.into_inner()).map_err(|e| e.to_string())
+}
+
+/// A run's groups as bars: kernel groups in one color, user-space groups in another.
+fn groups_chart(x: &Run, i: usize, n: usize, charts: &mut Vec<Chart>) {
+    let rows: Vec<(String, Vec<f64>)> = shares(x.r, fields::PROFILE_GROUPS)
+        .into_iter()
+        .map(|(name, kernel, share)| {
+            let v = share * 100.0;
+            (name, if kernel { vec![v, 0.0] } else { vec![0.0, v] })
+        })
+        .collect();
+    let title = format!("Where the time goes: {}", x.label);
+    add_to(
+        charts,
+        Some(i),
+        &format!("profile-groups-{n}"),
+        &title,
+        format!(
+            "Share (%) of the samples of {} by what the sampled code was doing, from the function names \
+             on each stack (the first group that matches from the leaf down).",
+            sampling(x.r)
+        ),
+        bar_chart(&title, "% of samples", &rows, &["kernel", "user space"]),
+    );
+}
+
+/// (name, kernel, share) of each of a run's profile shares at `list`.
+fn shares(r: &Value, list: Field) -> Vec<(String, bool, f64)> {
+    list.at(r)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| {
+                    Some((
+                        fields::SHARE_NAME.text(s),
+                        fields::SHARE_KERNEL.at(s)?.as_bool()?,
+                        fields::SHARE_SHARE.num(s)?,
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The share of a run's samples in the "copy to/from user" group (0 when the group had none; None when
+/// the run has no profile or its profile no samples).
+pub(crate) fn copy_share(r: &Value) -> Option<f64> {
+    profile(r)?;
+    if fields::PROFILE_SAMPLES.num(r)? <= 0.0 {
+        return None;
+    }
+    Some(
+        shares(r, fields::PROFILE_GROUPS)
+            .into_iter()
+            .find(|g| g.0 == fields::COPY_GROUP)
+            .map_or(0.0, |g| g.2),
+    )
+}
+
+/// The storage paper's Figure 4: copy share (%) against block size, one line per workload (the run's
+/// label without its bs) profiled at two or more sizes.
+pub(super) fn copy_share_chart(io_runs: &[&Run], charts: &mut Vec<Chart>) {
+    let profiled: Vec<&Run> = io_runs
+        .iter()
+        .copied()
+        .filter(|x| copy_share(x.r).is_some())
+        .collect();
+    let lines = super::lines_over_bs(&profiled, |r| copy_share(r).map(|s| s * 100.0));
+    if lines.is_empty() {
+        return;
+    }
+    let mut note = String::new();
+    let lines: Vec<Line> = cap(lines, &mut note);
+    let mut sizes: Vec<f64> = lines.iter().flat_map(|l| l.1.iter().map(|p| p.0)).collect();
+    sizes.sort_by(f64::total_cmp);
+    sizes.dedup();
+    let title = "Copying to and from user space vs block size";
+    add_to(
+        charts,
+        None,
+        "copy-share-vs-bs",
+        title,
+        format!(
+            "Share (%) of each run's profile samples in the \"{}\" group (the kernel copying data between \
+             user and kernel memory: copy_to_user, copy_from_user and the string routines under them) \
+             against bytes per op, log axis with a tick at each size measured; the storage paper's \
+             Figure 4. Shared spec: {}.{note}",
+            fields::COPY_GROUP,
+            shared_spec(&profiled)
+        ),
+        line_chart_at(
+            title,
+            "block size (bytes per op, log scale)",
+            "% of samples copying to/from user",
+            &lines,
+            &sizes,
+        ),
+    );
+}
+
+/// The page's section of every profiled run: its sampling, its charts, and its top functions.
+pub(super) fn section(runs: &[Run], charts: &[Chart], o: &mut String) {
+    let mut any = false;
+    for (i, x) in runs.iter().enumerate() {
+        if profile(x.r).is_none() {
+            continue;
+        }
+        if !any {
+            o.push_str("<h2>Where the time goes</h2>\n");
+            any = true;
+        }
+        let _ = writeln!(
+            o,
+            "<h3>{}</h3>\n<p>Sampled in {}.</p>",
+            esc(&run_title(x)),
+            esc(&sampling(x.r))
+        );
+        let notes: Vec<String> = [fields::PROFILE_UNSYMBOLIZED, fields::PROFILE_NOTES]
+            .iter()
+            .flat_map(|f| f.at(x.r).map(strings).unwrap_or_default())
+            .collect();
+        if !notes.is_empty() {
+            o.push_str("<ul>");
+            for n in &notes {
+                let _ = write!(o, "<li>{}</li>", esc(n));
+            }
+            o.push_str("</ul>\n");
+        }
+        let mine: Vec<&Chart> = charts.iter().filter(|c| c.run == Some(i)).collect();
+        if !mine.iter().any(|c| c.name.starts_with("flame-")) {
+            o.push_str("<p>No flame graph: the profile holds no stacks.</p>\n");
+        }
+        for c in mine {
+            figure(c, o);
+        }
+        top_table(x.r, o);
+    }
+}
+
+/// The top functions by self and by inclusive share, side by side.
+fn top_table(r: &Value, o: &mut String) {
+    let s = shares(r, fields::PROFILE_TOP_SELF);
+    let t = shares(r, fields::PROFILE_TOP_INCLUSIVE);
+    if s.is_empty() && t.is_empty() {
+        return;
+    }
+    o.push_str(
+        "<table><tr><th>#</th><th>function (self: running)</th><th>self %</th>\
+         <th>function (inclusive: on the stack)</th><th>inclusive %</th></tr>\n",
+    );
+    let cell = |v: Option<&(String, bool, f64)>| match v {
+        Some((name, kernel, share)) => format!(
+            "<td class=\"fn\">{}{}</td><td>{:.1}</td>",
+            esc(name),
+            if *kernel { " [k]" } else { "" },
+            share * 100.0
+        ),
+        None => "<td></td><td></td>".into(),
+    };
+    for k in 0..s.len().max(t.len()).min(TOP) {
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td>{}{}</tr>",
+            k + 1,
+            cell(s.get(k)),
+            cell(t.get(k))
+        );
+    }
+    o.push_str("</table>\n<p>[k]: kernel code.</p>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::build;
+    use serde_json::{json, Value};
+
+    /// A buffered write's record with a made-up profile: 80% copying, 20% in iolab.
+    fn profiled(bs: u64, direct: bool, copy: u64) -> Value {
+        let rest = 1000 - copy;
+        json!({
+            "point": {"step": "disk", "op": "write", "direct": direct.to_string(), "bs": bs.to_string()},
+            "result": {
+                "spec": {"method": "psync", "op": "write", "bs": bs, "direct": direct, "target": "/var/tmp/x.dat"},
+                "mib_s": 100.0, "iops": 10.0, "ns_per_op": 100.0, "wall_s": 1.0,
+                "latency": {"p50_ns": 100.0, "p90_ns": 150.0, "p99_ns": 300.0, "p999_ns": 900.0,
+                            "cdf": [[0.0, 50.0], [1.0, 1000.0]]},
+                "profile": {
+                    "pass": "separate", "event": "cpu-clock", "frequency_hz": 997,
+                    "samples": 1000, "lost": 0, "unsymbolized": [],
+                    "groups": [
+                        {"name": "copy to/from user", "kernel": true, "samples": copy, "share": copy as f64 / 1000.0},
+                        {"name": "iolab", "kernel": false, "samples": rest, "share": rest as f64 / 1000.0}
+                    ],
+                    "top_self": [{"name": "rep_movs_alternative", "kernel": true, "samples": copy, "share": copy as f64 / 1000.0}],
+                    "top_inclusive": [{"name": "vfs_write", "kernel": true, "samples": copy, "share": copy as f64 / 1000.0}],
+                    "folded": [
+                        format!("iolab-w;entry_SYSCALL_64;do_syscall_64;ksys_write;vfs_write;ext4_buffered_write_iter;generic_perform_write;copy_folio_from_iter_atomic;rep_movs_alternative {copy}"),
+                        format!("iolab-w;iolab::runner::loops::<a & b> {rest}")
+                    ],
+                    "notes": ["sampled <apart>"]
+                }
+            }
+        })
+    }
+
+    fn texts(svg: &str) -> Vec<String> {
+        let doc = roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("{e}: {svg}"));
+        doc.descendants()
+            .filter(|n| n.has_tag_name("text") || n.has_tag_name("title"))
+            .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_profiled_run_gets_a_static_flame_graph() {
+        let recs = vec![profiled(4096, false, 800), profiled(65536, true, 300)];
+        let rep = build(&recs, &["x.jsonl".into()]);
+        let flames: Vec<_> = rep
+            .charts
+            .iter()
+            .filter(|c| c.name.starts_with("flame-"))
+            .collect();
+        assert_eq!(flames.len(), 2);
+        for (i, f) in flames.iter().enumerate() {
+            assert_eq!(f.run, Some(i));
+            let t = texts(&f.svg);
+            let want = [
+                "Flame graph: psync write bs=4k buffered on /var/tmp/x.dat",
+                "Flame graph: psync write bs=64k O_DIRECT on /var/tmp/x.dat",
+            ][i];
+            assert!(t.iter().any(|x| x == want), "{want}: {t:?}");
+            assert!(t.iter().any(|x| x.contains("1000 samples")), "{t:?}");
+            assert!(
+                t.iter().any(|x| x.starts_with("rep_movs_alternative (")),
+                "{t:?}"
+            );
+            assert!(t.iter().any(|x| x.contains("<a & b>")), "{t:?}");
+            for bad in [
+                "<script",
+                "onload",
+                "onclick",
+                "onmouseover",
+                "Reset Zoom",
+                "<!DOCTYPE",
+            ] {
+                assert!(!f.svg.contains(bad), "{bad} in {}", f.svg);
+            }
+            // Ids and style are the graph's own, so two graphs share a page.
+            let doc = roxmltree::Document::parse(&f.svg).unwrap();
+            let id = &f.name;
+            assert_eq!(doc.root_element().attribute("id"), Some(id.as_str()));
+            for n in doc.descendants().filter(|n| n.attribute("id").is_some()) {
+                assert!(
+                    n.attribute("id").unwrap().starts_with(id.as_str()),
+                    "{:?}",
+                    n
+                );
+            }
+            let style = doc.descendants().find(|n| n.has_tag_name("style")).unwrap();
+            for rule in style
+                .text()
+                .unwrap()
+                .split('}')
+                .filter(|r| !r.trim().is_empty())
+            {
+                assert!(rule.trim().starts_with(&format!("#{id}")), "{rule}");
+            }
+        }
+        let groups = rep
+            .charts
+            .iter()
+            .find(|c| c.name == "profile-groups-1")
+            .unwrap();
+        let t = texts(&groups.svg);
+        assert!(
+            t.contains(&"copy to/from user".to_string()) && t.contains(&"user space".to_string())
+        );
+        // The page: one section per profiled run, with its graphs and top functions, and no script.
+        let html = &rep.html;
+        assert!(html.contains("<h2>Where the time goes</h2>"));
+        assert_eq!(html.matches("<h3>psync write").count(), 2);
+        assert!(html.contains(
+            "<h3>psync write bs=4k buffered on /var/tmp/x.dat (disk op=write direct=false bs=4096)</h3>"
+        ));
+        assert!(
+            html.contains("rep_movs_alternative [k]") && html.contains("sampled &lt;apart&gt;")
+        );
+        assert!(!html.contains("<script") && !html.contains(" onload="));
+    }
+
+    #[test]
+    fn copy_share_is_drawn_against_the_measured_sizes() {
+        let recs: Vec<Value> = [(512, 100), (65536, 500), (1 << 20, 800)]
+            .iter()
+            .flat_map(|&(bs, c)| [profiled(bs, false, c), profiled(bs, true, c / 2)])
+            .collect();
+        let rep = build(&recs, &["x.jsonl".into()]);
+        let c = rep
+            .charts
+            .iter()
+            .find(|c| c.name == "copy-share-vs-bs")
+            .unwrap();
+        assert_eq!(c.run, None);
+        let t = texts(&c.svg);
+        for want in [
+            "disk op=write direct=false",
+            "disk op=write direct=true",
+            "512",
+            "64k",
+            "1M",
+        ] {
+            assert!(t.contains(&want.to_string()), "{want}: {t:?}");
+        }
+        assert!(super::copy_share(&recs[0]["result"]) == Some(0.1));
+        // In the charts section, above the profiles.
+        let chart_pos = rep.html.find("id=\"copy-share-vs-bs\"").unwrap();
+        assert!(chart_pos < rep.html.find("Where the time goes").unwrap());
+        // A run that was not profiled has no share, and no section.
+        let mut plain = recs[0].clone();
+        plain["result"]["profile"] = Value::Null;
+        assert_eq!(super::copy_share(&plain["result"]), None);
+        // Nor has a profile without samples (nothing to share out).
+        let mut empty = recs[0].clone();
+        empty["result"]["profile"]["samples"] = json!(0);
+        assert_eq!(super::copy_share(&empty["result"]), None);
+        let rep = build(&[plain], &["x.jsonl".into()]);
+        assert!(!rep.html.contains("Where the time goes"));
+        assert!(rep.charts.iter().all(|c| c.run.is_none()));
+    }
+
+    #[test]
+    fn no_stacks_no_flame_graph_but_the_section_says_so() {
+        let mut rec = profiled(4096, false, 800);
+        rec["result"]["profile"]["folded"] = json!([]);
+        let rep = build(&[rec], &["x.jsonl".into()]);
+        assert!(!rep.charts.iter().any(|c| c.name.starts_with("flame-")));
+        assert!(rep
+            .html
+            .contains("No flame graph: the profile holds no stacks."));
+    }
+}
