@@ -80,16 +80,7 @@ fn report_of(dir: &tempfile::TempDir, name: &str, doc: &Value) -> (String, std::
     std::fs::write(&json, serde_json::to_string(doc).unwrap()).unwrap();
     let html = dir.path().join(format!("{name}.html"));
     let svgs = dir.path().join(format!("{name}-svg"));
-    let r = iolab(&[
-        "report",
-        &path_str(&json),
-        "-o",
-        &path_str(&html),
-        "--svg",
-        &path_str(&svgs),
-    ]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    (std::fs::read_to_string(&html).unwrap(), svgs)
+    (report(&json, &html, &svgs), svgs)
 }
 
 /// A profile of a buffered write as `--profile` records it, made up.
@@ -252,16 +243,7 @@ fn blocksize_with_profile_prints_figure_4_and_the_report_draws_it() {
     }
     let html = dir.path().join("b.html");
     let svgs = dir.path().join("b-svg");
-    let r = iolab(&[
-        "report",
-        &path_str(&out),
-        "-o",
-        &path_str(&html),
-        "--svg",
-        &path_str(&svgs),
-    ]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let page = std::fs::read_to_string(&html).unwrap();
+    let page = report(&out, &html, &svgs);
     assert!(!page.contains("<script"));
     let copy = std::fs::read_to_string(svgs.join("copy-share-vs-bs.svg")).unwrap();
     assert!(

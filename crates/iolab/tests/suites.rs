@@ -133,16 +133,7 @@ fn every_suite_runs_quick_and_reports_charts_with_its_series() {
 
         let html = dir.path().join(format!("{name}.html"));
         let svgs = dir.path().join(format!("{name}-svg"));
-        let r = iolab(&[
-            "report",
-            &path_str(&out),
-            "-o",
-            &path_str(&html),
-            "--svg",
-            &path_str(&svgs),
-        ]);
-        assert_eq!(r.code, 0, "{name} report: {}", r.stderr);
-        let page = std::fs::read_to_string(&html).unwrap();
+        let page = report(&out, &html, &svgs);
         assert!(
             page.starts_with("<!DOCTYPE html>") && page.contains("<svg"),
             "{name}"

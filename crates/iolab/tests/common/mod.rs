@@ -49,6 +49,20 @@ pub fn iolab(args: &[&str]) -> Ran {
     }
 }
 
+/// `iolab report RECORDS -o HTML --svg SVGS`, which must succeed; the page's text.
+pub fn report(records: &Path, html: &Path, svgs: &Path) -> String {
+    let r = iolab(&[
+        "report",
+        &path_str(records),
+        "-o",
+        &path_str(html),
+        "--svg",
+        &path_str(svgs),
+    ]);
+    assert_eq!(r.code, 0, "report of {}: {}", records.display(), r.stderr);
+    std::fs::read_to_string(html).unwrap()
+}
+
 /// Runs `iolab run ARGS --json -` and returns the parsed result (the table goes to stderr then). Adds
 /// `--count none` unless ARGS choose a mode: tracepoint teardown costs up to a second per run on this VM,
 /// and only the kernel tests look at tracepoints (they use `run_json_counted`).
