@@ -5,7 +5,13 @@
 //!   `--overwrite`.
 //! - `/dev/null` (write sink) and `/dev/zero` (read source; writes are discarded too).
 //! - A block device (loop, zram ...): writing needs `--allow-device-writes` and is refused while the device,
-//!   a partition of it, or a device built on it is mounted, used as swap or held by another driver.
+//!   a partition of it, or a device built on it is mounted (in any mount namespace), used as swap, held by
+//!   another driver, or the backing of a loop device. Then iolab opens it with O_EXCL, the kernel's own
+//!   exclusive claim (EBUSY while anything mounts or claims it, whatever the namespace), and keeps that
+//!   descriptor until the pass ends, so nothing can mount or claim it while iolab writes.
+//! - Never a file of a kernel-interface filesystem (procfs, sysfs, debugfs, tracefs, cgroupfs, configfs,
+//!   securityfs, efivarfs ...; [`sys::pseudo_fs_name`]), nor a new path in a directory of one, whatever the
+//!   flags: those files are settings and counters, not storage.
 //!
 //! - A stream: `pipe`, `socketpair` (AF_UNIX) or `tcp` (a connection over 127.0.0.1), one per thread, with a
 //!   peer thread of iolab's at the other end (`iolab-peer`) that reads and discards what a write run sends,
@@ -91,6 +97,9 @@ pub struct PreparedTarget {
     /// Things the user should know (prefill done, alignment assumed ...).
     pub notes: Vec<String>,
     guard: Option<Created>,
+    /// A block device written to: the O_EXCL descriptor that claims it for as long as this value lives (the
+    /// runner and the offload run keep it to the end of the pass, after the last write and --verify).
+    claim: Option<OwnedFd>,
     /// Stream targets: the peer threads started by `open_for`.
     peers: std::sync::Mutex<Vec<PeerHandle>>,
 }
@@ -105,51 +114,29 @@ fn major_minor(rdev: libc::dev_t) -> (u32, u32) {
     (libc::major(rdev), libc::minor(rdev))
 }
 
-/// Why a block device must not be written now: mounted, swap, or held. `None` if it is free.
+/// A block device, a partition of it, or a device stacked on it: (major, minor, how to name it).
+type DevIds = Vec<(u32, u32, String)>;
+
+/// Why a block device must not be written now: mounted (in this or any other mount namespace iolab can
+/// read), swap, held by another driver, or the backing of a loop device. `None` if none of these.
 pub fn device_in_use(dev: &Path, rdev: libc::dev_t) -> Option<String> {
     let (ma, mi) = major_minor(rdev);
     let sys_dir = PathBuf::from(format!("/sys/dev/block/{ma}:{mi}"));
-    // The device itself and its partitions.
-    let mut ids = vec![(ma, mi, dev.display().to_string())];
-    if let Ok(entries) = std::fs::read_dir(&sys_dir) {
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.join("partition").exists() {
-                if let Ok(d) = std::fs::read_to_string(p.join("dev")) {
-                    if let Some((a, b)) = d.trim().split_once(':') {
-                        if let (Ok(a), Ok(b)) = (a.parse(), b.parse()) {
-                            ids.push((
-                                a,
-                                b,
-                                format!("partition {}", e.file_name().to_string_lossy()),
-                            ));
-                        }
-                    }
-                }
-            }
-        }
+    let ids = device_ids(&sys_dir, dev, (ma, mi));
+    if let Some(why) = std::fs::read_to_string("/proc/self/mountinfo")
+        .ok()
+        .and_then(|text| mounted_in(&text, &ids))
+    {
+        return Some(why);
     }
-    if let Ok(mi_text) = std::fs::read_to_string("/proc/self/mountinfo") {
-        for line in mi_text.lines() {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            if f.len() < 5 {
-                continue;
-            }
-            if let Some((a, b)) = f[2].split_once(':') {
-                let (a, b): (u32, u32) =
-                    (a.parse().unwrap_or(u32::MAX), b.parse().unwrap_or(u32::MAX));
-                if let Some((_, _, what)) = ids.iter().find(|(x, y, _)| *x == a && *y == b) {
-                    return Some(format!("{what} is mounted at {}", f[4]));
-                }
-            }
-        }
+    if let Some(why) = mounted_elsewhere(&ids) {
+        return Some(why);
     }
     if let Ok(sw) = std::fs::read_to_string("/proc/swaps") {
         for line in sw.lines().skip(1) {
             if let Some(name) = line.split_whitespace().next() {
                 if let Ok(st) = sys::stat(Path::new(name)) {
-                    let (a, b) = major_minor(st.st_rdev);
-                    if let Some((_, _, what)) = ids.iter().find(|(x, y, _)| *x == a && *y == b) {
+                    if let Some(what) = named(&ids, major_minor(st.st_rdev)) {
                         return Some(format!("{what} is in use as swap"));
                     }
                 }
@@ -165,7 +152,193 @@ pub fn device_in_use(dev: &Path, rdev: libc::dev_t) -> Option<String> {
             return Some(format!("it is held by {}", holders.join(", ")));
         }
     }
+    loop_over(&ids)
+}
+
+/// The device itself and its partitions.
+fn device_ids(sys_dir: &Path, dev: &Path, (ma, mi): (u32, u32)) -> DevIds {
+    let mut ids = vec![(ma, mi, dev.display().to_string())];
+    if let Ok(entries) = std::fs::read_dir(sys_dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.join("partition").exists() {
+                if let Some((a, b)) = read_dev_numbers(&p.join("dev")) {
+                    ids.push((
+                        a,
+                        b,
+                        format!("partition {}", e.file_name().to_string_lossy()),
+                    ));
+                }
+            }
+        }
+    }
+    ids
+}
+
+/// A sysfs `dev` file: "major:minor".
+fn read_dev_numbers(file: &Path) -> Option<(u32, u32)> {
+    let d = std::fs::read_to_string(file).ok()?;
+    let (a, b) = d.trim().split_once(':')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+fn named(ids: &DevIds, (a, b): (u32, u32)) -> Option<&str> {
+    ids.iter()
+        .find(|(x, y, _)| *x == a && *y == b)
+        .map(|(_, _, what)| what.as_str())
+}
+
+/// "X is mounted at M" if a mountinfo text mounts one of `ids`.
+fn mounted_in(mountinfo: &str, ids: &DevIds) -> Option<String> {
+    for line in mountinfo.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 5 {
+            continue;
+        }
+        if let Some((a, b)) = f[2].split_once(':') {
+            let ab = (a.parse().unwrap_or(u32::MAX), b.parse().unwrap_or(u32::MAX));
+            if let Some(what) = named(ids, ab) {
+                return Some(format!("{what} is mounted at {}", f[4]));
+            }
+        }
+    }
     None
+}
+
+/// A mount of one of `ids` in another mount namespace: each namespace read once, from the first process
+/// in it whose mountinfo iolab may read (all of them as root).
+fn mounted_elsewhere(ids: &DevIds) -> Option<String> {
+    let mut seen = std::collections::HashSet::new();
+    if let Ok(own) = std::fs::read_link("/proc/self/ns/mnt") {
+        seen.insert(own);
+    }
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let Ok(ns) = std::fs::read_link(format!("/proc/{pid}/ns/mnt")) else {
+            continue;
+        };
+        if !seen.insert(ns) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/mountinfo")) else {
+            continue;
+        };
+        if let Some(m) = mounted_in(&text, ids) {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            return Some(format!(
+                "{m} in another mount namespace (that of process {pid}, {})",
+                comm.trim()
+            ));
+        }
+    }
+    None
+}
+
+/// A loop device whose backing file is one of `ids` (loop devices do not appear in holders/; their
+/// backing is in /sys/block/loopN/loop/backing_file), with what in turn uses that loop device.
+fn loop_over(ids: &DevIds) -> Option<String> {
+    for e in std::fs::read_dir("/sys/block").ok()?.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Ok(back) = std::fs::read_to_string(e.path().join("loop/backing_file")) else {
+            continue;
+        };
+        let back = back.trim_end_matches('\n');
+        let back = back.strip_suffix(" (deleted)").unwrap_or(back);
+        let Ok(bst) = sys::stat(Path::new(back)) else {
+            continue;
+        };
+        if bst.st_mode & libc::S_IFMT != libc::S_IFBLK {
+            continue;
+        }
+        let Some(what) = named(ids, major_minor(bst.st_rdev)) else {
+            continue;
+        };
+        let loop_dev = format!("/dev/{name}");
+        let used = read_dev_numbers(&e.path().join("dev"))
+            .and_then(|(a, b)| device_in_use(Path::new(&loop_dev), libc::makedev(a, b)));
+        return Some(match used {
+            Some(why) => format!("the loop device {loop_dev} is stacked on {what}, and {why}"),
+            None => {
+                format!("the loop device {loop_dev} is stacked on {what} (losetup -d {loop_dev})")
+            }
+        });
+    }
+    None
+}
+
+/// Claims a block device about to be written: the kernel's exclusive open (O_EXCL fails with EBUSY while
+/// anything mounts or claims the device or a partition of it, in any namespace), then the checks of
+/// [`device_in_use`] (swap, holders, loop devices stacked on it, and, to name them, mounts). The returned
+/// descriptor keeps the claim: nothing can mount or claim the device while it is open.
+fn claim_device(path: &Path, rdev: libc::dev_t, shown: &str) -> Result<OwnedFd> {
+    let refuse = |why: String| {
+        let undo = if why.contains("is mounted at") {
+            "unmount it"
+        } else if why.contains("as swap") {
+            "swapoff it"
+        } else if why.contains("stacked on") {
+            "detach it"
+        } else {
+            "free it"
+        };
+        Error::usage(
+            "--target",
+            format!("refusing to write to {shown}: {why}; {undo} or choose another device"),
+        )
+    };
+    let claim = match sys::open(path, libc::O_RDONLY | libc::O_EXCL, 0) {
+        Ok(fd) => fd,
+        Err(e) if e.errno == libc::EBUSY => {
+            return Err(refuse(device_in_use(path, rdev).unwrap_or_else(|| {
+                "the kernel refuses iolab an exclusive open (O_EXCL: EBUSY), so something holds it that \
+                 iolab cannot name (a mount in a mount namespace it cannot read, another program's exclusive \
+                 open, or a driver; see lsblk and fuser -m)"
+                    .into()
+            })))
+        }
+        Err(e) => return Err(Error::sys_on(e, shown)),
+    };
+    match device_in_use(path, rdev) {
+        Some(why) => Err(refuse(why)),
+        None => Ok(claim),
+    }
+}
+
+/// Refuses a file of a kernel-interface filesystem (procfs, sysfs, debugfs ...), or a new path in a
+/// directory of one, whatever the flags.
+fn check_not_pseudo(path: &Path, exists: bool, shown: &str) -> Result<()> {
+    let on = if exists { path } else { parent_of(path) };
+    // A missing parent is reported by check_parent.
+    let Ok(magic) = sys::fs_magic(on) else {
+        return Ok(());
+    };
+    let Some(fs) = sys::pseudo_fs_name(magic) else {
+        return Ok(());
+    };
+    let what = if exists {
+        format!("{shown} is a file of {fs}")
+    } else {
+        format!(
+            "{shown} would be created in {}, a directory of {fs}",
+            on.display()
+        )
+    };
+    Err(target_err(format!(
+        "{what}, a kernel-interface filesystem whose files are settings and counters, not storage: iolab \
+         never uses them as targets, not even with --overwrite; choose a path on a disk filesystem or tmpfs"
+    )))
+}
+
+fn parent_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
 fn target_err(msg: impl Into<String>) -> Error {
@@ -191,6 +364,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         }
         Err(e) => return Err(Error::sys_on(e, &shown)),
     };
+    check_not_pseudo(&path, st.is_some(), &shown)?;
     let bs = spec.bs;
     let threads = spec.threads as u64;
     let mut notes = Vec::new();
@@ -252,13 +426,13 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
                 format!("{shown} is a block device; writing destroys its contents: add --allow-device-writes to do it"),
             ));
         }
-        if let Some(why) = device_in_use(&path, st.as_ref().expect("device exists").st_rdev) {
-            return Err(Error::usage(
-                "--target",
-                format!("refusing to write to {shown}: {why}; unmount it or choose another device"),
-            ));
-        }
     }
+    let claim = if kind == TargetKind::BlockDevice && writes {
+        let rdev = st.as_ref().expect("device exists").st_rdev;
+        Some(claim_device(&path, rdev, &shown)?)
+    } else {
+        None
+    };
     if kind == TargetKind::File && st.is_none() {
         check_parent(&path)?;
     }
@@ -309,16 +483,14 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         buf_align,
         notes,
         guard: created,
+        claim,
         peers: Default::default(),
     })
 }
 
 /// A new file's parent must be an existing directory.
 fn check_parent(path: &Path) -> Result<()> {
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let parent = parent_of(path);
     match sys::stat(parent) {
         Ok(p) if p.st_mode & libc::S_IFMT == libc::S_IFDIR => {}
         Ok(_) => {
@@ -529,6 +701,7 @@ fn setup_stream(spec: &Spec, kind: TargetKind) -> Result<PreparedTarget> {
                 .into(),
         ],
         guard: None,
+        claim: None,
         peers: Default::default(),
     })
 }
@@ -684,6 +857,11 @@ impl PreparedTarget {
             t.sys_s += f.sys_s;
         }
         Ok(Some(t))
+    }
+
+    /// Does this value hold the O_EXCL claim on the block device it writes to?
+    pub fn holds_device_claim(&self) -> bool {
+        self.claim.is_some()
     }
 
     /// Keeps the created file past this value's life (used by `--keep`).

@@ -227,14 +227,50 @@ pub fn blk_logical_sector(fd: RawFd) -> SysResult<u32> {
     Ok(v as u32)
 }
 
-/// The filesystem type of a path (statfs(2) f_type), named where known ("ext4", "tmpfs" ...).
-pub fn fs_type_name(path: &Path) -> SysResult<&'static str> {
+/// statfs(2) f_type of the filesystem a path is on (following symlinks).
+pub fn fs_magic(path: &Path) -> SysResult<u64> {
     let c = cpath(path)?;
     // SAFETY: an all-zero statfs is a valid value of this plain C struct.
     let mut s: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: `c` is NUL-terminated and `s` is a valid out-pointer.
     result("statfs", unsafe { libc::statfs(c.as_ptr(), &mut s) })?;
-    Ok(match s.f_type as u64 {
+    Ok(s.f_type as u64)
+}
+
+/// The kernel-interface filesystems by statfs f_type (linux/magic.h): their files are settings, counters
+/// and controls, not storage, so they are never targets.
+const PSEUDO_FS: &[(u64, &str)] = &[
+    (0x9FA0, "procfs"),
+    (0x6265_6572, "sysfs"),
+    (0x6462_6720, "debugfs"),
+    (0x7472_6163, "tracefs"),
+    (0x0027_E0EB, "cgroupfs (v1)"),
+    (0x6367_7270, "cgroupfs (v2)"),
+    (0x6265_6570, "configfs"),
+    (0x7363_6673, "securityfs"),
+    (0xDE5E_81E4, "efivarfs"),
+    (0xCAFE_4A11, "bpffs"),
+    (0x6165_676C, "pstore"),
+    (0x6573_5543, "fusectl"),
+    (0x4249_4E4D, "binfmt_misc"),
+    (0xF97C_FF8C, "selinuxfs"),
+    (0x4341_5D53, "smackfs"),
+    (0x6E73_6673, "nsfs"),
+];
+
+/// The name of the kernel-interface filesystem (procfs, sysfs, debugfs, tracefs, cgroupfs, configfs,
+/// securityfs, efivarfs ...) a statfs f_type stands for; `None` for every other filesystem.
+pub fn pseudo_fs_name(magic: u64) -> Option<&'static str> {
+    PSEUDO_FS
+        .iter()
+        .find(|(m, _)| *m == magic)
+        .map(|(_, name)| *name)
+}
+
+/// The filesystem type of a path (statfs(2) f_type), named where known ("ext4", "tmpfs" ...).
+pub fn fs_type_name(path: &Path) -> SysResult<&'static str> {
+    let magic = fs_magic(path)?;
+    Ok(match magic {
         0xEF53 => "ext4",
         0x0102_1994 => "tmpfs",
         0x9123_683E => "btrfs",
@@ -244,7 +280,7 @@ pub fn fs_type_name(path: &Path) -> SysResult<&'static str> {
         0x794C_7630 => "overlayfs",
         0xF2F5_2010 => "f2fs",
         0x4d44 => "vfat",
-        _ => "unknown filesystem",
+        m => pseudo_fs_name(m).unwrap_or("unknown filesystem"),
     })
 }
 
