@@ -355,3 +355,18 @@ pub fn splice(
     })
     .map(|n| n as usize)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_interface_filesystems_are_named_and_storage_is_not() {
+        let name = |p: &str| fs_magic(Path::new(p)).ok().and_then(pseudo_fs_name);
+        assert_eq!(name("/proc/sys/vm"), Some("procfs"));
+        assert_eq!(name("/sys/kernel"), Some("sysfs"));
+        assert_eq!(name("/dev/shm"), None);
+        assert_eq!(name("/"), None);
+        assert_eq!(fs_type_name(Path::new("/proc")).unwrap(), "procfs");
+    }
+}

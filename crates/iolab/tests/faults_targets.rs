@@ -1,0 +1,421 @@
+//! Issue 15, classes 1 and 2: block devices in use are never written (whatever the mount namespace, and with
+//! loop devices stacked on them), and pseudo-files (procfs, sysfs, debugfs, cgroupfs ...) are never
+//! targets. Root-only cases print SKIPPED and why where root, losetup, /dev/loop-control or mkfs.ext4 is
+//! missing.
+
+mod common;
+use common::*;
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+// ----- class 2: pseudo-files -----
+
+/// A write run (with --overwrite) and a read run of `target` are refused with exit 2 naming the
+/// filesystem, and the file, if it exists, keeps its content.
+fn refused_pseudo(target: &str, fs: &str) {
+    let before = std::fs::read(target).ok();
+    for op in ["write", "read"] {
+        let r = iolab(&[
+            "run",
+            "--target",
+            target,
+            "--op",
+            op,
+            "--overwrite",
+            "--ops",
+            "1",
+            "--bs",
+            "4k",
+            "--count",
+            "none",
+        ]);
+        assert_eq!(r.code, 2, "{op} {target}: {}", r.stderr);
+        assert!(
+            r.stderr.starts_with("iolab: --target:") && r.stderr.contains(fs),
+            "{op} {target}: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("not storage"), "{}", r.stderr);
+    }
+    assert_eq!(std::fs::read(target).ok(), before, "{target} unchanged");
+    if before.is_none() {
+        assert!(!Path::new(target).exists(), "{target} not created");
+    }
+}
+
+/// The filesystem type of a directory as stat(1) names it ("sysfs", "cgroupfs", "cgroup2fs" ...), found
+/// independently of iolab.
+fn fs_type(dir: &str) -> Option<String> {
+    let o = Command::new("stat")
+        .args(["-f", "-c", "%T", dir])
+        .output()
+        .ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
+}
+
+#[test]
+fn proc_sysctl_is_refused_even_with_overwrite() {
+    refused_pseudo("/proc/sys/vm/swappiness", "procfs");
+    // A symlink into procfs is the file it names.
+    let dir = tmpfs_dir();
+    let link = file(&dir, "swappiness");
+    std::os::unix::fs::symlink("/proc/sys/vm/swappiness", &link).unwrap();
+    refused_pseudo(&path_str(&link), "procfs");
+}
+
+#[test]
+fn sysfs_files_and_new_paths_under_sys_are_refused() {
+    let existing = [
+        "/sys/kernel/mm/transparent_hugepage/enabled",
+        "/sys/block/loop0/queue/read_ahead_kb",
+        "/sys/kernel/uevent_helper",
+    ];
+    match existing.iter().find(|p| Path::new(p).is_file()) {
+        Some(p) => refused_pseudo(p, "sysfs"),
+        None => println!("SKIPPED an existing sysfs file: none of {existing:?} is here"),
+    }
+    // A new path in a sysfs directory (/sys/kernel/debug is sysfs's own directory when debugfs is not
+    // mounted on it, debugfs when it is).
+    let fs = match fs_type("/sys/kernel/debug").as_deref() {
+        Some("debugfs") => "debugfs",
+        _ => "sysfs",
+    };
+    let new = if Path::new("/sys/kernel/debug").is_dir() {
+        "/sys/kernel/debug/iolab-test.dat"
+    } else {
+        "/sys/kernel/iolab-test.dat"
+    };
+    refused_pseudo(new, fs);
+}
+
+#[test]
+fn cgroup_and_tracefs_files_are_refused() {
+    let mut tried = 0;
+    for dir in [
+        "/sys/fs/cgroup",
+        "/sys/fs/cgroup/unified",
+        "/sys/fs/cgroup/cpu",
+        "/sys/kernel/tracing",
+        "/sys/kernel/debug/tracing",
+    ] {
+        let fs = match fs_type(dir).as_deref() {
+            Some("cgroupfs") => "cgroupfs (v1)",
+            Some("cgroup2fs") => "cgroupfs (v2)",
+            Some("tracefs") => "tracefs",
+            _ => continue,
+        };
+        tried += 1;
+        refused_pseudo(&format!("{dir}/iolab-test.dat"), fs);
+        let existing = ["cgroup.controllers", "notify_on_release", "tracing_on"]
+            .iter()
+            .map(|f| format!("{dir}/{f}"))
+            .find(|p| Path::new(p).is_file());
+        if let Some(p) = existing {
+            refused_pseudo(&p, fs);
+        }
+    }
+    if tried == 0 {
+        println!("SKIPPED cgroupfs/tracefs: neither is mounted at its usual place here");
+    }
+}
+
+// ----- class 1: block devices in use -----
+
+/// A loop device, detached when dropped.
+struct Loop(String);
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+/// Why loop-device tests cannot run here, if they cannot.
+fn loop_unavailable(test: &str) -> bool {
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    let why = if unsafe { libc::geteuid() } != 0 {
+        Some("not root")
+    } else if !Path::new("/dev/loop-control").exists() {
+        Some("/dev/loop-control is missing")
+    } else if Command::new("losetup").arg("--version").output().is_err() {
+        Some("losetup is missing")
+    } else if Command::new("mkfs.ext4").arg("-V").output().is_err() {
+        Some("mkfs.ext4 is missing")
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        println!("SKIPPED {test}: {why}");
+    }
+    why.is_some()
+}
+
+fn attach(backing: &Path) -> Loop {
+    let o = Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(backing)
+        .output()
+        .expect("losetup runs");
+    assert!(o.status.success(), "losetup {}: {:?}", backing.display(), o);
+    Loop(String::from_utf8_lossy(&o.stdout).trim().to_string())
+}
+
+/// A 32 MiB file on disk with an ext4 filesystem, attached to a loop device.
+fn ext4_loop(dir: &tempfile::TempDir) -> Loop {
+    let img = file(dir, "fs.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(32 << 20)
+        .unwrap();
+    let l = attach(&img);
+    let ok = Command::new("mkfs.ext4")
+        .args(["-q", "-F", &l.0])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    l
+}
+
+/// The first 1 MiB of a device, read through the device (its page cache sees iolab's writes at once).
+fn head(dev: &str) -> Vec<u8> {
+    let mut b = vec![0u8; 1 << 20];
+    std::fs::File::open(dev)
+        .unwrap()
+        .read_exact(&mut b)
+        .unwrap();
+    b
+}
+
+fn write_16(dev: &str) -> Ran {
+    iolab(&[
+        "run",
+        "--target",
+        dev,
+        "--allow-device-writes",
+        "--ops",
+        "16",
+        "--bs",
+        "4k",
+        "--count",
+        "none",
+    ])
+}
+
+#[test]
+fn device_mounted_only_in_another_namespace_is_refused() {
+    if loop_unavailable("device_mounted_only_in_another_namespace_is_refused") {
+        return;
+    }
+    let dir = disk_dir();
+    let l = ext4_loop(&dir);
+    let mnt = file(&dir, "mnt");
+    let ready = file(&dir, "ready");
+    std::fs::create_dir(&mnt).unwrap();
+    // unshare -m makes the new namespace's mounts private: the host namespace never sees this one.
+    let script = format!(
+        "mount -o ro {} {} && touch {} && exec sleep 20",
+        l.0,
+        mnt.display(),
+        ready.display()
+    );
+    let mut ns = match Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .stdin(Stdio::null())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            println!("SKIPPED device_mounted_only_in_another_namespace_is_refused: unshare: {e}");
+            return;
+        }
+    };
+    let t0 = Instant::now();
+    while !ready.exists() && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(ready.exists(), "the other namespace mounted the device");
+    let own = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!own.contains(&path_str(&mnt)), "not mounted here");
+    let before = head(&l.0);
+    let r = write_16(&l.0);
+    let after = head(&l.0);
+    let _ = ns.kill();
+    let _ = ns.wait();
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("is mounted at {}", mnt.display()))
+            && r.stderr.contains("in another mount namespace"),
+        "{}",
+        r.stderr
+    );
+    assert!(before == after, "the device is unchanged");
+}
+
+#[test]
+fn device_under_a_mounted_loop_device_is_refused() {
+    if loop_unavailable("device_under_a_mounted_loop_device_is_refused") {
+        return;
+    }
+    let dir = disk_dir();
+    let lower = ext4_loop(&dir);
+    let upper = attach(Path::new(&lower.0));
+    let mnt = file(&dir, "mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-o", "ro", &upper.0])
+        .arg(&mnt)
+        .status()
+        .unwrap();
+    assert!(mounted.success(), "mount {}", upper.0);
+    let before = head(&lower.0);
+    let r = write_16(&lower.0);
+    let after = head(&lower.0);
+    let _ = Command::new("umount").arg(&mnt).status();
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "the loop device {} is stacked on {}, and {} is mounted at {}",
+            upper.0,
+            lower.0,
+            upper.0,
+            mnt.display()
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(before == after, "the device is unchanged");
+    // Unmounted, the stacked loop device still uses it.
+    let r = write_16(&lower.0);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("losetup -d"), "{}", r.stderr);
+    drop(upper);
+}
+
+/// Opens `dev` with O_EXCL, the kernel's exclusive claim of a block device.
+fn open_excl(dev: &str) -> std::io::Result<std::fs::File> {
+    std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(dev)
+}
+
+#[test]
+fn device_claimed_by_another_program_is_refused() {
+    if loop_unavailable("device_claimed_by_another_program_is_refused") {
+        return;
+    }
+    let dir = disk_dir();
+    let l = ext4_loop(&dir);
+    let before = head(&l.0);
+    let held = open_excl(&l.0).unwrap();
+    let r = write_16(&l.0);
+    drop(held);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("O_EXCL: EBUSY"), "{}", r.stderr);
+    assert!(before == head(&l.0), "the device is unchanged");
+}
+
+#[test]
+fn device_stays_claimed_while_iolab_writes() {
+    if loop_unavailable("device_stays_claimed_while_iolab_writes") {
+        return;
+    }
+    let dir = disk_dir();
+    let l = ext4_loop(&dir);
+    let mut run = Command::new(bin())
+        .args([
+            "run",
+            "--target",
+            &l.0,
+            "--allow-device-writes",
+            "--duration",
+            "3",
+            "--bs",
+            "4k",
+            "--count",
+            "none",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The claim is iolab's first open of the device: once any descriptor of iolab's names it, it is held.
+    let fds = format!("/proc/{}/fd", run.id());
+    let t0 = Instant::now();
+    let opened = loop {
+        let any = std::fs::read_dir(&fds).into_iter().flatten().flatten().any(|e| {
+            std::fs::read_link(e.path()).is_ok_and(|p| p == Path::new(&l.0))
+        });
+        if any || t0.elapsed() > Duration::from_secs(3) {
+            break any;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(opened, "iolab opened the device");
+    let during = open_excl(&l.0).map(drop);
+    let mount_during = Command::new("mount")
+        .args(["-o", "ro", &l.0])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let status = run.wait().unwrap();
+    if mount_during.status.success() {
+        let _ = Command::new("umount").arg(dir.path()).status();
+    }
+    assert!(status.success(), "the run itself succeeds");
+    assert_eq!(
+        during.map_err(|e| e.raw_os_error()),
+        Err(Some(libc::EBUSY)),
+        "no one else can claim it during the run"
+    );
+    assert!(!mount_during.status.success(), "no mount during the run");
+    open_excl(&l.0).expect("released when iolab ends");
+}
+
+#[test]
+fn debugfs_and_tracefs_in_a_private_namespace_are_refused() {
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("SKIPPED debugfs_and_tracefs_in_a_private_namespace_are_refused: not root");
+        return;
+    }
+    // debugfs and tracefs mounted in a namespace of their own, so the host's mounts stay as they are.
+    let script = format!(
+        "mount -t debugfs none /sys/kernel/debug || exit 77; mount -t tracefs none /sys/kernel/tracing || exit 77; \
+         B=$(cat /sys/kernel/tracing/tracing_on); \
+         {bin} run --target /sys/kernel/debug/iolab-test.dat --ops 1 --count none; echo debugfs=$?; \
+         test -e /sys/kernel/debug/iolab-test.dat && echo created; \
+         {bin} run --target /sys/kernel/tracing/tracing_on --overwrite --ops 1 --count none; echo tracefs=$?; \
+         test \"$B\" = \"$(cat /sys/kernel/tracing/tracing_on)\" || echo changed",
+        bin = bin()
+    );
+    let o = match Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => {
+            println!("SKIPPED debugfs_and_tracefs_in_a_private_namespace_are_refused: unshare: {e}");
+            return;
+        }
+    };
+    if o.status.code() == Some(77) {
+        println!(
+            "SKIPPED debugfs_and_tracefs_in_a_private_namespace_are_refused: cannot mount debugfs/tracefs"
+        );
+        return;
+    }
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(out.contains("debugfs=2") && out.contains("tracefs=2"), "{out}{err}");
+    assert!(!out.contains("created") && !out.contains("changed"), "{out}");
+    assert!(
+        err.contains("a directory of debugfs") && err.contains("is a file of tracefs"),
+        "{err}"
+    );
+}
