@@ -419,15 +419,13 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
             format!("{shown} exists and iolab did not create it; add --overwrite to write into it, or choose a new path"),
         ));
     }
-    if kind == TargetKind::BlockDevice && writes {
+    let claim = if kind == TargetKind::BlockDevice && writes {
         if !spec.allow_device_writes {
             return Err(Error::usage(
                 "--allow-device-writes",
                 format!("{shown} is a block device; writing destroys its contents: add --allow-device-writes to do it"),
             ));
         }
-    }
-    let claim = if kind == TargetKind::BlockDevice && writes {
         let rdev = st.as_ref().expect("device exists").st_rdev;
         Some(claim_device(&path, rdev, &shown)?)
     } else {

@@ -248,7 +248,8 @@ fn device_mounted_only_in_another_namespace_is_refused() {
     let _ = ns.wait();
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
-        r.stderr.contains(&format!("is mounted at {}", mnt.display()))
+        r.stderr
+            .contains(&format!("is mounted at {}", mnt.display()))
             && r.stderr.contains("in another mount namespace"),
         "{}",
         r.stderr
@@ -348,9 +349,11 @@ fn device_stays_claimed_while_iolab_writes() {
     let fds = format!("/proc/{}/fd", run.id());
     let t0 = Instant::now();
     let opened = loop {
-        let any = std::fs::read_dir(&fds).into_iter().flatten().flatten().any(|e| {
-            std::fs::read_link(e.path()).is_ok_and(|p| p == Path::new(&l.0))
-        });
+        let any = std::fs::read_dir(&fds)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| std::fs::read_link(e.path()).is_ok_and(|p| p == Path::new(&l.0)));
         if any || t0.elapsed() > Duration::from_secs(3) {
             break any;
         }
@@ -400,7 +403,9 @@ fn debugfs_and_tracefs_in_a_private_namespace_are_refused() {
     {
         Ok(o) => o,
         Err(e) => {
-            println!("SKIPPED debugfs_and_tracefs_in_a_private_namespace_are_refused: unshare: {e}");
+            println!(
+                "SKIPPED debugfs_and_tracefs_in_a_private_namespace_are_refused: unshare: {e}"
+            );
             return;
         }
     };
@@ -412,8 +417,14 @@ fn debugfs_and_tracefs_in_a_private_namespace_are_refused() {
     }
     let out = String::from_utf8_lossy(&o.stdout);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(out.contains("debugfs=2") && out.contains("tracefs=2"), "{out}{err}");
-    assert!(!out.contains("created") && !out.contains("changed"), "{out}");
+    assert!(
+        out.contains("debugfs=2") && out.contains("tracefs=2"),
+        "{out}{err}"
+    );
+    assert!(
+        !out.contains("created") && !out.contains("changed"),
+        "{out}"
+    );
     assert!(
         err.contains("a directory of debugfs") && err.contains("is a file of tracefs"),
         "{err}"
