@@ -272,10 +272,10 @@ fn loop_over(ids: &DevIds) -> Option<String> {
     None
 }
 
-/// Claims a block device about to be written: the kernel's exclusive open (O_EXCL fails with EBUSY while
-/// anything mounts or claims the device or a partition of it, in any namespace), then the checks of
-/// [`device_in_use`] (swap, holders, loop devices stacked on it, and, to name them, mounts). The returned
-/// descriptor keeps the claim: nothing can mount or claim the device while it is open.
+/// Claims a block device about to be written: the checks of [`device_in_use`] (before any open), then the
+/// kernel's exclusive open (O_EXCL fails with EBUSY while anything mounts or claims the device or a
+/// partition of it, in any namespace), then the checks again. The returned descriptor keeps the claim:
+/// nothing can mount or claim the device while it is open.
 fn claim_device(path: &Path, rdev: libc::dev_t, shown: &str) -> Result<OwnedFd> {
     let refuse = |why: String| {
         let undo = if why.contains("is mounted at") {
@@ -292,6 +292,9 @@ fn claim_device(path: &Path, rdev: libc::dev_t, shown: &str) -> Result<OwnedFd> 
             format!("refusing to write to {shown}: {why}; {undo} or choose another device"),
         )
     };
+    if let Some(why) = device_in_use(path, rdev) {
+        return Err(refuse(why));
+    }
     let claim = match sys::open(path, libc::O_RDONLY | libc::O_EXCL, 0) {
         Ok(fd) => fd,
         Err(e) if e.errno == libc::EBUSY => {
@@ -304,6 +307,7 @@ fn claim_device(path: &Path, rdev: libc::dev_t, shown: &str) -> Result<OwnedFd> 
         }
         Err(e) => return Err(Error::sys_on(e, shown)),
     };
+    // Again with the claim held: what started using it since the first look (a stacked loop device, say).
     match device_in_use(path, rdev) {
         Some(why) => Err(refuse(why)),
         None => Ok(claim),
