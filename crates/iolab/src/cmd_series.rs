@@ -11,6 +11,7 @@ use iolab_core::measure::clock;
 use iolab_core::series::{self, Job};
 use iolab_core::series_flow::Flow;
 use iolab_core::spec::{RawSpec, Spec};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -74,16 +75,20 @@ pub(crate) struct SuiteArgs {
 // ---------------------------------------------------------------------------------------------------
 // The flow both share.
 
-/// Opens the record file of `jobs`, warning when `--resume` dropped a cut-short last line (`why` says
-/// more about it, or is empty).
+/// Opens the record file of `jobs` with the settings `fixed`, warning when `--resume` dropped a cut-short
+/// last line (`why` says more about it, or is empty) and saying what else it found.
 fn open_flow(
     jobs: Vec<Job>,
     out: Option<&Path>,
     resume: bool,
     stem: &str,
     why: &str,
+    fixed: &BTreeMap<String, String>,
 ) -> Result<Flow, Error> {
-    let flow = Flow::open(jobs, out, resume, stem)?;
+    let flow = Flow::open(jobs, out, resume, stem, fixed)?;
+    for note in &flow.rec.notes {
+        eprintln!("iolab: {}: {note}", flow.rec.path.display());
+    }
     if flow.rec.dropped > 0 {
         eprintln!(
             "iolab: {}: the last line was cut short ({} bytes{why}); that point runs again",
@@ -170,6 +175,7 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
         a.resume,
         "sweep",
         ", a point interrupted while being written",
+        &series::fixed_spec(&base, &vary),
     )?;
     let n = points.len();
     let lead = format!(
@@ -250,7 +256,13 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     let jobs = iolab_core::suite::jobs(&suite, &places, a.quick)?;
     let quick = if a.quick { "-quick" } else { "" };
     let stem = format!("suite-{}{quick}", suite.name);
-    let mut flow = open_flow(jobs, a.out.as_deref(), a.resume, &stem, "")?;
+    let fixed = BTreeMap::from([
+        ("suite".to_string(), suite.name.clone()),
+        ("quick".to_string(), a.quick.to_string()),
+        ("disk_dir".to_string(), a.disk_dir.display().to_string()),
+        ("tmpfs_dir".to_string(), a.tmpfs_dir.display().to_string()),
+    ]);
+    let mut flow = open_flow(jobs, a.out.as_deref(), a.resume, &stem, "", &fixed)?;
     let n = flow.points.len();
     let lead = format!(
         "iolab suite {}{}{}: {n} points; reproduces {}\n{}; ",
