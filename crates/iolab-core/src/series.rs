@@ -429,7 +429,11 @@ pub fn fixed_spec(base: &RawSpec, vary: &[Vary]) -> std::collections::BTreeMap<S
 fn settings_diff(was: &Value, now: &Value) -> Vec<String> {
     let shown = |v: Option<&Value>| match v {
         None | Some(Value::Null) => "not given".to_string(),
-        Some(Value::Array(a)) => a.iter().map(|x| text(Some(x))).collect::<Vec<_>>().join(","),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| text(Some(x)))
+            .collect::<Vec<_>>()
+            .join(","),
         v => text(v),
     };
     let mut out = Vec::new();
@@ -521,7 +525,8 @@ impl Recorder {
             .map_err(|_| Error::Runtime(format!("{}: not UTF-8 text", p.display())))?;
         let (recs, cut) = records_of(&text, &p)?;
         self.check_settings(&recs)?;
-        let fail = |e: std::io::Error| Error::Runtime(format!("cannot rewrite {}: {e}", p.display()));
+        let fail =
+            |e: std::io::Error| Error::Runtime(format!("cannot rewrite {}: {e}", p.display()));
         if cut > 0 {
             // Drop the cut-short line in place (the lock stays on this file), then append after it.
             self.file

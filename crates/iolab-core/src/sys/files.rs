@@ -167,7 +167,9 @@ pub fn ftruncate(fd: RawFd, len: u64) -> SysResult<()> {
 /// descriptor of that open file is closed. `Ok(false)`: another open file holds a lock on it (EWOULDBLOCK).
 pub fn flock_exclusive_nb(fd: RawFd) -> SysResult<bool> {
     // SAFETY: flock only reads its integer arguments.
-    match result("flock", unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) }) {
+    match result("flock", unsafe {
+        libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB)
+    }) {
         Ok(_) => Ok(true),
         Err(e) if e.errno == libc::EWOULDBLOCK => Ok(false),
         Err(e) => Err(e),
