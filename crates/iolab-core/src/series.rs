@@ -863,4 +863,42 @@ mod tests {
             .contains("KEY=V1,V2"));
         assert!(point_raw(&[("direct".into(), "true".into())]).is_ok());
     }
+
+    #[test]
+    fn settings_name_what_differs_and_later_records_replace_refusals() {
+        let fixed =
+            |ops: &str| std::collections::BTreeMap::from([("ops".to_string(), ops.to_string())]);
+        let pts = |vals: &[&str]| -> Vec<Vec<(String, String)>> {
+            vals.iter()
+                .map(|v| vec![("bs".to_string(), v.to_string())])
+                .collect()
+        };
+        let a = settings(&fixed("100"), &pts(&["4k", "64k"]));
+        assert!(settings_diff(&a, &a.clone()).is_empty());
+        let b = settings(&fixed("200"), &pts(&["4k", "1m"]));
+        assert_eq!(
+            settings_diff(&a, &b),
+            vec![
+                "ops (recorded 100, now 200)".to_string(),
+                "vary bs (recorded 4k,64k, now 4k,1m)".to_string()
+            ]
+        );
+        let p = vec![("bs".to_string(), "4k".to_string())];
+        let refused = record(
+            &p,
+            Err((
+                2,
+                format!("--overwrite: /x {TARGET_EXISTS}; add --overwrite"),
+            )),
+        );
+        assert!(retried(&refused));
+        assert!(!retried(&record(
+            &p,
+            Err((2, "--qd: psync has none".into()))
+        )));
+        let ran = record(&p, Ok(serde_json::json!({"spec": {}})));
+        let text = format!("{refused}\n{ran}\n");
+        let (recs, cut) = records_of(&text, Path::new("x")).unwrap();
+        assert_eq!((recs, cut), (vec![ran], 0));
+    }
 }

@@ -256,9 +256,9 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     let jobs = iolab_core::suite::jobs(&suite, &places, a.quick)?;
     let quick = if a.quick { "-quick" } else { "" };
     let stem = format!("suite-{}{quick}", suite.name);
+    // --quick and --profile are keys of every point already.
     let fixed = BTreeMap::from([
         ("suite".to_string(), suite.name.clone()),
-        ("quick".to_string(), a.quick.to_string()),
         ("disk_dir".to_string(), a.disk_dir.display().to_string()),
         ("tmpfs_dir".to_string(), a.tmpfs_dir.display().to_string()),
     ]);
