@@ -1,6 +1,7 @@
 //! Many runs of one workload or of a grid of workloads: `--repeat` statistics, `iolab sweep` points and
 //! their JSON-lines record file (written after every point, so an interrupted sweep keeps what finished
-//! and `--resume` continues it), CSV rows, and the figures `iolab compare` reads. Everything here reads result documents
+//! and `--resume` continues it; locked while a sweep writes it, and each record carrying the sweep's
+//! settings, so a resume with other ones is refused), CSV rows, and the figures `iolab compare` reads. Everything here reads result documents
 //! as JSON values, so files written by earlier iolab versions or other commands compare the same way.
 //! `iolab compare` itself lives in `crate::compare`; its names are re-exported here.
 

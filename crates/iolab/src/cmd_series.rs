@@ -25,7 +25,8 @@ pub(crate) struct SweepArgs {
     /// iolab-results/sweep-<UTC time>.jsonl]. An existing file is refused unless --resume.
     #[arg(long, value_name = "FILE")]
     pub(crate) out: Option<PathBuf>,
-    /// Continue the sweep recorded in --out: points already there are not run again.
+    /// Continue the sweep recorded in --out: points already there are not run again (refused when it was
+    /// recorded with other flags or --vary lists).
     #[arg(long, requires = "out")]
     pub(crate) resume: bool,
     #[command(flatten)]
@@ -47,7 +48,8 @@ pub(crate) struct SuiteArgs {
     /// iolab-results/suite-NAME-<UTC time>.jsonl]. An existing file is refused unless --resume.
     #[arg(long, value_name = "FILE")]
     pub(crate) out: Option<PathBuf>,
-    /// Continue the suite recorded in --out: points already there are not run again.
+    /// Continue the suite recorded in --out: points already there are not run again (refused when it was
+    /// recorded with other settings).
     #[arg(long, requires = "out")]
     pub(crate) resume: bool,
     /// Write one CSV row per point to FILE (columns in the README). An existing FILE is not replaced.
