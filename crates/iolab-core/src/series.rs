@@ -1,6 +1,7 @@
 //! Many runs of one workload or of a grid of workloads: `--repeat` statistics, `iolab sweep` points and
 //! their JSON-lines record file (written after every point, so an interrupted sweep keeps what finished
-//! and `--resume` continues it), CSV rows, and the figures `iolab compare` reads. Everything here reads result documents
+//! and `--resume` continues it; locked while a sweep writes it, and each record carrying the sweep's
+//! settings, so a resume with other ones is refused), CSV rows, and the figures `iolab compare` reads. Everything here reads result documents
 //! as JSON values, so files written by earlier iolab versions or other commands compare the same way.
 //! `iolab compare` itself lives in `crate::compare`; its names are re-exported here.
 
@@ -323,13 +324,20 @@ pub fn is_point(rec: &Value, point: &[(String, String)]) -> bool {
 
 /// Reads a file of results: a sweep's JSON lines, a `run --json` document, or a `run --repeat --json`
 /// document; returns the records (each `{"point", "result"}` or `{"point", "error"}`), and how many
-/// trailing bytes were ignored (a line cut short when a sweep was killed mid-write).
+/// trailing bytes were ignored (a line cut short when a sweep was killed mid-write). A record of a point
+/// that did not run is left out when a later record of the same point follows it (the point was run
+/// again at `--resume`, see [`retried`]).
 pub fn read_records(path: &Path) -> Result<(Vec<Value>, usize)> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", path.display())))?;
+    records_of(&text, path)
+}
+
+/// [`read_records`] of a file's text.
+fn records_of(text: &str, path: &Path) -> Result<(Vec<Value>, usize)> {
     let bad = |what: String| Error::Runtime(format!("{}: {what}", path.display()));
     // A whole-file JSON document first (run --json, run --repeat --json).
-    if let Ok(doc) = serde_json::from_str::<Value>(&text) {
+    if let Ok(doc) = serde_json::from_str::<Value>(text) {
         if let Some(runs) = doc.get("runs").and_then(|r| r.as_array()) {
             return Ok((
                 runs.iter()
@@ -346,7 +354,7 @@ pub fn read_records(path: &Path) -> Result<(Vec<Value>, usize)> {
         }
         return Err(bad("not an iolab result (no spec, runs or point)".into()));
     }
-    let mut out = Vec::new();
+    let mut out: Vec<Value> = Vec::new();
     let mut ignored = 0;
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     for (i, l) in lines.iter().enumerate() {
@@ -354,7 +362,11 @@ pub fn read_records(path: &Path) -> Result<(Vec<Value>, usize)> {
             continue;
         }
         match serde_json::from_str::<Value>(l) {
-            Ok(v) if v.get("point").is_some() => out.push(v),
+            Ok(v) if v.get("point").is_some() => {
+                // A point run again at --resume: its later record replaces the one that did not run.
+                out.retain(|r| !(r.get("error").is_some() && same_point(r, &v)));
+                out.push(v)
+            }
             Ok(_) => return Err(bad(format!("line {} is not a sweep record", i + 1))),
             // Only the last line may be cut short (a write interrupted by a kill).
             Err(_) if i + 1 == lines.len() && !l.ends_with('\n') => ignored = l.len(),
@@ -364,10 +376,94 @@ pub fn read_records(path: &Path) -> Result<(Vec<Value>, usize)> {
     Ok((out, ignored))
 }
 
+fn same_point(a: &Value, b: &Value) -> bool {
+    is_point(a, &record_point(b))
+}
+
+/// What a point of a sweep or suite is refused with when its target file exists (`target.rs`: "... exists
+/// and iolab did not create it; add --overwrite ..."): most often a file an interrupted iolab left behind.
+pub const TARGET_EXISTS: &str = "exists and iolab did not create it";
+
+/// Whether a record of a point is run again at `--resume` rather than taken as done: the point did not
+/// run because its target file existed (a leftover of an interrupted iolab, which may be gone now; if it
+/// is still there, the point is refused again and recorded so).
+pub fn retried(rec: &Value) -> bool {
+    rec.get("error")
+        .and_then(|e| e.as_str())
+        .is_some_and(|e| e.starts_with("--overwrite:") && e.contains(TARGET_EXISTS))
+}
+
 // ---------------------------------------------------------------------------------------------------
 // The record file and the loop over points, shared by `iolab sweep` and `iolab suite`.
 
-/// A record file of JSON lines, one per point, each appended and synced as its point finishes.
+/// What a sweep or suite records in each point's record as `"settings"`, so `--resume` runs only with
+/// the same ones: `fixed`, the settings every point shares (for a sweep the spec keys given by `--spec`
+/// and flags, without the varied ones), and `vary`, each point key with its values in the order first
+/// seen (for a sweep, its `--vary` lists).
+pub fn settings(
+    fixed: &std::collections::BTreeMap<String, String>,
+    points: &[Vec<(String, String)>],
+) -> Value {
+    let mut vary = serde_json::Map::new();
+    for (k, v) in points.iter().flatten() {
+        let vals = vary
+            .entry(k.clone())
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(a) = vals {
+            if !a.iter().any(|x| x == v) {
+                a.push(Value::String(v.clone()));
+            }
+        }
+    }
+    serde_json::json!({ "fixed": fixed, "vary": vary })
+}
+
+/// A sweep's fixed settings: the spec keys `base` gives (from `--spec` and flags) that no `--vary` sets.
+pub fn fixed_spec(base: &RawSpec, vary: &[Vary]) -> std::collections::BTreeMap<String, String> {
+    base.given()
+        .filter(|o| !vary.iter().any(|v| v.key == o.key))
+        .filter_map(|o| Some((o.key.to_string(), base.get(o.key)?.text())))
+        .collect()
+}
+
+/// The keys on which two `settings` differ, each as "KEY (recorded X, now Y)" (`vary KEY` for a list).
+fn settings_diff(was: &Value, now: &Value) -> Vec<String> {
+    let shown = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => "not given".to_string(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| text(Some(x)))
+            .collect::<Vec<_>>()
+            .join(","),
+        v => text(v),
+    };
+    let mut out = Vec::new();
+    for (part, prefix) in [("fixed", ""), ("vary", "vary ")] {
+        let (a, b) = (was.get(part), now.get(part));
+        let mut keys: Vec<&String> = a
+            .and_then(|m| m.as_object())
+            .into_iter()
+            .chain(b.and_then(|m| m.as_object()))
+            .flat_map(|m| m.keys())
+            .collect();
+        keys.sort();
+        keys.dedup();
+        for k in keys {
+            let (x, y) = (a.and_then(|m| m.get(k)), b.and_then(|m| m.get(k)));
+            if x != y {
+                out.push(format!(
+                    "{prefix}{k} (recorded {}, now {})",
+                    shown(x),
+                    shown(y)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// A record file of JSON lines, one per point, each appended and synced as its point finishes. The file
+/// is locked (flock) for as long as the recorder lives: a second iolab on the same file is refused.
 pub struct Recorder {
     pub path: PathBuf,
     file: std::fs::File,
@@ -375,96 +471,192 @@ pub struct Recorder {
     pub done: Vec<Value>,
     /// Bytes of a cut-short last line dropped at `--resume` (a point killed while being written).
     pub dropped: usize,
+    /// What `--resume` found and did about it, for the user (a missing final newline added, records
+    /// of an older iolab whose settings could not be checked).
+    pub notes: Vec<String>,
+    /// What every record of this file carries as `"settings"` (see [`settings`]).
+    settings: Value,
 }
 
 impl Recorder {
-    /// Opens the record file. `out` given: a new file, or with `resume` the existing one (its complete
-    /// lines kept, a cut-short last line dropped). `out` absent: a new `iolab-results/<stem>-<UTC>.jsonl`.
-    /// An existing file is never appended to or replaced without `resume`.
-    pub fn open(out: Option<&Path>, resume: bool, stem: &str) -> Result<Recorder> {
-        let (path, done, dropped) = match (out, resume) {
-            (Some(p), true) => {
-                let (recs, cut) = read_records(p)?;
-                if cut > 0 {
-                    // Drop the cut-short line (the file's own bytes up to it), then append after it.
-                    let bytes = std::fs::read(p)
-                        .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", p.display())))?;
-                    let tmp = p.with_extension("jsonl.resume-tmp");
-                    std::fs::write(&tmp, &bytes[..bytes.len() - cut])
-                        .and_then(|_| std::fs::rename(&tmp, p))
-                        .map_err(|e| {
-                            Error::Runtime(format!("cannot rewrite {}: {e}", p.display()))
-                        })?;
-                }
-                (p.to_path_buf(), recs, cut)
-            }
-            (Some(p), false) => {
-                if p.exists() {
-                    return Err(Error::usage(
-                        "--out",
-                        format!(
-                            "{} exists; iolab does not replace files: add --resume to continue what it recorded, or choose a new name",
-                            p.display()
-                        ),
-                    ));
-                }
-                if let Some(d) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    if !d.is_dir() {
-                        return Err(Error::usage(
-                            "--out",
-                            format!("the directory {} does not exist", d.display()),
-                        ));
-                    }
-                }
-                (p.to_path_buf(), Vec::new(), 0)
-            }
-            (None, _) => {
-                let dir = Path::new("iolab-results");
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| Error::Runtime(format!("cannot create {}: {e}", dir.display())))?;
-                let stamp = crate::survey::utc_stamp(
-                    std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map(|d| d.as_secs())
-                        .unwrap_or(0),
-                );
-                let mut p = dir.join(format!("{stem}-{stamp}.jsonl"));
-                let mut k = 1;
-                while p.exists() {
-                    k += 1;
-                    p = dir.join(format!("{stem}-{stamp}-{k}.jsonl"));
-                }
-                (p, Vec::new(), 0)
-            }
+    /// Opens and locks the record file. `out` given: a new file, or with `resume` the existing one (its
+    /// complete lines kept, a cut-short last line dropped, a missing final newline added; refused when
+    /// its records carry other `settings`). `out` absent: a new `iolab-results/<stem>-<UTC>.jsonl`. An
+    /// existing file is never appended to or replaced without `resume`.
+    pub fn open(out: Option<&Path>, resume: bool, stem: &str, settings: Value) -> Result<Recorder> {
+        let path = match (out, resume) {
+            (Some(p), true) => p.to_path_buf(),
+            (Some(p), false) => new_out(p)?,
+            (None, _) => default_out(stem)?,
         };
         let mut opts = std::fs::OpenOptions::new();
-        opts.append(true);
-        if resume {
-            opts.create(true);
-        } else {
+        opts.read(true).append(true);
+        if !resume {
             opts.create_new(true);
         }
-        let file = opts
-            .open(&path)
-            .map_err(|e| Error::Runtime(format!("cannot open --out {}: {e}", path.display())))?;
-        Ok(Recorder {
+        let file = opts.open(&path).map_err(|e| {
+            let what = if resume { "read" } else { "open --out" };
+            Error::Runtime(format!("cannot {what} {}: {e}", path.display()))
+        })?;
+        lock(&file, &path)?;
+        let mut rec = Recorder {
             path,
             file,
-            done,
-            dropped,
-        })
+            done: Vec::new(),
+            dropped: 0,
+            notes: Vec::new(),
+            settings,
+        };
+        if resume {
+            rec.resume()?;
+        }
+        Ok(rec)
     }
 
+    /// Reads what the (locked) file holds, refuses other settings, then drops a cut-short last line or
+    /// ends a last line that has no newline, in place.
+    fn resume(&mut self) -> Result<()> {
+        use std::io::Read;
+        let p = self.path.clone();
+        let mut bytes = Vec::new();
+        (&self.file)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", p.display())))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| Error::Runtime(format!("{}: not UTF-8 text", p.display())))?;
+        let (recs, cut) = records_of(&text, &p)?;
+        self.check_settings(&recs)?;
+        let fail =
+            |e: std::io::Error| Error::Runtime(format!("cannot rewrite {}: {e}", p.display()));
+        if cut > 0 {
+            // Drop the cut-short line in place (the lock stays on this file), then append after it.
+            self.file
+                .set_len((text.len() - cut) as u64)
+                .and_then(|_| self.file.sync_data())
+                .map_err(fail)?;
+        } else if !text.is_empty() && !text.ends_with('\n') {
+            self.file
+                .write_all(b"\n")
+                .and_then(|_| self.file.sync_data())
+                .map_err(fail)?;
+            self.notes.push(
+                "its last line had no newline at the end; one was added, so the next record starts a line of its own"
+                    .into(),
+            );
+        }
+        self.done = recs;
+        self.dropped = cut;
+        Ok(())
+    }
+
+    /// Refuses records made with other settings (naming the keys that differ); notes records without any.
+    fn check_settings(&mut self, recs: &[Value]) -> Result<()> {
+        let mut unchecked = 0;
+        for r in recs {
+            let Some(was) = r.get("settings") else {
+                unchecked += 1;
+                continue;
+            };
+            let diff = settings_diff(was, &self.settings);
+            if !diff.is_empty() {
+                return Err(Error::usage(
+                    "--resume",
+                    format!(
+                        "{} was recorded with other settings: {}; resume with the flags and --vary lists it was \
+                         recorded with, or record into a new --out",
+                        self.path.display(),
+                        diff.join(", ")
+                    ),
+                ));
+            }
+        }
+        if unchecked > 0 {
+            self.notes.push(format!(
+                "{unchecked} of its records carry no settings (written by an older iolab): they are taken as done \
+                 without checking that they were made with these flags and --vary lists"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether `point` is recorded and not to be run again (see [`retried`]).
     pub fn has(&self, point: &[(String, String)]) -> bool {
-        self.done.iter().any(|r| is_point(r, point))
+        self.done.iter().any(|r| is_point(r, point) && !retried(r))
     }
 
-    /// Appends a record and syncs it before returning.
-    pub fn push(&mut self, rec: Value) -> Result<()> {
+    /// The latest record of `point`, if any.
+    pub fn latest(&self, point: &[(String, String)]) -> Option<&Value> {
+        self.done.iter().rev().find(|r| is_point(r, point))
+    }
+
+    /// Appends a record (with this file's `settings`) and syncs it before returning.
+    pub fn push(&mut self, mut rec: Value) -> Result<()> {
+        if let Some(m) = rec.as_object_mut() {
+            m.insert("settings".into(), self.settings.clone());
+        }
         append_record(&mut self.file, &rec)?;
         self.done.push(rec);
         Ok(())
     }
+}
+
+/// Takes the record file's lock, or refuses: another iolab is writing it.
+fn lock(file: &std::fs::File, path: &Path) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    match crate::sys::flock_exclusive_nb(file.as_raw_fd()) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(Error::usage(
+            "--out",
+            format!(
+                "another iolab holds {} (a sweep or suite recording into it now); wait for it to end, or choose \
+                 another --out",
+                path.display()
+            ),
+        )),
+        Err(e) => Err(Error::sys_on(e, path.display().to_string())),
+    }
+}
+
+/// `--out` without `--resume`: a new file in an existing directory.
+fn new_out(p: &Path) -> Result<PathBuf> {
+    if p.exists() {
+        return Err(Error::usage(
+            "--out",
+            format!(
+                "{} exists; iolab does not replace files: add --resume to continue what it recorded, or choose a new name",
+                p.display()
+            ),
+        ));
+    }
+    if let Some(d) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !d.is_dir() {
+            return Err(Error::usage(
+                "--out",
+                format!("the directory {} does not exist", d.display()),
+            ));
+        }
+    }
+    Ok(p.to_path_buf())
+}
+
+/// No `--out`: a new `iolab-results/<stem>-<UTC>.jsonl` (`-2`, `-3` ... when taken).
+fn default_out(stem: &str) -> Result<PathBuf> {
+    let dir = Path::new("iolab-results");
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::Runtime(format!("cannot create {}: {e}", dir.display())))?;
+    let stamp = crate::survey::utc_stamp(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+    );
+    let mut p = dir.join(format!("{stem}-{stamp}.jsonl"));
+    let mut k = 1;
+    while p.exists() {
+        k += 1;
+        p = dir.join(format!("{stem}-{stamp}-{k}.jsonl"));
+    }
+    Ok(p)
 }
 
 /// A workload of its own: given the calibrated clock, returns its result document.
@@ -671,5 +863,43 @@ mod tests {
             .to_string()
             .contains("KEY=V1,V2"));
         assert!(point_raw(&[("direct".into(), "true".into())]).is_ok());
+    }
+
+    #[test]
+    fn settings_name_what_differs_and_later_records_replace_refusals() {
+        let fixed =
+            |ops: &str| std::collections::BTreeMap::from([("ops".to_string(), ops.to_string())]);
+        let pts = |vals: &[&str]| -> Vec<Vec<(String, String)>> {
+            vals.iter()
+                .map(|v| vec![("bs".to_string(), v.to_string())])
+                .collect()
+        };
+        let a = settings(&fixed("100"), &pts(&["4k", "64k"]));
+        assert!(settings_diff(&a, &a.clone()).is_empty());
+        let b = settings(&fixed("200"), &pts(&["4k", "1m"]));
+        assert_eq!(
+            settings_diff(&a, &b),
+            vec![
+                "ops (recorded 100, now 200)".to_string(),
+                "vary bs (recorded 4k,64k, now 4k,1m)".to_string()
+            ]
+        );
+        let p = vec![("bs".to_string(), "4k".to_string())];
+        let refused = record(
+            &p,
+            Err((
+                2,
+                format!("--overwrite: /x {TARGET_EXISTS}; add --overwrite"),
+            )),
+        );
+        assert!(retried(&refused));
+        assert!(!retried(&record(
+            &p,
+            Err((2, "--qd: psync has none".into()))
+        )));
+        let ran = record(&p, Ok(serde_json::json!({"spec": {}})));
+        let text = format!("{refused}\n{ran}\n");
+        let (recs, cut) = records_of(&text, Path::new("x")).unwrap();
+        assert_eq!((recs, cut), (vec![ran], 0));
     }
 }

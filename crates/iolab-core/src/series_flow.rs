@@ -6,6 +6,7 @@ use crate::error::Result;
 use crate::measure::clock::ClockInfo;
 use crate::series::{self, Event, Job, Recorder};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The points of one sweep or suite and their record file.
@@ -18,15 +19,24 @@ pub struct Flow {
 }
 
 impl Flow {
-    /// Opens the record file for `jobs` (see [`Recorder::open`]: `out`, `resume` and the default name's
-    /// `stem`).
-    pub fn open(jobs: Vec<Job>, out: Option<&Path>, resume: bool, stem: &str) -> Result<Flow> {
-        let rec = Recorder::open(out, resume, stem)?;
-        let points = jobs.iter().map(|j| j.point.clone()).collect();
+    /// Opens and locks the record file for `jobs` (see [`Recorder::open`]: `out`, `resume` and the
+    /// default name's `stem`). Every record carries the settings `fixed` (what every point shares) and
+    /// the points' keys and values (see [`series::settings`]); `--resume` refuses a file recorded with
+    /// other ones.
+    pub fn open(
+        jobs: Vec<Job>,
+        out: Option<&Path>,
+        resume: bool,
+        stem: &str,
+        fixed: &BTreeMap<String, String>,
+    ) -> Result<Flow> {
+        let points: Vec<_> = jobs.iter().map(|j| j.point.clone()).collect();
+        let rec = Recorder::open(out, resume, stem, series::settings(fixed, &points))?;
         Ok(Flow { rec, points, jobs })
     }
 
-    /// Points the record file already holds (`--resume`): they are not run again.
+    /// Points the record file already holds (`--resume`): they are not run again (but see
+    /// `series::retried`).
     pub fn skipped(&self) -> usize {
         self.points.iter().filter(|p| self.rec.has(p)).count()
     }
@@ -42,11 +52,12 @@ impl Flow {
         series::run_jobs(std::mem::take(&mut self.jobs), &mut self.rec, clk, on)
     }
 
-    /// The records of this flow's points, in the points' order (a point without a record is left out).
+    /// The records of this flow's points, in the points' order (a point without a record is left out; a
+    /// point run again at `--resume` gives its latest record).
     pub fn records(&self) -> Vec<&Value> {
         self.points
             .iter()
-            .filter_map(|p| self.rec.done.iter().find(|r| series::is_point(r, p)))
+            .filter_map(|p| self.rec.latest(p))
             .collect()
     }
 

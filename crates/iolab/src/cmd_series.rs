@@ -11,6 +11,7 @@ use iolab_core::measure::clock;
 use iolab_core::series::{self, Job};
 use iolab_core::series_flow::Flow;
 use iolab_core::spec::{RawSpec, Spec};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -24,7 +25,8 @@ pub(crate) struct SweepArgs {
     /// iolab-results/sweep-<UTC time>.jsonl]. An existing file is refused unless --resume.
     #[arg(long, value_name = "FILE")]
     pub(crate) out: Option<PathBuf>,
-    /// Continue the sweep recorded in --out: points already there are not run again.
+    /// Continue the sweep recorded in --out: points already there are not run again (refused when it was
+    /// recorded with other flags or --vary lists).
     #[arg(long, requires = "out")]
     pub(crate) resume: bool,
     #[command(flatten)]
@@ -46,7 +48,8 @@ pub(crate) struct SuiteArgs {
     /// iolab-results/suite-NAME-<UTC time>.jsonl]. An existing file is refused unless --resume.
     #[arg(long, value_name = "FILE")]
     pub(crate) out: Option<PathBuf>,
-    /// Continue the suite recorded in --out: points already there are not run again.
+    /// Continue the suite recorded in --out: points already there are not run again (refused when it was
+    /// recorded with other settings).
     #[arg(long, requires = "out")]
     pub(crate) resume: bool,
     /// Write one CSV row per point to FILE (columns in the README). An existing FILE is not replaced.
@@ -74,16 +77,20 @@ pub(crate) struct SuiteArgs {
 // ---------------------------------------------------------------------------------------------------
 // The flow both share.
 
-/// Opens the record file of `jobs`, warning when `--resume` dropped a cut-short last line (`why` says
-/// more about it, or is empty).
+/// Opens the record file of `jobs` with the settings `fixed`, warning when `--resume` dropped a cut-short
+/// last line (`why` says more about it, or is empty) and saying what else it found.
 fn open_flow(
     jobs: Vec<Job>,
     out: Option<&Path>,
     resume: bool,
     stem: &str,
     why: &str,
+    fixed: &BTreeMap<String, String>,
 ) -> Result<Flow, Error> {
-    let flow = Flow::open(jobs, out, resume, stem)?;
+    let flow = Flow::open(jobs, out, resume, stem, fixed)?;
+    for note in &flow.rec.notes {
+        eprintln!("iolab: {}: {note}", flow.rec.path.display());
+    }
     if flow.rec.dropped > 0 {
         eprintln!(
             "iolab: {}: the last line was cut short ({} bytes{why}); that point runs again",
@@ -170,6 +177,7 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
         a.resume,
         "sweep",
         ", a point interrupted while being written",
+        &series::fixed_spec(&base, &vary),
     )?;
     let n = points.len();
     let lead = format!(
@@ -250,7 +258,13 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     let jobs = iolab_core::suite::jobs(&suite, &places, a.quick)?;
     let quick = if a.quick { "-quick" } else { "" };
     let stem = format!("suite-{}{quick}", suite.name);
-    let mut flow = open_flow(jobs, a.out.as_deref(), a.resume, &stem, "")?;
+    // --quick and --profile are keys of every point already.
+    let fixed = BTreeMap::from([
+        ("suite".to_string(), suite.name.clone()),
+        ("disk_dir".to_string(), a.disk_dir.display().to_string()),
+        ("tmpfs_dir".to_string(), a.tmpfs_dir.display().to_string()),
+    ]);
+    let mut flow = open_flow(jobs, a.out.as_deref(), a.resume, &stem, "", &fixed)?;
     let n = flow.points.len();
     let lead = format!(
         "iolab suite {}{}{}: {n} points; reproduces {}\n{}; ",

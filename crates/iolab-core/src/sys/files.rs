@@ -163,6 +163,19 @@ pub fn ftruncate(fd: RawFd, len: u64) -> SysResult<()> {
     .map(|_| ())
 }
 
+/// flock(2) LOCK_EX | LOCK_NB: takes the exclusive lock on the open file `fd` refers to, held until every
+/// descriptor of that open file is closed. `Ok(false)`: another open file holds a lock on it (EWOULDBLOCK).
+pub fn flock_exclusive_nb(fd: RawFd) -> SysResult<bool> {
+    // SAFETY: flock only reads its integer arguments.
+    match result("flock", unsafe {
+        libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB)
+    }) {
+        Ok(_) => Ok(true),
+        Err(e) if e.errno == libc::EWOULDBLOCK => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// stat(2) following symlinks.
 pub fn stat(path: &Path) -> SysResult<libc::stat> {
     let c = cpath(path)?;
