@@ -1,6 +1,6 @@
 //! Errors for people. Exit codes: 2 for bad input (the message names the flag and what it accepts),
 //! 1 for kernel errors at run time (the message names the syscall, the errno name and a hint) and for
-//! verification failures.
+//! verification failures and for output that could not be written (stdout, a --json/--csv/--out file).
 
 use crate::sys::{errno_name, SysErr};
 use std::fmt;
@@ -19,6 +19,9 @@ pub enum Error {
     /// Anything else that went wrong at run time (I/O on result files, a short transfer ...).
     #[error("{0}")]
     Runtime(String),
+    /// A result could not be written: stdout or a result file (a full disk, a closed pipe). Exit 1.
+    #[error("{0}")]
+    Output(String),
     /// A suite step this build or machine cannot run (a method not built yet, a device that cannot be made).
     #[error("not available {0}")]
     Unavailable(String),
