@@ -220,6 +220,23 @@ fn check_values(
             }
         }
     }
+    // A fixed flag that fails every point alike (`--ops -1`) is bad input too, not a sweep of points
+    // that do not apply.
+    let fixed = |e: &Error| {
+        let t = e.to_string();
+        t.starts_with("--") && !vary.iter().any(|v| t.starts_with(&format!("--{}:", v.key)))
+    };
+    if let Some(Err(first)) = resolved.first() {
+        let same = resolved
+            .iter()
+            .all(|r| matches!(r, Err(e) if e.to_string() == first.to_string()));
+        if same && fixed(first) {
+            return Err(match first {
+                Error::Usage { flag, msg } => Error::usage(flag.clone(), msg.clone()),
+                e => Error::usage("--vary", e.to_string()),
+            });
+        }
+    }
     Ok(())
 }
 
