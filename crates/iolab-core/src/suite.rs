@@ -337,10 +337,7 @@ fn unmet(needs: Option<&str>, places: &Places) -> Result<Option<String>> {
 /// Every point of every step as a job, in file order (a step's first `vary` changes slowest).
 pub fn jobs(s: &SuiteFile, places: &Places, quick: bool) -> Result<Vec<Job>> {
     let bad = |step: &Step, m: String| {
-        Error::usage(
-            "suite",
-            format!("{}, step '{}': {m}", s.origin, step.label),
-        )
+        Error::usage("suite", format!("{}, step '{}': {m}", s.origin, step.label))
     };
     let mut out = Vec::new();
     for step in &s.steps {

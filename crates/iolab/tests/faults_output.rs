@@ -90,7 +90,8 @@ fn stderr_full_keeps_every_exit_code() {
     let r = ran(&s(&a), To::Kept, To::Kept);
     assert_eq!(r.code, 1);
     assert!(
-        r.stderr.contains("cannot create --json /proc/iolab-no-such-file.json"),
+        r.stderr
+            .contains("cannot create --json /proc/iolab-no-such-file.json"),
         "{}",
         r.stderr
     );
