@@ -1,6 +1,6 @@
 //! Errors for people. Exit codes: 2 for bad input (the message names the flag and what it accepts),
 //! 1 for kernel errors at run time (the message names the syscall, the errno name and a hint) and for
-//! verification failures.
+//! verification failures and for output that could not be written (stdout, a --json/--csv/--out file).
 
 use crate::sys::{errno_name, SysErr};
 use std::fmt;
@@ -19,6 +19,9 @@ pub enum Error {
     /// Anything else that went wrong at run time (I/O on result files, a short transfer ...).
     #[error("{0}")]
     Runtime(String),
+    /// A result could not be written: stdout or a result file (a full disk, a closed pipe). Exit 1.
+    #[error("{0}")]
+    Output(String),
     /// A suite step this build or machine cannot run (a method not built yet, a device that cannot be made).
     #[error("not available {0}")]
     Unavailable(String),
@@ -89,12 +92,36 @@ impl fmt::Display for SysFailure {
         let hint = self
             .hint
             .clone()
+            .or_else(|| self.context.as_deref().and_then(|c| path_hint(errno, c)))
             .or_else(|| default_hint(call, errno).map(str::to_string));
         if let Some(h) = hint {
             write!(f, "; hint: {h}")?;
         }
         Ok(())
     }
+}
+
+/// What the path an error names says about it: a dangling symlink makes creating a new file fail with
+/// EEXIST (O_EXCL never follows a symlink) and opening fail with ENOENT, which alone would mislead.
+fn path_hint(errno: i32, path: &str) -> Option<String> {
+    if errno != libc::EEXIST && errno != libc::ENOENT && errno != libc::ELOOP {
+        return None;
+    }
+    let p = std::path::Path::new(path);
+    let link = std::fs::read_link(p).ok()?;
+    if std::fs::metadata(p).is_ok() && errno != libc::ELOOP {
+        return None;
+    }
+    let what = if errno == libc::ELOOP {
+        "which leads back into a loop of symlinks"
+    } else {
+        "which does not exist (a dangling symlink)"
+    };
+    Some(format!(
+        "{path} is a symlink to {}, {what}: iolab does not create files through a symlink; remove it \
+         or give the path it should point to",
+        link.display()
+    ))
 }
 
 /// What a user can do about an errno from a given call.
@@ -123,7 +150,15 @@ pub fn default_hint(call: &str, errno: i32) -> Option<&'static str> {
         (_, libc::ENODEV) => "this target does not support the operation (e.g. it cannot be mapped)",
         (_, libc::EFBIG) => "the file would exceed the filesystem's maximum size: lower --file-size",
         (_, libc::EIO) => "the device reported an I/O error: check dmesg",
-        (_, libc::EMFILE) | (_, libc::ENFILE) => "too many open files: lower --threads or raise ulimit -n",
+        (_, libc::EMFILE) => {
+            "too many open files for ulimit -n: besides the target, the counting pass's per-syscall breakdown \
+             opens a tracepoint descriptor per traced syscall and thread (a one-thread run needs about 20): \
+             add --no-breakdown (or --count none), lower --threads, or raise ulimit -n"
+        }
+        (_, libc::ENFILE) => {
+            "the system's open-file table is full (fs.file-max): lower --threads, add --no-breakdown, or \
+             close other programs' files"
+        }
         _ => return None,
     })
 }

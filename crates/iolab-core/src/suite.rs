@@ -87,6 +87,9 @@ pub struct SuiteFile {
     /// Spec keys set on every point over everything the file says (from the command line).
     #[serde(skip)]
     pub overrides: toml::Table,
+    /// The file this suite was read from ("suites/NAME.toml" for a built-in one), named in errors.
+    #[serde(skip)]
+    pub origin: String,
 }
 
 impl SuiteFile {
@@ -126,14 +129,16 @@ pub struct Step {
     pub needs: Option<String>,
 }
 
-/// Parses suite text; `origin` names it in errors.
+/// Parses suite text; `origin` names it in errors (with the line and column of a TOML error).
 pub fn parse(text: &str, origin: &str) -> Result<SuiteFile> {
-    toml::from_str::<SuiteFile>(text).map_err(|e| {
+    let mut s = toml::from_str::<SuiteFile>(text).map_err(|e| {
         Error::usage(
             "suite",
-            format!("{origin}: {}", e.message().replace('\n', " ")),
+            format!("{origin}: {}", crate::spec::options::toml_error(text, &e)),
         )
-    })
+    })?;
+    s.origin = origin.to_string();
+    Ok(s)
 }
 
 /// A built-in suite by name, or a suite file by path (anything ending in .toml).
@@ -332,10 +337,7 @@ fn unmet(needs: Option<&str>, places: &Places) -> Result<Option<String>> {
 /// Every point of every step as a job, in file order (a step's first `vary` changes slowest).
 pub fn jobs(s: &SuiteFile, places: &Places, quick: bool) -> Result<Vec<Job>> {
     let bad = |step: &Step, m: String| {
-        Error::usage(
-            "suite",
-            format!("suites/{}.toml, step '{}': {m}", s.name, step.label),
-        )
+        Error::usage("suite", format!("{}, step '{}': {m}", s.origin, step.label))
     };
     let mut out = Vec::new();
     for step in &s.steps {

@@ -1,5 +1,6 @@
 //! `iolab bench`: the harness's own costs against bare loops (`iolab_core::bench`).
 
+use crate::output::out;
 use clap::Args;
 use iolab_core::error::Error;
 use iolab_core::measure::clock;
@@ -34,25 +35,25 @@ pub(crate) fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
         "overhead" => {
             let clk = clock::calibrate(20);
             let r = iolab_core::bench::overhead(ops, rounds as u32, &clk)?;
-            print!("{}", iolab_core::bench::render(&r));
+            out(&iolab_core::bench::render(&r))?;
         }
         "counters" => {
             let r = iolab_core::bench::counter_overhead(ops, rounds as u32)?;
-            print!("{}", iolab_core::bench::render_counters(&r));
+            out(&iolab_core::bench::render_counters(&r))?;
         }
         "nop" => {
             let clk = clock::calibrate(20);
             let r = iolab_core::bench::nop(ops, rounds as u32, &clk)?;
-            print!("{}", iolab_core::bench::render_nop(&r));
+            out(&iolab_core::bench::render_nop(&r))?;
         }
         "offload" => {
             let clk = clock::calibrate(20);
             let r = iolab_core::bench::offload(ops, rounds as u32, &clk)?;
-            print!("{}", iolab_core::bench::render_offload(&r));
+            out(&iolab_core::bench::render_offload(&r))?;
         }
         "profile" => {
             let r = iolab_core::bench::profile(ops, rounds as u32, &clock::calibrate(20))?;
-            print!("{}", iolab_core::bench::render_profile(&r));
+            out(&iolab_core::bench::render_profile(&r))?;
         }
         other => {
             return Err(Error::usage(

@@ -1,6 +1,7 @@
 //! `iolab compare`: prints what `iolab_core::compare` found, and exits 3 on a regression beyond
 //! `--fail-on-regression`.
 
+use crate::output::{errln, out};
 use clap::Args;
 use iolab_core::compare::{self, Outcome};
 use iolab_core::error::Error;
@@ -28,13 +29,13 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
     let (ra, _) = read(&a.a)?;
     let (rb, _) = read(&a.b)?;
     let o = compare::compare_records(&ra, &rb, limit);
-    print_outcome(a, &o);
+    out(&render_outcome(a, &o))?;
     if o.regressions > 0 {
-        eprintln!(
+        errln(&format!(
             "iolab: compare: {} figure(s) slower in B by more than {}% and beyond the noise",
             o.regressions,
             o.limit_pct.unwrap_or(0.0)
-        );
+        ));
         return Ok(3);
     }
     Ok(0)
@@ -51,8 +52,12 @@ fn parse_pct(s: &str) -> Result<f64, Error> {
     }
 }
 
-fn print_outcome(a: &CompareArgs, o: &Outcome) {
-    println!(
+/// What compare found, as the lines it prints.
+fn render_outcome(a: &CompareArgs, o: &Outcome) -> String {
+    use std::fmt::Write;
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
         "iolab compare: A = {}, B = {}; ratio = B / A (medians); noise = the wider measured spread of the two sides, at least {}%",
         a.a.display(),
         a.b.display(),
@@ -64,7 +69,8 @@ fn print_outcome(a: &CompareArgs, o: &Outcome) {
         } else {
             "     -".to_string()
         };
-        println!(
+        let _ = writeln!(
+        t,
             "{:<58} {:<10} A {:>14.1} (n={})  B {:>14.1} (n={})  ratio {ratio}  noise ±{:>4.1}%  {}",
             r.workload,
             r.figure,
@@ -77,12 +83,13 @@ fn print_outcome(a: &CompareArgs, o: &Outcome) {
         );
     }
     for w in &o.only_a {
-        println!("only in A: {w}");
+        let _ = writeln!(t, "only in A: {w}");
     }
     for w in &o.only_b {
-        println!("only in B: {w}");
+        let _ = writeln!(t, "only in B: {w}");
     }
     if o.rows.is_empty() {
-        println!("no workload appears in both files");
+        let _ = writeln!(t, "no workload appears in both files");
     }
+    t
 }

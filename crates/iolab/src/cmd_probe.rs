@@ -21,7 +21,8 @@ pub(crate) fn cmd_probe(a: &ProbeArgs) -> Result<i32, Error> {
     iolab_core::cleanup::install_signal_handler();
     let clk = clock::calibrate(20);
     let p = iolab_core::probe_dirs::probe_here(&clk)?;
-    table(
+    // The table and the --json file are both tried; then the first failure is the error.
+    let shown = table(
         a.json.as_deref(),
         iolab_report::probe::render(&p).as_bytes(),
     );
@@ -30,5 +31,6 @@ pub(crate) fn cmd_probe(a: &ProbeArgs) -> Result<i32, Error> {
             .map_err(|e| Error::Runtime(format!("probe JSON: {e}")))?;
         write_json(j, &v)?;
     }
+    shown?;
     Ok(0)
 }

@@ -1,6 +1,6 @@
 //! `iolab report`: one HTML file (and optionally each chart as SVG) from result files.
 
-use crate::output::{check_new_path, write_new};
+use crate::output::{check_new_path, outln, write_new};
 use clap::Args;
 use iolab_core::error::Error;
 use iolab_core::series;
@@ -45,7 +45,7 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
         }
     }
     write_new("--out", &a.out, rep.html.as_bytes())?;
-    println!(
+    outln(&format!(
         "report: {} ({} charts from {} records{})",
         a.out.display(),
         rep.charts.len(),
@@ -54,6 +54,6 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
             .as_ref()
             .map(|d| format!("; each chart alone in {}", d.display()))
             .unwrap_or_default()
-    );
+    ))?;
     Ok(0)
 }

@@ -1,7 +1,8 @@
 //! `iolab run`: one workload, or with `--repeat N` N runs of it and the statistics of every figure.
 
 use crate::output::{
-    check_json_path, check_new_path, json_to_stdout, table, write_json, write_new,
+    check_json_path, check_new_path, err_bytes, errln, json_to_stdout, out, table, write_json,
+    write_new,
 };
 use crate::progress::{run_bar, Progress};
 use crate::run_args::RunArgs;
@@ -48,18 +49,21 @@ pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
         )?;
     }
     // With --json -, stdout stays machine-readable: the table goes to stderr.
-    table(a.json.as_deref(), &TableExporter.run(&r));
+    // A table that cannot be shown does not cost the --json file: both are tried, then the first
+    // failure is the error.
+    let shown = table(a.json.as_deref(), &TableExporter.run(&r));
     if let Some(j) = &a.json {
         write_json(j, &JsonExporter.run(&r))?;
     }
+    shown?;
     if let Some(v) = &r.verify {
         if v.mismatches > 0 {
-            eprintln!(
+            errln(&format!(
                 "iolab: verify: {} of {} blocks differ from what was written (first at byte offset {})",
                 v.mismatches,
                 v.blocks_checked,
                 v.first_mismatch_offsets.first().copied().unwrap_or(0)
-            );
+            ));
             return Ok(1);
         }
     }
@@ -88,11 +92,12 @@ fn to_value(r: &iolab_core::result::RunResult) -> Result<serde_json::Value, Erro
 /// `run --repeat N`: N runs of one workload, each printed as one line, then the statistics of every figure.
 fn run_repeated(a: &RunArgs, spec: &Spec, clk: &clock::ClockInfo, n: usize) -> Result<i32, Error> {
     let to_stderr = json_to_stdout(a.json.as_deref());
-    let say = |t: String| {
+    let say = |t: String| -> Result<(), Error> {
         if to_stderr {
-            eprint!("{t}");
+            err_bytes(t.as_bytes());
+            Ok(())
         } else {
-            print!("{t}");
+            out(&t)
         }
     };
     let mut runs = Vec::with_capacity(n);
@@ -107,7 +112,7 @@ fn run_repeated(a: &RunArgs, spec: &Spec, clk: &clock::ClockInfo, n: usize) -> R
         if i == 0 {
             // The first run's header says what runs (the workload is the same for all).
             let text = String::from_utf8_lossy(&TableExporter.run(&r)).to_string();
-            say(text.lines().next().unwrap_or_default().to_string() + "\n");
+            say(text.lines().next().unwrap_or_default().to_string() + "\n")?;
         }
         let say = |t: String| match &progress.bar {
             Some(b) => b.suspend(|| say(t)),
@@ -121,16 +126,18 @@ fn run_repeated(a: &RunArgs, spec: &Spec, clk: &clock::ClockInfo, n: usize) -> R
             r.ns_per_op,
             r.latency.p50_ns,
             r.latency.p99_ns
-        ));
+        ))?;
         mismatches += r.verify.as_ref().map_or(0, |v| v.mismatches);
         runs.push(to_value(&r)?);
     }
     progress.finish();
     let summary = series::summarize(&runs);
-    say(series::render_summary(&summary));
+    say(series::render_summary(&summary))?;
     write_repeated(a, &summary, &runs)?;
     if mismatches > 0 {
-        eprintln!("iolab: verify: {mismatches} blocks differ from what was written");
+        errln(&format!(
+            "iolab: verify: {mismatches} blocks differ from what was written"
+        ));
         return Ok(1);
     }
     Ok(0)

@@ -2,7 +2,7 @@
 //! through one flow (`iolab_core::series_flow`): open the record file, print what runs, run the points
 //! with a progress bar, then write the CSV and say where the records are.
 
-use crate::output::{check_new_path, write_new};
+use crate::output::{check_new_path, errln, out, outln, write_new};
 use crate::progress::Progress;
 use crate::run_args::RunArgs;
 use clap::Args;
@@ -92,22 +92,24 @@ fn open_flow(
         eprintln!("iolab: {}: {note}", flow.rec.path.display());
     }
     if flow.rec.dropped > 0 {
-        eprintln!(
+        errln(&format!(
             "iolab: {}: the last line was cut short ({} bytes{why}); that point runs again",
             flow.rec.path.display(),
             flow.rec.dropped
-        );
+        ));
     }
     Ok(flow)
 }
 
 /// Prints `lead` and where the records go, then runs the points not recorded yet, a line each and a
-/// progress bar named `what`. Returns how many did not run.
-fn run_flow(flow: &mut Flow, what: &str, lead: &str) -> Result<usize, Error> {
+/// progress bar named `what`. Returns how many did not run, and the first write to stdout that failed
+/// while they ran (they all run and are recorded even so; the caller ends with it). A stdout that
+/// cannot take the first line is an error before any point runs.
+fn run_flow(flow: &mut Flow, what: &str, lead: &str) -> Result<(usize, Option<Error>), Error> {
     iolab_core::cleanup::install_signal_handler();
     let clk = clock::calibrate(20);
     let skipped = flow.skipped();
-    println!(
+    outln(&format!(
         "{lead}records in {}{}",
         flow.rec.path.display(),
         if skipped > 0 {
@@ -115,11 +117,11 @@ fn run_flow(flow: &mut Flow, what: &str, lead: &str) -> Result<usize, Error> {
         } else {
             String::new()
         }
-    );
+    ))?;
     let mut progress = Progress::new(what, flow.points.len() - skipped);
     let failed = flow.run(&clk, &mut |ev| progress.event(&ev))?;
     progress.finish();
-    Ok(failed)
+    Ok((failed, progress.take_failure()))
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -187,15 +189,18 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let failed = run_flow(&mut flow, "sweep", &lead)?;
+    let (failed, lost) = run_flow(&mut flow, "sweep", &lead)?;
     if let Some(c) = &a.run.csv {
         let keys: Vec<String> = vary.iter().map(|v| v.key.clone()).collect();
         write_new("--csv", c, flow.csv(&keys).as_bytes())?;
     }
-    println!(
+    if let Some(e) = lost {
+        return Err(e);
+    }
+    outln(&format!(
         "result: {} ({n} points, {failed} not run this time)",
         flow.rec.path.display()
-    );
+    ))?;
     Ok(0)
 }
 
@@ -221,6 +226,23 @@ fn check_values(
                     ));
                 }
             }
+        }
+    }
+    // A fixed flag that fails every point alike (`--ops -1`) is bad input too, not a sweep of points
+    // that do not apply.
+    let fixed = |e: &Error| {
+        let t = e.to_string();
+        t.starts_with("--") && !vary.iter().any(|v| t.starts_with(&format!("--{}:", v.key)))
+    };
+    if let Some(Err(first)) = resolved.first() {
+        let same = resolved
+            .iter()
+            .all(|r| matches!(r, Err(e) if e.to_string() == first.to_string()));
+        if same && fixed(first) {
+            return Err(match first {
+                Error::Usage { flag, msg } => Error::usage(flag.clone(), msg.clone()),
+                e => Error::usage("--vary", e.to_string()),
+            });
         }
     }
     Ok(())
@@ -282,27 +304,33 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
         suite.reproduces,
         places.describe(),
     );
-    let failed = run_flow(&mut flow, &format!("suite {}", suite.name), &lead)?;
+    let (failed, lost) = run_flow(&mut flow, &format!("suite {}", suite.name), &lead)?;
     let mine: Vec<serde_json::Value> = flow.records().into_iter().cloned().collect();
-    print!("{}", iolab_core::suite::render_table(&suite, &mine));
+    let shown = match lost {
+        Some(e) => Err(e),
+        None => out(&iolab_core::suite::render_table(&suite, &mine)),
+    };
     if let Some(c) = &a.csv {
         write_new("--csv", c, flow.csv(&flow.keys()).as_bytes())?;
     }
-    println!(
+    shown?;
+    outln(&format!(
         "\nresult: {} ({n} points, {failed} not run this time); charts: iolab report {} -o report.html",
         flow.rec.path.display(),
         flow.rec.path.display()
-    );
+    ))?;
     Ok(0)
 }
 
 /// `iolab suite --list`.
 fn list_suites() -> Result<i32, Error> {
-    println!("iolab suites (run one with `iolab suite NAME`; --quick for a smoke test):\n");
+    let mut text =
+        "iolab suites (run one with `iolab suite NAME`; --quick for a smoke test):\n\n".to_string();
     for (name, _) in iolab_core::suite::BUILTIN {
         let s = iolab_core::suite::load(name)?;
-        println!("  {name:<12} {}", s.about);
-        println!("  {:<12} reproduces: {}", "", s.reproduces);
+        text += &format!("  {name:<12} {}\n", s.about);
+        text += &format!("  {:<12} reproduces: {}\n", "", s.reproduces);
     }
+    out(&text)?;
     Ok(0)
 }

@@ -1,10 +1,10 @@
 //! `iolab survey` (and `iolab` without a command): every method, 4 B and 4 KiB, /dev/null and a new file.
 
+use crate::output::{err_bytes, out_bytes, outln};
 use clap::Args;
 use iolab_core::error::Error;
 use iolab_core::measure::clock;
 use iolab_report::{Exporter, JsonExporter, TableExporter};
-use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -31,29 +31,36 @@ pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
     let mut opts = options(a)?;
     if iolab_core::sys::isatty(2) {
         opts.on_run = Some(Box::new(|i, n, r| {
-            eprint!(
-                "\r\x1b[2Kiolab survey: {i}/{n} {} {} B -> {}",
-                r.method.name(),
-                r.bs,
-                r.target
+            err_bytes(
+                format!(
+                    "\r\x1b[2Kiolab survey: {i}/{n} {} {} B -> {}{}",
+                    r.method.name(),
+                    r.bs,
+                    r.target,
+                    if i == n { "\n" } else { "" }
+                )
+                .as_bytes(),
             );
-            if i == n {
-                eprintln!();
-            }
         }));
     }
     let clk = clock::calibrate(20);
     let s = iolab_core::survey::survey(&opts, &clk)?;
-    std::io::stdout().write_all(&TableExporter.survey(&s)).ok();
-    if !a.no_json {
+    // The table and the JSON file are both tried; then the first failure is the error.
+    let shown = out_bytes(&TableExporter.survey(&s));
+    let saved = if a.no_json {
+        None
+    } else {
         let stamp = iolab_core::survey::utc_stamp(s.host.started_unix_s);
-        let p = iolab_core::survey::write_new_file(
+        Some(iolab_core::survey::write_new_file(
             &a.results_dir,
             "survey",
             &stamp,
             &JsonExporter.survey(&s),
-        )?;
-        println!("result: {}", p.display());
+        )?)
+    };
+    shown?;
+    if let Some(p) = saved {
+        outln(&format!("result: {}", p.display()))?;
     }
     Ok(0)
 }

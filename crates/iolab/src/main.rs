@@ -3,7 +3,9 @@
 //!
 //! Exit codes: 0 success; 1 a kernel error at run time (the message names the syscall, errno and a hint)
 //! or a `--verify` mismatch; 2 bad input (one line naming the flag and what it accepts); 3 `compare`
-//! found a regression beyond `--fail-on-regression`; 130 interrupted.
+//! found a regression beyond `--fail-on-regression`; 130 interrupted. Output that cannot be written
+//! (stdout, a --json/--csv/--out file) is a run-time error, exit 1; a stderr that cannot be written is
+//! ignored (nothing panics on output: every write goes through output.rs).
 
 mod cmd_bench;
 mod cmd_compare;
@@ -36,7 +38,7 @@ const AFTER: &str = "Without a command, iolab runs `survey`: every method writin
 and to a fresh file in a new temporary directory (under 40 s), ranked per target, JSON in ./iolab-results/.
 It touches no existing file.
 
-Exit status: 0 ok; 1 kernel error at run time or --verify mismatch; 2 bad input; 3 compare found a regression (--fail-on-regression); 130 interrupted.";
+Exit status: 0 ok; 1 kernel error at run time, --verify mismatch or output that cannot be written; 2 bad input; 3 compare found a regression (--fail-on-regression); 130 interrupted.";
 
 #[derive(Parser)]
 #[command(name = "iolab", version, about = ABOUT, after_help = AFTER)]
@@ -97,8 +99,15 @@ fn main() {
 fn bad_arguments(e: clap::Error) -> ! {
     use clap::error::ErrorKind;
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-        let _ = e.print();
-        std::process::exit(0);
+        // Help that cannot be written (stdout on a full disk) is an output error: exit 1.
+        let code = match e.print() {
+            Ok(()) => 0,
+            Err(err) => {
+                output::errln(&format!("iolab: cannot write to stdout: {err}"));
+                1
+            }
+        };
+        std::process::exit(code);
     }
     // One line: clap's first line names the flag and the problem.
     let text = e.render().to_string();
@@ -123,11 +132,11 @@ fn bad_arguments(e: clap::Error) -> ! {
         })
         .map(|l| format!(" ({})", l.trim()))
         .unwrap_or_default();
-    eprintln!("iolab: {first}{hint}; see iolab --help");
+    output::errln(&format!("iolab: {first}{hint}; see iolab --help"));
     std::process::exit(2);
 }
 
 fn fail(e: &Error) -> ! {
-    eprintln!("iolab: {e}");
+    output::errln(&format!("iolab: {e}"));
     std::process::exit(e.exit_code());
 }

@@ -9,6 +9,7 @@ use iolab_core::series;
 /// makes every syscall of it dearer, see cleanup.rs).
 pub(crate) struct Progress {
     pub(crate) bar: Option<indicatif::ProgressBar>,
+    failed: Option<iolab_core::error::Error>,
 }
 
 impl Progress {
@@ -26,14 +27,25 @@ impl Progress {
             b.set_prefix(format!("iolab {what}"));
             b
         });
-        Progress { bar }
+        Progress { bar, failed: None }
     }
 
-    fn say(&self, line: String) {
-        match &self.bar {
-            Some(b) => b.suspend(|| println!("{line}")),
-            None => println!("{line}"),
+    /// A point's line on stdout; the first write that fails is kept (`failed`) and later lines are not
+    /// tried: the points still run and are recorded, and the command ends with the error.
+    fn say(&mut self, line: String) {
+        if self.failed.is_some() {
+            return;
         }
+        let r = match &self.bar {
+            Some(b) => b.suspend(|| crate::output::outln(&line)),
+            None => crate::output::outln(&line),
+        };
+        self.failed = r.err();
+    }
+
+    /// The first write to stdout that failed, if any.
+    pub(crate) fn take_failure(&mut self) -> Option<iolab_core::error::Error> {
+        self.failed.take()
     }
 
     pub(crate) fn event(&mut self, ev: &series::Event) {

@@ -92,7 +92,9 @@ impl Args for SpecArgs {
                         .long(o.key)
                         .value_name(o.value_name)
                         .action(ArgAction::Set)
-                        .allow_hyphen_values(false)
+                        // "-1" is a value (a negative number the spec check then refuses naming this
+                        // flag), not an unknown flag "-1"; "--ops" after a valueless flag stays a flag.
+                        .allow_negative_numbers(true)
                         .help(text)
                         .help_heading(heading(o.group)),
                 ),

@@ -119,6 +119,12 @@ impl Method for Aio {
         Ok(0)
     }
 
+    /// A failed completion is an aio request's: named so (the runner's own default names io_uring).
+    fn describe_failure(&self, errno: i32) -> Option<String> {
+        let call = if self.write { "aio write" } else { "aio read" };
+        Some(op_err(sys::SysErr::new(call, errno), &self.path).to_string())
+    }
+
     fn commit(&mut self, min_complete: u32) -> Result<()> {
         while !self.pending.is_empty() {
             self.stats.io_submit_calls += 1;

@@ -292,11 +292,14 @@ impl RawSpec {
             .map_err(|msg| Error::usage("--spec", format!("{}: {msg}", path.display())))
     }
 
-    /// Parses TOML text; the error is one line.
+    /// Parses TOML text; the error is one line, starting with where in the text: "line 3, column 7: ".
     pub fn from_toml_str(text: &str) -> std::result::Result<RawSpec, String> {
         let table: toml::Table = toml::from_str(text).map_err(|e| {
-            let msg = e.message().replace('\n', " ");
-            format!("{msg} (a spec is TOML with keys: {})", keys())
+            format!(
+                "{} (a spec is TOML with keys: {})",
+                toml_error(text, &e),
+                keys()
+            )
         })?;
         Self::from_toml_table(table)
     }
@@ -453,6 +456,25 @@ pub fn nonzero(key: &str, n: u64, what: &str) -> Result<u64> {
     }
 }
 
+/// A TOML parse error of `text` as one line: "line L, column C: what" (1-based; the column counts
+/// characters), or just "what" when the parser gives no place.
+pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let msg = e.message().replace('\n', " ");
+    match e.span() {
+        Some(span) => {
+            let mut at = span.start.min(text.len());
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            let before = &text[..at];
+            let line = before.matches('\n').count() + 1;
+            let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+            format!("line {line}, column {col}: {msg}")
+        }
+        None => msg,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -488,5 +510,13 @@ mod tests {
         );
         assert_eq!(option("qd").unwrap().method_list(), "io_uring or aio");
         assert_eq!(option("iovecs").unwrap().method_list(), "vectored");
+    }
+
+    #[test]
+    fn toml_errors_say_line_and_column() {
+        let e = RawSpec::from_toml_str("bs = \"4k\"\nqd = = 8\n").unwrap_err();
+        assert!(e.starts_with("line 2, column 6: "), "{e}");
+        let e = RawSpec::from_toml_str("# é\nbs = \"4k\"\nmethod = \"psync").unwrap_err();
+        assert!(e.starts_with("line 3, column "), "{e}");
     }
 }

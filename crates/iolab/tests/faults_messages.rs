@@ -1,0 +1,203 @@
+//! Fault injection, issue 15 class 9: the messages say what is wrong and where. TOML errors give line
+//! and column, a negative number is the value of the flag it follows, a suite file's errors name the
+//! file, EMFILE explains where the descriptors went, a dangling symlink target says so, aio errors are
+//! aio's. (Errno names: `sys::errno` unit tests.)
+
+mod common;
+use common::*;
+use std::process::Command;
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+#[test]
+fn toml_errors_give_line_and_column() {
+    let d = tmp();
+    let spec = d.path().join("spec.toml");
+    std::fs::write(&spec, "qd = 4\nbs = \"4k\n").unwrap();
+    let r = iolab(&["run", "--spec", &path_str(&spec)]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with(&format!(
+            "iolab: --spec: {}: line 2, column ",
+            spec.display()
+        )),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn suite_file_errors_name_the_file() {
+    let d = tmp();
+    let head =
+        "name = \"x\"\nabout = \"a\"\nreproduces = \"r\"\ntable = \"throughput\"\n[[step]]\n";
+    let bad = d.path().join("bad-toml.toml");
+    std::fs::write(
+        &bad,
+        format!("{head}label = \"s1\"\nspec = {{ method = = \"psync\" }}\n"),
+    )
+    .unwrap();
+    let r = iolab(&["suite", &path_str(&bad)]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains(&format!("{}: line 7, column ", bad.display())),
+        "{}",
+        r.stderr
+    );
+    // An error found in a step (not by the TOML parser) names the file too, not suites/x.toml.
+    let step = d.path().join("bad-step.toml");
+    std::fs::write(
+        &step,
+        format!("{head}label = \"s1\"\nspec = {{ method = \"psync\", colour = \"red\" }}\n"),
+    )
+    .unwrap();
+    let r = iolab(&["suite", &path_str(&step), "--quick"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains(&format!("{}, step 's1': ", step.display()))
+            && !r.stderr.contains("suites/x.toml"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_negative_number_is_the_flags_value() {
+    for (flag, needle) in [
+        ("--ops", "'-1' is not a count"),
+        ("--bs", "'-1' is not a size"),
+        ("--threads", "'-1' is not a count"),
+        ("--duration", "'-1' is not a duration"),
+    ] {
+        let r = iolab(&["run", flag, "-1", "--target", "/dev/null"]);
+        assert_eq!(r.code, 2, "{flag} -1: {}", r.stderr);
+        assert!(
+            r.stderr.starts_with(&format!("iolab: {flag}: {needle}")),
+            "{flag} -1: {}",
+            r.stderr
+        );
+        assert!(!r.stderr.contains("unexpected argument"), "{}", r.stderr);
+    }
+    // A flag after a flag that wants a value is still a flag, not the value.
+    let r = iolab(&["run", "--bs", "--ops", "5"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("'--bs <SIZE>'"), "{}", r.stderr);
+    // In a sweep, a fixed flag that fails every point alike is bad input before anything runs.
+    let d = tmp();
+    let out = d.path().join("s.jsonl");
+    let r = iolab(&[
+        "sweep",
+        "--vary",
+        "bs=4,8",
+        "--ops",
+        "-1",
+        "--out",
+        &path_str(&out),
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.starts_with("iolab: --ops: '-1'"), "{}", r.stderr);
+    assert!(!out.exists(), "nothing recorded");
+}
+
+#[test]
+fn a_dangling_symlink_target_says_so() {
+    let d = tmp();
+    let link = d.path().join("link");
+    std::os::unix::fs::symlink(d.path().join("nowhere"), &link).unwrap();
+    let r = iolab(&[
+        "run",
+        "--method",
+        "psync",
+        "--target",
+        &path_str(&link),
+        "--ops",
+        "10",
+        "--count",
+        "none",
+    ]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("dangling symlink") && r.stderr.contains("nowhere"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !d.path().join("nowhere").exists(),
+        "nothing created through it"
+    );
+}
+
+#[test]
+fn emfile_names_the_breakdowns_descriptors() {
+    let script = format!(
+        "ulimit -n 16 && exec {} run --method psync --target /dev/null --ops 1000",
+        bin()
+    );
+    let o = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    if o.status.success() {
+        println!(
+            "SKIPPED: the counting pass needs no more than 16 descriptors here (no tracepoints?)"
+        );
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("EMFILE") && err.contains("--no-breakdown") && err.contains("ulimit -n"),
+        "{err}"
+    );
+}
+
+#[test]
+fn aio_errors_are_labelled_aio() {
+    if !is_root() {
+        println!("SKIPPED: mounting a small tmpfs needs root");
+        return;
+    }
+    let d = tmp();
+    let st = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+        .arg(d.path())
+        .status()
+        .unwrap();
+    if !st.success() {
+        println!("SKIPPED: mount -t tmpfs failed: {st}");
+        return;
+    }
+    let target = d.path().join("f");
+    let r = iolab(&[
+        "run",
+        "--method",
+        "aio",
+        "--target",
+        &path_str(&target),
+        "--file-size",
+        "1m",
+        "--bs",
+        "4k",
+        "--count",
+        "none",
+    ]);
+    let _ = Command::new("umount").arg(d.path()).status();
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("aio write failed: ENOSPC") && !r.stderr.contains("io_uring"),
+        "{}",
+        r.stderr
+    );
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(2) == Some("0"))
+        })
+        .unwrap_or(false)
+}

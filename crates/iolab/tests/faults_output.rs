@@ -1,0 +1,242 @@
+//! Fault injection, issue 15 class 5: output errors never panic. stdout, stderr and the result files
+//! on a device that takes nothing (/dev/full, a full tmpfs): an output that cannot be written ends with
+//! exit 1 and a line saying so (when stderr can take it), a stderr that cannot be written changes
+//! nothing but the lost message, and no path panics (exit 101).
+
+mod common;
+use common::*;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn full() -> Stdio {
+    Stdio::from(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full opens"),
+    )
+}
+
+/// Where a stream goes in `ran`.
+#[derive(Clone, Copy, PartialEq)]
+enum To {
+    Full,
+    Kept,
+}
+
+/// Runs iolab with stdout and stderr each either on /dev/full or captured.
+fn ran(args: &[&str], out: To, err: To) -> Ran {
+    let mut c = Command::new(bin());
+    c.args(args).stdin(Stdio::null());
+    c.stdout(if out == To::Full {
+        full()
+    } else {
+        Stdio::piped()
+    });
+    c.stderr(if err == To::Full {
+        full()
+    } else {
+        Stdio::piped()
+    });
+    let o = c.output().expect("iolab starts");
+    Ran {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+const RUN: [&str; 10] = [
+    "run",
+    "--method",
+    "psync",
+    "--target",
+    "/dev/null",
+    "--ops",
+    "1000",
+    "--bs",
+    "4",
+    "--count",
+];
+
+fn run_args(more: &[&str]) -> Vec<String> {
+    RUN.iter()
+        .chain(["none"].iter())
+        .chain(more.iter())
+        .map(|s| s.to_string())
+        .collect()
+}
+
+fn s(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+fn no_panic(r: &Ran, what: &str) {
+    assert_ne!(r.code, 101, "{what}: panicked: {}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{what}: {}", r.stderr);
+}
+
+#[test]
+fn stderr_full_keeps_every_exit_code() {
+    // Bad input: exit 2 (it panicked with 101 when eprintln! met ENOSPC).
+    let r = ran(&["run", "--bs", "0"], To::Kept, To::Full);
+    assert_eq!(r.code, 2, "bad input with stderr on /dev/full");
+    let r = ran(&["run", "--ops", "x", "--no-such-flag"], To::Kept, To::Full);
+    assert_eq!(r.code, 2, "clap's error with stderr on /dev/full");
+    // A run-time error: exit 1 (a --json file procfs will not create).
+    let a = run_args(&["--json", "/proc/iolab-no-such-file.json"]);
+    let r = ran(&s(&a), To::Kept, To::Full);
+    assert_eq!(r.code, 1, "run-time error with stderr on /dev/full");
+    let r = ran(&s(&a), To::Kept, To::Kept);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr
+            .contains("cannot create --json /proc/iolab-no-such-file.json"),
+        "{}",
+        r.stderr
+    );
+    // compare of files that are not there: bad input.
+    let r = ran(
+        &["compare", "/nonexistent-a", "/nonexistent-b"],
+        To::Kept,
+        To::Full,
+    );
+    assert_eq!(r.code, 2);
+    // A good run with stderr full is still a good run.
+    let r = ran(&s(&run_args(&[])), To::Kept, To::Full);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("psync"), "the table still on stdout");
+}
+
+#[test]
+fn stdout_full_is_exit_1_with_a_line() {
+    let cases: Vec<Vec<String>> = vec![
+        run_args(&[]),
+        run_args(&["--repeat", "2"]),
+        run_args(&["--json", "-"]),
+        vec!["suite".into(), "--list".into()],
+        vec!["--help".into()],
+        vec!["run".into(), "--help".into()],
+    ];
+    for a in &cases {
+        let r = ran(&s(a), To::Full, To::Kept);
+        no_panic(&r, &a.join(" "));
+        assert_eq!(r.code, 1, "{a:?} with stdout on /dev/full: {}", r.stderr);
+        assert!(
+            r.stderr.contains("cannot write to stdout")
+                && r.stderr.contains("No space left on device"),
+            "{a:?}: {}",
+            r.stderr
+        );
+        // Both on /dev/full: the exit code alone tells.
+        let r = ran(&s(a), To::Full, To::Full);
+        assert_eq!(r.code, 1, "{a:?} with stdout and stderr on /dev/full");
+    }
+}
+
+#[test]
+fn stdout_full_still_writes_the_result_files() {
+    let d = tempfile::tempdir().unwrap();
+    let j = d.path().join("r.json");
+    let c = d.path().join("r.csv");
+    let a = run_args(&["--json", j.to_str().unwrap(), "--csv", c.to_str().unwrap()]);
+    let r = ran(&s(&a), To::Full, To::Kept);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&j).unwrap()).unwrap();
+    assert_eq!(doc["spec"]["method"], "psync");
+    assert!(std::fs::read_to_string(&c).unwrap().lines().count() == 2);
+
+    // A sweep whose stdout takes nothing stops at its first line, before any point runs: exit 1.
+    let out = d.path().join("sweep.jsonl");
+    let r = ran(
+        &[
+            "sweep",
+            "--vary",
+            "bs=4,8",
+            "--method",
+            "psync",
+            "--target",
+            "/dev/null",
+            "--ops",
+            "100",
+            "--count",
+            "none",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        To::Full,
+        To::Kept,
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("cannot write to stdout"), "{}", r.stderr);
+}
+
+/// A tmpfs of 64 KiB mounted on a new directory, unmounted when dropped.
+struct SmallFs(tempfile::TempDir);
+
+impl SmallFs {
+    fn mount() -> Result<SmallFs, String> {
+        if euid() != 0 {
+            return Err("not root".into());
+        }
+        let d = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(d.path())
+            .status()
+            .map_err(|e| e.to_string())?;
+        if !st.success() {
+            return Err(format!("mount -t tmpfs failed: {st}"));
+        }
+        Ok(SmallFs(d))
+    }
+
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+fn euid() -> u32 {
+    // Read from /proc: the tests take no libc dependency for one call.
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(str::to_string))
+        })
+        .and_then(|u| u.parse().ok())
+        .unwrap_or(u32::MAX)
+}
+
+#[test]
+fn result_file_on_a_full_filesystem_is_exit_1_and_removed() {
+    let fs = match SmallFs::mount() {
+        Ok(f) => f,
+        Err(why) => {
+            println!("SKIPPED: a small tmpfs is needed ({why})");
+            return;
+        }
+    };
+    // Fill it: a 64 KiB tmpfs takes 16 pages.
+    let filler = fs.path().join("filler");
+    let _ = std::fs::write(&filler, vec![0u8; 64 * 1024]);
+    let j = fs.path().join("r.json");
+    let a = run_args(&["--json", j.to_str().unwrap()]);
+    let r = ran(&s(&a), To::Kept, To::Kept);
+    no_panic(&r, "--json on a full tmpfs");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--json") && r.stderr.contains("No space left on device"),
+        "{}",
+        r.stderr
+    );
+    assert!(!j.exists(), "the partial --json file is removed");
+    assert!(r.stdout.contains("psync"), "the table was shown");
+}
