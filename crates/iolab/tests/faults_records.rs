@@ -72,10 +72,10 @@ fn resume_refuses_other_flags_or_vary_lists_naming_the_keys() {
         "{}",
         r.stderr
     );
-    let r = sweep(&out, &["--ops", "100", "--qd", "1", "--resume"]);
+    let r = sweep(&out, &["--ops", "100", "--pattern", "rand", "--resume"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
-        r.stderr.contains("qd (recorded not given, now 1)"),
+        r.stderr.contains("pattern (recorded not given, now rand)"),
         "{}",
         r.stderr
     );
