@@ -17,6 +17,7 @@ pub mod progress;
 pub mod result;
 pub mod runner;
 pub mod series;
+pub mod series_check;
 pub mod series_flow;
 pub mod spec;
 pub mod suite;

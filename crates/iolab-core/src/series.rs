@@ -7,6 +7,8 @@
 
 use crate::error::{Error, Result};
 use crate::measure::clock::ClockInfo;
+pub use crate::series_check::check_record_file;
+use crate::series_check::{not_records, refuse_other_settings, resumable, resume_records};
 use crate::spec::{RawSpec, Val};
 use serde::Serialize;
 use serde_json::Value;
@@ -334,7 +336,7 @@ pub fn read_records(path: &Path) -> Result<(Vec<Value>, usize)> {
 }
 
 /// [`read_records`] of a file's text.
-fn records_of(text: &str, path: &Path) -> Result<(Vec<Value>, usize)> {
+pub(crate) fn records_of(text: &str, path: &Path) -> Result<(Vec<Value>, usize)> {
     let bad = |what: String| Error::Runtime(format!("{}: {what}", path.display()));
     // A whole-file JSON document first (run --json, run --repeat --json).
     if let Ok(doc) = serde_json::from_str::<Value>(text) {
@@ -427,7 +429,7 @@ pub fn fixed_spec(base: &RawSpec, vary: &[Vary]) -> std::collections::BTreeMap<S
 }
 
 /// The keys on which two `settings` differ, each as "KEY (recorded X, now Y)" (`vary KEY` for a list).
-fn settings_diff(was: &Value, now: &Value) -> Vec<String> {
+pub(crate) fn settings_diff(was: &Value, now: &Value) -> Vec<String> {
     let shown = |v: Option<&Value>| match v {
         None | Some(Value::Null) => "not given".to_string(),
         Some(Value::Array(a)) => a
@@ -485,7 +487,7 @@ impl Recorder {
     /// existing file is never appended to or replaced without `resume`.
     pub fn open(out: Option<&Path>, resume: bool, stem: &str, settings: Value) -> Result<Recorder> {
         let path = match (out, resume) {
-            (Some(p), true) => p.to_path_buf(),
+            (Some(p), true) => resumable(p)?,
             (Some(p), false) => new_out(p)?,
             (None, _) => default_out(stem)?,
         };
@@ -522,9 +524,9 @@ impl Recorder {
         (&self.file)
             .read_to_end(&mut bytes)
             .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", p.display())))?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| Error::Runtime(format!("{}: not UTF-8 text", p.display())))?;
-        let (recs, cut) = records_of(&text, &p)?;
+        let text =
+            String::from_utf8(bytes).map_err(|_| not_records(&p, "not UTF-8 text".into()))?;
+        let (recs, cut) = resume_records(&text, &p)?;
         self.check_settings(&recs)?;
         let fail =
             |e: std::io::Error| Error::Runtime(format!("cannot rewrite {}: {e}", p.display()));
@@ -551,25 +553,7 @@ impl Recorder {
 
     /// Refuses records made with other settings (naming the keys that differ); notes records without any.
     fn check_settings(&mut self, recs: &[Value]) -> Result<()> {
-        let mut unchecked = 0;
-        for r in recs {
-            let Some(was) = r.get("settings") else {
-                unchecked += 1;
-                continue;
-            };
-            let diff = settings_diff(was, &self.settings);
-            if !diff.is_empty() {
-                return Err(Error::usage(
-                    "--resume",
-                    format!(
-                        "{} was recorded with other settings: {}; resume with the flags and --vary lists it was \
-                         recorded with, or record into a new --out",
-                        self.path.display(),
-                        diff.join(", ")
-                    ),
-                ));
-            }
-        }
+        let unchecked = refuse_other_settings(&self.path, recs, &self.settings)?;
         if unchecked > 0 {
             self.notes.push(format!(
                 "{unchecked} of its records carry no settings (written by an older iolab): they are taken as done \
@@ -618,7 +602,7 @@ fn lock(file: &std::fs::File, path: &Path) -> Result<()> {
 }
 
 /// `--out` without `--resume`: a new file in an existing directory.
-fn new_out(p: &Path) -> Result<PathBuf> {
+pub(crate) fn new_out(p: &Path) -> Result<PathBuf> {
     if p.exists() {
         return Err(Error::usage(
             "--out",

@@ -35,6 +35,17 @@ impl Flow {
         Ok(Flow { rec, points, jobs })
     }
 
+    /// What [`Flow::open`] would refuse as bad input for these `points`, asked before anything is made
+    /// (see [`series::check_record_file`]).
+    pub fn check(
+        points: &[Vec<(String, String)>],
+        out: Option<&Path>,
+        resume: bool,
+        fixed: &BTreeMap<String, String>,
+    ) -> Result<()> {
+        series::check_record_file(out, resume, &series::settings(fixed, points))
+    }
+
     /// Points the record file already holds (`--resume`): they are not run again (but see
     /// `series::retried`).
     pub fn skipped(&self) -> usize {

@@ -16,6 +16,7 @@
 
 use crate::error::{Error, Result};
 use crate::series::{self, Job, Work};
+use crate::series_check;
 use crate::spec::{MethodKind, RawSpec};
 use serde::Deserialize;
 use serde_json::Value;
@@ -310,17 +311,15 @@ fn str_key(t: &toml::Table, k: &str) -> Option<String> {
     t.get(k).map(str_val)
 }
 
-/// Why a step's `needs` is not met here, if it is not.
-fn unmet(needs: Option<&str>, places: &Places) -> Result<Option<String>> {
+/// Why a step's `needs` is not met here, if it is not (no `places`: only whether `needs` is known).
+fn unmet(needs: Option<&str>, places: Option<&Places>) -> Result<Option<String>> {
     Ok(match needs {
         None => None,
         // A method as a need (`needs = "offload"`): met when the build has it; a kernel that refuses part
         // of it fails the run itself, which the record says.
         Some(name) if MethodKind::parse(name).is_some() => None,
         Some("zram") => places
-            .zram
-            .as_ref()
-            .err()
+            .and_then(|p| p.zram.as_ref().err())
             .map(|why| format!("on this machine: {why}")),
         Some(other) => {
             return Err(Error::usage(
@@ -336,6 +335,21 @@ fn unmet(needs: Option<&str>, places: &Places) -> Result<Option<String>> {
 
 /// Every point of every step as a job, in file order (a step's first `vary` changes slowest).
 pub fn jobs(s: &SuiteFile, places: &Places, quick: bool) -> Result<Vec<Job>> {
+    build(s, Some(places), quick)
+}
+
+/// Every point of every step, checked as [`jobs`] checks them (each step's vary lists: a key varied
+/// twice, a value listed twice, a value no point can use), before any directory or device is made.
+pub fn check(s: &SuiteFile, quick: bool) -> Result<Vec<Vec<(String, String)>>> {
+    Ok(build(s, None, quick)?
+        .into_iter()
+        .map(|j| j.point)
+        .collect())
+}
+
+/// [`jobs`]; without `places`, targets keep their `{disk}`, `{tmpfs}` and `{zram}` and every `needs` is
+/// taken as met.
+fn build(s: &SuiteFile, places: Option<&Places>, quick: bool) -> Result<Vec<Job>> {
     let bad = |step: &Step, m: String| {
         Error::usage("suite", format!("{}, step '{}': {m}", s.origin, step.label))
     };
@@ -348,8 +362,10 @@ pub fn jobs(s: &SuiteFile, places: &Places, quick: bool) -> Result<Vec<Job>> {
         let vary: Vec<series::Vary> = vary_src
             .iter()
             .map(|v| series::parse_vary_any(v))
-            .collect::<Result<_>>()
+            .collect::<Result<Vec<_>>>()
+            .and_then(|v| series_check::check_lists(&v, "vary").map(|()| v))
             .map_err(|e| bad(step, e.to_string()))?;
+        let first = out.len();
         let runs = match (step.quick_runs, quick) {
             (Some(q), true) => q,
             _ => step.runs.unwrap_or(1),
@@ -377,8 +393,10 @@ pub fn jobs(s: &SuiteFile, places: &Places, quick: bool) -> Result<Vec<Job>> {
                     merge(&mut t, &s.quick);
                 }
                 merge(&mut t, &s.overrides);
-                if let Some(toml::Value::String(target)) = t.get("target").cloned() {
-                    t.insert("target".into(), toml::Value::String(places.place(&target)));
+                if let (Some(toml::Value::String(target)), Some(pl)) =
+                    (t.get("target").cloned(), places)
+                {
+                    t.insert("target".into(), toml::Value::String(pl.place(&target)));
                 }
                 let work = if let Some(why) = &why_not {
                     Work::Unavailable(why.clone())
@@ -408,6 +426,14 @@ pub fn jobs(s: &SuiteFile, places: &Places, quick: bool) -> Result<Vec<Job>> {
                 out.push(Job { point, work });
             }
         }
+        let runs: Vec<_> = out[first..]
+            .iter()
+            .filter_map(|j| match &j.work {
+                Work::Run(spec) => Some((j.point.as_slice(), spec.as_ref())),
+                _ => None,
+            })
+            .collect();
+        series_check::check_values(&vary, &runs).map_err(|e| bad(step, e.to_string()))?;
     }
     Ok(out)
 }

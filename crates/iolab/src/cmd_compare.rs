@@ -1,5 +1,5 @@
 //! `iolab compare`: prints what `iolab_core::compare` found, and exits 3 on a regression beyond
-//! `--fail-on-regression`.
+//! `--fail-on-regression` (and 2 when, with that flag, no workload appears in both files).
 
 use crate::output::{errln, out};
 use clap::Args;
@@ -14,7 +14,8 @@ pub(crate) struct CompareArgs {
     pub(crate) a: PathBuf,
     /// The candidate, in any of the same forms.
     pub(crate) b: PathBuf,
-    /// Exit 3 when a matching workload is slower in B by more than PCT percent and beyond the noise.
+    /// Exit 3 when a matching workload is slower in B by more than PCT percent and beyond the noise; exit
+    /// 2 when no workload appears in both files (nothing compared, nothing ruled out).
     #[arg(long, value_name = "PCT")]
     pub(crate) fail_on_regression: Option<String>,
 }
@@ -30,6 +31,18 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
     let (rb, _) = read(&a.b)?;
     let o = compare::compare_records(&ra, &rb, limit);
     out(&render_outcome(a, &o))?;
+    if limit.is_some() && o.rows.is_empty() {
+        // A gate that compared nothing must not pass: the files were not runs of the same workloads.
+        return Err(Error::usage(
+            "--fail-on-regression",
+            format!(
+                "no workload of {} appears in {} (see the 'only in' lines), so nothing was compared and no \
+                 regression can be ruled out: compare results of the same workloads",
+                a.a.display(),
+                a.b.display()
+            ),
+        ));
+    }
     if o.regressions > 0 {
         errln(&format!(
             "iolab: compare: {} figure(s) slower in B by more than {}% and beyond the noise",

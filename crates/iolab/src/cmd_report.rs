@@ -1,10 +1,10 @@
 //! `iolab report`: one HTML file (and optionally each chart as SVG) from result files.
 
-use crate::output::{check_new_path, outln, write_new};
+use crate::output::{check_apart, check_dir_path, check_new_path, outln, write_new};
 use clap::Args;
 use iolab_core::error::Error;
 use iolab_core::series;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub(crate) struct ReportArgs {
@@ -34,14 +34,16 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     let names: Vec<String> = a.results.iter().map(|p| p.display().to_string()).collect();
     let rep = iolab_report::html::build(&recs, &names);
     if let Some(d) = &a.svg {
+        let svgs: Vec<PathBuf> = rep
+            .charts
+            .iter()
+            .map(|c| d.join(format!("{}.svg", c.name)))
+            .collect();
+        check_svg(d, &svgs, &a.out)?;
         std::fs::create_dir_all(d)
             .map_err(|e| Error::Runtime(format!("cannot create --svg {}: {e}", d.display())))?;
-        for c in &rep.charts {
-            write_new(
-                "--svg",
-                &d.join(format!("{}.svg", c.name)),
-                c.svg.as_bytes(),
-            )?;
+        for (p, c) in svgs.iter().zip(&rep.charts) {
+            write_new("--svg", p, c.svg.as_bytes())?;
         }
     }
     write_new("--out", &a.out, rep.html.as_bytes())?;
@@ -56,4 +58,23 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
             .unwrap_or_default()
     ))?;
     Ok(0)
+}
+
+/// Everything `--svg DIR` would refuse, before any file or directory is made: DIR (or the nearest of its
+/// parents that exists) must be a directory, and none of the chart files may exist or be the `--out` file.
+fn check_svg(dir: &Path, svgs: &[PathBuf], out: &Path) -> Result<(), Error> {
+    check_dir_path("--svg", dir)?;
+    if let Some(p) = svgs.iter().find(|p| p.symlink_metadata().is_ok()) {
+        return Err(Error::usage(
+            "--svg",
+            format!(
+                "{} exists; iolab does not replace files: give another --svg directory, or remove the charts \
+                 there",
+                p.display()
+            ),
+        ));
+    }
+    let mut files = vec![("--out", Some(out))];
+    files.extend(svgs.iter().map(|p| ("--svg", Some(p.as_path()))));
+    check_apart(&files)
 }

@@ -1,8 +1,8 @@
 //! `iolab run`: one workload, or with `--repeat N` N runs of it and the statistics of every figure.
 
 use crate::output::{
-    check_json_path, check_new_path, err_bytes, errln, json_to_stdout, out, table, write_json,
-    write_new,
+    check_apart, check_json_path, check_new_path, err_bytes, errln, json_to_stdout, out, table,
+    target_file, write_json, write_new,
 };
 use crate::progress::{run_bar, Progress};
 use crate::run_args::RunArgs;
@@ -24,6 +24,9 @@ pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
     if let Some(c) = &a.csv {
         check_new_path("--csv", c)?;
     }
+    let mut files: Vec<_> = target_file(&spec).into_iter().collect();
+    files.extend([("--json", a.json.as_deref()), ("--csv", a.csv.as_deref())]);
+    check_apart(&files)?;
     let repeat = repeat_count(a)?;
     iolab_core::cleanup::install_signal_handler();
     let clk = clock::calibrate(20);

@@ -2,13 +2,14 @@
 //! through one flow (`iolab_core::series_flow`): open the record file, print what runs, run the points
 //! with a progress bar, then write the CSV and say where the records are.
 
-use crate::output::{check_new_path, errln, out, outln, write_new};
+use crate::output::{check_apart, check_new_path, errln, out, outln, target_file, write_new};
 use crate::progress::Progress;
 use crate::run_args::RunArgs;
 use clap::Args;
 use iolab_core::error::Error;
 use iolab_core::measure::clock;
 use iolab_core::series::{self, Job};
+use iolab_core::series_check;
 use iolab_core::series_flow::Flow;
 use iolab_core::spec::{RawSpec, Spec};
 use std::collections::BTreeMap;
@@ -133,6 +134,7 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
         .iter()
         .map(|v| series::parse_vary(v))
         .collect::<Result<_, _>>()?;
+    series_check::check_lists(&vary, "--vary")?;
     if let Some(r) = &a.run.repeat {
         return Err(Error::usage(
             "--repeat",
@@ -164,6 +166,10 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
     if let Some(c) = &a.run.csv {
         check_new_path("--csv", c)?;
     }
+    // The record file, the CSV and the points' targets: each its own file.
+    let mut files: Vec<_> = resolved.iter().flatten().filter_map(target_file).collect();
+    files.extend([("--out", a.out.as_deref()), ("--csv", a.run.csv.as_deref())]);
+    check_apart(&files)?;
     let jobs = points
         .iter()
         .cloned()
@@ -204,30 +210,15 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
     Ok(0)
 }
 
-/// A --vary value is itself bad (a typo, not a combination that does not apply) when every point with
-/// it fails naming its own flag.
+/// A --vary value no point can use is bad input (`series_check::check_values`), and so is a fixed flag
+/// that fails every point alike.
 fn check_values(
     vary: &[series::Vary],
     points: &[Vec<(String, String)>],
     resolved: &[Result<Spec, Error>],
 ) -> Result<(), Error> {
-    for v in vary {
-        for val in &v.values {
-            let mut with = points
-                .iter()
-                .zip(resolved)
-                .filter(|(p, _)| p.iter().any(|(k, x)| k == &v.key && x == val));
-            let own = format!("--{}:", v.key);
-            if let Some((p, Err(e))) = with.clone().next() {
-                if with.all(|(_, r)| matches!(r, Err(e) if e.to_string().starts_with(&own))) {
-                    return Err(Error::usage(
-                        "--vary",
-                        format!("{}: {e}", series::point_label(p)),
-                    ));
-                }
-            }
-        }
-    }
+    let pairs: Vec<_> = points.iter().map(Vec::as_slice).zip(resolved).collect();
+    series_check::check_values(vary, &pairs)?;
     // A fixed flag that fails every point alike (`--ops -1`) is bad input too, not a sweep of points
     // that do not apply.
     let fixed = |e: &Error| {
@@ -271,6 +262,16 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     if let Some(c) = &a.csv {
         check_new_path("--csv", c)?;
     }
+    check_apart(&[("--out", a.out.as_deref()), ("--csv", a.csv.as_deref())])?;
+    // --quick and --profile are keys of every point already.
+    let fixed = BTreeMap::from([
+        ("suite".to_string(), suite.name.clone()),
+        ("disk_dir".to_string(), a.disk_dir.display().to_string()),
+        ("tmpfs_dir".to_string(), a.tmpfs_dir.display().to_string()),
+    ]);
+    // What can be refused is refused before the suite makes its directories (and a zram device).
+    let points = iolab_core::suite::check(&suite, a.quick)?;
+    Flow::check(&points, a.out.as_deref(), a.resume, &fixed)?;
     iolab_core::cleanup::install_signal_handler();
     let places = iolab_core::suite::Places::make(
         &a.disk_dir,
@@ -280,12 +281,6 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     let jobs = iolab_core::suite::jobs(&suite, &places, a.quick)?;
     let quick = if a.quick { "-quick" } else { "" };
     let stem = format!("suite-{}{quick}", suite.name);
-    // --quick and --profile are keys of every point already.
-    let fixed = BTreeMap::from([
-        ("suite".to_string(), suite.name.clone()),
-        ("disk_dir".to_string(), a.disk_dir.display().to_string()),
-        ("tmpfs_dir".to_string(), a.tmpfs_dir.display().to_string()),
-    ]);
     let mut flow = open_flow(jobs, a.out.as_deref(), a.resume, &stem, "", &fixed)?;
     let n = flow.points.len();
     let lead = format!(

@@ -1,6 +1,6 @@
 //! `iolab survey` (and `iolab` without a command): every method, 4 B and 4 KiB, /dev/null and a new file.
 
-use crate::output::{err_bytes, out_bytes, outln};
+use crate::output::{check_dir_path, err_bytes, out_bytes, outln};
 use clap::Args;
 use iolab_core::error::Error;
 use iolab_core::measure::clock;
@@ -68,6 +68,9 @@ pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
 /// The survey's options from the flags.
 fn options(a: &SurveyArgs) -> Result<iolab_core::survey::SurveyOptions, Error> {
     let mut opts = iolab_core::survey::SurveyOptions::default();
+    if !a.no_json {
+        check_dir_path("--results-dir", &a.results_dir)?;
+    }
     if let Some(d) = &a.tmp_dir {
         if !d.is_dir() {
             return Err(Error::usage(
@@ -93,6 +96,13 @@ fn options(a: &SurveyArgs) -> Result<iolab_core::survey::SurveyOptions, Error> {
             return Err(Error::usage(
                 "--max-seconds",
                 "expected a positive number of seconds",
+            ));
+        }
+        let max = iolab_core::spec::MAX_DURATION_S;
+        if opts.max_s > max {
+            return Err(Error::usage(
+                "--max-seconds",
+                format!("'{s}' is beyond the longest run iolab times: at most {max} s (365 days)"),
             ));
         }
     }

@@ -2,8 +2,9 @@
 //! iolab-core (and iolab-report for the text). One module per command group, `cmd_*.rs`.
 //!
 //! Exit codes: 0 success; 1 a kernel error at run time (the message names the syscall, errno and a hint)
-//! or a `--verify` mismatch; 2 bad input (one line naming the flag and what it accepts); 3 `compare`
-//! found a regression beyond `--fail-on-regression`; 130 interrupted. Output that cannot be written
+//! or a `--verify` mismatch; 2 bad input (one line naming the flag and what it accepts, found before
+//! anything is created or run; also `compare --fail-on-regression` with no workload in both files); 3
+//! `compare` found a regression beyond `--fail-on-regression`; 130 interrupted. Output that cannot be written
 //! (stdout, a --json/--csv/--out file) is a run-time error, exit 1; a stderr that cannot be written is
 //! ignored (nothing panics on output: every write goes through output.rs).
 
@@ -38,7 +39,7 @@ const AFTER: &str = "Without a command, iolab runs `survey`: every method writin
 and to a fresh file in a new temporary directory (under 40 s), ranked per target, JSON in ./iolab-results/.
 It touches no existing file.
 
-Exit status: 0 ok; 1 kernel error at run time, --verify mismatch or output that cannot be written; 2 bad input; 3 compare found a regression (--fail-on-regression); 130 interrupted.";
+Exit status: 0 ok; 1 kernel error at run time, --verify mismatch or output that cannot be written; 2 bad input, found before anything is created or run (also compare --fail-on-regression with no workload in both files); 3 compare found a regression (--fail-on-regression); 130 interrupted.";
 
 #[derive(Parser)]
 #[command(name = "iolab", version, about = ABOUT, after_help = AFTER)]

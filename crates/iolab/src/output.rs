@@ -4,8 +4,10 @@
 //! ignored, since there is nowhere left to say so (the exit code still tells).
 
 use iolab_core::error::Error;
+use iolab_core::spec::Spec;
+use iolab_core::target::TargetKind;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Refuses an existing --json file before the run, so nothing is overwritten and no run is wasted.
 pub(crate) fn check_json_path(p: &Path) -> Result<(), Error> {
@@ -32,6 +34,82 @@ pub(crate) fn check_new_path(flag: &str, p: &Path) -> Result<(), Error> {
         )),
         _ => Ok(()),
     }
+}
+
+/// A directory iolab makes if missing (`create_dir_all`) and writes new files into: `dir`, or the nearest
+/// of its parents that exists, must be a directory. Checked before any work is done.
+pub(crate) fn check_dir_path(flag: &str, dir: &Path) -> Result<(), Error> {
+    let mut d = dir;
+    loop {
+        match std::fs::metadata(d) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) => {
+                return Err(Error::usage(
+                    flag,
+                    format!(
+                        "{} is not a directory{}: give a directory",
+                        d.display(),
+                        if d == dir {
+                            String::new()
+                        } else {
+                            format!(" (a parent of {})", dir.display())
+                        }
+                    ),
+                ))
+            }
+            Err(_) => match d.parent().filter(|p| !p.as_os_str().is_empty()) {
+                Some(p) => d = p,
+                None => return Ok(()),
+            },
+        }
+    }
+}
+
+/// A run's target when it is a path (not a stream word), as a `check_apart` entry.
+pub(crate) fn target_file(s: &Spec) -> Option<(&'static str, Option<&Path>)> {
+    TargetKind::stream_named(&s.target)
+        .is_none()
+        .then_some(("--target", Some(s.target.as_path())))
+}
+
+/// Where `p` is, however it is spelled: its directory resolved (symlinks, `.`, `..`) when it exists,
+/// then its name.
+fn resolved(p: &Path) -> PathBuf {
+    let dir = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    match (std::fs::canonicalize(dir), p.file_name()) {
+        (Ok(d), Some(name)) => d.join(name),
+        _ => p.to_path_buf(),
+    }
+}
+
+/// Refuses two of a command's files being one (`--json` and `--csv`, or either and the `--target` the
+/// run writes into), checked before anything is created: entries are (flag, path), `None` when not
+/// given; `-` (stdout) is no file. The later entry's flag is named.
+pub(crate) fn check_apart(files: &[(&str, Option<&Path>)]) -> Result<(), Error> {
+    let given: Vec<(&str, &Path)> = files
+        .iter()
+        .filter_map(|(f, p)| Some((*f, (*p)?)))
+        .filter(|(_, p)| *p != Path::new("-"))
+        .collect();
+    for (i, (flag, p)) in given.iter().enumerate() {
+        let here = resolved(p);
+        if let Some((other, _)) = given[..i]
+            .iter()
+            .find(|(f, q)| f != flag && resolved(q) == here)
+        {
+            return Err(Error::usage(
+                *flag,
+                format!(
+                    "{} is also the {other} path; each needs a file of its own: give {flag} another name",
+                    p.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn write_new(flag: &str, p: &Path, bytes: &[u8]) -> Result<(), Error> {

@@ -121,6 +121,33 @@ fn check_target(spec: &Spec, target: &PreparedTarget) -> Result<()> {
     Ok(())
 }
 
+/// The data area of `--bs` and `--batch` (every path registers it with an io_uring), against
+/// RLIMIT_MEMLOCK without root: checked with the spec (spec/offload_opts.rs), before anything is made.
+pub(crate) fn check_data_area_for(bs: u64, batch: u32) -> Result<()> {
+    check_data_area(&Layout {
+        ring_len: 0,
+        slot: shm::page_up(bs.max(1) as usize),
+        buffers: batch as usize,
+    })
+}
+
+fn check_data_area(layout: &Layout) -> Result<()> {
+    if let Some(lim) = sys::memlock_limit() {
+        if sys::geteuid() != 0 && layout.data_len() as u64 > lim {
+            return Err(Error::usage(
+                "--batch",
+                format!(
+                    "the data area of --batch {} ({} bytes: --batch + 1 blocks of --bs, and a page) is registered with \
+                     io_uring and would exceed RLIMIT_MEMLOCK ({lim} bytes): lower --batch or --bs",
+                    layout.buffers,
+                    layout.data_len()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The workload as the shared region holds it.
 struct Shape {
     work: Work,
@@ -156,18 +183,7 @@ impl Shape {
             slot: shm::page_up(bs.max(1)),
             buffers: batch as usize,
         };
-        if let Some(lim) = sys::memlock_limit() {
-            if sys::geteuid() != 0 && layout.data_len() as u64 > lim {
-                return Err(Error::usage(
-                    "--batch",
-                    format!(
-                        "the data area ({} bytes: --batch + 1 blocks of --bs, and a page) is registered with io_uring and \
-                         would exceed RLIMIT_MEMLOCK ({lim} bytes): lower --batch or --bs",
-                        layout.data_len()
-                    ),
-                ));
-            }
-        }
+        check_data_area(&layout)?;
         Ok(Shape {
             work,
             bs,

@@ -92,7 +92,9 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     }
     let start = clk.now();
     out.t_first = start;
-    let deadline = p.duration_ticks.map(|d| start + d).unwrap_or(u64::MAX);
+    let deadline = p
+        .duration_ticks
+        .map_or(u64::MAX, |d| start.saturating_add(d));
     let mut t = start;
     let mut done = 0u64;
     while done < max_ops {
@@ -430,7 +432,9 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     let mut failure: Option<Error> = None;
     let start = clk.now();
     out.t_first = start;
-    let deadline = p.duration_ticks.map(|d| start + d).unwrap_or(u64::MAX);
+    let deadline = p
+        .duration_ticks
+        .map_or(u64::MAX, |d| start.saturating_add(d));
     let mut gaps = Gaps {
         prev: start,
         zeros: 0,

@@ -223,6 +223,10 @@ pub const DEFAULT_SQ_IDLE_MS: u32 = 1000;
 /// Ops when the user gives no amount at all (also capped by [`DEFAULT_DURATION_S`]).
 pub const DEFAULT_OPS: u64 = 100_000;
 pub const DEFAULT_DURATION_S: f64 = 10.0;
+/// The longest `--duration`: 365 days. A run's deadline is a clock reading plus the duration in clock
+/// ticks, both u64 (1.8e19): with a TSC of 10 GHz after 10 years of uptime that sum is 3.5e18, and the
+/// nanosecond fallback clock is 25 times slower.
+pub const MAX_DURATION_S: f64 = 365.0 * 86_400.0;
 /// The glibc stdio buffer iolab sets by default: 4096 bytes, what glibc picks itself for files on most
 /// filesystems (st_blksize), and what the seed's fputs program got.
 pub const DEFAULT_STDIO_BUFFER: u64 = 4096;

@@ -109,3 +109,11 @@ impl RawSpec {
         Ok(attacks)
     }
 }
+
+/// What the offload paths register with io_uring, asked of the kernel's limit before anything is made.
+pub(super) fn check_offload_limits(s: &Spec) -> Result<()> {
+    if s.method.info().exec != Exec::OutOfProcess {
+        return Ok(());
+    }
+    crate::offload::check_data_area_for(s.bs, s.batch)
+}

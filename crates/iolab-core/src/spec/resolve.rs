@@ -107,6 +107,9 @@ impl RawSpec {
             profile_hz: self.profile_hz()?,
         };
         check_method_combinations(&spec)?;
+        check_extent(&spec)?;
+        ring_opts::check_ring_limits(&spec)?;
+        offload_opts::check_offload_limits(&spec)?;
         Ok(spec)
     }
 
@@ -161,6 +164,13 @@ impl RawSpec {
                 return Err(Error::usage(
                     "--duration",
                     format!("'{v}' is not accepted; expected a positive number of seconds"),
+                ));
+            }
+            Some(d) if d > MAX_DURATION_S => {
+                let v = self.get("duration").map(Val::text).unwrap_or_default();
+                return Err(Error::usage(
+                    "--duration",
+                    format!("'{v}' ({d} s) is beyond the longest run iolab times: at most {MAX_DURATION_S} s (365 days)"),
                 ));
             }
             d => d,
@@ -342,6 +352,41 @@ impl RawSpec {
         }
         Ok(bits)
     }
+}
+
+/// The region must end inside what a file offset can say (off_t, 2^63 - 1): `--offset` plus `--file-size`
+/// (or, without it, one `--bs` block per thread, the least any run needs).
+fn check_extent(s: &Spec) -> Result<()> {
+    const MAX_OFF: u64 = i64::MAX as u64;
+    let (extent, what) = match s.file_size {
+        Some(n) => (n, format!("--file-size {n}")),
+        None => (
+            s.bs * s.threads as u64,
+            format!("one --bs {} block per thread", s.bs),
+        ),
+    };
+    if s.offset
+        .checked_add(extent)
+        .is_some_and(|end| end <= MAX_OFF)
+    {
+        return Ok(());
+    }
+    let (flag, msg) = if s.offset == 0 {
+        (
+            "--file-size",
+            format!("{extent} bytes is beyond the largest file offset the kernel takes ({MAX_OFF} = 2^63 - 1, off_t)"),
+        )
+    } else {
+        (
+            "--offset",
+            format!(
+                "{} plus {what} ends beyond the largest file offset the kernel takes ({MAX_OFF} = 2^63 - 1, \
+                 off_t): give a smaller --offset",
+                s.offset
+            ),
+        )
+    };
+    Err(Error::usage(flag, msg))
 }
 
 /// RWF_APPEND writes at the end of the file whatever the op's offset, so the file grows by every op:

@@ -11,13 +11,10 @@ impl RawSpec {
         verify: bool,
         threads: u64,
     ) -> Result<RingOpts> {
-        let small = |key: &str| -> Result<Option<u32>> {
-            Ok(self.count(key)?.map(|n| n.min(u32::MAX as u64) as u32))
-        };
-        let ring = RingOpts {
+        let mut ring = RingOpts {
             sqpoll: self.bool("sqpoll")?,
-            sq_idle_ms: small("sq-idle-ms")?.unwrap_or(DEFAULT_SQ_IDLE_MS),
-            sq_cpu: small("sq-cpu")?,
+            sq_idle_ms: DEFAULT_SQ_IDLE_MS,
+            sq_cpu: None,
             iopoll: self.bool("iopoll")?,
             fixed_files: self.bool("fixed-files")?,
             fixed_bufs: self.bool("fixed-bufs")?,
@@ -43,7 +40,8 @@ impl RawSpec {
                 return Err(Error::usage(format!("--{k}"), "applies to --sqpoll only"));
             }
         }
-        check_sq_cpu(ring.sq_cpu)?;
+        ring.sq_idle_ms = self.sq_idle_ms()?;
+        ring.sq_cpu = check_sq_cpu(self.count("sq-cpu")?)?;
         if ring.iopoll && !direct {
             return Err(Error::usage(
                 "--iopoll",
@@ -52,6 +50,22 @@ impl RawSpec {
         }
         check_flags(&ring)?;
         Ok(ring)
+    }
+
+    /// --sq-idle-ms: the kernel's sq_thread_idle is a u32 of milliseconds.
+    fn sq_idle_ms(&self) -> Result<u32> {
+        match self.count("sq-idle-ms")? {
+            None => Ok(DEFAULT_SQ_IDLE_MS),
+            Some(ms) => u32::try_from(ms).map_err(|_| {
+                Error::usage(
+                    "--sq-idle-ms",
+                    format!(
+                        "{ms} ms is beyond what the kernel takes (sq_thread_idle is a 32-bit count of ms, at most {})",
+                        u32::MAX
+                    ),
+                )
+            }),
+        }
     }
 
     fn ring_design(&self) -> Result<RingDesign> {
@@ -86,11 +100,12 @@ fn check_design(ring: &RingOpts, threads: u64) -> Result<()> {
     Ok(())
 }
 
-fn check_sq_cpu(cpu: Option<u32>) -> Result<()> {
-    let Some(c) = cpu else { return Ok(()) };
+/// --sq-cpu: a CPU of this machine (as given, never cut to 32 bits first).
+fn check_sq_cpu(cpu: Option<u64>) -> Result<Option<u32>> {
+    let Some(c) = cpu else { return Ok(None) };
     let n = std::thread::available_parallelism()
         .map(|n| n.get())
-        .unwrap_or(1) as u32;
+        .unwrap_or(1) as u64;
     if c >= n {
         return Err(Error::usage(
             "--sq-cpu",
@@ -100,7 +115,7 @@ fn check_sq_cpu(cpu: Option<u32>) -> Result<()> {
             ),
         ));
     }
-    Ok(())
+    Ok(Some(c as u32))
 }
 
 /// Setup and registration flags the kernel refuses together.
@@ -129,4 +144,74 @@ fn check_flags(ring: &RingOpts) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// What the kernel holds in one ring, asked before anything is set up: the submission queue entries a
+/// `--ring shared`/`shared-submitter` ring needs for every thread's `--qd` (IORING_MAX_ENTRIES), the
+/// buffers `--fixed-bufs` registers in it (IORING_MAX_REG_BUFFERS), and, without root, the registered
+/// buffers' bytes against RLIMIT_MEMLOCK (the kernel counts them against it for every ring of the user,
+/// so this is a lower bound: the kernel's refusal at run time stays the last word).
+pub(super) fn check_ring_limits(s: &Spec) -> Result<()> {
+    use crate::method::io_uring::{MAX_ENTRIES, MAX_REG_BUFFERS};
+    if s.method != MethodKind::IoUring {
+        return Ok(());
+    }
+    let o = &s.ring;
+    let (threads, qd) = (s.threads as u64, s.qd as u64);
+    let one_ring = matches!(o.design, RingDesign::Shared | RingDesign::SharedSubmitter);
+    let per_ring = if one_ring { threads * qd } else { qd };
+    // As Core::new sizes it: SQPOLL twice the room, the submitter one entry for its doorbell.
+    let sq = per_ring * if o.sqpoll { 2 } else { 1 }
+        + u64::from(o.design == RingDesign::SharedSubmitter);
+    if sq > MAX_ENTRIES as u64 {
+        return Err(Error::usage(
+            "--qd",
+            format!(
+                "--qd {qd} x --threads {threads} on one --ring {} ring needs {sq} submission queue entries{}; the \
+                 kernel allows {MAX_ENTRIES} (IORING_MAX_ENTRIES): lower --qd or --threads, or use --ring per-thread",
+                o.design.name(),
+                if o.sqpoll { " (twice the requests with --sqpoll)" } else { "" }
+            ),
+        ));
+    }
+    if o.fixed_bufs && one_ring && threads * qd > MAX_REG_BUFFERS as u64 {
+        return Err(Error::usage(
+            "--fixed-bufs",
+            format!(
+                "one --ring {} ring registers --qd {qd} x --threads {threads} = {} buffers; the kernel allows \
+                 {MAX_REG_BUFFERS} (IORING_MAX_REG_BUFFERS): lower --qd or --threads, or use --ring per-thread",
+                o.design.name(),
+                threads * qd
+            ),
+        ));
+    }
+    if o.fixed_bufs && crate::sys::geteuid() != 0 {
+        check_memlock(s)?;
+    }
+    Ok(())
+}
+
+/// The registered buffers of every thread (a user without CAP_IPC_LOCK) against RLIMIT_MEMLOCK.
+fn check_memlock(s: &Spec) -> Result<()> {
+    let Some(lim) = crate::sys::memlock_limit() else {
+        return Ok(());
+    };
+    let bytes = s.threads as u64 * s.qd as u64 * s.bs;
+    if bytes <= lim {
+        return Ok(());
+    }
+    let size = crate::units::fmt_size;
+    Err(Error::usage(
+        "--fixed-bufs",
+        format!(
+            "registers --qd {} x --threads {} x --bs {} = {} of buffers, beyond RLIMIT_MEMLOCK ({}, `ulimit -l`), \
+             which registered buffers count against unless root: lower --qd, --threads or --bs, raise the \
+             limit, or run as root",
+            s.qd,
+            s.threads,
+            s.bs,
+            size(bytes),
+            size(lim)
+        ),
+    ))
 }

@@ -16,8 +16,8 @@ use std::sync::atomic::AtomicU32;
 use std::sync::{Mutex, MutexGuard};
 
 /// Kernel limit on SQ entries (IORING_MAX_ENTRIES) and on registered buffers (IORING_MAX_REG_BUFFERS).
-const MAX_ENTRIES: u32 = 32768;
-pub(super) const MAX_REG_BUFFERS: u32 = 16384;
+pub(crate) const MAX_ENTRIES: u32 = 32768;
+pub(crate) const MAX_REG_BUFFERS: u32 = 16384;
 
 pub(super) fn io_err(call: &'static str, e: std::io::Error) -> SysErr {
     SysErr::new(call, e.raw_os_error().unwrap_or(libc::EIO))

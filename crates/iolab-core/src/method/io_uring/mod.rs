@@ -45,7 +45,9 @@ mod shared;
 mod sqe;
 mod submitter;
 
-use self::core::{setup_names, MAX_REG_BUFFERS};
+use self::core::setup_names;
+/// The kernel's limits on one ring's entries and registered buffers, checked with the spec (spec/ring_opts.rs).
+pub(crate) use self::core::{MAX_ENTRIES, MAX_REG_BUFFERS};
 use self::design::{Design, Own, Ring};
 use self::sqe::SqeShape;
 use super::{op_err, Exec, Flush, Io, Method, MethodInfo, MethodKind, MethodStats, Run, ThreadCtx};
