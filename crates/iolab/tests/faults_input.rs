@@ -142,32 +142,32 @@ fn refused_in(w: &Watched, args: &[&str], flag: &str, needles: &[&str]) {
     w.assert_untouched(&format!("{args:?}"));
 }
 
-/// A command that runs iolab as user nobody with RLIMIT_MEMLOCK at 4 MiB, or why it cannot be made.
-fn as_nobody_with_4m_memlock(args: &[&str]) -> Result<Command, String> {
-    for tool in ["setpriv", "prlimit"] {
-        let found = Command::new(tool).arg("--version").output();
-        if !found.is_ok_and(|o| o.status.success()) {
-            return Err(format!("{tool} is not installed"));
-        }
+/// A command that runs iolab (a copy anyone may run, in `bin_dir`) as user nobody with RLIMIT_MEMLOCK
+/// lowered to 4 MiB (by prlimit, which needs no privilege to lower a limit), or why it cannot be made.
+fn as_nobody_with_4m_memlock(bin_dir: &Path, args: &[&str]) -> Result<Command, String> {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("not root, cannot run a child as another user".into());
     }
-    let root = std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
-    if !root {
-        return Err("changing to user nobody needs root".into());
-    }
-    let mut c = Command::new("prlimit");
-    c.args(["--memlock=4194304:4194304", "setpriv", "--reuid=65534"])
-        .args(["--regid=65534", "--clear-groups", bin()])
-        .args(args);
-    let probe = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", bin()])
+    if !Command::new("prlimit")
         .arg("--version")
-        .output();
-    if !probe.is_ok_and(|o| o.status.success()) {
-        return Err("user nobody cannot run the iolab binary here".into());
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return Err("prlimit (util-linux) is not installed".into());
     }
+    let copy = bin_dir.join("iolab");
+    std::fs::copy(bin(), &copy).unwrap();
+    std::fs::set_permissions(bin_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut c = Command::new("prlimit");
+    c.arg("--memlock=4194304:4194304")
+        .arg(&copy)
+        .args(args)
+        .uid(65534)
+        .gid(65534);
     Ok(c)
 }
 
@@ -194,7 +194,8 @@ fn registered_buffers_beyond_memlock_are_refused_before_the_target_is_made() {
         "--target",
         &target,
     ];
-    let mut cmd = match as_nobody_with_4m_memlock(&args) {
+    let bin_dir = tmpfs_dir();
+    let mut cmd = match as_nobody_with_4m_memlock(bin_dir.path(), &args) {
         Ok(c) => c,
         Err(why) => {
             println!("SKIPPED registered_buffers_beyond_memlock: {why}");
@@ -222,7 +223,8 @@ fn offload_data_area_beyond_memlock_is_refused_before_the_target_is_made() {
         "run", "--method", "offload", "--batch", "8", "--bs", "1m", "--ops", "16", "--target",
         &target,
     ];
-    let mut cmd = match as_nobody_with_4m_memlock(&args) {
+    let bin_dir = tmpfs_dir();
+    let mut cmd = match as_nobody_with_4m_memlock(bin_dir.path(), &args) {
         Ok(c) => c,
         Err(why) => {
             println!("SKIPPED offload_data_area_beyond_memlock: {why}");
@@ -378,6 +380,33 @@ fn sq_idle_ms_beyond_32_bits_is_refused_not_cut() {
         "--sq-idle-ms",
         &["4294967296", "at most 4294967295"],
     );
+}
+
+#[test]
+fn direct_with_a_block_size_the_filesystem_cannot_take_is_refused_before_the_file_is_made() {
+    let w = Watched::new(|_| {});
+    let target = w.join("n.dat");
+    let r = iolab_in(
+        w.path(),
+        &[
+            "run", "--direct", "--bs", "100", "--ops", "1", "--count", "none", "--target", &target,
+        ],
+    );
+    // Where the filesystem has no O_DIRECT at all, that is the refusal.
+    let flag = if r.stderr.contains("does not support O_DIRECT") {
+        "--direct"
+    } else {
+        "--bs"
+    };
+    assert_refused(&r, flag, &[&target]);
+    if flag == "--bs" {
+        assert!(
+            r.stderr.contains("100 bytes cannot be used with --direct"),
+            "{}",
+            r.stderr
+        );
+    }
+    w.assert_untouched("--direct --bs 100 into a new file");
 }
 
 // ---------------------------------------------------------------------------------------------------
