@@ -841,6 +841,9 @@ mod tests {
             for quick in [false, true] {
                 let jobs = jobs(&s, &places, quick).unwrap_or_else(|e| panic!("{name}: {e}"));
                 assert!(!jobs.is_empty(), "{name}");
+                // The check made before any directory exists gives the same points.
+                let points = check(&s, quick).unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert!(points.iter().eq(jobs.iter().map(|j| &j.point)), "{name}");
                 for j in &jobs {
                     if let Work::Run(r) = &j.work {
                         if let Err(e) = r.as_ref() {

@@ -298,6 +298,56 @@ mod tests {
     }
 
     #[test]
+    fn values_beyond_the_clock_the_kernel_or_one_ring_are_bad_input() {
+        let e = err(&[("duration", "100000000000")]);
+        assert!(
+            e.starts_with("--duration:") && e.contains("31536000"),
+            "{e}"
+        );
+        assert!(err(&[("duration", "31536001")]).starts_with("--duration:"));
+        let year = raw(&[("duration", "31536000")]).resolve().unwrap();
+        assert_eq!(year.duration_s, Some(MAX_DURATION_S));
+        let e = err(&[("offset", "18446744073709547520")]);
+        assert!(e.starts_with("--offset: 18446744073709547520 plus"), "{e}");
+        let e = err(&[("file-size", "9000000t")]);
+        assert!(
+            e.starts_with("--file-size:") && e.contains("2^63 - 1"),
+            "{e}"
+        );
+        let uring = [("method", "io_uring"), ("sqpoll", "true")];
+        let e = err(&[uring[0], uring[1], ("sq-idle-ms", "4294967296")]);
+        assert!(e.starts_with("--sq-idle-ms: 4294967296 ms"), "{e}");
+        let ok = raw(&[uring[0], uring[1], ("sq-idle-ms", "4294967295")]).resolve();
+        assert_eq!(ok.unwrap().ring.sq_idle_ms, u32::MAX);
+        let e = err(&[uring[0], uring[1], ("sq-cpu", "4294967296")]);
+        assert!(
+            e.starts_with("--sq-cpu: CPU 4294967296 does not exist"),
+            "{e}"
+        );
+        let shared = [("method", "io_uring"), ("ring", "shared"), ("qd", "4096")];
+        let e = err(&[shared[0], shared[1], shared[2], ("threads", "16")]);
+        assert!(
+            e.starts_with("--qd:") && e.contains("IORING_MAX_ENTRIES"),
+            "{e}"
+        );
+        // Per-thread rings hold one thread's requests each.
+        assert!(raw(&[shared[0], shared[2], ("threads", "16")])
+            .resolve()
+            .is_ok());
+        let e = err(&[
+            shared[0],
+            shared[1],
+            shared[2],
+            ("threads", "8"),
+            ("fixed-bufs", "true"),
+        ]);
+        assert!(
+            e.starts_with("--fixed-bufs:") && e.contains("32768 buffers"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn unknown_key_in_a_spec_file_is_named() {
         let e = RawSpec::from_toml_str("bs = 4\nblocksize = 8\n").unwrap_err();
         assert!(e.starts_with("unknown key 'blocksize'"), "{e}");
