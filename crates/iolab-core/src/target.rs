@@ -20,12 +20,15 @@
 //!
 //! Every refusal here is a usage error naming the flag to change.
 
+mod dio;
+
 use crate::cleanup::Created;
 use crate::error::{Error, Result};
 use crate::method::{Fit, METHODS};
 use crate::pattern;
 use crate::spec::{OpKind, Spec};
 use crate::sys;
+use dio::{check_direct_before_creating, check_direct_multiples};
 use serde::{Deserialize, Serialize};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -617,47 +620,6 @@ fn direct_align(
         ));
     }
     Ok(None)
-}
-
-/// --bs and --offset against the O_DIRECT offset alignment `off` of `shown`.
-fn check_direct_multiples(spec: &Spec, shown: &str, off: u32) -> Result<()> {
-    let bs = spec.bs;
-    if !bs.is_multiple_of(off as u64) {
-        return Err(Error::usage(
-            "--bs",
-            format!("{bs} bytes cannot be used with --direct on {shown}: O_DIRECT there needs multiples of {off} bytes"),
-        ));
-    }
-    if !spec.offset.is_multiple_of(off as u64) {
-        return Err(Error::usage(
-            "--offset",
-            format!("{} cannot be used with --direct on {shown}: O_DIRECT there needs offsets that are multiples of {off} bytes", spec.offset),
-        ));
-    }
-    Ok(())
-}
-
-/// A new file's O_DIRECT alignment, asked before it is made of an unnamed file in its directory
-/// (O_TMPFILE: nothing appears in the directory), so --bs and --offset are refused before anything is
-/// created. Where the filesystem cannot make one, `direct_align` asks the new file itself.
-fn check_direct_before_creating(spec: &Spec, path: &Path, shown: &str) -> Result<()> {
-    let flags = libc::O_TMPFILE | libc::O_RDWR | libc::O_DIRECT;
-    let fd = match sys::open(parent_of(path), flags, 0o600) {
-        Ok(fd) => fd,
-        // With O_RDWR given, EINVAL is the refusal of O_DIRECT (no O_TMPFILE is EOPNOTSUPP or EISDIR).
-        Err(e) if e.errno == libc::EINVAL => {
-            return Err(Error::usage(
-                "--direct",
-                format!("the filesystem of {shown} does not support O_DIRECT"),
-            ))
-        }
-        Err(_) => return Ok(()),
-    };
-    let off = match sys::statx_dio_align(fd.as_raw_fd()) {
-        Ok(Some((_, off))) => off,
-        _ => 512,
-    };
-    check_direct_multiples(spec, shown, off)
 }
 
 /// Refuses a target the method's registry entry says it cannot take (`{t}` in its reason is `shown`),
