@@ -626,6 +626,12 @@ pub(crate) fn new_out(p: &Path) -> Result<PathBuf> {
 /// No `--out`: a new `iolab-results/<stem>-<UTC>.jsonl` (`-2`, `-3` ... when taken).
 fn default_out(stem: &str) -> Result<PathBuf> {
     let dir = Path::new("iolab-results");
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::usage(
+            "--out",
+            "./iolab-results, where records go without --out, is not a directory: give --out FILE",
+        ));
+    }
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::Runtime(format!("cannot create {}: {e}", dir.display())))?;
     let stamp = crate::survey::utc_stamp(
