@@ -650,7 +650,10 @@ pub struct CountingBenchReport {
 pub fn counting(rounds: u32, duration_s: f64) -> Result<CountingBenchReport> {
     let clock = crate::measure::clock::calibrate(20);
     let workloads = [
-        ("psync 4 KiB writes to /dev/null", RawSpec::new().with("method", "psync")),
+        (
+            "psync 4 KiB writes to /dev/null",
+            RawSpec::new().with("method", "psync"),
+        ),
         (
             "io_uring 4 KiB writes to /dev/null, qd 8",
             RawSpec::new()
@@ -679,7 +682,12 @@ pub fn counting(rounds: u32, duration_s: f64) -> Result<CountingBenchReport> {
             }
         }
         let per_round = |a: &[f64]| {
-            median(&a.iter().zip(&wall[0]).map(|(x, y)| x / y).collect::<Vec<_>>())
+            median(
+                &a.iter()
+                    .zip(&wall[0])
+                    .map(|(x, y)| x / y)
+                    .collect::<Vec<_>>(),
+            )
         };
         rows.push((name.to_string(), per_round(&wall[1]), per_round(&wall[2])));
     }
