@@ -635,3 +635,81 @@ pub fn render_profile(r: &ProfileBenchReport) -> String {
     }
     o
 }
+
+/// The counting-pass benchmark (issue: answers, item 5): the whole run's wall time (counting pass, setup and
+/// timed pass, as a user waits for it) of `--duration` runs with `--count separate` (a sampled pass) and
+/// `--count full` (a pass of the whole workload) against `--count none`, alternating in one process.
+#[derive(Debug, Clone, Serialize)]
+pub struct CountingBenchReport {
+    pub rounds: u32,
+    pub duration_s: f64,
+    /// (workload, median of per-round separate/none, median of per-round full/none)
+    pub rows: Vec<(String, f64, f64)>,
+}
+
+pub fn counting(rounds: u32, duration_s: f64) -> Result<CountingBenchReport> {
+    let clock = crate::measure::clock::calibrate(20);
+    let workloads = [
+        (
+            "psync 4 KiB writes to /dev/null",
+            RawSpec::new().with("method", "psync"),
+        ),
+        (
+            "io_uring 4 KiB writes to /dev/null, qd 8",
+            RawSpec::new()
+                .with("method", "io_uring")
+                .with("qd", Val::Int(8)),
+        ),
+    ];
+    let mut rows = Vec::new();
+    for (name, raw) in workloads {
+        let spec = |count: &str| {
+            raw.clone()
+                .with("target", "/dev/null")
+                .with("bs", Val::Int(4096))
+                .with("duration", format!("{duration_s}s").as_str())
+                .with("count", count)
+                .resolve()
+        };
+        let modes = [spec("none")?, spec("separate")?, spec("full")?];
+        let mut wall: [Vec<f64>; 3] = Default::default();
+        for round in 0..rounds {
+            let order: [usize; 3] = if round % 2 == 0 { [0, 1, 2] } else { [2, 1, 0] };
+            for i in order {
+                let t = std::time::Instant::now();
+                crate::runner::run(&modes[i], &clock)?;
+                wall[i].push(t.elapsed().as_secs_f64());
+            }
+        }
+        let per_round = |a: &[f64]| {
+            median(
+                &a.iter()
+                    .zip(&wall[0])
+                    .map(|(x, y)| x / y)
+                    .collect::<Vec<_>>(),
+            )
+        };
+        rows.push((name.to_string(), per_round(&wall[1]), per_round(&wall[2])));
+    }
+    Ok(CountingBenchReport {
+        rounds,
+        duration_s,
+        rows,
+    })
+}
+
+pub fn render_counting(r: &CountingBenchReport) -> String {
+    let mut o = format!(
+        "counting-pass bench: {} rounds of --duration {} s runs with --count none, separate (a sampled pass) \
+         and full (the whole workload again), alternating; whole-run wall time (counting pass, setup, timed \
+         pass) as a ratio to --count none of the same round, median over rounds\n",
+        r.rounds, r.duration_s
+    );
+    for (name, separate, full) in &r.rows {
+        o.push_str(&format!(
+            "{name}\n  separate / none {separate:.3} (target <= 1.15: {})   full / none {full:.3}\n",
+            if *separate <= 1.15 { "met" } else { "MISSED" }
+        ));
+    }
+    o
+}

@@ -17,9 +17,13 @@ use std::path::{Path, PathBuf};
 
 /// Block sizes the survey compares: the seed thesis's 4-byte and 4 KiB writes.
 pub const SURVEY_BS: [u64; 2] = [4, 4096];
-/// Ops per run, and the time bound that stops a slow method early (the whole survey stays under 40 s).
+/// Ops per method, target and block size, and the time bound that stops a slow method early, both split
+/// over the rounds (the whole survey stays under 40 s).
 pub const SURVEY_OPS: u64 = 200_000;
 pub const SURVEY_MAX_S: f64 = 1.0;
+/// Rounds: every method runs once per round, the rounds alternate their order, and the ranking is by the
+/// median round with the spread of all of them.
+pub const SURVEY_ROUNDS: u32 = 5;
 /// The file each file-target run creates (writes wrap around it).
 pub const SURVEY_FILE_SIZE: u64 = 64 << 20;
 
@@ -29,10 +33,16 @@ pub struct SurveyRun {
     pub target: String,
     pub method: MethodKind,
     pub bs: u64,
-    /// Present when the run happened.
+    /// Present when the run happened: the round with the median ns/op.
     pub result: Option<RunResult>,
     /// Why the method could not run on this target (the refusal iolab or the kernel gave).
     pub unavailable: Option<String>,
+    /// ns/op of every round, in the order they ran (empty in results of versions before rounds).
+    #[serde(default)]
+    pub rounds_ns_per_op: Vec<f64>,
+    /// Hypervisor steal on all CPUs during this method's rounds, seconds.
+    #[serde(default)]
+    pub steal_s: f64,
 }
 
 /// The survey's JSON document.
@@ -44,19 +54,30 @@ pub struct SurveyResult {
     /// Where the file runs happened and on which filesystem.
     pub file_dir: String,
     pub file_fs: String,
+    /// Ops of each round's run.
     pub ops_per_run: u64,
     pub max_s_per_run: f64,
+    /// Rounds each method ran (1 in results of versions before rounds).
+    #[serde(default = "one")]
+    pub rounds: u32,
     pub runs: Vec<SurveyRun>,
 }
 
-/// Progress callback: (runs done, runs in all, the run just finished).
-pub type OnRun = Box<dyn Fn(usize, usize, &SurveyRun)>;
+fn one() -> u32 {
+    1
+}
+
+/// Progress callback: (runs done, runs in all, the cell just run, its round counting from 1).
+pub type OnRun = Box<dyn Fn(usize, usize, &Cell, u32)>;
 
 pub struct SurveyOptions {
     /// Where to create the temporary directory (default: $TMPDIR or /tmp).
     pub tmp_parent: PathBuf,
+    /// Ops per method, target and block size, over all rounds.
     pub ops: u64,
+    /// Seconds per method, target and block size, over all rounds.
     pub max_s: f64,
+    pub rounds: u32,
     /// Called after every run (progress).
     pub on_run: Option<OnRun>,
 }
@@ -67,9 +88,65 @@ impl Default for SurveyOptions {
             tmp_parent: std::env::temp_dir(),
             ops: SURVEY_OPS,
             max_s: SURVEY_MAX_S,
+            rounds: SURVEY_ROUNDS,
             on_run: None,
         }
     }
+}
+
+/// One method on one target at one block size: what each round runs.
+pub struct Cell {
+    pub target: &'static str,
+    pub method: MethodKind,
+    pub bs: u64,
+    spec: crate::spec::Spec,
+}
+
+/// Each method on each target it is made for; a refusal by the kernel (psync on a pipe: ESPIPE) is
+/// listed, a target the method is not for (epoll on a file) is left out.
+fn cells(dir: &Path, ops: u64, max_s: f64) -> Result<Vec<Cell>> {
+    let mut cells = Vec::new();
+    for target in ["/dev/null", "file", "pipe"] {
+        let kind = match target {
+            "pipe" => TargetKind::Pipe,
+            "file" => TargetKind::File,
+            _ => TargetKind::DevNull,
+        };
+        for bs in SURVEY_BS {
+            for m in MethodKind::all() {
+                if matches!(
+                    m.info().targets.fit(kind),
+                    Fit::Never(_) | Fit::OtherTarget(_)
+                ) {
+                    continue;
+                }
+                let path = match target {
+                    "file" => dir.join(format!("{}-{bs}.dat", m.name())),
+                    t => PathBuf::from(t),
+                };
+                let mut raw = RawSpec::new()
+                    .with("target", path.display().to_string())
+                    .with("method", m.name())
+                    .with("bs", bs)
+                    .with("ops", ops)
+                    .with("duration", max_s)
+                    // No tracepoints: releasing one waits for RCU grace periods (0.1-1 s each on this VM,
+                    // measured), which would break the survey's time budget. Software counters stay on.
+                    .with("count", "none");
+                if target == "file" {
+                    raw = raw.with("file-size", SURVEY_FILE_SIZE);
+                }
+                let spec = raw.resolve()?;
+                cells.push(Cell {
+                    target,
+                    method: m,
+                    bs,
+                    spec,
+                });
+            }
+        }
+    }
+    Ok(cells)
 }
 
 pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
@@ -85,83 +162,156 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
     // Removed on Ctrl-C too; TempDir removes it on a normal exit.
     let _guard = crate::cleanup::Created::register(dir.path(), false);
     let fs = crate::sys::fs_type_name(dir.path()).unwrap_or("unknown filesystem");
-    // Each method on each target it is made for; a refusal by the kernel (psync on a pipe: ESPIPE) is
-    // listed, a target the method is not for (epoll on a file) is left out.
-    let methods_for = |target: &str| -> Vec<MethodKind> {
-        let kind = match target {
-            "pipe" => TargetKind::Pipe,
-            "file" => TargetKind::File,
-            _ => TargetKind::DevNull,
-        };
-        MethodKind::all()
-            .filter(|m| {
-                !matches!(
-                    m.info().targets.fit(kind),
-                    Fit::Never(_) | Fit::OtherTarget(_)
-                )
-            })
-            .collect()
-    };
-    let targets = ["/dev/null", "file", "pipe"];
-    let total: usize = targets
-        .iter()
-        .map(|t| SURVEY_BS.len() * methods_for(t).len())
-        .sum();
-    let mut runs = Vec::new();
-    for target in targets {
-        for bs in SURVEY_BS {
-            for m in methods_for(target) {
-                let path = match target {
-                    "file" => dir.path().join(format!("{}-{bs}.dat", m.name())),
-                    t => PathBuf::from(t),
-                };
-                let mut raw = RawSpec::new()
-                    .with("target", path.display().to_string())
-                    .with("method", m.name())
-                    .with("bs", bs)
-                    .with("ops", opts.ops)
-                    .with("duration", opts.max_s)
-                    // No tracepoints: releasing one waits for RCU grace periods (0.1-1 s each on this VM,
-                    // measured), which would break the survey's time budget. Software counters stay on.
-                    .with("count", "none");
-                if target == "file" {
-                    raw = raw.with("file-size", SURVEY_FILE_SIZE);
-                }
-                let spec = raw.resolve()?;
-                let run = match runner::run(&spec, clock) {
-                    Ok(r) => SurveyRun {
-                        target: target.into(),
-                        method: m,
-                        bs,
-                        result: Some(r),
-                        unavailable: None,
-                    },
-                    Err(e @ Error::Usage { .. }) | Err(e @ Error::Sys(_)) => SurveyRun {
-                        target: target.into(),
-                        method: m,
-                        bs,
-                        result: None,
-                        unavailable: Some(e.to_string()),
-                    },
-                    Err(e) => return Err(e),
-                };
-                runs.push(run);
-                if let Some(f) = &opts.on_run {
-                    f(runs.len(), total, runs.last().expect("just pushed"));
-                }
-            }
-        }
-    }
+    let rounds = opts.rounds.max(1);
+    let ops = (opts.ops / rounds as u64).max(1);
+    let max_s = opts.max_s / rounds as f64;
+    let cells = cells(dir.path(), ops, max_s)?;
+    let runs = run_rounds(&cells, rounds, opts, clock)?;
     Ok(SurveyResult {
         schema_version: SCHEMA_VERSION,
         host: Host::current(),
         clock: clock.clone(),
         file_dir: opts.tmp_parent.display().to_string(),
         file_fs: fs.to_string(),
-        ops_per_run: opts.ops,
-        max_s_per_run: opts.max_s,
+        ops_per_run: ops,
+        max_s_per_run: max_s,
+        rounds,
         runs,
     })
+}
+
+/// Every cell once per round, forwards in even rounds and backwards in odd ones (a slow drift in the
+/// machine's load then touches every method alike); a cell refused in the first round is not run again.
+fn run_rounds(
+    cells: &[Cell],
+    rounds: u32,
+    opts: &SurveyOptions,
+    clock: &ClockInfo,
+) -> Result<Vec<SurveyRun>> {
+    let mut results: Vec<Vec<RunResult>> = cells.iter().map(|_| Vec::new()).collect();
+    let mut refused: Vec<Option<String>> = cells.iter().map(|_| None).collect();
+    let total = cells.len() * rounds as usize;
+    let mut done = 0;
+    for round in 0..rounds {
+        let order: Vec<usize> = if round % 2 == 0 {
+            (0..cells.len()).collect()
+        } else {
+            (0..cells.len()).rev().collect()
+        };
+        for i in order {
+            done += 1;
+            if refused[i].is_some() {
+                continue;
+            }
+            match runner::run(&cells[i].spec, clock) {
+                Ok(r) => results[i].push(r),
+                Err(e @ Error::Usage { .. }) | Err(e @ Error::Sys(_)) => {
+                    refused[i] = Some(e.to_string())
+                }
+                Err(e) => return Err(e),
+            }
+            if let Some(f) = &opts.on_run {
+                f(done, total, &cells[i], round + 1);
+            }
+        }
+    }
+    Ok(cells
+        .iter()
+        .zip(results)
+        .zip(refused)
+        .map(|((c, rs), why)| median_run(c, rs, why))
+        .collect())
+}
+
+/// A cell's entry: the round with the median ns/op as its result, every round's ns/op, the steal.
+fn median_run(c: &Cell, mut rs: Vec<RunResult>, why: Option<String>) -> SurveyRun {
+    let rounds_ns_per_op: Vec<f64> = rs.iter().map(|r| r.ns_per_op).collect();
+    let steal_s = rs.iter().map(|r| r.cpu.steal_all_cpus_s).sum();
+    rs.sort_by(|a, b| a.ns_per_op.total_cmp(&b.ns_per_op));
+    let mid = rs.len().saturating_sub(1) / 2;
+    SurveyRun {
+        target: c.target.into(),
+        method: c.method,
+        bs: c.bs,
+        result: (why.is_none() && !rs.is_empty()).then(|| rs.swap_remove(mid)),
+        unavailable: why,
+        rounds_ns_per_op,
+        steal_s,
+    }
+}
+
+/// The range of the middle rounds: the fastest and slowest quarter dropped (with 5 rounds the middle three,
+/// with 3 or fewer all of them), so one disturbed round does not make a tie by itself.
+pub fn middle_range(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let q = v.len() / 4;
+    (v[q], v[v.len() - 1 - q])
+}
+
+/// A survey row in its ranking: `rank` is None for the floor (nop, no kernel call); tied rows share the
+/// rank of the group's first.
+#[derive(Debug, Clone)]
+pub struct Ranked<'a> {
+    pub run: &'a SurveyRun,
+    pub rank: Option<usize>,
+    pub tied: bool,
+    /// The lowest and highest ns/op of the middle rounds ([`middle_range`]).
+    pub low: f64,
+    pub high: f64,
+}
+
+/// The runs of one target and block size ranked by median ns/op. Two neighbours whose middle rounds'
+/// ranges overlap are tied (their difference is within the noise this survey measured), and ties chain:
+/// a group shares one rank. nop comes first as the floor, unranked.
+pub fn ranked<'a>(s: &'a SurveyResult, target: &str, bs: u64) -> Vec<Ranked<'a>> {
+    let mut rows: Vec<Ranked> = s
+        .runs
+        .iter()
+        .filter(|r| r.target == target && r.bs == bs)
+        .filter_map(|run| {
+            let median = run.result.as_ref()?.ns_per_op;
+            let v = if run.rounds_ns_per_op.is_empty() {
+                vec![median]
+            } else {
+                run.rounds_ns_per_op.clone()
+            };
+            let (low, high) = middle_range(v);
+            Some(Ranked {
+                run,
+                rank: None,
+                tied: false,
+                low,
+                high,
+            })
+        })
+        .collect();
+    let median = |r: &Ranked| r.run.result.as_ref().map_or(f64::NAN, |x| x.ns_per_op);
+    rows.sort_by(|a, b| {
+        (b.run.method == MethodKind::Nop)
+            .cmp(&(a.run.method == MethodKind::Nop))
+            .then(median(a).total_cmp(&median(b)))
+    });
+    // The open group: its rank and the highest ns/op any of its rows reached.
+    let mut group: Option<(usize, f64)> = None;
+    for i in 0..rows.len() {
+        if rows[i].run.method == MethodKind::Nop {
+            continue;
+        }
+        match group {
+            Some((rank, high)) if rows[i].low <= high => {
+                rows[i].rank = Some(rank);
+                rows[i].tied = true;
+                rows[i - 1].tied = true;
+                group = Some((rank, high.max(rows[i].high)));
+            }
+            _ => {
+                let rank = rows[..i].iter().filter(|r| r.rank.is_some()).count() + 1;
+                rows[i].rank = Some(rank);
+                group = Some((rank, rows[i].high));
+            }
+        }
+    }
+    rows
 }
 
 /// "20261122-013512" in UTC, from Unix seconds (civil-from-days, H. Hinnant's algorithm).
@@ -224,6 +374,67 @@ pub fn write_new_file(dir: &Path, stem: &str, stamp: &str, bytes: &[u8]) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn run(method: MethodKind, rounds: &[f64]) -> SurveyRun {
+        let mut v = rounds.to_vec();
+        v.sort_by(f64::total_cmp);
+        // A real (tiny) result, its ns/op then set to the median of the made-up rounds.
+        let clock = crate::measure::clock::calibrate(1);
+        let spec = RawSpec::new()
+            .with("method", "nop")
+            .with("ops", 10u64)
+            .resolve()
+            .unwrap();
+        let mut result = runner::run(&spec, &clock).unwrap();
+        result.ns_per_op = v[(v.len() - 1) / 2];
+        SurveyRun {
+            target: "/dev/null".into(),
+            method,
+            bs: 4,
+            result: Some(result),
+            unavailable: None,
+            rounds_ns_per_op: rounds.to_vec(),
+            steal_s: 0.0,
+        }
+    }
+
+    #[test]
+    fn overlapping_rounds_are_tied_and_nop_is_the_floor() {
+        let s = SurveyResult {
+            schema_version: SCHEMA_VERSION,
+            host: Host::current(),
+            clock: crate::measure::clock::calibrate(1),
+            file_dir: String::new(),
+            file_fs: String::new(),
+            ops_per_run: 1,
+            max_s_per_run: 1.0,
+            rounds: 3,
+            runs: vec![
+                run(MethodKind::Sync, &[100.0, 110.0, 105.0]),
+                run(MethodKind::Psync, &[108.0, 120.0, 112.0]),
+                run(MethodKind::IoUring, &[300.0, 310.0, 290.0]),
+                run(MethodKind::Nop, &[10.0, 11.0, 12.0]),
+                run(MethodKind::Vectored, &[130.0, 125.0, 140.0]),
+                // One disturbed round of five does not tie it with io_uring.
+                run(MethodKind::Stdio, &[200.0, 205.0, 201.0, 199.0, 900.0]),
+            ],
+        };
+        let r = ranked(&s, "/dev/null", 4);
+        let got: Vec<(MethodKind, Option<usize>, bool)> =
+            r.iter().map(|x| (x.run.method, x.rank, x.tied)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (MethodKind::Nop, None, false),
+                (MethodKind::Sync, Some(1), true),
+                (MethodKind::Psync, Some(1), true),
+                (MethodKind::Vectored, Some(3), false),
+                (MethodKind::Stdio, Some(4), false),
+                (MethodKind::IoUring, Some(5), false),
+            ]
+        );
+        assert_eq!((r[2].low, r[2].high), (108.0, 120.0));
+    }
 
     #[test]
     fn utc_stamps() {

@@ -1,8 +1,7 @@
 //! The survey's table: a header, one ranked section per target, and what the figures mean.
 
 use crate::{syscalls_per_op, thousands};
-use iolab_core::result::RunResult;
-use iolab_core::survey::{SurveyResult, SurveyRun};
+use iolab_core::survey::{Ranked, SurveyResult, SurveyRun};
 use iolab_core::units::fmt_size;
 use std::fmt::Write;
 
@@ -11,7 +10,9 @@ pub(crate) fn survey_text(s: &SurveyResult) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "iolab survey: every method writing 4 B and 4 KiB blocks, {} ops or {} s per run, 1 thread",
+        "iolab survey: every method writing 4 B and 4 KiB blocks, 1 thread, {} rounds in alternating order, \
+         each run {} ops or {} s",
+        s.rounds,
         thousands(s.ops_per_run),
         s.max_s_per_run
     );
@@ -49,39 +50,32 @@ fn target_title(s: &SurveyResult, target: &str) -> String {
     }
 }
 
-/// One target's section: its runs ranked by ns/op within each block size, then the methods that could
-/// not run there.
+/// One target's section: its runs ranked by median ns/op within each block size (tied where their rounds
+/// overlap, nop as the floor), then the methods that could not run there, then the steal.
 fn target_text(s: &SurveyResult, target: &str, o: &mut String) {
     let title = target_title(s, target);
-    let _ = writeln!(o, "\n== {title}: ranked by ns/op within each block size ==");
     let _ = writeln!(
         o,
-        "{:>4}  {:<9} {:>6} {:>10} {:>10} {:>8} {:>8} {:>12} {:>10}",
-        "rank", "method", "bs", "ns/op", "MiB/s", "user s", "sys s", "syscalls/op", "ops"
+        "\n== {title}: ranked by median ns/op within each block size =="
+    );
+    let _ = writeln!(
+        o,
+        "{:>5}  {:<9} {:>6} {:>10} {:>17} {:>10} {:>8} {:>8} {:>12} {:>10}",
+        "rank",
+        "method",
+        "bs",
+        "ns/op",
+        "middle rounds",
+        "MiB/s",
+        "user s",
+        "sys s",
+        "syscalls/op",
+        "ops"
     );
     let mut unavailable: Vec<&SurveyRun> = Vec::new();
     for bs in iolab_core::survey::SURVEY_BS {
-        let mut rows: Vec<&RunResult> = s
-            .runs
-            .iter()
-            .filter(|r| r.target == target && r.bs == bs)
-            .filter_map(|r| r.result.as_ref())
-            .collect();
-        rows.sort_by(|a, b| a.ns_per_op.total_cmp(&b.ns_per_op));
-        for (i, r) in rows.iter().enumerate() {
-            let _ = writeln!(
-                o,
-                "{:>4}  {:<9} {:>6} {:>10.1} {:>10.1} {:>8.3} {:>8.3} {:>12} {:>10}",
-                i + 1,
-                r.spec.method.name(),
-                fmt_size(bs),
-                r.ns_per_op,
-                r.mib_s,
-                r.cpu.process.user_s,
-                r.cpu.process.sys_s,
-                syscalls_per_op(r),
-                thousands(r.ops)
-            );
+        for row in iolab_core::survey::ranked(s, target, bs) {
+            ranked_row(&row, o);
         }
         unavailable.extend(
             s.runs
@@ -98,16 +92,67 @@ fn target_text(s: &SurveyResult, target: &str, o: &mut String) {
             u.unavailable.as_deref().unwrap_or("unavailable")
         );
     }
+    steal_text(s, target, o);
+}
+
+/// One ranked row: "3=" where tied, "floor" for nop.
+fn ranked_row(row: &Ranked, o: &mut String) {
+    let Some(r) = row.run.result.as_ref() else {
+        return;
+    };
+    let rank = match row.rank {
+        None => "floor".to_string(),
+        Some(n) if row.tied => format!("{n}="),
+        Some(n) => n.to_string(),
+    };
+    let _ = writeln!(
+        o,
+        "{:>5}  {:<9} {:>6} {:>10.1} {:>17} {:>10.1} {:>8.3} {:>8.3} {:>12} {:>10}",
+        rank,
+        r.spec.method.name(),
+        fmt_size(row.run.bs),
+        r.ns_per_op,
+        format!("{:.1}-{:.1}", row.low, row.high),
+        r.mib_s,
+        r.cpu.process.user_s,
+        r.cpu.process.sys_s,
+        syscalls_per_op(r),
+        thousands(r.ops)
+    );
+}
+
+/// The hypervisor's steal during a target's runs, when there was any to speak of.
+fn steal_text(s: &SurveyResult, target: &str, o: &mut String) {
+    let runs = s.runs.iter().filter(|r| r.target == target);
+    let steal: f64 = runs.clone().map(|r| r.steal_s).sum();
+    let wall: f64 = runs
+        .filter_map(|r| {
+            r.result
+                .as_ref()
+                .map(|x| x.wall_s * r.rounds_ns_per_op.len().max(1) as f64)
+        })
+        .sum();
+    if steal >= 0.01 {
+        let _ = writeln!(
+            o,
+            "steal: the hypervisor took {steal:.2} s of CPU time (all CPUs) during these runs ({:.0}% of their \
+             {wall:.1} s): the rounds' spread includes it",
+            100.0 * steal / wall.max(1e-9)
+        );
+    }
 }
 
 /// What the columns mean, and the first fallback any run took.
 fn footer_text(s: &SurveyResult, o: &mut String) {
     let _ = writeln!(
         o,
-        "\nns/op: wall time of the run / ops (1 thread). user/sys: CPU seconds of the whole process during the run, \
+        "\nns/op: wall time of a run / its ops (1 thread), the median round's; middle rounds: the range of the \
+         rounds without the fastest and slowest quarter (of 5: the middle three). Rows whose middle rounds \
+         overlap are within the noise measured here and share a rank (\"2=\"). \
+         The other columns are the median round's. user/sys: CPU seconds of the whole process during the run, \
          io_uring helper threads included. syscalls/op: counted by iolab; 'k' = counted by the kernel \
          (/proc/self/io syscr+syscw) where glibc decides (stdio). Excluded from timing: file creation, open, \
-         mmap/ring setup. nop is the harness's own floor (no kernel call). The survey counts no kernel \
+         mmap/ring setup. nop is the harness's own floor (no kernel call), not ranked. The survey counts no kernel \
          tracepoints (releasing each takes up to a second here); `iolab run` shows the kernel's view: \
          syscalls by name, io_uring requests punted to io-wq, and findings."
     );

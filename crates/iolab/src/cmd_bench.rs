@@ -10,7 +10,9 @@ pub(crate) struct BenchArgs {
     /// overhead: iolab psync vs a bare write() loop | counters: write() with and without kernel counters |
     /// nop: io_uring NOPs per second through iolab vs a raw loop | offload: NOP round trips (batch 1) and
     /// throughput (batch 32) through the offload paths, as ratios to native | profile: the timed pass with
-    /// --profile separate and inline against none.
+    /// --profile separate and inline against none | counting: whole `--duration 5` runs with the sampled
+    /// counting pass (and with a full one) against none (--rounds of them; 3 runs of 5 s per round and
+    /// workload).
     #[arg(default_value = "overhead")]
     pub(crate) which: String,
     /// Ops per round.
@@ -51,6 +53,10 @@ pub(crate) fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
             let r = iolab_core::bench::offload(ops, rounds as u32, &clk)?;
             out(&iolab_core::bench::render_offload(&r))?;
         }
+        "counting" => {
+            let r = iolab_core::bench::counting(rounds as u32, 5.0)?;
+            out(&iolab_core::bench::render_counting(&r))?;
+        }
         "profile" => {
             let r = iolab_core::bench::profile(ops, rounds as u32, &clock::calibrate(20))?;
             out(&iolab_core::bench::render_profile(&r))?;
@@ -59,7 +65,7 @@ pub(crate) fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
             return Err(Error::usage(
                 "bench",
                 format!(
-                "unknown benchmark '{other}'; accepted: overhead, counters, nop, offload, profile"
+                "unknown benchmark '{other}'; accepted: overhead, counters, nop, offload, profile, counting"
             ),
             ))
         }

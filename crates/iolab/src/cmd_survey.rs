@@ -15,12 +15,17 @@ pub(crate) struct SurveyArgs {
     /// Where to create the temporary directory for the file runs [default: $TMPDIR or /tmp].
     #[arg(long, value_name = "DIR")]
     pub(crate) tmp_dir: Option<PathBuf>,
-    /// Ops per run (each run also stops after --max-seconds).
+    /// Ops per method, target and block size, split over the rounds (each round's run also stops after its
+    /// share of --max-seconds) [default: 200000].
     #[arg(long, value_name = "N")]
     pub(crate) ops: Option<String>,
-    /// Time bound per run in seconds.
+    /// Time bound per method, target and block size in seconds, split over the rounds [default: 1].
     #[arg(long, value_name = "SECS")]
     pub(crate) max_seconds: Option<String>,
+    /// Rounds: every method runs once per round, in alternating order; ranked by the median round, tied
+    /// where the rounds overlap [default: 5].
+    #[arg(long, value_name = "N")]
+    pub(crate) rounds: Option<String>,
     /// Do not write the JSON result.
     #[arg(long)]
     pub(crate) no_json: bool,
@@ -30,13 +35,13 @@ pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
     iolab_core::cleanup::install_signal_handler();
     let mut opts = options(a)?;
     if iolab_core::sys::isatty(2) {
-        opts.on_run = Some(Box::new(|i, n, r| {
+        opts.on_run = Some(Box::new(|i, n, c, round| {
             err_bytes(
                 format!(
-                    "\r\x1b[2Kiolab survey: {i}/{n} {} {} B -> {}{}",
-                    r.method.name(),
-                    r.bs,
-                    r.target,
+                    "\r\x1b[2Kiolab survey: run {i}/{n} (round {round}) {} {} B -> {}{}",
+                    c.method.name(),
+                    c.bs,
+                    c.target,
                     if i == n { "\n" } else { "" }
                 )
                 .as_bytes(),
@@ -105,6 +110,16 @@ fn options(a: &SurveyArgs) -> Result<iolab_core::survey::SurveyOptions, Error> {
                 format!("'{s}' is beyond the longest run iolab times: at most {max} s (365 days)"),
             ));
         }
+    }
+    if let Some(r) = &a.rounds {
+        let n = iolab_core::units::parse_count(r).map_err(|m| Error::usage("--rounds", m))?;
+        if !(1..=100).contains(&n) {
+            return Err(Error::usage(
+                "--rounds",
+                format!("{n} is not accepted; expected 1 to 100 rounds"),
+            ));
+        }
+        opts.rounds = n as u32;
     }
     Ok(opts)
 }

@@ -79,6 +79,7 @@ fn main() {
             tmp_dir: None,
             ops: None,
             max_seconds: None,
+            rounds: None,
             no_json: false,
         }),
         Some(Cmd::Survey(a)) => cmd_survey::cmd_survey(a),

@@ -36,10 +36,16 @@ fn tracepoints_here(r: &serde_json::Value) -> bool {
 #[test]
 fn psync_writes_are_all_seen_by_sys_enter() {
     let n = 5000u64;
-    let r = run_json_counted(&["--method", "psync", "--bs", "4", "--ops", "5000"]);
+    let r = run_json_counted(&[
+        "--method", "psync", "--bs", "4", "--ops", "5000", "--count", "full",
+    ]);
     if !tracepoints_here(&r) {
         return;
     }
+    assert_eq!(
+        r["kernel"]["tracepoint_pass_ops"], 5000,
+        "--count full counts all"
+    );
     let se = tracepoint(&r, "raw_syscalls:sys_enter").unwrap();
     assert!(se >= n && se < n + 100, "sys_enter {se} for {n} pwrites");
     assert_eq!(by_name(&r, "pwrite64"), n, "the breakdown names the calls");
@@ -62,7 +68,7 @@ fn psync_writes_are_all_seen_by_sys_enter() {
 #[test]
 fn io_uring_requests_are_counted_exactly_and_batches_seen_from_the_kernel() {
     let r = run_json_counted(&[
-        "--method", "io_uring", "--qd", "8", "--batch", "4", "--ops", "3000",
+        "--method", "io_uring", "--qd", "8", "--batch", "4", "--ops", "3000", "--count", "full",
     ]);
     if !tracepoints_here(&r) {
         return;
@@ -136,6 +142,49 @@ fn buffered_ext4_io_uring_writes_are_punted_and_o_direct_ones_are_not() {
         "O_DIRECT overwrite not punted"
     );
     assert!(!rules(&r).contains(&"io_wq_punts".to_string()));
+}
+
+#[test]
+fn the_counting_pass_samples_a_tenth_of_a_large_workload() {
+    let r = run_json_counted(&["--method", "psync", "--bs", "4", "--ops", "20000"]);
+    if !tracepoints_here(&r) {
+        return;
+    }
+    assert_eq!(r["ops"], 20000, "the timed pass ran it all");
+    assert_eq!(
+        r["kernel"]["tracepoint_pass_ops"], 2000,
+        "the sample is a tenth"
+    );
+    assert_eq!(
+        by_name(&r, "pwrite64"),
+        2000,
+        "the kernel counted the sample's calls"
+    );
+    let pass = r["kernel"]["tracepoint_pass"].as_str().unwrap();
+    assert!(
+        pass.contains("sample") && pass.contains("--count full"),
+        "{pass}"
+    );
+    assert!((f64_of(&r, &["derived", "syscalls_per_op"]) - 1.0).abs() < 0.02);
+    assert!(r["derived"]["crosscheck"]
+        .to_string()
+        .contains("pwrite64 calls: kernel 2000, ops 2000"));
+    // Small workloads are counted whole; a duration-bound one for a tenth of its time.
+    let r = run_json_counted(&["--method", "psync", "--bs", "4", "--ops", "800"]);
+    assert_eq!(r["kernel"]["tracepoint_pass_ops"], 800);
+    assert!(r["kernel"]["tracepoint_pass"]
+        .as_str()
+        .unwrap()
+        .contains("whole"));
+    let r = run_json_counted(&["--method", "psync", "--bs", "4", "--duration", "1"]);
+    let (timed, counted) = (
+        r["ops"].as_u64().unwrap(),
+        r["kernel"]["tracepoint_pass_ops"].as_u64().unwrap(),
+    );
+    assert!(
+        counted > 0 && counted < timed / 2,
+        "0.1 s sampled ({counted} ops) against 1 s timed ({timed} ops)"
+    );
 }
 
 #[test]

@@ -73,6 +73,24 @@ fn main_job_runs_under_40_s_ranks_every_method_and_touches_no_existing_file() {
         14,
         "mmap and copy_file_range on /dev/null; psync, pv2, aio, mmap and copy_file_range on a pipe: {unavailable:?}"
     );
+    // Every method ran in every round, ranked by the median round; nop is the floor, not a rank.
+    assert_eq!(v["rounds"], 5);
+    for r in runs.iter().filter(|r| !r["result"].is_null()) {
+        let rounds = r["rounds_ns_per_op"].as_array().unwrap();
+        assert_eq!(rounds.len(), 5, "{} {}", r["method"], r["target"]);
+        let mut ns: Vec<f64> = rounds.iter().map(|x| x.as_f64().unwrap()).collect();
+        ns.sort_by(f64::total_cmp);
+        assert_eq!(
+            r["result"]["ns_per_op"].as_f64().unwrap(),
+            ns[2],
+            "the median round is the result"
+        );
+    }
+    assert_eq!(
+        stdout.matches("floor  nop").count(),
+        6,
+        "nop is the floor in every section"
+    );
     // nop touches no target (it is the harness's floor), so no pipe and no peer.
     for r in runs
         .iter()

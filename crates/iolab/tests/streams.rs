@@ -149,8 +149,8 @@ fn what_cannot_use_a_stream_is_refused_with_the_reason() {
 
 #[test]
 fn the_kernel_counts_the_same_writes_on_a_stream() {
-    // The default counting pass builds its own streams and peers. In a write run only the method writes
-    // (the peer reads), so the kernel's count of write(2) calls is the method's.
+    // The counting pass (here of the whole workload) builds its own streams and peers. In a write run only
+    // the method writes (the peer reads), so the kernel's count of write(2) calls is the method's.
     let r = run_json_counted(&[
         "--method",
         "sync",
@@ -158,6 +158,8 @@ fn the_kernel_counts_the_same_writes_on_a_stream() {
         "socketpair",
         "--ops",
         "5000",
+        "--count",
+        "full",
     ]);
     assert_eq!(peer_bytes(&r), 5000 * 4096);
     let by_name = r["kernel"]["syscalls_by_name"].as_array().cloned();

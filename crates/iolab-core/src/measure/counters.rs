@@ -28,21 +28,20 @@ use std::sync::OnceLock;
 pub enum CountMode {
     /// No tracepoints (software counters still on).
     None,
-    /// A second, untimed pass of the same workload with tracepoints on (the default).
+    /// A second, untimed pass with tracepoints on, over a sample of the workload (the default; see
+    /// [`crate::spec::Spec::counting_sample`]).
     #[default]
     Separate,
+    /// A second, untimed pass with tracepoints on, over the whole workload: exact totals.
+    Full,
     /// Tracepoints on during the timed pass (timings perturbed; the output says so).
     Inline,
 }
 
 impl CountMode {
-    pub fn parse(s: &str) -> Option<CountMode> {
-        match s {
-            "none" => Some(CountMode::None),
-            "separate" => Some(CountMode::Separate),
-            "inline" => Some(CountMode::Inline),
-            _ => None,
-        }
+    /// A counting pass of its own, before the timed pass.
+    pub fn separate_pass(self) -> bool {
+        matches!(self, CountMode::Separate | CountMode::Full)
     }
 }
 
@@ -457,13 +456,5 @@ mod tests {
             d.iter().any(|c| c.family == Family::Hardware),
             "hardware counters are listed, available or not"
         );
-    }
-
-    #[test]
-    fn count_modes_parse() {
-        assert_eq!(CountMode::parse("separate"), Some(CountMode::Separate));
-        assert_eq!(CountMode::parse("inline"), Some(CountMode::Inline));
-        assert_eq!(CountMode::parse("none"), Some(CountMode::None));
-        assert_eq!(CountMode::parse("sometimes"), None);
     }
 }

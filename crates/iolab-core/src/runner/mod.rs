@@ -127,7 +127,7 @@ fn counting_pass(
     clock: &ClockInfo,
     kernel: &mut KernelFigures,
 ) -> Result<Option<(Vec<CounterValue>, RunResult)>> {
-    if spec.count != CountMode::Separate {
+    if !spec.count.separate_pass() {
         return Ok(None);
     }
     let mut set = CounterSet::default();
@@ -146,11 +146,17 @@ fn counting_pass(
         progress: None,
         sampler: None,
     };
-    let (r, vals) = run_once(&spec.for_counting_pass(), clock, &pass)?;
-    kernel.tracepoint_pass = Some(
-        "a separate, untimed counting pass of the same workload, run just before the timed pass"
-            .into(),
-    );
+    let sample = spec.counting_sample();
+    let (r, vals) = run_once(&sample, clock, &pass)?;
+    let whole = sample.ops == spec.ops && sample.duration_s == spec.duration_s;
+    kernel.tracepoint_pass = Some(if whole {
+        "a separate, untimed counting pass of the whole workload, run just before the timed pass"
+            .into()
+    } else {
+        "a separate, untimed pass over a sample of the workload (a tenth, at least 1,000 ops; per-op \
+         figures come from it, totals are the sample's; --count full counts all)"
+            .into()
+    });
     Ok(Some((vals, r)))
 }
 

@@ -122,6 +122,11 @@ impl SyncEvery {
     }
 }
 
+/// The counting pass samples a workload larger than this many ops (`--count separate`).
+pub const COUNT_SAMPLE_MIN_OPS: u64 = 1000;
+/// ... taking this part of it: a tenth of the ops and of the duration.
+pub const COUNT_SAMPLE_SHARE: u64 = 10;
+
 /// A resolved, valid workload. Serialized into every result as `spec`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Spec {
@@ -239,6 +244,26 @@ impl Spec {
             keep: false,
             ..self.clone()
         }
+    }
+
+    /// The workload of the counting pass: with `--count separate` a sample, a tenth of the ops and of the
+    /// duration, but at least [`COUNT_SAMPLE_MIN_OPS`] ops and four times the requests in flight (the whole
+    /// workload when it is no larger); with `--count full` the whole workload.
+    pub fn counting_sample(&self) -> Spec {
+        let mut s = self.for_counting_pass();
+        if self.count == CountMode::Full {
+            return s;
+        }
+        let floor = COUNT_SAMPLE_MIN_OPS.max(4 * self.qd.max(1) as u64 * self.threads as u64);
+        s.ops = self.ops.map(|n| {
+            if n <= floor {
+                n
+            } else {
+                (n / COUNT_SAMPLE_SHARE).max(floor)
+            }
+        });
+        s.duration_s = self.duration_s.map(|d| d / COUNT_SAMPLE_SHARE as f64);
+        s
     }
 
     /// Ops per thread: the total split evenly, the remainder to the first threads.

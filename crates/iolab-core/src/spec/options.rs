@@ -207,11 +207,13 @@ pub static OPTIONS: &[Opt] = &[
     Opt { key: "allow-device-writes", ty: flag("allow-device-writes"), value_name: "", group: S, methods: &[],
         default: None,
         help: "Allow writing to a block device (always refused while it or a partition is mounted)" },
-    Opt { key: "count", ty: Ty::Word(&["none", "separate", "inline"]), value_name: "MODE", group: S,
+    Opt { key: "count", ty: Ty::Word(&["none", "separate", "full", "inline"]), value_name: "MODE", group: S,
         methods: &[], default: Some("separate"),
         help: "Kernel tracepoints (syscalls made, io_uring requests and punts, per-syscall breakdown): separate \
-               = a second, untimed pass of the same workload; inline = during the timed pass (each syscall \
-               ~30% dearer); none. Software counters (context switches, faults) are always on" },
+               = an untimed pass over a sample of the workload (a tenth, at least 1,000 ops; per-op figures \
+               come from it); full = an untimed pass of the whole workload (exact totals); inline = during the \
+               timed pass (each syscall ~30% dearer); none. Software counters (context switches, faults) are \
+               always on" },
     Opt { key: "profile", ty: Ty::WordOrFlag(&["none", "separate", "inline"], "separate"), value_name: "PASS", group: S,
         methods: &[], default: Some("none; --profile alone: separate"),
         help: "Sample where the CPU time goes (perf cpu-clock, or cycles where the hardware has them, with kernel \

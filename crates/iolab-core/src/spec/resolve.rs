@@ -203,6 +203,7 @@ impl RawSpec {
             &[
                 ("none", CountMode::None),
                 ("separate", CountMode::Separate),
+                ("full", CountMode::Full),
                 ("inline", CountMode::Inline),
             ],
         )
