@@ -15,7 +15,8 @@
 //!   ioctls, statfs) and the kernel-side copies (copy_file_range, sendfile, splice).
 //! - `memory`: mappings, memfd, the locked-memory limit.
 //! - `process`: rusage, clocks, ids, affinity, signals, fork/wait/kill, seccomp, exits.
-//! - `perf_events`: perf_event_open and friends, the tracefs mount (`perf` is the perf bindings crate).
+//! - `perf_events`: perf_event_open and friends, private tracefs instances (`perf` is the perf bindings
+//!   crate).
 //! - `uring`: io_uring_setup/enter/register and the structures for rings in user memory.
 //! - `aio`: Linux native AIO.
 //! - `ipc`: pipes, sockets, epoll/poll, eventfd, futexes, readv/writev.
