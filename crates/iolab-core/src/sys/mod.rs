@@ -13,6 +13,7 @@
 //!   say so where they are checked.
 //! - `files`: files and block devices (open, read/write/pread/pwrite and vectored forms, fsync, stat,
 //!   ioctls, statfs) and the kernel-side copies (copy_file_range, sendfile, splice).
+//! - `at`: names relative to a directory descriptor (openat, unlinkat), statx birth time, xattrs.
 //! - `memory`: mappings, memfd, the locked-memory limit.
 //! - `process`: rusage, clocks, ids, affinity, signals, fork/wait/kill, seccomp, exits.
 //! - `perf_events`: perf_event_open and friends, private tracefs instances (`perf` is the perf bindings
@@ -23,6 +24,7 @@
 //! - `stdio`: glibc `FILE` streams.
 
 mod aio;
+mod at;
 mod errno;
 mod files;
 mod ipc;
@@ -33,6 +35,7 @@ mod stdio;
 mod uring;
 
 pub use aio::*;
+pub use at::*;
 pub use errno::{errno_name, SysErr, SysResult};
 pub use files::*;
 pub use ipc::*;
