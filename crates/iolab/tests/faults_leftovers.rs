@@ -317,3 +317,66 @@ fn clean_with_nothing_to_do_says_so_and_a_missing_dir_is_bad_input() {
         r.stderr
     );
 }
+
+#[test]
+fn a_left_directory_holding_a_users_file_is_exit_1_and_kept_for_another_try() {
+    let d = disk_dir();
+    let mut c = Command::new(bin())
+        .args(["survey", "--no-json", "--tmp-dir", &path_str(d.path())])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let survey_dir = loop {
+        let found = std::fs::read_dir(d.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("iolab-survey-")
+            });
+        if let Some(p) = found {
+            break p;
+        }
+        assert!(c.try_wait().unwrap().is_none(), "the survey ended early");
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "no survey directory"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&mut c, libc::SIGKILL);
+    let users = survey_dir.join("users-notes.txt");
+    std::fs::write(&users, b"mine").unwrap();
+    let r = clean(d.path());
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains(&format!("could not remove {}", canon(&survey_dir)))
+            && r.stdout.contains("not empty"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        std::fs::read(&users).unwrap(),
+        b"mine",
+        "the user's file is kept"
+    );
+    // Once the user has taken their file away, the directory goes.
+    std::fs::remove_file(&users).unwrap();
+    let r = clean(d.path());
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains(&format!("removed {}", canon(&survey_dir))),
+        "{}",
+        r.stdout
+    );
+    assert!(!survey_dir.exists());
+}

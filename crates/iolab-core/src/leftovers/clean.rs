@@ -62,7 +62,11 @@ pub fn clean(under: Option<&Path>) -> Result<CleanReport> {
         Some(d) => Some(std::fs::canonicalize(d).map_err(|e| {
             Error::usage(
                 "DIR",
-                format!("{}: {e}; give a directory that exists", d.display()),
+                format!(
+                    "{}: {}; give a directory that exists",
+                    d.display(),
+                    sys::errno_name(e.raw_os_error().unwrap_or(0))
+                ),
             )
         })?),
     };
