@@ -1,4 +1,6 @@
 //! Files and directories iolab created, removed at exit unless `--keep`, also on Ctrl-C, SIGTERM and SIGHUP.
+//! Each is also journaled (`crate::leftovers`) for `iolab clean`, which removes what a SIGKILL or SIGQUIT
+//! left.
 //!
 //! Normal exits remove them through [`Created`]'s Drop. A signal runs a plain sigaction handler that only
 //! makes async-signal-safe calls: it unlinks the registered files, removes the registered directories
@@ -24,21 +26,28 @@ static PATHS: [AtomicPtr<libc::c_char>; SLOTS] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
 static IS_DIR: [AtomicBool; SLOTS] = [const { AtomicBool::new(false) }; SLOTS];
 static LOCK: Mutex<()> = Mutex::new(());
+/// A path was registered without a slot: the handler cannot remove everything, so it keeps the journal.
+static OVERFLOWED: AtomicBool = AtomicBool::new(false);
 static HANDLER: Once = Once::new();
 
 extern "C" fn on_signal(_sig: libc::c_int) {
-    let mut removed = false;
+    let (mut removed, mut all) = (0, !OVERFLOWED.load(Ordering::SeqCst));
     for i in (0..SLOTS).rev() {
         // Acquire: pairs with the Release store in `register`, so the string's bytes are visible.
         let p = PATHS[i].load(Ordering::Acquire);
         if !p.is_null() {
             // SAFETY: non-null slots hold C strings leaked by `register` and freed only after the slot is
             // cleared; the process exits below, so nothing frees them during this loop.
-            unsafe { crate::sys::remove_path_raw(p, IS_DIR[i].load(Ordering::Relaxed)) };
-            removed = true;
+            if unsafe { crate::sys::remove_path_raw(p, IS_DIR[i].load(Ordering::Relaxed)) } {
+                removed += 1;
+            } else {
+                all = false;
+            }
         }
     }
-    let msg: &[u8] = if removed {
+    // The journal of what iolab created goes too when nothing it records is left.
+    crate::leftovers::unlink_journal_if_all_removed(all, removed);
+    let msg: &[u8] = if removed > 0 {
         b"iolab: interrupted; removed what iolab created\n"
     } else {
         b"iolab: interrupted\n"
@@ -64,14 +73,19 @@ pub struct Created {
     path: PathBuf,
     keep: bool,
     slot: Option<usize>,
+    /// Its entry in the leftovers journal (`crate::leftovers`).
+    journal: Option<u64>,
 }
 
 impl Created {
     /// Registers `path` for removal at exit (and on a signal) unless `keep`.
     pub fn register(path: &Path, keep: bool) -> Created {
         let mut slot = None;
+        let mut journal = None;
         if !keep {
             install_signal_handler();
+            // Journaled first, so that a signal from now on finds it in the journal or removes it.
+            journal = crate::leftovers::record(path);
             let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
             if let (Some(i), Ok(c)) = (
                 PATHS
@@ -83,8 +97,9 @@ impl Created {
                 PATHS[i].store(c.into_raw(), Ordering::Release);
                 slot = Some(i);
             } else {
+                OVERFLOWED.store(true, Ordering::SeqCst);
                 eprintln!(
-                    "iolab: warning: {} will not be removed if iolab is interrupted",
+                    "iolab: warning: {} will not be removed if iolab is interrupted (`iolab clean` removes it)",
                     path.display()
                 );
             }
@@ -93,6 +108,7 @@ impl Created {
             path: path.to_path_buf(),
             keep,
             slot,
+            journal,
         }
     }
 
@@ -119,10 +135,16 @@ impl Drop for Created {
                 drop(unsafe { CString::from_raw(p) });
             }
         }
-        if self.path.is_dir() {
-            let _ = std::fs::remove_dir_all(&self.path);
+        let removed = if self.path.is_dir() {
+            std::fs::remove_dir_all(&self.path)
         } else {
-            let _ = std::fs::remove_file(&self.path);
+            std::fs::remove_file(&self.path)
+        };
+        // A path that could not be removed stays in the journal, for `iolab clean`.
+        if removed.is_ok() || !self.path.exists() {
+            if let Some(id) = self.journal {
+                crate::leftovers::forget(id);
+            }
         }
     }
 }

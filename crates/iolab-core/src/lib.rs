@@ -6,6 +6,7 @@ pub mod cleanup;
 pub mod compare;
 pub mod error;
 pub mod findings;
+pub mod leftovers;
 pub mod lines;
 pub mod measure;
 pub mod method;

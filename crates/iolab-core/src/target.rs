@@ -423,7 +423,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     if existing_file && writes && !spec.overwrite {
         return Err(Error::usage(
             "--overwrite",
-            format!("{shown} exists and iolab did not create it; add --overwrite to write into it, or choose a new path"),
+            format!("{shown} exists and iolab did not create it; add --overwrite to write into it, or choose a new path (a file a killed iolab left: `iolab clean` removes it)"),
         ));
     }
     let claim = if kind == TargetKind::BlockDevice && writes {

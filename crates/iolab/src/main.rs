@@ -1,14 +1,16 @@
 //! The `iolab` command: argument parsing, printing, progress and exit codes only; everything else is
 //! iolab-core (and iolab-report for the text). One module per command group, `cmd_*.rs`.
 //!
-//! Exit codes: 0 success; 1 a kernel error at run time (the message names the syscall, errno and a hint)
-//! or a `--verify` mismatch; 2 bad input (one line naming the flag and what it accepts, found before
-//! anything is created or run; also `compare --fail-on-regression` with no workload in both files); 3
-//! `compare` found a regression beyond `--fail-on-regression`; 130 interrupted. Output that cannot be written
+//! Exit codes: 0 success; 1 a kernel error at run time (the message names the syscall, errno and a hint),
+//! a `--verify` mismatch or a leftover `clean` could not remove; 2 bad input (one line naming the flag and
+//! what it accepts, found before anything is created or run; also `compare --fail-on-regression` with no
+//! workload in both files); 3 `compare` found a regression beyond `--fail-on-regression`; 130 interrupted.
+//! Output that cannot be written
 //! (stdout, a --json/--csv/--out file) is a run-time error, exit 1; a stderr that cannot be written is
 //! ignored (nothing panics on output: every write goes through output.rs).
 
 mod cmd_bench;
+mod cmd_clean;
 mod cmd_compare;
 mod cmd_probe;
 mod cmd_report;
@@ -22,6 +24,7 @@ mod spec_args;
 
 use clap::{Parser, Subcommand};
 use cmd_bench::BenchArgs;
+use cmd_clean::CleanArgs;
 use cmd_compare::CompareArgs;
 use cmd_probe::ProbeArgs;
 use cmd_report::ReportArgs;
@@ -39,7 +42,7 @@ const AFTER: &str = "Without a command, iolab runs `survey`: every method writin
 and to a fresh file in a new temporary directory (under 40 s), ranked per target, JSON in ./iolab-results/.
 It touches no existing file.
 
-Exit status: 0 ok; 1 kernel error at run time, --verify mismatch or output that cannot be written; 2 bad input, found before anything is created or run (also compare --fail-on-regression with no workload in both files); 3 compare found a regression (--fail-on-regression); 130 interrupted.";
+Exit status: 0 ok; 1 kernel error at run time, --verify mismatch, output that cannot be written or a leftover `clean` could not remove; 2 bad input, found before anything is created or run (also compare --fail-on-regression with no workload in both files); 3 compare found a regression (--fail-on-regression); 130 interrupted.";
 
 #[derive(Parser)]
 #[command(name = "iolab", version, about = ABOUT, after_help = AFTER)]
@@ -66,6 +69,8 @@ enum Cmd {
     Suite(SuiteArgs),
     /// One self-contained HTML file (inline SVG charts) from result files.
     Report(ReportArgs),
+    /// Remove what a killed iolab (SIGKILL, SIGQUIT) left: only paths its journal records, still unchanged.
+    Clean(CleanArgs),
 }
 
 fn main() {
@@ -90,6 +95,7 @@ fn main() {
         Some(Cmd::Compare(a)) => cmd_compare::cmd_compare(a),
         Some(Cmd::Suite(a)) => cmd_series::cmd_suite(a),
         Some(Cmd::Report(a)) => cmd_report::cmd_report(a),
+        Some(Cmd::Clean(a)) => cmd_clean::cmd_clean(a),
     };
     match r {
         Ok(code) => std::process::exit(code),

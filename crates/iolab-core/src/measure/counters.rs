@@ -124,8 +124,9 @@ fn read_ids(root: &Path) -> TraceIds {
     ids
 }
 
-/// Finds tracepoint ids: in a mounted tracefs, or (as root) by mounting tracefs on a private temporary
-/// directory for a moment. `Err` says why there are none.
+/// Finds tracepoint ids: in a mounted tracefs, or (as root) in a tracefs instance of iolab's own that is
+/// mounted in no namespace iolab or anyone else lives in (see [`private_tracefs_ids`]). `Err` says why
+/// there are none.
 pub fn trace_ids() -> Result<&'static TraceIds, String> {
     static IDS: OnceLock<Result<TraceIds, String>> = OnceLock::new();
     IDS.get_or_init(|| {
@@ -137,27 +138,62 @@ pub fn trace_ids() -> Result<&'static TraceIds, String> {
                 return Ok(ids);
             }
         }
-        let dir = tempfile::Builder::new()
-            .prefix("iolab-tracefs-")
-            .tempdir()
-            .map_err(|e| format!("tracefs is not mounted and no temporary directory to mount it: {e}"))?;
-        match sys::mount_tracefs(dir.path()) {
-            Ok(()) => {
-                let mut ids = read_ids(dir.path());
-                let _ = sys::umount_detach(dir.path());
-                ids.source = "tracefs was not mounted: iolab mounted it on a private temporary directory to read \
-                              tracepoint ids, then unmounted it"
-                    .into();
-                Ok(ids)
-            }
-            Err(e) => Err(format!(
-                "tracefs is not mounted and mounting it failed ({}): tracepoint ids unknown; mount it at /sys/kernel/tracing or run as root",
-                sys::errno_name(e.errno)
-            )),
-        }
+        private_tracefs_ids()
     })
     .as_ref()
     .map_err(|e| e.clone())
+}
+
+/// Where the fallback for kernels without fsmount(2) mounts tracefs, in the helper's own namespace only.
+const CHILD_MOUNTPOINT: &str = "/sys/kernel/tracing";
+
+/// Tracepoint ids when tracefs is not mounted: never by mounting it where iolab lives (a mount there would
+/// outlive an iolab killed before unmounting it). Linux 5.2+: a detached tracefs (fsmount), held by a
+/// descriptor and mounted nowhere; older kernels: tracefs mounted by a child in a mount namespace of its
+/// own, read through /proc/PID/root, gone with the child.
+pub fn private_tracefs_ids() -> Result<TraceIds, String> {
+    let hint = "tracepoint ids unknown; mount tracefs at /sys/kernel/tracing or run as root";
+    match sys::tracefs_detached() {
+        Ok(mnt) => {
+            let root = std::path::PathBuf::from(format!("/proc/self/fd/{}", mnt.as_raw_fd()));
+            let mut ids = checked_ids(&root)?;
+            ids.source = "tracefs is not mounted: iolab read the ids from a tracefs instance of its own that is \
+                          mounted nowhere (fsmount; it ended when iolab closed it)"
+                .into();
+            Ok(ids)
+        }
+        Err(e) if e.errno == libc::ENOSYS => match sys::tracefs_in_child(Path::new(CHILD_MOUNTPOINT)) {
+            Ok(child) => {
+                let mut ids = checked_ids(&child.root())?;
+                ids.source = format!(
+                    "tracefs is not mounted: a helper process of iolab's mounted it on {CHILD_MOUNTPOINT} in a \
+                     mount namespace of its own (gone when the helper exited)"
+                );
+                Ok(ids)
+            }
+            Err(e) => Err(format!(
+                "tracefs is not mounted and this kernel has no fsmount(2); a helper's {} failed ({}): {hint}",
+                e.call,
+                sys::errno_name(e.errno)
+            )),
+        },
+        Err(e) => Err(format!(
+            "tracefs is not mounted and mounting a private instance failed ({} {}): {hint}",
+            e.call,
+            sys::errno_name(e.errno)
+        )),
+    }
+}
+
+/// [`read_ids`] of a tracefs that must have an events directory.
+fn checked_ids(root: &Path) -> Result<TraceIds, String> {
+    if !root.join("events").is_dir() {
+        return Err(format!(
+            "the private tracefs instance has no events directory at {}",
+            root.display()
+        ));
+    }
+    Ok(read_ids(root))
 }
 
 /// Why perf_event_open failed, for people.
@@ -456,5 +492,93 @@ mod tests {
             d.iter().any(|c| c.family == Family::Hardware),
             "hardware counters are listed, available or not"
         );
+    }
+
+    /// The mount points of tracefs mounts in a mountinfo.
+    fn tracefs_mounts(mountinfo: &str) -> Vec<String> {
+        mountinfo
+            .lines()
+            .filter(|l| l.contains(" - tracefs "))
+            .filter_map(|l| l.split(' ').nth(4).map(str::to_string))
+            .collect()
+    }
+
+    #[test]
+    fn a_detached_tracefs_gives_the_ids_and_is_mounted_nowhere() {
+        if crate::sys::geteuid() != 0 {
+            println!("SKIPPED a_detached_tracefs_gives_the_ids_and_is_mounted_nowhere: not root");
+            return;
+        }
+        let ids = match private_tracefs_ids() {
+            Ok(ids) => ids,
+            Err(e) if e.contains("ENOSYS") => {
+                println!("SKIPPED a_detached_tracefs_gives_the_ids_and_is_mounted_nowhere: {e}");
+                return;
+            }
+            Err(e) => panic!("{e}"),
+        };
+        assert!(ids.events.contains_key("raw_syscalls:sys_enter"), "{ids:?}");
+        assert!(ids.syscalls.contains_key("pwrite64"), "{ids:?}");
+        assert!(ids.source.contains("mounted nowhere"), "{}", ids.source);
+        // Its descriptor is closed: no descriptor of this process is a tracefs any more.
+        for e in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
+            if let Ok(m) = crate::sys::fs_type_name(&e.path()) {
+                assert_ne!(m, "tracefs", "{} still open", e.path().display());
+            }
+        }
+    }
+
+    #[test]
+    fn the_child_fallback_mounts_only_in_its_own_namespace_and_ends_with_it() {
+        if crate::sys::geteuid() != 0 {
+            println!("SKIPPED the_child_fallback_mounts_only_in_its_own_namespace_and_ends_with_it: not root");
+            return;
+        }
+        let mp = Path::new(CHILD_MOUNTPOINT);
+        if !mp.is_dir() {
+            println!("SKIPPED the_child_fallback_mounts_only_in_its_own_namespace_and_ends_with_it: no {CHILD_MOUNTPOINT}");
+            return;
+        }
+        let ours = || std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        let here_before = tracefs_mounts(&ours())
+            .iter()
+            .filter(|m| m.as_str() == CHILD_MOUNTPOINT)
+            .count();
+        let child = sys::tracefs_in_child(mp).expect("the helper mounts tracefs");
+        let pid = child
+            .root()
+            .components()
+            .nth(2)
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy()
+            .into_owned();
+        let theirs = std::fs::read_to_string(format!("/proc/{pid}/mountinfo")).unwrap();
+        assert!(
+            tracefs_mounts(&theirs)
+                .iter()
+                .any(|m| m.as_str() == CHILD_MOUNTPOINT),
+            "the helper's namespace has it: {theirs}"
+        );
+        let here = tracefs_mounts(&ours())
+            .iter()
+            .filter(|m| m.as_str() == CHILD_MOUNTPOINT)
+            .count();
+        assert_eq!(here, here_before, "this namespace does not");
+        let ids = checked_ids(&child.root()).expect("ids through /proc/PID/root");
+        assert!(ids.events.contains_key("raw_syscalls:sys_enter"), "{ids:?}");
+        drop(child);
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists(),
+            "the helper exited and was reaped, and its namespace with it"
+        );
+    }
+
+    #[test]
+    fn count_modes_parse() {
+        assert_eq!(CountMode::parse("separate"), Some(CountMode::Separate));
+        assert_eq!(CountMode::parse("inline"), Some(CountMode::Inline));
+        assert_eq!(CountMode::parse("none"), Some(CountMode::None));
+        assert_eq!(CountMode::parse("sometimes"), None);
     }
 }

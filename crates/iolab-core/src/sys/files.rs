@@ -303,18 +303,20 @@ pub fn isatty(fd: RawFd) -> bool {
     unsafe { libc::isatty(fd) == 1 }
 }
 
-/// unlink(2), or rmdir(2) for a directory; async-signal-safe (no allocation).
+/// unlink(2), or rmdir(2) for a directory; async-signal-safe (no allocation). True when the path is gone
+/// (removed now, or already absent: ENOENT).
 ///
 /// # Safety
 /// `path` must point to a NUL-terminated string that stays valid during the call.
-pub unsafe fn remove_path_raw(path: *const libc::c_char, dir: bool) {
-    // SAFETY: the caller guarantees a valid C string.
+pub unsafe fn remove_path_raw(path: *const libc::c_char, dir: bool) -> bool {
+    // SAFETY: the caller guarantees a valid C string; errno is this thread's, read right after the call.
     unsafe {
-        if dir {
-            libc::rmdir(path);
+        let r = if dir {
+            libc::rmdir(path)
         } else {
-            libc::unlink(path);
-        }
+            libc::unlink(path)
+        };
+        r == 0 || *libc::__errno_location() == libc::ENOENT
     }
 }
 

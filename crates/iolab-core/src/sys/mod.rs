@@ -13,15 +13,18 @@
 //!   say so where they are checked.
 //! - `files`: files and block devices (open, read/write/pread/pwrite and vectored forms, fsync, stat,
 //!   ioctls, statfs) and the kernel-side copies (copy_file_range, sendfile, splice).
+//! - `at`: names relative to a directory descriptor (openat, unlinkat), statx birth time, xattrs.
 //! - `memory`: mappings, memfd, the locked-memory limit.
 //! - `process`: rusage, clocks, ids, affinity, signals, fork/wait/kill, seccomp, exits.
-//! - `perf_events`: perf_event_open and friends, the tracefs mount (`perf` is the perf bindings crate).
+//! - `perf_events`: perf_event_open and friends, private tracefs instances (`perf` is the perf bindings
+//!   crate).
 //! - `uring`: io_uring_setup/enter/register and the structures for rings in user memory.
 //! - `aio`: Linux native AIO.
 //! - `ipc`: pipes, sockets, epoll/poll, eventfd, futexes, readv/writev.
 //! - `stdio`: glibc `FILE` streams.
 
 mod aio;
+mod at;
 mod errno;
 mod files;
 mod ipc;
@@ -32,6 +35,7 @@ mod stdio;
 mod uring;
 
 pub use aio::*;
+pub use at::*;
 pub use errno::{errno_name, SysErr, SysResult};
 pub use files::*;
 pub use ipc::*;

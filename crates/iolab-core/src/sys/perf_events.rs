@@ -1,8 +1,9 @@
 //! Perf events (counting perf_event_open, reading, enabling and disabling this task's counters) and the
-//! tracefs mount the tracepoint ids come from.
+//! private tracefs instances the tracepoint ids come from (a detached mount, or one in a helper's namespace).
 
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
-use std::path::Path;
+use std::ffi::CStr;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
 
 use super::errno::{result, SysErr, SysResult};
 use super::files::{cpath, read};
@@ -83,30 +84,179 @@ pub fn perf_task_events(enable: bool) -> SysResult<()> {
     result("prctl", unsafe { libc::prctl(op, 0, 0, 0, 0) }).map(|_| ())
 }
 
-/// mount(2) a tracefs instance on `dir`.
-pub fn mount_tracefs(dir: &Path) -> SysResult<()> {
-    let d = cpath(dir)?;
-    // SAFETY: all strings are NUL-terminated and outlive the call; no data argument.
-    result("mount(tracefs)", unsafe {
-        libc::mount(
+/// fsconfig(2) command that creates the superblock (linux/mount.h).
+const FSCONFIG_CMD_CREATE: libc::c_uint = 6;
+/// fsopen(2)/fsmount(2) flag: the new descriptor is close-on-exec (linux/mount.h; both are 1).
+const FS_CLOEXEC: libc::c_uint = 1;
+
+/// A tracefs instance that is mounted nowhere: fsopen(2), fsconfig(FSCONFIG_CMD_CREATE) and fsmount(2)
+/// (Linux 5.2) give a descriptor of a detached mount that no mount namespace holds, so it never appears in
+/// any mountinfo; it ends when the descriptor is closed, also when the process dies (SIGKILL included).
+/// Files are reached through the descriptor (`/proc/self/fd/N/...`). Needs CAP_SYS_ADMIN; ENOSYS on kernels
+/// before 5.2.
+pub fn tracefs_detached() -> SysResult<OwnedFd> {
+    // SAFETY: fsopen takes a NUL-terminated name that outlives the call and a flags word.
+    let fs = result("fsopen(tracefs)", unsafe {
+        libc::syscall(libc::SYS_fsopen, c"tracefs".as_ptr(), FS_CLOEXEC)
+    })?;
+    // SAFETY: the kernel just returned `fs` as a new descriptor nothing else owns.
+    let fs = unsafe { OwnedFd::from_raw_fd(fs as RawFd) };
+    // SAFETY: FSCONFIG_CMD_CREATE takes no key, value or aux argument (null, null, 0).
+    result("fsconfig(tracefs)", unsafe {
+        libc::syscall(
+            libc::SYS_fsconfig,
+            fs.as_raw_fd(),
+            FSCONFIG_CMD_CREATE,
+            std::ptr::null::<libc::c_char>(),
+            std::ptr::null::<libc::c_void>(),
+            0,
+        )
+    })?;
+    // SAFETY: fsmount takes the configured context's descriptor, flags and mount attributes (none).
+    let mnt = result("fsmount(tracefs)", unsafe {
+        libc::syscall(libc::SYS_fsmount, fs.as_raw_fd(), FS_CLOEXEC, 0)
+    })?;
+    // SAFETY: the kernel just returned `mnt` as a new descriptor nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(mnt as RawFd) })
+}
+
+/// A child process that mounted tracefs in a mount namespace of its own (see [`tracefs_in_child`]); its
+/// files are reached through `/proc/PID/root`. Dropping it lets the child exit, which ends the namespace
+/// and the mount with it.
+#[derive(Debug)]
+pub struct TracefsChild {
+    pid: i32,
+    /// Closing this (the write end of a pipe the child waits on) tells the child to exit; the kernel closes
+    /// it too if this process dies, so the child never outlives it.
+    go: Option<OwnedFd>,
+    mountpoint: PathBuf,
+}
+
+impl TracefsChild {
+    /// Where the child's tracefs is seen from here.
+    pub fn root(&self) -> PathBuf {
+        let rel = self
+            .mountpoint
+            .strip_prefix("/")
+            .unwrap_or(&self.mountpoint);
+        PathBuf::from(format!("/proc/{}/root", self.pid)).join(rel)
+    }
+}
+
+impl Drop for TracefsChild {
+    fn drop(&mut self) {
+        drop(self.go.take());
+        let _ = super::process::waitpid(self.pid);
+    }
+}
+
+/// What the child reports through its status pipe: the step that failed (0 = none) and its errno.
+fn child_status(step: i32, errno: i32) -> [u8; 8] {
+    let mut b = [0u8; 8];
+    b[..4].copy_from_slice(&step.to_ne_bytes());
+    b[4..].copy_from_slice(&errno.to_ne_bytes());
+    b
+}
+
+/// The forked child of [`tracefs_in_child`]: raw system calls only (the parent may have had other threads,
+/// so nothing that allocates or takes a lock). Never returns.
+fn tracefs_child_main(mp: &CStr, status: RawFd, go: RawFd) -> ! {
+    let fail = |step: i32| -> ! {
+        let b = child_status(step, super::errno::SysErr::last("").errno);
+        // SAFETY: `b` is a valid buffer; write and _exit are async-signal-safe.
+        unsafe {
+            libc::write(status, b.as_ptr().cast(), b.len());
+            libc::_exit(1)
+        }
+    };
+    // SAFETY: each call below is a plain system call on integers or on NUL-terminated strings that live in
+    // the parent's memory, copied into this child by fork and valid until it exits.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWNS) != 0 {
+            fail(1);
+        }
+        // Nothing mounted here propagates back to the parent's namespace.
+        let private = libc::MS_REC | libc::MS_PRIVATE;
+        if libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            private,
+            std::ptr::null(),
+        ) != 0
+        {
+            fail(2);
+        }
+        if libc::mount(
             c"nodev".as_ptr(),
-            d.as_ptr(),
+            mp.as_ptr(),
             c"tracefs".as_ptr(),
             0,
             std::ptr::null(),
-        )
-    })
-    .map(|_| ())
+        ) != 0
+        {
+            fail(3);
+        }
+        let ok = child_status(0, 0);
+        libc::write(status, ok.as_ptr().cast(), ok.len());
+        // Wait until the parent closes its end (done, or dead), then end the namespace by exiting.
+        let mut b = [0u8; 1];
+        while libc::read(go, b.as_mut_ptr().cast(), 1) < 0 {}
+        libc::_exit(0)
+    }
 }
 
-/// umount2(2) with MNT_DETACH.
-pub fn umount_detach(dir: &Path) -> SysResult<()> {
-    let d = cpath(dir)?;
-    // SAFETY: `d` is NUL-terminated and outlives the call.
-    result("umount2", unsafe {
-        libc::umount2(d.as_ptr(), libc::MNT_DETACH)
-    })
-    .map(|_| ())
+/// The fallback for kernels without fsmount(2): a forked child makes a mount namespace of its own
+/// (unshare(CLONE_NEWNS), which a multi-threaded process cannot do itself: EINVAL), makes every mount in it
+/// private, mounts tracefs on `mountpoint` (an existing directory, normally /sys/kernel/tracing) and waits.
+/// The mount exists only in the child's namespace, which ends when the child exits: when the returned value
+/// is dropped, when this process dies (the child's pipe reaches end of file) and when the child is killed.
+/// The child takes SIGINT, SIGTERM and SIGHUP with their default action (never the parent's cleanup
+/// handler). Needs CAP_SYS_ADMIN.
+pub fn tracefs_in_child(mountpoint: &Path) -> SysResult<TracefsChild> {
+    let mp = cpath(mountpoint)?;
+    let (status_r, status_w) = super::ipc::pipe()?;
+    let (go_r, go_w) = super::ipc::pipe()?;
+    let signals = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+    let old = super::process::block_signals(&signals)?;
+    let pid = super::process::fork();
+    if pid == Ok(0) {
+        // Raw calls only (prctl, signal); a failure leaves the child as it is, still bounded by its pipe.
+        let _ = super::process::child_dies_with_parent();
+        super::process::restore_signal_mask(&old);
+        // SAFETY: closing the ends this child does not use; raw close is async-signal-safe.
+        unsafe {
+            libc::close(status_r.as_raw_fd());
+            libc::close(go_w.as_raw_fd());
+        }
+        tracefs_child_main(&mp, status_w.as_raw_fd(), go_r.as_raw_fd());
+    }
+    super::process::restore_signal_mask(&old);
+    let pid = pid?;
+    drop((status_w, go_r));
+    let child = TracefsChild {
+        pid,
+        go: Some(go_w),
+        mountpoint: mountpoint.to_path_buf(),
+    };
+    let mut b = [0u8; 8];
+    let n = loop {
+        match read(status_r.as_raw_fd(), &mut b) {
+            Err(e) if e.errno == libc::EINTR => continue,
+            r => break r?,
+        }
+    };
+    if n != 8 {
+        return Err(SysErr::new("fork(tracefs helper)", libc::ECHILD));
+    }
+    let step = i32::from_ne_bytes(b[..4].try_into().expect("4 bytes"));
+    let errno = i32::from_ne_bytes(b[4..].try_into().expect("4 bytes"));
+    match step {
+        0 => Ok(child),
+        1 => Err(SysErr::new("unshare(CLONE_NEWNS)", errno)),
+        2 => Err(SysErr::new("mount(MS_PRIVATE)", errno)),
+        _ => Err(SysErr::new("mount(tracefs)", errno)),
+    }
 }
 
 /// What a sampling event samples (see [`perf_event_open_sampler`]).

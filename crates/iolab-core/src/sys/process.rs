@@ -97,11 +97,12 @@ pub fn set_signal_handler(
     Ok(())
 }
 
-/// fork(2). Returns the child's pid in the parent and 0 in the child. Call it only while the process has
-/// one thread: the child then may do anything the parent could.
+/// fork(2). Returns the child's pid in the parent and 0 in the child. Call it while the process has one
+/// thread (the child then may do anything the parent could), or keep the child to raw system calls (no
+/// allocation, no locks: another thread may have held them at the fork) until it exits.
 pub fn fork() -> SysResult<i32> {
-    // SAFETY: fork has no memory preconditions; callers fork a single-threaded process (documented above),
-    // so the child's copy of every lock is consistent.
+    // SAFETY: fork has no memory preconditions; callers either fork a single-threaded process, so the
+    // child's copy of every lock is consistent, or keep the child to raw system calls (documented above).
     result("fork", unsafe { libc::fork() })
 }
 
@@ -117,6 +118,36 @@ pub fn child_dies_with_parent() -> SysResult<()> {
         unsafe { libc::signal(sig, libc::SIG_DFL) };
     }
     Ok(())
+}
+
+/// pthread_sigmask(SIG_BLOCK) of `signals` on the calling thread; returns the mask before, for
+/// [`restore_signal_mask`]. Around a fork, so that the child cannot run the parent's handlers before it has
+/// reset them.
+pub fn block_signals(signals: &[libc::c_int]) -> SysResult<libc::sigset_t> {
+    // SAFETY: all-zero sigset_t values are valid; sigemptyset/sigaddset initialise `set` before use.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid sigset_t to initialise and fill with valid signal numbers.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        for &s in signals {
+            libc::sigaddset(&mut set, s);
+        }
+    }
+    // SAFETY: both pointers are valid sigset_t values for the duration of the call.
+    let r = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) };
+    if r != 0 {
+        return Err(super::errno::SysErr::new("pthread_sigmask", r));
+    }
+    Ok(old)
+}
+
+/// pthread_sigmask(SIG_SETMASK) back to a mask [`block_signals`] returned; a plain system call, also safe
+/// in a forked child.
+pub fn restore_signal_mask(old: &libc::sigset_t) {
+    // SAFETY: `old` is a valid sigset_t; a null old-mask pointer is allowed.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old, std::ptr::null_mut()) };
 }
 
 /// The parent pid (getppid(2)).

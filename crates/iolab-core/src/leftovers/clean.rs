@@ -1,0 +1,430 @@
+//! `iolab clean [DIR]`: removes what iolab processes that are gone left behind, as their journals record it,
+//! and refuses whatever is no longer what iolab created.
+
+use super::{mark_value, open_journal_dir, parse, split, Contents, Entry, Process, XATTR};
+use crate::error::{Error, Result};
+use crate::sys;
+use std::ffi::OsStr;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+
+/// What `clean` did with one recorded path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// It was iolab's, and is removed.
+    Removed,
+    /// Nothing is at the path any more (someone removed it): nothing to do.
+    Gone,
+    /// Something is there that is not what iolab created (the reason): left as it is.
+    Refused(String),
+    /// It is iolab's, but removing it failed (the reason): kept in the journal for another try.
+    Failed(String),
+}
+
+/// One recorded path and what became of it.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub path: PathBuf,
+    pub is_dir: bool,
+    /// The iolab process that created it.
+    pub pid: i32,
+    pub verdict: Verdict,
+}
+
+/// Everything `clean` did and left alone.
+#[derive(Debug, Default)]
+pub struct CleanReport {
+    /// Where the journals are.
+    pub journal_dir: PathBuf,
+    /// The recorded paths of iolab processes that are gone (under DIR when given), newest first per process.
+    pub outcomes: Vec<Outcome>,
+    /// iolab processes still running: their journals were left alone.
+    pub running: Vec<i32>,
+    /// Recorded paths of gone processes outside DIR, left for another `clean`.
+    pub outside: usize,
+    /// Journals that could not be read, and lines of journals that were cut short.
+    pub notes: Vec<String>,
+}
+
+impl CleanReport {
+    /// Did a removal of something iolab's fail (exit 1)?
+    pub fn failed(&self) -> bool {
+        self.outcomes
+            .iter()
+            .any(|o| matches!(o.verdict, Verdict::Failed(_)))
+    }
+}
+
+/// Removes what gone iolab processes of this user left (only under `under` when given).
+pub fn clean(under: Option<&Path>) -> Result<CleanReport> {
+    let under = match under {
+        None => None,
+        Some(d) => Some(std::fs::canonicalize(d).map_err(|e| {
+            Error::usage(
+                "DIR",
+                format!(
+                    "{}: {}; give a directory that exists",
+                    d.display(),
+                    sys::errno_name(e.raw_os_error().unwrap_or(0))
+                ),
+            )
+        })?),
+    };
+    let mut rep = CleanReport {
+        journal_dir: super::journal_dir(),
+        ..Default::default()
+    };
+    let dir = match open_journal_dir(false) {
+        Ok(Some((_, fd))) => fd,
+        Ok(None) => return Ok(rep),
+        Err(why) => {
+            return Err(Error::Runtime(format!(
+                "clean: refusing the journal directory: {why}"
+            )))
+        }
+    };
+    let mut names: Vec<String> = std::fs::read_dir(&rep.journal_dir)
+        .map_err(|e| Error::Runtime(format!("cannot list {}: {e}", rep.journal_dir.display())))?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".journal"))
+        .collect();
+    names.sort();
+    for name in names {
+        clean_journal(dir.as_raw_fd(), &name, under.as_deref(), &mut rep);
+    }
+    Ok(rep)
+}
+
+/// Opens a journal (never following a symbolic link, never blocking on a FIFO) and reads it, if it is a
+/// regular file of this user in the journal format; else a note says why it is left alone.
+fn open_journal(
+    dir: RawFd,
+    name: &str,
+    shown: &Path,
+    rep: &mut CleanReport,
+) -> Option<(OwnedFd, Contents)> {
+    let fd = match sys::openat(
+        dir,
+        OsStr::new(name),
+        libc::O_RDWR | libc::O_NOFOLLOW | libc::O_NONBLOCK,
+        0,
+    ) {
+        Ok(fd) => fd,
+        Err(e) if e.errno == libc::ENOENT => return None, // its process removed it meanwhile
+        Err(e) => {
+            rep.notes.push(format!(
+                "{}: {} (not a journal of iolab's?)",
+                shown.display(),
+                sys::errno_name(e.errno)
+            ));
+            return None;
+        }
+    };
+    let st = match sys::fstat(fd.as_raw_fd()) {
+        Ok(st) => st,
+        Err(_) => return None,
+    };
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG || st.st_uid != sys::geteuid() {
+        rep.notes.push(format!(
+            "{}: not a regular file of this user: left alone",
+            shown.display()
+        ));
+        return None;
+    }
+    let text = std::fs::read(sys::fd_path(fd.as_raw_fd())).unwrap_or_default();
+    let Some(c) = parse(&String::from_utf8_lossy(&text)) else {
+        rep.notes.push(format!(
+            "{}: not an iolab journal: left alone",
+            shown.display()
+        ));
+        return None;
+    };
+    Some((fd, c))
+}
+
+/// One journal: left alone while its process runs; else its paths removed or refused, and the journal
+/// rewritten with what is left to try again (deleted when nothing is).
+fn clean_journal(dir: RawFd, name: &str, under: Option<&Path>, rep: &mut CleanReport) {
+    let shown = rep.journal_dir.join(name);
+    let Some((fd, c)) = open_journal(dir, name, &shown, rep) else {
+        return;
+    };
+    // The lock is held by a running iolab (in any pid namespace); a free lock and a gone process: dead.
+    if c.owner.alive() {
+        rep.running.push(c.owner.pid);
+        return;
+    }
+    if !lock_briefly(fd.as_raw_fd()) {
+        rep.notes.push(format!(
+            "{}: in use (iolab pid {} in another pid namespace, or another iolab clean): left alone",
+            shown.display(),
+            c.owner.pid
+        ));
+        return;
+    }
+    // Read again under the lock: the file may have changed (or been deleted) before it was taken.
+    let text = std::fs::read(sys::fd_path(fd.as_raw_fd())).unwrap_or_default();
+    let (Some(c), Ok(st)) = (
+        parse(&String::from_utf8_lossy(&text)),
+        sys::fstat(fd.as_raw_fd()),
+    ) else {
+        return;
+    };
+    if st.st_nlink == 0 {
+        return;
+    }
+    if c.bad_lines > 0 {
+        rep.notes.push(format!(
+            "{}: {} line(s) cut short or damaged (the kill came while it was written): ignored",
+            shown.display(),
+            c.bad_lines
+        ));
+    }
+    let keep = clean_entries(&c, under, rep);
+    let rewritten = if keep.is_empty() {
+        sys::unlinkat(dir, OsStr::new(name), false)
+    } else {
+        rewrite(&fd, &c.owner, &keep)
+    };
+    if let Err(e) = rewritten {
+        rep.notes.push(format!(
+            "{}: cannot update it: {}",
+            shown.display(),
+            sys::errno_name(e.errno)
+        ));
+    }
+}
+
+/// The journal's lock, waiting up to 2 s for another `iolab clean` that holds it for a moment; a lock held
+/// longer is a running iolab's (one that /proc does not show: another pid namespace).
+fn lock_briefly(fd: RawFd) -> bool {
+    for _ in 0..200 {
+        match sys::flock_exclusive_nb(fd) {
+            Ok(true) => return true,
+            Ok(false) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+/// Each live entry of a gone process, newest first (a directory's files before it); returns the entries to
+/// keep in the journal (outside `under`, or failed).
+fn clean_entries(c: &Contents, under: Option<&Path>, rep: &mut CleanReport) -> Vec<Entry> {
+    let mut keep = Vec::new();
+    for e in c.live.iter().rev() {
+        if under.is_some_and(|u| !e.path.starts_with(u)) {
+            rep.outside += 1;
+            keep.push(e.clone());
+            continue;
+        }
+        let verdict = remove_entry(e, &c.owner);
+        if matches!(verdict, Verdict::Failed(_)) {
+            keep.push(e.clone());
+        }
+        rep.outcomes.push(Outcome {
+            path: e.path.clone(),
+            is_dir: e.is_dir,
+            pid: c.owner.pid,
+            verdict,
+        });
+    }
+    keep.reverse();
+    keep
+}
+
+fn rewrite(fd: &OwnedFd, owner: &Process, keep: &[Entry]) -> sys::SysResult<()> {
+    let mut text = super::header(owner);
+    for e in keep {
+        text.push_str(&e.line());
+    }
+    sys::ftruncate(fd.as_raw_fd(), 0)?;
+    let mut off = 0usize;
+    while off < text.len() {
+        off += sys::pwrite(fd.as_raw_fd(), &text.as_bytes()[off..], off as u64)?;
+    }
+    Ok(())
+}
+
+fn kind_name(mode: libc::mode_t) -> &'static str {
+    match mode & libc::S_IFMT {
+        libc::S_IFREG => "a regular file",
+        libc::S_IFDIR => "a directory",
+        libc::S_IFLNK => "a symbolic link",
+        libc::S_IFIFO => "a FIFO",
+        libc::S_IFSOCK => "a socket",
+        libc::S_IFBLK => "a block device",
+        libc::S_IFCHR => "a character device",
+        _ => "of an unknown type",
+    }
+}
+
+/// Why the file open as `fd` (O_PATH|O_NOFOLLOW) is not the one `e` records, or `None` if it is.
+fn not_iolabs(fd: RawFd, st: &libc::stat, e: &Entry, owner: &Process) -> Option<String> {
+    let made = if e.is_dir {
+        "a directory"
+    } else {
+        "a regular file"
+    };
+    let is = kind_name(st.st_mode);
+    if is != made {
+        let to = if st.st_mode & libc::S_IFMT == libc::S_IFLNK {
+            sys::read_link_fd(fd)
+                .map(|t| format!(" to {}", String::from_utf8_lossy(&t)))
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
+        return Some(format!("it is now {is}{to}; iolab created {made} there"));
+    }
+    if (st.st_dev, st.st_ino) != (e.dev, e.ino) {
+        return Some(format!(
+            "it is another file (inode {}, iolab's was {}): made after iolab's was removed",
+            st.st_ino, e.ino
+        ));
+    }
+    if st.st_uid != e.uid {
+        return Some(format!(
+            "it is owned by uid {}; iolab's was uid {}",
+            st.st_uid, e.uid
+        ));
+    }
+    if let (Some(b), Ok(Some(now))) = (e.btime, sys::statx_btime(fd)) {
+        if b != now {
+            return Some(format!(
+                "it was created at {}.{:09} (birth time), iolab's at {}.{:09}: the inode number was reused",
+                now.0, now.1, b.0, b.1
+            ));
+        }
+    }
+    if e.marked {
+        let want = mark_value(owner, e.id);
+        match sys::get_xattr(fd, XATTR) {
+            Ok(Some(v)) if v == want.as_bytes() => {}
+            Ok(_) | Err(_) => {
+                return Some(format!(
+                    "it does not carry iolab's mark ({XATTR}) that iolab's had"
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Removes one recorded path if it is still iolab's; never follows a symbolic link at the name, and unlinks
+/// only in the directory whose identity was recorded.
+fn remove_entry(e: &Entry, owner: &Process) -> Verdict {
+    let Some((parent, name)) = split(&e.path) else {
+        return Verdict::Refused("not an absolute path to a file".into());
+    };
+    let dir = match sys::open(parent, libc::O_PATH | libc::O_DIRECTORY, 0) {
+        Ok(fd) => fd,
+        Err(e) if matches!(e.errno, libc::ENOENT | libc::ENOTDIR) => return Verdict::Gone,
+        Err(err) => {
+            return Verdict::Failed(format!(
+                "cannot open its directory: {}",
+                sys::errno_name(err.errno)
+            ))
+        }
+    };
+    match sys::fstat(dir.as_raw_fd()) {
+        Ok(st) if (st.st_dev, st.st_ino) == (e.pdev, e.pino) => {}
+        Ok(_) => {
+            return Verdict::Refused(format!(
+                "{} is no longer the directory iolab created it in (another inode)",
+                parent.display()
+            ))
+        }
+        Err(err) => return Verdict::Failed(sys::errno_name(err.errno).to_string()),
+    }
+    let fd = match sys::openat(dir.as_raw_fd(), name, libc::O_PATH | libc::O_NOFOLLOW, 0) {
+        Ok(fd) => fd,
+        Err(err) if err.errno == libc::ENOENT => return Verdict::Gone,
+        Err(err) => return Verdict::Failed(sys::errno_name(err.errno).to_string()),
+    };
+    let st = match sys::fstat(fd.as_raw_fd()) {
+        Ok(st) => st,
+        Err(err) => return Verdict::Failed(sys::errno_name(err.errno).to_string()),
+    };
+    if let Some(why) = not_iolabs(fd.as_raw_fd(), &st, e, owner) {
+        return Verdict::Refused(why);
+    }
+    match sys::unlinkat(dir.as_raw_fd(), name, e.is_dir) {
+        Ok(()) => Verdict::Removed,
+        Err(err) if err.errno == libc::ENOENT => Verdict::Gone,
+        Err(err) if err.errno == libc::ENOTEMPTY || err.errno == libc::EEXIST => Verdict::Failed(
+            "the directory is not empty: it holds files iolab did not record; look inside, and remove it yourself"
+                .into(),
+        ),
+        Err(err) => Verdict::Failed(format!("unlinkat: {}", sys::errno_name(err.errno))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::leftovers::journal::entry_of;
+
+    #[test]
+    fn an_unchanged_file_is_removed_and_a_changed_mark_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let me = Process::me();
+        let f = d.path().join("x.dat");
+        std::fs::write(&f, b"iolab's").unwrap();
+        let e = entry_of(&f, 1).expect("entry");
+        assert_eq!(remove_entry(&e, me), Verdict::Removed);
+        assert!(!f.exists());
+        assert_eq!(remove_entry(&e, me), Verdict::Gone);
+
+        let g = d.path().join("y.dat");
+        std::fs::write(&g, b"iolab's").unwrap();
+        let mut e = entry_of(&g, 2).expect("entry");
+        if !e.marked {
+            println!(
+                "SKIPPED the mark half: no user xattrs on {}",
+                d.path().display()
+            );
+            return;
+        }
+        // Same inode and no birth time to compare (as on a filesystem without one): the mark decides.
+        e.btime = None;
+        sys::set_xattr(
+            sys::open(&g, libc::O_PATH, 0).unwrap().as_raw_fd(),
+            XATTR,
+            b"someone else's",
+        )
+        .unwrap();
+        match remove_entry(&e, me) {
+            Verdict::Refused(why) => assert!(why.contains("mark"), "{why}"),
+            v => panic!("{v:?}"),
+        }
+        assert!(g.exists(), "kept");
+    }
+
+    #[test]
+    fn a_replaced_directory_and_a_foreign_owner_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let me = Process::me();
+        let sub = d.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let f = sub.join("x.dat");
+        std::fs::write(&f, b"iolab's").unwrap();
+        let mut e = entry_of(&f, 3).expect("entry");
+        e.uid += 1;
+        match remove_entry(&e, me) {
+            Verdict::Refused(why) => assert!(why.contains("owned by uid"), "{why}"),
+            v => panic!("{v:?}"),
+        }
+        e.uid -= 1;
+        std::fs::rename(&sub, d.path().join("old")).unwrap();
+        std::fs::create_dir(&sub).unwrap();
+        std::fs::write(&f, b"someone else's").unwrap();
+        match remove_entry(&e, me) {
+            Verdict::Refused(why) => assert!(why.contains("no longer the directory"), "{why}"),
+            v => panic!("{v:?}"),
+        }
+        assert_eq!(std::fs::read(&f).unwrap(), b"someone else's");
+        assert!(d.path().join("old/x.dat").exists());
+    }
+}

@@ -1,0 +1,350 @@
+//! What an iolab that was killed (SIGKILL, SIGQUIT, a crash) left behind, and `iolab clean`.
+//!
+//! Ctrl-C, SIGTERM and SIGHUP run iolab's cleanup (see `crate::cleanup`); SIGKILL cannot be caught and
+//! SIGQUIT keeps its default (a core dump for debugging), so after them the files iolab created stay. To
+//! find them later without ever touching a file iolab did not create, every path iolab creates for itself
+//! (targets, splice/sendfile/copy_file_range source files, the survey's and suites' directories; never a
+//! path kept with `--keep`) is written, when it is created and before any timed span, to a journal:
+//!
+//! - One journal file per iolab process, `PID-START.journal`, in a directory private to the user:
+//!   `/run/iolab` for root, else `/run/user/UID/iolab` where that runtime directory exists, else
+//!   `/tmp/iolab-UID`. The directory must be a real directory (not a symbolic link) owned by the user with
+//!   no access for group or others, or nothing is journaled (a warning) and `clean` refuses to read it.
+//! - The process holds an exclusive flock on its journal for as long as it has one: a journal whose lock is
+//!   free and whose process (pid, start time from /proc/PID/stat, boot id) is gone belongs to a dead iolab.
+//! - A line per created path: a sequence number, its type, device and inode, owner, birth time (statx, where
+//!   the filesystem keeps one), the device and inode of the directory it is in, whether iolab marked it with
+//!   the extended attribute `user.iolab` (where the filesystem has user attributes), and the absolute path
+//!   (the directory canonicalized). A path removed at a normal exit gets a `-` line; when none is left, the
+//!   journal is deleted. The signal handler deletes it after removing every journaled path.
+//!
+//! `clean` removes a recorded path only if the directory it names is still the one iolab created it in and
+//! the name there is still iolab's file: same type, device, inode, owner, birth time and mark, looked at
+//! without following a symbolic link (O_PATH|O_NOFOLLOW); it then unlinks that name in that directory
+//! (unlinkat on the directory's descriptor). Anything else is refused and left as it is, with the reason.
+//! A directory is removed only when empty (its files are journaled on their own).
+
+mod clean;
+mod journal;
+
+pub use clean::{clean, CleanReport, Verdict};
+pub(crate) use journal::unlink_journal_if_all_removed;
+pub use journal::{forget, record};
+
+use crate::sys;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The extended attribute iolab marks what it creates with (where the filesystem allows user attributes).
+pub const XATTR: &str = "user.iolab";
+
+/// First line of every journal.
+const MAGIC: &str = "iolab-journal 1";
+
+/// The journal directory of the user iolab runs as (by effective uid; the environment is not asked, so
+/// that `iolab clean` finds what an iolab under sudo or cron left).
+pub fn journal_dir() -> PathBuf {
+    let uid = sys::geteuid();
+    if uid == 0 {
+        return PathBuf::from("/run/iolab");
+    }
+    let run = PathBuf::from(format!("/run/user/{uid}"));
+    match std::fs::symlink_metadata(&run) {
+        Ok(m) if m.is_dir() && std::os::unix::fs::MetadataExt::uid(&m) == uid => run.join("iolab"),
+        _ => PathBuf::from(format!("/tmp/iolab-{uid}")),
+    }
+}
+
+/// Opens the journal directory (creating it, mode 0700, when `create`), refusing one that is a symbolic
+/// link, not a directory, not owned by this user or open to others. `Ok(None)`: it does not exist.
+pub(crate) fn open_journal_dir(create: bool) -> Result<Option<(PathBuf, OwnedFd)>, String> {
+    let dir = journal_dir();
+    if create {
+        match sys::mkdir(&dir, 0o700) {
+            Ok(()) => {}
+            Err(e) if e.errno == libc::EEXIST => {}
+            Err(e) => {
+                return Err(format!(
+                    "cannot create {}: {}",
+                    dir.display(),
+                    sys::errno_name(e.errno)
+                ))
+            }
+        }
+    }
+    let fd = match sys::open(
+        &dir,
+        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+        0,
+    ) {
+        Ok(fd) => fd,
+        Err(e) if e.errno == libc::ENOENT && !create => return Ok(None),
+        Err(e) if e.errno == libc::ELOOP || e.errno == libc::ENOTDIR => {
+            return Err(format!(
+                "{} is not a directory (a symbolic link or a file): not iolab's",
+                dir.display()
+            ))
+        }
+        Err(e) => {
+            return Err(format!(
+                "cannot open {}: {}",
+                dir.display(),
+                sys::errno_name(e.errno)
+            ))
+        }
+    };
+    let st = sys::fstat(fd.as_raw_fd())
+        .map_err(|e| format!("{}: {}", dir.display(), sys::errno_name(e.errno)))?;
+    let uid = sys::geteuid();
+    if st.st_uid != uid || st.st_mode & 0o077 != 0 {
+        return Err(format!(
+            "{} is owned by uid {} with mode {:o}; iolab keeps its journal only in a directory of uid {uid} with \
+             mode 700 (remove or fix it)",
+            dir.display(),
+            st.st_uid,
+            st.st_mode & 0o7777
+        ));
+    }
+    Ok(Some((dir, fd)))
+}
+
+/// A process, told apart from a later one with the same pid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Process {
+    pub pid: i32,
+    /// Field 22 of /proc/PID/stat: clock ticks after boot.
+    pub start: u64,
+    /// /proc/sys/kernel/random/boot_id.
+    pub boot: String,
+}
+
+/// (start time, state) from /proc/PID/stat.
+fn stat_of(pid: i32) -> Option<(u64, char)> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may hold spaces or parentheses: fields follow the last ')'.
+    let rest = &s[s.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    Some((f.get(19)?.parse().ok()?, f.first()?.chars().next()?))
+}
+
+fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+impl Process {
+    /// This process.
+    pub fn me() -> &'static Process {
+        static ME: OnceLock<Process> = OnceLock::new();
+        ME.get_or_init(|| {
+            let pid = std::process::id() as i32;
+            Process {
+                pid,
+                start: stat_of(pid).map(|s| s.0).unwrap_or(0),
+                boot: boot_id(),
+            }
+        })
+    }
+
+    /// Is it still running (not a zombie, not a later process with its pid, not from an earlier boot)?
+    pub fn alive(&self) -> bool {
+        self.boot == boot_id()
+            && matches!(stat_of(self.pid), Some((start, state)) if start == self.start && !matches!(state, 'Z' | 'X'))
+    }
+
+    fn journal_name(&self) -> String {
+        format!("{}-{}.journal", self.pid, self.start)
+    }
+}
+
+/// One path iolab created, as the journal records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub id: u64,
+    pub is_dir: bool,
+    pub dev: u64,
+    pub ino: u64,
+    pub uid: u32,
+    pub btime: Option<(i64, u32)>,
+    /// The directory it was created in.
+    pub pdev: u64,
+    pub pino: u64,
+    /// iolab set [`XATTR`] on it (to [`mark_value`]).
+    pub marked: bool,
+    pub path: PathBuf,
+}
+
+/// What iolab writes into [`XATTR`] of the entry `id` of `p`'s journal.
+pub fn mark_value(p: &Process, id: u64) -> String {
+    format!("{}:{}:{}:{id}", p.boot, p.pid, p.start)
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+impl Entry {
+    fn line(&self) -> String {
+        let bt = self
+            .btime
+            .map(|(s, n)| format!("{s}.{n:09}"))
+            .unwrap_or_else(|| "-".into());
+        format!(
+            "+ {} {} {} {} {} {bt} {} {} {} {}\n",
+            self.id,
+            if self.is_dir { 'd' } else { 'f' },
+            self.dev,
+            self.ino,
+            self.uid,
+            self.pdev,
+            self.pino,
+            u8::from(self.marked),
+            hex(self.path.as_os_str().as_bytes())
+        )
+    }
+
+    fn parse(l: &str) -> Option<Entry> {
+        let f: Vec<&str> = l.split(' ').collect();
+        if f.len() != 11 || f[0] != "+" {
+            return None;
+        }
+        let btime = match f[6] {
+            "-" => None,
+            t => {
+                let (s, n) = t.split_once('.')?;
+                Some((s.parse().ok()?, n.parse().ok()?))
+            }
+        };
+        Some(Entry {
+            id: f[1].parse().ok()?,
+            is_dir: match f[2] {
+                "d" => true,
+                "f" => false,
+                _ => return None,
+            },
+            dev: f[3].parse().ok()?,
+            ino: f[4].parse().ok()?,
+            uid: f[5].parse().ok()?,
+            btime,
+            pdev: f[7].parse().ok()?,
+            pino: f[8].parse().ok()?,
+            marked: f[9] == "1",
+            path: PathBuf::from(std::ffi::OsStr::from_bytes(&unhex(f[10])?)),
+        })
+    }
+}
+
+/// A journal's contents: whose it is, and the entries not removed.
+#[derive(Debug)]
+pub(crate) struct Contents {
+    pub owner: Process,
+    pub live: Vec<Entry>,
+    /// Lines that could not be read (a journal cut short by the kill, or damaged).
+    pub bad_lines: usize,
+}
+
+fn header(p: &Process) -> String {
+    format!("{MAGIC} {} {} {}\n", p.pid, p.start, p.boot)
+}
+
+pub(crate) fn parse(text: &str) -> Option<Contents> {
+    let mut lines = text.split_inclusive('\n');
+    let h = lines.next()?.strip_suffix('\n')?.strip_prefix(MAGIC)?;
+    let f: Vec<&str> = h.split_whitespace().collect();
+    let owner = Process {
+        pid: f.first()?.parse().ok()?,
+        start: f.get(1)?.parse().ok()?,
+        boot: f.get(2)?.to_string(),
+    };
+    let mut live: Vec<Entry> = Vec::new();
+    let mut bad_lines = 0;
+    for l in lines {
+        // A line without its newline was cut short by the kill: not trusted.
+        let Some(l) = l.strip_suffix('\n') else {
+            bad_lines += 1;
+            continue;
+        };
+        if let Some(id) = l.strip_prefix("- ").and_then(|i| i.parse::<u64>().ok()) {
+            live.retain(|e| e.id != id);
+        } else if let Some(e) = Entry::parse(l) {
+            live.push(e);
+        } else {
+            bad_lines += 1;
+        }
+    }
+    Some(Contents {
+        owner,
+        live,
+        bad_lines,
+    })
+}
+
+/// The directory part and the name of an absolute recorded path.
+pub(crate) fn split(p: &Path) -> Option<(&Path, &std::ffi::OsStr)> {
+    Some((p.parent()?, p.file_name()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip_any_path_bytes() {
+        let e = Entry {
+            id: 7,
+            is_dir: false,
+            dev: 2049,
+            ino: 1234567,
+            uid: 1000,
+            btime: Some((1_700_000_000, 42)),
+            pdev: 2049,
+            pino: 99,
+            marked: true,
+            path: PathBuf::from(std::ffi::OsStr::from_bytes(b"/tmp/a b\nc\xff.dat")),
+        };
+        let p = Process {
+            pid: 5,
+            start: 77,
+            boot: "b-o-o-t".into(),
+        };
+        let text = format!(
+            "{}{}+ 8 f 1 2 3 - 4 5 0 2f78\n- 8\n+ 9 f trunc",
+            header(&p),
+            e.line()
+        );
+        let c = parse(&text).unwrap();
+        assert_eq!(c.owner, p);
+        assert_eq!(c.live, vec![e], "entry 8 was removed, 9 is cut short");
+        assert_eq!(c.bad_lines, 1);
+        assert!(parse("not a journal\n").is_none());
+    }
+
+    #[test]
+    fn this_process_is_alive_and_a_made_up_one_is_not() {
+        let me = Process::me();
+        assert!(me.alive());
+        let later = Process {
+            start: me.start + 1,
+            ..me.clone()
+        };
+        assert!(!later.alive(), "same pid, another start time");
+        let other_boot = Process {
+            boot: "another boot".into(),
+            ..me.clone()
+        };
+        assert!(!other_boot.alive());
+    }
+}

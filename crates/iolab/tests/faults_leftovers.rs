@@ -1,0 +1,382 @@
+//! Issue 15, class 10: what a SIGKILL or SIGQUIT leaves behind (the signals iolab cannot or does not
+//! catch), and `iolab clean [DIR]`, which removes exactly what a gone iolab created and refuses anything else.
+
+mod common;
+use common::*;
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// `iolab run ARGS` in the background, with SIGQUIT at its default action and no core file.
+fn start(args: &[&str]) -> Child {
+    let mut c = Command::new(bin());
+    c.arg("run").args(args).args(["--count", "none"]);
+    c.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: signal and setrlimit are async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::setrlimit(libc::RLIMIT_CORE, &none);
+            Ok(())
+        });
+    }
+    c.spawn().expect("iolab starts")
+}
+
+/// Waits until every path exists with data in it (iolab journals a path before it sizes or fills it).
+fn wait_for(child: &mut Child, paths: &[&Path]) {
+    let t0 = Instant::now();
+    while !paths
+        .iter()
+        .all(|p| std::fs::metadata(p).is_ok_and(|m| m.len() > 0))
+    {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "iolab ended before creating {paths:?}"
+        );
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "{paths:?} never appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The run is under way (its files are journaled at creation, before they are sized).
+    std::thread::sleep(Duration::from_millis(100));
+}
+
+fn signal(child: &mut Child, sig: i32) -> std::process::ExitStatus {
+    // SAFETY: kill takes integers only; the pid is our child's, not yet waited for.
+    unsafe { libc::kill(child.id() as i32, sig) };
+    child.wait().unwrap()
+}
+
+/// A killed `iolab run --target DIR/NAME` (psync, long): returns the target, left behind.
+fn killed_run(dir: &Path, name: &str) -> PathBuf {
+    let t = dir.join(name);
+    let mut c = start(&[
+        "--method",
+        "psync",
+        "--target",
+        &path_str(&t),
+        "--duration",
+        "60",
+    ]);
+    wait_for(&mut c, &[&t]);
+    let st = signal(&mut c, libc::SIGKILL);
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&st),
+        Some(libc::SIGKILL)
+    );
+    assert!(t.exists(), "SIGKILL leaves the target behind");
+    t
+}
+
+fn clean(dir: &Path) -> Ran {
+    iolab(&["clean", &path_str(dir)])
+}
+
+fn canon(p: &Path) -> String {
+    path_str(
+        &std::fs::canonicalize(p.parent().unwrap())
+            .unwrap()
+            .join(p.file_name().unwrap()),
+    )
+}
+
+/// The journal directory the README names for this user.
+fn journal_dir() -> PathBuf {
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    if uid == 0 {
+        return PathBuf::from("/run/iolab");
+    }
+    let run = PathBuf::from(format!("/run/user/{uid}"));
+    if run.is_dir() {
+        run.join("iolab")
+    } else {
+        PathBuf::from(format!("/tmp/iolab-{uid}"))
+    }
+}
+
+fn journals_of(pid: u32) -> Vec<String> {
+    std::fs::read_dir(journal_dir())
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&format!("{pid}-")))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_killed_runs_target_is_left_and_clean_removes_it() {
+    let d = disk_dir();
+    let t = killed_run(d.path(), "x.dat");
+    let r = clean(d.path());
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(&format!("removed {}", canon(&t))),
+        "{}",
+        r.stdout
+    );
+    assert!(!t.exists(), "removed");
+    let again = clean(d.path());
+    assert_eq!(again.code, 0);
+    assert!(
+        again.stdout.contains("nothing to clean"),
+        "{}",
+        again.stdout
+    );
+}
+
+#[test]
+fn sigquit_leaves_the_splice_sources_too_and_clean_removes_them() {
+    let d = tmpfs_dir();
+    let t = d.path().join("s.dat");
+    let mut c = start(&[
+        "--method",
+        "splice",
+        "--threads",
+        "2",
+        "--target",
+        &path_str(&t),
+        "--duration",
+        "60",
+    ]);
+    let sources: Vec<PathBuf> = (0..2)
+        .map(|i| d.path().join(format!(".s.dat.iolab-source-{}-{i}", c.id())))
+        .collect();
+    wait_for(&mut c, &[&t, &sources[0], &sources[1]]);
+    let st = signal(&mut c, libc::SIGQUIT);
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&st),
+        Some(libc::SIGQUIT),
+        "SIGQUIT keeps its default action"
+    );
+    assert!(
+        t.exists() && sources.iter().all(|s| s.exists()),
+        "left behind"
+    );
+    let r = clean(d.path());
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("removed 3,"), "{}", r.stdout);
+    let left: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "left: {left:?}");
+}
+
+#[test]
+fn a_file_the_user_made_afterwards_is_refused_and_kept() {
+    let d = disk_dir();
+    // A new file renamed over iolab's (another inode for certain).
+    let t = killed_run(d.path(), "renamed.dat");
+    let mine = d.path().join("mine.tmp");
+    std::fs::write(&mine, b"the user's").unwrap();
+    std::fs::rename(&mine, &t).unwrap();
+    // iolab's removed and a new one made under the same name (ext4 often gives it the same inode number).
+    let u = killed_run(d.path(), "recreated.dat");
+    std::fs::remove_file(&u).unwrap();
+    std::fs::write(&u, b"the user's too").unwrap();
+    let r = clean(d.path());
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    for p in [&t, &u] {
+        assert!(
+            r.stdout.contains(&format!("refused {}:", canon(p))),
+            "{}",
+            r.stdout
+        );
+    }
+    assert!(r.stdout.contains("removed 0, refused 2"), "{}", r.stdout);
+    assert_eq!(std::fs::read(&t).unwrap(), b"the user's");
+    assert_eq!(std::fs::read(&u).unwrap(), b"the user's too");
+}
+
+#[test]
+fn a_symlink_swapped_in_is_refused_and_its_target_untouched() {
+    let d = disk_dir();
+    let other = disk_dir();
+    let precious = other.path().join("precious");
+    std::fs::write(&precious, b"keep me").unwrap();
+    let t = killed_run(d.path(), "x.dat");
+    let moved = d.path().join("moved.dat");
+    std::fs::rename(&t, &moved).unwrap();
+    std::os::unix::fs::symlink(&precious, &t).unwrap();
+    let r = clean(d.path());
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains(&format!("refused {}: it is now a symbolic link", canon(&t))),
+        "{}",
+        r.stdout
+    );
+    assert!(std::fs::symlink_metadata(&t)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read(&precious).unwrap(), b"keep me");
+    assert!(
+        moved.exists(),
+        "iolab's file under another name is not looked for"
+    );
+}
+
+#[test]
+fn kept_files_and_running_iolabs_are_left_alone() {
+    let d = disk_dir();
+    // --keep: the user asked for the file; a kill does not make it a leftover.
+    let k = d.path().join("kept.dat");
+    let mut c = start(&[
+        "--method",
+        "psync",
+        "--target",
+        &path_str(&k),
+        "--duration",
+        "60",
+        "--keep",
+    ]);
+    wait_for(&mut c, &[&k]);
+    signal(&mut c, libc::SIGKILL);
+    // A run still going.
+    let t = d.path().join("running.dat");
+    let mut c = start(&[
+        "--method",
+        "psync",
+        "--target",
+        &path_str(&t),
+        "--duration",
+        "60",
+    ]);
+    wait_for(&mut c, &[&t]);
+    let r = clean(d.path());
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("nothing to clean"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains(&format!("iolab still running (pid {}", c.id()))
+            || r.stdout.contains(&format!(", {}", c.id())),
+        "{}",
+        r.stdout
+    );
+    assert!(k.exists() && t.exists());
+    // Ctrl-C: iolab removes its file and its journal itself.
+    let pid = c.id();
+    let st = signal(&mut c, libc::SIGINT);
+    assert_eq!(st.code(), Some(130));
+    assert!(!t.exists());
+    assert!(journals_of(pid).is_empty(), "{:?}", journals_of(pid));
+}
+
+#[test]
+fn a_normal_exit_leaves_no_journal() {
+    let d = tmpfs_dir();
+    let t = d.path().join("x.dat");
+    let mut c = start(&[
+        "--method",
+        "splice",
+        "--threads",
+        "2",
+        "--target",
+        &path_str(&t),
+        "--ops",
+        "2000",
+    ]);
+    let pid = c.id();
+    assert!(c.wait().unwrap().success());
+    assert!(journals_of(pid).is_empty(), "{:?}", journals_of(pid));
+}
+
+#[test]
+fn clean_with_nothing_to_do_says_so_and_a_missing_dir_is_bad_input() {
+    let d = disk_dir();
+    let r = clean(d.path());
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("nothing to clean")
+            && r.stdout.contains(&format!("under {}", d.path().display())),
+        "{}",
+        r.stdout
+    );
+    let missing = d.path().join("missing");
+    let r = clean(&missing);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("DIR") && r.stderr.contains("missing"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_left_directory_holding_a_users_file_is_exit_1_and_kept_for_another_try() {
+    let d = disk_dir();
+    let mut c = Command::new(bin())
+        .args(["survey", "--no-json", "--tmp-dir", &path_str(d.path())])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let survey_dir = loop {
+        let found = std::fs::read_dir(d.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("iolab-survey-")
+            });
+        if let Some(p) = found {
+            break p;
+        }
+        assert!(c.try_wait().unwrap().is_none(), "the survey ended early");
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "no survey directory"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&mut c, libc::SIGKILL);
+    let users = survey_dir.join("users-notes.txt");
+    std::fs::write(&users, b"mine").unwrap();
+    let r = clean(d.path());
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains(&format!("could not remove {}", canon(&survey_dir)))
+            && r.stdout.contains("not empty"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        std::fs::read(&users).unwrap(),
+        b"mine",
+        "the user's file is kept"
+    );
+    // Once the user has taken their file away, the directory goes.
+    std::fs::remove_file(&users).unwrap();
+    let r = clean(d.path());
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains(&format!("removed {}", canon(&survey_dir))),
+        "{}",
+        r.stdout
+    );
+    assert!(!survey_dir.exists());
+}
