@@ -573,12 +573,4 @@ mod tests {
             "the helper exited and was reaped, and its namespace with it"
         );
     }
-
-    #[test]
-    fn count_modes_parse() {
-        assert_eq!(CountMode::parse("separate"), Some(CountMode::Separate));
-        assert_eq!(CountMode::parse("inline"), Some(CountMode::Inline));
-        assert_eq!(CountMode::parse("none"), Some(CountMode::None));
-        assert_eq!(CountMode::parse("sometimes"), None);
-    }
 }
