@@ -26,18 +26,26 @@ static IS_DIR: [AtomicBool; SLOTS] = [const { AtomicBool::new(false) }; SLOTS];
 static LOCK: Mutex<()> = Mutex::new(());
 static HANDLER: Once = Once::new();
 
-extern "C" fn on_signal(_sig: libc::c_int) {
+/// Removes every registered path (newest first); true if there was one. Async-signal-safe: for handlers
+/// that end the process right after (the paths' strings stay allocated, their Created values are not
+/// dropped).
+pub(crate) fn remove_registered() -> bool {
     let mut removed = false;
     for i in (0..SLOTS).rev() {
         // Acquire: pairs with the Release store in `register`, so the string's bytes are visible.
         let p = PATHS[i].load(Ordering::Acquire);
         if !p.is_null() {
             // SAFETY: non-null slots hold C strings leaked by `register` and freed only after the slot is
-            // cleared; the process exits below, so nothing frees them during this loop.
+            // cleared; the caller ends the process, so nothing frees them during this loop.
             unsafe { crate::sys::remove_path_raw(p, IS_DIR[i].load(Ordering::Relaxed)) };
             removed = true;
         }
     }
+    removed
+}
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    let removed = remove_registered();
     let msg: &[u8] = if removed {
         b"iolab: interrupted; removed what iolab created\n"
     } else {

@@ -6,6 +6,7 @@
 use super::{op_err, Flush, Io, Method, ThreadCtx};
 use super::{Fit, MethodInfo, MethodKind, Run, Targets};
 use crate::error::{Error, Result};
+use crate::fault::MappedTarget;
 use crate::sys::{self, Mapping};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
@@ -30,6 +31,8 @@ pub const INFO: MethodInfo = MethodInfo {
 pub struct Mmap {
     fd: OwnedFd,
     map: Mapping,
+    /// The mapping, known to the SIGBUS handler while it exists (see `fault.rs`).
+    _registered: MappedTarget,
     write: bool,
     /// Absolute file offset of the mapping's first byte.
     map_offset: u64,
@@ -69,9 +72,11 @@ impl Method for Mmap {
                 op_err(e, &path)
             }
         })?;
+        let registered = MappedTarget::register(map.as_ptr(), map.len(), &path);
         Ok(Mmap {
             fd,
             map,
+            _registered: registered,
             write,
             map_offset,
             path,
