@@ -83,9 +83,10 @@ fn check_free_space(path: &Path, fd: i32, len: u64, shown: &str) -> Result<Strin
         )));
     }
     Ok(format!(
-        "mmap: this filesystem cannot reserve blocks (fallocate(2): EOPNOTSUPP), so the mapped range's were not \
-         reserved; statvfs showed {} free for the {} the writes may need. Should it fill during the run, the \
-         write fault (SIGBUS) ends iolab with exit 1 and a message, and its files are removed",
+        "mmap: this filesystem cannot reserve blocks (fallocate(2): EOPNOTSUPP), so the mapped range's blocks were \
+         not reserved; statvfs showed {} free for the {} the writes may need. Should it fill during the run, a \
+         mapped write faults (SIGBUS: iolab stops with exit 1 and a message, its files removed) or, where blocks \
+         are allocated at writeback, fails at --msync/--fsync or is lost (--verify finds it)",
         fmt_size(free),
         fmt_size(need)
     ))

@@ -2,6 +2,10 @@
 //! op: the first touch of each page faults (counted as minor/major faults), and the kernel writes dirty
 //! pages back later, or at `--msync` (msync(2) MS_SYNC of the region) / `--fsync` points, which are timed
 //! and counted. The mapping starts at the page below the region, so any `--offset` works.
+//!
+//! A store to a page the filesystem has no block for cannot return ENOSPC: it faults with SIGBUS. So target
+//! setup reserves a write run's file range with fallocate(2) first (`fault::reserve_for_mapping`), and the
+//! mapping is registered with the SIGBUS handler (`fault::MappedTarget`) for the faults that remain.
 
 use super::{op_err, Flush, Io, Method, ThreadCtx};
 use super::{Fit, MethodInfo, MethodKind, Run, Targets};
