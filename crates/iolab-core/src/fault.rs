@@ -258,7 +258,9 @@ extern "C" fn on_abort(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut l
                 Some(l) => {
                     m.push(b"the address-space limit (ulimit -v, RLIMIT_AS) is ");
                     m.push_u64(l);
-                    m.push(b" bytes: raise it, or");
+                    m.push(b" bytes (");
+                    m.push_u64(l >> 20);
+                    m.push(b" MiB): raise it, or");
                 }
                 None => m.push(
                     b"no address-space limit is set (ulimit -v), so the machine's memory ran out (see MemAvailable \
