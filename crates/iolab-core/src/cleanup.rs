@@ -30,14 +30,17 @@ static LOCK: Mutex<()> = Mutex::new(());
 static OVERFLOWED: AtomicBool = AtomicBool::new(false);
 static HANDLER: Once = Once::new();
 
-extern "C" fn on_signal(_sig: libc::c_int) {
+/// Removes every registered path (newest first) and, when nothing it records is left, the journal of them;
+/// true if a path was removed. Async-signal-safe: for handlers that end the process right after (the
+/// paths' strings stay allocated, their Created values are not dropped).
+pub(crate) fn remove_registered() -> bool {
     let (mut removed, mut all) = (0, !OVERFLOWED.load(Ordering::SeqCst));
     for i in (0..SLOTS).rev() {
         // Acquire: pairs with the Release store in `register`, so the string's bytes are visible.
         let p = PATHS[i].load(Ordering::Acquire);
         if !p.is_null() {
             // SAFETY: non-null slots hold C strings leaked by `register` and freed only after the slot is
-            // cleared; the process exits below, so nothing frees them during this loop.
+            // cleared; the caller ends the process, so nothing frees them during this loop.
             if unsafe { crate::sys::remove_path_raw(p, IS_DIR[i].load(Ordering::Relaxed)) } {
                 removed += 1;
             } else {
@@ -47,7 +50,12 @@ extern "C" fn on_signal(_sig: libc::c_int) {
     }
     // The journal of what iolab created goes too when nothing it records is left.
     crate::leftovers::unlink_journal_if_all_removed(all, removed);
-    let msg: &[u8] = if removed > 0 {
+    removed > 0
+}
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    let removed = remove_registered();
+    let msg: &[u8] = if removed {
         b"iolab: interrupted; removed what iolab created\n"
     } else {
         b"iolab: interrupted\n"

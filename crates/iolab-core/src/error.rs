@@ -134,7 +134,10 @@ pub fn default_hint(call: &str, errno: i32) -> Option<&'static str> {
             "io_uring is disabled for this process (sysctl kernel.io_uring_disabled or a seccomp filter)"
         }
         ("io_uring_setup", libc::ENOSYS) => "this kernel has no io_uring (CONFIG_IO_URING off)",
-        ("io_uring_setup", libc::ENOMEM) => "ring memory is capped by RLIMIT_MEMLOCK: lower --qd",
+        ("io_uring_setup", libc::ENOMEM) => {
+            "ring memory is capped by RLIMIT_MEMLOCK (unless root) and mapping the rings by the address-space \
+             limit (ulimit -v): lower --qd or --threads, or raise the limit"
+        }
         (_, libc::ENOSPC) | (_, libc::EDQUOT) => {
             "the filesystem is full: use a smaller --file-size/--size or a target on another filesystem"
         }

@@ -469,12 +469,22 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         created = Some(Created::register(&path, spec.keep));
         sys::ftruncate(fd.as_raw_fd(), end).map_err(|e| Error::sys_on(e, &shown))?;
         if spec.op == OpKind::Read {
-            prefill(fd.as_raw_fd(), spec, end).map_err(|e| Error::sys_on(e, &shown))?;
+            prefill(fd.as_raw_fd(), spec, end, &shown)?;
             notes.push(format!(
                 "iolab created {shown} and filled {end} bytes with its pattern before the run (not timed); \
                  buffered reads may be served from the page cache"
             ));
         }
+    }
+
+    // A mapped write cannot report a full filesystem (it faults): reserve the blocks first.
+    if kind == TargetKind::File && writes && spec.method.info().maps {
+        notes.push(crate::fault::reserve_for_mapping(
+            &path,
+            spec.offset,
+            end,
+            &shown,
+        )?);
     }
 
     let dio_align = direct_align(spec, kind, &shown, &mut notes)?;
@@ -726,7 +736,8 @@ fn drain_peer(fd: OwnedFd) -> std::result::Result<PeerFigures, String> {
 /// The peer of a read run: writes `bs`-byte pattern chunks until the reader closes its end.
 fn feed_peer(fd: OwnedFd, bs: usize, seed: u64) -> std::result::Result<PeerFigures, String> {
     let ru0 = sys::getrusage(libc::RUSAGE_THREAD);
-    let mut chunk = vec![0u8; bs];
+    let mut chunk = crate::mem::zeroed::<u8>(bs, "the stream peer's block", "lower --bs")
+        .map_err(|e| e.to_string())?;
     pattern::fill_body(&mut chunk, seed);
     let mut total = 0u64;
     loop {
@@ -762,10 +773,11 @@ fn peer_figures(bytes: u64, ru0: &libc::rusage) -> PeerFigures {
 }
 
 /// Writes the pattern into [0, end) of a file iolab just created, so read runs read known data.
-fn prefill(fd: i32, spec: &Spec, end: u64) -> sys::SysResult<()> {
+fn prefill(fd: i32, spec: &Spec, end: u64, shown: &str) -> Result<()> {
     let bs = spec.bs as usize;
     let per = (1usize << 20).div_ceil(bs).max(1);
-    let mut chunk = vec![0u8; bs * per];
+    let what = "the chunk that fills a new file before a read run (at least one --bs block)";
+    let mut chunk = crate::mem::zeroed::<u8>(bs * per, what, "lower --bs")?;
     for b in chunk.chunks_mut(bs) {
         pattern::fill_body(b, spec.seed);
     }
@@ -776,7 +788,7 @@ fn prefill(fd: i32, spec: &Spec, end: u64) -> sys::SysResult<()> {
         for (i, b) in chunk[..n].chunks_mut(bs).enumerate() {
             pattern::stamp(b, spec.seed, first_block + i as u64);
         }
-        let w = sys::pwrite(fd, &chunk[..n], off)?;
+        let w = sys::pwrite(fd, &chunk[..n], off).map_err(|e| Error::sys_on(e, shown))?;
         off += w as u64;
     }
     Ok(())
@@ -830,7 +842,9 @@ impl PreparedTarget {
                     feed_peer(theirs, bs, seed)
                 }
             })
-            .map_err(|e| Error::Runtime(format!("cannot start the stream's peer thread: {e}")))?;
+            .map_err(|e| {
+                crate::mem::thread_failed("the stream's peer thread", &e, "lower --threads")
+            })?;
         self.peers.lock().unwrap_or_else(|p| p.into_inner()).push(h);
         Ok(mine)
     }

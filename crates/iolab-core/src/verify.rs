@@ -18,8 +18,13 @@ use std::os::fd::AsRawFd;
 struct Bits(Vec<u64>);
 
 impl Bits {
-    fn new(n: u64) -> Bits {
-        Bits(vec![0; n.div_ceil(64) as usize])
+    fn new(n: u64) -> Result<Bits> {
+        crate::mem::zeroed(
+            n.div_ceil(64) as usize,
+            "the --verify bitmap of written blocks (one bit per block of a thread's region)",
+            "lower --file-size or raise --bs",
+        )
+        .map(Bits)
     }
     fn set(&mut self, i: u64) {
         self.0[(i / 64) as usize] |= 1 << (i % 64);
@@ -36,17 +41,20 @@ pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<
         .map_err(|e| Error::sys_on(e, path.display().to_string()))?;
     let bs = spec.bs as usize;
     let nblocks = target.region_blocks;
-    let mut body = vec![0u8; bs];
-    pattern::fill_body(&mut body, spec.seed);
-    let mut expect = vec![0u8; bs];
     let per_chunk = ((1usize << 20) / bs).max(1) as u64;
-    let mut chunk = vec![0u8; per_chunk as usize * bs];
+    // The pattern's body, the expected block and the read-back chunk (at least one block each).
+    let what = "the --verify buffers (three of at least --bs each)";
+    let buffer = |n: usize| crate::mem::zeroed::<u8>(n, what, "lower --bs");
+    let mut body = buffer(bs)?;
+    pattern::fill_body(&mut body, spec.seed);
+    let mut expect = buffer(bs)?;
+    let mut chunk = buffer(per_chunk as usize * bs)?;
     let mut out = VerifyFigures::default();
 
     for (t, &done) in ops_done.iter().enumerate() {
         let t = t as u32;
         let first = target.region_first_block(t);
-        let mut bits = Bits::new(nblocks);
+        let mut bits = Bits::new(nblocks)?;
         match spec.pattern {
             Pattern::Seq => {
                 for b in 0..done.min(nblocks) {

@@ -73,7 +73,13 @@ enum Cmd {
     Clean(CleanArgs),
 }
 
+/// glibc malloc, remembering an allocation it refused, so that an abort for want of memory is reported as
+/// such (exit 1, files removed; see iolab_core::fault).
+#[global_allocator]
+static ALLOC: iolab_core::mem::Tracked = iolab_core::mem::Tracked;
+
 fn main() {
+    iolab_core::fault::install();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => bad_arguments(e),

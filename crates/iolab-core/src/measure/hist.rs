@@ -23,22 +23,34 @@ pub struct FastHist {
     counts: Box<[u64]>,
 }
 
-impl Default for FastHist {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl FastHist {
-    pub fn new() -> FastHist {
-        let mut counts = vec![0u64; (64 - SUB_BITS as usize + 1) * SUB].into_boxed_slice();
+    /// Buckets: exact below 2^11, then 1024 per power of two up to 2^64.
+    const LEN: usize = (64 - SUB_BITS as usize + 1) * SUB;
+    /// The table's size in bytes (864 KiB): two per worker thread.
+    pub const BYTES: usize = Self::LEN * std::mem::size_of::<u64>();
+
+    /// A histogram with no table yet (allocates nothing); [`FastHist::try_new`] gives one to record into.
+    pub fn empty() -> FastHist {
+        FastHist {
+            counts: Box::default(),
+        }
+    }
+
+    /// A zeroed table, or the out-of-memory error (exit 1) naming its size and the limit.
+    pub fn try_new() -> crate::error::Result<FastHist> {
+        let mut counts = crate::mem::zeroed::<u64>(
+            Self::LEN,
+            "a worker thread's latency histograms (two per thread)",
+            "lower --threads",
+        )?
+        .into_boxed_slice();
         // Touch every page now, so the timed run's page-fault count is the method's, not the histogram's
         // (the allocator hands out lazily mapped zero pages). Volatile, so it is not optimised away.
         for i in (0..counts.len()).step_by(512) {
             // SAFETY: `i` is in bounds and the pointer comes from a live &mut element.
             unsafe { std::ptr::write_volatile(&mut counts[i], 0) };
         }
-        FastHist { counts }
+        Ok(FastHist { counts })
     }
 
     #[inline(always)]
@@ -149,7 +161,7 @@ mod tests {
 
     #[test]
     fn fast_hist_matches_hdr_within_its_precision() {
-        let mut f = FastHist::new();
+        let mut f = FastHist::try_new().unwrap();
         let mut h = new_hist();
         let vals = [
             0u64,

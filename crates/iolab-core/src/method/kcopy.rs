@@ -120,7 +120,8 @@ fn fill_pattern(src: &OwnedFd, sp: &Path, ctx: &ThreadCtx, base: u64, src_len: u
     let spec = ctx.spec;
     let bs = spec.bs as usize;
     let per = ((1usize << 20) / bs).max(1);
-    let mut chunk = vec![0u8; per * bs];
+    let what = "the chunk that fills the source file (at least one --bs block)";
+    let mut chunk = crate::mem::zeroed::<u8>(per * bs, what, "lower --bs")?;
     for b in chunk.chunks_mut(bs) {
         pattern::fill_body(b, spec.seed);
     }

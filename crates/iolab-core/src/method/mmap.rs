@@ -2,10 +2,15 @@
 //! op: the first touch of each page faults (counted as minor/major faults), and the kernel writes dirty
 //! pages back later, or at `--msync` (msync(2) MS_SYNC of the region) / `--fsync` points, which are timed
 //! and counted. The mapping starts at the page below the region, so any `--offset` works.
+//!
+//! A store to a page the filesystem has no block for cannot return ENOSPC: it faults with SIGBUS. So target
+//! setup reserves a write run's file range with fallocate(2) first (`fault::reserve_for_mapping`), and the
+//! mapping is registered with the SIGBUS handler (`fault::MappedTarget`) for the faults that remain.
 
 use super::{op_err, Flush, Io, Method, ThreadCtx};
 use super::{Fit, MethodInfo, MethodKind, Run, Targets};
 use crate::error::{Error, Result};
+use crate::fault::MappedTarget;
 use crate::sys::{self, Mapping};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
@@ -30,6 +35,8 @@ pub const INFO: MethodInfo = MethodInfo {
 pub struct Mmap {
     fd: OwnedFd,
     map: Mapping,
+    /// The mapping, known to the SIGBUS handler while it exists (see `fault.rs`).
+    _registered: MappedTarget,
     write: bool,
     /// Absolute file offset of the mapping's first byte.
     map_offset: u64,
@@ -69,9 +76,11 @@ impl Method for Mmap {
                 op_err(e, &path)
             }
         })?;
+        let registered = MappedTarget::register(map.as_ptr(), map.len(), &path);
         Ok(Mmap {
             fd,
             map,
+            _registered: registered,
             write,
             map_offset,
             path,

@@ -45,8 +45,12 @@ impl Method for Stdio {
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
         let fd = ctx.target.open_for(ctx.spec, false)?;
         let path = ctx.target.path.clone();
-        let f = CFile::fdopen(fd, ctx.writes(), ctx.spec.stdio_buffer as usize)
-            .map_err(|e| op_err(e, &path))?;
+        let buf = crate::mem::zeroed::<u8>(
+            ctx.spec.stdio_buffer as usize,
+            "the stdio buffer (--stdio-buffer, one per thread)",
+            "lower --stdio-buffer or --threads",
+        )?;
+        let f = CFile::fdopen(fd, ctx.writes(), buf).map_err(|e| op_err(e, &path))?;
         Ok(Stdio {
             f,
             write: ctx.writes(),

@@ -250,7 +250,11 @@ impl Server {
                         .name("iolab-bell".into())
                         .spawn_scoped(s, move || doorbell_thread(bell_fd, ring_fd, stop, wk))
                         .map_err(|e| {
-                            Error::Runtime(format!("cannot start the doorbell thread: {e}"))
+                            crate::mem::thread_failed(
+                                "the doorbell thread",
+                                &e,
+                                "lower --bs or --batch",
+                            )
                         })?;
                 }
                 OffloadPath::Broker => {
@@ -260,7 +264,11 @@ impl Server {
                         .name("iolab-broker".into())
                         .spawn_scoped(s, move || b.serve(sh))
                         .map_err(|e| {
-                            Error::Runtime(format!("cannot start the broker thread: {e}"))
+                            crate::mem::thread_failed(
+                                "the broker thread",
+                                &e,
+                                "lower --bs or --batch",
+                            )
                         })?;
                 }
                 OffloadPath::Native => {}

@@ -104,8 +104,16 @@ impl Region {
         let len = layout.total();
         sys::ftruncate(fd.as_raw_fd(), len as u64)
             .map_err(|e| Error::sys_hint(e, "sizing the offload region"))?;
-        let map = sys::Mapping::shared(fd.as_raw_fd(), len, 0, true)
-            .map_err(|e| Error::sys_hint(e, "mapping the offload region"))?;
+        let map = sys::Mapping::shared(fd.as_raw_fd(), len, 0, true).map_err(|e| {
+            match e.errno {
+            libc::ENOMEM => crate::mem::out_of_memory(
+                len as u64,
+                "the offload region (rings and --batch buffers of --bs, shared with the client)",
+                "lower --bs or --batch",
+            ),
+            _ => Error::sys_hint(e, "mapping the offload region"),
+        }
+        })?;
         // SAFETY: the mapping is `len` writable bytes; touching every page now keeps page faults out of
         // the timed loop (the kernel pins ring pages anyway).
         unsafe { std::ptr::write_bytes(map.as_ptr(), 0, len) };

@@ -221,6 +221,30 @@ fn one_thread<M: Method, C: Clock>(
     }
 }
 
+/// Opened once every worker thread has started: `false` (one could not be started) sends the started
+/// ones home before they wait at barriers that would never fill.
+#[derive(Default)]
+struct Gate {
+    state: std::sync::Mutex<Option<bool>>,
+    cv: std::sync::Condvar,
+}
+
+impl Gate {
+    fn open(&self, go: bool) {
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = Some(go);
+        self.cv.notify_all();
+    }
+    fn wait(&self) -> bool {
+        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            match *g {
+                Some(go) => return go,
+                None => g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner()),
+            }
+        }
+    }
+}
+
 /// One worker per thread, sampled from the calling thread.
 fn threads<'a, M: Method, C: Clock>(
     spec: &Spec,
@@ -238,18 +262,32 @@ fn threads<'a, M: Method, C: Clock>(
         sampled: Barrier::new(n + 1),
         abort: AtomicBool::new(false),
     };
+    let gate = Gate::default();
     std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(n);
         for t in 0..spec.threads {
             let ctx = ctx_for(t);
             let max_ops = spec.ops_for_thread(t).unwrap_or(u64::MAX);
-            let sh = &sh;
+            let (sh, gate) = (&sh, &gate);
             let h = std::thread::Builder::new()
                 .name(format!("iolab-w{t}"))
-                .spawn_scoped(s, move || worker::<M, C>(ctx, clk, p, sh, max_ops))
-                .map_err(|e| Error::Runtime(format!("cannot start worker thread {t}: {e}")))?;
-            handles.push(h);
+                .spawn_scoped(s, move || {
+                    gate.wait()
+                        .then(|| worker::<M, C>(ctx, clk, p, sh, max_ops))
+                });
+            match h {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    gate.open(false);
+                    return Err(crate::mem::thread_failed(
+                        &format!("worker thread {t} of {n}"),
+                        &e,
+                        "lower --threads",
+                    ));
+                }
+            }
         }
+        gate.open(true);
         sh.ready.wait();
         let before = Snap::take_before(counters, sampler);
         sh.go.wait();
@@ -258,9 +296,9 @@ fn threads<'a, M: Method, C: Clock>(
         sh.sampled.wait();
         let outs = handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .map_err(|_| Error::Runtime("a worker thread panicked".into()))
+            .map(|h| match h.join() {
+                Ok(Some(out)) => Ok(out),
+                _ => Err(Error::Runtime("a worker thread panicked".into())),
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Collected {

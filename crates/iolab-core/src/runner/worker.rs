@@ -31,9 +31,11 @@ impl AlignedBuf {
         // SAFETY: the layout has a non-zero size (len.max(1)).
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
         if ptr.is_null() {
-            return Err(Error::Runtime(format!(
-                "out of memory for a {len}-byte I/O buffer"
-            )));
+            return Err(crate::mem::out_of_memory(
+                len as u64,
+                "an I/O buffer (one per thread, --qd per thread for queued methods)",
+                "lower --bs, --qd or --threads",
+            ));
         }
         Ok(AlignedBuf { ptr, layout })
     }
@@ -81,8 +83,8 @@ pub(super) struct WorkerOut {
 impl WorkerOut {
     fn new() -> WorkerOut {
         WorkerOut {
-            lat: FastHist::new(),
-            gap: FastHist::new(),
+            lat: FastHist::empty(),
+            gap: FastHist::empty(),
             flush_calls: 0,
             flush_ticks: 0,
             flush_max_ticks: 0,
@@ -136,7 +138,11 @@ pub(super) fn worker<M: Method, C: Clock>(
     max_ops: u64,
 ) -> WorkerOut {
     let mut out = WorkerOut::new();
-    let mut prepared = match prepare::<M>(&ctx, p) {
+    let hists = FastHist::try_new().and_then(|l| Ok((l, FastHist::try_new()?)));
+    let mut prepared = match hists.and_then(|(lat, gap)| {
+        (out.lat, out.gap) = (lat, gap);
+        prepare::<M>(&ctx, p)
+    }) {
         Ok(x) => Some(x),
         Err(e) => {
             out.error = Some(e);

@@ -6,6 +6,9 @@ use super::*;
 use crate::method::{Exec, MethodInfo};
 use options::nonzero;
 
+/// The largest --bs and --stdio-buffer accepted: 1 GiB.
+const MAX_BUFFER: u64 = 1 << 30;
+
 fn fresh_seed() -> u64 {
     let t = crate::sys::monotonic_ns();
     let p = std::process::id() as u64;
@@ -40,10 +43,13 @@ impl RawSpec {
             &[("seq", Pattern::Seq), ("rand", Pattern::Rand)],
         )?;
         let bs = self.size_or("bs", 4096, "the block size must be at least 1 byte")?;
-        if bs > 1 << 30 {
+        if bs > MAX_BUFFER {
             return Err(Error::usage(
                 "--bs",
-                "at most 1 GiB per operation is accepted",
+                format!(
+                    "{} ({bs} bytes) is more than the 1 GiB per operation accepted",
+                    crate::units::fmt_size(bs)
+                ),
             ));
         }
         let threads = self.count_or("threads", 1, "expected 1 or more threads")?;
@@ -65,6 +71,16 @@ impl RawSpec {
             DEFAULT_STDIO_BUFFER,
             "expected a buffer of 1 byte or more",
         )?;
+        if stdio_buffer > MAX_BUFFER {
+            return Err(Error::usage(
+                "--stdio-buffer",
+                format!(
+                    "{} ({stdio_buffer} bytes) is more than the 1 GiB accepted (a buffer larger than the data \
+                     written between flushes is never filled)",
+                    crate::units::fmt_size(stdio_buffer)
+                ),
+            ));
+        }
         let file_size = match self.size("file-size")? {
             None => None,
             Some(n) => Some(nonzero("file-size", n, "expected 1 byte or more")?),
@@ -110,6 +126,7 @@ impl RawSpec {
         check_extent(&spec)?;
         ring_opts::check_ring_limits(&spec)?;
         offload_opts::check_offload_limits(&spec)?;
+        crate::mem::check_fits(&spec)?;
         Ok(spec)
     }
 

@@ -163,6 +163,27 @@ pub fn ftruncate(fd: RawFd, len: u64) -> SysResult<()> {
     .map(|_| ())
 }
 
+/// fallocate(2) with mode 0: gives [off, off + len) real blocks (extending the file if it is shorter), so
+/// later writes there cannot fail for want of space. Data already there is unchanged.
+pub fn fallocate(fd: RawFd, off: u64, len: u64) -> SysResult<()> {
+    // SAFETY: fallocate only reads its integer arguments.
+    result("fallocate", unsafe {
+        libc::fallocate(fd, 0, off as libc::off_t, len as libc::off_t)
+    })
+    .map(|_| ())
+}
+
+/// statvfs(2): bytes an unprivileged writer may still allocate on the filesystem of `path`
+/// (f_bavail x f_frsize).
+pub fn fs_free_bytes(path: &Path) -> SysResult<u64> {
+    let c = cpath(path)?;
+    // SAFETY: an all-zero statvfs is a valid value of this plain C struct.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is NUL-terminated and `s` is a valid out-pointer.
+    result("statvfs", unsafe { libc::statvfs(c.as_ptr(), &mut s) })?;
+    Ok((s.f_bavail as u64).saturating_mul(s.f_frsize as u64))
+}
+
 /// flock(2) LOCK_EX | LOCK_NB: takes the exclusive lock on the open file `fd` refers to, held until every
 /// descriptor of that open file is closed. `Ok(false)`: another open file holds a lock on it (EWOULDBLOCK).
 pub fn flock_exclusive_nb(fd: RawFd) -> SysResult<bool> {

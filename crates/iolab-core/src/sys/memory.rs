@@ -1,6 +1,6 @@
 //! Memory: file and anonymous mappings ([`Mapping`]), a page of counters shared with forked children,
-//! memfd files, and the locked-memory limit (RLIMIT_MEMLOCK) that io_uring's registered buffers count
-//! against.
+//! memfd files, the locked-memory limit (RLIMIT_MEMLOCK) that io_uring's registered buffers count
+//! against, the address-space limit (RLIMIT_AS, `ulimit -v`) and glibc malloc's arena count.
 
 use std::ffi::CStr;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
@@ -132,4 +132,28 @@ pub fn memlock_limit() -> Option<u64> {
     } else {
         Some(rl.rlim_cur)
     }
+}
+
+/// RLIMIT_AS soft limit in bytes (`ulimit -v`; None: unlimited). Async-signal-safe (one getrlimit call).
+pub fn address_space_limit() -> Option<u64> {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `rl` is a valid out-pointer.
+    let got = result("getrlimit", unsafe {
+        libc::getrlimit(libc::RLIMIT_AS, &mut rl)
+    });
+    if got.is_err() || rl.rlim_cur == libc::RLIM_INFINITY {
+        None
+    } else {
+        Some(rl.rlim_cur)
+    }
+}
+
+/// mallopt(M_ARENA_MAX): at most `n` glibc malloc arenas. Each arena beyond the first reserves 64 MiB of
+/// address space when a thread first allocates, which counts against RLIMIT_AS although it is never used.
+pub fn limit_malloc_arenas(n: u32) -> bool {
+    // SAFETY: mallopt takes integers only; M_ARENA_MAX is a documented parameter.
+    unsafe { libc::mallopt(libc::M_ARENA_MAX, n.max(1) as libc::c_int) == 1 }
 }

@@ -97,6 +97,60 @@ pub fn set_signal_handler(
     Ok(())
 }
 
+/// A fault handler (SA_SIGINFO): it is given the siginfo, whose si_addr is the faulting address.
+pub type FaultHandler = extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void);
+
+/// sigaction(2) installing `handler` (SA_SIGINFO, on the alternate stack Rust gives every thread) for
+/// `sig`; returns the action it replaces, for [`chain_signal`].
+pub fn set_fault_handler(sig: libc::c_int, handler: FaultHandler) -> SysResult<libc::sigaction> {
+    // SAFETY: an all-zero sigaction is a valid value; the fields set below are the documented ones.
+    let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+    sa.sa_sigaction = handler as usize;
+    sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+    // SAFETY: `sa.sa_mask` is a valid sigset_t to initialise.
+    unsafe { libc::sigemptyset(&mut sa.sa_mask) };
+    // SAFETY: an all-zero sigaction is a valid out-value.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: `sa` is fully initialised and `old` is a valid out-pointer.
+    result("sigaction", unsafe { libc::sigaction(sig, &sa, &mut old) })?;
+    Ok(old)
+}
+
+/// From a fault handler: hands the signal to the action `old` that was installed before it (Rust's
+/// stack-overflow handler, for one), or, when that was the default or ignore, restores the default action
+/// so that the faulting instruction, run again on return, ends the process as it would have.
+///
+/// # Safety
+/// Call only from a signal handler for `sig`, with the `info` and `ctx` the kernel passed it; `old` must
+/// be an action sigaction(2) returned.
+pub unsafe fn chain_signal(
+    old: &libc::sigaction,
+    sig: libc::c_int,
+    info: *mut libc::siginfo_t,
+    ctx: *mut libc::c_void,
+) {
+    let h = old.sa_sigaction;
+    if h == libc::SIG_DFL || h == libc::SIG_IGN {
+        default_signal(sig);
+    } else if old.sa_flags & libc::SA_SIGINFO != 0 {
+        // SAFETY: sigaction returned this as an SA_SIGINFO handler, so it has this signature; the caller
+        // passes the kernel's arguments through.
+        let f: FaultHandler = unsafe { std::mem::transmute::<usize, FaultHandler>(h) };
+        f(sig, info, ctx);
+    } else {
+        // SAFETY: sigaction returned this as a plain handler, so it takes the signal number only.
+        let f: extern "C" fn(libc::c_int) =
+            unsafe { std::mem::transmute::<usize, extern "C" fn(libc::c_int)>(h) };
+        f(sig);
+    }
+}
+
+/// write(2) of a message to stderr, ignoring failure; async-signal-safe.
+pub fn write_stderr_raw(msg: &[u8]) {
+    // SAFETY: `msg` is a valid slice; write is async-signal-safe.
+    unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+}
+
 /// fork(2). Returns the child's pid in the parent and 0 in the child. Call it while the process has one
 /// thread (the child then may do anything the parent could), or keep the child to raw system calls (no
 /// allocation, no locks: another thread may have held them at the fork) until it exits.

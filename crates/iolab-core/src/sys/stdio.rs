@@ -16,16 +16,19 @@ pub struct CFile {
 unsafe impl Send for CFile {}
 
 impl CFile {
-    /// fdopen(3) the descriptor and make the stream fully buffered (_IOFBF) with a `bufsize`-byte buffer.
+    /// fdopen(3) the descriptor and make the stream fully buffered (_IOFBF) with `buf` as its buffer (the
+    /// caller allocates it, so that a buffer too large for memory is the caller's error, not an abort).
     /// Takes ownership of `fd`: fclose closes it.
-    pub fn fdopen(fd: OwnedFd, write: bool, bufsize: usize) -> SysResult<CFile> {
+    pub fn fdopen(fd: OwnedFd, write: bool, mut buf: Vec<u8>) -> SysResult<CFile> {
         let mode: &CStr = if write { c"w" } else { c"r" };
         let raw = fd.as_raw_fd();
         // SAFETY: `raw` is an open descriptor and `mode` is NUL-terminated.
         let f = result("fdopen", unsafe { libc::fdopen(raw, mode.as_ptr()) })?;
         // The stream owns the descriptor now.
         std::mem::forget(fd);
-        let mut buf = vec![0u8; bufsize.max(1)];
+        if buf.is_empty() {
+            buf.push(0);
+        }
         // SAFETY: `f` is a fresh stream with no I/O done yet (setvbuf's precondition); `buf` lives as long
         // as the stream because both are owned by the returned value and the stream is closed first in Drop.
         let r = unsafe { libc::setvbuf(f, buf.as_mut_ptr().cast(), libc::_IOFBF, buf.len()) };

@@ -147,7 +147,11 @@ impl Consumer {
                 consume(ring, &l, &st)
             })
             .map_err(|e| {
-                Error::Runtime(format!("cannot start the io_uring consumer thread: {e}"))
+                crate::mem::thread_failed(
+                    &format!("the io_uring consumer thread of worker {t}"),
+                    &e,
+                    "lower --threads, or use another --ring design",
+                )
             })?;
         Ok(Consumer {
             lane,

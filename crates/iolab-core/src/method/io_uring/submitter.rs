@@ -89,7 +89,7 @@ impl Hub {
             .name("iolab-submit".into())
             .spawn(move || submitter_main(&h2, &o2, &path2, threads, qd, tx))
             .map_err(|e| {
-                Error::Runtime(format!("cannot start the io_uring submitter thread: {e}"))
+                crate::mem::thread_failed("the io_uring submitter thread", &e, "lower --threads")
             })?;
         *lock(&hub.thread) = Some(handle);
         match rx.recv() {
