@@ -376,34 +376,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     let threads = spec.threads as u64;
     let mut notes = Vec::new();
 
-    let kind = match &st {
-        None => TargetKind::File,
-        Some(st) => match st.st_mode & libc::S_IFMT {
-            libc::S_IFDIR => {
-                return Err(target_err(format!(
-                    "{shown} is a directory; give a file path inside it, e.g. {}/iolab.dat",
-                    shown.trim_end_matches('/')
-                )))
-            }
-            libc::S_IFREG => TargetKind::File,
-            libc::S_IFCHR => match major_minor(st.st_rdev) {
-                (1, 3) => TargetKind::DevNull,
-                (1, 5) => TargetKind::DevZero,
-                _ => {
-                    return Err(target_err(format!(
-                        "{shown} is a character device other than /dev/null or /dev/zero; accepted: a regular \
-                         file, /dev/null, /dev/zero or a block device"
-                    )))
-                }
-            },
-            libc::S_IFBLK => TargetKind::BlockDevice,
-            _ => {
-                return Err(target_err(format!(
-                    "{shown} is a pipe or socket; accepted: a regular file, /dev/null, /dev/zero or a block device"
-                )))
-            }
-        },
-    };
+    let kind = kind_of(st.as_ref(), &shown)?;
 
     // Rules that depend on the kind.
     if kind == TargetKind::DevNull && spec.op == OpKind::Read {
@@ -503,6 +476,38 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         guard: created,
         claim,
         peers: Default::default(),
+    })
+}
+
+/// What kind of target a path is, from its stat (none: a new file); other kinds are refused.
+fn kind_of(st: Option<&libc::stat>, shown: &str) -> Result<TargetKind> {
+    Ok(match st {
+        None => TargetKind::File,
+        Some(st) => match st.st_mode & libc::S_IFMT {
+            libc::S_IFDIR => {
+                return Err(target_err(format!(
+                    "{shown} is a directory; give a file path inside it, e.g. {}/iolab.dat",
+                    shown.trim_end_matches('/')
+                )))
+            }
+            libc::S_IFREG => TargetKind::File,
+            libc::S_IFCHR => match major_minor(st.st_rdev) {
+                (1, 3) => TargetKind::DevNull,
+                (1, 5) => TargetKind::DevZero,
+                _ => {
+                    return Err(target_err(format!(
+                        "{shown} is a character device other than /dev/null or /dev/zero; accepted: a regular \
+                         file, /dev/null, /dev/zero or a block device"
+                    )))
+                }
+            },
+            libc::S_IFBLK => TargetKind::BlockDevice,
+            _ => {
+                return Err(target_err(format!(
+                    "{shown} is a pipe or socket; accepted: a regular file, /dev/null, /dev/zero or a block device"
+                )))
+            }
+        },
     })
 }
 
