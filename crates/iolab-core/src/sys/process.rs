@@ -325,3 +325,14 @@ pub fn default_signal(sig: i32) {
     // SAFETY: SIG_DFL is a valid disposition for any catchable signal.
     unsafe { libc::signal(sig, libc::SIG_DFL) };
 }
+
+/// CPU time the calling thread has used, in seconds (clock_gettime(CLOCK_THREAD_CPUTIME_ID)).
+pub fn thread_cpu_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer; CLOCK_THREAD_CPUTIME_ID needs nothing else.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}

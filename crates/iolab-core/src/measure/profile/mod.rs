@@ -294,10 +294,15 @@ mod tests {
         let h = std::thread::Builder::new()
             .name("prof-test-7".into())
             .spawn(|| {
+                // 300 ms of this thread's own CPU time (a busy machine stretches the wall time; samples
+                // count CPU time), bounded at 20 s of wall time.
                 let f = std::fs::File::create("/dev/null").unwrap();
                 let t = std::time::Instant::now();
+                let cpu0 = crate::sys::thread_cpu_s();
                 let buf = [0u8; 4096];
-                while t.elapsed() < std::time::Duration::from_millis(300) {
+                while crate::sys::thread_cpu_s() - cpu0 < 0.3
+                    && t.elapsed() < std::time::Duration::from_secs(20)
+                {
                     use std::io::Write;
                     (&f).write_all(&buf).unwrap();
                 }
@@ -306,7 +311,7 @@ mod tests {
         h.join().unwrap();
         s.stop();
         let p = s.finish("separate");
-        assert!(p.samples > 100, "300 ms at 997 Hz: {} samples", p.samples);
+        assert!(p.samples > 100, "300 ms of CPU at 997 Hz: {} samples", p.samples);
         assert!(
             p.folded.iter().any(|l| l.starts_with("prof-test;")),
             "the worker is named by its PERF_RECORD_COMM: {:?}",
