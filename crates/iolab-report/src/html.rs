@@ -110,11 +110,13 @@ fn uninformative(ys: &[f64], show: &dyn Fn(f64) -> String) -> Option<String> {
             "one value ({}), nothing to compare it with",
             show(ys[0])
         )),
-        Some(&a) if ys.iter().all(|v| (v - a).abs() <= 1e-9 * a.abs().max(1e-12)) => Some(format!(
-            "all {} values are equal ({})",
-            ys.len(),
-            show(a)
-        )),
+        Some(&a)
+            if ys
+                .iter()
+                .all(|v| (v - a).abs() <= 1e-9 * a.abs().max(1e-12)) =>
+        {
+            Some(format!("all {} values are equal ({})", ys.len(), show(a)))
+        }
         _ => None,
     }
 }
@@ -296,8 +298,15 @@ fn per_run_bars(
     caption: String,
     out: &mut Out,
 ) {
-    let with: Vec<&Run> = io_runs.iter().copied().filter(|x| value(x).is_some()).collect();
-    let firsts: Vec<f64> = with.iter().filter_map(|x| value(x)?.first().copied()).collect();
+    let with: Vec<&Run> = io_runs
+        .iter()
+        .copied()
+        .filter(|x| value(x).is_some())
+        .collect();
+    let firsts: Vec<f64> = with
+        .iter()
+        .filter_map(|x| value(x)?.first().copied())
+        .collect();
     if with.is_empty() {
         return;
     }
@@ -483,7 +492,11 @@ mod tests {
             assert!(names.contains(&want), "{want} missing from {names:?}");
         }
         for c in &rep.charts {
-            assert!(texts(&c.svg).iter().any(|t| t == &c.title), "{}: title", c.name);
+            assert!(
+                texts(&c.svg).iter().any(|t| t == &c.title),
+                "{}: title",
+                c.name
+            );
         }
         let tp = rep
             .charts
@@ -491,7 +504,13 @@ mod tests {
             .find(|c| c.name == "throughput-vs-bs")
             .unwrap();
         let t = texts(&tp.svg);
-        for want in ["method=sync", "method=mmap", "512 B", "4 KiB", "throughput (MiB/s)"] {
+        for want in [
+            "method=sync",
+            "method=mmap",
+            "512 B",
+            "4 KiB",
+            "throughput (MiB/s)",
+        ] {
             assert!(t.contains(&want.to_string()), "{want}: {t:?}");
         }
         assert!(rep.html.contains("not run: not run: x") && rep.html.contains("a &lt;finding&gt;"));
@@ -507,7 +526,9 @@ mod tests {
         let rep = build(&recs, &["x.jsonl".into()]);
         // Every run made one call per op: no chart of it, against bs or per run.
         assert!(
-            !rep.charts.iter().any(|c| c.name.starts_with("syscalls-per-op")),
+            !rep.charts
+                .iter()
+                .any(|c| c.name.starts_with("syscalls-per-op")),
             "{:?}",
             rep.charts.iter().map(|c| &c.name).collect::<Vec<_>>()
         );
@@ -515,7 +536,11 @@ mod tests {
             "System calls per op against block size: all 2 values are equal (1 calls/op)",
             "System calls per op: all 2 values are equal (1 calls/op)",
         ] {
-            assert!(rep.left_out.iter().any(|l| l == want), "{want}: {:?}", rep.left_out);
+            assert!(
+                rep.left_out.iter().any(|l| l == want),
+                "{want}: {:?}",
+                rep.left_out
+            );
             assert!(rep.html.contains(&page::esc(want)), "{want}");
         }
         // One run: nothing to compare along bs; its distributions are still drawn.
@@ -540,7 +565,11 @@ mod tests {
             "{t:?}"
         );
         // The table's labels are unique.
-        assert!(rep.html.contains("<td>method=sync bs=512 [a.jsonl]</td>"), "{}", rep.html);
+        assert!(
+            rep.html.contains("<td>method=sync bs=512 [a.jsonl]</td>"),
+            "{}",
+            rep.html
+        );
         assert!(rep.html.contains("<td>method=sync bs=512 [b.jsonl]</td>"));
         // The same file twice: numbered.
         let a = vec![fake("sync", 512, 10.0)];
@@ -570,6 +599,9 @@ mod tests {
             .find(|c| c.name == "throughput-vs-method")
             .expect("ranked by method");
         let t = texts(&m.svg);
-        assert!(t.contains(&"bs=4 B".to_string()) && t.contains(&"psync".to_string()), "{t:?}");
+        assert!(
+            t.contains(&"bs=4 B".to_string()) && t.contains(&"psync".to_string()),
+            "{t:?}"
+        );
     }
 }

@@ -268,8 +268,16 @@ impl Axis {
 /// (min, max) of the values an axis can show (positive ones for log axes); (1, 1) when none.
 fn bounds(values: &[f64], log: bool) -> (f64, f64) {
     let ok = |v: &&f64| v.is_finite() && (!log || **v > 0.0);
-    let lo = values.iter().filter(ok).copied().fold(f64::INFINITY, f64::min);
-    let hi = values.iter().filter(ok).copied().fold(f64::NEG_INFINITY, f64::max);
+    let lo = values
+        .iter()
+        .filter(ok)
+        .copied()
+        .fold(f64::INFINITY, f64::min);
+    let hi = values
+        .iter()
+        .filter(ok)
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
     if lo.is_finite() {
         (lo, hi)
     } else {
@@ -363,7 +371,7 @@ pub(super) fn num(v: f64) -> String {
         let s = n.unsigned_abs().to_string();
         let mut out = String::new();
         for (i, c) in s.chars().enumerate() {
-            if i > 0 && (s.len() - i) % 3 == 0 {
+            if i > 0 && (s.len() - i).is_multiple_of(3) {
                 out.push(',');
             }
             out.push(c);
@@ -443,7 +451,11 @@ mod tests {
         assert_eq!(time_unit(500.0, 3e7).0, "µs");
         let a = Axis::time("latency", &[2000.0, 3e6]);
         assert_eq!(a.title, "latency (µs, log scale)");
-        assert!(a.ticks.iter().any(|t| a.tick_label(*t) == "1,000"), "{:?}", a.ticks);
+        assert!(
+            a.ticks.iter().any(|t| a.tick_label(*t) == "1,000"),
+            "{:?}",
+            a.ticks
+        );
         assert_eq!(a.value_text(2500.0), "2.5 µs");
     }
 
@@ -457,12 +469,18 @@ mod tests {
         assert_eq!(log_ticks(90.0, 2e6), vec![100.0, 1e3, 1e4, 1e5, 1e6]);
         let t = log_ticks(150.0, 900.0);
         assert_eq!(t, vec![200.0, 400.0, 600.0, 800.0]);
-        assert!(t.len() >= 3 && t.iter().all(|v| (150.0..=900.0).contains(v)), "{t:?}");
+        assert!(
+            t.len() >= 3 && t.iter().all(|v| (150.0..=900.0).contains(v)),
+            "{t:?}"
+        );
         let a = Axis::block_sizes(&[4096.0, 512.0, 1048576.0, 4096.0]);
         let labels: Vec<String> = a.ticks.iter().map(|t| a.tick_label(*t)).collect();
         assert_eq!(labels, ["512 B", "4 KiB", "1 MiB"]);
         let o = Axis::ordinal("run", "ordinal", 20);
-        assert!(o.ticks.iter().all(|t| t.fract() == 0.0 && *t >= 1.0 && *t <= 20.0));
+        assert!(o
+            .ticks
+            .iter()
+            .all(|t| t.fract() == 0.0 && *t >= 1.0 && *t <= 20.0));
     }
 
     #[test]

@@ -85,7 +85,11 @@ impl Ranged for Ticked {
     type ValueType = f64;
 
     fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
-        let span = if self.hi > self.lo { self.hi - self.lo } else { 1.0 };
+        let span = if self.hi > self.lo {
+            self.hi - self.lo
+        } else {
+            1.0
+        };
         (limit.0 as f64 + (v - self.lo) / span * (limit.1 - limit.0) as f64).round() as i32
     }
 
@@ -336,10 +340,17 @@ pub(super) fn draw(f: &Figure) -> Result<String, String> {
     let height = (TITLE_H + rows as i32 * panel_h + 8).max(TITLE_H + legend.height + 20);
     let mut svg = String::new();
     let mut o = String::new();
-    text(&mut o, "chart-title", (WIDTH / 2, 26), 18, "middle", &f.title);
+    text(
+        &mut o,
+        "chart-title",
+        (WIDTH / 2, 26),
+        18,
+        "middle",
+        &f.title,
+    );
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH as u32, height as u32))
-            .into_drawing_area();
+        let root =
+            SVGBackend::with_string(&mut svg, (WIDTH as u32, height as u32)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         for (k, p) in f.panels.iter().enumerate() {
             let (c, r) = ((k % cols) as i32, (k / cols) as i32);
@@ -366,7 +377,9 @@ fn draw_panel(
     o: &mut String,
 ) -> Result<(), String> {
     let title_h = if p.title.is_empty() { 0 } else { 24 };
-    let area = root.clone().shrink((x0, y0 + title_h), (w as u32, (h - title_h) as u32));
+    let area = root
+        .clone()
+        .shrink((x0, y0 + title_h), (w as u32, (h - title_h) as u32));
     let mut chart = ChartBuilder::on(&area)
         .margin(8)
         .margin_right(20)
@@ -386,25 +399,7 @@ fn draw_panel(
         .draw()
         .map_err(|e| e.to_string())?;
     let (rx, ry) = chart.plotting_area().get_pixel_range();
-    let _ = write!(
-        o,
-        "<rect class=\"plot-area\" data-kind=\"xy\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" \
-         fill=\"none\" stroke=\"#bbb\"/>",
-        rx.start,
-        ry.start,
-        rx.end - rx.start,
-        ry.end - ry.start
-    );
-    if title_h > 0 {
-        // Centered over the plotting area, cut to the cell's width.
-        let fit = ((w - 16) as f64 / CHAR_W) as usize;
-        let cx = ((rx.start + rx.end) / 2).clamp(x0 + w / 2 - 40, x0 + w / 2 + 40);
-        text(o, "panel-title", (cx, y0 + 17), 14, "middle", &clip(&p.title, fit));
-    }
-    let mid = (rx.start + rx.end) / 2;
-    axis_label(o, "x-label", (mid, ry.end + 40), (rx.end - rx.start) + 60, &p.x.title, false);
-    let (lx, ly) = (x0 + 16, (ry.start + ry.end) / 2);
-    axis_label(o, "y-label", (lx, ly), ry.end - ry.start + 30, &p.y.title, true);
+    panel_labels(p, (x0, y0, w), (rx, ry), o);
     let drawable = |pts: &[(f64, f64)]| -> Vec<(f64, f64)> {
         pts.iter()
             .copied()
@@ -415,19 +410,76 @@ fn draw_panel(
         if let Marks::Line(pts) = &m.marks {
             chart
                 .draw_series(LineSeries::new(
-                    drawable(pts).iter().map(|(x, y)| (p.x.fwd(*x), p.y.fwd(*y))),
+                    drawable(pts)
+                        .iter()
+                        .map(|(x, y)| (p.x.fwd(*x), p.y.fwd(*y))),
                     color(m.series).stroke_width(2),
                 ))
                 .map_err(|e| e.to_string())?;
         }
     }
     let at = |x: f64, y: f64| chart.backend_coord(&(p.x.fwd(x), p.y.fwd(y)));
+    draw_marks(p, f, &at, o);
+    Ok(())
+}
+
+/// A panel's frame, title and axis labels, around the plotting area `(rx, ry)` of its cell (x, y, width).
+fn panel_labels(
+    p: &Panel,
+    (x0, y0, w): (i32, i32, i32),
+    (rx, ry): (Range<i32>, Range<i32>),
+    o: &mut String,
+) {
+    let _ = write!(
+        o,
+        "<rect class=\"plot-area\" data-kind=\"xy\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" \
+         fill=\"none\" stroke=\"#bbb\"/>",
+        rx.start,
+        ry.start,
+        rx.end - rx.start,
+        ry.end - ry.start
+    );
+    if !p.title.is_empty() {
+        // Centered over the plotting area, cut to the cell's width.
+        let fit = ((w - 16) as f64 / CHAR_W) as usize;
+        let cx = ((rx.start + rx.end) / 2).clamp(x0 + w / 2 - 40, x0 + w / 2 + 40);
+        text(
+            o,
+            "panel-title",
+            (cx, y0 + 17),
+            14,
+            "middle",
+            &clip(&p.title, fit),
+        );
+    }
+    let mid = (rx.start + rx.end) / 2;
+    axis_label(
+        o,
+        "x-label",
+        (mid, ry.end + 40),
+        (rx.end - rx.start) + 60,
+        &p.x.title,
+        false,
+    );
+    let (lx, ly) = (x0 + 16, (ry.start + ry.end) / 2);
+    axis_label(
+        o,
+        "y-label",
+        (lx, ly),
+        ry.end - ry.start + 30,
+        &p.y.title,
+        true,
+    );
+}
+
+/// A panel's points and bars, each with its tooltip; `at` maps values to the canvas.
+fn draw_marks(p: &Panel, f: &Figure, at: &dyn Fn(f64, f64) -> (i32, i32), o: &mut String) {
     for m in &p.marks {
         let c = color(m.series);
         let name = series_name(f, p, m.series);
         match &m.marks {
             Marks::Line(pts) => {
-                for (x, y) in drawable(pts) {
+                for &(x, y) in pts.iter().filter(|(x, y)| p.x.holds(*x) && p.y.holds(*y)) {
                     let (cx, cy) = at(x, y);
                     let _ = write!(
                         o,
@@ -462,7 +514,6 @@ fn draw_panel(
             }
         }
     }
-    Ok(())
 }
 
 /// A row of a horizontal bar chart: its label and a value per part.
@@ -505,7 +556,11 @@ pub(super) fn bar_chart(b: &BarChart) -> Result<String, String> {
         return Err("no bars".into());
     }
     let names: Vec<(usize, String, bool)> = if b.parts.len() > 1 {
-        b.parts.iter().enumerate().map(|(i, n)| (i, n.clone(), true)).collect()
+        b.parts
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (i, n.clone(), true))
+            .collect()
     } else {
         Vec::new()
     };
@@ -522,16 +577,24 @@ pub(super) fn bar_chart(b: &BarChart) -> Result<String, String> {
     let height = (TITLE_H + body + 62).max(TITLE_H + legend.height + 20);
     let mut svg = String::new();
     let mut o = String::new();
-    text(&mut o, "chart-title", (WIDTH / 2, 26), 18, "middle", &b.title);
+    text(
+        &mut o,
+        "chart-title",
+        (WIDTH / 2, 26),
+        18,
+        "middle",
+        &b.title,
+    );
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH as u32, height as u32))
-            .into_drawing_area();
+        let root =
+            SVGBackend::with_string(&mut svg, (WIDTH as u32, height as u32)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let right = if b.stacked { 20 } else { 90 };
         let plot_w = WIDTH - legend.width - label_w;
-        let area = root
-            .clone()
-            .shrink((label_w, TITLE_H), (plot_w as u32, (height - TITLE_H) as u32));
+        let area = root.clone().shrink(
+            (label_w, TITLE_H),
+            (plot_w as u32, (height - TITLE_H) as u32),
+        );
         let rows = Ticked {
             lo: 0.0,
             hi: body as f64,
@@ -565,7 +628,14 @@ pub(super) fn bar_chart(b: &BarChart) -> Result<String, String> {
             ry.end - ry.start
         );
         let mid = (rx.start + rx.end) / 2;
-        axis_label(&mut o, "x-label", (mid, ry.end + 42), rx.end - rx.start, &b.axis.title, false);
+        axis_label(
+            &mut o,
+            "x-label",
+            (mid, ry.end + 42),
+            rx.end - rx.start,
+            &b.axis.title,
+            false,
+        );
         let at = |v: f64, off: i32| chart.backend_coord(&(b.axis.fwd(v), (body - off) as f64));
         draw_bar_rows(b, label_w, &at, &mut o);
         root.present().map_err(|e| e.to_string())?;

@@ -9,6 +9,9 @@ use super::{shared_spec, shares, uninformative, Out, Run};
 use crate::fields;
 use serde_json::Value;
 
+/// A run with its histogram's bars (from, to, share in %).
+type Bars<'a, 'b> = (&'b Run<'a>, Vec<(f64, f64, f64)>);
+
 /// Histogram panels one figure draws at most (the caption names the runs left out).
 const MAX_PANELS: usize = 30;
 
@@ -68,19 +71,17 @@ fn run_lines(
     let keys = vary::series_keys(groups, &[]);
     let panels = groups
         .iter()
-        .map(|(t, g)| {
-            Panel {
-                title: t.clone(),
-                x: x.clone(),
-                y: y.clone(),
-                marks: g
-                    .iter()
-                    .map(|r| Mark {
-                        series: legend.index(&vary::label_in(r, &keys)),
-                        marks: Marks::Line(points(r)),
-                    })
-                    .collect(),
-            }
+        .map(|(t, g)| Panel {
+            title: t.clone(),
+            x: x.clone(),
+            y: y.clone(),
+            marks: g
+                .iter()
+                .map(|r| Mark {
+                    series: legend.index(&vary::label_in(r, &keys)),
+                    marks: Marks::Line(points(r)),
+                })
+                .collect(),
         })
         .collect();
     Figure {
@@ -92,7 +93,10 @@ fn run_lines(
 
 fn panels_note(groups: &[(String, Vec<&Run>)]) -> String {
     if groups.len() > 1 {
-        format!(" A panel per group of runs ({}), named above it.", groups.len())
+        format!(
+            " A panel per group of runs ({}), named above it.",
+            groups.len()
+        )
     } else {
         String::new()
     }
@@ -108,7 +112,9 @@ fn percentiles_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], out: &mut Ou
     };
     let pts: Vec<(f64, f64)> = runs.iter().flat_map(|r| tail(r)).collect();
     let y = Axis::time("latency", &pts.iter().map(|p| p.1).collect::<Vec<_>>());
-    if let Some(why) = uninformative(&pts.iter().map(|p| p.1).collect::<Vec<_>>(), &|v| y.value_text(v)) {
+    if let Some(why) = uninformative(&pts.iter().map(|p| p.1).collect::<Vec<_>>(), &|v| {
+        y.value_text(v)
+    }) {
         out.leave_out(title, why);
         return;
     }
@@ -155,11 +161,7 @@ fn cdf_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], out: &mut Out) {
 }
 
 /// Histograms as bars, a panel per run (at most MAX_PANELS), on shared axes.
-fn histogram_panels(
-    runs: &[(&Run, Vec<(f64, f64, f64)>)],
-    x: &Axis,
-    y: &Axis,
-) -> (Vec<Panel>, String) {
+fn histogram_panels(runs: &[Bars], x: &Axis, y: &Axis) -> (Vec<Panel>, String) {
     let all: Vec<&Run> = runs.iter().map(|r| r.0).collect();
     let keys = vary::independent(&all, vary::varying(&all, &[]));
     let panels = runs
@@ -195,7 +197,7 @@ fn histogram_panels(
 fn gaps_chart(io_runs: &[&Run], out: &mut Out) {
     let title = "Time between ops (histogram)";
     // Buckets are half an octave wide: each from its bound / sqrt(2) to its bound.
-    let runs: Vec<(&Run, Vec<(f64, f64, f64)>)> = io_runs
+    let runs: Vec<Bars> = io_runs
         .iter()
         .filter_map(|x| {
             let s = shares(fields::GAP_BUCKETS.at(x.r)?)?;
@@ -241,7 +243,7 @@ fn gaps_chart(io_runs: &[&Run], out: &mut Out) {
 }
 
 /// Why histograms that each hold one bar, the same one, carry no information; None otherwise.
-fn single_bar_everywhere(runs: &[(&Run, Vec<(f64, f64, f64)>)], x: &Axis) -> Option<String> {
+fn single_bar_everywhere(runs: &[Bars], x: &Axis) -> Option<String> {
     let first = runs.first()?.1.first()?;
     let same = runs
         .iter()
@@ -259,7 +261,7 @@ fn single_bar_everywhere(runs: &[(&Run, Vec<(f64, f64, f64)>)], x: &Axis) -> Opt
 /// io_uring batch sizes, of the runs that used io_uring: a histogram per run.
 pub(super) fn uring_batches_chart(io_runs: &[&Run], out: &mut Out) {
     let title = "io_uring batch sizes";
-    let runs: Vec<(&Run, Vec<(f64, f64, f64)>)> = io_runs
+    let runs: Vec<Bars> = io_runs
         .iter()
         .filter(|x| fields::URING.at(x.r).is_some_and(|u| !u.is_null()))
         .filter_map(|x| {
@@ -284,7 +286,12 @@ pub(super) fn uring_batches_chart(io_runs: &[&Run], out: &mut Out) {
     while *ticks.last().unwrap_or(&1.0) < most {
         ticks.push(ticks.last().unwrap_or(&1.0) * 2.0);
     }
-    let x = Axis::measured("requests per io_uring_enter", "requests", &ticks, super::axis::num);
+    let x = Axis::measured(
+        "requests per io_uring_enter",
+        "requests",
+        &ticks,
+        super::axis::num,
+    );
     if single_bar_everywhere(&runs, &x).is_some() {
         let n = runs[0].1[0].1 / 1.25;
         out.leave_out(

@@ -247,7 +247,10 @@ fn groups_chart(x: &Run, i: usize, n: usize, out: &mut Out) {
         axis: Axis::amount(
             "share of samples",
             "%",
-            &rows.iter().map(|r| r.values[0] + r.values[1]).collect::<Vec<_>>(),
+            &rows
+                .iter()
+                .map(|r| r.values[0] + r.values[1])
+                .collect::<Vec<_>>(),
         ),
         parts: vec!["kernel".into(), "user space".into()],
         stacked: true,

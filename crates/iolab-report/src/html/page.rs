@@ -36,7 +36,9 @@ pub(super) fn page(
         figure(c, &mut o);
     }
     if !out.left_out.is_empty() {
-        o.push_str("<p>Left out, as they would carry no information:</p>\n<ul class=\"left-out\">\n");
+        o.push_str(
+            "<p>Left out, as they would carry no information:</p>\n<ul class=\"left-out\">\n",
+        );
         for l in &out.left_out {
             let _ = writeln!(o, "<li>{}</li>", esc(l));
         }

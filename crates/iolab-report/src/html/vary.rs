@@ -95,7 +95,10 @@ pub(super) fn varying(runs: &[&Run], except: &[&str]) -> Vec<String> {
 /// records' order, without those another of them determines (a suite step's target path).
 pub(super) fn series_keys(panels: &[(String, Vec<&Run>)], except: &[&str]) -> Vec<String> {
     let all: Vec<&Run> = panels.iter().flat_map(|p| p.1.iter().copied()).collect();
-    let within: Vec<String> = panels.iter().flat_map(|(_, g)| varying(g, except)).collect();
+    let within: Vec<String> = panels
+        .iter()
+        .flat_map(|(_, g)| varying(g, except))
+        .collect();
     let keys: Vec<String> = varying(&all, except)
         .into_iter()
         .filter(|k| within.contains(k))
@@ -160,7 +163,10 @@ pub(super) fn split<'a, 'b>(
 ) -> Vec<(String, Vec<&'b Run<'a>>)> {
     let mut todo: Vec<(Vec<String>, Vec<&Run>)> = vec![(Vec::new(), runs)];
     let vary = varying(&todo[0].1, except);
-    if let Some(first) = ["step", "target"].iter().find(|k| vary.iter().any(|v| v == *k)) {
+    if let Some(first) = ["step", "target"]
+        .iter()
+        .find(|k| vary.iter().any(|v| v == *k))
+    {
         todo = by_key(todo, first);
     }
     todo.reverse();
