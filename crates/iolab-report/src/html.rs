@@ -315,7 +315,7 @@ fn per_run_bars(
         return;
     }
     for (title, group) in vary::split(with, &[], 40, &|g| g.len()) {
-        let keys = vary::varying(&group, &[]);
+        let keys = vary::independent(&group, vary::varying(&group, &[]));
         chart.sections.push(BarSection {
             title,
             rows: group

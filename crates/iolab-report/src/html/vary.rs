@@ -11,9 +11,9 @@ use crate::fields::{self, Field};
 use serde_json::Value;
 
 /// Series one panel holds at most (more are split into panels of their own).
-pub(super) const MAX_SERIES: usize = 10;
+pub(super) const MAX_SERIES: usize = 8;
 /// Bars per method one section of a ranked chart holds at most.
-const MAX_PARTS: usize = 6;
+const MAX_PARTS: usize = 4;
 
 /// "key=value", or a suite step's label alone.
 pub(super) fn kv(k: &str, v: &str) -> String {
@@ -152,9 +152,9 @@ fn values_of<'r>(runs: &[&'r Run], key: &str) -> Vec<&'r str> {
     v
 }
 
-/// Small multiples: `runs` in groups, each with a title naming the values its runs share. Split first by
-/// the suite step (else the target) when it varies, then, while a group would hold more than `max`
-/// series (`count` counts a group's), by the key (not in `except`) with the fewest values.
+/// Small multiples: `runs` in groups, each with a title naming the values its runs share. While a group
+/// would hold more than `max` series (`count` counts a group's), it is split: first by the suite step
+/// (else the target) when it varies, then by the key (not in `except`) with the fewest values.
 pub(super) fn split<'a, 'b>(
     runs: Vec<&'b Run<'a>>,
     except: &[&str],
@@ -163,10 +163,10 @@ pub(super) fn split<'a, 'b>(
 ) -> Vec<(String, Vec<&'b Run<'a>>)> {
     let mut todo: Vec<(Vec<String>, Vec<&Run>)> = vec![(Vec::new(), runs)];
     let vary = varying(&todo[0].1, except);
-    if let Some(first) = ["step", "target"]
+    let first = ["step", "target"]
         .iter()
-        .find(|k| vary.iter().any(|v| v == *k))
-    {
+        .find(|k| vary.iter().any(|v| v == *k));
+    if let Some(first) = first.filter(|_| count(&todo[0].1) > max) {
         todo = by_key(todo, first);
     }
     todo.reverse();
