@@ -137,25 +137,24 @@ fn check_chart(path: &Path, measured_bs: &BTreeSet<u64>) {
         let t = label_text(l);
         assert!(names_a_unit(&t), "{name}: axis label without a unit: {t:?}");
     }
-    // No chart is constant: its points sit at two or more heights, its bars have two or more sizes.
-    let mut sizes = BTreeSet::new();
-    for p in of("point") {
-        sizes.insert(p.attribute("cy").unwrap().to_string());
-    }
-    for b in of("bar") {
-        sizes.insert(format!(
-            "{}x{}",
-            b.attribute("width").unwrap(),
-            b.attribute("height").unwrap()
-        ));
-    }
-    assert!(sizes.len() >= 2, "{name}: a constant chart ({sizes:?})");
-    // Legend names are unique.
-    let legend: Vec<String> = of("legend")
+    // No chart is constant: its points have two or more values (y), its bars two or more (where they
+    // span and how high).
+    let num =
+        |n: &roxmltree::Node, k: &str| -> Option<String> { n.attribute(k).map(str::to_string) };
+    let ys: BTreeSet<String> = of("point")
         .iter()
-        .flat_map(|g| g.descendants().filter(|n| n.has_tag_name("text")))
-        .map(|n| label_text(&n))
+        .filter_map(|p| num(p, "data-y"))
         .collect();
+    let bars: BTreeSet<(Option<String>, Option<String>, Option<String>)> = of("bar")
+        .iter()
+        .map(|b| (num(b, "data-x"), num(b, "data-x1"), num(b, "data-y")))
+        .collect();
+    assert!(
+        ys.len() >= 2 || bars.len() >= 2,
+        "{name}: a constant chart ({ys:?} {bars:?})"
+    );
+    // Legend names are unique.
+    let legend: Vec<String> = of("legend-entry").iter().map(label_text).collect();
     let unique: BTreeSet<&String> = legend.iter().collect();
     assert_eq!(unique.len(), legend.len(), "{name}: legend {legend:?}");
     // Block-size axes are ticked at the sizes measured, and every point sits on a tick.
@@ -175,9 +174,10 @@ fn check_chart(path: &Path, measured_bs: &BTreeSet<u64>) {
         );
         for p in of("point") {
             let cx: f64 = p.attribute("cx").unwrap().parse().unwrap();
+            let bs: f64 = p.attribute("data-x").unwrap().parse().unwrap();
             assert!(
-                ticks.iter().any(|t| (t.1 - cx).abs() <= 1.0),
-                "{name}: a point at x={cx} off the ticks {ticks:?}"
+                ticks.iter().any(|t| t.0 == bs && (t.1 - cx).abs() <= 1.0),
+                "{name}: a point of bs {bs} at x={cx} off its tick {ticks:?}"
             );
         }
     }

@@ -6,8 +6,10 @@
 //! reader hovers or a test looks for are written here, each with a class: the title (`chart-title`), each
 //! panel's (`panel-title`), each plotting area's frame (`plot-area`), the axis labels (`axis-label`),
 //! every data point (`point`) and bar (`bar`) with a tooltip naming its series and values, bar labels
-//! (`bar-label`, `bar-value`) and the legend (`legend`, its frame `legend-box`). Tick labels are marked
-//! `tick-label` after plotters wrote them (it draws them in two colors kept for the x and y axis).
+//! (`bar-label`, `bar-value`) and the legend (`legend`, its frame `legend-box`, each `legend-entry` with
+//! its whole name as tooltip). Points and bars carry their values (`data-x`, `data-y`; a histogram's bar
+//! spans `data-x` to `data-x1`). Tick labels are marked `tick-label` after plotters wrote them (it draws
+//! them in two colors kept for the x and y axis).
 
 use super::axis::Axis;
 use super::page::esc;
@@ -137,7 +139,8 @@ pub(super) struct Figure {
 
 /// A legend's entries, each wrapped to lines that fit its column, and the column's width.
 struct Legend {
-    entries: Vec<(usize, Vec<String>, bool)>,
+    /// (color index, name, its lines, whether a bar swatch)
+    entries: Vec<(usize, String, Vec<String>, bool)>,
     width: i32,
     height: i32,
 }
@@ -152,16 +155,16 @@ fn legend_of(names: &[(usize, String, bool)]) -> Legend {
         };
     }
     let max_chars = 34;
-    let entries: Vec<(usize, Vec<String>, bool)> = names
+    let entries: Vec<(usize, String, Vec<String>, bool)> = names
         .iter()
-        .map(|(i, n, bar)| (*i, wrap(n, max_chars), *bar))
+        .map(|(i, n, bar)| (*i, n.clone(), wrap(n, max_chars), *bar))
         .collect();
     let longest = entries
         .iter()
-        .flat_map(|e| e.1.iter().map(|l| l.chars().count()))
+        .flat_map(|e| e.2.iter().map(|l| l.chars().count()))
         .max()
         .unwrap_or(0);
-    let lines: usize = entries.iter().map(|e| e.1.len()).sum();
+    let lines: usize = entries.iter().map(|e| e.2.len()).sum();
     Legend {
         width: ((longest as f64 * CHAR_W) as i32 + 48).clamp(110, 300),
         height: lines as i32 * 17 + entries.len() as i32 * 4 + 14,
@@ -209,8 +212,9 @@ fn draw_legend(l: &Legend, x: i32, y: i32, o: &mut String) {
         l.height
     );
     let mut cy = y + 16;
-    for (i, lines, bar) in &l.entries {
+    for (i, name, lines, bar) in &l.entries {
         let c = hex(color(*i));
+        let _ = write!(o, "<g class=\"legend-entry\"><title>{}</title>", esc(name));
         if *bar {
             let _ = write!(
                 o,
@@ -241,6 +245,7 @@ fn draw_legend(l: &Legend, x: i32, y: i32, o: &mut String) {
             );
         }
         cy += 17 * lines.len() as i32 + 4;
+        o.push_str("</g>");
     }
     o.push_str("</g>");
 }
@@ -483,7 +488,8 @@ fn draw_marks(p: &Panel, f: &Figure, at: &dyn Fn(f64, f64) -> (i32, i32), o: &mu
                     let (cx, cy) = at(x, y);
                     let _ = write!(
                         o,
-                        "<circle class=\"point\" cx=\"{cx}\" cy=\"{cy}\" r=\"3.5\" fill=\"{}\"><title>{}: {}, {}</title></circle>",
+                        "<circle class=\"point\" cx=\"{cx}\" cy=\"{cy}\" r=\"3.5\" fill=\"{}\" data-x=\"{x}\" data-y=\"{y}\">\
+                         <title>{}: {}, {}</title></circle>",
                         hex(c),
                         esc(&name),
                         esc(&p.x.value_text(x)),
@@ -499,8 +505,8 @@ fn draw_marks(p: &Panel, f: &Figure, at: &dyn Fn(f64, f64) -> (i32, i32), o: &mu
                     let ((l, t), (r, bot)) = (at(a, y), at(b, p.y.lo));
                     let _ = write!(
                         o,
-                        "<rect class=\"bar\" x=\"{}\" y=\"{t}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"white\" stroke-width=\"0.5\">\
-                         <title>{}: {} to {}: {}</title></rect>",
+                        "<rect class=\"bar\" x=\"{}\" y=\"{t}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"white\" stroke-width=\"0.5\" \
+                         data-x=\"{a}\" data-x1=\"{b}\" data-y=\"{y}\"><title>{}: {} to {}: {}</title></rect>",
                         l.min(r),
                         (r - l).abs().max(1),
                         (bot - t).max(0),
@@ -685,7 +691,7 @@ fn draw_bar_rows(b: &BarChart, label_w: i32, at: &dyn Fn(f64, i32) -> (i32, i32)
                 let part = b.parts.get(i).map(|p| format!(" {p}")).unwrap_or_default();
                 let _ = write!(
                     o,
-                    "<rect class=\"bar\" x=\"{l}\" y=\"{t}\" width=\"{}\" height=\"{}\" fill=\"{}\">\
+                    "<rect class=\"bar\" x=\"{l}\" y=\"{t}\" width=\"{}\" height=\"{}\" fill=\"{}\" data-x=\"{v}\">\
                      <title>{}{}: {}</title></rect>",
                     (r - l).max(0),
                     bt - t,

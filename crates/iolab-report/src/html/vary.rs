@@ -335,7 +335,7 @@ pub(super) fn figure_charts(io_runs: &[&Run], out: &mut Out) -> Vec<&'static str
             let panels: Vec<(String, Vec<&Run>)> =
                 split(runs, &[xk.key], max_of(xk), &|g| series_count(g, xk.key))
                     .into_iter()
-                    .filter(|(_, g)| values_of(g, xk.key).len() >= 2)
+                    .filter(|(_, g)| along(g, xk.key))
                     .collect();
             if panels.is_empty() {
                 continue;
@@ -354,6 +354,18 @@ fn max_of(xk: &XKey) -> usize {
     } else {
         MAX_PARTS
     }
+}
+
+/// Whether some series of a group (runs alike but for `x`) holds two or more values of `x`: else `x`
+/// varies only with the keys that tell the series apart (each suite step its own settings), and a chart
+/// against it would be isolated points.
+fn along(g: &[&Run], x: &str) -> bool {
+    let keys = independent(g, varying(g, &[x]));
+    g.iter().any(|a| {
+        let s = series_label(a, &keys);
+        g.iter()
+            .any(|b| series_label(b, &keys) == s && val(b, x) != val(a, x))
+    })
 }
 
 /// Series in a group: the combinations of the keys other than `x` that vary in it.
