@@ -208,12 +208,12 @@ impl Axis {
 
     /// Percentiles (fractions 0..1) on the nines scale, ticked p50, p90, p99 ... up to the largest drawn.
     pub(super) fn nines(name: &str, values: &[f64]) -> Axis {
-        Axis::nines_with(name, values, |p| format!("p{}", num(p * 100.0)))
+        Axis::nines_with(name, values, |p| format!("p{}", percent(p)))
     }
 
     /// Shares of ops (fractions 0..1) on the nines scale, ticked 50%, 90%, 99% ...
     pub(super) fn nines_share(name: &str, values: &[f64]) -> Axis {
-        Axis::nines_with(name, values, |p| format!("{}%", num(p * 100.0)))
+        Axis::nines_with(name, values, |p| format!("{}%", percent(p)))
     }
 
     fn nines_with(name: &str, values: &[f64], label: fn(f64) -> String) -> Axis {
@@ -387,6 +387,18 @@ pub(super) fn num(v: f64) -> String {
     }
 }
 
+/// A fraction as a percentage with the decimals it needs (0.99999: 99.999).
+fn percent(p: f64) -> String {
+    let v = p * 100.0;
+    let d = (0..6)
+        .find(|d| {
+            let m = 10f64.powi(*d);
+            ((v * m).round() / m - v).abs() < 1e-7
+        })
+        .unwrap_or(6) as usize;
+    format!("{v:.d$}")
+}
+
 /// Rates and counts with k, M and G (1.5k, 2M).
 pub(super) fn si(v: f64) -> String {
     let a = v.abs();
@@ -485,14 +497,14 @@ mod tests {
 
     #[test]
     fn the_nines_scale_spaces_the_tail_evenly() {
-        let a = Axis::nines("percentile", &[0.5, 0.9, 0.99, 0.999]);
+        let a = Axis::nines("percentile", &[0.5, 0.9, 0.99, 0.999, 0.99999]);
         let labels: Vec<String> = a.ticks.iter().map(|t| a.tick_label(*t)).collect();
-        assert_eq!(labels, ["p50", "p90", "p99", "p99.9"]);
+        assert_eq!(labels, ["p50", "p90", "p99", "p99.9", "p99.99", "p99.999"]);
         let step1 = a.fwd(0.99) - a.fwd(0.9);
         let step2 = a.fwd(0.999) - a.fwd(0.99);
         assert!((step1 - 1.0).abs() < 1e-9 && (step2 - 1.0).abs() < 1e-9);
         assert!((a.inv(a.fwd(0.999)) - 0.999).abs() < 1e-12);
-        assert!(a.lo < 0.5 && a.hi > 0.999 && a.hi < 1.0);
+        assert!(a.lo < 0.5 && a.hi > 0.99999 && a.hi < 1.0);
         assert!(!a.holds(1.0) && a.holds(0.0));
         let s = Axis::nines_share("ops", &[0.0, 0.5, 0.99]);
         let labels: Vec<String> = s.ticks.iter().map(|t| s.tick_label(*t)).collect();

@@ -446,8 +446,9 @@ fn panel_labels(
     );
     if !p.title.is_empty() {
         // Centered over the plotting area, cut to the cell's width.
-        let fit = ((w - 16) as f64 / CHAR_W) as usize;
         let cx = ((rx.start + rx.end) / 2).clamp(x0 + w / 2 - 40, x0 + w / 2 + 40);
+        let room = 2 * (cx - x0).min(x0 + w - cx) - 8;
+        let fit = (room as f64 / CHAR_W) as usize;
         text(
             o,
             "panel-title",
