@@ -100,23 +100,29 @@ impl Out {
     }
 }
 
-/// None when `ys` hold two or more different values; else why a chart of them would carry no
-/// information (`show` writes a value with its unit).
+/// Values this close (relative to the largest) draw as one line: a chart of them shows nothing.
+const SAME_WITHIN: f64 = 0.005;
+
+/// None when `ys` hold values that differ; else why a chart of them would carry no information (`show`
+/// writes a value with its unit): one value, all equal, or all within SAME_WITHIN of each other.
 fn uninformative(ys: &[f64], show: &dyn Fn(f64) -> String) -> Option<String> {
     let ys: Vec<f64> = ys.iter().copied().filter(|v| v.is_finite()).collect();
-    match ys.first() {
-        None => Some("no values".into()),
-        Some(_) if ys.len() == 1 => Some(format!(
+    let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    match ys.len() {
+        0 => Some("no values".into()),
+        1 => Some(format!(
             "one value ({}), nothing to compare it with",
             show(ys[0])
         )),
-        Some(&a)
-            if ys
-                .iter()
-                .all(|v| (v - a).abs() <= 1e-9 * a.abs().max(1e-12)) =>
-        {
-            Some(format!("all {} values are equal ({})", ys.len(), show(a)))
+        n if hi - lo <= 1e-9 * hi.abs().max(1e-12) => {
+            Some(format!("all {n} values are equal ({})", show(lo)))
         }
+        n if hi - lo <= SAME_WITHIN * hi.abs() => Some(format!(
+            "all {n} values are within {}% of each other (about {})",
+            SAME_WITHIN * 100.0,
+            show((lo + hi) / 2.0)
+        )),
         _ => None,
     }
 }
@@ -543,6 +549,11 @@ mod tests {
             );
             assert!(rep.html.contains(&page::esc(want)), "{want}");
         }
+        assert_eq!(
+            uninformative(&[1.0, 1.002, 1.001], &|v| format!("{v}")).as_deref(),
+            Some("all 3 values are within 0.5% of each other (about 1.001)")
+        );
+        assert_eq!(uninformative(&[1.0, 1.02], &|v| format!("{v}")), None);
         // One run: nothing to compare along bs; its distributions are still drawn.
         let rep = build(&recs[..1], &["x.jsonl".into()]);
         assert!(!rep.charts.iter().any(|c| c.name.contains("-vs-")));
