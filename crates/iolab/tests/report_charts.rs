@@ -137,6 +137,18 @@ fn check_chart(path: &Path, measured_bs: &BTreeSet<u64>) {
         let t = label_text(l);
         assert!(names_a_unit(&t), "{name}: axis label without a unit: {t:?}");
     }
+    // Bars are measured from zero: never on a log axis.
+    if plots
+        .iter()
+        .any(|p| p.attribute("data-kind") == Some("bars"))
+    {
+        for l in &xl {
+            assert!(
+                !label_text(l).contains("log scale"),
+                "{name}: bars on a log axis"
+            );
+        }
+    }
     // No chart is constant: its points have two or more values (y), its bars two or more (where they
     // span and how high).
     let num =

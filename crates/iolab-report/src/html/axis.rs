@@ -240,6 +240,24 @@ impl Axis {
         a
     }
 
+    /// This axis as a linear one from 0, where it is not (bars are measured from zero; a log axis has none).
+    pub(super) fn linear_from_zero(self, values: &[f64]) -> Axis {
+        if self.scale == Scale::Lin {
+            return self;
+        }
+        let (_, hi) = bounds(values, false);
+        let (ticks, top) = lin_ticks(0.0, hi / self.div, false);
+        Axis {
+            title: self.title.replace(", log scale", ""),
+            scale: Scale::Lin,
+            lo: 0.0,
+            hi: top * self.div,
+            ticks: ticks.iter().map(|t| t * self.div).collect(),
+            minor: Vec::new(),
+            ..self
+        }
+    }
+
     /// This linear axis as a log one when its values are all positive and span a factor of 100 or more:
     /// a linear axis would flatten the small ones onto its floor.
     pub(super) fn log_if_wide(self, values: &[f64]) -> Axis {
@@ -469,6 +487,10 @@ mod tests {
             a.ticks
         );
         assert_eq!(a.value_text(2500.0), "2.5 µs");
+        let b = a.linear_from_zero(&[2000.0, 3e6]);
+        assert_eq!(b.title, "latency (µs)");
+        assert_eq!((b.scale, b.lo), (Scale::Lin, 0.0));
+        assert_eq!(b.tick_label(*b.ticks.last().unwrap()), "3,000");
     }
 
     #[test]

@@ -556,12 +556,8 @@ fn row_h(b: &BarChart) -> i32 {
     }
 }
 
-/// Draws a horizontal bar chart: row labels left of the plotting area, the legend right of it.
-pub(super) fn bar_chart(b: &BarChart) -> Result<String, String> {
-    let rows: usize = b.sections.iter().map(|s| s.rows.len()).sum();
-    if rows == 0 {
-        return Err("no bars".into());
-    }
+/// A bar chart's legend, the width of its row labels, the height of its rows and of the whole chart.
+fn bar_layout(b: &BarChart, rows: usize) -> (Legend, i32, i32, i32) {
     let names: Vec<(usize, String, bool)> = if b.parts.len() > 1 {
         b.parts
             .iter()
@@ -582,6 +578,16 @@ pub(super) fn bar_chart(b: &BarChart) -> Result<String, String> {
     let heads = b.sections.iter().filter(|s| !s.title.is_empty()).count() as i32;
     let body = heads * 26 + rows as i32 * row_h(b);
     let height = (TITLE_H + body + 62).max(TITLE_H + legend.height + 20);
+    (legend, label_w, body, height)
+}
+
+/// Draws a horizontal bar chart: row labels left of the plotting area, the legend right of it.
+pub(super) fn bar_chart(b: &BarChart) -> Result<String, String> {
+    let rows: usize = b.sections.iter().map(|s| s.rows.len()).sum();
+    if rows == 0 {
+        return Err("no bars".into());
+    }
+    let (legend, label_w, body, height) = bar_layout(b, rows);
     let mut svg = String::new();
     let mut o = String::new();
     text(

@@ -412,7 +412,7 @@ fn figure_chart(fig: &Fig, xk: &XKey, panels: &[(String, Vec<&Run>)], out: &mut 
             let y = y.log_if_wide(&ys);
             charts::draw(&lines_figure(fig, xk, (n, unit), panels, y, &title))
         }
-        None => charts::bar_chart(&ranked_bars(fig, panels, y, &title)),
+        None => charts::bar_chart(&ranked_bars(fig, panels, y.linear_from_zero(&ys), &title)),
     };
     out.add(&name, &title, caption, svg);
     true
