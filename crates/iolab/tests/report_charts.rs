@@ -25,7 +25,7 @@ const UNITS: &[&str] = &[
     "requests",
     "requests in flight",
     "requests per submission",
-    "threads",
+    "count",
     "ordinal, per method",
 ];
 

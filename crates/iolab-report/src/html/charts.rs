@@ -262,22 +262,36 @@ fn text(o: &mut String, class: &str, (x, y): (i32, i32), size: u32, anchor: &str
 /// An axis's label centered at (x, y), in a size that fits `room` pixels (13 px, else down to 10 px,
 /// else cut, the whole label then its tooltip); turned a quarter left for a y axis.
 fn axis_label(o: &mut String, which: &str, (x, y): (i32, i32), room: i32, s: &str, turn: bool) {
-    let per_px = CHAR_W / 13.0;
-    let chars = s.chars().count() as f64;
-    let mut size = 13.0;
-    while size > 10.0 && chars * size * per_px > room as f64 {
-        size -= 1.0;
-    }
-    let shown = clip(s, (room as f64 / (size * per_px)) as usize);
     let turn = if turn {
         format!(" transform=\"rotate(-90 {x} {y})\"")
     } else {
         String::new()
     };
+    let class = format!("axis-label {which}");
+    fitted(o, &class, (x, y), (room, 13.0), s, &turn);
+}
+
+/// Text of `class` centered at (x, y) in `room` pixels: at `size` px, smaller (down to 10 px) where
+/// that does not fit, else cut with the whole text as its tooltip; `extra` attributes added.
+fn fitted(
+    o: &mut String,
+    class: &str,
+    (x, y): (i32, i32),
+    (room, size): (i32, f64),
+    s: &str,
+    extra: &str,
+) {
+    let per_px = CHAR_W / 13.0;
+    let chars = s.chars().count() as f64;
+    let mut size = size;
+    while size > 10.0 && chars * size * per_px > room as f64 {
+        size -= 1.0;
+    }
+    let shown = clip(s, (room as f64 / (size * per_px)) as usize);
     let _ = write!(
         o,
-        "<text class=\"axis-label {which}\" x=\"{x}\" y=\"{y}\" font-family=\"{FONT}\" font-size=\"{size}\" \
-         text-anchor=\"middle\"{turn}>{}{}</text>",
+        "<text class=\"{class}\" x=\"{x}\" y=\"{y}\" font-family=\"{FONT}\" font-size=\"{size}\" \
+         text-anchor=\"middle\"{extra}>{}{}</text>",
         esc(&shown),
         if shown != s {
             format!("<title>{}</title>", esc(s))
@@ -445,18 +459,15 @@ fn panel_labels(
         ry.end - ry.start
     );
     if !p.title.is_empty() {
-        // Centered over the plotting area, cut to the cell's width.
+        // Centered over the plotting area where it fits beside the cell's edges, else over the cell.
         let cx = ((rx.start + rx.end) / 2).clamp(x0 + w / 2 - 40, x0 + w / 2 + 40);
         let room = 2 * (cx - x0).min(x0 + w - cx) - 8;
-        let fit = (room as f64 / CHAR_W) as usize;
-        text(
-            o,
-            "panel-title",
-            (cx, y0 + 17),
-            14,
-            "middle",
-            &clip(&p.title, fit),
-        );
+        let (cx, room) = if p.title.chars().count() as f64 * CHAR_W * 14.0 / 13.0 <= room as f64 {
+            (cx, room)
+        } else {
+            (x0 + w / 2, w - 8)
+        };
+        fitted(o, "panel-title", (cx, y0 + 17), (room, 14.0), &p.title, "");
     }
     let mid = (rx.start + rx.end) / 2;
     axis_label(

@@ -308,7 +308,7 @@ const XKEYS: [XKey; 5] = [
     XKey {
         key: "threads",
         field: fields::SPEC_THREADS,
-        axis: Some(("threads", "threads")),
+        axis: Some(("threads", "count")),
     },
     XKey {
         key: "batch",
@@ -390,20 +390,20 @@ fn figure_chart(fig: &Fig, xk: &XKey, panels: &[(String, Vec<&Run>)], out: &mut 
     }
     let name = format!("{}-vs-{}", fig.name, xk.key);
     let caption = format!(
-        "{} ({}) against {x_name}{}, one {} per combination of the other keys that vary (the legend), \
-         a panel per {}. Shared spec: {}.",
+        "{} ({}) against {x_name}{}, one {} per combination of the other keys that vary (the legend){}. \
+         Shared spec: {}.",
         fig.title,
         fig.about,
         if xk.axis.is_some() {
             " (log axis, a tick at each value measured)"
         } else {
-            ""
+            ", best first"
         },
         if xk.axis.is_some() { "line" } else { "bar" },
         if panels.len() > 1 {
-            "group named above it"
+            ", a panel per group of runs, named above it"
         } else {
-            "group (here one)"
+            ""
         },
         shared_spec(&all)
     );
