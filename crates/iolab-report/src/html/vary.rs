@@ -15,12 +15,14 @@ pub(super) const MAX_SERIES: usize = 8;
 /// Bars per method one section of a ranked chart holds at most.
 const MAX_PARTS: usize = 4;
 
-/// "key=value", or a suite step's label alone.
+/// "key=value", or a suite step's label alone; a key a run does not have says so (records of a sweep
+/// beside a suite's have no step).
 pub(super) fn kv(k: &str, v: &str) -> String {
-    if k == "step" {
-        v.to_string()
-    } else {
-        format!("{k}={v}")
+    match (k, v) {
+        ("step", "") => "no step".into(),
+        ("step", _) => v.to_string(),
+        (_, "") => format!("{k}=(none)"),
+        _ => format!("{k}={v}"),
     }
 }
 
