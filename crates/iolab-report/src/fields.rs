@@ -49,6 +49,11 @@ enum Holder {
     Finding,
     /// One of a profile's `groups`, `top_self` or `top_inclusive` (`iolab_core::result::ProfileShare`).
     Share,
+    /// One of a survey's `runs` (`iolab_core::survey::SurveyRun`), which the report reads as a record's
+    /// result when a survey's JSON is given to it; that it ran.
+    SurveyRun,
+    /// One of a survey's runs that could not run.
+    SurveyUnavailable,
 }
 
 macro_rules! fields {
@@ -88,6 +93,8 @@ fields! {
     LATENCY_P90 = ["latency", "p90_ns"] in Run;
     LATENCY_P99 = ["latency", "p99_ns"] in Run;
     LATENCY_P999 = ["latency", "p999_ns"] in Run;
+    /// Ops the latency distribution holds.
+    LATENCY_COUNT = ["latency", "count"] in Run;
     /// `[[quantile, ns], ...]`.
     LATENCY_CDF = ["latency", "cdf"] in Run;
     /// `[[upper bound ns, count], ...]`.
@@ -131,6 +138,14 @@ fields! {
     SHARE_KERNEL = ["kernel"] in Share;
     /// samples / all samples (0..1).
     SHARE_SHARE = ["share"] in Share;
+    /// "/dev/null", "file" or "pipe".
+    SURVEY_TARGET = ["target"] in SurveyRun, SurveyUnavailable;
+    SURVEY_METHOD = ["method"] in SurveyRun, SurveyUnavailable;
+    SURVEY_BS = ["bs"] in SurveyRun, SurveyUnavailable;
+    /// The run's result (a `RunResult`).
+    SURVEY_RESULT = ["result"] in SurveyRun;
+    /// Why the method could not run on the target.
+    SURVEY_UNAVAILABLE = ["unavailable"] in SurveyUnavailable;
 }
 
 /// The profile group the storage paper's Figure 4 is about (`ProfileFigures::groups` names it so).
@@ -283,6 +298,17 @@ mod tests {
             .and_then(|f| f.get(0))
             .unwrap()
             .clone();
+        let survey_run = |ran: bool| {
+            serde_json::to_value(iolab_core::survey::SurveyRun {
+                target: "/dev/null".into(),
+                method: iolab_core::method::MethodKind::Sync,
+                bs: 4,
+                result: ran.then(full_run),
+                unavailable: (!ran).then(|| "why".into()),
+            })
+            .unwrap()
+        };
+        let (survey_ran, survey_not) = (survey_run(true), survey_run(false));
         for (name, field, holders) in ALL {
             for h in *holders {
                 let doc: &Value = match h {
@@ -292,6 +318,8 @@ mod tests {
                     Holder::Lines => &lines,
                     Holder::Finding => &finding,
                     Holder::Share => &share,
+                    Holder::SurveyRun => &survey_ran,
+                    Holder::SurveyUnavailable => &survey_not,
                 };
                 assert!(
                     field.at(doc).is_some_and(|v| !v.is_null()),
@@ -326,6 +354,9 @@ mod tests {
             ("html/page.rs", include_str!("html/page.rs")),
             ("html/charts.rs", include_str!("html/charts.rs")),
             ("html/flame.rs", include_str!("html/flame.rs")),
+            ("html/axis.rs", include_str!("html/axis.rs")),
+            ("html/dist.rs", include_str!("html/dist.rs")),
+            ("html/vary.rs", include_str!("html/vary.rs")),
         ] {
             let code = src.split("#[cfg(test)]").next().unwrap();
             for bad in [".get(\"", "series::at(", "series::num(", "series::text("] {

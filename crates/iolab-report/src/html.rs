@@ -1,34 +1,37 @@
 //! `iolab report`: one self-contained HTML file (inline SVG drawn with the plotters crate, no scripts, no
 //! network) from result records, with as many of these charts as the data allows:
 //!
-//! - throughput vs block size (log axis), one line per workload that ran at two or more sizes;
-//! - latency percentiles (p50, p90, p99, p99.9) per run, and the latency CDF;
-//! - time between successive ops (the seed thesis's "time between writes") as a histogram;
+//! - each key figure (throughput, IOPS, p99 latency, CPU, syscalls per op, and the share of profile
+//!   samples copying to/from user space) against each key the records vary (bs, qd, threads, batch:
+//!   a log axis ticked at the values measured; method: ranked bars), one series per combination of the
+//!   other keys that vary, in small multiples per suite step (or target) (`html/vary.rs`);
+//! - latency percentiles on a "nines" axis (p50, p90, p99, p99.9 equally spaced) and the latency CDF on
+//!   the same scale, so the tail shows; the time between successive ops and io_uring's requests per
+//!   submission as histograms (bars), a panel per run (`html/dist.rs`);
 //! - the CPU split, user and system shares of user + system time per run (the thesis's Figure 21);
-//! - syscalls per op (iolab's own count);
-//! - io_uring batch sizes (requests per io_uring_enter);
+//! - syscalls per op per run (where no chart against a swept key shows them);
 //! - times per run of the decimal-lines workload;
-//! - the share of profile samples copying to/from user space vs block size (the storage paper's
-//!   Figure 4), of runs profiled at two or more sizes;
 //!
-//! and a table of every record, the findings of each run, and each chart's spec (the keys all its runs
-//! share; the legend names what differs). Each profiled run (`--profile`) gets a section of its own: a
-//! flame graph of its stacks (static SVG), its groups' shares and its top functions.
+//! and a table of every record, the findings of each run, each chart's spec (the keys all its runs share;
+//! the legend and panel titles name what differs), and a line for every chart left out because it would
+//! carry no information (one value, or all equal). Each profiled run (`--profile`) gets a section of its
+//! own: a flame graph of its stacks (static SVG), its groups' shares and its top functions.
 //!
-//! One function below draws each chart kind; `html/charts.rs` draws lines and bars, `html/flame.rs`
-//! the profiles, `html/page.rs` lays out the page, and every value is read from the records through
+//! `html/axis.rs` makes the axes (scales, ticks, units), `html/charts.rs` draws, `html/flame.rs` the
+//! profiles, `html/page.rs` lays out the page, and every value is read from the records through
 //! `crate::fields`.
 
+mod axis;
 mod charts;
+mod dist;
 mod flame;
 mod page;
+mod vary;
 
 use crate::fields;
-use charts::{bar_chart, bytes_label, line_chart, Line};
+use axis::Axis;
+use charts::{BarChart, BarRow, BarSection, Figure, Mark, Marks, Panel};
 use serde_json::Value;
-
-/// Series one chart shows at most (the rest are named in its caption, and all are in the table).
-const MAX_SERIES: usize = 12;
 
 pub struct Chart {
     /// File-name stem for `--svg`.
@@ -45,12 +48,83 @@ pub struct Chart {
 pub struct Report {
     pub html: String,
     pub charts: Vec<Chart>,
+    /// Charts left out because they would carry no information, each with the reason.
+    pub left_out: Vec<String>,
 }
 
-/// One record that has a result: its label and the result.
+/// One record that has a result: its label (unique in the report), the result, and its coordinates:
+/// the record's point (without `quick`), the spec keys the point does not name, and the file it came
+/// from when the report reads several.
 struct Run<'a> {
     label: String,
     r: &'a Value,
+    keys: Vec<(String, String)>,
+}
+
+/// What the report's chart functions make: the charts drawn, and a line for each left out.
+#[derive(Default)]
+struct Out {
+    charts: Vec<Chart>,
+    left_out: Vec<String>,
+}
+
+impl Out {
+    /// Keeps a chart of the charts section that could be drawn.
+    fn add(&mut self, name: &str, title: &str, caption: String, svg: Result<String, String>) {
+        self.add_to(None, name, title, caption, svg)
+    }
+
+    /// Keeps a chart that could be drawn, in the section of run `run` (None: the charts section).
+    fn add_to(
+        &mut self,
+        run: Option<usize>,
+        name: &str,
+        title: &str,
+        caption: String,
+        svg: Result<String, String>,
+    ) {
+        if let Ok(svg) = svg {
+            self.charts.push(Chart {
+                name: name.into(),
+                title: title.into(),
+                caption,
+                svg,
+                run,
+            });
+        }
+    }
+
+    /// Says why chart `title` is left out.
+    fn leave_out(&mut self, title: &str, why: String) {
+        self.left_out.push(format!("{title}: {why}"));
+    }
+}
+
+/// Values this close (relative to the largest) draw as one line: a chart of them shows nothing.
+const SAME_WITHIN: f64 = 0.005;
+
+/// None when `ys` hold values that differ; else why a chart of them would carry no information (`show`
+/// writes a value with its unit): one value, all equal, or all within SAME_WITHIN of each other.
+fn uninformative(ys: &[f64], show: &dyn Fn(f64) -> String) -> Option<String> {
+    let ys: Vec<f64> = ys.iter().copied().filter(|v| v.is_finite()).collect();
+    let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    match ys.len() {
+        0 => Some("no values".into()),
+        1 => Some(format!(
+            "one value ({}), nothing to compare it with",
+            show(ys[0])
+        )),
+        n if hi - lo <= 1e-9 * hi.abs().max(1e-12) => {
+            Some(format!("all {n} values are equal ({})", show(lo)))
+        }
+        n if hi - lo <= SAME_WITHIN * hi.abs() => Some(format!(
+            "all {n} values are within {}% of each other (about {})",
+            SAME_WITHIN * 100.0,
+            show((lo + hi) / 2.0)
+        )),
+        _ => None,
+    }
 }
 
 /// A `[[x, count], ...]` array as (x, share of all counts); None when it holds no counts.
@@ -74,13 +148,7 @@ fn label_of(rec: &Value, r: &Value) -> String {
         iolab_core::series::workload_label(r)
     } else {
         p.iter()
-            .map(|(k, v)| {
-                if k == "step" {
-                    v.clone()
-                } else {
-                    format!("{k}={v}")
-                }
-            })
+            .map(|(k, v)| vary::kv(k, v))
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -104,57 +172,101 @@ fn shared_spec(runs: &[&Run]) -> String {
     }
 }
 
-/// Keeps at most MAX_SERIES; says in `note` how many were left out.
-fn cap<T>(mut v: Vec<T>, note: &mut String) -> Vec<T> {
-    if v.len() > MAX_SERIES {
-        *note = format!(
-            " The first {MAX_SERIES} of {} runs are drawn; every run is in the table.",
-            v.len()
-        );
-        v.truncate(MAX_SERIES);
-    }
-    v
+/// A survey's run (`{"target", "method", "bs", "result" | "unavailable"}`, read as a record's result) as a
+/// record of its own: the point names the target, method and block size.
+fn unwrap_survey_run(rec: &Value) -> Option<Value> {
+    let s = fields::RESULT.at(rec)?;
+    let (target, method, bs) = (
+        fields::SURVEY_TARGET.at(s)?.as_str()?,
+        fields::SURVEY_METHOD.at(s)?.as_str()?,
+        fields::SURVEY_BS.num(s)?,
+    );
+    let point = serde_json::json!({"target": target, "method": method, "bs": axis::bytes(bs)});
+    Some(match fields::SURVEY_RESULT.at(s).filter(|r| !r.is_null()) {
+        Some(r) => serde_json::json!({"point": point, "result": r}),
+        None => serde_json::json!({
+            "point": point,
+            "error": fields::SURVEY_UNAVAILABLE.text(s),
+        }),
+    })
 }
 
-/// Keeps a chart of the charts section that could be drawn (one without points or bars is left out).
-fn add(
-    charts: &mut Vec<Chart>,
-    name: &str,
-    title: &str,
-    caption: String,
-    svg: Result<String, String>,
-) {
-    add_to(charts, None, name, title, caption, svg)
-}
-
-/// Keeps a chart that could be drawn, in the section of run `run` (None: the charts section).
-fn add_to(
-    charts: &mut Vec<Chart>,
-    run: Option<usize>,
-    name: &str,
-    title: &str,
-    caption: String,
-    svg: Result<String, String>,
-) {
-    if let Ok(svg) = svg {
-        charts.push(Chart {
-            name: name.into(),
-            title: title.into(),
-            caption,
-            svg,
-            run,
-        });
-    }
-}
-
-/// The report of `recs`, read from the files `sources` (named on the page).
+/// The report of `recs`, read from the files `sources` (named on the page; when there are several,
+/// records are not told apart by file: use [`build_files`] for that).
 pub fn build(recs: &[Value], sources: &[String]) -> Report {
+    build_with(recs, &vec![None; recs.len()], sources)
+}
+
+/// The report of the records of each file (name, records); runs of different files are told apart by
+/// the file's name where their labels would be the same.
+pub fn build_files(files: &[(String, Vec<Value>)]) -> Report {
+    let names = file_names(files.iter().map(|f| f.0.as_str()).collect());
+    let mut recs = Vec::new();
+    let mut from = Vec::new();
+    for ((_, r), n) in files.iter().zip(&names) {
+        recs.extend(r.iter().cloned());
+        from.extend(r.iter().map(|_| (files.len() > 1).then(|| n.clone())));
+    }
+    let sources: Vec<String> = files.iter().map(|f| f.0.clone()).collect();
+    build_with(&recs, &from, &sources)
+}
+
+/// Each path by its file name, or whole where two file names are the same.
+fn file_names(paths: Vec<&str>) -> Vec<String> {
+    let base = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    paths
+        .iter()
+        .map(|p| {
+            if paths.iter().filter(|q| base(q) == base(p)).count() > 1 {
+                p.to_string()
+            } else {
+                base(p)
+            }
+        })
+        .collect()
+}
+
+/// Labels for `recs` (from file `from[i]` where files are told apart), unique: a file's name is added
+/// where records of different files would share one, a number where records still do.
+fn unique_labels(recs: &[Value], from: &[Option<String>]) -> Vec<String> {
+    let mut labels: Vec<String> = recs
+        .iter()
+        .map(|rec| label_of(rec, fields::RESULT.at(rec).unwrap_or(&Value::Null)))
+        .collect();
+    let dup = |l: &[String], i: usize| l.iter().filter(|x| **x == l[i]).count() > 1;
+    let with_file: Vec<String> = (0..labels.len())
+        .map(|i| match &from[i] {
+            Some(f) if dup(&labels, i) => format!("{} [{f}]", labels[i]),
+            _ => labels[i].clone(),
+        })
+        .collect();
+    labels = with_file;
+    let base = labels.clone();
+    for (i, l) in labels.iter_mut().enumerate() {
+        if base.iter().filter(|x| **x == base[i]).count() > 1 {
+            let n = base[..=i].iter().filter(|x| **x == base[i]).count();
+            *l = format!("{} #{n}", base[i]);
+        }
+    }
+    labels
+}
+
+fn build_with(recs: &[Value], from: &[Option<String>], sources: &[String]) -> Report {
+    let recs: Vec<Value> = recs
+        .iter()
+        .map(|r| unwrap_survey_run(r).unwrap_or_else(|| r.clone()))
+        .collect();
+    let labels = unique_labels(&recs, from);
     let runs: Vec<Run> = recs
         .iter()
-        .filter_map(|rec| {
-            fields::RESULT.at(rec).map(|r| Run {
-                label: label_of(rec, r),
+        .zip(&labels)
+        .zip(from)
+        .filter_map(|((rec, label), file)| {
+            let r = fields::RESULT.at(rec)?;
+            Some(Run {
+                label: label.clone(),
                 r,
+                keys: vary::keys_of(rec, r, file.as_deref()),
             })
         })
         .collect();
@@ -162,341 +274,180 @@ pub fn build(recs: &[Value], sources: &[String]) -> Report {
         .iter()
         .filter(|x| fields::WORKLOAD.at(x.r).is_none() && fields::LATENCY.at(x.r).is_some())
         .collect();
-    let mut charts = Vec::new();
-    throughput_chart(&io_runs, &mut charts);
+    let mut out = Out::default();
+    let against = vary::figure_charts(&io_runs, &mut out);
     if !io_runs.is_empty() {
-        latency_charts(&io_runs, &mut charts);
-        cpu_split_chart(&io_runs, &mut charts);
-        syscalls_chart(&io_runs, &mut charts);
-    }
-    uring_batches_chart(&io_runs, &mut charts);
-    lines_chart(&runs, &mut charts);
-    flame::copy_share_chart(&io_runs, &mut charts);
-    flame::profile_charts(&runs, &mut charts);
-    let html = page::page(recs, &runs, &charts, sources);
-    Report { html, charts }
-}
-
-/// `y` of each run against its bs: one line per workload (the label without its bs) that ran at two or
-/// more sizes.
-fn lines_over_bs(io_runs: &[&Run], y: impl Fn(&Value) -> Option<f64>) -> Vec<Line> {
-    let mut groups: Vec<Line> = Vec::new();
-    for x in io_runs {
-        let Some(bs) = fields::SPEC_BS.num(x.r) else {
-            continue;
-        };
-        let Some(v) = y(x.r) else {
-            continue;
-        };
-        let key = x
-            .label
-            .split(' ')
-            .filter(|w| !w.starts_with("bs="))
-            .collect::<Vec<_>>()
-            .join(" ");
-        match groups.iter_mut().find(|g| g.0 == key) {
-            Some(g) => g.1.push((bs, v)),
-            None => groups.push((key, vec![(bs, v)])),
+        dist::latency_charts(&io_runs, &mut out);
+        cpu_split_chart(&io_runs, &mut out);
+        if !against.contains(&"syscalls-per-op") {
+            syscalls_chart(&io_runs, &mut out);
         }
     }
-    groups.retain(|g| {
-        let mut b: Vec<u64> = g.1.iter().map(|p| p.0 as u64).collect();
-        b.sort();
-        b.dedup();
-        b.len() >= 2
-    });
-    for g in &mut groups {
-        g.1.sort_by(|a, b| a.0.total_cmp(&b.0));
+    dist::uring_batches_chart(&io_runs, &mut out);
+    lines_chart(&runs, &mut out);
+    flame::profile_charts(&runs, &mut out);
+    let html = page::page(&recs, &labels, &runs, &out, sources);
+    Report {
+        html,
+        charts: out.charts,
+        left_out: out.left_out,
     }
-    groups
 }
 
-/// Throughput vs block size: one line per workload (the label without its bs) with 2+ sizes.
-fn throughput_chart(io_runs: &[&Run], charts: &mut Vec<Chart>) {
-    // MiB/s of the runs that moved data.
-    let groups = lines_over_bs(io_runs, |r| fields::MIB_S.num(r).filter(|v| *v > 0.0));
-    if groups.is_empty() {
-        return;
-    }
-    let mut note = String::new();
-    let groups = cap(groups, &mut note);
-    let members: Vec<&Run> = io_runs
+/// Horizontal bars of `rows_of` each group's runs, in sections per group (small multiples as in
+/// `vary::split`), or left out with the reason when every bar would be the same.
+fn per_run_bars(
+    io_runs: &[&Run],
+    value: impl Fn(&Run) -> Option<Vec<f64>>,
+    mut chart: BarChart,
+    name: &str,
+    caption: String,
+    out: &mut Out,
+) {
+    let with: Vec<&Run> = io_runs
         .iter()
         .copied()
-        .filter(|x| fields::SPEC_BS.num(x.r).is_some())
+        .filter(|x| value(x).is_some())
         .collect();
-    let mut sizes: Vec<u64> = groups
+    let firsts: Vec<f64> = with
         .iter()
-        .flat_map(|g| g.1.iter().map(|p| p.0 as u64))
+        .filter_map(|x| value(x)?.first().copied())
         .collect();
-    sizes.sort();
-    sizes.dedup();
-    add(
-        charts,
-        "throughput-vs-bs",
-        "Throughput vs block size",
-        format!(
-            "MiB/s (2^20 bytes per second of the timed loop's wall time) against bytes per op, log axis. \
-             Shared spec: {}. Sizes on the axis: {}.{note}",
-            shared_spec(&members),
-            sizes.iter().map(|v| bytes_label(*v as f64)).collect::<Vec<_>>().join(", ")
-        ),
-        line_chart(
-            "Throughput vs block size",
-            "block size (bytes per op, log scale)",
-            "MiB/s",
-            &groups,
-            true,
-            false,
-        ),
-    );
-}
-
-/// Latency percentiles, the latency CDF and the time between ops, of the first MAX_SERIES runs.
-fn latency_charts(io_runs: &[&Run], charts: &mut Vec<Chart>) {
-    let mut note = String::new();
-    let shown = cap(io_runs.to_vec(), &mut note);
-    latency_percentiles_chart(&shown, &note, charts);
-    latency_cdf_chart(&shown, &note, charts);
-    gaps_chart(&shown, &note, charts);
-}
-
-fn latency_percentiles_chart(shown: &[&Run], note: &str, charts: &mut Vec<Chart>) {
-    let lines: Vec<Line> = shown
-        .iter()
-        .map(|x| {
-            (
-                x.label.clone(),
-                [
-                    (fields::LATENCY_P50, 50.0),
-                    (fields::LATENCY_P90, 90.0),
-                    (fields::LATENCY_P99, 99.0),
-                    (fields::LATENCY_P999, 99.9),
-                ]
-                .iter()
-                .filter_map(|(f, q)| f.num(x.r).map(|v| (*q, v)))
-                .collect(),
-            )
-        })
-        .collect();
-    add(
-        charts,
-        "latency-percentiles",
-        "Latency percentiles per run",
-        format!(
-            "Per-op latency in ns (log axis) at the 50th, 90th, 99th and 99.9th percentile. Synchronous \
-             methods: completion to completion; asynchronous: queued to completion seen. Shared spec: {}.{note}",
-            shared_spec(shown)
-        ),
-        line_chart(
-            "Latency percentiles per run",
-            "percentile",
-            "latency (ns, log scale)",
-            &lines,
-            false,
-            true,
-        ),
-    );
-}
-
-fn latency_cdf_chart(shown: &[&Run], note: &str, charts: &mut Vec<Chart>) {
-    let cdf: Vec<Line> = shown
-        .iter()
-        .map(|x| {
-            (
-                x.label.clone(),
-                fields::LATENCY_CDF
-                    .at(x.r)
-                    .and_then(|c| c.as_array())
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|p| Some((p.get(1)?.as_f64()?, p.get(0)?.as_f64()?)))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            )
-        })
-        .collect();
-    add(
-        charts,
-        "latency-cdf",
-        "Latency CDF",
-        format!(
-            "Fraction of ops (y) completing within a latency (x, ns, log axis), from 21 quantiles per run. \
-             Shared spec: {}.{note}",
-            shared_spec(shown)
-        ),
-        line_chart("Latency CDF", "latency (ns, log scale)", "fraction of ops", &cdf, true, false),
-    );
-}
-
-/// Time between ops as a histogram (drawn when some run has one).
-fn gaps_chart(shown: &[&Run], note: &str, charts: &mut Vec<Chart>) {
-    let gaps: Vec<Line> = shown
-        .iter()
-        .filter_map(|x| Some((x.label.clone(), shares(fields::GAP_BUCKETS.at(x.r)?)?)))
-        .collect();
-    if gaps.is_empty() {
+    if with.is_empty() {
         return;
     }
-    add(
-        charts,
-        "time-between-ops",
-        "Time between ops (histogram)",
-        format!(
-            "Share of ops (y) by the time from one op's start to the next op's start on the same \
-             thread (x: upper bound of a half-octave bucket, ns, log axis); the seed thesis's \"time \
-             between writes\". Shared spec: {}.{note}",
-            shared_spec(shown)
-        ),
-        line_chart(
-            "Time between ops (histogram)",
-            "time between successive ops (ns, log scale)",
-            "share of ops",
-            &gaps,
-            true,
-            false,
-        ),
-    );
+    if let Some(why) = uninformative(&firsts, &|v| chart.axis.value_text(v)) {
+        out.leave_out(&chart.title, why);
+        return;
+    }
+    for (title, group) in vary::split(with, &[], 40, &|g| g.len()) {
+        let keys = vary::independent(&group, vary::varying(&group, &[]));
+        chart.sections.push(BarSection {
+            title,
+            rows: group
+                .iter()
+                .filter_map(|x| {
+                    Some(BarRow {
+                        label: vary::label_in(x, &keys),
+                        values: value(x)?,
+                    })
+                })
+                .collect(),
+        });
+    }
+    let title = chart.title.clone();
+    out.add(name, &title, caption, charts::bar_chart(&chart));
 }
 
 /// CPU split, normalized (the thesis's Figure 21).
-fn cpu_split_chart(io_runs: &[&Run], charts: &mut Vec<Chart>) {
-    // Bars grow the chart downwards, so every run gets one.
-    let rows: Vec<(String, Vec<f64>)> = io_runs
-        .iter()
-        .filter_map(|x| {
-            let u = fields::CPU_USER_S.num(x.r)?;
-            let s = fields::CPU_SYS_S.num(x.r)?;
-            (u + s > 0.0).then(|| {
-                (
-                    x.label.clone(),
-                    vec![u / (u + s) * 100.0, s / (u + s) * 100.0],
-                )
-            })
-        })
-        .collect();
-    add(
-        charts,
-        "cpu-split",
-        "CPU: user vs system share",
-        format!(
-            "User and system shares (%) of the process's user + system CPU time during the timed loop \
-             (getrusage, all threads including io_uring's SQPOLL and io-wq helpers), normalized like the seed \
-             thesis's Figure 21. Shared spec: {}.",
-            shared_spec(io_runs)
-        ),
-        bar_chart("CPU: user vs system share", "% of user + system CPU time", &rows, &["user", "system"]),
+fn cpu_split_chart(io_runs: &[&Run], out: &mut Out) {
+    let split = |x: &Run| {
+        let u = fields::CPU_USER_S.num(x.r)?;
+        let s = fields::CPU_SYS_S.num(x.r)?;
+        (u + s > 0.0).then(|| vec![u / (u + s) * 100.0, s / (u + s) * 100.0])
+    };
+    let chart = BarChart {
+        title: "CPU: user vs system share".into(),
+        axis: Axis::amount("share of user + system CPU time", "%", &[100.0]),
+        parts: vec!["user".into(), "system".into()],
+        stacked: true,
+        sections: Vec::new(),
+    };
+    let caption = format!(
+        "User and system shares (%) of the process's user + system CPU time during the timed loop \
+         (getrusage, all threads including io_uring's SQPOLL and io-wq helpers), normalized like the seed \
+         thesis's Figure 21; runs that used no measurable CPU time are left out. Shared spec: {}.",
+        shared_spec(io_runs)
     );
+    per_run_bars(io_runs, split, chart, "cpu-split", caption, out);
 }
 
 /// The method's own syscalls per op, a bar per run.
-fn syscalls_chart(io_runs: &[&Run], charts: &mut Vec<Chart>) {
-    let rows: Vec<(String, Vec<f64>)> = io_runs
+fn syscalls_chart(io_runs: &[&Run], out: &mut Out) {
+    let values: Vec<f64> = io_runs
         .iter()
-        .filter_map(|x| Some((x.label.clone(), vec![fields::SYSCALLS_PER_OP.num(x.r)?])))
+        .filter_map(|x| fields::SYSCALLS_PER_OP.num(x.r))
         .collect();
-    add(
-        charts,
-        "syscalls-per-op",
-        "System calls per op",
-        format!(
-            "The method's own system calls per op, counted by iolab (io_uring: io_uring_enter calls; mmap: 0). \
-             Shared spec: {}.",
-            shared_spec(io_runs)
-        ),
-        bar_chart("System calls per op", "calls per op", &rows, &["syscalls/op"]),
+    let chart = BarChart {
+        title: "System calls per op".into(),
+        axis: Axis::amount("system calls per op", "calls/op", &values),
+        parts: vec!["calls/op".into()],
+        stacked: false,
+        sections: Vec::new(),
+    };
+    let caption = format!(
+        "The method's own system calls per op, counted by iolab (io_uring: io_uring_enter calls; mmap: 0). \
+         Shared spec: {}.",
+        shared_spec(io_runs)
     );
-}
-
-/// io_uring batch sizes, of the runs that used io_uring.
-fn uring_batches_chart(io_runs: &[&Run], charts: &mut Vec<Chart>) {
-    let ur: Vec<&Run> = io_runs
-        .iter()
-        .copied()
-        .filter(|x| fields::URING.at(x.r).is_some_and(|u| !u.is_null()))
-        .collect();
-    if ur.is_empty() {
-        return;
-    }
-    let mut note = String::new();
-    let ur = cap(ur, &mut note);
-    let lines: Vec<Line> = ur
-        .iter()
-        .filter_map(|x| {
-            // Calls that carried no request (waits) are in the total, not drawn at x = 0.
-            let mut p = shares(fields::URING_BATCHES.at(x.r)?)?;
-            p.retain(|q| q.0 > 0.0);
-            Some((x.label.clone(), p))
-        })
-        .collect();
-    add(
-        charts,
-        "uring-batches",
-        "io_uring batch sizes",
-        format!(
-            "Share of io_uring_enter calls (y) by the requests each submitted (x, log axis), counted by \
-             iolab at every call. Shared spec: {}.{note}",
-            shared_spec(&ur)
-        ),
-        line_chart(
-            "io_uring batch sizes",
-            "requests per io_uring_enter (log scale)",
-            "share of calls",
-            &lines,
-            true,
-            false,
-        ),
-    );
+    let value = |x: &Run| Some(vec![fields::SYSCALLS_PER_OP.num(x.r)?]);
+    per_run_bars(io_runs, value, chart, "syscalls-per-op", caption, out);
 }
 
 /// Decimal lines: the time of every run, per method.
-fn lines_chart(runs: &[Run], charts: &mut Vec<Chart>) {
-    let mut groups: Vec<Line> = Vec::new();
+fn lines_chart(runs: &[Run], out: &mut Out) {
+    let mut legend: Vec<String> = Vec::new();
+    let mut lines: Vec<Vec<(f64, f64)>> = Vec::new();
     for x in runs
         .iter()
         .filter(|x| fields::WORKLOAD.at(x.r).and_then(|w| w.as_str()) == Some("decimal-lines"))
     {
         let m = fields::SPEC_METHOD.text(x.r);
-        let ms = fields::WALL_S.num(x.r).unwrap_or(f64::NAN) * 1e3;
-        match groups.iter_mut().find(|g| g.0 == m) {
-            Some(g) => {
-                let k = g.1.len() as f64 + 1.0;
-                g.1.push((k, ms));
-            }
-            None => groups.push((m, vec![(1.0, ms)])),
-        }
+        let ns = fields::WALL_S.num(x.r).unwrap_or(f64::NAN) * 1e9;
+        let i = legend.iter().position(|l| *l == m).unwrap_or_else(|| {
+            legend.push(m);
+            lines.push(Vec::new());
+            lines.len() - 1
+        });
+        let k = lines[i].len() as f64 + 1.0;
+        lines[i].push((k, ns));
     }
-    if groups.is_empty() {
+    if lines.is_empty() {
         return;
     }
-    add(
-        charts,
+    let title = "Decimal lines: time per run";
+    let ys: Vec<f64> = lines.iter().flatten().map(|p| p.1).collect();
+    let n = lines.iter().map(Vec::len).max().unwrap_or(1);
+    let y = Axis::time("time per run", &ys);
+    if let Some(why) = uninformative(&ys, &|v| y.value_text(v)) {
+        out.leave_out(title, why);
+        return;
+    }
+    let fig = Figure {
+        title: title.into(),
+        legend,
+        panels: vec![Panel {
+            title: String::new(),
+            x: Axis::ordinal("run", "ordinal, per method", n),
+            y,
+            marks: lines
+                .into_iter()
+                .enumerate()
+                .map(|(series, l)| Mark {
+                    series,
+                    marks: Marks::Line(l),
+                })
+                .collect(),
+        }],
+    };
+    out.add(
         "lines-runs",
-        "Decimal lines: time per run",
+        title,
         format!(
-            "Milliseconds (y, log axis) of each run (x) writing the numbers 0..{} as decimal lines to a fresh \
-             file, per method; every file was read back and checked. What a run timed is in its record's \
-             `timed` (since 2026-11-23: the first write until fsync returned; before: open to close).",
+            "Time (y, log axis) of each run (x, in the order run) writing the numbers 0..{} as decimal lines \
+             to a fresh file, per method; every file was read back and checked. What a run timed is in its \
+             record's `timed` (since 2026-11-23: the first write until fsync returned; before: open to close).",
             runs.iter()
                 .find_map(|x| fields::SPEC_LINES.num(x.r))
                 .map(|n| (n as u64).saturating_sub(1).to_string())
                 .unwrap_or_else(|| "N-1".into())
         ),
-        line_chart(
-            "Decimal lines: time per run",
-            "run",
-            "ms per run (log scale)",
-            &groups,
-            false,
-            true,
-        ),
+        charts::draw(&fig),
     );
 }
 
 #[cfg(test)]
 mod tests {
-    use super::charts::{bytes_label, short_num};
     use super::*;
 
     fn fake(method: &str, bs: u64, mib: f64) -> Value {
@@ -505,24 +456,22 @@ mod tests {
             "result": {
                 "spec": {"method": method, "bs": bs, "op": "write"},
                 "mib_s": mib, "iops": mib * 1048576.0 / bs as f64, "ns_per_op": 100.0, "wall_s": 1.0,
-                "latency": {"p50_ns": 100.0, "p90_ns": 150.0, "p99_ns": 300.0, "p999_ns": 900.0,
-                            "cdf": [[0.0, 50.0], [0.5, 100.0], [1.0, 1000.0]]},
+                "latency": {"count": 100000, "p50_ns": 100.0, "p90_ns": 150.0, "p99_ns": 300.0 * mib, "p999_ns": 900.0,
+                            "cdf": [[0.0, 50.0], [0.5, 100.0], [0.99, 300.0 * mib], [1.0, 1000.0 * mib]]},
                 "gap": {"buckets": [[64.0, 10], [128.0, 30]]},
-                "cpu": {"process": {"user_s": 0.2, "sys_s": 0.8}},
+                "cpu": {"process": {"user_s": 0.2 * mib, "sys_s": 0.8}},
                 "syscalls": {"method_per_op": 1.0},
                 "findings": [{"rule": "x", "text": "a <finding>"}]
             }
         })
     }
 
-    #[test]
-    fn axis_numbers_are_short() {
-        assert_eq!(short_num(1_500_000_000.0), "1.5G");
-        assert_eq!(short_num(2_000_000.0), "2M");
-        assert_eq!(short_num(4096.0), "4.1k");
-        assert_eq!(short_num(0.25), "0.25");
-        assert_eq!(bytes_label(524288.0), "512k");
-        assert_eq!(bytes_label(512.0), "512");
+    fn texts(svg: &str) -> Vec<String> {
+        let doc = roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("{e}: {svg}"));
+        doc.descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+            .collect()
     }
 
     #[test]
@@ -538,43 +487,132 @@ mod tests {
         let names: Vec<&str> = rep.charts.iter().map(|c| c.name.as_str()).collect();
         for want in [
             "throughput-vs-bs",
+            "iops-vs-bs",
+            "p99-latency-vs-bs",
+            "throughput-vs-method",
             "latency-percentiles",
             "latency-cdf",
             "time-between-ops",
             "cpu-split",
-            "syscalls-per-op",
         ] {
             assert!(names.contains(&want), "{want} missing from {names:?}");
         }
         for c in &rep.charts {
-            let doc =
-                roxmltree::Document::parse(&c.svg).unwrap_or_else(|e| panic!("{}: {e}", c.name));
-            let texts: Vec<String> = doc
-                .descendants()
-                .filter(|n| n.has_tag_name("text"))
-                .filter_map(|n| n.text().map(|t| t.trim().to_string()))
-                .collect();
-            assert!(texts.iter().any(|t| t == &c.title), "{}: title", c.name);
+            assert!(
+                texts(&c.svg).iter().any(|t| t == &c.title),
+                "{}: title",
+                c.name
+            );
         }
         let tp = rep
             .charts
             .iter()
             .find(|c| c.name == "throughput-vs-bs")
             .unwrap();
-        let doc = roxmltree::Document::parse(&tp.svg).unwrap();
-        let texts: Vec<&str> = doc
-            .descendants()
-            .filter(|n| n.has_tag_name("text"))
-            .filter_map(|n| n.text().map(str::trim))
-            .collect();
-        assert!(
-            texts.contains(&"method=sync") && texts.contains(&"method=mmap"),
-            "{texts:?}"
-        );
+        let t = texts(&tp.svg);
+        for want in [
+            "method=sync",
+            "method=mmap",
+            "512 B",
+            "4 KiB",
+            "throughput (MiB/s)",
+        ] {
+            assert!(t.contains(&want.to_string()), "{want}: {t:?}");
+        }
         assert!(rep.html.contains("not run: not run: x") && rep.html.contains("a &lt;finding&gt;"));
         assert!(
             !rep.html.contains("<script") && !rep.html.contains("http://")
                 || rep.html.contains("xmlns=\"http://www.w3.org/2000/svg\"")
+        );
+    }
+
+    #[test]
+    fn a_chart_of_equal_values_is_left_out_and_the_page_says_why() {
+        let recs = vec![fake("sync", 512, 10.0), fake("sync", 4096, 80.0)];
+        let rep = build(&recs, &["x.jsonl".into()]);
+        // Every run made one call per op: no chart of it, against bs or per run.
+        assert!(
+            !rep.charts
+                .iter()
+                .any(|c| c.name.starts_with("syscalls-per-op")),
+            "{:?}",
+            rep.charts.iter().map(|c| &c.name).collect::<Vec<_>>()
+        );
+        for want in [
+            "System calls per op against block size: all 2 values are equal (1 calls/op)",
+            "System calls per op: all 2 values are equal (1 calls/op)",
+        ] {
+            assert!(
+                rep.left_out.iter().any(|l| l == want),
+                "{want}: {:?}",
+                rep.left_out
+            );
+            assert!(rep.html.contains(&page::esc(want)), "{want}");
+        }
+        assert_eq!(
+            uninformative(&[1.0, 1.002, 1.001], &|v| format!("{v}")).as_deref(),
+            Some("all 3 values are within 0.5% of each other (about 1.001)")
+        );
+        assert_eq!(uninformative(&[1.0, 1.02], &|v| format!("{v}")), None);
+        // One run: nothing to compare along bs; its distributions are still drawn.
+        let rep = build(&recs[..1], &["x.jsonl".into()]);
+        assert!(!rep.charts.iter().any(|c| c.name.contains("-vs-")));
+        assert!(rep.charts.iter().any(|c| c.name == "latency-percentiles"));
+    }
+
+    #[test]
+    fn runs_of_several_files_are_told_apart_by_the_file() {
+        let a = vec![fake("sync", 512, 10.0), fake("sync", 4096, 80.0)];
+        let b = vec![fake("sync", 512, 12.0), fake("sync", 4096, 90.0)];
+        let rep = build_files(&[("x/a.jsonl".into(), a), ("y/b.jsonl".into(), b)]);
+        let tp = rep
+            .charts
+            .iter()
+            .find(|c| c.name == "throughput-vs-bs")
+            .unwrap();
+        let t = texts(&tp.svg);
+        assert!(
+            t.contains(&"file=a.jsonl".to_string()) && t.contains(&"file=b.jsonl".to_string()),
+            "{t:?}"
+        );
+        // The table's labels are unique.
+        assert!(
+            rep.html.contains("<td>method=sync bs=512 [a.jsonl]</td>"),
+            "{}",
+            rep.html
+        );
+        assert!(rep.html.contains("<td>method=sync bs=512 [b.jsonl]</td>"));
+        // The same file twice: numbered.
+        let a = vec![fake("sync", 512, 10.0)];
+        let rep = build_files(&[("a.jsonl".into(), a.clone()), ("a.jsonl".into(), a)]);
+        assert!(rep.html.contains("[a.jsonl] #1") && rep.html.contains("[a.jsonl] #2"));
+    }
+
+    #[test]
+    fn a_survey_document_is_read_as_its_runs() {
+        let ran = |m: &str, bs: u64, mib: f64| {
+            let mut r = fake(m, bs, mib)["result"].clone();
+            r["spec"]["target"] = "/dev/null".into();
+            serde_json::json!({"point": {}, "result": {"target": "/dev/null", "method": m, "bs": bs, "result": r, "unavailable": null}})
+        };
+        let recs = vec![
+            ran("sync", 4, 1.0),
+            ran("psync", 4, 2.0),
+            ran("sync", 4096, 100.0),
+            ran("psync", 4096, 150.0),
+            serde_json::json!({"point": {}, "result": {"target": "/dev/null", "method": "mmap", "bs": 4, "result": null, "unavailable": "cannot map"}}),
+        ];
+        let rep = build(&recs, &["s.json".into()]);
+        assert!(rep.html.contains("not run: cannot map"), "{}", rep.html);
+        let m = rep
+            .charts
+            .iter()
+            .find(|c| c.name == "throughput-vs-method")
+            .expect("ranked by method");
+        let t = texts(&m.svg);
+        assert!(
+            t.contains(&"bs=4 B".to_string()) && t.contains(&"psync".to_string()),
+            "{t:?}"
         );
     }
 }

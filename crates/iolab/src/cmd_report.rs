@@ -26,13 +26,14 @@ pub(crate) struct ReportArgs {
 
 pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     check_new_path("--out", &a.out)?;
-    let mut recs = Vec::new();
+    let mut files = Vec::new();
     for p in &a.results {
         let (r, _) = series::read_records(p).map_err(|e| Error::usage("report", e.to_string()))?;
-        recs.extend(r);
+        files.push((p.display().to_string(), r));
     }
-    let names: Vec<String> = a.results.iter().map(|p| p.display().to_string()).collect();
-    let rep = iolab_report::html::build(&recs, &names);
+    let recs: usize = files.iter().map(|f| f.1.len()).sum();
+    // Runs of different files are told apart by the file's name.
+    let rep = iolab_report::html::build_files(&files);
     if let Some(d) = &a.svg {
         let svgs: Vec<PathBuf> = rep
             .charts
@@ -51,7 +52,7 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
         "report: {} ({} charts from {} records{})",
         a.out.display(),
         rep.charts.len(),
-        recs.len(),
+        recs,
         a.svg
             .as_ref()
             .map(|d| format!("; each chart alone in {}", d.display()))

@@ -156,7 +156,7 @@ fn every_suite_runs_quick_and_reports_charts_with_its_series() {
                 // Figure 21's normalized split, one bar per run, and the time between writes.
                 let t = svg_texts(&chart("cpu-split"));
                 assert!(t.iter().any(|x| x.starts_with("systemcall bs=4 ")), "{t:?}");
-                assert!(t.iter().any(|x| x.starts_with("mmap bs=4k ")), "{t:?}");
+                assert!(t.iter().any(|x| x.starts_with("mmap bs=4 KiB ")), "{t:?}");
                 assert!(t.contains(&"user".to_string()) && t.contains(&"system".to_string()));
                 let t = svg_texts(&chart("time-between-ops"));
                 assert!(t.iter().any(|x| x.starts_with("io_uring (thesis")), "{t:?}");
@@ -167,16 +167,17 @@ fn every_suite_runs_quick_and_reports_charts_with_its_series() {
                 );
             }
             "blocksize" => {
-                // One throughput line per target, op and direct setting, over the block sizes.
+                // One throughput line per op and direct setting over the block sizes, a panel per
+                // target.
                 let t = svg_texts(&chart("throughput-vs-bs"));
-                assert!(
-                    t.contains(&"disk op=write direct=false".to_string()),
-                    "{t:?}"
-                );
-                assert!(
-                    t.contains(&"tmpfs op=read direct=false".to_string()),
-                    "{t:?}"
-                );
+                for want in [
+                    "disk",
+                    "tmpfs",
+                    "op=write direct=false",
+                    "op=read direct=false",
+                ] {
+                    assert!(t.contains(&want.to_string()), "{want}: {t:?}");
+                }
             }
             "shared-ring" => {
                 let t = svg_texts(&chart("uring-batches"));

@@ -1,13 +1,36 @@
-//! The report's drawing: line charts (linear or log axes) and stacked horizontal bars as SVG strings,
-//! their colors, legend and axis labels.
+//! The report's drawing, with the plotters crate: figures of one or more panels (small multiples) of
+//! lines, points and bars on the axes of `axis.rs`, and horizontal bar charts; a figure's legend sits in
+//! a column of its own right of every plotting area, so it never hides data.
+//!
+//! Plotters draws the canvas, the grid, the axes with their tick labels, and the lines. The elements a
+//! reader hovers or a test looks for are written here, each with a class: the title (`chart-title`), each
+//! panel's (`panel-title`), each plotting area's frame (`plot-area`), the axis labels (`axis-label`),
+//! every data point (`point`) and bar (`bar`) with a tooltip naming its series and values, bar labels
+//! (`bar-label`, `bar-value`) and the legend (`legend`, its frame `legend-box`, each `legend-entry` with
+//! its whole name as tooltip). Points and bars carry their values (`data-x`, `data-y`; a histogram's bar
+//! spans `data-x` to `data-x1`). Tick labels are marked `tick-label` after plotters wrote them (it draws
+//! them in two colors kept for the x and y axis).
 
-use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use super::axis::Axis;
+use super::page::esc;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::coord::Shift;
 use plotters::prelude::*;
+use std::fmt::Write;
+use std::ops::Range;
 
-const SIZE: (u32, u32) = (1000, 560);
+const WIDTH: i32 = 1000;
+const TITLE_H: i32 = 40;
+const FONT: &str = "sans-serif";
+/// Pixels per character of 13 px sans-serif text, a little wide so estimates err on the roomy side.
+const CHAR_W: f64 = 7.2;
+/// The colors plotters draws x and y tick labels in; replaced by `TICK` with a class afterwards.
+const X_TICK: RGBColor = RGBColor(0x40, 0x40, 0x41);
+const Y_TICK: RGBColor = RGBColor(0x40, 0x40, 0x42);
+const TICK: &str = "#404040";
 
-fn color(i: usize) -> RGBColor {
-    const P: [RGBColor; 12] = [
+pub(super) fn color(i: usize) -> RGBColor {
+    const P: [RGBColor; 20] = [
         RGBColor(31, 119, 180),
         RGBColor(255, 127, 14),
         RGBColor(44, 160, 44),
@@ -19,272 +42,694 @@ fn color(i: usize) -> RGBColor {
         RGBColor(188, 189, 34),
         RGBColor(23, 190, 207),
         RGBColor(0, 0, 0),
+        RGBColor(174, 199, 232),
         RGBColor(255, 187, 120),
+        RGBColor(152, 223, 138),
+        RGBColor(255, 152, 150),
+        RGBColor(197, 176, 213),
+        RGBColor(196, 156, 148),
+        RGBColor(247, 182, 210),
+        RGBColor(219, 219, 141),
+        RGBColor(158, 218, 229),
     ];
     P[i % P.len()]
 }
 
-/// A line series: label and (x, y) points.
-pub(super) type Line = (String, Vec<(f64, f64)>);
+fn hex(c: RGBColor) -> String {
+    format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
+}
 
-/// Draws lines (with point marks) on x/y axes; `log_x`/`log_y` choose log scales.
-pub(super) fn line_chart(
-    title: &str,
-    x_desc: &str,
-    y_desc: &str,
-    lines: &[Line],
-    log_x: bool,
-    log_y: bool,
-) -> Result<String, String> {
-    let pts: Vec<(f64, f64)> = lines.iter().flat_map(|l| l.1.iter().copied()).collect();
-    let pos = |v: f64, log: bool| if log { v > 0.0 } else { v.is_finite() };
-    let xs: Vec<f64> = pts.iter().map(|p| p.0).filter(|&v| pos(v, log_x)).collect();
-    let ys: Vec<f64> = pts.iter().map(|p| p.1).filter(|&v| pos(v, log_y)).collect();
-    if xs.is_empty() || ys.is_empty() {
-        return Err("no points".into());
-    }
-    let range = |v: &[f64], log: bool| {
-        let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
-        let hi = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        if log {
-            (lo / 1.5, hi * 1.5)
-        } else {
-            let pad = ((hi - lo) * 0.05).max(hi.abs() * 0.05).max(1e-9);
-            // Amounts (MiB/s, shares) start at zero, so bars and lines compare by height.
-            (if lo >= 0.0 { 0.0 } else { lo - pad }, hi + pad)
+/// A linear coordinate with the ticks (bold grid lines, labelled) and light grid lines given: the drawing
+/// space of an `Axis` (whose scale maps values into it).
+struct Ticked {
+    lo: f64,
+    hi: f64,
+    ticks: Vec<f64>,
+    light: Vec<f64>,
+}
+
+impl Ticked {
+    /// The drawing space of `a`.
+    fn of(a: &Axis) -> Ticked {
+        let (lo, hi) = a.span();
+        let pos = |v: &[f64]| v.iter().map(|t| a.fwd(*t)).collect::<Vec<f64>>();
+        Ticked {
+            lo,
+            hi,
+            ticks: pos(&a.ticks),
+            light: pos(&a.minor),
         }
-    };
-    let (x0, x1) = range(&xs, log_x);
-    let (y0, y1) = range(&ys, log_y);
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let num = |v: &f64| short_num(*v);
-        let f = Frame {
-            title,
-            x_desc,
-            y_desc,
-            lines,
-            x_label: &num,
-            legend_at: SeriesLabelPosition::UpperRight,
-        };
-        match (log_x, log_y) {
-            (false, false) => draw_lines(&root, &f, x0..x1, y0..y1),
-            (true, false) => draw_lines(&root, &f, (x0..x1).log_scale(), y0..y1),
-            (false, true) => draw_lines(&root, &f, x0..x1, (y0..y1).log_scale()),
-            (true, true) => draw_lines(&root, &f, (x0..x1).log_scale(), (y0..y1).log_scale()),
-        }?;
-        root.present().map_err(|e| e.to_string())?;
     }
-    Ok(svg)
 }
 
-/// Draws lines on a log x axis with a tick at each of `ticks` (labelled as byte sizes) and a linear y.
-pub(super) fn line_chart_at(
-    title: &str,
-    x_desc: &str,
-    y_desc: &str,
-    lines: &[Line],
-    ticks: &[f64],
-) -> Result<String, String> {
-    let xs: Vec<f64> = ticks.iter().copied().filter(|v| *v > 0.0).collect();
-    let hi_y = lines
+impl Ranged for Ticked {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let span = if self.hi > self.lo {
+            self.hi - self.lo
+        } else {
+            1.0
+        };
+        (limit.0 as f64 + (v - self.lo) / span * (limit.1 - limit.0) as f64).round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            self.light.clone()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+/// What a series draws in a panel.
+pub(super) enum Marks {
+    /// Points joined in order (a line per series: values along a swept key, a distribution's quantiles).
+    Line(Vec<(f64, f64)>),
+    /// Bars from x0 to x1, from the bottom of the axis up to y (a histogram's buckets).
+    Bars(Vec<(f64, f64, f64)>),
+}
+
+/// A series' marks; `series` indexes the figure's legend (and picks the color).
+pub(super) struct Mark {
+    pub(super) series: usize,
+    pub(super) marks: Marks,
+}
+
+pub(super) struct Panel {
+    /// Empty when the figure has one panel.
+    pub(super) title: String,
+    pub(super) x: Axis,
+    pub(super) y: Axis,
+    pub(super) marks: Vec<Mark>,
+}
+
+pub(super) struct Figure {
+    pub(super) title: String,
+    /// Series names; empty for a figure whose panels each hold one series (named by the panel's title).
+    pub(super) legend: Vec<String>,
+    pub(super) panels: Vec<Panel>,
+}
+
+/// A legend's entries, each wrapped to lines that fit its column, and the column's width.
+struct Legend {
+    /// (color index, name, its lines, whether a bar swatch)
+    entries: Vec<(usize, String, Vec<String>, bool)>,
+    width: i32,
+    height: i32,
+}
+
+/// `names` (with each one's color index, and whether it is a bar swatch) as a legend at most 300 px wide.
+fn legend_of(names: &[(usize, String, bool)]) -> Legend {
+    if names.is_empty() {
+        return Legend {
+            entries: Vec::new(),
+            width: 0,
+            height: 0,
+        };
+    }
+    let max_chars = 34;
+    let entries: Vec<(usize, String, Vec<String>, bool)> = names
         .iter()
-        .flat_map(|l| l.1.iter().map(|p| p.1))
-        .filter(|v| v.is_finite())
-        .fold(f64::NAN, f64::max);
-    if xs.is_empty() || hi_y.is_nan() {
-        return Err("no points".into());
+        .map(|(i, n, bar)| (*i, n.clone(), wrap(n, max_chars), *bar))
+        .collect();
+    let longest = entries
+        .iter()
+        .flat_map(|e| e.2.iter().map(|l| l.chars().count()))
+        .max()
+        .unwrap_or(0);
+    let lines: usize = entries.iter().map(|e| e.2.len()).sum();
+    Legend {
+        width: ((longest as f64 * CHAR_W) as i32 + 48).clamp(110, 300),
+        height: lines as i32 * 17 + entries.len() as i32 * 4 + 14,
+        entries,
     }
-    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min) / 1.5;
-    let hi = xs.iter().copied().fold(0.0, f64::max) * 1.5;
+}
+
+/// Words of `s` in lines of at most `n` characters (a longer word is cut with an ellipsis).
+fn wrap(s: &str, n: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for w in s.split(' ') {
+        let w = clip(w, n);
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + w.chars().count() <= n => {
+                l.push(' ');
+                l.push_str(&w);
+            }
+            _ => lines.push(w),
+        }
+    }
+    lines
+}
+
+/// `s` cut to `n` characters, the cut marked with an ellipsis.
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut c: String = s.chars().take(n.saturating_sub(1)).collect();
+        c.push('…');
+        c
+    }
+}
+
+/// The legend at (x, y): a framed column of swatches and names.
+fn draw_legend(l: &Legend, x: i32, y: i32, o: &mut String) {
+    if l.entries.is_empty() {
+        return;
+    }
+    let _ = write!(
+        o,
+        "<g class=\"legend\"><rect class=\"legend-box\" x=\"{x}\" y=\"{y}\" width=\"{}\" height=\"{}\" \
+         fill=\"white\" stroke=\"#999\"/>",
+        l.width - 10,
+        l.height
+    );
+    let mut cy = y + 16;
+    for (i, name, lines, bar) in &l.entries {
+        let c = hex(color(*i));
+        let _ = write!(o, "<g class=\"legend-entry\"><title>{}</title>", esc(name));
+        if *bar {
+            let _ = write!(
+                o,
+                "<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"10\" fill=\"{c}\"/>",
+                x + 8,
+                cy - 9
+            );
+        } else {
+            let _ = write!(
+                o,
+                "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{c}\" stroke-width=\"2\"/>\
+                 <circle cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{c}\"/>",
+                x + 6,
+                cy - 4,
+                x + 26,
+                cy - 4,
+                x + 16,
+                cy - 4
+            );
+        }
+        for (k, line) in lines.iter().enumerate() {
+            let _ = write!(
+                o,
+                "<text x=\"{}\" y=\"{}\" font-family=\"{FONT}\" font-size=\"12\">{}</text>",
+                x + 32,
+                cy + 17 * k as i32,
+                esc(line)
+            );
+        }
+        cy += 17 * lines.len() as i32 + 4;
+        o.push_str("</g>");
+    }
+    o.push_str("</g>");
+}
+
+fn text(o: &mut String, class: &str, (x, y): (i32, i32), size: u32, anchor: &str, s: &str) {
+    let _ = write!(
+        o,
+        "<text class=\"{class}\" x=\"{x}\" y=\"{y}\" font-family=\"{FONT}\" font-size=\"{size}\" \
+         text-anchor=\"{anchor}\">{}</text>",
+        esc(s)
+    );
+}
+
+/// An axis's label centered at (x, y), in a size that fits `room` pixels (13 px, else down to 10 px,
+/// else cut, the whole label then its tooltip); turned a quarter left for a y axis.
+fn axis_label(o: &mut String, which: &str, (x, y): (i32, i32), room: i32, s: &str, turn: bool) {
+    let turn = if turn {
+        format!(" transform=\"rotate(-90 {x} {y})\"")
+    } else {
+        String::new()
+    };
+    let class = format!("axis-label {which}");
+    fitted(o, &class, (x, y), (room, 13.0), s, &turn);
+}
+
+/// Text of `class` centered at (x, y) in `room` pixels: at `size` px, smaller (down to 10 px) where
+/// that does not fit, else cut with the whole text as its tooltip; `extra` attributes added.
+fn fitted(
+    o: &mut String,
+    class: &str,
+    (x, y): (i32, i32),
+    (room, size): (i32, f64),
+    s: &str,
+    extra: &str,
+) {
+    let per_px = CHAR_W / 13.0;
+    let chars = s.chars().count() as f64;
+    let mut size = size;
+    while size > 10.0 && chars * size * per_px > room as f64 {
+        size -= 1.0;
+    }
+    let shown = clip(s, (room as f64 / (size * per_px)) as usize);
+    let _ = write!(
+        o,
+        "<text class=\"{class}\" x=\"{x}\" y=\"{y}\" font-family=\"{FONT}\" font-size=\"{size}\" \
+         text-anchor=\"middle\"{extra}>{}{}</text>",
+        esc(&shown),
+        if shown != s {
+            format!("<title>{}</title>", esc(s))
+        } else {
+            String::new()
+        }
+    );
+}
+
+/// Plotters' SVG with `overlay` before its end and the tick labels classed.
+fn finish(svg: String, overlay: &str) -> String {
+    let svg = svg
+        .replace(
+            &format!("fill=\"{}\"", hex(X_TICK).to_uppercase()),
+            &format!("fill=\"{TICK}\" class=\"tick-label tick-x\""),
+        )
+        .replace(
+            &format!("fill=\"{}\"", hex(Y_TICK).to_uppercase()),
+            &format!("fill=\"{TICK}\" class=\"tick-label tick-y\""),
+        );
+    match svg.rfind("</svg>") {
+        Some(i) => format!("{}{overlay}\n{}", &svg[..i], &svg[i..]),
+        None => svg,
+    }
+}
+
+/// Columns of a figure of `n` panels in `width` px: one, two side by side, or as many of about 300 px as fit.
+fn columns(n: usize, width: i32) -> usize {
+    let most = ((width / 300).max(1)) as usize;
+    match n {
+        0 | 1 => 1,
+        2 | 4 => 2.min(most),
+        _ => 3.min(most).min(n),
+    }
+}
+
+/// Draws a figure: its panels in a grid, the legend right of them.
+pub(super) fn draw(f: &Figure) -> Result<String, String> {
+    if f.panels.is_empty() {
+        return Err("no panels".into());
+    }
+    let names: Vec<(usize, String, bool)> = f
+        .legend
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let bar = f.panels.iter().any(|p| {
+                p.marks
+                    .iter()
+                    .any(|m| m.series == i && matches!(m.marks, Marks::Bars(_)))
+            });
+            (i, n.clone(), bar)
+        })
+        .collect();
+    let legend = legend_of(&names);
+    let area_w = WIDTH - legend.width;
+    let cols = columns(f.panels.len(), area_w);
+    let rows = f.panels.len().div_ceil(cols);
+    let panel_w = area_w / cols as i32;
+    let panel_h = match (f.panels.len(), cols) {
+        (1, _) => 440,
+        (_, 1 | 2) => 320,
+        _ => 270,
+    };
+    let height = (TITLE_H + rows as i32 * panel_h + 8).max(TITLE_H + legend.height + 20);
     let mut svg = String::new();
+    let mut o = String::new();
+    text(
+        &mut o,
+        "chart-title",
+        (WIDTH / 2, 26),
+        18,
+        "middle",
+        &f.title,
+    );
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let root =
+            SVGBackend::with_string(&mut svg, (WIDTH as u32, height as u32)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let f = Frame {
-            title,
-            x_desc,
-            y_desc,
-            lines,
-            x_label: &|v| bytes_label(*v),
-            // Shares grow with the block size: the upper left is where the lines are not.
-            legend_at: SeriesLabelPosition::UpperLeft,
-        };
-        draw_lines(
-            &root,
-            &f,
-            (lo..hi).log_scale().with_key_points(xs),
-            0.0..(hi_y * 1.05).max(1e-9),
-        )?;
+        for (k, p) in f.panels.iter().enumerate() {
+            let (c, r) = ((k % cols) as i32, (k / cols) as i32);
+            let cell = (c * panel_w, TITLE_H + r * panel_h, panel_w, panel_h);
+            draw_panel(&root, p, cell, f, &mut o)?;
+        }
         root.present().map_err(|e| e.to_string())?;
     }
-    Ok(svg)
+    draw_legend(&legend, area_w + 4, TITLE_H + 8, &mut o);
+    Ok(finish(svg, &o))
 }
 
-/// What a line chart shows, whatever its axes' scales.
-struct Frame<'a> {
-    title: &'a str,
-    x_desc: &'a str,
-    y_desc: &'a str,
-    lines: &'a [Line],
-    /// The x axis's tick labels.
-    x_label: &'a dyn Fn(&f64) -> String,
-    legend_at: SeriesLabelPosition,
+/// The name of series `i` of a panel, for tooltips.
+fn series_name(f: &Figure, p: &Panel, i: usize) -> String {
+    f.legend.get(i).cloned().unwrap_or_else(|| p.title.clone())
 }
 
-fn draw_lines<X, Y>(
-    root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
-    f: &Frame,
-    x: X,
-    y: Y,
-) -> Result<(), String>
-where
-    X: AsRangedCoord<Value = f64>,
-    Y: AsRangedCoord<Value = f64>,
-    X::CoordDescType: ValueFormatter<f64>,
-    Y::CoordDescType: ValueFormatter<f64>,
-{
-    let mut chart = ChartBuilder::on(root)
-        .caption(f.title, ("sans-serif", 20))
-        .margin(12)
-        .x_label_area_size(48)
-        .y_label_area_size(80)
-        .build_cartesian_2d(x, y)
+/// One panel in `cell` (x, y, width, height): its title, axes, frame, lines, points and bars.
+fn draw_panel(
+    root: &DrawingArea<SVGBackend, Shift>,
+    p: &Panel,
+    (x0, y0, w, h): (i32, i32, i32, i32),
+    f: &Figure,
+    o: &mut String,
+) -> Result<(), String> {
+    let title_h = if p.title.is_empty() { 0 } else { 24 };
+    let area = root
+        .clone()
+        .shrink((x0, y0 + title_h), (w as u32, (h - title_h) as u32));
+    let mut chart = ChartBuilder::on(&area)
+        .margin(8)
+        .margin_right(20)
+        .x_label_area_size(46)
+        .y_label_area_size(76)
+        .build_cartesian_2d(Ticked::of(&p.x), Ticked::of(&p.y))
         .map_err(|e| e.to_string())?;
     chart
         .configure_mesh()
-        .x_desc(f.x_desc)
-        .y_desc(f.y_desc)
-        .axis_desc_style(("sans-serif", 16))
-        .label_style(("sans-serif", 13))
-        .x_label_formatter(f.x_label)
-        .y_label_formatter(&|v| short_num(*v))
+        .x_label_formatter(&|t| p.x.tick_label(p.x.inv(*t)))
+        .y_label_formatter(&|t| p.y.tick_label(p.y.inv(*t)))
+        .x_label_style((FONT, 15).into_font().color(&X_TICK))
+        .y_label_style((FONT, 15).into_font().color(&Y_TICK))
+        .bold_line_style(RGBColor(210, 210, 210))
+        .light_line_style(RGBColor(238, 238, 238))
+        .axis_style(RGBColor(110, 110, 110))
         .draw()
         .map_err(|e| e.to_string())?;
-    for (i, (label, p)) in f.lines.iter().enumerate() {
-        let c = color(i);
-        chart
-            .draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2)))
-            .map_err(|e| e.to_string())?
-            .label(label.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
-        chart
-            .draw_series(p.iter().map(|&(a, b)| Circle::new((a, b), 3, c.filled())))
-            .map_err(|e| e.to_string())?;
+    let (rx, ry) = chart.plotting_area().get_pixel_range();
+    panel_labels(p, (x0, y0, w), (rx, ry), o);
+    let drawable = |pts: &[(f64, f64)]| -> Vec<(f64, f64)> {
+        pts.iter()
+            .copied()
+            .filter(|(x, y)| p.x.holds(*x) && p.y.holds(*y))
+            .collect()
+    };
+    for m in &p.marks {
+        if let Marks::Line(pts) = &m.marks {
+            chart
+                .draw_series(LineSeries::new(
+                    drawable(pts)
+                        .iter()
+                        .map(|(x, y)| (p.x.fwd(*x), p.y.fwd(*y))),
+                    color(m.series).stroke_width(2),
+                ))
+                .map_err(|e| e.to_string())?;
+        }
     }
-    legend(&mut chart, f.legend_at.clone())
+    let at = |x: f64, y: f64| chart.backend_coord(&(p.x.fwd(x), p.y.fwd(y)));
+    draw_marks(p, f, &at, o);
+    Ok(())
 }
 
-/// The legend every chart draws: its series' labels in a framed, half-transparent box at `pos`.
-fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
-    chart: &mut ChartContext<'a, DB, CT>,
-    pos: SeriesLabelPosition,
-) -> Result<(), String> {
-    chart
-        .configure_series_labels()
-        .position(pos)
-        .label_font(("sans-serif", 13))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| e.to_string())
+/// A panel's frame, title and axis labels, around the plotting area `(rx, ry)` of its cell (x, y, width).
+fn panel_labels(
+    p: &Panel,
+    (x0, y0, w): (i32, i32, i32),
+    (rx, ry): (Range<i32>, Range<i32>),
+    o: &mut String,
+) {
+    let _ = write!(
+        o,
+        "<rect class=\"plot-area\" data-kind=\"xy\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" \
+         fill=\"none\" stroke=\"#bbb\"/>",
+        rx.start,
+        ry.start,
+        rx.end - rx.start,
+        ry.end - ry.start
+    );
+    if !p.title.is_empty() {
+        // Centered over the plotting area where it fits beside the cell's edges, else over the cell.
+        let cx = ((rx.start + rx.end) / 2).clamp(x0 + w / 2 - 40, x0 + w / 2 + 40);
+        let room = 2 * (cx - x0).min(x0 + w - cx) - 8;
+        let (cx, room) = if p.title.chars().count() as f64 * CHAR_W * 14.0 / 13.0 <= room as f64 {
+            (cx, room)
+        } else {
+            (x0 + w / 2, w - 8)
+        };
+        fitted(o, "panel-title", (cx, y0 + 17), (room, 14.0), &p.title, "");
+    }
+    let mid = (rx.start + rx.end) / 2;
+    axis_label(
+        o,
+        "x-label",
+        (mid, ry.end + 40),
+        (rx.end - rx.start) + 60,
+        &p.x.title,
+        false,
+    );
+    let (lx, ly) = (x0 + 16, (ry.start + ry.end) / 2);
+    axis_label(
+        o,
+        "y-label",
+        (lx, ly),
+        ry.end - ry.start + 30,
+        &p.y.title,
+        true,
+    );
 }
 
-/// Horizontal bars: one row per label, each row stacked from `parts` (name, value) in order.
-pub(super) fn bar_chart(
-    title: &str,
-    x_desc: &str,
-    rows: &[(String, Vec<f64>)],
-    parts: &[&str],
-) -> Result<String, String> {
-    let max = rows
+/// A panel's points and bars, each with its tooltip; `at` maps values to the canvas.
+fn draw_marks(p: &Panel, f: &Figure, at: &dyn Fn(f64, f64) -> (i32, i32), o: &mut String) {
+    for m in &p.marks {
+        let c = color(m.series);
+        let name = series_name(f, p, m.series);
+        match &m.marks {
+            Marks::Line(pts) => {
+                for &(x, y) in pts.iter().filter(|(x, y)| p.x.holds(*x) && p.y.holds(*y)) {
+                    let (cx, cy) = at(x, y);
+                    let _ = write!(
+                        o,
+                        "<circle class=\"point\" cx=\"{cx}\" cy=\"{cy}\" r=\"3.5\" fill=\"{}\" data-x=\"{x}\" data-y=\"{y}\">\
+                         <title>{}: {}, {}</title></circle>",
+                        hex(c),
+                        esc(&name),
+                        esc(&p.x.value_text(x)),
+                        esc(&p.y.value_text(y))
+                    );
+                }
+            }
+            Marks::Bars(bars) => {
+                for &(a, b, y) in bars {
+                    if !(p.x.holds(a) && p.x.holds(b) && p.y.holds(y)) {
+                        continue;
+                    }
+                    let ((l, t), (r, bot)) = (at(a, y), at(b, p.y.lo));
+                    let _ = write!(
+                        o,
+                        "<rect class=\"bar\" x=\"{}\" y=\"{t}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"white\" stroke-width=\"0.5\" \
+                         data-x=\"{a}\" data-x1=\"{b}\" data-y=\"{y}\"><title>{}: {} to {}: {}</title></rect>",
+                        l.min(r),
+                        (r - l).abs().max(1),
+                        (bot - t).max(0),
+                        hex(c),
+                        esc(&name),
+                        esc(&p.x.value_text(a)),
+                        esc(&p.x.value_text(b)),
+                        esc(&p.y.value_text(y))
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A row of a horizontal bar chart: its label and a value per part.
+pub(super) struct BarRow {
+    pub(super) label: String,
+    pub(super) values: Vec<f64>,
+}
+
+/// Rows under a heading (an empty title: no heading).
+pub(super) struct BarSection {
+    pub(super) title: String,
+    pub(super) rows: Vec<BarRow>,
+}
+
+/// Horizontal bars: `stacked` parts end to end in one bar per row, or side by side (one bar per part, its
+/// value written after it).
+pub(super) struct BarChart {
+    pub(super) title: String,
+    /// The value axis (linear, from 0).
+    pub(super) axis: Axis,
+    /// The parts' names: the legend (none for a single part, which the axis names).
+    pub(super) parts: Vec<String>,
+    pub(super) stacked: bool,
+    pub(super) sections: Vec<BarSection>,
+}
+
+/// Pixel heights of a row of `b`.
+fn row_h(b: &BarChart) -> i32 {
+    if b.stacked {
+        24
+    } else {
+        8 + 14 * b.parts.len().max(1) as i32
+    }
+}
+
+/// A bar chart's legend, the width of its row labels, the height of its rows and of the whole chart.
+fn bar_layout(b: &BarChart, rows: usize) -> (Legend, i32, i32, i32) {
+    let names: Vec<(usize, String, bool)> = if b.parts.len() > 1 {
+        b.parts
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (i, n.clone(), true))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let legend = legend_of(&names);
+    let longest = b
+        .sections
         .iter()
-        .map(|r| r.1.iter().filter(|v| v.is_finite()).sum::<f64>())
-        .fold(0.0, f64::max);
-    if rows.is_empty() || max <= 0.0 {
+        .flat_map(|s| s.rows.iter().map(|r| r.label.chars().count()))
+        .max()
+        .unwrap_or(0);
+    let label_w = ((longest as f64 * CHAR_W) as i32 + 16).clamp(80, 340);
+    let heads = b.sections.iter().filter(|s| !s.title.is_empty()).count() as i32;
+    let body = heads * 26 + rows as i32 * row_h(b);
+    let height = (TITLE_H + body + 62).max(TITLE_H + legend.height + 20);
+    (legend, label_w, body, height)
+}
+
+/// Draws a horizontal bar chart: row labels left of the plotting area, the legend right of it.
+pub(super) fn bar_chart(b: &BarChart) -> Result<String, String> {
+    let rows: usize = b.sections.iter().map(|s| s.rows.len()).sum();
+    if rows == 0 {
         return Err("no bars".into());
     }
-    let n = rows.len();
-    let h = (140 + 34 * n as u32).max(260);
+    let (legend, label_w, body, height) = bar_layout(b, rows);
     let mut svg = String::new();
+    let mut o = String::new();
+    text(
+        &mut o,
+        "chart-title",
+        (WIDTH / 2, 26),
+        18,
+        "middle",
+        &b.title,
+    );
     {
-        let root = SVGBackend::with_string(&mut svg, (SIZE.0, h)).into_drawing_area();
+        let root =
+            SVGBackend::with_string(&mut svg, (WIDTH as u32, height as u32)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(20)
-            .build_cartesian_2d(0.0..max * 1.05, 0.0..n as f64)
+        let right = if b.stacked { 20 } else { 90 };
+        let plot_w = WIDTH - legend.width - label_w;
+        let area = root.clone().shrink(
+            (label_w, TITLE_H),
+            (plot_w as u32, (height - TITLE_H) as u32),
+        );
+        let rows = Ticked {
+            lo: 0.0,
+            hi: body as f64,
+            ticks: Vec::new(),
+            light: Vec::new(),
+        };
+        let mut chart = ChartBuilder::on(&area)
+            .margin_top(4)
+            .margin_right(right)
+            .x_label_area_size(50)
+            .build_cartesian_2d(Ticked::of(&b.axis), rows)
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
             .disable_y_mesh()
             .y_labels(0)
-            .x_desc(x_desc)
-            .axis_desc_style(("sans-serif", 16))
-            .label_style(("sans-serif", 13))
-            .x_label_formatter(&|v| short_num(*v))
+            .x_label_formatter(&|t| b.axis.tick_label(b.axis.inv(*t)))
+            .x_label_style((FONT, 15).into_font().color(&X_TICK))
+            .bold_line_style(RGBColor(215, 215, 215))
+            .axis_style(RGBColor(110, 110, 110))
             .draw()
             .map_err(|e| e.to_string())?;
-        for (pi, part) in parts.iter().enumerate() {
-            let c = color(pi);
-            chart
-                .draw_series(rows.iter().enumerate().map(|(i, (_, vals))| {
-                    let start: f64 = vals[..pi].iter().filter(|v| v.is_finite()).sum();
-                    let v = if vals[pi].is_finite() { vals[pi] } else { 0.0 };
-                    let y = (n - 1 - i) as f64;
-                    Rectangle::new([(start, y + 0.15), (start + v, y + 0.85)], c.filled())
-                }))
-                .map_err(|e| e.to_string())?
-                .label(*part)
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
-        }
-        // Each row's label, inside the plot at its left.
-        chart
-            .draw_series(rows.iter().enumerate().map(|(i, (label, _))| {
-                Text::new(
-                    label.clone(),
-                    (max * 0.005, (n - 1 - i) as f64 + 0.5),
-                    ("sans-serif", 13).into_font().color(&BLACK),
-                )
-            }))
-            .map_err(|e| e.to_string())?;
-        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
+        let (rx, ry) = chart.plotting_area().get_pixel_range();
+        let _ = write!(
+            o,
+            "<rect class=\"plot-area\" data-kind=\"bars\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" \
+             fill=\"none\" stroke=\"#bbb\"/>",
+            rx.start,
+            ry.start,
+            rx.end - rx.start,
+            ry.end - ry.start
+        );
+        let mid = (rx.start + rx.end) / 2;
+        axis_label(
+            &mut o,
+            "x-label",
+            (mid, ry.end + 42),
+            rx.end - rx.start,
+            &b.axis.title,
+            false,
+        );
+        let at = |v: f64, off: i32| chart.backend_coord(&(b.axis.fwd(v), (body - off) as f64));
+        draw_bar_rows(b, label_w, &at, &mut o);
         root.present().map_err(|e| e.to_string())?;
     }
-    Ok(svg)
+    draw_legend(&legend, WIDTH - legend.width + 4, TITLE_H + 8, &mut o);
+    Ok(finish(svg, &o))
 }
 
-pub(super) fn short_num(v: f64) -> String {
-    let a = v.abs();
-    if a == 0.0 {
-        "0".into()
-    } else if a >= 1e9 {
-        format!("{}G", trim(v / 1e9))
-    } else if a >= 1e6 {
-        format!("{}M", trim(v / 1e6))
-    } else if a >= 1e3 {
-        format!("{}k", trim(v / 1e3))
-    } else {
-        trim(v)
-    }
-}
-
-fn trim(v: f64) -> String {
-    let s = format!("{v:.2}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-pub(super) fn bytes_label(v: f64) -> String {
-    let b = v as u64;
-    if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
-        format!("{}M", b >> 20)
-    } else if b >= 1024 && b.is_multiple_of(1024) {
-        format!("{}k", b >> 10)
-    } else {
-        format!("{b}")
+/// The rows' bars, labels and values; `at(value, pixels from the top of the bars)` maps to the canvas.
+fn draw_bar_rows(b: &BarChart, label_w: i32, at: &dyn Fn(f64, i32) -> (i32, i32), o: &mut String) {
+    let mut off = 0;
+    let fit = ((label_w - 12) as f64 / CHAR_W) as usize;
+    for s in &b.sections {
+        if !s.title.is_empty() {
+            let (_, y) = at(0.0, off + 18);
+            let _ = write!(
+                o,
+                "<text class=\"section-title\" x=\"8\" y=\"{y}\" font-family=\"{FONT}\" font-size=\"13\" \
+                 font-weight=\"bold\">{}</text>",
+                esc(&s.title)
+            );
+            off += 26;
+        }
+        for row in &s.rows {
+            let h = row_h(b);
+            let (_, mid) = at(0.0, off + h / 2);
+            let _ = write!(
+                o,
+                "<text class=\"bar-label\" x=\"{}\" y=\"{}\" font-family=\"{FONT}\" font-size=\"12\" \
+                 text-anchor=\"end\">{}<title>{}</title></text>",
+                label_w - 6,
+                mid + 4,
+                esc(&clip(&row.label, fit)),
+                esc(&row.label)
+            );
+            let mut start = 0.0;
+            for (i, v) in row.values.iter().enumerate() {
+                if !v.is_finite() {
+                    continue;
+                }
+                let (top, bottom, a) = if b.stacked {
+                    (off + 4, off + h - 4, start)
+                } else {
+                    (off + 4 + 14 * i as i32, off + 4 + 14 * i as i32 + 12, 0.0)
+                };
+                let ((l, t), (r, bt)) = (at(a, top), at(a + v, bottom));
+                let part = b.parts.get(i).map(|p| format!(" {p}")).unwrap_or_default();
+                let _ = write!(
+                    o,
+                    "<rect class=\"bar\" x=\"{l}\" y=\"{t}\" width=\"{}\" height=\"{}\" fill=\"{}\" data-x=\"{v}\">\
+                     <title>{}{}: {}</title></rect>",
+                    (r - l).max(0),
+                    bt - t,
+                    hex(color(i)),
+                    esc(&row.label),
+                    esc(&part),
+                    esc(&b.axis.value_text(*v))
+                );
+                if !b.stacked {
+                    let _ = write!(
+                        o,
+                        "<text class=\"bar-value\" x=\"{}\" y=\"{}\" font-family=\"{FONT}\" font-size=\"11\">{}</text>",
+                        r + 4,
+                        bt - 2,
+                        esc(&b.axis.value_text(*v))
+                    );
+                }
+                start += v;
+            }
+            off += h;
+        }
     }
 }

@@ -4,9 +4,10 @@
 //! top functions; and over all profiled runs, the storage paper's Figure 4: the share of samples
 //! copying between user and kernel space against block size.
 
-use super::charts::{bar_chart, bytes_label, line_chart_at, Line};
+use super::axis::{bytes, Axis};
+use super::charts::{bar_chart, BarChart, BarRow, BarSection};
 use super::page::{esc, figure};
-use super::{add_to, cap, shared_spec, Chart, Run};
+use super::{Chart, Out, Run};
 use crate::fields::{self, Field};
 use quick_xml::events::{BytesEnd, BytesStart, BytesText, Event};
 use quick_xml::{Reader, Writer};
@@ -24,7 +25,7 @@ fn profile(r: &Value) -> Option<&Value> {
 }
 
 /// The runs' flame graphs and group charts, each tied to its run (`Chart::run`).
-pub(super) fn profile_charts(runs: &[Run], charts: &mut Vec<Chart>) {
+pub(super) fn profile_charts(runs: &[Run], out: &mut Out) {
     let mut n = 0;
     for (i, x) in runs.iter().enumerate() {
         if profile(x.r).is_none() {
@@ -37,8 +38,7 @@ pub(super) fn profile_charts(runs: &[Run], charts: &mut Vec<Chart>) {
         let drawn = format!("Flame graph: {}", workload(x.r, true));
         let samples = fields::PROFILE_SAMPLES.num(x.r).unwrap_or(0.0);
         let sub = sampling(x.r);
-        add_to(
-            charts,
+        out.add_to(
             Some(i),
             &name,
             &title,
@@ -57,7 +57,7 @@ pub(super) fn profile_charts(runs: &[Run], charts: &mut Vec<Chart>) {
                 &name,
             ),
         );
-        groups_chart(x, i, n, charts);
+        groups_chart(x, i, n, out);
     }
 }
 
@@ -70,7 +70,7 @@ fn run_title(x: &Run) -> String {
 fn workload(r: &Value, short: bool) -> String {
     let bs = fields::SPEC_BS
         .num(r)
-        .map(bytes_label)
+        .map(bytes)
         .unwrap_or_else(|| "?".into());
     let direct = if fields::SPEC_DIRECT.at(r).and_then(Value::as_bool) == Some(true) {
         "O_DIRECT"
@@ -230,17 +230,36 @@ fn make_static(svg: &str, id: &str) -> Result<String, String> {
 }
 
 /// A run's groups as bars: kernel groups in one color, user-space groups in another.
-fn groups_chart(x: &Run, i: usize, n: usize, charts: &mut Vec<Chart>) {
-    let rows: Vec<(String, Vec<f64>)> = shares(x.r, fields::PROFILE_GROUPS)
+fn groups_chart(x: &Run, i: usize, n: usize, out: &mut Out) {
+    let rows: Vec<BarRow> = shares(x.r, fields::PROFILE_GROUPS)
         .into_iter()
         .map(|(name, kernel, share)| {
             let v = share * 100.0;
-            (name, if kernel { vec![v, 0.0] } else { vec![0.0, v] })
+            BarRow {
+                label: name,
+                values: if kernel { vec![v, 0.0] } else { vec![0.0, v] },
+            }
         })
         .collect();
     let title = format!("Where the time goes: {}", x.label);
-    add_to(
-        charts,
+    let chart = BarChart {
+        title: title.clone(),
+        axis: Axis::amount(
+            "share of samples",
+            "%",
+            &rows
+                .iter()
+                .map(|r| r.values[0] + r.values[1])
+                .collect::<Vec<_>>(),
+        ),
+        parts: vec!["kernel".into(), "user space".into()],
+        stacked: true,
+        sections: vec![BarSection {
+            title: String::new(),
+            rows,
+        }],
+    };
+    out.add_to(
         Some(i),
         &format!("profile-groups-{n}"),
         &title,
@@ -249,7 +268,7 @@ fn groups_chart(x: &Run, i: usize, n: usize, charts: &mut Vec<Chart>) {
              on each stack (the first group that matches from the leaf down).",
             sampling(x.r)
         ),
-        bar_chart(&title, "% of samples", &rows, &["kernel", "user space"]),
+        bar_chart(&chart),
     );
 }
 
@@ -284,47 +303,6 @@ pub(crate) fn copy_share(r: &Value) -> Option<f64> {
             .find(|g| g.0 == fields::COPY_GROUP)
             .map_or(0.0, |g| g.2),
     )
-}
-
-/// The storage paper's Figure 4: copy share (%) against block size, one line per workload (the run's
-/// label without its bs) profiled at two or more sizes.
-pub(super) fn copy_share_chart(io_runs: &[&Run], charts: &mut Vec<Chart>) {
-    let profiled: Vec<&Run> = io_runs
-        .iter()
-        .copied()
-        .filter(|x| copy_share(x.r).is_some())
-        .collect();
-    let lines = super::lines_over_bs(&profiled, |r| copy_share(r).map(|s| s * 100.0));
-    if lines.is_empty() {
-        return;
-    }
-    let mut note = String::new();
-    let lines: Vec<Line> = cap(lines, &mut note);
-    let mut sizes: Vec<f64> = lines.iter().flat_map(|l| l.1.iter().map(|p| p.0)).collect();
-    sizes.sort_by(f64::total_cmp);
-    sizes.dedup();
-    let title = "Copying to and from user space vs block size";
-    add_to(
-        charts,
-        None,
-        "copy-share-vs-bs",
-        title,
-        format!(
-            "Share (%) of each run's profile samples in the \"{}\" group (the kernel copying data between \
-             user and kernel memory: copy_to_user, copy_from_user and the string routines under them) \
-             against bytes per op, log axis with a tick at each size measured; the storage paper's \
-             Figure 4. Shared spec: {}.{note}",
-            fields::COPY_GROUP,
-            shared_spec(&profiled)
-        ),
-        line_chart_at(
-            title,
-            "block size (bytes per op, log scale)",
-            "% of samples copying to/from user",
-            &lines,
-            &sizes,
-        ),
-    );
 }
 
 /// The page's section of every profiled run: its sampling, its charts, and its top functions.
@@ -454,8 +432,8 @@ mod tests {
             assert_eq!(f.run, Some(i));
             let t = texts(&f.svg);
             let want = [
-                "Flame graph: psync write bs=4k buffered on /var/tmp/x.dat",
-                "Flame graph: psync write bs=64k O_DIRECT on /var/tmp/x.dat",
+                "Flame graph: psync write bs=4 KiB buffered on /var/tmp/x.dat",
+                "Flame graph: psync write bs=64 KiB O_DIRECT on /var/tmp/x.dat",
             ][i];
             assert!(t.iter().any(|x| x == want), "{want}: {t:?}");
             assert!(t.iter().any(|x| x.contains("1000 samples")), "{t:?}");
@@ -509,7 +487,7 @@ mod tests {
         assert!(html.contains("<h2>Where the time goes</h2>"));
         assert_eq!(html.matches("<h3>psync write").count(), 2);
         assert!(html.contains(
-            "<h3>psync write bs=4k buffered on /var/tmp/x.dat (disk op=write direct=false bs=4096)</h3>"
+            "<h3>psync write bs=4 KiB buffered on /var/tmp/x.dat (disk op=write direct=false bs=4096)</h3>"
         ));
         assert!(
             html.contains("rep_movs_alternative [k]") && html.contains("sampled &lt;apart&gt;")
@@ -532,11 +510,12 @@ mod tests {
         assert_eq!(c.run, None);
         let t = texts(&c.svg);
         for want in [
-            "disk op=write direct=false",
-            "disk op=write direct=true",
-            "512",
-            "64k",
-            "1M",
+            "Copying to and from user space against block size",
+            "direct=false",
+            "direct=true",
+            "512 B",
+            "64 KiB",
+            "1 MiB",
         ] {
             assert!(t.contains(&want.to_string()), "{want}: {t:?}");
         }

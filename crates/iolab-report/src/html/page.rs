@@ -1,7 +1,7 @@
 //! The report's HTML page: its head and introduction, the table of every record, the charts as figures,
 //! the profile section of each profiled run (`html/flame.rs`), and the findings of each run.
 
-use super::{label_of, Chart, Run};
+use super::{Chart, Out, Run};
 use crate::fields::{self, Field};
 use serde_json::Value;
 use std::fmt::Write;
@@ -14,12 +14,19 @@ pub(super) fn esc(s: &str) -> String {
 }
 
 /// The whole page.
-pub(super) fn page(recs: &[Value], runs: &[Run], charts: &[Chart], sources: &[String]) -> String {
+pub(super) fn page(
+    recs: &[Value],
+    labels: &[String],
+    runs: &[Run],
+    out: &Out,
+    sources: &[String],
+) -> String {
+    let charts = &out.charts;
     let mut o = String::new();
     head(recs, runs, sources, &mut o);
     o.push_str("<h2>Runs</h2>\n<table><tr><th>run</th><th>MiB/s</th><th>ops/s</th><th>ns/op</th><th>p50 ns</th><th>p99 ns</th><th>user s</th><th>sys s</th><th>calls/op</th><th>wall s</th></tr>\n");
-    for rec in recs {
-        record_row(rec, &mut o);
+    for (rec, label) in recs.iter().zip(labels) {
+        record_row(rec, label, &mut o);
     }
     o.push_str("</table>\n<h2>Charts</h2>\n");
     if !charts.iter().any(|c| c.run.is_none()) {
@@ -27,6 +34,15 @@ pub(super) fn page(recs: &[Value], runs: &[Run], charts: &[Chart], sources: &[St
     }
     for c in charts.iter().filter(|c| c.run.is_none()) {
         figure(c, &mut o);
+    }
+    if !out.left_out.is_empty() {
+        o.push_str(
+            "<p>Left out, as they would carry no information:</p>\n<ul class=\"left-out\">\n",
+        );
+        for l in &out.left_out {
+            let _ = writeln!(o, "<li>{}</li>", esc(l));
+        }
+        o.push_str("</ul>\n");
     }
     super::flame::section(runs, charts, &mut o);
     findings(runs, &mut o);
@@ -40,7 +56,7 @@ fn head(recs: &[Value], runs: &[Run], sources: &[String], o: &mut String) {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>iolab report</title>\n<style>\
          body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;font-size:13px}\
          td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:first-child,th:first-child,td.fn{text-align:left}\
-         figure{margin:2em 0}figcaption{font-size:13px;color:#333;max-width:1000px}.err{color:#a00}</style></head><body>\n",
+         figure{margin:2em 0}figure svg{max-width:100%;height:auto}figcaption{font-size:13px;color:#333;max-width:1000px}.err{color:#a00}</style></head><body>\n",
     );
     let _ = writeln!(o, "<h1>iolab report</h1>");
     let _ = writeln!(
@@ -63,13 +79,8 @@ fn head(recs: &[Value], runs: &[Run], sources: &[String], o: &mut String) {
 }
 
 /// One record's row of the table: its figures, or why it did not run.
-fn record_row(rec: &Value, o: &mut String) {
-    let r = fields::RESULT.at(rec);
-    let label = match r {
-        Some(r) => label_of(rec, r),
-        None => label_of(rec, &Value::Null),
-    };
-    match r {
+fn record_row(rec: &Value, label: &str, o: &mut String) {
+    match fields::RESULT.at(rec) {
         Some(r) => {
             let f = |p: Field, d: usize| {
                 p.num(r)
@@ -79,7 +90,7 @@ fn record_row(rec: &Value, o: &mut String) {
             let _ = writeln!(
                 o,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&label),
+                esc(label),
                 f(fields::MIB_S, 1),
                 f(fields::IOPS, 0),
                 f(fields::NS_PER_OP, 1),
@@ -95,7 +106,7 @@ fn record_row(rec: &Value, o: &mut String) {
             let _ = writeln!(
                 o,
                 "<tr><td>{}</td><td colspan=\"9\" class=\"err\">not run: {}</td></tr>",
-                esc(&label),
+                esc(label),
                 esc(fields::ERROR.at(rec).and_then(|e| e.as_str()).unwrap_or(""))
             );
         }

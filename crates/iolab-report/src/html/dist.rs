@@ -1,0 +1,327 @@
+//! Distributions per run: latency percentiles on the nines scale (p50, p90, p99, p99.9 an equal step
+//! apart), the latency CDF on the same scale so its tail shows, and two histograms drawn as bars, a panel
+//! per run: the time between successive ops, and io_uring's requests per io_uring_enter.
+
+use super::axis::Axis;
+use super::charts::{self, Figure, Mark, Marks, Panel};
+use super::vary::{self, Legend, MAX_SERIES};
+use super::{shared_spec, shares, uninformative, Out, Run};
+use crate::fields;
+use serde_json::Value;
+
+/// A run with its histogram's bars (from, to, share in %).
+type Bars<'a, 'b> = (&'b Run<'a>, Vec<(f64, f64, f64)>);
+
+/// Histogram panels one figure draws at most (the caption names the runs left out).
+const MAX_PANELS: usize = 30;
+
+/// (quantile, ns) of a run's latency that its op count resolves: quantiles below 1 with at least one op
+/// above them. From the recorded CDF, else the named percentiles.
+fn quantiles(r: &Value) -> Vec<(f64, f64)> {
+    let n = fields::LATENCY_COUNT.num(r);
+    let resolved = |q: f64| q < 1.0 && n.is_none_or(|n| n * (1.0 - q) >= 1.0 - 1e-9);
+    let mut q: Vec<(f64, f64)> = fields::LATENCY_CDF
+        .at(r)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    if q.is_empty() {
+        q = [
+            (0.5, fields::LATENCY_P50),
+            (0.9, fields::LATENCY_P90),
+            (0.99, fields::LATENCY_P99),
+            (0.999, fields::LATENCY_P999),
+        ]
+        .iter()
+        .filter_map(|(p, f)| Some((*p, f.num(r)?)))
+        .collect();
+    }
+    q.retain(|(p, ns)| resolved(*p) && *ns > 0.0);
+    q
+}
+
+/// Latency percentiles and CDF in panels of at most MAX_SERIES runs, and the time between ops.
+pub(super) fn latency_charts(io_runs: &[&Run], out: &mut Out) {
+    let runs: Vec<&Run> = io_runs
+        .iter()
+        .copied()
+        .filter(|x| !quantiles(x.r).is_empty())
+        .collect();
+    if !runs.is_empty() {
+        let groups = vary::split(runs.clone(), &[], MAX_SERIES, &|g| g.len());
+        percentiles_chart(&runs, &groups, out);
+        cdf_chart(&runs, &groups, out);
+    }
+    gaps_chart(io_runs, out);
+}
+
+/// A line per run in each group's panel, colored by its name within the group (the same name, the same
+/// color, in every panel).
+fn run_lines(
+    title: &str,
+    groups: &[(String, Vec<&Run>)],
+    (x, y): (&Axis, &Axis),
+    points: &dyn Fn(&Run) -> Vec<(f64, f64)>,
+) -> Figure {
+    let mut legend = Legend::default();
+    let keys = vary::series_keys(groups, &[]);
+    let panels = groups
+        .iter()
+        .map(|(t, g)| Panel {
+            title: t.clone(),
+            x: x.clone(),
+            y: y.clone(),
+            marks: g
+                .iter()
+                .map(|r| Mark {
+                    series: legend.index(&vary::label_in(r, &keys)),
+                    marks: Marks::Line(points(r)),
+                })
+                .collect(),
+        })
+        .collect();
+    Figure {
+        title: title.into(),
+        legend: legend.0,
+        panels,
+    }
+}
+
+fn panels_note(groups: &[(String, Vec<&Run>)]) -> String {
+    if groups.len() > 1 {
+        format!(
+            " A panel per group of runs ({}), named above it.",
+            groups.len()
+        )
+    } else {
+        String::new()
+    }
+}
+
+fn percentiles_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], out: &mut Out) {
+    let title = "Latency percentiles per run";
+    let tail = |r: &Run| -> Vec<(f64, f64)> {
+        quantiles(r.r)
+            .into_iter()
+            .filter(|(q, _)| *q >= 0.5)
+            .collect()
+    };
+    let pts: Vec<(f64, f64)> = runs.iter().flat_map(|r| tail(r)).collect();
+    let y = Axis::time("latency", &pts.iter().map(|p| p.1).collect::<Vec<_>>());
+    if let Some(why) = uninformative(&pts.iter().map(|p| p.1).collect::<Vec<_>>(), &|v| {
+        y.value_text(v)
+    }) {
+        out.leave_out(title, why);
+        return;
+    }
+    let x = Axis::nines("percentile", &pts.iter().map(|p| p.0).collect::<Vec<_>>());
+    out.add(
+        "latency-percentiles",
+        title,
+        format!(
+            "Per-op latency (y, log axis) at each percentile from p50 up (x: a \"nines\" axis, -log10(1 - p), \
+             so p90, p99, p99.9 and p99.99 are an equal step apart and the tail gets as much room as the \
+             median). A run's percentiles beyond what its op count resolves (no op above them) are not \
+             drawn. Synchronous methods: completion to completion; asynchronous: queued to completion \
+             seen.{} Shared spec: {}.",
+            panels_note(groups),
+            shared_spec(runs)
+        ),
+        charts::draw(&run_lines(title, groups, (&x, &y), &tail)),
+    );
+}
+
+fn cdf_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], out: &mut Out) {
+    let title = "Latency CDF";
+    let pts: Vec<(f64, f64)> = runs.iter().flat_map(|r| quantiles(r.r)).collect();
+    let x = Axis::time("latency", &pts.iter().map(|p| p.1).collect::<Vec<_>>());
+    let y = Axis::nines_share(
+        "ops at or below",
+        &pts.iter().map(|p| p.0).collect::<Vec<_>>(),
+    );
+    out.add(
+        "latency-cdf",
+        title,
+        format!(
+            "Share of ops (y) completing within a latency (x, log axis), from the recorded quantiles of each \
+             run (0, 1%, 5%, 10% ... 99.999%). The y axis is the \"nines\" scale of the percentile chart, so \
+             the tail (p99 to p99.99) is as tall as the body; quantiles beyond what a run's op count resolves \
+             are not drawn.{} Shared spec: {}.",
+            panels_note(groups),
+            shared_spec(runs)
+        ),
+        charts::draw(&run_lines(title, groups, (&x, &y), &|r| {
+            quantiles(r.r).into_iter().map(|(q, ns)| (ns, q)).collect()
+        })),
+    );
+}
+
+/// Histograms as bars, a panel per run (at most MAX_PANELS), on shared axes.
+fn histogram_panels(runs: &[Bars], x: &Axis, y: &Axis) -> (Vec<Panel>, String) {
+    let all: Vec<&Run> = runs.iter().map(|r| r.0).collect();
+    let keys = vary::independent(&all, vary::varying(&all, &[]));
+    let panels = runs
+        .iter()
+        .take(MAX_PANELS)
+        .map(|(r, bars)| Panel {
+            title: vary::label_in(r, &keys),
+            x: x.clone(),
+            y: y.clone(),
+            marks: vec![Mark {
+                series: 0,
+                marks: Marks::Bars(bars.clone()),
+            }],
+        })
+        .collect();
+    let note = if runs.len() > MAX_PANELS {
+        format!(
+            " The first {MAX_PANELS} of {} runs are drawn (the others: {}).",
+            runs.len(),
+            runs[MAX_PANELS..]
+                .iter()
+                .map(|r| r.0.label.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    } else {
+        String::new()
+    };
+    (panels, note)
+}
+
+/// Time between ops as a histogram per run (drawn when some run has one).
+fn gaps_chart(io_runs: &[&Run], out: &mut Out) {
+    let title = "Time between ops (histogram)";
+    // Buckets are half an octave wide: each from its bound / sqrt(2) to its bound.
+    let runs: Vec<Bars> = io_runs
+        .iter()
+        .filter_map(|x| {
+            let s = shares(fields::GAP_BUCKETS.at(x.r)?)?;
+            let bars = s
+                .into_iter()
+                .filter(|b| b.0 > 0.0)
+                .map(|(b, share)| (b / std::f64::consts::SQRT_2, b, share * 100.0))
+                .collect::<Vec<_>>();
+            (!bars.is_empty()).then_some((*x, bars))
+        })
+        .collect();
+    if runs.is_empty() {
+        return;
+    }
+    let bounds: Vec<f64> = runs
+        .iter()
+        .flat_map(|r| r.1.iter().flat_map(|b| [b.0, b.1]))
+        .collect();
+    let x = Axis::time("time between op starts", &bounds);
+    let shares: Vec<f64> = runs.iter().flat_map(|r| r.1.iter().map(|b| b.2)).collect();
+    let y = Axis::amount("share of ops", "%", &shares);
+    if let Some(why) = single_bar_everywhere(&runs, &x) {
+        out.leave_out(title, why);
+        return;
+    }
+    let (panels, note) = histogram_panels(&runs, &x, &y);
+    let all: Vec<&Run> = runs.iter().map(|r| r.0).collect();
+    out.add(
+        "time-between-ops",
+        title,
+        format!(
+            "Share of ops (y, bars) by the time from one op's start to the next op's start on the same \
+             thread (x, log axis; buckets half an octave wide, empty ones have no bar); the seed thesis's \
+             \"time between writes\". A panel per run, on the same axes.{note} Shared spec: {}.",
+            shared_spec(&all)
+        ),
+        charts::draw(&Figure {
+            title: title.into(),
+            legend: Vec::new(),
+            panels,
+        }),
+    );
+}
+
+/// Why histograms that each hold one bar, the same one, carry no information; None otherwise.
+fn single_bar_everywhere(runs: &[Bars], x: &Axis) -> Option<String> {
+    let first = runs.first()?.1.first()?;
+    let same = runs
+        .iter()
+        .all(|r| r.1.len() == 1 && r.1[0].0 == first.0 && r.1[0].1 == first.1);
+    same.then(|| {
+        format!(
+            "every value of all {} runs falls in one bucket ({} to {})",
+            runs.len(),
+            x.value_text(first.0),
+            x.value_text(first.1)
+        )
+    })
+}
+
+/// io_uring batch sizes, of the runs that used io_uring: a histogram per run.
+pub(super) fn uring_batches_chart(io_runs: &[&Run], out: &mut Out) {
+    let title = "io_uring batch sizes";
+    let runs: Vec<Bars> = io_runs
+        .iter()
+        .filter(|x| fields::URING.at(x.r).is_some_and(|u| !u.is_null()))
+        .filter_map(|x| {
+            // Calls that carried no request (waits) are in the total, not drawn at x = 0.
+            let s = shares(fields::URING_BATCHES.at(x.r)?)?;
+            let bars = s
+                .into_iter()
+                .filter(|b| b.0 > 0.0)
+                .map(|(b, share)| (b / 1.25, b * 1.25, share * 100.0))
+                .collect::<Vec<_>>();
+            (!bars.is_empty()).then_some((*x, bars))
+        })
+        .collect();
+    if runs.is_empty() {
+        return;
+    }
+    let most = runs
+        .iter()
+        .flat_map(|r| r.1.iter().map(|b| b.1 / 1.25))
+        .fold(1.0, f64::max);
+    let mut ticks = vec![1.0];
+    while *ticks.last().unwrap_or(&1.0) < most {
+        ticks.push(ticks.last().unwrap_or(&1.0) * 2.0);
+    }
+    let x = Axis::measured(
+        "requests per io_uring_enter",
+        "requests",
+        &ticks,
+        super::axis::num,
+    );
+    if single_bar_everywhere(&runs, &x).is_some() {
+        let n = runs[0].1[0].1 / 1.25;
+        out.leave_out(
+            title,
+            format!(
+                "every io_uring_enter call of all {} io_uring runs that submitted requests carried {} \
+                 (the histogram would be one bar at 100%)",
+                runs.len(),
+                super::axis::num(n)
+            ),
+        );
+        return;
+    }
+    let shares: Vec<f64> = runs.iter().flat_map(|r| r.1.iter().map(|b| b.2)).collect();
+    let y = Axis::amount("share of io_uring_enter calls", "%", &shares);
+    let (panels, note) = histogram_panels(&runs, &x, &y);
+    let all: Vec<&Run> = runs.iter().map(|r| r.0).collect();
+    out.add(
+        "uring-batches",
+        title,
+        format!(
+            "Share of io_uring_enter calls (y, bars) by the requests each submitted (x, log axis), counted by \
+             iolab at every call; calls that only waited are counted in the shares but not drawn. A panel \
+             per io_uring run, on the same axes.{note} Shared spec: {}.",
+            shared_spec(&all)
+        ),
+        charts::draw(&Figure {
+            title: title.into(),
+            legend: Vec::new(),
+            panels,
+        }),
+    );
+}

@@ -1,0 +1,540 @@
+//! Chart what varies: each key figure of the runs (throughput, IOPS, p99 latency, CPU, syscalls per op,
+//! and the share of profile samples copying to/from user space) against each key the records vary (bs,
+//! qd, threads, batch, method), one series per combination of the other keys that vary, and small
+//! multiples: a panel per suite step (or per target), split further while a panel would hold too many
+//! series. Also the grouping the other charts share (`split`), and the runs' coordinates (`keys_of`).
+
+use super::axis::{self, Axis};
+use super::charts::{self, BarChart, BarRow, BarSection, Figure, Mark, Marks, Panel};
+use super::{flame, shared_spec, uninformative, Out, Run};
+use crate::fields::{self, Field};
+use serde_json::Value;
+
+/// Series one panel holds at most (more are split into panels of their own).
+pub(super) const MAX_SERIES: usize = 8;
+/// Bars per method one section of a ranked chart holds at most.
+const MAX_PARTS: usize = 4;
+
+/// "key=value", or a suite step's label alone; a key a run does not have says so (records of a sweep
+/// beside a suite's have no step).
+pub(super) fn kv(k: &str, v: &str) -> String {
+    match (k, v) {
+        ("step", "") => "no step".into(),
+        ("step", _) => v.to_string(),
+        (_, "") => format!("{k}=(none)"),
+        _ => format!("{k}={v}"),
+    }
+}
+
+/// The spec keys a run is placed by when its point does not name them (a `run --json` document has no
+/// point; a sweep's point names only what it varied).
+const SPEC_KEYS: [(&str, Field); 9] = [
+    ("method", fields::SPEC_METHOD),
+    ("op", fields::SPEC_OP),
+    ("pattern", fields::SPEC_PATTERN),
+    ("bs", fields::SPEC_BS),
+    ("threads", fields::SPEC_THREADS),
+    ("qd", fields::SPEC_QD),
+    ("batch", fields::SPEC_BATCH),
+    ("direct", fields::SPEC_DIRECT),
+    ("target", fields::SPEC_TARGET),
+];
+
+/// A run's coordinates: its point's keys in the record's order (without `quick`; block sizes in binary
+/// units), the spec keys the point does not name, and `file` when the report tells files apart.
+pub(super) fn keys_of(rec: &Value, r: &Value, file: Option<&str>) -> Vec<(String, String)> {
+    let mut keys: Vec<(String, String)> = iolab_core::series::record_point(rec)
+        .into_iter()
+        .filter(|(k, _)| k != "quick")
+        .collect();
+    keys.sort_by_key(|(k, _)| k != "step");
+    for (k, f) in SPEC_KEYS {
+        let v = match (k, f.num(r)) {
+            ("bs", Some(b)) => axis::bytes(b),
+            _ => f.text(r),
+        };
+        match keys.iter_mut().find(|(x, _)| x == k) {
+            // The point's "4k" and a spec's 4096 are one size.
+            Some(kv) if k == "bs" && !v.is_empty() => kv.1 = v,
+            Some(_) => {}
+            None if !v.is_empty() => keys.push((k.to_string(), v)),
+            None => {}
+        }
+    }
+    if let Some(f) = file {
+        keys.push(("file".into(), f.into()));
+    }
+    keys
+}
+
+/// The value of `key` in a run ("" when it has none).
+pub(super) fn val<'r>(x: &'r Run, key: &str) -> &'r str {
+    x.keys
+        .iter()
+        .find(|(k, _)| k == key)
+        .map_or("", |(_, v)| v.as_str())
+}
+
+/// The keys whose values differ among `runs`, in the order they first appear, without `except`.
+pub(super) fn varying(runs: &[&Run], except: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for x in runs {
+        for (k, _) in &x.keys {
+            if out.contains(k) || except.contains(&k.as_str()) {
+                continue;
+            }
+            let first = val(runs[0], k);
+            if runs.iter().any(|y| val(y, k) != first) {
+                out.push(k.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The keys that tell a chart's series apart: those that vary within some panel (a key that differs only
+/// between panels is in their titles), so a series has the same name, and color, in every panel; in the
+/// records' order, without those another of them determines (a suite step's target path).
+pub(super) fn series_keys(panels: &[(String, Vec<&Run>)], except: &[&str]) -> Vec<String> {
+    let all: Vec<&Run> = panels.iter().flat_map(|p| p.1.iter().copied()).collect();
+    let within: Vec<String> = panels
+        .iter()
+        .flat_map(|(_, g)| varying(g, except))
+        .collect();
+    let keys: Vec<String> = varying(&all, except)
+        .into_iter()
+        .filter(|k| within.contains(k))
+        .collect();
+    independent(&all, keys)
+}
+
+/// `keys` without each one whose value follows from the value of an earlier one among `runs`.
+pub(super) fn independent(runs: &[&Run], keys: Vec<String>) -> Vec<String> {
+    let follows = |a: &str, b: &str| {
+        let mut seen: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+        runs.iter()
+            .all(|x| *seen.entry(val(x, a)).or_insert(val(x, b)) == val(x, b))
+    };
+    let mut out: Vec<String> = Vec::new();
+    for k in keys {
+        if !out.iter().any(|e| follows(e, &k)) {
+            out.push(k);
+        }
+    }
+    out
+}
+
+/// A run's label made of its values of `keys` ("" when `keys` is empty).
+pub(super) fn series_label(x: &Run, keys: &[String]) -> String {
+    keys.iter()
+        .map(|k| kv(k, val(x, k)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A run's name within a group whose runs differ in `keys`: those values, or its full label.
+pub(super) fn label_in(x: &Run, keys: &[String]) -> String {
+    let l = series_label(x, keys);
+    if l.is_empty() {
+        x.label.clone()
+    } else {
+        l
+    }
+}
+
+/// Distinct values of `key` among `runs`, in order.
+fn values_of<'r>(runs: &[&'r Run], key: &str) -> Vec<&'r str> {
+    let mut v: Vec<&str> = Vec::new();
+    for x in runs {
+        let s = val(x, key);
+        if !v.contains(&s) {
+            v.push(s);
+        }
+    }
+    v
+}
+
+/// Small multiples: `runs` in groups, each with a title naming the values its runs share. While a group
+/// would hold more than `max` series (`count` counts a group's), it is split: first by the suite step
+/// (else the target) when it varies, then by the key (not in `except`) with the fewest values.
+pub(super) fn split<'a, 'b>(
+    runs: Vec<&'b Run<'a>>,
+    except: &[&str],
+    max: usize,
+    count: &dyn Fn(&[&Run]) -> usize,
+) -> Vec<(String, Vec<&'b Run<'a>>)> {
+    let mut todo: Vec<(Vec<String>, Vec<&Run>)> = vec![(Vec::new(), runs)];
+    let vary = varying(&todo[0].1, except);
+    let first = ["step", "target"]
+        .iter()
+        .find(|k| vary.iter().any(|v| v == *k));
+    if let Some(first) = first.filter(|_| count(&todo[0].1) > max) {
+        todo = by_key(todo, first);
+    }
+    todo.reverse();
+    let mut done = Vec::new();
+    while let Some((title, g)) = todo.pop() {
+        let keys = varying(&g, except);
+        // Split by a key only while another is left to tell the series apart (a panel per value of
+        // the only one would hold one series each).
+        let key = keys.iter().min_by_key(|k| values_of(&g, k).len());
+        match key {
+            Some(k) if count(&g) > max && keys.len() >= 2 => {
+                let k = k.clone();
+                todo.extend(by_key(vec![(title, g)], &k).into_iter().rev());
+            }
+            _ => done.push((title.join(" "), g)),
+        }
+    }
+    done
+}
+
+/// Each group split by the values of `key`, in order, each title extended with it.
+fn by_key<'a, 'b>(
+    groups: Vec<(Vec<String>, Vec<&'b Run<'a>>)>,
+    key: &str,
+) -> Vec<(Vec<String>, Vec<&'b Run<'a>>)> {
+    let mut out = Vec::new();
+    for (title, g) in groups {
+        for v in values_of(&g, key) {
+            let mut t = title.clone();
+            t.push(kv(key, v));
+            out.push((t, g.iter().copied().filter(|x| val(x, key) == v).collect()));
+        }
+    }
+    out
+}
+
+/// Distinct series labels in order: the legend.
+#[derive(Default)]
+pub(super) struct Legend(pub(super) Vec<String>);
+
+impl Legend {
+    /// The index of `name`, added when new.
+    pub(super) fn index(&mut self, name: &str) -> usize {
+        self.0.iter().position(|n| n == name).unwrap_or_else(|| {
+            self.0.push(name.to_string());
+            self.0.len() - 1
+        })
+    }
+}
+
+/// A key figure: its chart name, title, value in a run, axis, and which way is better (for ranking).
+struct Fig {
+    name: &'static str,
+    title: &'static str,
+    value: fn(&Value) -> Option<f64>,
+    axis: fn(&[f64]) -> Axis,
+    higher_is_better: bool,
+    about: &'static str,
+}
+
+fn cpu_pct(r: &Value) -> Option<f64> {
+    let w = fields::WALL_S.num(r).filter(|w| *w > 0.0)?;
+    Some((fields::CPU_USER_S.num(r)? + fields::CPU_SYS_S.num(r)?) / w * 100.0)
+}
+
+const FIGS: [Fig; 6] = [
+    Fig {
+        name: "throughput",
+        title: "Throughput",
+        value: |r| fields::MIB_S.num(r).filter(|v| *v > 0.0),
+        axis: Axis::throughput,
+        higher_is_better: true,
+        about: "bytes moved per second of the timed loop's wall time (MiB = 2^20 bytes)",
+    },
+    Fig {
+        name: "iops",
+        title: "IOPS",
+        value: |r| fields::IOPS.num(r),
+        axis: Axis::iops,
+        higher_is_better: true,
+        about: "ops per second of the timed loop's wall time",
+    },
+    Fig {
+        name: "p99-latency",
+        title: "p99 latency",
+        value: |r| fields::LATENCY_P99.num(r).filter(|v| *v > 0.0),
+        axis: |v| Axis::time("p99 latency", v),
+        higher_is_better: false,
+        about: "the 99th percentile of per-op latency (log axis; synchronous methods: completion to \
+                completion, asynchronous: queued to completion seen)",
+    },
+    Fig {
+        name: "cpu",
+        title: "CPU",
+        value: cpu_pct,
+        axis: |v| Axis::amount("CPU time, user + system", "% of one CPU", v),
+        higher_is_better: false,
+        about: "the process's user + system CPU time (getrusage, all threads) over the timed loop's wall \
+                time, in % of one CPU",
+    },
+    Fig {
+        name: "syscalls-per-op",
+        title: "System calls per op",
+        value: |r| fields::SYSCALLS_PER_OP.num(r),
+        axis: |v| Axis::amount("system calls per op", "calls/op", v),
+        higher_is_better: false,
+        about: "the method's own system calls per op, counted by iolab (io_uring: io_uring_enter calls)",
+    },
+    Fig {
+        name: "copy-share",
+        title: "Copying to and from user space",
+        value: |r| flame::copy_share(r).map(|s| s * 100.0),
+        axis: |v| Axis::amount("profile samples copying to/from user", "%", v),
+        higher_is_better: false,
+        about: "the share of each run's profile samples in the \"copy to/from user\" group (the kernel \
+                copying between user and kernel memory: copy_to_user, copy_from_user and the string \
+                routines under them); the storage paper's Figure 4",
+    },
+];
+
+/// A key the records may vary: its name, the axis's name and unit; None for the method (ranked bars).
+struct XKey {
+    key: &'static str,
+    field: Field,
+    axis: Option<(&'static str, &'static str)>,
+}
+
+const XKEYS: [XKey; 5] = [
+    XKey {
+        key: "bs",
+        field: fields::SPEC_BS,
+        axis: Some(("block size", "bytes per op")),
+    },
+    XKey {
+        key: "qd",
+        field: fields::SPEC_QD,
+        axis: Some(("queue depth", "requests in flight")),
+    },
+    XKey {
+        key: "threads",
+        field: fields::SPEC_THREADS,
+        axis: Some(("threads", "count")),
+    },
+    XKey {
+        key: "batch",
+        field: fields::SPEC_BATCH,
+        axis: Some(("batch", "requests per submission")),
+    },
+    XKey {
+        key: "method",
+        field: fields::SPEC_METHOD,
+        axis: None,
+    },
+];
+
+/// Every key figure against every key the runs vary; returns the names of the figures drawn.
+pub(super) fn figure_charts(io_runs: &[&Run], out: &mut Out) -> Vec<&'static str> {
+    let mut drawn = Vec::new();
+    for xk in &XKEYS {
+        for fig in &FIGS {
+            let runs: Vec<&Run> = io_runs
+                .iter()
+                .copied()
+                .filter(|x| (fig.value)(x.r).is_some() && !xk.field.text(x.r).is_empty())
+                .collect();
+            let panels: Vec<(String, Vec<&Run>)> =
+                split(runs, &[xk.key], max_of(xk), &|g| series_count(g, xk.key))
+                    .into_iter()
+                    .filter(|(_, g)| along(g, xk.key))
+                    .collect();
+            if panels.is_empty() {
+                continue;
+            }
+            if figure_chart(fig, xk, &panels, out) {
+                drawn.push(fig.name);
+            }
+        }
+    }
+    drawn
+}
+
+fn max_of(xk: &XKey) -> usize {
+    if xk.axis.is_some() {
+        MAX_SERIES
+    } else {
+        MAX_PARTS
+    }
+}
+
+/// Whether some series of a group (runs alike but for `x`) holds two or more values of `x`: else `x`
+/// varies only with the keys that tell the series apart (each suite step its own settings), and a chart
+/// against it would be isolated points.
+fn along(g: &[&Run], x: &str) -> bool {
+    let keys = independent(g, varying(g, &[x]));
+    g.iter().any(|a| {
+        let s = series_label(a, &keys);
+        g.iter()
+            .any(|b| series_label(b, &keys) == s && val(b, x) != val(a, x))
+    })
+}
+
+/// Series in a group: the combinations of the keys other than `x` that vary in it.
+fn series_count(g: &[&Run], x: &str) -> usize {
+    let keys = varying(g, &[x]);
+    let mut seen: Vec<String> = g.iter().map(|r| series_label(r, &keys)).collect();
+    seen.sort();
+    seen.dedup();
+    seen.len()
+}
+
+/// One figure against one key in `panels`; false when left out (its values are all the same).
+fn figure_chart(fig: &Fig, xk: &XKey, panels: &[(String, Vec<&Run>)], out: &mut Out) -> bool {
+    let all: Vec<&Run> = panels.iter().flat_map(|p| p.1.iter().copied()).collect();
+    let ys: Vec<f64> = all.iter().filter_map(|x| (fig.value)(x.r)).collect();
+    let y = (fig.axis)(&ys);
+    let x_name = xk.axis.map_or("method", |a| a.0);
+    let title = format!("{} against {x_name}", fig.title);
+    if let Some(why) = uninformative(&ys, &|v| y.value_text(v)) {
+        out.leave_out(&title, why);
+        return false;
+    }
+    let name = format!("{}-vs-{}", fig.name, xk.key);
+    let caption = format!(
+        "{} ({}) against {x_name}{}, one {} per combination of the other keys that vary (the legend){}. \
+         Shared spec: {}.",
+        fig.title,
+        fig.about,
+        if xk.axis.is_some() {
+            " (log axis, a tick at each value measured)"
+        } else {
+            ", best first"
+        },
+        if xk.axis.is_some() { "line" } else { "bar" },
+        if panels.len() > 1 {
+            ", a panel per group of runs, named above it"
+        } else {
+            ""
+        },
+        shared_spec(&all)
+    );
+    let svg = match xk.axis {
+        Some((n, unit)) => {
+            let y = y.log_if_wide(&ys);
+            charts::draw(&lines_figure(fig, xk, (n, unit), panels, y, &title))
+        }
+        None => charts::bar_chart(&ranked_bars(fig, panels, y.linear_from_zero(&ys), &title)),
+    };
+    out.add(&name, &title, caption, svg);
+    true
+}
+
+/// A figure's lines against a numeric key, in panels.
+fn lines_figure(
+    fig: &Fig,
+    xk: &XKey,
+    (name, unit): (&str, &str),
+    panels: &[(String, Vec<&Run>)],
+    y: Axis,
+    title: &str,
+) -> Figure {
+    let xs: Vec<f64> = panels
+        .iter()
+        .flat_map(|p| p.1.iter().filter_map(|x| xk.field.num(x.r)))
+        .collect();
+    let x_axis = if xk.key == "bs" {
+        Axis::block_sizes(&xs)
+    } else {
+        Axis::measured(name, unit, &xs, axis::num)
+    };
+    let mut legend = Legend::default();
+    let mut out = Vec::new();
+    let keys = series_keys(panels, &[xk.key]);
+    for (ptitle, g) in panels {
+        let mut lines: Vec<(usize, Vec<(f64, f64)>)> = Vec::new();
+        for x in g {
+            let (Some(a), Some(b)) = (xk.field.num(x.r), (fig.value)(x.r)) else {
+                continue;
+            };
+            let i = legend.index(&series_label(x, &keys));
+            match lines.iter_mut().find(|l| l.0 == i) {
+                Some(l) => l.1.push((a, b)),
+                None => lines.push((i, vec![(a, b)])),
+            }
+        }
+        for l in &mut lines {
+            l.1.sort_by(|p, q| p.0.total_cmp(&q.0));
+        }
+        out.push(Panel {
+            title: ptitle.clone(),
+            x: x_axis.clone(),
+            y: y.clone(),
+            marks: lines
+                .into_iter()
+                .map(|(series, p)| Mark {
+                    series,
+                    marks: Marks::Line(p),
+                })
+                .collect(),
+        });
+    }
+    // One unnamed series: the panels and caption say what it is.
+    if legend.0.len() == 1 && legend.0[0].is_empty() {
+        legend.0.clear();
+    }
+    Figure {
+        title: title.into(),
+        legend: legend.0,
+        panels: out,
+    }
+}
+
+/// A figure per method as bars, ranked best first in each section, a bar per combination of the other
+/// keys that vary.
+fn ranked_bars(fig: &Fig, panels: &[(String, Vec<&Run>)], axis: Axis, title: &str) -> BarChart {
+    let mut legend = Legend::default();
+    let mut sections = Vec::new();
+    let keys = series_keys(panels, &["method"]);
+    for (ptitle, g) in panels {
+        let mut rows: Vec<(String, Vec<(usize, f64)>)> = Vec::new();
+        for x in g {
+            let Some(v) = (fig.value)(x.r) else { continue };
+            let i = legend.index(&series_label(x, &keys));
+            let m = val(x, "method").to_string();
+            match rows.iter_mut().find(|r| r.0 == m) {
+                Some(r) => r.1.push((i, v)),
+                None => rows.push((m, vec![(i, v)])),
+            }
+        }
+        let mean = |r: &(String, Vec<(usize, f64)>)| {
+            r.1.iter().map(|p| p.1).sum::<f64>() / r.1.len() as f64
+        };
+        rows.sort_by(|a, b| {
+            let o = mean(a).total_cmp(&mean(b));
+            if fig.higher_is_better {
+                o.reverse()
+            } else {
+                o
+            }
+        });
+        sections.push((ptitle.clone(), rows));
+    }
+    let parts = legend.0.len().max(1);
+    BarChart {
+        title: title.into(),
+        axis,
+        parts: if legend.0.len() == 1 && legend.0[0].is_empty() {
+            Vec::new()
+        } else {
+            legend.0
+        },
+        stacked: false,
+        sections: sections
+            .into_iter()
+            .map(|(title, rows)| BarSection {
+                title,
+                rows: rows
+                    .into_iter()
+                    .map(|(label, v)| {
+                        let mut values = vec![f64::NAN; parts];
+                        for (i, x) in v {
+                            values[i] = x;
+                        }
+                        BarRow { label, values }
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,489 @@
+//! The report's charts as a reader meets them: a sweep, a suite and a survey are run for real (small),
+//! reported with --svg, and every chart is parsed as XML and measured: no legend box overlaps a
+//! plotting area, every axis has a label with a unit, block-size ticks sit on the sizes measured (and
+//! the points on the ticks), no chart is constant, legend names are unique, and the page names each
+//! chart it left out, with the reason.
+
+mod common;
+use common::*;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The units an axis label may name, as "(UNIT" or "(UNIT, ...)".
+const UNITS: &[&str] = &[
+    "ns",
+    "µs",
+    "ms",
+    "s",
+    "MiB/s",
+    "GiB/s",
+    "IOPS",
+    "%",
+    "% of one CPU",
+    "bytes per op",
+    "calls/op",
+    "requests",
+    "requests in flight",
+    "requests per submission",
+    "count",
+    "ordinal, per method",
+];
+
+#[derive(Debug, Clone, Copy)]
+struct Rect {
+    x: f64,
+    y: f64,
+    w: f64,
+    h: f64,
+}
+
+impl Rect {
+    fn of(n: roxmltree::Node) -> Rect {
+        let a = |k: &str| -> f64 {
+            n.attribute(k)
+                .unwrap_or_else(|| panic!("{k} of {n:?}"))
+                .parse()
+                .unwrap()
+        };
+        Rect {
+            x: a("x"),
+            y: a("y"),
+            w: a("width"),
+            h: a("height"),
+        }
+    }
+
+    fn overlaps(&self, o: &Rect) -> bool {
+        self.x < o.x + o.w && o.x < self.x + self.w && self.y < o.y + o.h && o.y < self.y + self.h
+    }
+}
+
+fn has_class(n: &roxmltree::Node, c: &str) -> bool {
+    n.attribute("class")
+        .is_some_and(|v| v.split(' ').any(|x| x == c))
+}
+
+/// The text of a label: its whole text where it was cut (the tooltip), else what is shown.
+fn label_text(n: &roxmltree::Node) -> String {
+    n.children()
+        .find(|c| c.has_tag_name("title"))
+        .and_then(|t| t.text())
+        .or_else(|| n.text())
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
+/// "4 KiB" as 4096.
+fn parse_bytes(s: &str) -> Option<f64> {
+    let (n, u) = s.split_once(' ')?;
+    let m = match u {
+        "B" => 1.0,
+        "KiB" => 1024.0,
+        "MiB" => 1048576.0,
+        "GiB" => 1073741824.0,
+        _ => return None,
+    };
+    Some(n.parse::<f64>().ok()? * m)
+}
+
+/// Whether an axis label names a unit: "name (UNIT)" or "name (UNIT, log scale)".
+fn names_a_unit(label: &str) -> bool {
+    let Some(open) = label.rfind('(') else {
+        return false;
+    };
+    let inside = label[open + 1..].trim_end_matches(')');
+    UNITS.contains(&inside) || UNITS.contains(&inside.split(", ").next().unwrap_or(""))
+}
+
+/// Every check that holds for any chart; returns the chart's parsed text for more checks.
+fn check_chart(path: &Path, measured_bs: &BTreeSet<u64>) {
+    let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{name}: not XML: {e}"));
+    let nodes: Vec<roxmltree::Node> = doc.descendants().filter(|n| n.is_element()).collect();
+    let of = |c: &str| -> Vec<roxmltree::Node> {
+        nodes.iter().copied().filter(|n| has_class(n, c)).collect()
+    };
+    let plots = of("plot-area");
+    assert!(!plots.is_empty(), "{name}: no plotting area");
+    // The legend sits beside the plots, never on one.
+    for l in of("legend-box") {
+        let lb = Rect::of(l);
+        for p in &plots {
+            assert!(
+                !lb.overlaps(&Rect::of(*p)),
+                "{name}: legend {lb:?} on a plot"
+            );
+        }
+        let width: f64 = doc
+            .root_element()
+            .attribute("width")
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(lb.x + lb.w <= width, "{name}: legend past the edge");
+    }
+    // Every axis is labelled with its unit: an x label per plot, a y label per x-y plot.
+    let xl = of("x-label");
+    let yl = of("y-label");
+    let xy = plots
+        .iter()
+        .filter(|p| p.attribute("data-kind") == Some("xy"))
+        .count();
+    assert_eq!(xl.len(), plots.len(), "{name}: x labels");
+    assert_eq!(yl.len(), xy, "{name}: y labels");
+    for l in xl.iter().chain(&yl) {
+        let t = label_text(l);
+        assert!(names_a_unit(&t), "{name}: axis label without a unit: {t:?}");
+    }
+    // Bars are measured from zero: never on a log axis.
+    if plots
+        .iter()
+        .any(|p| p.attribute("data-kind") == Some("bars"))
+    {
+        for l in &xl {
+            assert!(
+                !label_text(l).contains("log scale"),
+                "{name}: bars on a log axis"
+            );
+        }
+    }
+    // No chart is constant: its points have two or more values (y), its bars two or more (where they
+    // span and how high).
+    let num =
+        |n: &roxmltree::Node, k: &str| -> Option<String> { n.attribute(k).map(str::to_string) };
+    let ys: BTreeSet<String> = of("point")
+        .iter()
+        .filter_map(|p| num(p, "data-y"))
+        .collect();
+    let bars: BTreeSet<(Option<String>, Option<String>, Option<String>)> = of("bar")
+        .iter()
+        .map(|b| (num(b, "data-x"), num(b, "data-x1"), num(b, "data-y")))
+        .collect();
+    assert!(
+        ys.len() >= 2 || bars.len() >= 2,
+        "{name}: a constant chart ({ys:?} {bars:?})"
+    );
+    // Legend names are unique.
+    let legend: Vec<String> = of("legend-entry").iter().map(label_text).collect();
+    let unique: BTreeSet<&String> = legend.iter().collect();
+    assert_eq!(unique.len(), legend.len(), "{name}: legend {legend:?}");
+    // Block-size axes are ticked at the sizes measured, and every point sits on a tick.
+    if xl.iter().any(|l| label_text(l).starts_with("block size")) {
+        let ticks: Vec<(f64, f64)> = of("tick-x")
+            .iter()
+            .map(|t| {
+                let v = parse_bytes(t.text().unwrap().trim())
+                    .unwrap_or_else(|| panic!("{name}: tick {:?} is no size", t.text()));
+                (v, t.attribute("x").unwrap().parse().unwrap())
+            })
+            .collect();
+        let tick_sizes: BTreeSet<u64> = ticks.iter().map(|t| t.0 as u64).collect();
+        assert_eq!(
+            &tick_sizes, measured_bs,
+            "{name}: ticks at the sizes measured"
+        );
+        for p in of("point") {
+            let cx: f64 = p.attribute("cx").unwrap().parse().unwrap();
+            let bs: f64 = p.attribute("data-x").unwrap().parse().unwrap();
+            assert!(
+                ticks.iter().any(|t| t.0 == bs && (t.1 - cx).abs() <= 1.0),
+                "{name}: a point of bs {bs} at x={cx} off its tick {ticks:?}"
+            );
+        }
+    }
+}
+
+/// The block sizes of the records in `file` that have results (sweep and suite record files).
+fn measured_sizes(records: &[serde_json::Value]) -> BTreeSet<u64> {
+    records
+        .iter()
+        .filter_map(|r| r["result"]["spec"]["bs"].as_u64())
+        .collect()
+}
+
+fn records(file: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Reports `inputs` into `dir/NAME.html` and `dir/NAME-svg/`; returns the page and each chart's path.
+fn report_of(dir: &Path, name: &str, inputs: &[&Path]) -> (String, Vec<PathBuf>) {
+    let html = dir.join(format!("{name}.html"));
+    let svgs = dir.join(format!("{name}-svg"));
+    let mut args = vec!["report".to_string()];
+    args.extend(inputs.iter().map(|p| path_str(p)));
+    args.extend([
+        "-o".into(),
+        path_str(&html),
+        "--svg".into(),
+        path_str(&svgs),
+    ]);
+    let r = iolab(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(r.code, 0, "report {name}: {}", r.stderr);
+    let mut charts: Vec<PathBuf> = std::fs::read_dir(&svgs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    charts.sort();
+    (std::fs::read_to_string(&html).unwrap(), charts)
+}
+
+/// The page's list of charts left out: each names a chart and a reason, and no chart of that title
+/// was drawn.
+fn check_left_out(page: &str, charts: &[PathBuf]) -> Vec<String> {
+    let Some(start) = page.find("<ul class=\"left-out\">") else {
+        return Vec::new();
+    };
+    let list = &page[start..start + page[start..].find("</ul>").unwrap()];
+    let items: Vec<String> = list
+        .split("<li>")
+        .skip(1)
+        .map(|i| i.split("</li>").next().unwrap().to_string())
+        .collect();
+    for i in &items {
+        let (title, why) = i.split_once(": ").unwrap();
+        assert!(
+            why.contains("are equal")
+                || why.contains("one value")
+                || why.contains("one bucket")
+                || why.contains("carried"),
+            "{i}"
+        );
+        for c in charts {
+            let svg = std::fs::read_to_string(c).unwrap();
+            assert!(
+                !svg.contains(&format!(">{title}</text>")),
+                "{title} is left out but drawn in {}",
+                c.display()
+            );
+        }
+    }
+    items
+}
+
+fn names(charts: &[PathBuf]) -> Vec<String> {
+    charts
+        .iter()
+        .map(|c| c.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn a_sweep_report_charts_each_figure_against_each_swept_key() {
+    let dir = tmpfs_dir();
+    let out = dir.path().join("sweep.jsonl");
+    let target = dir.path().join("s.dat");
+    let r = iolab(&[
+        "sweep",
+        "--method",
+        "io_uring",
+        "--target",
+        &path_str(&target),
+        "--vary",
+        "bs=4k,64k,256k",
+        "--vary",
+        "qd=1,4",
+        "--vary",
+        "threads=1,2",
+        "--ops",
+        "200",
+        "--count",
+        "none",
+        "--out",
+        &path_str(&out),
+    ]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let recs = records(&out);
+    if recs.iter().all(|r| r.get("result").is_none()) {
+        println!(
+            "SKIPPED sweep report: io_uring ran no point here: {}",
+            r.stdout
+        );
+        return;
+    }
+    let sizes = measured_sizes(&recs);
+    let (page, charts) = report_of(dir.path(), "sweep", &[&out]);
+    let n = names(&charts);
+    // A qd x threads x bs sweep gets IOPS (and the other figures) against each key.
+    for want in [
+        "throughput-vs-bs",
+        "iops-vs-qd",
+        "iops-vs-threads",
+        "p99-latency-vs-bs",
+        "latency-percentiles",
+        "latency-cdf",
+        "time-between-ops",
+    ] {
+        assert!(n.iter().any(|x| x == want), "{want} missing from {n:?}");
+    }
+    for c in &charts {
+        check_chart(c, &sizes);
+    }
+    check_left_out(&page, &charts);
+    // The percentiles are on a nines axis: p50 to p99 (and further where the op count resolves it).
+    let pct =
+        std::fs::read_to_string(dir.path().join("sweep-svg/latency-percentiles.svg")).unwrap();
+    let d = roxmltree::Document::parse(&pct).unwrap();
+    let ticks: Vec<String> = d
+        .descendants()
+        .filter(|n| has_class(n, "tick-x"))
+        .map(|n| label_text(&n))
+        .collect();
+    for t in ["p50", "p90", "p99"] {
+        assert!(ticks.iter().any(|x| x == t), "{t}: {ticks:?}");
+    }
+
+    // The same records from a second file: every label says which file it is from.
+    let copy = dir.path().join("again.jsonl");
+    std::fs::copy(&out, &copy).unwrap();
+    let (page, charts) = report_of(dir.path(), "mixed", &[&out, &copy]);
+    let tp = std::fs::read_to_string(dir.path().join("mixed-svg/throughput-vs-bs.svg")).unwrap();
+    assert!(
+        tp.contains("file=sweep.jsonl") && tp.contains("file=again.jsonl"),
+        "the legend names the files"
+    );
+    let rows: Vec<&str> = page
+        .split("<tr><td>")
+        .skip(1)
+        .map(|r| r.split("</td>").next().unwrap())
+        .collect();
+    let unique: BTreeSet<&&str> = rows.iter().collect();
+    assert_eq!(unique.len(), rows.len(), "table labels: {rows:?}");
+    for c in &charts {
+        check_chart(c, &sizes);
+    }
+}
+
+#[test]
+fn a_suite_report_draws_small_multiples_per_step() {
+    let dir = tmpfs_dir();
+    let out = dir.path().join("blocksize.jsonl");
+    let r = iolab(&[
+        "suite",
+        "blocksize",
+        "--quick",
+        "--out",
+        &path_str(&out),
+        "--disk-dir",
+        &path_str(dir.path()),
+        "--tmpfs-dir",
+        &path_str(dir.path()),
+    ]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let recs = records(&out);
+    let sizes = measured_sizes(&recs);
+    let (page, charts) = report_of(dir.path(), "suite", &[&out]);
+    for c in &charts {
+        check_chart(c, &sizes);
+    }
+    // Every run is drawn (none left out for being twelfth or later), each step in a panel or a legend.
+    let tp = std::fs::read_to_string(dir.path().join("suite-svg/throughput-vs-bs.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&tp).unwrap();
+    let named: Vec<String> = doc
+        .descendants()
+        .filter(|n| has_class(n, "panel-title") || n.has_tag_name("text"))
+        .map(|n| label_text(&n))
+        .collect();
+    let ran: Vec<&serde_json::Value> = recs
+        .iter()
+        .filter(|r| r["result"]["mib_s"].as_f64().is_some_and(|v| v > 0.0))
+        .collect();
+    let points = doc.descendants().filter(|n| has_class(n, "point")).count();
+    assert_eq!(points, ran.len(), "a point per run");
+    let steps: BTreeSet<&str> = ran
+        .iter()
+        .filter_map(|r| r["point"]["step"].as_str())
+        .collect();
+    for s in &steps {
+        assert!(
+            named
+                .iter()
+                .any(|p| p == s || p.starts_with(&format!("{s} "))),
+            "{s}: {named:?}"
+        );
+    }
+    // Syscalls are not counted in this suite (psync makes one per op): that chart says why it is not there.
+    let left = check_left_out(&page, &charts);
+    let counted: BTreeSet<String> = recs
+        .iter()
+        .filter_map(|r| r["result"]["syscalls"]["method_per_op"].as_f64())
+        .map(|v| format!("{v:.6}"))
+        .collect();
+    if counted.len() == 1 {
+        assert!(
+            left.iter().any(|l| l.starts_with("System calls per op")),
+            "{left:?}"
+        );
+        assert!(!names(&charts).iter().any(|n| n.starts_with("syscalls")));
+    }
+}
+
+#[test]
+fn a_survey_report_ranks_the_methods_per_target() {
+    let dir = tmpfs_dir();
+    let results = dir.path().join("results");
+    let r = iolab(&[
+        "survey",
+        "--ops",
+        "300",
+        "--max-seconds",
+        "1",
+        "--results-dir",
+        &path_str(&results),
+        "--tmp-dir",
+        &path_str(dir.path()),
+    ]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let json = std::fs::read_dir(&results)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let sizes: BTreeSet<u64> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["result"].is_null())
+        .filter_map(|r| r["bs"].as_u64())
+        .collect();
+    let (page, charts) = report_of(dir.path(), "survey", &[&json]);
+    let n = names(&charts);
+    assert!(n.iter().any(|x| x == "iops-vs-method"), "{n:?}");
+    for c in &charts {
+        check_chart(c, &sizes);
+    }
+    check_left_out(&page, &charts);
+    // A section per target, each ranking the methods that ran on it.
+    let svg = std::fs::read_to_string(dir.path().join("survey-svg/iops-vs-method.svg")).unwrap();
+    let d = roxmltree::Document::parse(&svg).unwrap();
+    let sections: Vec<String> = d
+        .descendants()
+        .filter(|n| has_class(n, "section-title"))
+        .map(|n| label_text(&n))
+        .collect();
+    for t in ["target=/dev/null", "target=file", "target=pipe"] {
+        assert!(sections.iter().any(|s| s == t), "{t}: {sections:?}");
+    }
+    let rows: Vec<String> = d
+        .descendants()
+        .filter(|n| has_class(n, "bar-label"))
+        .map(|n| label_text(&n))
+        .collect();
+    assert!(
+        rows.iter().any(|r| r == "psync") && rows.iter().any(|r| r == "io_uring"),
+        "{rows:?}"
+    );
+    // The runs that could not run are in the table with the reason.
+    assert!(
+        page.contains("not run: --method: mmap cannot map /dev/null"),
+        "mmap on /dev/null"
+    );
+}
