@@ -305,6 +305,8 @@ mod tests {
                 bs: 4,
                 result: ran.then(full_run),
                 unavailable: (!ran).then(|| "why".into()),
+                rounds_ns_per_op: vec![1.0],
+                steal_s: 0.0,
             })
             .unwrap()
         };
