@@ -155,7 +155,8 @@ fn counters_work_without_tracefs_and_nothing_is_mounted() {
     let child = ns.spawn(
         &tmp,
         &[
-            "run", "--method", "psync", "--bs", "4", "--ops", "3000", "--count", "full", "--json", "-",
+            "run", "--method", "psync", "--bs", "4", "--ops", "3000", "--count", "full", "--json",
+            "-",
         ],
     );
     let (seen, out) = ns.watch(child, None);

@@ -153,8 +153,9 @@ fn counting_pass(
         "a separate, untimed counting pass of the whole workload, run just before the timed pass"
             .into()
     } else {
-        "a separate, untimed pass over a sample of the workload (a tenth, at least 1,000 ops; per-op \
-         figures come from it, totals are the sample's; --count full counts all)"
+        "a separate, untimed pass over a sample of the workload (a tenth: of the ops, at least 1,000; of \
+         the duration, at most 0.25 s; per-op figures come from it, totals are the sample's; --count full \
+         counts all)"
             .into()
     });
     Ok(Some((vals, r)))

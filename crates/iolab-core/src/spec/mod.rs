@@ -124,8 +124,11 @@ impl SyncEvery {
 
 /// The counting pass samples a workload larger than this many ops (`--count separate`).
 pub const COUNT_SAMPLE_MIN_OPS: u64 = 1000;
-/// ... taking this part of it: a tenth of the ops and of the duration.
+/// ... taking this part of it: a tenth of the ops and of the duration,
 pub const COUNT_SAMPLE_SHARE: u64 = 10;
+/// ... but at most this many seconds of a duration-bound run (closing the per-syscall breakdown's
+/// tracepoints already costs about 0.4 s here, RCU grace periods).
+pub const COUNT_SAMPLE_MAX_S: f64 = 0.25;
 
 /// A resolved, valid workload. Serialized into every result as `spec`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -247,7 +250,7 @@ impl Spec {
     }
 
     /// The workload of the counting pass: with `--count separate` a sample, a tenth of the ops and of the
-    /// duration, but at least [`COUNT_SAMPLE_MIN_OPS`] ops and four times the requests in flight (the whole
+    /// duration (at most [`COUNT_SAMPLE_MAX_S`]), but at least [`COUNT_SAMPLE_MIN_OPS`] ops and four times the requests in flight (the whole
     /// workload when it is no larger); with `--count full` the whole workload.
     pub fn counting_sample(&self) -> Spec {
         let mut s = self.for_counting_pass();
@@ -262,7 +265,9 @@ impl Spec {
                 (n / COUNT_SAMPLE_SHARE).max(floor)
             }
         });
-        s.duration_s = self.duration_s.map(|d| d / COUNT_SAMPLE_SHARE as f64);
+        s.duration_s = self
+            .duration_s
+            .map(|d| (d / COUNT_SAMPLE_SHARE as f64).min(COUNT_SAMPLE_MAX_S));
         s
     }
 

@@ -210,8 +210,8 @@ pub static OPTIONS: &[Opt] = &[
     Opt { key: "count", ty: Ty::Word(&["none", "separate", "full", "inline"]), value_name: "MODE", group: S,
         methods: &[], default: Some("separate"),
         help: "Kernel tracepoints (syscalls made, io_uring requests and punts, per-syscall breakdown): separate \
-               = an untimed pass over a sample of the workload (a tenth, at least 1,000 ops; per-op figures \
-               come from it); full = an untimed pass of the whole workload (exact totals); inline = during the \
+               = an untimed pass over a sample of the workload (a tenth: of the ops, at least 1,000; of the \
+               duration, at most 0.25 s; per-op figures come from it); full = an untimed pass of the whole workload (exact totals); inline = during the \
                timed pass (each syscall ~30% dearer); none. Software counters (context switches, faults) are \
                always on" },
     Opt { key: "profile", ty: Ty::WordOrFlag(&["none", "separate", "inline"], "separate"), value_name: "PASS", group: S,

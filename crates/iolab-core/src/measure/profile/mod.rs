@@ -311,7 +311,11 @@ mod tests {
         h.join().unwrap();
         s.stop();
         let p = s.finish("separate");
-        assert!(p.samples > 100, "300 ms of CPU at 997 Hz: {} samples", p.samples);
+        assert!(
+            p.samples > 100,
+            "300 ms of CPU at 997 Hz: {} samples",
+            p.samples
+        );
         assert!(
             p.folded.iter().any(|l| l.starts_with("prof-test;")),
             "the worker is named by its PERF_RECORD_COMM: {:?}",
