@@ -126,8 +126,8 @@ impl SyncEvery {
 pub const COUNT_SAMPLE_MIN_OPS: u64 = 1000;
 /// ... taking this part of it: a tenth of the ops and of the duration,
 pub const COUNT_SAMPLE_SHARE: u64 = 10;
-/// ... but at most this many seconds of a duration-bound run (closing the per-syscall breakdown's
-/// tracepoints already costs about 0.4 s here, RCU grace periods).
+/// ... but at most this many seconds of a duration-bound run (per-op figures settle within it; the pass
+/// also costs its set-up and the tracepoints' teardown, ~0.05 s here).
 pub const COUNT_SAMPLE_MAX_S: f64 = 0.25;
 
 /// A resolved, valid workload. Serialized into every result as `spec`.

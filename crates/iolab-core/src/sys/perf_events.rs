@@ -438,3 +438,50 @@ fn page_size() -> usize {
         4096
     }
 }
+
+/// PERF_EVENT_IOC_SET_FILTER: an ftrace filter ("id == 18") on a tracepoint counter; inherited counters
+/// (worker threads) use their parent's filter.
+pub fn perf_set_filter(fd: &OwnedFd, filter: &CStr) -> SysResult<()> {
+    // SAFETY: `fd` is an open perf event descriptor and `filter` a NUL-terminated string the kernel only
+    // reads (the binding's argument type is `*mut` but the ioctl copies the string in).
+    result("ioctl(PERF_EVENT_IOC_SET_FILTER)", unsafe {
+        perf_event_open_sys::ioctls::SET_FILTER(
+            fd.as_raw_fd(),
+            filter.as_ptr() as *mut libc::c_char,
+        )
+    })
+    .map(|_| ())
+}
+
+/// The system call number of a syscall as its tracepoint names it (the `id` field of
+/// raw_syscalls:sys_enter), for the names iolab's methods and runner make.
+pub fn syscall_nr(name: &str) -> Option<i64> {
+    Some(match name {
+        "write" => libc::SYS_write,
+        "read" => libc::SYS_read,
+        "pwrite64" => libc::SYS_pwrite64,
+        "pread64" => libc::SYS_pread64,
+        "pwritev" => libc::SYS_pwritev,
+        "preadv" => libc::SYS_preadv,
+        "pwritev2" => libc::SYS_pwritev2,
+        "preadv2" => libc::SYS_preadv2,
+        "writev" => libc::SYS_writev,
+        "readv" => libc::SYS_readv,
+        "lseek" => libc::SYS_lseek,
+        "fsync" => libc::SYS_fsync,
+        "msync" => libc::SYS_msync,
+        "futex" => libc::SYS_futex,
+        "getrusage" => libc::SYS_getrusage,
+        "mmap" => libc::SYS_mmap,
+        "munmap" => libc::SYS_munmap,
+        "io_submit" => libc::SYS_io_submit,
+        "io_getevents" => libc::SYS_io_getevents,
+        "io_uring_enter" => libc::SYS_io_uring_enter,
+        "splice" => libc::SYS_splice,
+        "sendfile64" => libc::SYS_sendfile,
+        "copy_file_range" => libc::SYS_copy_file_range,
+        #[cfg(target_arch = "x86_64")]
+        "epoll_wait" => libc::SYS_epoll_wait,
+        _ => return None,
+    })
+}
