@@ -84,6 +84,12 @@ pub struct SuiteFile {
     /// What the profile table reproduces, when the points carry profiles (`--profile`).
     #[serde(default)]
     pub profile_figure: Option<String>,
+    /// The seed's open questions, answered after the table (`answers.rs`).
+    #[serde(default, rename = "question")]
+    pub questions: Vec<crate::answers::Question>,
+    /// The seed's published throughputs, checked against this machine's memory copy rate.
+    #[serde(default, rename = "published-figure")]
+    pub published_figures: Vec<crate::answers::PublishedFigure>,
     /// Spec keys set on every point over everything the file says (from the command line).
     #[serde(skip)]
     pub overrides: toml::Table,
@@ -138,6 +144,7 @@ pub fn parse(text: &str, origin: &str) -> Result<SuiteFile> {
         )
     })?;
     s.origin = origin.to_string();
+    crate::answers::check(&s).map_err(|m| Error::usage("suite", format!("{origin}: {m}")))?;
     Ok(s)
 }
 
