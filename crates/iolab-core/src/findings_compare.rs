@@ -230,7 +230,21 @@ impl Row {
 /// "write()", "pread()", "io_uring (SQPOLL, producer-consumer, qd 64 batch 1)", "offload (broker path,
 /// eventfd doorbell, batch 1)".
 pub fn way(r: &RunResult) -> String {
-    let s = &r.spec;
+    let w = way_of(&r.spec);
+    let inline = r
+        .kernel
+        .tracepoint_pass
+        .as_deref()
+        .is_some_and(|p| p.contains("inline"));
+    if inline {
+        format!("{w} with tracepoints on")
+    } else {
+        w
+    }
+}
+
+/// [`way`] of a spec.
+fn way_of(s: &crate::spec::Spec) -> String {
     let w = s.op == OpKind::Write;
     match s.method {
         MethodKind::Sync => (if w { "write()" } else { "read()" }).into(),
@@ -330,6 +344,11 @@ pub(crate) fn why_slower(a: &Row, b: &Row) -> Vec<String> {
     if let (Some(sa), Some(sb)) = (fa.syscalls_per_op, fb.syscalls_per_op) {
         if sa >= 0.2 && sa >= 1.5 * sb {
             w.push(format!("{sa:.2} system calls per op (against {sb:.2})"));
+        } else if sa <= 0.5 * sb {
+            w.push(format!(
+                "though it made fewer system calls ({sa:.2} against {sb:.2} per op): the time went elsewhere than \
+                 crossing into the kernel"
+            ));
         }
     }
     if let Some(x) = fa.aio_inline_fraction.filter(|x| *x >= 0.95) {
@@ -559,9 +578,8 @@ enum Lead {
 /// Throughputs within this factor of each other are called even.
 const EVEN: f64 = 1.1;
 
-/// Where buffered and O_DIRECT cross in one family of rows (same target, direction, method), over the
-/// block sizes both were measured at; `None` without such a size.
-pub(crate) fn crossover(family: &[&&Row]) -> Option<String> {
+/// (bs, buffered MiB/s, O_DIRECT MiB/s) at each block size a family measured both ways, smallest first.
+fn both_ways(family: &[&&Row]) -> Vec<(u64, f64, f64)> {
     let mut sizes: Vec<u64> = family.iter().map(|r| r.facts.bs).collect();
     sizes.sort_unstable();
     sizes.dedup();
@@ -571,10 +589,40 @@ pub(crate) fn crossover(family: &[&&Row]) -> Option<String> {
             .find(|r| r.facts.bs == bs && r.facts.direct == direct)
             .map(|r| r.mib_s)
     };
-    let both: Vec<(u64, f64, f64)> = sizes
+    sizes
         .iter()
         .filter_map(|&bs| Some((bs, rate(bs, false)?, rate(bs, true)?)))
-        .collect();
+        .collect()
+}
+
+/// "512 B: buffered 40.0 MiB/s, O_DIRECT 3.0".
+fn at_size((bs, b, d): (u64, f64, f64)) -> String {
+    format!("{}: buffered {b:.1} MiB/s, O_DIRECT {d:.1}", fmt_size(bs))
+}
+
+/// Runs of the same lead over `both`: (lead, first index, last index).
+fn lead_runs(both: &[(u64, f64, f64)]) -> Vec<(Lead, usize, usize)> {
+    let mut runs: Vec<(Lead, usize, usize)> = Vec::new();
+    for (i, &(_, b, d)) in both.iter().enumerate() {
+        let l = if d > b * EVEN {
+            Lead::Direct
+        } else if b > d * EVEN {
+            Lead::Buffered
+        } else {
+            Lead::Even
+        };
+        match runs.last_mut() {
+            Some(r) if r.0 == l => r.2 = i,
+            _ => runs.push((l, i, i)),
+        }
+    }
+    runs
+}
+
+/// Where buffered and O_DIRECT cross in one family of rows (same target, direction, method), over the
+/// block sizes both were measured at; `None` without such a size.
+pub(crate) fn crossover(family: &[&&Row]) -> Option<String> {
+    let both = both_ways(family);
     let first = family.first()?;
     let what = format!(
         "{} {} {}",
@@ -586,75 +634,52 @@ pub(crate) fn crossover(family: &[&&Row]) -> Option<String> {
         first.target,
         first.way
     );
-    let at = |(bs, b, d): (u64, f64, f64)| {
-        format!("{}: buffered {b:.1} MiB/s, O_DIRECT {d:.1}", fmt_size(bs))
-    };
-    let lead = |&(_, b, d): &(u64, f64, f64)| {
-        if d > b * EVEN {
-            Lead::Direct
-        } else if b > d * EVEN {
-            Lead::Buffered
-        } else {
-            Lead::Even
-        }
-    };
-    let leads: Vec<Lead> = both.iter().map(lead).collect();
-    // Runs of the same lead: (lead, first index, last index).
-    let mut runs: Vec<(Lead, usize, usize)> = Vec::new();
-    for (i, l) in leads.iter().enumerate() {
-        match runs.last_mut() {
-            Some(r) if r.0 == *l => r.2 = i,
-            _ => runs.push((*l, i, i)),
-        }
-    }
+    let runs = lead_runs(&both);
     let decided: Vec<Lead> = runs
         .iter()
         .map(|r| r.0)
         .filter(|l| *l != Lead::Even)
         .collect();
     if decided == [Lead::Buffered, Lead::Direct] {
-        let lb = leads.iter().rposition(|l| *l == Lead::Buffered)?;
-        let fd = leads.iter().position(|l| *l == Lead::Direct)?;
+        let lb = runs.iter().rfind(|r| r.0 == Lead::Buffered)?.2;
+        let fd = runs.iter().find(|r| r.0 == Lead::Direct)?.1;
         return Some(format!(
             "{what}: buffered and O_DIRECT cross between {} and {} ({}; {})",
             fmt_size(both[lb].0),
             fmt_size(both[fd].0),
-            at(both[lb]),
-            at(both[fd])
+            at_size(both[lb]),
+            at_size(both[fd])
         ));
     }
-    let ends = format!("{}; {}", at(*both.first()?), at(*both.last()?));
-    match runs.as_slice() {
-        [(Lead::Buffered, ..)] => Some(format!(
-            "{what}: buffered faster at every block size measured, O_DIRECT never caught up ({ends})"
-        )),
-        [(Lead::Direct, ..)] => Some(format!("{what}: O_DIRECT faster at every block size measured ({ends})")),
-        [(Lead::Even, ..)] => Some(format!(
+    let ends = format!("{}; {}", at_size(*both.first()?), at_size(*both.last()?));
+    Some(match runs.as_slice() {
+        [(Lead::Buffered, ..)] => {
+            format!("{what}: buffered faster at every block size measured, O_DIRECT never caught up ({ends})")
+        }
+        [(Lead::Direct, ..)] => format!("{what}: O_DIRECT faster at every block size measured ({ends})"),
+        [(Lead::Even, ..)] => format!(
             "{what}: buffered and O_DIRECT within 10% of each other at every block size measured ({ends})"
-        )),
+        ),
         _ => {
             let word = |l: Lead| match l {
                 Lead::Buffered => "buffered faster",
                 Lead::Direct => "O_DIRECT faster",
                 Lead::Even => "within 10% of each other",
             };
-            let range = |a: usize, b: usize| {
-                if a == b {
-                    fmt_size(both[a].0)
-                } else {
-                    format!("{}-{}", fmt_size(both[a].0), fmt_size(both[b].0))
-                }
+            let range = |a: usize, b: usize| match a == b {
+                true => fmt_size(both[a].0),
+                false => format!("{}-{}", fmt_size(both[a].0), fmt_size(both[b].0)),
             };
-            Some(format!(
+            format!(
                 "{what}: {} ({})",
                 runs.iter()
                     .map(|(l, a, b)| format!("{} at {}", word(*l), range(*a, *b)))
                     .collect::<Vec<_>>()
                     .join(", then "),
-                both.iter().map(|p| at(*p)).collect::<Vec<_>>().join("; ")
-            ))
+                both.iter().map(|p| at_size(*p)).collect::<Vec<_>>().join("; ")
+            )
         }
-    }
+    })
 }
 
 /// A throughput beyond what this machine can move through memory: the sentence saying so, or `None`
@@ -728,6 +753,9 @@ pub fn compare(rows: &mut [Row], mem: &MemCopy) -> Vec<Compared> {
             });
         }
     }
+    // One heading per workload: the comparisons about one workload together, in first-seen order.
+    let first: Vec<String> = out.iter().map(|c| c.about.clone()).collect();
+    out.sort_by_key(|c| first.iter().position(|a| *a == c.about));
     for r in rows.iter() {
         let about = format!("{}, {}", r.way, r.workload());
         if r.copies {
@@ -756,38 +784,40 @@ pub fn compare(rows: &mut [Row], mem: &MemCopy) -> Vec<Compared> {
     out
 }
 
+/// A row of `way` on /dev/null, 4 B writes, `ns` per op (for the tests here and in `answers`).
+#[cfg(test)]
+pub(crate) fn test_row(way: &str, method: MethodKind, ns: f64) -> Row {
+    Row {
+        step: "s".into(),
+        target: "/dev/null".into(),
+        place: "/dev/null".into(),
+        way: way.into(),
+        pattern: "seq".into(),
+        threads: 1,
+        batch: 1,
+        ops: 1000,
+        bytes: 4000,
+        cpu_s: ns * 1e-6,
+        facts: Facts {
+            method: Some(method),
+            target: Some(TargetKind::DevNull),
+            write: true,
+            bs: 4,
+            qd: 1,
+            ns_per_op: ns,
+            wall_s: ns * 1e-6,
+            syscalls_per_op: Some(1.0),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_row as row;
     use super::*;
     use crate::measure::memcopy::sample;
-
-    /// A row of `way` on /dev/null, 4 B writes, `ns` per op.
-    pub(crate) fn row(way: &str, method: MethodKind, ns: f64) -> Row {
-        Row {
-            step: "s".into(),
-            target: "/dev/null".into(),
-            place: "/dev/null".into(),
-            way: way.into(),
-            pattern: "seq".into(),
-            threads: 1,
-            batch: 1,
-            ops: 1000,
-            bytes: 4000,
-            cpu_s: ns * 1e-6,
-            facts: Facts {
-                method: Some(method),
-                target: Some(TargetKind::DevNull),
-                write: true,
-                bs: 4,
-                qd: 1,
-                ns_per_op: ns,
-                wall_s: ns * 1e-6,
-                syscalls_per_op: Some(1.0),
-                ..Default::default()
-            },
-            ..Default::default()
-        }
-    }
 
     fn fired(rows: &mut [Row]) -> Vec<Compared> {
         compare(rows, &sample())

@@ -27,12 +27,17 @@ pub(crate) struct ReportArgs {
 pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     check_new_path("--out", &a.out)?;
     let mut recs = Vec::new();
+    let mut sums = Vec::new();
     for p in &a.results {
         let (r, _) = series::read_records(p).map_err(|e| Error::usage("report", e.to_string()))?;
         recs.extend(r);
+        // A suite's findings and answers: the latest summary of each file.
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        sums.extend(iolab_core::answers::summaries_in(&text).pop());
     }
     let names: Vec<String> = a.results.iter().map(|p| p.display().to_string()).collect();
-    let rep = iolab_report::html::build(&recs, &names);
+    let mut rep = iolab_report::html::build(&recs, &names);
+    rep.html = iolab_report::answers::with_answers(&rep.html, &sums);
     if let Some(d) = &a.svg {
         std::fs::create_dir_all(d)
             .map_err(|e| Error::Runtime(format!("cannot create --svg {}: {e}", d.display())))?;

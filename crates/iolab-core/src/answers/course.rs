@@ -185,111 +185,141 @@ pub fn syscall_reduction(c: &Ctx) -> Reply {
     Reply::answered(parts.join(" "))
 }
 
-/// Why did the shared ring lose (Tables 4-6)?
-pub fn shared_ring_lost(c: &Ctx) -> Reply {
+/// Where the shared ring lost to per-thread rings: at how many threads, by what IOPS ratio, with how many
+/// mutex waits per op and requests in flight (shared, per-thread).
+struct Loss {
+    threads: u32,
+    ratio: f64,
+    waits: f64,
+    in_shared: f64,
+    in_per: f64,
+}
+
+/// "46,914 IOPS, 7.5 requests per submission, 41 in flight".
+fn ring_desc(r: &Row) -> String {
+    format!(
+        "{} IOPS, {:.1} requests per submission, {:.0} in flight",
+        thousands(r.iops()),
+        r.mean_batch.unwrap_or(0.0),
+        r.mean_inflight.unwrap_or(0.0)
+    )
+}
+
+/// A sentence per thread count, and the largest thread count where the shared ring lost.
+fn ring_sentences(c: &Ctx) -> (Vec<String>, Option<Loss>) {
     let mut parts = Vec::new();
+    let mut lost = None;
     let mut threads: Vec<u32> = c.rows.iter().map(|r| r.threads).collect();
     threads.dedup();
-    // The largest thread count at which the shared ring lost: (threads, IOPS ratio, mutex waits per op,
-    // in flight shared and per-thread).
-    let mut lost: Option<(u32, f64, f64, f64, f64)> = None;
     for t in threads {
         let of = |d: RingDesign| c.row(|r| uring(r) && r.threads == t && r.design == Some(d));
         let Some(per) = of(RingDesign::PerThread) else {
             continue;
         };
-        let desc = |r: &Row| {
-            format!(
-                "{:.0} IOPS, {:.1} requests per submission, {:.0} in flight",
-                r.iops(),
-                r.mean_batch.unwrap_or(0.0),
-                r.mean_inflight.unwrap_or(0.0)
-            )
-        };
         let mut s = format!(
             "{t} thread{}: per-thread rings {}",
             if t == 1 { "" } else { "s" },
-            desc(per)
+            ring_desc(per)
         );
         for (d, name) in [
             (RingDesign::Shared, "shared ring"),
             (RingDesign::SharedSubmitter, "shared-submitter"),
         ] {
-            if let Some(r) = of(d) {
-                let ratio = r.iops() / per.iops();
-                if d == RingDesign::Shared && ratio < 0.83 {
-                    let waits = r.lock_contended.unwrap_or(0) as f64 / r.ops.max(1) as f64;
-                    let inflight = |x: &Row| x.mean_inflight.unwrap_or(0.0);
-                    lost = Some((t, ratio, waits, inflight(r), inflight(per)));
-                }
-                s += &format!(
-                    "; {name} {} ({} per-thread's IOPS{})",
-                    desc(r),
-                    x(ratio),
-                    r.lock_contended
-                        .map(|n| format!(
-                            ", its mutex found taken {n} times, {:.2} per op",
-                            n as f64 / r.ops.max(1) as f64
-                        ))
-                        .unwrap_or_default()
-                );
+            let Some(r) = of(d) else { continue };
+            let ratio = r.iops() / per.iops();
+            let waits = r.lock_contended.unwrap_or(0) as f64 / r.ops.max(1) as f64;
+            if d == RingDesign::Shared && ratio < 0.83 {
+                let inflight = |x: &Row| x.mean_inflight.unwrap_or(0.0);
+                lost = Some(Loss {
+                    threads: t,
+                    ratio,
+                    waits,
+                    in_shared: inflight(r),
+                    in_per: inflight(per),
+                });
             }
+            let lock = match r.lock_contended {
+                Some(0) => ", its mutex never found taken".to_string(),
+                Some(n) => format!(", its mutex found taken {n} times, {waits:.2} per op"),
+                None => String::new(),
+            };
+            s += &format!(
+                "; {name} {} ({} per-thread's IOPS{lock})",
+                ring_desc(r),
+                x(ratio)
+            );
         }
         parts.push(s + ".");
     }
+    (parts, lost)
+}
+
+/// The report's avg_batch, recomputed from its own counters.
+fn integer_division(c: &Ctx) -> Option<String> {
+    let (sc, sr) = (c.seed("shared_calls")?, c.seed("shared_reqs")?);
+    let (pc, pr) = (c.seed("per_thread_calls")?, c.seed("per_thread_reqs")?);
+    Some(format!(
+        "The report's 'avg_batch=1' for the late shared ring is integer division of its own counters: {} / {} = \
+         {:.2}, against {} / {} = {:.2} for per-thread rings: its batches did not collapse to one.",
+        thousands(sr),
+        thousands(sc),
+        sr / sc,
+        thousands(pr),
+        thousands(pc),
+        pr / pc
+    ))
+}
+
+/// Why the shared ring lost, as far as its figures say.
+fn loss_verdict(l: &Loss) -> String {
+    let mut why = Vec::new();
+    if l.waits >= 0.05 {
+        why.push(format!(
+            "its threads queued on the mutex ({:.2} waits per op): a thread holds it while it submits, reaps and \
+             waits for its own completion, so the others cannot submit",
+            l.waits
+        ));
+    }
+    if l.in_shared < 0.8 * l.in_per {
+        why.push(format!(
+            "fewer requests were in flight ({:.0} against {:.0}), so the device had less to work on",
+            l.in_shared, l.in_per
+        ));
+    }
+    if why.is_empty() {
+        format!(
+            "At {} threads the shared ring made {} per-thread rings' IOPS, but neither the mutex ({:.2} waits per \
+             op) nor the requests in flight ({:.0} against {:.0}) explain it here: repeat the run (a --quick run \
+             is too short to tell).",
+            l.threads,
+            x(l.ratio),
+            l.waits,
+            l.in_shared,
+            l.in_per
+        )
+    } else {
+        format!(
+            "At {} threads the shared ring made {} per-thread rings' IOPS: {}.",
+            l.threads,
+            x(l.ratio),
+            why.join("; and ")
+        )
+    }
+}
+
+/// Why did the shared ring lose (Tables 4-6)?
+pub fn shared_ring_lost(c: &Ctx) -> Reply {
+    let (mut parts, lost) = ring_sentences(c);
     if parts.is_empty() {
         return Reply::not_here(
             "This run has no per-thread ring row to compare with.".into(),
             "the shared-ring suite's steps",
         );
     }
-    if let (Some(sc), Some(sr), Some(pc), Some(pr)) = (
-        c.seed("shared_calls"),
-        c.seed("shared_reqs"),
-        c.seed("per_thread_calls"),
-        c.seed("per_thread_reqs"),
-    ) {
-        parts.push(format!(
-            "The report's 'avg_batch=1' for the late shared ring is integer division of its own counters: \
-             {} / {} = {:.2}, against {} / {} = {:.2} for per-thread rings: its batches did not collapse to \
-             one.",
-            thousands(sr),
-            thousands(sc),
-            sr / sc,
-            thousands(pr),
-            thousands(pc),
-            pr / pc
-        ));
-    }
+    parts.extend(integer_division(c));
     match lost {
-        Some((t, ratio, per_op, in_sh, in_per)) => {
-            let mut why = Vec::new();
-            if per_op >= 0.05 {
-                why.push(format!(
-                    "its threads queued on the mutex ({per_op:.2} waits per op): a thread holds it while it submits, \
-                     reaps and waits for its own completion, so the others cannot submit"
-                ));
-            }
-            if in_sh < 0.8 * in_per {
-                why.push(format!(
-                    "fewer requests were in flight ({in_sh:.0} against {in_per:.0}), so the device had less to \
-                     work on"
-                ));
-            }
-            parts.push(if why.is_empty() {
-                format!(
-                    "At {t} threads the shared ring made {} per-thread rings' IOPS, but neither the mutex \
-                     ({per_op:.2} waits per op) nor the requests in flight ({in_sh:.0} against {in_per:.0}) explain \
-                     it here: repeat the run (a --quick run is too short to tell).",
-                    x(ratio)
-                )
-            } else {
-                format!(
-                    "At {t} threads the shared ring made {} per-thread rings' IOPS: {}.",
-                    x(ratio),
-                    why.join("; and ")
-                )
-            });
+        Some(l) => {
+            parts.push(loss_verdict(&l));
             Reply::answered(parts.join(" "))
         }
         None => {

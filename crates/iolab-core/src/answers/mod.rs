@@ -426,8 +426,12 @@ pub fn summaries_in(text: &str) -> Vec<Summary> {
 pub(crate) fn x(r: f64) -> String {
     if r >= 10.0 {
         format!("{r:.0}x")
-    } else {
+    } else if r >= 1.0 {
         format!("{r:.1}x")
+    } else if r >= 0.1 {
+        format!("{r:.2}x")
+    } else {
+        format!("{r:.3}x")
     }
 }
 

@@ -62,6 +62,38 @@ fn clock_clause(c: &Ctx) -> Option<String> {
     ))
 }
 
+/// ", 1.00 doorbells and 1.00 server wake-ups per request".
+fn per_req(r: &Row) -> String {
+    match (r.doorbells_per_op, r.wakeups_per_op) {
+        (Some(d), Some(w)) if d < 0.005 && w < 0.005 => ", no doorbell or wake-up".to_string(),
+        (Some(d), Some(w)) => format!(", {d:.2} doorbells and {w:.2} server wake-ups per request"),
+        _ => String::new(),
+    }
+}
+
+/// What waking the server per request cost against polling (`poll_max`: the polling paths' largest
+/// ratio to `base`).
+fn wake_verdict(base: &Row, poll_max: f64, woken: Option<&Row>) -> String {
+    let ratio = |r: &Row| r.ns() / base.ns();
+    match woken {
+        Some(w) if ratio(w) > 2.0 * poll_max.max(1.0) => format!(
+            "A server that polls costs up to {} the baseline; one that sleeps and is woken for every request \
+             costs {}: the offloaded slowdown is the wake-up ({} per request here), not the shared ring.",
+            x(poll_max),
+            x(ratio(w)),
+            ns(w.ns() - base.ns())
+        ),
+        Some(w) => format!(
+            "Here waking the server per request ({}) cost little more than polling (up to {}): this host's \
+             wake-ups are cheap next to the thesis's.",
+            x(ratio(w)),
+            x(poll_max)
+        ),
+        None => "This run has no row whose server is woken per request, so the wake-up's share cannot be shown."
+            .into(),
+    }
+}
+
 /// Why was the offloaded NOP 82x slower?
 pub fn offload_slowdown(c: &Ctx) -> Reply {
     let inproc =
@@ -88,10 +120,6 @@ pub fn offload_slowdown(c: &Ctx) -> Reply {
         ));
     }
     let ratio = |r: &Row| r.ns() / base.ns();
-    let per_req = |r: &Row| match (r.doorbells_per_op, r.wakeups_per_op) {
-        (Some(d), Some(w)) => format!(", {d:.2} doorbells and {w:.2} server wake-ups per request"),
-        _ => String::new(),
-    };
     for (row, what) in [
         (kernel, "through the kernel path (an SQPOLL thread on the other CPU polls the shared ring)"),
         (polled, "through the broker thread, polling"),
@@ -119,25 +147,7 @@ pub fn offload_slowdown(c: &Ctx) -> Reply {
         .flatten()
         .map(ratio)
         .fold(f64::NAN, f64::max);
-    match woken {
-        Some(w) if ratio(w) > 2.0 * poll_max.max(1.0) => parts.push(format!(
-            "A server that polls costs up to {} the baseline; one that sleeps and is woken for every request \
-             costs {}: the offloaded slowdown is the wake-up ({} per request here), not the shared ring.",
-            x(poll_max),
-            x(ratio(w)),
-            ns(w.ns() - base.ns())
-        )),
-        Some(w) => parts.push(format!(
-            "Here waking the server per request ({}) cost little more than polling (up to {}): this host's \
-             wake-ups are cheap next to the thesis's.",
-            x(ratio(w)),
-            x(poll_max)
-        )),
-        None => parts.push(
-            "This run has no row whose server is woken per request, so the wake-up's share cannot be shown."
-                .into(),
-        ),
-    }
+    parts.push(wake_verdict(base, poll_max, woken));
     parts.extend(clock_clause(c));
     parts.push(
         "What remains of the thesis's factor cannot be shown on this machine: its client crossed a Jailhouse \

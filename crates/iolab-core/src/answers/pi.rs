@@ -23,8 +23,9 @@ fn thesis_uring(r: &Row) -> bool {
         && r.design == Some(RingDesign::ProducerConsumer)
 }
 
+/// io_uring set up to submit several requests per call (what it actually achieved is its mean batch).
 fn batched_uring(r: &Row) -> bool {
-    is_method(r, MethodKind::IoUring) && !r.facts.sqpoll && r.mean_batch.unwrap_or(0.0) >= 4.0
+    is_method(r, MethodKind::IoUring) && !r.facts.sqpoll && r.batch >= 4
 }
 
 /// write() rows timed without tracepoints (the plain pass).
@@ -36,31 +37,38 @@ fn joined(why: Vec<String>) -> String {
     if why.is_empty() {
         String::new()
     } else {
-        format!(": {}", why.join(", "))
+        format!(": {}", why.join("; "))
     }
 }
 
-/// The thesis's own ratio of two of its published times, as a clause.
-fn seed_ratio(c: &Ctx, num: &str, den: &str, what: &str) -> Option<String> {
-    Some(format!(
-        "{what} {} ({:.3} s against {:.3} s)",
-        x(c.seed(num)? / c.seed(den)?),
-        c.seed(num)?,
-        c.seed(den)?
-    ))
+/// The thesis's own ratio of two of its published times, and the times: ("1.8x", "(2.857 s against
+/// 1.584 s)").
+fn seed_ratio(c: &Ctx, num: &str, den: &str) -> Option<(String, String)> {
+    let (a, b) = (c.seed(num)?, c.seed(den)?);
+    Some((x(a / b), format!("({a:.3} s against {b:.3} s)")))
 }
 
-/// Why did io_uring lose to write()?
-pub fn uring_vs_write(c: &Ctx) -> Reply {
-    let mut parts = Vec::new();
-    let (mut punted, mut inline, mut wins) = (Vec::new(), Vec::new(), Vec::new());
-    let mut best_batched: Option<(String, f64)> = None;
-    for w in c.rows_where(plain_write) {
-        let t = c.row(|r| thesis_uring(r) && r.same_workload(w));
-        let b = c.row(|r| batched_uring(r) && r.same_workload(w));
-        if t.is_none() && b.is_none() {
-            continue;
-        }
+/// A target where io_uring's requests completed inline: the target, the punted share, the time ratio to
+/// write(), and the CPU ns per op of io_uring and of write().
+type Inline = (String, f64, f64, Option<f64>, Option<f64>);
+
+/// What the io_uring rows beside the write() rows showed, gathered workload by workload.
+#[derive(Default)]
+struct UringSeen {
+    /// A sentence per workload.
+    parts: Vec<String>,
+    /// (target, punted share, time ratio) where most requests were punted.
+    punted: Vec<(String, f64, f64)>,
+    /// Where few were.
+    inline: Vec<Inline>,
+    /// (workload, time ratio) of batched rows: the best one, and those that beat write().
+    best_batched: Option<(String, f64)>,
+    wins: Vec<(String, f64)>,
+}
+
+impl UringSeen {
+    /// The thesis-style and batched io_uring rows beside write() row `w`, if any.
+    fn add(&mut self, w: &Row, t: Option<&Row>, b: Option<&Row>) {
         let mut s = format!("{}: write() {}", w.workload(), ns(w.ns()));
         if let Some(t) = t {
             let r = t.ns() / w.ns();
@@ -71,80 +79,104 @@ pub fn uring_vs_write(c: &Ctx) -> Reply {
                 joined(why_slower(t, w))
             );
             match t.facts.punted_fraction {
-                Some(p) if p >= 0.5 => punted.push((w.target.clone(), p, r)),
-                Some(p) => inline.push((w.target.clone(), p, r, t.facts.ctx_switches_per_op)),
+                Some(p) if p >= 0.5 => self.punted.push((w.target.clone(), p, r)),
+                Some(p) => {
+                    self.inline
+                        .push((w.target.clone(), p, r, t.cpu_ns_per_op(), w.cpu_ns_per_op()))
+                }
                 None => {}
             }
         }
         if let Some(b) = b {
             let r = b.ns() / w.ns();
             s += &format!(
-                "; batched ({:.0} requests per submission) {} ({})",
+                "; batched (up to {}, on average {:.1} requests per submission) {} ({})",
+                b.batch,
                 b.mean_batch.unwrap_or(0.0),
                 ns(b.ns()),
                 x(r)
             );
             if r < 1.0 {
-                wins.push((w.workload(), r));
+                self.wins.push((w.workload(), r));
             }
-            if best_batched.as_ref().is_none_or(|(_, br)| r < *br) {
-                best_batched = Some((w.workload(), r));
+            if self.best_batched.as_ref().is_none_or(|(_, br)| r < *br) {
+                self.best_batched = Some((w.workload(), r));
             }
         }
-        parts.push(s + ".");
+        self.parts.push(s + ".");
     }
-    if parts.is_empty() {
+
+    /// What the figures gathered say, sentence by sentence.
+    fn conclusions(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some((tgt, p, r)) = self.punted.first() {
+            out.push(format!(
+                "Where the target cannot complete a write inline ({tgt}: {} of io_uring's requests punted), every \
+                 request is handed to an io-wq kernel thread and its completion woken back: that hand-off, not the \
+                 system call io_uring saves, is what made it take {} write()'s time.",
+                pct(*p),
+                x(*r)
+            ));
+        }
+        if let Some((tgt, p, r, cu, cw)) = self.inline.first().filter(|i| i.2 >= 1.2) {
+            out.push(format!(
+                "Even on {tgt}, which completes requests inline ({} punted), the thesis's design took {}: its \
+                 producer, SQPOLL and consumer threads pass every request from thread to thread where write() \
+                 stays on one{}.",
+                pct(*p),
+                x(*r),
+                match (cu, cw) {
+                    (Some(u), Some(w)) => format!(", and it used {} of CPU per op against write()'s {}", ns(*u), ns(*w)),
+                    _ => String::new(),
+                }
+            ));
+        }
+        match (self.wins.first(), &self.best_batched) {
+            (Some((wl, r)), _) => out.push(format!(
+                "Batched, io_uring beat write() ({wl}: {} the time): the thesis's one-request-per-submission \
+                 design lost, not io_uring.",
+                x(*r)
+            )),
+            (None, Some((wl, r))) => out.push(format!(
+                "Even batched, io_uring did not beat write() here (best: {wl}, {} write()'s time).",
+                x(*r)
+            )),
+            _ => {}
+        }
+        out
+    }
+}
+
+/// Why did io_uring lose to write()?
+pub fn uring_vs_write(c: &Ctx) -> Reply {
+    let mut seen = UringSeen::default();
+    for w in c.rows_where(plain_write) {
+        let t = c.row(|r| thesis_uring(r) && r.same_workload(w));
+        let b = c.row(|r| batched_uring(r) && r.same_workload(w));
+        if t.is_some() || b.is_some() {
+            seen.add(w, t, b);
+        }
+    }
+    if seen.parts.is_empty() {
         return Reply::not_here(
             "This run has no write() row beside an io_uring row of the same workload.".into(),
             "the suite's systemcall and io_uring steps",
         );
     }
-    if let Some((tgt, p, r)) = punted.first() {
-        parts.push(format!(
-            "Where the target cannot complete a write inline ({tgt}: {} of io_uring's requests punted), every \
-             request is handed to an io-wq kernel thread and its completion woken back: that hand-off, not the \
-             system call io_uring saves, is what made it take {} write()'s time.",
-            pct(*p),
-            x(*r)
-        ));
-    }
-    if let Some((tgt, p, r, cs)) = inline.first().filter(|i| i.2 >= 1.2) {
-        parts.push(format!(
-            "Even on {tgt}, which completes requests inline ({} punted), the thesis's design took {}: its SQPOLL \
-             thread and consumer thread pass every request across threads{} where write() stays on one.",
-            pct(*p),
-            x(*r),
-            cs.map(|c| format!(" ({c:.2} context switches per op)"))
-                .unwrap_or_default()
-        ));
-    }
-    match (wins.first(), &best_batched) {
-        (Some((wl, r)), _) => parts.push(format!(
-            "Batched, io_uring beat write() ({wl}: {} the time): the thesis's one-request-per-submission \
-             design lost, not io_uring.",
-            x(*r)
-        )),
-        (None, Some((wl, r))) => parts.push(format!(
-            "Even batched, io_uring did not beat write() here (best: {wl}, {} write()'s time).",
-            x(*r)
-        )),
-        _ => {}
-    }
+    let mut parts = std::mem::take(&mut seen.parts);
+    parts.extend(seen.conclusions());
     let seed: Vec<String> = [
-        seed_ratio(c, "io_uring_4b_s", "systemcall_4b_s", "on its stub driver,"),
-        seed_ratio(
-            c,
-            "usb_io_uring_4b_s",
-            "usb_systemcall_4b_s",
-            "on its USB stick,",
-        ),
+        seed_ratio(c, "io_uring_4b_s", "systemcall_4b_s")
+            .map(|(r, t)| format!("{r} write()'s time on its stub driver {t}")),
+        seed_ratio(c, "usb_io_uring_4b_s", "usb_systemcall_4b_s")
+            .map(|(r, t)| format!("{r} on its USB stick {t}")),
     ]
     .into_iter()
     .flatten()
     .collect();
     if !seed.is_empty() {
         parts.push(format!(
-            "The thesis measured io_uring at {} write()'s time for 4 B writes.",
+            "For 4 B writes the thesis measured io_uring at {}.",
             seed.join(" and ")
         ));
     }
@@ -176,19 +208,15 @@ pub fn mmap_vs_write(c: &Ctx) -> Reply {
         parts.push(format!("The thesis's {}: {}.", p.label, p.verdict));
     }
     if dma.iter().any(|p| p.impossible) {
-        let ratio = seed_ratio(
-            c,
-            "systemcall_4kb_s",
-            "dma_4kb_s",
-            "so its 'dma' speed-up over write() for 4 KiB,",
-        );
+        let ratio = seed_ratio(c, "systemcall_4kb_s", "dma_4kb_s");
         parts.push(format!(
             "A time below what memory can copy cannot have covered the copies: the thesis's timer did not see \
              (all of) its 4 KiB 'dma' writes{}.",
-            ratio.map(|r| format!(", {r}, is no measurement"))
+            ratio
+                .map(|(r, t)| format!(", so its 'dma' speed-up over write() for 4 KiB, {r} {t}, is no measurement"))
                 .unwrap_or_default()
         ));
-    } else if dma.is_empty() {
+    } else if dma.is_empty() && !parts.is_empty() {
         parts.push("The suite lists no published 'dma' figure to check.".into());
     }
     if parts.is_empty() {
@@ -285,6 +313,26 @@ pub fn older_techniques(c: &Ctx) -> Reply {
                 }
             }
             parts.push(s + ".");
+        }
+    }
+    for (m, name) in [(MethodKind::Aio, "aio"), (MethodKind::Epoll, "epoll")] {
+        let ratios: Vec<f64> = c
+            .rows_where(|r| is_method(r, m))
+            .into_iter()
+            .filter_map(|a| {
+                c.row(|r| plain_write(r) && r.same_workload(a))
+                    .map(|w| a.ns() / w.ns())
+            })
+            .collect();
+        if ratios.len() > 1 {
+            let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = ratios.iter().copied().fold(0.0, f64::max);
+            parts.push(format!(
+                "Over these {} workloads {name} took {} to {} write()'s time.",
+                ratios.len(),
+                x(lo),
+                x(hi)
+            ));
         }
     }
     if parts.is_empty() {
