@@ -305,12 +305,16 @@ pub fn older_techniques(c: &Ctx) -> Reply {
                     pct(f)
                 );
             }
-            if m == MethodKind::Epoll {
-                if let Some(sp) = a.facts.syscalls_per_op {
-                    s += &format!(
-                        "; {sp:.2} system calls per op (above 1: the writer waited in epoll_wait for the reader)"
-                    );
-                }
+            // iolab's own count: the kernel's would add the peer thread's reads on the far end.
+            if let Some(cp) = a.calls_per_op.filter(|_| m == MethodKind::Epoll) {
+                s += &if cp > 1.005 {
+                    format!(
+                        "; {cp:.3} calls per op by iolab's count: above 1, the writer found the stream full and \
+                         waited in epoll_wait that often"
+                    )
+                } else {
+                    format!("; {cp:.3} calls per op: the reader kept up, the writer never waited")
+                };
             }
             parts.push(s + ".");
         }
