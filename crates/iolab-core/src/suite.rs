@@ -12,7 +12,8 @@
 //! [`SuiteFile::set_on_every_point`]); such a key is in each point, so `--resume` never takes a point
 //! recorded without it as done. When points carry profiles, the table is followed by where their time
 //! went: the share of samples copying to/from user space (the storage paper's Figure 4) and the top
-//! kernel function of each point.
+//! kernel function of each point. A suite's `[[question]]`s and `[[published-figure]]`s are answered and
+//! checked after the table (`answers/`).
 
 use crate::error::{Error, Result};
 use crate::series::{self, Job, Work};

@@ -310,7 +310,7 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     // timed span), and the summary is recorded as a line of its own.
     let summary =
         iolab_core::answers::summarize(&suite, &mine, iolab_core::measure::memcopy::measured());
-    flow.rec.push(iolab_core::answers::record(&summary))?;
+    let recorded = flow.rec.push(iolab_core::answers::record(&summary));
     let shown = match lost {
         Some(e) => Err(e),
         None => out(&(iolab_core::suite::render_table(&suite, &mine)
@@ -320,6 +320,7 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
         write_new("--csv", c, flow.csv(&flow.keys()).as_bytes())?;
     }
     shown?;
+    recorded?;
     outln(&format!(
         "\nresult: {} ({n} points, {failed} not run this time); charts: iolab report {} -o report.html",
         flow.rec.path.display(),
