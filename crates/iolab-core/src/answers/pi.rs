@@ -331,11 +331,14 @@ pub fn older_techniques(c: &Ctx) -> Reply {
         if ratios.len() > 1 {
             let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = ratios.iter().copied().fold(0.0, f64::max);
+            let range = if x(lo) == x(hi) {
+                format!("{} write()'s time on each", x(lo))
+            } else {
+                format!("{} to {} write()'s time", x(lo), x(hi))
+            };
             parts.push(format!(
-                "Over these {} workloads {name} took {} to {} write()'s time.",
-                ratios.len(),
-                x(lo),
-                x(hi)
+                "Over these {} workloads {name} took {range}.",
+                ratios.len()
             ));
         }
     }
