@@ -40,6 +40,16 @@ pub fn workload_key(result: &Value) -> String {
     if let Some(kind) = result.get("target").and_then(|t| t.get("kind")) {
         m.insert("target_kind".into(), kind.clone());
     }
+    // Counting or sampling inside the timed pass slows it: such a run is not a repeat of a plain one.
+    for k in ["count", "profile"] {
+        if let Some(v) = result
+            .get("spec")
+            .and_then(|s| s.get(k))
+            .filter(|v| *v == "inline")
+        {
+            m.insert(k.into(), v.clone());
+        }
+    }
     serde_json::to_string(&m).unwrap_or_default()
 }
 
@@ -64,8 +74,13 @@ pub fn workload_label(result: &Value) -> String {
         Some(f) if f != 0 => format!(" rwf=0x{f:x}"),
         _ => String::new(),
     };
+    let inline: String = ["count", "profile"]
+        .iter()
+        .filter(|k| s(k) == "inline")
+        .map(|k| format!(" {k}=inline"))
+        .collect();
     format!(
-        "{} {} bs={} {} thr={} qd={} batch={}{rwf} -> {kind}",
+        "{} {} bs={} {} thr={} qd={} batch={}{rwf}{inline} -> {kind}",
         s("method"),
         s("op"),
         s("bs"),
@@ -233,6 +248,22 @@ mod tests {
 
     fn rec(r: Value) -> Value {
         serde_json::json!({"point": {}, "result": r})
+    }
+
+    #[test]
+    fn a_run_timed_with_tracepoints_on_is_another_workload() {
+        let plain = result("psync", 100.0);
+        let mut inline = plain.clone();
+        inline["spec"]["count"] = "inline".into();
+        let mut separate = plain.clone();
+        separate["spec"]["count"] = "separate".into();
+        assert_ne!(workload_key(&plain), workload_key(&inline));
+        assert!(
+            workload_label(&inline).contains(" count=inline -> "),
+            "{}",
+            workload_label(&inline)
+        );
+        assert_eq!(workload_key(&plain), workload_key(&separate));
     }
 
     #[test]

@@ -124,6 +124,14 @@ pub struct Facts {
     pub bs: u64,
     /// `--profile`: the profile's shares.
     pub profile: Option<ProfileFacts>,
+    /// io_uring with IORING_SETUP_SQPOLL: a kernel thread submits, no io_uring_enter needed while it
+    /// is awake.
+    pub sqpoll: bool,
+    /// io_uring: iolab's io_uring_enter calls, the requests it queued, and how many of those the SQPOLL
+    /// thread took without any call.
+    pub uring_enters: Option<u64>,
+    pub uring_requests: Option<u64>,
+    pub submissions_without_syscall: Option<u64>,
 }
 
 impl Facts {
@@ -176,6 +184,10 @@ impl Facts {
             write: r.spec.op == OpKind::Write,
             bs: r.spec.bs,
             profile: r.profile.as_ref().map(ProfileFacts::of),
+            sqpoll: r.spec.ring.sqpoll,
+            uring_enters: r.uring.as_ref().map(|u| u.enters),
+            uring_requests: r.uring.as_ref().map(|u| u.requests),
+            submissions_without_syscall: r.uring.as_ref().map(|u| u.submissions_without_syscall),
         }
     }
 }
@@ -251,10 +263,24 @@ pub const RULES: &[Rule] = &[
     }),
     ("batching_worked", |f| {
         let s = f.syscalls_per_op?;
-        (f.info().is_some_and(|m| m.io_uring_requests) && s <= 0.1).then(|| {
+        let per_enter = f.kernel_requests_per_enter?;
+        // With SQPOLL few syscalls say nothing about batches: see sqpoll_submitted.
+        (f.info().is_some_and(|m| m.io_uring_requests) && !f.sqpoll && s <= 0.1).then(|| {
+            format!("syscalls per op {s:.3}: batching worked ({per_enter:.1} requests per io_uring_enter)")
+        })
+    }),
+    ("sqpoll_submitted", |f| {
+        let (req, free) = (f.uring_requests?, f.submissions_without_syscall?);
+        (f.sqpoll && req > 0 && free > 0).then(|| {
             format!(
-                "syscalls per op {s:.3}: batching worked ({:.1} requests per io_uring_enter)",
-                f.kernel_requests_per_enter.unwrap_or(0.0)
+                "the SQPOLL kernel thread took {free} of {req} requests ({}) from the ring without any \
+                 io_uring_enter: SQPOLL submits without a syscall, it does not batch; the {} io_uring_enter \
+                 calls iolab made woke the thread or waited for completions{}",
+                pct(free as f64 / req as f64),
+                f.uring_enters.unwrap_or(0),
+                f.syscalls_per_op
+                    .map(|s| format!(" ({s:.3} syscalls per op in all)"))
+                    .unwrap_or_default()
             )
         })
     }),
@@ -520,6 +546,39 @@ mod tests {
             Facts {
                 syscalls_per_op: Some(1.0),
                 ..u.clone()
+            },
+        );
+        // SQPOLL saves the syscalls without batching: said so, never "batching worked".
+        let sq = Facts {
+            sqpoll: true,
+            syscalls_per_op: Some(0.0),
+            kernel_requests_per_enter: Some(1_000_000.0),
+            uring_enters: Some(1),
+            uring_requests: Some(20_000),
+            submissions_without_syscall: Some(19_999),
+            ..u.clone()
+        };
+        let fired_sq = fired(&sq);
+        assert!(
+            !fired_sq.contains(&"batching_worked".to_string()),
+            "{fired_sq:?}"
+        );
+        let text = findings_of(&sq)
+            .into_iter()
+            .find(|x| x.rule == "sqpoll_submitted")
+            .unwrap()
+            .text;
+        assert!(
+            text.starts_with("the SQPOLL kernel thread took 19999 of 20000 requests (100%) from the ring without any io_uring_enter")
+                && text.contains("it does not batch"),
+            "{text}"
+        );
+        check(
+            "sqpoll_submitted",
+            sq.clone(),
+            Facts {
+                sqpoll: false,
+                ..sq
             },
         );
         check(

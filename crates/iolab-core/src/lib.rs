@@ -1,12 +1,14 @@
 //! iolab's library: the workload spec, targets, I/O methods, the runner, measurement and the result schema.
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod answers;
 pub mod bench;
 pub mod cleanup;
 pub mod compare;
 pub mod error;
 pub mod fault;
 pub mod findings;
+pub mod findings_compare;
 pub mod leftovers;
 pub mod lines;
 pub mod measure;

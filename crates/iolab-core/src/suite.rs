@@ -12,7 +12,8 @@
 //! [`SuiteFile::set_on_every_point`]); such a key is in each point, so `--resume` never takes a point
 //! recorded without it as done. When points carry profiles, the table is followed by where their time
 //! went: the share of samples copying to/from user space (the storage paper's Figure 4) and the top
-//! kernel function of each point.
+//! kernel function of each point. A suite's `[[question]]`s and `[[published-figure]]`s are answered and
+//! checked after the table (`answers/`).
 
 use crate::error::{Error, Result};
 use crate::series::{self, Job, Work};
@@ -85,6 +86,12 @@ pub struct SuiteFile {
     /// What the profile table reproduces, when the points carry profiles (`--profile`).
     #[serde(default)]
     pub profile_figure: Option<String>,
+    /// The seed's open questions, answered after the table (`answers.rs`).
+    #[serde(default, rename = "question")]
+    pub questions: Vec<crate::answers::Question>,
+    /// The seed's published throughputs, checked against this machine's memory copy rate.
+    #[serde(default, rename = "published-figure")]
+    pub published_figures: Vec<crate::answers::PublishedFigure>,
     /// Spec keys set on every point over everything the file says (from the command line).
     #[serde(skip)]
     pub overrides: toml::Table,
@@ -139,6 +146,7 @@ pub fn parse(text: &str, origin: &str) -> Result<SuiteFile> {
         )
     })?;
     s.origin = origin.to_string();
+    crate::answers::check(&s).map_err(|m| Error::usage("suite", format!("{origin}: {m}")))?;
     Ok(s)
 }
 

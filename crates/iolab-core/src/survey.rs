@@ -61,6 +61,31 @@ pub struct SurveyResult {
     #[serde(default = "one")]
     pub rounds: u32,
     pub runs: Vec<SurveyRun>,
+    /// Findings comparing the runs of each target and block size, then each run's own
+    /// (`findings_compare.rs`), checked against `memory`.
+    #[serde(default)]
+    pub findings: Vec<crate::findings_compare::Compared>,
+    /// What this machine's memory can copy, measured once after the runs.
+    #[serde(default)]
+    pub memory: Option<crate::measure::memcopy::MemCopy>,
+}
+
+/// The comparing findings over the survey's runs: one table per target, each run a row.
+pub fn compare_runs(
+    runs: &[SurveyRun],
+    mem: &crate::measure::memcopy::MemCopy,
+) -> Vec<crate::findings_compare::Compared> {
+    let mut rows: Vec<crate::findings_compare::Row> = runs
+        .iter()
+        .filter_map(|run| {
+            let r = run.result.as_ref()?;
+            let mut row = crate::findings_compare::Row::of(&run.target, &run.target, r);
+            // Each file run has a file of its own: the runs on "file" are one workload.
+            row.place = run.target.clone();
+            Some(row)
+        })
+        .collect();
+    crate::findings_compare::compare(&mut rows, mem)
 }
 
 fn one() -> u32 {
@@ -167,7 +192,12 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
     let max_s = opts.max_s / rounds as f64;
     let cells = cells(dir.path(), ops, max_s)?;
     let runs = run_rounds(&cells, rounds, opts, clock)?;
+    // After every run, never inside one: what memory can copy, and the findings checked against it.
+    let memory = crate::measure::memcopy::measured().clone();
+    let findings = compare_runs(&runs, &memory);
     Ok(SurveyResult {
+        findings,
+        memory: Some(memory),
         schema_version: SCHEMA_VERSION,
         host: Host::current(),
         clock: clock.clone(),
@@ -409,6 +439,8 @@ mod tests {
             ops_per_run: 1,
             max_s_per_run: 1.0,
             rounds: 3,
+            findings: Vec::new(),
+            memory: None,
             runs: vec![
                 run(MethodKind::Sync, &[100.0, 110.0, 105.0]),
                 run(MethodKind::Psync, &[108.0, 120.0, 112.0]),

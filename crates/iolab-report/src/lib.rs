@@ -1,6 +1,7 @@
 //! Exporters behind one trait, each returning bytes (hyperfine's `export/` shape): a readable table for
 //! stdout and the JSON document whose schema is `iolab_core::result::RunResult` / `SurveyResult`.
 
+pub mod answers;
 mod fields;
 pub mod html;
 mod offload;

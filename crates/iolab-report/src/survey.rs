@@ -32,6 +32,9 @@ pub(crate) fn survey_text(s: &SurveyResult) -> String {
         target_text(s, target, &mut o);
     }
     footer_text(s, &mut o);
+    if let Some(mem) = &s.memory {
+        iolab_core::answers::render_findings(&s.findings, mem, &mut o);
+    }
     o
 }
 

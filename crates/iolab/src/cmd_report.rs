@@ -27,13 +27,18 @@ pub(crate) struct ReportArgs {
 pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     check_new_path("--out", &a.out)?;
     let mut files = Vec::new();
+    let mut sums = Vec::new();
     for p in &a.results {
         let (r, _) = series::read_records(p).map_err(|e| Error::usage("report", e.to_string()))?;
         files.push((p.display().to_string(), r));
+        // A suite's findings and answers: the latest summary of each file.
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        sums.extend(iolab_core::answers::summaries_in(&text).pop());
     }
     let recs: usize = files.iter().map(|f| f.1.len()).sum();
     // Runs of different files are told apart by the file's name.
-    let rep = iolab_report::html::build_files(&files);
+    let mut rep = iolab_report::html::build_files(&files);
+    rep.html = iolab_report::answers::with_answers(&rep.html, &sums);
     if let Some(d) = &a.svg {
         let svgs: Vec<PathBuf> = rep
             .charts

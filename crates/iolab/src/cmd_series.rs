@@ -301,14 +301,21 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     );
     let (failed, lost) = run_flow(&mut flow, &format!("suite {}", suite.name), &lead)?;
     let mine: Vec<serde_json::Value> = flow.records().into_iter().cloned().collect();
+    // Findings and answers: the memory copy rate is measured here, after every point ran (never inside a
+    // timed span), and the summary is recorded as a line of its own.
+    let summary =
+        iolab_core::answers::summarize(&suite, &mine, iolab_core::measure::memcopy::measured());
+    let recorded = flow.rec.push(iolab_core::answers::record(&summary));
     let shown = match lost {
         Some(e) => Err(e),
-        None => out(&iolab_core::suite::render_table(&suite, &mine)),
+        None => out(&(iolab_core::suite::render_table(&suite, &mine)
+            + &iolab_core::answers::render(&summary))),
     };
     if let Some(c) = &a.csv {
         write_new("--csv", c, flow.csv(&flow.keys()).as_bytes())?;
     }
     shown?;
+    recorded?;
     outln(&format!(
         "\nresult: {} ({n} points, {failed} not run this time); charts: iolab report {} -o report.html",
         flow.rec.path.display(),

@@ -65,12 +65,49 @@ fn every_suite_runs_quick_and_reports_charts_with_its_series() {
         ]);
         assert_eq!(r.code, 0, "{name}: {}\n{}", r.stdout, r.stderr);
         assert!(r.stdout.contains("reproduces"), "{name}: {}", r.stdout);
-        let recs: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
             .unwrap()
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
+        // The points, then one summary: the findings and an answer (or what it needs) per question.
+        let (summaries, recs): (Vec<_>, Vec<_>) =
+            lines.into_iter().partition(|l| l.get("summary").is_some());
         assert!(!recs.is_empty(), "{name}");
+        assert_eq!(summaries.len(), 1, "{name}");
+        let answers = summaries[0]["summary"]["answers"].as_array().unwrap();
+        assert!(!answers.is_empty(), "{name}: no question answered");
+        for a in answers {
+            let said = |k: &str| a[k].as_str().is_some_and(|t| t.len() > 20);
+            assert!(said("text") || said("needs"), "{name}: {a}");
+            if a["status"] != "answered" {
+                assert!(
+                    said("needs"),
+                    "{name}: an answer short of the seed's setup says what it needs: {a}"
+                );
+            }
+            assert!(
+                r.stdout.contains(&a["question"].as_str().unwrap()[..20]),
+                "{name}: {}",
+                r.stdout
+            );
+        }
+        assert!(
+            r.stdout.contains("\nAnswers (the seed's questions"),
+            "{name}: {}",
+            r.stdout
+        );
+        assert!(
+            r.stdout.contains("\nFindings (comparing the rows"),
+            "{name}: {}",
+            r.stdout
+        );
+        assert!(
+            summaries[0]["summary"]["memory"]["memory_copy_bps"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
         // One CSV row per record, after the header.
         assert_eq!(
             std::fs::read_to_string(&csv).unwrap().lines().count(),
@@ -137,6 +174,10 @@ fn every_suite_runs_quick_and_reports_charts_with_its_series() {
         assert!(
             page.starts_with("<!DOCTYPE html>") && page.contains("<svg"),
             "{name}"
+        );
+        assert!(
+            page.contains(&format!("<h2>Findings and answers: suite {name}</h2>")),
+            "{name}: the report shows the suite's answers"
         );
         assert!(
             !page.contains("<script") && !page.contains("<link") && !page.contains("src=\"http"),

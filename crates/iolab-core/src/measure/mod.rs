@@ -5,4 +5,5 @@ pub mod clock;
 pub mod counters;
 pub mod cpu;
 pub mod hist;
+pub mod memcopy;
 pub mod profile;

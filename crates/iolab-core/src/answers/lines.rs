@@ -1,0 +1,126 @@
+//! The kernel-vs-user note's question (Adkins): why was the kernel module slower than the user program?
+
+use super::{median, x, Ctx, Reply};
+use crate::series::{num, text};
+use serde_json::Value;
+
+/// One way of writing the lines, over its runs: medians in ms.
+struct Way {
+    runs: usize,
+    lines: f64,
+    wall: f64,
+    wall_min: f64,
+    wall_max: f64,
+    cpu: f64,
+    /// Wall minus CPU time: off the CPU, waiting (for fsync).
+    off: f64,
+}
+
+fn way(c: &Ctx, method: &str) -> Option<Way> {
+    let rs: Vec<&Value> = c
+        .recs
+        .iter()
+        .filter_map(|r| r.get("result"))
+        .filter(|r| text(r.get("workload")) == "decimal-lines")
+        .filter(|r| text(crate::series::at(r, &["spec", "method"])) == method)
+        .collect();
+    let ms = |r: &&Value, p: &[&str]| num(r, p).map(|v| v * 1e3);
+    let mut wall: Vec<f64> = rs.iter().filter_map(|r| ms(r, &["wall_s"])).collect();
+    let mut cpu: Vec<f64> = rs
+        .iter()
+        .filter_map(|r| {
+            Some(ms(r, &["cpu", "process", "user_s"])? + ms(r, &["cpu", "process", "sys_s"])?)
+        })
+        .collect();
+    let mut off: Vec<f64> = wall
+        .iter()
+        .zip(&cpu)
+        .map(|(w, c)| (w - c).max(0.0))
+        .collect();
+    Some(Way {
+        runs: wall.len(),
+        lines: rs.first().and_then(|r| num(r, &["spec", "lines"]))?,
+        wall_min: wall.iter().copied().fold(f64::INFINITY, f64::min),
+        wall_max: wall.iter().copied().fold(0.0, f64::max),
+        wall: median(&mut wall)?,
+        cpu: median(&mut cpu)?,
+        off: median(&mut off)?,
+    })
+}
+
+/// Why was the kernel module slower than the user program?
+pub fn kernel_module_slower(c: &Ctx) -> Reply {
+    let mut parts = Vec::new();
+    if let (Some(k), Some(u), Some(kmin), Some(kmax)) = (
+        c.seed("kernel_median_ms"),
+        c.seed("user_median_ms"),
+        c.seed("kernel_min_ms"),
+        c.seed("kernel_max_ms"),
+    ) {
+        parts.push(format!(
+            "The note timed its kernel module with getnstimeofday from open to close, fsync included, and its \
+             user program with clock(), which counts CPU time only, without any fsync: {k} ms against {u} ms \
+             median ({}), the module's runs ranging from {kmin} to {kmax} ms ({} apart).",
+            x(k / u),
+            x(kmax / kmin)
+        ));
+    }
+    let (wpl, stdio, one) = (
+        way(c, "write-per-line"),
+        way(c, "stdio"),
+        way(c, "one-write"),
+    );
+    let Some(w) = wpl.as_ref().or(stdio.as_ref()) else {
+        return Reply::not_here(
+            parts.join(" "),
+            "the kernel-user suite's decimal-lines runs (write-per-line, stdio, one-write)",
+        );
+    };
+    let mut here = Vec::new();
+    for (m, what) in [
+        (
+            &wpl,
+            "write() per line, as the module called vfs_write per line,",
+        ),
+        (&stdio, "stdio (fputs-like fwrite into a 4 KiB buffer)"),
+        (&one, "one write() of the whole text"),
+    ] {
+        if let Some(m) = m {
+            here.push(format!(
+                "{what} {:.2} ms (runs {:.2}-{:.2}), {:.2} ms of it on the CPU",
+                m.wall, m.wall_min, m.wall_max, m.cpu
+            ));
+        }
+    }
+    parts.push(format!(
+        "Here, {} runs each of {:.0} lines, from the first write until fsync returned: {}.",
+        w.runs,
+        w.lines,
+        here.join("; ")
+    ));
+    let waiting = one.as_ref().unwrap_or(w);
+    parts.push(format!(
+        "The time off the CPU (wall minus CPU time, median {:.2} ms for one write() of the text, {:.0}% of its \
+         run) is the wait for fsync: the note set a wall time that includes it against a CPU time that does not, \
+         and a device flush varies from run to run as its module's times did.",
+        waiting.off,
+        waiting.off / waiting.wall.max(1e-9) * 100.0
+    ));
+    if let (Some(a), Some(b)) = (&wpl, &stdio) {
+        if a.cpu > 0.0 && b.cpu > 0.0 {
+            parts.push(format!(
+                "On the CPU, a write() per line cost {} stdio's time ({:.0} against {:.0} ns per line): a \
+                 system call per line, which the module paid as a vfs_write per line without the mode switch, \
+                 against a few calls for stdio's buffered 4 KiB.",
+                x(a.cpu / b.cpu),
+                a.cpu * 1e6 / a.lines,
+                b.cpu * 1e6 / b.lines
+            ));
+        }
+    }
+    Reply::partly(
+        parts.join(" "),
+        "an in-kernel writer (kernel_write per line from a module, timed with ktime) beside the user programs: \
+         issue 16's sink driver; this host loads no modules",
+    )
+}

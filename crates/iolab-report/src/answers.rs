@@ -1,0 +1,75 @@
+//! The report's section for a suite's findings and answers (`iolab_core::answers::Summary`, the
+//! `{"summary": ...}` line of a suite's record file): the memory copy rate throughputs were checked
+//! against, the comparing findings, the seed's published figures checked, and each question with its
+//! answer and what it would need.
+
+use iolab_core::answers::Summary;
+use std::fmt::Write;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The section for `sums` (one per suite run; empty: no section).
+pub fn section(sums: &[Summary]) -> String {
+    let mut o = String::new();
+    for s in sums {
+        let _ = writeln!(o, "<h2>Findings and answers: suite {}</h2>", esc(&s.suite));
+        let _ = writeln!(
+            o,
+            "<p>Throughputs are checked against what {}.</p>",
+            esc(&s.memory.describe())
+        );
+        if !s.findings.is_empty() {
+            o.push_str("<h3>Findings</h3>\n<ul>\n");
+            for f in &s.findings {
+                let about = if f.about.is_empty() {
+                    String::new()
+                } else {
+                    format!("<b>{}</b>: ", esc(&f.about))
+                };
+                let _ = writeln!(o, "<li>{about}{}</li>", esc(&f.text));
+            }
+            o.push_str("</ul>\n");
+        }
+        if !s.published.is_empty() {
+            o.push_str("<h3>The seed's published throughputs, checked</h3>\n<ul>\n");
+            for p in &s.published {
+                let class = if p.impossible { " class=\"err\"" } else { "" };
+                let _ = writeln!(o, "<li{class}>{}: {}</li>", esc(&p.label), esc(&p.verdict));
+            }
+            o.push_str("</ul>\n");
+        }
+        if !s.answers.is_empty() {
+            o.push_str("<h3>Answers</h3>\n<ol>\n");
+            for a in &s.answers {
+                let _ = write!(
+                    o,
+                    "<li><p><b>{}</b> {} [{}]</p><p>{}</p>",
+                    esc(&a.question),
+                    esc(&a.source),
+                    a.status.word(),
+                    esc(&a.text)
+                );
+                if let Some(n) = &a.needs {
+                    let _ = write!(o, "<p><i>Needs:</i> {}</p>", esc(n));
+                }
+                o.push_str("</li>\n");
+            }
+            o.push_str("</ol>\n");
+        }
+    }
+    o
+}
+
+/// `html` (a whole report page) with the section for `sums` placed before its end.
+pub fn with_answers(html: &str, sums: &[Summary]) -> String {
+    let sec = section(sums);
+    match html.rfind("</body>") {
+        Some(i) if !sec.is_empty() => format!("{}{sec}{}", &html[..i], &html[i..]),
+        _ => html.to_string(),
+    }
+}
