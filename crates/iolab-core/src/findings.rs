@@ -255,7 +255,8 @@ pub const RULES: &[Rule] = &[
                 "buffered I/O: native AIO is only asynchronous with O_DIRECT"
             };
             format!(
-                "native AIO completed {} of requests inside io_submit: not asynchronous on this target ({why}); --qd {} never existed",
+                "native AIO completed {} of requests inside io_submit: not asynchronous on this target ({why}); the \
+                 --qd {} requests were never in flight together",
                 pct(x),
                 f.qd
             )

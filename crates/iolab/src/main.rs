@@ -39,7 +39,8 @@ const ABOUT: &str =
 to the kernel is fastest, and what does each way cost (CPU, syscalls, faults, context switches)?";
 
 const AFTER: &str = "Without a command, iolab runs `survey`: every method writing 4 B and 4 KiB blocks to /dev/null \
-and to a fresh file in a new temporary directory (under 40 s), ranked per target, JSON in ./iolab-results/.
+and to a fresh file in a new temporary directory and into a pipe, in 5 interleaved rounds (under 40 s), ranked per target \
+by the median round with ties where the rounds overlap, JSON in ./iolab-results/.
 It touches no existing file.
 
 Exit status: 0 ok; 1 kernel error at run time, --verify mismatch, output that cannot be written or a leftover `clean` could not remove; 2 bad input, found before anything is created or run (also compare --fail-on-regression with no workload in both files); 3 compare found a regression (--fail-on-regression); 130 interrupted.";
