@@ -76,23 +76,35 @@ fn render_outcome(a: &CompareArgs, o: &Outcome) -> String {
         a.b.display(),
         compare::MIN_NOISE_PCT
     );
+    if let Some(w) = single_run_warning(o) {
+        let _ = writeln!(t, "{w}");
+    }
     for r in &o.rows {
         let ratio = if r.ratio.is_finite() {
             format!("{:>6.3}", r.ratio)
         } else {
             "     -".to_string()
         };
+        let unit = series::FIGURES
+            .iter()
+            .find(|f| f.name == r.figure)
+            .map_or("", |f| f.unit);
         let _ = writeln!(
-        t,
-            "{:<58} {:<10} A {:>14.1} (n={})  B {:>14.1} (n={})  ratio {ratio}  noise ±{:>4.1}%  {}",
+            t,
+            "{:<58} {:<10} A {:>12} (n={})  B {:>12} (n={})  {unit:<24} ratio {ratio}  noise ±{:>4.1}%  {}{}",
             r.workload,
             r.figure,
-            r.a.median,
+            value(r.a.median),
             r.a.n,
-            r.b.median,
+            value(r.b.median),
             r.b.n,
             r.noise_pct,
-            r.verdict.word()
+            r.verdict.word(),
+            if r.a.n < 2 || r.b.n < 2 {
+                " (noise not measured)"
+            } else {
+                ""
+            }
         );
     }
     for w in &o.only_a {
@@ -105,4 +117,31 @@ fn render_outcome(a: &CompareArgs, o: &Outcome) -> String {
         let _ = writeln!(t, "no workload appears in both files");
     }
     t
+}
+
+/// A figure with the decimals its size needs (0.004 s of CPU is not "0.0").
+fn value(v: f64) -> String {
+    match v.abs() {
+        x if x >= 100.0 => format!("{v:.1}"),
+        x if x >= 1.0 => format!("{v:.3}"),
+        _ => format!("{v:.4}"),
+    }
+}
+
+/// When either side has a single run of a workload, its spread is unknown: the verdicts then rest on the
+/// 2% floor alone, and the output says so once.
+fn single_run_warning(o: &Outcome) -> Option<String> {
+    let one = |n: fn(&compare::CompareRow) -> usize| o.rows.iter().filter(|r| n(r) < 2).count();
+    let (a1, b1) = (one(|r| r.a.n), one(|r| r.b.n));
+    (a1 + b1 > 0).then(|| {
+        format!(
+            "warning: {} of {} rows have a single run in A, {} in B: their noise is not measured, so a \
+             difference beyond the {}% floor is called faster or slower on one run each; repeat both sides \
+             (`run --repeat 5`, or a sweep with `--vary seed=1,2,3,4,5`) for a verdict that knows the noise",
+            a1,
+            o.rows.len(),
+            b1,
+            compare::MIN_NOISE_PCT
+        )
+    })
 }

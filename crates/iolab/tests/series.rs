@@ -170,6 +170,27 @@ fn sweep_runs_the_product_in_order_and_resumes() {
     // Bad keys and values name --vary before anything runs.
     let bad = iolab(&["sweep", "--vary", "colour=red"]);
     assert_eq!(bad.code, 2);
+    // One run a side: the verdict says its noise was not measured.
+    let one = dir.path().join("one.json");
+    let r = iolab(&[
+        "run",
+        "--ops",
+        "2000",
+        "--count",
+        "none",
+        "--json",
+        &path_str(&one),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let c = iolab(&["compare", &path_str(&one), &path_str(&one)]);
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    assert!(
+        c.stdout
+            .contains("warning: 4 of 4 rows have a single run in A, 4 in B"),
+        "{}",
+        c.stdout
+    );
+    assert!(c.stdout.contains("(noise not measured)"), "{}", c.stdout);
     assert!(bad.stderr.starts_with("iolab: --vary:"), "{}", bad.stderr);
     let bad = iolab(&["sweep", "--method", "io_uring", "--vary", "qd=1,zero"]);
     assert_eq!(bad.code, 2);
@@ -225,6 +246,16 @@ fn compare_calls_identical_runs_noise_and_flags_regressions() {
     ]);
     assert_eq!(same.code, 0, "{}", same.stderr);
     assert!(same.stdout.contains("within noise"), "{}", same.stdout);
+    assert!(
+        same.stdout.contains("ops/s") && same.stdout.contains("ns (wall / ops)"),
+        "units: {}",
+        same.stdout
+    );
+    assert!(
+        !same.stdout.contains("single run"),
+        "3 runs a side: {}",
+        same.stdout
+    );
     assert!(!same.stdout.contains("slower") && !same.stdout.contains("faster"));
 
     // A': the measured runs with throughput set to values 1% apart, and B: the same at half the throughput
