@@ -12,6 +12,7 @@
 mod cmd_bench;
 mod cmd_clean;
 mod cmd_compare;
+mod cmd_docs;
 mod cmd_probe;
 mod cmd_report;
 mod cmd_run;
@@ -22,10 +23,11 @@ mod progress;
 mod run_args;
 mod spec_args;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use cmd_bench::BenchArgs;
 use cmd_clean::CleanArgs;
 use cmd_compare::CompareArgs;
+use cmd_docs::{CompletionsArgs, ManArgs};
 use cmd_probe::ProbeArgs;
 use cmd_report::ReportArgs;
 use cmd_series::{SuiteArgs, SweepArgs};
@@ -72,6 +74,10 @@ enum Cmd {
     Report(ReportArgs),
     /// Remove what a killed iolab (SIGKILL, SIGQUIT) left: only paths its journal records, still unchanged.
     Clean(CleanArgs),
+    /// Shell completions for bash, zsh, fish, elvish or PowerShell, to stdout.
+    Completions(CompletionsArgs),
+    /// The man page (to stdout), or every command's page into a directory with --dir.
+    Man(ManArgs),
 }
 
 /// glibc malloc, remembering an allocation it refused, so that an abort for want of memory is reported as
@@ -103,6 +109,8 @@ fn main() {
         Some(Cmd::Suite(a)) => cmd_series::cmd_suite(a),
         Some(Cmd::Report(a)) => cmd_report::cmd_report(a),
         Some(Cmd::Clean(a)) => cmd_clean::cmd_clean(a),
+        Some(Cmd::Completions(a)) => cmd_docs::cmd_completions(a, Cli::command()),
+        Some(Cmd::Man(a)) => cmd_docs::cmd_man(a, Cli::command()),
     };
     match r {
         Ok(code) => std::process::exit(code),

@@ -1,0 +1,74 @@
+//! `iolab completions SHELL` and `iolab man`: shell completions (clap_complete) and man pages
+//! (clap_mangen), generated from the same command definition the parser uses, so they never drift from it.
+
+use crate::output::{out_bytes, write_new};
+use clap::{Args, Command};
+use clap_complete::Shell;
+use iolab_core::error::Error;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub(crate) struct CompletionsArgs {
+    /// The shell to complete for; the script goes to stdout (e.g. `iolab completions bash >
+    /// /etc/bash_completion.d/iolab`).
+    #[arg(value_enum)]
+    pub(crate) shell: Shell,
+}
+
+#[derive(Args)]
+pub(crate) struct ManArgs {
+    /// Write iolab.1 and one page per command (iolab-run.1, ...) into DIR (made if missing; an existing
+    /// page is never replaced: exit 2). Without it, iolab.1 goes to stdout (`iolab man | man -l -`).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
+}
+
+pub(crate) fn cmd_completions(a: &CompletionsArgs, mut cmd: Command) -> Result<i32, Error> {
+    let mut buf = Vec::new();
+    clap_complete::generate(a.shell, &mut cmd, "iolab", &mut buf);
+    out_bytes(&buf)?;
+    Ok(0)
+}
+
+pub(crate) fn cmd_man(a: &ManArgs, cmd: Command) -> Result<i32, Error> {
+    let Some(dir) = &a.dir else {
+        out_bytes(&page(cmd)?)?;
+        return Ok(0);
+    };
+    let mut pages = vec![("iolab.1".to_string(), page(cmd.clone())?)];
+    for sub in cmd.get_subcommands() {
+        // Command::name wants a 'static name (clap's "string" feature is off): one small string per
+        // page, for a process that ends right after.
+        let name: &'static str = Box::leak(format!("iolab-{}", sub.get_name()).into_boxed_str());
+        pages.push((format!("{name}.1"), page(sub.clone().name(name))?));
+    }
+    // Every page is checked before any is written, so a refusal leaves DIR as it was.
+    for (file, _) in &pages {
+        let p = dir.join(file);
+        if p.exists() {
+            return Err(Error::usage(
+                "--dir",
+                format!(
+                    "{} exists; iolab never replaces a file: remove it or choose another DIR",
+                    p.display()
+                ),
+            ));
+        }
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::Runtime(format!("cannot create --dir {}: {e}", dir.display())))?;
+    for (file, bytes) in &pages {
+        write_new("--dir", &dir.join(file), bytes)?;
+    }
+    crate::output::outln(&format!("{} man pages in {}", pages.len(), dir.display()))?;
+    Ok(0)
+}
+
+/// One man page in roff.
+fn page(cmd: Command) -> Result<Vec<u8>, Error> {
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(cmd)
+        .render(&mut buf)
+        .map_err(|e| Error::Runtime(format!("cannot render the man page: {e}")))?;
+    Ok(buf)
+}
