@@ -13,6 +13,7 @@ pub const MIN_NOISE_PCT: f64 = 2.0;
 /// Spec fields that do not make two runs different workloads (seeds, file names, amounts, checking).
 const NOT_WORKLOAD: &[&str] = &[
     "seed",
+    "seed_text",
     "target",
     "ops",
     "duration_s",

@@ -64,3 +64,26 @@ fn man_pages_cover_every_command_and_never_replace_a_file() {
         "mine"
     );
 }
+
+#[test]
+fn the_seed_is_written_as_text_beside_the_number() {
+    // 2^64 - 1: a double would read it as 18446744073709551616.
+    let r = iolab(&[
+        "run",
+        "--ops",
+        "10",
+        "--count",
+        "none",
+        "--seed",
+        "18446744073709551615",
+        "--json",
+        "-",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["spec"]["seed"].as_u64(), Some(u64::MAX));
+    assert_eq!(v["spec"]["seed_text"], "18446744073709551615");
+    // What a double-based reader sees of the number, and of the text.
+    let as_double: f64 = v["spec"]["seed"].as_f64().unwrap();
+    assert_ne!(format!("{as_double:.0}"), "18446744073709551615");
+}

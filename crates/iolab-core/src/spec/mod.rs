@@ -164,6 +164,11 @@ pub struct Spec {
     pub offset: u64,
     /// Seed of the data pattern and the random offsets.
     pub seed: u64,
+    /// `seed` as a decimal string beside the number: readers that parse JSON numbers as doubles (jq, most
+    /// JavaScript) round seeds above 2^53, and a seed read back wrong regenerates other data. Written with
+    /// every result; `seed` stays the value iolab reads.
+    #[serde(default, skip_deserializing)]
+    pub seed_text: String,
     pub verify: bool,
     pub overwrite: bool,
     pub keep: bool,

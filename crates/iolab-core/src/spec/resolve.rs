@@ -88,6 +88,10 @@ impl RawSpec {
         let verify = self.bool("verify")?;
         let offload = self.offload_opts(method, threads)?;
         let ring = self.ring_opts(method, direct, verify, threads)?;
+        let seed = match self.count("seed")? {
+            None => fresh_seed(),
+            Some(s) => s,
+        };
         let spec = Spec {
             target,
             method,
@@ -106,10 +110,8 @@ impl RawSpec {
             stdio_buffer,
             file_size,
             offset: self.size("offset")?.unwrap_or(0),
-            seed: match self.count("seed")? {
-                None => fresh_seed(),
-                Some(s) => s,
-            },
+            seed,
+            seed_text: seed.to_string(),
             verify,
             overwrite: self.bool("overwrite")?,
             keep: self.bool("keep")?,
