@@ -105,7 +105,8 @@ fn rate(v: f64) -> String {
 pub fn syscalls_per_op(r: &RunResult) -> String {
     match r.syscalls.method_per_op {
         Some(v) => format!("{v:.3}"),
-        None => format!("{:.3}k", r.syscalls.kernel_rw_per_op),
+        // Marked, not suffixed: "1.000k" read as a thousand.
+        None => format!("{:.3}*", r.syscalls.kernel_rw_per_op),
     }
 }
 

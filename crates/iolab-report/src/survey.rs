@@ -10,9 +10,12 @@ pub(crate) fn survey_text(s: &SurveyResult) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "iolab survey: every method writing 4 B and 4 KiB blocks, 1 thread, {} rounds in alternating order, \
-         each run {} ops or {} s",
-        s.rounds,
+        "iolab survey: every method writing 4 B and 4 KiB blocks, 1 thread, {}, each run {} ops or {} s",
+        if s.rounds == 1 {
+            "1 round".to_string()
+        } else {
+            format!("{} rounds in alternating order", s.rounds)
+        },
         thousands(s.ops_per_run),
         s.max_s_per_run
     );
@@ -153,7 +156,7 @@ fn footer_text(s: &SurveyResult, o: &mut String) {
          rounds without the fastest and slowest quarter (of 5: the middle three). Rows whose middle rounds \
          overlap are within the noise measured here and share a rank (\"2=\"). \
          The other columns are the median round's. user/sys: CPU seconds of the whole process during the run, \
-         io_uring helper threads included. syscalls/op: counted by iolab; 'k' = counted by the kernel \
+         io_uring helper threads included. syscalls/op: counted by iolab; * = counted by the kernel \
          (/proc/self/io syscr+syscw) where glibc decides (stdio). Excluded from timing: file creation, open, \
          mmap/ring setup. nop is the harness's own floor (no kernel call), not ranked. The survey counts no kernel \
          tracepoints (releasing each takes up to a second here); `iolab run` shows the kernel's view: \

@@ -37,13 +37,17 @@ pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
     if iolab_core::sys::isatty(2) {
         opts.on_run = Some(Box::new(|i, n, c, round| {
             err_bytes(
-                format!(
-                    "\r\x1b[2Kiolab survey: run {i}/{n} (round {round}) {} {} B -> {}{}",
-                    c.method.name(),
-                    c.bs,
-                    c.target,
-                    if i == n { "\n" } else { "" }
-                )
+                // The last run clears the status line: the table follows, not a stale "390/390".
+                if i == n {
+                    "\r\x1b[2K".to_string()
+                } else {
+                    format!(
+                        "\r\x1b[2Kiolab survey: run {i}/{n} (round {round}) {} {} B -> {}",
+                        c.method.name(),
+                        c.bs,
+                        c.target
+                    )
+                }
                 .as_bytes(),
             );
         }));
