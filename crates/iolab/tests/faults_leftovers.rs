@@ -321,8 +321,11 @@ fn clean_with_nothing_to_do_says_so_and_a_missing_dir_is_bad_input() {
 #[test]
 fn a_left_directory_holding_a_users_file_is_exit_1_and_kept_for_another_try() {
     let d = disk_dir();
+    // TMPDIR too: a splice or sendfile run on /dev/null keeps its source file there, and the kill may
+    // leave it; `clean DIR` below must find everything the survey left under DIR.
     let mut c = Command::new(bin())
         .args(["survey", "--no-json", "--tmp-dir", &path_str(d.path())])
+        .env("TMPDIR", d.path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -379,4 +382,13 @@ fn a_left_directory_holding_a_users_file_is_exit_1_and_kept_for_another_try() {
         r.stdout
     );
     assert!(!survey_dir.exists());
+    let left: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(
+        left.is_empty(),
+        "nothing of the killed survey is left: {left:?}"
+    );
 }
