@@ -254,18 +254,18 @@ impl CounterSet {
     /// periods (~45 ms each here), and counters of one tracepoint share that wait, so the breakdown's ~12
     /// counters cost one wait instead of ~12 (0.5 s per counted run here). A name this kernel's filter
     /// refuses falls back to its own tracepoint.
-    fn add_filtered(&mut self, name: &str, sys_enter_id: u64, nr: i64) {
+    fn add_filtered(&mut self, name: &str, sys_enter_id: u64, nr: i64) -> bool {
         let filtered = sys::perf_event_open_counter(perf::PERF_TYPE_TRACEPOINT, sys_enter_id)
             .and_then(|fd| {
                 let f = std::ffi::CString::new(format!("id == {nr}")).expect("no NUL in a number");
                 sys::perf_set_filter(&fd, &f).map(|()| fd)
             });
         match filtered {
-            Ok(fd) => self.open.push((name.to_string(), Family::Syscall, fd)),
-            Err(e) => {
-                self.unavailable
-                    .push((name.to_string(), Family::Syscall, open_reason(e.errno)))
+            Ok(fd) => {
+                self.open.push((name.to_string(), Family::Syscall, fd));
+                true
             }
+            Err(_) => false,
         }
     }
 
@@ -380,12 +380,13 @@ impl CounterSet {
         let before = self.unavailable.len();
         let sys_enter = ids.events.get("raw_syscalls:sys_enter").copied();
         for &name in breakdown {
-            match (sys_enter, sys::syscall_nr(name)) {
+            let filtered = match (sys_enter, sys::syscall_nr(name)) {
                 (Some(id), Some(nr)) => self.add_filtered(name, id, nr),
-                _ => {
-                    if let Some(&id) = ids.syscalls.get(name) {
-                        self.add(name, Family::Syscall, perf::PERF_TYPE_TRACEPOINT, id);
-                    }
+                _ => false,
+            };
+            if !filtered {
+                if let Some(&id) = ids.syscalls.get(name) {
+                    self.add(name, Family::Syscall, perf::PERF_TYPE_TRACEPOINT, id);
                 }
             }
         }
@@ -397,8 +398,8 @@ impl CounterSet {
         } else {
             self.notes.push(format!(
                 "per-syscall breakdown: the {} syscalls this method and the runner make ({}), each from its \
-                 raw_syscalls:sys_enter counter filtered on its number; the rest of raw_syscalls:sys_enter is \
-                 'other'",
+                 raw_syscalls:sys_enter counter filtered on its number (its own syscalls:sys_enter_* tracepoint where \
+                 the filter is refused); the rest of raw_syscalls:sys_enter is 'other'",
                 breakdown.len(),
                 breakdown.join(", ")
             ));

@@ -255,8 +255,9 @@ impl Spec {
     }
 
     /// The workload of the counting pass: with `--count separate` a sample, a tenth of the ops and of the
-    /// duration (at most [`COUNT_SAMPLE_MAX_S`]), but at least [`COUNT_SAMPLE_MIN_OPS`] ops and four times the requests in flight (the whole
-    /// workload when it is no larger); with `--count full` the whole workload.
+    /// duration (at most [`COUNT_SAMPLE_MAX_S`]), but at least [`COUNT_SAMPLE_MIN_OPS`] ops and four times
+    /// the requests in flight (the whole workload when it is no larger); with `--count full` the whole
+    /// workload.
     pub fn counting_sample(&self) -> Spec {
         let mut s = self.for_counting_pass();
         if self.count == CountMode::Full {

@@ -57,18 +57,7 @@ pub fn unlinkat(dir: RawFd, name: &OsStr, is_dir: bool) -> SysResult<()> {
 /// The birth time (seconds, nanoseconds) of an open file from statx(STATX_BTIME) (Linux 4.11), `None` where
 /// the filesystem does not keep one. Works on O_PATH descriptors.
 pub fn statx_btime(fd: RawFd) -> SysResult<Option<(i64, u32)>> {
-    // SAFETY: an all-zero `statx` is a valid value of this plain C struct.
-    let mut sx: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: the empty path with AT_EMPTY_PATH refers to `fd` itself; `sx` is a valid out-pointer.
-    result("statx", unsafe {
-        libc::statx(
-            fd,
-            c"".as_ptr(),
-            libc::AT_EMPTY_PATH,
-            libc::STATX_BTIME,
-            &mut sx,
-        )
-    })?;
+    let sx = super::files::statx_fd(fd, libc::STATX_BTIME)?;
     Ok((sx.stx_mask & libc::STATX_BTIME != 0)
         .then_some((sx.stx_btime.tv_sec, sx.stx_btime.tv_nsec)))
 }

@@ -216,21 +216,22 @@ pub fn fstat(fd: RawFd) -> SysResult<libc::stat> {
     Ok(st)
 }
 
-/// O_DIRECT alignment of an open file from statx(STATX_DIOALIGN) (Linux 6.1+): (memory, offset) in bytes.
-/// `Ok(None)` when the kernel or filesystem does not report it.
-pub fn statx_dio_align(fd: RawFd) -> SysResult<Option<(u32, u32)>> {
+/// statx(2) of an open file (O_PATH included) for the fields in `mask`; the kernel says in `stx_mask`
+/// which it filled.
+pub(crate) fn statx_fd(fd: RawFd, mask: u32) -> SysResult<libc::statx> {
     // SAFETY: an all-zero `statx` is a valid value of this plain C struct.
     let mut sx: libc::statx = unsafe { std::mem::zeroed() };
     // SAFETY: the empty path with AT_EMPTY_PATH refers to `fd` itself; `sx` is a valid out-pointer.
     result("statx", unsafe {
-        libc::statx(
-            fd,
-            c"".as_ptr(),
-            libc::AT_EMPTY_PATH,
-            libc::STATX_DIOALIGN,
-            &mut sx,
-        )
+        libc::statx(fd, c"".as_ptr(), libc::AT_EMPTY_PATH, mask, &mut sx)
     })?;
+    Ok(sx)
+}
+
+/// O_DIRECT alignment of an open file from statx(STATX_DIOALIGN) (Linux 6.1+): (memory, offset) in bytes.
+/// `Ok(None)` when the kernel or filesystem does not report it.
+pub fn statx_dio_align(fd: RawFd) -> SysResult<Option<(u32, u32)>> {
+    let sx = statx_fd(fd, libc::STATX_DIOALIGN)?;
     if sx.stx_mask & libc::STATX_DIOALIGN != 0 && sx.stx_dio_offset_align != 0 {
         Ok(Some((sx.stx_dio_mem_align, sx.stx_dio_offset_align)))
     } else {
