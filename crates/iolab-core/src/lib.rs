@@ -30,6 +30,7 @@ pub mod suite;
 pub mod survey;
 pub mod sys;
 pub mod target;
+pub mod text;
 pub mod units;
 pub mod verify;
 

@@ -110,6 +110,68 @@ pub fn fmt_ns(ns: f64) -> String {
     }
 }
 
+/// A data rate with a readable binary unit, from MiB/s: "512.0 KiB/s", "390.6 MiB/s", "14.07 GiB/s".
+pub fn fmt_mib_s(mib_s: f64) -> String {
+    if !mib_s.is_finite() {
+        return "-".into();
+    }
+    let b = mib_s * 1048576.0;
+    if b < 1024.0 * 1024.0 {
+        format!("{:.1} KiB/s", b / 1024.0)
+    } else if b < 1024.0 * 1024.0 * 1024.0 {
+        format!("{mib_s:.1} MiB/s")
+    } else if b < 1024f64.powi(4) {
+        format!("{:.2} GiB/s", mib_s / 1024.0)
+    } else {
+        format!("{:.2} TiB/s", mib_s / 1048576.0)
+    }
+}
+
+/// Operations per second with a decimal multiplier: "950.0 ops/s", "12.3 k ops/s", "3.69 M ops/s".
+pub fn fmt_ops_s(v: f64) -> String {
+    if !v.is_finite() {
+        "-".into()
+    } else if v >= 1e6 {
+        format!("{:.2} M ops/s", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1} k ops/s", v / 1e3)
+    } else {
+        format!("{v:.1} ops/s")
+    }
+}
+
+/// Seconds with a readable unit: "0.0271 s" is "27.10 ms".
+pub fn fmt_s(s: f64) -> String {
+    fmt_ns(s * 1e9)
+}
+
+/// How many times the clock's uncertainty a timed span must last for a rate taken over it to be
+/// printed: the span's ends are each known to within one clock read (its cost) and one tick, so a span
+/// of 100 times (two reads plus a tick) gives a rate within 1%.
+pub const SPAN_FACTOR: f64 = 100.0;
+
+/// The floor of that threshold, for clocks that claim to cost nothing (the tests' mock clock).
+pub const MIN_SPAN_NS: f64 = 1000.0;
+
+/// The shortest timed span (ns) a rate is printed for, by a clock whose read costs `overhead_ns` with
+/// ticks of `ns_per_tick` (see [`SPAN_FACTOR`]): 2.0 µs for the TSC here (10 ns a read).
+pub fn min_span_ns(overhead_ns: f64, ns_per_tick: f64) -> f64 {
+    let u = 2.0 * overhead_ns.max(0.0) + ns_per_tick.max(0.0);
+    (SPAN_FACTOR * u).max(MIN_SPAN_NS)
+}
+
+/// Why a rate over `wall_s` is not printed, or `None` when the span was long enough to time it.
+pub fn too_short(wall_s: f64, overhead_ns: f64, ns_per_tick: f64) -> Option<String> {
+    let min = min_span_ns(overhead_ns, ns_per_tick);
+    (!(wall_s * 1e9 >= min)).then(|| {
+        format!(
+            "too short to time ({} timed; a rate needs at least {}, 100x the clock's uncertainty)",
+            fmt_ns(wall_s * 1e9),
+            fmt_ns(min)
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,5 +221,21 @@ mod tests {
         assert_eq!(fmt_size(1536), "1.5 KiB");
         assert_eq!(fmt_ns(95.25), "95.2 ns");
         assert_eq!(fmt_ns(12_400.0), "12.4 µs");
+        assert_eq!(fmt_mib_s(14404.7), "14.07 GiB/s");
+        assert_eq!(fmt_mib_s(390.6), "390.6 MiB/s");
+        assert_eq!(fmt_mib_s(0.5), "512.0 KiB/s");
+        assert_eq!(fmt_ops_s(3_690_000.0), "3.69 M ops/s");
+        assert_eq!(fmt_ops_s(950.0), "950.0 ops/s");
+    }
+
+    #[test]
+    fn spans_too_short_to_time() {
+        // The TSC here: 10 ns a read, 0.385 ns a tick: 2.04 µs.
+        assert!((min_span_ns(10.0, 0.385) - 2038.5).abs() < 1e-6);
+        assert_eq!(min_span_ns(0.0, 0.0), MIN_SPAN_NS);
+        let why = too_short(1.2e-6, 10.0, 0.385).unwrap();
+        assert!(why.starts_with("too short to time (1.2 µs timed"), "{why}");
+        assert!(too_short(0.0271, 10.0, 0.385).is_none());
+        assert!(too_short(f64::NAN, 10.0, 0.385).is_some());
     }
 }

@@ -22,6 +22,7 @@
 //! - `aio`: Linux native AIO.
 //! - `ipc`: pipes, sockets, epoll/poll, eventfd, futexes, readv/writev.
 //! - `stdio`: glibc `FILE` streams.
+//! - `term`: the size of a terminal (TIOCGWINSZ).
 
 mod aio;
 mod at;
@@ -32,6 +33,7 @@ mod memory;
 mod perf_events;
 mod process;
 mod stdio;
+mod term;
 mod uring;
 
 pub use aio::*;
@@ -43,4 +45,5 @@ pub use memory::*;
 pub use perf_events::*;
 pub use process::*;
 pub use stdio::*;
+pub use term::*;
 pub use uring::*;
