@@ -323,27 +323,12 @@ pub fn summarize(s: &SuiteFile, recs: &[Value], mem: &MemCopy) -> Summary {
     }
 }
 
-/// `text` wrapped at `width` columns, each line indented by `indent` spaces.
-pub fn wrap(text: &str, indent: usize, width: usize) -> String {
-    let mut o = String::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && indent + line.len() + 1 + word.len() > width {
-            let _ = writeln!(o, "{:indent$}{line}", "");
-            line.clear();
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if !line.is_empty() {
-        let _ = writeln!(o, "{:indent$}{line}", "");
-    }
-    o
+/// `text` as one line after `indent` spaces, its whitespace made single spaces: the printer wraps it to
+/// the terminal (`crate::text`), continuation lines hanging under the text (after a "- " bullet).
+pub fn line(text: &str, indent: usize) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    format!("{:indent$}{}\n", "", words.join(" "))
 }
-
-const WIDTH: usize = 118;
 
 /// The findings, the published figures checked and the answers, as printed after a suite's table.
 pub fn render(sum: &Summary) -> String {
@@ -352,7 +337,7 @@ pub fn render(sum: &Summary) -> String {
     if !sum.published.is_empty() {
         o.push_str("\nThe seed's published throughputs, checked against this machine's memory copy rate:\n");
         for p in &sum.published {
-            o.push_str(&wrap(&format!("- {}: {}", p.label, p.verdict), 2, WIDTH));
+            o.push_str(&line(&format!("- {}: {}", p.label, p.verdict), 2));
         }
     }
     if !sum.answers.is_empty() {
@@ -364,16 +349,15 @@ pub fn render(sum: &Summary) -> String {
         } else {
             format!(" ({})", a.source)
         };
-        o.push_str(&wrap(
+        o.push_str(&line(
             &format!("{}. {}{src} [{}]", i + 1, a.question, a.status.word()),
             2,
-            WIDTH,
         ));
         if !a.text.is_empty() {
-            o.push_str(&wrap(&a.text, 5, WIDTH));
+            o.push_str(&line(&a.text, 5));
         }
         if let Some(n) = &a.needs {
-            o.push_str(&wrap(&format!("Needs: {n}"), 5, WIDTH));
+            o.push_str(&line(&format!("Needs: {n}"), 5));
         }
     }
     o
@@ -385,10 +369,9 @@ pub fn render_findings(fs: &[Compared], mem: &MemCopy, o: &mut String) {
         o,
         "\nFindings (comparing the rows of this table, then each row's own):"
     );
-    o.push_str(&wrap(
+    o.push_str(&line(
         &format!("Throughputs are checked against what {}.", mem.describe()),
         2,
-        WIDTH,
     ));
     if fs.is_empty() {
         o.push_str("  none: no rule found anything to say\n");
@@ -401,7 +384,7 @@ pub fn render_findings(fs: &[Compared], mem: &MemCopy, o: &mut String) {
             }
             last = Some(&f.about);
         }
-        o.push_str(&wrap(&format!("- {}", f.text), 4, WIDTH));
+        o.push_str(&line(&format!("- {}", f.text), 4));
     }
 }
 

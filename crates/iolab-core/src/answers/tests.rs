@@ -639,7 +639,7 @@ fn text_helpers() {
     assert_eq!(x(3.44), "3.4x");
     assert_eq!(x(0.5), "0.50x");
     assert_eq!(x(0.0163), "0.016x");
-    assert_eq!(wrap("a b c", 2, 5), "  a b\n  c\n");
+    assert_eq!(line("a  b\n c", 2), "  a b c\n");
 }
 
 #[test]
