@@ -126,6 +126,48 @@ fn groups(recs: &[Value]) -> Vec<(String, String, Vec<Value>)> {
     out
 }
 
+/// The rows of one workload: each of `figures` (names from FIGURES) that both sides have, with its ratio,
+/// noise band and verdict.
+pub(crate) fn rows_of(
+    label: &str,
+    ra: &[Value],
+    rb: &[Value],
+    figures: &[&str],
+) -> Vec<CompareRow> {
+    let mut rows = Vec::new();
+    for f in FIGURES.iter().filter(|f| figures.contains(&f.name)) {
+        let xa: Vec<f64> = ra.iter().filter_map(|r| figure(r, f)).collect();
+        let xb: Vec<f64> = rb.iter().filter_map(|r| figure(r, f)).collect();
+        let (Some(sa), Some(sb)) = (stat(&xa), stat(&xb)) else {
+            continue;
+        };
+        let ratio = if sa.median != 0.0 {
+            sb.median / sa.median
+        } else {
+            f64::NAN
+        };
+        let noise_pct = sa.spread_pct.max(sb.spread_pct).max(MIN_NOISE_PCT);
+        let change_pct = (ratio - 1.0) * 100.0;
+        let verdict = if !ratio.is_finite() || change_pct.abs() <= noise_pct {
+            Verdict::WithinNoise
+        } else if (change_pct > 0.0) == f.higher_is_better {
+            Verdict::Faster
+        } else {
+            Verdict::Slower
+        };
+        rows.push(CompareRow {
+            workload: label.to_string(),
+            figure: f.name.to_string(),
+            a: sa,
+            b: sb,
+            ratio,
+            noise_pct,
+            verdict,
+        });
+    }
+    rows
+}
+
 /// Matching workloads of A and B side by side for `figures` (names from FIGURES); the workloads only one
 /// side has are returned apart.
 pub fn compare(
@@ -139,36 +181,7 @@ pub fn compare(
         let Some((_, _, rb)) = gb.iter().find(|g| &g.0 == k) else {
             continue;
         };
-        for f in FIGURES.iter().filter(|f| figures.contains(&f.name)) {
-            let xa: Vec<f64> = ra.iter().filter_map(|r| figure(r, f)).collect();
-            let xb: Vec<f64> = rb.iter().filter_map(|r| figure(r, f)).collect();
-            let (Some(sa), Some(sb)) = (stat(&xa), stat(&xb)) else {
-                continue;
-            };
-            let ratio = if sa.median != 0.0 {
-                sb.median / sa.median
-            } else {
-                f64::NAN
-            };
-            let noise_pct = sa.spread_pct.max(sb.spread_pct).max(MIN_NOISE_PCT);
-            let change_pct = (ratio - 1.0) * 100.0;
-            let verdict = if !ratio.is_finite() || change_pct.abs() <= noise_pct {
-                Verdict::WithinNoise
-            } else if (change_pct > 0.0) == f.higher_is_better {
-                Verdict::Faster
-            } else {
-                Verdict::Slower
-            };
-            rows.push(CompareRow {
-                workload: label.clone(),
-                figure: f.name.to_string(),
-                a: sa,
-                b: sb,
-                ratio,
-                noise_pct,
-                verdict,
-            });
-        }
+        rows.extend(rows_of(label, ra, rb, figures));
     }
     let only = |x: &[(String, String, Vec<Value>)], y: &[(String, String, Vec<Value>)]| {
         x.iter()

@@ -38,7 +38,9 @@ fn step_of(rec: &Value) -> String {
 /// notes and the seed's published figures.
 pub fn doc(s: &SuiteFile, recs: &[Value]) -> Doc {
     let mut d = Doc::new();
-    d.blank().line(format!("{}: reproduces {}", s.name, s.reproduces)).blank();
+    d.blank()
+        .line(format!("{}: reproduces {}", s.name, s.reproduces))
+        .blank();
     let mut last_step: Option<String> = None;
     let mut table: Option<Table> = None;
     for rec in recs {
@@ -73,7 +75,8 @@ pub fn doc(s: &SuiteFile, recs: &[Value]) -> Doc {
         }
     }
     if let Some(p) = &s.published {
-        d.blank().line("Published by the seed (for comparison; other hardware):");
+        d.blank()
+            .line("Published by the seed (for comparison; other hardware):");
         let body: Vec<String> = p.trim_end().lines().map(|l| format!("  {l}")).collect();
         d.pre(body.join("\n"));
     }
@@ -142,7 +145,9 @@ fn new_table(k: TableKind) -> Table {
 
 /// IOPS as a count with a decimal multiplier ("123.5 k").
 fn iops(v: f64) -> String {
-    crate::units::fmt_ops_s(v).trim_end_matches(" ops/s").to_string()
+    crate::units::fmt_ops_s(v)
+        .trim_end_matches(" ops/s")
+        .to_string()
 }
 
 /// A rate over the run's timed span, or "too short" where the span was too short to time.
@@ -161,7 +166,10 @@ fn rate(r: &Value, text: String) -> String {
 fn row(t: &mut Table, k: TableKind, rest: String, r: &Value) {
     let f = |p: &[&str]| num(r, p).unwrap_or(f64::NAN);
     let wall = f(&["wall_s"]);
-    let (user, sys) = (f(&["cpu", "process", "user_s"]), f(&["cpu", "process", "sys_s"]));
+    let (user, sys) = (
+        f(&["cpu", "process", "user_s"]),
+        f(&["cpu", "process", "sys_s"]),
+    );
     let mib = rate(r, fmt_mib_s(f(&["mib_s"])));
     let io = rate(r, iops(f(&["iops"])));
     let cells: Vec<String> = match k {
@@ -231,9 +239,16 @@ fn nop_row(t: &mut Table, rest: String, r: &Value) {
         t.row([
             "clock read (mean)".to_string(),
             fmt_ns(num(c, &["overhead_ns"]).unwrap_or(f64::NAN)),
-            if tsc(c) { format!("{ticks:.1}") } else { "-".into() },
+            if tsc(c) {
+                format!("{ticks:.1}")
+            } else {
+                "-".into()
+            },
         ]);
-        t.note([""], format!("one clock read: {}", txt(c, &["description"])));
+        t.note(
+            [""],
+            format!("one clock read: {}", txt(c, &["description"])),
+        );
         return;
     }
     let ns = num(r, &["ns_per_op"]).unwrap_or(f64::NAN);
@@ -241,7 +256,11 @@ fn nop_row(t: &mut Table, rest: String, r: &Value) {
     t.row([
         rest,
         fmt_ns(ns),
-        if tsc(&r["clock"]) { format!("{:.0}", ns * hz / 1e9) } else { "-".into() },
+        if tsc(&r["clock"]) {
+            format!("{:.0}", ns * hz / 1e9)
+        } else {
+            "-".into()
+        },
         fmt_ns(num(r, &["latency", "p50_ns"]).unwrap_or(f64::NAN)),
         fmt_ns(num(r, &["latency", "p99_ns"]).unwrap_or(f64::NAN)),
     ]);
@@ -257,7 +276,10 @@ fn profile_table(s: &SuiteFile, recs: &[Value], d: &mut Doc) {
                 .and_then(|p| p.as_str())
                 .is_some_and(|p| p != "none")
     };
-    let profiled: Vec<&Value> = recs.iter().filter(|rec| rec.get("result").is_some_and(asked)).collect();
+    let profiled: Vec<&Value> = recs
+        .iter()
+        .filter(|rec| rec.get("result").is_some_and(asked))
+        .collect();
     if profiled.is_empty() {
         return;
     }
@@ -290,7 +312,11 @@ fn profile_table(s: &SuiteFile, recs: &[Value], d: &mut Doc) {
             );
             last_step = Some(step);
         }
-        profile_row(table.as_mut().expect("made above"), point_rest(s, rec), &rec["result"]);
+        profile_row(
+            table.as_mut().expect("made above"),
+            point_rest(s, rec),
+            &rec["result"],
+        );
     }
     if let Some(t) = table {
         d.table(t);
@@ -312,10 +338,16 @@ const FEW_SAMPLES: f64 = 100.0;
 /// One point's row of the profile table.
 fn profile_row(t: &mut Table, rest: String, r: &Value) {
     let Some(p) = r.get("profile").filter(|p| !p.is_null()) else {
-        return t.note([rest], "no profile recorded (the run's notes and fallbacks say why)");
+        return t.note(
+            [rest],
+            "no profile recorded (the run's notes and fallbacks say why)",
+        );
     };
     let list = |k: &str| -> Vec<&Value> {
-        p.get(k).and_then(|g| g.as_array()).map(|a| a.iter().collect()).unwrap_or_default()
+        p.get(k)
+            .and_then(|g| g.as_array())
+            .map(|a| a.iter().collect())
+            .unwrap_or_default()
     };
     let kernel = |g: &&Value| g.get("kernel").and_then(|k| k.as_bool()) == Some(true);
     let share = |g: &Value| num(g, &["share"]).unwrap_or(0.0);
@@ -332,11 +364,24 @@ fn profile_row(t: &mut Table, rest: String, r: &Value) {
         .find(kernel)
         .map(|f| format!("{} ({:.1}%)", txt(f, &["name"]), share(f) * 100.0))
         .unwrap_or_else(|| "-".into());
-    let kernel_pct = groups.iter().copied().filter(kernel).map(share).sum::<f64>() * 100.0;
-    let copy_pct = groups.iter().find(|g| txt(g, &["name"]) == COPY_GROUP).map_or(0.0, |g| share(g)) * 100.0;
+    let kernel_pct = groups
+        .iter()
+        .copied()
+        .filter(kernel)
+        .map(share)
+        .sum::<f64>()
+        * 100.0;
+    let copy_pct = groups
+        .iter()
+        .find(|g| txt(g, &["name"]) == COPY_GROUP)
+        .map_or(0.0, |g| share(g))
+        * 100.0;
     t.row([
         rest,
-        format!("{samples:.0}{}", if samples < FEW_SAMPLES { "*" } else { "" }),
+        format!(
+            "{samples:.0}{}",
+            if samples < FEW_SAMPLES { "*" } else { "" }
+        ),
         format!("{kernel_pct:.1}%"),
         format!("{copy_pct:.1}%"),
         top,
@@ -344,7 +389,8 @@ fn profile_row(t: &mut Table, rest: String, r: &Value) {
 }
 
 fn pct(v: Option<f64>) -> String {
-    v.map(|x| format!("{:.1}%", x * 100.0)).unwrap_or_else(|| "-".into())
+    v.map(|x| format!("{:.1}%", x * 100.0))
+        .unwrap_or_else(|| "-".into())
 }
 
 /// CPU seconds of the run's io-wq workers (iou-wrk-*).
@@ -375,7 +421,8 @@ fn lines_summary(recs: &[Value], d: &mut Doc) {
             methods.push(m);
         }
     }
-    d.blank().line("Per method (first write to fsync done, ms):");
+    d.blank()
+        .line("Per method (first write to fsync done, ms):");
     let mut t = Table::new(
         &[
             ("method", L),
@@ -396,9 +443,15 @@ fn lines_summary(recs: &[Value], d: &mut Doc) {
             .filter_map(|r| r.get("result"))
             .filter(|r| txt(r, &["spec", "method"]) == *m)
             .collect();
-        let get = |p: &[&str]| -> Vec<f64> { rs.iter().filter_map(|r| num(r, p)).map(|x| x * 1e3).collect() };
+        let get = |p: &[&str]| -> Vec<f64> {
+            rs.iter()
+                .filter_map(|r| num(r, p))
+                .map(|x| x * 1e3)
+                .collect()
+        };
         if let Some(w) = series::stat(&get(&["wall_s"])) {
-            let u = series::stat(&get(&["cpu", "process", "user_s"])).map_or(f64::NAN, |s| s.median);
+            let u =
+                series::stat(&get(&["cpu", "process", "user_s"])).map_or(f64::NAN, |s| s.median);
             let k = series::stat(&get(&["cpu", "process", "sys_s"])).map_or(f64::NAN, |s| s.median);
             let f3 = |v: f64| format!("{v:.3}");
             t.row([

@@ -16,7 +16,8 @@ use iolab_core::result::RunResult;
 use iolab_core::spec::Spec;
 use iolab_core::survey::SurveyResult;
 use iolab_core::target::TargetKind;
-use iolab_core::units::{fmt_ns, fmt_size};
+use iolab_core::text::{Align, Doc, Table, NBSP};
+use iolab_core::units::{fmt_mib_s, fmt_ns, fmt_ops_s, fmt_s, fmt_size};
 use std::fmt::Write;
 
 pub trait Exporter {
@@ -66,15 +67,22 @@ fn dist_line(name: &str, s: &Summary) -> String {
     if s.count == 0 {
         return format!("{name:<12} (no values)\n");
     }
+    // No-break spaces keep each percentile beside its value when the line wraps.
+    let v = |label: &str, ns: f64| {
+        format!(
+            "{label}{NBSP}{}",
+            fmt_ns(ns).replace(' ', &NBSP.to_string())
+        )
+    };
     format!(
-        "{name:<12} mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  ({} values)\n",
-        fmt_ns(s.mean_ns),
-        fmt_ns(s.p50_ns),
-        fmt_ns(s.p90_ns),
-        fmt_ns(s.p99_ns),
-        fmt_ns(s.p999_ns),
-        fmt_ns(s.max_ns),
-        s.count
+        "{name:<12} {}  {}  {}  {}  {}  {}  ({} values)\n",
+        v("mean", s.mean_ns),
+        v("p50", s.p50_ns),
+        v("p90", s.p90_ns),
+        v("p99", s.p99_ns),
+        v("p99.9", s.p999_ns),
+        v("max", s.max_ns),
+        thousands(s.count)
     )
 }
 
@@ -90,13 +98,11 @@ fn thousands(n: u64) -> String {
     out
 }
 
-fn rate(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{:.2} M", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{:.1} k", v / 1e3)
-    } else {
-        format!("{v:.1} ")
+/// The throughput line's rates, or why there are none: a span too short to time (`units::too_short`).
+fn rates(r: &RunResult) -> String {
+    match iolab_core::units::too_short(r.wall_s, r.clock.overhead_ns, r.clock.ns_per_tick) {
+        Some(why) => format!("no rate: {why}"),
+        None => format!("{}, {}", fmt_ops_s(r.iops), fmt_mib_s(r.mib_s)),
     }
 }
 
@@ -125,8 +131,33 @@ fn op_text(s: &Spec) -> String {
 }
 
 impl TableExporter {
-    /// A run's table: what ran, the clock, throughput, then the body of its kind (offload or I/O).
+    /// A run's table as printed where it is not wrapped (a file, a pipe).
     pub fn run_text(&self, r: &RunResult) -> String {
+        self.run_doc(r).render(None)
+    }
+
+    /// A run's table as a document: the header line, then a table of labelled lines (the label column
+    /// and the figures, which wrap under themselves on a narrow terminal).
+    pub fn run_doc(&self, r: &RunResult) -> Doc {
+        let text = self.run_lines(r);
+        let mut lines = text.lines();
+        let mut d = Doc::new();
+        if let Some(h) = lines.next() {
+            d.line(h);
+        }
+        let mut t =
+            Table::new(&[("what", Align::Left), ("figures", Align::Wrap)], 1).without_heads();
+        for l in lines {
+            let cut = l.char_indices().nth(13).map_or(l.len(), |(i, _)| i);
+            t.row([l[..cut].trim_end(), l[cut..].trim_start()]);
+        }
+        d.table(t);
+        d
+    }
+
+    /// The lines of a run's table: what ran, the clock, throughput, then the body of its kind (offload or
+    /// I/O); each line a label in 13 columns and its figures.
+    fn run_lines(&self, r: &RunResult) -> String {
         let s = &r.spec;
         let mut o = String::new();
         let amount = match (s.ops, s.duration_s) {
@@ -167,12 +198,11 @@ impl TableExporter {
         );
         let _ = writeln!(
             o,
-            "throughput   {} ops, {} in {:.4} s: {}IOPS, {:.1} MiB/s, {} per op (wall / ops)",
+            "throughput   {} ops, {} in {}: {}, {} per op (wall / ops)",
             thousands(r.ops),
             fmt_size(r.bytes),
-            r.wall_s,
-            rate(r.iops),
-            r.mib_s,
+            fmt_s(r.wall_s),
+            rates(r),
             fmt_ns(r.ns_per_op)
         );
         if let Some(of) = &r.offload {
@@ -185,6 +215,11 @@ impl TableExporter {
 
     pub fn survey_text(&self, s: &SurveyResult) -> String {
         survey::survey_text(s)
+    }
+
+    /// The survey's tables as a document (for a terminal's width, or `--md`).
+    pub fn survey_doc(&self, s: &SurveyResult) -> Doc {
+        survey::survey_doc(s)
     }
 }
 

@@ -2,7 +2,7 @@
 //! client cost, and how its sandbox held.
 
 use crate::table::tail_text;
-use crate::{rate, thousands};
+use crate::thousands;
 use iolab_core::result::{AttackOutcome, OffloadFigures, RunResult};
 use iolab_core::units::{fmt_ns, fmt_size};
 use std::fmt::Write;
@@ -62,7 +62,10 @@ fn round_trip_text(r: &RunResult, of: &OffloadFigures, o: &mut String) {
         fmt_ns(of.round_trip_ns),
         of.batch,
         cyc(of.round_trip_cycles),
-        rate(of.ops_per_s),
+        iolab_core::units::fmt_ops_s(of.ops_per_s)
+            .trim_end_matches(" ops/s")
+            .to_string()
+            + " ",
         if r.spec.ring.nop_requests {
             "NOP/s"
         } else {

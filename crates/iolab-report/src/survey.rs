@@ -2,14 +2,20 @@
 
 use crate::{syscalls_per_op, thousands};
 use iolab_core::survey::{Ranked, SurveyResult, SurveyRun};
-use iolab_core::units::fmt_size;
+use iolab_core::text::{Align, Doc, Table};
+use iolab_core::units::{fmt_mib_s, fmt_ns, fmt_size};
 use std::fmt::Write;
+use Align::{Left as L, Right as R};
 
-/// The survey's whole table.
+/// The survey's whole table, unwrapped.
 pub(crate) fn survey_text(s: &SurveyResult) -> String {
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
+    survey_doc(s).render(None)
+}
+
+/// The survey as a document: a header, one ranked table per target, what the figures mean, findings.
+pub(crate) fn survey_doc(s: &SurveyResult) -> Doc {
+    let mut d = Doc::new();
+    d.line(format!(
         "iolab survey: every method writing 4 B and 4 KiB blocks, 1 thread, {}, each run {} ops or {} s",
         if s.rounds == 1 {
             "1 round".to_string()
@@ -18,27 +24,28 @@ pub(crate) fn survey_text(s: &SurveyResult) -> String {
         },
         thousands(s.ops_per_run),
         s.max_s_per_run
-    );
-    let _ = writeln!(
-        o,
+    ));
+    d.line(format!(
         "host: {} | kernel {} | {} CPUs | clock: {} ({:.1} ns per read)",
         s.host.cpu_model,
         s.host.kernel_release,
         s.host.cpus_online,
         s.clock.description,
         s.clock.overhead_ns
-    );
+    ));
     for target in ["/dev/null", "file", "pipe"] {
         if !s.runs.iter().any(|r| r.target == target) {
             continue;
         }
-        target_text(s, target, &mut o);
+        target_doc(s, target, &mut d);
     }
-    footer_text(s, &mut o);
+    footer_doc(s, &mut d);
     if let Some(mem) = &s.memory {
+        let mut o = String::new();
         iolab_core::answers::render_findings(&s.findings, mem, &mut o);
+        d.text(&o);
     }
-    o
+    d
 }
 
 /// What a target of the survey is, as its section's title says it.
@@ -56,32 +63,32 @@ fn target_title(s: &SurveyResult, target: &str) -> String {
     }
 }
 
-/// One target's section: its runs ranked by median ns/op within each block size (tied where their rounds
-/// overlap, nop as the floor), then the methods that could not run there, then the steal.
-fn target_text(s: &SurveyResult, target: &str, o: &mut String) {
+/// One target's section: its runs ranked by median time per op within each block size (tied where
+/// their rounds overlap, nop as the floor), then the methods that could not run there, then the steal.
+fn target_doc(s: &SurveyResult, target: &str, d: &mut Doc) {
     let title = target_title(s, target);
-    let _ = writeln!(
-        o,
-        "\n== {title}: ranked by median ns/op within each block size =="
-    );
-    let _ = writeln!(
-        o,
-        "{:>5}  {:<9} {:>6} {:>10} {:>17} {:>10} {:>8} {:>8} {:>12} {:>10}",
-        "rank",
-        "method",
-        "bs",
-        "ns/op",
-        "middle rounds",
-        "MiB/s",
-        "user s",
-        "sys s",
-        "syscalls/op",
-        "ops"
+    d.blank().heading(format!(
+        "== {title}: ranked by median time per op within each block size =="
+    ));
+    let mut t = Table::new(
+        &[
+            ("rank", R),
+            ("method", L),
+            ("bs", R),
+            ("time/op", R),
+            ("middle rounds", R),
+            ("throughput", R),
+            ("user s", R),
+            ("sys s", R),
+            ("syscalls/op", R),
+            ("ops", R),
+        ],
+        3,
     );
     let mut unavailable: Vec<&SurveyRun> = Vec::new();
     for bs in iolab_core::survey::SURVEY_BS {
         for row in iolab_core::survey::ranked(s, target, bs) {
-            ranked_row(&row, o);
+            ranked_row(&row, &mut t);
         }
         unavailable.extend(
             s.runs
@@ -90,19 +97,37 @@ fn target_text(s: &SurveyResult, target: &str, o: &mut String) {
         );
     }
     for u in unavailable {
-        let _ = writeln!(
-            o,
-            "  n/a  {:<9} {:>6}  {}",
-            u.method.name(),
-            fmt_size(u.bs),
-            u.unavailable.as_deref().unwrap_or("unavailable")
+        t.note(
+            [
+                "n/a".to_string(),
+                u.method.name().to_string(),
+                fmt_size(u.bs),
+            ],
+            u.unavailable.as_deref().unwrap_or("unavailable"),
         );
     }
-    steal_text(s, target, o);
+    d.table(t);
+    let mut o = String::new();
+    steal_text(s, target, &mut o);
+    d.text(&o);
+}
+
+/// "1.2-1.4 µs": a range in the unit of its upper end.
+fn ns_range(lo: f64, hi: f64) -> String {
+    let h = fmt_ns(hi);
+    let (num, unit) = h.split_once(' ').unwrap_or((&h, ""));
+    let scale = match unit {
+        "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => 1.0,
+    };
+    let decimals = num.split('.').nth(1).map_or(0, str::len);
+    format!("{:.decimals$}-{num} {unit}", lo / scale)
 }
 
 /// One ranked row: "3=" where tied, "floor" for nop.
-fn ranked_row(row: &Ranked, o: &mut String) {
+fn ranked_row(row: &Ranked, t: &mut Table) {
     let Some(r) = row.run.result.as_ref() else {
         return;
     };
@@ -111,20 +136,23 @@ fn ranked_row(row: &Ranked, o: &mut String) {
         Some(n) if row.tied => format!("{n}="),
         Some(n) => n.to_string(),
     };
-    let _ = writeln!(
-        o,
-        "{:>5}  {:<9} {:>6} {:>10.1} {:>17} {:>10.1} {:>8.3} {:>8.3} {:>12} {:>10}",
+    let rate =
+        match iolab_core::units::too_short(r.wall_s, r.clock.overhead_ns, r.clock.ns_per_tick) {
+            Some(_) => "too short".to_string(),
+            None => fmt_mib_s(r.mib_s),
+        };
+    t.row([
         rank,
-        r.spec.method.name(),
+        r.spec.method.name().to_string(),
         fmt_size(row.run.bs),
-        r.ns_per_op,
-        format!("{:.1}-{:.1}", row.low, row.high),
-        r.mib_s,
-        r.cpu.process.user_s,
-        r.cpu.process.sys_s,
+        fmt_ns(r.ns_per_op),
+        ns_range(row.low, row.high),
+        rate,
+        format!("{:.3}", r.cpu.process.user_s),
+        format!("{:.3}", r.cpu.process.sys_s),
         syscalls_per_op(r),
-        thousands(r.ops)
-    );
+        thousands(r.ops),
+    ]);
 }
 
 /// The hypervisor's steal during a target's runs, when there was any to speak of.
@@ -149,10 +177,16 @@ fn steal_text(s: &SurveyResult, target: &str, o: &mut String) {
 }
 
 /// What the columns mean, and the first fallback any run took.
+fn footer_doc(s: &SurveyResult, d: &mut Doc) {
+    let mut o = String::new();
+    footer_text(s, &mut o);
+    d.text(&o);
+}
+
 fn footer_text(s: &SurveyResult, o: &mut String) {
     let _ = writeln!(
         o,
-        "\nns/op: wall time of a run / its ops (1 thread), the median round's; middle rounds: the range of the \
+        "\ntime/op: wall time of a run / its ops (1 thread), the median round's; middle rounds: the range of the \
          rounds without the fastest and slowest quarter (of 5: the middle three). Rows whose middle rounds \
          overlap are within the noise measured here and share a rank (\"2=\"). \
          The other columns are the median round's. user/sys: CPU seconds of the whole process during the run, \

@@ -268,9 +268,9 @@ fn flushes_threads_verify_text(r: &RunResult, o: &mut String) {
     if r.flushes.calls > 0 {
         let _ = writeln!(
             o,
-            "flushes      {} calls, {:.4} s in total, longest {}",
+            "flushes      {} calls, {} in total, longest {}",
             r.flushes.calls,
-            r.flushes.total_s,
+            iolab_core::units::fmt_s(r.flushes.total_s),
             fmt_ns(r.flushes.max_ns)
         );
     }
@@ -278,10 +278,10 @@ fn flushes_threads_verify_text(r: &RunResult, o: &mut String) {
         for t in &r.per_thread {
             let _ = writeln!(
                 o,
-                "thread {:<5} {} ops in {:.4} s",
+                "thread {:<5} {} ops in {}",
                 t.thread,
                 thousands(t.ops),
-                t.wall_s
+                iolab_core::units::fmt_s(t.wall_s)
             );
         }
     }
