@@ -182,23 +182,6 @@ pub fn summarize(results: &[Value]) -> RepeatSummary {
     }
 }
 
-pub fn render_summary(s: &RepeatSummary) -> String {
-    let mut o = format!(
-        "repeat       {} runs of the same workload (each figure: median, min, max, stdev, spread = (max-min)/median)\n",
-        s.runs
-    );
-    for (name, unit, st) in &s.figures {
-        o.push_str(&format!(
-            "  {name:<16} median {:>14.4}  min {:>14.4}  max {:>14.4}  stdev {:>12.4}  spread {:>5.1}%  [{unit}]\n",
-            st.median, st.min, st.max, st.stdev, st.spread_pct
-        ));
-    }
-    if let Some(n) = &s.spread_note {
-        o.push_str(&format!("note         {n}\n"));
-    }
-    o
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Sweeps.
 

@@ -1,7 +1,8 @@
-//! `iolab compare`: prints what `iolab_core::compare` found, and exits 3 on a regression beyond
-//! `--fail-on-regression` (and 2 when, with that flag, no workload appears in both files).
+//! `iolab compare`: prints what `iolab_core::compare` found (or, with `--across`,
+//! `iolab_core::compare_across`), and exits 3 on a regression beyond `--fail-on-regression` (and 2 when,
+//! with that flag, no workload appears in both files).
 
-use crate::output::{errln, out};
+use crate::output::{check_new_path, doc, errln, write_md};
 use clap::Args;
 use iolab_core::compare::{self, Outcome};
 use iolab_core::error::Error;
@@ -12,12 +13,21 @@ use std::path::{Path, PathBuf};
 pub(crate) struct CompareArgs {
     /// The baseline: a `run --json` file, a `run --repeat --json` file or a sweep's record file.
     pub(crate) a: PathBuf,
-    /// The candidate, in any of the same forms.
-    pub(crate) b: PathBuf,
+    /// The candidate, in any of the same forms (with --across it may be left out: A against itself).
+    #[arg(required_unless_present = "across")]
+    pub(crate) b: Option<PathBuf>,
     /// Exit 3 when a matching workload is slower in B by more than PCT percent and beyond the noise; exit
     /// 2 when no workload appears in both files (nothing compared, nothing ruled out).
     #[arg(long, value_name = "PCT")]
     pub(crate) fail_on_regression: Option<String>,
+    /// Compare runs that differ only in KEY (a run flag without dashes: method, bs, qd, ring ...): A's
+    /// runs whose KEY is BASE (default: the value of A's first run) against B's runs of the same
+    /// workload with another value (psync against sync: --across method).
+    #[arg(long, value_name = "KEY[=BASE]")]
+    pub(crate) across: Option<String>,
+    /// Write the tables as Markdown to FILE. An existing FILE is not replaced.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) md: Option<PathBuf>,
 }
 
 pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
@@ -25,12 +35,24 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
         None => None,
         Some(s) => Some(parse_pct(s)?),
     };
+    if let Some(m) = &a.md {
+        check_new_path("--md", m)?;
+    }
+    let b_path = a.b.as_deref().unwrap_or(&a.a);
     let read =
         |p: &Path| series::read_records(p).map_err(|e| Error::usage("compare", e.to_string()));
     let (ra, _) = read(&a.a)?;
-    let (rb, _) = read(&a.b)?;
-    let o = compare::compare_records(&ra, &rb, limit);
-    out(&render_outcome(a, &o))?;
+    let (rb, _) = read(b_path)?;
+    let o = match &a.across {
+        None => compare::compare_records(&ra, &rb, limit),
+        Some(s) => {
+            let (key, base) = iolab_core::compare_across::parse(s)?;
+            iolab_core::compare_across::compare_across(&ra, &rb, &key, base.as_deref(), limit)?
+        }
+    };
+    let tables = crate::views::compare_doc(&lead(a, b_path), single_run_warning(&o), &o);
+    doc(None, &tables)?;
+    write_md(a.md.as_deref(), &tables)?;
     if limit.is_some() && o.rows.is_empty() {
         // A gate that compared nothing must not pass: the files were not runs of the same workloads.
         return Err(Error::usage(
@@ -39,7 +61,7 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
                 "no workload of {} appears in {} (see the 'only in' lines), so nothing was compared and no \
                  regression can be ruled out: compare results of the same workloads",
                 a.a.display(),
-                a.b.display()
+                b_path.display()
             ),
         ));
     }
@@ -65,67 +87,19 @@ fn parse_pct(s: &str) -> Result<f64, Error> {
     }
 }
 
-/// What compare found, as the lines it prints.
-fn render_outcome(a: &CompareArgs, o: &Outcome) -> String {
-    use std::fmt::Write;
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "iolab compare: A = {}, B = {}; ratio = B / A (medians); noise = the wider measured spread of the two sides, at least {}%",
+/// What the comparison is: the files, what the ratio and the noise are, and `--across`.
+fn lead(a: &CompareArgs, b: &Path) -> String {
+    format!(
+        "iolab compare: A = {}, B = {}{}; ratio = B / A (medians); noise = the wider measured spread of the \
+         two sides, at least {}%",
         a.a.display(),
-        a.b.display(),
+        b.display(),
+        a.across
+            .as_deref()
+            .map(|k| format!(", across {k} (runs that differ only in it)"))
+            .unwrap_or_default(),
         compare::MIN_NOISE_PCT
-    );
-    if let Some(w) = single_run_warning(o) {
-        let _ = writeln!(t, "{w}");
-    }
-    for r in &o.rows {
-        let ratio = if r.ratio.is_finite() {
-            format!("{:>6.3}", r.ratio)
-        } else {
-            "     -".to_string()
-        };
-        let unit = series::FIGURES
-            .iter()
-            .find(|f| f.name == r.figure)
-            .map_or("", |f| f.unit);
-        let _ = writeln!(
-            t,
-            "{:<58} {:<10} A {:>12} (n={})  B {:>12} (n={})  {unit:<24} ratio {ratio}  noise ±{:>4.1}%  {}{}",
-            r.workload,
-            r.figure,
-            value(r.a.median),
-            r.a.n,
-            value(r.b.median),
-            r.b.n,
-            r.noise_pct,
-            r.verdict.word(),
-            if r.a.n < 2 || r.b.n < 2 {
-                " (noise not measured)"
-            } else {
-                ""
-            }
-        );
-    }
-    for w in &o.only_a {
-        let _ = writeln!(t, "only in A: {w}");
-    }
-    for w in &o.only_b {
-        let _ = writeln!(t, "only in B: {w}");
-    }
-    if o.rows.is_empty() {
-        let _ = writeln!(t, "no workload appears in both files");
-    }
-    t
-}
-
-/// A figure with the decimals its size needs (0.004 s of CPU is not "0.0").
-fn value(v: f64) -> String {
-    match v.abs() {
-        x if x >= 100.0 => format!("{v:.1}"),
-        x if x >= 1.0 => format!("{v:.3}"),
-        _ => format!("{v:.4}"),
-    }
+    )
 }
 
 /// When either side has a single run of a workload, its spread is unknown: the verdicts then rest on the

@@ -1,7 +1,7 @@
 //! `iolab probe`: every method and option tried (`iolab_core::probe_dirs`), printed as a table
 //! (`iolab_report::probe`) and optionally as JSON.
 
-use crate::output::{check_json_path, table, write_json};
+use crate::output::{check_json_path, doc, write_json};
 use clap::Args;
 use iolab_core::error::Error;
 use iolab_core::measure::clock;
@@ -22,9 +22,9 @@ pub(crate) fn cmd_probe(a: &ProbeArgs) -> Result<i32, Error> {
     let clk = clock::calibrate(20);
     let p = iolab_core::probe_dirs::probe_here(&clk)?;
     // The table and the --json file are both tried; then the first failure is the error.
-    let shown = table(
+    let shown = doc(
         a.json.as_deref(),
-        iolab_report::probe::render(&p).as_bytes(),
+        &iolab_core::text::Doc::from(iolab_report::probe::render(&p).as_str()),
     );
     if let Some(j) = &a.json {
         let v = iolab_report::probe::json(&p)

@@ -1,8 +1,8 @@
 //! `iolab run`: one workload, or with `--repeat N` N runs of it and the statistics of every figure.
 
 use crate::output::{
-    check_apart, check_json_path, check_new_path, err_bytes, errln, json_to_stdout, out, table,
-    target_file, write_json, write_new,
+    check_apart, check_json_path, check_new_path, doc, err_bytes, errln, json_to_stdout, out,
+    target_file, write_json, write_md, write_new,
 };
 use crate::progress::{run_bar, Progress};
 use crate::run_args::RunArgs;
@@ -24,8 +24,15 @@ pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
     if let Some(c) = &a.csv {
         check_new_path("--csv", c)?;
     }
+    if let Some(m) = &a.md {
+        check_new_path("--md", m)?;
+    }
     let mut files: Vec<_> = target_file(&spec).into_iter().collect();
-    files.extend([("--json", a.json.as_deref()), ("--csv", a.csv.as_deref())]);
+    files.extend([
+        ("--json", a.json.as_deref()),
+        ("--csv", a.csv.as_deref()),
+        ("--md", a.md.as_deref()),
+    ]);
     check_apart(&files)?;
     let repeat = repeat_count(a)?;
     iolab_core::cleanup::install_signal_handler();
@@ -54,10 +61,12 @@ pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
     // With --json -, stdout stays machine-readable: the table goes to stderr.
     // A table that cannot be shown does not cost the --json file: both are tried, then the first
     // failure is the error.
-    let shown = table(a.json.as_deref(), &TableExporter.run(&r));
+    let table = TableExporter.run_doc(&r);
+    let shown = doc(a.json.as_deref(), &table);
     if let Some(j) = &a.json {
         write_json(j, &JsonExporter.run(&r))?;
     }
+    write_md(a.md.as_deref(), &table)?;
     shown?;
     if let Some(v) = &r.verify {
         if v.mismatches > 0 {
@@ -97,13 +106,15 @@ fn run_repeated(a: &RunArgs, spec: &Spec, clk: &clock::ClockInfo, n: usize) -> R
     let to_stderr = json_to_stdout(a.json.as_deref());
     let say = |t: String| -> Result<(), Error> {
         if to_stderr {
-            err_bytes(t.as_bytes());
+            let w = iolab_core::text::width_for(2);
+            err_bytes(iolab_core::text::wrap_text(&t, w).as_bytes());
             Ok(())
         } else {
             out(&t)
         }
     };
     let mut runs = Vec::with_capacity(n);
+    let mut header = String::new();
     let mut mismatches = 0u64;
     // The bar moves between runs only (see Progress): a ticking thread would change what is measured.
     let progress = Progress::new("run --repeat", if to_stderr { 0 } else { n });
@@ -112,30 +123,29 @@ fn run_repeated(a: &RunArgs, spec: &Spec, clk: &clock::ClockInfo, n: usize) -> R
         if let Some(b) = &progress.bar {
             b.inc(1);
         }
+        let v = to_value(&r)?;
         if i == 0 {
             // The first run's header says what runs (the workload is the same for all).
-            let text = String::from_utf8_lossy(&TableExporter.run(&r)).to_string();
-            say(text.lines().next().unwrap_or_default().to_string() + "\n")?;
+            let text = TableExporter.run_text(&r);
+            header = text.lines().next().unwrap_or_default().to_string();
+            say(header.clone() + "\n")?;
         }
         let say = |t: String| match &progress.bar {
             Some(b) => b.suspend(|| say(t)),
             None => say(t),
         };
-        say(format!(
-            "run {:>3}/{n}   {:>12.0} ops/s  {:>10.1} MiB/s  {:>10.1} ns/op  p50 {:>9.0} ns  p99 {:>9.0} ns\n",
-            i + 1,
-            r.iops,
-            r.mib_s,
-            r.ns_per_op,
-            r.latency.p50_ns,
-            r.latency.p99_ns
-        ))?;
+        say(crate::views::repeat_line(i, n, &v) + "\n")?;
         mismatches += r.verify.as_ref().map_or(0, |v| v.mismatches);
-        runs.push(to_value(&r)?);
+        runs.push(v);
     }
     progress.finish();
     let summary = series::summarize(&runs);
-    say(series::render_summary(&summary))?;
+    let tables = crate::views::repeat_doc(&header, &[], &summary);
+    doc(a.json.as_deref(), &tables)?;
+    write_md(
+        a.md.as_deref(),
+        &crate::views::repeat_doc(&header, &runs, &summary),
+    )?;
     write_repeated(a, &summary, &runs)?;
     if mismatches > 0 {
         errln(&format!(

@@ -2,7 +2,9 @@
 //! through one flow (`iolab_core::series_flow`): open the record file, print what runs, run the points
 //! with a progress bar, then write the CSV and say where the records are.
 
-use crate::output::{check_apart, check_new_path, errln, out, outln, target_file, write_new};
+use crate::output::{
+    check_apart, check_new_path, doc, errln, out, outln, target_file, write_md, write_new,
+};
 use crate::progress::Progress;
 use crate::run_args::RunArgs;
 use clap::Args;
@@ -56,6 +58,9 @@ pub(crate) struct SuiteArgs {
     /// Write one CSV row per point to FILE (columns in the README). An existing FILE is not replaced.
     #[arg(long, value_name = "FILE")]
     pub(crate) csv: Option<PathBuf>,
+    /// Write the tables, findings and answers as Markdown to FILE. An existing FILE is not replaced.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) md: Option<PathBuf>,
     /// Where the "disk" files go (a new directory inside it, removed at the end) [default: /var/tmp].
     #[arg(long, value_name = "DIR", default_value = "/var/tmp")]
     pub(crate) disk_dir: PathBuf,
@@ -166,9 +171,16 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
     if let Some(c) = &a.run.csv {
         check_new_path("--csv", c)?;
     }
-    // The record file, the CSV and the points' targets: each its own file.
+    if let Some(m) = &a.run.md {
+        check_new_path("--md", m)?;
+    }
+    // The record file, the CSV, the Markdown and the points' targets: each its own file.
     let mut files: Vec<_> = resolved.iter().flatten().filter_map(target_file).collect();
-    files.extend([("--out", a.out.as_deref()), ("--csv", a.run.csv.as_deref())]);
+    files.extend([
+        ("--out", a.out.as_deref()),
+        ("--csv", a.run.csv.as_deref()),
+        ("--md", a.run.md.as_deref()),
+    ]);
     check_apart(&files)?;
     let jobs = points
         .iter()
@@ -196,13 +208,15 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
             .join(", ")
     );
     let (failed, lost) = run_flow(&mut flow, "sweep", &lead)?;
+    let keys: Vec<String> = vary.iter().map(|v| v.key.clone()).collect();
     if let Some(c) = &a.run.csv {
-        let keys: Vec<String> = vary.iter().map(|v| v.key.clone()).collect();
         write_new("--csv", c, flow.csv(&keys).as_bytes())?;
     }
-    if let Some(e) = lost {
-        return Err(e);
-    }
+    // Every point, aligned now that all are known (the lines above came as each point finished).
+    let tables = crate::views::sweep_doc(&format!("{lead}in order:"), &keys, &flow.records());
+    let shown = lost.map_or_else(|| doc(None, &tables), Err);
+    write_md(a.run.md.as_deref(), &tables)?;
+    shown?;
     outln(&format!(
         "result: {} ({n} points, {failed} not run this time)",
         flow.rec.path.display()
@@ -262,7 +276,14 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     if let Some(c) = &a.csv {
         check_new_path("--csv", c)?;
     }
-    check_apart(&[("--out", a.out.as_deref()), ("--csv", a.csv.as_deref())])?;
+    if let Some(m) = &a.md {
+        check_new_path("--md", m)?;
+    }
+    check_apart(&[
+        ("--out", a.out.as_deref()),
+        ("--csv", a.csv.as_deref()),
+        ("--md", a.md.as_deref()),
+    ])?;
     // --quick and --profile are keys of every point already.
     let fixed = BTreeMap::from([
         ("suite".to_string(), suite.name.clone()),
@@ -306,14 +327,16 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     let summary =
         iolab_core::answers::summarize(&suite, &mine, iolab_core::measure::memcopy::measured());
     let recorded = flow.rec.push(iolab_core::answers::record(&summary));
+    let mut tables = iolab_core::suite::render_doc(&suite, &mine);
+    tables.text(&iolab_core::answers::render(&summary));
     let shown = match lost {
         Some(e) => Err(e),
-        None => out(&(iolab_core::suite::render_table(&suite, &mine)
-            + &iolab_core::answers::render(&summary))),
+        None => doc(None, &tables),
     };
     if let Some(c) = &a.csv {
         write_new("--csv", c, flow.csv(&flow.keys()).as_bytes())?;
     }
+    write_md(a.md.as_deref(), &tables)?;
     shown?;
     recorded?;
     outln(&format!(

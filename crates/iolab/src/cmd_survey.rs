@@ -1,6 +1,6 @@
 //! `iolab survey` (and `iolab` without a command): every method, 4 B and 4 KiB, /dev/null and a new file.
 
-use crate::output::{check_dir_path, err_bytes, out_bytes, outln};
+use crate::output::{check_dir_path, check_new_path, doc, err_bytes, outln, write_md};
 use clap::Args;
 use iolab_core::error::Error;
 use iolab_core::measure::clock;
@@ -29,24 +29,35 @@ pub(crate) struct SurveyArgs {
     /// Do not write the JSON result.
     #[arg(long)]
     pub(crate) no_json: bool,
+    /// Write the tables as Markdown to FILE. An existing FILE is not replaced.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) md: Option<PathBuf>,
 }
 
 pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
     iolab_core::cleanup::install_signal_handler();
     let mut opts = options(a)?;
+    if let Some(m) = &a.md {
+        check_new_path("--md", m)?;
+    }
     if iolab_core::sys::isatty(2) {
-        opts.on_run = Some(Box::new(|i, n, c, round| {
+        // One line, cut to the terminal's width so that it never wraps (a wrapped line is not cleared).
+        let width = iolab_core::text::width_for(2)
+            .unwrap_or(80)
+            .saturating_sub(1);
+        opts.on_run = Some(Box::new(move |i, n, c, round| {
             err_bytes(
                 // The last run clears the status line: the table follows, not a stale "390/390".
                 if i == n {
                     "\r\x1b[2K".to_string()
                 } else {
-                    format!(
-                        "\r\x1b[2Kiolab survey: run {i}/{n} (round {round}) {} {} B -> {}",
+                    let line = format!(
+                        "iolab survey: run {i}/{n} (round {round}) {} {} B -> {}",
                         c.method.name(),
                         c.bs,
                         c.target
-                    )
+                    );
+                    format!("\r\x1b[2K{}", line.chars().take(width).collect::<String>())
                 }
                 .as_bytes(),
             );
@@ -55,7 +66,8 @@ pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
     let clk = clock::calibrate(20);
     let s = iolab_core::survey::survey(&opts, &clk)?;
     // The table and the JSON file are both tried; then the first failure is the error.
-    let shown = out_bytes(&TableExporter.survey(&s));
+    let tables = TableExporter.survey_doc(&s);
+    let shown = doc(None, &tables);
     let saved = if a.no_json {
         None
     } else {
@@ -67,6 +79,7 @@ pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
             &JsonExporter.survey(&s),
         )?)
     };
+    write_md(a.md.as_deref(), &tables)?;
     shown?;
     if let Some(p) = saved {
         outln(&format!("result: {}", p.display()))?;

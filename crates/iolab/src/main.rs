@@ -22,8 +22,9 @@ mod output;
 mod progress;
 mod run_args;
 mod spec_args;
+mod views;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use cmd_bench::BenchArgs;
 use cmd_clean::CleanArgs;
 use cmd_compare::CompareArgs;
@@ -85,9 +86,21 @@ enum Cmd {
 #[global_allocator]
 static ALLOC: iolab_core::mem::Tracked = iolab_core::mem::Tracked;
 
+/// The command line as parsed and documented: `sweep` takes `run`'s arguments but not `--json` or
+/// `--repeat` (it refuses them with the reason), so its help leaves them out.
+fn command() -> clap::Command {
+    Cli::command().mut_subcommand("sweep", |c| {
+        c.mut_arg("json", |a| a.hide(true))
+            .mut_arg("repeat", |a| a.hide(true))
+    })
+}
+
 fn main() {
     iolab_core::fault::install();
-    let cli = match Cli::try_parse() {
+    let cli = match command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(c) => c,
         Err(e) => bad_arguments(e),
     };
@@ -99,6 +112,7 @@ fn main() {
             max_seconds: None,
             rounds: None,
             no_json: false,
+            md: None,
         }),
         Some(Cmd::Survey(a)) => cmd_survey::cmd_survey(a),
         Some(Cmd::Run(a)) => cmd_run::cmd_run(a),
@@ -109,8 +123,8 @@ fn main() {
         Some(Cmd::Suite(a)) => cmd_series::cmd_suite(a),
         Some(Cmd::Report(a)) => cmd_report::cmd_report(a),
         Some(Cmd::Clean(a)) => cmd_clean::cmd_clean(a),
-        Some(Cmd::Completions(a)) => cmd_docs::cmd_completions(a, Cli::command()),
-        Some(Cmd::Man(a)) => cmd_docs::cmd_man(a, Cli::command()),
+        Some(Cmd::Completions(a)) => cmd_docs::cmd_completions(a, command()),
+        Some(Cmd::Man(a)) => cmd_docs::cmd_man(a, command()),
     };
     match r {
         Ok(code) => std::process::exit(code),
@@ -122,11 +136,12 @@ fn main() {
 fn bad_arguments(e: clap::Error) -> ! {
     use clap::error::ErrorKind;
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-        // Help that cannot be written (stdout on a full disk) is an output error: exit 1.
-        let code = match e.print() {
+        // Help wrapped to the terminal like every other text; help that cannot be written (stdout on a
+        // full disk) is an output error: exit 1.
+        let code = match output::out(&e.render().to_string()) {
             Ok(()) => 0,
             Err(err) => {
-                output::errln(&format!("iolab: cannot write to stdout: {err}"));
+                output::errln(&format!("iolab: {err}"));
                 1
             }
         };

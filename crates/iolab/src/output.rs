@@ -6,6 +6,7 @@
 use iolab_core::error::Error;
 use iolab_core::spec::Spec;
 use iolab_core::target::TargetKind;
+use iolab_core::text::{self, Doc};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -141,13 +142,23 @@ pub(crate) fn json_to_stdout(json: Option<&Path>) -> bool {
     json == Some(Path::new("-"))
 }
 
-/// A table to stdout, or to stderr when stdout carries the JSON document (`--json -`).
-pub(crate) fn table(json: Option<&Path>, text: &[u8]) -> Result<(), Error> {
+/// A document to stdout, laid out for its width, or to stderr (for stderr's width) when stdout carries
+/// the JSON document (`--json -`). See `iolab_core::text` for the width.
+pub(crate) fn doc(json: Option<&Path>, d: &Doc) -> Result<(), Error> {
     if json_to_stdout(json) {
-        err_bytes(text);
+        err_bytes(d.render(text::width_for(2)).as_bytes());
         Ok(())
     } else {
-        out_bytes(text)
+        out_bytes(d.render(text::width_for(1)).as_bytes())
+    }
+}
+
+/// `--md FILE`: the document as Markdown, in a new file (refused before any work when it exists, see
+/// [`check_new_path`]).
+pub(crate) fn write_md(p: Option<&Path>, d: &Doc) -> Result<(), Error> {
+    match p {
+        Some(p) => write_new("--md", p, d.markdown().as_bytes()),
+        None => Ok(()),
     }
 }
 
@@ -160,14 +171,14 @@ pub(crate) fn out_bytes(bytes: &[u8]) -> Result<(), Error> {
         .map_err(|e| Error::Output(format!("cannot write to stdout: {e}")))
 }
 
-/// Writes `text` to stdout (see `out_bytes`).
-pub(crate) fn out(text: &str) -> Result<(), Error> {
-    out_bytes(text.as_bytes())
+/// Writes `text` to stdout (see `out_bytes`), each line wrapped to stdout's width (`iolab_core::text`).
+pub(crate) fn out(t: &str) -> Result<(), Error> {
+    out_bytes(text::wrap_text(t, text::width_for(1)).as_bytes())
 }
 
-/// Writes `text` and a newline to stdout (see `out_bytes`).
+/// Writes `text` and a newline to stdout (see `out`).
 pub(crate) fn outln(text: &str) -> Result<(), Error> {
-    out_bytes(format!("{text}\n").as_bytes())
+    out(&format!("{text}\n"))
 }
 
 /// Writes `bytes` to stderr, ignoring a failure: stderr is where failures are told, so one there has
@@ -177,7 +188,7 @@ pub(crate) fn err_bytes(bytes: &[u8]) {
     let _ = e.write_all(bytes).and_then(|()| e.flush());
 }
 
-/// Writes `text` and a newline to stderr (see `err_bytes`).
-pub(crate) fn errln(text: &str) {
-    err_bytes(format!("{text}\n").as_bytes());
+/// Writes `text` and a newline to stderr (see `err_bytes`), wrapped to stderr's width.
+pub(crate) fn errln(t: &str) {
+    err_bytes(text::wrap_text(&format!("{t}\n"), text::width_for(2)).as_bytes());
 }

@@ -89,12 +89,9 @@ fn point_line(i: usize, n: usize, label: &str, rec: &serde_json::Value) -> Strin
             r["clock"]["overhead_ns"].as_f64().unwrap_or(f64::NAN)
         ),
         (Some(r), _) => format!(
-            "{:>4}/{n}  {label:<50}  {:>12.0} ops/s  {:>10.1} MiB/s  {:>10.1} ns/op  p99 {:>9.0} ns",
+            "{:>4}/{n}  {label}  {}",
             i + 1,
-            f(r, "iops"),
-            f(r, "mib_s"),
-            f(r, "ns_per_op"),
-            r["latency"]["p99_ns"].as_f64().unwrap_or(f64::NAN)
+            crate::views::point_figures(r)
         ),
         (None, Some(e)) => format!("{:>4}/{n}  {label:<50}  not run: {e}", i + 1),
         _ => String::new(),

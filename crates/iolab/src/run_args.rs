@@ -21,6 +21,9 @@ pub(crate) struct RunArgs {
     /// Write one CSV row per run to FILE (columns in the README). An existing FILE is not replaced.
     #[arg(long, value_name = "FILE")]
     pub(crate) csv: Option<PathBuf>,
+    /// Write the table as Markdown to FILE. An existing FILE is not replaced.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) md: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) opts: SpecArgs,
 }

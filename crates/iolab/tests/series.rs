@@ -247,7 +247,10 @@ fn compare_calls_identical_runs_noise_and_flags_regressions() {
     assert_eq!(same.code, 0, "{}", same.stderr);
     assert!(same.stdout.contains("within noise"), "{}", same.stdout);
     assert!(
-        same.stdout.contains("ops/s") && same.stdout.contains("ns (wall / ops)"),
+        same.stdout.contains("ops/s")
+            && same.stdout.contains("(A: 3 runs, B: 3 runs)")
+            && same.stdout.contains("time/op")
+            && (same.stdout.contains(" ns ") || same.stdout.contains(" µs ")),
         "units: {}",
         same.stdout
     );

@@ -40,7 +40,7 @@ pub struct Table {
 const GAP: usize = 2;
 
 /// The narrowest a wrapped column is made before the table is split instead.
-const MIN_WRAP: usize = 24;
+const MIN_WRAP: usize = 16;
 
 impl Table {
     /// A table with these column heads and alignments, the first `keys` columns naming the row.

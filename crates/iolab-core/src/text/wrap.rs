@@ -100,7 +100,8 @@ pub fn wrap_hanging(line: &str, width: Option<usize>, hang: usize) -> String {
     if width_of(line.trim_end()) <= width {
         return plain(line.trim_end());
     }
-    let hang = hang.min(width / 2);
+    // A hang that leaves almost nothing of the line falls back to half the width.
+    let hang = if hang + 8 <= width { hang } else { width / 2 };
     let mut out = String::new();
     let mut cur = String::new();
     let mut cur_w = 0;
