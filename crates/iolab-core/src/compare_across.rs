@@ -61,6 +61,9 @@ fn without(result: &Value, key: &str) -> Option<(String, String)> {
     Some((workload_key(&r), text))
 }
 
+/// The workload without the key, B's value of it, the label, A's runs and B's runs.
+type Group = (String, String, String, Vec<Value>, Vec<Value>);
+
 /// `--across KEY` or `--across KEY=BASE`.
 pub fn parse(s: &str) -> Result<(String, Option<String>)> {
     let (k, base) = match s.split_once('=') {
@@ -113,7 +116,7 @@ pub fn compare_across(
         ));
     }
     // Groups: (workload without key, B's value) -> the A runs (key = base) and the B runs.
-    let mut groups: Vec<(String, String, String, Vec<Value>, Vec<Value>)> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
     for (w, _, r) in ka.iter().filter(|(_, v, _)| *v == base) {
         for (wb, vb, rb) in kb.iter().filter(|(wb, vb, _)| wb == w && *vb != base) {
             let label = format!("{key} {base} (A) vs {vb} (B): {}", workload_label(r));

@@ -447,6 +447,9 @@ pub struct RunResult {
     pub timed: String,
     /// What they leave out.
     pub excluded: String,
+    /// `--warmup`: the operations run before timing started, counted here and in no other figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<WarmupFigures>,
     /// From the earliest op start to the latest completion over all threads.
     pub wall_s: f64,
     pub ops: u64,
@@ -490,6 +493,20 @@ pub struct RunResult {
     /// `--profile`: where the CPU time went, from sampled call stacks (see `measure/profile.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileFigures>,
+}
+
+/// `--warmup`: what ran before the timed span, on the same target and region, with an instance of the
+/// method of its own per thread (made, used and closed before the timed pass's own).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct WarmupFigures {
+    /// Operations over all threads.
+    pub ops: u64,
+    /// Bytes they moved (a stream's peer received these too: its byte count is the run's plus these).
+    pub bytes: u64,
+    /// The longest thread's warm-up, in seconds (iolab's clock).
+    pub wall_s: f64,
+    /// What was asked: "N ops" or "S s".
+    pub asked: String,
 }
 
 /// A sampled profile of a run: shares of samples by what the code does and by function, and the folded

@@ -163,7 +163,9 @@ pub fn min_span_ns(overhead_ns: f64, ns_per_tick: f64) -> f64 {
 /// Why a rate over `wall_s` is not printed, or `None` when the span was long enough to time it.
 pub fn too_short(wall_s: f64, overhead_ns: f64, ns_per_tick: f64) -> Option<String> {
     let min = min_span_ns(overhead_ns, ns_per_tick);
-    (!(wall_s * 1e9 >= min)).then(|| {
+    // NaN (no span at all) is too short as well.
+    let timed = wall_s * 1e9 >= min;
+    (!timed).then(|| {
         format!(
             "too short to time ({} timed; a rate needs at least {}, 100x the clock's uncertainty)",
             fmt_ns(wall_s * 1e9),

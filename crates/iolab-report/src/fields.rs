@@ -201,6 +201,7 @@ mod tests {
             clock: ClockInfo::mock(),
             timed: "t".into(),
             excluded: "e".into(),
+            warmup: None,
             wall_s: 1.0,
             ops: 3,
             bytes: 12,

@@ -167,6 +167,14 @@ impl TableExporter {
             (None, None) => String::new(),
         };
         let mut extra = Vec::new();
+        if let Some(w) = &r.warmup {
+            extra.push(format!(
+                "after a warm-up of {} ops in {} (--warmup {}; not timed, in no figure)",
+                thousands(w.ops),
+                fmt_s(w.wall_s),
+                w.asked
+            ));
+        }
         if s.direct {
             extra.push("O_DIRECT".to_string());
         }

@@ -394,6 +394,11 @@ impl SharedSlot {
         *g = Some(a.clone());
         Ok(a)
     }
+
+    /// Drops the slot's hold on the shared value (it goes when the last instance using it goes).
+    pub fn clear(&self) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
 }
 
 impl ThreadCtx<'_> {

@@ -66,6 +66,7 @@ pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunRe
         clock: clock.clone(),
         timed: String::new(),
         excluded: String::new(),
+        warmup: None,
         wall_s,
         ops,
         bytes,

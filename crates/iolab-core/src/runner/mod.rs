@@ -21,6 +21,7 @@ mod content;
 mod loops;
 mod pass;
 mod threads;
+mod warmup;
 mod worker;
 
 pub(crate) use assemble::{assemble, Measured, Sample};

@@ -63,13 +63,22 @@ pub(super) fn run_once(
     let moved_per_op = if spec.ring.nop_requests { 0 } else { spec.bs };
     let w = Merged::of(&outs, clock.ns_per_tick, moved_per_op)?;
     let bytes = w.ops * moved_per_op;
-    check_peer(spec, peer.as_ref(), bytes)?;
+    let warmup = warmup_figures(spec, &outs, moved_per_op, clock.ns_per_tick);
+    let warm_bytes = warmup.as_ref().map_or(0, |w| w.bytes);
+    check_peer(spec, peer.as_ref(), bytes + warm_bytes)?;
     let kernel_rw = match (&before.io, &after.io) {
         (Some((a, n)), Some((b, _))) => ProcIo::delta(a, *n, b),
         _ => ProcIo::default(),
     };
     let helpers = helper_deltas(&before.proc.tasks, &after.proc.tasks);
-    let notes = notes(spec, &target, &helpers, &kernel_rw);
+    let mut notes = notes(spec, &target, &helpers, &kernel_rw);
+    if warm_bytes > 0 && peer.is_some() {
+        notes.push(format!(
+            "the stream peer's figures include the warm-up's {}: its warm-up streams had peers of their own, \
+             which ran before the timed span",
+            crate::units::fmt_size(warm_bytes)
+        ));
+    }
     let base = assemble(
         spec,
         clock,
@@ -130,6 +139,7 @@ pub(super) fn run_once(
         flushes: w.flushes,
         per_thread: w.per_thread,
         verify,
+        warmup,
         ..base
     };
     let counter_values = pass
@@ -213,6 +223,27 @@ impl Merged {
 }
 
 /// A write run into a stream: iolab's peer must have received every byte.
+/// `--warmup`: the workers' untimed operations before the timed span, added up (`None` without it).
+fn warmup_figures(
+    spec: &Spec,
+    outs: &[WorkerOut],
+    moved_per_op: u64,
+    ns_per_tick: f64,
+) -> Option<WarmupFigures> {
+    if spec.warmup.is_none() {
+        return None;
+    }
+    let ops: u64 = outs.iter().map(|o| o.warm.ops).sum();
+    let ticks = outs.iter().map(|o| o.warm.ticks).max().unwrap_or(0);
+    Some(WarmupFigures {
+        ops,
+        bytes: ops * moved_per_op,
+        wall_s: ticks as f64 * ns_per_tick / 1e9,
+        asked: spec.warmup.describe(),
+    })
+}
+
+/// A write run's bytes (with the warm-up's) all reached the stream's peers.
 fn check_peer(spec: &Spec, peer: Option<&PeerFigures>, bytes: u64) -> Result<()> {
     if let (Some(p), OpKind::Write) = (peer, spec.op) {
         if p.bytes != bytes {

@@ -158,6 +158,14 @@ pub(super) fn run_threads<M: Method, C: Clock>(
     pass: &Pass,
 ) -> Result<Collected> {
     let every = |s: SyncEvery| if let SyncEvery::Every(k) = s { k } else { 0 };
+    let warm = super::warmup::WarmShared::new(
+        spec.threads,
+        match spec.warmup {
+            crate::spec::Warmup::Seconds(s) => Some(s),
+            _ => None,
+        },
+        info.hz,
+    );
     let p = LoopParams {
         synchronous: spec.method.info().synchronous(),
         progress: pass.progress,
@@ -174,6 +182,7 @@ pub(super) fn run_threads<M: Method, C: Clock>(
         qd: spec.qd,
         batch: spec.batch,
         target_path: target.path.clone(),
+        warm: (!spec.warmup.is_none()).then_some(&warm),
     };
     let region_len = target.region_blocks * spec.bs;
     let shared = method::SharedSlot::default();

@@ -78,10 +78,12 @@ pub(super) struct WorkerOut {
     /// The kernel may still hold requests that point into this worker's buffers (it could not be drained
     /// after a failure): the buffers are leaked instead of freed.
     pub(super) leak_buffers: bool,
+    /// `--warmup`: what ran before the timed span (see warmup.rs).
+    pub(super) warm: super::warmup::WarmOut,
 }
 
 impl WorkerOut {
-    fn new() -> WorkerOut {
+    pub(super) fn new() -> WorkerOut {
         WorkerOut {
             lat: FastHist::empty(),
             gap: FastHist::empty(),
@@ -101,11 +103,13 @@ impl WorkerOut {
             aio: None,
             nowait: None,
             leak_buffers: false,
+            warm: Default::default(),
         }
     }
 }
 
 /// Loop parameters shared by all workers.
+#[derive(Clone)]
 pub(super) struct LoopParams<'a> {
     /// The method completes each op inside `submit` (its registry entry's `exec`).
     pub(super) synchronous: bool,
@@ -128,6 +132,8 @@ pub(super) struct LoopParams<'a> {
     pub(super) qd: u32,
     pub(super) batch: u32,
     pub(super) target_path: std::path::PathBuf,
+    /// `--warmup`: what the workers' warm-up instances share (`None`: no warm-up).
+    pub(super) warm: Option<&'a super::warmup::WarmShared>,
 }
 
 pub(super) fn worker<M: Method, C: Clock>(
@@ -141,6 +147,7 @@ pub(super) fn worker<M: Method, C: Clock>(
     let hists = FastHist::try_new().and_then(|l| Ok((l, FastHist::try_new()?)));
     let mut prepared = match hists.and_then(|(lat, gap)| {
         (out.lat, out.gap) = (lat, gap);
+        out.warm = super::warmup::warm_up::<M, C>(&ctx, clk, p, sh.abort())?;
         prepare::<M>(&ctx, p)
     }) {
         Ok(x) => Some(x),
@@ -168,7 +175,7 @@ pub(super) fn worker<M: Method, C: Clock>(
 }
 
 /// The method, prepared for this thread, and its buffers (one per slot), registered with it.
-fn prepare<M: Method>(ctx: &ThreadCtx, p: &LoopParams) -> Result<(M, Vec<AlignedBuf>)> {
+pub(super) fn prepare<M: Method>(ctx: &ThreadCtx, p: &LoopParams) -> Result<(M, Vec<AlignedBuf>)> {
     let slots = if p.synchronous {
         1
     } else {

@@ -12,6 +12,7 @@ mod offload_opts;
 pub mod options;
 mod resolve;
 mod ring_opts;
+mod warmup;
 
 use crate::error::{Error, Result};
 pub use crate::measure::counters::CountMode;
@@ -22,6 +23,7 @@ pub use kinds::*;
 pub use options::{RawSpec, OPTIONS};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+pub use warmup::Warmup;
 
 /// A value as written in a TOML spec or on the command line.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -144,6 +146,10 @@ pub struct Spec {
     pub ops: Option<u64>,
     /// Wall-clock bound in seconds; the run stops at whichever of `ops` and `duration_s` comes first.
     pub duration_s: Option<f64>,
+    /// `--warmup`: operations run before timing starts, in no figure (the result's `warmup` counts them).
+    /// Written only when set, so results without it read (and compare) as those of earlier versions.
+    #[serde(default, skip_serializing_if = "Warmup::is_none")]
+    pub warmup: Warmup,
     pub threads: u32,
     /// O_DIRECT with aligned buffers.
     pub direct: bool,
@@ -250,6 +256,7 @@ impl Spec {
         Spec {
             verify: false,
             keep: false,
+            warmup: Warmup::None,
             ..self.clone()
         }
     }

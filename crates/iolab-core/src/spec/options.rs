@@ -115,6 +115,10 @@ pub static OPTIONS: &[Opt] = &[
         help: "Total bytes over all threads (a whole number of --bs blocks); instead of --ops" },
     Opt { key: "duration", ty: Ty::Duration, value_name: "SECS", group: W, methods: &[], default: None,
         help: "Time bound (5, 2.5s, 500ms, 1m); with --ops or --size, whichever comes first" },
+    Opt { key: "warmup", ty: Ty::Text, value_name: "N|SECS", group: W, methods: &[], default: None,
+        help: "Operations before timing starts (1000, 10k; over all threads) or seconds with a unit (2s, \
+               500ms; each thread): run with their own instance of the method on the same target and region, \
+               in no figure; the result counts them apart" },
     Opt { key: "threads", ty: Ty::Count, value_name: "N", group: W, methods: &[], default: Some("1"),
         help: "Threads, each with its own descriptor (and ring) and its own region of the target" },
     Opt { key: "direct", ty: flag("direct"), value_name: "", group: W, methods: &[], default: None,

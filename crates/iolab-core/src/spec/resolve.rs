@@ -100,6 +100,7 @@ impl RawSpec {
             bs,
             ops: amounts.ops,
             duration_s: amounts.duration_s,
+            warmup: self.warmup(method)?,
             threads: threads as u32,
             direct,
             fsync,
@@ -213,6 +214,25 @@ impl RawSpec {
             None => Ok(SyncEvery::None),
             Some(w) => SyncEvery::parse(&format!("--{key}"), &w),
         }
+    }
+
+    /// `--warmup` (see `spec::warmup`); not for a method whose client is a process of its own.
+    fn warmup(&self, method: MethodKind) -> Result<super::Warmup> {
+        let w = match self.text("warmup")? {
+            None => super::Warmup::None,
+            Some(s) => super::Warmup::parse(&s)?,
+        };
+        if !w.is_none() && method.info().exec == Exec::OutOfProcess {
+            return Err(Error::usage(
+                "--warmup",
+                format!(
+                    "--method {} runs its client as a process of its own, timed from outside; it has no \
+                     warm-up yet: drop --warmup",
+                    method.name()
+                ),
+            ));
+        }
+        Ok(w)
     }
 
     fn count_mode(&self) -> Result<CountMode> {

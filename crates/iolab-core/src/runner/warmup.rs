@@ -1,0 +1,124 @@
+//! `--warmup`: each worker's untimed operations before the timed pass (see `spec::warmup`). The worker
+//! prepares an instance of the method of its own for them (its own ring, mapping, descriptor), on the same
+//! target and region, runs the same loop with no progress and no clock bound but the warm-up's, and closes
+//! the instance before it prepares the one that is timed; all this comes before the start barrier, so
+//! the process and kernel snapshots of the timed span see none of it. Rings shared by the threads are
+//! shared among the warm-up instances through a slot of their own, emptied by the last thread to finish
+//! its warm-up (an SQPOLL thread of a warm-up ring does not outlive the warm-up).
+
+use super::loops::{loop_async, loop_sync};
+use super::worker::{prepare, LoopParams, WorkerOut};
+use crate::error::Result;
+use crate::measure::clock::Clock;
+use crate::measure::hist::FastHist;
+use crate::method::{Method, SharedSlot, ThreadCtx};
+use crate::pattern::OpPlan;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+/// What the warm-up instances of one pass share.
+pub(crate) struct WarmShared {
+    pub(super) slot: SharedSlot,
+    /// Threads whose warm-up has not finished yet.
+    left: AtomicU32,
+    /// Ticks of a warm-up bounded by time.
+    ticks: Option<u64>,
+}
+
+impl WarmShared {
+    pub(super) fn new(threads: u32, seconds: Option<f64>, hz: f64) -> WarmShared {
+        WarmShared {
+            slot: SharedSlot::default(),
+            left: AtomicU32::new(threads),
+            ticks: seconds.map(|s| (s * hz) as u64),
+        }
+    }
+}
+
+/// What one worker's warm-up did.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct WarmOut {
+    pub(crate) ops: u64,
+    pub(crate) ticks: u64,
+}
+
+/// Runs this thread's warm-up (nothing without `--warmup`).
+pub(super) fn warm_up<M: Method, C: Clock>(
+    ctx: &ThreadCtx,
+    clk: &C,
+    p: &LoopParams,
+    abort: &AtomicBool,
+) -> Result<WarmOut> {
+    let Some(w) = p.warm else {
+        return Ok(WarmOut::default());
+    };
+    let result = run::<M, C>(ctx, clk, p, w, abort);
+    // The last thread out empties the slot: a shared warm-up ring goes before the timed pass starts.
+    if w.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+        w.slot.clear();
+    }
+    result
+}
+
+fn run<M: Method, C: Clock>(
+    ctx: &ThreadCtx,
+    clk: &C,
+    p: &LoopParams,
+    w: &WarmShared,
+    abort: &AtomicBool,
+) -> Result<WarmOut> {
+    let spec = ctx.spec;
+    let max_ops = spec
+        .warmup
+        .ops_for_thread(ctx.thread, spec.threads)
+        .unwrap_or(u64::MAX);
+    if max_ops == 0 {
+        return Ok(WarmOut::default());
+    }
+    let wctx = ThreadCtx {
+        shared: &w.slot,
+        ..*ctx
+    };
+    let mut wp = p.clone();
+    wp.progress = None;
+    wp.duration_ticks = w.ticks;
+    wp.warm = None;
+    let (mut m, mut bufs) = prepare::<M>(&wctx, &wp)?;
+    let mut plan = OpPlan::new(
+        spec.pattern,
+        spec.offset,
+        spec.bs,
+        ctx.target.region_first_block(ctx.thread),
+        ctx.target.region_blocks,
+        spec.seed,
+        ctx.thread,
+    );
+    let mut out = WorkerOut::new();
+    out.lat = FastHist::try_new()?;
+    out.gap = FastHist::try_new()?;
+    let r = if wp.synchronous {
+        loop_sync(
+            &mut m,
+            clk,
+            &wp,
+            spec,
+            &mut plan,
+            &mut bufs[0],
+            max_ops,
+            &mut out,
+            abort,
+        )
+    } else {
+        loop_async(
+            &mut m, clk, &wp, spec, &mut plan, &mut bufs, max_ops, &mut out, abort,
+        )
+    };
+    drop(m);
+    if out.leak_buffers {
+        std::mem::forget(bufs);
+    }
+    r?;
+    Ok(WarmOut {
+        ops: out.ops,
+        ticks: out.t_last.saturating_sub(out.t_first),
+    })
+}
