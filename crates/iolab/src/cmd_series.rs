@@ -61,10 +61,10 @@ pub(crate) struct SuiteArgs {
     /// Write the tables, findings and answers as Markdown to FILE. An existing FILE is not replaced.
     #[arg(long, value_name = "FILE")]
     pub(crate) md: Option<PathBuf>,
-    /// Where the "disk" files go (a new directory inside it, removed at the end) [default: /var/tmp].
+    /// Where the "disk" files go (a new directory inside it, removed at the end).
     #[arg(long, value_name = "DIR", default_value = "/var/tmp")]
     pub(crate) disk_dir: PathBuf,
-    /// Where the tmpfs files go (a new directory inside it, removed at the end) [default: /dev/shm].
+    /// Where the tmpfs files go (a new directory inside it, removed at the end).
     #[arg(long, value_name = "DIR", default_value = "/dev/shm")]
     pub(crate) tmpfs_dir: PathBuf,
     /// Profile every point, as run's --profile: `separate` (the flag alone) samples a second, untimed

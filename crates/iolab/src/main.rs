@@ -42,7 +42,7 @@ const ABOUT: &str =
 to the kernel is fastest, and what does each way cost (CPU, syscalls, faults, context switches)?";
 
 const AFTER: &str = "Without a command, iolab runs `survey`: every method writing 4 B and 4 KiB blocks to /dev/null \
-and to a fresh file in a new temporary directory and into a pipe, in 5 interleaved rounds (under 40 s), ranked per target \
+and to a fresh file in a new temporary directory and into a pipe, in 5 interleaved rounds (about 22 s on an idle 2-CPU machine here; longer on a busy one), ranked per target \
 by the median round with ties where the rounds overlap, JSON in ./iolab-results/.
 It touches no existing file.
 

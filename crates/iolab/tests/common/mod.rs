@@ -38,8 +38,11 @@ pub struct Ran {
 }
 
 pub fn iolab(args: &[&str]) -> Ran {
+    // Unwrapped output (one line per item) whatever the caller's shell exports; tests of wrapping set
+    // COLUMNS themselves.
     let out: Output = Command::new(bin())
         .args(args)
+        .env_remove("COLUMNS")
         .output()
         .expect("iolab starts");
     Ran {
