@@ -68,7 +68,7 @@ fn target_title(s: &SurveyResult, target: &str) -> String {
 fn target_doc(s: &SurveyResult, target: &str, d: &mut Doc) {
     let title = target_title(s, target);
     d.blank().heading(format!(
-        "== {title}: ranked by median time per op within each block size =="
+        "== {title}: ranked by median time per op within each block size"
     ));
     let mut t = Table::new(
         &[
@@ -112,18 +112,14 @@ fn target_doc(s: &SurveyResult, target: &str, d: &mut Doc) {
     d.text(&o);
 }
 
-/// "1.2-1.4 µs": a range in the unit of its upper end.
+/// "1.2-1.4 µs": a range in one unit where both ends read well in it, else each end in its own
+/// ("212.0 ns-2.0 µs").
 fn ns_range(lo: f64, hi: f64) -> String {
-    let h = fmt_ns(hi);
-    let (num, unit) = h.split_once(' ').unwrap_or((&h, ""));
-    let scale = match unit {
-        "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        _ => 1.0,
-    };
-    let decimals = num.split('.').nth(1).map_or(0, str::len);
-    format!("{:.decimals$}-{num} {unit}", lo / scale)
+    let (l, h) = (fmt_ns(lo), fmt_ns(hi));
+    match (l.split_once(' '), h.split_once(' ')) {
+        (Some((ln, lu)), Some((hn, hu))) if lu == hu => format!("{ln}-{hn} {hu}"),
+        _ => format!("{l}-{h}"),
+    }
 }
 
 /// One ranked row: "3=" where tied, "floor" for nop.
@@ -204,5 +200,14 @@ fn footer_text(s: &SurveyResult, o: &mut String) {
         .collect();
     if let Some(f) = fallbacks.first() {
         let _ = writeln!(o, "FALLBACK: {f}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ranges_keep_their_precision() {
+        assert_eq!(super::ns_range(1200.0, 1400.0), "1.2-1.4 µs");
+        assert_eq!(super::ns_range(212.0, 2000.0), "212.0 ns-2.0 µs");
     }
 }
