@@ -343,8 +343,8 @@ pub const RULES: &[Rule] = &[
         let sync = f.info().is_some_and(|m| m.per_op_call.is_some());
         (sync && (0.95..=1.1).contains(&s) && matches!(f.target, Some(TargetKind::DevNull | TargetKind::DevZero))).then(|| {
             format!(
-                "{s:.3} syscalls per op on a device that does no work: the {:.0} ns per op is the cost of one system call on this machine",
-                f.ns_per_op
+                "{s:.3} syscalls per op on a device that does no work: the {} per op is the cost of one system call on this machine",
+                crate::units::fmt_ns(f.ns_per_op)
             )
         })
     }),

@@ -19,6 +19,7 @@ use crate::measure::memcopy::{gbps, MemCopy};
 use crate::result::RunResult;
 use crate::spec::{Doorbell, MethodKind, OffloadPath, OpKind, RingDesign};
 use crate::target::TargetKind;
+use crate::units::fmt_ns;
 use crate::units::fmt_size;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -377,7 +378,9 @@ pub(crate) fn why_slower(a: &Row, b: &Row) -> Vec<String> {
     if let (Some(ca), Some(cb)) = (a.cpu_ns_per_op(), b.cpu_ns_per_op()) {
         if ca >= 1.5 * cb {
             w.push(format!(
-                "{ca:.0} ns of CPU per op, all threads counted (against {cb:.0})"
+                "{} of CPU per op, all threads counted (against {})",
+                fmt_ns(ca),
+                fmt_ns(cb)
             ));
         }
     }
@@ -416,7 +419,9 @@ pub(crate) fn why_faster(a: &Row, b: &Row) -> Vec<String> {
     if let (Some(ca), Some(cb)) = (a.cpu_ns_per_op(), b.cpu_ns_per_op()) {
         if ca <= cb / 1.5 {
             w.push(format!(
-                "{ca:.0} ns of CPU per op, all threads counted (against {cb:.0})"
+                "{} of CPU per op, all threads counted (against {})",
+                fmt_ns(ca),
+                fmt_ns(cb)
             ));
         }
     }
@@ -448,11 +453,11 @@ pub const PAIR_RULES: &[PairRule] = &[
         let r = a.ns() / b.ns();
         (b.reference && !a.floor && a.method() != b.method() && a.same_workload(b) && r >= RATIO).then(|| {
             format!(
-                "{} took {r:.1}x {}'s time per op ({:.0} vs {:.0} ns/op): {}",
+                "{} took {r:.1}x {}'s time per op ({} vs {} per op): {}",
                 a.way,
                 b.way,
-                a.ns(),
-                b.ns(),
+                fmt_ns(a.ns()),
+                fmt_ns(b.ns()),
                 because(
                     why_slower(a, b),
                     "no counter of this run explains it (run it alone with --count separate for the kernel's counts, \
@@ -470,11 +475,11 @@ pub const PAIR_RULES: &[PairRule] = &[
             && r <= 1.0 / RATIO)
             .then(|| {
                 format!(
-                    "{} took {r:.2}x {}'s time per op ({:.0} vs {:.0} ns/op): {}",
+                    "{} took {r:.2}x {}'s time per op ({} vs {} per op): {}",
                     a.way,
                     b.way,
-                    a.ns(),
-                    b.ns(),
+                    fmt_ns(a.ns()),
+                    fmt_ns(b.ns()),
                     because(why_faster(a, b), "no counter of this run explains it")
                 )
             })
@@ -525,10 +530,10 @@ pub const PAIR_RULES: &[PairRule] = &[
                 ));
             }
             format!(
-                "{} took {r:.2}x the time of per-thread rings ({:.0} vs {:.0} ns/op): {}",
+                "{} took {r:.2}x the time of per-thread rings ({} vs {} per op): {}",
                 a.way,
-                a.ns(),
-                b.ns(),
+                fmt_ns(a.ns()),
+                fmt_ns(b.ns()),
                 because(w, "no batch or lock figure recorded")
             )
         })
@@ -865,7 +870,7 @@ mod tests {
         let out = fired(&mut rows);
         let t = text(&out, "slower_than_reference");
         assert!(
-            t.starts_with("io_uring (SQPOLL, qd 64 batch 1) took 3.4x write()'s time per op (2040 vs 600 ns/op): 100% of its requests were punted to io-wq worker threads; 2.00 context switches per op"),
+            t.starts_with("io_uring (SQPOLL, qd 64 batch 1) took 3.4x write()'s time per op (2.0 µs vs 600.0 ns per op): 100% of its requests were punted to io-wq worker threads; 2.00 context switches per op"),
             "{t}"
         );
         // Within the ratio: nothing said.
@@ -887,7 +892,7 @@ mod tests {
         let out = fired(&mut rows);
         let t = text(&out, "faster_than_reference");
         assert!(
-            t.starts_with("mmap took 0.17x write()'s time per op (100 vs 600 ns/op): 0.000 system calls per op against 1.000; it copies into a mapping and pays page faults instead of calls (256 per MiB)"),
+            t.starts_with("mmap took 0.17x write()'s time per op (100.0 ns vs 600.0 ns per op): 0.000 system calls per op against 1.000; it copies into a mapping and pays page faults instead of calls (256 per MiB)"),
             "{t}"
         );
         mm.facts.ns_per_op = 550.0;
@@ -926,7 +931,7 @@ mod tests {
         let mut rows = vec![own.clone(), shared.clone()];
         let t = text(&fired(&mut rows), "shared_vs_own_ring").to_string();
         assert!(
-            t.starts_with("io_uring (shared ring, qd 64 batch 8) took 2.20x the time of per-thread rings (2200 vs 1000 ns/op): threads found its mutex taken 500 times (0.50 per op); 1.0 requests per submission against 2.0"),
+            t.starts_with("io_uring (shared ring, qd 64 batch 8) took 2.20x the time of per-thread rings (2.2 µs vs 1.0 µs per op): threads found its mutex taken 500 times (0.50 per op); 1.0 requests per submission against 2.0"),
             "{t}"
         );
         shared.facts.ns_per_op = 1050.0;

@@ -109,12 +109,12 @@ pub fn kernel_module_slower(c: &Ctx) -> Reply {
     if let (Some(a), Some(b)) = (&wpl, &stdio) {
         if a.cpu > 0.0 && b.cpu > 0.0 {
             parts.push(format!(
-                "On the CPU, a write() per line cost {} stdio's time ({:.0} against {:.0} ns per line): a \
+                "On the CPU, a write() per line cost {} stdio's time ({} against {} per line): a \
                  system call per line, which the module paid as a vfs_write per line without the mode switch, \
                  against a few calls for stdio's buffered 4 KiB.",
                 x(a.cpu / b.cpu),
-                a.cpu * 1e6 / a.lines,
-                b.cpu * 1e6 / b.lines
+                super::ns(a.cpu * 1e6 / a.lines),
+                super::ns(b.cpu * 1e6 / b.lines)
             ));
         }
     }

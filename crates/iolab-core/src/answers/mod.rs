@@ -418,13 +418,9 @@ pub(crate) fn x(r: f64) -> String {
     }
 }
 
-/// "614 ns" or "21.9 µs".
+/// "614.0 ns" or "21.9 µs": `units::fmt_ns`, the unit every view uses.
 pub(crate) fn ns(v: f64) -> String {
-    if v >= 10_000.0 {
-        format!("{:.1} µs", v / 1e3)
-    } else {
-        format!("{v:.0} ns")
-    }
+    crate::units::fmt_ns(v)
 }
 
 /// "1,031,349".

@@ -247,11 +247,12 @@ pub fn tracepoint_cost(c: &Ctx) -> Reply {
     let d = (on.ns() - off.ns()) / calls;
     let mut parts = vec![format!(
         "write(), {}: {} per op with the raw_syscalls:sys_enter tracepoint counting every call, against {} \
-         without ({:+.0} ns per system call, {:+.0}%).",
+         without ({}{} per system call, {:+.0}%).",
         on.workload(),
         ns(on.ns()),
         ns(off.ns()),
-        d,
+        if d < 0.0 { "-" } else { "+" },
+        ns(d.abs()),
         (on.ns() / off.ns() - 1.0) * 100.0
     )];
     if d <= 0.0 {

@@ -160,7 +160,7 @@ fn uring_vs_write() {
     );
     assert_eq!(r.status, Status::Partly);
     for want in [
-        "4 B writes to /dev/null: write() 600 ns; io_uring as the thesis ran it 2000 ns (3.3x write()'s time)",
+        "4 B writes to /dev/null: write() 600.0 ns; io_uring as the thesis ran it 2.0 µs (3.3x write()'s time)",
         "({disk}/w.dat: 100% of io_uring's requests punted)",
         "what made it take 14x write()'s time",
         "Even on /dev/null, which completes requests inline (0% punted), the thesis's design took 3.3x",
@@ -191,7 +191,7 @@ fn mmap_vs_write() {
         &published,
     );
     for want in [
-        "mmap 25 ns per op against write() 1500 ns (0.017x the time): 0.000 system calls per op against 1.000",
+        "mmap 25.0 ns per op against write() 1.5 µs (0.017x the time): 0.000 system calls per op against 1.000",
         "'dma 4b': 1M writes of 4 B in 0.009 s: possible",
         "'dma 4kb': 1M writes of 4 KiB in 0.010 s: impossible: 409.6 GB/s",
         "speed-up over write() for 4 KiB, 154x (1.538 s against 0.010 s), is no measurement",
@@ -215,7 +215,7 @@ fn tracepoint_cost() {
         &[],
         &[],
     );
-    assert!(r.text.contains("800 ns per op with the raw_syscalls:sys_enter tracepoint counting every call, against 500 ns without (+300 ns per system call, +60%)"), "{}", r.text);
+    assert!(r.text.contains("800.0 ns per op with the raw_syscalls:sys_enter tracepoint counting every call, against 500.0 ns without (+300.0 ns per system call, +60%)"), "{}", r.text);
     assert!(
         r.text
             .contains("300 ms of the thesis's 1.584 s write() run (19%)"),
@@ -253,10 +253,10 @@ fn older_techniques() {
     e.calls_per_op = Some(1.12);
     let r = answer("older_techniques", &[], &[w, a, p, e], &[], &[]);
     assert_eq!(r.status, Status::Answered);
-    assert!(r.text.contains("4 B writes to /dev/null: aio 900 ns, 1.8x write()'s time; 100% of its requests completed inside io_submit"), "{}", r.text);
+    assert!(r.text.contains("4 B writes to /dev/null: aio 900.0 ns, 1.8x write()'s time; 100% of its requests completed inside io_submit"), "{}", r.text);
     assert!(
         r.text.contains(
-            "4 B writes to pipe: epoll 2600 ns, 1.3x write()'s time; 1.120 calls per op by iolab's count: above 1"
+            "4 B writes to pipe: epoll 2.6 µs, 1.3x write()'s time; 1.120 calls per op by iolab's count: above 1"
         ),
         "{}",
         r.text
@@ -340,7 +340,7 @@ fn offload_slowdown() {
     for want in [
         "340,567 / 4,137 cycles = 82x",
         "487,894 / 4,170 = 117x",
-        "(native path) 850 ns (2210 cycles)",
+        "(native path) 850.0 ns (2210 cycles)",
         "1.3x the baseline, no doorbell or wake-up",
         "45x the baseline, 1.00 doorbells and 1.00 server wake-ups per request",
         "the offloaded slowdown is the wake-up (37.1 µs per request here)",
@@ -381,7 +381,7 @@ fn direct_crossover() {
     let r = answer("direct_crossover", &[], &rows, &[], &[]);
     for want in [
         "disk: writes to {disk}/w.dat pwrite(): buffered and O_DIRECT cross between 512 B and 1 MiB",
-        "At 512 B an O_DIRECT op took 130.0 µs against 3000 ns buffered",
+        "At 512 B an O_DIRECT op took 130.0 µs against 3.0 µs buffered",
         "at 1 MiB the kernel was busy 95% of the time for buffered I/O, 20% for O_DIRECT: the copy through the page cache keeps a CPU busy",
         "its buffered writes never reached the device inside the timed span",
     ] {
@@ -450,7 +450,7 @@ fn sync_won() {
     );
     for want in [
         "pread() made 25000 IOPS at 320.0 µs mean latency, io_uring at QD 128 made 60000 (2.4x pread()'s IOPS)",
-        "by Little's law 74 / 60000 IOPS = 1233.3 µs per request in the kernel and the device, close to its measured latency",
+        "by Little's law 74 / 60000 IOPS = 1.23 ms per request in the kernel and the device, close to its measured latency",
         "So here io_uring did not lose",
         "This machine's 4 KiB O_DIRECT read takes 118.9 µs on one thread",
         "189x less: they cannot have reached a device",
@@ -605,7 +605,7 @@ fn kernel_module_slower() {
         "128 ms against 13.98 ms median (9.2x), the module's runs ranging from 15.5 to 901.9 ms (58x apart)",
         "write() per line, as the module called vfs_write per line, 61.00 ms (runs 60.00-62.00), 50.50 ms of it on the CPU",
         "median 11.00 ms for one write() of the text, 92% of its run) is the wait for fsync",
-        "a write() per line cost 10x stdio's time (505 against 50 ns per line)",
+        "a write() per line cost 10x stdio's time (505.0 ns against 50.0 ns per line)",
     ] {
         assert!(r.text.contains(want), "{want}\n{}", r.text);
     }

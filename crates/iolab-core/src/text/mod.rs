@@ -45,7 +45,8 @@ pub enum Block {
     /// An empty line.
     Blank,
     Table(Table),
-    /// Lines printed as they are (a seed's published table): never wrapped, a code block in Markdown.
+    /// Lines laid out by hand (a seed's published table): printed as they are where they fit (wrapped
+    /// like prose where not), a code block in Markdown.
     Pre(String),
 }
 
@@ -135,7 +136,8 @@ impl Doc {
                 Block::Blank => out.push('\n'),
                 Block::Table(t) => out.push_str(&t.render(width)),
                 Block::Pre(s) => {
-                    out.push_str(s.trim_end_matches('\n'));
+                    // Laid out by hand: kept as it is where it fits, else wrapped like prose.
+                    out.push_str(&wrap::wrap_text(s.trim_end_matches('\n'), width));
                     out.push('\n');
                 }
             }

@@ -32,6 +32,11 @@ pub fn hang_of(line: &str) -> usize {
     if rest.starts_with("- ") || rest.starts_with("* ") {
         return lead + 2;
     }
+    // A numbered item: "1. ", "12. ".
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits > 0 && rest[digits..].starts_with(". ") {
+        return lead + digits + 2;
+    }
     if let Some(i) = rest.find("  ") {
         let label = &rest[..i];
         if !label.is_empty() && width_of(label) <= 24 {
@@ -101,7 +106,11 @@ pub fn wrap_hanging(line: &str, width: Option<usize>, hang: usize) -> String {
         return plain(line.trim_end());
     }
     // A hang that leaves almost nothing of the line falls back to half the width.
-    let hang = if hang + 8 <= width { hang } else { width / 2 };
+    let hang = if hang + 8 > width {
+        hang.min(width / 2)
+    } else {
+        hang
+    };
     let mut out = String::new();
     let mut cur = String::new();
     let mut cur_w = 0;
@@ -214,6 +223,7 @@ mod tests {
         assert_eq!(hang_of("  - a bullet point"), 4);
         assert_eq!(hang_of("plain prose with single spaces"), 0);
         assert_eq!(hang_of("    indented prose"), 4);
+        assert_eq!(hang_of("  12. a numbered question"), 6);
         let nb = format!("a{NBSP}b c");
         assert_eq!(wrap_line(&nb, Some(3)), "a b\nc");
     }
