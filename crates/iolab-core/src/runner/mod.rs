@@ -18,6 +18,7 @@
 
 mod assemble;
 mod content;
+mod intervals;
 mod loops;
 mod pass;
 mod threads;

@@ -130,6 +130,7 @@ pub(super) fn run_once(
         flushes: w.flushes,
         per_thread: w.per_thread,
         verify,
+        intervals: super::intervals::merge(&outs, spec, ns, moved_per_op, w.wall_s),
         ..base
     };
     let counter_values = pass

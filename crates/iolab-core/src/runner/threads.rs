@@ -174,6 +174,8 @@ pub(super) fn run_threads<M: Method, C: Clock>(
         qd: spec.qd,
         batch: spec.batch,
         target_path: target.path.clone(),
+        interval_ticks: interval_ticks(spec, info.hz),
+        intervals_expected: intervals_expected(spec),
     };
     let region_len = target.region_blocks * spec.bs;
     let shared = method::SharedSlot::default();
@@ -190,6 +192,24 @@ pub(super) fn run_threads<M: Method, C: Clock>(
         Ok(one_thread::<M, C>(ctx_for(0), clk, &p, pass))
     } else {
         threads::<M, C>(spec, ctx_for, clk, &p, pass)
+    }
+}
+
+/// Clock ticks per interval of the time series (`--log-interval`; 0: none).
+fn interval_ticks(spec: &Spec, hz: f64) -> u64 {
+    match spec.log_interval().0 {
+        0 => 0,
+        ms => ((ms as f64 * 1e-3 * hz) as u64).max(1),
+    }
+}
+
+/// Intervals to make room for before the timed span: a --duration run's number (at most the number a
+/// thread keeps), else a few.
+fn intervals_expected(spec: &Spec) -> u64 {
+    match (spec.duration_s, spec.log_interval().0) {
+        (_, 0) => 0,
+        (Some(d), ms) => (d * 1000.0 / ms as f64) as u64 + 2,
+        (None, _) => 16,
     }
 }
 

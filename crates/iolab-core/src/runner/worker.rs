@@ -1,6 +1,7 @@
 //! One worker thread: it prepares its method and buffers, waits for the others, runs the loop and
 //! reports what it measured.
 
+use super::intervals::IntervalLog;
 use super::loops::{loop_async, loop_sync};
 use super::threads::Phases;
 use crate::error::{Error, Result};
@@ -78,6 +79,8 @@ pub(super) struct WorkerOut {
     /// The kernel may still hold requests that point into this worker's buffers (it could not be drained
     /// after a failure): the buffers are leaked instead of freed.
     pub(super) leak_buffers: bool,
+    /// The pass over time (`--log-interval`; see intervals.rs).
+    pub(super) log: IntervalLog,
 }
 
 impl WorkerOut {
@@ -101,6 +104,7 @@ impl WorkerOut {
             aio: None,
             nowait: None,
             leak_buffers: false,
+            log: IntervalLog::off(),
         }
     }
 }
@@ -128,6 +132,10 @@ pub(super) struct LoopParams<'a> {
     pub(super) qd: u32,
     pub(super) batch: u32,
     pub(super) target_path: std::path::PathBuf,
+    /// Clock ticks per interval of the time series (0: none), and how many intervals to make room for
+    /// before the timed span.
+    pub(super) interval_ticks: u64,
+    pub(super) intervals_expected: u64,
 }
 
 pub(super) fn worker<M: Method, C: Clock>(
@@ -139,8 +147,13 @@ pub(super) fn worker<M: Method, C: Clock>(
 ) -> WorkerOut {
     let mut out = WorkerOut::new();
     let hists = FastHist::try_new().and_then(|l| Ok((l, FastHist::try_new()?)));
+    let log = || match p.interval_ticks {
+        0 => Ok(IntervalLog::off()),
+        every => IntervalLog::new(every, p.intervals_expected),
+    };
     let mut prepared = match hists.and_then(|(lat, gap)| {
         (out.lat, out.gap) = (lat, gap);
+        out.log = log()?;
         prepare::<M>(&ctx, p)
     }) {
         Ok(x) => Some(x),
@@ -157,6 +170,8 @@ pub(super) fn worker<M: Method, C: Clock>(
         }
     }
     sh.finish();
+    // After the "after" sample, so that its CPU time is not the run's.
+    out.log.finish(&mut out.lat, out.t_last, out.ops);
     // The method (fd, mapping, ring and with it the ring's helper threads) goes away here, after sampling.
     if let Some((m, bufs)) = prepared {
         drop(m);
