@@ -120,7 +120,8 @@ fn run_flow(flow: &mut Flow, what: &str, lead: &str) -> Result<(usize, Option<Er
         }
     ))?;
     let mut progress = Progress::new(what, flow.points.len() - skipped);
-    let failed = flow.run(&clk, &mut |ev| progress.event(&ev))?;
+    let board = progress.board();
+    let failed = flow.run(&clk, board.as_ref(), &mut |ev| progress.event(&ev))?;
     progress.finish();
     Ok((failed, progress.take_failure()))
 }
@@ -166,9 +167,16 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
     if let Some(c) = &a.run.csv {
         check_new_path("--csv", c)?;
     }
-    // The record file, the CSV and the points' targets: each its own file.
+    if let Some(c) = &a.run.csv_intervals {
+        check_new_path("--csv-intervals", c)?;
+    }
+    // The record file, the CSVs and the points' targets: each its own file.
     let mut files: Vec<_> = resolved.iter().flatten().filter_map(target_file).collect();
-    files.extend([("--out", a.out.as_deref()), ("--csv", a.run.csv.as_deref())]);
+    files.extend([
+        ("--out", a.out.as_deref()),
+        ("--csv", a.run.csv.as_deref()),
+        ("--csv-intervals", a.run.csv_intervals.as_deref()),
+    ]);
     check_apart(&files)?;
     let jobs = points
         .iter()
@@ -199,6 +207,11 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
     if let Some(c) = &a.run.csv {
         let keys: Vec<String> = vary.iter().map(|v| v.key.clone()).collect();
         write_new("--csv", c, flow.csv(&keys).as_bytes())?;
+    }
+    if let Some(c) = &a.run.csv_intervals {
+        let keys: Vec<String> = vary.iter().map(|v| v.key.clone()).collect();
+        let text = iolab_core::interval_csv::of_records(&flow.records(), &keys);
+        write_new("--csv-intervals", c, text.as_bytes())?;
     }
     if let Some(e) = lost {
         return Err(e);

@@ -9,6 +9,7 @@ use crate::measure::counters::{CounterSet, CounterSnap};
 use crate::measure::cpu::{read_tasks, steal_per_cpu, ProcIo, Rusage};
 use crate::measure::profile::Sampler;
 use crate::method::{self, Method, ThreadCtx};
+use crate::progress::Board;
 use crate::spec::{OpKind, Spec, SyncEvery};
 use crate::target::PreparedTarget;
 use std::sync::atomic::AtomicBool;
@@ -53,12 +54,16 @@ struct Inline<'a> {
     abort: AtomicBool,
     counters: &'a [&'a CounterSet],
     sampler: Option<&'a Sampler>,
+    board: Option<&'a Board>,
 }
 
 impl Phases for Inline<'_> {
     fn start(&self) {
         *self.before.lock().unwrap_or_else(|p| p.into_inner()) =
             Some(Snap::take_before(self.counters, self.sampler));
+        if let Some(b) = self.board {
+            b.started();
+        }
     }
     fn finish(&self) {
         *self.after.lock().unwrap_or_else(|p| p.into_inner()) =
@@ -160,7 +165,11 @@ pub(super) fn run_threads<M: Method, C: Clock>(
     let every = |s: SyncEvery| if let SyncEvery::Every(k) = s { k } else { 0 };
     let p = LoopParams {
         synchronous: spec.method.info().synchronous(),
-        progress: pass.progress,
+        progress: pass.progress.map(|(b, _)| b.done()),
+        publish_ticks: match pass.progress {
+            Some(_) => ((crate::progress::PUBLISH_S * info.hz) as u64).max(1),
+            None => u64::MAX,
+        },
         bs: spec.bs as usize,
         write: spec.op == OpKind::Write,
         stamp: spec.op == OpKind::Write
@@ -227,6 +236,7 @@ fn one_thread<M: Method, C: Clock>(
         abort: AtomicBool::new(false),
         counters,
         sampler,
+        board: pass.progress.map(|(b, _)| b),
     };
     let max_ops = ctx.spec.ops_for_thread(0).unwrap_or(u64::MAX);
     let out = worker::<M, C>(ctx, clk, p, &ph, max_ops);
@@ -310,6 +320,9 @@ fn threads<'a, M: Method, C: Clock>(
         gate.open(true);
         sh.ready.wait();
         let before = Snap::take_before(counters, sampler);
+        if let Some((b, _)) = pass.progress {
+            b.started();
+        }
         sh.go.wait();
         sh.done.wait();
         let after = Snap::take_after(counters, sampler);

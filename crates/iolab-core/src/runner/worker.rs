@@ -113,10 +113,11 @@ impl WorkerOut {
 pub(super) struct LoopParams<'a> {
     /// The method completes each op inside `submit` (its registry entry's `exec`).
     pub(super) synchronous: bool,
-    /// Where finished ops are published for a progress display (the timed pass of a watched run only).
-    /// Workers add to it every 1024 ops (synchronous loop) or once 1024 more finished (asynchronous
-    /// loop): no cost per op.
+    /// Where finished ops are published for a progress display (a watched run only), every
+    /// `publish_ticks` (u64::MAX: never) at the comparison the loops make after every op or round anyway:
+    /// no cost per op.
     pub(super) progress: Option<&'a AtomicU64>,
+    pub(super) publish_ticks: u64,
     pub(super) bs: usize,
     pub(super) write: bool,
     /// Stamp the pattern into each block: writes to a target that keeps data (a sink keeps nothing to

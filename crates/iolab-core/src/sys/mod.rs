@@ -32,6 +32,7 @@ mod memory;
 mod perf_events;
 mod process;
 mod stdio;
+mod tty;
 mod uring;
 
 pub use aio::*;
@@ -43,4 +44,5 @@ pub use memory::*;
 pub use perf_events::*;
 pub use process::*;
 pub use stdio::*;
+pub use tty::*;
 pub use uring::*;
