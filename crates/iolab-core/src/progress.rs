@@ -1,7 +1,7 @@
 //! Progress displays that do not touch the measured process: a forked helper process reads a
 //! [`Board`] in shared memory, which the runner fills (the pass it is in, the pass's bounds, when its
-//! ops started, and the ops finished so far, added by the workers about every 50 ms from the clock
-//! reads they make anyway), and draws from it. The measured process gains no thread (a second thread
+//! ops started and ended, and the ops finished so far with the clock tick they were counted at, added by
+//! the workers about every 50 ms from the clock reads they make anyway), and draws from it. The measured process gains no thread (a second thread
 //! makes a one-thread run's syscalls dearer, see cleanup.rs) and writes nothing to the terminal while it
 //! runs. The drawing is the caller's (a [`Draw`]); this module owns the page, the fork, the helper's life
 //! and what the board's numbers mean ([`View`]: the pass's name, how far it is, the live rate, the ETA).
@@ -80,13 +80,21 @@ const STARTED: usize = 3;
 const GOAL_OPS: usize = 4;
 const GOAL_US: usize = 5;
 const BS: usize = 6;
-/// Bumped (by two) around every change of the fields above DONE: odd while they change.
+/// Bumped (by two) around every change of the fields below: odd while they change.
 const GEN: usize = 7;
+/// The runner's clock: its rate (f64 bits), the tick the pass's ops started at, and the latest tick a
+/// worker published its count at (so the rate is ops over the workers' own time, not the helper's).
+const HZ: usize = 8;
+const START_TICK: usize = 9;
+const LAST_TICK: usize = 10;
+/// 1 once the pass's ops are over (it is closing: counters, --verify, clean-up).
+const ENDED: usize = 11;
+const N: usize = 12;
 
 /// The page the measured process and the helper share.
 #[derive(Clone, Copy)]
 pub struct Board {
-    c: &'static [AtomicU64; 8],
+    c: &'static [AtomicU64; N],
 }
 
 /// One consistent reading of the board.
@@ -101,17 +109,26 @@ pub struct Look {
     pub bs: u64,
     /// Which pass (changes with every pass begun).
     pub gen: u64,
+    /// The runner's clock rate (0: unknown), the tick the ops started at and the tick `done` was
+    /// published at.
+    pub hz: f64,
+    pub start_tick: u64,
+    pub last_tick: u64,
+    /// The pass's ops are over.
+    pub ended: bool,
 }
 
 impl Board {
     /// A new shared page, or None when it cannot be had (the command then runs without a display).
     pub fn new() -> Option<Board> {
-        sys::shared_counters::<8>().ok().map(|c| Board { c })
+        sys::shared_counters::<N>().ok().map(|c| Board { c })
     }
 
-    /// Where the workers add their finished ops.
-    pub fn done(&self) -> &'static AtomicU64 {
-        &self.c[DONE]
+    /// A worker adds `n` ops it finished, counted at its clock's tick `tick`.
+    #[inline]
+    pub fn publish(&self, n: u64, tick: u64) {
+        self.c[DONE].fetch_add(n, Ordering::Relaxed);
+        self.c[LAST_TICK].fetch_max(tick, Ordering::Relaxed);
     }
 
     /// A pass of `stage` begins (nothing done, its ops not started yet), bounded by `spec`'s ops and
@@ -119,8 +136,9 @@ impl Board {
     pub fn begin(&self, stage: Stage, spec: Option<&Spec>) {
         let c = self.c;
         c[GEN].fetch_add(1, Ordering::AcqRel);
-        c[DONE].store(0, Ordering::Relaxed);
-        c[STARTED].store(0, Ordering::Relaxed);
+        for i in [DONE, STARTED, HZ, START_TICK, LAST_TICK, ENDED] {
+            c[i].store(0, Ordering::Relaxed);
+        }
         c[STAGE].store(stage as u64, Ordering::Relaxed);
         let ops = spec.and_then(|s| s.ops).unwrap_or(0);
         let us = spec
@@ -132,12 +150,21 @@ impl Board {
         c[GEN].fetch_add(1, Ordering::AcqRel);
     }
 
-    /// The pass's ops start now (called by the runner just before it lets its workers go).
-    pub fn started(&self) {
+    /// The pass's ops start now, at tick `tick` of the runner's clock of `hz` ticks per second (0: no
+    /// ticks will be published); called by the runner just before it lets its workers go.
+    pub fn started(&self, tick: u64, hz: f64) {
         let c = self.c;
         c[GEN].fetch_add(1, Ordering::AcqRel);
         c[STARTED].store(sys::monotonic_ns().max(1), Ordering::Relaxed);
+        c[HZ].store(hz.to_bits(), Ordering::Relaxed);
+        c[START_TICK].store(tick, Ordering::Relaxed);
+        c[LAST_TICK].store(tick, Ordering::Relaxed);
         c[GEN].fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The pass's ops are over (what follows: its counters, --verify, the target's clean-up).
+    pub fn ended(&self) {
+        self.c[ENDED].store(1, Ordering::Release);
     }
 
     /// The board as it is, or None while the measured process is changing it.
@@ -157,7 +184,14 @@ impl Board {
             c[GOAL_US].load(Ordering::Relaxed),
         );
         let bs = c[BS].load(Ordering::Relaxed);
-        let done = c[DONE].load(Ordering::Relaxed);
+        let (hz, start_tick) = (
+            f64::from_bits(c[HZ].load(Ordering::Relaxed)),
+            c[START_TICK].load(Ordering::Relaxed),
+        );
+        let ended = c[ENDED].load(Ordering::Acquire) == 1;
+        // The count, then its tick: a count is never newer than the tick read with it.
+        let done = c[DONE].load(Ordering::Acquire);
+        let last_tick = c[LAST_TICK].load(Ordering::Acquire);
         (c[GEN].load(Ordering::Acquire) == g0).then_some(Look {
             stage,
             started_ns: (started > 0).then_some(started),
@@ -166,6 +200,10 @@ impl Board {
             goal_s: (us > 0).then(|| us as f64 * 1e-6),
             bs,
             gen: g0,
+            hz,
+            start_tick,
+            last_tick,
+            ended,
         })
     }
 }
@@ -187,9 +225,12 @@ pub struct View {
     /// Seconds left of the pass: of its --duration exactly (from when its ops started), of its ops from
     /// the live rate, whichever ends first; None until it can be told.
     pub eta_s: Option<f64>,
+    /// The pass's ops are over; it is closing.
+    pub ended: bool,
 }
 
-/// The live rate: (time ns, ops done) at each look of the current pass.
+/// The live rate: (time, ops done) at each look of the current pass, the time in the runner's clock
+/// ticks where it publishes them (the ops' own time), else in the helper's ns.
 #[derive(Default)]
 pub struct Rate {
     gen: u64,
@@ -197,24 +238,33 @@ pub struct Rate {
 }
 
 impl Rate {
-    /// Ops per second over the window ending at (`now`, `done`), for the pass `look`.
+    /// Ops per second over the window ending at the pass `look` seen at `now` (ns).
     fn update(&mut self, look: &Look, now: u64) -> Option<f64> {
         if look.gen != self.gen {
             self.seen.clear();
             self.gen = look.gen;
         }
         let start = look.started_ns?;
+        let ticks = look.hz > 0.0;
+        let (t, per_s) = match ticks {
+            true => (look.last_tick, look.hz),
+            false => (now, 1e9),
+        };
         if self.seen.is_empty() {
-            self.seen.push_back((start, 0));
+            self.seen
+                .push_back((if ticks { look.start_tick } else { start }, 0));
         }
-        self.seen.push_back((now, look.done));
-        let window = RATE_WINDOW.as_nanos() as u64;
-        while self.seen.len() > 2 && now.saturating_sub(self.seen[1].0) >= window {
+        if self.seen.back().is_some_and(|b| b.0 < t || !ticks) {
+            self.seen.push_back((t, look.done));
+        }
+        let window = (RATE_WINDOW.as_secs_f64() * per_s) as u64;
+        while self.seen.len() > 2 && t.saturating_sub(self.seen[1].0) >= window {
             self.seen.pop_front();
         }
         let (t0, d0) = self.seen[0];
-        let dt = now.saturating_sub(t0) as f64 * 1e-9;
-        (look.done > 0 && dt > 0.0).then(|| look.done.saturating_sub(d0) as f64 / dt)
+        let (t1, d1) = *self.seen.back()?;
+        let dt = t1.saturating_sub(t0) as f64 / per_s;
+        (d1 > 0 && dt > 0.0).then(|| d1.saturating_sub(d0) as f64 / dt)
     }
 }
 
@@ -246,7 +296,8 @@ pub fn view(look: &Look, now: u64, rate: &mut Rate) -> View {
         fraction: if elapsed_s.is_some() { fraction } else { None },
         ops_s,
         bytes_s: ops_s.map(|r| r * look.bs as f64),
-        eta_s,
+        eta_s: if look.ended { Some(0.0) } else { eta_s },
+        ended: look.ended,
     }
 }
 
@@ -330,6 +381,10 @@ mod tests {
             goal_s: d,
             bs: 4096,
             gen: 2,
+            hz: 0.0,
+            start_tick: 0,
+            last_tick: 0,
+            ended: false,
         }
     }
 
@@ -408,9 +463,22 @@ mod tests {
             (l.stage, l.started_ns, l.goal_s, l.goal_ops, l.bs),
             (Stage::Timed, None, Some(3.0), None, 8192)
         );
-        b.started();
-        b.done().fetch_add(1024, Ordering::Relaxed);
+        b.started(1000, 1e6);
+        b.publish(1024, 3000);
         let l2 = b.look().unwrap();
         assert!(l2.started_ns.is_some() && l2.done == 1024 && l2.gen > l.gen);
+        assert_eq!(
+            (l2.start_tick, l2.last_tick, l2.hz, l2.ended),
+            (1000, 3000, 1e6, false)
+        );
+        // 1024 ops in 2000 ticks of a 1 MHz clock, whenever the helper looks.
+        let v = view(&l2, sys::monotonic_ns() + 5 * S, &mut Rate::default());
+        assert_eq!(v.ops_s, Some(512_000.0));
+        b.ended();
+        let l3 = b.look().unwrap();
+        assert!(l3.ended && view(&l3, 0, &mut Rate::default()).eta_s == Some(0.0));
+        b.begin(Stage::Counting, None);
+        let l4 = b.look().unwrap();
+        assert!(!l4.ended && l4.done == 0 && l4.started_ns.is_none());
     }
 }

@@ -186,9 +186,11 @@ impl Draw for Line {
     }
 }
 
-/// Seconds as the line shows them: "0.4 s", "12 s", "3m05s", "1h02m".
+/// Seconds as the line shows them: "0.44 s", "2.5 s", "12 s", "3m05s", "1h02m".
 fn secs(s: f64) -> String {
-    if s < 10.0 {
+    if s < 1.0 {
+        format!("{s:.2} s")
+    } else if s < 10.0 {
         format!("{s:.1} s")
     } else if s < 60.0 {
         format!("{s:.0} s")
@@ -253,11 +255,15 @@ fn parts(l: &Line, v: &View) -> Parts {
         (None, _, _) if v.stage == iolab_core::progress::Stage::Other => String::new(),
         (None, _, _) => "setting up".to_string(),
         (Some(_), Some(n), _) => format!("{}/{} ops", count(v.done as f64), count(n as f64)),
-        (Some(e), None, Some(d)) => format!("{}/{}", secs(e).trim_end_matches(" s"), secs(d)),
+        (Some(e), None, Some(d)) => {
+            format!("{}/{}", secs(e.min(d)).trim_end_matches(" s"), secs(d))
+        }
         (Some(e), None, None) => secs(e),
     };
     let eta = match (v.elapsed_s, v.eta_s) {
         (None, _) => String::new(),
+        // Its counters are read and closed, --verify reads the target back, the target is cleaned up.
+        (Some(_), _) if v.ended => "ops done, finishing".into(),
         (Some(_), Some(e)) => format!("ETA {}", secs(e)),
         (Some(_), None) => "ETA ?".into(),
     };
@@ -397,6 +403,7 @@ mod tests {
             ops_s: Some(4_213_000.0),
             bytes_s: Some(4_213_000.0 * 4096.0),
             eta_s: elapsed.map(|e| 3.0 - e),
+            ended: false,
         }
     }
 
@@ -469,11 +476,14 @@ mod tests {
         let mut v = view(Stage::Timed, Some(0.2));
         v.eta_s = None;
         assert!(render(&l, &v, 200).ends_with("ETA ?"));
+        v.ended = true;
+        assert!(render(&l, &v, 200).ends_with("ops done, finishing"));
     }
 
     #[test]
     fn units_read_as_people_write_them() {
-        assert_eq!(secs(0.44), "0.4 s");
+        assert_eq!(secs(0.44), "0.44 s");
+        assert_eq!(secs(2.46), "2.5 s");
         assert_eq!(secs(12.3), "12 s");
         assert_eq!(secs(185.0), "3m05s");
         assert_eq!(secs(3720.0), "1h02m");

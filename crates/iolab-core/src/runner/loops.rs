@@ -416,8 +416,8 @@ impl Flight {
 #[cold]
 #[inline(never)]
 fn publish(p: &LoopParams, e: u64, done: u64, reported: &mut u64) -> u64 {
-    if let Some(pr) = p.progress {
-        pr.fetch_add(done - *reported, Ordering::Relaxed);
+    if let Some(b) = p.progress {
+        b.publish(done - *reported, e);
     }
     *reported = done;
     e.saturating_add(p.publish_ticks)

@@ -103,7 +103,7 @@ pub fn run_with(spec: &Spec, clock: &ClockInfo, board: Option<&Board>) -> Result
         // ops, so the display shows the time only.
         if let Some(b) = board {
             b.begin(Stage::Timed, Some(spec));
-            b.started();
+            b.started(0, 0.0);
         }
         return run(spec, clock);
     }

@@ -51,7 +51,11 @@ pub(super) fn run_once(
         b.begin(stage, Some(spec));
     }
     let target = target::setup(spec)?;
-    let c = run_method(spec, &target, clock, pass)?;
+    let c = run_method(spec, &target, clock, pass);
+    if let Some((b, _)) = pass.progress {
+        b.ended();
+    }
+    let c = c?;
     let Collected {
         mut outs,
         before,

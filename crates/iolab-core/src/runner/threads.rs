@@ -54,7 +54,10 @@ struct Inline<'a> {
     abort: AtomicBool,
     counters: &'a [&'a CounterSet],
     sampler: Option<&'a Sampler>,
+    /// A progress display's board, told when the ops start (at which tick of `clk`, of `hz`).
     board: Option<&'a Board>,
+    clk: &'a dyn Clock,
+    hz: f64,
 }
 
 impl Phases for Inline<'_> {
@@ -62,7 +65,7 @@ impl Phases for Inline<'_> {
         *self.before.lock().unwrap_or_else(|p| p.into_inner()) =
             Some(Snap::take_before(self.counters, self.sampler));
         if let Some(b) = self.board {
-            b.started();
+            b.started(self.clk.now(), self.hz);
         }
     }
     fn finish(&self) {
@@ -165,7 +168,8 @@ pub(super) fn run_threads<M: Method, C: Clock>(
     let every = |s: SyncEvery| if let SyncEvery::Every(k) = s { k } else { 0 };
     let p = LoopParams {
         synchronous: spec.method.info().synchronous(),
-        progress: pass.progress.map(|(b, _)| b.done()),
+        progress: pass.progress.map(|(b, _)| b),
+        hz: info.hz,
         publish_ticks: match pass.progress {
             Some(_) => ((crate::progress::PUBLISH_S * info.hz) as u64).max(1),
             None => u64::MAX,
@@ -237,6 +241,8 @@ fn one_thread<M: Method, C: Clock>(
         counters,
         sampler,
         board: pass.progress.map(|(b, _)| b),
+        clk,
+        hz: p.hz,
     };
     let max_ops = ctx.spec.ops_for_thread(0).unwrap_or(u64::MAX);
     let out = worker::<M, C>(ctx, clk, p, &ph, max_ops);
@@ -321,7 +327,7 @@ fn threads<'a, M: Method, C: Clock>(
         sh.ready.wait();
         let before = Snap::take_before(counters, sampler);
         if let Some((b, _)) = pass.progress {
-            b.started();
+            b.started(clk.now(), p.hz);
         }
         sh.go.wait();
         sh.done.wait();

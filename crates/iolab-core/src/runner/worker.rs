@@ -11,7 +11,7 @@ use crate::measure::hist::FastHist;
 use crate::method::{Method, ThreadCtx};
 use crate::pattern::{self, OpPlan};
 use std::alloc::Layout;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A zeroed, aligned I/O buffer (O_DIRECT needs alignment; a page is always used).
 pub(super) struct AlignedBuf {
@@ -116,8 +116,10 @@ pub(super) struct LoopParams<'a> {
     /// Where finished ops are published for a progress display (a watched run only), every
     /// `publish_ticks` (u64::MAX: never) at the comparison the loops make after every op or round anyway:
     /// no cost per op.
-    pub(super) progress: Option<&'a AtomicU64>,
+    pub(super) progress: Option<&'a crate::progress::Board>,
     pub(super) publish_ticks: u64,
+    /// The clock's ticks per second.
+    pub(super) hz: f64,
     pub(super) bs: usize,
     pub(super) write: bool,
     /// Stamp the pattern into each block: writes to a target that keeps data (a sink keeps nothing to
