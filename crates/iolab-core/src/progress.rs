@@ -197,7 +197,7 @@ impl Board {
             started_ns: (started > 0).then_some(started),
             done,
             goal_ops: (ops > 0).then_some(ops),
-            goal_s: (us > 0).then(|| us as f64 * 1e-6),
+            goal_s: (us > 0).then_some(us as f64 * 1e-6),
             bs,
             gen: g0,
             hz,

@@ -287,10 +287,12 @@ fn parts(l: &Line, v: &View) -> Parts {
             .map(bytes_s)
             .unwrap_or_default(),
         eta,
-        then: l
-            .then_s
-            .map(|t| format!("then ~{} for the runs after it", secs(t)))
-            .unwrap_or_default(),
+        // Where the series ends: this run's ETA and the runs after it at the mean of those done.
+        then: match (l.then_s, v.eta_s) {
+            (Some(t), Some(e)) => format!("all runs ~{}", secs(t + e)),
+            (Some(t), None) => format!("the runs after it ~{}", secs(t)),
+            (None, _) => String::new(),
+        },
     }
 }
 
@@ -352,8 +354,8 @@ fn assemble(p: &Parts, f: Fit) -> String {
 }
 
 /// The status line of `l` at `v`, at most `width` characters: the parts that do not fit are left out
-/// or shortened, the least needed first (the pass's explanation, the runs after this one, the bar, the
-/// end of the run's label, bytes/s, the title, the rest of the label).
+/// or shortened, the least needed first (the pass's explanation, half the bar, when all runs end, the
+/// rest of the bar and the end of the run's label, bytes/s, the title, the rest of the label).
 fn render(l: &Line, v: &View, width: usize) -> String {
     let p = parts(l, v);
     let mut f = Fit {
@@ -367,8 +369,8 @@ fn render(l: &Line, v: &View, width: usize) -> String {
     let fits = |f: Fit| assemble(&p, f).chars().count() <= width;
     let steps: [fn(&mut Fit); 8] = [
         |f| f.long_pass = false,
-        |f| f.then = false,
         |f| f.bar = 12,
+        |f| f.then = false,
         |f| f.label = 32,
         |f| f.bar = 8,
         |f| f.bytes = false,
@@ -424,8 +426,8 @@ mod tests {
         assert_eq!(
             wide,
             "iolab sweep  run 3/12  method=io_uring bs=4k qd=32 threads=4 target=/var/tmp/some/long/path.dat  \
-             timed pass [==========>             ]  1.4/3.0 s  4.21M ops/s 16.1 GiB/s  ETA 1.6 s, then ~25 s \
-             for the runs after it"
+             timed pass [==========>             ]  1.4/3.0 s  4.21M ops/s 16.1 GiB/s  ETA 1.6 s, all runs \
+             ~27 s"
         );
         for w in [160, 120, 80, 60, 40] {
             let s = render(&l, &view(Stage::Timed, Some(1.4)), w);
