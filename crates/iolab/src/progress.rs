@@ -188,7 +188,7 @@ impl Draw for Line {
 
 /// Seconds as the line shows them: "0.44 s", "2.5 s", "12 s", "3m05s", "1h02m".
 fn secs(s: f64) -> String {
-    if s < 1.0 {
+    if s < 0.995 {
         format!("{s:.2} s")
     } else if s < 10.0 {
         format!("{s:.1} s")
@@ -354,8 +354,8 @@ fn assemble(p: &Parts, f: Fit) -> String {
 }
 
 /// The status line of `l` at `v`, at most `width` characters: the parts that do not fit are left out
-/// or shortened, the least needed first (the pass's explanation, half the bar, when all runs end, the
-/// rest of the bar and the end of the run's label, bytes/s, the title, the rest of the label).
+/// or shortened, the least needed first (the pass's explanation, the bar bit by bit, a series' title,
+/// the end of the run's label, bytes/s, when all runs end, the rest of the label, the title).
 fn render(l: &Line, v: &View, width: usize) -> String {
     let p = parts(l, v);
     let mut f = Fit {
@@ -367,25 +367,28 @@ fn render(l: &Line, v: &View, width: usize) -> String {
         title: true,
     };
     let fits = |f: Fit| assemble(&p, f).chars().count() <= width;
-    let steps: [fn(&mut Fit); 8] = [
-        |f| f.long_pass = false,
-        |f| f.bar = 12,
-        |f| f.then = false,
-        |f| f.label = 32,
-        |f| f.bar = 8,
-        |f| f.bytes = false,
-        |f| f.bar = 0,
-        |f| f.title = false,
+    // In a series the title ("iolab sweep") says least: "run 3/12" and the label name the run.
+    let series = l.run.is_some();
+    let steps: [fn(&mut Fit, bool); 8] = [
+        |f, _| f.long_pass = false,
+        |f, _| f.bar = 12,
+        |f, series| f.title &= !series,
+        |f, _| f.bar = 8,
+        |f, _| f.label = 40,
+        |f, _| f.bar = 0,
+        |f, _| f.bytes = false,
+        |f, _| f.then = false,
     ];
     for step in steps {
         if fits(f) {
             return assemble(&p, f);
         }
-        step(&mut f);
+        step(&mut f, series);
     }
     while f.label > 0 && !fits(f) {
         f.label -= 1;
     }
+    f.title &= fits(f);
     assemble(&p, f).chars().take(width).collect()
 }
 
@@ -443,6 +446,17 @@ mod tests {
         assert_eq!(
             s,
             "run 3/12  method=io_uring bs=4k …  timed pass  1.4/3.0 s  4.21M ops/s  ETA 1.6 s"
+        );
+        // A repeat's runs have no label: at 80 columns the title goes before when all runs end.
+        let repeat = Line {
+            title: "iolab run --repeat".into(),
+            run: Some((2, 3)),
+            label: String::new(),
+            then_s: Some(1.6),
+        };
+        assert_eq!(
+            render(&repeat, &view(Stage::Timed, Some(1.4)), 79),
+            "run 2/3  timed pass  1.4/3.0 s  4.21M ops/s  ETA 1.6 s, all runs ~3.2 s"
         );
         // A single run keeps its bar at 80 columns.
         let one = Line {
