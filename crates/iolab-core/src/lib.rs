@@ -11,6 +11,7 @@ pub mod error;
 pub mod fault;
 pub mod findings;
 pub mod findings_compare;
+pub mod interval_csv;
 pub mod leftovers;
 pub mod lines;
 pub mod measure;

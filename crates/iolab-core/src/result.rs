@@ -493,6 +493,36 @@ pub struct RunResult {
     /// `--profile`: where the CPU time went, from sampled call stacks (see `measure/profile.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileFigures>,
+    /// The timed pass over time (`--log-interval MS`; by default 1 s intervals, kept when the pass took
+    /// 2 s or more): one entry per interval, in time order, all threads together. Each worker closes its
+    /// interval at its first completion at or past the boundary (no thread is added to time them), so
+    /// an interval runs from that completion to the next such one; the threads' intervals of the same
+    /// number are added up. Their ops add up to `ops` exactly. Absent (not written) when none were kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<IntervalFigures>,
+}
+
+/// One interval of a run's time series (`RunResult::intervals`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct IntervalFigures {
+    /// Seconds from the run's first op start (over all threads) to the interval's start and end: the
+    /// earliest start and the latest end of the threads' intervals of this number. The end is the
+    /// completion that crossed the boundary (or the thread's last op and final flush).
+    pub start_s: f64,
+    pub end_s: f64,
+    /// Ops completed in the interval (all threads) and the bytes they moved.
+    pub ops: u64,
+    pub bytes: u64,
+    /// ops and bytes over (end_s - start_s).
+    pub iops: f64,
+    pub mib_s: f64,
+    /// Per-op latency of the ops completed in the interval (as `latency`), from a histogram of 32
+    /// buckets per power of two (within 1.6%), each read at its middle; max within 0.1%. Zero when the
+    /// interval has no ops.
+    pub lat_p50_ns: f64,
+    pub lat_p90_ns: f64,
+    pub lat_p99_ns: f64,
+    pub lat_max_ns: f64,
 }
 
 /// `--warmup`: what ran before the timed span, on the same target and region, with an instance of the

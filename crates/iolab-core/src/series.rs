@@ -668,12 +668,14 @@ pub enum Event<'a> {
 }
 
 /// Runs every job whose point the recorder does not hold yet, appending one record per job as it
-/// finishes. Returns how many did not run (an error, not applicable or not available). Ctrl-C never
-/// returns here: the handler removes iolab's files and exits; what was recorded is already synced.
+/// finishes, and telling `board` (a progress display's) what each run does. Returns how many did not run
+/// (an error, not applicable or not available). Ctrl-C never returns here: the handler removes iolab's
+/// files and exits; what was recorded is already synced.
 pub fn run_jobs(
     jobs: Vec<Job>,
     rec: &mut Recorder,
     clk: &ClockInfo,
+    board: Option<&crate::progress::Board>,
     on: &mut dyn FnMut(Event),
 ) -> Result<usize> {
     let n = jobs.len();
@@ -684,6 +686,9 @@ pub fn run_jobs(
             continue;
         }
         let label = point_label(&job.point);
+        if let Some(b) = board {
+            b.begin(crate::progress::Stage::Other, None);
+        }
         on(Event::Start {
             i,
             n,
@@ -692,7 +697,7 @@ pub fn run_jobs(
         let outcome = match job.work {
             Work::Run(spec) => (*spec)
                 .map_err(|e| Error::usage("--vary", format!("{e}")))
-                .and_then(|s| crate::runner::run(&s, clk))
+                .and_then(|s| crate::runner::run_with(&s, clk, board))
                 .and_then(|r| {
                     serde_json::to_value(&r)
                         .map_err(|e| Error::Runtime(format!("result JSON: {e}")))
@@ -745,7 +750,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "error",
 ];
 
-fn csv_field(s: &str) -> String {
+pub(crate) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

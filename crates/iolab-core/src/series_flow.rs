@@ -57,10 +57,21 @@ impl Flow {
         self.points.len() - self.skipped()
     }
 
-    /// Runs every point not recorded yet, telling `on` as each starts and ends; returns how many did not
-    /// run (see `series::run_jobs`).
-    pub fn run(&mut self, clk: &ClockInfo, on: &mut dyn FnMut(Event)) -> Result<usize> {
-        series::run_jobs(std::mem::take(&mut self.jobs), &mut self.rec, clk, on)
+    /// Runs every point not recorded yet, telling `on` as each starts and ends, and `board` (a progress
+    /// display's) what each run does; returns how many did not run (see `series::run_jobs`).
+    pub fn run(
+        &mut self,
+        clk: &ClockInfo,
+        board: Option<&crate::progress::Board>,
+        on: &mut dyn FnMut(Event),
+    ) -> Result<usize> {
+        series::run_jobs(
+            std::mem::take(&mut self.jobs),
+            &mut self.rec,
+            clk,
+            board,
+            on,
+        )
     }
 
     /// The records of this flow's points, in the points' order (a point without a record is left out; a

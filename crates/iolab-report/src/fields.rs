@@ -49,6 +49,8 @@ enum Holder {
     Finding,
     /// One of a profile's `groups`, `top_self` or `top_inclusive` (`iolab_core::result::ProfileShare`).
     Share,
+    /// One of a run's `intervals` (`iolab_core::result::IntervalFigures`).
+    Interval,
     /// One of a survey's `runs` (`iolab_core::survey::SurveyRun`), which the report reads as a record's
     /// result when a survey's JSON is given to it; that it ran.
     SurveyRun,
@@ -138,6 +140,13 @@ fields! {
     SHARE_KERNEL = ["kernel"] in Share;
     /// samples / all samples (0..1).
     SHARE_SHARE = ["share"] in Share;
+    /// The timed pass over time (`--log-interval`): `[{start_s, end_s, ops, iops, lat_p99_ns ...}, ...]`;
+    /// absent in runs without intervals.
+    INTERVALS = ["intervals"] in Run;
+    /// Inside one of `INTERVALS`: seconds from the run's first op to the interval's end.
+    INTERVAL_END_S = ["end_s"] in Interval;
+    INTERVAL_IOPS = ["iops"] in Interval;
+    INTERVAL_P99 = ["lat_p99_ns"] in Interval;
     /// "/dev/null", "file" or "pipe".
     SURVEY_TARGET = ["target"] in SurveyRun, SurveyUnavailable;
     SURVEY_METHOD = ["method"] in SurveyRun, SurveyUnavailable;
@@ -236,6 +245,13 @@ mod tests {
             notes: vec![],
             offload: Some(Default::default()),
             profile: Some(profile()),
+            intervals: vec![IntervalFigures {
+                end_s: 1.0,
+                ops: 3,
+                iops: 3.0,
+                lat_p99_ns: 100.0,
+                ..Default::default()
+            }],
         }
     }
 
@@ -312,6 +328,7 @@ mod tests {
             .unwrap()
         };
         let (survey_ran, survey_not) = (survey_run(true), survey_run(false));
+        let interval = INTERVALS.at(&run).and_then(|f| f.get(0)).unwrap().clone();
         for (name, field, holders) in ALL {
             for h in *holders {
                 let doc: &Value = match h {
@@ -321,6 +338,7 @@ mod tests {
                     Holder::Lines => &lines,
                     Holder::Finding => &finding,
                     Holder::Share => &share,
+                    Holder::Interval => &interval,
                     Holder::SurveyRun => &survey_ran,
                     Holder::SurveyUnavailable => &survey_not,
                 };
@@ -360,6 +378,7 @@ mod tests {
             ("html/axis.rs", include_str!("html/axis.rs")),
             ("html/dist.rs", include_str!("html/dist.rs")),
             ("html/vary.rs", include_str!("html/vary.rs")),
+            ("html/timeline.rs", include_str!("html/timeline.rs")),
         ] {
             let code = src.split("#[cfg(test)]").next().unwrap();
             for bad in [".get(\"", "series::at(", "series::num(", "series::text("] {

@@ -8,6 +8,8 @@
 //! - latency percentiles on a "nines" axis (p50, p90, p99, p99.9 equally spaced) and the latency CDF on
 //!   the same scale, so the tail shows; the time between successive ops and io_uring's requests per
 //!   submission as histograms (bars), a panel per run (`html/dist.rs`);
+//! - the timed pass over time (`--log-interval`): IOPS and p99 latency per interval against seconds
+//!   since the run's first op, a line per run (`html/timeline.rs`);
 //! - the CPU split, user and system shares of user + system time per run (the thesis's Figure 21);
 //! - syscalls per op per run (where no chart against a swept key shows them);
 //! - times per run of the decimal-lines workload;
@@ -26,6 +28,7 @@ mod charts;
 mod dist;
 mod flame;
 mod page;
+mod timeline;
 mod vary;
 
 use crate::fields;
@@ -278,6 +281,7 @@ fn build_with(recs: &[Value], from: &[Option<String>], sources: &[String]) -> Re
     let against = vary::figure_charts(&io_runs, &mut out);
     if !io_runs.is_empty() {
         dist::latency_charts(&io_runs, &mut out);
+        timeline::over_time_charts(&io_runs, &mut out);
         cpu_split_chart(&io_runs, &mut out);
         if !against.contains(&"syscalls-per-op") {
             syscalls_chart(&io_runs, &mut out);

@@ -27,11 +27,15 @@ pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
     if let Some(m) = &a.md {
         check_new_path("--md", m)?;
     }
+    if let Some(c) = &a.csv_intervals {
+        check_new_path("--csv-intervals", c)?;
+    }
     let mut files: Vec<_> = target_file(&spec).into_iter().collect();
     files.extend([
         ("--json", a.json.as_deref()),
         ("--csv", a.csv.as_deref()),
         ("--md", a.md.as_deref()),
+        ("--csv-intervals", a.csv_intervals.as_deref()),
     ]);
     check_apart(&files)?;
     let repeat = repeat_count(a)?;
@@ -43,11 +47,11 @@ pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
     let bar = if json_to_stdout(a.json.as_deref()) {
         None
     } else {
-        run_bar(&spec)
+        run_bar()
     };
-    let r = iolab_core::runner::run_with(&spec, &clk, bar.as_ref().map(|w| w.counter()));
-    if let Some(w) = bar {
-        w.stop();
+    let r = iolab_core::runner::run_with(&spec, &clk, bar.as_ref().map(|l| &l.board));
+    if let Some(l) = bar {
+        l.stop();
     }
     let r = r?;
     if let Some(c) = &a.csv {
@@ -58,6 +62,7 @@ pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
             (series::csv_header(&[]) + &series::csv_row(&rec, &[])).as_bytes(),
         )?;
     }
+    write_intervals(a, &[to_value(&r)?], false)?;
     // With --json -, stdout stays machine-readable: the table goes to stderr.
     // A table that cannot be shown does not cost the --json file: both are tried, then the first
     // failure is the error.
@@ -80,6 +85,40 @@ pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
         }
     }
     Ok(0)
+}
+
+/// `--csv-intervals`: a row per interval of each run (with a `run` column after `--repeat`), and a
+/// warning when no run recorded any.
+fn write_intervals(a: &RunArgs, runs: &[serde_json::Value], numbered: bool) -> Result<(), Error> {
+    let Some(c) = &a.csv_intervals else {
+        return Ok(());
+    };
+    let lead = if numbered {
+        vec!["run".to_string()]
+    } else {
+        vec![]
+    };
+    let mut text = iolab_core::interval_csv::header(&lead);
+    let mut any = false;
+    for (i, r) in runs.iter().enumerate() {
+        let cells = if numbered {
+            vec![(i + 1).to_string()]
+        } else {
+            vec![]
+        };
+        let rows = iolab_core::interval_csv::rows(&cells, r);
+        any |= !rows.is_empty();
+        text += &rows;
+    }
+    write_new("--csv-intervals", c, text.as_bytes())?;
+    if !any {
+        errln(&format!(
+            "iolab: --csv-intervals: {} holds the header only: no run recorded intervals (by default they are \
+             kept for timed passes of 2 s or more; --log-interval MS asks for them)",
+            c.display()
+        ));
+    }
+    Ok(())
 }
 
 /// `--repeat N` (1 without it).
@@ -116,13 +155,14 @@ fn run_repeated(a: &RunArgs, spec: &Spec, clk: &clock::ClockInfo, n: usize) -> R
     let mut runs = Vec::with_capacity(n);
     let mut header = String::new();
     let mut mismatches = 0u64;
-    // The bar moves between runs only (see Progress): a ticking thread would change what is measured.
-    let progress = Progress::new("run --repeat", if to_stderr { 0 } else { n });
+    // The status line of each run is drawn by a helper process (see Progress), gone before a line is
+    // printed.
+    let mut progress = Progress::new("run --repeat", if to_stderr { 0 } else { n });
     for i in 0..n {
-        let r = iolab_core::runner::run(spec, clk)?;
-        if let Some(b) = &progress.bar {
-            b.inc(1);
-        }
+        progress.start("");
+        let r = iolab_core::runner::run_with(spec, clk, progress.board().as_ref());
+        progress.stop();
+        let r = r?;
         let v = to_value(&r)?;
         if i == 0 {
             // The first run's header says what runs (the workload is the same for all).
@@ -130,10 +170,6 @@ fn run_repeated(a: &RunArgs, spec: &Spec, clk: &clock::ClockInfo, n: usize) -> R
             header = text.lines().next().unwrap_or_default().to_string();
             say(header.clone() + "\n")?;
         }
-        let say = |t: String| match &progress.bar {
-            Some(b) => b.suspend(|| say(t)),
-            None => say(t),
-        };
         say(crate::views::repeat_line(i, n, &v) + "\n")?;
         mismatches += r.verify.as_ref().map_or(0, |v| v.mismatches);
         runs.push(v);
@@ -169,6 +205,7 @@ fn write_repeated(
         }
         write_new("--csv", c, text.as_bytes())?;
     }
+    write_intervals(a, runs, true)?;
     if let Some(j) = &a.json {
         let mut v =
             serde_json::to_vec_pretty(&serde_json::json!({ "repeat": summary, "runs": runs }))

@@ -125,7 +125,8 @@ fn run_flow(flow: &mut Flow, what: &str, lead: &str) -> Result<(usize, Option<Er
         }
     ))?;
     let mut progress = Progress::new(what, flow.points.len() - skipped);
-    let failed = flow.run(&clk, &mut |ev| progress.event(&ev))?;
+    let board = progress.board();
+    let failed = flow.run(&clk, board.as_ref(), &mut |ev| progress.event(&ev))?;
     progress.finish();
     Ok((failed, progress.take_failure()))
 }
@@ -174,12 +175,16 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
     if let Some(m) = &a.run.md {
         check_new_path("--md", m)?;
     }
-    // The record file, the CSV, the Markdown and the points' targets: each its own file.
+    if let Some(c) = &a.run.csv_intervals {
+        check_new_path("--csv-intervals", c)?;
+    }
+    // The record file, the CSVs, the Markdown and the points' targets: each its own file.
     let mut files: Vec<_> = resolved.iter().flatten().filter_map(target_file).collect();
     files.extend([
         ("--out", a.out.as_deref()),
         ("--csv", a.run.csv.as_deref()),
         ("--md", a.run.md.as_deref()),
+        ("--csv-intervals", a.run.csv_intervals.as_deref()),
     ]);
     check_apart(&files)?;
     let jobs = points
@@ -211,6 +216,10 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
     let keys: Vec<String> = vary.iter().map(|v| v.key.clone()).collect();
     if let Some(c) = &a.run.csv {
         write_new("--csv", c, flow.csv(&keys).as_bytes())?;
+    }
+    if let Some(c) = &a.run.csv_intervals {
+        let text = iolab_core::interval_csv::of_records(&flow.records(), &keys);
+        write_new("--csv-intervals", c, text.as_bytes())?;
     }
     // Every point, aligned now that all are known (the lines above came as each point finished).
     let tables = crate::views::sweep_doc(&format!("{lead}in order:"), &keys, &flow.records());

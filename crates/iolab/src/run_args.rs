@@ -24,6 +24,10 @@ pub(crate) struct RunArgs {
     /// Write the table as Markdown to FILE. An existing FILE is not replaced.
     #[arg(long, value_name = "FILE")]
     pub(crate) md: Option<PathBuf>,
+    /// Write the time series (--log-interval) to FILE: one CSV row per interval of each run (columns in
+    /// the README). An existing FILE is not replaced.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) csv_intervals: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) opts: SpecArgs,
 }

@@ -95,6 +95,12 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     let deadline = p
         .duration_ticks
         .map_or(u64::MAX, |d| start.saturating_add(d));
+    out.log.begin(start);
+    // One comparison per op for the deadline, the end of an interval (--log-interval) and the next
+    // publication of progress.
+    let mut next_pub = start.saturating_add(p.publish_ticks);
+    let mut reported = 0u64;
+    let mut check_at = deadline.min(out.log.next).min(next_pub);
     let mut t = start;
     let mut done = 0u64;
     while done < max_ops {
@@ -122,17 +128,23 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
             next_flush = next_at(done, p.fsync_every).min(next_at(done, p.msync_every));
             t = clk.now();
         }
-        if e >= deadline {
-            break;
-        }
-        if done & 1023 == 0 {
-            if let Some(pr) = p.progress {
-                pr.fetch_add(1024, Ordering::Relaxed);
-            }
-            // Another thread's failure is noticed within 1024 ops.
-            if abort.load(Ordering::Relaxed) {
+        if e >= check_at {
+            if e >= deadline {
                 break;
             }
+            if e >= out.log.next {
+                out.log.close(&mut out.lat, e, done);
+                // The close is in no op's latency.
+                t = clk.now();
+            }
+            if e >= next_pub {
+                next_pub = publish(p, e, done, &mut reported);
+            }
+            check_at = deadline.min(out.log.next).min(next_pub);
+        }
+        // Another thread's failure is noticed within 1024 ops.
+        if done & 1023 == 0 && abort.load(Ordering::Relaxed) {
+            break;
         }
         op = plan.next_op();
         if p.stamp {
@@ -279,6 +291,16 @@ impl Slots {
         (took, r)
     }
 
+    /// Moves the start of every request by `d` ticks (the time of an interval's close, taken out of their
+    /// latencies).
+    #[cold]
+    #[inline(never)]
+    fn shift(&mut self, d: u64) {
+        for s in self.started.iter_mut() {
+            s.0 += d;
+        }
+    }
+
     /// Reaps the completions the method has, at tick `e`: records their latencies, frees their slots and
     /// returns how many there were and the first unexpected result (with its request's offset).
     #[inline(always)]
@@ -389,15 +411,16 @@ impl Flight {
     }
 }
 
-/// Publishes finished ops for a progress display once 1024 more finished since the last time.
-#[inline(always)]
-fn report_progress(p: &LoopParams, done: u64, reported: &mut u64) {
-    if done >= *reported + 1024 {
-        if let Some(pr) = p.progress {
-            pr.fetch_add(done - *reported, Ordering::Relaxed);
-        }
-        *reported = done;
+/// Adds the ops finished since the last time (`reported`) to the progress display's count, at tick `e`;
+/// returns when to do it next.
+#[cold]
+#[inline(never)]
+fn publish(p: &LoopParams, e: u64, done: u64, reported: &mut u64) -> u64 {
+    if let Some(b) = p.progress {
+        b.publish(done - *reported, e);
     }
+    *reported = done;
+    e.saturating_add(p.publish_ticks)
 }
 
 /// The loop for methods that queue ops and complete them later (io_uring, aio).
@@ -439,6 +462,11 @@ pub(super) fn loop_async<M: Method, C: Clock>(
         prev: start,
         zeros: 0,
     };
+    out.log.begin(start);
+    // One comparison per round for the deadline, the end of an interval (--log-interval) and the next
+    // publication of progress.
+    let mut next_pub = start.saturating_add(p.publish_ticks);
+    let mut check_at = deadline.min(out.log.next).min(next_pub);
     // One clock read per round (queue a batch, commit, reap): the requests queued in a round start at the
     // read that ended the previous round. A read per request cost ~12 ns each in this VM, as much as the
     // rest of iolab's per-request work at batch 32.
@@ -492,10 +520,27 @@ pub(super) fn loop_async<M: Method, C: Clock>(
         if let (Some((res, off)), None) = (bad, &failure) {
             failure = Some(reap_failure(m, p, res, off));
         }
-        if failure.is_some() || e >= deadline || abort.load(Ordering::Relaxed) {
+        if e >= check_at {
+            if e >= deadline {
+                stop = true;
+            } else {
+                if e >= out.log.next {
+                    out.log.close(&mut out.lat, e, done);
+                    // The close is in no request's latency and no gap: their starts move by its time.
+                    let after = clk.now();
+                    slots.shift(after - e);
+                    gaps.prev += after - e;
+                    round_start = after;
+                }
+                if e >= next_pub {
+                    next_pub = publish(p, e, done, &mut reported);
+                }
+                check_at = deadline.min(out.log.next).min(next_pub);
+            }
+        }
+        if failure.is_some() || abort.load(Ordering::Relaxed) {
             stop = true;
         }
-        report_progress(p, done, &mut reported);
         if fl.inflight == 0 && fl.queued == 0 {
             if let Some(f) = failure.take() {
                 return Err(f);

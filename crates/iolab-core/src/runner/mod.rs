@@ -18,6 +18,7 @@
 
 mod assemble;
 mod content;
+mod intervals;
 mod loops;
 mod pass;
 mod threads;
@@ -32,12 +33,12 @@ use crate::measure::clock::{ClockInfo, ClockKind, MockClock, MonoClock, TscClock
 use crate::measure::counters::{CountMode, CounterSet, CounterSnap, CounterValue, Family};
 use crate::measure::profile::Sampler;
 use crate::method::{Method, Run};
+use crate::progress::{Board, Stage};
 use crate::result::{KernelFigures, ProfileFigures, RunResult};
 use crate::spec::{ProfileMode, Spec};
 use crate::target::PreparedTarget;
 use pass::run_once;
 pub use pass::Pass;
-use std::sync::atomic::AtomicU64;
 pub use threads::Collected;
 use threads::{run_threads, SOFTWARE};
 
@@ -84,10 +85,10 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
     run_with(spec, clock, None)
 }
 
-/// [`run`], publishing the ops finished in the timed pass to `progress` (for `iolab run`'s progress bar;
-/// the counting pass is not shown). Workers add to it every 1024 ops (synchronous loop) or once 1024 more
-/// finished (asynchronous loop): no cost per op.
-pub fn run_with(spec: &Spec, clock: &ClockInfo, progress: Option<&AtomicU64>) -> Result<RunResult> {
+/// [`run`], telling `board` (a progress display's, see `progress.rs`) which pass runs, its bounds, when its
+/// ops start and how many finished: the workers add them about every 50 ms of their clock, at the
+/// comparison they make after every op anyway (no cost per op).
+pub fn run_with(spec: &Spec, clock: &ClockInfo, board: Option<&Board>) -> Result<RunResult> {
     if let Run::Process(run) = spec.method.info().run {
         if spec.profile != ProfileMode::None {
             return Err(Error::usage(
@@ -99,18 +100,23 @@ pub fn run_with(spec: &Spec, clock: &ClockInfo, progress: Option<&AtomicU64>) ->
                 ),
             ));
         }
-        // A client process of its own, timed from outside (see offload/mod.rs).
+        // A client process of its own, timed from outside (see offload/mod.rs); it does not report its
+        // ops, so the display shows the time only.
+        if let Some(b) = board {
+            b.begin(Stage::Timed, Some(spec));
+            b.started(0, 0.0);
+        }
         return run(spec, clock);
     }
     let mut kernel = KernelFigures {
         count_mode: spec.count,
         ..Default::default()
     };
-    let tp = counting_pass(spec, clock, &mut kernel)?;
-    let separate = profile_pass(spec, clock)?;
+    let tp = counting_pass(spec, clock, &mut kernel, board)?;
+    let separate = profile_pass(spec, clock, board)?;
     let inline = (spec.profile == ProfileMode::Inline).then(|| Sampler::open(spec.profile_hz));
     let sampler = inline.as_ref().and_then(|s| s.as_ref().ok());
-    let (mut r, vals) = timed_pass(spec, clock, progress, &mut kernel, sampler)?;
+    let (mut r, vals) = timed_pass(spec, clock, board, &mut kernel, sampler)?;
     r.profile = match inline {
         Some(s) => Some(profile_of(s, spec, "inline")),
         None => separate,
@@ -127,6 +133,7 @@ fn counting_pass(
     spec: &Spec,
     clock: &ClockInfo,
     kernel: &mut KernelFigures,
+    board: Option<&Board>,
 ) -> Result<Option<(Vec<CounterValue>, RunResult)>> {
     if !spec.count.separate_pass() {
         return Ok(None);
@@ -144,7 +151,7 @@ fn counting_pass(
     }
     let pass = Pass {
         counters: &[&set],
-        progress: None,
+        progress: board.map(|b| (b, Stage::Counting)),
         sampler: None,
     };
     let sample = spec.counting_sample();
@@ -164,7 +171,11 @@ fn counting_pass(
 
 /// With `--profile separate`: an untimed pass of the same workload, sampled; its profile (or why there is
 /// none).
-fn profile_pass(spec: &Spec, clock: &ClockInfo) -> Result<Option<ProfileFigures>> {
+fn profile_pass(
+    spec: &Spec,
+    clock: &ClockInfo,
+    board: Option<&Board>,
+) -> Result<Option<ProfileFigures>> {
     if spec.profile != ProfileMode::Separate {
         return Ok(None);
     }
@@ -172,7 +183,7 @@ fn profile_pass(spec: &Spec, clock: &ClockInfo) -> Result<Option<ProfileFigures>
     if let Ok(s) = &sampler {
         let pass = Pass {
             counters: &[],
-            progress: None,
+            progress: board.map(|b| (b, Stage::Profiling)),
             sampler: Some(s),
         };
         run_once(&spec.for_counting_pass(), clock, &pass)?;
@@ -203,7 +214,7 @@ fn profile_of(
 fn timed_pass(
     spec: &Spec,
     clock: &ClockInfo,
-    progress: Option<&AtomicU64>,
+    board: Option<&Board>,
     kernel: &mut KernelFigures,
     sampler: Option<&Sampler>,
 ) -> Result<(RunResult, Vec<CounterValue>)> {
@@ -223,7 +234,7 @@ fn timed_pass(
         }
         let pass = Pass {
             counters: &[sw, &tp],
-            progress,
+            progress: board.map(|b| (b, Stage::Timed)),
             sampler,
         };
         run_once(spec, clock, &pass)

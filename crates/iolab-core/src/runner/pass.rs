@@ -10,17 +10,17 @@ use crate::measure::counters::{CounterSet, CounterValue};
 use crate::measure::cpu::{helper_deltas, HelperCpu, ProcIo, RusageDelta};
 use crate::measure::hist::{new_hist, summarize, Hist};
 use crate::measure::profile::Sampler;
+use crate::progress::{Board, Stage};
 use crate::result::*;
 use crate::spec::{OpKind, Spec};
 use crate::target::{self, PeerFigures, PreparedTarget};
-use std::sync::atomic::AtomicU64;
 
 /// What one pass gives its threads.
 pub struct Pass<'a> {
     /// Opened counters, read around the timed span.
     pub(super) counters: &'a [&'a CounterSet],
-    /// Where finished ops are published for a progress display (the timed pass of a watched run only).
-    pub(super) progress: Option<&'a AtomicU64>,
+    /// A progress display's board and the name of this pass on it (a watched run only).
+    pub(super) progress: Option<(&'a Board, Stage)>,
     /// `--profile`: the sampler, opened before the pass, started and stopped around the timed span.
     pub(super) sampler: Option<&'a Sampler>,
 }
@@ -47,8 +47,15 @@ pub(super) fn run_once(
     pass: &Pass,
 ) -> Result<(RunResult, Vec<CounterValue>)> {
     let host = Host::current();
+    if let Some((b, stage)) = pass.progress {
+        b.begin(stage, Some(spec));
+    }
     let target = target::setup(spec)?;
-    let c = run_method(spec, &target, clock, pass)?;
+    let c = run_method(spec, &target, clock, pass);
+    if let Some((b, _)) = pass.progress {
+        b.ended();
+    }
+    let c = c?;
     let Collected {
         mut outs,
         before,
@@ -140,6 +147,7 @@ pub(super) fn run_once(
         per_thread: w.per_thread,
         verify,
         warmup,
+        intervals: super::intervals::merge(&outs, spec, ns, moved_per_op, w.wall_s),
         ..base
     };
     let counter_values = pass

@@ -9,6 +9,7 @@ use crate::measure::counters::{CounterSet, CounterSnap};
 use crate::measure::cpu::{read_tasks, steal_per_cpu, ProcIo, Rusage};
 use crate::measure::profile::Sampler;
 use crate::method::{self, Method, ThreadCtx};
+use crate::progress::Board;
 use crate::spec::{OpKind, Spec, SyncEvery};
 use crate::target::PreparedTarget;
 use std::sync::atomic::AtomicBool;
@@ -53,12 +54,19 @@ struct Inline<'a> {
     abort: AtomicBool,
     counters: &'a [&'a CounterSet],
     sampler: Option<&'a Sampler>,
+    /// A progress display's board, told when the ops start (at which tick of `clk`, of `hz`).
+    board: Option<&'a Board>,
+    clk: &'a dyn Clock,
+    hz: f64,
 }
 
 impl Phases for Inline<'_> {
     fn start(&self) {
         *self.before.lock().unwrap_or_else(|p| p.into_inner()) =
             Some(Snap::take_before(self.counters, self.sampler));
+        if let Some(b) = self.board {
+            b.started(self.clk.now(), self.hz);
+        }
     }
     fn finish(&self) {
         *self.after.lock().unwrap_or_else(|p| p.into_inner()) =
@@ -168,7 +176,12 @@ pub(super) fn run_threads<M: Method, C: Clock>(
     );
     let p = LoopParams {
         synchronous: spec.method.info().synchronous(),
-        progress: pass.progress,
+        progress: pass.progress.map(|(b, _)| b),
+        hz: info.hz,
+        publish_ticks: match pass.progress {
+            Some(_) => ((crate::progress::PUBLISH_S * info.hz) as u64).max(1),
+            None => u64::MAX,
+        },
         bs: spec.bs as usize,
         write: spec.op == OpKind::Write,
         stamp: spec.op == OpKind::Write
@@ -183,6 +196,8 @@ pub(super) fn run_threads<M: Method, C: Clock>(
         batch: spec.batch,
         target_path: target.path.clone(),
         warm: (!spec.warmup.is_none()).then_some(&warm),
+        interval_ticks: interval_ticks(spec, info.hz),
+        intervals_expected: intervals_expected(spec),
     };
     let region_len = target.region_blocks * spec.bs;
     let shared = method::SharedSlot::default();
@@ -202,6 +217,24 @@ pub(super) fn run_threads<M: Method, C: Clock>(
     }
 }
 
+/// Clock ticks per interval of the time series (`--log-interval`; 0: none).
+fn interval_ticks(spec: &Spec, hz: f64) -> u64 {
+    match spec.log_interval().0 {
+        0 => 0,
+        ms => ((ms as f64 * 1e-3 * hz) as u64).max(1),
+    }
+}
+
+/// Intervals to make room for before the timed span: a --duration run's number (at most the number a
+/// thread keeps), else a few.
+fn intervals_expected(spec: &Spec) -> u64 {
+    match (spec.duration_s, spec.log_interval().0) {
+        (_, 0) => 0,
+        (Some(d), ms) => (d * 1000.0 / ms as f64) as u64 + 2,
+        (None, _) => 16,
+    }
+}
+
 /// One worker, on the calling thread.
 fn one_thread<M: Method, C: Clock>(
     ctx: ThreadCtx,
@@ -216,6 +249,9 @@ fn one_thread<M: Method, C: Clock>(
         abort: AtomicBool::new(false),
         counters,
         sampler,
+        board: pass.progress.map(|(b, _)| b),
+        clk,
+        hz: p.hz,
     };
     let max_ops = ctx.spec.ops_for_thread(0).unwrap_or(u64::MAX);
     let out = worker::<M, C>(ctx, clk, p, &ph, max_ops);
@@ -299,6 +335,9 @@ fn threads<'a, M: Method, C: Clock>(
         gate.open(true);
         sh.ready.wait();
         let before = Snap::take_before(counters, sampler);
+        if let Some((b, _)) = pass.progress {
+            b.started(clk.now(), p.hz);
+        }
         sh.go.wait();
         sh.done.wait();
         let after = Snap::take_after(counters, sampler);

@@ -1,6 +1,7 @@
 //! One worker thread: it prepares its method and buffers, waits for the others, runs the loop and
 //! reports what it measured.
 
+use super::intervals::IntervalLog;
 use super::loops::{loop_async, loop_sync};
 use super::threads::Phases;
 use crate::error::{Error, Result};
@@ -10,7 +11,7 @@ use crate::measure::hist::FastHist;
 use crate::method::{Method, ThreadCtx};
 use crate::pattern::{self, OpPlan};
 use std::alloc::Layout;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A zeroed, aligned I/O buffer (O_DIRECT needs alignment; a page is always used).
 pub(super) struct AlignedBuf {
@@ -80,6 +81,8 @@ pub(super) struct WorkerOut {
     pub(super) leak_buffers: bool,
     /// `--warmup`: what ran before the timed span (see warmup.rs).
     pub(super) warm: super::warmup::WarmOut,
+    /// The pass over time (`--log-interval`; see intervals.rs).
+    pub(super) log: IntervalLog,
 }
 
 impl WorkerOut {
@@ -104,6 +107,7 @@ impl WorkerOut {
             nowait: None,
             leak_buffers: false,
             warm: Default::default(),
+            log: IntervalLog::off(),
         }
     }
 }
@@ -113,10 +117,13 @@ impl WorkerOut {
 pub(super) struct LoopParams<'a> {
     /// The method completes each op inside `submit` (its registry entry's `exec`).
     pub(super) synchronous: bool,
-    /// Where finished ops are published for a progress display (the timed pass of a watched run only).
-    /// Workers add to it every 1024 ops (synchronous loop) or once 1024 more finished (asynchronous
-    /// loop): no cost per op.
-    pub(super) progress: Option<&'a AtomicU64>,
+    /// Where finished ops are published for a progress display (a watched run only), every
+    /// `publish_ticks` (u64::MAX: never) at the comparison the loops make after every op or round anyway:
+    /// no cost per op.
+    pub(super) progress: Option<&'a crate::progress::Board>,
+    pub(super) publish_ticks: u64,
+    /// The clock's ticks per second.
+    pub(super) hz: f64,
     pub(super) bs: usize,
     pub(super) write: bool,
     /// Stamp the pattern into each block: writes to a target that keeps data (a sink keeps nothing to
@@ -134,6 +141,10 @@ pub(super) struct LoopParams<'a> {
     pub(super) target_path: std::path::PathBuf,
     /// `--warmup`: what the workers' warm-up instances share (`None`: no warm-up).
     pub(super) warm: Option<&'a super::warmup::WarmShared>,
+    /// Clock ticks per interval of the time series (0: none), and how many intervals to make room for
+    /// before the timed span.
+    pub(super) interval_ticks: u64,
+    pub(super) intervals_expected: u64,
 }
 
 pub(super) fn worker<M: Method, C: Clock>(
@@ -145,9 +156,14 @@ pub(super) fn worker<M: Method, C: Clock>(
 ) -> WorkerOut {
     let mut out = WorkerOut::new();
     let hists = FastHist::try_new().and_then(|l| Ok((l, FastHist::try_new()?)));
+    let log = || match p.interval_ticks {
+        0 => Ok(IntervalLog::off()),
+        every => IntervalLog::new(every, p.intervals_expected),
+    };
     let mut prepared = match hists.and_then(|(lat, gap)| {
         (out.lat, out.gap) = (lat, gap);
         out.warm = super::warmup::warm_up::<M, C>(&ctx, clk, p, sh.abort())?;
+        out.log = log()?;
         prepare::<M>(&ctx, p)
     }) {
         Ok(x) => Some(x),
@@ -164,6 +180,8 @@ pub(super) fn worker<M: Method, C: Clock>(
         }
     }
     sh.finish();
+    // After the "after" sample, so that its CPU time is not the run's.
+    out.log.finish(&mut out.lat, out.t_last, out.ops);
     // The method (fd, mapping, ring and with it the ring's helper threads) goes away here, after sampling.
     if let Some((m, bufs)) = prepared {
         drop(m);

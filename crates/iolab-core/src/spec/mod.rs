@@ -201,6 +201,11 @@ pub struct Spec {
         skip_serializing_if = "is_default_profile_hz"
     )]
     pub profile_hz: u32,
+    /// `--log-interval`: milliseconds per interval of the result's `intervals`; 0: off; unset (`None`,
+    /// not written): [`DEFAULT_LOG_INTERVAL_MS`], kept when the timed pass took
+    /// [`AUTO_LOG_MIN_S`] or more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_interval_ms: Option<u64>,
 }
 
 /// Which pass `--profile` samples.
@@ -236,6 +241,15 @@ impl ProfileMode {
     }
 }
 
+/// `--log-interval` unset: intervals of 1 s, ...
+pub const DEFAULT_LOG_INTERVAL_MS: u64 = 1000;
+/// ... kept when the timed pass took at least this long (a shorter run's over-time chart would be a point
+/// or two).
+pub const AUTO_LOG_MIN_S: f64 = 2.0;
+/// The shortest `--log-interval`: closing an interval scans the thread's latency histogram (13 µs here),
+/// which must stay a small share of the interval.
+pub const MIN_LOG_INTERVAL_MS: u64 = 10;
+
 /// Default sq_thread_idle: 1 s, so a run does not keep re-waking the thread.
 pub const DEFAULT_SQ_IDLE_MS: u32 = 1000;
 
@@ -257,6 +271,7 @@ impl Spec {
             verify: false,
             keep: false,
             warmup: Warmup::None,
+            log_interval_ms: Some(0),
             ..self.clone()
         }
     }
@@ -282,6 +297,15 @@ impl Spec {
             .duration_s
             .map(|d| (d / COUNT_SAMPLE_SHARE as f64).min(COUNT_SAMPLE_MAX_S));
         s
+    }
+
+    /// Milliseconds per interval of the time series the timed pass records (0: none), and whether they
+    /// are kept only when the pass took [`AUTO_LOG_MIN_S`] or more (`--log-interval` unset).
+    pub fn log_interval(&self) -> (u64, bool) {
+        match self.log_interval_ms {
+            Some(ms) => (ms, false),
+            None => (DEFAULT_LOG_INTERVAL_MS, true),
+        }
     }
 
     /// Ops per thread: the total split evenly, the remainder to the first threads.
@@ -412,7 +436,7 @@ mod tests {
     fn options_left_unset_are_not_written_so_older_results_compare() {
         let s = RawSpec::default().resolve().unwrap();
         let v = serde_json::to_value(&s).unwrap();
-        for k in ["rw_flags", "profile", "profile_hz"] {
+        for k in ["rw_flags", "profile", "profile_hz", "log_interval_ms"] {
             assert!(v.get(k).is_none(), "{k} written while unset: {v}");
         }
         let p = RawSpec::new()

@@ -225,6 +225,12 @@ pub static OPTIONS: &[Opt] = &[
                of its own; inline = during the timed pass (slows it; the output says so); none" },
     Opt { key: "profile-hz", ty: Ty::Count, value_name: "HZ", group: S, methods: &[], default: Some("997"),
         help: "Samples per second of each running thread for --profile" },
+    Opt { key: "log-interval", ty: Ty::Count, value_name: "MS", group: S, methods: &[],
+        default: Some("1000, kept when the timed pass took 2 s or more"),
+        help: "Record the run over time: per interval of MS milliseconds its ops, IOPS, MiB/s and latency \
+               percentiles (the result's `intervals`; --csv-intervals, and a chart in `iolab report`); 0 turns them off, \
+               otherwise at least 10. No thread is added: each worker closes its interval at the first completion past \
+               its end" },
     Opt { key: "breakdown", ty: Ty::Bool { on: None, off: Some("no-breakdown") }, value_name: "", group: S,
         methods: &[], default: None,
         help: "Count only totals in the counting pass, no per-syscall breakdown (faster: releasing each traced \

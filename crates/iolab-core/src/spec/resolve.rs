@@ -124,6 +124,7 @@ impl RawSpec {
             rw_flags: self.rw_flags(op, verify, amounts.ops.is_some())?,
             profile: self.profile()?,
             profile_hz: self.profile_hz()?,
+            log_interval_ms: self.log_interval(method)?,
         };
         check_method_combinations(&spec)?;
         check_extent(&spec)?;
@@ -358,6 +359,33 @@ impl RawSpec {
             ));
         }
         Ok(hz as u32)
+    }
+
+    /// --log-interval: unset (automatic), 0 (off), or at least [`MIN_LOG_INTERVAL_MS`] ms.
+    fn log_interval(&self, method: MethodKind) -> Result<Option<u64>> {
+        let Some(ms) = self.count("log-interval")? else {
+            return Ok(None);
+        };
+        if ms > 0 && ms < MIN_LOG_INTERVAL_MS {
+            return Err(Error::usage(
+                "--log-interval",
+                format!(
+                    "{ms} ms is shorter than the {MIN_LOG_INTERVAL_MS} ms accepted (closing an interval scans each \
+                     thread's latency histogram, 13 µs here); 0 turns the intervals off"
+                ),
+            ));
+        }
+        if ms > 0 && matches!(method.info().run, crate::method::Run::Process(_)) {
+            return Err(Error::usage(
+                "--log-interval",
+                format!(
+                    "--method {} times its client from outside, per sampling window (the result's \
+                     offload.window_ns), and records no intervals: drop --log-interval",
+                    method.name()
+                ),
+            ));
+        }
+        Ok(Some(ms))
     }
 
     /// --rw-flags as RWF_* bits.

@@ -94,16 +94,17 @@ impl Drop for Mapping {
     }
 }
 
-/// Two zeroed counters in a MAP_SHARED anonymous page that children forked later see too; the page stays
+/// `N` zeroed counters in a MAP_SHARED anonymous page that children forked later see too; the page stays
 /// mapped for the life of the process.
-pub fn shared_counters() -> SysResult<&'static [std::sync::atomic::AtomicU64; 2]> {
+pub fn shared_counters<const N: usize>() -> SysResult<&'static [std::sync::atomic::AtomicU64; N]> {
+    const { assert!(N * 8 <= 4096, "the counters fit in one page") };
     let m = Mapping::shared_anonymous(4096)?;
-    let p = m.as_ptr() as *const [std::sync::atomic::AtomicU64; 2];
+    let p = m.as_ptr() as *const [std::sync::atomic::AtomicU64; N];
     // The mapping is never unmapped, so the reference below stays valid for the whole process.
     std::mem::forget(m);
-    // SAFETY: the page is 4096 zeroed, page-aligned bytes (aligned and large enough for two AtomicU64,
-    // whose all-zero bit pattern is a valid value), mapped until the process ends, and only ever accessed
-    // through atomics.
+    // SAFETY: the page is 4096 zeroed, page-aligned bytes (aligned and large enough for N AtomicU64, as
+    // asserted above, whose all-zero bit pattern is a valid value), mapped until the process ends, and
+    // only ever accessed through atomics.
     Ok(unsafe { &*p })
 }
 

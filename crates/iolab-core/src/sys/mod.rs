@@ -34,6 +34,7 @@ mod perf_events;
 mod process;
 mod stdio;
 mod term;
+mod tty;
 mod uring;
 
 pub use aio::*;
@@ -46,4 +47,5 @@ pub use perf_events::*;
 pub use process::*;
 pub use stdio::*;
 pub use term::*;
+pub use tty::*;
 pub use uring::*;

@@ -61,7 +61,7 @@ pub(super) fn latency_charts(io_runs: &[&Run], out: &mut Out) {
 
 /// A line per run in each group's panel, colored by its name within the group (the same name, the same
 /// color, in every panel).
-fn run_lines(
+pub(super) fn run_lines(
     title: &str,
     groups: &[(String, Vec<&Run>)],
     (x, y): (&Axis, &Axis),
@@ -91,7 +91,7 @@ fn run_lines(
     }
 }
 
-fn panels_note(groups: &[(String, Vec<&Run>)]) -> String {
+pub(super) fn panels_note(groups: &[(String, Vec<&Run>)]) -> String {
     if groups.len() > 1 {
         format!(
             " A panel per group of runs ({}), named above it.",

@@ -1,0 +1,93 @@
+//! The timed pass over time (`--log-interval`, a result's `intervals`): IOPS and p99 latency per
+//! interval against the seconds since the run's first op, a line per run, in panels of at most
+//! MAX_SERIES runs. A writeback stall or a burst of hypervisor steal shows as a dip in IOPS and a peak in
+//! p99 at the second it happened, which the run's totals average away.
+
+use super::axis::Axis;
+use super::charts;
+use super::dist::{panels_note, run_lines};
+use super::vary::{self, MAX_SERIES};
+use super::{shared_spec, uninformative, Out, Run};
+use crate::fields::{self, Field};
+use serde_json::Value;
+
+/// (end_s, value of `f`) of each of a run's intervals that has the value (positive).
+fn series(r: &Value, f: Field) -> Vec<(f64, f64)> {
+    fields::INTERVALS
+        .at(r)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|i| Some((fields::INTERVAL_END_S.num(i)?, f.num(i)?)))
+                .filter(|(t, v)| t.is_finite() && *v > 0.0)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// IOPS and p99 latency over time, for the runs that recorded intervals.
+pub(super) fn over_time_charts(io_runs: &[&Run], out: &mut Out) {
+    let runs: Vec<&Run> = io_runs
+        .iter()
+        .copied()
+        .filter(|x| series(x.r, fields::INTERVAL_IOPS).len() > 1)
+        .collect();
+    if runs.is_empty() {
+        return;
+    }
+    let left = io_runs.len() - runs.len();
+    let groups = vary::split(runs.clone(), &[], MAX_SERIES, &|g| g.len());
+    let ends: Vec<f64> = runs
+        .iter()
+        .flat_map(|x| series(x.r, fields::INTERVAL_IOPS))
+        .map(|p| p.0)
+        .collect();
+    let x = Axis::amount("time since the run's first op", "s", &ends);
+    let note = format!(
+        "Each point is one interval of a run's timed pass (--log-interval; 1 s by default, recorded when the pass \
+         took 2 s or more), drawn at its end (x, seconds since the run's first op): each worker closed its \
+         interval at its first completion past the boundary, and the threads' intervals were added up.{}{} \
+         Shared spec: {}.",
+        panels_note(&groups),
+        if left > 0 {
+            format!(" {left} run(s) without intervals are not drawn.")
+        } else {
+            String::new()
+        },
+        shared_spec(&runs)
+    );
+    let charts = [
+        (
+            "iops-over-time",
+            "IOPS over time",
+            fields::INTERVAL_IOPS,
+            "Operations completed per second in each interval (y). A dip is a stall: writeback, a flush, \
+             hypervisor steal, another process.",
+        ),
+        (
+            "p99-over-time",
+            "p99 latency over time",
+            fields::INTERVAL_P99,
+            "The 99th percentile of the latencies of the ops completed in each interval (y, log axis; from a \
+             histogram of 32 buckets per power of two).",
+        ),
+    ];
+    for (name, title, f, what) in charts {
+        let ys: Vec<f64> = runs
+            .iter()
+            .flat_map(|x| series(x.r, f))
+            .map(|p| p.1)
+            .collect();
+        let y = if f.key() == fields::INTERVAL_IOPS.key() {
+            Axis::iops(&ys)
+        } else {
+            Axis::time("p99 latency", &ys)
+        };
+        if let Some(why) = uninformative(&ys, &|v| y.value_text(v)) {
+            out.leave_out(title, why);
+            continue;
+        }
+        let fig = run_lines(title, &groups, (&x, &y), &|r| series(r.r, f));
+        out.add(name, title, format!("{what} {note}"), charts::draw(&fig));
+    }
+}
