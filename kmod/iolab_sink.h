@@ -78,9 +78,12 @@ struct iolab_sink_cmd {
 #define IOLAB_SINK_IOC_TYPE	0xD5
 #define IOLAB_SINK_IOC_IDENTIFY	_IOR(IOLAB_SINK_IOC_TYPE, 0, struct iolab_sink_info)
 #define IOLAB_SINK_IOC_COUNTERS	_IOR(IOLAB_SINK_IOC_TYPE, 1, struct iolab_sink_counters)
-/* A new descriptor (O_CLOEXEC) of the same device with this personality. */
+/*
+ * A new descriptor (O_CLOEXEC) of the same device with the personality given
+ * as the argument itself (not a pointer).
+ */
 #define IOLAB_SINK_IOC_REOPEN	_IOW(IOLAB_SINK_IOC_TYPE, 2, __u32)
-/* This file's log switch (0 or 1). */
+/* This file's log switch: the argument itself, 0 or 1. */
 #define IOLAB_SINK_IOC_SET_LOG	_IOW(IOLAB_SINK_IOC_TYPE, 3, __u32)
 #define IOLAB_SINK_IOC_KWRITE	_IOWR(IOLAB_SINK_IOC_TYPE, 4, struct iolab_sink_kwrite)
 

@@ -97,10 +97,18 @@ impl Row {
             .then(|| r.target.region_blocks_per_thread * r.spec.bs * r.spec.threads as u64)
             .filter(|w| *w > 0);
         let per_op = |x: u64| (r.ops > 0).then(|| x as f64 / r.ops as f64);
+        // The sink driver's personalities take data differently: each is a target of its own.
+        let (target, place) = match r.sink.as_ref().and_then(|s| s.personality) {
+            Some(p) => (
+                format!("{target} ({})", p.name()),
+                format!("{} ({})", r.spec.target.display(), p.name()),
+            ),
+            None => (target.to_string(), r.spec.target.display().to_string()),
+        };
         Row {
             step: step.to_string(),
-            target: target.to_string(),
-            place: r.spec.target.display().to_string(),
+            target,
+            place,
             way: way(r),
             pattern: r.spec.pattern.name().to_string(),
             threads: r.spec.threads,

@@ -214,7 +214,8 @@ pub struct Derived {
     pub kernel_requests_per_enter: Option<f64>,
     /// The same from iolab's own count (timed pass).
     pub iolab_requests_per_enter: Option<f64>,
-    /// io_uring:io_uring_queue_async_work / io_uring:io_uring_submit_req.
+    /// io_uring:io_uring_queue_async_work / io_uring:io_uring_submit_req (where the kernel has no such
+    /// tracepoint, as 6.1: / the requests iolab submitted in the counted pass).
     pub punted_fraction: Option<f64>,
     /// context switches (perf software counter) / ops.
     pub ctx_switches_per_op: Option<f64>,
@@ -490,6 +491,10 @@ pub struct RunResult {
     /// `--profile`: where the CPU time went, from sampled call stacks (see `measure/profile.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileFigures>,
+    /// The sink driver's target (/dev/iolab_sink): its personality and counters over the pass, checked
+    /// against iolab's own counts (see `driver/sink.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sink: Option<crate::driver::SinkFigures>,
 }
 
 /// A sampled profile of a run: shares of samples by what the code does and by function, and the folded

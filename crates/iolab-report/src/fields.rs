@@ -235,6 +235,7 @@ mod tests {
             notes: vec![],
             offload: Some(Default::default()),
             profile: Some(profile()),
+            sink: Some(Default::default()),
         }
     }
 

@@ -48,7 +48,9 @@ pub(super) fn run_once(
 ) -> Result<(RunResult, Vec<CounterValue>)> {
     let host = Host::current();
     let target = target::setup(spec)?;
+    let sink_before = target.sink_snapshot()?;
     let c = run_method(spec, &target, clock, pass)?;
+    let sink_after = target.sink_snapshot()?;
     let Collected {
         mut outs,
         before,
@@ -97,7 +99,7 @@ pub(super) fn run_once(
         None
     };
     let ns = clock.ns_per_tick;
-    let result = RunResult {
+    let mut result = RunResult {
         timed: if outs.iter().any(|o| o.boundary_timing) {
             TIMED_BOUNDARY
         } else {
@@ -132,6 +134,10 @@ pub(super) fn run_once(
         verify,
         ..base
     };
+    result.sink = target.sink_figures(sink_before, sink_after).map(|mut f| {
+        f.check_against(&result);
+        f
+    });
     let counter_values = pass
         .counters
         .iter()

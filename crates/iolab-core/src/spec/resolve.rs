@@ -123,6 +123,8 @@ impl RawSpec {
             rw_flags: self.rw_flags(op, verify, amounts.ops.is_some())?,
             profile: self.profile()?,
             profile_hz: self.profile_hz()?,
+            sink: self.sink()?,
+            sink_log: self.bool("sink-log")?,
         };
         check_method_combinations(&spec)?;
         check_extent(&spec)?;
@@ -213,6 +215,20 @@ impl RawSpec {
             None => Ok(SyncEvery::None),
             Some(w) => SyncEvery::parse(&format!("--{key}"), &w),
         }
+    }
+
+    /// `--sink`: a personality of the sink driver, if given.
+    fn sink(&self) -> Result<Option<crate::driver::Personality>> {
+        use crate::driver::Personality as P;
+        if !self.has("sink") {
+            return Ok(None);
+        }
+        self.word(
+            "sink",
+            P::Legacy,
+            &[("legacy", P::Legacy), ("nowait", P::Nowait)],
+        )
+        .map(Some)
     }
 
     fn count_mode(&self) -> Result<CountMode> {

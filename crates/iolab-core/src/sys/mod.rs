@@ -22,6 +22,8 @@
 //! - `aio`: Linux native AIO.
 //! - `ipc`: pipes, sockets, epoll/poll, eventfd, futexes, readv/writev.
 //! - `stdio`: glibc `FILE` streams.
+//! - `sink`: iolab's sink driver (`kmod/`): its ioctls, mirrored from `kmod/iolab_sink.h`, and
+//!   finit_module/delete_module.
 
 mod aio;
 mod at;
@@ -31,6 +33,7 @@ mod ipc;
 mod memory;
 mod perf_events;
 mod process;
+mod sink;
 mod stdio;
 mod uring;
 
@@ -42,5 +45,6 @@ pub use ipc::*;
 pub use memory::*;
 pub use perf_events::*;
 pub use process::*;
+pub use sink::*;
 pub use stdio::*;
 pub use uring::*;
