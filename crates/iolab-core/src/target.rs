@@ -509,9 +509,8 @@ fn kind_of(st: Option<&libc::stat>, shown: &str) -> Result<TargetKind> {
                 (1, 5) => TargetKind::DevZero,
                 _ => {
                     return Err(target_err(format!(
-                        "{shown} is a character device other than /dev/null, /dev/zero or iolab's sink driver; \
-                         accepted: a regular file, /dev/null, /dev/zero, {} or a block device",
-                        crate::driver::sink::DEVICE
+                        "{shown} is a character device other than /dev/null or /dev/zero (and not iolab's sink \
+                         driver); accepted: a regular file, /dev/null, /dev/zero, /dev/iolab_sink or a block device"
                     )))
                 }
             },
