@@ -35,6 +35,9 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/io_uring.h>
+#if __has_include(<linux/io_uring/cmd.h>)
+#include <linux/io_uring/cmd.h>	/* struct io_uring_cmd since 6.7 */
+#endif
 #include <linux/ktime.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -64,7 +67,7 @@ MODULE_PARM_DESC(personality,
 static unsigned long buf_size = 8UL << 20;
 module_param(buf_size, ulong, 0444);
 MODULE_PARM_DESC(buf_size,
-		 "bytes of the buffer (a multiple of the page size, at most 1 GiB)");
+		 "bytes of the buffer (page multiple, at most 1 GiB)");
 
 static bool log;
 module_param(log, bool, 0644);
@@ -258,7 +261,7 @@ static int sink_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int flags)
 	struct iolab_sink_cmd c;
 	ssize_t n;
 
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
 	memcpy(&c, io_uring_sqe_cmd(ioucmd->sqe), sizeof(c));
 #else
 	memcpy(&c, ioucmd->cmd, sizeof(c));
@@ -545,12 +548,12 @@ static int __init sink_init(void)
 	} else if (!strcmp(personality, "nowait")) {
 		default_personality = IOLAB_SINK_NOWAIT;
 	} else {
-		pr_err("iolab_sink: personality=%s: expected legacy or nowait\n",
+		pr_err("iolab_sink: personality=%s: legacy or nowait\n",
 		       personality);
 		return -EINVAL;
 	}
 	if (!buf_size || buf_size > SINK_MAX_BUF || !PAGE_ALIGNED(buf_size)) {
-		pr_err("iolab_sink: buf_size=%lu: expected a multiple of %lu up to %lu\n",
+		pr_err("iolab_sink: buf_size=%lu: a multiple of %lu to %lu\n",
 		       buf_size, PAGE_SIZE, SINK_MAX_BUF);
 		return -EINVAL;
 	}

@@ -16,14 +16,14 @@
 #define IOLAB_SINK_ABI		1
 
 /* Personalities (the module parameter's words are "legacy" and "nowait"). */
-#define IOLAB_SINK_LEGACY	0	/* .write/.read only, no FMODE_NOWAIT */
-#define IOLAB_SINK_NOWAIT	1	/* .write_iter/.read_iter, FMODE_NOWAIT */
+#define IOLAB_SINK_LEGACY	0	/* .write/.read, no FMODE_NOWAIT */
+#define IOLAB_SINK_NOWAIT	1	/* .write_iter/.read_iter, NOWAIT */
 
 /* Who the driver is, and this open file's settings. */
 struct iolab_sink_info {
 	__u32 magic;		/* IOLAB_SINK_MAGIC */
 	__u32 abi;		/* IOLAB_SINK_ABI */
-	__u64 buf_size;		/* bytes of the buffer (mmap, read, stores) */
+	__u64 buf_size;		/* bytes of the buffer */
 	__u32 personality;	/* this file's */
 	__u32 log;		/* this file's: 1 = a log line per write */
 	__u32 default_personality; /* the module parameter's */
@@ -36,7 +36,7 @@ struct iolab_sink_counters {
 	__u64 write_bytes;
 	__u64 read_calls;	/* .read and .read_iter calls */
 	__u64 read_bytes;
-	__u64 nowait_calls;	/* _iter calls with IOCB_NOWAIT (inline tries) */
+	__u64 nowait_calls;	/* _iter calls with IOCB_NOWAIT */
 	__u64 worker_calls;	/* calls made by io_uring's io-wq workers */
 	__u64 cmd_calls;	/* IORING_OP_URING_CMD writes */
 	__u64 cmd_bytes;
@@ -56,7 +56,7 @@ struct iolab_sink_counters {
  * Needs CAP_SYS_ADMIN.
  */
 struct iolab_sink_kwrite {
-	__u64 path;		/* in: user address of a NUL-terminated path */
+	__u64 path;		/* in: address of the path (NUL-ended) */
 	__u64 lines;		/* in: 1 .. IOLAB_SINK_KWRITE_MAX_LINES */
 	__u64 ns;		/* out */
 	__u64 bytes;		/* out */
@@ -70,14 +70,16 @@ struct iolab_sink_kwrite {
 struct iolab_sink_cmd {
 	__u64 addr;		/* user address of the bytes */
 	__u32 len;
-	__u32 offset;		/* where they land in the buffer (modulo) */
+	__u32 offset;		/* where they land (modulo its size) */
 };
 
 #define IOLAB_SINK_CMD_WRITE	1	/* the SQE's cmd_op */
 
 #define IOLAB_SINK_IOC_TYPE	0xD5
-#define IOLAB_SINK_IOC_IDENTIFY	_IOR(IOLAB_SINK_IOC_TYPE, 0, struct iolab_sink_info)
-#define IOLAB_SINK_IOC_COUNTERS	_IOR(IOLAB_SINK_IOC_TYPE, 1, struct iolab_sink_counters)
+#define IOLAB_SINK_IOC_IDENTIFY \
+	_IOR(IOLAB_SINK_IOC_TYPE, 0, struct iolab_sink_info)
+#define IOLAB_SINK_IOC_COUNTERS \
+	_IOR(IOLAB_SINK_IOC_TYPE, 1, struct iolab_sink_counters)
 /*
  * A new descriptor (O_CLOEXEC) of the same device with the personality given
  * as the argument itself (not a pointer).
@@ -85,6 +87,7 @@ struct iolab_sink_cmd {
 #define IOLAB_SINK_IOC_REOPEN	_IOW(IOLAB_SINK_IOC_TYPE, 2, __u32)
 /* This file's log switch: the argument itself, 0 or 1. */
 #define IOLAB_SINK_IOC_SET_LOG	_IOW(IOLAB_SINK_IOC_TYPE, 3, __u32)
-#define IOLAB_SINK_IOC_KWRITE	_IOWR(IOLAB_SINK_IOC_TYPE, 4, struct iolab_sink_kwrite)
+#define IOLAB_SINK_IOC_KWRITE \
+	_IOWR(IOLAB_SINK_IOC_TYPE, 4, struct iolab_sink_kwrite)
 
 #endif /* _IOLAB_SINK_H */

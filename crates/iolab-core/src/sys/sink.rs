@@ -217,6 +217,40 @@ mod tests {
             .collect()
     }
 
+    /// `#define NAME _IOx(IOLAB_SINK_IOC_TYPE, N, TYPE)` of the header, encoded with this file's sizes.
+    fn ioc_of_header(name: &str) -> u32 {
+        let at = HEADER
+            .find(&format!("#define {name} "))
+            .or_else(|| HEADER.find(&format!("#define {name}\t")))
+            .unwrap_or_else(|| panic!("{name} is not defined in iolab_sink.h"));
+        let text = &HEADER[at + "#define ".len() + name.len()..];
+        let text = &text[..text.find(')').expect("a macro call") + 1];
+        let (dir, args) = text
+            .split_once("_IO")
+            .and_then(|(_, r)| r.split_once('('))
+            .unwrap_or_else(|| panic!("{name}: {text}"));
+        let args: Vec<&str> = args
+            .trim_end_matches(')')
+            .split(',')
+            .map(str::trim)
+            .collect();
+        assert_eq!(args[0], "IOLAB_SINK_IOC_TYPE", "{name}");
+        let size = match args[2] {
+            "__u32" => 4,
+            "struct iolab_sink_info" => size_of::<SinkInfo>(),
+            "struct iolab_sink_counters" => size_of::<SinkCounters>(),
+            "struct iolab_sink_kwrite" => size_of::<SinkKwrite>(),
+            t => panic!("{name}: an argument type this test does not know: {t}"),
+        };
+        let d = match dir {
+            "R" => IOC_READ,
+            "W" => IOC_WRITE,
+            "WR" => IOC_READ | IOC_WRITE,
+            d => panic!("{name}: _IO{d}"),
+        };
+        ioc(d, args[1].parse().unwrap(), size)
+    }
+
     #[test]
     fn numbers_match_the_c_header() {
         assert_eq!(define("IOLAB_SINK_MAGIC"), IOLAB_SINK_MAGIC as u64);
@@ -229,7 +263,17 @@ mod tests {
         );
         assert_eq!(define("IOLAB_SINK_CMD_WRITE"), IOLAB_SINK_CMD_WRITE as u64);
         assert_eq!(define("IOLAB_SINK_IOC_TYPE"), IOLAB_SINK_IOC_TYPE as u64);
-        // The request numbers as the C macros compute them (_IOR(0xD5, 0, 48-byte struct) ...).
+        // Each request number as the header declares it (direction, number, argument type) ...
+        for (name, v) in [
+            ("IOLAB_SINK_IOC_IDENTIFY", IOLAB_SINK_IOC_IDENTIFY),
+            ("IOLAB_SINK_IOC_COUNTERS", IOLAB_SINK_IOC_COUNTERS),
+            ("IOLAB_SINK_IOC_REOPEN", IOLAB_SINK_IOC_REOPEN),
+            ("IOLAB_SINK_IOC_SET_LOG", IOLAB_SINK_IOC_SET_LOG),
+            ("IOLAB_SINK_IOC_KWRITE", IOLAB_SINK_IOC_KWRITE),
+        ] {
+            assert_eq!(ioc_of_header(name), v, "{name}");
+        }
+        // ... and as the C macros compute them (_IOR(0xD5, 0, 48-byte struct) ...).
         assert_eq!(IOLAB_SINK_IOC_IDENTIFY, 0x8030_d500);
         assert_eq!(IOLAB_SINK_IOC_COUNTERS, 0x8080_d501);
         assert_eq!(IOLAB_SINK_IOC_REOPEN, 0x4004_d502);
