@@ -4,6 +4,7 @@
 //! Every rule lives here, works on [`Facts`] (a few numbers pulled out of a result, so each rule can be
 //! tested with figures made up on the spot), and has one test that triggers it and one that does not.
 
+use crate::driver::Personality;
 use crate::measure::profile::ProfileFacts;
 use crate::result::{Derived, Finding, RunResult};
 use crate::spec::{MethodKind, OpKind};
@@ -33,7 +34,12 @@ pub fn derive(r: &RunResult) -> Derived {
     if let (Some(e), Some(q)) = (r.syscalls.uring_enters, r.syscalls.uring_requests) {
         d.iolab_requests_per_enter = per(q, e);
     }
-    if let (Some(req), Some(punt)) = (submitted, k.value("io_uring:io_uring_queue_async_work")) {
+    // Older kernels (6.1) name the submission tracepoint io_uring_submit_sqe, which iolab does not open:
+    // there the requests iolab itself submitted in the counted pass are the denominator.
+    let requests = submitted.or(k
+        .tracepoint_pass_uring_requests
+        .filter(|_| r.spec.method.info().io_uring_requests));
+    if let (Some(req), Some(punt)) = (requests, k.value("io_uring:io_uring_queue_async_work")) {
         if req > 0 {
             d.punted_fraction = Some(punt as f64 / req as f64);
         }
@@ -84,6 +90,10 @@ pub fn derive(r: &RunResult) -> Derived {
             if n >= tp_ops { "" } else { ": FEWER than ops" }
         ));
     }
+    // The sink driver's own counts of the timed pass against iolab's.
+    if let Some(s) = &r.sink {
+        d.crosscheck.extend(s.checks.iter().map(|c| c.text()));
+    }
     d
 }
 
@@ -132,6 +142,17 @@ pub struct Facts {
     pub uring_enters: Option<u64>,
     pub uring_requests: Option<u64>,
     pub submissions_without_syscall: Option<u64>,
+    /// The sink driver's target: its personality, the share of its calls io-wq workers made, and the
+    /// counts that disagree with iolab's.
+    pub sink: Option<SinkFacts>,
+}
+
+/// What the rules look at of a run on the sink driver.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SinkFacts {
+    pub personality: Option<Personality>,
+    pub worker_share: Option<f64>,
+    pub disagree: Vec<String>,
 }
 
 impl Facts {
@@ -188,6 +209,16 @@ impl Facts {
             uring_enters: r.uring.as_ref().map(|u| u.enters),
             uring_requests: r.uring.as_ref().map(|u| u.requests),
             submissions_without_syscall: r.uring.as_ref().map(|u| u.submissions_without_syscall),
+            sink: r.sink.as_ref().map(|s| SinkFacts {
+                personality: s.personality,
+                worker_share: s.worker_share,
+                disagree: s
+                    .checks
+                    .iter()
+                    .filter(|c| !c.agrees)
+                    .map(|c| c.text())
+                    .collect(),
+            }),
         }
     }
 }
@@ -224,12 +255,33 @@ fn copy_words(f: &Facts) -> String {
     format!("{size} {what} are bound by {way}")
 }
 
+/// The sink driver's share of calls made by io-wq workers, for io_uring's requests (uring_cmd is never
+/// punted: the driver completes each command when it is issued).
+fn sink_punts(f: &Facts) -> Option<f64> {
+    (f.method == Some(MethodKind::IoUring))
+        .then(|| f.sink.as_ref()?.worker_share)
+        .flatten()
+}
+
+/// Why io_uring punted requests to the sink driver, in the driver's terms.
+fn sink_why(f: &Facts) -> &'static str {
+    match f.sink.as_ref().and_then(|s| s.personality) {
+        Some(Personality::Legacy) => {
+            "the driver has no write_iter/FMODE_NOWAIT, as with --sink legacy and the Pi thesis's driver: io_uring \
+             cannot complete it inline, so each request waits for an io-wq worker; --sink nowait completes them \
+             inline"
+        }
+        _ => "the driver could not complete the requests inline",
+    }
+}
+
 /// Every rule, in the order findings are printed.
 pub const RULES: &[Rule] = &[
     ("io_wq_punts", |f| {
-        let p = f.punted_fraction?;
+        let p = f.punted_fraction.or(sink_punts(f))?;
         (p >= 0.5).then(|| {
             let why = match (f.target, f.direct) {
+                (Some(TargetKind::Sink), _) => sink_why(f),
                 (Some(TargetKind::File), false) => "buffered file I/O cannot complete inline",
                 (Some(TargetKind::File), true) => {
                     "O_DIRECT into blocks the filesystem must still allocate, or that are still in the page cache, \
@@ -243,6 +295,27 @@ pub const RULES: &[Rule] = &[
                 pct(p),
                 f.ns_per_op / 1e3,
                 f.qd
+            )
+        })
+    }),
+    ("sink_nowait_inline", |f| {
+        let s = f.sink.as_ref()?;
+        let share = s.worker_share?;
+        let inline = f.punted_fraction.unwrap_or(share) < 0.01 && share < 0.01;
+        (f.method == Some(MethodKind::IoUring) && s.personality == Some(Personality::Nowait) && inline).then(|| {
+            "io_uring completed every request to the sink driver inline (no io-wq punt; the driver saw no call \
+             from an io-wq worker): its write_iter/read_iter and FMODE_NOWAIT (--sink nowait) let io_uring try \
+             without blocking"
+                .to_string()
+        })
+    }),
+    ("sink_counts_disagree", |f| {
+        let s = f.sink.as_ref()?;
+        (!s.disagree.is_empty()).then(|| {
+            format!(
+                "warning: the sink driver's counts disagree with iolab's ({}): another program used \
+                 /dev/iolab_sink during the run, or ops did not reach the driver as iolab expects",
+                s.disagree.join("; ")
             )
         })
     }),
@@ -505,6 +578,64 @@ mod tests {
                 ..on
             },
         );
+    }
+
+    #[test]
+    fn sink_personalities_say_why_io_uring_punted_or_not() {
+        let sink = |p: Personality, share: f64| Facts {
+            method: Some(MethodKind::IoUring),
+            target: Some(TargetKind::Sink),
+            sink: Some(SinkFacts {
+                personality: Some(p),
+                worker_share: Some(share),
+                disagree: vec![],
+            }),
+            ..base()
+        };
+        // Without tracepoints the driver's own count of io-wq calls says it.
+        let legacy = sink(Personality::Legacy, 1.0);
+        let text = &findings_of(&legacy)[0].text;
+        assert!(
+            text.starts_with("100% of requests were punted to io-wq"),
+            "{text}"
+        );
+        assert!(
+            text.contains("the driver has no write_iter/FMODE_NOWAIT"),
+            "{text}"
+        );
+        check(
+            "io_wq_punts",
+            legacy.clone(),
+            sink(Personality::Nowait, 0.0),
+        );
+        check("sink_nowait_inline", sink(Personality::Nowait, 0.0), legacy);
+        // uring_cmd is never punted: the rule is about io_uring's reads and writes.
+        let cmd = Facts {
+            method: Some(MethodKind::UringCmd),
+            ..sink(Personality::Legacy, 1.0)
+        };
+        assert!(!fired(&cmd).contains(&"io_wq_punts".to_string()));
+    }
+
+    #[test]
+    fn sink_counts_disagree() {
+        let on = Facts {
+            target: Some(TargetKind::Sink),
+            sink: Some(SinkFacts {
+                personality: Some(Personality::Legacy),
+                worker_share: Some(0.0),
+                disagree: vec!["sink driver write calls: driver 7, iolab 5: DISAGREE".into()],
+            }),
+            ..base()
+        };
+        let text = &findings_of(&on)[0].text;
+        assert!(
+            text.starts_with("warning: the sink driver's counts disagree"),
+            "{text}"
+        );
+        let mut off = on.clone();
+        off.sink.as_mut().unwrap().disagree.clear();
+        check("sink_counts_disagree", on, off);
     }
 
     #[test]

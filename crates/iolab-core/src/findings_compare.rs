@@ -14,6 +14,7 @@
 //! - [`plausibility`] looks at one throughput (a row's, or a seed's published one) against what this
 //!   machine's memory can copy (`measure::memcopy`): beyond it, the figure is impossible.
 
+use crate::driver::Personality;
 use crate::findings::{self, Facts};
 use crate::measure::memcopy::{gbps, MemCopy};
 use crate::result::RunResult;
@@ -98,10 +99,18 @@ impl Row {
             .then(|| r.target.region_blocks_per_thread * r.spec.bs * r.spec.threads as u64)
             .filter(|w| *w > 0);
         let per_op = |x: u64| (r.ops > 0).then(|| x as f64 / r.ops as f64);
+        // The sink driver's personalities take data differently: each is a target of its own.
+        let (target, place) = match r.sink.as_ref().and_then(|s| s.personality) {
+            Some(p) => (
+                format!("{target} ({})", p.name()),
+                format!("{} ({})", r.spec.target.display(), p.name()),
+            ),
+            None => (target.to_string(), r.spec.target.display().to_string()),
+        };
         Row {
             step: step.to_string(),
-            target: target.to_string(),
-            place: r.spec.target.display().to_string(),
+            target,
+            place,
             way: way(r),
             pattern: r.spec.pattern.name().to_string(),
             threads: r.spec.threads,
@@ -538,7 +547,42 @@ pub const PAIR_RULES: &[PairRule] = &[
             )
         })
     }),
+    ("sink_personalities", |a, b| {
+        let (pa, pb) = (sink_of(a)?, sink_of(b)?);
+        let r = a.ns() / b.ns();
+        let same = a.way == b.way
+            && base_place(a) == base_place(b)
+            && (a.facts.write, a.facts.bs, a.threads) == (b.facts.write, b.facts.bs, b.threads);
+        let (wa, wb) = (pa.1.unwrap_or(0.0), pb.1.unwrap_or(0.0));
+        (same
+            && pa.0 == Personality::Legacy
+            && pb.0 == Personality::Nowait
+            && (wa - wb >= 0.5 || !(1.0 / 1.2..1.2).contains(&r)))
+        .then(|| {
+            format!(
+                "{} on the legacy sink took {r:.2}x its time on the nowait sink ({:.0} vs {:.0} ns/op): {} of the \
+                 legacy driver's calls came from io-wq workers against {} (no write_iter/FMODE_NOWAIT: io_uring \
+                 cannot complete its requests inline)",
+                a.way,
+                a.ns(),
+                b.ns(),
+                pct(wa),
+                pct(wb)
+            )
+        })
+    }),
 ];
+
+/// The sink driver's personality of a row, and the share of its calls io-wq workers made.
+fn sink_of(r: &Row) -> Option<(Personality, Option<f64>)> {
+    let s = r.facts.sink.as_ref()?;
+    Some((s.personality?, s.worker_share))
+}
+
+/// A row's target without the sink's personality ("/dev/iolab_sink (legacy)" -> "/dev/iolab_sink").
+fn base_place(r: &Row) -> &str {
+    r.place.split(" (").next().unwrap_or(&r.place)
+}
 
 /// A rule over every row of a table at once: its name, what its findings are about, and the rule.
 type SetRule = (&'static str, &'static str, fn(&[&Row]) -> Vec<String>);
@@ -915,6 +959,36 @@ mod tests {
         b.mean_batch = Some(2.0);
         let mut rows = vec![uring(2000.0), b];
         assert!(!has(&fired(&mut rows), "batched_vs_single"));
+    }
+
+    #[test]
+    fn sink_personalities() {
+        let on_sink = |p: Personality, ns: f64, share: f64| {
+            let mut r = uring(ns);
+            r.way = "io_uring (qd 64 batch 32)".into();
+            r.place = format!("/dev/iolab_sink ({})", p.name());
+            r.facts.sink = Some(findings::SinkFacts {
+                personality: Some(p),
+                worker_share: Some(share),
+                disagree: vec![],
+            });
+            r
+        };
+        let mut rows = vec![
+            on_sink(Personality::Legacy, 40000.0, 1.0),
+            on_sink(Personality::Nowait, 7000.0, 0.0),
+        ];
+        let t = text(&fired(&mut rows), "sink_personalities").to_string();
+        assert!(
+            t.starts_with("io_uring (qd 64 batch 32) on the legacy sink took 5.71x its time on the nowait sink (40000 vs 7000 ns/op): 100% of the legacy driver's calls came from io-wq workers against 0%"),
+            "{t}"
+        );
+        // Two runs that behave alike (write() on both) say nothing.
+        let mut rows = vec![
+            on_sink(Personality::Legacy, 2000.0, 0.0),
+            on_sink(Personality::Nowait, 2100.0, 0.0),
+        ];
+        assert!(!has(&fired(&mut rows), "sink_personalities"));
     }
 
     #[test]

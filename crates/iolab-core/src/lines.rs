@@ -219,7 +219,7 @@ pub fn run(method: &str, n: u64, path: &Path, clock: &ClockInfo) -> Result<Lines
 }
 
 /// The file read back must hold exactly the lines.
-fn check(method: &str, path: &Path, got: &[u8], expected: &[u8]) -> Result<()> {
+pub(crate) fn check(method: &str, path: &Path, got: &[u8], expected: &[u8]) -> Result<()> {
     if got == expected {
         return Ok(());
     }

@@ -108,6 +108,13 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
                 PathBuf::from("pipe"),
                 format!("method {} (on a pipe)", m.name()),
             )
+        } else if !m.info().targets.file.ok() && m.info().targets.sink.ok() {
+            // A method made for iolab's sink driver (uring_cmd) is tried on it: absent, it says why.
+            let dev = crate::driver::sink::DEVICE;
+            (
+                PathBuf::from(dev),
+                format!("method {} (on {dev})", m.name()),
+            )
         } else {
             (file(disk), format!("method {}", m.name()))
         };

@@ -214,7 +214,8 @@ pub struct Derived {
     pub kernel_requests_per_enter: Option<f64>,
     /// The same from iolab's own count (timed pass).
     pub iolab_requests_per_enter: Option<f64>,
-    /// io_uring:io_uring_queue_async_work / io_uring:io_uring_submit_req.
+    /// io_uring:io_uring_queue_async_work / io_uring:io_uring_submit_req (where the kernel has no such
+    /// tracepoint, as 6.1: / the requests iolab submitted in the counted pass).
     pub punted_fraction: Option<f64>,
     /// context switches (perf software counter) / ops.
     pub ctx_switches_per_op: Option<f64>,
@@ -500,6 +501,10 @@ pub struct RunResult {
     /// number are added up. Their ops add up to `ops` exactly. Absent (not written) when none were kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<IntervalFigures>,
+    /// The sink driver's target (/dev/iolab_sink): its personality and counters over the pass, checked
+    /// against iolab's own counts (see `driver/sink.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sink: Option<crate::driver::SinkFigures>,
 }
 
 /// One interval of a run's time series (`RunResult::intervals`).

@@ -329,11 +329,15 @@ fn unmet(needs: Option<&str>, places: Option<&Places>) -> Result<Option<String>>
         Some("zram") => places
             .and_then(|p| p.zram.as_ref().err())
             .map(|why| format!("on this machine: {why}")),
+        // iolab's sink driver, /dev/iolab_sink (loaded here, or in `iolab vm`'s guest).
+        Some("sink") => places
+            .and_then(|_| crate::driver::sink::absent_reason())
+            .map(|why| format!("on this machine: {why}")),
         Some(other) => {
             return Err(Error::usage(
                 "suite",
                 format!(
-                    "needs = '{other}' is not known; accepted: zram or a method ({})",
+                    "needs = '{other}' is not known; accepted: zram, sink or a method ({})",
                     MethodKind::names()
                 ),
             ))
@@ -448,10 +452,12 @@ fn build(s: &SuiteFile, places: Option<&Places>, quick: bool) -> Result<Vec<Job>
 
 fn lines_work(t: &toml::Table, run: u32) -> std::result::Result<Work, String> {
     let method = str_key(t, "method").ok_or("a lines step needs a method")?;
-    if !crate::lines::METHODS.contains(&method.as_str()) {
+    let kernel = method == crate::driver::kwrite::KERNEL_MODULE;
+    if !kernel && !crate::lines::METHODS.contains(&method.as_str()) {
         return Err(format!(
-            "'{method}' is not a lines method; accepted: {}",
-            crate::lines::METHODS.join(", ")
+            "'{method}' is not a lines method; accepted: {}, {}",
+            crate::lines::METHODS.join(", "),
+            crate::driver::kwrite::KERNEL_MODULE
         ));
     }
     let n = crate::units::parse_count(&str_key(t, "lines").ok_or("a lines step needs lines = N")?)?;
@@ -468,6 +474,16 @@ fn lines_work(t: &toml::Table, run: u32) -> std::result::Result<Work, String> {
             .map(|s| s.to_string_lossy().to_string())
             .unwrap_or_else(|| "txt".into())
     ));
+    if kernel {
+        // The sink driver writes the file from inside the kernel, where it is loaded (never faked).
+        if let Some(why) = crate::driver::kwrite::unavailable() {
+            return Ok(Work::Unavailable(format!("on this machine: {why}")));
+        }
+        return Ok(Work::Custom(Box::new(move |_| {
+            let r = crate::driver::kwrite::run(n, &path)?;
+            serde_json::to_value(&r).map_err(|e| Error::Runtime(format!("result JSON: {e}")))
+        })));
+    }
     Ok(Work::Custom(Box::new(move |clk| {
         let r = crate::lines::run(&method, n, &path, clk)?;
         serde_json::to_value(&r).map_err(|e| Error::Runtime(format!("result JSON: {e}")))

@@ -17,10 +17,13 @@
 //!   peer thread of iolab's at the other end (`iolab-peer`) that reads and discards what a write run sends,
 //!   or writes the pattern for a read run to consume. The peer counts the bytes; for writes the run checks
 //!   they all arrived. These words are targets, not paths (a file called `pipe` is `./pipe`).
+//! - iolab's sink driver, /dev/iolab_sink, once it answers IDENTIFY (target/sink.rs).
 //!
 //! Every refusal here is a usage error naming the flag to change.
 
 mod dio;
+mod peer;
+mod sink;
 
 use crate::cleanup::Created;
 use crate::error::{Error, Result};
@@ -43,12 +46,14 @@ pub enum TargetKind {
     Pipe,
     Socketpair,
     Tcp,
+    /// iolab's sink driver, /dev/iolab_sink.
+    Sink,
 }
 
 impl TargetKind {
     /// Does the target keep what is written (so it can be verified)?
     pub fn keeps_data(self) -> bool {
-        matches!(self, TargetKind::File | TargetKind::BlockDevice)
+        matches!(self, Self::File | Self::BlockDevice | Self::Sink)
     }
 
     /// A pipe or socket with iolab's peer at the other end.
@@ -105,6 +110,8 @@ pub struct PreparedTarget {
     claim: Option<OwnedFd>,
     /// Stream targets: the peer threads started by `open_for`.
     peers: std::sync::Mutex<Vec<PeerHandle>>,
+    /// The sink driver's target: its settings and a descriptor for its counters.
+    sink: Option<sink::SinkTarget>,
 }
 
 const PAGE: usize = 4096;
@@ -357,6 +364,7 @@ fn target_err(msg: impl Into<String>) -> Error {
 pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     let path = spec.target.clone();
     if let Some(kind) = TargetKind::stream_named(&path) {
+        sink::check_flags(spec, kind, &path.display().to_string())?;
         return setup_stream(spec, kind);
     }
     let writes = spec.op == OpKind::Write && !spec.method.info().no_data;
@@ -372,11 +380,15 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         Err(e) => return Err(Error::sys_on(e, &shown)),
     };
     check_not_pseudo(&path, st.is_some(), &shown)?;
+    if let Some(t) = sink::setup_if_sink(spec, st.as_ref(), &shown)? {
+        return Ok(t);
+    }
     let bs = spec.bs;
     let threads = spec.threads as u64;
     let mut notes = Vec::new();
 
     let kind = kind_of(st.as_ref(), &shown)?;
+    sink::check_flags(spec, kind, &shown)?;
 
     // Rules that depend on the kind.
     if kind == TargetKind::DevNull && spec.op == OpKind::Read {
@@ -476,6 +488,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         guard: created,
         claim,
         peers: Default::default(),
+        sink: None,
     })
 }
 
@@ -496,8 +509,8 @@ fn kind_of(st: Option<&libc::stat>, shown: &str) -> Result<TargetKind> {
                 (1, 5) => TargetKind::DevZero,
                 _ => {
                     return Err(target_err(format!(
-                        "{shown} is a character device other than /dev/null or /dev/zero; accepted: a regular \
-                         file, /dev/null, /dev/zero or a block device"
+                        "{shown} is a character device other than /dev/null or /dev/zero (and not iolab's sink \
+                         driver); accepted: a regular file, /dev/null, /dev/zero, /dev/iolab_sink or a block device"
                     )))
                 }
             },
@@ -551,8 +564,8 @@ fn usable_bytes(
     };
     Ok(match kind {
         TargetKind::DevNull | TargetKind::DevZero => SINK_REGION * threads,
-        TargetKind::Pipe | TargetKind::Socketpair | TargetKind::Tcp => {
-            unreachable!("stream targets are set up by setup_stream")
+        TargetKind::Pipe | TargetKind::Socketpair | TargetKind::Tcp | TargetKind::Sink => {
+            unreachable!("stream and sink targets are set up by their own functions")
         }
         TargetKind::BlockDevice => {
             let fd = sys::open(path, libc::O_RDONLY, 0).map_err(|e| Error::sys_on(e, shown))?;
@@ -714,67 +727,8 @@ fn setup_stream(spec: &Spec, kind: TargetKind) -> Result<PreparedTarget> {
         guard: None,
         claim: None,
         peers: Default::default(),
+        sink: None,
     })
-}
-
-/// The peer of a write run: reads until the writer closes its end; returns what arrived.
-fn drain_peer(fd: OwnedFd) -> std::result::Result<PeerFigures, String> {
-    let ru0 = sys::getrusage(libc::RUSAGE_THREAD);
-    let mut buf = vec![0u8; 1 << 20];
-    let mut total = 0u64;
-    loop {
-        match sys::read(fd.as_raw_fd(), &mut buf) {
-            Ok(0) => break,
-            Ok(n) => total += n as u64,
-            Err(e) if e.errno == libc::EINTR => continue,
-            Err(e) => {
-                return Err(format!(
-                    "the stream's reading peer failed: {}",
-                    Error::from(e)
-                ))
-            }
-        }
-    }
-    Ok(peer_figures(total, &ru0))
-}
-
-/// The peer of a read run: writes `bs`-byte pattern chunks until the reader closes its end.
-fn feed_peer(fd: OwnedFd, bs: usize, seed: u64) -> std::result::Result<PeerFigures, String> {
-    let ru0 = sys::getrusage(libc::RUSAGE_THREAD);
-    let mut chunk = crate::mem::zeroed::<u8>(bs, "the stream peer's block", "lower --bs")
-        .map_err(|e| e.to_string())?;
-    pattern::fill_body(&mut chunk, seed);
-    let mut total = 0u64;
-    loop {
-        let mut at = 0;
-        while at < bs {
-            match sys::write(fd.as_raw_fd(), &chunk[at..]) {
-                Ok(n) => at += n,
-                Err(e) if e.errno == libc::EINTR => continue,
-                // The reader closed its end: the run is over.
-                Err(e) if e.errno == libc::EPIPE || e.errno == libc::ECONNRESET => {
-                    return Ok(peer_figures(total + at as u64, &ru0))
-                }
-                Err(e) => {
-                    return Err(format!(
-                        "the stream's writing peer failed: {}",
-                        Error::from(e)
-                    ))
-                }
-            }
-        }
-        total += bs as u64;
-    }
-}
-
-fn peer_figures(bytes: u64, ru0: &libc::rusage) -> PeerFigures {
-    let ru1 = sys::getrusage(libc::RUSAGE_THREAD);
-    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    PeerFigures {
-        bytes,
-        user_s: s(ru1.ru_utime) - s(ru0.ru_utime),
-        sys_s: s(ru1.ru_stime) - s(ru0.ru_stime),
-    }
 }
 
 /// Writes the pattern into [0, end) of a file iolab just created, so read runs read known data.
@@ -819,6 +773,9 @@ impl PreparedTarget {
         if spec.direct && self.dio_align.is_some() {
             flags |= libc::O_DIRECT;
         }
+        if self.kind == TargetKind::Sink {
+            return self.open_sink(flags);
+        }
         sys::open(&self.path, flags, 0)
             .map_err(|e| Error::sys_on(e, self.path.display().to_string()))
     }
@@ -842,9 +799,9 @@ impl PreparedTarget {
             .name("iolab-peer".into())
             .spawn(move || {
                 if write {
-                    drain_peer(theirs)
+                    peer::drain(theirs)
                 } else {
-                    feed_peer(theirs, bs, seed)
+                    peer::feed(theirs, bs, seed)
                 }
             })
             .map_err(|e| {

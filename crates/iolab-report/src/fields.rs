@@ -252,6 +252,7 @@ mod tests {
                 lat_p99_ns: 100.0,
                 ..Default::default()
             }],
+            sink: Some(Default::default()),
         }
     }
 

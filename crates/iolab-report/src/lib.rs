@@ -6,6 +6,7 @@ mod fields;
 pub mod html;
 mod offload;
 pub mod probe;
+mod sink;
 mod survey;
 mod table;
 
@@ -59,6 +60,7 @@ fn target_label(r: &RunResult) -> String {
         TargetKind::Pipe => "a pipe per thread to iolab's peer",
         TargetKind::Socketpair => "an AF_UNIX socketpair per thread to iolab's peer",
         TargetKind::Tcp => "a TCP connection over 127.0.0.1 per thread to iolab's peer",
+        TargetKind::Sink => "iolab's sink driver",
     };
     format!("{} ({k})", r.spec.target.display())
 }

@@ -18,6 +18,7 @@ pub(crate) fn io_text(r: &RunResult, o: &mut String) {
     if let Some(u) = &r.uring {
         uring_text(u, o);
     }
+    crate::sink::sink_text(r, o);
     let _ = writeln!(o, "             ({})", r.syscalls.note);
     flushes_threads_verify_text(r, o);
     if let Some(p) = &r.profile {

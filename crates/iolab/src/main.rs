@@ -13,6 +13,7 @@ mod cmd_bench;
 mod cmd_clean;
 mod cmd_compare;
 mod cmd_docs;
+mod cmd_driver;
 mod cmd_probe;
 mod cmd_report;
 mod cmd_run;
@@ -29,6 +30,7 @@ use cmd_bench::BenchArgs;
 use cmd_clean::CleanArgs;
 use cmd_compare::CompareArgs;
 use cmd_docs::{CompletionsArgs, ManArgs};
+use cmd_driver::DriverArgs;
 use cmd_probe::ProbeArgs;
 use cmd_report::ReportArgs;
 use cmd_series::{SuiteArgs, SweepArgs};
@@ -79,6 +81,8 @@ enum Cmd {
     Completions(CompletionsArgs),
     /// The man page (to stdout), or every command's page into a directory with --dir.
     Man(ManArgs),
+    /// iolab's sink driver (/dev/iolab_sink): build it against a kernel's headers, load, unload, status.
+    Driver(DriverArgs),
 }
 
 /// glibc malloc, remembering an allocation it refused, so that an abort for want of memory is reported as
@@ -125,6 +129,7 @@ fn main() {
         Some(Cmd::Clean(a)) => cmd_clean::cmd_clean(a),
         Some(Cmd::Completions(a)) => cmd_docs::cmd_completions(a, command()),
         Some(Cmd::Man(a)) => cmd_docs::cmd_man(a, command()),
+        Some(Cmd::Driver(a)) => cmd_driver::cmd_driver(a),
     };
     match r {
         Ok(code) => std::process::exit(code),

@@ -12,6 +12,14 @@ pub const SOURCES: &[(&str, &str)] = &[
         "iolab_sink.c",
         include_str!("../../../../kmod/iolab_sink.c"),
     ),
+    (
+        "iolab_sink.h",
+        include_str!("../../../../kmod/iolab_sink.h"),
+    ),
+    (
+        "iolab_sink_trace.h",
+        include_str!("../../../../kmod/iolab_sink_trace.h"),
+    ),
 ];
 
 /// The module file Kbuild produces.

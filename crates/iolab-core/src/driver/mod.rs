@@ -1,6 +1,12 @@
 //! iolab's own sink driver (`kmod/` in the repository): its sources, carried inside the binary so that
-//! `iolab driver build` and `iolab vm` can build it against any kernel's headers without the source tree.
+//! `iolab driver build` and `iolab vm` can build it against any kernel's headers without the source tree
+//! (build.rs); loading and unloading it (module.rs); /dev/iolab_sink as a target, its personalities and
+//! counters (sink.rs); and the in-kernel line writer of the kernel-user suite (kwrite.rs).
 
 pub mod build;
+pub mod kwrite;
+pub mod module;
+pub mod sink;
 
 pub use build::{build_module, MODULE_FILE, SOURCES};
+pub use sink::{Personality, Sink, SinkFigures};

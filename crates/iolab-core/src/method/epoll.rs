@@ -28,6 +28,7 @@ pub const INFO: MethodInfo = MethodInfo {
         dev_null: NOT_A_STREAM,
         dev_zero: NOT_A_STREAM,
         stream: Fit::Yes,
+        sink: NOT_A_STREAM,
     },
     syscalls: &["write", "read", "epoll_wait"],
     syscall_note: "every write(2)/read(2) (several when the stream takes part of a block) and every epoll_wait(2) after EAGAIN",

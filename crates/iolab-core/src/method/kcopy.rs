@@ -45,6 +45,12 @@ const KERNEL_COPY: MethodInfo = MethodInfo {
     kernel_copy: true,
     no_direct: Some("use copy_file_range or a syscall method"),
     no_read: Some("copies a source file into the target: use --op write"),
+    targets: Targets {
+        sink: Fit::No(
+            "needs the target's splice_write, which the sink driver does not have (the kernel answers EINVAL)",
+        ),
+        ..Targets::ANY
+    },
     ..MethodInfo::PLAIN
 };
 
@@ -85,6 +91,7 @@ pub const COPY_FILE_RANGE_INFO: MethodInfo = MethodInfo {
         dev_null: NOT_A_FILE,
         dev_zero: NOT_A_FILE,
         stream: NOT_A_FILE,
+        sink: NOT_A_FILE,
     },
     no_direct: None,
     syscalls: &["copy_file_range"],

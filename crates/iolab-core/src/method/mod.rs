@@ -19,6 +19,7 @@ pub mod psync;
 pub mod pv2;
 pub mod stdio;
 pub mod sync;
+pub mod uring_cmd;
 pub mod vectored;
 
 use crate::error::{Error, Result};
@@ -46,6 +47,7 @@ pub enum MethodKind {
     CopyFileRange,
     Epoll,
     Offload,
+    UringCmd,
 }
 
 /// Every method, in the order tables and the survey list them: the registry. Adding a method is one file
@@ -58,6 +60,7 @@ pub static METHODS: &[&MethodInfo] = &[
     &stdio::INFO,
     &mmap::INFO,
     &io_uring::INFO,
+    &uring_cmd::INFO,
     &aio::INFO,
     &kcopy::SPLICE_INFO,
     &kcopy::SENDFILE_INFO,
@@ -141,6 +144,8 @@ pub struct Targets {
     pub dev_zero: Fit,
     /// Pipes and sockets (no offsets, no mapping).
     pub stream: Fit,
+    /// iolab's sink driver, /dev/iolab_sink (`kmod/`).
+    pub sink: Fit,
 }
 
 impl Targets {
@@ -151,6 +156,7 @@ impl Targets {
         dev_null: Fit::Yes,
         dev_zero: Fit::Yes,
         stream: Fit::Yes,
+        sink: Fit::Yes,
     };
     /// Whatever has file offsets: everything but streams, which refuse positioned I/O with ESPIPE.
     pub const fn with_offsets(why: &'static str) -> Targets {
@@ -169,6 +175,7 @@ impl Targets {
             K::DevNull => self.dev_null,
             K::DevZero => self.dev_zero,
             K::Pipe | K::Socketpair | K::Tcp => self.stream,
+            K::Sink => self.sink,
         }
     }
 }

@@ -15,6 +15,10 @@ pub const INFO: MethodInfo = MethodInfo {
             "registers the target as an io_uring fixed file: use a regular file, /dev/null, /dev/zero or a \
              block device, not a stream",
         ),
+        sink: Fit::No(
+            "opens the target in its sandboxed client, which does not choose the sink driver's personality \
+             (--sink): use io_uring, uring_cmd or a synchronous method on {t}",
+        ),
         ..Targets::ANY
     },
     verifies_reads: true,

@@ -103,6 +103,7 @@ pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunRe
         offload: None,
         profile: None,
         intervals: Vec::new(),
+        sink: None,
     }
 }
 

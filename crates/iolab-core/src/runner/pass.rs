@@ -51,11 +51,13 @@ pub(super) fn run_once(
         b.begin(stage, Some(spec));
     }
     let target = target::setup(spec)?;
+    let sink_before = target.sink_snapshot()?;
     let c = run_method(spec, &target, clock, pass);
     if let Some((b, _)) = pass.progress {
         b.ended();
     }
     let c = c?;
+    let sink_after = target.sink_snapshot()?;
     let Collected {
         mut outs,
         before,
@@ -113,7 +115,7 @@ pub(super) fn run_once(
         None
     };
     let ns = clock.ns_per_tick;
-    let result = RunResult {
+    let mut result = RunResult {
         timed: if outs.iter().any(|o| o.boundary_timing) {
             TIMED_BOUNDARY
         } else {
@@ -150,6 +152,10 @@ pub(super) fn run_once(
         intervals: super::intervals::merge(&outs, spec, ns, moved_per_op, w.wall_s),
         ..base
     };
+    result.sink = target.sink_figures(sink_before, sink_after).map(|mut f| {
+        f.check_against(&result);
+        f
+    });
     let counter_values = pass
         .counters
         .iter()

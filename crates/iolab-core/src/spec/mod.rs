@@ -206,6 +206,17 @@ pub struct Spec {
     /// [`AUTO_LOG_MIN_S`] or more.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_interval_ms: Option<u64>,
+    /// `--sink`: the sink driver's personality for the run's files (None: the driver's default); written
+    /// only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sink: Option<crate::driver::Personality>,
+    /// `--sink-log`: a log line and a tracepoint call per write to the sink; written only when on.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sink_log: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// Which pass `--profile` samples.

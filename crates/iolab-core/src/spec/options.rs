@@ -85,7 +85,7 @@ use Group::{Method as M, Safety as S, Workload as W};
 use MethodKind as K;
 
 const URING: &[MethodKind] = &[K::IoUring];
-const QUEUED: &[MethodKind] = &[K::IoUring, K::Aio];
+const QUEUED: &[MethodKind] = &[K::IoUring, K::Aio, K::UringCmd];
 const OFFLOAD: &[MethodKind] = &[K::Offload];
 const SQPOLL: &[MethodKind] = &[K::IoUring, K::Offload];
 const fn flag(on: &'static str) -> Ty {
@@ -133,11 +133,20 @@ pub static OPTIONS: &[Opt] = &[
     Opt { key: "seed", ty: Ty::Count, value_name: "N", group: W, methods: &[],
         default: Some("a fresh one, recorded in the result"),
         help: "Seed of the data pattern and random offsets" },
+    Opt { key: "sink", ty: Ty::Word(&["legacy", "nowait"]), value_name: "PERSONALITY", group: W, methods: &[],
+        default: Some("the driver's module parameter (legacy unless loaded with personality=nowait)"),
+        help: "With --target /dev/iolab_sink (iolab's sink driver): legacy (.write/.read only, no FMODE_NOWAIT: \
+               io_uring hands every request to an io-wq worker, like the Pi thesis's driver) or nowait \
+               (.write_iter/.read_iter and FMODE_NOWAIT: io_uring completes them inline)" },
+    Opt { key: "sink-log", ty: flag("sink-log"), value_name: "", group: W, methods: &[], default: None,
+        help: "With the sink driver: a log line (ktime, count, pid; no printk) and an iolab_sink:sink_write \
+               tracepoint call per write, like the thesis's LM_LOG, so their cost shows" },
     Opt { key: "iovecs", ty: Ty::Count, value_name: "N", group: M, methods: &[K::Vectored], default: Some("1"),
         help: "iovecs per op (the block split evenly)" },
     Opt { key: "qd", ty: Ty::Count, value_name: "N", group: M, methods: QUEUED, default: Some("1"),
         help: "Requests in flight" },
-    Opt { key: "batch", ty: Ty::Count, value_name: "N", group: M, methods: &[K::IoUring, K::Aio, K::Offload],
+    Opt { key: "batch", ty: Ty::Count, value_name: "N", group: M,
+        methods: &[K::IoUring, K::Aio, K::Offload, K::UringCmd],
         default: Some("1"),
         help: "Requests per io_uring_enter / io_submit (at most --qd); offload: requests per round trip" },
     Opt { key: "msync", ty: Ty::Text, value_name: "WHEN", group: M, methods: &[K::Mmap], default: Some("none"),
@@ -518,9 +527,12 @@ mod tests {
     fn method_lists_read_as_words() {
         assert_eq!(
             option("batch").unwrap().method_list(),
-            "io_uring, aio or offload"
+            "io_uring, aio, offload or uring_cmd"
         );
-        assert_eq!(option("qd").unwrap().method_list(), "io_uring or aio");
+        assert_eq!(
+            option("qd").unwrap().method_list(),
+            "io_uring, aio or uring_cmd"
+        );
         assert_eq!(option("iovecs").unwrap().method_list(), "vectored");
     }
 

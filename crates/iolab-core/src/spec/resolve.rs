@@ -125,6 +125,8 @@ impl RawSpec {
             profile: self.profile()?,
             profile_hz: self.profile_hz()?,
             log_interval_ms: self.log_interval(method)?,
+            sink: self.sink()?,
+            sink_log: self.bool("sink-log")?,
         };
         check_method_combinations(&spec)?;
         check_extent(&spec)?;
@@ -234,6 +236,20 @@ impl RawSpec {
             ));
         }
         Ok(w)
+    }
+
+    /// `--sink`: a personality of the sink driver, if given.
+    fn sink(&self) -> Result<Option<crate::driver::Personality>> {
+        use crate::driver::Personality as P;
+        if !self.has("sink") {
+            return Ok(None);
+        }
+        self.word(
+            "sink",
+            P::Legacy,
+            &[("legacy", P::Legacy), ("nowait", P::Nowait)],
+        )
+        .map(Some)
     }
 
     fn count_mode(&self) -> Result<CountMode> {

@@ -23,6 +23,8 @@
 //! - `ipc`: pipes, sockets, epoll/poll, eventfd, futexes, readv/writev.
 //! - `stdio`: glibc `FILE` streams.
 //! - `term`: the size of a terminal (TIOCGWINSZ).
+//! - `sink`: iolab's sink driver (`kmod/`): its ioctls, mirrored from `kmod/iolab_sink.h`, and
+//!   finit_module/delete_module.
 
 mod aio;
 mod at;
@@ -32,6 +34,7 @@ mod ipc;
 mod memory;
 mod perf_events;
 mod process;
+mod sink;
 mod stdio;
 mod term;
 mod tty;
@@ -45,6 +48,7 @@ pub use ipc::*;
 pub use memory::*;
 pub use perf_events::*;
 pub use process::*;
+pub use sink::*;
 pub use stdio::*;
 pub use term::*;
 pub use tty::*;

@@ -1,0 +1,337 @@
+//! /dev/iolab_sink as iolab sees it: is it there (and is it iolab's driver, speaking this build's ABI), its
+//! personalities, and its counters read around a run and checked against iolab's own counts.
+//!
+//! iolab never opens a character device to ask who it is unless sysfs says it is the misc device the
+//! iolab_sink module registered (/sys/class/misc/iolab_sink/dev has its numbers): other character devices
+//! are refused by their numbers alone, unopened.
+
+use crate::error::{Error, Result};
+use crate::result::RunResult;
+use crate::spec::{MethodKind, OpKind};
+use crate::sys::{self, SinkCounters, SinkInfo};
+use serde::{Deserialize, Serialize};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
+
+/// Where the driver's device appears.
+pub const DEVICE: &str = "/dev/iolab_sink";
+/// The module's name (lsmod, delete_module).
+pub const MODULE: &str = "iolab_sink";
+const SYSFS_DEV: &str = "/sys/class/misc/iolab_sink/dev";
+
+/// How the driver's file takes data: chosen per open (`--sink`), defaulting to the module parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Personality {
+    /// `.write`/`.read` only and no FMODE_NOWAIT, like the Pi thesis's logmodule: io_uring hands every
+    /// request to an io-wq worker.
+    Legacy,
+    /// `.write_iter`/`.read_iter` and FMODE_NOWAIT: io_uring completes requests inline.
+    Nowait,
+}
+
+impl Personality {
+    pub fn name(self) -> &'static str {
+        match self {
+            Personality::Legacy => "legacy",
+            Personality::Nowait => "nowait",
+        }
+    }
+
+    pub fn abi(self) -> u32 {
+        match self {
+            Personality::Legacy => sys::IOLAB_SINK_LEGACY,
+            Personality::Nowait => sys::IOLAB_SINK_NOWAIT,
+        }
+    }
+
+    pub fn from_abi(v: u32) -> Personality {
+        if v == sys::IOLAB_SINK_NOWAIT {
+            Personality::Nowait
+        } else {
+            Personality::Legacy
+        }
+    }
+}
+
+/// The (major, minor) of the misc device the iolab_sink module registered, if it is loaded.
+pub fn device_numbers() -> Option<(u32, u32)> {
+    let t = std::fs::read_to_string(SYSFS_DEV).ok()?;
+    let (a, b) = t.trim().split_once(':')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// Is a character device with these numbers iolab's sink?
+pub fn is_sink_device(rdev: libc::dev_t) -> bool {
+    device_numbers() == Some((libc::major(rdev), libc::minor(rdev)))
+}
+
+/// An open descriptor of the sink used to ask the driver (identify, counters, in-kernel writes).
+#[derive(Debug)]
+pub struct Sink {
+    fd: OwnedFd,
+    pub info: SinkInfo,
+}
+
+impl Sink {
+    /// Opens `path` (read-only) and asks the driver who it is: the magic and this build's ABI version, or
+    /// an error that says what is there instead. `path` must be the sink's node ([`is_sink_device`]).
+    pub fn open(path: &Path) -> Result<Sink> {
+        let shown = path.display().to_string();
+        let fd = sys::open(path, libc::O_RDONLY | libc::O_CLOEXEC, 0)
+            .map_err(|e| Error::sys_on(e, &shown))?;
+        let info = sys::sink_identify(fd.as_raw_fd()).map_err(|e| {
+            Error::Runtime(format!(
+                "{shown} did not answer iolab's IDENTIFY ioctl ({}): it is not iolab's sink driver",
+                sys::errno_name(e.errno)
+            ))
+        })?;
+        if info.magic != sys::IOLAB_SINK_MAGIC {
+            return Err(Error::Runtime(format!(
+                "{shown} answered IDENTIFY with magic {:#x}, not iolab's {:#x}: another driver",
+                info.magic,
+                sys::IOLAB_SINK_MAGIC
+            )));
+        }
+        if info.abi != sys::IOLAB_SINK_ABI {
+            return Err(Error::Runtime(format!(
+                "{shown} is iolab's sink driver of ABI {}, this iolab speaks ABI {}: unload it (iolab driver \
+                 unload) and load the one this iolab builds (iolab driver build, iolab driver load)",
+                info.abi,
+                sys::IOLAB_SINK_ABI
+            )));
+        }
+        Ok(Sink { fd, info })
+    }
+
+    /// Opens the sink at [`DEVICE`], checking its numbers first.
+    pub fn open_default() -> Result<Sink> {
+        if let Some(why) = absent_reason() {
+            return Err(Error::Runtime(why));
+        }
+        Sink::open(Path::new(DEVICE))
+    }
+
+    pub fn fd(&self) -> i32 {
+        self.fd.as_raw_fd()
+    }
+
+    pub fn counters(&self) -> Result<SinkCounters> {
+        sys::sink_counters(self.fd.as_raw_fd()).map_err(Error::from)
+    }
+
+    pub fn default_personality(&self) -> Personality {
+        Personality::from_abi(self.info.default_personality)
+    }
+}
+
+/// Why /dev/iolab_sink cannot be used here (`None`: it is there and is iolab's driver of this ABI).
+pub fn absent_reason() -> Option<String> {
+    let loaded = Path::new("/sys/module").join(MODULE).exists();
+    let Some((ma, mi)) = device_numbers() else {
+        return Some(if loaded {
+            format!("the {MODULE} module is loaded but registered no misc device ({SYSFS_DEV} is missing)")
+        } else {
+            format!(
+                "the {MODULE} driver is not loaded (/sys/module/{MODULE} is absent): build it with `iolab driver \
+                 build` and load it with `iolab driver load` (a guest with it: `iolab vm`)"
+            )
+        });
+    };
+    match sys::stat(Path::new(DEVICE)) {
+        Ok(st)
+            if st.st_mode & libc::S_IFMT == libc::S_IFCHR
+                && (libc::major(st.st_rdev), libc::minor(st.st_rdev)) == (ma, mi) => {}
+        Ok(_) => {
+            return Some(format!(
+                "{DEVICE} is not the character device {ma}:{mi} the {MODULE} module registered"
+            ))
+        }
+        Err(e) => {
+            return Some(format!(
+                "the {MODULE} module is loaded as device {ma}:{mi}, but {DEVICE} cannot be reached ({}): is \
+                 devtmpfs mounted on /dev?",
+                sys::errno_name(e.errno)
+            ))
+        }
+    }
+    Sink::open(Path::new(DEVICE)).err().map(|e| e.to_string())
+}
+
+/// The driver's counters over one pass, and what they say against iolab's own counts (`RunResult.sink`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SinkFigures {
+    /// The personality of the run's files.
+    pub personality: Option<Personality>,
+    /// The files' log switch (`--sink-log`): a log line and a tracepoint call per write.
+    pub log: bool,
+    /// Bytes of the driver's buffer (writes land there modulo its size; mmap maps it).
+    pub buffer_bytes: u64,
+    /// The driver's counters, after minus before the pass (every file of the device: another program
+    /// using the sink at the same time shows up here, and in a disagreeing check).
+    pub counted: SinkCounters,
+    /// Share of the driver's data calls made by io_uring's io-wq worker threads (None: no calls).
+    pub worker_share: Option<f64>,
+    /// The driver's counts against iolab's: "write calls: driver 1000, iolab 1000: agree".
+    pub checks: Vec<SinkCheck>,
+}
+
+/// One cross-check of a driver counter against iolab's own figure.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SinkCheck {
+    pub what: String,
+    pub driver: u64,
+    pub iolab: u64,
+    pub agrees: bool,
+}
+
+impl SinkCheck {
+    pub fn text(&self) -> String {
+        format!(
+            "sink driver {}: driver {}, iolab {}: {}",
+            self.what,
+            self.driver,
+            self.iolab,
+            if self.agrees { "agree" } else { "DISAGREE" }
+        )
+    }
+}
+
+/// `after - before`, field by field.
+pub fn delta(before: &SinkCounters, after: &SinkCounters) -> SinkCounters {
+    let d = |a: u64, b: u64| b.saturating_sub(a);
+    SinkCounters {
+        write_calls: d(before.write_calls, after.write_calls),
+        write_bytes: d(before.write_bytes, after.write_bytes),
+        read_calls: d(before.read_calls, after.read_calls),
+        read_bytes: d(before.read_bytes, after.read_bytes),
+        nowait_calls: d(before.nowait_calls, after.nowait_calls),
+        worker_calls: d(before.worker_calls, after.worker_calls),
+        cmd_calls: d(before.cmd_calls, after.cmd_calls),
+        cmd_bytes: d(before.cmd_bytes, after.cmd_bytes),
+        kernel_writes: d(before.kernel_writes, after.kernel_writes),
+        kernel_bytes: d(before.kernel_bytes, after.kernel_bytes),
+        log_lines: d(before.log_lines, after.log_lines),
+        mmaps: d(before.mmaps, after.mmaps),
+        reserved: [0; 4],
+    }
+}
+
+impl SinkFigures {
+    /// Fills in the checks of a pass's counted figures against the result's own counts.
+    pub fn check_against(&mut self, r: &RunResult) {
+        let c = self.counted;
+        let calls = c.write_calls + c.read_calls + c.cmd_calls;
+        self.worker_share = (calls > 0).then(|| c.worker_calls as f64 / calls as f64);
+        self.checks = expected(r, self.personality)
+            .into_iter()
+            .map(|(what, driver_of, iolab)| {
+                let driver = driver_of(&c);
+                SinkCheck {
+                    what: what.into(),
+                    driver,
+                    iolab,
+                    agrees: driver == iolab,
+                }
+            })
+            .collect();
+        if self.log {
+            self.checks.push(SinkCheck {
+                what: "log lines (one per write call)".into(),
+                driver: c.log_lines,
+                iolab: c.write_calls,
+                agrees: c.log_lines == c.write_calls,
+            });
+        }
+    }
+}
+
+type Expectation = (&'static str, fn(&SinkCounters) -> u64, u64);
+
+/// What the driver should have counted, by what iolab knows it did: (what, the driver's counter, iolab's
+/// figure).
+fn expected(r: &RunResult, personality: Option<Personality>) -> Vec<Expectation> {
+    let m = r.spec.method;
+    let write = r.spec.op == OpKind::Write;
+    let mut v: Vec<Expectation> = Vec::new();
+    match m {
+        MethodKind::UringCmd => {
+            v.push(("uring_cmd calls", |c| c.cmd_calls, r.ops));
+            v.push(("uring_cmd bytes", |c| c.cmd_bytes, r.bytes));
+        }
+        MethodKind::Mmap => {
+            v.push((
+                "write and read calls (mmap makes none)",
+                |c| c.write_calls + c.read_calls,
+                0,
+            ));
+            v.push((
+                "mmap calls (one per thread)",
+                |c| c.mmaps,
+                r.spec.threads as u64,
+            ));
+        }
+        MethodKind::Nop => {}
+        _ if write => {
+            v.push(("write bytes", |c| c.write_bytes, r.bytes));
+            if let Some(n) = calls_per_op(r, personality) {
+                v.push(("write calls", |c| c.write_calls, n));
+            }
+        }
+        _ => {
+            v.push(("read bytes", |c| c.read_bytes, r.bytes));
+            if let Some(n) = calls_per_op(r, personality) {
+                v.push(("read calls", |c| c.read_calls, n));
+            }
+        }
+    }
+    v
+}
+
+/// The driver calls iolab's ops make, where iolab knows them: one per op (one per iovec for vectored I/O
+/// on the legacy personality, whose .write the kernel calls once per iovec); stdio's are glibc's choice.
+fn calls_per_op(r: &RunResult, personality: Option<Personality>) -> Option<u64> {
+    match r.spec.method {
+        MethodKind::Stdio => None,
+        MethodKind::IoUring => r.syscalls.uring_requests.or(Some(r.ops)),
+        MethodKind::Vectored if personality == Some(Personality::Legacy) => {
+            Some(r.ops * r.spec.iovecs as u64)
+        }
+        _ => Some(r.ops),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_driver_is_named_with_what_to_do() {
+        if device_numbers().is_some() {
+            println!(
+                "SKIPPED a_missing_driver_is_named_with_what_to_do: the sink driver is loaded here"
+            );
+            return;
+        }
+        let why = absent_reason().expect("no driver here");
+        assert!(why.contains("iolab driver build"), "{why}");
+        assert!(why.contains("/sys/module/iolab_sink"), "{why}");
+    }
+
+    #[test]
+    fn deltas_are_per_field() {
+        let a = SinkCounters {
+            write_calls: 5,
+            write_bytes: 20,
+            ..Default::default()
+        };
+        let b = SinkCounters {
+            write_calls: 8,
+            write_bytes: 32,
+            worker_calls: 3,
+            ..Default::default()
+        };
+        let d = delta(&a, &b);
+        assert_eq!((d.write_calls, d.write_bytes, d.worker_calls), (3, 12, 3));
+    }
+}

@@ -1,0 +1,46 @@
+//! The sink driver's lines of a run's table: its personality and what it counted over the timed pass (the
+//! checks against iolab's own counts are among the table's cross-checks).
+
+use crate::thousands;
+use iolab_core::result::RunResult;
+use iolab_core::units::fmt_size;
+use std::fmt::Write;
+
+/// "sink driver  personality legacy ...", when the target was iolab's sink driver.
+pub(crate) fn sink_text(r: &RunResult, o: &mut String) {
+    let Some(s) = &r.sink else {
+        return;
+    };
+    let c = &s.counted;
+    let _ = writeln!(
+        o,
+        "sink driver  personality {}{}, buffer {}: write {} calls {} B, read {} calls {} B, uring_cmd {} calls {} B, \
+         mmap {}",
+        s.personality.map(|p| p.name()).unwrap_or("?"),
+        if s.log { ", a log line and tracepoint per write" } else { "" },
+        fmt_size(s.buffer_bytes),
+        thousands(c.write_calls),
+        thousands(c.write_bytes),
+        thousands(c.read_calls),
+        thousands(c.read_bytes),
+        thousands(c.cmd_calls),
+        thousands(c.cmd_bytes),
+        c.mmaps
+    );
+    let calls = c.write_calls + c.read_calls + c.cmd_calls;
+    if calls > 0 {
+        let _ = writeln!(
+            o,
+            "             {} of its {} calls ({:.0}%) made by io_uring's io-wq workers; {} with IOCB_NOWAIT{}",
+            thousands(c.worker_calls),
+            thousands(calls),
+            s.worker_share.unwrap_or(0.0) * 100.0,
+            thousands(c.nowait_calls),
+            if s.log {
+                format!("; {} log lines", thousands(c.log_lines))
+            } else {
+                String::new()
+            }
+        );
+    }
+}
