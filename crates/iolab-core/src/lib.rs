@@ -32,5 +32,6 @@ pub mod sys;
 pub mod target;
 pub mod units;
 pub mod verify;
+pub mod vm;
 
 pub use error::{Error, Result};

@@ -18,6 +18,7 @@ mod cmd_report;
 mod cmd_run;
 mod cmd_series;
 mod cmd_survey;
+mod cmd_vm;
 mod output;
 mod progress;
 mod run_args;
@@ -32,6 +33,7 @@ use cmd_probe::ProbeArgs;
 use cmd_report::ReportArgs;
 use cmd_series::{SuiteArgs, SweepArgs};
 use cmd_survey::SurveyArgs;
+use cmd_vm::VmArgs;
 use iolab_core::error::Error;
 use run_args::RunArgs;
 use std::path::PathBuf;
@@ -78,6 +80,9 @@ enum Cmd {
     Completions(CompletionsArgs),
     /// The man page (to stdout), or every command's page into a directory with --dir.
     Man(ManArgs),
+    /// Run an iolab command inside a guest kernel under QEMU (Debian's kernel, the sink driver loaded, an
+    /// NVMe disk with poll queues): `iolab vm -- run ...`. Fetched once into a cache.
+    Vm(VmArgs),
 }
 
 /// glibc malloc, remembering an allocation it refused, so that an abort for want of memory is reported as
@@ -111,6 +116,7 @@ fn main() {
         Some(Cmd::Clean(a)) => cmd_clean::cmd_clean(a),
         Some(Cmd::Completions(a)) => cmd_docs::cmd_completions(a, Cli::command()),
         Some(Cmd::Man(a)) => cmd_docs::cmd_man(a, Cli::command()),
+        Some(Cmd::Vm(a)) => cmd_vm::cmd_vm(a),
     };
     match r {
         Ok(code) => std::process::exit(code),
