@@ -132,6 +132,8 @@ pub struct Facts {
     pub uring_enters: Option<u64>,
     pub uring_requests: Option<u64>,
     pub submissions_without_syscall: Option<u64>,
+    /// io_uring `--iopoll`: whether the completions were polled, and why it is said.
+    pub iopoll: Option<(Option<bool>, String)>,
 }
 
 impl Facts {
@@ -188,6 +190,7 @@ impl Facts {
             uring_enters: r.uring.as_ref().map(|u| u.enters),
             uring_requests: r.uring.as_ref().map(|u| u.requests),
             submissions_without_syscall: r.uring.as_ref().map(|u| u.submissions_without_syscall),
+            iopoll: r.iopoll.as_ref().map(|p| (p.polled, p.verdict.clone())),
         }
     }
 }
@@ -226,6 +229,14 @@ fn copy_words(f: &Facts) -> String {
 
 /// Every rule, in the order findings are printed.
 pub const RULES: &[Rule] = &[
+    ("iopoll", |f| {
+        let (polled, why) = f.iopoll.as_ref()?;
+        Some(match polled {
+            Some(true) => format!("IOPOLL worked: {why}"),
+            Some(false) => format!("IOPOLL did not poll: {why}"),
+            None => format!("IOPOLL unproven: {why}"),
+        })
+    }),
     ("io_wq_punts", |f| {
         let p = f.punted_fraction?;
         (p >= 0.5).then(|| {
@@ -805,6 +816,19 @@ mod tests {
             profile(inline),
             profile(ProfileFacts::default()),
         );
+    }
+
+    #[test]
+    fn iopoll() {
+        let on = Facts {
+            method: Some(MethodKind::IoUring),
+            iopoll: Some((Some(false), "completions were NOT polled: ...".into())),
+            ..base()
+        };
+        assert!(findings_of(&on)[0]
+            .text
+            .starts_with("IOPOLL did not poll: completions were NOT"));
+        check("iopoll", on.clone(), Facts { iopoll: None, ..on });
     }
 
     #[test]

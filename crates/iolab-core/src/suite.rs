@@ -505,6 +505,15 @@ fn step_of(rec: &Value) -> String {
 /// The suite's table over its records (in file order), then its notes and the seed's published figures.
 pub fn render_table(s: &SuiteFile, recs: &[Value]) -> String {
     let mut o = format!("\n{}: reproduces {}\n\n", s.name, s.reproduces);
+    let emulated = recs.iter().find_map(|r| {
+        let h = r.get("result")?.get("host")?;
+        serde_json::from_value::<crate::result::Host>(h.clone())
+            .ok()?
+            .emulated_line()
+    });
+    if let Some(e) = emulated {
+        o.push_str(&format!("emulated: {e}\n\n"));
+    }
     let mut last_step = String::new();
     for rec in recs {
         let step = step_of(rec);

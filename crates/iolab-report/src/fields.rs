@@ -110,6 +110,10 @@ fields! {
     HOST_KERNEL_RELEASE = ["host", "kernel_release"] in Run;
     HOST_CPU_MODEL = ["host", "cpu_model"] in Run;
     HOST_CPUS_ONLINE = ["host", "cpus_online"] in Run;
+    /// True when the run's CPU was emulated (QEMU TCG: `iolab vm`); absent in records before it existed.
+    HOST_EMULATED = ["host", "emulated"] in Run;
+    /// "tcg" or "kvm" under `iolab vm`, null elsewhere.
+    HOST_ACCELERATOR = ["host", "accelerator"] in Run;
     FINDINGS = ["findings"] in Run;
     /// Inside one of `FINDINGS`.
     FINDING_TEXT = ["text"] in Finding;
@@ -235,6 +239,7 @@ mod tests {
             notes: vec![],
             offload: Some(Default::default()),
             profile: Some(profile()),
+            iopoll: Some(Default::default()),
         }
     }
 

@@ -28,6 +28,9 @@ pub(crate) fn survey_text(s: &SurveyResult) -> String {
         s.clock.description,
         s.clock.overhead_ns
     );
+    if let Some(e) = s.host.emulated_line() {
+        let _ = writeln!(o, "emulated: {e}");
+    }
     for target in ["/dev/null", "file", "pipe"] {
         if !s.runs.iter().any(|r| r.target == target) {
             continue;

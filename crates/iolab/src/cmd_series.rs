@@ -110,6 +110,9 @@ fn run_flow(flow: &mut Flow, what: &str, lead: &str) -> Result<(usize, Option<Er
     iolab_core::cleanup::install_signal_handler();
     let clk = clock::calibrate(20);
     let skipped = flow.skipped();
+    if let Some(e) = iolab_core::result::Host::current().emulated_line() {
+        outln(&format!("emulated: {e}"))?;
+    }
     outln(&format!(
         "{lead}records in {}{}",
         flow.rec.path.display(),

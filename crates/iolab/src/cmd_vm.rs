@@ -53,9 +53,8 @@ impl Report for Terminal {
 /// The commands asked for: the script's lines, or the arguments after `--`.
 fn commands(a: &VmArgs) -> Result<Vec<Vec<OsString>>, Error> {
     if let Some(p) = &a.script {
-        let text = std::fs::read_to_string(p).map_err(|e| {
-            Error::usage("--script", format!("cannot read {}: {e}", p.display()))
-        })?;
+        let text = std::fs::read_to_string(p)
+            .map_err(|e| Error::usage("--script", format!("cannot read {}: {e}", p.display())))?;
         return vm::parse_script(&text)
             .map_err(|e| Error::usage("--script", format!("{}: {e}", p.display())));
     }
@@ -72,7 +71,10 @@ fn commands(a: &VmArgs) -> Result<Vec<Vec<OsString>>, Error> {
 /// The request, checked before anything is fetched (bad input: exit 2).
 pub(crate) fn request(a: &VmArgs, commands: Vec<Vec<OsString>>) -> Result<VmRequest, Error> {
     if a.timeout == 0 {
-        return Err(Error::usage("--timeout", "0 s: give the seconds the guest may run, e.g. 600"));
+        return Err(Error::usage(
+            "--timeout",
+            "0 s: give the seconds the guest may run, e.g. 600",
+        ));
     }
     let share = std::env::current_dir()
         .and_then(std::fs::canonicalize)

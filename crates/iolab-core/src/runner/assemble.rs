@@ -101,6 +101,7 @@ pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunRe
         notes,
         offload: None,
         profile: None,
+        iopoll: None,
     }
 }
 

@@ -52,7 +52,9 @@ pub fn kill_with_parent(cmd: &mut std::process::Command) {
     // SAFETY: the closure runs in the forked child before exec and makes only async-signal-safe calls
     // (prctl, signal); it allocates nothing and takes no lock.
     unsafe {
-        cmd.pre_exec(|| child_dies_with_parent().map_err(|e| std::io::Error::from_raw_os_error(e.errno)));
+        cmd.pre_exec(|| {
+            child_dies_with_parent().map_err(|e| std::io::Error::from_raw_os_error(e.errno))
+        });
     }
 }
 

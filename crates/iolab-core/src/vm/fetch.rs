@@ -200,7 +200,9 @@ pub fn resolve(asked: Option<&str>, say: &mut dyn FnMut(&str)) -> Result<Resolut
     if !first.starts_with("linux-image-") {
         return Err(Error::usage(
             "--kernel",
-            format!("{first} is not a kernel image package: name one like linux-image-6.1.0-NN-amd64"),
+            format!(
+                "{first} is not a kernel image package: name one like linux-image-6.1.0-NN-amd64"
+            ),
         ));
     }
     ensure_lists(say)?;
@@ -218,7 +220,10 @@ pub fn resolve(asked: Option<&str>, say: &mut dyn FnMut(&str)) -> Result<Resolut
                 ),
             ));
         }
-        if let Some(n) = want.iter().find(|n| !level.iter().any(|r| &&r.pkg.name == n)) {
+        if let Some(n) = want
+            .iter()
+            .find(|n| !level.iter().any(|r| &&r.pkg.name == n))
+        {
             return Err(Error::Runtime(format!(
                 "apt's lists have no candidate for {n}, which the guest needs"
             )));
@@ -235,9 +240,14 @@ pub fn resolve(asked: Option<&str>, say: &mut dyn FnMut(&str)) -> Result<Resolut
                 image = Some(n.to_string());
                 next.insert(format!("linux-headers-{}", release_of(n)));
             } else if n.starts_with("linux-headers-") {
-                next.extend(r.depends.iter().filter(|d| {
-                    d.starts_with("linux-headers-") || d.starts_with("linux-kbuild-")
-                }).cloned());
+                next.extend(
+                    r.depends
+                        .iter()
+                        .filter(|d| {
+                            d.starts_with("linux-headers-") || d.starts_with("linux-kbuild-")
+                        })
+                        .cloned(),
+                );
             } else if n == "qemu-system-x86" || n.starts_with("lib") {
                 libs.extend(r.depends.iter().filter(|d| d.starts_with("lib")).cloned());
             }
@@ -252,10 +262,18 @@ pub fn resolve(asked: Option<&str>, say: &mut dyn FnMut(&str)) -> Result<Resolut
             .collect();
     }
     let image = image.ok_or_else(|| {
-        Error::Runtime(format!("{first} leads to no kernel image package in apt's lists"))
+        Error::Runtime(format!(
+            "{first} leads to no kernel image package in apt's lists"
+        ))
     })?;
     let mut pkgs: Vec<Pkg> = records.into_iter().map(|r| r.pkg).collect();
-    pkgs.sort_by_key(|p| (p.name != image, !p.name.starts_with("linux-"), p.name.clone()));
+    pkgs.sort_by_key(|p| {
+        (
+            p.name != image,
+            !p.name.starts_with("linux-"),
+            p.name.clone(),
+        )
+    });
     Ok(Resolution {
         release: release_of(&image),
         image,
@@ -279,7 +297,13 @@ pub fn lists_key(asked: Option<&str>) -> String {
     for f in files {
         if let Ok(m) = std::fs::metadata(&f) {
             if m.is_file() {
-                parts.push(format!("{} {} {}.{}", f.display(), m.len(), m.mtime(), m.mtime_nsec()));
+                parts.push(format!(
+                    "{} {} {}.{}",
+                    f.display(),
+                    m.len(),
+                    m.mtime(),
+                    m.mtime_nsec()
+                ));
             }
         }
     }
@@ -360,8 +384,9 @@ pub fn download_and_extract(
         mkdir(&dest)?;
         let (d, t) = (deb.to_string_lossy(), dest.to_string_lossy());
         tool("dpkg-deb", &["-x", &d, &t], None)?;
-        std::fs::write(cache.join("done").join(p.stamp()), b"")
-            .map_err(|e| Error::Runtime(format!("cannot write a stamp in {}: {e}", cache.display())))?;
+        std::fs::write(cache.join("done").join(p.stamp()), b"").map_err(|e| {
+            Error::Runtime(format!("cannot write a stamp in {}: {e}", cache.display()))
+        })?;
         let _ = std::fs::remove_file(&deb);
         f.packages.push(format!("{} {}", p.name, p.version));
     }
@@ -399,7 +424,9 @@ pub(crate) fn mkdir(d: &Path) -> Result<()> {
 /// The headers' top Makefile includes its `-common` tree by absolute path (`include
 /// /usr/src/linux-headers-R-common/Makefile`): point it into the cache. Idempotent.
 pub fn fix_headers(root: &Path, release: &str) -> Result<PathBuf> {
-    let dir = root.join("usr/src").join(format!("linux-headers-{release}"));
+    let dir = root
+        .join("usr/src")
+        .join(format!("linux-headers-{release}"));
     let mk = dir.join("Makefile");
     let text = std::fs::read_to_string(&mk).map_err(|e| {
         Error::Runtime(format!(

@@ -185,7 +185,11 @@ mod tests {
         let text = String::from_utf8_lossy(&b);
         // Parents first: x, x/y, then the file; every header starts on a 4-byte boundary.
         let names: Vec<usize> = text.match_indices("070701").map(|(i, _)| i).collect();
-        assert_eq!(names.len(), 6, "x, x/y, init, dev, console, trailer: {text:?}");
+        assert_eq!(
+            names.len(),
+            6,
+            "x, x/y, init, dev, console, trailer: {text:?}"
+        );
         assert!(names.iter().all(|i| i % 4 == 0));
         assert!(text.contains("x/y/init\0"));
         assert!(text.contains("hello"));
@@ -201,6 +205,9 @@ mod tests {
             return;
         }
         assert!(libs[0].to_string_lossy().contains("ld-linux"), "{libs:?}");
-        assert!(libs.iter().any(|l| l.to_string_lossy().contains("libc.so")), "{libs:?}");
+        assert!(
+            libs.iter().any(|l| l.to_string_lossy().contains("libc.so")),
+            "{libs:?}"
+        );
     }
 }

@@ -50,7 +50,11 @@ pub fn modinfo(elf: &[u8]) -> Option<Vec<String>> {
         return None;
     }
     let shoff = u64at(0x28)? as usize;
-    let (shentsize, shnum, shstrndx) = (u16at(0x3A)? as usize, u16at(0x3C)? as usize, u16at(0x3E)? as usize);
+    let (shentsize, shnum, shstrndx) = (
+        u16at(0x3A)? as usize,
+        u16at(0x3C)? as usize,
+        u16at(0x3E)? as usize,
+    );
     let sh = |i: usize| shoff + i * shentsize;
     let strtab = u64at(sh(shstrndx) + 0x18)? as usize;
     for i in 0..shnum {
@@ -186,9 +190,8 @@ pub fn keep_from(cache: &Path, release: &str, staging: &Path) -> Result<Kernel> 
     std::fs::write(d.join("order"), text)
         .map_err(|e| Error::Runtime(format!("cannot write in {}: {e}", d.display())))?;
     let _ = std::fs::remove_dir_all(staging);
-    cached(cache, release).ok_or_else(|| {
-        Error::Runtime(format!("the kernel in {} is incomplete", d.display()))
-    })
+    cached(cache, release)
+        .ok_or_else(|| Error::Runtime(format!("the kernel in {} is incomplete", d.display())))
 }
 
 #[cfg(test)]
@@ -220,7 +223,11 @@ mod tests {
             s[0x20..0x28].copy_from_slice(&(size as u64).to_le_bytes());
             s
         };
-        let (a, b, c) = (sh(0, 0, 0), sh(1, str_off, strtab.len()), sh(11, info_off, info.len()));
+        let (a, b, c) = (
+            sh(0, 0, 0),
+            sh(1, str_off, strtab.len()),
+            sh(11, info_off, info.len()),
+        );
         elf.extend(a.into_iter().chain(b).chain(c));
         elf[0x28..0x30].copy_from_slice(&(shoff as u64).to_le_bytes());
         elf[0x3A..0x3C].copy_from_slice(&64u16.to_le_bytes());
@@ -228,7 +235,10 @@ mod tests {
         elf[0x3E..0x40].copy_from_slice(&1u16.to_le_bytes());
         assert_eq!(
             modinfo(&elf).unwrap(),
-            vec!["name=nvme".to_string(), "depends=nvme-core,t10-pi".to_string()]
+            vec![
+                "name=nvme".to_string(),
+                "depends=nvme-core,t10-pi".to_string()
+            ]
         );
         assert!(modinfo(b"not an elf").is_none());
     }

@@ -91,7 +91,9 @@ pub fn unsupported() -> Option<String> {
 /// Fetches what is missing, boots the guest, runs the commands and returns their exit statuses.
 pub fn run(req: &VmRequest, report: &mut dyn Report) -> Result<Vec<i32>> {
     if let Some(why) = unsupported() {
-        return Err(Error::Runtime(format!("cannot build the guest here: {why}")));
+        return Err(Error::Runtime(format!(
+            "cannot build the guest here: {why}"
+        )));
     }
     let t0 = std::time::Instant::now();
     let parts = parts::prepare(&req.cache, req.kernel.as_deref(), &mut |l| report.say(l))?;
@@ -196,7 +198,9 @@ mod tests {
 
     #[test]
     fn script_lines_split_like_a_shell() {
-        let c = parse_script("# a comment\n\niolab run --json 'a b.json' --target \"x\\\"y\"\nprobe\n").unwrap();
+        let c =
+            parse_script("# a comment\n\niolab run --json 'a b.json' --target \"x\\\"y\"\nprobe\n")
+                .unwrap();
         assert_eq!(
             c,
             vec![
@@ -207,8 +211,12 @@ mod tests {
                 vec![OsString::from("probe")],
             ]
         );
-        assert!(parse_script("run 'open").unwrap_err().contains("line 1: an unclosed ' quote"));
-        assert!(parse_script("# nothing\n").unwrap_err().contains("no command"));
+        assert!(parse_script("run 'open")
+            .unwrap_err()
+            .contains("line 1: an unclosed ' quote"));
+        assert!(parse_script("# nothing\n")
+            .unwrap_err()
+            .contains("no command"));
         assert_eq!(parse_script("run ''").unwrap()[0][1], OsString::from(""));
     }
 }

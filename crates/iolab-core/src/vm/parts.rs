@@ -33,7 +33,9 @@ fn lock(cache: &Path, say: &mut dyn FnMut(&str)) -> Result<CacheLock> {
         .map_err(|e| Error::sys_on(e, p.display().to_string()))?;
     let mut said = false;
     loop {
-        if sys::flock_exclusive_nb(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, p.display().to_string()))? {
+        if sys::flock_exclusive_nb(fd.as_raw_fd())
+            .map_err(|e| Error::sys_on(e, p.display().to_string()))?
+        {
             return Ok(CacheLock(fd));
         }
         if !said {
@@ -75,10 +77,19 @@ pub fn prepare(cache: &Path, asked: Option<&str>, say: &mut dyn FnMut(&str)) -> 
             todo.len(),
             mb as f64 / 1e6,
             cache.display(),
-            todo.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(" ")
+            todo.iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
         ));
         let _ = std::fs::remove_dir_all(&staging);
-        let into = |p: &Pkg| if &p.name == image { staging.clone() } else { root.clone() };
+        let into = |p: &Pkg| {
+            if &p.name == image {
+                staging.clone()
+            } else {
+                root.clone()
+            }
+        };
         fetch::download_and_extract(cache, &todo, &into)?
     };
     let kernel = match kernel::cached(cache, release) {
@@ -121,7 +132,11 @@ fn sources_digest() -> u64 {
 }
 
 /// The sink driver built against the guest kernel's headers, once per release and source.
-fn build_driver(cache: &Path, headers: &Path, release: &str) -> std::result::Result<PathBuf, String> {
+fn build_driver(
+    cache: &Path,
+    headers: &Path,
+    release: &str,
+) -> std::result::Result<PathBuf, String> {
     let work = cache
         .join("driver")
         .join(format!("{release}-{:016x}", sources_digest()));

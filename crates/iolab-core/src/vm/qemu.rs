@@ -33,9 +33,7 @@ pub fn choose_accel() -> Accel {
         .lines()
         .find(|l| l.starts_with("flags"))
         .unwrap_or("");
-    let virt = flags
-        .split_whitespace()
-        .any(|f| f == "vmx" || f == "svm");
+    let virt = flags.split_whitespace().any(|f| f == "vmx" || f == "svm");
     decide(
         virt,
         std::fs::OpenOptions::new()
@@ -54,9 +52,14 @@ fn decide(cpu_virt: bool, kvm_rw: bool, pvm: bool) -> Accel {
                 .into(),
         )
     } else if !cpu_virt {
-        Accel::Tcg("the CPU shows no vmx/svm (no hardware virtualization): QEMU TCG emulates it".into())
+        Accel::Tcg(
+            "the CPU shows no vmx/svm (no hardware virtualization): QEMU TCG emulates it".into(),
+        )
     } else if !kvm_rw {
-        Accel::Tcg("/dev/kvm is missing or not read-writable for this user: QEMU TCG emulates the CPU".into())
+        Accel::Tcg(
+            "/dev/kvm is missing or not read-writable for this user: QEMU TCG emulates the CPU"
+                .into(),
+        )
     } else {
         Accel::Kvm
     }
@@ -110,7 +113,10 @@ impl Qemu {
             .unwrap_or_else(|_| self.lib_dir().into_os_string());
         vec![
             ("LD_LIBRARY_PATH", libs),
-            ("QEMU_MODULE_DIR", self.lib_dir().join("qemu").into_os_string()),
+            (
+                "QEMU_MODULE_DIR",
+                self.lib_dir().join("qemu").into_os_string(),
+            ),
         ]
     }
 
@@ -126,7 +132,9 @@ impl Qemu {
         ];
         match m.accel {
             Accel::Kvm => a.extend(["-accel", "kvm", "-cpu", "host"].map(String::from)),
-            Accel::Tcg(_) => a.extend(["-accel", "tcg,thread=multi", "-cpu", "max"].map(String::from)),
+            Accel::Tcg(_) => {
+                a.extend(["-accel", "tcg,thread=multi", "-cpu", "max"].map(String::from))
+            }
         }
         let cache = if m.direct {
             "cache=none,aio=native"
@@ -148,15 +156,24 @@ impl Qemu {
             "none".into(),
             "-no-reboot".into(),
             "-drive".into(),
-            format!("file={},if=none,id=nv,format=raw,{cache}", opt_path(&m.nvme)),
+            format!(
+                "file={},if=none,id=nv,format=raw,{cache}",
+                opt_path(&m.nvme)
+            ),
             "-device".into(),
             "nvme,drive=nv,serial=iolab1".into(),
             "-drive".into(),
-            format!("file={},if=none,id=vd,format=raw,{cache}", opt_path(&m.disk)),
+            format!(
+                "file={},if=none,id=vd,format=raw,{cache}",
+                opt_path(&m.disk)
+            ),
             "-device".into(),
             "virtio-blk-pci,drive=vd".into(),
             "-fsdev".into(),
-            format!("local,id=fs0,path={},security_model=none", opt_path(&m.share)),
+            format!(
+                "local,id=fs0,path={},security_model=none",
+                opt_path(&m.share)
+            ),
             "-device".into(),
             "virtio-9p-pci,fsdev=fs0,mount_tag=host".into(),
         ]);

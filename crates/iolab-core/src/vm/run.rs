@@ -36,7 +36,12 @@ impl Scratch {
         let dir = tempfile::Builder::new()
             .prefix(&format!("run-{}-", std::process::id()))
             .tempdir_in(&base)
-            .map_err(|e| Error::Runtime(format!("cannot create a directory in {}: {e}", base.display())))?
+            .map_err(|e| {
+                Error::Runtime(format!(
+                    "cannot create a directory in {}: {e}",
+                    base.display()
+                ))
+            })?
             .keep();
         let made = vec![Created::register(&dir, false)];
         Ok(Scratch { dir, made })
@@ -115,7 +120,11 @@ fn write_initrd(path: &Path, parts: &Parts, req: &VmRequest) -> Result<()> {
     a.copy("/bin/busybox", 0o755, &parts.busybox)?;
     let mut order = String::new();
     for m in &parts.kernel.modules {
-        let name = m.file_name().expect("a file").to_string_lossy().into_owned();
+        let name = m
+            .file_name()
+            .expect("a file")
+            .to_string_lossy()
+            .into_owned();
         a.copy(&format!("/iolab/modules/{name}"), 0o644, m)?;
         order.push_str(&name);
         order.push('\n');
@@ -128,7 +137,11 @@ fn write_initrd(path: &Path, parts: &Parts, req: &VmRequest) -> Result<()> {
     for lib in initramfs::libraries(&req.exe)? {
         a.copy(&lib.to_string_lossy(), 0o755, &lib)?;
     }
-    a.file("/iolab/commands", 0o644, &commands_file(&req.share, &req.commands))?;
+    a.file(
+        "/iolab/commands",
+        0o644,
+        &commands_file(&req.share, &req.commands),
+    )?;
     a.finish()
 }
 
@@ -154,9 +167,14 @@ fn hear(line: &str, heard: &mut Heard, report: &mut dyn Report, req: &VmRequest)
         }
     } else if let Some(s) = m.strip_prefix("start ") {
         if req.commands.len() > 1 {
-            let i: usize = s.trim().parse().unwrap_or(0);
+            let i: usize = s
+                .split_whitespace()
+                .next()
+                .and_then(|w| w.parse().ok())
+                .unwrap_or(0);
             if let Some(c) = req.commands.get(i.wrapping_sub(1)) {
-                let words: Vec<String> = c.iter().map(|w| w.to_string_lossy().into_owned()).collect();
+                let words: Vec<String> =
+                    c.iter().map(|w| w.to_string_lossy().into_owned()).collect();
                 report.say(&format!("command {i}: iolab {}", words.join(" ")));
             }
         }
@@ -174,7 +192,9 @@ fn hear(line: &str, heard: &mut Heard, report: &mut dyn Report, req: &VmRequest)
     } else if m == "driver loaded" {
         report.say("driver: iolab_sink loaded in the guest: /dev/iolab_sink");
     } else if let Some(w) = m.strip_prefix("driver failed: ") {
-        report.say(&format!("driver: not loaded in the guest ({w}); the command runs without it"));
+        report.say(&format!(
+            "driver: not loaded in the guest ({w}); the command runs without it"
+        ));
     } else {
         report.say(&format!("guest: {m}"));
     }
@@ -200,7 +220,9 @@ impl Tail {
             self.pos = 0;
         }
         let mut b = Vec::new();
-        if self.file.seek(SeekFrom::Start(self.pos)).is_ok() && self.file.read_to_end(&mut b).is_ok() {
+        if self.file.seek(SeekFrom::Start(self.pos)).is_ok()
+            && self.file.read_to_end(&mut b).is_ok()
+        {
             self.pos += b.len() as u64;
         }
         b
@@ -227,9 +249,17 @@ impl Guest {
         if !err.is_empty() {
             report.err(&err);
         }
-        let start = self.console.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let start = self
+            .console
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
         self.console.extend(self.tails[0].new_bytes());
-        let end = self.console.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let end = self
+            .console
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
         if end > start {
             let text = String::from_utf8_lossy(&self.console[start..end]).into_owned();
             for l in text.lines() {
@@ -255,7 +285,11 @@ impl Guest {
             return "  (the console is empty)".into();
         }
         let from = lines.len().saturating_sub(TAIL_LINES);
-        lines[from..].iter().map(|l| format!("  | {l}")).collect::<Vec<_>>().join("\n")
+        lines[from..]
+            .iter()
+            .map(|l| format!("  | {l}"))
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 
@@ -266,13 +300,19 @@ pub fn boot(parts: &Parts, req: &VmRequest, report: &mut dyn Report) -> Result<V
     write_initrd(&initrd, parts, req)?;
     let (nvme, disk) = (s.file("nvme.img")?, s.file("disk.img")?);
     let direct = sparse(&nvme, NVME_BYTES)? & sparse(&disk, DISK_BYTES)?;
-    let serial = [s.file("console.log")?, s.file("stdout.log")?, s.file("stderr.log")?];
+    let serial = [
+        s.file("console.log")?,
+        s.file("stdout.log")?,
+        s.file("stderr.log")?,
+    ];
     let qemu_log = s.file("qemu.log")?;
     let accel = qemu::choose_accel();
     let m = Machine {
         cmdline: qemu::cmdline(&accel),
         accel: accel.clone(),
-        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()).min(2),
+        cpus: std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(2),
         memory_mib: 2048,
         vmlinuz: parts.kernel.vmlinuz.clone(),
         initrd,
@@ -297,10 +337,17 @@ pub fn boot(parts: &Parts, req: &VmRequest, report: &mut dyn Report) -> Result<V
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     sys::kill_with_parent(&mut cmd);
     let t0 = Instant::now();
-    let child = cmd
-        .spawn()
-        .map_err(|e| Error::Runtime(format!("cannot start {}: {e}", parts.qemu.binary().display())))?;
-    let tails = [Tail::open(&serial[0])?, Tail::open(&serial[1])?, Tail::open(&serial[2])?];
+    let child = cmd.spawn().map_err(|e| {
+        Error::Runtime(format!(
+            "cannot start {}: {e}",
+            parts.qemu.binary().display()
+        ))
+    })?;
+    let tails = [
+        Tail::open(&serial[0])?,
+        Tail::open(&serial[1])?,
+        Tail::open(&serial[2])?,
+    ];
     let mut g = Guest {
         child,
         tails,
@@ -308,7 +355,10 @@ pub fn boot(parts: &Parts, req: &VmRequest, report: &mut dyn Report) -> Result<V
         heard: Heard::default(),
     };
     watch(&mut g, req, report, t0)?;
-    report.say(&format!("guest powered off after {:.1} s", t0.elapsed().as_secs_f64()));
+    report.say(&format!(
+        "guest powered off after {:.1} s",
+        t0.elapsed().as_secs_f64()
+    ));
     outcome(&g, req, &qemu_log)
 }
 
@@ -363,7 +413,10 @@ fn outcome(g: &Guest, req: &VmRequest, qemu_log: &Path) -> Result<Vec<i32>> {
         if log.is_empty() {
             "qemu stopped before the guest reported the command's exit status".to_string()
         } else {
-            format!("qemu stopped before the guest reported the command's exit status: {}", log.join("; "))
+            format!(
+                "qemu stopped before the guest reported the command's exit status: {}",
+                log.join("; ")
+            )
         }
     };
     Err(Error::Runtime(format!(
@@ -385,6 +438,9 @@ mod tests {
         );
         let text = String::from_utf8(f).unwrap();
         assert!(text.starts_with("HOSTDIR='/tmp/a b'\nNCMD=1\n"), "{text}");
-        assert!(text.contains("cmd1() {\n\tiolab 'run' '--json' 'x y.json'\n}"), "{text}");
+        assert!(
+            text.contains("cmd1() {\n\tiolab 'run' '--json' 'x y.json'\n}"),
+            "{text}"
+        );
     }
 }
