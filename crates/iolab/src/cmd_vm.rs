@@ -102,6 +102,18 @@ pub(crate) fn run_request(req: &VmRequest) -> Result<i32, Error> {
     Ok(statuses.iter().copied().find(|&s| s != 0).unwrap_or(0))
 }
 
+/// `iolab <args>` in a guest with the default cache and kernel, killed after `timeout_s` (`suite --vm`).
+pub(crate) fn in_guest(args: Vec<OsString>, timeout_s: u64) -> Result<i32, Error> {
+    let a = VmArgs {
+        kernel: None,
+        cache: None,
+        timeout: timeout_s,
+        script: None,
+        args: Vec::new(),
+    };
+    run_request(&request(&a, vec![args])?)
+}
+
 pub(crate) fn cmd_vm(a: &VmArgs) -> Result<i32, Error> {
     let req = request(a, commands(a)?)?;
     run_request(&req)

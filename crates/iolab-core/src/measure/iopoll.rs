@@ -252,6 +252,31 @@ pub fn refusal_text(target: &Path) -> Option<String> {
     })
 }
 
+/// Why `target` is not a block device with poll queues (a suite step's `needs = "poll-queues"`), if it
+/// is not.
+pub fn poll_queues_unmet(target: &Path) -> Option<String> {
+    let guest = "`iolab vm` boots a guest whose /dev/nvme0n1 has them: iolab suite NAME --vm";
+    match std::fs::metadata(target) {
+        Ok(m) if m.file_type().is_block_device() => {}
+        _ => {
+            return Some(format!(
+                "{} is no block device here ({guest})",
+                target.display()
+            ))
+        }
+    }
+    match IrqWatch::for_target(target).and_then(|w| w.io_poll.map(|p| (w.device, p))) {
+        Some((_, true)) => None,
+        Some((dev, false)) => Some(format!(
+            "/sys/block/{dev}/queue/io_poll is 0: the device has no poll queues ({guest})"
+        )),
+        None => Some(format!(
+            "{} has no queue/io_poll ({guest})",
+            target.display()
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,6 +323,16 @@ mod tests {
         let f = watch(Some(false), 0).figures(&[], &[], 5000);
         assert_eq!((f.interrupts, f.polled), (None, None));
         assert!(f.verdict.contains("cannot be told"));
+    }
+
+    #[test]
+    fn poll_queues_are_needed_on_a_block_device() {
+        let why = poll_queues_unmet(Path::new("/nonexistent/nvme9n9")).unwrap();
+        assert!(
+            why.contains("is no block device here") && why.contains("--vm"),
+            "{why}"
+        );
+        assert!(poll_queues_unmet(Path::new("/dev/null")).is_some());
     }
 
     #[test]

@@ -24,6 +24,10 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// How `iolab vm`'s message starts when this machine cannot build the guest at all (not x86_64, no apt, no
+/// apt lists or no network to the package registry); tests skip on it.
+pub const CANNOT_BUILD: &str = "cannot build the guest here";
+
 /// What `iolab vm` was asked to do.
 #[derive(Debug, Clone)]
 pub struct VmRequest {

@@ -56,7 +56,7 @@ pub fn prepare(cache: &Path, asked: Option<&str>, say: &mut dyn FnMut(&str)) -> 
     let res = match fetch::saved_resolution(cache, &key) {
         Some(r) => r,
         None => {
-            let r = fetch::resolve(asked, say)?;
+            let r = fetch::resolve(asked, say).map_err(cannot_build)?;
             fetch::save_resolution(cache, &key, &r);
             r
         }
@@ -90,7 +90,7 @@ pub fn prepare(cache: &Path, asked: Option<&str>, say: &mut dyn FnMut(&str)) -> 
                 root.clone()
             }
         };
-        fetch::download_and_extract(cache, &todo, &into)?
+        fetch::download_and_extract(cache, &todo, &into).map_err(cannot_build)?
     };
     let kernel = match kernel::cached(cache, release) {
         Some(k) => k,
@@ -117,6 +117,15 @@ pub fn prepare(cache: &Path, asked: Option<&str>, say: &mut dyn FnMut(&str)) -> 
         driver,
         fetched,
     })
+}
+
+/// A failure to get the parts from the registry (no network to it, apt's lists missing, not Debian): the
+/// guest cannot be built on this machine. Tests skip on this prefix; bad input (`--kernel`) stays exit 2.
+fn cannot_build(e: Error) -> Error {
+    match e {
+        Error::Runtime(m) => Error::Runtime(format!("{}: {m}", super::CANNOT_BUILD)),
+        other => other,
+    }
 }
 
 /// FNV-1a of the driver's embedded sources: a new source is built anew.

@@ -296,6 +296,10 @@ impl Guest {
 /// Boots the guest with `parts`, runs `req`'s commands in it, and returns their exit statuses.
 pub fn boot(parts: &Parts, req: &VmRequest, report: &mut dyn Report) -> Result<Vec<i32>> {
     let mut s = Scratch::new(&req.cache)?;
+    report.say(&format!(
+        "temporary files (initramfs, disk images, serial ports) in {}, removed at the end",
+        s.dir.display()
+    ));
     let initrd = s.file("initrd.cpio")?;
     write_initrd(&initrd, parts, req)?;
     let (nvme, disk) = (s.file("nvme.img")?, s.file("disk.img")?);
