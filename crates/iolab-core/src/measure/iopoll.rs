@@ -227,9 +227,11 @@ pub fn verdict(f: &IopollFigures) -> (Option<bool>, String) {
         Some(i) => (
             Some(false),
             format!(
-                "completions were NOT polled: {flag}, and its interrupts rose by {i} during {n} completions: the \
-                 kernel accepted IORING_SETUP_IOPOLL and completed the requests by interrupt (Linux 6.1 falls back \
-                 silently; 6.18 refuses with EOPNOTSUPP)"
+                "completions were NOT polled: {flag}, and its interrupts rose by {i} during {n} completions: this \
+                 kernel ({}) accepted IORING_SETUP_IOPOLL and completed the requests by interrupt, silently \
+                 (where it cannot poll, Linux 6.1 does so for reads; 6.18 refuses reads with EOPNOTSUPP but not \
+                 ext4 O_DIRECT writes)",
+                crate::sys::kernel_release()
             ),
         ),
     }
