@@ -190,7 +190,12 @@ mod tests {
         };
         RunResult {
             schema_version: SCHEMA_VERSION,
-            host: Host::current(),
+            // As a guest of `iolab vm` under TCG records it (accelerator is null elsewhere).
+            host: Host {
+                emulated: true,
+                accelerator: Some("tcg".into()),
+                ..Host::current()
+            },
             spec: RawSpec::default()
                 .resolve()
                 .expect("the default spec resolves"),

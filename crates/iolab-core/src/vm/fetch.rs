@@ -310,9 +310,17 @@ pub fn lists_key(asked: Option<&str>) -> String {
     parts.join("\n")
 }
 
+/// Where the resolution of `--kernel asked` (or the default kernel) is saved.
+fn resolution_file(cache: &Path, asked: Option<&str>) -> PathBuf {
+    match asked {
+        None => cache.join("resolution"),
+        Some(k) => cache.join(format!("resolution-{}", k.replace('/', "%2f"))),
+    }
+}
+
 /// The resolution saved under `key` in the cache, if any.
-pub fn saved_resolution(cache: &Path, key: &str) -> Option<Resolution> {
-    let text = std::fs::read_to_string(cache.join("resolution")).ok()?;
+pub fn saved_resolution(cache: &Path, asked: Option<&str>, key: &str) -> Option<Resolution> {
+    let text = std::fs::read_to_string(resolution_file(cache, asked)).ok()?;
     let (k, rest) = text.split_once("\n--\n")?;
     if k != key {
         return None;
@@ -338,12 +346,12 @@ pub fn saved_resolution(cache: &Path, key: &str) -> Option<Resolution> {
 }
 
 /// Saves `r` under `key` (a later run with the same lists asks apt nothing).
-pub fn save_resolution(cache: &Path, key: &str, r: &Resolution) {
+pub fn save_resolution(cache: &Path, asked: Option<&str>, key: &str, r: &Resolution) {
     let mut text = format!("{key}\n--\n{}\n", r.image);
     for p in &r.pkgs {
         text.push_str(&format!("{} {} {} {}\n", p.name, p.version, p.arch, p.size));
     }
-    let _ = std::fs::write(cache.join("resolution"), text);
+    let _ = std::fs::write(resolution_file(cache, asked), text);
 }
 
 /// The kernel release a linux-image package holds (`linux-image-6.1.0-56-amd64` -> `6.1.0-56-amd64`).
@@ -481,9 +489,13 @@ mod tests {
                 size: 7,
             }],
         };
-        save_resolution(d.path(), "key\nlists", &r);
-        assert_eq!(saved_resolution(d.path(), "key\nlists"), Some(r));
-        assert_eq!(saved_resolution(d.path(), "key\nother lists"), None);
+        save_resolution(d.path(), None, "key\nlists", &r);
+        assert_eq!(saved_resolution(d.path(), None, "key\nlists"), Some(r));
+        assert_eq!(saved_resolution(d.path(), None, "key\nother lists"), None);
+        assert_eq!(
+            saved_resolution(d.path(), Some("linux-image-x"), "key\nlists"),
+            None
+        );
     }
 
     #[test]

@@ -216,7 +216,7 @@ mod tests {
         let info_off = elf.len();
         elf.extend_from_slice(info);
         let shoff = elf.len();
-        let mut sh = |name: u32, off: usize, size: usize| {
+        let sh = |name: u32, off: usize, size: usize| {
             let mut s = vec![0u8; 64];
             s[..4].copy_from_slice(&name.to_le_bytes());
             s[0x18..0x20].copy_from_slice(&(off as u64).to_le_bytes());

@@ -53,11 +53,11 @@ fn lock(cache: &Path, say: &mut dyn FnMut(&str)) -> Result<CacheLock> {
 pub fn prepare(cache: &Path, asked: Option<&str>, say: &mut dyn FnMut(&str)) -> Result<Parts> {
     let _lock = lock(cache, say)?;
     let key = fetch::lists_key(asked);
-    let res = match fetch::saved_resolution(cache, &key) {
+    let res = match fetch::saved_resolution(cache, asked, &key) {
         Some(r) => r,
         None => {
             let r = fetch::resolve(asked, say).map_err(cannot_build)?;
-            fetch::save_resolution(cache, &key, &r);
+            fetch::save_resolution(cache, asked, &key, &r);
             r
         }
     };

@@ -184,17 +184,14 @@ impl Qemu {
             a.push(format!("chardev:s{i}"));
         }
         let mut out: Vec<OsString> = a.into_iter().map(OsString::from).collect();
-        out.extend(
-            [
-                OsString::from("-kernel"),
-                m.vmlinuz.clone().into(),
-                "-initrd".into(),
-                m.initrd.clone().into(),
-                "-append".into(),
-                m.cmdline.clone().into(),
-            ]
-            .into_iter(),
-        );
+        out.extend([
+            OsString::from("-kernel"),
+            m.vmlinuz.clone().into(),
+            "-initrd".into(),
+            m.initrd.clone().into(),
+            "-append".into(),
+            m.cmdline.clone().into(),
+        ]);
         out
     }
 }
