@@ -145,6 +145,8 @@ pub struct Facts {
     /// The sink driver's target: its personality, the share of its calls io-wq workers made, and the
     /// counts that disagree with iolab's.
     pub sink: Option<SinkFacts>,
+    /// io_uring `--iopoll`: whether the completions were polled, and why it is said.
+    pub iopoll: Option<(Option<bool>, String)>,
 }
 
 /// What the rules look at of a run on the sink driver.
@@ -219,6 +221,7 @@ impl Facts {
                     .map(|c| c.text())
                     .collect(),
             }),
+            iopoll: r.iopoll.as_ref().map(|p| (p.polled, p.verdict.clone())),
         }
     }
 }
@@ -277,6 +280,14 @@ fn sink_why(f: &Facts) -> &'static str {
 
 /// Every rule, in the order findings are printed.
 pub const RULES: &[Rule] = &[
+    ("iopoll", |f| {
+        let (polled, why) = f.iopoll.as_ref()?;
+        Some(match polled {
+            Some(true) => format!("IOPOLL worked: {why}"),
+            Some(false) => format!("IOPOLL did not poll: {why}"),
+            None => format!("IOPOLL unproven: {why}"),
+        })
+    }),
     ("io_wq_punts", |f| {
         let p = f.punted_fraction.or(sink_punts(f))?;
         (p >= 0.5).then(|| {
@@ -936,6 +947,19 @@ mod tests {
             profile(inline),
             profile(ProfileFacts::default()),
         );
+    }
+
+    #[test]
+    fn iopoll() {
+        let on = Facts {
+            method: Some(MethodKind::IoUring),
+            iopoll: Some((Some(false), "completions were NOT polled: ...".into())),
+            ..base()
+        };
+        assert!(findings_of(&on)[0]
+            .text
+            .starts_with("IOPOLL did not poll: completions were NOT"));
+        check("iopoll", on.clone(), Facts { iopoll: None, ..on });
     }
 
     #[test]

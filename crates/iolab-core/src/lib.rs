@@ -36,5 +36,6 @@ pub mod target;
 pub mod text;
 pub mod units;
 pub mod verify;
+pub mod vm;
 
 pub use error::{Error, Result};

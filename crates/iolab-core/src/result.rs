@@ -23,10 +23,20 @@ pub struct Host {
     pub started_unix_s: u64,
     /// Whether iolab ran as root (some kernel features depend on it).
     pub root: bool,
+    /// The CPU was emulated (QEMU TCG, e.g. a guest of `iolab vm`): the figures show how the kernel
+    /// behaves (counts, bytes, punts, polled completions), not how fast real hardware is.
+    #[serde(default)]
+    pub emulated: bool,
+    /// How the CPU ran when iolab knows it: "tcg" (emulated by QEMU) or "kvm" (a hardware-virtualized guest
+    /// of `iolab vm`), from the guest kernel's `iolab.accel=` (or QEMU TCG's CPUID signature); null
+    /// otherwise.
+    #[serde(default)]
+    pub accelerator: Option<String>,
 }
 
 impl Host {
     pub fn current() -> Host {
+        let accelerator = crate::vm::guest::accelerator();
         let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
             .ok()
             .and_then(|s| {
@@ -48,7 +58,19 @@ impl Host {
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
             root: crate::sys::geteuid() == 0,
+            emulated: crate::vm::guest::is_emulated(accelerator.as_deref()),
+            accelerator,
         }
+    }
+
+    /// The line tables print for figures from an emulated CPU, if these are.
+    pub fn emulated_line(&self) -> Option<String> {
+        self.emulated.then(|| {
+            format!(
+                "figures from an emulated guest (QEMU {}): behaviour, not speed",
+                self.accelerator.as_deref().unwrap_or("tcg").to_uppercase()
+            )
+        })
     }
 }
 
@@ -505,6 +527,10 @@ pub struct RunResult {
     /// against iolab's own counts (see `driver/sink.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sink: Option<crate::driver::SinkFigures>,
+    /// io_uring `--iopoll`: whether the completions were really polled (the device's `queue/io_poll` and
+    /// its interrupts around the timed span; see `measure/iopoll.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iopoll: Option<crate::measure::iopoll::IopollFigures>,
 }
 
 /// One interval of a run's time series (`RunResult::intervals`).

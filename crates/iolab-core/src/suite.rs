@@ -132,7 +132,7 @@ pub struct Step {
     /// "lines" or "clock"; absent: an iolab run.
     #[serde(default)]
     pub workload: Option<String>,
-    /// "offload" or "zram".
+    /// "offload", "zram" or "poll-queues" (the step's target is a block device with poll queues).
     #[serde(default)]
     pub needs: Option<String>,
 }
@@ -320,7 +320,12 @@ fn str_key(t: &toml::Table, k: &str) -> Option<String> {
 }
 
 /// Why a step's `needs` is not met here, if it is not (no `places`: only whether `needs` is known).
-fn unmet(needs: Option<&str>, places: Option<&Places>) -> Result<Option<String>> {
+/// `target`: the step's target, placed.
+fn unmet(
+    needs: Option<&str>,
+    places: Option<&Places>,
+    target: Option<&str>,
+) -> Result<Option<String>> {
     Ok(match needs {
         None => None,
         // A method as a need (`needs = "offload"`): met when the build has it; a kernel that refuses part
@@ -333,11 +338,15 @@ fn unmet(needs: Option<&str>, places: Option<&Places>) -> Result<Option<String>>
         Some("sink") => places
             .and_then(|_| crate::driver::sink::absent_reason())
             .map(|why| format!("on this machine: {why}")),
+        Some("poll-queues") => places.and_then(|_| {
+            crate::measure::iopoll::poll_queues_unmet(Path::new(target.unwrap_or("")))
+                .map(|why| format!("on this machine: {why}"))
+        }),
         Some(other) => {
             return Err(Error::usage(
                 "suite",
                 format!(
-                    "needs = '{other}' is not known; accepted: zram, sink or a method ({})",
+                    "needs = '{other}' is not known; accepted: zram, sink, poll-queues or a method ({})",
                     MethodKind::names()
                 ),
             ))
@@ -383,7 +392,17 @@ fn build(s: &SuiteFile, places: Option<&Places>, quick: bool) -> Result<Vec<Job>
             _ => step.runs.unwrap_or(1),
         }
         .max(1);
-        let why_not = unmet(step.needs.as_deref(), places).map_err(|e| bad(step, e.to_string()))?;
+        let step_target = step
+            .spec
+            .get("target")
+            .or(s.defaults.get("target"))
+            .map(str_val);
+        let step_target = match (step_target, places) {
+            (Some(t), Some(pl)) => Some(pl.place(&t)),
+            (t, _) => t,
+        };
+        let why_not = unmet(step.needs.as_deref(), places, step_target.as_deref())
+            .map_err(|e| bad(step, e.to_string()))?;
         for p in series::points(&vary) {
             for run in 1..=runs {
                 let mut point = vec![("step".to_string(), step.label.clone())];

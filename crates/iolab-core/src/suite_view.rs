@@ -41,6 +41,15 @@ pub fn doc(s: &SuiteFile, recs: &[Value]) -> Doc {
     d.blank()
         .line(format!("{}: reproduces {}", s.name, s.reproduces))
         .blank();
+    let emulated = recs.iter().find_map(|r| {
+        let h = r.get("result")?.get("host")?;
+        serde_json::from_value::<crate::result::Host>(h.clone())
+            .ok()?
+            .emulated_line()
+    });
+    if let Some(e) = emulated {
+        d.line(format!("emulated: {e}")).blank();
+    }
     let mut last_step: Option<String> = None;
     let mut table: Option<Table> = None;
     for rec in recs {

@@ -112,6 +112,10 @@ fields! {
     HOST_KERNEL_RELEASE = ["host", "kernel_release"] in Run;
     HOST_CPU_MODEL = ["host", "cpu_model"] in Run;
     HOST_CPUS_ONLINE = ["host", "cpus_online"] in Run;
+    /// True when the run's CPU was emulated (QEMU TCG: `iolab vm`); absent in records before it existed.
+    HOST_EMULATED = ["host", "emulated"] in Run;
+    /// "tcg" or "kvm" under `iolab vm`, null elsewhere.
+    HOST_ACCELERATOR = ["host", "accelerator"] in Run;
     FINDINGS = ["findings"] in Run;
     /// Inside one of `FINDINGS`.
     FINDING_TEXT = ["text"] in Finding;
@@ -195,7 +199,12 @@ mod tests {
         };
         RunResult {
             schema_version: SCHEMA_VERSION,
-            host: Host::current(),
+            // As a guest of `iolab vm` under TCG records it (accelerator is null elsewhere).
+            host: Host {
+                emulated: true,
+                accelerator: Some("tcg".into()),
+                ..Host::current()
+            },
             spec: RawSpec::default()
                 .resolve()
                 .expect("the default spec resolves"),
@@ -253,6 +262,7 @@ mod tests {
                 ..Default::default()
             }],
             sink: Some(Default::default()),
+            iopoll: Some(Default::default()),
         }
     }
 

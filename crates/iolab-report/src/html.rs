@@ -593,6 +593,21 @@ mod tests {
     }
 
     #[test]
+    fn runs_from_an_emulated_guest_are_marked() {
+        let mut emulated = fake("sync", 4096, 1.0);
+        emulated["result"]["host"] = serde_json::json!({"kernel_release": "6.1.0-9-amd64", "emulated": true, "accelerator": "tcg"});
+        let native = fake("psync", 4096, 2.0);
+        let html = build(&[emulated, native.clone()], &["a.jsonl".into()]).html;
+        assert!(
+            html.contains("<b>Emulated:</b> 1 of 2 runs ran on an emulated CPU (QEMU TCG"),
+            "{html}"
+        );
+        assert_eq!(html.matches("\u{2020} emulated</td>").count(), 1, "{html}");
+        let html = build(&[native], &["b.jsonl".into()]).html;
+        assert!(!html.contains("Emulated"), "{html}");
+    }
+
+    #[test]
     fn a_survey_document_is_read_as_its_runs() {
         let ran = |m: &str, bs: u64, mib: f64| {
             let mut r = fake(m, bs, mib)["result"].clone();

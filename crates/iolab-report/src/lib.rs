@@ -198,6 +198,9 @@ impl TableExporter {
                 format!(", {}", extra.join(", "))
             }
         );
+        if let Some(e) = r.host.emulated_line() {
+            let _ = writeln!(o, "emulated     {e}");
+        }
         let _ = writeln!(
             o,
             "clock        {}; one read costs {:.1} ns ({:.0} ticks median, {:.1} mean)",

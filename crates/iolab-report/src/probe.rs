@@ -14,6 +14,9 @@ pub fn render(p: &ProbeResult) -> String {
             .collect::<Vec<_>>()
             .join(" and ")
     );
+    if let Some(e) = p.host.emulated_line() {
+        out.insert_str(out.len() - 1, &format!("emulated: {e}\n"));
+    }
     let w = p.rows.iter().map(|r| r.name.len()).max().unwrap_or(10);
     for r in &p.rows {
         out.push_str(&format!(

@@ -33,6 +33,9 @@ pub(crate) fn survey_doc(s: &SurveyResult) -> Doc {
         s.clock.description,
         s.clock.overhead_ns
     ));
+    if let Some(e) = s.host.emulated_line() {
+        d.line(format!("emulated: {e}"));
+    }
     for target in ["/dev/null", "file", "pipe"] {
         if !s.runs.iter().any(|r| r.target == target) {
             continue;

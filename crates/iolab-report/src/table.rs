@@ -20,12 +20,33 @@ pub(crate) fn io_text(r: &RunResult, o: &mut String) {
     }
     crate::sink::sink_text(r, o);
     let _ = writeln!(o, "             ({})", r.syscalls.note);
+    if let Some(p) = &r.iopoll {
+        iopoll_text(p, o);
+    }
     flushes_threads_verify_text(r, o);
     if let Some(p) = &r.profile {
         profile_text(p, o);
     }
     o.push_str(&kernel_text(r));
     tail_text(r, o);
+}
+
+/// `--iopoll`: polled or not, with the device's flag and interrupt lines.
+fn iopoll_text(p: &iolab_core::measure::iopoll::IopollFigures, o: &mut String) {
+    let _ = writeln!(o, "iopoll       {}", p.verdict);
+    if !p.lines.is_empty() {
+        let l: Vec<String> = p
+            .lines
+            .iter()
+            .map(|l| format!("{} +{}", l.name, l.after.saturating_sub(l.before)))
+            .collect();
+        let _ = writeln!(
+            o,
+            "             interrupts of {} over the timed span: {}",
+            p.device,
+            l.join(", ")
+        );
+    }
 }
 
 /// `--profile`: the event and the samples, the shares by group, the top 10 functions by self share, why

@@ -78,7 +78,16 @@ pub(crate) struct SuiteArgs {
         value_parser = ["none", "separate", "inline"]
     )]
     pub(crate) profile: Option<String>,
+    /// Run the whole suite inside a guest kernel, as `iolab vm -- suite NAME ...` does (Debian's kernel
+    /// under QEMU, the sink driver loaded, /dev/nvme0n1 with poll queues; TCG-emulated unless the CPU
+    /// offers KVM): the records come back to the current directory. The guest is killed after 6 hours;
+    /// `iolab vm --timeout SECS -- suite ...` sets another limit.
+    #[arg(long)]
+    pub(crate) vm: bool,
 }
+
+/// How long `suite --vm` lets its guest run.
+const SUITE_VM_TIMEOUT_S: u64 = 6 * 3600;
 
 // ---------------------------------------------------------------------------------------------------
 // The flow both share.
@@ -115,6 +124,9 @@ fn run_flow(flow: &mut Flow, what: &str, lead: &str) -> Result<(usize, Option<Er
     iolab_core::cleanup::install_signal_handler();
     let clk = clock::calibrate(20);
     let skipped = flow.skipped();
+    if let Some(e) = iolab_core::result::Host::current().emulated_line() {
+        outln(&format!("emulated: {e}"))?;
+    }
     outln(&format!(
         "{lead}records in {}{}",
         flow.rec.path.display(),
@@ -302,6 +314,15 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     // What can be refused is refused before the suite makes its directories (and a zram device).
     let points = iolab_core::suite::check(&suite, a.quick)?;
     Flow::check(&points, a.out.as_deref(), a.resume, &fixed)?;
+    if a.vm {
+        // Checked here first (the current directory is the guest's too); then the same command in the
+        // guest: this one's arguments without --vm.
+        let args: Vec<std::ffi::OsString> = std::env::args_os()
+            .skip(1)
+            .filter(|w| w.as_os_str() != "--vm")
+            .collect();
+        return crate::cmd_vm::in_guest(args, SUITE_VM_TIMEOUT_S);
+    }
     iolab_core::cleanup::install_signal_handler();
     let places = iolab_core::suite::Places::make(
         &a.disk_dir,

@@ -19,6 +19,7 @@ mod cmd_report;
 mod cmd_run;
 mod cmd_series;
 mod cmd_survey;
+mod cmd_vm;
 mod output;
 mod progress;
 mod run_args;
@@ -35,6 +36,7 @@ use cmd_probe::ProbeArgs;
 use cmd_report::ReportArgs;
 use cmd_series::{SuiteArgs, SweepArgs};
 use cmd_survey::SurveyArgs;
+use cmd_vm::VmArgs;
 use iolab_core::error::Error;
 use run_args::RunArgs;
 use std::path::PathBuf;
@@ -83,6 +85,9 @@ enum Cmd {
     Man(ManArgs),
     /// iolab's sink driver (/dev/iolab_sink): build it against a kernel's headers, load, unload, status.
     Driver(DriverArgs),
+    /// Run an iolab command inside a guest kernel under QEMU (Debian's kernel, the sink driver loaded, an
+    /// NVMe disk with poll queues): `iolab vm -- run ...`. Fetched once into a cache.
+    Vm(VmArgs),
 }
 
 /// glibc malloc, remembering an allocation it refused, so that an abort for want of memory is reported as
@@ -130,6 +135,7 @@ fn main() {
         Some(Cmd::Completions(a)) => cmd_docs::cmd_completions(a, command()),
         Some(Cmd::Man(a)) => cmd_docs::cmd_man(a, command()),
         Some(Cmd::Driver(a)) => cmd_driver::cmd_driver(a),
+        Some(Cmd::Vm(a)) => cmd_vm::cmd_vm(a),
     };
     match r {
         Ok(code) => std::process::exit(code),

@@ -115,8 +115,15 @@ pub fn iopoll_gain(c: &Ctx) -> Reply {
             ));
         }
     }
-    let int = c.row(|r| uring(r) && !r.iopoll && r.threads == 1);
-    let poll = c.row(|r| uring(r) && r.iopoll);
+    // A row whose completions were proven polled first (an NVMe disk with poll queues), and the interrupt
+    // row on the same device.
+    let polled = |r: &Row| matches!(&r.facts.iopoll, Some((Some(true), _)));
+    let poll = c
+        .row(|r| uring(r) && r.iopoll && polled(r))
+        .or_else(|| c.row(|r| uring(r) && r.iopoll));
+    let int = poll
+        .and_then(|p| c.row(|r| uring(r) && !r.iopoll && r.threads == 1 && r.place == p.place))
+        .or_else(|| c.row(|r| uring(r) && !r.iopoll && r.threads == 1));
     match (int, poll, c.not_run("IOPOLL")) {
         (Some(i), Some(p), _) => {
             parts.push(format!(
@@ -127,6 +134,11 @@ pub fn iopoll_gain(c: &Ctx) -> Reply {
                 i.cpu_ns_per_op().map(ns).unwrap_or_else(|| "-".into()),
                 p.cpu_ns_per_op().map(ns).unwrap_or_else(|| "-".into())
             ));
+            parts.extend(p.facts.iopoll.as_ref().map(|(pol, why)| match pol {
+                Some(true) => format!("Polled for real: {why}."),
+                Some(false) => format!("The IOPOLL row was not polled: {why}."),
+                None => format!("Whether it polled: {why}."),
+            }));
             Reply::answered(parts.join(" "))
         }
         (_, None, Some(why)) => {

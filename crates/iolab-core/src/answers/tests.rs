@@ -499,8 +499,38 @@ fn iopoll_gain() {
     );
     let mut p = i.clone();
     p.iopoll = true;
-    let r = answer("iopoll_gain", &[], &[i, p], &[], &[]);
+    let r = answer("iopoll_gain", &[], &[i.clone(), p.clone()], &[], &[]);
     assert_eq!(r.status, Status::Answered, "{r:?}");
+    // A row proven polled (an NVMe disk with poll queues) is taken before one that fell back to
+    // interrupts, beside the interrupt row on its own device.
+    let mut fell_back = p.clone();
+    fell_back.facts.iopoll = Some((Some(false), "NOT polled: vda".into()));
+    let mut nvme_int = i.clone();
+    nvme_int.place = "/dev/nvme0n1".into();
+    nvme_int.lat_mean_ns = 200.0;
+    let mut nvme_poll = nvme_int.clone();
+    nvme_poll.iopoll = true;
+    nvme_poll.lat_mean_ns = 150.0;
+    nvme_poll.facts.iopoll = Some((Some(true), "completions were polled: nvme0n1".into()));
+    let r = answer(
+        "iopoll_gain",
+        &[],
+        &[i, fell_back, nvme_int, nvme_poll],
+        &[],
+        &[],
+    );
+    assert_eq!(r.status, Status::Answered, "{r:?}");
+    assert!(
+        r.text
+            .contains("Polled for real: completions were polled: nvme0n1"),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text.contains("interrupt 200 ns per read, IOPOLL 150 ns"),
+        "{}",
+        r.text
+    );
 }
 
 #[test]

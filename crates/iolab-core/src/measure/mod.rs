@@ -5,5 +5,6 @@ pub mod clock;
 pub mod counters;
 pub mod cpu;
 pub mod hist;
+pub mod iopoll;
 pub mod memcopy;
 pub mod profile;

@@ -104,6 +104,7 @@ pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunRe
         profile: None,
         intervals: Vec::new(),
         sink: None,
+        iopoll: None,
     }
 }
 

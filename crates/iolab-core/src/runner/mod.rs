@@ -153,6 +153,7 @@ fn counting_pass(
         counters: &[&set],
         progress: board.map(|b| (b, Stage::Counting)),
         sampler: None,
+        irqs: None,
     };
     let sample = spec.counting_sample();
     let (r, vals) = run_once(&sample, clock, &pass)?;
@@ -185,6 +186,7 @@ fn profile_pass(
             counters: &[],
             progress: board.map(|b| (b, Stage::Profiling)),
             sampler: Some(s),
+            irqs: None,
         };
         run_once(&spec.for_counting_pass(), clock, &pass)?;
     }
@@ -232,10 +234,17 @@ fn timed_pass(
                     Some("the timed pass itself (--count inline): every syscall was slowed by the tracepoints".into());
             }
         }
+        // --iopoll: the target device's interrupts, counted around the timed span (polled or not?).
+        let irqs = spec
+            .ring
+            .iopoll
+            .then(|| crate::measure::iopoll::IrqWatch::for_target(&spec.target))
+            .flatten();
         let pass = Pass {
             counters: &[sw, &tp],
             progress: board.map(|b| (b, Stage::Timed)),
             sampler,
+            irqs: irqs.as_ref(),
         };
         run_once(spec, clock, &pass)
     })

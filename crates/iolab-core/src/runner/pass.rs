@@ -9,6 +9,7 @@ use crate::measure::clock::ClockInfo;
 use crate::measure::counters::{CounterSet, CounterValue};
 use crate::measure::cpu::{helper_deltas, HelperCpu, ProcIo, RusageDelta};
 use crate::measure::hist::{new_hist, summarize, Hist};
+use crate::measure::iopoll::IrqWatch;
 use crate::measure::profile::Sampler;
 use crate::progress::{Board, Stage};
 use crate::result::*;
@@ -23,6 +24,8 @@ pub struct Pass<'a> {
     pub(super) progress: Option<(&'a Board, Stage)>,
     /// `--profile`: the sampler, opened before the pass, started and stopped around the timed span.
     pub(super) sampler: Option<&'a Sampler>,
+    /// `--iopoll`: the target's device, whose interrupts are counted around the timed span.
+    pub(super) irqs: Option<&'a IrqWatch>,
 }
 
 const TIMED_BOUNDARY: &str = "each thread from just before its first op to after its last completion, including --fsync/--msync \
@@ -150,6 +153,9 @@ pub(super) fn run_once(
         verify,
         warmup,
         intervals: super::intervals::merge(&outs, spec, ns, moved_per_op, w.wall_s),
+        iopoll: pass
+            .irqs
+            .map(|i| i.figures(&before.irqs, &after.irqs, w.ops)),
         ..base
     };
     result.sink = target.sink_figures(sink_before, sink_after).map(|mut f| {

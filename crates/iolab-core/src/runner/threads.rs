@@ -7,7 +7,6 @@ use crate::error::{Error, Result};
 use crate::measure::clock::{Clock, ClockInfo};
 use crate::measure::counters::{CounterSet, CounterSnap};
 use crate::measure::cpu::{read_tasks, steal_per_cpu, ProcIo, Rusage};
-use crate::measure::profile::Sampler;
 use crate::method::{self, Method, ThreadCtx};
 use crate::progress::Board;
 use crate::spec::{OpKind, Spec, SyncEvery};
@@ -52,8 +51,7 @@ struct Inline<'a> {
     before: std::sync::Mutex<Option<Snap>>,
     after: std::sync::Mutex<Option<Snap>>,
     abort: AtomicBool,
-    counters: &'a [&'a CounterSet],
-    sampler: Option<&'a Sampler>,
+    pass: &'a Pass<'a>,
     /// A progress display's board, told when the ops start (at which tick of `clk`, of `hz`).
     board: Option<&'a Board>,
     clk: &'a dyn Clock,
@@ -62,15 +60,13 @@ struct Inline<'a> {
 
 impl Phases for Inline<'_> {
     fn start(&self) {
-        *self.before.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some(Snap::take_before(self.counters, self.sampler));
+        *self.before.lock().unwrap_or_else(|p| p.into_inner()) = Some(Snap::take_before(self.pass));
         if let Some(b) = self.board {
             b.started(self.clk.now(), self.hz);
         }
     }
     fn finish(&self) {
-        *self.after.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some(Snap::take_after(self.counters, self.sampler));
+        *self.after.lock().unwrap_or_else(|p| p.into_inner()) = Some(Snap::take_after(self.pass));
     }
     fn abort(&self) -> &AtomicBool {
         &self.abort
@@ -82,6 +78,8 @@ pub(super) struct Snap {
     pub(super) proc: Sample,
     pub(super) io: Option<(ProcIo, u64)>,
     pub(super) counters: Vec<CounterSnap>,
+    /// `--iopoll`: the target device's interrupt counts (empty otherwise).
+    pub(super) irqs: Vec<u64>,
 }
 
 /// One prctl stops (or restarts) every counter this thread created, in all the sets.
@@ -114,8 +112,10 @@ impl Snap {
     /// "before" snapshot falls inside (and is subtracted by `ProcIo::delta`). The perf counters are stopped
     /// while sampling and restarted last, so the span they count starts after every read made here; the
     /// `--profile` sampler, if any, starts after them and stops first.
-    fn take_before(c: &[&CounterSet], sampler: Option<&Sampler>) -> Snap {
+    fn take_before(pass: &Pass) -> Snap {
+        let (c, sampler) = (pass.counters, pass.sampler);
         pause_counters(c);
+        let irqs = pass.irqs.map(|w| w.snapshot()).unwrap_or_default();
         let counters = c.iter().map(|s| s.snapshot()).collect();
         let steal = steal_per_cpu();
         let tasks = read_tasks();
@@ -129,13 +129,16 @@ impl Snap {
             proc: Sample { ru, tasks, steal },
             io,
             counters,
+            irqs,
         }
     }
-    fn take_after(c: &[&CounterSet], sampler: Option<&Sampler>) -> Snap {
+    fn take_after(pass: &Pass) -> Snap {
+        let (c, sampler) = (pass.counters, pass.sampler);
         if let Some(s) = sampler {
             s.stop();
         }
         pause_counters(c);
+        let irqs = pass.irqs.map(|w| w.snapshot()).unwrap_or_default();
         let io = ProcIo::read_self();
         let counters = c.iter().map(|s| s.snapshot()).collect();
         let ru = Rusage::process();
@@ -148,6 +151,7 @@ impl Snap {
             proc: Sample { ru, tasks, steal },
             io,
             counters,
+            irqs,
         }
     }
 }
@@ -242,13 +246,11 @@ fn one_thread<M: Method, C: Clock>(
     p: &LoopParams,
     pass: &Pass,
 ) -> Collected {
-    let (counters, sampler) = (pass.counters, pass.sampler);
     let ph = Inline {
         before: std::sync::Mutex::new(None),
         after: std::sync::Mutex::new(None),
         abort: AtomicBool::new(false),
-        counters,
-        sampler,
+        pass,
         board: pass.progress.map(|(b, _)| b),
         clk,
         hz: p.hz,
@@ -257,8 +259,8 @@ fn one_thread<M: Method, C: Clock>(
     let out = worker::<M, C>(ctx, clk, p, &ph, max_ops);
     let take =
         |m: std::sync::Mutex<Option<Snap>>| m.into_inner().unwrap_or_else(|p| p.into_inner());
-    let before = take(ph.before).unwrap_or_else(|| Snap::take_before(counters, sampler));
-    let after = take(ph.after).unwrap_or_else(|| Snap::take_after(counters, sampler));
+    let before = take(ph.before).unwrap_or_else(|| Snap::take_before(pass));
+    let after = take(ph.after).unwrap_or_else(|| Snap::take_after(pass));
     Collected {
         outs: vec![out],
         before,
@@ -298,7 +300,6 @@ fn threads<'a, M: Method, C: Clock>(
     p: &LoopParams,
     pass: &Pass,
 ) -> Result<Collected> {
-    let (counters, sampler) = (pass.counters, pass.sampler);
     let n = spec.threads as usize;
     let sh = Barriers {
         ready: Barrier::new(n + 1),
@@ -334,13 +335,13 @@ fn threads<'a, M: Method, C: Clock>(
         }
         gate.open(true);
         sh.ready.wait();
-        let before = Snap::take_before(counters, sampler);
+        let before = Snap::take_before(pass);
         if let Some((b, _)) = pass.progress {
             b.started(clk.now(), p.hz);
         }
         sh.go.wait();
         sh.done.wait();
-        let after = Snap::take_after(counters, sampler);
+        let after = Snap::take_after(pass);
         sh.sampled.wait();
         let outs = handles
             .into_iter()

@@ -35,6 +35,29 @@ pub fn rdtsc() -> u64 {
     unsafe { core::arch::x86_64::_rdtsc() }
 }
 
+/// CPUID leaf `leaf` (sub-leaf 0): (eax, ebx, ecx, edx).
+#[cfg(target_arch = "x86_64")]
+pub fn cpuid(leaf: u32) -> (u32, u32, u32, u32) {
+    #[allow(unused_unsafe)]
+    // SAFETY: CPUID exists on every x86_64 CPU and only writes registers; a leaf the CPU does not know
+    // answers with the highest basic leaf's values.
+    let r = unsafe { core::arch::x86_64::__cpuid_count(leaf, 0) };
+    (r.eax, r.ebx, r.ecx, r.edx)
+}
+
+/// In a child about to exec `cmd`: be sent SIGKILL when this process dies, whatever kills it (SIGKILL
+/// included), so that a helper such as qemu in a process group of its own never outlives iolab.
+pub fn kill_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child before exec and makes only async-signal-safe calls
+    // (prctl, signal); it allocates nothing and takes no lock.
+    unsafe {
+        cmd.pre_exec(|| {
+            child_dies_with_parent().map_err(|e| std::io::Error::from_raw_os_error(e.errno))
+        });
+    }
+}
+
 /// The thread id (gettid(2)).
 pub fn gettid() -> i32 {
     // SAFETY: gettid takes no arguments and cannot fail.

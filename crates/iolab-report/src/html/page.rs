@@ -52,11 +52,13 @@ pub(super) fn page(
 
 /// The head with its style, the title, where the records came from, and the host of the first run.
 fn head(recs: &[Value], runs: &[Run], sources: &[String], o: &mut String) {
+    let emulated = runs.iter().filter(|x| is_emulated(x.r)).count();
     o.push_str(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>iolab report</title>\n<style>\
          body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;font-size:13px}\
          td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:first-child,th:first-child,td.fn{text-align:left}\
-         figure{margin:2em 0}figure svg{max-width:100%;height:auto}figcaption{font-size:13px;color:#333;max-width:1000px}.err{color:#a00}</style></head><body>\n",
+         figure{margin:2em 0}figure svg{max-width:100%;height:auto}figcaption{font-size:13px;color:#333;max-width:1000px}.err{color:#a00}\
+         .emulated{background:#fff3cd;border:1px solid #d4a017;padding:6px 10px}</style></head><body>\n",
     );
     let _ = writeln!(o, "<h1>iolab report</h1>");
     let _ = writeln!(
@@ -67,6 +69,21 @@ fn head(recs: &[Value], runs: &[Run], sources: &[String], o: &mut String) {
         recs.len(),
         runs.len()
     );
+    if emulated > 0 {
+        let _ = writeln!(
+            o,
+            "<p class=\"emulated\"><b>Emulated:</b> {emulated} of {} runs ran on an emulated CPU (QEMU {}, \
+             <code>iolab vm</code>; marked \u{2020} below): their figures show how the kernel behaves (counts, \
+             bytes, punts, polled completions), not how fast real hardware is.</p>",
+            runs.len(),
+            esc(&runs
+                .iter()
+                .find(|x| is_emulated(x.r))
+                .map(|x| fields::HOST_ACCELERATOR.text(x.r).to_uppercase())
+                .filter(|a| !a.is_empty())
+                .unwrap_or_else(|| "TCG".into()))
+        );
+    }
     if let Some(x) = runs.iter().find(|x| fields::HOST.at(x.r).is_some()) {
         let _ = writeln!(
             o,
@@ -78,10 +95,21 @@ fn head(recs: &[Value], runs: &[Run], sources: &[String], o: &mut String) {
     }
 }
 
-/// One record's row of the table: its figures, or why it did not run.
+/// Did this run's CPU run emulated (`host.emulated`)?
+fn is_emulated(r: &Value) -> bool {
+    fields::HOST_EMULATED.at(r).and_then(Value::as_bool) == Some(true)
+}
+
+/// One record's row of the table: its figures, or why it did not run. A run on an emulated CPU is
+/// marked with a dagger.
 fn record_row(rec: &Value, label: &str, o: &mut String) {
     match fields::RESULT.at(rec) {
         Some(r) => {
+            let label = if is_emulated(r) {
+                format!("{label} \u{2020} emulated")
+            } else {
+                label.to_string()
+            };
             let f = |p: Field, d: usize| {
                 p.num(r)
                     .map(|v| format!("{v:.d$}"))
@@ -90,7 +118,7 @@ fn record_row(rec: &Value, label: &str, o: &mut String) {
             let _ = writeln!(
                 o,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(label),
+                esc(&label),
                 f(fields::MIB_S, 1),
                 f(fields::IOPS, 0),
                 f(fields::NS_PER_OP, 1),

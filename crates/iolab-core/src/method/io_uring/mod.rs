@@ -194,9 +194,11 @@ impl Method for Uring {
 
     fn describe_failure(&self, errno: i32) -> Option<String> {
         (self.opts.iopoll && errno == libc::EOPNOTSUPP).then(|| {
+            let queue = crate::measure::iopoll::refusal_text(&self.path)
+                .unwrap_or_else(|| "it is on no block device that polls".into());
             format!(
-                "IOPOLL unsupported by this device/file ({}): completions fail with EOPNOTSUPP (no poll queues); \
-                 run without --iopoll",
+                "IOPOLL unsupported by this device/file ({}): completions fail with EOPNOTSUPP (no poll queues): \
+                 {queue}; run without --iopoll",
                 self.path.display()
             )
         })

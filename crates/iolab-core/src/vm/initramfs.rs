@@ -1,0 +1,213 @@
+//! The guest's initramfs: an uncompressed cpio archive in the "newc" format (the kernel unpacks it into
+//! its root tmpfs; see Documentation/driver-api/early-userspace/buffer-format.rst), written here rather than
+//! by cpio(1), so nothing beyond apt and dpkg-deb is needed on the host. It holds busybox, the modules in
+//! load order, the sink driver when it built, the host's own iolab binary with the shared libraries it
+//! loads (at the paths its ELF interpreter looks for them, so the binary runs as itself and
+//! /proc/self/exe is iolab), `/init` and the commands to run.
+
+use crate::error::{Error, Result};
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// A newc archive being written.
+pub struct Archive {
+    out: std::io::BufWriter<std::fs::File>,
+    path: PathBuf,
+    ino: u32,
+    dirs: BTreeSet<String>,
+}
+
+fn pad4(n: usize) -> usize {
+    (4 - n % 4) % 4
+}
+
+impl Archive {
+    /// Writes into `path` (an existing, empty file of iolab's).
+    pub fn create(path: &Path) -> Result<Archive> {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| Error::Runtime(format!("cannot write {}: {e}", path.display())))?;
+        Ok(Archive {
+            out: std::io::BufWriter::new(f),
+            path: path.to_path_buf(),
+            ino: 1,
+            dirs: BTreeSet::new(),
+        })
+    }
+
+    fn err(&self, e: std::io::Error) -> Error {
+        Error::Runtime(format!("cannot write {}: {e}", self.path.display()))
+    }
+
+    fn header(&mut self, name: &str, mode: u32, size: usize, rdev: (u32, u32)) -> Result<()> {
+        let name = name.trim_start_matches('/');
+        self.ino += 1;
+        let h = format!(
+            "070701{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}",
+            self.ino,
+            mode,
+            0,
+            0,
+            1,
+            0,
+            size,
+            0,
+            0,
+            rdev.0,
+            rdev.1,
+            name.len() + 1,
+            0
+        );
+        let mut b = h.into_bytes();
+        b.extend_from_slice(name.as_bytes());
+        b.push(0);
+        b.extend(std::iter::repeat_n(0, pad4(b.len())));
+        self.out.write_all(&b).map_err(|e| self.err(e))
+    }
+
+    /// A directory, with its parents.
+    pub fn dir(&mut self, path: &str) -> Result<()> {
+        let path = path.trim_matches('/');
+        if path.is_empty() || self.dirs.contains(path) {
+            return Ok(());
+        }
+        if let Some((parent, _)) = path.rsplit_once('/') {
+            self.dir(parent)?;
+        }
+        self.dirs.insert(path.to_string());
+        self.header(path, libc::S_IFDIR | 0o755, 0, (0, 0))
+    }
+
+    fn parent_of(&mut self, path: &str) -> Result<()> {
+        match path.trim_start_matches('/').rsplit_once('/') {
+            Some((parent, _)) => self.dir(parent),
+            None => Ok(()),
+        }
+    }
+
+    /// A regular file holding `data`.
+    pub fn file(&mut self, path: &str, mode: u32, data: &[u8]) -> Result<()> {
+        self.parent_of(path)?;
+        self.header(path, libc::S_IFREG | mode, data.len(), (0, 0))?;
+        self.out.write_all(data).map_err(|e| self.err(e))?;
+        let pad = vec![0u8; pad4(data.len())];
+        self.out.write_all(&pad).map_err(|e| self.err(e))
+    }
+
+    /// A regular file with the contents of the host's `from` (symbolic links followed).
+    pub fn copy(&mut self, path: &str, mode: u32, from: &Path) -> Result<()> {
+        let data = std::fs::read(from)
+            .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", from.display())))?;
+        self.file(path, mode, &data)
+    }
+
+    /// A character device node (the kernel makes it while unpacking; no privilege is needed here).
+    pub fn char_dev(&mut self, path: &str, major: u32, minor: u32) -> Result<()> {
+        self.parent_of(path)?;
+        self.header(path, libc::S_IFCHR | 0o600, 0, (major, minor))
+    }
+
+    /// The trailer; flushes the file.
+    pub fn finish(mut self) -> Result<()> {
+        self.header("TRAILER!!!", 0, 0, (0, 0))?;
+        self.out.flush().map_err(|e| self.err(e))
+    }
+}
+
+/// The ELF interpreter a dynamically linked binary names (PT_INTERP), if any.
+pub fn interpreter(elf: &[u8]) -> Option<String> {
+    let u16at = |o: usize| Some(u16::from_le_bytes(elf.get(o..o + 2)?.try_into().ok()?));
+    let u32at = |o: usize| Some(u32::from_le_bytes(elf.get(o..o + 4)?.try_into().ok()?));
+    let u64at = |o: usize| Some(u64::from_le_bytes(elf.get(o..o + 8)?.try_into().ok()?));
+    if elf.get(..6)? != b"\x7fELF\x02\x01" {
+        return None;
+    }
+    let (phoff, phentsize, phnum) = (u64at(0x20)? as usize, u16at(0x36)? as usize, u16at(0x38)?);
+    (0..phnum as usize).find_map(|i| {
+        let ph = phoff + i * phentsize;
+        (u32at(ph)? == 3).then_some(())?;
+        let (off, size) = (u64at(ph + 8)? as usize, u64at(ph + 0x20)? as usize);
+        let s = elf.get(off..off + size)?.split(|&b| b == 0).next()?;
+        Some(String::from_utf8_lossy(s).into_owned())
+    })
+}
+
+/// The shared libraries `exe` loads, as its interpreter resolves them on this host (`ld.so --list`):
+/// (path, interpreter first). Empty for a static binary.
+pub fn libraries(exe: &Path) -> Result<Vec<PathBuf>> {
+    let bytes = std::fs::read(exe)
+        .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", exe.display())))?;
+    let Some(interp) = interpreter(&bytes) else {
+        return Ok(Vec::new());
+    };
+    let out = std::process::Command::new(&interp)
+        .arg("--list")
+        .arg(exe)
+        .output()
+        .map_err(|e| Error::Runtime(format!("cannot run {interp} --list: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::Runtime(format!(
+            "{interp} --list {} failed: {}",
+            exe.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let mut libs = vec![PathBuf::from(&interp)];
+    for l in String::from_utf8_lossy(&out.stdout).lines() {
+        // "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)"
+        if let Some((_, rest)) = l.split_once("=> ") {
+            if let Some(p) = rest.split(" (").next().filter(|p| p.starts_with('/')) {
+                libs.push(PathBuf::from(p));
+            }
+        }
+    }
+    Ok(libs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newc_entries_are_aligned_and_end_with_the_trailer() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("a.cpio");
+        std::fs::write(&p, b"").unwrap();
+        let mut a = Archive::create(&p).unwrap();
+        a.file("/x/y/init", 0o755, b"hello").unwrap();
+        a.char_dev("/dev/console", 5, 1).unwrap();
+        a.finish().unwrap();
+        let b = std::fs::read(&p).unwrap();
+        assert_eq!(b.len() % 4, 0);
+        let text = String::from_utf8_lossy(&b);
+        // Parents first: x, x/y, then the file; every header starts on a 4-byte boundary.
+        let names: Vec<usize> = text.match_indices("070701").map(|(i, _)| i).collect();
+        assert_eq!(
+            names.len(),
+            6,
+            "x, x/y, init, dev, console, trailer: {text:?}"
+        );
+        assert!(names.iter().all(|i| i % 4 == 0));
+        assert!(text.contains("x/y/init\0"));
+        assert!(text.contains("hello"));
+        assert!(text.contains("TRAILER!!!\0"));
+    }
+
+    #[test]
+    fn this_test_binary_names_its_interpreter_and_libc() {
+        let exe = std::env::current_exe().unwrap();
+        let libs = libraries(&exe).unwrap();
+        if libs.is_empty() {
+            eprintln!("SKIPPED this_test_binary_names_its_interpreter_and_libc: a static binary");
+            return;
+        }
+        assert!(libs[0].to_string_lossy().contains("ld-linux"), "{libs:?}");
+        assert!(
+            libs.iter().any(|l| l.to_string_lossy().contains("libc.so")),
+            "{libs:?}"
+        );
+    }
+}

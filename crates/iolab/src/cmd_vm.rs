@@ -1,0 +1,120 @@
+//! `iolab vm [--kernel PKG] [--cache DIR] [--timeout SECS] [--script FILE] -- ARGS`: runs `iolab ARGS` (or
+//! each line of the script) inside a guest kernel under QEMU (iolab_core::vm) and exits with the guest
+//! command's exit status. The machinery's own lines go to stderr, prefixed "iolab vm: "; the command's
+//! stdout and stderr to stdout and stderr.
+
+use crate::output::{err_bytes, errln, out_bytes};
+use clap::Args;
+use iolab_core::error::Error;
+use iolab_core::vm::{self, Report, VmRequest};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Args)]
+pub(crate) struct VmArgs {
+    /// The Debian kernel image package the guest boots (e.g. linux-image-6.1.0-NN-amd64; checked against
+    /// apt's lists) [default: the one linux-image-amd64 depends on now].
+    #[arg(long, value_name = "PKG")]
+    pub(crate) kernel: Option<String>,
+    /// Where the kernel, headers, qemu and busybox are kept after the first run (about 170 MB) [default:
+    /// ${XDG_CACHE_HOME:-$HOME/.cache}/iolab/vm].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) cache: Option<PathBuf>,
+    /// Kill the guest (exit 1, with the last lines of its console) when it runs longer than this.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub(crate) timeout: u64,
+    /// Run each line of FILE (an iolab command's arguments, optionally after `iolab`) in one boot, one
+    /// after the other; the exit status is the first non-zero one.
+    #[arg(long, value_name = "FILE", conflicts_with = "args")]
+    pub(crate) script: Option<PathBuf>,
+    /// The iolab arguments to run in the guest, after `--` (e.g. `-- run --method io_uring --iopoll
+    /// --direct --op read --target /dev/nvme0n1`). Files named relative to the current directory come
+    /// back to it.
+    #[arg(last = true, value_name = "IOLAB ARGS")]
+    pub(crate) args: Vec<OsString>,
+}
+
+/// Says what the machinery does on stderr and passes the guest's output on.
+struct Terminal;
+
+impl Report for Terminal {
+    fn say(&mut self, line: &str) {
+        errln(&format!("iolab vm: {line}"));
+    }
+    fn out(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        out_bytes(bytes)
+    }
+    fn err(&mut self, bytes: &[u8]) {
+        err_bytes(bytes);
+    }
+}
+
+/// The commands asked for: the script's lines, or the arguments after `--`.
+fn commands(a: &VmArgs) -> Result<Vec<Vec<OsString>>, Error> {
+    if let Some(p) = &a.script {
+        let text = std::fs::read_to_string(p)
+            .map_err(|e| Error::usage("--script", format!("cannot read {}: {e}", p.display())))?;
+        return vm::parse_script(&text)
+            .map_err(|e| Error::usage("--script", format!("{}: {e}", p.display())));
+    }
+    if a.args.is_empty() {
+        return Err(Error::usage(
+            "--",
+            "give the iolab arguments to run in the guest after --, e.g. `iolab vm -- run --method \
+             io_uring --iopoll --direct --op read --target /dev/nvme0n1`, or --script FILE",
+        ));
+    }
+    Ok(vec![a.args.clone()])
+}
+
+/// The request, checked before anything is fetched (bad input: exit 2).
+pub(crate) fn request(a: &VmArgs, commands: Vec<Vec<OsString>>) -> Result<VmRequest, Error> {
+    if a.timeout == 0 {
+        return Err(Error::usage(
+            "--timeout",
+            "0 s: give the seconds the guest may run, e.g. 600",
+        ));
+    }
+    let share = std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .map_err(|e| Error::Runtime(format!("cannot tell the current directory: {e}")))?;
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::Runtime(format!("cannot find iolab's own binary: {e}")))?;
+    Ok(VmRequest {
+        kernel: a.kernel.clone(),
+        cache: match &a.cache {
+            Some(c) => std::path::absolute(c)
+                .map_err(|e| Error::usage("--cache", format!("{}: {e}", c.display())))?,
+            None => vm::default_cache()?,
+        },
+        timeout: Duration::from_secs(a.timeout),
+        commands,
+        exe,
+        share,
+    })
+}
+
+/// Runs the request; the exit status is the (first failing) guest command's.
+pub(crate) fn run_request(req: &VmRequest) -> Result<i32, Error> {
+    iolab_core::cleanup::install_signal_handler();
+    let statuses = vm::run(req, &mut Terminal)?;
+    Ok(statuses.iter().copied().find(|&s| s != 0).unwrap_or(0))
+}
+
+/// `iolab <args>` in a guest with the default cache and kernel, killed after `timeout_s` (`suite --vm`).
+pub(crate) fn in_guest(args: Vec<OsString>, timeout_s: u64) -> Result<i32, Error> {
+    let a = VmArgs {
+        kernel: None,
+        cache: None,
+        timeout: timeout_s,
+        script: None,
+        args: Vec::new(),
+    };
+    run_request(&request(&a, vec![args])?)
+}
+
+pub(crate) fn cmd_vm(a: &VmArgs) -> Result<i32, Error> {
+    let req = request(a, commands(a)?)?;
+    run_request(&req)
+}

@@ -1,0 +1,194 @@
+//! `iolab vm`: a guest kernel under QEMU (TCG here, about half a minute a boot), in two boots. The first
+//! runs a script of commands and checks, in the guest: the sink driver loads (/dev/iolab_sink); a run's
+//! --json file comes back to the host's directory marked emulated (or not) as the accelerator was; IOPOLL
+//! reads on /dev/nvme0n1 complete with no interrupt on the device's queues and iolab says they were
+//! polled; a command that would overwrite an existing host file is refused and its non-zero exit status
+//! comes back. The second boots a guest whose command outlives a short --timeout: killed, exit 1, with
+//! the console's last lines, and its temporary files removed.
+//!
+//! Where the guest cannot be built (not x86_64, no apt, no network to the package registry) each test
+//! prints "SKIPPED <name>: <reason>". The default cache (~/.cache/iolab/vm) is filled on the first run.
+
+mod common;
+
+use common::bin;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+/// The boots run one at a time (the host has few CPUs, and each guest takes one or two).
+static BOOTS: Mutex<()> = Mutex::new(());
+
+struct Vm {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// `iolab vm ARGS` run in `dir`.
+fn vm(dir: &Path, args: &[&str]) -> Vm {
+    let out = Command::new(bin())
+        .arg("vm")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("iolab starts");
+    Vm {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The reason to skip, when iolab says the guest cannot be built on this machine.
+fn cannot_build(r: &Vm) -> Option<String> {
+    r.stderr
+        .lines()
+        .find(|l| l.contains(iolab_core_cannot_build()))
+        .map(str::to_string)
+}
+
+/// The message prefix of `iolab_core::vm::CANNOT_BUILD` (the tests do not link the library).
+fn iolab_core_cannot_build() -> &'static str {
+    "cannot build the guest here"
+}
+
+fn json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
+    )
+    .unwrap()
+}
+
+/// The temporary directory `iolab vm` said it used.
+fn scratch_dir(stderr: &str) -> Option<PathBuf> {
+    let l = stderr.lines().find(|l| l.contains("temporary files"))?;
+    let p = l.split(" in ").nth(1)?.split(", removed").next()?;
+    Some(PathBuf::from(p))
+}
+
+#[test]
+fn a_guest_runs_iolab_with_the_driver_and_polled_nvme() {
+    let _one = BOOTS.lock().unwrap_or_else(|p| p.into_inner());
+    let d = tempfile::tempdir().unwrap();
+    let keep = d.path().join("existing.json");
+    std::fs::write(&keep, b"mine\n").unwrap();
+    let script = d.path().join("script");
+    std::fs::write(
+        &script,
+        "run --method sync --target /dev/null --bs 4 --ops 2000 --json emu.json\n\
+         run --method io_uring --iopoll --direct --op read --target /dev/nvme0n1 --ops 2000 --json poll.json\n\
+         run --method sync --target /dev/null --ops 10 --json existing.json\n",
+    )
+    .unwrap();
+    let r = vm(d.path(), &["--script", &script.to_string_lossy()]);
+    if let Some(why) = cannot_build(&r) {
+        println!("SKIPPED a_guest_runs_iolab_with_the_driver_and_polled_nvme: {why}");
+        return;
+    }
+    let all = format!("stdout:\n{}\nstderr:\n{}", r.stdout, r.stderr);
+    // The driver was built against the guest's headers and loaded there.
+    assert!(
+        r.stderr
+            .contains("driver: iolab_sink loaded in the guest: /dev/iolab_sink"),
+        "{all}"
+    );
+    // The first command's result came back to the host's directory, labelled as the accelerator was.
+    let tcg = r.stderr.contains("accelerator: TCG");
+    let emu = json(&d.path().join("emu.json"));
+    assert_eq!(emu["ops"], 2000, "{emu}");
+    assert_eq!(emu["host"]["emulated"], tcg, "{}", emu["host"]);
+    if tcg {
+        assert_eq!(emu["host"]["accelerator"], "tcg");
+        assert!(
+            r.stdout
+                .contains("figures from an emulated guest (QEMU TCG): behaviour, not speed"),
+            "{all}"
+        );
+    }
+    // IOPOLL on the NVMe disk's poll queues: every read completed, none by interrupt, and iolab says so.
+    let poll = json(&d.path().join("poll.json"));
+    assert_eq!(poll["ops"], 2000);
+    let p = &poll["iopoll"];
+    assert_eq!(p["device"], "nvme0n1", "{p}");
+    assert_eq!(p["io_poll"], true, "{p}");
+    assert_eq!(p["interrupts"], 0, "{p}");
+    assert!(!p["lines"].as_array().unwrap().is_empty(), "{p}");
+    assert_eq!(p["polled"], true, "{p}");
+    assert!(
+        r.stdout.contains("iopoll       completions were polled"),
+        "{all}"
+    );
+    // The third would have replaced a host file: refused in the guest, the file untouched, and its
+    // status is the exit status of `iolab vm` (the first non-zero one).
+    assert_eq!(std::fs::read(&keep).unwrap(), b"mine\n");
+    assert!(
+        r.stderr
+            .contains("existing.json exists; iolab does not replace files"),
+        "{all}"
+    );
+    assert!(r.stderr.contains("command 1 exited with status 0"), "{all}");
+    assert!(r.stderr.contains("command 3 exited with status 2"), "{all}");
+    assert_eq!(r.code, 2, "{all}");
+    // Its temporary files are gone.
+    let tmp = scratch_dir(&r.stderr).expect("iolab vm names its temporary directory");
+    assert!(!tmp.exists(), "{} left behind", tmp.display());
+    println!(
+        "guest: {} | IOPOLL lines {}",
+        r.stderr
+            .lines()
+            .filter(|l| l.contains("guest ready") || l.contains("powered off"))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        p["lines"]
+    );
+}
+
+#[test]
+fn a_guest_past_its_timeout_is_killed_and_reported() {
+    let _one = BOOTS.lock().unwrap_or_else(|p| p.into_inner());
+    let d = tempfile::tempdir().unwrap();
+    let r = vm(
+        d.path(),
+        &[
+            "--timeout",
+            "20",
+            "--",
+            "run",
+            "--method",
+            "nop",
+            "--duration",
+            "600",
+        ],
+    );
+    if let Some(why) = cannot_build(&r) {
+        println!("SKIPPED a_guest_past_its_timeout_is_killed_and_reported: {why}");
+        return;
+    }
+    let all = format!("stdout:\n{}\nstderr:\n{}", r.stdout, r.stderr);
+    assert_eq!(r.code, 1, "{all}");
+    assert!(
+        r.stderr
+            .contains("the guest did not finish within --timeout 20 s"),
+        "{all}"
+    );
+    // The console's last lines are shown.
+    assert!(
+        r.stderr.contains("the last lines of its console:\n  "),
+        "{all}"
+    );
+    // qemu's process group is gone, and so are the temporary files.
+    let pg: i32 = r
+        .stderr
+        .split("process group ")
+        .nth(1)
+        .and_then(|s| s.split(')').next())
+        .and_then(|s| s.parse().ok())
+        .expect("the killed process group is named");
+    assert!(
+        !Path::new(&format!("/proc/{pg}")).exists(),
+        "qemu {pg} still runs"
+    );
+    let tmp = scratch_dir(&r.stderr).expect("iolab vm names its temporary directory");
+    assert!(!tmp.exists(), "{} left behind", tmp.display());
+}
