@@ -425,9 +425,13 @@ impl Watcher {
     /// module's doc). `None` when the fork fails (the work then goes on without a display).
     pub fn start(board: Board, quiet: Duration, draw: impl Draw) -> Option<Watcher> {
         board.c[STOP].store(0, Ordering::SeqCst);
+        let parent = std::process::id() as i32;
         match sys::fork() {
-            Ok(0) => helper(board, quiet, draw),
-            Ok(pid) => Some(Watcher { pid, board }),
+            Ok(0) => helper(board, quiet, draw, parent),
+            Ok(pid) => {
+                crate::cleanup::status_line_shown(true);
+                Some(Watcher { pid, board })
+            }
             Err(_) => None,
         }
     }
@@ -437,13 +441,15 @@ impl Watcher {
         self.board.c[STOP].store(1, Ordering::SeqCst);
         self.board.signal();
         let _ = sys::waitpid(self.pid);
+        crate::cleanup::status_line_shown(false);
     }
 }
 
 /// The forked helper's life: dies with the parent (and ignores the terminal's Ctrl-C: the parent's
-/// handler cleans up), looks at the board every [`EVERY`] or when woken, draws once `quiet` is over,
-/// clears on a hold (and answers it), clears and exits when told to stop.
-fn helper(board: Board, quiet: Duration, mut draw: impl Draw) -> ! {
+/// handler cleans up, and clears the line), looks at the board every [`EVERY`] or when woken, draws once
+/// `quiet` is over while the parent lives, clears on a hold (and answers it), clears and exits when told
+/// to stop.
+fn helper(board: Board, quiet: Duration, mut draw: impl Draw, parent: i32) -> ! {
     let _ = sys::child_dies_with_parent();
     let _ = sys::block_signals(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP]);
     let (c, w) = (board.c, board.w);
@@ -469,6 +475,9 @@ fn helper(board: Board, quiet: Duration, mut draw: impl Draw) -> ! {
             }
         } else if let Some(look) = board.look() {
             let v = view(&look, sys::monotonic_ns(), &mut rate);
+            if sys::getppid() != parent {
+                sys::exit_now(0);
+            }
             if t0.elapsed() >= quiet {
                 drawn = true;
                 draw.show(&v);
