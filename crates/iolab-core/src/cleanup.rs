@@ -29,6 +29,14 @@ static LOCK: Mutex<()> = Mutex::new(());
 /// A path was registered without a slot: the handler cannot remove everything, so it keeps the journal.
 static OVERFLOWED: AtomicBool = AtomicBool::new(false);
 static HANDLER: Once = Once::new();
+/// A progress helper may have a status line on the terminal (`crate::progress`): the handler's message
+/// clears it first, instead of following it on the same line.
+static STATUS_LINE: AtomicBool = AtomicBool::new(false);
+
+/// Says whether a status line may be on stderr's terminal (see `STATUS_LINE`).
+pub fn status_line_shown(shown: bool) {
+    STATUS_LINE.store(shown, Ordering::SeqCst);
+}
 
 /// Removes every registered path (newest first) and, when nothing it records is left, the journal of them;
 /// true if a path was removed. Async-signal-safe: for handlers that end the process right after (the
@@ -54,6 +62,9 @@ pub(crate) fn remove_registered() -> bool {
 }
 
 extern "C" fn on_signal(_sig: libc::c_int) {
+    if STATUS_LINE.load(Ordering::SeqCst) {
+        crate::sys::write_stderr_raw(b"\r\x1b[K");
+    }
     let removed = remove_registered();
     let msg: &[u8] = if removed {
         b"iolab: interrupted; removed what iolab created\n"

@@ -26,6 +26,8 @@ const NOT_WORKLOAD: &[&str] = &[
     "profile",
     "profile_hz",
     "allow_device_writes",
+    // --log-interval: how the run is recorded over time, not what it does.
+    "log_interval_ms",
 ];
 
 /// The workload a result ran: its spec without the fields above, plus the kind of target.

@@ -6,14 +6,17 @@
 //! runs. The drawing is the caller's (a [`Draw`]); this module owns the page, the fork, the helper's life
 //! and what the board's numbers mean ([`View`]: the pass's name, how far it is, the live rate, the ETA).
 //!
-//! A sweep, suite or `run --repeat` forks one helper per run (between runs the process has one thread
-//! again), so each helper knows which run it shows; the command prints a run's line after stopping its
-//! helper, so the two never write to the terminal at once.
+//! The helper is forked before the first run, so it never inherits the runner's perf counters (they
+//! count the tasks forked after they were opened): a sweep, suite or `run --repeat` keeps one helper
+//! for all its runs and tells it which run goes on (number, label) on the board. To print a run's line
+//! the command puts the helper on hold ([`Board::hold`]: it clears its line and says so, woken at once
+//! through a futex in the shared page) and lets it go on after ([`Board::release`]), so the two never
+//! write to the terminal at once.
 
 use crate::spec::Spec;
 use crate::sys;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How often the helper looks at the board.
@@ -89,16 +92,32 @@ const START_TICK: usize = 9;
 const LAST_TICK: usize = 10;
 /// 1 once the pass's ops are over (it is closing: counters, --verify, clean-up).
 const ENDED: usize = 11;
-const N: usize = 12;
+/// The run of a series (number from 1, of how many; 0: not a series), the seconds the runs after it may
+/// take (f64 bits; 0: unknown), and its label (length in bytes, then the bytes, 8 a counter).
+const RUN_I: usize = 12;
+const RUN_N: usize = 13;
+const THEN: usize = 14;
+const LABEL_LEN: usize = 15;
+const LABEL: usize = 16;
+const LABEL_MAX: usize = 256;
+/// The command's hold on the display: the number of its latest hold, 0 when there is none.
+const HOLD: usize = LABEL + LABEL_MAX / 8;
+const N: usize = HOLD + 1;
+// The futex words: bumped to wake the helper (stop, hold, release), and the hold the helper cleared for.
+const SIG: usize = 0;
+const HELD: usize = 1;
+/// The longest the command waits for the helper to clear its line (it may have died).
+const HOLD_WAIT: Duration = Duration::from_secs(1);
 
 /// The page the measured process and the helper share.
 #[derive(Clone, Copy)]
 pub struct Board {
     c: &'static [AtomicU64; N],
+    w: &'static [AtomicU32; 2],
 }
 
 /// One consistent reading of the board.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Look {
     pub stage: Stage,
     /// The pass's ops started at this CLOCK_MONOTONIC time (ns).
@@ -116,12 +135,77 @@ pub struct Look {
     pub last_tick: u64,
     /// The pass's ops are over.
     pub ended: bool,
+    /// A series' run: its number and how many (from 1), its label and what the runs after it may take.
+    pub run: Option<(u64, u64)>,
+    pub label: String,
+    pub then_s: Option<f64>,
 }
 
 impl Board {
     /// A new shared page, or None when it cannot be had (the command then runs without a display).
     pub fn new() -> Option<Board> {
-        sys::shared_counters::<N>().ok().map(|c| Board { c })
+        let c = sys::shared_counters::<N>().ok()?;
+        let w = sys::shared_words::<2>().ok()?;
+        Some(Board { c, w })
+    }
+
+    /// Run `i` of `n` (from 1) of a series begins, labelled `label` (cut to 256 bytes); the runs after it
+    /// may take `then_s` seconds.
+    pub fn set_run(&self, i: usize, n: usize, label: &str, then_s: Option<f64>) {
+        let c = self.c;
+        let mut end = label.len().min(LABEL_MAX);
+        while !label.is_char_boundary(end) {
+            end -= 1;
+        }
+        let bytes = &label.as_bytes()[..end];
+        c[GEN].fetch_add(1, Ordering::AcqRel);
+        c[RUN_I].store(i as u64, Ordering::Relaxed);
+        c[RUN_N].store(n as u64, Ordering::Relaxed);
+        c[THEN].store(then_s.unwrap_or(0.0).to_bits(), Ordering::Relaxed);
+        c[LABEL_LEN].store(end as u64, Ordering::Relaxed);
+        for (k, chunk) in bytes.chunks(8).enumerate() {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            c[LABEL + k].store(u64::from_le_bytes(word), Ordering::Relaxed);
+        }
+        c[GEN].fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Wakes the helper to look at the board now.
+    fn signal(&self) {
+        self.w[SIG].fetch_add(1, Ordering::SeqCst);
+        let _ = sys::futex_wake_shared(&self.w[SIG], 1);
+    }
+
+    /// Puts the helper on hold: returns once it has cleared its line (or after a second, if it does not
+    /// answer), so that the caller can print. [`Board::release`] lets it draw again.
+    pub fn hold(&self) {
+        let seq = (self.c[HOLD].load(Ordering::SeqCst) as u32)
+            .wrapping_add(1)
+            .max(1);
+        // A hold's number never repeats the previous one, so an old answer is never taken for this one.
+        let seq = if seq == self.w[HELD].load(Ordering::SeqCst) {
+            seq.wrapping_add(1).max(1)
+        } else {
+            seq
+        };
+        self.c[HOLD].store(u64::from(seq), Ordering::SeqCst);
+        self.signal();
+        let until = Instant::now() + HOLD_WAIT;
+        loop {
+            let held = self.w[HELD].load(Ordering::SeqCst);
+            let left = until.saturating_duration_since(Instant::now());
+            if held == seq || left.is_zero() {
+                return;
+            }
+            let _ = sys::futex_wait_shared(&self.w[HELD], held, left);
+        }
+    }
+
+    /// Ends a hold: the helper draws again.
+    pub fn release(&self) {
+        self.c[HOLD].store(0, Ordering::SeqCst);
+        self.signal();
     }
 
     /// A worker adds `n` ops it finished, counted at its clock's tick `tick`.
@@ -189,6 +273,16 @@ impl Board {
             c[START_TICK].load(Ordering::Relaxed),
         );
         let ended = c[ENDED].load(Ordering::Acquire) == 1;
+        let (run_i, run_n) = (
+            c[RUN_I].load(Ordering::Relaxed),
+            c[RUN_N].load(Ordering::Relaxed),
+        );
+        let then = f64::from_bits(c[THEN].load(Ordering::Relaxed));
+        let len = (c[LABEL_LEN].load(Ordering::Relaxed) as usize).min(LABEL_MAX);
+        let mut label: Vec<u8> = (0..len.div_ceil(8))
+            .flat_map(|k| c[LABEL + k].load(Ordering::Relaxed).to_le_bytes())
+            .collect();
+        label.truncate(len);
         // The count, then its tick: a count is never newer than the tick read with it.
         let done = c[DONE].load(Ordering::Acquire);
         let last_tick = c[LAST_TICK].load(Ordering::Acquire);
@@ -204,6 +298,9 @@ impl Board {
             start_tick,
             last_tick,
             ended,
+            run: (run_n > 0).then_some((run_i, run_n)),
+            label: String::from_utf8_lossy(&label).into_owned(),
+            then_s: (then > 0.0).then_some(then),
         })
     }
 }
@@ -227,6 +324,10 @@ pub struct View {
     pub eta_s: Option<f64>,
     /// The pass's ops are over; it is closing.
     pub ended: bool,
+    /// A series' run (number, how many), its label and what the runs after it may take (seconds).
+    pub run: Option<(u64, u64)>,
+    pub label: String,
+    pub then_s: Option<f64>,
 }
 
 /// The live rate: (time, ops done) at each look of the current pass, the time in the runner's clock
@@ -298,6 +399,9 @@ pub fn view(look: &Look, now: u64, rate: &mut Rate) -> View {
         bytes_s: ops_s.map(|r| r * look.bs as f64),
         eta_s: if look.ended { Some(0.0) } else { eta_s },
         ended: look.ended,
+        run: look.run,
+        label: look.label.clone(),
+        then_s: look.then_s,
     }
 }
 
@@ -305,7 +409,7 @@ pub fn view(look: &Look, now: u64, rate: &mut Rate) -> View {
 pub trait Draw {
     /// Every [`EVERY`] once the helper's quiet time is over.
     fn show(&mut self, v: &View);
-    /// The helper was told to stop: clear what was drawn.
+    /// The helper was told to stop, or to hold: clear what was drawn.
     fn clear(&mut self);
 }
 
@@ -317,13 +421,17 @@ pub struct Watcher {
 
 impl Watcher {
     /// Forks the helper drawing `board` with `draw`, which draws nothing for its first `quiet` (a short
-    /// run shows no display). Call it only while the process has one thread (between runs). `None` when
-    /// the fork fails (the work then goes on without a display).
+    /// run shows no display). Call it only while the process has one thread, before any run (see the
+    /// module's doc). `None` when the fork fails (the work then goes on without a display).
     pub fn start(board: Board, quiet: Duration, draw: impl Draw) -> Option<Watcher> {
         board.c[STOP].store(0, Ordering::SeqCst);
+        let parent = std::process::id() as i32;
         match sys::fork() {
-            Ok(0) => helper(board, quiet, draw),
-            Ok(pid) => Some(Watcher { pid, board }),
+            Ok(0) => helper(board, quiet, draw, parent),
+            Ok(pid) => {
+                crate::cleanup::status_line_shown(true);
+                Some(Watcher { pid, board })
+            }
             Err(_) => None,
         }
     }
@@ -331,32 +439,51 @@ impl Watcher {
     /// Tells the helper to clear its display and exit, and waits for it.
     pub fn stop(self) {
         self.board.c[STOP].store(1, Ordering::SeqCst);
+        self.board.signal();
         let _ = sys::waitpid(self.pid);
+        crate::cleanup::status_line_shown(false);
     }
 }
 
-/// The forked helper's life: dies with the parent, looks every [`EVERY`], draws once `quiet` is over,
-/// clears and exits when told to stop.
-fn helper(board: Board, quiet: Duration, mut draw: impl Draw) -> ! {
+/// The forked helper's life: dies with the parent (and ignores the terminal's Ctrl-C: the parent's
+/// handler cleans up, and clears the line), looks at the board every [`EVERY`] or when woken, draws once
+/// `quiet` is over while the parent lives, clears on a hold (and answers it), clears and exits when told
+/// to stop.
+fn helper(board: Board, quiet: Duration, mut draw: impl Draw, parent: i32) -> ! {
     let _ = sys::child_dies_with_parent();
+    let _ = sys::block_signals(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP]);
+    let (c, w) = (board.c, board.w);
     let t0 = Instant::now();
     let mut rate = Rate::default();
     let mut drawn = false;
     loop {
-        if board.c[STOP].load(Ordering::SeqCst) == 1 {
+        let sig = w[SIG].load(Ordering::SeqCst);
+        if c[STOP].load(Ordering::SeqCst) == 1 {
             if drawn {
                 draw.clear();
             }
             sys::exit_now(0);
         }
-        if let Some(look) = board.look() {
+        let hold = c[HOLD].load(Ordering::SeqCst) as u32;
+        if hold != 0 {
+            if drawn {
+                draw.clear();
+                drawn = false;
+            }
+            if w[HELD].swap(hold, Ordering::SeqCst) != hold {
+                let _ = sys::futex_wake_shared(&w[HELD], 1);
+            }
+        } else if let Some(look) = board.look() {
             let v = view(&look, sys::monotonic_ns(), &mut rate);
+            if sys::getppid() != parent {
+                sys::exit_now(0);
+            }
             if t0.elapsed() >= quiet {
                 drawn = true;
                 draw.show(&v);
             }
         }
-        std::thread::sleep(EVERY);
+        let _ = sys::futex_wait_shared(&w[SIG], sig, EVERY);
     }
 }
 
@@ -385,6 +512,9 @@ mod tests {
             start_tick: 0,
             last_tick: 0,
             ended: false,
+            run: None,
+            label: String::new(),
+            then_s: None,
         }
     }
 
@@ -480,5 +610,18 @@ mod tests {
         b.begin(Stage::Counting, None);
         let l4 = b.look().unwrap();
         assert!(!l4.ended && l4.done == 0 && l4.started_ns.is_none());
+        // A series' run and its label (cut at 256 bytes, on a character's boundary).
+        assert_eq!((l4.run, l4.label.as_str(), l4.then_s), (None, "", None));
+        b.set_run(3, 12, "bs=4k method=psync", Some(25.0));
+        let l5 = b.look().unwrap();
+        assert_eq!(
+            (l5.run, l5.label.as_str(), l5.then_s),
+            (Some((3, 12)), "bs=4k method=psync", Some(25.0))
+        );
+        let long = "é".repeat(200);
+        b.set_run(4, 12, &long, None);
+        let l6 = b.look().unwrap();
+        assert_eq!(l6.label, "é".repeat(128));
+        assert_eq!(view(&l6, 0, &mut Rate::default()).run, Some((4, 12)));
     }
 }

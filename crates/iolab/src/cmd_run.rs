@@ -155,14 +155,14 @@ fn run_repeated(a: &RunArgs, spec: &Spec, clk: &clock::ClockInfo, n: usize) -> R
     let mut runs = Vec::with_capacity(n);
     let mut header = String::new();
     let mut mismatches = 0u64;
-    // The status line of each run is drawn by a helper process (see Progress), gone before a line is
-    // printed.
+    // The status line of each run is drawn by a helper process (see Progress), on hold while a run's
+    // lines are printed.
     let mut progress = Progress::new("run --repeat", if to_stderr { 0 } else { n });
     for i in 0..n {
         progress.start("");
-        let r = iolab_core::runner::run_with(spec, clk, progress.board().as_ref());
-        progress.stop();
-        let r = r?;
+        let r = iolab_core::runner::run_with(spec, clk, progress.board().as_ref())?;
+        // The status line is cleared while this run's lines are printed.
+        progress.hold();
         let v = to_value(&r)?;
         if i == 0 {
             // The first run's header says what runs (the workload is the same for all).
@@ -171,6 +171,7 @@ fn run_repeated(a: &RunArgs, spec: &Spec, clk: &clock::ClockInfo, n: usize) -> R
             say(header.clone() + "\n")?;
         }
         say(crate::views::repeat_line(i, n, &v) + "\n")?;
+        progress.release();
         mismatches += r.verify.as_ref().map_or(0, |v| v.mismatches);
         runs.push(v);
     }

@@ -1,8 +1,8 @@
 //! What the commands show while they work, on a terminal's stderr: a status line drawn by a helper
-//! process forked for each run (`iolab_core::progress`), which names the run ("run 3/12" of a sweep,
-//! suite or `run --repeat`) and the pass it is in (counting pass, timed pass ...), how far the pass is,
-//! its live rate (ops/s and MiB/s) and its ETA: exact for a --duration pass, from the live rate
-//! otherwise. The per-run lines go to stdout between runs, when no helper draws.
+//! process (`iolab_core::progress`), which names the run ("run 3/12" and its label in a sweep, suite or
+//! `run --repeat`) and the pass it is in (counting pass, timed pass ...), how far the pass is, its live
+//! rate (ops/s and MiB/s) and its ETA: exact for a --duration pass, from the live rate otherwise. The
+//! per-run lines go to stdout while the helper is on hold (its line cleared).
 
 use iolab_core::progress::{Board, Draw, View, Watcher};
 use iolab_core::series;
@@ -14,7 +14,6 @@ const QUIET: Duration = Duration::from_secs(1);
 
 /// Per-run lines on stdout and, on a terminal's stderr, the status line of the run going on.
 pub(crate) struct Progress {
-    what: String,
     board: Option<Board>,
     watcher: Option<Watcher>,
     /// Runs to make, started so far, finished so far and when the first started.
@@ -27,14 +26,18 @@ pub(crate) struct Progress {
 
 impl Progress {
     /// `n` runs of `what` ("sweep", "suite NAME", "run --repeat"); no status line when `n` is 0 or stderr
-    /// is not a terminal.
+    /// is not a terminal. Make it before the first run: its helper is forked here (see
+    /// `iolab_core::progress`).
     pub(crate) fn new(what: &str, n: usize) -> Progress {
+        let board = (n > 0 && iolab_core::sys::isatty(2))
+            .then(Board::new)
+            .flatten();
+        let line = Line {
+            title: format!("iolab {what}"),
+        };
         Progress {
-            what: what.into(),
-            board: (n > 0 && iolab_core::sys::isatty(2))
-                .then(Board::new)
-                .flatten(),
-            watcher: None,
+            board,
+            watcher: board.and_then(|b| Watcher::start(b, Duration::ZERO, line)),
             n,
             started: 0,
             finished: 0,
@@ -45,42 +48,43 @@ impl Progress {
 
     /// The board the runs report to (give it to the runner).
     pub(crate) fn board(&self) -> Option<Board> {
-        self.board
+        self.watcher.as_ref().and(self.board)
     }
 
-    /// A run labelled `label` starts: its status line's helper is forked (call it between runs only).
+    /// The next run starts, labelled `label`: the status line names it.
     pub(crate) fn start(&mut self, label: &str) {
-        self.stop();
         self.started += 1;
-        let Some(board) = self.board else { return };
+        let Some(board) = self.board() else { return };
         // What the runs after this one may take, at the mean of those finished.
         let after = self.n.saturating_sub(self.started);
         let then_s = (self.finished > 0)
             .then(|| self.since.elapsed().as_secs_f64() / self.finished as f64 * after as f64);
-        let line = Line {
-            title: format!("iolab {}", self.what),
-            run: Some((self.started, self.n)),
-            label: label.to_string(),
-            then_s,
-        };
-        self.watcher = Watcher::start(board, Duration::ZERO, line);
+        board.set_run(self.started, self.n, label, then_s);
     }
 
-    /// The status line goes (its helper clears it and exits), before the command prints.
-    pub(crate) fn stop(&mut self) {
-        if let Some(w) = self.watcher.take() {
-            w.stop();
+    /// The status line is cleared (and stays away until [`Progress::release`]), so that the command can
+    /// print.
+    pub(crate) fn hold(&self) {
+        if let Some(b) = self.board() {
+            b.hold();
         }
     }
 
-    /// A run's line on stdout, after its status line went; the first write that fails is kept
-    /// (`failed`) and later lines are not tried: the runs still run and are recorded, and the command
-    /// ends with the error.
+    pub(crate) fn release(&self) {
+        if let Some(b) = self.board() {
+            b.release();
+        }
+    }
+
+    /// A run finished: its line on stdout, the status line held meanwhile; the first write that fails
+    /// is kept (`failed`) and later lines are not tried: the runs still run and are recorded, and the
+    /// command ends with the error.
     pub(crate) fn say(&mut self, line: &str) {
-        self.stop();
         self.finished += 1;
         if self.failed.is_none() {
+            self.hold();
             self.failed = crate::output::outln(line).err();
+            self.release();
         }
     }
 
@@ -97,8 +101,18 @@ impl Progress {
         }
     }
 
+    /// The status line goes for good (its helper clears it and exits).
     pub(crate) fn finish(&mut self) {
-        self.stop();
+        if let Some(w) = self.watcher.take() {
+            w.stop();
+        }
+    }
+}
+
+impl Drop for Progress {
+    /// A command that ends early (an error) clears the status line before it says why.
+    fn drop(&mut self) {
+        self.finish();
     }
 }
 
@@ -149,24 +163,16 @@ pub(crate) fn run_bar() -> Option<RunLine> {
     let board = Board::new()?;
     let line = Line {
         title: "iolab run".into(),
-        run: None,
-        label: String::new(),
-        then_s: None,
     };
     let watcher = Watcher::start(board, QUIET, line)?;
     Some(RunLine { board, watcher })
 }
 
-/// The status line of one run, drawn by its helper.
+/// The status line, drawn by the helper (the run, its label and what the runs after it may take come
+/// with the view, from the board).
 struct Line {
     /// "iolab sweep".
     title: String,
-    /// Run i of n (from 1), in a series.
-    run: Option<(usize, usize)>,
-    /// The run's point (`method=psync bs=4k`).
-    label: String,
-    /// Seconds the series' runs after this one may take.
-    then_s: Option<f64>,
 }
 
 impl Draw for Line {
@@ -266,11 +272,11 @@ fn parts(l: &Line, v: &View) -> Parts {
     };
     Parts {
         title: l.title.clone(),
-        run: l
+        run: v
             .run
             .map(|(i, n)| format!("run {i}/{n}"))
             .unwrap_or_default(),
-        label: l.label.clone(),
+        label: v.label.clone(),
         pass: (v.stage.name(), v.stage.short()),
         fraction: v.fraction,
         position,
@@ -285,7 +291,7 @@ fn parts(l: &Line, v: &View) -> Parts {
             .unwrap_or_default(),
         eta,
         // Where the series ends: this run's ETA and the runs after it at the mean of those done.
-        then: match (l.then_s, v.eta_s) {
+        then: match (v.then_s, v.eta_s) {
             (Some(t), Some(e)) => format!("all runs ~{}", secs(t + e)),
             (Some(t), None) => format!("the runs after it ~{}", secs(t)),
             (None, _) => String::new(),
@@ -365,7 +371,7 @@ fn render(l: &Line, v: &View, width: usize) -> String {
     };
     let fits = |f: Fit| assemble(&p, f).chars().count() <= width;
     // In a series the title ("iolab sweep") says least: "run 3/12" and the label name the run.
-    let series = l.run.is_some();
+    let series = v.run.is_some();
     let steps: [fn(&mut Fit, bool); 8] = [
         |f, _| f.long_pass = false,
         |f, _| f.bar = 12,
@@ -406,23 +412,33 @@ mod tests {
             bytes_s: Some(4_213_000.0 * 4096.0),
             eta_s: elapsed.map(|e| 3.0 - e),
             ended: false,
+            run: None,
+            label: String::new(),
+            then_s: None,
         }
     }
 
-    fn sweep_line() -> Line {
+    fn line(title: &str) -> Line {
         Line {
-            title: "iolab sweep".into(),
+            title: title.into(),
+        }
+    }
+
+    /// Run 3 of 12 of a sweep, 1.4 s into its timed pass of 3 s.
+    fn sweep_view() -> View {
+        View {
             run: Some((3, 12)),
             label: "method=io_uring bs=4k qd=32 threads=4 target=/var/tmp/some/long/path.dat"
                 .into(),
             then_s: Some(25.0),
+            ..view(Stage::Timed, Some(1.4))
         }
     }
 
     #[test]
     fn the_line_names_the_run_the_pass_the_rate_and_the_eta() {
-        let l = sweep_line();
-        let wide = render(&l, &view(Stage::Timed, Some(1.4)), 400);
+        let l = line("iolab sweep");
+        let wide = render(&l, &sweep_view(), 400);
         assert_eq!(
             wide,
             "iolab sweep  run 3/12  method=io_uring bs=4k qd=32 threads=4 target=/var/tmp/some/long/path.dat  \
@@ -430,7 +446,7 @@ mod tests {
              ~27 s"
         );
         for w in [160, 120, 80, 60, 40] {
-            let s = render(&l, &view(Stage::Timed, Some(1.4)), w);
+            let s = render(&l, &sweep_view(), w);
             assert!(s.chars().count() <= w, "{w}: {s}");
             if w >= 60 {
                 assert!(
@@ -439,30 +455,23 @@ mod tests {
                 );
             }
         }
-        let s = render(&l, &view(Stage::Timed, Some(1.4)), 80);
+        let s = render(&l, &sweep_view(), 80);
         assert_eq!(
             s,
             "run 3/12  method=io_uring bs=4k …  timed pass  1.4/3.0 s  4.21M ops/s  ETA 1.6 s"
         );
         // A repeat's runs have no label: at 80 columns the title goes before when all runs end.
-        let repeat = Line {
-            title: "iolab run --repeat".into(),
+        let repeat = View {
             run: Some((2, 3)),
-            label: String::new(),
             then_s: Some(1.6),
+            ..view(Stage::Timed, Some(1.4))
         };
         assert_eq!(
-            render(&repeat, &view(Stage::Timed, Some(1.4)), 79),
+            render(&line("iolab run --repeat"), &repeat, 79),
             "run 2/3  timed pass  1.4/3.0 s  4.21M ops/s  ETA 1.6 s, all runs ~3.2 s"
         );
         // A single run keeps its bar at 80 columns.
-        let one = Line {
-            title: "iolab run".into(),
-            run: None,
-            label: String::new(),
-            then_s: None,
-        };
-        let s = render(&one, &view(Stage::Timed, Some(1.4)), 79);
+        let s = render(&line("iolab run"), &view(Stage::Timed, Some(1.4)), 79);
         assert_eq!(
             s,
             "iolab run  timed pass [===>    ]  1.4/3.0 s  4.21M ops/s 16.1 GiB/s  ETA 1.6 s"
@@ -471,12 +480,7 @@ mod tests {
 
     #[test]
     fn setting_up_and_untimed_passes_say_so() {
-        let l = Line {
-            title: "iolab run".into(),
-            run: None,
-            label: String::new(),
-            then_s: None,
-        };
+        let l = line("iolab run");
         let mut v = view(Stage::Counting, None);
         (v.ops_s, v.bytes_s, v.eta_s) = (None, None, None);
         let s = render(&l, &v, 200);

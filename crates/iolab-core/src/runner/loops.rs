@@ -154,6 +154,8 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     out.ops = done;
     end_flushes(m, clk, spec, out)?;
     out.t_last = clk.now();
+    // The last ops, for the display (after the timed span).
+    publish(p, out.t_last, done, &mut reported);
     Ok(())
 }
 
@@ -560,5 +562,7 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     out.ops = done;
     end_flushes(m, clk, spec, out)?;
     out.t_last = clk.now();
+    // The last ops, for the display (after the timed span).
+    publish(p, out.t_last, done, &mut reported);
     Ok(())
 }

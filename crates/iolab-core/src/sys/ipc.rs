@@ -77,6 +77,43 @@ pub fn futex_wake(word: &std::sync::atomic::AtomicU32, n: u32) -> SysResult<u32>
     .map(|woken| woken as u32)
 }
 
+/// FUTEX_WAIT on a word in memory shared with other processes (not private): sleeps while `word` holds
+/// `expected`, at most `timeout`. EAGAIN (the value changed), EINTR and ETIMEDOUT are normal returns for
+/// a caller that re-checks its condition.
+pub fn futex_wait_shared(
+    word: &std::sync::atomic::AtomicU32,
+    expected: u32,
+    timeout: std::time::Duration,
+) -> SysResult<()> {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: `word` is a live, aligned u32 and `ts` a valid timespec, both for the duration of the call.
+    let r = result("futex(FUTEX_WAIT)", unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            expected,
+            &ts as *const libc::timespec,
+        )
+    });
+    match r {
+        Err(e) if ![libc::EAGAIN, libc::EINTR, libc::ETIMEDOUT].contains(&e.errno) => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// FUTEX_WAKE of up to `n` waiters, in any process, on a word in shared memory.
+pub fn futex_wake_shared(word: &std::sync::atomic::AtomicU32, n: u32) -> SysResult<u32> {
+    // SAFETY: `word` is a live, aligned u32; FUTEX_WAKE reads no other pointer.
+    result("futex(FUTEX_WAKE)", unsafe {
+        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, n)
+    })
+    .map(|woken| woken as u32)
+}
+
 /// socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC).
 pub fn socketpair_stream() -> SysResult<(OwnedFd, OwnedFd)> {
     let mut fds = [0i32; 2];

@@ -108,6 +108,19 @@ pub fn shared_counters<const N: usize>() -> SysResult<&'static [std::sync::atomi
     Ok(unsafe { &*p })
 }
 
+/// `N` zeroed 32-bit words (futex words) in a MAP_SHARED anonymous page that children forked later see too;
+/// the page stays mapped for the life of the process.
+pub fn shared_words<const N: usize>() -> SysResult<&'static [std::sync::atomic::AtomicU32; N]> {
+    const { assert!(N * 4 <= 4096, "the words fit in one page") };
+    let m = Mapping::shared_anonymous(4096)?;
+    let p = m.as_ptr() as *const [std::sync::atomic::AtomicU32; N];
+    // The mapping is never unmapped, so the reference below stays valid for the whole process.
+    std::mem::forget(m);
+    // SAFETY: as in `shared_counters`: 4096 zeroed, page-aligned bytes, large enough for N AtomicU32
+    // (asserted above), mapped until the process ends, only accessed through atomics.
+    Ok(unsafe { &*p })
+}
+
 /// memfd_create(2): an anonymous tmpfs file, closed on exec.
 pub fn memfd_create(name: &CStr) -> SysResult<OwnedFd> {
     // SAFETY: `name` is NUL-terminated and outlives the call.
