@@ -306,6 +306,15 @@ impl Guest {
     }
 }
 
+impl Drop for Guest {
+    /// A guest left behind by an error (stdout closed, a file that could not be read) is killed.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.kill();
+        }
+    }
+}
+
 /// Boots the guest with `parts`, runs `req`'s commands in it, and returns their exit statuses.
 pub fn boot(parts: &Parts, req: &VmRequest, report: &mut dyn Report) -> Result<Vec<i32>> {
     let mut s = Scratch::new(&req.cache)?;
