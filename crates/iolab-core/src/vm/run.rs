@@ -20,6 +20,19 @@ use std::time::{Duration, Instant};
 const NVME_BYTES: u64 = 2 << 30;
 /// Size of the virtio disk (sparse), formatted in the guest and mounted on /var/tmp.
 const DISK_BYTES: u64 = 8 << 30;
+/// The guest's memory: 2 GiB, or half of this host's memory where that is less (at least 512 MiB).
+fn guest_memory_mib() -> u64 {
+    let total_kib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .unwrap_or(4 << 20);
+    (total_kib / 1024 / 2).clamp(512, 2048)
+}
+
 /// Console lines shown when the guest fails.
 const TAIL_LINES: usize = 25;
 
@@ -293,6 +306,15 @@ impl Guest {
     }
 }
 
+impl Drop for Guest {
+    /// A guest left behind by an error (stdout closed, a file that could not be read) is killed.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.kill();
+        }
+    }
+}
+
 /// Boots the guest with `parts`, runs `req`'s commands in it, and returns their exit statuses.
 pub fn boot(parts: &Parts, req: &VmRequest, report: &mut dyn Report) -> Result<Vec<i32>> {
     let mut s = Scratch::new(&req.cache)?;
@@ -317,7 +339,7 @@ pub fn boot(parts: &Parts, req: &VmRequest, report: &mut dyn Report) -> Result<V
         cpus: std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .min(2),
-        memory_mib: 2048,
+        memory_mib: guest_memory_mib(),
         vmlinuz: parts.kernel.vmlinuz.clone(),
         initrd,
         nvme,
