@@ -527,7 +527,8 @@ fn iopoll_gain() {
         r.text
     );
     assert!(
-        r.text.contains("interrupt 200 ns per read, IOPOLL 150 ns"),
+        r.text
+            .contains("interrupt 200.0 ns per read, IOPOLL 150.0 ns"),
         "{}",
         r.text
     );
