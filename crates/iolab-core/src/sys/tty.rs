@@ -4,19 +4,6 @@
 use super::errno::{result, SysResult};
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
-/// The (columns, rows) of the terminal `fd` is on (TIOCGWINSZ), when it is one and knows its size.
-pub fn terminal_size(fd: RawFd) -> Option<(u16, u16)> {
-    let mut ws = libc::winsize {
-        ws_row: 0,
-        ws_col: 0,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: TIOCGWINSZ writes one `winsize` through the pointer, which is valid for the call.
-    let r = unsafe { libc::ioctl(fd, libc::TIOCGWINSZ, &mut ws) };
-    (r == 0 && ws.ws_col > 0).then_some((ws.ws_col, ws.ws_row))
-}
-
 /// A new pseudo-terminal of `cols` x `rows` (posix_openpt, grantpt, unlockpt, TIOCSWINSZ): (the
 /// controller's end, the terminal's end, opened without becoming anyone's controlling terminal).
 pub fn openpty(cols: u16, rows: u16) -> SysResult<(OwnedFd, OwnedFd)> {
@@ -61,6 +48,7 @@ pub fn openpty(cols: u16, rows: u16) -> SysResult<(OwnedFd, OwnedFd)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::terminal_size;
     use std::os::fd::AsRawFd;
 
     #[test]
