@@ -2,7 +2,7 @@
 //! watch what iolab draws on a terminal).
 
 use super::errno::{result, SysResult};
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{FromRawFd, OwnedFd};
 
 /// A new pseudo-terminal of `cols` x `rows` (posix_openpt, grantpt, unlockpt, TIOCSWINSZ): (the
 /// controller's end, the terminal's end, opened without becoming anyone's controlling terminal).
