@@ -134,6 +134,11 @@ fn open_journal(
     }
     let text = std::fs::read(sys::fd_path(fd.as_raw_fd())).unwrap_or_default();
     let Some(c) = parse(&String::from_utf8_lossy(&text)) else {
+        // An iolab that has just created its journal holds its lock before writing the first line: a
+        // running iolab's, not a stranger's file.
+        if matches!(sys::flock_exclusive_nb(fd.as_raw_fd()), Ok(false)) {
+            return None;
+        }
         rep.notes.push(format!(
             "{}: not an iolab journal: left alone",
             shown.display()
