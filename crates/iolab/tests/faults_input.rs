@@ -159,7 +159,15 @@ fn as_nobody_with_4m_memlock(bin_dir: &Path, args: &[&str]) -> Result<Command, S
         return Err("prlimit (util-linux) is not installed".into());
     }
     let copy = bin_dir.join("iolab");
-    std::fs::copy(bin(), &copy).unwrap();
+    // Copied by cp(1), so that no descriptor open for writing the copy exists in this process: a child
+    // forked meanwhile by another test's thread would hold it until its exec, and running the copy
+    // would fail with ETXTBSY.
+    assert!(Command::new("cp")
+        .arg(bin())
+        .arg(&copy)
+        .status()
+        .unwrap()
+        .success());
     std::fs::set_permissions(bin_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut c = Command::new("prlimit");

@@ -217,7 +217,15 @@ pub fn iolab_as_nobody(args: &[&str]) -> Option<(Output, tempfile::TempDir)> {
     use std::os::unix::process::CommandExt;
     let dir = tmpfs_dir();
     let copy = dir.path().join("iolab");
-    std::fs::copy(bin(), &copy).unwrap();
+    // Copied by cp(1), so that no descriptor open for writing the copy exists in this process: a child
+    // forked meanwhile by another test's thread would hold it until its exec, and running the copy
+    // would fail with ETXTBSY.
+    assert!(Command::new("cp")
+        .arg(bin())
+        .arg(&copy)
+        .status()
+        .unwrap()
+        .success());
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
     let out = Command::new(&copy)
