@@ -79,7 +79,35 @@ pub struct Row {
     pub would_block: Option<f64>,
     /// The workload's reference row (set by [`mark_references`]).
     pub reference: bool,
+    /// Repeated runs of the row's point (`iolab suite --repeat N`): the row is the run with the median
+    /// ns/op, and this is how many ran and the lowest and highest ns/op of the middle runs.
+    pub spread: Option<Spread>,
+    /// `--cold-cache`: the target's pages were dropped before the pass.
+    pub cold_cache: bool,
+    /// A file's filesystem ("tmpfs": its pages are the file, there is no device behind them).
+    pub fs: Option<String>,
+    /// Bytes the storage layer fetched for the process over the run (/proc/self/io read_bytes).
+    pub device_read_bytes: u64,
+    /// Seconds in --fsync/--msync flushes inside the timed span.
+    pub flush_s: f64,
+    /// The busiest CPU's kernel share system-wide (/proc/stat) and the ticks it counted.
+    pub busiest_core: Option<(f64, u64)>,
+    /// The kernel's counts of the counting pass: all system calls (raw_syscalls:sys_enter), per name,
+    /// the ops that pass ran and the io_uring_enter calls iolab made in it.
+    pub kernel_syscalls: Option<u64>,
+    pub kernel_calls: Vec<(String, u64)>,
+    pub counted_ops: Option<u64>,
+    pub counted_enters: Option<u64>,
     pub facts: Facts,
+}
+
+/// How repeated runs of one point spread: runs, and the lowest and highest ns/op of the middle runs
+/// (`survey::middle_range`: all of them up to 3 runs, without the fastest and slowest quarter above).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    pub runs: usize,
+    pub low_ns: f64,
+    pub high_ns: f64,
 }
 
 impl Row {
@@ -136,6 +164,25 @@ impl Row {
             tsc_ghz: (r.clock.kind == crate::measure::clock::ClockKind::Tsc)
                 .then_some(r.clock.hz / 1e9),
             reference: false,
+            spread: None,
+            cold_cache: r.spec.cold_cache,
+            fs: r.target.fs.clone(),
+            device_read_bytes: r.syscalls.kernel_rw.read_bytes,
+            flush_s: r.flushes.total_s,
+            busiest_core: r
+                .cpu
+                .system_wide
+                .as_ref()
+                .map(|s| (s.busiest_kernel_share, s.ticks)),
+            kernel_syscalls: r
+                .kernel
+                .tracepoints
+                .iter()
+                .find(|c| c.name == "raw_syscalls:sys_enter")
+                .and_then(|c| c.value),
+            kernel_calls: r.kernel.syscalls_by_name.clone(),
+            counted_ops: r.kernel.tracepoint_pass_ops,
+            counted_enters: r.kernel.tracepoint_pass_uring_enters,
             facts: Facts::of(r),
         }
     }
@@ -484,7 +531,9 @@ pub const PAIR_RULES: &[PairRule] = &[
         let r = a.ns() / b.ns();
         let both =
             a.method() == Some(MethodKind::IoUring) && b.method() == Some(MethodKind::IoUring);
-        (both && a.same_workload(b) && ma >= 4.0 * mb && mb <= 1.5 && !(1.0 / 1.2..1.2).contains(&r)).then(|| {
+        // At another queue depth the difference is the depth's, not the batch's.
+        let same_depth = a.facts.qd == b.facts.qd;
+        (both && same_depth && a.same_workload(b) && ma >= 4.0 * mb && mb <= 1.5 && !(1.0 / 1.2..1.2).contains(&r)).then(|| {
             let verdict = if r < 1.0 {
                 format!("batching paid: {:.2} syscalls per op against {:.2}", a.facts.syscalls_per_op.unwrap_or(f64::NAN), b.facts.syscalls_per_op.unwrap_or(f64::NAN))
             } else {
@@ -505,6 +554,8 @@ pub const PAIR_RULES: &[PairRule] = &[
         (shared
             && b.design == Some(RingDesign::PerThread)
             && a.same_workload(b)
+            && a.facts.qd == b.facts.qd
+            && a.batch == b.batch
             && !(1.0 / 1.2..1.2).contains(&r))
         .then(|| {
             let mut w = Vec::new();
@@ -712,6 +763,33 @@ pub fn plausibility(
 /// copy that beats the measured pass by a little, are not impossibility).
 pub const PLAUSIBLE_MARGIN: f64 = 1.5;
 
+/// What the repeated runs say of a difference between `a` and `b` (empty when either ran once): within
+/// the noise when the middle runs' ns/op ranges overlap, beyond it when they do not.
+pub fn noise(a: &Row, b: &Row) -> String {
+    let (Some(x), Some(y)) = (a.spread, b.spread) else {
+        return String::new();
+    };
+    let range = |s: Spread| format!("{:.0}-{:.0}", s.low_ns, s.high_ns);
+    let overlap = x.low_ns <= y.high_ns && y.low_ns <= x.high_ns;
+    format!(
+        " ({}: over {} and {} runs the middle runs took {} and {} ns/op{})",
+        if overlap {
+            "within the noise"
+        } else {
+            "beyond the noise"
+        },
+        x.runs,
+        y.runs,
+        range(x),
+        range(y),
+        if overlap {
+            ", ranges that overlap: this difference is not measured here"
+        } else {
+            ", ranges apart"
+        }
+    )
+}
+
 /// A comparative finding: its rule, the table part it is about, and the sentence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Compared {
@@ -737,7 +815,7 @@ pub fn compare(rows: &mut [Row], mem: &MemCopy) -> Vec<Compared> {
                     out.push(Compared {
                         rule: (*name).into(),
                         about: a.workload(),
-                        text,
+                        text: text + &noise(a, b),
                     });
                 }
             }

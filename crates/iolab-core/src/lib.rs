@@ -27,6 +27,7 @@ pub mod series_check;
 pub mod series_flow;
 pub mod spec;
 pub mod suite;
+pub mod suite_view;
 pub mod survey;
 pub mod sys;
 pub mod target;

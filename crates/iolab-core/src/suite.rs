@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::series::{self, Job, Work};
 use crate::series_check;
 use crate::spec::{MethodKind, RawSpec};
+use crate::suite_view;
 use serde::Deserialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -58,6 +59,9 @@ pub enum TableKind {
     Nop,
     /// Ops that would have blocked (RWF_NOWAIT) beside io_uring's io-wq punts.
     Nowait,
+    /// The kernel's count of every system call over the same ops, like `strace -c` without its cost in
+    /// the timed pass (the course report's Table 3).
+    Syscalls,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -95,6 +99,9 @@ pub struct SuiteFile {
     /// Spec keys set on every point over everything the file says (from the command line).
     #[serde(skip)]
     pub overrides: toml::Table,
+    /// `--repeat N`: every point runs N times, in rounds (0 or 1: once).
+    #[serde(skip)]
+    pub repeat: u32,
     /// The file this suite was read from ("suites/NAME.toml" for a built-in one), named in errors.
     #[serde(skip)]
     pub origin: String,
@@ -105,6 +112,12 @@ impl SuiteFile {
     /// keys), and marks each point with it.
     pub fn set_on_every_point(&mut self, key: &str, value: &str) {
         self.overrides.insert(key.to_string(), toml_of(value));
+    }
+
+    /// Runs every point `n` times (`iolab suite --repeat N`): in `n` rounds over all the points, each
+    /// round in the other order (as the survey's rounds), each run a point of its own (`repeat=K`).
+    pub fn set_repeat(&mut self, n: u32) {
+        self.repeat = n;
     }
 }
 
@@ -135,6 +148,9 @@ pub struct Step {
     /// "offload" or "zram".
     #[serde(default)]
     pub needs: Option<String>,
+    /// The step's own table, when it is not the suite's (`table = "syscalls"`: Table 3 beside Tables 1-2).
+    #[serde(default)]
+    pub table: Option<TableKind>,
 }
 
 /// Parses suite text; `origin` names it in errors (with the line and column of a TOML error).
@@ -358,6 +374,29 @@ pub fn check(s: &SuiteFile, quick: bool) -> Result<Vec<Vec<(String, String)>>> {
 /// [`jobs`]; without `places`, targets keep their `{disk}`, `{tmpfs}` and `{zram}` and every `needs` is
 /// taken as met.
 fn build(s: &SuiteFile, places: Option<&Places>, quick: bool) -> Result<Vec<Job>> {
+    if s.repeat <= 1 {
+        return build_round(s, places, quick, None);
+    }
+    // Round K runs every point once, forwards in odd rounds and backwards in even ones, so a slow drift
+    // of the machine touches every point alike.
+    let mut out = Vec::new();
+    for k in 1..=s.repeat {
+        let mut round = build_round(s, places, quick, Some(k))?;
+        if k % 2 == 0 {
+            round.reverse();
+        }
+        out.extend(round);
+    }
+    Ok(out)
+}
+
+/// Every point of every step once; `round` (with `--repeat`) is marked in each point as `repeat=K`.
+fn build_round(
+    s: &SuiteFile,
+    places: Option<&Places>,
+    quick: bool,
+    round: Option<u32>,
+) -> Result<Vec<Job>> {
     let bad = |step: &Step, m: String| {
         Error::usage("suite", format!("{}, step '{}': {m}", s.origin, step.label))
     };
@@ -387,6 +426,9 @@ fn build(s: &SuiteFile, places: Option<&Places>, quick: bool) -> Result<Vec<Job>
                 if quick {
                     point.push(("quick".to_string(), "true".to_string()));
                 }
+                if let Some(k) = round {
+                    point.push(("repeat".to_string(), k.to_string()));
+                }
                 if runs > 1 {
                     point.push(("run".to_string(), run.to_string()));
                 }
@@ -413,9 +455,13 @@ fn build(s: &SuiteFile, places: Option<&Places>, quick: bool) -> Result<Vec<Job>
                         None => {
                             let raw = RawSpec::from_toml_table(t.clone())
                                 .map_err(|m| bad(step, m.to_string()))?;
-                            Work::Run(Box::new(raw.resolve()))
+                            memory_allows(raw.resolve())
                         }
-                        Some("lines") => lines_work(&t, run).map_err(|m| bad(step, m))?,
+                        Some("lines") => {
+                            // Each run and round its own file name.
+                            let nth = (round.unwrap_or(1) - 1) * runs + run;
+                            lines_work(&t, nth).map_err(|m| bad(step, m))?
+                        }
                         Some("clock") => Work::Custom(Box::new(|clk| {
                             Ok(serde_json::json!({
                                 "workload": "clock",
@@ -444,6 +490,36 @@ fn build(s: &SuiteFile, places: Option<&Places>, quick: bool) -> Result<Vec<Job>
         series_check::check_values(&vary, &runs).map_err(|e| bad(step, e.to_string()))?;
     }
     Ok(out)
+}
+
+/// A point whose buffers this machine's memory cannot hold (the storage paper's 512 and 768 MiB blocks
+/// on a small machine) is not run, with the reason; any other spec runs (or is recorded with its error).
+fn memory_allows(spec: Result<crate::spec::Spec>) -> Work {
+    let spec = match spec {
+        // Beyond MemTotal: refused by the spec's own check, which names the most --bs can be here.
+        Err(Error::Usage { flag, msg }) if flag == "--bs" && msg.contains("MemTotal") => {
+            return Work::Unavailable(format!("on this machine: {msg}"))
+        }
+        other => other,
+    };
+    if let (Ok(sp), Some(avail)) = (&spec, crate::mem::meminfo("MemAvailable")) {
+        let slots = if sp.method.info().synchronous() {
+            1
+        } else {
+            sp.qd as u64
+        };
+        let buffers = sp.bs * slots * sp.threads as u64;
+        // The buffers, and as much again for the page cache the data passes through.
+        if buffers.saturating_mul(2) > avail {
+            return Work::Unavailable(format!(
+                "on this machine: {} blocks need {} of buffers and as much again for the page cache the data                  passes through, more than the {} available (MemAvailable); a machine with more memory runs this                  point",
+                crate::units::fmt_size(sp.bs),
+                crate::units::fmt_size(buffers),
+                crate::units::fmt_size(avail)
+            ));
+        }
+    }
+    Work::Run(Box::new(spec))
 }
 
 fn lines_work(t: &toml::Table, run: u32) -> std::result::Result<Work, String> {
@@ -505,23 +581,85 @@ fn step_of(rec: &Value) -> String {
 /// The suite's table over its records (in file order), then its notes and the seed's published figures.
 pub fn render_table(s: &SuiteFile, recs: &[Value]) -> String {
     let mut o = format!("\n{}: reproduces {}\n\n", s.name, s.reproduces);
+    let kind_of = |step: &str| {
+        s.steps
+            .iter()
+            .find(|st| st.label == step)
+            .and_then(|st| st.table)
+            .unwrap_or(s.table)
+    };
+    // Repeats of a point are one row (the median run, with the middle runs' range); decimal lines show
+    // every run.
+    let lines: Vec<&Value> = recs
+        .iter()
+        .filter(|r| kind_of(&step_of(r)) == TableKind::Lines)
+        .collect();
+    let groups = suite_view::groups(recs);
+    let repeated = suite_view::repeated(&groups);
+    let mut rows: Vec<(&Value, Option<&suite_view::Group>)> = Vec::new();
+    for g in &groups {
+        if kind_of(&step_of(g.rec)) == TableKind::Lines {
+            rows.extend(g.runs.iter().map(|r| (*r, None)));
+        } else {
+            rows.push((g.rec, Some(g)));
+        }
+    }
     let mut last_step = String::new();
-    for rec in recs {
+    for (rec, g) in rows {
         let step = step_of(rec);
+        let kind = kind_of(&step);
         if step != last_step {
             o.push_str(&format!("{step}\n"));
-            o.push_str(&header(s.table));
+            o.push_str(header(kind).trim_end());
+            if repeated && g.is_some() {
+                o.push_str(&suite_view::spread_header(kind));
+            }
+            o.push('\n');
             last_step = step;
         }
-        let rest = point_rest(s, rec);
+        let mut rest = point_rest(s, rec);
+        if g.is_some() {
+            rest = rest
+                .split(' ')
+                .filter(|w| !w.starts_with("repeat="))
+                .collect::<Vec<_>>()
+                .join(" ");
+        }
         match (rec.get("result"), rec.get("error").and_then(|e| e.as_str())) {
-            (Some(r), _) => o.push_str(&row(s.table, &rest, r)),
+            (Some(r), _) => {
+                let mut line = row(kind, &rest, r).trim_end().to_string();
+                if let (true, Some(g)) = (repeated, g) {
+                    line.push_str(&suite_view::spread_cells(kind, g));
+                }
+                o.push_str(&line);
+                o.push('\n');
+            }
             (None, Some(e)) => o.push_str(&format!("  {rest:<34} not run: {e}\n")),
             _ => {}
         }
     }
-    if s.table == TableKind::Lines {
-        o.push_str(&lines_summary(recs));
+    let of_kind = |k: TableKind| -> Vec<Value> {
+        recs.iter()
+            .filter(|r| kind_of(&step_of(r)) == k)
+            .cloned()
+            .collect()
+    };
+    if !lines.is_empty() {
+        o.push_str(&suite_view::lines_summary(&of_kind(TableKind::Lines)));
+    }
+    let cpu = of_kind(TableKind::Cpu);
+    o.push_str(&suite_view::gap_legend(&cpu));
+    let thr = of_kind(TableKind::Throughput);
+    if thr.iter().any(|r| r.get("result").is_some()) {
+        o.push_str(&suite_view::throughput_legend(&thr));
+    }
+    if repeated {
+        o.push_str(&format!(
+            "\nEach point ran {} times, in rounds of alternating order: a row is the run with the median ns/op, \
+             and 'middle runs' the range of the middle runs (all of them up to 3, without the fastest and slowest \
+             quarter above): differences inside it are noise on this machine.\n",
+            s.repeat
+        ));
     }
     o.push_str(&profile_table(s, recs));
     if !s.notes.is_empty() {
@@ -541,34 +679,14 @@ pub fn render_table(s: &SuiteFile, recs: &[Value]) -> String {
 
 fn header(k: TableKind) -> String {
     let h = match k {
-        TableKind::Cpu => format!(
-            "  {:<34} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10} {:>9}",
-            "point", "user s", "sys s", "total s", "user %", "sys %", "ns/op", "calls/op"
-        ),
-        TableKind::Throughput => format!(
-            "  {:<34} {:>11} {:>9} {:>10} {:>10} {:>8}",
-            "point", "MiB/s", "kernel %", "user %", "moved", "wall s"
-        ),
+        TableKind::Cpu => suite_view::cpu_header(),
+        TableKind::Throughput => suite_view::throughput_header(),
         TableKind::Latency => format!(
             "  {:<34} {:>9} {:>12} {:>12} {:>10} {:>12} {:>12}",
             "point", "runtime s", "avg lat us", "IOPS", "MiB/s", "syscalls", "uring_enter"
         ),
-        TableKind::Batches => format!(
-            "  {:<34} {:>9} {:>12} {:>10} {:>10} {:>10} {:>8} {:>9} {:>10}",
-            "point",
-            "runtime s",
-            "IOPS",
-            "MiB/s",
-            "avg lat us",
-            "calls",
-            "reqs",
-            "big (32+)",
-            "avg batch"
-        ),
-        TableKind::Lines => format!(
-            "  {:<34} {:>10} {:>10} {:>10}",
-            "point", "wall ms", "user ms", "sys ms"
-        ),
+        TableKind::Batches => suite_view::batches_header(),
+        TableKind::Lines => suite_view::lines_header(),
         TableKind::Nowait => format!(
             "  {:<34} {:>10} {:>11} {:>9} {:>10} {:>11}",
             "point", "ns/op", "would block", "punted", "ctx sw/op", "io-wq CPU s"
@@ -577,6 +695,7 @@ fn header(k: TableKind) -> String {
             "  {:<34} {:>10} {:>12} {:>10} {:>10}",
             "point", "ns/op", "cycles/op", "p50 ns", "p99 ns"
         ),
+        TableKind::Syscalls => suite_view::syscalls_header(),
     };
     h + "\n"
 }
@@ -584,25 +703,9 @@ fn header(k: TableKind) -> String {
 fn row(k: TableKind, rest: &str, r: &Value) -> String {
     let f = |p: &[&str]| num(r, p).unwrap_or(f64::NAN);
     let wall = f(&["wall_s"]);
-    let (user, sys) = (
-        f(&["cpu", "process", "user_s"]),
-        f(&["cpu", "process", "sys_s"]),
-    );
     let line = match k {
-        TableKind::Cpu => format!(
-            "  {rest:<34} {user:>8.3} {sys:>8.3} {wall:>8.3} {:>6.1}% {:>6.1}% {:>10.1} {:>9}",
-            user / wall * 100.0,
-            sys / wall * 100.0,
-            f(&["ns_per_op"]),
-            opt3(num(r, &["syscalls", "method_per_op"]))
-        ),
-        TableKind::Throughput => format!(
-            "  {rest:<34} {:>11.1} {:>8.1}% {:>9.1}% {:>10} {wall:>8.3}",
-            f(&["mib_s"]),
-            sys / wall * 100.0,
-            user / wall * 100.0,
-            crate::units::fmt_size(num(r, &["bytes"]).unwrap_or(0.0) as u64),
-        ),
+        TableKind::Cpu => suite_view::cpu_row(rest, r),
+        TableKind::Throughput => suite_view::throughput_row(rest, r),
         TableKind::Latency => format!(
             "  {rest:<34} {wall:>9.3} {:>12.2} {:>12.0} {:>10.1} {:>12} {:>12}",
             f(&["latency", "mean_ns"]) / 1000.0,
@@ -611,22 +714,8 @@ fn row(k: TableKind, rest: &str, r: &Value) -> String {
             opt0(num(r, &["syscalls", "method_count"])),
             opt0(num(r, &["uring", "enters"]))
         ),
-        TableKind::Batches => format!(
-            "  {rest:<34} {wall:>9.3} {:>12.0} {:>10.1} {:>10.2} {:>10} {:>8} {:>9} {:>10}",
-            f(&["iops"]),
-            f(&["mib_s"]),
-            f(&["latency", "mean_ns"]) / 1000.0,
-            opt0(num(r, &["uring", "enters"])),
-            opt0(num(r, &["uring", "requests"])),
-            opt0(num(r, &["uring", "big_batches"])),
-            opt3(num(r, &["uring", "mean_batch"]))
-        ),
-        TableKind::Lines => format!(
-            "  {rest:<34} {:>10.3} {:>10.3} {:>10.3}",
-            wall * 1e3,
-            user * 1e3,
-            sys * 1e3
-        ),
+        TableKind::Batches => suite_view::batches_row(rest, r),
+        TableKind::Lines => suite_view::lines_row(rest, r),
         TableKind::Nowait => format!(
             "  {rest:<34} {:>10.1} {:>11} {:>9} {:>10} {:>11.3}",
             f(&["ns_per_op"]),
@@ -635,6 +724,7 @@ fn row(k: TableKind, rest: &str, r: &Value) -> String {
             opt3(num(r, &["derived", "ctx_switches_per_op"])),
             io_wq_cpu(r)
         ),
+        TableKind::Syscalls => suite_view::syscalls_row(rest, r),
         TableKind::Nop => {
             if r.get("workload").and_then(|w| w.as_str()) == Some("clock") {
                 let c = &r["clock"];
@@ -794,44 +884,6 @@ fn opt0(v: Option<f64>) -> String {
 
 fn opt3(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into())
-}
-
-/// Per method: runs, median, min, max and stdev of the run time (first write to fsync), and median CPU.
-fn lines_summary(recs: &[Value]) -> String {
-    let mut methods: Vec<String> = Vec::new();
-    for r in recs.iter().filter_map(|r| r.get("result")) {
-        let m = txt(r, &["spec", "method"]);
-        if !methods.contains(&m) {
-            methods.push(m);
-        }
-    }
-    let mut o = format!(
-        "\nPer method (first write to fsync done, ms): {:<16} {:>4} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11}\n",
-        "method", "runs", "median", "min", "max", "stdev", "user med", "sys med"
-    );
-    for m in &methods {
-        let rs: Vec<&Value> = recs
-            .iter()
-            .filter_map(|r| r.get("result"))
-            .filter(|r| txt(r, &["spec", "method"]) == *m)
-            .collect();
-        let get = |p: &[&str]| -> Vec<f64> {
-            rs.iter()
-                .filter_map(|r| num(r, p))
-                .map(|x| x * 1e3)
-                .collect()
-        };
-        if let Some(w) = series::stat(&get(&["wall_s"])) {
-            let u =
-                series::stat(&get(&["cpu", "process", "user_s"])).map_or(f64::NAN, |s| s.median);
-            let k = series::stat(&get(&["cpu", "process", "sys_s"])).map_or(f64::NAN, |s| s.median);
-            o.push_str(&format!(
-                "{:>44}{m:<16} {:>4} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {u:>11.3} {k:>11.3}\n",
-                "", w.n, w.median, w.min, w.max, w.stdev
-            ));
-        }
-    }
-    o
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 //!
 //! Every refusal here is a usage error naming the flag to change.
 
+mod cache;
 mod dio;
 
 use crate::cleanup::Created;
@@ -357,6 +358,7 @@ fn target_err(msg: impl Into<String>) -> Error {
 pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     let path = spec.target.clone();
     if let Some(kind) = TargetKind::stream_named(&path) {
+        cache::check(spec, kind, &path.display().to_string())?;
         return setup_stream(spec, kind);
     }
     let writes = spec.op == OpKind::Write && !spec.method.info().no_data;
@@ -377,6 +379,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     let mut notes = Vec::new();
 
     let kind = kind_of(st.as_ref(), &shown)?;
+    cache::check(spec, kind, &shown)?;
 
     // Rules that depend on the kind.
     if kind == TargetKind::DevNull && spec.op == OpKind::Read {
@@ -460,6 +463,9 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         )?);
     }
 
+    if spec.cold_cache {
+        notes.push(cache::drop_pages(&path, spec.offset, end, &shown)?);
+    }
     let dio_align = direct_align(spec, kind, &shown, &mut notes)?;
     let buf_align = dio_align
         .map(|(m, _)| (m as usize).max(PAGE))

@@ -9,6 +9,8 @@
 //!   the same scale, so the tail shows; the time between successive ops and io_uring's requests per
 //!   submission as histograms (bars), a panel per run (`html/dist.rs`);
 //! - the CPU split, user and system shares of user + system time per run (the thesis's Figure 21);
+//! - every way a suite ran one workload side by side, a bar per step: time and CPU per op (the thesis's
+//!   Figures 18, 20 and 22 with their "dma" rows; `html/ways.rs`);
 //! - syscalls per op per run (where no chart against a swept key shows them);
 //! - times per run of the decimal-lines workload;
 //!
@@ -27,6 +29,7 @@ mod dist;
 mod flame;
 mod page;
 mod vary;
+mod ways;
 
 use crate::fields;
 use axis::Axis;
@@ -279,6 +282,7 @@ fn build_with(recs: &[Value], from: &[Option<String>], sources: &[String]) -> Re
     if !io_runs.is_empty() {
         dist::latency_charts(&io_runs, &mut out);
         cpu_split_chart(&io_runs, &mut out);
+        ways::ways_charts(&io_runs, &mut out);
         if !against.contains(&"syscalls-per-op") {
             syscalls_chart(&io_runs, &mut out);
         }

@@ -148,6 +148,10 @@ pub struct Spec {
     /// O_DIRECT with aligned buffers.
     pub direct: bool,
     pub fsync: SyncEvery,
+    /// `--cold-cache` (read runs): the target's pages are written back and dropped from the page cache
+    /// before each pass. Written only when set, so results without it compare with older ones.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cold_cache: bool,
     /// mmap only.
     pub msync: SyncEvery,
     /// vectored only: iovecs per operation.
@@ -218,6 +222,10 @@ fn default_profile_hz() -> u32 {
 
 fn is_default_profile_hz(hz: &u32) -> bool {
     *hz == DEFAULT_PROFILE_HZ
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 fn is_zero(v: &u32) -> bool {
