@@ -985,6 +985,11 @@ mod tests {
             t.starts_with("io_uring (qd 64 batch 32) (32.0 requests per submission) took 0.10x the time of io_uring (SQPOLL, qd 64 batch 1) (1.0 per submission): batching paid"),
             "{t}"
         );
+        // At another queue depth the difference is the depth's: no batching verdict.
+        let mut deeper = b.clone();
+        deeper.facts.qd *= 128;
+        let mut rows = vec![uring(2000.0), deeper];
+        assert!(!has(&fired(&mut rows), "batched_vs_single"));
         b.mean_batch = Some(2.0);
         let mut rows = vec![uring(2000.0), b];
         assert!(!has(&fired(&mut rows), "batched_vs_single"));
@@ -1007,9 +1012,54 @@ mod tests {
             t.starts_with("io_uring (shared ring, qd 64 batch 8) took 2.20x the time of per-thread rings (2200 vs 1000 ns/op): threads found its mutex taken 500 times (0.50 per op); 1.0 requests per submission against 2.0"),
             "{t}"
         );
+        // Another queue depth or batch is another workload for this rule.
+        let mut other = shared.clone();
+        other.facts.qd = own.facts.qd * 64;
+        let mut rows = vec![own.clone(), other];
+        assert!(!has(&fired(&mut rows), "shared_vs_own_ring"));
+        let mut other = shared.clone();
+        other.batch = 64;
+        let mut rows = vec![own.clone(), other];
+        assert!(!has(&fired(&mut rows), "shared_vs_own_ring"));
         shared.facts.ns_per_op = 1050.0;
         let mut rows = vec![own, shared];
         assert!(!has(&fired(&mut rows), "shared_vs_own_ring"));
+    }
+
+    #[test]
+    fn repeated_rows_say_whether_a_difference_is_within_the_noise() {
+        let spread = |low_ns: f64, high_ns: f64| {
+            Some(Spread {
+                runs: 5,
+                low_ns,
+                high_ns,
+            })
+        };
+        let mut own = uring(1000.0);
+        own.mean_batch = Some(2.0);
+        let mut shared = own.clone();
+        shared.way = "io_uring (shared ring, qd 64 batch 8)".into();
+        shared.design = Some(RingDesign::Shared);
+        shared.facts.ns_per_op = 1300.0;
+        // One run each: nothing said about noise.
+        let mut rows = vec![own.clone(), shared.clone()];
+        let t = text(&fired(&mut rows), "shared_vs_own_ring").to_string();
+        assert!(!t.contains("noise"), "{t}");
+        // Middle runs that overlap: within the noise.
+        own.spread = spread(900.0, 1250.0);
+        shared.spread = spread(1200.0, 1400.0);
+        let mut rows = vec![own.clone(), shared.clone()];
+        let t = text(&fired(&mut rows), "shared_vs_own_ring").to_string();
+        assert!(
+            t.ends_with("(within the noise: over 5 and 5 runs the middle runs took 1200-1400 and 900-1250 ns/op, ranges that overlap: this difference is not measured here)"),
+            "{t}"
+        );
+        // Apart: beyond it.
+        own.spread = spread(950.0, 1050.0);
+        let mut rows = vec![own, shared];
+        let t = text(&fired(&mut rows), "shared_vs_own_ring").to_string();
+        assert!(t.contains("(beyond the noise: over 5 and 5 runs"), "{t}");
+        assert!(t.ends_with("ranges apart)"), "{t}");
     }
 
     fn bs_row(bs: u64, direct: bool, mib_s: f64) -> Row {

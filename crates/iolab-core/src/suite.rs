@@ -658,7 +658,7 @@ pub fn render_table(s: &SuiteFile, recs: &[Value]) -> String {
             "\nEach point ran {} times, in rounds of alternating order: a row is the run with the median ns/op, \
              and 'middle runs' the range of the middle runs (all of them up to 3, without the fastest and slowest \
              quarter above): differences inside it are noise on this machine.\n",
-            s.repeat
+            groups.iter().map(|g| g.runs.len()).max().unwrap_or(1)
         ));
     }
     o.push_str(&profile_table(s, recs));
@@ -1054,6 +1054,112 @@ mod tests {
         let s = load("offload").unwrap();
         let js = jobs(&s, &places, true).unwrap();
         assert!(!js.iter().any(|j| matches!(&j.work, Work::Unavailable(_))));
+    }
+
+    #[test]
+    fn repeat_runs_every_point_in_rounds_of_alternating_order() {
+        let d = tempfile::tempdir().unwrap();
+        let places = Places::make(d.path(), d.path(), false).unwrap();
+        let mut s = load("nowait").unwrap();
+        let once: Vec<_> = jobs(&s, &places, true)
+            .unwrap()
+            .into_iter()
+            .map(|j| j.point)
+            .collect();
+        s.set_repeat(3);
+        let js = jobs(&s, &places, true).unwrap();
+        assert_eq!(js.len(), 3 * once.len());
+        let without = |p: &[(String, String)]| -> Vec<(String, String)> {
+            p.iter().filter(|(k, _)| k != "repeat").cloned().collect()
+        };
+        for (k, round) in js.chunks(once.len()).enumerate() {
+            let mut points: Vec<_> = round.iter().map(|j| without(&j.point)).collect();
+            assert!(round
+                .iter()
+                .all(|j| j.point.contains(&("repeat".into(), (k + 1).to_string()))));
+            // The second round runs backwards.
+            if k == 1 {
+                points.reverse();
+            }
+            assert_eq!(points, once, "round {}", k + 1);
+        }
+        // The check made before anything exists gives the same points.
+        let checked = check(&s, true).unwrap();
+        assert!(checked.iter().eq(js.iter().map(|j| &j.point)));
+    }
+
+    #[test]
+    fn a_point_this_machines_memory_cannot_hold_is_said_not_run() {
+        let total = crate::mem::meminfo("MemTotal").unwrap();
+        let qd = total / (1 << 30) + 2;
+        let huge = RawSpec::new()
+            .with("method", "io_uring")
+            .with("bs", "1g")
+            .with("qd", qd)
+            .with("ops", 10u64)
+            .resolve();
+        match memory_allows(huge) {
+            Work::Unavailable(why) => {
+                assert!(
+                    why.starts_with("on this machine:") && why.contains("MemTotal"),
+                    "{why}"
+                )
+            }
+            _ => panic!("a run beyond MemTotal ran"),
+        }
+        let small = RawSpec::new().with("bs", "4k").resolve();
+        assert!(matches!(memory_allows(small), Work::Run(r) if r.is_ok()));
+        // The full blocksize suite has the paper's largest blocks, run or said not run.
+        let d = tempfile::tempdir().unwrap();
+        let places = Places::make(d.path(), d.path(), false).unwrap();
+        let js = jobs(&load("blocksize").unwrap(), &places, false).unwrap();
+        for bs in ["512m", "768m"] {
+            assert!(
+                js.iter()
+                    .any(|j| j.point.contains(&("bs".into(), bs.into()))),
+                "{bs}"
+            );
+        }
+    }
+
+    #[test]
+    fn repeated_points_are_one_row_with_the_middle_runs() {
+        let s = load("shared-ring").unwrap();
+        let rec = |ring: &str, k: u32, iops: f64| {
+            series::record(
+                &[
+                    ("step".into(), "Table 4: 1 thread".into()),
+                    ("repeat".into(), k.to_string()),
+                    ("ring".into(), ring.into()),
+                ],
+                Ok(serde_json::json!({
+                    "wall_s": 1.0, "iops": iops, "ns_per_op": 1e9 / iops, "mib_s": 1.0,
+                    "latency": {"mean_ns": 1000.0},
+                    "spec": {"ring": {"design": ring}},
+                    "uring": {"enters": 10, "requests": 20, "big_batches": 0, "mean_batch": 2.0,
+                              "mean_inflight": 3.5, "lock_contended": 7},
+                })),
+            )
+        };
+        let recs = vec![
+            rec("per-thread", 1, 1000.0),
+            rec("shared", 1, 500.0),
+            rec("per-thread", 2, 1200.0),
+            rec("shared", 2, 400.0),
+            rec("per-thread", 3, 1100.0),
+            rec("shared", 3, 450.0),
+        ];
+        let t = render_table(&s, &recs);
+        let rows: Vec<&str> = t.lines().filter(|l| l.contains("ring=")).collect();
+        assert_eq!(rows.len(), 2, "{t}");
+        assert!(!t.contains("repeat="), "{t}");
+        assert!(t.contains("middle runs IOPS"), "{t}");
+        let w: Vec<&str> = rows[1].split_whitespace().collect();
+        // The median run (450 IOPS), its in-flight and mutex-wait columns, then 3 runs and their range.
+        assert_eq!(w[0], "ring=shared");
+        assert_eq!(w[2], "450");
+        assert_eq!(w[w.len() - 4..], ["3.5", "7", "3", "400-500"], "{t}");
+        assert!(t.contains("Each point ran 3 times, in rounds"), "{t}");
     }
 
     #[test]

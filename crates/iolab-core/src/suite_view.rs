@@ -489,3 +489,131 @@ pub fn syscalls_row(rest: &str, r: &Value) -> String {
         num(r, &["iops"]).unwrap_or(f64::NAN),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rec(step: &str, repeat: u32, ns: f64) -> Value {
+        json!({"point": {"step": step, "repeat": repeat.to_string()},
+               "result": {"ns_per_op": ns, "iops": 1e9 / ns, "mib_s": 4e3 / ns, "wall_s": 1.0}})
+    }
+
+    #[test]
+    fn repeats_are_one_point_shown_by_its_median_run_with_the_middle_range() {
+        let recs = vec![
+            rec("a", 1, 300.0),
+            rec("b", 1, 50.0),
+            rec("a", 2, 100.0),
+            rec("b", 2, 60.0),
+            rec("a", 3, 200.0),
+            json!({"point": {"step": "b", "repeat": "3"}, "error": "refused"}),
+        ];
+        let gs = groups(&recs);
+        assert_eq!(gs.len(), 2);
+        assert!(repeated(&gs));
+        assert_eq!(gs[0].runs.len(), 3);
+        assert_eq!(ns_of(gs[0].rec), Some(200.0));
+        assert_eq!(
+            gs[0].spread(),
+            Some(Spread {
+                runs: 3,
+                low_ns: 100.0,
+                high_ns: 300.0
+            })
+        );
+        // Of two that ran, the lower middle; the one not run is not in the range.
+        assert_eq!(ns_of(gs[1].rec), Some(50.0));
+        assert_eq!(gs[1].middle(&["ns_per_op"]), Some((2, 50.0, 60.0)));
+        assert_eq!(
+            spread_cells(TableKind::Throughput, &gs[0])
+                .split_whitespace()
+                .collect::<Vec<_>>(),
+            ["3", "13.3-40.0"]
+        );
+        assert_eq!(
+            spread_cells(TableKind::Cpu, &gs[0])
+                .split_whitespace()
+                .collect::<Vec<_>>(),
+            ["3", "100-300"]
+        );
+        assert!(spread_header(TableKind::Latency).contains("middle runs IOPS"));
+        assert_eq!(spread_header(TableKind::Lines), "");
+        // A point run once has no spread.
+        let once = groups(&recs[..2]);
+        assert!(!repeated(&once) && once[0].spread().is_none());
+    }
+
+    #[test]
+    fn the_gap_means_what_each_method_does() {
+        let r = |method: &str, qd: u32, sqpoll: bool| json!({"result": {"spec": {"method": method, "qd": qd, "ring": {"sqpoll": sqpoll}}}});
+        let l = gap_legend(&[
+            r("sync", 1, false),
+            r("io_uring", 64, true),
+            r("io_uring", 1, true),
+            r("mmap", 1, false),
+            r("sync", 1, false),
+        ]);
+        assert_eq!(l.matches("\n  - ").count(), 4, "{l}");
+        for want in [
+            "sync: one call after the other",
+            "0 within a batch",
+            "Figure 36 blocking loop",
+            "the SQPOLL thread noticing it",
+            "mmap: one memcpy",
+        ] {
+            assert!(l.contains(want), "{want}: {l}");
+        }
+        assert_eq!(gap_legend(&[]), "");
+    }
+
+    #[test]
+    fn table_3_is_the_kernels_count() {
+        let r = json!({
+            "wall_s": 0.08, "iops": 24777.0,
+            "kernel": {
+                "tracepoints": [{"name": "raw_syscalls:sys_enter", "value": 2072}],
+                "syscalls_by_name": [["futex", 56], ["pread64", 2000], ["other", 9000]],
+                "tracepoint_pass_ops": 2000
+            }
+        });
+        let row = syscalls_row("", &r);
+        let w: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(
+            w,
+            ["2000", "2072", "1.036", "pread64", "2,000", "0.080", "24777"],
+            "{row}"
+        );
+        // Without a counting pass: dashes, never made-up figures.
+        let row = syscalls_row("", &json!({"wall_s": 0.1, "iops": 10.0}));
+        let w: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(w, ["-", "-", "-", "-", "0.100", "10"], "{row}");
+    }
+
+    #[test]
+    fn blocksize_columns_say_where_the_bytes_came_from() {
+        let r = json!({
+            "wall_s": 0.5, "mib_s": 100.0, "bytes": 4194304,
+            "spec": {"op": "read"},
+            "cpu": {"process": {"user_s": 0.0, "sys_s": 0.25},
+                    "system_wide": {"busiest_kernel_share": 0.9, "ticks": 50}},
+            "syscalls": {"kernel_rw": {"read_bytes": 4194304}},
+            "flushes": {"calls": 0, "total_s": 0.0}
+        });
+        let w: Vec<String> = throughput_row("", &r)
+            .split_whitespace()
+            .map(String::from)
+            .collect();
+        assert_eq!(
+            w,
+            ["100.0", "50.0%", "0.0%", "90.0%", "4", "MiB", "-", "4", "MiB", "0.500"]
+        );
+        // A short run's share is marked rough, and the legend says why.
+        let mut short = r.clone();
+        short["cpu"]["system_wide"]["ticks"] = json!(3);
+        assert!(throughput_row("", &short).contains("90.0%*"));
+        let l = throughput_legend(&[json!({ "result": short })]);
+        assert!(l.contains("* a run under 0.1 s"), "{l}");
+    }
+}

@@ -46,6 +46,12 @@ fn pair_text(s: &Row, u: &Row) -> String {
                 ", close to its measured latency: its requests waited in the queue, and a latency timed from \
                  submission includes that wait"
                     .to_string()
+            } else if little > u.lat_mean_ns {
+                format!(
+                    "; its measured latency is {} that: iolab counts the requests in flight at each submission, \
+                     when the ring is fullest, so that mean overstates the depth the requests saw",
+                    x(u.lat_mean_ns / little)
+                )
             } else {
                 format!(
                     "; its measured latency is {} that: it runs from the start of a request's submission round \

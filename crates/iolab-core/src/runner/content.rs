@@ -93,13 +93,16 @@ fn timed<M: Method, C: Clock>(
     }
     m.finish()?;
     let tw = clk.now();
-    if content.fsync {
+    // Without a flush the span ends with the writes.
+    let t1 = if content.fsync {
         if maps {
             m.flush(Flush::Msync)?;
         }
         m.flush(Flush::Fsync)?;
-    }
-    let t1 = clk.now();
+        clk.now()
+    } else {
+        tw
+    };
     let ru1 = Rusage::process();
     let io1 = ProcIo::read_self();
     let syscalls = m.syscalls(content.ops.len() as u64);
