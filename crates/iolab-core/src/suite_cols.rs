@@ -432,7 +432,7 @@ mod tests {
         assert_eq!(gs[1].middle(&["ns_per_op"]), Some((2, 50.0, 60.0)));
         assert_eq!(
             spread_cells(TableKind::Throughput, &gs[0]),
-            ["3", "13.3-40.0 KiB/s"]
+            ["3", "13.3-40.0 MiB/s"]
         );
         assert_eq!(
             spread_cells(TableKind::Cpu, &gs[0]),
