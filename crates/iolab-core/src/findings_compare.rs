@@ -763,6 +763,14 @@ pub fn plausibility(
 /// copy that beats the measured pass by a little, are not impossibility).
 pub const PLAUSIBLE_MARGIN: f64 = 1.5;
 
+/// Whether the repeated runs of `a` and `b` overlap in ns/op (false when either ran once: not measured).
+pub fn within_noise(a: &Row, b: &Row) -> bool {
+    match (a.spread, b.spread) {
+        (Some(x), Some(y)) => x.low_ns <= y.high_ns && y.low_ns <= x.high_ns,
+        _ => false,
+    }
+}
+
 /// What the repeated runs say of a difference between `a` and `b` (empty when either ran once): within
 /// the noise when the middle runs' ns/op ranges overlap, beyond it when they do not.
 pub fn noise(a: &Row, b: &Row) -> String {
@@ -770,7 +778,7 @@ pub fn noise(a: &Row, b: &Row) -> String {
         return String::new();
     };
     let range = |s: Spread| format!("{:.0}-{:.0}", s.low_ns, s.high_ns);
-    let overlap = x.low_ns <= y.high_ns && y.low_ns <= x.high_ns;
+    let overlap = within_noise(a, b);
     format!(
         " ({}: over {} and {} runs the middle runs took {} and {} ns/op{})",
         if overlap {
