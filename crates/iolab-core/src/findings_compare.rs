@@ -778,23 +778,20 @@ pub fn noise(a: &Row, b: &Row) -> String {
         return String::new();
     };
     let range = |s: Spread| format!("{:.0}-{:.0}", s.low_ns, s.high_ns);
-    let overlap = within_noise(a, b);
+    let (verdict, ranges) = if within_noise(a, b) {
+        (
+            "within",
+            "ranges that overlap: this difference is not measured here",
+        )
+    } else {
+        ("beyond", "ranges apart")
+    };
     format!(
-        " ({}: over {} and {} runs the middle runs took {} and {} ns/op{})",
-        if overlap {
-            "within the noise"
-        } else {
-            "beyond the noise"
-        },
+        " ({verdict} the noise: over {} and {} runs the middle runs took {} and {} ns/op, {ranges})",
         x.runs,
         y.runs,
         range(x),
-        range(y),
-        if overlap {
-            ", ranges that overlap: this difference is not measured here"
-        } else {
-            ", ranges apart"
-        }
+        range(y)
     )
 }
 
