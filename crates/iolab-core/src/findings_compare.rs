@@ -697,6 +697,14 @@ pub fn plausibility(
 /// copy that beats the measured pass by a little, are not impossibility).
 pub const PLAUSIBLE_MARGIN: f64 = 1.5;
 
+/// Whether the repeated runs of `a` and `b` overlap in ns/op (false when either ran once: not measured).
+pub fn within_noise(a: &Row, b: &Row) -> bool {
+    match (a.spread, b.spread) {
+        (Some(x), Some(y)) => x.low_ns <= y.high_ns && y.low_ns <= x.high_ns,
+        _ => false,
+    }
+}
+
 /// What the repeated runs say of a difference between `a` and `b` (empty when either ran once): within
 /// the noise when the middle runs' ns/op ranges overlap, beyond it when they do not.
 pub fn noise(a: &Row, b: &Row) -> String {
@@ -704,23 +712,20 @@ pub fn noise(a: &Row, b: &Row) -> String {
         return String::new();
     };
     let range = |s: Spread| crate::units::fmt_range(s.low_ns, s.high_ns, fmt_ns);
-    let overlap = x.low_ns <= y.high_ns && y.low_ns <= x.high_ns;
+    let (verdict, ranges) = if within_noise(a, b) {
+        (
+            "within",
+            "ranges that overlap: this difference is not measured here",
+        )
+    } else {
+        ("beyond", "ranges apart")
+    };
     format!(
-        " ({}: over {} and {} runs the middle runs took {} and {} per op{})",
-        if overlap {
-            "within the noise"
-        } else {
-            "beyond the noise"
-        },
+        " ({verdict} the noise: over {} and {} runs the middle runs took {} and {} per op, {ranges})",
         x.runs,
         y.runs,
         range(x),
-        range(y),
-        if overlap {
-            ", ranges that overlap: this difference is not measured here"
-        } else {
-            ", ranges apart"
-        }
+        range(y)
     )
 }
 
