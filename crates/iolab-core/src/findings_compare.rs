@@ -10,18 +10,18 @@
 //!   (write()/read() where the table has one, else the fastest), batched against one request per
 //!   submission, a shared ring against per-thread rings;
 //! - [`SET_RULES`] look at the rows of a workload family at once: where buffered and O_DIRECT cross over
-//!   the block sizes;
+//!   the block sizes (`findings_crossover`);
 //! - [`plausibility`] looks at one throughput (a row's, or a seed's published one) against what this
 //!   machine's memory can copy (`measure::memcopy`): beyond it, the figure is impossible.
 
 use crate::driver::Personality;
 use crate::findings::{self, Facts};
+pub(crate) use crate::findings_crossover::crossover;
 use crate::measure::memcopy::{gbps, MemCopy};
 use crate::result::RunResult;
 use crate::spec::{Doorbell, MethodKind, OffloadPath, OpKind, RingDesign};
 use crate::target::TargetKind;
-use crate::units::fmt_ns;
-use crate::units::fmt_size;
+use crate::units::{fmt_ns, fmt_size};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -81,7 +81,35 @@ pub struct Row {
     pub would_block: Option<f64>,
     /// The workload's reference row (set by [`mark_references`]).
     pub reference: bool,
+    /// Repeated runs of the row's point (`iolab suite --repeat N`): the row is the run with the median
+    /// ns/op, and this is how many ran and the lowest and highest ns/op of the middle runs.
+    pub spread: Option<Spread>,
+    /// `--cold-cache`: the target's pages were dropped before the pass.
+    pub cold_cache: bool,
+    /// A file's filesystem ("tmpfs": its pages are the file, there is no device behind them).
+    pub fs: Option<String>,
+    /// Bytes the storage layer fetched for the process over the run (/proc/self/io read_bytes).
+    pub device_read_bytes: u64,
+    /// Seconds in --fsync/--msync flushes inside the timed span.
+    pub flush_s: f64,
+    /// The busiest CPU's kernel share system-wide (/proc/stat) and the ticks it counted.
+    pub busiest_core: Option<(f64, u64)>,
+    /// The kernel's counts of the counting pass: all system calls (raw_syscalls:sys_enter), per name,
+    /// the ops that pass ran and the io_uring_enter calls iolab made in it.
+    pub kernel_syscalls: Option<u64>,
+    pub kernel_calls: Vec<(String, u64)>,
+    pub counted_ops: Option<u64>,
+    pub counted_enters: Option<u64>,
     pub facts: Facts,
+}
+
+/// How repeated runs of one point spread: runs, and the lowest and highest ns/op of the middle runs
+/// (`survey::middle_range`: all of them up to 3 runs, without the fastest and slowest quarter above).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    pub runs: usize,
+    pub low_ns: f64,
+    pub high_ns: f64,
 }
 
 impl Row {
@@ -146,6 +174,25 @@ impl Row {
             tsc_ghz: (r.clock.kind == crate::measure::clock::ClockKind::Tsc)
                 .then_some(r.clock.hz / 1e9),
             reference: false,
+            spread: None,
+            cold_cache: r.spec.cold_cache,
+            fs: r.target.fs.clone(),
+            device_read_bytes: r.syscalls.kernel_rw.read_bytes,
+            flush_s: r.flushes.total_s,
+            busiest_core: r
+                .cpu
+                .system_wide
+                .as_ref()
+                .map(|s| (s.busiest_kernel_share, s.ticks)),
+            kernel_syscalls: r
+                .kernel
+                .tracepoints
+                .iter()
+                .find(|c| c.name == "raw_syscalls:sys_enter")
+                .and_then(|c| c.value),
+            kernel_calls: r.kernel.syscalls_by_name.clone(),
+            counted_ops: r.kernel.tracepoint_pass_ops,
+            counted_enters: r.kernel.tracepoint_pass_uring_enters,
             facts: Facts::of(r),
         }
     }
@@ -498,7 +545,9 @@ pub const PAIR_RULES: &[PairRule] = &[
         let r = a.ns() / b.ns();
         let both =
             a.method() == Some(MethodKind::IoUring) && b.method() == Some(MethodKind::IoUring);
-        (both && a.same_workload(b) && ma >= 4.0 * mb && mb <= 1.5 && !(1.0 / 1.2..1.2).contains(&r)).then(|| {
+        // At another queue depth the difference is the depth's, not the batch's.
+        let same_depth = a.facts.qd == b.facts.qd;
+        (both && same_depth && a.same_workload(b) && ma >= 4.0 * mb && mb <= 1.5 && !(1.0 / 1.2..1.2).contains(&r)).then(|| {
             let verdict = if r < 1.0 {
                 format!("batching paid: {:.2} syscalls per op against {:.2}", a.facts.syscalls_per_op.unwrap_or(f64::NAN), b.facts.syscalls_per_op.unwrap_or(f64::NAN))
             } else {
@@ -519,6 +568,8 @@ pub const PAIR_RULES: &[PairRule] = &[
         (shared
             && b.design == Some(RingDesign::PerThread)
             && a.same_workload(b)
+            && a.facts.qd == b.facts.qd
+            && a.batch == b.batch
             && !(1.0 / 1.2..1.2).contains(&r))
         .then(|| {
             let mut w = Vec::new();
@@ -616,121 +667,6 @@ pub const SET_RULES: &[SetRule] = &[(
     },
 )];
 
-/// Which of buffered and O_DIRECT moved more at one block size (within 10% of each other: even).
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Lead {
-    Buffered,
-    Direct,
-    Even,
-}
-
-/// Throughputs within this factor of each other are called even.
-const EVEN: f64 = 1.1;
-
-/// (bs, buffered MiB/s, O_DIRECT MiB/s) at each block size a family measured both ways, smallest first.
-fn both_ways(family: &[&&Row]) -> Vec<(u64, f64, f64)> {
-    let mut sizes: Vec<u64> = family.iter().map(|r| r.facts.bs).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    let rate = |bs: u64, direct: bool| {
-        family
-            .iter()
-            .find(|r| r.facts.bs == bs && r.facts.direct == direct)
-            .map(|r| r.mib_s)
-    };
-    sizes
-        .iter()
-        .filter_map(|&bs| Some((bs, rate(bs, false)?, rate(bs, true)?)))
-        .collect()
-}
-
-/// "512 B: buffered 40.0 MiB/s, O_DIRECT 3.0".
-fn at_size((bs, b, d): (u64, f64, f64)) -> String {
-    format!("{}: buffered {b:.1} MiB/s, O_DIRECT {d:.1}", fmt_size(bs))
-}
-
-/// Runs of the same lead over `both`: (lead, first index, last index).
-fn lead_runs(both: &[(u64, f64, f64)]) -> Vec<(Lead, usize, usize)> {
-    let mut runs: Vec<(Lead, usize, usize)> = Vec::new();
-    for (i, &(_, b, d)) in both.iter().enumerate() {
-        let l = if d > b * EVEN {
-            Lead::Direct
-        } else if b > d * EVEN {
-            Lead::Buffered
-        } else {
-            Lead::Even
-        };
-        match runs.last_mut() {
-            Some(r) if r.0 == l => r.2 = i,
-            _ => runs.push((l, i, i)),
-        }
-    }
-    runs
-}
-
-/// Where buffered and O_DIRECT cross in one family of rows (same target, direction, method), over the
-/// block sizes both were measured at; `None` without such a size.
-pub(crate) fn crossover(family: &[&&Row]) -> Option<String> {
-    let both = both_ways(family);
-    let first = family.first()?;
-    let what = format!(
-        "{} {} {}",
-        if first.facts.write {
-            "writes to"
-        } else {
-            "reads from"
-        },
-        first.target,
-        first.way
-    );
-    let runs = lead_runs(&both);
-    let decided: Vec<Lead> = runs
-        .iter()
-        .map(|r| r.0)
-        .filter(|l| *l != Lead::Even)
-        .collect();
-    if decided == [Lead::Buffered, Lead::Direct] {
-        let lb = runs.iter().rfind(|r| r.0 == Lead::Buffered)?.2;
-        let fd = runs.iter().find(|r| r.0 == Lead::Direct)?.1;
-        return Some(format!(
-            "{what}: buffered and O_DIRECT cross between {} and {} ({}; {})",
-            fmt_size(both[lb].0),
-            fmt_size(both[fd].0),
-            at_size(both[lb]),
-            at_size(both[fd])
-        ));
-    }
-    let ends = format!("{}; {}", at_size(*both.first()?), at_size(*both.last()?));
-    Some(match runs.as_slice() {
-        [(Lead::Buffered, ..)] => {
-            format!("{what}: buffered faster at every block size measured, O_DIRECT never caught up ({ends})")
-        }
-        [(Lead::Direct, ..)] => format!("{what}: O_DIRECT faster at every block size measured ({ends})"),
-        [(Lead::Even, ..)] => format!(
-            "{what}: buffered and O_DIRECT within 10% of each other at every block size measured ({ends})"
-        ),
-        _ => {
-            let word = |l: Lead| match l {
-                Lead::Buffered => "buffered faster",
-                Lead::Direct => "O_DIRECT faster",
-                Lead::Even => "within 10% of each other",
-            };
-            let range = |a: usize, b: usize| match a == b {
-                true => fmt_size(both[a].0),
-                false => format!("{}-{}", fmt_size(both[a].0), fmt_size(both[b].0)),
-            };
-            format!(
-                "{what}: {} ({})",
-                runs.iter()
-                    .map(|(l, a, b)| format!("{} at {}", word(*l), range(*a, *b)))
-                    .collect::<Vec<_>>()
-                    .join(", then "),
-                both.iter().map(|p| at_size(*p)).collect::<Vec<_>>().join("; ")
-            )
-        }
-    })
-}
-
 /// A throughput beyond what this machine can move through memory: the sentence saying so, or `None`
 /// when the figure is possible. `cpus` is how many CPUs could have worked at once; `working_set` the
 /// bytes the data spans, when known (unknown: the L1 copy rate is the ceiling, the most generous).
@@ -761,6 +697,38 @@ pub fn plausibility(
 /// copy that beats the measured pass by a little, are not impossibility).
 pub const PLAUSIBLE_MARGIN: f64 = 1.5;
 
+/// Whether the repeated runs of `a` and `b` overlap in ns/op (false when either ran once: not measured).
+pub fn within_noise(a: &Row, b: &Row) -> bool {
+    match (a.spread, b.spread) {
+        (Some(x), Some(y)) => x.low_ns <= y.high_ns && y.low_ns <= x.high_ns,
+        _ => false,
+    }
+}
+
+/// What the repeated runs say of a difference between `a` and `b` (empty when either ran once): within
+/// the noise when the middle runs' ns/op ranges overlap, beyond it when they do not.
+pub fn noise(a: &Row, b: &Row) -> String {
+    let (Some(x), Some(y)) = (a.spread, b.spread) else {
+        return String::new();
+    };
+    let range = |s: Spread| crate::units::fmt_range(s.low_ns, s.high_ns, fmt_ns);
+    let (verdict, ranges) = if within_noise(a, b) {
+        (
+            "within",
+            "ranges that overlap: this difference is not measured here",
+        )
+    } else {
+        ("beyond", "ranges apart")
+    };
+    format!(
+        " ({verdict} the noise: over {} and {} runs the middle runs took {} and {} per op, {ranges})",
+        x.runs,
+        y.runs,
+        range(x),
+        range(y)
+    )
+}
+
 /// A comparative finding: its rule, the table part it is about, and the sentence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Compared {
@@ -786,7 +754,7 @@ pub fn compare(rows: &mut [Row], mem: &MemCopy) -> Vec<Compared> {
                     out.push(Compared {
                         rule: (*name).into(),
                         about: a.workload(),
-                        text,
+                        text: text + &noise(a, b),
                     });
                 }
             }
@@ -956,6 +924,11 @@ mod tests {
             t.starts_with("io_uring (qd 64 batch 32) (32.0 requests per submission) took 0.10x the time of io_uring (SQPOLL, qd 64 batch 1) (1.0 per submission): batching paid"),
             "{t}"
         );
+        // At another queue depth the difference is the depth's: no batching verdict.
+        let mut deeper = b.clone();
+        deeper.facts.qd *= 128;
+        let mut rows = vec![uring(2000.0), deeper];
+        assert!(!has(&fired(&mut rows), "batched_vs_single"));
         b.mean_batch = Some(2.0);
         let mut rows = vec![uring(2000.0), b];
         assert!(!has(&fired(&mut rows), "batched_vs_single"));
@@ -1008,9 +981,54 @@ mod tests {
             t.starts_with("io_uring (shared ring, qd 64 batch 8) took 2.20x the time of per-thread rings (2.2 µs vs 1.0 µs per op): threads found its mutex taken 500 times (0.50 per op); 1.0 requests per submission against 2.0"),
             "{t}"
         );
+        // Another queue depth or batch is another workload for this rule.
+        let mut other = shared.clone();
+        other.facts.qd = own.facts.qd * 64;
+        let mut rows = vec![own.clone(), other];
+        assert!(!has(&fired(&mut rows), "shared_vs_own_ring"));
+        let mut other = shared.clone();
+        other.batch = 64;
+        let mut rows = vec![own.clone(), other];
+        assert!(!has(&fired(&mut rows), "shared_vs_own_ring"));
         shared.facts.ns_per_op = 1050.0;
         let mut rows = vec![own, shared];
         assert!(!has(&fired(&mut rows), "shared_vs_own_ring"));
+    }
+
+    #[test]
+    fn repeated_rows_say_whether_a_difference_is_within_the_noise() {
+        let spread = |low_ns: f64, high_ns: f64| {
+            Some(Spread {
+                runs: 5,
+                low_ns,
+                high_ns,
+            })
+        };
+        let mut own = uring(1000.0);
+        own.mean_batch = Some(2.0);
+        let mut shared = own.clone();
+        shared.way = "io_uring (shared ring, qd 64 batch 8)".into();
+        shared.design = Some(RingDesign::Shared);
+        shared.facts.ns_per_op = 1300.0;
+        // One run each: nothing said about noise.
+        let mut rows = vec![own.clone(), shared.clone()];
+        let t = text(&fired(&mut rows), "shared_vs_own_ring").to_string();
+        assert!(!t.contains("noise"), "{t}");
+        // Middle runs that overlap: within the noise.
+        own.spread = spread(900.0, 1250.0);
+        shared.spread = spread(1200.0, 1400.0);
+        let mut rows = vec![own.clone(), shared.clone()];
+        let t = text(&fired(&mut rows), "shared_vs_own_ring").to_string();
+        assert!(
+            t.ends_with("(within the noise: over 5 and 5 runs the middle runs took 1.2-1.4 µs and 900.0 ns-1.2 µs per op, ranges that overlap: this difference is not measured here)"),
+            "{t}"
+        );
+        // Apart: beyond it.
+        own.spread = spread(950.0, 1050.0);
+        let mut rows = vec![own, shared];
+        let t = text(&fired(&mut rows), "shared_vs_own_ring").to_string();
+        assert!(t.contains("(beyond the noise: over 5 and 5 runs"), "{t}");
+        assert!(t.ends_with("ranges apart)"), "{t}");
     }
 
     fn bs_row(bs: u64, direct: bool, mib_s: f64) -> Row {

@@ -6,6 +6,9 @@
 //!
 //! - `stdio`: glibc fwrite of each line into a fully buffered FILE (4 KiB, glibc's choice for a file), as
 //!   the note's user program did with fputs.
+//! - `stdio-as-published`: the same writes as the note's user program ran them: no fsync, so the timed
+//!   span ends when the final fflush returned; the figure to set beside the note's is the CPU time
+//!   (user + sys), what its clock() counted.
 //! - `write-per-line`: one write(2) per line, as the note's module did with vfs_write.
 //! - `one-write`: the whole text in one write(2) (more only if the kernel takes less; the runner goes on
 //!   from where it stopped).
@@ -14,8 +17,11 @@
 //! - `sendfile`, `copy_file_range`: kernel-side copies of the whole text from a source file beside the
 //!   target, prepared before the timer starts.
 //!
-//! The lines are rendered before the timer starts, and the file is created (and, but for mmap, left
-//! empty) before it too: the timed span is the method's writes, msync and fsync; close comes after.
+//! The lines are rendered before the timer starts (the CPU time that takes is recorded beside the run:
+//! the note's user program rendered each line with sprintf inside its clock()), and the file is created
+//! (and, but for mmap, left empty) before it too: the timed span is the method's writes, msync and fsync,
+//! the writes and the flush timed apart; close comes after. The kernel's count of write-family calls over
+//! the span (/proc/self/io syscw) is recorded with each run.
 
 use crate::error::{Error, Result};
 use crate::measure::clock::ClockInfo;
@@ -37,6 +43,11 @@ struct Way {
 const WAYS: &[Way] = &[
     Way {
         name: "stdio",
+        method: MethodKind::Stdio,
+        whole: false,
+    },
+    Way {
+        name: AS_PUBLISHED,
         method: MethodKind::Stdio,
         whole: false,
     },
@@ -72,9 +83,18 @@ const WAYS: &[Way] = &[
     },
 ];
 
+/// The note's user program as published: stdio, no fsync, its CPU time the figure.
+pub const AS_PUBLISHED: &str = "stdio-as-published";
+
+/// Whether a way flushes to the device inside its timed span (all but the note's user program).
+fn fsyncs(way: &str) -> bool {
+    way != AS_PUBLISHED
+}
+
 /// The ways' names, for messages and suites.
 pub const METHODS: &[&str] = &[
     "stdio",
+    AS_PUBLISHED,
     "write-per-line",
     "one-write",
     "io_uring",
@@ -89,11 +109,28 @@ pub struct LinesResult {
     /// Always "decimal-lines": tells report and tables apart from iolab runs.
     pub workload: String,
     pub spec: LinesSpec,
-    /// Open to close, including fsync, in seconds.
+    /// The timed span, in seconds: from just before the first write until fsync returned (until the last
+    /// write and stdio's fflush returned for a way without fsync).
     pub wall_s: f64,
+    /// From just before the first write until the last write (and stdio's fflush) returned; `None` where
+    /// the writes and the flush were timed as one span (the sink driver's in-kernel writer).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_s: Option<f64>,
+    /// msync and fsync; `None` for a way that does not flush (`stdio-as-published`).
+    pub fsync_s: Option<f64>,
     pub bytes: u64,
     pub ns_per_line: f64,
     pub cpu: LinesCpu,
+    /// Write-family system calls the kernel counted over the span (/proc/self/io syscw: write, pwrite,
+    /// sendfile ...; io_uring's requests and mmap's stores are none).
+    pub write_calls: Option<u64>,
+    /// The calls the method counted itself (io_uring: io_uring_enter; None where it cannot know: stdio).
+    pub method_calls: Option<u64>,
+    /// CPU seconds (user + sys) rendering the lines, before the timer started (the note's program
+    /// rendered each line with sprintf inside its clock()); `None` where it is not apart (the sink
+    /// driver renders inside its ioctl, whose CPU figure includes it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub render_cpu_s: Option<f64>,
     pub timed: String,
     pub excluded: String,
     /// The file read back equals the expected lines.
@@ -184,7 +221,9 @@ pub fn run(method: &str, n: u64, path: &Path, clock: &ClockInfo) -> Result<Lines
     if n == 0 {
         return Err(Error::usage("lines", "expected 1 or more lines"));
     }
+    let ru0 = crate::measure::cpu::Rusage::process();
     let expected = render(n);
+    let rendered = RusageDelta::between(&ru0, &crate::measure::cpu::Rusage::process());
     let ops = cut(&expected, way.whole);
     let spec = spec_for(way, path, expected.len(), ops.len())?;
     let target = crate::target::setup(&spec)?;
@@ -209,13 +248,16 @@ pub fn run(method: &str, n: u64, path: &Path, clock: &ClockInfo) -> Result<Lines
         &Content {
             bytes: &expected,
             ops: &ops,
+            fsync: fsyncs(way.name),
         },
     )?;
     let got = std::fs::read(path)
         .map_err(|e| Error::Runtime(format!("cannot read back {}: {e}", path.display())))?;
     drop(target);
     check(method, path, &got, &expected)?;
-    Ok(result(way, n, path, expected.len() as u64, &timing))
+    let mut r = result(way, n, path, expected.len() as u64, &timing);
+    r.render_cpu_s = Some(rendered.user_s + rendered.sys_s);
+    Ok(r)
 }
 
 /// The file read back must hold exactly the lines.
@@ -245,16 +287,28 @@ fn result(way: &Way, n: u64, path: &Path, bytes: u64, t: &ContentTiming) -> Line
             target: path.to_path_buf(),
         },
         wall_s: t.wall_s,
+        write_s: Some(t.write_s),
+        fsync_s: t.fsync_s,
         bytes,
         ns_per_line: t.wall_s * 1e9 / n as f64,
         cpu: LinesCpu { process: t.cpu },
-        timed: format!(
-            "the runner's clock from just before the first write until fsync returned: --method {}'s \
-             writes ({}), {}fsync",
-            way.method.name(),
-            if way.whole { "the whole text in one op" } else { "one op per line" },
-            if way.method.info().maps { "msync, " } else { "" }
-        ),
+        write_calls: t.write_calls,
+        method_calls: t.syscalls,
+        render_cpu_s: None,
+        timed: if fsyncs(way.name) {
+            format!(
+                "the runner's clock from just before the first write until fsync returned: --method {}'s \
+                 writes ({}), {}fsync (the writes and the flush also timed apart)",
+                way.method.name(),
+                if way.whole { "the whole text in one op" } else { "one op per line" },
+                if way.method.info().maps { "msync, " } else { "" }
+            )
+        } else {
+            "the runner's clock from just before the first write until the final fflush returned, no fsync, as \
+             the note's user program ran: --method stdio's writes (one op per line); its figure is the CPU time \
+             over the span (user + sys), what the note's clock() counted"
+                .into()
+        },
         excluded: "rendering the lines, creating the file, setting the method up (open, mapping, ring, a kernel \
                    copy's source), tearing it down (close, munmap, removing the source) and reading the file \
                    back to check it"

@@ -89,6 +89,10 @@ pub struct TargetInfo {
     /// Stream targets: what iolab's peer threads at the far ends moved, and their CPU.
     #[serde(default)]
     pub peer: Option<crate::target::PeerFigures>,
+    /// A regular file's filesystem ("ext4", "tmpfs"): whether its page cache is in front of a device.
+    /// Absent in results of versions before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs: Option<String>,
 }
 
 impl TargetInfo {
@@ -104,6 +108,9 @@ impl TargetInfo {
             region_blocks_per_thread: t.region_blocks,
             dio_align: t.dio_align,
             peer,
+            fs: (t.kind == crate::target::TargetKind::File)
+                .then(|| crate::sys::fs_type_name(&t.path).ok().map(String::from))
+                .flatten(),
         }
     }
 }
@@ -128,6 +135,11 @@ pub struct CpuFigures {
     pub steal_all_cpus_s: f64,
     /// Steal on the CPUs the worker threads ran on, when each stayed on one CPU for the whole run.
     pub steal_worker_cpus_s: Option<f64>,
+    /// Every CPU's kernel share over the timed span, system-wide (/proc/stat; kworkers, interrupts and
+    /// other processes included): the storage paper's "busier core". Absent in results of versions
+    /// before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_wide: Option<crate::measure::cpu::SystemCpu>,
     /// Tasks (threads) of the process at the end of the run, io_uring helpers included. A one-thread run
     /// with a plain method has exactly one: iolab adds no thread that would make syscalls dearer.
     pub tasks: usize,

@@ -58,6 +58,9 @@ pub enum TableKind {
     Nop,
     /// Ops that would have blocked (RWF_NOWAIT) beside io_uring's io-wq punts.
     Nowait,
+    /// The kernel's count of every system call over the same ops, like `strace -c` without its cost in
+    /// the timed pass (the course report's Table 3).
+    Syscalls,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -95,6 +98,9 @@ pub struct SuiteFile {
     /// Spec keys set on every point over everything the file says (from the command line).
     #[serde(skip)]
     pub overrides: toml::Table,
+    /// `--repeat N`: every point runs N times, in rounds (0 or 1: once).
+    #[serde(skip)]
+    pub repeat: u32,
     /// The file this suite was read from ("suites/NAME.toml" for a built-in one), named in errors.
     #[serde(skip)]
     pub origin: String,
@@ -105,6 +111,12 @@ impl SuiteFile {
     /// keys), and marks each point with it.
     pub fn set_on_every_point(&mut self, key: &str, value: &str) {
         self.overrides.insert(key.to_string(), toml_of(value));
+    }
+
+    /// Runs every point `n` times (`iolab suite --repeat N`): in `n` rounds over all the points, each
+    /// round in the other order (as the survey's rounds), each run a point of its own (`repeat=K`).
+    pub fn set_repeat(&mut self, n: u32) {
+        self.repeat = n;
     }
 }
 
@@ -135,6 +147,9 @@ pub struct Step {
     /// "offload", "zram" or "poll-queues" (the step's target is a block device with poll queues).
     #[serde(default)]
     pub needs: Option<String>,
+    /// The step's own table, when it is not the suite's (`table = "syscalls"`: Table 3 beside Tables 1-2).
+    #[serde(default)]
+    pub table: Option<TableKind>,
 }
 
 /// Parses suite text; `origin` names it in errors (with the line and column of a TOML error).
@@ -371,6 +386,29 @@ pub fn check(s: &SuiteFile, quick: bool) -> Result<Vec<Vec<(String, String)>>> {
 /// [`jobs`]; without `places`, targets keep their `{disk}`, `{tmpfs}` and `{zram}` and every `needs` is
 /// taken as met.
 fn build(s: &SuiteFile, places: Option<&Places>, quick: bool) -> Result<Vec<Job>> {
+    if s.repeat <= 1 {
+        return build_round(s, places, quick, None);
+    }
+    // Round K runs every point once, forwards in odd rounds and backwards in even ones, so a slow drift
+    // of the machine touches every point alike.
+    let mut out = Vec::new();
+    for k in 1..=s.repeat {
+        let mut round = build_round(s, places, quick, Some(k))?;
+        if k % 2 == 0 {
+            round.reverse();
+        }
+        out.extend(round);
+    }
+    Ok(out)
+}
+
+/// Every point of every step once; `round` (with `--repeat`) is marked in each point as `repeat=K`.
+fn build_round(
+    s: &SuiteFile,
+    places: Option<&Places>,
+    quick: bool,
+    round: Option<u32>,
+) -> Result<Vec<Job>> {
     let bad = |step: &Step, m: String| {
         Error::usage("suite", format!("{}, step '{}': {m}", s.origin, step.label))
     };
@@ -410,6 +448,9 @@ fn build(s: &SuiteFile, places: Option<&Places>, quick: bool) -> Result<Vec<Job>
                 if quick {
                     point.push(("quick".to_string(), "true".to_string()));
                 }
+                if let Some(k) = round {
+                    point.push(("repeat".to_string(), k.to_string()));
+                }
                 if runs > 1 {
                     point.push(("run".to_string(), run.to_string()));
                 }
@@ -436,9 +477,13 @@ fn build(s: &SuiteFile, places: Option<&Places>, quick: bool) -> Result<Vec<Job>
                         None => {
                             let raw = RawSpec::from_toml_table(t.clone())
                                 .map_err(|m| bad(step, m.to_string()))?;
-                            Work::Run(Box::new(raw.resolve()))
+                            memory_allows(raw.resolve())
                         }
-                        Some("lines") => lines_work(&t, run).map_err(|m| bad(step, m))?,
+                        Some("lines") => {
+                            // Each run and round its own file name.
+                            let nth = (round.unwrap_or(1) - 1) * runs + run;
+                            lines_work(&t, nth).map_err(|m| bad(step, m))?
+                        }
                         Some("clock") => Work::Custom(Box::new(|clk| {
                             Ok(serde_json::json!({
                                 "workload": "clock",
@@ -467,6 +512,38 @@ fn build(s: &SuiteFile, places: Option<&Places>, quick: bool) -> Result<Vec<Job>
         series_check::check_values(&vary, &runs).map_err(|e| bad(step, e.to_string()))?;
     }
     Ok(out)
+}
+
+/// A point whose buffers this machine's memory cannot hold (the storage paper's 512 and 768 MiB blocks
+/// on a small machine) is not run, with the reason; any other spec runs (or is recorded with its error).
+fn memory_allows(spec: Result<crate::spec::Spec>) -> Work {
+    let spec = match spec {
+        // Beyond MemTotal: refused by the spec's own check, which names the most --bs can be here.
+        Err(Error::Usage { flag, msg }) if flag == "--bs" && msg.contains("MemTotal") => {
+            return Work::Unavailable(format!("on this machine: {msg}"))
+        }
+        other => other,
+    };
+    if let (Ok(sp), Some(avail)) = (&spec, crate::mem::meminfo("MemAvailable")) {
+        let slots = if sp.method.info().synchronous() {
+            1
+        } else {
+            sp.qd as u64
+        };
+        let buffers = sp.bs * slots * sp.threads as u64;
+        // The buffers, and as much again for the page cache the data passes through.
+        if buffers.saturating_mul(2) > avail {
+            return Work::Unavailable(format!(
+                "on this machine: {} blocks need {} of buffers and as much again for the page cache the data \
+                 passes through, more than the {} available (MemAvailable); a machine with more memory \
+                 runs this point",
+                crate::units::fmt_size(sp.bs),
+                crate::units::fmt_size(buffers),
+                crate::units::fmt_size(avail)
+            ));
+        }
+    }
+    Work::Run(Box::new(spec))
 }
 
 fn lines_work(t: &toml::Table, run: u32) -> std::result::Result<Work, String> {
@@ -691,6 +768,112 @@ mod tests {
         let s = load("offload").unwrap();
         let js = jobs(&s, &places, true).unwrap();
         assert!(!js.iter().any(|j| matches!(&j.work, Work::Unavailable(_))));
+    }
+
+    #[test]
+    fn repeat_runs_every_point_in_rounds_of_alternating_order() {
+        let d = tempfile::tempdir().unwrap();
+        let places = Places::make(d.path(), d.path(), false).unwrap();
+        let mut s = load("nowait").unwrap();
+        let once: Vec<_> = jobs(&s, &places, true)
+            .unwrap()
+            .into_iter()
+            .map(|j| j.point)
+            .collect();
+        s.set_repeat(3);
+        let js = jobs(&s, &places, true).unwrap();
+        assert_eq!(js.len(), 3 * once.len());
+        let without = |p: &[(String, String)]| -> Vec<(String, String)> {
+            p.iter().filter(|(k, _)| k != "repeat").cloned().collect()
+        };
+        for (k, round) in js.chunks(once.len()).enumerate() {
+            let mut points: Vec<_> = round.iter().map(|j| without(&j.point)).collect();
+            assert!(round
+                .iter()
+                .all(|j| j.point.contains(&("repeat".into(), (k + 1).to_string()))));
+            // The second round runs backwards.
+            if k == 1 {
+                points.reverse();
+            }
+            assert_eq!(points, once, "round {}", k + 1);
+        }
+        // The check made before anything exists gives the same points.
+        let checked = check(&s, true).unwrap();
+        assert!(checked.iter().eq(js.iter().map(|j| &j.point)));
+    }
+
+    #[test]
+    fn a_point_this_machines_memory_cannot_hold_is_said_not_run() {
+        let total = crate::mem::meminfo("MemTotal").unwrap();
+        let qd = total / (1 << 30) + 2;
+        let huge = RawSpec::new()
+            .with("method", "io_uring")
+            .with("bs", "1g")
+            .with("qd", qd)
+            .with("ops", 10u64)
+            .resolve();
+        match memory_allows(huge) {
+            Work::Unavailable(why) => {
+                assert!(
+                    why.starts_with("on this machine:") && why.contains("MemTotal"),
+                    "{why}"
+                )
+            }
+            _ => panic!("a run beyond MemTotal ran"),
+        }
+        let small = RawSpec::new().with("bs", "4k").resolve();
+        assert!(matches!(memory_allows(small), Work::Run(r) if r.is_ok()));
+        // The full blocksize suite has the paper's largest blocks, run or said not run.
+        let d = tempfile::tempdir().unwrap();
+        let places = Places::make(d.path(), d.path(), false).unwrap();
+        let js = jobs(&load("blocksize").unwrap(), &places, false).unwrap();
+        for bs in ["512m", "768m"] {
+            assert!(
+                js.iter()
+                    .any(|j| j.point.contains(&("bs".into(), bs.into()))),
+                "{bs}"
+            );
+        }
+    }
+
+    #[test]
+    fn repeated_points_are_one_row_with_the_middle_runs() {
+        let s = load("shared-ring").unwrap();
+        let rec = |ring: &str, k: u32, iops: f64| {
+            series::record(
+                &[
+                    ("step".into(), "Table 4: 1 thread".into()),
+                    ("repeat".into(), k.to_string()),
+                    ("ring".into(), ring.into()),
+                ],
+                Ok(serde_json::json!({
+                    "wall_s": 1.0, "iops": iops, "ns_per_op": 1e9 / iops, "mib_s": 1.0,
+                    "latency": {"mean_ns": 1000.0},
+                    "spec": {"ring": {"design": ring}},
+                    "uring": {"enters": 10, "requests": 20, "big_batches": 0, "mean_batch": 2.0,
+                              "mean_inflight": 3.5, "lock_contended": 7},
+                })),
+            )
+        };
+        let recs = vec![
+            rec("per-thread", 1, 1000.0),
+            rec("shared", 1, 500.0),
+            rec("per-thread", 2, 1200.0),
+            rec("shared", 2, 400.0),
+            rec("per-thread", 3, 1100.0),
+            rec("shared", 3, 450.0),
+        ];
+        let t = render_table(&s, &recs);
+        let rows: Vec<&str> = t.lines().filter(|l| l.contains("ring=")).collect();
+        assert_eq!(rows.len(), 2, "{t}");
+        assert!(!t.contains("repeat="), "{t}");
+        assert!(t.contains("middle runs IOPS"), "{t}");
+        let w: Vec<&str> = rows[1].split_whitespace().collect();
+        // The median run (450 IOPS), its in-flight and mutex-wait columns, then 3 runs and their range.
+        assert_eq!(w[0], "ring=shared");
+        assert_eq!(w[2], "450.0");
+        assert_eq!(w[w.len() - 4..], ["3.5", "7", "3", "400.0-500.0"], "{t}");
+        assert!(t.contains("Each point ran 3 times, in rounds"), "{t}");
     }
 
     #[test]

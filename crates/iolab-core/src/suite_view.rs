@@ -1,19 +1,20 @@
-//! A suite's table (one per step, columns as the seed's table has them), the profiled points' table and
-//! the lines suite's per-method summary, as a [`Doc`]: printed to the terminal's width and exported as
-//! Markdown (`--md`). Figures carry human units (`crate::units`); rates over spans too short to time say
-//! so.
+//! A suite's tables (one per step, columns as the seed's table has them, and those the redesigned suites
+//! added: see `suite_cols`), the profiled points' table, the lines suite's per-method summary and what
+//! the new columns mean, as a [`Doc`]: printed to the terminal's width and exported as Markdown
+//! (`--md`). Figures carry human units (`crate::units`); rates over spans too short to time say so.
+//!
+//! With `iolab suite --repeat N` a step's table shows each point once (the run with the median time per
+//! op) with how many ran and the range of the middle runs; decimal lines show every run.
 
 use crate::series::{self, num};
+use crate::spec::MethodKind;
 use crate::suite::{SuiteFile, TableKind, COPY_GROUP};
+use crate::suite_cols::{self as cols, iops, opt, rate, txt, Group};
 use crate::text::{Align, Doc, Table};
-use crate::units::{fmt_mib_s, fmt_ns, fmt_size};
+use crate::units::{fmt_mib_s, fmt_ns};
 use serde_json::Value;
 
 use Align::{Left as L, Right as R};
-
-fn txt(v: &Value, path: &[&str]) -> String {
-    series::text(series::at(v, path))
-}
 
 /// The record's point without the step (the step heads its rows) and the keys the command line set on
 /// every point (the lead line names them).
@@ -34,8 +35,17 @@ fn step_of(rec: &Value) -> String {
         .unwrap_or_default()
 }
 
-/// The suite's document over its records (in file order): a table per step, the profiled points, the
-/// notes and the seed's published figures.
+/// The table kind of step `step`: its own (`table = "syscalls"`) or the suite's.
+fn kind_of(s: &SuiteFile, step: &str) -> TableKind {
+    s.steps
+        .iter()
+        .find(|st| st.label == step)
+        .and_then(|st| st.table)
+        .unwrap_or(s.table)
+}
+
+/// The suite's document over its records (in file order): a table per step, what the new columns
+/// mean, the profiled points, the notes and the seed's published figures.
 pub fn doc(s: &SuiteFile, recs: &[Value]) -> Doc {
     let mut d = Doc::new();
     d.blank()
@@ -50,31 +60,31 @@ pub fn doc(s: &SuiteFile, recs: &[Value]) -> Doc {
     if let Some(e) = emulated {
         d.line(format!("emulated: {e}")).blank();
     }
-    let mut last_step: Option<String> = None;
-    let mut table: Option<Table> = None;
-    for rec in recs {
-        let step = step_of(rec);
-        if last_step.as_ref() != Some(&step) {
-            if let Some(t) = table.take() {
-                d.table(t);
-            }
-            d.line(step.clone());
-            table = Some(new_table(s.table));
-            last_step = Some(step);
-        }
-        let t = table.as_mut().expect("made above");
-        let rest = point_rest(s, rec);
-        match (rec.get("result"), rec.get("error").and_then(|e| e.as_str())) {
-            (Some(r), _) => row(t, s.table, rest, r),
-            (None, Some(e)) => t.note([rest], format!("not run: {e}")),
-            _ => {}
-        }
+    let gs = cols::groups(recs);
+    let repeated = cols::repeated(&gs);
+    step_tables(s, &gs, repeated, &mut d);
+    let of_kind = |k: TableKind| -> Vec<Value> {
+        recs.iter()
+            .filter(|r| kind_of(s, &step_of(r)) == k)
+            .cloned()
+            .collect()
+    };
+    let lines = of_kind(TableKind::Lines);
+    if !lines.is_empty() {
+        lines_summary(&lines, &mut d);
     }
-    if let Some(t) = table {
-        d.table(t);
+    gap_legend(&of_kind(TableKind::Cpu), &mut d);
+    let thr = of_kind(TableKind::Throughput);
+    if thr.iter().any(|r| r.get("result").is_some()) {
+        throughput_legend(&thr, &mut d);
     }
-    if s.table == TableKind::Lines {
-        lines_summary(recs, &mut d);
+    if repeated {
+        d.blank().line(format!(
+            "Each point ran {} times, in rounds of alternating order: a row is the run with the median time \
+             per op, and 'middle runs' the range of the middle runs (all of them up to 3, without the fastest \
+             and slowest quarter above): differences inside it are noise on this machine.",
+            gs.iter().map(|g| g.runs.len()).max().unwrap_or(1)
+        ));
     }
     profile_table(s, recs, &mut d);
     if !s.notes.is_empty() {
@@ -92,26 +102,66 @@ pub fn doc(s: &SuiteFile, recs: &[Value]) -> Doc {
     d
 }
 
-fn new_table(k: TableKind) -> Table {
-    let cols: &[(&str, Align)] = match k {
-        TableKind::Cpu => &[
-            ("point", L),
-            ("user s", R),
-            ("sys s", R),
-            ("total s", R),
-            ("user %", R),
-            ("sys %", R),
-            ("time/op", R),
-            ("calls/op", R),
-        ],
-        TableKind::Throughput => &[
-            ("point", L),
-            ("throughput", R),
-            ("kernel %", R),
-            ("user %", R),
-            ("moved", R),
-            ("wall s", R),
-        ],
+/// A table per step, a row per point: repeats of a point are one row (its median run, with the middle
+/// runs' range); decimal lines show every run.
+fn step_tables(s: &SuiteFile, gs: &[Group], repeated: bool, d: &mut Doc) {
+    let mut rows: Vec<(&Value, Option<&Group>)> = Vec::new();
+    for g in gs {
+        if cols::shows_spread(kind_of(s, &step_of(g.rec))) {
+            rows.push((g.rec, Some(g)));
+        } else {
+            rows.extend(g.runs.iter().map(|r| (*r, None)));
+        }
+    }
+    let mut last_step: Option<String> = None;
+    let mut table: Option<Table> = None;
+    for (rec, g) in rows {
+        let step = step_of(rec);
+        let kind = kind_of(s, &step);
+        let spread = g.filter(|_| repeated);
+        if last_step.as_ref() != Some(&step) {
+            if let Some(t) = table.take() {
+                d.table(t);
+            }
+            d.line(step.clone());
+            table = Some(new_table(kind, spread.is_some()));
+            last_step = Some(step);
+        }
+        let t = table.as_mut().expect("made above");
+        let mut rest = point_rest(s, rec);
+        if g.is_some() {
+            rest = rest
+                .split(' ')
+                .filter(|w| !w.starts_with("repeat="))
+                .collect::<Vec<_>>()
+                .join(" ");
+        }
+        match (rec.get("result"), rec.get("error").and_then(|e| e.as_str())) {
+            (Some(r), _) => {
+                let (mut cells, note) = row(kind, rest, r);
+                if let Some(g) = spread.filter(|_| num(r, &["ns_per_op"]).is_some()) {
+                    cells.resize(columns(kind).len(), String::new());
+                    cells.extend(cols::spread_cells(kind, g));
+                }
+                t.row(cells);
+                if let Some(n) = note {
+                    t.note([""], n);
+                }
+            }
+            (None, Some(e)) => t.note([rest], format!("not run: {e}")),
+            _ => {}
+        }
+    }
+    if let Some(t) = table {
+        d.table(t);
+    }
+}
+
+/// The heads of a table of kind `k` (without the repeats' columns).
+fn columns(k: TableKind) -> &'static [(&'static str, Align)] {
+    match k {
+        TableKind::Cpu => cols::CPU,
+        TableKind::Throughput => cols::THROUGHPUT,
         TableKind::Latency => &[
             ("point", L),
             ("runtime s", R),
@@ -121,18 +171,8 @@ fn new_table(k: TableKind) -> Table {
             ("syscalls", R),
             ("uring_enter", R),
         ],
-        TableKind::Batches => &[
-            ("point", L),
-            ("runtime s", R),
-            ("IOPS", R),
-            ("throughput", R),
-            ("avg latency", R),
-            ("calls", R),
-            ("reqs", R),
-            ("big (32+)", R),
-            ("avg batch", R),
-        ],
-        TableKind::Lines => &[("point", L), ("wall ms", R), ("user ms", R), ("sys ms", R)],
+        TableKind::Batches => cols::BATCHES,
+        TableKind::Lines => cols::LINES,
         TableKind::Nowait => &[
             ("point", L),
             ("time/op", R),
@@ -148,104 +188,58 @@ fn new_table(k: TableKind) -> Table {
             ("p50", R),
             ("p99", R),
         ],
-    };
-    Table::new(cols, 1).indent(2)
-}
-
-/// IOPS as a count with a decimal multiplier ("123.5 k").
-fn iops(v: f64) -> String {
-    crate::units::fmt_ops_s(v)
-        .trim_end_matches(" ops/s")
-        .to_string()
-}
-
-/// A rate over the run's timed span, or "too short" where the span was too short to time.
-fn rate(r: &Value, text: String) -> String {
-    let c = |k: &str| num(r, &["clock", k]).unwrap_or(0.0);
-    match crate::units::too_short(
-        num(r, &["wall_s"]).unwrap_or(f64::NAN),
-        c("overhead_ns"),
-        c("ns_per_tick"),
-    ) {
-        Some(_) => "too short".into(),
-        None => text,
+        TableKind::Syscalls => cols::SYSCALLS,
     }
 }
 
-fn row(t: &mut Table, k: TableKind, rest: String, r: &Value) {
+/// A step's table; `spread`: with the repeats' columns.
+fn new_table(k: TableKind, spread: bool) -> Table {
+    let mut heads = columns(k).to_vec();
+    if spread {
+        heads.extend(cols::spread_heads(k));
+    }
+    Table::new(&heads, 1).indent(2)
+}
+
+/// One row's cells, and a note to print under it (the clock row's description).
+fn row(k: TableKind, rest: String, r: &Value) -> (Vec<String>, Option<String>) {
     let f = |p: &[&str]| num(r, p).unwrap_or(f64::NAN);
     let wall = f(&["wall_s"]);
-    let (user, sys) = (
-        f(&["cpu", "process", "user_s"]),
-        f(&["cpu", "process", "sys_s"]),
-    );
-    let mib = rate(r, fmt_mib_s(f(&["mib_s"])));
-    let io = rate(r, iops(f(&["iops"])));
     let cells: Vec<String> = match k {
-        TableKind::Cpu => vec![
-            rest,
-            format!("{user:.3}"),
-            format!("{sys:.3}"),
-            format!("{wall:.3}"),
-            format!("{:.1}%", user / wall * 100.0),
-            format!("{:.1}%", sys / wall * 100.0),
-            fmt_ns(f(&["ns_per_op"])),
-            opt3(num(r, &["syscalls", "method_per_op"])),
-        ],
-        TableKind::Throughput => vec![
-            rest,
-            mib,
-            format!("{:.1}%", sys / wall * 100.0),
-            format!("{:.1}%", user / wall * 100.0),
-            fmt_size(num(r, &["bytes"]).unwrap_or(0.0) as u64),
-            format!("{wall:.3}"),
-        ],
+        TableKind::Cpu => cols::cpu_cells(rest, r),
+        TableKind::Throughput => cols::throughput_cells(rest, r),
         TableKind::Latency => vec![
             rest,
             format!("{wall:.3}"),
             fmt_ns(f(&["latency", "mean_ns"])),
-            io,
-            mib,
-            opt0(num(r, &["syscalls", "method_count"])),
-            opt0(num(r, &["uring", "enters"])),
+            rate(r, iops(f(&["iops"]))),
+            rate(r, fmt_mib_s(f(&["mib_s"]))),
+            opt(num(r, &["syscalls", "method_count"]), 0),
+            opt(num(r, &["uring", "enters"]), 0),
         ],
-        TableKind::Batches => vec![
-            rest,
-            format!("{wall:.3}"),
-            io,
-            mib,
-            fmt_ns(f(&["latency", "mean_ns"])),
-            opt0(num(r, &["uring", "enters"])),
-            opt0(num(r, &["uring", "requests"])),
-            opt0(num(r, &["uring", "big_batches"])),
-            opt3(num(r, &["uring", "mean_batch"])),
-        ],
-        TableKind::Lines => vec![
-            rest,
-            format!("{:.3}", wall * 1e3),
-            format!("{:.3}", user * 1e3),
-            format!("{:.3}", sys * 1e3),
-        ],
+        TableKind::Batches => cols::batches_cells(rest, r),
+        TableKind::Lines => cols::lines_cells(rest, r),
         TableKind::Nowait => vec![
             rest,
             fmt_ns(f(&["ns_per_op"])),
             pct(num(r, &["nowait", "would_block_share"])),
             pct(num(r, &["derived", "punted_fraction"])),
-            opt3(num(r, &["derived", "ctx_switches_per_op"])),
+            opt(num(r, &["derived", "ctx_switches_per_op"]), 3),
             format!("{:.3}", io_wq_cpu(r)),
         ],
-        TableKind::Nop => return nop_row(t, rest, r),
+        TableKind::Syscalls => cols::syscalls_cells(rest, r),
+        TableKind::Nop => return nop_row(rest, r),
     };
-    t.row(cells);
+    (cells, None)
 }
 
-/// A row of the offload suite's NOP table: a run, or the clock's own cost.
-fn nop_row(t: &mut Table, rest: String, r: &Value) {
+/// A row of the offload suite's NOP table: a run, or the clock's own cost (with its description).
+fn nop_row(rest: String, r: &Value) -> (Vec<String>, Option<String>) {
     let tsc = |c: &Value| txt(c, &["kind"]).to_ascii_lowercase().contains("tsc");
     if r.get("workload").and_then(|w| w.as_str()) == Some("clock") {
         let c = &r["clock"];
         let ticks = num(c, &["overhead_ticks_mean"]).unwrap_or(f64::NAN);
-        t.row([
+        let cells = vec![
             "clock read (mean)".to_string(),
             fmt_ns(num(c, &["overhead_ns"]).unwrap_or(f64::NAN)),
             if tsc(c) {
@@ -253,16 +247,15 @@ fn nop_row(t: &mut Table, rest: String, r: &Value) {
             } else {
                 "-".into()
             },
-        ]);
-        t.note(
-            [""],
-            format!("one clock read: {}", txt(c, &["description"])),
+        ];
+        return (
+            cells,
+            Some(format!("one clock read: {}", txt(c, &["description"]))),
         );
-        return;
     }
     let ns = num(r, &["ns_per_op"]).unwrap_or(f64::NAN);
     let hz = num(r, &["clock", "hz"]).unwrap_or(f64::NAN);
-    t.row([
+    let cells = vec![
         rest,
         fmt_ns(ns),
         if tsc(&r["clock"]) {
@@ -272,7 +265,8 @@ fn nop_row(t: &mut Table, rest: String, r: &Value) {
         },
         fmt_ns(num(r, &["latency", "p50_ns"]).unwrap_or(f64::NAN)),
         fmt_ns(num(r, &["latency", "p99_ns"]).unwrap_or(f64::NAN)),
-    ]);
+    ];
+    (cells, None)
 }
 
 /// Where the profiled points' time went: samples, kernel share, the copy share (`COPY_GROUP`) and the top
@@ -413,15 +407,8 @@ fn io_wq_cpu(r: &Value) -> f64 {
         .fold(0.0, |a, b| a + b)
 }
 
-fn opt0(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "-".into())
-}
-
-fn opt3(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into())
-}
-
-/// Per method: runs, median, min, max and stdev of the run time (first write to fsync), and median CPU.
+/// Per method over its runs: the wall time's median, min, max and stdev; the median write time, fsync
+/// time, CPU (the note's clock()) and write calls.
 fn lines_summary(recs: &[Value], d: &mut Doc) {
     let mut methods: Vec<String> = Vec::new();
     for r in recs.iter().filter_map(|r| r.get("result")) {
@@ -430,18 +417,21 @@ fn lines_summary(recs: &[Value], d: &mut Doc) {
             methods.push(m);
         }
     }
-    d.blank()
-        .line("Per method (first write to fsync done, ms):");
+    d.blank().line(
+        "Per method, ms (wall: the timed span; cpu: user + sys, what the note's clock() counted):",
+    );
     let mut t = Table::new(
         &[
             ("method", L),
             ("runs", R),
-            ("median", R),
+            ("wall med", R),
             ("min", R),
             ("max", R),
             ("stdev", R),
-            ("user med", R),
-            ("sys med", R),
+            ("writes med", R),
+            ("fsync med", R),
+            ("cpu med", R),
+            ("write calls", R),
         ],
         1,
     )
@@ -452,28 +442,182 @@ fn lines_summary(recs: &[Value], d: &mut Doc) {
             .filter_map(|r| r.get("result"))
             .filter(|r| txt(r, &["spec", "method"]) == *m)
             .collect();
-        let get = |p: &[&str]| -> Vec<f64> {
-            rs.iter()
-                .filter_map(|r| num(r, p))
-                .map(|x| x * 1e3)
-                .collect()
+        let get = |f: &dyn Fn(&Value) -> Option<f64>| -> Vec<f64> {
+            rs.iter().filter_map(|r| f(r)).collect()
         };
-        if let Some(w) = series::stat(&get(&["wall_s"])) {
-            let u =
-                series::stat(&get(&["cpu", "process", "user_s"])).map_or(f64::NAN, |s| s.median);
-            let k = series::stat(&get(&["cpu", "process", "sys_s"])).map_or(f64::NAN, |s| s.median);
-            let f3 = |v: f64| format!("{v:.3}");
-            t.row([
-                m.clone(),
-                w.n.to_string(),
-                f3(w.median),
-                f3(w.min),
-                f3(w.max),
-                f3(w.stdev),
-                f3(u),
-                f3(k),
-            ]);
-        }
+        let med = |v: Vec<f64>| series::stat(&v).map(|s| s.median);
+        let ms = |p: &'static [&'static str]| move |r: &Value| num(r, p).map(|v| v * 1e3);
+        let Some(w) = series::stat(&get(&ms(&["wall_s"]))) else {
+            continue;
+        };
+        let cpu = |r: &Value| {
+            Some(
+                (num(r, &["cpu", "process", "user_s"])? + num(r, &["cpu", "process", "sys_s"])?)
+                    * 1e3,
+            )
+        };
+        let f3 = |v: f64| format!("{v:.3}");
+        t.row([
+            m.clone(),
+            w.n.to_string(),
+            f3(w.median),
+            f3(w.min),
+            f3(w.max),
+            f3(w.stdev),
+            opt(med(get(&ms(&["write_s"]))), 3),
+            opt(med(get(&ms(&["fsync_s"]))), 3),
+            opt(med(get(&cpu)), 3),
+            opt(med(get(&|r: &Value| num(r, &["write_calls"]))), 0),
+        ]);
     }
     d.table(t);
+}
+
+/// What the throughput table's columns are, after it.
+fn throughput_legend(recs: &[Value], d: &mut Doc) {
+    let rough = recs
+        .iter()
+        .filter_map(|r| r.get("result"))
+        .any(|r| num(r, &["cpu", "system_wide", "ticks"]).is_some_and(|t| t < cols::FEW_TICKS));
+    d.blank().line(format!(
+        "sys % and user %: the process's own CPU time over the timed span's wall time. core kern: the busiest \
+         CPU's kernel share system-wide over the same span (/proc/stat: system, irq and softirq ticks of every \
+         task, kworkers included; the paper's \"busier core\"){}. dev read: bytes the storage layer fetched for \
+         the process (/proc/self/io read_bytes): a buffered read that came from the page cache fetched none. \
+         fsync: the time in fsync inside the timed span (writes that reach the device).",
+        if rough {
+            "; * a run under 0.1 s, whose share counts fewer than 10 ticks of 10 ms: rough"
+        } else {
+            ""
+        }
+    ));
+}
+
+/// What the time between writes means for each way of writing in `recs`, as the thesis's Figure 19 read
+/// it for io_uring and its Figures 37-38 for write().
+fn gap_legend(recs: &[Value], d: &mut Doc) {
+    let mut seen: Vec<String> = Vec::new();
+    let mut lines = Vec::new();
+    for r in recs.iter().filter_map(|r| r.get("result")) {
+        let Some(m) = MethodKind::parse(&txt(r, &["spec", "method"])) else {
+            continue;
+        };
+        let one = num(r, &["spec", "qd"]) == Some(1.0);
+        let key = format!("{}{}", m.name(), if one { " qd 1" } else { "" });
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        lines.push(gap_meaning(
+            m,
+            one,
+            txt(r, &["spec", "ring", "sqpoll"]) == "true",
+        ));
+    }
+    if lines.is_empty() {
+        return;
+    }
+    d.blank().line(
+        "Time between writes (gap: from one op's start to the next op's start on the same thread, the \
+         thesis's Figure 19; gap p50 and gap p99 its median and 99th percentile):",
+    );
+    for l in lines {
+        d.line(format!("  - {l}"));
+    }
+}
+
+/// What the gap is for method `m` (`one`: one request in flight at a time).
+fn gap_meaning(m: MethodKind, one: bool, sqpoll: bool) -> String {
+    match m {
+        MethodKind::Sync | MethodKind::Psync | MethodKind::Pv2 | MethodKind::Vectored => {
+            format!(
+                "{}: one call after the other, so a gap is one whole call (entering the kernel, the write, \
+                 returning) plus iolab's few ns between calls; its p50 is the typical call",
+                m.name()
+            )
+        }
+        MethodKind::Stdio => "stdio: one fwrite after the other: most only copy into the FILE buffer (the p50), \
+                              and every buffer-full adds a write(2) (the tail)"
+            .into(),
+        MethodKind::Mmap => "mmap: one memcpy into the mapping after the other (the p50 is the copy); the first \
+                             touch of each page adds a page fault (the tail), and no call is made"
+            .into(),
+        MethodKind::IoUring if one => format!(
+            "io_uring at qd 1: one request submitted and waited for at a time (the thesis's Figure 36 blocking \
+             loop), so a gap is a whole round trip: queueing, {}the kernel's write, the completion and the \
+             wake-up",
+            if sqpoll {
+                "the SQPOLL thread noticing it, "
+            } else {
+                "io_uring_enter, "
+            }
+        ),
+        MethodKind::IoUring => "io_uring: between the starts of successive requests of one thread, so 0 within a \
+                                batch queued in one round, then the round's submission and wait; with SQPOLL \
+                                and the producer-consumer ring it is how fast the producer queues, not when \
+                                the kernel wrote (the thesis's Figure 19)"
+            .into(),
+        MethodKind::Aio => "aio: as io_uring, 0 within a batch of io_submit, then io_submit (which did the \
+                            writes inline where they could not be asynchronous) and io_getevents"
+            .into(),
+        MethodKind::Epoll => "epoll: write(2) after write(2) on a non-blocking stream; where the stream was \
+                              full, the epoll_wait for the reader is in the gap (the tail)"
+            .into(),
+        MethodKind::Nop => "nop: the harness's own floor between ops".into(),
+        _ => format!(
+            "{}: one kernel-side copy after the other, no data through user space",
+            m.name()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_gap_means_what_each_method_does() {
+        let r = |method: &str, qd: u32, sqpoll: bool| json!({"result": {"spec": {"method": method, "qd": qd, "ring": {"sqpoll": sqpoll}}}});
+        let mut d = Doc::new();
+        gap_legend(
+            &[
+                r("sync", 1, false),
+                r("io_uring", 64, true),
+                r("io_uring", 1, true),
+                r("mmap", 1, false),
+                r("sync", 1, false),
+            ],
+            &mut d,
+        );
+        let l = d.render(None);
+        assert_eq!(l.matches("\n  - ").count(), 4, "{l}");
+        for want in [
+            "sync: one call after the other",
+            "0 within a batch",
+            "Figure 36 blocking loop",
+            "the SQPOLL thread noticing it",
+            "mmap: one memcpy",
+        ] {
+            assert!(l.contains(want), "{want}: {l}");
+        }
+        // At 80 columns every item hangs under its text and no line is longer.
+        for line in d.render(Some(80)).lines() {
+            assert!(line.chars().count() <= 80, "{line}");
+        }
+        let mut none = Doc::new();
+        gap_legend(&[], &mut none);
+        assert!(none.blocks.is_empty());
+    }
+
+    #[test]
+    fn a_short_runs_busier_core_share_is_said_rough_after_the_table() {
+        let r = |ticks: u64| json!({"result": {"cpu": {"system_wide": {"ticks": ticks}}}});
+        let mut d = Doc::new();
+        throughput_legend(&[r(50)], &mut d);
+        assert!(!d.render(None).contains("rough"));
+        let mut d = Doc::new();
+        throughput_legend(&[r(50), r(3)], &mut d);
+        assert!(d.render(None).contains("* a run under 0.1 s"));
+    }
 }

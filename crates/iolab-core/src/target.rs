@@ -21,6 +21,7 @@
 //!
 //! Every refusal here is a usage error naming the flag to change.
 
+mod cache;
 mod dio;
 mod peer;
 mod sink;
@@ -365,6 +366,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     let path = spec.target.clone();
     if let Some(kind) = TargetKind::stream_named(&path) {
         sink::check_flags(spec, kind, &path.display().to_string())?;
+        cache::check(spec, kind, &path.display().to_string())?;
         return setup_stream(spec, kind);
     }
     let writes = spec.op == OpKind::Write && !spec.method.info().no_data;
@@ -389,6 +391,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
 
     let kind = kind_of(st.as_ref(), &shown)?;
     sink::check_flags(spec, kind, &shown)?;
+    cache::check(spec, kind, &shown)?;
 
     // Rules that depend on the kind.
     if kind == TargetKind::DevNull && spec.op == OpKind::Read {
@@ -472,6 +475,9 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         )?);
     }
 
+    if spec.cold_cache {
+        notes.push(cache::drop_pages(&path, spec.offset, end, &shown)?);
+    }
     let dio_align = direct_align(spec, kind, &shown, &mut notes)?;
     let buf_align = dio_align
         .map(|(m, _)| (m as usize).max(PAGE))

@@ -140,6 +140,16 @@ pub fn fmt_ops_s(v: f64) -> String {
     }
 }
 
+/// A range of two figures formatted by `f`: one unit where both ends read in it ("1.2-1.4 µs"), else
+/// each end in its own ("212.0 ns-2.0 µs").
+pub fn fmt_range(lo: f64, hi: f64, f: impl Fn(f64) -> String) -> String {
+    let (l, h) = (f(lo), f(hi));
+    match (l.split_once(' '), h.split_once(' ')) {
+        (Some((ln, lu)), Some((hn, hu))) if lu == hu => format!("{ln}-{hn} {hu}"),
+        _ => format!("{l}-{h}"),
+    }
+}
+
 /// Seconds with a readable unit: "0.0271 s" is "27.10 ms".
 pub fn fmt_s(s: f64) -> String {
     fmt_ns(s * 1e9)
@@ -177,6 +187,13 @@ pub fn too_short(wall_s: f64, overhead_ns: f64, ns_per_tick: f64) -> Option<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranges_in_one_unit_where_both_ends_read_in_it() {
+        assert_eq!(fmt_range(1200.0, 1400.0, fmt_ns), "1.2-1.4 µs");
+        assert_eq!(fmt_range(212.0, 2000.0, fmt_ns), "212.0 ns-2.0 µs");
+        assert_eq!(fmt_range(400.0, 500.0, |v| format!("{v:.0}")), "400-500");
+    }
 
     #[test]
     fn sizes_from_the_issue() {

@@ -11,6 +11,8 @@
 //! - the timed pass over time (`--log-interval`): IOPS and p99 latency per interval against seconds
 //!   since the run's first op, a line per run (`html/timeline.rs`);
 //! - the CPU split, user and system shares of user + system time per run (the thesis's Figure 21);
+//! - every way a suite ran one workload side by side, a bar per step: time and CPU per op (the thesis's
+//!   Figures 18, 20 and 22 with their "dma" rows; `html/ways.rs`);
 //! - syscalls per op per run (where no chart against a swept key shows them);
 //! - times per run of the decimal-lines workload;
 //!
@@ -30,6 +32,7 @@ mod flame;
 mod page;
 mod timeline;
 mod vary;
+mod ways;
 
 use crate::fields;
 use axis::Axis;
@@ -283,6 +286,7 @@ fn build_with(recs: &[Value], from: &[Option<String>], sources: &[String]) -> Re
         dist::latency_charts(&io_runs, &mut out);
         timeline::over_time_charts(&io_runs, &mut out);
         cpu_split_chart(&io_runs, &mut out);
+        ways::ways_charts(&io_runs, &mut out);
         if !against.contains(&"syscalls-per-op") {
             syscalls_chart(&io_runs, &mut out);
         }

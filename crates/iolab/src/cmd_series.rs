@@ -47,6 +47,11 @@ pub(crate) struct SuiteArgs {
     /// Scaled down to under a minute (the suite's [quick] amounts): a smoke test, not a measurement.
     #[arg(long)]
     pub(crate) quick: bool,
+    /// Run every point N times, in N rounds over all the points (each round in the other order); the
+    /// tables show each point's median run and the range of its middle runs, and the findings say when a
+    /// difference is within that noise [default: 1].
+    #[arg(long, value_name = "N")]
+    pub(crate) repeat: Option<String>,
     /// The record file: one JSON line per point, synced as each finishes [default: a new
     /// iolab-results/suite-NAME-<UTC time>.jsonl]. An existing file is refused unless --resume.
     #[arg(long, value_name = "FILE")]
@@ -286,6 +291,8 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     if let Some(pass) = &a.profile {
         suite.set_on_every_point("profile", pass);
     }
+    let repeat = repeat_count(a.repeat.as_deref())?;
+    suite.set_repeat(repeat);
     for (flag, d) in [("--disk-dir", &a.disk_dir), ("--tmpfs-dir", &a.tmpfs_dir)] {
         if !d.is_dir() {
             return Err(Error::usage(
@@ -346,6 +353,12 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
             Some("none") => " --profile none (no point profiled)".to_string(),
             Some(pass) => format!(" --profile {pass} (every point sampled)"),
             None => String::new(),
+        } + &if repeat > 1 {
+            format!(
+                " --repeat {repeat} (every point {repeat} times, in rounds of alternating order)"
+            )
+        } else {
+            String::new()
         },
         suite.reproduces,
         places.describe(),
@@ -375,6 +388,23 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
         flow.rec.path.display()
     ))?;
     Ok(0)
+}
+
+/// `suite --repeat N` (1 without it).
+fn repeat_count(n: Option<&str>) -> Result<u32, Error> {
+    match n.map(iolab_core::units::parse_count) {
+        None => Ok(1),
+        Some(Ok(0)) => Err(Error::usage(
+            "--repeat",
+            "0 is not accepted; expected 1 or more runs of every point",
+        )),
+        Some(Ok(k)) if k <= 1000 => Ok(k as u32),
+        Some(Ok(k)) => Err(Error::usage(
+            "--repeat",
+            format!("{k} is more than the 1000 runs of every point accepted"),
+        )),
+        Some(Err(m)) => Err(Error::usage("--repeat", m)),
+    }
 }
 
 /// `iolab suite --list`.

@@ -246,13 +246,13 @@ fn blocksize_with_profile_prints_figure_4_and_the_report_draws_it() {
     let page = report(&out, &html, &svgs);
     assert!(!page.contains("<script"));
     let copy = std::fs::read_to_string(svgs.join("copy-share-vs-bs.svg")).unwrap();
-    // A line per op and direct setting, in a panel per target (or named with it where one panel holds
-    // them all).
+    // A line per direct setting, in a panel per step (a target and direction each), or named with it
+    // where one panel holds them all.
     assert!(
-        copy.contains(">op=write direct=false</text>")
-            && (copy.contains(">disk</text>")
-                || copy.contains(">disk op=write direct=false</text>")),
-        "one line per target, op and direct setting"
+        copy.contains(">direct=false</text>")
+            && (copy.contains(">disk: writes, fsync inside the timed span</text>")
+                || copy.contains(">disk: writes, fsync inside the timed span direct=false</text>")),
+        "one line per step and direct setting: {copy}"
     );
     // flame-N counts the profiled runs; a run whose profile holds no stacks (too short to be sampled)
     // has none.

@@ -47,6 +47,8 @@ fn list_names_every_suite_and_its_seed() {
 #[test]
 fn every_suite_runs_quick_and_reports_charts_with_its_series() {
     let dir = tmpfs_dir();
+    // The "disk" files on a disk filesystem: the blocksize suite's cold-cache reads must reach a device.
+    let disk = disk_dir();
     for name in suite_names() {
         let out = dir.path().join(format!("{name}.jsonl"));
         let csv = dir.path().join(format!("{name}.csv"));
@@ -59,7 +61,7 @@ fn every_suite_runs_quick_and_reports_charts_with_its_series() {
             "--csv",
             &path_str(&csv),
             "--disk-dir",
-            &path_str(dir.path()),
+            &path_str(disk.path()),
             "--tmpfs-dir",
             &path_str(dir.path()),
         ]);
@@ -122,6 +124,13 @@ fn every_suite_runs_quick_and_reports_charts_with_its_series() {
             let e = rec["error"].as_str().unwrap();
             assert!(!e.is_empty(), "{name}: {rec}");
         }
+        redesigned(
+            &name,
+            &r.stdout,
+            &with_result,
+            &summaries[0]["summary"],
+            disk.path(),
+        );
         if name == "offload" {
             // Every path ran at batch 1 and 32, NOPs only, with cycles beside the thesis's.
             for path in ["native", "kernel", "broker"] {
@@ -206,16 +215,27 @@ fn every_suite_runs_quick_and_reports_charts_with_its_series() {
                     t.iter().any(|x| x.starts_with("io_uring (batched")),
                     "{t:?}"
                 );
+                // Every way of each workload side by side: the mmap rows beside write() and io_uring.
+                for ways in ["ways-time-per-op", "ways-cpu-per-op"] {
+                    let t = svg_texts(&chart(ways));
+                    for want in ["mmap", "systemcall", "io_uring in a blocking loop"] {
+                        assert!(
+                            t.iter().any(|x| x.starts_with(want)),
+                            "{ways} {want}: {t:?}"
+                        );
+                    }
+                }
             }
             "blocksize" => {
                 // One throughput line per op and direct setting over the block sizes, a panel per
                 // target.
                 let t = svg_texts(&chart("throughput-vs-bs"));
                 for want in [
-                    "disk",
-                    "tmpfs",
-                    "op=write direct=false",
-                    "op=read direct=false",
+                    "disk: writes, fsync inside the timed span",
+                    "disk: reads from a cold cache (pages dropped first)",
+                    "tmpfs (the RAM disk): writes",
+                    "direct=false",
+                    "direct=true",
                 ] {
                     assert!(t.contains(&want.to_string()), "{want}: {t:?}");
                 }
@@ -224,7 +244,8 @@ fn every_suite_runs_quick_and_reports_charts_with_its_series() {
                 let t = svg_texts(&chart("uring-batches"));
                 for ring in ["per-thread", "shared", "shared-submitter"] {
                     assert!(
-                        t.iter().any(|x| x.ends_with(&format!("ring={ring}"))),
+                        t.iter()
+                            .any(|x| x.split_whitespace().any(|w| w == format!("ring={ring}"))),
                         "{ring}: {t:?}"
                     );
                 }
@@ -269,4 +290,276 @@ fn report_refuses_an_existing_output_and_unknown_suites_name_the_choices() {
         "{}",
         r.stderr
     );
+}
+
+/// The results of one step, by the start of its label.
+fn step_results<'a>(recs: &[&'a serde_json::Value], step: &str) -> Vec<&'a serde_json::Value> {
+    recs.iter()
+        .filter(|r| {
+            r["point"]["step"]
+                .as_str()
+                .is_some_and(|s| s.starts_with(step))
+        })
+        .map(|r| &r["result"])
+        .collect()
+}
+
+/// What each redesigned suite (issue 17, item 3) must show in a --quick run: its new rows and columns,
+/// with figures the kernel gave.
+fn redesigned(
+    name: &str,
+    out: &str,
+    recs: &[&serde_json::Value],
+    summary: &serde_json::Value,
+    disk: &std::path::Path,
+) {
+    let answer = |id: &str| {
+        summary["answers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["id"] == id)
+            .unwrap_or_else(|| panic!("{name}: no answer {id}"))
+            .clone()
+    };
+    match name {
+        "blocksize" => blocksize_checks(out, recs, disk),
+        "shared-ring" => {
+            for col in ["in flight", "mutex waits"] {
+                assert!(out.contains(col), "{col}: {out}");
+            }
+            let one = step_results(recs, "one request in flight per thread");
+            assert_eq!(one.len(), 6, "{out}");
+            for r in &one {
+                assert_eq!(r["spec"]["qd"], 1);
+                // A ring of its own per thread holds that one request at most.
+                if r["spec"]["ring"]["design"] == "per-thread" {
+                    assert!(f64_of(r, &["uring", "mean_inflight"]) <= 1.0 + 1e-9, "{r}");
+                }
+            }
+            for r in step_results(recs, "CPU-bound: NOP") {
+                assert_eq!(
+                    (
+                        r["bytes"].as_u64(),
+                        r["spec"]["ring"]["nop_requests"].as_bool()
+                    ),
+                    (Some(0), Some(true))
+                );
+            }
+            let cached = step_results(recs, "CPU-bound: page-cache reads");
+            assert_eq!(cached.len(), 6);
+            assert!(cached.iter().all(|r| r["spec"]["direct"] == false));
+            // Batch equal to the QD as well as 8.
+            let batches: Vec<u64> = step_results(recs, "Table 5")
+                .iter()
+                .map(|r| u64_of(r, &["spec", "batch"]))
+                .collect();
+            assert!(batches.contains(&8) && batches.contains(&64), "{batches:?}");
+            // The shared ring's mutex waits are counted where threads share it.
+            for r in recs
+                .iter()
+                .map(|r| &r["result"])
+                .filter(|r| r["spec"]["ring"]["design"] == "shared")
+            {
+                assert!(r["uring"]["lock_contended"].is_u64(), "{r}");
+            }
+            let a = answer("shared-lost");
+            assert_eq!(a["status"], "answered", "{a}");
+            assert!(
+                a["text"].as_str().unwrap().contains("integer division"),
+                "{a}"
+            );
+        }
+        "uring" => {
+            let sync = step_results(recs, "Table 3: sync");
+            let uring = step_results(recs, "Table 3: io_uring");
+            assert_eq!((sync.len(), uring.len()), (1, 1), "{out}");
+            let by_name = |r: &serde_json::Value, call: &str| {
+                r["kernel"]["syscalls_by_name"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|p| p[0] == call)
+                    .and_then(|p| p[1].as_u64())
+                    .unwrap_or_else(|| panic!("{call} not counted: {r}"))
+            };
+            let total = |r: &serde_json::Value| {
+                r["kernel"]["tracepoints"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|c| c["name"] == "raw_syscalls:sys_enter")
+                    .and_then(|c| c["value"].as_u64())
+                    .unwrap()
+            };
+            // The whole workload was counted: one pread64 per op, and the kernel's io_uring_enter count is
+            // iolab's own count of its calls in that pass.
+            let (s, u) = (sync[0], uring[0]);
+            assert_eq!(s["kernel"]["count_mode"], "full");
+            assert_eq!(
+                by_name(s, "pread64"),
+                u64_of(s, &["kernel", "tracepoint_pass_ops"])
+            );
+            assert_eq!(by_name(s, "pread64"), u64_of(s, &["ops"]));
+            assert_eq!(
+                by_name(u, "io_uring_enter"),
+                u64_of(u, &["kernel", "tracepoint_pass_uring_enters"])
+            );
+            assert!(
+                total(s) >= by_name(s, "pread64") && total(u) < total(s),
+                "{s}\n{u}"
+            );
+            assert!(
+                out.contains(&format!("pread64 {}", thousands(by_name(s, "pread64")))),
+                "{out}"
+            );
+            assert!(out.contains("main call"), "{out}");
+            // Table 1 from the page cache beside the O_DIRECT one.
+            for r in step_results(recs, "Table 1 from the page cache") {
+                assert_eq!(r["spec"]["direct"], false);
+            }
+            assert!(answer("syscalls")["text"]
+                .as_str()
+                .unwrap()
+                .contains("Table 3 here"));
+            assert!(answer("sync-won")["text"]
+                .as_str()
+                .unwrap()
+                .contains("From the page cache"));
+        }
+        "writes" => {
+            let blocking = step_results(recs, "io_uring in a blocking loop");
+            assert_eq!(blocking.len(), 2, "{out}");
+            for r in blocking {
+                assert_eq!(
+                    (
+                        r["spec"]["qd"].as_u64(),
+                        r["spec"]["ring"]["sqpoll"].as_bool()
+                    ),
+                    (Some(1), Some(true))
+                );
+                assert!(f64_of(r, &["gap", "p50_ns"]) > 0.0, "{r}");
+            }
+            for want in [
+                "gap p50",
+                "gap p99",
+                "Time between writes",
+                "io_uring at qd 1",
+            ] {
+                assert!(out.contains(want), "{want}: {out}");
+            }
+            assert!(answer("io_uring-lost")["text"]
+                .as_str()
+                .unwrap()
+                .contains("In a blocking loop"));
+        }
+        "kernel-user" => {
+            for col in ["writes ms", "fsync ms", "write calls", "cpu ms"] {
+                assert!(out.contains(col), "{col}: {out}");
+            }
+            let published = step_results(recs, "the note's user program as published");
+            assert_eq!(published.len(), 3, "{out}");
+            for r in &published {
+                // No fsync, timed to the final fflush: its writes are its whole span.
+                assert!(r["fsync_s"].is_null(), "{r}");
+                assert_eq!(r["wall_s"], r["write_s"]);
+                assert!(u64_of(r, &["write_calls"]) >= 1);
+            }
+            for r in recs.iter().map(|r| &r["result"]) {
+                let m = r["spec"]["method"].as_str().unwrap();
+                if m != "stdio-as-published" {
+                    assert!(f64_of(r, &["fsync_s"]) >= 0.0, "{r}");
+                }
+                // The kernel counted one write(2) per line for the way that makes one per line.
+                if m == "write-per-line" {
+                    assert_eq!(r["write_calls"], r["spec"]["lines"], "{r}");
+                }
+            }
+            assert!(answer("kernel-slower")["text"]
+                .as_str()
+                .unwrap()
+                .contains("as published"));
+        }
+        _ => {}
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let d = n.to_string();
+    let mut o = String::new();
+    for (i, c) in d.chars().enumerate() {
+        if i > 0 && (d.len() - i).is_multiple_of(3) {
+            o.push(',');
+        }
+        o.push(c);
+    }
+    o
+}
+
+/// blocksize: writes fsynced inside the timed span, reads from a cold cache that the device served, the
+/// busier core's kernel share system-wide, the second author's name.
+fn blocksize_checks(out: &str, recs: &[&serde_json::Value], disk: &std::path::Path) {
+    assert!(
+        out.contains("Joyce and Audsley") && !out.contains("Aspinall"),
+        "{out}"
+    );
+    assert!(
+        out.contains("core kern") && out.contains("dev read"),
+        "{out}"
+    );
+    for r in recs.iter().map(|r| &r["result"]) {
+        let sw = &r["cpu"]["system_wide"];
+        if !sw.is_null() {
+            let n = sw["kernel_share"].as_array().unwrap().len() as u64;
+            assert_eq!(n, u64_of(r, &["host", "cpus_online"]), "{r}");
+            let s = f64_of(sw, &["busiest_kernel_share"]);
+            assert!((0.0..=1.0).contains(&s), "{sw}");
+        }
+    }
+    let writes = step_results(recs, "disk: writes");
+    assert_eq!(writes.len(), 6);
+    for r in writes {
+        assert_eq!(r["spec"]["fsync"], "end");
+        assert!(u64_of(r, &["flushes", "calls"]) >= 1, "{r}");
+    }
+    let cold = step_results(recs, "disk: reads from a cold cache");
+    assert_eq!(cold.len(), 6);
+    for r in &cold {
+        assert_eq!(r["spec"]["cold_cache"], true);
+        let note = r["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n.as_str())
+            .find(|n| n.starts_with("--cold-cache"));
+        assert!(note.is_some_and(|n| n.contains("pages")), "{r}");
+    }
+    let fs = std::process::Command::new("stat")
+        .args(["-f", "-c", "%T"])
+        .arg(disk)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    if fs == "tmpfs" {
+        println!(
+            "SKIPPED cold-cache reads from the device: {} is on tmpfs (no device behind its pages)",
+            disk.display()
+        );
+        return;
+    }
+    // The buffered reads came from the device: the kernel fetched at least the bytes read; a read of the
+    // RAM disk fetched nothing.
+    for r in cold.iter().filter(|r| r["spec"]["direct"] == false) {
+        assert!(
+            u64_of(r, &["syscalls", "kernel_rw", "read_bytes"]) >= u64_of(r, &["bytes"]),
+            "{r}"
+        );
+    }
+    for r in step_results(recs, "tmpfs (the RAM disk): reads") {
+        assert_eq!(
+            u64_of(r, &["syscalls", "kernel_rw", "read_bytes"]),
+            0,
+            "{r}"
+        );
+    }
 }

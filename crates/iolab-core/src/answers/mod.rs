@@ -282,7 +282,8 @@ pub fn check_published(s: &SuiteFile, mem: &MemCopy) -> Vec<PublishedCheck> {
 /// The suite's findings, published figures checked and answers, over its records (`recs`, in file
 /// order) and this machine's memory rates.
 pub fn summarize(s: &SuiteFile, recs: &[Value], mem: &MemCopy) -> Summary {
-    let mut rows: Vec<Row> = recs.iter().filter_map(Row::of_record).collect();
+    // One row per point: repeated runs (`--repeat`) are the median run, with their spread.
+    let mut rows: Vec<Row> = crate::suite_cols::rows_of(recs);
     let findings = findings_compare::compare(&mut rows, mem);
     let published = check_published(s, mem);
     let answers = s

@@ -147,6 +147,56 @@ impl UringSeen {
     }
 }
 
+/// io_uring in the thesis's Figure 36 blocking loop: SQPOLL, one request submitted and waited for at a
+/// time.
+fn blocking(r: &Row) -> bool {
+    is_method(r, MethodKind::IoUring)
+        && r.facts.sqpoll
+        && r.facts.qd == 1
+        && r.design == Some(RingDesign::PerThread)
+}
+
+/// What the blocking loop showed beside write(), and the thesis's Figure 36.
+fn blocking_loop(c: &Ctx) -> Option<String> {
+    let b = c.row(blocking)?;
+    let w = c.row(|r| plain_write(r) && r.same_workload(b));
+    let mut o = format!(
+        "In a blocking loop (the thesis's Figure 36: one request submitted through the SQPOLL ring and waited \
+         for before the next), {}: io_uring {} per write{}{}",
+        b.workload(),
+        ns(b.ns()),
+        w.map(|w| format!(" against write()'s {} ({})", ns(w.ns()), x(b.ns() / w.ns())))
+            .unwrap_or_default(),
+        b.facts
+            .ctx_switches_per_op
+            .map(|c| format!(", {c:.2} context switches per write"))
+            .unwrap_or_default()
+    );
+    if b.facts.sqpoll_cpu_s > 0.0 && b.facts.wall_s > 0.0 {
+        o += &format!(
+            ", its SQPOLL thread busy {} of the run",
+            pct(b.facts.sqpoll_cpu_s / b.facts.wall_s)
+        );
+    }
+    o.push('.');
+    if let (Some(t), Some(cs), Some(sys), Some(w)) = (
+        c.seed("blocking_4b_s"),
+        c.seed("blocking_ctx_switches"),
+        c.seed("blocking_sys_s"),
+        c.seed("systemcall_4b_s"),
+    ) {
+        o += &format!(
+            " The thesis's loop took {t:.1} s for 1M writes of 4 B ({} its write() run), {:.1} context switches per \
+             write and {sys:.1} s of system time in {t:.1} s (two CPUs in the kernel): each write waited for the \
+             SQPOLL thread to pick it up and for the wake-up of its completion, which is why it measured io_uring \
+             with a producer and a consumer thread instead.",
+            x(t / w),
+            cs / 1e6
+        );
+    }
+    Some(o)
+}
+
 /// Why did io_uring lose to write()?
 pub fn uring_vs_write(c: &Ctx) -> Reply {
     let mut seen = UringSeen::default();
@@ -165,6 +215,7 @@ pub fn uring_vs_write(c: &Ctx) -> Reply {
     }
     let mut parts = std::mem::take(&mut seen.parts);
     parts.extend(seen.conclusions());
+    parts.extend(blocking_loop(c));
     let seed: Vec<String> = [
         seed_ratio(c, "io_uring_4b_s", "systemcall_4b_s")
             .map(|(r, t)| format!("{r} write()'s time on its stub driver {t}")),

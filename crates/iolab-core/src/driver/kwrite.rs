@@ -93,9 +93,16 @@ fn result(n: u64, path: &Path, kw: &sys::SinkKwrite, cpu: RusageDelta) -> LinesR
             target: path.to_path_buf(),
         },
         wall_s,
+        // The driver times its writes and vfs_fsync as one span.
+        write_s: None,
+        fsync_s: None,
         bytes: kw.bytes,
         ns_per_line: kw.ns as f64 / n as f64,
         cpu: LinesCpu { process: cpu },
+        // Its kernel_write calls are no system calls; the ioctl is the one call made.
+        write_calls: None,
+        method_calls: None,
+        render_cpu_s: None,
         timed: format!(
             "the sink driver's ktime_get_ns() from just before its first kernel_write until vfs_fsync returned: \
              {} kernel_write calls (one per line) from inside the kernel, then vfs_fsync",

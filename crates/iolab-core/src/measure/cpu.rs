@@ -187,19 +187,18 @@ pub fn run_delay_delta_s(before: &[TaskTimes], after: &[TaskTimes]) -> f64 {
     ns as f64 * 1e-9
 }
 
-/// Steal time per CPU (the hypervisor running something else on our vCPU), in USER_HZ ticks, from the
-/// eighth value of each `cpuN` line of /proc/stat. Empty where /proc/stat is unreadable.
-/// Steal time between two [`steal_per_cpu`] snapshots.
+/// Steal time between two [`per_cpu_times`] snapshots: the hypervisor running something else on our
+/// virtual CPUs (the eighth value of each `cpuN` line of /proc/stat).
 pub struct Steal<'a> {
-    pub before: &'a [u64],
-    pub after: &'a [u64],
+    pub before: &'a [CpuTicks],
+    pub after: &'a [CpuTicks],
 }
 
 impl Steal<'_> {
     /// Seconds stolen from CPU `c`.
     pub fn on(&self, c: usize) -> f64 {
         let tick = 1.0 / sys::clock_ticks_per_sec() as f64;
-        let at = |v: &[u64]| v.get(c).copied().unwrap_or(0);
+        let at = |v: &[CpuTicks]| v.get(c).map_or(0, |t| t.steal);
         at(self.after).saturating_sub(at(self.before)) as f64 * tick
     }
 
@@ -221,10 +220,54 @@ impl Steal<'_> {
     }
 }
 
-pub fn steal_per_cpu() -> Vec<u64> {
-    let Ok(text) = std::fs::read_to_string("/proc/stat") else {
-        return Vec::new();
-    };
+/// One CPU's times from its `cpuN` line of /proc/stat, in USER_HZ ticks (100 a second): the whole
+/// machine's, every process and kernel thread (kworkers) and interrupt included.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CpuTicks {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+}
+
+impl CpuTicks {
+    /// Ticks in the kernel: system time, hard and soft interrupts.
+    pub fn kernel(&self) -> u64 {
+        self.system + self.irq + self.softirq
+    }
+
+    /// Every tick the CPU counted.
+    pub fn total(&self) -> u64 {
+        self.user
+            + self.nice
+            + self.system
+            + self.idle
+            + self.iowait
+            + self.irq
+            + self.softirq
+            + self.steal
+    }
+
+    fn minus(&self, o: &CpuTicks) -> CpuTicks {
+        CpuTicks {
+            user: self.user.saturating_sub(o.user),
+            nice: self.nice.saturating_sub(o.nice),
+            system: self.system.saturating_sub(o.system),
+            idle: self.idle.saturating_sub(o.idle),
+            iowait: self.iowait.saturating_sub(o.iowait),
+            irq: self.irq.saturating_sub(o.irq),
+            softirq: self.softirq.saturating_sub(o.softirq),
+            steal: self.steal.saturating_sub(o.steal),
+        }
+    }
+}
+
+/// The `cpuN` lines of /proc/stat text, indexed by N (a CPU missing from the text is all zeros).
+pub fn parse_cpu_lines(text: &str) -> Vec<CpuTicks> {
     let mut v = Vec::new();
     for line in text.lines() {
         let mut f = line.split_whitespace();
@@ -235,13 +278,84 @@ pub fn steal_per_cpu() -> Vec<u64> {
         else {
             continue;
         };
-        let steal = f.nth(7).and_then(|x| x.parse().ok()).unwrap_or(0);
+        let x: Vec<u64> = f.take(8).map(|x| x.parse().unwrap_or(0)).collect();
+        let at = |i: usize| x.get(i).copied().unwrap_or(0);
         if v.len() <= n {
-            v.resize(n + 1, 0);
+            v.resize(n + 1, CpuTicks::default());
         }
-        v[n] = steal;
+        v[n] = CpuTicks {
+            user: at(0),
+            nice: at(1),
+            system: at(2),
+            idle: at(3),
+            iowait: at(4),
+            irq: at(5),
+            softirq: at(6),
+            steal: at(7),
+        };
     }
     v
+}
+
+/// Every CPU's times now (/proc/stat). Empty where /proc/stat is unreadable.
+pub fn per_cpu_times() -> Vec<CpuTicks> {
+    std::fs::read_to_string("/proc/stat")
+        .map(|t| parse_cpu_lines(&t))
+        .unwrap_or_default()
+}
+
+/// [`per_cpu_times`], under the name of the days when only the steal was kept.
+pub fn steal_per_cpu() -> Vec<CpuTicks> {
+    per_cpu_times()
+}
+
+/// The kernel's share of every CPU over a span, system-wide (/proc/stat): what the storage paper's dstat
+/// showed as each core's "sys" (its Figure 3 plots the busier of two cores), kworkers, interrupts and
+/// other processes included, where the process's own system time leaves them out.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SystemCpu {
+    /// Per CPU: ticks in the kernel (system, irq, softirq) over all its ticks of the span.
+    pub kernel_share: Vec<f64>,
+    /// Per CPU: ticks in interrupts (irq, softirq) over all its ticks.
+    pub irq_share: Vec<f64>,
+    /// The CPU with the largest kernel share (the paper's "busier core"), and that share.
+    pub busiest_cpu: usize,
+    pub busiest_kernel_share: f64,
+    /// All CPUs together: kernel ticks over all ticks.
+    pub kernel_share_all: f64,
+    /// Ticks the busiest CPU counted over the span (USER_HZ, 100 a second): with a few, every share is
+    /// mostly rounding.
+    pub ticks: u64,
+}
+
+impl SystemCpu {
+    /// The shares between two [`per_cpu_times`] snapshots; None when there is nothing to divide by.
+    pub fn between(before: &[CpuTicks], after: &[CpuTicks]) -> Option<SystemCpu> {
+        let d: Vec<CpuTicks> = after
+            .iter()
+            .enumerate()
+            .map(|(i, a)| a.minus(&before.get(i).copied().unwrap_or_default()))
+            .collect();
+        let share = |x: u64, t: u64| if t > 0 { x as f64 / t as f64 } else { 0.0 };
+        let kernel_share: Vec<f64> = d.iter().map(|t| share(t.kernel(), t.total())).collect();
+        let (busiest_cpu, busiest_kernel_share) = kernel_share
+            .iter()
+            .copied()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(&b.1))?;
+        let all: u64 = d.iter().map(CpuTicks::total).sum();
+        (all > 0).then(|| SystemCpu {
+            irq_share: d
+                .iter()
+                .map(|t| share(t.irq + t.softirq, t.total()))
+                .collect(),
+            kernel_share_all: share(d.iter().map(CpuTicks::kernel).sum(), all),
+            ticks: d[busiest_cpu].total(),
+            kernel_share,
+            busiest_cpu,
+            busiest_kernel_share,
+        })
+    }
 }
 
 /// The kernel's per-process I/O accounting (/proc/self/io).
@@ -351,6 +465,33 @@ mod tests {
                 .unwrap_or(v.len())
                 .max(v.len())
         );
+    }
+
+    #[test]
+    fn the_busier_cores_kernel_share_counts_interrupts() {
+        let before = parse_cpu_lines(
+            "cpu  9 9 9 9 9 9 9 9 0 0\ncpu0 100 0 50 800 0 10 10 0 0 0\ncpu1 100 0 20 850 0 0 0 0 0 0\n",
+        );
+        // cpu0: 100 ticks, 60 system + 10 irq + 10 softirq; cpu1: 100 ticks, 10 system.
+        let after = parse_cpu_lines(
+            "cpu0 110 0 110 810 0 20 20 0 0 0\ncpu1 150 0 30 890 0 0 0 0 0 0\nintr 1 2 3\n",
+        );
+        let s = SystemCpu::between(&before, &after).unwrap();
+        assert_eq!(s.busiest_cpu, 0);
+        assert!((s.busiest_kernel_share - 0.8).abs() < 1e-9, "{s:?}");
+        assert!((s.irq_share[0] - 0.2).abs() < 1e-9);
+        assert!((s.kernel_share[1] - 0.1).abs() < 1e-9);
+        assert!((s.kernel_share_all - 0.45).abs() < 1e-9);
+        assert_eq!(s.ticks, 100);
+        // Nothing counted: no shares.
+        assert!(SystemCpu::between(&after, &after).is_none());
+        assert!(SystemCpu::between(&[], &[]).is_none());
+        // The steal is the eighth value.
+        let st = Steal {
+            before: &parse_cpu_lines("cpu0 0 0 0 0 0 0 0 5\n"),
+            after: &parse_cpu_lines("cpu0 0 0 0 0 0 0 0 9\n"),
+        };
+        assert!((st.on(0) - 4.0 / sys::clock_ticks_per_sec() as f64).abs() < 1e-12);
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //! figures, verify, kernel counters, offload's section) are empty, for the runner to fill in.
 
 use crate::measure::clock::ClockInfo;
-use crate::measure::cpu::{run_delay_delta_s, HelperCpu, Rusage, RusageDelta, Steal, TaskTimes};
+use crate::measure::cpu::{
+    run_delay_delta_s, CpuTicks, HelperCpu, Rusage, RusageDelta, Steal, SystemCpu, TaskTimes,
+};
 use crate::result::*;
 use crate::spec::Spec;
 
@@ -16,8 +18,8 @@ use crate::spec::Spec;
 pub(crate) struct Sample {
     pub ru: Rusage,
     pub tasks: Vec<TaskTimes>,
-    /// Steal ticks per CPU (/proc/stat).
-    pub steal: Vec<u64>,
+    /// Every CPU's times (/proc/stat): its steal, and its kernel share system-wide.
+    pub steal: Vec<CpuTicks>,
 }
 
 /// What one timed span measured, and what the runner has to say about it so far.
@@ -146,6 +148,7 @@ impl Measured<'_> {
             runqueue_wait_s: run_delay_delta_s(&self.before.tasks, &self.after.tasks),
             steal_all_cpus_s,
             steal_worker_cpus_s,
+            system_wide: SystemCpu::between(&self.before.steal, &self.after.steal),
             tasks: self.after.tasks.len(),
         }
     }

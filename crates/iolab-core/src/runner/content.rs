@@ -4,13 +4,14 @@
 //!
 //! One thread, ops in order. A synchronous method does one op per `submit` (more where the kernel took
 //! part of it); a queued one (io_uring) keeps up to `--qd` ops in flight, `--batch` per submission. Then
-//! `finish`, msync for a mapping and fsync: the timed span ends when fsync returns. Setting the method up
+//! `finish`, msync for a mapping and fsync (unless the content says not to): the timed span ends when fsync
+//! returns, and the writes and the flush are timed apart. Setting the method up
 //! (open, mapping, ring, a kernel copy's source) happens before the timer starts, and tearing it down
 //! (close, munmap, the ring, removing a kernel copy's source) after it stops.
 
 use crate::error::{Error, Result};
 use crate::measure::clock::{Clock, ClockInfo, ClockKind, MockClock, MonoClock, TscClock};
-use crate::measure::cpu::{Rusage, RusageDelta};
+use crate::measure::cpu::{ProcIo, Rusage, RusageDelta};
 use crate::method::{Flush, Io, Method, SharedSlot, ThreadCtx};
 use crate::spec::Spec;
 use crate::target::PreparedTarget;
@@ -19,17 +20,27 @@ use crate::target::PreparedTarget;
 pub struct Content<'a> {
     pub bytes: &'a [u8],
     pub ops: &'a [(u64, u32)],
+    /// Flush to the device at the end (msync for a mapping, then fsync), inside the timed span; false:
+    /// the span ends when the last write (and stdio's fflush) returned, as the note's user program did.
+    pub fsync: bool,
 }
 
 /// What writing the content took.
 #[derive(Debug, Clone)]
 pub struct ContentTiming {
-    /// From just before the first op to after fsync returned, in seconds.
+    /// From just before the first op to after fsync returned (or the last write, without fsync), in
+    /// seconds.
     pub wall_s: f64,
+    /// From just before the first op until the last write (and stdio's fflush) returned.
+    pub write_s: f64,
+    /// msync and fsync, when the content was flushed.
+    pub fsync_s: Option<f64>,
     /// The process's CPU over the same span.
     pub cpu: RusageDelta,
     /// System calls the method counted (None where it cannot know: stdio).
     pub syscalls: Option<u64>,
+    /// Write-family system calls the kernel counted over the span (/proc/self/io syscw).
+    pub write_calls: Option<u64>,
 }
 
 /// How a method's file names its content writer (`Run::threads::<M>()` makes it).
@@ -71,6 +82,8 @@ fn timed<M: Method, C: Clock>(
     let mut m = M::prepare(&ctx)?;
     let synchronous = spec.method.info().synchronous();
     let maps = spec.method.info().maps;
+    // /proc/self/io is read last before the span and first after it (its own read is a read, not a write).
+    let io0 = ProcIo::read_self();
     let ru0 = Rusage::process();
     let t0 = clk.now();
     if synchronous {
@@ -79,18 +92,31 @@ fn timed<M: Method, C: Clock>(
         write_queued(&mut m, content, spec.qd, spec.batch, &target.path)?;
     }
     m.finish()?;
-    if maps {
-        m.flush(Flush::Msync)?;
-    }
-    m.flush(Flush::Fsync)?;
-    let t1 = clk.now();
+    let tw = clk.now();
+    // Without a flush the span ends with the writes.
+    let t1 = if content.fsync {
+        if maps {
+            m.flush(Flush::Msync)?;
+        }
+        m.flush(Flush::Fsync)?;
+        clk.now()
+    } else {
+        tw
+    };
     let ru1 = Rusage::process();
+    let io1 = ProcIo::read_self();
     let syscalls = m.syscalls(content.ops.len() as u64);
     drop(m);
+    let s = |a: u64, b: u64| b.saturating_sub(a) as f64 * clock.ns_per_tick * 1e-9;
     Ok(ContentTiming {
-        wall_s: t1.saturating_sub(t0) as f64 * clock.ns_per_tick * 1e-9,
+        wall_s: s(t0, t1),
+        write_s: s(t0, tw),
+        fsync_s: content.fsync.then(|| s(tw, t1)),
         cpu: RusageDelta::between(&ru0, &ru1),
         syscalls,
+        write_calls: io0
+            .zip(io1)
+            .map(|((a, n), (b, _))| ProcIo::delta(&a, n, &b).syscw),
     })
 }
 

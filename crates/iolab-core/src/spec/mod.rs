@@ -154,6 +154,10 @@ pub struct Spec {
     /// O_DIRECT with aligned buffers.
     pub direct: bool,
     pub fsync: SyncEvery,
+    /// `--cold-cache` (read runs): the target's pages are written back and dropped from the page cache
+    /// before each pass. Written only when set, so results without it compare with older ones.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cold_cache: bool,
     /// mmap only.
     pub msync: SyncEvery,
     /// vectored only: iovecs per operation.

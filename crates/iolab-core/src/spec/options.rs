@@ -125,6 +125,11 @@ pub static OPTIONS: &[Opt] = &[
         help: "O_DIRECT with aligned buffers (--bs and --offset must be multiples of the device's alignment)" },
     Opt { key: "fsync", ty: Ty::Text, value_name: "WHEN", group: W, methods: &[], default: Some("none"),
         help: "none | end | every:N (timed, not in per-op latency)" },
+    Opt { key: "cold-cache", ty: flag("cold-cache"), value_name: "", group: W, methods: &[], default: None,
+        help: "Read runs of a file or block device: before each pass, write the target back and drop its pages \
+               from the page cache (fsync, then posix_fadvise DONTNEED; not timed), so buffered reads come \
+               from the device; the result's notes say how many pages stayed cached (tmpfs keeps them all: its \
+               pages are the file)" },
     Opt { key: "file-size", ty: Ty::Size, value_name: "SIZE", group: W, methods: &[],
         default: Some("ops x bs, or 64 MiB for --duration runs"),
         help: "Size of a file iolab creates, shared by the threads' regions; writes wrap around it" },

@@ -104,6 +104,7 @@ impl RawSpec {
             threads: threads as u32,
             direct,
             fsync,
+            cold_cache: self.cold_cache(op)?,
             msync,
             iovecs: iovecs as u32,
             qd: queue.qd,
@@ -402,6 +403,20 @@ impl RawSpec {
             ));
         }
         Ok(Some(ms))
+    }
+
+    /// --cold-cache: read runs only (a write run has no cached data to read; --fsync end makes its
+    /// writes reach the device). Where the target has no page cache is said by the target's setup.
+    fn cold_cache(&self, op: OpKind) -> Result<bool> {
+        let on = self.bool("cold-cache")?;
+        if on && op == OpKind::Write {
+            return Err(Error::usage(
+                "--cold-cache",
+                "drops the target's cached pages before a read run; a write run reads nothing from the cache \
+                 (use --fsync end to make its writes reach the device inside the timed span)",
+            ));
+        }
+        Ok(on)
     }
 
     /// --rw-flags as RWF_* bits.

@@ -15,6 +15,7 @@
 //!   ioctls, statfs) and the kernel-side copies (copy_file_range, sendfile, splice).
 //! - `at`: names relative to a directory descriptor (openat, unlinkat), statx birth time, xattrs.
 //! - `memory`: mappings, memfd, the locked-memory limit.
+//! - `cache`: a file's page cache: dropping its clean pages (posix_fadvise) and counting them (mincore).
 //! - `process`: rusage, clocks, ids, affinity, signals, fork/wait/kill, seccomp, exits.
 //! - `perf_events`: perf_event_open and friends, private tracefs instances (`perf` is the perf bindings
 //!   crate).
@@ -28,6 +29,7 @@
 
 mod aio;
 mod at;
+mod cache;
 mod errno;
 mod files;
 mod ipc;
@@ -42,6 +44,7 @@ mod uring;
 
 pub use aio::*;
 pub use at::*;
+pub use cache::*;
 pub use errno::{errno_name, SysErr, SysResult};
 pub use files::*;
 pub use ipc::*;

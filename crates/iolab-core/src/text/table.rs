@@ -115,8 +115,21 @@ impl Table {
         };
         let wraps = self.align.last() == Some(&Align::Wrap);
         let fixed = &all[..all.len() - usize::from(wraps)];
-        if span(&all) <= width || (wraps && span(fixed) + GAP + MIN_WRAP <= width) {
+        if span(&all) <= width || (wraps && span(fixed) + GAP + self.min_wrap() <= width) {
             return vec![all];
+        }
+        // Rows that are all notes show the key columns only: no group of heads without a row under it.
+        if !self.rows.iter().any(|r| matches!(r, Row::Cells(_))) {
+            let mut cur: Vec<usize> = (0..self.keys).collect();
+            for i in self.keys..w.len() {
+                let mut with = cur.clone();
+                with.push(i);
+                if span(&with) > width {
+                    break;
+                }
+                cur = with;
+            }
+            return vec![cur];
         }
         let keys: Vec<usize> = (0..self.keys).collect();
         let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -133,6 +146,21 @@ impl Table {
         }
         groups.push(cur);
         groups
+    }
+
+    /// The narrowest the wrapped last column can be: [`MIN_WRAP`], or its longest word (a word is never
+    /// split: a function name wider than the column would stick out of the width).
+    fn min_wrap(&self) -> usize {
+        let last = self.heads.len().saturating_sub(1);
+        self.rows
+            .iter()
+            .filter_map(|r| match r {
+                Row::Cells(c) => c.get(last),
+                Row::Note(..) => None,
+            })
+            .flat_map(|c| c.split_whitespace())
+            .map(width_of)
+            .fold(MIN_WRAP, usize::max)
     }
 
     /// The table as text for a terminal `width` columns wide (`None`: unbounded), each line ending in a
@@ -280,6 +308,51 @@ mod tests {
             "not run: needs a file to copy from, and a long reason that wraps",
         );
         t
+    }
+
+    #[test]
+    fn a_table_of_notes_only_shows_no_heads_without_rows() {
+        let mut t = Table::new(
+            &[
+                ("point", Align::Left),
+                ("user s", Align::Right),
+                ("sys s", Align::Right),
+                ("time/op", Align::Right),
+                ("gap p50", Align::Right),
+            ],
+            1,
+        );
+        t.note(["bs=4"], "not run: not available on this machine");
+        let out = t.render(Some(40));
+        assert_eq!(
+            out.lines().filter(|l| l.contains("point")).count(),
+            1,
+            "{out}"
+        );
+        assert!(out.lines().all(|l| l.chars().count() <= 40), "{out}");
+        assert!(out.contains("not run"), "{out}");
+    }
+
+    #[test]
+    fn a_wrapped_column_is_never_narrower_than_its_longest_word() {
+        let mut t = Table::new(
+            &[
+                ("point", Align::Left),
+                ("samples", Align::Right),
+                ("top kernel function (self %)", Align::Wrap),
+            ],
+            1,
+        );
+        let long = "__memcg_slab_post_alloc_hook (12.0%)";
+        t.row(["bs=4k target={disk}/writes.dat", "192", long]);
+        for width in [64, 72, 80] {
+            let out = t.render(Some(width));
+            assert!(
+                out.lines().all(|l| l.chars().count() <= width),
+                "{width}:\n{out}"
+            );
+            assert!(out.contains("__memcg_slab_post_alloc_hook"), "{out}");
+        }
     }
 
     #[test]
