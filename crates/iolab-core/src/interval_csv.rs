@@ -64,17 +64,7 @@ pub fn of_records(records: &[&Value], keys: &[String]) -> String {
     let lead: Vec<String> = keys.iter().map(|k| format!("point.{k}")).collect();
     let mut text = header(&lead);
     for rec in records {
-        let point = series::record_point(rec);
-        let cells: Vec<String> = keys
-            .iter()
-            .map(|k| {
-                point
-                    .iter()
-                    .find(|(pk, _)| pk == k)
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or_default()
-            })
-            .collect();
+        let cells = series::point_cells(rec, keys);
         if let Some(r) = rec.get("result") {
             text += &rows(&cells, r);
         }

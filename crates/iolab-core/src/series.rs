@@ -768,10 +768,10 @@ pub fn csv_header(point_keys: &[String]) -> String {
         + "\n"
 }
 
-pub fn csv_row(rec: &Value, point_keys: &[String]) -> String {
+/// The values a record's point gives `keys`, in their order ("" where the point has no such key).
+pub fn point_cells(rec: &Value, keys: &[String]) -> Vec<String> {
     let point = record_point(rec);
-    let mut cells: Vec<String> = point_keys
-        .iter()
+    keys.iter()
         .map(|k| {
             point
                 .iter()
@@ -779,7 +779,11 @@ pub fn csv_row(rec: &Value, point_keys: &[String]) -> String {
                 .map(|(_, v)| v.clone())
                 .unwrap_or_default()
         })
-        .collect();
+        .collect()
+}
+
+pub fn csv_row(rec: &Value, point_keys: &[String]) -> String {
+    let mut cells = point_cells(rec, point_keys);
     let r = rec.get("result");
     let txt = |path: &[&str]| text(r.and_then(|r| at(r, path)));
     for c in CSV_COLUMNS {

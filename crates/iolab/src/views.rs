@@ -148,17 +148,7 @@ pub(crate) fn sweep_doc(lead: &str, keys: &[String], recs: &[&Value]) -> Doc {
     cols.extend(RUN_COLS);
     let mut t = Table::new(&cols, keys.len());
     for rec in recs {
-        let point = series::record_point(rec);
-        let key_cells: Vec<String> = keys
-            .iter()
-            .map(|k| {
-                point
-                    .iter()
-                    .find(|(pk, _)| pk == k)
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or_default()
-            })
-            .collect();
+        let key_cells = series::point_cells(rec, keys);
         match (rec.get("result"), rec.get("error").and_then(|e| e.as_str())) {
             (Some(r), _) => {
                 let mut cells = key_cells;
