@@ -300,6 +300,20 @@ pub struct UringStats {
     pub submitter_cpu: Option<crate::measure::cpu::RusageDelta>,
 }
 
+impl UringStats {
+    /// One submission that passed `taken` requests to the kernel, leaving `in_kernel` there: counted in
+    /// `requests` and in the batch and in-flight histograms (their last bucket takes everything above).
+    pub fn count_submission(&mut self, taken: u32, in_kernel: u32) {
+        self.requests += taken as u64;
+        let h = &mut self.batch_histogram;
+        let i = (taken as usize).min(h.len() - 1);
+        h[i] += 1;
+        let d = &mut self.inflight_histogram;
+        let j = (in_kernel as usize).min(d.len() - 1);
+        d[j] += 1;
+    }
+}
+
 /// `--method pv2 --rw-flags nowait`: how many ops the kernel refused to do without blocking, of one
 /// thread (or, in a result, all threads).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

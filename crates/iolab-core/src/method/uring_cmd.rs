@@ -178,12 +178,6 @@ impl UringCmd {
     fn account(&mut self, taken: u32) {
         self.queued -= taken;
         self.in_kernel += taken;
-        self.stats.requests += taken as u64;
-        let h = &mut self.stats.batch_histogram;
-        let i = (taken as usize).min(h.len() - 1);
-        h[i] += 1;
-        let d = &mut self.stats.inflight_histogram;
-        let j = (self.in_kernel as usize).min(d.len() - 1);
-        d[j] += 1;
+        self.stats.count_submission(taken, self.in_kernel);
     }
 }
