@@ -39,6 +39,7 @@
 #include <linux/io_uring/cmd.h>	/* struct io_uring_cmd since 6.7 */
 #endif
 #include <linux/ktime.h>
+#include <linux/math64.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -146,13 +147,26 @@ static void sink_count_caller(void)
 		sink_count(worker_calls, 1);
 }
 
+/*
+ * The buffer offset of byte @done of a transfer at @pos. The sum is taken as
+ * u64 and divided with do_div(), so a 32-bit build neither needs a 64-bit
+ * modulo from libgcc nor sees a negative offset; buf_size is at most
+ * SINK_MAX_BUF, which fits do_div()'s 32-bit divisor.
+ */
+static size_t sink_off(loff_t pos, size_t done)
+{
+	u64 at = (u64)pos + done;
+
+	return do_div(at, (u32)buf_size);
+}
+
 /* Copies len user bytes into the buffer at pos (modulo its size). */
 static ssize_t sink_store_user(const char __user *ubuf, size_t len, loff_t pos)
 {
 	size_t done = 0;
 
 	while (done < len) {
-		size_t off = (pos + done) % buf_size;
+		size_t off = sink_off(pos, done);
 		size_t n = min_t(size_t, len - done, buf_size - off);
 
 		if (copy_from_user(sink_buf + off, ubuf + done, n))
@@ -167,7 +181,7 @@ static ssize_t sink_load_user(char __user *ubuf, size_t len, loff_t pos)
 	size_t done = 0;
 
 	while (done < len) {
-		size_t off = (pos + done) % buf_size;
+		size_t off = sink_off(pos, done);
 		size_t n = min_t(size_t, len - done, buf_size - off);
 
 		if (copy_to_user(ubuf + done, sink_buf + off, n))
@@ -221,7 +235,7 @@ static ssize_t sink_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	if (iocb->ki_flags & IOCB_NOWAIT)
 		sink_count(nowait_calls, 1);
 	while (done < len) {
-		size_t off = (iocb->ki_pos + done) % buf_size;
+		size_t off = sink_off(iocb->ki_pos, done);
 		size_t n = min_t(size_t, len - done, buf_size - off);
 		size_t got = copy_from_iter(sink_buf + off, n, from);
 
@@ -241,7 +255,7 @@ static ssize_t sink_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	if (iocb->ki_flags & IOCB_NOWAIT)
 		sink_count(nowait_calls, 1);
 	while (done < len) {
-		size_t off = (iocb->ki_pos + done) % buf_size;
+		size_t off = sink_off(iocb->ki_pos, done);
 		size_t n = min_t(size_t, len - done, buf_size - off);
 		size_t got = copy_to_iter(sink_buf + off, n, to);
 
