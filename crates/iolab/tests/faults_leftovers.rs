@@ -138,6 +138,60 @@ fn a_killed_runs_target_is_left_and_clean_removes_it() {
     );
 }
 
+/// The race a full test run once hit: one `iolab clean` rewrites a journal (truncate, then write, under its
+/// lock) while another reads it. Here the test plays the rewriting clean: it empties the killed run's journal
+/// under the lock, starts `iolab clean DIR`, and writes the journal back a moment later. The clean must wait
+/// for the lock and read it again, not pass the journal over as a just-created one.
+#[test]
+fn a_journal_another_clean_is_rewriting_is_read_again_under_its_lock() {
+    use std::io::{Read, Seek, Write};
+    use std::os::fd::AsRawFd;
+    let d = disk_dir();
+    let mut c = start(&[
+        "--method",
+        "psync",
+        "--target",
+        &path_str(&d.path().join("x.dat")),
+        "--duration",
+        "60",
+    ]);
+    let pid = c.id();
+    wait_for(&mut c, &[&d.path().join("x.dat")]);
+    signal(&mut c, libc::SIGKILL);
+    let t = d.path().join("x.dat");
+    let names = journals_of(pid);
+    assert_eq!(names.len(), 1, "one journal for pid {pid}: {names:?}");
+    let jpath = journal_dir().join(&names[0]);
+    let mut j = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&jpath)
+        .unwrap();
+    // SAFETY: flock takes an fd we own and integer flags.
+    assert_eq!(unsafe { libc::flock(j.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let mut text = Vec::new();
+    j.read_to_end(&mut text).unwrap();
+    assert!(!text.is_empty(), "the killed run's journal has its lines");
+    j.set_len(0).unwrap();
+    let cleaner = Command::new(bin())
+        .args(["clean", &path_str(d.path())])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    j.seek(std::io::SeekFrom::Start(0)).unwrap();
+    j.write_all(&text).unwrap();
+    drop(j); // releases the lock
+    let out = cleaner.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(&format!("removed {}", canon(&t))),
+        "{stdout}"
+    );
+    assert!(!t.exists(), "removed");
+}
+
 #[test]
 fn sigquit_leaves_the_splice_sources_too_and_clean_removes_them() {
     let d = tmpfs_dir();

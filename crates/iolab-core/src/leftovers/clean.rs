@@ -132,20 +132,51 @@ fn open_journal(
         ));
         return None;
     }
-    let text = std::fs::read(sys::fd_path(fd.as_raw_fd())).unwrap_or_default();
-    let Some(c) = parse(&String::from_utf8_lossy(&text)) else {
-        // An iolab that has just created its journal holds its lock before writing the first line: a
-        // running iolab's, not a stranger's file.
-        if matches!(sys::flock_exclusive_nb(fd.as_raw_fd()), Ok(false)) {
-            return None;
-        }
-        rep.notes.push(format!(
-            "{}: not an iolab journal: left alone",
-            shown.display()
-        ));
-        return None;
+    let read = |fd: &OwnedFd| {
+        let text = std::fs::read(sys::fd_path(fd.as_raw_fd())).unwrap_or_default();
+        parse(&String::from_utf8_lossy(&text))
     };
-    Some((fd, c))
+    if let Some(c) = read(&fd) {
+        return Some((fd, c));
+    }
+    // Empty or cut short: an iolab has just created it (the name says which: leave a running one's alone,
+    // never contending for its lock), or another `iolab clean` is rewriting it (it truncates, then writes,
+    // under the lock): read it again under the lock.
+    if named_owner_alive(name) || !lock_briefly(fd.as_raw_fd()) {
+        return None;
+    }
+    match read(&fd) {
+        Some(c) => Some((fd, c)),
+        None => {
+            let st = sys::fstat(fd.as_raw_fd()).ok()?;
+            if st.st_nlink > 0 {
+                rep.notes.push(format!(
+                    "{}: not an iolab journal: left alone",
+                    shown.display()
+                ));
+            }
+            None
+        }
+    }
+}
+
+/// Is the process a journal's name (`PID-START.journal`) gives still running?
+fn named_owner_alive(name: &str) -> bool {
+    let Some((pid, start)) = name
+        .strip_suffix(".journal")
+        .and_then(|n| n.split_once('-'))
+    else {
+        return false;
+    };
+    match (pid.parse(), start.parse()) {
+        (Ok(pid), Ok(start)) => Process {
+            pid,
+            start,
+            boot: super::boot_id(),
+        }
+        .alive(),
+        _ => false,
+    }
 }
 
 /// One journal: left alone while its process runs; else its paths removed or refused, and the journal
