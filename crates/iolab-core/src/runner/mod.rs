@@ -29,7 +29,7 @@ pub(crate) use assemble::{assemble, Measured, Sample};
 pub use content::{write_content, Content, ContentDrive, ContentTiming};
 
 use crate::error::{Error, Result};
-use crate::measure::clock::{ClockInfo, ClockKind, MockClock, MonoClock, TscClock};
+use crate::measure::clock::{ClockInfo, ClockKind, CounterClock, MockClock, MonoClock};
 use crate::measure::counters::{CountMode, CounterSet, CounterSnap, CounterValue, Family};
 use crate::measure::profile::Sampler;
 use crate::method::{Method, Run};
@@ -53,7 +53,9 @@ pub fn drive<M: Method>(
     pass: &Pass,
 ) -> Result<Collected> {
     match info.kind {
-        ClockKind::Tsc => run_threads::<M, TscClock>(spec, target, &TscClock, info, pass),
+        ClockKind::Tsc | ClockKind::Cntvct => {
+            run_threads::<M, CounterClock>(spec, target, &CounterClock, info, pass)
+        }
         ClockKind::Monotonic => run_threads::<M, MonoClock>(spec, target, &MonoClock, info, pass),
         ClockKind::Mock => {
             run_threads::<M, MockClock>(spec, target, &MockClock::new(100), info, pass)
