@@ -111,6 +111,7 @@ pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunRe
         intervals: Vec::new(),
         sink: None,
         iopoll: None,
+        sparse_clock: None,
     }
 }
 
