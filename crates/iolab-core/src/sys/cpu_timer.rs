@@ -82,7 +82,7 @@ pub fn cntvct_readable() -> Result<(), String> {
         // SAFETY: a zeroed sigaction with a plain handler is valid; only this child is affected.
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = exit_on_sigill as usize;
+            sa.sa_sigaction = exit_on_sigill as extern "C" fn(libc::c_int) as libc::sighandler_t;
             libc::sigaction(libc::SIGILL, &sa, std::ptr::null_mut());
             libc::sigaction(libc::SIGSEGV, &sa, std::ptr::null_mut());
             libc::sigaction(libc::SIGBUS, &sa, std::ptr::null_mut());
