@@ -23,7 +23,9 @@ pub fn derive(r: &RunResult) -> Derived {
         }
     };
     if let Some(se) = k.value("raw_syscalls:sys_enter") {
-        d.syscalls_per_op = per(se, tp_ops);
+        // iolab's clock reads, where each was a system call, are not the method's.
+        let clock = k.tracepoint_pass_clock_calls.unwrap_or(0);
+        d.syscalls_per_op = per(se.saturating_sub(clock), tp_ops);
     }
     let submitted = k.value("io_uring:io_uring_submit_req");
     if let (Some(req), Some(enters)) = (submitted, k.syscall("io_uring_enter")) {

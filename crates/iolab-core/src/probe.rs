@@ -86,7 +86,11 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
 
     // The clock.
     rows.push(ProbeRow {
-        name: "clock: invariant TSC".into(),
+        name: if cfg!(target_arch = "x86_64") {
+            "clock: invariant TSC".into()
+        } else {
+            format!("clock: {}", crate::measure::clock::counter_name())
+        },
         available: clock.fallback_reason.is_none(),
         detail: match &clock.fallback_reason {
             None => format!(
@@ -94,8 +98,8 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
                 clock.description, clock.overhead_ns
             ),
             Some(r) => format!(
-                "{r}; using clock_gettime ({:.1} ns per read)",
-                clock.overhead_ns
+                "{r}; using {} ({:.1} ns per read)",
+                clock.description, clock.overhead_ns
             ),
         },
     });

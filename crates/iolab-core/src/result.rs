@@ -160,6 +160,10 @@ pub struct SyscallFigures {
     pub kernel_rw_per_op: f64,
     /// How to read these numbers for this method.
     pub note: String,
+    /// Clock reads that were system calls of their own (clock_gettime without a vDSO fast path; see
+    /// `ClockInfo::read_is_syscall`), counted apart from the method's: `None` where a read is no call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_calls: Option<u64>,
 }
 
 /// Flushes made at `--fsync`/`--msync` points (timed, not in per-op latency).
@@ -209,6 +213,9 @@ pub struct KernelFigures {
     pub tracepoint_pass_ops: Option<u64>,
     pub tracepoint_pass_uring_enters: Option<u64>,
     pub tracepoint_pass_uring_requests: Option<u64>,
+    /// iolab's clock reads in that pass, when each was a system call: taken out of its per-op figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracepoint_pass_clock_calls: Option<u64>,
     pub notes: Vec<String>,
 }
 
@@ -557,6 +564,10 @@ pub struct RunResult {
     /// its interrupts around the timed span; see `measure/iopoll.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iopoll: Option<crate::measure::iopoll::IopollFigures>,
+    /// One clock read every N ops (`--clock-every`, or iolab's choice where a read is a system call): why
+    /// the result has no per-op latency. Written only when so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sparse_clock: Option<crate::measure::clock::SparseClock>,
 }
 
 /// One interval of a run's time series (`RunResult::intervals`).

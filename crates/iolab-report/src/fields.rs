@@ -264,6 +264,7 @@ mod tests {
             }],
             sink: Some(Default::default()),
             iopoll: Some(Default::default()),
+            sparse_clock: None,
         }
     }
 

@@ -10,8 +10,15 @@ use std::fmt::Write;
 
 /// Everything after the throughput line of a run that was not an offload run.
 pub(crate) fn io_text(r: &RunResult, o: &mut String) {
-    o.push_str(&dist_line("latency", &r.latency));
-    o.push_str(&dist_line("gap", &r.gap));
+    match &r.sparse_clock {
+        Some(sc) => {
+            let _ = writeln!(o, "latency      unavailable: {}", sc.latency_unavailable);
+        }
+        None => {
+            o.push_str(&dist_line("latency", &r.latency));
+            o.push_str(&dist_line("gap", &r.gap));
+        }
+    }
     cpu_text(r, o);
     scheduler_text(r, o);
     syscalls_text(r, o);
@@ -173,6 +180,15 @@ fn syscalls_text(r: &RunResult, o: &mut String) {
         fmt_size(sc.kernel_rw.rchar),
         fmt_size(sc.kernel_rw.wchar)
     );
+    if let Some(c) = sc.clock_calls {
+        let _ = writeln!(
+            o,
+            "             and {} clock reads, each a clock_gettime system call ({:.3}/op), counted apart: \
+             not the method's",
+            thousands(c),
+            if r.ops > 0 { c as f64 / r.ops as f64 } else { 0.0 }
+        );
+    }
     if let Some(n) = r.nowait.as_ref().filter(|n| n.nowait) {
         let mut how = Vec::new();
         let eagain = n.would_block - n.partial - n.unsupported;

@@ -207,6 +207,7 @@ fn syscall_figures(path: OffloadPath, ops: u64, batches: u64, timed: u64) -> Sys
         uring_requests: (path == OffloadPath::Native).then_some(ops),
         kernel_rw: Default::default(),
         kernel_rw_per_op: 0.0,
+        clock_calls: None,
         note: match path {
             OffloadPath::Native => "the client's io_uring_enter(2) calls (one per batch) and its done signal",
             _ => "the client's own system calls while timed: doorbells (eventfd writes) and its done signal; \

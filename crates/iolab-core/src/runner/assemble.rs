@@ -58,7 +58,11 @@ pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunRe
     notes.extend(steal_note);
     let mut fallbacks = m.fallbacks;
     if let Some(r) = &clock.fallback_reason {
-        fallbacks.push(format!("clock: TSC not used ({r}); {}", m.without_tsc));
+        fallbacks.push(format!(
+            "clock: {} not used ({r}); {}",
+            crate::measure::clock::counter_name(),
+            m.without_tsc
+        ));
     }
     RunResult {
         schema_version: SCHEMA_VERSION,
@@ -107,6 +111,7 @@ pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunRe
         intervals: Vec::new(),
         sink: None,
         iopoll: None,
+        sparse_clock: None,
     }
 }
 

@@ -10,7 +10,7 @@
 //! (close, munmap, the ring, removing a kernel copy's source) after it stops.
 
 use crate::error::{Error, Result};
-use crate::measure::clock::{Clock, ClockInfo, ClockKind, MockClock, MonoClock, TscClock};
+use crate::measure::clock::{Clock, ClockInfo, ClockKind, CounterClock, MockClock, MonoClock};
 use crate::measure::cpu::{ProcIo, Rusage, RusageDelta};
 use crate::method::{Flush, Io, Method, SharedSlot, ThreadCtx};
 use crate::spec::Spec;
@@ -54,7 +54,9 @@ pub fn write_content<M: Method>(
     content: &Content,
 ) -> Result<ContentTiming> {
     match clock.kind {
-        ClockKind::Tsc => timed::<M, TscClock>(spec, target, clock, &TscClock, content),
+        ClockKind::Tsc | ClockKind::Cntvct => {
+            timed::<M, CounterClock>(spec, target, clock, &CounterClock, content)
+        }
         ClockKind::Monotonic => timed::<M, MonoClock>(spec, target, clock, &MonoClock, content),
         ClockKind::Mock => {
             timed::<M, MockClock>(spec, target, clock, &MockClock::new(100), content)

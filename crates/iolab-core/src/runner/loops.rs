@@ -12,7 +12,7 @@ use crate::spec::{Spec, SyncEvery};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 #[inline(always)]
-fn timed_flush<M: Method, C: Clock>(
+pub(super) fn timed_flush<M: Method, C: Clock>(
     m: &mut M,
     clk: &C,
     what: Flush,
@@ -27,7 +27,7 @@ fn timed_flush<M: Method, C: Clock>(
     Ok(())
 }
 
-fn short_transfer(p: &LoopParams, n: usize, offset: u64) -> Error {
+pub(super) fn short_transfer(p: &LoopParams, n: usize, offset: u64) -> Error {
     Error::Runtime(format!(
         "short {}: {n} of {} bytes at offset {offset} of {} (is the filesystem full, or the file shorter than its region?)",
         if p.write { "write" } else { "read" },
@@ -36,7 +36,7 @@ fn short_transfer(p: &LoopParams, n: usize, offset: u64) -> Error {
     ))
 }
 
-fn end_flushes<M: Method, C: Clock>(
+pub(super) fn end_flushes<M: Method, C: Clock>(
     m: &mut M,
     clk: &C,
     spec: &Spec,
@@ -103,6 +103,8 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     let mut check_at = deadline.min(out.log.next).min(next_pub);
     let mut t = start;
     let mut done = 0u64;
+    // Clock reads besides the one per op (after flushes and interval closes).
+    let mut rare_reads = 0u64;
     while done < max_ops {
         let io = Io {
             slot: 0,
@@ -127,6 +129,7 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
             }
             next_flush = next_at(done, p.fsync_every).min(next_at(done, p.msync_every));
             t = clk.now();
+            rare_reads += 1;
         }
         if e >= check_at {
             if e >= deadline {
@@ -136,6 +139,7 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
                 out.log.close(&mut out.lat, e, done);
                 // The close is in no op's latency.
                 t = clk.now();
+                rare_reads += 1;
             }
             if e >= next_pub {
                 next_pub = publish(p, e, done, &mut reported);
@@ -154,6 +158,8 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     out.ops = done;
     end_flushes(m, clk, spec, out)?;
     out.t_last = clk.now();
+    // The start, one per op, the rare ones, the end, and two per flush.
+    out.clock_reads = 2 + done + rare_reads + 2 * out.flush_calls;
     // The last ops, for the display (after the timed span).
     publish(p, out.t_last, done, &mut reported);
     Ok(())
@@ -417,7 +423,7 @@ impl Flight {
 /// returns when to do it next.
 #[cold]
 #[inline(never)]
-fn publish(p: &LoopParams, e: u64, done: u64, reported: &mut u64) -> u64 {
+pub(super) fn publish(p: &LoopParams, e: u64, done: u64, reported: &mut u64) -> u64 {
     if let Some(b) = p.progress {
         b.publish(done - *reported, e);
     }
@@ -474,6 +480,8 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     // rest of iolab's per-request work at batch 32.
     let mut round_start = start;
     let mut reported = 0u64;
+    // Clock reads: the start, then one per round and the rare ones (interval closes, after flushes).
+    let mut reads = 1u64;
     let expected = m.expected_result(p.bs);
     loop {
         let sync_due = sync_every != 0 && since_sync >= sync_every;
@@ -515,6 +523,7 @@ pub(super) fn loop_async<M: Method, C: Clock>(
         }
         gaps.record_zeros(&mut out.gap);
         let e = clk.now();
+        reads += 1;
         round_start = e;
         let (reaped, bad) = slots.reap(m, &mut out.lat, e, expected);
         fl.inflight -= reaped;
@@ -530,6 +539,7 @@ pub(super) fn loop_async<M: Method, C: Clock>(
                     out.log.close(&mut out.lat, e, done);
                     // The close is in no request's latency and no gap: their starts move by its time.
                     let after = clk.now();
+                    reads += 1;
                     slots.shift(after - e);
                     gaps.prev += after - e;
                     round_start = after;
@@ -551,6 +561,7 @@ pub(super) fn loop_async<M: Method, C: Clock>(
                 timed_flush(m, clk, Flush::Fsync, out)?;
                 // Flushes are not in per-request latency.
                 round_start = clk.now();
+                reads += 1;
                 since_sync = 0;
                 continue;
             }
@@ -562,6 +573,8 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     out.ops = done;
     end_flushes(m, clk, spec, out)?;
     out.t_last = clk.now();
+    // The end, and two per flush.
+    out.clock_reads = reads + 1 + 2 * out.flush_calls;
     // The last ops, for the display (after the timed span).
     publish(p, out.t_last, done, &mut reported);
     Ok(())

@@ -40,6 +40,10 @@ const TIMED_ROUNDS: &str = "each thread from just before its first op to after i
      io_uring_enter/io_getevents that returned the completion; gap: between the starts of successive \
      requests of one thread, so 0 within a batch";
 
+const TIMED_SPARSE: &str = "each thread from just before its first op to after its last completion, including --fsync/--msync \
+     flushes. One clock read every N ops (see sparse_clock), so there is no per-op latency: throughput is \
+     the ops over that span";
+
 const EXCLUDED: &str = "process start-up, target checks, file creation/sizing/prefill, open, mmap and ring setup, buffer \
      allocation, the final close/munmap, and --verify";
 
@@ -118,8 +122,15 @@ pub(super) fn run_once(
         None
     };
     let ns = clock.ns_per_tick;
+    let sparse = crate::measure::clock::sparse_clock(
+        spec.clock_every,
+        clock,
+        spec.method.info().synchronous(),
+    );
     let mut result = RunResult {
-        timed: if outs.iter().any(|o| o.boundary_timing) {
+        timed: if sparse.is_some() {
+            TIMED_SPARSE
+        } else if outs.iter().any(|o| o.boundary_timing) {
             TIMED_BOUNDARY
         } else {
             TIMED_ROUNDS
@@ -128,7 +139,11 @@ pub(super) fn run_once(
         excluded: EXCLUDED.into(),
         latency: summarize(&w.lat, ns),
         gap: summarize(&w.gap, ns),
-        syscalls: syscall_figures(spec, &target, &w, kernel_rw),
+        syscalls: SyscallFigures {
+            clock_calls: clock.read_is_syscall().then_some(w.clock_reads),
+            ..syscall_figures(spec, &target, &w, kernel_rw)
+        },
+        sparse_clock: sparse,
         uring: UringFigures::merge(
             &outs
                 .iter()
@@ -185,6 +200,8 @@ struct Merged {
     method_count: Option<u64>,
     /// io_uring_enter calls and requests submitted through them.
     uring: Option<(u64, u64)>,
+    /// The workers' clock reads over the timed span.
+    clock_reads: u64,
 }
 
 impl Merged {
@@ -199,6 +216,7 @@ impl Merged {
             wall_s: 0.0,
             method_count: Some(0),
             uring: None,
+            clock_reads: outs.iter().map(|o| o.clock_reads).sum(),
         };
         let (mut t0, mut t1) = (u64::MAX, 0u64);
         for (i, o) in outs.iter().enumerate() {
@@ -326,6 +344,7 @@ fn syscall_figures(
         kernel_rw,
         // On a stream the peer thread's calls are in the process's counters, but only in the other
         // direction (it reads what a write run sends, writes what a read run takes): count one side.
+        clock_calls: None,
         kernel_rw_per_op: per_op(match (target.kind.is_stream(), spec.op) {
             (false, _) => kernel_rw.syscr + kernel_rw.syscw,
             (true, OpKind::Write) => kernel_rw.syscw,

@@ -202,6 +202,12 @@ pub(super) fn run_threads<M: Method, C: Clock>(
         warm: (!spec.warmup.is_none()).then_some(&warm),
         interval_ticks: interval_ticks(spec, info.hz),
         intervals_expected: intervals_expected(spec),
+        clock_every: crate::measure::clock::sparse_clock(
+            spec.clock_every,
+            info,
+            spec.method.info().synchronous(),
+        )
+        .map_or(1, |s| s.every),
     };
     let region_len = target.region_blocks * spec.bs;
     let shared = method::SharedSlot::default();

@@ -83,6 +83,8 @@ pub(super) struct WorkerOut {
     pub(super) warm: super::warmup::WarmOut,
     /// The pass over time (`--log-interval`; see intervals.rs).
     pub(super) log: IntervalLog,
+    /// Clock reads over the timed span (counted apart from the method's calls where a read is one).
+    pub(super) clock_reads: u64,
 }
 
 impl WorkerOut {
@@ -108,6 +110,7 @@ impl WorkerOut {
             leak_buffers: false,
             warm: Default::default(),
             log: IntervalLog::off(),
+            clock_reads: 0,
         }
     }
 }
@@ -145,6 +148,8 @@ pub(super) struct LoopParams<'a> {
     /// before the timed span.
     pub(super) interval_ticks: u64,
     pub(super) intervals_expected: u64,
+    /// Ops per clock read of a synchronous loop (`--clock-every`; 1: a read after every op).
+    pub(super) clock_every: u64,
 }
 
 pub(super) fn worker<M: Method, C: Clock>(
@@ -233,7 +238,19 @@ fn measure<M: Method, C: Clock>(
     );
     let ru0 = Rusage::thread();
     let cpu0 = crate::sys::current_cpu();
-    let r = if p.synchronous {
+    let r = if p.synchronous && p.clock_every > 1 {
+        super::sparse::loop_sync_sparse(
+            m,
+            clk,
+            p,
+            ctx.spec,
+            &mut plan,
+            &mut bufs[0],
+            max_ops,
+            out,
+            abort,
+        )
+    } else if p.synchronous {
         loop_sync(
             m,
             clk,

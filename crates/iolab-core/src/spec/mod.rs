@@ -217,6 +217,10 @@ pub struct Spec {
     /// `--sink-log`: a log line and a tracepoint call per write to the sink; written only when on.
     #[serde(default, skip_serializing_if = "is_false")]
     pub sink_log: bool,
+    /// `--clock-every N`: one clock read every N ops (synchronous methods); unset (`None`, not written): one
+    /// per op, or [`crate::measure::clock::AUTO_CLOCK_EVERY`] where a clock read is a system call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_every: Option<u64>,
 }
 
 fn is_false(b: &bool) -> bool {

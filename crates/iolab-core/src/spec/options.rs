@@ -119,6 +119,11 @@ pub static OPTIONS: &[Opt] = &[
         help: "Operations before timing starts (1000, 10k; over all threads) or seconds with a unit (2s, \
                500ms; each thread): run with their own instance of the method on the same target and region, \
                in no figure; the result counts them apart" },
+    Opt { key: "clock-every", ty: Ty::Count, value_name: "N", group: W, methods: &[],
+        default: Some("1; 64 where a clock read is a system call (no vDSO fast path), for synchronous methods"),
+        help: "Read the clock once every N ops instead of after every op: throughput from the span, no per-op \
+               latency (the result says why). For clocks whose read is a system call (a Cortex-A9 has no \
+               user-readable timer) or to take the clock out of the per-op cost; synchronous methods only" },
     Opt { key: "threads", ty: Ty::Count, value_name: "N", group: W, methods: &[], default: Some("1"),
         help: "Threads, each with its own descriptor (and ring) and its own region of the target" },
     Opt { key: "direct", ty: flag("direct"), value_name: "", group: W, methods: &[], default: None,

@@ -128,6 +128,7 @@ impl RawSpec {
             log_interval_ms: self.log_interval(method)?,
             sink: self.sink()?,
             sink_log: self.bool("sink-log")?,
+            clock_every: self.clock_every(method)?,
         };
         check_method_combinations(&spec)?;
         check_extent(&spec)?;
@@ -376,6 +377,36 @@ impl RawSpec {
             ));
         }
         Ok(hz as u32)
+    }
+
+    /// --clock-every: at least 1, and only for methods that complete each op inside its call (the queued
+    /// ones read the clock once per submission round, a client process of its own is timed from outside).
+    fn clock_every(&self, method: MethodKind) -> Result<Option<u64>> {
+        let Some(n) = self.count("clock-every")? else {
+            return Ok(None);
+        };
+        if n == 0 {
+            return Err(Error::usage(
+                "--clock-every",
+                "0 ops per clock read: give 1 (a read after every op) or more",
+            ));
+        }
+        if n > 1 && !method.info().synchronous() {
+            return Err(Error::usage(
+                "--clock-every",
+                format!(
+                    "--method {} does not read the clock per op ({}): --clock-every applies to methods that \
+                     complete each op inside their call; drop it",
+                    method.name(),
+                    if matches!(method.info().run, crate::method::Run::Process(_)) {
+                        "its client runs as a process of its own, timed from outside"
+                    } else {
+                        "it reads it once per submission round"
+                    }
+                ),
+            ));
+        }
+        Ok(Some(n))
     }
 
     /// --log-interval: unset (automatic), 0 (off), or at least [`MIN_LOG_INTERVAL_MS`] ms.

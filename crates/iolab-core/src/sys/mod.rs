@@ -16,6 +16,8 @@
 //! - `at`: names relative to a directory descriptor (openat, unlinkat), statx birth time, xattrs.
 //! - `memory`: mappings, memfd, the locked-memory limit.
 //! - `cache`: a file's page cache: dropping its clean pages (posix_fadvise) and counting them (mincore).
+//! - `cpu_timer`: the ARM generic timer (CNTVCT, CNTFRQ, the probe of whether 32-bit ARM may read it),
+//!   clock_gettime as a plain system call, the vDSO's presence.
 //! - `process`: rusage, clocks, ids, affinity, signals, fork/wait/kill, seccomp, exits.
 //! - `perf_events`: perf_event_open and friends, private tracefs instances (`perf` is the perf bindings
 //!   crate).
@@ -30,6 +32,7 @@
 mod aio;
 mod at;
 mod cache;
+mod cpu_timer;
 mod errno;
 mod files;
 mod ipc;
@@ -45,6 +48,7 @@ mod uring;
 pub use aio::*;
 pub use at::*;
 pub use cache::*;
+pub use cpu_timer::*;
 pub use errno::{errno_name, SysErr, SysResult};
 pub use files::*;
 pub use ipc::*;
