@@ -304,3 +304,35 @@ fn doorbell_thread(bell: i32, ring_fd: i32, stop: &AtomicBool, wakeups: &AtomicU
         let _ = sys::io_uring_enter(ring_fd, 0, 0, sys::IORING_ENTER_SQ_WAKEUP);
     }
 }
+
+/// Times the server thread slept (its voluntary context switches, from /proc/self/task/TID/status): the
+/// kernel path's SQPOLL thread (iou-sqp-*) or the broker thread; None on the native path or when /proc
+/// does not tell. Read at both ends of the timed span, the difference is how often the server actually
+/// went to sleep, whatever the doorbells say (a bell rung while it is awake wakes nothing).
+pub(super) fn server_sleeps(path: OffloadPath) -> Option<u64> {
+    let is_server = |comm: &str| match path {
+        OffloadPath::Kernel => comm.starts_with("iou-sqp-"),
+        OffloadPath::Broker => comm == "iolab-broker",
+        OffloadPath::Native => false,
+    };
+    if path == OffloadPath::Native {
+        return None;
+    }
+    let mut total = None;
+    for e in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let status = std::fs::read_to_string(e.path().join("status")).unwrap_or_default();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(str::trim)
+        };
+        if !field("Name:").is_some_and(is_server) {
+            continue;
+        }
+        if let Some(n) = field("voluntary_ctxt_switches:").and_then(|v| v.parse::<u64>().ok()) {
+            *total.get_or_insert(0) += n;
+        }
+    }
+    total
+}

@@ -108,6 +108,9 @@ pub struct OffloadOpts {
     pub doorbell: Doorbell,
     /// Forbidden requests the client makes on purpose, in this order, before the workload.
     pub attacks: Vec<Attack>,
+    /// Kernel path: the client lets the SQ thread idle out before every round trip (`--sq-sleep`).
+    #[serde(default)]
+    pub sq_sleep: bool,
 }
 
 /// io_uring setup and registration options, each named after its kernel flag.

@@ -16,7 +16,8 @@
 //! - `at`: names relative to a directory descriptor (openat, unlinkat), statx birth time, xattrs.
 //! - `memory`: mappings, memfd, the locked-memory limit.
 //! - `cache`: a file's page cache: dropping its clean pages (posix_fadvise) and counting them (mincore).
-//! - `process`: rusage, clocks, ids, affinity, signals, fork/wait/kill, seccomp, exits.
+//! - `process`: rusage, clocks, ids, affinity, signals, fork/wait/kill, exits.
+//! - `seccomp`: the offload client's seccomp filter (an allow list of system calls) and exit_group.
 //! - `perf_events`: perf_event_open and friends, private tracefs instances (`perf` is the perf bindings
 //!   crate).
 //! - `uring`: io_uring_setup/enter/register and the structures for rings in user memory.
@@ -36,6 +37,7 @@ mod ipc;
 mod memory;
 mod perf_events;
 mod process;
+mod seccomp;
 mod sink;
 mod stdio;
 mod term;
@@ -51,6 +53,7 @@ pub use ipc::*;
 pub use memory::*;
 pub use perf_events::*;
 pub use process::*;
+pub use seccomp::*;
 pub use sink::*;
 pub use stdio::*;
 pub use term::*;
