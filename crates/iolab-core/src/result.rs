@@ -645,7 +645,7 @@ pub struct OffloadFigures {
     pub path: String,
     /// Broker path: spin, spin-then-sleep or eventfd.
     pub doorbell: Option<String>,
-    /// What confined the client: "seccomp strict mode (read, write, exit)" or "none".
+    /// What confined the client: "seccomp filter (read, write, exit, exit_group ...)" or "none".
     pub sandbox: String,
     /// How its requests reached the kernel: ring setup, registrations, restrictions or policy.
     pub service: String,

@@ -412,7 +412,15 @@ impl<'a> Client<'a> {
             // not start with the client's first doorbell (its cost is in every later doorbell's figures).
             let _ = sys::io_uring_enter(fd, 0, 0, sys::IORING_ENTER_SQ_WAKEUP);
         }
-        let sleeps0 = super::server::server_sleeps(spec.offload.path);
+        // The broker thread names itself once running: give it up to 50 ms to appear.
+        let mut sleeps0 = None;
+        for _ in 0..250 {
+            sleeps0 = super::server::server_sleeps(spec.offload.path);
+            if sleeps0.is_some() || spec.offload.path == OffloadPath::Native {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
         let before = sample();
         let mut hist = new_hist();
         let t0 = sys::monotonic_ns();

@@ -65,7 +65,7 @@ pub enum Attack {
     BufLen,
     /// (broker) A valid request rewritten in the ring right after it was published, into a raw-fd write.
     Rewrite,
-    /// A forbidden system call (getppid): seccomp strict mode kills the client.
+    /// A forbidden system call (getppid): the seccomp filter kills the client (SIGSYS).
     Syscall,
     /// A wild memory access: the client dies of SIGSEGV.
     Crash,
