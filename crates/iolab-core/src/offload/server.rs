@@ -19,6 +19,7 @@ pub(super) struct Server {
     broker_ring: Option<io_uring::IoUring>,
     /// The kernel and native paths' ring, shared with the client.
     uring: Option<ring::OwnedRing>,
+    /// The server's CPU: the broker's, and the kernel path's doorbell thread's.
     broker_cpu: Option<u32>,
     /// How the client's requests reach the kernel: ring setup, registrations, restrictions or policy.
     pub(super) service: String,
@@ -246,9 +247,17 @@ impl Server {
                     let ring_fd = this.ring().raw_fd();
                     let (bell_fd, stop, wk) =
                         (this.bell.as_raw_fd(), &this.bell_stop, &this.wakeups);
+                    let cpu = this.broker_cpu;
                     std::thread::Builder::new()
                         .name("iolab-bell".into())
-                        .spawn_scoped(s, move || doorbell_thread(bell_fd, ring_fd, stop, wk))
+                        .spawn_scoped(s, move || {
+                            // On the server's side: woken on the spinning client's CPU, it would wait
+                            // for the client's time slice to end (a scheduler tick) before it could ring.
+                            if let Some(c) = cpu {
+                                let _ = sys::pin_to_cpu(c);
+                            }
+                            doorbell_thread(bell_fd, ring_fd, stop, wk)
+                        })
                         .map_err(|e| {
                             crate::mem::thread_failed(
                                 "the doorbell thread",
