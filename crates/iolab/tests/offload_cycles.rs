@@ -97,16 +97,15 @@ fn the_sleeping_sq_thread_is_woken_for_every_request() {
     let o = &r["offload"];
     assert_eq!(o["sq_sleep"], true);
     assert!(o["service"].as_str().unwrap().contains("sq_thread_idle 1 ms"), "{o}");
-    // Every request found the SQ thread asleep: the client rang, iolab's thread woke it.
-    assert!(u64_of(o, &["doorbells"]) >= ops, "{o}");
+    // Every request found the SQ thread asleep: the client rang once, iolab's thread woke it.
+    assert_eq!(u64_of(o, &["doorbells"]), ops, "{o}");
     assert!(u64_of(o, &["server_wakeups"]) >= ops, "{o}");
+    // It went to sleep before every request; the first request's sleep may have begun before the timed
+    // span (iolab wakes the thread just before 'go', and the client may find it still flagged asleep).
     match o["server_sleeps"].as_u64() {
-        Some(s) => assert!(s >= ops, "the SQ thread slept {s} times for {ops} requests: {o}"),
+        Some(s) => assert!(s + 1 >= ops, "the SQ thread slept {s} times for {ops} requests: {o}"),
         None => println!("SKIPPED server_sleeps: /proc did not show the SQ thread"),
     }
-    // The polling kernel path, for contrast, never needs its bell.
-    let p = nop_run("kernel", &["--ops", "3000"]);
-    assert_eq!(u64_of(&p["offload"], &["doorbells"]), 0, "{}", p["offload"]);
     // --sq-sleep is the kernel path's: the broker is told which option wakes it.
     let bad = iolab(&[
         "run",

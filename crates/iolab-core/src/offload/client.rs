@@ -124,7 +124,10 @@ impl Transport for KernelT {
         self.q.reap(|ud, res| f(ud, i64::from(res)))
     }
     fn kick(&mut self, ctl: &Ctl) {
-        if self.q.unconsumed() && self.q.needs_wakeup() {
+        // With `sleep_first` every request already rang once, after the SQ thread had said it sleeps
+        // (it sets NEED_WAKEUP once on its wait queue, then looks at the ring again): that bell cannot be
+        // lost, and ringing again while the wake-up is on its way would only count bells nobody needed.
+        if !self.sleep_first && self.q.unconsumed() && self.q.needs_wakeup() {
             ring_bell(self.bell, ctl);
         }
     }
