@@ -336,6 +336,9 @@ fn way_of(s: &crate::spec::Spec) -> String {
             if s.offload.path == OffloadPath::Broker {
                 o.push(format!("{} doorbell", s.offload.doorbell.name()));
             }
+            if s.offload.sq_sleep {
+                o.push("SQ thread asleep before every round trip".into());
+            }
             o.push(format!("batch {}", s.batch));
             format!("offload ({})", o.join(", "))
         }

@@ -17,6 +17,7 @@ pub(crate) const COLUMNS: &[(&str, Align)] = &[
     ("NOPs/trip", R),
     ("time/NOP", R),
     ("cycles/NOP", R),
+    ("p50 cyc/NOP", R),
     ("trip p50 cyc", R),
     ("trip p99 cyc", R),
     ("trip mean cyc", R),
@@ -60,7 +61,7 @@ fn clock_row(r: &Value) -> (Vec<String>, Option<String>) {
             "-".into()
         },
     ];
-    cells.extend(["-", "-", "-", "-"].map(String::from));
+    cells.extend(["-", "-", "-", "-", "-"].map(String::from));
     cells.push(format!(
         "{SEED_RDTSC_APP_CYCLES} / {SEED_RDTSC_INMATE_CYCLES}"
     ));
@@ -120,6 +121,7 @@ pub(crate) fn nop_row(rest: String, r: &Value) -> (Vec<String>, Option<String>) 
         format!("{batch:.0}"),
         fmt_ns(ns),
         cyc(per_nop),
+        cyc(p50.map(|v| v / batch)),
         cyc(p50),
         cyc(p99),
         cyc(mean),

@@ -93,7 +93,11 @@ fn round_trip_text(r: &RunResult, of: &OffloadFigures, o: &mut String) {
 /// server was woken.
 fn client_cycles_text(r: &RunResult, of: &OffloadFigures, o: &mut String) {
     let Some(c) = &of.client_cycles else {
-        let _ = writeln!(o, "client       no cycles of its own: {}", of.client_cycles_note);
+        let _ = writeln!(
+            o,
+            "client       no cycles of its own: {}",
+            of.client_cycles_note
+        );
         return;
     };
     let ns = |v: Option<f64>| v.map(|n| format!(" = {}", fmt_ns(n))).unwrap_or_default();
@@ -144,7 +148,10 @@ fn client_cycles_text(r: &RunResult, of: &OffloadFigures, o: &mut String) {
 
 /// The seed thesis's figures (Figure 4.3, with user_data), and this run's read against them.
 fn seed_text(r: &RunResult, of: &OffloadFigures, o: &mut String) {
-    let own = of.client_cycles.as_ref().map(|c| c.round_trips.p50_cycles as f64);
+    let own = of
+        .client_cycles
+        .as_ref()
+        .map(|c| c.round_trips.p50_cycles as f64);
     let _ = writeln!(
         o,
         "seed         {}; here: {}",

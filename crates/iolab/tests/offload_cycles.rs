@@ -64,11 +64,18 @@ fn a_client_that_stays_in_its_filter_reads_the_cycle_counter() {
             assert_eq!(u64_of(&r, &["ops"]), ops);
             // The client's own counts: one per request, one per round trip.
             assert_eq!(u64_of(c, &["requests", "count"]), ops, "{path} {batch}");
-            assert_eq!(u64_of(c, &["round_trips", "count"]), ops / batch, "{path} {batch}");
+            assert_eq!(
+                u64_of(c, &["round_trips", "count"]),
+                ops / batch,
+                "{path} {batch}"
+            );
             for d in ["requests", "round_trips"] {
                 let (p50, p99) = (u64_of(c, &[d, "p50_cycles"]), u64_of(c, &[d, "p99_cycles"]));
                 assert!(p50 > 0 && p50 <= p99, "{path} {batch} {d}: {c}");
-                assert!(u64_of(c, &[d, "min_cycles"]) <= p50, "{path} {batch} {d}: {c}");
+                assert!(
+                    u64_of(c, &[d, "min_cycles"]) <= p50,
+                    "{path} {batch} {d}: {c}"
+                );
             }
             // A request completes inside its round trip.
             assert!(
@@ -96,14 +103,23 @@ fn the_sleeping_sq_thread_is_woken_for_every_request() {
     let r = nop_run("kernel", &["--sq-sleep", "--ops", &ops.to_string()]);
     let o = &r["offload"];
     assert_eq!(o["sq_sleep"], true);
-    assert!(o["service"].as_str().unwrap().contains("sq_thread_idle 1 ms"), "{o}");
+    assert!(
+        o["service"]
+            .as_str()
+            .unwrap()
+            .contains("sq_thread_idle 1 ms"),
+        "{o}"
+    );
     // Every request found the SQ thread asleep: the client rang once, iolab's thread woke it.
     assert_eq!(u64_of(o, &["doorbells"]), ops, "{o}");
     assert!(u64_of(o, &["server_wakeups"]) >= ops, "{o}");
     // It went to sleep before every request; the first request's sleep may have begun before the timed
     // span (iolab wakes the thread just before 'go', and the client may find it still flagged asleep).
     match o["server_sleeps"].as_u64() {
-        Some(s) => assert!(s + 1 >= ops, "the SQ thread slept {s} times for {ops} requests: {o}"),
+        Some(s) => assert!(
+            s + 1 >= ops,
+            "the SQ thread slept {s} times for {ops} requests: {o}"
+        ),
         None => println!("SKIPPED server_sleeps: /proc did not show the SQ thread"),
     }
     // --sq-sleep is the kernel path's: the broker is told which option wakes it.
@@ -128,7 +144,13 @@ fn the_sleeping_sq_thread_is_woken_for_every_request() {
 fn the_suite_compares_with_figure_4_3_and_the_rdtsc_of_figure_4_1() {
     let s = iolab_core::suite::load("offload").expect("the built-in offload suite");
     let published = s.published.as_deref().unwrap_or("");
-    for want in ["4,170", "487,894", "Figure 4.3", "20 cycles", "21 in the inmate"] {
+    for want in [
+        "4,170",
+        "487,894",
+        "Figure 4.3",
+        "20 cycles",
+        "21 in the inmate",
+    ] {
         assert!(published.contains(want), "{want}: {published}");
     }
     assert!(
@@ -162,7 +184,12 @@ fn the_suite_compares_with_figure_4_3_and_the_rdtsc_of_figure_4_1() {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let text = format!("{}{}", r.stdout, r.stderr);
-    for want in ["Figure 4.3", "4,170", "487,894", "20 / 21 cycles (Figure 4.1)"] {
+    for want in [
+        "Figure 4.3",
+        "4,170",
+        "487,894",
+        "20 / 21 cycles (Figure 4.1)",
+    ] {
         assert!(text.contains(want), "{want}: {text}");
     }
 }

@@ -174,7 +174,8 @@ fn where_it_goes(base: &Row, rows: &Rows) -> String {
         ));
     }
     if out.is_empty() {
-        return "This run has no offloaded row at batch 1, so where the cycles go cannot be shown.".into();
+        return "This run has no offloaded row at batch 1, so where the cycles go cannot be shown."
+            .into();
     }
     let mut s = out.join("; ") + ".";
     if rows.woken.is_none() && rows.asleep.is_none() {
@@ -183,20 +184,51 @@ fn where_it_goes(base: &Row, rows: &Rows) -> String {
     s
 }
 
+/// This run's offloaded ratios (p50 round trips against the baseline) beside Figure 4.3's.
+fn ratio_clause(c: &Ctx, base: &Row, rows: &Rows) -> Option<String> {
+    let seed = c.seed("offloaded_user_data_cycles")? / c.seed("native_user_data_cycles")?;
+    let b = trip(base)?.0;
+    let r = |row: Option<&Row>| row.and_then(trip).map(|t| x(t.0 / b));
+    let polled: Vec<String> = [r(rows.kernel), r(rows.polled)]
+        .into_iter()
+        .flatten()
+        .collect();
+    let woken: Vec<String> = [r(rows.woken), r(rows.asleep)]
+        .into_iter()
+        .flatten()
+        .collect();
+    if polled.is_empty() && woken.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "Against Figure 4.3's {}: the polling designs come to {} here, the designs that wake their server \
+         for every request (the thesis's model) to {}.",
+        x(seed),
+        if polled.is_empty() { "-".into() } else { polled.join(" and ") },
+        if woken.is_empty() { "- (not run)".into() } else { woken.join(" and ") },
+    ))
+}
+
 /// Batch 32: a round trip of 32 NOPs, and what each NOP costs in it.
 fn batch_clause(c: &Ctx) -> Option<String> {
     let rows = Rows::of(c, 32);
     let mut parts = Vec::new();
-    for (r, what) in [(rows.inproc, "in-process io_uring"), (rows.native, "the native path")]
-        .into_iter()
-        .chain(rows.offloaded().map(|(r, w)| (r, w.split(" (").next().unwrap_or(w))))
-    {
+    for (r, what) in [
+        (rows.inproc, "in-process io_uring"),
+        (rows.native, "the native path"),
+    ]
+    .into_iter()
+    .chain(
+        rows.offloaded()
+            .map(|(r, w)| (r, w.split(" (").next().unwrap_or(w))),
+    ) {
         let Some(r) = r else { continue };
         let Some((p50, mean)) = trip(r) else { continue };
         parts.push(format!(
-            "{what} {} cycles per round trip of 32 (p50), {} per NOP",
+            "{what} {} cycles per round trip of 32 NOPs (p50; mean {}), {} per NOP",
             thousands(p50),
-            thousands(mean / 32.0)
+            thousands(mean),
+            thousands(p50 / 32.0)
         ));
     }
     (!parts.is_empty()).then(|| format!("At batch 32: {}.", parts.join("; ")))
@@ -239,6 +271,7 @@ pub fn offload_slowdown(c: &Ctx) -> Reply {
         here.join("; ")
     ));
     parts.push(where_it_goes(base, &rows));
+    parts.extend(ratio_clause(c, base, &rows));
     parts.extend(batch_clause(c));
     parts.extend(clock_clause(c));
     parts.push(

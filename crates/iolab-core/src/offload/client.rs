@@ -666,7 +666,8 @@ fn check_reads(p: &Plan, ctl: &Ctl, b: &Batch, n: usize) {
         pattern::stamp(want, p.seed, b.blocks[i]);
         ctl.blocks_checked.fetch_add(1, Ordering::Relaxed);
         if want != got && ctl.mismatches.fetch_add(1, Ordering::Relaxed) == 0 {
-            ctl.first_mismatch_offset.store(b.offs[i], Ordering::Relaxed);
+            ctl.first_mismatch_offset
+                .store(b.offs[i], Ordering::Relaxed);
         }
     }
 }

@@ -93,7 +93,9 @@ impl HistArea {
     #[inline(always)]
     fn record(&self, v: u64) {
         // The client is the only writer: a load and a store, no locked instruction.
-        let add = |a: &AtomicU64, d: u64| a.store(a.load(Ordering::Relaxed).wrapping_add(d), Ordering::Relaxed);
+        let add = |a: &AtomicU64, d: u64| {
+            a.store(a.load(Ordering::Relaxed).wrapping_add(d), Ordering::Relaxed)
+        };
         let n = self.count.load(Ordering::Relaxed);
         add(&self.buckets[index(v)], 1);
         add(&self.sum, v);
@@ -139,8 +141,10 @@ impl CycleWriter {
         a.round_trips.clear();
         a.sub_bits.store(u64::from(SUB_BITS), Ordering::Relaxed);
         a.reserved.store(0, Ordering::Relaxed);
-        a.flags
-            .store(if read.is_some() { FLAG_COUNTER } else { 0 }, Ordering::Relaxed);
+        a.flags.store(
+            if read.is_some() { FLAG_COUNTER } else { 0 },
+            Ordering::Relaxed,
+        );
         a.magic.store(MAGIC, Ordering::Release);
         CycleWriter { area, read }
     }
@@ -268,7 +272,9 @@ fn dist(h: &HistArea, ns_per_cycle: Option<f64>) -> CycleDist {
 /// the TSC (the counter the client read); `batch`: requests per round trip.
 pub fn read(area: &Area, clock: &ClockInfo, batch: u32) -> Result<ClientCycles, String> {
     if area.magic.load(Ordering::Acquire) != MAGIC {
-        return Err("the client did not initialise its cycle area (it never reached its workload)".into());
+        return Err(
+            "the client did not initialise its cycle area (it never reached its workload)".into(),
+        );
     }
     if area.flags.load(Ordering::Relaxed) & FLAG_COUNTER == 0 {
         return Err("the client has no cycle counter on this CPU architecture: it is timed from outside only".into());
@@ -284,7 +290,10 @@ pub fn read(area: &Area, clock: &ClockInfo, batch: u32) -> Result<ClientCycles, 
         counter: format!(
             "RDTSC read by the client itself around each request and round trip{}",
             match ns_per_cycle {
-                Some(_) => format!(" (ns through iolab's TSC calibration, {:.3} GHz)", clock.hz * 1e-9),
+                Some(_) => format!(
+                    " (ns through iolab's TSC calibration, {:.3} GHz)",
+                    clock.hz * 1e-9
+                ),
                 None => " (iolab's clock is not the TSC here: no ns)".to_string(),
             }
         ),
@@ -316,7 +325,10 @@ mod tests {
         for v in [0u64, 1, 127, 128, 129, 4_170, 487_894, 1 << 40, u64::MAX] {
             let lo = value_of(index(v));
             assert!(lo <= v, "{v}: bucket starts at {lo}");
-            assert!((v - lo) as f64 <= v as f64 / 128.0, "{v}: bucket starts at {lo}");
+            assert!(
+                (v - lo) as f64 <= v as f64 / 128.0,
+                "{v}: bucket starts at {lo}"
+            );
         }
         assert!(index(u64::MAX) < BUCKETS);
         // Consecutive buckets' lowest values increase.
@@ -356,12 +368,16 @@ mod tests {
     fn an_area_without_counter_or_never_written_says_why() {
         let mut a = area();
         let clock = ClockInfo::mock();
-        assert!(read(&a, &clock, 1).unwrap_err().contains("did not initialise"));
+        assert!(read(&a, &clock, 1)
+            .unwrap_err()
+            .contains("did not initialise"));
         // SAFETY: as above.
         let w = unsafe { CycleWriter::new(&mut *a as *mut Area as *mut u8, None) };
         w.request(5);
         assert_eq!(w.now(), 0);
-        assert!(read(&a, &clock, 1).unwrap_err().contains("no cycle counter"));
+        assert!(read(&a, &clock, 1)
+            .unwrap_err()
+            .contains("no cycle counter"));
         assert_eq!(a.requests.count.load(Ordering::Relaxed), 0);
     }
 

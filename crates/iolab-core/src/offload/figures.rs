@@ -2,10 +2,10 @@
 //! assembled as the runner's are (`runner::assemble`) from what offload timed its own way.
 
 use super::client::Work;
+use super::cycles::{self, Area};
 use super::sandbox::{Checks, Ended};
 use super::server::Server;
 use super::shm::Ctl;
-use super::cycles::{self, Area};
 use super::{Cpus, Shape, Span, WINDOW_MS};
 use super::{SEED_NATIVE_CYCLES, SEED_OFFLOADED_CYCLES};
 use super::{SEED_RDTSC_APP_CYCLES, SEED_RDTSC_INMATE_CYCLES};
