@@ -271,7 +271,10 @@ mod tests {
             fallbacks: vec![],
             notes: vec![],
             offload: Some(iolab_core::result::OffloadFigures {
-                client_cycles: Some(Default::default()),
+                client_cycles: Some(iolab_core::offload::cycles::ClientCycles {
+                    per_request_ns: Some(1.0),
+                    ..Default::default()
+                }),
                 server_sleeps: Some(0),
                 ..Default::default()
             }),

@@ -193,3 +193,41 @@ fn the_suite_compares_with_figure_4_3_and_the_rdtsc_of_figure_4_1() {
         assert!(text.contains(want), "{want}: {text}");
     }
 }
+
+#[test]
+fn the_html_report_shows_the_clients_own_cycles() {
+    if !cfg!(target_arch = "x86_64") {
+        println!("SKIPPED the_html_report_shows_the_clients_own_cycles: no RDTSC off x86_64");
+        return;
+    }
+    let dir = tmpfs_dir();
+    let json = dir.path().join("run.json");
+    let r = iolab(&[
+        "run",
+        "--method",
+        "offload",
+        "--offload-path",
+        "broker",
+        "--nop-requests",
+        "--ops",
+        "640",
+        "--batch",
+        "32",
+        "--count",
+        "none",
+        "--json",
+        &path_str(&json),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // The run's own table says it per request and per round trip of 32.
+    assert!(r.stdout.contains("per round trip of 32"), "{}", r.stdout);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let p50 = u64_of(
+        &v,
+        &["offload", "client_cycles", "round_trips", "p50_cycles"],
+    );
+    let page = report(&json, &dir.path().join("r.html"), &dir.path().join("svg"));
+    assert!(page.contains("Offload: the client's own cycles"), "{page}");
+    assert!(page.contains(&format!("<td>{p50}</td>")), "{p50}: {page}");
+}
