@@ -145,12 +145,15 @@ fn where_it_goes(base: &Row, rows: &Rows) -> String {
     let b = p50(base);
     let mut out = Vec::new();
     if let Some(k) = rows.kernel.or(rows.polled) {
+        let d = p50(k) - b;
         out.push(format!(
-            "A polling server adds {} cycles per round trip to the baseline ({}): the request and its \
-             completion each cross between the client's CPU and the server's as cache lines (the SQ tail \
-             and SQE one way, the CQE and CQ tail back, each a transfer of a line the other CPU wrote), and \
-             the server burns {} of a CPU while it polls",
-            thousands(p50(k) - b),
+            "A polling server {} {} cycles per round trip {} the baseline ({}): its client makes no system \
+             call, but the request and its completion each cross between the client's CPU and the server's \
+             as cache lines (the SQ tail and SQE one way, the CQE and CQ tail back, each a transfer of a line \
+             the other CPU wrote), and the server burns {} of a CPU while it polls",
+            if d >= 0.0 { "adds" } else { "saves" },
+            thousands(d.abs()),
+            if d >= 0.0 { "to" } else { "against" },
             x(p50(k) / b),
             k.service_cpu_share
                 .map_or("-".to_string(), |s| format!("{s:.2}"))

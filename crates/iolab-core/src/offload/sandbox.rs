@@ -429,7 +429,7 @@ impl<'a> Client<'a> {
         let after = sample();
         let sleeps1 = super::server::server_sleeps(spec.offload.path);
         Ok(Span {
-            server_sleeps: sleeps0.zip(sleeps1).map(|(a, b)| b.saturating_sub(a)),
+            server_sleeps: super::server::sleeps_between(&sleeps0, &sleeps1),
             t0,
             t1,
             ops: self.ctl.completed.0.load(Ordering::Acquire),

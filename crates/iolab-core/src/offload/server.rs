@@ -314,11 +314,12 @@ fn doorbell_thread(bell: i32, ring_fd: i32, stop: &AtomicBool, wakeups: &AtomicU
     }
 }
 
-/// Times the server thread slept (its voluntary context switches, from /proc/self/task/TID/status): the
-/// kernel path's SQPOLL thread (iou-sqp-*) or the broker thread; None on the native path or when /proc
-/// does not tell. Read at both ends of the timed span, the difference is how often the server actually
-/// went to sleep, whatever the doorbells say (a bell rung while it is awake wakes nothing).
-pub(super) fn server_sleeps(path: OffloadPath) -> Option<u64> {
+/// Times the server threads slept, by thread id (their voluntary context switches, from
+/// /proc/self/task/TID/status): the kernel path's SQPOLL thread (iou-sqp-*) or the broker thread; None on
+/// the native path or when /proc shows none. Read at both ends of the timed span, the difference
+/// ([`sleeps_between`]) is how often the server actually went to sleep, whatever the doorbells say (a
+/// bell rung while it is awake wakes nothing).
+pub(super) fn server_sleeps(path: OffloadPath) -> Option<std::collections::BTreeMap<i32, u64>> {
     let is_server = |comm: &str| match path {
         OffloadPath::Kernel => comm.starts_with("iou-sqp-"),
         OffloadPath::Broker => comm == "iolab-broker",
@@ -327,8 +328,11 @@ pub(super) fn server_sleeps(path: OffloadPath) -> Option<u64> {
     if path == OffloadPath::Native {
         return None;
     }
-    let mut total = None;
+    let mut total: Option<std::collections::BTreeMap<i32, u64>> = None;
     for e in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let Ok(tid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
         let status = std::fs::read_to_string(e.path().join("status")).unwrap_or_default();
         let field = |name: &str| {
             status
@@ -340,8 +344,22 @@ pub(super) fn server_sleeps(path: OffloadPath) -> Option<u64> {
             continue;
         }
         if let Some(n) = field("voluntary_ctxt_switches:").and_then(|v| v.parse::<u64>().ok()) {
-            *total.get_or_insert(0) += n;
+            total.get_or_insert_with(Default::default).insert(tid, n);
         }
     }
     total
+}
+
+/// The sleeps between two [`server_sleeps`] readings: per thread present at the end (a thread born in
+/// between counts from zero; an earlier run's server thread that ended in between is not this run's).
+pub(super) fn sleeps_between(
+    before: &Option<std::collections::BTreeMap<i32, u64>>,
+    after: &Option<std::collections::BTreeMap<i32, u64>>,
+) -> Option<u64> {
+    let (b, a) = (before.as_ref()?, after.as_ref()?);
+    Some(
+        a.iter()
+            .map(|(tid, n)| n.saturating_sub(b.get(tid).copied().unwrap_or(0)))
+            .sum(),
+    )
 }
