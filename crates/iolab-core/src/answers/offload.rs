@@ -227,12 +227,20 @@ fn batch_clause(c: &Ctx) -> Option<String> {
     ) {
         let Some(r) = r else { continue };
         let Some((p50, mean)) = trip(r) else { continue };
-        parts.push(format!(
-            "{what} {} cycles per round trip of 32 NOPs (p50; mean {}), {} per NOP",
-            thousands(p50),
-            thousands(mean),
-            thousands(p50 / 32.0)
-        ));
+        parts.push(if r.client_cycles.is_some() {
+            format!(
+                "{what} {} cycles per round trip of 32 NOPs (p50; mean {}), {} per NOP",
+                thousands(p50),
+                thousands(mean),
+                thousands(p50 / 32.0)
+            )
+        } else {
+            format!(
+                "{what} {} cycles per round trip of 32 NOPs (mean, iolab's clock), {} per NOP",
+                thousands(mean),
+                thousands(mean / 32.0)
+            )
+        });
     }
     (!parts.is_empty()).then(|| format!("At batch 32: {}.", parts.join("; ")))
 }
