@@ -481,7 +481,7 @@ pub fn render_offload(r: &OffloadBenchReport) -> String {
         ));
     }
     o.push_str(&format!(
-        "seed thesis (Jailhouse in QEMU, batch 1): {} cycles native, {} cycles offloaded ({:.0}x)\n",
+        "seed thesis (Jailhouse in QEMU, batch 1, Figure 4.3 with user_data): {} cycles native, {} cycles offloaded ({:.0}x)\n",
         crate::offload::SEED_NATIVE_CYCLES,
         crate::offload::SEED_OFFLOADED_CYCLES,
         crate::offload::SEED_OFFLOADED_CYCLES as f64 / crate::offload::SEED_NATIVE_CYCLES as f64

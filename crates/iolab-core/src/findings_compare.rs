@@ -75,6 +75,11 @@ pub struct Row {
     pub service_cpu_share: Option<f64>,
     /// Offload: the path and (broker) the doorbell.
     pub offload: Option<(OffloadPath, Doorbell)>,
+    /// Offload: the client's own cycles, the times its server slept per request, and whether the SQ
+    /// thread was let sleep before every round trip (`--sq-sleep`).
+    pub client_cycles: Option<crate::offload::cycles::ClientCycles>,
+    pub sleeps_per_op: Option<f64>,
+    pub sq_sleep: bool,
     /// TSC cycles per ns of the clock that timed it (None: not the TSC).
     pub tsc_ghz: Option<f64>,
     /// pwritev2/preadv2 RWF_NOWAIT: the share of ops that would have blocked.
@@ -171,6 +176,12 @@ impl Row {
             would_block: r.nowait.as_ref().map(|n| n.would_block_share),
             offload: (r.spec.method == MethodKind::Offload)
                 .then_some((r.spec.offload.path, r.spec.offload.doorbell)),
+            client_cycles: r.offload.as_ref().and_then(|o| o.client_cycles.clone()),
+            sleeps_per_op: r
+                .offload
+                .as_ref()
+                .and_then(|o| o.server_sleeps.and_then(per_op)),
+            sq_sleep: r.offload.as_ref().is_some_and(|o| o.sq_sleep),
             tsc_ghz: (r.clock.kind == crate::measure::clock::ClockKind::Tsc)
                 .then_some(r.clock.hz / 1e9),
             reference: false,
@@ -324,6 +335,9 @@ fn way_of(s: &crate::spec::Spec) -> String {
             let mut o = vec![format!("{} path", s.offload.path.name())];
             if s.offload.path == OffloadPath::Broker {
                 o.push(format!("{} doorbell", s.offload.doorbell.name()));
+            }
+            if s.offload.sq_sleep {
+                o.push("SQ thread asleep before every round trip".into());
             }
             o.push(format!("batch {}", s.batch));
             format!("offload ({})", o.join(", "))

@@ -31,6 +31,7 @@ pub mod series_flow;
 pub mod spec;
 pub mod suite;
 pub mod suite_cols;
+mod suite_nop;
 pub mod suite_view;
 pub mod survey;
 pub mod sys;

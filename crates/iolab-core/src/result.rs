@@ -656,7 +656,7 @@ pub struct OffloadFigures {
     pub path: String,
     /// Broker path: spin, spin-then-sleep or eventfd.
     pub doorbell: Option<String>,
-    /// What confined the client: "seccomp strict mode (read, write, exit)" or "none".
+    /// What confined the client: "seccomp filter (read, write, exit, exit_group ...)" or "none".
     pub sandbox: String,
     /// How its requests reached the kernel: ring setup, registrations, restrictions or policy.
     pub service: String,
@@ -717,10 +717,23 @@ pub struct OffloadFigures {
     pub canary_intact: bool,
     /// The parent's unrelated open file (made only when attacks run) was unchanged.
     pub unrelated_file_intact: Option<bool>,
-    /// The seed thesis's figures, to read ours against.
+    /// The seed thesis's figures, to read ours against (Figure 4.3, with user_data).
     pub seed_native_cycles: u64,
     pub seed_offloaded_cycles: u64,
     pub seed_note: String,
+    /// What the client measured of itself: cycles around each request and each round trip (`None`, with
+    /// the reason in the note, where it has no cycle counter or never reached its workload).
+    #[serde(default)]
+    pub client_cycles: Option<crate::offload::cycles::ClientCycles>,
+    #[serde(default)]
+    pub client_cycles_note: String,
+    /// Times the server thread (SQPOLL or broker) went to sleep over the timed span: its voluntary context
+    /// switches. A request that finds the server asleep needs a wake-up.
+    #[serde(default)]
+    pub server_sleeps: Option<u64>,
+    /// Kernel path, `--sq-sleep`: the client let the SQ thread idle out before every round trip.
+    #[serde(default)]
+    pub sq_sleep: bool,
 }
 
 /// One forbidden request and what became of it.

@@ -181,13 +181,7 @@ fn columns(k: TableKind) -> &'static [(&'static str, Align)] {
             ("ctx sw/op", R),
             ("io-wq CPU s", R),
         ],
-        TableKind::Nop => &[
-            ("point", L),
-            ("time/op", R),
-            ("cycles/op", R),
-            ("p50", R),
-            ("p99", R),
-        ],
+        TableKind::Nop => crate::suite_nop::COLUMNS,
         TableKind::Syscalls => cols::SYSCALLS,
     }
 }
@@ -228,44 +222,8 @@ fn row(k: TableKind, rest: String, r: &Value) -> (Vec<String>, Option<String>) {
             format!("{:.3}", io_wq_cpu(r)),
         ],
         TableKind::Syscalls => cols::syscalls_cells(rest, r),
-        TableKind::Nop => return nop_row(rest, r),
+        TableKind::Nop => return crate::suite_nop::nop_row(rest, r),
     };
-    (cells, None)
-}
-
-/// A row of the offload suite's NOP table: a run, or the clock's own cost (with its description).
-fn nop_row(rest: String, r: &Value) -> (Vec<String>, Option<String>) {
-    let tsc = |c: &Value| txt(c, &["kind"]).to_ascii_lowercase().contains("tsc");
-    if r.get("workload").and_then(|w| w.as_str()) == Some("clock") {
-        let c = &r["clock"];
-        let ticks = num(c, &["overhead_ticks_mean"]).unwrap_or(f64::NAN);
-        let cells = vec![
-            "clock read (mean)".to_string(),
-            fmt_ns(num(c, &["overhead_ns"]).unwrap_or(f64::NAN)),
-            if tsc(c) {
-                format!("{ticks:.1}")
-            } else {
-                "-".into()
-            },
-        ];
-        return (
-            cells,
-            Some(format!("one clock read: {}", txt(c, &["description"]))),
-        );
-    }
-    let ns = num(r, &["ns_per_op"]).unwrap_or(f64::NAN);
-    let hz = num(r, &["clock", "hz"]).unwrap_or(f64::NAN);
-    let cells = vec![
-        rest,
-        fmt_ns(ns),
-        if tsc(&r["clock"]) {
-            format!("{:.0}", ns * hz / 1e9)
-        } else {
-            "-".into()
-        },
-        fmt_ns(num(r, &["latency", "p50_ns"]).unwrap_or(f64::NAN)),
-        fmt_ns(num(r, &["latency", "p99_ns"]).unwrap_or(f64::NAN)),
-    ];
     (cells, None)
 }
 

@@ -138,6 +138,23 @@ fields! {
     /// `["thread;outermost;...;leaf count", ...]`: the flame graph's input.
     PROFILE_FOLDED = ["profile", "folded"] in Run;
     PROFILE_NOTES = ["profile", "notes"] in Run;
+    /// Offload runs (`--method offload`); null or absent in others.
+    OFFLOAD_PATH = ["offload", "path"] in Run;
+    OFFLOAD_BATCH = ["offload", "batch"] in Run;
+    OFFLOAD_DOORBELLS = ["offload", "doorbells"] in Run;
+    /// Times the server thread slept over the run; null where it was not counted.
+    OFFLOAD_SERVER_SLEEPS = ["offload", "server_sleeps"] in Run;
+    /// The client's own cycles (null without a cycle counter, absent before it existed).
+    OFFLOAD_CYCLES = ["offload", "client_cycles"] in Run;
+    OFFLOAD_REQ_COUNT = ["offload", "client_cycles", "requests", "count"] in Run;
+    OFFLOAD_REQ_P50 = ["offload", "client_cycles", "requests", "p50_cycles"] in Run;
+    OFFLOAD_REQ_P99 = ["offload", "client_cycles", "requests", "p99_cycles"] in Run;
+    OFFLOAD_TRIP_P50 = ["offload", "client_cycles", "round_trips", "p50_cycles"] in Run;
+    OFFLOAD_TRIP_P99 = ["offload", "client_cycles", "round_trips", "p99_cycles"] in Run;
+    OFFLOAD_TRIP_MEAN = ["offload", "client_cycles", "round_trips", "mean_cycles"] in Run;
+    /// A round trip's mean cycles over its requests, and the same in ns (null when not the TSC).
+    OFFLOAD_PER_REQ = ["offload", "client_cycles", "per_request_cycles"] in Run;
+    OFFLOAD_PER_REQ_NS = ["offload", "client_cycles", "per_request_ns"] in Run;
     /// Inside one of `PROFILE_GROUPS`, `PROFILE_TOP_SELF`, `PROFILE_TOP_INCLUSIVE`.
     SHARE_NAME = ["name"] in Share;
     /// Kernel code (else user space).
@@ -253,7 +270,14 @@ mod tests {
             }],
             fallbacks: vec![],
             notes: vec![],
-            offload: Some(Default::default()),
+            offload: Some(iolab_core::result::OffloadFigures {
+                client_cycles: Some(iolab_core::offload::cycles::ClientCycles {
+                    per_request_ns: Some(1.0),
+                    ..Default::default()
+                }),
+                server_sleeps: Some(0),
+                ..Default::default()
+            }),
             profile: Some(profile()),
             intervals: vec![IntervalFigures {
                 end_s: 1.0,

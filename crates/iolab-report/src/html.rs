@@ -29,6 +29,7 @@ mod axis;
 mod charts;
 mod dist;
 mod flame;
+mod offload;
 mod page;
 mod timeline;
 mod vary;

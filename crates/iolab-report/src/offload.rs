@@ -3,6 +3,7 @@
 
 use crate::table::tail_text;
 use crate::thousands;
+use iolab_core::offload::cycles::CycleDist;
 use iolab_core::result::{AttackOutcome, OffloadFigures, RunResult};
 use iolab_core::units::{fmt_ns, fmt_size};
 use std::fmt::Write;
@@ -11,6 +12,7 @@ use std::fmt::Write;
 pub(crate) fn offload_text(r: &RunResult, of: &OffloadFigures, o: &mut String) {
     setup_text(of, o);
     round_trip_text(r, of, o);
+    client_cycles_text(r, of, o);
     seed_text(r, of, o);
     cpu_text(r, of, o);
     syscalls_text(r, of, o);
@@ -87,19 +89,85 @@ fn round_trip_text(r: &RunResult, of: &OffloadFigures, o: &mut String) {
     }
 }
 
-/// The seed thesis's figures, and this run's read against them.
+/// What the client measured of itself: per request and per round trip, cycles and ns, and how often its
+/// server was woken.
+fn client_cycles_text(r: &RunResult, of: &OffloadFigures, o: &mut String) {
+    let Some(c) = &of.client_cycles else {
+        let _ = writeln!(
+            o,
+            "client       no cycles of its own: {}",
+            of.client_cycles_note
+        );
+        return;
+    };
+    let ns = |v: Option<f64>| v.map(|n| format!(" = {}", fmt_ns(n))).unwrap_or_default();
+    let dist = |d: &CycleDist| {
+        format!(
+            "p50 {}{}  p99 {}{}  mean {}{}",
+            thousands(d.p50_cycles),
+            ns(d.p50_ns),
+            thousands(d.p99_cycles),
+            ns(d.p99_ns),
+            thousands(d.mean_cycles.round() as u64),
+            ns(d.mean_ns)
+        )
+    };
+    let _ = writeln!(
+        o,
+        "client       its own RDTSC, cycles: per request {}; per round trip of {} {}; {} per {}          (round trip mean / {}){}; {}",
+        dist(&c.requests),
+        c.batch,
+        dist(&c.round_trips),
+        thousands(c.per_request_cycles.round() as u64),
+        if r.spec.ring.nop_requests { "NOP" } else { "request" },
+        c.batch,
+        ns(c.per_request_ns),
+        of.client_cycles_note
+    );
+    let per = |n: u64| {
+        if r.ops > 0 {
+            format!("{:.2}", n as f64 / r.ops as f64)
+        } else {
+            "-".into()
+        }
+    };
+    let _ = writeln!(
+        o,
+        "wake-ups     per request: server slept {} (its voluntary context switches: {}), doorbells {},          server woken by iolab {}{}",
+        of.server_sleeps.map_or("-".into(), per),
+        of.server_sleeps.map_or("not counted".into(), thousands),
+        per(of.doorbells),
+        per(of.server_wakeups),
+        if of.sq_sleep {
+            "; --sq-sleep: the client let the SQ thread idle out before every round trip"
+        } else {
+            ""
+        }
+    );
+}
+
+/// The seed thesis's figures (Figure 4.3, with user_data), and this run's read against them.
 fn seed_text(r: &RunResult, of: &OffloadFigures, o: &mut String) {
+    let own = of
+        .client_cycles
+        .as_ref()
+        .map(|c| c.round_trips.p50_cycles as f64);
     let _ = writeln!(
         o,
         "seed         {}; here: {}",
         of.seed_note,
-        match of.cycles_per_op {
+        match own.or(of.cycles_per_op) {
             _ if !r.spec.ring.nop_requests => "this run moved data; the thesis timed NOPs".into(),
             Some(c) if of.batch == 1 => format!(
-                "{c:.0} cycles per NOP round trip on the {} path ({:.2}x the thesis's native, {:.4}x its offloaded)",
+                "{c:.0} cycles per NOP round trip on the {} path{} ({:.2}x the thesis's native, {:.4}x its offloaded)",
                 of.path,
+                if own.is_some() { " (the client's p50)" } else { " (wall / ops)" },
                 c / of.seed_native_cycles as f64,
                 c / of.seed_offloaded_cycles as f64
+            ),
+            Some(c) if own.is_some() => format!(
+                "{c:.0} cycles per round trip of {} NOPs at p50 (the thesis measured batch 1)",
+                of.batch
             ),
             Some(c) => format!("{c:.0} cycles per request at batch {} (the thesis measured batch 1)", of.batch),
             None => "no cycles (the TSC is not iolab's clock here)".into(),

@@ -1,4 +1,4 @@
-//! `--method offload` (issue: system-call offload): a client process in seccomp strict mode does its I/O
+//! `--method offload` (issue: system-call offload): a client process under a seccomp filter does its I/O
 //! through rings in shared memory, on three paths (kernel, broker, native). These tests check that data
 //! lands (and reads back) exactly, that the sandbox refuses every forbidden request with nothing changed in
 //! iolab's memory or files, and that a client that dies, or whose iolab dies, never leaves anything hanging.
@@ -47,11 +47,11 @@ fn every_path_writes_and_reads_verified_data_on_tmpfs() {
         let o = &r["offload"];
         assert_eq!(o["path"], path);
         // The client's own count of its system calls matches the kernel's (raw_syscalls:sys_exit on its
-        // pid from its start read: that read, and the prctl that sandboxed it, come on top).
+        // pid from its start read: that read, and the prctl and seccomp calls that sandboxed it, come on top).
         match o["client_syscalls_kernel"].as_u64() {
             Some(k) => assert_eq!(
                 k,
-                u64_of(o, &["client_syscalls_total"]) + if path == "native" { 1 } else { 2 },
+                u64_of(o, &["client_syscalls_total"]) + if path == "native" { 1 } else { 3 },
                 "{path}: {o}"
             ),
             None => eprintln!(
@@ -65,7 +65,7 @@ fn every_path_writes_and_reads_verified_data_on_tmpfs() {
                 u64_of(o, &["client_syscalls_timed"]) <= u64_of(o, &["doorbells"]) + 1,
                 "{path}: {o}"
             );
-            assert!(o["sandbox"].as_str().unwrap().contains("seccomp strict"));
+            assert!(o["sandbox"].as_str().unwrap().contains("seccomp filter"));
         } else {
             // One io_uring_enter per batch of 8, plus the done signal.
             assert_eq!(u64_of(o, &["client_syscalls_timed"]), 600 / 8 + 1);
@@ -104,8 +104,8 @@ fn every_path_writes_and_reads_verified_data_on_tmpfs() {
             assert_eq!(u64_of(&r, &["bytes"]), 0);
             let o = &r["offload"];
             assert!(f64_of(o, &["ns_per_op"]) > 0.0);
-            assert_eq!(o["seed_native_cycles"], 4137);
-            assert_eq!(o["seed_offloaded_cycles"], 340567);
+            assert_eq!(o["seed_native_cycles"], 4170);
+            assert_eq!(o["seed_offloaded_cycles"], 487894);
         }
     }
 }
@@ -254,7 +254,7 @@ fn assert_dies(args: &[&str], signal: &str) {
 fn a_client_that_breaks_the_rules_or_crashes_is_reported() {
     for path in ["kernel", "broker"] {
         for (attack, signal) in [
-            ("syscall", "signal 9 (SIGKILL)"),
+            ("syscall", "signal 31 (SIGSYS)"),
             ("crash", "signal 11 (SIGSEGV)"),
         ] {
             assert_dies(

@@ -1,4 +1,4 @@
-//! `offload`: a sandboxed client process (seccomp strict) doing its I/O through rings in shared memory,
+//! `offload`: a sandboxed client process (seccomp filter) doing its I/O through rings in shared memory,
 //! served by the kernel (an SQPOLL io_uring), iolab's broker, or itself (native). The method lives in
 //! `crate::offload`; this file is its registry entry: it runs as a process of its own, timed from outside.
 
@@ -8,7 +8,7 @@ use super::{Exec, Fit, MethodInfo, MethodKind, Run, Targets};
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Offload,
     name: "offload",
-    help: "a sandboxed client process (seccomp strict) doing I/O through rings in shared memory (--offload-path)",
+    help: "a sandboxed client process (seccomp filter) doing I/O through rings in shared memory (--offload-path)",
     exec: Exec::OutOfProcess,
     targets: Targets {
         stream: Fit::OtherTarget(

@@ -1,12 +1,14 @@
-//! The client process: forked by iolab, it enters seccomp strict mode (read, write, exit only) and then does
-//! its whole workload through shared memory. It never reads a clock (strict mode kills rdtsc-free vDSO
-//! clock reads too, and the TSC is disabled for it); iolab times it from outside by sampling
-//! `Ctl::completed`.
+//! The client process: forked by iolab, it confines itself with a seccomp filter that allows only read,
+//! write, exit and exit_group ([`ALLOWED`]; anything else kills it with SIGSYS) and then does its whole
+//! workload through shared memory. The filter, unlike seccomp strict mode, leaves RDTSC usable, so the
+//! client times itself: the cycle counter around each request and each round trip, into the shared
+//! cycle area (`cycles.rs`). iolab also times it from outside by sampling `Ctl::completed`.
 //!
 //! Everything here runs in the forked child of a process that may have other threads: no allocation, no
-//! locks, no panics on purpose; only memory operations and the raw calls strict mode allows.
+//! locks, no panics on purpose; only memory operations and the raw calls the filter allows.
 
 use super::broker::{self, Cmp, Req as BReq, Rings};
+use super::cycles::CycleWriter;
 use super::ring::SqCq;
 use super::shm::Ctl;
 use crate::pattern::{self, OpPlan};
@@ -29,6 +31,18 @@ pub struct Req {
     pub ud: u64,
 }
 
+/// The only system calls the sandboxed client may make (its seccomp filter kills it on any other).
+pub const ALLOWED: [libc::c_long; 4] = [
+    // iolab's commands on the go pipe ('A' attack, 'G' go).
+    libc::SYS_read,
+    // Its replies on the done pipe, and the eventfd doorbell (an 8-byte write).
+    libc::SYS_write,
+    // How the client ends (`sys::exit_thread`; it is single-threaded, so this ends the process).
+    libc::SYS_exit,
+    // The usual way a process ends (`_exit`), so that any ending is an exit and not a kill.
+    libc::SYS_exit_group,
+];
+
 /// How the client talks to its server.
 pub trait Transport {
     fn push(&mut self, r: &Req);
@@ -40,6 +54,9 @@ pub trait Transport {
     fn kick(&mut self, _ctl: &Ctl) {}
     /// Rewrites the last published request (the rewrite attack).
     fn rewrite_last(&mut self, _r: &Req) {}
+    /// Before a round trip: wait until the server sleeps, when the design wakes it for every request
+    /// (the kernel path with a sleeping SQ thread). Not timed.
+    fn await_sleep(&mut self, _ctl: &Ctl) {}
 }
 
 fn ring_bell(fd: RawFd, ctl: &Ctl) {
@@ -85,6 +102,9 @@ fn sqe(r: &Req) -> squeue::Entry {
 pub struct KernelT {
     pub q: SqCq,
     pub bell: RawFd,
+    /// `--sq-sleep`: before each round trip, wait until the SQ thread has idled out
+    /// (IORING_SQ_NEED_WAKEUP), so that every request wakes it through the doorbell.
+    pub sleep_first: bool,
 }
 
 impl Transport for KernelT {
@@ -104,8 +124,24 @@ impl Transport for KernelT {
         self.q.reap(|ud, res| f(ud, i64::from(res)))
     }
     fn kick(&mut self, ctl: &Ctl) {
-        if self.q.unconsumed() && self.q.needs_wakeup() {
+        // With `sleep_first` every request already rang once, after the SQ thread had said it sleeps
+        // (it sets NEED_WAKEUP once on its wait queue, then looks at the ring again): that bell cannot be
+        // lost, and ringing again while the wake-up is on its way would only count bells nobody needed.
+        if !self.sleep_first && self.q.unconsumed() && self.q.needs_wakeup() {
             ring_bell(self.bell, ctl);
+        }
+    }
+    fn await_sleep(&mut self, ctl: &Ctl) {
+        if !self.sleep_first {
+            return;
+        }
+        let mut spins = 0u32;
+        while !self.q.needs_wakeup() {
+            std::hint::spin_loop();
+            spins = spins.wrapping_add(1);
+            if spins & 4095 == 0 && ctl.stop.0.load(Ordering::Relaxed) >= 2 {
+                sys::exit_thread(EXIT_ABORTED);
+            }
         }
     }
 }
@@ -264,6 +300,9 @@ pub struct Plan {
     pub unrelated_fd: i32,
     pub attacks: [Option<Attack>; 8],
     pub ctl: *const Ctl,
+    /// The shared cycle area (`cycles::Area`) and the cycle counter to read (None: none on this target).
+    pub cycles: *mut u8,
+    pub cycle_read: Option<fn() -> u64>,
     pub go_fd: RawFd,
     pub done_fd: RawFd,
     pub cpu: Option<u32>,
@@ -321,7 +360,7 @@ pub fn main<T: Transport>(p: Plan, mut t: T) -> ! {
         sys::exit_now(EXIT_PARENT_GONE);
     }
     if p.sandbox {
-        if let Err(e) = sys::seccomp_strict() {
+        if let Err(e) = sys::seccomp_allow_only(&ALLOWED) {
             ctl.sandbox_errno
                 .store(i64::from(e.errno), Ordering::Relaxed);
             sys::exit_now(EXIT_NO_SANDBOX);
@@ -472,7 +511,7 @@ fn rewrite<T: Transport>(p: &Plan, t: &mut T, ctl: &Ctl, ud: u64) {
 fn die_now(a: Attack) -> ! {
     match a {
         Attack::Syscall => {
-            // Not allowed in strict mode: the kernel kills the client with SIGKILL.
+            // Not in the filter's list: the kernel kills the client (SIGSYS, SECCOMP_RET_KILL_PROCESS).
             let _ = sys::getppid();
             sys::exit_thread(EXIT_OK)
         }
@@ -483,6 +522,13 @@ fn die_now(a: Attack) -> ! {
             sys::exit_thread(EXIT_OK)
         }
     }
+}
+
+/// One batch's bookkeeping: each request's block and offset, and when the client saw its completion.
+struct Batch {
+    blocks: [u64; 4096],
+    offs: [u64; 4096],
+    seen: [u64; 4096],
 }
 
 fn workload<T: Transport>(p: &Plan, t: &mut T, ctl: &Ctl) {
@@ -498,15 +544,16 @@ fn workload<T: Transport>(p: &Plan, t: &mut T, ctl: &Ctl) {
     } else {
         p.total / 2
     };
-    let mut blocks = [0u64; 4096];
-    let mut offs = [0u64; 4096];
+    // SAFETY: `cycles` is the shared region's cycle area (Plan contract), which only this client writes
+    // and which stays mapped for the client's life.
+    let cw = unsafe { CycleWriter::new(p.cycles, p.cycle_read) };
+    let mut b = Batch {
+        blocks: [0; 4096],
+        offs: [0; 4096],
+        seen: [0; 4096],
+    };
     let mut done = 0u64;
     let mut synced = 0u64;
-    let op = match p.work {
-        Work::Nop => broker::OP_NOP,
-        Work::Read => broker::OP_READ_FIXED,
-        Work::Write => broker::OP_WRITE_FIXED,
-    };
     while done < p.total && ctl.stop.0.load(Ordering::Relaxed) == 0 {
         if let Some(a) = killer {
             if done >= kill_at {
@@ -514,67 +561,11 @@ fn workload<T: Transport>(p: &Plan, t: &mut T, ctl: &Ctl) {
             }
         }
         let n = (p.total - done).min(u64::from(p.batch)) as u32;
-        for i in 0..n as usize {
-            // SAFETY: buffer i of the data area: `slot` bytes at data + i * slot, i < batch.
-            let buf = unsafe { p.data.add(i * p.slot) };
-            let (addr, len, off) = if p.work == Work::Nop {
-                (0, 0, 0)
-            } else {
-                let o = plan.next_op();
-                blocks[i] = o.block;
-                offs[i] = o.offset;
-                if p.work == Work::Write {
-                    // SAFETY: the buffer holds bs bytes of the body pattern that only this client writes.
-                    pattern::stamp(
-                        unsafe { std::slice::from_raw_parts_mut(buf, p.bs) },
-                        p.seed,
-                        o.block,
-                    );
-                }
-                (buf as u64, p.bs as u32, o.offset)
-            };
-            t.push(&Req {
-                op,
-                fixed: true,
-                fd: 0,
-                addr,
-                len,
-                off,
-                ud: i as u64,
-            });
-        }
-        t.submit(n, ctl);
-        let want = if p.work == Work::Nop { 0 } else { p.bs as i64 };
-        let mut bad = false;
-        wait(t, ctl, n, &mut |ud, res| {
-            if res != want {
-                bad = true;
-                if ctl.errors.fetch_add(1, Ordering::Relaxed) == 0 {
-                    ctl.first_error_res.store(res, Ordering::Relaxed);
-                    ctl.first_error_offset
-                        .store(offs[(ud as usize) & 4095], Ordering::Relaxed);
-                }
-            }
-        });
-        if bad {
+        if !round_trip(p, t, ctl, &cw, &mut plan, &mut b, n) {
             break;
         }
         if p.verify_reads && p.work == Work::Read {
-            for i in 0..n as usize {
-                // SAFETY: the scratch block holds bs bytes of the body pattern; buffer i holds what the read
-                // brought; nothing else touches either now.
-                let (want, got) = unsafe {
-                    (
-                        std::slice::from_raw_parts_mut(p.scratch, p.bs),
-                        std::slice::from_raw_parts(p.data.add(i * p.slot), p.bs),
-                    )
-                };
-                pattern::stamp(want, p.seed, blocks[i]);
-                ctl.blocks_checked.fetch_add(1, Ordering::Relaxed);
-                if want != got && ctl.mismatches.fetch_add(1, Ordering::Relaxed) == 0 {
-                    ctl.first_mismatch_offset.store(offs[i], Ordering::Relaxed);
-                }
-            }
+            check_reads(p, ctl, &b, n as usize);
         }
         done += u64::from(n);
         ctl.completed.0.store(done, Ordering::Release);
@@ -585,6 +576,99 @@ fn workload<T: Transport>(p: &Plan, t: &mut T, ctl: &Ctl) {
     }
     if p.fsync_end && ctl.errors.load(Ordering::Relaxed) == 0 {
         fsync(t, ctl);
+    }
+}
+
+/// One round trip of `n` requests, timed by the client in cycles: from before the first request is
+/// written to after the last completion is seen (each request: to its own completion). False when a
+/// request failed.
+fn round_trip<T: Transport>(
+    p: &Plan,
+    t: &mut T,
+    ctl: &Ctl,
+    cw: &CycleWriter,
+    plan: &mut OpPlan,
+    b: &mut Batch,
+    n: u32,
+) -> bool {
+    let op = match p.work {
+        Work::Nop => broker::OP_NOP,
+        Work::Read => broker::OP_READ_FIXED,
+        Work::Write => broker::OP_WRITE_FIXED,
+    };
+    t.await_sleep(ctl);
+    let t0 = cw.now();
+    for i in 0..n as usize {
+        // SAFETY: buffer i of the data area: `slot` bytes at data + i * slot, i < batch.
+        let buf = unsafe { p.data.add(i * p.slot) };
+        let (addr, len, off) = if p.work == Work::Nop {
+            (0, 0, 0)
+        } else {
+            let o = plan.next_op();
+            b.blocks[i] = o.block;
+            b.offs[i] = o.offset;
+            if p.work == Work::Write {
+                // SAFETY: the buffer holds bs bytes of the body pattern that only this client writes.
+                pattern::stamp(
+                    unsafe { std::slice::from_raw_parts_mut(buf, p.bs) },
+                    p.seed,
+                    o.block,
+                );
+            }
+            (buf as u64, p.bs as u32, o.offset)
+        };
+        t.push(&Req {
+            op,
+            fixed: true,
+            fd: 0,
+            addr,
+            len,
+            off,
+            ud: i as u64,
+        });
+    }
+    t.submit(n, ctl);
+    let want = if p.work == Work::Nop { 0 } else { p.bs as i64 };
+    let mut bad = false;
+    let mut k = 0usize;
+    let (seen, offs) = (&mut b.seen, &b.offs);
+    wait(t, ctl, n, &mut |ud, res| {
+        seen[k & 4095] = cw.now();
+        k += 1;
+        if res != want {
+            bad = true;
+            if ctl.errors.fetch_add(1, Ordering::Relaxed) == 0 {
+                ctl.first_error_res.store(res, Ordering::Relaxed);
+                ctl.first_error_offset
+                    .store(offs[(ud as usize) & 4095], Ordering::Relaxed);
+            }
+        }
+    });
+    let t1 = cw.now();
+    cw.round_trip(t1.wrapping_sub(t0));
+    for s in &b.seen[..n as usize] {
+        cw.request(s.wrapping_sub(t0));
+    }
+    !bad
+}
+
+/// A read batch's blocks against the pattern (--verify), counted in the control block.
+fn check_reads(p: &Plan, ctl: &Ctl, b: &Batch, n: usize) {
+    for i in 0..n {
+        // SAFETY: the scratch block holds bs bytes of the body pattern; buffer i holds what the read
+        // brought; nothing else touches either now.
+        let (want, got) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(p.scratch, p.bs),
+                std::slice::from_raw_parts(p.data.add(i * p.slot), p.bs),
+            )
+        };
+        pattern::stamp(want, p.seed, b.blocks[i]);
+        ctl.blocks_checked.fetch_add(1, Ordering::Relaxed);
+        if want != got && ctl.mismatches.fetch_add(1, Ordering::Relaxed) == 0 {
+            ctl.first_mismatch_offset
+                .store(b.offs[i], Ordering::Relaxed);
+        }
     }
 }
 

@@ -2,10 +2,13 @@
 //! assembled as the runner's are (`runner::assemble`) from what offload timed its own way.
 
 use super::client::Work;
+use super::cycles::{self, Area};
 use super::sandbox::{Checks, Ended};
 use super::server::Server;
 use super::shm::Ctl;
-use super::{Cpus, Shape, Span, SEED_NATIVE_CYCLES, SEED_OFFLOADED_CYCLES, WINDOW_MS};
+use super::{Cpus, Shape, Span, WINDOW_MS};
+use super::{SEED_NATIVE_CYCLES, SEED_OFFLOADED_CYCLES};
+use super::{SEED_RDTSC_APP_CYCLES, SEED_RDTSC_INMATE_CYCLES};
 use crate::error::Result;
 use crate::measure::clock::{ClockInfo, ClockKind};
 use crate::measure::cpu::{self, HelperCpu, RusageDelta};
@@ -26,6 +29,8 @@ pub(super) struct Parts<'a> {
     pub(super) shape: &'a Shape,
     pub(super) cpus: &'a Cpus,
     pub(super) ctl: &'a Ctl,
+    /// The client's own timing (the shared cycle area).
+    pub(super) cycles: &'a Area,
     pub(super) server: &'a Server,
     pub(super) span: Span,
     pub(super) client: Ended,
@@ -42,6 +47,14 @@ pub(super) fn result(mut p: Parts) -> Result<RunResult> {
     let service_tasks = service_tasks(path, &p.span);
     let mut notes = std::mem::take(&mut p.notes);
     notes.extend(punted_note(&service_tasks));
+    if spec.offload.sq_sleep {
+        notes.push(format!(
+            "--sq-sleep: before every round trip the client waited for the SQ thread to idle out (sq_thread_idle \
+             {} ms, at least a scheduler tick): the wall time, ops/s and window figures include those waits; the \
+             client's own cycles do not, and are this design's cost",
+            spec.ring.sq_idle_ms
+        ));
+    }
     let wall_s = p.span.t1.saturating_sub(p.span.t0) as f64 * 1e-9;
     let moved = if p.shape.work == Work::Nop {
         0
@@ -92,7 +105,7 @@ pub(super) fn result(mut p: Parts) -> Result<RunResult> {
             count_mode: spec.count,
             notes: vec![
                 "tracepoints are not counted for --method offload: the client's system calls are counted by the \
-                 client itself (all it can make are read, write and exit)"
+                 client itself (all its filter lets it make are read, write, exit and exit_group)"
                     .into(),
             ],
             ..Default::default()
@@ -176,14 +189,16 @@ fn steal_cpus(path: OffloadPath, cpus: &Cpus) -> Option<Vec<usize>> {
     }
 }
 
-/// How the client was timed (it cannot read a clock).
+/// How the client was timed: by itself in cycles, and from outside.
 fn timing() -> String {
     format!(
-        "iolab's thread takes CLOCK_MONOTONIC just before writing 'go' to the client's pipe and just after \
-         reading its 'done' byte (each crossing wakes a sleeping task: ~10-50 us here, inside the wall \
-         time); in between it samples the client's shared completion counter every {WINDOW_MS} ms. The \
-         client cannot read a clock (seccomp strict mode forbids it). Setup, attacks and the sandbox entry \
-         are outside the timed span"
+        "the client reads the cycle counter (RDTSC; its seccomp filter leaves it usable, strict mode would \
+         not) before writing a round trip's first request, as each completion is seen and after the last, \
+         into histograms in the shared region (client cycles). From outside, iolab's thread takes \
+         CLOCK_MONOTONIC just before writing 'go' to the client's pipe and just after reading its 'done' \
+         byte (each crossing wakes a sleeping task: ~10-50 us here, inside the wall time); in between it \
+         samples the client's shared completion counter every {WINDOW_MS} ms. Setup, attacks and the \
+         sandbox entry are outside both"
     )
 }
 
@@ -211,7 +226,7 @@ fn syscall_figures(path: OffloadPath, ops: u64, batches: u64, timed: u64) -> Sys
         note: match path {
             OffloadPath::Native => "the client's io_uring_enter(2) calls (one per batch) and its done signal",
             _ => "the client's own system calls while timed: doorbells (eventfd writes) and its done signal; \
-                  nothing else is possible in seccomp strict mode",
+                  its seccomp filter allows nothing else but exit",
         }
         .into(),
     }
@@ -233,6 +248,7 @@ fn offload_figures(
     let batches = ops.div_ceil(u64::from(p.shape.batch)).max(1);
     let round_trip_ns = wall_ns / batches as f64;
     // fold from +0.0: an empty f64 sum is -0.0, which JSON would carry as "-0.0".
+    let (client_cycles, client_cycles_note) = client_cycles(p.cycles, clock, p.shape.batch, ops);
     let service_cpu_s: f64 = service_tasks
         .iter()
         .map(|h| h.oncpu_s.unwrap_or(h.user_s + h.sys_s))
@@ -241,7 +257,9 @@ fn offload_figures(
         path: o.path.name().into(),
         doorbell: (o.path == OffloadPath::Broker).then(|| o.doorbell.name().into()),
         sandbox: if o.path != OffloadPath::Native {
-            "seccomp strict mode (read, write, exit only), entered by the client after fork".into()
+            "seccomp filter (read, write, exit, exit_group only; any other system call kills it with SIGSYS; \
+             architecture checked), installed by the client after fork with PR_SET_NO_NEW_PRIVS"
+                .into()
         } else {
             "none (native baseline: the client may make any system call)".into()
         },
@@ -281,9 +299,45 @@ fn offload_figures(
         unrelated_file_intact: p.checks.unrelated_intact,
         seed_native_cycles: SEED_NATIVE_CYCLES,
         seed_offloaded_cycles: SEED_OFFLOADED_CYCLES,
-        seed_note: "Reichenbach's thesis (Jailhouse hypervisor emulated in QEMU on x86, 2 cores): NOP round trip \
-                    4,137 cycles from plain user space, 340,567 cycles offloaded from the isolated partition \
-                    through the shared-memory io_uring; batch 1"
-            .into(),
+        seed_note: format!(
+            "Reichenbach's thesis (Jailhouse hypervisor emulated in QEMU on x86, 2 cores), Figure 4.3 (NOPs with \
+             user_data, as iolab's): round trip {} cycles from plain user space, {} cycles offloaded from the \
+             isolated partition through the shared-memory io_uring; batch 1, timed by rdtsc in the client, \
+             whose own cost was {SEED_RDTSC_APP_CYCLES} / {SEED_RDTSC_INMATE_CYCLES} cycles (Figure 4.1)",
+            crate::answers::thousands(SEED_NATIVE_CYCLES as f64),
+            crate::answers::thousands(SEED_OFFLOADED_CYCLES as f64)
+        ),
+        client_cycles,
+        client_cycles_note,
+        server_sleeps: p.span.server_sleeps,
+        sq_sleep: o.sq_sleep,
+    }
+}
+
+/// The client's own cycle figures, and a note: whether its counts match the ops, or why there are none.
+fn client_cycles(
+    area: &Area,
+    clock: &ClockInfo,
+    batch: u32,
+    ops: u64,
+) -> (Option<cycles::ClientCycles>, String) {
+    match cycles::read(area, clock, batch) {
+        Ok(c) => {
+            let trips = ops.div_ceil(u64::from(batch.max(1)));
+            let note = if c.requests.count == ops && c.round_trips.count == trips {
+                format!(
+                    "the client recorded {} requests and {} round trips: every op",
+                    c.requests.count, c.round_trips.count
+                )
+            } else {
+                format!(
+                    "the client recorded {} requests and {} round trips, but iolab counted {ops} ops \
+                     ({trips} round trips)",
+                    c.requests.count, c.round_trips.count
+                )
+            };
+            (Some(c), note)
+        }
+        Err(why) => (None, why),
     }
 }

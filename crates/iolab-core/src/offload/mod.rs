@@ -2,23 +2,29 @@
 //! memory it shares with iolab (after the seed hypervisor thesis, which offloaded an isolated partition's
 //! syscalls through an io_uring in shared memory).
 //!
-//! iolab forks the client, which enters seccomp strict mode (read, write and exit only), then performs the
-//! workload by writing requests into shared memory and reading completions back. Three paths:
+//! iolab forks the client, which confines itself with a seccomp filter (read, write, exit and exit_group
+//! only; any other system call kills it with SIGSYS), then performs the workload by writing requests into
+//! shared memory and reading completions back. Three paths:
 //! - `kernel`: an io_uring whose rings live in the shared memfd (IORING_SETUP_NO_MMAP), served by an SQPOLL
 //!   kernel thread pinned away from the client. The ring is made R_DISABLED, the target is registered as
 //!   fixed file 0 and the data area as fixed buffer 0, then IORING_REGISTER_RESTRICTIONS allows only NOP,
 //!   READ_FIXED, WRITE_FIXED and FSYNC with IOSQE_FIXED_FILE, and no further registration. When the SQ
 //!   thread sleeps the client writes an inherited eventfd (the doorbell) and an iolab thread wakes it.
+//!   With `--sq-sleep` the client lets the SQ thread idle out before every round trip, so every request
+//!   wakes it through the doorbell (the thesis's interrupt model).
 //! - `broker`: iolab's own request format in a shared ring (`broker.rs`); a broker thread copies, checks
 //!   and executes each request through its own io_uring.
 //! - `native`: the same ring and requests from an unsandboxed client entering the kernel with
 //!   io_uring_enter(2): the baseline.
 //!
-//! Timing: the client cannot read a clock, so iolab's thread sends "go", then samples the client's
-//! completion counter every millisecond (CLOCK_MONOTONIC) until the client says "done".
+//! Timing, two ways: the client reads the cycle counter itself around each request and each round trip
+//! (`cycles.rs`: histograms in the shared region, the figures the thesis's rdtsc gave), and from outside
+//! iolab's thread sends "go", then samples the client's completion counter every few milliseconds
+//! (CLOCK_MONOTONIC) until the client says "done" (wall time, ops/s).
 
 pub mod broker;
 pub mod client;
+pub mod cycles;
 mod figures;
 pub mod ring;
 mod sandbox;
@@ -38,9 +44,13 @@ use shm::{Layout, Region};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 
-/// The seed thesis's NOP round trips (Jailhouse in QEMU, x86, its Figures 4.1-4.3).
-pub const SEED_NATIVE_CYCLES: u64 = 4_137;
-pub const SEED_OFFLOADED_CYCLES: u64 = 340_567;
+/// The seed thesis's NOP round trips with user_data set, as iolab's requests always have it (Jailhouse in
+/// QEMU, x86, its Figure 4.3); its Figure 4.2 (no user_data: 4,137 and 340,567) is context only.
+pub const SEED_NATIVE_CYCLES: u64 = 4_170;
+pub const SEED_OFFLOADED_CYCLES: u64 = 487_894;
+/// Its Figure 4.1: one rdtsc's overhead, in the application and in the inmate, cycles.
+pub const SEED_RDTSC_APP_CYCLES: u64 = 20;
+pub const SEED_RDTSC_INMATE_CYCLES: u64 = 21;
 
 /// Set (to anything) to skip IORING_SETUP_NO_MMAP and take the fallback that kernels before 6.5 need, so
 /// the fallback can be tested on a kernel that has NO_MMAP.
@@ -91,6 +101,7 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
         shape: &shape,
         cpus: &cpus,
         ctl,
+        cycles: region.cycles(),
         server: &server,
         span,
         client: ended,
@@ -310,4 +321,6 @@ struct Span {
     /// The process at 'go' and at 'done'.
     before: Sample,
     after: Sample,
+    /// Times the server thread went to sleep in between (`server::server_sleeps`).
+    server_sleeps: Option<u64>,
 }

@@ -57,9 +57,9 @@ fn describe_status(status: i32, sandboxed: bool) -> String {
     if libc::WIFSIGNALED(status) {
         let sig = libc::WTERMSIG(status);
         let why = match sig {
-            libc::SIGKILL if sandboxed => {
-                " (seccomp strict mode kills a client that makes a forbidden system call; or something else \
-                 killed it)"
+            libc::SIGSYS if sandboxed => {
+                " (its seccomp filter killed it: it made a system call other than read, write, exit and \
+                 exit_group)"
             }
             libc::SIGKILL => " (something killed it)",
             libc::SIGSEGV => " (it crashed: invalid memory access)",
@@ -69,7 +69,7 @@ fn describe_status(status: i32, sandboxed: bool) -> String {
     } else {
         let code = libc::WEXITSTATUS(status);
         let why = match code {
-            client::EXIT_NO_SANDBOX => " (it could not enter seccomp strict mode)",
+            client::EXIT_NO_SANDBOX => " (it could not install its seccomp filter)",
             client::EXIT_PARENT_GONE => " (it lost contact with iolab)",
             client::EXIT_ABORTED => " (iolab told it to abort)",
             _ => "",
@@ -86,6 +86,7 @@ fn signal_name(sig: i32) -> &'static str {
         libc::SIGABRT => "SIGABRT",
         libc::SIGTERM => "SIGTERM",
         libc::SIGILL => "SIGILL",
+        libc::SIGSYS => "SIGSYS",
         _ => "signal",
     }
 }
@@ -383,7 +384,7 @@ impl<'a> Client<'a> {
         let errno = self.ctl.sandbox_errno.load(Ordering::Relaxed);
         let extra = if errno != 0 {
             format!(
-                ": prctl(PR_SET_SECCOMP) failed with {}",
+                ": its seccomp filter (prctl(PR_SET_NO_NEW_PRIVS), seccomp(SECCOMP_SET_MODE_FILTER)) failed with {}",
                 sys::errno_name(errno as i32)
             )
         } else {
@@ -411,13 +412,24 @@ impl<'a> Client<'a> {
             // not start with the client's first doorbell (its cost is in every later doorbell's figures).
             let _ = sys::io_uring_enter(fd, 0, 0, sys::IORING_ENTER_SQ_WAKEUP);
         }
+        // The broker thread names itself once running: give it up to 50 ms to appear.
+        let mut sleeps0 = None;
+        for _ in 0..250 {
+            sleeps0 = super::server::server_sleeps(spec.offload.path);
+            if sleeps0.is_some() || spec.offload.path == OffloadPath::Native {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
         let before = sample();
         let mut hist = new_hist();
         let t0 = sys::monotonic_ns();
         self.send(b'G')?;
         let (t1, windows) = self.watch(spec, shared, t0, &mut hist)?;
         let after = sample();
+        let sleeps1 = super::server::server_sleeps(spec.offload.path);
         Ok(Span {
+            server_sleeps: super::server::sleeps_between(&sleeps0, &sleeps1),
             t0,
             t1,
             ops: self.ctl.completed.0.load(Ordering::Acquire),
@@ -565,6 +577,8 @@ fn plan(
         unrelated_fd: bait.unrelated.as_ref().map_or(-1, |u| u.file.as_raw_fd()),
         attacks,
         ctl: region.ctl(),
+        cycles: region.cycles_ptr(),
+        cycle_read: super::cycles::counter(),
         go_fd,
         done_fd,
         cpu,
@@ -581,6 +595,7 @@ fn fork(plan: Plan, spec: &Spec, server: &Server, region: &Region) -> Result<i32
             let t = client::KernelT {
                 q: ring::SqCq::new(server.ring().ptrs),
                 bell: server.bell_fd(),
+                sleep_first: spec.offload.sq_sleep,
             };
             fork_client(plan, t)
         }
@@ -640,7 +655,7 @@ fn kernel_count(pid: i32, sandboxed: bool) -> (Option<OwnedFd>, String) {
                     format!(
                         "raw_syscalls:sys_exit on the client pid, opened before it entered {}: that read, {}every call after",
                         if sandboxed { "its sandbox" } else { "its workload" },
-                        if sandboxed { "the prctl that sandboxed it and " } else { "" }
+                        if sandboxed { "the prctl(PR_SET_NO_NEW_PRIVS) and seccomp(2) that sandboxed it and " } else { "" }
                     ),
                 ),
                 Err(e) => (None, format!("perf_event_open of the client's tracepoint failed: {}", sys::errno_name(e.errno))),

@@ -19,6 +19,7 @@ pub(super) struct Server {
     broker_ring: Option<io_uring::IoUring>,
     /// The kernel and native paths' ring, shared with the client.
     uring: Option<ring::OwnedRing>,
+    /// The server's CPU: the broker's, and the kernel path's doorbell thread's.
     broker_cpu: Option<u32>,
     /// How the client's requests reach the kernel: ring setup, registrations, restrictions or policy.
     pub(super) service: String,
@@ -246,9 +247,17 @@ impl Server {
                     let ring_fd = this.ring().raw_fd();
                     let (bell_fd, stop, wk) =
                         (this.bell.as_raw_fd(), &this.bell_stop, &this.wakeups);
+                    let cpu = this.broker_cpu;
                     std::thread::Builder::new()
                         .name("iolab-bell".into())
-                        .spawn_scoped(s, move || doorbell_thread(bell_fd, ring_fd, stop, wk))
+                        .spawn_scoped(s, move || {
+                            // On the server's side: woken on the spinning client's CPU, it would wait
+                            // for the client's time slice to end (a scheduler tick) before it could ring.
+                            if let Some(c) = cpu {
+                                let _ = sys::pin_to_cpu(c);
+                            }
+                            doorbell_thread(bell_fd, ring_fd, stop, wk)
+                        })
                         .map_err(|e| {
                             crate::mem::thread_failed(
                                 "the doorbell thread",
@@ -303,4 +312,54 @@ fn doorbell_thread(bell: i32, ring_fd: i32, stop: &AtomicBool, wakeups: &AtomicU
         wakeups.fetch_add(1, Ordering::Relaxed);
         let _ = sys::io_uring_enter(ring_fd, 0, 0, sys::IORING_ENTER_SQ_WAKEUP);
     }
+}
+
+/// Times the server threads slept, by thread id (their voluntary context switches, from
+/// /proc/self/task/TID/status): the kernel path's SQPOLL thread (iou-sqp-*) or the broker thread; None on
+/// the native path or when /proc shows none. Read at both ends of the timed span, the difference
+/// ([`sleeps_between`]) is how often the server actually went to sleep, whatever the doorbells say (a
+/// bell rung while it is awake wakes nothing).
+pub(super) fn server_sleeps(path: OffloadPath) -> Option<std::collections::BTreeMap<i32, u64>> {
+    let is_server = |comm: &str| match path {
+        OffloadPath::Kernel => comm.starts_with("iou-sqp-"),
+        OffloadPath::Broker => comm == "iolab-broker",
+        OffloadPath::Native => false,
+    };
+    if path == OffloadPath::Native {
+        return None;
+    }
+    let mut total: Option<std::collections::BTreeMap<i32, u64>> = None;
+    for e in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let Ok(tid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let status = std::fs::read_to_string(e.path().join("status")).unwrap_or_default();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(str::trim)
+        };
+        if !field("Name:").is_some_and(is_server) {
+            continue;
+        }
+        if let Some(n) = field("voluntary_ctxt_switches:").and_then(|v| v.parse::<u64>().ok()) {
+            total.get_or_insert_with(Default::default).insert(tid, n);
+        }
+    }
+    total
+}
+
+/// The sleeps between two [`server_sleeps`] readings: per thread present at the end (a thread born in
+/// between counts from zero; an earlier run's server thread that ended in between is not this run's).
+pub(super) fn sleeps_between(
+    before: &Option<std::collections::BTreeMap<i32, u64>>,
+    after: &Option<std::collections::BTreeMap<i32, u64>>,
+) -> Option<u64> {
+    let (b, a) = (before.as_ref()?, after.as_ref()?);
+    Some(
+        a.iter()
+            .map(|(tid, n)| n.saturating_sub(b.get(tid).copied().unwrap_or(0)))
+            .sum(),
+    )
 }

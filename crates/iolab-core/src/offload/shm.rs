@@ -1,7 +1,8 @@
 //! The memory iolab shares with an offload client: one memfd mapping (MAP_SHARED, so the forked client
 //! sees the same pages) holding the control block, the rings and the data buffers.
 //!
-//! Layout, each part page aligned: `[control block][rings][data buffers][verify scratch][attack page]`.
+//! Layout, each part page aligned: `[control block][client cycles][rings][data buffers][verify scratch]
+//! [attack page]`. The client cycles area is the client's own timing (`cycles.rs` documents it).
 //! The data buffers, the scratch block and the attack page form the *data area*: the one range registered
 //! as an io_uring fixed buffer (kernel and native paths) and the only range the broker's policy accepts.
 
@@ -75,8 +76,15 @@ impl Layout {
     pub fn ctl_len(&self) -> usize {
         page_up(std::mem::size_of::<Ctl>())
     }
-    pub fn ring_off(&self) -> usize {
+    /// The client's cycle histograms (`cycles::Area`), right after the control block.
+    pub fn cycles_off(&self) -> usize {
         self.ctl_len()
+    }
+    pub fn cycles_len(&self) -> usize {
+        page_up(super::cycles::AREA_BYTES)
+    }
+    pub fn ring_off(&self) -> usize {
+        self.cycles_off() + self.cycles_len()
     }
     pub fn data_off(&self) -> usize {
         self.ring_off() + page_up(self.ring_len)
@@ -132,6 +140,18 @@ impl Region {
         // SAFETY: offset 0 of a page-aligned mapping at least size_of::<Ctl>() long, zero-initialized
         // (a valid Ctl: every field is an atomic integer); it lives as long as `self`.
         unsafe { &*(self.map.as_ptr() as *const Ctl) }
+    }
+
+    /// The client's cycle area (zeroed until its writer initialises it).
+    pub fn cycles_ptr(&self) -> *mut u8 {
+        // SAFETY: cycles_off is inside the mapping (see Layout::total).
+        unsafe { self.map.as_ptr().add(self.layout.cycles_off()) }
+    }
+
+    pub fn cycles(&self) -> &super::cycles::Area {
+        // SAFETY: a page-aligned part of the mapping AREA_BYTES long (Layout::cycles_len), zeroed or
+        // written by the client's writer (every bit pattern of its atomics is valid); lives as long as `self`.
+        unsafe { &*(self.cycles_ptr() as *const super::cycles::Area) }
     }
 
     pub fn ring_ptr(&self) -> *mut u8 {

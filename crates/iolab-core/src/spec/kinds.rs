@@ -65,7 +65,7 @@ pub enum Attack {
     BufLen,
     /// (broker) A valid request rewritten in the ring right after it was published, into a raw-fd write.
     Rewrite,
-    /// A forbidden system call (getppid): seccomp strict mode kills the client.
+    /// A forbidden system call (getppid): the seccomp filter kills the client (SIGSYS).
     Syscall,
     /// A wild memory access: the client dies of SIGSEGV.
     Crash,
@@ -108,6 +108,9 @@ pub struct OffloadOpts {
     pub doorbell: Doorbell,
     /// Forbidden requests the client makes on purpose, in this order, before the workload.
     pub attacks: Vec<Attack>,
+    /// Kernel path: the client lets the SQ thread idle out before every round trip (`--sq-sleep`).
+    #[serde(default)]
+    pub sq_sleep: bool,
 }
 
 /// io_uring setup and registration options, each named after its kernel flag.

@@ -47,6 +47,17 @@ impl RawSpec {
             ],
         )?;
         let attacks = self.attacks(path)?;
+        let sq_sleep = self.bool("sq-sleep")?;
+        if sq_sleep && path != OffloadPath::Kernel {
+            return Err(Error::usage(
+                "--sq-sleep",
+                format!(
+                    "applies to --offload-path kernel (its SQPOLL thread), not {}; the broker is woken per \
+                     request with --doorbell eventfd",
+                    path.name()
+                ),
+            ));
+        }
         if out_of_process && threads != 1 {
             return Err(Error::usage(
                 "--threads",
@@ -57,6 +68,7 @@ impl RawSpec {
             path,
             doorbell,
             attacks,
+            sq_sleep,
         })
     }
 

@@ -214,6 +214,11 @@ pub static OPTIONS: &[Opt] = &[
         methods: OFFLOAD, default: Some("spin-then-sleep"),
         help: "With --offload-path broker: spin | spin-then-sleep (spin 50 us, then sleep on an eventfd the \
                client rings) | eventfd (sleep whenever idle; the client rings every batch)" },
+    Opt { key: "sq-sleep", ty: flag("sq-sleep"), value_name: "", group: M, methods: OFFLOAD, default: None,
+        help: "With --offload-path kernel: before every round trip the client waits until the SQPOLL thread has \
+               idled out (IORING_SQ_NEED_WAKEUP), so every request wakes it through the doorbell, the thesis's \
+               interrupt model; --sq-idle-ms defaults to 1 then (each round trip waits that long, untimed by the \
+               client)" },
     Opt { key: "offload-attack",
         ty: Ty::List(&["opcode", "raw-fd", "slot", "buf-addr", "buf-len", "rewrite", "syscall", "crash"]),
         value_name: "LIST", group: M, methods: OFFLOAD, default: None,

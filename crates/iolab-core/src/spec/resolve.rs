@@ -87,7 +87,11 @@ impl RawSpec {
         };
         let verify = self.bool("verify")?;
         let offload = self.offload_opts(method, threads)?;
-        let ring = self.ring_opts(method, direct, verify, threads)?;
+        let mut ring = self.ring_opts(method, direct, verify, threads)?;
+        if offload.sq_sleep && !self.has("sq-idle-ms") {
+            // --sq-sleep waits for the SQ thread to idle out before every round trip: the shortest idle.
+            ring.sq_idle_ms = 1;
+        }
         let seed = match self.count("seed")? {
             None => fresh_seed(),
             Some(s) => s,

@@ -18,7 +18,8 @@
 //! - `cache`: a file's page cache: dropping its clean pages (posix_fadvise) and counting them (mincore).
 //! - `cpu_timer`: the ARM generic timer (CNTVCT, CNTFRQ, the probe of whether 32-bit ARM may read it),
 //!   clock_gettime as a plain system call, the vDSO's presence.
-//! - `process`: rusage, clocks, ids, affinity, signals, fork/wait/kill, seccomp, exits.
+//! - `process`: rusage, clocks, ids, affinity, signals, fork/wait/kill, exits.
+//! - `seccomp`: the offload client's seccomp filter (an allow list of system calls) and exit_group.
 //! - `perf_events`: perf_event_open and friends, private tracefs instances (`perf` is the perf bindings
 //!   crate).
 //! - `uring`: io_uring_setup/enter/register and the structures for rings in user memory.
@@ -39,6 +40,7 @@ mod ipc;
 mod memory;
 mod perf_events;
 mod process;
+mod seccomp;
 mod sink;
 mod stdio;
 mod term;
@@ -55,6 +57,7 @@ pub use ipc::*;
 pub use memory::*;
 pub use perf_events::*;
 pub use process::*;
+pub use seccomp::*;
 pub use sink::*;
 pub use stdio::*;
 pub use term::*;

@@ -1,6 +1,6 @@
 //! The process and its threads: resource usage, clocks and the TSC, ids, the kernel release, CPU affinity,
 //! signal dispositions (including the async-signal-safe pieces the cleanup handler uses), fork and wait,
-//! kill, seccomp strict mode and the ways out of a process or thread.
+//! kill and the ways out of a process or thread.
 
 use std::ffi::CStr;
 
@@ -261,21 +261,8 @@ pub fn write_stderr_and_exit(msg: &[u8], code: libc::c_int) -> ! {
     }
 }
 
-/// prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT): from now on only read(2), write(2), _exit(2) and
-/// sigreturn(2) are allowed; any other syscall kills the process with SIGKILL.
-pub fn seccomp_strict() -> SysResult<()> {
-    // SAFETY: the prctl takes integers only.
-    result("prctl(PR_SET_SECCOMP)", unsafe {
-        libc::prctl(
-            libc::PR_SET_SECCOMP,
-            libc::SECCOMP_MODE_STRICT as libc::c_ulong,
-        )
-    })
-    .map(|_| ())
-}
-
-/// exit(2) of the calling thread, the only way out under seccomp strict mode (glibc's _exit calls
-/// exit_group, which strict mode forbids). In a single-threaded process this ends the process.
+/// exit(2) of the calling thread (glibc's _exit calls exit_group instead). In a single-threaded process
+/// this ends the process.
 pub fn exit_thread(code: i32) -> ! {
     // SAFETY: SYS_exit never returns and reads no memory.
     unsafe {
@@ -343,7 +330,7 @@ pub fn kill(pid: i32, sig: i32) -> SysResult<()> {
 }
 
 /// Restores the default action of `sig` (an inherited handler, like Rust's SIGSEGV stack-overflow handler,
-/// would make system calls that seccomp strict mode forbids).
+/// would make system calls that the offload client's seccomp filter forbids).
 pub fn default_signal(sig: i32) {
     // SAFETY: SIG_DFL is a valid disposition for any catchable signal.
     unsafe { libc::signal(sig, libc::SIG_DFL) };

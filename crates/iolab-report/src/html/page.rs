@@ -28,7 +28,9 @@ pub(super) fn page(
     for (rec, label) in recs.iter().zip(labels) {
         record_row(rec, label, &mut o);
     }
-    o.push_str("</table>\n<h2>Charts</h2>\n");
+    o.push_str("</table>\n");
+    super::offload::section(recs, labels, &mut o);
+    o.push_str("<h2>Charts</h2>\n");
     if !charts.iter().any(|c| c.run.is_none()) {
         o.push_str("<p>The records hold nothing to chart.</p>\n");
     }
