@@ -499,7 +499,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
 }
 
 /// What kind of target a path is, from its stat (none: a new file); other kinds are refused.
-fn kind_of(st: Option<&libc::stat>, shown: &str) -> Result<TargetKind> {
+fn kind_of(st: Option<&crate::sys::Stat>, shown: &str) -> Result<TargetKind> {
     Ok(match st {
         None => TargetKind::File,
         Some(st) => match st.st_mode & libc::S_IFMT {
@@ -556,7 +556,7 @@ fn usable_bytes(
     spec: &Spec,
     kind: TargetKind,
     shown: &str,
-    st: Option<&libc::stat>,
+    st: Option<&crate::sys::Stat>,
     existing_file: bool,
 ) -> Result<u64> {
     let bs = spec.bs;

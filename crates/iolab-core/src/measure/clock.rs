@@ -153,9 +153,9 @@ fn overhead<C: Clock>(c: &C) -> (f64, f64) {
 fn bracketed() -> (u64, u64) {
     let mut best = (u64::MAX, 0u64, 0u64);
     for _ in 0..64 {
-        let a = sys::rdtsc();
+        let a = TscClock.now();
         let m = sys::monotonic_ns();
-        let b = sys::rdtsc();
+        let b = TscClock.now();
         let w = b.wrapping_sub(a);
         if w < best.0 {
             best = (w, a / 2 + b / 2, m);

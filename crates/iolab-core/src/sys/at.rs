@@ -9,6 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::errno::{result, SysErr, SysResult};
+use super::lfs;
 use super::files::cpath;
 
 fn cname(name: &OsStr) -> SysResult<CString> {
@@ -32,7 +33,7 @@ pub fn openat(
     let c = cname(name)?;
     // SAFETY: `c` is NUL-terminated and outlives the call; `dir` is the caller's descriptor.
     let fd = result("openat", unsafe {
-        libc::openat(
+        lfs::openat(
             dir,
             c.as_ptr(),
             flags | libc::O_CLOEXEC,
