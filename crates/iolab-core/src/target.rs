@@ -25,6 +25,7 @@ mod cache;
 mod dio;
 mod peer;
 mod sink;
+pub mod space;
 
 use crate::cleanup::Created;
 use crate::error::{Error, Result};
@@ -116,8 +117,9 @@ pub struct PreparedTarget {
 }
 
 const PAGE: usize = 4096;
-/// Region of /dev/null and /dev/zero per thread, in bytes (nominal).
-const SINK_REGION: u64 = 1 << 40;
+/// Region of a stream target per thread, in bytes (nominal: nothing maps it). /dev/null's and /dev/zero's
+/// come from the address space ([`space::sink_region`]).
+const SINK_REGION: u64 = space::SINK_REGION_MAX;
 /// File size when the run is bounded only by a duration.
 pub const DEFAULT_FILE_SIZE: u64 = 64 << 20;
 
@@ -569,7 +571,7 @@ fn usable_bytes(
         _ => DEFAULT_FILE_SIZE,
     };
     Ok(match kind {
-        TargetKind::DevNull | TargetKind::DevZero => SINK_REGION * threads,
+        TargetKind::DevNull | TargetKind::DevZero => space::sink_region(threads) * threads,
         TargetKind::Pipe | TargetKind::Socketpair | TargetKind::Tcp | TargetKind::Sink => {
             unreachable!("stream and sink targets are set up by their own functions")
         }

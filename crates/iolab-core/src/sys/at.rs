@@ -9,8 +9,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::errno::{result, SysErr, SysResult};
-use super::lfs;
 use super::files::cpath;
+use super::lfs;
 
 fn cname(name: &OsStr) -> SysResult<CString> {
     CString::new(name.as_bytes()).map_err(|_| SysErr::new("openat", libc::EINVAL))
