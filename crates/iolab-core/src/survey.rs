@@ -452,6 +452,15 @@ mod tests {
     }
 
     #[test]
+    fn the_file_shrinks_to_free_memory_and_disk() {
+        assert_eq!(file_size_for(None, None), 8 << 20);
+        assert_eq!(file_size_for(Some(16 << 30), Some(100 << 30)), 8 << 20);
+        // A board with 64 MiB available: 4 MiB; an almost full card (20 MiB free): 1 MiB.
+        assert_eq!(file_size_for(Some(64 << 20), None), 4 << 20);
+        assert_eq!(file_size_for(Some(1 << 30), Some(20 << 20)), 1 << 20);
+    }
+
+    #[test]
     fn overlapping_rounds_are_tied_and_nop_is_the_floor() {
         let s = SurveyResult {
             schema_version: SCHEMA_VERSION,
@@ -459,6 +468,7 @@ mod tests {
             clock: crate::measure::clock::calibrate(1),
             file_dir: String::new(),
             file_fs: String::new(),
+            file_size: SURVEY_FILE_SIZE,
             ops_per_run: 1,
             max_s_per_run: 1.0,
             rounds: 3,

@@ -29,6 +29,7 @@
 //! - `sink`: iolab's sink driver (`kmod/`): its ioctls, mirrored from `kmod/iolab_sink.h`, and
 //!   finit_module/delete_module.
 
+mod abi_layout;
 mod aio;
 mod at;
 mod cache;
