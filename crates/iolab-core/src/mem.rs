@@ -257,7 +257,9 @@ mod tests {
         assert!(v.iter().all(|&x| x == 0));
         if usize::BITS < 64 {
             // Half of a 32-bit address space (2 GiB) can be granted lazily (it was, under qemu-arm).
-            println!("SKIPPED the impossible allocation: no size is impossible yet valid on 32-bit");
+            println!(
+                "SKIPPED the impossible allocation: no size is impossible yet valid on 32-bit"
+            );
             return;
         }
         let e = zeroed::<u8>(usize::MAX / 2, "a test buffer", "ask for less").unwrap_err();

@@ -52,6 +52,11 @@ impl Method for Mmap {
         let fd = ctx.target.open_for(ctx.spec, write)?;
         let path = ctx.target.path.clone();
         let map_offset = ctx.region_offset / PAGE * PAGE;
+        crate::target::space::check_mapping_offset(
+            ctx.region_offset + ctx.region_len,
+            usize::BITS,
+            crate::vm::user_mode::detected().is_some(),
+        )?;
         let len = crate::target::space::mapping_len(
             ctx.region_offset + ctx.region_len - map_offset,
             usize::BITS,

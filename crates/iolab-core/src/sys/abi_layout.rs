@@ -33,7 +33,11 @@ mod tests {
     #[test]
     fn ioctl_requests_are_computed_per_target() {
         // BLKGETSIZE64 = _IOR(0x12, 114, size_t): the size field is the pointer width's.
-        let want = if usize::BITS == 64 { 0x8008_1272u32 } else { 0x8004_1272 };
+        let want = if usize::BITS == 64 {
+            0x8008_1272u32
+        } else {
+            0x8004_1272
+        };
         assert_eq!(super::super::files::BLKGETSIZE64 as u32, want);
         // BLKSSZGET = _IO(0x12, 104) from libc.
         assert_eq!(libc::BLKSSZGET as u32, 0x1268);

@@ -81,6 +81,24 @@ pub fn mapping_len(bytes: u64, ptr_bits: u32, flag: &str) -> Result<usize> {
     Ok(bytes as usize)
 }
 
+/// Under qemu-user (7.2, Debian 12's), a 32-bit process's mmap(2) file offset is cut to 32 bits: a
+/// mapping at 5 GiB maps the file at 1 GiB, and stores land there (found by CI's smoke run, whose
+/// --verify read zeroes at 5 GiB and the pattern at 1 GiB). Refused rather than writing the wrong bytes.
+pub fn check_mapping_offset(end: u64, ptr_bits: u32, emulated: bool) -> Result<()> {
+    if emulated && ptr_bits < 64 && end > 1 << 32 {
+        return Err(Error::usage(
+            "--offset",
+            format!(
+                "a mapping reaching {} cannot be made correctly under qemu-user: it cuts a 32-bit \
+                 process's mmap offsets to 32 bits (the bytes would land 4 GiB lower); run on the board \
+                 itself, or map below 4 GiB",
+                crate::units::fmt_size(end)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +133,17 @@ mod tests {
                     ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]";
         assert_eq!(va_top_from_maps(maps), Some(0x7ffd_3a6d_2000));
         assert_eq!(va_top_from_maps(""), None);
+    }
+
+    #[test]
+    fn mappings_beyond_4_gib_are_refused_under_qemu_user_on_32_bit_only() {
+        let e = check_mapping_offset(5 << 30, 32, true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--offset") && e.contains("qemu-user"), "{e}");
+        assert!(check_mapping_offset(5 << 30, 32, false).is_ok());
+        assert!(check_mapping_offset(5 << 30, 64, true).is_ok());
+        assert!(check_mapping_offset(1 << 30, 32, true).is_ok());
     }
 
     #[test]
