@@ -126,6 +126,11 @@ fn path_hint(errno: i32, path: &str) -> Option<String> {
 
 /// What a user can do about an errno from a given call.
 pub fn default_hint(call: &str, errno: i32) -> Option<&'static str> {
+    if errno == libc::ENOSYS && crate::vm::user_mode::detected().is_some() {
+        if let Some(h) = crate::vm::user_mode::enosys_hint(call) {
+            return Some(h);
+        }
+    }
     Some(match (call, errno) {
         ("io_uring_setup", libc::EINVAL) => {
             "the kernel refused the ring parameters: lower --qd (max 32768) or drop ring options"
@@ -134,6 +139,7 @@ pub fn default_hint(call: &str, errno: i32) -> Option<&'static str> {
             "io_uring is disabled for this process (sysctl kernel.io_uring_disabled or a seccomp filter)"
         }
         ("io_uring_setup", libc::ENOSYS) => "this kernel has no io_uring (CONFIG_IO_URING off)",
+        ("io_setup", libc::ENOSYS) => "this kernel has no native AIO (CONFIG_AIO off)",
         ("io_uring_setup", libc::ENOMEM) => {
             "ring memory is capped by RLIMIT_MEMLOCK (unless root) and mapping the rings by the address-space \
              limit (ulimit -v): lower --qd or --threads, or raise the limit"

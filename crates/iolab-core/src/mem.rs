@@ -255,6 +255,13 @@ mod tests {
         let v: Vec<u64> = zeroed(1000, "a test", "none").unwrap();
         assert_eq!(v.len(), 1000);
         assert!(v.iter().all(|&x| x == 0));
+        if usize::BITS < 64 {
+            // Half of a 32-bit address space (2 GiB) can be granted lazily (it was, under qemu-arm).
+            println!(
+                "SKIPPED the impossible allocation: no size is impossible yet valid on 32-bit"
+            );
+            return;
+        }
         let e = zeroed::<u8>(usize::MAX / 2, "a test buffer", "ask for less").unwrap_err();
         let m = e.to_string();
         assert_eq!(e.exit_code(), 1);

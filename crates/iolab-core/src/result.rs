@@ -23,13 +23,13 @@ pub struct Host {
     pub started_unix_s: u64,
     /// Whether iolab ran as root (some kernel features depend on it).
     pub root: bool,
-    /// The CPU was emulated (QEMU TCG, e.g. a guest of `iolab vm`): the figures show how the kernel
+    /// The CPU was emulated (QEMU TCG, e.g. a guest of `iolab vm`, or qemu-user): the figures show how the kernel
     /// behaves (counts, bytes, punts, polled completions), not how fast real hardware is.
     #[serde(default)]
     pub emulated: bool,
     /// How the CPU ran when iolab knows it: "tcg" (emulated by QEMU) or "kvm" (a hardware-virtualized guest
-    /// of `iolab vm`), from the guest kernel's `iolab.accel=` (or QEMU TCG's CPUID signature); null
-    /// otherwise.
+    /// of `iolab vm`), from the guest kernel's `iolab.accel=` (or QEMU TCG's CPUID signature), or
+    /// "qemu-user" (ARM code translated on an x86_64 kernel by a user-mode emulator); null otherwise.
     #[serde(default)]
     pub accelerator: Option<String>,
 }
@@ -66,6 +66,13 @@ impl Host {
     /// The line tables print for figures from an emulated CPU, if these are.
     pub fn emulated_line(&self) -> Option<String> {
         self.emulated.then(|| {
+            if self.accelerator.as_deref() == Some(crate::vm::user_mode::ACCEL) {
+                return format!(
+                    "figures from user-mode emulation (qemu-user: {}): behaviour, not speed; io_uring, \
+                     native AIO and perf counters are not emulated",
+                    crate::vm::user_mode::detected().unwrap_or("foreign code")
+                );
+            }
             format!(
                 "figures from an emulated guest (QEMU {}): behaviour, not speed",
                 self.accelerator.as_deref().unwrap_or("tcg").to_uppercase()

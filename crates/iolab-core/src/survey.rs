@@ -24,8 +24,19 @@ pub const SURVEY_MAX_S: f64 = 1.0;
 /// Rounds: every method runs once per round, the rounds alternate their order, and the ranking is by the
 /// median round with the spread of all of them.
 pub const SURVEY_ROUNDS: u32 = 5;
-/// The file each file-target run creates (writes wrap around it).
-pub const SURVEY_FILE_SIZE: u64 = 64 << 20;
+/// The file each file-target run creates (writes wrap around it), where memory and disk allow: small
+/// enough that the mmap rows' mapping keeps the main job's peak memory within 16 MiB on a board, and
+/// still beyond a board's caches.
+pub const SURVEY_FILE_SIZE: u64 = 8 << 20;
+
+/// The file size for a machine with `mem_available` bytes of memory and `disk_free` bytes free where
+/// the files go: [`SURVEY_FILE_SIZE`], or less (down to 1 MiB) so that it takes at most a sixteenth of
+/// either.
+pub fn file_size_for(mem_available: Option<u64>, disk_free: Option<u64>) -> u64 {
+    let cap = |v: Option<u64>| v.map_or(u64::MAX, |b| b / 16);
+    let size = SURVEY_FILE_SIZE.min(cap(mem_available)).min(cap(disk_free));
+    (size >> 20).max(1) << 20
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SurveyRun {
@@ -54,6 +65,9 @@ pub struct SurveyResult {
     /// Where the file runs happened and on which filesystem.
     pub file_dir: String,
     pub file_fs: String,
+    /// Size of each file the file runs created, bytes (64 MiB in results of versions before it).
+    #[serde(default = "old_file_size")]
+    pub file_size: u64,
     /// Ops of each round's run.
     pub ops_per_run: u64,
     pub max_s_per_run: f64,
@@ -129,7 +143,7 @@ pub struct Cell {
 
 /// Each method on each target it is made for; a refusal by the kernel (psync on a pipe: ESPIPE) is
 /// listed, a target the method is not for (epoll on a file) is left out.
-fn cells(dir: &Path, ops: u64, max_s: f64) -> Result<Vec<Cell>> {
+fn cells(dir: &Path, ops: u64, max_s: f64, file_size: u64) -> Result<Vec<Cell>> {
     let mut cells = Vec::new();
     for target in ["/dev/null", "file", "pipe"] {
         let kind = match target {
@@ -159,7 +173,7 @@ fn cells(dir: &Path, ops: u64, max_s: f64) -> Result<Vec<Cell>> {
                     // measured), which would break the survey's time budget. Software counters stay on.
                     .with("count", "none");
                 if target == "file" {
-                    raw = raw.with("file-size", SURVEY_FILE_SIZE);
+                    raw = raw.with("file-size", file_size);
                 }
                 let spec = raw.resolve()?;
                 cells.push(Cell {
@@ -172,6 +186,10 @@ fn cells(dir: &Path, ops: u64, max_s: f64) -> Result<Vec<Cell>> {
         }
     }
     Ok(cells)
+}
+
+fn old_file_size() -> u64 {
+    64 << 20
 }
 
 pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
@@ -190,10 +208,14 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
     let rounds = opts.rounds.max(1);
     let ops = (opts.ops / rounds as u64).max(1);
     let max_s = opts.max_s / rounds as f64;
-    let cells = cells(dir.path(), ops, max_s)?;
+    let file_size = file_size_for(
+        crate::mem::meminfo("MemAvailable"),
+        crate::sys::fs_free_bytes(dir.path()).ok(),
+    );
+    let cells = cells(dir.path(), ops, max_s, file_size)?;
     let runs = run_rounds(&cells, rounds, opts, clock)?;
     // After every run, never inside one: what memory can copy, and the findings checked against it.
-    let memory = crate::measure::memcopy::measured().clone();
+    let memory = crate::measure::memcopy::measured_within(file_size);
     let findings = compare_runs(&runs, &memory);
     Ok(SurveyResult {
         findings,
@@ -203,6 +225,7 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
         clock: clock.clone(),
         file_dir: opts.tmp_parent.display().to_string(),
         file_fs: fs.to_string(),
+        file_size,
         ops_per_run: ops,
         max_s_per_run: max_s,
         rounds,
@@ -429,6 +452,15 @@ mod tests {
     }
 
     #[test]
+    fn the_file_shrinks_to_free_memory_and_disk() {
+        assert_eq!(file_size_for(None, None), 8 << 20);
+        assert_eq!(file_size_for(Some(16 << 30), Some(100 << 30)), 8 << 20);
+        // A board with 64 MiB available: 4 MiB; an almost full card (20 MiB free): 1 MiB.
+        assert_eq!(file_size_for(Some(64 << 20), None), 4 << 20);
+        assert_eq!(file_size_for(Some(1 << 30), Some(20 << 20)), 1 << 20);
+    }
+
+    #[test]
     fn overlapping_rounds_are_tied_and_nop_is_the_floor() {
         let s = SurveyResult {
             schema_version: SCHEMA_VERSION,
@@ -436,6 +468,7 @@ mod tests {
             clock: crate::measure::clock::calibrate(1),
             file_dir: String::new(),
             file_fs: String::new(),
+            file_size: SURVEY_FILE_SIZE,
             ops_per_run: 1,
             max_s_per_run: 1.0,
             rounds: 3,

@@ -25,6 +25,7 @@ mod cache;
 mod dio;
 mod peer;
 mod sink;
+pub mod space;
 
 use crate::cleanup::Created;
 use crate::error::{Error, Result};
@@ -116,8 +117,9 @@ pub struct PreparedTarget {
 }
 
 const PAGE: usize = 4096;
-/// Region of /dev/null and /dev/zero per thread, in bytes (nominal).
-const SINK_REGION: u64 = 1 << 40;
+/// Region of a stream target per thread, in bytes (nominal: nothing maps it). /dev/null's and /dev/zero's
+/// come from the address space ([`space::sink_region`]).
+const SINK_REGION: u64 = space::SINK_REGION_MAX;
 /// File size when the run is bounded only by a duration.
 pub const DEFAULT_FILE_SIZE: u64 = 64 << 20;
 
@@ -499,7 +501,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
 }
 
 /// What kind of target a path is, from its stat (none: a new file); other kinds are refused.
-fn kind_of(st: Option<&libc::stat>, shown: &str) -> Result<TargetKind> {
+fn kind_of(st: Option<&crate::sys::Stat>, shown: &str) -> Result<TargetKind> {
     Ok(match st {
         None => TargetKind::File,
         Some(st) => match st.st_mode & libc::S_IFMT {
@@ -556,7 +558,7 @@ fn usable_bytes(
     spec: &Spec,
     kind: TargetKind,
     shown: &str,
-    st: Option<&libc::stat>,
+    st: Option<&crate::sys::Stat>,
     existing_file: bool,
 ) -> Result<u64> {
     let bs = spec.bs;
@@ -569,7 +571,7 @@ fn usable_bytes(
         _ => DEFAULT_FILE_SIZE,
     };
     Ok(match kind {
-        TargetKind::DevNull | TargetKind::DevZero => SINK_REGION * threads,
+        TargetKind::DevNull | TargetKind::DevZero => space::sink_region(threads) * threads,
         TargetKind::Pipe | TargetKind::Socketpair | TargetKind::Tcp | TargetKind::Sink => {
             unreachable!("stream and sink targets are set up by their own functions")
         }

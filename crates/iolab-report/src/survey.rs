@@ -56,7 +56,7 @@ fn target_title(s: &SurveyResult, target: &str) -> String {
     match target {
         "file" => format!(
             "a fresh {} MiB file on {} in {} (buffered writes through the page cache, no fsync)",
-            iolab_core::survey::SURVEY_FILE_SIZE >> 20,
+            s.file_size >> 20,
             s.file_fs,
             s.file_dir
         ),

@@ -28,8 +28,7 @@ fn main_job_ranks_every_method_and_touches_no_existing_file() {
     );
     // Its time is printed, not asserted: this machine is shared (the README quotes a measured figure).
     assert!(
-        stdout.contains("== /dev/null (write sink)")
-            && stdout.contains("== a fresh 64 MiB file on")
+        stdout.contains("== /dev/null (write sink)") && stdout.contains("== a fresh 8 MiB file on")
     );
     for m in METHODS {
         assert!(stdout.contains(&format!(" {m} ")), "{m} in the tables");

@@ -297,7 +297,7 @@ fn kind_name(mode: libc::mode_t) -> &'static str {
 }
 
 /// Why the file open as `fd` (O_PATH|O_NOFOLLOW) is not the one `e` records, or `None` if it is.
-fn not_iolabs(fd: RawFd, st: &libc::stat, e: &Entry, owner: &Process) -> Option<String> {
+fn not_iolabs(fd: RawFd, st: &crate::sys::Stat, e: &Entry, owner: &Process) -> Option<String> {
     let made = if e.is_dir {
         "a directory"
     } else {

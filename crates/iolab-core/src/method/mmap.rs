@@ -52,7 +52,16 @@ impl Method for Mmap {
         let fd = ctx.target.open_for(ctx.spec, write)?;
         let path = ctx.target.path.clone();
         let map_offset = ctx.region_offset / PAGE * PAGE;
-        let len = (ctx.region_offset + ctx.region_len - map_offset) as usize;
+        crate::target::space::check_mapping_offset(
+            ctx.region_offset + ctx.region_len,
+            usize::BITS,
+            crate::vm::user_mode::detected().is_some(),
+        )?;
+        let len = crate::target::space::mapping_len(
+            ctx.region_offset + ctx.region_len - map_offset,
+            usize::BITS,
+            "--file-size",
+        )?;
         if write && ctx.target.kind == crate::target::TargetKind::File {
             // A file iolab created is already this long; one the user let us --overwrite may be shorter, and
             // storing beyond the end of a mapped file raises SIGBUS.

@@ -185,14 +185,19 @@ impl CycleWriter {
     }
 }
 
-/// The cycle counter of this build target, for the client: RDTSC on x86_64; `None` elsewhere (the
-/// figures then say the client had no counter).
+/// The cycle counter of this build target, for the client: RDTSC on x86_64, the generic timer
+/// (CNTVCT_EL0, always readable from user space on arm64 Linux) on aarch64; `None` elsewhere (32-bit ARM
+/// may trap the read: the figures then say the client had no counter).
 pub fn counter() -> Option<fn() -> u64> {
     #[cfg(target_arch = "x86_64")]
     {
         Some(crate::sys::rdtsc as fn() -> u64)
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    {
+        Some(crate::sys::cntvct as fn() -> u64)
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
         None
     }
@@ -282,19 +287,25 @@ pub fn read(area: &Area, clock: &ClockInfo, batch: u32) -> Result<ClientCycles, 
     if area.sub_bits.load(Ordering::Relaxed) != u64::from(SUB_BITS) {
         return Err("the cycle area was written with another bucket layout".into());
     }
-    let ns_per_cycle = (clock.kind == ClockKind::Tsc).then_some(clock.ns_per_tick);
+    let ns_per_cycle =
+        matches!(clock.kind, ClockKind::Tsc | ClockKind::Cntvct).then_some(clock.ns_per_tick);
     let requests = dist(&area.requests, ns_per_cycle);
     let round_trips = dist(&area.round_trips, ns_per_cycle);
     let per_request_cycles = round_trips.mean_cycles / f64::from(batch.max(1));
     Ok(ClientCycles {
         counter: format!(
-            "RDTSC read by the client itself around each request and round trip{}",
+            "{} read by the client itself around each request and round trip{}",
+            if cfg!(target_arch = "aarch64") {
+                "CNTVCT_EL0"
+            } else {
+                "RDTSC"
+            },
             match ns_per_cycle {
                 Some(_) => format!(
-                    " (ns through iolab's TSC calibration, {:.3} GHz)",
+                    " (ns through iolab's calibration of that counter, {:.3} GHz)",
                     clock.hz * 1e-9
                 ),
-                None => " (iolab's clock is not the TSC here: no ns)".to_string(),
+                None => " (iolab's clock is not the cycle counter here: no ns)".to_string(),
             }
         ),
         ns_per_cycle,

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use super::errno::{result, SysErr, SysResult};
 use super::files::cpath;
+use super::lfs;
 
 fn cname(name: &OsStr) -> SysResult<CString> {
     CString::new(name.as_bytes()).map_err(|_| SysErr::new("openat", libc::EINVAL))
@@ -32,7 +33,7 @@ pub fn openat(
     let c = cname(name)?;
     // SAFETY: `c` is NUL-terminated and outlives the call; `dir` is the caller's descriptor.
     let fd = result("openat", unsafe {
-        libc::openat(
+        lfs::openat(
             dir,
             c.as_ptr(),
             flags | libc::O_CLOEXEC,

@@ -4,6 +4,7 @@
 use std::os::fd::RawFd;
 
 use super::errno::{SysErr, SysResult};
+use super::lfs;
 use super::memory::Mapping;
 
 /// posix_fadvise(2) with POSIX_FADV_DONTNEED over `len` bytes from `off` (0: to the end): the kernel drops
@@ -12,10 +13,10 @@ use super::memory::Mapping;
 pub fn fadvise_dontneed(fd: RawFd, off: u64, len: u64) -> SysResult<()> {
     // SAFETY: posix_fadvise only reads its integer arguments.
     let r = unsafe {
-        libc::posix_fadvise(
+        lfs::posix_fadvise(
             fd,
-            off as libc::off_t,
-            len as libc::off_t,
+            off as lfs::off_t,
+            len as lfs::off_t,
             libc::POSIX_FADV_DONTNEED,
         )
     };

@@ -8,6 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::errno::{result, SysErr, SysResult};
+use super::lfs;
 
 /// Converts a path to a C string; a path with an interior NUL cannot name a file.
 pub fn cpath(path: &Path) -> SysResult<CString> {
@@ -19,7 +20,7 @@ pub fn open(path: &Path, flags: libc::c_int, mode: libc::mode_t) -> SysResult<Ow
     let c = cpath(path)?;
     // SAFETY: `c` is a valid NUL-terminated string that outlives the call; open has no other preconditions.
     let fd = result("open", unsafe {
-        libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, mode as libc::c_uint)
+        lfs::open(c.as_ptr(), flags | libc::O_CLOEXEC, mode as libc::c_uint)
     })?;
     // SAFETY: the kernel just returned `fd` as a new descriptor that nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
@@ -50,7 +51,7 @@ pub fn read(fd: RawFd, buf: &mut [u8]) -> SysResult<usize> {
 pub fn pwrite(fd: RawFd, buf: &[u8], off: u64) -> SysResult<usize> {
     // SAFETY: `buf` is a valid readable slice for the duration of the call.
     result("pwrite", unsafe {
-        libc::pwrite(fd, buf.as_ptr().cast(), buf.len(), off as libc::off_t)
+        lfs::pwrite(fd, buf.as_ptr().cast(), buf.len(), off as lfs::off_t)
     })
     .map(|n| n as usize)
 }
@@ -60,7 +61,7 @@ pub fn pwrite(fd: RawFd, buf: &[u8], off: u64) -> SysResult<usize> {
 pub fn pread(fd: RawFd, buf: &mut [u8], off: u64) -> SysResult<usize> {
     // SAFETY: `buf` is a valid writable slice for the duration of the call.
     result("pread", unsafe {
-        libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), off as libc::off_t)
+        lfs::pread(fd, buf.as_mut_ptr().cast(), buf.len(), off as lfs::off_t)
     })
     .map(|n| n as usize)
 }
@@ -73,11 +74,11 @@ pub fn pread(fd: RawFd, buf: &mut [u8], off: u64) -> SysResult<usize> {
 pub unsafe fn pwritev(fd: RawFd, iov: &[libc::iovec], off: u64) -> SysResult<usize> {
     // SAFETY: the caller guarantees each iovec is readable; the array itself is a valid slice.
     result("pwritev", unsafe {
-        libc::pwritev(
+        lfs::pwritev(
             fd,
             iov.as_ptr(),
             iov.len() as libc::c_int,
-            off as libc::off_t,
+            off as lfs::off_t,
         )
     })
     .map(|n| n as usize)
@@ -91,11 +92,11 @@ pub unsafe fn pwritev(fd: RawFd, iov: &[libc::iovec], off: u64) -> SysResult<usi
 pub unsafe fn preadv(fd: RawFd, iov: &[libc::iovec], off: u64) -> SysResult<usize> {
     // SAFETY: the caller guarantees each iovec is writable; the array itself is a valid slice.
     result("preadv", unsafe {
-        libc::preadv(
+        lfs::preadv(
             fd,
             iov.as_ptr(),
             iov.len() as libc::c_int,
-            off as libc::off_t,
+            off as lfs::off_t,
         )
     })
     .map(|n| n as usize)
@@ -109,11 +110,11 @@ pub unsafe fn preadv(fd: RawFd, iov: &[libc::iovec], off: u64) -> SysResult<usiz
 pub unsafe fn pwritev2(fd: RawFd, iov: &[libc::iovec], off: u64, flags: i32) -> SysResult<usize> {
     // SAFETY: the caller guarantees each iovec is readable; the array itself is a valid slice.
     result("pwritev2", unsafe {
-        libc::pwritev2(
+        lfs::pwritev2(
             fd,
             iov.as_ptr(),
             iov.len() as libc::c_int,
-            off as libc::off_t,
+            off as lfs::off_t,
             flags,
         )
     })
@@ -128,11 +129,11 @@ pub unsafe fn pwritev2(fd: RawFd, iov: &[libc::iovec], off: u64, flags: i32) -> 
 pub unsafe fn preadv2(fd: RawFd, iov: &[libc::iovec], off: u64, flags: i32) -> SysResult<usize> {
     // SAFETY: the caller guarantees each iovec is writable; the array itself is a valid slice.
     result("preadv2", unsafe {
-        libc::preadv2(
+        lfs::preadv2(
             fd,
             iov.as_ptr(),
             iov.len() as libc::c_int,
-            off as libc::off_t,
+            off as lfs::off_t,
             flags,
         )
     })
@@ -143,7 +144,7 @@ pub unsafe fn preadv2(fd: RawFd, iov: &[libc::iovec], off: u64, flags: i32) -> S
 pub fn lseek_set(fd: RawFd, off: u64) -> SysResult<u64> {
     // SAFETY: lseek only reads its integer arguments.
     result("lseek", unsafe {
-        libc::lseek(fd, off as libc::off_t, libc::SEEK_SET)
+        lfs::lseek(fd, off as lfs::off_t, libc::SEEK_SET)
     })
     .map(|r| r as u64)
 }
@@ -158,7 +159,7 @@ pub fn fsync(fd: RawFd) -> SysResult<()> {
 pub fn ftruncate(fd: RawFd, len: u64) -> SysResult<()> {
     // SAFETY: ftruncate only reads its integer arguments.
     result("ftruncate", unsafe {
-        libc::ftruncate(fd, len as libc::off_t)
+        lfs::ftruncate(fd, len as lfs::off_t)
     })
     .map(|_| ())
 }
@@ -168,7 +169,7 @@ pub fn ftruncate(fd: RawFd, len: u64) -> SysResult<()> {
 pub fn fallocate(fd: RawFd, off: u64, len: u64) -> SysResult<()> {
     // SAFETY: fallocate only reads its integer arguments.
     result("fallocate", unsafe {
-        libc::fallocate(fd, 0, off as libc::off_t, len as libc::off_t)
+        lfs::fallocate(fd, 0, off as lfs::off_t, len as lfs::off_t)
     })
     .map(|_| ())
 }
@@ -178,9 +179,9 @@ pub fn fallocate(fd: RawFd, off: u64, len: u64) -> SysResult<()> {
 pub fn fs_free_bytes(path: &Path) -> SysResult<u64> {
     let c = cpath(path)?;
     // SAFETY: an all-zero statvfs is a valid value of this plain C struct.
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    let mut s: lfs::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: `c` is NUL-terminated and `s` is a valid out-pointer.
-    result("statvfs", unsafe { libc::statvfs(c.as_ptr(), &mut s) })?;
+    result("statvfs", unsafe { lfs::statvfs(c.as_ptr(), &mut s) })?;
     Ok((s.f_bavail as u64).saturating_mul(s.f_frsize as u64))
 }
 
@@ -198,21 +199,21 @@ pub fn flock_exclusive_nb(fd: RawFd) -> SysResult<bool> {
 }
 
 /// stat(2) following symlinks.
-pub fn stat(path: &Path) -> SysResult<libc::stat> {
+pub fn stat(path: &Path) -> SysResult<lfs::stat> {
     let c = cpath(path)?;
     // SAFETY: an all-zero `stat` is a valid value of this plain C struct.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let mut st: lfs::stat = unsafe { std::mem::zeroed() };
     // SAFETY: `c` is NUL-terminated and `st` is a valid out-pointer for one `struct stat`.
-    result("stat", unsafe { libc::stat(c.as_ptr(), &mut st) })?;
+    result("stat", unsafe { lfs::stat(c.as_ptr(), &mut st) })?;
     Ok(st)
 }
 
 /// fstat(2).
-pub fn fstat(fd: RawFd) -> SysResult<libc::stat> {
+pub fn fstat(fd: RawFd) -> SysResult<lfs::stat> {
     // SAFETY: an all-zero `stat` is a valid value of this plain C struct.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let mut st: lfs::stat = unsafe { std::mem::zeroed() };
     // SAFETY: `st` is a valid out-pointer for one `struct stat`.
-    result("fstat", unsafe { libc::fstat(fd, &mut st) })?;
+    result("fstat", unsafe { lfs::fstat(fd, &mut st) })?;
     Ok(st)
 }
 
@@ -239,8 +240,11 @@ pub fn statx_dio_align(fd: RawFd) -> SysResult<Option<(u32, u32)>> {
     }
 }
 
-/// BLKGETSIZE64 = _IOR(0x12, 114, size_t); not exported by the libc crate.
-const BLKGETSIZE64: libc::Ioctl = 0x8008_1272;
+/// BLKGETSIZE64 = _IOR(0x12, 114, size_t), computed with the kernel's macro arithmetic (libc's `_IOR`):
+/// 0x80081272 on 64-bit targets, 0x80041272 on 32-bit ones (the size field is sizeof(size_t) although the
+/// kernel writes a u64 either way). The libc crate does not export the constant, and a literal overflows
+/// musl's signed request type.
+pub(crate) const BLKGETSIZE64: libc::Ioctl = libc::_IOR::<libc::size_t>(0x12, 114);
 
 /// Size in bytes of a block device (ioctl BLKGETSIZE64).
 pub fn blk_size(fd: RawFd) -> SysResult<u64> {
@@ -266,9 +270,9 @@ pub fn blk_logical_sector(fd: RawFd) -> SysResult<u32> {
 pub fn fs_magic(path: &Path) -> SysResult<u64> {
     let c = cpath(path)?;
     // SAFETY: an all-zero statfs is a valid value of this plain C struct.
-    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    let mut s: lfs::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: `c` is NUL-terminated and `s` is a valid out-pointer.
-    result("statfs", unsafe { libc::statfs(c.as_ptr(), &mut s) })?;
+    result("statfs", unsafe { lfs::statfs(c.as_ptr(), &mut s) })?;
     Ok(s.f_type as u64)
 }
 
@@ -361,9 +365,9 @@ pub fn copy_file_range(
 
 /// sendfile(2) of `len` bytes from `src` at `off_in` to `dst` at its file position.
 pub fn sendfile(dst: RawFd, src: RawFd, off_in: u64, len: usize) -> SysResult<usize> {
-    let mut i = off_in as libc::off_t;
+    let mut i = off_in as lfs::off_t;
     // SAFETY: `i` is a valid in/out pointer to a local for the duration of the call.
-    result("sendfile", unsafe { libc::sendfile(dst, src, &mut i, len) }).map(|n| n as usize)
+    result("sendfile", unsafe { lfs::sendfile(dst, src, &mut i, len) }).map(|n| n as usize)
 }
 
 /// splice(2) between a file (with offset) and a pipe (without): `file_off` applies to the file side.

@@ -85,10 +85,14 @@ pub fn futex_wait_shared(
     expected: u32,
     timeout: std::time::Duration,
 ) -> SysResult<()> {
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    // The field types differ by C library and architecture (time_t is 32-bit on armv7 glibc): let the
+    // compiler take them from libc's struct rather than naming them.
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
+    ts.tv_sec = timeout.as_secs().min(i32::MAX as u64) as _;
+    ts.tv_nsec = timeout.subsec_nanos() as _;
     // SAFETY: `word` is a live, aligned u32 and `ts` a valid timespec, both for the duration of the call.
     let r = result("futex(FUTEX_WAIT)", unsafe {
         libc::syscall(

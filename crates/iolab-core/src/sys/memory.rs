@@ -6,6 +6,7 @@ use std::ffi::CStr;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
 use super::errno::{result, SysResult};
+use super::lfs;
 
 /// A MAP_SHARED file mapping, unmapped on drop.
 pub struct Mapping {
@@ -27,13 +28,13 @@ impl Mapping {
         // SAFETY: a NULL hint lets the kernel choose the address; the result is checked for MAP_FAILED
         // and owned by the returned value, which unmaps it exactly once.
         let p = result("mmap", unsafe {
-            libc::mmap(
+            lfs::mmap(
                 std::ptr::null_mut(),
                 len,
                 prot,
                 libc::MAP_SHARED,
                 fd,
-                off as libc::off_t,
+                off as lfs::off_t,
             )
         })?;
         Ok(Mapping { ptr: p.cast(), len })
@@ -53,7 +54,7 @@ impl Mapping {
         // SAFETY: a NULL hint and no descriptor; the result is checked for MAP_FAILED and owned by the
         // returned value, which unmaps it exactly once.
         let p = result("mmap", unsafe {
-            libc::mmap(
+            lfs::mmap(
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
@@ -144,8 +145,14 @@ pub fn memlock_limit() -> Option<u64> {
     if got.is_err() || rl.rlim_cur == libc::RLIM_INFINITY {
         None
     } else {
-        Some(rl.rlim_cur)
+        Some(widen(rl.rlim_cur))
     }
+}
+
+/// A C integer field (rlim_t is 32-bit on armv7 glibc, 64-bit elsewhere) as a u64, without a cast that
+/// is a no-op on one target and a lint on another.
+fn widen<T: Into<u64>>(v: T) -> u64 {
+    v.into()
 }
 
 /// RLIMIT_AS soft limit in bytes (`ulimit -v`; None: unlimited). Async-signal-safe (one getrlimit call).
@@ -161,13 +168,21 @@ pub fn address_space_limit() -> Option<u64> {
     if got.is_err() || rl.rlim_cur == libc::RLIM_INFINITY {
         None
     } else {
-        Some(rl.rlim_cur)
+        Some(widen(rl.rlim_cur))
     }
 }
 
 /// mallopt(M_ARENA_MAX): at most `n` glibc malloc arenas. Each arena beyond the first reserves 64 MiB of
 /// address space when a thread first allocates, which counts against RLIMIT_AS although it is never used.
+/// Other C libraries (musl, in the static board builds) have one heap and no such knob: false.
+#[cfg(target_env = "gnu")]
 pub fn limit_malloc_arenas(n: u32) -> bool {
     // SAFETY: mallopt takes integers only; M_ARENA_MAX is a documented parameter.
     unsafe { libc::mallopt(libc::M_ARENA_MAX, n.max(1) as libc::c_int) == 1 }
+}
+
+/// See the glibc version: musl's malloc has no arenas to limit.
+#[cfg(not(target_env = "gnu"))]
+pub fn limit_malloc_arenas(_n: u32) -> bool {
+    false
 }

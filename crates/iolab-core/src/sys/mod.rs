@@ -13,6 +13,8 @@
 //!   say so where they are checked.
 //! - `files`: files and block devices (open, read/write/pread/pwrite and vectored forms, fsync, stat,
 //!   ioctls, statfs) and the kernel-side copies (copy_file_range, sendfile, splice).
+//! - `lfs`: the C library's file calls with 64-bit offsets on every target (glibc's `*64` calls on
+//!   32-bit ARM); the other modules take `open`, `pread`, `stat`, `mmap`... from here.
 //! - `at`: names relative to a directory descriptor (openat, unlinkat), statx birth time, xattrs.
 //! - `memory`: mappings, memfd, the locked-memory limit.
 //! - `cache`: a file's page cache: dropping its clean pages (posix_fadvise) and counting them (mincore).
@@ -20,8 +22,8 @@
 //!   clock_gettime as a plain system call, the vDSO's presence.
 //! - `process`: rusage, clocks, ids, affinity, signals, fork/wait/kill, exits.
 //! - `seccomp`: the offload client's seccomp filter (an allow list of system calls) and exit_group.
-//! - `perf_events`: perf_event_open and friends, private tracefs instances (`perf` is the perf bindings
-//!   crate).
+//! - `perf_events`: perf_event_open and friends, private tracefs instances (`perf` is `perf_abi`: the
+//!   perf_event ABI structures and constants, defined here for every architecture).
 //! - `uring`: io_uring_setup/enter/register and the structures for rings in user memory.
 //! - `aio`: Linux native AIO.
 //! - `ipc`: pipes, sockets, epoll/poll, eventfd, futexes, readv/writev.
@@ -30,6 +32,7 @@
 //! - `sink`: iolab's sink driver (`kmod/`): its ioctls, mirrored from `kmod/iolab_sink.h`, and
 //!   finit_module/delete_module.
 
+mod abi_layout;
 mod aio;
 mod at;
 mod cache;
@@ -37,7 +40,9 @@ mod cpu_timer;
 mod errno;
 mod files;
 mod ipc;
+mod lfs;
 mod memory;
+pub mod perf_abi;
 mod perf_events;
 mod process;
 mod seccomp;
@@ -54,6 +59,7 @@ pub use cpu_timer::*;
 pub use errno::{errno_name, SysErr, SysResult};
 pub use files::*;
 pub use ipc::*;
+pub use lfs::Stat;
 pub use memory::*;
 pub use perf_events::*;
 pub use process::*;

@@ -8,30 +8,40 @@ use std::path::{Path, PathBuf};
 use super::errno::{result, SysErr, SysResult};
 use super::files::{cpath, read};
 
-pub use perf_event_open_sys::bindings as perf;
+pub use super::perf_abi as perf;
+use perf::attr_flag;
+
+/// perf_event_open(2) through syscall(2) (the C library has no wrapper).
+///
+/// # Safety
+/// `attr` must point to a fully initialised perf_event_attr whose `size` is its size.
+unsafe fn perf_event_open(
+    attr: &perf::perf_event_attr,
+    pid: libc::pid_t,
+    cpu: libc::c_int,
+    group: libc::c_int,
+) -> libc::c_int {
+    // SAFETY: the caller vouches for `attr`; the other arguments are integers the kernel checks.
+    unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            attr as *const perf::perf_event_attr,
+            pid,
+            cpu,
+            group,
+            perf::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
+        ) as libc::c_int
+    }
+}
 
 /// perf_event_open(2) of a counting event for this process (pid 0, any CPU), inherited by threads created
 /// afterwards (and so by io_uring's kernel helper threads), counting from the start.
 pub fn perf_event_open_counter(type_: u32, config: u64) -> SysResult<OwnedFd> {
-    let mut attr = perf::perf_event_attr {
-        type_,
-        size: std::mem::size_of::<perf::perf_event_attr>() as u32,
-        config,
-        ..Default::default()
-    };
-    attr.set_inherit(1);
-    attr.set_disabled(0);
+    let mut attr = perf::perf_event_attr::new(type_, config);
+    attr.set_flag(attr_flag::INHERIT, true);
     // SAFETY: `attr` is a fully initialised perf_event_attr whose `size` matches the struct; pid 0 / cpu -1
     // / group -1 ask for a counter on this process; the result is checked and owned below.
-    let fd = unsafe {
-        perf_event_open_sys::perf_event_open(
-            &mut attr,
-            0,
-            -1,
-            -1,
-            perf::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
-        )
-    };
+    let fd = unsafe { perf_event_open(&attr, 0, -1, -1) };
     let fd = result("perf_event_open", fd)?;
     // SAFETY: the kernel just returned `fd` as a new descriptor nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
@@ -39,24 +49,10 @@ pub fn perf_event_open_counter(type_: u32, config: u64) -> SysResult<OwnedFd> {
 
 /// perf_event_open(2) of a counting event on one other process `pid` (not inherited), counting from now.
 pub fn perf_event_open_task(type_: u32, config: u64, pid: i32) -> SysResult<OwnedFd> {
-    let mut attr = perf::perf_event_attr {
-        type_,
-        size: std::mem::size_of::<perf::perf_event_attr>() as u32,
-        config,
-        ..Default::default()
-    };
-    attr.set_disabled(0);
+    let attr = perf::perf_event_attr::new(type_, config);
     // SAFETY: `attr` is a fully initialised perf_event_attr whose `size` matches the struct; `pid` names
     // one task, cpu -1 any CPU, group -1 none; the result is checked and owned below.
-    let fd = unsafe {
-        perf_event_open_sys::perf_event_open(
-            &mut attr,
-            pid,
-            -1,
-            -1,
-            perf::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
-        )
-    };
+    let fd = unsafe { perf_event_open(&attr, pid, -1, -1) };
     let fd = result("perf_event_open", fd)?;
     // SAFETY: the kernel just returned `fd` as a new descriptor nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
@@ -280,41 +276,30 @@ pub struct SamplerAttr {
 /// (read_format PERF_FORMAT_LOST). An inherited per-task event with cpu -1 cannot be mmapped (the kernel
 /// refuses, so that all children do not write one buffer), hence one event per CPU.
 pub fn perf_event_open_sampler(a: &SamplerAttr, cpu: i32) -> SysResult<OwnedFd> {
-    let mut attr = perf::perf_event_attr {
-        type_: a.type_,
-        size: std::mem::size_of::<perf::perf_event_attr>() as u32,
-        config: a.config,
-        sample_type: (perf::PERF_SAMPLE_IP | perf::PERF_SAMPLE_TID | perf::PERF_SAMPLE_CALLCHAIN)
-            as u64,
-        read_format: if a.read_lost {
-            perf::PERF_FORMAT_LOST as u64
-        } else {
-            0
-        },
-        ..Default::default()
-    };
-    attr.__bindgen_anon_1.sample_freq = a.freq_hz;
+    let mut attr = perf::perf_event_attr::new(a.type_, a.config);
+    attr.sample_type =
+        (perf::PERF_SAMPLE_IP | perf::PERF_SAMPLE_TID | perf::PERF_SAMPLE_CALLCHAIN) as u64;
+    if a.read_lost {
+        attr.read_format = perf::PERF_FORMAT_LOST as u64;
+    }
+    attr.sample_period_or_freq = a.freq_hz;
     // Nobody polls the ring: a watermark above its size means the kernel never queues a wake-up.
-    attr.__bindgen_anon_2.wakeup_watermark = u32::MAX;
-    attr.set_freq(1);
-    attr.set_watermark(1);
-    attr.set_disabled(1);
-    attr.set_inherit(1);
-    attr.set_comm(1);
-    attr.set_exclude_hv(1);
-    attr.set_exclude_kernel(u64::from(!a.kernel));
-    attr.set_exclude_callchain_kernel(u64::from(!a.kernel));
+    attr.wakeup_events_or_watermark = u32::MAX;
+    for bit in [
+        attr_flag::FREQ,
+        attr_flag::WATERMARK,
+        attr_flag::DISABLED,
+        attr_flag::INHERIT,
+        attr_flag::COMM,
+        attr_flag::EXCLUDE_HV,
+    ] {
+        attr.set_flag(bit, true);
+    }
+    attr.set_flag(attr_flag::EXCLUDE_KERNEL, !a.kernel);
+    attr.set_flag(attr_flag::EXCLUDE_CALLCHAIN_KERNEL, !a.kernel);
     // SAFETY: `attr` is a fully initialised perf_event_attr whose `size` matches the struct; pid 0 is
     // this thread, `cpu` one CPU, group -1 none; the result is checked and owned below.
-    let fd = unsafe {
-        perf_event_open_sys::perf_event_open(
-            &mut attr,
-            0,
-            cpu,
-            -1,
-            perf::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
-        )
-    };
+    let fd = unsafe { perf_event_open(&attr, 0, cpu, -1) };
     let fd = result("perf_event_open", fd)?;
     // SAFETY: the kernel just returned `fd` as a new descriptor nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
@@ -322,14 +307,13 @@ pub fn perf_event_open_sampler(a: &SamplerAttr, cpu: i32) -> SysResult<OwnedFd> 
 
 /// PERF_EVENT_IOC_ENABLE / _DISABLE on one event and its inherited copies in the threads created since.
 pub fn perf_event_enable(fd: RawFd, enable: bool) -> SysResult<()> {
-    // SAFETY: these ioctls take an integer argument (0: this event, not its group) and no pointer.
-    let r = unsafe {
-        if enable {
-            perf_event_open_sys::ioctls::ENABLE(fd, 0)
-        } else {
-            perf_event_open_sys::ioctls::DISABLE(fd, 0)
-        }
+    let req = if enable {
+        perf::PERF_EVENT_IOC_ENABLE
+    } else {
+        perf::PERF_EVENT_IOC_DISABLE
     };
+    // SAFETY: these ioctls take an integer argument (0: this event, not its group) and no pointer.
+    let r = unsafe { libc::ioctl(fd, req, 0 as libc::c_ulong) };
     result("ioctl(perf enable)", r).map(|_| ())
 }
 
@@ -443,11 +427,12 @@ fn page_size() -> usize {
 /// (worker threads) use their parent's filter.
 pub fn perf_set_filter(fd: &OwnedFd, filter: &CStr) -> SysResult<()> {
     // SAFETY: `fd` is an open perf event descriptor and `filter` a NUL-terminated string the kernel only
-    // reads (the binding's argument type is `*mut` but the ioctl copies the string in).
+    // reads (the ioctl copies the string in).
     result("ioctl(PERF_EVENT_IOC_SET_FILTER)", unsafe {
-        perf_event_open_sys::ioctls::SET_FILTER(
+        libc::ioctl(
             fd.as_raw_fd(),
-            filter.as_ptr() as *mut libc::c_char,
+            perf::PERF_EVENT_IOC_SET_FILTER,
+            filter.as_ptr(),
         )
     })
     .map(|_| ())
@@ -456,6 +441,15 @@ pub fn perf_set_filter(fd: &OwnedFd, filter: &CStr) -> SysResult<()> {
 /// The system call number of a syscall as its tracepoint names it (the `id` field of
 /// raw_syscalls:sys_enter), for the names iolab's methods and runner make.
 pub fn syscall_nr(name: &str) -> Option<i64> {
+    syscall_nr_native(name).map(widen_nr)
+}
+
+/// A system call number (`c_long`: 32-bit on armv7) as an i64.
+fn widen_nr<T: Into<i64>>(nr: T) -> i64 {
+    nr.into()
+}
+
+fn syscall_nr_native(name: &str) -> Option<libc::c_long> {
     Some(match name {
         "write" => libc::SYS_write,
         "read" => libc::SYS_read,
@@ -467,18 +461,29 @@ pub fn syscall_nr(name: &str) -> Option<i64> {
         "preadv2" => libc::SYS_preadv2,
         "writev" => libc::SYS_writev,
         "readv" => libc::SYS_readv,
+        // glibc's lseek64 on 32-bit ARM is _llseek, and its sendfile64 is sendfile64.
+        #[cfg(not(target_arch = "arm"))]
         "lseek" => libc::SYS_lseek,
+        #[cfg(target_arch = "arm")]
+        "lseek" => libc::SYS__llseek,
         "fsync" => libc::SYS_fsync,
         "msync" => libc::SYS_msync,
         "futex" => libc::SYS_futex,
         "getrusage" => libc::SYS_getrusage,
+        // 32-bit ARM has only mmap2 (offsets in pages), the call glibc's mmap64 makes.
+        #[cfg(not(target_arch = "arm"))]
         "mmap" => libc::SYS_mmap,
+        #[cfg(target_arch = "arm")]
+        "mmap" => libc::SYS_mmap2,
         "munmap" => libc::SYS_munmap,
         "io_submit" => libc::SYS_io_submit,
         "io_getevents" => libc::SYS_io_getevents,
         "io_uring_enter" => libc::SYS_io_uring_enter,
         "splice" => libc::SYS_splice,
+        #[cfg(not(target_arch = "arm"))]
         "sendfile64" => libc::SYS_sendfile,
+        #[cfg(target_arch = "arm")]
+        "sendfile64" => libc::SYS_sendfile64,
         "copy_file_range" => libc::SYS_copy_file_range,
         #[cfg(target_arch = "x86_64")]
         "epoll_wait" => libc::SYS_epoll_wait,

@@ -4,6 +4,7 @@ use std::ffi::CStr;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use super::errno::{result, SysErr, SysResult};
+use super::lfs;
 
 /// A glibc `FILE*` stream over a descriptor, closed (and so flushed) on drop.
 pub struct CFile {
@@ -70,7 +71,7 @@ impl CFile {
     pub fn seek(&mut self, off: u64) -> SysResult<()> {
         // SAFETY: `self.f` is a live stream.
         result("fseeko", unsafe {
-            libc::fseeko(self.f, off as libc::off_t, libc::SEEK_SET)
+            lfs::fseeko(self.f, off as lfs::off_t, libc::SEEK_SET)
         })
         .map(|_| ())
     }

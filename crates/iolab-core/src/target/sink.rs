@@ -48,7 +48,7 @@ pub(super) fn check_flags(spec: &Spec, kind: TargetKind, shown: &str) -> Result<
 /// device the iolab_sink module registered, and only then is it opened (and asked who it is).
 pub(super) fn setup_if_sink(
     spec: &Spec,
-    st: Option<&libc::stat>,
+    st: Option<&crate::sys::Stat>,
     shown: &str,
 ) -> Result<Option<PreparedTarget>> {
     let Some(st) = st else {

@@ -3,10 +3,13 @@
 //! (CPUID 0x40000000 = "TCGTCGTCGTCG"). Figures from an emulated CPU show behaviour, not speed.
 
 /// How this system's CPU runs, when it is known: `"tcg"` (emulated by QEMU), `"kvm"` (a hardware-virtualized
-/// guest of iolab vm), or None (nothing says it is emulated).
+/// guest of iolab vm), `"qemu-user"` (this process's code translated by a user-mode emulator), or None
+/// (nothing says it is emulated).
 pub fn accelerator() -> Option<String> {
     let cmdline = std::fs::read_to_string("/proc/cmdline").unwrap_or_default();
-    from_cmdline(&cmdline).or_else(from_cpuid)
+    from_cmdline(&cmdline)
+        .or_else(from_cpuid)
+        .or_else(|| super::user_mode::detected().map(|_| super::user_mode::ACCEL.to_string()))
 }
 
 /// The `iolab.accel=` word of a kernel command line.
@@ -38,7 +41,7 @@ fn from_cpuid() -> Option<String> {
 
 /// Is an accelerator an emulator (its figures not the hardware's speed)?
 pub fn is_emulated(accel: Option<&str>) -> bool {
-    accel == Some("tcg")
+    accel == Some("tcg") || accel == Some(super::user_mode::ACCEL)
 }
 
 #[cfg(test)]
@@ -54,6 +57,7 @@ mod tests {
         assert_eq!(from_cmdline("console=ttyS0 quiet"), None);
         assert_eq!(from_cmdline("iolab.accel="), None);
         assert!(is_emulated(Some("tcg")));
+        assert!(is_emulated(Some("qemu-user")));
         assert!(!is_emulated(Some("kvm")));
         assert!(!is_emulated(None));
     }

@@ -10,6 +10,8 @@
 //! - `qemu.rs`: KVM only where the hardware offers it, else TCG; qemu's command line.
 //! - `run.rs`: one boot, its temporary files, the output passed on, the timeout.
 //! - `guest.rs`: inside the guest, iolab knows it runs emulated (`host.emulated`).
+//! - `user_mode.rs`: under qemu-user (ARM code on an x86_64 kernel) iolab knows that too, and says which
+//!   system calls the emulator lacks.
 
 pub mod fetch;
 pub mod guest;
@@ -18,6 +20,7 @@ pub mod kernel;
 pub mod parts;
 pub mod qemu;
 pub mod run;
+pub mod user_mode;
 
 use crate::error::{Error, Result};
 use std::ffi::OsString;

@@ -1,0 +1,159 @@
+//! How much address space a run may map: the nominal region of /dev/null and /dev/zero (a mapping of
+//! /dev/zero is as long as the region), and the refusal of mappings a 32-bit process cannot make.
+//!
+//! The region was 1 TiB per thread, which a 48-bit x86_64 or arm64 process can reserve, but an arm64
+//! kernel built with 39-bit virtual addresses (the Raspberry Pi's) gives a process 512 GiB in all, and a
+//! 32-bit process 3 GiB. The region is now taken from the process's real limits: the top of its address
+//! space (the end of the highest mapping in /proc/self/maps, where the stack sits) and RLIMIT_AS.
+
+use crate::error::{Error, Result};
+
+/// The nominal region per thread where nothing limits it.
+pub const SINK_REGION_MAX: u64 = 1 << 40;
+/// On 32-bit targets: 256 MiB per thread, a fraction of the 3 GiB a process has.
+const SINK_REGION_32: u64 = 256 << 20;
+
+/// The region of /dev/null or /dev/zero per thread for `threads` threads: at most an eighth of the
+/// address space below `va_top` and a quarter of `as_limit` (RLIMIT_AS) shared by the threads, a power of
+/// two, between 1 MiB and 1 TiB. `ptr_bits` is the target's pointer width.
+pub fn sink_region_for(
+    va_top: Option<u64>,
+    as_limit: Option<u64>,
+    threads: u64,
+    ptr_bits: u32,
+) -> u64 {
+    let threads = threads.max(1);
+    if ptr_bits < 64 {
+        let cap = as_limit.map_or(SINK_REGION_32, |l| l / 4 / threads);
+        return pow2_floor(cap.min(SINK_REGION_32)).max(1 << 20);
+    }
+    let by_va = va_top.map_or(SINK_REGION_MAX, |t| t / 8 / threads);
+    let by_rlimit = as_limit.map_or(SINK_REGION_MAX, |l| l / 4 / threads);
+    pow2_floor(by_va.min(by_rlimit).min(SINK_REGION_MAX)).max(1 << 20)
+}
+
+fn pow2_floor(v: u64) -> u64 {
+    if v == 0 {
+        0
+    } else {
+        1 << (63 - v.leading_zeros())
+    }
+}
+
+/// The end of the highest mapping in a /proc/PID/maps text (the top of the user address space is just
+/// above it: the stack, or [vsyscall] on x86_64, which is above the user range and left out).
+pub fn va_top_from_maps(maps: &str) -> Option<u64> {
+    maps.lines()
+        .filter(|l| !l.ends_with("[vsyscall]"))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter_map(|r| r.split_once('-'))
+        .filter_map(|(_, end)| u64::from_str_radix(end, 16).ok())
+        .max()
+}
+
+/// [`sink_region_for`] for this process.
+pub fn sink_region(threads: u64) -> u64 {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    sink_region_for(
+        va_top_from_maps(&maps),
+        crate::sys::address_space_limit(),
+        threads,
+        usize::BITS,
+    )
+}
+
+/// A mapping of `bytes` as a length the process can pass to mmap(2): on a 32-bit target one of 4 GiB or
+/// more would wrap (to 0 or a small length) and anything near 3 GiB cannot fit; refused as bad input,
+/// naming `flag`.
+pub fn mapping_len(bytes: u64, ptr_bits: u32, flag: &str) -> Result<usize> {
+    let limit: u64 = if ptr_bits < 64 { 3 << 30 } else { u64::MAX };
+    if bytes >= limit || usize::try_from(bytes).is_err() {
+        return Err(Error::usage(
+            flag,
+            format!(
+                "a mapping of {} cannot exist in a {ptr_bits}-bit process (its whole address space is \
+                 at most 3 GiB): map less (a smaller {flag}, or more threads sharing it) or use a \
+                 64-bit build",
+                crate::units::fmt_size(bytes)
+            ),
+        ));
+    }
+    Ok(bytes as usize)
+}
+
+/// Under qemu-user (7.2, Debian 12's), a 32-bit process's mmap(2) file offset is cut to 32 bits: a
+/// mapping at 5 GiB maps the file at 1 GiB, and stores land there (found by CI's smoke run, whose
+/// --verify read zeroes at 5 GiB and the pattern at 1 GiB). Refused rather than writing the wrong bytes.
+pub fn check_mapping_offset(end: u64, ptr_bits: u32, emulated: bool) -> Result<()> {
+    if emulated && ptr_bits < 64 && end > 1 << 32 {
+        return Err(Error::usage(
+            "--offset",
+            format!(
+                "a mapping reaching {} cannot be made correctly under qemu-user: it cuts a 32-bit \
+                 process's mmap offsets to 32 bits (the bytes would land 4 GiB lower); run on the board \
+                 itself, or map below 4 GiB",
+                crate::units::fmt_size(end)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_region_fits_a_39_bit_address_space() {
+        // A 48-bit process keeps 1 TiB per thread.
+        assert_eq!(
+            sink_region_for(Some(0x7fff_f000_0000), None, 1, 64),
+            1 << 40
+        );
+        // arm64 with 39-bit VA: the stack ends near 2^39 (512 GiB): an eighth, 64 GiB.
+        let top39 = 0x7f_ffff_f000;
+        assert_eq!(sink_region_for(Some(top39), None, 1, 64), 32 << 30);
+        assert!(sink_region_for(Some(top39), None, 4, 64) * 4 <= top39 / 4);
+        // RLIMIT_AS of 8 GiB with two threads: at most 1 GiB each.
+        assert_eq!(sink_region_for(None, Some(8 << 30), 2, 64), 1 << 30);
+        // Unknown address space: the nominal 1 TiB.
+        assert_eq!(sink_region_for(None, None, 1, 64), 1 << 40);
+    }
+
+    #[test]
+    fn a_32_bit_process_gets_a_small_region() {
+        assert_eq!(sink_region_for(Some(0xbf00_0000), None, 1, 32), 256 << 20);
+        assert_eq!(sink_region_for(None, Some(512 << 20), 2, 32), 64 << 20);
+    }
+
+    #[test]
+    fn the_top_of_the_address_space_comes_from_maps() {
+        let maps = "00400000-00452000 r-xp 00000000 08:02 173521 /usr/bin/x\n\
+                    7ffd3a6b1000-7ffd3a6d2000 rw-p 00000000 00:00 0 [stack]\n\
+                    ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]";
+        assert_eq!(va_top_from_maps(maps), Some(0x7ffd_3a6d_2000));
+        assert_eq!(va_top_from_maps(""), None);
+    }
+
+    #[test]
+    fn mappings_beyond_4_gib_are_refused_under_qemu_user_on_32_bit_only() {
+        let e = check_mapping_offset(5 << 30, 32, true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--offset") && e.contains("qemu-user"), "{e}");
+        assert!(check_mapping_offset(5 << 30, 32, false).is_ok());
+        assert!(check_mapping_offset(5 << 30, 64, true).is_ok());
+        assert!(check_mapping_offset(1 << 30, 32, true).is_ok());
+    }
+
+    #[test]
+    fn mappings_of_4_gib_are_refused_on_32_bit() {
+        let e = mapping_len(4 << 30, 32, "--size").unwrap_err().to_string();
+        assert!(e.contains("--size") && e.contains("32-bit"), "{e}");
+        assert!(mapping_len(3 << 30, 32, "--size").is_err());
+        assert_eq!(mapping_len(64 << 20, 32, "--size").unwrap(), 64 << 20);
+        if usize::BITS == 64 {
+            assert_eq!(mapping_len(4 << 30, 64, "--size").unwrap(), 4 << 30);
+        }
+    }
+}
