@@ -122,18 +122,30 @@ fn bad_clock_every_is_refused_naming_the_flag() {
     }
 }
 
-/// A board binary (`IOLAB_<TARGET>_BIN`, else the workspace's release build for the target) and its
-/// qemu-user, or why the test cannot run.
+/// A board binary (`IOLAB_<TARGET>_BIN`, else what `scripts/build-board` leaves for the target) and its
+/// qemu-user, or why the test cannot run. With IOLAB_REQUIRE_BOARDS set (`.ci/boards`, after building them)
+/// a missing binary or emulator is a failure, not a skip.
 fn board(target: &str, env: &str, qemu: &str) -> Result<(PathBuf, PathBuf), String> {
+    let found = find_board(target, env, qemu);
+    if let Err(why) = &found {
+        assert!(
+            std::env::var_os("IOLAB_REQUIRE_BOARDS").is_none(),
+            "IOLAB_REQUIRE_BOARDS is set, but {why}"
+        );
+    }
+    found
+}
+
+fn find_board(target: &str, env: &str, qemu: &str) -> Result<(PathBuf, PathBuf), String> {
     let bin = std::env::var_os(env).map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("../../target")
             .join(target)
-            .join("release/iolab")
+            .join("board/iolab")
     });
     if !bin.is_file() {
         return Err(format!(
-            "no {target} binary at {} (build it, or set {env})",
+            "no {target} binary at {} (scripts/build-board builds it, or set {env})",
             bin.display()
         ));
     }
@@ -207,7 +219,7 @@ fn aarch64_binary_under_qemu_names_the_arm_timer() {
 #[test]
 fn armv7_binary_under_qemu_falls_back_without_a_readable_timer() {
     let (bin, qemu) = match board(
-        "armv7-unknown-linux-gnueabihf",
+        "thumbv7neon-unknown-linux-gnueabihf",
         "IOLAB_ARMV7_BIN",
         "qemu-arm-static",
     ) {

@@ -85,8 +85,18 @@ impl MemCopy {
                 self.took_s * 1e3
             );
         }
+        // Free memory may have capped the buffers below twice the largest cache: then say so, the rate is
+        // partly a cache rate.
+        let beyond = match largest_cache() {
+            Some(c) if self.buffer_bytes < 2 * c => format!(
+                "with buffers smaller than twice its largest cache ({}: free memory capped them), partly a \
+                 cache rate,",
+                crate::units::fmt_size(c)
+            ),
+            _ => "beyond its caches".to_string(),
+        };
         format!(
-            "this machine copies {} beyond its caches (memcpy of {} buffers; fill {}) and {} within the L1 cache \
+            "this machine copies {} {beyond} (memcpy of {} buffers; fill {}) and {} within the L1 cache \
              ({} buffer), one CPU, best of {} passes each, measured once in {:.0} ms outside any timed span",
             gbps(self.memory_copy_bps),
             crate::units::fmt_size(self.buffer_bytes),

@@ -53,7 +53,7 @@ impl Method for Mmap {
         let path = ctx.target.path.clone();
         let map_offset = ctx.region_offset / PAGE * PAGE;
         crate::target::space::check_mapping_offset(
-            ctx.region_offset + ctx.region_len,
+            map_offset,
             usize::BITS,
             crate::vm::user_mode::detected().is_some(),
         )?;

@@ -345,6 +345,8 @@ pub fn main<T: Transport>(p: Plan, mut t: T) -> ! {
     if sys::child_dies_with_parent().is_err() || sys::getppid() != p.parent {
         sys::exit_now(EXIT_PARENT_GONE);
     }
+    // Killed by its filter on purpose (the syscall attack): SIGSYS dumps core by default.
+    let _ = sys::no_core_dumps();
     if let Some(c) = p.cpu {
         let _ = sys::pin_to_cpu(c);
     }

@@ -197,6 +197,21 @@ pub fn child_dies_with_parent() -> SysResult<()> {
     Ok(())
 }
 
+/// setrlimit(RLIMIT_CORE, 0) in the calling process: a child that may be killed on purpose (the offload
+/// client's seccomp filter ends it with SIGSYS, whose default action dumps core) leaves no core file of a
+/// process that mapped iolab's shared region. One raw system call, async-signal-safe.
+pub fn no_core_dumps() -> SysResult<()> {
+    let zero = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `zero` is a valid rlimit that lives across the call.
+    result("setrlimit(RLIMIT_CORE)", unsafe {
+        libc::setrlimit(libc::RLIMIT_CORE, &zero)
+    })
+    .map(|_| ())
+}
+
 /// pthread_sigmask(SIG_BLOCK) of `signals` on the calling thread; returns the mask before, for
 /// [`restore_signal_mask`]. Around a fork, so that the child cannot run the parent's handlers before it has
 /// reset them.

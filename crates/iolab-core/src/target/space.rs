@@ -84,15 +84,16 @@ pub fn mapping_len(bytes: u64, ptr_bits: u32, flag: &str) -> Result<usize> {
 /// Under qemu-user (7.2, Debian 12's), a 32-bit process's mmap(2) file offset is cut to 32 bits: a
 /// mapping at 5 GiB maps the file at 1 GiB, and stores land there (found by CI's smoke run, whose
 /// --verify read zeroes at 5 GiB and the pattern at 1 GiB). Refused rather than writing the wrong bytes.
-pub fn check_mapping_offset(end: u64, ptr_bits: u32, emulated: bool) -> Result<()> {
-    if emulated && ptr_bits < 64 && end > 1 << 32 {
+pub fn check_mapping_offset(offset: u64, ptr_bits: u32, emulated: bool) -> Result<()> {
+    if emulated && ptr_bits < 64 && offset >= 1 << 32 {
         return Err(Error::usage(
             "--offset",
             format!(
-                "a mapping reaching {} cannot be made correctly under qemu-user: it cuts a 32-bit \
+                "a mapping at file offset {} (--offset, or the region of a later thread) cannot be made \
+                 correctly under qemu-user: it cuts a 32-bit \
                  process's mmap offsets to 32 bits (the bytes would land 4 GiB lower); run on the board \
                  itself, or map below 4 GiB",
-                crate::units::fmt_size(end)
+                crate::units::fmt_size(offset)
             ),
         ));
     }
@@ -110,7 +111,8 @@ mod tests {
             sink_region_for(Some(0x7fff_f000_0000), None, 1, 64),
             1 << 40
         );
-        // arm64 with 39-bit VA: the stack ends near 2^39 (512 GiB): an eighth, 64 GiB.
+        // arm64 with 39-bit VA: the stack ends near 2^39 (512 GiB): an eighth is 64 GiB, floored to a
+        // power of two below it: 32 GiB.
         let top39 = 0x7f_ffff_f000;
         assert_eq!(sink_region_for(Some(top39), None, 1, 64), 32 << 30);
         assert!(sink_region_for(Some(top39), None, 4, 64) * 4 <= top39 / 4);
