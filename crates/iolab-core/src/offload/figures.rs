@@ -284,5 +284,6 @@ fn offload_figures(
                     4,137 cycles from plain user space, 340,567 cycles offloaded from the isolated partition \
                     through the shared-memory io_uring; batch 1"
             .into(),
+        partition: None,
     }
 }

@@ -130,7 +130,7 @@ fn params(flags: u32, entries: u32, sq_idle_ms: u32, sq_cpu: Option<u32>) -> Uri
 ///
 /// # Safety
 /// `rings` and `sqes` must be the ring memory the kernel set up with `p`, mapped and writable.
-unsafe fn pointers(p: &UringParams, rings: *mut u8, sqes: *mut u8) -> RingPtrs {
+pub(crate) unsafe fn pointers(p: &UringParams, rings: *mut u8, sqes: *mut u8) -> RingPtrs {
     let at = |off: u32| -> *mut u8 {
         // SAFETY: the kernel's offsets lie inside the ring memory (the caller's contract).
         unsafe { rings.add(off as usize) }

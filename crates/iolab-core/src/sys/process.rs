@@ -246,6 +246,12 @@ pub fn waitpid(pid: i32) -> SysResult<i32> {
     }
 }
 
+/// atexit(3): `f` runs when the process calls exit(3) (std::process::exit), not on _exit or a signal.
+pub fn at_exit(f: extern "C" fn()) -> bool {
+    // SAFETY: `f` is a plain function with the C ABI, valid for the whole process.
+    unsafe { libc::atexit(f) == 0 }
+}
+
 /// _exit(2): ends the process without running destructors or atexit handlers (a forked child's way out).
 pub fn exit_now(code: i32) -> ! {
     // SAFETY: _exit never returns and has no preconditions.
