@@ -79,8 +79,13 @@ impl Device {
         let p = self.dir.join("resource2");
         let fd = sys::open(&p, libc::O_RDWR | libc::O_SYNC | libc::O_CLOEXEC, 0)
             .map_err(|e| Error::sys_hint(e, format!("opening {}", p.display())))?;
-        sys::Mapping::shared(std::os::fd::AsRawFd::as_raw_fd(&fd), self.bytes as usize, 0, true)
-            .map_err(|e| Error::sys_hint(e, format!("mapping {}", p.display())))
+        sys::Mapping::shared(
+            std::os::fd::AsRawFd::as_raw_fd(&fd),
+            self.bytes as usize,
+            0,
+            true,
+        )
+        .map_err(|e| Error::sys_hint(e, format!("mapping {}", p.display())))
     }
 }
 
@@ -99,7 +104,10 @@ mod tests {
             std::fs::write(dir.join("resource2"), vec![0u8; bar]).unwrap();
         };
         mk("0000:00:02.0", "0x1af4\n", "0x1001\n", 16);
-        assert!(find(d.path()).unwrap_err().to_string().contains("no ivshmem device"));
+        assert!(find(d.path())
+            .unwrap_err()
+            .to_string()
+            .contains("no ivshmem device"));
         mk("0000:00:05.0", "0x1af4\n", "0x1110\n", 8192);
         let dev = find(d.path()).unwrap();
         assert!(dev.dir.ends_with("0000:00:05.0"));
@@ -107,7 +115,9 @@ mod tests {
         let a = qemu_args(Path::new("/dev/shm/a,b"), 1 << 20);
         assert_eq!(
             a[1],
-            OsString::from("memory-backend-file,id=iolabshm,mem-path=/dev/shm/a,,b,size=1048576,share=on")
+            OsString::from(
+                "memory-backend-file,id=iolabshm,mem-path=/dev/shm/a,,b,size=1048576,share=on"
+            )
         );
     }
 }

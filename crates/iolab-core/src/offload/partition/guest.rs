@@ -45,8 +45,7 @@ pub fn main() -> Result<i32> {
         dev.dir.display(),
         dev.bytes >> 20
     );
-    hdr.guest_ready
-        .store(std::process::id(), Ordering::Release);
+    hdr.guest_ready.store(std::process::id(), Ordering::Release);
     let mut seen = hdr.session.0.load(Ordering::Acquire);
     while hdr.quit.load(Ordering::Acquire) == 0 {
         let now = hdr.session.0.load(Ordering::Acquire);
@@ -236,4 +235,3 @@ impl Transport for GuestKernelT<'_> {
         }
     }
 }
-

@@ -122,7 +122,10 @@ impl Partition {
     /// Boots a guest with the shared file as its ivshmem device and waits until its session loop runs.
     fn boot() -> Result<Partition> {
         if let Some(why) = crate::vm::unsupported() {
-            return Err(Error::Runtime(format!("{}: {why}", crate::vm::CANNOT_BUILD)));
+            return Err(Error::Runtime(format!(
+                "{}: {why}",
+                crate::vm::CANNOT_BUILD
+            )));
         }
         let (path, fd, file) = shared_file()?;
         let hdr = sys::Mapping::shared(fd.as_raw_fd(), REGION_OFF, 0, true)
@@ -282,11 +285,15 @@ fn session(
     shape: &Shape,
     guest: &Partition,
 ) -> Result<RunResult> {
-    let fd = guest
-        .fd
-        .try_clone()
-        .map_err(|e| Error::Runtime(format!("cannot duplicate the shared file's descriptor: {e}")))?;
-    let region = shape.fill(Region::in_file(fd, REGION_OFF as u64, shape.layout)?, spec.seed)?;
+    let fd = guest.fd.try_clone().map_err(|e| {
+        Error::Runtime(format!(
+            "cannot duplicate the shared file's descriptor: {e}"
+        ))
+    })?;
+    let region = shape.fill(
+        Region::in_file(fd, REGION_OFF as u64, shape.layout)?,
+        spec.seed,
+    )?;
     let ctl = region.ctl();
     let mut bait = Bait::new(&spec.offload.attacks)?;
     let cpus = Cpus::choose(spec);
@@ -325,7 +332,12 @@ fn session(
     let ended = client.end()?;
     server.close_ring();
     super::super::check_requests(&server, ctl, target, shape.bs)?;
-    let checks = bait.check(spec.offload.path, &spec.offload.attacks, ctl, &server.shared)?;
+    let checks = bait.check(
+        spec.offload.path,
+        &spec.offload.attacks,
+        ctl,
+        &server.shared,
+    )?;
     host.accelerator = Some(guest.accel.name().into());
     host.emulated = crate::vm::guest::is_emulated(host.accelerator.as_deref());
     notes.push(wake_note(kernel));
@@ -344,7 +356,14 @@ fn session(
         notes,
     })?;
     let wake_requests = ctl.doorbells.load(Ordering::Relaxed);
-    label(&mut res, guest, client.session, kernel, wake_requests, &wakes);
+    label(
+        &mut res,
+        guest,
+        client.session,
+        kernel,
+        wake_requests,
+        &wakes,
+    );
     Ok(res)
 }
 
@@ -533,7 +552,10 @@ impl<'a> GuestClient<'a> {
     fn why(&self, g: Gone, when: &str) -> Error {
         let done = self.ctl.completed.0.load(Ordering::Relaxed);
         let what = match g {
-            Gone::Exited(st) => format!("the offload client in the guest {}", sandbox::describe_status(st, false)),
+            Gone::Exited(st) => format!(
+                "the offload client in the guest {}",
+                sandbox::describe_status(st, false)
+            ),
             Gone::Guest => "the guest stopped (qemu exited)".into(),
         };
         Error::Runtime(format!(
@@ -567,7 +589,12 @@ impl<'a> GuestClient<'a> {
     }
 
     /// Attack phase, then the timed workload, timed from outside as a forked client is.
-    fn drive(&mut self, spec: &Spec, shared: &broker::Shared, sq_ring: Option<i32>) -> Result<Span> {
+    fn drive(
+        &mut self,
+        spec: &Spec,
+        shared: &broker::Shared,
+        sq_ring: Option<i32>,
+    ) -> Result<Span> {
         if spec.offload.attacks.iter().any(|a| !a.kills_client()) {
             self.send(b'A');
             self.expect(b'a', 300, "during the attack phase")?;
@@ -620,14 +647,20 @@ impl<'a> GuestClient<'a> {
             }
             let c = ctl.completed.0.load(Ordering::Acquire);
             if c > last_c && (now - last_t) >= WINDOW_MS as u64 * 1_000_000 {
-                let per_op_tenths = ((now - last_t) as f64 * 10.0 / (c - last_c) as f64).round() as u64;
+                let per_op_tenths =
+                    ((now - last_t) as f64 * 10.0 / (c - last_c) as f64).round() as u64;
                 let _ = hist.record_n(per_op_tenths.max(1), c - last_c);
                 windows += 1;
                 (last_t, last_c, stall_since) = (now, c, now);
             } else if c > last_c {
                 stall_since = now;
             }
-            if let Some(msg) = shared.failure.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+            if let Some(msg) = shared
+                .failure
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone()
+            {
                 ctl.stop.0.store(2, Ordering::SeqCst);
                 return Err(Error::Runtime(format!("the broker stopped: {msg}")));
             }

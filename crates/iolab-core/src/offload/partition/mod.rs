@@ -185,6 +185,10 @@ mod tests {
         assert_eq!(rx.try_hear(&w), Some(b'G'));
         assert_eq!(rx.try_hear(&w), None);
         tx.send(&w, b'G');
-        assert_eq!(rx.try_hear(&w), Some(b'G'), "the same byte again is heard again");
+        assert_eq!(
+            rx.try_hear(&w),
+            Some(b'G'),
+            "the same byte again is heard again"
+        );
     }
 }
