@@ -144,7 +144,8 @@ pub struct Step {
     /// "lines" or "clock"; absent: an iolab run.
     #[serde(default)]
     pub workload: Option<String>,
-    /// "offload", "zram" or "poll-queues" (the step's target is a block device with poll queues).
+    /// "offload", "zram", "sink", "guest" (a guest of `iolab vm` can be built here) or "poll-queues" (the
+    /// step's target is a block device with poll queues).
     #[serde(default)]
     pub needs: Option<String>,
     /// The step's own table, when it is not the suite's (`table = "syscalls"`: Table 3 beside Tables 1-2).

@@ -299,6 +299,7 @@ fn session(
     let cpus = Cpus::choose(spec);
     let mut notes = target.notes.clone();
     notes.extend(cpus.notes(spec));
+    notes.extend(place_guest(cpus.client));
     let mut server = Server::setup(spec, shape, &region, file.as_raw_fd(), &cpus)?;
     let kernel = spec.offload.path == OffloadPath::Kernel;
     if kernel && !server.fallbacks.is_empty() {
@@ -431,6 +432,37 @@ fn label(
         wake_requests,
         host_wakeups,
     });
+}
+
+/// Pins qemu's threads (the guest's vCPUs among them) to the client's CPU, as a forked client is pinned:
+/// else a vCPU that lands on the server's CPU takes turns with the spinning server at scheduler ticks.
+/// qemu is a child of one of this process's threads (the one that booted it).
+fn place_guest(cpu: Option<u32>) -> Option<String> {
+    let cpu = cpu?;
+    let mut pinned = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        for pid in children.split_whitespace() {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            if !comm.starts_with("qemu") {
+                continue;
+            }
+            for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let tid = t.file_name().to_string_lossy().parse::<i32>().unwrap_or(0);
+                if tid > 0 && sys::pin_task_to_cpu(tid, cpu).is_ok() {
+                    pinned += 1;
+                }
+            }
+        }
+    }
+    Some(format!(
+        "partition: qemu's {pinned} threads (the guest's vCPUs among them) pinned to CPU {cpu}, the client's; \
+         the server runs on another"
+    ))
 }
 
 /// Kernel path: wakes the SQPOLL thread whenever the guest asks (the wake word), until `stop`.
