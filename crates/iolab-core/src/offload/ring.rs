@@ -211,6 +211,23 @@ impl OwnedRing {
     }
 }
 
+impl RingPtrs {
+    /// The ring's indices and flags as this side sees them (for a stalled run's message).
+    pub fn describe(&self) -> String {
+        // SAFETY: valid pointers (RingPtrs contract).
+        let (sh, st, fl, ch, ct) = unsafe {
+            (
+                (*self.sq_head).load(Ordering::Acquire),
+                (*self.sq_tail).load(Ordering::Acquire),
+                (*self.sq_flags).load(Ordering::Acquire),
+                (*self.cq_head).load(Ordering::Acquire),
+                (*self.cq_tail).load(Ordering::Acquire),
+            )
+        };
+        format!("SQ head {sh} tail {st} flags {fl:#x}, CQ head {ch} tail {ct}")
+    }
+}
+
 /// One side's view of the submission and completion queues: the client fills SQEs and reaps CQEs.
 pub struct SqCq {
     p: RingPtrs,

@@ -312,7 +312,8 @@ fn session(
     }
     let plan = session_plan(spec, shape, &region, &bait, &server);
     let hdr = guest.header();
-    let mut client = GuestClient::start(guest, ctl, &plan, spec.ops)?;
+    let ring = kernel.then(|| server.ring().ptrs);
+    let mut client = GuestClient::start(guest, ctl, &plan, spec.ops, ring)?;
     let wakes = AtomicU64::new(0);
     let span = server.serve(&region, &shape.layout, |shared, sq_ring| {
         let stop = AtomicBool::new(false);
@@ -529,6 +530,8 @@ struct GuestClient<'a> {
     words: Words,
     session: u64,
     ops: Option<u64>,
+    /// Kernel path: the ring, for a stalled run's message.
+    ring: Option<crate::offload::ring::RingPtrs>,
 }
 
 /// What ended a wait on the guest.
@@ -541,7 +544,13 @@ enum Gone {
 
 impl<'a> GuestClient<'a> {
     /// Publishes the session and waits (60 s at most: a fork in an emulated guest) for the client's 'R'.
-    fn start(guest: &'a Partition, ctl: &'a Ctl, plan: &Session, ops: Option<u64>) -> Result<Self> {
+    fn start(
+        guest: &'a Partition,
+        ctl: &'a Ctl,
+        plan: &Session,
+        ops: Option<u64>,
+        ring: Option<crate::offload::ring::RingPtrs>,
+    ) -> Result<Self> {
         let session = guest.header().publish(plan);
         let mut c = GuestClient {
             guest,
@@ -549,6 +558,7 @@ impl<'a> GuestClient<'a> {
             words: Words::default(),
             session,
             ops,
+            ring,
         };
         if let Err(e) = c.expect(b'R', 60, "to start") {
             c.abort();
@@ -711,14 +721,18 @@ impl<'a> GuestClient<'a> {
     /// A client that made no progress for `STALL_S`: told to abort; a guest that does not even report
     /// its exit then is broken (powered off by the caller).
     fn hung(&mut self, c: u64) -> Error {
+        let ring = self.ring.map(|r| r.describe());
         self.abort();
         let broken = if self.wait_exit(10).is_none() {
             format!("; it did not exit when told to abort either: {BROKEN}")
         } else {
             String::new()
         };
+        let ring = ring
+            .map(|r| format!(" (the ring, as iolab sees it: {r})"))
+            .unwrap_or_default();
         Error::Runtime(format!(
-            "the offload client in the guest completed nothing for {STALL_S} s (after {c} ops){broken}"
+            "the offload client in the guest completed nothing for {STALL_S} s (after {c} ops){ring}{broken}"
         ))
     }
 
