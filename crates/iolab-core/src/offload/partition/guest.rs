@@ -54,7 +54,12 @@ pub fn main() -> Result<i32> {
             continue;
         }
         seen = now;
-        let s = hdr.read_plan();
+        // The plan numbered for this session (a copy that raced with the host's write would not be).
+        let mut s = hdr.read_plan();
+        while s.seq != now {
+            std::thread::sleep(Duration::from_micros(200));
+            s = hdr.read_plan();
+        }
         let status = match sys::fork().map_err(Error::from)? {
             0 => serve(map.as_ptr(), dev.bytes as usize, hdr, &s),
             pid => sys::waitpid(pid).map_err(Error::from)?,

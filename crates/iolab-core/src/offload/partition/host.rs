@@ -488,6 +488,7 @@ fn session_plan(
 ) -> Session {
     let kernel = spec.offload.path == OffloadPath::Kernel;
     Session {
+        seq: 0,
         path: u32::from(!kernel),
         work: match shape.work {
             crate::offload::client::Work::Nop => 0,

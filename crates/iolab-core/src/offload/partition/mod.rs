@@ -42,6 +42,8 @@ pub const WAKE_POLL_US: u64 = 100;
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub struct Session {
+    /// The session this plan is for (the guest checks it against [`Header::session`]).
+    pub seq: u64,
     /// 0 kernel path, 1 broker path.
     pub path: u32,
     /// 0 NOP, 1 read, 2 write.
@@ -113,14 +115,17 @@ impl Header {
         unsafe { std::ptr::read_volatile(self.plan.get()) }
     }
 
-    /// Host: writes a session's plan, resets the channel and publishes it.
+    /// Host: writes a session's plan (numbered), resets the channel and publishes it.
     pub fn publish(&self, s: &Session) -> u64 {
+        let seq = self.session.0.load(Ordering::Acquire) + 1;
+        let s = Session { seq, ..*s };
         // SAFETY: as in `read_plan`; the guest reads it only after the release store below.
-        unsafe { std::ptr::write_volatile(self.plan.get(), *s) };
+        unsafe { std::ptr::write_volatile(self.plan.get(), s) };
         self.to_guest.0.store(0, Ordering::Relaxed);
         self.to_host.0.store(0, Ordering::Relaxed);
         self.wake.0.store(0, Ordering::Relaxed);
-        self.session.0.fetch_add(1, Ordering::AcqRel) + 1
+        self.session.0.store(seq, Ordering::Release);
+        seq
     }
 }
 
