@@ -91,6 +91,10 @@ fn serve(bar: *mut u8, bar_len: usize, hdr: &Header, s: &Session) -> ! {
         )
     };
     let plan = plan(s, &layout, base, data);
+    // CYCLES: the one place for the guest client's cycle writer (offload/cycles.rs, being written on
+    // branch h-off): give it the guest's view of the shared layout's cycle area here, before
+    // `client::run`, which records per request and per round trip. Under TCG those cycles are the
+    // emulated TSC's: label them emulated as the host's figures are (PartitionFigures::emulated).
     let ch = Guest {
         hdr,
         words: Words::default(),
