@@ -10,10 +10,12 @@
 //! - `qemu.rs`: KVM only where the hardware offers it, else TCG; qemu's command line.
 //! - `run.rs`: one boot, its temporary files, the output passed on, the timeout.
 //! - `guest.rs`: inside the guest, iolab knows it runs emulated (`host.emulated`).
+//! - `ivshmem.rs`: memory shared with the guest as an ivshmem-plain PCI device (`--offload-partition vm`).
 
 pub mod fetch;
 pub mod guest;
 pub mod initramfs;
+pub mod ivshmem;
 pub mod kernel;
 pub mod parts;
 pub mod qemu;
@@ -41,6 +43,8 @@ pub struct VmRequest {
     pub exe: PathBuf,
     /// The host directory shared with the guest (the current directory), absolute.
     pub share: PathBuf,
+    /// More qemu options (devices: the ivshmem of `--offload-partition vm`).
+    pub devices: Vec<OsString>,
 }
 
 /// Where `iolab vm` says what it does and passes on the guest's output.
