@@ -333,7 +333,7 @@ pub trait Channel {
     fn exit(&mut self, code: i32) -> !;
 }
 
-/// The forked client's channel: two pipes (`Plan::go_fd`, `Plan::done_fd`), seccomp strict mode entered
+/// The forked client's channel: two pipes (`Plan::go_fd`, `Plan::done_fd`), the seccomp filter installed
 /// after iolab's start byte; every read and write counted in `Ctl::syscalls`.
 pub struct Pipes {
     go: RawFd,
@@ -341,7 +341,7 @@ pub struct Pipes {
 }
 
 impl Channel for Pipes {
-    fn enter(&mut self, p: &Plan, ctl: &Ctl) -> Result<(), i32> {
+    fn enter(&mut self, p: &Plan, _ctl: &Ctl) -> Result<(), i32> {
         // Die with iolab (the thread that forked us): never spin on a ring nobody serves.
         if sys::child_dies_with_parent().is_err() || sys::getppid() != p.parent {
             return Err(EXIT_PARENT_GONE);

@@ -90,11 +90,12 @@ fn serve(bar: *mut u8, bar_len: usize, hdr: &Header, s: &Session) -> ! {
             base.add(layout.data_off()),
         )
     };
-    let plan = plan(s, &layout, base, data);
-    // CYCLES: the one place for the guest client's cycle writer (offload/cycles.rs, being written on
-    // branch h-off): give it the guest's view of the shared layout's cycle area here, before
-    // `client::run`, which records per request and per round trip. Under TCG those cycles are the
-    // emulated TSC's: label them emulated as the host's figures are (PartitionFigures::emulated).
+    // The guest's view of the cycle area (the BAR's, as every other address here): `client::run` records
+    // each request and round trip into it, and the host reads them as a forked client's. Under TCG they are
+    // the emulated TSC's; the host's figures say so.
+    // SAFETY: inside the region (the layout's parts, checked above).
+    let cycles = unsafe { base.add(layout.cycles_off()) };
+    let plan = plan(s, &layout, base, data, cycles);
     let ch = Guest {
         hdr,
         words: Words::default(),
@@ -107,6 +108,7 @@ fn serve(bar: *mut u8, bar_len: usize, hdr: &Header, s: &Session) -> ! {
             k: KernelT {
                 q: SqCq::new(ptrs),
                 bell: -1,
+                sleep_first: s.sq_sleep != 0,
             },
             wake: &hdr.wake.0,
             guest_data: data as u64,
@@ -127,7 +129,7 @@ fn serve(bar: *mut u8, bar_len: usize, hdr: &Header, s: &Session) -> ! {
     }
 }
 
-fn plan(s: &Session, layout: &Layout, base: *mut u8, data: *mut u8) -> Plan {
+fn plan(s: &Session, layout: &Layout, base: *mut u8, data: *mut u8, cycles: *mut u8) -> Plan {
     // SAFETY (both): inside the data area, whose size the layout gives.
     let scratch = unsafe { data.add(layout.buffers * layout.slot) };
     let attack_page = unsafe { data.add(layout.data_len() - PAGE) };
@@ -160,6 +162,8 @@ fn plan(s: &Session, layout: &Layout, base: *mut u8, data: *mut u8) -> Plan {
         unrelated_fd: s.unrelated_fd,
         attacks: decode_attacks(s.attacks),
         ctl: base as *const Ctl,
+        cycles,
+        cycle_read: crate::offload::cycles::counter(),
         go_fd: -1,
         done_fd: -1,
         cpu: None,
@@ -239,8 +243,12 @@ impl Transport for GuestKernelT<'_> {
         self.k.reap(f)
     }
     fn kick(&mut self, ctl: &Ctl) {
-        if self.k.q.unconsumed() && self.k.q.needs_wakeup() {
+        // As `KernelT::kick`: with `--sq-sleep` every round trip already asked once.
+        if !self.k.sleep_first && self.k.q.unconsumed() && self.k.q.needs_wakeup() {
             self.ring(ctl);
         }
+    }
+    fn await_sleep(&mut self, ctl: &Ctl) {
+        self.k.await_sleep(ctl);
     }
 }

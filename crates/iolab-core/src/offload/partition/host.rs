@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::measure::clock::ClockInfo;
 use crate::measure::hist::{new_hist, Hist};
 use crate::offload::sandbox::{self, Bait, Ended};
-use crate::offload::server::Server;
+use crate::offload::server::{self, Server};
 use crate::offload::shm::{Ctl, Region};
 use crate::offload::{broker, figures, Cpus, Shape, Span, STALL_S, WINDOW_MS};
 use crate::result::{Host, PartitionFigures, RunResult};
@@ -351,6 +351,7 @@ fn session(
         shape,
         cpus: &cpus,
         ctl,
+        cycles: region.cycles(),
         server: &server,
         span,
         client: ended,
@@ -418,6 +419,18 @@ fn label(
             .into();
     o.client_user_s = 0.0;
     o.client_sys_s = 0.0;
+    if o.client_cycles.is_some() {
+        o.client_cycles_note = format!(
+            "{}; counted by RDTSC in the guest ({accel}){}",
+            o.client_cycles_note,
+            if crate::vm::guest::is_emulated(Some(accel)) {
+                ": the TSC of an emulated CPU, whose cycles include the emulation (emulated cycles, not \
+                 hardware's)"
+            } else {
+                ""
+            }
+        );
+    }
     let host_wakeups = wakes.load(Ordering::Relaxed);
     if kernel {
         o.server_wakeups = host_wakeups;
@@ -501,6 +514,7 @@ fn session_plan(
         batch: shape.batch,
         unrelated_fd: bait.unrelated_fd(),
         attacks: encode_attacks(&spec.offload.attacks),
+        sq_sleep: u32::from(spec.offload.sq_sleep),
         bs: shape.bs as u64,
         slot: shape.layout.slot as u64,
         buffers: shape.layout.buffers as u64,
@@ -645,13 +659,26 @@ impl<'a> GuestClient<'a> {
         if let Some(fd) = sq_ring {
             let _ = sys::io_uring_enter(fd, 0, 0, sys::IORING_ENTER_SQ_WAKEUP);
         }
+        // As a forked client's run: the server threads' sleeps over the timed span (the broker thread names
+        // itself once running: up to 50 ms to appear).
+        let path = spec.offload.path;
+        let mut sleeps0 = None;
+        for _ in 0..250 {
+            sleeps0 = server::server_sleeps(path);
+            if sleeps0.is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
         let before = sandbox::sample();
         let mut hist = new_hist();
         let t0 = sys::monotonic_ns();
         self.send(b'G');
         let (t1, windows) = self.watch(spec, shared, t0, &mut hist)?;
         let after = sandbox::sample();
+        let sleeps1 = server::server_sleeps(path);
         Ok(Span {
+            server_sleeps: server::sleeps_between(&sleeps0, &sleeps1),
             t0,
             t1,
             ops: self.ctl.completed.0.load(Ordering::Acquire),

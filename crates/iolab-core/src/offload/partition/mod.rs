@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// "IOLABPRT", little-endian.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"IOLABPRT");
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// The ivshmem BAR (a power of two, as PCI wants): the header and the largest region a run may use.
 pub const BAR_BYTES: u64 = 64 << 20;
 /// Where the region (control block, rings, data area) starts in the file.
@@ -56,6 +56,8 @@ pub struct Session {
     pub unrelated_fd: i32,
     /// 1 + the index in `Attack::ALL` of each attack, in order; 0 ends the list.
     pub attacks: [u8; 8],
+    /// `--sq-sleep` (kernel path): 1 = wait before each round trip until the SQ thread sleeps.
+    pub sq_sleep: u32,
     pub bs: u64,
     pub slot: u64,
     pub buffers: u64,
