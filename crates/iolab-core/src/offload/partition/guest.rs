@@ -45,8 +45,11 @@ pub fn main() -> Result<i32> {
         dev.dir.display(),
         dev.bytes >> 20
     );
-    hdr.guest_ready.store(std::process::id(), Ordering::Release);
+    // The last session before this guest, read BEFORE saying ready: the host publishes the next one as soon
+    // as it sees `guest_ready`, and a guest that read `session` after that would take the new session for
+    // an old one and never serve it.
     let mut seen = hdr.session.0.load(Ordering::Acquire);
+    hdr.guest_ready.store(std::process::id(), Ordering::Release);
     while hdr.quit.load(Ordering::Acquire) == 0 {
         let now = hdr.session.0.load(Ordering::Acquire);
         if now == seen {

@@ -330,7 +330,7 @@ fn session(
             out
         })
     });
-    let span = span.inspect_err(|_| client.abort())?;
+    let span = span.map_err(|e| client.fail(e))?;
     let ended = client.end()?;
     server.close_ring();
     super::super::check_requests(&server, ctl, target, shape.bs)?;
@@ -576,8 +576,7 @@ impl<'a> GuestClient<'a> {
             ring,
         };
         if let Err(e) = c.expect(b'R', 60, "to start") {
-            c.abort();
-            return Err(e);
+            return Err(c.fail(e));
         }
         Ok(c)
     }
@@ -768,6 +767,20 @@ impl<'a> GuestClient<'a> {
     fn abort(&mut self) {
         self.ctl.stop.0.store(2, Ordering::SeqCst);
         self.send(b'Q');
+    }
+
+    /// A session that failed while its client may still run: told to abort and waited for (10 s at most),
+    /// so that the next session never starts beside it (it would write into the next session's words,
+    /// rings and control block, which are the same bytes of the shared file). One that does not exit leaves
+    /// the guest broken: the caller powers it off and the next run boots another.
+    fn fail(&mut self, e: Error) -> Error {
+        self.abort();
+        if self.status().is_some() || self.wait_exit(10).is_some() || !self.guest.alive() {
+            return e;
+        }
+        Error::Runtime(format!(
+            "{e}; the client did not exit within 10 s of being told to abort: {BROKEN}"
+        ))
     }
 
     fn wait_exit(&self, limit_s: u64) -> Option<i32> {
