@@ -112,13 +112,7 @@ fn check_partition(r: &Value, label: &str, path: &str) {
 fn a_guest_partition_offloads_requests_and_its_attacks_are_refused() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("partition.toml"), SUITE).unwrap();
-    let out = Command::new(bin())
-        .args(["suite", "partition.toml", "--out", "partition.jsonl"])
-        .current_dir(d.path())
-        .output()
-        .expect("iolab starts");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (stdout, stderr) = run_bounded(d.path());
     let all = format!("stdout:\n{stdout}\nstderr:\n{stderr}");
     let text = std::fs::read_to_string(d.path().join("partition.jsonl")).unwrap_or_default();
     let recs = records(&text);
@@ -137,6 +131,18 @@ fn a_guest_partition_offloads_requests_and_its_attacks_are_refused() {
         let r = result(&recs, label);
         assert_eq!(r["ops"], 2000, "{label}: {r}");
         check_partition(r, label, path);
+        // The guest client timed itself (RDTSC in the guest) into the shared cycle area: every request and
+        // every round trip, read by the host.
+        let c = &r["offload"]["client_cycles"];
+        if cfg!(target_arch = "x86_64") {
+            assert_eq!(c["requests"]["count"], 2000, "{label}: {c}");
+            let trips = 2000u64.div_ceil(r["offload"]["batch"].as_u64().unwrap());
+            assert_eq!(c["round_trips"]["count"], trips, "{label}: {c}");
+            assert!(
+                c["round_trips"]["min_cycles"].as_u64().unwrap() > 0,
+                "{label}: {c}"
+            );
+        }
     }
     // One guest served every session of the process.
     let sessions: Vec<u64> = ["nop kernel", "nop broker", "write kernel"]
@@ -206,11 +212,54 @@ fn a_guest_partition_offloads_requests_and_its_attacks_are_refused() {
         })
         .unwrap_or_default();
     assert!(pid_files.is_empty(), "left behind: {pid_files:?}");
-    println!(
-        "partition NOP round trip (emulated where TCG): kernel {} ns, broker {} ns",
-        result(&recs, "nop kernel")["offload"]["round_trip_ns"],
-        result(&recs, "nop broker")["offload"]["round_trip_ns"]
-    );
+    for label in ["nop kernel", "nop broker"] {
+        let o = &result(&recs, label)["offload"];
+        println!(
+            "partition {label} (accelerator {}, emulated {}): round trip {} ns from outside; the guest \
+             client's own cycles per NOP {} (round trip mean {}, p50 {}, batch {})",
+            o["partition"]["accelerator"],
+            o["partition"]["emulated"],
+            o["round_trip_ns"],
+            o["client_cycles"]["per_request_cycles"],
+            o["client_cycles"]["round_trips"]["mean_cycles"],
+            o["client_cycles"]["round_trips"]["p50_cycles"],
+            o["batch"]
+        );
+    }
+}
+
+/// The suite's iolab can wait on a guest for at most BOOT_LIMIT_S (a first boot's download, 900 s) plus
+/// its rows' bounded waits; past this the test fails (and kills it) instead of hanging.
+const SUITE_LIMIT_S: u64 = 1800;
+
+/// Runs the suite in `dir` with its output in files there; its (stdout, stderr). Panics with the output so
+/// far if iolab has not finished within SUITE_LIMIT_S.
+fn run_bounded(dir: &std::path::Path) -> (String, String) {
+    let (out, err) = (dir.join("stdout.txt"), dir.join("stderr.txt"));
+    let mut child = Command::new(bin())
+        .args(["suite", "partition.toml", "--out", "partition.jsonl"])
+        .current_dir(dir)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .expect("iolab starts");
+    let t0 = std::time::Instant::now();
+    let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_default();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed().as_secs() > SUITE_LIMIT_S {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "the partition suite did not finish within {SUITE_LIMIT_S} s (killed); its records:\n{}\n\
+                 stdout:\n{}\nstderr:\n{}",
+                read(&dir.join("partition.jsonl")),
+                read(&out),
+                read(&err)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    (read(&out), read(&err))
 }
 
 /// The host pid of the iolab that ran the suite, from a record's shared file name.

@@ -290,6 +290,17 @@ fn session(
             "cannot duplicate the shared file's descriptor: {e}"
         ))
     })?;
+    // Fresh pages for this session's region. An earlier kernel-path session's io_uring is torn down by the
+    // kernel asynchronously after its fd is closed, and until then its exit work may still commit its cached
+    // SQ head and CQ tail into the ring memory it pinned: the same bytes of this file where this session's
+    // ring lies. Zeroing them is not enough (a late commit lands after); punched out, they stay the old
+    // ring's alone and this session (iolab, the kernel, the guest through QEMU's mapping) faults in new ones.
+    sys::punch_hole(
+        fd.as_raw_fd(),
+        REGION_OFF as u64,
+        shape.layout.total() as u64,
+    )
+    .map_err(|e| Error::sys_hint(e, "dropping the last session's pages of the shared file"))?;
     let region = shape.fill(
         Region::in_file(fd, REGION_OFF as u64, shape.layout)?,
         spec.seed,
@@ -333,7 +344,14 @@ fn session(
     let span = span.map_err(|e| client.fail(e))?;
     let ended = client.end()?;
     server.close_ring();
-    super::super::check_requests(&server, ctl, target, shape.bs)?;
+    super::super::check_requests(&server, ctl, target, shape.bs).map_err(|e| match (e, ring) {
+        (Error::Runtime(m), Some(r)) => Error::Runtime(format!(
+            "{m} (session {}; the ring, as iolab sees it: {})",
+            client.session,
+            r.describe()
+        )),
+        (e, _) => e,
+    })?;
     let checks = bait.check(
         spec.offload.path,
         &spec.offload.attacks,
