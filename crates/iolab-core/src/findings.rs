@@ -149,6 +149,8 @@ pub struct Facts {
     pub sink: Option<SinkFacts>,
     /// io_uring `--iopoll`: whether the completions were polled, and why it is said.
     pub iopoll: Option<(Option<bool>, String)>,
+    /// `--offload-partition vm`: the guest client's round trips and where their cost went.
+    pub partition: Option<crate::findings_partition::PartitionFacts>,
 }
 
 /// What the rules look at of a run on the sink driver.
@@ -224,6 +226,7 @@ impl Facts {
                     .collect(),
             }),
             iopoll: r.iopoll.as_ref().map(|p| (p.polled, p.verdict.clone())),
+            partition: crate::findings_partition::PartitionFacts::of(r),
         }
     }
 }
@@ -282,6 +285,10 @@ fn sink_why(f: &Facts) -> &'static str {
 
 /// Every rule, in the order findings are printed.
 pub const RULES: &[Rule] = &[
+    (
+        "partition_round_trip",
+        crate::findings_partition::round_trip,
+    ),
     ("iopoll", |f| {
         let (polled, why) = f.iopoll.as_ref()?;
         Some(match polled {
@@ -962,6 +969,48 @@ mod tests {
             .text
             .starts_with("IOPOLL did not poll: completions were NOT"));
         check("iopoll", on.clone(), Facts { iopoll: None, ..on });
+    }
+
+    #[test]
+    fn a_partition_run_is_read_against_the_thesis() {
+        use crate::findings_partition::PartitionFacts;
+        let p = PartitionFacts {
+            emulated: true,
+            accelerator: "tcg".into(),
+            path: "kernel".into(),
+            batch: 1,
+            round_trip_ns: 690_000.0,
+            round_trip_cycles: Some(1_791_000.0),
+            ops: 2000,
+            wake_requests: 2,
+            host_wakeups: 2,
+            server_share: 0.38,
+        };
+        let on = Facts {
+            partition: Some(p.clone()),
+            ..base()
+        };
+        let text = &findings_of(&on)[0].text;
+        assert!(
+            text.contains("690.0 µs per round trip = 1791000 cycles (5.26x the thesis's offloaded"),
+            "{text}"
+        );
+        assert!(
+            text.contains("emulated (QEMU TCG)") && text.contains("slept 2 times"),
+            "{text}"
+        );
+        let kvm = Facts {
+            partition: Some(PartitionFacts {
+                emulated: false,
+                accelerator: "kvm".into(),
+                ..p
+            }),
+            ..base()
+        };
+        assert!(findings_of(&kvm)[0]
+            .text
+            .contains("under KVM (hardware virtualization)"));
+        check("partition_round_trip", on, base());
     }
 
     #[test]

@@ -333,6 +333,9 @@ fn way_of(s: &crate::spec::Spec) -> String {
         }
         MethodKind::Offload => {
             let mut o = vec![format!("{} path", s.offload.path.name())];
+            if s.offload.partition == crate::spec::Partition::Vm {
+                o.insert(0, "from a guest partition".to_string());
+            }
             if s.offload.path == OffloadPath::Broker {
                 o.push(format!("{} doorbell", s.offload.doorbell.name()));
             }

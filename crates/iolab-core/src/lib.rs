@@ -12,6 +12,7 @@ pub mod fault;
 pub mod findings;
 pub mod findings_compare;
 pub mod findings_crossover;
+pub mod findings_partition;
 pub mod interval_csv;
 pub mod leftovers;
 pub mod lines;

@@ -741,6 +741,29 @@ pub struct OffloadFigures {
     /// Kernel path, `--sq-sleep`: the client let the SQ thread idle out before every round trip.
     #[serde(default)]
     pub sq_sleep: bool,
+    /// `--offload-partition vm`: the guest the client ran in (null for a forked client).
+    #[serde(default)]
+    pub partition: Option<PartitionFigures>,
+}
+
+/// Where a partition run's client ran: the guest, the shared file, how its server was woken.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PartitionFigures {
+    /// "tcg" (emulated: the client's figures show behaviour, not speed) or "kvm".
+    pub accelerator: String,
+    pub emulated: bool,
+    /// Seconds from qemu's start to the guest's session loop being ready (once per iolab process).
+    pub boot_s: f64,
+    /// The host file behind the guest's ivshmem BAR, and the BAR's size.
+    pub shared_file: String,
+    pub bar_bytes: u64,
+    /// Which session of this guest the run was (1 = the guest's first).
+    pub session: u64,
+    /// How the guest wakes its server.
+    pub wake: String,
+    /// Kernel path: wake requests the guest wrote (the SQ thread slept), and the host thread's SQ_WAKEUPs.
+    pub wake_requests: u64,
+    pub host_wakeups: u64,
 }
 
 /// One forbidden request and what became of it.

@@ -144,7 +144,8 @@ pub struct Step {
     /// "lines" or "clock"; absent: an iolab run.
     #[serde(default)]
     pub workload: Option<String>,
-    /// "offload", "zram" or "poll-queues" (the step's target is a block device with poll queues).
+    /// "offload", "zram", "sink", "guest" (a guest of `iolab vm` can be built here) or "poll-queues" (the
+    /// step's target is a block device with poll queues).
     #[serde(default)]
     pub needs: Option<String>,
     /// The step's own table, when it is not the suite's (`table = "syscalls"`: Table 3 beside Tables 1-2).
@@ -353,6 +354,10 @@ fn unmet(
         Some("sink") => places
             .and_then(|_| crate::driver::sink::absent_reason())
             .map(|why| format!("on this machine: {why}")),
+        // A guest of `iolab vm` (the offload suite's partition rows): where this machine cannot build one.
+        Some("guest") => places
+            .and_then(|_| crate::vm::unsupported())
+            .map(|why| format!("on this machine: {}: {why}", crate::vm::CANNOT_BUILD)),
         Some("poll-queues") => places.and_then(|_| {
             crate::measure::iopoll::poll_queues_unmet(Path::new(target.unwrap_or("")))
                 .map(|why| format!("on this machine: {why}"))
@@ -361,7 +366,7 @@ fn unmet(
             return Err(Error::usage(
                 "suite",
                 format!(
-                    "needs = '{other}' is not known; accepted: zram, sink, poll-queues or a method ({})",
+                    "needs = '{other}' is not known; accepted: zram, sink, poll-queues, guest or a method ({})",
                     MethodKind::names()
                 ),
             ))

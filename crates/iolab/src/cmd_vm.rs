@@ -92,6 +92,7 @@ pub(crate) fn request(a: &VmArgs, commands: Vec<Vec<OsString>>) -> Result<VmRequ
         commands,
         exe,
         share,
+        devices: Vec::new(),
     })
 }
 

@@ -88,6 +88,9 @@ enum Cmd {
     /// Run an iolab command inside a guest kernel under QEMU (Debian's kernel, the sink driver loaded, an
     /// NVMe disk with poll queues): `iolab vm -- run ...`. Fetched once into a cache.
     Vm(VmArgs),
+    /// Internal: the offload client's session loop inside the guest of `--offload-partition vm`.
+    #[command(hide = true)]
+    OffloadGuest,
 }
 
 /// glibc malloc, remembering an allocation it refused, so that an abort for want of memory is reported as
@@ -136,6 +139,7 @@ fn main() {
         Some(Cmd::Man(a)) => cmd_docs::cmd_man(a, command()),
         Some(Cmd::Driver(a)) => cmd_driver::cmd_driver(a),
         Some(Cmd::Vm(a)) => cmd_vm::cmd_vm(a),
+        Some(Cmd::OffloadGuest) => iolab_core::offload::partition::guest::main(),
     };
     match r {
         Ok(code) => std::process::exit(code),

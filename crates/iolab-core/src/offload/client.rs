@@ -321,32 +321,69 @@ pub const EXIT_NO_SANDBOX: i32 = 90;
 pub const EXIT_PARENT_GONE: i32 = 91;
 pub const EXIT_ABORTED: i32 = 92;
 
-fn say(p: &Plan, b: u8) {
-    // SAFETY: `ctl` points into the shared region (Plan contract).
-    let ctl = unsafe { &*p.ctl };
-    ctl.syscalls.fetch_add(1, Ordering::Relaxed);
-    let _ = sys::write(p.done_fd, &[b]);
+/// How the client and iolab talk outside the rings: the handshake ('R' ready, 'A' attack, 'a' attacks
+/// made, 'G' go, 'D' done) and the client's way out. A forked client uses pipes ([`Pipes`]); a client in a
+/// guest partition uses words in the shared region (`partition/guest.rs`).
+pub trait Channel {
+    /// Before the handshake: Err(exit code) when the client cannot go on.
+    fn enter(&mut self, p: &Plan, ctl: &Ctl) -> Result<(), i32>;
+    fn say(&mut self, ctl: &Ctl, b: u8);
+    /// The next command, None when iolab is gone.
+    fn hear(&mut self, ctl: &Ctl) -> Option<u8>;
+    fn exit(&mut self, code: i32) -> !;
 }
 
-fn hear(p: &Plan) -> Option<u8> {
-    // SAFETY: as in `say`.
-    let ctl = unsafe { &*p.ctl };
-    ctl.syscalls.fetch_add(1, Ordering::Relaxed);
-    let mut b = [0u8; 1];
-    match sys::read(p.go_fd, &mut b) {
-        Ok(1) => Some(b[0]),
-        _ => None,
+/// The forked client's channel: two pipes (`Plan::go_fd`, `Plan::done_fd`), the seccomp filter installed
+/// after iolab's start byte; every read and write counted in `Ctl::syscalls`.
+pub struct Pipes {
+    go: RawFd,
+    done: RawFd,
+}
+
+impl Channel for Pipes {
+    fn enter(&mut self, p: &Plan, _ctl: &Ctl) -> Result<(), i32> {
+        // Die with iolab (the thread that forked us): never spin on a ring nobody serves.
+        if sys::child_dies_with_parent().is_err() || sys::getppid() != p.parent {
+            return Err(EXIT_PARENT_GONE);
+        }
+        // Killed by its filter on purpose (the syscall attack): SIGSYS dumps core by default.
+        let _ = sys::no_core_dumps();
+        // iolab's start byte: it has opened its kernel counter of this process's system calls by now, so
+        // the exit of this read and every call after it are counted (by raw_syscalls:sys_exit).
+        let mut b = [0u8; 1];
+        if !matches!(sys::read(self.go, &mut b), Ok(1)) || b[0] != b'S' {
+            return Err(EXIT_PARENT_GONE);
+        }
+        Ok(())
     }
+    fn say(&mut self, ctl: &Ctl, b: u8) {
+        ctl.syscalls.fetch_add(1, Ordering::Relaxed);
+        let _ = sys::write(self.done, &[b]);
+    }
+    fn hear(&mut self, ctl: &Ctl) -> Option<u8> {
+        ctl.syscalls.fetch_add(1, Ordering::Relaxed);
+        let mut b = [0u8; 1];
+        match sys::read(self.go, &mut b) {
+            Ok(1) => Some(b[0]),
+            _ => None,
+        }
+    }
+    fn exit(&mut self, code: i32) -> ! {
+        sys::exit_thread(code)
+    }
+}
+
+/// The forked client's life (see [`run`]), over its pipes. Never returns.
+pub fn main<T: Transport>(p: Plan, t: T) -> ! {
+    let pipes = Pipes {
+        go: p.go_fd,
+        done: p.done_fd,
+    };
+    run(p, t, pipes)
 }
 
 /// The client's life: sandbox, handshake, attacks, workload, exit. Never returns.
-pub fn main<T: Transport>(p: Plan, mut t: T) -> ! {
-    // Die with iolab (the thread that forked us): never spin on a ring nobody serves.
-    if sys::child_dies_with_parent().is_err() || sys::getppid() != p.parent {
-        sys::exit_now(EXIT_PARENT_GONE);
-    }
-    // Killed by its filter on purpose (the syscall attack): SIGSYS dumps core by default.
-    let _ = sys::no_core_dumps();
+pub fn run<T: Transport, C: Channel>(p: Plan, mut t: T, mut ch: C) -> ! {
     if let Some(c) = p.cpu {
         let _ = sys::pin_to_cpu(c);
     }
@@ -355,11 +392,8 @@ pub fn main<T: Transport>(p: Plan, mut t: T) -> ! {
     }
     // SAFETY: `ctl` points into the shared region (Plan contract).
     let ctl = unsafe { &*p.ctl };
-    // iolab's start byte: it has opened its kernel counter of this process's system calls by now, so the
-    // exit of this read and every call after it are counted (by raw_syscalls:sys_exit).
-    let mut b = [0u8; 1];
-    if !matches!(sys::read(p.go_fd, &mut b), Ok(1)) || b[0] != b'S' {
-        sys::exit_now(EXIT_PARENT_GONE);
+    if let Err(code) = ch.enter(&p, ctl) {
+        ch.exit(code);
     }
     if p.sandbox {
         if let Err(e) = sys::seccomp_allow_only(&ALLOWED) {
@@ -368,16 +402,16 @@ pub fn main<T: Transport>(p: Plan, mut t: T) -> ! {
             sys::exit_now(EXIT_NO_SANDBOX);
         }
     }
-    say(&p, b'R');
+    ch.say(ctl, b'R');
     // 'A': run the attacks; 'G': run the workload (iolab starts timing just before sending it).
-    let mut cmd = hear(&p);
+    let mut cmd = ch.hear(ctl);
     if cmd == Some(b'A') {
         attacks(&p, &mut t, ctl);
-        say(&p, b'a');
-        cmd = hear(&p);
+        ch.say(ctl, b'a');
+        cmd = ch.hear(ctl);
     }
     if cmd != Some(b'G') {
-        sys::exit_thread(EXIT_PARENT_GONE);
+        ch.exit(EXIT_PARENT_GONE);
     }
     let before = ctl.syscalls.load(Ordering::Relaxed);
     ctl.doorbells_at_go
@@ -387,8 +421,8 @@ pub fn main<T: Transport>(p: Plan, mut t: T) -> ! {
         ctl.syscalls.load(Ordering::Relaxed) - before + 1,
         Ordering::Relaxed,
     );
-    say(&p, b'D');
-    sys::exit_thread(EXIT_OK)
+    ch.say(ctl, b'D');
+    ch.exit(EXIT_OK)
 }
 
 /// Waits for `n` completions, reporting each; exits if iolab aborts.

@@ -311,6 +311,7 @@ fn offload_figures(
         client_cycles_note,
         server_sleeps: p.span.server_sleeps,
         sq_sleep: o.sq_sleep,
+        partition: None,
     }
 }
 

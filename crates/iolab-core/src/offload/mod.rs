@@ -26,6 +26,7 @@ pub mod broker;
 pub mod client;
 pub mod cycles;
 mod figures;
+pub mod partition;
 pub mod ring;
 mod sandbox;
 mod server;
@@ -67,6 +68,9 @@ const UNRELATED_BYTE: u8 = b'U';
 /// (`sandbox.rs`) forked, attacked with and timed, the sandbox checked, and the figures (`figures.rs`)
 /// assembled.
 pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
+    if spec.offload.partition == crate::spec::Partition::Vm {
+        return partition::run(spec, clock);
+    }
     let host = Host::current();
     let target = target::setup(spec)?;
     check_target(spec, &target)?;
@@ -209,7 +213,11 @@ impl Shape {
     /// The shared region, its blocks (and the scratch block) filled with the pattern unless the requests
     /// are NOPs.
     fn region(&self, seed: u64) -> Result<Region> {
-        let region = Region::new(self.layout)?;
+        self.fill(Region::new(self.layout)?, seed)
+    }
+
+    /// `region`'s blocks filled with the pattern (unless the requests are NOPs).
+    fn fill(&self, region: Region, seed: u64) -> Result<Region> {
         if self.work != Work::Nop {
             for i in 0..=self.layout.buffers {
                 // SAFETY: block i (i == buffers: the scratch block) holds `slot` >= bs bytes of the region,

@@ -130,7 +130,7 @@ fn params(flags: u32, entries: u32, sq_idle_ms: u32, sq_cpu: Option<u32>) -> Uri
 ///
 /// # Safety
 /// `rings` and `sqes` must be the ring memory the kernel set up with `p`, mapped and writable.
-unsafe fn pointers(p: &UringParams, rings: *mut u8, sqes: *mut u8) -> RingPtrs {
+pub(crate) unsafe fn pointers(p: &UringParams, rings: *mut u8, sqes: *mut u8) -> RingPtrs {
     let at = |off: u32| -> *mut u8 {
         // SAFETY: the kernel's offsets lie inside the ring memory (the caller's contract).
         unsafe { rings.add(off as usize) }
@@ -208,6 +208,23 @@ impl OwnedRing {
         unsafe {
             sys::io_uring_register::<u8>(self.raw_fd(), sys::IORING_REGISTER_ENABLE_RINGS, &[])
         }
+    }
+}
+
+impl RingPtrs {
+    /// The ring's indices and flags as this side sees them (for a stalled run's message).
+    pub fn describe(&self) -> String {
+        // SAFETY: valid pointers (RingPtrs contract).
+        let (sh, st, fl, ch, ct) = unsafe {
+            (
+                (*self.sq_head).load(Ordering::Acquire),
+                (*self.sq_tail).load(Ordering::Acquire),
+                (*self.sq_flags).load(Ordering::Acquire),
+                (*self.cq_head).load(Ordering::Acquire),
+                (*self.cq_tail).load(Ordering::Acquire),
+            )
+        };
+        format!("SQ head {sh} tail {st} flags {fl:#x}, CQ head {ch} tail {ct}")
     }
 }
 

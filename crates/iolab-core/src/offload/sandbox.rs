@@ -53,7 +53,7 @@ impl Drop for ClientGuard {
 }
 
 /// What the client's wait status means, for a message.
-fn describe_status(status: i32, sandboxed: bool) -> String {
+pub(super) fn describe_status(status: i32, sandboxed: bool) -> String {
     if libc::WIFSIGNALED(status) {
         let sig = libc::WTERMSIG(status);
         let why = match sig {
@@ -168,6 +168,16 @@ impl Bait {
             None
         };
         Ok(Bait { canary, unrelated })
+    }
+
+    /// The canary page's address (a partition's guest aims its attacks at it).
+    pub(super) fn canary_addr(&self) -> u64 {
+        self.canary.as_ptr() as u64
+    }
+
+    /// The unrelated file's descriptor, -1 when there is none.
+    pub(super) fn unrelated_fd(&self) -> i32 {
+        self.unrelated.as_ref().map_or(-1, |u| u.file.as_raw_fd())
     }
 
     /// Are the canary and the unrelated file intact, and was every attack refused? Anything else is an
@@ -533,7 +543,7 @@ impl<'a> Client<'a> {
 }
 
 /// The process at one end of the timed span.
-fn sample() -> Sample {
+pub(super) fn sample() -> Sample {
     let tasks = cpu::read_tasks();
     let steal = cpu::steal_per_cpu();
     let ru = Rusage::process();

@@ -112,7 +112,18 @@ impl Region {
         let len = layout.total();
         sys::ftruncate(fd.as_raw_fd(), len as u64)
             .map_err(|e| Error::sys_hint(e, "sizing the offload region"))?;
-        let map = sys::Mapping::shared(fd.as_raw_fd(), len, 0, true).map_err(|e| {
+        Region::map(fd, 0, layout)
+    }
+
+    /// The region at byte `offset` (page aligned) of a file already `offset + layout.total()` long: the
+    /// ivshmem file of `--offload-partition vm`, whose first page is the partition's header.
+    pub fn in_file(fd: OwnedFd, offset: u64, layout: Layout) -> Result<Region> {
+        Region::map(fd, offset, layout)
+    }
+
+    fn map(fd: OwnedFd, offset: u64, layout: Layout) -> Result<Region> {
+        let len = layout.total();
+        let map = sys::Mapping::shared(fd.as_raw_fd(), len, offset, true).map_err(|e| {
             match e.errno {
             libc::ENOMEM => crate::mem::out_of_memory(
                 len as u64,

@@ -111,6 +111,29 @@ pub struct OffloadOpts {
     /// Kernel path: the client lets the SQ thread idle out before every round trip (`--sq-sleep`).
     #[serde(default)]
     pub sq_sleep: bool,
+    /// Where the client runs: a forked process (the sandbox) or a QEMU guest (`offload/partition/`).
+    #[serde(default)]
+    pub partition: Partition,
+}
+
+/// Where the offload client runs (`--offload-partition`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Partition {
+    /// A process forked by iolab, in seccomp strict mode.
+    #[default]
+    Process,
+    /// A QEMU guest that sees the shared region as an ivshmem-plain PCI device.
+    Vm,
+}
+
+impl Partition {
+    pub fn name(self) -> &'static str {
+        match self {
+            Partition::Process => "process",
+            Partition::Vm => "vm",
+        }
+    }
 }
 
 /// io_uring setup and registration options, each named after its kernel flag.

@@ -37,9 +37,23 @@ impl RawSpec {
                 ),
             ));
         }
+        let partition = self.word(
+            "offload-partition",
+            Partition::Process,
+            &[("process", Partition::Process), ("vm", Partition::Vm)],
+        )?;
+        if partition == Partition::Vm {
+            check_vm_partition(self, path)?;
+        }
+        // A guest cannot write the host's eventfd: its broker never sleeps (spin).
+        let default_bell = if partition == Partition::Vm {
+            Doorbell::Spin
+        } else {
+            Doorbell::SpinThenSleep
+        };
         let doorbell = self.word(
             "doorbell",
-            Doorbell::SpinThenSleep,
+            default_bell,
             &[
                 ("spin", Doorbell::Spin),
                 ("spin-then-sleep", Doorbell::SpinThenSleep),
@@ -58,6 +72,14 @@ impl RawSpec {
                 ),
             ));
         }
+        if partition == Partition::Vm && attacks.contains(&Attack::Syscall) {
+            return Err(Error::usage(
+                "--offload-attack",
+                "syscall tests seccomp strict mode, which a guest client is not in (its system calls go to the \
+                 guest's own kernel, and are allowed): with --offload-partition vm use opcode, raw-fd, slot, \
+                 buf-addr, buf-len, rewrite or crash",
+            ));
+        }
         if out_of_process && threads != 1 {
             return Err(Error::usage(
                 "--threads",
@@ -69,6 +91,7 @@ impl RawSpec {
             doorbell,
             attacks,
             sq_sleep,
+            partition,
         })
     }
 
@@ -120,6 +143,28 @@ impl RawSpec {
         }
         Ok(attacks)
     }
+}
+
+/// `--offload-partition vm`: the kernel or broker path, and the broker only spinning (a guest cannot write
+/// the host's eventfd).
+fn check_vm_partition(raw: &RawSpec, path: OffloadPath) -> Result<()> {
+    if path == OffloadPath::Native {
+        return Err(Error::usage(
+            "--offload-partition",
+            "vm runs the client in a guest, whose io_uring_enter would enter the guest's kernel, not this one: \
+             use --offload-path kernel or broker",
+        ));
+    }
+    if let Some(w) = raw.text("doorbell")?.filter(|w| w != "spin") {
+        return Err(Error::usage(
+            "--doorbell",
+            format!(
+                "{w} needs the client to write iolab's eventfd, which a guest cannot: with \
+                 --offload-partition vm the broker spins (--doorbell spin)"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// What the offload paths register with io_uring, asked of the kernel's limit before anything is made.

@@ -210,6 +210,11 @@ pub static OPTIONS: &[Opt] = &[
         help: "kernel (an io_uring in the shared memfd, SQPOLL, registered file and buffer, restrictions) | \
                broker (iolab's request ring, a broker thread that copies, checks and runs each request) | \
                native (the same requests from an unsandboxed client with io_uring_enter)" },
+    Opt { key: "offload-partition", ty: Ty::Word(&["process", "vm"]), value_name: "WHERE", group: M,
+        methods: OFFLOAD, default: Some("process"),
+        help: "process (a client forked by iolab, in seccomp strict mode) | vm (the client in a QEMU guest \
+               booted as `iolab vm` boots it, the shared region an ivshmem-plain PCI device backed by a file in \
+               /dev/shm; kernel or broker path, the broker with --doorbell spin)" },
     Opt { key: "doorbell", ty: Ty::Word(&["spin", "spin-then-sleep", "eventfd"]), value_name: "MODE", group: M,
         methods: OFFLOAD, default: Some("spin-then-sleep"),
         help: "With --offload-path broker: spin | spin-then-sleep (spin 50 us, then sleep on an eventfd the \

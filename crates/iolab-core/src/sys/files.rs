@@ -174,6 +174,22 @@ pub fn fallocate(fd: RawFd, off: u64, len: u64) -> SysResult<()> {
     .map(|_| ())
 }
 
+/// fallocate(2) with FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE: drops the pages of [off, off + len) from
+/// the file (it reads as zeros there again, the size unchanged). A page someone still holds (an io_uring's
+/// pinned ring) stays theirs, no longer the file's.
+pub fn punch_hole(fd: RawFd, off: u64, len: u64) -> SysResult<()> {
+    // SAFETY: fallocate only reads its integer arguments.
+    result("fallocate", unsafe {
+        libc::fallocate(
+            fd,
+            libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+            off as libc::off_t,
+            len as libc::off_t,
+        )
+    })
+    .map(|_| ())
+}
+
 /// statvfs(2): bytes an unprivileged writer may still allocate on the filesystem of `path`
 /// (f_bavail x f_frsize).
 pub fn fs_free_bytes(path: &Path) -> SysResult<u64> {

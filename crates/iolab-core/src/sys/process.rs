@@ -261,6 +261,12 @@ pub fn waitpid(pid: i32) -> SysResult<i32> {
     }
 }
 
+/// atexit(3): `f` runs when the process calls exit(3) (std::process::exit), not on _exit or a signal.
+pub fn at_exit(f: extern "C" fn()) -> bool {
+    // SAFETY: `f` is a plain function with the C ABI, valid for the whole process.
+    unsafe { libc::atexit(f) == 0 }
+}
+
 /// _exit(2): ends the process without running destructors or atexit handlers (a forked child's way out).
 pub fn exit_now(code: i32) -> ! {
     // SAFETY: _exit never returns and has no preconditions.
@@ -291,14 +297,19 @@ pub fn exit_thread(code: i32) -> ! {
 
 /// sched_setaffinity(2) of the calling thread to one CPU.
 pub fn pin_to_cpu(cpu: u32) -> SysResult<()> {
+    pin_task_to_cpu(0, cpu)
+}
+
+/// sched_setaffinity(2) of thread `tid` (0: the calling thread) to one CPU.
+pub fn pin_task_to_cpu(tid: i32, cpu: u32) -> SysResult<()> {
     // SAFETY: an all-zero cpu_set_t is a valid empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: CPU_SET writes one bit of `set`; CPU numbers are bounded by the caller (checked against
     // the CPUs online).
     unsafe { libc::CPU_SET(cpu as usize, &mut set) };
-    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the calling thread.
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; tid 0 is the calling thread.
     result("sched_setaffinity", unsafe {
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+        libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set)
     })
     .map(|_| ())
 }

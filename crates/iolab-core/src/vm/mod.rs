@@ -12,10 +12,12 @@
 //! - `guest.rs`: inside the guest, iolab knows it runs emulated (`host.emulated`).
 //! - `user_mode.rs`: under qemu-user (ARM code on an x86_64 kernel) iolab knows that too, and says which
 //!   system calls the emulator lacks.
+//! - `ivshmem.rs`: memory shared with the guest as an ivshmem-plain PCI device (`--offload-partition vm`).
 
 pub mod fetch;
 pub mod guest;
 pub mod initramfs;
+pub mod ivshmem;
 pub mod kernel;
 pub mod parts;
 pub mod qemu;
@@ -44,6 +46,8 @@ pub struct VmRequest {
     pub exe: PathBuf,
     /// The host directory shared with the guest (the current directory), absolute.
     pub share: PathBuf,
+    /// More qemu options (devices: the ivshmem of `--offload-partition vm`).
+    pub devices: Vec<OsString>,
 }
 
 /// Where `iolab vm` says what it does and passes on the guest's output.

@@ -90,6 +90,8 @@ pub struct Machine {
     pub share: PathBuf,
     /// Files the three serial ports write: the console, the command's stdout and stderr.
     pub serial: [PathBuf; 3],
+    /// More options (devices), passed as they are.
+    pub extra: Vec<OsString>,
 }
 
 /// A path inside a qemu option value (commas are doubled).
@@ -184,6 +186,7 @@ impl Qemu {
             a.push(format!("chardev:s{i}"));
         }
         let mut out: Vec<OsString> = a.into_iter().map(OsString::from).collect();
+        out.extend(m.extra.iter().cloned());
         out.extend([
             OsString::from("-kernel"),
             m.vmlinuz.clone().into(),

@@ -347,6 +347,7 @@ pub fn boot(parts: &Parts, req: &VmRequest, report: &mut dyn Report) -> Result<V
         direct,
         share: req.share.clone(),
         serial: serial.clone(),
+        extra: req.devices.clone(),
     };
     match &accel {
         Accel::Kvm => report.say("accelerator: KVM (hardware virtualization)"),
