@@ -1,5 +1,5 @@
 //! The finding of an offload run from a guest partition (`--offload-partition vm`): its round trip read
-//! against the seed thesis's (4,137 cycles native, 340,567 offloaded from a Jailhouse inmate), and where
+//! against the seed thesis's (Figure 4.3: 4,170 cycles native, 487,894 offloaded from a Jailhouse inmate), and where
 //! the cost goes. The rule itself is in `findings.rs`'s table (`partition_round_trip`).
 
 use crate::result::RunResult;
@@ -51,9 +51,12 @@ pub fn round_trip(f: &crate::findings::Facts) -> Option<String> {
         .round_trip_cycles
         .map(|c| {
             format!(
-                " = {c:.0} cycles ({:.2}x the thesis's offloaded 340,567, {:.0}x its native 4,137)",
+                " = {c:.0} cycles ({:.2}x the thesis's offloaded {}, {:.0}x its native {}: Figure 4.3, with \
+                 user_data as iolab's)",
                 c / crate::offload::SEED_OFFLOADED_CYCLES as f64,
-                c / crate::offload::SEED_NATIVE_CYCLES as f64
+                crate::answers::thousands(crate::offload::SEED_OFFLOADED_CYCLES as f64),
+                c / crate::offload::SEED_NATIVE_CYCLES as f64,
+                crate::answers::thousands(crate::offload::SEED_NATIVE_CYCLES as f64)
             )
         })
         .unwrap_or_default();
