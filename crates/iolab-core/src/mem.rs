@@ -290,7 +290,7 @@ mod tests {
             m.starts_with("--bs: 1 GiB (1073741824 bytes)") && m.contains("MemTotal 4 GiB"),
             "{m}"
         );
-        assert!(m.contains("the most --bs can be here is 507.5 MiB"), "{m}");
+        assert!(m.contains("the most --bs can be here is 508.4 MiB"), "{m}");
         assert!(check_fits_in(&spec(&[("bs", "1g")]), 4 * gib).is_ok());
         let s = spec(&[
             ("method", "stdio"),

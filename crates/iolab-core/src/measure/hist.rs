@@ -24,9 +24,13 @@ pub struct FastHist {
 }
 
 impl FastHist {
-    /// Buckets: exact below 2^11, then 1024 per power of two up to 2^64.
-    const LEN: usize = (64 - SUB_BITS as usize + 1) * SUB;
-    /// The table's size in bytes (864 KiB): two per worker thread.
+    /// Buckets: exact below 2^11, then 1024 per power of two up to [`HIST_MAX_TICKS`] (2^44), the
+    /// HdrHistogram's range; larger values land in the last bucket, as the HdrHistogram clamps them.
+    const LEN: usize = (MAX_BITS as usize - SUB_BITS as usize + 1) * SUB;
+    /// The highest value with a bucket of its own.
+    const MAX_V: u64 = HIST_MAX_TICKS - 1;
+    /// The table's size in bytes (544 KiB): two per worker thread, and one more where intervals are
+    /// logged. (Up to 2^64 it was 864 KiB, a third of the main job's heap for buckets no op reaches.)
     pub const BYTES: usize = Self::LEN * std::mem::size_of::<u64>();
 
     /// A histogram with no table yet (allocates nothing); [`FastHist::try_new`] gives one to record into.
@@ -70,21 +74,22 @@ impl FastHist {
 
     #[inline(always)]
     pub fn record(&mut self, v: u64) {
-        let i = Self::index(v);
-        // The index is at most (64 - 11) * 2048 + 2047, inside the table (bounds check kept).
+        // One conditional move: the index is then at most (44 - 11) * 2048 + 2047, inside the table
+        // (bounds check kept).
+        let i = Self::index(v.min(Self::MAX_V));
         self.counts[i] += 1;
     }
 
     /// Records `n` values equal to `v` (a run of equal values costs one memory update).
     #[inline(always)]
     pub fn record_n(&mut self, v: u64, n: u64) {
-        let i = Self::index(v);
+        let i = Self::index(v.min(Self::MAX_V));
         self.counts[i] += n;
     }
 
     /// Moves every count into `total` (added there, zeroed here), calling `each(lowest value of the
     /// bucket, count)` in increasing order of value. Empty stretches are skipped eight buckets at a time:
-    /// a table that holds one interval's latencies is read once (864 KiB, 13 µs here).
+    /// a table that holds one interval's latencies is read once (544 KiB).
     pub(crate) fn move_into(&mut self, total: &mut FastHist, mut each: impl FnMut(u64, u64)) {
         let pairs = self
             .counts
@@ -106,7 +111,11 @@ impl FastHist {
 
     /// Moves the counts into an HdrHistogram.
     pub fn into_hdr(&self) -> Hist {
-        let mut h = new_hist();
+        // Sized for the largest value held (an auto-resizing histogram's saturating record clamps to
+        // the range it has, so the range comes first).
+        let top = self.counts.iter().rposition(|&c| c > 0).map_or(0, Self::value_of);
+        let mut h = Hist::new_with_max(top.max(2), 3).expect("bounds of at least 2 are valid");
+        h.auto(true);
         for (i, &c) in self.counts.iter().enumerate() {
             if c > 0 {
                 h.saturating_record_n(Self::value_of(i), c);
@@ -117,10 +126,15 @@ impl FastHist {
 }
 
 /// Highest trackable value: 2^44 ticks (about 1.6 hours at 3 GHz); larger values are clamped and counted.
-pub const HIST_MAX_TICKS: u64 = 1 << 44;
+pub const HIST_MAX_TICKS: u64 = 1 << MAX_BITS;
+const MAX_BITS: u32 = 44;
 
+/// An empty HdrHistogram (3 significant digits) that grows to the largest value recorded into it: a run
+/// whose ops all take under 2^20 ticks holds 90 KiB of counts, not the 288 KiB that covering 2^44 from the
+/// start takes (four are alive at once when a run's threads are merged). Values come from
+/// [`FastHist::into_hdr`], already clamped to [`HIST_MAX_TICKS`].
 pub fn new_hist() -> Hist {
-    Hist::new_with_bounds(1, HIST_MAX_TICKS, 3).expect("static histogram bounds are valid")
+    Hist::new(3).expect("3 significant digits are valid")
 }
 
 /// A latency distribution in nanoseconds.
@@ -184,7 +198,8 @@ mod tests {
     #[test]
     fn fast_hist_matches_hdr_within_its_precision() {
         let mut f = FastHist::try_new().unwrap();
-        let mut h = new_hist();
+        // The reference: an HdrHistogram over the whole range, clamping above it.
+        let mut h = Hist::new_with_bounds(1, HIST_MAX_TICKS, 3).unwrap();
         let vals = [
             0u64,
             1,
@@ -221,6 +236,21 @@ mod tests {
     }
 
     #[test]
+    fn values_past_the_range_land_in_the_last_bucket_counted() {
+        let mut f = FastHist::try_new().unwrap();
+        assert_eq!(FastHist::BYTES, 544 << 10);
+        f.record(u64::MAX);
+        f.record_n(HIST_MAX_TICKS, 2);
+        f.record(HIST_MAX_TICKS - 1);
+        let g = f.into_hdr();
+        assert_eq!(g.len(), 4);
+        // All four in the bucket of 2^44 - 1, whose lowest value is within 1/1024 below it.
+        let lo = (HIST_MAX_TICKS - 1) as f64 * (1.0 - 1.0 / 1024.0);
+        assert!(g.min() as f64 >= lo, "min {} below {lo}", g.min());
+        assert!(g.max() <= HIST_MAX_TICKS + (HIST_MAX_TICKS >> 10));
+    }
+
+    #[test]
     fn empty_and_single_value() {
         let h = new_hist();
         assert_eq!(summarize(&h, 1.0), Summary::default());
@@ -236,9 +266,13 @@ mod tests {
     fn zero_and_huge_values_are_kept_or_clamped() {
         let mut h = new_hist();
         h.record(0).unwrap();
-        h.saturating_record(u64::MAX);
+        h.record(HIST_MAX_TICKS).unwrap();
         assert_eq!(h.len(), 2);
-        assert!(h.max() >= HIST_MAX_TICKS / 2);
+        assert!(h.max() >= HIST_MAX_TICKS);
+        // Merging grows the range too.
+        let mut m = new_hist();
+        m.add(&h).unwrap();
+        assert_eq!((m.len(), m.max()), (2, h.max()));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! compare it instead with the earlier of the deadline and the end of the current interval, so an op
 //! costs what it did. At the first completion at or past an interval's end the worker closes the
 //! interval ([`IntervalLog::close`], out of line): it moves the latencies recorded since the last close
-//! out of the loop's histogram into the run's total (one read of the 864 KiB table, 13 µs here), keeps
+//! out of the loop's histogram into the run's total (one read of the 544 KiB table), keeps
 //! them as a coarse histogram (32 buckets per power of two) with the interval's op count, start and end,
 //! and reads the clock again, so that the close is in no op's latency (the asynchronous loop moves the
 //! start of every request in flight and of the last round by the time it took). At the end of the loop

@@ -10,7 +10,9 @@ use std::os::fd::{AsRawFd, OwnedFd};
 /// The peer of a write run: reads until the writer closes its end; returns what arrived.
 pub(super) fn drain(fd: OwnedFd) -> std::result::Result<PeerFigures, String> {
     let ru0 = sys::getrusage(libc::RUSAGE_THREAD);
-    let mut buf = vec![0u8; 1 << 20];
+    // 256 KiB: four times a pipe's default capacity and more than a socket's read usually returns; a
+    // smaller peer buffer keeps the main job's memory down (it runs stream targets beside 8 MiB maps).
+    let mut buf = vec![0u8; 256 << 10];
     let mut total = 0u64;
     loop {
         match sys::read(fd.as_raw_fd(), &mut buf) {
