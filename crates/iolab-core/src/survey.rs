@@ -241,7 +241,11 @@ fn run_rounds(
     opts: &SurveyOptions,
     clock: &ClockInfo,
 ) -> Result<Vec<SurveyRun>> {
-    let mut results: Vec<Vec<RunResult>> = cells.iter().map(|_| Vec::new()).collect();
+    // Room for exactly the rounds: a result is 3 KiB, and vectors left to double would hold 8 for 5.
+    let mut results: Vec<Vec<RunResult>> = cells
+        .iter()
+        .map(|_| Vec::with_capacity(rounds as usize))
+        .collect();
     let mut refused: Vec<Option<String>> = cells.iter().map(|_| None).collect();
     let total = cells.len() * rounds as usize;
     let mut done = 0;
@@ -258,10 +262,10 @@ fn run_rounds(
             }
             match runner::run(&cells[i].spec, clock) {
                 Ok(r) => results[i].push(r),
-                Err(e @ Error::Usage { .. }) | Err(e @ Error::Sys(_)) => {
-                    refused[i] = Some(e.to_string())
+                Err(e) => {
+                    refused[i] = Some(why_not(e, round + 1, rounds)?);
+                    results[i].clear();
                 }
-                Err(e) => return Err(e),
             }
             if let Some(f) = &opts.on_run {
                 f(done, total, &cells[i], round + 1);
@@ -274,6 +278,19 @@ fn run_rounds(
         .zip(refused)
         .map(|((c, rs), why)| median_run(c, rs, why))
         .collect())
+}
+
+/// What a cell's row says when a round of it ended in an error: the refusal (bad input, a kernel error,
+/// a method not available here) as it came, or the run-time failure with its round (an offload client that
+/// never reported ready on a loaded machine, a short transfer, data that did not verify). The row's other
+/// rounds are dropped, since a median of the rounds that happened to work would hide the failure; the other
+/// rows are still measured. Only an error writing output ends the survey.
+fn why_not(e: Error, round: u32, rounds: u32) -> Result<String> {
+    match e {
+        Error::Output(_) => Err(e),
+        Error::Runtime(_) | Error::Verify(_) => Ok(format!("failed in round {round} of {rounds}: {e}")),
+        Error::Usage { .. } | Error::Sys(_) | Error::Unavailable(_) => Ok(e.to_string()),
+    }
 }
 
 /// A cell's entry: the round with the median ns/op as its result, every round's ns/op, the steal.
@@ -449,6 +466,20 @@ mod tests {
             rounds_ns_per_op: rounds.to_vec(),
             steal_s: 0.0,
         }
+    }
+
+    #[test]
+    fn a_failed_round_marks_its_row_and_only_output_errors_end_the_survey() {
+        let m = why_not(Error::Runtime("the offload client did not report ready".into()), 3, 5);
+        assert_eq!(
+            m.unwrap(),
+            "failed in round 3 of 5: the offload client did not report ready"
+        );
+        let m = why_not(Error::Verify("block 7 differs".into()), 1, 5).unwrap();
+        assert_eq!(m, "failed in round 1 of 5: verify: block 7 differs");
+        let m = why_not(Error::usage("--method", "not on a pipe"), 1, 5).unwrap();
+        assert_eq!(m, "--method: not on a pipe");
+        assert!(why_not(Error::Output("stdout: EPIPE".into()), 2, 5).is_err());
     }
 
     #[test]
