@@ -41,6 +41,9 @@ pub const fn audit_arch() -> Option<u32> {
     Some(em as u32 | width | endian)
 }
 
+/// The most system calls an allow list may name (the jump offsets are 8 bits).
+const MAX_ALLOWED: usize = 200;
+
 /// Offsets of `struct seccomp_data`'s fields the filter loads.
 const NR_OFF: u32 = std::mem::offset_of!(libc::seccomp_data, nr) as u32;
 const ARCH_OFF: u32 = std::mem::offset_of!(libc::seccomp_data, arch) as u32;
@@ -91,10 +94,19 @@ pub fn allow_list_program(arch: u32, allowed: &[libc::c_long]) -> Vec<libc::sock
 /// system call outside `allowed` kills the process (SIGSYS, SECCOMP_RET_KILL_PROCESS). Two system calls.
 pub fn seccomp_allow_only(allowed: &[libc::c_long]) -> SysResult<()> {
     let arch = audit_arch().ok_or(SysErr::new("seccomp", libc::ENOSYS))?;
-    if allowed.len() > 200 {
+    if allowed.len() > MAX_ALLOWED {
         return Err(SysErr::new("seccomp", libc::E2BIG));
     }
-    let prog = allow_list_program(arch, allowed);
+    // The program is copied to the stack and its vector freed before the filter is installed: a free
+    // after it may itself be a system call (musl's malloc unmaps and madvises freed groups), which the
+    // filter would kill. The static musl build's client died so, by SIGSYS, in one run of ten.
+    let mut prog = [stmt(0, 0); 4 + MAX_ALLOWED + 2];
+    let len = {
+        let v = allow_list_program(arch, allowed);
+        prog[..v.len()].copy_from_slice(&v);
+        v.len()
+    };
+    let prog = &prog[..len];
     // SAFETY: the prctl takes integers only.
     result("prctl(PR_SET_NO_NEW_PRIVS)", unsafe {
         libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0)
