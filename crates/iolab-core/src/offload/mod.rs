@@ -29,6 +29,7 @@ mod figures;
 pub mod partition;
 pub mod ring;
 mod sandbox;
+mod watch;
 mod server;
 pub mod shm;
 

@@ -5,6 +5,7 @@
 use super::client::{self, Plan, Work};
 use super::server::Server;
 use super::shm::{Ctl, Region, PAGE};
+use super::watch::Seen;
 use super::{broker, ring, Shape, Span, CANARY_BYTE, STALL_S, UNRELATED_BYTE, WINDOW_MS};
 use crate::error::{Error, Result};
 use crate::measure::cpu::{self, Rusage};
@@ -473,55 +474,26 @@ impl<'a> Client<'a> {
         t0: u64,
         hist: &mut Hist,
     ) -> Result<(u64, u64)> {
-        let ctl = self.ctl;
-        let mut windows = 0u64;
-        let (mut last_t, mut last_c) = (t0, 0u64);
-        let mut stall_since = t0;
-        let mut stopped = false;
+        let mut w = super::watch::Watch::new(t0, 0);
         loop {
             let ready = sys::poll_in(self.done_r.as_raw_fd(), WINDOW_MS).map_err(Error::from)?;
             let now = sys::monotonic_ns();
-            let c = ctl.completed.0.load(Ordering::Acquire);
-            if c > last_c {
-                let per_op_tenths =
-                    ((now - last_t) as f64 * 10.0 / (c - last_c) as f64).round() as u64;
-                let _ = hist.record_n(per_op_tenths.max(1), c - last_c);
-                windows += 1;
-                last_t = now;
-                last_c = c;
-                stall_since = now;
+            if let Seen::Stalled { completed } = w.step(now, self.ctl, spec, shared, hist)? {
+                self.ctl.stop.0.store(2, Ordering::SeqCst);
+                let _ = sys::kill(self.guard.pid, libc::SIGKILL);
+                let _ = self.guard.reap(2000);
+                return Err(Error::Runtime(format!(
+                    "the offload client completed nothing for {STALL_S} s (after {completed} ops): it \
+                     was killed; its server may have stopped"
+                )));
             }
             if ready {
                 let mut b = [0u8; 1];
                 match sys::read(self.done_r.as_raw_fd(), &mut b) {
-                    Ok(1) if b[0] == b'D' => return Ok((now, windows)),
+                    Ok(1) if b[0] == b'D' => return Ok((now, w.windows)),
                     Err(e) if e.errno == libc::EINTR => continue,
                     _ => return Err(self.died("mid-run")),
                 }
-            }
-            if let Some(msg) = shared
-                .failure
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone()
-            {
-                ctl.stop.0.store(2, Ordering::SeqCst);
-                return Err(Error::Runtime(format!("the broker stopped: {msg}")));
-            }
-            if let Some(d) = spec.duration_s {
-                if !stopped && (now - t0) as f64 * 1e-9 >= d {
-                    ctl.stop.0.store(1, Ordering::SeqCst);
-                    stopped = true;
-                }
-            }
-            if (now - stall_since) as f64 * 1e-9 > STALL_S {
-                ctl.stop.0.store(2, Ordering::SeqCst);
-                let _ = sys::kill(self.guard.pid, libc::SIGKILL);
-                let _ = self.guard.reap(2000);
-                return Err(Error::Runtime(format!(
-                    "the offload client completed nothing for {STALL_S} s (after {c} ops): it was killed; \
-                     its server may have stopped"
-                )));
             }
         }
     }

@@ -11,6 +11,7 @@ use crate::measure::hist::{new_hist, Hist};
 use crate::offload::sandbox::{self, Bait, Ended};
 use crate::offload::server::{self, Server};
 use crate::offload::shm::{Ctl, Region};
+use crate::offload::watch::{Seen, Watch};
 use crate::offload::{broker, figures, Cpus, Shape, Span, STALL_S, WINDOW_MS};
 use crate::result::{Host, PartitionFigures, RunResult};
 use crate::spec::{OffloadPath, OpKind, Spec, SyncEvery};
@@ -715,14 +716,12 @@ impl<'a> GuestClient<'a> {
         t0: u64,
         hist: &mut Hist,
     ) -> Result<(u64, u64)> {
-        let ctl = self.ctl;
-        let (mut windows, mut last_t, mut last_c, mut stall_since) = (0u64, t0, 0u64, t0);
-        let mut stopped = false;
+        let mut w = Watch::new(t0, WINDOW_MS as u64 * 1_000_000);
         loop {
             std::thread::sleep(Duration::from_micros(100));
             let now = sys::monotonic_ns();
             match self.poll() {
-                Ok(Some(b'D')) => return Ok((now, windows)),
+                Ok(Some(b'D')) => return Ok((now, w.windows)),
                 Ok(Some(b)) => {
                     return Err(Error::Runtime(format!(
                         "the offload client in the guest said {:?} mid-run",
@@ -732,33 +731,8 @@ impl<'a> GuestClient<'a> {
                 Ok(None) => {}
                 Err(g) => return Err(self.why(g, "mid-run")),
             }
-            let c = ctl.completed.0.load(Ordering::Acquire);
-            if c > last_c && (now - last_t) >= WINDOW_MS as u64 * 1_000_000 {
-                let per_op_tenths =
-                    ((now - last_t) as f64 * 10.0 / (c - last_c) as f64).round() as u64;
-                let _ = hist.record_n(per_op_tenths.max(1), c - last_c);
-                windows += 1;
-                (last_t, last_c, stall_since) = (now, c, now);
-            } else if c > last_c {
-                stall_since = now;
-            }
-            if let Some(msg) = shared
-                .failure
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone()
-            {
-                ctl.stop.0.store(2, Ordering::SeqCst);
-                return Err(Error::Runtime(format!("the broker stopped: {msg}")));
-            }
-            if let Some(d) = spec.duration_s {
-                if !stopped && (now - t0) as f64 * 1e-9 >= d {
-                    ctl.stop.0.store(1, Ordering::SeqCst);
-                    stopped = true;
-                }
-            }
-            if (now - stall_since) as f64 * 1e-9 > STALL_S {
-                return Err(self.hung(c));
+            if let Seen::Stalled { completed } = w.step(now, self.ctl, spec, shared, hist)? {
+                return Err(self.hung(completed));
             }
         }
     }

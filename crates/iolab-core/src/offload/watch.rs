@@ -1,0 +1,88 @@
+//! What iolab does while an offload client runs, wherever the client is (a sandboxed process, a guest
+//! partition): it samples the client's completion counter, records each window's time per request, stops
+//! the client at --duration, and notices a stopped broker or a client that makes no progress. Each caller
+//! adds only how it hears from its client (a pipe, a word in the guest's header).
+
+use super::{broker, shm::Ctl, STALL_S};
+use crate::error::{Error, Result};
+use crate::measure::hist::Hist;
+use crate::spec::Spec;
+use std::sync::atomic::Ordering;
+
+/// The state of one watched run.
+pub(super) struct Watch {
+    t0: u64,
+    last_t: u64,
+    last_c: u64,
+    stall_since: u64,
+    stopped: bool,
+    /// Windows that saw completions.
+    pub(super) windows: u64,
+    /// The shortest window recorded, ns (0: every sample with progress is a window).
+    min_window_ns: u64,
+}
+
+/// What a step saw.
+pub(super) enum Seen {
+    Running,
+    /// No completion for `STALL_S`: the caller kills or aborts the client; `completed` so far.
+    Stalled { completed: u64 },
+}
+
+impl Watch {
+    /// The run started at `t0` (CLOCK_MONOTONIC ns).
+    pub(super) fn new(t0: u64, min_window_ns: u64) -> Watch {
+        Watch {
+            t0,
+            last_t: t0,
+            last_c: 0,
+            stall_since: t0,
+            stopped: false,
+            windows: 0,
+            min_window_ns,
+        }
+    }
+
+    /// One sample at `now`: the window's per-request time (tenths of ns) into `hist` when requests
+    /// completed since the last window; the stop at --duration; the broker's failure (an error, and the
+    /// client told to abort); a stall.
+    pub(super) fn step(
+        &mut self,
+        now: u64,
+        ctl: &Ctl,
+        spec: &Spec,
+        shared: &broker::Shared,
+        hist: &mut Hist,
+    ) -> Result<Seen> {
+        let c = ctl.completed.0.load(Ordering::Acquire);
+        if c > self.last_c {
+            self.stall_since = now;
+            if now - self.last_t >= self.min_window_ns {
+                let per_op_tenths =
+                    ((now - self.last_t) as f64 * 10.0 / (c - self.last_c) as f64).round() as u64;
+                let _ = hist.record_n(per_op_tenths.max(1), c - self.last_c);
+                self.windows += 1;
+                (self.last_t, self.last_c) = (now, c);
+            }
+        }
+        let failure = shared
+            .failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(msg) = failure {
+            ctl.stop.0.store(2, Ordering::SeqCst);
+            return Err(Error::Runtime(format!("the broker stopped: {msg}")));
+        }
+        if let Some(d) = spec.duration_s {
+            if !self.stopped && (now - self.t0) as f64 * 1e-9 >= d {
+                ctl.stop.0.store(1, Ordering::SeqCst);
+                self.stopped = true;
+            }
+        }
+        if (now - self.stall_since) as f64 * 1e-9 > STALL_S {
+            return Ok(Seen::Stalled { completed: c });
+        }
+        Ok(Seen::Running)
+    }
+}
