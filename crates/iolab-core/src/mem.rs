@@ -152,6 +152,13 @@ fn vm_size() -> Option<u64> {
     kib_field(&text, "VmSize")
 }
 
+/// This process's peak resident set so far (VmHWM in /proc/self/status: its binary's pages, heap, stacks
+/// and the pages of files it maps), in bytes; what `/usr/bin/time -v` reports as its maximum RSS.
+pub fn peak_rss() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    kib_field(&text, "VmHWM")
+}
+
 /// "Key:   123 kB" lines: the value of `key` in bytes.
 fn kib_field(text: &str, key: &str) -> Option<u64> {
     text.lines().find_map(|l| {
@@ -248,6 +255,20 @@ mod tests {
         assert_eq!(kib_field(text, "MemTotal"), Some(24684084 * 1024));
         assert_eq!(kib_field(text, "MemAvailable"), Some(23912536 * 1024));
         assert_eq!(kib_field(text, "Mem"), None);
+    }
+
+    #[test]
+    fn peak_rss_is_at_least_what_this_process_touched() {
+        let Some(before) = peak_rss() else {
+            println!("SKIPPED peak_rss: /proc/self/status has no VmHWM here");
+            return;
+        };
+        // 64 MiB touched page by page: the peak is then at least that much.
+        let v: Vec<u8> = zeroed(64 << 20, "a test", "none").unwrap();
+        let touched: u64 = v.iter().step_by(4096).map(|&b| b as u64 + 1).sum();
+        assert_eq!(touched, (64 << 20) / 4096);
+        let after = peak_rss().unwrap();
+        assert!(after >= (64 << 20) && after >= before, "{before} -> {after}");
     }
 
     #[test]

@@ -204,6 +204,15 @@ fn footer_text(s: &SurveyResult, o: &mut String) {
     if let Some(f) = fallbacks.first() {
         let _ = writeln!(o, "FALLBACK: {f}");
     }
+    if let Some(b) = s.peak_rss_bytes {
+        let _ = writeln!(
+            o,
+            "iolab's own peak memory: {} (its resident set at most, VmHWM: the binary's pages, heap, \
+             stacks and the {} files' pages the mmap rows mapped)",
+            fmt_size(b),
+            fmt_size(s.file_size)
+        );
+    }
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ fn main_job_ranks_every_method_and_touches_no_existing_file() {
     );
     // Its time is printed, not asserted: this machine is shared (the README quotes a measured figure).
     assert!(
-        stdout.contains("== /dev/null (write sink)") && stdout.contains("== a fresh 8 MiB file on")
+        stdout.contains("== /dev/null (write sink)") && stdout.contains("== a fresh 4 MiB file on")
     );
     for m in METHODS {
         assert!(stdout.contains(&format!(" {m} ")), "{m} in the tables");
@@ -74,6 +74,10 @@ fn main_job_ranks_every_method_and_touches_no_existing_file() {
     );
     // Every method ran in every round, ranked by the median round; nop is the floor, not a rank.
     assert_eq!(v["rounds"], 5);
+    // Its own peak memory, as the kernel counted it, in the JSON and the text.
+    let peak = v["peak_rss_bytes"].as_u64().unwrap();
+    assert!(peak > 4 << 20, "peak RSS {peak} holds at least the mapped file");
+    assert!(stdout.contains("iolab's own peak memory: "), "{stdout}");
     for r in runs.iter().filter(|r| !r["result"].is_null()) {
         let rounds = r["rounds_ns_per_op"].as_array().unwrap();
         assert_eq!(rounds.len(), 5, "{} {}", r["method"], r["target"]);
