@@ -268,7 +268,10 @@ mod tests {
         let touched: u64 = v.iter().step_by(4096).map(|&b| b as u64 + 1).sum();
         assert_eq!(touched, (64 << 20) / 4096);
         let after = peak_rss().unwrap();
-        assert!(after >= (64 << 20) && after >= before, "{before} -> {after}");
+        assert!(
+            after >= (64 << 20) && after >= before,
+            "{before} -> {after}"
+        );
     }
 
     #[test]

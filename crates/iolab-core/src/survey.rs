@@ -293,7 +293,9 @@ fn run_rounds(
 fn why_not(e: Error, round: u32, rounds: u32) -> Result<String> {
     match e {
         Error::Output(_) => Err(e),
-        Error::Runtime(_) | Error::Verify(_) => Ok(format!("failed in round {round} of {rounds}: {e}")),
+        Error::Runtime(_) | Error::Verify(_) => {
+            Ok(format!("failed in round {round} of {rounds}: {e}"))
+        }
         Error::Usage { .. } | Error::Sys(_) | Error::Unavailable(_) => Ok(e.to_string()),
     }
 }
@@ -475,7 +477,11 @@ mod tests {
 
     #[test]
     fn a_failed_round_marks_its_row_and_only_output_errors_end_the_survey() {
-        let m = why_not(Error::Runtime("the offload client did not report ready".into()), 3, 5);
+        let m = why_not(
+            Error::Runtime("the offload client did not report ready".into()),
+            3,
+            5,
+        );
         assert_eq!(
             m.unwrap(),
             "failed in round 3 of 5: the offload client did not report ready"

@@ -208,7 +208,7 @@ fn footer_text(s: &SurveyResult, o: &mut String) {
         let _ = writeln!(
             o,
             "iolab's own peak memory: {} (its resident set at most, VmHWM: the binary's pages, heap, \
-             stacks and the {} files' pages the mmap rows mapped)",
+             stacks, and the pages of the {} file the mmap rows mapped)",
             fmt_size(b),
             fmt_size(s.file_size)
         );

@@ -113,7 +113,11 @@ impl FastHist {
     pub fn into_hdr(&self) -> Hist {
         // Sized for the largest value held (an auto-resizing histogram's saturating record clamps to
         // the range it has, so the range comes first).
-        let top = self.counts.iter().rposition(|&c| c > 0).map_or(0, Self::value_of);
+        let top = self
+            .counts
+            .iter()
+            .rposition(|&c| c > 0)
+            .map_or(0, Self::value_of);
         let mut h = Hist::new_with_max(top.max(2), 3).expect("bounds of at least 2 are valid");
         h.auto(true);
         for (i, &c) in self.counts.iter().enumerate() {

@@ -29,9 +29,9 @@ mod figures;
 pub mod partition;
 pub mod ring;
 mod sandbox;
-mod watch;
 mod server;
 pub mod shm;
+mod watch;
 
 use crate::error::{Error, Result};
 use crate::measure::clock::ClockInfo;

@@ -26,7 +26,9 @@ pub(super) struct Watch {
 pub(super) enum Seen {
     Running,
     /// No completion for `STALL_S`: the caller kills or aborts the client; `completed` so far.
-    Stalled { completed: u64 },
+    Stalled {
+        completed: u64,
+    },
 }
 
 impl Watch {
