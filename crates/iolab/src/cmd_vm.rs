@@ -91,7 +91,10 @@ pub(crate) fn request(a: &VmArgs, commands: Vec<Vec<OsString>>) -> Result<VmRequ
     let arch = Arch::parse(&a.arch).ok_or_else(|| {
         Error::usage(
             "--arch",
-            format!("{}: iolab vm boots x86_64 (amd64) or aarch64 (arm64) guests", a.arch),
+            format!(
+                "{}: iolab vm boots x86_64 (amd64) or aarch64 (arm64) guests",
+                a.arch
+            ),
         )
     })?;
     let exe = exe(a, arch)?;

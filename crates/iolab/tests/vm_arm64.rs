@@ -22,7 +22,9 @@ const OPS: u64 = 2000;
 /// The aarch64 binary, or why the test cannot run (a failure under IOLAB_REQUIRE_BOARDS).
 fn arm64_bin() -> Result<PathBuf, String> {
     let found = match std::env::var_os("IOLAB_AARCH64_BIN") {
-        None => Err("IOLAB_AARCH64_BIN is not set (scripts/build-board aarch64 builds one)".to_string()),
+        None => {
+            Err("IOLAB_AARCH64_BIN is not set (scripts/build-board aarch64 builds one)".to_string())
+        }
         Some(p) if !Path::new(&p).is_file() => Err(format!(
             "IOLAB_AARCH64_BIN={} is not a file",
             Path::new(&p).display()
@@ -130,9 +132,15 @@ fn an_arm64_guest_runs_io_uring_aio_perf_and_offload() {
         stderr.contains("iolab vm: the sink driver is not built for aarch64 guests: "),
         "{all}"
     );
-    assert!(stderr.contains("guest kernel 6.") && stderr.contains("-arm64 up"), "{all}");
+    assert!(
+        stderr.contains("guest kernel 6.") && stderr.contains("-arm64 up"),
+        "{all}"
+    );
     for i in 1..=5 {
-        assert!(stderr.contains(&format!("command {i} exited with status 0")), "{all}");
+        assert!(
+            stderr.contains(&format!("command {i} exited with status 0")),
+            "{all}"
+        );
     }
 
     // What qemu-user cannot do, the guest's kernel does: io_uring, AIO, perf counters and tracepoints,
@@ -162,7 +170,10 @@ fn an_arm64_guest_runs_io_uring_aio_perf_and_offload() {
     let s = json(&d.path().join("psync.json"));
     check_run(&s, "psync");
     let per_op = f64_of(&s, &["derived", "syscalls_per_op"]);
-    assert!((per_op - 1.0).abs() < 0.02, "kernel's syscalls per op {per_op}");
+    assert!(
+        (per_op - 1.0).abs() < 0.02,
+        "kernel's syscalls per op {per_op}"
+    );
     assert_eq!(u64_of(&s, &["syscalls", "kernel_rw", "syscw"]), OPS);
     let timed = s["kernel"]["timed_pass"].as_array().unwrap();
     let task_clock = timed.iter().find(|c| c["name"] == "task-clock-ns").unwrap();
@@ -174,11 +185,23 @@ fn an_arm64_guest_runs_io_uring_aio_perf_and_offload() {
     check_verified(&o, "offload");
     let oc = &o["offload"];
     assert_eq!(oc["path"], "kernel", "{oc}");
-    assert!(oc["sandbox"].as_str().unwrap().contains("seccomp filter"), "{oc}");
+    assert!(
+        oc["sandbox"].as_str().unwrap().contains("seccomp filter"),
+        "{oc}"
+    );
     assert!(
         u64_of(oc, &["client_syscalls_timed"]) <= u64_of(oc, &["doorbells"]) + 1,
         "{oc}"
     );
+    // The kernel's count of the client's system calls (raw_syscalls:sys_exit on its pid) is the client's
+    // own, plus the read of that counter and the prctl and seccomp calls that sandboxed it.
+    assert_eq!(
+        u64_of(oc, &["client_syscalls_kernel"]),
+        u64_of(oc, &["client_syscalls_total"]) + 3,
+        "{oc}"
+    );
+    assert_eq!(u64_of(oc, &["refusals"]), 0, "{oc}");
+    assert_eq!(oc["canary_intact"], true, "{oc}");
 
     // The figures say they come from an emulated guest.
     assert!(

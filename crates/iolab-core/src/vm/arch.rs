@@ -164,7 +164,10 @@ impl Apt {
             opts: vec![
                 o("Dir::State::Lists", lists.display().to_string()),
                 o("Dir::Cache", dir.join("cache").display().to_string()),
-                o("Dir::State::status", dir.join("status").display().to_string()),
+                o(
+                    "Dir::State::status",
+                    dir.join("status").display().to_string(),
+                ),
                 o("APT::Architecture", arch.debian().into()),
                 o("APT::Architectures", arch.debian().into()),
                 o("Acquire::Languages", "none".into()),

@@ -180,12 +180,15 @@ fn ensure_lists(apt: &Apt, arch: Arch, say: &mut dyn FnMut(&str)) -> Result<()> 
     });
     let updated = tool("apt-get", &apt.args(&["update", "-qq"]), None);
     if let (Err(e), true) = (&updated, old) {
-        say(&format!("the update failed ({e}); the lists of before are used"));
+        say(&format!(
+            "the update failed ({e}); the lists of before are used"
+        ));
     } else {
         updated?;
     }
     // The directory's time says when the lists were last updated.
-    let _ = std::fs::File::open(&apt.lists).and_then(|d| d.set_modified(std::time::SystemTime::now()));
+    let _ =
+        std::fs::File::open(&apt.lists).and_then(|d| d.set_modified(std::time::SystemTime::now()));
     if !probe()? {
         return Err(Error::Runtime(format!(
             "apt knows no {meta} even after apt-get update: iolab vm needs Debian's {} kernel packages \

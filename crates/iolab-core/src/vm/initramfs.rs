@@ -245,7 +245,9 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let text = d.path().join("t");
         std::fs::write(&text, b"#!/bin/sh\n").unwrap();
-        assert!(check_exe(&text, other).unwrap_err().contains("not a 64-bit"));
+        assert!(check_exe(&text, other)
+            .unwrap_err()
+            .contains("not a 64-bit"));
     }
 
     #[test]

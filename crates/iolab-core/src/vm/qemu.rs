@@ -239,7 +239,9 @@ impl Qemu {
                     }
                     let name = if i == 1 { "iolab.out" } else { "iolab.err" };
                     a.push("-device".into());
-                    a.push(format!("virtserialport,bus=vser.0,chardev=s{i},name={name}"));
+                    a.push(format!(
+                        "virtserialport,bus=vser.0,chardev=s{i},name={name}"
+                    ));
                 }
             }
         }
@@ -292,7 +294,10 @@ mod tests {
         let a = q.serial_ports(&files).join(" ");
         assert!(a.contains("-serial chardev:s0"), "{a}");
         assert!(!a.contains("chardev:s1"), "{a}");
-        assert!(a.contains("virtserialport,bus=vser.0,chardev=s2,name=iolab.err"), "{a}");
+        assert!(
+            a.contains("virtserialport,bus=vser.0,chardev=s2,name=iolab.err"),
+            "{a}"
+        );
         let c = cmdline(&Accel::Tcg("x".into()), Arch::Arm64);
         assert!(c.starts_with("console=ttyAMA0 "), "{c}");
         assert!(!c.contains("tsc"), "{c}");
@@ -301,7 +306,10 @@ mod tests {
             root: PathBuf::from("/c/root"),
             arch: Arch::Amd64,
         };
-        assert_eq!(x.serial_ports(&files).join(" ").matches("-serial").count(), 3);
+        assert_eq!(
+            x.serial_ports(&files).join(" ").matches("-serial").count(),
+            3
+        );
     }
 
     #[test]
