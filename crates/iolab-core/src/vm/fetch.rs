@@ -170,25 +170,25 @@ fn ensure_lists(apt: &Apt, arch: Arch, say: &mut dyn FnMut(&str)) -> Result<()> 
     apt.make_dirs()?;
     say(&if apt.private {
         format!(
-            "apt-get update of {}'s own {} lists ({})",
-            "iolab vm",
+            "apt-get update of the cache's own {} lists ({})",
             arch.debian(),
             apt.lists.display()
         )
     } else {
         "apt's package lists are missing: apt-get update".to_string()
     });
-    let updated = tool("apt-get", &apt.args(&["update", "-qq"]), None);
-    if let (Err(e), true) = (&updated, old) {
-        say(&format!(
+    match tool("apt-get", &apt.args(&["update", "-qq"]), None) {
+        // The directory's time says when the lists were last updated (an update that found nothing new
+        // writes nothing into it).
+        Ok(_) => {
+            let _ = std::fs::File::open(&apt.lists)
+                .and_then(|d| d.set_modified(std::time::SystemTime::now()));
+        }
+        Err(e) if old => say(&format!(
             "the update failed ({e}); the lists of before are used"
-        ));
-    } else {
-        updated?;
+        )),
+        Err(e) => return Err(e),
     }
-    // The directory's time says when the lists were last updated.
-    let _ =
-        std::fs::File::open(&apt.lists).and_then(|d| d.set_modified(std::time::SystemTime::now()));
     if !probe()? {
         return Err(Error::Runtime(format!(
             "apt knows no {meta} even after apt-get update: iolab vm needs Debian's {} kernel packages \
