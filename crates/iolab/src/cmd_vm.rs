@@ -1,7 +1,7 @@
 //! `iolab vm [--arch x86_64|aarch64] [--exe PATH] [--kernel PKG] [--cache DIR] [--timeout SECS] [--script
 //! FILE] -- ARGS`: runs `iolab ARGS` (or each line of the script) inside a guest kernel under QEMU
-//! (iolab_core::vm) and exits with the guest command's exit status. The machinery's own lines go to stderr, prefixed "iolab vm: "; the command's
-//! stdout and stderr to stdout and stderr.
+//! (iolab_core::vm) and exits with the guest command's exit status. The machinery's own lines go to
+//! stderr, prefixed "iolab vm: "; the command's stdout and stderr to stdout and stderr.
 
 use crate::output::{err_bytes, errln, out_bytes};
 use clap::Args;
@@ -23,7 +23,8 @@ pub(crate) struct VmArgs {
     #[arg(long, value_name = "PATH")]
     pub(crate) exe: Option<PathBuf>,
     /// The Debian kernel image package the guest boots (e.g. linux-image-6.1.0-NN-amd64; checked against
-    /// apt's lists) [default: the one linux-image-amd64 depends on now].
+    /// apt's lists) [default: the one linux-image-amd64, or linux-image-arm64 for --arch aarch64, depends
+    /// on now].
     #[arg(long, value_name = "PKG")]
     pub(crate) kernel: Option<String>,
     /// Where the kernel, headers, qemu and busybox are kept after the first run (about 170 MB) [default:
