@@ -1,20 +1,30 @@
-//! `iolab vm [--kernel PKG] [--cache DIR] [--timeout SECS] [--script FILE] -- ARGS`: runs `iolab ARGS` (or
-//! each line of the script) inside a guest kernel under QEMU (iolab_core::vm) and exits with the guest
-//! command's exit status. The machinery's own lines go to stderr, prefixed "iolab vm: "; the command's
-//! stdout and stderr to stdout and stderr.
+//! `iolab vm [--arch x86_64|aarch64] [--exe PATH] [--kernel PKG] [--cache DIR] [--timeout SECS] [--script
+//! FILE] -- ARGS`: runs `iolab ARGS` (or each line of the script) inside a guest kernel under QEMU
+//! (iolab_core::vm) and exits with the guest command's exit status. The machinery's own lines go to
+//! stderr, prefixed "iolab vm: "; the command's stdout and stderr to stdout and stderr.
 
 use crate::output::{err_bytes, errln, out_bytes};
 use clap::Args;
 use iolab_core::error::Error;
-use iolab_core::vm::{self, Report, VmRequest};
+use iolab_core::vm::{self, arch::Arch, Report, VmRequest};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Args)]
 pub(crate) struct VmArgs {
+    /// The guest's architecture: x86_64 (amd64), or aarch64 (arm64: Debian's arm64 kernel under
+    /// qemu-system-aarch64, a Cortex-A72 on the virt machine, always emulated; needs --exe).
+    #[arg(long, value_name = "ARCH", default_value = "x86_64")]
+    pub(crate) arch: String,
+    /// The iolab binary the guest runs [default: this one]; for --arch aarch64 a static aarch64 build
+    /// (`scripts/build-board aarch64`, or `cargo build --release -p iolab --target
+    /// aarch64-unknown-linux-musl`).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) exe: Option<PathBuf>,
     /// The Debian kernel image package the guest boots (e.g. linux-image-6.1.0-NN-amd64; checked against
-    /// apt's lists) [default: the one linux-image-amd64 depends on now].
+    /// apt's lists) [default: the one linux-image-amd64, or linux-image-arm64 for --arch aarch64, depends
+    /// on now].
     #[arg(long, value_name = "PKG")]
     pub(crate) kernel: Option<String>,
     /// Where the kernel, headers, qemu and busybox are kept after the first run (about 170 MB) [default:
@@ -79,9 +89,18 @@ pub(crate) fn request(a: &VmArgs, commands: Vec<Vec<OsString>>) -> Result<VmRequ
     let share = std::env::current_dir()
         .and_then(std::fs::canonicalize)
         .map_err(|e| Error::Runtime(format!("cannot tell the current directory: {e}")))?;
-    let exe = std::env::current_exe()
-        .map_err(|e| Error::Runtime(format!("cannot find iolab's own binary: {e}")))?;
+    let arch = Arch::parse(&a.arch).ok_or_else(|| {
+        Error::usage(
+            "--arch",
+            format!(
+                "{}: iolab vm boots x86_64 (amd64) or aarch64 (arm64) guests",
+                a.arch
+            ),
+        )
+    })?;
+    let exe = exe(a, arch)?;
     Ok(VmRequest {
+        arch,
         kernel: a.kernel.clone(),
         cache: match &a.cache {
             Some(c) => std::path::absolute(c)
@@ -96,6 +115,30 @@ pub(crate) fn request(a: &VmArgs, commands: Vec<Vec<OsString>>) -> Result<VmRequ
     })
 }
 
+/// The binary the guest runs: `--exe` (checked: of the guest's machine, static for a foreign one), or
+/// this one for a guest of this host's architecture.
+fn exe(a: &VmArgs, arch: Arch) -> Result<PathBuf, Error> {
+    let Some(p) = &a.exe else {
+        if arch.foreign() {
+            return Err(Error::usage(
+                "--exe",
+                format!(
+                    "an {m} guest cannot run this {host} iolab: name a static {m} iolab with --exe PATH \
+                     (built by `scripts/build-board {m}`)",
+                    m = arch.machine(),
+                    host = std::env::consts::ARCH
+                ),
+            ));
+        }
+        return std::env::current_exe()
+            .map_err(|e| Error::Runtime(format!("cannot find iolab's own binary: {e}")));
+    };
+    let p = std::path::absolute(p)
+        .map_err(|e| Error::usage("--exe", format!("{}: {e}", p.display())))?;
+    vm::initramfs::check_exe(&p, arch).map_err(|e| Error::usage("--exe", e))?;
+    Ok(p)
+}
+
 /// Runs the request; the exit status is the (first failing) guest command's.
 pub(crate) fn run_request(req: &VmRequest) -> Result<i32, Error> {
     iolab_core::cleanup::install_signal_handler();
@@ -106,6 +149,8 @@ pub(crate) fn run_request(req: &VmRequest) -> Result<i32, Error> {
 /// `iolab <args>` in a guest with the default cache and kernel, killed after `timeout_s` (`suite --vm`).
 pub(crate) fn in_guest(args: Vec<OsString>, timeout_s: u64) -> Result<i32, Error> {
     let a = VmArgs {
+        arch: "x86_64".into(),
+        exe: None,
         kernel: None,
         cache: None,
         timeout: timeout_s,

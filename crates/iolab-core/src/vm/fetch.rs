@@ -8,23 +8,16 @@
 //! - `lock`: flock'd while the cache is being filled (a second `iolab vm` waits);
 //! - `debs/`: downloads in progress; `done/NAME_VERSION_ARCH`: extracted packages;
 //! - `root/`: qemu, seabios, busybox, qemu's missing libraries, the kernel headers and kbuild;
-//! - `kernel/RELEASE/`: `vmlinuz` and only the modules the guest loads (see `kernel.rs`).
+//! - `kernel/RELEASE/`: `vmlinuz` and only the modules the guest loads (see `kernel.rs`);
+//! - for a foreign architecture (arm64, see `arch.rs`): `apt-arm64/` (its apt lists), `guest-arm64/` (its
+//!   busybox), `resolution-arm64`; its qemu goes to `root/` with the x86 one.
 
+use super::arch::{Apt, Arch};
 use crate::error::{Error, Result};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
-
-/// The qemu, firmware and tools the guest needs besides the kernel (their missing `lib*` dependencies are
-/// added by [`missing_libraries`]).
-const TOOLS: &[&str] = &[
-    "qemu-system-x86",
-    "qemu-system-common",
-    "qemu-system-data",
-    "seabios",
-    "busybox-static",
-];
 
 /// One package's candidate version in apt's lists.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,12 +116,12 @@ fn parse_show(text: &str) -> Vec<Record> {
 
 /// The candidate records of `names` (`apt-cache show --no-all-versions`, one call); a name apt does not
 /// know is missing from the answer.
-fn show(names: &[String]) -> Result<Vec<Record>> {
+fn show(apt: &Apt, names: &[String]) -> Result<Vec<Record>> {
     let mut args = vec!["show", "--no-all-versions"];
     args.extend(names.iter().map(String::as_str));
     // apt-cache show answers the names it knows even when another is unknown; one unknown name alone
     // is an error (exit 100): nothing found.
-    match tool("apt-cache", &args, None) {
+    match tool("apt-cache", &apt.args(&args), None) {
         Ok(t) => Ok(parse_show(&t)),
         Err(_) if names.len() == 1 => Ok(Vec::new()),
         Err(e) => Err(e),
@@ -150,27 +143,58 @@ fn installed(names: &[String]) -> BTreeSet<String> {
         .collect()
 }
 
-/// Makes sure apt's package lists are there (`apt-get update` as root when they are missing).
-fn ensure_lists(say: &mut dyn FnMut(&str)) -> Result<()> {
-    let probe = || show(&["linux-image-amd64".to_string()]).map(|r| !r.is_empty());
-    if probe()? {
+/// Private lists older than this are updated before they are used.
+const PRIVATE_LISTS_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// Makes sure apt's package lists (the host's, or the cache's own of a foreign architecture) are there:
+/// `apt-get update` when they are missing (as root for the host's), and for the cache's own lists also
+/// when they are older than a day.
+fn ensure_lists(apt: &Apt, arch: Arch, say: &mut dyn FnMut(&str)) -> Result<()> {
+    let meta = arch.kernel_meta();
+    let probe = || show(apt, std::slice::from_ref(&meta)).map(|r| !r.is_empty());
+    let old = apt.private
+        && std::fs::metadata(&apt.lists)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > PRIVATE_LISTS_MAX_AGE);
+    if !old && probe()? {
         return Ok(());
     }
-    if crate::sys::geteuid() != 0 {
-        return Err(Error::Runtime(
-            "apt's package lists have no linux-image-amd64 (missing lists, or not Debian): run `apt-get \
-             update` as root (iolab vm runs it itself as root)"
-                .into(),
-        ));
+    if !apt.private && crate::sys::geteuid() != 0 {
+        return Err(Error::Runtime(format!(
+            "apt's package lists have no {meta} (missing lists, or not Debian): run `apt-get update` as \
+             root (iolab vm runs it itself as root)"
+        )));
     }
-    say("apt's package lists are missing: apt-get update");
-    tool("apt-get", &["update", "-qq"], None)?;
+    apt.make_dirs()?;
+    say(&if apt.private {
+        format!(
+            "apt-get update of the cache's own {} lists ({})",
+            arch.debian(),
+            apt.lists.display()
+        )
+    } else {
+        "apt's package lists are missing: apt-get update".to_string()
+    });
+    match tool("apt-get", &apt.args(&["update", "-qq"]), None) {
+        // The directory's time says when the lists were last updated (an update that found nothing new
+        // writes nothing into it).
+        Ok(_) => {
+            let _ = std::fs::File::open(&apt.lists)
+                .and_then(|d| d.set_modified(std::time::SystemTime::now()));
+        }
+        Err(e) if old => say(&format!(
+            "the update failed ({e}); the lists of before are used"
+        )),
+        Err(e) => return Err(e),
+    }
     if !probe()? {
-        return Err(Error::Runtime(
-            "apt knows no linux-image-amd64 even after apt-get update: iolab vm needs Debian's amd64 \
-             kernel packages (a Debian system with deb.debian.org in its sources)"
-                .into(),
-        ));
+        return Err(Error::Runtime(format!(
+            "apt knows no {meta} even after apt-get update: iolab vm needs Debian's {} kernel packages \
+             (a Debian system with deb.debian.org in its sources)",
+            arch.debian()
+        )));
     }
     Ok(())
 }
@@ -192,74 +216,130 @@ fn is_image(name: &str) -> bool {
         .is_some_and(|c| c.is_ascii_digit())
 }
 
-/// Resolves the packages level by level (one `apt-cache show` per level): the kernel image asked for (a
-/// metapackage followed to its image), its headers with their `-common` tree and kbuild, the tools, and
-/// the `lib*` packages qemu needs, directly or through another missing library, that are not installed.
-pub fn resolve(asked: Option<&str>, say: &mut dyn FnMut(&str)) -> Result<Resolution> {
-    let first = asked.unwrap_or("linux-image-amd64").to_string();
+/// What one apt closure looks for: the kernel image asked for (a metapackage followed to its image), with
+/// its headers (`-common` tree and kbuild) when the sink driver is built, and the `lib*` packages qemu
+/// needs, directly or through another missing library, that are not installed.
+struct Closure<'a> {
+    apt: &'a Apt,
+    /// The kernel package asked for, when this closure holds the kernel.
+    first: Option<&'a str>,
+    headers: bool,
+    qemu: &'a str,
+}
+
+impl Closure<'_> {
+    /// The records of `want` and what they lead to, level by level (one `apt-cache show` per level), and
+    /// the kernel image found.
+    fn walk(&self, mut want: Vec<String>) -> Result<(Vec<Record>, Option<String>)> {
+        let (mut records, mut image): (Vec<Record>, Option<String>) = (Vec::new(), None);
+        while !want.is_empty() {
+            let level = show(self.apt, &want)?;
+            if let Some(first) = self.first.filter(|_| records.is_empty()) {
+                if !level.iter().any(|r| r.pkg.name == first) {
+                    return Err(Error::usage(
+                        "--kernel",
+                        format!(
+                            "apt's lists have no package {first} (apt-cache show found none): `apt-cache \
+                             search linux-image-` lists the kernels this registry has"
+                        ),
+                    ));
+                }
+            }
+            if let Some(n) = want
+                .iter()
+                .find(|n| !level.iter().any(|r| &&r.pkg.name == n))
+            {
+                return Err(Error::Runtime(format!(
+                    "apt's lists have no candidate for {n}, which the guest needs"
+                )));
+            }
+            let mut next = BTreeSet::new();
+            let mut libs = BTreeSet::new();
+            for r in &level {
+                let n = r.pkg.name.as_str();
+                if n.starts_with("linux-image-") && !is_image(n) {
+                    next.extend(r.depends.iter().filter(|d| is_image(d)).take(1).cloned());
+                    continue;
+                }
+                if is_image(n) {
+                    image = Some(n.to_string());
+                    if self.headers {
+                        next.insert(format!("linux-headers-{}", release_of(n)));
+                    }
+                } else if n.starts_with("linux-headers-") {
+                    next.extend(
+                        r.depends
+                            .iter()
+                            .filter(|d| {
+                                d.starts_with("linux-headers-") || d.starts_with("linux-kbuild-")
+                            })
+                            .cloned(),
+                    );
+                } else if n == self.qemu || n.starts_with("lib") {
+                    libs.extend(r.depends.iter().filter(|d| d.starts_with("lib")).cloned());
+                }
+                records.push(r.clone());
+            }
+            let libs: Vec<String> = libs.into_iter().collect();
+            let have = installed(&libs);
+            next.extend(libs.into_iter().filter(|l| !have.contains(l)));
+            want = next
+                .into_iter()
+                .filter(|n| !records.iter().any(|r| &r.pkg.name == n))
+                .collect();
+        }
+        Ok((records, image))
+    }
+}
+
+/// Resolves the packages of an `arch` guest: the kernel image asked for (default: the one
+/// `linux-image-ARCH` depends on), busybox and qemu with the libraries it lacks here. For the host's own
+/// architecture, one closure in the host's lists, with the kernel's headers for the sink driver; for a
+/// foreign one the kernel and busybox from the cache's own lists of that architecture (no headers: the
+/// driver is not built for it) and qemu from the host's.
+pub fn resolve(
+    arch: Arch,
+    cache: &Path,
+    asked: Option<&str>,
+    say: &mut dyn FnMut(&str),
+) -> Result<Resolution> {
+    let first = asked.map_or_else(|| arch.kernel_meta(), str::to_string);
     if !first.starts_with("linux-image-") {
         return Err(Error::usage(
             "--kernel",
             format!(
-                "{first} is not a kernel image package: name one like linux-image-6.1.0-NN-amd64"
+                "{first} is not a kernel image package: name one like linux-image-6.1.0-NN-{}",
+                arch.debian()
             ),
         ));
     }
-    ensure_lists(say)?;
-    let mut want: Vec<String> = vec![first.clone()];
-    want.extend(TOOLS.iter().map(|s| s.to_string()));
-    let (mut records, mut image): (Vec<Record>, Option<String>) = (Vec::new(), None);
-    while !want.is_empty() {
-        let level = show(&want)?;
-        if records.is_empty() && !level.iter().any(|r| r.pkg.name == first) {
-            return Err(Error::usage(
-                "--kernel",
-                format!(
-                    "apt's lists have no package {first} (apt-cache show found none): `apt-cache search \
-                     linux-image-` lists the kernels this registry has"
-                ),
-            ));
-        }
-        if let Some(n) = want
-            .iter()
-            .find(|n| !level.iter().any(|r| &&r.pkg.name == n))
-        {
-            return Err(Error::Runtime(format!(
-                "apt's lists have no candidate for {n}, which the guest needs"
-            )));
-        }
-        let mut next = BTreeSet::new();
-        let mut libs = BTreeSet::new();
-        for r in &level {
-            let n = r.pkg.name.as_str();
-            if n.starts_with("linux-image-") && !is_image(n) {
-                next.extend(r.depends.iter().filter(|d| is_image(d)).take(1).cloned());
-                continue;
-            }
-            if is_image(n) {
-                image = Some(n.to_string());
-                next.insert(format!("linux-headers-{}", release_of(n)));
-            } else if n.starts_with("linux-headers-") {
-                next.extend(
-                    r.depends
-                        .iter()
-                        .filter(|d| {
-                            d.starts_with("linux-headers-") || d.starts_with("linux-kbuild-")
-                        })
-                        .cloned(),
-                );
-            } else if n == "qemu-system-x86" || n.starts_with("lib") {
-                libs.extend(r.depends.iter().filter(|d| d.starts_with("lib")).cloned());
-            }
-            records.push(r.clone());
-        }
-        let libs: Vec<String> = libs.into_iter().collect();
-        let have = installed(&libs);
-        next.extend(libs.into_iter().filter(|l| !have.contains(l)));
-        want = next
-            .into_iter()
-            .filter(|n| !records.iter().any(|r| &r.pkg.name == n))
-            .collect();
+    let (host, guest) = (Apt::host(), Apt::guest(cache, arch));
+    ensure_lists(&guest, arch, say)?;
+    let (qemu, tools) = (arch.qemu().0, arch.qemu_tools());
+    let mut qemu_want: Vec<String> = std::iter::once(qemu)
+        .chain(tools.iter().copied())
+        .map(str::to_string)
+        .collect();
+    let mut kernel_want = vec![first.clone(), "busybox-static".to_string()];
+    let foreign = arch.foreign();
+    if !foreign {
+        kernel_want.append(&mut qemu_want);
+    }
+    let kc = Closure {
+        apt: &guest,
+        first: Some(&first),
+        headers: !foreign,
+        qemu,
+    };
+    let (mut records, image) = kc.walk(kernel_want)?;
+    if foreign {
+        let qc = Closure {
+            apt: &host,
+            first: None,
+            headers: false,
+            qemu,
+        };
+        records.extend(qc.walk(qemu_want)?.0);
     }
     let image = image.ok_or_else(|| {
         Error::Runtime(format!(
@@ -283,13 +363,25 @@ pub fn resolve(asked: Option<&str>, say: &mut dyn FnMut(&str)) -> Result<Resolut
 
 /// What identifies apt's lists and dpkg's database as they are now (sizes and times of their files) and
 /// the question asked: a resolution made under the same key is still right.
-pub fn lists_key(asked: Option<&str>) -> String {
+/// For a foreign architecture, the cache's own lists count too, and so does their being older than a day
+/// (the key changes, the packages are resolved again, and the lists updated first).
+pub fn lists_key(arch: Arch, cache: &Path, asked: Option<&str>) -> String {
     use std::os::unix::fs::MetadataExt;
     let mut parts = vec![format!("kernel={}", asked.unwrap_or("-"))];
-    let mut files: Vec<PathBuf> = std::fs::read_dir("/var/lib/apt/lists")
-        .into_iter()
-        .flatten()
-        .flatten()
+    let guest = Apt::guest(cache, arch);
+    let mut dirs = vec![PathBuf::from("/var/lib/apt/lists")];
+    if guest.private {
+        let stale = std::fs::metadata(&guest.lists)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_none_or(|age| age > PRIVATE_LISTS_MAX_AGE);
+        parts.push(format!("arch={} stale={stale}", arch.debian()));
+        dirs.push(guest.lists);
+    }
+    let mut files: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten())
         .map(|e| e.path())
         .collect();
     files.push(PathBuf::from("/var/lib/dpkg/status"));
@@ -311,16 +403,18 @@ pub fn lists_key(asked: Option<&str>) -> String {
 }
 
 /// Where the resolution of `--kernel asked` (or the default kernel) is saved.
-fn resolution_file(cache: &Path, asked: Option<&str>) -> PathBuf {
-    match asked {
-        None => cache.join("resolution"),
-        Some(k) => cache.join(format!("resolution-{}", k.replace('/', "%2f"))),
-    }
+fn resolution_file(cache: &Path, arch: Arch, asked: Option<&str>) -> PathBuf {
+    cache.join(arch.resolution_name(asked))
 }
 
 /// The resolution saved under `key` in the cache, if any.
-pub fn saved_resolution(cache: &Path, asked: Option<&str>, key: &str) -> Option<Resolution> {
-    let text = std::fs::read_to_string(resolution_file(cache, asked)).ok()?;
+pub fn saved_resolution(
+    cache: &Path,
+    arch: Arch,
+    asked: Option<&str>,
+    key: &str,
+) -> Option<Resolution> {
+    let text = std::fs::read_to_string(resolution_file(cache, arch, asked)).ok()?;
     let (k, rest) = text.split_once("\n--\n")?;
     if k != key {
         return None;
@@ -346,12 +440,12 @@ pub fn saved_resolution(cache: &Path, asked: Option<&str>, key: &str) -> Option<
 }
 
 /// Saves `r` under `key` (a later run with the same lists asks apt nothing).
-pub fn save_resolution(cache: &Path, asked: Option<&str>, key: &str, r: &Resolution) {
+pub fn save_resolution(cache: &Path, arch: Arch, asked: Option<&str>, key: &str, r: &Resolution) {
     let mut text = format!("{key}\n--\n{}\n", r.image);
     for p in &r.pkgs {
         text.push_str(&format!("{} {} {} {}\n", p.name, p.version, p.arch, p.size));
     }
-    let _ = std::fs::write(resolution_file(cache, asked), text);
+    let _ = std::fs::write(resolution_file(cache, arch, asked), text);
 }
 
 /// The kernel release a linux-image package holds (`linux-image-6.1.0-56-amd64` -> `6.1.0-56-amd64`).
@@ -370,8 +464,11 @@ pub fn not_cached(cache: &Path, pkgs: &[Pkg]) -> Vec<Pkg> {
 
 /// Downloads `pkgs` into `CACHE/debs` and extracts each (`into` says where: the kernel image goes to a
 /// staging tree of its own); writes its stamp once extracted and removes the .deb.
+/// A foreign `arch`'s own packages are downloaded through the cache's apt lists of it, the others
+/// (qemu, its libraries) through the host's.
 pub fn download_and_extract(
     cache: &Path,
+    arch: Arch,
     pkgs: &[Pkg],
     into: &dyn Fn(&Pkg) -> PathBuf,
 ) -> Result<Fetched> {
@@ -380,10 +477,19 @@ pub fn download_and_extract(
     let _ = std::fs::remove_dir_all(&debs);
     mkdir(&debs)?;
     mkdir(&cache.join("done"))?;
-    let mut args = vec!["download".to_string()];
-    args.extend(pkgs.iter().map(|p| format!("{}={}", p.name, p.version)));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    tool("apt-get", &args, Some(&debs))?;
+    let guest = Apt::guest(cache, arch);
+    let (theirs, ours): (Vec<&Pkg>, Vec<&Pkg>) = pkgs
+        .iter()
+        .partition(|p| guest.private && p.arch == arch.debian());
+    for (apt, group) in [(&guest, theirs), (&Apt::host(), ours)] {
+        if group.is_empty() {
+            continue;
+        }
+        let mut args = vec!["download".to_string()];
+        args.extend(group.iter().map(|p| format!("{}={}", p.name, p.version)));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        tool("apt-get", &apt.args(&args), Some(&debs))?;
+    }
     let mut f = Fetched::default();
     for p in pkgs {
         let deb = find_deb(&debs, &p.name)?;
@@ -489,11 +595,21 @@ mod tests {
                 size: 7,
             }],
         };
-        save_resolution(d.path(), None, "key\nlists", &r);
-        assert_eq!(saved_resolution(d.path(), None, "key\nlists"), Some(r));
-        assert_eq!(saved_resolution(d.path(), None, "key\nother lists"), None);
+        save_resolution(d.path(), Arch::Amd64, None, "key\nlists", &r);
         assert_eq!(
-            saved_resolution(d.path(), Some("linux-image-x"), "key\nlists"),
+            saved_resolution(d.path(), Arch::Amd64, None, "key\nlists"),
+            Some(r)
+        );
+        assert_eq!(
+            saved_resolution(d.path(), Arch::Amd64, None, "key\nother lists"),
+            None
+        );
+        assert_eq!(
+            saved_resolution(d.path(), Arch::Amd64, Some("linux-image-x"), "key\nlists"),
+            None
+        );
+        assert_eq!(
+            saved_resolution(d.path(), Arch::Arm64, None, "key\nlists"),
             None
         );
     }

@@ -63,11 +63,31 @@ if [ "$HOSTDIR" != / ] && [ ! -e "$HOSTDIR" ] && [ ! -L "$HOSTDIR" ]; then
 fi
 cd "$dir" || fail "cannot enter the host's directory"
 
-# stdout and stderr reach the host through serial ports, but through pipes here: iolab then sees no
-# terminal and draws no progress bars into them.
-stty -F /dev/ttyS1 raw -echo clocal
-stty -F /dev/ttyS2 raw -echo clocal
-exec 3>/dev/ttyS1 4>/dev/ttyS2
+# stdout and stderr reach the host through serial ports (x86: the second and third; arm64's virt machine
+# has one UART, the console: virtio serial ports named iolab.out and iolab.err), but through pipes here:
+# iolab then sees no terminal and draws no progress bars into them.
+port() {
+	i=0
+	while [ $i -lt 300 ]; do
+		for p in /sys/class/virtio-ports/*/name; do
+			[ "$(cat "$p" 2>/dev/null)" = "$1" ] || continue
+			d=${p%/name}
+			wait_for "/dev/${d##*/}" && echo "/dev/${d##*/}" && return 0
+		done
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+if grep -q '^virtio_console\.ko' /iolab/modules/order; then
+	out=$(port iolab.out) && err=$(port iolab.err) ||
+		fail "no virtio serial ports named iolab.out and iolab.err for the command's output"
+else
+	out=/dev/ttyS1 err=/dev/ttyS2
+	stty -F $out raw -echo clocal
+	stty -F $err raw -echo clocal
+fi
+exec 3>"$out" 4>"$err"
 mkfifo /run/out /run/err
 say "ready $(cut -d' ' -f1 /proc/uptime)"
 i=1

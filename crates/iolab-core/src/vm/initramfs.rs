@@ -135,6 +135,37 @@ pub fn interpreter(elf: &[u8]) -> Option<String> {
     })
 }
 
+/// Can the guest of `arch` run `exe`: an ELF64 binary of its machine, and static where the guest's
+/// architecture is not the host's (its libraries are not on this host). Err: what is wrong with it.
+pub fn check_exe(exe: &Path, arch: super::arch::Arch) -> std::result::Result<(), String> {
+    let bytes = std::fs::read(exe).map_err(|e| format!("cannot read {}: {e}", exe.display()))?;
+    let machine = (bytes.get(..6) == Some(b"\x7fELF\x02\x01"))
+        .then(|| bytes.get(0x12..0x14))
+        .flatten()
+        .map(|m| u16::from_le_bytes([m[0], m[1]]));
+    let want = arch.elf_machine();
+    match machine {
+        None => Err(format!(
+            "{} is not a 64-bit little-endian ELF binary",
+            exe.display()
+        )),
+        Some(m) if m != want => Err(format!(
+            "{} is not an {} binary (ELF machine {m}, not {want}): give an iolab built for the guest, e.g. \
+             by scripts/build-board {}",
+            exe.display(),
+            arch.machine(),
+            arch.machine()
+        )),
+        Some(_) if arch.foreign() && interpreter(&bytes).is_some() => Err(format!(
+            "{} is linked dynamically: an {} guest runs a static iolab (scripts/build-board {})",
+            exe.display(),
+            arch.machine(),
+            arch.machine()
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
 /// The shared libraries `exe` loads, as its interpreter resolves them on this host (`ld.so --list`):
 /// (path, interpreter first). Empty for a static binary.
 pub fn libraries(exe: &Path) -> Result<Vec<PathBuf>> {
@@ -194,6 +225,29 @@ mod tests {
         assert!(text.contains("x/y/init\0"));
         assert!(text.contains("hello"));
         assert!(text.contains("TRAILER!!!\0"));
+    }
+
+    #[test]
+    fn a_binary_of_another_machine_is_refused() {
+        use crate::vm::arch::Arch;
+        let exe = std::env::current_exe().unwrap();
+        let native = Arch::parse(std::env::consts::ARCH);
+        if let Some(a) = native {
+            assert_eq!(check_exe(&exe, a), Ok(()));
+        }
+        let other = if native == Some(Arch::Arm64) {
+            Arch::Amd64
+        } else {
+            Arch::Arm64
+        };
+        let e = check_exe(&exe, other).unwrap_err();
+        assert!(e.contains("is not an"), "{e}");
+        let d = tempfile::tempdir().unwrap();
+        let text = d.path().join("t");
+        std::fs::write(&text, b"#!/bin/sh\n").unwrap();
+        assert!(check_exe(&text, other)
+            .unwrap_err()
+            .contains("not a 64-bit"));
     }
 
     #[test]

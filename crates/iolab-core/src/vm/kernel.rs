@@ -2,7 +2,7 @@
 //!
 //! Debian's kernel package has no `modules.dep` (its postinst runs depmod), so the dependencies are read
 //! where depmod's come from: each module's `.modinfo` ELF section (`depends=a,b`, written by modpost from
-//! the symbols the module uses). The closure of [`ROOTS`] is copied out of the package's 400 MB tree into
+//! the symbols the module uses). The closure of `Arch::roots` is copied out of the package's 400 MB tree into
 //! `CACHE/kernel/RELEASE/modules/`, with `order` listing the files in load order (dependencies first), and
 //! the tree is removed.
 
@@ -10,19 +10,6 @@ use super::fetch::mkdir;
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// What the guest loads: virtio (PCI transport, block), NVMe, the 9p share over virtio, and ext4 (which also
-/// mounts ext2) with the crc32c it asks the crypto API for at mount time ("Cannot load crc32c driver"
-/// without it; a soft dependency, not in `depends=`).
-pub const ROOTS: &[&str] = &[
-    "virtio_pci",
-    "virtio_blk",
-    "nvme",
-    "9pnet_virtio",
-    "9p",
-    "crc32c_generic",
-    "ext4",
-];
 
 /// The kernel of one release as the guest needs it.
 #[derive(Debug, Clone)]
@@ -145,12 +132,12 @@ pub fn dir(cache: &Path, release: &str) -> PathBuf {
     cache.join("kernel").join(release)
 }
 
-/// The cached kernel of `release`, if complete (its `order` lists the modules of today's [`ROOTS`]).
-pub fn cached(cache: &Path, release: &str) -> Option<Kernel> {
+/// The cached kernel of `release`, if complete (its `order` lists the modules of today's `roots`).
+pub fn cached(cache: &Path, release: &str, roots: &[&str]) -> Option<Kernel> {
     let d = dir(cache, release);
     let order = std::fs::read_to_string(d.join("order")).ok()?;
     let mut lines = order.lines();
-    if lines.next()? != format!("roots {}", ROOTS.join(" ")) {
+    if lines.next()? != format!("roots {}", roots.join(" ")) {
         return None;
     }
     let modules: Vec<PathBuf> = lines.map(|l| d.join("modules").join(l)).collect();
@@ -164,7 +151,7 @@ pub fn cached(cache: &Path, release: &str) -> Option<Kernel> {
 
 /// Keeps what the guest needs of an extracted kernel package (`staging`: its tree) in the cache, then
 /// removes the tree.
-pub fn keep_from(cache: &Path, release: &str, staging: &Path) -> Result<Kernel> {
+pub fn keep_from(cache: &Path, release: &str, staging: &Path, roots: &[&str]) -> Result<Kernel> {
     let d = dir(cache, release);
     let _ = std::fs::remove_dir_all(&d);
     mkdir(&d.join("modules"))?;
@@ -180,8 +167,8 @@ pub fn keep_from(cache: &Path, release: &str, staging: &Path) -> Result<Kernel> 
     let vmlinuz = staging.join("boot").join(format!("vmlinuz-{release}"));
     copy(&vmlinuz, &d.join("vmlinuz"))?;
     let mods = staging.join("lib/modules").join(release).join("kernel");
-    let order = load_order(&mods, ROOTS)?;
-    let mut text = format!("roots {}\n", ROOTS.join(" "));
+    let order = load_order(&mods, roots)?;
+    let mut text = format!("roots {}\n", roots.join(" "));
     for m in &order {
         let name = m.file_name().expect("a file").to_owned();
         copy(m, &d.join("modules").join(&name))?;
@@ -190,7 +177,7 @@ pub fn keep_from(cache: &Path, release: &str, staging: &Path) -> Result<Kernel> 
     std::fs::write(d.join("order"), text)
         .map_err(|e| Error::Runtime(format!("cannot write in {}: {e}", d.display())))?;
     let _ = std::fs::remove_dir_all(staging);
-    cached(cache, release)
+    cached(cache, release, roots)
         .ok_or_else(|| Error::Runtime(format!("the kernel in {} is incomplete", d.display())))
 }
 

@@ -5,6 +5,8 @@
 //! - `fetch.rs`, `kernel.rs`: Debian's kernel (`apt-cache depends linux-image-amd64`, or `--kernel`), its
 //!   headers, qemu, seabios and busybox, downloaded once into a cache and extracted without installing;
 //!   only the modules the guest loads are kept.
+//! - `arch.rs`: the guest's architecture: amd64, or arm64 (`--arch aarch64`: Debian's arm64 kernel under
+//!   qemu-system-aarch64, running a static aarch64 iolab, its packages from apt lists kept in the cache).
 //! - `parts.rs`: the cache filled under a lock, and the sink driver built against the guest's headers.
 //! - `initramfs.rs`, `init.sh`: the guest's root (a newc cpio written here) and its /init.
 //! - `qemu.rs`: KVM only where the hardware offers it, else TCG; qemu's command line.
@@ -14,6 +16,7 @@
 //!   system calls the emulator lacks.
 //! - `ivshmem.rs`: memory shared with the guest as an ivshmem-plain PCI device (`--offload-partition vm`).
 
+pub mod arch;
 pub mod fetch;
 pub mod guest;
 pub mod initramfs;
@@ -36,13 +39,15 @@ pub const CANNOT_BUILD: &str = "cannot build the guest here";
 /// What `iolab vm` was asked to do.
 #[derive(Debug, Clone)]
 pub struct VmRequest {
+    /// The guest's architecture (`--arch`).
+    pub arch: arch::Arch,
     /// `--kernel PKG`.
     pub kernel: Option<String>,
     pub cache: PathBuf,
     pub timeout: Duration,
     /// The iolab arguments of each command, run one after the other in one boot.
     pub commands: Vec<Vec<OsString>>,
-    /// The iolab binary the guest runs (this one).
+    /// The iolab binary the guest runs (this one, or `--exe`: a static binary of the guest's architecture).
     pub exe: PathBuf,
     /// The host directory shared with the guest (the current directory), absolute.
     pub share: PathBuf,
@@ -107,7 +112,9 @@ pub fn run(req: &VmRequest, report: &mut dyn Report) -> Result<Vec<i32>> {
         )));
     }
     let t0 = std::time::Instant::now();
-    let parts = parts::prepare(&req.cache, req.kernel.as_deref(), &mut |l| report.say(l))?;
+    let parts = parts::prepare(&req.cache, req.arch, req.kernel.as_deref(), &mut |l| {
+        report.say(l)
+    })?;
     let f = &parts.fetched;
     if f.packages.is_empty() {
         report.say(&format!(
@@ -130,6 +137,10 @@ pub fn run(req: &VmRequest, report: &mut dyn Report) -> Result<Vec<i32>> {
             "driver: iolab_sink built against {} ({})",
             parts.kernel.release,
             ko.display()
+        )),
+        Err(why) if req.arch.foreign() => report.say(&format!(
+            "the sink driver is not built for {} guests: {why}",
+            req.arch.machine()
         )),
         Err(why) => report.say(&format!(
             "driver: not built ({why}); the command runs without it"

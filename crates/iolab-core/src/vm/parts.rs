@@ -2,6 +2,7 @@
 //! and busybox (`fetch.rs`, `kernel.rs`), and the sink driver built against the kernel's headers (kept per
 //! kernel release and driver source, so it is built once too).
 
+use super::arch::Arch;
 use super::fetch::{self, Fetched, Pkg};
 use super::kernel::{self, Kernel};
 use super::qemu::Qemu;
@@ -13,8 +14,10 @@ use std::path::{Path, PathBuf};
 /// Everything the guest is made of, in the cache.
 #[derive(Debug)]
 pub struct Parts {
+    pub arch: Arch,
     pub kernel: Kernel,
-    pub headers: PathBuf,
+    /// The kernel's headers (the host's architecture only: the sink driver is built against them).
+    pub headers: Option<PathBuf>,
     pub qemu: Qemu,
     pub busybox: PathBuf,
     /// The sink driver's module, or why it could not be built.
@@ -49,24 +52,39 @@ fn lock(cache: &Path, say: &mut dyn FnMut(&str)) -> Result<CacheLock> {
     }
 }
 
-/// Fills the cache where it lacks something and returns the parts. `kernel`: `--kernel PKG`.
-pub fn prepare(cache: &Path, asked: Option<&str>, say: &mut dyn FnMut(&str)) -> Result<Parts> {
+/// Why the sink driver is not built for a foreign architecture's guest.
+pub const NO_FOREIGN_DRIVER: &str = "building it needs a cross compiler for the guest's architecture \
+     (e.g. Debian's gcc-aarch64-linux-gnu) and kbuild's tools built for this host, which iolab vm does not \
+     set up; the command runs without /dev/iolab_sink";
+
+/// Fills the cache where it lacks something and returns the parts of an `arch` guest. `asked`:
+/// `--kernel PKG`.
+pub fn prepare(
+    cache: &Path,
+    arch: Arch,
+    asked: Option<&str>,
+    say: &mut dyn FnMut(&str),
+) -> Result<Parts> {
     let _lock = lock(cache, say)?;
-    let key = fetch::lists_key(asked);
-    let res = match fetch::saved_resolution(cache, asked, &key) {
+    let key = fetch::lists_key(arch, cache, asked);
+    let res = match fetch::saved_resolution(cache, arch, asked, &key) {
         Some(r) => r,
         None => {
-            let r = fetch::resolve(asked, say).map_err(cannot_build)?;
-            fetch::save_resolution(cache, asked, &key, &r);
+            let r = fetch::resolve(arch, cache, asked, say).map_err(cannot_build)?;
+            // Updating the lists changed them: the key of the lists as they are now.
+            let key = fetch::lists_key(arch, cache, asked);
+            fetch::save_resolution(cache, arch, asked, &key, &r);
             r
         }
     };
     let (image, release, pkgs) = (&res.image, &res.release, &res.pkgs);
+    let roots = arch.roots();
     let mut todo = fetch::not_cached(cache, pkgs);
-    if kernel::cached(cache, release).is_none() && !todo.iter().any(|p| &p.name == image) {
+    if kernel::cached(cache, release, roots).is_none() && !todo.iter().any(|p| &p.name == image) {
         todo.extend(pkgs.iter().filter(|p| &p.name == image).cloned());
     }
     let root = cache.join("root");
+    let guest_root = arch.guest_root(cache);
     let staging = cache.join("staging");
     let fetched = if todo.is_empty() {
         Fetched::default()
@@ -86,20 +104,27 @@ pub fn prepare(cache: &Path, asked: Option<&str>, say: &mut dyn FnMut(&str)) -> 
         let into = |p: &Pkg| {
             if &p.name == image {
                 staging.clone()
+            } else if p.arch == arch.debian() {
+                guest_root.clone()
             } else {
                 root.clone()
             }
         };
-        fetch::download_and_extract(cache, &todo, &into).map_err(cannot_build)?
+        fetch::download_and_extract(cache, arch, &todo, &into).map_err(cannot_build)?
     };
-    let kernel = match kernel::cached(cache, release) {
+    let kernel = match kernel::cached(cache, release, roots) {
         Some(k) => k,
-        None => kernel::keep_from(cache, release, &staging)?,
+        None => kernel::keep_from(cache, release, &staging, roots)?,
     };
-    let headers = fetch::fix_headers(&root, release)?;
-    let driver = build_driver(cache, &headers, release);
-    let busybox = root.join("bin/busybox");
-    let qemu = Qemu { root };
+    let (headers, driver) = if arch.foreign() {
+        (None, Err(NO_FOREIGN_DRIVER.to_string()))
+    } else {
+        let h = fetch::fix_headers(&root, release)?;
+        let d = build_driver(cache, &h, release);
+        (Some(h), d)
+    };
+    let busybox = guest_root.join("bin/busybox");
+    let qemu = Qemu { root, arch };
     for (what, p) in [("qemu", qemu.binary()), ("busybox", busybox.clone())] {
         if !p.is_file() {
             return Err(Error::Runtime(format!(
@@ -110,6 +135,7 @@ pub fn prepare(cache: &Path, asked: Option<&str>, say: &mut dyn FnMut(&str)) -> 
         }
     }
     Ok(Parts {
+        arch,
         kernel,
         headers,
         qemu,

@@ -4,7 +4,9 @@
 //! the kernel is not kvm-pvm (a software "PVM" KVM that runs only PVM-built guest kernels; with Debian's
 //! kernel `-cpu host` aborts and other models hang): never by /dev/kvm's existence alone. Otherwise QEMU's
 //! TCG (`-accel tcg,thread=multi -cpu max`), an emulator: figures from it show behaviour, not speed.
+//! A guest of another architecture (arm64 on x86_64: the `virt` machine with a Cortex-A72) is always TCG.
 
+use super::arch::Arch;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -45,6 +47,18 @@ pub fn choose_accel() -> Accel {
     )
 }
 
+/// The accelerator of an `arch` guest: a foreign architecture is always emulated.
+pub fn accel_for(arch: Arch) -> Accel {
+    if arch.foreign() {
+        return Accel::Tcg(format!(
+            "an {} guest on an {} host: QEMU TCG emulates its CPU",
+            arch.machine(),
+            std::env::consts::ARCH
+        ));
+    }
+    choose_accel()
+}
+
 fn decide(cpu_virt: bool, kvm_rw: bool, pvm: bool) -> Accel {
     if pvm {
         Accel::Tcg(
@@ -70,6 +84,8 @@ fn decide(cpu_virt: bool, kvm_rw: bool, pvm: bool) -> Accel {
 pub struct Qemu {
     /// The cache's tree (`usr/bin/qemu-system-x86_64` ...).
     pub root: PathBuf,
+    /// The guest's architecture (which emulator, machine and serial ports).
+    pub arch: Arch,
 }
 
 /// Everything the guest is made of on the host side.
@@ -101,7 +117,7 @@ fn opt_path(p: &Path) -> String {
 
 impl Qemu {
     pub fn binary(&self) -> PathBuf {
-        self.root.join("usr/bin/qemu-system-x86_64")
+        self.root.join("usr/bin").join(self.arch.qemu().1)
     }
 
     fn lib_dir(&self) -> PathBuf {
@@ -132,12 +148,7 @@ impl Qemu {
             "-nodefaults".into(),
             "-no-user-config".into(),
         ];
-        match m.accel {
-            Accel::Kvm => a.extend(["-accel", "kvm", "-cpu", "host"].map(String::from)),
-            Accel::Tcg(_) => {
-                a.extend(["-accel", "tcg,thread=multi", "-cpu", "max"].map(String::from))
-            }
-        }
+        a.extend(self.cpu(&m.accel).into_iter().map(String::from));
         let cache = if m.direct {
             "cache=none,aio=native"
         } else {
@@ -149,8 +160,6 @@ impl Qemu {
             "-smp".into(),
             m.cpus.to_string(),
             "-display".into(),
-            "none".into(),
-            "-vga".into(),
             "none".into(),
             "-nic".into(),
             "none".into(),
@@ -179,12 +188,7 @@ impl Qemu {
             "-device".into(),
             "virtio-9p-pci,fsdev=fs0,mount_tag=host".into(),
         ]);
-        for (i, s) in m.serial.iter().enumerate() {
-            a.push("-chardev".into());
-            a.push(format!("file,id=s{i},path={}", opt_path(s)));
-            a.push("-serial".into());
-            a.push(format!("chardev:s{i}"));
-        }
+        a.extend(self.serial_ports(&m.serial));
         let mut out: Vec<OsString> = a.into_iter().map(OsString::from).collect();
         out.extend(m.extra.iter().cloned());
         out.extend([
@@ -199,12 +203,63 @@ impl Qemu {
     }
 }
 
+impl Qemu {
+    /// The machine, accelerator and CPU: on arm64 the `virt` machine with a Cortex-A72 (a Raspberry Pi 4's
+    /// core; `max` would add features, pointer authentication among them, that make TCG slower).
+    fn cpu(&self, accel: &Accel) -> Vec<&'static str> {
+        let mut a = match self.arch {
+            Arch::Amd64 => vec!["-vga", "none"],
+            Arch::Arm64 => vec!["-machine", "virt"],
+        };
+        a.extend(match (accel, self.arch) {
+            (Accel::Kvm, _) => ["-accel", "kvm", "-cpu", "host"],
+            (Accel::Tcg(_), Arch::Amd64) => ["-accel", "tcg,thread=multi", "-cpu", "max"],
+            (Accel::Tcg(_), Arch::Arm64) => ["-accel", "tcg,thread=multi", "-cpu", "cortex-a72"],
+        });
+        a
+    }
+
+    /// The console and the command's stdout and stderr, into the three files: three serial ports on x86;
+    /// the `virt` machine has one UART (the console), so the other two are virtio serial ports named
+    /// `iolab.out` and `iolab.err` (found by name in the guest's /sys/class/virtio-ports).
+    fn serial_ports(&self, files: &[PathBuf; 3]) -> Vec<String> {
+        let mut a = Vec::new();
+        for (i, s) in files.iter().enumerate() {
+            a.push("-chardev".into());
+            a.push(format!("file,id=s{i},path={}", opt_path(s)));
+            match (self.arch, i) {
+                (Arch::Amd64, _) | (Arch::Arm64, 0) => {
+                    a.push("-serial".into());
+                    a.push(format!("chardev:s{i}"));
+                }
+                (Arch::Arm64, _) => {
+                    if i == 1 {
+                        a.push("-device".into());
+                        a.push("virtio-serial-pci,id=vser".into());
+                    }
+                    let name = if i == 1 { "iolab.out" } else { "iolab.err" };
+                    a.push("-device".into());
+                    a.push(format!(
+                        "virtserialport,bus=vser.0,chardev=s{i},name={name}"
+                    ));
+                }
+            }
+        }
+        a
+    }
+}
+
 /// The guest kernel's command line: the console on the first serial port, a panic ends the guest at once,
-/// the TSC as the clock (else every clock_gettime is a real system call on hpet), two NVMe poll queues, and
-/// how the guest runs (read by iolab in the guest: `host.emulated`).
-pub fn cmdline(accel: &Accel) -> String {
+/// on x86 the TSC as the clock (else every clock_gettime is a real system call on hpet; arm64 reads the
+/// generic timer), two NVMe poll queues, and how the guest runs (read by iolab in the guest:
+/// `host.emulated`).
+pub fn cmdline(accel: &Accel, arch: Arch) -> String {
+    let (console, clock) = match arch {
+        Arch::Amd64 => ("ttyS0", " tsc=reliable clocksource=tsc"),
+        Arch::Arm64 => ("ttyAMA0", ""),
+    };
     format!(
-        "console=ttyS0 panic=-1 quiet tsc=reliable clocksource=tsc nvme.poll_queues=2 iolab.accel={}",
+        "console={console} panic=-1 quiet{clock} nvme.poll_queues=2 iolab.accel={}",
         accel.name()
     )
 }
@@ -219,6 +274,42 @@ mod tests {
         assert!(matches!(decide(true, true, true), Accel::Tcg(w) if w.contains("kvm-pvm")));
         assert!(matches!(decide(false, true, false), Accel::Tcg(w) if w.contains("vmx/svm")));
         assert!(matches!(decide(true, false, false), Accel::Tcg(w) if w.contains("read-writable")));
+    }
+
+    #[test]
+    fn an_arm64_guest_is_a_virt_machine_with_virtio_serial_ports() {
+        let q = Qemu {
+            root: PathBuf::from("/c/root"),
+            arch: Arch::Arm64,
+        };
+        assert_eq!(q.binary(), Path::new("/c/root/usr/bin/qemu-system-aarch64"));
+        let cpu = q.cpu(&Accel::Tcg("x".into()));
+        assert_eq!(cpu[..2], ["-machine", "virt"]);
+        assert_eq!(cpu.last(), Some(&"cortex-a72"));
+        let files = [
+            PathBuf::from("/t/c"),
+            PathBuf::from("/t/o"),
+            PathBuf::from("/t/e"),
+        ];
+        let a = q.serial_ports(&files).join(" ");
+        assert!(a.contains("-serial chardev:s0"), "{a}");
+        assert!(!a.contains("chardev:s1"), "{a}");
+        assert!(
+            a.contains("virtserialport,bus=vser.0,chardev=s2,name=iolab.err"),
+            "{a}"
+        );
+        let c = cmdline(&Accel::Tcg("x".into()), Arch::Arm64);
+        assert!(c.starts_with("console=ttyAMA0 "), "{c}");
+        assert!(!c.contains("tsc"), "{c}");
+        assert!(c.ends_with("iolab.accel=tcg"), "{c}");
+        let x = Qemu {
+            root: PathBuf::from("/c/root"),
+            arch: Arch::Amd64,
+        };
+        assert_eq!(
+            x.serial_ports(&files).join(" ").matches("-serial").count(),
+            3
+        );
     }
 
     #[test]

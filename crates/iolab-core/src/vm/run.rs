@@ -332,9 +332,9 @@ pub fn boot(parts: &Parts, req: &VmRequest, report: &mut dyn Report) -> Result<V
         s.file("stderr.log")?,
     ];
     let qemu_log = s.file("qemu.log")?;
-    let accel = qemu::choose_accel();
+    let accel = qemu::accel_for(parts.arch);
     let m = Machine {
-        cmdline: qemu::cmdline(&accel),
+        cmdline: qemu::cmdline(&accel, parts.arch),
         accel: accel.clone(),
         cpus: std::thread::available_parallelism()
             .map_or(1, |n| n.get())

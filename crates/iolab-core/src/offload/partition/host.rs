@@ -133,6 +133,7 @@ impl Partition {
             .map_err(|e| Error::sys_hint(e, "mapping the partition's header"))?;
         let log: Log = Arc::default();
         let req = VmRequest {
+            arch: crate::vm::arch::Arch::Amd64,
             kernel: None,
             cache: crate::vm::default_cache()?,
             timeout: Duration::from_secs(GUEST_LIFE_S),
