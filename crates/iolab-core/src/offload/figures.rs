@@ -191,10 +191,16 @@ fn steal_cpus(path: OffloadPath, cpus: &Cpus) -> Option<Vec<usize>> {
 
 /// How the client was timed: by itself in cycles, and from outside.
 fn timing() -> String {
-    format!(
+    let client = if super::cycles::counter().is_some() {
         "the client reads the cycle counter (RDTSC; its seccomp filter leaves it usable, strict mode would \
          not) before writing a round trip's first request, as each completion is seen and after the last, \
-         into histograms in the shared region (client cycles). From outside, iolab's thread takes \
+         into histograms in the shared region (client cycles)"
+    } else {
+        "the client does not time itself: this build's CPU has no cycle counter it reads (RDTSC is \
+         x86_64's; ARM's generic timer ticks at tens of MHz, not in cycles)"
+    };
+    format!(
+        "{client}. From outside, iolab's thread takes \
          CLOCK_MONOTONIC just before writing 'go' to the client's pipe and just after reading its 'done' \
          byte (each crossing wakes a sleeping task: ~10-50 us here, inside the wall time); in between it \
          samples the client's shared completion counter every {WINDOW_MS} ms. Setup, attacks and the \

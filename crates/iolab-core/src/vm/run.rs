@@ -200,7 +200,7 @@ fn hear(line: &str, heard: &mut Heard, report: &mut dyn Report, req: &VmRequest)
         report.say(&format!("guest kernel {rel} up ({up} s after it started)"));
     } else if let Some(up) = m.strip_prefix("ready ") {
         report.say(&format!(
-            "guest ready: modules, driver, disks and share set up ({up} s after the kernel started)"
+            "guest ready: modules, disks and share set up ({up} s after the kernel started)"
         ));
     } else if m == "driver loaded" {
         report.say("driver: iolab_sink loaded in the guest: /dev/iolab_sink");
