@@ -27,7 +27,9 @@ pub fn derive(r: &RunResult) -> Derived {
         let clock = k.tracepoint_pass_clock_calls.unwrap_or(0);
         d.syscalls_per_op = per(se.saturating_sub(clock), tp_ops);
     }
-    let submitted = k.value("io_uring:io_uring_submit_req");
+    let submitted = k
+        .value(crate::measure::counters::SUBMIT)
+        .or(k.value(crate::measure::counters::SUBMIT_OLD));
     if let (Some(req), Some(enters)) = (submitted, k.syscall("io_uring_enter")) {
         if r.spec.method.info().io_uring_requests {
             d.kernel_requests_per_enter = per(req, enters);
@@ -36,8 +38,8 @@ pub fn derive(r: &RunResult) -> Derived {
     if let (Some(e), Some(q)) = (r.syscalls.uring_enters, r.syscalls.uring_requests) {
         d.iolab_requests_per_enter = per(q, e);
     }
-    // Older kernels (6.1) name the submission tracepoint io_uring_submit_sqe, which iolab does not open:
-    // there the requests iolab itself submitted in the counted pass are the denominator.
+    // Where the kernel has neither submission tracepoint, the requests iolab itself submitted in the
+    // counted pass are the denominator.
     let requests = submitted.or(k
         .tracepoint_pass_uring_requests
         .filter(|_| r.spec.method.info().io_uring_requests));

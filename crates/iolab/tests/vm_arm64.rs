@@ -98,7 +98,7 @@ fn an_arm64_guest_runs_io_uring_aio_perf_and_offload() {
         &script,
         format!(
             "probe --json probe.json\n\
-             run --method io_uring --target /var/tmp/u.dat {common} --verify --json uring.json\n\
+             run --method io_uring --target /var/tmp/u.dat {common} --verify --count full --json uring.json\n\
              run --method aio --direct --target /var/tmp/a.dat {common} --verify --json aio.json\n\
              run --method psync --target /var/tmp/p.dat {common} --count full --json psync.json\n\
              run --method offload --offload-path kernel --target /var/tmp/o.dat {common} --batch 8 \
@@ -161,6 +161,22 @@ fn an_arm64_guest_runs_io_uring_aio_perf_and_offload() {
 
     let u = json(&d.path().join("uring.json"));
     check_verified(&u, "io_uring");
+    // The guest's kernel (Debian 12's 6.1) names the submission tracepoint io_uring_submit_sqe: iolab
+    // counts it by that name, one per request, and the kernel's requests per io_uring_enter follow.
+    let tps = u["kernel"]["tracepoints"].as_array().unwrap();
+    let submit = tps
+        .iter()
+        .find(|c| {
+            c["name"] == "io_uring:io_uring_submit_sqe"
+                || c["name"] == "io_uring:io_uring_submit_req"
+        })
+        .unwrap_or_else(|| panic!("no submission tracepoint counted: {tps:?}"));
+    assert_eq!(submit["value"].as_u64(), Some(OPS), "{submit}");
+    let per_enter = f64_of(&u, &["derived", "kernel_requests_per_enter"]);
+    assert!(
+        (per_enter - 1.0).abs() < 0.01,
+        "requests per enter {per_enter}"
+    );
     let a = json(&d.path().join("aio.json"));
     check_verified(&a, "aio");
     assert_eq!(a["spec"]["direct"], true);

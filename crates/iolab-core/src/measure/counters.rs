@@ -94,15 +94,28 @@ const EVENTS: [&str; 4] = [
     "io_uring:io_uring_complete",
 ];
 
+/// The io_uring submission tracepoint, one hit per request the kernel takes from the SQ ring, and its
+/// older name (kernels up to 6.1 among them, as Debian 12's guests run): counted under the name the kernel
+/// has.
+pub const SUBMIT: &str = "io_uring:io_uring_submit_req";
+pub const SUBMIT_OLD: &str = "io_uring:io_uring_submit_sqe";
+
 fn read_ids(root: &Path) -> TraceIds {
     let mut ids = TraceIds::default();
-    for e in EVENTS {
+    let id = |e: &str| -> Option<u64> {
         let (cat, name) = e.split_once(':').expect("cat:name");
-        if let Ok(t) = std::fs::read_to_string(root.join("events").join(cat).join(name).join("id"))
-        {
-            if let Ok(v) = t.trim().parse() {
-                ids.events.insert(e.to_string(), v);
-            }
+        let t =
+            std::fs::read_to_string(root.join("events").join(cat).join(name).join("id")).ok()?;
+        t.trim().parse().ok()
+    };
+    for e in EVENTS {
+        if let Some(v) = id(e) {
+            ids.events.insert(e.to_string(), v);
+        }
+    }
+    if !ids.events.contains_key(SUBMIT) {
+        if let Some(v) = id(SUBMIT_OLD) {
+            ids.events.insert(SUBMIT_OLD.to_string(), v);
         }
     }
     ids.sys_exit = std::fs::read_to_string(root.join("events/raw_syscalls/sys_exit/id"))
@@ -351,9 +364,21 @@ impl CounterSet {
                 ));
                 continue;
             }
-            match ids.events.get(e) {
-                Some(&id) => self.add(e, Family::Tracepoint, perf::PERF_TYPE_TRACEPOINT, id),
-                None => self.unavailable.push((
+            let old = (e == SUBMIT).then(|| ids.events.get(SUBMIT_OLD)).flatten();
+            match (ids.events.get(e), old) {
+                (Some(&id), _) => self.add(e, Family::Tracepoint, perf::PERF_TYPE_TRACEPOINT, id),
+                (None, Some(&id)) => {
+                    self.add(
+                        SUBMIT_OLD,
+                        Family::Tracepoint,
+                        perf::PERF_TYPE_TRACEPOINT,
+                        id,
+                    );
+                    self.notes.push(format!(
+                        "io_uring requests counted by {SUBMIT_OLD}: this kernel's name for {SUBMIT}"
+                    ));
+                }
+                (None, None) => self.unavailable.push((
                     e.to_string(),
                     Family::Tracepoint,
                     "this kernel has no such tracepoint".into(),
