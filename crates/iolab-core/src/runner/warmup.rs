@@ -95,7 +95,8 @@ fn run<M: Method, C: Clock>(
     let mut out = WorkerOut::new();
     out.lat = FastHist::try_new()?;
     out.gap = FastHist::try_new()?;
-    let r = if wp.synchronous {
+    // M::QUEUED, a constant: only the loop the method runs is compiled for it (see worker.rs).
+    let r = if !M::QUEUED {
         loop_sync(
             &mut m,
             clk,
