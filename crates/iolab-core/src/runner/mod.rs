@@ -21,7 +21,6 @@ mod content;
 mod intervals;
 mod loops;
 mod pass;
-mod sparse;
 mod threads;
 mod warmup;
 mod worker;

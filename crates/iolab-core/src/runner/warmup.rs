@@ -82,6 +82,8 @@ fn run<M: Method, C: Clock>(
     wp.progress = None;
     wp.duration_ticks = w.ticks;
     wp.warm = None;
+    // A clock read after every op, whatever --clock-every says for the timed span (as ever).
+    wp.clock_every = 1;
     let (mut m, mut bufs) = prepare::<M>(&wctx, &wp)?;
     let mut plan = OpPlan::new(
         spec.pattern,

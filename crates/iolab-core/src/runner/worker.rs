@@ -242,18 +242,6 @@ fn measure<M: Method, C: Clock>(
     // same, from the method's INFO).
     let r = if M::QUEUED {
         loop_async(m, clk, p, ctx.spec, &mut plan, bufs, max_ops, out, abort)
-    } else if p.clock_every > 1 {
-        super::sparse::loop_sync_sparse(
-            m,
-            clk,
-            p,
-            ctx.spec,
-            &mut plan,
-            &mut bufs[0],
-            max_ops,
-            out,
-            abort,
-        )
     } else {
         loop_sync(
             m,

@@ -195,7 +195,10 @@ mod tests {
         let s = resolve([f].iter());
         let r = &s.names[&f];
         assert!(r.named, "{r:?} {:?}", s.unsymbolized);
-        assert!(r.name.ends_with("::tests::a_function_of_ours"), "demangled, no hash: {r:?}");
+        assert!(
+            r.name.ends_with("::tests::a_function_of_ours"),
+            "demangled, no hash: {r:?}"
+        );
         assert!(r.own, "a symbol of the test binary itself: {r:?}");
     }
 
