@@ -67,6 +67,8 @@ impl Aio {
 }
 
 impl Method for Aio {
+    const QUEUED: bool = true;
+
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
         let qd = ctx.spec.qd as usize;
         let actx = AioContext::new(ctx.spec.qd).map_err(|e| {

@@ -228,6 +228,8 @@ pub enum Run {
     Threads {
         drive: crate::runner::Drive,
         content: crate::runner::ContentDrive,
+        /// The method's [`Method::QUEUED`], which its `exec` must agree with.
+        queued: bool,
     },
     /// A process of its own, timed from outside, assembling its own figures.
     Process(fn(&Spec, &crate::measure::clock::ClockInfo) -> Result<crate::result::RunResult>),
@@ -248,6 +250,7 @@ impl Run {
         Run::Threads {
             drive: crate::runner::drive::<M>,
             content: crate::runner::write_content::<M>,
+            queued: M::QUEUED,
         }
     }
 }
@@ -420,6 +423,11 @@ impl ThreadCtx<'_> {
 }
 
 pub trait Method: Sized + Send {
+    /// Its ops are queued and completed later (`Exec::Queued` in its `INFO`; a unit test checks the two
+    /// agree). A constant, so that the runner compiles only the loop a method runs: the synchronous
+    /// loops (and their `--clock-every` variant) for a synchronous method, the asynchronous one for a
+    /// queued method, not both for each (a smaller binary for the boards).
+    const QUEUED: bool = false;
     fn prepare(ctx: &ThreadCtx) -> Result<Self>;
     /// Synchronous methods: perform `io` and return the bytes moved. Asynchronous: queue it (return 0).
     fn submit(&mut self, io: &Io) -> Result<usize>;
@@ -515,4 +523,23 @@ pub(crate) fn finish_stream_io(
 /// A syscall error during an op, with the target named.
 pub(crate) fn op_err(e: SysErr, ctx_path: &std::path::Path) -> Error {
     Error::sys_on(e, ctx_path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The runner picks a method's loop by `Method::QUEUED` and sizes its slots by `exec`: the two agree.
+    #[test]
+    fn every_threaded_method_is_queued_exactly_when_its_exec_says_so() {
+        let mut threaded = 0;
+        for k in MethodKind::all() {
+            let info = k.info();
+            if let Run::Threads { queued, .. } = info.run {
+                threaded += 1;
+                assert_eq!(queued, info.exec == Exec::Queued, "--method {}", info.name);
+            }
+        }
+        assert!(threaded > 10, "{threaded} methods run in threads");
+    }
 }

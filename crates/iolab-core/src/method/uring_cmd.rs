@@ -62,6 +62,8 @@ pub struct UringCmd {
 }
 
 impl Method for UringCmd {
+    const QUEUED: bool = true;
+
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
         let qd = ctx.spec.qd;
         let buf_size = ctx.target.sink().map(|s| s.buf_size()).ok_or_else(|| {

@@ -10,7 +10,9 @@
 //! (close, munmap, the ring, removing a kernel copy's source) after it stops.
 
 use crate::error::{Error, Result};
-use crate::measure::clock::{Clock, ClockInfo, ClockKind, CounterClock, MockClock, MonoClock};
+#[cfg(test)]
+use crate::measure::clock::MockClock;
+use crate::measure::clock::{Clock, ClockInfo, ClockKind, CounterClock, MonoClock};
 use crate::measure::cpu::{ProcIo, Rusage, RusageDelta};
 use crate::method::{Flush, Io, Method, SharedSlot, ThreadCtx};
 use crate::spec::Spec;
@@ -58,9 +60,12 @@ pub fn write_content<M: Method>(
             timed::<M, CounterClock>(spec, target, clock, &CounterClock, content)
         }
         ClockKind::Monotonic => timed::<M, MonoClock>(spec, target, clock, &MonoClock, content),
+        #[cfg(test)]
         ClockKind::Mock => {
             timed::<M, MockClock>(spec, target, clock, &MockClock::new(100), content)
         }
+        #[cfg(not(test))]
+        ClockKind::Mock => Err(super::mock_outside_tests()),
     }
 }
 
@@ -82,13 +87,13 @@ fn timed<M: Method, C: Clock>(
         content: Some(content.bytes),
     };
     let mut m = M::prepare(&ctx)?;
-    let synchronous = spec.method.info().synchronous();
     let maps = spec.method.info().maps;
     // /proc/self/io is read last before the span and first after it (its own read is a read, not a write).
     let io0 = ProcIo::read_self();
     let ru0 = Rusage::process();
     let t0 = clk.now();
-    if synchronous {
+    // M::QUEUED, a constant (the method's INFO says the same): one writer compiled per method.
+    if !M::QUEUED {
         write_sync(&mut m, content, &target.path)?;
     } else {
         write_queued(&mut m, content, spec.qd, spec.batch, &target.path)?;

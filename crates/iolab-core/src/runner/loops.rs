@@ -52,14 +52,26 @@ pub(super) fn end_flushes<M: Method, C: Clock>(
     Ok(())
 }
 
+/// The op count at which a flush every `every` ops is next due after `done` (u64::MAX: never).
+fn next_at(done: u64, every: u64) -> u64 {
+    done.checked_div(every)
+        .map_or(u64::MAX, |q| (q + 1) * every)
+}
+
 /// The loop for methods that complete every op inside `submit`.
 ///
-/// Boundary timing: one clock read per op, after its completion. An op's latency runs from the previous
-/// op's completion (or the loop start, or the end of a flush) to its own completion, so it includes
-/// iolab's bookkeeping between ops (record one value, plan the next offset, stamp the next block: a few ns,
-/// which `--method nop` measures on its own). Ops run back to back, so the gap between op starts is the
-/// same series and is not recorded twice. A second read per op would cost one more RDTSC (~12 ns in a VM)
-/// on every op.
+/// Boundary timing (`p.clock_every` 1): one clock read per op, after its completion. An op's latency runs
+/// from the previous op's completion (or the loop start, or the end of a flush) to its own completion, so
+/// it includes iolab's bookkeeping between ops (record one value, plan the next offset, stamp the next
+/// block: a few ns, which `--method nop` measures on its own). Ops run back to back, so the gap between
+/// op starts is the same series and is not recorded twice. A second read per op would cost one more
+/// RDTSC (~12 ns in a VM) on every op.
+///
+/// Sparse timing (`--clock-every N`, or iolab's own choice where a clock read is a system call, see
+/// `measure/clock.rs`): one read every N ops, no per-op latency, throughput from the span between the
+/// first and the last read; the deadline (`--duration`), the end of an interval (`--log-interval`) and
+/// the progress display are looked at on those reads only. One loop for both, so that each method and
+/// clock compile one copy (the choice is a branch on a value fixed for the run, always predicted).
 // #[inline]: available to `worker` (another module, so maybe another codegen unit) for inlining, as when
 // they shared a file.
 #[inline]
@@ -75,17 +87,14 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     out: &mut WorkerOut,
     abort: &AtomicBool,
 ) -> Result<()> {
-    let bs = p.bs;
+    let (bs, every) = (p.bs, p.clock_every.max(1));
+    let dense = every == 1;
     let ptr = buf.ptr;
     let data = buf.slice_mut(bs);
     // The next op count at which an --fsync/--msync flush is due (u64::MAX: never), so the hot loop
     // makes one comparison for both.
-    let next_at = |done: u64, every: u64| {
-        done.checked_div(every)
-            .map_or(u64::MAX, |q| (q + 1) * every)
-    };
     let mut next_flush = next_at(0, p.fsync_every).min(next_at(0, p.msync_every));
-    out.boundary_timing = true;
+    out.boundary_timing = dense;
     let mut op = plan.next_op();
     if p.stamp {
         pattern::stamp(data, p.seed, op.block);
@@ -96,14 +105,16 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
         .duration_ticks
         .map_or(u64::MAX, |d| start.saturating_add(d));
     out.log.begin(start);
-    // One comparison per op for the deadline, the end of an interval (--log-interval) and the next
+    // One comparison per read for the deadline, the end of an interval (--log-interval) and the next
     // publication of progress.
     let mut next_pub = start.saturating_add(p.publish_ticks);
     let mut reported = 0u64;
     let mut check_at = deadline.min(out.log.next).min(next_pub);
     let mut t = start;
     let mut done = 0u64;
-    // Clock reads besides the one per op (after flushes and interval closes).
+    // The op count of the next clock read: every op (dense), or every `every`-th.
+    let mut next_read = every;
+    // Clock reads besides the one per op (after flushes and interval closes; dense timing only).
     let mut rare_reads = 0u64;
     while done < max_ops {
         let io = Io {
@@ -113,13 +124,20 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
             len: bs,
         };
         let n = m.submit(&io)?;
-        let e = clk.now();
         if n != bs {
             return Err(short_transfer(p, n, op.offset));
         }
-        out.lat.record(e.saturating_sub(t));
-        t = e;
         done += 1;
+        let read = done == next_read;
+        let mut e = 0;
+        if read {
+            next_read += every;
+            e = clk.now();
+            if dense {
+                out.lat.record(e.saturating_sub(t));
+                t = e;
+            }
+        }
         if done == next_flush {
             if p.fsync_every != 0 && done.is_multiple_of(p.fsync_every) {
                 timed_flush(m, clk, Flush::Fsync, out)?;
@@ -128,18 +146,23 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
                 timed_flush(m, clk, Flush::Msync, out)?;
             }
             next_flush = next_at(done, p.fsync_every).min(next_at(done, p.msync_every));
-            t = clk.now();
-            rare_reads += 1;
+            if dense {
+                // The flush is in no op's latency.
+                t = clk.now();
+                rare_reads += 1;
+            }
         }
-        if e >= check_at {
+        if read && e >= check_at {
             if e >= deadline {
                 break;
             }
             if e >= out.log.next {
                 out.log.close(&mut out.lat, e, done);
-                // The close is in no op's latency.
-                t = clk.now();
-                rare_reads += 1;
+                if dense {
+                    // The close is in no op's latency.
+                    t = clk.now();
+                    rare_reads += 1;
+                }
             }
             if e >= next_pub {
                 next_pub = publish(p, e, done, &mut reported);
@@ -158,8 +181,8 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     out.ops = done;
     end_flushes(m, clk, spec, out)?;
     out.t_last = clk.now();
-    // The start, one per op, the rare ones, the end, and two per flush.
-    out.clock_reads = 2 + done + rare_reads + 2 * out.flush_calls;
+    // The start, one per op (or per `every` ops), the rare ones, the end, and two per flush.
+    out.clock_reads = 2 + done / every + rare_reads + 2 * out.flush_calls;
     // The last ops, for the display (after the timed span).
     publish(p, out.t_last, done, &mut reported);
     Ok(())

@@ -21,7 +21,6 @@ mod content;
 mod intervals;
 mod loops;
 mod pass;
-mod sparse;
 mod threads;
 mod warmup;
 mod worker;
@@ -30,7 +29,9 @@ pub(crate) use assemble::{assemble, Measured, Sample};
 pub use content::{write_content, Content, ContentDrive, ContentTiming};
 
 use crate::error::{Error, Result};
-use crate::measure::clock::{ClockInfo, ClockKind, CounterClock, MockClock, MonoClock};
+#[cfg(test)]
+use crate::measure::clock::MockClock;
+use crate::measure::clock::{ClockInfo, ClockKind, CounterClock, MonoClock};
 use crate::measure::counters::{CountMode, CounterSet, CounterSnap, CounterValue, Family};
 use crate::measure::profile::Sampler;
 use crate::method::{Method, Run};
@@ -58,10 +59,20 @@ pub fn drive<M: Method>(
             run_threads::<M, CounterClock>(spec, target, &CounterClock, info, pass)
         }
         ClockKind::Monotonic => run_threads::<M, MonoClock>(spec, target, &MonoClock, info, pass),
+        #[cfg(test)]
         ClockKind::Mock => {
             run_threads::<M, MockClock>(spec, target, &MockClock::new(100), info, pass)
         }
+        #[cfg(not(test))]
+        ClockKind::Mock => Err(mock_outside_tests()),
     }
+}
+
+/// The mock clock drives the runner in iolab-core's unit tests only: compiled into them, and not into
+/// iolab itself, where it would be a third copy of every method's loops (the calibration never picks it).
+#[cfg(not(test))]
+pub(super) fn mock_outside_tests() -> Error {
+    Error::Runtime("internal: the mock clock runs only in iolab-core's unit tests".into())
 }
 
 /// The method's runner, from the registry.

@@ -82,6 +82,8 @@ fn run<M: Method, C: Clock>(
     wp.progress = None;
     wp.duration_ticks = w.ticks;
     wp.warm = None;
+    // A clock read after every op, whatever --clock-every says for the timed span (as ever).
+    wp.clock_every = 1;
     let (mut m, mut bufs) = prepare::<M>(&wctx, &wp)?;
     let mut plan = OpPlan::new(
         spec.pattern,
@@ -95,7 +97,8 @@ fn run<M: Method, C: Clock>(
     let mut out = WorkerOut::new();
     out.lat = FastHist::try_new()?;
     out.gap = FastHist::try_new()?;
-    let r = if wp.synchronous {
+    // M::QUEUED, a constant: only the loop the method runs is compiled for it (see worker.rs).
+    let r = if !M::QUEUED {
         loop_sync(
             &mut m,
             clk,

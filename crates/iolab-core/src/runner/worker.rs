@@ -238,19 +238,11 @@ fn measure<M: Method, C: Clock>(
     );
     let ru0 = Rusage::thread();
     let cpu0 = crate::sys::current_cpu();
-    let r = if p.synchronous && p.clock_every > 1 {
-        super::sparse::loop_sync_sparse(
-            m,
-            clk,
-            p,
-            ctx.spec,
-            &mut plan,
-            &mut bufs[0],
-            max_ops,
-            out,
-            abort,
-        )
-    } else if p.synchronous {
+    // M::QUEUED, a constant: each method's runner holds only the loops it runs (p.synchronous says the
+    // same, from the method's INFO).
+    let r = if M::QUEUED {
+        loop_async(m, clk, p, ctx.spec, &mut plan, bufs, max_ops, out, abort)
+    } else {
         loop_sync(
             m,
             clk,
@@ -262,8 +254,6 @@ fn measure<M: Method, C: Clock>(
             out,
             abort,
         )
-    } else {
-        loop_async(m, clk, p, ctx.spec, &mut plan, bufs, max_ops, out, abort)
     };
     let ru1 = Rusage::thread();
     out.cpus = (cpu0, crate::sys::current_cpu());

@@ -1,7 +1,8 @@
 //! Names for sampled addresses, by the `blazesym` crate (libbpf's symbolizer): kernel addresses from
 //! /proc/kallsyms, user addresses from this process's mappings (/proc/self/maps) and the ELF symbol
 //! tables of the files mapped there (iolab's own binary, glibc, the vDSO). Run while the process still
-//! maps what it mapped during the pass (right after it).
+//! maps what it mapped during the pass (right after it). Rust names are demangled here (rustc-demangle,
+//! without the hash); C names need none, and the process has no C++.
 
 use super::records::{Domain, Frame};
 use blazesym::symbolize::source::{Kernel, Process, Source};
@@ -102,6 +103,14 @@ pub fn resolve<'a>(frames: impl Iterator<Item = &'a Frame>) -> Symbols {
     out
 }
 
+/// A Rust symbol's path ("iolab_core::runner::loops::loop_sync<...>"), other names as they are.
+fn demangled(name: &str) -> String {
+    match rustc_demangle::try_demangle(name) {
+        Ok(d) => format!("{d:#}"),
+        Err(_) => name.to_string(),
+    }
+}
+
 fn frame(addr: u64, domain: Domain) -> Frame {
     Frame { addr, domain }
 }
@@ -140,7 +149,7 @@ fn name_all(
     for (i, &a) in addrs.iter().enumerate() {
         let r = match found.get(i) {
             Some(Symbolized::Sym(s)) => Resolved {
-                name: s.name.to_string(),
+                name: demangled(&s.name),
                 own: match (&s.module, &exe) {
                     // Both come from the kernel's view of the file (/proc/self/maps and /proc/self/exe).
                     (Some(m), Some(exe)) => Path::new(&**m) == exe.as_path(),
@@ -186,7 +195,10 @@ mod tests {
         let s = resolve([f].iter());
         let r = &s.names[&f];
         assert!(r.named, "{r:?} {:?}", s.unsymbolized);
-        assert!(r.name.contains("a_function_of_ours"), "{r:?}");
+        assert!(
+            r.name.ends_with("::tests::a_function_of_ours"),
+            "demangled, no hash: {r:?}"
+        );
         assert!(r.own, "a symbol of the test binary itself: {r:?}");
     }
 

@@ -108,6 +108,8 @@ pub struct Uring {
 unsafe impl Send for Uring {}
 
 impl Method for Uring {
+    const QUEUED: bool = true;
+
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
         let o = ctx.spec.ring.clone();
         let qd = ctx.spec.qd;
