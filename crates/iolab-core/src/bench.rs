@@ -553,6 +553,8 @@ pub fn profile(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<ProfileBenchR
         .map_err(|e| {
             crate::error::Error::Runtime(format!("cannot make a temporary directory: {e}"))
         })?;
+    // Removed on Ctrl-C too, and journaled for `iolab clean` after a kill.
+    let _guard = crate::cleanup::Created::register(dir.path(), false);
     let hz = crate::spec::DEFAULT_PROFILE_HZ;
     let mut rows = Vec::new();
     for (workload, raw) in profile_workloads(ops, dir.path()) {

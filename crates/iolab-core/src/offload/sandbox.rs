@@ -116,7 +116,9 @@ fn read_byte(fd: &OwnedFd, timeout_ms: i32) -> std::result::Result<Option<u8>, (
 /// The unrelated file of the parent's that attacks aim at.
 struct Unrelated {
     file: std::fs::File,
-    path: tempfile::TempPath,
+    path: std::path::PathBuf,
+    /// Removes it at the end (and on a signal); journaled for `iolab clean` after a kill.
+    _created: crate::cleanup::Created,
 }
 
 impl Unrelated {
@@ -128,7 +130,15 @@ impl Unrelated {
         f.write_all(&[UNRELATED_BYTE; PAGE])
             .map_err(|e| Error::Runtime(format!("cannot write the unrelated test file: {e}")))?;
         let (file, path) = f.into_parts();
-        Ok(Unrelated { file, path })
+        let _created = crate::cleanup::Created::register(&path, false);
+        let path = path.keep().map_err(|e| {
+            Error::Runtime(format!("cannot take over the unrelated test file: {e}"))
+        })?;
+        Ok(Unrelated {
+            file,
+            path,
+            _created,
+        })
     }
 
     fn intact(&mut self) -> bool {
