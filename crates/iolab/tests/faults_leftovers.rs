@@ -446,3 +446,66 @@ fn a_left_directory_holding_a_users_file_is_exit_1_and_kept_for_another_try() {
         "nothing of the killed survey is left: {left:?}"
     );
 }
+
+/// The offload sandbox's unrelated test file (the attacks' bait, in $TMPDIR) is journaled like a target: a
+/// killed offload run leaves both, and `iolab clean` removes both.
+#[test]
+fn a_killed_offload_runs_bait_file_is_cleaned_too() {
+    let d = tmpfs_dir();
+    let t = d.path().join("o.dat");
+    let mut c = Command::new(bin());
+    c.args([
+        "run",
+        "--method",
+        "offload",
+        "--offload-attack",
+        "buf-addr",
+        "--count",
+        "none",
+        "--duration",
+        "60",
+    ])
+    .arg("--target")
+    .arg(&t)
+    .env("TMPDIR", d.path())
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    let mut c = c.spawn().expect("iolab starts");
+    let bait = || {
+        std::fs::read_dir(d.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().contains("iolab-offload-unrelated-"))
+    };
+    let t0 = Instant::now();
+    let b = loop {
+        if let (Some(b), true) = (bait(), t.exists()) {
+            break b;
+        }
+        if c.try_wait().unwrap().is_some() {
+            return println!(
+                "SKIPPED a_killed_offload_runs_bait_file_is_cleaned_too: the offload run ended at once \
+                 (no io_uring here?)"
+            );
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the bait never appeared: {:?}",
+            std::fs::read_dir(d.path())
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&mut c, libc::SIGKILL);
+    assert!(t.exists() && b.exists(), "a SIGKILL leaves both");
+    let r = clean(d.path());
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(!t.exists() && !b.exists(), "{}", r.stdout);
+    assert!(r.stdout.contains("removed 2,"), "{}", r.stdout);
+}
