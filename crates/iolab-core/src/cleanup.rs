@@ -38,11 +38,62 @@ pub fn status_line_shown(shown: bool) {
     STATUS_LINE.store(shown, Ordering::SeqCst);
 }
 
-/// Removes every registered path (newest first) and, when nothing it records is left, the journal of them;
-/// true if a path was removed. Async-signal-safe: for handlers that end the process right after (the
-/// paths' strings stay allocated, their Created values are not dropped).
+/// A zram device a suite made, for the signal handler: its reset attribute's path and its number as text
+/// (C strings leaked by [`register_zram`]; null: none).
+static ZRAM_RESET: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+static ZRAM_NUMBER: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Registers /dev/zram`dev` for a reset and hot_remove on Ctrl-C, SIGTERM or SIGHUP (its Drop does it at a
+/// normal exit; `iolab clean` after a kill).
+pub fn register_zram(dev: u32) {
+    install_signal_handler();
+    let c = |s: String| CString::new(s).expect("no NUL").into_raw();
+    let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    ZRAM_NUMBER.store(c(dev.to_string()), Ordering::Release);
+    ZRAM_RESET.store(c(format!("/sys/block/zram{dev}/reset")), Ordering::Release);
+}
+
+/// The zram device is reset and removed (or about to be, by its Drop): the handler leaves it.
+pub fn unregister_zram() {
+    let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    for a in [&ZRAM_RESET, &ZRAM_NUMBER] {
+        let p = a.swap(std::ptr::null_mut(), Ordering::AcqRel);
+        if !p.is_null() {
+            // SAFETY: `p` came from CString::into_raw in `register_zram` and no slot holds it any more; a
+            // handler that loaded it before the swap ends the process without returning here.
+            drop(unsafe { CString::from_raw(p) });
+        }
+    }
+}
+
+/// In the handler: resets and removes the registered zram device; None when there is none.
+fn reset_registered_zram() -> Option<bool> {
+    let (reset, number) = (
+        ZRAM_RESET.load(Ordering::Acquire),
+        ZRAM_NUMBER.load(Ordering::Acquire),
+    );
+    if reset.is_null() || number.is_null() {
+        return None;
+    }
+    // SAFETY: both are C strings leaked by `register_zram`, freed only after being cleared; the caller
+    // ends the process.
+    Some(unsafe {
+        crate::sys::write_file_raw(reset, c"1".as_ptr())
+            && crate::sys::write_file_raw(c"/sys/class/zram-control/hot_remove".as_ptr(), number)
+    })
+}
+
+/// Removes every registered path (newest first) and the registered zram device and, when nothing the
+/// journal records is left, the journal of them; true if something was removed. Async-signal-safe: for
+/// handlers that end the process right after (the paths' strings stay allocated, their Created values are
+/// not dropped).
 pub(crate) fn remove_registered() -> bool {
     let (mut removed, mut all) = (0, !OVERFLOWED.load(Ordering::SeqCst));
+    match reset_registered_zram() {
+        Some(true) => removed += 1,
+        Some(false) => all = false,
+        None => {}
+    }
     for i in (0..SLOTS).rev() {
         // Acquire: pairs with the Release store in `register`, so the string's bytes are visible.
         let p = PATHS[i].load(Ordering::Acquire);

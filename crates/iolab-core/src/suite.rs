@@ -264,10 +264,12 @@ impl Places {
     }
 }
 
-/// A zram block device iolab made (hot_add), reset and removed (hot_remove) when dropped.
+/// A zram block device iolab made (hot_add), reset and removed (hot_remove) when dropped, on Ctrl-C
+/// (`cleanup::register_zram`) and, after a kill, by `iolab clean` (journaled).
 struct Zram {
     id: u32,
     dev: PathBuf,
+    journal: Option<u64>,
 }
 
 impl Zram {
@@ -285,12 +287,15 @@ impl Zram {
             .trim()
             .parse()
             .map_err(|e| format!("zram hot_add gave no device number: {e}"))?;
-        let z = Zram {
+        crate::cleanup::register_zram(id);
+        let mut z = Zram {
             id,
             dev: PathBuf::from(format!("/dev/zram{id}")),
+            journal: None,
         };
         std::fs::write(format!("/sys/block/zram{id}/disksize"), size.to_string())
             .map_err(|e| format!("zram{id} disksize: {e}"))?;
+        z.journal = crate::leftovers::record_zram(id, size);
         if !z.dev.exists() {
             return Err(format!("{} did not appear", z.dev.display()));
         }
@@ -300,8 +305,17 @@ impl Zram {
 
 impl Drop for Zram {
     fn drop(&mut self) {
-        let _ = std::fs::write(format!("/sys/block/zram{}/reset", self.id), "1");
-        let _ = std::fs::write("/sys/class/zram-control/hot_remove", self.id.to_string());
+        let reset = std::fs::write(format!("/sys/block/zram{}/reset", self.id), "1");
+        let removed = std::fs::write("/sys/class/zram-control/hot_remove", self.id.to_string());
+        crate::cleanup::unregister_zram();
+        match (reset.and(removed), self.journal) {
+            (Ok(()), Some(j)) => crate::leftovers::forget(j),
+            (Err(e), _) => eprintln!(
+                "iolab: warning: {} was not reset and removed ({e}); `iolab clean` tries again",
+                self.dev.display()
+            ),
+            _ => {}
+        }
     }
 }
 

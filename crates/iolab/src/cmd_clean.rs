@@ -6,7 +6,7 @@
 use crate::output::outln;
 use clap::Args;
 use iolab_core::error::Error;
-use iolab_core::leftovers::{self, CleanReport, Verdict};
+use iolab_core::leftovers::{self, CleanReport, Outcome, Verdict};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -25,11 +25,11 @@ pub(crate) fn cmd_clean(a: &CleanArgs) -> Result<i32, Error> {
     Ok(if rep.failed() { 1 } else { 0 })
 }
 
-fn what(is_dir: bool) -> &'static str {
-    if is_dir {
-        "directory"
-    } else {
-        "file"
+fn what(o: &Outcome) -> &'static str {
+    match (o.zram, o.is_dir) {
+        (true, _) => "zram device, reset,",
+        (false, true) => "directory",
+        (false, false) => "file",
     }
 }
 
@@ -44,7 +44,7 @@ fn lines(rep: &CleanReport, dir: Option<&PathBuf>) -> Vec<String> {
         match &o.verdict {
             Verdict::Removed => {
                 removed += 1;
-                out.push(format!("removed {p} ({} {by})", what(o.is_dir)));
+                out.push(format!("removed {p} ({} {by})", what(o)));
             }
             Verdict::Refused(why) => {
                 refused += 1;
@@ -63,7 +63,7 @@ fn lines(rep: &CleanReport, dir: Option<&PathBuf>) -> Vec<String> {
         .unwrap_or_default();
     let mut summary = if removed + refused + failed == 0 {
         format!(
-            "iolab clean: nothing to clean: no file or directory left by an interrupted iolab{under} (journals in {})",
+            "iolab clean: nothing to clean: no file, directory or zram device left by an interrupted iolab{under} (journals in {})",
             rep.journal_dir.display()
         )
     } else {

@@ -1,7 +1,9 @@
 //! `iolab clean [DIR]`: removes what iolab processes that are gone left behind, as their journals record it,
 //! and refuses whatever is no longer what iolab created.
 
-use super::{mark_value, open_journal_dir, parse, split, Contents, Entry, Process, XATTR};
+use super::{
+    mark_value, open_journal_dir, parse, split, Contents, Entry, Process, ZramEntry, XATTR,
+};
 use crate::error::{Error, Result};
 use crate::sys;
 use std::ffi::OsStr;
@@ -26,6 +28,8 @@ pub enum Verdict {
 pub struct Outcome {
     pub path: PathBuf,
     pub is_dir: bool,
+    /// A zram device (reset and removed through zram-control), not a path in a directory.
+    pub zram: bool,
     /// The iolab process that created it.
     pub pid: i32,
     pub verdict: Verdict,
@@ -218,10 +222,11 @@ fn clean_journal(dir: RawFd, name: &str, under: Option<&Path>, rep: &mut CleanRe
         ));
     }
     let keep = clean_entries(&c, under, rep);
-    let rewritten = if keep.is_empty() {
+    let keep_zram = super::zram::clean_zram(&c, under, rep);
+    let rewritten = if keep.is_empty() && keep_zram.is_empty() {
         sys::unlinkat(dir, OsStr::new(name), false)
     } else {
-        rewrite(&fd, &c.owner, &keep)
+        rewrite(&fd, &c.owner, &keep, &keep_zram)
     };
     if let Err(e) = rewritten {
         rep.notes.push(format!(
@@ -262,6 +267,7 @@ fn clean_entries(c: &Contents, under: Option<&Path>, rep: &mut CleanReport) -> V
         rep.outcomes.push(Outcome {
             path: e.path.clone(),
             is_dir: e.is_dir,
+            zram: false,
             pid: c.owner.pid,
             verdict,
         });
@@ -270,10 +276,18 @@ fn clean_entries(c: &Contents, under: Option<&Path>, rep: &mut CleanReport) -> V
     keep
 }
 
-fn rewrite(fd: &OwnedFd, owner: &Process, keep: &[Entry]) -> sys::SysResult<()> {
+fn rewrite(
+    fd: &OwnedFd,
+    owner: &Process,
+    keep: &[Entry],
+    zram: &[ZramEntry],
+) -> sys::SysResult<()> {
     let mut text = super::header(owner);
     for e in keep {
         text.push_str(&e.line());
+    }
+    for z in zram {
+        text.push_str(&z.line());
     }
     sys::ftruncate(fd.as_raw_fd(), 0)?;
     let mut off = 0usize;

@@ -2,7 +2,7 @@
 //! path removed, deleted when no recorded path is left (and by the signal handler after it removed them).
 //! Every call here happens where a path is created or removed, never inside a timed span.
 
-use super::{header, mark_value, open_journal_dir, Entry, Process, XATTR};
+use super::{header, mark_value, open_journal_dir, Entry, Process, ZramEntry, XATTR};
 use crate::sys;
 use std::ffi::{CString, OsStr};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -121,6 +121,18 @@ pub fn record(path: &Path) -> Option<u64> {
         warn(&format!("{} could not be examined", path.display()));
         return None;
     };
+    append(id, &entry.line())
+}
+
+/// Journals /dev/zram`dev`, which iolab has just made and sized to `disksize` bytes; returns the entry's
+/// id for [`forget`].
+pub fn record_zram(dev: u32, disksize: u64) -> Option<u64> {
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    append(id, &ZramEntry { id, dev, disksize }.line())
+}
+
+/// Appends entry `id`'s line, opening the journal with the first one.
+fn append(id: u64, line: &str) -> Option<u64> {
     let mut w = WRITER.lock().unwrap_or_else(|p| p.into_inner());
     if w.is_none() {
         match open_writer() {
@@ -133,7 +145,7 @@ pub fn record(path: &Path) -> Option<u64> {
     }
     let file = &w.as_ref().expect("opened").file;
     LIVE.fetch_add(1, Ordering::SeqCst);
-    if let Err(e) = write_all(file, entry.line().as_bytes()) {
+    if let Err(e) = write_all(file, line.as_bytes()) {
         LIVE.fetch_sub(1, Ordering::SeqCst);
         warn(&format!(
             "writing the journal: {}",

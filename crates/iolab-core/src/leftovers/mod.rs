@@ -26,10 +26,11 @@
 
 mod clean;
 mod journal;
+mod zram;
 
-pub use clean::{clean, CleanReport, Verdict};
+pub use clean::{clean, CleanReport, Outcome, Verdict};
 pub(crate) use journal::unlink_journal_if_all_removed;
-pub use journal::{forget, record};
+pub use journal::{forget, record, record_zram};
 
 use crate::sys;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -177,6 +178,35 @@ pub struct Entry {
     pub path: PathBuf,
 }
 
+/// A zram block device iolab made (hot_add) and sized for a suite, as the journal records it: after a
+/// kill, `clean` resets and removes it (see `zram.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ZramEntry {
+    pub id: u64,
+    /// N of /dev/zramN.
+    pub dev: u32,
+    /// The disksize iolab gave it, bytes.
+    pub disksize: u64,
+}
+
+impl ZramEntry {
+    fn line(&self) -> String {
+        format!("z {} {} {}\n", self.id, self.dev, self.disksize)
+    }
+
+    fn parse(l: &str) -> Option<ZramEntry> {
+        let f: Vec<&str> = l.split(' ').collect();
+        match f.as_slice() {
+            ["z", id, dev, size] => Some(ZramEntry {
+                id: id.parse().ok()?,
+                dev: dev.parse().ok()?,
+                disksize: size.parse().ok()?,
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// What iolab writes into [`XATTR`] of the entry `id` of `p`'s journal.
 pub fn mark_value(p: &Process, id: u64) -> String {
     format!("{}:{}:{}:{id}", p.boot, p.pid, p.start)
@@ -252,6 +282,8 @@ impl Entry {
 pub(crate) struct Contents {
     pub owner: Process,
     pub live: Vec<Entry>,
+    /// zram devices made and not removed.
+    pub zram: Vec<ZramEntry>,
     /// Lines that could not be read (a journal cut short by the kill, or damaged).
     pub bad_lines: usize,
 }
@@ -270,6 +302,7 @@ pub(crate) fn parse(text: &str) -> Option<Contents> {
         boot: f.get(2)?.to_string(),
     };
     let mut live: Vec<Entry> = Vec::new();
+    let mut zram: Vec<ZramEntry> = Vec::new();
     let mut bad_lines = 0;
     for l in lines {
         // A line without its newline was cut short by the kill: not trusted.
@@ -279,8 +312,11 @@ pub(crate) fn parse(text: &str) -> Option<Contents> {
         };
         if let Some(id) = l.strip_prefix("- ").and_then(|i| i.parse::<u64>().ok()) {
             live.retain(|e| e.id != id);
+            zram.retain(|z| z.id != id);
         } else if let Some(e) = Entry::parse(l) {
             live.push(e);
+        } else if let Some(z) = ZramEntry::parse(l) {
+            zram.push(z);
         } else {
             bad_lines += 1;
         }
@@ -288,6 +324,7 @@ pub(crate) fn parse(text: &str) -> Option<Contents> {
     Some(Contents {
         owner,
         live,
+        zram,
         bad_lines,
     })
 }
@@ -320,14 +357,21 @@ mod tests {
             start: 77,
             boot: "b-o-o-t".into(),
         };
+        let z = ZramEntry {
+            id: 10,
+            dev: 3,
+            disksize: 1 << 30,
+        };
         let text = format!(
-            "{}{}+ 8 f 1 2 3 - 4 5 0 2f78\n- 8\n+ 9 f trunc",
+            "{}{}+ 8 f 1 2 3 - 4 5 0 2f78\n- 8\n{}z 11 4 4096\n- 11\n+ 9 f trunc",
             header(&p),
-            e.line()
+            e.line(),
+            z.line()
         );
         let c = parse(&text).unwrap();
         assert_eq!(c.owner, p);
         assert_eq!(c.live, vec![e], "entry 8 was removed, 9 is cut short");
+        assert_eq!(c.zram, vec![z], "zram entry 11 was removed");
         assert_eq!(c.bad_lines, 1);
         assert!(parse("not a journal\n").is_none());
     }

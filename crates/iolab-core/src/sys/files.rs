@@ -362,6 +362,25 @@ pub unsafe fn remove_path_raw(path: *const libc::c_char, dir: bool) -> bool {
     }
 }
 
+/// Writes the C string `text` (without its NUL) into the existing file `path` (a sysfs attribute); true
+/// when the whole text was written. Async-signal-safe: open, write, close.
+///
+/// # Safety
+/// `path` and `text` must be valid NUL-terminated C strings.
+pub unsafe fn write_file_raw(path: *const libc::c_char, text: *const libc::c_char) -> bool {
+    // SAFETY: the caller guarantees both C strings; the descriptor is this function's and closed here.
+    unsafe {
+        let fd = libc::open(path, libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return false;
+        }
+        let n = libc::strlen(text);
+        let ok = libc::write(fd, text.cast(), n) == n as isize;
+        libc::close(fd);
+        ok
+    }
+}
+
 /// copy_file_range(2) of `len` bytes from `src` at `off_in` to `dst` at `off_out`.
 pub fn copy_file_range(
     src: RawFd,
