@@ -66,6 +66,10 @@ pub(crate) struct SuiteArgs {
     /// Write the tables, findings and answers as Markdown to FILE. An existing FILE is not replaced.
     #[arg(long, value_name = "FILE")]
     pub(crate) md: Option<PathBuf>,
+    /// Write every point's time series to FILE: a row per interval (see run's --log-interval), after
+    /// `point.KEY` columns naming the point (and its repeat). An existing FILE is not replaced.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) csv_intervals: Option<PathBuf>,
     /// Where the "disk" files go (a new directory inside it, removed at the end).
     #[arg(long, value_name = "DIR", default_value = "/var/tmp")]
     pub(crate) disk_dir: PathBuf,
@@ -307,10 +311,14 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     if let Some(m) = &a.md {
         check_new_path("--md", m)?;
     }
+    if let Some(c) = &a.csv_intervals {
+        check_new_path("--csv-intervals", c)?;
+    }
     check_apart(&[
         ("--out", a.out.as_deref()),
         ("--csv", a.csv.as_deref()),
         ("--md", a.md.as_deref()),
+        ("--csv-intervals", a.csv_intervals.as_deref()),
     ])?;
     // --quick and --profile are keys of every point already.
     let fixed = BTreeMap::from([
@@ -378,6 +386,17 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     };
     if let Some(c) = &a.csv {
         write_new("--csv", c, flow.csv(&flow.keys()).as_bytes())?;
+    }
+    if let Some(c) = &a.csv_intervals {
+        let text = iolab_core::interval_csv::of_records(&flow.records(), &flow.keys());
+        write_new("--csv-intervals", c, text.as_bytes())?;
+        if text.lines().nth(1).is_none() {
+            errln(&format!(
+                "iolab: --csv-intervals: {} holds the header only: no point recorded intervals (they are \
+                 kept for timed passes of 2 s or more, or where a step's spec sets log-interval)",
+                c.display()
+            ));
+        }
     }
     write_md(a.md.as_deref(), &tables)?;
     shown?;
