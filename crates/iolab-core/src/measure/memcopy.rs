@@ -75,10 +75,15 @@ impl MemCopy {
     /// One line for the output: the rates and how they were measured.
     pub fn describe(&self) -> String {
         if self.buffer_bytes == 0 {
+            let why = if self.largest_cache_bytes.is_some() {
+                "no working set here spans more than twice its largest cache"
+            } else {
+                "this machine lists no CPU caches, so no working set is known to lie beyond them"
+            };
             return format!(
                 "this machine copies {} within the L1 cache ({} buffer), one CPU, best of {} passes, measured \
-                 once in {:.0} ms outside any timed span (its rate beyond the caches was not measured: no \
-                 working set here spans more than twice its largest cache, and the buffers would cost memory)",
+                 once in {:.0} ms outside any timed span (its rate beyond the caches was not measured: {why}, \
+                 and the buffers would cost memory)",
                 gbps(self.cache_copy_bps),
                 crate::units::fmt_size(self.cache_buffer_bytes),
                 self.passes,
@@ -126,16 +131,25 @@ pub fn measured() -> &'static MemCopy {
 }
 
 /// The rates a comparison of working sets of at most `max_working_set` bytes needs: where none spans
-/// more than twice the largest cache, the ceiling is the L1 rate alone, and the two large buffers (twice
-/// that cache each, the main job's peak memory otherwise) are not allocated.
+/// more than twice the largest cache, or where the caches are not listed (many ARM boards, QEMU's arm64
+/// guests), the ceiling is the L1 rate alone ([`MemCopy::ceiling`]), and the two large buffers (twice
+/// that cache each, 64 MiB each where it is unknown: 132 MiB of peak memory for the main job in an arm64
+/// guest) are not allocated.
 pub fn measured_within(max_working_set: u64) -> MemCopy {
     if let Some(m) = FULL.get() {
         return m.clone();
     }
-    match largest_cache() {
-        Some(c) if max_working_set <= 2 * c => measure(false),
-        _ => measured().clone(),
+    if needs_beyond_caches(largest_cache(), max_working_set) {
+        measured().clone()
+    } else {
+        measure(false)
     }
+}
+
+/// Whether a working set of `max_working_set` bytes may lie beyond caches of which the largest is `llc`
+/// (and [`MemCopy::ceiling`] would use the rate beyond them): never where no cache is listed.
+fn needs_beyond_caches(llc: Option<u64>, max_working_set: u64) -> bool {
+    llc.is_some_and(|c| max_working_set > 2 * c)
 }
 
 /// Each of the two large buffers: twice the largest cache (at least 4 MiB, at most 256 MiB; 64 MiB where
@@ -265,6 +279,16 @@ mod tests {
         let c = m.ceiling(Some(1 << 30), 1);
         assert_eq!(c.bps, m.cache_copy_bps);
         assert!(m.describe().contains("not measured"), "{}", m.describe());
+    }
+
+    #[test]
+    fn large_buffers_only_where_a_working_set_lies_beyond_listed_caches() {
+        // The main job's 4 MiB files: beyond a Pi's 1 MiB L2, within a server's 32 MiB L3, and nothing
+        // is known where no cache is listed (the ceiling is then the L1 rate whatever is measured).
+        assert!(needs_beyond_caches(Some(1 << 20), 4 << 20));
+        assert!(!needs_beyond_caches(Some(32 << 20), 4 << 20));
+        assert!(!needs_beyond_caches(None, 4 << 20));
+        assert!(!needs_beyond_caches(None, 1 << 40));
     }
 
     #[test]
