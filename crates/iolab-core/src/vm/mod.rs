@@ -17,6 +17,7 @@
 //! - `ivshmem.rs`: memory shared with the guest as an ivshmem-plain PCI device (`--offload-partition vm`).
 
 pub mod arch;
+pub mod elf;
 pub mod fetch;
 pub mod guest;
 pub mod initramfs;
@@ -41,6 +42,8 @@ pub const CANNOT_BUILD: &str = "cannot build the guest here";
 pub struct VmRequest {
     /// The guest's architecture (`--arch`).
     pub arch: arch::Arch,
+    /// QEMU's machine (`--machine`).
+    pub board: arch::Board,
     /// `--kernel PKG`.
     pub kernel: Option<String>,
     pub cache: PathBuf,
