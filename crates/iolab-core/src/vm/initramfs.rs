@@ -132,9 +132,12 @@ pub fn check_exe(exe: &Path, arch: super::arch::Arch) -> std::result::Result<(),
     let want = arch.elf_machine();
     match machine {
         None => Err(format!(
-            "{} is not a {}-bit little-endian ELF binary",
+            "{} is not a {}-bit little-endian ELF binary: an {} guest runs an iolab built by \
+             scripts/build-board {}",
             exe.display(),
-            if arch.elf64() { 64 } else { 32 }
+            if arch.elf64() { 64 } else { 32 },
+            arch.machine(),
+            arch.machine()
         )),
         Some(m) if m != want => Err(format!(
             "{} is not an {} binary (ELF machine {m}, not {want}): give an iolab built for the guest, e.g. \

@@ -54,8 +54,8 @@ fn lock(cache: &Path, say: &mut dyn FnMut(&str)) -> Result<CacheLock> {
 
 /// Why the sink driver is not built for a foreign architecture's guest.
 pub const NO_FOREIGN_DRIVER: &str = "building it needs a cross compiler for the guest's architecture \
-     (e.g. Debian's gcc-aarch64-linux-gnu) and kbuild's tools built for this host, which iolab vm does not \
-     set up; the command runs without /dev/iolab_sink";
+     (e.g. Debian's gcc-aarch64-linux-gnu or gcc-arm-linux-gnueabihf) and kbuild's tools built for this \
+     host, which iolab vm does not set up; the command runs without /dev/iolab_sink";
 
 /// Fills the cache where it lacks something and returns the parts of an `arch` guest. `asked`:
 /// `--kernel PKG`.
