@@ -1,4 +1,4 @@
-//! `iolab vm [--arch x86_64|aarch64] [--exe PATH] [--kernel PKG] [--cache DIR] [--timeout SECS] [--script
+//! `iolab vm [--arch x86_64|aarch64|armv7] [--machine virt|vexpress-a9] [--exe PATH] [--kernel PKG] [--cache DIR] [--timeout SECS] [--script
 //! FILE] -- ARGS`: runs `iolab ARGS` (or each line of the script) inside a guest kernel under QEMU
 //! (iolab_core::vm) and exits with the guest command's exit status. The machinery's own lines go to
 //! stderr, prefixed "iolab vm: "; the command's stdout and stderr to stdout and stderr.
@@ -6,25 +6,34 @@
 use crate::output::{err_bytes, errln, out_bytes};
 use clap::Args;
 use iolab_core::error::Error;
-use iolab_core::vm::{self, arch::Arch, Report, VmRequest};
+use iolab_core::vm::{
+    self,
+    arch::{Arch, Board},
+    Report, VmRequest,
+};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Args)]
 pub(crate) struct VmArgs {
-    /// The guest's architecture: x86_64 (amd64), or aarch64 (arm64: Debian's arm64 kernel under
-    /// qemu-system-aarch64, a Cortex-A72 on the virt machine, always emulated; needs --exe).
+    /// The guest's architecture: x86_64 (amd64), aarch64 (arm64: Debian's arm64 kernel under
+    /// qemu-system-aarch64, a Cortex-A72 on the virt machine), or armv7 (armhf: Debian's armmp kernel
+    /// under qemu-system-arm, see --machine); an ARM guest is always emulated and needs --exe.
     #[arg(long, value_name = "ARCH", default_value = "x86_64")]
     pub(crate) arch: String,
-    /// The iolab binary the guest runs [default: this one]; for --arch aarch64 a static aarch64 build
-    /// (`scripts/build-board aarch64`, or `cargo build --release -p iolab --target
-    /// aarch64-unknown-linux-musl`).
+    /// QEMU's machine: virt (ARM; for armv7 a Cortex-A15, with the ARM generic timer user space may
+    /// read), or vexpress-a9 (armv7 only: a Cortex-A9, the Zynq-7000's core, without a generic timer or
+    /// PCI: no NVMe disk) [default: virt on ARM, pc on x86_64].
+    #[arg(long, value_name = "MACHINE")]
+    pub(crate) machine: Option<String>,
+    /// The iolab binary the guest runs [default: this one]; for --arch aarch64 or armv7 a static build
+    /// of it (`scripts/build-board aarch64|armv7`).
     #[arg(long, value_name = "PATH")]
     pub(crate) exe: Option<PathBuf>,
     /// The Debian kernel image package the guest boots (e.g. linux-image-6.1.0-NN-amd64; checked against
-    /// apt's lists) [default: the one linux-image-amd64, or linux-image-arm64 for --arch aarch64, depends
-    /// on now].
+    /// apt's lists) [default: the one linux-image-amd64, linux-image-arm64 (--arch aarch64) or
+    /// linux-image-armmp (--arch armv7) depends on now].
     #[arg(long, value_name = "PKG")]
     pub(crate) kernel: Option<String>,
     /// Where the kernel, headers, qemu and busybox are kept after the first run (about 170 MB) [default:
@@ -93,14 +102,19 @@ pub(crate) fn request(a: &VmArgs, commands: Vec<Vec<OsString>>) -> Result<VmRequ
         Error::usage(
             "--arch",
             format!(
-                "{}: iolab vm boots x86_64 (amd64) or aarch64 (arm64) guests",
+                "{}: iolab vm boots x86_64 (amd64), aarch64 (arm64) or armv7 (armhf) guests",
                 a.arch
             ),
         )
     })?;
+    let board = match &a.machine {
+        None => Board::Standard,
+        Some(m) => Board::parse(m, arch).map_err(|e| Error::usage("--machine", e))?,
+    };
     let exe = exe(a, arch)?;
     Ok(VmRequest {
         arch,
+        board,
         kernel: a.kernel.clone(),
         cache: match &a.cache {
             Some(c) => std::path::absolute(c)
@@ -150,6 +164,7 @@ pub(crate) fn run_request(req: &VmRequest) -> Result<i32, Error> {
 pub(crate) fn in_guest(args: Vec<OsString>, timeout_s: u64) -> Result<i32, Error> {
     let a = VmArgs {
         arch: "x86_64".into(),
+        machine: None,
         exe: None,
         kernel: None,
         cache: None,

@@ -1,6 +1,9 @@
 //! The guest's architecture: Debian's amd64 kernel under qemu-system-x86_64 (the host's own), or Debian's
 //! arm64 kernel under qemu-system-aarch64 (`-M virt`, a Cortex-A72, always TCG on an x86_64 host) for the
-//! boards' static aarch64 binary (issue 20).
+//! boards' static aarch64 binary (issue 20), or Debian's armhf kernel (`linux-image-armmp`) under
+//! qemu-system-arm for the static armv7 binary, on one of two [`Board`]s: `virt` with a Cortex-A15 (the ARM
+//! generic timer, readable from user space) or `vexpress-a9` (a Cortex-A9, the Zynq-7000's core: no generic
+//! timer, no PCI; the kernel package's device tree, virtio devices over virtio-mmio, no NVMe disk).
 //!
 //! A foreign architecture's packages (the arm64 kernel and busybox) come from apt lists of that
 //! architecture kept in the cache (`CACHE/apt-arm64/`: `apt-get update` with its own lists, package cache
@@ -14,6 +17,53 @@ use std::path::{Path, PathBuf};
 pub enum Arch {
     Amd64,
     Arm64,
+    Armhf,
+}
+
+/// The machine QEMU emulates: its standard one (a PC on x86_64, `virt` on ARM), or QEMU's `vexpress-a9`
+/// (armv7 only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Board {
+    Standard,
+    VexpressA9,
+}
+
+impl Board {
+    /// `--machine`'s words: `virt` (and `pc`) for the standard machine, `vexpress-a9`.
+    pub fn parse(name: &str, arch: Arch) -> std::result::Result<Board, String> {
+        match (name, arch) {
+            ("virt", Arch::Arm64 | Arch::Armhf) | ("pc", Arch::Amd64) => Ok(Board::Standard),
+            ("vexpress-a9", Arch::Armhf) => Ok(Board::VexpressA9),
+            ("vexpress-a9", _) => Err(format!(
+                "{name}: a 32-bit ARM board; it needs --arch armv7"
+            )),
+            _ => Err(format!(
+                "{name}: iolab vm emulates virt (aarch64, armv7), vexpress-a9 (armv7) or pc (x86_64)"
+            )),
+        }
+    }
+
+    /// The PCI bus is there (the NVMe disk and virtio over PCI), else virtio over virtio-mmio only.
+    pub fn has_pci(self) -> bool {
+        self == Board::Standard
+    }
+
+    /// The most memory the machine takes (vexpress-a9: 1 GiB).
+    pub fn max_memory_mib(self) -> u64 {
+        match self {
+            Board::Standard => u64::MAX,
+            Board::VexpressA9 => 1024,
+        }
+    }
+
+    /// The device tree the machine boots with, from the kernel package (`usr/lib/linux-image-R/`); the
+    /// `virt` machine writes its own.
+    pub fn dtb(self) -> Option<&'static str> {
+        match self {
+            Board::Standard => None,
+            Board::VexpressA9 => Some("vexpress-v2p-ca9.dtb"),
+        }
+    }
 }
 
 impl Arch {
@@ -22,6 +72,7 @@ impl Arch {
         match name {
             "x86_64" | "amd64" => Some(Arch::Amd64),
             "aarch64" | "arm64" => Some(Arch::Arm64),
+            "armv7" | "armhf" => Some(Arch::Armhf),
             _ => None,
         }
     }
@@ -31,15 +82,30 @@ impl Arch {
         match self {
             Arch::Amd64 => "amd64",
             Arch::Arm64 => "arm64",
+            Arch::Armhf => "armhf",
         }
     }
 
-    /// The kernel's (`uname -m`) and Rust's name.
+    /// The name users give it (`scripts/build-board NAME`; the kernel's `uname -m` but for armv7l).
     pub fn machine(self) -> &'static str {
         match self {
             Arch::Amd64 => "x86_64",
             Arch::Arm64 => "aarch64",
+            Arch::Armhf => "armv7",
         }
+    }
+
+    /// Rust's name (`std::env::consts::ARCH`).
+    fn rust_arch(self) -> &'static str {
+        match self {
+            Arch::Armhf => "arm",
+            a => a.machine(),
+        }
+    }
+
+    /// 64-bit ELF binaries (else ELF32).
+    pub fn elf64(self) -> bool {
+        self != Arch::Armhf
     }
 
     /// The ELF `e_machine` of its binaries.
@@ -47,17 +113,29 @@ impl Arch {
         match self {
             Arch::Amd64 => 62,
             Arch::Arm64 => 183,
+            Arch::Armhf => 40,
         }
     }
 
     /// Not the host's own: its packages need apt lists of their own, and the guest is always emulated.
     pub fn foreign(self) -> bool {
-        self.machine() != std::env::consts::ARCH
+        self.rust_arch() != std::env::consts::ARCH
     }
 
     /// The kernel metapackage whose dependency is today's kernel image.
     pub fn kernel_meta(self) -> String {
-        format!("linux-image-{}", self.debian())
+        match self {
+            Arch::Armhf => "linux-image-armmp".into(),
+            a => format!("linux-image-{}", a.debian()),
+        }
+    }
+
+    /// What a kernel image package's name ends with (`linux-image-6.1.0-NN-armmp`).
+    pub fn kernel_flavour(self) -> &'static str {
+        match self {
+            Arch::Armhf => "armmp",
+            a => a.debian(),
+        }
     }
 
     /// The package holding qemu's system emulator for this architecture, and the binary's name.
@@ -65,6 +143,7 @@ impl Arch {
         match self {
             Arch::Amd64 => ("qemu-system-x86", "qemu-system-x86_64"),
             Arch::Arm64 => ("qemu-system-arm", "qemu-system-aarch64"),
+            Arch::Armhf => ("qemu-system-arm", "qemu-system-arm"),
         }
     }
 
@@ -73,7 +152,7 @@ impl Arch {
     pub fn qemu_tools(self) -> &'static [&'static str] {
         match self {
             Arch::Amd64 => &["qemu-system-common", "qemu-system-data", "seabios"],
-            Arch::Arm64 => &["qemu-system-common", "qemu-system-data"],
+            Arch::Arm64 | Arch::Armhf => &["qemu-system-common", "qemu-system-data"],
         }
     }
 
@@ -81,7 +160,8 @@ impl Arch {
     /// share over virtio, ext4 (which also mounts ext2) with the crc32c it asks the crypto API for at mount
     /// time ("Cannot load crc32c driver" without it; a soft dependency, not in `depends=`); on arm64 also
     /// virtio_console: the `virt` machine has one UART (the console), so the command's stdout and stderr
-    /// go through virtio serial ports.
+    /// go through virtio serial ports; on armhf also virtio_mmio (vexpress-a9 has no PCI: its virtio
+    /// devices sit on virtio-mmio transports).
     pub fn roots(self) -> &'static [&'static str] {
         const COMMON: &[&str] = &[
             "virtio_pci",
@@ -102,9 +182,29 @@ impl Arch {
             "ext4",
             "virtio_console",
         ];
+        const ARMHF: &[&str] = &[
+            "virtio_mmio",
+            "virtio_pci",
+            "virtio_blk",
+            "nvme",
+            "9pnet_virtio",
+            "9p",
+            "crc32c_generic",
+            "ext4",
+            "virtio_console",
+        ];
         match self {
             Arch::Amd64 => COMMON,
             Arch::Arm64 => ARM64,
+            Arch::Armhf => ARMHF,
+        }
+    }
+
+    /// The device trees kept from the kernel package: those of the boards that need one (`Board::dtb`).
+    pub fn dtbs(self) -> &'static [&'static str] {
+        match self {
+            Arch::Armhf => &["vexpress-v2p-ca9.dtb"],
+            _ => &[],
         }
     }
 
@@ -216,7 +316,20 @@ mod tests {
     fn names_and_the_foreign_apt() {
         assert_eq!(Arch::parse("aarch64"), Some(Arch::Arm64));
         assert_eq!(Arch::parse("amd64"), Some(Arch::Amd64));
-        assert_eq!(Arch::parse("armv7"), None);
+        assert_eq!(Arch::parse("armv7"), Some(Arch::Armhf));
+        assert_eq!(Arch::parse("riscv64"), None);
+        assert_eq!(Arch::Armhf.kernel_meta(), "linux-image-armmp");
+        assert!(!Arch::Armhf.elf64());
+        assert_eq!(
+            Board::parse("vexpress-a9", Arch::Armhf),
+            Ok(Board::VexpressA9)
+        );
+        assert_eq!(Board::parse("virt", Arch::Armhf), Ok(Board::Standard));
+        assert!(Board::parse("vexpress-a9", Arch::Arm64)
+            .unwrap_err()
+            .contains("--arch armv7"));
+        assert!(Board::parse("zynq", Arch::Armhf).is_err());
+        assert_eq!(Board::VexpressA9.dtb(), Some("vexpress-v2p-ca9.dtb"));
         assert_eq!(Arch::Arm64.kernel_meta(), "linux-image-arm64");
         assert_eq!(
             Arch::Arm64.resolution_name(Some("linux-image-x")),

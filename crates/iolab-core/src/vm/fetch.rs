@@ -309,7 +309,7 @@ pub fn resolve(
             "--kernel",
             format!(
                 "{first} is not a kernel image package: name one like linux-image-6.1.0-NN-{}",
-                arch.debian()
+                arch.kernel_flavour()
             ),
         ));
     }

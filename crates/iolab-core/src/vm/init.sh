@@ -44,7 +44,12 @@ if [ -e /iolab/iolab_sink.ko ]; then
 	fi
 fi
 
-wait_for /dev/nvme0n1 || say "warning: no /dev/nvme0n1 (the NVMe disk)"
+# A board without PCI (vexpress-a9) has no NVMe disk: iolab.nvme=none on the command line.
+if grep -qw 'iolab.nvme=none' /proc/cmdline; then
+	say "no NVMe disk on this board (no PCI): /dev/nvme0n1 is absent; the virtio disk is on virtio-mmio"
+else
+	wait_for /dev/nvme0n1 || say "warning: no /dev/nvme0n1 (the NVMe disk)"
+fi
 if wait_for /dev/vda; then
 	out=$(mke2fs -q -i 262144 /dev/vda 2>&1) && out=$(mount -t ext4 /dev/vda /var/tmp 2>&1) ||
 		say "warning: the virtio disk could not be formatted or mounted ($out): /var/tmp is in memory"

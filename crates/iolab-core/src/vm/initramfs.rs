@@ -119,35 +119,25 @@ impl Archive {
 
 /// The ELF interpreter a dynamically linked binary names (PT_INTERP), if any.
 pub fn interpreter(elf: &[u8]) -> Option<String> {
-    let u16at = |o: usize| Some(u16::from_le_bytes(elf.get(o..o + 2)?.try_into().ok()?));
-    let u32at = |o: usize| Some(u32::from_le_bytes(elf.get(o..o + 4)?.try_into().ok()?));
-    let u64at = |o: usize| Some(u64::from_le_bytes(elf.get(o..o + 8)?.try_into().ok()?));
-    if elf.get(..6)? != b"\x7fELF\x02\x01" {
-        return None;
-    }
-    let (phoff, phentsize, phnum) = (u64at(0x20)? as usize, u16at(0x36)? as usize, u16at(0x38)?);
-    (0..phnum as usize).find_map(|i| {
-        let ph = phoff + i * phentsize;
-        (u32at(ph)? == 3).then_some(())?;
-        let (off, size) = (u64at(ph + 8)? as usize, u64at(ph + 0x20)? as usize);
-        let s = elf.get(off..off + size)?.split(|&b| b == 0).next()?;
-        Some(String::from_utf8_lossy(s).into_owned())
-    })
+    super::elf::Elf::parse(elf)?.interpreter()
 }
 
-/// Can the guest of `arch` run `exe`: an ELF64 binary of its machine, and static where the guest's
+/// Can the guest of `arch` run `exe`: an ELF binary of its machine and class, and static where the guest's
 /// architecture is not the host's (its libraries are not on this host). Err: what is wrong with it.
 pub fn check_exe(exe: &Path, arch: super::arch::Arch) -> std::result::Result<(), String> {
     let bytes = std::fs::read(exe).map_err(|e| format!("cannot read {}: {e}", exe.display()))?;
-    let machine = (bytes.get(..6) == Some(b"\x7fELF\x02\x01"))
-        .then(|| bytes.get(0x12..0x14))
-        .flatten()
-        .map(|m| u16::from_le_bytes([m[0], m[1]]));
+    let machine = super::elf::Elf::parse(&bytes)
+        .filter(|e| e.is_64() == arch.elf64())
+        .and_then(|e| e.machine());
     let want = arch.elf_machine();
     match machine {
         None => Err(format!(
-            "{} is not a 64-bit little-endian ELF binary",
-            exe.display()
+            "{} is not a {}-bit little-endian ELF binary: an {} guest runs an iolab built by \
+             scripts/build-board {}",
+            exe.display(),
+            if arch.elf64() { 64 } else { 32 },
+            arch.machine(),
+            arch.machine()
         )),
         Some(m) if m != want => Err(format!(
             "{} is not an {} binary (ELF machine {m}, not {want}): give an iolab built for the guest, e.g. \
@@ -248,6 +238,11 @@ mod tests {
         assert!(check_exe(&text, other)
             .unwrap_err()
             .contains("not a 64-bit"));
+        if cfg!(target_pointer_width = "64") {
+            // An armv7 guest runs ELF32 binaries only.
+            let e = check_exe(&exe, Arch::Armhf).unwrap_err();
+            assert!(e.contains("not a 32-bit little-endian ELF"), "{e}");
+        }
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub struct Kernel {
     pub vmlinuz: PathBuf,
     /// Module files in load order.
     pub modules: Vec<PathBuf>,
+    /// Where the kernel is kept, with the device trees of `Arch::dtbs` (vexpress-a9's).
+    pub dir: PathBuf,
 }
 
 /// A module's name as the kernel knows it (`nvme-core.ko` -> `nvme_core`).
@@ -27,38 +29,15 @@ pub fn module_name(file: &Path) -> String {
     stem.replace('-', "_")
 }
 
-/// The key=value strings of an ELF64 object's `.modinfo` section.
+/// The key=value strings of an ELF object's `.modinfo` section (ELF64, or ELF32 for armhf).
 pub fn modinfo(elf: &[u8]) -> Option<Vec<String>> {
-    let u16at = |o: usize| Some(u16::from_le_bytes(elf.get(o..o + 2)?.try_into().ok()?));
-    let u32at = |o: usize| Some(u32::from_le_bytes(elf.get(o..o + 4)?.try_into().ok()?));
-    let u64at = |o: usize| Some(u64::from_le_bytes(elf.get(o..o + 8)?.try_into().ok()?));
-    // ELF64, little endian.
-    if elf.get(..6)? != b"\x7fELF\x02\x01" {
-        return None;
-    }
-    let shoff = u64at(0x28)? as usize;
-    let (shentsize, shnum, shstrndx) = (
-        u16at(0x3A)? as usize,
-        u16at(0x3C)? as usize,
-        u16at(0x3E)? as usize,
-    );
-    let sh = |i: usize| shoff + i * shentsize;
-    let strtab = u64at(sh(shstrndx) + 0x18)? as usize;
-    for i in 0..shnum {
-        let name_off = strtab + u32at(sh(i))? as usize;
-        let name = elf.get(name_off..)?.split(|&b| b == 0).next()?;
-        if name == b".modinfo" {
-            let (off, size) = (u64at(sh(i) + 0x18)? as usize, u64at(sh(i) + 0x20)? as usize);
-            let data = elf.get(off..off.checked_add(size)?)?;
-            return Some(
-                data.split(|&b| b == 0)
-                    .filter(|s| !s.is_empty())
-                    .map(|s| String::from_utf8_lossy(s).into_owned())
-                    .collect(),
-            );
-        }
-    }
-    None
+    let data = super::elf::Elf::parse(elf)?.section(".modinfo")?;
+    Some(
+        data.split(|&b| b == 0)
+            .filter(|s| !s.is_empty())
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+            .collect(),
+    )
 }
 
 /// The modules a module depends on (`depends=` of its `.modinfo`), as kernel names.
@@ -132,8 +111,9 @@ pub fn dir(cache: &Path, release: &str) -> PathBuf {
     cache.join("kernel").join(release)
 }
 
-/// The cached kernel of `release`, if complete (its `order` lists the modules of today's `roots`).
-pub fn cached(cache: &Path, release: &str, roots: &[&str]) -> Option<Kernel> {
+/// The cached kernel of `release`, if complete (its `order` lists the modules of today's `roots`, and the
+/// device trees `dtbs` are there).
+pub fn cached(cache: &Path, release: &str, roots: &[&str], dtbs: &[&str]) -> Option<Kernel> {
     let d = dir(cache, release);
     let order = std::fs::read_to_string(d.join("order")).ok()?;
     let mut lines = order.lines();
@@ -142,16 +122,41 @@ pub fn cached(cache: &Path, release: &str, roots: &[&str]) -> Option<Kernel> {
     }
     let modules: Vec<PathBuf> = lines.map(|l| d.join("modules").join(l)).collect();
     let vmlinuz = d.join("vmlinuz");
-    (vmlinuz.is_file() && modules.iter().all(|m| m.is_file())).then(|| Kernel {
+    let complete = vmlinuz.is_file()
+        && modules.iter().all(|m| m.is_file())
+        && dtbs.iter().all(|t| d.join(t).is_file());
+    complete.then(|| Kernel {
         release: release.to_string(),
         vmlinuz,
         modules,
+        dir: d,
     })
 }
 
+/// The file named `name` under `dir`, at any depth.
+fn find(dir: &Path, name: &str) -> Option<PathBuf> {
+    let mut sub = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        match e.file_type() {
+            Ok(t) if t.is_file() && e.file_name() == name => return Some(p),
+            Ok(t) if t.is_dir() => sub.push(p),
+            _ => {}
+        }
+    }
+    sub.iter().find_map(|d| find(d, name))
+}
+
 /// Keeps what the guest needs of an extracted kernel package (`staging`: its tree) in the cache, then
-/// removes the tree.
-pub fn keep_from(cache: &Path, release: &str, staging: &Path, roots: &[&str]) -> Result<Kernel> {
+/// removes the tree: the kernel, the closure of `roots` and the device trees `dtbs` (from
+/// `usr/lib/linux-image-RELEASE/`).
+pub fn keep_from(
+    cache: &Path,
+    release: &str,
+    staging: &Path,
+    roots: &[&str],
+    dtbs: &[&str],
+) -> Result<Kernel> {
     let d = dir(cache, release);
     let _ = std::fs::remove_dir_all(&d);
     mkdir(&d.join("modules"))?;
@@ -166,6 +171,18 @@ pub fn keep_from(cache: &Path, release: &str, staging: &Path, roots: &[&str]) ->
     };
     let vmlinuz = staging.join("boot").join(format!("vmlinuz-{release}"));
     copy(&vmlinuz, &d.join("vmlinuz"))?;
+    let dtb_dir = staging
+        .join("usr/lib")
+        .join(format!("linux-image-{release}"));
+    for t in dtbs {
+        let from = find(&dtb_dir, t).ok_or_else(|| {
+            Error::Runtime(format!(
+                "the kernel package has no device tree {t} under {}",
+                dtb_dir.display()
+            ))
+        })?;
+        copy(&from, &d.join(t))?;
+    }
     let mods = staging.join("lib/modules").join(release).join("kernel");
     let order = load_order(&mods, roots)?;
     let mut text = format!("roots {}\n", roots.join(" "));
@@ -177,7 +194,7 @@ pub fn keep_from(cache: &Path, release: &str, staging: &Path, roots: &[&str]) ->
     std::fs::write(d.join("order"), text)
         .map_err(|e| Error::Runtime(format!("cannot write in {}: {e}", d.display())))?;
     let _ = std::fs::remove_dir_all(staging);
-    cached(cache, release, roots)
+    cached(cache, release, roots, dtbs)
         .ok_or_else(|| Error::Runtime(format!("the kernel in {} is incomplete", d.display())))
 }
 

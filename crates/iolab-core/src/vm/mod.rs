@@ -5,8 +5,11 @@
 //! - `fetch.rs`, `kernel.rs`: Debian's kernel (`apt-cache depends linux-image-amd64`, or `--kernel`), its
 //!   headers, qemu, seabios and busybox, downloaded once into a cache and extracted without installing;
 //!   only the modules the guest loads are kept.
-//! - `arch.rs`: the guest's architecture: amd64, or arm64 (`--arch aarch64`: Debian's arm64 kernel under
-//!   qemu-system-aarch64, running a static aarch64 iolab, its packages from apt lists kept in the cache).
+//! - `arch.rs`: the guest's architecture: amd64, arm64 (`--arch aarch64`: Debian's arm64 kernel under
+//!   qemu-system-aarch64, running a static aarch64 iolab, its packages from apt lists kept in the cache) or
+//!   armhf (`--arch armv7`: the armmp kernel under qemu-system-arm), and QEMU's machine (`--machine virt`,
+//!   or `vexpress-a9`: a Cortex-A9 without PCI, its virtio devices on virtio-mmio and no NVMe disk).
+//! - `elf.rs`: ELF32 and ELF64 read just enough (modules' `.modinfo`, binaries' machine and interpreter).
 //! - `parts.rs`: the cache filled under a lock, and the sink driver built against the guest's headers.
 //! - `initramfs.rs`, `init.sh`: the guest's root (a newc cpio written here) and its /init.
 //! - `qemu.rs`: KVM only where the hardware offers it, else TCG; qemu's command line.
@@ -17,6 +20,7 @@
 //! - `ivshmem.rs`: memory shared with the guest as an ivshmem-plain PCI device (`--offload-partition vm`).
 
 pub mod arch;
+pub mod elf;
 pub mod fetch;
 pub mod guest;
 pub mod initramfs;
@@ -41,6 +45,8 @@ pub const CANNOT_BUILD: &str = "cannot build the guest here";
 pub struct VmRequest {
     /// The guest's architecture (`--arch`).
     pub arch: arch::Arch,
+    /// QEMU's machine (`--machine`).
+    pub board: arch::Board,
     /// `--kernel PKG`.
     pub kernel: Option<String>,
     pub cache: PathBuf,

@@ -54,8 +54,8 @@ fn lock(cache: &Path, say: &mut dyn FnMut(&str)) -> Result<CacheLock> {
 
 /// Why the sink driver is not built for a foreign architecture's guest.
 pub const NO_FOREIGN_DRIVER: &str = "building it needs a cross compiler for the guest's architecture \
-     (e.g. Debian's gcc-aarch64-linux-gnu) and kbuild's tools built for this host, which iolab vm does not \
-     set up; the command runs without /dev/iolab_sink";
+     (e.g. Debian's gcc-aarch64-linux-gnu or gcc-arm-linux-gnueabihf) and kbuild's tools built for this \
+     host, which iolab vm does not set up; the command runs without /dev/iolab_sink";
 
 /// Fills the cache where it lacks something and returns the parts of an `arch` guest. `asked`:
 /// `--kernel PKG`.
@@ -80,7 +80,9 @@ pub fn prepare(
     let (image, release, pkgs) = (&res.image, &res.release, &res.pkgs);
     let roots = arch.roots();
     let mut todo = fetch::not_cached(cache, pkgs);
-    if kernel::cached(cache, release, roots).is_none() && !todo.iter().any(|p| &p.name == image) {
+    if kernel::cached(cache, release, roots, arch.dtbs()).is_none()
+        && !todo.iter().any(|p| &p.name == image)
+    {
         todo.extend(pkgs.iter().filter(|p| &p.name == image).cloned());
     }
     let root = cache.join("root");
@@ -112,9 +114,9 @@ pub fn prepare(
         };
         fetch::download_and_extract(cache, arch, &todo, &into).map_err(cannot_build)?
     };
-    let kernel = match kernel::cached(cache, release, roots) {
+    let kernel = match kernel::cached(cache, release, roots, arch.dtbs()) {
         Some(k) => k,
-        None => kernel::keep_from(cache, release, &staging, roots)?,
+        None => kernel::keep_from(cache, release, &staging, roots, arch.dtbs())?,
     };
     let (headers, driver) = if arch.foreign() {
         (None, Err(NO_FOREIGN_DRIVER.to_string()))

@@ -4,9 +4,10 @@
 //! the kernel is not kvm-pvm (a software "PVM" KVM that runs only PVM-built guest kernels; with Debian's
 //! kernel `-cpu host` aborts and other models hang): never by /dev/kvm's existence alone. Otherwise QEMU's
 //! TCG (`-accel tcg,thread=multi -cpu max`), an emulator: figures from it show behaviour, not speed.
-//! A guest of another architecture (arm64 on x86_64: the `virt` machine with a Cortex-A72) is always TCG.
+//! A guest of another architecture (arm64 on x86_64: the `virt` machine with a Cortex-A72; armv7: `virt`
+//! with a Cortex-A15, or `vexpress-a9`) is always TCG.
 
-use super::arch::Arch;
+use super::arch::{Arch, Board};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -92,12 +93,15 @@ pub struct Qemu {
 #[derive(Debug, Clone)]
 pub struct Machine {
     pub accel: Accel,
+    /// QEMU's machine (`--machine`), and the device tree it boots with where it needs one.
+    pub board: Board,
+    pub dtb: Option<PathBuf>,
     pub cpus: usize,
     pub memory_mib: u64,
     pub vmlinuz: PathBuf,
     pub initrd: PathBuf,
     pub cmdline: String,
-    /// The NVMe disk (poll queues) and the virtio disk.
+    /// The NVMe disk (poll queues; not on a board without PCI) and the virtio disk.
     pub nvme: PathBuf,
     pub disk: PathBuf,
     /// The disks can be opened O_DIRECT on the host (cache=none,aio=native), else cache=writeback.
@@ -148,12 +152,7 @@ impl Qemu {
             "-nodefaults".into(),
             "-no-user-config".into(),
         ];
-        a.extend(self.cpu(&m.accel).into_iter().map(String::from));
-        let cache = if m.direct {
-            "cache=none,aio=native"
-        } else {
-            "cache=writeback,aio=threads"
-        };
+        a.extend(self.cpu(&m.accel, m.board).into_iter().map(String::from));
         a.extend([
             "-m".into(),
             format!("{}M", m.memory_mib),
@@ -166,29 +165,12 @@ impl Qemu {
             "-monitor".into(),
             "none".into(),
             "-no-reboot".into(),
-            "-drive".into(),
-            format!(
-                "file={},if=none,id=nv,format=raw,{cache}",
-                opt_path(&m.nvme)
-            ),
-            "-device".into(),
-            "nvme,drive=nv,serial=iolab1".into(),
-            "-drive".into(),
-            format!(
-                "file={},if=none,id=vd,format=raw,{cache}",
-                opt_path(&m.disk)
-            ),
-            "-device".into(),
-            "virtio-blk-pci,drive=vd".into(),
-            "-fsdev".into(),
-            format!(
-                "local,id=fs0,path={},security_model=none",
-                opt_path(&m.share)
-            ),
-            "-device".into(),
-            "virtio-9p-pci,fsdev=fs0,mount_tag=host".into(),
         ]);
-        a.extend(self.serial_ports(&m.serial));
+        if let Some(dtb) = &m.dtb {
+            a.extend(["-dtb".into(), dtb.to_string_lossy().into_owned()]);
+        }
+        a.extend(disks(m));
+        a.extend(self.serial_ports(&m.serial, bus(m.board)));
         let mut out: Vec<OsString> = a.into_iter().map(OsString::from).collect();
         out.extend(m.extra.iter().cloned());
         out.extend([
@@ -203,18 +185,66 @@ impl Qemu {
     }
 }
 
+/// How virtio devices attach: `pci`, or `device` (virtio-mmio) on a board without PCI.
+fn bus(board: Board) -> &'static str {
+    if board.has_pci() {
+        "pci"
+    } else {
+        "device"
+    }
+}
+
+/// The NVMe disk (where there is PCI), the virtio disk and the 9p share.
+fn disks(m: &Machine) -> Vec<String> {
+    let cache = if m.direct {
+        "cache=none,aio=native"
+    } else {
+        "cache=writeback,aio=threads"
+    };
+    let drive =
+        |p: &Path, id: &str| format!("file={},if=none,id={id},format=raw,{cache}", opt_path(p));
+    let mut a = Vec::new();
+    if m.board.has_pci() {
+        a.extend([
+            "-drive".into(),
+            drive(&m.nvme, "nv"),
+            "-device".into(),
+            "nvme,drive=nv,serial=iolab1".into(),
+        ]);
+    }
+    let bus = bus(m.board);
+    a.extend([
+        "-drive".into(),
+        drive(&m.disk, "vd"),
+        "-device".into(),
+        format!("virtio-blk-{bus},drive=vd"),
+        "-fsdev".into(),
+        format!(
+            "local,id=fs0,path={},security_model=none",
+            opt_path(&m.share)
+        ),
+        "-device".into(),
+        format!("virtio-9p-{bus},fsdev=fs0,mount_tag=host"),
+    ]);
+    a
+}
+
 impl Qemu {
     /// The machine, accelerator and CPU: on arm64 the `virt` machine with a Cortex-A72 (a Raspberry Pi 4's
-    /// core; `max` would add features, pointer authentication among them, that make TCG slower).
-    fn cpu(&self, accel: &Accel) -> Vec<&'static str> {
-        let mut a = match self.arch {
-            Arch::Amd64 => vec!["-vga", "none"],
-            Arch::Arm64 => vec!["-machine", "virt"],
+    /// core; `max` would add features, pointer authentication among them, that make TCG slower); on armv7
+    /// `virt` with a Cortex-A15 (the generic timer; `highmem=off` keeps PCI's windows below 4 GiB, where a
+    /// kernel without LPAE reaches them) or `vexpress-a9` with its Cortex-A9.
+    fn cpu(&self, accel: &Accel, board: Board) -> Vec<&'static str> {
+        let (machine, cpu) = match (self.arch, board) {
+            (Arch::Amd64, _) => (["-vga", "none"], "max"),
+            (Arch::Arm64, _) => (["-machine", "virt"], "cortex-a72"),
+            (Arch::Armhf, Board::Standard) => (["-machine", "virt,highmem=off"], "cortex-a15"),
+            (Arch::Armhf, Board::VexpressA9) => (["-machine", "vexpress-a9"], "cortex-a9"),
         };
-        a.extend(match (accel, self.arch) {
-            (Accel::Kvm, _) => ["-accel", "kvm", "-cpu", "host"],
-            (Accel::Tcg(_), Arch::Amd64) => ["-accel", "tcg,thread=multi", "-cpu", "max"],
-            (Accel::Tcg(_), Arch::Arm64) => ["-accel", "tcg,thread=multi", "-cpu", "cortex-a72"],
+        let mut a = machine.to_vec();
+        a.extend(match accel {
+            Accel::Kvm => ["-accel", "kvm", "-cpu", "host"],
+            Accel::Tcg(_) => ["-accel", "tcg,thread=multi", "-cpu", cpu],
         });
         a
     }
@@ -222,20 +252,20 @@ impl Qemu {
     /// The console and the command's stdout and stderr, into the three files: three serial ports on x86;
     /// the `virt` machine has one UART (the console), so the other two are virtio serial ports named
     /// `iolab.out` and `iolab.err` (found by name in the guest's /sys/class/virtio-ports).
-    fn serial_ports(&self, files: &[PathBuf; 3]) -> Vec<String> {
+    fn serial_ports(&self, files: &[PathBuf; 3], bus: &str) -> Vec<String> {
         let mut a = Vec::new();
         for (i, s) in files.iter().enumerate() {
             a.push("-chardev".into());
             a.push(format!("file,id=s{i},path={}", opt_path(s)));
             match (self.arch, i) {
-                (Arch::Amd64, _) | (Arch::Arm64, 0) => {
+                (Arch::Amd64, _) | (_, 0) => {
                     a.push("-serial".into());
                     a.push(format!("chardev:s{i}"));
                 }
-                (Arch::Arm64, _) => {
+                (_, _) => {
                     if i == 1 {
                         a.push("-device".into());
-                        a.push("virtio-serial-pci,id=vser".into());
+                        a.push(format!("virtio-serial-{bus},id=vser"));
                     }
                     let name = if i == 1 { "iolab.out" } else { "iolab.err" };
                     a.push("-device".into());
@@ -252,14 +282,19 @@ impl Qemu {
 /// The guest kernel's command line: the console on the first serial port, a panic ends the guest at once,
 /// on x86 the TSC as the clock (else every clock_gettime is a real system call on hpet; arm64 reads the
 /// generic timer), two NVMe poll queues, and how the guest runs (read by iolab in the guest:
-/// `host.emulated`).
-pub fn cmdline(accel: &Accel, arch: Arch) -> String {
+/// `host.emulated`); `iolab.nvme=none` tells /init not to wait for an NVMe disk on a board without PCI.
+pub fn cmdline(accel: &Accel, arch: Arch, board: Board) -> String {
     let (console, clock) = match arch {
         Arch::Amd64 => ("ttyS0", " tsc=reliable clocksource=tsc"),
-        Arch::Arm64 => ("ttyAMA0", ""),
+        Arch::Arm64 | Arch::Armhf => ("ttyAMA0", ""),
+    };
+    let nvme = if board.has_pci() {
+        "nvme.poll_queues=2"
+    } else {
+        "iolab.nvme=none"
     };
     format!(
-        "console={console} panic=-1 quiet{clock} nvme.poll_queues=2 iolab.accel={}",
+        "console={console} panic=-1 quiet{clock} {nvme} iolab.accel={}",
         accel.name()
     )
 }
@@ -283,7 +318,7 @@ mod tests {
             arch: Arch::Arm64,
         };
         assert_eq!(q.binary(), Path::new("/c/root/usr/bin/qemu-system-aarch64"));
-        let cpu = q.cpu(&Accel::Tcg("x".into()));
+        let cpu = q.cpu(&Accel::Tcg("x".into()), Board::Standard);
         assert_eq!(cpu[..2], ["-machine", "virt"]);
         assert_eq!(cpu.last(), Some(&"cortex-a72"));
         let files = [
@@ -291,14 +326,14 @@ mod tests {
             PathBuf::from("/t/o"),
             PathBuf::from("/t/e"),
         ];
-        let a = q.serial_ports(&files).join(" ");
+        let a = q.serial_ports(&files, "pci").join(" ");
         assert!(a.contains("-serial chardev:s0"), "{a}");
         assert!(!a.contains("chardev:s1"), "{a}");
         assert!(
             a.contains("virtserialport,bus=vser.0,chardev=s2,name=iolab.err"),
             "{a}"
         );
-        let c = cmdline(&Accel::Tcg("x".into()), Arch::Arm64);
+        let c = cmdline(&Accel::Tcg("x".into()), Arch::Arm64, Board::Standard);
         assert!(c.starts_with("console=ttyAMA0 "), "{c}");
         assert!(!c.contains("tsc"), "{c}");
         assert!(c.ends_with("iolab.accel=tcg"), "{c}");
@@ -307,9 +342,72 @@ mod tests {
             arch: Arch::Amd64,
         };
         assert_eq!(
-            x.serial_ports(&files).join(" ").matches("-serial").count(),
+            x.serial_ports(&files, "pci")
+                .join(" ")
+                .matches("-serial")
+                .count(),
             3
         );
+    }
+
+    #[test]
+    fn an_armv7_guest_on_virt_or_vexpress_a9() {
+        let q = Qemu {
+            root: PathBuf::from("/c/root"),
+            arch: Arch::Armhf,
+        };
+        assert_eq!(q.binary(), Path::new("/c/root/usr/bin/qemu-system-arm"));
+        let tcg = Accel::Tcg("x".into());
+        let virt = q.cpu(&tcg, Board::Standard).join(" ");
+        assert!(virt.contains("-machine virt,highmem=off") && virt.ends_with("-cpu cortex-a15"));
+        let a9 = q.cpu(&tcg, Board::VexpressA9).join(" ");
+        assert!(a9.contains("-machine vexpress-a9") && a9.ends_with("-cpu cortex-a9"));
+        let mut m = Machine {
+            accel: tcg.clone(),
+            board: Board::VexpressA9,
+            dtb: Some(PathBuf::from("/k/vexpress-v2p-ca9.dtb")),
+            cpus: 2,
+            memory_mib: 1024,
+            vmlinuz: PathBuf::from("/k/vmlinuz"),
+            initrd: PathBuf::from("/t/i"),
+            cmdline: cmdline(&tcg, Arch::Armhf, Board::VexpressA9),
+            nvme: PathBuf::from("/t/n"),
+            disk: PathBuf::from("/t/d"),
+            direct: false,
+            share: PathBuf::from("/s"),
+            serial: [
+                PathBuf::from("/t/c"),
+                PathBuf::from("/t/o"),
+                PathBuf::from("/t/e"),
+            ],
+            extra: Vec::new(),
+        };
+        let args = |m: &Machine| {
+            q.args(m)
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        // No PCI on vexpress-a9: virtio over virtio-mmio, no NVMe, the kernel package's device tree.
+        let a = args(&m);
+        assert!(a.contains("-dtb /k/vexpress-v2p-ca9.dtb"), "{a}");
+        assert!(a.contains("virtio-blk-device,drive=vd"), "{a}");
+        assert!(a.contains("virtio-9p-device,fsdev=fs0"), "{a}");
+        assert!(a.contains("virtio-serial-device,id=vser"), "{a}");
+        assert!(!a.contains("nvme,drive") && !a.contains("-pci"), "{a}");
+        assert!(
+            a.contains("iolab.nvme=none") && !a.contains("poll_queues"),
+            "{a}"
+        );
+        m.board = Board::Standard;
+        m.dtb = None;
+        let a = args(&m);
+        assert!(
+            a.contains("nvme,drive=nv") && a.contains("virtio-blk-pci"),
+            "{a}"
+        );
+        assert!(!a.contains("-dtb"), "{a}");
     }
 
     #[test]

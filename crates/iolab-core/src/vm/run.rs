@@ -333,13 +333,16 @@ pub fn boot(parts: &Parts, req: &VmRequest, report: &mut dyn Report) -> Result<V
     ];
     let qemu_log = s.file("qemu.log")?;
     let accel = qemu::accel_for(parts.arch);
+    let board = req.board;
     let m = Machine {
-        cmdline: qemu::cmdline(&accel, parts.arch),
+        cmdline: qemu::cmdline(&accel, parts.arch, board),
         accel: accel.clone(),
+        board,
+        dtb: board.dtb().map(|t| parts.kernel.dir.join(t)),
         cpus: std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .min(2),
-        memory_mib: guest_memory_mib(),
+        memory_mib: guest_memory_mib().min(board.max_memory_mib()),
         vmlinuz: parts.kernel.vmlinuz.clone(),
         initrd,
         nvme,

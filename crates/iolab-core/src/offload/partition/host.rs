@@ -134,6 +134,7 @@ impl Partition {
         let log: Log = Arc::default();
         let req = VmRequest {
             arch: crate::vm::arch::Arch::Amd64,
+            board: crate::vm::arch::Board::Standard,
             kernel: None,
             cache: crate::vm::default_cache()?,
             timeout: Duration::from_secs(GUEST_LIFE_S),
