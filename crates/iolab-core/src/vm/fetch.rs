@@ -177,7 +177,17 @@ fn ensure_lists(apt: &Apt, arch: Arch, say: &mut dyn FnMut(&str)) -> Result<()> 
     } else {
         "apt's package lists are missing: apt-get update".to_string()
     });
-    match tool("apt-get", &apt.args(&["update", "-qq"]), None) {
+    // A mirror in the middle of its sync answers "File has unexpected size" for a while: two more tries.
+    let mut updated = tool("apt-get", &apt.args(&["update", "-qq"]), None);
+    for wait_s in [15, 45] {
+        let Err(e) = &updated else { break };
+        say(&format!(
+            "apt-get update failed ({e}); trying again in {wait_s} s (a mirror mid-sync fails for a while)"
+        ));
+        std::thread::sleep(std::time::Duration::from_secs(wait_s));
+        updated = tool("apt-get", &apt.args(&["update", "-qq"]), None);
+    }
+    match updated {
         // The directory's time says when the lists were last updated (an update that found nothing new
         // writes nothing into it).
         Ok(_) => {
