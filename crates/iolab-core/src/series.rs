@@ -324,9 +324,20 @@ pub(crate) fn records_of(text: &str, path: &Path) -> Result<(Vec<Value>, usize)>
     // A whole-file JSON document first (run --json, run --repeat --json).
     if let Ok(doc) = serde_json::from_str::<Value>(text) {
         if let Some(runs) = doc.get("runs").and_then(|r| r.as_array()) {
+            // A `run --repeat` document ({"repeat", "runs"}; a survey's has no "repeat"): each run is
+            // marked as one of the repeats of one configuration (`iolab report` shows them as one run
+            // with its spread).
+            let of = runs.len();
+            let repeated = doc.get("repeat").is_some();
             return Ok((
                 runs.iter()
-                    .map(|r| serde_json::json!({ "point": {}, "result": r }))
+                    .enumerate()
+                    .map(|(i, r)| match repeated {
+                        true => serde_json::json!({
+                            "point": {}, "result": r, "repeat": {"run": i + 1, "of": of}
+                        }),
+                        false => serde_json::json!({ "point": {}, "result": r }),
+                    })
                     .collect(),
                 0,
             ));

@@ -27,6 +27,11 @@ impl Field {
         series::text(self.at(v))
     }
 
+    /// The field's path of keys.
+    pub(crate) fn path(self) -> &'static [&'static str] {
+        self.0
+    }
+
     /// The field's last key (a spec key's name).
     pub(crate) fn key(self) -> &'static str {
         self.0[self.0.len() - 1]

@@ -31,6 +31,8 @@ mod dist;
 mod flame;
 mod offload;
 mod page;
+mod repeats;
+mod runs_table;
 mod timeline;
 mod vary;
 mod ways;
@@ -151,13 +153,17 @@ fn label_of(rec: &Value, r: &Value) -> String {
     p.retain(|(k, _)| k != "quick");
     // The step first (records of older versions hold their keys sorted).
     p.sort_by_key(|(k, _)| k != "step");
+    let reps = repeats::count(rec)
+        .map(|k| format!(" ({k} repeats)"))
+        .unwrap_or_default();
     if p.is_empty() {
-        iolab_core::series::workload_label(r)
+        iolab_core::series::workload_label(r) + &reps
     } else {
         p.iter()
             .map(|(k, v)| vary::kv(k, v))
             .collect::<Vec<_>>()
             .join(" ")
+            + &reps
     }
 }
 
@@ -201,7 +207,8 @@ fn unwrap_survey_run(rec: &Value) -> Option<Value> {
 /// The report of `recs`, read from the files `sources` (named on the page; when there are several,
 /// records are not told apart by file: use [`build_files`] for that).
 pub fn build(recs: &[Value], sources: &[String]) -> Report {
-    build_with(recs, &vec![None; recs.len()], sources)
+    let recs = repeats::group(recs);
+    build_with(&recs, &vec![None; recs.len()], sources)
 }
 
 /// The report of the records of each file (name, records); runs of different files are told apart by
@@ -211,8 +218,10 @@ pub fn build_files(files: &[(String, Vec<Value>)]) -> Report {
     let mut recs = Vec::new();
     let mut from = Vec::new();
     for ((_, r), n) in files.iter().zip(&names) {
-        recs.extend(r.iter().cloned());
+        // The repeats of one configuration (`run --repeat K --json`) are one run.
+        let r = repeats::group(r);
         from.extend(r.iter().map(|_| (files.len() > 1).then(|| n.clone())));
+        recs.extend(r);
     }
     let sources: Vec<String> = files.iter().map(|f| f.0.clone()).collect();
     build_with(&recs, &from, &sources)
@@ -264,16 +273,23 @@ fn build_with(recs: &[Value], from: &[Option<String>], sources: &[String]) -> Re
         .map(|r| unwrap_survey_run(r).unwrap_or_else(|| r.clone()))
         .collect();
     let labels = unique_labels(&recs, from);
+    let grouped = recs.iter().any(|r| repeats::count(r).is_some());
     let runs: Vec<Run> = recs
         .iter()
         .zip(&labels)
         .zip(from)
         .filter_map(|((rec, label), file)| {
             let r = fields::RESULT.at(rec)?;
+            let mut keys = vary::keys_of(rec, r, file.as_deref());
+            // Legends tell a configuration drawn at the median of its repeats from a single run.
+            if grouped {
+                let k = repeats::count(rec).unwrap_or(1);
+                keys.push(("repeats".into(), k.to_string()));
+            }
             Some(Run {
                 label: label.clone(),
                 r,
-                keys: vary::keys_of(rec, r, file.as_deref()),
+                keys,
             })
         })
         .collect();

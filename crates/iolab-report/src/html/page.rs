@@ -2,7 +2,7 @@
 //! the profile section of each profiled run (`html/flame.rs`), and the findings of each run.
 
 use super::{Chart, Out, Run};
-use crate::fields::{self, Field};
+use crate::fields;
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -24,11 +24,13 @@ pub(super) fn page(
     let charts = &out.charts;
     let mut o = String::new();
     head(recs, runs, sources, &mut o);
-    o.push_str("<h2>Runs</h2>\n<table><tr><th>run</th><th>MiB/s</th><th>ops/s</th><th>ns/op</th><th>p50 ns</th><th>p99 ns</th><th>user s</th><th>sys s</th><th>calls/op</th><th>wall s</th></tr>\n");
+    o.push_str("<h2>Runs</h2>\n");
+    super::runs_table::head(&mut o);
     for (rec, label) in recs.iter().zip(labels) {
         record_row(rec, label, &mut o);
     }
     o.push_str("</table>\n");
+    repeats_note(recs, &mut o);
     super::offload::section(recs, labels, &mut o);
     o.push_str("<h2>Charts</h2>\n");
     if !charts.iter().any(|c| c.run.is_none()) {
@@ -59,7 +61,7 @@ fn head(recs: &[Value], runs: &[Run], sources: &[String], o: &mut String) {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>iolab report</title>\n<style>\
          body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;font-size:13px}\
          td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:first-child,th:first-child,td.fn{text-align:left}\
-         figure{margin:2em 0}figure svg{max-width:100%;height:auto}figcaption{font-size:13px;color:#333;max-width:1000px}.err{color:#a00}\
+         table.runs td small{white-space:nowrap;color:#555}figure{margin:2em 0}figure svg{max-width:100%;height:auto}figcaption{font-size:13px;color:#333;max-width:1000px}.err{color:#a00}\
          .emulated{background:#fff3cd;border:1px solid #d4a017;padding:6px 10px}</style></head><body>\n",
     );
     let _ = writeln!(o, "<h1>iolab report</h1>");
@@ -102,44 +104,26 @@ fn is_emulated(r: &Value) -> bool {
     fields::HOST_EMULATED.at(r).and_then(Value::as_bool) == Some(true)
 }
 
-/// One record's row of the table: its figures, or why it did not run. A run on an emulated CPU is
-/// marked with a dagger.
+/// One record's row of the table (`html/runs_table.rs`). A run on an emulated CPU is marked with a
+/// dagger.
 fn record_row(rec: &Value, label: &str, o: &mut String) {
-    match fields::RESULT.at(rec) {
-        Some(r) => {
-            let label = if is_emulated(r) {
-                format!("{label} \u{2020} emulated")
-            } else {
-                label.to_string()
-            };
-            let f = |p: Field, d: usize| {
-                p.num(r)
-                    .map(|v| format!("{v:.d$}"))
-                    .unwrap_or_else(|| "-".into())
-            };
-            let _ = writeln!(
-                o,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&label),
-                f(fields::MIB_S, 1),
-                f(fields::IOPS, 0),
-                f(fields::NS_PER_OP, 1),
-                f(fields::LATENCY_P50, 0),
-                f(fields::LATENCY_P99, 0),
-                f(fields::CPU_USER_S, 3),
-                f(fields::CPU_SYS_S, 3),
-                f(fields::SYSCALLS_PER_OP, 3),
-                f(fields::WALL_S, 4),
-            );
-        }
-        None => {
-            let _ = writeln!(
-                o,
-                "<tr><td>{}</td><td colspan=\"9\" class=\"err\">not run: {}</td></tr>",
-                esc(label),
-                esc(fields::ERROR.at(rec).and_then(|e| e.as_str()).unwrap_or(""))
-            );
-        }
+    let label = match fields::RESULT.at(rec) {
+        Some(r) if is_emulated(r) => format!("{label} \u{2020} emulated"),
+        _ => label.to_string(),
+    };
+    super::runs_table::row(rec, &label, o);
+}
+
+/// What a row and a chart of a configuration run with `--repeat K` show, when the records hold one.
+fn repeats_note(recs: &[Value], o: &mut String) {
+    if recs.iter().any(|r| super::repeats::count(r).is_some()) {
+        o.push_str(
+            "<p>A configuration run with <code>--repeat K</code> is one row, \"(K repeats)\": each figure the \
+             median of its K repeats, under it the range (min-max; the tooltip adds the middle range, the \
+             fastest and slowest quarter dropped). The charts draw it once (its label ends in \"(K repeats)\", and a \
+             legend names <code>repeats=K</code> where that tells runs apart): throughput, IOPS, time per op, CPU and system calls per op at their medians, latency percentiles \
+             and distributions from its median run (the repeat with the median time per op).</p>\n",
+        );
     }
 }
 
