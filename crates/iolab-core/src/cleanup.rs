@@ -42,6 +42,8 @@ pub fn status_line_shown(shown: bool) {
 /// (C strings leaked by [`register_zram`]; null: none).
 static ZRAM_RESET: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
 static ZRAM_NUMBER: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+/// The handler could not reset the zram device (it stays in the journal for `iolab clean`).
+static ZRAM_LEFT: AtomicBool = AtomicBool::new(false);
 
 /// Registers /dev/zram`dev` for a reset and hot_remove on Ctrl-C, SIGTERM or SIGHUP (its Drop does it at a
 /// normal exit; `iolab clean` after a kill).
@@ -75,12 +77,32 @@ fn reset_registered_zram() -> Option<bool> {
     if reset.is_null() || number.is_null() {
         return None;
     }
-    // SAFETY: both are C strings leaked by `register_zram`, freed only after being cleared; the caller
-    // ends the process.
-    Some(unsafe {
-        crate::sys::write_file_raw(reset, c"1".as_ptr())
-            && crate::sys::write_file_raw(c"/sys/class/zram-control/hot_remove".as_ptr(), number)
-    })
+    let reset_once = || {
+        // SAFETY: both are C strings leaked by `register_zram`, freed only after being cleared; the
+        // caller ends the process.
+        unsafe { crate::sys::write_file_raw(reset, c"1".as_ptr()) }
+    };
+    // The kernel refuses the reset while the device is open, and during a zram step iolab holds it open
+    // (its O_EXCL claim, the method's descriptors, an io_uring's or an AIO context's references): let go
+    // of every descriptor but stdin/out/err, then try for up to a second (a ring's teardown is deferred).
+    let mut reset_ok = reset_once();
+    if !reset_ok {
+        crate::sys::close_from_raw(3);
+        for _ in 0..20 {
+            crate::sys::sleep_ms_raw(50);
+            reset_ok = reset_once();
+            if reset_ok {
+                break;
+            }
+        }
+    }
+    // SAFETY: as above.
+    Some(
+        reset_ok
+            && unsafe {
+                crate::sys::write_file_raw(c"/sys/class/zram-control/hot_remove".as_ptr(), number)
+            },
+    )
 }
 
 /// Removes every registered path (newest first) and the registered zram device and, when nothing the
@@ -91,7 +113,10 @@ pub(crate) fn remove_registered() -> bool {
     let (mut removed, mut all) = (0, !OVERFLOWED.load(Ordering::SeqCst));
     match reset_registered_zram() {
         Some(true) => removed += 1,
-        Some(false) => all = false,
+        Some(false) => {
+            all = false;
+            ZRAM_LEFT.store(true, Ordering::SeqCst);
+        }
         None => {}
     }
     for i in (0..SLOTS).rev() {
@@ -117,7 +142,9 @@ extern "C" fn on_signal(_sig: libc::c_int) {
         crate::sys::write_stderr_raw(b"\r\x1b[K");
     }
     let removed = remove_registered();
-    let msg: &[u8] = if removed {
+    let msg: &[u8] = if ZRAM_LEFT.load(Ordering::SeqCst) {
+        b"iolab: interrupted; its zram device could not be reset (still in use): `iolab clean` resets it\n"
+    } else if removed {
         b"iolab: interrupted; removed what iolab created\n"
     } else {
         b"iolab: interrupted\n"

@@ -305,13 +305,22 @@ impl Zram {
 
 impl Drop for Zram {
     fn drop(&mut self) {
-        let reset = std::fs::write(format!("/sys/block/zram{}/reset", self.id), "1");
-        let removed = std::fs::write("/sys/class/zram-control/hot_remove", self.id.to_string());
+        // Unregistered first: a signal from now on must not reset a number that hot_remove may have
+        // handed to another device (the journal still covers a kill in between).
         crate::cleanup::unregister_zram();
-        match (reset.and(removed), self.journal) {
-            (Ok(()), Some(j)) => crate::leftovers::forget(j),
-            (Err(e), _) => eprintln!(
-                "iolab: warning: {} was not reset and removed ({e}); `iolab clean` tries again",
+        let reset = std::fs::write(format!("/sys/block/zram{}/reset", self.id), "1");
+        let removed = reset.as_ref().map_err(|e| e.to_string()).and_then(|()| {
+            std::fs::write("/sys/class/zram-control/hot_remove", self.id.to_string())
+                .map_err(|e| e.to_string())
+        });
+        match (&reset, removed, self.journal) {
+            (Ok(()), Ok(()), Some(j)) => crate::leftovers::forget(j),
+            (Err(e), _, _) => eprintln!(
+                "iolab: warning: {} could not be reset ({e}); `iolab clean` tries again",
+                self.dev.display()
+            ),
+            (Ok(()), Err(e), _) => eprintln!(
+                "iolab: warning: {} was reset (its memory freed) but not removed (hot_remove: {e})",
                 self.dev.display()
             ),
             _ => {}

@@ -50,6 +50,15 @@ fn reset_in(sys: &Path, z: &ZramEntry, same_boot: bool) -> Verdict {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Verdict::Gone,
         Err(e) => return Verdict::Failed(format!("cannot read its disksize: {e}")),
     };
+    if size == 0 {
+        // Reset already (by iolab, whose hot_remove then failed, or by someone): it holds no memory, and
+        // an empty device cannot be told apart from another's.
+        return Verdict::Refused(
+            "it is empty now (reset, holding no memory): not removed, since an empty device is not \
+             known to be iolab's"
+                .into(),
+        );
+    }
     if size != z.disksize {
         return Verdict::Refused(format!(
             "its size is {size} bytes, not the {} iolab gave it: another's device now",

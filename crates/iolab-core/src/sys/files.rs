@@ -381,6 +381,29 @@ pub unsafe fn write_file_raw(path: *const libc::c_char, text: *const libc::c_cha
     }
 }
 
+/// close_range(first, ~0, 0): closes every descriptor from `first` on (for a signal handler that ends
+/// the process and must first let go of a device it holds open). Async-signal-safe: one system call; where
+/// the kernel lacks it (before 5.9) nothing is closed.
+pub fn close_from_raw(first: u32) {
+    // SAFETY: close_range takes integers only; the caller ends the process, so no code uses the closed
+    // descriptors afterwards (other threads may see EBADF in the moment before the exit).
+    unsafe {
+        libc::syscall(libc::SYS_close_range, first, u32::MAX, 0u32);
+    }
+}
+
+/// Sleeps `ms` milliseconds (nanosleep; async-signal-safe).
+pub fn sleep_ms_raw(ms: u32) {
+    let ts = libc::timespec {
+        tv_sec: (ms / 1000) as libc::time_t,
+        tv_nsec: ((ms % 1000) * 1_000_000) as _,
+    };
+    // SAFETY: `ts` is a valid timespec for the call; the remainder pointer may be null.
+    unsafe {
+        libc::nanosleep(&ts, std::ptr::null_mut());
+    }
+}
+
 /// copy_file_range(2) of `len` bytes from `src` at `off_in` to `dst` at `off_out`.
 pub fn copy_file_range(
     src: RawFd,
