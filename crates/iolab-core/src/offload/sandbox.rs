@@ -488,15 +488,8 @@ impl<'a> Client<'a> {
         loop {
             let ready = sys::poll_in(self.done_r.as_raw_fd(), WINDOW_MS).map_err(Error::from)?;
             let now = sys::monotonic_ns();
-            if let Seen::Stalled { completed } = w.step(now, self.ctl, spec, shared, hist)? {
-                self.ctl.stop.0.store(2, Ordering::SeqCst);
-                let _ = sys::kill(self.guard.pid, libc::SIGKILL);
-                let _ = self.guard.reap(2000);
-                return Err(Error::Runtime(format!(
-                    "the offload client completed nothing for {STALL_S} s (after {completed} ops): it \
-                     was killed; its server may have stopped"
-                )));
-            }
+            // The sample first (the last window counts), but a 'done' read below wins over what it saw.
+            let seen = w.step(now, self.ctl, spec, shared, hist);
             if ready {
                 let mut b = [0u8; 1];
                 match sys::read(self.done_r.as_raw_fd(), &mut b) {
@@ -504,6 +497,15 @@ impl<'a> Client<'a> {
                     Err(e) if e.errno == libc::EINTR => continue,
                     _ => return Err(self.died("mid-run")),
                 }
+            }
+            if let Seen::Stalled { completed } = seen? {
+                self.ctl.stop.0.store(2, Ordering::SeqCst);
+                let _ = sys::kill(self.guard.pid, libc::SIGKILL);
+                let _ = self.guard.reap(2000);
+                return Err(Error::Runtime(format!(
+                    "the offload client completed nothing for {STALL_S} s (after {completed} ops): it \
+                     was killed; its server may have stopped"
+                )));
             }
         }
     }

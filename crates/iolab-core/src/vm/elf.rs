@@ -23,17 +23,20 @@ impl<'a> Elf<'a> {
     }
 
     fn u16at(&self, o: usize) -> Option<usize> {
-        Some(u16::from_le_bytes(self.b.get(o..o + 2)?.try_into().ok()?) as usize)
+        Some(u16::from_le_bytes(self.b.get(o..o.checked_add(2)?)?.try_into().ok()?) as usize)
     }
 
     fn u32at(&self, o: usize) -> Option<usize> {
-        Some(u32::from_le_bytes(self.b.get(o..o + 4)?.try_into().ok()?) as usize)
+        Some(u32::from_le_bytes(self.b.get(o..o.checked_add(4)?)?.try_into().ok()?) as usize)
     }
 
     /// An address or offset: 4 bytes in ELF32, 8 in ELF64.
     fn word(&self, o: usize) -> Option<usize> {
         if self.wide {
-            usize::try_from(u64::from_le_bytes(self.b.get(o..o + 8)?.try_into().ok()?)).ok()
+            usize::try_from(u64::from_le_bytes(
+                self.b.get(o..o.checked_add(8)?)?.try_into().ok()?,
+            ))
+            .ok()
         } else {
             self.u32at(o)
         }
@@ -66,13 +69,18 @@ impl<'a> Elf<'a> {
             self.u16at(self.at(0x30, 0x3C))?,
             self.u16at(self.at(0x32, 0x3E))?,
         );
-        let sh = |i: usize| shoff + i * entsize;
+        // Checked arithmetic throughout: the offsets come from the file (`--exe` may name anything).
+        let sh = |i: usize| shoff.checked_add(i.checked_mul(entsize)?);
         let (off, size) = (self.at(0x10, 0x18), self.at(0x14, 0x20));
-        let strtab = self.word(sh(strndx) + off)?;
+        let strtab = self.word(sh(strndx)?.checked_add(off)?)?;
         (0..num).find_map(|i| {
-            let n = self.b.get(strtab + self.u32at(sh(i))?..)?;
+            let h = sh(i)?;
+            let n = self.b.get(strtab.checked_add(self.u32at(h)?)?..)?;
             (n.split(|&c| c == 0).next()? == name.as_bytes()).then_some(())?;
-            self.bytes(self.word(sh(i) + off)?, self.word(sh(i) + size)?)
+            self.bytes(
+                self.word(h.checked_add(off)?)?,
+                self.word(h.checked_add(size)?)?,
+            )
         })
     }
 
@@ -85,9 +93,12 @@ impl<'a> Elf<'a> {
         );
         let (off, size) = (self.at(0x04, 0x08), self.at(0x10, 0x20));
         (0..num).find_map(|i| {
-            let ph = phoff + i * entsize;
+            let ph = phoff.checked_add(i.checked_mul(entsize)?)?;
             (self.u32at(ph)? == 3).then_some(())?;
-            let s = self.bytes(self.word(ph + off)?, self.word(ph + size)?)?;
+            let s = self.bytes(
+                self.word(ph.checked_add(off)?)?,
+                self.word(ph.checked_add(size)?)?,
+            )?;
             Some(String::from_utf8_lossy(s.split(|&b| b == 0).next()?).into_owned())
         })
     }
@@ -96,6 +107,17 @@ impl<'a> Elf<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn offsets_past_the_end_or_the_address_space_read_as_nothing() {
+        let mut e = elf32();
+        // e_shoff and e_phoff at the top of the address space: no panic, no wrapped read.
+        e[0x20..0x24].copy_from_slice(&u32::MAX.to_le_bytes());
+        e[0x1C..0x20].copy_from_slice(&u32::MAX.to_le_bytes());
+        let f = Elf::parse(&e).unwrap();
+        assert_eq!(f.section(".modinfo"), None);
+        assert_eq!(f.interpreter(), None);
+    }
 
     /// An ELF32 object laid out by hand: a section name table, a `.modinfo` section and a PT_INTERP.
     fn elf32() -> Vec<u8> {
