@@ -21,30 +21,11 @@ const OPS: u64 = 2000;
 
 /// The aarch64 binary, or why the test cannot run (a failure under IOLAB_REQUIRE_BOARDS).
 fn arm64_bin() -> Result<PathBuf, String> {
-    let found = match std::env::var_os("IOLAB_AARCH64_BIN") {
-        None => {
-            Err("IOLAB_AARCH64_BIN is not set (scripts/build-board aarch64 builds one)".to_string())
-        }
-        Some(p) if !Path::new(&p).is_file() => Err(format!(
-            "IOLAB_AARCH64_BIN={} is not a file",
-            Path::new(&p).display()
-        )),
-        Some(p) => Ok(PathBuf::from(p)),
-    };
-    if let Err(why) = &found {
-        assert!(
-            std::env::var_os("IOLAB_REQUIRE_BOARDS").is_none(),
-            "IOLAB_REQUIRE_BOARDS is set, but {why}"
-        );
-    }
-    found
+    common::board_bin("IOLAB_AARCH64_BIN", "aarch64")
 }
 
 fn json(p: &Path) -> serde_json::Value {
-    serde_json::from_str(
-        &std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
-    )
-    .unwrap()
+    common::json_file(p)
 }
 
 /// A run's result: every op done, labelled emulated (TCG), timed by the ARM generic timer.

@@ -30,30 +30,11 @@ const BIG_OFFSET: u64 = 5 << 30;
 
 /// The armv7 binary, or why the test cannot run (a failure under IOLAB_REQUIRE_BOARDS).
 fn armv7_bin() -> Result<PathBuf, String> {
-    let found = match std::env::var_os("IOLAB_ARMV7_BIN") {
-        None => {
-            Err("IOLAB_ARMV7_BIN is not set (scripts/build-board armv7 builds one)".to_string())
-        }
-        Some(p) if !Path::new(&p).is_file() => Err(format!(
-            "IOLAB_ARMV7_BIN={} is not a file",
-            Path::new(&p).display()
-        )),
-        Some(p) => Ok(PathBuf::from(p)),
-    };
-    if let Err(why) = &found {
-        assert!(
-            std::env::var_os("IOLAB_REQUIRE_BOARDS").is_none(),
-            "IOLAB_REQUIRE_BOARDS is set, but {why}"
-        );
-    }
-    found
+    common::board_bin("IOLAB_ARMV7_BIN", "armv7")
 }
 
 fn json(p: &Path) -> serde_json::Value {
-    serde_json::from_str(
-        &std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
-    )
-    .unwrap()
+    common::json_file(p)
 }
 
 /// One boot's outcome: its directory (the JSON files), stdout, stderr, and how long it took.

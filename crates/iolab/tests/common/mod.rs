@@ -237,3 +237,33 @@ pub fn iolab_as_nobody(args: &[&str]) -> Option<(Output, tempfile::TempDir)> {
         .unwrap();
     Some((out, dir))
 }
+
+/// A board binary named by the environment variable `var` (`IOLAB_AARCH64_BIN`, `IOLAB_ARMV7_BIN`), or
+/// why a test cannot run (a failure when IOLAB_REQUIRE_BOARDS is set, as `.ci/boards` does). `family`
+/// names the `scripts/build-board` argument that builds one.
+pub fn board_bin(var: &str, family: &str) -> Result<PathBuf, String> {
+    let found = match std::env::var_os(var) {
+        None => Err(format!(
+            "{var} is not set (scripts/build-board {family} builds one)"
+        )),
+        Some(p) if !Path::new(&p).is_file() => {
+            Err(format!("{var}={} is not a file", Path::new(&p).display()))
+        }
+        Some(p) => Ok(PathBuf::from(p)),
+    };
+    if let Err(why) = &found {
+        assert!(
+            std::env::var_os("IOLAB_REQUIRE_BOARDS").is_none(),
+            "IOLAB_REQUIRE_BOARDS is set, but {why}"
+        );
+    }
+    found
+}
+
+/// A JSON file, parsed (panics naming the file).
+pub fn json_file(p: &Path) -> serde_json::Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
+    )
+    .unwrap()
+}
