@@ -9,7 +9,7 @@ use super::watch::Seen;
 use super::{broker, ring, Shape, Span, CANARY_BYTE, STALL_S, UNRELATED_BYTE, WINDOW_MS};
 use crate::error::{Error, Result};
 use crate::measure::cpu::{self, Rusage};
-use crate::measure::hist::{new_hist, Hist};
+use crate::measure::hist::Hist;
 use crate::result::AttackOutcome;
 use crate::runner::Sample;
 use crate::spec::{Attack, OffloadPath, Spec, SyncEvery};
@@ -428,36 +428,10 @@ impl<'a> Client<'a> {
         if spec.offload.attacks.iter().any(|a| !a.kills_client()) {
             self.attack_phase()?;
         }
-        if let Some(fd) = sq_ring {
-            // The SQPOLL thread sleeps since setup (or the attack phase): wake it now, so the timed span does
-            // not start with the client's first doorbell (its cost is in every later doorbell's figures).
-            let _ = sys::io_uring_enter(fd, 0, 0, sys::IORING_ENTER_SQ_WAKEUP);
-        }
-        // The broker thread names itself once running: give it up to 50 ms to appear.
-        let mut sleeps0 = None;
-        for _ in 0..250 {
-            sleeps0 = super::server::server_sleeps(spec.offload.path);
-            if sleeps0.is_some() || spec.offload.path == OffloadPath::Native {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_micros(200));
-        }
-        let before = sample();
-        let mut hist = new_hist();
-        let t0 = sys::monotonic_ns();
-        self.send(b'G')?;
-        let (t1, windows) = self.watch(spec, shared, t0, &mut hist)?;
-        let after = sample();
-        let sleeps1 = super::server::server_sleeps(spec.offload.path);
-        Ok(Span {
-            server_sleeps: super::server::sleeps_between(&sleeps0, &sleeps1),
-            t0,
-            t1,
-            ops: self.ctl.completed.0.load(Ordering::Acquire),
-            hist,
-            windows,
-            before,
-            after,
+        let ctl = self.ctl;
+        super::watch::timed_span(spec, ctl, sq_ring, |t0, hist| {
+            self.send(b'G')?;
+            self.watch(spec, shared, t0, hist)
         })
     }
 

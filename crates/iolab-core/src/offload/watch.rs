@@ -3,11 +3,53 @@
 //! the client at --duration, and notices a stopped broker or a client that makes no progress. Each caller
 //! adds only how it hears from its client (a pipe, a word in the guest's header).
 
-use super::{broker, shm::Ctl, STALL_S};
+use super::{broker, shm::Ctl, Span, STALL_S};
 use crate::error::{Error, Result};
-use crate::measure::hist::Hist;
-use crate::spec::Spec;
+use crate::measure::hist::{new_hist, Hist};
+use crate::spec::{OffloadPath, Spec};
+use crate::sys;
 use std::sync::atomic::Ordering;
+
+/// The timed span of a client run, wherever the client is: the SQPOLL thread woken first (`sq_ring`; it
+/// sleeps since setup or the attack phase, and its first doorbell would otherwise be in the span), the
+/// server threads' sleeps and the process's CPU sampled around it, and `go(t0, hist)` (tell the client
+/// "go" at `t0`, then watch it: the time of its 'done' and the windows that saw completions) in between.
+pub(super) fn timed_span(
+    spec: &Spec,
+    ctl: &Ctl,
+    sq_ring: Option<i32>,
+    go: impl FnOnce(u64, &mut Hist) -> Result<(u64, u64)>,
+) -> Result<Span> {
+    if let Some(fd) = sq_ring {
+        let _ = sys::io_uring_enter(fd, 0, 0, sys::IORING_ENTER_SQ_WAKEUP);
+    }
+    // The broker thread names itself once running: give it up to 50 ms to appear.
+    let path = spec.offload.path;
+    let mut sleeps0 = None;
+    for _ in 0..250 {
+        sleeps0 = super::server::server_sleeps(path);
+        if sleeps0.is_some() || path == OffloadPath::Native {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    let before = super::sandbox::sample();
+    let mut hist = new_hist();
+    let t0 = sys::monotonic_ns();
+    let (t1, windows) = go(t0, &mut hist)?;
+    let after = super::sandbox::sample();
+    let sleeps1 = super::server::server_sleeps(path);
+    Ok(Span {
+        server_sleeps: super::server::sleeps_between(&sleeps0, &sleeps1),
+        t0,
+        t1,
+        ops: ctl.completed.0.load(Ordering::Acquire),
+        hist,
+        windows,
+        before,
+        after,
+    })
+}
 
 /// The state of one watched run.
 pub(super) struct Watch {

@@ -7,9 +7,9 @@ use super::{encode_attacks, Header, Session, Words, BAR_BYTES, MAGIC, REGION_OFF
 use crate::cleanup::Created;
 use crate::error::{Error, Result};
 use crate::measure::clock::ClockInfo;
-use crate::measure::hist::{new_hist, Hist};
+use crate::measure::hist::Hist;
 use crate::offload::sandbox::{self, Bait, Ended};
-use crate::offload::server::{self, Server};
+use crate::offload::server::Server;
 use crate::offload::shm::{Ctl, Region};
 use crate::offload::watch::{Seen, Watch};
 use crate::offload::{broker, figures, Cpus, Shape, Span, STALL_S, WINDOW_MS};
@@ -676,36 +676,11 @@ impl<'a> GuestClient<'a> {
             self.send(b'A');
             self.expect(b'a', 300, "during the attack phase")?;
         }
-        if let Some(fd) = sq_ring {
-            let _ = sys::io_uring_enter(fd, 0, 0, sys::IORING_ENTER_SQ_WAKEUP);
-        }
-        // As a forked client's run: the server threads' sleeps over the timed span (the broker thread names
-        // itself once running: up to 50 ms to appear).
-        let path = spec.offload.path;
-        let mut sleeps0 = None;
-        for _ in 0..250 {
-            sleeps0 = server::server_sleeps(path);
-            if sleeps0.is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_micros(200));
-        }
-        let before = sandbox::sample();
-        let mut hist = new_hist();
-        let t0 = sys::monotonic_ns();
-        self.send(b'G');
-        let (t1, windows) = self.watch(spec, shared, t0, &mut hist)?;
-        let after = sandbox::sample();
-        let sleeps1 = server::server_sleeps(path);
-        Ok(Span {
-            server_sleeps: server::sleeps_between(&sleeps0, &sleeps1),
-            t0,
-            t1,
-            ops: self.ctl.completed.0.load(Ordering::Acquire),
-            hist,
-            windows,
-            before,
-            after,
+        // As a forked client's run (offload/watch.rs).
+        let ctl = self.ctl;
+        crate::offload::watch::timed_span(spec, ctl, sq_ring, |t0, hist| {
+            self.send(b'G');
+            self.watch(spec, shared, t0, hist)
         })
     }
 
