@@ -1,0 +1,112 @@
+//! The tidy checks on the workspace itself (see xtask/src/lib.rs).
+
+use std::path::Path;
+use xtask::{layers, modgraph, rust_files, sizes, workspace_root};
+
+const MAX_FN_LINES: usize = 150;
+const MAX_FILE_LINES: usize = 900;
+/// Places outside `method/` that may spell a method's variant (`MethodKind::X`): the parsing of names
+/// and a few facts that are about one method by nature.
+const MAX_METHOD_KIND_OUTSIDE: usize = 5;
+
+#[test]
+fn crates_depend_only_on_layers_below_them() {
+    let ms = layers::members(&workspace_root()).unwrap();
+    let bad = layers::upward(&ms);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The crate roots of every workspace member: `src/lib.rs` and `src/main.rs`.
+fn crate_roots() -> Vec<std::path::PathBuf> {
+    let ms = layers::members(&workspace_root()).unwrap();
+    let mut roots = vec![];
+    for m in ms {
+        for f in ["src/lib.rs", "src/main.rs"] {
+            let p = m.dir.join(f);
+            if p.exists() {
+                roots.push(p);
+            }
+        }
+    }
+    roots
+}
+
+#[test]
+fn no_module_of_any_crate_is_in_an_import_cycle() {
+    let root = workspace_root();
+    let mut msgs = vec![];
+    for r in crate_roots() {
+        let g = modgraph::read_crate(&r).unwrap();
+        for c in g.cycles() {
+            msgs.push(format!(
+                "a cycle of {} files:\n{}",
+                c.len(),
+                g.describe(&c, &root)
+            ));
+        }
+    }
+    assert!(msgs.is_empty(), "{}", msgs.join("\n"));
+}
+
+/// Every source file a crate of the workspace compiles outside its tests (files declared under
+/// `#[cfg(test)]` left out), and this crate's own.
+fn sources() -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = crate_roots()
+        .iter()
+        .flat_map(|r| modgraph::read_crate(r).unwrap().files)
+        .collect();
+    v.extend(rust_files(&workspace_root().join("xtask/src")));
+    v
+}
+
+fn rel(p: &Path) -> String {
+    p.strip_prefix(workspace_root())
+        .unwrap_or(p)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn functions_and_files_are_short_enough_to_read() {
+    let mut bad = vec![];
+    for f in sources() {
+        let facts = sizes::facts(&f).unwrap();
+        if facts.lines > MAX_FILE_LINES {
+            bad.push(format!("{}: {} lines (tests aside)", rel(&f), facts.lines));
+        }
+        for s in facts.functions.iter().filter(|s| s.lines > MAX_FN_LINES) {
+            bad.push(format!(
+                "{}:{} fn {}: {} lines",
+                rel(&f),
+                s.line,
+                s.name,
+                s.lines
+            ));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "over {MAX_FN_LINES} lines a function or {MAX_FILE_LINES} a file:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn methods_are_named_through_the_registry_outside_method() {
+    let mut places = vec![];
+    for f in sources() {
+        let r = rel(&f);
+        if r.contains("/method/") {
+            continue;
+        }
+        for line in sizes::facts(&f).unwrap().method_kind_paths {
+            places.push(format!("{r}:{line}"));
+        }
+    }
+    assert!(
+        places.len() <= MAX_METHOD_KIND_OUTSIDE,
+        "MethodKind::X outside method/ in {} places (at most {MAX_METHOD_KIND_OUTSIDE}):\n{}",
+        places.len(),
+        places.join("\n")
+    );
+}
