@@ -12,7 +12,7 @@
 use crate::error::Result;
 use crate::measure::clock::ClockInfo;
 use crate::spec::{RawSpec, Val};
-use crate::sys;
+use iolab_sys as sys;
 use serde::Serialize;
 use std::os::fd::AsRawFd;
 
@@ -292,7 +292,7 @@ pub struct NopReport {
 pub fn raw_nop_loop(ops: u64, batch: u32) -> Result<f64> {
     use io_uring::{opcode, IoUring};
     let mut ring = IoUring::new(batch.next_power_of_two().max(2)).map_err(|e| {
-        crate::error::Error::from(crate::sys::SysErr::new(
+        crate::error::Error::from(iolab_sys::SysErr::new(
             "io_uring_setup",
             e.raw_os_error().unwrap_or(0),
         ))
@@ -309,7 +309,7 @@ pub fn raw_nop_loop(ops: u64, batch: u32) -> Result<f64> {
             }
         }
         ring.submit_and_wait(batch as usize).map_err(|e| {
-            crate::error::Error::from(crate::sys::SysErr::new(
+            crate::error::Error::from(iolab_sys::SysErr::new(
                 "io_uring_enter",
                 e.raw_os_error().unwrap_or(0),
             ))

@@ -80,16 +80,16 @@ fn reset_registered_zram() -> Option<bool> {
     let reset_once = || {
         // SAFETY: both are C strings leaked by `register_zram`, freed only after being cleared; the
         // caller ends the process.
-        unsafe { crate::sys::write_file_raw(reset, c"1".as_ptr()) }
+        unsafe { iolab_sys::write_file_raw(reset, c"1".as_ptr()) }
     };
     // The kernel refuses the reset while the device is open, and during a zram step iolab holds it open
     // (its O_EXCL claim, the method's descriptors, an io_uring's or an AIO context's references): let go
     // of every descriptor but stdin/out/err, then try for up to a second (a ring's teardown is deferred).
     let mut reset_ok = reset_once();
     if !reset_ok {
-        crate::sys::close_from_raw(3);
+        iolab_sys::close_from_raw(3);
         for _ in 0..20 {
-            crate::sys::sleep_ms_raw(50);
+            iolab_sys::sleep_ms_raw(50);
             reset_ok = reset_once();
             if reset_ok {
                 break;
@@ -100,7 +100,7 @@ fn reset_registered_zram() -> Option<bool> {
     Some(
         reset_ok
             && unsafe {
-                crate::sys::write_file_raw(c"/sys/class/zram-control/hot_remove".as_ptr(), number)
+                iolab_sys::write_file_raw(c"/sys/class/zram-control/hot_remove".as_ptr(), number)
             },
     )
 }
@@ -125,7 +125,7 @@ pub(crate) fn remove_registered() -> bool {
         if !p.is_null() {
             // SAFETY: non-null slots hold C strings leaked by `register` and freed only after the slot is
             // cleared; the caller ends the process, so nothing frees them during this loop.
-            if unsafe { crate::sys::remove_path_raw(p, IS_DIR[i].load(Ordering::Relaxed)) } {
+            if unsafe { iolab_sys::remove_path_raw(p, IS_DIR[i].load(Ordering::Relaxed)) } {
                 removed += 1;
             } else {
                 all = false;
@@ -139,7 +139,7 @@ pub(crate) fn remove_registered() -> bool {
 
 extern "C" fn on_signal(_sig: libc::c_int) {
     if STATUS_LINE.load(Ordering::SeqCst) {
-        crate::sys::write_stderr_raw(b"\r\x1b[K");
+        iolab_sys::write_stderr_raw(b"\r\x1b[K");
     }
     let removed = remove_registered();
     let msg: &[u8] = if ZRAM_LEFT.load(Ordering::SeqCst) {
@@ -149,16 +149,16 @@ extern "C" fn on_signal(_sig: libc::c_int) {
     } else {
         b"iolab: interrupted\n"
     };
-    crate::sys::write_stderr_and_exit(msg, 130);
+    iolab_sys::write_stderr_and_exit(msg, 130);
 }
 
 /// Installs the signal handler once per process.
 pub fn install_signal_handler() {
     HANDLER.call_once(|| {
-        if let Err(e) = crate::sys::set_signal_handler(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP], on_signal) {
+        if let Err(e) = iolab_sys::set_signal_handler(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP], on_signal) {
             eprintln!(
                 "iolab: warning: cannot install the Ctrl-C handler ({}); files iolab creates may stay behind if interrupted",
-                crate::sys::errno_name(e.errno)
+                iolab_sys::errno_name(e.errno)
             );
         }
     });

@@ -2,7 +2,7 @@
 //! 1 for kernel errors at run time (the message names the syscall, the errno name and a hint) and for
 //! verification failures and for output that could not be written (stdout, a --json/--csv/--out file).
 
-use crate::sys::{errno_name, SysErr};
+use iolab_sys::{errno_name, SysErr};
 use std::fmt;
 
 #[derive(Debug, thiserror::Error)]

@@ -20,8 +20,8 @@
 //! messages are put together in a buffer on the stack.
 
 use crate::error::{Error, Result, SysFailure};
-use crate::sys;
 use crate::units::fmt_size;
+use iolab_sys as sys;
 use std::ffi::CString;
 use std::os::fd::AsRawFd;
 use std::path::Path;

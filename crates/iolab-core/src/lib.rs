@@ -35,7 +35,7 @@ pub mod suite_cols;
 mod suite_nop;
 pub mod suite_view;
 pub mod survey;
-pub mod sys;
+
 pub mod target;
 pub mod text;
 pub mod units;

@@ -110,7 +110,7 @@ pub fn thread_failed(what: &str, e: &std::io::Error, remedy: &str) -> Error {
         "cannot start {what}: pthread_create failed with {} ({}): a thread needs a 2 MiB stack (and a worker \
          {} of histograms), and the threads of a user are capped by ulimit -u and kernel.threads-max; {}: \
          {remedy}",
-        crate::sys::errno_name(errno),
+        iolab_sys::errno_name(errno),
         std::io::Error::from_raw_os_error(errno)
             .to_string()
             .split(" (os error")
@@ -123,7 +123,7 @@ pub fn thread_failed(what: &str, e: &std::io::Error, remedy: &str) -> Error {
 
 /// The limit allocations run into: RLIMIT_AS if set, else the memory the kernel says is available.
 pub fn limit_text() -> String {
-    match crate::sys::address_space_limit() {
+    match iolab_sys::address_space_limit() {
         Some(l) => format!(
             "the address-space limit (ulimit -v, RLIMIT_AS) is {} and iolab already uses {}; raise the limit or \
              ask for less",
@@ -172,9 +172,9 @@ fn kib_field(text: &str, key: &str) -> Option<u64> {
 /// when a thread first allocates, one per thread up to 8 per CPU) would use it up before the run's own
 /// buffers: keep them to a quarter of the limit. Nothing changes without a limit. Call once, at start.
 pub fn fit_malloc_to_limit() {
-    if let Some(l) = crate::sys::address_space_limit() {
+    if let Some(l) = iolab_sys::address_space_limit() {
         let arenas = (l / 4 / (64 << 20)).clamp(1, 64) as u32;
-        crate::sys::limit_malloc_arenas(arenas);
+        iolab_sys::limit_malloc_arenas(arenas);
     }
 }
 

@@ -10,7 +10,7 @@ use crate::measure::clock::ClockInfo;
 use crate::measure::counters::{CounterSet, Family};
 use crate::method::Fit;
 use crate::spec::{MethodKind, RawSpec};
-use crate::sys;
+use iolab_sys as sys;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 

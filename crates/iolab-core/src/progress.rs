@@ -14,7 +14,7 @@
 //! write to the terminal at once.
 
 use crate::spec::Spec;
-use crate::sys;
+use iolab_sys as sys;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};

@@ -48,7 +48,7 @@ impl Host {
             .unwrap_or_else(|| "unknown".into());
         Host {
             iolab_version: env!("CARGO_PKG_VERSION").to_string(),
-            kernel_release: crate::sys::kernel_release(),
+            kernel_release: iolab_sys::kernel_release(),
             cpu_model,
             cpus_online: std::thread::available_parallelism()
                 .map(|n| n.get())
@@ -57,7 +57,7 @@ impl Host {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
-            root: crate::sys::geteuid() == 0,
+            root: iolab_sys::geteuid() == 0,
             emulated: crate::vm::guest::is_emulated(accelerator.as_deref()),
             accelerator,
         }
@@ -116,7 +116,7 @@ impl TargetInfo {
             dio_align: t.dio_align,
             peer,
             fs: (t.kind == crate::target::TargetKind::File)
-                .then(|| crate::sys::fs_type_name(&t.path).ok().map(String::from))
+                .then(|| iolab_sys::fs_type_name(&t.path).ok().map(String::from))
                 .flatten(),
         }
     }

@@ -583,7 +583,7 @@ impl Recorder {
 /// Takes the record file's lock, or refuses: another iolab is writing it.
 fn lock(file: &std::fs::File, path: &Path) -> Result<()> {
     use std::os::fd::AsRawFd;
-    match crate::sys::flock_exclusive_nb(file.as_raw_fd()) {
+    match iolab_sys::flock_exclusive_nb(file.as_raw_fd()) {
         Ok(true) => Ok(()),
         Ok(false) => Err(Error::usage(
             "--out",

@@ -249,7 +249,7 @@ impl Places {
 
     /// One line per place with its filesystem type, so a reader knows what "disk" was.
     pub fn describe(&self) -> String {
-        let fs = |p: &Path| crate::sys::fs_type_name(p).unwrap_or("unknown filesystem");
+        let fs = |p: &Path| iolab_sys::fs_type_name(p).unwrap_or("unknown filesystem");
         let mut o = format!(
             "disk dir {} ({}), tmpfs dir {} ({})",
             self.disk().display(),

@@ -208,13 +208,13 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
         })?;
     // Removed on Ctrl-C too; TempDir removes it on a normal exit.
     let _guard = crate::cleanup::Created::register(dir.path(), false);
-    let fs = crate::sys::fs_type_name(dir.path()).unwrap_or("unknown filesystem");
+    let fs = iolab_sys::fs_type_name(dir.path()).unwrap_or("unknown filesystem");
     let rounds = opts.rounds.max(1);
     let ops = (opts.ops / rounds as u64).max(1);
     let max_s = opts.max_s / rounds as f64;
     let file_size = file_size_for(
         crate::mem::meminfo("MemAvailable"),
-        crate::sys::fs_free_bytes(dir.path()).ok(),
+        iolab_sys::fs_free_bytes(dir.path()).ok(),
     );
     let cells = cells(dir.path(), ops, max_s, file_size)?;
     let runs = run_rounds(&cells, rounds, opts, clock)?;

@@ -32,8 +32,8 @@ use crate::error::{Error, Result};
 use crate::method::{Fit, METHODS};
 use crate::pattern;
 use crate::spec::{OpKind, Spec};
-use crate::sys;
 use dio::{check_direct_before_creating, check_direct_multiples};
+use iolab_sys as sys;
 use serde::{Deserialize, Serialize};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -501,7 +501,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
 }
 
 /// What kind of target a path is, from its stat (none: a new file); other kinds are refused.
-fn kind_of(st: Option<&crate::sys::Stat>, shown: &str) -> Result<TargetKind> {
+fn kind_of(st: Option<&iolab_sys::Stat>, shown: &str) -> Result<TargetKind> {
     Ok(match st {
         None => TargetKind::File,
         Some(st) => match st.st_mode & libc::S_IFMT {
@@ -558,7 +558,7 @@ fn usable_bytes(
     spec: &Spec,
     kind: TargetKind,
     shown: &str,
-    st: Option<&crate::sys::Stat>,
+    st: Option<&iolab_sys::Stat>,
     existing_file: bool,
 ) -> Result<u64> {
     let bs = spec.bs;

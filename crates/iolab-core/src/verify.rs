@@ -10,8 +10,8 @@ use crate::error::{Error, Result};
 use crate::pattern::{self, OpPlan};
 use crate::result::VerifyFigures;
 use crate::spec::{Pattern, Spec};
-use crate::sys;
 use crate::target::PreparedTarget;
+use iolab_sys as sys;
 use std::os::fd::AsRawFd;
 
 /// A bitmap of written blocks in one region.

@@ -276,7 +276,7 @@ fn attack_text(a: &AttackOutcome, o: &mut String) {
         if a.result < 0 {
             format!(
                 "({}, by {})",
-                iolab_core::sys::errno_name(-a.result as i32),
+                iolab_sys::errno_name(-a.result as i32),
                 a.refused_by
             )
         } else {

@@ -40,7 +40,7 @@ pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
     if let Some(m) = &a.md {
         check_new_path("--md", m)?;
     }
-    if iolab_core::sys::isatty(2) {
+    if iolab_sys::isatty(2) {
         // One line, cut to the terminal's width so that it never wraps (a wrapped line is not cleared).
         let width = iolab_core::text::width_for(2)
             .unwrap_or(80)

@@ -29,9 +29,7 @@ impl Progress {
     /// is not a terminal. Make it before the first run: its helper is forked here (see
     /// `iolab_core::progress`).
     pub(crate) fn new(what: &str, n: usize) -> Progress {
-        let board = (n > 0 && iolab_core::sys::isatty(2))
-            .then(Board::new)
-            .flatten();
+        let board = (n > 0 && iolab_sys::isatty(2)).then(Board::new).flatten();
         let line = Line {
             title: format!("iolab {what}"),
         };
@@ -157,7 +155,7 @@ impl RunLine {
 }
 
 pub(crate) fn run_bar() -> Option<RunLine> {
-    if !iolab_core::sys::isatty(2) {
+    if !iolab_sys::isatty(2) {
         return None;
     }
     let board = Board::new()?;
@@ -177,7 +175,7 @@ struct Line {
 
 impl Draw for Line {
     fn show(&mut self, v: &View) {
-        let width = iolab_core::sys::terminal_size(2).map_or(80, |(c, _)| c as usize);
+        let width = iolab_sys::terminal_size(2).map_or(80, |(c, _)| c as usize);
         // One write: the line replaces the one before (and never reaches the last column, where a
         // terminal would wrap).
         let text = format!("\r{}\x1b[K", render(self, v, width.saturating_sub(1)));

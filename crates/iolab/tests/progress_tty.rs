@@ -1,5 +1,5 @@
 //! The status line as a terminal shows it. iolab runs with its stderr on a pseudo-terminal (opened with
-//! `iolab_core::sys::openpty`: the kernel's pty, four calls, so neither tmux nor an expect crate is
+//! `iolab_sys::openpty`: the kernel's pty, four calls, so neither tmux nor an expect crate is
 //! needed and the test runs wherever the kernel has ptys), and every line its helper draws is read as
 //! it arrives, with the time it arrived. A `--duration 3` run's timed pass must show its rate, and an
 //! ETA that, added to the time it was read, falls within a second of when the run ended; a counting pass
@@ -23,7 +23,7 @@ struct Frame {
 /// Runs iolab with `args` and its stderr on a `cols`-wide pty: every line drawn on it, the moment the
 /// process was seen to exit, and its exit code.
 fn watch(cols: u16, args: &[&str]) -> (Vec<Frame>, Instant, i32) {
-    let (master, slave) = iolab_core::sys::openpty(cols, 24).expect("a pseudo-terminal");
+    let (master, slave) = iolab_sys::openpty(cols, 24).expect("a pseudo-terminal");
     let mut child = {
         let mut cmd = Command::new(bin());
         cmd.args(args)

@@ -8,7 +8,7 @@ use super::sink::{absent_reason, Sink};
 use crate::error::{Error, Result};
 use crate::lines::{LinesCpu, LinesResult, LinesSpec};
 use crate::measure::cpu::{Rusage, RusageDelta};
-use crate::sys;
+use iolab_sys as sys;
 use std::path::Path;
 
 /// The way's name in the kernel-user suite (`method = "kernel-module"`).

@@ -4,7 +4,7 @@
 use super::build::{build_module, MODULE_FILE};
 use super::sink::{absent_reason, Sink, MODULE};
 use crate::error::{Error, Result};
-use crate::sys;
+use iolab_sys as sys;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 

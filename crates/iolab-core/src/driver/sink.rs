@@ -8,7 +8,8 @@
 use crate::error::{Error, Result};
 use crate::result::RunResult;
 use crate::spec::{MethodKind, OpKind};
-use crate::sys::{self, SinkCounters, SinkInfo};
+use iolab_sys as sys;
+use iolab_sys::{SinkCounters, SinkInfo};
 use serde::{Deserialize, Serialize};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;

@@ -5,7 +5,7 @@ use super::{
     mark_value, open_journal_dir, parse, split, Contents, Entry, Process, ZramEntry, XATTR,
 };
 use crate::error::{Error, Result};
-use crate::sys;
+use iolab_sys as sys;
 use std::ffi::OsStr;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
@@ -311,7 +311,7 @@ fn kind_name(mode: libc::mode_t) -> &'static str {
 }
 
 /// Why the file open as `fd` (O_PATH|O_NOFOLLOW) is not the one `e` records, or `None` if it is.
-fn not_iolabs(fd: RawFd, st: &crate::sys::Stat, e: &Entry, owner: &Process) -> Option<String> {
+fn not_iolabs(fd: RawFd, st: &iolab_sys::Stat, e: &Entry, owner: &Process) -> Option<String> {
     let made = if e.is_dir {
         "a directory"
     } else {

@@ -3,7 +3,7 @@
 //! Every call here happens where a path is created or removed, never inside a timed span.
 
 use super::{header, mark_value, open_journal_dir, Entry, Process, ZramEntry, XATTR};
-use crate::sys;
+use iolab_sys as sys;
 use std::ffi::{CString, OsStr};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;

@@ -32,7 +32,7 @@ pub use clean::{clean, CleanReport, Outcome, Verdict};
 pub(crate) use journal::unlink_journal_if_all_removed;
 pub use journal::{forget, record, record_zram};
 
-use crate::sys;
+use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};

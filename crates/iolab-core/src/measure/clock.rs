@@ -10,7 +10,7 @@
 //! synchronous runs read the clock once every [`AUTO_CLOCK_EVERY`] ops unless `--clock-every` says
 //! otherwise. A mock clock that advances a fixed step per read makes runner tests deterministic.
 
-use crate::sys;
+use iolab_sys as sys;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 

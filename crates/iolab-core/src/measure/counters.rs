@@ -15,7 +15,8 @@
 //! prctl(PR_TASK_PERF_EVENTS_DISABLE), so reading hundreds of counters does not count the reads; the one
 //! prctl that stops them is itself counted and subtracted.
 
-use crate::sys::{self, perf};
+use iolab_sys as sys;
+use iolab_sys::perf;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -530,7 +531,7 @@ mod tests {
         set.resume();
         // Touch 64 fresh pages: a new anonymous mapping, not the heap (whose pages other tests running
         // in parallel may have faulted in already).
-        let m = crate::sys::Mapping::anonymous(64 * 4096).unwrap();
+        let m = iolab_sys::Mapping::anonymous(64 * 4096).unwrap();
         for i in 0..64 {
             // SAFETY: byte i * 4096 lies inside the live 64-page mapping `m` owns.
             unsafe { std::ptr::write_volatile(m.as_ptr().add(i * 4096), 1) };
@@ -561,7 +562,7 @@ mod tests {
 
     #[test]
     fn a_detached_tracefs_gives_the_ids_and_is_mounted_nowhere() {
-        if crate::sys::geteuid() != 0 {
+        if iolab_sys::geteuid() != 0 {
             println!("SKIPPED a_detached_tracefs_gives_the_ids_and_is_mounted_nowhere: not root");
             return;
         }
@@ -578,7 +579,7 @@ mod tests {
         assert!(ids.source.contains("mounted nowhere"), "{}", ids.source);
         // Its descriptor is closed: no descriptor of this process is a tracefs any more.
         for e in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
-            if let Ok(m) = crate::sys::fs_type_name(&e.path()) {
+            if let Ok(m) = iolab_sys::fs_type_name(&e.path()) {
                 assert_ne!(m, "tracefs", "{} still open", e.path().display());
             }
         }
@@ -586,7 +587,7 @@ mod tests {
 
     #[test]
     fn the_child_fallback_mounts_only_in_its_own_namespace_and_ends_with_it() {
-        if crate::sys::geteuid() != 0 {
+        if iolab_sys::geteuid() != 0 {
             println!("SKIPPED the_child_fallback_mounts_only_in_its_own_namespace_and_ends_with_it: not root");
             return;
         }

@@ -13,7 +13,7 @@
 //!   rchar, wchar): an independent check of what the methods claim. io_uring and mmap I/O does not
 //!   appear there; the result explains that.
 
-use crate::sys;
+use iolab_sys as sys;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

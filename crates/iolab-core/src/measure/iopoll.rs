@@ -231,7 +231,7 @@ pub fn verdict(f: &IopollFigures) -> (Option<bool>, String) {
                  kernel ({}) accepted IORING_SETUP_IOPOLL and completed the requests by interrupt, silently \
                  (where it cannot poll, Linux 6.1 does so for reads; 6.18 refuses reads with EOPNOTSUPP but not \
                  ext4 O_DIRECT writes)",
-                crate::sys::kernel_release()
+                iolab_sys::kernel_release()
             ),
         ),
     }

@@ -8,7 +8,7 @@
 use super::{op_err, Flush, Io, Method, ThreadCtx};
 use super::{Fit, MethodInfo, MethodKind, Run, Targets};
 use crate::error::{Error, Result};
-use crate::sys;
+use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 

@@ -15,8 +15,8 @@ use super::{op_err, Fit, Flush, Io, Method, MethodInfo, MethodKind, Run, Targets
 use crate::cleanup::Created;
 use crate::error::{Error, Result};
 use crate::pattern;
-use crate::sys;
 use crate::target::TargetKind;
+use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 

@@ -11,7 +11,8 @@ use super::{op_err, Flush, Io, Method, ThreadCtx};
 use super::{Fit, MethodInfo, MethodKind, Run, Targets};
 use crate::error::{Error, Result};
 use crate::fault::MappedTarget;
-use crate::sys::{self, Mapping};
+use iolab_sys as sys;
+use iolab_sys::Mapping;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 

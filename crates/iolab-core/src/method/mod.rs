@@ -24,8 +24,8 @@ pub mod vectored;
 
 use crate::error::{Error, Result};
 use crate::spec::{OpKind, Spec};
-use crate::sys::SysErr;
 use crate::target::PreparedTarget;
+use iolab_sys::SysErr;
 use serde::{Deserialize, Serialize};
 
 /// How data moves between user space and the kernel: the name of a method. Everything else about a
@@ -321,7 +321,7 @@ pub(crate) fn fsync_counted(
     path: &std::path::Path,
 ) -> Result<()> {
     *calls += 1;
-    crate::sys::fsync(fd).map_err(|e| op_err(e, path))
+    iolab_sys::fsync(fd).map_err(|e| op_err(e, path))
 }
 
 /// One operation handed to a method. `buf` points to `len` bytes owned by the runner, valid (and not
@@ -505,10 +505,10 @@ pub(crate) fn finish_stream_io(
         *calls += 1;
         let r = if write {
             // SAFETY: the runner's Io contract: `buf` holds `len` bytes nothing else touches during the call.
-            crate::sys::write(fd, &unsafe { io.bytes() }[done..])
+            iolab_sys::write(fd, &unsafe { io.bytes() }[done..])
         } else {
             // SAFETY: as above.
-            crate::sys::read(fd, &mut unsafe { io.bytes_mut() }[done..])
+            iolab_sys::read(fd, &mut unsafe { io.bytes_mut() }[done..])
         };
         match r {
             Ok(0) => break,

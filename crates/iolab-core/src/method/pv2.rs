@@ -13,7 +13,7 @@ use super::{fsync_counted, op_err, Flush, Io, Method, MethodInfo, MethodKind, Me
 use super::{Run, Targets, ThreadCtx};
 use crate::error::{Error, Result};
 use crate::result::NowaitStats;
-use crate::sys;
+use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 

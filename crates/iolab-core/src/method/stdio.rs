@@ -8,7 +8,8 @@
 use super::{op_err, Flush, Io, Method, ThreadCtx};
 use super::{MethodInfo, MethodKind, Run};
 use crate::error::Result;
-use crate::sys::{self, CFile};
+use iolab_sys as sys;
+use iolab_sys::CFile;
 use std::path::PathBuf;
 
 /// The table header's word on the run's buffer.

@@ -11,8 +11,8 @@ use super::{op_err, ThreadCtx};
 use super::{Exec, Fit, Flush, Io, Method, MethodInfo, MethodKind, MethodStats, Run, Targets};
 use crate::error::{Error, Result};
 use crate::result::UringStats;
-use crate::sys;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
+use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 

@@ -5,7 +5,7 @@
 use super::{fsync_counted, op_err, Flush, Io, Method, ThreadCtx};
 use super::{MethodInfo, MethodKind, Run};
 use crate::error::Result;
-use crate::sys;
+use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 

@@ -7,8 +7,8 @@
 //! region's data area, never by address, so a request cannot point into iolab's private memory.
 
 use crate::spec::Doorbell;
-use crate::sys;
 use io_uring::{opcode, types, IoUring};
+use iolab_sys as sys;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;

@@ -13,8 +13,8 @@ use super::ring::SqCq;
 use super::shm::Ctl;
 use crate::pattern::{self, OpPlan};
 use crate::spec::{Attack, Doorbell, Pattern};
-use crate::sys;
 use io_uring::{opcode, squeue, types};
+use iolab_sys as sys;
 use std::os::fd::RawFd;
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 

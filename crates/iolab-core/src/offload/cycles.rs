@@ -191,7 +191,7 @@ impl CycleWriter {
 pub fn counter() -> Option<fn() -> u64> {
     #[cfg(target_arch = "x86_64")]
     {
-        Some(crate::sys::rdtsc as fn() -> u64)
+        Some(iolab_sys::rdtsc as fn() -> u64)
     }
     #[cfg(not(target_arch = "x86_64"))]
     {

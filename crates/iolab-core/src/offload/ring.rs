@@ -2,8 +2,9 @@
 //! iolab and driven by the client through memory only: SQEs are written with the `io-uring` crate's opcode
 //! builders (`squeue::Entry` is `repr(C)` over the kernel's SQE), completions read as `cqueue::Entry`.
 
-use crate::sys::{self, SysResult, UringParams};
 use io_uring::{cqueue, squeue};
+use iolab_sys as sys;
+use iolab_sys::{SysResult, UringParams};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 

@@ -13,7 +13,7 @@ use crate::measure::hist::Hist;
 use crate::result::AttackOutcome;
 use crate::runner::Sample;
 use crate::spec::{Attack, OffloadPath, Spec, SyncEvery};
-use crate::sys;
+use iolab_sys as sys;
 use std::io::{Read, Seek, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::Ordering;

@@ -7,7 +7,7 @@ use super::shm::{Layout, Region};
 use super::{broker, ring, Cpus, Shape, FORCE_RING_MMAP};
 use crate::error::{Error, Result};
 use crate::spec::{Doorbell, OffloadPath, Spec};
-use crate::sys;
+use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

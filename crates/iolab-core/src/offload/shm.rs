@@ -7,7 +7,7 @@
 //! as an io_uring fixed buffer (kernel and native paths) and the only range the broker's policy accepts.
 
 use crate::error::{Error, Result};
-use crate::sys;
+use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64};
 

@@ -7,7 +7,7 @@ use super::{broker, shm::Ctl, Span, STALL_S};
 use crate::error::{Error, Result};
 use crate::measure::hist::{new_hist, Hist};
 use crate::spec::{OffloadPath, Spec};
-use crate::sys;
+use iolab_sys as sys;
 use std::sync::atomic::Ordering;
 
 /// The timed span of a client run, wherever the client is: the SQPOLL thread woken first (`sq_ring`; it

@@ -222,7 +222,7 @@ fn completion_error(path: &std::path::Path, off: u64, want: usize, res: i32) -> 
         Error::Runtime(format!(
             "{}: a write of {want} bytes at offset {off} failed: {}",
             path.display(),
-            crate::sys::errno_name(-res)
+            iolab_sys::errno_name(-res)
         ))
     } else {
         short(path, off, want, res as usize)

@@ -204,7 +204,7 @@ fn reap_failure<M: Method>(m: &M, p: &LoopParams, res: i32, offset: u64) -> Erro
         match m.describe_failure(-res) {
             Some(msg) => Error::Runtime(msg),
             None => Error::sys_on(
-                crate::sys::SysErr::new(
+                iolab_sys::SysErr::new(
                     if p.write {
                         "io_uring write"
                     } else {

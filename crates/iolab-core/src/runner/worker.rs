@@ -237,7 +237,7 @@ fn measure<M: Method, C: Clock>(
         ctx.thread,
     );
     let ru0 = Rusage::thread();
-    let cpu0 = crate::sys::current_cpu();
+    let cpu0 = iolab_sys::current_cpu();
     // M::QUEUED, a constant: each method's runner holds only the loops it runs (p.synchronous says the
     // same, from the method's INFO).
     let r = if M::QUEUED {
@@ -256,7 +256,7 @@ fn measure<M: Method, C: Clock>(
         )
     };
     let ru1 = Rusage::thread();
-    out.cpus = (cpu0, crate::sys::current_cpu());
+    out.cpus = (cpu0, iolab_sys::current_cpu());
     out.rusage = RusageDelta::between(&ru0, &ru1);
     out.syscalls = m.syscalls(out.ops);
     out.submissions = m.submissions();

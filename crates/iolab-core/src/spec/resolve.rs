@@ -10,7 +10,7 @@ use options::nonzero;
 const MAX_BUFFER: u64 = 1 << 30;
 
 fn fresh_seed() -> u64 {
-    let t = crate::sys::monotonic_ns();
+    let t = iolab_sys::monotonic_ns();
     let p = std::process::id() as u64;
     crate::pattern::mix64(t ^ (p << 32) ^ 0x1017_ab00)
 }

@@ -185,7 +185,7 @@ pub(super) fn check_ring_limits(s: &Spec) -> Result<()> {
             ),
         ));
     }
-    if o.fixed_bufs && crate::sys::geteuid() != 0 {
+    if o.fixed_bufs && iolab_sys::geteuid() != 0 {
         check_memlock(s)?;
     }
     Ok(())
@@ -193,7 +193,7 @@ pub(super) fn check_ring_limits(s: &Spec) -> Result<()> {
 
 /// The registered buffers of every thread (a user without CAP_IPC_LOCK) against RLIMIT_MEMLOCK.
 fn check_memlock(s: &Spec) -> Result<()> {
-    let Some(lim) = crate::sys::memlock_limit() else {
+    let Some(lim) = iolab_sys::memlock_limit() else {
         return Ok(());
     };
     let bytes = s.threads as u64 * s.qd as u64 * s.bs;

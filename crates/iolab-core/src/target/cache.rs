@@ -7,7 +7,7 @@
 use super::TargetKind;
 use crate::error::{Error, Result};
 use crate::spec::Spec;
-use crate::sys;
+use iolab_sys as sys;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 use super::parent_of;
 use crate::error::{Error, Result};
 use crate::spec::Spec;
-use crate::sys;
+use iolab_sys as sys;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 

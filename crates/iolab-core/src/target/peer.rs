@@ -4,7 +4,7 @@
 use super::PeerFigures;
 use crate::error::Error;
 use crate::pattern;
-use crate::sys;
+use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 /// The peer of a write run: reads until the writer closes its end; returns what arrived.

@@ -13,7 +13,8 @@ use crate::driver::sink::{Personality, Sink, SinkFigures, DEVICE};
 use crate::error::{Error, Result};
 use crate::method::MethodKind;
 use crate::spec::Spec;
-use crate::sys::{self, SinkCounters};
+use iolab_sys as sys;
+use iolab_sys::SinkCounters;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 /// What a prepared sink target keeps: the driver's answer, the run's personality and log switch, and a
@@ -48,7 +49,7 @@ pub(super) fn check_flags(spec: &Spec, kind: TargetKind, shown: &str) -> Result<
 /// device the iolab_sink module registered, and only then is it opened (and asked who it is).
 pub(super) fn setup_if_sink(
     spec: &Spec,
-    st: Option<&crate::sys::Stat>,
+    st: Option<&iolab_sys::Stat>,
     shown: &str,
 ) -> Result<Option<PreparedTarget>> {
     let Some(st) = st else {

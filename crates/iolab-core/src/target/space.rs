@@ -56,7 +56,7 @@ pub fn sink_region(threads: u64) -> u64 {
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
     sink_region_for(
         va_top_from_maps(&maps),
-        crate::sys::address_space_limit(),
+        iolab_sys::address_space_limit(),
         threads,
         usize::BITS,
     )

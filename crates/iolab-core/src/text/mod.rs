@@ -28,7 +28,7 @@ pub fn width_for(fd: i32) -> Option<usize> {
     {
         return Some(c.max(MIN_WIDTH));
     }
-    match crate::sys::terminal_columns(fd) {
+    match iolab_sys::terminal_columns(fd) {
         Ok(c) if c > 0 => Some((c as usize).max(MIN_WIDTH)),
         _ => None,
     }

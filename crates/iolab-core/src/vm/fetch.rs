@@ -161,7 +161,7 @@ fn ensure_lists(apt: &Apt, arch: Arch, say: &mut dyn FnMut(&str)) -> Result<()> 
     if !old && probe()? {
         return Ok(());
     }
-    if !apt.private && crate::sys::geteuid() != 0 {
+    if !apt.private && iolab_sys::geteuid() != 0 {
         return Err(Error::Runtime(format!(
             "apt's package lists have no {meta} (missing lists, or not Debian): run `apt-get update` as \
              root (iolab vm runs it itself as root)"

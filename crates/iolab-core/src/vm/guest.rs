@@ -29,12 +29,12 @@ pub fn from_cmdline(cmdline: &str) -> Option<String> {
 /// QEMU's TCG signs the hypervisor CPUID leaf "TCGTCGTCGTCG" (when the CPU model exposes it).
 #[cfg(target_arch = "x86_64")]
 fn from_cpuid() -> Option<String> {
-    let (_, _, ecx, _) = crate::sys::cpuid(1);
+    let (_, _, ecx, _) = iolab_sys::cpuid(1);
     // ECX bit 31: running under a hypervisor.
     if ecx & (1 << 31) == 0 {
         return None;
     }
-    let (_, b, c, d) = crate::sys::cpuid(0x4000_0000);
+    let (_, b, c, d) = iolab_sys::cpuid(0x4000_0000);
     let sig: Vec<u8> = [b, c, d].iter().flat_map(|r| r.to_le_bytes()).collect();
     (&sig[..] == b"TCGTCGTCGTCG").then(|| "tcg".to_string())
 }

@@ -4,7 +4,7 @@
 //! `resource2` file, which is that BAR.
 
 use crate::error::{Error, Result};
-use crate::sys;
+use iolab_sys as sys;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 

@@ -7,7 +7,7 @@ use super::fetch::{self, Fetched, Pkg};
 use super::kernel::{self, Kernel};
 use super::qemu::Qemu;
 use crate::error::{Error, Result};
-use crate::sys;
+use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 

@@ -9,7 +9,7 @@ use super::qemu::{self, Accel, Machine};
 use super::{Report, VmRequest};
 use crate::cleanup::Created;
 use crate::error::{Error, Result};
-use crate::sys;
+use iolab_sys as sys;
 use std::ffi::OsString;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::ffi::OsStrExt;

@@ -31,7 +31,8 @@ pub use symbols::kallsyms_readable;
 use crate::measure::counters::open_reason;
 use crate::measure::cpu::TaskTimes;
 use crate::result::ProfileFigures;
-use crate::sys::{self, perf, PerfRing, SamplerAttr};
+use iolab_sys as sys;
+use iolab_sys::{perf, PerfRing, SamplerAttr};
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Mutex;
@@ -298,9 +299,9 @@ mod tests {
                 // count CPU time), bounded at 20 s of wall time.
                 let f = std::fs::File::create("/dev/null").unwrap();
                 let t = std::time::Instant::now();
-                let cpu0 = crate::sys::thread_cpu_s();
+                let cpu0 = iolab_sys::thread_cpu_s();
                 let buf = [0u8; 4096];
-                while crate::sys::thread_cpu_s() - cpu0 < 0.3
+                while iolab_sys::thread_cpu_s() - cpu0 < 0.3
                     && t.elapsed() < std::time::Duration::from_secs(20)
                 {
                     use std::io::Write;

@@ -5,7 +5,7 @@
 //! Identical call chains of one thread are counted once with their number, so a pass of 100,000 samples
 //! of a loop keeps a few hundred chains, not 100,000.
 
-use crate::sys::perf;
+use iolab_sys::perf;
 use std::collections::{BTreeMap, HashMap};
 
 /// Where a frame's address lies.

@@ -54,8 +54,8 @@ use super::{op_err, Exec, Flush, Io, Method, MethodInfo, MethodKind, MethodStats
 use crate::error::{Error, Result};
 use crate::result::UringStats;
 use crate::spec::{RingDesign, RingOpts};
-use crate::sys;
 use io_uring::squeue;
+use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 

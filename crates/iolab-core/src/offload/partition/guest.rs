@@ -11,7 +11,7 @@ use crate::offload::ring::{self, SqCq};
 use crate::offload::shm::{Ctl, Layout, PAGE};
 use crate::pattern::Pattern;
 use crate::spec::Doorbell;
-use crate::sys;
+use iolab_sys as sys;
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;

@@ -24,7 +24,7 @@ pub use host::shutdown;
 
 use super::shm::{Line, PAGE};
 use crate::spec::Attack;
-use crate::sys::UringParams;
+use iolab_sys::UringParams;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 

@@ -185,7 +185,7 @@ mod tests {
     use super::*;
     use std::mem::{offset_of, size_of};
 
-    const HEADER: &str = include_str!("../../../../kmod/iolab_sink.h");
+    const HEADER: &str = include_str!("../../../kmod/iolab_sink.h");
 
     /// The value of `#define NAME VALUE` in the header (decimal or 0x hex).
     fn define(name: &str) -> u64 {

@@ -333,7 +333,7 @@ pub fn perf_read_lost(fd: RawFd) -> SysResult<(u64, u64)> {
 /// iolab reads it after the kernel stopped writing (or while it writes: the head is read with acquire
 /// ordering and the tail released after the copy, as the kernel's perf_event_mmap_page documents).
 pub struct PerfRing {
-    map: super::Mapping,
+    map: super::memory::Mapping,
     data_off: usize,
     data_size: usize,
 }
@@ -346,7 +346,7 @@ impl PerfRing {
     /// mmap(2) the ring of event `fd`: one control page and `data_pages` (a power of two) data pages.
     pub fn map(fd: RawFd, data_pages: usize) -> SysResult<PerfRing> {
         let page = page_size();
-        let map = super::Mapping::shared(fd, (1 + data_pages) * page, 0, true)?;
+        let map = super::memory::Mapping::shared(fd, (1 + data_pages) * page, 0, true)?;
         // SAFETY: the mapping starts with the kernel's perf_event_mmap_page (page aligned, so aligned for
         // it); data_offset/data_size were written by the kernel at mmap time and do not change.
         let (off, size) = unsafe {

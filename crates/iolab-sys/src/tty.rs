@@ -21,7 +21,7 @@ pub fn openpty(cols: u16, rows: u16) -> SysResult<(OwnedFd, OwnedFd)> {
     // SAFETY: ptsname_r writes at most `name.len()` bytes, NUL-terminated, into the buffer.
     let r = unsafe { libc::ptsname_r(m, name.as_mut_ptr(), name.len()) };
     if r != 0 {
-        return Err(super::SysErr::new("ptsname_r", r));
+        return Err(super::errno::SysErr::new("ptsname_r", r));
     }
     // SAFETY: `name` is NUL-terminated (ptsname_r succeeded) and outlives the call.
     let s = result("open", unsafe {
@@ -48,7 +48,7 @@ pub fn openpty(cols: u16, rows: u16) -> SysResult<(OwnedFd, OwnedFd)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sys::terminal_size;
+    use crate::terminal_size;
     use std::os::fd::AsRawFd;
 
     #[test]
