@@ -1,7 +1,8 @@
 //! `iolab compare`: matching workloads of two result files side by side, with ratios, a noise verdict and
 //! the `--fail-on-regression` count. Moved out of `series` (which re-exports the names it had).
 
-use crate::series::{figure, stat, Stat, FIGURES};
+use crate::series::{figure, FIGURES};
+use crate::stats::{stat, Stat};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;

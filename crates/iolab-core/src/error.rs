@@ -126,8 +126,8 @@ fn path_hint(errno: i32, path: &str) -> Option<String> {
 
 /// What a user can do about an errno from a given call.
 pub fn default_hint(call: &str, errno: i32) -> Option<&'static str> {
-    if errno == libc::ENOSYS && crate::vm::user_mode::detected().is_some() {
-        if let Some(h) = crate::vm::user_mode::enosys_hint(call) {
+    if errno == libc::ENOSYS && crate::emulation::user_mode::detected().is_some() {
+        if let Some(h) = crate::emulation::user_mode::enosys_hint(call) {
             return Some(h);
         }
     }

@@ -109,7 +109,7 @@ pub struct Row {
 }
 
 /// How repeated runs of one point spread: runs, and the lowest and highest ns/op of the middle runs
-/// (`survey::middle_range`: all of them up to 3 runs, without the fastest and slowest quarter above).
+/// (`stats::middle_range`: all of them up to 3 runs, without the fastest and slowest quarter above).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Spread {
     pub runs: usize,

@@ -54,9 +54,9 @@ pub fn round_trip(f: &crate::findings::Facts) -> Option<String> {
                 " = {c:.0} cycles ({:.2}x the thesis's offloaded {}, {:.0}x its native {}: Figure 4.3, with \
                  user_data as iolab's)",
                 c / crate::offload::SEED_OFFLOADED_CYCLES as f64,
-                crate::answers::thousands(crate::offload::SEED_OFFLOADED_CYCLES as f64),
+                crate::units::thousands(crate::offload::SEED_OFFLOADED_CYCLES as f64),
                 c / crate::offload::SEED_NATIVE_CYCLES as f64,
-                crate::answers::thousands(crate::offload::SEED_NATIVE_CYCLES as f64)
+                crate::units::thousands(crate::offload::SEED_NATIVE_CYCLES as f64)
             )
         })
         .unwrap_or_default();

@@ -36,7 +36,7 @@ pub struct Host {
 
 impl Host {
     pub fn current() -> Host {
-        let accelerator = crate::vm::guest::accelerator();
+        let accelerator = crate::emulation::guest::accelerator();
         let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
             .ok()
             .and_then(|s| {
@@ -58,7 +58,7 @@ impl Host {
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
             root: iolab_sys::geteuid() == 0,
-            emulated: crate::vm::guest::is_emulated(accelerator.as_deref()),
+            emulated: crate::emulation::guest::is_emulated(accelerator.as_deref()),
             accelerator,
         }
     }
@@ -66,11 +66,11 @@ impl Host {
     /// The line tables print for figures from an emulated CPU, if these are.
     pub fn emulated_line(&self) -> Option<String> {
         self.emulated.then(|| {
-            if self.accelerator.as_deref() == Some(crate::vm::user_mode::ACCEL) {
+            if self.accelerator.as_deref() == Some(crate::emulation::user_mode::ACCEL) {
                 return format!(
                     "figures from user-mode emulation (qemu-user: {}): behaviour, not speed; io_uring, \
                      native AIO and perf counters are not emulated",
-                    crate::vm::user_mode::detected().unwrap_or("foreign code")
+                    crate::emulation::user_mode::detected().unwrap_or("foreign code")
                 );
             }
             format!(

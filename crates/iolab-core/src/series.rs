@@ -8,6 +8,7 @@
 use crate::error::{Error, Result};
 use crate::measure::clock::ClockInfo;
 pub use crate::series_check::check_record_file;
+use crate::stats::{stat, Stat};
 use crate::series_check::{not_records, refuse_other_settings, resumable, resume_records};
 use crate::spec::{RawSpec, Val};
 use serde::Serialize;
@@ -103,47 +104,6 @@ pub fn text(v: Option<&Value>) -> String {
         None | Some(Value::Null) => String::new(),
         Some(o) => o.to_string(),
     }
-}
-
-/// Median, min, max and (population) standard deviation of one figure over repeated runs.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Stat {
-    pub n: usize,
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-    pub stdev: f64,
-    /// (max - min) / median, in percent (0 for one run).
-    pub spread_pct: f64,
-}
-
-pub fn stat(xs: &[f64]) -> Option<Stat> {
-    if xs.is_empty() {
-        return None;
-    }
-    let mut s = xs.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
-    let n = s.len();
-    let median = if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    };
-    let mean = s.iter().sum::<f64>() / n as f64;
-    let var = s.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
-    let (min, max) = (s[0], s[n - 1]);
-    Some(Stat {
-        n,
-        median,
-        min,
-        max,
-        stdev: var.sqrt(),
-        spread_pct: if median != 0.0 {
-            (max - min) / median.abs() * 100.0
-        } else {
-            0.0
-        },
-    })
 }
 
 /// What `--repeat N` reports beside the N results.
@@ -630,7 +590,7 @@ fn default_out(stem: &str) -> Result<PathBuf> {
     }
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::Runtime(format!("cannot create {}: {e}", dir.display())))?;
-    let stamp = crate::survey::utc_stamp(
+    let stamp = crate::units::utc_stamp(
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())

@@ -1,7 +1,7 @@
 //! What suite tables show beyond the seeds' own columns, and repeated runs, as the cells of the
 //! `text::Table`s `suite_view` lays out:
 //! - `iolab suite --repeat N` runs every point N times; a table shows each point once, as the run with the
-//!   median time per op, with the range of its middle runs (`survey::middle_range`, as the survey shows
+//!   median time per op, with the range of its middle runs (`stats::middle_range`, as the survey shows
 //!   its rounds), and the findings and answers read the same median rows ([`rows_of`], each with its
 //!   [`Spread`]);
 //! - the columns the redesigned suites need: the busier core's kernel share system-wide, the bytes read
@@ -62,7 +62,7 @@ impl<'a> Group<'a> {
             .filter_map(|r| num(r.get("result")?, path))
             .collect();
         (xs.len() > 1).then(|| {
-            let (lo, hi) = crate::survey::middle_range(xs.clone());
+            let (lo, hi) = crate::stats::middle_range(xs.clone());
             (xs.len(), lo, hi)
         })
     }
@@ -383,7 +383,7 @@ pub fn syscalls_cells(rest: String, r: &Value) -> Vec<String> {
                 .filter(|(n, _)| !["other", "futex", "getrusage", "mmap", "munmap"].contains(n))
                 .max_by(|a, b| a.1.total_cmp(&b.1))
         })
-        .map(|(n, c)| format!("{n} {}", crate::answers::thousands(c)))
+        .map(|(n, c)| format!("{n} {}", crate::units::thousands(c)))
         .unwrap_or_else(|| "-".into());
     vec![
         rest,

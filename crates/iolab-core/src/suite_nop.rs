@@ -28,7 +28,7 @@ pub(crate) const COLUMNS: &[(&str, Align)] = &[
 /// "1,234" of a cycle count, "-" when there is none.
 fn cyc(v: Option<f64>) -> String {
     v.filter(|x| x.is_finite())
-        .map(|x| crate::answers::thousands(x.round()))
+        .map(|x| crate::units::thousands(x.round()))
         .unwrap_or_else(|| "-".into())
 }
 

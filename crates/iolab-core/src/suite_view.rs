@@ -403,9 +403,9 @@ fn lines_summary(recs: &[Value], d: &mut Doc) {
         let get = |f: &dyn Fn(&Value) -> Option<f64>| -> Vec<f64> {
             rs.iter().filter_map(|r| f(r)).collect()
         };
-        let med = |v: Vec<f64>| series::stat(&v).map(|s| s.median);
+        let med = |v: Vec<f64>| crate::stats::stat(&v).map(|s| s.median);
         let ms = |p: &'static [&'static str]| move |r: &Value| num(r, p).map(|v| v * 1e3);
-        let Some(w) = series::stat(&get(&ms(&["wall_s"]))) else {
+        let Some(w) = crate::stats::stat(&get(&ms(&["wall_s"]))) else {
             continue;
         };
         let cpu = |r: &Value| {

@@ -10,6 +10,7 @@ use crate::method::Fit;
 use crate::result::{Host, RunResult, SCHEMA_VERSION};
 use crate::runner;
 use crate::spec::{MethodKind, RawSpec};
+use crate::stats::middle_range;
 use crate::target::TargetKind;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -317,13 +318,6 @@ fn median_run(c: &Cell, mut rs: Vec<RunResult>, why: Option<String>) -> SurveyRu
     }
 }
 
-/// The range of the middle rounds: the fastest and slowest quarter dropped (with 5 rounds the middle three,
-/// with 3 or fewer all of them), so one disturbed round does not make a tie by itself.
-pub fn middle_range(mut v: Vec<f64>) -> (f64, f64) {
-    v.sort_by(f64::total_cmp);
-    let q = v.len() / 4;
-    (v[q], v[v.len() - 1 - q])
-}
 
 /// A survey row in its ranking: `rank` is None for the floor (nop, no kernel call); tied rows share the
 /// rank of the group's first.
@@ -391,26 +385,6 @@ pub fn ranked<'a>(s: &'a SurveyResult, target: &str, bs: u64) -> Vec<Ranked<'a>>
     rows
 }
 
-/// "20261122-013512" in UTC, from Unix seconds (civil-from-days, H. Hinnant's algorithm).
-pub fn utc_stamp(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
 
 /// Writes `bytes` to a new file `<dir>/<stem>-<stamp>[-N].json`, never replacing an existing file.
 pub fn write_new_file(dir: &Path, stem: &str, stamp: &str, bytes: &[u8]) -> Result<PathBuf> {
@@ -542,13 +516,6 @@ mod tests {
             ]
         );
         assert_eq!((r[2].low, r[2].high), (108.0, 120.0));
-    }
-
-    #[test]
-    fn utc_stamps() {
-        assert_eq!(utc_stamp(0), "19700101-000000");
-        assert_eq!(utc_stamp(1_795_311_312), "20261122-013512");
-        assert_eq!(utc_stamp(951_782_400), "20000229-000000");
     }
 
     #[test]

@@ -184,9 +184,77 @@ pub fn too_short(wall_s: f64, overhead_ns: f64, ns_per_tick: f64) -> Option<Stri
     })
 }
 
+/// "1,031,349": a number rounded to a whole, with thousands separated by commas.
+pub fn thousands(v: f64) -> String {
+    let digits = format!("{:.0}", v.abs());
+    let mut o = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            o.push(',');
+        }
+        o.push(ch);
+    }
+    if v < 0.0 && digits.chars().any(|c| c != '0') {
+        o.insert(0, '-');
+    }
+    o
+}
+
+/// A count with thousands separated: "12,345,678" (exact for every u64).
+pub fn thousands_u64(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// "20261122-013512" in UTC, from Unix seconds (civil-from-days, H. Hinnant's algorithm).
+pub fn utc_stamp(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands_u64(0), "0");
+        assert_eq!(thousands_u64(999), "999");
+        assert_eq!(thousands_u64(1000), "1,000");
+        assert_eq!(thousands_u64(1_234_567), "1,234,567");
+        assert_eq!(thousands(1_031_349.4), "1,031,349");
+        assert_eq!(thousands(-1234.0), "-1,234");
+        assert_eq!(thousands(-0.2), "0");
+    }
+
+    #[test]
+    fn utc_stamps() {
+        assert_eq!(utc_stamp(0), "19700101-000000");
+        assert_eq!(utc_stamp(1_795_311_312), "20261122-013512");
+        assert_eq!(utc_stamp(951_782_400), "20000229-000000");
+    }
 
     #[test]
     fn ranges_in_one_unit_where_both_ends_read_in_it() {

@@ -18,7 +18,7 @@ use iolab_core::spec::Spec;
 use iolab_core::survey::SurveyResult;
 use iolab_core::target::TargetKind;
 use iolab_core::text::{Align, Doc, Table, NBSP};
-use iolab_core::units::{fmt_mib_s, fmt_ns, fmt_ops_s, fmt_s, fmt_size};
+use iolab_core::units::{fmt_mib_s, fmt_ns, fmt_ops_s, fmt_s, fmt_size, thousands_u64};
 use std::fmt::Write;
 
 pub trait Exporter {
@@ -84,20 +84,8 @@ fn dist_line(name: &str, s: &Summary) -> String {
         v("p99", s.p99_ns),
         v("p99.9", s.p999_ns),
         v("max", s.max_ns),
-        thousands(s.count)
+        thousands_u64(s.count)
     )
-}
-
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The throughput line's rates, or why there are none: a span too short to time (`units::too_short`).
@@ -163,8 +151,8 @@ impl TableExporter {
         let s = &r.spec;
         let mut o = String::new();
         let amount = match (s.ops, s.duration_s) {
-            (Some(n), Some(d)) => format!("{} ops or {d} s, whichever first", thousands(n)),
-            (Some(n), None) => format!("{} ops", thousands(n)),
+            (Some(n), Some(d)) => format!("{} ops or {d} s, whichever first", thousands_u64(n)),
+            (Some(n), None) => format!("{} ops", thousands_u64(n)),
             (None, Some(d)) => format!("{d} s"),
             (None, None) => String::new(),
         };
@@ -172,7 +160,7 @@ impl TableExporter {
         if let Some(w) = &r.warmup {
             extra.push(format!(
                 "after a warm-up of {} ops in {} (--warmup {}; not timed, in no figure)",
-                thousands(w.ops),
+                thousands_u64(w.ops),
                 fmt_s(w.wall_s),
                 w.asked
             ));
@@ -212,7 +200,7 @@ impl TableExporter {
         let _ = writeln!(
             o,
             "throughput   {} ops, {} in {}: {}, {} per op (wall / ops)",
-            thousands(r.ops),
+            thousands_u64(r.ops),
             fmt_size(r.bytes),
             fmt_s(r.wall_s),
             rates(r),
@@ -250,15 +238,3 @@ impl Exporter for TableExporter {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thousands_separators() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-    }
-}

@@ -2,7 +2,7 @@
 //! client cost, and how its sandbox held.
 
 use crate::table::tail_text;
-use crate::thousands;
+use iolab_core::units::thousands_u64;
 use iolab_core::offload::cycles::CycleDist;
 use iolab_core::result::{AttackOutcome, OffloadFigures, RunResult};
 use iolab_core::units::{fmt_ns, fmt_size};
@@ -80,7 +80,7 @@ fn round_trip_text(r: &RunResult, of: &OffloadFigures, o: &mut String) {
             o,
             "windows      per-request time of each {} ms window ({} windows, each request weighted): p50 {}  p90 {}  p99 {}  max {}",
             of.window_ms,
-            thousands(of.windows),
+            thousands_u64(of.windows),
             fmt_ns(w.p50_ns),
             fmt_ns(w.p90_ns),
             fmt_ns(w.p99_ns),
@@ -104,11 +104,11 @@ fn client_cycles_text(r: &RunResult, of: &OffloadFigures, o: &mut String) {
     let dist = |d: &CycleDist| {
         format!(
             "p50 {}{}  p99 {}{}  mean {}{}",
-            thousands(d.p50_cycles),
+            thousands_u64(d.p50_cycles),
             ns(d.p50_ns),
-            thousands(d.p99_cycles),
+            thousands_u64(d.p99_cycles),
             ns(d.p99_ns),
-            thousands(d.mean_cycles.round() as u64),
+            thousands_u64(d.mean_cycles.round() as u64),
             ns(d.mean_ns)
         )
     };
@@ -118,7 +118,7 @@ fn client_cycles_text(r: &RunResult, of: &OffloadFigures, o: &mut String) {
         dist(&c.requests),
         c.batch,
         dist(&c.round_trips),
-        thousands(c.per_request_cycles.round() as u64),
+        thousands_u64(c.per_request_cycles.round() as u64),
         if r.spec.ring.nop_requests { "NOP" } else { "request" },
         c.batch,
         ns(c.per_request_ns),
@@ -135,7 +135,7 @@ fn client_cycles_text(r: &RunResult, of: &OffloadFigures, o: &mut String) {
         o,
         "wake-ups     per request: server slept {} (its voluntary context switches: {}), doorbells {},          server woken by iolab {}{}",
         of.server_sleeps.map_or("-".into(), per),
-        of.server_sleeps.map_or("not counted".into(), thousands),
+        of.server_sleeps.map_or("not counted".into(), thousands_u64),
         per(of.doorbells),
         per(of.server_wakeups),
         if of.sq_sleep {
@@ -219,18 +219,18 @@ fn syscalls_text(r: &RunResult, of: &OffloadFigures, o: &mut String) {
     let _ = writeln!(
         o,
         "syscalls     client while timed: {} ({}); doorbells rung while timed {} (all told {}), server woken {}; client in its sandbox, all told: {}",
-        thousands(of.client_syscalls_timed),
+        thousands_u64(of.client_syscalls_timed),
         r.syscalls.note,
-        thousands(of.doorbells),
-        thousands(of.doorbells_total),
-        thousands(of.server_wakeups),
-        thousands(of.client_syscalls_total)
+        thousands_u64(of.doorbells),
+        thousands_u64(of.doorbells_total),
+        thousands_u64(of.server_wakeups),
+        thousands_u64(of.client_syscalls_total)
     );
     let _ = writeln!(
         o,
         "             the kernel counted {} ({})",
         of.client_syscalls_kernel
-            .map(thousands)
+            .map(thousands_u64)
             .unwrap_or_else(|| "nothing".into()),
         of.client_syscalls_kernel_note
     );
@@ -241,9 +241,9 @@ fn refusals_text(of: &OffloadFigures, o: &mut String) {
     let _ = writeln!(
         o,
         "refusals     {}{}; canary page {}{}",
-        thousands(of.refusals),
+        thousands_u64(of.refusals),
         of.broker_executed
-            .map(|n| format!(" (broker executed {})", thousands(n)))
+            .map(|n| format!(" (broker executed {})", thousands_u64(n)))
             .unwrap_or_default(),
         if of.canary_intact {
             "intact"
@@ -298,7 +298,7 @@ fn flushes_verify_text(r: &RunResult, o: &mut String) {
         let _ = writeln!(
             o,
             "verify       {} blocks ({}) checked{}, {} mismatch{}",
-            thousands(v.blocks_checked),
+            thousands_u64(v.blocks_checked),
             fmt_size(v.bytes_checked),
             if r.spec.op == iolab_core::spec::OpKind::Read {
                 " by the client against the file's pattern as they arrived"

@@ -1,7 +1,7 @@
 //! The sink driver's lines of a run's table: its personality and what it counted over the timed pass (the
 //! checks against iolab's own counts are among the table's cross-checks).
 
-use crate::thousands;
+use iolab_core::units::thousands_u64;
 use iolab_core::result::RunResult;
 use iolab_core::units::fmt_size;
 use std::fmt::Write;
@@ -19,12 +19,12 @@ pub(crate) fn sink_text(r: &RunResult, o: &mut String) {
         s.personality.map(|p| p.name()).unwrap_or("?"),
         if s.log { ", a log line and tracepoint per write" } else { "" },
         fmt_size(s.buffer_bytes),
-        thousands(c.write_calls),
-        thousands(c.write_bytes),
-        thousands(c.read_calls),
-        thousands(c.read_bytes),
-        thousands(c.cmd_calls),
-        thousands(c.cmd_bytes),
+        thousands_u64(c.write_calls),
+        thousands_u64(c.write_bytes),
+        thousands_u64(c.read_calls),
+        thousands_u64(c.read_bytes),
+        thousands_u64(c.cmd_calls),
+        thousands_u64(c.cmd_bytes),
         c.mmaps
     );
     let calls = c.write_calls + c.read_calls + c.cmd_calls;
@@ -32,12 +32,12 @@ pub(crate) fn sink_text(r: &RunResult, o: &mut String) {
         let _ = writeln!(
             o,
             "             {} of its {} calls ({:.0}%) made by io_uring's io-wq workers; {} with IOCB_NOWAIT{}",
-            thousands(c.worker_calls),
-            thousands(calls),
+            thousands_u64(c.worker_calls),
+            thousands_u64(calls),
             s.worker_share.unwrap_or(0.0) * 100.0,
-            thousands(c.nowait_calls),
+            thousands_u64(c.nowait_calls),
             if s.log {
-                format!("; {} log lines", thousands(c.log_lines))
+                format!("; {} log lines", thousands_u64(c.log_lines))
             } else {
                 String::new()
             }

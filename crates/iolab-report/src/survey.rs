@@ -1,6 +1,7 @@
 //! The survey's table: a header, one ranked section per target, and what the figures mean.
 
-use crate::{syscalls_per_op, thousands};
+use crate::syscalls_per_op;
+use iolab_core::units::thousands_u64;
 use iolab_core::survey::{Ranked, SurveyResult, SurveyRun};
 use iolab_core::text::{Align, Doc, Table};
 use iolab_core::units::{fmt_mib_s, fmt_ns, fmt_size};
@@ -22,7 +23,7 @@ pub(crate) fn survey_doc(s: &SurveyResult) -> Doc {
         } else {
             format!("{} rounds in alternating order", s.rounds)
         },
-        thousands(s.ops_per_run),
+        thousands_u64(s.ops_per_run),
         s.max_s_per_run
     ));
     d.line(format!(
@@ -150,7 +151,7 @@ fn ranked_row(row: &Ranked, t: &mut Table) {
         format!("{:.3}", r.cpu.process.user_s),
         format!("{:.3}", r.cpu.process.sys_s),
         syscalls_per_op(r),
-        thousands(r.ops),
+        thousands_u64(r.ops),
     ]);
 }
 

@@ -2,7 +2,8 @@
 //! latency, CPU and scheduler, syscalls and io_uring, flushes, threads and verify, the profile, the
 //! kernel's side, and the tail every run's table ends with.
 
-use crate::{dist_line, opt, thousands};
+use crate::{dist_line, opt};
+use iolab_core::units::thousands_u64;
 use iolab_core::measure::counters::CounterValue;
 use iolab_core::result::{ProfileFigures, ProfileShare, RunResult, UringFigures};
 use iolab_core::units::{fmt_ns, fmt_size};
@@ -65,8 +66,8 @@ fn profile_text(p: &ProfileFigures, o: &mut String) {
         p.pass,
         p.event,
         p.frequency_hz,
-        thousands(p.samples),
-        thousands(p.lost)
+        thousands_u64(p.samples),
+        thousands_u64(p.lost)
     );
     let share = |s: &ProfileShare| format!("{} {:.1}%", s.name, s.share * 100.0);
     if !p.groups.is_empty() {
@@ -168,14 +169,14 @@ fn scheduler_text(r: &RunResult, o: &mut String) {
 fn syscalls_text(r: &RunResult, o: &mut String) {
     let sc = &r.syscalls;
     let mine = match (sc.method_count, sc.method_per_op) {
-        (Some(n), Some(p)) => format!("{} by the method ({p:.3}/op)", thousands(n)),
+        (Some(n), Some(p)) => format!("{} by the method ({p:.3}/op)", thousands_u64(n)),
         _ => "not countable by iolab for this method".into(),
     };
     let _ = writeln!(
         o,
         "syscalls     {mine}; kernel's read/write counters: syscr {} syscw {} ({:.3}/op), rchar {} wchar {}",
-        thousands(sc.kernel_rw.syscr),
-        thousands(sc.kernel_rw.syscw),
+        thousands_u64(sc.kernel_rw.syscr),
+        thousands_u64(sc.kernel_rw.syscw),
         sc.kernel_rw_per_op,
         fmt_size(sc.kernel_rw.rchar),
         fmt_size(sc.kernel_rw.wchar)
@@ -185,7 +186,7 @@ fn syscalls_text(r: &RunResult, o: &mut String) {
             o,
             "             and {} clock reads, each a clock_gettime system call ({:.3}/op), counted apart: \
              not the method's",
-            thousands(c),
+            thousands_u64(c),
             if r.ops > 0 { c as f64 / r.ops as f64 } else { 0.0 }
         );
     }
@@ -193,15 +194,15 @@ fn syscalls_text(r: &RunResult, o: &mut String) {
         let mut how = Vec::new();
         let eagain = n.would_block - n.partial - n.unsupported;
         if eagain > 0 {
-            how.push(format!("EAGAIN {}", thousands(eagain)));
+            how.push(format!("EAGAIN {}", thousands_u64(eagain)));
         }
         if n.partial > 0 {
-            how.push(format!("a short transfer {}", thousands(n.partial)));
+            how.push(format!("a short transfer {}", thousands_u64(n.partial)));
         }
         if n.unsupported > 0 {
             how.push(format!(
                 "EOPNOTSUPP {}: this file cannot try without blocking",
-                thousands(n.unsupported)
+                thousands_u64(n.unsupported)
             ));
         }
         let how = if how.is_empty() {
@@ -216,7 +217,7 @@ fn syscalls_text(r: &RunResult, o: &mut String) {
             o,
             "nowait       {} of {} ops would have blocked{how}. io_uring punts exactly such requests to io-wq",
             pct_text(n.would_block_share),
-            thousands(r.ops),
+            thousands_u64(r.ops),
         );
     }
 }
@@ -230,7 +231,7 @@ fn hist_text(h: &[(u32, u64)]) -> String {
     let mut v: Vec<String> = h
         .iter()
         .take(12)
-        .map(|(k, n)| format!("{k}:{}", thousands(*n)))
+        .map(|(k, n)| format!("{k}:{}", thousands_u64(*n)))
         .collect();
     if h.len() > 12 {
         v.push(format!("... {} more sizes", h.len() - 12));
@@ -243,12 +244,12 @@ fn ring_sharing_text(u: &UringFigures) -> String {
     match u.design.as_str() {
         "shared" => format!(
             "; one ring for all threads behind a mutex, found taken {} times",
-            thousands(u.lock_contended)
+            thousands_u64(u.lock_contended)
         ),
         "shared-submitter" => format!(
             "; one ring fed by a submitter thread: doorbells rung {}, worker sleeps {}{}",
-            thousands(u.doorbells),
-            thousands(u.worker_sleeps),
+            thousands_u64(u.doorbells),
+            thousands_u64(u.worker_sleeps),
             u.submitter_cpu
                 .map(|c| format!(
                     ", submitter CPU user {:.3} s sys {:.3} s",
@@ -265,9 +266,9 @@ fn sqpoll_text(u: &UringFigures) -> String {
     if u.setup.iter().any(|s| s == "SQPOLL") {
         format!(
             "; submissions with no syscall {}, SQ thread wake-ups {}, waits for a full SQ {}",
-            thousands(u.submissions_without_syscall),
-            thousands(u.sq_wakeups),
-            thousands(u.sq_full_waits)
+            thousands_u64(u.submissions_without_syscall),
+            thousands_u64(u.sq_wakeups),
+            thousands_u64(u.sq_full_waits)
         )
     } else {
         String::new()
@@ -282,10 +283,10 @@ fn uring_text(u: &UringFigures, o: &mut String) {
         "io_uring     ring {}, setup [{}]; io_uring_enter calls {}, requests {}, mean batch {:.2}, big batches (>=32) {}{}{sharing}",
         if u.design.is_empty() { "per-thread" } else { u.design.as_str() },
         u.setup.join(", "),
-        thousands(u.enters),
-        thousands(u.requests),
+        thousands_u64(u.enters),
+        thousands_u64(u.requests),
         u.mean_batch,
-        thousands(u.big_batches),
+        thousands_u64(u.big_batches),
         sqpoll_text(u)
     );
     let _ = writeln!(
@@ -318,7 +319,7 @@ fn flushes_threads_verify_text(r: &RunResult, o: &mut String) {
                 o,
                 "thread {:<5} {} ops in {}",
                 t.thread,
-                thousands(t.ops),
+                thousands_u64(t.ops),
                 iolab_core::units::fmt_s(t.wall_s)
             );
         }
@@ -327,7 +328,7 @@ fn flushes_threads_verify_text(r: &RunResult, o: &mut String) {
         let _ = writeln!(
             o,
             "verify       {} blocks ({}) read back, {} mismatch{}{}",
-            thousands(v.blocks_checked),
+            thousands_u64(v.blocks_checked),
             fmt_size(v.bytes_checked),
             v.mismatches,
             if v.mismatches == 1 { "" } else { "es" },
@@ -355,7 +356,7 @@ pub(crate) fn tail_text(r: &RunResult, o: &mut String) {
 /// A counter as "name value", or "name n/a (why)".
 fn counter_text(c: &CounterValue) -> String {
     match (c.value, &c.unavailable) {
-        (Some(v), _) => format!("{} {}", c.name, thousands(v)),
+        (Some(v), _) => format!("{} {}", c.name, thousands_u64(v)),
         (None, Some(why)) => format!("{} n/a ({why})", c.name),
         (None, None) => format!("{} n/a", c.name),
     }
@@ -416,7 +417,7 @@ fn tracepoints_text(r: &RunResult, o: &mut String) {
             let _ = writeln!(
                 o,
                 "             tracepoints, from {pass} ({} ops): {}",
-                k.tracepoint_pass_ops.map(thousands).unwrap_or_default(),
+                k.tracepoint_pass_ops.map(thousands_u64).unwrap_or_default(),
                 tp.join(", ")
             );
             if !k.syscalls_by_name.is_empty() {
@@ -443,7 +444,7 @@ fn syscalls_by_name_text(by_name: &[(String, u64)], o: &mut String) {
         .map(|(n, v)| {
             format!(
                 "{n} {} ({:.1}%)",
-                thousands(*v),
+                thousands_u64(*v),
                 *v as f64 * 100.0 / total.max(1) as f64
             )
         })

@@ -71,7 +71,7 @@ pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
     let saved = if a.no_json {
         None
     } else {
-        let stamp = iolab_core::survey::utc_stamp(s.host.started_unix_s);
+        let stamp = iolab_core::units::utc_stamp(s.host.started_unix_s);
         Some(iolab_core::survey::write_new_file(
             &a.results_dir,
             "survey",

@@ -224,7 +224,7 @@ fn compare_table() -> Table {
 }
 
 fn compare_row(t: &mut Table, r: &CompareRow) {
-    let side = |s: &series::Stat| figure_value(&r.figure, s.median);
+    let side = |s: &iolab_core::stats::Stat| figure_value(&r.figure, s.median);
     let ratio = if r.ratio.is_finite() {
         format!("{:.3}", r.ratio)
     } else {

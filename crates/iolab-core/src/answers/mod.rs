@@ -424,21 +424,7 @@ pub(crate) fn ns(v: f64) -> String {
     crate::units::fmt_ns(v)
 }
 
-/// "1,031,349".
-pub(crate) fn thousands(v: f64) -> String {
-    let digits = format!("{:.0}", v.abs());
-    let mut o = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            o.push(',');
-        }
-        o.push(ch);
-    }
-    if v < 0.0 {
-        o.insert(0, '-');
-    }
-    o
-}
+pub(crate) use crate::units::thousands;
 
 pub(crate) fn pct(v: f64) -> String {
     format!("{:.0}%", v * 100.0)
@@ -446,7 +432,7 @@ pub(crate) fn pct(v: f64) -> String {
 
 /// The median of `xs` (None when empty).
 pub(crate) fn median(xs: &mut [f64]) -> Option<f64> {
-    crate::series::stat(xs).map(|s| s.median)
+    crate::stats::median(xs)
 }
 
 #[cfg(test)]

@@ -223,8 +223,8 @@ pub(crate) fn open_reason(errno: i32) -> String {
             sys::errno_name(errno),
             paranoid.trim()
         ),
-        libc::ENOSYS => crate::vm::user_mode::detected()
-            .and(crate::vm::user_mode::enosys_hint("perf_event_open"))
+        libc::ENOSYS => crate::emulation::user_mode::detected()
+            .and(crate::emulation::user_mode::enosys_hint("perf_event_open"))
             .unwrap_or("this kernel has no perf_event_open (CONFIG_PERF_EVENTS off)")
             .into(),
         e => format!("perf_event_open failed: {}", sys::errno_name(e)),

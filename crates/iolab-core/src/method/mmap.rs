@@ -56,7 +56,7 @@ impl Method for Mmap {
         crate::target::space::check_mapping_offset(
             map_offset,
             usize::BITS,
-            crate::vm::user_mode::detected().is_some(),
+            crate::emulation::user_mode::detected().is_some(),
         )?;
         let len = crate::target::space::mapping_len(
             ctx.region_offset + ctx.region_len - map_offset,

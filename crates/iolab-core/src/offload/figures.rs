@@ -310,8 +310,8 @@ fn offload_figures(
              user_data, as iolab's): round trip {} cycles from plain user space, {} cycles offloaded from the \
              isolated partition through the shared-memory io_uring; batch 1, timed by rdtsc in the client, \
              whose own cost was {SEED_RDTSC_APP_CYCLES} / {SEED_RDTSC_INMATE_CYCLES} cycles (Figure 4.1)",
-            crate::answers::thousands(SEED_NATIVE_CYCLES as f64),
-            crate::answers::thousands(SEED_OFFLOADED_CYCLES as f64)
+            crate::units::thousands(SEED_NATIVE_CYCLES as f64),
+            crate::units::thousands(SEED_OFFLOADED_CYCLES as f64)
         ),
         client_cycles,
         client_cycles_note,

@@ -22,14 +22,12 @@
 pub mod arch;
 pub mod elf;
 pub mod fetch;
-pub mod guest;
 pub mod initramfs;
 pub mod ivshmem;
 pub mod kernel;
 pub mod parts;
 pub mod qemu;
 pub mod run;
-pub mod user_mode;
 
 use crate::error::{Error, Result};
 use std::ffi::OsString;

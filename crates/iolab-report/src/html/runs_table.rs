@@ -139,7 +139,7 @@ fn repeat_cell(c: &Col, reps: &[&Value], o: &mut String) {
         o.push_str("<td>-</td>");
         return;
     };
-    let (lo, hi) = iolab_core::survey::middle_range(xs);
+    let (lo, hi) = iolab_core::stats::middle_range(xs);
     let _ = write!(
         o,
         "<td data-v=\"{}\" data-min=\"{}\" data-max=\"{}\" title=\"median of {} repeats: {} {u}; min-max {}-{} {u}; \

@@ -362,7 +362,7 @@ fn session(
         &server.shared,
     )?;
     host.accelerator = Some(guest.accel.name().into());
-    host.emulated = crate::vm::guest::is_emulated(host.accelerator.as_deref());
+    host.emulated = crate::emulation::guest::is_emulated(host.accelerator.as_deref());
     notes.push(wake_note(kernel));
     let mut res = figures::result(figures::Parts {
         spec,
@@ -423,7 +423,7 @@ fn label(
     o.sandbox = format!(
         "a QEMU guest partition ({accel}{}): the client is a process of the guest's kernel, the shared region \
          the guest's ivshmem BAR",
-        if crate::vm::guest::is_emulated(Some(accel)) {
+        if crate::emulation::guest::is_emulated(Some(accel)) {
             ", emulated"
         } else {
             ""
@@ -444,7 +444,7 @@ fn label(
         o.client_cycles_note = format!(
             "{}; counted by RDTSC in the guest ({accel}){}",
             o.client_cycles_note,
-            if crate::vm::guest::is_emulated(Some(accel)) {
+            if crate::emulation::guest::is_emulated(Some(accel)) {
                 ": the TSC of an emulated CPU, whose cycles include the emulation (emulated cycles, not \
                  hardware's)"
             } else {
@@ -458,7 +458,7 @@ fn label(
     }
     o.partition = Some(PartitionFigures {
         accelerator: accel.into(),
-        emulated: crate::vm::guest::is_emulated(Some(accel)),
+        emulated: crate::emulation::guest::is_emulated(Some(accel)),
         boot_s: guest.boot_s,
         shared_file: guest.path.display().to_string(),
         bar_bytes: BAR_BYTES,
