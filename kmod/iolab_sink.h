@@ -2,7 +2,7 @@
 /*
  * iolab_sink.h: the ioctl and IORING_OP_URING_CMD ABI of /dev/iolab_sink.
  *
- * iolab mirrors this file in crates/iolab-core/src/sys/sink.rs; a test there
+ * iolab mirrors this file in crates/iolab-engine/src/sys/sink.rs; a test there
  * reads this text and checks that every number and field agrees.
  */
 #ifndef _IOLAB_SINK_H

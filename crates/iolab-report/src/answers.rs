@@ -1,9 +1,9 @@
-//! The report's section for a suite's findings and answers (`iolab_core::answers::Summary`, the
+//! The report's section for a suite's findings and answers (`iolab_lab::answers::Summary`, the
 //! `{"summary": ...}` line of a suite's record file): the memory copy rate throughputs were checked
 //! against, the comparing findings, the seed's published figures checked, and each question with its
 //! answer and what it would need.
 
-use iolab_core::answers::Summary;
+use iolab_lab::answers::Summary;
 use std::fmt::Write;
 
 fn esc(s: &str) -> String {

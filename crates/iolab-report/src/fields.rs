@@ -4,7 +4,7 @@
 //! structs that write the records (`RunResult`, `LinesResult`, `series::record`) and check that every
 //! field resolves in each document said to hold it: renaming a field of `RunResult` fails them.
 
-use iolab_core::series;
+use iolab_lab::series;
 use serde_json::Value;
 
 /// A path of object keys into a record or its result, from this module's table only.
@@ -46,17 +46,17 @@ enum Holder {
     Record,
     /// A record of a point that did not run (`series::record` with an error).
     ErrorRecord,
-    /// `iolab_core::result::RunResult`: an iolab run's result.
+    /// `iolab_engine::result::RunResult`: an iolab run's result.
     Run,
-    /// `iolab_core::lines::LinesResult`: a decimal-lines run's result (suite step `workload = "lines"`).
+    /// `iolab_lab::lines::LinesResult`: a decimal-lines run's result (suite step `workload = "lines"`).
     Lines,
-    /// One of a run's `findings` (`iolab_core::result::Finding`).
+    /// One of a run's `findings` (`iolab_engine::result::Finding`).
     Finding,
-    /// One of a profile's `groups`, `top_self` or `top_inclusive` (`iolab_core::result::ProfileShare`).
+    /// One of a profile's `groups`, `top_self` or `top_inclusive` (`iolab_engine::result::ProfileShare`).
     Share,
-    /// One of a run's `intervals` (`iolab_core::result::IntervalFigures`).
+    /// One of a run's `intervals` (`iolab_engine::result::IntervalFigures`).
     Interval,
-    /// One of a survey's `runs` (`iolab_core::survey::SurveyRun`), which the report reads as a record's
+    /// One of a survey's `runs` (`iolab_lab::survey::SurveyRun`), which the report reads as a record's
     /// result when a survey's JSON is given to it; that it ran.
     SurveyRun,
     /// One of a survey's runs that could not run.
@@ -184,7 +184,7 @@ fields! {
 }
 
 /// The profile group the storage paper's Figure 4 is about (`ProfileFigures::groups` names it so).
-pub(crate) const COPY_GROUP: &str = iolab_core::suite::COPY_GROUP;
+pub(crate) const COPY_GROUP: &str = iolab_lab::suite::COPY_GROUP;
 
 /// The spec keys a chart's caption names when all its runs share them.
 pub(crate) const SHARED_SPEC: [Field; 10] = [
@@ -203,12 +203,12 @@ pub(crate) const SHARED_SPEC: [Field; 10] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab_core::lines::{LinesCpu, LinesResult, LinesSpec};
-    use iolab_core::measure::clock::ClockInfo;
-    use iolab_core::measure::hist::Summary;
-    use iolab_core::result::*;
-    use iolab_core::spec::RawSpec;
-    use iolab_core::target::TargetKind;
+    use iolab_engine::measure::clock::ClockInfo;
+    use iolab_engine::measure::hist::Summary;
+    use iolab_engine::result::*;
+    use iolab_engine::spec::RawSpec;
+    use iolab_engine::target::TargetKind;
+    use iolab_lab::lines::{LinesCpu, LinesResult, LinesSpec};
 
     /// A run result with every part the report reads present (the optional ones too).
     fn full_run() -> RunResult {
@@ -275,8 +275,8 @@ mod tests {
             }],
             fallbacks: vec![],
             notes: vec![],
-            offload: Some(iolab_core::result::OffloadFigures {
-                client_cycles: Some(iolab_core::offload::cycles::ClientCycles {
+            offload: Some(iolab_engine::result::OffloadFigures {
+                client_cycles: Some(iolab_engine::offload::cycles::ClientCycles {
                     per_request_ns: Some(1.0),
                     ..Default::default()
                 }),
@@ -363,9 +363,9 @@ mod tests {
             .unwrap()
             .clone();
         let survey_run = |ran: bool| {
-            serde_json::to_value(iolab_core::survey::SurveyRun {
+            serde_json::to_value(iolab_lab::survey::SurveyRun {
                 target: "/dev/null".into(),
-                method: iolab_core::method::MethodKind::Sync,
+                method: iolab_engine::method::MethodKind::Sync,
                 bs: 4,
                 result: ran.then(full_run),
                 unavailable: (!ran).then(|| "why".into()),

@@ -148,7 +148,7 @@ fn shares(a: &Value) -> Option<Vec<(f64, f64)>> {
 }
 
 fn label_of(rec: &Value, r: &Value) -> String {
-    let mut p = iolab_core::series::record_point(rec);
+    let mut p = iolab_lab::series::record_point(rec);
     // Suites mark --quick points; the report's title of each run need not repeat it.
     p.retain(|(k, _)| k != "quick");
     // The step first (records of older versions hold their keys sorted).
@@ -157,7 +157,7 @@ fn label_of(rec: &Value, r: &Value) -> String {
         .map(|k| format!(" ({k} repeats)"))
         .unwrap_or_default();
     if p.is_empty() {
-        iolab_core::series::workload_label(r) + &reps
+        iolab_lab::series::workload_label(r) + &reps
     } else {
         p.iter()
             .map(|(k, v)| vary::kv(k, v))

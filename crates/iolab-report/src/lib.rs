@@ -1,24 +1,29 @@
 //! Exporters behind one trait, each returning bytes (hyperfine's `export/` shape): a readable table for
-//! stdout and the JSON document whose schema is `iolab_core::result::RunResult` / `SurveyResult`.
+//! stdout and the JSON document whose schema is `iolab_engine::result::RunResult` / `SurveyResult`.
 
 pub mod answers;
 mod fields;
 pub mod html;
+pub mod interval_csv;
 mod offload;
 pub mod probe;
 mod sink;
+pub mod suite_cols;
+mod suite_nop;
+pub mod suite_view;
 mod survey;
 mod table;
+pub mod text;
 
 pub use table::kernel_text;
 
-use iolab_core::measure::hist::Summary;
-use iolab_core::result::RunResult;
-use iolab_core::spec::Spec;
-use iolab_core::survey::SurveyResult;
-use iolab_core::target::TargetKind;
-use iolab_core::text::{Align, Doc, Table, NBSP};
-use iolab_core::units::{fmt_mib_s, fmt_ns, fmt_ops_s, fmt_s, fmt_size, thousands_u64};
+use crate::text::{Align, Doc, Table, NBSP};
+use iolab_engine::measure::hist::Summary;
+use iolab_engine::result::RunResult;
+use iolab_engine::spec::Spec;
+use iolab_engine::target::TargetKind;
+use iolab_engine::units::{fmt_mib_s, fmt_ns, fmt_ops_s, fmt_s, fmt_size, thousands_u64};
+use iolab_lab::survey::SurveyResult;
 use std::fmt::Write;
 
 pub trait Exporter {
@@ -90,7 +95,7 @@ fn dist_line(name: &str, s: &Summary) -> String {
 
 /// The throughput line's rates, or why there are none: a span too short to time (`units::too_short`).
 fn rates(r: &RunResult) -> String {
-    match iolab_core::units::too_short(r.wall_s, r.clock.overhead_ns, r.clock.ns_per_tick) {
+    match iolab_engine::units::too_short(r.wall_s, r.clock.overhead_ns, r.clock.ns_per_tick) {
         Some(why) => format!("no rate: {why}"),
         None => format!("{}, {}", fmt_ops_s(r.iops), fmt_mib_s(r.mib_s)),
     }
@@ -108,7 +113,7 @@ pub fn syscalls_per_op(r: &RunResult) -> String {
 
 /// What the ops were: "write" or "read", or NOPs in their place.
 fn op_text(s: &Spec) -> String {
-    let op = if s.op == iolab_core::spec::OpKind::Write {
+    let op = if s.op == iolab_engine::spec::OpKind::Write {
         "write"
     } else {
         "read"
@@ -237,4 +242,3 @@ impl Exporter for TableExporter {
         self.survey_text(s).into_bytes()
     }
 }
-

@@ -2,10 +2,10 @@
 //! client cost, and how its sandbox held.
 
 use crate::table::tail_text;
-use iolab_core::units::thousands_u64;
-use iolab_core::offload::cycles::CycleDist;
-use iolab_core::result::{AttackOutcome, OffloadFigures, RunResult};
-use iolab_core::units::{fmt_ns, fmt_size};
+use iolab_engine::offload::cycles::CycleDist;
+use iolab_engine::result::{AttackOutcome, OffloadFigures, RunResult};
+use iolab_engine::units::thousands_u64;
+use iolab_engine::units::{fmt_ns, fmt_size};
 use std::fmt::Write;
 
 /// The body of an offload run's table: what a sandboxed client cost, and how its sandbox held.
@@ -64,7 +64,7 @@ fn round_trip_text(r: &RunResult, of: &OffloadFigures, o: &mut String) {
         fmt_ns(of.round_trip_ns),
         of.batch,
         cyc(of.round_trip_cycles),
-        iolab_core::units::fmt_ops_s(of.ops_per_s)
+        iolab_engine::units::fmt_ops_s(of.ops_per_s)
             .trim_end_matches(" ops/s")
             .to_string()
             + " ",
@@ -300,7 +300,7 @@ fn flushes_verify_text(r: &RunResult, o: &mut String) {
             "verify       {} blocks ({}) checked{}, {} mismatch{}",
             thousands_u64(v.blocks_checked),
             fmt_size(v.bytes_checked),
-            if r.spec.op == iolab_core::spec::OpKind::Read {
+            if r.spec.op == iolab_engine::spec::OpKind::Read {
                 " by the client against the file's pattern as they arrived"
             } else {
                 " after the run"

@@ -1,6 +1,6 @@
 //! `iolab probe`'s output: the table of every try, and the JSON document.
 
-use iolab_core::probe::ProbeResult;
+use iolab_lab::probe::ProbeResult;
 
 /// The table: a header naming the kernel, CPU and the directories tried in, then one line per try.
 pub fn render(p: &ProbeResult) -> String {

@@ -1,9 +1,9 @@
 //! The sink driver's lines of a run's table: its personality and what it counted over the timed pass (the
 //! checks against iolab's own counts are among the table's cross-checks).
 
-use iolab_core::units::thousands_u64;
-use iolab_core::result::RunResult;
-use iolab_core::units::fmt_size;
+use iolab_engine::result::RunResult;
+use iolab_engine::units::fmt_size;
+use iolab_engine::units::thousands_u64;
 use std::fmt::Write;
 
 /// "sink driver  personality legacy ...", when the target was iolab's sink driver.

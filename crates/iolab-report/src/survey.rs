@@ -1,10 +1,10 @@
 //! The survey's table: a header, one ranked section per target, and what the figures mean.
 
 use crate::syscalls_per_op;
-use iolab_core::units::thousands_u64;
-use iolab_core::survey::{Ranked, SurveyResult, SurveyRun};
-use iolab_core::text::{Align, Doc, Table};
-use iolab_core::units::{fmt_mib_s, fmt_ns, fmt_size};
+use crate::text::{Align, Doc, Table};
+use iolab_engine::units::thousands_u64;
+use iolab_engine::units::{fmt_mib_s, fmt_ns, fmt_size};
+use iolab_lab::survey::{Ranked, SurveyResult, SurveyRun};
 use std::fmt::Write;
 use Align::{Left as L, Right as R};
 
@@ -46,7 +46,7 @@ pub(crate) fn survey_doc(s: &SurveyResult) -> Doc {
     footer_doc(s, &mut d);
     if let Some(mem) = &s.memory {
         let mut o = String::new();
-        iolab_core::answers::render_findings(&s.findings, mem, &mut o);
+        iolab_lab::answers::render_findings(&s.findings, mem, &mut o);
         d.text(&o);
     }
     d
@@ -90,8 +90,8 @@ fn target_doc(s: &SurveyResult, target: &str, d: &mut Doc) {
         3,
     );
     let mut unavailable: Vec<&SurveyRun> = Vec::new();
-    for bs in iolab_core::survey::SURVEY_BS {
-        for row in iolab_core::survey::ranked(s, target, bs) {
+    for bs in iolab_lab::survey::SURVEY_BS {
+        for row in iolab_lab::survey::ranked(s, target, bs) {
             ranked_row(&row, &mut t);
         }
         unavailable.extend(
@@ -137,7 +137,7 @@ fn ranked_row(row: &Ranked, t: &mut Table) {
         Some(n) => n.to_string(),
     };
     let rate =
-        match iolab_core::units::too_short(r.wall_s, r.clock.overhead_ns, r.clock.ns_per_tick) {
+        match iolab_engine::units::too_short(r.wall_s, r.clock.overhead_ns, r.clock.ns_per_tick) {
             Some(_) => "too short".to_string(),
             None => fmt_mib_s(r.mib_s),
         };

@@ -3,10 +3,10 @@
 //! kernel's side, and the tail every run's table ends with.
 
 use crate::{dist_line, opt};
-use iolab_core::units::thousands_u64;
-use iolab_core::measure::counters::CounterValue;
-use iolab_core::result::{ProfileFigures, ProfileShare, RunResult, UringFigures};
-use iolab_core::units::{fmt_ns, fmt_size};
+use iolab_engine::measure::counters::CounterValue;
+use iolab_engine::result::{ProfileFigures, ProfileShare, RunResult, UringFigures};
+use iolab_engine::units::thousands_u64;
+use iolab_engine::units::{fmt_ns, fmt_size};
 use std::fmt::Write;
 
 /// Everything after the throughput line of a run that was not an offload run.
@@ -40,7 +40,7 @@ pub(crate) fn io_text(r: &RunResult, o: &mut String) {
 }
 
 /// `--iopoll`: polled or not, with the device's flag and interrupt lines.
-fn iopoll_text(p: &iolab_core::measure::iopoll::IopollFigures, o: &mut String) {
+fn iopoll_text(p: &iolab_engine::measure::iopoll::IopollFigures, o: &mut String) {
     let _ = writeln!(o, "iopoll       {}", p.verdict);
     if !p.lines.is_empty() {
         let l: Vec<String> = p
@@ -108,7 +108,7 @@ fn cpu_text(r: &RunResult, o: &mut String) {
         let _ = writeln!(
             o,
             "             iolab's stream peer threads: {} {}, user {:.3} s, sys {:.3} s",
-            if r.spec.op == iolab_core::spec::OpKind::Write {
+            if r.spec.op == iolab_engine::spec::OpKind::Write {
                 "received"
             } else {
                 "sent"
@@ -309,7 +309,7 @@ fn flushes_threads_verify_text(r: &RunResult, o: &mut String) {
             o,
             "flushes      {} calls, {} in total, longest {}",
             r.flushes.calls,
-            iolab_core::units::fmt_s(r.flushes.total_s),
+            iolab_engine::units::fmt_s(r.flushes.total_s),
             fmt_ns(r.flushes.max_ns)
         );
     }
@@ -320,7 +320,7 @@ fn flushes_threads_verify_text(r: &RunResult, o: &mut String) {
                 "thread {:<5} {} ops in {}",
                 t.thread,
                 thousands_u64(t.ops),
-                iolab_core::units::fmt_s(t.wall_s)
+                iolab_engine::units::fmt_s(t.wall_s)
             );
         }
     }

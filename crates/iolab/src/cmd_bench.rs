@@ -1,9 +1,9 @@
-//! `iolab bench`: the harness's own costs against bare loops (`iolab_core::bench`).
+//! `iolab bench`: the harness's own costs against bare loops (`iolab_lab::bench`).
 
 use crate::output::out;
 use clap::Args;
-use iolab_core::error::Error;
-use iolab_core::measure::clock;
+use iolab_engine::error::Error;
+use iolab_engine::measure::clock;
 
 #[derive(Args)]
 pub(crate) struct BenchArgs {
@@ -24,9 +24,9 @@ pub(crate) struct BenchArgs {
 }
 
 pub(crate) fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
-    let ops = iolab_core::units::parse_count(&a.ops).map_err(|m| Error::usage("--ops", m))?;
+    let ops = iolab_engine::units::parse_count(&a.ops).map_err(|m| Error::usage("--ops", m))?;
     let rounds =
-        iolab_core::units::parse_count(&a.rounds).map_err(|m| Error::usage("--rounds", m))?;
+        iolab_engine::units::parse_count(&a.rounds).map_err(|m| Error::usage("--rounds", m))?;
     if ops == 0 || rounds == 0 {
         return Err(Error::usage(
             if ops == 0 { "--ops" } else { "--rounds" },
@@ -36,30 +36,30 @@ pub(crate) fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
     match a.which.as_str() {
         "overhead" => {
             let clk = clock::calibrate(20);
-            let r = iolab_core::bench::overhead(ops, rounds as u32, &clk)?;
-            out(&iolab_core::bench::render(&r))?;
+            let r = iolab_lab::bench::overhead(ops, rounds as u32, &clk)?;
+            out(&iolab_lab::bench::render(&r))?;
         }
         "counters" => {
-            let r = iolab_core::bench::counter_overhead(ops, rounds as u32)?;
-            out(&iolab_core::bench::render_counters(&r))?;
+            let r = iolab_lab::bench::counter_overhead(ops, rounds as u32)?;
+            out(&iolab_lab::bench::render_counters(&r))?;
         }
         "nop" => {
             let clk = clock::calibrate(20);
-            let r = iolab_core::bench::nop(ops, rounds as u32, &clk)?;
-            out(&iolab_core::bench::render_nop(&r))?;
+            let r = iolab_lab::bench::nop(ops, rounds as u32, &clk)?;
+            out(&iolab_lab::bench::render_nop(&r))?;
         }
         "offload" => {
             let clk = clock::calibrate(20);
-            let r = iolab_core::bench::offload(ops, rounds as u32, &clk)?;
-            out(&iolab_core::bench::render_offload(&r))?;
+            let r = iolab_lab::bench::offload(ops, rounds as u32, &clk)?;
+            out(&iolab_lab::bench::render_offload(&r))?;
         }
         "counting" => {
-            let r = iolab_core::bench::counting(rounds as u32, 5.0)?;
-            out(&iolab_core::bench::render_counting(&r))?;
+            let r = iolab_lab::bench::counting(rounds as u32, 5.0)?;
+            out(&iolab_lab::bench::render_counting(&r))?;
         }
         "profile" => {
-            let r = iolab_core::bench::profile(ops, rounds as u32, &clock::calibrate(20))?;
-            out(&iolab_core::bench::render_profile(&r))?;
+            let r = iolab_lab::bench::profile(ops, rounds as u32, &clock::calibrate(20))?;
+            out(&iolab_lab::bench::render_profile(&r))?;
         }
         other => {
             return Err(Error::usage(

@@ -1,12 +1,12 @@
 //! `iolab clean [DIR]`: removes the files and directories that iolab processes which are gone (SIGKILL,
-//! SIGQUIT, a crash) left behind, as their journals record them (`iolab_core::leftovers`), and refuses
+//! SIGQUIT, a crash) left behind, as their journals record them (`iolab_engine::leftovers`), and refuses
 //! anything that is no longer what iolab created. Exit 0, or 1 when something of iolab's could not be
 //! removed.
 
 use crate::output::outln;
 use clap::Args;
-use iolab_core::error::Error;
-use iolab_core::leftovers::{self, CleanReport, Outcome, Verdict};
+use iolab_engine::error::Error;
+use iolab_engine::leftovers::{self, CleanReport, Outcome, Verdict};
 use std::path::PathBuf;
 
 #[derive(Args)]

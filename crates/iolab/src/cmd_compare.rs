@@ -1,12 +1,12 @@
-//! `iolab compare`: prints what `iolab_core::compare` found (or, with `--across`,
-//! `iolab_core::compare_across`), and exits 3 on a regression beyond `--fail-on-regression` (and 2 when,
+//! `iolab compare`: prints what `iolab_lab::compare` found (or, with `--across`,
+//! `iolab_lab::compare_across`), and exits 3 on a regression beyond `--fail-on-regression` (and 2 when,
 //! with that flag, no workload appears in both files).
 
 use crate::output::{check_new_path, doc, errln, write_md};
 use clap::Args;
-use iolab_core::compare::{self, Outcome};
-use iolab_core::error::Error;
-use iolab_core::series;
+use iolab_engine::error::Error;
+use iolab_lab::compare::{self, Outcome};
+use iolab_lab::series;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -46,8 +46,8 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
     let o = match &a.across {
         None => compare::compare_records(&ra, &rb, limit),
         Some(s) => {
-            let (key, base) = iolab_core::compare_across::parse(s)?;
-            iolab_core::compare_across::compare_across(&ra, &rb, &key, base.as_deref(), limit)?
+            let (key, base) = iolab_lab::compare_across::parse(s)?;
+            iolab_lab::compare_across::compare_across(&ra, &rb, &key, base.as_deref(), limit)?
         }
     };
     let tables = crate::views::compare_doc(&lead(a, b_path), single_run_warning(&o), &o);

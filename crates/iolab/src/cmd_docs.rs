@@ -4,7 +4,7 @@
 use crate::output::{out_bytes, write_new};
 use clap::{Args, Command};
 use clap_complete::Shell;
-use iolab_core::error::Error;
+use iolab_engine::error::Error;
 use std::path::PathBuf;
 
 #[derive(Args)]

@@ -4,8 +4,8 @@
 
 use crate::output::outln;
 use clap::{Args, Subcommand};
-use iolab_core::driver::module;
-use iolab_core::error::Error;
+use iolab_engine::error::Error;
+use iolab_lab::driver::module;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -51,7 +51,7 @@ pub(crate) fn cmd_driver(a: &DriverArgs) -> Result<i32, Error> {
                 "built {} from its {} embedded source files against the kernel headers in {}, for kernel {}; \
                  load it with: iolab driver load{}",
                 b.ko.display(),
-                iolab_core::driver::SOURCES.len(),
+                iolab_lab::driver::SOURCES.len(),
                 headers.display(),
                 b.release.as_deref().unwrap_or("(release unknown: no include/generated/utsrelease.h)"),
                 if out.is_some() {
@@ -68,7 +68,7 @@ pub(crate) fn cmd_driver(a: &DriverArgs) -> Result<i32, Error> {
             outln(&format!(
                 "loaded {} as {}{}",
                 ko.display(),
-                iolab_core::driver::sink::DEVICE,
+                iolab_engine::sink_device::DEVICE,
                 if params.is_empty() {
                     String::new()
                 } else {
@@ -79,7 +79,7 @@ pub(crate) fn cmd_driver(a: &DriverArgs) -> Result<i32, Error> {
         }
         DriverCmd::Unload => {
             module::unload()?;
-            outln(&format!("unloaded {}", iolab_core::driver::sink::MODULE))?;
+            outln(&format!("unloaded {}", iolab_engine::sink_device::MODULE))?;
             Ok(0)
         }
         DriverCmd::Status => {

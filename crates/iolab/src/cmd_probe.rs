@@ -1,10 +1,10 @@
-//! `iolab probe`: every method and option tried (`iolab_core::probe_dirs`), printed as a table
+//! `iolab probe`: every method and option tried (`iolab_lab::probe_dirs`), printed as a table
 //! (`iolab_report::probe`) and optionally as JSON.
 
 use crate::output::{check_json_path, doc, write_json};
 use clap::Args;
-use iolab_core::error::Error;
-use iolab_core::measure::clock;
+use iolab_engine::error::Error;
+use iolab_engine::measure::clock;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -18,13 +18,13 @@ pub(crate) fn cmd_probe(a: &ProbeArgs) -> Result<i32, Error> {
     if let Some(j) = &a.json {
         check_json_path(j)?;
     }
-    iolab_core::cleanup::install_signal_handler();
+    iolab_engine::cleanup::install_signal_handler();
     let clk = clock::calibrate(20);
-    let p = iolab_core::probe_dirs::probe_here(&clk)?;
+    let p = iolab_lab::probe_dirs::probe_here(&clk)?;
     // The table and the --json file are both tried; then the first failure is the error.
     let shown = doc(
         a.json.as_deref(),
-        &iolab_core::text::Doc::from(iolab_report::probe::render(&p).as_str()),
+        &iolab_report::text::Doc::from(iolab_report::probe::render(&p).as_str()),
     );
     if let Some(j) = &a.json {
         let v = iolab_report::probe::json(&p)

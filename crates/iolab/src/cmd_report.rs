@@ -2,8 +2,8 @@
 
 use crate::output::{check_apart, check_dir_path, check_new_path, outln, write_new};
 use clap::Args;
-use iolab_core::error::Error;
-use iolab_core::series;
+use iolab_engine::error::Error;
+use iolab_lab::series;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -33,7 +33,7 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
         files.push((p.display().to_string(), r));
         // A suite's findings and answers: the latest summary of each file.
         let text = std::fs::read_to_string(p).unwrap_or_default();
-        sums.extend(iolab_core::answers::summaries_in(&text).pop());
+        sums.extend(iolab_lab::answers::summaries_in(&text).pop());
     }
     let recs: usize = files.iter().map(|f| f.1.len()).sum();
     // Runs of different files are told apart by the file's name.

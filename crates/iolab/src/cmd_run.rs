@@ -6,10 +6,10 @@ use crate::output::{
 };
 use crate::progress::{run_bar, Progress};
 use crate::run_args::RunArgs;
-use iolab_core::error::Error;
-use iolab_core::measure::clock;
-use iolab_core::series;
-use iolab_core::spec::{RawSpec, Spec};
+use iolab_engine::error::Error;
+use iolab_engine::measure::clock;
+use iolab_engine::spec::{RawSpec, Spec};
+use iolab_lab::series;
 use iolab_report::{Exporter, JsonExporter, TableExporter};
 
 pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
@@ -39,7 +39,7 @@ pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
     ]);
     check_apart(&files)?;
     let repeat = repeat_count(a)?;
-    iolab_core::cleanup::install_signal_handler();
+    iolab_engine::cleanup::install_signal_handler();
     let clk = clock::calibrate(20);
     if repeat > 1 {
         return run_repeated(a, &spec, &clk, repeat);
@@ -49,7 +49,7 @@ pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
     } else {
         run_bar()
     };
-    let r = iolab_core::runner::run_with(&spec, &clk, bar.as_ref().map(|l| &l.board));
+    let r = iolab_lab::run::run_with(&spec, &clk, bar.as_ref().map(|l| &l.board));
     if let Some(l) = bar {
         l.stop();
     }
@@ -98,7 +98,7 @@ fn write_intervals(a: &RunArgs, runs: &[serde_json::Value], numbered: bool) -> R
     } else {
         vec![]
     };
-    let mut text = iolab_core::interval_csv::header(&lead);
+    let mut text = iolab_report::interval_csv::header(&lead);
     let mut any = false;
     for (i, r) in runs.iter().enumerate() {
         let cells = if numbered {
@@ -106,7 +106,7 @@ fn write_intervals(a: &RunArgs, runs: &[serde_json::Value], numbered: bool) -> R
         } else {
             vec![]
         };
-        let rows = iolab_core::interval_csv::rows(&cells, r);
+        let rows = iolab_report::interval_csv::rows(&cells, r);
         any |= !rows.is_empty();
         text += &rows;
     }
@@ -125,7 +125,7 @@ fn write_intervals(a: &RunArgs, runs: &[serde_json::Value], numbered: bool) -> R
 fn repeat_count(a: &RunArgs) -> Result<usize, Error> {
     match &a.repeat {
         None => Ok(1),
-        Some(n) => match iolab_core::units::parse_count(n) {
+        Some(n) => match iolab_engine::units::parse_count(n) {
             Ok(0) => Err(Error::usage(
                 "--repeat",
                 "0 is not accepted; expected 1 or more runs",
@@ -136,7 +136,7 @@ fn repeat_count(a: &RunArgs) -> Result<usize, Error> {
     }
 }
 
-fn to_value(r: &iolab_core::result::RunResult) -> Result<serde_json::Value, Error> {
+fn to_value(r: &iolab_engine::result::RunResult) -> Result<serde_json::Value, Error> {
     serde_json::to_value(r).map_err(|e| Error::Runtime(format!("result JSON: {e}")))
 }
 
@@ -145,8 +145,8 @@ fn run_repeated(a: &RunArgs, spec: &Spec, clk: &clock::ClockInfo, n: usize) -> R
     let to_stderr = json_to_stdout(a.json.as_deref());
     let say = |t: String| -> Result<(), Error> {
         if to_stderr {
-            let w = iolab_core::text::width_for(2);
-            err_bytes(iolab_core::text::wrap_text(&t, w).as_bytes());
+            let w = iolab_report::text::width_for(2);
+            err_bytes(iolab_report::text::wrap_text(&t, w).as_bytes());
             Ok(())
         } else {
             out(&t)
@@ -160,7 +160,7 @@ fn run_repeated(a: &RunArgs, spec: &Spec, clk: &clock::ClockInfo, n: usize) -> R
     let mut progress = Progress::new("run --repeat", if to_stderr { 0 } else { n });
     for i in 0..n {
         progress.start("");
-        let r = iolab_core::runner::run_with(spec, clk, progress.board().as_ref())?;
+        let r = iolab_lab::run::run_with(spec, clk, progress.board().as_ref())?;
         // The status line is cleared while this run's lines are printed.
         progress.hold();
         let v = to_value(&r)?;

@@ -1,5 +1,5 @@
 //! `iolab sweep` and `iolab suite`: many points, each run once and recorded as it finishes. Both go
-//! through one flow (`iolab_core::series_flow`): open the record file, print what runs, run the points
+//! through one flow (`iolab_lab::series_flow`): open the record file, print what runs, run the points
 //! with a progress bar, then write the CSV and say where the records are.
 
 use crate::output::{
@@ -8,12 +8,12 @@ use crate::output::{
 use crate::progress::Progress;
 use crate::run_args::RunArgs;
 use clap::Args;
-use iolab_core::error::Error;
-use iolab_core::measure::clock;
-use iolab_core::series::{self, Job};
-use iolab_core::series_check;
-use iolab_core::series_flow::Flow;
-use iolab_core::spec::{RawSpec, Spec};
+use iolab_engine::error::Error;
+use iolab_engine::measure::clock;
+use iolab_engine::spec::{RawSpec, Spec};
+use iolab_lab::series::{self, Job};
+use iolab_lab::series_check;
+use iolab_lab::series_flow::Flow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -130,10 +130,10 @@ fn open_flow(
 /// while they ran (they all run and are recorded even so; the caller ends with it). A stdout that
 /// cannot take the first line is an error before any point runs.
 fn run_flow(flow: &mut Flow, what: &str, lead: &str) -> Result<(usize, Option<Error>), Error> {
-    iolab_core::cleanup::install_signal_handler();
+    iolab_engine::cleanup::install_signal_handler();
     let clk = clock::calibrate(20);
     let skipped = flow.skipped();
-    if let Some(e) = iolab_core::result::Host::current().emulated_line() {
+    if let Some(e) = iolab_engine::result::Host::current().emulated_line() {
         outln(&format!("emulated: {e}"))?;
     }
     outln(&format!(
@@ -239,7 +239,7 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
         write_new("--csv", c, flow.csv(&keys).as_bytes())?;
     }
     if let Some(c) = &a.run.csv_intervals {
-        let text = iolab_core::interval_csv::of_records(&flow.records(), &keys);
+        let text = iolab_report::interval_csv::of_records(&flow.records(), &keys);
         write_new("--csv-intervals", c, text.as_bytes())?;
     }
     // Every point, aligned now that all are known (the lines above came as each point finished).
@@ -291,7 +291,7 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
         return list_suites();
     }
     let name = a.name.as_deref().unwrap_or_default();
-    let mut suite = iolab_core::suite::load(name)?;
+    let mut suite = iolab_lab::suite::load(name)?;
     if let Some(pass) = &a.profile {
         suite.set_on_every_point("profile", pass);
     }
@@ -327,7 +327,7 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
         ("tmpfs_dir".to_string(), a.tmpfs_dir.display().to_string()),
     ]);
     // What can be refused is refused before the suite makes its directories (and a zram device).
-    let points = iolab_core::suite::check(&suite, a.quick)?;
+    let points = iolab_lab::suite::check(&suite, a.quick)?;
     Flow::check(&points, a.out.as_deref(), a.resume, &fixed)?;
     if a.vm {
         // Checked here first (the current directory is the guest's too); then the same command in the
@@ -338,13 +338,13 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
             .collect();
         return crate::cmd_vm::in_guest(args, SUITE_VM_TIMEOUT_S);
     }
-    iolab_core::cleanup::install_signal_handler();
-    let places = iolab_core::suite::Places::make(
+    iolab_engine::cleanup::install_signal_handler();
+    let places = iolab_lab::suite::Places::make(
         &a.disk_dir,
         &a.tmpfs_dir,
-        iolab_core::suite::wants_zram(&suite),
+        iolab_lab::suite::wants_zram(&suite),
     )?;
-    let jobs = iolab_core::suite::jobs(&suite, &places, a.quick)?;
+    let jobs = iolab_lab::suite::jobs(&suite, &places, a.quick)?;
     let quick = if a.quick { "-quick" } else { "" };
     let stem = format!("suite-{}{quick}", suite.name);
     let mut flow = open_flow(jobs, a.out.as_deref(), a.resume, &stem, "", &fixed)?;
@@ -376,10 +376,10 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     // Findings and answers: the memory copy rate is measured here, after every point ran (never inside a
     // timed span), and the summary is recorded as a line of its own.
     let summary =
-        iolab_core::answers::summarize(&suite, &mine, iolab_core::measure::memcopy::measured());
-    let recorded = flow.rec.push(iolab_core::answers::record(&summary));
-    let mut tables = iolab_core::suite::render_doc(&suite, &mine);
-    tables.text(&iolab_core::answers::render(&summary));
+        iolab_lab::answers::summarize(&suite, &mine, iolab_engine::measure::memcopy::measured());
+    let recorded = flow.rec.push(iolab_lab::answers::record(&summary));
+    let mut tables = iolab_report::suite_view::doc(&suite, &mine);
+    tables.text(&iolab_lab::answers::render(&summary));
     let shown = match lost {
         Some(e) => Err(e),
         None => doc(None, &tables),
@@ -388,7 +388,7 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
         write_new("--csv", c, flow.csv(&flow.keys()).as_bytes())?;
     }
     if let Some(c) = &a.csv_intervals {
-        let text = iolab_core::interval_csv::of_records(&flow.records(), &flow.keys());
+        let text = iolab_report::interval_csv::of_records(&flow.records(), &flow.keys());
         write_new("--csv-intervals", c, text.as_bytes())?;
         if text.lines().nth(1).is_none() {
             errln(&format!(
@@ -411,7 +411,7 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
 
 /// `suite --repeat N` (1 without it).
 fn repeat_count(n: Option<&str>) -> Result<u32, Error> {
-    match n.map(iolab_core::units::parse_count) {
+    match n.map(iolab_engine::units::parse_count) {
         None => Ok(1),
         Some(Ok(0)) => Err(Error::usage(
             "--repeat",
@@ -430,8 +430,8 @@ fn repeat_count(n: Option<&str>) -> Result<u32, Error> {
 fn list_suites() -> Result<i32, Error> {
     let mut text =
         "iolab suites (run one with `iolab suite NAME`; --quick for a smoke test):\n\n".to_string();
-    for (name, _) in iolab_core::suite::BUILTIN {
-        let s = iolab_core::suite::load(name)?;
+    for (name, _) in iolab_lab::suite::BUILTIN {
+        let s = iolab_lab::suite::load(name)?;
         text += &format!("  {name:<12} {}\n", s.about);
         text += &format!("  {:<12} reproduces: {}\n", "", s.reproduces);
     }

@@ -2,8 +2,8 @@
 
 use crate::output::{check_dir_path, check_new_path, doc, err_bytes, outln, write_md};
 use clap::Args;
-use iolab_core::error::Error;
-use iolab_core::measure::clock;
+use iolab_engine::error::Error;
+use iolab_engine::measure::clock;
 use iolab_report::{Exporter, JsonExporter, TableExporter};
 use std::path::PathBuf;
 
@@ -35,14 +35,14 @@ pub(crate) struct SurveyArgs {
 }
 
 pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
-    iolab_core::cleanup::install_signal_handler();
+    iolab_engine::cleanup::install_signal_handler();
     let mut opts = options(a)?;
     if let Some(m) = &a.md {
         check_new_path("--md", m)?;
     }
     if iolab_sys::isatty(2) {
         // One line, cut to the terminal's width so that it never wraps (a wrapped line is not cleared).
-        let width = iolab_core::text::width_for(2)
+        let width = iolab_report::text::width_for(2)
             .unwrap_or(80)
             .saturating_sub(1);
         opts.on_run = Some(Box::new(move |i, n, c, round| {
@@ -64,15 +64,15 @@ pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
         }));
     }
     let clk = clock::calibrate(20);
-    let s = iolab_core::survey::survey(&opts, &clk)?;
+    let s = iolab_lab::survey::survey(&opts, &clk)?;
     // The table and the JSON file are both tried; then the first failure is the error.
     let tables = TableExporter.survey_doc(&s);
     let shown = doc(None, &tables);
     let saved = if a.no_json {
         None
     } else {
-        let stamp = iolab_core::units::utc_stamp(s.host.started_unix_s);
-        Some(iolab_core::survey::write_new_file(
+        let stamp = iolab_engine::units::utc_stamp(s.host.started_unix_s);
+        Some(iolab_lab::survey::write_new_file(
             &a.results_dir,
             "survey",
             &stamp,
@@ -88,8 +88,8 @@ pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
 }
 
 /// The survey's options from the flags.
-fn options(a: &SurveyArgs) -> Result<iolab_core::survey::SurveyOptions, Error> {
-    let mut opts = iolab_core::survey::SurveyOptions::default();
+fn options(a: &SurveyArgs) -> Result<iolab_lab::survey::SurveyOptions, Error> {
+    let mut opts = iolab_lab::survey::SurveyOptions::default();
     if !a.no_json {
         check_dir_path("--results-dir", &a.results_dir)?;
     }
@@ -103,7 +103,7 @@ fn options(a: &SurveyArgs) -> Result<iolab_core::survey::SurveyOptions, Error> {
         opts.tmp_parent = d.clone();
     }
     if let Some(n) = &a.ops {
-        opts.ops = iolab_core::units::parse_count(n).map_err(|m| Error::usage("--ops", m))?;
+        opts.ops = iolab_engine::units::parse_count(n).map_err(|m| Error::usage("--ops", m))?;
         if opts.ops == 0 {
             return Err(Error::usage(
                 "--ops",
@@ -113,14 +113,14 @@ fn options(a: &SurveyArgs) -> Result<iolab_core::survey::SurveyOptions, Error> {
     }
     if let Some(s) = &a.max_seconds {
         opts.max_s =
-            iolab_core::units::parse_duration(s).map_err(|m| Error::usage("--max-seconds", m))?;
+            iolab_engine::units::parse_duration(s).map_err(|m| Error::usage("--max-seconds", m))?;
         if opts.max_s <= 0.0 {
             return Err(Error::usage(
                 "--max-seconds",
                 "expected a positive number of seconds",
             ));
         }
-        let max = iolab_core::spec::MAX_DURATION_S;
+        let max = iolab_engine::spec::MAX_DURATION_S;
         if opts.max_s > max {
             return Err(Error::usage(
                 "--max-seconds",
@@ -129,7 +129,7 @@ fn options(a: &SurveyArgs) -> Result<iolab_core::survey::SurveyOptions, Error> {
         }
     }
     if let Some(r) = &a.rounds {
-        let n = iolab_core::units::parse_count(r).map_err(|m| Error::usage("--rounds", m))?;
+        let n = iolab_engine::units::parse_count(r).map_err(|m| Error::usage("--rounds", m))?;
         if !(1..=100).contains(&n) {
             return Err(Error::usage(
                 "--rounds",

@@ -1,12 +1,12 @@
 //! `iolab vm [--arch x86_64|aarch64|armv7] [--machine virt|vexpress-a9] [--exe PATH] [--kernel PKG] [--cache DIR] [--timeout SECS] [--script
 //! FILE] -- ARGS`: runs `iolab ARGS` (or each line of the script) inside a guest kernel under QEMU
-//! (iolab_core::vm) and exits with the guest command's exit status. The machinery's own lines go to
+//! (iolab_lab::vm) and exits with the guest command's exit status. The machinery's own lines go to
 //! stderr, prefixed "iolab vm: "; the command's stdout and stderr to stdout and stderr.
 
 use crate::output::{err_bytes, errln, out_bytes};
 use clap::Args;
-use iolab_core::error::Error;
-use iolab_core::vm::{
+use iolab_engine::error::Error;
+use iolab_lab::vm::{
     self,
     arch::{Arch, Board},
     Report, VmRequest,
@@ -155,7 +155,7 @@ fn exe(a: &VmArgs, arch: Arch) -> Result<PathBuf, Error> {
 
 /// Runs the request; the exit status is the (first failing) guest command's.
 pub(crate) fn run_request(req: &VmRequest) -> Result<i32, Error> {
-    iolab_core::cleanup::install_signal_handler();
+    iolab_engine::cleanup::install_signal_handler();
     let statuses = vm::run(req, &mut Terminal)?;
     Ok(statuses.iter().copied().find(|&s| s != 0).unwrap_or(0))
 }

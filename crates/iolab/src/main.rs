@@ -1,5 +1,5 @@
 //! The `iolab` command: argument parsing, printing, progress and exit codes only; everything else is
-//! iolab-core (and iolab-report for the text). One module per command group, `cmd_*.rs`.
+//! iolab-engine (and iolab-report for the text). One module per command group, `cmd_*.rs`.
 //!
 //! Exit codes: 0 success; 1 a kernel error at run time (the message names the syscall, errno and a hint),
 //! a `--verify` mismatch or a leftover `clean` could not remove; 2 bad input (one line naming the flag and
@@ -37,7 +37,7 @@ use cmd_report::ReportArgs;
 use cmd_series::{SuiteArgs, SweepArgs};
 use cmd_survey::SurveyArgs;
 use cmd_vm::VmArgs;
-use iolab_core::error::Error;
+use iolab_engine::error::Error;
 use run_args::RunArgs;
 use std::path::PathBuf;
 
@@ -94,9 +94,9 @@ enum Cmd {
 }
 
 /// glibc malloc, remembering an allocation it refused, so that an abort for want of memory is reported as
-/// such (exit 1, files removed; see iolab_core::fault).
+/// such (exit 1, files removed; see iolab_engine::fault).
 #[global_allocator]
-static ALLOC: iolab_core::mem::Tracked = iolab_core::mem::Tracked;
+static ALLOC: iolab_engine::mem::Tracked = iolab_engine::mem::Tracked;
 
 /// The command line as parsed and documented: `sweep` takes `run`'s arguments but not `--json` or
 /// `--repeat` (it refuses them with the reason), so its help leaves them out.
@@ -108,7 +108,7 @@ fn command() -> clap::Command {
 }
 
 fn main() {
-    iolab_core::fault::install();
+    iolab_engine::fault::install();
     let cli = match command()
         .try_get_matches()
         .and_then(|m| Cli::from_arg_matches(&m))
@@ -139,7 +139,7 @@ fn main() {
         Some(Cmd::Man(a)) => cmd_docs::cmd_man(a, command()),
         Some(Cmd::Driver(a)) => cmd_driver::cmd_driver(a),
         Some(Cmd::Vm(a)) => cmd_vm::cmd_vm(a),
-        Some(Cmd::OffloadGuest) => iolab_core::offload::partition::guest::main(),
+        Some(Cmd::OffloadGuest) => iolab_lab::partition::guest::main(),
     };
     match r {
         Ok(code) => std::process::exit(code),

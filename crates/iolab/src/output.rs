@@ -3,10 +3,10 @@
 //! (exit 1, `Error::Output`), never a panic and never lost silently; stderr that cannot be written is
 //! ignored, since there is nowhere left to say so (the exit code still tells).
 
-use iolab_core::error::Error;
-use iolab_core::spec::Spec;
-use iolab_core::target::TargetKind;
-use iolab_core::text::{self, Doc};
+use iolab_engine::error::Error;
+use iolab_engine::spec::Spec;
+use iolab_engine::target::TargetKind;
+use iolab_report::text::{self, Doc};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -143,7 +143,7 @@ pub(crate) fn json_to_stdout(json: Option<&Path>) -> bool {
 }
 
 /// A document to stdout, laid out for its width, or to stderr (for stderr's width) when stdout carries
-/// the JSON document (`--json -`). See `iolab_core::text` for the width.
+/// the JSON document (`--json -`). See `iolab_report::text` for the width.
 pub(crate) fn doc(json: Option<&Path>, d: &Doc) -> Result<(), Error> {
     if json_to_stdout(json) {
         err_bytes(d.render(text::width_for(2)).as_bytes());
@@ -171,7 +171,7 @@ pub(crate) fn out_bytes(bytes: &[u8]) -> Result<(), Error> {
         .map_err(|e| Error::Output(format!("cannot write to stdout: {e}")))
 }
 
-/// Writes `text` to stdout (see `out_bytes`), each line wrapped to stdout's width (`iolab_core::text`).
+/// Writes `text` to stdout (see `out_bytes`), each line wrapped to stdout's width (`iolab_report::text`).
 pub(crate) fn out(t: &str) -> Result<(), Error> {
     out_bytes(text::wrap_text(t, text::width_for(1)).as_bytes())
 }

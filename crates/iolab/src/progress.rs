@@ -1,11 +1,11 @@
 //! What the commands show while they work, on a terminal's stderr: a status line drawn by a helper
-//! process (`iolab_core::progress`), which names the run ("run 3/12" and its label in a sweep, suite or
+//! process (`iolab_engine::progress`), which names the run ("run 3/12" and its label in a sweep, suite or
 //! `run --repeat`) and the pass it is in (counting pass, timed pass ...), how far the pass is, its live
 //! rate (ops/s and MiB/s) and its ETA: exact for a --duration pass, from the live rate otherwise. The
 //! per-run lines go to stdout while the helper is on hold (its line cleared).
 
-use iolab_core::progress::{Board, Draw, View, Watcher};
-use iolab_core::series;
+use iolab_engine::progress::{Board, Draw, View, Watcher};
+use iolab_lab::series;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -21,13 +21,13 @@ pub(crate) struct Progress {
     started: usize,
     finished: usize,
     since: Instant,
-    failed: Option<iolab_core::error::Error>,
+    failed: Option<iolab_engine::error::Error>,
 }
 
 impl Progress {
     /// `n` runs of `what` ("sweep", "suite NAME", "run --repeat"); no status line when `n` is 0 or stderr
     /// is not a terminal. Make it before the first run: its helper is forked here (see
-    /// `iolab_core::progress`).
+    /// `iolab_engine::progress`).
     pub(crate) fn new(what: &str, n: usize) -> Progress {
         let board = (n > 0 && iolab_sys::isatty(2)).then(Board::new).flatten();
         let line = Line {
@@ -87,7 +87,7 @@ impl Progress {
     }
 
     /// The first write to stdout that failed, if any.
-    pub(crate) fn take_failure(&mut self) -> Option<iolab_core::error::Error> {
+    pub(crate) fn take_failure(&mut self) -> Option<iolab_engine::error::Error> {
         self.failed.take()
     }
 
@@ -253,7 +253,7 @@ struct Parts {
 fn parts(l: &Line, v: &View) -> Parts {
     let position = match (v.elapsed_s, v.goal_ops, v.goal_s) {
         // Work that is no iolab run (a suite's decimal lines) tells nothing more.
-        (None, _, _) if v.stage == iolab_core::progress::Stage::Other => String::new(),
+        (None, _, _) if v.stage == iolab_engine::progress::Stage::Other => String::new(),
         (None, _, _) => "setting up".to_string(),
         (Some(_), Some(n), _) => format!("{}/{} ops", count(v.done as f64), count(n as f64)),
         (Some(e), None, Some(d)) => {
@@ -396,7 +396,7 @@ fn render(l: &Line, v: &View, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iolab_core::progress::Stage;
+    use iolab_engine::progress::Stage;
 
     fn view(stage: Stage, elapsed: Option<f64>) -> View {
         View {

@@ -3,7 +3,7 @@
 
 use crate::spec_args::SpecArgs;
 use clap::Args;
-use iolab_core::spec::RawSpec;
+use iolab_engine::spec::RawSpec;
 use std::path::PathBuf;
 
 #[derive(Args)]

@@ -1,11 +1,11 @@
-//! The workload flags of `run` and `sweep`, made from the option table (`iolab_core::spec::OPTIONS`):
+//! The workload flags of `run` and `sweep`, made from the option table (`iolab_engine::spec::OPTIONS`):
 //! each option becomes one `--KEY` argument with its help, default and heading, and the parsed
 //! arguments become a `RawSpec` (merged over a `--spec` file by the caller).
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
-use iolab_core::method::METHODS;
-use iolab_core::spec::options::{Group, Opt, Ty};
-use iolab_core::spec::{RawSpec, OPTIONS};
+use iolab_engine::method::METHODS;
+use iolab_engine::spec::options::{Group, Opt, Ty};
+use iolab_engine::spec::{RawSpec, OPTIONS};
 
 /// The workload options given on the command line.
 #[derive(Debug, Clone, Default)]
@@ -111,7 +111,7 @@ impl Args for SpecArgs {
 impl FromArgMatches for SpecArgs {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
         let mut raw = RawSpec::new();
-        let set = |raw: &mut RawSpec, key: &str, v: iolab_core::spec::Val| {
+        let set = |raw: &mut RawSpec, key: &str, v: iolab_engine::spec::Val| {
             raw.set(key, v)
                 .map_err(|e| clap::Error::raw(clap::error::ErrorKind::UnknownArgument, e))
         };

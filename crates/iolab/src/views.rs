@@ -1,11 +1,11 @@
-//! The tables of `run --repeat`, `sweep` and `compare` as documents (`iolab_core::text::Doc`): printed
+//! The tables of `run --repeat`, `sweep` and `compare` as documents (`iolab_report::text::Doc`): printed
 //! to the terminal's width and exported with `--md`. Every figure carries a human unit; a rate over a
-//! span too short to time says so (`iolab_core::units::too_short`).
+//! span too short to time says so (`iolab_engine::units::too_short`).
 
-use iolab_core::compare::{CompareRow, Outcome};
-use iolab_core::series::{self, RepeatSummary};
-use iolab_core::text::{Align, Doc, Table};
-use iolab_core::units::{fmt_mib_s, fmt_ns, fmt_ops_s};
+use iolab_engine::units::{fmt_mib_s, fmt_ns, fmt_ops_s};
+use iolab_lab::compare::{CompareRow, Outcome};
+use iolab_lab::series::{self, RepeatSummary};
+use iolab_report::text::{Align, Doc, Table};
 use serde_json::Value;
 
 use Align::{Left as L, Right as R};
@@ -31,7 +31,7 @@ pub(crate) fn figure_value(name: &str, v: f64) -> String {
         "iops" => fmt_ops_s(v),
         "mib_s" => fmt_mib_s(v),
         "ns_per_op" | "lat_p50" | "lat_p99" => fmt_ns(v),
-        "cpu_user" | "cpu_sys" => iolab_core::units::fmt_s(v),
+        "cpu_user" | "cpu_sys" => iolab_engine::units::fmt_s(v),
         _ => format!("{v:.3}"),
     }
 }
@@ -39,7 +39,7 @@ pub(crate) fn figure_value(name: &str, v: f64) -> String {
 /// A rate of a result document, or "too short" where its timed span was too short to time.
 fn rate_of(r: &Value, text: String) -> String {
     let n = |p: &[&str]| series::num(r, p).unwrap_or(f64::NAN);
-    match iolab_core::units::too_short(
+    match iolab_engine::units::too_short(
         n(&["wall_s"]),
         n(&["clock", "overhead_ns"]),
         n(&["clock", "ns_per_tick"]),
@@ -224,7 +224,7 @@ fn compare_table() -> Table {
 }
 
 fn compare_row(t: &mut Table, r: &CompareRow) {
-    let side = |s: &iolab_core::stats::Stat| figure_value(&r.figure, s.median);
+    let side = |s: &iolab_engine::stats::Stat| figure_value(&r.figure, s.median);
     let ratio = if r.ratio.is_finite() {
         format!("{:.3}", r.ratio)
     } else {

@@ -147,7 +147,7 @@ fn the_sleeping_sq_thread_is_woken_for_every_request() {
 
 #[test]
 fn the_suite_compares_with_figure_4_3_and_the_rdtsc_of_figure_4_1() {
-    let s = iolab_core::suite::load("offload").expect("the built-in offload suite");
+    let s = iolab_lab::suite::load("offload").expect("the built-in offload suite");
     let published = s.published.as_deref().unwrap_or("");
     for want in [
         "4,170",

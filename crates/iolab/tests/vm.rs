@@ -44,12 +44,12 @@ fn vm(dir: &Path, args: &[&str]) -> Vm {
 fn cannot_build(r: &Vm) -> Option<String> {
     r.stderr
         .lines()
-        .find(|l| l.contains(iolab_core_cannot_build()))
+        .find(|l| l.contains(iolab_engine_cannot_build()))
         .map(str::to_string)
 }
 
-/// The message prefix of `iolab_core::vm::CANNOT_BUILD` (the tests do not link the library).
-fn iolab_core_cannot_build() -> &'static str {
+/// The message prefix of `iolab_lab::vm::CANNOT_BUILD` (the tests do not link the library).
+fn iolab_engine_cannot_build() -> &'static str {
     "cannot build the guest here"
 }
 

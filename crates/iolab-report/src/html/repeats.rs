@@ -158,9 +158,9 @@ pub(super) fn count(rec: &Value) -> Option<usize> {
 }
 
 /// Statistics of figure `f` over results `rs`.
-pub(super) fn stat(rs: &[&Value], f: Field) -> Option<iolab_core::stats::Stat> {
+pub(super) fn stat(rs: &[&Value], f: Field) -> Option<iolab_engine::stats::Stat> {
     let xs: Vec<f64> = rs.iter().filter_map(|r| f.num(r)).collect();
-    iolab_core::stats::stat(&xs)
+    iolab_engine::stats::stat(&xs)
 }
 
 /// The results a merged record stands for (empty for a single run).

@@ -6,7 +6,7 @@
 use super::page::esc;
 use super::repeats;
 use crate::fields::{self, Field};
-use iolab_core::units::{fmt_mib_s, fmt_ns, fmt_ops_s, fmt_range, fmt_s};
+use iolab_engine::units::{fmt_mib_s, fmt_ns, fmt_ops_s, fmt_range, fmt_s};
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -139,7 +139,7 @@ fn repeat_cell(c: &Col, reps: &[&Value], o: &mut String) {
         o.push_str("<td>-</td>");
         return;
     };
-    let (lo, hi) = iolab_core::stats::middle_range(xs);
+    let (lo, hi) = iolab_engine::stats::middle_range(xs);
     let _ = write!(
         o,
         "<td data-v=\"{}\" data-min=\"{}\" data-max=\"{}\" title=\"median of {} repeats: {} {u}; min-max {}-{} {u}; \

@@ -43,7 +43,7 @@ const SPEC_KEYS: [(&str, Field); 9] = [
 /// A run's coordinates: its point's keys in the record's order (without `quick`; block sizes in binary
 /// units), the spec keys the point does not name, and `file` when the report tells files apart.
 pub(super) fn keys_of(rec: &Value, r: &Value, file: Option<&str>) -> Vec<(String, String)> {
-    let mut keys: Vec<(String, String)> = iolab_core::series::record_point(rec)
+    let mut keys: Vec<(String, String)> = iolab_lab::series::record_point(rec)
         .into_iter()
         .filter(|(k, _)| k != "quick")
         .collect();

@@ -1,6 +1,0 @@
-//! `cargo bench`: iolab's per-op accounting overhead against a bare write(2) loop (target: at most 1.15x).
-fn main() {
-    let clock = iolab_core::measure::clock::calibrate(20);
-    let r = iolab_core::bench::overhead(300_000, 21, &clock).expect("overhead bench runs");
-    print!("{}", iolab_core::bench::render(&r));
-}

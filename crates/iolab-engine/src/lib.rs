@@ -1,0 +1,25 @@
+//! iolab's engine: the workload spec and its option table, targets, the I/O methods (one file each, one
+//! registry), the runner (it owns timing), measurement, and the result type (the JSON schema). It knows
+//! nothing of findings, suites or rendering: those are the lab's and the report's.
+
+pub mod cleanup;
+pub mod emulation;
+pub mod error;
+pub mod fault;
+pub mod leftovers;
+pub mod measure;
+pub mod mem;
+pub mod method;
+pub mod offload;
+pub mod pattern;
+pub mod progress;
+pub mod result;
+pub mod runner;
+pub mod sink_device;
+pub mod spec;
+pub mod stats;
+pub mod target;
+pub mod units;
+pub mod verify;
+
+pub use error::{Error, Result};

@@ -1,0 +1,334 @@
+//! What this machine's memory can copy: the ceiling every throughput that moves its bytes through memory
+//! stays under, so a figure beyond it can be called impossible (the plausibility rule of
+//! `findings_compare.rs`; the Pi thesis's "dma" wrote 4 GB in 10 ms).
+//!
+//! Measured once per process ([`measured`]), cheaply and outside any timed span (suites and the survey ask
+//! for it after their points ran): a few memcpy passes between two buffers twice the largest CPU cache
+//! (at least 4 MiB, at most 256 MiB and an eighth of the available memory each; 64 MiB where the caches
+//! are not listed; skipped by [`measured_within`] when no working set needs them; writing them first, which costs a page fault per 4 KiB page,
+//! is most of the measurement's time), a few fills of one of them (a write-only stream, which a
+//! copy from a cache-hot source approaches), and many copies of a 16 KiB buffer that stays in the L1
+//! cache (no copy of any size is faster). The best pass of each counts: interruptions only slow a pass.
+//! One thread; a workload on N CPUs may reach N times these rates, and the ceiling says so.
+
+use serde::{Deserialize, Serialize};
+use std::hint::black_box;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+/// Copy and fill rates of this machine, bytes per second, and how they were measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemCopy {
+    /// memcpy between two buffers larger than the caches, best pass.
+    pub memory_copy_bps: f64,
+    /// Filling such a buffer (memset), best pass.
+    pub memory_fill_bps: f64,
+    /// Size of each of the large buffers.
+    pub buffer_bytes: u64,
+    /// memcpy within the L1 cache (a small buffer copied over and over), best pass.
+    pub cache_copy_bps: f64,
+    pub cache_buffer_bytes: u64,
+    /// The largest CPU cache listed under /sys/devices/system/cpu/cpu0/cache (None: not listed).
+    pub largest_cache_bytes: Option<u64>,
+    /// Passes of each measurement.
+    pub passes: u32,
+    /// How long the whole measurement took, seconds (none of it inside a timed span).
+    pub took_s: f64,
+}
+
+/// The ceiling for a workload, and what it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ceiling {
+    pub bps: f64,
+    /// "copying beyond the caches" or "copying within the L1 cache", with the CPUs counted.
+    pub what: String,
+}
+
+impl MemCopy {
+    /// The fastest a workload whose data spans `working_set` bytes, on at most `cpus` CPUs at once, can
+    /// move bytes through memory: the memory rate (the faster of copy and fill) when the working set is
+    /// more than twice the largest cache, else the L1 copy rate; times the CPUs.
+    pub fn ceiling(&self, working_set: Option<u64>, cpus: u32) -> Ceiling {
+        let n = cpus.max(1);
+        let on = if n == 1 {
+            "one CPU".to_string()
+        } else {
+            format!("{n} CPUs")
+        };
+        match (working_set, self.largest_cache_bytes) {
+            // Without the beyond-cache rates (not measured: see `measured_within`) the L1 rate stands in,
+            // a higher and so more lenient ceiling.
+            (Some(ws), Some(c)) if ws > 2 * c && self.buffer_bytes > 0 => Ceiling {
+                bps: self.memory_copy_bps.max(self.memory_fill_bps) * n as f64,
+                what: format!(
+                    "what {on} can write to memory beyond the caches (the data spans {})",
+                    crate::units::fmt_size(ws)
+                ),
+            },
+            _ => Ceiling {
+                bps: self.cache_copy_bps * n as f64,
+                what: format!("what {on} can copy even within the L1 cache"),
+            },
+        }
+    }
+
+    /// One line for the output: the rates and how they were measured.
+    pub fn describe(&self) -> String {
+        if self.buffer_bytes == 0 {
+            let why = if self.largest_cache_bytes.is_some() {
+                "no working set here spans more than twice its largest cache"
+            } else {
+                "this machine lists no CPU caches, so no working set is known to lie beyond them"
+            };
+            return format!(
+                "this machine copies {} within the L1 cache ({} buffer), one CPU, best of {} passes, measured \
+                 once in {:.0} ms outside any timed span (its rate beyond the caches was not measured: {why}, \
+                 and the buffers would cost memory)",
+                gbps(self.cache_copy_bps),
+                crate::units::fmt_size(self.cache_buffer_bytes),
+                self.passes,
+                self.took_s * 1e3
+            );
+        }
+        // Free memory may have capped the buffers below twice the largest cache: then say so, the rate is
+        // partly a cache rate.
+        let beyond = match largest_cache() {
+            Some(c) if self.buffer_bytes < 2 * c => format!(
+                "with buffers smaller than twice its largest cache ({}: free memory capped them), partly a \
+                 cache rate,",
+                crate::units::fmt_size(c)
+            ),
+            _ => "beyond its caches".to_string(),
+        };
+        format!(
+            "this machine copies {} {beyond} (memcpy of {} buffers; fill {}) and {} within the L1 cache \
+             ({} buffer), one CPU, best of {} passes each, measured once in {:.0} ms outside any timed span",
+            gbps(self.memory_copy_bps),
+            crate::units::fmt_size(self.buffer_bytes),
+            gbps(self.memory_fill_bps),
+            gbps(self.cache_copy_bps),
+            crate::units::fmt_size(self.cache_buffer_bytes),
+            self.passes,
+            self.took_s * 1e3
+        )
+    }
+}
+
+/// "9.8 GB/s" (decimal gigabytes, as device and memory rates are usually given).
+pub fn gbps(bps: f64) -> String {
+    if bps >= 1e9 {
+        format!("{:.1} GB/s", bps / 1e9)
+    } else {
+        format!("{:.0} MB/s", bps / 1e6)
+    }
+}
+
+static FULL: OnceLock<MemCopy> = OnceLock::new();
+
+/// The machine's rates, measured at the first call of the process.
+pub fn measured() -> &'static MemCopy {
+    FULL.get_or_init(|| measure(true))
+}
+
+/// The rates a comparison of working sets of at most `max_working_set` bytes needs: where none spans
+/// more than twice the largest cache, or where the caches are not listed (many ARM boards, QEMU's arm64
+/// guests), the ceiling is the L1 rate alone ([`MemCopy::ceiling`]), and the two large buffers (twice
+/// that cache each, 64 MiB each where it is unknown: 132 MiB of peak memory for the main job in an arm64
+/// guest) are not allocated.
+pub fn measured_within(max_working_set: u64) -> MemCopy {
+    if let Some(m) = FULL.get() {
+        return m.clone();
+    }
+    if needs_beyond_caches(largest_cache(), max_working_set) {
+        measured().clone()
+    } else {
+        measure(false)
+    }
+}
+
+/// Whether a working set of `max_working_set` bytes may lie beyond caches of which the largest is `llc`
+/// (and [`MemCopy::ceiling`] would use the rate beyond them): never where no cache is listed.
+fn needs_beyond_caches(llc: Option<u64>, max_working_set: u64) -> bool {
+    llc.is_some_and(|c| max_working_set > 2 * c)
+}
+
+/// Each of the two large buffers: twice the largest cache (at least 4 MiB, at most 256 MiB; 64 MiB where
+/// the caches are not listed, as on many ARM boards), and at most an eighth of `available` memory.
+fn buffer_size(llc: Option<u64>, available: Option<u64>) -> usize {
+    let n = llc.map_or(64 << 20, |c| (c * 2).clamp(4 << 20, 256 << 20));
+    let cap = available.map_or(u64::MAX, |a| (a / 8).max(1 << 20));
+    n.min(cap) as usize
+}
+
+/// "32768K" as in sysfs cache sizes.
+fn parse_cache_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mul) = match s.chars().last()? {
+        'K' => (&s[..s.len() - 1], 1u64 << 10),
+        'M' => (&s[..s.len() - 1], 1 << 20),
+        'G' => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    num.parse::<u64>().ok().map(|n| n * mul)
+}
+
+fn largest_cache() -> Option<u64> {
+    let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
+    dir.filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read_to_string(e.path().join("size")).ok())
+        .filter_map(|s| parse_cache_size(&s))
+        .max()
+}
+
+const PASSES: u32 = 3;
+const CACHE_BUF: usize = 16 << 10;
+
+/// Best bytes per second of `PASSES` runs of `f`, each moving `bytes`.
+fn best(bytes: usize, mut f: impl FnMut(u32)) -> f64 {
+    let mut best = f64::MAX;
+    for pass in 0..PASSES {
+        let t = Instant::now();
+        f(pass);
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    bytes as f64 / best.max(1e-9)
+}
+
+fn measure(beyond_caches: bool) -> MemCopy {
+    let start = Instant::now();
+    let llc = largest_cache();
+    let (n, memory_copy_bps, memory_fill_bps) = if beyond_caches {
+        let n = buffer_size(llc, crate::mem::meminfo("MemAvailable"));
+        let (c, f) = large_copy(n);
+        (n, c, f)
+    } else {
+        (0, 0.0, 0.0)
+    };
+    let small = vec![0x5au8; CACHE_BUF];
+    let mut small_dst = vec![0u8; CACHE_BUF];
+    let reps = (64usize << 20) / CACHE_BUF;
+    let cache_copy_bps = best(reps * CACHE_BUF, |_| {
+        for _ in 0..reps {
+            small_dst.copy_from_slice(black_box(&small));
+            black_box(&mut small_dst);
+        }
+    });
+    MemCopy {
+        memory_copy_bps,
+        memory_fill_bps,
+        buffer_bytes: n as u64,
+        cache_copy_bps,
+        cache_buffer_bytes: CACHE_BUF as u64,
+        largest_cache_bytes: llc,
+        passes: PASSES,
+        took_s: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// Copy and fill rates between two buffers of `n` bytes.
+fn large_copy(n: usize) -> (f64, f64) {
+    // Both buffers written before timing, so no pass pays the first-touch page faults.
+    let src = vec![0x5au8; n];
+    let mut dst = vec![0xa5u8; n];
+    let copy = best(n, |_| {
+        dst.copy_from_slice(black_box(&src));
+        black_box(&mut dst);
+    });
+    let fill = best(n, |pass| {
+        dst.fill(black_box(pass as u8));
+        black_box(&mut dst);
+    });
+    (copy, fill)
+}
+
+/// Rates made up for tests (here and in the lab's rules): 10 GB/s copy, 15 GB/s fill, 50 GB/s in L1, a
+/// 32 MiB cache.
+#[doc(hidden)]
+pub fn sample() -> MemCopy {
+    MemCopy {
+        memory_copy_bps: 10e9,
+        memory_fill_bps: 15e9,
+        buffer_bytes: 128 << 20,
+        cache_copy_bps: 50e9,
+        cache_buffer_bytes: CACHE_BUF as u64,
+        largest_cache_bytes: Some(32 << 20),
+        passes: PASSES,
+        took_s: 0.1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_buffers_scale_to_the_cache_and_free_memory() {
+        // A Pi 4's 1 MiB L2: 4 MiB each; this kind of server's 32 MiB L3: 64 MiB each.
+        assert_eq!(buffer_size(Some(1 << 20), None), 4 << 20);
+        assert_eq!(buffer_size(Some(32 << 20), None), 64 << 20);
+        // No caches listed: 64 MiB, unless free memory is short (a 256 MiB board: 32 MiB each).
+        assert_eq!(buffer_size(None, None), 64 << 20);
+        assert_eq!(buffer_size(None, Some(256 << 20)), 32 << 20);
+    }
+
+    #[test]
+    fn without_beyond_cache_rates_the_l1_rate_is_the_ceiling() {
+        let mut m = sample();
+        m.buffer_bytes = 0;
+        m.memory_copy_bps = 0.0;
+        m.memory_fill_bps = 0.0;
+        let c = m.ceiling(Some(1 << 30), 1);
+        assert_eq!(c.bps, m.cache_copy_bps);
+        assert!(m.describe().contains("not measured"), "{}", m.describe());
+    }
+
+    #[test]
+    fn large_buffers_only_where_a_working_set_lies_beyond_listed_caches() {
+        // The main job's 4 MiB files: beyond a Pi's 1 MiB L2, within a server's 32 MiB L3, and nothing
+        // is known where no cache is listed (the ceiling is then the L1 rate whatever is measured).
+        assert!(needs_beyond_caches(Some(1 << 20), 4 << 20));
+        assert!(!needs_beyond_caches(Some(32 << 20), 4 << 20));
+        assert!(!needs_beyond_caches(None, 4 << 20));
+        assert!(!needs_beyond_caches(None, 1 << 40));
+    }
+
+    #[test]
+    fn cache_sizes_parse() {
+        assert_eq!(parse_cache_size("32768K\n"), Some(32 << 20));
+        assert_eq!(parse_cache_size("2M"), Some(2 << 20));
+        assert_eq!(parse_cache_size("512"), Some(512));
+        assert_eq!(parse_cache_size("x"), None);
+    }
+
+    #[test]
+    fn the_ceiling_depends_on_the_working_set_and_the_cpus() {
+        let m = sample();
+        // Beyond twice the cache: the faster of copy and fill.
+        let c = m.ceiling(Some(1 << 30), 1);
+        assert_eq!(c.bps, 15e9);
+        assert!(c.what.contains("beyond the caches"), "{}", c.what);
+        // Within it, or unknown: the L1 copy rate, per CPU.
+        assert_eq!(m.ceiling(Some(4 << 20), 1).bps, 50e9);
+        let c = m.ceiling(None, 2);
+        assert_eq!(c.bps, 100e9);
+        assert!(
+            c.what.contains("2 CPUs") && c.what.contains("L1"),
+            "{}",
+            c.what
+        );
+    }
+
+    #[test]
+    fn the_measurement_gives_ordered_positive_rates() {
+        let m = measured();
+        assert!(m.memory_copy_bps > 0.0 && m.memory_fill_bps > 0.0 && m.cache_copy_bps > 0.0);
+        assert!(m.buffer_bytes >= 64 << 20);
+        // Measured once: the same figures on a second call.
+        assert_eq!(measured() as *const MemCopy, m as *const MemCopy);
+        assert!(
+            m.describe().contains("beyond its caches"),
+            "{}",
+            m.describe()
+        );
+    }
+}

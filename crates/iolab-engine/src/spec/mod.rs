@@ -1,0 +1,481 @@
+//! The workload description and its validation: the one place where bad input is rejected.
+//!
+//! A [`RawSpec`] is what a user wrote, from a TOML file (`--spec FILE`, keys spelled like the flags without
+//! the dashes: `bs = "4k"`, `file-size = "64m"`, `qd = 32`), from flags, which override the file key by key,
+//! and from `--vary` points. Every key is declared once, in [`options::OPTIONS`]. [`RawSpec::resolve`]
+//! (resolve.rs) turns it into a [`Spec`] or an [`Error::Usage`] naming the flag and what it accepts.
+//! Checks that need to look at the target (is it a directory, is it mounted, what O_DIRECT alignment does
+//! it need) live in `target::setup`, which also returns usage errors.
+
+mod kinds;
+mod offload_opts;
+pub mod options;
+mod resolve;
+mod ring_opts;
+mod warmup;
+
+use crate::error::{Error, Result};
+pub use crate::measure::counters::CountMode;
+pub use crate::method::MethodKind;
+pub use crate::pattern::Pattern;
+use crate::units::parse_count;
+pub use kinds::*;
+pub use options::{RawSpec, OPTIONS};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+pub use warmup::Warmup;
+
+/// A value as written in a TOML spec or on the command line.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Val {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl Val {
+    pub fn text(&self) -> String {
+        match self {
+            Val::Bool(b) => b.to_string(),
+            Val::Int(i) => i.to_string(),
+            Val::Float(f) => f.to_string(),
+            Val::Str(s) => s.clone(),
+        }
+    }
+}
+
+impl From<&str> for Val {
+    fn from(s: &str) -> Self {
+        Val::Str(s.to_string())
+    }
+}
+
+impl From<bool> for Val {
+    fn from(b: bool) -> Self {
+        Val::Bool(b)
+    }
+}
+
+impl From<String> for Val {
+    fn from(s: String) -> Self {
+        Val::Str(s)
+    }
+}
+
+impl From<i64> for Val {
+    fn from(i: i64) -> Self {
+        Val::Int(i)
+    }
+}
+
+impl From<u64> for Val {
+    fn from(i: u64) -> Self {
+        Val::Int(i.min(i64::MAX as u64) as i64)
+    }
+}
+
+impl From<f64> for Val {
+    fn from(f: f64) -> Self {
+        Val::Float(f)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    Write,
+    Read,
+}
+
+/// When to flush: never, once at the end (timed), or after every N ops (timed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncEvery {
+    None,
+    End,
+    Every(u64),
+}
+
+impl SyncEvery {
+    pub(crate) fn parse(flag: &str, s: &str) -> Result<SyncEvery> {
+        let t = s.trim();
+        match t {
+            "none" => Ok(SyncEvery::None),
+            "end" => Ok(SyncEvery::End),
+            _ => {
+                let n = t
+                    .strip_prefix("every:")
+                    .and_then(|n| parse_count(n).ok())
+                    .filter(|&n| n > 0);
+                n.map(SyncEvery::Every).ok_or_else(|| {
+                    Error::usage(
+                        flag,
+                        format!("'{s}' is not accepted; expected none, end or every:N with N >= 1"),
+                    )
+                })
+            }
+        }
+    }
+
+    pub fn is_none(self) -> bool {
+        self == SyncEvery::None
+    }
+}
+
+/// The counting pass samples a workload larger than this many ops (`--count separate`).
+pub const COUNT_SAMPLE_MIN_OPS: u64 = 1000;
+/// ... taking this part of it: a tenth of the ops and of the duration,
+pub const COUNT_SAMPLE_SHARE: u64 = 10;
+/// ... but at most this many seconds of a duration-bound run (per-op figures settle within it; the pass
+/// also costs its set-up and the tracepoints' teardown, ~0.05 s here).
+pub const COUNT_SAMPLE_MAX_S: f64 = 0.25;
+
+/// A resolved, valid workload. Serialized into every result as `spec`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Spec {
+    /// What is written to or read from.
+    pub target: PathBuf,
+    pub method: MethodKind,
+    pub op: OpKind,
+    pub pattern: Pattern,
+    /// Bytes per operation.
+    pub bs: u64,
+    /// Total operations over all threads; `None` when only a duration bounds the run.
+    pub ops: Option<u64>,
+    /// Wall-clock bound in seconds; the run stops at whichever of `ops` and `duration_s` comes first.
+    pub duration_s: Option<f64>,
+    /// `--warmup`: operations run before timing starts, in no figure (the result's `warmup` counts them).
+    /// Written only when set, so results without it read (and compare) as those of earlier versions.
+    #[serde(default, skip_serializing_if = "Warmup::is_none")]
+    pub warmup: Warmup,
+    pub threads: u32,
+    /// O_DIRECT with aligned buffers.
+    pub direct: bool,
+    pub fsync: SyncEvery,
+    /// `--cold-cache` (read runs): the target's pages are written back and dropped from the page cache
+    /// before each pass. Written only when set, so results without it compare with older ones.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cold_cache: bool,
+    /// mmap only.
+    pub msync: SyncEvery,
+    /// vectored only: iovecs per operation.
+    pub iovecs: u32,
+    /// io_uring only: requests in flight.
+    pub qd: u32,
+    /// io_uring only: requests per io_uring_enter.
+    pub batch: u32,
+    /// stdio only: the FILE buffer in bytes (setvbuf _IOFBF).
+    pub stdio_buffer: u64,
+    /// Size of a file iolab creates (and the region the threads share); `None`: from the amount.
+    pub file_size: Option<u64>,
+    /// Byte offset in the target where the first thread's region starts.
+    pub offset: u64,
+    /// Seed of the data pattern and the random offsets.
+    pub seed: u64,
+    /// `seed` as a decimal string beside the number: readers that parse JSON numbers as doubles (jq, most
+    /// JavaScript) round seeds above 2^53, and a seed read back wrong regenerates other data. Written with
+    /// every result; `seed` stays the value iolab reads.
+    #[serde(default, skip_deserializing)]
+    pub seed_text: String,
+    pub verify: bool,
+    pub overwrite: bool,
+    pub keep: bool,
+    pub allow_device_writes: bool,
+    /// How kernel tracepoints are counted: a separate untimed pass (default), inline, or not at all.
+    pub count: CountMode,
+    /// io_uring ring options (see `method/io_uring.rs`).
+    pub ring: RingOpts,
+    /// Per-syscall breakdown in the counting pass (each traced syscall adds 0.1-0.3 s of tracepoint
+    /// teardown on this VM).
+    pub breakdown: bool,
+    /// `--method offload` options (see `offload/mod.rs`).
+    #[serde(default)]
+    pub offload: OffloadOpts,
+    /// `--method pv2`: RWF_* flags of every call (`--rw-flags`). Written only when set, so results of
+    /// runs without it read (and compare) as those of versions before it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rw_flags: u32,
+    /// `--profile`: which pass is sampled, if any, and how often (`--profile-hz`); written only when on.
+    #[serde(default, skip_serializing_if = "ProfileMode::is_none")]
+    pub profile: ProfileMode,
+    #[serde(
+        default = "default_profile_hz",
+        skip_serializing_if = "is_default_profile_hz"
+    )]
+    pub profile_hz: u32,
+    /// `--log-interval`: milliseconds per interval of the result's `intervals`; 0: off; unset (`None`,
+    /// not written): [`DEFAULT_LOG_INTERVAL_MS`], kept when the timed pass took
+    /// [`AUTO_LOG_MIN_S`] or more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_interval_ms: Option<u64>,
+    /// `--sink`: the sink driver's personality for the run's files (None: the driver's default); written
+    /// only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sink: Option<crate::sink_device::Personality>,
+    /// `--sink-log`: a log line and a tracepoint call per write to the sink; written only when on.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sink_log: bool,
+    /// `--clock-every N`: one clock read every N ops (synchronous methods); unset (`None`, not written): one
+    /// per op, or [`crate::measure::clock::AUTO_CLOCK_EVERY`] where a clock read is a system call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_every: Option<u64>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Which pass `--profile` samples.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProfileMode {
+    #[default]
+    None,
+    /// An untimed pass of its own, before the timed pass.
+    Separate,
+    /// The timed pass itself.
+    Inline,
+}
+
+/// `--profile-hz` unset: 997 samples per second (a prime, so sampling does not beat with periodic work).
+pub const DEFAULT_PROFILE_HZ: u32 = 997;
+
+fn default_profile_hz() -> u32 {
+    DEFAULT_PROFILE_HZ
+}
+
+fn is_default_profile_hz(hz: &u32) -> bool {
+    *hz == DEFAULT_PROFILE_HZ
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
+impl ProfileMode {
+    pub fn is_none(&self) -> bool {
+        *self == ProfileMode::None
+    }
+}
+
+/// `--log-interval` unset: intervals of 1 s, ...
+pub const DEFAULT_LOG_INTERVAL_MS: u64 = 1000;
+/// ... kept when the timed pass took at least this long (a shorter run's over-time chart would be a point
+/// or two).
+pub const AUTO_LOG_MIN_S: f64 = 2.0;
+/// The shortest `--log-interval`: closing an interval scans the thread's latency histogram (13 µs here),
+/// which must stay a small share of the interval.
+pub const MIN_LOG_INTERVAL_MS: u64 = 10;
+
+/// Default sq_thread_idle: 1 s, so a run does not keep re-waking the thread.
+pub const DEFAULT_SQ_IDLE_MS: u32 = 1000;
+
+/// Ops when the user gives no amount at all (also capped by [`DEFAULT_DURATION_S`]).
+pub const DEFAULT_OPS: u64 = 100_000;
+pub const DEFAULT_DURATION_S: f64 = 10.0;
+/// The longest `--duration`: 365 days. A run's deadline is a clock reading plus the duration in clock
+/// ticks, both u64 (1.8e19): with a TSC of 10 GHz after 10 years of uptime that sum is 3.5e18, and the
+/// nanosecond fallback clock is 25 times slower.
+pub const MAX_DURATION_S: f64 = 365.0 * 86_400.0;
+/// The glibc stdio buffer iolab sets by default: 4096 bytes, what glibc picks itself for files on most
+/// filesystems (st_blksize), and what the seed's fputs program got.
+pub const DEFAULT_STDIO_BUFFER: u64 = 4096;
+
+impl Spec {
+    /// The same workload for the untimed counting pass: nothing verified or kept.
+    pub fn for_counting_pass(&self) -> Spec {
+        Spec {
+            verify: false,
+            keep: false,
+            warmup: Warmup::None,
+            log_interval_ms: Some(0),
+            ..self.clone()
+        }
+    }
+
+    /// The workload of the counting pass: with `--count separate` a sample, a tenth of the ops and of the
+    /// duration (at most [`COUNT_SAMPLE_MAX_S`]), but at least [`COUNT_SAMPLE_MIN_OPS`] ops and four times
+    /// the requests in flight (the whole workload when it is no larger); with `--count full` the whole
+    /// workload.
+    pub fn counting_sample(&self) -> Spec {
+        let mut s = self.for_counting_pass();
+        if self.count == CountMode::Full {
+            return s;
+        }
+        let floor = COUNT_SAMPLE_MIN_OPS.max(4 * self.qd.max(1) as u64 * self.threads as u64);
+        s.ops = self.ops.map(|n| {
+            if n <= floor {
+                n
+            } else {
+                (n / COUNT_SAMPLE_SHARE).max(floor)
+            }
+        });
+        s.duration_s = self
+            .duration_s
+            .map(|d| (d / COUNT_SAMPLE_SHARE as f64).min(COUNT_SAMPLE_MAX_S));
+        s
+    }
+
+    /// Milliseconds per interval of the time series the timed pass records (0: none), and whether they
+    /// are kept only when the pass took [`AUTO_LOG_MIN_S`] or more (`--log-interval` unset).
+    pub fn log_interval(&self) -> (u64, bool) {
+        match self.log_interval_ms {
+            Some(ms) => (ms, false),
+            None => (DEFAULT_LOG_INTERVAL_MS, true),
+        }
+    }
+
+    /// Ops per thread: the total split evenly, the remainder to the first threads.
+    pub fn ops_for_thread(&self, t: u32) -> Option<u64> {
+        self.ops.map(|n| {
+            let th = self.threads as u64;
+            n / th + u64::from((t as u64) < n % th)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(pairs: &[(&str, &str)]) -> RawSpec {
+        let mut text = String::new();
+        for (k, v) in pairs {
+            text.push_str(&format!("{k} = \"{v}\"\n"));
+        }
+        RawSpec::from_toml_str(&text).unwrap()
+    }
+
+    fn err(pairs: &[(&str, &str)]) -> String {
+        raw(pairs).resolve().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults_are_safe() {
+        let s = RawSpec::default().resolve().unwrap();
+        assert_eq!(s.target, PathBuf::from("/dev/null"));
+        assert_eq!(s.method, MethodKind::Psync);
+        assert_eq!(s.ops, Some(DEFAULT_OPS));
+        assert_eq!(s.duration_s, Some(DEFAULT_DURATION_S));
+        assert!(!s.overwrite && !s.keep && !s.allow_device_writes);
+    }
+
+    #[test]
+    fn bad_values_name_the_flag() {
+        assert!(err(&[("bs", "0")]).starts_with("--bs: 0 is not accepted"));
+        assert!(err(&[("bs", "4q")]).starts_with("--bs: '4q' has an unknown unit"));
+        assert!(err(&[("threads", "0")]).starts_with("--threads:"));
+        assert!(err(&[("ops", "0")]).starts_with("--ops:"));
+        assert!(err(&[("method", "dma")]).contains("accepted: sync, psync"));
+        assert!(err(&[("fsync", "often")]).contains("none, end or every:N"));
+        assert!(err(&[("method", "psync"), ("qd", "4")])
+            .starts_with("--qd: applies to --method io_uring"));
+        assert!(err(&[("method", "io_uring"), ("qd", "4"), ("batch", "8")]).starts_with("--batch:"));
+        assert!(
+            err(&[("method", "stdio"), ("direct", "true")]).starts_with("--direct: not possible")
+        );
+        assert!(
+            err(&[("bs", "4"), ("method", "vectored"), ("iovecs", "8")]).starts_with("--iovecs:")
+        );
+        assert!(err(&[("ops", "5"), ("size", "4k")]).starts_with("--size:"));
+        assert!(err(&[("op", "read"), ("verify", "true")]).starts_with("--verify:"));
+    }
+
+    #[test]
+    fn values_beyond_the_clock_the_kernel_or_one_ring_are_bad_input() {
+        let e = err(&[("duration", "100000000000")]);
+        assert!(
+            e.starts_with("--duration:") && e.contains("31536000"),
+            "{e}"
+        );
+        assert!(err(&[("duration", "31536001")]).starts_with("--duration:"));
+        let year = raw(&[("duration", "31536000")]).resolve().unwrap();
+        assert_eq!(year.duration_s, Some(MAX_DURATION_S));
+        let e = err(&[("offset", "18446744073709547520")]);
+        assert!(e.starts_with("--offset: 18446744073709547520 plus"), "{e}");
+        let e = err(&[("file-size", "9000000t")]);
+        assert!(
+            e.starts_with("--file-size:") && e.contains("2^63 - 1"),
+            "{e}"
+        );
+        let uring = [("method", "io_uring"), ("sqpoll", "true")];
+        let e = err(&[uring[0], uring[1], ("sq-idle-ms", "4294967296")]);
+        assert!(e.starts_with("--sq-idle-ms: 4294967296 ms"), "{e}");
+        let ok = raw(&[uring[0], uring[1], ("sq-idle-ms", "4294967295")]).resolve();
+        assert_eq!(ok.unwrap().ring.sq_idle_ms, u32::MAX);
+        let e = err(&[uring[0], uring[1], ("sq-cpu", "4294967296")]);
+        assert!(
+            e.starts_with("--sq-cpu: CPU 4294967296 does not exist"),
+            "{e}"
+        );
+        let shared = [("method", "io_uring"), ("ring", "shared"), ("qd", "4096")];
+        let e = err(&[shared[0], shared[1], shared[2], ("threads", "16")]);
+        assert!(
+            e.starts_with("--qd:") && e.contains("IORING_MAX_ENTRIES"),
+            "{e}"
+        );
+        // Per-thread rings hold one thread's requests each.
+        assert!(raw(&[shared[0], shared[2], ("threads", "16")])
+            .resolve()
+            .is_ok());
+        let e = err(&[
+            shared[0],
+            shared[1],
+            shared[2],
+            ("threads", "8"),
+            ("fixed-bufs", "true"),
+        ]);
+        assert!(
+            e.starts_with("--fixed-bufs:") && e.contains("32768 buffers"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unknown_key_in_a_spec_file_is_named() {
+        let e = RawSpec::from_toml_str("bs = 4\nblocksize = 8\n").unwrap_err();
+        assert!(e.starts_with("unknown key 'blocksize'"), "{e}");
+    }
+
+    #[test]
+    fn flags_override_the_file_and_numbers_work_in_toml() {
+        let file =
+            RawSpec::from_toml_str("bs = 4096\nqd = 8\nmethod = \"io_uring\"\nops = 10\n").unwrap();
+        let flags = RawSpec::new().with("bs", "4");
+        let s = file.merge(flags).resolve().unwrap();
+        assert_eq!(s.bs, 4);
+        assert_eq!(s.qd, 8);
+        assert_eq!(s.ops, Some(10));
+        assert_eq!(s.duration_s, None);
+    }
+
+    #[test]
+    fn options_left_unset_are_not_written_so_older_results_compare() {
+        let s = RawSpec::default().resolve().unwrap();
+        let v = serde_json::to_value(&s).unwrap();
+        for k in ["rw_flags", "profile", "profile_hz", "log_interval_ms"] {
+            assert!(v.get(k).is_none(), "{k} written while unset: {v}");
+        }
+        let p = RawSpec::new()
+            .with("method", "pv2")
+            .with("rw-flags", "nowait")
+            .with("profile", true)
+            .resolve()
+            .unwrap();
+        let v = serde_json::to_value(&p).unwrap();
+        assert_eq!(v["rw_flags"], libc::RWF_NOWAIT);
+        assert_eq!(v["profile"], "separate");
+        let back: Spec = serde_json::from_value(v).unwrap();
+        assert_eq!((back.rw_flags, back.profile), (p.rw_flags, p.profile));
+    }
+
+    #[test]
+    fn ops_split_over_threads() {
+        let s = raw(&[("ops", "10"), ("threads", "3")]).resolve().unwrap();
+        let per: Vec<u64> = (0..3).map(|t| s.ops_for_thread(t).unwrap()).collect();
+        assert_eq!(per, vec![4, 3, 3]);
+        assert_eq!(per.iter().sum::<u64>(), 10);
+    }
+}

@@ -1,0 +1,587 @@
+//! [`RawSpec::resolve`]: every check that can be made without touching the target, split by concern:
+//! the amounts, the method and which options apply to it, its options' values (queues, ring, offload,
+//! RWF flags), and the combinations the method's registry entry refuses.
+
+use super::*;
+use crate::method::{Exec, MethodInfo};
+use options::nonzero;
+
+/// The largest --bs and --stdio-buffer accepted: 1 GiB.
+const MAX_BUFFER: u64 = 1 << 30;
+
+fn fresh_seed() -> u64 {
+    let t = iolab_sys::monotonic_ns();
+    let p = std::process::id() as u64;
+    crate::pattern::mix64(t ^ (p << 32) ^ 0x1017_ab00)
+}
+
+/// How much work: ops (or bytes) and a time bound.
+struct Amounts {
+    ops: Option<u64>,
+    duration_s: Option<f64>,
+}
+
+/// The queue of an asynchronous method (or an offload client's batch).
+struct Queue {
+    qd: u32,
+    batch: u32,
+}
+
+impl RawSpec {
+    /// Validates everything that can be judged without touching the target.
+    pub fn resolve(&self) -> Result<Spec> {
+        let method = self.method()?;
+        let target = self.target()?;
+        let op = self.word(
+            "op",
+            OpKind::Write,
+            &[("write", OpKind::Write), ("read", OpKind::Read)],
+        )?;
+        let pattern = self.word(
+            "pattern",
+            Pattern::Seq,
+            &[("seq", Pattern::Seq), ("rand", Pattern::Rand)],
+        )?;
+        let bs = self.size_or("bs", 4096, "the block size must be at least 1 byte")?;
+        if bs > MAX_BUFFER {
+            return Err(Error::usage(
+                "--bs",
+                format!(
+                    "{} ({bs} bytes) is more than the 1 GiB per operation accepted",
+                    crate::units::fmt_size(bs)
+                ),
+            ));
+        }
+        let threads = self.count_or("threads", 1, "expected 1 or more threads")?;
+        if threads > 1024 {
+            return Err(Error::usage(
+                "--threads",
+                "at most 1024 threads are accepted",
+            ));
+        }
+        let amounts = self.amounts(bs, threads)?;
+        let direct = self.bool("direct")?;
+        let fsync = self.when("fsync")?;
+        let msync = self.when("msync")?;
+        self.check_applies(method)?;
+        let queue = self.queue(method.info())?;
+        let iovecs = self.iovecs(bs)?;
+        let stdio_buffer = self.size_or(
+            "stdio-buffer",
+            DEFAULT_STDIO_BUFFER,
+            "expected a buffer of 1 byte or more",
+        )?;
+        if stdio_buffer > MAX_BUFFER {
+            return Err(Error::usage(
+                "--stdio-buffer",
+                format!(
+                    "{} ({stdio_buffer} bytes) is more than the 1 GiB accepted (a buffer larger than the data \
+                     written between flushes is never filled)",
+                    crate::units::fmt_size(stdio_buffer)
+                ),
+            ));
+        }
+        let file_size = match self.size("file-size")? {
+            None => None,
+            Some(n) => Some(nonzero("file-size", n, "expected 1 byte or more")?),
+        };
+        let verify = self.bool("verify")?;
+        let offload = self.offload_opts(method, threads)?;
+        let mut ring = self.ring_opts(method, direct, verify, threads)?;
+        if offload.sq_sleep && !self.has("sq-idle-ms") {
+            // --sq-sleep waits for the SQ thread to idle out before every round trip: the shortest idle.
+            ring.sq_idle_ms = 1;
+        }
+        let seed = match self.count("seed")? {
+            None => fresh_seed(),
+            Some(s) => s,
+        };
+        let spec = Spec {
+            target,
+            method,
+            op,
+            pattern,
+            bs,
+            ops: amounts.ops,
+            duration_s: amounts.duration_s,
+            warmup: self.warmup(method)?,
+            threads: threads as u32,
+            direct,
+            fsync,
+            cold_cache: self.cold_cache(op)?,
+            msync,
+            iovecs: iovecs as u32,
+            qd: queue.qd,
+            batch: queue.batch,
+            stdio_buffer,
+            file_size,
+            offset: self.size("offset")?.unwrap_or(0),
+            seed,
+            seed_text: seed.to_string(),
+            verify,
+            overwrite: self.bool("overwrite")?,
+            keep: self.bool("keep")?,
+            allow_device_writes: self.bool("allow-device-writes")?,
+            count: self.count_mode()?,
+            ring,
+            breakdown: !self.has("breakdown") || self.bool("breakdown")?,
+            offload,
+            rw_flags: self.rw_flags(op, verify, amounts.ops.is_some())?,
+            profile: self.profile()?,
+            profile_hz: self.profile_hz()?,
+            log_interval_ms: self.log_interval(method)?,
+            sink: self.sink()?,
+            sink_log: self.bool("sink-log")?,
+            clock_every: self.clock_every(method)?,
+        };
+        check_method_combinations(&spec)?;
+        check_extent(&spec)?;
+        ring_opts::check_ring_limits(&spec)?;
+        offload_opts::check_offload_limits(&spec)?;
+        crate::mem::check_fits(&spec)?;
+        Ok(spec)
+    }
+
+    fn method(&self) -> Result<MethodKind> {
+        match self.text("method")? {
+            None => Ok(MethodKind::Psync),
+            Some(s) => MethodKind::parse(&s).ok_or_else(|| {
+                Error::usage(
+                    "--method",
+                    format!("unknown method '{s}'; accepted: {}", MethodKind::names()),
+                )
+            }),
+        }
+    }
+
+    fn target(&self) -> Result<PathBuf> {
+        match self.text("target")? {
+            None => Ok(PathBuf::from("/dev/null")),
+            Some(s) if s.is_empty() => Err(Error::usage(
+                "--target",
+                "empty path; expected a file, /dev/null, /dev/zero or a block device",
+            )),
+            Some(s) => Ok(PathBuf::from(s)),
+        }
+    }
+
+    /// --ops, --size and --duration; neither amount given: the defaults, whichever comes first.
+    fn amounts(&self, bs: u64, threads: u64) -> Result<Amounts> {
+        let mut ops = match self.count("ops")? {
+            None => None,
+            Some(n) => Some(nonzero("ops", n, "expected 1 or more operations")?),
+        };
+        if let Some(size) = self.size("size")? {
+            if ops.is_some() {
+                return Err(Error::usage(
+                    "--size",
+                    "--ops and --size both set the amount; give one of them",
+                ));
+            }
+            let size = nonzero("size", size, "expected at least one block")?;
+            if !size.is_multiple_of(bs) {
+                return Err(Error::usage(
+                    "--size",
+                    format!("{size} bytes is not a whole number of --bs {bs} blocks"),
+                ));
+            }
+            ops = Some(size / bs);
+        }
+        let duration_s = match self.duration("duration")? {
+            Some(d) if d.is_nan() || d <= 0.0 => {
+                let v = self.get("duration").map(Val::text).unwrap_or_default();
+                return Err(Error::usage(
+                    "--duration",
+                    format!("'{v}' is not accepted; expected a positive number of seconds"),
+                ));
+            }
+            Some(d) if d > MAX_DURATION_S => {
+                let v = self.get("duration").map(Val::text).unwrap_or_default();
+                return Err(Error::usage(
+                    "--duration",
+                    format!("'{v}' ({d} s) is beyond the longest run iolab times: at most {MAX_DURATION_S} s (365 days)"),
+                ));
+            }
+            d => d,
+        };
+        let (ops, duration_s) = match (ops, duration_s) {
+            (None, None) => (Some(DEFAULT_OPS), Some(DEFAULT_DURATION_S)),
+            o => o,
+        };
+        if let Some(n) = ops.filter(|&n| n < threads) {
+            return Err(Error::usage(
+                "--ops",
+                format!("{n} operations cannot be shared by {threads} threads; give at least one per thread"),
+            ));
+        }
+        Ok(Amounts { ops, duration_s })
+    }
+
+    /// --fsync / --msync.
+    fn when(&self, key: &str) -> Result<SyncEvery> {
+        match self.text(key)? {
+            None => Ok(SyncEvery::None),
+            Some(w) => SyncEvery::parse(&format!("--{key}"), &w),
+        }
+    }
+
+    /// `--warmup` (see `spec::warmup`); not for a method whose client is a process of its own.
+    fn warmup(&self, method: MethodKind) -> Result<super::Warmup> {
+        let w = match self.text("warmup")? {
+            None => super::Warmup::None,
+            Some(s) => super::Warmup::parse(&s)?,
+        };
+        if !w.is_none() && method.info().exec == Exec::OutOfProcess {
+            return Err(Error::usage(
+                "--warmup",
+                format!(
+                    "--method {} runs its client as a process of its own, timed from outside; it has no \
+                     warm-up yet: drop --warmup",
+                    method.name()
+                ),
+            ));
+        }
+        Ok(w)
+    }
+
+    /// `--sink`: a personality of the sink driver, if given.
+    fn sink(&self) -> Result<Option<crate::sink_device::Personality>> {
+        use crate::sink_device::Personality as P;
+        if !self.has("sink") {
+            return Ok(None);
+        }
+        self.word(
+            "sink",
+            P::Legacy,
+            &[("legacy", P::Legacy), ("nowait", P::Nowait)],
+        )
+        .map(Some)
+    }
+
+    fn count_mode(&self) -> Result<CountMode> {
+        self.word(
+            "count",
+            CountMode::Separate,
+            &[
+                ("none", CountMode::None),
+                ("separate", CountMode::Separate),
+                ("full", CountMode::Full),
+                ("inline", CountMode::Inline),
+            ],
+        )
+    }
+
+    /// Every option given must apply to the method (the table's `methods`); the offload client's queue is
+    /// its batch, said first because --qd is what a user would try.
+    fn check_applies(&self, method: MethodKind) -> Result<()> {
+        if method.info().exec == Exec::OutOfProcess && self.has("qd") {
+            return Err(Error::usage(
+                "--qd",
+                "an offload client keeps one batch in flight (it waits for every request of a batch before the \
+                 next): use --batch",
+            ));
+        }
+        match self.given().find(|o| !o.applies_to(method)) {
+            Some(o) => Err(Error::usage(
+                o.flag(),
+                format!(
+                    "applies to --method {} only, not {}",
+                    o.method_list(),
+                    method.name()
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn iovecs(&self, bs: u64) -> Result<u64> {
+        let iovecs = self.count_or("iovecs", 1, "expected 1 or more iovecs")?;
+        if iovecs > 1024 {
+            return Err(Error::usage(
+                "--iovecs",
+                "at most 1024 (IOV_MAX) iovecs are accepted",
+            ));
+        }
+        if iovecs > bs {
+            return Err(Error::usage(
+                "--iovecs",
+                format!("{iovecs} iovecs cannot split a {bs}-byte block; use at most --bs iovecs"),
+            ));
+        }
+        Ok(iovecs)
+    }
+
+    /// --qd and --batch; an out-of-process client keeps exactly one batch in flight.
+    fn queue(&self, info: &MethodInfo) -> Result<Queue> {
+        let mut qd = self.count_or("qd", 1, "expected a queue depth of 1 or more")?;
+        if qd > 4096 {
+            return Err(Error::usage(
+                "--qd",
+                "at most 4096 requests in flight are accepted",
+            ));
+        }
+        let batch = self.count_or("batch", 1, "expected a batch of 1 or more")?;
+        if info.exec == Exec::OutOfProcess {
+            if batch > 4096 {
+                return Err(Error::usage(
+                    "--batch",
+                    "at most 4096 requests per batch are accepted",
+                ));
+            }
+            qd = batch;
+        }
+        if batch > qd {
+            return Err(Error::usage(
+                "--batch",
+                format!(
+                    "a batch of {batch} cannot be in flight with --qd {qd}; use --batch <= --qd"
+                ),
+            ));
+        }
+        Ok(Queue {
+            qd: qd as u32,
+            batch: batch as u32,
+        })
+    }
+
+    /// --profile: a pass, or true/false in a file (`profile = true` is `separate`).
+    fn profile(&self) -> Result<ProfileMode> {
+        let mode = match self.get("profile") {
+            Some(Val::Bool(true)) => ProfileMode::Separate,
+            Some(Val::Bool(false)) => ProfileMode::None,
+            _ => self.word(
+                "profile",
+                ProfileMode::None,
+                &[
+                    ("none", ProfileMode::None),
+                    ("separate", ProfileMode::Separate),
+                    ("inline", ProfileMode::Inline),
+                    ("true", ProfileMode::Separate),
+                    ("false", ProfileMode::None),
+                ],
+            )?,
+        };
+        if mode == ProfileMode::None && self.has("profile-hz") {
+            return Err(Error::usage("--profile-hz", "applies to --profile only"));
+        }
+        Ok(mode)
+    }
+
+    /// --profile-hz: at least 1, at most 10 kHz (the kernel's perf_event_max_sample_rate caps it anyway).
+    fn profile_hz(&self) -> Result<u32> {
+        let hz = self.count_or(
+            "profile-hz",
+            DEFAULT_PROFILE_HZ as u64,
+            "expected 1 or more samples per second",
+        )?;
+        if hz > 10_000 {
+            return Err(Error::usage(
+                "--profile-hz",
+                "at most 10000 samples per second are accepted",
+            ));
+        }
+        Ok(hz as u32)
+    }
+
+    /// --clock-every: at least 1, and only for methods that complete each op inside its call (the queued
+    /// ones read the clock once per submission round, a client process of its own is timed from outside).
+    fn clock_every(&self, method: MethodKind) -> Result<Option<u64>> {
+        let Some(n) = self.count("clock-every")? else {
+            return Ok(None);
+        };
+        if n == 0 {
+            return Err(Error::usage(
+                "--clock-every",
+                "0 ops per clock read: give 1 (a read after every op) or more",
+            ));
+        }
+        if n > 1 && !method.info().synchronous() {
+            return Err(Error::usage(
+                "--clock-every",
+                format!(
+                    "--method {} does not read the clock per op ({}): --clock-every applies to methods that \
+                     complete each op inside their call; drop it",
+                    method.name(),
+                    if matches!(method.info().run, crate::method::Run::Process(_)) {
+                        "its client runs as a process of its own, timed from outside"
+                    } else {
+                        "it reads it once per submission round"
+                    }
+                ),
+            ));
+        }
+        Ok(Some(n))
+    }
+
+    /// --log-interval: unset (automatic), 0 (off), or at least [`MIN_LOG_INTERVAL_MS`] ms.
+    fn log_interval(&self, method: MethodKind) -> Result<Option<u64>> {
+        let Some(ms) = self.count("log-interval")? else {
+            return Ok(None);
+        };
+        if ms > 0 && ms < MIN_LOG_INTERVAL_MS {
+            return Err(Error::usage(
+                "--log-interval",
+                format!(
+                    "{ms} ms is shorter than the {MIN_LOG_INTERVAL_MS} ms accepted (closing an interval scans each \
+                     thread's latency histogram, 13 µs here); 0 turns the intervals off"
+                ),
+            ));
+        }
+        if ms > 0 && matches!(method.info().run, crate::method::Run::Process(_)) {
+            return Err(Error::usage(
+                "--log-interval",
+                format!(
+                    "--method {} times its client from outside, per sampling window (the result's \
+                     offload.window_ns), and records no intervals: drop --log-interval",
+                    method.name()
+                ),
+            ));
+        }
+        Ok(Some(ms))
+    }
+
+    /// --cold-cache: read runs only (a write run has no cached data to read; --fsync end makes its
+    /// writes reach the device). Where the target has no page cache is said by the target's setup.
+    fn cold_cache(&self, op: OpKind) -> Result<bool> {
+        let on = self.bool("cold-cache")?;
+        if on && op == OpKind::Write {
+            return Err(Error::usage(
+                "--cold-cache",
+                "drops the target's cached pages before a read run; a write run reads nothing from the cache \
+                 (use --fsync end to make its writes reach the device inside the timed span)",
+            ));
+        }
+        Ok(on)
+    }
+
+    /// --rw-flags as RWF_* bits.
+    fn rw_flags(&self, op: OpKind, verify: bool, bounded: bool) -> Result<u32> {
+        let Some(list) = self.text("rw-flags")? else {
+            return Ok(0);
+        };
+        if list.split(',').all(|w| w.trim().is_empty()) {
+            return Err(Error::usage(
+                "--rw-flags",
+                "empty list; expected one or more of nowait, hipri, dsync, sync, append",
+            ));
+        }
+        let mut bits = 0u32;
+        for w in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            bits |= match w {
+                "nowait" => libc::RWF_NOWAIT,
+                "hipri" => libc::RWF_HIPRI,
+                "dsync" => libc::RWF_DSYNC,
+                "sync" => libc::RWF_SYNC,
+                "append" => libc::RWF_APPEND,
+                _ => {
+                    return Err(Error::usage(
+                        "--rw-flags",
+                        format!("'{w}' is not accepted; expected a comma list of nowait, hipri, dsync, sync, append"),
+                    ))
+                }
+            } as u32;
+        }
+        if bits & libc::RWF_APPEND as u32 != 0 {
+            check_append(op, verify, bounded, self.bool("overwrite")?)?;
+        }
+        Ok(bits)
+    }
+}
+
+/// The region must end inside what a file offset can say (off_t, 2^63 - 1): `--offset` plus `--file-size`
+/// (or, without it, one `--bs` block per thread, the least any run needs).
+fn check_extent(s: &Spec) -> Result<()> {
+    const MAX_OFF: u64 = i64::MAX as u64;
+    let (extent, what) = match s.file_size {
+        Some(n) => (n, format!("--file-size {n}")),
+        None => (
+            s.bs * s.threads as u64,
+            format!("one --bs {} block per thread", s.bs),
+        ),
+    };
+    if s.offset
+        .checked_add(extent)
+        .is_some_and(|end| end <= MAX_OFF)
+    {
+        return Ok(());
+    }
+    let (flag, msg) = if s.offset == 0 {
+        (
+            "--file-size",
+            format!("{extent} bytes is beyond the largest file offset the kernel takes ({MAX_OFF} = 2^63 - 1, off_t)"),
+        )
+    } else {
+        (
+            "--offset",
+            format!(
+                "{} plus {what} ends beyond the largest file offset the kernel takes ({MAX_OFF} = 2^63 - 1, \
+                 off_t): give a smaller --offset",
+                s.offset
+            ),
+        )
+    };
+    Err(Error::usage(flag, msg))
+}
+
+/// RWF_APPEND writes at the end of the file whatever the op's offset, so the file grows by every op:
+/// only into a file iolab creates (removed at exit), and only for a bounded number of ops.
+fn check_append(op: OpKind, verify: bool, bounded: bool, overwrite: bool) -> Result<()> {
+    let why = if op == OpKind::Read || verify {
+        "append writes at the end of the file, not at the op's offset: it cannot read, and --verify cannot \
+         find its blocks"
+    } else if overwrite {
+        "append grows the file by every op: it never writes into a file iolab did not create (drop \
+         --overwrite and give a new path)"
+    } else if !bounded {
+        "append grows the file by every op: give --ops or --size so the file stays bounded (it grows by \
+         --ops x --bs beyond --file-size)"
+    } else {
+        return Ok(());
+    };
+    Err(Error::usage("--rw-flags", why))
+}
+
+/// What the method's registry entry refuses: O_DIRECT, reads, data checks on a method that moves none.
+fn check_method_combinations(s: &Spec) -> Result<()> {
+    let m = s.method.info();
+    if let (true, Some(why)) = (s.direct, m.no_direct) {
+        return Err(Error::usage(
+            "--direct",
+            if m.kernel_copy {
+                format!("not supported with --method {} here; {why}", m.name)
+            } else {
+                format!(
+                    "not possible with --method {}: {why}; use sync, psync, vectored or io_uring",
+                    m.name
+                )
+            },
+        ));
+    }
+    if m.no_data {
+        if s.verify {
+            return Err(Error::usage(
+                "--verify",
+                format!(
+                    "--method {} moves no data, so there is nothing to verify",
+                    m.name
+                ),
+            ));
+        }
+        if !s.fsync.is_none() {
+            return Err(Error::usage(
+                "--fsync",
+                format!("--method {} makes no kernel call at all", m.name),
+            ));
+        }
+    }
+    if let (OpKind::Read, Some(why)) = (s.op, m.no_read) {
+        return Err(Error::usage("--op", format!("--method {} {why}", m.name)));
+    }
+    if s.verify && s.op == OpKind::Read && !m.verifies_reads {
+        return Err(Error::usage(
+            "--verify",
+            "checks what a write run wrote; use it with --op write (--method offload also checks reads)",
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,459 @@
+//! The Pi thesis's questions (Thiessen, §4.3 and §5): why io_uring lost to write(), why the "dma" path was
+//! so much faster and whether its figure is possible, what the missing tracepoints were worth, how the
+//! older techniques compare; and the nowait suite's question behind the first.
+
+use super::{ns, pct, x, Ctx, Reply};
+use crate::findings_compare::{why_faster, why_slower, Row};
+use iolab_engine::spec::{MethodKind, RingDesign};
+
+/// What the thesis's own target would take.
+const DRIVER: &str = "the thesis's stub driver as a target (a character device with only .write: no \
+    write_iter and no FMODE_NOWAIT, so the kernel cannot try a write without blocking and io_uring punts \
+    every request to io-wq): `iolab driver` is not built yet (issue 16); here /dev/null (completes inline) \
+    and a disk file (cannot complete buffered writes inline) stand on either side of it";
+
+fn is_method(r: &Row, m: MethodKind) -> bool {
+    r.method() == Some(m)
+}
+
+/// io_uring as the thesis ran it: SQPOLL, a producer and a consumer thread, one request per submission.
+fn thesis_uring(r: &Row) -> bool {
+    is_method(r, MethodKind::IoUring)
+        && r.facts.sqpoll
+        && r.design == Some(RingDesign::ProducerConsumer)
+}
+
+/// io_uring set up to submit several requests per call (what it actually achieved is its mean batch).
+fn batched_uring(r: &Row) -> bool {
+    is_method(r, MethodKind::IoUring) && !r.facts.sqpoll && r.batch >= 4
+}
+
+/// write() rows timed without tracepoints (the plain pass).
+fn plain_write(r: &Row) -> bool {
+    is_method(r, MethodKind::Sync) && !r.facts.inline_counting
+}
+
+fn joined(why: Vec<String>) -> String {
+    if why.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", why.join("; "))
+    }
+}
+
+/// The thesis's own ratio of two of its published times, and the times: ("1.8x", "(2.857 s against
+/// 1.584 s)").
+fn seed_ratio(c: &Ctx, num: &str, den: &str) -> Option<(String, String)> {
+    let (a, b) = (c.seed(num)?, c.seed(den)?);
+    Some((x(a / b), format!("({a:.3} s against {b:.3} s)")))
+}
+
+/// A target where io_uring's requests completed inline: the target, the punted share, the time ratio to
+/// write(), and the CPU ns per op of io_uring and of write().
+type Inline = (String, f64, f64, Option<f64>, Option<f64>);
+
+/// What the io_uring rows beside the write() rows showed, gathered workload by workload.
+#[derive(Default)]
+struct UringSeen {
+    /// A sentence per workload.
+    parts: Vec<String>,
+    /// (target, punted share, time ratio) where most requests were punted.
+    punted: Vec<(String, f64, f64)>,
+    /// Where few were.
+    inline: Vec<Inline>,
+    /// (workload, time ratio) of batched rows: the best one, and those that beat write().
+    best_batched: Option<(String, f64)>,
+    wins: Vec<(String, f64)>,
+}
+
+impl UringSeen {
+    /// The thesis-style and batched io_uring rows beside write() row `w`, if any.
+    fn add(&mut self, w: &Row, t: Option<&Row>, b: Option<&Row>) {
+        let mut s = format!("{}: write() {}", w.workload(), ns(w.ns()));
+        if let Some(t) = t {
+            let r = t.ns() / w.ns();
+            s += &format!(
+                "; io_uring as the thesis ran it {} ({} write()'s time){}",
+                ns(t.ns()),
+                x(r),
+                joined(why_slower(t, w))
+            );
+            match t.facts.punted_fraction {
+                Some(p) if p >= 0.5 => self.punted.push((w.target.clone(), p, r)),
+                Some(p) => {
+                    self.inline
+                        .push((w.target.clone(), p, r, t.cpu_ns_per_op(), w.cpu_ns_per_op()))
+                }
+                None => {}
+            }
+        }
+        if let Some(b) = b {
+            let r = b.ns() / w.ns();
+            s += &format!(
+                "; batched (up to {}, on average {:.1} requests per submission) {} ({})",
+                b.batch,
+                b.mean_batch.unwrap_or(0.0),
+                ns(b.ns()),
+                x(r)
+            );
+            if r < 1.0 {
+                self.wins.push((w.workload(), r));
+            }
+            if self.best_batched.as_ref().is_none_or(|(_, br)| r < *br) {
+                self.best_batched = Some((w.workload(), r));
+            }
+        }
+        self.parts.push(s + ".");
+    }
+
+    /// What the figures gathered say, sentence by sentence.
+    fn conclusions(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some((tgt, p, r)) = self.punted.first() {
+            out.push(format!(
+                "Where the target cannot complete a write inline ({tgt}: {} of io_uring's requests punted), every \
+                 request is handed to an io-wq kernel thread and its completion woken back: that hand-off, not the \
+                 system call io_uring saves, is what made it take {} write()'s time.",
+                pct(*p),
+                x(*r)
+            ));
+        }
+        if let Some((tgt, p, r, cu, cw)) = self.inline.first().filter(|i| i.2 >= 1.2) {
+            out.push(format!(
+                "Even on {tgt}, which completes requests inline ({} punted), the thesis's design took {}: its \
+                 producer, SQPOLL and consumer threads pass every request from thread to thread where write() \
+                 stays on one{}.",
+                pct(*p),
+                x(*r),
+                match (cu, cw) {
+                    (Some(u), Some(w)) => format!(", and it used {} of CPU per op against write()'s {}", ns(*u), ns(*w)),
+                    _ => String::new(),
+                }
+            ));
+        }
+        match (self.wins.first(), &self.best_batched) {
+            (Some((wl, r)), _) => out.push(format!(
+                "Batched, io_uring beat write() ({wl}: {} the time): the thesis's one-request-per-submission \
+                 design lost, not io_uring.",
+                x(*r)
+            )),
+            (None, Some((wl, r))) => out.push(format!(
+                "Even batched, io_uring did not beat write() here (best: {wl}, {} write()'s time).",
+                x(*r)
+            )),
+            _ => {}
+        }
+        out
+    }
+}
+
+/// io_uring in the thesis's Figure 36 blocking loop: SQPOLL, one request submitted and waited for at a
+/// time.
+fn blocking(r: &Row) -> bool {
+    is_method(r, MethodKind::IoUring)
+        && r.facts.sqpoll
+        && r.facts.qd == 1
+        && r.design == Some(RingDesign::PerThread)
+}
+
+/// What the blocking loop showed beside write(), and the thesis's Figure 36.
+fn blocking_loop(c: &Ctx) -> Option<String> {
+    let b = c.row(blocking)?;
+    let w = c.row(|r| plain_write(r) && r.same_workload(b));
+    let mut o = format!(
+        "In a blocking loop (the thesis's Figure 36: one request submitted through the SQPOLL ring and waited \
+         for before the next), {}: io_uring {} per write{}{}",
+        b.workload(),
+        ns(b.ns()),
+        w.map(|w| format!(" against write()'s {} ({})", ns(w.ns()), x(b.ns() / w.ns())))
+            .unwrap_or_default(),
+        b.facts
+            .ctx_switches_per_op
+            .map(|c| format!(", {c:.2} context switches per write"))
+            .unwrap_or_default()
+    );
+    if b.facts.sqpoll_cpu_s > 0.0 && b.facts.wall_s > 0.0 {
+        o += &format!(
+            ", its SQPOLL thread busy {} of the run",
+            pct(b.facts.sqpoll_cpu_s / b.facts.wall_s)
+        );
+    }
+    o.push('.');
+    if let (Some(t), Some(cs), Some(sys), Some(w)) = (
+        c.seed("blocking_4b_s"),
+        c.seed("blocking_ctx_switches"),
+        c.seed("blocking_sys_s"),
+        c.seed("systemcall_4b_s"),
+    ) {
+        o += &format!(
+            " The thesis's loop took {t:.1} s for 1M writes of 4 B ({} its write() run), {:.1} context switches per \
+             write and {sys:.1} s of system time in {t:.1} s (two CPUs in the kernel): each write waited for the \
+             SQPOLL thread to pick it up and for the wake-up of its completion, which is why it measured io_uring \
+             with a producer and a consumer thread instead.",
+            x(t / w),
+            cs / 1e6
+        );
+    }
+    Some(o)
+}
+
+/// Why did io_uring lose to write()?
+pub fn uring_vs_write(c: &Ctx) -> Reply {
+    let mut seen = UringSeen::default();
+    for w in c.rows_where(plain_write) {
+        let t = c.row(|r| thesis_uring(r) && r.same_workload(w));
+        let b = c.row(|r| batched_uring(r) && r.same_workload(w));
+        if t.is_some() || b.is_some() {
+            seen.add(w, t, b);
+        }
+    }
+    if seen.parts.is_empty() {
+        return Reply::not_here(
+            "This run has no write() row beside an io_uring row of the same workload.".into(),
+            "the suite's systemcall and io_uring steps",
+        );
+    }
+    let mut parts = std::mem::take(&mut seen.parts);
+    parts.extend(seen.conclusions());
+    parts.extend(blocking_loop(c));
+    let seed: Vec<String> = [
+        seed_ratio(c, "io_uring_4b_s", "systemcall_4b_s")
+            .map(|(r, t)| format!("{r} write()'s time on its stub driver {t}")),
+        seed_ratio(c, "usb_io_uring_4b_s", "usb_systemcall_4b_s")
+            .map(|(r, t)| format!("{r} on its USB stick {t}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !seed.is_empty() {
+        parts.push(format!(
+            "For 4 B writes the thesis measured io_uring at {}.",
+            seed.join(" and ")
+        ));
+    }
+    Reply::partly(parts.join(" "), DRIVER)
+}
+
+/// Why was the mmap ("dma") path so much faster, and is the published figure possible?
+pub fn mmap_vs_write(c: &Ctx) -> Reply {
+    let mut parts = Vec::new();
+    for m in c.rows_where(|r| is_method(r, MethodKind::Mmap)) {
+        let Some(w) = c.row(|r| plain_write(r) && r.same_workload(m)) else {
+            continue;
+        };
+        parts.push(format!(
+            "{}: mmap {} per op against write() {} ({} the time){}.",
+            m.workload(),
+            ns(m.ns()),
+            ns(w.ns()),
+            x(m.ns() / w.ns()),
+            joined(why_faster(m, w))
+        ));
+    }
+    let dma: Vec<_> = c
+        .published
+        .iter()
+        .filter(|p| p.label.contains("dma"))
+        .collect();
+    for p in &dma {
+        parts.push(format!("The thesis's {}: {}.", p.label, p.verdict));
+    }
+    if dma.iter().any(|p| p.impossible) {
+        let ratio = seed_ratio(c, "systemcall_4kb_s", "dma_4kb_s");
+        parts.push(format!(
+            "A time below what memory can copy cannot have covered the copies: the thesis's timer did not see \
+             (all of) its 4 KiB 'dma' writes{}.",
+            ratio
+                .map(|(r, t)| format!(", so its 'dma' speed-up over write() for 4 KiB, {r} {t}, is no measurement"))
+                .unwrap_or_default()
+        ));
+    } else if dma.is_empty() && !parts.is_empty() {
+        parts.push("The suite lists no published 'dma' figure to check.".into());
+    }
+    if parts.is_empty() {
+        return Reply::not_here(
+            "This run has no mmap row beside a write() row of the same workload.".into(),
+            "the suite's mmap and systemcall steps on the same file",
+        );
+    }
+    Reply::partly(
+        parts.join(" "),
+        "the stub driver's own mapping (the thesis mapped the driver's memory; iolab maps a file): `iolab driver` \
+         is not built yet (issue 16)",
+    )
+}
+
+/// How much did the DMA method benefit from the lack of tracepoints in its path?
+pub fn tracepoint_cost(c: &Ctx) -> Reply {
+    let on = c.row(|r| is_method(r, MethodKind::Sync) && r.facts.inline_counting);
+    let off = on.and_then(|on| c.row(|r| plain_write(r) && r.same_workload(on)));
+    let (Some(on), Some(off)) = (on, off) else {
+        return Reply::not_here(
+            "This run has no write() row timed with tracepoints on beside one timed without.".into(),
+            "a step with count = \"inline\" (raw_syscalls:sys_enter counting in the timed pass) beside the plain \
+             write() step",
+        );
+    };
+    let calls = on.facts.syscalls_per_op.unwrap_or(1.0).max(0.5);
+    let d = (on.ns() - off.ns()) / calls;
+    let mut parts = vec![format!(
+        "write(), {}: {} per op with the raw_syscalls:sys_enter tracepoint counting every call, against {} \
+         without ({}{} per system call, {:+.0}%).",
+        on.workload(),
+        ns(on.ns()),
+        ns(off.ns()),
+        if d < 0.0 { "-" } else { "+" },
+        ns(d.abs()),
+        (on.ns() / off.ns() - 1.0) * 100.0
+    )];
+    if d <= 0.0 {
+        parts.push(
+            "The tracepoint cost less than two runs of this host differ: within the noise.".into(),
+        );
+        return Reply::partly(
+            parts.join(" "),
+            "longer runs (without --quick) or repeats to see its cost",
+        );
+    }
+    // d ns per call over a million calls is d ms.
+    let ms = d;
+    let mm = c.row(|r| is_method(r, MethodKind::Mmap));
+    parts.push(format!(
+        "At a million writes that is {ms:.0} ms{}, paid by every path that makes a system call per write; the \
+         mmap path made {} system calls per op here and paid none of it. What the missing tracepoints were \
+         worth to the 'dma' path is at most that per million writes.",
+        c.seed("systemcall_4b_s")
+            .map(|s| format!(" of the thesis's {s:.3} s write() run ({})", pct(ms / 1e3 / s)))
+            .unwrap_or_default(),
+        mm.and_then(|m| m.facts.syscalls_per_op)
+            .map(|s| format!("{s:.3}"))
+            .unwrap_or_else(|| "no".into())
+    ));
+    Reply::partly(
+        parts.join(" "),
+        "the thesis also fired its driver's own tracepoint and a log line (LM_LOG) on every write; their cost \
+         needs the stub driver (issue 16)",
+    )
+}
+
+/// How would older techniques (aio, epoll) compare with io_uring?
+pub fn older_techniques(c: &Ctx) -> Reply {
+    let mut parts = Vec::new();
+    for (m, name) in [(MethodKind::Aio, "aio"), (MethodKind::Epoll, "epoll")] {
+        for a in c.rows_where(|r| is_method(r, m)) {
+            let w = c.row(|r| plain_write(r) && r.same_workload(a));
+            let u = c.row(|r| is_method(r, MethodKind::IoUring) && r.same_workload(a));
+            let mut s = format!("{}: {name} {}", a.workload(), ns(a.ns()));
+            if let Some(w) = w {
+                s += &format!(", {} write()'s time", x(a.ns() / w.ns()));
+            }
+            if let Some(u) = u {
+                s += &format!(", {} {}'s", x(a.ns() / u.ns()), u.way);
+            }
+            if let Some(f) = a.facts.aio_inline_fraction {
+                s += &format!(
+                    "; {} of its requests completed inside io_submit (not asynchronous: the same write plus AIO's \
+                     bookkeeping)",
+                    pct(f)
+                );
+            }
+            // iolab's own count: the kernel's would add the peer thread's reads on the far end.
+            if let Some(cp) = a.calls_per_op.filter(|_| m == MethodKind::Epoll) {
+                s += &if cp > 1.005 {
+                    format!(
+                        "; {cp:.3} calls per op by iolab's count: above 1, the writer found the stream full and \
+                         waited in epoll_wait that often"
+                    )
+                } else {
+                    format!("; {cp:.3} calls per op: the reader kept up, the writer never waited")
+                };
+            }
+            parts.push(s + ".");
+        }
+    }
+    for (m, name) in [(MethodKind::Aio, "aio"), (MethodKind::Epoll, "epoll")] {
+        let ratios: Vec<f64> = c
+            .rows_where(|r| is_method(r, m))
+            .into_iter()
+            .filter_map(|a| {
+                c.row(|r| plain_write(r) && r.same_workload(a))
+                    .map(|w| a.ns() / w.ns())
+            })
+            .collect();
+        if ratios.len() > 1 {
+            let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = ratios.iter().copied().fold(0.0, f64::max);
+            let range = if x(lo) == x(hi) {
+                format!("{} write()'s time on each", x(lo))
+            } else {
+                format!("{} to {} write()'s time", x(lo), x(hi))
+            };
+            parts.push(format!(
+                "Over these {} workloads {name} took {range}.",
+                ratios.len()
+            ));
+        }
+    }
+    if parts.is_empty() {
+        return Reply::not_here(
+            "This run has no aio or epoll row.".into(),
+            "steps with the aio method (file or /dev/null) and the epoll method (a pipe or socket) beside write() \
+             and io_uring",
+        );
+    }
+    Reply::answered(parts.join(" "))
+}
+
+/// Would the kernel have blocked? RWF_NOWAIT beside io_uring's punts, per target.
+pub fn would_block(c: &Ctx) -> Reply {
+    let mut parts = Vec::new();
+    let mut all_punted = Vec::new();
+    let mut agree = true;
+    for p in c.rows_where(|r| r.would_block.is_some()) {
+        let Some(u) = c.row(|r| is_method(r, MethodKind::IoUring) && r.same_workload(p)) else {
+            continue;
+        };
+        let wb = p.would_block.unwrap_or(0.0);
+        let Some(pu) = u.facts.punted_fraction else {
+            continue;
+        };
+        agree &= (wb - pu).abs() < 0.1;
+        if pu >= 0.5 {
+            all_punted.push(p.target.clone());
+        }
+        parts.push(format!(
+            "{}: {} of the RWF_NOWAIT calls would have blocked, {} of io_uring's requests were punted to io-wq \
+             (io_uring {} per op, {} the time of the plain call's {}).",
+            p.workload(),
+            pct(wb),
+            pct(pu),
+            ns(u.ns()),
+            x(u.ns() / p.ns()),
+            ns(p.ns())
+        ));
+    }
+    if parts.is_empty() {
+        return Reply::not_here(
+            "This run has no RWF_NOWAIT row beside an io_uring row with the kernel's punt count."
+                .into(),
+            "the nowait suite's steps with the counting pass on (count = separate)",
+        );
+    }
+    parts.push(if agree {
+        format!(
+            "On every target the two shares agree: io_uring punts exactly the requests the kernel cannot do \
+             without blocking{}. A driver with only .write, like the thesis's, cannot even try: every request \
+             goes to io-wq, which is where io_uring's time went.",
+            if all_punted.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", all_punted.join(", "))
+            }
+        )
+    } else {
+        "On some targets the shares differ: io_uring punts for reasons RWF_NOWAIT does not see (or the other \
+         way round); see the rows."
+            .into()
+    });
+    Reply::partly(parts.join(" "), DRIVER)
+}

@@ -1,0 +1,282 @@
+//! The storage paper's questions (Joyce and Audsley, §3.4 and §5): where buffered and direct I/O cross and
+//! why, and whether the CPU is the bottleneck.
+
+use super::{ns, pct, Ctx, Reply};
+use crate::findings_compare::{crossover, Row};
+use iolab_engine::units::fmt_size;
+
+/// The families of rows (same step, direction, method, threads), in first-seen order.
+fn families<'a>(c: &'a Ctx) -> Vec<Vec<&'a Row>> {
+    let mut keys: Vec<(String, bool, String, u32)> = Vec::new();
+    let key = |r: &Row| (r.step.clone(), r.facts.write, r.way.clone(), r.threads);
+    for r in &c.rows {
+        if !keys.contains(&key(r)) {
+            keys.push(key(r));
+        }
+    }
+    keys.iter()
+        .map(|k| c.rows.iter().copied().filter(|r| &key(r) == k).collect())
+        .collect()
+}
+
+/// Runs shorter than this have no CPU share worth printing: getrusage counts whole scheduler ticks (4 ms
+/// at HZ=250).
+const MIN_WALL_S: f64 = 0.05;
+
+/// System time over wall time, when the run was long enough to tell.
+fn kernel_share(r: &Row) -> Option<f64> {
+    (r.facts.wall_s >= MIN_WALL_S).then(|| r.sys_s / r.facts.wall_s)
+}
+
+/// " (copying to/from user: 52% of its samples)" when the row was profiled.
+fn copy_clause(r: &Row) -> String {
+    r.facts
+        .profile
+        .as_ref()
+        .filter(|p| p.samples >= 50)
+        .map(|p| {
+            format!(
+                " (copying to/from user: {} of its samples)",
+                pct(p.copy_share)
+            )
+        })
+        .unwrap_or_default()
+}
+
+/// The busiest CPU's kernel share system-wide, when its run counted enough ticks of /proc/stat.
+fn core_share(r: &Row) -> Option<f64> {
+    r.busiest_core
+        .filter(|(_, ticks)| *ticks as f64 >= crate::suite_rows::FEW_TICKS)
+        .map(|(s, _)| s)
+}
+
+/// " (the busiest core 97% system-wide)" when it was measured well enough.
+fn core_clause(r: &Row) -> String {
+    core_share(r)
+        .map(|s| format!(" (the busiest core {} system-wide)", pct(s)))
+        .unwrap_or_default()
+}
+
+fn tmpfs(r: &Row) -> bool {
+    r.fs.as_deref() == Some("tmpfs")
+}
+
+/// What the buffered rows of a family did not do that the paper's did (tmpfs, the paper's RAM disk, has
+/// no device behind its pages).
+fn caveats(fam: &[&Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    let buffered = |r: &&&Row| !r.facts.direct && !tmpfs(r);
+    if fam
+        .iter()
+        .filter(buffered)
+        .any(|r| r.facts.write && !r.flushes)
+    {
+        out.push(
+            "its buffered writes never reached the device inside the timed span (no fsync: the bytes stayed in \
+             the page cache)"
+                .to_string(),
+        );
+    }
+    let cached: Vec<&&Row> = fam
+        .iter()
+        .filter(buffered)
+        .filter(|r| !r.facts.write && (!r.cold_cache || r.device_read_bytes == 0))
+        .collect();
+    if let Some(r) = cached.first() {
+        out.push(format!(
+            "its buffered reads came from the page cache ({} of {} read from the device{})",
+            fmt_size(r.device_read_bytes),
+            fmt_size(r.bytes),
+            if r.cold_cache {
+                ": the pages were dropped first, yet the kernel fetched nothing"
+            } else {
+                ": the pages were not dropped first"
+            }
+        ));
+    }
+    out
+}
+
+/// What the family's rows did that the paper's did: writes flushed inside the span, reads from the
+/// device.
+fn reached_device(fam: &[&Row]) -> Option<String> {
+    let w = fam
+        .iter()
+        .filter(|r| r.facts.write && r.flushes && !tmpfs(r))
+        .max_by_key(|r| r.facts.bs);
+    let rd = fam
+        .iter()
+        .filter(|r| !r.facts.write && !r.facts.direct && r.cold_cache && r.device_read_bytes > 0)
+        .max_by_key(|r| r.facts.bs);
+    match (w, rd) {
+        (Some(w), _) => Some(format!(
+            "every write run ended with fsync inside its timed span (at {}, {:.0}% of the {} run)",
+            fmt_size(w.facts.bs),
+            w.flush_s / w.facts.wall_s.max(1e-9) * 100.0,
+            ms(w.facts.wall_s)
+        )),
+        (None, Some(r)) => Some(format!(
+            "the buffered reads came from the device (the pages dropped first; at {} the device gave {} of \
+             the {} read)",
+            fmt_size(r.facts.bs),
+            fmt_size(r.device_read_bytes),
+            fmt_size(r.bytes)
+        )),
+        _ => None,
+    }
+}
+
+fn ms(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{s:.2} s")
+    } else {
+        format!("{:.0} ms", s * 1e3)
+    }
+}
+
+/// Where do buffered and direct I/O cross, and why?
+pub fn direct_crossover(c: &Ctx) -> Reply {
+    let mut parts = Vec::new();
+    let mut caveat = false;
+    for fam in families(c) {
+        let refs: Vec<&&Row> = fam.iter().collect();
+        let Some(cross) = crossover(&refs) else {
+            continue;
+        };
+        let mut s = format!("{}: {cross}", fam[0].step);
+        let pair = |bs: u64| {
+            let b = fam.iter().find(|r| r.facts.bs == bs && !r.facts.direct)?;
+            let d = fam.iter().find(|r| r.facts.bs == bs && r.facts.direct)?;
+            Some((*b, *d))
+        };
+        let mut sizes: Vec<u64> = fam.iter().map(|r| r.facts.bs).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        let both: Vec<u64> = sizes.into_iter().filter(|bs| pair(*bs).is_some()).collect();
+        if let Some((b, d)) = both.first().and_then(|bs| pair(*bs)) {
+            if d.ns() > 2.0 * b.ns() {
+                s += &format!(
+                    ". At {} an O_DIRECT op took {} against {} buffered: each goes to the device, where a buffered \
+                     one only copies into or out of the page cache",
+                    fmt_size(b.facts.bs),
+                    ns(d.ns()),
+                    ns(b.ns())
+                );
+            }
+        }
+        let last = both
+            .last()
+            .filter(|_| both.len() > 1)
+            .and_then(|bs| pair(*bs));
+        if let Some((b, d)) = last {
+            if let (Some(kb), Some(kd)) = (kernel_share(b), kernel_share(d)) {
+                s += &format!(
+                    "; at {} the process was in the kernel {}{}{} of the time for buffered I/O, {}{}{} for \
+                     O_DIRECT{}",
+                    fmt_size(b.facts.bs),
+                    pct(kb),
+                    core_clause(b),
+                    copy_clause(b),
+                    pct(kd),
+                    core_clause(d),
+                    copy_clause(d),
+                    if kb >= 0.8 && kd <= 0.5 * kb {
+                        ": the copy through the page cache keeps a CPU busy, O_DIRECT's transfer does not"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
+        let cav = caveats(&fam);
+        if !cav.is_empty() {
+            caveat = true;
+            s += &format!(". Unlike the paper's, {}", cav.join(", and "));
+        } else if let Some(d) = reached_device(&fam) {
+            s += &format!(". As in the paper, {d}");
+        }
+        parts.push(s + ".");
+    }
+    if parts.is_empty() {
+        return Reply::not_here(
+            "This run has no block size measured both buffered and with O_DIRECT.".into(),
+            "the blocksize suite's steps with direct=false,true",
+        );
+    }
+    if caveat {
+        Reply::partly(
+            parts.join(" "),
+            "buffered writes that reach the device (fsync inside the timed span, or a file larger than the page \
+             cache) and buffered reads from a cold cache, as the paper's 20 GiB files had (issue 17, item 3)",
+        )
+    } else {
+        Reply::answered(parts.join(" "))
+    }
+}
+
+/// Is the CPU the bottleneck (the kernel busy a whole core at large blocks)? Judged, as the paper did, by
+/// the busier core's kernel share system-wide (/proc/stat), with the process's own share beside it.
+pub fn cpu_bottleneck(c: &Ctx) -> Reply {
+    let mut parts = Vec::new();
+    let mut judged = 0;
+    for fam in families(c) {
+        for direct in [false, true] {
+            let Some(big) = fam
+                .iter()
+                .filter(|r| r.facts.direct == direct)
+                .max_by_key(|r| r.facts.bs)
+            else {
+                continue;
+            };
+            let head = format!(
+                "{} {} {}{} at {}: {:.0} MiB/s",
+                big.step,
+                if direct { "O_DIRECT" } else { "buffered" },
+                if big.facts.write { "writes" } else { "reads" },
+                if big.threads > 1 {
+                    format!(", {} threads", big.threads)
+                } else {
+                    String::new()
+                },
+                fmt_size(big.facts.bs),
+                big.mib_s,
+            );
+            let (Some(k), Some(core)) = (kernel_share(big), core_share(big)) else {
+                parts.push(format!(
+                    "{head}, a {:.0} ms run: too short for a CPU share (getrusage and /proc/stat count whole \
+                     10 ms ticks).",
+                    big.facts.wall_s * 1e3
+                ));
+                continue;
+            };
+            judged += 1;
+            parts.push(format!(
+                "{head}, the busiest core {} in the kernel system-wide (kworkers and interrupts included), the \
+                 process itself {} of the wall time{} ({}).",
+                pct(core),
+                pct(k),
+                copy_clause(big),
+                if core >= 0.8 {
+                    "a core busy in the kernel: the CPU, not the device, sets the pace"
+                } else if core >= 0.4 {
+                    "the kernel's work is a large part of each op"
+                } else {
+                    "the CPU mostly waits: the device or the hypervisor sets the pace"
+                }
+            ));
+        }
+    }
+    if parts.is_empty() {
+        return Reply::not_here(
+            "This run has no rows.".into(),
+            "the blocksize suite's points",
+        );
+    }
+    if judged == 0 {
+        return Reply::partly(
+            parts.join(" "),
+            "runs of 0.1 s or more (the suite without --quick): /proc/stat and getrusage count 10 ms ticks",
+        );
+    }
+    Reply::answered(parts.join(" "))
+}

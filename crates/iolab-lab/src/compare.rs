@@ -1,0 +1,353 @@
+//! `iolab compare`: matching workloads of two result files side by side, with ratios, a noise verdict and
+//! the `--fail-on-regression` count. Moved out of `series` (which re-exports the names it had).
+
+use crate::series::{figure, FIGURES};
+use iolab_engine::stats::{stat, Stat};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// `compare`'s noise band when a side has a single run (no spread measured): differences under this many
+/// percent are called "within noise" all the same.
+pub const MIN_NOISE_PCT: f64 = 2.0;
+
+/// Spec fields that do not make two runs different workloads (seeds, file names, amounts, checking).
+const NOT_WORKLOAD: &[&str] = &[
+    "seed",
+    "seed_text",
+    "target",
+    "ops",
+    "duration_s",
+    "file_size",
+    "keep",
+    "overwrite",
+    "verify",
+    "count",
+    "breakdown",
+    "profile",
+    "profile_hz",
+    "allow_device_writes",
+    // --log-interval: how the run is recorded over time, not what it does.
+    "log_interval_ms",
+];
+
+/// The workload a result ran: its spec without the fields above, plus the kind of target.
+pub fn workload_key(result: &Value) -> String {
+    let mut m: BTreeMap<String, Value> = BTreeMap::new();
+    if let Some(spec) = result.get("spec").and_then(|s| s.as_object()) {
+        for (k, v) in spec {
+            if !NOT_WORKLOAD.contains(&k.as_str()) {
+                m.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    if let Some(kind) = result.get("target").and_then(|t| t.get("kind")) {
+        m.insert("target_kind".into(), kind.clone());
+    }
+    // Counting or sampling inside the timed pass slows it: such a run is not a repeat of a plain one.
+    for k in ["count", "profile"] {
+        if let Some(v) = result
+            .get("spec")
+            .and_then(|s| s.get(k))
+            .filter(|v| *v == "inline")
+        {
+            m.insert(k.into(), v.clone());
+        }
+    }
+    serde_json::to_string(&m).unwrap_or_default()
+}
+
+/// A short label of a workload for tables.
+pub fn workload_label(result: &Value) -> String {
+    let s = |k: &str| {
+        result
+            .get("spec")
+            .and_then(|x| x.get(k))
+            .map(|v| match v {
+                Value::String(s) => s.clone(),
+                o => o.to_string(),
+            })
+            .unwrap_or_default()
+    };
+    let kind = result
+        .get("target")
+        .and_then(|t| t.get("kind"))
+        .and_then(|k| k.as_str())
+        .unwrap_or("?");
+    let rwf = match result.pointer("/spec/rw_flags").and_then(|v| v.as_u64()) {
+        Some(f) if f != 0 => format!(" rwf=0x{f:x}"),
+        _ => String::new(),
+    };
+    let inline: String = ["count", "profile"]
+        .iter()
+        .filter(|k| s(k) == "inline")
+        .map(|k| format!(" {k}=inline"))
+        .collect();
+    format!(
+        "{} {} bs={} {} thr={} qd={} batch={}{rwf}{inline} -> {kind}",
+        s("method"),
+        s("op"),
+        s("bs"),
+        s("pattern"),
+        s("threads"),
+        s("qd"),
+        s("batch")
+    )
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub enum Verdict {
+    Faster,
+    Slower,
+    WithinNoise,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareRow {
+    pub workload: String,
+    pub figure: String,
+    pub a: Stat,
+    pub b: Stat,
+    /// b's median over a's.
+    pub ratio: f64,
+    /// The band (percent) a difference must leave to count: the wider of the two sides' measured spreads,
+    /// at least MIN_NOISE_PCT.
+    pub noise_pct: f64,
+    pub verdict: Verdict,
+}
+
+/// Groups the results of records by workload (repeated runs of one workload form one group).
+fn groups(recs: &[Value]) -> Vec<(String, String, Vec<Value>)> {
+    let mut out: Vec<(String, String, Vec<Value>)> = Vec::new();
+    for r in recs.iter().filter_map(|r| r.get("result")) {
+        let k = workload_key(r);
+        match out.iter_mut().find(|g| g.0 == k) {
+            Some(g) => g.2.push(r.clone()),
+            None => out.push((k, workload_label(r), vec![r.clone()])),
+        }
+    }
+    out
+}
+
+/// The rows of one workload: each of `figures` (names from FIGURES) that both sides have, with its ratio,
+/// noise band and verdict.
+pub(crate) fn rows_of(
+    label: &str,
+    ra: &[Value],
+    rb: &[Value],
+    figures: &[&str],
+) -> Vec<CompareRow> {
+    let mut rows = Vec::new();
+    for f in FIGURES.iter().filter(|f| figures.contains(&f.name)) {
+        let xa: Vec<f64> = ra.iter().filter_map(|r| figure(r, f)).collect();
+        let xb: Vec<f64> = rb.iter().filter_map(|r| figure(r, f)).collect();
+        let (Some(sa), Some(sb)) = (stat(&xa), stat(&xb)) else {
+            continue;
+        };
+        let ratio = if sa.median != 0.0 {
+            sb.median / sa.median
+        } else {
+            f64::NAN
+        };
+        let noise_pct = sa.spread_pct.max(sb.spread_pct).max(MIN_NOISE_PCT);
+        let change_pct = (ratio - 1.0) * 100.0;
+        let verdict = if !ratio.is_finite() || change_pct.abs() <= noise_pct {
+            Verdict::WithinNoise
+        } else if (change_pct > 0.0) == f.higher_is_better {
+            Verdict::Faster
+        } else {
+            Verdict::Slower
+        };
+        rows.push(CompareRow {
+            workload: label.to_string(),
+            figure: f.name.to_string(),
+            a: sa,
+            b: sb,
+            ratio,
+            noise_pct,
+            verdict,
+        });
+    }
+    rows
+}
+
+/// Matching workloads of A and B side by side for `figures` (names from FIGURES); the workloads only one
+/// side has are returned apart.
+pub fn compare(
+    a: &[Value],
+    b: &[Value],
+    figures: &[&str],
+) -> (Vec<CompareRow>, Vec<String>, Vec<String>) {
+    let (ga, gb) = (groups(a), groups(b));
+    let mut rows = Vec::new();
+    for (k, label, ra) in &ga {
+        let Some((_, _, rb)) = gb.iter().find(|g| &g.0 == k) else {
+            continue;
+        };
+        rows.extend(rows_of(label, ra, rb, figures));
+    }
+    let only = |x: &[(String, String, Vec<Value>)], y: &[(String, String, Vec<Value>)]| {
+        x.iter()
+            .filter(|g| !y.iter().any(|h| h.0 == g.0))
+            .map(|g| g.1.clone())
+            .collect::<Vec<_>>()
+    };
+    (rows, only(&ga, &gb), only(&gb, &ga))
+}
+
+/// The figures `iolab compare` sets side by side.
+pub const COMPARED: &[&str] = &["iops", "ns_per_op", "lat_p99", "cpu_sys"];
+
+impl Verdict {
+    /// The verdict as `iolab compare` prints it.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::WithinNoise => "within noise",
+        }
+    }
+}
+
+impl CompareRow {
+    /// How far B's median is from A's, in percent of A's, whichever way.
+    pub fn change_pct(&self) -> f64 {
+        (self.ratio - 1.0).abs() * 100.0
+    }
+
+    /// A regression beyond `limit_pct`: slower in B beyond the noise, and by more than `limit_pct` percent.
+    pub fn regresses(&self, limit_pct: f64) -> bool {
+        self.verdict == Verdict::Slower && self.change_pct() > limit_pct
+    }
+}
+
+/// What `iolab compare` found: the rows, the workloads only one side has, and the regressions beyond the
+/// `--fail-on-regression` limit.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub rows: Vec<CompareRow>,
+    pub only_a: Vec<String>,
+    pub only_b: Vec<String>,
+    /// The `--fail-on-regression` limit in percent (none: nothing counts as a regression).
+    pub limit_pct: Option<f64>,
+    /// How many rows regress beyond the limit (0 without one).
+    pub regressions: usize,
+}
+
+/// The records of A and B compared on [`COMPARED`], regressions counted against `limit_pct`.
+pub fn compare_records(a: &[Value], b: &[Value], limit_pct: Option<f64>) -> Outcome {
+    let (rows, only_a, only_b) = compare(a, b, COMPARED);
+    let regressions = match limit_pct {
+        Some(l) => rows.iter().filter(|r| r.regresses(l)).count(),
+        None => 0,
+    };
+    Outcome {
+        rows,
+        only_a,
+        only_b,
+        limit_pct,
+        regressions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(method: &str, iops: f64) -> Value {
+        serde_json::json!({
+            "spec": {"method": method, "op": "write", "bs": 4096, "pattern": "seq", "threads": 1,
+                     "qd": 1, "batch": 1, "seed": 7, "target": "/tmp/x"},
+            "target": {"kind": "file"},
+            "iops": iops, "ns_per_op": 1e9 / iops,
+        })
+    }
+
+    fn rec(r: Value) -> Value {
+        serde_json::json!({"point": {}, "result": r})
+    }
+
+    #[test]
+    fn a_run_timed_with_tracepoints_on_is_another_workload() {
+        let plain = result("psync", 100.0);
+        let mut inline = plain.clone();
+        inline["spec"]["count"] = "inline".into();
+        let mut separate = plain.clone();
+        separate["spec"]["count"] = "separate".into();
+        assert_ne!(workload_key(&plain), workload_key(&inline));
+        assert!(
+            workload_label(&inline).contains(" count=inline -> "),
+            "{}",
+            workload_label(&inline)
+        );
+        assert_eq!(workload_key(&plain), workload_key(&separate));
+    }
+
+    #[test]
+    fn identical_runs_are_within_noise() {
+        let a: Vec<Value> = [100.0, 104.0, 98.0]
+            .iter()
+            .map(|&i| rec(result("psync", i)))
+            .collect();
+        let (rows, only_a, only_b) = compare(&a, &a, &["iops", "ns_per_op"]);
+        assert_eq!(rows.len(), 2);
+        assert!(only_a.is_empty() && only_b.is_empty());
+        for r in rows {
+            assert_eq!(r.verdict, Verdict::WithinNoise, "{r:?}");
+            assert_eq!(r.ratio, 1.0);
+        }
+    }
+
+    #[test]
+    fn differences_beyond_the_spread_are_called() {
+        let a: Vec<Value> = [100.0, 103.0, 101.0]
+            .iter()
+            .map(|&i| rec(result("psync", i)))
+            .collect();
+        let faster: Vec<Value> = [150.0, 152.0, 149.0]
+            .iter()
+            .map(|&i| rec(result("psync", i)))
+            .collect();
+        let (rows, _, _) = compare(&a, &faster, &["iops", "ns_per_op"]);
+        assert!(
+            rows.iter().all(|r| r.verdict == Verdict::Faster),
+            "{rows:?}"
+        );
+        let (rows, _, _) = compare(&faster, &a, &["iops"]);
+        assert_eq!(rows[0].verdict, Verdict::Slower);
+        // A 5% difference inside a 30% spread is noise.
+        let wide: Vec<Value> = [80.0, 105.0, 110.0]
+            .iter()
+            .map(|&i| rec(result("psync", i)))
+            .collect();
+        let (rows, _, _) = compare(&a, &wide, &["iops"]);
+        assert_eq!(rows[0].verdict, Verdict::WithinNoise, "{rows:?}");
+        // Different workloads do not match.
+        let other = vec![rec(result("sync", 100.0))];
+        let (rows, only_a, only_b) = compare(&a, &other, &["iops"]);
+        assert!(rows.is_empty());
+        assert_eq!((only_a.len(), only_b.len()), (1, 1));
+    }
+
+    #[test]
+    fn regressions_count_only_slower_rows_beyond_the_limit() {
+        let a: Vec<Value> = [100.0, 101.0]
+            .iter()
+            .map(|&i| rec(result("psync", i)))
+            .collect();
+        let half: Vec<Value> = [50.0, 50.5]
+            .iter()
+            .map(|&i| rec(result("psync", i)))
+            .collect();
+        // iops halves and ns_per_op doubles: both slower, by 50% and 100%.
+        let o = compare_records(&a, &half, Some(60.0));
+        assert_eq!(o.rows.len(), 2);
+        assert!(o.rows.iter().all(|r| r.verdict == Verdict::Slower), "{o:?}");
+        assert_eq!(o.regressions, 1, "{o:?}");
+        assert_eq!(compare_records(&a, &half, Some(10.0)).regressions, 2);
+        assert_eq!(compare_records(&a, &half, None).regressions, 0);
+        // Faster is never a regression.
+        assert_eq!(compare_records(&half, &a, Some(0.0)).regressions, 0);
+        assert_eq!(Verdict::WithinNoise.word(), "within noise");
+    }
+}

@@ -1,0 +1,232 @@
+//! `iolab compare --across KEY[=BASE]`: runs that differ only in one spec key (psync against sync on the
+//! same workload), in one file or across two. A's runs whose KEY is BASE (default: the value of A's
+//! first run) are matched with B's runs (A's own when B is not given) of the same workload but for KEY
+//! and another value of it; each pair of values is a workload of the comparison, "B / A" as always.
+
+use crate::compare::{rows_of, workload_key, workload_label, Outcome, COMPARED};
+use iolab_engine::error::{Error, Result};
+use serde_json::Value;
+
+/// Where a spec key sits in a result's `spec` (flag spelling: dashes; nested ring and offload options).
+fn place(key: &str) -> Vec<&'static str> {
+    let k = key.trim_start_matches("--");
+    match k {
+        "ring" => vec!["ring", "design"],
+        "offload-path" => vec!["offload", "path"],
+        "doorbell" => vec!["offload", "doorbell"],
+        "offload-attack" => vec!["offload", "attacks"],
+        "duration" => vec!["duration_s"],
+        _ => Vec::new(),
+    }
+}
+
+/// The value of `key` in a result's spec (as text), and the path it was found at.
+fn value_at(result: &Value, key: &str) -> Option<(Vec<String>, String)> {
+    let spec = result.get("spec")?;
+    let k = key.trim_start_matches("--").replace('-', "_");
+    let fixed = place(key);
+    let paths: Vec<Vec<String>> = if fixed.is_empty() {
+        vec![
+            vec![k.clone()],
+            vec!["ring".into(), k.clone()],
+            vec!["offload".into(), k],
+        ]
+    } else {
+        vec![fixed.iter().map(|s| s.to_string()).collect()]
+    };
+    paths.into_iter().find_map(|p| {
+        let v = p.iter().try_fold(spec, |x, k| x.get(k))?;
+        let text = match v {
+            Value::String(s) => s.clone(),
+            o => o.to_string(),
+        };
+        Some((p, text))
+    })
+}
+
+/// A result with `key` taken out of its spec (and, for `target`, the kind of target too): the workload
+/// it shares with the runs that differ only in `key`.
+fn without(result: &Value, key: &str) -> Option<(String, String)> {
+    let (path, text) = value_at(result, key)?;
+    let mut r = result.clone();
+    if let Some((last, parents)) = path.split_last() {
+        let parent = parents
+            .iter()
+            .try_fold(r.get_mut("spec")?, |x, k| x.get_mut(k))?;
+        parent.as_object_mut()?.remove(last);
+    }
+    if key == "target" {
+        r.get_mut("target")?.as_object_mut()?.remove("kind");
+    }
+    Some((workload_key(&r), text))
+}
+
+/// The workload without the key, B's value of it, the label, A's runs and B's runs.
+type Group = (String, String, String, Vec<Value>, Vec<Value>);
+
+/// `--across KEY` or `--across KEY=BASE`.
+pub fn parse(s: &str) -> Result<(String, Option<String>)> {
+    let (k, base) = match s.split_once('=') {
+        Some((k, b)) => (k.trim(), Some(b.trim().to_string())),
+        None => (s.trim(), None),
+    };
+    if k.is_empty() || base.as_deref() == Some("") {
+        return Err(Error::usage(
+            "--across",
+            format!("'{s}' is not KEY or KEY=VALUE (for example --across method or --across method=psync)"),
+        ));
+    }
+    Ok((k.trim_start_matches("--").to_string(), base))
+}
+
+/// A and B compared across `key` (see the module doc). An error (exit 2) when no run of A has the key
+/// or none has BASE.
+pub fn compare_across(
+    a: &[Value],
+    b: &[Value],
+    key: &str,
+    base: Option<&str>,
+    limit_pct: Option<f64>,
+) -> Result<Outcome> {
+    let results = |recs: &[Value]| -> Vec<Value> {
+        recs.iter()
+            .filter_map(|r| r.get("result").cloned())
+            .collect()
+    };
+    let (ra, rb) = (results(a), results(b));
+    let keyed = |rs: &[Value]| -> Vec<(String, String, Value)> {
+        rs.iter()
+            .filter_map(|r| without(r, key).map(|(w, v)| (w, v, r.clone())))
+            .collect()
+    };
+    let (ka, kb) = (keyed(&ra), keyed(&rb));
+    let Some(first) = ka.first() else {
+        return Err(Error::usage(
+            "--across",
+            format!("'{key}' is not a key of the runs in A (give a run flag without dashes: method, bs, qd, ring ...)"),
+        ));
+    };
+    let base = base.map(str::to_string).unwrap_or_else(|| first.1.clone());
+    if !ka.iter().any(|(_, v, _)| *v == base) {
+        let mut seen: Vec<&str> = ka.iter().map(|(_, v, _)| v.as_str()).collect();
+        seen.dedup();
+        return Err(Error::usage(
+            "--across",
+            format!("no run in A has {key}={base} (A has {})", seen.join(", ")),
+        ));
+    }
+    // Groups: (workload without key, B's value) -> the A runs (key = base) and the B runs.
+    let mut groups: Vec<Group> = Vec::new();
+    for (w, _, r) in ka.iter().filter(|(_, v, _)| *v == base) {
+        for (wb, vb, rb) in kb.iter().filter(|(wb, vb, _)| wb == w && *vb != base) {
+            let label = format!("{key} {base} (A) vs {vb} (B): {}", workload_label(r));
+            match groups.iter_mut().find(|g| g.0 == *wb && g.1 == *vb) {
+                Some(g) => {
+                    if !g.3.contains(r) {
+                        g.3.push(r.clone());
+                    }
+                    if !g.4.contains(rb) {
+                        g.4.push(rb.clone());
+                    }
+                }
+                None => groups.push((
+                    wb.clone(),
+                    vb.clone(),
+                    label,
+                    vec![r.clone()],
+                    vec![rb.clone()],
+                )),
+            }
+        }
+    }
+    let rows: Vec<_> = groups
+        .iter()
+        .flat_map(|(_, _, label, ga, gb)| rows_of(label, ga, gb, COMPARED))
+        .collect();
+    let matched = |w: &str| groups.iter().any(|g| g.0 == w);
+    let only = |k: &[(String, String, Value)], side_base: bool| -> Vec<String> {
+        let mut v: Vec<String> = k
+            .iter()
+            .filter(|(w, val, _)| (*val == base) == side_base && !matched(w))
+            .map(|(_, _, r)| workload_label(r))
+            .collect();
+        v.dedup();
+        v
+    };
+    let regressions = limit_pct.map_or(0, |l| rows.iter().filter(|r| r.regresses(l)).count());
+    Ok(Outcome {
+        rows,
+        only_a: only(&ka, true),
+        only_b: only(&kb, false),
+        limit_pct,
+        regressions,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(method: &str, bs: u64, iops: f64) -> Value {
+        serde_json::json!({"point": {}, "result": {
+            "spec": {"method": method, "op": "write", "bs": bs, "pattern": "seq", "threads": 1,
+                     "qd": 1, "batch": 1, "seed": 7, "target": "/tmp/x", "ring": {"design": "per-thread"}},
+            "target": {"kind": "file"},
+            "iops": iops, "ns_per_op": 1e9 / iops,
+        }})
+    }
+
+    #[test]
+    fn methods_on_the_same_workload_are_compared_in_one_file() {
+        let f = vec![
+            rec("psync", 4096, 100.0),
+            rec("sync", 4096, 50.0),
+            rec("psync", 8192, 80.0),
+        ];
+        let o = compare_across(&f, &f, "method", None, Some(10.0)).unwrap();
+        // psync (the first run's method) is A; sync on 4 KiB is its only match.
+        assert_eq!(o.rows.len(), 2, "{o:?}");
+        assert!(o.rows.iter().all(|r| r
+            .workload
+            .starts_with("method psync (A) vs sync (B): psync write bs=4096")));
+        let iops = o.rows.iter().find(|r| r.figure == "iops").unwrap();
+        assert_eq!(iops.ratio, 0.5);
+        assert_eq!(o.regressions, 2);
+        // The 8 KiB psync run has no sync run to meet.
+        assert_eq!(o.only_a.len(), 1, "{o:?}");
+        assert!(o.only_a[0].contains("bs=8192"));
+        // Runs that differ in another key too are not matched.
+        assert!(o.rows.iter().all(|r| !r.workload.contains("8192")));
+    }
+
+    #[test]
+    fn a_base_value_and_nested_keys() {
+        let a = vec![rec("psync", 4096, 100.0)];
+        let b = vec![rec("sync", 4096, 200.0)];
+        let o = compare_across(&b, &a, "method", Some("sync"), None).unwrap();
+        assert_eq!(o.rows[0].ratio, 0.5);
+        let e = compare_across(&a, &b, "method", Some("aio"), None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--across:") && e.contains("psync"), "{e}");
+        let e = compare_across(&a, &b, "colour", None, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--across:"), "{e}");
+        let mut shared = rec("io_uring", 4096, 300.0);
+        shared["result"]["spec"]["ring"]["design"] = "shared".into();
+        let per = rec("io_uring", 4096, 100.0);
+        let o = compare_across(&[per], &[shared], "ring", None, None).unwrap();
+        assert!(
+            o.rows[0]
+                .workload
+                .starts_with("ring per-thread (A) vs shared (B)"),
+            "{o:?}"
+        );
+        assert_eq!(
+            parse("method=psync").unwrap(),
+            ("method".into(), Some("psync".into()))
+        );
+        assert!(parse("=x").is_err() && parse("method=").is_err());
+    }
+}

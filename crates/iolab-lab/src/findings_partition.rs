@@ -1,0 +1,99 @@
+//! The finding of an offload run from a guest partition (`--offload-partition vm`): its round trip read
+//! against the seed thesis's (Figure 4.3: 4,170 cycles native, 487,894 offloaded from a Jailhouse inmate), and where
+//! the cost goes. The rule itself is in `findings.rs`'s table (`partition_round_trip`).
+
+use iolab_engine::result::RunResult;
+
+/// What the rule looks at of a partition run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PartitionFacts {
+    pub emulated: bool,
+    pub accelerator: String,
+    /// "kernel" or "broker".
+    pub path: String,
+    pub batch: u32,
+    pub round_trip_ns: f64,
+    pub round_trip_cycles: Option<f64>,
+    pub ops: u64,
+    /// Kernel path: the guest's wake requests (the SQ thread slept) and the host thread's SQ_WAKEUPs.
+    pub wake_requests: u64,
+    pub host_wakeups: u64,
+    /// CPU of the serving threads (SQ thread or broker) as a share of the run's wall time.
+    pub server_share: f64,
+}
+
+impl PartitionFacts {
+    pub fn of(r: &RunResult) -> Option<PartitionFacts> {
+        let o = r.offload.as_ref()?;
+        let p = o.partition.as_ref()?;
+        Some(PartitionFacts {
+            emulated: p.emulated,
+            accelerator: p.accelerator.clone(),
+            path: o.path.clone(),
+            batch: o.batch,
+            round_trip_ns: o.round_trip_ns,
+            round_trip_cycles: o.round_trip_cycles,
+            ops: r.ops,
+            wake_requests: p.wake_requests,
+            host_wakeups: p.host_wakeups,
+            server_share: o.service_cpu_share,
+        })
+    }
+}
+
+/// Where a partition's round trip goes, against the thesis.
+pub fn round_trip(f: &crate::findings::Facts) -> Option<String> {
+    let p = f.partition.as_ref()?;
+    if p.ops == 0 || p.round_trip_ns <= 0.0 {
+        return None;
+    }
+    let cycles = p
+        .round_trip_cycles
+        .map(|c| {
+            format!(
+                " = {c:.0} cycles ({:.2}x the thesis's offloaded {}, {:.0}x its native {}: Figure 4.3, with \
+                 user_data as iolab's)",
+                c / iolab_engine::offload::SEED_OFFLOADED_CYCLES as f64,
+                iolab_engine::units::thousands(iolab_engine::offload::SEED_OFFLOADED_CYCLES as f64),
+                c / iolab_engine::offload::SEED_NATIVE_CYCLES as f64,
+                iolab_engine::units::thousands(iolab_engine::offload::SEED_NATIVE_CYCLES as f64)
+            )
+        })
+        .unwrap_or_default();
+    let client = if p.emulated {
+        "the guest's CPU is emulated (QEMU TCG): every instruction of its loop (writing the request, \
+         spinning on the completion) is translated, and the vCPU threads compete with the server for the \
+         host's cores, so the figure is the emulator's, not a partition's; under KVM the same loop runs \
+         natively and shared-memory polling causes no VM exit"
+            .to_string()
+    } else {
+        format!(
+            "the guest runs under {} (hardware virtualization): its loop is native code and polling shared \
+             memory causes no VM exit, so the round trip is the server's reaction time",
+            p.accelerator.to_uppercase()
+        )
+    };
+    let server = if p.path == "broker" {
+        "the broker spins for the whole run (a guest cannot write iolab's eventfd)".to_string()
+    } else if p.wake_requests > 0 {
+        format!(
+            "the SQPOLL thread slept {} times and the guest asked for a wake-up through the shared wake word \
+             ({} SQ_WAKEUP calls by iolab's polling thread, each up to {} µs late)",
+            p.wake_requests,
+            p.host_wakeups,
+            crate::partition::WAKE_POLL_US
+        )
+    } else {
+        "the SQPOLL thread never slept, so no wake-up was needed".to_string()
+    };
+    Some(format!(
+        "offloaded from a guest partition ({} path, batch {}): {:.1} µs per round trip{cycles}. Where it goes: \
+         {client}; the server used {:.2} of a host core polling: {server}. The thesis's inmate rang an \
+         interrupt per batch and its Linux side woke and called io_uring_enter: no interrupt and no system \
+         call here",
+        p.path,
+        p.batch,
+        p.round_trip_ns / 1000.0,
+        p.server_share
+    ))
+}

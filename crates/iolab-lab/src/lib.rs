@@ -1,0 +1,26 @@
+//! iolab's lab: what turns results into knowledge. Running a spec with its findings (`run.rs`), the
+//! findings and the answers to the seeds' questions, suites, sweeps and series, the survey (the main
+//! job), compare, probe and bench; and the kernel lab: the sink driver's build and load, the in-kernel
+//! writer, guests under QEMU (`vm/`) and the offload client in a guest partition (`partition/`).
+
+pub mod answers;
+pub mod bench;
+pub mod compare;
+pub mod compare_across;
+pub mod driver;
+pub mod findings;
+pub mod findings_compare;
+pub mod findings_crossover;
+pub mod findings_partition;
+pub mod lines;
+pub mod partition;
+pub mod probe;
+pub mod probe_dirs;
+pub mod run;
+pub mod series;
+pub mod series_check;
+pub mod series_flow;
+pub mod suite;
+pub mod suite_rows;
+pub mod survey;
+pub mod vm;

@@ -1,0 +1,336 @@
+//! `iolab probe`: every method and option, available or not, with the reason found by actually trying.
+//!
+//! Each method and io_uring option is tried with a tiny real run through the same runner that `iolab run`
+//! uses, so a refusal here is word for word the error such a run fails with at start. Machine facts that
+//! decide what works (the io_uring sysctl, O_DIRECT per filesystem, RLIMIT_MEMLOCK, perf counter access,
+//! tracefs, the TSC) are read or tried directly.
+
+use iolab_engine::error::{Error, Result};
+use iolab_engine::measure::clock::ClockInfo;
+use iolab_engine::measure::counters::{CounterSet, Family};
+use iolab_engine::method::Fit;
+use iolab_engine::spec::{MethodKind, RawSpec};
+use iolab_sys as sys;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ProbeRow {
+    /// What was tried ("method io_uring", "io_uring --sqpoll", "O_DIRECT on tmpfs" ...).
+    pub name: String,
+    pub available: bool,
+    /// The figure that showed it works, or the reason it does not.
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProbeResult {
+    pub host: iolab_engine::result::Host,
+    /// Where the file tries ran, and their filesystems.
+    pub dirs: Vec<(String, String)>,
+    pub rows: Vec<ProbeRow>,
+}
+
+fn attempt(
+    name: &str,
+    pairs: &[(&str, &str)],
+    target: &Path,
+    clock: &ClockInfo,
+) -> Result<ProbeRow> {
+    let mut raw = RawSpec::new()
+        .with("target", target.display().to_string())
+        .with("ops", 16u64)
+        .with("count", "none")
+        .with("file-size", "256k");
+    for (k, v) in pairs {
+        raw.set(k, *v)
+            .map_err(|m| Error::Runtime(format!("probe spec for {name}: {m}")))?;
+    }
+    let row = match raw.resolve().and_then(|s| crate::run::run(&s, clock)) {
+        Ok(r) if r.ops == 16 => ProbeRow {
+            name: name.into(),
+            available: true,
+            detail: format!("ok: 16 ops, {:.1} µs per op", r.ns_per_op / 1e3),
+        },
+        Ok(r) => ProbeRow {
+            name: name.into(),
+            available: false,
+            detail: format!("only {} of 16 ops completed", r.ops),
+        },
+        Err(e) => ProbeRow {
+            name: name.into(),
+            available: false,
+            detail: e.to_string(),
+        },
+    };
+    Ok(row)
+}
+
+/// Runs every try. `tmpfs` and `disk` are directories iolab may create files in (removed again).
+pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult> {
+    let mut rows = Vec::new();
+    let fs = |d: &Path| {
+        sys::fs_type_name(d)
+            .unwrap_or("unknown filesystem")
+            .to_string()
+    };
+    let dirs = vec![
+        (tmpfs.display().to_string(), fs(tmpfs)),
+        (disk.display().to_string(), fs(disk)),
+    ];
+    let mut n = 0;
+    let mut file = |d: &Path| {
+        n += 1;
+        d.join(format!("iolab-probe-{}-{n}.dat", std::process::id()))
+    };
+
+    // The clock.
+    rows.push(ProbeRow {
+        name: if cfg!(target_arch = "x86_64") {
+            "clock: invariant TSC".into()
+        } else {
+            format!("clock: {}", iolab_engine::measure::clock::counter_name())
+        },
+        available: clock.fallback_reason.is_none(),
+        detail: match &clock.fallback_reason {
+            None => format!(
+                "{}; {:.1} ns per read",
+                clock.description, clock.overhead_ns
+            ),
+            Some(r) => format!(
+                "{r}; using {} ({:.1} ns per read)",
+                clock.description, clock.overhead_ns
+            ),
+        },
+    });
+
+    // Every method, on a file on the disk filesystem (and /dev/null for the ones that take it).
+    for m in MethodKind::all() {
+        // A method made for streams only (epoll) is tried on a pipe.
+        let (t, label) = if !m.info().targets.file.ok() && m.info().targets.stream.ok() {
+            (
+                PathBuf::from("pipe"),
+                format!("method {} (on a pipe)", m.name()),
+            )
+        } else if !m.info().targets.file.ok() && m.info().targets.sink.ok() {
+            // A method made for iolab's sink driver (uring_cmd) is tried on it: absent, it says why.
+            let dev = iolab_engine::sink_device::DEVICE;
+            (
+                PathBuf::from(dev),
+                format!("method {} (on {dev})", m.name()),
+            )
+        } else {
+            (file(disk), format!("method {}", m.name()))
+        };
+        rows.push(attempt(&label, &[("method", m.name())], &t, clock)?);
+    }
+    // Stream targets, with a peer thread at the far end.
+    for (t, label) in [
+        ("pipe", "target pipe"),
+        ("socketpair", "target socketpair (AF_UNIX)"),
+        ("tcp", "target tcp (127.0.0.1)"),
+    ] {
+        rows.push(attempt(label, &[("method", "sync")], Path::new(t), clock)?);
+        rows.push(attempt(
+            &format!("{label}, io_uring"),
+            &[("method", "io_uring")],
+            Path::new(t),
+            clock,
+        )?);
+    }
+    // The three ring designs, with two threads.
+    for d in ["shared", "shared-submitter"] {
+        let t = file(disk);
+        rows.push(attempt(
+            &format!("io_uring --ring {d} (2 threads)"),
+            &[("method", "io_uring"), ("ring", d), ("threads", "2")],
+            &t,
+            clock,
+        )?);
+    }
+    // The methods /dev/null refuses, to show the refusal.
+    let refused = MethodKind::all().filter(|m| matches!(m.info().targets.dev_null, Fit::No(_)));
+    for m in refused {
+        rows.push(attempt(
+            &format!("method {} on /dev/null", m.name()),
+            &[("method", m.name())],
+            Path::new("/dev/null"),
+            clock,
+        )?);
+    }
+
+    // RWF_NOWAIT: can this kernel and filesystem tell a write that would block?
+    let t = file(disk);
+    rows.push(attempt(
+        "pv2 --rw-flags nowait (pwritev2 RWF_NOWAIT)",
+        &[("method", "pv2"), ("rw-flags", "nowait")],
+        &t,
+        clock,
+    )?);
+
+    // O_DIRECT per filesystem.
+    for (label, d) in [("tmpfs dir", tmpfs), ("disk dir", disk)] {
+        let t = file(d);
+        rows.push(attempt(
+            &format!("O_DIRECT on {} ({})", label, fs(d)),
+            &[("method", "psync"), ("direct", "true")],
+            &t,
+            clock,
+        )?);
+    }
+
+    // io_uring options, one at a time.
+    let uring: &[(&str, &[(&str, &str)])] = &[
+        ("io_uring --sqpoll", &[("sqpoll", "true")]),
+        ("io_uring --fixed-files", &[("fixed-files", "true")]),
+        ("io_uring --fixed-bufs", &[("fixed-bufs", "true")]),
+        ("io_uring --coop-taskrun", &[("coop-taskrun", "true")]),
+        (
+            "io_uring --single-issuer --defer-taskrun",
+            &[("single-issuer", "true"), ("defer-taskrun", "true")],
+        ),
+        ("io_uring --registered-ring", &[("registered-ring", "true")]),
+        ("io_uring --vectored", &[("vectored", "true")]),
+        ("io_uring --nop-requests", &[("nop-requests", "true")]),
+        (
+            "io_uring --iopoll write (O_DIRECT)",
+            &[("iopoll", "true"), ("direct", "true")],
+        ),
+        (
+            "io_uring --iopoll read (O_DIRECT)",
+            &[("iopoll", "true"), ("direct", "true"), ("op", "read")],
+        ),
+    ];
+    for (name, opts) in uring {
+        let mut pairs = vec![("method", "io_uring")];
+        pairs.extend_from_slice(opts);
+        let t = file(disk);
+        rows.push(attempt(name, &pairs, &t, clock)?);
+    }
+    rows.extend(limit_rows());
+    rows.extend(counter_rows());
+    Ok(ProbeResult {
+        host: iolab_engine::result::Host::current(),
+        dirs,
+        rows,
+    })
+}
+
+/// The sysctl and rlimit that decide who may use io_uring and how much it may register.
+fn limit_rows() -> Vec<ProbeRow> {
+    let mut rows = Vec::new();
+    let disabled =
+        std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled").map(|s| s.trim().to_string());
+    rows.push(ProbeRow {
+        name: "sysctl kernel.io_uring_disabled".into(),
+        available: disabled.as_deref().map(|v| v == "0").unwrap_or(true),
+        detail: match disabled {
+            Ok(v) => format!(
+                "{v} (0: io_uring for everyone, 1: only for the io_uring_group, 2: for nobody)"
+            ),
+            Err(_) => "not present on this kernel".into(),
+        },
+    });
+    rows.push(ProbeRow {
+        name: "RLIMIT_MEMLOCK (registered buffers)".into(),
+        available: true,
+        detail: match (sys::memlock_limit(), sys::geteuid() == 0) {
+            (_, true) => "running as root: registered buffers are not limited".into(),
+            (Some(l), false) => format!(
+                "{}: --fixed-bufs needs --qd x --bs below it",
+                iolab_engine::units::fmt_size(l)
+            ),
+            (None, false) => "unlimited".into(),
+        },
+    });
+    rows
+}
+
+/// Every perf counter and tracepoint iolab counts: opened, or why not.
+fn counter_rows() -> Vec<ProbeRow> {
+    let mut rows = Vec::new();
+    // Kernel counters.
+    let mut set = CounterSet::default();
+    set.add_software_and_hardware();
+    set.add_tracepoints(None, true);
+    let opened: Vec<_> = set.deltas(&Default::default(), &Default::default());
+    for family in [Family::Software, Family::Hardware, Family::Tracepoint] {
+        for c in opened.iter().filter(|c| c.family == family) {
+            rows.push(ProbeRow {
+                name: format!("perf counter {}", c.name),
+                available: c.unavailable.is_none(),
+                detail: c.unavailable.clone().unwrap_or_else(|| "opened".into()),
+            });
+        }
+    }
+    for n in set.notes.iter().filter(|n| !n.contains("breakdown off")) {
+        rows.push(ProbeRow {
+            name: "tracefs".into(),
+            available: !n.contains("unavailable"),
+            detail: n.clone(),
+        });
+    }
+    rows.extend(profile_rows());
+    rows
+}
+
+/// `--profile`: does sampling with call chains work (50 ms of stat(2) calls on this thread, sampled), and
+/// do the sampled kernel addresses get names?
+fn profile_rows() -> Vec<ProbeRow> {
+    let hz = iolab_engine::spec::DEFAULT_PROFILE_HZ;
+    let (sampling, symbols) = match iolab_engine::measure::profile::Sampler::open(hz) {
+        Err(why) => (
+            ProbeRow {
+                name: "profile: sampling with call chains (--profile)".into(),
+                available: false,
+                detail: why.clone(),
+            },
+            (false, format!("not tried: {why}")),
+        ),
+        Ok(s) => {
+            s.start();
+            let t = std::time::Instant::now();
+            while t.elapsed() < std::time::Duration::from_millis(50) {
+                let _ = std::fs::metadata("/");
+            }
+            s.stop();
+            let p = s.finish("separate");
+            let kernel = p.top_self.iter().any(|f| f.kernel);
+            let named = p
+                .top_self
+                .iter()
+                .any(|f| f.kernel && !f.name.starts_with('['));
+            let frames = if kernel { "kernel and user" } else { "user" };
+            (
+                ProbeRow {
+                    name: "profile: sampling with call chains (--profile)".into(),
+                    available: p.samples > 0,
+                    detail: format!(
+                        "{} at {hz} Hz: {} samples in 50 ms of stat(2) calls, {frames} call chains",
+                        p.event, p.samples
+                    ),
+                },
+                match (kernel, named) {
+                    (true, true) => (true, "kernel functions named from /proc/kallsyms".into()),
+                    _ => (
+                        false,
+                        p.unsymbolized.first().cloned().unwrap_or_else(|| {
+                            p.notes
+                                .first()
+                                .cloned()
+                                .unwrap_or_else(|| "no kernel samples".into())
+                        }),
+                    ),
+                },
+            )
+        }
+    };
+    vec![
+        sampling,
+        ProbeRow {
+            name: "profile: kernel symbols".into(),
+            available: symbols.0,
+            detail: symbols.1,
+        },
+    ]
+}

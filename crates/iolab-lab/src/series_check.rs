@@ -1,0 +1,221 @@
+//! The checks a sweep or suite gets before anything runs or is created. Its `--vary` lists (a sweep's)
+//! or `vary` lists (a suite step's): a key varied twice, a value listed twice (also when spelled two
+//! ways, `4k` and `4096`), and a value no point can use (a typo, told apart from a combination that
+//! does not apply to some points, which is recorded as not run). Its record file: `--out` without
+//! `--resume` must be new; with it, an existing file of records made with the same settings.
+
+use crate::series::{new_out, point_label, records_of, settings_diff, Vary};
+use iolab_engine::error::{Error, Result};
+use iolab_engine::spec::options::{option, Ty};
+use iolab_engine::spec::Spec;
+use iolab_engine::units::{parse_count, parse_duration, parse_size};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// One value as its option reads it ("4k" and "4096" are one size, "1k" and "1000" one count), for
+/// finding a value listed twice; a value the option cannot read stays as written (it is refused later).
+fn canonical(key: &str, v: &str) -> String {
+    let t = v.trim();
+    let read = match option(key).map(|o| o.ty) {
+        Some(Ty::Size) => parse_size(t).ok().map(|n| n.to_string()),
+        Some(Ty::Count) => parse_count(t).ok().map(|n| n.to_string()),
+        Some(Ty::Duration) => parse_duration(t).ok().map(|d| d.to_string()),
+        _ => None,
+    };
+    read.unwrap_or_else(|| t.to_string())
+}
+
+/// Each key varied once, each value listed once; `flag` names where the lists came from (`--vary`).
+pub fn check_lists(vary: &[Vary], flag: &str) -> Result<()> {
+    for (i, v) in vary.iter().enumerate() {
+        let key = &v.key;
+        if let Some(first) = vary[..i].iter().find(|w| &w.key == key) {
+            return Err(Error::usage(
+                flag,
+                format!(
+                    "{key} is varied twice ({key}={} and {key}={}): give one list with every value",
+                    first.values.join(","),
+                    v.values.join(",")
+                ),
+            ));
+        }
+        for (j, x) in v.values.iter().enumerate() {
+            let Some(y) = v.values[..j]
+                .iter()
+                .find(|y| canonical(key, y) == canonical(key, x))
+            else {
+                continue;
+            };
+            let twice = if x == y {
+                format!("'{x}' twice")
+            } else {
+                format!("'{y}' and '{x}', which are the same value")
+            };
+            return Err(Error::usage(
+                flag,
+                format!(
+                    "{key}={} lists {twice}: give each value once",
+                    v.values.join(",")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A point (its keys and values) and its resolved spec.
+pub type PointSpec<'a> = (&'a [(String, String)], &'a Result<Spec>);
+
+/// A varied value is itself bad (a typo, not a combination that does not apply) when every point with
+/// it fails naming its own flag. `points` pairs each point with its resolved spec.
+pub fn check_values(vary: &[Vary], points: &[PointSpec]) -> Result<()> {
+    for v in vary {
+        let own = format!("--{}:", v.key);
+        for val in &v.values {
+            let mut with = points
+                .iter()
+                .filter(|(p, _)| p.iter().any(|(k, x)| k == &v.key && x == val));
+            if let Some((p, Err(e))) = with.clone().next() {
+                if with.all(|(_, r)| matches!(r, Err(e) if e.to_string().starts_with(&own))) {
+                    return Err(Error::usage("--vary", format!("{}: {e}", point_label(p))));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The record file.
+
+/// What [`crate::series::Recorder::open`] would refuse as bad input, asked before anything is made (a suite makes its
+/// directories before it records): `--out` that exists without `--resume`, and with it a file that is
+/// missing, not a record file, or recorded with other `settings`.
+pub fn check_record_file(out: Option<&Path>, resume: bool, settings: &Value) -> Result<()> {
+    match (out, resume) {
+        (Some(p), true) => {
+            let path = resumable(p)?;
+            let bytes = std::fs::read(&path)
+                .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", path.display())))?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| not_records(&path, "not UTF-8 text".into()))?;
+            let (recs, _) = resume_records(&text, &path)?;
+            refuse_other_settings(&path, &recs, settings).map(|_| ())
+        }
+        (Some(p), false) => new_out(p).map(|_| ()),
+        (None, _) => Ok(()),
+    }
+}
+
+/// `--out` with `--resume`: an existing regular file.
+pub(crate) fn resumable(p: &Path) -> Result<PathBuf> {
+    match std::fs::metadata(p) {
+        Ok(m) if m.is_file() => Ok(p.to_path_buf()),
+        Ok(_) => Err(Error::usage(
+            "--out",
+            format!("{} is not a regular file; --resume continues a record file", p.display()),
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::usage(
+            "--resume",
+            format!(
+                "{} does not exist, so there is nothing to resume: drop --resume to record into a new file",
+                p.display()
+            ),
+        )),
+        Err(e) => Err(Error::Runtime(format!("cannot read {}: {e}", p.display()))),
+    }
+}
+
+/// A file `--resume` cannot continue (`what` says why): bad input naming the flag.
+pub(crate) fn not_records(p: &Path, what: String) -> Error {
+    Error::usage(
+        "--resume",
+        format!(
+            "{}: {what}; it is not a sweep or suite record file iolab can continue: give the file it recorded, \
+             or record into a new --out without --resume",
+            p.display()
+        ),
+    )
+}
+
+/// The records of a file to `--resume`: JSON lines only (a `run --json` document is a result, not a
+/// record file to append to).
+pub(crate) fn resume_records(text: &str, p: &Path) -> Result<(Vec<Value>, usize)> {
+    if let Ok(doc) = serde_json::from_str::<Value>(text) {
+        if doc.get("point").is_none() {
+            return Err(not_records(
+                p,
+                "a result document (run --json), not JSON lines".into(),
+            ));
+        }
+    }
+    records_of(text, p).map_err(|e| {
+        let msg = e.to_string();
+        let shown = format!("{}: ", p.display());
+        not_records(p, msg.strip_prefix(&shown).unwrap_or(&msg).to_string())
+    })
+}
+
+/// Refuses `recs` made with other settings than `settings` (naming the keys that differ); returns how
+/// many carry none (written by an older iolab).
+pub(crate) fn refuse_other_settings(
+    path: &Path,
+    recs: &[Value],
+    settings: &Value,
+) -> Result<usize> {
+    let mut unchecked = 0;
+    for r in recs {
+        let Some(was) = r.get("settings") else {
+            unchecked += 1;
+            continue;
+        };
+        let diff = settings_diff(was, settings);
+        if !diff.is_empty() {
+            return Err(Error::usage(
+                "--resume",
+                format!(
+                    "{} was recorded with other settings: {}; resume with the flags and --vary lists it was \
+                     recorded with, or record into a new --out",
+                    path.display(),
+                    diff.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(unchecked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::series::parse_vary_any;
+
+    fn lists(vs: &[&str]) -> std::result::Result<(), String> {
+        let vary: Vec<Vary> = vs.iter().map(|v| parse_vary_any(v).unwrap()).collect();
+        check_lists(&vary, "--vary").map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_key_varied_twice_or_a_value_listed_twice_is_refused() {
+        assert_eq!(lists(&["bs=4k,8k", "qd=1,2"]), Ok(()));
+        let e = lists(&["bs=4k,8k", "--bs=16k"]).unwrap_err();
+        assert_eq!(
+            e,
+            "--vary: bs is varied twice (bs=4k,8k and bs=16k): give one list with every value"
+        );
+        let e = lists(&["bs=4k,4k"]).unwrap_err();
+        assert!(e.contains("bs=4k,4k lists '4k' twice"), "{e}");
+        let e = lists(&["bs=4k,8k,4096"]).unwrap_err();
+        assert!(
+            e.contains("'4k' and '4096', which are the same value"),
+            "{e}"
+        );
+        let e = lists(&["ops=1k,1000"]).unwrap_err();
+        assert!(e.contains("'1k' and '1000'"), "{e}");
+        let e = lists(&["duration=1s,1000ms"]).unwrap_err();
+        assert!(e.contains("'1s' and '1000ms'"), "{e}");
+        // Words and paths compare as written.
+        assert_eq!(lists(&["method=psync,sync", "target=a,./a"]), Ok(()));
+        assert!(lists(&["method=psync,psync"]).is_err());
+    }
+}

@@ -1,0 +1,118 @@
+#!/bin/busybox sh
+# /init of iolab's guest (see crates/iolab-engine/src/vm/). Lines starting "IOLAB-VM " on the console are
+# read by the host; the commands' stdout and stderr go to the second and third serial ports.
+/bin/busybox --install -s /bin
+export PATH=/iolab:/bin HOME=/ LC_ALL=C
+say() { echo "IOLAB-VM $*"; }
+fail() { say "error $*"; sync; poweroff -f; sleep 10; }
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/shm /tmp /run /var/tmp /mnt/host
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=755 tmpfs /run
+ip link set lo up
+say "booted $(uname -r) $(cut -d' ' -f1 /proc/uptime)"
+
+# Modules in load order; MODULE.PARAM=VALUE words of the kernel command line are passed to insmod (it does
+# not read them itself).
+for m in $(cat /iolab/modules/order); do
+	n=$(echo "${m%.ko}" | tr - _)
+	p=""
+	for w in $(cat /proc/cmdline); do
+		case "$w" in "$n".*=*) p="$p ${w#"$n".}" ;; esac
+	done
+	out=$(insmod "/iolab/modules/$m" $p 2>&1) || say "module $m: $out"
+done
+
+wait_for() {
+	i=0
+	while [ ! -e "$1" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -e "$1" ]
+}
+
+if [ -e /iolab/iolab_sink.ko ]; then
+	if out=$(insmod /iolab/iolab_sink.ko 2>&1); then
+		if wait_for /dev/iolab_sink; then
+			say "driver loaded"
+		else
+			say "driver failed: insmod succeeded but /dev/iolab_sink did not appear"
+		fi
+	else
+		say "driver failed: insmod: $out"
+	fi
+fi
+
+# A board without PCI (vexpress-a9) has no NVMe disk: iolab.nvme=none on the command line.
+if grep -qw 'iolab.nvme=none' /proc/cmdline; then
+	say "no NVMe disk on this board (no PCI): /dev/nvme0n1 is absent; the virtio disk is on virtio-mmio"
+else
+	wait_for /dev/nvme0n1 || say "warning: no /dev/nvme0n1 (the NVMe disk)"
+fi
+if wait_for /dev/vda; then
+	out=$(mke2fs -q -i 262144 /dev/vda 2>&1) && out=$(mount -t ext4 /dev/vda /var/tmp 2>&1) ||
+		say "warning: the virtio disk could not be formatted or mounted ($out): /var/tmp is in memory"
+else
+	say "warning: no /dev/vda (the virtio disk): /var/tmp is in memory"
+fi
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 host /mnt/host ||
+	fail "the host's directory could not be mounted (9p)"
+
+. /iolab/commands
+# The host's current directory at its own path too, where that path is free here, so that absolute
+# paths into it work as well as relative ones.
+dir=/mnt/host
+if [ "$HOSTDIR" != / ] && [ ! -e "$HOSTDIR" ] && [ ! -L "$HOSTDIR" ]; then
+	mkdir -p "$(dirname "$HOSTDIR")" 2>/dev/null && ln -s /mnt/host "$HOSTDIR" 2>/dev/null && dir="$HOSTDIR"
+fi
+cd "$dir" || fail "cannot enter the host's directory"
+
+# stdout and stderr reach the host through serial ports (x86: the second and third; arm64's virt machine
+# has one UART, the console: virtio serial ports named iolab.out and iolab.err), but through pipes here:
+# iolab then sees no terminal and draws no progress bars into them.
+port() {
+	i=0
+	while [ $i -lt 300 ]; do
+		for p in /sys/class/virtio-ports/*/name; do
+			[ "$(cat "$p" 2>/dev/null)" = "$1" ] || continue
+			d=${p%/name}
+			wait_for "/dev/${d##*/}" && echo "/dev/${d##*/}" && return 0
+		done
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+if grep -q '^virtio_console\.ko' /iolab/modules/order; then
+	out=$(port iolab.out) && err=$(port iolab.err) ||
+		fail "no virtio serial ports named iolab.out and iolab.err for the command's output"
+else
+	out=/dev/ttyS1 err=/dev/ttyS2
+	stty -F $out raw -echo clocal
+	stty -F $err raw -echo clocal
+fi
+exec 3>"$out" 4>"$err"
+mkfifo /run/out /run/err
+say "ready $(cut -d' ' -f1 /proc/uptime)"
+i=1
+while [ $i -le "$NCMD" ]; do
+	say "start $i $(cut -d" " -f1 /proc/uptime)"
+	cat /run/out >&3 &
+	c1=$!
+	cat /run/err >&4 &
+	c2=$!
+	"cmd$i" >/run/out 2>/run/err </dev/null
+	rc=$?
+	wait $c1 $c2
+	say "status $i $rc $(cut -d" " -f1 /proc/uptime)"
+	i=$((i + 1))
+done
+# Closing a serial port waits until its output has gone out.
+exec 3>&- 4>&-
+cd /
+sync
+umount /mnt/host 2>/dev/null
+umount /var/tmp 2>/dev/null
+say "done $(cut -d" " -f1 /proc/uptime)"
+poweroff -f
