@@ -184,6 +184,16 @@ pub fn too_short(wall_s: f64, overhead_ns: f64, ns_per_tick: f64) -> Option<Stri
     })
 }
 
+/// A fraction as a whole percentage: 0.425 -> "43%".
+pub fn pct(fraction: f64) -> String {
+    format!("{:.0}%", fraction * 100.0)
+}
+
+/// A fraction as a percentage with one decimal: 0.4251 -> "42.5%".
+pub fn pct1(fraction: f64) -> String {
+    format!("{:.1}%", fraction * 100.0)
+}
+
 /// "1,031,349": a number rounded to a whole, with thousands separated by commas.
 pub fn thousands(v: f64) -> String {
     let digits = format!("{:.0}", v.abs());

@@ -157,7 +157,7 @@ fn label_of(rec: &Value, r: &Value) -> String {
         .map(|k| format!(" ({k} repeats)"))
         .unwrap_or_default();
     if p.is_empty() {
-        iolab_lab::series::workload_label(r) + &reps
+        iolab_lab::compare::workload_label(r) + &reps
     } else {
         p.iter()
             .map(|(k, v)| vary::kv(k, v))

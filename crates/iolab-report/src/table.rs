@@ -222,9 +222,7 @@ fn syscalls_text(r: &RunResult, o: &mut String) {
     }
 }
 
-fn pct_text(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
-}
+use iolab_engine::units::pct1 as pct_text;
 
 /// A `(size, count)` histogram as "size:count ...", the first 12 sizes.
 fn hist_text(h: &[(u32, u64)]) -> String {

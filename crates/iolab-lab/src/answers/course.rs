@@ -1,7 +1,7 @@
 //! The course report's questions (He and Han, §6 and §10-11): why sync won in one throughput setting,
 //! why IOPOLL showed no gain, what its syscall counts say, and why the shared ring lost.
 
-use super::{ns, pct, thousands, x, Ctx, Reply};
+use super::reply::{ns, pct, thousands, x, Ctx, Reply};
 use crate::findings_compare::Row;
 use iolab_engine::spec::{MethodKind, RingDesign};
 

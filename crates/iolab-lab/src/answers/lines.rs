@@ -1,6 +1,6 @@
 //! The kernel-vs-user note's question (Adkins): why was the kernel module slower than the user program?
 
-use super::{median, x, Ctx, Reply};
+use super::reply::{median, x, Ctx, Reply};
 use crate::series::{num, text};
 use serde_json::Value;
 
@@ -157,8 +157,8 @@ pub fn kernel_module_slower(c: &Ctx) -> Reply {
                  system call per line, which the module paid as a vfs_write per line without the mode switch, \
                  against a few calls for stdio's buffered 4 KiB.",
                 x(a.cpu / b.cpu),
-                super::ns(a.cpu * 1e6 / a.lines),
-                super::ns(b.cpu * 1e6 / b.lines)
+                super::reply::ns(a.cpu * 1e6 / a.lines),
+                super::reply::ns(b.cpu * 1e6 / b.lines)
             ));
         }
     }

@@ -2,7 +2,7 @@
 //! native one? Answered from the cycles each client measured itself (RDTSC inside its seccomp filter),
 //! against Figure 4.3 (with user_data, as iolab's requests have it: 4,170 and 487,894 cycles).
 
-use super::{ns, thousands, x, Ctx, Reply};
+use super::reply::{ns, thousands, x, Ctx, Reply};
 use crate::findings_compare::Row;
 use iolab_engine::spec::{Doorbell, MethodKind, OffloadPath};
 

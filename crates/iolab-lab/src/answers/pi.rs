@@ -2,7 +2,7 @@
 //! so much faster and whether its figure is possible, what the missing tracepoints were worth, how the
 //! older techniques compare; and the nowait suite's question behind the first.
 
-use super::{ns, pct, x, Ctx, Reply};
+use super::reply::{ns, pct, x, Ctx, Reply};
 use crate::findings_compare::{why_faster, why_slower, Row};
 use iolab_engine::spec::{MethodKind, RingDesign};
 

@@ -1,7 +1,7 @@
 //! The storage paper's questions (Joyce and Audsley, §3.4 and §5): where buffered and direct I/O cross and
 //! why, and whether the CPU is the bottleneck.
 
-use super::{ns, pct, Ctx, Reply};
+use super::reply::{ns, pct, Ctx, Reply};
 use crate::findings_compare::{crossover, Row};
 use iolab_engine::units::fmt_size;
 

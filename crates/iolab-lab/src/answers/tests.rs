@@ -2,6 +2,7 @@
 //! made-up rows with the figures it used, and says what it needs without them.
 
 use super::*;
+use crate::answers::reply::{thousands, x};
 use crate::findings_compare::test_row as row;
 use iolab_engine::measure::memcopy::sample;
 use iolab_engine::spec::{Doorbell, MethodKind, OffloadPath, RingDesign};

@@ -3,7 +3,7 @@
 //! for each, it forks a client that runs `client::run` on the session's plan, with the guest's transports
 //! and channel, and writes the client's wait status into the header.
 
-use super::{decode_attacks, Header, Session, Words, MAGIC, REGION_OFF, VERSION};
+use super::layout::{decode_attacks, Header, Session, Words, MAGIC, REGION_OFF, VERSION};
 use iolab_engine::error::{Error, Result};
 use iolab_engine::offload::broker::Rings;
 use iolab_engine::offload::client::{self, BrokerT, Channel, KernelT, Plan, Req, Transport, Work};

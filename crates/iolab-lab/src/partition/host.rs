@@ -3,7 +3,9 @@
 //! region laid out in the shared file, the server set up as for a forked client, the plan published, the
 //! client driven and timed from outside through the header's words, and the checks of a forked client.
 
-use super::{encode_attacks, Header, Session, Words, BAR_BYTES, MAGIC, REGION_OFF, VERSION};
+use super::layout::{
+    encode_attacks, Header, Session, Words, BAR_BYTES, MAGIC, REGION_OFF, VERSION,
+};
 use crate::vm::qemu::{self, Accel};
 use crate::vm::{Report, VmRequest};
 use iolab_engine::cleanup::Created;
@@ -399,7 +401,7 @@ fn wake_note(kernel: bool) -> String {
             "partition: the guest cannot write iolab's eventfd; when the SQPOLL thread sleeps (NEED_WAKEUP in \
              the shared ring) the guest client sets a wake word in the shared file, and an iolab thread that \
              looks at it every {} µs calls io_uring_enter(IORING_ENTER_SQ_WAKEUP)",
-            super::WAKE_POLL_US
+            super::layout::WAKE_POLL_US
         )
     } else {
         "partition: the guest cannot write iolab's eventfd; the broker spins for the whole run (--doorbell \
@@ -509,7 +511,7 @@ fn wake_thread(word: &AtomicU32, ring_fd: i32, stop: &AtomicBool, wakes: &Atomic
             wakes.fetch_add(1, Ordering::Relaxed);
             let _ = sys::io_uring_enter(ring_fd, 0, 0, sys::IORING_ENTER_SQ_WAKEUP);
         } else {
-            std::thread::sleep(Duration::from_micros(super::WAKE_POLL_US));
+            std::thread::sleep(Duration::from_micros(super::layout::WAKE_POLL_US));
         }
     }
 }

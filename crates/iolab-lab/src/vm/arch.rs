@@ -287,7 +287,9 @@ impl Apt {
             self.lists.join("partial"),
             dir.join("cache/archives/partial"),
         ] {
-            super::fetch::mkdir(&d)?;
+            std::fs::create_dir_all(&d).map_err(|e| {
+                iolab_engine::error::Error::Runtime(format!("cannot create {}: {e}", d.display()))
+            })?;
         }
         let status = dir.join("status");
         if !status.exists() {

@@ -13,6 +13,7 @@
 //!   busybox), `resolution-arm64`; its qemu goes to `root/` with the x86 one.
 
 use super::arch::{Apt, Arch};
+use super::request::mkdir;
 use iolab_engine::error::{Error, Result};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -538,11 +539,6 @@ fn find_deb(dir: &Path, name: &str) -> Result<PathBuf> {
                 dir.display()
             ))
         })
-}
-
-pub(crate) fn mkdir(d: &Path) -> Result<()> {
-    std::fs::create_dir_all(d)
-        .map_err(|e| Error::Runtime(format!("cannot create {}: {e}", d.display())))
 }
 
 /// The headers' top Makefile includes its `-common` tree by absolute path (`include

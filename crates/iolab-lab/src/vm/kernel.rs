@@ -6,7 +6,7 @@
 //! `CACHE/kernel/RELEASE/modules/`, with `order` listing the files in load order (dependencies first), and
 //! the tree is removed.
 
-use super::fetch::mkdir;
+use super::request::mkdir;
 use iolab_engine::error::{Error, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -27,86 +27,13 @@ pub mod ivshmem;
 pub mod kernel;
 pub mod parts;
 pub mod qemu;
+pub mod request;
 pub mod run;
+
+pub use request::{default_cache, unsupported, Report, VmRequest, CANNOT_BUILD};
 
 use iolab_engine::error::{Error, Result};
 use std::ffi::OsString;
-use std::path::PathBuf;
-use std::time::Duration;
-
-/// How `iolab vm`'s message starts when this machine cannot build the guest at all (not x86_64, no apt, no
-/// apt lists or no network to the package registry); tests skip on it.
-pub const CANNOT_BUILD: &str = "cannot build the guest here";
-
-/// What `iolab vm` was asked to do.
-#[derive(Debug, Clone)]
-pub struct VmRequest {
-    /// The guest's architecture (`--arch`).
-    pub arch: arch::Arch,
-    /// QEMU's machine (`--machine`).
-    pub board: arch::Board,
-    /// `--kernel PKG`.
-    pub kernel: Option<String>,
-    pub cache: PathBuf,
-    pub timeout: Duration,
-    /// The iolab arguments of each command, run one after the other in one boot.
-    pub commands: Vec<Vec<OsString>>,
-    /// The iolab binary the guest runs (this one, or `--exe`: a static binary of the guest's architecture).
-    pub exe: PathBuf,
-    /// The host directory shared with the guest (the current directory), absolute.
-    pub share: PathBuf,
-    /// More qemu options (devices: the ivshmem of `--offload-partition vm`).
-    pub devices: Vec<OsString>,
-}
-
-/// Where `iolab vm` says what it does and passes on the guest's output.
-pub trait Report {
-    /// A line about the machinery ("iolab vm: ..." on stderr).
-    fn say(&mut self, line: &str);
-    /// The guest command's stdout.
-    fn out(&mut self, bytes: &[u8]) -> Result<()>;
-    /// The guest command's stderr.
-    fn err(&mut self, bytes: &[u8]);
-}
-
-/// `${XDG_CACHE_HOME:-$HOME/.cache}/iolab/vm`.
-pub fn default_cache() -> Result<PathBuf> {
-    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
-        Some(x) => PathBuf::from(x),
-        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-            Some(h) => PathBuf::from(h).join(".cache"),
-            None => {
-                return Err(Error::usage(
-                    "--cache",
-                    "neither XDG_CACHE_HOME nor HOME is set: name the cache directory",
-                ))
-            }
-        },
-    };
-    Ok(base.join("iolab").join("vm"))
-}
-
-/// Why this host cannot run the guest at all (before anything is fetched), if it cannot.
-pub fn unsupported() -> Option<String> {
-    if !cfg!(target_arch = "x86_64") {
-        return Some(format!(
-            "iolab vm runs Debian's amd64 kernel under qemu-system-x86_64: this is {}",
-            std::env::consts::ARCH
-        ));
-    }
-    for tool in ["apt-get", "apt-cache", "dpkg-deb"] {
-        let found = std::env::var_os("PATH")
-            .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
-            .unwrap_or(false);
-        if !found {
-            return Some(format!(
-                "{tool} is missing: iolab vm fetches Debian's kernel and qemu with apt (Debian and its \
-                 derivatives)"
-            ));
-        }
-    }
-    None
-}
 
 /// Fetches what is missing, boots the guest, runs the commands and returns their exit statuses.
 pub fn run(req: &VmRequest, report: &mut dyn Report) -> Result<Vec<i32>> {

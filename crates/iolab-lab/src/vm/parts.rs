@@ -30,7 +30,7 @@ pub struct Parts {
 struct CacheLock(#[allow(dead_code)] OwnedFd);
 
 fn lock(cache: &Path, say: &mut dyn FnMut(&str)) -> Result<CacheLock> {
-    fetch::mkdir(cache)?;
+    super::request::mkdir(cache)?;
     let p = cache.join("lock");
     let fd = sys::open(&p, libc::O_RDWR | libc::O_CREAT | libc::O_CLOEXEC, 0o644)
         .map_err(|e| Error::sys_on(e, p.display().to_string()))?;
@@ -151,7 +151,7 @@ pub fn prepare(
 /// guest cannot be built on this machine. Tests skip on this prefix; bad input (`--kernel`) stays exit 2.
 fn cannot_build(e: Error) -> Error {
     match e {
-        Error::Runtime(m) => Error::Runtime(format!("{}: {m}", super::CANNOT_BUILD)),
+        Error::Runtime(m) => Error::Runtime(format!("{}: {m}", super::request::CANNOT_BUILD)),
         other => other,
     }
 }

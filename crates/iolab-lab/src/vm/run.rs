@@ -6,7 +6,7 @@
 use super::initramfs::{self, Archive};
 use super::parts::Parts;
 use super::qemu::{self, Accel, Machine};
-use super::{Report, VmRequest};
+use super::request::{Report, VmRequest};
 use iolab_engine::cleanup::Created;
 use iolab_engine::error::{Error, Result};
 use iolab_sys as sys;
@@ -45,7 +45,7 @@ struct Scratch {
 impl Scratch {
     fn new(cache: &Path) -> Result<Scratch> {
         let base = cache.join("tmp");
-        super::fetch::mkdir(&base)?;
+        super::request::mkdir(&base)?;
         let dir = tempfile::Builder::new()
             .prefix(&format!("run-{}-", std::process::id()))
             .tempdir_in(&base)

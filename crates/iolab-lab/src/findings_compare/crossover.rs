@@ -2,7 +2,7 @@
 //! direction, method and threads): the set rule `direct_crossover` of `findings_compare`, and the storage
 //! paper's answer.
 
-use crate::findings_compare::Row;
+use super::row::Row;
 use iolab_engine::units::fmt_size;
 
 /// Which of buffered and O_DIRECT moved more at one block size (within 10% of each other: even).

@@ -2,47 +2,8 @@
 //! against the seed thesis's (Figure 4.3: 4,170 cycles native, 487,894 offloaded from a Jailhouse inmate), and where
 //! the cost goes. The rule itself is in `findings.rs`'s table (`partition_round_trip`).
 
-use iolab_engine::result::RunResult;
-
-/// What the rule looks at of a partition run.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PartitionFacts {
-    pub emulated: bool,
-    pub accelerator: String,
-    /// "kernel" or "broker".
-    pub path: String,
-    pub batch: u32,
-    pub round_trip_ns: f64,
-    pub round_trip_cycles: Option<f64>,
-    pub ops: u64,
-    /// Kernel path: the guest's wake requests (the SQ thread slept) and the host thread's SQ_WAKEUPs.
-    pub wake_requests: u64,
-    pub host_wakeups: u64,
-    /// CPU of the serving threads (SQ thread or broker) as a share of the run's wall time.
-    pub server_share: f64,
-}
-
-impl PartitionFacts {
-    pub fn of(r: &RunResult) -> Option<PartitionFacts> {
-        let o = r.offload.as_ref()?;
-        let p = o.partition.as_ref()?;
-        Some(PartitionFacts {
-            emulated: p.emulated,
-            accelerator: p.accelerator.clone(),
-            path: o.path.clone(),
-            batch: o.batch,
-            round_trip_ns: o.round_trip_ns,
-            round_trip_cycles: o.round_trip_cycles,
-            ops: r.ops,
-            wake_requests: p.wake_requests,
-            host_wakeups: p.host_wakeups,
-            server_share: o.service_cpu_share,
-        })
-    }
-}
-
 /// Where a partition's round trip goes, against the thesis.
-pub fn round_trip(f: &crate::findings::Facts) -> Option<String> {
+pub fn round_trip(f: &super::facts::Facts) -> Option<String> {
     let p = f.partition.as_ref()?;
     if p.ops == 0 || p.round_trip_ns <= 0.0 {
         return None;
@@ -81,7 +42,7 @@ pub fn round_trip(f: &crate::findings::Facts) -> Option<String> {
              ({} SQ_WAKEUP calls by iolab's polling thread, each up to {} µs late)",
             p.wake_requests,
             p.host_wakeups,
-            crate::partition::WAKE_POLL_US
+            crate::partition::layout::WAKE_POLL_US
         )
     } else {
         "the SQPOLL thread never slept, so no wake-up was needed".to_string()

@@ -4,7 +4,10 @@
 //! does not apply to some points, which is recorded as not run). Its record file: `--out` without
 //! `--resume` must be new; with it, an existing file of records made with the same settings.
 
-use crate::series::{new_out, point_label, records_of, settings_diff, Vary};
+use super::points::point_label;
+use super::points::Vary;
+use super::records::records_of;
+use super::records::settings_diff;
 use iolab_engine::error::{Error, Result};
 use iolab_engine::spec::options::{option, Ty};
 use iolab_engine::spec::Spec;
@@ -218,4 +221,26 @@ mod tests {
         assert_eq!(lists(&["method=psync,sync", "target=a,./a"]), Ok(()));
         assert!(lists(&["method=psync,psync"]).is_err());
     }
+}
+
+/// `--out` without `--resume`: a new file in an existing directory.
+pub(crate) fn new_out(p: &Path) -> Result<PathBuf> {
+    if p.exists() {
+        return Err(Error::usage(
+            "--out",
+            format!(
+                "{} exists; iolab does not replace files: add --resume to continue what it recorded, or choose a new name",
+                p.display()
+            ),
+        ));
+    }
+    if let Some(d) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !d.is_dir() {
+            return Err(Error::usage(
+                "--out",
+                format!("the directory {} does not exist", d.display()),
+            ));
+        }
+    }
+    Ok(p.to_path_buf())
 }

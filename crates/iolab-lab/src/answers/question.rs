@@ -1,0 +1,41 @@
+//! A seed's questions and published figures, as a suite file declares them (`[[question]]`,
+//! `[[published-figure]]`).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One of a seed's questions, as a suite file lists it.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Question {
+    pub id: String,
+    pub text: String,
+    /// Where the seed asks it ("§5 Conclusion").
+    #[serde(default)]
+    pub source: String,
+    /// The function that answers it: a name in [`ANSWERS`].
+    pub answer_by: String,
+    /// The steps whose rows answer it (empty: every step).
+    #[serde(default)]
+    pub steps: Vec<String>,
+    /// The seed's own figures the answer reads, by name.
+    #[serde(default)]
+    pub seed: BTreeMap<String, f64>,
+}
+
+/// A throughput the seed published: `bytes` moved in `seconds`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PublishedFigure {
+    /// What it is ("Figure 18, dma 4kb: 1M writes of 4 KiB in 0.010 s").
+    pub label: String,
+    pub bytes: f64,
+    pub seconds: f64,
+    /// CPUs that could have copied at once (the seed's threads; default 1).
+    #[serde(default = "one")]
+    pub cpus: u32,
+}
+
+fn one() -> u32 {
+    1
+}

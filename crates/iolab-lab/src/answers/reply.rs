@@ -1,0 +1,156 @@
+//! What an answer function sees ([`Ctx`]) and returns ([`Reply`]), the answers' statuses, and the
+//! small helpers the answer functions share.
+
+use super::question::Question;
+use crate::findings_compare::row::Row;
+use iolab_engine::measure::memcopy::MemCopy;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A published figure checked against this machine's memory copy rate.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+pub struct PublishedCheck {
+    pub label: String,
+    pub rate_bps: f64,
+    pub impossible: bool,
+    pub verdict: String,
+}
+
+/// How far a question is answered.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// From this run's figures.
+    Answered,
+    /// From this run's figures, with a stand-in: `needs` says what the seed's own setup would need.
+    Partly,
+    /// Not from this run: `needs` says what is missing.
+    NotHere,
+}
+
+impl Status {
+    pub fn word(self) -> &'static str {
+        match self {
+            Status::Answered => "answered",
+            Status::Partly => "answered with a stand-in",
+            Status::NotHere => "cannot be answered here",
+        }
+    }
+}
+
+/// A question and its answer.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+pub struct Answer {
+    pub id: String,
+    pub question: String,
+    pub source: String,
+    pub status: Status,
+    /// The answer, with the figures it used.
+    pub text: String,
+    /// What this suite or machine would need to answer it fully.
+    pub needs: Option<String>,
+}
+
+/// What an answer function returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub status: Status,
+    pub text: String,
+    pub needs: Option<String>,
+}
+
+impl Reply {
+    pub fn answered(text: String) -> Reply {
+        Reply {
+            status: Status::Answered,
+            text,
+            needs: None,
+        }
+    }
+    pub fn partly(text: String, needs: impl Into<String>) -> Reply {
+        Reply {
+            status: Status::Partly,
+            text,
+            needs: Some(needs.into()),
+        }
+    }
+    pub fn not_here(text: String, needs: impl Into<String>) -> Reply {
+        Reply {
+            status: Status::NotHere,
+            text,
+            needs: Some(needs.into()),
+        }
+    }
+}
+
+/// What an answer function sees: its question, the rows and records of its steps, the published figures
+/// checked, and the machine's memory rates.
+pub struct Ctx<'a> {
+    pub q: &'a Question,
+    pub rows: Vec<&'a Row>,
+    /// Every record of its steps: iolab runs, points not run (with their reason), decimal lines, the clock.
+    pub recs: Vec<&'a Value>,
+    pub published: &'a [PublishedCheck],
+    pub mem: &'a MemCopy,
+}
+
+impl Ctx<'_> {
+    /// The seed's figure `name` from the question's `seed` table.
+    pub fn seed(&self, name: &str) -> Option<f64> {
+        self.q.seed.get(name).copied()
+    }
+
+    /// The first row that `f` accepts.
+    pub fn row(&self, f: impl Fn(&Row) -> bool) -> Option<&Row> {
+        self.rows.iter().copied().find(|r| f(r))
+    }
+
+    /// Every row that `f` accepts.
+    pub fn rows_where(&self, f: impl Fn(&Row) -> bool) -> Vec<&Row> {
+        self.rows.iter().copied().filter(|r| f(r)).collect()
+    }
+
+    /// The reason a point of a step whose label contains `step` was not run, if one was not.
+    pub fn not_run(&self, step: &str) -> Option<String> {
+        self.recs
+            .iter()
+            .filter(|r| record_step(r).contains(step))
+            .find_map(|r| r.get("error").and_then(|e| e.as_str()).map(String::from))
+    }
+}
+
+/// The step of a record's point.
+pub fn record_step(rec: &Value) -> String {
+    crate::series::record_point(rec)
+        .into_iter()
+        .find(|(k, _)| k == "step")
+        .map(|(_, v)| v)
+        .unwrap_or_default()
+}
+
+/// "3.4x".
+pub fn x(r: f64) -> String {
+    if r >= 10.0 {
+        format!("{r:.0}x")
+    } else if r >= 1.0 {
+        format!("{r:.1}x")
+    } else if r >= 0.1 {
+        format!("{r:.2}x")
+    } else {
+        format!("{r:.3}x")
+    }
+}
+
+/// "614.0 ns" or "21.9 µs": `units::fmt_ns`, the unit every view uses.
+pub fn ns(v: f64) -> String {
+    iolab_engine::units::fmt_ns(v)
+}
+
+pub use iolab_engine::units::thousands;
+
+pub use iolab_engine::units::pct;
+
+/// The median of `xs` (None when empty).
+pub fn median(xs: &mut [f64]) -> Option<f64> {
+    iolab_engine::stats::median(xs)
+}

@@ -1,0 +1,95 @@
+//! Figures derived from the kernel's counters and iolab's own (`Derived` in the result).
+
+use iolab_engine::result::{Derived, RunResult};
+use iolab_engine::spec::OpKind;
+
+/// Figures derived from the kernel's counters and iolab's own.
+pub fn derive(r: &RunResult) -> Derived {
+    let k = &r.kernel;
+    let mut d = Derived::default();
+    let tp_ops = k.tracepoint_pass_ops.unwrap_or(0);
+    let per = |x: u64, n: u64| {
+        if n > 0 {
+            Some(x as f64 / n as f64)
+        } else {
+            None
+        }
+    };
+    if let Some(se) = k.value("raw_syscalls:sys_enter") {
+        // iolab's clock reads, where each was a system call, are not the method's.
+        let clock = k.tracepoint_pass_clock_calls.unwrap_or(0);
+        d.syscalls_per_op = per(se.saturating_sub(clock), tp_ops);
+    }
+    let submitted = k
+        .value(iolab_engine::measure::counters::SUBMIT)
+        .or(k.value(iolab_engine::measure::counters::SUBMIT_OLD));
+    if let (Some(req), Some(enters)) = (submitted, k.syscall("io_uring_enter")) {
+        if r.spec.method.info().io_uring_requests {
+            d.kernel_requests_per_enter = per(req, enters);
+        }
+    }
+    if let (Some(e), Some(q)) = (r.syscalls.uring_enters, r.syscalls.uring_requests) {
+        d.iolab_requests_per_enter = per(q, e);
+    }
+    // Where the kernel has neither submission tracepoint, the requests iolab itself submitted in the
+    // counted pass are the denominator.
+    let requests = submitted.or(k
+        .tracepoint_pass_uring_requests
+        .filter(|_| r.spec.method.info().io_uring_requests));
+    if let (Some(req), Some(punt)) = (requests, k.value("io_uring:io_uring_queue_async_work")) {
+        if req > 0 {
+            d.punted_fraction = Some(punt as f64 / req as f64);
+        }
+    }
+    if let Some(cs) = k.value("context-switches") {
+        d.ctx_switches_per_op = per(cs, r.ops);
+    }
+    if let (Some(mi), Some(ma)) = (k.value("minor-faults"), k.value("major-faults")) {
+        let mib = r.bytes as f64 / (1u64 << 20) as f64;
+        if mib > 0.0 {
+            d.page_faults_per_mib = Some((mi + ma) as f64 / mib);
+        }
+    }
+    // Cross-checks: what the kernel saw against what iolab knows it did in the counted pass.
+    if let (Some(req), Some(mine)) = (submitted, k.tracepoint_pass_uring_requests) {
+        d.crosscheck.push(if req == mine {
+            format!("io_uring requests: the kernel took {req}, iolab submitted {mine}: agree")
+        } else {
+            format!("io_uring requests: the kernel took {req}, iolab submitted {mine}: DISAGREE")
+        });
+    }
+    if let (Some(enters_k), Some(enters_mine)) =
+        (k.syscall("io_uring_enter"), k.tracepoint_pass_uring_enters)
+    {
+        if r.spec.method.info().io_uring_requests {
+            d.crosscheck.push(format!(
+                "io_uring_enter calls: kernel {enters_k}, iolab {enters_mine}{}",
+                if enters_k == enters_mine {
+                    ": agree"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    let call = r
+        .spec
+        .method
+        .info()
+        .per_op_call
+        .map(|(w, rd)| match r.spec.op {
+            OpKind::Write => w,
+            OpKind::Read => rd,
+        });
+    if let (Some(name), Some(n)) = (call, call.and_then(|c| k.syscall(c))) {
+        d.crosscheck.push(format!(
+            "{name} calls: kernel {n}, ops {tp_ops}{}",
+            if n >= tp_ops { "" } else { ": FEWER than ops" }
+        ));
+    }
+    // The sink driver's own counts of the timed pass against iolab's.
+    if let Some(s) = &r.sink {
+        d.crosscheck.extend(s.checks.iter().map(|c| c.text()));
+    }
+    d
+}

@@ -1,0 +1,177 @@
+//! What the rules look at of a result: a few numbers pulled out of it ([`Facts`]), so that each rule
+//! can be tested with figures made up on the spot.
+
+use iolab_engine::measure::profile::ProfileFacts;
+use iolab_engine::result::RunResult;
+use iolab_engine::sink_device::Personality;
+use iolab_engine::spec::{MethodKind, OpKind};
+use iolab_engine::target::TargetKind;
+
+impl Facts {
+    /// The run's method, from the registry.
+    pub(crate) fn info(&self) -> Option<&'static iolab_engine::method::MethodInfo> {
+        self.method.map(|m| m.info())
+    }
+}
+
+impl Facts {
+    pub fn of(r: &RunResult) -> Facts {
+        let helper = |prefix: &str| -> f64 {
+            r.cpu
+                .helpers
+                .iter()
+                .filter(|h| h.comm.starts_with(prefix))
+                .map(|h| h.oncpu_s.unwrap_or(h.user_s + h.sys_s))
+                .sum()
+        };
+        let tp_missing = r
+            .kernel
+            .tracepoints
+            .iter()
+            .find(|c| c.name == "raw_syscalls:sys_enter" && c.value.is_none())
+            .and_then(|c| c.unavailable.clone());
+        Facts {
+            method: Some(r.spec.method),
+            target: Some(r.target.kind),
+            direct: r.spec.direct,
+            qd: r.spec.qd,
+            ns_per_op: r.ns_per_op,
+            wall_s: r.wall_s,
+            syscalls_per_op: r.derived.syscalls_per_op,
+            kernel_requests_per_enter: r
+                .derived
+                .kernel_requests_per_enter
+                .or(r.derived.iolab_requests_per_enter),
+            punted_fraction: r.derived.punted_fraction,
+            ctx_switches_per_op: r.derived.ctx_switches_per_op,
+            page_faults_per_mib: r.derived.page_faults_per_mib,
+            worker_cpu_s: r.cpu.workers.user_s + r.cpu.workers.sys_s,
+            iowq_cpu_s: helper("iou-wrk-"),
+            sqpoll_cpu_s: helper("iou-sqp-"),
+            rw_syscalls_per_op: r.syscalls.kernel_rw_per_op,
+            steal_s: r.cpu.steal_worker_cpus_s.unwrap_or(r.cpu.steal_all_cpus_s),
+            tracepoints_unavailable: tp_missing,
+            inline_counting: r
+                .kernel
+                .tracepoint_pass
+                .as_deref()
+                .is_some_and(|p| p.contains("inline")),
+            aio_inline_fraction: r
+                .aio
+                .as_ref()
+                .filter(|a| a.requests > 0)
+                .map(|a| a.inline_fraction),
+            write: r.spec.op == OpKind::Write,
+            bs: r.spec.bs,
+            profile: r.profile.as_ref().map(ProfileFacts::of),
+            sqpoll: r.spec.ring.sqpoll,
+            uring_enters: r.uring.as_ref().map(|u| u.enters),
+            uring_requests: r.uring.as_ref().map(|u| u.requests),
+            submissions_without_syscall: r.uring.as_ref().map(|u| u.submissions_without_syscall),
+            sink: r.sink.as_ref().map(|s| SinkFacts {
+                personality: s.personality,
+                worker_share: s.worker_share,
+                disagree: s
+                    .checks
+                    .iter()
+                    .filter(|c| !c.agrees)
+                    .map(|c| c.text())
+                    .collect(),
+            }),
+            iopoll: r.iopoll.as_ref().map(|p| (p.polled, p.verdict.clone())),
+            partition: PartitionFacts::of(r),
+        }
+    }
+}
+
+/// The numbers the rules look at.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facts {
+    pub method: Option<MethodKind>,
+    pub target: Option<TargetKind>,
+    pub direct: bool,
+    pub qd: u32,
+    pub ns_per_op: f64,
+    pub wall_s: f64,
+    pub syscalls_per_op: Option<f64>,
+    pub kernel_requests_per_enter: Option<f64>,
+    pub punted_fraction: Option<f64>,
+    pub ctx_switches_per_op: Option<f64>,
+    pub page_faults_per_mib: Option<f64>,
+    /// CPU seconds of iolab's own worker threads.
+    pub worker_cpu_s: f64,
+    /// CPU seconds of io-wq workers (iou-wrk-*) and SQPOLL threads (iou-sqp-*).
+    pub iowq_cpu_s: f64,
+    pub sqpoll_cpu_s: f64,
+    /// Kernel read/write-family syscalls per op (/proc/self/io).
+    pub rw_syscalls_per_op: f64,
+    pub steal_s: f64,
+    pub tracepoints_unavailable: Option<String>,
+    pub inline_counting: bool,
+    /// Native AIO: fraction of requests complete when io_submit returned.
+    pub aio_inline_fraction: Option<f64>,
+    pub write: bool,
+    pub bs: u64,
+    /// `--profile`: the profile's shares.
+    pub profile: Option<ProfileFacts>,
+    /// io_uring with IORING_SETUP_SQPOLL: a kernel thread submits, no io_uring_enter needed while it
+    /// is awake.
+    pub sqpoll: bool,
+    /// io_uring: iolab's io_uring_enter calls, the requests it queued, and how many of those the SQPOLL
+    /// thread took without any call.
+    pub uring_enters: Option<u64>,
+    pub uring_requests: Option<u64>,
+    pub submissions_without_syscall: Option<u64>,
+    /// The sink driver's target: its personality, the share of its calls io-wq workers made, and the
+    /// counts that disagree with iolab's.
+    pub sink: Option<SinkFacts>,
+    /// io_uring `--iopoll`: whether the completions were polled, and why it is said.
+    pub iopoll: Option<(Option<bool>, String)>,
+    /// `--offload-partition vm`: the guest client's round trips and where their cost went.
+    pub partition: Option<PartitionFacts>,
+}
+
+/// What the rules look at of a run on the sink driver.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SinkFacts {
+    pub personality: Option<Personality>,
+    pub worker_share: Option<f64>,
+    pub disagree: Vec<String>,
+}
+
+/// What the rule looks at of a partition run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PartitionFacts {
+    pub emulated: bool,
+    pub accelerator: String,
+    /// "kernel" or "broker".
+    pub path: String,
+    pub batch: u32,
+    pub round_trip_ns: f64,
+    pub round_trip_cycles: Option<f64>,
+    pub ops: u64,
+    /// Kernel path: the guest's wake requests (the SQ thread slept) and the host thread's SQ_WAKEUPs.
+    pub wake_requests: u64,
+    pub host_wakeups: u64,
+    /// CPU of the serving threads (SQ thread or broker) as a share of the run's wall time.
+    pub server_share: f64,
+}
+
+impl PartitionFacts {
+    pub fn of(r: &RunResult) -> Option<PartitionFacts> {
+        let o = r.offload.as_ref()?;
+        let p = o.partition.as_ref()?;
+        Some(PartitionFacts {
+            emulated: p.emulated,
+            accelerator: p.accelerator.clone(),
+            path: o.path.clone(),
+            batch: o.batch,
+            round_trip_ns: o.round_trip_ns,
+            round_trip_cycles: o.round_trip_cycles,
+            ops: r.ops,
+            wake_requests: p.wake_requests,
+            host_wakeups: p.host_wakeups,
+            server_share: o.service_cpu_share,
+        })
+    }
+}

@@ -1,0 +1,483 @@
+use super::*;
+
+fn fired(f: &Facts) -> Vec<String> {
+    findings_of(f).into_iter().map(|x| x.rule).collect()
+}
+
+/// A quiet baseline that triggers nothing.
+fn base() -> Facts {
+    Facts {
+        method: Some(MethodKind::Psync),
+        target: Some(TargetKind::File),
+        qd: 1,
+        ns_per_op: 1000.0,
+        wall_s: 1.0,
+        syscalls_per_op: Some(1.0),
+        rw_syscalls_per_op: 1.0,
+        worker_cpu_s: 0.9,
+        ..Default::default()
+    }
+}
+
+fn check(rule: &str, on: Facts, off: Facts) {
+    assert!(
+        fired(&on).contains(&rule.to_string()),
+        "{rule} should fire: {on:?}"
+    );
+    assert!(
+        !fired(&off).contains(&rule.to_string()),
+        "{rule} should not fire: {off:?}"
+    );
+}
+
+#[test]
+fn baseline_is_quiet() {
+    assert!(fired(&base()).is_empty(), "{:?}", findings_of(&base()));
+}
+
+#[test]
+fn io_wq_punts() {
+    let on = Facts {
+        method: Some(MethodKind::IoUring),
+        punted_fraction: Some(0.98),
+        ..base()
+    };
+    let text = &findings_of(&on)[0].text;
+    assert!(
+        text.starts_with("98% of requests were punted to io-wq"),
+        "{text}"
+    );
+    assert!(text.contains("buffered file I/O cannot complete inline"));
+    check(
+        "io_wq_punts",
+        on.clone(),
+        Facts {
+            punted_fraction: Some(0.0),
+            ..on
+        },
+    );
+}
+
+#[test]
+fn sink_personalities_say_why_io_uring_punted_or_not() {
+    let sink = |p: Personality, share: f64| Facts {
+        method: Some(MethodKind::IoUring),
+        target: Some(TargetKind::Sink),
+        sink: Some(SinkFacts {
+            personality: Some(p),
+            worker_share: Some(share),
+            disagree: vec![],
+        }),
+        ..base()
+    };
+    // Without tracepoints the driver's own count of io-wq calls says it.
+    let legacy = sink(Personality::Legacy, 1.0);
+    let text = &findings_of(&legacy)[0].text;
+    assert!(
+        text.starts_with("100% of requests were punted to io-wq"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the driver has no write_iter/FMODE_NOWAIT"),
+        "{text}"
+    );
+    check(
+        "io_wq_punts",
+        legacy.clone(),
+        sink(Personality::Nowait, 0.0),
+    );
+    check("sink_nowait_inline", sink(Personality::Nowait, 0.0), legacy);
+    // uring_cmd is never punted: the rule is about io_uring's reads and writes.
+    let cmd = Facts {
+        method: Some(MethodKind::UringCmd),
+        ..sink(Personality::Legacy, 1.0)
+    };
+    assert!(!fired(&cmd).contains(&"io_wq_punts".to_string()));
+}
+
+#[test]
+fn sink_counts_disagree() {
+    let on = Facts {
+        target: Some(TargetKind::Sink),
+        sink: Some(SinkFacts {
+            personality: Some(Personality::Legacy),
+            worker_share: Some(0.0),
+            disagree: vec!["sink driver write calls: driver 7, iolab 5: DISAGREE".into()],
+        }),
+        ..base()
+    };
+    let text = &findings_of(&on)[0].text;
+    assert!(
+        text.starts_with("warning: the sink driver's counts disagree"),
+        "{text}"
+    );
+    let mut off = on.clone();
+    off.sink.as_mut().unwrap().disagree.clear();
+    check("sink_counts_disagree", on, off);
+}
+
+#[test]
+fn aio_not_asynchronous() {
+    let a = Facts {
+        method: Some(MethodKind::Aio),
+        qd: 32,
+        ..base()
+    };
+    let on = Facts {
+        aio_inline_fraction: Some(1.0),
+        ..a.clone()
+    };
+    assert!(findings_of(&on)[0]
+        .text
+        .starts_with("native AIO completed 100% of requests inside io_submit"));
+    check(
+        "aio_not_asynchronous",
+        on,
+        Facts {
+            aio_inline_fraction: Some(0.04),
+            ..a
+        },
+    );
+}
+
+#[test]
+fn batching_and_its_absence() {
+    let u = Facts {
+        method: Some(MethodKind::IoUring),
+        ..base()
+    };
+    check(
+        "batching_worked",
+        Facts {
+            syscalls_per_op: Some(0.03),
+            kernel_requests_per_enter: Some(32.0),
+            ..u.clone()
+        },
+        Facts {
+            syscalls_per_op: Some(1.0),
+            ..u.clone()
+        },
+    );
+    // SQPOLL saves the syscalls without batching: said so, never "batching worked".
+    let sq = Facts {
+        sqpoll: true,
+        syscalls_per_op: Some(0.0),
+        kernel_requests_per_enter: Some(1_000_000.0),
+        uring_enters: Some(1),
+        uring_requests: Some(20_000),
+        submissions_without_syscall: Some(19_999),
+        ..u.clone()
+    };
+    let fired_sq = fired(&sq);
+    assert!(
+        !fired_sq.contains(&"batching_worked".to_string()),
+        "{fired_sq:?}"
+    );
+    let text = findings_of(&sq)
+        .into_iter()
+        .find(|x| x.rule == "sqpoll_submitted")
+        .unwrap()
+        .text;
+    assert!(
+        text.starts_with("the SQPOLL kernel thread took 19999 of 20000 requests (100%) from the ring without any io_uring_enter")
+            && text.contains("it does not batch"),
+        "{text}"
+    );
+    check(
+        "sqpoll_submitted",
+        sq.clone(),
+        Facts {
+            sqpoll: false,
+            ..sq
+        },
+    );
+    check(
+        "one_enter_per_request",
+        Facts {
+            kernel_requests_per_enter: Some(1.0),
+            ..u.clone()
+        },
+        Facts {
+            kernel_requests_per_enter: Some(8.0),
+            ..u
+        },
+    );
+}
+
+#[test]
+fn helper_threads_and_sqpoll() {
+    check(
+        "helper_threads_did_the_work",
+        Facts {
+            iowq_cpu_s: 0.5,
+            worker_cpu_s: 0.1,
+            ..base()
+        },
+        Facts {
+            iowq_cpu_s: 0.05,
+            worker_cpu_s: 0.1,
+            ..base()
+        },
+    );
+    check(
+        "sqpoll_burns_a_core",
+        Facts {
+            sqpoll_cpu_s: 1.0,
+            ..base()
+        },
+        Facts {
+            sqpoll_cpu_s: 0.0,
+            ..base()
+        },
+    );
+}
+
+#[test]
+fn switches_faults_stdio_syscalls() {
+    check(
+        "context_switch_per_op",
+        Facts {
+            ctx_switches_per_op: Some(2.0),
+            ..base()
+        },
+        Facts {
+            ctx_switches_per_op: Some(0.001),
+            ..base()
+        },
+    );
+    check(
+        "page_fault_per_page",
+        Facts {
+            page_faults_per_mib: Some(256.0),
+            method: Some(MethodKind::Mmap),
+            ..base()
+        },
+        Facts {
+            page_faults_per_mib: Some(0.5),
+            ..base()
+        },
+    );
+    let st = Facts {
+        method: Some(MethodKind::Stdio),
+        ..base()
+    };
+    check(
+        "stdio_coalesced",
+        Facts {
+            rw_syscalls_per_op: 0.001,
+            ..st.clone()
+        },
+        Facts {
+            rw_syscalls_per_op: 1.0,
+            ..st
+        },
+    );
+    let null = Facts {
+        target: Some(TargetKind::DevNull),
+        ..base()
+    };
+    check(
+        "syscall_is_the_cost",
+        null.clone(),
+        Facts {
+            syscalls_per_op: Some(2.0),
+            ..null
+        },
+    );
+}
+
+#[test]
+fn steal_and_counting() {
+    check(
+        "hypervisor_steal",
+        Facts {
+            steal_s: 0.3,
+            ..base()
+        },
+        Facts {
+            steal_s: 0.01,
+            ..base()
+        },
+    );
+    // One 10 ms tick over a 14 ms run is rounding, not a 71% steal.
+    check(
+        "hypervisor_steal",
+        Facts {
+            steal_s: 0.5,
+            ..base()
+        },
+        Facts {
+            steal_s: 0.01,
+            wall_s: 0.014,
+            ..base()
+        },
+    );
+    check(
+        "counters_unavailable",
+        Facts {
+            tracepoints_unavailable: Some("EACCES".into()),
+            ..base()
+        },
+        base(),
+    );
+    check(
+        "inline_counting_perturbs",
+        Facts {
+            inline_counting: true,
+            ..base()
+        },
+        base(),
+    );
+}
+
+fn profile(p: ProfileFacts) -> Facts {
+    Facts {
+        profile: Some(ProfileFacts {
+            samples: 1000,
+            hz: 997,
+            ..p
+        }),
+        ..base()
+    }
+}
+
+#[test]
+fn profile_rules() {
+    let copy = ProfileFacts {
+        kernel_share: 0.9,
+        copy_share: 0.52,
+        top_copy: Some("copy_folio_from_iter_atomic".into()),
+        ..Default::default()
+    };
+    let on = Facts {
+        bs: 1 << 20,
+        write: true,
+        ..profile(copy.clone())
+    };
+    let text = &findings_of(&on)[0].text;
+    assert!(
+        text.starts_with("58% of system time in copying to/from user memory (copy_folio_from_iter_atomic, 52% of all samples): 1 MiB writes are bound by copying into the page cache"),
+        "{text}"
+    );
+    let few = Facts {
+        profile: Some(ProfileFacts {
+            samples: 10,
+            ..on.profile.clone().unwrap()
+        }),
+        ..on.clone()
+    };
+    assert!(!fired(&few).contains(&"profile_copy_bound".to_string()));
+    let little = ProfileFacts {
+        copy_share: 0.05,
+        ..copy
+    };
+    check("profile_copy_bound", on, profile(little));
+    let wq = ProfileFacts {
+        iowq_share: 0.8,
+        iowq_focus: Some(("ext4_buffered_write_iter".into(), 0.71)),
+        ..Default::default()
+    };
+    let text = &findings_of(&profile(wq.clone()))[0].text;
+    assert!(
+        text.starts_with("io-wq workers took 80% of the samples and spent 71% of theirs in ext4_buffered_write_iter"),
+        "{text}"
+    );
+    let idle = ProfileFacts {
+        iowq_share: 0.01,
+        ..wq.clone()
+    };
+    check("profile_io_wq_work", profile(wq), profile(idle));
+    let sys = |s| ProfileFacts {
+        syscall_share: s,
+        ..Default::default()
+    };
+    check(
+        "profile_syscall_overhead",
+        profile(sys(0.45)),
+        profile(sys(0.1)),
+    );
+    let sched = |s| ProfileFacts {
+        sched_share: s,
+        ..Default::default()
+    };
+    check(
+        "profile_scheduler",
+        profile(sched(0.4)),
+        profile(sched(0.05)),
+    );
+    let inline = ProfileFacts {
+        inline: true,
+        ..Default::default()
+    };
+    check(
+        "profile_inline_perturbs",
+        profile(inline),
+        profile(ProfileFacts::default()),
+    );
+}
+
+#[test]
+fn iopoll() {
+    let on = Facts {
+        method: Some(MethodKind::IoUring),
+        iopoll: Some((Some(false), "completions were NOT polled: ...".into())),
+        ..base()
+    };
+    assert!(findings_of(&on)[0]
+        .text
+        .starts_with("IOPOLL did not poll: completions were NOT"));
+    check("iopoll", on.clone(), Facts { iopoll: None, ..on });
+}
+
+#[test]
+fn a_partition_run_is_read_against_the_thesis() {
+    use crate::findings::PartitionFacts;
+    let p = PartitionFacts {
+        emulated: true,
+        accelerator: "tcg".into(),
+        path: "kernel".into(),
+        batch: 1,
+        round_trip_ns: 690_000.0,
+        round_trip_cycles: Some(1_791_000.0),
+        ops: 2000,
+        wake_requests: 2,
+        host_wakeups: 2,
+        server_share: 0.38,
+    };
+    let on = Facts {
+        partition: Some(p.clone()),
+        ..base()
+    };
+    let text = &findings_of(&on)[0].text;
+    assert!(
+        text.contains("690.0 µs per round trip = 1791000 cycles (3.67x the thesis's offloaded 487,894, 429x its native 4,170"),
+        "{text}"
+    );
+    assert!(
+        text.contains("emulated (QEMU TCG)") && text.contains("slept 2 times"),
+        "{text}"
+    );
+    let kvm = Facts {
+        partition: Some(PartitionFacts {
+            emulated: false,
+            accelerator: "kvm".into(),
+            ..p
+        }),
+        ..base()
+    };
+    assert!(findings_of(&kvm)[0]
+        .text
+        .contains("under KVM (hardware virtualization)"));
+    check("partition_round_trip", on, base());
+}
+
+#[test]
+fn every_rule_is_tested() {
+    let src = include_str!("tests.rs");
+    for (name, _) in RULES {
+        assert!(
+            src.matches(&format!("\"{name}\"")).count() >= 2,
+            "rule {name} has no test"
+        );
+    }
+}

@@ -1,0 +1,108 @@
+//! Findings that compare: sentences about the rows of one table (a suite's points, or one target of the
+//! survey) set side by side, each carrying the figures that triggered it ("io_uring took 3.4x write()'s
+//! time per op on the same target: 100% of its requests were punted to io-wq ...").
+//!
+//! As in `findings.rs`, every rule lives in a table, works on [`Row`]s (a few numbers pulled out of a
+//! result, so each rule can be tested with figures made up on the spot), and has one test that triggers
+//! it and one that does not:
+//! - [`PAIR_RULES`] look at a row and another row of the same workload (same target, direction, block
+//!   size, O_DIRECT or not, pattern and threads): another method against the workload's reference row
+//!   (write()/read() where the table has one, else the fastest), batched against one request per
+//!   submission, a shared ring against per-thread rings;
+//! - [`SET_RULES`] look at the rows of a workload family at once: where buffered and O_DIRECT cross over
+//!   the block sizes (`findings_crossover`);
+//! - [`plausibility`] looks at one throughput (a row's, or a seed's published one) against what this
+//!   machine's memory can copy (`measure::memcopy`): beyond it, the figure is impossible.
+
+mod crossover;
+mod plausible;
+pub mod row;
+mod rules;
+mod why;
+
+pub(crate) use crossover::crossover;
+pub use plausible::{plausibility, PLAUSIBLE_MARGIN};
+#[cfg(test)]
+pub(crate) use row::test_row;
+pub use row::{mark_references, noise, way, within_noise, Row, Spread};
+pub use rules::{PAIR_RULES, RATIO, SET_RULES};
+pub(crate) use why::{why_faster, why_slower};
+
+use crate::findings::{self};
+use iolab_engine::measure::memcopy::MemCopy;
+use serde::{Deserialize, Serialize};
+
+/// A comparative finding: its rule, the table part it is about, and the sentence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Compared {
+    pub rule: String,
+    /// The workload ("4 B writes to /dev/null") or, for a row's own finding, the row ("write(), 4 B
+    /// writes to /dev/null").
+    pub about: String,
+    pub text: String,
+}
+
+/// Every comparative finding over `rows` (references marked first), then the plausibility rule on each
+/// row and each row's own findings (`findings.rs`, recomputed from its facts).
+pub fn compare(rows: &mut [Row], mem: &MemCopy) -> Vec<Compared> {
+    mark_references(rows);
+    let mut out = Vec::new();
+    for (name, rule) in PAIR_RULES {
+        for a in rows.iter() {
+            for b in rows.iter() {
+                if std::ptr::eq(a, b) {
+                    continue;
+                }
+                if let Some(text) = rule(a, b) {
+                    out.push(Compared {
+                        rule: (*name).into(),
+                        about: a.workload(),
+                        text: text + &noise(a, b),
+                    });
+                }
+            }
+        }
+    }
+    let refs: Vec<&Row> = rows.iter().collect();
+    for (name, about, rule) in SET_RULES {
+        for text in rule(&refs) {
+            out.push(Compared {
+                rule: (*name).into(),
+                about: (*about).into(),
+                text,
+            });
+        }
+    }
+    // One heading per workload: the comparisons about one workload together, in first-seen order.
+    let first: Vec<String> = out.iter().map(|c| c.about.clone()).collect();
+    out.sort_by_key(|c| first.iter().position(|a| *a == c.about));
+    for r in rows.iter() {
+        let about = format!("{}, {}", r.way, r.workload());
+        if r.copies {
+            if let Some(text) = plausibility(
+                r.bytes as f64,
+                r.facts.wall_s,
+                r.working_set,
+                r.cpus.max(1),
+                mem,
+            ) {
+                out.push(Compared {
+                    rule: "beyond_memory_copy".into(),
+                    about: about.clone(),
+                    text,
+                });
+            }
+        }
+        for f in findings::findings_of(&r.facts) {
+            out.push(Compared {
+                rule: f.rule,
+                about: about.clone(),
+                text: f.text,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

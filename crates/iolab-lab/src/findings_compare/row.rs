@@ -1,0 +1,429 @@
+//! A table's row as the comparing rules see it: a few numbers pulled out of a result (so each rule can
+//! be tested with figures made up on the spot), how its method did the work, its workload, its
+//! reference, and the noise between two rows.
+
+use crate::findings::Facts;
+use iolab_engine::result::RunResult;
+use iolab_engine::spec::{Doorbell, MethodKind, OffloadPath, OpKind, RingDesign};
+use iolab_engine::target::TargetKind;
+use iolab_engine::units::{fmt_ns, fmt_size};
+use serde_json::Value;
+
+/// One row of a table, as the comparing rules see it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Row {
+    /// The suite step (or survey target) the row is in.
+    pub step: String,
+    /// The target as the table names it ("/dev/null", "{disk}/writes.dat", "file").
+    pub target: String,
+    /// The target's path (tells apart two targets the table names alike); rows of one workload share it.
+    pub place: String,
+    /// The way of doing I/O in words: "write()", "io_uring (SQPOLL, producer-consumer, qd 64 batch 1)".
+    pub way: String,
+    pub pattern: String,
+    pub threads: u32,
+    pub batch: u32,
+    /// The ring design ("per-thread", "shared" ...), io_uring only.
+    pub design: Option<RingDesign>,
+    /// io_uring with IORING_SETUP_IOPOLL.
+    pub iopoll: bool,
+    /// System calls per op by iolab's own count of the method's calls.
+    pub calls_per_op: Option<f64>,
+    /// The nop method: the harness's floor, never a reference and never compared.
+    pub floor: bool,
+    /// Requests that move no data (io_uring NOPs): compared only at the same batch.
+    pub nop_requests: bool,
+    /// The bytes pass through memory copies (the plausibility rule applies).
+    pub copies: bool,
+    /// Bytes the data spans (a file region), when known.
+    pub working_set: Option<u64>,
+    /// CPUs online on the host that ran it (how many could copy at once).
+    pub cpus: u32,
+    pub ops: u64,
+    pub bytes: u64,
+    pub mib_s: f64,
+    /// User + system CPU of the whole process over the run, seconds, and its system part.
+    pub cpu_s: f64,
+    pub sys_s: f64,
+    /// Flushes (fsync/msync) inside the timed span.
+    pub flushes: bool,
+    pub lat_mean_ns: f64,
+    /// io_uring: requests per submission (iolab's count), mean requests in flight, times a thread found
+    /// the shared ring's mutex taken.
+    pub mean_batch: Option<f64>,
+    pub mean_inflight: Option<f64>,
+    pub lock_contended: Option<u64>,
+    /// Offload: doorbells rung and server wake-ups per request, the server threads' CPU share.
+    pub doorbells_per_op: Option<f64>,
+    pub wakeups_per_op: Option<f64>,
+    pub service_cpu_share: Option<f64>,
+    /// Offload: the path and (broker) the doorbell.
+    pub offload: Option<(OffloadPath, Doorbell)>,
+    /// Offload: the client's own cycles, the times its server slept per request, and whether the SQ
+    /// thread was let sleep before every round trip (`--sq-sleep`).
+    pub client_cycles: Option<iolab_engine::offload::cycles::ClientCycles>,
+    pub sleeps_per_op: Option<f64>,
+    pub sq_sleep: bool,
+    /// TSC cycles per ns of the clock that timed it (None: not the TSC).
+    pub tsc_ghz: Option<f64>,
+    /// pwritev2/preadv2 RWF_NOWAIT: the share of ops that would have blocked.
+    pub would_block: Option<f64>,
+    /// The workload's reference row (set by [`mark_references`]).
+    pub reference: bool,
+    /// Repeated runs of the row's point (`iolab suite --repeat N`): the row is the run with the median
+    /// ns/op, and this is how many ran and the lowest and highest ns/op of the middle runs.
+    pub spread: Option<Spread>,
+    /// `--cold-cache`: the target's pages were dropped before the pass.
+    pub cold_cache: bool,
+    /// A file's filesystem ("tmpfs": its pages are the file, there is no device behind them).
+    pub fs: Option<String>,
+    /// Bytes the storage layer fetched for the process over the run (/proc/self/io read_bytes).
+    pub device_read_bytes: u64,
+    /// Seconds in --fsync/--msync flushes inside the timed span.
+    pub flush_s: f64,
+    /// The busiest CPU's kernel share system-wide (/proc/stat) and the ticks it counted.
+    pub busiest_core: Option<(f64, u64)>,
+    /// The kernel's counts of the counting pass: all system calls (raw_syscalls:sys_enter), per name,
+    /// the ops that pass ran and the io_uring_enter calls iolab made in it.
+    pub kernel_syscalls: Option<u64>,
+    pub kernel_calls: Vec<(String, u64)>,
+    pub counted_ops: Option<u64>,
+    pub counted_enters: Option<u64>,
+    pub facts: Facts,
+}
+
+/// How repeated runs of one point spread: runs, and the lowest and highest ns/op of the middle runs
+/// (`stats::middle_range`: all of them up to 3 runs, without the fastest and slowest quarter above).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    pub runs: usize,
+    pub low_ns: f64,
+    pub high_ns: f64,
+}
+
+impl Row {
+    /// The row of an iolab run's result, in `step`, its target named `target`.
+    pub fn of(step: &str, target: &str, r: &RunResult) -> Row {
+        let info = r.spec.method.info();
+        let nop_requests = r.spec.ring.nop_requests;
+        let floor = r.spec.method == MethodKind::Nop;
+        let copies = !(floor
+            || nop_requests
+            || info.kernel_copy
+            || info.no_data
+            || matches!(r.target.kind, TargetKind::DevNull | TargetKind::DevZero));
+        let working_set = matches!(r.target.kind, TargetKind::File | TargetKind::BlockDevice)
+            .then(|| r.target.region_blocks_per_thread * r.spec.bs * r.spec.threads as u64)
+            .filter(|w| *w > 0);
+        let per_op = |x: u64| (r.ops > 0).then(|| x as f64 / r.ops as f64);
+        // The sink driver's personalities take data differently: each is a target of its own.
+        let (target, place) = match r.sink.as_ref().and_then(|s| s.personality) {
+            Some(p) => (
+                format!("{target} ({})", p.name()),
+                format!("{} ({})", r.spec.target.display(), p.name()),
+            ),
+            None => (target.to_string(), r.spec.target.display().to_string()),
+        };
+        Row {
+            step: step.to_string(),
+            target,
+            place,
+            way: way(r),
+            pattern: r.spec.pattern.name().to_string(),
+            threads: r.spec.threads,
+            batch: r.spec.batch,
+            design: r.uring.as_ref().map(|_| r.spec.ring.design),
+            iopoll: r.spec.ring.iopoll,
+            calls_per_op: r.syscalls.method_per_op,
+            floor,
+            nop_requests,
+            copies,
+            working_set,
+            cpus: r.host.cpus_online as u32,
+            ops: r.ops,
+            bytes: r.bytes,
+            mib_s: r.mib_s,
+            cpu_s: r.cpu.process.user_s + r.cpu.process.sys_s,
+            sys_s: r.cpu.process.sys_s,
+            flushes: r.flushes.calls > 0,
+            lat_mean_ns: r.latency.mean_ns,
+            mean_batch: r.uring.as_ref().map(|u| u.mean_batch),
+            mean_inflight: r.uring.as_ref().map(|u| u.mean_inflight),
+            lock_contended: r
+                .uring
+                .as_ref()
+                .filter(|_| r.spec.ring.design == RingDesign::Shared)
+                .map(|u| u.lock_contended),
+            doorbells_per_op: r.offload.as_ref().and_then(|o| per_op(o.doorbells)),
+            wakeups_per_op: r.offload.as_ref().and_then(|o| per_op(o.server_wakeups)),
+            service_cpu_share: r.offload.as_ref().map(|o| o.service_cpu_share),
+            would_block: r.nowait.as_ref().map(|n| n.would_block_share),
+            offload: (r.spec.method == MethodKind::Offload)
+                .then_some((r.spec.offload.path, r.spec.offload.doorbell)),
+            client_cycles: r.offload.as_ref().and_then(|o| o.client_cycles.clone()),
+            sleeps_per_op: r
+                .offload
+                .as_ref()
+                .and_then(|o| o.server_sleeps.and_then(per_op)),
+            sq_sleep: r.offload.as_ref().is_some_and(|o| o.sq_sleep),
+            tsc_ghz: (r.clock.kind == iolab_engine::measure::clock::ClockKind::Tsc)
+                .then_some(r.clock.hz / 1e9),
+            reference: false,
+            spread: None,
+            cold_cache: r.spec.cold_cache,
+            fs: r.target.fs.clone(),
+            device_read_bytes: r.syscalls.kernel_rw.read_bytes,
+            flush_s: r.flushes.total_s,
+            busiest_core: r
+                .cpu
+                .system_wide
+                .as_ref()
+                .map(|s| (s.busiest_kernel_share, s.ticks)),
+            kernel_syscalls: r
+                .kernel
+                .tracepoints
+                .iter()
+                .find(|c| c.name == "raw_syscalls:sys_enter")
+                .and_then(|c| c.value),
+            kernel_calls: r.kernel.syscalls_by_name.clone(),
+            counted_ops: r.kernel.tracepoint_pass_ops,
+            counted_enters: r.kernel.tracepoint_pass_uring_enters,
+            facts: Facts::of(r),
+        }
+    }
+
+    /// The row of a suite's or sweep's record, named by its step and its point's target; `None` for a
+    /// record without an iolab run's result (a point not run, decimal lines, the clock's cost).
+    pub fn of_record(rec: &Value) -> Option<Row> {
+        let result = rec.get("result")?;
+        result.get("workload").is_none().then_some(())?;
+        let r: RunResult = serde_json::from_value(result.clone()).ok()?;
+        let point = crate::series::record_point(rec);
+        let key = |k: &str| point.iter().find(|(x, _)| x == k).map(|(_, v)| v.clone());
+        // A file the point does not name: its name alone (the directory is the suite's temporary one).
+        let target =
+            key("target").unwrap_or_else(|| match (r.target.kind, r.spec.target.file_name()) {
+                (TargetKind::File, Some(n)) => n.to_string_lossy().to_string(),
+                _ => r.spec.target.display().to_string(),
+            });
+        Some(Row::of(&key("step").unwrap_or_default(), &target, &r))
+    }
+
+    pub fn ns(&self) -> f64 {
+        self.facts.ns_per_op
+    }
+
+    pub fn method(&self) -> Option<MethodKind> {
+        self.facts.method
+    }
+
+    /// "4 B writes to /dev/null" (with O_DIRECT, random, threads when they apply).
+    pub fn workload(&self) -> String {
+        let mut w = format!(
+            "{} {}{} {} {}",
+            fmt_size(self.facts.bs),
+            if self.pattern == "rand" {
+                "random "
+            } else {
+                ""
+            },
+            if self.facts.write { "writes" } else { "reads" },
+            if self.facts.write { "to" } else { "from" },
+            self.target
+        );
+        if self.facts.direct {
+            w.push_str(" (O_DIRECT)");
+        }
+        if self.threads > 1 {
+            w.push_str(&format!(", {} threads", self.threads));
+        }
+        if self.nop_requests {
+            w = format!(
+                "NOP requests, batch {}{}",
+                self.batch,
+                if self.threads > 1 {
+                    format!(", {} threads", self.threads)
+                } else {
+                    String::new()
+                }
+            );
+        }
+        w
+    }
+
+    /// The row and another do the same workload.
+    pub fn same_workload(&self, o: &Row) -> bool {
+        let f = (&self.facts, &o.facts);
+        self.place == o.place
+            && f.0.write == f.1.write
+            && f.0.bs == f.1.bs
+            && f.0.direct == f.1.direct
+            && self.pattern == o.pattern
+            && self.threads == o.threads
+            && self.nop_requests == o.nop_requests
+            && (!self.nop_requests || self.batch == o.batch)
+    }
+
+    /// Ops per second.
+    pub fn iops(&self) -> f64 {
+        if self.facts.wall_s > 0.0 {
+            self.ops as f64 / self.facts.wall_s
+        } else {
+            0.0
+        }
+    }
+
+    /// CPU nanoseconds per op (the whole process's user + system time).
+    pub fn cpu_ns_per_op(&self) -> Option<f64> {
+        (self.ops > 0 && self.cpu_s > 0.0).then(|| self.cpu_s * 1e9 / self.ops as f64)
+    }
+}
+
+/// "write()", "pread()", "io_uring (SQPOLL, producer-consumer, qd 64 batch 1)", "offload (broker path,
+/// eventfd doorbell, batch 1)".
+pub fn way(r: &RunResult) -> String {
+    let w = way_of(&r.spec);
+    let inline = r
+        .kernel
+        .tracepoint_pass
+        .as_deref()
+        .is_some_and(|p| p.contains("inline"));
+    if inline {
+        format!("{w} with tracepoints on")
+    } else {
+        w
+    }
+}
+
+/// [`way`] of a spec.
+pub(super) fn way_of(s: &iolab_engine::spec::Spec) -> String {
+    let w = s.op == OpKind::Write;
+    match s.method {
+        MethodKind::Sync => (if w { "write()" } else { "read()" }).into(),
+        MethodKind::Psync => (if w { "pwrite()" } else { "pread()" }).into(),
+        MethodKind::IoUring => {
+            let mut o = Vec::new();
+            if s.ring.sqpoll {
+                o.push("SQPOLL".to_string());
+            }
+            if s.ring.iopoll {
+                o.push("IOPOLL".to_string());
+            }
+            if s.ring.design != RingDesign::PerThread {
+                o.push(format!("{} ring", s.ring.design.name()));
+            }
+            o.push(format!("qd {} batch {}", s.qd, s.batch));
+            format!("io_uring ({})", o.join(", "))
+        }
+        MethodKind::Offload => {
+            let mut o = vec![format!("{} path", s.offload.path.name())];
+            if s.offload.partition == iolab_engine::spec::Partition::Vm {
+                o.insert(0, "from a guest partition".to_string());
+            }
+            if s.offload.path == OffloadPath::Broker {
+                o.push(format!("{} doorbell", s.offload.doorbell.name()));
+            }
+            if s.offload.sq_sleep {
+                o.push("SQ thread asleep before every round trip".into());
+            }
+            o.push(format!("batch {}", s.batch));
+            format!("offload ({})", o.join(", "))
+        }
+        m => match (m.info().describe)(s) {
+            Some(d) => format!("{} ({d})", m.name()),
+            None => m.name().to_string(),
+        },
+    }
+}
+
+/// Marks one reference row per workload: write()/read() (or pwrite()/pread()) where the workload has
+/// one, else its fastest row; never the nop floor.
+pub fn mark_references(rows: &mut [Row]) {
+    for r in rows.iter_mut() {
+        r.reference = false;
+    }
+    for i in 0..rows.len() {
+        if rows[i].floor || rows[..i].iter().any(|p| p.same_workload(&rows[i])) {
+            continue;
+        }
+        let group: Vec<usize> = (0..rows.len())
+            .filter(|&j| !rows[j].floor && rows[j].same_workload(&rows[i]))
+            .collect();
+        let plain = |j: &&usize| {
+            matches!(
+                rows[**j].method(),
+                Some(MethodKind::Sync | MethodKind::Psync)
+            )
+        };
+        let pick = group.iter().find(plain).copied().or_else(|| {
+            group
+                .iter()
+                .copied()
+                .min_by(|a, b| rows[*a].ns().total_cmp(&rows[*b].ns()))
+        });
+        if let Some(j) = pick {
+            rows[j].reference = true;
+        }
+    }
+}
+
+/// Whether the repeated runs of `a` and `b` overlap in ns/op (false when either ran once: not measured).
+pub fn within_noise(a: &Row, b: &Row) -> bool {
+    match (a.spread, b.spread) {
+        (Some(x), Some(y)) => x.low_ns <= y.high_ns && y.low_ns <= x.high_ns,
+        _ => false,
+    }
+}
+
+/// What the repeated runs say of a difference between `a` and `b` (empty when either ran once): within
+/// the noise when the middle runs' ns/op ranges overlap, beyond it when they do not.
+pub fn noise(a: &Row, b: &Row) -> String {
+    let (Some(x), Some(y)) = (a.spread, b.spread) else {
+        return String::new();
+    };
+    let range = |s: Spread| iolab_engine::units::fmt_range(s.low_ns, s.high_ns, fmt_ns);
+    let (verdict, ranges) = if within_noise(a, b) {
+        (
+            "within",
+            "ranges that overlap: this difference is not measured here",
+        )
+    } else {
+        ("beyond", "ranges apart")
+    };
+    format!(
+        " ({verdict} the noise: over {} and {} runs the middle runs took {} and {} per op, {ranges})",
+        x.runs,
+        y.runs,
+        range(x),
+        range(y)
+    )
+}
+
+/// A row of `way` on /dev/null, 4 B writes, `ns` per op (for the tests here and in `answers`).
+#[cfg(test)]
+pub(crate) fn test_row(way: &str, method: MethodKind, ns: f64) -> Row {
+    Row {
+        step: "s".into(),
+        target: "/dev/null".into(),
+        place: "/dev/null".into(),
+        way: way.into(),
+        pattern: "seq".into(),
+        threads: 1,
+        batch: 1,
+        ops: 1000,
+        bytes: 4000,
+        cpu_s: ns * 1e-6,
+        facts: Facts {
+            method: Some(method),
+            target: Some(TargetKind::DevNull),
+            write: true,
+            bs: 4,
+            qd: 1,
+            ns_per_op: ns,
+            wall_s: ns * 1e-6,
+            syscalls_per_op: Some(1.0),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}

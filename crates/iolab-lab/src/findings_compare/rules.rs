@@ -1,0 +1,177 @@
+//! The comparing rules, in tables: over a pair of rows of one workload, and over every row of a table.
+
+use super::crossover::crossover;
+use super::row::Row;
+use super::why::{because, pct, why_faster, why_slower};
+use iolab_engine::sink_device::Personality;
+use iolab_engine::spec::{MethodKind, RingDesign};
+use iolab_engine::units::fmt_ns;
+
+/// A comparison that took at least this ratio of times is worth a sentence.
+pub const RATIO: f64 = 1.5;
+
+pub(super) type PairRule = (&'static str, fn(&Row, &Row) -> Option<String>);
+
+/// Rules over a row `a` and another row `b` of the same table, in the order findings are printed.
+pub const PAIR_RULES: &[PairRule] = &[
+    ("slower_than_reference", |a, b| {
+        let r = a.ns() / b.ns();
+        (b.reference && !a.floor && a.method() != b.method() && a.same_workload(b) && r >= RATIO).then(|| {
+            format!(
+                "{} took {r:.1}x {}'s time per op ({} vs {} per op): {}",
+                a.way,
+                b.way,
+                fmt_ns(a.ns()),
+                fmt_ns(b.ns()),
+                because(
+                    why_slower(a, b),
+                    "no counter of this run explains it (run it alone with --count separate for the kernel's counts, \
+                     or --profile for where the time went)"
+                )
+            )
+        })
+    }),
+    ("faster_than_reference", |a, b| {
+        let r = a.ns() / b.ns();
+        (b.reference
+            && !a.floor
+            && a.method() != b.method()
+            && a.same_workload(b)
+            && r <= 1.0 / RATIO)
+            .then(|| {
+                format!(
+                    "{} took {r:.2}x {}'s time per op ({} vs {} per op): {}",
+                    a.way,
+                    b.way,
+                    fmt_ns(a.ns()),
+                    fmt_ns(b.ns()),
+                    because(why_faster(a, b), "no counter of this run explains it")
+                )
+            })
+    }),
+    ("batched_vs_single", |a, b| {
+        let (ma, mb) = (a.mean_batch?, b.mean_batch?);
+        let r = a.ns() / b.ns();
+        let both =
+            a.method() == Some(MethodKind::IoUring) && b.method() == Some(MethodKind::IoUring);
+        // At another queue depth the difference is the depth's, not the batch's.
+        let same_depth = a.facts.qd == b.facts.qd;
+        (both && same_depth && a.same_workload(b) && ma >= 4.0 * mb && mb <= 1.5 && !(1.0 / 1.2..1.2).contains(&r)).then(|| {
+            let verdict = if r < 1.0 {
+                format!("batching paid: {:.2} syscalls per op against {:.2}", a.facts.syscalls_per_op.unwrap_or(f64::NAN), b.facts.syscalls_per_op.unwrap_or(f64::NAN))
+            } else {
+                "batching did not pay here: the time goes elsewhere than the submission calls".to_string()
+            };
+            format!(
+                "{} ({ma:.1} requests per submission) took {r:.2}x the time of {} ({mb:.1} per submission): {verdict}",
+                a.way, b.way
+            )
+        })
+    }),
+    ("shared_vs_own_ring", |a, b| {
+        let shared = matches!(
+            a.design,
+            Some(RingDesign::Shared | RingDesign::SharedSubmitter)
+        );
+        let r = a.ns() / b.ns();
+        (shared
+            && b.design == Some(RingDesign::PerThread)
+            && a.same_workload(b)
+            && a.facts.qd == b.facts.qd
+            && a.batch == b.batch
+            && !(1.0 / 1.2..1.2).contains(&r))
+        .then(|| {
+            let mut w = Vec::new();
+            match a.lock_contended {
+                Some(0) => w.push("no thread ever found its mutex taken".to_string()),
+                Some(n) => w.push(format!(
+                    "threads found its mutex taken {n} times ({:.2} per op)",
+                    n as f64 / a.ops.max(1) as f64
+                )),
+                None => {}
+            }
+            if let (Some(x), Some(y)) = (a.mean_batch, b.mean_batch) {
+                w.push(format!("{x:.1} requests per submission against {y:.1}"));
+            }
+            if let (Some(x), Some(y)) = (a.mean_inflight, b.mean_inflight) {
+                w.push(format!(
+                    "{x:.1} requests in flight on average against {y:.1}"
+                ));
+            }
+            format!(
+                "{} took {r:.2}x the time of per-thread rings ({} vs {} per op): {}",
+                a.way,
+                fmt_ns(a.ns()),
+                fmt_ns(b.ns()),
+                because(w, "no batch or lock figure recorded")
+            )
+        })
+    }),
+    ("sink_personalities", |a, b| {
+        let (pa, pb) = (sink_of(a)?, sink_of(b)?);
+        let r = a.ns() / b.ns();
+        let same = a.way == b.way
+            && base_place(a) == base_place(b)
+            && (a.facts.write, a.facts.bs, a.threads) == (b.facts.write, b.facts.bs, b.threads);
+        let (wa, wb) = (pa.1.unwrap_or(0.0), pb.1.unwrap_or(0.0));
+        (same
+            && pa.0 == Personality::Legacy
+            && pb.0 == Personality::Nowait
+            && (wa - wb >= 0.5 || !(1.0 / 1.2..1.2).contains(&r)))
+        .then(|| {
+            format!(
+                "{} on the legacy sink took {r:.2}x its time on the nowait sink ({:.0} vs {:.0} ns/op): {} of the \
+                 legacy driver's calls came from io-wq workers against {} (no write_iter/FMODE_NOWAIT: io_uring \
+                 cannot complete its requests inline)",
+                a.way,
+                a.ns(),
+                b.ns(),
+                pct(wa),
+                pct(wb)
+            )
+        })
+    }),
+];
+
+/// The sink driver's personality of a row, and the share of its calls io-wq workers made.
+pub(super) fn sink_of(r: &Row) -> Option<(Personality, Option<f64>)> {
+    let s = r.facts.sink.as_ref()?;
+    Some((s.personality?, s.worker_share))
+}
+
+/// A row's target without the sink's personality ("/dev/iolab_sink (legacy)" -> "/dev/iolab_sink").
+pub(super) fn base_place(r: &Row) -> &str {
+    r.place.split(" (").next().unwrap_or(&r.place)
+}
+
+/// A rule over every row of a table at once: its name, what its findings are about, and the rule.
+pub(super) type SetRule = (&'static str, &'static str, fn(&[&Row]) -> Vec<String>);
+
+/// Rules over every row of a table at once.
+pub const SET_RULES: &[SetRule] = &[(
+    "direct_crossover",
+    "buffered against O_DIRECT, over the block sizes",
+    |rows| {
+        let mut out = Vec::new();
+        let mut seen: Vec<(String, bool, Option<MethodKind>, u32)> = Vec::new();
+        for r in rows {
+            let key = (r.place.clone(), r.facts.write, r.method(), r.threads);
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key.clone());
+            let family: Vec<&&Row> = rows
+                .iter()
+                .filter(|x| (x.place.clone(), x.facts.write, x.method(), x.threads) == key)
+                .collect();
+            if let Some(s) = crossover(&family) {
+                out.push(if r.step.is_empty() {
+                    s
+                } else {
+                    format!("{}: {s}", r.step)
+                });
+            }
+        }
+        out
+    },
+)];

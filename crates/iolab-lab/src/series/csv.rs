@@ -1,0 +1,94 @@
+//! A sweep's points as CSV rows.
+
+use super::figures::at;
+use super::figures::text;
+use super::records::record_point;
+use serde_json::Value;
+
+/// The CSV columns after the point's keys (one row per run; documented in the README).
+pub const CSV_COLUMNS: &[&str] = &[
+    "method",
+    "op",
+    "bs",
+    "pattern",
+    "target",
+    "threads",
+    "qd",
+    "batch",
+    "direct",
+    "ops",
+    "bytes",
+    "wall_s",
+    "iops",
+    "mib_s",
+    "ns_per_op",
+    "lat_p50_ns",
+    "lat_p99_ns",
+    "cpu_user_s",
+    "cpu_sys_s",
+    "syscalls_per_op",
+    "error",
+];
+
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+pub fn csv_header(point_keys: &[String]) -> String {
+    let mut cols: Vec<String> = point_keys.iter().map(|k| format!("point.{k}")).collect();
+    cols.extend(CSV_COLUMNS.iter().map(|c| c.to_string()));
+    cols.iter()
+        .map(|c| csv_field(c))
+        .collect::<Vec<_>>()
+        .join(",")
+        + "\n"
+}
+
+/// The values a record's point gives `keys`, in their order ("" where the point has no such key).
+pub fn point_cells(rec: &Value, keys: &[String]) -> Vec<String> {
+    let point = record_point(rec);
+    keys.iter()
+        .map(|k| {
+            point
+                .iter()
+                .find(|(pk, _)| pk == k)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+pub fn csv_row(rec: &Value, point_keys: &[String]) -> String {
+    let mut cells = point_cells(rec, point_keys);
+    let r = rec.get("result");
+    let txt = |path: &[&str]| text(r.and_then(|r| at(r, path)));
+    for c in CSV_COLUMNS {
+        cells.push(match *c {
+            "method" | "op" | "bs" | "pattern" | "threads" | "qd" | "batch" | "direct" => {
+                txt(&["spec", c])
+            }
+            "target" => txt(&["spec", "target"]),
+            "lat_p50_ns" => txt(&["latency", "p50_ns"]),
+            "lat_p99_ns" => txt(&["latency", "p99_ns"]),
+            "cpu_user_s" => txt(&["cpu", "process", "user_s"]),
+            "cpu_sys_s" => txt(&["cpu", "process", "sys_s"]),
+            "syscalls_per_op" => txt(&["syscalls", "method_per_op"]),
+            "error" => rec
+                .get("error")
+                .and_then(|e| e.as_str())
+                .unwrap_or_default()
+                .to_string(),
+            other => txt(&[other]),
+        });
+    }
+    cells
+        .iter()
+        .map(|c| csv_field(c))
+        .collect::<Vec<_>>()
+        .join(",")
+        + "\n"
+}

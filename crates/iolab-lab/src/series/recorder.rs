@@ -1,0 +1,173 @@
+//! Writing a record file as a sweep goes: the lock, a new or resumed file, and the default name.
+
+use super::check::{new_out, not_records, refuse_other_settings, resumable, resume_records};
+use super::records::append_record;
+use super::records::is_point;
+use super::records::retried;
+use iolab_engine::error::{Error, Result};
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// A record file of JSON lines, one per point, each appended and synced as its point finishes. The file
+/// is locked (flock) for as long as the recorder lives: a second iolab on the same file is refused.
+pub struct Recorder {
+    pub path: PathBuf,
+    file: std::fs::File,
+    /// The records in the file (those found at `--resume`, then those appended).
+    pub done: Vec<Value>,
+    /// Bytes of a cut-short last line dropped at `--resume` (a point killed while being written).
+    pub dropped: usize,
+    /// What `--resume` found and did about it, for the user (a missing final newline added, records
+    /// of an older iolab whose settings could not be checked).
+    pub notes: Vec<String>,
+    /// What every record of this file carries as `"settings"` (see [`settings`]).
+    settings: Value,
+}
+
+impl Recorder {
+    /// Opens and locks the record file. `out` given: a new file, or with `resume` the existing one (its
+    /// complete lines kept, a cut-short last line dropped, a missing final newline added; refused when
+    /// its records carry other `settings`). `out` absent: a new `iolab-results/<stem>-<UTC>.jsonl`. An
+    /// existing file is never appended to or replaced without `resume`.
+    pub fn open(out: Option<&Path>, resume: bool, stem: &str, settings: Value) -> Result<Recorder> {
+        let path = match (out, resume) {
+            (Some(p), true) => resumable(p)?,
+            (Some(p), false) => new_out(p)?,
+            (None, _) => default_out(stem)?,
+        };
+        let mut opts = std::fs::OpenOptions::new();
+        opts.read(true).append(true);
+        if !resume {
+            opts.create_new(true);
+        }
+        let file = opts.open(&path).map_err(|e| {
+            let what = if resume { "read" } else { "open --out" };
+            Error::Runtime(format!("cannot {what} {}: {e}", path.display()))
+        })?;
+        lock(&file, &path)?;
+        let mut rec = Recorder {
+            path,
+            file,
+            done: Vec::new(),
+            dropped: 0,
+            notes: Vec::new(),
+            settings,
+        };
+        if resume {
+            rec.resume()?;
+        }
+        Ok(rec)
+    }
+
+    /// Reads what the (locked) file holds, refuses other settings, then drops a cut-short last line or
+    /// ends a last line that has no newline, in place.
+    fn resume(&mut self) -> Result<()> {
+        use std::io::Read;
+        let p = self.path.clone();
+        let mut bytes = Vec::new();
+        (&self.file)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", p.display())))?;
+        let text =
+            String::from_utf8(bytes).map_err(|_| not_records(&p, "not UTF-8 text".into()))?;
+        let (recs, cut) = resume_records(&text, &p)?;
+        self.check_settings(&recs)?;
+        let fail =
+            |e: std::io::Error| Error::Runtime(format!("cannot rewrite {}: {e}", p.display()));
+        if cut > 0 {
+            // Drop the cut-short line in place (the lock stays on this file), then append after it.
+            self.file
+                .set_len((text.len() - cut) as u64)
+                .and_then(|_| self.file.sync_data())
+                .map_err(fail)?;
+        } else if !text.is_empty() && !text.ends_with('\n') {
+            self.file
+                .write_all(b"\n")
+                .and_then(|_| self.file.sync_data())
+                .map_err(fail)?;
+            self.notes.push(
+                "its last line had no newline at the end; one was added, so the next record starts a line of its own"
+                    .into(),
+            );
+        }
+        self.done = recs;
+        self.dropped = cut;
+        Ok(())
+    }
+
+    /// Refuses records made with other settings (naming the keys that differ); notes records without any.
+    fn check_settings(&mut self, recs: &[Value]) -> Result<()> {
+        let unchecked = refuse_other_settings(&self.path, recs, &self.settings)?;
+        if unchecked > 0 {
+            self.notes.push(format!(
+                "{unchecked} of its records carry no settings (written by an older iolab): they are taken as done \
+                 without checking that they were made with these flags and --vary lists"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether `point` is recorded and not to be run again (see [`retried`]).
+    pub fn has(&self, point: &[(String, String)]) -> bool {
+        self.done.iter().any(|r| is_point(r, point) && !retried(r))
+    }
+
+    /// The latest record of `point`, if any.
+    pub fn latest(&self, point: &[(String, String)]) -> Option<&Value> {
+        self.done.iter().rev().find(|r| is_point(r, point))
+    }
+
+    /// Appends a record (with this file's `settings`) and syncs it before returning.
+    pub fn push(&mut self, mut rec: Value) -> Result<()> {
+        if let Some(m) = rec.as_object_mut() {
+            m.insert("settings".into(), self.settings.clone());
+        }
+        append_record(&mut self.file, &rec)?;
+        self.done.push(rec);
+        Ok(())
+    }
+}
+
+/// Takes the record file's lock, or refuses: another iolab is writing it.
+pub(super) fn lock(file: &std::fs::File, path: &Path) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    match iolab_sys::flock_exclusive_nb(file.as_raw_fd()) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(Error::usage(
+            "--out",
+            format!(
+                "another iolab holds {} (a sweep or suite recording into it now); wait for it to end, or choose \
+                 another --out",
+                path.display()
+            ),
+        )),
+        Err(e) => Err(Error::sys_on(e, path.display().to_string())),
+    }
+}
+
+/// No `--out`: a new `iolab-results/<stem>-<UTC>.jsonl` (`-2`, `-3` ... when taken).
+pub(super) fn default_out(stem: &str) -> Result<PathBuf> {
+    let dir = Path::new("iolab-results");
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::usage(
+            "--out",
+            "./iolab-results, where records go without --out, is not a directory: give --out FILE",
+        ));
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::Runtime(format!("cannot create {}: {e}", dir.display())))?;
+    let stamp = iolab_engine::units::utc_stamp(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+    );
+    let mut p = dir.join(format!("{stem}-{stamp}.jsonl"));
+    let mut k = 1;
+    while p.exists() {
+        k += 1;
+        p = dir.join(format!("{stem}-{stamp}-{k}.jsonl"));
+    }
+    Ok(p)
+}

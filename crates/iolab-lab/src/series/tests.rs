@@ -1,0 +1,76 @@
+use super::records::{records_of, settings_diff};
+use super::*;
+use crate::series::records::retried;
+use crate::series::records::TARGET_EXISTS;
+use iolab_engine::stats::stat;
+use std::path::Path;
+
+#[test]
+fn stats_are_exact() {
+    let s = stat(&[3.0, 1.0, 2.0, 10.0]).unwrap();
+    assert_eq!((s.n, s.median, s.min, s.max), (4, 2.5, 1.0, 10.0));
+    assert!((s.spread_pct - 360.0).abs() < 1e-9);
+    // Mean 4, squared deviations 1 + 9 + 4 + 36 = 50, population variance 12.5.
+    assert!((s.stdev - 12.5f64.sqrt()).abs() < 1e-12);
+    let one = stat(&[5.0]).unwrap();
+    assert_eq!((one.stdev, one.spread_pct), (0.0, 0.0));
+    assert!(stat(&[]).is_none());
+}
+
+#[test]
+fn points_are_the_product_in_flag_order() {
+    let v = vec![
+        parse_vary("method=psync,io_uring").unwrap(),
+        parse_vary("bs=4k,64k,1m").unwrap(),
+    ];
+    let p = points(&v);
+    assert_eq!(p.len(), 6);
+    assert_eq!(point_label(&p[0]), "method=psync bs=4k");
+    assert_eq!(point_label(&p[1]), "method=psync bs=64k");
+    assert_eq!(point_label(&p[5]), "method=io_uring bs=1m");
+    let e = parse_vary("colour=red").unwrap_err().to_string();
+    assert!(e.contains("--vary") && e.contains("colour"), "{e}");
+    assert!(parse_vary("bs")
+        .unwrap_err()
+        .to_string()
+        .contains("KEY=V1,V2"));
+    assert!(point_raw(&[("direct".into(), "true".into())]).is_ok());
+}
+
+#[test]
+fn settings_name_what_differs_and_later_records_replace_refusals() {
+    let fixed =
+        |ops: &str| std::collections::BTreeMap::from([("ops".to_string(), ops.to_string())]);
+    let pts = |vals: &[&str]| -> Vec<Vec<(String, String)>> {
+        vals.iter()
+            .map(|v| vec![("bs".to_string(), v.to_string())])
+            .collect()
+    };
+    let a = settings(&fixed("100"), &pts(&["4k", "64k"]));
+    assert!(settings_diff(&a, &a.clone()).is_empty());
+    let b = settings(&fixed("200"), &pts(&["4k", "1m"]));
+    assert_eq!(
+        settings_diff(&a, &b),
+        vec![
+            "ops (recorded 100, now 200)".to_string(),
+            "vary bs (recorded 4k,64k, now 4k,1m)".to_string()
+        ]
+    );
+    let p = vec![("bs".to_string(), "4k".to_string())];
+    let refused = record(
+        &p,
+        Err((
+            2,
+            format!("--overwrite: /x {TARGET_EXISTS}; add --overwrite"),
+        )),
+    );
+    assert!(retried(&refused));
+    assert!(!retried(&record(
+        &p,
+        Err((2, "--qd: psync has none".into()))
+    )));
+    let ran = record(&p, Ok(serde_json::json!({"spec": {}})));
+    let text = format!("{refused}\n{ran}\n");
+    let (recs, cut) = records_of(&text, Path::new("x")).unwrap();
+    assert_eq!((recs, cut), (vec![ran], 0));
+}

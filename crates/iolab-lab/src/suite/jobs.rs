@@ -1,0 +1,285 @@
+//! A suite's points as the jobs of `series::run_jobs`: each step's spec over the suite's defaults, its
+//! `vary` lists, `--quick` and `--repeat`, and what a step needs that this machine may not have.
+
+use super::file::{toml_of, Step, SuiteFile};
+use super::places::Places;
+use crate::series::check as series_check;
+use crate::series::{self, Job, Work};
+use iolab_engine::error::{Error, Result};
+use iolab_engine::spec::{MethodKind, RawSpec};
+use std::path::{Path, PathBuf};
+
+fn merge(into: &mut toml::Table, over: &toml::Table) {
+    for (k, v) in over {
+        into.insert(k.clone(), v.clone());
+    }
+}
+
+fn str_val(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        o => o.to_string(),
+    }
+}
+
+fn str_key(t: &toml::Table, k: &str) -> Option<String> {
+    t.get(k).map(str_val)
+}
+
+/// Why a step's `needs` is not met here, if it is not (no `places`: only whether `needs` is known).
+/// `target`: the step's target, placed.
+fn unmet(
+    needs: Option<&str>,
+    places: Option<&Places>,
+    target: Option<&str>,
+) -> Result<Option<String>> {
+    Ok(match needs {
+        None => None,
+        // A method as a need (`needs = "offload"`): met when the build has it; a kernel that refuses part
+        // of it fails the run itself, which the record says.
+        Some(name) if MethodKind::parse(name).is_some() => None,
+        Some("zram") => places
+            .and_then(|p| p.zram_missing())
+            .map(|why| format!("on this machine: {why}")),
+        // iolab's sink driver, /dev/iolab_sink (loaded here, or in `iolab vm`'s guest).
+        Some("sink") => places
+            .and_then(|_| iolab_engine::sink_device::absent_reason())
+            .map(|why| format!("on this machine: {why}")),
+        // A guest of `iolab vm` (the offload suite's partition rows): where this machine cannot build one.
+        Some("guest") => places
+            .and_then(|_| crate::vm::unsupported())
+            .map(|why| format!("on this machine: {}: {why}", crate::vm::CANNOT_BUILD)),
+        Some("poll-queues") => places.and_then(|_| {
+            iolab_engine::measure::iopoll::poll_queues_unmet(Path::new(target.unwrap_or("")))
+                .map(|why| format!("on this machine: {why}"))
+        }),
+        Some(other) => {
+            return Err(Error::usage(
+                "suite",
+                format!(
+                    "needs = '{other}' is not known; accepted: zram, sink, poll-queues, guest or a method ({})",
+                    MethodKind::names()
+                ),
+            ))
+        }
+    })
+}
+
+/// Every point of every step as a job, in file order (a step's first `vary` changes slowest).
+pub fn jobs(s: &SuiteFile, places: &Places, quick: bool) -> Result<Vec<Job>> {
+    build(s, Some(places), quick)
+}
+
+/// Every point of every step, checked as [`jobs`] checks them (each step's vary lists: a key varied
+/// twice, a value listed twice, a value no point can use), before any directory or device is made.
+pub fn check(s: &SuiteFile, quick: bool) -> Result<Vec<Vec<(String, String)>>> {
+    Ok(build(s, None, quick)?
+        .into_iter()
+        .map(|j| j.point)
+        .collect())
+}
+
+/// [`jobs`]; without `places`, targets keep their `{disk}`, `{tmpfs}` and `{zram}` and every `needs` is
+/// taken as met.
+fn build(s: &SuiteFile, places: Option<&Places>, quick: bool) -> Result<Vec<Job>> {
+    if s.repeat <= 1 {
+        return build_round(s, places, quick, None);
+    }
+    // Round K runs every point once, forwards in odd rounds and backwards in even ones, so a slow drift
+    // of the machine touches every point alike.
+    let mut out = Vec::new();
+    for k in 1..=s.repeat {
+        let mut round = build_round(s, places, quick, Some(k))?;
+        if k % 2 == 0 {
+            round.reverse();
+        }
+        out.extend(round);
+    }
+    Ok(out)
+}
+
+/// Every point of every step once; `round` (with `--repeat`) is marked in each point as `repeat=K`.
+fn build_round(
+    s: &SuiteFile,
+    places: Option<&Places>,
+    quick: bool,
+    round: Option<u32>,
+) -> Result<Vec<Job>> {
+    let bad = |step: &Step, m: String| {
+        Error::usage("suite", format!("{}, step '{}': {m}", s.origin, step.label))
+    };
+    let mut out = Vec::new();
+    for step in &s.steps {
+        let vary_src = match (&step.quick_vary, quick) {
+            (Some(q), true) => q,
+            _ => &step.vary,
+        };
+        let vary: Vec<series::Vary> = vary_src
+            .iter()
+            .map(|v| series::parse_vary_any(v))
+            .collect::<Result<Vec<_>>>()
+            .and_then(|v| series_check::check_lists(&v, "vary").map(|()| v))
+            .map_err(|e| bad(step, e.to_string()))?;
+        let first = out.len();
+        let runs = match (step.quick_runs, quick) {
+            (Some(q), true) => q,
+            _ => step.runs.unwrap_or(1),
+        }
+        .max(1);
+        let step_target = step
+            .spec
+            .get("target")
+            .or(s.defaults.get("target"))
+            .map(str_val);
+        let step_target = match (step_target, places) {
+            (Some(t), Some(pl)) => Some(pl.place(&t)),
+            (t, _) => t,
+        };
+        let why_not = unmet(step.needs.as_deref(), places, step_target.as_deref())
+            .map_err(|e| bad(step, e.to_string()))?;
+        for p in series::points(&vary) {
+            for run in 1..=runs {
+                let mut point = vec![("step".to_string(), step.label.clone())];
+                // A quick point is not the same point: `--resume` of a full run never takes it as done.
+                if quick {
+                    point.push(("quick".to_string(), "true".to_string()));
+                }
+                if let Some(k) = round {
+                    point.push(("repeat".to_string(), k.to_string()));
+                }
+                if runs > 1 {
+                    point.push(("run".to_string(), run.to_string()));
+                }
+                point.extend(p.iter().cloned());
+                point.extend(s.overrides.iter().map(|(k, v)| (k.clone(), str_val(v))));
+                let mut t = s.defaults.clone();
+                merge(&mut t, &step.spec);
+                for (k, v) in &p {
+                    t.insert(k.clone(), toml_of(v));
+                }
+                if quick {
+                    merge(&mut t, &s.quick);
+                }
+                merge(&mut t, &s.overrides);
+                if let (Some(toml::Value::String(target)), Some(pl)) =
+                    (t.get("target").cloned(), places)
+                {
+                    t.insert("target".into(), toml::Value::String(pl.place(&target)));
+                }
+                let work = if let Some(why) = &why_not {
+                    Work::Unavailable(why.clone())
+                } else {
+                    match step.workload.as_deref() {
+                        None => {
+                            let raw = RawSpec::from_toml_table(t.clone())
+                                .map_err(|m| bad(step, m.to_string()))?;
+                            memory_allows(raw.resolve())
+                        }
+                        Some("lines") => {
+                            // Each run and round its own file name.
+                            let nth = (round.unwrap_or(1) - 1) * runs + run;
+                            lines_work(&t, nth).map_err(|m| bad(step, m))?
+                        }
+                        Some("clock") => Work::Custom(Box::new(|clk| {
+                            Ok(serde_json::json!({
+                                "workload": "clock",
+                                "spec": { "method": "clock" },
+                                "clock": clk,
+                            }))
+                        })),
+                        Some(other) => {
+                            return Err(bad(
+                                step,
+                                format!("workload '{other}' is not known; accepted: lines, clock"),
+                            ))
+                        }
+                    }
+                };
+                out.push(Job { point, work });
+            }
+        }
+        let runs: Vec<_> = out[first..]
+            .iter()
+            .filter_map(|j| match &j.work {
+                Work::Run(spec) => Some((j.point.as_slice(), spec.as_ref())),
+                _ => None,
+            })
+            .collect();
+        series_check::check_values(&vary, &runs).map_err(|e| bad(step, e.to_string()))?;
+    }
+    Ok(out)
+}
+
+/// A point whose buffers this machine's memory cannot hold (the storage paper's 512 and 768 MiB blocks
+/// on a small machine) is not run, with the reason; any other spec runs (or is recorded with its error).
+pub(super) fn memory_allows(spec: Result<iolab_engine::spec::Spec>) -> Work {
+    let spec = match spec {
+        // Beyond MemTotal: refused by the spec's own check, which names the most --bs can be here.
+        Err(Error::Usage { flag, msg }) if flag == "--bs" && msg.contains("MemTotal") => {
+            return Work::Unavailable(format!("on this machine: {msg}"))
+        }
+        other => other,
+    };
+    if let (Ok(sp), Some(avail)) = (&spec, iolab_engine::mem::meminfo("MemAvailable")) {
+        let slots = if sp.method.info().synchronous() {
+            1
+        } else {
+            sp.qd as u64
+        };
+        let buffers = sp.bs * slots * sp.threads as u64;
+        // The buffers, and as much again for the page cache the data passes through.
+        if buffers.saturating_mul(2) > avail {
+            return Work::Unavailable(format!(
+                "on this machine: {} blocks need {} of buffers and as much again for the page cache the data \
+                 passes through, more than the {} available (MemAvailable); a machine with more memory \
+                 runs this point",
+                iolab_engine::units::fmt_size(sp.bs),
+                iolab_engine::units::fmt_size(buffers),
+                iolab_engine::units::fmt_size(avail)
+            ));
+        }
+    }
+    Work::Run(Box::new(spec))
+}
+
+fn lines_work(t: &toml::Table, run: u32) -> std::result::Result<Work, String> {
+    let method = str_key(t, "method").ok_or("a lines step needs a method")?;
+    let kernel = method == crate::driver::kwrite::KERNEL_MODULE;
+    if !kernel && !crate::lines::METHODS.contains(&method.as_str()) {
+        return Err(format!(
+            "'{method}' is not a lines method; accepted: {}, {}",
+            crate::lines::METHODS.join(", "),
+            crate::driver::kwrite::KERNEL_MODULE
+        ));
+    }
+    let n = iolab_engine::units::parse_count(
+        &str_key(t, "lines").ok_or("a lines step needs lines = N")?,
+    )?;
+    let target = PathBuf::from(str_key(t, "target").ok_or("a lines step needs a target")?);
+    // Each run its own file name, so nothing of an earlier run is ever in the way.
+    let path = target.with_file_name(format!(
+        "{}-{method}-{run}.{}",
+        target
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "lines".into()),
+        target
+            .extension()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "txt".into())
+    ));
+    if kernel {
+        // The sink driver writes the file from inside the kernel, where it is loaded (never faked).
+        if let Some(why) = crate::driver::kwrite::unavailable() {
+            return Ok(Work::Unavailable(format!("on this machine: {why}")));
+        }
+        return Ok(Work::Custom(Box::new(move |_| {
+            let r = crate::driver::kwrite::run(n, &path)?;
+            serde_json::to_value(&r).map_err(|e| Error::Runtime(format!("result JSON: {e}")))
+        })));
+    }
+    Ok(Work::Custom(Box::new(move |clk| {
+        let r = crate::lines::run(&method, n, &path, clk)?;
+        serde_json::to_value(&r).map_err(|e| Error::Runtime(format!("result JSON: {e}")))
+    })))
+}

@@ -1,0 +1,57 @@
+//! Suites: the seed experiments as checked-in TOML files (suites/*.toml, built into the binary), each a
+//! list of steps; a step is a spec (over the suite's defaults) and optional `vary` lists, run as points of
+//! the same loop and record file as `iolab sweep` (series::run_jobs), then shown as the table the seed
+//! published. `--quick` applies the suite's `[quick]` keys (smaller amounts) and a step's `quick-vary`.
+//!
+//! A step may say `needs = "offload"` (a method this build may not have) or `needs = "zram"` (a device
+//! that may not be makeable here): when missing, its points are recorded as "not available ..." with the
+//! reason, never faked. `workload = "lines"` runs the kernel-vs-user note's decimal lines (crate::lines)
+//! and `workload = "clock"` records the cost of the clock that times every op.
+//!
+//! The command line can set a spec key on every point over all the file says (`iolab suite --profile`:
+//! [`SuiteFile::set_on_every_point`]); such a key is in each point, so `--resume` never takes a point
+//! recorded without it as done. When points carry profiles, the table is followed by where their time
+//! went: the share of samples copying to/from user space (the storage paper's Figure 4) and the top
+//! kernel function of each point. A suite's `[[question]]`s and `[[published-figure]]`s are answered and
+//! checked after the table (`answers/`).
+
+pub mod file;
+mod jobs;
+mod places;
+
+pub use file::{Step, SuiteFile, TableKind, BUILTIN, COPY_GROUP};
+pub use jobs::{check, jobs};
+pub use places::{wants_zram, Places};
+
+use iolab_engine::error::{Error, Result};
+
+/// Parses suite text and checks its questions against the answer table; `origin` names it in errors.
+pub fn parse(text: &str, origin: &str) -> Result<SuiteFile> {
+    let s = file::parse_file(text, origin)?;
+    crate::answers::check(&s).map_err(|m| Error::usage("suite", format!("{origin}: {m}")))?;
+    Ok(s)
+}
+
+/// A built-in suite by name, or a suite file by path (anything ending in .toml).
+pub fn load(name: &str) -> Result<SuiteFile> {
+    if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name) {
+        return parse(text, &format!("suites/{name}.toml"));
+    }
+    if name.ends_with(".toml") {
+        let text = std::fs::read_to_string(name)
+            .map_err(|e| Error::usage("suite", format!("cannot read {name}: {e}")))?;
+        return parse(&text, name);
+    }
+    Err(Error::usage(
+        "suite",
+        format!(
+            "no suite '{name}'; built in: {} (or give a path to a suite .toml file; see iolab suite --list)",
+            BUILTIN.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+        ),
+    ))
+}
+
+/// Where a suite's files go: fresh directories iolab makes and removes, and a zram device when one can be
+
+#[cfg(test)]
+mod tests;
