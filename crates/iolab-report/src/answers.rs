@@ -6,12 +6,7 @@
 use iolab_lab::answers::Summary;
 use std::fmt::Write;
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+use crate::html::markup::esc;
 
 /// The section for `sums` (one per suite run; empty: no section).
 pub fn section(sums: &[Summary]) -> String {

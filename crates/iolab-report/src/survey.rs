@@ -1,6 +1,6 @@
 //! The survey's table: a header, one ranked section per target, and what the figures mean.
 
-use crate::syscalls_per_op;
+use crate::cells::syscalls_per_op;
 use crate::text::{Align, Doc, Table};
 use iolab_engine::units::thousands_u64;
 use iolab_engine::units::{fmt_mib_s, fmt_ns, fmt_size};

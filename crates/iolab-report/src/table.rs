@@ -2,7 +2,7 @@
 //! latency, CPU and scheduler, syscalls and io_uring, flushes, threads and verify, the profile, the
 //! kernel's side, and the tail every run's table ends with.
 
-use crate::{dist_line, opt};
+use crate::cells::{dist_line, opt};
 use iolab_engine::measure::counters::CounterValue;
 use iolab_engine::result::{ProfileFigures, ProfileShare, RunResult, UringFigures};
 use iolab_engine::units::thousands_u64;

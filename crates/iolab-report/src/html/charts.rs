@@ -12,7 +12,7 @@
 //! them in two colors kept for the x and y axis).
 
 use super::axis::Axis;
-use super::page::esc;
+use super::markup::esc;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::Shift;
 use plotters::prelude::*;

@@ -4,8 +4,8 @@
 
 use super::axis::Axis;
 use super::charts::{self, Figure, Mark, Marks, Panel};
+use super::model::{shared_spec, shares, uninformative, Out, Run};
 use super::vary::{self, Legend, MAX_SERIES};
-use super::{shared_spec, shares, uninformative, Out, Run};
 use crate::fields;
 use serde_json::Value;
 

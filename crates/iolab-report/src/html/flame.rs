@@ -6,8 +6,9 @@
 
 use super::axis::{bytes, Axis};
 use super::charts::{bar_chart, BarChart, BarRow, BarSection};
-use super::page::{esc, figure};
-use super::{Chart, Out, Run};
+use super::markup::Chart;
+use super::markup::{esc, figure};
+use super::model::{Out, Run};
 use crate::fields::{self, Field};
 use quick_xml::events::{BytesEnd, BytesStart, BytesText, Event};
 use quick_xml::{Reader, Writer};

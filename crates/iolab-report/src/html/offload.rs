@@ -1,7 +1,7 @@
 //! The offload runs' own timing in the HTML report: the cycles each client measured around its requests
 //! and round trips, per request and per round trip, and how often its server had to be woken.
 
-use super::page::esc;
+use super::markup::esc;
 use crate::fields;
 use serde_json::Value;
 use std::fmt::Write;

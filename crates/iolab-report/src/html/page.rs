@@ -1,17 +1,12 @@
 //! The report's HTML page: its head and introduction, the table of every record, the charts as figures,
 //! the profile section of each profiled run (`html/flame.rs`), and the findings of each run.
 
-use super::{Chart, Out, Run};
+use super::model::{Out, Run};
 use crate::fields;
+use crate::html::markup::esc;
+use crate::html::markup::figure;
 use serde_json::Value;
 use std::fmt::Write;
-
-pub(super) fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// The whole page.
 pub(super) fn page(
@@ -125,24 +120,6 @@ fn repeats_note(recs: &[Value], o: &mut String) {
              and distributions from its median run (the repeat with the median time per op).</p>\n",
         );
     }
-}
-
-/// A chart as a figure: its SVG (without the XML declaration) and its caption.
-pub(super) fn figure(c: &Chart, o: &mut String) {
-    let svg = c.svg.trim_start();
-    let svg = if svg.starts_with("<?xml") {
-        svg.split_once("?>").map(|x| x.1).unwrap_or(svg)
-    } else {
-        svg
-    };
-    let _ = writeln!(
-        o,
-        "<figure id=\"{}\">{}<figcaption><b>{}</b>. {}</figcaption></figure>",
-        esc(&c.name),
-        svg,
-        esc(&c.title),
-        esc(&c.caption)
-    );
 }
 
 /// The findings of every run that has any, under the run's label.

@@ -3,7 +3,7 @@
 //! tooltip) for whoever reads the page as data. A configuration run with `--repeat K` is one row: each
 //! figure the median of its K repeats, the range (min-max) under it, and the middle range in the tooltip.
 
-use super::page::esc;
+use super::markup::esc;
 use super::repeats;
 use crate::fields::{self, Field};
 use iolab_engine::units::{fmt_mib_s, fmt_ns, fmt_ops_s, fmt_range, fmt_s};

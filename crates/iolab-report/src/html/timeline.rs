@@ -6,8 +6,8 @@
 use super::axis::Axis;
 use super::charts;
 use super::dist::{panels_note, run_lines};
+use super::model::{shared_spec, uninformative, Out, Run};
 use super::vary::{self, MAX_SERIES};
-use super::{shared_spec, uninformative, Out, Run};
 use crate::fields::{self, Field};
 use serde_json::Value;
 

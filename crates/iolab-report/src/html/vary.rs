@@ -6,7 +6,8 @@
 
 use super::axis::{self, Axis};
 use super::charts::{self, BarChart, BarRow, BarSection, Figure, Mark, Marks, Panel};
-use super::{flame, shared_spec, uninformative, Out, Run};
+use super::flame;
+use super::model::{kv, shared_spec, uninformative, Out, Run};
 use crate::fields::{self, Field};
 use serde_json::Value;
 
@@ -14,17 +15,6 @@ use serde_json::Value;
 pub(super) const MAX_SERIES: usize = 8;
 /// Bars per method one section of a ranked chart holds at most.
 const MAX_PARTS: usize = 4;
-
-/// "key=value", or a suite step's label alone; a key a run does not have says so (records of a sweep
-/// beside a suite's have no step).
-pub(super) fn kv(k: &str, v: &str) -> String {
-    match (k, v) {
-        ("step", "") => "no step".into(),
-        ("step", _) => v.to_string(),
-        (_, "") => format!("{k}=(none)"),
-        _ => format!("{k}={v}"),
-    }
-}
 
 /// The spec keys a run is placed by when its point does not name them (a `run --json` document has no
 /// point; a sweep's point names only what it varied).

@@ -7,8 +7,8 @@
 
 use super::axis::Axis;
 use super::charts::{self, BarChart, BarRow, BarSection};
+use super::model::{shared_spec, uninformative, Out, Run};
 use super::vary::val;
-use super::{shared_spec, uninformative, Out, Run};
 use crate::fields;
 
 /// The keys that make two runs the same workload.

@@ -1,0 +1,88 @@
+//! Cells the text views share: a target's label, a distribution's line, rates, syscalls per op.
+
+use crate::text::NBSP;
+use iolab_engine::measure::hist::Summary;
+use iolab_engine::result::RunResult;
+use iolab_engine::spec::Spec;
+use iolab_engine::target::TargetKind;
+use iolab_engine::units::{fmt_mib_s, fmt_ns, fmt_ops_s, thousands_u64};
+
+pub(crate) fn target_label(r: &RunResult) -> String {
+    let k = match r.target.kind {
+        TargetKind::File => {
+            if r.target.created {
+                "file iolab created"
+            } else {
+                "existing file"
+            }
+        }
+        TargetKind::DevNull => "write sink",
+        TargetKind::DevZero => "read source",
+        TargetKind::BlockDevice => "block device",
+        TargetKind::Pipe => "a pipe per thread to iolab's peer",
+        TargetKind::Socketpair => "an AF_UNIX socketpair per thread to iolab's peer",
+        TargetKind::Tcp => "a TCP connection over 127.0.0.1 per thread to iolab's peer",
+        TargetKind::Sink => "iolab's sink driver",
+    };
+    format!("{} ({k})", r.spec.target.display())
+}
+
+pub(crate) fn dist_line(name: &str, s: &Summary) -> String {
+    if s.count == 0 {
+        return format!("{name:<12} (no values)\n");
+    }
+    // No-break spaces keep each percentile beside its value when the line wraps.
+    let v = |label: &str, ns: f64| {
+        format!(
+            "{label}{NBSP}{}",
+            fmt_ns(ns).replace(' ', &NBSP.to_string())
+        )
+    };
+    format!(
+        "{name:<12} {}  {}  {}  {}  {}  {}  ({} values)\n",
+        v("mean", s.mean_ns),
+        v("p50", s.p50_ns),
+        v("p90", s.p90_ns),
+        v("p99", s.p99_ns),
+        v("p99.9", s.p999_ns),
+        v("max", s.max_ns),
+        thousands_u64(s.count)
+    )
+}
+
+/// The throughput line's rates, or why there are none: a span too short to time (`units::too_short`).
+pub(crate) fn rates(r: &RunResult) -> String {
+    match iolab_engine::units::too_short(r.wall_s, r.clock.overhead_ns, r.clock.ns_per_tick) {
+        Some(why) => format!("no rate: {why}"),
+        None => format!("{}, {}", fmt_ops_s(r.iops), fmt_mib_s(r.mib_s)),
+    }
+}
+
+/// Syscalls per op as the survey shows it: the method's own count, or the kernel's (marked `k`) where the
+/// method cannot know (stdio).
+pub fn syscalls_per_op(r: &RunResult) -> String {
+    match r.syscalls.method_per_op {
+        Some(v) => format!("{v:.3}"),
+        // Marked, not suffixed: "1.000k" read as a thousand.
+        None => format!("{:.3}*", r.syscalls.kernel_rw_per_op),
+    }
+}
+
+/// What the ops were: "write" or "read", or NOPs in their place.
+pub(crate) fn op_text(s: &Spec) -> String {
+    let op = if s.op == iolab_engine::spec::OpKind::Write {
+        "write"
+    } else {
+        "read"
+    };
+    if s.ring.nop_requests {
+        format!("NOP requests (no data moved) in place of {op}")
+    } else {
+        op.to_string()
+    }
+}
+
+pub(crate) fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map(|x| format!("{x:.digits$}"))
+        .unwrap_or_else(|| "-".into())
+}

@@ -1,0 +1,175 @@
+//! What a report page is made of: the runs it reads (each a record with its label), the charts and files
+//! it writes, and the facts about the runs that decide which charts say something.
+
+use super::axis;
+use super::markup::Chart;
+use super::repeats;
+use crate::fields;
+use serde_json::Value;
+
+pub struct Report {
+    pub html: String,
+    pub charts: Vec<Chart>,
+    /// Charts left out because they would carry no information, each with the reason.
+    pub left_out: Vec<String>,
+}
+
+/// One record that has a result: its label (unique in the report), the result, and its coordinates:
+/// the record's point (without `quick`), the spec keys the point does not name, and the file it came
+/// from when the report reads several.
+pub(crate) struct Run<'a> {
+    pub(crate) label: String,
+    pub(crate) r: &'a Value,
+    pub(crate) keys: Vec<(String, String)>,
+}
+
+/// What the report's chart functions make: the charts drawn, and a line for each left out.
+#[derive(Default)]
+pub(crate) struct Out {
+    pub(crate) charts: Vec<Chart>,
+    pub(crate) left_out: Vec<String>,
+}
+
+impl Out {
+    /// Keeps a chart of the charts section that could be drawn.
+    pub(crate) fn add(
+        &mut self,
+        name: &str,
+        title: &str,
+        caption: String,
+        svg: Result<String, String>,
+    ) {
+        self.add_to(None, name, title, caption, svg)
+    }
+
+    /// Keeps a chart that could be drawn, in the section of run `run` (None: the charts section).
+    pub(crate) fn add_to(
+        &mut self,
+        run: Option<usize>,
+        name: &str,
+        title: &str,
+        caption: String,
+        svg: Result<String, String>,
+    ) {
+        if let Ok(svg) = svg {
+            self.charts.push(Chart {
+                name: name.into(),
+                title: title.into(),
+                caption,
+                svg,
+                run,
+            });
+        }
+    }
+
+    /// Says why chart `title` is left out.
+    pub(crate) fn leave_out(&mut self, title: &str, why: String) {
+        self.left_out.push(format!("{title}: {why}"));
+    }
+}
+
+/// Values this close (relative to the largest) draw as one line: a chart of them shows nothing.
+pub(crate) const SAME_WITHIN: f64 = 0.005;
+
+/// None when `ys` hold values that differ; else why a chart of them would carry no information (`show`
+/// writes a value with its unit): one value, all equal, or all within SAME_WITHIN of each other.
+pub(crate) fn uninformative(ys: &[f64], show: &dyn Fn(f64) -> String) -> Option<String> {
+    let ys: Vec<f64> = ys.iter().copied().filter(|v| v.is_finite()).collect();
+    let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    match ys.len() {
+        0 => Some("no values".into()),
+        1 => Some(format!(
+            "one value ({}), nothing to compare it with",
+            show(ys[0])
+        )),
+        n if hi - lo <= 1e-9 * hi.abs().max(1e-12) => {
+            Some(format!("all {n} values are equal ({})", show(lo)))
+        }
+        n if hi - lo <= SAME_WITHIN * hi.abs() => Some(format!(
+            "all {n} values are within {}% of each other (about {})",
+            SAME_WITHIN * 100.0,
+            show((lo + hi) / 2.0)
+        )),
+        _ => None,
+    }
+}
+
+/// A `[[x, count], ...]` array as (x, share of all counts); None when it holds no counts.
+pub(crate) fn shares(a: &Value) -> Option<Vec<(f64, f64)>> {
+    let a = a.as_array()?;
+    let total: f64 = a.iter().filter_map(|p| p.get(1)?.as_f64()).sum();
+    (total > 0.0).then(|| {
+        a.iter()
+            .filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()? / total)))
+            .collect()
+    })
+}
+
+pub(crate) fn label_of(rec: &Value, r: &Value) -> String {
+    let mut p = iolab_lab::series::record_point(rec);
+    // Suites mark --quick points; the report's title of each run need not repeat it.
+    p.retain(|(k, _)| k != "quick");
+    // The step first (records of older versions hold their keys sorted).
+    p.sort_by_key(|(k, _)| k != "step");
+    let reps = repeats::count(rec)
+        .map(|k| format!(" ({k} repeats)"))
+        .unwrap_or_default();
+    if p.is_empty() {
+        iolab_lab::compare::workload_label(r) + &reps
+    } else {
+        p.iter()
+            .map(|(k, v)| kv(k, v))
+            .collect::<Vec<_>>()
+            .join(" ")
+            + &reps
+    }
+}
+
+/// "key=value" for the spec keys every run of a chart shares.
+pub(crate) fn shared_spec(runs: &[&Run]) -> String {
+    let mut out = Vec::new();
+    for f in fields::SHARED_SPEC {
+        let vals: Vec<String> = runs.iter().map(|x| f.text(x.r)).collect();
+        if let Some(first) = vals.first() {
+            if !first.is_empty() && vals.iter().all(|v| v == first) {
+                out.push(format!("{}={first}", f.key()));
+            }
+        }
+    }
+    if out.is_empty() {
+        "no spec key is shared by all runs; the legend names each".into()
+    } else {
+        out.join(" ")
+    }
+}
+
+/// A survey's run (`{"target", "method", "bs", "result" | "unavailable"}`, read as a record's result) as a
+/// record of its own: the point names the target, method and block size.
+pub(crate) fn unwrap_survey_run(rec: &Value) -> Option<Value> {
+    let s = fields::RESULT.at(rec)?;
+    let (target, method, bs) = (
+        fields::SURVEY_TARGET.at(s)?.as_str()?,
+        fields::SURVEY_METHOD.at(s)?.as_str()?,
+        fields::SURVEY_BS.num(s)?,
+    );
+    let point = serde_json::json!({"target": target, "method": method, "bs": axis::bytes(bs)});
+    Some(match fields::SURVEY_RESULT.at(s).filter(|r| !r.is_null()) {
+        Some(r) => serde_json::json!({"point": point, "result": r}),
+        None => serde_json::json!({
+            "point": point,
+            "error": fields::SURVEY_UNAVAILABLE.text(s),
+        }),
+    })
+}
+
+/// "key=value", or a suite step's label alone; a key a run does not have says so (records of a sweep
+/// beside a suite's have no step).
+pub(crate) fn kv(k: &str, v: &str) -> String {
+    match (k, v) {
+        ("step", "") => "no step".into(),
+        ("step", _) => v.to_string(),
+        (_, "") => format!("{k}=(none)"),
+        _ => format!("{k}={v}"),
+    }
+}

@@ -1,0 +1,130 @@
+//! A run (and a survey) as the readable text tables of the terminal.
+
+use crate::cells::op_text;
+use crate::cells::rates;
+use crate::cells::target_label;
+use crate::export::Exporter;
+use crate::offload;
+use crate::survey;
+use crate::table;
+use crate::text::{Align, Doc, Table};
+use iolab_engine::result::RunResult;
+use iolab_engine::units::{fmt_ns, fmt_s, fmt_size, thousands_u64};
+use iolab_lab::survey::SurveyResult;
+use std::fmt::Write;
+
+/// Human-readable tables.
+pub struct TableExporter;
+
+impl TableExporter {
+    /// A run's table as printed where it is not wrapped (a file, a pipe).
+    pub fn run_text(&self, r: &RunResult) -> String {
+        self.run_doc(r).render(None)
+    }
+
+    /// A run's table as a document: the header line, then a table of labelled lines (the label column
+    /// and the figures, which wrap under themselves on a narrow terminal).
+    pub fn run_doc(&self, r: &RunResult) -> Doc {
+        let text = self.run_lines(r);
+        let mut lines = text.lines();
+        let mut d = Doc::new();
+        if let Some(h) = lines.next() {
+            d.line(h);
+        }
+        let mut t =
+            Table::new(&[("what", Align::Left), ("figures", Align::Wrap)], 1).without_heads();
+        for l in lines {
+            let cut = l.char_indices().nth(13).map_or(l.len(), |(i, _)| i);
+            t.row([l[..cut].trim_end(), l[cut..].trim_start()]);
+        }
+        d.table(t);
+        d
+    }
+
+    /// The lines of a run's table: what ran, the clock, throughput, then the body of its kind (offload or
+    /// I/O); each line a label in 13 columns and its figures.
+    fn run_lines(&self, r: &RunResult) -> String {
+        let s = &r.spec;
+        let mut o = String::new();
+        let amount = match (s.ops, s.duration_s) {
+            (Some(n), Some(d)) => format!("{} ops or {d} s, whichever first", thousands_u64(n)),
+            (Some(n), None) => format!("{} ops", thousands_u64(n)),
+            (None, Some(d)) => format!("{d} s"),
+            (None, None) => String::new(),
+        };
+        let mut extra = Vec::new();
+        if let Some(w) = &r.warmup {
+            extra.push(format!(
+                "after a warm-up of {} ops in {} (--warmup {}; not timed, in no figure)",
+                thousands_u64(w.ops),
+                fmt_s(w.wall_s),
+                w.asked
+            ));
+        }
+        if s.direct {
+            extra.push("O_DIRECT".to_string());
+        }
+        extra.extend((s.method.info().describe)(s));
+        let _ = writeln!(
+            o,
+            "iolab run: {} {} {} {} -> {}, {} thread{}, {}{}",
+            s.method.name(),
+            op_text(s),
+            fmt_size(s.bs),
+            s.pattern.name(),
+            target_label(r),
+            s.threads,
+            if s.threads == 1 { "" } else { "s" },
+            amount,
+            if extra.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", extra.join(", "))
+            }
+        );
+        if let Some(e) = r.host.emulated_line() {
+            let _ = writeln!(o, "emulated     {e}");
+        }
+        let _ = writeln!(
+            o,
+            "clock        {}; one read costs {:.1} ns ({:.0} ticks median, {:.1} mean)",
+            r.clock.description,
+            r.clock.overhead_ns,
+            r.clock.overhead_ticks_median,
+            r.clock.overhead_ticks_mean
+        );
+        let _ = writeln!(
+            o,
+            "throughput   {} ops, {} in {}: {}, {} per op (wall / ops)",
+            thousands_u64(r.ops),
+            fmt_size(r.bytes),
+            fmt_s(r.wall_s),
+            rates(r),
+            fmt_ns(r.ns_per_op)
+        );
+        if let Some(of) = &r.offload {
+            offload::offload_text(r, of, &mut o);
+            return o;
+        }
+        table::io_text(r, &mut o);
+        o
+    }
+
+    pub fn survey_text(&self, s: &SurveyResult) -> String {
+        survey::survey_text(s)
+    }
+
+    /// The survey's tables as a document (for a terminal's width, or `--md`).
+    pub fn survey_doc(&self, s: &SurveyResult) -> Doc {
+        survey::survey_doc(s)
+    }
+}
+
+impl Exporter for TableExporter {
+    fn run(&self, r: &RunResult) -> Vec<u8> {
+        self.run_text(r).into_bytes()
+    }
+    fn survey(&self, s: &SurveyResult) -> Vec<u8> {
+        self.survey_text(s).into_bytes()
+    }
+}
