@@ -2,6 +2,7 @@
 //! registry), the runner (it owns timing), measurement, and the result type (the JSON schema). It knows
 //! nothing of findings, suites or rendering: those are the lab's and the report's.
 
+pub mod budget;
 pub mod cleanup;
 pub mod emulation;
 pub mod error;
@@ -14,6 +15,7 @@ pub mod offload;
 pub mod pattern;
 pub mod progress;
 pub mod result;
+pub mod run;
 pub mod runner;
 pub mod sink_device;
 pub mod spec;

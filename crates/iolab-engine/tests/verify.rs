@@ -31,7 +31,7 @@ fn verify_finds_a_flipped_byte_a_misplaced_block_and_a_short_file() {
     let p = dir.path().join("v.dat");
     let ps = p.to_str().unwrap();
     let s = spec(ps, &[]);
-    let r = iolab_engine::runner::run(&s, &calibrate(5)).unwrap();
+    let r = iolab_engine::run::run(&s, &calibrate(5)).unwrap();
     assert_eq!(r.ops, 64);
     let f = std::fs::OpenOptions::new()
         .read(true)
@@ -88,7 +88,7 @@ fn verify_only_judges_blocks_that_were_written() {
         p.to_str().unwrap(),
         &[("pattern", "rand"), ("threads", "2")],
     );
-    let r = iolab_engine::runner::run(&s, &calibrate(5)).unwrap();
+    let r = iolab_engine::run::run(&s, &calibrate(5)).unwrap();
     let done: Vec<u64> = r.per_thread.iter().map(|t| t.ops).collect();
     let v = verify_now(&s, &done);
     assert_eq!(v.mismatches, 0);

@@ -235,7 +235,7 @@ pub fn run(method: &str, n: u64, path: &Path, clock: &ClockInfo) -> Result<Lines
             .and_then(|f| f.set_len(0))
             .map_err(|e| Error::Runtime(format!("cannot empty {}: {e}", path.display())))?;
     }
-    let Run::Threads { content, .. } = way.method.info().run else {
+    let Run::Threads { content, .. } = way.method.run() else {
         return Err(Error::Runtime(format!(
             "{} cannot write given bytes",
             way.name

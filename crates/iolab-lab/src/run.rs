@@ -7,7 +7,6 @@ use iolab_engine::measure::clock::ClockInfo;
 use iolab_engine::method::Run;
 use iolab_engine::progress::Board;
 use iolab_engine::result::RunResult;
-use iolab_engine::runner;
 use iolab_engine::spec::{Partition, Spec};
 
 /// Runs `spec` with an already calibrated clock and adds what the lab knows of the result.
@@ -17,11 +16,11 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
 
 /// [`run`], telling `board` (a progress display's) how the run goes.
 pub fn run_with(spec: &Spec, clock: &ClockInfo, board: Option<&Board>) -> Result<RunResult> {
-    let out_of_process = matches!(spec.method.info().run, Run::Process(_));
+    let out_of_process = matches!(spec.method.run(), Run::Process(_));
     let mut r = if spec.offload.partition == Partition::Vm {
         crate::partition::run(spec, clock)?
     } else {
-        runner::run_with(spec, clock, board)?
+        iolab_engine::run::run_with(spec, clock, board)?
     };
     if !out_of_process {
         r.derived = findings::derive(&r);

@@ -39,7 +39,7 @@ fn help(o: &Opt) -> String {
     }
     if o.key == "method" {
         for m in METHODS {
-            h.push_str(&format!("\n  {}: {}", m.name, m.help));
+            h.push_str(&format!("\n  {}: {}", m.info.name, m.info.help));
         }
         h.push('\n');
     } else {

@@ -1,63 +1,23 @@
 //! `iolab clean [DIR]`: removes what iolab processes that are gone left behind, as their journals record it,
 //! and refuses whatever is no longer what iolab created.
 
-use super::{
-    mark_value, open_journal_dir, parse, split, Contents, Entry, Process, ZramEntry, XATTR,
-};
+use super::format::mark_value;
+use super::format::open_journal_dir;
+use super::format::parse;
+use super::format::split;
+use super::format::Contents;
+use super::format::Entry;
+use super::format::Process;
+use super::format::ZramEntry;
+use super::format::XATTR;
 use crate::error::{Error, Result};
+use crate::leftovers::report::CleanReport;
+use crate::leftovers::report::Outcome;
+use crate::leftovers::report::Verdict;
 use iolab_sys as sys;
 use std::ffi::OsStr;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::path::{Path, PathBuf};
-
-/// What `clean` did with one recorded path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
-    /// It was iolab's, and is removed.
-    Removed,
-    /// Nothing is at the path any more (someone removed it): nothing to do.
-    Gone,
-    /// Something is there that is not what iolab created (the reason): left as it is.
-    Refused(String),
-    /// It is iolab's, but removing it failed (the reason): kept in the journal for another try.
-    Failed(String),
-}
-
-/// One recorded path and what became of it.
-#[derive(Debug, Clone)]
-pub struct Outcome {
-    pub path: PathBuf,
-    pub is_dir: bool,
-    /// A zram device (reset and removed through zram-control), not a path in a directory.
-    pub zram: bool,
-    /// The iolab process that created it.
-    pub pid: i32,
-    pub verdict: Verdict,
-}
-
-/// Everything `clean` did and left alone.
-#[derive(Debug, Default)]
-pub struct CleanReport {
-    /// Where the journals are.
-    pub journal_dir: PathBuf,
-    /// The recorded paths of iolab processes that are gone (under DIR when given), newest first per process.
-    pub outcomes: Vec<Outcome>,
-    /// iolab processes still running: their journals were left alone.
-    pub running: Vec<i32>,
-    /// Recorded paths of gone processes outside DIR, left for another `clean`.
-    pub outside: usize,
-    /// Journals that could not be read, and lines of journals that were cut short.
-    pub notes: Vec<String>,
-}
-
-impl CleanReport {
-    /// Did a removal of something iolab's fail (exit 1)?
-    pub fn failed(&self) -> bool {
-        self.outcomes
-            .iter()
-            .any(|o| matches!(o.verdict, Verdict::Failed(_)))
-    }
-}
+use std::path::Path;
 
 /// Removes what gone iolab processes of this user left (only under `under` when given).
 pub fn clean(under: Option<&Path>) -> Result<CleanReport> {
@@ -75,7 +35,7 @@ pub fn clean(under: Option<&Path>) -> Result<CleanReport> {
         })?),
     };
     let mut rep = CleanReport {
-        journal_dir: super::journal_dir(),
+        journal_dir: super::format::journal_dir(),
         ..Default::default()
     };
     let dir = match open_journal_dir(false) {
@@ -176,7 +136,7 @@ fn named_owner_alive(name: &str) -> bool {
         (Ok(pid), Ok(start)) => Process {
             pid,
             start,
-            boot: super::boot_id(),
+            boot: super::format::boot_id(),
         }
         .alive(),
         _ => false,
@@ -282,7 +242,7 @@ fn rewrite(
     keep: &[Entry],
     zram: &[ZramEntry],
 ) -> sys::SysResult<()> {
-    let mut text = super::header(owner);
+    let mut text = super::format::header(owner);
     for e in keep {
         text.push_str(&e.line());
     }

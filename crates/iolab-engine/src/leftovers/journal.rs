@@ -2,7 +2,13 @@
 //! path removed, deleted when no recorded path is left (and by the signal handler after it removed them).
 //! Every call here happens where a path is created or removed, never inside a timed span.
 
-use super::{header, mark_value, open_journal_dir, Entry, Process, ZramEntry, XATTR};
+use super::format::header;
+use super::format::mark_value;
+use super::format::open_journal_dir;
+use super::format::Entry;
+use super::format::Process;
+use super::format::ZramEntry;
+use super::format::XATTR;
 use iolab_sys as sys;
 use std::ffi::{CString, OsStr};
 use std::os::fd::{AsRawFd, OwnedFd};

@@ -4,8 +4,9 @@
 //! swap, held by nothing; the kernel refuses the reset while anyone has it open. Anything else is left as
 //! it is, with the reason.
 
-use super::clean::{CleanReport, Outcome, Verdict};
-use super::{Contents, ZramEntry};
+use super::format::Contents;
+use super::format::ZramEntry;
+use super::report::{CleanReport, Outcome, Verdict};
 use std::path::{Path, PathBuf};
 
 /// Each zram device of a gone process, newest first; returns those to keep in the journal (failed, or not
@@ -16,7 +17,7 @@ pub(super) fn clean_zram(
     rep: &mut CleanReport,
 ) -> Vec<ZramEntry> {
     let mut keep = Vec::new();
-    let same_boot = c.owner.boot == super::boot_id();
+    let same_boot = c.owner.boot == super::format::boot_id();
     for z in c.zram.iter().rev() {
         if under.is_some() {
             rep.outside += 1;

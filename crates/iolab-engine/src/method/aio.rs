@@ -6,8 +6,9 @@
 //! right after each io_submit a non-blocking io_getevents collects what has already completed, and the
 //! result states the fraction of requests that completed inside io_submit (a finding names the case).
 
-use super::{op_err, Flush, Io, Method, ThreadCtx};
-use super::{Exec, MethodInfo, MethodKind, Run, Targets};
+use super::api::{op_err, Flush, Io, Method, ThreadCtx};
+use super::info::{Exec, MethodInfo, Targets};
+use super::kind::MethodKind;
 use crate::error::{Error, Result};
 use crate::result::AioStats;
 use iolab_sys as sys;
@@ -25,7 +26,6 @@ pub const INFO: MethodInfo = MethodInfo {
     targets: Targets::with_offsets("reads and writes at file offsets (IOCB_CMD_PWRITE/PREAD); {t} has none (ESPIPE)"),
     syscalls: &["io_submit", "io_getevents"],
     syscall_note: "counted calls are io_submit(2) and io_getevents(2) (plus fsync); the kernel's syscr/syscw do not see AIO requests",
-    run: Run::threads::<Aio>(),
     ..MethodInfo::PLAIN
 };
 
@@ -187,8 +187,8 @@ impl Method for Aio {
         Some(self.stats.io_submit_calls + self.stats.io_getevents_calls + self.other_calls)
     }
 
-    fn stats(&self) -> super::MethodStats {
-        super::MethodStats {
+    fn stats(&self) -> super::api::MethodStats {
+        super::api::MethodStats {
             aio: Some(self.stats.clone()),
             ..Default::default()
         }

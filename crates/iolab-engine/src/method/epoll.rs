@@ -5,8 +5,9 @@
 //! of those calls is counted, so syscalls/op above 1 shows how often the thread had to wait. Files and
 //! devices are always ready and epoll refuses them (EPERM), so this method takes stream targets only.
 
-use super::{op_err, Flush, Io, Method, ThreadCtx};
-use super::{Fit, MethodInfo, MethodKind, Run, Targets};
+use super::api::{op_err, Flush, Io, Method, ThreadCtx};
+use super::info::{Fit, MethodInfo, Targets};
+use super::kind::MethodKind;
 use crate::error::{Error, Result};
 use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -32,7 +33,6 @@ pub const INFO: MethodInfo = MethodInfo {
     },
     syscalls: &["write", "read", "epoll_wait"],
     syscall_note: "every write(2)/read(2) (several when the stream takes part of a block) and every epoll_wait(2) after EAGAIN",
-    run: Run::threads::<Epoll>(),
     ..MethodInfo::PLAIN
 };
 

@@ -11,7 +11,9 @@
 //! (not timed), block b at the same offset as in the target, so `--verify` checks the copies like any
 //! write. Writes only.
 
-use super::{op_err, Fit, Flush, Io, Method, MethodInfo, MethodKind, Run, Targets, ThreadCtx};
+use super::api::{op_err, Flush, Io, Method, ThreadCtx};
+use super::info::{Fit, MethodInfo, Targets};
+use super::kind::MethodKind;
 use crate::cleanup::Created;
 use crate::error::{Error, Result};
 use crate::pattern;
@@ -21,6 +23,11 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 /// Which kernel copy: the MethodKind it implements.
+/// The three kernel-side copies, as the registry names them.
+pub type Splice = KernelCopy<SPLICE>;
+pub type Sendfile = KernelCopy<SENDFILE>;
+pub type CopyFileRange = KernelCopy<COPY_FILE_RANGE>;
+
 pub struct KernelCopy<const K: u8> {
     src: OwnedFd,
     _src_file: Created,
@@ -61,7 +68,6 @@ pub const SPLICE_INFO: MethodInfo = MethodInfo {
     help: "source file -> pipe -> target, two splice(2) per op (no user-space copy; writes only)",
     syscalls: &["splice"],
     syscall_note: "two splice(2) per op (source -> pipe -> target); no user-space copy",
-    run: Run::threads::<KernelCopy<SPLICE>>(),
     ..KERNEL_COPY
 };
 
@@ -73,7 +79,6 @@ pub const SENDFILE_INFO: MethodInfo = MethodInfo {
     syscalls: &["sendfile64", "lseek"],
     syscall_note: "one sendfile(2) per op (plus lseek where the offset jumps); no user-space copy; the kernel \
                    counts it as a read and a write",
-    run: Run::threads::<KernelCopy<SENDFILE>>(),
     ..KERNEL_COPY
 };
 
@@ -96,7 +101,6 @@ pub const COPY_FILE_RANGE_INFO: MethodInfo = MethodInfo {
     no_direct: None,
     syscalls: &["copy_file_range"],
     syscall_note: "one copy_file_range(2) per op; no user-space copy",
-    run: Run::threads::<KernelCopy<COPY_FILE_RANGE>>(),
     ..KERNEL_COPY
 };
 

@@ -7,8 +7,9 @@
 //! setup reserves a write run's file range with fallocate(2) first (`fault::reserve_for_mapping`), and the
 //! mapping is registered with the SIGBUS handler (`fault::MappedTarget`) for the faults that remain.
 
-use super::{op_err, Flush, Io, Method, ThreadCtx};
-use super::{Fit, MethodInfo, MethodKind, Run, Targets};
+use super::api::{op_err, Flush, Io, Method, ThreadCtx};
+use super::info::{Fit, MethodInfo, Targets};
+use super::kind::MethodKind;
 use crate::error::{Error, Result};
 use crate::fault::MappedTarget;
 use iolab_sys as sys;
@@ -29,7 +30,6 @@ pub const INFO: MethodInfo = MethodInfo {
     },
     no_direct: Some("it copies through the page cache mapping"),
     syscall_note: "no syscall per op: data moves by page faults and writeback; counted calls are msync/fsync only",
-    run: Run::threads::<Mmap>(),
     ..MethodInfo::PLAIN
 };
 

@@ -1,8 +1,9 @@
 //! `nop`: no kernel call at all. The harness's own floor (like fio's null engine): the runner still plans
 //! offsets, stamps the pattern into the buffer and times every op, so what remains is iolab's overhead.
 
-use super::{Flush, Io, Method, ThreadCtx};
-use super::{MethodInfo, MethodKind, Run};
+use super::api::{Flush, Io, Method, ThreadCtx};
+use super::info::MethodInfo;
+use super::kind::MethodKind;
 use crate::error::Result;
 
 /// The `nop` method, as the registry (`method::METHODS`) lists it.
@@ -12,7 +13,6 @@ pub const INFO: MethodInfo = MethodInfo {
     help: "no kernel call, the harness's floor",
     no_data: true,
     syscall_note: "nop makes no kernel call",
-    run: Run::threads::<Nop>(),
     ..MethodInfo::PLAIN
 };
 

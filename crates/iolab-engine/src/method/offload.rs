@@ -2,7 +2,8 @@
 //! served by the kernel (an SQPOLL io_uring), iolab's broker, or itself (native). The method lives in
 //! `crate::offload`; this file is its registry entry: it runs as a process of its own, timed from outside.
 
-use super::{Exec, Fit, MethodInfo, MethodKind, Run, Targets};
+use super::info::{Exec, Fit, MethodInfo, Targets};
+use super::kind::MethodKind;
 
 /// `offload`, as the registry lists it.
 pub const INFO: MethodInfo = MethodInfo {
@@ -23,6 +24,5 @@ pub const INFO: MethodInfo = MethodInfo {
     },
     verifies_reads: true,
     syscall_note: "the client's own system calls (see offload)",
-    run: Run::Process(crate::offload::run),
     ..MethodInfo::PLAIN
 };

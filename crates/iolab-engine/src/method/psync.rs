@@ -1,7 +1,8 @@
 //! `psync`: pwrite(2)/pread(2) at explicit offsets, one syscall per op.
 
-use super::{fsync_counted, op_err, Flush, Io, Method, ThreadCtx};
-use super::{MethodInfo, MethodKind, Run, Targets};
+use super::api::{fsync_counted, op_err, Flush, Io, Method, ThreadCtx};
+use super::info::{MethodInfo, Targets};
+use super::kind::MethodKind;
 use crate::error::Result;
 use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -18,7 +19,6 @@ pub const INFO: MethodInfo = MethodInfo {
     per_op_call: Some(("pwrite64", "pread64")),
     syscalls: &["pwrite64", "pread64"],
     syscall_note: "one pwrite(2)/pread(2) per op; the kernel's syscr/syscw count them too",
-    run: Run::threads::<Psync>(),
     ..MethodInfo::PLAIN
 };
 

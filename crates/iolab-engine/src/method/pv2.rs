@@ -9,8 +9,11 @@
 //! question behind io_uring's io-wq punts, asked of the kernel directly: io_uring first tries each request
 //! with IOCB_NOWAIT and punts it to a worker thread exactly when this call would answer EAGAIN.
 
-use super::{fsync_counted, op_err, Flush, Io, Method, MethodInfo, MethodKind, MethodStats};
-use super::{Run, Targets, ThreadCtx};
+use super::api::ThreadCtx;
+use super::api::{fsync_counted, op_err, Flush, Io, Method, MethodStats};
+use super::info::MethodInfo;
+use super::info::Targets;
+use super::kind::MethodKind;
 use crate::error::{Error, Result};
 use crate::result::NowaitStats;
 use iolab_sys as sys;
@@ -47,7 +50,6 @@ pub const INFO: MethodInfo = MethodInfo {
     syscalls: &["pwritev2", "preadv2"],
     syscall_note: "one pwritev2(2)/preadv2(2) per op, plus one plain call for each op that would have \
                    blocked (--rw-flags nowait); the kernel's syscr/syscw count them too",
-    run: Run::threads::<Pv2>(),
     describe,
     ..MethodInfo::PLAIN
 };

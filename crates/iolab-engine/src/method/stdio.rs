@@ -5,8 +5,9 @@
 //! region) is fseeko(3), which flushes first. glibc decides when to call the kernel, so iolab cannot count
 //! the syscalls itself: the result takes them from the kernel (/proc/self/io).
 
-use super::{op_err, Flush, Io, Method, ThreadCtx};
-use super::{MethodInfo, MethodKind, Run};
+use super::api::{op_err, Flush, Io, Method, ThreadCtx};
+use super::info::MethodInfo;
+use super::kind::MethodKind;
 use crate::error::Result;
 use iolab_sys as sys;
 use iolab_sys::CFile;
@@ -29,7 +30,6 @@ pub const INFO: MethodInfo = MethodInfo {
     no_direct: Some("it copies through stdio's user-space buffer"),
     syscalls: &["write", "read"],
     syscall_note: "glibc calls write(2)/read(2) when its stdio buffer fills or is flushed; iolab cannot see those calls, the kernel's syscr/syscw count them",
-    run: Run::threads::<Stdio>(),
     describe,
     ..MethodInfo::PLAIN
 };

@@ -3,8 +3,9 @@
 //! wraps) an lseek(2) comes first, as in fio's sync engine, and is counted. /dev/null and /dev/zero ignore
 //! the position, so no lseek is ever made there.
 
-use super::{fsync_counted, op_err, Flush, Io, Method, ThreadCtx};
-use super::{MethodInfo, MethodKind, Run};
+use super::api::{fsync_counted, op_err, Flush, Io, Method, ThreadCtx};
+use super::info::MethodInfo;
+use super::kind::MethodKind;
 use crate::error::Result;
 use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -18,7 +19,6 @@ pub const INFO: MethodInfo = MethodInfo {
     per_op_call: Some(("write", "read")),
     syscalls: &["write", "read", "lseek"],
     syscall_note: "one write(2)/read(2) per op (plus an lseek(2) where the offset jumps); the kernel's syscr/syscw count them too",
-    run: Run::threads::<Sync>(),
     ..MethodInfo::PLAIN
 };
 
@@ -63,7 +63,7 @@ impl Method for Sync {
         };
         let mut n = r.map_err(|e| op_err(e, &self.path))?;
         if self.stream && n < io.len {
-            n = super::finish_stream_io(fd, self.write, io, n, &mut self.calls, &self.path)?;
+            n = super::api::finish_stream_io(fd, self.write, io, n, &mut self.calls, &self.path)?;
         }
         self.pos += n as u64;
         Ok(n)

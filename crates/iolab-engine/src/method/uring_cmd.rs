@@ -7,8 +7,10 @@
 //! The driver completes a command inside the call that issues it (it returns the byte count; it never
 //! answers -EAGAIN), so io_uring never hands one to an io-wq worker, whatever the personality.
 
-use super::{op_err, ThreadCtx};
-use super::{Exec, Fit, Flush, Io, Method, MethodInfo, MethodKind, MethodStats, Run, Targets};
+use super::api::{op_err, ThreadCtx};
+use super::api::{Flush, Io, Method, MethodStats};
+use super::info::{Exec, Fit, MethodInfo, Targets};
+use super::kind::MethodKind;
 use crate::error::{Error, Result};
 use crate::result::UringStats;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
@@ -44,7 +46,6 @@ pub const INFO: MethodInfo = MethodInfo {
     syscalls: &["io_uring_enter"],
     syscall_note: "counted calls are io_uring_enter(2); the commands reach the driver's .uring_cmd, not \
                    .write, so the kernel's syscr/syscw do not see them",
-    run: Run::threads::<UringCmd>(),
     describe,
     ..MethodInfo::PLAIN
 };

@@ -2,8 +2,9 @@
 //! takes the remainder). One syscall per op. On a pipe or socket (no offsets): writev(2)/readv(2), and a
 //! partial transfer is finished with write(2)/read(2) calls, counted.
 
-use super::{fsync_counted, op_err, Flush, Io, Method, ThreadCtx};
-use super::{MethodInfo, MethodKind, Run};
+use super::api::{fsync_counted, op_err, Flush, Io, Method, ThreadCtx};
+use super::info::MethodInfo;
+use super::kind::MethodKind;
 use crate::error::Result;
 use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -22,7 +23,6 @@ pub const INFO: MethodInfo = MethodInfo {
     per_op_call: Some(("pwritev", "preadv")),
     syscalls: &["pwritev", "preadv", "writev", "readv", "write", "read"],
     syscall_note: "one pwritev(2)/preadv(2) per op; the kernel's syscr/syscw count them too",
-    run: Run::threads::<Vectored>(),
     describe,
     ..MethodInfo::PLAIN
 };
@@ -90,7 +90,14 @@ impl Method for Vectored {
         };
         let n = r.map_err(|e| op_err(e, &self.path))?;
         if self.stream && n < io.len {
-            return super::finish_stream_io(fd, self.write, io, n, &mut self.calls, &self.path);
+            return super::api::finish_stream_io(
+                fd,
+                self.write,
+                io,
+                n,
+                &mut self.calls,
+                &self.path,
+            );
         }
         Ok(n)
     }

@@ -2,16 +2,16 @@
 //! through two pipes, watched and timed from outside), the bait its attacks aim at (iolab's private canary
 //! page and an unrelated open file) and the checks that the sandbox held.
 
+use super::broker;
 use super::client::{self, Plan, Work};
+use super::ring;
 use super::server::Server;
+use super::setup::{Shape, Span, CANARY_BYTE, STALL_S, UNRELATED_BYTE, WINDOW_MS};
 use super::shm::{Ctl, Region, PAGE};
 use super::watch::Seen;
-use super::{broker, ring, Shape, Span, CANARY_BYTE, STALL_S, UNRELATED_BYTE, WINDOW_MS};
 use crate::error::{Error, Result};
-use crate::measure::cpu::{self, Rusage};
 use crate::measure::hist::Hist;
 use crate::result::AttackOutcome;
-use crate::runner::Sample;
 use crate::spec::{Attack, OffloadPath, Spec, SyncEvery};
 use iolab_sys as sys;
 use std::io::{Read, Seek, Write};
@@ -498,14 +498,6 @@ impl<'a> Client<'a> {
             syscalls_kernel_note: self.kcount_note.clone(),
         })
     }
-}
-
-/// The process at one end of the timed span.
-pub fn sample() -> Sample {
-    let tasks = cpu::read_tasks();
-    let steal = cpu::steal_per_cpu();
-    let ru = Rusage::process();
-    Sample { ru, tasks, steal }
 }
 
 /// What the client is to do, and where everything is in its copy of iolab's memory (`fds`: its ends of

@@ -3,10 +3,16 @@
 //! or the broker's private ring) and the threads that serve it while the client runs (the kernel path's
 //! doorbell thread, the broker).
 
+use super::broker;
+use super::ring;
+use super::setup::Cpus;
+use super::setup::Shape;
+use super::setup::FORCE_RING_MMAP;
 use super::shm::{Layout, Region};
-use super::{broker, ring, Cpus, Shape, FORCE_RING_MMAP};
 use crate::error::{Error, Result};
+use crate::offload::shm;
 use crate::spec::{Doorbell, OffloadPath, Spec};
+use crate::target::PreparedTarget;
 use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -259,7 +265,7 @@ impl Server {
                             doorbell_thread(bell_fd, ring_fd, stop, wk)
                         })
                         .map_err(|e| {
-                            crate::mem::thread_failed(
+                            crate::budget::thread_failed(
                                 "the doorbell thread",
                                 &e,
                                 "lower --bs or --batch",
@@ -273,7 +279,7 @@ impl Server {
                         .name("iolab-broker".into())
                         .spawn_scoped(s, move || b.serve(sh))
                         .map_err(|e| {
-                            crate::mem::thread_failed(
+                            crate::budget::thread_failed(
                                 "the broker thread",
                                 &e,
                                 "lower --bs or --batch",
@@ -362,4 +368,37 @@ pub fn sleeps_between(
             .map(|(tid, n)| n.saturating_sub(b.get(tid).copied().unwrap_or(0)))
             .sum(),
     )
+}
+
+/// Did every request go through? The broker's failure, or the first failed request the client saw.
+pub fn check_requests(
+    server: &Server,
+    ctl: &shm::Ctl,
+    target: &PreparedTarget,
+    bs: usize,
+) -> Result<()> {
+    if let Some(msg) = server
+        .shared
+        .failure
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+    {
+        return Err(Error::Runtime(msg));
+    }
+    let errors = ctl.errors.load(Ordering::Relaxed);
+    if errors > 0 {
+        let res = ctl.first_error_res.load(Ordering::Relaxed);
+        return Err(Error::Runtime(format!(
+            "{errors} offloaded request(s) failed; the first, at byte offset {} of {}, with {}",
+            ctl.first_error_offset.load(Ordering::Relaxed),
+            target.path.display(),
+            if res < 0 {
+                format!("{} ({})", sys::errno_name(-res as i32), -res)
+            } else {
+                format!("a short transfer of {res} bytes (expected {bs})")
+            }
+        )));
+    }
+    Ok(())
 }

@@ -3,9 +3,15 @@
 //! the client at --duration, and notices a stopped broker or a client that makes no progress. Each caller
 //! adds only how it hears from its client (a pipe, a word in the guest's header).
 
-use super::{broker, shm::Ctl, Span, STALL_S};
+use super::broker;
+use super::setup::Span;
+use super::setup::STALL_S;
 use crate::error::{Error, Result};
+use crate::measure::cpu;
+use crate::measure::cpu::Rusage;
 use crate::measure::hist::{new_hist, Hist};
+use crate::offload::shm::Ctl;
+use crate::runner::Sample;
 use crate::spec::{OffloadPath, Spec};
 use iolab_sys as sys;
 use std::sync::atomic::Ordering;
@@ -33,11 +39,11 @@ pub fn timed_span(
         }
         std::thread::sleep(std::time::Duration::from_micros(200));
     }
-    let before = super::sandbox::sample();
+    let before = sample();
     let mut hist = new_hist();
     let t0 = sys::monotonic_ns();
     let (t1, windows) = go(t0, &mut hist)?;
-    let after = super::sandbox::sample();
+    let after = sample();
     let sleeps1 = super::server::server_sleeps(path);
     Ok(Span {
         server_sleeps: super::server::sleeps_between(&sleeps0, &sleeps1),
@@ -129,4 +135,12 @@ impl Watch {
         }
         Ok(Seen::Running)
     }
+}
+
+/// The process at one end of the timed span.
+pub fn sample() -> Sample {
+    let tasks = cpu::read_tasks();
+    let steal = cpu::steal_per_cpu();
+    let ru = Rusage::process();
+    Sample { ru, tasks, steal }
 }

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::measure::clock::MockClock;
 use crate::measure::clock::{Clock, ClockInfo, ClockKind, CounterClock, MonoClock};
 use crate::measure::cpu::{ProcIo, Rusage, RusageDelta};
-use crate::method::{Flush, Io, Method, SharedSlot, ThreadCtx};
+use crate::method::api::{Flush, Io, Method, SharedSlot, ThreadCtx};
 use crate::spec::Spec;
 use crate::target::PreparedTarget;
 
@@ -65,7 +65,7 @@ pub fn write_content<M: Method>(
             timed::<M, MockClock>(spec, target, clock, &MockClock::new(100), content)
         }
         #[cfg(not(test))]
-        ClockKind::Mock => Err(super::mock_outside_tests()),
+        ClockKind::Mock => Err(super::threads::mock_outside_tests()),
     }
 }
 

@@ -18,30 +18,27 @@
 //! the same number are added up ([`merge`]). A thread keeps at most [`MAX_INTERVALS`]: at that number it
 //! merges them in pairs and its interval doubles (every thread at the same number, so they stay aligned).
 
-use super::worker::WorkerOut;
 use crate::error::Result;
 use crate::measure::hist::FastHist;
-use crate::result::IntervalFigures;
-use crate::spec::{Spec, AUTO_LOG_MIN_S};
 
 /// The coarse histogram of an interval: exact below 2^6 ticks, then 32 buckets per power of two (each
 /// within 1/32 of its values; read at its middle, within 1/64).
-const C_BITS: u32 = 6;
-const C_SUB: usize = 1 << C_BITS;
-const C_LEN: usize = (64 - C_BITS as usize + 1) * C_SUB;
+pub(super) const C_BITS: u32 = 6;
+pub(super) const C_SUB: usize = 1 << C_BITS;
+pub(super) const C_LEN: usize = (64 - C_BITS as usize + 1) * C_SUB;
 /// Intervals a thread keeps before it merges them in pairs (a 1 s interval doubles after 34 minutes).
 pub(super) const MAX_INTERVALS: u64 = 2048;
 /// A packed (bucket, count) pair: the bucket above this many bits, the count below.
-const COUNT_BITS: u32 = 48;
+pub(super) const COUNT_BITS: u32 = 48;
 
-fn coarse_index(v: u64) -> usize {
+pub(super) fn coarse_index(v: u64) -> usize {
     let bits = 64 - v.leading_zeros();
     let shift = bits.saturating_sub(C_BITS);
     ((shift as usize) << C_BITS) + ((v >> shift) as usize & (C_SUB - 1))
 }
 
 /// The middle of coarse bucket `i`, in ticks.
-fn coarse_mid(i: usize) -> f64 {
+pub(super) fn coarse_mid(i: usize) -> f64 {
     let shift = (i >> C_BITS) as u32;
     let lo = ((i & (C_SUB - 1)) as u64) << shift;
     lo as f64 + ((1u64 << shift) - 1) as f64 / 2.0
@@ -49,17 +46,17 @@ fn coarse_mid(i: usize) -> f64 {
 
 /// One thread's closed interval.
 #[derive(Debug, Clone, PartialEq)]
-struct Closed {
+pub(super) struct Closed {
     /// Its number (see the module's doc).
-    slot: u64,
+    pub(super) slot: u64,
     /// Ticks: the previous close (or the first op's start) and this one.
-    start: u64,
-    end: u64,
-    ops: u64,
+    pub(super) start: u64,
+    pub(super) end: u64,
+    pub(super) ops: u64,
     /// The largest latency, in ticks (its fine bucket's lowest value).
-    max: u64,
+    pub(super) max: u64,
     /// Packed (coarse bucket << COUNT_BITS | count), in bucket order.
-    hist: Vec<u64>,
+    pub(super) hist: Vec<u64>,
 }
 
 impl Closed {
@@ -80,7 +77,7 @@ impl Closed {
 }
 
 /// Merges intervals in pairs (numbers k and k+1 for even k become k/2).
-fn halve(closed: Vec<Closed>) -> Vec<Closed> {
+pub(super) fn halve(closed: Vec<Closed>) -> Vec<Closed> {
     let mut out: Vec<Closed> = Vec::with_capacity(closed.len() / 2 + 1);
     for c in closed {
         let slot = c.slot / 2;
@@ -95,19 +92,19 @@ fn halve(closed: Vec<Closed>) -> Vec<Closed> {
 /// One worker's intervals, and the state of the current one.
 pub(super) struct IntervalLog {
     /// Ticks per interval; 0: no intervals.
-    every: u64,
+    pub(super) every: u64,
     /// The tick at which the current interval ends (u64::MAX: never).
     pub(super) next: u64,
     /// The thread's first op start.
-    first: u64,
+    pub(super) first: u64,
     /// Where the current interval started, and the ops done before it.
-    start: u64,
-    ops_before: u64,
+    pub(super) start: u64,
+    pub(super) ops_before: u64,
     /// The latencies of the intervals closed so far (the loop's histogram holds the current one's).
-    total: FastHist,
+    pub(super) total: FastHist,
     /// Scratch: the coarse histogram being filled at a close.
-    coarse: Box<[u64]>,
-    closed: Vec<Closed>,
+    pub(super) coarse: Box<[u64]>,
+    pub(super) closed: Vec<Closed>,
 }
 
 impl IntervalLog {
@@ -211,71 +208,9 @@ impl IntervalLog {
     }
 }
 
-/// The threads' intervals added up by number, as the result gives them (empty when the spec asks for
-/// none, or leaves them automatic and the pass took less than [`AUTO_LOG_MIN_S`]).
-pub(super) fn merge(
-    outs: &[WorkerOut],
-    spec: &Spec,
-    ns_per_tick: f64,
-    moved_per_op: u64,
-    wall_s: f64,
-) -> Vec<IntervalFigures> {
-    let (_, auto) = spec.log_interval();
-    let logs: Vec<&IntervalLog> = outs
-        .iter()
-        .map(|o| &o.log)
-        .filter(|l| l.every > 0 && !l.closed.is_empty())
-        .collect();
-    if logs.is_empty() || (auto && wall_s < AUTO_LOG_MIN_S) {
-        return Vec::new();
-    }
-    // Threads that ended before the others doubled their interval are brought to the same one.
-    let every = logs.iter().map(|l| l.every).max().unwrap_or(1);
-    let mut all: Vec<Closed> = Vec::new();
-    for l in &logs {
-        let mut c = l.closed.clone();
-        let mut e = l.every;
-        while e < every {
-            c = halve(c);
-            e *= 2;
-        }
-        all.extend(c);
-    }
-    all.sort_by_key(|c| c.slot);
-    let t0 = logs.iter().map(|l| l.first).min().unwrap_or(0);
-    let s = |t: u64| t.saturating_sub(t0) as f64 * ns_per_tick * 1e-9;
-    let mut dense = vec![0u64; C_LEN];
-    all.chunk_by(|a, b| a.slot == b.slot)
-        .map(|group| {
-            let start = group.iter().map(|c| c.start).min().unwrap_or(t0);
-            let end = group.iter().map(|c| c.end).max().unwrap_or(t0);
-            let ops: u64 = group.iter().map(|c| c.ops).sum();
-            for p in group.iter().flat_map(|c| &c.hist) {
-                dense[(p >> COUNT_BITS) as usize] += p & ((1 << COUNT_BITS) - 1);
-            }
-            let q = quantiles(&mut dense, ops, &[0.5, 0.9, 0.99]);
-            let span = s(end) - s(start);
-            let per_s = |x: f64| if span > 0.0 { x / span } else { 0.0 };
-            let max = group.iter().map(|c| c.max).max().unwrap_or(0);
-            IntervalFigures {
-                start_s: s(start),
-                end_s: s(end),
-                ops,
-                bytes: ops * moved_per_op,
-                iops: per_s(ops as f64),
-                mib_s: per_s((ops * moved_per_op) as f64 / (1 << 20) as f64),
-                lat_p50_ns: q[0] * ns_per_tick,
-                lat_p90_ns: q[1] * ns_per_tick,
-                lat_p99_ns: q[2] * ns_per_tick,
-                lat_max_ns: max as f64 * ns_per_tick,
-            }
-        })
-        .collect()
-}
-
 /// The values (ticks) at quantiles `qs` of the `n` counts in the coarse histogram `dense`, which is
 /// left zeroed; zeros when it holds none.
-fn quantiles(dense: &mut [u64], n: u64, qs: &[f64]) -> Vec<f64> {
+pub(super) fn quantiles(dense: &mut [u64], n: u64, qs: &[f64]) -> Vec<f64> {
     let mut out = vec![0.0; qs.len()];
     let ranks: Vec<u64> = qs
         .iter()

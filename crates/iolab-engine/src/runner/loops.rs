@@ -2,11 +2,11 @@
 //! ops and complete them later. They are generic over the method and the clock, so each combination is
 //! compiled on its own; everything they call per op is inlined.
 
-use super::worker::{AlignedBuf, LoopParams, WorkerOut};
+use super::work::{AlignedBuf, LoopParams, WorkerOut};
 use crate::error::{Error, Result};
 use crate::measure::clock::Clock;
 use crate::measure::hist::FastHist;
-use crate::method::{Flush, Io, Method};
+use crate::method::api::{Flush, Io, Method};
 use crate::pattern::{self, OpPlan};
 use crate::spec::{Spec, SyncEvery};
 use std::sync::atomic::{AtomicBool, Ordering};

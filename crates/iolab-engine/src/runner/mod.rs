@@ -20,118 +20,53 @@ mod assemble;
 mod content;
 mod intervals;
 mod loops;
+mod merge;
 mod pass;
+mod sink_check;
 mod threads;
 mod warmup;
+mod work;
 mod worker;
 
 pub use assemble::Sample;
 pub(crate) use assemble::{assemble, Measured};
 pub use content::{write_content, Content, ContentDrive, ContentTiming};
 
-use crate::error::{Error, Result};
-#[cfg(test)]
-use crate::measure::clock::MockClock;
-use crate::measure::clock::{ClockInfo, ClockKind, CounterClock, MonoClock};
+use crate::error::Result;
+use crate::measure::clock::ClockInfo;
 use crate::measure::counters::{CountMode, CounterSet, CounterSnap, CounterValue, Family};
 use crate::measure::profile::Sampler;
-use crate::method::{Method, Run};
 use crate::progress::{Board, Stage};
 use crate::result::{KernelFigures, ProfileFigures, RunResult};
 use crate::spec::{ProfileMode, Spec};
-use crate::target::PreparedTarget;
 use pass::run_once;
-pub use pass::Pass;
-pub use threads::Collected;
-use threads::{run_threads, SOFTWARE};
+pub use threads::drive;
+use threads::SOFTWARE;
+pub use work::{Collected, Drive, Pass};
 
-/// How a method's file names its runner (`Run::Threads(runner::drive::<M>)` in its `INFO`).
-pub type Drive = fn(&Spec, &PreparedTarget, &ClockInfo, &Pass) -> Result<Collected>;
-
-/// The runner of method `M`, with the clock the calibration chose.
-pub fn drive<M: Method>(
+/// Runs one workload of a method that runs in iolab's threads (`drive`: its runner, from the registry's
+/// line; see `crate::run` for the method's own choice) with an already calibrated clock: with `--count
+/// separate` (the default) first an untimed pass of the same workload with the kernel tracepoints on,
+/// with `--profile separate` an untimed pass sampled for its profile, then the timed pass with the
+/// software and hardware counters (and the sampler with `--profile inline`). It tells `board` (a progress
+/// display's, see `progress.rs`) which pass runs, its bounds, when its ops start and how many finished:
+/// the workers add them about every 50 ms of their clock, at the comparison they make after every op
+/// anyway (no cost per op). The lab adds the derived figures and the findings (`iolab_lab::run`).
+pub fn run_with(
     spec: &Spec,
-    target: &PreparedTarget,
-    info: &ClockInfo,
-    pass: &Pass,
-) -> Result<Collected> {
-    match info.kind {
-        ClockKind::Tsc | ClockKind::Cntvct => {
-            run_threads::<M, CounterClock>(spec, target, &CounterClock, info, pass)
-        }
-        ClockKind::Monotonic => run_threads::<M, MonoClock>(spec, target, &MonoClock, info, pass),
-        #[cfg(test)]
-        ClockKind::Mock => {
-            run_threads::<M, MockClock>(spec, target, &MockClock::new(100), info, pass)
-        }
-        #[cfg(not(test))]
-        ClockKind::Mock => Err(mock_outside_tests()),
-    }
-}
-
-/// The mock clock drives the runner in iolab-engine's unit tests only: compiled into them, and not into
-/// iolab itself, where it would be a third copy of every method's loops (the calibration never picks it).
-#[cfg(not(test))]
-pub(super) fn mock_outside_tests() -> Error {
-    Error::Runtime("internal: the mock clock runs only in iolab-engine's unit tests".into())
-}
-
-/// The method's runner, from the registry.
-fn run_method(
-    spec: &Spec,
-    target: &PreparedTarget,
-    info: &ClockInfo,
-    pass: &Pass,
-) -> Result<Collected> {
-    match spec.method.info().run {
-        Run::Threads { drive, .. } => drive(spec, target, info, pass),
-        Run::Process(_) => Err(Error::Runtime(format!(
-            "internal: --method {} runs as a process of its own",
-            spec.method.name()
-        ))),
-    }
-}
-
-/// Runs one workload with an already calibrated clock: with `--count separate` (the default) first an
-/// untimed pass of the same workload with the kernel tracepoints on, with `--profile separate` an untimed
-/// pass sampled for its profile, then the timed pass with the software and hardware counters (and the
-/// sampler with `--profile inline`). The lab adds the derived figures and the findings (`iolab_lab::run`).
-pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
-    run_with(spec, clock, None)
-}
-
-/// [`run`], telling `board` (a progress display's, see `progress.rs`) which pass runs, its bounds, when its
-/// ops start and how many finished: the workers add them about every 50 ms of their clock, at the
-/// comparison they make after every op anyway (no cost per op).
-pub fn run_with(spec: &Spec, clock: &ClockInfo, board: Option<&Board>) -> Result<RunResult> {
-    if let Run::Process(run) = spec.method.info().run {
-        if spec.profile != ProfileMode::None {
-            return Err(Error::usage(
-                "--profile",
-                format!(
-                    "--method {} runs its client as a process of its own, which iolab does not sample yet: \
-                     drop --profile",
-                    spec.method.name()
-                ),
-            ));
-        }
-        // A client process of its own, timed from outside (see offload/mod.rs); it does not report its
-        // ops, so the display shows the time only.
-        if let Some(b) = board {
-            b.begin(Stage::Timed, Some(spec));
-            b.started(0, 0.0);
-        }
-        return run(spec, clock);
-    }
+    clock: &ClockInfo,
+    board: Option<&Board>,
+    drive: Drive,
+) -> Result<RunResult> {
     let mut kernel = KernelFigures {
         count_mode: spec.count,
         ..Default::default()
     };
-    let tp = counting_pass(spec, clock, &mut kernel, board)?;
-    let separate = profile_pass(spec, clock, board)?;
+    let tp = counting_pass(spec, clock, &mut kernel, board, drive)?;
+    let separate = profile_pass(spec, clock, board, drive)?;
     let inline = (spec.profile == ProfileMode::Inline).then(|| Sampler::open(spec.profile_hz));
     let sampler = inline.as_ref().and_then(|s| s.as_ref().ok());
-    let (mut r, vals) = timed_pass(spec, clock, board, &mut kernel, sampler)?;
+    let (mut r, vals) = timed_pass(spec, clock, board, &mut kernel, sampler, drive)?;
     r.profile = match inline {
         Some(s) => Some(profile_of(s, spec, "inline")),
         None => separate,
@@ -147,6 +82,7 @@ fn counting_pass(
     clock: &ClockInfo,
     kernel: &mut KernelFigures,
     board: Option<&Board>,
+    drive: Drive,
 ) -> Result<Option<(Vec<CounterValue>, RunResult)>> {
     if !spec.count.separate_pass() {
         return Ok(None);
@@ -167,6 +103,7 @@ fn counting_pass(
         progress: board.map(|b| (b, Stage::Counting)),
         sampler: None,
         irqs: None,
+        drive,
     };
     let sample = spec.counting_sample();
     let (r, vals) = run_once(&sample, clock, &pass)?;
@@ -189,6 +126,7 @@ fn profile_pass(
     spec: &Spec,
     clock: &ClockInfo,
     board: Option<&Board>,
+    drive: Drive,
 ) -> Result<Option<ProfileFigures>> {
     if spec.profile != ProfileMode::Separate {
         return Ok(None);
@@ -200,6 +138,7 @@ fn profile_pass(
             progress: board.map(|b| (b, Stage::Profiling)),
             sampler: Some(s),
             irqs: None,
+            drive,
         };
         run_once(&spec.for_counting_pass(), clock, &pass)?;
     }
@@ -232,6 +171,7 @@ fn timed_pass(
     board: Option<&Board>,
     kernel: &mut KernelFigures,
     sampler: Option<&Sampler>,
+    drive: Drive,
 ) -> Result<(RunResult, Vec<CounterValue>)> {
     SOFTWARE.with(|sw| {
         let mut tp = CounterSet::default();
@@ -258,6 +198,7 @@ fn timed_pass(
             progress: board.map(|b| (b, Stage::Timed)),
             sampler,
             irqs: irqs.as_ref(),
+            drive,
         };
         run_once(spec, clock, &pass)
     })

@@ -1,32 +1,17 @@
 //! One pass of a workload: set up the target, run the threads, put their figures together.
 
 use super::assemble::{assemble, Measured};
-use super::run_method;
-use super::threads::Collected;
-use super::worker::WorkerOut;
+use super::work::Collected;
+use super::work::Pass;
+use super::work::WorkerOut;
 use crate::error::{Error, Result};
 use crate::measure::clock::ClockInfo;
-use crate::measure::counters::{CounterSet, CounterValue};
+use crate::measure::counters::CounterValue;
 use crate::measure::cpu::{helper_deltas, HelperCpu, ProcIo, RusageDelta};
 use crate::measure::hist::{new_hist, summarize, Hist};
-use crate::measure::iopoll::IrqWatch;
-use crate::measure::profile::Sampler;
-use crate::progress::{Board, Stage};
 use crate::result::*;
 use crate::spec::{OpKind, Spec};
 use crate::target::{self, PeerFigures, PreparedTarget};
-
-/// What one pass gives its threads.
-pub struct Pass<'a> {
-    /// Opened counters, read around the timed span.
-    pub(super) counters: &'a [&'a CounterSet],
-    /// A progress display's board and the name of this pass on it (a watched run only).
-    pub(super) progress: Option<(&'a Board, Stage)>,
-    /// `--profile`: the sampler, opened before the pass, started and stopped around the timed span.
-    pub(super) sampler: Option<&'a Sampler>,
-    /// `--iopoll`: the target's device, whose interrupts are counted around the timed span.
-    pub(super) irqs: Option<&'a IrqWatch>,
-}
 
 const TIMED_BOUNDARY: &str = "each thread from just before its first op to after its last completion, including --fsync/--msync \
      flushes and stdio's final fflush. Per-op latency (synchronous method, one clock read per op): from the \
@@ -59,7 +44,7 @@ pub(super) fn run_once(
     }
     let target = target::setup(spec)?;
     let sink_before = target.sink_snapshot()?;
-    let c = run_method(spec, &target, clock, pass);
+    let c = (pass.drive)(spec, &target, clock, pass);
     if let Some((b, _)) = pass.progress {
         b.ended();
     }
@@ -167,7 +152,7 @@ pub(super) fn run_once(
         per_thread: w.per_thread,
         verify,
         warmup,
-        intervals: super::intervals::merge(&outs, spec, ns, moved_per_op, w.wall_s),
+        intervals: super::merge::merge(&outs, spec, ns, moved_per_op, w.wall_s),
         iopoll: pass
             .irqs
             .map(|i| i.figures(&before.irqs, &after.irqs, w.ops)),

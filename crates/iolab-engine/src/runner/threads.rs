@@ -1,27 +1,25 @@
 //! The workers' threads and the process-wide snapshots taken around their timed span.
 
-use super::assemble::Sample;
-use super::worker::{worker, LoopParams, WorkerOut};
-use super::Pass;
+use super::work::Collected;
+use super::work::LoopParams;
+use super::work::Pass;
+use super::work::Phases;
+use super::work::Snap;
+use super::worker::worker;
 use crate::error::{Error, Result};
+use crate::measure::clock::ClockKind;
+use crate::measure::clock::CounterClock;
+#[cfg(test)]
+use crate::measure::clock::MockClock;
+use crate::measure::clock::MonoClock;
 use crate::measure::clock::{Clock, ClockInfo};
-use crate::measure::counters::{CounterSet, CounterSnap};
-use crate::measure::cpu::{read_tasks, steal_per_cpu, ProcIo, Rusage};
-use crate::method::{self, Method, ThreadCtx};
+use crate::measure::counters::CounterSet;
+use crate::method::api::{Method, ThreadCtx};
 use crate::progress::Board;
 use crate::spec::{OpKind, Spec, SyncEvery};
 use crate::target::PreparedTarget;
 use std::sync::atomic::AtomicBool;
 use std::sync::Barrier;
-
-/// The two hand-overs between a worker and whoever samples the process around the timed span.
-pub(super) trait Phases: Sync {
-    /// The worker is prepared (or failed to): sample "before", then let it run.
-    fn start(&self);
-    /// The worker finished its loop: sample "after" while its method (ring, helpers) still exists.
-    fn finish(&self);
-    fn abort(&self) -> &AtomicBool;
-}
 
 /// Several workers on their own threads: the main thread samples between barriers.
 struct Barriers {
@@ -73,28 +71,6 @@ impl Phases for Inline<'_> {
     }
 }
 
-/// Process-wide snapshots around the timed span.
-pub(super) struct Snap {
-    pub(super) proc: Sample,
-    pub(super) io: Option<(ProcIo, u64)>,
-    pub(super) counters: Vec<CounterSnap>,
-    /// `--iopoll`: the target device's interrupt counts (empty otherwise).
-    pub(super) irqs: Vec<u64>,
-}
-
-/// One prctl stops (or restarts) every counter this thread created, in all the sets.
-fn pause_counters(c: &[&CounterSet]) {
-    if let Some(s) = c.iter().find(|s| !s.is_empty()) {
-        s.pause();
-    }
-}
-
-fn resume_counters(c: &[&CounterSet]) {
-    if let Some(s) = c.iter().find(|s| !s.is_empty()) {
-        s.resume();
-    }
-}
-
 thread_local! {
     /// Software and hardware counters, opened once per thread that runs workloads and kept open: releasing
     /// a software event's last user patches kernel text (a static key), which took 0.1-0.4 s per counter on
@@ -107,61 +83,6 @@ thread_local! {
     };
 }
 
-impl Snap {
-    /// /proc/self/io is read last before the span and first after it, so only the one read that made the
-    /// "before" snapshot falls inside (and is subtracted by `ProcIo::delta`). The perf counters are stopped
-    /// while sampling and restarted last, so the span they count starts after every read made here; the
-    /// `--profile` sampler, if any, starts after them and stops first.
-    fn take_before(pass: &Pass) -> Snap {
-        let (c, sampler) = (pass.counters, pass.sampler);
-        pause_counters(c);
-        let irqs = pass.irqs.map(|w| w.snapshot()).unwrap_or_default();
-        let counters = c.iter().map(|s| s.snapshot()).collect();
-        let steal = steal_per_cpu();
-        let tasks = read_tasks();
-        let ru = Rusage::process();
-        let io = ProcIo::read_self();
-        resume_counters(c);
-        if let Some(s) = sampler {
-            s.start();
-        }
-        Snap {
-            proc: Sample { ru, tasks, steal },
-            io,
-            counters,
-            irqs,
-        }
-    }
-    fn take_after(pass: &Pass) -> Snap {
-        let (c, sampler) = (pass.counters, pass.sampler);
-        if let Some(s) = sampler {
-            s.stop();
-        }
-        pause_counters(c);
-        let irqs = pass.irqs.map(|w| w.snapshot()).unwrap_or_default();
-        let io = ProcIo::read_self();
-        let counters = c.iter().map(|s| s.snapshot()).collect();
-        let ru = Rusage::process();
-        let tasks = read_tasks();
-        if let Some(s) = sampler {
-            s.note_threads(&tasks);
-        }
-        let steal = steal_per_cpu();
-        Snap {
-            proc: Sample { ru, tasks, steal },
-            io,
-            counters,
-            irqs,
-        }
-    }
-}
-
-pub struct Collected {
-    pub(super) outs: Vec<WorkerOut>,
-    pub(super) before: Snap,
-    pub(super) after: Snap,
-}
-
 pub(super) fn run_threads<M: Method, C: Clock>(
     spec: &Spec,
     target: &PreparedTarget,
@@ -170,7 +91,7 @@ pub(super) fn run_threads<M: Method, C: Clock>(
     pass: &Pass,
 ) -> Result<Collected> {
     let every = |s: SyncEvery| if let SyncEvery::Every(k) = s { k } else { 0 };
-    let warm = super::warmup::WarmShared::new(
+    let warm = super::work::WarmShared::new(
         spec.threads,
         match spec.warmup {
             crate::spec::Warmup::Seconds(s) => Some(s),
@@ -210,7 +131,7 @@ pub(super) fn run_threads<M: Method, C: Clock>(
         .map_or(1, |s| s.every),
     };
     let region_len = target.region_blocks * spec.bs;
-    let shared = method::SharedSlot::default();
+    let shared = crate::method::api::SharedSlot::default();
     let ctx_for = |t: u32| ThreadCtx {
         spec,
         target,
@@ -331,7 +252,7 @@ fn threads<'a, M: Method, C: Clock>(
                 Ok(h) => handles.push(h),
                 Err(e) => {
                     gate.open(false);
-                    return Err(crate::mem::thread_failed(
+                    return Err(crate::budget::thread_failed(
                         &format!("worker thread {t} of {n}"),
                         &e,
                         "lower --threads",
@@ -362,4 +283,32 @@ fn threads<'a, M: Method, C: Clock>(
             after,
         })
     })
+}
+
+/// The runner of method `M`, with the clock the calibration chose.
+pub fn drive<M: Method>(
+    spec: &Spec,
+    target: &PreparedTarget,
+    info: &ClockInfo,
+    pass: &Pass,
+) -> Result<Collected> {
+    match info.kind {
+        ClockKind::Tsc | ClockKind::Cntvct => {
+            run_threads::<M, CounterClock>(spec, target, &CounterClock, info, pass)
+        }
+        ClockKind::Monotonic => run_threads::<M, MonoClock>(spec, target, &MonoClock, info, pass),
+        #[cfg(test)]
+        ClockKind::Mock => {
+            run_threads::<M, MockClock>(spec, target, &MockClock::new(100), info, pass)
+        }
+        #[cfg(not(test))]
+        ClockKind::Mock => Err(mock_outside_tests()),
+    }
+}
+
+/// The mock clock drives the runner in iolab-engine's unit tests only: compiled into them, and not into
+/// iolab itself, where it would be a third copy of every method's loops (the calibration never picks it).
+#[cfg(not(test))]
+pub(super) fn mock_outside_tests() -> Error {
+    Error::Runtime("internal: the mock clock runs only in iolab-engine's unit tests".into())
 }

@@ -7,39 +7,16 @@
 //! its warm-up (an SQPOLL thread of a warm-up ring does not outlive the warm-up).
 
 use super::loops::{loop_async, loop_sync};
-use super::worker::{prepare, LoopParams, WorkerOut};
+use super::work::prepare;
+use super::work::WarmOut;
+use super::work::WarmShared;
+use super::work::{LoopParams, WorkerOut};
 use crate::error::Result;
 use crate::measure::clock::Clock;
 use crate::measure::hist::FastHist;
-use crate::method::{Method, SharedSlot, ThreadCtx};
+use crate::method::api::{Method, ThreadCtx};
 use crate::pattern::OpPlan;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-
-/// What the warm-up instances of one pass share.
-pub(crate) struct WarmShared {
-    pub(super) slot: SharedSlot,
-    /// Threads whose warm-up has not finished yet.
-    left: AtomicU32,
-    /// Ticks of a warm-up bounded by time.
-    ticks: Option<u64>,
-}
-
-impl WarmShared {
-    pub(super) fn new(threads: u32, seconds: Option<f64>, hz: f64) -> WarmShared {
-        WarmShared {
-            slot: SharedSlot::default(),
-            left: AtomicU32::new(threads),
-            ticks: seconds.map(|s| (s * hz) as u64),
-        }
-    }
-}
-
-/// What one worker's warm-up did.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct WarmOut {
-    pub(crate) ops: u64,
-    pub(crate) ticks: u64,
-}
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Runs this thread's warm-up (nothing without `--warmup`).
 pub(super) fn warm_up<M: Method, C: Clock>(

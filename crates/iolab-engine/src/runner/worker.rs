@@ -3,154 +3,17 @@
 
 use super::intervals::IntervalLog;
 use super::loops::{loop_async, loop_sync};
-use super::threads::Phases;
-use crate::error::{Error, Result};
+use super::work::prepare;
+use super::work::AlignedBuf;
+use super::work::LoopParams;
+use super::work::Phases;
+use super::work::WorkerOut;
 use crate::measure::clock::Clock;
 use crate::measure::cpu::{Rusage, RusageDelta};
 use crate::measure::hist::FastHist;
-use crate::method::{Method, ThreadCtx};
-use crate::pattern::{self, OpPlan};
-use std::alloc::Layout;
+use crate::method::api::{Method, ThreadCtx};
+use crate::pattern::OpPlan;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// A zeroed, aligned I/O buffer (O_DIRECT needs alignment; a page is always used).
-pub(super) struct AlignedBuf {
-    pub(super) ptr: *mut u8,
-    layout: Layout,
-}
-
-// SAFETY: the buffer is plain heap memory owned by this value.
-unsafe impl Send for AlignedBuf {}
-
-impl AlignedBuf {
-    fn new(len: usize, align: usize) -> Result<AlignedBuf> {
-        let layout = Layout::from_size_align(len.max(1), align).map_err(|_| {
-            Error::Runtime(format!(
-                "cannot lay out a {len}-byte buffer aligned to {align}"
-            ))
-        })?;
-        // SAFETY: the layout has a non-zero size (len.max(1)).
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
-            return Err(crate::mem::out_of_memory(
-                len as u64,
-                "an I/O buffer (one per thread, --qd per thread for queued methods)",
-                "lower --bs, --qd or --threads",
-            ));
-        }
-        Ok(AlignedBuf { ptr, layout })
-    }
-
-    pub(super) fn slice_mut(&mut self, len: usize) -> &mut [u8] {
-        debug_assert!(len <= self.layout.size());
-        // SAFETY: `ptr` points to `layout.size() >= len` initialised (zeroed) bytes owned by self.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, len) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: `ptr` came from `alloc_zeroed` with this exact layout and is freed once.
-        unsafe { std::alloc::dealloc(self.ptr, self.layout) };
-    }
-}
-
-/// What one worker measured.
-pub(super) struct WorkerOut {
-    pub(super) lat: FastHist,
-    pub(super) gap: FastHist,
-    pub(super) flush_calls: u64,
-    pub(super) flush_ticks: u64,
-    pub(super) flush_max_ticks: u64,
-    pub(super) ops: u64,
-    pub(super) t_first: u64,
-    pub(super) t_last: u64,
-    pub(super) syscalls: Option<u64>,
-    pub(super) submissions: Option<(u64, u64)>,
-    pub(super) rusage: RusageDelta,
-    pub(super) error: Option<Error>,
-    /// One clock read per op (synchronous methods): `gap` is not recorded, it equals `lat`.
-    pub(super) boundary_timing: bool,
-    /// The CPU the worker ran on just before and just after its loop.
-    pub(super) cpus: (i32, i32),
-    pub(super) uring: Option<crate::result::UringStats>,
-    pub(super) aio: Option<crate::result::AioStats>,
-    pub(super) nowait: Option<crate::result::NowaitStats>,
-    /// The kernel may still hold requests that point into this worker's buffers (it could not be drained
-    /// after a failure): the buffers are leaked instead of freed.
-    pub(super) leak_buffers: bool,
-    /// `--warmup`: what ran before the timed span (see warmup.rs).
-    pub(super) warm: super::warmup::WarmOut,
-    /// The pass over time (`--log-interval`; see intervals.rs).
-    pub(super) log: IntervalLog,
-    /// Clock reads over the timed span (counted apart from the method's calls where a read is one).
-    pub(super) clock_reads: u64,
-}
-
-impl WorkerOut {
-    pub(super) fn new() -> WorkerOut {
-        WorkerOut {
-            lat: FastHist::empty(),
-            gap: FastHist::empty(),
-            flush_calls: 0,
-            flush_ticks: 0,
-            flush_max_ticks: 0,
-            ops: 0,
-            t_first: 0,
-            t_last: 0,
-            syscalls: None,
-            submissions: None,
-            rusage: RusageDelta::default(),
-            error: None,
-            boundary_timing: false,
-            cpus: (-1, -1),
-            uring: None,
-            aio: None,
-            nowait: None,
-            leak_buffers: false,
-            warm: Default::default(),
-            log: IntervalLog::off(),
-            clock_reads: 0,
-        }
-    }
-}
-
-/// Loop parameters shared by all workers.
-#[derive(Clone)]
-pub(super) struct LoopParams<'a> {
-    /// The method completes each op inside `submit` (its registry entry's `exec`).
-    pub(super) synchronous: bool,
-    /// Where finished ops are published for a progress display (a watched run only), every
-    /// `publish_ticks` (u64::MAX: never) at the comparison the loops make after every op or round anyway:
-    /// no cost per op.
-    pub(super) progress: Option<&'a crate::progress::Board>,
-    pub(super) publish_ticks: u64,
-    /// The clock's ticks per second.
-    pub(super) hz: f64,
-    pub(super) bs: usize,
-    pub(super) write: bool,
-    /// Stamp the pattern into each block: writes to a target that keeps data (a sink keeps nothing to
-    /// verify, and the seed programs wrote a constant buffer there too).
-    pub(super) stamp: bool,
-    /// The target keeps data at positions, so the offset plan matters (asynchronous loop; without it
-    /// every op is at offset 0, which is what positionless targets are given anyway).
-    pub(super) planned: bool,
-    pub(super) seed: u64,
-    pub(super) duration_ticks: Option<u64>,
-    pub(super) fsync_every: u64,
-    pub(super) msync_every: u64,
-    pub(super) qd: u32,
-    pub(super) batch: u32,
-    pub(super) target_path: std::path::PathBuf,
-    /// `--warmup`: what the workers' warm-up instances share (`None`: no warm-up).
-    pub(super) warm: Option<&'a super::warmup::WarmShared>,
-    /// Clock ticks per interval of the time series (0: none), and how many intervals to make room for
-    /// before the timed span.
-    pub(super) interval_ticks: u64,
-    pub(super) intervals_expected: u64,
-    /// Ops per clock read of a synchronous loop (`--clock-every`; 1: a read after every op).
-    pub(super) clock_every: u64,
-}
 
 pub(super) fn worker<M: Method, C: Clock>(
     ctx: ThreadCtx,
@@ -195,26 +58,6 @@ pub(super) fn worker<M: Method, C: Clock>(
         }
     }
     out
-}
-
-/// The method, prepared for this thread, and its buffers (one per slot), registered with it.
-pub(super) fn prepare<M: Method>(ctx: &ThreadCtx, p: &LoopParams) -> Result<(M, Vec<AlignedBuf>)> {
-    let slots = if p.synchronous {
-        1
-    } else {
-        ctx.spec.qd as usize
-    };
-    M::prepare(ctx).and_then(|mut m| {
-        let mut bufs = Vec::with_capacity(slots);
-        for _ in 0..slots {
-            let mut b = AlignedBuf::new(p.bs, ctx.target.buf_align)?;
-            pattern::fill_body(b.slice_mut(p.bs), p.seed);
-            bufs.push(b);
-        }
-        let ptrs: Vec<(*mut u8, usize)> = bufs.iter().map(|b| (b.ptr, p.bs)).collect();
-        m.register_buffers(&ptrs)?;
-        Ok((m, bufs))
-    })
 }
 
 /// Runs the method's loop between two samples of the thread's CPU, then takes what the method counted.

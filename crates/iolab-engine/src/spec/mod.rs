@@ -7,6 +7,7 @@
 //! Checks that need to look at the target (is it a directory, is it mounted, what O_DIRECT alignment does
 //! it need) live in `target::setup`, which also returns usage errors.
 
+pub mod defaults;
 mod kinds;
 mod offload_opts;
 pub mod options;
@@ -14,9 +15,12 @@ mod resolve;
 mod ring_opts;
 mod warmup;
 
+pub use defaults::*;
+pub use options::Val;
+
 use crate::error::{Error, Result};
 pub use crate::measure::counters::CountMode;
-pub use crate::method::MethodKind;
+pub use crate::method::kind::MethodKind;
 pub use crate::pattern::Pattern;
 use crate::units::parse_count;
 pub use kinds::*;
@@ -24,63 +28,6 @@ pub use options::{RawSpec, OPTIONS};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 pub use warmup::Warmup;
-
-/// A value as written in a TOML spec or on the command line.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(untagged)]
-pub enum Val {
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    Str(String),
-}
-
-impl Val {
-    pub fn text(&self) -> String {
-        match self {
-            Val::Bool(b) => b.to_string(),
-            Val::Int(i) => i.to_string(),
-            Val::Float(f) => f.to_string(),
-            Val::Str(s) => s.clone(),
-        }
-    }
-}
-
-impl From<&str> for Val {
-    fn from(s: &str) -> Self {
-        Val::Str(s.to_string())
-    }
-}
-
-impl From<bool> for Val {
-    fn from(b: bool) -> Self {
-        Val::Bool(b)
-    }
-}
-
-impl From<String> for Val {
-    fn from(s: String) -> Self {
-        Val::Str(s)
-    }
-}
-
-impl From<i64> for Val {
-    fn from(i: i64) -> Self {
-        Val::Int(i)
-    }
-}
-
-impl From<u64> for Val {
-    fn from(i: u64) -> Self {
-        Val::Int(i.min(i64::MAX as u64) as i64)
-    }
-}
-
-impl From<f64> for Val {
-    fn from(f: f64) -> Self {
-        Val::Float(f)
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -123,14 +70,6 @@ impl SyncEvery {
         self == SyncEvery::None
     }
 }
-
-/// The counting pass samples a workload larger than this many ops (`--count separate`).
-pub const COUNT_SAMPLE_MIN_OPS: u64 = 1000;
-/// ... taking this part of it: a tenth of the ops and of the duration,
-pub const COUNT_SAMPLE_SHARE: u64 = 10;
-/// ... but at most this many seconds of a duration-bound run (per-op figures settle within it; the pass
-/// also costs its set-up and the tracepoints' teardown, ~0.05 s here).
-pub const COUNT_SAMPLE_MAX_S: f64 = 0.25;
 
 /// A resolved, valid workload. Serialized into every result as `spec`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -239,9 +178,6 @@ pub enum ProfileMode {
     Inline,
 }
 
-/// `--profile-hz` unset: 997 samples per second (a prime, so sampling does not beat with periodic work).
-pub const DEFAULT_PROFILE_HZ: u32 = 997;
-
 fn default_profile_hz() -> u32 {
     DEFAULT_PROFILE_HZ
 }
@@ -259,29 +195,6 @@ impl ProfileMode {
         *self == ProfileMode::None
     }
 }
-
-/// `--log-interval` unset: intervals of 1 s, ...
-pub const DEFAULT_LOG_INTERVAL_MS: u64 = 1000;
-/// ... kept when the timed pass took at least this long (a shorter run's over-time chart would be a point
-/// or two).
-pub const AUTO_LOG_MIN_S: f64 = 2.0;
-/// The shortest `--log-interval`: closing an interval scans the thread's latency histogram (13 µs here),
-/// which must stay a small share of the interval.
-pub const MIN_LOG_INTERVAL_MS: u64 = 10;
-
-/// Default sq_thread_idle: 1 s, so a run does not keep re-waking the thread.
-pub const DEFAULT_SQ_IDLE_MS: u32 = 1000;
-
-/// Ops when the user gives no amount at all (also capped by [`DEFAULT_DURATION_S`]).
-pub const DEFAULT_OPS: u64 = 100_000;
-pub const DEFAULT_DURATION_S: f64 = 10.0;
-/// The longest `--duration`: 365 days. A run's deadline is a clock reading plus the duration in clock
-/// ticks, both u64 (1.8e19): with a TSC of 10 GHz after 10 years of uptime that sum is 3.5e18, and the
-/// nanosecond fallback clock is 25 times slower.
-pub const MAX_DURATION_S: f64 = 365.0 * 86_400.0;
-/// The glibc stdio buffer iolab sets by default: 4096 bytes, what glibc picks itself for files on most
-/// filesystems (st_blksize), and what the seed's fputs program got.
-pub const DEFAULT_STDIO_BUFFER: u64 = 4096;
 
 impl Spec {
     /// The same workload for the untimed counting pass: nothing verified or kept.

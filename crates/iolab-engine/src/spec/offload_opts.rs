@@ -2,7 +2,7 @@
 //! `--offload-attack`, and the SQPOLL options of the kernel path).
 
 use super::*;
-use crate::method::Exec;
+use crate::method::info::Exec;
 
 impl RawSpec {
     pub(super) fn offload_opts(&self, method: MethodKind, threads: u64) -> Result<OffloadOpts> {

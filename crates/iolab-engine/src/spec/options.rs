@@ -5,10 +5,10 @@
 //! A [`RawSpec`] is what a user wrote: key -> value, before anything is judged. The typed getters at the
 //! bottom turn one value into a number, size, duration or word, or a usage error naming the flag.
 
-use super::Val;
 use crate::error::{Error, Result};
-use crate::method::MethodKind;
+use crate::method::kind::MethodKind;
 use crate::units::{parse_count, parse_duration, parse_size};
+use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -562,5 +562,62 @@ mod tests {
         assert!(e.starts_with("line 2, column 6: "), "{e}");
         let e = RawSpec::from_toml_str("# é\nbs = \"4k\"\nmethod = \"psync").unwrap_err();
         assert!(e.starts_with("line 3, column "), "{e}");
+    }
+}
+
+/// A value as written in a TOML spec or on the command line.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Val {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl Val {
+    pub fn text(&self) -> String {
+        match self {
+            Val::Bool(b) => b.to_string(),
+            Val::Int(i) => i.to_string(),
+            Val::Float(f) => f.to_string(),
+            Val::Str(s) => s.clone(),
+        }
+    }
+}
+
+impl From<&str> for Val {
+    fn from(s: &str) -> Self {
+        Val::Str(s.to_string())
+    }
+}
+
+impl From<bool> for Val {
+    fn from(b: bool) -> Self {
+        Val::Bool(b)
+    }
+}
+
+impl From<String> for Val {
+    fn from(s: String) -> Self {
+        Val::Str(s)
+    }
+}
+
+impl From<i64> for Val {
+    fn from(i: i64) -> Self {
+        Val::Int(i)
+    }
+}
+
+impl From<u64> for Val {
+    fn from(i: u64) -> Self {
+        Val::Int(i.min(i64::MAX as u64) as i64)
+    }
+}
+
+impl From<f64> for Val {
+    fn from(f: f64) -> Self {
+        Val::Float(f)
     }
 }

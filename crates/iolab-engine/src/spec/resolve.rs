@@ -3,7 +3,7 @@
 //! RWF flags), and the combinations the method's registry entry refuses.
 
 use super::*;
-use crate::method::{Exec, MethodInfo};
+use crate::method::info::{Exec, MethodInfo};
 use options::nonzero;
 
 /// The largest --bs and --stdio-buffer accepted: 1 GiB.
@@ -138,7 +138,7 @@ impl RawSpec {
         check_extent(&spec)?;
         ring_opts::check_ring_limits(&spec)?;
         offload_opts::check_offload_limits(&spec)?;
-        crate::mem::check_fits(&spec)?;
+        crate::budget::check_fits(&spec)?;
         Ok(spec)
     }
 
@@ -402,7 +402,7 @@ impl RawSpec {
                     "--method {} does not read the clock per op ({}): --clock-every applies to methods that \
                      complete each op inside their call; drop it",
                     method.name(),
-                    if matches!(method.info().run, crate::method::Run::Process(_)) {
+                    if method.info().exec == Exec::OutOfProcess {
                         "its client runs as a process of its own, timed from outside"
                     } else {
                         "it reads it once per submission round"
@@ -427,7 +427,7 @@ impl RawSpec {
                 ),
             ));
         }
-        if ms > 0 && matches!(method.info().run, crate::method::Run::Process(_)) {
+        if ms > 0 && method.info().exec == Exec::OutOfProcess {
             return Err(Error::usage(
                 "--log-interval",
                 format!(

@@ -1,7 +1,7 @@
 //! The io_uring ring options' values and the combinations the kernel (or a ring design) refuses.
 
 use super::*;
-use crate::method::Exec;
+use crate::method::info::Exec;
 
 impl RawSpec {
     pub(super) fn ring_opts(

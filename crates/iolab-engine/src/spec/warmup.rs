@@ -37,7 +37,7 @@ impl Warmup {
             "s" | "ms" | "us" | "min" => {
                 let v = crate::units::parse_duration(t)
                     .map_err(|_| bad(format!("'{s}' is not {ACCEPT}")))?;
-                if !(0.0..=crate::spec::MAX_DURATION_S).contains(&v) {
+                if !(0.0..=super::defaults::MAX_DURATION_S).contains(&v) {
                     return Err(bad(format!(
                         "'{s}' is out of range; expected 0 to 365 days"
                     )));

@@ -4,7 +4,7 @@
 //! still cached afterwards are counted (mincore of a read-only mapping of the range) and said in the
 //! run's notes: tmpfs keeps every page (its pages are the file), a busy file may keep some.
 
-use super::TargetKind;
+use super::kind::TargetKind;
 use crate::error::{Error, Result};
 use crate::spec::Spec;
 use iolab_sys as sys;

@@ -1,7 +1,7 @@
 //! O_DIRECT alignment checks of a target: `--bs` and `--offset` against what its filesystem or device
 //! takes, and, for a file iolab is about to create, the same asked before it exists.
 
-use super::parent_of;
+use super::prepared::parent_of;
 use crate::error::{Error, Result};
 use crate::spec::Spec;
 use iolab_sys as sys;

@@ -1,11 +1,22 @@
 //! The peer thread at the far end of a stream target (`iolab-peer`): it drains what a write run sends, or
 //! feeds a read run the pattern, and counts the bytes and its own CPU.
 
-use super::PeerFigures;
 use crate::error::Error;
 use crate::pattern;
 use iolab_sys as sys;
+use serde::{Deserialize, Serialize};
 use std::os::fd::{AsRawFd, OwnedFd};
+
+/// What the peers at the far end of a stream target did, all threads together.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct PeerFigures {
+    /// Bytes the peers received (write runs) or sent (read runs: they write ahead of the reader, so this is
+    /// more than the run read).
+    pub bytes: u64,
+    /// The peer threads' own CPU time (RUSAGE_THREAD), seconds.
+    pub user_s: f64,
+    pub sys_s: f64,
+}
 
 /// The peer of a write run: reads until the writer closes its end; returns what arrived.
 pub(super) fn drain(fd: OwnedFd) -> std::result::Result<PeerFigures, String> {

@@ -8,23 +8,17 @@
 //! iolab never opens the sink O_NONBLOCK: io_uring takes an O_NONBLOCK file as able to try without
 //! blocking, which would hide the legacy personality's io-wq punts.
 
-use super::{target_err, PreparedTarget, TargetKind, PAGE};
+use super::kind::TargetKind;
+use super::prepared::target_err;
+use super::prepared::PAGE;
+use super::prepared::{PreparedTarget, SinkTarget};
 use crate::error::{Error, Result};
-use crate::method::MethodKind;
+use crate::method::kind::MethodKind;
 use crate::sink_device::{Personality, Sink, SinkFigures, DEVICE};
 use crate::spec::Spec;
 use iolab_sys as sys;
 use iolab_sys::SinkCounters;
 use std::os::fd::{AsRawFd, OwnedFd};
-
-/// What a prepared sink target keeps: the driver's answer, the run's personality and log switch, and a
-/// descriptor of its own to read the counters with.
-#[derive(Debug)]
-pub struct SinkTarget {
-    control: Sink,
-    pub personality: Personality,
-    pub log: bool,
-}
 
 /// `--sink` and `--sink-log` name the sink's settings: on any other target they are bad input.
 pub(super) fn check_flags(spec: &Spec, kind: TargetKind, shown: &str) -> Result<()> {
@@ -64,7 +58,7 @@ pub(super) fn setup_if_sink(
     {
         return Ok(None);
     }
-    super::check_fit(spec, TargetKind::Sink, shown)?;
+    super::fit::check_fit(spec, TargetKind::Sink, shown)?;
     setup(spec, shown).map(Some)
 }
 

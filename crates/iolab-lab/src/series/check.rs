@@ -188,6 +188,29 @@ pub(crate) fn refuse_other_settings(
     Ok(unchecked)
 }
 
+
+/// `--out` without `--resume`: a new file in an existing directory.
+pub(crate) fn new_out(p: &Path) -> Result<PathBuf> {
+    if p.exists() {
+        return Err(Error::usage(
+            "--out",
+            format!(
+                "{} exists; iolab does not replace files: add --resume to continue what it recorded, or choose a new name",
+                p.display()
+            ),
+        ));
+    }
+    if let Some(d) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !d.is_dir() {
+            return Err(Error::usage(
+                "--out",
+                format!("the directory {} does not exist", d.display()),
+            ));
+        }
+    }
+    Ok(p.to_path_buf())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,26 +244,4 @@ mod tests {
         assert_eq!(lists(&["method=psync,sync", "target=a,./a"]), Ok(()));
         assert!(lists(&["method=psync,psync"]).is_err());
     }
-}
-
-/// `--out` without `--resume`: a new file in an existing directory.
-pub(crate) fn new_out(p: &Path) -> Result<PathBuf> {
-    if p.exists() {
-        return Err(Error::usage(
-            "--out",
-            format!(
-                "{} exists; iolab does not replace files: add --resume to continue what it recorded, or choose a new name",
-                p.display()
-            ),
-        ));
-    }
-    if let Some(d) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !d.is_dir() {
-            return Err(Error::usage(
-                "--out",
-                format!("the directory {} does not exist", d.display()),
-            ));
-        }
-    }
-    Ok(p.to_path_buf())
 }

@@ -51,7 +51,5 @@ pub fn load(name: &str) -> Result<SuiteFile> {
     ))
 }
 
-/// Where a suite's files go: fresh directories iolab makes and removes, and a zram device when one can be
-
 #[cfg(test)]
 mod tests;

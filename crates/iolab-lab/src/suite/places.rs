@@ -5,6 +5,7 @@ use super::file::SuiteFile;
 use iolab_engine::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
+/// Where a suite's files go: fresh directories iolab makes and removes, and a zram device when one can be
 /// made.
 pub struct Places {
     disk: tempfile::TempDir,

@@ -1,7 +1,7 @@
 //! The few numbers of a profile that findings look at (see `findings.rs`).
 
 use super::groups::{self, kernel_group};
-use crate::result::ProfileFigures;
+use super::share::ProfileFigures;
 use std::collections::HashMap;
 
 /// A profile's figures as the finding rules see them.
@@ -94,7 +94,7 @@ pub fn thread_focus(folded: &[String], thread: &str) -> (u64, Option<(String, f6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::ProfileShare;
+    use crate::measure::profile::share::ProfileShare;
 
     #[test]
     fn io_wq_work_is_found_through_its_outermost_filesystem_frame() {

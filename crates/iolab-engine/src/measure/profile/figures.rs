@@ -3,8 +3,8 @@
 
 use super::groups::{group_of, FrameView, GROUPS};
 use super::records::{Domain, Frame, Parsed};
+use super::share::ProfileShare;
 use super::symbols::{Resolved, Symbols};
-use crate::result::ProfileShare;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Functions listed by self and by inclusive share.

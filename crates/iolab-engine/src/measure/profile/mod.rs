@@ -22,15 +22,17 @@ mod facts;
 mod figures;
 pub mod groups;
 mod records;
+pub mod share;
 mod symbols;
 
 pub use facts::{thread_focus, ProfileFacts};
 pub use figures::thread_label;
+pub use share::{ProfileFigures, ProfileShare};
 pub use symbols::kallsyms_readable;
 
 use crate::measure::counters::open_reason;
 use crate::measure::cpu::TaskTimes;
-use crate::result::ProfileFigures;
+
 use iolab_sys as sys;
 use iolab_sys::{perf, PerfRing, SamplerAttr};
 use std::collections::BTreeMap;

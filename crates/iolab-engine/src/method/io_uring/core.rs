@@ -3,7 +3,7 @@
 //! (batch and in-flight histograms), registration of files and buffers, and how a thread calls
 //! io_uring_enter (`Enter`); and the lock-free hand-off `Lane` of the designs with a helper thread.
 
-use super::super::op_err;
+use super::super::api::op_err;
 use crate::error::{Error, Result};
 use crate::result::UringStats;
 use crate::spec::RingOpts;

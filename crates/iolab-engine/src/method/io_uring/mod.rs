@@ -41,6 +41,7 @@ mod core;
 mod design;
 mod per_thread;
 mod producer_consumer;
+mod ring_api;
 mod shared;
 mod sqe;
 mod submitter;
@@ -48,9 +49,12 @@ mod submitter;
 use self::core::setup_names;
 /// The kernel's limits on one ring's entries and registered buffers, checked with the spec (spec/ring_opts.rs).
 pub(crate) use self::core::{MAX_ENTRIES, MAX_REG_BUFFERS};
-use self::design::{Design, Own, Ring};
+use self::design::Ring;
+use self::ring_api::{Design, Own};
 use self::sqe::SqeShape;
-use super::{op_err, Exec, Flush, Io, Method, MethodInfo, MethodKind, MethodStats, Run, ThreadCtx};
+use super::api::{op_err, Flush, Io, Method, MethodStats, ThreadCtx};
+use super::info::{Exec, MethodInfo};
+use super::kind::MethodKind;
 use crate::error::{Error, Result};
 use crate::result::UringStats;
 use crate::spec::{RingDesign, RingOpts};
@@ -75,7 +79,6 @@ pub const INFO: MethodInfo = MethodInfo {
     syscall_note:
         "counted calls are io_uring_enter(2) (plus fsync); the kernel's syscr/syscw do not see \
                    io_uring requests",
-    run: Run::threads::<Uring>(),
     describe,
     ..MethodInfo::PLAIN
 };

@@ -2,9 +2,9 @@
 //! SQPOLL a round's SQEs are built straight into the submission queue; `commit` makes one io_uring_enter
 //! that submits them and waits for the completions the runner asks for.
 
-use super::super::{Io, ThreadCtx};
+use super::super::api::{Io, ThreadCtx};
 use super::core::{setup_names, Core, Enter};
-use super::design::{Design, Own};
+use super::ring_api::{Design, Own};
 use super::sqe::SqeShape;
 use crate::error::Result;
 use crate::result::UringStats;

@@ -3,9 +3,9 @@
 //! through a lock-free queue, waking the worker (futex) when it waits for one. The worker's io_uring_enter
 //! calls only submit; the consumer's calls and the worker's sleeps are counted as the worker's syscalls.
 
-use super::super::{op_err, ThreadCtx};
+use super::super::api::{op_err, ThreadCtx};
 use super::core::{setup_names, Core, Enter, Lane};
-use super::design::{Design, Own};
+use super::ring_api::{Design, Own};
 use crate::error::{Error, Result};
 use crate::result::UringStats;
 use crate::spec::RingOpts;
@@ -148,7 +148,7 @@ impl Consumer {
                 consume(ring, &l, &st)
             })
             .map_err(|e| {
-                crate::mem::thread_failed(
+                crate::budget::thread_failed(
                     &format!("the io_uring consumer thread of worker {t}"),
                     &e,
                     "lower --threads, or use another --ring design",

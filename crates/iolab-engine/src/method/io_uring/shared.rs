@@ -4,9 +4,9 @@
 //! wait for one of its own completions, while it sleeps in io_uring_enter. Times a thread found the mutex
 //! taken are counted (`lock_contended`).
 
-use super::super::ThreadCtx;
+use super::super::api::ThreadCtx;
 use super::core::{lock, setup_names, Core, Enter};
-use super::design::{Design, Own};
+use super::ring_api::{Design, Own};
 use crate::error::Result;
 use crate::result::UringStats;
 use crate::spec::RingOpts;

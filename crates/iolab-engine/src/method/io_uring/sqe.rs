@@ -1,7 +1,7 @@
 //! How a thread's SQEs are built: one shape per thread, fixed at `prepare`, so a round of requests is built
 //! in one tight loop straight into the submission queue (or the thread's staging vector).
 
-use super::super::{Io, ThreadCtx};
+use super::super::api::{Io, ThreadCtx};
 use crate::spec::RingOpts;
 use io_uring::{opcode, squeue, types};
 

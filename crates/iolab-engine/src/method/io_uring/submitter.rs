@@ -8,9 +8,9 @@
 //! counted; all of a ring's setup flags apply to the submitter's ring (SINGLE_ISSUER fits: one thread
 //! submits).
 
-use super::super::{op_err, ThreadCtx};
+use super::super::api::{op_err, ThreadCtx};
 use super::core::{lock, setup_names, Core, Enter, Lane};
-use super::design::{Design, Own};
+use super::ring_api::{Design, Own};
 use crate::error::{Error, Result};
 use crate::result::UringStats;
 use crate::spec::RingOpts;
@@ -89,7 +89,7 @@ impl Hub {
             .name("iolab-submit".into())
             .spawn(move || submitter_main(&h2, &o2, &path2, threads, qd, tx))
             .map_err(|e| {
-                crate::mem::thread_failed("the io_uring submitter thread", &e, "lower --threads")
+                crate::budget::thread_failed("the io_uring submitter thread", &e, "lower --threads")
             })?;
         *lock(&hub.thread) = Some(handle);
         match rx.recv() {

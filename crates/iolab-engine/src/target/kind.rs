@@ -1,0 +1,43 @@
+//! The kinds of target iolab runs against.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    File,
+    DevNull,
+    DevZero,
+    BlockDevice,
+    Pipe,
+    Socketpair,
+    Tcp,
+    /// iolab's sink driver, /dev/iolab_sink.
+    Sink,
+}
+
+impl TargetKind {
+    /// Does the target keep what is written (so it can be verified)?
+    pub fn keeps_data(self) -> bool {
+        matches!(self, Self::File | Self::BlockDevice | Self::Sink)
+    }
+
+    /// A pipe or socket with iolab's peer at the other end.
+    pub fn is_stream(self) -> bool {
+        matches!(
+            self,
+            TargetKind::Pipe | TargetKind::Socketpair | TargetKind::Tcp
+        )
+    }
+
+    /// The stream target a `--target` word names, if it is one.
+    pub fn stream_named(path: &Path) -> Option<TargetKind> {
+        match path.to_str()? {
+            "pipe" => Some(TargetKind::Pipe),
+            "socketpair" => Some(TargetKind::Socketpair),
+            "tcp" => Some(TargetKind::Tcp),
+            _ => None,
+        }
+    }
+}

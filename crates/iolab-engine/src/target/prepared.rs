@@ -1,0 +1,156 @@
+//! A target made ready for a run: its kind, its descriptors' path, what was created, the peer of a stream.
+
+use super::kind::TargetKind;
+use super::peer::{self, PeerFigures};
+use super::space;
+use crate::cleanup::Created;
+use crate::error::{Error, Result};
+use crate::spec::{OpKind, Spec};
+use iolab_sys as sys;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+/// The far end of one thread's stream.
+pub type PeerHandle = std::thread::JoinHandle<std::result::Result<PeerFigures, String>>;
+
+/// Region the threads share: `threads` consecutive regions of `region_blocks` blocks from `--offset`.
+/// For /dev/null and /dev/zero the regions are nominal (offsets are ignored by those devices).
+#[derive(Debug)]
+pub struct PreparedTarget {
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    /// iolab created the file for this run.
+    pub created: bool,
+    pub region_blocks: u64,
+    /// O_DIRECT alignment (memory, offset) when `--direct`.
+    pub dio_align: Option<(u32, u32)>,
+    /// Alignment of I/O buffers: at least a page, more if O_DIRECT asks for it.
+    pub buf_align: usize,
+    /// Things the user should know (prefill done, alignment assumed ...).
+    pub notes: Vec<String>,
+    pub(crate) guard: Option<Created>,
+    /// A block device written to: the O_EXCL descriptor that claims it for as long as this value lives (the
+    /// runner and the offload run keep it to the end of the pass, after the last write and --verify).
+    pub(crate) claim: Option<OwnedFd>,
+    /// Stream targets: the peer threads started by `open_for`.
+    pub(crate) peers: std::sync::Mutex<Vec<PeerHandle>>,
+    /// The sink driver's target: its settings and a descriptor for its counters.
+    pub(crate) sink: Option<SinkTarget>,
+}
+
+pub const PAGE: usize = 4096;
+
+/// Region of a stream target per thread, in bytes (nominal: nothing maps it). /dev/null's and /dev/zero's
+/// come from the address space ([`space::sink_region`]).
+pub const SINK_REGION: u64 = space::SINK_REGION_MAX;
+
+/// File size when the run is bounded only by a duration.
+pub const DEFAULT_FILE_SIZE: u64 = 64 << 20;
+
+pub fn parent_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+pub(crate) fn target_err(msg: impl Into<String>) -> Error {
+    Error::usage("--target", msg)
+}
+
+impl PreparedTarget {
+    /// Absolute byte offset of thread `t`'s region.
+    pub fn region_first_block(&self, t: u32) -> u64 {
+        t as u64 * self.region_blocks
+    }
+
+    /// Opens the target for one thread: O_WRONLY/O_RDONLY (O_RDWR when the method maps it), plus O_DIRECT.
+    /// For a stream target: makes the thread's stream, starts its peer, and returns the thread's end.
+    pub fn open_for(&self, spec: &Spec, needs_rdwr: bool) -> Result<OwnedFd> {
+        if self.kind.is_stream() {
+            return self.open_stream(spec);
+        }
+        let mut flags = match (spec.op, needs_rdwr) {
+            (_, true) => libc::O_RDWR,
+            (OpKind::Write, false) => libc::O_WRONLY,
+            (OpKind::Read, false) => libc::O_RDONLY,
+        };
+        if spec.direct && self.dio_align.is_some() {
+            flags |= libc::O_DIRECT;
+        }
+        if self.kind == TargetKind::Sink {
+            return self.open_sink(flags);
+        }
+        sys::open(&self.path, flags, 0)
+            .map_err(|e| Error::sys_on(e, self.path.display().to_string()))
+    }
+
+    fn open_stream(&self, spec: &Spec) -> Result<OwnedFd> {
+        let write = spec.op == OpKind::Write;
+        let (mine, theirs) = match self.kind {
+            TargetKind::Pipe => {
+                let (r, w) = sys::pipe()?;
+                if write {
+                    (w, r)
+                } else {
+                    (r, w)
+                }
+            }
+            TargetKind::Socketpair => sys::socketpair_stream()?,
+            _ => sys::tcp_loopback_pair()?,
+        };
+        let (bs, seed) = (spec.bs as usize, spec.seed);
+        let h = std::thread::Builder::new()
+            .name("iolab-peer".into())
+            .spawn(move || {
+                if write {
+                    peer::drain(theirs)
+                } else {
+                    peer::feed(theirs, bs, seed)
+                }
+            })
+            .map_err(|e| {
+                crate::budget::thread_failed("the stream's peer thread", &e, "lower --threads")
+            })?;
+        self.peers.lock().unwrap_or_else(|p| p.into_inner()).push(h);
+        Ok(mine)
+    }
+
+    /// Waits for the stream peers (after every thread closed its end) and sums what they did.
+    pub fn join_peers(&self) -> Result<Option<PeerFigures>> {
+        let handles: Vec<PeerHandle> =
+            std::mem::take(&mut *self.peers.lock().unwrap_or_else(|p| p.into_inner()));
+        if handles.is_empty() {
+            return Ok(None);
+        }
+        let mut t = PeerFigures::default();
+        for h in handles {
+            let f = h
+                .join()
+                .map_err(|_| Error::Runtime("a stream peer thread panicked".into()))?
+                .map_err(Error::Runtime)?;
+            t.bytes += f.bytes;
+            t.user_s += f.user_s;
+            t.sys_s += f.sys_s;
+        }
+        Ok(Some(t))
+    }
+
+    /// Does this value hold the O_EXCL claim on the block device it writes to?
+    pub fn holds_device_claim(&self) -> bool {
+        self.claim.is_some()
+    }
+
+    /// Keeps the created file past this value's life (used by `--keep`).
+    pub fn is_kept(&self) -> bool {
+        self.guard.as_ref().map(|g| g.kept()).unwrap_or(true)
+    }
+}
+
+/// What a prepared sink target keeps: the driver's answer, the run's personality and log switch, and a
+/// descriptor of its own to read the counters with.
+#[derive(Debug)]
+pub struct SinkTarget {
+    pub(crate) control: crate::sink_device::Sink,
+    pub personality: crate::sink_device::Personality,
+    pub log: bool,
+}
