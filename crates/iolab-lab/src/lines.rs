@@ -35,50 +35,58 @@ use std::path::{Path, PathBuf};
 /// One way of writing the lines: a method of the registry and how the text is cut into ops.
 struct Way {
     name: &'static str,
-    method: MethodKind,
+    /// The `--method` word of the method that writes it (the registry's name).
+    by: &'static str,
     /// The whole text as one op (else one op per line).
     whole: bool,
+}
+
+impl Way {
+    /// The method that writes it, from the registry.
+    fn method(&self) -> MethodKind {
+        MethodKind::parse(self.by).expect("every way names a method of the registry (tested)")
+    }
 }
 
 const WAYS: &[Way] = &[
     Way {
         name: "stdio",
-        method: MethodKind::Stdio,
+        by: "stdio",
         whole: false,
     },
     Way {
         name: AS_PUBLISHED,
-        method: MethodKind::Stdio,
+        by: "stdio",
         whole: false,
     },
     Way {
         name: "write-per-line",
-        method: MethodKind::Sync,
+        by: "sync",
         whole: false,
     },
     Way {
         name: "one-write",
-        method: MethodKind::Sync,
+        by: "sync",
         whole: true,
     },
     Way {
         name: "io_uring",
-        method: MethodKind::IoUring,
+        by: "io_uring",
         whole: false,
     },
     Way {
         name: "mmap",
-        method: MethodKind::Mmap,
+        by: "mmap",
         whole: false,
     },
     Way {
         name: "sendfile",
-        method: MethodKind::Sendfile,
+        by: "sendfile",
         whole: true,
     },
     Way {
         name: "copy_file_range",
-        method: MethodKind::CopyFileRange,
+        by: "copy_file_range",
         whole: true,
     },
 ];
@@ -195,12 +203,12 @@ fn cut(text: &[u8], whole: bool) -> Vec<(u64, u32)> {
 fn spec_for(way: &Way, path: &Path, len: usize, ops: usize) -> Result<iolab_engine::spec::Spec> {
     let mut raw = RawSpec::new()
         .with("target", path.display().to_string())
-        .with("method", way.method.name())
+        .with("method", way.method().name())
         .with("bs", 1u64)
         .with("file-size", len as u64)
         .with("ops", ops as u64)
         .with("count", "none");
-    if way.method.info().exec == iolab_engine::method::Exec::Queued {
+    if way.method().info().exec == iolab_engine::method::Exec::Queued {
         raw = raw.with("qd", 64u64).with("batch", 32u64);
     }
     raw.resolve()
@@ -227,7 +235,7 @@ pub fn run(method: &str, n: u64, path: &Path, clock: &ClockInfo) -> Result<Lines
     let ops = cut(&expected, way.whole);
     let spec = spec_for(way, path, expected.len(), ops.len())?;
     let target = iolab_engine::target::setup(&spec)?;
-    if !way.method.info().maps {
+    if !way.method().info().maps {
         // A fresh, empty file, as the note's programs wrote (a mapping needs the final size).
         std::fs::File::options()
             .write(true)
@@ -235,7 +243,7 @@ pub fn run(method: &str, n: u64, path: &Path, clock: &ClockInfo) -> Result<Lines
             .and_then(|f| f.set_len(0))
             .map_err(|e| Error::Runtime(format!("cannot empty {}: {e}", path.display())))?;
     }
-    let Run::Threads { content, .. } = way.method.run() else {
+    let Run::Threads { content, .. } = way.method().run() else {
         return Err(Error::Runtime(format!(
             "{} cannot write given bytes",
             way.name
@@ -299,9 +307,9 @@ fn result(way: &Way, n: u64, path: &Path, bytes: u64, t: &ContentTiming) -> Line
             format!(
                 "the runner's clock from just before the first write until fsync returned: --method {}'s \
                  writes ({}), {}fsync (the writes and the flush also timed apart)",
-                way.method.name(),
+                way.method().name(),
                 if way.whole { "the whole text in one op" } else { "one op per line" },
-                if way.method.info().maps { "msync, " } else { "" }
+                if way.method().info().maps { "msync, " } else { "" }
             )
         } else {
             "the runner's clock from just before the first write until the final fflush returned, no fsync, as \

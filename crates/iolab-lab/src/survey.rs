@@ -356,14 +356,14 @@ pub fn ranked<'a>(s: &'a SurveyResult, target: &str, bs: u64) -> Vec<Ranked<'a>>
         .collect();
     let median = |r: &Ranked| r.run.result.as_ref().map_or(f64::NAN, |x| x.ns_per_op);
     rows.sort_by(|a, b| {
-        (b.run.method == MethodKind::Nop)
-            .cmp(&(a.run.method == MethodKind::Nop))
+        (b.run.method.info().no_data)
+            .cmp(&(a.run.method.info().no_data))
             .then(median(a).total_cmp(&median(b)))
     });
     // The open group: its rank and the highest ns/op any of its rows reached.
     let mut group: Option<(usize, f64)> = None;
     for i in 0..rows.len() {
-        if rows[i].run.method == MethodKind::Nop {
+        if rows[i].run.method.info().no_data {
             continue;
         }
         match group {

@@ -467,11 +467,10 @@ fn gap_legend(recs: &[Value], d: &mut Doc) {
             continue;
         }
         seen.push(key);
-        lines.push(gap_meaning(
-            m,
-            one,
-            txt(r, &["spec", "ring", "sqpoll"]) == "true",
-        ));
+        let meaning = gap_meaning(m, one, txt(r, &["spec", "ring", "sqpoll"]) == "true");
+        if !meaning.is_empty() {
+            lines.push(meaning);
+        }
     }
     if lines.is_empty() {
         return;
@@ -485,49 +484,10 @@ fn gap_legend(recs: &[Value], d: &mut Doc) {
     }
 }
 
-/// What the gap is for method `m` (`one`: one request in flight at a time).
+/// What the gap is for method `m` (`one`: one request in flight at a time), as its file says.
 fn gap_meaning(m: MethodKind, one: bool, sqpoll: bool) -> String {
-    match m {
-        MethodKind::Sync | MethodKind::Psync | MethodKind::Pv2 | MethodKind::Vectored => {
-            format!(
-                "{}: one call after the other, so a gap is one whole call (entering the kernel, the write, \
-                 returning) plus iolab's few ns between calls; its p50 is the typical call",
-                m.name()
-            )
-        }
-        MethodKind::Stdio => "stdio: one fwrite after the other: most only copy into the FILE buffer (the p50), \
-                              and every buffer-full adds a write(2) (the tail)"
-            .into(),
-        MethodKind::Mmap => "mmap: one memcpy into the mapping after the other (the p50 is the copy); the first \
-                             touch of each page adds a page fault (the tail), and no call is made"
-            .into(),
-        MethodKind::IoUring if one => format!(
-            "io_uring at qd 1: one request submitted and waited for at a time (the thesis's Figure 36 blocking \
-             loop), so a gap is a whole round trip: queueing, {}the kernel's write, the completion and the \
-             wake-up",
-            if sqpoll {
-                "the SQPOLL thread noticing it, "
-            } else {
-                "io_uring_enter, "
-            }
-        ),
-        MethodKind::IoUring => "io_uring: between the starts of successive requests of one thread, so 0 within a \
-                                batch queued in one round, then the round's submission and wait; with SQPOLL \
-                                and the producer-consumer ring it is how fast the producer queues, not when \
-                                the kernel wrote (the thesis's Figure 19)"
-            .into(),
-        MethodKind::Aio => "aio: as io_uring, 0 within a batch of io_submit, then io_submit (which did the \
-                            writes inline where they could not be asynchronous) and io_getevents"
-            .into(),
-        MethodKind::Epoll => "epoll: write(2) after write(2) on a non-blocking stream; where the stream was \
-                              full, the epoll_wait for the reader is in the gap (the tail)"
-            .into(),
-        MethodKind::Nop => "nop: the harness's own floor between ops".into(),
-        _ => format!(
-            "{}: one kernel-side copy after the other, no data through user space",
-            m.name()
-        ),
-    }
+    let info = m.info();
+    (info.gap)(info, one, sqpoll)
 }
 
 #[cfg(test)]

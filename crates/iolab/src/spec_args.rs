@@ -4,7 +4,7 @@
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use iolab_engine::method::METHODS;
-use iolab_engine::spec::options::{Group, Opt, Ty};
+use iolab_engine::spec::options::{Applies, Group, Opt, Ty};
 use iolab_engine::spec::{RawSpec, OPTIONS};
 
 /// The workload options given on the command line.
@@ -22,7 +22,7 @@ fn heading(g: Group) -> Option<&'static str> {
 /// The help of one option: its own text, the methods it applies to, its default.
 fn help(o: &Opt) -> String {
     let mut h = String::new();
-    if o.methods.is_empty() {
+    if o.applies == Applies::All {
         h.push_str(o.help);
     } else {
         // "io_uring: with --sqpoll ...": a capitalised word goes lower case after the methods' names
@@ -44,6 +44,9 @@ fn help(o: &Opt) -> String {
         h.push('\n');
     } else {
         h.push('.');
+    }
+    if let Ty::List(words) = o.ty {
+        h.push_str(&format!(" [values: {}]", words.join(", ")));
     }
     if let Some(d) = o.default {
         h.push_str(&format!(" [default: {d}]"));

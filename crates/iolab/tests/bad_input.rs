@@ -57,7 +57,7 @@ fn sizes_counts_and_names() {
     refused(
         &["run", "--method", "dma"],
         "--method",
-        "accepted: sync, psync, pv2, vectored, stdio, mmap, io_uring, uring_cmd, aio, splice, sendfile, copy_file_range, epoll, offload, nop",
+        "accepted: sync, psync, pv2, vectored, stdio, mmap, io_uring, aio, uring_cmd, splice, sendfile, copy_file_range, epoll, offload, nop",
     );
     refused(&["run", "--op", "append"], "--op", "expected write or read");
     refused(

@@ -476,3 +476,80 @@ fn pv2_nowait_counts_the_ops_that_would_have_blocked_and_lands_every_byte() {
         other.stderr
     );
 }
+
+/// pv2 with RWF_DONTCACHE (uncached buffered I/O, Linux 6.14+): the bytes land (`--verify`) on a filesystem
+/// that supports it (the disk's), and tmpfs, which does not, is refused with the kernel's EOPNOTSUPP and
+/// the flag named, never silently buffered.
+#[test]
+fn pv2_dontcache_lands_its_bytes_where_supported_and_is_refused_on_tmpfs() {
+    let disk = disk_dir();
+    let target = file(&disk, "dontcache.dat");
+    let r = iolab(&[
+        "run",
+        "--method",
+        "pv2",
+        "--rw-flags",
+        "dontcache",
+        "--target",
+        &path_str(&target),
+        "--ops",
+        "2000",
+        "--bs",
+        "4k",
+        "--verify",
+        "--count",
+        "none",
+        "--json",
+        "-",
+    ]);
+    if r.code != 0 && r.stderr.contains("EOPNOTSUPP") {
+        println!(
+            "SKIPPED the landing half: this kernel or the disk's filesystem has no RWF_DONTCACHE: {}",
+            r.stderr.trim()
+        );
+    } else {
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON on stdout");
+        assert_eq!(u64_of(&v, &["ops"]), 2000);
+        assert_eq!(u64_of(&v, &["verify", "mismatches"]), 0);
+        assert_eq!(u64_of(&v, &["verify", "blocks_checked"]), 2000);
+        assert_eq!(v["spec"]["rw_flags"], libc::RWF_DONTCACHE);
+    }
+    let tmp = tmpfs_dir();
+    let shm = file(&tmp, "dontcache.dat");
+    let r = iolab(&[
+        "run",
+        "--method",
+        "pv2",
+        "--rw-flags",
+        "dontcache",
+        "--target",
+        &path_str(&shm),
+        "--ops",
+        "10",
+    ]);
+    assert_ne!(
+        r.code, 0,
+        "tmpfs has no uncached buffered I/O: {}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains("EOPNOTSUPP") && r.stderr.contains("dontcache"),
+        "{}",
+        r.stderr
+    );
+    let both = iolab(&[
+        "run",
+        "--method",
+        "pv2",
+        "--rw-flags",
+        "dontcache",
+        "--direct",
+    ]);
+    assert_eq!(both.code, 2);
+    assert!(
+        both.stderr.contains("--rw-flags") && both.stderr.contains("--direct"),
+        "{}",
+        both.stderr
+    );
+}

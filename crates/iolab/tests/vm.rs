@@ -81,10 +81,23 @@ fn a_guest_runs_iolab_with_the_driver_and_polled_nvme() {
          run --method sync --target /dev/null --ops 10 --json existing.json\n",
     )
     .unwrap();
-    let r = vm(d.path(), &["--script", &script.to_string_lossy()]);
+    let mut r = vm(d.path(), &["--script", &script.to_string_lossy()]);
     if let Some(why) = cannot_build(&r) {
         println!("SKIPPED a_guest_runs_iolab_with_the_driver_and_polled_nvme: {why}");
         return;
+    }
+    // QEMU's emulated NVMe under TCG now and then loses a polled completion: iolab ends that run after
+    // 30 s with the reason (it used to spin until the guest's --timeout). One more boot, said.
+    if r.stderr.contains("no request completed for") {
+        println!(
+            "RETRIED a_guest_runs_iolab_with_the_driver_and_polled_nvme once: the emulated NVMe lost a polled \
+             completion: {}",
+            r.stderr.lines().find(|l| l.contains("no request completed")).unwrap_or("")
+        );
+        for f in ["emu.json", "poll.json"] {
+            let _ = std::fs::remove_file(d.path().join(f));
+        }
+        r = vm(d.path(), &["--script", &script.to_string_lossy()]);
     }
     let all = format!("stdout:\n{}\nstderr:\n{}", r.stdout, r.stderr);
     // The driver was built against the guest's headers and loaded there.

@@ -37,7 +37,7 @@ pub use report::{CleanReport, Outcome, Verdict};
 
 #[cfg(test)]
 mod tests {
-    
+
     use crate::leftovers::format::header;
     use crate::leftovers::format::parse;
     use crate::leftovers::format::Entry;

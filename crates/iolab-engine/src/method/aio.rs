@@ -7,10 +7,11 @@
 //! result states the fraction of requests that completed inside io_submit (a finding names the case).
 
 use super::api::{op_err, Flush, Io, Method, ThreadCtx};
-use super::info::{Exec, MethodInfo, Targets};
+use super::info::{Exec, Fit, MethodInfo, Targets};
 use super::kind::MethodKind;
 use crate::error::{Error, Result};
 use crate::result::AioStats;
+use crate::spec::options::Applies;
 use iolab_sys as sys;
 use iolab_sys::{AioContext, IoEvent, Iocb};
 use std::collections::VecDeque;
@@ -23,9 +24,23 @@ pub const INFO: MethodInfo = MethodInfo {
     name: "aio",
     help: "Linux native AIO, io_submit/io_getevents (--qd, --batch)",
     exec: Exec::Queued,
-    targets: Targets::with_offsets("reads and writes at file offsets (IOCB_CMD_PWRITE/PREAD); {t} has none (ESPIPE)"),
+    targets: Targets {
+        sink_legacy: Fit::No(
+            "native AIO needs the driver's write_iter/read_iter, which the legacy personality does not have \
+             (io_submit answers EINVAL): use --sink nowait",
+        ),
+        ..Targets::with_offsets(
+            "reads and writes at file offsets (IOCB_CMD_PWRITE/PREAD); {t} has none (ESPIPE)",
+        )
+    },
     syscalls: &["io_submit", "io_getevents"],
     syscall_note: "counted calls are io_submit(2) and io_getevents(2) (plus fsync); the kernel's syscr/syscw do not see AIO requests",
+    gap: |_, _, _| {
+        "aio: as io_uring, 0 within a batch of io_submit, then io_submit (which did the writes inline where \
+         they could not be asynchronous) and io_getevents"
+            .into()
+    },
+    options: &[Applies::Depth, Applies::Batch],
     ..MethodInfo::PLAIN
 };
 

@@ -30,9 +30,15 @@ pub const INFO: MethodInfo = MethodInfo {
         dev_zero: NOT_A_STREAM,
         stream: Fit::Yes,
         sink: NOT_A_STREAM,
+        sink_legacy: NOT_A_STREAM,
     },
     syscalls: &["write", "read", "epoll_wait"],
     syscall_note: "every write(2)/read(2) (several when the stream takes part of a block) and every epoll_wait(2) after EAGAIN",
+    gap: |_, _, _| {
+        "epoll: write(2) after write(2) on a non-blocking stream; where the stream was full, the epoll_wait \
+         for the reader is in the gap (the tail)"
+            .into()
+    },
     ..MethodInfo::PLAIN
 };
 

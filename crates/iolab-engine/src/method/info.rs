@@ -2,6 +2,7 @@
 //! in the method's file.
 
 use super::kind::MethodKind;
+use crate::spec::options::Applies;
 use crate::spec::Spec;
 
 /// How a method's operations are carried out, which decides the runner's loop.
@@ -44,6 +45,9 @@ pub struct Targets {
     pub stream: Fit,
     /// iolab's sink driver, /dev/iolab_sink (`kmod/`).
     pub sink: Fit,
+    /// The sink driver's legacy personality (`--sink legacy`: `.write`/`.read` only, no
+    /// `write_iter`/`read_iter`).
+    pub sink_legacy: Fit,
 }
 
 impl Targets {
@@ -55,6 +59,7 @@ impl Targets {
         dev_zero: Fit::Yes,
         stream: Fit::Yes,
         sink: Fit::Yes,
+        sink_legacy: Fit::Yes,
     };
     /// Whatever has file offsets: everything but streams, which refuse positioned I/O with ESPIPE.
     pub const fn with_offsets(why: &'static str) -> Targets {
@@ -76,6 +81,26 @@ impl Targets {
             K::Sink => self.sink,
         }
     }
+}
+
+/// What the sink driver should count of a run's ops (checked against its counters after each pass).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SinkCalls {
+    /// One `.write`/`.read` call per op, and the op's bytes.
+    PerOp,
+    /// One call per iovec on the legacy personality (the kernel calls `.write` once per iovec), one per op
+    /// on nowait.
+    PerIovecOnLegacy,
+    /// One call per io_uring request (the ring's request count, else one per op).
+    PerRequest,
+    /// One `uring_cmd` call per op, and its bytes.
+    UringCmd,
+    /// No `.write`/`.read` calls: one mmap per thread.
+    Mapped,
+    /// The bytes only: how many calls is the C library's choice (stdio).
+    BytesOnly,
+    /// Nothing: no data moves.
+    Nothing,
 }
 
 /// Everything iolab needs to know about a method besides its code: declared once, in the method's file.
@@ -114,10 +139,47 @@ pub struct MethodInfo {
     pub syscall_note: &'static str,
     /// The run's options worth a word in a table's header ("qd 32 batch 8"), if any.
     pub describe: fn(&Spec) -> Option<String>,
+    /// How findings name its way of doing the work ("write()", "io_uring (SQPOLL, qd 64 batch 1)").
+    pub way: fn(&MethodInfo, &Spec) -> String,
+    /// One plain system call per op on the file position or an offset (write/read, pwrite/pread): the
+    /// reference every other way on the same workload is compared with.
+    pub plain: bool,
+    /// Its requests may be punted to io-wq worker threads (io_uring's reads and writes; `uring_cmd`
+    /// completes each command at issue).
+    pub punts: bool,
+    /// What the sink driver should count of its ops.
+    pub sink_calls: SinkCalls,
+    /// What the gap between the starts of successive ops of one thread measures for it, for the suites'
+    /// legends (`one`: one request in flight at a time; `sqpoll`: a kernel thread submits).
+    pub gap: fn(&MethodInfo, one: bool, sqpoll: bool) -> String,
+    /// The options beyond everyone's that it takes: the option table's `applies` names one of these.
+    pub options: &'static [Applies],
 }
 
 fn no_options(_: &Spec) -> Option<String> {
     None
+}
+
+/// Its name, with the options its `describe` names: "io_uring (qd 32 batch 8)".
+pub fn named_way(m: &MethodInfo, s: &Spec) -> String {
+    match (m.describe)(s) {
+        Some(d) => format!("{} ({d})", m.name),
+        None => m.name.to_string(),
+    }
+}
+
+/// The gap of a method that makes one call after the other.
+pub fn gap_one_call_after_another(m: &MethodInfo, _one: bool, _sqpoll: bool) -> String {
+    format!(
+        "{}: one call after the other, so a gap is one whole call (entering the kernel, the write, returning) \
+         plus iolab's few ns between calls; its p50 is the typical call",
+        m.name
+    )
+}
+
+/// No sentence: the method's file says nothing of its gap.
+fn gap_unsaid(_: &MethodInfo, _one: bool, _sqpoll: bool) -> String {
+    String::new()
 }
 
 impl MethodInfo {
@@ -141,10 +203,21 @@ impl MethodInfo {
         syscalls: &[],
         syscall_note: "",
         describe: no_options,
+        way: named_way,
+        plain: false,
+        punts: false,
+        sink_calls: SinkCalls::PerOp,
+        gap: gap_unsaid,
+        options: &[],
     };
 
     pub fn synchronous(&self) -> bool {
         self.exec == Exec::Sync
+    }
+
+    /// Does option group `a` apply to it?
+    pub fn takes(&self, a: Applies) -> bool {
+        a == Applies::All || self.options.contains(&a)
     }
 
     /// The syscalls a run of this method's breakdown names: its own, then the runner's.

@@ -58,8 +58,17 @@ const KERNEL_COPY: MethodInfo = MethodInfo {
         ),
         ..Targets::ANY
     },
+    gap: gap_kernel_copy,
     ..MethodInfo::PLAIN
 };
+
+/// The gap of a kernel-side copy.
+fn gap_kernel_copy(m: &MethodInfo, _one: bool, _sqpoll: bool) -> String {
+    format!(
+        "{}: one kernel-side copy after the other, no data through user space",
+        m.name
+    )
+}
 
 /// `splice`, as the registry lists it.
 pub const SPLICE_INFO: MethodInfo = MethodInfo {
@@ -97,6 +106,7 @@ pub const COPY_FILE_RANGE_INFO: MethodInfo = MethodInfo {
         dev_zero: NOT_A_FILE,
         stream: NOT_A_FILE,
         sink: NOT_A_FILE,
+        sink_legacy: NOT_A_FILE,
     },
     no_direct: None,
     syscalls: &["copy_file_range"],

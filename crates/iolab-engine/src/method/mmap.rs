@@ -8,10 +8,12 @@
 //! mapping is registered with the SIGBUS handler (`fault::MappedTarget`) for the faults that remain.
 
 use super::api::{op_err, Flush, Io, Method, ThreadCtx};
+use super::info::SinkCalls;
 use super::info::{Fit, MethodInfo, Targets};
 use super::kind::MethodKind;
 use crate::error::{Error, Result};
 use crate::fault::MappedTarget;
+use crate::spec::options::Applies;
 use iolab_sys as sys;
 use iolab_sys::Mapping;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -30,6 +32,13 @@ pub const INFO: MethodInfo = MethodInfo {
     },
     no_direct: Some("it copies through the page cache mapping"),
     syscall_note: "no syscall per op: data moves by page faults and writeback; counted calls are msync/fsync only",
+    gap: |_, _, _| {
+        "mmap: one memcpy into the mapping after the other (the p50 is the copy); the first touch of each \
+         page adds a page fault (the tail), and no call is made"
+            .into()
+    },
+    options: &[Applies::Msync],
+    sink_calls: SinkCalls::Mapped,
     ..MethodInfo::PLAIN
 };
 

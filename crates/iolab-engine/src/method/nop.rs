@@ -3,6 +3,7 @@
 
 use super::api::{Flush, Io, Method, ThreadCtx};
 use super::info::MethodInfo;
+use super::info::SinkCalls;
 use super::kind::MethodKind;
 use crate::error::Result;
 
@@ -13,6 +14,8 @@ pub const INFO: MethodInfo = MethodInfo {
     help: "no kernel call, the harness's floor",
     no_data: true,
     syscall_note: "nop makes no kernel call",
+    gap: |_, _, _| "nop: the harness's own floor between ops".into(),
+    sink_calls: SinkCalls::Nothing,
     ..MethodInfo::PLAIN
 };
 

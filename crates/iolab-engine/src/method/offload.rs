@@ -4,6 +4,8 @@
 
 use super::info::{Exec, Fit, MethodInfo, Targets};
 use super::kind::MethodKind;
+use crate::spec::options::Applies;
+use crate::spec::{OffloadPath, Partition, Spec};
 
 /// `offload`, as the registry lists it.
 pub const INFO: MethodInfo = MethodInfo {
@@ -24,5 +26,23 @@ pub const INFO: MethodInfo = MethodInfo {
     },
     verifies_reads: true,
     syscall_note: "the client's own system calls (see offload)",
+    way,
+    options: &[Applies::Batch, Applies::SqThread, Applies::NopRequests, Applies::Offload],
     ..MethodInfo::PLAIN
 };
+
+/// "offload (broker path, eventfd doorbell, batch 1)".
+fn way(_: &MethodInfo, s: &Spec) -> String {
+    let mut o = vec![format!("{} path", s.offload.path.name())];
+    if s.offload.partition == Partition::Vm {
+        o.insert(0, "from a guest partition".to_string());
+    }
+    if s.offload.path == OffloadPath::Broker {
+        o.push(format!("{} doorbell", s.offload.doorbell.name()));
+    }
+    if s.offload.sq_sleep {
+        o.push("SQ thread asleep before every round trip".into());
+    }
+    o.push(format!("batch {}", s.batch));
+    format!("offload ({})", o.join(", "))
+}

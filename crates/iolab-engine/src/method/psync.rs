@@ -1,9 +1,11 @@
 //! `psync`: pwrite(2)/pread(2) at explicit offsets, one syscall per op.
 
 use super::api::{fsync_counted, op_err, Flush, Io, Method, ThreadCtx};
+use super::info::gap_one_call_after_another;
 use super::info::{MethodInfo, Targets};
 use super::kind::MethodKind;
 use crate::error::Result;
+use crate::spec::OpKind;
 use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
@@ -19,6 +21,16 @@ pub const INFO: MethodInfo = MethodInfo {
     per_op_call: Some(("pwrite64", "pread64")),
     syscalls: &["pwrite64", "pread64"],
     syscall_note: "one pwrite(2)/pread(2) per op; the kernel's syscr/syscw count them too",
+    plain: true,
+    way: |_, s| {
+        (if s.op == OpKind::Write {
+            "pwrite()"
+        } else {
+            "pread()"
+        })
+        .into()
+    },
+    gap: gap_one_call_after_another,
     ..MethodInfo::PLAIN
 };
 

@@ -11,30 +11,21 @@
 
 use super::api::ThreadCtx;
 use super::api::{fsync_counted, op_err, Flush, Io, Method, MethodStats};
+use super::info::gap_one_call_after_another;
 use super::info::MethodInfo;
 use super::info::Targets;
 use super::kind::MethodKind;
 use crate::error::{Error, Result};
 use crate::result::NowaitStats;
+use crate::spec::options::Applies;
 use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 
 /// The table header's word on the run's flags.
 fn describe(s: &crate::spec::Spec) -> Option<String> {
-    let names = [
-        (libc::RWF_NOWAIT, "nowait"),
-        (libc::RWF_HIPRI, "hipri"),
-        (libc::RWF_DSYNC, "dsync"),
-        (libc::RWF_SYNC, "sync"),
-        (libc::RWF_APPEND, "append"),
-    ];
-    let on: Vec<&str> = names
-        .iter()
-        .filter(|(bit, _)| s.rw_flags & *bit as u32 != 0)
-        .map(|(_, n)| *n)
-        .collect();
-    (!on.is_empty()).then(|| format!("RWF {}", on.join(",")))
+    let on = crate::spec::rw_flags::words(s.rw_flags);
+    (!on.is_empty()).then(|| format!("RWF {on}"))
 }
 
 /// `pv2`, as the registry lists it.
@@ -51,6 +42,8 @@ pub const INFO: MethodInfo = MethodInfo {
     syscall_note: "one pwritev2(2)/preadv2(2) per op, plus one plain call for each op that would have \
                    blocked (--rw-flags nowait); the kernel's syscr/syscw count them too",
     describe,
+    gap: gap_one_call_after_another,
+    options: &[Applies::RwFlags],
     ..MethodInfo::PLAIN
 };
 
@@ -99,10 +92,29 @@ impl Pv2 {
                 Ok(0) => break,
                 Ok(n) => done += n,
                 Err(e) if e.errno == libc::EINTR => continue,
-                Err(e) => return Err(op_err(e, &self.path)),
+                Err(e) => return Err(self.refusal(e)),
             }
         }
         Ok(done)
+    }
+
+    /// A failed call's error; the kernel's EOPNOTSUPP names the flag it refused.
+    fn refusal(&self, e: sys::SysErr) -> Error {
+        if e.errno != libc::EOPNOTSUPP || self.flags == 0 {
+            return op_err(e, &self.path);
+        }
+        let why = if self.flags & libc::RWF_DONTCACHE != 0 {
+            "RWF_DONTCACHE (--rw-flags dontcache) needs Linux 6.14+ and a filesystem that supports uncached \
+             buffered I/O (ext4, xfs, btrfs; not tmpfs or a block device); iolab never falls back to plain \
+             buffered I/O"
+        } else {
+            "RWF_NOWAIT needs a file or device whose driver supports non-blocking I/O; RWF_HIPRI needs \
+             O_DIRECT on some kernels"
+        };
+        Error::sys_hint(
+            e,
+            format!("{} refuses these --rw-flags: {why}", self.path.display()),
+        )
     }
 }
 
@@ -158,15 +170,7 @@ impl Method for Pv2 {
                 self.stats.unsupported += 1;
                 self.finish_plain(io, 0)
             }
-            Err(e) if e.errno == libc::EOPNOTSUPP && self.flags != 0 => Err(Error::sys_hint(
-                e,
-                format!(
-                    "{} refuses these --rw-flags (RWF_NOWAIT needs a file or device whose driver \
-                     supports non-blocking I/O; RWF_HIPRI needs O_DIRECT on some kernels)",
-                    self.path.display()
-                ),
-            )),
-            Err(e) => Err(op_err(e, &self.path)),
+            Err(e) => Err(self.refusal(e)),
         }
     }
 

@@ -7,8 +7,10 @@
 
 use super::api::{op_err, Flush, Io, Method, ThreadCtx};
 use super::info::MethodInfo;
+use super::info::SinkCalls;
 use super::kind::MethodKind;
 use crate::error::Result;
+use crate::spec::options::Applies;
 use iolab_sys as sys;
 use iolab_sys::CFile;
 use std::path::PathBuf;
@@ -31,6 +33,13 @@ pub const INFO: MethodInfo = MethodInfo {
     syscalls: &["write", "read"],
     syscall_note: "glibc calls write(2)/read(2) when its stdio buffer fills or is flushed; iolab cannot see those calls, the kernel's syscr/syscw count them",
     describe,
+    gap: |_, _, _| {
+        "stdio: one fwrite after the other: most only copy into the FILE buffer (the p50), and every \
+         buffer-full adds a write(2) (the tail)"
+            .into()
+    },
+    options: &[Applies::StdioBuffer],
+    sink_calls: SinkCalls::BytesOnly,
     ..MethodInfo::PLAIN
 };
 

@@ -4,9 +4,11 @@
 //! the position, so no lseek is ever made there.
 
 use super::api::{fsync_counted, op_err, Flush, Io, Method, ThreadCtx};
+use super::info::gap_one_call_after_another;
 use super::info::MethodInfo;
 use super::kind::MethodKind;
 use crate::error::Result;
+use crate::spec::OpKind;
 use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
@@ -19,6 +21,9 @@ pub const INFO: MethodInfo = MethodInfo {
     per_op_call: Some(("write", "read")),
     syscalls: &["write", "read", "lseek"],
     syscall_note: "one write(2)/read(2) per op (plus an lseek(2) where the offset jumps); the kernel's syscr/syscw count them too",
+    plain: true,
+    way: |_, s| (if s.op == OpKind::Write { "write()" } else { "read()" }).into(),
+    gap: gap_one_call_after_another,
     ..MethodInfo::PLAIN
 };
 

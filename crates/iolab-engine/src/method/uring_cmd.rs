@@ -9,10 +9,12 @@
 
 use super::api::{op_err, ThreadCtx};
 use super::api::{Flush, Io, Method, MethodStats};
+use super::info::SinkCalls;
 use super::info::{Exec, Fit, MethodInfo, Targets};
 use super::kind::MethodKind;
 use crate::error::{Error, Result};
 use crate::result::UringStats;
+use crate::spec::options::Applies;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -40,6 +42,7 @@ pub const INFO: MethodInfo = MethodInfo {
         dev_zero: ONLY_SINK,
         stream: ONLY_SINK,
         sink: Fit::Yes,
+        sink_legacy: Fit::Yes,
     },
     no_direct: Some("the sink driver has no O_DIRECT"),
     no_read: Some("the sink driver's command only writes"),
@@ -47,6 +50,13 @@ pub const INFO: MethodInfo = MethodInfo {
     syscall_note: "counted calls are io_uring_enter(2); the commands reach the driver's .uring_cmd, not \
                    .write, so the kernel's syscr/syscw do not see them",
     describe,
+    gap: |_, _, _| {
+        "uring_cmd: between the starts of successive commands of one thread, so 0 within a batch queued in \
+         one round, then the round's submission and wait"
+            .into()
+    },
+    options: &[Applies::Depth, Applies::Batch],
+    sink_calls: SinkCalls::UringCmd,
     ..MethodInfo::PLAIN
 };
 

@@ -4,8 +4,10 @@
 
 use super::api::{fsync_counted, op_err, Flush, Io, Method, ThreadCtx};
 use super::info::MethodInfo;
+use super::info::{gap_one_call_after_another, SinkCalls};
 use super::kind::MethodKind;
 use crate::error::Result;
+use crate::spec::options::Applies;
 use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
@@ -24,6 +26,9 @@ pub const INFO: MethodInfo = MethodInfo {
     syscalls: &["pwritev", "preadv", "writev", "readv", "write", "read"],
     syscall_note: "one pwritev(2)/preadv(2) per op; the kernel's syscr/syscw count them too",
     describe,
+    gap: gap_one_call_after_another,
+    options: &[Applies::Iovecs],
+    sink_calls: SinkCalls::PerIovecOnLegacy,
     ..MethodInfo::PLAIN
 };
 

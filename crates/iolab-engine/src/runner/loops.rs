@@ -454,6 +454,19 @@ pub(super) fn publish(p: &LoopParams, e: u64, done: u64, reported: &mut u64) -> 
     e.saturating_add(p.publish_ticks)
 }
 
+/// Seconds without a completion, requests in flight, after which the kernel is taken to have lost them.
+const STALL_S: f64 = 30.0;
+
+/// Why a run whose requests stopped completing ended.
+fn stalled(p: &LoopParams, inflight: u32, done: u64) -> Error {
+    Error::Runtime(format!(
+        "no request completed for {STALL_S:.0} s while {inflight} were in flight on {} ({done} had \
+         completed): the kernel did not complete them (with --iopoll: the device's poll queue lost a \
+         completion, as QEMU's emulated NVMe sometimes does under TCG)",
+        p.target_path.display()
+    ))
+}
+
 /// The loop for methods that queue ops and complete them later (io_uring, aio).
 // #[inline]: available to `worker` (another module, so maybe another codegen unit) for inlining, as when
 // they shared a file.
@@ -472,6 +485,9 @@ pub(super) fn loop_async<M: Method, C: Clock>(
 ) -> Result<()> {
     let (qd, batch) = (p.qd, p.batch);
     let mut slots = Slots::new(qd);
+    // The last round that completed a request: a run whose requests stop completing ends with the reason
+    // after STALL_S, rather than spinning for ever.
+    let stall_ticks = (STALL_S * p.hz) as u64;
     // Consecutive failed io_uring_enter calls while draining after a failure.
     let mut failed_commits = 0u32;
     const MAX_FAILED_COMMITS: u32 = 1000;
@@ -502,6 +518,7 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     // read that ended the previous round. A read per request cost ~12 ns each in this VM, as much as the
     // rest of iolab's per-request work at batch 32.
     let mut round_start = start;
+    let mut last_done_at = start;
     let mut reported = 0u64;
     // Clock reads: the start, then one per round and the rare ones (interval closes, after flushes).
     let mut reads = 1u64;
@@ -551,6 +568,13 @@ pub(super) fn loop_async<M: Method, C: Clock>(
         let (reaped, bad) = slots.reap(m, &mut out.lat, e, expected);
         fl.inflight -= reaped;
         done += u64::from(reaped);
+        if reaped > 0 {
+            last_done_at = e;
+        } else if fl.inflight > 0 && e.saturating_sub(last_done_at) > stall_ticks {
+            // The kernel still holds requests that point into the buffers: keep them alive.
+            out.leak_buffers = true;
+            return Err(stalled(p, fl.inflight, done));
+        }
         if let (Some((res, off)), None) = (bad, &failure) {
             failure = Some(reap_failure(m, p, res, off));
         }

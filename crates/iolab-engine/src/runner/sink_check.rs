@@ -1,10 +1,11 @@
 //! What the sink driver counted in a pass, checked against what iolab knows it did.
 
+use crate::method::info::SinkCalls;
 use crate::result::RunResult;
 use crate::sink_device::Personality;
 use crate::sink_device::SinkCheck;
 use crate::sink_device::SinkFigures;
-use crate::spec::{MethodKind, OpKind};
+use crate::spec::OpKind;
 use iolab_sys::SinkCounters;
 
 impl SinkFigures {
@@ -41,15 +42,15 @@ pub(crate) type Expectation = (&'static str, fn(&SinkCounters) -> u64, u64);
 /// What the driver should have counted, by what iolab knows it did: (what, the driver's counter, iolab's
 /// figure).
 pub(crate) fn expected(r: &RunResult, personality: Option<Personality>) -> Vec<Expectation> {
-    let m = r.spec.method;
+    let calls = r.spec.method.info().sink_calls;
     let write = r.spec.op == OpKind::Write;
     let mut v: Vec<Expectation> = Vec::new();
-    match m {
-        MethodKind::UringCmd => {
+    match calls {
+        SinkCalls::UringCmd => {
             v.push(("uring_cmd calls", |c| c.cmd_calls, r.ops));
             v.push(("uring_cmd bytes", |c| c.cmd_bytes, r.bytes));
         }
-        MethodKind::Mmap => {
+        SinkCalls::Mapped => {
             v.push((
                 "write and read calls (mmap makes none)",
                 |c| c.write_calls + c.read_calls,
@@ -61,16 +62,16 @@ pub(crate) fn expected(r: &RunResult, personality: Option<Personality>) -> Vec<E
                 r.spec.threads as u64,
             ));
         }
-        MethodKind::Nop => {}
+        SinkCalls::Nothing => {}
         _ if write => {
             v.push(("write bytes", |c| c.write_bytes, r.bytes));
-            if let Some(n) = calls_per_op(r, personality) {
+            if let Some(n) = calls_per_op(r, calls, personality) {
                 v.push(("write calls", |c| c.write_calls, n));
             }
         }
         _ => {
             v.push(("read bytes", |c| c.read_bytes, r.bytes));
-            if let Some(n) = calls_per_op(r, personality) {
+            if let Some(n) = calls_per_op(r, calls, personality) {
                 v.push(("read calls", |c| c.read_calls, n));
             }
         }
@@ -80,11 +81,15 @@ pub(crate) fn expected(r: &RunResult, personality: Option<Personality>) -> Vec<E
 
 /// The driver calls iolab's ops make, where iolab knows them: one per op (one per iovec for vectored I/O
 /// on the legacy personality, whose .write the kernel calls once per iovec); stdio's are glibc's choice.
-pub(crate) fn calls_per_op(r: &RunResult, personality: Option<Personality>) -> Option<u64> {
-    match r.spec.method {
-        MethodKind::Stdio => None,
-        MethodKind::IoUring => r.syscalls.uring_requests.or(Some(r.ops)),
-        MethodKind::Vectored if personality == Some(Personality::Legacy) => {
+pub(crate) fn calls_per_op(
+    r: &RunResult,
+    calls: SinkCalls,
+    personality: Option<Personality>,
+) -> Option<u64> {
+    match calls {
+        SinkCalls::BytesOnly => None,
+        SinkCalls::PerRequest => r.syscalls.uring_requests.or(Some(r.ops)),
+        SinkCalls::PerIovecOnLegacy if personality == Some(Personality::Legacy) => {
             Some(r.ops * r.spec.iovecs as u64)
         }
         _ => Some(r.ops),

@@ -13,6 +13,7 @@ mod offload_opts;
 pub mod options;
 mod resolve;
 mod ring_opts;
+pub mod rw_flags;
 mod warmup;
 
 pub use defaults::*;

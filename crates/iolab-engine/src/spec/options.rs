@@ -56,9 +56,37 @@ pub struct Opt {
     pub help: &'static str,
     /// What an unset option means, for the help.
     pub default: Option<&'static str>,
-    /// The methods it applies to; empty: all.
-    pub methods: &'static [MethodKind],
+    /// The methods it applies to: every method, or those whose registry entry declares this kind of
+    /// option (`MethodInfo::options`).
+    pub applies: Applies,
     pub group: Group,
+}
+
+/// Which methods an option applies to: everyone's, or one kind of option that a method's registry entry
+/// (`MethodInfo::options`) says it takes. No method list is kept here: a method's file says what it takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applies {
+    All,
+    /// Requests in flight (`--qd`).
+    Depth,
+    /// Requests per submission or round trip (`--batch`).
+    Batch,
+    /// io_uring's ring: setup flags, registrations, opcodes, designs.
+    Ring,
+    /// A kernel submission thread (SQPOLL): its idle time and CPU.
+    SqThread,
+    /// NOP requests in place of the workload's.
+    NopRequests,
+    /// The offload paths' options.
+    Offload,
+    /// `--msync` points of a mapping.
+    Msync,
+    /// RWF_* flags per call.
+    RwFlags,
+    /// The C library's stream buffer.
+    StdioBuffer,
+    /// Pieces per block.
+    Iovecs,
 }
 
 impl Opt {
@@ -68,12 +96,17 @@ impl Opt {
 
     /// Does the option apply to `m`?
     pub fn applies_to(&self, m: MethodKind) -> bool {
-        self.methods.is_empty() || self.methods.contains(&m)
+        m.info().takes(self.applies)
+    }
+
+    /// The methods it applies to, in the registry's order (every method for `Applies::All`).
+    pub fn methods(&self) -> impl Iterator<Item = MethodKind> + '_ {
+        MethodKind::all().filter(|m| self.applies_to(*m))
     }
 
     /// "io_uring, aio or offload".
     pub fn method_list(&self) -> String {
-        let names: Vec<&str> = self.methods.iter().map(|m| m.name()).collect();
+        let names: Vec<&str> = self.methods().map(|m| m.name()).collect();
         match names.split_last() {
             Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
             _ => names.join(""),
@@ -81,13 +114,8 @@ impl Opt {
     }
 }
 
+use Applies::{All, Offload as OFFLOAD, Ring as URING};
 use Group::{Method as M, Safety as S, Workload as W};
-use MethodKind as K;
-
-const URING: &[MethodKind] = &[K::IoUring];
-const QUEUED: &[MethodKind] = &[K::IoUring, K::Aio, K::UringCmd];
-const OFFLOAD: &[MethodKind] = &[K::Offload];
-const SQPOLL: &[MethodKind] = &[K::IoUring, K::Offload];
 const fn flag(on: &'static str) -> Ty {
     Ty::Bool {
         on: Some(on),
@@ -97,171 +125,172 @@ const fn flag(on: &'static str) -> Ty {
 
 /// Every option, in the order the help lists them.
 pub static OPTIONS: &[Opt] = &[
-    Opt { key: "target", ty: Ty::Text, value_name: "PATH", group: W, methods: &[], default: Some("/dev/null"),
+    Opt { key: "target", ty: Ty::Text, value_name: "PATH", group: W, applies: All, default: Some("/dev/null"),
         help: "A regular file (created if missing), /dev/null (write sink), /dev/zero (read source), a block \
                device, or pipe, socketpair, tcp (a stream per thread with iolab's peer at the far end)" },
-    Opt { key: "method", ty: Ty::Text, value_name: "METHOD", group: W, methods: &[], default: Some("psync"),
+    Opt { key: "method", ty: Ty::Text, value_name: "METHOD", group: W, applies: All, default: Some("psync"),
         help: "How each op talks to the kernel (see the list below)" },
-    Opt { key: "op", ty: Ty::Word(&["write", "read"]), value_name: "OP", group: W, methods: &[],
+    Opt { key: "op", ty: Ty::Word(&["write", "read"]), value_name: "OP", group: W, applies: All,
         default: Some("write"), help: "write or read" },
-    Opt { key: "pattern", ty: Ty::Word(&["seq", "rand"]), value_name: "PATTERN", group: W, methods: &[],
+    Opt { key: "pattern", ty: Ty::Word(&["seq", "rand"]), value_name: "PATTERN", group: W, applies: All,
         default: Some("seq"), help: "seq or rand (uniform over the thread's region, replayable)" },
-    Opt { key: "bs", ty: Ty::Size, value_name: "SIZE", group: W, methods: &[], default: Some("4k"),
+    Opt { key: "bs", ty: Ty::Size, value_name: "SIZE", group: W, applies: All, default: Some("4k"),
         help: "Bytes per op: 4, 512, 4k, 4KiB, 1m, 1MiB (powers of 1024)" },
-    Opt { key: "ops", ty: Ty::Count, value_name: "N", group: W, methods: &[],
+    Opt { key: "ops", ty: Ty::Count, value_name: "N", group: W, applies: All,
         default: Some("100000, capped at 10 s"),
         help: "Total ops over all threads (1000, 1_000_000, 100k, 1M)" },
-    Opt { key: "size", ty: Ty::Size, value_name: "BYTES", group: W, methods: &[], default: None,
+    Opt { key: "size", ty: Ty::Size, value_name: "BYTES", group: W, applies: All, default: None,
         help: "Total bytes over all threads (a whole number of --bs blocks); instead of --ops" },
-    Opt { key: "duration", ty: Ty::Duration, value_name: "SECS", group: W, methods: &[], default: None,
+    Opt { key: "duration", ty: Ty::Duration, value_name: "SECS", group: W, applies: All, default: None,
         help: "Time bound (5, 2.5s, 500ms, 1m); with --ops or --size, whichever comes first" },
-    Opt { key: "warmup", ty: Ty::Text, value_name: "N|SECS", group: W, methods: &[], default: None,
+    Opt { key: "warmup", ty: Ty::Text, value_name: "N|SECS", group: W, applies: All, default: None,
         help: "Operations before timing starts (1000, 10k; over all threads) or seconds with a unit (2s, \
                500ms; each thread): run with their own instance of the method on the same target and region, \
                in no figure; the result counts them apart" },
-    Opt { key: "clock-every", ty: Ty::Count, value_name: "N", group: W, methods: &[],
+    Opt { key: "clock-every", ty: Ty::Count, value_name: "N", group: W, applies: All,
         default: Some("1; 64 where a clock read is a system call (no vDSO fast path), for synchronous methods"),
         help: "Read the clock once every N ops instead of after every op: throughput from the span, no per-op \
                latency (the result says why). For clocks whose read is a system call (a Cortex-A9 has no \
                user-readable timer) or to take the clock out of the per-op cost; synchronous methods only" },
-    Opt { key: "threads", ty: Ty::Count, value_name: "N", group: W, methods: &[], default: Some("1"),
+    Opt { key: "threads", ty: Ty::Count, value_name: "N", group: W, applies: All, default: Some("1"),
         help: "Threads, each with its own descriptor (and ring) and its own region of the target" },
-    Opt { key: "direct", ty: flag("direct"), value_name: "", group: W, methods: &[], default: None,
+    Opt { key: "direct", ty: flag("direct"), value_name: "", group: W, applies: All, default: None,
         help: "O_DIRECT with aligned buffers (--bs and --offset must be multiples of the device's alignment)" },
-    Opt { key: "fsync", ty: Ty::Text, value_name: "WHEN", group: W, methods: &[], default: Some("none"),
+    Opt { key: "fsync", ty: Ty::Text, value_name: "WHEN", group: W, applies: All, default: Some("none"),
         help: "none | end | every:N (timed, not in per-op latency)" },
-    Opt { key: "cold-cache", ty: flag("cold-cache"), value_name: "", group: W, methods: &[], default: None,
+    Opt { key: "cold-cache", ty: flag("cold-cache"), value_name: "", group: W, applies: All, default: None,
         help: "Read runs of a file or block device: before each pass, write the target back and drop its pages \
                from the page cache (fsync, then posix_fadvise DONTNEED; not timed), so buffered reads come \
                from the device; the result's notes say how many pages stayed cached (tmpfs keeps them all: its \
                pages are the file)" },
-    Opt { key: "file-size", ty: Ty::Size, value_name: "SIZE", group: W, methods: &[],
+    Opt { key: "file-size", ty: Ty::Size, value_name: "SIZE", group: W, applies: All,
         default: Some("ops x bs, or 64 MiB for --duration runs"),
         help: "Size of a file iolab creates, shared by the threads' regions; writes wrap around it" },
-    Opt { key: "offset", ty: Ty::Size, value_name: "BYTES", group: W, methods: &[], default: Some("0"),
+    Opt { key: "offset", ty: Ty::Size, value_name: "BYTES", group: W, applies: All, default: Some("0"),
         help: "Byte offset in the target where the first region starts" },
-    Opt { key: "seed", ty: Ty::Count, value_name: "N", group: W, methods: &[],
+    Opt { key: "seed", ty: Ty::Count, value_name: "N", group: W, applies: All,
         default: Some("a fresh one, recorded in the result"),
         help: "Seed of the data pattern and random offsets" },
-    Opt { key: "sink", ty: Ty::Word(&["legacy", "nowait"]), value_name: "PERSONALITY", group: W, methods: &[],
+    Opt { key: "sink", ty: Ty::Word(&["legacy", "nowait"]), value_name: "PERSONALITY", group: W, applies: All,
         default: Some("the driver's module parameter (legacy unless loaded with personality=nowait)"),
         help: "With --target /dev/iolab_sink (iolab's sink driver): legacy (.write/.read only, no FMODE_NOWAIT: \
                io_uring hands every request to an io-wq worker, like the Pi thesis's driver) or nowait \
                (.write_iter/.read_iter and FMODE_NOWAIT: io_uring completes them inline)" },
-    Opt { key: "sink-log", ty: flag("sink-log"), value_name: "", group: W, methods: &[], default: None,
+    Opt { key: "sink-log", ty: flag("sink-log"), value_name: "", group: W, applies: All, default: None,
         help: "With the sink driver: a log line (ktime, count, pid; no printk) and an iolab_sink:sink_write \
                tracepoint call per write, like the thesis's LM_LOG, so their cost shows" },
-    Opt { key: "iovecs", ty: Ty::Count, value_name: "N", group: M, methods: &[K::Vectored], default: Some("1"),
+    Opt { key: "iovecs", ty: Ty::Count, value_name: "N", group: M, applies: Applies::Iovecs, default: Some("1"),
         help: "iovecs per op (the block split evenly)" },
-    Opt { key: "qd", ty: Ty::Count, value_name: "N", group: M, methods: QUEUED, default: Some("1"),
+    Opt { key: "qd", ty: Ty::Count, value_name: "N", group: M, applies: Applies::Depth, default: Some("1"),
         help: "Requests in flight" },
     Opt { key: "batch", ty: Ty::Count, value_name: "N", group: M,
-        methods: &[K::IoUring, K::Aio, K::Offload, K::UringCmd],
+        applies: Applies::Batch,
         default: Some("1"),
         help: "Requests per io_uring_enter / io_submit (at most --qd); offload: requests per round trip" },
-    Opt { key: "msync", ty: Ty::Text, value_name: "WHEN", group: M, methods: &[K::Mmap], default: Some("none"),
+    Opt { key: "msync", ty: Ty::Text, value_name: "WHEN", group: M, applies: Applies::Msync, default: Some("none"),
         help: "none | end | every:N msync(MS_SYNC) of the mapping" },
-    Opt { key: "stdio-buffer", ty: Ty::Size, value_name: "SIZE", group: M, methods: &[K::Stdio],
+    Opt { key: "stdio-buffer", ty: Ty::Size, value_name: "SIZE", group: M, applies: Applies::StdioBuffer,
         default: Some("4096"), help: "FILE buffer size given to setvbuf(_IOFBF)" },
-    Opt { key: "rw-flags", ty: Ty::List(&["nowait", "hipri", "dsync", "sync", "append"]), value_name: "LIST",
-        group: M, methods: &[K::Pv2], default: None,
-        help: "RWF_* flags of every call (comma list): nowait (4.14; an op that would block answers EAGAIN: \
-               counted, then finished with a plain call), hipri, dsync, sync, append" },
-    Opt { key: "sqpoll", ty: flag("sqpoll"), value_name: "", group: M, methods: URING, default: None,
+    Opt { key: "rw-flags", ty: Ty::List(&super::rw_flags::RW_FLAG_NAMES), value_name: "LIST",
+        group: M, applies: Applies::RwFlags, default: None,
+        help: "RWF_* flags of every call, a comma list (what each does and the kernel it needs: \
+               docs/methods.md); with nowait an op that would block answers EAGAIN, is counted, then finished \
+               with a plain call" },
+    Opt { key: "sqpoll", ty: flag("sqpoll"), value_name: "", group: M, applies: URING, default: None,
         help: "IORING_SETUP_SQPOLL (5.1+; unprivileged since 5.11): a kernel thread (iou-sqp) polls the \
                submission queue; it burns a CPU while awake, reported separately" },
-    Opt { key: "sq-idle-ms", ty: Ty::Count, value_name: "MS", group: M, methods: SQPOLL, default: Some("1000"),
+    Opt { key: "sq-idle-ms", ty: Ty::Count, value_name: "MS", group: M, applies: Applies::SqThread, default: Some("1000"),
         help: "With --sqpoll (or the offload kernel path): sq_thread_idle, ms before the SQPOLL thread sleeps" },
-    Opt { key: "sq-cpu", ty: Ty::Count, value_name: "CPU", group: M, methods: SQPOLL, default: None,
+    Opt { key: "sq-cpu", ty: Ty::Count, value_name: "CPU", group: M, applies: Applies::SqThread, default: None,
         help: "With --sqpoll (or the offload kernel path): IORING_SETUP_SQ_AFF, the CPU of the SQPOLL thread" },
-    Opt { key: "iopoll", ty: flag("iopoll"), value_name: "", group: M, methods: URING, default: None,
+    Opt { key: "iopoll", ty: flag("iopoll"), value_name: "", group: M, applies: URING, default: None,
         help: "IORING_SETUP_IOPOLL (5.1+): busy-poll for completions; needs --direct and a device with poll \
                queues (refused with the reason otherwise)" },
-    Opt { key: "fixed-files", ty: flag("fixed-files"), value_name: "", group: M, methods: URING, default: None,
+    Opt { key: "fixed-files", ty: flag("fixed-files"), value_name: "", group: M, applies: URING, default: None,
         help: "IORING_REGISTER_FILES (5.1+): the target fd registered, IOSQE_FIXED_FILE" },
-    Opt { key: "fixed-bufs", ty: flag("fixed-bufs"), value_name: "", group: M, methods: URING, default: None,
+    Opt { key: "fixed-bufs", ty: flag("fixed-bufs"), value_name: "", group: M, applies: URING, default: None,
         help: "IORING_REGISTER_BUFFERS (5.1+): op buffers registered, READ_FIXED/WRITE_FIXED; counts against \
                RLIMIT_MEMLOCK unless root" },
-    Opt { key: "coop-taskrun", ty: flag("coop-taskrun"), value_name: "", group: M, methods: URING,
+    Opt { key: "coop-taskrun", ty: flag("coop-taskrun"), value_name: "", group: M, applies: URING,
         default: None, help: "IORING_SETUP_COOP_TASKRUN (5.19+)" },
-    Opt { key: "single-issuer", ty: flag("single-issuer"), value_name: "", group: M, methods: URING,
+    Opt { key: "single-issuer", ty: flag("single-issuer"), value_name: "", group: M, applies: URING,
         default: None, help: "IORING_SETUP_SINGLE_ISSUER (6.0+)" },
-    Opt { key: "defer-taskrun", ty: flag("defer-taskrun"), value_name: "", group: M, methods: URING,
+    Opt { key: "defer-taskrun", ty: flag("defer-taskrun"), value_name: "", group: M, applies: URING,
         default: None,
         help: "IORING_SETUP_DEFER_TASKRUN (6.1+, needs --single-issuer): completions run only when the \
                submitter waits" },
-    Opt { key: "registered-ring", ty: flag("registered-ring"), value_name: "", group: M, methods: URING,
+    Opt { key: "registered-ring", ty: flag("registered-ring"), value_name: "", group: M, applies: URING,
         default: None, help: "IORING_REGISTER_RING_FDS (5.18+): io_uring_enter by registered index" },
     Opt { key: "vectored", ty: Ty::Bool { on: Some("vectored"), off: Some("nonvectored") }, value_name: "",
-        group: M, methods: URING, default: None,
+        group: M, applies: URING, default: None,
         help: "IORING_OP_READV/WRITEV with one iovec instead of READ/WRITE (--nonvectored: READ/WRITE, the \
                default)" },
-    Opt { key: "nop-requests", ty: flag("nop-requests"), value_name: "", group: M, methods: SQPOLL,
+    Opt { key: "nop-requests", ty: flag("nop-requests"), value_name: "", group: M, applies: Applies::NopRequests,
         default: None,
         help: "Submit IORING_OP_NOP instead of I/O (the ring's own cost; the target is not touched)" },
     Opt { key: "ring", ty: Ty::Word(&["per-thread", "shared", "shared-submitter", "producer-consumer"]),
-        value_name: "DESIGN", group: M, methods: URING, default: Some("per-thread"),
+        value_name: "DESIGN", group: M, applies: URING, default: Some("per-thread"),
         help: "per-thread (a ring per thread) | shared (one ring, a mutex around submit/reap/wait, as the seed \
                course report) | shared-submitter (one ring fed by a submitter thread through lock-free \
                per-thread queues) | producer-consumer (a ring per thread, a consumer thread reaps, as the seed \
                Pi thesis)" },
     Opt { key: "offload-path", ty: Ty::Word(&["kernel", "broker", "native"]), value_name: "PATH", group: M,
-        methods: OFFLOAD, default: Some("kernel"),
+        applies: OFFLOAD, default: Some("kernel"),
         help: "kernel (an io_uring in the shared memfd, SQPOLL, registered file and buffer, restrictions) | \
                broker (iolab's request ring, a broker thread that copies, checks and runs each request) | \
                native (the same requests from an unsandboxed client with io_uring_enter)" },
     Opt { key: "offload-partition", ty: Ty::Word(&["process", "vm"]), value_name: "WHERE", group: M,
-        methods: OFFLOAD, default: Some("process"),
+        applies: OFFLOAD, default: Some("process"),
         help: "process (a client forked by iolab, in seccomp strict mode) | vm (the client in a QEMU guest \
                booted as `iolab vm` boots it, the shared region an ivshmem-plain PCI device backed by a file in \
                /dev/shm; kernel or broker path, the broker with --doorbell spin)" },
     Opt { key: "doorbell", ty: Ty::Word(&["spin", "spin-then-sleep", "eventfd"]), value_name: "MODE", group: M,
-        methods: OFFLOAD, default: Some("spin-then-sleep"),
+        applies: OFFLOAD, default: Some("spin-then-sleep"),
         help: "With --offload-path broker: spin | spin-then-sleep (spin 50 us, then sleep on an eventfd the \
                client rings) | eventfd (sleep whenever idle; the client rings every batch)" },
-    Opt { key: "sq-sleep", ty: flag("sq-sleep"), value_name: "", group: M, methods: OFFLOAD, default: None,
+    Opt { key: "sq-sleep", ty: flag("sq-sleep"), value_name: "", group: M, applies: OFFLOAD, default: None,
         help: "With --offload-path kernel: before every round trip the client waits until the SQPOLL thread has \
                idled out (IORING_SQ_NEED_WAKEUP), so every request wakes it through the doorbell, the thesis's \
                interrupt model; --sq-idle-ms defaults to 1 then (each round trip waits that long, untimed by the \
                client)" },
     Opt { key: "offload-attack",
         ty: Ty::List(&["opcode", "raw-fd", "slot", "buf-addr", "buf-len", "rewrite", "syscall", "crash"]),
-        value_name: "LIST", group: M, methods: OFFLOAD, default: None,
+        value_name: "LIST", group: M, applies: OFFLOAD, default: None,
         help: "Test the sandbox: the client also makes these forbidden requests (comma list): opcode, raw-fd, \
                slot, buf-addr, buf-len, rewrite (broker), syscall, crash. Each must be refused with an error \
                completion, and iolab's canary page and unrelated file must stay unchanged (exit 1 otherwise); \
                syscall and crash end the client mid-run (exit 1, reported)" },
-    Opt { key: "verify", ty: flag("verify"), value_name: "", group: S, methods: &[], default: None,
+    Opt { key: "verify", ty: flag("verify"), value_name: "", group: S, applies: All, default: None,
         help: "After a write run, read the target back and check every written block; exit 1 on a mismatch" },
-    Opt { key: "overwrite", ty: flag("overwrite"), value_name: "", group: S, methods: &[], default: None,
+    Opt { key: "overwrite", ty: flag("overwrite"), value_name: "", group: S, applies: All, default: None,
         help: "Allow writing into an existing regular file iolab did not create" },
-    Opt { key: "keep", ty: flag("keep"), value_name: "", group: S, methods: &[], default: None,
+    Opt { key: "keep", ty: flag("keep"), value_name: "", group: S, applies: All, default: None,
         help: "Keep the file iolab created (it is removed at exit otherwise, also on Ctrl-C)" },
-    Opt { key: "allow-device-writes", ty: flag("allow-device-writes"), value_name: "", group: S, methods: &[],
+    Opt { key: "allow-device-writes", ty: flag("allow-device-writes"), value_name: "", group: S, applies: All,
         default: None,
         help: "Allow writing to a block device (always refused while it or a partition is mounted)" },
     Opt { key: "count", ty: Ty::Word(&["none", "separate", "full", "inline"]), value_name: "MODE", group: S,
-        methods: &[], default: Some("separate"),
+        applies: All, default: Some("separate"),
         help: "Kernel tracepoints (syscalls made, io_uring requests and punts, per-syscall breakdown): separate \
                = an untimed pass over a sample of the workload (a tenth: of the ops, at least 1,000; of the \
                duration, at most 0.25 s; per-op figures come from it); full = an untimed pass of the whole workload (exact totals); inline = during the \
                timed pass (each syscall ~30% dearer); none. Software counters (context switches, faults) are \
                always on" },
     Opt { key: "profile", ty: Ty::WordOrFlag(&["none", "separate", "inline"], "separate"), value_name: "PASS", group: S,
-        methods: &[], default: Some("none; --profile alone: separate"),
+        applies: All, default: Some("none; --profile alone: separate"),
         help: "Sample where the CPU time goes (perf cpu-clock, or cycles where the hardware has them, with kernel \
                and user call stacks, over the process and its kernel helper threads): separate = an untimed pass \
                of its own; inline = during the timed pass (slows it; the output says so); none" },
-    Opt { key: "profile-hz", ty: Ty::Count, value_name: "HZ", group: S, methods: &[], default: Some("997"),
+    Opt { key: "profile-hz", ty: Ty::Count, value_name: "HZ", group: S, applies: All, default: Some("997"),
         help: "Samples per second of each running thread for --profile" },
-    Opt { key: "log-interval", ty: Ty::Count, value_name: "MS", group: S, methods: &[],
+    Opt { key: "log-interval", ty: Ty::Count, value_name: "MS", group: S, applies: All,
         default: Some("1000, kept when the timed pass took 2 s or more"),
         help: "Record the run over time: per interval of MS milliseconds its ops, IOPS, MiB/s and latency \
                percentiles (the result's `intervals`; --csv-intervals, and a chart in `iolab report`); 0 turns them off, \
                otherwise at least 10. No thread is added: each worker closes its interval at the first completion past \
                its end" },
     Opt { key: "breakdown", ty: Ty::Bool { on: None, off: Some("no-breakdown") }, value_name: "", group: S,
-        methods: &[], default: None,
+        applies: All, default: None,
         help: "Count only totals in the counting pass, no per-syscall breakdown (faster: releasing each traced \
                syscall's tracepoint waits for an RCU grace period)" },
 ];
@@ -528,8 +557,8 @@ mod tests {
         keys.dedup();
         assert_eq!(keys.len(), n, "a key is declared twice");
         for o in OPTIONS {
-            for m in o.methods {
-                assert_eq!(MethodKind::parse(m.name()), Some(*m));
+            for m in o.methods() {
+                assert_eq!(MethodKind::parse(m.name()), Some(m));
             }
         }
     }
@@ -547,7 +576,7 @@ mod tests {
     fn method_lists_read_as_words() {
         assert_eq!(
             option("batch").unwrap().method_list(),
-            "io_uring, aio, offload or uring_cmd"
+            "io_uring, aio, uring_cmd or offload"
         );
         assert_eq!(
             option("qd").unwrap().method_list(),

@@ -459,27 +459,24 @@ impl RawSpec {
         let Some(list) = self.text("rw-flags")? else {
             return Ok(0);
         };
+        let accepted = super::rw_flags::RW_FLAG_NAMES.join(", ");
         if list.split(',').all(|w| w.trim().is_empty()) {
             return Err(Error::usage(
                 "--rw-flags",
-                "empty list; expected one or more of nowait, hipri, dsync, sync, append",
+                format!("empty list; expected one or more of {accepted}"),
             ));
         }
         let mut bits = 0u32;
         for w in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-            bits |= match w {
-                "nowait" => libc::RWF_NOWAIT,
-                "hipri" => libc::RWF_HIPRI,
-                "dsync" => libc::RWF_DSYNC,
-                "sync" => libc::RWF_SYNC,
-                "append" => libc::RWF_APPEND,
-                _ => {
+            bits |= match super::rw_flags::named(w) {
+                Some(f) => f.bit as u32,
+                None => {
                     return Err(Error::usage(
                         "--rw-flags",
-                        format!("'{w}' is not accepted; expected a comma list of nowait, hipri, dsync, sync, append"),
+                        format!("'{w}' is not accepted; expected a comma list of {accepted}"),
                     ))
                 }
-            } as u32;
+            };
         }
         if bits & libc::RWF_APPEND as u32 != 0 {
             check_append(op, verify, bounded, self.bool("overwrite")?)?;
@@ -541,9 +538,17 @@ fn check_append(op: OpKind, verify: bool, bounded: bool, overwrite: bool) -> Res
     Err(Error::usage("--rw-flags", why))
 }
 
-/// What the method's registry entry refuses: O_DIRECT, reads, data checks on a method that moves none.
+/// What the method's registry entry refuses: O_DIRECT, reads, data checks on a method that moves none;
+/// and uncached buffered I/O without the page cache it is about.
 fn check_method_combinations(s: &Spec) -> Result<()> {
     let m = s.method.info();
+    if s.direct && s.rw_flags & libc::RWF_DONTCACHE as u32 != 0 {
+        return Err(Error::usage(
+            "--rw-flags",
+            "dontcache is buffered I/O whose page cache pages are dropped after use; with --direct there is \
+             no page cache: drop one of the two",
+        ));
+    }
     if let (true, Some(why)) = (s.direct, m.no_direct) {
         return Err(Error::usage(
             "--direct",

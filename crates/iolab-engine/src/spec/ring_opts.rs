@@ -1,5 +1,6 @@
 //! The io_uring ring options' values and the combinations the kernel (or a ring design) refuses.
 
+use super::options::Applies;
 use super::*;
 use crate::method::info::Exec;
 
@@ -153,7 +154,7 @@ fn check_flags(ring: &RingOpts) -> Result<()> {
 /// so this is a lower bound: the kernel's refusal at run time stays the last word).
 pub(super) fn check_ring_limits(s: &Spec) -> Result<()> {
     use crate::method::io_uring::{MAX_ENTRIES, MAX_REG_BUFFERS};
-    if s.method != MethodKind::IoUring {
+    if !s.method.info().takes(Applies::Ring) {
         return Ok(());
     }
     let o = &s.ring;

@@ -13,7 +13,7 @@ use super::prepared::target_err;
 use super::prepared::PAGE;
 use super::prepared::{PreparedTarget, SinkTarget};
 use crate::error::{Error, Result};
-use crate::method::kind::MethodKind;
+use crate::method::info::Fit;
 use crate::sink_device::{Personality, Sink, SinkFigures, DEVICE};
 use crate::spec::Spec;
 use iolab_sys as sys;
@@ -156,12 +156,12 @@ fn refuse(spec: &Spec, personality: Personality, shown: &str) -> Result<()> {
             format!("{shown} keeps its data in memory and has nothing to sync (fsync and msync answer EINVAL)"),
         ));
     }
-    if spec.method == MethodKind::Aio && personality == Personality::Legacy {
-        return Err(Error::usage(
-            "--sink",
-            "native AIO needs the driver's write_iter/read_iter, which the legacy personality does not have \
-             (io_submit answers EINVAL): use --sink nowait",
-        ));
+    if personality == Personality::Legacy {
+        if let Fit::No(why) | Fit::Never(why) | Fit::OtherTarget(why) =
+            spec.method.info().targets.sink_legacy
+        {
+            return Err(Error::usage("--sink", why));
+        }
     }
     Ok(())
 }

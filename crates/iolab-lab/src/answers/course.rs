@@ -1,16 +1,16 @@
 //! The course report's questions (He and Han, §6 and §10-11): why sync won in one throughput setting,
 //! why IOPOLL showed no gain, what its syscall counts say, and why the shared ring lost.
 
-use super::reply::{ns, pct, thousands, x, Ctx, Reply};
+use super::reply::{is, ns, pct, thousands, x, Ctx, Reply};
 use crate::findings_compare::Row;
-use iolab_engine::spec::{MethodKind, RingDesign};
+use iolab_engine::spec::RingDesign;
 
 fn psync(r: &Row) -> bool {
-    matches!(r.method(), Some(MethodKind::Psync | MethodKind::Sync))
+    r.method().is_some_and(|m| m.info().plain)
 }
 
 fn uring(r: &Row) -> bool {
-    r.method() == Some(MethodKind::IoUring)
+    is(r, "io_uring")
 }
 
 /// This machine's O_DIRECT read latency on one thread (the one-thread sync row), if measured.

@@ -2,9 +2,9 @@
 //! native one? Answered from the cycles each client measured itself (RDTSC inside its seccomp filter),
 //! against Figure 4.3 (with user_data, as iolab's requests have it: 4,170 and 487,894 cycles).
 
-use super::reply::{ns, thousands, x, Ctx, Reply};
+use super::reply::{is, ns, thousands, x, Ctx, Reply};
 use crate::findings_compare::Row;
-use iolab_engine::spec::{Doorbell, MethodKind, OffloadPath};
+use iolab_engine::spec::{Doorbell, OffloadPath};
 
 /// A row's round trip in cycles: (p50, mean) as its client measured them, or (for in-process rows) the
 /// mean from iolab's clock (ns x GHz, per op x batch).
@@ -106,9 +106,7 @@ struct Rows<'a> {
 impl<'a> Rows<'a> {
     fn of(c: &'a Ctx, batch: u32) -> Rows<'a> {
         Rows {
-            inproc: c.row(|r| {
-                r.nop_requests && r.batch == batch && r.method() == Some(MethodKind::IoUring)
-            }),
+            inproc: c.row(|r| r.nop_requests && r.batch == batch && is(r, "io_uring")),
             native: c.row(|r| path_is(r, OffloadPath::Native, None, batch)),
             kernel: c.row(|r| path_is(r, OffloadPath::Kernel, None, batch) && !r.sq_sleep),
             polled: c.row(|r| {

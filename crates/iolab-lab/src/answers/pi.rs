@@ -2,9 +2,9 @@
 //! so much faster and whether its figure is possible, what the missing tracepoints were worth, how the
 //! older techniques compare; and the nowait suite's question behind the first.
 
-use super::reply::{ns, pct, x, Ctx, Reply};
+use super::reply::{is, ns, pct, x, Ctx, Reply};
 use crate::findings_compare::{why_faster, why_slower, Row};
-use iolab_engine::spec::{MethodKind, RingDesign};
+use iolab_engine::spec::RingDesign;
 
 /// What the thesis's own target would take.
 const DRIVER: &str = "the thesis's stub driver as a target (a character device with only .write: no \
@@ -12,25 +12,19 @@ const DRIVER: &str = "the thesis's stub driver as a target (a character device w
     every request to io-wq): `iolab driver` is not built yet (issue 16); here /dev/null (completes inline) \
     and a disk file (cannot complete buffered writes inline) stand on either side of it";
 
-fn is_method(r: &Row, m: MethodKind) -> bool {
-    r.method() == Some(m)
-}
-
 /// io_uring as the thesis ran it: SQPOLL, a producer and a consumer thread, one request per submission.
 fn thesis_uring(r: &Row) -> bool {
-    is_method(r, MethodKind::IoUring)
-        && r.facts.sqpoll
-        && r.design == Some(RingDesign::ProducerConsumer)
+    is(r, "io_uring") && r.facts.sqpoll && r.design == Some(RingDesign::ProducerConsumer)
 }
 
 /// io_uring set up to submit several requests per call (what it actually achieved is its mean batch).
 fn batched_uring(r: &Row) -> bool {
-    is_method(r, MethodKind::IoUring) && !r.facts.sqpoll && r.batch >= 4
+    is(r, "io_uring") && !r.facts.sqpoll && r.batch >= 4
 }
 
 /// write() rows timed without tracepoints (the plain pass).
 fn plain_write(r: &Row) -> bool {
-    is_method(r, MethodKind::Sync) && !r.facts.inline_counting
+    is(r, "sync") && !r.facts.inline_counting
 }
 
 fn joined(why: Vec<String>) -> String {
@@ -150,7 +144,7 @@ impl UringSeen {
 /// io_uring in the thesis's Figure 36 blocking loop: SQPOLL, one request submitted and waited for at a
 /// time.
 fn blocking(r: &Row) -> bool {
-    is_method(r, MethodKind::IoUring)
+    is(r, "io_uring")
         && r.facts.sqpoll
         && r.facts.qd == 1
         && r.design == Some(RingDesign::PerThread)
@@ -237,7 +231,7 @@ pub fn uring_vs_write(c: &Ctx) -> Reply {
 /// Why was the mmap ("dma") path so much faster, and is the published figure possible?
 pub fn mmap_vs_write(c: &Ctx) -> Reply {
     let mut parts = Vec::new();
-    for m in c.rows_where(|r| is_method(r, MethodKind::Mmap)) {
+    for m in c.rows_where(|r| is(r, "mmap")) {
         let Some(w) = c.row(|r| plain_write(r) && r.same_workload(m)) else {
             continue;
         };
@@ -285,7 +279,7 @@ pub fn mmap_vs_write(c: &Ctx) -> Reply {
 
 /// How much did the DMA method benefit from the lack of tracepoints in its path?
 pub fn tracepoint_cost(c: &Ctx) -> Reply {
-    let on = c.row(|r| is_method(r, MethodKind::Sync) && r.facts.inline_counting);
+    let on = c.row(|r| is(r, "sync") && r.facts.inline_counting);
     let off = on.and_then(|on| c.row(|r| plain_write(r) && r.same_workload(on)));
     let (Some(on), Some(off)) = (on, off) else {
         return Reply::not_here(
@@ -317,7 +311,7 @@ pub fn tracepoint_cost(c: &Ctx) -> Reply {
     }
     // d ns per call over a million calls is d ms.
     let ms = d;
-    let mm = c.row(|r| is_method(r, MethodKind::Mmap));
+    let mm = c.row(|r| is(r, "mmap"));
     parts.push(format!(
         "At a million writes that is {ms:.0} ms{}, paid by every path that makes a system call per write; the \
          mmap path made {} system calls per op here and paid none of it. What the missing tracepoints were \
@@ -339,10 +333,10 @@ pub fn tracepoint_cost(c: &Ctx) -> Reply {
 /// How would older techniques (aio, epoll) compare with io_uring?
 pub fn older_techniques(c: &Ctx) -> Reply {
     let mut parts = Vec::new();
-    for (m, name) in [(MethodKind::Aio, "aio"), (MethodKind::Epoll, "epoll")] {
-        for a in c.rows_where(|r| is_method(r, m)) {
+    for name in ["aio", "epoll"] {
+        for a in c.rows_where(|r| is(r, name)) {
             let w = c.row(|r| plain_write(r) && r.same_workload(a));
-            let u = c.row(|r| is_method(r, MethodKind::IoUring) && r.same_workload(a));
+            let u = c.row(|r| is(r, "io_uring") && r.same_workload(a));
             let mut s = format!("{}: {name} {}", a.workload(), ns(a.ns()));
             if let Some(w) = w {
                 s += &format!(", {} write()'s time", x(a.ns() / w.ns()));
@@ -358,7 +352,7 @@ pub fn older_techniques(c: &Ctx) -> Reply {
                 );
             }
             // iolab's own count: the kernel's would add the peer thread's reads on the far end.
-            if let Some(cp) = a.calls_per_op.filter(|_| m == MethodKind::Epoll) {
+            if let Some(cp) = a.calls_per_op.filter(|_| name == "epoll") {
                 s += &if cp > 1.005 {
                     format!(
                         "; {cp:.3} calls per op by iolab's count: above 1, the writer found the stream full and \
@@ -371,9 +365,9 @@ pub fn older_techniques(c: &Ctx) -> Reply {
             parts.push(s + ".");
         }
     }
-    for (m, name) in [(MethodKind::Aio, "aio"), (MethodKind::Epoll, "epoll")] {
+    for name in ["aio", "epoll"] {
         let ratios: Vec<f64> = c
-            .rows_where(|r| is_method(r, m))
+            .rows_where(|r| is(r, name))
             .into_iter()
             .filter_map(|a| {
                 c.row(|r| plain_write(r) && r.same_workload(a))
@@ -410,7 +404,7 @@ pub fn would_block(c: &Ctx) -> Reply {
     let mut all_punted = Vec::new();
     let mut agree = true;
     for p in c.rows_where(|r| r.would_block.is_some()) {
-        let Some(u) = c.row(|r| is_method(r, MethodKind::IoUring) && r.same_workload(p)) else {
+        let Some(u) = c.row(|r| is(r, "io_uring") && r.same_workload(p)) else {
             continue;
         };
         let wb = p.would_block.unwrap_or(0.0);

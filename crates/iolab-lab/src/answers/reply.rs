@@ -154,3 +154,9 @@ pub use iolab_engine::units::pct;
 pub fn median(xs: &mut [f64]) -> Option<f64> {
     iolab_engine::stats::median(xs)
 }
+
+/// Is `r` a row of the method the registry names `name`? (The seeds name their methods; the answers ask
+/// the registry by those names.)
+pub fn is(r: &Row, name: &str) -> bool {
+    r.method().is_some_and(|m| m.name() == name)
+}

@@ -14,7 +14,6 @@ pub use facts::{Facts, PartitionFacts, SinkFacts};
 use iolab_engine::measure::profile::ProfileFacts;
 use iolab_engine::result::{Finding, RunResult};
 use iolab_engine::sink_device::Personality;
-use iolab_engine::spec::MethodKind;
 use iolab_engine::target::TargetKind;
 
 type Rule = (&'static str, fn(&Facts) -> Option<String>);
@@ -50,7 +49,8 @@ fn copy_words(f: &Facts) -> String {
 /// The sink driver's share of calls made by io-wq workers, for io_uring's requests (uring_cmd is never
 /// punted: the driver completes each command when it is issued).
 fn sink_punts(f: &Facts) -> Option<f64> {
-    (f.method == Some(MethodKind::IoUring))
+    f.method
+        .is_some_and(|m| m.info().punts)
         .then(|| f.sink.as_ref()?.worker_share)
         .flatten()
 }
@@ -103,7 +103,7 @@ pub const RULES: &[Rule] = &[
         let s = f.sink.as_ref()?;
         let share = s.worker_share?;
         let inline = f.punted_fraction.unwrap_or(share) < 0.01 && share < 0.01;
-        (f.method == Some(MethodKind::IoUring) && s.personality == Some(Personality::Nowait) && inline).then(|| {
+        (f.method.is_some_and(|m| m.info().punts) && s.personality == Some(Personality::Nowait) && inline).then(|| {
             "io_uring completed every request to the sink driver inline (no io-wq punt; the driver saw no call \
              from an io-wq worker): its write_iter/read_iter and FMODE_NOWAIT (--sink nowait) let io_uring try \
              without blocking"

@@ -3,8 +3,9 @@
 //! reference, and the noise between two rows.
 
 use crate::findings::Facts;
+use iolab_engine::method::info::Exec;
 use iolab_engine::result::RunResult;
-use iolab_engine::spec::{Doorbell, MethodKind, OffloadPath, OpKind, RingDesign};
+use iolab_engine::spec::{Doorbell, MethodKind, OffloadPath, RingDesign};
 use iolab_engine::target::TargetKind;
 use iolab_engine::units::{fmt_ns, fmt_size};
 use serde_json::Value;
@@ -106,7 +107,7 @@ impl Row {
     pub fn of(step: &str, target: &str, r: &RunResult) -> Row {
         let info = r.spec.method.info();
         let nop_requests = r.spec.ring.nop_requests;
-        let floor = r.spec.method == MethodKind::Nop;
+        let floor = info.no_data;
         let copies = !(floor
             || nop_requests
             || info.kernel_copy
@@ -158,7 +159,7 @@ impl Row {
             wakeups_per_op: r.offload.as_ref().and_then(|o| per_op(o.server_wakeups)),
             service_cpu_share: r.offload.as_ref().map(|o| o.service_cpu_share),
             would_block: r.nowait.as_ref().map(|n| n.would_block_share),
-            offload: (r.spec.method == MethodKind::Offload)
+            offload: (info.exec == Exec::OutOfProcess)
                 .then_some((r.spec.offload.path, r.spec.offload.doorbell)),
             client_cycles: r.offload.as_ref().and_then(|o| o.client_cycles.clone()),
             sleeps_per_op: r
@@ -295,45 +296,10 @@ pub fn way(r: &RunResult) -> String {
     }
 }
 
-/// [`way`] of a spec.
+/// [`way`] of a spec: as the method's file names its way.
 pub(super) fn way_of(s: &iolab_engine::spec::Spec) -> String {
-    let w = s.op == OpKind::Write;
-    match s.method {
-        MethodKind::Sync => (if w { "write()" } else { "read()" }).into(),
-        MethodKind::Psync => (if w { "pwrite()" } else { "pread()" }).into(),
-        MethodKind::IoUring => {
-            let mut o = Vec::new();
-            if s.ring.sqpoll {
-                o.push("SQPOLL".to_string());
-            }
-            if s.ring.iopoll {
-                o.push("IOPOLL".to_string());
-            }
-            if s.ring.design != RingDesign::PerThread {
-                o.push(format!("{} ring", s.ring.design.name()));
-            }
-            o.push(format!("qd {} batch {}", s.qd, s.batch));
-            format!("io_uring ({})", o.join(", "))
-        }
-        MethodKind::Offload => {
-            let mut o = vec![format!("{} path", s.offload.path.name())];
-            if s.offload.partition == iolab_engine::spec::Partition::Vm {
-                o.insert(0, "from a guest partition".to_string());
-            }
-            if s.offload.path == OffloadPath::Broker {
-                o.push(format!("{} doorbell", s.offload.doorbell.name()));
-            }
-            if s.offload.sq_sleep {
-                o.push("SQ thread asleep before every round trip".into());
-            }
-            o.push(format!("batch {}", s.batch));
-            format!("offload ({})", o.join(", "))
-        }
-        m => match (m.info().describe)(s) {
-            Some(d) => format!("{} ({d})", m.name()),
-            None => m.name().to_string(),
-        },
-    }
+    let info = s.method.info();
+    (info.way)(info, s)
 }
 
 /// Marks one reference row per workload: write()/read() (or pwrite()/pread()) where the workload has
@@ -349,12 +315,7 @@ pub fn mark_references(rows: &mut [Row]) {
         let group: Vec<usize> = (0..rows.len())
             .filter(|&j| !rows[j].floor && rows[j].same_workload(&rows[i]))
             .collect();
-        let plain = |j: &&usize| {
-            matches!(
-                rows[**j].method(),
-                Some(MethodKind::Sync | MethodKind::Psync)
-            )
-        };
+        let plain = |j: &&usize| rows[**j].method().is_some_and(|m| m.info().plain);
         let pick = group.iter().find(plain).copied().or_else(|| {
             group
                 .iter()

@@ -52,8 +52,8 @@ pub const PAIR_RULES: &[PairRule] = &[
     ("batched_vs_single", |a, b| {
         let (ma, mb) = (a.mean_batch?, b.mean_batch?);
         let r = a.ns() / b.ns();
-        let both =
-            a.method() == Some(MethodKind::IoUring) && b.method() == Some(MethodKind::IoUring);
+        // The same way of queueing requests, at two batch sizes.
+        let both = a.method().is_some() && a.method() == b.method();
         // At another queue depth the difference is the depth's, not the batch's.
         let same_depth = a.facts.qd == b.facts.qd;
         (both && same_depth && a.same_workload(b) && ma >= 4.0 * mb && mb <= 1.5 && !(1.0 / 1.2..1.2).contains(&r)).then(|| {

@@ -188,7 +188,6 @@ pub(crate) fn refuse_other_settings(
     Ok(unchecked)
 }
 
-
 /// `--out` without `--resume`: a new file in an existing directory.
 pub(crate) fn new_out(p: &Path) -> Result<PathBuf> {
     if p.exists() {

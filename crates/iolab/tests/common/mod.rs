@@ -1,5 +1,5 @@
 //! Helpers for the integration tests: run the binary, parse its JSON, and an independent implementation of
-//! the documented block pattern (README "Data pattern"), so content checks do not trust iolab's own code.
+//! the documented block pattern (docs/data-pattern.md), so content checks do not trust iolab's own code.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -112,7 +112,7 @@ pub fn file(dir: &tempfile::TempDir, name: &str) -> PathBuf {
     dir.path().join(name)
 }
 
-// ----- the documented pattern, written again from the README -----
+// ----- the documented pattern, written again from docs/data-pattern.md -----
 
 fn mix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);

@@ -53,11 +53,13 @@ use self::design::Ring;
 use self::ring_api::{Design, Own};
 use self::sqe::SqeShape;
 use super::api::{op_err, Flush, Io, Method, MethodStats, ThreadCtx};
+use super::info::SinkCalls;
 use super::info::{Exec, MethodInfo};
 use super::kind::MethodKind;
 use crate::error::{Error, Result};
 use crate::result::UringStats;
-use crate::spec::{RingDesign, RingOpts};
+use crate::spec::options::Applies;
+use crate::spec::{RingDesign, RingOpts, Spec};
 use io_uring::squeue;
 use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -80,8 +82,51 @@ pub const INFO: MethodInfo = MethodInfo {
         "counted calls are io_uring_enter(2) (plus fsync); the kernel's syscr/syscw do not see \
                    io_uring requests",
     describe,
+    way,
+    gap,
+    punts: true,
+    options: &[
+        Applies::Depth,
+        Applies::Batch,
+        Applies::Ring,
+        Applies::SqThread,
+        Applies::NopRequests,
+    ],
+    sink_calls: SinkCalls::PerRequest,
     ..MethodInfo::PLAIN
 };
+
+/// "io_uring (SQPOLL, shared ring, qd 64 batch 1)".
+fn way(_: &MethodInfo, s: &Spec) -> String {
+    let mut o = Vec::new();
+    if s.ring.sqpoll {
+        o.push("SQPOLL".to_string());
+    }
+    if s.ring.iopoll {
+        o.push("IOPOLL".to_string());
+    }
+    if s.ring.design != RingDesign::PerThread {
+        o.push(format!("{} ring", s.ring.design.name()));
+    }
+    o.push(format!("qd {} batch {}", s.qd, s.batch));
+    format!("io_uring ({})", o.join(", "))
+}
+
+/// What the gap between request starts is at qd 1 (a whole round trip) and deeper.
+fn gap(_: &MethodInfo, one: bool, sqpoll: bool) -> String {
+    if one {
+        return format!(
+            "io_uring at qd 1: one request submitted and waited for at a time (the thesis's Figure 36 \
+             blocking loop), so a gap is a whole round trip: queueing, {}the kernel's write, the completion \
+             and the wake-up",
+            if sqpoll { "the SQPOLL thread noticing it, " } else { "io_uring_enter, " }
+        );
+    }
+    "io_uring: between the starts of successive requests of one thread, so 0 within a batch queued in one \
+     round, then the round's submission and wait; with SQPOLL and the producer-consumer ring it is how fast \
+     the producer queues, not when the kernel wrote (the thesis's Figure 19)"
+        .into()
+}
 
 pub struct Uring {
     /// This thread's ring, of the run's design.
