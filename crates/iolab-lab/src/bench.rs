@@ -46,14 +46,7 @@ pub struct OverheadReport {
 }
 
 fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
+    iolab_engine::stats::median(v).unwrap_or(f64::NAN)
 }
 
 /// The bare loop: `ops` write(2) calls of 4 bytes to /dev/null; returns ns per op.
@@ -130,38 +123,6 @@ pub fn overhead(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<OverheadRepo
         bare_pwrite_ns: bare_p,
         iolab_sync_ns: lab_s,
     })
-}
-
-/// The report as text, every round shown.
-pub fn render(r: &OverheadReport) -> String {
-    let fmt = |v: &[f64]| {
-        v.iter()
-            .map(|x| format!("{x:.0}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    format!(
-        "overhead bench: iolab run --method psync --target /dev/null --bs 4 vs a bare write(2) loop\n\
-         {} rounds x {} ops, alternating, same thread; ns/op = loop wall time / ops\n\
-         bare write() loop  median {:7.1} ns/op   rounds: {}\n\
-         iolab psync run    median {:7.1} ns/op   rounds: {}\n\
-         ratio iolab/bare   {:.3}x median of per-round ratios (target <= 1.15x)\n\
-         \x20                  {:.3}x ratio of medians, {:.3}x ratio of minimums\n\
-         like for like      {:.3}x iolab psync / bare pwrite() loop, {:.3}x iolab sync / bare write() loop\n\
-         correctness        {:.4} kernel-counted write syscalls per iolab op (/proc/self/io syscw)\n",
-        r.rounds,
-        r.ops_per_round,
-        r.bare_median_ns,
-        fmt(&r.bare_ns),
-        r.iolab_median_ns,
-        fmt(&r.iolab_ns),
-        r.ratio,
-        r.ratio_of_medians,
-        r.ratio_of_minimums,
-        r.ratio_psync_vs_bare_pwrite,
-        r.ratio_sync_vs_bare_write,
-        r.iolab_kernel_writes_per_op
-    )
 }
 
 /// The counter-overhead benchmark (issue: kernel's-eye view, item 6): 1M write(2) calls of 4 bytes to
@@ -242,40 +203,6 @@ pub fn counter_overhead(ops: u64, rounds: u32) -> Result<CounterOverheadReport> 
     })
 }
 
-pub fn render_counters(r: &CounterOverheadReport) -> String {
-    let fmt = |v: &[f64]| {
-        v.iter()
-            .map(|x| format!("{x:.0}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let mut o = format!(
-        "counter overhead bench: {} write(2) calls of 4 B to /dev/null per round, {} rounds, alternating\n\
-         no counters                      median {:6.1} ns/op   rounds: {}\n\
-         software counters                median {:6.1} ns/op   rounds: {}\n\
-         software + sys_enter tracepoint  median {:6.1} ns/op   rounds: {}\n\
-         ratios (median of per-round)     software {:.3}x, software + tracepoint {:.3}x\n",
-        r.ops_per_round,
-        r.rounds,
-        median(&r.off_ns),
-        fmt(&r.off_ns),
-        median(&r.software_ns),
-        fmt(&r.software_ns),
-        median(&r.tracepoint_ns),
-        fmt(&r.tracepoint_ns),
-        r.ratio_software,
-        r.ratio_tracepoint
-    );
-    match r.sys_enter_per_write {
-        Some(v) => o.push_str(&format!("correctness                      {v:.4} sys_enter counted per write\n")),
-        None => o.push_str("correctness                      sys_enter tracepoint unavailable here: the tracepoint row is not meaningful\n"),
-    }
-    for u in &r.unavailable {
-        o.push_str(&format!("unavailable                      {u}\n"));
-    }
-    o
-}
-
 /// The NOP benchmark (issue: every method worth comparing, item 6): io_uring NOP requests per second at
 /// batch 1, 8 and 32 through iolab (`run --method io_uring --nop-requests --qd B --batch B`, with its full
 /// per-request accounting) against a minimal raw loop on the io-uring crate (push B NOPs, one
@@ -349,22 +276,6 @@ pub fn nop(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<NopReport> {
         rounds,
         rows,
     })
-}
-
-pub fn render_nop(r: &NopReport) -> String {
-    let mut o = format!(
-        "io_uring NOP bench: {} NOPs per round, {} rounds, alternating; NOP/s = NOPs / loop wall time\n\
-         batch   raw loop NOP/s   iolab NOP/s   iolab/raw (median of per-round; target >= 0.9 at batch 32)\n",
-        r.ops_per_round, r.rounds
-    );
-    for (b, raw, lab, ratio) in &r.rows {
-        o.push_str(&format!(
-            "{b:>5}   {:>12.2} M   {:>9.2} M   {ratio:.3}x\n",
-            raw / 1e6,
-            lab / 1e6
-        ));
-    }
-    o
 }
 
 /// The offload benchmark (issue: system-call offload, item 5): NOP round trips through the three offload
@@ -443,51 +354,6 @@ pub fn offload(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<OffloadBenchR
         rows,
         tsc_ghz,
     })
-}
-
-pub fn render_offload(r: &OffloadBenchReport) -> String {
-    let mut o = format!(
-        "offload NOP bench: {} NOPs per run, {} rounds of six runs (native, kernel, broker at batch 1 and 32), \
-         medians; a run is timed from outside the client (wall / ops)\n\
-         path     batch 1: ns/NOP  cycles/NOP  x native (target <= 3)   batch 32: M NOPs/s  x native (target >= 0.5)\n",
-        r.ops_per_round, r.rounds
-    );
-    for row in &r.rows {
-        let ok1 = row.path == "native" || row.batch1_ratio <= 3.0;
-        let ok32 = row.path == "native" || row.batch32_ratio >= 0.5;
-        o.push_str(&format!(
-            "{:<8} {:>15.1}  {:>10}  {:>6.2}x {:<17}   {:>17.2}  {:>6.2}x {}\n",
-            row.path,
-            row.batch1_ns,
-            row.batch1_cycles
-                .map(|c| format!("{c:.0}"))
-                .unwrap_or_else(|| "-".into()),
-            row.batch1_ratio,
-            if row.path == "native" {
-                ""
-            } else if ok1 {
-                "met"
-            } else {
-                "MISSED"
-            },
-            row.batch32_nops_per_s / 1e6,
-            row.batch32_ratio,
-            if row.path == "native" {
-                ""
-            } else if ok32 {
-                "met"
-            } else {
-                "MISSED"
-            },
-        ));
-    }
-    o.push_str(&format!(
-        "seed thesis (Jailhouse in QEMU, batch 1, Figure 4.3 with user_data): {} cycles native, {} cycles offloaded ({:.0}x)\n",
-        iolab_engine::offload::SEED_NATIVE_CYCLES,
-        iolab_engine::offload::SEED_OFFLOADED_CYCLES,
-        iolab_engine::offload::SEED_OFFLOADED_CYCLES as f64 / iolab_engine::offload::SEED_NATIVE_CYCLES as f64
-    ));
-    o
 }
 
 /// `iolab bench profile`: what `--profile` costs the timed pass. Each workload runs in alternating rounds
@@ -615,30 +481,6 @@ fn profile_row(workload: String, ns: [Vec<f64>; 3], samples: &[f64], lost: u64) 
     }
 }
 
-pub fn render_profile(r: &ProfileBenchReport) -> String {
-    let mut o = format!(
-        "profile bench: {} rounds of each workload with --profile none, separate and inline ({} Hz), \
-         alternating; ratios of the timed pass's ns/op to the unprofiled run of the same round (median over \
-         rounds; in brackets min/min)\n",
-        r.rounds, r.frequency_hz
-    );
-    for row in &r.rows {
-        o.push_str(&format!(
-            "{}\n  separate / none {:.3} [{:.3}] (target: 1.00 within noise)   inline / none {:.3} [{:.3}] \
-             (target <= 1.05: {})   samples per inline run {:.0}, lost {}\n",
-            row.workload,
-            row.separate_ratio,
-            row.separate_ratio_of_minimums,
-            row.inline_ratio,
-            row.inline_ratio_of_minimums,
-            if row.inline_ratio <= 1.05 { "met" } else { "MISSED" },
-            row.inline_samples,
-            row.lost
-        ));
-    }
-    o
-}
-
 /// The counting-pass benchmark (issue: answers, item 5): the whole run's wall time (counting pass, setup and
 /// timed pass, as a user waits for it) of `--duration` runs with `--count separate` (a sampled pass) and
 /// `--count full` (a pass of the whole workload) against `--count none`, alternating in one process.
@@ -699,20 +541,4 @@ pub fn counting(rounds: u32, duration_s: f64) -> Result<CountingBenchReport> {
         duration_s,
         rows,
     })
-}
-
-pub fn render_counting(r: &CountingBenchReport) -> String {
-    let mut o = format!(
-        "counting-pass bench: {} rounds of --duration {} s runs with --count none, separate (a sampled pass) \
-         and full (the whole workload again), alternating; whole-run wall time (counting pass, setup, timed \
-         pass) as a ratio to --count none of the same round, median over rounds\n",
-        r.rounds, r.duration_s
-    );
-    for (name, separate, full) in &r.rows {
-        o.push_str(&format!(
-            "{name}\n  separate / none {separate:.3} (target <= 1.15: {})   full / none {full:.3}\n",
-            if *separate <= 1.15 { "met" } else { "MISSED" }
-        ));
-    }
-    o
 }

@@ -93,13 +93,4 @@ impl Flow {
         }
         keys
     }
-
-    /// The records as CSV (see `series::csv_header`), with a column per key of `keys`.
-    pub fn csv(&self, keys: &[String]) -> String {
-        let mut text = series::csv_header(keys);
-        for r in self.records() {
-            text += &series::csv_row(r, keys);
-        }
-        text
-    }
 }

@@ -12,7 +12,6 @@ use iolab_engine::spec::{MethodKind, RawSpec};
 use iolab_engine::stats::middle_range;
 use iolab_engine::target::TargetKind;
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Block sizes the survey compares: the seed thesis's 4-byte and 4 KiB writes.
@@ -383,42 +382,6 @@ pub fn ranked<'a>(s: &'a SurveyResult, target: &str, bs: u64) -> Vec<Ranked<'a>>
     rows
 }
 
-/// Writes `bytes` to a new file `<dir>/<stem>-<stamp>[-N].json`, never replacing an existing file.
-pub fn write_new_file(dir: &Path, stem: &str, stamp: &str, bytes: &[u8]) -> Result<PathBuf> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::Runtime(format!("cannot create {}: {e}", dir.display())))?;
-    for n in 0..1000 {
-        let name = if n == 0 {
-            format!("{stem}-{stamp}.json")
-        } else {
-            format!("{stem}-{stamp}-{n}.json")
-        };
-        let p = dir.join(name);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&p)
-        {
-            Ok(mut f) => {
-                f.write_all(bytes)
-                    .map_err(|e| Error::Runtime(format!("cannot write {}: {e}", p.display())))?;
-                return Ok(p);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                return Err(Error::Runtime(format!(
-                    "cannot create {}: {e}",
-                    p.display()
-                )))
-            }
-        }
-    }
-    Err(Error::Runtime(format!(
-        "too many result files named {stem}-{stamp}* in {}",
-        dir.display()
-    )))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -513,15 +476,5 @@ mod tests {
             ]
         );
         assert_eq!((r[2].low, r[2].high), (108.0, 120.0));
-    }
-
-    #[test]
-    fn result_files_are_never_replaced() {
-        let d = tempfile::tempdir().unwrap();
-        let a = write_new_file(d.path(), "s", "x", b"one").unwrap();
-        let b = write_new_file(d.path(), "s", "x", b"two").unwrap();
-        assert_ne!(a, b);
-        assert_eq!(std::fs::read(&a).unwrap(), b"one");
-        assert_eq!(std::fs::read(&b).unwrap(), b"two");
     }
 }

@@ -3,7 +3,8 @@
 //! `run` of `run --repeat`), then [`COLUMNS`]. A separate file from `--csv` (one row per run), so that
 //! each is one table.
 
-use iolab_lab::series::{self, csv_field};
+use crate::csv::{csv_field, point_cells};
+use iolab_lab::series;
 use serde_json::Value;
 
 /// The columns after those naming the run: the interval's number in the run (from 1) and its figures
@@ -64,7 +65,7 @@ pub fn of_records(records: &[&Value], keys: &[String]) -> String {
     let lead: Vec<String> = keys.iter().map(|k| format!("point.{k}")).collect();
     let mut text = header(&lead);
     for rec in records {
-        let cells = series::point_cells(rec, keys);
+        let cells = point_cells(rec, keys);
         if let Some(r) = rec.get("result") {
             text += &rows(&cells, r);
         }

@@ -1,25 +1,28 @@
-//! Exporters behind one trait, each returning bytes (hyperfine's `export/` shape): a readable table for
-//! stdout and the JSON document whose schema is `iolab_engine::result::RunResult` / `SurveyResult`.
+//! iolab's report: every rendering of results. The text tables of the terminal (`text/`, `run_text.rs`,
+//! `survey.rs`, `series_view.rs`, `suite_view.rs`), the HTML/SVG report (`html.rs`, `html/`), CSV, Markdown
+//! and JSON, all written through one export path (`export/`: a command's `Document`, its `Outputs`).
 
 pub mod answers;
+pub mod bench_view;
 mod cells;
-mod export;
+pub mod csv;
+pub mod export;
 mod fields;
 pub mod html;
 pub mod interval_csv;
-mod json;
 mod offload;
 pub mod probe;
 mod run_text;
+pub mod series_view;
 mod sink;
 pub mod suite_cols;
 mod suite_nop;
 pub mod suite_view;
+pub mod summary_text;
 mod survey;
 mod table;
 pub mod text;
 
-pub use export::Exporter;
-pub use json::JsonExporter;
+pub use export::{Document, Exporter, Outputs};
 pub use run_text::TableExporter;
 pub use table::kernel_text;

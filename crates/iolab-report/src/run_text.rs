@@ -3,7 +3,6 @@
 use crate::cells::op_text;
 use crate::cells::rates;
 use crate::cells::target_label;
-use crate::export::Exporter;
 use crate::offload;
 use crate::survey;
 use crate::table;
@@ -117,14 +116,5 @@ impl TableExporter {
     /// The survey's tables as a document (for a terminal's width, or `--md`).
     pub fn survey_doc(&self, s: &SurveyResult) -> Doc {
         survey::survey_doc(s)
-    }
-}
-
-impl Exporter for TableExporter {
-    fn run(&self, r: &RunResult) -> Vec<u8> {
-        self.run_text(r).into_bytes()
-    }
-    fn survey(&self, s: &SurveyResult) -> Vec<u8> {
-        self.survey_text(s).into_bytes()
     }
 }

@@ -46,7 +46,7 @@ pub(crate) fn survey_doc(s: &SurveyResult) -> Doc {
     footer_doc(s, &mut d);
     if let Some(mem) = &s.memory {
         let mut o = String::new();
-        iolab_lab::answers::render_findings(&s.findings, mem, &mut o);
+        crate::summary_text::render_findings(&s.findings, mem, &mut o);
         d.text(&o);
     }
     d

@@ -2,5 +2,5 @@
 fn main() {
     let clock = iolab_engine::measure::clock::calibrate(20);
     let r = iolab_lab::bench::nop(1_000_000, 5, &clock).expect("nop bench runs");
-    print!("{}", iolab_lab::bench::render_nop(&r));
+    print!("{}", iolab_report::bench_view::render_nop(&r));
 }

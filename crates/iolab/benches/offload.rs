@@ -3,5 +3,5 @@
 fn main() {
     let clock = iolab_engine::measure::clock::calibrate(20);
     let r = iolab_lab::bench::offload(300_000, 7, &clock).expect("offload bench runs");
-    print!("{}", iolab_lab::bench::render_offload(&r));
+    print!("{}", iolab_report::bench_view::render_offload(&r));
 }

@@ -2,5 +2,5 @@
 fn main() {
     let clock = iolab_engine::measure::clock::calibrate(20);
     let r = iolab_lab::bench::overhead(300_000, 21, &clock).expect("overhead bench runs");
-    print!("{}", iolab_lab::bench::render(&r));
+    print!("{}", iolab_report::bench_view::render(&r));
 }

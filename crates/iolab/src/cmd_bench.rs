@@ -37,29 +37,29 @@ pub(crate) fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
         "overhead" => {
             let clk = clock::calibrate(20);
             let r = iolab_lab::bench::overhead(ops, rounds as u32, &clk)?;
-            out(&iolab_lab::bench::render(&r))?;
+            out(&iolab_report::bench_view::render(&r))?;
         }
         "counters" => {
             let r = iolab_lab::bench::counter_overhead(ops, rounds as u32)?;
-            out(&iolab_lab::bench::render_counters(&r))?;
+            out(&iolab_report::bench_view::render_counters(&r))?;
         }
         "nop" => {
             let clk = clock::calibrate(20);
             let r = iolab_lab::bench::nop(ops, rounds as u32, &clk)?;
-            out(&iolab_lab::bench::render_nop(&r))?;
+            out(&iolab_report::bench_view::render_nop(&r))?;
         }
         "offload" => {
             let clk = clock::calibrate(20);
             let r = iolab_lab::bench::offload(ops, rounds as u32, &clk)?;
-            out(&iolab_lab::bench::render_offload(&r))?;
+            out(&iolab_report::bench_view::render_offload(&r))?;
         }
         "counting" => {
             let r = iolab_lab::bench::counting(rounds as u32, 5.0)?;
-            out(&iolab_lab::bench::render_counting(&r))?;
+            out(&iolab_report::bench_view::render_counting(&r))?;
         }
         "profile" => {
             let r = iolab_lab::bench::profile(ops, rounds as u32, &clock::calibrate(20))?;
-            out(&iolab_lab::bench::render_profile(&r))?;
+            out(&iolab_report::bench_view::render_profile(&r))?;
         }
         other => {
             return Err(Error::usage(

@@ -2,11 +2,12 @@
 //! `iolab_lab::compare_across`), and exits 3 on a regression beyond `--fail-on-regression` (and 2 when,
 //! with that flag, no workload appears in both files).
 
-use crate::output::{check_new_path, doc, errln, write_md};
+use crate::output::errln;
 use clap::Args;
 use iolab_engine::error::Error;
 use iolab_lab::compare::{self, Outcome};
 use iolab_lab::series;
+use iolab_report::export::{Document, Outputs};
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -35,9 +36,7 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
         None => None,
         Some(s) => Some(parse_pct(s)?),
     };
-    if let Some(m) = &a.md {
-        check_new_path("--md", m)?;
-    }
+    let outputs = Outputs::from_flags(None, a.md.as_deref(), None, None, &[])?;
     let b_path = a.b.as_deref().unwrap_or(&a.a);
     let read =
         |p: &Path| series::read_records(p).map_err(|e| Error::usage("compare", e.to_string()));
@@ -50,9 +49,11 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
             iolab_lab::compare_across::compare_across(&ra, &rb, &key, base.as_deref(), limit)?
         }
     };
-    let tables = crate::views::compare_doc(&lead(a, b_path), single_run_warning(&o), &o);
-    doc(None, &tables)?;
-    write_md(a.md.as_deref(), &tables)?;
+    outputs.write(&Document::Compare {
+        lead: &lead(a, b_path),
+        warning: single_run_warning(&o),
+        outcome: &o,
+    })?;
     if limit.is_some() && o.rows.is_empty() {
         // A gate that compared nothing must not pass: the files were not runs of the same workloads.
         return Err(Error::usage(

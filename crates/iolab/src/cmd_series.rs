@@ -2,9 +2,7 @@
 //! through one flow (`iolab_lab::series_flow`): open the record file, print what runs, run the points
 //! with a progress bar, then write the CSV and say where the records are.
 
-use crate::output::{
-    check_apart, check_new_path, doc, errln, out, outln, target_file, write_md, write_new,
-};
+use crate::output::{errln, out, outln, target_file};
 use crate::progress::Progress;
 use crate::run_args::RunArgs;
 use clap::Args;
@@ -14,6 +12,7 @@ use iolab_engine::spec::{RawSpec, Spec};
 use iolab_lab::series::check as series_check;
 use iolab_lab::series::{self, Job};
 use iolab_lab::series_flow::Flow;
+use iolab_report::export::{Document, Outputs};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -190,24 +189,10 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
             ),
         ));
     }
-    if let Some(c) = &a.run.csv {
-        check_new_path("--csv", c)?;
-    }
-    if let Some(m) = &a.run.md {
-        check_new_path("--md", m)?;
-    }
-    if let Some(c) = &a.run.csv_intervals {
-        check_new_path("--csv-intervals", c)?;
-    }
     // The record file, the CSVs, the Markdown and the points' targets: each its own file.
     let mut files: Vec<_> = resolved.iter().flatten().filter_map(target_file).collect();
-    files.extend([
-        ("--out", a.out.as_deref()),
-        ("--csv", a.run.csv.as_deref()),
-        ("--md", a.run.md.as_deref()),
-        ("--csv-intervals", a.run.csv_intervals.as_deref()),
-    ]);
-    check_apart(&files)?;
+    files.push(("--out", a.out.as_deref()));
+    let outputs = a.run.outputs(&files)?;
     let jobs = points
         .iter()
         .cloned()
@@ -235,18 +220,15 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
     );
     let (failed, lost) = run_flow(&mut flow, "sweep", &lead)?;
     let keys: Vec<String> = vary.iter().map(|v| v.key.clone()).collect();
-    if let Some(c) = &a.run.csv {
-        write_new("--csv", c, flow.csv(&keys).as_bytes())?;
-    }
-    if let Some(c) = &a.run.csv_intervals {
-        let text = iolab_report::interval_csv::of_records(&flow.records(), &keys);
-        write_new("--csv-intervals", c, text.as_bytes())?;
-    }
     // Every point, aligned now that all are known (the lines above came as each point finished).
-    let tables = crate::views::sweep_doc(&format!("{lead}in order:"), &keys, &flow.records());
-    let shown = lost.map_or_else(|| doc(None, &tables), Err);
-    write_md(a.run.md.as_deref(), &tables)?;
-    shown?;
+    let records = flow.records();
+    let lead = format!("{lead}in order:");
+    let doc = Document::Sweep {
+        lead: &lead,
+        keys: &keys,
+        records: &records,
+    };
+    write_all(&outputs, &doc, lost)?;
     outln(&format!(
         "result: {} ({n} points, {failed} not run this time)",
         flow.rec.path.display()
@@ -305,21 +287,13 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
             ));
         }
     }
-    if let Some(c) = &a.csv {
-        check_new_path("--csv", c)?;
-    }
-    if let Some(m) = &a.md {
-        check_new_path("--md", m)?;
-    }
-    if let Some(c) = &a.csv_intervals {
-        check_new_path("--csv-intervals", c)?;
-    }
-    check_apart(&[
-        ("--out", a.out.as_deref()),
-        ("--csv", a.csv.as_deref()),
-        ("--md", a.md.as_deref()),
-        ("--csv-intervals", a.csv_intervals.as_deref()),
-    ])?;
+    let outputs = Outputs::from_flags(
+        None,
+        a.md.as_deref(),
+        a.csv.as_deref(),
+        a.csv_intervals.as_deref(),
+        &[("--out", a.out.as_deref())],
+    )?;
     // --quick and --profile are keys of every point already.
     let fixed = BTreeMap::from([
         ("suite".to_string(), suite.name.clone()),
@@ -378,28 +352,14 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     let summary =
         iolab_lab::answers::summarize(&suite, &mine, iolab_engine::measure::memcopy::measured());
     let recorded = flow.rec.push(iolab_lab::answers::record(&summary));
-    let mut tables = iolab_report::suite_view::doc(&suite, &mine);
-    tables.text(&iolab_lab::answers::render(&summary));
-    let shown = match lost {
-        Some(e) => Err(e),
-        None => doc(None, &tables),
+    let keys = flow.keys();
+    let doc = Document::Suite {
+        suite: &suite,
+        records: &mine,
+        keys: &keys,
+        summary: &summary,
     };
-    if let Some(c) = &a.csv {
-        write_new("--csv", c, flow.csv(&flow.keys()).as_bytes())?;
-    }
-    if let Some(c) = &a.csv_intervals {
-        let text = iolab_report::interval_csv::of_records(&flow.records(), &flow.keys());
-        write_new("--csv-intervals", c, text.as_bytes())?;
-        if text.lines().nth(1).is_none() {
-            errln(&format!(
-                "iolab: --csv-intervals: {} holds the header only: no point recorded intervals (they are \
-                 kept for timed passes of 2 s or more, or where a step's spec sets log-interval)",
-                c.display()
-            ));
-        }
-    }
-    write_md(a.md.as_deref(), &tables)?;
-    shown?;
+    write_all(&outputs, &doc, lost)?;
     recorded?;
     outln(&format!(
         "\nresult: {} ({n} points, {failed} not run this time); charts: iolab report {} -o report.html",
@@ -407,6 +367,18 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
         flow.rec.path.display()
     ))?;
     Ok(0)
+}
+
+/// The tables and every file asked for; when the terminal was lost while the points ran, the files still,
+/// then that error.
+fn write_all(outputs: &Outputs, doc: &Document, lost: Option<Error>) -> Result<(), Error> {
+    match lost {
+        Some(e) => {
+            outputs.write_files(doc)?;
+            Err(e)
+        }
+        None => outputs.write(doc),
+    }
 }
 
 /// `suite --repeat N` (1 without it).

@@ -1,10 +1,10 @@
 //! `iolab survey` (and `iolab` without a command): every method, 4 B and 4 KiB, /dev/null and a new file.
 
-use crate::output::{check_dir_path, check_new_path, doc, err_bytes, outln, write_md};
+use crate::output::{check_dir_path, err_bytes, outln, write_new_in};
 use clap::Args;
 use iolab_engine::error::Error;
 use iolab_engine::measure::clock;
-use iolab_report::{Exporter, JsonExporter, TableExporter};
+use iolab_report::export::{Document, Exporter, Json, Outputs};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -37,9 +37,7 @@ pub(crate) struct SurveyArgs {
 pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
     iolab_engine::cleanup::install_signal_handler();
     let mut opts = options(a)?;
-    if let Some(m) = &a.md {
-        check_new_path("--md", m)?;
-    }
+    let outputs = Outputs::from_flags(None, a.md.as_deref(), None, None, &[])?;
     if iolab_sys::isatty(2) {
         // One line, cut to the terminal's width so that it never wraps (a wrapped line is not cleared).
         let width = iolab_report::text::width_for(2)
@@ -65,21 +63,16 @@ pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
     }
     let clk = clock::calibrate(20);
     let s = iolab_lab::survey::survey(&opts, &clk)?;
-    // The table and the JSON file are both tried; then the first failure is the error.
-    let tables = TableExporter.survey_doc(&s);
-    let shown = doc(None, &tables);
+    // The tables, the Markdown and the JSON file are all tried; then the first failure is the error.
+    let doc = Document::Survey(&s);
+    let shown = outputs.write(&doc);
     let saved = if a.no_json {
         None
     } else {
         let stamp = iolab_engine::units::utc_stamp(s.host.started_unix_s);
-        Some(iolab_lab::survey::write_new_file(
-            &a.results_dir,
-            "survey",
-            &stamp,
-            &JsonExporter.survey(&s),
-        )?)
+        let json = Json.export(&doc).expect("a survey has a JSON document");
+        Some(write_new_in(&a.results_dir, "survey", &stamp, &json)?)
     };
-    write_md(a.md.as_deref(), &tables)?;
     shown?;
     if let Some(p) = saved {
         outln(&format!("result: {}", p.display()))?;

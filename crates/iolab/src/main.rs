@@ -24,7 +24,6 @@ mod output;
 mod progress;
 mod run_args;
 mod spec_args;
-mod views;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use cmd_bench::BenchArgs;

@@ -133,7 +133,7 @@ fn point_line(i: usize, n: usize, label: &str, rec: &serde_json::Value) -> Strin
         (Some(r), _) => format!(
             "{:>4}/{n}  {label}  {}",
             i + 1,
-            crate::views::point_figures(r)
+            iolab_report::series_view::point_figures(r)
         ),
         (None, Some(e)) => format!("{:>4}/{n}  {label:<50}  not run: {e}", i + 1),
         _ => String::new(),

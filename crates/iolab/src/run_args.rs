@@ -3,8 +3,10 @@
 
 use crate::spec_args::SpecArgs;
 use clap::Args;
+use iolab_engine::error::Error;
 use iolab_engine::spec::RawSpec;
-use std::path::PathBuf;
+use iolab_report::export::Outputs;
+use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub(crate) struct RunArgs {
@@ -36,5 +38,17 @@ impl RunArgs {
     /// The spec keys given as flags.
     pub(crate) fn raw(&self) -> RawSpec {
         self.opts.0.clone()
+    }
+
+    /// The outputs its flags ask for, each checked before anything runs (none of them one of `others`'
+    /// files, such as the target).
+    pub(crate) fn outputs(&self, others: &[(&str, Option<&Path>)]) -> Result<Outputs, Error> {
+        Outputs::from_flags(
+            self.json.as_deref(),
+            self.md.as_deref(),
+            self.csv.as_deref(),
+            self.csv_intervals.as_deref(),
+            others,
+        )
     }
 }

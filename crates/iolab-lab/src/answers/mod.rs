@@ -28,7 +28,6 @@ use crate::suite::file::SuiteFile;
 use iolab_engine::measure::memcopy::{gbps, MemCopy};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::fmt::Write;
 
 /// The findings and answers of one suite run: printed after its table, recorded as a line of its own.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -169,71 +168,6 @@ pub fn summarize(s: &SuiteFile, recs: &[Value], mem: &MemCopy) -> Summary {
         findings,
         published,
         answers,
-    }
-}
-
-/// `text` as one line after `indent` spaces, its whitespace made single spaces: the printer wraps it to
-/// the terminal (`iolab_report::text`), continuation lines hanging under the text (after a "- " bullet).
-pub fn line(text: &str, indent: usize) -> String {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    format!("{:indent$}{}\n", "", words.join(" "))
-}
-
-/// The findings, the published figures checked and the answers, as printed after a suite's table.
-pub fn render(sum: &Summary) -> String {
-    let mut o = String::new();
-    render_findings(&sum.findings, &sum.memory, &mut o);
-    if !sum.published.is_empty() {
-        o.push_str("\nThe seed's published throughputs, checked against this machine's memory copy rate:\n");
-        for p in &sum.published {
-            o.push_str(&line(&format!("- {}: {}", p.label, p.verdict), 2));
-        }
-    }
-    if !sum.answers.is_empty() {
-        o.push_str("\nAnswers (the seed's questions, answered from this run's figures):\n");
-    }
-    for (i, a) in sum.answers.iter().enumerate() {
-        let src = if a.source.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", a.source)
-        };
-        o.push_str(&line(
-            &format!("{}. {}{src} [{}]", i + 1, a.question, a.status.word()),
-            2,
-        ));
-        if !a.text.is_empty() {
-            o.push_str(&line(&a.text, 5));
-        }
-        if let Some(n) = &a.needs {
-            o.push_str(&line(&format!("Needs: {n}"), 5));
-        }
-    }
-    o
-}
-
-/// The comparative findings, then each row's own, after the memory rates they were checked against.
-pub fn render_findings(fs: &[Compared], mem: &MemCopy, o: &mut String) {
-    let _ = writeln!(
-        o,
-        "\nFindings (comparing the rows of this table, then each row's own):"
-    );
-    o.push_str(&line(
-        &format!("Throughputs are checked against what {}.", mem.describe()),
-        2,
-    ));
-    if fs.is_empty() {
-        o.push_str("  none: no rule found anything to say\n");
-    }
-    let mut last = None;
-    for f in fs {
-        if last != Some(&f.about) {
-            if !f.about.is_empty() {
-                let _ = writeln!(o, "  {}:", f.about);
-            }
-            last = Some(&f.about);
-        }
-        o.push_str(&line(&format!("- {}", f.text), 4));
     }
 }
 

@@ -81,14 +81,10 @@ fn every_builtin_suite_has_questions_that_parse_and_each_gets_an_answer_or_a_rea
                 a.id
             );
         }
-        let text = render(&sum);
-        assert!(text.contains("Answers (the seed's questions"), "{text}");
-        for qn in &s.questions {
-            assert!(
-                text.contains(&qn.text[..20.min(qn.text.len())]),
-                "{name}: {text}"
-            );
-        }
+        // Every question is answered, in order (the report prints them: summary_text's tests).
+        let asked: Vec<&str> = s.questions.iter().map(|q| q.text.as_str()).collect();
+        let answered: Vec<&str> = sum.answers.iter().map(|a| a.question.as_str()).collect();
+        assert_eq!(asked, answered, "{name}");
     }
 }
 
@@ -884,7 +880,6 @@ fn text_helpers() {
     assert_eq!(x(3.44), "3.4x");
     assert_eq!(x(0.5), "0.50x");
     assert_eq!(x(0.0163), "0.016x");
-    assert_eq!(line("a  b\n c", 2), "  a b c\n");
 }
 
 #[test]

@@ -1,12 +1,11 @@
 //! Many runs of one workload or of a grid of workloads: `--repeat` statistics, `iolab sweep` points and
 //! their JSON-lines record file (written after every point, so an interrupted sweep keeps what finished
 //! and `--resume` continues it; locked while a sweep writes it, and each record carrying the sweep's
-//! settings, so a resume with other ones is refused), CSV rows, and the figures `iolab compare` reads. Everything here reads result documents
+//! settings, so a resume with other ones is refused), and the figures `iolab compare` reads. Everything here reads result documents
 //! as JSON values, so files written by earlier iolab versions or other commands compare the same way.
 //! `iolab compare` itself lives in `crate::compare`.
 
 pub mod check;
-mod csv;
 mod figures;
 mod jobs;
 mod points;
@@ -15,7 +14,6 @@ mod records;
 mod repeat;
 
 pub use check::check_record_file;
-pub use csv::{csv_field, csv_header, csv_row, point_cells, CSV_COLUMNS};
 pub use figures::{at, figure, num, text, Figure, FIGURES, WIDE_SPREAD_PCT};
 pub use jobs::{run_jobs, CustomWork, Event, Job, Work};
 pub use points::{parse_vary, parse_vary_any, point_label, point_raw, points, Vary};

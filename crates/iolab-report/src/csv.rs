@@ -1,8 +1,6 @@
-//! A sweep's points as CSV rows.
+//! Runs and points as CSV rows (`--csv`): one row per run or point, its point's keys first.
 
-use super::figures::at;
-use super::figures::text;
-use super::records::record_point;
+use iolab_lab::series::{at, record_point, text};
 use serde_json::Value;
 
 /// The CSV columns after the point's keys (one row per run; documented in the README).
@@ -91,4 +89,13 @@ pub fn csv_row(rec: &Value, point_keys: &[String]) -> String {
         .collect::<Vec<_>>()
         .join(",")
         + "\n"
+}
+
+/// The CSV of records: the header, then a row per record.
+pub fn of_records<'a>(records: impl IntoIterator<Item = &'a Value>, keys: &[String]) -> String {
+    let mut text = csv_header(keys);
+    for r in records {
+        text += &csv_row(r, keys);
+    }
+    text
 }

@@ -1,17 +1,17 @@
-//! The tables of `run --repeat`, `sweep` and `compare` as documents (`iolab_report::text::Doc`): printed
+//! The tables of `run --repeat`, `sweep` and `compare` as documents (`crate::text::Doc`): printed
 //! to the terminal's width and exported with `--md`. Every figure carries a human unit; a rate over a
 //! span too short to time says so (`iolab_engine::units::too_short`).
 
+use crate::text::{Align, Doc, Table};
 use iolab_engine::units::{fmt_mib_s, fmt_ns, fmt_ops_s};
 use iolab_lab::compare::{CompareRow, Outcome};
 use iolab_lab::series::{self, RepeatSummary};
-use iolab_report::text::{Align, Doc, Table};
 use serde_json::Value;
 
 use Align::{Left as L, Right as R};
 
 /// A figure of `series::FIGURES` as people read it: its name and its value with a unit.
-pub(crate) fn figure_name(name: &str) -> &str {
+pub fn figure_name(name: &str) -> &str {
     match name {
         "iops" => "IOPS",
         "mib_s" => "throughput",
@@ -26,7 +26,7 @@ pub(crate) fn figure_name(name: &str) -> &str {
 }
 
 /// A value of the figure `name` with its unit.
-pub(crate) fn figure_value(name: &str, v: f64) -> String {
+pub fn figure_value(name: &str, v: f64) -> String {
     match name {
         "iops" => fmt_ops_s(v),
         "mib_s" => fmt_mib_s(v),
@@ -62,7 +62,7 @@ fn run_cells(r: &Value) -> Vec<String> {
 }
 
 /// A sweep or suite point's figures as its line says them when it finishes.
-pub(crate) fn point_figures(r: &Value) -> String {
+pub fn point_figures(r: &Value) -> String {
     let c = run_cells(r);
     format!("{}  {}  {}/op  p99 {}", c[0], c[1], c[2], c[4])
 }
@@ -76,7 +76,7 @@ const RUN_COLS: [(&str, Align); 5] = [
 ];
 
 /// One line of `run --repeat` as it finishes: "run   2/5   ..." with the run's key figures.
-pub(crate) fn repeat_line(i: usize, n: usize, r: &Value) -> String {
+pub fn repeat_line(i: usize, n: usize, r: &Value) -> String {
     let c = run_cells(r);
     format!(
         "run {:>3}/{n}  {:>12}  {:>11}  {:>9}/op  p50 {:>9}  p99 {:>9}",
@@ -91,7 +91,7 @@ pub(crate) fn repeat_line(i: usize, n: usize, r: &Value) -> String {
 
 /// `run --repeat`'s tables: the header, every run (a table; on the terminal the runs were printed as
 /// they finished, so `runs` is empty there), then each figure's median, min, max, stdev and spread.
-pub(crate) fn repeat_doc(header: &str, runs: &[Value], s: &RepeatSummary) -> Doc {
+pub fn repeat_doc(header: &str, runs: &[Value], s: &RepeatSummary) -> Doc {
     let mut d = Doc::new();
     if !runs.is_empty() {
         d.line(header);
@@ -141,14 +141,14 @@ pub(crate) fn repeat_doc(header: &str, runs: &[Value], s: &RepeatSummary) -> Doc
 }
 
 /// A sweep's table: a row per point (its keys, then the run's key figures, or why it did not run).
-pub(crate) fn sweep_doc(lead: &str, keys: &[String], recs: &[&Value]) -> Doc {
+pub fn sweep_doc(lead: &str, keys: &[String], recs: &[&Value]) -> Doc {
     let mut d = Doc::new();
     d.line(lead);
     let mut cols: Vec<(&str, Align)> = keys.iter().map(|k| (k.as_str(), L)).collect();
     cols.extend(RUN_COLS);
     let mut t = Table::new(&cols, keys.len());
     for rec in recs {
-        let key_cells = series::point_cells(rec, keys);
+        let key_cells = crate::csv::point_cells(rec, keys);
         match (rec.get("result"), rec.get("error").and_then(|e| e.as_str())) {
             (Some(r), _) => {
                 let mut cells = key_cells;
@@ -165,7 +165,7 @@ pub(crate) fn sweep_doc(lead: &str, keys: &[String], recs: &[&Value]) -> Doc {
 
 /// What compare found: the lead line, the single-run warning, a table per workload, what only one side
 /// has.
-pub(crate) fn compare_doc(lead: &str, warning: Option<String>, o: &Outcome) -> Doc {
+pub fn compare_doc(lead: &str, warning: Option<String>, o: &Outcome) -> Doc {
     let mut d = Doc::new();
     d.line(lead);
     if let Some(w) = warning {

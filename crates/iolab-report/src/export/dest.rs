@@ -1,0 +1,227 @@
+//! Where the commands write: new files (never an existing one, checked before any work is done) and
+//! stdout and stderr. Every write here is fallible: a stdout or file that cannot be written is an error
+//! (exit 1, `Error::Output`), never a panic and never lost silently; stderr that cannot be written is
+//! ignored, since there is nowhere left to say so (the exit code still tells).
+
+use crate::text::{self, Doc};
+use iolab_engine::error::Error;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub fn check_new_path(flag: &str, p: &Path) -> Result<(), Error> {
+    if p == Path::new("-") {
+        return Ok(());
+    }
+    if p.exists() {
+        return Err(Error::usage(
+            flag,
+            format!(
+                "{} exists; iolab does not replace files: choose a new name or remove it",
+                p.display()
+            ),
+        ));
+    }
+    match p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) if !d.is_dir() => Err(Error::usage(
+            flag,
+            format!("the directory {} does not exist", d.display()),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A directory iolab makes if missing (`create_dir_all`) and writes new files into: `dir`, or the nearest
+/// of its parents that exists, must be a directory. Checked before any work is done.
+pub fn check_dir_path(flag: &str, dir: &Path) -> Result<(), Error> {
+    let mut d = dir;
+    loop {
+        match std::fs::metadata(d) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) => {
+                return Err(Error::usage(
+                    flag,
+                    format!(
+                        "{} is not a directory{}: give a directory",
+                        d.display(),
+                        if d == dir {
+                            String::new()
+                        } else {
+                            format!(" (a parent of {})", dir.display())
+                        }
+                    ),
+                ))
+            }
+            Err(_) => match d.parent().filter(|p| !p.as_os_str().is_empty()) {
+                Some(p) => d = p,
+                None => return Ok(()),
+            },
+        }
+    }
+}
+
+/// Where `p` is, however it is spelled: its directory resolved (symlinks, `.`, `..`) when it exists,
+/// then its name.
+fn resolved(p: &Path) -> PathBuf {
+    let dir = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    match (std::fs::canonicalize(dir), p.file_name()) {
+        (Ok(d), Some(name)) => d.join(name),
+        _ => p.to_path_buf(),
+    }
+}
+
+/// Refuses two of a command's files being one (`--json` and `--csv`, or either and the `--target` the
+/// run writes into), checked before anything is created: entries are (flag, path), `None` when not
+/// given; `-` (stdout) is no file. The later entry's flag is named.
+pub fn check_apart(files: &[(&str, Option<&Path>)]) -> Result<(), Error> {
+    let given: Vec<(&str, &Path)> = files
+        .iter()
+        .filter_map(|(f, p)| Some((*f, (*p)?)))
+        .filter(|(_, p)| *p != Path::new("-"))
+        .collect();
+    for (i, (flag, p)) in given.iter().enumerate() {
+        let here = resolved(p);
+        if let Some((other, _)) = given[..i]
+            .iter()
+            .find(|(f, q)| f != flag && resolved(q) == here)
+        {
+            return Err(Error::usage(
+                *flag,
+                format!(
+                    "{} is also the {other} path; each needs a file of its own: give {flag} another name",
+                    p.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub fn write_new(flag: &str, p: &Path, bytes: &[u8]) -> Result<(), Error> {
+    if p == Path::new("-") {
+        return out_bytes(bytes);
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(p)
+        .map_err(|e| Error::Output(format!("cannot create {flag} {}: {e}", p.display())))?;
+    // sync_all: a full disk may only say so when the data is written back. A file cut short is removed
+    // (iolab made it just now): no half document is left to be read as a whole one.
+    f.write_all(bytes).and_then(|()| f.sync_all()).map_err(|e| {
+        let _ = std::fs::remove_file(p);
+        Error::Output(format!(
+            "cannot write {flag} {}: {e}; the partial file was removed",
+            p.display()
+        ))
+    })
+}
+
+/// Whether `--json -` sends the document to stdout (the table then goes to stderr).
+pub fn json_to_stdout(json: Option<&Path>) -> bool {
+    json == Some(Path::new("-"))
+}
+
+/// A document to stdout, laid out for its width, or to stderr (for stderr's width) when stdout carries
+/// the JSON document (`--json -`). See `crate::text` for the width.
+pub fn doc(json: Option<&Path>, d: &Doc) -> Result<(), Error> {
+    if json_to_stdout(json) {
+        err_bytes(d.render(text::width_for(2)).as_bytes());
+        Ok(())
+    } else {
+        out_bytes(d.render(text::width_for(1)).as_bytes())
+    }
+}
+
+/// `--md FILE`: the document as Markdown, in a new file (refused before any work when it exists, see
+/// [`check_new_path`]).
+pub fn write_md(p: Option<&Path>, d: &Doc) -> Result<(), Error> {
+    match p {
+        Some(p) => write_new("--md", p, d.markdown().as_bytes()),
+        None => Ok(()),
+    }
+}
+
+/// Writes `bytes` to stdout and flushes them: an error when stdout cannot take them (a full disk, a
+/// closed pipe).
+pub fn out_bytes(bytes: &[u8]) -> Result<(), Error> {
+    let mut o = std::io::stdout().lock();
+    o.write_all(bytes)
+        .and_then(|()| o.flush())
+        .map_err(|e| Error::Output(format!("cannot write to stdout: {e}")))
+}
+
+/// Writes `text` to stdout (see `out_bytes`), each line wrapped to stdout's width (`crate::text`).
+pub fn out(t: &str) -> Result<(), Error> {
+    out_bytes(text::wrap_text(t, text::width_for(1)).as_bytes())
+}
+
+/// Writes `text` and a newline to stdout (see `out`).
+pub fn outln(text: &str) -> Result<(), Error> {
+    out(&format!("{text}\n"))
+}
+
+/// Writes `bytes` to stderr, ignoring a failure: stderr is where failures are told, so one there has
+/// nowhere to go; the exit code still says what happened.
+pub fn err_bytes(bytes: &[u8]) {
+    let mut e = std::io::stderr().lock();
+    let _ = e.write_all(bytes).and_then(|()| e.flush());
+}
+
+/// Writes `text` and a newline to stderr (see `err_bytes`), wrapped to stderr's width.
+pub fn errln(t: &str) {
+    err_bytes(text::wrap_text(&format!("{t}\n"), text::width_for(2)).as_bytes());
+}
+
+/// Writes `bytes` to a new file `<dir>/<stem>-<stamp>[-N].json`, never replacing an existing file.
+pub fn write_new_in(dir: &Path, stem: &str, stamp: &str, bytes: &[u8]) -> Result<PathBuf, Error> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::Runtime(format!("cannot create {}: {e}", dir.display())))?;
+    for n in 0..1000 {
+        let name = if n == 0 {
+            format!("{stem}-{stamp}.json")
+        } else {
+            format!("{stem}-{stamp}-{n}.json")
+        };
+        let p = dir.join(name);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+        {
+            Ok(mut f) => {
+                f.write_all(bytes)
+                    .map_err(|e| Error::Runtime(format!("cannot write {}: {e}", p.display())))?;
+                return Ok(p);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(Error::Runtime(format!(
+                    "cannot create {}: {e}",
+                    p.display()
+                )))
+            }
+        }
+    }
+    Err(Error::Runtime(format!(
+        "too many result files named {stem}-{stamp}* in {}",
+        dir.display()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_files_are_never_replaced() {
+        let d = tempfile::tempdir().unwrap();
+        let a = write_new_in(d.path(), "s", "x", b"one").unwrap();
+        let b = write_new_in(d.path(), "s", "x", b"two").unwrap();
+        assert_ne!(a, b);
+        assert_eq!(std::fs::read(&a).unwrap(), b"one");
+        assert_eq!(std::fs::read(&b).unwrap(), b"two");
+    }
+}

@@ -1,0 +1,109 @@
+//! What a command produced, in one type the exporters read.
+
+use crate::run_text::TableExporter;
+use crate::text::Doc;
+use iolab_engine::result::RunResult;
+use iolab_lab::answers::Summary;
+use iolab_lab::compare::Outcome;
+use iolab_lab::probe::ProbeResult;
+use iolab_lab::series::RepeatSummary;
+use iolab_lab::suite::SuiteFile;
+use iolab_lab::survey::SurveyResult;
+use serde_json::Value;
+
+/// A command's result, as the exporters see it.
+pub enum Document<'a> {
+    /// `iolab run`.
+    Run(&'a RunResult),
+    /// `iolab run --repeat N`: the first run's header line, the runs and their statistics.
+    Repeat {
+        header: &'a str,
+        runs: &'a [Value],
+        summary: &'a RepeatSummary,
+    },
+    /// `iolab survey`.
+    Survey(&'a SurveyResult),
+    /// `iolab sweep`: its lead line, the varied keys and the records in point order.
+    Sweep {
+        lead: &'a str,
+        keys: &'a [String],
+        records: &'a [&'a Value],
+    },
+    /// `iolab suite`: the suite, its records, the keys of its points, and its findings and answers.
+    Suite {
+        suite: &'a SuiteFile,
+        records: &'a [Value],
+        keys: &'a [String],
+        summary: &'a Summary,
+    },
+    /// `iolab probe`.
+    Probe(&'a ProbeResult),
+    /// `iolab compare`.
+    Compare {
+        lead: &'a str,
+        warning: Option<String>,
+        outcome: &'a Outcome,
+    },
+}
+
+impl Document<'_> {
+    /// The tables as the terminal shows them.
+    pub fn tables(&self) -> Doc {
+        match self {
+            Document::Run(r) => TableExporter.run_doc(r),
+            Document::Repeat {
+                header, summary, ..
+            } => crate::series_view::repeat_doc(header, &[], summary),
+            Document::Survey(s) => TableExporter.survey_doc(s),
+            Document::Sweep {
+                lead,
+                keys,
+                records,
+            } => crate::series_view::sweep_doc(lead, keys, records),
+            Document::Suite {
+                suite,
+                records,
+                summary,
+                ..
+            } => {
+                let mut d = crate::suite_view::doc(suite, records);
+                d.text(&crate::summary_text::render(summary));
+                d
+            }
+            Document::Compare {
+                lead,
+                warning,
+                outcome,
+            } => crate::series_view::compare_doc(lead, warning.clone(), outcome),
+            Document::Probe(p) => Doc::from(crate::probe::render(p).as_str()),
+        }
+    }
+
+    /// The tables as a Markdown file has them: as on the terminal, and a repeat's every run.
+    pub fn tables_for_file(&self) -> Doc {
+        match self {
+            Document::Repeat {
+                header,
+                runs,
+                summary,
+            } => crate::series_view::repeat_doc(header, runs, summary),
+            _ => self.tables(),
+        }
+    }
+
+    /// The records a CSV has a row for (a run's, each repeat's, each point's), and the point keys that lead
+    /// each row; `None` where the document has no such records.
+    pub fn rows(&self) -> Option<(Vec<Value>, Vec<String>)> {
+        let record = |v: &Value| iolab_lab::series::record(&[], Ok(v.clone()));
+        match self {
+            Document::Run(r) => Some((vec![record(&serde_json::to_value(r).ok()?)], vec![])),
+            Document::Repeat { runs, .. } => Some((runs.iter().map(record).collect(), vec![])),
+            Document::Sweep { keys, records, .. } => Some((
+                records.iter().map(|r| (*r).clone()).collect(),
+                keys.to_vec(),
+            )),
+            Document::Suite { records, keys, .. } => Some((records.to_vec(), keys.to_vec())),
+            Document::Survey(_) | Document::Compare { .. } | Document::Probe(_) => None,
+        }
+    }
+}

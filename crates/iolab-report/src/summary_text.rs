@@ -1,0 +1,93 @@
+//! A suite's findings, the seed's published figures checked and the answers to its questions, as text
+//! after the suite's tables (and the survey's findings, grouped the same way).
+
+use iolab_engine::measure::memcopy::MemCopy;
+use iolab_lab::answers::Summary;
+use iolab_lab::findings_compare::Compared;
+use std::fmt::Write;
+
+/// `text` as one line after `indent` spaces, its whitespace made single spaces: the printer wraps it to
+/// the terminal (`iolab_report::text`), continuation lines hanging under the text (after a "- " bullet).
+pub fn line(text: &str, indent: usize) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    format!("{:indent$}{}\n", "", words.join(" "))
+}
+
+/// The findings, the published figures checked and the answers, as printed after a suite's table.
+pub fn render(sum: &Summary) -> String {
+    let mut o = String::new();
+    render_findings(&sum.findings, &sum.memory, &mut o);
+    if !sum.published.is_empty() {
+        o.push_str("\nThe seed's published throughputs, checked against this machine's memory copy rate:\n");
+        for p in &sum.published {
+            o.push_str(&line(&format!("- {}: {}", p.label, p.verdict), 2));
+        }
+    }
+    if !sum.answers.is_empty() {
+        o.push_str("\nAnswers (the seed's questions, answered from this run's figures):\n");
+    }
+    for (i, a) in sum.answers.iter().enumerate() {
+        let src = if a.source.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", a.source)
+        };
+        o.push_str(&line(
+            &format!("{}. {}{src} [{}]", i + 1, a.question, a.status.word()),
+            2,
+        ));
+        if !a.text.is_empty() {
+            o.push_str(&line(&a.text, 5));
+        }
+        if let Some(n) = &a.needs {
+            o.push_str(&line(&format!("Needs: {n}"), 5));
+        }
+    }
+    o
+}
+
+/// The comparative findings, then each row's own, after the memory rates they were checked against.
+pub fn render_findings(fs: &[Compared], mem: &MemCopy, o: &mut String) {
+    let _ = writeln!(
+        o,
+        "\nFindings (comparing the rows of this table, then each row's own):"
+    );
+    o.push_str(&line(
+        &format!("Throughputs are checked against what {}.", mem.describe()),
+        2,
+    ));
+    if fs.is_empty() {
+        o.push_str("  none: no rule found anything to say\n");
+    }
+    let mut last = None;
+    for f in fs {
+        if last != Some(&f.about) {
+            if !f.about.is_empty() {
+                let _ = writeln!(o, "  {}:", f.about);
+            }
+            last = Some(&f.about);
+        }
+        o.push_str(&line(&format!("- {}", f.text), 4));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_is_its_words_after_the_indent() {
+        assert_eq!(line("a  b\n c", 2), "  a b c\n");
+    }
+
+    #[test]
+    fn every_question_of_a_suite_is_printed_with_its_answer() {
+        let s = iolab_lab::suite::load("uring").unwrap();
+        let sum = iolab_lab::answers::summarize(&s, &[], &iolab_engine::measure::memcopy::sample());
+        let text = render(&sum);
+        assert!(text.contains("Answers (the seed's questions"), "{text}");
+        for qn in &s.questions {
+            assert!(text.contains(&qn.text[..20.min(qn.text.len())]), "{text}");
+        }
+    }
+}
