@@ -44,6 +44,120 @@ pub fn openat(
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// mkdirat(2): a new directory `name` in `dir` (EEXIST when the name is taken, whatever it is).
+pub fn mkdirat(dir: RawFd, name: &OsStr, mode: libc::mode_t) -> SysResult<()> {
+    let c = cname(name)?;
+    // SAFETY: `c` is NUL-terminated and outlives the call; `dir` is the caller's descriptor.
+    result("mkdirat", unsafe { libc::mkdirat(dir, c.as_ptr(), mode) }).map(|_| ())
+}
+
+/// fstatat(2) of `name` in `dir` without following a symbolic link (AT_SYMLINK_NOFOLLOW): what the name
+/// itself is now.
+pub fn fstatat_nofollow(dir: RawFd, name: &OsStr) -> SysResult<lfs::Stat> {
+    let c = cname(name)?;
+    // SAFETY: a zeroed `struct stat` is a valid value for the kernel to fill.
+    let mut st: lfs::Stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is NUL-terminated and outlives the call; `st` is a valid out pointer.
+    result("fstatat", unsafe {
+        lfs::fstatat(dir, c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW)
+    })?;
+    Ok(st)
+}
+
+/// Removes `name` from `dir` only while it is still the file (device `dev`, inode `ino`) it was: fstatat
+/// without following a link, then unlinkat (AT_REMOVEDIR for a directory: an empty one only). True when
+/// it was removed or is already gone; false when the name now refers to another file (left alone) or the
+/// removal failed. Async-signal-safe (fstatat and unlinkat only): the Ctrl-C handler calls it.
+///
+/// # Safety
+/// `name` must be a valid NUL-terminated C string.
+pub unsafe fn remove_same_at_raw(
+    dir: RawFd,
+    name: *const libc::c_char,
+    dev: u64,
+    ino: u64,
+    is_dir: bool,
+) -> bool {
+    // SAFETY: a zeroed `struct stat` is a valid out value; `name` is the caller's C string; errno is this
+    // thread's, read right after each call.
+    unsafe {
+        let mut st: lfs::Stat = std::mem::zeroed();
+        if lfs::fstatat(dir, name, &mut st, libc::AT_SYMLINK_NOFOLLOW) != 0 {
+            return *libc::__errno_location() == libc::ENOENT;
+        }
+        if st.st_dev as u64 != dev || st.st_ino as u64 != ino {
+            return false;
+        }
+        let flags = if is_dir { libc::AT_REMOVEDIR } else { 0 };
+        libc::unlinkat(dir, name, flags) == 0 || *libc::__errno_location() == libc::ENOENT
+    }
+}
+
+/// Removes the directory `name` of `dir` and everything in it, only while the name is still the directory
+/// (`dev`, `ino`) it was, descending through descriptors opened with O_NOFOLLOW (a symbolic link inside is
+/// removed, never followed). Entries that cannot be removed stay; the first error is returned.
+pub fn remove_tree_at(dir: RawFd, name: &OsStr, dev: u64, ino: u64) -> SysResult<()> {
+    let st = fstatat_nofollow(dir, name)?;
+    if st.st_dev as u64 != dev || st.st_ino as u64 != ino {
+        return Err(SysErr::new("fstatat", libc::ESTALE));
+    }
+    let d = openat(
+        dir,
+        name,
+        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+        0,
+    )?;
+    for entry in read_dir_fd(std::os::fd::AsRawFd::as_raw_fd(&d))? {
+        let est = match fstatat_nofollow(std::os::fd::AsRawFd::as_raw_fd(&d), &entry) {
+            Ok(s) => s,
+            Err(_) => continue,
+        };
+        if est.st_mode & libc::S_IFMT == libc::S_IFDIR {
+            remove_tree_at(
+                std::os::fd::AsRawFd::as_raw_fd(&d),
+                &entry,
+                est.st_dev as u64,
+                est.st_ino as u64,
+            )?;
+        } else {
+            unlinkat(std::os::fd::AsRawFd::as_raw_fd(&d), &entry, false)?;
+        }
+    }
+    drop(d);
+    unlinkat(dir, name, true)
+}
+
+/// The names in the directory open at `fd` ("." and ".." left out), read through a duplicate of it.
+fn read_dir_fd(fd: RawFd) -> SysResult<Vec<std::ffi::OsString>> {
+    // SAFETY: dup of a descriptor the caller owns; the duplicate is owned by the DIR stream below.
+    let dupfd = result("dup", unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) })?;
+    // SAFETY: `dupfd` is a new descriptor of a directory; on success the stream owns it.
+    let dirp = unsafe { libc::fdopendir(dupfd) };
+    if dirp.is_null() {
+        let e = SysErr::last("fdopendir");
+        // SAFETY: the stream was not made, so the duplicate is still ours to close.
+        unsafe { libc::close(dupfd) };
+        return Err(e);
+    }
+    let mut out = Vec::new();
+    loop {
+        // SAFETY: `dirp` is a valid stream until closedir below.
+        let ent = unsafe { libc::readdir(dirp) };
+        if ent.is_null() {
+            break;
+        }
+        // SAFETY: readdir returned a valid entry whose d_name is NUL-terminated.
+        let name = unsafe { std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()) };
+        let b = name.to_bytes();
+        if b != b"." && b != b".." {
+            out.push(OsStr::from_bytes(b).to_os_string());
+        }
+    }
+    // SAFETY: `dirp` came from fdopendir and is closed once.
+    unsafe { libc::closedir(dirp) };
+    Ok(out)
+}
+
 /// unlinkat(2) of `name` in `dir`; AT_REMOVEDIR when `is_dir` (an empty directory only).
 pub fn unlinkat(dir: RawFd, name: &OsStr, is_dir: bool) -> SysResult<()> {
     let c = cname(name)?;

@@ -409,6 +409,7 @@ impl Gaps {
 
 /// Requests handed to the method and not yet committed (`queued`), and committed but not yet reaped
 /// (`inflight`).
+#[derive(Default)]
 struct Flight {
     inflight: u32,
     queued: u32,
@@ -454,6 +455,23 @@ pub(super) fn publish(p: &LoopParams, e: u64, done: u64, reported: &mut u64) -> 
     e.saturating_add(p.publish_ticks)
 }
 
+/// Closes the time series' interval at `e`; the close is in no request's latency and no gap: their starts
+/// move by its time. Returns the clock read after it, the next round's start.
+fn close_interval<C: Clock>(
+    clk: &C,
+    e: u64,
+    done: u64,
+    out: &mut WorkerOut,
+    slots: &mut Slots,
+    gaps: &mut Gaps,
+) -> u64 {
+    out.log.close(&mut out.lat, e, done);
+    let after = clk.now();
+    slots.shift(after - e);
+    gaps.prev += after - e;
+    after
+}
+
 /// Seconds without a completion, requests in flight, after which the kernel is taken to have lost them.
 const STALL_S: f64 = 30.0;
 
@@ -485,18 +503,13 @@ pub(super) fn loop_async<M: Method, C: Clock>(
 ) -> Result<()> {
     let (qd, batch) = (p.qd, p.batch);
     let mut slots = Slots::new(qd);
-    // The last round that completed a request: a run whose requests stop completing ends with the reason
-    // after STALL_S, rather than spinning for ever.
+    // A run whose requests stop completing ends with the reason after STALL_S, not spinning for ever.
     let stall_ticks = (STALL_S * p.hz) as u64;
     // Consecutive failed io_uring_enter calls while draining after a failure.
     let mut failed_commits = 0u32;
     const MAX_FAILED_COMMITS: u32 = 1000;
-    let mut fl = Flight {
-        inflight: 0,
-        queued: 0,
-    };
-    let (mut issued, mut done) = (0u64, 0u64);
-    let mut since_sync = 0u64;
+    let mut fl = Flight::default();
+    let (mut issued, mut done, mut since_sync) = (0u64, 0u64, 0u64);
     let sync_every = p.fsync_every;
     let mut stop = false;
     let mut failure: Option<Error> = None;
@@ -583,13 +596,8 @@ pub(super) fn loop_async<M: Method, C: Clock>(
                 stop = true;
             } else {
                 if e >= out.log.next {
-                    out.log.close(&mut out.lat, e, done);
-                    // The close is in no request's latency and no gap: their starts move by its time.
-                    let after = clk.now();
+                    round_start = close_interval(clk, e, done, out, &mut slots, &mut gaps);
                     reads += 1;
-                    slots.shift(after - e);
-                    gaps.prev += after - e;
-                    round_start = after;
                 }
                 if e >= next_pub {
                     next_pub = publish(p, e, done, &mut reported);
