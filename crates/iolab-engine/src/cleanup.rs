@@ -11,19 +11,27 @@
 //! compared (glibc's cancellation bookkeeping and the kernel's reference counting on a shared file table:
 //! +40 to 60 ns on a 140 ns write to /dev/null here).
 
-use std::ffi::CString;
+use crate::error::{Error, Result};
+use std::ffi::{CString, OsStr, OsString};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Mutex, Once};
 
 /// Registered paths at once; more are removed at normal exit but not by the signal handler (said on stderr).
 const SLOTS: usize = 64;
 
 /// Written by `register`/`Drop` under `LOCK`, read by the signal handler without locking: each slot is an
-/// atomic pointer to a leaked C string (null = empty), so the handler sees either a whole path or none.
-static PATHS: [AtomicPtr<libc::c_char>; SLOTS] =
+/// atomic pointer to a leaked C string, a name in the directory `DIRS[i]` (null = empty), so the handler
+/// sees either a whole name or none; the other arrays are written before the name (Release) and read
+/// after it (Acquire). The handler removes a name only while it is still the file (`DEVS`, `INOS`) iolab
+/// made.
+static NAMES: [AtomicPtr<libc::c_char>; SLOTS] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
+static DIRS: [AtomicI32; SLOTS] = [const { AtomicI32::new(-1) }; SLOTS];
+static DEVS: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
+static INOS: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
 static IS_DIR: [AtomicBool; SLOTS] = [const { AtomicBool::new(false) }; SLOTS];
 static LOCK: Mutex<()> = Mutex::new(());
 /// A path was registered without a slot: the handler cannot remove everything, so it keeps the journal.
@@ -120,12 +128,21 @@ pub(crate) fn remove_registered() -> bool {
         None => {}
     }
     for i in (0..SLOTS).rev() {
-        // Acquire: pairs with the Release store in `register`, so the string's bytes are visible.
-        let p = PATHS[i].load(Ordering::Acquire);
+        // Acquire: pairs with the Release store in `register`, so the string's bytes and the slot's other
+        // fields are visible.
+        let p = NAMES[i].load(Ordering::Acquire);
         if !p.is_null() {
+            let (dir, dev, ino) = (
+                DIRS[i].load(Ordering::Relaxed),
+                DEVS[i].load(Ordering::Relaxed),
+                INOS[i].load(Ordering::Relaxed),
+            );
             // SAFETY: non-null slots hold C strings leaked by `register` and freed only after the slot is
-            // cleared; the caller ends the process, so nothing frees them during this loop.
-            if unsafe { iolab_sys::remove_path_raw(p, IS_DIR[i].load(Ordering::Relaxed)) } {
+            // cleared; the caller ends the process, so nothing frees them (or closes `dir`) during this loop.
+            let gone = unsafe {
+                iolab_sys::remove_same_at_raw(dir, p, dev, ino, IS_DIR[i].load(Ordering::Relaxed))
+            };
+            if gone {
                 removed += 1;
             } else {
                 all = false;
@@ -164,49 +181,168 @@ pub fn install_signal_handler() {
     });
 }
 
-/// A path iolab created: removed when dropped, unless kept.
+/// A file or directory iolab made. It is journaled at once by its descriptor, and removed when dropped
+/// (and by the Ctrl-C handler) unless kept, through the descriptor of its directory and only while its
+/// name still refers to it: a name taken over meanwhile is left alone, and iolab says so.
 #[derive(Debug)]
 pub struct Created {
     path: PathBuf,
+    /// Its directory (O_PATH) and its name there.
+    dir: OwnedFd,
+    name: OsString,
+    /// The object itself (O_PATH): where iolab's file went when the name was taken over.
+    own: OwnedFd,
+    dev: u64,
+    ino: u64,
+    is_dir: bool,
     keep: bool,
     slot: Option<usize>,
     /// Its entry in the leftovers journal (`crate::leftovers`).
     journal: Option<u64>,
 }
 
+/// The directory of `path` (opened O_PATH, its own symbolic links followed as the user wrote them) and
+/// the name `path` has in it.
+pub fn open_parent(path: &Path) -> Result<(OwnedFd, OsString)> {
+    let shown = path.display().to_string();
+    let name = path
+        .file_name()
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| Error::Runtime(format!("{shown}: no file name to create")))?
+        .to_os_string();
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let dir = iolab_sys::open(
+        parent,
+        libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        0,
+    )
+    .map_err(|e| Error::sys_on(e, parent.display().to_string()))?;
+    Ok((dir, name))
+}
+
 impl Created {
-    /// Registers `path` for removal at exit (and on a signal) unless `keep`.
-    pub fn register(path: &Path, keep: bool) -> Created {
+    /// Creates the file `path` (`flags` | O_CREAT | O_EXCL | O_NOFOLLOW, through its directory's
+    /// descriptor: a name that exists, a symbolic link included, is EEXIST) and registers it for removal
+    /// unless `keep`. The descriptor is the file iolab made, whatever happens to the name afterwards.
+    pub fn new_file(
+        path: &Path,
+        flags: libc::c_int,
+        mode: libc::mode_t,
+        keep: bool,
+    ) -> Result<(OwnedFd, Created)> {
+        let (dir, name) = open_parent(path)?;
+        let fd = iolab_sys::openat(
+            dir.as_raw_fd(),
+            &name,
+            flags | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW,
+            mode,
+        )
+        .map_err(|e| Error::sys_on(e, path.display().to_string()))?;
+        let own = fd
+            .try_clone()
+            .map_err(|e| Error::Runtime(format!("{}: dup: {e}", path.display())))?;
+        let c = Created::register(path, dir, name, own, keep)?;
+        Ok((fd, c))
+    }
+
+    /// Creates the directory `path` (mode 0700; EEXIST when the name is taken) and registers it.
+    pub fn new_dir(path: &Path, keep: bool) -> Result<Created> {
+        let (dir, name) = open_parent(path)?;
+        iolab_sys::mkdirat(dir.as_raw_fd(), &name, 0o700)
+            .map_err(|e| Error::sys_on(e, path.display().to_string()))?;
+        let own = Created::open_own(&dir, &name, path)?;
+        Created::register(path, dir, name, own, keep)
+    }
+
+    /// Creates a new directory in `parent` named `prefix` and a unique suffix, and registers it.
+    pub fn temp_dir(parent: &Path, prefix: &str) -> Result<Created> {
+        for n in 0..100 {
+            let name = format!("{prefix}{}", unique_suffix(n));
+            match Created::new_dir(&parent.join(&name), false) {
+                Err(Error::Sys(f)) if f.err.errno == libc::EEXIST => continue,
+                other => return other,
+            }
+        }
+        Err(Error::Runtime(format!(
+            "cannot make a directory of iolab's in {}: every name tried exists",
+            parent.display()
+        )))
+    }
+
+    /// Creates a new file in `parent` named `prefix` and a unique suffix (`flags` as for [`new_file`]).
+    pub fn temp_file(
+        parent: &Path,
+        prefix: &str,
+        flags: libc::c_int,
+        mode: libc::mode_t,
+    ) -> Result<(OwnedFd, Created)> {
+        for n in 0..100 {
+            let name = format!("{prefix}{}", unique_suffix(n));
+            match Created::new_file(&parent.join(&name), flags, mode, false) {
+                Err(Error::Sys(f)) if f.err.errno == libc::EEXIST => continue,
+                other => return other,
+            }
+        }
+        Err(Error::Runtime(format!(
+            "cannot make a file of iolab's in {}: every name tried exists",
+            parent.display()
+        )))
+    }
+
+    /// What something else just made on iolab's behalf at `path` (the kernel module's file): registered as
+    /// it is now.
+    pub fn adopt(path: &Path, keep: bool) -> Result<Created> {
+        let (dir, name) = open_parent(path)?;
+        let own = Created::open_own(&dir, &name, path)?;
+        Created::register(path, dir, name, own, keep)
+    }
+
+    fn open_own(dir: &OwnedFd, name: &OsStr, path: &Path) -> Result<OwnedFd> {
+        iolab_sys::openat(dir.as_raw_fd(), name, libc::O_PATH | libc::O_NOFOLLOW, 0)
+            .map_err(|e| Error::sys_on(e, path.display().to_string()))
+    }
+
+    /// Journals it (by its descriptor) and gives it a slot of the signal handler's, unless `keep`.
+    fn register(
+        path: &Path,
+        dir: OwnedFd,
+        name: OsString,
+        own: OwnedFd,
+        keep: bool,
+    ) -> Result<Created> {
+        let st = iolab_sys::fstat(own.as_raw_fd())
+            .map_err(|e| Error::sys_on(e, path.display().to_string()))?;
+        let (dev, ino) = iolab_sys::identity(&st);
+        let is_dir = st.st_mode & libc::S_IFMT == libc::S_IFDIR;
         let mut slot = None;
         let mut journal = None;
         if !keep {
             install_signal_handler();
             // Journaled first, so that a signal from now on finds it in the journal or removes it.
-            journal = crate::leftovers::record(path);
-            let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
-            if let (Some(i), Ok(c)) = (
-                PATHS
-                    .iter()
-                    .position(|p| p.load(Ordering::Relaxed).is_null()),
-                CString::new(path.as_os_str().as_bytes()),
-            ) {
-                IS_DIR[i].store(path.is_dir(), Ordering::Relaxed);
-                PATHS[i].store(c.into_raw(), Ordering::Release);
-                slot = Some(i);
-            } else {
-                OVERFLOWED.store(true, Ordering::SeqCst);
+            journal = crate::leftovers::record(path, dir.as_raw_fd(), own.as_raw_fd());
+            slot = take_slot(&name, dir.as_raw_fd(), dev, ino, is_dir);
+            if slot.is_none() {
                 eprintln!(
                     "iolab: warning: {} will not be removed if iolab is interrupted (`iolab clean` removes it)",
                     path.display()
                 );
             }
         }
-        Created {
+        Ok(Created {
             path: path.to_path_buf(),
+            dir,
+            name,
+            own,
+            dev,
+            ino,
+            is_dir,
             keep,
             slot,
             journal,
-        }
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -216,6 +352,109 @@ impl Created {
     pub fn kept(&self) -> bool {
         self.keep
     }
+
+    /// Opens it again by its name with `flags` (| O_NOFOLLOW), and only if the name still refers to it.
+    pub fn reopen(&self, flags: libc::c_int) -> Result<OwnedFd> {
+        crate::target::pin::open_same(
+            &self.dir,
+            &self.name,
+            flags,
+            (self.dev, self.ino),
+            &self.path,
+        )
+    }
+
+    /// Removes it through its directory's descriptor while the name is still its own; says where it went
+    /// when the name was taken over.
+    fn remove(&self) -> bool {
+        let dir = self.dir.as_raw_fd();
+        let same = iolab_sys::fstatat_nofollow(dir, &self.name)
+            .map(|st| iolab_sys::identity(&st) == (self.dev, self.ino));
+        match same {
+            Err(e) if e.errno == libc::ENOENT => true,
+            Err(_) => false,
+            Ok(false) => {
+                let left = iolab_sys::fstat(self.own.as_raw_fd()).map_or(1, |s| s.st_nlink);
+                let whereabouts = if left == 0 && !self.is_dir {
+                    "it is unnamed now (removed by something else)".to_string()
+                } else {
+                    format!(
+                        "it was renamed (inode {}: `find {} -xdev -inum {}` finds it)",
+                        self.ino,
+                        self.path
+                            .parent()
+                            .map_or(".".into(), |p| p.display().to_string()),
+                        self.ino
+                    )
+                };
+                eprintln!(
+                    "iolab: {} is not iolab's any more (the name now refers to something else): left it as \
+                     it is; iolab's {} {whereabouts}",
+                    self.path.display(),
+                    if self.is_dir { "directory" } else { "file" }
+                );
+                true
+            }
+            Ok(true) if self.is_dir => {
+                iolab_sys::remove_tree_at(dir, &self.name, self.dev, self.ino).is_ok()
+            }
+            Ok(true) => iolab_sys::unlinkat(dir, &self.name, false).is_ok(),
+        }
+    }
+}
+
+/// "PID-NANOS-N": a name part no other iolab is likely to pick at the same time (O_EXCL decides).
+fn unique_suffix(attempt: u32) -> String {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    format!("{}-{nanos:x}-{n}-{attempt}", std::process::id())
+}
+
+/// A free slot of the signal handler's for a name in `dir`, filled (None when all are taken).
+fn take_slot(name: &OsStr, dir: RawFd, dev: u64, ino: u64, is_dir: bool) -> Option<usize> {
+    let c = CString::new(name.as_bytes()).ok()?;
+    let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(i) = NAMES
+        .iter()
+        .position(|p| p.load(Ordering::Relaxed).is_null())
+    else {
+        OVERFLOWED.store(true, Ordering::SeqCst);
+        return None;
+    };
+    DIRS[i].store(dir, Ordering::Relaxed);
+    DEVS[i].store(dev, Ordering::Relaxed);
+    INOS[i].store(ino, Ordering::Relaxed);
+    IS_DIR[i].store(is_dir, Ordering::Relaxed);
+    NAMES[i].store(c.into_raw(), Ordering::Release);
+    Some(i)
+}
+
+impl Created {
+    /// Keeps it for good (a result file written whole): no longer removed at exit, on Ctrl-C, or by
+    /// `iolab clean`.
+    pub fn keep_for_good(mut self) {
+        self.release_slot();
+        if let Some(id) = self.journal.take() {
+            crate::leftovers::forget(id);
+        }
+        self.keep = true;
+    }
+
+    /// Gives the signal handler's slot back.
+    fn release_slot(&mut self) {
+        if let Some(i) = self.slot.take() {
+            let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+            let p = NAMES[i].swap(std::ptr::null_mut(), Ordering::AcqRel);
+            if !p.is_null() {
+                // SAFETY: `p` came from CString::into_raw in `take_slot` and the slot no longer holds it. A
+                // signal handler that loaded it before the swap exits the process without returning here.
+                drop(unsafe { CString::from_raw(p) });
+            }
+        }
+    }
 }
 
 impl Drop for Created {
@@ -223,22 +462,9 @@ impl Drop for Created {
         if self.keep {
             return;
         }
-        if let Some(i) = self.slot {
-            let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
-            let p = PATHS[i].swap(std::ptr::null_mut(), Ordering::AcqRel);
-            if !p.is_null() {
-                // SAFETY: `p` came from CString::into_raw in `register` and the slot no longer holds it. A
-                // signal handler that loaded it before the swap exits the process without returning here.
-                drop(unsafe { CString::from_raw(p) });
-            }
-        }
-        let removed = if self.path.is_dir() {
-            std::fs::remove_dir_all(&self.path)
-        } else {
-            std::fs::remove_file(&self.path)
-        };
-        // A path that could not be removed stays in the journal, for `iolab clean`.
-        if removed.is_ok() || !self.path.exists() {
+        self.release_slot();
+        // A name that could not be removed stays in the journal, for `iolab clean`.
+        if self.remove() {
             if let Some(id) = self.journal {
                 crate::leftovers::forget(id);
             }

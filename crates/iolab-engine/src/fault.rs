@@ -23,7 +23,7 @@ use crate::error::{Error, Result, SysFailure};
 use crate::units::fmt_size;
 use iolab_sys as sys;
 use std::ffi::CString;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -31,13 +31,12 @@ use std::sync::{Mutex, OnceLock};
 // ---------------------------------------------------------------------------------------------------
 // Reserving the blocks of a mapped range.
 
-/// Gives [off, end) of the file at `path` its blocks before it is mapped for writing (fallocate mode 0;
+/// Gives [off, end) of the file open at `fd` (for writing) its blocks before it is mapped for writing (fallocate mode 0;
 /// the data already there is unchanged). Returns the note the result carries. A full filesystem is an
 /// error naming ENOSPC and what to do; a filesystem without fallocate is checked with statvfs instead.
-pub fn reserve_for_mapping(path: &Path, off: u64, end: u64, shown: &str) -> Result<String> {
+pub fn reserve_for_mapping(fd: OwnedFd, off: u64, end: u64, shown: &str) -> Result<String> {
     let len = end.saturating_sub(off);
-    let fd = sys::open(path, libc::O_WRONLY | libc::O_CLOEXEC, 0)
-        .map_err(|e| Error::sys_on(e, shown))?;
+    let path = &sys::fd_path(fd.as_raw_fd());
     match sys::fallocate(fd.as_raw_fd(), off, len) {
         Ok(()) => Ok(format!(
             "mmap: iolab reserved the mapped range's {} with fallocate(2) before the run (not timed): a store to a \

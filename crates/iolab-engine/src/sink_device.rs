@@ -80,6 +80,11 @@ impl Sink {
         let shown = path.display().to_string();
         let fd = sys::open(path, libc::O_RDONLY | libc::O_CLOEXEC, 0)
             .map_err(|e| Error::sys_on(e, &shown))?;
+        Sink::identify(fd, &shown)
+    }
+
+    /// Asks the driver behind `fd` (opened read-only) who it is, as [`Sink::open`] does.
+    pub fn identify(fd: OwnedFd, shown: &str) -> Result<Sink> {
         let info = sys::sink_identify(fd.as_raw_fd()).map_err(|e| {
             Error::Runtime(format!(
                 "{shown} did not answer iolab's IDENTIFY ioctl ({}): it is not iolab's sink driver",

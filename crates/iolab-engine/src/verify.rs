@@ -37,8 +37,8 @@ impl Bits {
 /// Checks every block the threads wrote; `ops_done[t]` is thread t's completed op count.
 pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<VerifyFigures> {
     let path = &target.path;
-    let fd = sys::open(path, libc::O_RDONLY, 0)
-        .map_err(|e| Error::sys_on(e, path.display().to_string()))?;
+    // Through the target's handle: what iolab wrote, never a file put in its place since.
+    let fd = target.reopen(libc::O_RDONLY)?;
     let bs = spec.bs as usize;
     let nblocks = target.region_blocks;
     let per_chunk = ((1usize << 20) / bs).max(1) as u64;

@@ -414,14 +414,9 @@ fn profile_workloads(ops: u64, dir: &std::path::Path) -> Vec<(String, RawSpec)> 
 }
 
 pub fn profile(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<ProfileBenchReport> {
-    let dir = tempfile::Builder::new()
-        .prefix("iolab-bench-profile-")
-        .tempdir()
-        .map_err(|e| {
-            iolab_engine::error::Error::Runtime(format!("cannot make a temporary directory: {e}"))
-        })?;
-    // Removed on Ctrl-C too, and journaled for `iolab clean` after a kill.
-    let _guard = iolab_engine::cleanup::Created::register(dir.path(), false);
+    // Removed at exit and on Ctrl-C too, and journaled for `iolab clean` after a kill.
+    let dir =
+        iolab_engine::cleanup::Created::temp_dir(&std::env::temp_dir(), "iolab-bench-profile-")?;
     let hz = iolab_engine::spec::DEFAULT_PROFILE_HZ;
     let mut rows = Vec::new();
     for (workload, raw) in profile_workloads(ops, dir.path()) {

@@ -196,17 +196,19 @@ fn old_file_size() -> u64 {
 }
 
 pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
-    let dir = tempfile::Builder::new()
-        .prefix("iolab-survey-")
-        .tempdir_in(&opts.tmp_parent)
-        .map_err(|e| {
-            Error::Runtime(format!(
-                "cannot create a temporary directory in {}: {e}",
-                opts.tmp_parent.display()
-            ))
-        })?;
-    // Removed on Ctrl-C too; TempDir removes it on a normal exit.
-    let _guard = iolab_engine::cleanup::Created::register(dir.path(), false);
+    // Removed at exit and on Ctrl-C (only while it is still the directory iolab made), journaled for
+    // `iolab clean`.
+    let dir = iolab_engine::cleanup::Created::temp_dir(&opts.tmp_parent, "iolab-survey-").map_err(
+        |e| {
+            Error::usage(
+                "--tmp-dir",
+                format!(
+                    "cannot create a directory in {}: {e}",
+                    opts.tmp_parent.display()
+                ),
+            )
+        },
+    )?;
     let fs = iolab_sys::fs_type_name(dir.path()).unwrap_or("unknown filesystem");
     let rounds = opts.rounds.max(1);
     let ops = (opts.ops / rounds as u64).max(1);

@@ -85,7 +85,7 @@ pub unsafe fn remove_same_at_raw(
         if lfs::fstatat(dir, name, &mut st, libc::AT_SYMLINK_NOFOLLOW) != 0 {
             return *libc::__errno_location() == libc::ENOENT;
         }
-        if st.st_dev as u64 != dev || st.st_ino as u64 != ino {
+        if lfs::identity(&st) != (dev, ino) {
             return false;
         }
         let flags = if is_dir { libc::AT_REMOVEDIR } else { 0 };
@@ -98,7 +98,7 @@ pub unsafe fn remove_same_at_raw(
 /// removed, never followed). Entries that cannot be removed stay; the first error is returned.
 pub fn remove_tree_at(dir: RawFd, name: &OsStr, dev: u64, ino: u64) -> SysResult<()> {
     let st = fstatat_nofollow(dir, name)?;
-    if st.st_dev as u64 != dev || st.st_ino as u64 != ino {
+    if lfs::identity(&st) != (dev, ino) {
         return Err(SysErr::new("fstatat", libc::ESTALE));
     }
     let d = openat(
@@ -113,12 +113,8 @@ pub fn remove_tree_at(dir: RawFd, name: &OsStr, dev: u64, ino: u64) -> SysResult
             Err(_) => continue,
         };
         if est.st_mode & libc::S_IFMT == libc::S_IFDIR {
-            remove_tree_at(
-                std::os::fd::AsRawFd::as_raw_fd(&d),
-                &entry,
-                est.st_dev as u64,
-                est.st_ino as u64,
-            )?;
+            let (edev, eino) = lfs::identity(&est);
+            remove_tree_at(std::os::fd::AsRawFd::as_raw_fd(&d), &entry, edev, eino)?;
         } else {
             unlinkat(std::os::fd::AsRawFd::as_raw_fd(&d), &entry, false)?;
         }

@@ -25,6 +25,12 @@ pub use libc::{
 /// `struct stat` with 64-bit sizes and inode numbers (`stat64` on 32-bit glibc).
 pub type Stat = stat;
 
+/// What identifies a file whatever its name: (device, inode).
+#[allow(clippy::unnecessary_cast)] // the field types differ between targets
+pub fn identity(st: &Stat) -> (u64, u64) {
+    (st.st_dev as u64, st.st_ino as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

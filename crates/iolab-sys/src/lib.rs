@@ -59,7 +59,7 @@ pub use cpu_timer::*;
 pub use errno::{errno_name, SysErr, SysResult};
 pub use files::*;
 pub use ipc::*;
-pub use lfs::Stat;
+pub use lfs::{identity, Stat};
 pub use memory::*;
 pub use perf_events::*;
 pub use process::*;

@@ -374,7 +374,14 @@ fn remove_entry(e: &Entry, owner: &Process) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::leftovers::journal::entry_of;
+    use crate::leftovers::journal;
+
+    /// The journal entry of the file at `p`, made from its descriptors as iolab makes them.
+    fn entry_of(p: &std::path::Path, id: u64) -> Option<crate::leftovers::format::Entry> {
+        let (dir, _) = crate::cleanup::open_parent(p).ok()?;
+        let fd = sys::open(p, libc::O_PATH | libc::O_NOFOLLOW, 0).ok()?;
+        journal::entry_of(p, dir.as_raw_fd(), fd.as_raw_fd(), id)
+    }
 
     #[test]
     fn an_unchanged_file_is_removed_and_a_changed_mark_is_refused() {

@@ -11,7 +11,7 @@ use super::format::ZramEntry;
 use super::format::XATTR;
 use iolab_sys as sys;
 use std::ffi::{CString, OsStr};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -83,35 +83,26 @@ fn open_writer() -> Result<Writer, String> {
 }
 
 /// The entry for `path`, a regular file or directory this process has just created, and sets its mark.
-pub(super) fn entry_of(path: &Path, id: u64) -> Option<Entry> {
-    let (parent, name) = (path.parent()?, path.file_name()?);
-    let parent = if parent.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        parent
-    };
-    let parent = std::fs::canonicalize(parent).ok()?;
-    let fd = sys::open(path, libc::O_PATH | libc::O_NOFOLLOW, 0).ok()?;
-    let st = sys::fstat(fd.as_raw_fd()).ok()?;
+pub(super) fn entry_of(path: &Path, dir: RawFd, fd: RawFd, id: u64) -> Option<Entry> {
+    let name = path.file_name()?;
+    // The directory as the descriptor found it (its symbolic links resolved by the kernel), not as a
+    // second lookup of its path would: what iolab created is what is journaled.
+    let parent = std::fs::read_link(sys::fd_path(dir)).ok()?;
+    let st = sys::fstat(fd).ok()?;
     let is_dir = match st.st_mode & libc::S_IFMT {
         libc::S_IFDIR => true,
         libc::S_IFREG => false,
         _ => return None,
     };
-    let pst = sys::stat(&parent).ok()?;
-    let marked = sys::set_xattr(
-        fd.as_raw_fd(),
-        XATTR,
-        mark_value(Process::me(), id).as_bytes(),
-    )
-    .is_ok();
+    let pst = sys::fstat(dir).ok()?;
+    let marked = sys::set_xattr(fd, XATTR, mark_value(Process::me(), id).as_bytes()).is_ok();
     Some(Entry {
         id,
         is_dir,
         dev: st.st_dev,
         ino: st.st_ino,
         uid: st.st_uid,
-        btime: sys::statx_btime(fd.as_raw_fd()).ok().flatten(),
+        btime: sys::statx_btime(fd).ok().flatten(),
         pdev: pst.st_dev,
         pino: pst.st_ino,
         marked,
@@ -119,11 +110,11 @@ pub(super) fn entry_of(path: &Path, id: u64) -> Option<Entry> {
     })
 }
 
-/// Journals `path`, which iolab has just created (before anything is timed); returns the entry's id for
-/// [`forget`]. `None` (with one warning per process) when it cannot be journaled.
-pub fn record(path: &Path) -> Option<u64> {
+/// Journals `path`, which iolab has just created (before anything is timed), by the descriptors of what
+/// it created (`fd`, any open mode) and of its directory (`dir`); returns the entry's id for [`forget`]. `None` (with one warning per process) when it cannot be journaled.
+pub fn record(path: &Path, dir: RawFd, fd: RawFd) -> Option<u64> {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    let Some(entry) = entry_of(path, id) else {
+    let Some(entry) = entry_of(path, dir, fd, id) else {
         warn(&format!("{} could not be examined", path.display()));
         return None;
     };

@@ -187,9 +187,7 @@ impl<const K: u8> Method for KernelCopy<K> {
         // The source: a new file beside the target (same filesystem, so copy_file_range can reflink or copy
         // in place), filled with the pattern so block b holds what a write of block b would.
         let sp = source_path(&ctx.target.path, ctx.target.kind, ctx.thread);
-        let src = sys::open(&sp, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, 0o600)
-            .map_err(|e| Error::sys_on(e, sp.display().to_string()))?;
-        let guard = Created::register(&sp, false);
+        let (src, guard) = Created::new_file(&sp, libc::O_RDWR, 0o600, false)?;
         let bs = spec.bs as usize;
         let src_len = match ctx.content {
             // Given bytes (the decimal-lines workload): the source holds them at the target's offsets.

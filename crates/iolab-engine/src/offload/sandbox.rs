@@ -123,17 +123,16 @@ struct Unrelated {
 
 impl Unrelated {
     fn new() -> Result<Unrelated> {
-        let mut f = tempfile::Builder::new()
-            .prefix("iolab-offload-unrelated-")
-            .tempfile()
-            .map_err(|e| Error::Runtime(format!("cannot create the unrelated test file: {e}")))?;
-        f.write_all(&[UNRELATED_BYTE; PAGE])
+        let (fd, _created) = crate::cleanup::Created::temp_file(
+            &std::env::temp_dir(),
+            "iolab-offload-unrelated-",
+            libc::O_RDWR,
+            0o600,
+        )?;
+        let path = _created.path().to_path_buf();
+        let mut file = std::fs::File::from(fd);
+        file.write_all(&[UNRELATED_BYTE; PAGE])
             .map_err(|e| Error::Runtime(format!("cannot write the unrelated test file: {e}")))?;
-        let (file, path) = f.into_parts();
-        let _created = crate::cleanup::Created::register(&path, false);
-        let path = path.keep().map_err(|e| {
-            Error::Runtime(format!("cannot take over the unrelated test file: {e}"))
-        })?;
         Ok(Unrelated {
             file,
             path,

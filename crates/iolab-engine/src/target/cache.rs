@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::spec::Spec;
 use iolab_sys as sys;
 use std::os::fd::AsRawFd;
-use std::path::Path;
+use std::os::fd::OwnedFd;
 
 /// Refuses `--cold-cache` on a target without a page cache of its own (a stream, /dev/zero).
 pub(super) fn check(spec: &Spec, kind: TargetKind, shown: &str) -> Result<()> {
@@ -24,10 +24,9 @@ pub(super) fn check(spec: &Spec, kind: TargetKind, shown: &str) -> Result<()> {
     Ok(())
 }
 
-/// Writes back and drops the cached pages of [off, end) of `path`; returns the note saying so, with the
+/// Writes back and drops the cached pages of [off, end) of the target open at `fd`; returns the note saying so, with the
 /// pages still cached after the drop.
-pub(super) fn drop_pages(path: &Path, off: u64, end: u64, shown: &str) -> Result<String> {
-    let fd = sys::open(path, libc::O_RDONLY, 0).map_err(|e| Error::sys_on(e, shown))?;
+pub(super) fn drop_pages(fd: OwnedFd, off: u64, end: u64, shown: &str) -> Result<String> {
     let raw = fd.as_raw_fd();
     // Dirty pages (a file iolab has just filled) are not dropped: write them back first.
     sys::fsync(raw).map_err(|e| Error::sys_on(e, shown))?;
@@ -36,7 +35,7 @@ pub(super) fn drop_pages(path: &Path, off: u64, end: u64, shown: &str) -> Result
     let start = off / page * page;
     let counted = sys::Mapping::shared(raw, (end - start) as usize, start, false)
         .and_then(|m| sys::resident_pages(&m));
-    let tmpfs = sys::fs_type_name(path).is_ok_and(|t| t == "tmpfs");
+    let tmpfs = sys::fs_type_name(&sys::fd_path(raw)).is_ok_and(|t| t == "tmpfs");
     Ok(match counted {
         Ok((cached, pages)) => format!(
             "--cold-cache: iolab wrote {shown} back (fsync) and dropped its pages from the page cache \

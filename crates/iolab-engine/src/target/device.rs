@@ -172,7 +172,8 @@ pub(crate) fn loop_over(ids: &DevIds) -> Option<String> {
 /// kernel's exclusive open (O_EXCL fails with EBUSY while anything mounts or claims the device or a
 /// partition of it, in any namespace), then the checks again. The returned descriptor keeps the claim:
 /// nothing can mount or claim the device while it is open.
-pub(crate) fn claim_device(path: &Path, rdev: libc::dev_t, shown: &str) -> Result<OwnedFd> {
+pub(crate) fn claim_device(pin: &super::pin::Pin, shown: &str) -> Result<OwnedFd> {
+    let (path, rdev) = (pin.path.as_path(), pin.st.st_rdev);
     let refuse = |why: String| {
         let undo = if why.contains("is mounted at") {
             "unmount it"
@@ -191,9 +192,10 @@ pub(crate) fn claim_device(path: &Path, rdev: libc::dev_t, shown: &str) -> Resul
     if let Some(why) = device_in_use(path, rdev) {
         return Err(refuse(why));
     }
-    let claim = match sys::open(path, libc::O_RDONLY | libc::O_EXCL, 0) {
+    // Through the pin: the very device whose number was checked, never another behind a swapped name.
+    let claim = match pin.open(libc::O_RDONLY | libc::O_EXCL) {
         Ok(fd) => fd,
-        Err(e) if e.errno == libc::EBUSY => {
+        Err(Error::Sys(f)) if f.err.errno == libc::EBUSY => {
             return Err(refuse(device_in_use(path, rdev).unwrap_or_else(|| {
                 "the kernel refuses iolab an exclusive open (O_EXCL: EBUSY), so something holds it that \
                  iolab cannot name (a mount in a mount namespace it cannot read, another program's exclusive \
@@ -201,7 +203,7 @@ pub(crate) fn claim_device(path: &Path, rdev: libc::dev_t, shown: &str) -> Resul
                     .into()
             })))
         }
-        Err(e) => return Err(Error::sys_on(e, shown)),
+        Err(e) => return Err(e),
     };
     // Again with the claim held: what started using it since the first look (a stacked loop device, say).
     match device_in_use(path, rdev) {

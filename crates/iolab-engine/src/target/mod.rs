@@ -27,6 +27,7 @@ mod dio;
 mod fit;
 pub mod kind;
 mod peer;
+pub mod pin;
 pub mod prepared;
 mod sink;
 pub mod space;
@@ -34,6 +35,7 @@ pub mod space;
 use crate::target::device::claim_device;
 use crate::target::device::major_minor;
 use crate::target::fit::check_fit;
+use crate::target::pin::{Handle, Pin};
 use crate::target::prepared::target_err;
 pub use kind::TargetKind;
 pub use peer::PeerFigures;
@@ -74,7 +76,8 @@ fn check_not_pseudo(path: &Path, exists: bool, shown: &str) -> Result<()> {
 }
 
 /// Inspects the target, applies the safety rules, creates/sizes/prefills a file, and works out regions and
-/// alignment. Nothing is written into a pre-existing target here.
+/// alignment. Nothing is written into a pre-existing target here. The target is looked up once ([`Pin`]) or
+/// made with O_EXCL ([`Created`]): every check after, and every open, goes to that file.
 pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     let path = spec.target.clone();
     if let Some(kind) = TargetKind::stream_named(&path) {
@@ -84,29 +87,101 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     }
     let writes = spec.op == OpKind::Write && !spec.method.info().no_data;
     let shown = path.display().to_string();
-    let st = match sys::stat(&path) {
-        Ok(st) => Some(st),
-        Err(e) if e.errno == libc::ENOENT => None,
-        Err(e) if e.errno == libc::ENOTDIR => {
+    let mut notes = Vec::new();
+    check_named_dev(&path, &shown)?;
+    let pin = match Pin::lookup(&path, &mut notes) {
+        Ok(p) => p,
+        Err(Error::Sys(f)) if f.err.errno == libc::ENOTDIR => {
             return Err(target_err(format!(
                 "{shown}: a parent of this path is not a directory"
             )))
         }
-        Err(e) => return Err(Error::sys_on(e, &shown)),
+        Err(e) => return Err(e),
     };
-    check_not_pseudo(&path, st.is_some(), &shown)?;
-    if let Some(t) = sink::setup_if_sink(spec, st.as_ref(), &shown)? {
-        return Ok(t);
+    let st = pin.as_ref().map(|p| p.st);
+    match &pin {
+        Some(p) => check_not_pseudo(&p.proc_path(), true, &shown)?,
+        None => check_not_pseudo(&path, false, &shown)?,
     }
-    let bs = spec.bs;
-    let threads = spec.threads as u64;
-    let mut notes = Vec::new();
-
+    if sink::is_sink(spec, st.as_ref(), &shown)? {
+        let pin = pin.expect("the sink exists");
+        return sink::setup(spec, pin, &shown);
+    }
     let kind = kind_of(st.as_ref(), &shown)?;
-    sink::check_flags(spec, kind, &shown)?;
-    cache::check(spec, kind, &shown)?;
+    check_kind_rules(spec, kind, &shown)?;
+    let existing_file = kind == TargetKind::File && st.is_some();
+    if existing_file && writes && !spec.overwrite {
+        return Err(Error::usage(
+            "--overwrite",
+            format!("{shown} exists and iolab did not create it; add --overwrite to write into it, or choose a new path (a file a killed iolab left: `iolab clean` removes it)"),
+        ));
+    }
+    let claim = match (&pin, kind == TargetKind::BlockDevice && writes) {
+        (Some(p), true) => Some(claim_block_device(spec, p, &shown)?),
+        _ => None,
+    };
+    if kind == TargetKind::File && st.is_none() {
+        check_parent(&path)?;
+        if spec.direct {
+            check_direct_before_creating(spec, &path, &shown)?;
+        }
+    }
+    let threads = spec.threads as u64;
+    let usable = usable_bytes(spec, kind, &shown, pin.as_ref(), existing_file)?;
+    let region_blocks = usable / threads / spec.bs;
+    if region_blocks == 0 {
+        let flag = if spec.file_size.is_some() {
+            "--file-size"
+        } else {
+            "--target"
+        };
+        return Err(Error::usage(
+            flag,
+            format!("{usable} bytes of {shown} cannot hold one --bs {} block per thread ({threads} threads)", spec.bs),
+        ));
+    }
+    let end = spec.offset + region_blocks * threads * spec.bs;
+    // Create the file now (so its filesystem can be asked about O_DIRECT).
+    let handle = match pin {
+        Some(p) => Handle::Existing(p),
+        None => Handle::Made(create_file(spec, &path, end, &shown, &mut notes)?),
+    };
+    prepare_contents(spec, kind, writes, &handle, end, &shown, &mut notes)?;
+    let dio_align = direct_align(spec, kind, &handle, &shown, &mut notes)?;
+    let buf_align = dio_align
+        .map(|(m, _)| (m as usize).max(PAGE))
+        .unwrap_or(PAGE);
+    Ok(PreparedTarget {
+        path,
+        kind,
+        created: handle.made().is_some(),
+        region_blocks,
+        dio_align,
+        buf_align,
+        notes,
+        handle: Some(handle),
+        claim,
+        peers: Default::default(),
+        sink: None,
+    })
+}
 
-    // Rules that depend on the kind.
+/// A path under /dev that does not exist is refused: iolab never makes a regular file there.
+fn check_named_dev(path: &Path, shown: &str) -> Result<()> {
+    let in_dev = path.starts_with("/dev/") && !path.starts_with("/dev/shm/");
+    if in_dev && !path.exists() && path != Path::new(crate::sink_device::DEVICE) {
+        return Err(target_err(format!(
+            "{shown} does not exist, and iolab makes no files in /dev: name an existing device, or a file path \
+             elsewhere"
+        )));
+    }
+    Ok(())
+}
+
+/// The rules that depend on the kind of target alone.
+fn check_kind_rules(spec: &Spec, kind: TargetKind, shown: &str) -> Result<()> {
+    sink::check_flags(spec, kind, shown)?;
+    cache::check(spec, kind, shown)?;
     if kind == TargetKind::DevNull && spec.op == OpKind::Read {
         return Err(Error::usage(
             "--op",
@@ -119,96 +194,67 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
             format!("{shown} keeps no data to read back; verify a regular file or a block device"),
         ));
     }
-    check_fit(spec, kind, &shown)?;
-    let existing_file = kind == TargetKind::File && st.is_some();
-    if existing_file && writes && !spec.overwrite {
+    check_fit(spec, kind, shown)
+}
+
+/// A block device about to be written: refused without --allow-device-writes, else claimed (O_EXCL) after
+/// every check, each made on the device number of the file looked up.
+fn claim_block_device(spec: &Spec, pin: &Pin, shown: &str) -> Result<std::os::fd::OwnedFd> {
+    if !spec.allow_device_writes {
         return Err(Error::usage(
-            "--overwrite",
-            format!("{shown} exists and iolab did not create it; add --overwrite to write into it, or choose a new path (a file a killed iolab left: `iolab clean` removes it)"),
+            "--allow-device-writes",
+            format!("{shown} is a block device; writing destroys its contents: add --allow-device-writes to do it"),
         ));
     }
-    let claim = if kind == TargetKind::BlockDevice && writes {
-        if !spec.allow_device_writes {
-            return Err(Error::usage(
-                "--allow-device-writes",
-                format!("{shown} is a block device; writing destroys its contents: add --allow-device-writes to do it"),
-            ));
-        }
-        let rdev = st.as_ref().expect("device exists").st_rdev;
-        Some(claim_device(&path, rdev, &shown)?)
-    } else {
-        None
-    };
-    if kind == TargetKind::File && st.is_none() {
-        check_parent(&path)?;
-        if spec.direct {
-            check_direct_before_creating(spec, &path, &shown)?;
-        }
-    }
+    claim_device(pin, shown)
+}
 
-    // Sizes.
-    let mut created = None;
-    let usable = usable_bytes(spec, kind, &shown, st.as_ref(), existing_file)?;
-    let region_blocks = usable / threads / bs;
-    if region_blocks == 0 {
-        let flag = if spec.file_size.is_some() {
-            "--file-size"
-        } else {
-            "--target"
-        };
-        return Err(Error::usage(
-            flag,
-            format!("{usable} bytes of {shown} cannot hold one --bs {bs} block per thread ({threads} threads)"),
+/// Makes the target file (O_EXCL, never following a link), sized to `end`, prefilled for a read run.
+fn create_file(
+    spec: &Spec,
+    path: &Path,
+    end: u64,
+    shown: &str,
+    notes: &mut Vec<String>,
+) -> Result<Created> {
+    let (fd, created) = Created::new_file(path, libc::O_RDWR, 0o644, spec.keep)?;
+    sys::ftruncate(fd.as_raw_fd(), end).map_err(|e| Error::sys_on(e, shown))?;
+    if spec.op == OpKind::Read {
+        prefill(fd.as_raw_fd(), spec, end, shown)?;
+        notes.push(format!(
+            "iolab created {shown} and filled {end} bytes with its pattern before the run (not timed); \
+             buffered reads may be served from the page cache"
         ));
     }
-    let end = spec.offset + region_blocks * threads * bs;
+    Ok(created)
+}
 
-    // Create the file now (so its filesystem can be asked about O_DIRECT).
-    if kind == TargetKind::File && !existing_file {
-        let fd = sys::open(&path, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, 0o644)
-            .map_err(|e| Error::sys_on(e, &shown))?;
-        created = Some(Created::register(&path, spec.keep));
-        sys::ftruncate(fd.as_raw_fd(), end).map_err(|e| Error::sys_on(e, &shown))?;
-        if spec.op == OpKind::Read {
-            prefill(fd.as_raw_fd(), spec, end, &shown)?;
-            notes.push(format!(
-                "iolab created {shown} and filled {end} bytes with its pattern before the run (not timed); \
-                 buffered reads may be served from the page cache"
-            ));
-        }
-    }
-
+/// A mapped write's blocks reserved, and with --cold-cache the page cache dropped: both through the
+/// target's handle.
+fn prepare_contents(
+    spec: &Spec,
+    kind: TargetKind,
+    writes: bool,
+    handle: &Handle,
+    end: u64,
+    shown: &str,
+    notes: &mut Vec<String>,
+) -> Result<()> {
     // A mapped write cannot report a full filesystem (it faults): reserve the blocks first.
     if kind == TargetKind::File && writes && spec.method.info().maps {
+        let fd = handle.open(libc::O_WRONLY)?;
         notes.push(crate::fault::reserve_for_mapping(
-            &path,
+            fd,
             spec.offset,
             end,
-            &shown,
+            shown,
         )?);
     }
-
     if spec.cold_cache {
-        notes.push(cache::drop_pages(&path, spec.offset, end, &shown)?);
+        let fd = handle.open(libc::O_RDONLY)?;
+        notes.push(cache::drop_pages(fd, spec.offset, end, shown)?);
     }
-    let dio_align = direct_align(spec, kind, &shown, &mut notes)?;
-    let buf_align = dio_align
-        .map(|(m, _)| (m as usize).max(PAGE))
-        .unwrap_or(PAGE);
-
-    Ok(PreparedTarget {
-        path,
-        kind,
-        created: created.is_some(),
-        region_blocks,
-        dio_align,
-        buf_align,
-        notes,
-        guard: created,
-        claim,
-        peers: Default::default(),
-        sink: None,
-    })
+    Ok(())
 }
 
 /// What kind of target a path is, from its stat (none: a new file); other kinds are refused.
@@ -269,12 +315,11 @@ fn usable_bytes(
     spec: &Spec,
     kind: TargetKind,
     shown: &str,
-    st: Option<&iolab_sys::Stat>,
+    pin: Option<&Pin>,
     existing_file: bool,
 ) -> Result<u64> {
     let bs = spec.bs;
     let threads = spec.threads as u64;
-    let path = &spec.target;
     let needed_default = match spec.ops {
         Some(n) if spec.duration_s.is_none() || n.saturating_mul(bs) <= DEFAULT_FILE_SIZE * 16 => {
             n.div_ceil(threads).max(1) * threads * bs
@@ -287,7 +332,7 @@ fn usable_bytes(
             unreachable!("stream and sink targets are set up by their own functions")
         }
         TargetKind::BlockDevice => {
-            let fd = sys::open(path, libc::O_RDONLY, 0).map_err(|e| Error::sys_on(e, shown))?;
+            let fd = pin.expect("a block device exists").open(libc::O_RDONLY)?;
             let size = sys::blk_size(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, shown))?;
             let avail = size.saturating_sub(spec.offset);
             match spec.file_size {
@@ -305,7 +350,7 @@ fn usable_bytes(
             }
         }
         TargetKind::File if existing_file => {
-            let size = st.map(|s| s.st_size as u64).unwrap_or(0);
+            let size = pin.map(|p| p.st.st_size as u64).unwrap_or(0);
             if spec.op == OpKind::Read {
                 let avail = size.saturating_sub(spec.offset);
                 match spec.file_size {
@@ -330,20 +375,20 @@ fn usable_bytes(
 fn direct_align(
     spec: &Spec,
     kind: TargetKind,
+    handle: &Handle,
     shown: &str,
     notes: &mut Vec<String>,
 ) -> Result<Option<(u32, u32)>> {
     if spec.direct && kind != TargetKind::DevNull && kind != TargetKind::DevZero {
-        let dfd = sys::open(&spec.target, libc::O_RDONLY | libc::O_DIRECT, 0).map_err(|e| {
-            if e.errno == libc::EINVAL {
-                Error::usage(
+        let dfd = handle
+            .open(libc::O_RDONLY | libc::O_DIRECT)
+            .map_err(|e| match e {
+                Error::Sys(f) if f.err.errno == libc::EINVAL => Error::usage(
                     "--direct",
                     format!("the filesystem of {shown} does not support O_DIRECT"),
-                )
-            } else {
-                Error::sys_on(e, shown)
-            }
-        })?;
+                ),
+                e => e,
+            })?;
         let align = if kind == TargetKind::BlockDevice {
             let s =
                 sys::blk_logical_sector(dfd.as_raw_fd()).map_err(|e| Error::sys_on(e, shown))?;
@@ -422,7 +467,7 @@ fn setup_stream(spec: &Spec, kind: TargetKind) -> Result<PreparedTarget> {
              syscr for reads)"
                 .into(),
         ],
-        guard: None,
+        handle: None,
         claim: None,
         peers: Default::default(),
         sink: None,

@@ -3,7 +3,7 @@
 use super::kind::TargetKind;
 use super::peer::{self, PeerFigures};
 use super::space;
-use crate::cleanup::Created;
+
 use crate::error::{Error, Result};
 use crate::spec::{OpKind, Spec};
 use iolab_sys as sys;
@@ -28,7 +28,9 @@ pub struct PreparedTarget {
     pub buf_align: usize,
     /// Things the user should know (prefill done, alignment assumed ...).
     pub notes: Vec<String>,
-    pub(crate) guard: Option<Created>,
+    /// What every open of the target goes through (none for streams): the existing file looked up, or
+    /// the file iolab made, opened only while its name is still that file.
+    pub(crate) handle: Option<super::pin::Handle>,
     /// A block device written to: the O_EXCL descriptor that claims it for as long as this value lives (the
     /// runner and the offload run keep it to the end of the pass, after the last write and --verify).
     pub(crate) claim: Option<OwnedFd>,
@@ -80,8 +82,19 @@ impl PreparedTarget {
         if self.kind == TargetKind::Sink {
             return self.open_sink(flags);
         }
-        sys::open(&self.path, flags, 0)
-            .map_err(|e| Error::sys_on(e, self.path.display().to_string()))
+        self.reopen(flags)
+    }
+
+    /// Opens the target file or device with `flags`, only while its name is still what iolab looked up
+    /// or made (never a file put in its place, never through a symbolic link put there).
+    pub fn reopen(&self, flags: libc::c_int) -> Result<OwnedFd> {
+        match &self.handle {
+            Some(h) => h.open(flags),
+            None => Err(Error::Runtime(format!(
+                "internal: {} has no file to open",
+                self.path.display()
+            ))),
+        }
     }
 
     fn open_stream(&self, spec: &Spec) -> Result<OwnedFd> {
@@ -142,7 +155,11 @@ impl PreparedTarget {
 
     /// Keeps the created file past this value's life (used by `--keep`).
     pub fn is_kept(&self) -> bool {
-        self.guard.as_ref().map(|g| g.kept()).unwrap_or(true)
+        self.handle
+            .as_ref()
+            .and_then(|h| h.made())
+            .map(|g| g.kept())
+            .unwrap_or(true)
     }
 }
 

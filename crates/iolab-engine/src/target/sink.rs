@@ -9,6 +9,7 @@
 //! blocking, which would hide the legacy personality's io-wq punts.
 
 use super::kind::TargetKind;
+use super::pin::{Handle, Pin};
 use super::prepared::target_err;
 use super::prepared::PAGE;
 use super::prepared::{PreparedTarget, SinkTarget};
@@ -38,17 +39,13 @@ pub(super) fn check_flags(spec: &Spec, kind: TargetKind, shown: &str) -> Result<
     ))
 }
 
-/// The sink as the run's target, if `--target` names it: a missing /dev/iolab_sink is the driver not loaded
-/// (never a new file to create in /dev); a character device is the sink only if sysfs says it is the misc
-/// device the iolab_sink module registered, and only then is it opened (and asked who it is).
-pub(super) fn setup_if_sink(
-    spec: &Spec,
-    st: Option<&iolab_sys::Stat>,
-    shown: &str,
-) -> Result<Option<PreparedTarget>> {
+/// Whether `--target` names the sink: a missing /dev/iolab_sink is the driver not loaded (never a new file
+/// to create in /dev); a character device is the sink only if sysfs says it is the misc device the
+/// iolab_sink module registered, and only then is it opened (and asked who it is, by [`setup`]).
+pub(super) fn is_sink(spec: &Spec, st: Option<&iolab_sys::Stat>, shown: &str) -> Result<bool> {
     let Some(st) = st else {
         if spec.target != std::path::Path::new(DEVICE) {
-            return Ok(None);
+            return Ok(false);
         }
         let why = crate::sink_device::absent_reason()
             .unwrap_or_else(|| "it appeared only after iolab looked".into());
@@ -56,15 +53,16 @@ pub(super) fn setup_if_sink(
     };
     if st.st_mode & libc::S_IFMT != libc::S_IFCHR || !crate::sink_device::is_sink_device(st.st_rdev)
     {
-        return Ok(None);
+        return Ok(false);
     }
     super::fit::check_fit(spec, TargetKind::Sink, shown)?;
-    setup(spec, shown).map(Some)
+    Ok(true)
 }
 
-/// Sets the sink up as the run's target.
-fn setup(spec: &Spec, shown: &str) -> Result<PreparedTarget> {
-    let control = Sink::open(&spec.target).map_err(|e| target_err(e.to_string()))?;
+/// Sets the sink looked up as `pin` up as the run's target.
+pub(super) fn setup(spec: &Spec, pin: Pin, shown: &str) -> Result<PreparedTarget> {
+    let fd = pin.open(libc::O_RDONLY)?;
+    let control = Sink::identify(fd, shown).map_err(|e| target_err(e.to_string()))?;
     let personality = spec.sink.unwrap_or(control.default_personality());
     refuse(spec, personality, shown)?;
     let size = control.info.buf_size;
@@ -124,7 +122,7 @@ fn setup(spec: &Spec, shown: &str) -> Result<PreparedTarget> {
         dio_align: None,
         buf_align: PAGE,
         notes,
-        guard: None,
+        handle: Some(Handle::Existing(pin)),
         claim: None,
         peers: Default::default(),
         sink: Some(SinkTarget {
@@ -206,7 +204,7 @@ impl PreparedTarget {
     pub(super) fn open_sink(&self, flags: i32) -> Result<OwnedFd> {
         let s = self.sink.as_ref().expect("a sink target");
         let shown = self.path.display().to_string();
-        let fd = sys::open(&self.path, flags, 0).map_err(|e| Error::sys_on(e, &shown))?;
+        let fd = self.reopen(flags)?;
         let fd = if s.personality != s.control.default_personality() {
             sys::sink_reopen(fd.as_raw_fd(), s.personality.abi())
                 .map_err(|e| Error::sys_on(e, &shown))?

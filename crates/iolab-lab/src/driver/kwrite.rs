@@ -46,7 +46,8 @@ pub fn run(n: u64, path: &Path) -> Result<LinesResult> {
     // A file the driver created (even one it failed to finish) is iolab's to remove.
     let created = std::fs::symlink_metadata(&abs)
         .is_ok()
-        .then(|| iolab_engine::cleanup::Created::register(&abs, false));
+        .then(|| iolab_engine::cleanup::Created::adopt(&abs, false).ok())
+        .flatten();
     let kw = r.map_err(|e| match e.errno {
         libc::EEXIST => Error::usage(
             "target",

@@ -215,13 +215,8 @@ fn shared_file() -> Result<(PathBuf, OwnedFd, Created)> {
         std::process::id(),
         sys::monotonic_ns()
     ));
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .map_err(|e| Error::Runtime(format!("cannot create {}: {e}", path.display())))?;
-    let created = Created::register(&path, false);
+    let (fd, created) = Created::new_file(&path, libc::O_RDWR, 0o600, false)?;
+    let f = std::fs::File::from(fd);
     f.set_len(BAR_BYTES)
         .map_err(|e| Error::Runtime(format!("cannot size {}: {e}", path.display())))?;
     Ok((path, f.into(), created))

@@ -2,50 +2,38 @@
 //! made (journaled, so that `iolab clean` removes it after a kill).
 
 use super::file::SuiteFile;
+use iolab_engine::cleanup::Created;
 use iolab_engine::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// Where a suite's files go: fresh directories iolab makes and removes, and a zram device when one can be
 /// made.
 pub struct Places {
-    disk: tempfile::TempDir,
-    tmpfs: tempfile::TempDir,
-    _guards: Vec<iolab_engine::cleanup::Created>,
+    disk: Created,
+    tmpfs: Created,
     zram: std::result::Result<Zram, String>,
 }
 
 impl Places {
     /// New directories under `disk_parent` and `tmpfs_parent`; a zram device only if `want_zram`.
     pub fn make(disk_parent: &Path, tmpfs_parent: &Path, want_zram: bool) -> Result<Places> {
+        // Removed at exit and on Ctrl-C, only while each is still the directory iolab made.
         let mk = |parent: &Path, flag: &str| {
-            tempfile::Builder::new()
-                .prefix("iolab-suite-")
-                .tempdir_in(parent)
-                .map_err(|e| {
-                    Error::usage(
-                        flag,
-                        format!("cannot create a directory in {}: {e}", parent.display()),
-                    )
-                })
+            Created::temp_dir(parent, "iolab-suite-").map_err(|e| {
+                Error::usage(
+                    flag,
+                    format!("cannot create a directory in {}: {e}", parent.display()),
+                )
+            })
         };
         let disk = mk(disk_parent, "--disk-dir")?;
         let tmpfs = mk(tmpfs_parent, "--tmpfs-dir")?;
-        // Removed on Ctrl-C too; TempDir removes them on a normal exit.
-        let guards = vec![
-            iolab_engine::cleanup::Created::register(disk.path(), false),
-            iolab_engine::cleanup::Created::register(tmpfs.path(), false),
-        ];
         let zram = if want_zram {
             Zram::make(2 << 30)
         } else {
             Err("not needed".into())
         };
-        Ok(Places {
-            disk,
-            tmpfs,
-            _guards: guards,
-            zram,
-        })
+        Ok(Places { disk, tmpfs, zram })
     }
 
     pub fn disk(&self) -> &Path {

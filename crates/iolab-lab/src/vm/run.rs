@@ -46,29 +46,16 @@ impl Scratch {
     fn new(cache: &Path) -> Result<Scratch> {
         let base = cache.join("tmp");
         super::request::mkdir(&base)?;
-        let dir = tempfile::Builder::new()
-            .prefix(&format!("run-{}-", std::process::id()))
-            .tempdir_in(&base)
-            .map_err(|e| {
-                Error::Runtime(format!(
-                    "cannot create a directory in {}: {e}",
-                    base.display()
-                ))
-            })?
-            .keep();
-        let made = vec![Created::register(&dir, false)];
+        let made = vec![Created::temp_dir(&base, "run-")?];
+        let dir = made[0].path().to_path_buf();
         Ok(Scratch { dir, made })
     }
 
     /// A new empty file of the run, journaled before anything is written into it.
     fn file(&mut self, name: &str) -> Result<PathBuf> {
         let p = self.dir.join(name);
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&p)
-            .map_err(|e| Error::Runtime(format!("cannot create {}: {e}", p.display())))?;
-        self.made.push(Created::register(&p, false));
+        let (_, c) = Created::new_file(&p, libc::O_WRONLY, 0o600, false)?;
+        self.made.push(c);
         Ok(p)
     }
 }

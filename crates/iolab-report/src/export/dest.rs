@@ -4,6 +4,7 @@
 //! ignored, since there is nowhere left to say so (the exit code still tells).
 
 use crate::text::{self, Doc};
+use iolab_engine::cleanup::Created;
 use iolab_engine::error::Error;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -103,20 +104,26 @@ pub fn write_new(flag: &str, p: &Path, bytes: &[u8]) -> Result<(), Error> {
     if p == Path::new("-") {
         return out_bytes(bytes);
     }
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(p)
+    // O_EXCL and never through a symbolic link; journaled while it is written, so a file cut short by a
+    // kill is `iolab clean`'s, and removed (only while its name is still it) when the write fails.
+    let (fd, made) = Created::new_file(p, libc::O_WRONLY, 0o644, false)
         .map_err(|e| Error::Output(format!("cannot create {flag} {}: {e}", p.display())))?;
+    let mut f = std::fs::File::from(fd);
     // sync_all: a full disk may only say so when the data is written back. A file cut short is removed
     // (iolab made it just now): no half document is left to be read as a whole one.
-    f.write_all(bytes).and_then(|()| f.sync_all()).map_err(|e| {
-        let _ = std::fs::remove_file(p);
-        Error::Output(format!(
-            "cannot write {flag} {}: {e}; the partial file was removed",
-            p.display()
-        ))
-    })
+    match f.write_all(bytes).and_then(|()| f.sync_all()) {
+        Ok(()) => {
+            made.keep_for_good();
+            Ok(())
+        }
+        Err(e) => {
+            drop(made);
+            Err(Error::Output(format!(
+                "cannot write {flag} {}: {e}; the partial file was removed",
+                p.display()
+            )))
+        }
+    }
 }
 
 /// Whether `--json -` sends the document to stdout (the table then goes to stderr).

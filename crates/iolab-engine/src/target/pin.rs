@@ -1,0 +1,143 @@
+//! A target is its descriptor. Its name is looked up once: the directory is opened (O_PATH), the name's
+//! identity (device and inode) is taken from a descriptor of it (O_PATH | O_NOFOLLOW), every check is
+//! made on that descriptor, and every later open goes through the directory's descriptor with O_NOFOLLOW
+//! and is refused unless it is still the same file. A name swapped for a symbolic link, renamed away or
+//! replaced by another file after the lookup never receives iolab's writes. A symbolic link the user
+//! named is followed once, at the lookup, and the result says so.
+
+use crate::cleanup::{open_parent, Created};
+use crate::error::{Error, Result};
+use iolab_sys as sys;
+use std::ffi::{OsStr, OsString};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+/// An existing target, looked up once.
+#[derive(Debug)]
+pub struct Pin {
+    dir: OwnedFd,
+    name: OsString,
+    /// The looked-up object (O_PATH): checks are made on it.
+    fd: OwnedFd,
+    pub st: sys::Stat,
+    /// The path the lookup ended at (a symbolic link the user named followed).
+    pub path: PathBuf,
+}
+
+/// Opens `name` in `dir` with `flags` (| O_NOFOLLOW), and only if it is still the file `id` (device,
+/// inode): else the name was replaced after iolab looked it up, and nothing is opened.
+pub fn open_same(
+    dir: &OwnedFd,
+    name: &OsStr,
+    flags: libc::c_int,
+    id: (u64, u64),
+    path: &Path,
+) -> Result<OwnedFd> {
+    let shown = path.display().to_string();
+    let fd = sys::openat(dir.as_raw_fd(), name, flags | libc::O_NOFOLLOW, 0).map_err(|e| {
+        if e.errno == libc::ELOOP {
+            replaced(&shown)
+        } else {
+            Error::sys_on(e, &shown)
+        }
+    })?;
+    let st = sys::fstat(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, &shown))?;
+    if sys::identity(&st) != id {
+        return Err(replaced(&shown));
+    }
+    Ok(fd)
+}
+
+fn replaced(shown: &str) -> Error {
+    Error::Runtime(format!(
+        "{shown} was replaced after iolab looked it up (the name now refers to another file or a symbolic \
+         link): iolab opens nothing else under that name; run again"
+    ))
+}
+
+impl Pin {
+    /// The existing target at `path`, or `None` when nothing has that name. A symbolic link is followed
+    /// once (said in `notes`); every later open goes to what was found.
+    pub fn lookup(path: &Path, notes: &mut Vec<String>) -> Result<Option<Pin>> {
+        let shown = path.display().to_string();
+        let (dir, name) = open_parent(path)?;
+        let st = match sys::fstatat_nofollow(dir.as_raw_fd(), &name) {
+            Ok(st) => st,
+            Err(e) if e.errno == libc::ENOENT => return Ok(None),
+            Err(e) => return Err(Error::sys_on(e, &shown)),
+        };
+        if st.st_mode & libc::S_IFMT != libc::S_IFLNK {
+            return Pin::open_found(dir, name, path).map(Some);
+        }
+        let real = std::fs::canonicalize(path).map_err(|e| {
+            Error::Runtime(format!(
+                "{shown} is a symbolic link that leads nowhere: {e}"
+            ))
+        })?;
+        notes.push(format!(
+            "{shown} is a symbolic link: iolab followed it once, to {}, and used that file throughout",
+            real.display()
+        ));
+        let (dir, name) = open_parent(&real)?;
+        Pin::open_found(dir, name, &real).map(Some)
+    }
+
+    fn open_found(dir: OwnedFd, name: OsString, path: &Path) -> Result<Pin> {
+        let shown = path.display().to_string();
+        let fd = sys::openat(dir.as_raw_fd(), &name, libc::O_PATH | libc::O_NOFOLLOW, 0)
+            .map_err(|e| Error::sys_on(e, &shown))?;
+        let st = sys::fstat(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, &shown))?;
+        if st.st_mode & libc::S_IFMT == libc::S_IFLNK {
+            return Err(replaced(&shown));
+        }
+        Ok(Pin {
+            dir,
+            name,
+            fd,
+            st,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The looked-up object as a path the kernel resolves to it (`/proc/self/fd/N`), for calls that take
+    /// a path (statfs).
+    pub fn proc_path(&self) -> PathBuf {
+        sys::fd_path(self.fd.as_raw_fd())
+    }
+
+    /// Opens the target with `flags`, only while its name is still the file looked up.
+    pub fn open(&self, flags: libc::c_int) -> Result<OwnedFd> {
+        open_same(
+            &self.dir,
+            &self.name,
+            flags,
+            sys::identity(&self.st),
+            &self.path,
+        )
+    }
+}
+
+/// What a prepared target's opens go through: the existing file looked up, or the file iolab made.
+#[derive(Debug)]
+pub enum Handle {
+    Existing(Pin),
+    Made(Created),
+}
+
+impl Handle {
+    /// Opens the target with `flags`, only while its name is still the file iolab looked up or made.
+    pub fn open(&self, flags: libc::c_int) -> Result<OwnedFd> {
+        match self {
+            Handle::Existing(p) => p.open(flags),
+            Handle::Made(c) => c.reopen(flags),
+        }
+    }
+
+    /// The file iolab made, if it made it.
+    pub fn made(&self) -> Option<&Created> {
+        match self {
+            Handle::Made(c) => Some(c),
+            Handle::Existing(_) => None,
+        }
+    }
+}
