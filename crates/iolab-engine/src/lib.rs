@@ -7,6 +7,7 @@ pub mod cleanup;
 pub mod emulation;
 pub mod error;
 pub mod fault;
+pub mod input;
 pub mod leftovers;
 pub mod measure;
 pub mod mem;

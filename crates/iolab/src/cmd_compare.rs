@@ -38,8 +38,12 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
     };
     let outputs = Outputs::from_flags(None, a.md.as_deref(), None, None, &[])?;
     let b_path = a.b.as_deref().unwrap_or(&a.a);
-    let read =
-        |p: &Path| series::read_records(p).map_err(|e| Error::usage("compare", e.to_string()));
+    let read = |p: &Path| {
+        series::read_records(p, "compare").map_err(|e| match e {
+            Error::Usage { .. } => e,
+            e => Error::usage("compare", e.to_string()),
+        })
+    };
     let (ra, _) = read(&a.a)?;
     let (rb, _) = read(b_path)?;
     let o = match &a.across {

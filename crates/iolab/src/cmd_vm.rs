@@ -72,8 +72,12 @@ impl Report for Terminal {
 /// The commands asked for: the script's lines, or the arguments after `--`.
 fn commands(a: &VmArgs) -> Result<Vec<Vec<OsString>>, Error> {
     if let Some(p) = &a.script {
-        let text = std::fs::read_to_string(p)
-            .map_err(|e| Error::usage("--script", format!("cannot read {}: {e}", p.display())))?;
+        let text = iolab_engine::input::read_text(
+            p,
+            "--script",
+            "script",
+            iolab_engine::input::SMALL_INPUT,
+        )?;
         return vm::parse_script(&text)
             .map_err(|e| Error::usage("--script", format!("{}: {e}", p.display())));
     }

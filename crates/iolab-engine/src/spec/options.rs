@@ -356,8 +356,7 @@ impl RawSpec {
 
     /// Reads a TOML spec file; unknown keys and bad syntax are usage errors naming `--spec`.
     pub fn from_toml_file(path: &Path) -> Result<RawSpec> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::usage("--spec", format!("cannot read {}: {e}", path.display())))?;
+        let text = crate::input::read_text(path, "--spec", "spec file", crate::input::SMALL_INPUT)?;
         Self::from_toml_str(&text)
             .map_err(|msg| Error::usage("--spec", format!("{}: {msg}", path.display())))
     }

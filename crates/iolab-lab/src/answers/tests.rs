@@ -866,7 +866,7 @@ fn summaries_are_recorded_and_skipped_by_record_readers() {
         Ok(serde_json::json!({})),
     );
     std::fs::write(&p, format!("{point}\n{}\n", record(&sum))).unwrap();
-    let (recs, cut) = crate::series::read_records(&p).unwrap();
+    let (recs, cut) = crate::series::read_records(&p, "test").unwrap();
     assert_eq!((recs.len(), cut), (1, 0));
     let text = std::fs::read_to_string(&p).unwrap();
     assert_eq!(summaries_in(&text), vec![sum]);

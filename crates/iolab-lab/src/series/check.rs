@@ -98,10 +98,7 @@ pub fn check_record_file(out: Option<&Path>, resume: bool, settings: &Value) -> 
     match (out, resume) {
         (Some(p), true) => {
             let path = resumable(p)?;
-            let bytes = std::fs::read(&path)
-                .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", path.display())))?;
-            let text = String::from_utf8(bytes)
-                .map_err(|_| not_records(&path, "not UTF-8 text".into()))?;
+            let text = super::records::read_records_text(&path, "--out")?;
             let (recs, _) = resume_records(&text, &path)?;
             refuse_other_settings(&path, &recs, settings).map(|_| ())
         }

@@ -19,7 +19,8 @@ pub use jobs::{run_jobs, CustomWork, Event, Job, Work};
 pub use points::{parse_vary, parse_vary_any, point_label, point_raw, points, Vary};
 pub use recorder::Recorder;
 pub use records::{
-    append_record, fixed_spec, is_point, read_records, record, record_point, settings,
+    append_record, fixed_spec, is_point, read_records, read_records_text, record, record_point,
+    records_of, settings,
 };
 pub use repeat::{summarize, RepeatSummary};
 

@@ -60,14 +60,24 @@ pub fn is_point(rec: &Value, point: &[(String, String)]) -> bool {
 /// trailing bytes were ignored (a line cut short when a sweep was killed mid-write). A record of a point
 /// that did not run is left out when a later record of the same point follows it (the point was run
 /// again at `--resume`, see [`retried`]).
-pub fn read_records(path: &Path) -> Result<(Vec<Value>, usize)> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", path.display())))?;
+pub fn read_records(path: &Path, flag: &str) -> Result<(Vec<Value>, usize)> {
+    let text = read_records_text(path, flag)?;
     records_of(&text, path)
 }
 
+/// The text of a file of records given by `flag`: a regular file of at most
+/// [`iolab_engine::input::RECORDS_INPUT`] bytes.
+pub fn read_records_text(path: &Path, flag: &str) -> Result<String> {
+    iolab_engine::input::read_text(
+        path,
+        flag,
+        "file of records",
+        iolab_engine::input::RECORDS_INPUT,
+    )
+}
+
 /// [`read_records`] of a file's text.
-pub(crate) fn records_of(text: &str, path: &Path) -> Result<(Vec<Value>, usize)> {
+pub fn records_of(text: &str, path: &Path) -> Result<(Vec<Value>, usize)> {
     let bad = |what: String| Error::Runtime(format!("{}: {what}", path.display()));
     // A whole-file JSON document first (run --json, run --repeat --json).
     if let Ok(doc) = serde_json::from_str::<Value>(text) {
@@ -98,7 +108,10 @@ pub(crate) fn records_of(text: &str, path: &Path) -> Result<(Vec<Value>, usize)>
         }
         return Err(bad("not an iolab result (no spec, runs or point)".into()));
     }
-    let mut out: Vec<Value> = Vec::new();
+    let mut out: Vec<Option<Value>> = Vec::new();
+    // The records of points that did not run, by point: where each is in `out` (a lookup per record,
+    // so reading stays linear in the records).
+    let mut not_run: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut ignored = 0;
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     for (i, l) in lines.iter().enumerate() {
@@ -110,8 +123,16 @@ pub(crate) fn records_of(text: &str, path: &Path) -> Result<(Vec<Value>, usize)>
             Ok(v) if v.get("summary").is_some() => {}
             Ok(v) if v.get("point").is_some() => {
                 // A point run again at --resume: its later record replaces the one that did not run.
-                out.retain(|r| !(r.get("error").is_some() && same_point(r, &v)));
-                out.push(v)
+                let mut point = record_point(&v);
+                point.sort();
+                let key = format!("{point:?}");
+                if let Some(j) = not_run.remove(&key) {
+                    out[j] = None;
+                }
+                if v.get("error").is_some() {
+                    not_run.insert(key, out.len());
+                }
+                out.push(Some(v))
             }
             Ok(_) => return Err(bad(format!("line {} is not a sweep record", i + 1))),
             // Only the last line may be cut short (a write interrupted by a kill).
@@ -119,11 +140,7 @@ pub(crate) fn records_of(text: &str, path: &Path) -> Result<(Vec<Value>, usize)>
             Err(e) => return Err(bad(format!("line {}: {e}", i + 1))),
         }
     }
-    Ok((out, ignored))
-}
-
-pub(super) fn same_point(a: &Value, b: &Value) -> bool {
-    is_point(a, &record_point(b))
+    Ok((out.into_iter().flatten().collect(), ignored))
 }
 
 /// What a point of a sweep or suite is refused with when its target file exists (`target.rs`: "... exists

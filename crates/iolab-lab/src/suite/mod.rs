@@ -38,8 +38,12 @@ pub fn load(name: &str) -> Result<SuiteFile> {
         return parse(text, &format!("suites/{name}.toml"));
     }
     if name.ends_with(".toml") {
-        let text = std::fs::read_to_string(name)
-            .map_err(|e| Error::usage("suite", format!("cannot read {name}: {e}")))?;
+        let text = iolab_engine::input::read_text(
+            std::path::Path::new(name),
+            "suite",
+            "suite file",
+            iolab_engine::input::SMALL_INPUT,
+        )?;
         return parse(&text, name);
     }
     Err(Error::usage(

@@ -68,9 +68,11 @@ pub(super) fn val<'r>(x: &'r Run, key: &str) -> &'r str {
 /// The keys whose values differ among `runs`, in the order they first appear, without `except`.
 pub(super) fn varying(runs: &[&Run], except: &[&str]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    // Each key is looked at once over all the runs (linear in the runs, not quadratic).
+    let mut checked: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for x in runs {
         for (k, _) in &x.keys {
-            if out.contains(k) || except.contains(&k.as_str()) {
+            if !checked.insert(k.as_str()) || except.contains(&k.as_str()) {
                 continue;
             }
             let first = val(runs[0], k);
@@ -353,10 +355,11 @@ fn max_of(xk: &XKey) -> usize {
 /// against it would be isolated points.
 fn along(g: &[&Run], x: &str) -> bool {
     let keys = independent(g, varying(g, &[x]));
+    // Each run's series label once, and the first value of `x` seen in each series (linear in the runs).
+    let mut first: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
     g.iter().any(|a| {
-        let s = series_label(a, &keys);
-        g.iter()
-            .any(|b| series_label(b, &keys) == s && val(b, x) != val(a, x))
+        let v = val(a, x);
+        *first.entry(series_label(a, &keys)).or_insert(v) != v
     })
 }
 

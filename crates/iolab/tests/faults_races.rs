@@ -1,0 +1,257 @@
+//! A target is its descriptor (nothing destroyed, ever): a name renamed and replaced during a run, a
+//! symbolic link swapped in during setup, a symbolic link flipping between two block devices, and inputs
+//! that are devices or FIFOs. Each case reproduces the race or the input; before targets were pinned by
+//! descriptor, the first three destroyed a file or device iolab did not create.
+
+mod common;
+use common::*;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn spawn(args: &[&str]) -> Child {
+    Command::new(bin())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("iolab starts")
+}
+
+/// Waits until `p` exists as a regular file (not a link), at most 20 s.
+fn wait_for_file(p: &Path) {
+    let t = Instant::now();
+    while !std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()) {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "{} never appeared",
+            p.display()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn finish(c: Child) -> (i32, String) {
+    let o = c.wait_with_output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// During a run, the target is renamed away and a new file takes its name: at the end (exit and Ctrl-C
+/// alike) the new file is left as it is, and iolab says where its own went.
+#[test]
+fn a_target_renamed_and_replaced_during_the_run_is_not_removed() {
+    for interrupt in [false, true] {
+        let dir = disk_dir();
+        let t = file(&dir, "t.dat");
+        let t_str = path_str(&t);
+        let c = spawn(&[
+            "run",
+            "--method",
+            "psync",
+            "--target",
+            &t_str,
+            "--duration",
+            "3",
+            "--count",
+            "none",
+        ]);
+        wait_for_file(&t);
+        std::thread::sleep(Duration::from_millis(300));
+        std::fs::rename(&t, dir.path().join("t.old")).unwrap();
+        std::fs::write(&t, b"precious\n").unwrap();
+        if interrupt {
+            // SAFETY: kill of the child this test started.
+            unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
+        }
+        let (code, stderr) = finish(c);
+        assert_eq!(
+            std::fs::read(&t).unwrap(),
+            b"precious\n",
+            "interrupt {interrupt}: the new file is untouched; stderr: {stderr}"
+        );
+        if interrupt {
+            assert_eq!(code, 130, "{stderr}");
+        } else {
+            assert_eq!(code, 0, "{stderr}");
+            assert!(stderr.contains("is not iolab's any more"), "{stderr}");
+            assert!(stderr.contains("renamed"), "{stderr}");
+        }
+    }
+}
+
+/// A helper busy-waits for the target iolab creates, renames it away and puts a symbolic link to a
+/// victim file in its place, while iolab sets up and writes: the victim is never written.
+#[test]
+fn a_symlink_swapped_in_during_setup_never_receives_writes() {
+    let dir = disk_dir();
+    let victim = file(&dir, "victim");
+    std::fs::write(&victim, b"VICTIM").unwrap();
+    let t = file(&dir, "t.dat");
+    let mut swapped = 0;
+    for round in 0..8 {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (s, t2, v2, d2) = (
+            stop.clone(),
+            t.clone(),
+            victim.clone(),
+            dir.path().to_path_buf(),
+        );
+        let helper = std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                if std::fs::symlink_metadata(&t2).is_ok_and(|m| m.is_file()) {
+                    let away: PathBuf = d2.join(format!("moved-{round}"));
+                    if std::fs::rename(&t2, &away).is_ok() {
+                        let _ = symlink(&v2, &t2);
+                        return true;
+                    }
+                }
+                std::hint::spin_loop();
+            }
+            false
+        });
+        let r = iolab(&[
+            "run",
+            "--method",
+            "psync",
+            "--target",
+            &path_str(&t),
+            "--ops",
+            "4000",
+            "--bs",
+            "4k",
+            "--count",
+            "none",
+        ]);
+        stop.store(true, Ordering::Relaxed);
+        swapped += usize::from(helper.join().unwrap());
+        assert_eq!(
+            std::fs::read(&victim).unwrap(),
+            b"VICTIM",
+            "round {round}: {}",
+            r.stderr
+        );
+        let _ = std::fs::remove_file(&t);
+    }
+    println!("the swap happened during {swapped} of 8 runs");
+}
+
+/// A symbolic link flips between a free loop device and one that backs a stacked loop device while
+/// iolab is asked to write through it: the backing device is never written.
+#[test]
+fn a_link_flipping_between_two_devices_never_writes_the_one_in_use() {
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    if unsafe { libc::geteuid() } != 0
+        || !Path::new("/dev/loop-control").exists()
+        || Command::new("losetup").arg("--version").output().is_err()
+    {
+        println!("SKIPPED a_link_flipping_between_two_devices_never_writes_the_one_in_use: needs root and losetup");
+        return;
+    }
+    let dir = disk_dir();
+    let attach = |p: &Path| -> String {
+        let o = Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(p)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    let img = |n: &str| {
+        let p = file(&dir, n);
+        std::fs::write(&p, vec![0xABu8; 4 << 20]).unwrap();
+        p
+    };
+    let free = attach(&img("free.img"));
+    let busy = attach(&img("busy.img"));
+    let stacked = attach(Path::new(&busy));
+    let link = file(&dir, "dev-link");
+    let stop = Arc::new(AtomicBool::new(false));
+    let (s, l2, f2, b2) = (stop.clone(), link.clone(), free.clone(), busy.clone());
+    let flipper = std::thread::spawn(move || {
+        let tmp = l2.with_extension("new");
+        let mut n = 0u64;
+        while !s.load(Ordering::Relaxed) {
+            let to = if n.is_multiple_of(2) { &f2 } else { &b2 };
+            let _ = std::fs::remove_file(&tmp);
+            let _ = symlink(to, &tmp);
+            let _ = std::fs::rename(&tmp, &l2);
+            n += 1;
+        }
+    });
+    let before = std::fs::read(&busy).unwrap()[..1 << 20].to_vec();
+    for _ in 0..12 {
+        let _ = iolab(&[
+            "run",
+            "--target",
+            &path_str(&link),
+            "--allow-device-writes",
+            "--ops",
+            "64",
+            "--bs",
+            "4k",
+            "--count",
+            "none",
+        ]);
+    }
+    stop.store(true, Ordering::Relaxed);
+    flipper.join().unwrap();
+    let after = std::fs::read(&busy).unwrap()[..1 << 20].to_vec();
+    for d in [&stacked, &busy, &free] {
+        let _ = Command::new("losetup").args(["-d", d]).status();
+    }
+    assert!(
+        before == after,
+        "the device a loop device is stacked on was never written"
+    );
+}
+
+/// Runs iolab with `args` and a 30 s bound: a device or FIFO as an input never hangs or grows.
+fn refused_quickly(args: &[&str], flag: &str) {
+    let t = Instant::now();
+    let mut c = spawn(args);
+    loop {
+        if c.try_wait().unwrap().is_some() {
+            break;
+        }
+        if t.elapsed() > Duration::from_secs(30) {
+            let _ = c.kill();
+            panic!("{args:?} still running after 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (code, stderr) = finish(c);
+    assert_eq!(code, 2, "{args:?}: {stderr}");
+    assert!(stderr.contains(flag), "{args:?}: {stderr}");
+    assert!(stderr.contains("regular file"), "{args:?}: {stderr}");
+}
+
+#[test]
+fn devices_and_fifos_as_inputs_are_refused_at_once() {
+    let dir = tmpfs_dir();
+    let fifo = file(&dir, "fifo");
+    let c = std::ffi::CString::new(path_str(&fifo)).unwrap();
+    // SAFETY: a valid C string; mkfifo makes a FIFO in this test's directory.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let real = file(&dir, "r.jsonl");
+    std::fs::write(&real, b"").unwrap();
+    for input in ["/dev/zero", &path_str(&fifo)] {
+        refused_quickly(&["run", "--spec", input], "--spec");
+        refused_quickly(
+            &["report", input, "-o", &path_str(&file(&dir, "x.html"))],
+            "report",
+        );
+        refused_quickly(&["compare", input, &path_str(&real)], "compare");
+        refused_quickly(&["vm", "--script", input], "--script");
+        let toml = file(&dir, "s.toml");
+        let _ = std::fs::remove_file(&toml);
+        symlink(input, &toml).unwrap();
+        refused_quickly(&["suite", &path_str(&toml)], "suite");
+    }
+}
