@@ -13,6 +13,7 @@ pub mod measure;
 pub mod mem;
 pub mod method;
 pub mod offload;
+pub mod paths;
 pub mod pattern;
 pub mod progress;
 pub mod result;

@@ -184,6 +184,58 @@ pub fn too_short(wall_s: f64, overhead_ns: f64, ns_per_tick: f64) -> Option<Stri
     })
 }
 
+/// `text` with every control character but the line feed and tab shown as `\xNN` (an escape sequence in a
+/// file name, say, never reaches the terminal as one).
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut o = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() && c != '\n' && c != '\t' {
+            o.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            o.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(o)
+}
+
+/// A path as iolab names it in messages and tables: every control character, the line feed included,
+/// shown as `\xNN`, so a name cannot break a line or move the cursor.
+pub fn show_path(p: &std::path::Path) -> String {
+    let s = p.display().to_string();
+    if !s.chars().any(char::is_control) {
+        return s;
+    }
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                format!("\\x{:02x}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// The shortest span whose CPU time is put as a share of it: the kernel samples CPU time per scheduler
+/// tick (1-10 ms), so a shorter span can show more CPU than wall time ("140% system").
+pub const MIN_CPU_SPAN_S: f64 = 0.1;
+
+/// Why `wall_s` is too short for a CPU share, if it is ("too short: 12.3 ms").
+pub fn cpu_span_too_short(wall_s: f64) -> Option<String> {
+    (!(wall_s >= MIN_CPU_SPAN_S)).then(|| format!("too short: {}", fmt_ns(wall_s * 1e9)))
+}
+
+/// `cpu_s` of CPU time as a share of `wall_s` ("41.3%"), or why the span is too short to say.
+pub fn cpu_share(cpu_s: f64, wall_s: f64) -> String {
+    cpu_span_too_short(wall_s).unwrap_or_else(|| format!("{:.1}%", cpu_s / wall_s * 100.0))
+}
+
 /// A fraction as a whole percentage: 0.425 -> "43%".
 pub fn pct(fraction: f64) -> String {
     format!("{:.0}%", fraction * 100.0)
@@ -257,6 +309,14 @@ mod tests {
         assert_eq!(thousands(1_031_349.4), "1,031,349");
         assert_eq!(thousands(-1234.0), "-1,234");
         assert_eq!(thousands(-0.2), "0");
+    }
+
+    #[test]
+    fn control_characters_are_shown_not_sent() {
+        assert_eq!(visible("a\x1b[2Jb\n"), "a\\x1b[2Jb\n");
+        assert_eq!(visible("plain"), "plain");
+        let p = std::path::Path::new("/tmp/x\ny\x07");
+        assert_eq!(show_path(p), "/tmp/x\\x0ay\\x07");
     }
 
     #[test]

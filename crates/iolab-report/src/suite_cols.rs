@@ -12,7 +12,7 @@
 //! Figures carry human units (`iolab_engine::units`); rates over spans too short to time say so.
 
 use crate::text::Align;
-use iolab_engine::units::{fmt_mib_s, fmt_ns, fmt_range, fmt_size};
+use iolab_engine::units::{cpu_share, fmt_mib_s, fmt_ns, fmt_range, fmt_size};
 use iolab_lab::series::{self, num};
 use iolab_lab::suite::TableKind;
 use iolab_lab::suite_rows::{Group, FEW_TICKS};
@@ -120,8 +120,8 @@ pub fn throughput_cells(rest: String, r: &Value) -> Vec<String> {
     vec![
         rest,
         rate(r, fmt_mib_s(f(&["mib_s"]))),
-        format!("{:.1}%", f(&["cpu", "process", "sys_s"]) / wall * 100.0),
-        format!("{:.1}%", f(&["cpu", "process", "user_s"]) / wall * 100.0),
+        cpu_share(f(&["cpu", "process", "sys_s"]), wall),
+        cpu_share(f(&["cpu", "process", "user_s"]), wall),
         core.unwrap_or_else(|| "-".into()),
         if reads {
             fmt_size(read as u64)
@@ -202,8 +202,8 @@ pub fn cpu_cells(rest: String, r: &Value) -> Vec<String> {
         format!("{user:.3}"),
         format!("{sys:.3}"),
         format!("{wall:.3}"),
-        format!("{:.1}%", user / wall * 100.0),
-        format!("{:.1}%", sys / wall * 100.0),
+        cpu_share(user, wall),
+        cpu_share(sys, wall),
         fmt_ns(f(&["ns_per_op"])),
         opt(num(r, &["syscalls", "method_per_op"]), 3),
         ns(&["gap", "p50_ns"]),

@@ -99,10 +99,14 @@ fn profile_text(p: &ProfileFigures, o: &mut String) {
 /// CPU time of the process and the workers, the stream peer's, and the kernel's helper threads.
 fn cpu_text(r: &RunResult, o: &mut String) {
     let c = &r.cpu;
+    // CPU time is sampled per scheduler tick: over a short span it can exceed the wall time.
+    let busy = iolab_engine::units::cpu_span_too_short(r.wall_s)
+        .map(|t| format!("span {t} for a share of the CPUs"))
+        .unwrap_or_else(|| format!("{:.2} cores busy", c.cores_busy));
     let _ = writeln!(
         o,
-        "cpu          process user {:.3} s, sys {:.3} s ({:.2} cores busy); worker threads user {:.3} s, sys {:.3} s",
-        c.process.user_s, c.process.sys_s, c.cores_busy, c.workers.user_s, c.workers.sys_s
+        "cpu          process user {:.3} s, sys {:.3} s ({busy}); worker threads user {:.3} s, sys {:.3} s",
+        c.process.user_s, c.process.sys_s, c.workers.user_s, c.workers.sys_s
     );
     if let Some(p) = &r.target.peer {
         let _ = writeln!(

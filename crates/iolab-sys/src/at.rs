@@ -44,6 +44,22 @@ pub fn openat(
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// faccessat(2) with the effective ids (AT_EACCESS): may this process create and remove names in the
+/// directory `dir` (W_OK | X_OK)? EROFS on a read-only filesystem, also for root.
+pub fn access_writable_dir(dir: &Path) -> SysResult<()> {
+    let c = cpath(dir)?;
+    // SAFETY: `c` is NUL-terminated and outlives the call.
+    result("faccessat", unsafe {
+        libc::faccessat(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            libc::W_OK | libc::X_OK,
+            libc::AT_EACCESS,
+        )
+    })
+    .map(|_| ())
+}
+
 /// mkdirat(2): a new directory `name` in `dir` (EEXIST when the name is taken, whatever it is).
 pub fn mkdirat(dir: RawFd, name: &OsStr, mode: libc::mode_t) -> SysResult<()> {
     let c = cname(name)?;

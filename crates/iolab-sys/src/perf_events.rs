@@ -183,6 +183,8 @@ fn tracefs_child_main(mp: &CStr, status: RawFd, go: RawFd) -> ! {
         {
             fail(2);
         }
+        // EBUSY: tracefs is mounted there already (systemd mounts it on most distributions), and this
+        // namespace, a copy of the parent's, has it too: nothing to mount.
         if libc::mount(
             c"nodev".as_ptr(),
             mp.as_ptr(),
@@ -190,6 +192,7 @@ fn tracefs_child_main(mp: &CStr, status: RawFd, go: RawFd) -> ! {
             0,
             std::ptr::null(),
         ) != 0
+            && *libc::__errno_location() != libc::EBUSY
         {
             fail(3);
         }

@@ -18,6 +18,17 @@ pub(crate) struct CleanArgs {
 }
 
 pub(crate) fn cmd_clean(a: &CleanArgs) -> Result<i32, Error> {
+    if let Some(d) = &a.dir {
+        if d.exists() && !d.is_dir() {
+            return Err(Error::usage(
+                "clean",
+                format!(
+                    "{} is not a directory: give the directory under which to clean",
+                    d.display()
+                ),
+            ));
+        }
+    }
     let rep = leftovers::clean(a.dir.as_deref())?;
     for line in lines(&rep, a.dir.as_ref()) {
         outln(&line)?;

@@ -42,7 +42,8 @@ pub(crate) fn cmd_man(a: &ManArgs, cmd: Command) -> Result<i32, Error> {
         let name: &'static str = Box::leak(format!("iolab-{}", sub.get_name()).into_boxed_str());
         pages.push((format!("{name}.1"), page(sub.clone().name(name))?));
     }
-    // Every page is checked before any is written, so a refusal leaves DIR as it was.
+    // The place and every page are checked before any is written, so a refusal leaves DIR as it was.
+    crate::output::check_dir_path("--dir", dir)?;
     for (file, _) in &pages {
         let p = dir.join(file);
         if p.exists() {
@@ -56,7 +57,7 @@ pub(crate) fn cmd_man(a: &ManArgs, cmd: Command) -> Result<i32, Error> {
         }
     }
     std::fs::create_dir_all(dir)
-        .map_err(|e| Error::Runtime(format!("cannot create --dir {}: {e}", dir.display())))?;
+        .map_err(|e| Error::Output(format!("cannot create --dir {}: {e}", dir.display())))?;
     for (file, bytes) in &pages {
         write_new("--dir", &dir.join(file), bytes)?;
     }

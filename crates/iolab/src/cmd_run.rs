@@ -16,6 +16,7 @@ pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
         None => RawSpec::default(),
     };
     let spec = file.merge(a.raw()).resolve()?;
+    check_intervals_can_be_written(a, &spec)?;
     let outputs = a.outputs(&target_file(&spec).into_iter().collect::<Vec<_>>())?;
     let repeat = repeat_count(a)?;
     iolab_engine::cleanup::install_signal_handler();
@@ -46,6 +47,22 @@ pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
         }
     }
     Ok(0)
+}
+
+/// `--csv-intervals` asks for a time series: refused where none can be recorded (`--log-interval 0`,
+/// or a method whose client is a process of its own, which keeps no intervals).
+fn check_intervals_can_be_written(a: &RunArgs, spec: &Spec) -> Result<(), Error> {
+    if a.csv_intervals.is_none() {
+        return Ok(());
+    }
+    let why = if spec.log_interval() == (0, false) {
+        "--log-interval 0 turns the time series off: drop one of the two"
+    } else if spec.method.info().exec == iolab_engine::method::Exec::OutOfProcess {
+        "this method's client runs as a process of its own and keeps no time series"
+    } else {
+        return Ok(());
+    };
+    Err(Error::usage("--csv-intervals", why))
 }
 
 /// `--repeat N` (1 without it).

@@ -86,15 +86,16 @@ fn options(a: &SurveyArgs) -> Result<iolab_lab::survey::SurveyOptions, Error> {
     if !a.no_json {
         check_dir_path("--results-dir", &a.results_dir)?;
     }
+    // The files of the survey's file runs: --tmp-dir, else $TMPDIR (else /tmp), named when unusable.
+    let tmp_flag = match (&a.tmp_dir, std::env::var_os("TMPDIR")) {
+        (Some(_), _) => "--tmp-dir",
+        (None, Some(_)) => "TMPDIR (the environment variable; or give --tmp-dir)",
+        (None, None) => "--tmp-dir (the default /tmp)",
+    };
     if let Some(d) = &a.tmp_dir {
-        if !d.is_dir() {
-            return Err(Error::usage(
-                "--tmp-dir",
-                format!("{} is not a directory", d.display()),
-            ));
-        }
         opts.tmp_parent = d.clone();
     }
+    iolab_engine::paths::check_writable_dir(tmp_flag, &opts.tmp_parent)?;
     if let Some(n) = &a.ops {
         opts.ops = iolab_engine::units::parse_count(n).map_err(|m| Error::usage("--ops", m))?;
         if opts.ops == 0 {

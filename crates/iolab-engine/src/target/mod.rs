@@ -86,7 +86,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         return setup_stream(spec, kind);
     }
     let writes = spec.op == OpKind::Write && !spec.method.info().no_data;
-    let shown = path.display().to_string();
+    let shown = crate::units::show_path(&path);
     let mut notes = Vec::new();
     check_named_dev(&path, &shown)?;
     let pin = match Pin::lookup(&path, &mut notes) {

@@ -29,7 +29,26 @@ fn canonical(key: &str, v: &str) -> String {
 }
 
 /// Each key varied once, each value listed once; `flag` names where the lists came from (`--vary`).
+/// The most points one sweep or suite step runs: a product beyond it is refused before anything is made.
+pub const MAX_POINTS: u64 = 100_000;
+
 pub fn check_lists(vary: &[Vary], flag: &str) -> Result<()> {
+    let product = vary
+        .iter()
+        .try_fold(1u64, |n, v| n.checked_mul(v.values.len() as u64));
+    if product.is_none_or(|n| n > MAX_POINTS) {
+        let sizes: Vec<String> = vary.iter().map(|v| v.values.len().to_string()).collect();
+        return Err(Error::usage(
+            flag,
+            format!(
+                "{} points ({}) are more than the {} one sweep runs: split it into sweeps, or vary fewer \
+                 values",
+                product.map_or("more than 2^64".to_string(), iolab_engine::units::thousands_u64),
+                sizes.join(" x "),
+                iolab_engine::units::thousands_u64(MAX_POINTS)
+            ),
+        ));
+    }
     for (i, v) in vary.iter().enumerate() {
         let key = &v.key;
         if let Some(first) = vary[..i].iter().find(|w| &w.key == key) {
@@ -103,7 +122,8 @@ pub fn check_record_file(out: Option<&Path>, resume: bool, settings: &Value) -> 
             refuse_other_settings(&path, &recs, settings).map(|_| ())
         }
         (Some(p), false) => new_out(p).map(|_| ()),
-        (None, _) => Ok(()),
+        // Without --out, records go to ./iolab-results/ (made if missing).
+        (None, _) => iolab_engine::paths::check_dir_path("--out", Path::new("iolab-results")),
     }
 }
 
@@ -196,14 +216,7 @@ pub(crate) fn new_out(p: &Path) -> Result<PathBuf> {
             ),
         ));
     }
-    if let Some(d) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !d.is_dir() {
-            return Err(Error::usage(
-                "--out",
-                format!("the directory {} does not exist", d.display()),
-            ));
-        }
-    }
+    iolab_engine::paths::check_new_path("--out", p)?;
     Ok(p.to_path_buf())
 }
 

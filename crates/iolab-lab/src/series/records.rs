@@ -76,8 +76,45 @@ pub fn read_records_text(path: &Path, flag: &str) -> Result<String> {
     )
 }
 
-/// [`read_records`] of a file's text.
+/// [`read_records`] of a file's text: refused when it holds no records, or a figure no run measures (a
+/// negative, or not a number where one belongs: a forged or damaged file).
 pub fn records_of(text: &str, path: &Path) -> Result<(Vec<Value>, usize)> {
+    let (recs, cut) = parse_records(text, path)?;
+    if recs.is_empty() {
+        return Err(Error::Runtime(format!(
+            "{}: holds no records (an empty file, or summaries only)",
+            path.display()
+        )));
+    }
+    for (i, r) in recs.iter().enumerate() {
+        if let Some(why) = impossible_figure(r) {
+            return Err(Error::Runtime(format!(
+                "{}: record {}: {why}; not a record iolab wrote (damaged or forged)",
+                path.display(),
+                i + 1
+            )));
+        }
+    }
+    Ok((recs, cut))
+}
+
+/// A figure of a record's result that no run can have measured: negative, or a value that is not a
+/// number where the figure is given.
+fn impossible_figure(rec: &Value) -> Option<String> {
+    let result = rec.get("result")?;
+    let paths = super::figures::FIGURES.iter().map(|f| f.path);
+    let more: [&[&str]; 4] = [&["wall_s"], &["ops"], &["bytes"], &["latency", "p99_ns"]];
+    for p in paths.chain(more) {
+        match super::figures::at(result, p) {
+            None | Some(Value::Null) => {}
+            Some(Value::Number(n)) if n.as_f64().is_some_and(|v| v >= 0.0 && v.is_finite()) => {}
+            Some(v) => return Some(format!("{} is {v}", p.join("."))),
+        }
+    }
+    None
+}
+
+fn parse_records(text: &str, path: &Path) -> Result<(Vec<Value>, usize)> {
     let bad = |what: String| Error::Runtime(format!("{}: {what}", path.display()));
     // A whole-file JSON document first (run --json, run --repeat --json).
     if let Ok(doc) = serde_json::from_str::<Value>(text) {

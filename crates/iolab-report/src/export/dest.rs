@@ -9,56 +9,7 @@ use iolab_engine::error::Error;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub fn check_new_path(flag: &str, p: &Path) -> Result<(), Error> {
-    if p == Path::new("-") {
-        return Ok(());
-    }
-    if p.exists() {
-        return Err(Error::usage(
-            flag,
-            format!(
-                "{} exists; iolab does not replace files: choose a new name or remove it",
-                p.display()
-            ),
-        ));
-    }
-    match p.parent().filter(|d| !d.as_os_str().is_empty()) {
-        Some(d) if !d.is_dir() => Err(Error::usage(
-            flag,
-            format!("the directory {} does not exist", d.display()),
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// A directory iolab makes if missing (`create_dir_all`) and writes new files into: `dir`, or the nearest
-/// of its parents that exists, must be a directory. Checked before any work is done.
-pub fn check_dir_path(flag: &str, dir: &Path) -> Result<(), Error> {
-    let mut d = dir;
-    loop {
-        match std::fs::metadata(d) {
-            Ok(m) if m.is_dir() => return Ok(()),
-            Ok(_) => {
-                return Err(Error::usage(
-                    flag,
-                    format!(
-                        "{} is not a directory{}: give a directory",
-                        d.display(),
-                        if d == dir {
-                            String::new()
-                        } else {
-                            format!(" (a parent of {})", dir.display())
-                        }
-                    ),
-                ))
-            }
-            Err(_) => match d.parent().filter(|p| !p.as_os_str().is_empty()) {
-                Some(p) => d = p,
-                None => return Ok(()),
-            },
-        }
-    }
-}
+pub use iolab_engine::paths::{check_dir_path, check_new_path, check_writable_dir};
 
 /// Where `p` is, however it is spelled: its directory resolved (symlinks, `.`, `..`) when it exists,
 /// then its name.
@@ -135,10 +86,12 @@ pub fn json_to_stdout(json: Option<&Path>) -> bool {
 /// the JSON document (`--json -`). See `crate::text` for the width.
 pub fn doc(json: Option<&Path>, d: &Doc) -> Result<(), Error> {
     if json_to_stdout(json) {
-        err_bytes(d.render(text::width_for(2)).as_bytes());
+        let r = d.render(text::width_for(2));
+        err_bytes(iolab_engine::units::visible(&r).as_bytes());
         Ok(())
     } else {
-        out_bytes(d.render(text::width_for(1)).as_bytes())
+        let r = d.render(text::width_for(1));
+        out_bytes(iolab_engine::units::visible(&r).as_bytes())
     }
 }
 
@@ -162,7 +115,8 @@ pub fn out_bytes(bytes: &[u8]) -> Result<(), Error> {
 
 /// Writes `text` to stdout (see `out_bytes`), each line wrapped to stdout's width (`crate::text`).
 pub fn out(t: &str) -> Result<(), Error> {
-    out_bytes(text::wrap_text(t, text::width_for(1)).as_bytes())
+    let t = iolab_engine::units::visible(t);
+    out_bytes(text::wrap_text(&t, text::width_for(1)).as_bytes())
 }
 
 /// Writes `text` and a newline to stdout (see `out`).
@@ -179,6 +133,7 @@ pub fn err_bytes(bytes: &[u8]) {
 
 /// Writes `text` and a newline to stderr (see `err_bytes`), wrapped to stderr's width.
 pub fn errln(t: &str) {
+    let t = iolab_engine::units::visible(t);
     err_bytes(text::wrap_text(&format!("{t}\n"), text::width_for(2)).as_bytes());
 }
 

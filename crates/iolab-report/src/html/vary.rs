@@ -223,6 +223,10 @@ struct Fig {
 
 fn cpu_pct(r: &Value) -> Option<f64> {
     let w = fields::WALL_S.num(r).filter(|w| *w > 0.0)?;
+    // No share over a span shorter than the CPU accounting can resolve.
+    iolab_engine::units::cpu_span_too_short(w)
+        .is_none()
+        .then_some(())?;
     Some((fields::CPU_USER_S.num(r)? + fields::CPU_SYS_S.num(r)?) / w * 100.0)
 }
 

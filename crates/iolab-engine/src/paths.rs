@@ -1,0 +1,148 @@
+//! Where iolab writes its results, checked before any work is done: a new file's name must be free (a
+//! dangling symbolic link is not free: iolab never writes through one), its directory must exist and be
+//! one this process can create names in (not read-only, not deleted); a directory iolab makes must have a
+//! writable ancestor. A failure is exit 2 naming the flag, or the current directory when that is where
+//! the result would go.
+
+use crate::error::{Error, Result};
+use iolab_sys as sys;
+use std::path::Path;
+
+/// A new file `p` given by `flag` (`-`: stdout, always fine).
+pub fn check_new_path(flag: &str, p: &Path) -> Result<()> {
+    if p == Path::new("-") {
+        return Ok(());
+    }
+    match std::fs::symlink_metadata(p) {
+        Ok(m) if m.file_type().is_symlink() => {
+            let to = std::fs::read_link(p)
+                .map(|t| t.display().to_string())
+                .unwrap_or_default();
+            return Err(Error::usage(
+                flag,
+                format!(
+                    "{} is a symbolic link (to {to}); iolab never writes through one: choose a new name",
+                    p.display()
+                ),
+            ));
+        }
+        Ok(_) => {
+            return Err(Error::usage(
+                flag,
+                format!(
+                    "{} exists; iolab does not replace files: choose a new name or remove it",
+                    p.display()
+                ),
+            ))
+        }
+        Err(_) => {}
+    }
+    match p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) => check_writable_dir(flag, d),
+        None => check_writable_dir(flag, Path::new(".")),
+    }
+}
+
+/// An existing directory `d` that iolab creates names in, for `flag`.
+pub fn check_writable_dir(flag: &str, d: &Path) -> Result<()> {
+    let here = d == Path::new(".");
+    let what = if here {
+        "the current directory".to_string()
+    } else {
+        d.display().to_string()
+    };
+    match std::fs::metadata(d) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(Error::usage(flag, format!("{what} is not a directory"))),
+        Err(_) if here => {
+            return Err(Error::usage(
+                flag,
+                "the current directory no longer exists (it was removed while the shell was in it): cd \
+                 into an existing one, or give a path",
+            ))
+        }
+        Err(_) => {
+            return Err(Error::usage(
+                flag,
+                format!("the directory {what} does not exist"),
+            ))
+        }
+    }
+    sys::access_writable_dir(d).map_err(|e| {
+        let why = if e.errno == libc::EROFS {
+            "it is on a read-only filesystem".to_string()
+        } else {
+            format!(
+                "this user cannot create files there ({})",
+                sys::errno_name(e.errno)
+            )
+        };
+        Error::usage(
+            flag,
+            format!("iolab cannot write in {what}: {why}; choose another place"),
+        )
+    })
+}
+
+/// A directory `dir` iolab makes if missing (`create_dir_all`) and writes new files into: `dir`, or the
+/// nearest of its parents that exists, must be a directory iolab can write in.
+pub fn check_dir_path(flag: &str, dir: &Path) -> Result<()> {
+    let mut d = dir;
+    loop {
+        match std::fs::metadata(d) {
+            Ok(m) if m.is_dir() => {
+                // An existing `dir` needs names created in it; a missing one, in its nearest parent.
+                return check_writable_dir(flag, d);
+            }
+            Ok(_) => {
+                return Err(Error::usage(
+                    flag,
+                    format!(
+                        "{} is not a directory{}: give a directory",
+                        d.display(),
+                        if d == dir {
+                            String::new()
+                        } else {
+                            format!(" (a parent of {})", dir.display())
+                        }
+                    ),
+                ))
+            }
+            Err(_) => match d.parent() {
+                Some(p) if !p.as_os_str().is_empty() => d = p,
+                _ => return check_writable_dir(flag, Path::new(".")),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dangling_link_an_existing_file_and_a_missing_directory_are_named() {
+        let d = tempfile::tempdir().unwrap();
+        let link = d.path().join("out.json");
+        std::os::unix::fs::symlink(d.path().join("nowhere"), &link).unwrap();
+        let e = check_new_path("--json", &link).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--json: ") && e.contains("symbolic link"),
+            "{e}"
+        );
+        let f = d.path().join("f");
+        std::fs::write(&f, b"x").unwrap();
+        assert!(check_new_path("--md", &f)
+            .unwrap_err()
+            .to_string()
+            .contains("exists"));
+        let e = check_new_path("--csv", &d.path().join("no/such/file.csv")).unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+        assert!(check_new_path("--csv", &d.path().join("new.csv")).is_ok());
+        assert!(check_dir_path("--results-dir", &d.path().join("a/b/c")).is_ok());
+        let e = check_dir_path("--svg", &f.join("x"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a directory"), "{e}");
+    }
+}
