@@ -12,6 +12,7 @@
 //! +40 to 60 ns on a 140 ns write to /dev/null here).
 
 use crate::error::{Error, Result};
+use crate::names::open_parent;
 use std::ffi::{CString, OsStr, OsString};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -201,28 +202,6 @@ pub struct Created {
     journal: Option<u64>,
 }
 
-/// The directory of `path` (opened O_PATH, its own symbolic links followed as the user wrote them) and
-/// the name `path` has in it.
-pub fn open_parent(path: &Path) -> Result<(OwnedFd, OsString)> {
-    let shown = path.display().to_string();
-    let name = path
-        .file_name()
-        .filter(|n| !n.is_empty())
-        .ok_or_else(|| Error::Runtime(format!("{shown}: no file name to create")))?
-        .to_os_string();
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let dir = iolab_sys::open(
-        parent,
-        libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        0,
-    )
-    .map_err(|e| Error::sys_on(e, parent.display().to_string()))?;
-    Ok((dir, name))
-}
-
 impl Created {
     /// Creates the file `path` (`flags` | O_CREAT | O_EXCL | O_NOFOLLOW, through its directory's
     /// descriptor: a name that exists, a symbolic link included, is EEXIST) and registers it for removal
@@ -355,7 +334,7 @@ impl Created {
 
     /// Opens it again by its name with `flags` (| O_NOFOLLOW), and only if the name still refers to it.
     pub fn reopen(&self, flags: libc::c_int) -> Result<OwnedFd> {
-        crate::target::pin::open_same(
+        crate::names::open_same(
             &self.dir,
             &self.name,
             flags,
@@ -439,6 +418,8 @@ impl Created {
         self.release_slot();
         if let Some(id) = self.journal.take() {
             crate::leftovers::forget(id);
+            // Unmarked too: a later iolab must not take it for a killed run's leftover.
+            let _ = iolab_sys::remove_xattr(self.own.as_raw_fd(), crate::leftovers::XATTR);
         }
         self.keep = true;
     }

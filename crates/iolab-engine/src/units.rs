@@ -7,6 +7,12 @@
 
 /// Parses a size; `Err` carries a description of what is accepted.
 pub fn parse_size(s: &str) -> Result<u64, String> {
+    parse_size_wide(s)?.ok_or_else(|| too_large(s, "size", u64::MAX))
+}
+
+/// Parses a size that may be beyond what 64 bits hold: `Ok(None)` for a well-formed size too large for
+/// any use (the caller names its own maximum), `Err` for text that is not a size.
+pub fn parse_size_wide(s: &str) -> Result<Option<u64>, String> {
     const ACCEPT: &str = "a byte count such as 4, 512, 4k, 4KiB, 1m or 1MiB";
     let t = s.trim().replace('_', "");
     if t.is_empty() {
@@ -17,9 +23,6 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     if num.is_empty() {
         return Err(format!("'{s}' is not a size; expected {ACCEPT}"));
     }
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a size; expected {ACCEPT}"))?;
     let mult: u64 = match suffix.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
@@ -32,8 +35,14 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
             ))
         }
     };
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("'{s}' is too large"))
+    // Digits only, so the parse fails by overflowing alone.
+    Ok(num.parse::<u64>().ok().and_then(|n| n.checked_mul(mult)))
+}
+
+/// The message for a number beyond what iolab can hold: it names the largest value, so "too large" is
+/// never "not a number".
+fn too_large(s: &str, what: &str, max: u64) -> String {
+    format!("'{s}' is too large for a {what}; the largest is {max}")
 }
 
 /// Parses a decimal count.
@@ -42,9 +51,10 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
     let t = s.trim().replace('_', "");
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, suffix) = t.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a count; expected {ACCEPT}"))?;
+    if num.is_empty() {
+        return Err(format!("'{s}' is not a count; expected {ACCEPT}"));
+    }
+    let n: u64 = num.parse().map_err(|_| too_large(s, "count", u64::MAX))?;
     let mult: u64 = match suffix {
         "" => 1,
         "k" | "K" => 1_000,
@@ -53,7 +63,7 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
         _ => return Err(format!("'{s}' is not a count; expected {ACCEPT}")),
     };
     n.checked_mul(mult)
-        .ok_or_else(|| format!("'{s}' is too large"))
+        .ok_or_else(|| too_large(s, "count", u64::MAX))
 }
 
 /// Parses a duration into seconds.
@@ -228,7 +238,8 @@ pub const MIN_CPU_SPAN_S: f64 = 0.1;
 
 /// Why `wall_s` is too short for a CPU share, if it is ("too short: 12.3 ms").
 pub fn cpu_span_too_short(wall_s: f64) -> Option<String> {
-    (!(wall_s >= MIN_CPU_SPAN_S)).then(|| format!("too short: {}", fmt_ns(wall_s * 1e9)))
+    (wall_s.is_nan() || wall_s < MIN_CPU_SPAN_S)
+        .then(|| format!("too short: {}", fmt_ns(wall_s * 1e9)))
 }
 
 /// `cpu_s` of CPU time as a share of `wall_s` ("41.3%"), or why the span is too short to say.
@@ -365,6 +376,22 @@ mod tests {
         assert_eq!(parse_count("1M"), Ok(1_000_000));
         assert_eq!(parse_count("100k"), Ok(100_000));
         assert!(parse_count("1.5").is_err());
+        // Beyond 64 bits is "too large" with the largest value, never "not a count".
+        for big in [
+            "99999999999999999999",
+            "18446744073709551616",
+            "99999999999999G",
+        ] {
+            let e = parse_count(big).unwrap_err();
+            assert!(
+                e.contains("too large") && e.contains("18446744073709551615"),
+                "{big}: {e}"
+            );
+        }
+        assert!(parse_count("x").unwrap_err().contains("not a count"));
+        assert_eq!(parse_size_wide("99999999999t"), Ok(None));
+        assert_eq!(parse_size_wide("4k"), Ok(Some(4096)));
+        assert!(parse_size_wide("4q").is_err());
         assert_eq!(parse_duration("2.5"), Ok(2.5));
         assert_eq!(parse_duration("500ms"), Ok(0.5));
         assert_eq!(parse_duration("1m"), Ok(60.0));

@@ -214,6 +214,19 @@ pub fn set_xattr(fd: RawFd, name: &str, value: &[u8]) -> SysResult<()> {
     .map(|_| ())
 }
 
+/// removexattr(2) of `name` on the file `fd` refers to (as [`set_xattr`]); none to remove is no error.
+pub fn remove_xattr(fd: RawFd, name: &str) -> SysResult<()> {
+    let p = cpath(&fd_path(fd))?;
+    let n = CString::new(name).map_err(|_| SysErr::new("removexattr", libc::EINVAL))?;
+    // SAFETY: both strings are NUL-terminated and outlive the call.
+    match result("removexattr", unsafe {
+        libc::removexattr(p.as_ptr(), n.as_ptr())
+    }) {
+        Err(e) if e.errno != libc::ENODATA => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// getxattr(2) of `name` on the file `fd` refers to (as [`set_xattr`]); `Ok(None)` when it has none
 /// (ENODATA).
 pub fn get_xattr(fd: RawFd, name: &str) -> SysResult<Option<Vec<u8>>> {

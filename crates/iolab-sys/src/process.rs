@@ -372,3 +372,28 @@ pub fn thread_cpu_s() -> f64 {
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
+
+/// Bit N set: descriptor N (0, 1, 2) was closed when the process started (a shell's `>&-`).
+static CLOSED_AT_START: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Runs before Rust's runtime, which opens /dev/null on a closed standard descriptor (so that no file
+/// takes its number) and so hides that it was closed.
+extern "C" fn note_closed_standard_fds() {
+    for fd in 0..3 {
+        // SAFETY: F_GETFD only reads the descriptor's flags; EBADF says it is not open.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+            CLOSED_AT_START.fetch_or(1 << fd, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+#[used]
+#[link_section = ".init_array"]
+static NOTE_CLOSED_STANDARD_FDS: extern "C" fn() = note_closed_standard_fds;
+
+/// Which of the standard descriptors 0, 1 and 2 were closed when the process started (Rust's runtime
+/// has since put /dev/null there).
+pub fn closed_at_start() -> [bool; 3] {
+    let b = CLOSED_AT_START.load(std::sync::atomic::Ordering::Relaxed);
+    [b & 1 != 0, b & 2 != 0, b & 4 != 0]
+}

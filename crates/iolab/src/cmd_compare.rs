@@ -19,7 +19,7 @@ pub(crate) struct CompareArgs {
     pub(crate) b: Option<PathBuf>,
     /// Exit 3 when a matching workload is slower in B by more than PCT percent and beyond the noise; exit
     /// 2 when no workload appears in both files (nothing compared, nothing ruled out).
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", allow_hyphen_values = true)]
     pub(crate) fail_on_regression: Option<String>,
     /// Compare runs that differ only in KEY (a run flag without dashes: method, bs, qd, ring ...): A's
     /// runs whose KEY is BASE (default: the value of A's first run) against B's runs of the same
@@ -87,7 +87,7 @@ fn parse_pct(s: &str) -> Result<f64, Error> {
         Ok(v) if v >= 0.0 && v.is_finite() => Ok(v),
         _ => Err(Error::usage(
             "--fail-on-regression",
-            format!("'{s}' is not a percentage; expected a number such as 5"),
+            format!("'{s}' is not accepted; expected a percentage of 0 or more, such as 5"),
         )),
     }
 }

@@ -108,6 +108,13 @@ fn command() -> clap::Command {
 
 fn main() {
     iolab_engine::fault::install();
+    if iolab_sys::closed_at_start()[1] {
+        // Its answer would go to /dev/null: refused before any work, rather than exit 0 with nothing said.
+        fail(&Error::usage(
+            "stdout",
+            "it is closed (>&-): iolab writes its answer there; redirect it to a file or to /dev/null",
+        ));
+    }
     let cli = match command()
         .try_get_matches()
         .and_then(|m| Cli::from_arg_matches(&m))

@@ -82,6 +82,16 @@ fn a_negative_number_is_the_flags_value() {
         );
         assert!(!r.stderr.contains("unexpected argument"), "{}", r.stderr);
     }
+    // So is a negative regression limit (refused by iolab, not taken for a flag by the parser).
+    let r = iolab(&["compare", "--fail-on-regression", "-5", "a.json", "b.json"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with(
+            "iolab: --fail-on-regression: '-5' is not accepted; expected a percentage"
+        ),
+        "{}",
+        r.stderr
+    );
     // A flag after a flag that wants a value is still a flag, not the value.
     let r = iolab(&["run", "--bs", "--ops", "5"]);
     assert_eq!(r.code, 2);

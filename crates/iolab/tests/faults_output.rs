@@ -240,3 +240,71 @@ fn result_file_on_a_full_filesystem_is_exit_1_and_removed() {
     assert!(!j.exists(), "the partial --json file is removed");
     assert!(r.stdout.contains("psync"), "the table was shown");
 }
+
+/// stdout closed (`>&-`) is refused before any work: the answer would have nowhere to go, and exit 0
+/// would say it went somewhere.
+#[test]
+fn a_closed_stdout_is_refused_before_the_work() {
+    let script = format!(
+        "exec {} run --method psync --target /dev/null --ops 100 >&-",
+        bin()
+    );
+    let o = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("iolab: stdout: it is closed (>&-)"),
+        "{err}"
+    );
+    // A closed stdin or stderr changes nothing: the table is printed.
+    let script = format!(
+        "exec {} run --method psync --target /dev/null --ops 100 <&- 2>&-",
+        bin()
+    );
+    let o = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("psync"));
+}
+
+/// A sweep that can record nothing (the disk is full, or its first line cannot be printed) leaves no
+/// empty record file and no empty ./iolab-results behind.
+#[test]
+fn a_sweep_that_records_nothing_leaves_no_empty_file_or_directory() {
+    let fs = match SmallFs::mount() {
+        Ok(f) => f,
+        Err(why) => {
+            println!("SKIPPED: a small tmpfs is needed ({why})");
+            return;
+        }
+    };
+    let _ = std::fs::write(fs.path().join("filler"), vec![0u8; 64 * 1024]);
+    let sweep = [
+        "sweep",
+        "--vary",
+        "bs=4,8",
+        "--ops",
+        "10",
+        "--target",
+        "/dev/null",
+    ];
+    let o = Command::new(bin())
+        .args(sweep)
+        .current_dir(fs.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(!fs.path().join("iolab-results").exists(), "{err}");
+
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("s.jsonl");
+    let mut a: Vec<&str> = sweep.to_vec();
+    let out_s = path_str(&out);
+    a.extend(["--out", &out_s]);
+    let r = ran(&a, To::Full, To::Kept);
+    no_panic(&r, "sweep with stdout on /dev/full");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(!out.exists(), "no empty --out left: {}", r.stderr);
+}

@@ -255,3 +255,83 @@ fn devices_and_fifos_as_inputs_are_refused_at_once() {
         refused_quickly(&["suite", &path_str(&toml)], "suite");
     }
 }
+
+/// A second iolab pointed at the file a running iolab measures on is told so (with --overwrite too: two
+/// runs on one file measure each other); once that iolab is killed, the file is named as its leftover,
+/// which `iolab clean` removes.
+#[test]
+fn a_running_iolabs_target_is_not_written_by_a_second_and_a_killed_ones_is_named() {
+    let dir = disk_dir();
+    let t = file(&dir, "t.dat");
+    let t_str = path_str(&t);
+    let c = spawn(&[
+        "run",
+        "--method",
+        "psync",
+        "--target",
+        &t_str,
+        "--duration",
+        "30",
+        "--count",
+        "none",
+    ]);
+    wait_for_file(&t);
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = c.id();
+    let marked = xattr_of(&t);
+    if marked.is_none() {
+        // SAFETY: kill of the child this test started.
+        unsafe { libc::kill(pid as i32, libc::SIGINT) };
+        finish(c);
+        println!("SKIPPED: the filesystem of {} keeps no user.* attributes, so iolab cannot mark its files", t.display());
+        return;
+    }
+    for extra in [&[][..], &["--overwrite"][..]] {
+        let mut args = vec!["run", "--target", &t_str, "--ops", "10"];
+        args.extend_from_slice(extra);
+        let r = iolab(&args);
+        assert_eq!(r.code, 2, "{extra:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!(
+                "is the target of a running iolab (pid {pid}); wait for it"
+            )),
+            "{extra:?}: {}",
+            r.stderr
+        );
+    }
+    // SAFETY: kill of the child this test started.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    finish(c);
+    let r = iolab(&["run", "--target", &t_str, "--ops", "10"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "exists, left by an iolab that was killed (pid {pid}); `iolab clean` removes it"
+        )),
+        "{}",
+        r.stderr
+    );
+    let r = iolab(&["clean", &path_str(dir.path())]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        !t.exists(),
+        "clean removed the killed run's file: {}",
+        r.stdout
+    );
+}
+
+/// The user.iolab attribute of `p`, if it carries one.
+fn xattr_of(p: &Path) -> Option<Vec<u8>> {
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    let mut buf = [0u8; 256];
+    // SAFETY: both strings are NUL-terminated; `buf` is a valid out-buffer of its length.
+    let n = unsafe {
+        libc::getxattr(
+            c.as_ptr(),
+            c"user.iolab".as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    (n >= 0).then(|| buf[..n as usize].to_vec())
+}

@@ -365,6 +365,25 @@ fn a_stdio_buffer_beyond_1_gib_is_bad_input_before_anything_is_created() {
         r.stderr
     );
     assert!(!target.exists());
+    // Beyond 64 bits is the same answer with the maximum, never "not a size".
+    let r = iolab_w("run --bs 99999999999t --target {}", &t);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with(
+            "iolab: --bs: '99999999999t' is more than the 1 GiB accepted per operation"
+        ),
+        "{}",
+        r.stderr
+    );
+    let r = iolab_w("run --ops 99999999999999999999 --target {}", &t);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("is too large for a count; the largest is 18446744073709551615"),
+        "{}",
+        r.stderr
+    );
+    assert!(!target.exists());
 }
 
 #[test]
@@ -396,6 +415,36 @@ fn buffers_beyond_this_machines_memory_are_bad_input() {
         r.stderr
     );
     assert!(!target.exists());
+}
+
+/// An offload data area io_uring will not register is bad input naming --bs and why (EFAULT beyond the
+/// 1 GiB a fixed buffer may span), not the locked-memory hint; the target file is removed.
+#[test]
+fn an_offload_data_area_io_uring_will_not_register_names_bs_and_why() {
+    let dir = disk_dir();
+    let target = file(&dir, "f");
+    let r = iolab_w(
+        "run --method offload --bs 600m --ops 2 --target {}",
+        &path_str(&target),
+    );
+    if r.stderr.contains("io_uring is not available") || r.stderr.contains("ENOSYS") {
+        println!("SKIPPED: no io_uring here: {}", r.stderr);
+        return;
+    }
+    if r.code == 0 {
+        println!("SKIPPED: this kernel's io_uring registers a 1.2 GiB fixed buffer");
+        return;
+    }
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with(
+            "iolab: --bs: the offload data area (1.2 GiB: --batch + 1 blocks of --bs)"
+        ) && r.stderr.contains("1 GiB")
+            && !r.stderr.contains("RLIMIT_MEMLOCK"),
+        "{}",
+        r.stderr
+    );
+    assert!(!target.exists(), "the target is removed");
 }
 
 #[test]

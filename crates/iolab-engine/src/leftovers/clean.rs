@@ -378,7 +378,7 @@ mod tests {
 
     /// The journal entry of the file at `p`, made from its descriptors as iolab makes them.
     fn entry_of(p: &std::path::Path, id: u64) -> Option<crate::leftovers::format::Entry> {
-        let (dir, _) = crate::cleanup::open_parent(p).ok()?;
+        let (dir, _) = crate::names::open_parent(p).ok()?;
         let fd = sys::open(p, libc::O_PATH | libc::O_NOFOLLOW, 0).ok()?;
         journal::entry_of(p, dir.as_raw_fd(), fd.as_raw_fd(), id)
     }

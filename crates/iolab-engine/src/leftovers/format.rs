@@ -181,6 +181,20 @@ pub fn mark_value(p: &Process, id: u64) -> String {
     format!("{}:{}:{}:{id}", p.boot, p.pid, p.start)
 }
 
+/// The iolab process whose mark [`XATTR`] the file `fd` carries (any descriptor, `O_PATH` too), if it
+/// carries one that parses.
+pub fn marked_by(fd: std::os::fd::RawFd) -> Option<Process> {
+    let v = sys::get_xattr(fd, XATTR).ok()??;
+    let v = String::from_utf8(v).ok()?;
+    let mut f = v.split(':');
+    let (boot, pid, start) = (f.next()?, f.next()?, f.next()?);
+    Some(Process {
+        pid: pid.parse().ok()?,
+        start: start.parse().ok()?,
+        boot: boot.to_string(),
+    })
+}
+
 pub(super) fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }

@@ -31,6 +31,7 @@ mod report;
 mod zram;
 
 pub use clean::clean;
+pub use format::{marked_by, Process, XATTR};
 pub(crate) use journal::unlink_journal_if_all_removed;
 pub use journal::{forget, record, record_zram};
 pub use report::{CleanReport, Outcome, Verdict};

@@ -86,14 +86,8 @@ impl Server {
         let (r, rings_in) =
             self.open_ring(spec, shape, region, kernel.then_some(sq_cpu).flatten())?;
         let data_len = shape.layout.data_len();
-        r.register(fd, region.data_ptr(), data_len).map_err(|e| {
-            Error::sys_hint(
-                e,
-                format!(
-                    "registering the target and the {data_len}-byte data area (ENOMEM: RLIMIT_MEMLOCK; lower --batch or --bs)"
-                ),
-            )
-        })?;
+        r.register(fd, region.data_ptr(), data_len)
+            .map_err(|e| register_error(e.errno, data_len).unwrap_or_else(|| Error::from(e)))?;
         if kernel {
             r.restrict_and_enable(&broker::ALLOWED_OPS)
                 .map_err(|e| Error::sys_hint(e, "IORING_REGISTER_RESTRICTIONS (Linux 5.10+)"))?;
@@ -181,9 +175,11 @@ impl Server {
         // SAFETY: the data area stays mapped until after the broker's ring is dropped (the region is
         // declared first, so it is dropped last).
         unsafe { r.submitter().register_buffers(&iov) }.map_err(|e| {
-            Error::Runtime(format!(
-                "the broker's io_uring: registering the {data_len}-byte data area: {e} (ENOMEM: RLIMIT_MEMLOCK)"
-            ))
+            register_error(e.raw_os_error().unwrap_or(0), data_len).unwrap_or_else(|| {
+                Error::Runtime(format!(
+                    "the broker's io_uring: registering the {data_len}-byte data area: {e}"
+                ))
+            })
         })?;
         self.service = format!(
             "iolab's request ring ({} entries of 40 bytes) and completion ring in the shared memfd; broker \
@@ -401,4 +397,28 @@ pub fn check_requests(
         )));
     }
     Ok(())
+}
+
+/// What a refused registration of the `data_len`-byte data area means, where iolab knows: io_uring
+/// refuses a fixed buffer over 1 GiB with EFAULT (io_buffer_validate), and ENOMEM is the locked-memory
+/// limit. `None`: the kernel's error as it is.
+fn register_error(errno: i32, data_len: usize) -> Option<Error> {
+    let area = crate::units::fmt_size(data_len as u64);
+    match errno {
+        libc::EFAULT if data_len > 1 << 30 => Some(Error::usage(
+            "--bs",
+            format!(
+                "the offload data area ({area}: --batch + 1 blocks of --bs) is beyond the 1 GiB this \
+                 kernel's io_uring registers as one fixed buffer (EFAULT); lower --bs or --batch"
+            ),
+        )),
+        libc::ENOMEM => Some(Error::usage(
+            "--bs",
+            format!(
+                "registering the {area} offload data area: ENOMEM, more than RLIMIT_MEMLOCK lets this user \
+                 lock (ulimit -l); lower --bs or --batch, or raise the limit"
+            ),
+        )),
+        _ => None,
+    }
 }

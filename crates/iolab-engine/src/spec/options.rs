@@ -7,7 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::method::kind::MethodKind;
-use crate::units::{parse_count, parse_duration, parse_size};
+use crate::units::{parse_count, parse_duration, parse_size, parse_size_wide};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -501,6 +501,39 @@ impl RawSpec {
         match self.count(key)? {
             None => Ok(default),
             Some(n) => nonzero(key, n, what),
+        }
+    }
+
+    /// A size of at least 1 byte and at most `max`, or `default` when unset: a size beyond `max` (even
+    /// beyond 64 bits) is refused naming `max` and `why` it is the limit.
+    pub fn size_within(
+        &self,
+        key: &str,
+        default: u64,
+        what: &str,
+        max: u64,
+        why: &str,
+    ) -> Result<u64> {
+        let flag = format!("--{key}");
+        let n = match self.get(key) {
+            Some(Val::Str(s)) => parse_size_wide(s).map_err(|m| Error::usage(flag.clone(), m))?,
+            _ => self.size(key)?.or(Some(default)),
+        };
+        match n {
+            Some(n) if n <= max => nonzero(key, n, what),
+            n => {
+                let asked = n.map_or_else(
+                    || format!("'{}'", self.get(key).map(Val::text).unwrap_or_default()),
+                    |n| format!("{} ({n} bytes)", crate::units::fmt_size(n)),
+                );
+                Err(Error::usage(
+                    flag,
+                    format!(
+                        "{asked} is more than the {} accepted{why}",
+                        crate::units::fmt_size(max)
+                    ),
+                ))
+            }
         }
     }
 

@@ -42,16 +42,13 @@ impl RawSpec {
             Pattern::Seq,
             &[("seq", Pattern::Seq), ("rand", Pattern::Rand)],
         )?;
-        let bs = self.size_or("bs", 4096, "the block size must be at least 1 byte")?;
-        if bs > MAX_BUFFER {
-            return Err(Error::usage(
-                "--bs",
-                format!(
-                    "{} ({bs} bytes) is more than the 1 GiB per operation accepted",
-                    crate::units::fmt_size(bs)
-                ),
-            ));
-        }
+        let bs = self.size_within(
+            "bs",
+            4096,
+            "the block size must be at least 1 byte",
+            MAX_BUFFER,
+            " per operation",
+        )?;
         let threads = self.count_or("threads", 1, "expected 1 or more threads")?;
         if threads > 1024 {
             return Err(Error::usage(
@@ -66,21 +63,13 @@ impl RawSpec {
         self.check_applies(method)?;
         let queue = self.queue(method.info())?;
         let iovecs = self.iovecs(bs)?;
-        let stdio_buffer = self.size_or(
+        let stdio_buffer = self.size_within(
             "stdio-buffer",
             DEFAULT_STDIO_BUFFER,
             "expected a buffer of 1 byte or more",
+            MAX_BUFFER,
+            " (a buffer larger than the data written between flushes is never filled)",
         )?;
-        if stdio_buffer > MAX_BUFFER {
-            return Err(Error::usage(
-                "--stdio-buffer",
-                format!(
-                    "{} ({stdio_buffer} bytes) is more than the 1 GiB accepted (a buffer larger than the data \
-                     written between flushes is never filled)",
-                    crate::units::fmt_size(stdio_buffer)
-                ),
-            ));
-        }
         let file_size = match self.size("file-size")? {
             None => None,
             Some(n) => Some(nonzero("file-size", n, "expected 1 byte or more")?),

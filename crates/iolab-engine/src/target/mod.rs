@@ -96,6 +96,11 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
                 "{shown}: a parent of this path is not a directory"
             )))
         }
+        Err(Error::Sys(f)) if f.err.errno == libc::ENOENT => {
+            // Its directory is missing: said as for a new file's.
+            check_parent(&path)?;
+            return Err(Error::Sys(f));
+        }
         Err(e) => return Err(e),
     };
     let st = pin.as_ref().map(|p| p.st);
@@ -110,11 +115,8 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     let kind = kind_of(st.as_ref(), &shown)?;
     check_kind_rules(spec, kind, &shown)?;
     let existing_file = kind == TargetKind::File && st.is_some();
-    if existing_file && writes && !spec.overwrite {
-        return Err(Error::usage(
-            "--overwrite",
-            format!("{shown} exists and iolab did not create it; add --overwrite to write into it, or choose a new path (a file a killed iolab left: `iolab clean` removes it)"),
-        ));
+    if existing_file && writes {
+        check_existing_file(spec, pin.as_ref().expect("it exists"), &shown)?;
     }
     let claim = match (&pin, kind == TargetKind::BlockDevice && writes) {
         (Some(p), true) => Some(claim_block_device(spec, p, &shown)?),
@@ -167,6 +169,35 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
 }
 
 /// A path under /dev that does not exist is refused: iolab never makes a regular file there.
+/// An existing file is written only with --overwrite, and never while a running iolab measures on it
+/// (iolab marks what it creates): a killed iolab's file is `iolab clean`'s.
+fn check_existing_file(spec: &Spec, pin: &Pin, shown: &str) -> Result<()> {
+    let owner = pin.iolab_owner();
+    if let Some(p) = owner.as_ref().filter(|p| p.alive()) {
+        return Err(target_err(format!(
+            "{shown} is the target of a running iolab (pid {}); wait for it to finish or choose a new path \
+             (two runs on one file measure each other)",
+            p.pid
+        )));
+    }
+    if spec.overwrite {
+        return Ok(());
+    }
+    let what = match owner {
+        Some(p) => format!(
+            "{shown} {TARGET_LEFT} (pid {}); `iolab clean` removes it, or add --overwrite to write into it",
+            p.pid
+        ),
+        None => format!("{shown} {TARGET_EXISTS}; add --overwrite to write into it, or choose a new path"),
+    };
+    Err(Error::usage("--overwrite", what))
+}
+
+/// How the refusal of an existing file without --overwrite says it: one iolab did not make ...
+pub const TARGET_EXISTS: &str = "exists and iolab did not create it";
+/// ... and one an iolab that was killed left (its mark names a process no longer running).
+pub const TARGET_LEFT: &str = "exists, left by an iolab that was killed";
+
 fn check_named_dev(path: &Path, shown: &str) -> Result<()> {
     let in_dev = path.starts_with("/dev/") && !path.starts_with("/dev/shm/");
     if in_dev && !path.exists() && path != Path::new(crate::sink_device::DEVICE) {

@@ -5,10 +5,11 @@
 //! replaced by another file after the lookup never receives iolab's writes. A symbolic link the user
 //! named is followed once, at the lookup, and the result says so.
 
-use crate::cleanup::{open_parent, Created};
+use crate::cleanup::Created;
 use crate::error::{Error, Result};
+use crate::names::{open_parent, open_same, replaced};
 use iolab_sys as sys;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
@@ -22,37 +23,6 @@ pub struct Pin {
     pub st: sys::Stat,
     /// The path the lookup ended at (a symbolic link the user named followed).
     pub path: PathBuf,
-}
-
-/// Opens `name` in `dir` with `flags` (| O_NOFOLLOW), and only if it is still the file `id` (device,
-/// inode): else the name was replaced after iolab looked it up, and nothing is opened.
-pub fn open_same(
-    dir: &OwnedFd,
-    name: &OsStr,
-    flags: libc::c_int,
-    id: (u64, u64),
-    path: &Path,
-) -> Result<OwnedFd> {
-    let shown = path.display().to_string();
-    let fd = sys::openat(dir.as_raw_fd(), name, flags | libc::O_NOFOLLOW, 0).map_err(|e| {
-        if e.errno == libc::ELOOP {
-            replaced(&shown)
-        } else {
-            Error::sys_on(e, &shown)
-        }
-    })?;
-    let st = sys::fstat(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, &shown))?;
-    if sys::identity(&st) != id {
-        return Err(replaced(&shown));
-    }
-    Ok(fd)
-}
-
-fn replaced(shown: &str) -> Error {
-    Error::Runtime(format!(
-        "{shown} was replaced after iolab looked it up (the name now refers to another file or a symbolic \
-         link): iolab opens nothing else under that name; run again"
-    ))
 }
 
 impl Pin {
@@ -70,9 +40,14 @@ impl Pin {
             return Pin::open_found(dir, name, path).map(Some);
         }
         let real = std::fs::canonicalize(path).map_err(|e| {
-            Error::Runtime(format!(
-                "{shown} is a symbolic link that leads nowhere: {e}"
-            ))
+            let to = std::fs::read_link(path).map_or("?".into(), |t| t.display().to_string());
+            Error::usage(
+                "--target",
+                format!(
+                "{shown} is a dangling symlink (it points to {to}: {e}); iolab creates nothing through a \
+                 symbolic link: name the file itself"
+                ),
+            )
         })?;
         notes.push(format!(
             "{shown} is a symbolic link: iolab followed it once, to {}, and used that file throughout",
@@ -103,6 +78,11 @@ impl Pin {
     /// a path (statfs).
     pub fn proc_path(&self) -> PathBuf {
         sys::fd_path(self.fd.as_raw_fd())
+    }
+
+    /// The iolab process that marked this file as its own, if one did (see [`crate::leftovers`]).
+    pub fn iolab_owner(&self) -> Option<crate::leftovers::Process> {
+        crate::leftovers::marked_by(self.fd.as_raw_fd())
     }
 
     /// Opens the target with `flags`, only while its name is still the file looked up.

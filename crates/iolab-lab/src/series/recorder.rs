@@ -4,7 +4,9 @@ use super::check::{new_out, not_records, refuse_other_settings, resumable, resum
 use super::records::append_record;
 use super::records::is_point;
 use super::records::retried;
+use iolab_engine::cleanup::Created;
 use iolab_engine::error::{Error, Result};
+use iolab_engine::made_dirs::MadeDirs;
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -23,6 +25,9 @@ pub struct Recorder {
     pub notes: Vec<String>,
     /// What every record of this file carries as `"settings"` (see [`settings`]).
     settings: Value,
+    /// The file and the directories made for it, removed unless a record lands.
+    made: Option<Created>,
+    dirs: Option<MadeDirs>,
 }
 
 impl Recorder {
@@ -31,24 +36,38 @@ impl Recorder {
     /// its records carry other `settings`). `out` absent: a new `iolab-results/<stem>-<UTC>.jsonl`. An
     /// existing file is never appended to or replaced without `resume`.
     pub fn open(out: Option<&Path>, resume: bool, stem: &str, settings: Value) -> Result<Recorder> {
+        let mut dirs = None;
         let path = match (out, resume) {
             (Some(p), true) => resumable(p)?,
             (Some(p), false) => new_out(p)?,
-            (None, _) => default_out(stem)?,
+            (None, _) => {
+                let (p, d) = default_out(stem)?;
+                dirs = Some(d);
+                p
+            }
         };
-        let mut opts = std::fs::OpenOptions::new();
-        opts.read(true).append(true);
-        if !resume {
-            opts.create_new(true);
-        }
-        let file = opts.open(&path).map_err(|e| {
-            let what = if resume { "read" } else { "open --out" };
-            Error::Runtime(format!("cannot {what} {}: {e}", path.display()))
-        })?;
+        let (file, made) = if resume {
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .append(true)
+                .open(&path)
+                .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", path.display())))?;
+            (f, None)
+        } else {
+            // Made new, through its directory and never through a link; removed again if no record
+            // lands in it (a failure before the first point ends leaves no empty file).
+            let (fd, made) = Created::new_file(&path, libc::O_RDWR | libc::O_APPEND, 0o644, false)
+                .map_err(|e| {
+                    Error::Runtime(format!("cannot open --out {}: {e}", path.display()))
+                })?;
+            (std::fs::File::from(fd), Some(made))
+        };
         lock(&file, &path)?;
         let mut rec = Recorder {
             path,
             file,
+            made,
+            dirs,
             done: Vec::new(),
             dropped: 0,
             notes: Vec::new(),
@@ -124,6 +143,12 @@ impl Recorder {
             m.insert("settings".into(), self.settings.clone());
         }
         append_record(&mut self.file, &rec)?;
+        if let Some(m) = self.made.take() {
+            m.keep_for_good();
+        }
+        if let Some(d) = self.dirs.take() {
+            d.keep();
+        }
         self.done.push(rec);
         Ok(())
     }
@@ -146,8 +171,9 @@ pub(super) fn lock(file: &std::fs::File, path: &Path) -> Result<()> {
     }
 }
 
-/// No `--out`: a new `iolab-results/<stem>-<UTC>.jsonl` (`-2`, `-3` ... when taken).
-pub(super) fn default_out(stem: &str) -> Result<PathBuf> {
+/// No `--out`: a new `iolab-results/<stem>-<UTC>.jsonl` (`-2`, `-3` ... when taken), and the
+/// directories made for it.
+pub(super) fn default_out(stem: &str) -> Result<(PathBuf, MadeDirs)> {
     let dir = Path::new("iolab-results");
     if dir.exists() && !dir.is_dir() {
         return Err(Error::usage(
@@ -155,8 +181,7 @@ pub(super) fn default_out(stem: &str) -> Result<PathBuf> {
             "./iolab-results, where records go without --out, is not a directory: give --out FILE",
         ));
     }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::Runtime(format!("cannot create {}: {e}", dir.display())))?;
+    let dirs = MadeDirs::make(dir)?;
     let stamp = iolab_engine::units::utc_stamp(
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -169,5 +194,5 @@ pub(super) fn default_out(stem: &str) -> Result<PathBuf> {
         k += 1;
         p = dir.join(format!("{stem}-{stamp}-{k}.jsonl"));
     }
-    Ok(p)
+    Ok((p, dirs))
 }

@@ -180,17 +180,17 @@ fn parse_records(text: &str, path: &Path) -> Result<(Vec<Value>, usize)> {
     Ok((out.into_iter().flatten().collect(), ignored))
 }
 
-/// What a point of a sweep or suite is refused with when its target file exists (`target.rs`: "... exists
-/// and iolab did not create it; add --overwrite ..."): most often a file an interrupted iolab left behind.
-pub const TARGET_EXISTS: &str = "exists and iolab did not create it";
+/// What a point of a sweep or suite is refused with when its target file exists (most often a file an
+/// interrupted iolab left behind).
+pub use iolab_engine::target::{TARGET_EXISTS, TARGET_LEFT};
 
 /// Whether a record of a point is run again at `--resume` rather than taken as done: the point did not
 /// run because its target file existed (a leftover of an interrupted iolab, which may be gone now; if it
 /// is still there, the point is refused again and recorded so).
 pub fn retried(rec: &Value) -> bool {
-    rec.get("error")
-        .and_then(|e| e.as_str())
-        .is_some_and(|e| e.starts_with("--overwrite:") && e.contains(TARGET_EXISTS))
+    rec.get("error").and_then(|e| e.as_str()).is_some_and(|e| {
+        e.starts_with("--overwrite:") && (e.contains(TARGET_EXISTS) || e.contains(TARGET_LEFT))
+    })
 }
 
 /// What a sweep or suite records in each point's record as `"settings"`, so `--resume` runs only with

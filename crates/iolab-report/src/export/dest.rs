@@ -6,6 +6,7 @@
 use crate::text::{self, Doc};
 use iolab_engine::cleanup::Created;
 use iolab_engine::error::Error;
+use iolab_engine::made_dirs::MadeDirs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -55,17 +56,36 @@ pub fn write_new(flag: &str, p: &Path, bytes: &[u8]) -> Result<(), Error> {
     if p == Path::new("-") {
         return out_bytes(bytes);
     }
+    match try_write_new(flag, p, bytes)? {
+        Some(()) => Ok(()),
+        None => Err(Error::Output(format!(
+            "cannot create {flag} {}: it exists (made since iolab checked); iolab does not replace files",
+            p.display()
+        ))),
+    }
+}
+
+/// Writes `bytes` to the new file `p`; `Ok(None)` when the name is taken.
+fn try_write_new(flag: &str, p: &Path, bytes: &[u8]) -> Result<Option<()>, Error> {
     // O_EXCL and never through a symbolic link; journaled while it is written, so a file cut short by a
     // kill is `iolab clean`'s, and removed (only while its name is still it) when the write fails.
-    let (fd, made) = Created::new_file(p, libc::O_WRONLY, 0o644, false)
-        .map_err(|e| Error::Output(format!("cannot create {flag} {}: {e}", p.display())))?;
+    let (fd, made) = match Created::new_file(p, libc::O_WRONLY, 0o644, false) {
+        Ok(m) => m,
+        Err(Error::Sys(f)) if f.err.errno == libc::EEXIST => return Ok(None),
+        Err(e) => {
+            return Err(Error::Output(format!(
+                "cannot create {flag} {}: {e}",
+                p.display()
+            )))
+        }
+    };
     let mut f = std::fs::File::from(fd);
     // sync_all: a full disk may only say so when the data is written back. A file cut short is removed
     // (iolab made it just now): no half document is left to be read as a whole one.
     match f.write_all(bytes).and_then(|()| f.sync_all()) {
         Ok(()) => {
             made.keep_for_good();
-            Ok(())
+            Ok(Some(()))
         }
         Err(e) => {
             drop(made);
@@ -137,10 +157,10 @@ pub fn errln(t: &str) {
     err_bytes(text::wrap_text(&format!("{t}\n"), text::width_for(2)).as_bytes());
 }
 
-/// Writes `bytes` to a new file `<dir>/<stem>-<stamp>[-N].json`, never replacing an existing file.
+/// Writes `bytes` to a new file `<dir>/<stem>-<stamp>[-N].json`, never replacing an existing file; `dir`
+/// is made if missing, and removed again when the file could not be written (nothing empty is left).
 pub fn write_new_in(dir: &Path, stem: &str, stamp: &str, bytes: &[u8]) -> Result<PathBuf, Error> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::Runtime(format!("cannot create {}: {e}", dir.display())))?;
+    let dirs = MadeDirs::make(dir)?;
     for n in 0..1000 {
         let name = if n == 0 {
             format!("{stem}-{stamp}.json")
@@ -148,23 +168,9 @@ pub fn write_new_in(dir: &Path, stem: &str, stamp: &str, bytes: &[u8]) -> Result
             format!("{stem}-{stamp}-{n}.json")
         };
         let p = dir.join(name);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&p)
-        {
-            Ok(mut f) => {
-                f.write_all(bytes)
-                    .map_err(|e| Error::Runtime(format!("cannot write {}: {e}", p.display())))?;
-                return Ok(p);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                return Err(Error::Runtime(format!(
-                    "cannot create {}: {e}",
-                    p.display()
-                )))
-            }
+        if try_write_new("the results file", &p, bytes)?.is_some() {
+            dirs.keep();
+            return Ok(p);
         }
     }
     Err(Error::Runtime(format!(
