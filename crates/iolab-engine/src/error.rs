@@ -155,7 +155,7 @@ pub fn default_hint(call: &str, errno: i32) -> Option<&'static str> {
             "the kernel refused the request: with --direct, --bs and --offset must be multiples of the \
              device's O_DIRECT alignment"
         }
-        (_, libc::EROFS) => "the target is on a read-only filesystem",
+        (_, libc::EROFS) => "it is on a read-only filesystem: choose a place on a writable one",
         (_, libc::ENODEV) => "this target does not support the operation (e.g. it cannot be mapped)",
         (_, libc::EFBIG) => "the file would exceed the filesystem's maximum size: lower --file-size",
         (_, libc::EIO) => "the device reported an I/O error: check dmesg",

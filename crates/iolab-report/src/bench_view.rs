@@ -5,6 +5,27 @@ use iolab_lab::bench::{
     ProfileBenchReport,
 };
 
+/// The shortest round a verdict against a target is given for: 1 ms, so that a clock read, a tick and
+/// the cost of starting the loop stay well under 1% of what is timed.
+const MIN_ROUND_NS: f64 = 1e6;
+
+/// "met" or "MISSED" against a target, or why no verdict is given: `round_ns` is how long one round
+/// of the faster side lasted, `rounds` how many there were.
+fn verdict(ok: bool, round_ns: f64, rounds: u32) -> String {
+    if rounds < 3 {
+        format!("no verdict: {rounds} round(s), a median needs at least 3 (raise --rounds)")
+    } else if !(round_ns >= MIN_ROUND_NS) {
+        format!(
+            "no verdict: a round lasted {}, too short to compare (at least 1 ms; raise --ops)",
+            iolab_engine::units::fmt_ns(round_ns)
+        )
+    } else if ok {
+        "met".into()
+    } else {
+        "MISSED".into()
+    }
+}
+
 /// The median of some rounds (NaN when there are none).
 fn median(v: &[f64]) -> f64 {
     iolab_engine::stats::median(v).unwrap_or(f64::NAN)
@@ -23,7 +44,7 @@ pub fn render(r: &OverheadReport) -> String {
          {} rounds x {} ops, alternating, same thread; ns/op = loop wall time / ops\n\
          bare write() loop  median {:7.1} ns/op   rounds: {}\n\
          iolab psync run    median {:7.1} ns/op   rounds: {}\n\
-         ratio iolab/bare   {:.3}x median of per-round ratios (target <= 1.15x)\n\
+         ratio iolab/bare   {:.3}x median of per-round ratios (target <= 1.15x: {})\n\
          \x20                  {:.3}x ratio of medians, {:.3}x ratio of minimums\n\
          like for like      {:.3}x iolab psync / bare pwrite() loop, {:.3}x iolab sync / bare write() loop\n\
          correctness        {:.4} kernel-counted write syscalls per iolab op (/proc/self/io syscw)\n",
@@ -34,6 +55,11 @@ pub fn render(r: &OverheadReport) -> String {
         r.iolab_median_ns,
         fmt(&r.iolab_ns),
         r.ratio,
+        verdict(
+            r.ratio <= 1.15,
+            r.bare_median_ns * r.ops_per_round as f64,
+            r.rounds
+        ),
         r.ratio_of_medians,
         r.ratio_of_minimums,
         r.ratio_psync_vs_bare_pwrite,
@@ -83,8 +109,14 @@ pub fn render_nop(r: &NopReport) -> String {
         r.ops_per_round, r.rounds
     );
     for (b, raw, lab, ratio) in &r.rows {
+        let judged = if *b == 32 {
+            let round_ns = r.ops_per_round as f64 / raw * 1e9;
+            format!(" {}", verdict(*ratio >= 0.9, round_ns, r.rounds))
+        } else {
+            String::new()
+        };
         o.push_str(&format!(
-            "{b:>5}   {:>12.2} M   {:>9.2} M   {ratio:.3}x\n",
+            "{b:>5}   {:>12.2} M   {:>9.2} M   {ratio:.3}x{judged}\n",
             raw / 1e6,
             lab / 1e6
         ));
@@ -100,8 +132,14 @@ pub fn render_offload(r: &OffloadBenchReport) -> String {
         r.ops_per_round, r.rounds
     );
     for row in &r.rows {
-        let ok1 = row.path == "native" || row.batch1_ratio <= 3.0;
-        let ok32 = row.path == "native" || row.batch32_ratio >= 0.5;
+        let native = row.path == "native";
+        let judge = |ok: bool, round_ns: f64| {
+            if native {
+                String::new()
+            } else {
+                verdict(ok, round_ns, r.rounds)
+            }
+        };
         o.push_str(&format!(
             "{:<8} {:>15.1}  {:>10}  {:>6.2}x {:<17}   {:>17.2}  {:>6.2}x {}\n",
             row.path,
@@ -110,22 +148,16 @@ pub fn render_offload(r: &OffloadBenchReport) -> String {
                 .map(|c| format!("{c:.0}"))
                 .unwrap_or_else(|| "-".into()),
             row.batch1_ratio,
-            if row.path == "native" {
-                ""
-            } else if ok1 {
-                "met"
-            } else {
-                "MISSED"
-            },
+            judge(
+                row.batch1_ratio <= 3.0,
+                row.batch1_ns * r.ops_per_round as f64
+            ),
             row.batch32_nops_per_s / 1e6,
             row.batch32_ratio,
-            if row.path == "native" {
-                ""
-            } else if ok32 {
-                "met"
-            } else {
-                "MISSED"
-            },
+            judge(
+                row.batch32_ratio >= 0.5,
+                r.ops_per_round as f64 / row.batch32_nops_per_s * 1e9
+            ),
         ));
     }
     o.push_str(&format!(
@@ -153,7 +185,14 @@ pub fn render_profile(r: &ProfileBenchReport) -> String {
             row.separate_ratio_of_minimums,
             row.inline_ratio,
             row.inline_ratio_of_minimums,
-            if row.inline_ratio <= 1.05 { "met" } else { "MISSED" },
+            if row.inline_samples > 0.0 {
+                verdict(row.inline_ratio <= 1.05, MIN_ROUND_NS, r.rounds)
+            } else {
+                format!(
+                    "no verdict: no samples were taken (a run shorter than one sample period at {} Hz; raise --ops)",
+                    r.frequency_hz
+                )
+            },
             row.inline_samples,
             row.lost
         ));
@@ -171,8 +210,26 @@ pub fn render_counting(r: &CountingBenchReport) -> String {
     for (name, separate, full) in &r.rows {
         o.push_str(&format!(
             "{name}\n  separate / none {separate:.3} (target <= 1.15: {})   full / none {full:.3}\n",
-            if *separate <= 1.15 { "met" } else { "MISSED" }
+            verdict(*separate <= 1.15, r.duration_s * 1e9, r.rounds)
         ));
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_verdict_on_rounds_too_short_or_too_few() {
+        assert_eq!(verdict(true, 2e6, 5), "met");
+        assert_eq!(verdict(false, 2e6, 5), "MISSED");
+        let short = verdict(true, 601.0, 5);
+        assert!(
+            short.starts_with("no verdict: a round lasted 601.0 ns"),
+            "{short}"
+        );
+        assert!(verdict(false, f64::NAN, 5).starts_with("no verdict"));
+        assert!(verdict(true, 2e6, 1).starts_with("no verdict: 1 round(s)"));
+    }
 }

@@ -149,6 +149,33 @@ pub fn lseek_set(fd: RawFd, off: u64) -> SysResult<u64> {
     .map(|r| r as u64)
 }
 
+/// Bytes of holes in [start, end) of the file `fd` (lseek SEEK_DATA / SEEK_HOLE); `Ok(0)` where the
+/// filesystem reports none (a filesystem without the calls reports the whole file as data).
+pub fn hole_bytes(fd: RawFd, start: u64, end: u64) -> SysResult<u64> {
+    let seek = |off: u64, whence: libc::c_int| {
+        // SAFETY: lseek only reads its integer arguments.
+        result("lseek", unsafe {
+            lfs::lseek(fd, off as lfs::off_t, whence)
+        })
+        .map(|r| r as u64)
+    };
+    let (mut holes, mut at) = (0, start);
+    while at < end {
+        let data = match seek(at, libc::SEEK_DATA) {
+            Ok(d) => d.min(end),
+            // ENXIO: no data from `at` to the end of the file.
+            Err(e) if e.errno == libc::ENXIO => end,
+            Err(e) => return Err(e),
+        };
+        holes += data - at;
+        if data >= end {
+            break;
+        }
+        at = seek(data, libc::SEEK_HOLE)?.min(end);
+    }
+    Ok(holes)
+}
+
 /// fsync(2).
 pub fn fsync(fd: RawFd) -> SysResult<()> {
     // SAFETY: fsync only reads its integer argument.
@@ -270,6 +297,22 @@ pub fn blk_size(fd: RawFd) -> SysResult<u64> {
         libc::ioctl(fd, BLKGETSIZE64, &mut size as *mut u64)
     })?;
     Ok(size)
+}
+
+/// FS_IMMUTABLE_FL and FS_APPEND_FL of <linux/fs.h> (`chattr +i`, `chattr +a`).
+pub const FS_IMMUTABLE_FL: u32 = 0x10;
+pub const FS_APPEND_FL: u32 = 0x20;
+
+/// The inode flags of the file `fd` (ioctl FS_IOC_GETFLAGS; `lsattr` shows them). ENOTTY where the
+/// filesystem keeps none.
+pub fn inode_flags(fd: RawFd) -> SysResult<u32> {
+    // The kernel reads and writes an int, whatever the request's size field says.
+    let mut v: libc::c_int = 0;
+    // SAFETY: FS_IOC_GETFLAGS writes one int through the pointer, which points to a live c_int.
+    result("ioctl(FS_IOC_GETFLAGS)", unsafe {
+        libc::ioctl(fd, libc::FS_IOC_GETFLAGS, &mut v as *mut libc::c_int)
+    })?;
+    Ok(v as u32)
 }
 
 /// Logical sector size of a block device (ioctl BLKSSZGET): the O_DIRECT alignment it needs.

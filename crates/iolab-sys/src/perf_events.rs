@@ -416,7 +416,7 @@ impl PerfRing {
 }
 
 /// The page size (sysconf(_SC_PAGESIZE)); 4096 if it cannot be read.
-fn page_size() -> usize {
+pub fn page_size() -> usize {
     // SAFETY: sysconf takes no pointer and has no side effect.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     if p > 0 {

@@ -1,7 +1,7 @@
 //! `iolab completions SHELL` and `iolab man`: shell completions (clap_complete) and man pages
 //! (clap_mangen), generated from the same command definition the parser uses, so they never drift from it.
 
-use crate::output::{out_bytes, write_new};
+use crate::output::out_bytes;
 use clap::{Args, Command};
 use clap_complete::Shell;
 use iolab_engine::error::Error;
@@ -36,7 +36,8 @@ pub(crate) fn cmd_man(a: &ManArgs, cmd: Command) -> Result<i32, Error> {
         return Ok(0);
     };
     let mut pages = vec![("iolab.1".to_string(), page(cmd.clone())?)];
-    for sub in cmd.get_subcommands() {
+    // Hidden subcommands (the offload guest's entry point) are iolab's own, not the user's: no page.
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         // Command::name wants a 'static name (clap's "string" feature is off): one small string per
         // page, for a process that ends right after.
         let name: &'static str = Box::leak(format!("iolab-{}", sub.get_name()).into_boxed_str());
@@ -56,11 +57,8 @@ pub(crate) fn cmd_man(a: &ManArgs, cmd: Command) -> Result<i32, Error> {
             ));
         }
     }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::Output(format!("cannot create --dir {}: {e}", dir.display())))?;
-    for (file, bytes) in &pages {
-        write_new("--dir", &dir.join(file), bytes)?;
-    }
+    // All pages or none: a full disk halfway leaves DIR as it was, so the rerun is not refused.
+    crate::output::write_new_set("--dir", dir, &pages)?;
     crate::output::outln(&format!("{} man pages in {}", pages.len(), dir.display()))?;
     Ok(0)
 }

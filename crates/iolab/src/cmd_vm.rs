@@ -116,15 +116,18 @@ pub(crate) fn request(a: &VmArgs, commands: Vec<Vec<OsString>>) -> Result<VmRequ
         Some(m) => Board::parse(m, arch).map_err(|e| Error::usage("--machine", e))?,
     };
     let exe = exe(a, arch)?;
+    let cache = match &a.cache {
+        Some(c) => std::path::absolute(c)
+            .map_err(|e| Error::usage("--cache", format!("{}: {e}", c.display())))?,
+        None => vm::default_cache()?,
+    };
+    // Where the parts are kept must take them: checked before anything is fetched.
+    crate::output::check_dir_path("--cache", &cache)?;
     Ok(VmRequest {
         arch,
         board,
         kernel: a.kernel.clone(),
-        cache: match &a.cache {
-            Some(c) => std::path::absolute(c)
-                .map_err(|e| Error::usage("--cache", format!("{}: {e}", c.display())))?,
-            None => vm::default_cache()?,
-        },
+        cache,
         timeout: Duration::from_secs(a.timeout),
         commands,
         exe,

@@ -266,3 +266,29 @@ fn existing_json_file_is_not_replaced() {
     );
     assert_eq!(std::fs::read_to_string(&j).unwrap(), "keep me");
 }
+
+/// `vm --cache` in a place iolab cannot write is bad input naming --cache, before anything is fetched.
+#[test]
+fn a_vm_cache_iolab_cannot_write_in_names_the_flag() {
+    let d = tempfile::tempdir().unwrap();
+    let ro = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "ro,size=64k", "tmpfs"])
+        .arg(d.path())
+        .status();
+    if !ro.is_ok_and(|s| s.success()) {
+        println!("SKIPPED: a read-only tmpfs could not be mounted (not root?)");
+        return;
+    }
+    let cache = path_str(&d.path().join("cache"));
+    let r = iolab(&["vm", "--cache", &cache, "--", "run"]);
+    let _ = std::process::Command::new("umount").arg(d.path()).status();
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .starts_with("iolab: --cache: iolab cannot write in")
+            && r.stderr.contains("read-only filesystem")
+            && !r.stderr.contains("the target"),
+        "{}",
+        r.stderr
+    );
+}

@@ -63,6 +63,41 @@ fn load_says_why_it_cannot() {
         "{}",
         r.stderr
     );
+    // So is a parameter the driver does not declare, or a value it does not take, whatever the kernel
+    // would have said about loading at all.
+    for (p, why) in [
+        ("colour=red", "names no parameter of the driver"),
+        (
+            "personality=bogus",
+            "gives personality a value it does not take",
+        ),
+        ("log=2", "gives log a value it does not take"),
+        (
+            "buf_size=5000",
+            "is 5000 bytes; the buffer is a multiple of",
+        ),
+        (
+            "buf_size=2g",
+            "is 2147483648 bytes; the buffer is a multiple of",
+        ),
+    ] {
+        let r = iolab_cache(&["driver", "load", p], cache.path());
+        assert_eq!(r.code, 2, "{p}: {}", r.stderr);
+        assert!(
+            r.stderr.starts_with(&format!("iolab: PARAM: '{p}' {why}")),
+            "{p}: {}",
+            r.stderr
+        );
+    }
+    // A user who may not load modules is told so, not where the module would be.
+    if let Some((o, _home)) = iolab_as_nobody(&["driver", "load"]) {
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(
+            (e.contains("CAP_SYS_MODULE") || e.contains("ENOSYS")) && !e.contains("no module at"),
+            "{e}"
+        );
+    }
 }
 
 #[test]

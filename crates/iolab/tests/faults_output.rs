@@ -176,12 +176,16 @@ struct SmallFs(tempfile::TempDir);
 
 impl SmallFs {
     fn mount() -> Result<SmallFs, String> {
+        SmallFs::mount_sized("64k")
+    }
+
+    fn mount_sized(size: &str) -> Result<SmallFs, String> {
         if euid() != 0 {
             return Err("not root".into());
         }
         let d = tempfile::tempdir().map_err(|e| e.to_string())?;
         let st = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
             .arg(d.path())
             .status()
             .map_err(|e| e.to_string())?;
@@ -307,4 +311,31 @@ fn a_sweep_that_records_nothing_leaves_no_empty_file_or_directory() {
     no_panic(&r, "sweep with stdout on /dev/full");
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(!out.exists(), "no empty --out left: {}", r.stderr);
+}
+
+/// `man --dir` on a filesystem that fills up halfway writes all pages or none: the pages already
+/// written are removed, so the rerun (with room) is not refused for them.
+#[test]
+fn man_pages_on_a_full_filesystem_are_all_or_none() {
+    let fs = match SmallFs::mount_sized("160k") {
+        Ok(f) => f,
+        Err(why) => {
+            println!("SKIPPED: a small tmpfs is needed ({why})");
+            return;
+        }
+    };
+    let filler = fs.path().join("filler");
+    // 140 of its 160 KiB taken: a few pages fit, not all.
+    std::fs::write(&filler, vec![0u8; 140 * 1024]).unwrap();
+    let dir = fs.path().join("man");
+    let d = path_str(&dir);
+    let r = iolab(&["man", "--dir", &d]);
+    no_panic(&r, "man --dir on a full tmpfs");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("No space left on device"), "{}", r.stderr);
+    assert!(!dir.exists(), "no page and no directory left: {}", r.stderr);
+    std::fs::remove_file(&filler).unwrap();
+    let r = iolab(&["man", "--dir", &d]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(dir.join("iolab-run.1").exists() && dir.join("iolab.1").exists());
 }

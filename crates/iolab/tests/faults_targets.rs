@@ -430,3 +430,100 @@ fn debugfs_and_tracefs_in_a_private_namespace_are_refused() {
         "{err}"
     );
 }
+
+/// Reading a sparse file says how much of what was read is holes (zeros the kernel makes up without
+/// reading the device); a file written in full gets no such note.
+#[test]
+fn reading_the_holes_of_a_sparse_file_is_said() {
+    let dir = disk_dir();
+    let sparse = file(&dir, "sparse.dat");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let r = run_json(&[
+        "--method",
+        "psync",
+        "--op",
+        "read",
+        "--bs",
+        "1m",
+        "--ops",
+        "16",
+        "--target",
+        &path_str(&sparse),
+    ]);
+    let notes = r["notes"].to_string();
+    if !notes.contains("is sparse")
+        && std::fs::metadata(&sparse)
+            .map(|m| std::os::unix::fs::MetadataExt::blocks(&m))
+            .unwrap_or(0)
+            > 0
+    {
+        println!(
+            "SKIPPED: the filesystem of {} allocates what truncate extends",
+            sparse.display()
+        );
+        return;
+    }
+    assert!(
+        notes.contains("is sparse: 64 MiB of the 64 MiB region read (100.0%) are holes"),
+        "{notes}"
+    );
+    let full = file(&dir, "full.dat");
+    std::fs::write(&full, vec![1u8; 16 << 20]).unwrap();
+    let r = run_json(&[
+        "--method",
+        "psync",
+        "--op",
+        "read",
+        "--bs",
+        "1m",
+        "--ops",
+        "16",
+        "--target",
+        &path_str(&full),
+    ]);
+    assert!(
+        !r["notes"].to_string().contains("is sparse"),
+        "{}",
+        r["notes"]
+    );
+}
+
+/// An immutable or append-only file is refused before the work, naming the attribute (not as a
+/// permission another user could have).
+#[test]
+fn an_immutable_target_names_its_attribute() {
+    let dir = disk_dir();
+    let t = file(&dir, "imm.dat");
+    std::fs::write(&t, vec![0u8; 1 << 20]).unwrap();
+    for (flag, letter, what) in [("+i", "i", "immutable"), ("+a", "a", "append-only")] {
+        let set = Command::new("chattr").arg(flag).arg(&t).status();
+        if !set.is_ok_and(|s| s.success()) {
+            println!("SKIPPED: chattr {flag} failed (not root, no chattr, or a filesystem without attributes)");
+            return;
+        }
+        let r = iolab(&[
+            "run",
+            "--target",
+            &path_str(&t),
+            "--overwrite",
+            "--ops",
+            "10",
+        ]);
+        let _ = Command::new("chattr")
+            .arg(format!("-{letter}"))
+            .arg(&t)
+            .status();
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            r.stderr
+                .contains(&format!("is {what} (lsattr shows '{letter}')"))
+                && r.stderr.contains(&format!("`chattr -{letter}`"))
+                && !r.stderr.contains("run as a user"),
+            "{}",
+            r.stderr
+        );
+    }
+}

@@ -115,3 +115,21 @@ fn json_document_has_the_documented_fields() {
     );
     assert_eq!(v["spec"]["qd"], 2);
 }
+
+/// A bench whose rounds are too short to time gives its ratios but no verdict against its target.
+#[test]
+fn a_bench_of_rounds_too_short_gives_no_verdict() {
+    let r = iolab(&["bench", "--ops", "1", "--rounds", "3"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("ratio iolab/bare"))
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(
+        line.contains("(target <= 1.15x: no verdict: a round lasted")
+            && !line.contains("met")
+            && !line.contains("MISSED"),
+        "{line}"
+    );
+}

@@ -181,7 +181,7 @@ fn check_existing_file(spec: &Spec, pin: &Pin, shown: &str) -> Result<()> {
         )));
     }
     if spec.overwrite {
-        return Ok(());
+        return check_attributes(pin, shown);
     }
     let what = match owner {
         Some(p) => format!(
@@ -191,6 +191,26 @@ fn check_existing_file(spec: &Spec, pin: &Pin, shown: &str) -> Result<()> {
         None => format!("{shown} {TARGET_EXISTS}; add --overwrite to write into it, or choose a new path"),
     };
     Err(Error::usage("--overwrite", what))
+}
+
+/// A file marked immutable or append-only (`chattr +i`/`+a`) refuses writes even to root (EPERM): said
+/// before the work, with the attribute, rather than as a permission a user could have.
+fn check_attributes(pin: &Pin, shown: &str) -> Result<()> {
+    let Ok(fd) = pin.open(libc::O_RDONLY | libc::O_NONBLOCK) else {
+        return Ok(());
+    };
+    let flags = sys::inode_flags(fd.as_raw_fd()).unwrap_or(0);
+    let (what, letter) = if flags & sys::FS_IMMUTABLE_FL != 0 {
+        ("immutable", 'i')
+    } else if flags & sys::FS_APPEND_FL != 0 {
+        ("append-only", 'a')
+    } else {
+        return Ok(());
+    };
+    Err(target_err(format!(
+        "{shown} is {what} (lsattr shows '{letter}'): no user, root included, may write into it; \
+         `chattr -{letter}` it first, or choose another --target"
+    )))
 }
 
 /// How the refusal of an existing file without --overwrite says it: one iolab did not make ...
@@ -285,7 +305,25 @@ fn prepare_contents(
         let fd = handle.open(libc::O_RDONLY)?;
         notes.push(cache::drop_pages(fd, spec.offset, end, shown)?);
     }
+    if kind == TargetKind::File && !writes && handle.made().is_none() {
+        let fd = handle.open(libc::O_RDONLY)?;
+        notes.extend(holes_note(fd.as_raw_fd(), spec.offset, end, shown));
+    }
     Ok(())
+}
+
+/// A file read where it has holes is read as zeros the kernel makes up, without touching the device:
+/// said, with how much of the region is holes, since the rate is then not the device's.
+fn holes_note(fd: i32, start: u64, end: u64, shown: &str) -> Option<String> {
+    let holes = sys::hole_bytes(fd, start, end).ok().filter(|&h| h > 0)?;
+    let span = end.saturating_sub(start).max(1);
+    Some(format!(
+        "{shown} is sparse: {} of the {} region read ({}) are holes, which the kernel fills with zeros without \
+         reading the device, so the rate is not the device's (write the file first, e.g. with --op write)",
+        crate::units::fmt_size(holes),
+        crate::units::fmt_size(span),
+        crate::units::pct1(holes as f64 / span as f64)
+    ))
 }
 
 /// What kind of target a path is, from its stat (none: a new file); other kinds are refused.

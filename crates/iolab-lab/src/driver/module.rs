@@ -100,29 +100,53 @@ pub fn build(headers: &Path, out: Option<&Path>) -> Result<Built> {
 /// finit_module(2) of `ko` with `params` ("name=value" words). Every failure says what to do.
 pub fn load(ko: &Path, params: &[String]) -> Result<()> {
     let shown = ko.display().to_string();
-    for p in params {
-        if !p.contains('=') || p.starts_with('=') {
-            return Err(Error::usage(
-                "param",
-                format!("'{p}' is not a name=value module parameter (personality=nowait, buf_size=8388608, log=1)"),
-            ));
-        }
+    let params = params
+        .iter()
+        .map(|p| check_param(p))
+        .collect::<Result<Vec<_>>>()?;
+    // Would this kernel load a module for this user at all? finit_module of no file loads nothing: EBADF
+    // means yes, anything else (ENOSYS, EPERM) is why not, said before the module is looked for.
+    match sys::finit_module(-1, "") {
+        Err(e) if e.errno != libc::EBADF => return Err(load_error(e, &shown)),
+        _ => {}
     }
     let f = match std::fs::File::open(ko) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            // Would this kernel load a module at all? finit_module of no file loads nothing: EBADF means
-            // yes, anything else is why not.
-            return Err(match sys::finit_module(-1, "") {
-                Err(e) if e.errno != libc::EBADF => load_error(e, &shown),
-                _ => Error::Runtime(format!(
-                    "no module at {shown}: build it first (iolab driver build), or name the .ko to load"
-                )),
-            });
+            return Err(Error::Runtime(format!(
+                "no module at {shown}: build it first (iolab driver build), or name the .ko to load"
+            )))
         }
         Err(e) => return Err(Error::Runtime(format!("cannot open {shown}: {e}"))),
     };
     sys::finit_module(f.as_raw_fd(), &params.join(" ")).map_err(|e| load_error(e, &shown))
+}
+
+/// One `name=value` parameter of the sink driver checked against what `kmod/iolab_sink.c` declares,
+/// as the kernel will be given it (a size such as `8m` in bytes): bad input names it, before any load.
+fn check_param(p: &str) -> Result<String> {
+    const KNOWN: &str =
+        "personality=legacy|nowait, buf_size=BYTES (a page multiple, at most 1 GiB), log=0|1";
+    let bad = |why: String| Error::usage("PARAM", format!("'{p}' {why}; the driver takes {KNOWN}"));
+    let Some((name, value)) = p.split_once('=').filter(|(n, _)| !n.is_empty()) else {
+        return Err(bad("is not a name=value module parameter".into()));
+    };
+    match name {
+        "personality" if matches!(value, "legacy" | "nowait") => Ok(p.to_string()),
+        "log" if matches!(value, "0" | "1" | "y" | "n" | "Y" | "N") => Ok(p.to_string()),
+        "buf_size" => {
+            let page = sys::page_size() as u64;
+            match iolab_engine::units::parse_size(value) {
+                Ok(b) if b >= page && b <= 1 << 30 && b % page == 0 => Ok(format!("buf_size={b}")),
+                Ok(b) => Err(bad(format!(
+                    "is {b} bytes; the buffer is a multiple of {page} bytes from {page} to 1 GiB"
+                ))),
+                Err(e) => Err(bad(format!("is refused: {e}"))),
+            }
+        }
+        "personality" | "log" => Err(bad(format!("gives {name} a value it does not take"))),
+        _ => Err(bad(format!("names no parameter of the driver ('{name}')"))),
+    }
 }
 
 /// What finit_module's errno means for the user.

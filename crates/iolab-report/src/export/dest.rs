@@ -67,6 +67,12 @@ pub fn write_new(flag: &str, p: &Path, bytes: &[u8]) -> Result<(), Error> {
 
 /// Writes `bytes` to the new file `p`; `Ok(None)` when the name is taken.
 fn try_write_new(flag: &str, p: &Path, bytes: &[u8]) -> Result<Option<()>, Error> {
+    Ok(write_made(flag, p, bytes)?.map(Created::keep_for_good))
+}
+
+/// Writes `bytes` to the new file `p`, still iolab's to remove (see [`Created::keep_for_good`]);
+/// `Ok(None)` when the name is taken.
+fn write_made(flag: &str, p: &Path, bytes: &[u8]) -> Result<Option<Created>, Error> {
     // O_EXCL and never through a symbolic link; journaled while it is written, so a file cut short by a
     // kill is `iolab clean`'s, and removed (only while its name is still it) when the write fails.
     let (fd, made) = match Created::new_file(p, libc::O_WRONLY, 0o644, false) {
@@ -83,10 +89,7 @@ fn try_write_new(flag: &str, p: &Path, bytes: &[u8]) -> Result<Option<()>, Error
     // sync_all: a full disk may only say so when the data is written back. A file cut short is removed
     // (iolab made it just now): no half document is left to be read as a whole one.
     match f.write_all(bytes).and_then(|()| f.sync_all()) {
-        Ok(()) => {
-            made.keep_for_good();
-            Ok(Some(()))
-        }
+        Ok(()) => Ok(Some(made)),
         Err(e) => {
             drop(made);
             Err(Error::Output(format!(
@@ -95,6 +98,31 @@ fn try_write_new(flag: &str, p: &Path, bytes: &[u8]) -> Result<Option<()>, Error
             )))
         }
     }
+}
+
+/// Writes `files` (names and contents) as new files in `dir` (made if missing), all or none: when one
+/// cannot be written, those already written are removed again (and `dir`, if iolab made it), so that
+/// a rerun finds the place as it was.
+pub fn write_new_set(flag: &str, dir: &Path, files: &[(String, Vec<u8>)]) -> Result<(), Error> {
+    let dirs = MadeDirs::make(dir)?;
+    let mut made = Vec::with_capacity(files.len());
+    for (name, bytes) in files {
+        let p = dir.join(name);
+        match write_made(flag, &p, bytes)? {
+            Some(m) => made.push(m),
+            None => {
+                return Err(Error::Output(format!(
+                    "cannot create {flag} {}: it exists (made since iolab checked); none of the {} files \
+                     is left",
+                    p.display(),
+                    files.len()
+                )))
+            }
+        }
+    }
+    made.into_iter().for_each(Created::keep_for_good);
+    dirs.keep();
+    Ok(())
 }
 
 /// Whether `--json -` sends the document to stdout (the table then goes to stderr).
