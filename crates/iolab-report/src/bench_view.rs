@@ -14,7 +14,7 @@ const MIN_ROUND_NS: f64 = 1e6;
 fn verdict(ok: bool, round_ns: f64, rounds: u32) -> String {
     if rounds < 3 {
         format!("no verdict: {rounds} round(s), a median needs at least 3 (raise --rounds)")
-    } else if !(round_ns >= MIN_ROUND_NS) {
+    } else if round_ns.is_nan() || round_ns < MIN_ROUND_NS {
         format!(
             "no verdict: a round lasted {}, too short to compare (at least 1 ms; raise --ops)",
             iolab_engine::units::fmt_ns(round_ns)
