@@ -8,6 +8,21 @@ use crate::error::{Error, Result};
 use iolab_sys as sys;
 use std::path::Path;
 
+/// Where iolab's helper files go when the target gives no place for them (a splice source for
+/// /dev/null, the offload sandbox's unrelated file): set by a command that was told (`survey --tmp-dir`),
+/// else $TMPDIR, else /tmp.
+static SCRATCH: std::sync::RwLock<Option<std::path::PathBuf>> = std::sync::RwLock::new(None);
+
+pub fn scratch_dir() -> std::path::PathBuf {
+    let set = SCRATCH.read().unwrap_or_else(|p| p.into_inner()).clone();
+    set.unwrap_or_else(std::env::temp_dir)
+}
+
+/// Sends the helper files of the runs that follow to `dir` (see [`scratch_dir`]).
+pub fn set_scratch_dir(dir: &Path) {
+    *SCRATCH.write().unwrap_or_else(|p| p.into_inner()) = Some(dir.to_path_buf());
+}
+
 /// A new file `p` given by `flag` (`-`: stdout, always fine).
 pub fn check_new_path(flag: &str, p: &Path) -> Result<()> {
     if p == Path::new("-") {

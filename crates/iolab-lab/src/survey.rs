@@ -209,6 +209,8 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
             )
         },
     )?;
+    // Every helper file of its runs (a splice source for /dev/null) goes there too.
+    iolab_engine::paths::set_scratch_dir(dir.path());
     let fs = iolab_sys::fs_type_name(dir.path()).unwrap_or("unknown filesystem");
     let rounds = opts.rounds.max(1);
     let ops = (opts.ops / rounds as u64).max(1);

@@ -149,3 +149,48 @@ fn interrupted_survey_leaves_nothing_behind() {
         "no results written with --no-json"
     );
 }
+
+/// Every file of a survey's runs goes where --tmp-dir says, the helper files of the /dev/null runs (the
+/// splice source) included: with TMPDIR naming nowhere, no run is refused for it, and nothing is left.
+#[test]
+fn survey_helper_files_go_to_tmp_dir() {
+    let work = disk_dir();
+    let tmp = disk_dir();
+    let out = std::process::Command::new(bin())
+        .args([
+            "survey",
+            "--ops",
+            "2000",
+            "--max-seconds",
+            "0.05",
+            "--rounds",
+            "1",
+            "--no-json",
+        ])
+        .arg("--tmp-dir")
+        .arg(tmp.path())
+        .current_dir(work.path())
+        .env("TMPDIR", "/nonexistent-iolab-tmpdir")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // Table rows: rank (or n/a), method, block size ...
+    let splice_rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("splice"))
+        .collect();
+    assert!(!splice_rows.is_empty(), "{stdout}");
+    assert!(
+        splice_rows
+            .iter()
+            .all(|l| !l.trim_start().starts_with("n/a")),
+        "{stdout}"
+    );
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "nothing left in --tmp-dir"
+    );
+}

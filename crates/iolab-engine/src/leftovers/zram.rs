@@ -1,8 +1,9 @@
 //! zram devices in the journal. A suite that needs one makes it (zram-control's hot_add) and sizes it; a
 //! kill leaves the device and the memory it holds. `clean` resets and removes (hot_remove) a recorded
 //! device only while it is still the one iolab made: same boot, the size iolab gave it, not mounted, not a
-//! swap, held by nothing; the kernel refuses the reset while anyone has it open. Anything else is left as
-//! it is, with the reason.
+//! swap, held by nothing; the kernel refuses the reset while anyone has it open. One in use stays in the
+//! journal, so a later `clean` (after swapoff or umount) resets it; anything else is left as it is, with
+//! the reason.
 
 use super::format::Contents;
 use super::format::ZramEntry;
@@ -67,7 +68,11 @@ fn reset_in(sys: &Path, z: &ZramEntry, same_boot: bool) -> Verdict {
         ));
     }
     if let Some(why) = in_use(&blk, z.dev) {
-        return Verdict::Refused(why);
+        // Still iolab's, only busy for now: kept in the journal (Failed), so a later `clean` (after
+        // swapoff or umount) resets it.
+        return Verdict::Failed(format!(
+            "{why}: left as it is and kept in the journal; `iolab clean` resets it once it is free"
+        ));
     }
     if let Err(e) = std::fs::write(blk.join("reset"), "1") {
         return Verdict::Failed(format!("reset: {e} (something has it open)"));
@@ -149,8 +154,9 @@ mod tests {
         let s = fake_sys(7, 4096);
         std::fs::create_dir(s.path().join("block/zram7/holders/dm-0")).unwrap();
         let v = reset_in(s.path(), &z, true);
+        // In use is not "another's": it stays in the journal (Failed) for a later clean.
         assert!(
-            matches!(&v, Verdict::Refused(w) if w.contains("held by dm-0")),
+            matches!(&v, Verdict::Failed(w) if w.contains("held by dm-0") && w.contains("kept in the journal")),
             "{v:?}"
         );
         assert!(!s.path().join("block/zram7/reset").exists(), "not reset");

@@ -117,14 +117,15 @@ pub const COPY_FILE_RANGE_INFO: MethodInfo = MethodInfo {
 /// Source size for sinks (/dev/null): offsets wrap around it.
 const SINK_SOURCE: u64 = 16 << 20;
 
-/// Beside a regular-file target (same filesystem: copy_file_range needs it); in $TMPDIR for devices.
+/// Beside a regular-file target (same filesystem: copy_file_range needs it); for devices in
+/// [`crate::paths::scratch_dir`] ($TMPDIR, or the survey's --tmp-dir).
 fn source_path(target: &Path, kind: TargetKind, thread: u32) -> PathBuf {
     let beside = target
         .parent()
         .filter(|d| !d.as_os_str().is_empty() && kind == TargetKind::File);
     let dir = match beside {
         Some(d) => d.to_path_buf(),
-        None => std::env::temp_dir(),
+        None => crate::paths::scratch_dir(),
     };
     let name = target
         .file_name()

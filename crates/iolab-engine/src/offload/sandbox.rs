@@ -124,7 +124,7 @@ struct Unrelated {
 impl Unrelated {
     fn new() -> Result<Unrelated> {
         let (fd, _created) = crate::cleanup::Created::temp_file(
-            &std::env::temp_dir(),
+            &crate::paths::scratch_dir(),
             "iolab-offload-unrelated-",
             libc::O_RDWR,
             0o600,
