@@ -38,7 +38,7 @@ fn cost(args_of: impl Fn(usize) -> Vec<String>) -> (f64, f64) {
     let mut best = (f64::INFINITY, f64::INFINITY);
     for run in 0..2 {
         let args = args_of(run);
-        let child = Command::new(bin())
+        let mut child = Command::new(bin())
             .args(&args)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -50,6 +50,8 @@ fn cost(args_of: impl Fn(usize) -> Vec<String>) -> (f64, f64) {
         // SAFETY: wait4 of the child this test started, with pointers to live locals.
         let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
         assert_eq!(pid, child.id() as i32);
+        // Reaped by wait4 already (this returns ECHILD): called so that no path leaves it unwaited.
+        let _ = child.wait();
         assert!(
             libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
             "iolab {args:?} failed"
