@@ -14,6 +14,7 @@ pub mod lines;
 pub mod partition;
 pub mod probe;
 pub mod probe_dirs;
+pub mod ranking;
 pub mod run;
 pub mod series;
 pub mod series_flow;

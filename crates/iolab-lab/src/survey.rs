@@ -4,6 +4,7 @@
 //! there with the reason). Touches no existing file: the directory is
 //! new, each run creates its own file and removes it, and the JSON goes to a new file in ./iolab-results/.
 
+use crate::ranking::{rank, Entry, RankingTable};
 use iolab_engine::error::{Error, Result};
 use iolab_engine::measure::clock::ClockInfo;
 use iolab_engine::method::Fit;
@@ -85,6 +86,10 @@ pub struct SurveyResult {
     /// iolab's own peak resident set over the survey (VmHWM), bytes; absent in older results.
     #[serde(default)]
     pub peak_rss_bytes: Option<u64>,
+    /// Per target and block size, the methods ranked ([`crate::ranking`]); absent in older results
+    /// (see [`SurveyResult::rankings`]).
+    #[serde(default)]
+    pub ranking: Vec<RankingTable>,
 }
 
 /// The comparing findings over the survey's runs: one table per target, each run a row.
@@ -236,6 +241,7 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
         ops_per_run: ops,
         max_s_per_run: max_s,
         rounds,
+        ranking: ranking(&runs),
         runs,
         peak_rss_bytes: iolab_engine::mem::peak_rss(),
     })
@@ -320,70 +326,71 @@ fn median_run(c: &Cell, mut rs: Vec<RunResult>, why: Option<String>) -> SurveyRu
     }
 }
 
-/// A survey row in its ranking: `rank` is None for the floor (nop, no kernel call); tied rows share the
-/// rank of the group's first.
-#[derive(Debug, Clone)]
-pub struct Ranked<'a> {
-    pub run: &'a SurveyRun,
-    pub rank: Option<usize>,
-    pub tied: bool,
-    /// The lowest and highest ns/op of the middle rounds ([`middle_range`]).
-    pub low: f64,
-    pub high: f64,
-}
-
-/// The runs of one target and block size ranked by median ns/op. Two neighbours whose middle rounds'
-/// ranges overlap are tied (their difference is within the noise this survey measured), and ties chain:
-/// a group shares one rank. nop comes first as the floor, unranked.
-pub fn ranked<'a>(s: &'a SurveyResult, target: &str, bs: u64) -> Vec<Ranked<'a>> {
-    let mut rows: Vec<Ranked> = s
-        .runs
-        .iter()
-        .filter(|r| r.target == target && r.bs == bs)
-        .filter_map(|run| {
-            let median = run.result.as_ref()?.ns_per_op;
-            let v = if run.rounds_ns_per_op.is_empty() {
-                vec![median]
-            } else {
-                run.rounds_ns_per_op.clone()
-            };
-            let (low, high) = middle_range(v);
-            Some(Ranked {
-                run,
-                rank: None,
-                tied: false,
-                low,
-                high,
-            })
-        })
-        .collect();
-    let median = |r: &Ranked| r.run.result.as_ref().map_or(f64::NAN, |x| x.ns_per_op);
-    rows.sort_by(|a, b| {
-        (b.run.method.info().no_data)
-            .cmp(&(a.run.method.info().no_data))
-            .then(median(a).total_cmp(&median(b)))
-    });
-    // The open group: its rank and the highest ns/op any of its rows reached.
-    let mut group: Option<(usize, f64)> = None;
-    for i in 0..rows.len() {
-        if rows[i].run.method.info().no_data {
-            continue;
+/// The ranking of every target and block size of `runs` ([`crate::ranking`]: the median round's time
+/// per op, the middle rounds as its interval, ties only between overlapping intervals), targets in the
+/// order they ran.
+pub fn ranking(runs: &[SurveyRun]) -> Vec<RankingTable> {
+    let mut targets: Vec<&str> = Vec::new();
+    for r in runs {
+        if !targets.contains(&r.target.as_str()) {
+            targets.push(&r.target);
         }
-        match group {
-            Some((rank, high)) if rows[i].low <= high => {
-                rows[i].rank = Some(rank);
-                rows[i].tied = true;
-                rows[i - 1].tied = true;
-                group = Some((rank, high.max(rows[i].high)));
-            }
-            _ => {
-                let rank = rows[..i].iter().filter(|r| r.rank.is_some()).count() + 1;
-                rows[i].rank = Some(rank);
-                group = Some((rank, rows[i].high));
+    }
+    let mut out = Vec::new();
+    for target in targets {
+        for bs in SURVEY_BS {
+            let entries: Vec<Entry> = runs
+                .iter()
+                .filter(|r| r.target == target && r.bs == bs)
+                .filter_map(entry)
+                .collect();
+            if !entries.is_empty() {
+                out.push(RankingTable {
+                    target: target.to_string(),
+                    bs,
+                    unit: "ns/op".into(),
+                    rows: rank(&entries),
+                });
             }
         }
     }
-    rows
+    out
+}
+
+/// A run as a row to rank, if it ran.
+fn entry(run: &SurveyRun) -> Option<Entry> {
+    let median = run.result.as_ref()?.ns_per_op;
+    let v = if run.rounds_ns_per_op.is_empty() {
+        vec![median]
+    } else {
+        run.rounds_ns_per_op.clone()
+    };
+    let (lo, hi) = middle_range(v);
+    Some(Entry {
+        method: run.method.name().to_string(),
+        median,
+        lo,
+        hi,
+        floor: run.method.info().no_data,
+    })
+}
+
+impl SurveyResult {
+    /// Its ranking: as recorded, or (a result of a version before it) computed from its runs.
+    pub fn rankings(&self) -> Vec<RankingTable> {
+        if self.ranking.is_empty() {
+            ranking(&self.runs)
+        } else {
+            self.ranking.clone()
+        }
+    }
+
+    /// The run of `method` on `target` with `bs`.
+    pub fn run_of(&self, target: &str, bs: u64, method: &str) -> Option<&SurveyRun> {
+        self.runs
+            .iter()
+            .find(|r| r.target == target && r.bs == bs && r.method.name() == method)
+    }
 }
 
 #[cfg(test)]
@@ -455,6 +462,7 @@ mod tests {
             findings: Vec::new(),
             memory: None,
             peak_rss_bytes: None,
+            ranking: Vec::new(),
             runs: vec![
                 run(MethodKind::Sync, &[100.0, 110.0, 105.0]),
                 run(MethodKind::Psync, &[108.0, 120.0, 112.0]),
@@ -465,20 +473,24 @@ mod tests {
                 run(MethodKind::Stdio, &[200.0, 205.0, 201.0, 199.0, 900.0]),
             ],
         };
-        let r = ranked(&s, "/dev/null", 4);
-        let got: Vec<(MethodKind, Option<usize>, bool)> =
-            r.iter().map(|x| (x.run.method, x.rank, x.tied)).collect();
+        let t = &s.rankings()[0];
+        let got: Vec<(&str, &str)> = t
+            .rows
+            .iter()
+            .map(|x| (x.method.as_str(), x.rank.as_str()))
+            .collect();
         assert_eq!(
             got,
             vec![
-                (MethodKind::Nop, None, false),
-                (MethodKind::Sync, Some(1), true),
-                (MethodKind::Psync, Some(1), true),
-                (MethodKind::Vectored, Some(3), false),
-                (MethodKind::Stdio, Some(4), false),
-                (MethodKind::IoUring, Some(5), false),
+                ("nop", "floor"),
+                ("sync", "1="),
+                ("psync", "1="),
+                ("vectored", "3"),
+                ("stdio", "4"),
+                ("io_uring", "5"),
             ]
         );
-        assert_eq!((r[2].low, r[2].high), (108.0, 120.0));
+        assert_eq!((t.rows[2].lo, t.rows[2].hi), (108.0, 120.0));
+        assert_eq!(t.rows[1].ratio_to_write, Some(1.0));
     }
 }

@@ -20,6 +20,7 @@ mod suite_nop;
 pub mod suite_view;
 pub mod summary_text;
 mod survey;
+mod survey_answer;
 mod table;
 pub mod text;
 

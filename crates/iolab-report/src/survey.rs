@@ -4,7 +4,8 @@ use crate::cells::syscalls_per_op;
 use crate::text::{Align, Doc, Table};
 use iolab_engine::units::thousands_u64;
 use iolab_engine::units::{fmt_mib_s, fmt_ns, fmt_size};
-use iolab_lab::survey::{Ranked, SurveyResult, SurveyRun};
+use iolab_lab::ranking::RankRow;
+use iolab_lab::survey::{SurveyResult, SurveyRun};
 use std::fmt::Write;
 use Align::{Left as L, Right as R};
 
@@ -13,18 +14,33 @@ pub(crate) fn survey_text(s: &SurveyResult) -> String {
     survey_doc(s).render(None)
 }
 
+/// The survey as the terminal shows it: the answer, then (`verbose`) every table and finding, else where
+/// they are.
+pub(crate) fn answered_doc(s: &SurveyResult, verbose: bool) -> Doc {
+    let mut d = crate::survey_answer::answer_doc(s);
+    d.blank();
+    if verbose {
+        d.append(survey_doc(s));
+    } else {
+        d.line(
+            "Every table and finding: iolab survey -v, or the JSON below (iolab report FILE draws it)",
+        );
+    }
+    d
+}
+
 /// The survey as a document: a header, one ranked table per target, what the figures mean, findings.
 pub(crate) fn survey_doc(s: &SurveyResult) -> Doc {
     let mut d = Doc::new();
     d.line(format!(
-        "iolab survey: every method writing 4 B and 4 KiB blocks, 1 thread, {}, each run {} ops or {} s",
+        "iolab survey: every method writing 4 B and 4 KiB blocks, 1 thread, {}, each run {} ops or {}",
         if s.rounds == 1 {
             "1 round".to_string()
         } else {
             format!("{} rounds in alternating order", s.rounds)
         },
         thousands_u64(s.ops_per_run),
-        s.max_s_per_run
+        iolab_engine::units::fmt_s(s.max_s_per_run)
     ));
     d.line(format!(
         "host: {} | kernel {} | {} CPUs | clock: {} ({:.1} ns per read)",
@@ -81,6 +97,7 @@ fn target_doc(s: &SurveyResult, target: &str, d: &mut Doc) {
             ("bs", R),
             ("time/op", R),
             ("middle rounds", R),
+            ("x write()", R),
             ("throughput", R),
             ("user s", R),
             ("sys s", R),
@@ -90,9 +107,13 @@ fn target_doc(s: &SurveyResult, target: &str, d: &mut Doc) {
         3,
     );
     let mut unavailable: Vec<&SurveyRun> = Vec::new();
+    let rankings = s.rankings();
     for bs in iolab_lab::survey::SURVEY_BS {
-        for row in iolab_lab::survey::ranked(s, target, bs) {
-            ranked_row(&row, &mut t);
+        let table = rankings.iter().find(|t| t.target == target && t.bs == bs);
+        for row in table.iter().flat_map(|t| t.rows.iter()) {
+            if let Some(run) = s.run_of(target, bs, &row.method) {
+                ranked_row(row, run, &mut t);
+            }
         }
         unavailable.extend(
             s.runs
@@ -126,15 +147,10 @@ fn ns_range(lo: f64, hi: f64) -> String {
     }
 }
 
-/// One ranked row: "3=" where tied, "floor" for nop.
-fn ranked_row(row: &Ranked, t: &mut Table) {
-    let Some(r) = row.run.result.as_ref() else {
+/// One ranked row, with its label ("3=", "ab", "floor" for nop) and its time against write()'s.
+fn ranked_row(row: &RankRow, run: &SurveyRun, t: &mut Table) {
+    let Some(r) = run.result.as_ref() else {
         return;
-    };
-    let rank = match row.rank {
-        None => "floor".to_string(),
-        Some(n) if row.tied => format!("{n}="),
-        Some(n) => n.to_string(),
     };
     let rate =
         match iolab_engine::units::too_short(r.wall_s, r.clock.overhead_ns, r.clock.ns_per_tick) {
@@ -142,17 +158,46 @@ fn ranked_row(row: &Ranked, t: &mut Table) {
             None => fmt_mib_s(r.mib_s),
         };
     t.row([
-        rank,
+        row.rank.clone(),
         r.spec.method.name().to_string(),
-        fmt_size(row.run.bs),
-        fmt_ns(r.ns_per_op),
-        ns_range(row.low, row.high),
+        fmt_size(run.bs),
+        fmt_ns(row.median),
+        ns_range(row.lo, row.hi),
+        x_write(row),
         rate,
         format!("{:.3}", r.cpu.process.user_s),
         format!("{:.3}", r.cpu.process.sys_s),
         syscalls_per_op(r),
         thousands_u64(r.ops),
     ]);
+}
+
+/// Time per op against write()'s with the range it can have: "1.8x (1.6-2.0)"; "1x" for write() itself.
+pub(crate) fn x_write(row: &RankRow) -> String {
+    match (row.ratio_to_write, row.ratio_lo, row.ratio_hi) {
+        _ if row.method == iolab_lab::ranking::BASELINE => "1x".into(),
+        (Some(r), Some(lo), Some(hi)) => {
+            let d = decimals(r);
+            format!("{r:.d$}x ({lo:.d$}-{hi:.d$})")
+        }
+        _ => "-".into(),
+    }
+}
+
+/// Decimals for a ratio of about `r`, two significant figures: 0.09, 1.8, 27.
+fn decimals(r: f64) -> usize {
+    if r >= 10.0 {
+        0
+    } else if r >= 0.95 {
+        1
+    } else {
+        2
+    }
+}
+
+/// A ratio with two significant figures: "0.09x", "1.8x", "27x".
+pub(crate) fn ratio(r: f64) -> String {
+    format!("{r:.d$}x", d = decimals(r))
 }
 
 /// The hypervisor's steal during a target's runs, when there was any to speak of.
@@ -188,7 +233,10 @@ fn footer_text(s: &SurveyResult, o: &mut String) {
         o,
         "\ntime/op: wall time of a run / its ops (1 thread), the median round's; middle rounds: the range of the \
          rounds without the fastest and slowest quarter (of 5: the middle three). Rows whose middle rounds \
-         overlap are within the noise measured here and share a rank (\"2=\"). \
+         overlap are tied (within the noise measured); rows share a rank (\"2=\") only when every pair of them \
+         is tied, and where ties chain (a tied with b, b with c, but not a with c) letters group them instead \
+         (\"a\", \"ab\", \"b\": rows sharing a letter are tied). x write(): time per op against write()'s \
+         (the sync method), with the range that ratio can have given both middle rounds. \
          The other columns are the median round's. user/sys: CPU seconds of the whole process during the run, \
          io_uring helper threads included. syscalls/op: counted by iolab; * = counted by the kernel \
          (/proc/self/io syscr+syscw) where glibc decides (stdio). Excluded from timing: file creation, open, \

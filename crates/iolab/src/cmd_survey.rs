@@ -32,39 +32,23 @@ pub(crate) struct SurveyArgs {
     /// Write the tables as Markdown to FILE. An existing FILE is not replaced.
     #[arg(long, value_name = "FILE")]
     pub(crate) md: Option<PathBuf>,
+    /// After the answer, every table (the middle rounds, CPU, syscalls per op) and every finding.
+    #[arg(short, long)]
+    pub(crate) verbose: bool,
 }
 
 pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
     iolab_engine::cleanup::install_signal_handler();
     let mut opts = options(a)?;
     let outputs = Outputs::from_flags(None, a.md.as_deref(), None, None, &[])?;
-    if iolab_sys::isatty(2) {
-        // One line, cut to the terminal's width so that it never wraps (a wrapped line is not cleared).
-        let width = iolab_report::text::width_for(2)
-            .unwrap_or(80)
-            .saturating_sub(1);
-        opts.on_run = Some(Box::new(move |i, n, c, round| {
-            err_bytes(
-                // The last run clears the status line: the table follows, not a stale "390/390".
-                if i == n {
-                    "\r\x1b[2K".to_string()
-                } else {
-                    let line = format!(
-                        "iolab survey: run {i}/{n} (round {round}) {} {} B -> {}",
-                        c.method.name(),
-                        c.bs,
-                        c.target
-                    );
-                    format!("\r\x1b[2K{}", line.chars().take(width).collect::<String>())
-                }
-                .as_bytes(),
-            );
-        }));
-    }
+    opts.on_run = Some(progress());
     let clk = clock::calibrate(20);
     let s = iolab_lab::survey::survey(&opts, &clk)?;
     // The tables, the Markdown and the JSON file are all tried; then the first failure is the error.
-    let doc = Document::Survey(&s);
+    let doc = Document::Survey {
+        result: &s,
+        verbose: a.verbose,
+    };
     let shown = outputs.write(&doc);
     let saved = if a.no_json {
         None
@@ -78,6 +62,52 @@ pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
         outln(&format!("result: {}", p.display()))?;
     }
     Ok(0)
+}
+
+/// What the survey shows as it goes: on a terminal's stderr one status line (the run, the time spent and
+/// an estimate of the time left), cleared before the answer; when stdout is not a terminal (`iolab > log`,
+/// a pipe), a plain line there at every tenth of the runs, so that the log grows and says how far it got.
+fn progress() -> iolab_lab::survey::OnRun {
+    let status = iolab_sys::isatty(2);
+    let log = !iolab_sys::isatty(1);
+    // One line, cut to the terminal's width so that it never wraps (a wrapped line is not cleared).
+    let width = iolab_report::text::width_for(2)
+        .unwrap_or(80)
+        .saturating_sub(1);
+    let start = std::time::Instant::now();
+    let logged = std::cell::Cell::new(0);
+    Box::new(move |i, n, c, round| {
+        let spent = start.elapsed().as_secs_f64();
+        // The runs done so far, at the rate they went: an estimate, said as one.
+        let left = if i < n {
+            format!(
+                ", about {:.0} s left",
+                spent / i.max(1) as f64 * (n - i) as f64
+            )
+        } else {
+            String::new()
+        };
+        if status {
+            // The last run clears the status line: the answer follows, not a stale "390/390".
+            let text = if i == n {
+                "\r\x1b[2K".to_string()
+            } else {
+                let line = format!(
+                    "iolab survey: run {i}/{n} (round {round}) {} {} B -> {}, {spent:.0} s{left}",
+                    c.method.name(),
+                    c.bs,
+                    c.target
+                );
+                format!("\r\x1b[2K{}", line.chars().take(width).collect::<String>())
+            };
+            err_bytes(text.as_bytes());
+        }
+        if log && i * 10 / n > logged.get() {
+            logged.set(i * 10 / n);
+            // A closed or full stdout is told by the answer's write, at the end.
+            let _ = outln(&format!("progress: run {i} of {n}, {spent:.0} s{left}"));
+        }
+    })
 }
 
 /// The survey's options from the flags.

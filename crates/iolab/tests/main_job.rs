@@ -15,6 +15,7 @@ fn main_job_ranks_every_method_and_touches_no_existing_file() {
     let out = std::process::Command::new(bin())
         .current_dir(work.path())
         .env("TMPDIR", tmp.path())
+        .env("COLUMNS", "80")
         .output()
         .unwrap();
     let secs = t.elapsed().as_secs_f64();
@@ -27,16 +28,7 @@ fn main_job_ranks_every_method_and_touches_no_existing_file() {
         String::from_utf8_lossy(&out.stderr)
     );
     // Its time is printed, not asserted: this machine is shared (the README quotes a measured figure).
-    assert!(
-        stdout.contains("== /dev/null (write sink)") && stdout.contains("== a fresh 4 MiB file on")
-    );
-    for m in METHODS {
-        assert!(stdout.contains(&format!(" {m} ")), "{m} in the tables");
-    }
-    assert!(
-        stdout.contains("n/a  mmap"),
-        "mmap on /dev/null is reported unavailable with its reason"
-    );
+    first_screen_answers(&stdout);
     assert_eq!(
         std::fs::read_to_string(&old).unwrap(),
         "earlier result",
@@ -81,7 +73,6 @@ fn main_job_ranks_every_method_and_touches_no_existing_file() {
         peak > file,
         "peak RSS {peak} holds at least the mapped {file}-byte file"
     );
-    assert!(stdout.contains("iolab's own peak memory: "), "{stdout}");
     for r in runs.iter().filter(|r| !r["result"].is_null()) {
         let rounds = r["rounds_ns_per_op"].as_array().unwrap();
         assert_eq!(rounds.len(), 5, "{} {}", r["method"], r["target"]);
@@ -93,11 +84,7 @@ fn main_job_ranks_every_method_and_touches_no_existing_file() {
             "the median round is the result"
         );
     }
-    assert_eq!(
-        stdout.matches("floor  nop").count(),
-        6,
-        "nop is the floor in every section"
-    );
+    ranking_cannot_contradict_itself(&v);
     // nop touches no target (it is the harness's floor), so no pipe and no peer.
     for r in runs
         .iter()
@@ -115,6 +102,150 @@ fn main_job_ranks_every_method_and_touches_no_existing_file() {
         0,
         "the temporary directory is gone"
     );
+}
+
+/// The answer is the first screen: stdout is not a terminal here, so the progress lines come first (a
+/// growing log), then the answer, whose first 25 lines at 80 columns name every target, say no sentence
+/// twice (numbers aside), and end with where the rest is.
+fn first_screen_answers(stdout: &str) {
+    let lines: Vec<&str> = stdout.lines().collect();
+    let progress = lines
+        .iter()
+        .filter(|l| l.starts_with("progress: run "))
+        .count();
+    assert!(
+        (5..=11).contains(&progress),
+        "a line per tenth of the runs: {stdout}"
+    );
+    let answer: Vec<&str> = lines
+        .iter()
+        .copied()
+        .skip_while(|l| l.starts_with("progress: "))
+        .collect();
+    let first: String = answer
+        .iter()
+        .take(25)
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n");
+    for target in ["/dev/null:", "a new file", "a pipe"] {
+        assert!(
+            first.contains(target),
+            "{target} in the first 25 lines:\n{first}"
+        );
+    }
+    assert!(answer.len() <= 27, "about 25 lines: {}", answer.join("\n"));
+    assert!(
+        answer.iter().any(|l| l.contains("iolab survey -v")),
+        "{stdout}"
+    );
+    let text = answer.join(" ");
+    let mut seen = std::collections::HashSet::new();
+    for sentence in text.split(": ").flat_map(|s| s.split("; ")) {
+        let words: String = sentence
+            .chars()
+            .filter(|c| !c.is_ascii_digit() && *c != '.')
+            .collect();
+        let words = words.split_whitespace().collect::<Vec<_>>().join(" ");
+        if words.len() > 30 {
+            assert!(seen.insert(words.clone()), "said twice: {words}\n{stdout}");
+        }
+    }
+}
+
+/// Rows sharing a rank label are pairwise tied, `tied_with` is symmetric, and tied rows' intervals
+/// overlap; every row is put against write() with an interval around its ratio.
+fn ranking_cannot_contradict_itself(v: &serde_json::Value) {
+    let tables = v["ranking"].as_array().expect("ranking");
+    assert_eq!(tables.len(), 6, "3 targets x 2 block sizes");
+    for t in tables {
+        let rows = t["rows"].as_array().unwrap();
+        let name = |r: &serde_json::Value| r["method"].as_str().unwrap().to_string();
+        let tied = |a: &serde_json::Value, b: &serde_json::Value| {
+            a["tied_with"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m.as_str() == Some(&name(b)))
+        };
+        for a in rows {
+            let (lo, hi, r) = (
+                f64_of(a, &["ratio_lo"]),
+                f64_of(a, &["ratio_hi"]),
+                f64_of(a, &["ratio_to_write"]),
+            );
+            assert!(lo <= r && r <= hi, "{a}");
+            for b in rows {
+                if name(a) == name(b) || a["rank"] == "floor" || b["rank"] == "floor" {
+                    continue;
+                }
+                if a["rank"] == b["rank"] {
+                    assert!(tied(a, b), "same label, not tied: {a} {b}");
+                }
+                assert_eq!(tied(a, b), tied(b, a), "{a} {b}");
+                if tied(a, b) {
+                    assert!(
+                        f64_of(a, &["lo"]) <= f64_of(b, &["hi"])
+                            && f64_of(b, &["lo"]) <= f64_of(a, &["hi"])
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `survey -v` follows the answer with every table: each method, the floor in every section, the
+/// methods that cannot run on a target with the reason, iolab's own peak memory; one round is said to be
+/// indicative.
+#[test]
+fn verbose_survey_shows_every_table() {
+    let work = disk_dir();
+    let tmp = disk_dir();
+    let out = std::process::Command::new(bin())
+        .args([
+            "survey",
+            "-v",
+            "--ops",
+            "2000",
+            "--max-seconds",
+            "0.05",
+            "--rounds",
+            "1",
+            "--no-json",
+        ])
+        .arg("--tmp-dir")
+        .arg(tmp.path())
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("indicative: 1 round cannot tell noise from a difference"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("== /dev/null (write sink)") && stdout.contains("== a fresh 4 MiB file on"),
+        "{stdout}"
+    );
+    for m in METHODS {
+        assert!(stdout.contains(&format!(" {m} ")), "{m} in the tables");
+    }
+    assert!(
+        stdout.contains("n/a  mmap"),
+        "mmap on /dev/null is unavailable, with its reason"
+    );
+    assert_eq!(
+        stdout.matches("floor  nop").count(),
+        6,
+        "nop is the floor in every section"
+    );
+    assert!(stdout.contains("iolab's own peak memory: "), "{stdout}");
 }
 
 #[test]
@@ -159,6 +290,7 @@ fn survey_helper_files_go_to_tmp_dir() {
     let out = std::process::Command::new(bin())
         .args([
             "survey",
+            "-v",
             "--ops",
             "2000",
             "--max-seconds",

@@ -21,8 +21,11 @@ pub enum Document<'a> {
         runs: &'a [Value],
         summary: &'a RepeatSummary,
     },
-    /// `iolab survey`.
-    Survey(&'a SurveyResult),
+    /// `iolab survey`: the answer first; with `verbose`, every table and finding after it.
+    Survey {
+        result: &'a SurveyResult,
+        verbose: bool,
+    },
     /// `iolab sweep`: its lead line, the varied keys and the records in point order.
     Sweep {
         lead: &'a str,
@@ -54,7 +57,7 @@ impl Document<'_> {
             Document::Repeat {
                 header, summary, ..
             } => crate::series_view::repeat_doc(header, &[], summary),
-            Document::Survey(s) => TableExporter.survey_doc(s),
+            Document::Survey { result, verbose } => crate::survey::answered_doc(result, *verbose),
             Document::Sweep {
                 lead,
                 keys,
@@ -87,6 +90,7 @@ impl Document<'_> {
                 runs,
                 summary,
             } => crate::series_view::repeat_doc(header, runs, summary),
+            Document::Survey { result, .. } => crate::survey::answered_doc(result, true),
             _ => self.tables(),
         }
     }
@@ -103,7 +107,7 @@ impl Document<'_> {
                 keys.to_vec(),
             )),
             Document::Suite { records, keys, .. } => Some((records.to_vec(), keys.to_vec())),
-            Document::Survey(_) | Document::Compare { .. } | Document::Probe(_) => None,
+            Document::Survey { .. } | Document::Compare { .. } | Document::Probe(_) => None,
         }
     }
 }

@@ -36,7 +36,7 @@ impl Exporter for Json {
             Document::Repeat { runs, summary, .. } => {
                 serde_json::to_vec_pretty(&serde_json::json!({ "repeat": summary, "runs": runs }))
             }
-            Document::Survey(s) => serde_json::to_vec_pretty(s),
+            Document::Survey { result, .. } => serde_json::to_vec_pretty(result),
             Document::Probe(p) => return crate::probe::json(p).ok(),
             _ => return None,
         };
@@ -82,7 +82,7 @@ impl Exporter for IntervalCsv {
             Document::Suite { records, keys, .. } => {
                 of_records(&records.iter().collect::<Vec<_>>(), keys)
             }
-            Document::Survey(_) | Document::Compare { .. } | Document::Probe(_) => return None,
+            Document::Survey { .. } | Document::Compare { .. } | Document::Probe(_) => return None,
         };
         Some(text.into_bytes())
     }

@@ -1,0 +1,125 @@
+//! The survey's answer, the first thing it prints: per target and block size the fastest methods with
+//! their time against write()'s (from the ranking, so the labels and ties are the table's), the slowest,
+//! and for each target the one reason its findings give for its largest gap. At most about 25 lines at 80
+//! columns; the tables and every finding follow with `-v`, and are in the JSON and the report.
+
+use crate::survey::ratio;
+use crate::text::Doc;
+use iolab_engine::units::fmt_size;
+use iolab_lab::ranking::{RankRow, RankingTable, BASELINE};
+use iolab_lab::survey::SurveyResult;
+
+/// How many ranked methods each line names before the slowest.
+const TOP: usize = 3;
+
+pub(crate) fn answer_doc(s: &SurveyResult) -> Doc {
+    let mut d = Doc::new();
+    d.line(format!(
+        "iolab survey: the fastest ways to write, as time per op against write()'s (lower is faster), \
+         median of {}; a rank is shared only where the rounds overlap",
+        rounds(s.rounds)
+    ));
+    if let Some(e) = s.host.emulated_line() {
+        d.line(format!("emulated (indicative only): {e}"));
+    }
+    if s.rounds < 3 {
+        d.line(format!(
+            "indicative: {} cannot tell noise from a difference (give --rounds 3 or more)",
+            rounds(s.rounds)
+        ));
+    }
+    let tables = s.rankings();
+    let mut targets: Vec<&str> = Vec::new();
+    for t in &tables {
+        if !targets.contains(&t.target.as_str()) {
+            targets.push(&t.target);
+        }
+    }
+    for target in targets {
+        d.blank().line(title(target));
+        let mine: Vec<&RankingTable> = tables.iter().filter(|t| t.target == target).collect();
+        for t in &mine {
+            d.line(format!("  {:<6} {}", fmt_size(t.bs), line(t)));
+        }
+        if let Some(why) = largest_gap(s, &mine) {
+            d.line(format!("  {why}"));
+        }
+    }
+    d
+}
+
+fn rounds(n: u32) -> String {
+    if n == 1 {
+        "1 round".into()
+    } else {
+        format!("{n} rounds")
+    }
+}
+
+fn title(target: &str) -> String {
+    match target {
+        "file" => "a new file (buffered, no fsync):".into(),
+        "pipe" => "a pipe to a reading thread:".into(),
+        t => format!("{t}:"),
+    }
+}
+
+/// "1 stdio 0.12x, 2= psync 1.0x, 2= write() 1x; slowest: offload 8.5x".
+fn line(t: &RankingTable) -> String {
+    let ranked: Vec<&RankRow> = t.rows.iter().filter(|r| r.rank != "floor").collect();
+    let named = |r: &RankRow| {
+        let name = if r.method == BASELINE {
+            "write()".to_string()
+        } else {
+            r.method.clone()
+        };
+        let x = r.ratio_to_write.map_or_else(|| "-".into(), ratio);
+        format!("{} {name} {x}", r.rank)
+    };
+    let top: Vec<String> = ranked.iter().take(TOP).map(|r| named(r)).collect();
+    let mut o = top.join(", ");
+    if ranked.len() > TOP {
+        if let Some(last) = ranked.last() {
+            o.push_str(&format!("; slowest: {}", named(last)));
+        }
+    }
+    o
+}
+
+/// For the target's slowest row of all its block sizes, the first reason its finding gives:
+/// "offload at 4 KiB, 11x write(): its SQPOLL thread kept 99% of a CPU busy".
+fn largest_gap(s: &SurveyResult, tables: &[&RankingTable]) -> Option<String> {
+    let (t, r) = tables
+        .iter()
+        .flat_map(|t| t.rows.iter().map(move |r| (t, r)))
+        .filter(|(_, r)| r.rank != "floor")
+        .max_by(|a, b| {
+            let x = |r: &RankRow| r.ratio_to_write.unwrap_or(0.0);
+            x(a.1).total_cmp(&x(b.1))
+        })?;
+    let gap = r.ratio_to_write.filter(|&x| x > 1.0)?;
+    let about = format!("{} writes to {}", fmt_size(t.bs), t.target);
+    let text = s
+        .findings
+        .iter()
+        .find(|f| f.about == about && f.text.starts_with(&format!("{} ", r.method)))?
+        .text
+        .as_str();
+    let reason = text
+        .split_once("): ")
+        .map(|(_, rest)| rest.split("; ").next().unwrap_or(rest))?;
+    let reason = if reason.starts_with("no counter of this run explains it") {
+        format!(
+            "no counter the survey keeps explains it; `iolab run --method {} --count separate` (or --profile) shows where the time goes",
+            r.method
+        )
+    } else {
+        reason.to_string()
+    };
+    Some(format!(
+        "largest gap: {} at {}, {} write()'s time: {reason}",
+        r.method,
+        fmt_size(t.bs),
+        ratio(gap)
+    ))
+}
