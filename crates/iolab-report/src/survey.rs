@@ -4,6 +4,7 @@ use crate::cells::syscalls_per_op;
 use crate::text::{Align, Doc, Table};
 use iolab_engine::units::thousands_u64;
 use iolab_engine::units::{fmt_mib_s, fmt_ns, fmt_size};
+use crate::survey_answer::x_write;
 use iolab_lab::ranking::RankRow;
 use iolab_lab::survey::{SurveyResult, SurveyRun};
 use std::fmt::Write;
@@ -170,34 +171,6 @@ fn ranked_row(row: &RankRow, run: &SurveyRun, t: &mut Table) {
         syscalls_per_op(r),
         thousands_u64(r.ops),
     ]);
-}
-
-/// Time per op against write()'s with the range it can have: "1.8x (1.6-2.0)"; "1x" for write() itself.
-pub(crate) fn x_write(row: &RankRow) -> String {
-    match (row.ratio_to_write, row.ratio_lo, row.ratio_hi) {
-        _ if row.method == iolab_lab::ranking::BASELINE => "1x".into(),
-        (Some(r), Some(lo), Some(hi)) => {
-            let d = decimals(r);
-            format!("{r:.d$}x ({lo:.d$}-{hi:.d$})")
-        }
-        _ => "-".into(),
-    }
-}
-
-/// Decimals for a ratio of about `r`, two significant figures: 0.09, 1.8, 27.
-fn decimals(r: f64) -> usize {
-    if r >= 10.0 {
-        0
-    } else if r >= 0.95 {
-        1
-    } else {
-        2
-    }
-}
-
-/// A ratio with two significant figures: "0.09x", "1.8x", "27x".
-pub(crate) fn ratio(r: f64) -> String {
-    format!("{r:.d$}x", d = decimals(r))
 }
 
 /// The hypervisor's steal during a target's runs, when there was any to speak of.

@@ -3,7 +3,6 @@
 //! and for each target the one reason its findings give for its largest gap. At most about 25 lines at 80
 //! columns; the tables and every finding follow with `-v`, and are in the JSON and the report.
 
-use crate::survey::ratio;
 use crate::text::Doc;
 use iolab_engine::units::fmt_size;
 use iolab_lab::ranking::{RankRow, RankingTable, BASELINE};
@@ -122,4 +121,32 @@ fn largest_gap(s: &SurveyResult, tables: &[&RankingTable]) -> Option<String> {
         fmt_size(t.bs),
         ratio(gap)
     ))
+}
+
+/// Time per op against write()'s with the range it can have: "1.8x (1.6-2.0)"; "1x" for write() itself.
+pub(crate) fn x_write(row: &RankRow) -> String {
+    match (row.ratio_to_write, row.ratio_lo, row.ratio_hi) {
+        _ if row.method == iolab_lab::ranking::BASELINE => "1x".into(),
+        (Some(r), Some(lo), Some(hi)) => {
+            let d = decimals(r);
+            format!("{r:.d$}x ({lo:.d$}-{hi:.d$})")
+        }
+        _ => "-".into(),
+    }
+}
+
+/// Decimals for a ratio of about `r`, two significant figures: 0.09, 1.8, 27.
+fn decimals(r: f64) -> usize {
+    if r >= 10.0 {
+        0
+    } else if r >= 0.95 {
+        1
+    } else {
+        2
+    }
+}
+
+/// A ratio with two significant figures: "0.09x", "1.8x", "27x".
+pub(crate) fn ratio(r: f64) -> String {
+    format!("{r:.d$}x", d = decimals(r))
 }
