@@ -196,6 +196,9 @@ pub struct Created {
     dev: u64,
     ino: u64,
     is_dir: bool,
+    /// A directory whose whole tree is iolab's (what its child processes wrote there): removed with its
+    /// contents; any other directory only when empty.
+    tree: bool,
     keep: bool,
     slot: Option<usize>,
     /// Its entry in the leftovers journal (`crate::leftovers`).
@@ -233,6 +236,9 @@ impl Created {
         iolab_sys::mkdirat(dir.as_raw_fd(), &name, 0o700)
             .map_err(|e| Error::sys_on(e, path.display().to_string()))?;
         let own = Created::open_own(&dir, &name, path)?;
+        let st = iolab_sys::fstat(own.as_raw_fd())
+            .map_err(|e| Error::sys_on(e, path.display().to_string()))?;
+        crate::names::register_made_dir(path, iolab_sys::identity(&st));
         Created::register(path, dir, name, own, keep)
     }
 
@@ -249,6 +255,15 @@ impl Created {
             "cannot make a directory of iolab's in {}: every name tried exists",
             parent.display()
         )))
+    }
+
+    /// As [`Created::temp_dir`], for a directory whose contents iolab's child processes write (a
+    /// guest's scratch files): removed with everything in it on the same filesystem (never below a mount
+    /// point), only while its name is still it.
+    pub fn temp_tree(parent: &Path, prefix: &str) -> Result<Created> {
+        let mut c = Created::temp_dir(parent, prefix)?;
+        c.tree = true;
+        Ok(c)
     }
 
     /// Creates a new file in `parent` named `prefix` and a unique suffix (`flags` as for [`new_file`]).
@@ -318,6 +333,7 @@ impl Created {
             dev,
             ino,
             is_dir,
+            tree: false,
             keep,
             slot,
             journal,
@@ -355,15 +371,16 @@ impl Created {
             Ok(false) => {
                 let left = iolab_sys::fstat(self.own.as_raw_fd()).map_or(1, |s| s.st_nlink);
                 let whereabouts = if left == 0 && !self.is_dir {
-                    "it is unnamed now (removed by something else)".to_string()
+                    "is unnamed now (removed by something else)".to_string()
                 } else {
+                    let parent = self
+                        .path
+                        .parent()
+                        .filter(|p| !p.as_os_str().is_empty())
+                        .map_or(".".into(), |p| p.display().to_string());
                     format!(
-                        "it was renamed (inode {}: `find {} -xdev -inum {}` finds it)",
-                        self.ino,
-                        self.path
-                            .parent()
-                            .map_or(".".into(), |p| p.display().to_string()),
-                        self.ino
+                        "was renamed (inode {}: `find {parent} -xdev -inum {}` finds it)",
+                        self.ino, self.ino
                     )
                 };
                 eprintln!(
@@ -374,10 +391,28 @@ impl Created {
                 );
                 true
             }
-            Ok(true) if self.is_dir => {
+            Ok(true) if self.is_dir && self.tree => {
                 iolab_sys::remove_tree_at(dir, &self.name, self.dev, self.ino).is_ok()
             }
-            Ok(true) => iolab_sys::unlinkat(dir, &self.name, false).is_ok(),
+            Ok(true) if self.is_dir => match iolab_sys::unlinkat(dir, &self.name, true) {
+                Ok(()) => true,
+                Err(e) => {
+                    // What iolab made in it went on its own; anything left is not iolab's to remove.
+                    eprintln!(
+                        "iolab: left {} as it is: {} (it holds what iolab did not make); look, then remove it \
+                         yourself",
+                        self.path.display(),
+                        iolab_sys::errno_name(e.errno)
+                    );
+                    false
+                }
+            },
+            Ok(true) => {
+                // Unmarked first: a hard link someone made to it keeps the file, and must not name it
+                // a killed iolab's leftover.
+                let _ = iolab_sys::remove_xattr(self.own.as_raw_fd(), crate::leftovers::XATTR);
+                iolab_sys::unlinkat(dir, &self.name, false).is_ok()
+            }
         }
     }
 }

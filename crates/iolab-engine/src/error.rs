@@ -148,8 +148,12 @@ pub fn default_hint(call: &str, errno: i32) -> Option<&'static str> {
             "the filesystem is full: use a smaller --file-size/--size or a target on another filesystem"
         }
         (_, libc::EOPNOTSUPP) => "the target or its filesystem does not support this operation",
+        (_, libc::EPERM) | (_, libc::EACCES) if iolab_sys::geteuid() == 0 => {
+            "not permitted even for root: an immutable or append-only file or directory (lsattr shows 'i' \
+             or 'a'), a read-only bind mount, or a security module; choose another place"
+        }
         (_, libc::EPERM) | (_, libc::EACCES) => {
-            "permission denied: run as a user who may access the target, or choose another --target"
+            "permission denied: run as a user who may access it, or choose another place"
         }
         (_, libc::EINVAL) if call.contains("write") || call.contains("read") || call == "io_uring" => {
             "the kernel refused the request: with --direct, --bs and --offset must be multiples of the \

@@ -83,6 +83,16 @@ pub fn check_writable_dir(flag: &str, d: &Path) -> Result<()> {
             ))
         }
     }
+    if let Some(fs) = sys::fs_magic(d).ok().and_then(sys::pseudo_fs_name) {
+        // Root may write there by the permission bits, but these files are the kernel's settings.
+        return Err(Error::usage(
+            flag,
+            format!(
+                "{what} is a directory of {fs}, a kernel-interface filesystem: iolab writes no results there; \
+                 choose a directory on a disk filesystem or tmpfs"
+            ),
+        ));
+    }
     sys::access_writable_dir(d).map_err(|e| {
         let why = if e.errno == libc::EROFS {
             "it is on a read-only filesystem".to_string()

@@ -236,11 +236,10 @@ pub fn run(method: &str, n: u64, path: &Path, clock: &ClockInfo) -> Result<Lines
     let spec = spec_for(way, path, expected.len(), ops.len())?;
     let target = iolab_engine::target::setup(&spec)?;
     if !way.method().info().maps {
-        // A fresh, empty file, as the note's programs wrote (a mapping needs the final size).
-        std::fs::File::options()
-            .write(true)
-            .open(path)
-            .and_then(|f| f.set_len(0))
+        // A fresh, empty file, as the note's programs wrote (a mapping needs the final size); emptied
+        // through the file iolab made, never through whatever has its name now.
+        std::fs::File::from(target.reopen(libc::O_WRONLY)?)
+            .set_len(0)
             .map_err(|e| Error::Runtime(format!("cannot empty {}: {e}", path.display())))?;
     }
     let Run::Threads { content, .. } = way.method().run() else {
@@ -259,13 +258,28 @@ pub fn run(method: &str, n: u64, path: &Path, clock: &ClockInfo) -> Result<Lines
             fsync: fsyncs(way.name),
         },
     )?;
-    let got = std::fs::read(path)
-        .map_err(|e| Error::Runtime(format!("cannot read back {}: {e}", path.display())))?;
+    let got = read_back(&target, path, expected.len())?;
     drop(target);
     check(method, path, &got, &expected)?;
     let mut r = result(way, n, path, expected.len() as u64, &timing);
     r.render_cpu_s = Some(rendered.user_s + rendered.sys_s);
     Ok(r)
+}
+
+/// What the file iolab made holds, read through it (never through a name put in its place), at most one
+/// byte more than `expected` (enough to tell it is longer).
+fn read_back(
+    target: &iolab_engine::target::PreparedTarget,
+    path: &Path,
+    expected: usize,
+) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let f = std::fs::File::from(target.reopen(libc::O_RDONLY)?);
+    let mut got = Vec::with_capacity(expected + 1);
+    f.take(expected as u64 + 1)
+        .read_to_end(&mut got)
+        .map_err(|e| Error::Runtime(format!("cannot read back {}: {e}", path.display())))?;
+    Ok(got)
 }
 
 /// The file read back must hold exactly the lines.
@@ -362,7 +376,7 @@ mod tests {
         let e = run("stdio", 10, &p, &ClockInfo::mock())
             .unwrap_err()
             .to_string();
-        assert!(e.contains("exists and iolab did not create it"), "{e}");
+        assert!(e.contains("exists and was not made by this run"), "{e}");
         assert_eq!(std::fs::read(&p).unwrap(), b"keep me");
     }
 }

@@ -1,10 +1,10 @@
 //! The survey's table: a header, one ranked section per target, and what the figures mean.
 
 use crate::cells::syscalls_per_op;
+use crate::survey_answer::x_write;
 use crate::text::{Align, Doc, Table};
 use iolab_engine::units::thousands_u64;
 use iolab_engine::units::{fmt_mib_s, fmt_ns, fmt_size};
-use crate::survey_answer::x_write;
 use iolab_lab::ranking::RankRow;
 use iolab_lab::survey::{SurveyResult, SurveyRun};
 use std::fmt::Write;

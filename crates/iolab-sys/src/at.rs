@@ -128,6 +128,11 @@ pub fn remove_tree_at(dir: RawFd, name: &OsStr, dev: u64, ino: u64) -> SysResult
             Ok(s) => s,
             Err(_) => continue,
         };
+        // Never below a mount point (a bind mount of someone's directory in it): left, so the
+        // directory's own removal fails and says so.
+        if est.st_dev != st.st_dev || is_mount_root(std::os::fd::AsRawFd::as_raw_fd(&d), &entry) {
+            continue;
+        }
         if est.st_mode & libc::S_IFMT == libc::S_IFDIR {
             let (edev, eino) = lfs::identity(&est);
             remove_tree_at(std::os::fd::AsRawFd::as_raw_fd(&d), &entry, edev, eino)?;
@@ -137,6 +142,29 @@ pub fn remove_tree_at(dir: RawFd, name: &OsStr, dev: u64, ino: u64) -> SysResult
     }
     drop(d);
     unlinkat(dir, name, true)
+}
+
+/// Whether `name` in `dir` is the root of a mount (statx STATX_ATTR_MOUNT_ROOT, Linux 5.8+; a kernel that
+/// does not say is taken at its word).
+fn is_mount_root(dir: RawFd, name: &OsStr) -> bool {
+    let Ok(c) = cname(name) else {
+        return false;
+    };
+    // SAFETY: a zeroed statx is a valid out value; `c` is NUL-terminated and outlives the call.
+    let mut sx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; statx writes only `sx`.
+    let r = unsafe {
+        libc::statx(
+            dir,
+            c.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+            libc::STATX_BASIC_STATS,
+            &mut sx,
+        )
+    };
+    r == 0
+        && sx.stx_attributes_mask & libc::STATX_ATTR_MOUNT_ROOT as u64 != 0
+        && sx.stx_attributes & libc::STATX_ATTR_MOUNT_ROOT as u64 != 0
 }
 
 /// The names in the directory open at `fd` ("." and ".." left out), read through a duplicate of it.

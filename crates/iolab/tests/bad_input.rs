@@ -292,3 +292,61 @@ fn a_vm_cache_iolab_cannot_write_in_names_the_flag() {
         r.stderr
     );
 }
+
+/// Results are never written into a kernel-interface filesystem, even by root (for whom the permission
+/// bits there allow it): refused before the run, naming the flag.
+#[test]
+fn outputs_on_proc_and_sys_are_refused_before_the_run() {
+    refused(
+        &[
+            "run",
+            "--target",
+            "/dev/null",
+            "--ops",
+            "1000",
+            "--json",
+            "/proc/x.json",
+        ],
+        "--json",
+        "a kernel-interface filesystem",
+    );
+    refused(
+        &["survey", "--tmp-dir", "/sys/kernel", "--no-json"],
+        "--tmp-dir",
+        "/sys/kernel is a directory of sysfs",
+    );
+}
+
+/// A bare file name as target (`t.dat`): the kernel-side copies' source file goes beside it in the
+/// current directory (copy_file_range needs one filesystem), not to $TMPDIR.
+#[test]
+fn a_bare_targets_copy_source_is_beside_it() {
+    let d = disk_dir();
+    let out = std::process::Command::new(bin())
+        .args([
+            "run",
+            "--method",
+            "copy_file_range",
+            "--target",
+            "t.dat",
+            "--ops",
+            "100",
+            "--count",
+            "none",
+        ])
+        .current_dir(d.path())
+        .env("TMPDIR", "/nonexistent-iolab-tmpdir")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "target and source removed"
+    );
+}

@@ -335,3 +335,182 @@ fn xattr_of(p: &Path) -> Option<Vec<u8>> {
     };
     (n >= 0).then(|| buf[..n as usize].to_vec())
 }
+
+/// Between the counting pass and the timed pass iolab removes its own file, and the name is free for a
+/// moment: a symbolic link to a victim put there is refused (the name meant nothing at the first look),
+/// even with --overwrite, and the victim is never written.
+#[test]
+fn a_symlink_put_between_passes_is_refused() {
+    let dir = disk_dir();
+    let victim = file(&dir, "victim");
+    let t = file(&dir, "t.dat");
+    let mut caught = 0;
+    for round in 0..4 {
+        std::fs::write(&victim, b"VICTIM").unwrap();
+        let (t2, v2) = (t.clone(), victim.clone());
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let helper = std::thread::spawn(move || {
+            // The first pass's file appears, then goes: the link takes the free name at once.
+            while !s.load(Ordering::Relaxed) && std::fs::symlink_metadata(&t2).is_err() {
+                std::hint::spin_loop();
+            }
+            while !s.load(Ordering::Relaxed) && std::fs::symlink_metadata(&t2).is_ok() {
+                std::hint::spin_loop();
+            }
+            !s.load(Ordering::Relaxed) && symlink(&v2, &t2).is_ok()
+        });
+        let r = iolab(&[
+            "run",
+            "--target",
+            &path_str(&t),
+            "--bs",
+            "4",
+            "--ops",
+            "300000",
+            "--duration",
+            "1",
+            "--overwrite",
+        ]);
+        stop.store(true, Ordering::Relaxed);
+        let linked = helper.join().unwrap();
+        assert_eq!(
+            std::fs::read(&victim).unwrap(),
+            b"VICTIM",
+            "round {round}: {}",
+            r.stderr
+        );
+        if linked && r.code != 0 {
+            assert_eq!(r.code, 1, "{}", r.stderr);
+            assert!(
+                r.stderr
+                    .contains("appeared after iolab first found nothing there"),
+                "{}",
+                r.stderr
+            );
+            caught += 1;
+        }
+        let _ = std::fs::remove_file(&t);
+    }
+    println!("the link came between the passes in {caught} of 4 runs");
+}
+
+/// A FIFO put in the target's place while the run writes: --verify's open never blocks on it (the name
+/// is looked at without opening what it is), and the run ends saying the name was replaced.
+#[test]
+fn a_fifo_swapped_in_before_verify_never_blocks() {
+    let dir = disk_dir();
+    let t = file(&dir, "t.dat");
+    let t_str = path_str(&t);
+    let c = spawn(&[
+        "run",
+        "--method",
+        "psync",
+        "--target",
+        &t_str,
+        "--duration",
+        "1",
+        "--count",
+        "none",
+        "--verify",
+    ]);
+    wait_for_file(&t);
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::rename(&t, dir.path().join("t.away")).unwrap();
+    let fifo = std::ffi::CString::new(t_str.as_str()).unwrap();
+    // SAFETY: mkfifo of a NUL-terminated path in the test's own directory.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let pid = c.id();
+    let watchdog = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(20));
+        // SAFETY: kill of the child this test started (a no-op when it has ended and been reaped).
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) }
+    });
+    let (code, stderr) = finish(c);
+    assert_ne!(
+        code, -1,
+        "killed by the watchdog: the open blocked; {stderr}"
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("was replaced after iolab looked it up"),
+        "{stderr}"
+    );
+    drop(watchdog);
+}
+
+/// Files that are not iolab's in its temporary directory (a user's note, a bind mount of another
+/// directory) are left as they are when the survey ends, and iolab says it left the directory.
+#[test]
+fn a_surveys_temporary_directory_keeps_what_iolab_did_not_make() {
+    let tmp = disk_dir();
+    let work = disk_dir();
+    let c = Command::new(bin())
+        .args([
+            "survey",
+            "--ops",
+            "20000",
+            "--max-seconds",
+            "0.5",
+            "--rounds",
+            "1",
+            "--no-json",
+            "--tmp-dir",
+        ])
+        .arg(tmp.path())
+        .current_dir(work.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    let made = loop {
+        if let Some(e) = std::fs::read_dir(tmp.path()).unwrap().flatten().next() {
+            break e.path();
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "no survey directory");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let note = made.join("users-notes.txt");
+    std::fs::write(&note, b"mine").unwrap();
+    let (code, stderr) = finish(c);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(std::fs::read(&note).unwrap(), b"mine", "{stderr}");
+    assert!(
+        stderr.contains(&format!("left {} as it is", made.display())),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&made).unwrap();
+}
+
+/// A hard link made to iolab's file during a run keeps the file after iolab removes its own name; the
+/// file is then not taken for a killed iolab's leftover.
+#[test]
+fn a_hard_link_to_a_finished_runs_file_is_not_a_leftover() {
+    let dir = disk_dir();
+    let t = file(&dir, "t.dat");
+    let link = file(&dir, "link.dat");
+    let c = spawn(&[
+        "run",
+        "--method",
+        "psync",
+        "--target",
+        &path_str(&t),
+        "--duration",
+        "1",
+        "--count",
+        "none",
+    ]);
+    wait_for_file(&t);
+    std::fs::hard_link(&t, &link).unwrap();
+    let (code, stderr) = finish(c);
+    assert_eq!(code, 0, "{stderr}");
+    let r = iolab(&["run", "--target", &path_str(&link), "--ops", "10"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("exists and was not made by this run"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("killed"), "{}", r.stderr);
+}

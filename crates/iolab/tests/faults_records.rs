@@ -180,7 +180,7 @@ fn points_refused_for_a_leftover_target_run_again_at_resume() {
     assert!(recs.iter().all(|r| r["error"]
         .as_str()
         .unwrap()
-        .contains("exists and iolab did not create it")));
+        .contains("exists and was not made by this run")));
     // Once it is gone, --resume runs those points (the latest record of each point counts).
     std::fs::remove_file(&target).unwrap();
     let csv2 = path_str(&dir.path().join("2.csv"));

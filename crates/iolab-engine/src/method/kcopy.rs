@@ -120,12 +120,11 @@ const SINK_SOURCE: u64 = 16 << 20;
 /// Beside a regular-file target (same filesystem: copy_file_range needs it); for devices in
 /// [`crate::paths::scratch_dir`] ($TMPDIR, or the survey's --tmp-dir).
 fn source_path(target: &Path, kind: TargetKind, thread: u32) -> PathBuf {
-    let beside = target
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty() && kind == TargetKind::File);
-    let dir = match beside {
-        Some(d) => d.to_path_buf(),
-        None => crate::paths::scratch_dir(),
+    let dir = match target.parent() {
+        // A bare name ("t.dat") is in the current directory: its source goes there too.
+        Some(d) if kind == TargetKind::File && d.as_os_str().is_empty() => PathBuf::from("."),
+        Some(d) if kind == TargetKind::File => d.to_path_buf(),
+        _ => crate::paths::scratch_dir(),
     };
     let name = target
         .file_name()

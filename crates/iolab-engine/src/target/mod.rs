@@ -104,6 +104,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         Err(e) => return Err(e),
     };
     let st = pin.as_ref().map(|p| p.st);
+    crate::target::pin::check_same_meaning(&path, st.as_ref().map(sys::identity), &shown)?;
     match &pin {
         Some(p) => check_not_pseudo(&p.proc_path(), true, &shown)?,
         None => check_not_pseudo(&path, false, &shown)?,
@@ -116,7 +117,14 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     check_kind_rules(spec, kind, &shown)?;
     let existing_file = kind == TargetKind::File && st.is_some();
     if existing_file && writes {
-        check_existing_file(spec, pin.as_ref().expect("it exists"), &shown)?;
+        let p = pin.as_ref().expect("it exists");
+        check_existing_file(spec, p, &shown)?;
+        if p.st.st_nlink > 1 {
+            notes.push(format!(
+                "{shown} has {} names (hard links): what iolab wrote is in the file under each of them",
+                p.st.st_nlink
+            ));
+        }
     }
     let claim = match (&pin, kind == TargetKind::BlockDevice && writes) {
         (Some(p), true) => Some(claim_block_device(spec, p, &shown)?),
@@ -214,7 +222,7 @@ fn check_attributes(pin: &Pin, shown: &str) -> Result<()> {
 }
 
 /// How the refusal of an existing file without --overwrite says it: one iolab did not make ...
-pub const TARGET_EXISTS: &str = "exists and iolab did not create it";
+pub const TARGET_EXISTS: &str = "exists and was not made by this run";
 /// ... and one an iolab that was killed left (its mark names a process no longer running).
 pub const TARGET_LEFT: &str = "exists, left by an iolab that was killed";
 
@@ -269,6 +277,8 @@ fn create_file(
     notes: &mut Vec<String>,
 ) -> Result<Created> {
     let (fd, created) = Created::new_file(path, libc::O_RDWR, 0o644, spec.keep)?;
+    let st = sys::fstat(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, shown))?;
+    crate::target::pin::record_made(path, sys::identity(&st));
     sys::ftruncate(fd.as_raw_fd(), end).map_err(|e| Error::sys_on(e, shown))?;
     if spec.op == OpKind::Read {
         prefill(fd.as_raw_fd(), spec, end, shown)?;

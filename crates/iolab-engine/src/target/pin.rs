@@ -25,6 +25,58 @@ pub struct Pin {
     pub path: PathBuf,
 }
 
+/// What a target's name referred to when this process first looked it up, and the files iolab made
+/// under it since: a run's passes, a sweep's points and a suite's steps each look the name up again, and
+/// the name must mean the same every time (nothing, the same file, or a file iolab made under it).
+struct Seen {
+    path: PathBuf,
+    first: Option<(u64, u64)>,
+    made: Vec<(u64, u64)>,
+}
+
+static SEEN: std::sync::Mutex<Vec<Seen>> = std::sync::Mutex::new(Vec::new());
+
+/// Refuses a name that, since this process first looked it up, came to refer to something else: a file
+/// or symbolic link that appeared where there was none (between two passes, say, after iolab removed its
+/// own file), or another file than the one found. `now` is what the lookup found.
+pub fn check_same_meaning(path: &Path, now: Option<(u64, u64)>, shown: &str) -> Result<()> {
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(s) = seen.iter().find(|s| s.path == path) else {
+        seen.push(Seen {
+            path: path.to_path_buf(),
+            first: now,
+            made: Vec::new(),
+        });
+        return Ok(());
+    };
+    match now {
+        None => Ok(()),
+        Some(id) if s.first == Some(id) || s.made.contains(&id) => Ok(()),
+        Some(_) => Err(Error::Runtime(format!(
+            "{shown} {}: iolab writes nothing under a name whose meaning changed during the run; run again",
+            if s.first.is_none() {
+                "appeared after iolab first found nothing there (something else made it, or put a \
+                 symbolic link there)"
+            } else {
+                "now refers to another file than the one iolab found first"
+            }
+        ))),
+    }
+}
+
+/// Records a file iolab made under `path` (see [`check_same_meaning`]).
+pub fn record_made(path: &Path, id: (u64, u64)) {
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    match seen.iter_mut().find(|s| s.path == path) {
+        Some(s) => s.made.push(id),
+        None => seen.push(Seen {
+            path: path.to_path_buf(),
+            first: None,
+            made: vec![id],
+        }),
+    }
+}
+
 impl Pin {
     /// The existing target at `path`, or `None` when nothing has that name. A symbolic link is followed
     /// once (said in `notes`); every later open goes to what was found.

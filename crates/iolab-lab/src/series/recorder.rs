@@ -47,12 +47,7 @@ impl Recorder {
             }
         };
         let (file, made) = if resume {
-            let f = std::fs::OpenOptions::new()
-                .read(true)
-                .append(true)
-                .open(&path)
-                .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", path.display())))?;
-            (f, None)
+            (open_to_resume(&path)?, None)
         } else {
             // Made new, through its directory and never through a link; removed again if no record
             // lands in it (a failure before the first point ends leaves no empty file).
@@ -152,6 +147,32 @@ impl Recorder {
         self.done.push(rec);
         Ok(())
     }
+}
+
+/// The record file to continue, opened without following a symbolic link and without blocking on a FIFO
+/// put in its place since it was checked: a regular file within the bound every record reader keeps.
+fn open_to_resume(path: &Path) -> Result<std::fs::File> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| Error::usage("--resume", format!("cannot open {}: {e}", path.display())))?;
+    let m = f
+        .metadata()
+        .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", path.display())))?;
+    let limit = iolab_engine::input::RECORDS_INPUT;
+    if !m.is_file() || m.size() > limit {
+        return Err(not_records(
+            path,
+            format!(
+                "not a regular file of at most {} (it changed since iolab checked it)",
+                iolab_engine::units::fmt_size(limit)
+            ),
+        ));
+    }
+    Ok(f)
 }
 
 /// Takes the record file's lock, or refuses: another iolab is writing it.

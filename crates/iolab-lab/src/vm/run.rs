@@ -46,7 +46,7 @@ impl Scratch {
     fn new(cache: &Path) -> Result<Scratch> {
         let base = cache.join("tmp");
         super::request::mkdir(&base)?;
-        let made = vec![Created::temp_dir(&base, "run-")?];
+        let made = vec![Created::temp_tree(&base, "run-")?];
         let dir = made[0].path().to_path_buf();
         Ok(Scratch { dir, made })
     }
