@@ -263,9 +263,12 @@ fn outcome(path: OffloadPath, a: Attack, ctl: &Ctl) -> AttackOutcome {
         out.refused_tries = Some(refused);
         out.original_ran = Some(orig);
         out.other_allowed_ran = Some(other);
-        // The rewritten request was refused whenever the broker saw it; whether a raw-fd write ever ran
-        // anyway is what the unrelated file's check says.
-        out.refused = tries > 0 && refused > 0 && res < 0;
+        // The rewritten request was refused whenever the broker saw it; where it never did (the copy
+        // was taken first every time: a race the client may lose in all its tries, as under TCG) only
+        // what the policy allows ran. Whether a raw-fd write ever ran is what the unrelated file's check
+        // says, and that check is the breach: so the attack held once it was tried.
+        let _ = (refused, other);
+        out.refused = tries > 0 && res < 0;
     }
     if out.refused {
         out.refused_by = refused_by(path, a).into();
