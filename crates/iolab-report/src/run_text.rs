@@ -24,7 +24,11 @@ impl TableExporter {
     /// A run's table as a document: the header line, then a table of labelled lines (the label column
     /// and the figures, which wrap under themselves on a narrow terminal).
     pub fn run_doc(&self, r: &RunResult) -> Doc {
-        let text = self.run_lines(r);
+        Self::doc_of(&self.run_lines(r))
+    }
+
+    /// Labelled lines as a document: the first line as it is, the rest a two-column table.
+    fn doc_of(text: &str) -> Doc {
         let mut lines = text.lines();
         let mut d = Doc::new();
         if let Some(h) = lines.next() {
@@ -38,6 +42,60 @@ impl TableExporter {
         }
         d.table(t);
         d
+    }
+
+    /// A run's table as the terminal shows it: the whole account with `verbose`, else [`Self::brief_doc`].
+    pub fn run_doc_for(&self, r: &RunResult, verbose: bool) -> Doc {
+        if verbose {
+            self.run_doc(r)
+        } else {
+            self.brief_doc(r)
+        }
+    }
+
+    /// The figures and what explains them, in about 25 lines: the lines of [`Self::run_doc`] without the
+    /// clock, scheduler, steal, kernel counters, notes and the timed/excluded account (each of the kept
+    /// labels with its first line only where it runs on), and one line naming what `-v` adds.
+    pub fn brief_doc(&self, r: &RunResult) -> Doc {
+        const LEFT_OUT: [&str; 8] = [
+            "clock",
+            "scheduler",
+            "steal",
+            "kernel",
+            "note",
+            "timed",
+            "excluded",
+            "crosscheck",
+        ];
+        const FIRST_ONLY: [&str; 3] = ["cpu", "syscalls", "io_uring"];
+        let text = self.run_lines(r);
+        let mut kept = String::new();
+        let (mut label, mut left) = (String::new(), 0usize);
+        for (i, l) in text.lines().enumerate() {
+            let cut = l.char_indices().nth(13).map_or(l.len(), |(i, _)| i);
+            let own = l[..cut].trim();
+            let continued = i > 0 && own.is_empty();
+            if !continued {
+                label = own.to_string();
+            }
+            let drop = i > 0
+                && (LEFT_OUT.contains(&label.as_str())
+                    || (continued && FIRST_ONLY.contains(&label.as_str()))
+                    || (label == "gap" && same_as_latency(&text, l)));
+            if drop {
+                left += 1;
+            } else {
+                kept.push_str(l);
+                kept.push('\n');
+            }
+        }
+        if left > 0 {
+            kept.push_str(&format!(
+                "more         {left} lines with -v: the clock, scheduler and steal, the kernel's counters, the \
+                 notes, and what was timed and excluded\n"
+            ));
+        }
+        Self::doc_of(&kept)
     }
 
     /// The lines of a run's table: what ran, the clock, throughput, then the body of its kind (offload or
@@ -117,4 +175,19 @@ impl TableExporter {
     pub fn survey_doc(&self, s: &SurveyResult) -> Doc {
         survey::survey_doc(s)
     }
+}
+
+/// Whether the gap line `l` says what the latency line of `text` says (a synchronous method's ops run back
+/// to back, so the two series are one).
+fn same_as_latency(text: &str, l: &str) -> bool {
+    let body = |x: &str| {
+        x.char_indices()
+            .nth(13)
+            .map_or("", |(i, _)| &x[i..])
+            .trim()
+            .to_string()
+    };
+    text.lines()
+        .find(|x| x.starts_with("latency"))
+        .is_some_and(|lat| body(lat) == body(l))
 }

@@ -34,7 +34,10 @@ pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
         l.stop();
     }
     let r = r?;
-    outputs.write(&Document::Run(&r))?;
+    outputs.write(&Document::Run {
+        result: &r,
+        verbose: a.verbose,
+    })?;
     if let Some(v) = &r.verify {
         if v.mismatches > 0 {
             errln(&format!(

@@ -30,6 +30,11 @@ pub(crate) struct RunArgs {
     /// the README). An existing FILE is not replaced.
     #[arg(long, value_name = "FILE")]
     pub(crate) csv_intervals: Option<PathBuf>,
+    /// The whole account after the figures: the clock, the scheduler and steal, the kernel's counters and
+    /// tracepoints, every note, and what was timed and excluded (the default shows the figures and what
+    /// explains them).
+    #[arg(short, long)]
+    pub(crate) verbose: bool,
     #[command(flatten)]
     pub(crate) opts: SpecArgs,
 }

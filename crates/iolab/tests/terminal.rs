@@ -83,10 +83,31 @@ fn human_units(text: &str, what: &str) {
 fn a_run_wraps_at_80_columns_without_splitting_words() {
     let dir = tmpfs_dir();
     let json = dir.path().join("r.json");
+    // The brief account fits a first screen at 80 columns, and names what -v adds.
+    let brief = iolab_cols(
+        Some(80),
+        &[
+            "run",
+            "--method",
+            "psync",
+            "--target",
+            "/dev/null",
+            "--ops",
+            "20000",
+        ],
+    );
+    assert_eq!(brief.code, 0, "{}", brief.stderr);
+    fits(&brief.stdout, 80, "run");
+    assert!(
+        brief.stdout.lines().count() <= 25 && brief.stdout.contains("lines with -v"),
+        "{}",
+        brief.stdout
+    );
     let r = iolab_cols(
         Some(80),
         &[
             "run",
+            "-v",
             "--method",
             "psync",
             "--target",
@@ -144,6 +165,7 @@ fn a_run_wraps_at_80_columns_without_splitting_words() {
         None,
         &[
             "run",
+            "-v",
             "--target",
             "/dev/null",
             "--ops",
@@ -161,6 +183,7 @@ fn a_run_wraps_at_80_columns_without_splitting_words() {
         Some(160),
         &[
             "run",
+            "-v",
             "--target",
             "/dev/null",
             "--ops",

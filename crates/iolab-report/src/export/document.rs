@@ -13,8 +13,11 @@ use serde_json::Value;
 
 /// A command's result, as the exporters see it.
 pub enum Document<'a> {
-    /// `iolab run`.
-    Run(&'a RunResult),
+    /// `iolab run`: the figures and what explains them; with `verbose`, the whole account.
+    Run {
+        result: &'a RunResult,
+        verbose: bool,
+    },
     /// `iolab run --repeat N`: the first run's header line, the runs and their statistics.
     Repeat {
         header: &'a str,
@@ -53,7 +56,7 @@ impl Document<'_> {
     /// The tables as the terminal shows them.
     pub fn tables(&self) -> Doc {
         match self {
-            Document::Run(r) => TableExporter.run_doc(r),
+            Document::Run { result, verbose } => TableExporter.run_doc_for(result, *verbose),
             Document::Repeat {
                 header, summary, ..
             } => crate::series_view::repeat_doc(header, &[], summary),
@@ -91,6 +94,7 @@ impl Document<'_> {
                 summary,
             } => crate::series_view::repeat_doc(header, runs, summary),
             Document::Survey { result, .. } => crate::survey::answered_doc(result, true),
+            Document::Run { result, .. } => TableExporter.run_doc(result),
             _ => self.tables(),
         }
     }
@@ -100,7 +104,9 @@ impl Document<'_> {
     pub fn rows(&self) -> Option<(Vec<Value>, Vec<String>)> {
         let record = |v: &Value| iolab_lab::series::record(&[], Ok(v.clone()));
         match self {
-            Document::Run(r) => Some((vec![record(&serde_json::to_value(r).ok()?)], vec![])),
+            Document::Run { result, .. } => {
+                Some((vec![record(&serde_json::to_value(result).ok()?)], vec![]))
+            }
             Document::Repeat { runs, .. } => Some((runs.iter().map(record).collect(), vec![])),
             Document::Sweep { keys, records, .. } => Some((
                 records.iter().map(|r| (*r).clone()).collect(),

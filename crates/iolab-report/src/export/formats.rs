@@ -32,7 +32,7 @@ impl Exporter for Json {
     }
     fn export(&self, d: &Document) -> Option<Vec<u8>> {
         let v = match d {
-            Document::Run(r) => serde_json::to_vec_pretty(r),
+            Document::Run { result, .. } => serde_json::to_vec_pretty(result),
             Document::Repeat { runs, summary, .. } => {
                 serde_json::to_vec_pretty(&serde_json::json!({ "repeat": summary, "runs": runs }))
             }
@@ -70,7 +70,9 @@ impl Exporter for IntervalCsv {
     fn export(&self, d: &Document) -> Option<Vec<u8>> {
         use crate::interval_csv::{header, of_records, rows};
         let text = match d {
-            Document::Run(r) => header(&[]) + &rows(&[], &serde_json::to_value(r).ok()?),
+            Document::Run { result, .. } => {
+                header(&[]) + &rows(&[], &serde_json::to_value(result).ok()?)
+            }
             Document::Repeat { runs, .. } => {
                 let mut t = header(&["run".to_string()]);
                 for (i, r) in runs.iter().enumerate() {
