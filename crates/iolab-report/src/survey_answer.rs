@@ -27,6 +27,9 @@ pub(crate) fn answer_doc(s: &SurveyResult) -> Doc {
             rounds(s.rounds)
         ));
     }
+    for l in not_measured(s) {
+        d.line(l);
+    }
     let tables = s.rankings();
     let mut targets: Vec<&str> = Vec::new();
     for t in &tables {
@@ -45,6 +48,44 @@ pub(crate) fn answer_doc(s: &SurveyResult) -> Doc {
         }
     }
     d
+}
+
+/// The methods this machine could not run, grouped by the first clause of their reason: "not measured:
+/// io_uring, sqpoll: qemu-user does not implement io_uring". A method that does not apply to a target
+/// (mmap of a pipe: its refusal names the flag) is left to the tables. At most three lines; the rest
+/// with -v.
+fn not_measured(s: &SurveyResult) -> Vec<String> {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for r in s.runs.iter().filter(|r| r.result.is_none()) {
+        let why = r.unavailable.as_deref().unwrap_or("it did not run");
+        if why.starts_with("--") {
+            continue;
+        }
+        let why = why
+            .split([';', '('])
+            .next()
+            .unwrap_or(why)
+            .trim()
+            .to_string();
+        let name = r.method.name().to_string();
+        match groups.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, names)) if names.contains(&name) => {}
+            Some((_, names)) => names.push(name),
+            None => groups.push((why, vec![name])),
+        }
+    }
+    let mut out: Vec<String> = groups
+        .iter()
+        .take(3)
+        .map(|(why, names)| format!("not measured: {}: {why}", names.join(", ")))
+        .collect();
+    if groups.len() > 3 {
+        out.push(format!(
+            "not measured for {} more reasons: iolab survey -v lists them",
+            groups.len() - 3
+        ));
+    }
+    out
 }
 
 fn rounds(n: u32) -> String {
