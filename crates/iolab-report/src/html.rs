@@ -25,6 +25,7 @@
 //! profiles, `html/page.rs` lays out the page, and every value is read from the records through
 //! `crate::fields`.
 
+mod answer;
 mod axis;
 mod charts;
 mod dist;
@@ -112,6 +113,8 @@ fn unique_labels(recs: &[Value], from: &[Option<String>]) -> Vec<String> {
 }
 
 fn build_with(recs: &[Value], from: &[Option<String>], sources: &[String]) -> Report {
+    // A survey's page opens with its answer, from its runs before they are read as records.
+    let answer = answer::section(recs);
     let recs: Vec<Value> = recs
         .iter()
         .map(|r| unwrap_survey_run(r).unwrap_or_else(|| r.clone()))
@@ -155,7 +158,7 @@ fn build_with(recs: &[Value], from: &[Option<String>], sources: &[String]) -> Re
     dist::uring_batches_chart(&io_runs, &mut out);
     lines_chart(&runs, &mut out);
     flame::profile_charts(&runs, &mut out);
-    let html = page::page(&recs, &labels, &runs, &out, sources);
+    let html = page::page(&recs, &labels, &runs, &out, sources, &answer);
     Report {
         html,
         charts: out.charts,

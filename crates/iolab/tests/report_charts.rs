@@ -461,6 +461,18 @@ fn a_survey_report_ranks_the_methods_per_target() {
         check_chart(c, &sizes);
     }
     check_left_out(&page, &charts);
+    // The page opens with the answer: the ranking per target and block size, on a log axis.
+    let answer = page
+        .find("<h2>The answer</h2>")
+        .expect("the answer section");
+    assert!(
+        answer < page.find("<h2>Runs</h2>").unwrap(),
+        "the answer comes first"
+    );
+    for t in ["writes to /dev/null", "writes to file", "writes to pipe"] {
+        assert!(page[answer..].contains(t), "{t}");
+    }
+    assert!(page.contains("log axis: "), "the bars' axis is named");
     // A section per target, each ranking the methods that ran on it.
     let svg = std::fs::read_to_string(dir.path().join("survey-svg/iops-vs-method.svg")).unwrap();
     let d = roxmltree::Document::parse(&svg).unwrap();

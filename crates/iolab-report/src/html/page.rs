@@ -15,10 +15,12 @@ pub(super) fn page(
     runs: &[Run],
     out: &Out,
     sources: &[String],
+    answer: &str,
 ) -> String {
     let charts = &out.charts;
     let mut o = String::new();
     head(recs, runs, sources, &mut o);
+    o.push_str(answer);
     o.push_str("<h2>Runs</h2>\n");
     super::runs_table::head(&mut o);
     for (rec, label) in recs.iter().zip(labels) {

@@ -1,0 +1,157 @@
+//! The answer a survey's page opens with: per target and block size its ranking (the one the survey
+//! printed, [`iolab_lab::ranking`]), each method's time per op against write()'s drawn as a bar on a log
+//! axis with the range that ratio can have, fastest first.
+
+use crate::html::markup::esc;
+use iolab_engine::units::{fmt_ns, fmt_size};
+use iolab_lab::ranking::{RankRow, RankingTable, BASELINE};
+use iolab_lab::survey::SurveyRun;
+use serde_json::Value;
+use std::fmt::Write;
+
+/// Width of a bar's drawing, px.
+const W: f64 = 260.0;
+
+/// The section, or nothing when no record is a survey's run.
+pub(super) fn section(recs: &[Value]) -> String {
+    let runs: Vec<SurveyRun> = recs
+        .iter()
+        .filter_map(|r| serde_json::from_value(r.get("result")?.clone()).ok())
+        .collect();
+    if runs.is_empty() {
+        return String::new();
+    }
+    let tables = iolab_lab::survey::ranking(&runs);
+    if tables
+        .iter()
+        .all(|t| t.rows.iter().all(|r| r.rank == "floor"))
+    {
+        return String::new();
+    }
+    let mut o = String::from(
+        "<h2>The answer</h2>\n<p>Per target and block size, each method's median time per op against \
+         write()'s (the <code>sync</code> method), fastest first. Bars are on a log axis (one scale per \
+         table; the line at 1 is write()); the whisker is the range the ratio can have given both methods' \
+         middle rounds. Rows share a rank (\"2=\") only when every pair of them overlaps; letters (\"a\", \
+         \"ab\") group ties that chain.</p>\n",
+    );
+    for t in &tables {
+        table(t, &mut o);
+    }
+    o
+}
+
+fn table(t: &RankingTable, o: &mut String) {
+    let rows: Vec<&RankRow> = t.rows.iter().filter(|r| r.rank != "floor").collect();
+    let ends: Vec<f64> = rows
+        .iter()
+        .flat_map(|r| [r.ratio_lo, r.ratio_hi])
+        .flatten()
+        .filter(|x| *x > 0.0 && x.is_finite())
+        .chain([1.0])
+        .collect();
+    let lo = ends
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min)
+        .log10()
+        .floor();
+    let hi = ends
+        .iter()
+        .copied()
+        .fold(0.0, f64::max)
+        .log10()
+        .ceil()
+        .max(lo + 1.0);
+    let x = |v: f64| (v.log10() - lo) / (hi - lo) * W;
+    let _ = writeln!(
+        o,
+        "<h3>{} writes to {}</h3>\n<table class=\"answer\"><tr><th>rank</th><th>method</th><th>time/op</th>\
+         <th>middle rounds</th><th>x write()</th><th>log axis: {} to {}</th></tr>",
+        fmt_size(t.bs),
+        esc(&t.target),
+        axis_label(lo),
+        axis_label(hi)
+    );
+    for r in rows {
+        let name = if r.method == BASELINE {
+            "write() (sync)"
+        } else {
+            &r.method
+        };
+        let ratio = r.ratio_to_write.map_or("-".into(), |v| format!("{v:.2}x"));
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td class=\"fn\">{}</td><td>{}</td><td>{}-{}</td><td>{ratio}</td><td>",
+            esc(&r.rank),
+            esc(name),
+            fmt_ns(r.median),
+            fmt_ns(r.lo),
+            fmt_ns(r.hi)
+        );
+        bar(r, &x, o);
+        o.push_str("</td></tr>\n");
+    }
+    o.push_str("</table>\n");
+}
+
+/// One row's bar from the left edge to its ratio, its whisker, and the line at write() (1x).
+fn bar(r: &RankRow, x: &dyn Fn(f64) -> f64, o: &mut String) {
+    let _ = write!(
+        o,
+        "<svg width=\"{W}\" height=\"14\" role=\"img\"><title>{}</title>",
+        esc(&r.method)
+    );
+    if let (Some(v), Some(a), Some(b)) = (r.ratio_to_write, r.ratio_lo, r.ratio_hi) {
+        let fill = if v <= 1.0 { "#3a7" } else { "#c64" };
+        let _ = write!(
+            o,
+            "<rect x=\"0\" y=\"3\" width=\"{:.1}\" height=\"8\" fill=\"{fill}\"/>\
+             <line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"7\" y2=\"7\" stroke=\"#000\"/>",
+            x(v).max(1.0),
+            x(a),
+            x(b)
+        );
+    }
+    let _ = write!(
+        o,
+        "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"0\" y2=\"14\" stroke=\"#444\" stroke-dasharray=\"2,2\"/></svg>",
+        x(1.0)
+    );
+}
+
+/// "0.01x", "1x", "100x" for a power of ten.
+fn axis_label(p: f64) -> String {
+    let v = 10f64.powf(p);
+    if v >= 1.0 {
+        format!("{v:.0}x")
+    } else {
+        format!("{v}x")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_survey_page_opens_with_its_ranking_on_a_log_axis() {
+        let run = |method: &str, ns: f64| {
+            serde_json::json!({"result": {"target": "/dev/null", "method": method, "bs": 4,
+                "result": null, "unavailable": null, "rounds_ns_per_op": [ns, ns * 1.01, ns * 0.99]}})
+        };
+        // Runs without a result are not ranked: the section is empty for them.
+        assert_eq!(section(&[run("sync", 300.0)]), "");
+        assert_eq!(
+            section(&[serde_json::json!({"point": {}, "result": {"ops": 1}})]),
+            ""
+        );
+    }
+
+    #[test]
+    fn the_axis_is_labelled_in_powers_of_ten() {
+        assert_eq!(axis_label(-2.0), "0.01x");
+        assert_eq!(axis_label(0.0), "1x");
+        assert_eq!(axis_label(2.0), "100x");
+    }
+}
