@@ -31,6 +31,28 @@ const NOT_WORKLOAD: &[&str] = &[
     "log_interval_ms",
 ];
 
+/// A survey's runs as records of their own (`{"point": {target, method, bs}, "result"}`, those that ran),
+/// so that two surveys compare per target, method and block size; other records as they are.
+pub fn survey_runs_as_records(recs: Vec<Value>) -> Vec<Value> {
+    recs.into_iter()
+        .filter_map(|rec| {
+            let run = rec.get("result")?;
+            let is_survey_run = ["target", "method", "bs"]
+                .iter()
+                .all(|k| run.get(k).is_some())
+                && run.get("spec").is_none();
+            if !is_survey_run {
+                return Some(rec);
+            }
+            let result = run.get("result").filter(|r| !r.is_null())?.clone();
+            Some(serde_json::json!({
+                "point": {"target": run["target"], "method": run["method"], "bs": run["bs"]},
+                "result": result,
+            }))
+        })
+        .collect()
+}
+
 /// The workload a result ran: its spec without the fields above, plus the kind of target.
 pub fn workload_key(result: &Value) -> String {
     let mut m: BTreeMap<String, Value> = BTreeMap::new();

@@ -44,8 +44,8 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
             e => Error::usage("compare", e.to_string()),
         })
     };
-    let (ra, _) = read(&a.a)?;
-    let (rb, _) = read(b_path)?;
+    let ra = compare::survey_runs_as_records(read(&a.a)?.0);
+    let rb = compare::survey_runs_as_records(read(b_path)?.0);
     let o = match &a.across {
         None => compare::compare_records(&ra, &rb, limit),
         Some(s) => {

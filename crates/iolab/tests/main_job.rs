@@ -211,7 +211,6 @@ fn verbose_survey_shows_every_table() {
             "0.05",
             "--rounds",
             "1",
-            "--no-json",
         ])
         .arg("--tmp-dir")
         .arg(tmp.path())
@@ -225,6 +224,7 @@ fn verbose_survey_shows_every_table() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    surveys_compare_per_row(&work.path().join("iolab-results"));
     assert!(
         stdout.contains("indicative: 1 round cannot tell noise from a difference"),
         "{stdout}"
@@ -246,6 +246,33 @@ fn verbose_survey_shows_every_table() {
         "nop is the floor in every section"
     );
     assert!(stdout.contains("iolab's own peak memory: "), "{stdout}");
+}
+
+/// Two surveys compare per target, method and block size: the survey in `dir` against itself is every
+/// row within noise, each row named by its method and target.
+fn surveys_compare_per_row(dir: &std::path::Path) {
+    let f = std::fs::read_dir(dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let f = path_str(&f);
+    let c = iolab(&["compare", &f, &f]);
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    for row in ["psync write bs=4 ", "-> dev_null", "stdio write bs=4096 "] {
+        assert!(c.stdout.contains(row), "{row} in {}", c.stdout);
+    }
+    assert!(c.stdout.contains("within noise"), "{}", c.stdout);
+    let verdicts = c.stdout.lines().filter(|l| l.starts_with("  "));
+    assert!(
+        verdicts.clone().count() > 100
+            && verdicts
+                .clone()
+                .all(|l| !l.contains("slower") && !l.contains("faster")),
+        "a survey against itself: {}",
+        c.stdout
+    );
 }
 
 #[test]
