@@ -345,15 +345,36 @@ fn device_stays_claimed_while_iolab_writes() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // The claim is iolab's first open of the device: once any descriptor of iolab's names it, it is held.
+    // The claim is iolab's first open of the device that is not O_PATH (its lookup and checks are O_PATH
+    // descriptors, which claim nothing; the kernel keeps no O_EXCL in a file's flags to look for).
     let fds = format!("/proc/{}/fd", run.id());
+    let pid = run.id();
+    let claims = move |e: &std::fs::DirEntry| {
+        let flags = std::fs::read_to_string(format!(
+            "/proc/{pid}/fdinfo/{}",
+            e.file_name().to_string_lossy()
+        ))
+        .ok()
+        .and_then(|t| {
+            let v = t
+                .lines()
+                .find_map(|l| l.strip_prefix("flags:"))?
+                .trim()
+                .to_string();
+            u32::from_str_radix(&v, 8).ok()
+        })
+        .unwrap_or(0);
+        flags & libc::O_PATH as u32 == 0
+    };
     let t0 = Instant::now();
     let opened = loop {
         let any = std::fs::read_dir(&fds)
             .into_iter()
             .flatten()
             .flatten()
-            .any(|e| std::fs::read_link(e.path()).is_ok_and(|p| p == Path::new(&l.0)));
+            .any(|e| {
+                std::fs::read_link(e.path()).is_ok_and(|p| p == Path::new(&l.0)) && claims(&e)
+            });
         if any || t0.elapsed() > Duration::from_secs(3) {
             break any;
         }
