@@ -429,7 +429,13 @@ pub struct UringFigures {
     pub batch_histogram: Vec<(u32, u64)>,
     /// (requests in the kernel after a submission, how often), nonzero entries only.
     pub inflight_histogram: Vec<(u32, u64)>,
+    /// Requests in one ring after a submission, mean over every ring's submissions (per ring: with a
+    /// ring per thread, each ring's own depth).
     pub mean_inflight: f64,
+    /// Requests in all rings together: the sum of each ring's own mean (absent in older results, where
+    /// [`UringFigures::inflight_all_rings`] estimates it from the ring design).
+    #[serde(default)]
+    pub mean_inflight_all_rings: Option<f64>,
 }
 
 impl UringFigures {
@@ -447,7 +453,9 @@ impl UringFigures {
             design: first.design.clone(),
             ..Default::default()
         };
+        let mut all_rings = 0.0;
         for s in stats {
+            all_rings += mean_depth(&s.inflight_histogram);
             f.enters += s.enters;
             f.requests += s.requests;
             f.submissions_without_syscall += s.submissions_without_syscall;
@@ -473,17 +481,8 @@ impl UringFigures {
             0.0
         };
         f.big_batches = batch.iter().skip(32).sum();
-        let depth_n: u64 = depth.iter().sum();
-        f.mean_inflight = if depth_n > 0 {
-            depth
-                .iter()
-                .enumerate()
-                .map(|(i, v)| i as f64 * *v as f64)
-                .sum::<f64>()
-                / depth_n as f64
-        } else {
-            0.0
-        };
+        f.mean_inflight = mean_depth(&depth);
+        f.mean_inflight_all_rings = Some(all_rings);
         let nz = |h: Vec<u64>| {
             h.into_iter()
                 .enumerate()
@@ -495,6 +494,34 @@ impl UringFigures {
         f.inflight_histogram = nz(depth);
         Some(f)
     }
+}
+
+impl UringFigures {
+    /// Requests in flight in all the rings of a run of `threads` threads: the sum of each ring's mean, or
+    /// for older results the per-ring mean times the rings the design makes (one ring shared by every
+    /// thread, else one per thread).
+    pub fn inflight_all_rings(&self, threads: u32) -> f64 {
+        self.mean_inflight_all_rings.unwrap_or_else(|| {
+            let rings = match self.design.as_str() {
+                "shared" | "shared-submitter" => 1,
+                _ => threads.max(1),
+            };
+            self.mean_inflight * rings as f64
+        })
+    }
+}
+
+/// The mean of a histogram indexed by depth: sum of depth x count over the counts (0 when empty).
+fn mean_depth(h: &[u64]) -> f64 {
+    let n: u64 = h.iter().sum();
+    if n == 0 {
+        return 0.0;
+    }
+    h.iter()
+        .enumerate()
+        .map(|(i, v)| i as f64 * *v as f64)
+        .sum::<f64>()
+        / n as f64
 }
 
 /// One run of one workload.
@@ -745,4 +772,42 @@ pub struct AttackOutcome {
     /// request its policy allows, which it ran (harmless by the policy's definition).
     #[serde(default)]
     pub other_allowed_ran: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring(depth: usize, submissions: u64) -> UringStats {
+        let mut h = vec![0; 129];
+        h[depth] = submissions;
+        UringStats {
+            inflight_histogram: h,
+            batch_histogram: vec![0; 129],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn requests_in_flight_are_per_ring_and_summed_over_the_rings() {
+        // The course report's case: 8 rings of QD 128, each 81 deep on average. Little's law needs all
+        // eight (648), not one ring's 81.
+        let f = UringFigures::merge(&vec![ring(81, 1000); 8]).unwrap();
+        assert_eq!(f.mean_inflight, 81.0);
+        assert_eq!(f.mean_inflight_all_rings, Some(648.0));
+        assert_eq!(f.inflight_all_rings(8), 648.0);
+        // A shared ring: one thread collects the ring's figures, the others report none.
+        let mut shared = vec![ring(40, 500)];
+        shared.extend(vec![ring(0, 0); 7]);
+        let f = UringFigures::merge(&shared).unwrap();
+        assert_eq!((f.mean_inflight, f.inflight_all_rings(8)), (40.0, 40.0));
+        // Older results carry the per-ring mean only: the design says how many rings there were.
+        let old = |design: &str| UringFigures {
+            design: design.into(),
+            mean_inflight: 81.0,
+            ..Default::default()
+        };
+        assert_eq!(old("per-thread").inflight_all_rings(8), 648.0);
+        assert_eq!(old("shared").inflight_all_rings(8), 81.0);
+    }
 }

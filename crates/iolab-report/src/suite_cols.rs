@@ -145,9 +145,21 @@ pub const BATCHES: &[(&str, Align)] = &[
     ("reqs", Align::Right),
     ("big (32+)", Align::Right),
     ("avg batch", Align::Right),
-    ("in flight", Align::Right),
+    ("in flight (all rings)", Align::Right),
     ("mutex waits", Align::Right),
 ];
+
+/// The mean requests in flight in all of a run's rings: the record's own sum, or for older records the
+/// per-ring mean times the rings its design makes ([`iolab_engine::result::UringFigures::inflight_all_rings`]).
+fn inflight_all_rings(r: &Value) -> Option<f64> {
+    let u = iolab_engine::result::UringFigures {
+        design: txt(r, &["spec", "ring", "design"]),
+        mean_inflight: num(r, &["uring", "mean_inflight"])?,
+        mean_inflight_all_rings: num(r, &["uring", "mean_inflight_all_rings"]),
+        ..Default::default()
+    };
+    Some(u.inflight_all_rings(num(r, &["spec", "threads"]).unwrap_or(1.0) as u32))
+}
 
 /// The course report's Tables 4-6 columns, then the mean requests in flight and, for the shared ring,
 /// how often a thread found its mutex taken.
@@ -164,7 +176,7 @@ pub fn batches_cells(rest: String, r: &Value) -> Vec<String> {
         opt(num(r, &["uring", "requests"]), 0),
         opt(num(r, &["uring", "big_batches"]), 0),
         opt(num(r, &["uring", "mean_batch"]), 3),
-        opt(num(r, &["uring", "mean_inflight"]), 1),
+        opt(inflight_all_rings(r), 1),
         if shared {
             opt(num(r, &["uring", "lock_contended"]), 0)
         } else {

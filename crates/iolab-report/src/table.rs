@@ -298,9 +298,13 @@ fn uring_text(u: &UringFigures, o: &mut String) {
     );
     let _ = writeln!(
         o,
-        "             in flight after a submission (depth: count) {}; mean {:.1}",
+        "             in flight in one ring after a submission (depth: count) {}; mean {:.1} per ring{}",
         hist_text(&u.inflight_histogram),
-        u.mean_inflight
+        u.mean_inflight,
+        u.mean_inflight_all_rings
+            .filter(|a| (a - u.mean_inflight).abs() > 0.05)
+            .map(|a| format!(", {a:.1} in all rings"))
+            .unwrap_or_default()
     );
 }
 

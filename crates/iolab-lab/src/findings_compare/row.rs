@@ -49,8 +49,9 @@ pub struct Row {
     /// Flushes (fsync/msync) inside the timed span.
     pub flushes: bool,
     pub lat_mean_ns: f64,
-    /// io_uring: requests per submission (iolab's count), mean requests in flight, times a thread found
-    /// the shared ring's mutex taken.
+    /// io_uring: requests per submission (iolab's count), mean requests in flight in all its rings
+    /// together (what Little's law relates to the run's IOPS), times a thread found the shared ring's
+    /// mutex taken.
     pub mean_batch: Option<f64>,
     pub mean_inflight: Option<f64>,
     pub lock_contended: Option<u64>,
@@ -149,7 +150,10 @@ impl Row {
             flushes: r.flushes.calls > 0,
             lat_mean_ns: r.latency.mean_ns,
             mean_batch: r.uring.as_ref().map(|u| u.mean_batch),
-            mean_inflight: r.uring.as_ref().map(|u| u.mean_inflight),
+            mean_inflight: r
+                .uring
+                .as_ref()
+                .map(|u| u.inflight_all_rings(r.spec.threads)),
             lock_contended: r
                 .uring
                 .as_ref()
