@@ -1,7 +1,7 @@
 //! The course report's questions (He and Han, §6 and §10-11): why sync won in one throughput setting,
 //! why IOPOLL showed no gain, what its syscall counts say, and why the shared ring lost.
 
-use super::reply::{is, ns, pct, thousands, x, Ctx, Reply};
+use super::reply::{faster, is, ns, pct, thousands, x, Ctx, Reply};
 use crate::findings_compare::Row;
 use iolab_engine::spec::RingDesign;
 
@@ -86,7 +86,8 @@ pub fn sync_won(c: &Ctx) -> Reply {
             "the uring suite's Table 1 steps",
         );
     }
-    let won = |(s, u): (&Row, &Row)| s.iops() > u.iops();
+    // Some(true): sync made more; Some(false): io_uring did; None: tied.
+    let won = |(s, u): (&Row, &Row)| faster(s, u);
     let mut parts = Vec::new();
     if let Some(p) = dev {
         parts.push(format!("On the device (O_DIRECT), {}", pair_text(p.0, p.1)));
@@ -97,8 +98,13 @@ pub fn sync_won(c: &Ctx) -> Reply {
             pair_text(p.0, p.1)
         ));
     }
+    let tied: Vec<&str> = [(dev, "on the device"), (cache, "from the page cache")]
+        .into_iter()
+        .filter(|(p, _)| p.is_some_and(|p| won(p).is_none()))
+        .map(|(_, w)| w)
+        .collect();
     parts.push(match (dev.map(won), cache.map(won)) {
-        (Some(false), Some(true)) => format!(
+        (Some(Some(false)), Some(Some(true))) => format!(
             "So sync wins where every read is a page-cache hit ({} io_uring's IOPS: a read is a copy of a few \
              hundred ns, a CPU per thread does the work, and a deeper queue adds only its bookkeeping and queue \
              wait), and io_uring wins where reads reach the device ({} pread()'s IOPS), where more in flight means \
@@ -106,8 +112,12 @@ pub fn sync_won(c: &Ctx) -> Reply {
             x(cache.map_or(1.0, |(s, u)| s.iops() / u.iops())),
             x(dev.map_or(1.0, |(s, u)| u.iops() / s.iops()))
         ),
-        (_, Some(true)) => "From the page cache sync won here too, as in the report's Table 1.".into(),
-        (Some(true), _) => "Here pread() won on the device too.".into(),
+        (_, Some(Some(true))) => "From the page cache sync won here too, as in the report's Table 1.".into(),
+        (Some(Some(true)), _) => "Here pread() won on the device too.".into(),
+        _ if !tied.is_empty() => format!(
+            "Here neither won {}: the two made the same IOPS within what these runs can tell apart.",
+            tied.join(" or ")
+        ),
         _ => "Here io_uring did not lose: with requests that reach the device, more in flight means more done."
             .into(),
     });
@@ -118,7 +128,10 @@ pub fn sync_won(c: &Ctx) -> Reply {
     ) {
         parts.push(format!(
             "This machine's 4 KiB O_DIRECT read takes {} on one thread; the report's sync reads took {r8} µs \
-             (8 threads) and {r1} µs (1 thread), {} less: they cannot have reached a device.",
+             (8 threads) and {r1} µs (1 thread), {} less: they cannot have reached a device. Reads that fast \
+             are page-cache hits, or reads that moved nothing: a read at or past the end of its file returns 0 \
+             bytes, and a failed one an error, in about the time of an empty system call, which a benchmark \
+             that does not check each read's length counts as done.",
             ns(d),
             x(d / (r1 * 1e3))
         ));
@@ -170,14 +183,22 @@ pub fn iopoll_gain(c: &Ctx) -> Reply {
                 Some(false) => format!("The IOPOLL row was not polled: {why}."),
                 None => format!("Whether it polled: {why}."),
             }));
-            Reply::answered(parts.join(" "))
+            parts.extend(silently_unpolled(c, p));
+            if polled(p) {
+                Reply::answered(parts.join(" "))
+            } else {
+                Reply::partly(
+                    parts.join(" "),
+                    "an IOPOLL row proven polled: an NVMe device with poll queues (`iolab suite uring --vm`)",
+                )
+            }
         }
         (_, None, Some(why)) => {
             parts.push(format!("Here IOPOLL could not run: {why}."));
             Reply::not_here(
                 parts.join(" "),
-                "IOPOLL: this kernel's devices have no poll queues; an NVMe device with poll queues (as in issue \
-                 16's guest, `iolab vm`) would show it",
+                "IOPOLL: this kernel's devices have no poll queues; an NVMe device with poll queues (the guest of \
+                 `iolab vm`: `iolab suite uring --vm`) would show it",
             )
         }
         _ => Reply::not_here(
@@ -185,6 +206,35 @@ pub fn iopoll_gain(c: &Ctx) -> Reply {
             "the uring suite's Table 2 io_uring rows, with and without iopoll",
         ),
     }
+}
+
+/// An IOPOLL row the kernel accepted and completed by interrupt without saying so (older kernels do, on a
+/// device without poll queues), said even when another row was polled for real: a setup flag is no
+/// proof of polling, and a seed that trusted it may have timed interrupts twice.
+fn silently_unpolled(c: &Ctx, shown: &Row) -> Option<String> {
+    let r = c.row(|r| uring(r) && r.iopoll && matches!(&r.facts.iopoll, Some((Some(false), _))))?;
+    let why = r
+        .facts
+        .iopoll
+        .as_ref()
+        .map(|(_, w)| w.as_str())
+        .unwrap_or("");
+    let same = std::ptr::eq(r, shown);
+    Some(format!(
+        "{}the kernel accepted IORING_SETUP_IOPOLL and completed the reads by interrupt, without an error{}: \
+         the flag alone proves no polling, so an IOPOLL figure that matches the interrupt one, like the \
+         report's, may be interrupts timed twice.",
+        if same {
+            "So ".to_string()
+        } else {
+            format!("On {} ", r.place)
+        },
+        if same || why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({why})")
+        }
+    ))
 }
 
 /// "pread64 200,000, futex 26" of a row's kernel counts (the largest first, at most three).
@@ -361,13 +411,33 @@ fn versus_text(v: &Versus, threads_vary: bool) -> String {
     )
 }
 
-/// The report's avg_batch, recomputed from its own counters.
+/// The report's avg_batch, recomputed from its own counters: over the whole run (what its log printed,
+/// cut to an integer) and between its first and last late snapshot (what the late run did).
 fn integer_division(c: &Ctx) -> Option<String> {
     let (sc, sr) = (c.seed("shared_calls")?, c.seed("shared_reqs")?);
     let (pc, pr) = (c.seed("per_thread_calls")?, c.seed("per_thread_reqs")?);
+    let late = match (c.seed("shared_calls_early"), c.seed("shared_reqs_early")) {
+        (Some(ec), Some(er)) if sc > ec => {
+            let b = (sr - er) / (sc - ec);
+            format!(
+                " Between its snapshots at {} and {} calls the requests grew by {} for {} calls, {b:.2} per \
+                 call: late in the run its batches {} one, as the report says, while the mean over the whole run \
+                 stayed {:.2} (the log's 'avg_batch=1' is that mean cut to an integer, and the per-thread \
+                 rings' '2' is {:.2} cut the same way).",
+                thousands(ec),
+                thousands(sc),
+                thousands(sr - er),
+                thousands(sc - ec),
+                if b < 1.1 { "had collapsed to" } else { "had not collapsed to" },
+                sr / sc,
+                pr / pc
+            )
+        }
+        _ => String::new(),
+    };
     Some(format!(
-        "The report's 'avg_batch=1' for the late shared ring is integer division of its own counters: {} / {} = \
-         {:.2}, against {} / {} = {:.2} for per-thread rings: its batches did not collapse to one.",
+        "The report's kernel counters: {} / {} = {:.2} requests per call for the shared ring over the whole \
+         run, against {} / {} = {:.2} for per-thread rings.{late}",
         thousands(sr),
         thousands(sc),
         sr / sc,
