@@ -18,7 +18,7 @@ pub fn render(sum: &Summary) -> String {
     let mut o = String::new();
     render_findings(&sum.findings, &sum.memory, &mut o);
     if !sum.published.is_empty() {
-        o.push_str("\nThe seed's published throughputs, checked against this machine's memory copy rate:\n");
+        o.push_str("\nThe seed's published throughputs, checked against the seed's own instruction counts, then this machine's memory copy rate:\n");
         for p in &sum.published {
             o.push_str(&line(&format!("- {}: {}", p.label, p.verdict), 2));
         }

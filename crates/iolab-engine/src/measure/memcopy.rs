@@ -34,6 +34,10 @@ pub struct MemCopy {
     pub passes: u32,
     /// How long the whole measurement took, seconds (none of it inside a timed span).
     pub took_s: f64,
+    /// The emulator these rates were measured under ("tcg", "qemu-user"), when the CPU is emulated: then
+    /// they are the emulator's speed, not the hardware's (absent in older results).
+    #[serde(default)]
+    pub emulated: Option<String>,
 }
 
 /// The ceiling for a workload, and what it is.
@@ -65,9 +69,19 @@ impl MemCopy {
                     crate::units::fmt_size(ws)
                 ),
             },
-            _ => Ceiling {
+            // The L1 rate is the lenient bound; where it came out below the rates beyond the caches (an
+            // emulated CPU translates a long copy better than many short ones) those stand in for it.
+            _ if self.cache_copy_bps >= self.memory_copy_bps.max(self.memory_fill_bps) => Ceiling {
                 bps: self.cache_copy_bps * n as f64,
                 what: format!("what {on} can copy even within the L1 cache"),
+            },
+            _ => Ceiling {
+                bps: self.memory_copy_bps.max(self.memory_fill_bps) * n as f64,
+                what: format!(
+                    "what {on} can copy or fill at best (the L1 copy measured {}, below the rate beyond the \
+                     caches)",
+                    gbps(self.cache_copy_bps)
+                ),
             },
         }
     }
@@ -222,6 +236,8 @@ fn measure(beyond_caches: bool) -> MemCopy {
         largest_cache_bytes: llc,
         passes: PASSES,
         took_s: start.elapsed().as_secs_f64(),
+        emulated: crate::emulation::guest::accelerator()
+            .filter(|a| crate::emulation::guest::is_emulated(Some(a))),
     }
 }
 
@@ -254,6 +270,7 @@ pub fn sample() -> MemCopy {
         largest_cache_bytes: Some(32 << 20),
         passes: PASSES,
         took_s: 0.1,
+        emulated: None,
     }
 }
 
@@ -280,6 +297,23 @@ mod tests {
         let c = m.ceiling(Some(1 << 30), 1);
         assert_eq!(c.bps, m.cache_copy_bps);
         assert!(m.describe().contains("not measured"), "{}", m.describe());
+    }
+
+    #[test]
+    fn an_l1_rate_below_the_memory_rate_is_never_the_lenient_bound() {
+        // A TCG guest's rates as suites recorded them: 1.2 GB/s "within L1", 4.1 GB/s beyond the caches.
+        let mut m = sample();
+        m.cache_copy_bps = 1.2e9;
+        m.memory_copy_bps = 4.1e9;
+        m.memory_fill_bps = 3.0e9;
+        let c = m.ceiling(None, 1);
+        assert_eq!(c.bps, 4.1e9);
+        assert!(
+            c.what.contains("the L1 copy measured 1.2 GB/s"),
+            "{}",
+            c.what
+        );
+        assert_eq!(m.ceiling(Some(4 << 20), 2).bps, 8.2e9);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Answers to the seeds' questions. Each suite file lists its seed's open questions (`[[question]]`: an
 //! id, the question, where the seed asks it, the steps whose rows answer it, the seed's own figures the
 //! answer reads, and the function that answers it) and the seed's published throughputs
-//! (`[[published-figure]]`, checked against this machine's memory copy rate). After the suite's table
+//! (`[[published-figure]]`, checked against the seed's own instruction counts, then this machine's memory copy rate). After the suite's table
 //! iolab prints its findings (`findings_compare.rs`) and answers each question from this run's figures,
 //! or says exactly what it would need; the same [`Summary`] goes into the suite's record file as one line
 //! `{"summary": ...}` (readers of records skip it; `iolab report` shows it).
@@ -26,6 +26,7 @@ pub use reply::{Answer, Ctx, PublishedCheck, Reply, Status};
 use crate::findings_compare::{self, Compared, Row};
 use crate::suite::file::SuiteFile;
 use iolab_engine::measure::memcopy::{gbps, MemCopy};
+use iolab_engine::units::thousands;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -101,29 +102,73 @@ pub fn check(s: &SuiteFile) -> Result<(), String> {
     Ok(())
 }
 
-/// The published figures checked against `mem`.
+/// The published figures checked: first against the seed's own instruction count, where it published
+/// one (the same on every machine), then against what this machine's memory can copy, unless those rates
+/// came from an emulated CPU (then they say nothing about the seed's hardware).
 pub fn check_published(s: &SuiteFile, mem: &MemCopy) -> Vec<PublishedCheck> {
     s.published_figures
         .iter()
         .map(|p| {
             let rate = p.bytes / p.seconds;
-            let v = findings_compare::plausibility(p.bytes, p.seconds, None, p.cpus, mem);
+            let (impossible, verdict) = match (by_instructions(p), &mem.emulated) {
+                (Some(v), _) => (true, v),
+                (None, Some(accel)) => (
+                    false,
+                    format!(
+                        "not judged: {} moved, but this machine's memory rates were measured on an emulated \
+                         CPU ({accel}), which says nothing of the seed's hardware",
+                        gbps(rate)
+                    ),
+                ),
+                (None, None) => {
+                    let v = findings_compare::plausibility(p.bytes, p.seconds, None, p.cpus, mem);
+                    (v.is_some(), v.unwrap_or_else(|| within(rate, p.cpus, mem)))
+                }
+            };
             PublishedCheck {
                 label: p.label.clone(),
                 rate_bps: rate,
-                impossible: v.is_some(),
-                verdict: v.unwrap_or_else(|| {
-                    let c = mem.ceiling(None, p.cpus);
-                    format!(
-                        "possible: {} is within {} ({})",
-                        gbps(rate),
-                        c.what,
-                        gbps(c.bps)
-                    )
-                }),
+                impossible,
+                verdict,
             }
         })
         .collect()
+}
+
+/// The widest store any CPU makes in one instruction (AVX-512 and 512-bit SVE: 64 bytes; the Raspberry
+/// Pi 4's Cortex-A72 stores at most 32, a pair of 128-bit registers). `rep movs` on x86 is one
+/// instruction of any length, which no ARM core has.
+const WIDEST_STORE_BYTES: f64 = 64.0;
+
+/// A published figure whose bytes are more than its own run's instructions could have stored.
+fn by_instructions(p: &PublishedFigure) -> Option<String> {
+    let n = p.instructions.filter(|&n| n > 0.0)?;
+    let per = p.bytes / n;
+    (per > WIDEST_STORE_BYTES).then(|| {
+        format!(
+            "impossible by the seed's own count: its run executed {} instructions{} for {} bytes, {per:.0} \
+             bytes per instruction, where no CPU's store moves more than {WIDEST_STORE_BYTES:.0}: the bytes \
+             were not copied",
+            thousands(n),
+            p.instructions_source
+                .as_deref()
+                .map(|s| format!(" ({s})"))
+                .unwrap_or_default(),
+            thousands(p.bytes)
+        )
+    })
+}
+
+/// "possible: 0.4 GB/s is within what one CPU can copy even within the L1 cache (81.0 GB/s), measured on
+/// this machine".
+fn within(rate: f64, cpus: u32, mem: &MemCopy) -> String {
+    let c = mem.ceiling(None, cpus);
+    format!(
+        "possible: {} is within {} ({}) on this machine",
+        gbps(rate),
+        c.what,
+        gbps(c.bps)
+    )
 }
 
 /// The suite's findings, published figures checked and answers, over its records (`recs`, in file
@@ -152,13 +197,25 @@ pub fn summarize(s: &SuiteFile, recs: &[Value], mem: &MemCopy) -> Summary {
                     format!("an answer function named '{}'", q.answer_by),
                 ),
             };
+            let (status, needs) = match (reply.status, indicative(&ctx)) {
+                (Status::Answered, Some(why)) => (Status::Indicative, Some(why)),
+                (_, Some(why)) => (
+                    reply.status,
+                    Some(
+                        reply
+                            .needs
+                            .map_or(why.clone(), |n| format!("{n}; and {why}")),
+                    ),
+                ),
+                (s, None) => (s, reply.needs),
+            };
             Answer {
                 id: q.id.clone(),
                 question: q.text.clone(),
                 source: q.source.clone(),
-                status: reply.status,
+                status,
                 text: reply.text,
-                needs: reply.needs,
+                needs,
             }
         })
         .collect();
@@ -169,6 +226,46 @@ pub fn summarize(s: &SuiteFile, recs: &[Value], mem: &MemCopy) -> Summary {
         published,
         answers,
     }
+}
+
+/// A row loses this share of its wall time to the hypervisor (steal) and its figures are indicative.
+const HIGH_STEAL: f64 = 0.10;
+
+/// Why the figures an answer read cannot carry a verdict, if they cannot: a `--quick` run (a smoke
+/// test), timings of an emulated CPU, or rows with high hypervisor steal.
+fn indicative(c: &Ctx) -> Option<String> {
+    let quick = c.recs.iter().any(|r| {
+        crate::series::record_point(r)
+            .iter()
+            .any(|(k, v)| k == "quick" && v == "true")
+    });
+    if quick {
+        return Some(
+            "a full run of the suite: this one ran --quick, a smoke test, not a measurement".into(),
+        );
+    }
+    let emulated = c.recs.iter().find_map(|r| {
+        let a = r.pointer("/result/host/accelerator")?.as_str()?;
+        iolab_engine::emulation::guest::is_emulated(Some(a)).then(|| a.to_string())
+    });
+    if let Some(a) = emulated {
+        return Some(format!(
+            "a run on real hardware: these timings come from an emulated CPU ({a}), behaviour not speed"
+        ));
+    }
+    let stolen: Vec<&str> = c
+        .rows
+        .iter()
+        .filter(|r| r.facts.wall_s > 0.0 && r.facts.steal_s / r.facts.wall_s > HIGH_STEAL)
+        .map(|r| r.step.as_str())
+        .collect();
+    (!stolen.is_empty()).then(|| {
+        format!(
+            "a quieter machine: the hypervisor took more than {:.0}% of the run's time from {} of its rows",
+            HIGH_STEAL * 100.0,
+            stolen.len()
+        )
+    })
 }
 
 /// The record-file line of a summary.

@@ -34,6 +34,12 @@ pub struct PublishedFigure {
     /// CPUs that could have copied at once (the seed's threads; default 1).
     #[serde(default = "one")]
     pub cpus: u32,
+    /// The seed's own count of the instructions its run executed (its perf output), when it published
+    /// one, and where ("Figure 26"): evidence about the figure that does not depend on this machine.
+    #[serde(default)]
+    pub instructions: Option<f64>,
+    #[serde(default)]
+    pub instructions_source: Option<String>,
 }
 
 fn one() -> u32 {

@@ -7,7 +7,7 @@ use iolab_engine::measure::memcopy::MemCopy;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// A published figure checked against this machine's memory copy rate.
+/// A published figure checked against the seed's own instruction counts, then this machine's memory copy rate.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 pub struct PublishedCheck {
     pub label: String,
@@ -26,6 +26,9 @@ pub enum Status {
     Partly,
     /// Not from this run: `needs` says what is missing.
     NotHere,
+    /// From this run's figures, but figures that cannot carry a verdict: a `--quick` run, timings of an
+    /// emulated CPU, or rows that lost much of their time to the hypervisor; `needs` says which.
+    Indicative,
 }
 
 impl Status {
@@ -34,6 +37,7 @@ impl Status {
             Status::Answered => "answered",
             Status::Partly => "answered with a stand-in",
             Status::NotHere => "cannot be answered here",
+            Status::Indicative => "indicative",
         }
     }
 }
@@ -126,6 +130,20 @@ pub fn record_step(rec: &Value) -> String {
         .find(|(k, _)| k == "step")
         .map(|(_, v)| v)
         .unwrap_or_default()
+}
+
+/// Two rows closer than this in IOPS, each run once, are tied: one run cannot tell them apart.
+pub const TIE_FRACTION: f64 = 0.05;
+
+/// Which of two rows of one workload made more IOPS: `Some(true)` for `a`, `Some(false)` for `b`, `None`
+/// when they are tied (their repeated runs overlap, or, run once, they are within [`TIE_FRACTION`]).
+pub fn faster(a: &Row, b: &Row) -> Option<bool> {
+    let (ia, ib) = (a.iops(), b.iops());
+    let tied = match (a.spread, b.spread) {
+        (Some(_), Some(_)) => crate::findings_compare::row::within_noise(a, b),
+        _ => (ia - ib).abs() <= TIE_FRACTION * ia.max(ib),
+    };
+    (!tied).then_some(ia > ib)
 }
 
 /// "3.4x".

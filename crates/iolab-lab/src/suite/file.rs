@@ -77,7 +77,7 @@ pub struct SuiteFile {
     /// The seed's open questions, answered after the table (`answers.rs`).
     #[serde(default, rename = "question")]
     pub questions: Vec<Question>,
-    /// The seed's published throughputs, checked against this machine's memory copy rate.
+    /// The seed's published throughputs, checked against the seed's own instruction counts, then this machine's memory copy rate.
     #[serde(default, rename = "published-figure")]
     pub published_figures: Vec<PublishedFigure>,
     /// Spec keys set on every point over everything the file says (from the command line).
