@@ -6,11 +6,29 @@ use super::reply::{is, ns, pct, x, Ctx, Reply};
 use crate::findings_compare::{why_faster, why_slower, Row};
 use iolab_engine::spec::RingDesign;
 
-/// What the thesis's own target would take.
+/// What the thesis's own target would take, when a run has no row of it.
 const DRIVER: &str = "the thesis's stub driver as a target (a character device with only .write: no \
     write_iter and no FMODE_NOWAIT, so the kernel cannot try a write without blocking and io_uring punts \
-    every request to io-wq): `iolab driver` is not built yet (issue 16); here /dev/null (completes inline) \
-    and a disk file (cannot complete buffered writes inline) stand on either side of it";
+    every request to io-wq): iolab's sink driver in its legacy personality is that target, loaded in \
+    `iolab vm`'s guest (`iolab suite writes --vm`); without it /dev/null (completes inline) and a disk file \
+    (cannot complete buffered writes inline) stand on either side of it";
+
+/// A row on iolab's sink driver in the thesis's personality (only .write).
+fn on_legacy_sink(r: &Row) -> bool {
+    r.facts
+        .sink
+        .as_ref()
+        .is_some_and(|s| s.personality == Some(iolab_engine::sink_device::Personality::Legacy))
+}
+
+/// Answered where the rows include the thesis's own kind of target, else with the stand-ins.
+fn with_driver(parts: Vec<String>, rows: &[&Row]) -> Reply {
+    if rows.iter().any(|r| on_legacy_sink(r)) {
+        Reply::answered(parts.join(" "))
+    } else {
+        Reply::partly(parts.join(" "), DRIVER)
+    }
+}
 
 /// io_uring as the thesis ran it: SQPOLL, a producer and a consumer thread, one request per submission.
 fn thesis_uring(r: &Row) -> bool {
@@ -22,9 +40,9 @@ fn batched_uring(r: &Row) -> bool {
     is(r, "io_uring") && !r.facts.sqpoll && r.batch >= 4
 }
 
-/// write() rows timed without tracepoints (the plain pass).
+/// write() rows timed without tracepoints (the plain pass), and without the sink driver's own log line.
 fn plain_write(r: &Row) -> bool {
-    is(r, "sync") && !r.facts.inline_counting
+    is(r, "sync") && !r.facts.inline_counting && !r.facts.sink.as_ref().is_some_and(|s| s.log)
 }
 
 fn joined(why: Vec<String>) -> String {
@@ -90,7 +108,7 @@ impl UringSeen {
                 ns(b.ns()),
                 x(r)
             );
-            if r < 1.0 {
+            if super::reply::faster(b, w) == Some(true) {
                 self.wins.push((w.workload(), r));
             }
             if self.best_batched.as_ref().is_none_or(|(_, br)| r < *br) {
@@ -194,11 +212,13 @@ fn blocking_loop(c: &Ctx) -> Option<String> {
 /// Why did io_uring lose to write()?
 pub fn uring_vs_write(c: &Ctx) -> Reply {
     let mut seen = UringSeen::default();
+    let mut paired = Vec::new();
     for w in c.rows_where(plain_write) {
         let t = c.row(|r| thesis_uring(r) && r.same_workload(w));
         let b = c.row(|r| batched_uring(r) && r.same_workload(w));
         if t.is_some() || b.is_some() {
             seen.add(w, t, b);
+            paired.push(w);
         }
     }
     if seen.parts.is_empty() {
@@ -225,7 +245,7 @@ pub fn uring_vs_write(c: &Ctx) -> Reply {
             seed.join(" and ")
         ));
     }
-    Reply::partly(parts.join(" "), DRIVER)
+    with_driver(parts, &paired)
 }
 
 /// Why was the mmap ("dma") path so much faster, and is the published figure possible?
@@ -255,8 +275,8 @@ pub fn mmap_vs_write(c: &Ctx) -> Reply {
     if dma.iter().any(|p| p.impossible) {
         let ratio = seed_ratio(c, "systemcall_4kb_s", "dma_4kb_s");
         parts.push(format!(
-            "A time below what memory can copy cannot have covered the copies: the thesis's timer did not see \
-             (all of) its 4 KiB 'dma' writes{}.",
+            "Bytes that could not have been copied in that time, or by that many instructions, were not copied: \
+             the thesis's 4 KiB 'dma' writes did not copy their data inside its timer{}.",
             ratio
                 .map(|(r, t)| format!(", so its 'dma' speed-up over write() for 4 KiB, {r} {t}, is no measurement"))
                 .unwrap_or_default()
@@ -270,10 +290,16 @@ pub fn mmap_vs_write(c: &Ctx) -> Reply {
             "the suite's mmap and systemcall steps on the same file",
         );
     }
+    if c.rows_where(|r| is(r, "mmap"))
+        .iter()
+        .any(|r| r.facts.sink.is_some())
+    {
+        return Reply::answered(parts.join(" "));
+    }
     Reply::partly(
         parts.join(" "),
-        "the stub driver's own mapping (the thesis mapped the driver's memory; iolab maps a file): `iolab driver` \
-         is not built yet (issue 16)",
+        "the stub driver's own mapping (the thesis mapped the driver's memory; this run mapped a file): iolab's \
+         sink driver maps its buffer in `iolab vm`'s guest (`iolab suite writes --vm`)",
     )
 }
 
@@ -313,21 +339,44 @@ pub fn tracepoint_cost(c: &Ctx) -> Reply {
     let ms = d;
     let mm = c.row(|r| is(r, "mmap"));
     parts.push(format!(
-        "At a million writes that is {ms:.0} ms{}, paid by every path that makes a system call per write; the \
-         mmap path made {} system calls per op here and paid none of it. What the missing tracepoints were \
-         worth to the 'dma' path is at most that per million writes.",
-        c.seed("systemcall_4b_s")
-            .map(|s| format!(" of the thesis's {s:.3} s write() run ({})", pct(ms / 1e3 / s)))
-            .unwrap_or_default(),
+        "At a million writes that is {ms:.0} ms on this machine (its own cost per call, not the thesis's \
+         board's), paid by every path that makes a system call per write; the mmap path made {} system calls \
+         per op here and paid none of it. What the missing tracepoints were worth to the 'dma' path is at most \
+         that per million writes.",
         mm.and_then(|m| m.facts.syscalls_per_op)
             .map(|s| format!("{s:.3}"))
             .unwrap_or_else(|| "no".into())
     ));
-    Reply::partly(
-        parts.join(" "),
-        "the thesis also fired its driver's own tracepoint and a log line (LM_LOG) on every write; their cost \
-         needs the stub driver (issue 16)",
-    )
+    match sink_log_cost(c) {
+        Some(t) => {
+            parts.push(t);
+            Reply::answered(parts.join(" "))
+        }
+        None => Reply::partly(
+            parts.join(" "),
+            "the thesis also fired its driver's own tracepoint and a log line (LM_LOG) on every write: iolab's \
+             sink driver does the same with --sink-log in `iolab vm`'s guest (`iolab suite writes --vm`)",
+        ),
+    }
+}
+
+/// The thesis's LM_LOG on iolab's sink driver: a log line and a tracepoint per write, against the same
+/// writes without them.
+fn sink_log_cost(c: &Ctx) -> Option<String> {
+    let logged = c.row(|r| is(r, "sync") && r.facts.sink.as_ref().is_some_and(|s| s.log))?;
+    let plain = c.row(|r| plain_write(r) && r.same_workload(logged))?;
+    let d = logged.ns() - plain.ns();
+    Some(format!(
+        "On iolab's sink driver, {}: a log line and a tracepoint per write (the thesis's LM_LOG) took {} per \
+         write against {} without ({}{} per write, {} the time){}.",
+        logged.workload(),
+        ns(logged.ns()),
+        ns(plain.ns()),
+        if d < 0.0 { "-" } else { "+" },
+        ns(d.abs()),
+        x(logged.ns() / plain.ns()),
+        crate::findings_compare::noise(logged, plain)
+    ))
 }
 
 /// How would older techniques (aio, epoll) compare with io_uring?
@@ -403,10 +452,12 @@ pub fn would_block(c: &Ctx) -> Reply {
     let mut parts = Vec::new();
     let mut all_punted = Vec::new();
     let mut agree = true;
+    let mut paired = Vec::new();
     for p in c.rows_where(|r| r.would_block.is_some()) {
         let Some(u) = c.row(|r| is(r, "io_uring") && r.same_workload(p)) else {
             continue;
         };
+        paired.push(p);
         let wb = p.would_block.unwrap_or(0.0);
         let Some(pu) = u.facts.punted_fraction else {
             continue;
@@ -449,5 +500,5 @@ pub fn would_block(c: &Ctx) -> Reply {
          way round); see the rows."
             .into()
     });
-    Reply::partly(parts.join(" "), DRIVER)
+    with_driver(parts, &paired)
 }

@@ -207,7 +207,7 @@ pub fn direct_crossover(c: &Ctx) -> Reply {
         Reply::partly(
             parts.join(" "),
             "buffered writes that reach the device (fsync inside the timed span, or a file larger than the page \
-             cache) and buffered reads from a cold cache, as the paper's 20 GiB files had (issue 17, item 3)",
+             cache) and buffered reads from a cold cache, as the paper's 20 GiB files had",
         )
     } else {
         Reply::answered(parts.join(" "))

@@ -70,6 +70,7 @@ impl Facts {
             submissions_without_syscall: r.uring.as_ref().map(|u| u.submissions_without_syscall),
             sink: r.sink.as_ref().map(|s| SinkFacts {
                 personality: s.personality,
+                log: r.spec.sink_log,
                 worker_share: s.worker_share,
                 disagree: s
                     .checks
@@ -135,6 +136,8 @@ pub struct Facts {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SinkFacts {
     pub personality: Option<Personality>,
+    /// `--sink-log`: the driver also logged a line and fired a tracepoint per write (the thesis's LM_LOG).
+    pub log: bool,
     pub worker_share: Option<f64>,
     pub disagree: Vec<String>,
 }

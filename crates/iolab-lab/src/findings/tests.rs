@@ -65,6 +65,7 @@ fn sink_personalities_say_why_io_uring_punted_or_not() {
         method: Some(MethodKind::IoUring),
         target: Some(TargetKind::Sink),
         sink: Some(SinkFacts {
+            log: false,
             personality: Some(p),
             worker_share: Some(share),
             disagree: vec![],
@@ -101,6 +102,7 @@ fn sink_counts_disagree() {
     let on = Facts {
         target: Some(TargetKind::Sink),
         sink: Some(SinkFacts {
+            log: false,
             personality: Some(Personality::Legacy),
             worker_share: Some(0.0),
             disagree: vec!["sink driver write calls: driver 7, iolab 5: DISAGREE".into()],
