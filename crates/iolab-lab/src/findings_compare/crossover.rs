@@ -89,7 +89,11 @@ pub(crate) fn crossover(family: &[&&Row]) -> Option<String> {
             at_size(both[fd])
         ));
     }
-    let ends = format!("{}; {}", at_size(*both.first()?), at_size(*both.last()?));
+    // The smallest and the largest size (once, where only one was measured both ways).
+    let ends = match both.as_slice() {
+        [one] => at_size(*one),
+        _ => format!("{}; {}", at_size(*both.first()?), at_size(*both.last()?)),
+    };
     Some(match runs.as_slice() {
         [(Lead::Buffered, ..)] => {
             format!("{what}: buffered faster at every block size measured, O_DIRECT never caught up ({ends})")

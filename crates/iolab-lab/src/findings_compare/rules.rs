@@ -58,7 +58,11 @@ pub const PAIR_RULES: &[PairRule] = &[
         let same_depth = a.facts.qd == b.facts.qd;
         (both && same_depth && a.same_workload(b) && ma >= 4.0 * mb && mb <= 1.5 && !(1.0 / 1.2..1.2).contains(&r)).then(|| {
             let verdict = if r < 1.0 {
-                format!("batching paid: {:.2} syscalls per op against {:.2}", a.facts.syscalls_per_op.unwrap_or(f64::NAN), b.facts.syscalls_per_op.unwrap_or(f64::NAN))
+                match (a.facts.syscalls_per_op, b.facts.syscalls_per_op) {
+                    (Some(x), Some(y)) => format!("batching paid: {x:.2} syscalls per op against {y:.2}"),
+                    // Without the kernel's counts (no counting pass) no syscall figure is made up.
+                    _ => "batching paid (the kernel's syscall counts were not taken)".to_string(),
+                }
             } else {
                 "batching did not pay here: the time goes elsewhere than the submission calls".to_string()
             };

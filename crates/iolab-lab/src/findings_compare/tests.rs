@@ -92,6 +92,16 @@ fn batched_vs_single() {
         t.starts_with("io_uring (qd 64 batch 32) (32.0 requests per submission) took 0.10x the time of io_uring (SQPOLL, qd 64 batch 1) (1.0 per submission): batching paid"),
         "{t}"
     );
+    // Without the kernel's counts no syscall figure is printed (it was "NaN syscalls per op").
+    let mut uncounted = b.clone();
+    uncounted.facts.syscalls_per_op = None;
+    let mut rows = vec![uring(2000.0), uncounted];
+    let t = text(&fired(&mut rows), "batched_vs_single").to_string();
+    assert!(
+        !t.contains("NaN")
+            && t.contains("batching paid (the kernel's syscall counts were not taken)"),
+        "{t}"
+    );
     // At another queue depth the difference is the depth's: no batching verdict.
     let mut deeper = b.clone();
     deeper.facts.qd *= 128;
@@ -109,6 +119,7 @@ fn sink_personalities() {
         r.way = "io_uring (qd 64 batch 32)".into();
         r.place = format!("/dev/iolab_sink ({})", p.name());
         r.facts.sink = Some(findings::SinkFacts {
+            log: false,
             personality: Some(p),
             worker_share: Some(share),
             disagree: vec![],
@@ -243,7 +254,10 @@ fn direct_crossover() {
     );
     // Never crossing is said so.
     let mut rows = vec![bs_row(512, false, 40.0), bs_row(512, true, 3.0)];
-    assert!(text(&fired(&mut rows), "direct_crossover").contains("O_DIRECT never caught up"));
+    let t = text(&fired(&mut rows), "direct_crossover").to_string();
+    assert!(t.contains("O_DIRECT never caught up"), "{t}");
+    // One size measured both ways is named once, not as both ends.
+    assert_eq!(t.matches("512 B: buffered 40.0 MiB/s").count(), 1, "{t}");
 }
 
 #[test]
