@@ -140,10 +140,15 @@ static void sink_log(size_t len)
 	sink_count(log_lines, 1);
 }
 
-/* Who made the call: io_uring's io-wq workers are counted apart. */
+/*
+ * Who made the call: io_uring's io-wq workers are counted apart. SQPOLL
+ * threads carry PF_IO_WORKER as well (both are made by create_io_thread()),
+ * but submit inline: only the threads io-wq names "iou-wrk-" are workers.
+ */
 static void sink_count_caller(void)
 {
-	if (current->flags & PF_IO_WORKER)
+	if ((current->flags & PF_IO_WORKER) &&
+	    !strncmp(current->comm, "iou-wrk-", 8))
 		sink_count(worker_calls, 1);
 }
 

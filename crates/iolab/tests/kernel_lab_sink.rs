@@ -3,7 +3,8 @@
 //! back to the host, and each check is made here on the records:
 //! - a write() run and an io_uring run move exactly the bytes (and calls) the driver counted;
 //! - io_uring on the legacy personality is 100% punted to io-wq (the driver's count of calls made by io-wq
-//!   workers, and the kernel's io_uring_queue_async_work tracepoint), on nowait 0%;
+//!   workers, and the kernel's io_uring_queue_async_work tracepoint), on nowait 0%, with SQPOLL too (its
+//!   thread is an io thread but no io-wq worker);
 //! - mmap writes land in the driver's buffer (read back through read(): --verify);
 //! - uring_cmd requests are counted by the driver;
 //! - the in-kernel writer's file is byte-identical to the user-space program's (each is compared with the
@@ -44,6 +45,11 @@ needs = "sink"
 [[step]]
 label = "io_uring nowait"
 spec = { method = "io_uring", qd = 8, batch = 4, sink = "nowait", count = "full" }
+needs = "sink"
+
+[[step]]
+label = "io_uring nowait sqpoll"
+spec = { method = "io_uring", qd = 8, batch = 4, sink = "nowait", sqpoll = true, count = "full" }
 needs = "sink"
 
 [[step]]
@@ -197,6 +203,15 @@ fn the_sink_driver_in_a_guest_kernel() {
     if let Some(punts) = tracepoint(nowait, "io_uring:io_uring_queue_async_work") {
         assert_eq!(punts, 0, "nowait: 0% punted");
     }
+    // The SQPOLL thread is an io thread too (PF_IO_WORKER) but not an io-wq worker: its inline
+    // submissions are not counted as punted.
+    let sq = step(&recs, "io_uring nowait sqpoll");
+    check_bytes_and_calls(sq, "io_uring nowait sqpoll");
+    assert_eq!(
+        n(sq, &["sink", "counted", "worker_calls"]),
+        0,
+        "nowait under SQPOLL: no call from io-wq"
+    );
 
     let m = step(&recs, "mmap");
     assert_eq!(
