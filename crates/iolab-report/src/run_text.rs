@@ -121,6 +121,9 @@ impl TableExporter {
         if s.direct {
             extra.push("O_DIRECT".to_string());
         }
+        if let Some(n) = s.inflight {
+            extra.push(format!("--inflight {n}"));
+        }
         extra.extend((s.method.info().describe)(s));
         let _ = writeln!(
             o,

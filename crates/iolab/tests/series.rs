@@ -219,6 +219,42 @@ fn sweep_runs_the_product_in_order_and_resumes() {
         recs[0]
     );
     assert_eq!(recs[1]["result"]["ops"], 200);
+    // --inflight instead: every method runs at every point, synchronous ones with as many threads.
+    let even = dir.path().join("even.jsonl");
+    let data = dir.path().join("r.dat");
+    let r = iolab(&[
+        "sweep",
+        "--vary",
+        "method=psync,io_uring,aio,pv2",
+        "--vary",
+        "inflight=1,4",
+        "--op",
+        "read",
+        "--pattern",
+        "rand",
+        "--target",
+        &path_str(&data),
+        "--file-size",
+        "1m",
+        "--ops",
+        "400",
+        "--count",
+        "none",
+        "--out",
+        &path_str(&even),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let recs = lines(&even);
+    assert_eq!(recs.len(), 8);
+    for rec in &recs {
+        let res = &rec["result"];
+        assert!(rec.get("error").is_none(), "every point runs: {rec}");
+        let n = res["spec"]["inflight"].as_u64().unwrap();
+        let (t, q) = (u64_of(res, &["spec", "threads"]), u64_of(res, &["spec", "qd"]));
+        let queued = ["io_uring", "aio"].contains(&res["spec"]["method"].as_str().unwrap());
+        assert_eq!(if queued { (t, q) } else { (q, t) }, (1, n), "{rec}");
+        assert_eq!(res["ops"], 400);
+    }
 }
 
 #[test]

@@ -91,6 +91,10 @@ pub struct Spec {
     #[serde(default, skip_serializing_if = "Warmup::is_none")]
     pub warmup: Warmup,
     pub threads: u32,
+    /// `--inflight N`: the requests in flight asked for, which set `threads` or `qd` by the method (see
+    /// [`RawSpec::resolve`]); written only when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inflight: Option<u32>,
     /// O_DIRECT with aligned buffers.
     pub direct: bool,
     pub fsync: SyncEvery,
@@ -274,6 +278,32 @@ mod tests {
         assert_eq!(s.ops, Some(DEFAULT_OPS));
         assert_eq!(s.duration_s, Some(DEFAULT_DURATION_S));
         assert!(!s.overwrite && !s.keep && !s.allow_device_writes);
+    }
+
+    #[test]
+    fn inflight_is_threads_or_depth_by_the_method() {
+        let s = raw(&[("method", "psync"), ("inflight", "8")])
+            .resolve()
+            .unwrap();
+        assert_eq!((s.threads, s.qd, s.inflight), (8, 1, Some(8)));
+        for m in ["io_uring", "aio"] {
+            let s = raw(&[("method", m), ("inflight", "8")]).resolve().unwrap();
+            assert_eq!((s.threads, s.qd, s.inflight), (1, 8, Some(8)), "{m}");
+        }
+        // Not both ways at once, and not beyond what the mapped option takes.
+        assert!(err(&[("inflight", "8"), ("threads", "2")]).starts_with(
+            "--inflight: sets --threads or --qd by the method; give --inflight or --threads"
+        ));
+        assert!(
+            err(&[("method", "io_uring"), ("inflight", "8"), ("qd", "2")])
+                .contains("or --qd, not both")
+        );
+        assert!(err(&[("inflight", "0")]).starts_with("--inflight: 0 is not accepted"));
+        assert!(err(&[("inflight", "2000")]).contains("psync takes 1 to 1024 requests in flight"));
+        // Without it, results read as before.
+        let s = RawSpec::default().resolve().unwrap();
+        assert!(s.inflight.is_none());
+        assert!(!serde_json::to_string(&s).unwrap().contains("inflight"));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::method::info::{Exec, MethodInfo};
-use options::nonzero;
+use options::{nonzero, Applies};
 
 /// The largest --bs and --stdio-buffer accepted: 1 GiB.
 const MAX_BUFFER: u64 = 1 << 30;
@@ -28,8 +28,46 @@ struct Queue {
 }
 
 impl RawSpec {
-    /// Validates everything that can be judged without touching the target.
+    /// Validates everything that can be judged without touching the target. `--inflight N` is mapped
+    /// first: depth N on one thread for a method that takes `--qd`, else N threads.
     pub fn resolve(&self) -> Result<Spec> {
+        let Some(n) = self.count("inflight")? else {
+            return self.resolve_as_given();
+        };
+        let method = self.method()?;
+        let queued =
+            method.info().takes(Applies::Depth) && method.info().exec != Exec::OutOfProcess;
+        let (key, most) = if queued {
+            ("qd", 4096)
+        } else {
+            ("threads", 1024)
+        };
+        if let Some(k) = ["threads", "qd"].into_iter().find(|k| self.has(k)) {
+            return Err(Error::usage(
+                "--inflight",
+                format!("sets --threads or --qd by the method; give --inflight or --{k}, not both"),
+            ));
+        }
+        if n == 0 || n > most {
+            return Err(Error::usage(
+                "--inflight",
+                format!(
+                    "{n} is not accepted: {} takes 1 to {most} requests in flight ({})",
+                    method.name(),
+                    if queued {
+                        "its queue depth"
+                    } else {
+                        "one thread per request"
+                    }
+                ),
+            ));
+        }
+        let mut spec = self.clone().with(key, n).resolve_as_given()?;
+        spec.inflight = Some(n as u32);
+        Ok(spec)
+    }
+
+    fn resolve_as_given(&self) -> Result<Spec> {
         let method = self.method()?;
         let target = self.target()?;
         let op = self.word(
@@ -95,6 +133,7 @@ impl RawSpec {
             duration_s: amounts.duration_s,
             warmup: self.warmup(method)?,
             threads: threads as u32,
+            inflight: None,
             direct,
             fsync,
             cold_cache: self.cold_cache(op)?,
