@@ -172,6 +172,7 @@ fn clock_line_under(qemu: &PathBuf, cpu: Option<&str>, bin: &PathBuf) -> (i32, S
         .arg(bin)
         .args([
             "run",
+            "-v",
             "--method",
             "psync",
             "--target",

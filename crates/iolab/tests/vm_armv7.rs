@@ -59,7 +59,7 @@ fn boot(exe: &Path, machine: &str) -> Option<Boot> {
         &script,
         format!(
             "probe --json probe.json\n\
-             run --method psync --target /dev/null --ops {NULL_OPS} --count full --json null.json\n\
+             run -v --method psync --target /dev/null --ops {NULL_OPS} --count full --json null.json\n\
              run --method io_uring --target /var/tmp/u.dat --ops {URING_OPS} --bs 4k --verify --json uring.json\n\
              run --method psync --target big.dat --offset {BIG_OFFSET} --ops {BIG_OPS} --bs 4k --verify --keep \
              --json big.json\n"
