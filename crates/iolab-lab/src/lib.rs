@@ -21,4 +21,6 @@ pub mod series_flow;
 pub mod suite;
 pub mod suite_rows;
 pub mod survey;
+pub mod survey_workload;
+pub mod verdict;
 pub mod vm;

@@ -52,6 +52,20 @@ pub struct RankingTable {
     /// The unit of `median`, `lo` and `hi`.
     pub unit: String,
     pub rows: Vec<RankRow>,
+    /// The method every row's ratio is against ([`BASELINE`] in results before it was written), and
+    /// what the text calls it ("write()", "pread()").
+    #[serde(default = "default_baseline")]
+    pub baseline: String,
+    #[serde(default = "default_baseline_label")]
+    pub baseline_label: String,
+}
+
+fn default_baseline() -> String {
+    BASELINE.into()
+}
+
+fn default_baseline_label() -> String {
+    "write()".into()
 }
 
 fn tied(a: &Entry, b: &Entry) -> bool {
@@ -122,12 +136,17 @@ fn labels(e: &[Entry], idx: &[usize]) -> Vec<(usize, String)> {
         .collect()
 }
 
-/// Ranks `entries` (one target and block size): the floor first, then by median.
+/// Ranks `entries` (one target and block size) against write() ([`BASELINE`]).
 pub fn rank(entries: &[Entry]) -> Vec<RankRow> {
+    rank_against(entries, BASELINE)
+}
+
+/// Ranks `entries`: the floor first, then by median; each row's ratio against `baseline`'s.
+pub fn rank_against(entries: &[Entry], baseline: &str) -> Vec<RankRow> {
     let mut idx: Vec<usize> = (0..entries.len()).filter(|&i| !entries[i].floor).collect();
     idx.sort_by(|&a, &b| entries[a].median.total_cmp(&entries[b].median));
     let label_of = labels(entries, &idx);
-    let base = entries.iter().find(|x| x.method == BASELINE && !x.floor);
+    let base = entries.iter().find(|x| x.method == baseline && !x.floor);
     let row = |i: usize, rank: String| {
         let x = &entries[i];
         let tied_with = if x.floor {

@@ -4,7 +4,7 @@
 //! there with the reason). Touches no existing file: the directory is
 //! new, each run creates its own file and removes it, and the JSON goes to a new file in ./iolab-results/.
 
-use crate::ranking::{rank, Entry, RankingTable};
+use crate::ranking::{Entry, RankingTable};
 use iolab_engine::error::{Error, Result};
 use iolab_engine::measure::clock::ClockInfo;
 use iolab_engine::method::Fit;
@@ -55,6 +55,9 @@ pub struct SurveyRun {
     /// Hypervisor steal on all CPUs during this method's rounds, seconds.
     #[serde(default)]
     pub steal_s: f64,
+    /// What limited its median round ([`crate::verdict`]); absent in older results.
+    #[serde(default)]
+    pub verdict: Option<crate::verdict::Verdict>,
 }
 
 /// The survey's JSON document.
@@ -143,10 +146,11 @@ impl Default for SurveyOptions {
 
 /// One method on one target at one block size: what each round runs.
 pub struct Cell {
-    pub target: &'static str,
+    /// "/dev/null", "file", "pipe", or a workload's label.
+    pub target: String,
     pub method: MethodKind,
     pub bs: u64,
-    spec: iolab_engine::spec::Spec,
+    pub(crate) spec: iolab_engine::spec::Spec,
 }
 
 /// Each method on each target it is made for; a refusal by the kernel (psync on a pipe: ESPIPE) is
@@ -185,7 +189,7 @@ fn cells(dir: &Path, ops: u64, max_s: f64, file_size: u64) -> Result<Vec<Cell>> 
                 }
                 let spec = raw.resolve()?;
                 cells.push(Cell {
-                    target,
+                    target: target.to_string(),
                     method: m,
                     bs,
                     spec,
@@ -225,7 +229,7 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
         iolab_sys::fs_free_bytes(dir.path()).ok(),
     );
     let cells = cells(dir.path(), ops, max_s, file_size)?;
-    let runs = run_rounds(&cells, rounds, opts, clock)?;
+    let runs = run_rounds(&cells, rounds, opts.on_run.as_ref(), clock)?;
     // After every run, never inside one: what memory can copy, and the findings checked against it.
     let memory = iolab_engine::measure::memcopy::measured_within(file_size);
     let findings = compare_runs(&runs, &memory);
@@ -249,10 +253,10 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
 
 /// Every cell once per round, forwards in even rounds and backwards in odd ones (a slow drift in the
 /// machine's load then touches every method alike); a cell refused in the first round is not run again.
-fn run_rounds(
+pub(crate) fn run_rounds(
     cells: &[Cell],
     rounds: u32,
-    opts: &SurveyOptions,
+    on_run: Option<&OnRun>,
     clock: &ClockInfo,
 ) -> Result<Vec<SurveyRun>> {
     // Room for exactly the rounds: a result is 3 KiB, and vectors left to double would hold 8 for 5.
@@ -281,7 +285,7 @@ fn run_rounds(
                     results[i].clear();
                 }
             }
-            if let Some(f) = &opts.on_run {
+            if let Some(f) = on_run {
                 f(done, total, &cells[i], round + 1);
             }
         }
@@ -315,11 +319,13 @@ fn median_run(c: &Cell, mut rs: Vec<RunResult>, why: Option<String>) -> SurveyRu
     let steal_s = rs.iter().map(|r| r.cpu.steal_all_cpus_s).sum();
     rs.sort_by(|a, b| a.ns_per_op.total_cmp(&b.ns_per_op));
     let mid = rs.len().saturating_sub(1) / 2;
+    let result = (why.is_none() && !rs.is_empty()).then(|| rs.swap_remove(mid));
     SurveyRun {
-        target: c.target.into(),
+        target: c.target.clone(),
         method: c.method,
         bs: c.bs,
-        result: (why.is_none() && !rs.is_empty()).then(|| rs.swap_remove(mid)),
+        verdict: result.as_ref().map(crate::verdict::of),
+        result,
         unavailable: why,
         rounds_ns_per_op,
         steal_s,
@@ -328,30 +334,51 @@ fn median_run(c: &Cell, mut rs: Vec<RunResult>, why: Option<String>) -> SurveyRu
 
 /// The ranking of every target and block size of `runs` ([`crate::ranking`]: the median round's time
 /// per op, the middle rounds as its interval, ties only between overlapping intervals), targets in the
-/// order they ran.
+/// order they ran, each against write().
 pub fn ranking(runs: &[SurveyRun]) -> Vec<RankingTable> {
+    ranking_against(runs, crate::ranking::BASELINE, "write()")
+}
+
+/// The same against `baseline` (a method's name), which the text calls `label`.
+pub(crate) fn ranking_against(
+    runs: &[SurveyRun],
+    baseline: &str,
+    label: &str,
+) -> Vec<RankingTable> {
+    // Targets in the order they ran, each with its block sizes from the smallest.
     let mut targets: Vec<&str> = Vec::new();
     for r in runs {
         if !targets.contains(&r.target.as_str()) {
             targets.push(&r.target);
         }
     }
+    let mut tables: Vec<(&str, u64)> = Vec::new();
+    for t in targets {
+        let mut sizes: Vec<u64> = runs
+            .iter()
+            .filter(|r| r.target == t)
+            .map(|r| r.bs)
+            .collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        tables.extend(sizes.into_iter().map(|bs| (t, bs)));
+    }
     let mut out = Vec::new();
-    for target in targets {
-        for bs in SURVEY_BS {
-            let entries: Vec<Entry> = runs
-                .iter()
-                .filter(|r| r.target == target && r.bs == bs)
-                .filter_map(entry)
-                .collect();
-            if !entries.is_empty() {
-                out.push(RankingTable {
-                    target: target.to_string(),
-                    bs,
-                    unit: "ns/op".into(),
-                    rows: rank(&entries),
-                });
-            }
+    for (target, bs) in tables {
+        let entries: Vec<Entry> = runs
+            .iter()
+            .filter(|r| r.target == target && r.bs == bs)
+            .filter_map(entry)
+            .collect();
+        if !entries.is_empty() {
+            out.push(RankingTable {
+                target: target.to_string(),
+                bs,
+                unit: "ns/op".into(),
+                rows: crate::ranking::rank_against(&entries, baseline),
+                baseline: baseline.into(),
+                baseline_label: label.into(),
+            });
         }
     }
     out
@@ -417,6 +444,7 @@ mod tests {
             unavailable: None,
             rounds_ns_per_op: rounds.to_vec(),
             steal_s: 0.0,
+            verdict: None,
         }
     }
 

@@ -371,6 +371,7 @@ mod tests {
                 unavailable: (!ran).then(|| "why".into()),
                 rounds_ns_per_op: vec![1.0],
                 steal_s: 0.0,
+                verdict: None,
             })
             .unwrap()
         };

@@ -164,7 +164,7 @@ fn ranked_row(row: &RankRow, run: &SurveyRun, t: &mut Table) {
         fmt_size(run.bs),
         fmt_ns(row.median),
         ns_range(row.lo, row.hi),
-        x_write(row),
+        x_write(row, iolab_lab::ranking::BASELINE),
         rate,
         format!("{:.3}", r.cpu.process.user_s),
         format!("{:.3}", r.cpu.process.sys_s),

@@ -5,7 +5,7 @@
 
 use crate::text::Doc;
 use iolab_engine::units::fmt_size;
-use iolab_lab::ranking::{RankRow, RankingTable, BASELINE};
+use iolab_lab::ranking::{RankRow, RankingTable};
 use iolab_lab::survey::SurveyResult;
 
 /// How many ranked methods each line names before the slowest.
@@ -104,21 +104,26 @@ fn title(target: &str) -> String {
     }
 }
 
-/// "1 stdio 0.12x, 2= psync 1.0x, 2= write() 1x; slowest: offload 8.5x".
-fn line(t: &RankingTable) -> String {
+/// "1 stdio 0.12x, 2= psync 1.0x, 2= write() 1x; slowest: offload 8.5x" (the baseline by its label).
+pub(crate) fn line(t: &RankingTable) -> String {
+    line_of(t, TOP)
+}
+
+/// As [`line`], naming `top` rows before the slowest.
+pub(crate) fn line_of(t: &RankingTable, top: usize) -> String {
     let ranked: Vec<&RankRow> = t.rows.iter().filter(|r| r.rank != "floor").collect();
     let named = |r: &RankRow| {
-        let name = if r.method == BASELINE {
-            "write()".to_string()
+        let name = if r.method == t.baseline {
+            t.baseline_label.clone()
         } else {
             r.method.clone()
         };
         let x = r.ratio_to_write.map_or_else(|| "-".into(), ratio);
         format!("{} {name} {x}", r.rank)
     };
-    let top: Vec<String> = ranked.iter().take(TOP).map(|r| named(r)).collect();
-    let mut o = top.join(", ");
-    if ranked.len() > TOP {
+    let first: Vec<String> = ranked.iter().take(top).map(|r| named(r)).collect();
+    let mut o = first.join(", ");
+    if ranked.len() > top {
         if let Some(last) = ranked.last() {
             o.push_str(&format!("; slowest: {}", named(last)));
         }
@@ -164,10 +169,11 @@ fn largest_gap(s: &SurveyResult, tables: &[&RankingTable]) -> Option<String> {
     ))
 }
 
-/// Time per op against write()'s with the range it can have: "1.8x (1.6-2.0)"; "1x" for write() itself.
-pub(crate) fn x_write(row: &RankRow) -> String {
+/// Time per op against the baseline's with the range it can have: "1.8x (1.6-2.0)"; "1x" for the
+/// baseline itself.
+pub(crate) fn x_write(row: &RankRow, baseline: &str) -> String {
     match (row.ratio_to_write, row.ratio_lo, row.ratio_hi) {
-        _ if row.method == iolab_lab::ranking::BASELINE => "1x".into(),
+        _ if row.method == baseline => "1x".into(),
         (Some(r), Some(lo), Some(hi)) => {
             let d = decimals(r);
             format!("{r:.d$}x ({lo:.d$}-{hi:.d$})")

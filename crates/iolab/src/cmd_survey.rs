@@ -1,45 +1,17 @@
 //! `iolab survey` (and `iolab` without a command): every method, 4 B and 4 KiB, /dev/null and a new file.
 
 use crate::output::{check_dir_path, err_bytes, outln, write_new_in};
-use clap::Args;
+use crate::survey_args::SurveyArgs;
 use iolab_engine::error::Error;
 use iolab_engine::measure::clock;
 use iolab_report::export::{Document, Exporter, Json, Outputs};
-use std::path::PathBuf;
-
-#[derive(Args)]
-pub(crate) struct SurveyArgs {
-    /// Directory for the JSON result (created if missing; a new file is always made).
-    #[arg(long, value_name = "DIR", default_value = "iolab-results")]
-    pub(crate) results_dir: PathBuf,
-    /// Where to create the temporary directory for the file runs [default: $TMPDIR or /tmp].
-    #[arg(long, value_name = "DIR")]
-    pub(crate) tmp_dir: Option<PathBuf>,
-    /// Ops per method, target and block size, split over the rounds (each round's run also stops after its
-    /// share of --max-seconds) [default: 200000].
-    #[arg(long, value_name = "N")]
-    pub(crate) ops: Option<String>,
-    /// Time bound per method, target and block size in seconds, split over the rounds [default: 1].
-    #[arg(long, value_name = "SECS")]
-    pub(crate) max_seconds: Option<String>,
-    /// Rounds: every method runs once per round, in alternating order; ranked by the median round, tied
-    /// where the rounds overlap [default: 5].
-    #[arg(long, value_name = "N")]
-    pub(crate) rounds: Option<String>,
-    /// Do not write the JSON result.
-    #[arg(long)]
-    pub(crate) no_json: bool,
-    /// Write the tables as Markdown to FILE. An existing FILE is not replaced.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) md: Option<PathBuf>,
-    /// After the answer, every table (the middle rounds, CPU, syscalls per op) and every finding.
-    #[arg(short, long)]
-    pub(crate) verbose: bool,
-}
 
 pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
     iolab_engine::cleanup::install_signal_handler();
     let mut opts = options(a)?;
+    if let Some(t) = &a.target {
+        return crate::cmd_survey_workload::cmd(a, t, opts, progress());
+    }
     let outputs = Outputs::from_flags(None, a.md.as_deref(), None, None, &[])?;
     opts.on_run = Some(progress());
     let clk = clock::calibrate(20);
@@ -67,7 +39,7 @@ pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
 /// What the survey shows as it goes: on a terminal's stderr one status line (the run, the time spent and
 /// an estimate of the time left), cleared before the answer; when stdout is not a terminal (`iolab > log`,
 /// a pipe), a plain line there at every tenth of the runs, so that the log grows and says how far it got.
-fn progress() -> iolab_lab::survey::OnRun {
+pub(crate) fn progress() -> iolab_lab::survey::OnRun {
     let status = iolab_sys::isatty(2);
     let log = !iolab_sys::isatty(1);
     // One line, cut to the terminal's width so that it never wraps (a wrapped line is not cleared).

@@ -19,11 +19,13 @@ mod cmd_report;
 mod cmd_run;
 mod cmd_series;
 mod cmd_survey;
+mod cmd_survey_workload;
 mod cmd_vm;
 mod output;
 mod progress;
 mod run_args;
 mod spec_args;
+mod survey_args;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use cmd_bench::BenchArgs;
@@ -34,11 +36,11 @@ use cmd_driver::DriverArgs;
 use cmd_probe::ProbeArgs;
 use cmd_report::ReportArgs;
 use cmd_series::{SuiteArgs, SweepArgs};
-use cmd_survey::SurveyArgs;
 use cmd_vm::VmArgs;
 use iolab_engine::error::Error;
 use run_args::RunArgs;
 use std::path::PathBuf;
+use survey_args::SurveyArgs;
 
 const ABOUT: &str =
     "iolab: a Linux I/O methods laboratory. For a target and a workload, which way of talking \
@@ -125,13 +127,7 @@ fn main() {
     let r = match &cli.cmd {
         None => cmd_survey::cmd_survey(&SurveyArgs {
             results_dir: PathBuf::from("iolab-results"),
-            tmp_dir: None,
-            ops: None,
-            max_seconds: None,
-            rounds: None,
-            no_json: false,
-            md: None,
-            verbose: false,
+            ..Default::default()
         }),
         Some(Cmd::Survey(a)) => cmd_survey::cmd_survey(a),
         Some(Cmd::Run(a)) => cmd_run::cmd_run(a),

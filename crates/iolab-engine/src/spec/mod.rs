@@ -292,7 +292,7 @@ mod tests {
         }
         // Not both ways at once, and not beyond what the mapped option takes.
         assert!(err(&[("inflight", "8"), ("threads", "2")]).starts_with(
-            "--inflight: sets --threads or --qd by the method; give --inflight or --threads"
+            "--inflight: sets --threads, --qd or an offload's --batch by the method; give --inflight or --threads"
         ));
         assert!(
             err(&[("method", "io_uring"), ("inflight", "8"), ("qd", "2")])

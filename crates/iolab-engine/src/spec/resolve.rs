@@ -35,30 +35,27 @@ impl RawSpec {
             return self.resolve_as_given();
         };
         let method = self.method()?;
-        let queued =
-            method.info().takes(Applies::Depth) && method.info().exec != Exec::OutOfProcess;
-        let (key, most) = if queued {
-            ("qd", 4096)
+        // An offload client keeps one batch in flight: its depth is its batch.
+        let (key, most, how) = if method.info().exec == Exec::OutOfProcess {
+            ("batch", 4096, "requests per round trip")
+        } else if method.info().takes(Applies::Depth) {
+            ("qd", 4096, "its queue depth")
         } else {
-            ("threads", 1024)
+            ("threads", 1024, "one thread per request")
         };
-        if let Some(k) = ["threads", "qd"].into_iter().find(|k| self.has(k)) {
+        let taken = |k: &str| self.has(k) && (k != "batch" || key == "batch");
+        if let Some(k) = ["threads", "qd", "batch"].into_iter().find(|k| taken(k)) {
             return Err(Error::usage(
                 "--inflight",
-                format!("sets --threads or --qd by the method; give --inflight or --{k}, not both"),
+                format!("sets --threads, --qd or an offload's --batch by the method; give --inflight or --{k}, not both"),
             ));
         }
         if n == 0 || n > most {
             return Err(Error::usage(
                 "--inflight",
                 format!(
-                    "{n} is not accepted: {} takes 1 to {most} requests in flight ({})",
-                    method.name(),
-                    if queued {
-                        "its queue depth"
-                    } else {
-                        "one thread per request"
-                    }
+                    "{n} is not accepted: {} takes 1 to {most} requests in flight ({how})",
+                    method.name()
                 ),
             ));
         }

@@ -29,6 +29,11 @@ pub enum Document<'a> {
         result: &'a SurveyResult,
         verbose: bool,
     },
+    /// `iolab survey --target PATH`: the answer first; with `verbose`, every workload's rows.
+    WorkloadSurvey {
+        result: &'a iolab_lab::survey_workload::WorkloadSurvey,
+        verbose: bool,
+    },
     /// `iolab sweep`: its lead line, the varied keys and the records in point order.
     Sweep {
         lead: &'a str,
@@ -61,6 +66,9 @@ impl Document<'_> {
                 header, summary, ..
             } => crate::series_view::repeat_doc(header, &[], summary),
             Document::Survey { result, verbose } => crate::survey::answered_doc(result, *verbose),
+            Document::WorkloadSurvey { result, verbose } => {
+                crate::survey_workload_view::doc(result, *verbose)
+            }
             Document::Sweep {
                 lead,
                 keys,
@@ -94,6 +102,9 @@ impl Document<'_> {
                 summary,
             } => crate::series_view::repeat_doc(header, runs, summary),
             Document::Survey { result, .. } => crate::survey::answered_doc(result, true),
+            Document::WorkloadSurvey { result, .. } => {
+                crate::survey_workload_view::doc(result, true)
+            }
             Document::Run { result, .. } => TableExporter.run_doc(result),
             _ => self.tables(),
         }
@@ -113,7 +124,10 @@ impl Document<'_> {
                 keys.to_vec(),
             )),
             Document::Suite { records, keys, .. } => Some((records.to_vec(), keys.to_vec())),
-            Document::Survey { .. } | Document::Compare { .. } | Document::Probe(_) => None,
+            Document::Survey { .. }
+            | Document::WorkloadSurvey { .. }
+            | Document::Compare { .. }
+            | Document::Probe(_) => None,
         }
     }
 }

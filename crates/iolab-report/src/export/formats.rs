@@ -37,6 +37,7 @@ impl Exporter for Json {
                 serde_json::to_vec_pretty(&serde_json::json!({ "repeat": summary, "runs": runs }))
             }
             Document::Survey { result, .. } => serde_json::to_vec_pretty(result),
+            Document::WorkloadSurvey { result, .. } => serde_json::to_vec_pretty(result),
             Document::Probe(p) => return crate::probe::json(p).ok(),
             _ => return None,
         };
@@ -84,7 +85,10 @@ impl Exporter for IntervalCsv {
             Document::Suite { records, keys, .. } => {
                 of_records(&records.iter().collect::<Vec<_>>(), keys)
             }
-            Document::Survey { .. } | Document::Compare { .. } | Document::Probe(_) => return None,
+            Document::Survey { .. }
+            | Document::WorkloadSurvey { .. }
+            | Document::Compare { .. }
+            | Document::Probe(_) => return None,
         };
         Some(text.into_bytes())
     }

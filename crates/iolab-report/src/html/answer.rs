@@ -4,7 +4,7 @@
 
 use crate::html::markup::esc;
 use iolab_engine::units::{fmt_ns, fmt_size};
-use iolab_lab::ranking::{RankRow, RankingTable, BASELINE};
+use iolab_lab::ranking::{RankRow, RankingTable};
 use iolab_lab::survey::SurveyRun;
 use serde_json::Value;
 use std::fmt::Write;
@@ -74,7 +74,7 @@ fn table(t: &RankingTable, o: &mut String) {
         axis_label(hi)
     );
     for r in rows {
-        let name = if r.method == BASELINE {
+        let name = if r.method == t.baseline {
             "write() (sync)"
         } else {
             &r.method

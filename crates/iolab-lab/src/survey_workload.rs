@@ -1,0 +1,443 @@
+//! `iolab survey --target PATH`: the user's own device and workload. Every method that can do the
+//! workload runs it at the same number of requests in flight (`--inflight`: a synchronous method with
+//! that many threads, a queued one at that depth on one thread), in rounds, ranked against pread()/
+//! pwrite() (psync), each run with the verdict of what limited it ([`crate::verdict`]).
+//!
+//! The target: a directory (a new temporary directory in it, each run writing or reading a file of its
+//! own there, made and removed by iolab), a regular file (read, never written unless `--overwrite`), or
+//! a block device (read; written only with `--allow-device-writes`, under the rules of every run).
+//! Without `--workload`, `--bs` and `--inflight` it runs a KDiskMark-like set: 1 MiB sequential at 8 and
+//! 1 in flight, 4 KiB random at 32 and 1, reads (and writes, in a directory), buffered and O_DIRECT.
+
+use crate::survey::{run_rounds, Cell, OnRun, SurveyRun};
+use iolab_engine::cleanup::Created;
+use iolab_engine::error::{Error, Result};
+use iolab_engine::measure::clock::ClockInfo;
+use iolab_engine::result::{Host, SCHEMA_VERSION};
+use iolab_engine::spec::{MethodKind, OpKind, RawSpec};
+use iolab_engine::target::TargetKind;
+use iolab_engine::units::fmt_size;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The method every row is put against: pread()/pwrite() at the workload's offsets.
+pub const BASELINE: &str = "psync";
+
+/// One workload: direction, pattern, block size, requests in flight, and whether O_DIRECT.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    pub op: OpKind,
+    pub rand: bool,
+    pub bs: u64,
+    pub inflight: u32,
+    pub direct: bool,
+}
+
+impl Workload {
+    /// "4 KiB random reads, 32 in flight, O_DIRECT".
+    pub fn label(&self) -> String {
+        format!(
+            "{} {}{}, {} in flight, {}",
+            fmt_size(self.bs),
+            if self.rand { "random " } else { "sequential " },
+            if self.op == OpKind::Read {
+                "reads"
+            } else {
+                "writes"
+            },
+            self.inflight,
+            if self.direct { "O_DIRECT" } else { "buffered" }
+        )
+    }
+
+    /// KDiskMark's short name with the direction: "RND4K Q32 read", "SEQ1M Q8 write".
+    pub fn short(&self) -> String {
+        let size = fmt_size(self.bs)
+            .replace(' ', "")
+            .replace("iB", "")
+            .replace('B', "");
+        format!(
+            "{}{size} Q{} {}",
+            if self.rand { "RND" } else { "SEQ" },
+            self.inflight,
+            if self.op == OpKind::Read {
+                "read"
+            } else {
+                "write"
+            }
+        )
+    }
+
+    /// The baseline's name in the text: "pread()" or "pwrite()".
+    pub fn baseline_label(&self) -> &'static str {
+        if self.op == OpKind::Read {
+            "pread()"
+        } else {
+            "pwrite()"
+        }
+    }
+}
+
+/// `--workload` words: (op, random).
+pub fn parse_kind(word: &str) -> std::result::Result<(OpKind, bool), String> {
+    Ok(match word {
+        "read" => (OpKind::Read, false),
+        "write" => (OpKind::Write, false),
+        "randread" => (OpKind::Read, true),
+        "randwrite" => (OpKind::Write, true),
+        w => {
+            return Err(format!(
+                "'{w}' is not a workload; expected read, write, randread or randwrite"
+            ))
+        }
+    })
+}
+
+/// What the user asked: the kinds, and block sizes, in-flight counts and cache modes (empty: the
+/// defaults for each kind).
+#[derive(Debug, Clone, Default)]
+pub struct Asked {
+    pub kinds: Vec<(OpKind, bool)>,
+    pub bs: Vec<u64>,
+    pub inflight: Vec<u32>,
+    /// `[true]`: O_DIRECT only; `[false]`: buffered only; empty: both.
+    pub direct: Vec<bool>,
+}
+
+/// The workloads of `asked` on a target that may (`writable`) or may not be written.
+pub fn workloads(asked: &Asked, writable: bool) -> Vec<Workload> {
+    let kinds = if asked.kinds.is_empty() {
+        let mut k = vec![(OpKind::Read, false), (OpKind::Read, true)];
+        if writable {
+            k.extend([(OpKind::Write, false), (OpKind::Write, true)]);
+        }
+        k
+    } else {
+        asked.kinds.clone()
+    };
+    let direct = if asked.direct.is_empty() {
+        vec![true, false]
+    } else {
+        asked.direct.clone()
+    };
+    let mut out = Vec::new();
+    for (op, rand) in kinds {
+        // KDiskMark's set: 1 MiB sequential at 8 and 1 in flight, 4 KiB random at 32 and 1.
+        let bs = if asked.bs.is_empty() {
+            vec![if rand { 4096 } else { 1 << 20 }]
+        } else {
+            asked.bs.clone()
+        };
+        let inflight = if asked.inflight.is_empty() {
+            vec![if rand { 32 } else { 8 }, 1]
+        } else {
+            asked.inflight.clone()
+        };
+        for &d in &direct {
+            for &b in &bs {
+                for &n in &inflight {
+                    out.push(Workload {
+                        op,
+                        rand,
+                        bs: b,
+                        inflight: n,
+                        direct: d,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The survey's options.
+pub struct WorkloadOptions {
+    pub target: PathBuf,
+    pub asked: Asked,
+    /// Size of each file made in a directory target (default: 64 MiB, less where memory or disk is short).
+    pub file_size: Option<u64>,
+    pub overwrite: bool,
+    pub allow_device_writes: bool,
+    pub ops: u64,
+    pub max_s: f64,
+    pub rounds: u32,
+    pub on_run: Option<OnRun>,
+}
+
+/// The survey's JSON document.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkloadSurvey {
+    pub schema_version: u32,
+    pub host: Host,
+    pub clock: ClockInfo,
+    /// The target as given, what it is ("a directory: a new file per run", ...) and its filesystem.
+    pub target: String,
+    pub target_kind: String,
+    pub fs: String,
+    /// Size of each file made in a directory target, bytes (0 otherwise).
+    pub file_size: u64,
+    pub ops_per_run: u64,
+    pub max_s_per_run: f64,
+    pub rounds: u32,
+    pub workloads: Vec<Workload>,
+    /// Each method on each workload; `target` is the workload's label, `verdict` what limited it.
+    pub runs: Vec<SurveyRun>,
+    pub ranking: Vec<crate::ranking::RankingTable>,
+    pub peak_rss_bytes: Option<u64>,
+}
+
+/// What the target is.
+enum Place {
+    /// A new temporary directory in the user's (removed at the end when empty).
+    Dir(Created),
+    File,
+    Device,
+}
+
+impl Place {
+    fn of(path: &Path) -> Result<Place> {
+        let m = std::fs::metadata(path)
+            .map_err(|e| Error::usage("--target", format!("{}: {e}", path.display())))?;
+        use std::os::unix::fs::FileTypeExt;
+        let t = m.file_type();
+        if t.is_dir() {
+            let d = Created::temp_dir(path, "iolab-survey-").map_err(|e| {
+                Error::usage(
+                    "--target",
+                    format!("cannot create a directory in {}: {e}", path.display()),
+                )
+            })?;
+            Ok(Place::Dir(d))
+        } else if t.is_file() {
+            Ok(Place::File)
+        } else if t.is_block_device() {
+            Ok(Place::Device)
+        } else {
+            Err(Error::usage(
+                "--target",
+                format!(
+                    "{} is neither a directory, a regular file nor a block device",
+                    path.display()
+                ),
+            ))
+        }
+    }
+
+    fn kind(&self) -> TargetKind {
+        match self {
+            Place::Device => TargetKind::BlockDevice,
+            _ => TargetKind::File,
+        }
+    }
+
+    fn describe(&self) -> &'static str {
+        match self {
+            Place::Dir(_) => "a directory: each run reads or writes a new file of its own there",
+            Place::File => "an existing file",
+            Place::Device => "a block device",
+        }
+    }
+}
+
+/// Writes to an existing file or a device are refused before any work unless the user said so.
+fn check_writes(place: &Place, ws: &[Workload], o: &WorkloadOptions) -> Result<()> {
+    if !ws.iter().any(|w| w.op == OpKind::Write) {
+        return Ok(());
+    }
+    match place {
+        Place::File if !o.overwrite => Err(Error::usage(
+            "--workload",
+            "writes to an existing file replace its contents: give --overwrite, or a directory as --target",
+        )),
+        Place::Device if !o.allow_device_writes => Err(Error::usage(
+            "--workload",
+            "writes to a block device destroy what is on it: give --allow-device-writes, or a directory as \
+             --target",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The default size of each file in a directory: 64 MiB, at most a sixteenth of free memory and disk.
+fn file_size_in(dir: &Path) -> u64 {
+    let cap = |v: Option<u64>| v.map_or(u64::MAX, |b| b / 16);
+    let free = iolab_sys::fs_free_bytes(dir).ok();
+    let size = (64u64 << 20)
+        .min(cap(iolab_engine::mem::meminfo("MemAvailable")))
+        .min(cap(free));
+    (size >> 20).max(1) << 20
+}
+
+/// A cell per method that the target takes, per workload; a spec iolab refuses (mmap with O_DIRECT) is a
+/// row with the refusal, not a cell.
+fn cells(
+    place: &Place,
+    target: &Path,
+    ws: &[Workload],
+    o: &WorkloadOptions,
+    file_size: u64,
+) -> (Vec<Cell>, Vec<SurveyRun>) {
+    let rounds = o.rounds.max(1);
+    let (ops, max_s) = ((o.ops / rounds as u64).max(1), o.max_s / rounds as f64);
+    let (mut cells, mut refused) = (Vec::new(), Vec::new());
+    for (i, w) in ws.iter().enumerate() {
+        for m in MethodKind::all() {
+            let info = m.info();
+            if info.no_data || !info.targets.fit(place.kind()).ok() {
+                continue;
+            }
+            let path = match place {
+                Place::Dir(d) => d.path().join(format!("{}-{i}.dat", m.name())),
+                _ => target.to_path_buf(),
+            };
+            let mut raw = RawSpec::new()
+                .with("target", path.display().to_string())
+                .with("method", m.name())
+                .with(
+                    "op",
+                    if w.op == OpKind::Read {
+                        "read"
+                    } else {
+                        "write"
+                    },
+                )
+                .with("pattern", if w.rand { "rand" } else { "seq" })
+                .with("bs", w.bs)
+                .with("inflight", w.inflight as u64)
+                .with("ops", ops)
+                .with("duration", max_s)
+                .with("count", "none");
+            if w.direct {
+                raw = raw.with("direct", true);
+            }
+            if matches!(place, Place::Dir(_)) {
+                raw = raw.with("file-size", file_size);
+            }
+            if o.overwrite {
+                raw = raw.with("overwrite", true);
+            }
+            if o.allow_device_writes {
+                raw = raw.with("allow-device-writes", true);
+            }
+            let target = w.label();
+            match raw.resolve() {
+                Ok(spec) => cells.push(Cell {
+                    target,
+                    method: m,
+                    bs: w.bs,
+                    spec,
+                }),
+                Err(e) => refused.push(SurveyRun {
+                    target,
+                    method: m,
+                    bs: w.bs,
+                    result: None,
+                    unavailable: Some(e.to_string()),
+                    rounds_ns_per_op: Vec::new(),
+                    steal_s: 0.0,
+                    verdict: None,
+                }),
+            }
+        }
+    }
+    (cells, refused)
+}
+
+/// Runs the survey.
+pub fn survey(o: &WorkloadOptions, clock: &ClockInfo) -> Result<WorkloadSurvey> {
+    let place = Place::of(&o.target)?;
+    let ws = workloads(
+        &o.asked,
+        matches!(place, Place::Dir(_)) || o.overwrite || o.allow_device_writes,
+    );
+    check_writes(&place, &ws, o)?;
+    let (fs_path, file_size) = match &place {
+        Place::Dir(d) => {
+            iolab_engine::paths::set_scratch_dir(d.path());
+            (
+                d.path().to_path_buf(),
+                o.file_size.unwrap_or_else(|| file_size_in(d.path())),
+            )
+        }
+        _ => (o.target.clone(), 0),
+    };
+    let (cells, refused) = cells(&place, &o.target, &ws, o, file_size);
+    let rounds = o.rounds.max(1);
+    let mut runs = run_rounds(&cells, rounds, o.on_run.as_ref(), clock)?;
+    runs.extend(refused);
+    // The workloads' order, each method in the registry's order.
+    let order = |r: &SurveyRun| ws.iter().position(|w| w.label() == r.target);
+    runs.sort_by_key(|r| (order(r), MethodKind::all().position(|m| m == r.method)));
+    let ranking = ws
+        .iter()
+        .flat_map(|w| {
+            let mine: Vec<SurveyRun> = runs
+                .iter()
+                .filter(|r| r.target == w.label())
+                .cloned()
+                .collect();
+            crate::survey::ranking_against(&mine, BASELINE, w.baseline_label())
+        })
+        .collect();
+    Ok(WorkloadSurvey {
+        schema_version: SCHEMA_VERSION,
+        host: Host::current(),
+        clock: clock.clone(),
+        target: o.target.display().to_string(),
+        target_kind: place.describe().into(),
+        fs: iolab_sys::fs_type_name(&fs_path)
+            .unwrap_or("unknown filesystem")
+            .into(),
+        file_size,
+        ops_per_run: (o.ops / rounds as u64).max(1),
+        max_s_per_run: o.max_s / rounds as f64,
+        rounds,
+        workloads: ws,
+        runs,
+        ranking,
+        peak_rss_bytes: iolab_engine::mem::peak_rss(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_set_is_kdiskmarks_and_writes_only_where_allowed() {
+        let ws = workloads(&Asked::default(), false);
+        let labels: Vec<String> = ws.iter().map(|w| w.label()).collect();
+        assert_eq!(
+            labels,
+            [
+                "1 MiB sequential reads, 8 in flight, O_DIRECT",
+                "1 MiB sequential reads, 1 in flight, O_DIRECT",
+                "1 MiB sequential reads, 8 in flight, buffered",
+                "1 MiB sequential reads, 1 in flight, buffered",
+                "4 KiB random reads, 32 in flight, O_DIRECT",
+                "4 KiB random reads, 1 in flight, O_DIRECT",
+                "4 KiB random reads, 32 in flight, buffered",
+                "4 KiB random reads, 1 in flight, buffered",
+            ]
+        );
+        assert_eq!(workloads(&Asked::default(), true).len(), 16);
+        let asked = Asked {
+            kinds: vec![parse_kind("randread").unwrap()],
+            bs: vec![4096],
+            inflight: vec![8],
+            direct: vec![true],
+        };
+        assert_eq!(
+            workloads(&asked, false)[0].label(),
+            "4 KiB random reads, 8 in flight, O_DIRECT"
+        );
+        assert_eq!(workloads(&asked, false)[0].short(), "RND4K Q8 read");
+        assert_eq!(
+            workloads(&Asked::default(), true)[15].short(),
+            "RND4K Q1 write"
+        );
+        assert!(parse_kind("randrw")
+            .unwrap_err()
+            .contains("expected read, write, randread or randwrite"));
+    }
+}

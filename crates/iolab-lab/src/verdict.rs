@@ -1,0 +1,189 @@
+//! What limited a run, in one line with the figure that decides it: the page cache (reads the storage
+//! layer never saw), the depth (fewer requests in flight than asked), the CPU (its threads on the CPU
+//! or runnable and waiting for one, most of the time), io-wq (requests handed to kernel workers), or else
+//! the device (the threads slept: what the device took; "waiting" where no device is behind the target).
+//! The rules are tried in that order; each names its figure.
+
+use iolab_engine::result::RunResult;
+use iolab_engine::spec::OpKind;
+use iolab_engine::target::TargetKind;
+use serde::{Deserialize, Serialize};
+
+/// A run's verdict: its kind ("page-cache", "depth-limited", "cpu-bound", "punted", "device-bound")
+/// and the sentence with its figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub kind: String,
+    pub text: String,
+}
+
+/// Reads below this share of their bytes from the storage layer were served by the page cache.
+const CACHED: f64 = 0.01;
+/// Threads on the CPU for at least this share of the run's wall time are CPU-bound.
+const BUSY: f64 = 0.8;
+/// Fewer than this share of the requests asked in flight is depth-limited.
+const SHALLOW: f64 = 0.8;
+
+fn verdict(kind: &str, text: String) -> Verdict {
+    Verdict {
+        kind: kind.into(),
+        text,
+    }
+}
+
+/// The verdict of one run.
+pub fn of(r: &RunResult) -> Verdict {
+    let s = &r.spec;
+    let io = &r.syscalls.kernel_rw;
+    if s.op == OpKind::Read && !s.direct && r.bytes > 0 {
+        let from_device = io.read_bytes as f64 / r.bytes as f64;
+        if from_device < CACHED {
+            return verdict(
+                "page-cache",
+                format!(
+                    "page-cache bound: {:.1}% of the bytes read came from the storage layer, the rest from \
+                     memory (no device time)",
+                    from_device * 100.0
+                ),
+            );
+        }
+    }
+    if let Some(u) = r.uring.as_ref().filter(|_| s.qd > 1) {
+        let reached = u.inflight_all_rings(s.threads);
+        let asked = f64::from(s.qd * s.threads);
+        if reached < SHALLOW * asked {
+            return verdict(
+                "depth-limited",
+                format!(
+                    "depth-limited: {reached:.1} requests in flight on average of the {asked:.0} asked \
+                     (counted after each submission)"
+                ),
+            );
+        }
+    }
+    let (busy, queued) = (cpu_share(r), share(r, r.cpu.runqueue_wait_s));
+    if busy >= BUSY {
+        return verdict(
+            "cpu-bound",
+            format!(
+                "CPU-bound: its threads were on a CPU {:.0}% of the run (user and system time over wall \
+                 time x threads)",
+                busy * 100.0
+            ),
+        );
+    }
+    // Runnable but waiting for a CPU (more threads than CPUs, or a loaded machine): still the CPU.
+    if busy + queued >= BUSY {
+        return verdict(
+            "cpu-bound",
+            format!(
+                "CPU-bound: its threads were on a CPU {:.0}% of the run and waited for one {:.0}% (runqueue)",
+                busy * 100.0,
+                queued * 100.0
+            ),
+        );
+    }
+    if let Some(p) = r.derived.punted_fraction.filter(|p| *p >= 0.5) {
+        return verdict(
+            "punted",
+            format!(
+                "punted: {:.0}% of its requests were handed to io-wq kernel workers",
+                p * 100.0
+            ),
+        );
+    }
+    if !matches!(r.target.kind, TargetKind::File | TargetKind::BlockDevice) {
+        return verdict(
+            "waiting",
+            format!(
+                "waiting: its threads were on a CPU {:.0}% of the run and waited for one {:.0}%; the rest \
+                 they slept (no device behind this target)",
+                busy * 100.0,
+                queued * 100.0
+            ),
+        );
+    }
+    verdict(
+        "device-bound",
+        format!(
+            "device-bound: its threads were on a CPU {:.0}% of the run and waited the rest, for the device \
+             (or, buffered, for writeback)",
+            busy * 100.0
+        ),
+    )
+}
+
+/// The process's CPU time over the run's wall time times its worker threads (at most 1).
+fn cpu_share(r: &RunResult) -> f64 {
+    share(r, r.cpu.process.user_s + r.cpu.process.sys_s)
+}
+
+/// `s` seconds over the run's wall time times its worker threads (at most 1).
+fn share(r: &RunResult, s: f64) -> f64 {
+    let room = r.wall_s * f64::from(r.spec.threads.max(1));
+    if room > 0.0 {
+        (s / room).min(1.0)
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_engine::spec::RawSpec;
+
+    fn run(pairs: &[(&str, &str)]) -> RunResult {
+        let mut raw = RawSpec::new().with("ops", 2000u64).with("count", "none");
+        for (k, v) in pairs {
+            raw = raw.with(k, *v);
+        }
+        let clock = iolab_engine::measure::clock::calibrate(1);
+        crate::run::run(&raw.resolve().unwrap(), &clock).unwrap()
+    }
+
+    #[test]
+    fn each_rule_names_its_figure() {
+        // A buffered read of a file iolab just wrote: every byte from the page cache.
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("r.dat");
+        let f = f.to_str().unwrap();
+        let cached = run(&[
+            ("target", f),
+            ("op", "read"),
+            ("pattern", "rand"),
+            ("file-size", "1m"),
+        ]);
+        let v = of(&cached);
+        assert_eq!(v.kind, "page-cache", "{v:?}");
+        assert!(
+            v.text
+                .contains("% of the bytes read came from the storage layer"),
+            "{v:?}"
+        );
+        // Writes to /dev/null: the CPU does all of it.
+        let v = of(&run(&[("target", "/dev/null"), ("ops", "200000")]));
+        assert_eq!(v.kind, "cpu-bound", "{v:?}");
+        // Made-up figures for the others.
+        let mut r = cached.clone();
+        r.spec.op = OpKind::Write;
+        r.cpu.process.user_s = 0.0;
+        r.cpu.process.sys_s = 0.0;
+        assert_eq!(of(&r).kind, "device-bound");
+        r.derived.punted_fraction = Some(1.0);
+        assert!(of(&r).text.starts_with("punted: 100%"), "{:?}", of(&r));
+        r.spec.qd = 32;
+        r.uring = Some(iolab_engine::result::UringFigures {
+            mean_inflight: 3.0,
+            mean_inflight_all_rings: Some(3.0),
+            ..Default::default()
+        });
+        assert!(
+            of(&r)
+                .text
+                .starts_with("depth-limited: 3.0 requests in flight on average of the 32"),
+            "{:?}",
+            of(&r)
+        );
+    }
+}

@@ -1,0 +1,114 @@
+//! `iolab survey --target PATH`: the user's own device and workload, every method at the same requests in
+//! flight ([`iolab_lab::survey_workload`]).
+
+use crate::output::{outln, write_new_in};
+use crate::survey_args::SurveyArgs;
+use iolab_engine::error::Error;
+use iolab_engine::measure::clock;
+use iolab_lab::survey::{OnRun, SurveyOptions};
+use iolab_lab::survey_workload::{parse_kind, survey, Asked, WorkloadOptions};
+use iolab_report::export::{Document, Exporter, Json, Outputs};
+use std::path::Path;
+
+/// Rounds and seconds per method and workload when not given: a workload survey runs many more cells
+/// than the main job.
+const ROUNDS: u32 = 3;
+const MAX_S: f64 = 0.6;
+
+pub(crate) fn cmd(
+    a: &SurveyArgs,
+    target: &Path,
+    o: SurveyOptions,
+    on_run: OnRun,
+) -> Result<i32, Error> {
+    let opts = WorkloadOptions {
+        target: target.to_path_buf(),
+        asked: asked(a)?,
+        file_size: a
+            .file_size
+            .as_deref()
+            .map(|s| iolab_engine::units::parse_size(s).map_err(|m| Error::usage("--file-size", m)))
+            .transpose()?,
+        overwrite: a.overwrite,
+        allow_device_writes: a.allow_device_writes,
+        ops: o.ops,
+        max_s: if a.max_seconds.is_some() {
+            o.max_s
+        } else {
+            MAX_S
+        },
+        rounds: if a.rounds.is_some() { o.rounds } else { ROUNDS },
+        on_run: Some(on_run),
+    };
+    let outputs = Outputs::from_flags(None, a.md.as_deref(), None, None, &[])?;
+    let clk = clock::calibrate(20);
+    let s = survey(&opts, &clk)?;
+    let doc = Document::WorkloadSurvey {
+        result: &s,
+        verbose: a.verbose,
+    };
+    let shown = outputs.write(&doc);
+    let saved = if a.no_json {
+        None
+    } else {
+        let stamp = iolab_engine::units::utc_stamp(s.host.started_unix_s);
+        let json = Json.export(&doc).expect("a survey has a JSON document");
+        Some(write_new_in(
+            &a.results_dir,
+            "survey-workload",
+            &stamp,
+            &json,
+        )?)
+    };
+    shown?;
+    if let Some(p) = saved {
+        outln(&format!("result: {}", p.display()))?;
+    }
+    Ok(0)
+}
+
+/// The workloads asked by the flags (each a comma list).
+fn asked(a: &SurveyArgs) -> Result<Asked, Error> {
+    let list = |v: &Option<String>| -> Vec<String> {
+        v.as_deref()
+            .map(|s| s.split(',').map(|x| x.trim().to_string()).collect())
+            .unwrap_or_default()
+    };
+    let kinds = list(&a.workload)
+        .iter()
+        .map(|w| parse_kind(w).map_err(|m| Error::usage("--workload", m)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let bs = list(&a.bs)
+        .iter()
+        .map(|b| match iolab_engine::units::parse_size(b) {
+            Ok(0) => Err(Error::usage(
+                "--bs",
+                "0 is not accepted; expected 1 byte or more",
+            )),
+            Ok(n) => Ok(n),
+            Err(m) => Err(Error::usage("--bs", m)),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let inflight = list(&a.inflight)
+        .iter()
+        .map(|n| match iolab_engine::units::parse_count(n) {
+            Ok(v) if (1..=1024).contains(&v) => Ok(v as u32),
+            Ok(v) => Err(Error::usage(
+                "--inflight",
+                format!("{v} is not accepted; expected 1 to 1024 requests in flight"),
+            )),
+            Err(m) => Err(Error::usage("--inflight", m)),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let direct = match (a.direct, a.buffered) {
+        (true, _) => vec![true],
+        (_, true) => vec![false],
+        _ => Vec::new(),
+    };
+    Ok(Asked {
+        kinds,
+        bs,
+        inflight,
+        direct,
+    })
+}

@@ -1,0 +1,67 @@
+//! The flags of `iolab survey` (the main job, and `--target` for the user's own device and workload).
+
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Default)]
+pub(crate) struct SurveyArgs {
+    /// Directory for the JSON result (created if missing; a new file is always made).
+    #[arg(long, value_name = "DIR", default_value = "iolab-results")]
+    pub(crate) results_dir: PathBuf,
+    /// Where to create the temporary directory for the file runs [default: $TMPDIR or /tmp].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) tmp_dir: Option<PathBuf>,
+    /// Ops per method, target and block size, split over the rounds (each round's run also stops after its
+    /// share of --max-seconds) [default: 200000].
+    #[arg(long, value_name = "N")]
+    pub(crate) ops: Option<String>,
+    /// Time bound per method, target and block size in seconds, split over the rounds [default: 1].
+    #[arg(long, value_name = "SECS")]
+    pub(crate) max_seconds: Option<String>,
+    /// Rounds: every method runs once per round, in alternating order; ranked by the median round, tied
+    /// where the rounds overlap [default: 5].
+    #[arg(long, value_name = "N")]
+    pub(crate) rounds: Option<String>,
+    /// Do not write the JSON result.
+    #[arg(long)]
+    pub(crate) no_json: bool,
+    /// Write the tables as Markdown to FILE. An existing FILE is not replaced.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) md: Option<PathBuf>,
+    /// After the answer, every table (the middle rounds, CPU, syscalls per op) and every finding.
+    #[arg(short, long)]
+    pub(crate) verbose: bool,
+    /// Your own device and workload: a directory (each run makes its own file in a new temporary
+    /// directory there), a regular file (read, never written unless --overwrite) or a block device (read,
+    /// written only with --allow-device-writes). Every method runs each workload at the same requests in
+    /// flight [default rounds: 3, max seconds: 0.6]
+    #[arg(long, value_name = "PATH")]
+    pub(crate) target: Option<PathBuf>,
+    /// With --target: read, write, randread, randwrite, a comma list [default: read and randread, and the
+    /// writes too in a directory]
+    #[arg(long, value_name = "LIST", requires = "target")]
+    pub(crate) workload: Option<String>,
+    /// With --target: block sizes, a comma list [default: 1 MiB sequential, 4 KiB random]
+    #[arg(long, value_name = "LIST", requires = "target")]
+    pub(crate) bs: Option<String>,
+    /// With --target: requests in flight, a comma list (a synchronous method runs that many threads, a
+    /// queued one that depth) [default: 8,1 sequential, 32,1 random]
+    #[arg(long, value_name = "LIST", requires = "target")]
+    pub(crate) inflight: Option<String>,
+    /// With --target: O_DIRECT only [default: O_DIRECT and buffered]
+    #[arg(long, requires = "target", conflicts_with = "buffered")]
+    pub(crate) direct: bool,
+    /// With --target: buffered only
+    #[arg(long, requires = "target")]
+    pub(crate) buffered: bool,
+    /// With --target a directory: size of each file a run makes [default: 64 MiB, at most a sixteenth of
+    /// free memory and disk]
+    #[arg(long, value_name = "SIZE", requires = "target")]
+    pub(crate) file_size: Option<String>,
+    /// With --target a regular file: let the write workloads replace its contents
+    #[arg(long, requires = "target")]
+    pub(crate) overwrite: bool,
+    /// With --target a block device: let the write workloads write to it (destroys what is on it)
+    #[arg(long, requires = "target")]
+    pub(crate) allow_device_writes: bool,
+}

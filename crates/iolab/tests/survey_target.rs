@@ -1,0 +1,153 @@
+//! `iolab survey --target PATH`: the user's own target and workload, every method at the same requests in
+//! flight, ranked, each row with what limited it; writes to what iolab did not make refused before any work.
+
+mod common;
+use common::*;
+
+fn survey(dir: &std::path::Path, args: &[&str]) -> Ran {
+    let mut a = vec![
+        "survey",
+        "--rounds",
+        "1",
+        "--max-seconds",
+        "0.05",
+        "--results-dir",
+    ];
+    let results = dir.join("results");
+    let results = path_str(&results);
+    a.push(&results);
+    a.extend_from_slice(args);
+    iolab(&a)
+}
+
+#[test]
+fn every_method_runs_at_the_same_depth_on_a_directory_and_leaves_nothing() {
+    let work = disk_dir();
+    let target = disk_dir();
+    let r = survey(
+        work.path(),
+        &[
+            "--target",
+            &path_str(target.path()),
+            "--workload",
+            "randread",
+            "--bs",
+            "4k",
+            "--inflight",
+            "8",
+            "--direct",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("RND4K Q8 read"), "{}", r.stdout);
+    assert!(r.stdout.lines().count() <= 25, "{}", r.stdout);
+    let results = work.path().join("results");
+    let f = std::fs::read_dir(&results)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let v = json_file(&f);
+    let runs = v["runs"].as_array().unwrap();
+    let ran: Vec<&serde_json::Value> = runs.iter().filter(|r| !r["result"].is_null()).collect();
+    for m in ["psync", "io_uring", "aio"] {
+        let run = ran
+            .iter()
+            .find(|r| r["method"] == m)
+            .unwrap_or_else(|| panic!("{m} ran: {v}"));
+        let spec = &run["result"]["spec"];
+        assert_eq!(spec["inflight"], 8, "{m}");
+        assert_eq!(spec["direct"], true, "{m}");
+        let (t, q) = (u64_of(spec, &["threads"]), u64_of(spec, &["qd"]));
+        assert_eq!(if m == "psync" { (t, q) } else { (q, t) }, (8, 1), "{m}");
+        assert!(
+            run["verdict"]["text"].as_str().unwrap().len() > 20,
+            "{m}: {run}"
+        );
+    }
+    // Every method that ran is ranked, against pread().
+    let table = &v["ranking"][0];
+    assert_eq!(table["baseline"], "psync");
+    assert_eq!(table["rows"].as_array().unwrap().len(), ran.len());
+    // What cannot do it says why (stdio cannot O_DIRECT).
+    let stdio = runs.iter().find(|r| r["method"] == "stdio").unwrap();
+    assert!(
+        stdio["unavailable"]
+            .as_str()
+            .unwrap()
+            .starts_with("--direct"),
+        "{stdio}"
+    );
+    // The temporary directory and every file in it are gone.
+    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn writes_to_what_iolab_did_not_make_are_refused_before_any_work() {
+    let work = disk_dir();
+    let f = work.path().join("mine.dat");
+    std::fs::write(&f, b"keep me").unwrap();
+    let r = survey(
+        work.path(),
+        &["--target", &path_str(&f), "--workload", "randwrite"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--workload") && r.stderr.contains("--overwrite"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read(&f).unwrap(), b"keep me");
+    assert!(
+        !work.path().join("results").exists(),
+        "no result for a refused survey"
+    );
+    // The workload flags belong to --target.
+    let r = iolab(&["survey", "--workload", "read"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--target"), "{}", r.stderr);
+    let r = survey(work.path(), &["--target", "/dev/null"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("--target") && r.stderr.contains("neither a directory"),
+        "{}",
+        r.stderr
+    );
+    let r = survey(
+        work.path(),
+        &["--target", &path_str(&f), "--workload", "randrw"],
+    );
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("--workload: 'randrw' is not a workload"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_files_reads_leave_it_as_it_was() {
+    let work = disk_dir();
+    let f = work.path().join("data.dat");
+    let data: Vec<u8> = (0..(1 << 20)).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&f, &data).unwrap();
+    let r = survey(
+        work.path(),
+        &[
+            "--target",
+            &path_str(&f),
+            "--workload",
+            "randread",
+            "--bs",
+            "4k",
+            "--inflight",
+            "1,4",
+            "--buffered",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(std::fs::read(&f).unwrap(), data);
+    // Buffered reads of a file just written come from memory: the fastest says so.
+    assert!(r.stdout.contains("page-cache"), "{}", r.stdout);
+}
