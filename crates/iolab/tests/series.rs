@@ -250,7 +250,10 @@ fn sweep_runs_the_product_in_order_and_resumes() {
         let res = &rec["result"];
         assert!(rec.get("error").is_none(), "every point runs: {rec}");
         let n = res["spec"]["inflight"].as_u64().unwrap();
-        let (t, q) = (u64_of(res, &["spec", "threads"]), u64_of(res, &["spec", "qd"]));
+        let (t, q) = (
+            u64_of(res, &["spec", "threads"]),
+            u64_of(res, &["spec", "qd"]),
+        );
         let queued = ["io_uring", "aio"].contains(&res["spec"]["method"].as_str().unwrap());
         assert_eq!(if queued { (t, q) } else { (q, t) }, (1, n), "{rec}");
         assert_eq!(res["ops"], 400);
