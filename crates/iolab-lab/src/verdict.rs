@@ -169,7 +169,16 @@ mod tests {
         r.spec.op = OpKind::Write;
         r.cpu.process.user_s = 0.0;
         r.cpu.process.sys_s = 0.0;
+        r.cpu.runqueue_wait_s = 0.0;
         assert_eq!(of(&r).kind, "device-bound");
+        // Runnable but waiting for a CPU most of the run is the CPU's doing too.
+        let mut queued = r.clone();
+        queued.cpu.runqueue_wait_s = queued.wall_s * f64::from(queued.spec.threads);
+        assert!(
+            of(&queued).text.contains("waited for one"),
+            "{:?}",
+            of(&queued)
+        );
         r.derived.punted_fraction = Some(1.0);
         assert!(of(&r).text.starts_with("punted: 100%"), "{:?}", of(&r));
         r.spec.qd = 32;

@@ -57,26 +57,76 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
         }
     }
     if !kinds.is_empty() {
-        let said: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} in {n}")).collect();
+        let said: Vec<String> = kinds
+            .iter()
+            .map(|(k, n)| format!("{} in {n}", k.replace("cpu-", "CPU-")))
+            .collect();
         d.blank().line(format!(
             "What limited the fastest method: {}",
             said.join(", ")
         ));
     }
-    let not_run = s.runs.iter().filter(|r| r.result.is_none()).count();
-    if not_run > 0 {
+    let failed = failures(s);
+    if !failed.is_empty() {
+        d.blank();
+        for f in failed.iter().take(3) {
+            d.line(format!("FAILED {f}"));
+        }
+        if failed.len() > 3 {
+            d.line(format!(
+                "and {} more failures: -v lists them",
+                failed.len() - 3
+            ));
+        }
+    }
+    let refused = s
+        .runs
+        .iter()
+        .filter(|r| r.result.is_none() && !failed_at_run_time(r))
+        .count();
+    if refused > 0 && !verbose {
         d.blank().line(format!(
-            "{not_run} method-workload pairs not measured (a method that cannot do the workload, with why: -v)"
+            "{refused} pairs of a method and a workload it cannot do (mmap with O_DIRECT, ...): -v says why"
         ));
     }
     if verbose {
-        for t in &s.ranking {
-            table(s, t, &mut d);
+        d.blank().line(
+            "Ranks: rows share a rank (\"2=\") only when every pair of them overlaps in its middle rounds; \
+             letters (\"a\", \"ab\") group ties that chain. time/op: wall time over ops, all threads.",
+        );
+        for w in &s.workloads {
+            table(s, &w.label(), &mut d);
         }
     } else {
-        d.line("Every row with what limited it: iolab survey -v ... (or the JSON below)");
+        d.line("Every row with what limited it: iolab survey -v with the same flags, or the JSON result");
     }
     d
+}
+
+/// A row that ran out of luck rather than out of ability: a failure at run time (ENOSPC, EIO, a
+/// replaced file) rather than a refusal of the method and workload (which names its flag).
+pub(crate) fn failed_at_run_time(r: &iolab_lab::survey::SurveyRun) -> bool {
+    r.unavailable
+        .as_deref()
+        .is_some_and(|u| !u.starts_with("--"))
+}
+
+/// The failures at run time, grouped by their reason: "psync, io_uring (RND4K Q8 read): ENOSPC ...".
+pub(crate) fn failures(s: &WorkloadSurvey) -> Vec<String> {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for r in s.runs.iter().filter(|r| failed_at_run_time(r)) {
+        let why = r.unavailable.clone().unwrap_or_default();
+        let name = r.method.name().to_string();
+        match groups.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, names)) if names.contains(&name) => {}
+            Some((_, names)) => names.push(name),
+            None => groups.push((why, vec![name])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(why, names)| format!("{}: {why}", names.join(", ")))
+        .collect()
 }
 
 fn run<'a>(
@@ -90,10 +140,12 @@ fn run<'a>(
 }
 
 /// One workload's rows: rank, method, how its in-flight count was made, time per op, the ratio, the
-/// verdict; then the methods that did not run, with why.
-fn table(s: &WorkloadSurvey, t: &iolab_lab::ranking::RankingTable, d: &mut Doc) {
+/// verdict; then the methods that did not run, with why (also when none ran).
+fn table(s: &WorkloadSurvey, label: &str, d: &mut Doc) {
     use Align::{Left as L, Right as R};
-    d.blank().heading(format!("== {}", t.target));
+    d.blank().heading(format!("== {label}"));
+    let t = s.ranking.iter().find(|t| t.target == label);
+    let base = t.map_or("the baseline", |t| t.baseline_label.as_str());
     let mut tb = Table::new(
         &[
             ("rank", R),
@@ -101,13 +153,13 @@ fn table(s: &WorkloadSurvey, t: &iolab_lab::ranking::RankingTable, d: &mut Doc) 
             ("in flight as", L),
             ("time/op", R),
             ("middle rounds", R),
-            (format!("x {}", t.baseline_label).as_str(), R),
+            (format!("x {base}").as_str(), R),
             ("what limited it", L),
         ],
         2,
     );
-    for row in &t.rows {
-        let Some(r) = run(s, &t.target, &row.method) else {
+    for row in t.iter().flat_map(|t| t.rows.iter()) {
+        let Some(r) = run(s, label, &row.method) else {
             continue;
         };
         let Some(res) = r.result.as_ref() else {
@@ -116,22 +168,17 @@ fn table(s: &WorkloadSurvey, t: &iolab_lab::ranking::RankingTable, d: &mut Doc) 
         tb.row([
             row.rank.clone(),
             row.method.clone(),
-            format!(
-                "{} thread{} x qd {}",
-                res.spec.threads,
-                if res.spec.threads == 1 { "" } else { "s" },
-                res.spec.qd
-            ),
+            mapped(&res.spec),
             fmt_ns(row.median),
             format!("{}-{}", fmt_ns(row.lo), fmt_ns(row.hi)),
-            x_write(row, &t.baseline),
+            x_write(row, t.map_or("", |t| t.baseline.as_str())),
             r.verdict.as_ref().map_or("-".into(), |v| v.text.clone()),
         ]);
     }
     for u in s
         .runs
         .iter()
-        .filter(|r| r.target == t.target && r.result.is_none())
+        .filter(|r| r.target == label && r.result.is_none())
     {
         tb.note(
             ["n/a".to_string(), u.method.name().to_string()],
@@ -139,4 +186,20 @@ fn table(s: &WorkloadSurvey, t: &iolab_lab::ranking::RankingTable, d: &mut Doc) 
         );
     }
     d.table(tb);
+}
+
+/// How the requests in flight were made: "8 threads", "1 thread, qd 8", "batch 8".
+fn mapped(spec: &iolab_engine::spec::Spec) -> String {
+    let threads = if spec.threads == 1 {
+        "1 thread".to_string()
+    } else {
+        format!("{} threads", spec.threads)
+    };
+    if spec.method.info().exec == iolab_engine::method::info::Exec::OutOfProcess {
+        format!("a client, batch {}", spec.batch)
+    } else if spec.qd > 1 {
+        format!("{threads}, qd {}", spec.qd)
+    } else {
+        threads
+    }
 }

@@ -40,6 +40,12 @@ pub(crate) fn cmd(
         rounds: if a.rounds.is_some() { o.rounds } else { ROUNDS },
         on_run: Some(on_run),
     };
+    if a.tmp_dir.is_some() {
+        return Err(Error::usage(
+            "--tmp-dir",
+            "applies to the main job; with --target the files go where --target says",
+        ));
+    }
     let outputs = Outputs::from_flags(None, a.md.as_deref(), None, None, &[])?;
     let clk = clock::calibrate(20);
     let s = survey(&opts, &clk)?;
@@ -64,7 +70,37 @@ pub(crate) fn cmd(
     if let Some(p) = saved {
         outln(&format!("result: {}", p.display()))?;
     }
+    // A run that failed at run time (no space, an I/O error, a replaced file) is a failure of the survey,
+    // said above with its reason; a method that cannot do a workload is not.
+    let failed = s
+        .runs
+        .iter()
+        .filter(|r| {
+            r.unavailable
+                .as_deref()
+                .is_some_and(|u| !u.starts_with("--"))
+        })
+        .count();
+    if failed > 0 {
+        crate::output::errln(&format!(
+            "iolab survey: {failed} of {} method-workload rows failed at run time (FAILED above)",
+            s.runs.len()
+        ));
+        return Ok(1);
+    }
     Ok(0)
+}
+
+/// Each value once, in the order given (`--bs 4k,4096` is one block size).
+fn dedup<T: PartialEq + Clone>(v: &mut Vec<T>) {
+    let mut seen: Vec<T> = Vec::new();
+    v.retain(|x| {
+        let new = !seen.contains(x);
+        if new {
+            seen.push(x.clone());
+        }
+        new
+    });
 }
 
 /// The workloads asked by the flags (each a comma list).
@@ -100,6 +136,10 @@ fn asked(a: &SurveyArgs) -> Result<Asked, Error> {
             Err(m) => Err(Error::usage("--inflight", m)),
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let (mut kinds, mut bs, mut inflight) = (kinds, bs, inflight);
+    dedup(&mut kinds);
+    dedup(&mut bs);
+    dedup(&mut inflight);
     let direct = match (a.direct, a.buffered) {
         (true, _) => vec![true],
         (_, true) => vec![false],

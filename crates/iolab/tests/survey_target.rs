@@ -114,10 +114,28 @@ fn writes_to_what_iolab_did_not_make_are_refused_before_any_work() {
         "{}",
         r.stderr
     );
-    let r = survey(
-        work.path(),
-        &["--target", &path_str(&f), "--workload", "randrw"],
+    // Options of another kind of target, and file sizes that cannot fit, are bad input.
+    let d = path_str(work.path());
+    let fp = path_str(&f);
+    for (args, flag) in [
+        (vec!["--target", &d, "--overwrite"], "--overwrite"),
+        (vec!["--target", &fp, "--file-size", "1m"], "--file-size"),
+        (vec!["--target", &d, "--file-size", "0"], "--file-size: 0"),
+        (
+            vec!["--target", &d, "--file-size", "1000t"],
+            "free where the files go",
+        ),
+    ] {
+        let r = survey(work.path(), &args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(flag), "{args:?}: {}", r.stderr);
+    }
+    assert_eq!(
+        std::fs::read_dir(work.path()).unwrap().count(),
+        1,
+        "only mine.dat"
     );
+    let r = survey(work.path(), &["--target", &fp, "--workload", "randrw"]);
     assert_eq!(r.code, 2);
     assert!(
         r.stderr.contains("--workload: 'randrw' is not a workload"),
@@ -150,4 +168,38 @@ fn a_files_reads_leave_it_as_it_was() {
     assert_eq!(std::fs::read(&f).unwrap(), data);
     // Buffered reads of a file just written come from memory: the fastest says so.
     assert!(r.stdout.contains("page-cache"), "{}", r.stdout);
+}
+
+#[test]
+fn overwrite_replaces_a_files_contents_without_growing_it_and_lists_count_once() {
+    let work = disk_dir();
+    let f = work.path().join("g.dat");
+    std::fs::write(&f, vec![7u8; 1 << 20]).unwrap();
+    let r = survey(
+        work.path(),
+        &[
+            "--target",
+            &path_str(&f),
+            "--overwrite",
+            "--workload",
+            "randwrite,randwrite",
+            "--bs",
+            "4k,4096",
+            "--inflight",
+            "2,2",
+            "--buffered",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(
+        std::fs::metadata(&f).unwrap().len(),
+        1 << 20,
+        "the file keeps its size"
+    );
+    assert_eq!(
+        r.stdout.matches("RND4K Q2 write").count(),
+        1,
+        "{}",
+        r.stdout
+    );
 }

@@ -443,7 +443,15 @@ fn usable_bytes(
                     None => avail,
                 }
             } else {
-                spec.file_size.unwrap_or(needed_default)
+                // --overwrite replaces the contents: writes stay within the file as it is (wrapping
+                // around it), unless --file-size says how far; an empty file takes what the run needs.
+                let within = size.saturating_sub(spec.offset);
+                let one_each = spec.bs * u64::from(spec.threads);
+                spec.file_size.unwrap_or(if within >= one_each {
+                    within
+                } else {
+                    needed_default
+                })
             }
         }
         TargetKind::File => spec.file_size.unwrap_or(needed_default),
