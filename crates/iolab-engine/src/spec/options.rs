@@ -352,8 +352,17 @@ impl RawSpec {
         OPTIONS.iter().filter(|o| self.vals.contains_key(o.key))
     }
 
-    /// Keys set in `over` replace those here (flags override the file).
+    /// Keys set in `over` replace those here (flags override the file); `--inflight` in `over` replaces
+    /// the threads and depth here too (it sets them itself), and `--threads` or `--qd` there an
+    /// `inflight` here.
     pub fn merge(mut self, over: RawSpec) -> RawSpec {
+        if over.has("inflight") {
+            self.vals.remove("threads");
+            self.vals.remove("qd");
+        }
+        if over.has("threads") || over.has("qd") {
+            self.vals.remove("inflight");
+        }
         self.vals.extend(over.vals);
         self
     }

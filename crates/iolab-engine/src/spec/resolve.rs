@@ -59,7 +59,26 @@ impl RawSpec {
                 ),
             ));
         }
-        let mut spec = self.clone().with(key, n).resolve_as_given()?;
+        // A refusal that follows from the mapping says so: the user gave --inflight, not --qd.
+        let mapped = format!("--inflight {n} is --{key} {n} for {}", method.name());
+        let mut spec = self
+            .clone()
+            .with(key, n)
+            .resolve_as_given()
+            .map_err(|e| match e {
+                Error::Usage { flag, msg } if flag == format!("--{key}") => {
+                    Error::usage("--inflight", format!("{mapped}: {msg}"))
+                }
+                Error::Usage { flag, msg }
+                    if msg.contains(&format!("--{key}")) || flag == "--ops" =>
+                {
+                    Error::Usage {
+                        flag,
+                        msg: format!("{msg} ({mapped})"),
+                    }
+                }
+                e => e,
+            })?;
         spec.inflight = Some(n as u32);
         Ok(spec)
     }
