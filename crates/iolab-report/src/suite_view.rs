@@ -23,7 +23,10 @@ fn point_rest(s: &SuiteFile, rec: &Value) -> String {
     series::record_point(rec)
         .into_iter()
         .filter(|(k, _)| k != "step" && k != "quick" && !s.overrides.contains_key(k))
-        .map(|(k, v)| format!("{k}={v}"))
+        .map(|(k, v)| match k.as_str() {
+            "target" => format!("target={}", iolab_lab::series::shown(&v)),
+            _ => format!("{k}={v}"),
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }

@@ -206,8 +206,9 @@ impl Row {
         let point = crate::series::record_point(rec);
         let key = |k: &str| point.iter().find(|(x, _)| x == k).map(|(_, v)| v.clone());
         // A file the point does not name: its name alone (the directory is the suite's temporary one).
-        let target =
-            key("target").unwrap_or_else(|| match (r.target.kind, r.spec.target.file_name()) {
+        let target = key("target")
+            .map(|t| crate::series::shown(&t))
+            .unwrap_or_else(|| match (r.target.kind, r.spec.target.file_name()) {
                 (TargetKind::File, Some(n)) => n.to_string_lossy().to_string(),
                 _ => r.spec.target.display().to_string(),
             });
@@ -350,7 +351,7 @@ pub fn noise(a: &Row, b: &Row) -> String {
     let (verdict, ranges) = if within_noise(a, b) {
         (
             "within",
-            "ranges that overlap: this difference is not measured here",
+            "ranges that overlap: this difference is not measured by these runs",
         )
     } else {
         ("beyond", "ranges apart")

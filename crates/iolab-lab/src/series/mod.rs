@@ -16,7 +16,7 @@ mod repeat;
 pub use check::check_record_file;
 pub use figures::{at, figure, num, text, Figure, FIGURES, WIDE_SPREAD_PCT};
 pub use jobs::{run_jobs, CustomWork, Event, Job, Work};
-pub use points::{parse_vary, parse_vary_any, point_label, point_raw, points, Vary};
+pub use points::{parse_vary, parse_vary_any, point_label, point_raw, points, shown, Vary};
 pub use recorder::Recorder;
 pub use records::{
     append_record, fixed_spec, is_point, read_records, read_records_text, record, record_point,

@@ -74,7 +74,25 @@ pub fn point_raw(point: &[(String, String)]) -> Result<RawSpec> {
 pub fn point_label(point: &[(String, String)]) -> String {
     point
         .iter()
-        .map(|(k, v)| format!("{k}={v}"))
+        .map(|(k, v)| match k.as_str() {
+            "target" => format!("target={}", shown(v)),
+            _ => format!("{k}={v}"),
+        })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// A suite's target as a reader says it: "{disk}/writes.dat" is "the disk file writes.dat", "{tmpfs}/x"
+/// "the tmpfs file x", "{zram}" "the zram device" (the directories themselves are temporary and named
+/// once in the suite's lead line); anything else as it is.
+pub fn shown(target: &str) -> String {
+    for (mark, what) in [
+        ("{disk}/", "the disk file "),
+        ("{tmpfs}/", "the tmpfs file "),
+    ] {
+        if let Some(name) = target.strip_prefix(mark) {
+            return format!("{what}{name}");
+        }
+    }
+    target.replace("{zram}", "the zram device")
 }

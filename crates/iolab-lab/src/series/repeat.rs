@@ -32,7 +32,7 @@ pub fn summarize(results: &[Value]) -> RepeatSummary {
         .map(|(_, _, s)| {
             format!(
                 "throughput varied by {:.1}% over {} runs (max - min over the median; above {WIDE_SPREAD_PCT}%): \
-                 differences smaller than that between two workloads are noise here",
+                 differences smaller than that between two workloads are noise for these runs",
                 s.spread_pct, s.n
             )
         });

@@ -170,6 +170,7 @@ pub(crate) fn kv(k: &str, v: &str) -> String {
         ("step", "") => "no step".into(),
         ("step", _) => v.to_string(),
         (_, "") => format!("{k}=(none)"),
+        ("target", _) => format!("target={}", iolab_lab::series::shown(v)),
         _ => format!("{k}={v}"),
     }
 }
