@@ -232,6 +232,15 @@ impl Verdict {
 }
 
 impl CompareRow {
+    /// The verdict in the figure's own words: CPU time is "less" or "more", not faster or slower.
+    pub fn verdict_word(&self) -> &'static str {
+        match (&self.verdict, self.figure.as_str()) {
+            (Verdict::Faster, "cpu_sys") => "less",
+            (Verdict::Slower, "cpu_sys") => "more",
+            (v, _) => v.word(),
+        }
+    }
+
     /// How far B's median is from A's, in percent of A's, whichever way.
     pub fn change_pct(&self) -> f64 {
         (self.ratio - 1.0).abs() * 100.0

@@ -94,7 +94,7 @@ pub fn render_counters(r: &CounterOverheadReport) -> String {
     );
     match r.sys_enter_per_write {
         Some(v) => o.push_str(&format!("correctness                      {v:.4} sys_enter counted per write\n")),
-        None => o.push_str("correctness                      sys_enter tracepoint unavailable here: the tracepoint row is not meaningful\n"),
+        None => o.push_str("correctness                      sys_enter tracepoint unavailable on this machine: the tracepoint row is not meaningful\n"),
     }
     for u in &r.unavailable {
         o.push_str(&format!("unavailable                      {u}\n"));

@@ -170,7 +170,7 @@ fn seed_text(r: &RunResult, of: &OffloadFigures, o: &mut String) {
                 of.batch
             ),
             Some(c) => format!("{c:.0} cycles per request at batch {} (the thesis measured batch 1)", of.batch),
-            None => "no cycles (the TSC is not iolab's clock here)".into(),
+            None => "no cycles (the TSC is not iolab's clock on this machine)".into(),
         }
     );
 }

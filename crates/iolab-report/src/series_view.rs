@@ -240,8 +240,8 @@ fn compare_row(t: &mut Table, r: &CompareRow) {
         side(&r.a),
         side(&r.b),
         ratio,
-        format!("±{:.1}%", r.noise_pct),
-        format!("{}{single}", r.verdict.word()),
+        format!("{:.1}%", r.noise_pct),
+        format!("{}{single}", r.verdict_word()),
     ]);
 }
 

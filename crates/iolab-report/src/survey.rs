@@ -214,7 +214,7 @@ fn footer_text(s: &SurveyResult, o: &mut String) {
          io_uring helper threads included. syscalls/op: counted by iolab; * = counted by the kernel \
          (/proc/self/io syscr+syscw) where glibc decides (stdio). Excluded from timing: file creation, open, \
          mmap/ring setup. nop is the harness's own floor (no kernel call), not ranked. The survey counts no kernel \
-         tracepoints (releasing each takes up to a second here); `iolab run` shows the kernel's view: \
+         tracepoints (releasing each can take up to a second); `iolab run` shows the kernel's view: \
          syscalls by name, io_uring requests punted to io-wq, and findings."
     );
     let fallbacks: Vec<&String> = s

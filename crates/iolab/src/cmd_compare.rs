@@ -95,8 +95,8 @@ fn parse_pct(s: &str) -> Result<f64, Error> {
 /// What the comparison is: the files, what the ratio and the noise are, and `--across`.
 fn lead(a: &CompareArgs, b: &Path) -> String {
     format!(
-        "iolab compare: A = {}, B = {}{}; ratio = B / A (medians); noise = the wider measured spread of the \
-         two sides, at least {}%",
+        "iolab compare: A = {}, B = {}{}; ratio = B / A (medians); noise = the wider of the two sides' \
+         spreads (max - min over the median of its runs), at least {}%: a ratio within 1 +/- noise is within noise",
         a.a.display(),
         b.display(),
         a.across

@@ -32,7 +32,12 @@ pub(crate) fn cmd_completions(a: &CompletionsArgs, mut cmd: Command) -> Result<i
 
 pub(crate) fn cmd_man(a: &ManArgs, cmd: Command) -> Result<i32, Error> {
     let Some(dir) = &a.dir else {
-        out_bytes(&page(cmd)?)?;
+        let roff = page(cmd)?;
+        // On a terminal, the page as man shows it; piped, the roff (`iolab man | man -l -`).
+        if iolab_sys::isatty(1) && show_with_man(&roff) {
+            return Ok(0);
+        }
+        out_bytes(&roff)?;
         return Ok(0);
     };
     let mut pages = vec![("iolab.1".to_string(), page(cmd.clone())?)];
@@ -61,6 +66,24 @@ pub(crate) fn cmd_man(a: &ManArgs, cmd: Command) -> Result<i32, Error> {
     crate::output::write_new_set("--dir", dir, &pages)?;
     crate::output::outln(&format!("{} man pages in {}", pages.len(), dir.display()))?;
     Ok(0)
+}
+
+/// Shows `roff` through `man -l -` (which pages it); false when man is not there or fails, and the roff
+/// is then printed as it is.
+fn show_with_man(roff: &[u8]) -> bool {
+    use std::io::Write;
+    let Ok(mut child) = std::process::Command::new("man")
+        .args(["-l", "-"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+    else {
+        return false;
+    };
+    let fed = child
+        .stdin
+        .take()
+        .is_some_and(|mut i| i.write_all(roff).is_ok());
+    child.wait().is_ok_and(|s| s.success()) && fed
 }
 
 /// One man page in roff.

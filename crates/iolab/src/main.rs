@@ -42,9 +42,19 @@ use run_args::RunArgs;
 use std::path::PathBuf;
 use survey_args::SurveyArgs;
 
+/// One line: the man page's NAME and `-h`.
+const SHORT_ABOUT: &str = "a Linux I/O methods laboratory: which way of talking to the kernel is fastest, and what it costs";
+
 const ABOUT: &str =
     "iolab: a Linux I/O methods laboratory. For a target and a workload, which way of talking \
 to the kernel is fastest, and what does each way cost (CPU, syscalls, faults, context switches)?";
+
+const RUN_EXAMPLES: &str = "Examples:
+  iolab run --method sync --target /dev/null --bs 4 --ops 1M          # the Pi thesis's 1M 4-byte writes
+  iolab run --method io_uring --qd 32 --batch 8 --target /var/tmp/y.dat --size 256m --verify
+  iolab run --method psync --op read --pattern rand --direct --inflight 8 --target /var/tmp/x.dat --file-size 1g
+  iolab run --repeat 5 --method pv2 --rw-flags dontcache --target /var/tmp/d.dat --size 64m
+  iolab run --method psync --bs 1m --size 1g --target /var/tmp/p.dat --profile    # where the CPU time goes";
 
 const AFTER: &str = "Without a command, iolab runs `survey`: every method writing 4 B and 4 KiB blocks to /dev/null \
 and to a fresh file in a new temporary directory and into a pipe, in 5 interleaved rounds (about 22-55 s on a 2-vCPU x86_64 VM with Linux 6.18, idle to loaded): the answer first (the fastest methods against write() per target), \
@@ -54,7 +64,7 @@ It touches no existing file.
 Exit status: 0 ok; 1 kernel error at run time, --verify mismatch, output that cannot be written or a leftover `clean` could not remove; 2 bad input, found before anything is created or run (also compare --fail-on-regression with no workload in both files); 3 compare found a regression (--fail-on-regression); 130 interrupted.";
 
 #[derive(Parser)]
-#[command(name = "iolab", version, about = ABOUT, after_help = AFTER)]
+#[command(name = "iolab", version, about = SHORT_ABOUT, long_about = ABOUT, after_help = AFTER)]
 struct Cli {
     #[command(subcommand)]
     cmd: Option<Cmd>,
@@ -65,6 +75,7 @@ enum Cmd {
     /// The main job: every method writing 4 B and 4 KiB blocks to /dev/null and a fresh temporary file.
     Survey(SurveyArgs),
     /// Run one workload, given by flags or a TOML spec file (flags override the file).
+    #[command(after_long_help = RUN_EXAMPLES)]
     Run(Box<RunArgs>),
     /// Harness overhead: `run --method psync --target /dev/null --bs 4` against a bare write() loop.
     Bench(BenchArgs),

@@ -11,12 +11,21 @@ use iolab_engine::spec::{RawSpec, OPTIONS};
 #[derive(Debug, Clone, Default)]
 pub struct SpecArgs(pub RawSpec);
 
-fn heading(g: Group) -> Option<&'static str> {
-    match g {
+fn heading(o: &Opt) -> Option<&'static str> {
+    match o.group {
+        // The offload paths' options under their own heading: a reader of --method io_uring skips it.
+        _ if o.applies == Applies::Offload => Some("Offload options (--method offload)"),
         Group::Workload => Some("Workload"),
         Group::Method => Some("Method options"),
         Group::Safety => Some("Checking, safety and counting"),
     }
+}
+
+/// The first sentence of a help text, for `-h` (one line per option); `--help` has the whole text.
+fn short(text: &str) -> String {
+    let first = text.lines().next().unwrap_or(text);
+    let end = first.find(". ").map_or(first.len(), |i| i + 1);
+    first[..end].trim_end_matches('.').to_string()
 }
 
 /// The help of one option: its own text, the methods it applies to, its default.
@@ -58,8 +67,9 @@ fn flag_arg(id: &'static str, o: &Opt, text: String) -> Arg {
     Arg::new(id)
         .long(id)
         .action(ArgAction::SetTrue)
-        .help(text)
-        .help_heading(heading(o.group))
+        .help(short(&text))
+        .long_help(text)
+        .help_heading(heading(o))
 }
 
 impl Args for SpecArgs {
@@ -87,8 +97,9 @@ impl Args for SpecArgs {
                         .num_args(0..=1)
                         .default_missing_value(bare)
                         .require_equals(false)
-                        .help(text)
-                        .help_heading(heading(o.group)),
+                        .help(short(&text))
+                        .long_help(text)
+                        .help_heading(heading(o)),
                 ),
                 _ => cmd.arg(
                     Arg::new(o.key)
@@ -98,8 +109,9 @@ impl Args for SpecArgs {
                         // "-1" is a value (a negative number the spec check then refuses naming this
                         // flag), not an unknown flag "-1"; "--ops" after a valueless flag stays a flag.
                         .allow_negative_numbers(true)
-                        .help(text)
-                        .help_heading(heading(o.group)),
+                        .help(short(&text))
+                        .long_help(text)
+                        .help_heading(heading(o)),
                 ),
             };
         }

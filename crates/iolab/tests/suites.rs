@@ -427,7 +427,7 @@ fn redesigned(
             assert!(answer("syscalls")["text"]
                 .as_str()
                 .unwrap()
-                .contains("Table 3 here"));
+                .contains("Table 3 in this run"));
             assert!(answer("sync-won")["text"]
                 .as_str()
                 .unwrap()

@@ -112,13 +112,13 @@ pub fn sync_won(c: &Ctx) -> Reply {
             x(cache.map_or(1.0, |(s, u)| s.iops() / u.iops())),
             x(dev.map_or(1.0, |(s, u)| u.iops() / s.iops()))
         ),
-        (_, Some(Some(true))) => "From the page cache sync won here too, as in the report's Table 1.".into(),
-        (Some(Some(true)), _) => "Here pread() won on the device too.".into(),
+        (_, Some(Some(true))) => "From the page cache sync won in this run too, as in the report's Table 1.".into(),
+        (Some(Some(true)), _) => "In this run pread() won on the device too.".into(),
         _ if !tied.is_empty() => format!(
-            "Here neither won {}: the two made the same IOPS within what these runs can tell apart.",
+            "In this run neither won {}: the two made the same IOPS within what these runs can tell apart.",
             tied.join(" or ")
         ),
-        _ => "Here io_uring did not lose: with requests that reach the device, more in flight means more done."
+        _ => "In this run io_uring did not lose: with requests that reach the device, more in flight means more done."
             .into(),
     });
     if let (Some(d), Some(r8), Some(r1)) = (
@@ -171,7 +171,7 @@ pub fn iopoll_gain(c: &Ctx) -> Reply {
     match (int, poll, c.not_run("IOPOLL")) {
         (Some(i), Some(p), _) => {
             parts.push(format!(
-                "Here: interrupt {} per read, IOPOLL {} ({}), CPU per op {} against {}.",
+                "In this run: interrupt {} per read, IOPOLL {} ({}), CPU per op {} against {}.",
                 ns(i.lat_mean_ns),
                 ns(p.lat_mean_ns),
                 x(p.lat_mean_ns / i.lat_mean_ns),
@@ -194,7 +194,7 @@ pub fn iopoll_gain(c: &Ctx) -> Reply {
             }
         }
         (_, None, Some(why)) => {
-            parts.push(format!("Here IOPOLL could not run: {why}."));
+            parts.push(format!("In this run IOPOLL could not run: {why}."));
             Reply::not_here(
                 parts.join(" "),
                 "IOPOLL: this kernel's devices have no poll queues; an NVMe device with poll queues (the guest of \
@@ -263,7 +263,7 @@ fn table3(c: &Ctx) -> Option<String> {
         .find(|(n, _)| n == "io_uring_enter")
         .map(|(_, n)| *n);
     let mut o = format!(
-        "Table 3 here, {} ops on {} threads, every system call counted by the kernel in an untimed pass of the \
+        "Table 3 in this run, {} ops on {} threads, every system call counted by the kernel in an untimed pass of the \
          whole workload (raw_syscalls:sys_enter, strace -c's totals without the cost strace puts on each traced \
          call): pread() {} system calls ({}), io_uring {} ({}), {} fewer.",
         thousands(s.counted_ops.unwrap_or(s.ops) as f64),
@@ -316,7 +316,7 @@ pub fn syscall_reduction(c: &Ctx) -> Reply {
         let calls = |r: &Row| r.facts.syscalls_per_op.or(r.calls_per_op);
         if let (Some(a), Some(b)) = (calls(s), calls(u)) {
             parts.push(format!(
-                "Here, {} threads: pread() {a:.3} system calls per op, io_uring {b:.3} ({} fewer), counted in a \
+                "In this run, {} threads: pread() {a:.3} system calls per op, io_uring {b:.3} ({} fewer), counted in a \
                  separate pass without slowing the timed one; the timed runs took {} and {} per op.",
                 s.threads,
                 pct(1.0 - b / a),
@@ -481,7 +481,7 @@ fn serialization(c: &Ctx) -> Option<String> {
             continue;
         };
         o += &format!(
-            " Here, {} thread{} with one request in flight each: {:.1} in flight, {} IOPS at {} mean latency, \
+             " In this run, {} thread{} with one request in flight each: {:.1} in flight, {} IOPS at {} mean latency, \
              against {:.0} in flight, {} IOPS at {} with QD {}: {} the IOPS at {} the latency, the report's \
              shape.",
             one.threads,
@@ -553,7 +553,7 @@ pub fn shared_ring_lost(c: &Ctx) -> Reply {
             ));
         }
         None => parts.push(
-            "Here the shared ring never made less than 0.83x per-thread rings' IOPS beyond the noise: the \
+            "In this run the shared ring never made less than 0.83x per-thread rings' IOPS beyond the noise: the \
              submission path was not what set the pace."
                 .into(),
         ),
@@ -562,7 +562,7 @@ pub fn shared_ring_lost(c: &Ctx) -> Reply {
     parts.extend(serial.clone());
     parts.extend(integer_division(c));
     let cpu_bound = c.rows.iter().any(|r| r.nop_requests || !r.facts.direct);
-    match (cpu_bound, serial.is_some_and(|s| s.contains("Here,"))) {
+    match (cpu_bound, serial.is_some_and(|s| s.contains("In this run,"))) {
         (true, true) => Reply::answered(parts.join(" ")),
         _ => Reply::partly(
             parts.join(" "),

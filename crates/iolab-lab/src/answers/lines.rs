@@ -105,7 +105,7 @@ pub fn kernel_module_slower(c: &Ctx) -> Reply {
         }
     }
     parts.push(format!(
-        "Here, {} runs each of {:.0} lines, from the first write until fsync returned: {}.",
+        "In this run, {} runs each of {:.0} lines, from the first write until fsync returned: {}.",
         w.runs,
         w.lines,
         here.join("; ")
@@ -131,7 +131,7 @@ pub fn kernel_module_slower(c: &Ctx) -> Reply {
     if let Some(p) = way(c, crate::lines::AS_PUBLISHED) {
         parts.push(format!(
             "The note's user program as published (stdio per line, no fsync, timed by its CPU time like clock()): \
-             {:.2} ms of CPU here, median of {} runs{}{}, against its {} ms.",
+             {:.2} ms of CPU on this machine, median of {} runs{}{}, against its {} ms.",
             p.cpu,
             p.runs,
             p.render
@@ -179,7 +179,7 @@ pub fn kernel_module_slower(c: &Ctx) -> Reply {
 /// The kernel module for real (iolab's sink driver) beside write() per line, fsync in both.
 fn module_text(k: &Way, u: &Way) -> String {
     format!(
-        "The kernel module here (iolab's sink driver: kernel_write per line, then vfs_fsync, timed with ktime \
+        "The kernel module in this run (iolab's sink driver: kernel_write per line, then vfs_fsync, timed with ktime \
          as the note's module timed itself): {:.2} ms median of {} runs (runs {:.2}-{:.2}), against {:.2} ms for \
          write() per line with its fsync ({} the time): {}.",
         k.wall,

@@ -88,7 +88,7 @@ fn clock_clause(c: &Ctx) -> Option<String> {
     let ticks = crate::series::num(clk, &["clock", "overhead_ticks_mean"])?;
     let ns = crate::series::num(clk, &["clock", "overhead_ns"])?;
     Some(format!(
-        "One read of iolab's clock costs {ticks:.0} ticks ({ns:.1} ns) here{}.",
+        "One read of iolab's clock costs {ticks:.0} ticks ({ns:.1} ns) on this machine{}.",
         match (c.seed("rdtsc_app_cycles"), c.seed("rdtsc_inmate_cycles")) {
             (Some(a), Some(i)) => format!(
                 "; the thesis's rdtsc cost {a:.0} cycles in the application and {i:.0} in the inmate (Figure 4.1)"
@@ -229,7 +229,7 @@ fn ratio_clause(c: &Ctx, base: &Row, rows: &Rows) -> Option<String> {
     }
     Some(format!(
         "Against Figure 4.3's {} (the thesis's means after trimming values beyond 3 standard deviations; the \
-         same statistic here): the polling designs come to {}, the designs that wake their server for every \
+         same statistic in this run): the polling designs come to {}, the designs that wake their server for every \
          request (the thesis's model) to {}.",
         x(seed),
         if polled.is_empty() { "-".into() } else { polled.join(" and ") },
@@ -341,7 +341,7 @@ pub fn offload_slowdown(c: &Ctx) -> Reply {
         }
     }
     parts.push(format!(
-        "Here, one NOP per round trip, timed by the client's own RDTSC: {}.",
+        "In this run, one NOP per round trip, timed by the client's own RDTSC: {}.",
         here.join("; ")
     ));
     parts.push(where_it_goes(base, &rows));
@@ -364,7 +364,7 @@ pub fn offload_slowdown(c: &Ctx) -> Reply {
             parts.push(
                 "What remains of the thesis's factor cannot be reproduced by a client on this kernel: its client \
                  was an inmate in a Jailhouse partition whose every request crossed the hypervisor (an IRQ to the \
-                 root cell); here the client is a process on the same kernel."
+                 root cell); in this run the client is a process on the same kernel."
                     .into(),
             );
             Reply::partly(

@@ -150,7 +150,7 @@ impl UringSeen {
                 x(*r)
             )),
             (None, Some((wl, r))) => out.push(format!(
-                "Even batched, io_uring did not beat write() here (best: {wl}, {} write()'s time).",
+                "Even batched, io_uring did not beat write() in this run (best: {wl}, {} write()'s time).",
                 x(*r)
             )),
             _ => {}
@@ -341,7 +341,7 @@ pub fn tracepoint_cost(c: &Ctx) -> Reply {
     parts.push(format!(
         "At a million writes that is {ms:.0} ms on this machine (its own cost per call, not the thesis's \
          board's), paid by every path that makes a system call per write; the mmap path made {} system calls \
-         per op here and paid none of it. What the missing tracepoints were worth to the 'dma' path is at most \
+         per op in this run and paid none of it. What the missing tracepoints were worth to the 'dma' path is at most \
          that per million writes.",
         mm.and_then(|m| m.facts.syscalls_per_op)
             .map(|s| format!("{s:.3}"))

@@ -36,7 +36,7 @@ impl Status {
         match self {
             Status::Answered => "answered",
             Status::Partly => "answered with a stand-in",
-            Status::NotHere => "cannot be answered here",
+            Status::NotHere => "cannot be answered from this run",
             Status::Indicative => "indicative",
         }
     }

@@ -474,8 +474,8 @@ fn offload_slowdown() {
         "waking the server for every request (1.00 server sleeps per request) costs 52,000 cycles",
         "At batch 32:",
         "through the kernel path 91,520 cycles per round trip of 32 NOPs (p50; mean 100,672), 2,860 per NOP",
-        "Against Figure 4.3's 117x (the thesis's means after trimming values beyond 3 standard deviations; the same statistic here): the polling designs come to 1.3x (p50 1.3x) and 3.4x (p50 3.4x), the designs that wake their server for every request (the thesis's model) to 27x (p50 45x) and 24x (p50 24x).",
-        "One read of iolab's clock costs 26 ticks (10.0 ns) here; the thesis's rdtsc cost 20 cycles",
+        "Against Figure 4.3's 117x (the thesis's means after trimming values beyond 3 standard deviations; the same statistic in this run): the polling designs come to 1.3x (p50 1.3x) and 3.4x (p50 3.4x), the designs that wake their server for every request (the thesis's model) to 27x (p50 45x) and 24x (p50 24x).",
+        "One read of iolab's clock costs 26 ticks (10.0 ns) on this machine; the thesis's rdtsc cost 20 cycles",
         "cannot be reproduced by a client on this kernel",
     ] {
         assert!(r.text.contains(want), "{want}\n{}", r.text);
@@ -666,7 +666,7 @@ fn sync_won() {
     for want in [
         "On the device (O_DIRECT), 4 KiB random reads from /dev/null (O_DIRECT), 8 threads: pread() made 25000 IOPS at 320.0 µs mean latency, io_uring at QD 128 made 60000 (2.4x pread()'s IOPS)",
         "by Little's law 74 / 60000 IOPS = 1.23 ms per request in the kernel and the device, close to its measured latency",
-        "Here io_uring did not lose",
+        "In this run io_uring did not lose",
         "This machine's 4 KiB O_DIRECT read takes 118.9 µs on one thread",
         "189x less: they cannot have reached a device",
         "a read at or past the end of its file returns 0 bytes",
@@ -727,7 +727,7 @@ fn iopoll_gain() {
     );
     assert!(
         r.text
-            .contains("Here IOPOLL could not run: IOPOLL unsupported"),
+            .contains("In this run IOPOLL could not run: IOPOLL unsupported"),
         "{}",
         r.text
     );
@@ -834,7 +834,7 @@ fn syscall_reduction() {
     );
     let r = answer("syscall_reduction", &seed, &[s3, u3], &[], &[]);
     for want in [
-        "Table 3 here, 200,000 ops on 8 threads, every system call counted by the kernel",
+        "Table 3 in this run, 200,000 ops on 8 threads, every system call counted by the kernel",
         "pread() 200,072 system calls (pread64 200,000, futex 56), io_uring 4,100 (io_uring_enter 4,000, futex 84), 98% fewer",
         "The kernel's io_uring_enter count (4,000) is iolab's own count of the calls it made (4,000), 50.0 requests per call",
         "200,165 against 2,741 (99% fewer) under strace",
@@ -904,7 +904,7 @@ fn shared_ring_lost() {
         "nop, batch 8: the shared ring made 0.33x per-thread rings' IOPS",
         "The shared ring lost most on qd 1 (8 threads, batch 1): 0.25x: its threads queued on the mutex (0.75 waits per op)",
         "the report's shared ring kept 1.0 request in flight at 1 thread and 7.7 at 8, its per-thread rings 64 and 484",
-        "Here, 8 threads with one request in flight each: 1.0 in flight, 250,000 IOPS at 30.0 µs mean latency, against 60 in flight, 1,000,000 IOPS at 500.0 µs with QD 64: 0.25x the IOPS at 0.060x the latency",
+        "In this run, 8 threads with one request in flight each: 1.0 in flight, 250,000 IOPS at 30.0 µs mean latency, against 60 in flight, 1,000,000 IOPS at 500.0 µs with QD 64: 0.25x the IOPS at 0.060x the latency",
         "1,031,349 / 530,000 = 1.95 requests per call for the shared ring over the whole run, against 1,083,424 / 540,000 = 2.01",
         // The report's late snapshots: 20,000 requests for 20,000 calls.
         "Between its snapshots at 510,000 and 530,000 calls the requests grew by 20,000 for 20,000 calls, 1.00 per call: late in the run its batches had collapsed to one",
@@ -993,7 +993,7 @@ fn kernel_module_slower() {
     let r = answer("kernel_module_slower", &seed, &[], &with, &[]);
     assert_eq!(r.status, Status::Answered, "{r:?}");
     assert!(
-        r.text.contains("The kernel module here (iolab's sink driver: kernel_write per line, then vfs_fsync, timed with ktime as the note's module timed itself): 41.55 ms median of 2 runs (runs 41.10-42.00), against 61.00 ms for write() per line with its fsync (0.68x the time): with the flush in both spans the module was faster in every run"),
+        r.text.contains("The kernel module in this run (iolab's sink driver: kernel_write per line, then vfs_fsync, timed with ktime as the note's module timed itself): 41.55 ms median of 2 runs (runs 41.10-42.00), against 61.00 ms for write() per line with its fsync (0.68x the time): with the flush in both spans the module was faster in every run"),
         "{}",
         r.text
     );

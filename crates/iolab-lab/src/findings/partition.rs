@@ -51,7 +51,7 @@ pub fn round_trip(f: &super::facts::Facts) -> Option<String> {
         "offloaded from a guest partition ({} path, batch {}): {:.1} µs per round trip{cycles}. Where it goes: \
          {client}; the server used {:.2} of a host core polling: {server}. The thesis's inmate rang an \
          interrupt per batch and its Linux side woke and called io_uring_enter: no interrupt and no system \
-         call here",
+         call in this design",
         p.path,
         p.batch,
         p.round_trip_ns / 1000.0,

@@ -64,7 +64,7 @@ pub const PAIR_RULES: &[PairRule] = &[
                     _ => "batching paid (the kernel's syscall counts were not taken)".to_string(),
                 }
             } else {
-                "batching did not pay here: the time goes elsewhere than the submission calls".to_string()
+                "batching did not pay in this run: the time goes elsewhere than the submission calls".to_string()
             };
             format!(
                 "{} ({ma:.1} requests per submission) took {r:.2}x the time of {} ({mb:.1} per submission): {verdict}",

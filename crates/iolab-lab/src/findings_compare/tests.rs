@@ -199,7 +199,7 @@ fn repeated_rows_say_whether_a_difference_is_within_the_noise() {
     let mut rows = vec![own.clone(), shared.clone()];
     let t = text(&fired(&mut rows), "shared_vs_own_ring").to_string();
     assert!(
-        t.ends_with("(within the noise: over 5 and 5 runs the middle runs took 1.2-1.4 µs and 900.0 ns-1.2 µs per op, ranges that overlap: this difference is not measured here)"),
+        t.ends_with("(within the noise: over 5 and 5 runs the middle runs took 1.2-1.4 µs and 900.0 ns-1.2 µs per op, ranges that overlap: this difference is not measured by these runs)"),
         "{t}"
     );
     // Apart: beyond it.
