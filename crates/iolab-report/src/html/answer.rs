@@ -31,7 +31,7 @@ pub(super) fn section(recs: &[Value]) -> String {
     let mut o = String::from(
         "<h2>The answer</h2>\n<p>Per target and block size, each method's median time per op against \
          write()'s (the <code>sync</code> method), fastest first. Bars are on a log axis (one scale per \
-         table; the line at 1 is write()); the whisker is the range the ratio can have given both methods' \
+         table; each bar runs from the line at 1, write(), to the method's ratio: left is faster); the whisker is the range the ratio can have given both methods' \
          middle rounds. Rows share a rank (\"2=\") only when every pair of them overlaps; letters (\"a\", \
          \"ab\") group ties that chain.</p>\n",
     );
@@ -103,12 +103,15 @@ fn bar(r: &RankRow, x: &dyn Fn(f64) -> f64, o: &mut String) {
         esc(&r.method)
     );
     if let (Some(v), Some(a), Some(b)) = (r.ratio_to_write, r.ratio_lo, r.ratio_hi) {
+        // From write()'s line: faster to the left, slower to the right, so a bar's length is how far
+        // the method is from write() on the log axis (not from the axis's arbitrary end).
         let fill = if v <= 1.0 { "#3a7" } else { "#c64" };
+        let (from, to) = (x(1.0).min(x(v)), x(1.0).max(x(v)));
         let _ = write!(
             o,
-            "<rect x=\"0\" y=\"3\" width=\"{:.1}\" height=\"8\" fill=\"{fill}\"/>\
+            "<rect x=\"{from:.1}\" y=\"3\" width=\"{:.1}\" height=\"8\" fill=\"{fill}\"/>\
              <line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"7\" y2=\"7\" stroke=\"#000\"/>",
-            x(v).max(1.0),
+            (to - from).max(1.0),
             x(a),
             x(b)
         );
