@@ -105,11 +105,15 @@ pub fn workload_label(result: &Value) -> String {
         .filter(|k| s(k) == "inline")
         .map(|k| format!(" {k}=inline"))
         .collect();
+    // The block size in the unit every view uses ("bs=4 KiB", as the flame graphs say it).
+    let bs = result
+        .pointer("/spec/bs")
+        .and_then(|v| v.as_u64())
+        .map_or_else(|| s("bs"), iolab_engine::units::fmt_size);
     format!(
-        "{} {} bs={} {} thr={} qd={} batch={}{rwf}{inline} -> {kind}",
+        "{} {} bs={bs} {} thr={} qd={} batch={}{rwf}{inline} -> {kind}",
         s("method"),
         s("op"),
-        s("bs"),
         s("pattern"),
         s("threads"),
         s("qd"),

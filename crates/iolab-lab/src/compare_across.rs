@@ -188,13 +188,13 @@ mod tests {
         assert_eq!(o.rows.len(), 2, "{o:?}");
         assert!(o.rows.iter().all(|r| r
             .workload
-            .starts_with("method psync (A) vs sync (B): psync write bs=4096")));
+            .starts_with("method psync (A) vs sync (B): psync write bs=4 KiB")));
         let iops = o.rows.iter().find(|r| r.figure == "iops").unwrap();
         assert_eq!(iops.ratio, 0.5);
         assert_eq!(o.regressions, 2);
         // The 8 KiB psync run has no sync run to meet.
         assert_eq!(o.only_a.len(), 1, "{o:?}");
-        assert!(o.only_a[0].contains("bs=8192"));
+        assert!(o.only_a[0].contains("bs=8 KiB"));
         // Runs that differ in another key too are not matched.
         assert!(o.rows.iter().all(|r| !r.workload.contains("8192")));
     }

@@ -197,7 +197,7 @@ fn points_refused_for_a_leftover_target_run_again_at_resume() {
     // The readers take the later record: compare finds both workloads.
     let r = iolab(&["compare", &path_str(&out), &path_str(&out)]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("bs=16384"), "{}", r.stdout);
+    assert!(r.stdout.contains("bs=16 KiB"), "{}", r.stdout);
     // Points that ran are not run again.
     let r = sweep(
         &out,

@@ -260,7 +260,11 @@ fn surveys_compare_per_row(dir: &std::path::Path) {
     let f = path_str(&f);
     let c = iolab(&["compare", &f, &f]);
     assert_eq!(c.code, 0, "{}", c.stderr);
-    for row in ["psync write bs=4 ", "-> dev_null", "stdio write bs=4096 "] {
+    for row in [
+        "psync write bs=4 B ",
+        "-> dev_null",
+        "stdio write bs=4 KiB ",
+    ] {
         assert!(c.stdout.contains(row), "{row} in {}", c.stdout);
     }
     assert!(c.stdout.contains("within noise"), "{}", c.stdout);

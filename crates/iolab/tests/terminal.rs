@@ -387,7 +387,7 @@ fn compare_across_sets_methods_side_by_side() {
     human_units(&c.stdout, "compare");
     let flat = words(&c.stdout).join(" ");
     assert!(
-        flat.contains("method psync (A) vs sync (B): psync write bs=4096"),
+        flat.contains("method psync (A) vs sync (B): psync write bs=4 KiB"),
         "{}",
         c.stdout
     );
