@@ -65,9 +65,9 @@ pub(crate) fn progress() -> iolab_lab::survey::OnRun {
                 "\r\x1b[2K".to_string()
             } else {
                 let line = format!(
-                    "iolab survey: run {i}/{n} (round {round}) {} {} B -> {}, {spent:.0} s{left}",
+                    "iolab survey: run {i}/{n} (round {round}) {} {} -> {}, {spent:.0} s{left}",
                     c.method.name(),
-                    c.bs,
+                    iolab_engine::units::fmt_size(c.bs),
                     c.target
                 );
                 format!("\r\x1b[2K{}", line.chars().take(width).collect::<String>())
