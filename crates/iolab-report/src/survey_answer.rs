@@ -61,12 +61,7 @@ fn not_measured(s: &SurveyResult) -> Vec<String> {
         if why.starts_with("--") {
             continue;
         }
-        let why = why
-            .split([';', '('])
-            .next()
-            .unwrap_or(why)
-            .trim()
-            .to_string();
+        let why = first_clause(why);
         let name = r.method.name().to_string();
         match groups.iter_mut().find(|(w, _)| *w == why) {
             Some((_, names)) if names.contains(&name) => {}
@@ -86,6 +81,18 @@ fn not_measured(s: &SurveyResult) -> Vec<String> {
         ));
     }
     out
+}
+
+/// What a reason says first, or its hint's first clause where it has one, which names the cause:
+/// "io_uring_setup failed: ENOSYS (Function not implemented); hint: qemu-user does not implement io_uring
+/// (iolab runs ...)" is "qemu-user does not implement io_uring".
+fn first_clause(why: &str) -> String {
+    let said = why.split_once("; hint: ").map_or(why, |(_, hint)| hint);
+    said.split([';', '('])
+        .next()
+        .unwrap_or(said)
+        .trim()
+        .to_string()
 }
 
 fn rounds(n: u32) -> String {
@@ -196,4 +203,21 @@ fn decimals(r: f64) -> usize {
 /// A ratio with two significant figures: "0.09x", "1.8x", "27x".
 pub(crate) fn ratio(r: f64) -> String {
     format!("{r:.d$}x", d = decimals(r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_clause;
+
+    #[test]
+    fn a_reason_says_its_hint_where_it_has_one() {
+        assert_eq!(
+            first_clause(
+                "io_uring_setup failed: ENOSYS (Function not implemented); hint: qemu-user does not \
+                 implement io_uring (iolab runs under user-mode emulation)"
+            ),
+            "qemu-user does not implement io_uring"
+        );
+        assert_eq!(first_clause("no poll queues; use --vm"), "no poll queues");
+    }
 }
