@@ -1,10 +1,10 @@
 //! `iolab survey` (and `iolab` without a command): every method, 4 B and 4 KiB, /dev/null and a new file.
 
-use crate::output::{check_dir_path, err_bytes, outln, write_new_in};
+use crate::output::{check_dir_path, err_bytes, outln};
 use crate::survey_args::SurveyArgs;
 use iolab_engine::error::Error;
 use iolab_engine::measure::clock;
-use iolab_report::export::{Document, Exporter, Json, Outputs};
+use iolab_report::export::{Document, Outputs};
 
 pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
     iolab_engine::cleanup::install_signal_handler();
@@ -21,18 +21,8 @@ pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
         result: &s,
         verbose: a.verbose,
     };
-    let shown = outputs.write(&doc);
-    let saved = if a.no_json {
-        None
-    } else {
-        let stamp = iolab_engine::units::utc_stamp(s.host.started_unix_s);
-        let json = Json.export(&doc).expect("a survey has a JSON document");
-        Some(write_new_in(&a.results_dir, "survey", &stamp, &json)?)
-    };
-    shown?;
-    if let Some(p) = saved {
-        outln(&format!("result: {}", p.display()))?;
-    }
+    let dir = (!a.no_json).then_some(a.results_dir.as_path());
+    crate::output::show_and_save(&outputs, &doc, dir, "survey", s.host.started_unix_s)?;
     Ok(0)
 }
 

@@ -1,13 +1,12 @@
 //! `iolab survey --target PATH`: the user's own device and workload, every method at the same requests in
 //! flight ([`iolab_lab::survey_workload`]).
 
-use crate::output::{outln, write_new_in};
 use crate::survey_args::SurveyArgs;
 use iolab_engine::error::Error;
 use iolab_engine::measure::clock;
 use iolab_lab::survey::{OnRun, SurveyOptions};
 use iolab_lab::survey_workload::{parse_kind, survey, Asked, WorkloadOptions};
-use iolab_report::export::{Document, Exporter, Json, Outputs};
+use iolab_report::export::{Document, Outputs};
 use std::path::Path;
 
 /// Rounds and seconds per method and workload when not given: a workload survey runs many more cells
@@ -53,23 +52,14 @@ pub(crate) fn cmd(
         result: &s,
         verbose: a.verbose,
     };
-    let shown = outputs.write(&doc);
-    let saved = if a.no_json {
-        None
-    } else {
-        let stamp = iolab_engine::units::utc_stamp(s.host.started_unix_s);
-        let json = Json.export(&doc).expect("a survey has a JSON document");
-        Some(write_new_in(
-            &a.results_dir,
-            "survey-workload",
-            &stamp,
-            &json,
-        )?)
-    };
-    shown?;
-    if let Some(p) = saved {
-        outln(&format!("result: {}", p.display()))?;
-    }
+    let dir = (!a.no_json).then_some(a.results_dir.as_path());
+    crate::output::show_and_save(
+        &outputs,
+        &doc,
+        dir,
+        "survey-workload",
+        s.host.started_unix_s,
+    )?;
     // A run that failed at run time (no space, an I/O error, a replaced file) is a failure of the survey,
     // said above with its reason; a method that cannot do a workload is not.
     let failed = s
