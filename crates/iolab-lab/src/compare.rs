@@ -29,6 +29,8 @@ const NOT_WORKLOAD: &[&str] = &[
     "allow_device_writes",
     // --log-interval: how the run is recorded over time, not what it does.
     "log_interval_ms",
+    // How the depth was asked for: threads, qd and batch say what it became.
+    "inflight",
 ];
 
 /// A survey's runs as records of their own (`{"point": {target, method, bs}, "result"}`, those that ran),

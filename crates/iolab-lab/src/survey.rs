@@ -60,6 +60,16 @@ pub struct SurveyRun {
     pub verdict: Option<crate::verdict::Verdict>,
 }
 
+impl SurveyRun {
+    /// Did a round fail at run time (no space, an I/O error, a replaced file, data that did not
+    /// verify)? A method this machine cannot run, or that cannot do the workload, is not a failure.
+    pub fn failed_at_run_time(&self) -> bool {
+        self.unavailable
+            .as_deref()
+            .is_some_and(|u| u.starts_with("failed in round"))
+    }
+}
+
 /// The survey's JSON document.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SurveyResult {
@@ -340,11 +350,7 @@ pub fn ranking(runs: &[SurveyRun]) -> Vec<RankingTable> {
 }
 
 /// The same against `baseline` (a method's name), which the text calls `label`.
-pub(crate) fn ranking_against(
-    runs: &[SurveyRun],
-    baseline: &str,
-    label: &str,
-) -> Vec<RankingTable> {
+pub fn ranking_against(runs: &[SurveyRun], baseline: &str, label: &str) -> Vec<RankingTable> {
     // Targets in the order they ran, each with its block sizes from the smallest.
     let mut targets: Vec<&str> = Vec::new();
     for r in runs {

@@ -410,8 +410,8 @@ pub fn survey(o: &WorkloadOptions, clock: &ClockInfo) -> Result<WorkloadSurvey> 
         &o.asked,
         matches!(place, Place::Dir(_)) || o.overwrite || o.allow_device_writes,
     );
-    check_writes(&place, &ws, o)?;
     check_options(&place, o)?;
+    check_writes(&place, &ws, o)?;
     let (fs, file_size) = match &place {
         Place::Dir(d) => {
             let size = o.file_size.unwrap_or_else(|| file_size_in(d.path()));

@@ -82,11 +82,12 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
     let refused = s
         .runs
         .iter()
-        .filter(|r| r.result.is_none() && !failed_at_run_time(r))
+        .filter(|r| r.result.is_none() && !r.failed_at_run_time())
         .count();
     if refused > 0 && !verbose {
         d.blank().line(format!(
-            "{refused} pairs of a method and a workload it cannot do (mmap with O_DIRECT, ...): -v says why"
+            "{refused} pairs of a method and a workload not measured (mmap cannot do O_DIRECT, a method this \
+             machine lacks, ...): -v says why"
         ));
     }
     if verbose {
@@ -103,18 +104,10 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
     d
 }
 
-/// A row that ran out of luck rather than out of ability: a failure at run time (ENOSPC, EIO, a
-/// replaced file) rather than a refusal of the method and workload (which names its flag).
-pub(crate) fn failed_at_run_time(r: &iolab_lab::survey::SurveyRun) -> bool {
-    r.unavailable
-        .as_deref()
-        .is_some_and(|u| !u.starts_with("--"))
-}
-
 /// The failures at run time, grouped by their reason: "psync, io_uring (RND4K Q8 read): ENOSPC ...".
 pub(crate) fn failures(s: &WorkloadSurvey) -> Vec<String> {
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
-    for r in s.runs.iter().filter(|r| failed_at_run_time(r)) {
+    for r in s.runs.iter().filter(|r| r.failed_at_run_time()) {
         let why = r.unavailable.clone().unwrap_or_default();
         let name = r.method.name().to_string();
         match groups.iter_mut().find(|(w, _)| *w == why) {

@@ -62,15 +62,7 @@ pub(crate) fn cmd(
     )?;
     // A run that failed at run time (no space, an I/O error, a replaced file) is a failure of the survey,
     // said above with its reason; a method that cannot do a workload is not.
-    let failed = s
-        .runs
-        .iter()
-        .filter(|r| {
-            r.unavailable
-                .as_deref()
-                .is_some_and(|u| !u.starts_with("--"))
-        })
-        .count();
+    let failed = s.runs.iter().filter(|r| r.failed_at_run_time()).count();
     if failed > 0 {
         crate::output::errln(&format!(
             "iolab survey: {failed} of {} method-workload rows failed at run time (FAILED above)",

@@ -14,12 +14,15 @@ fn existing_file_needs_overwrite_and_is_untouched_without_it() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.starts_with("iolab: --overwrite:"), "{}", r.stderr);
     assert_eq!(std::fs::read(&f).unwrap(), b"precious");
-    // With --overwrite it is written, and not removed afterwards (iolab did not create it).
+    // With --overwrite it is written, and not removed afterwards (iolab did not create it). Its writes
+    // stay within the file unless --file-size says how far: 4 blocks here.
     let r = run_json(&[
         "--target",
         f.to_str().unwrap(),
         "--ops",
         "4",
+        "--file-size",
+        "16k",
         "--overwrite",
         "--seed",
         "2",

@@ -203,3 +203,30 @@ fn overwrite_replaces_a_files_contents_without_growing_it_and_lists_count_once()
         r.stdout
     );
 }
+
+#[test]
+fn overwrite_grows_a_file_smaller_than_a_block_only_to_one_block_per_thread() {
+    let work = disk_dir();
+    let f = work.path().join("small.dat");
+    std::fs::write(&f, vec![1u8; 100]).unwrap();
+    let r = iolab(&[
+        "run",
+        "--target",
+        &path_str(&f),
+        "--overwrite",
+        "--bs",
+        "64k",
+        "--threads",
+        "2",
+        "--ops",
+        "10",
+        "--count",
+        "none",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        std::fs::metadata(&f).unwrap().len(),
+        2 * 64 * 1024,
+        "not a default 64 MiB"
+    );
+}

@@ -156,8 +156,9 @@ pub static OPTIONS: &[Opt] = &[
         help: "Threads, each with its own descriptor (and ring) and its own region of the target" },
     Opt { key: "inflight", ty: Ty::Count, value_name: "N", group: W, applies: All, default: None,
         help: "Requests in flight, whatever the method: a method that takes --qd runs that depth on one \
-               thread, any other N threads of one request each; given instead of --threads and --qd, so that \
-               methods compare at the same depth (the result's spec says how it was mapped)" },
+               thread, an offload client a batch of N, any other N threads of one request each; given instead \
+               of --threads and --qd, so that methods compare at the same depth (the result's spec says how \
+               it was mapped)" },
     Opt { key: "direct", ty: flag("direct"), value_name: "", group: W, applies: All, default: None,
         help: "O_DIRECT with aligned buffers (--bs and --offset must be multiples of the device's alignment)" },
     Opt { key: "fsync", ty: Ty::Text, value_name: "WHEN", group: W, applies: All, default: Some("none"),

@@ -447,8 +447,12 @@ fn usable_bytes(
                 // around it), unless --file-size says how far; an empty file takes what the run needs.
                 let within = size.saturating_sub(spec.offset);
                 let one_each = spec.bs * u64::from(spec.threads);
+                // A file smaller than one block per thread grows to exactly that (an empty one takes
+                // what the run needs), never to a default size.
                 spec.file_size.unwrap_or(if within >= one_each {
                     within
+                } else if size > 0 {
+                    one_each
                 } else {
                     needed_default
                 })

@@ -421,14 +421,18 @@ fn integer_division(c: &Ctx) -> Option<String> {
             let b = (sr - er) / (sc - ec);
             format!(
                 " Between its snapshots at {} and {} calls the requests grew by {} for {} calls, {b:.2} per \
-                 call: late in the run its batches {} one, as the report says, while the mean over the whole run \
+                 call: late in the run its batches {}, while the mean over the whole run \
                  stayed {:.2} (the log's 'avg_batch=1' is that mean cut to an integer, and the per-thread \
                  rings' '2' is {:.2} cut the same way).",
                 thousands(ec),
                 thousands(sc),
                 thousands(sr - er),
                 thousands(sc - ec),
-                if b < 1.1 { "had collapsed to" } else { "had not collapsed to" },
+                if b < 1.1 {
+                    "had collapsed to one, as the report says"
+                } else {
+                    "had not collapsed to one, unlike what the report says"
+                },
                 sr / sc,
                 pr / pc
             )

@@ -135,20 +135,16 @@ pub fn check_published(s: &SuiteFile, mem: &MemCopy) -> Vec<PublishedCheck> {
         .collect()
 }
 
-/// The widest store any CPU makes in one instruction (AVX-512 and 512-bit SVE: 64 bytes; the Raspberry
-/// Pi 4's Cortex-A72 stores at most 32, a pair of 128-bit registers). `rep movs` on x86 is one
-/// instruction of any length, which no ARM core has.
-const WIDEST_STORE_BYTES: f64 = 64.0;
-
 /// A published figure whose bytes are more than its own run's instructions could have stored.
 fn by_instructions(p: &PublishedFigure) -> Option<String> {
     let n = p.instructions.filter(|&n| n > 0.0)?;
+    let widest = p.widest_store_bytes?;
     let per = p.bytes / n;
-    (per > WIDEST_STORE_BYTES).then(|| {
+    (per > widest).then(|| {
         format!(
             "impossible by the seed's own count: its run executed {} instructions{} for {} bytes, {per:.0} \
-             bytes per instruction, where no CPU's store moves more than {WIDEST_STORE_BYTES:.0}: the bytes \
-             were not copied",
+             bytes per instruction, where its CPU stores at most {widest:.0} bytes per instruction: the \
+             bytes were not copied",
             thousands(n),
             p.instructions_source
                 .as_deref()
@@ -199,6 +195,14 @@ pub fn summarize(s: &SuiteFile, recs: &[Value], mem: &MemCopy) -> Summary {
             };
             let (status, needs) = match (reply.status, indicative(&ctx)) {
                 (Status::Answered, Some(why)) => (Status::Indicative, Some(why)),
+                (Status::Partly, Some(why)) => (
+                    Status::Indicative,
+                    Some(
+                        reply
+                            .needs
+                            .map_or(why.clone(), |n| format!("{n}; and {why}")),
+                    ),
+                ),
                 (_, Some(why)) => (
                     reply.status,
                     Some(
@@ -256,7 +260,11 @@ fn indicative(c: &Ctx) -> Option<String> {
     let stolen: Vec<&str> = c
         .rows
         .iter()
-        .filter(|r| r.facts.wall_s > 0.0 && r.facts.steal_s / r.facts.wall_s > HIGH_STEAL)
+        // Steal is summed over CPUs (all, or the workers'): a share of as many CPUs' wall time.
+        .filter(|r| {
+            let room = r.facts.wall_s * f64::from(r.cpus.max(1));
+            r.facts.steal_s > 0.05 && room > 0.0 && r.facts.steal_s / room > HIGH_STEAL
+        })
         .map(|r| r.step.as_str())
         .collect();
     (!stolen.is_empty()).then(|| {

@@ -40,6 +40,11 @@ pub struct PublishedFigure {
     pub instructions: Option<f64>,
     #[serde(default)]
     pub instructions_source: Option<String>,
+    /// The most bytes one store instruction of the seed's CPU writes (the Raspberry Pi 4's Cortex-A72:
+    /// 32, a pair of 128-bit registers; it has no copy instruction of any length, as x86's `rep movs` or
+    /// Armv8.8's CPY are): the instruction check is made only where it is given.
+    #[serde(default)]
+    pub widest_store_bytes: Option<f64>,
 }
 
 fn one() -> u32 {

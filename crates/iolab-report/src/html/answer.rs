@@ -21,24 +21,47 @@ pub(super) fn section(recs: &[Value]) -> String {
     if runs.is_empty() {
         return String::new();
     }
-    let tables = iolab_lab::survey::ranking(&runs);
+    // The runs of `survey --target` are named by their workload and ranked against pread()/pwrite().
+    let workload = runs.iter().all(|r| r.target.contains(" in flight, "));
+    let tables = if workload {
+        workload_tables(&runs)
+    } else {
+        iolab_lab::survey::ranking(&runs)
+    };
     if tables
         .iter()
         .all(|t| t.rows.iter().all(|r| r.rank == "floor"))
     {
         return String::new();
     }
-    let mut o = String::from(
-        "<h2>The answer</h2>\n<p>Per target and block size, each method's median time per op against \
-         write()'s (the <code>sync</code> method), fastest first. Bars are on a log axis (one scale per \
-         table; each bar runs from the line at 1, write(), to the method's ratio: left is faster); the whisker is the range the ratio can have given both methods' \
-         middle rounds. Rows share a rank (\"2=\") only when every pair of them overlaps; letters (\"a\", \
-         \"ab\") group ties that chain.</p>\n",
+    let against = if workload {
+        "Per workload, each method at the same requests in flight: its median time per op against \
+         pread()'s or pwrite()'s (the <code>psync</code> method)"
+    } else {
+        "Per target and block size, each method's median time per op against write()'s (the \
+         <code>sync</code> method)"
+    };
+    let mut o = format!(
+        "<h2>The answer</h2>\n<p>{against}, fastest first. Bars are on a log axis (one scale per table; each \
+         bar runs from the line at 1, the baseline, to the method's ratio: left is faster); the whisker is \
+         the range the ratio can have given both methods' middle rounds. Rows share a rank (\"2=\") only \
+         when every pair of them overlaps; letters (\"a\", \"ab\") group ties that chain.</p>\n"
     );
     for t in &tables {
         table(t, &mut o);
     }
     o
+}
+
+/// A workload survey's tables, each against pread() or pwrite() by its direction.
+fn workload_tables(runs: &[SurveyRun]) -> Vec<RankingTable> {
+    let mut tables = iolab_lab::survey::ranking_against(runs, "psync", "pread()");
+    for t in &mut tables {
+        if t.target.contains(" writes, ") {
+            t.baseline_label = "pwrite()".into();
+        }
+    }
+    tables
 }
 
 fn table(t: &RankingTable, o: &mut String) {
@@ -64,18 +87,24 @@ fn table(t: &RankingTable, o: &mut String) {
         .ceil()
         .max(lo + 1.0);
     let x = |v: f64| (v.log10() - lo) / (hi - lo) * W;
+    let heading = if t.baseline == iolab_lab::ranking::BASELINE {
+        format!("{} writes to {}", fmt_size(t.bs), t.target)
+    } else {
+        t.target.clone()
+    };
     let _ = writeln!(
         o,
-        "<h3>{} writes to {}</h3>\n<table class=\"answer\"><tr><th>rank</th><th>method</th><th>time/op</th>\
-         <th>middle rounds</th><th>x write()</th><th>log axis: {} to {}</th></tr>",
-        fmt_size(t.bs),
-        esc(&t.target),
+        "<h3>{}</h3>\n<table class=\"answer\"><tr><th>rank</th><th>method</th><th>time/op</th>\
+         <th>middle rounds</th><th>x {}</th><th>log axis: {} to {}</th></tr>",
+        esc(&heading),
+        esc(&t.baseline_label),
         axis_label(lo),
         axis_label(hi)
     );
+    let base_name = format!("{} ({})", t.baseline_label, t.baseline);
     for r in rows {
         let name = if r.method == t.baseline {
-            "write() (sync)"
+            &base_name
         } else {
             &r.method
         };
