@@ -287,6 +287,9 @@ pub struct Finding {
 pub struct UringStats {
     /// Setup and registration flags in use (SQPOLL, IOPOLL, REGISTER_FILES ...).
     pub setup: Vec<String>,
+    /// Flags of the recommended ring this kernel refused, dropped before the run (name and errno).
+    #[serde(default)]
+    pub refused: Vec<String>,
     /// io_uring_enter calls (submitting, waiting, or waking the SQ thread).
     pub enters: u64,
     /// Requests handed to the kernel.
@@ -411,6 +414,9 @@ impl AioStats {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct UringFigures {
     pub setup: Vec<String>,
+    /// Flags of the recommended ring this kernel refused, dropped before the run (name and errno).
+    #[serde(default)]
+    pub refused: Vec<String>,
     pub enters: u64,
     pub requests: u64,
     pub submissions_without_syscall: u64,
@@ -450,6 +456,7 @@ impl UringFigures {
         let mut depth = vec![0u64; len];
         let mut f = UringFigures {
             setup: first.setup.clone(),
+            refused: first.refused.clone(),
             design: first.design.clone(),
             ..Default::default()
         };

@@ -105,8 +105,11 @@ pub fn render_counters(r: &CounterOverheadReport) -> String {
 pub fn render_nop(r: &NopReport) -> String {
     let mut o = format!(
         "io_uring NOP bench: {} NOPs per round, {} rounds, alternating; NOP/s = NOPs / loop wall time\n\
+         raw loop's ring: {}; iolab on its defaults\n\
          batch   raw loop NOP/s   iolab NOP/s   iolab/raw (median of per-round; target >= 0.9 at batch 32)\n",
-        r.ops_per_round, r.rounds
+        r.ops_per_round,
+        r.rounds,
+        iolab_lab::bench::RAW_RING
     );
     for (b, raw, lab, ratio) in &r.rows {
         let judged = if *b == 32 {

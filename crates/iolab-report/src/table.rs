@@ -282,9 +282,17 @@ fn uring_text(u: &UringFigures, o: &mut String) {
     let sharing = ring_sharing_text(u);
     let _ = writeln!(
         o,
-        "io_uring     ring {}, setup [{}]; io_uring_enter calls {}, requests {}, mean batch {:.2}, big batches (>=32) {}{}{sharing}",
+        "io_uring     ring {}, setup [{}]{}; io_uring_enter calls {}, requests {}, mean batch {:.2}, big batches (>=32) {}{}{sharing}",
         if u.design.is_empty() { "per-thread" } else { u.design.as_str() },
         u.setup.join(", "),
+        if u.refused.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (this kernel refused {} of the recommended ring: run without)",
+                u.refused.join(", ")
+            )
+        },
         thousands_u64(u.enters),
         thousands_u64(u.requests),
         u.mean_batch,

@@ -430,3 +430,137 @@ fn nop_requests_measure_the_ring_alone() {
     assert_eq!(bad.code, 2);
     assert!(bad.stderr.starts_with("iolab: --verify:"), "{}", bad.stderr);
 }
+
+/// The flags of the recommended ring this kernel took, and those it refused (the output names those).
+fn recommended_split(r: &serde_json::Value) -> (Vec<String>, Vec<String>) {
+    let refused: Vec<String> = uring(r)["refused"]
+        .as_array()
+        .map(|a| a.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default();
+    (setup(r), refused)
+}
+
+#[test]
+fn the_default_ring_is_the_recommended_one_and_plain_asks_for_none_of_it() {
+    let all = [
+        "COOP_TASKRUN",
+        "SINGLE_ISSUER",
+        "DEFER_TASKRUN",
+        "NO_SQARRAY",
+        "REGISTER_RING_FDS",
+    ];
+    let base = [
+        "--method",
+        "io_uring",
+        "--target",
+        "/dev/null",
+        "--ops",
+        "3000",
+        "--qd",
+        "8",
+        "--batch",
+        "4",
+    ];
+    let r = run_json(&base);
+    assert_eq!(u64_of(&r, &["ops"]), 3000);
+    let (setup, refused) = recommended_split(&r);
+    for f in all {
+        // Each flag ran, or the kernel refused it and the record says so (never silently dropped).
+        let said = refused.iter().any(|x| x.starts_with(f));
+        assert!(
+            setup.contains(&f.to_string()) != said,
+            "{f}: setup {setup:?}, refused {refused:?}"
+        );
+        if said {
+            println!("skipped: this kernel refused {f} ({refused:?})");
+        }
+    }
+    let mut plain = base.to_vec();
+    plain.extend(["--ring-setup", "plain"]);
+    let r = run_json(&plain);
+    let (setup, refused) = recommended_split(&r);
+    assert!(refused.is_empty(), "{refused:?}");
+    for f in all {
+        assert!(
+            !setup.contains(&f.to_string()),
+            "plain ring has {f}: {setup:?}"
+        );
+    }
+    // The design decides: SQPOLL takes no task-run flags, a ring shared by threads no single issuer.
+    let mut sq = base.to_vec();
+    sq.push("--sqpoll");
+    let setup = recommended_split(&run_json(&sq)).0;
+    assert!(setup.contains(&"SQPOLL".to_string()), "{setup:?}");
+    for f in ["COOP_TASKRUN", "SINGLE_ISSUER", "DEFER_TASKRUN"] {
+        assert!(
+            !setup.contains(&f.to_string()),
+            "SQPOLL ring has {f}: {setup:?}"
+        );
+    }
+    let mut shared = base.to_vec();
+    shared.extend(["--ring", "shared", "--threads", "2"]);
+    let r = run_json(&shared);
+    assert_eq!(u64_of(&r, &["ops"]), 3000);
+    let setup = recommended_split(&r).0;
+    assert!(!setup.contains(&"SINGLE_ISSUER".to_string()), "{setup:?}");
+    assert!(!setup.contains(&"DEFER_TASKRUN".to_string()), "{setup:?}");
+    let bad = iolab(&[
+        "run",
+        "--method",
+        "io_uring",
+        "--target",
+        "/dev/null",
+        "--ring-setup",
+        "best",
+    ]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("--ring-setup"), "{}", bad.stderr);
+}
+
+#[test]
+fn more_rings_than_a_thread_can_register_run_one_after_another() {
+    // A thread registers at most 16 ring fds; each run's ring gives its index back, so a sweep of 20
+    // io_uring points in one process keeps the registered ring on every point.
+    let dir = tmpfs_dir();
+    let out = dir.path().join("sweep.jsonl");
+    let qds: Vec<String> = (1..=20).map(|q| q.to_string()).collect();
+    let vary = format!("qd={}", qds.join(","));
+    let ran = iolab(&[
+        "sweep",
+        "--method",
+        "io_uring",
+        "--target",
+        "/dev/null",
+        "--ops",
+        "200",
+        "--vary",
+        &vary,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let recs: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["result"].clone())
+        .filter(|v| v.get("uring").is_some_and(|u| !u.is_null()))
+        .collect();
+    assert_eq!(
+        recs.len(),
+        20,
+        "{} records with io_uring figures",
+        recs.len()
+    );
+    for r in &recs {
+        let (setup, refused) = recommended_split(r);
+        assert!(
+            setup.contains(&"REGISTER_RING_FDS".to_string()) || !refused.is_empty(),
+            "qd {}: {setup:?} {refused:?}",
+            r["spec"]["qd"]
+        );
+        assert!(
+            !refused.iter().any(|x| x.contains("EBUSY")),
+            "a ring found the thread's registered slots full: {refused:?}"
+        );
+    }
+}

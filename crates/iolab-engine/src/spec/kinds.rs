@@ -159,6 +159,13 @@ pub struct RingOpts {
     pub defer_taskrun: bool,
     /// IORING_REGISTER_RING_FDS (5.18+): io_uring_enter by registered index.
     pub registered_ring: bool,
+    /// IORING_SETUP_NO_SQARRAY (6.6+): the kernel takes SQEs in ring order, no index array between.
+    #[serde(default)]
+    pub no_sqarray: bool,
+    /// The flags `--ring-setup recommended` (the default) added to those asked for, by kernel name: the
+    /// ring drops them one by one where the kernel refuses them (empty with `--ring-setup plain`).
+    #[serde(default)]
+    pub recommended: Vec<String>,
     /// READV/WRITEV (one iovec) instead of READ/WRITE.
     pub vectored: bool,
     /// IORING_OP_NOP instead of I/O: the ring's own cost (no data moves; the target is not touched).

@@ -226,6 +226,12 @@ pub static OPTIONS: &[Opt] = &[
                submitter waits" },
     Opt { key: "registered-ring", ty: flag("registered-ring"), value_name: "", group: M, applies: URING,
         default: None, help: "IORING_REGISTER_RING_FDS (5.18+): io_uring_enter by registered index" },
+    Opt { key: "ring-setup", ty: Ty::Word(&["recommended", "plain"]), value_name: "SETUP", group: M, applies: URING,
+        default: Some("recommended"),
+        help: "recommended: the ring fio and liburing's authors set up, where the ring design allows it: \
+               COOP_TASKRUN, SINGLE_ISSUER and DEFER_TASKRUN (not with --sqpoll, a --ring shared by several \
+               threads or producer-consumer), NO_SQARRAY and a registered ring fd; a flag this kernel refuses \
+               is dropped and the output says so | plain: only the flags given (the seeds' rings)" },
     Opt { key: "vectored", ty: Ty::Bool { on: Some("vectored"), off: Some("nonvectored") }, value_name: "",
         group: M, applies: URING, default: None,
         help: "IORING_OP_READV/WRITEV with one iovec instead of READ/WRITE (--nonvectored: READ/WRITE, the \

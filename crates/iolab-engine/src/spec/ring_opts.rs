@@ -26,6 +26,8 @@ impl RawSpec {
             vectored: self.bool("vectored")?,
             nop_requests: self.bool("nop-requests")?,
             design: self.ring_design()?,
+            no_sqarray: false,
+            recommended: Vec::new(),
         };
         check_design(&ring, threads)?;
         if ring.nop_requests && verify {
@@ -50,7 +52,22 @@ impl RawSpec {
             ));
         }
         check_flags(&ring)?;
+        if self.ring_setup_recommended()? {
+            ring.recommend(threads);
+        }
         Ok(ring)
+    }
+
+    /// --ring-setup: recommended (the default) or plain.
+    fn ring_setup_recommended(&self) -> Result<bool> {
+        match self.text("ring-setup")?.as_deref() {
+            None | Some("recommended") => Ok(true),
+            Some("plain") => Ok(false),
+            Some(w) => Err(Error::usage(
+                "--ring-setup",
+                format!("'{w}' is not accepted; expected recommended or plain"),
+            )),
+        }
     }
 
     /// --sq-idle-ms: the kernel's sq_thread_idle is a u32 of milliseconds.
@@ -79,6 +96,58 @@ impl RawSpec {
                 format!("'{w}' is not accepted; expected per-thread, shared, shared-submitter or producer-consumer"),
             )
         })
+    }
+}
+
+/// One setup flag of a ring's options, to read or clear.
+type FlagOf = fn(&mut RingOpts) -> &mut bool;
+
+impl RingOpts {
+    /// Adds the flags of the recommended ring that this design and these flags allow (what fio's
+    /// t/io_uring and liburing's authors set): the task-run flags need one submitting task that also reaps
+    /// (not SQPOLL, not a ring several threads submit to, not a consumer thread reaping another's ring).
+    pub fn recommend(&mut self, threads: u64) {
+        let one_task = match self.design {
+            RingDesign::PerThread | RingDesign::SharedSubmitter => true,
+            RingDesign::Shared => threads == 1,
+            RingDesign::ProducerConsumer => false,
+        };
+        let added = &mut self.recommended;
+        let mut add = |on: &mut bool, name: &str| {
+            if !*on {
+                *on = true;
+                added.push(name.to_string());
+            }
+        };
+        if !self.sqpoll {
+            add(&mut self.coop_taskrun, "COOP_TASKRUN");
+            if one_task {
+                add(&mut self.single_issuer, "SINGLE_ISSUER");
+                add(&mut self.defer_taskrun, "DEFER_TASKRUN");
+            }
+        }
+        add(&mut self.no_sqarray, "NO_SQARRAY");
+        add(&mut self.registered_ring, "REGISTER_RING_FDS");
+    }
+
+    /// Drops the newest recommended setup flag still set (the one an older kernel is likeliest to lack),
+    /// with SINGLE_ISSUER going after DEFER_TASKRUN, which needs it; None when none is left to drop.
+    pub fn drop_recommended_setup(&mut self) -> Option<&'static str> {
+        let order: [(&'static str, FlagOf); 4] = [
+            ("NO_SQARRAY", |o| &mut o.no_sqarray),
+            ("DEFER_TASKRUN", |o| &mut o.defer_taskrun),
+            ("SINGLE_ISSUER", |o| &mut o.single_issuer),
+            ("COOP_TASKRUN", |o| &mut o.coop_taskrun),
+        ];
+        for (name, flag) in order {
+            let pos = self.recommended.iter().position(|n| n == name);
+            if let (Some(i), true) = (pos, *flag(self)) {
+                *flag(self) = false;
+                self.recommended.remove(i);
+                return Some(name);
+            }
+        }
+        None
     }
 }
 
@@ -215,4 +284,62 @@ fn check_memlock(s: &Spec) -> Result<()> {
             size(lim)
         ),
     ))
+}
+
+#[cfg(test)]
+mod recommended_tests {
+    use super::*;
+
+    fn opts(design: RingDesign, sqpoll: bool) -> RingOpts {
+        RingOpts {
+            design,
+            sqpoll,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_recommended_ring_follows_the_design() {
+        let mut o = opts(RingDesign::PerThread, false);
+        o.recommend(4);
+        assert!(
+            o.coop_taskrun
+                && o.single_issuer
+                && o.defer_taskrun
+                && o.no_sqarray
+                && o.registered_ring
+        );
+        assert_eq!(o.recommended.len(), 5);
+        let mut o = opts(RingDesign::Shared, false);
+        o.recommend(2);
+        assert!(o.coop_taskrun && !o.single_issuer && !o.defer_taskrun);
+        let mut o = opts(RingDesign::Shared, false);
+        o.recommend(1);
+        assert!(o.single_issuer && o.defer_taskrun);
+        let mut o = opts(RingDesign::ProducerConsumer, false);
+        o.recommend(1);
+        assert!(o.coop_taskrun && !o.single_issuer && !o.defer_taskrun);
+        let mut o = opts(RingDesign::PerThread, true);
+        o.recommend(1);
+        assert!(!o.coop_taskrun && !o.single_issuer && !o.defer_taskrun && o.no_sqarray);
+        // A flag asked for is not counted as recommended, so it is never dropped.
+        let mut o = opts(RingDesign::PerThread, false);
+        o.coop_taskrun = true;
+        o.recommend(1);
+        assert!(!o.recommended.contains(&"COOP_TASKRUN".to_string()));
+    }
+
+    #[test]
+    fn refused_flags_go_newest_first_and_asked_ones_stay() {
+        let mut o = opts(RingDesign::PerThread, false);
+        o.coop_taskrun = true;
+        o.recommend(1);
+        let dropped: Vec<&str> = std::iter::from_fn(|| o.drop_recommended_setup()).collect();
+        assert_eq!(dropped, ["NO_SQARRAY", "DEFER_TASKRUN", "SINGLE_ISSUER"]);
+        assert!(o.coop_taskrun, "asked for, so kept");
+        assert!(
+            o.registered_ring,
+            "not a setup flag: its fallback is at registration"
+        );
+    }
 }

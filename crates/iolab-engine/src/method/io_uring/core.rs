@@ -44,6 +44,34 @@ fn setup_hint(o: &RingOpts) -> String {
     }
 }
 
+/// A ring with `o`'s setup flags, `entries` SQ entries and `cq` CQ entries.
+fn build(o: &RingOpts, entries: u32, cq: u32) -> std::io::Result<IoUring> {
+    let mut b = IoUring::<squeue::Entry, cqueue::Entry>::builder();
+    b.setup_cqsize(cq);
+    if o.sqpoll {
+        b.setup_sqpoll(o.sq_idle_ms);
+        if let Some(c) = o.sq_cpu {
+            b.setup_sqpoll_cpu(c);
+        }
+    }
+    if o.iopoll {
+        b.setup_iopoll();
+    }
+    if o.coop_taskrun {
+        b.setup_coop_taskrun();
+    }
+    if o.single_issuer {
+        b.setup_single_issuer();
+    }
+    if o.defer_taskrun {
+        b.setup_defer_taskrun();
+    }
+    if o.no_sqarray {
+        b.setup_no_sqarray();
+    }
+    b.build(entries)
+}
+
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -54,22 +82,57 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub(super) struct Enter {
     pub(super) fd: i32,
     pub(super) flags: u32,
+    /// The ring's own fd (what `release` unregisters the index against).
+    ring_fd: i32,
 }
 
 impl Enter {
-    pub(super) fn for_thread(ring: &IoUring, o: &RingOpts) -> Result<Enter> {
-        Ok(if o.registered_ring {
-            let idx = sys::io_uring_register_ring_fd(ring.as_raw_fd())?;
-            Enter {
+    /// The calling thread's way into `core`'s ring: its registered index where --registered-ring (or the
+    /// recommended setup) asks for one; a recommended registration this kernel refuses falls back to the
+    /// ring fd, said in the ring's `refused`.
+    pub(super) fn for_thread(core: &mut Core) -> Result<Enter> {
+        let fd = core.ring.as_raw_fd();
+        let plain = Enter {
+            fd,
+            flags: 0,
+            ring_fd: fd,
+        };
+        if !core.opts.registered_ring {
+            return Ok(plain);
+        }
+        match sys::io_uring_register_ring_fd(fd) {
+            Ok(idx) => Ok(Enter {
                 fd: idx as i32,
                 flags: sys::IORING_ENTER_REGISTERED_RING,
+                ring_fd: fd,
+            }),
+            Err(e)
+                if core
+                    .opts
+                    .recommended
+                    .iter()
+                    .any(|n| n == "REGISTER_RING_FDS") =>
+            {
+                let why = format!("REGISTER_RING_FDS ({})", sys::errno_name(e.errno));
+                if !core.stats.refused.contains(&why) {
+                    core.stats.refused.push(why);
+                }
+                core.stats.setup.retain(|n| n != "REGISTER_RING_FDS");
+                Ok(plain)
             }
-        } else {
-            Enter {
-                fd: ring.as_raw_fd(),
-                flags: 0,
-            }
-        })
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+impl Enter {
+    /// Frees this thread's registered index, if it has one: a thread has 16, and a ring whose index stays
+    /// registered lives until the thread exits. Called by the thread that registered it, before the ring
+    /// is dropped.
+    pub(super) fn release(&self) {
+        if self.flags & sys::IORING_ENTER_REGISTERED_RING != 0 {
+            let _ = sys::io_uring_unregister_ring_fd(self.ring_fd, self.fd as u32);
+        }
     }
 }
 
@@ -102,7 +165,6 @@ impl Core {
         extra: u32,
         path: &Path,
         hist_len: usize,
-        setup_names: Vec<String>,
     ) -> Result<Core> {
         // SQPOLL: the SQ thread posts completions before it commits the SQ head, so right after reaping a
         // completion the ring can still look full; twice the room keeps pushes from waiting on that.
@@ -113,45 +175,38 @@ impl Core {
             )));
         }
         let entries = sq.next_power_of_two();
-        let mut b = IoUring::<squeue::Entry, cqueue::Entry>::builder();
         // The completion queue holds every request that can be in flight at once.
-        b.setup_cqsize((2 * entries).max((total_qd + extra).next_power_of_two()));
-        if o.sqpoll {
-            b.setup_sqpoll(o.sq_idle_ms);
-            if let Some(c) = o.sq_cpu {
-                b.setup_sqpoll_cpu(c);
+        let cq = (2 * entries).max((total_qd + extra).next_power_of_two());
+        let mut opts = o.clone();
+        let mut refused = Vec::new();
+        let ring = loop {
+            match build(&opts, entries, cq) {
+                Ok(r) => break r,
+                // A recommended flag this kernel lacks: drop it and say so, as fio does.
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                    match opts.drop_recommended_setup() {
+                        Some(name) => refused.push(format!("{name} (EINVAL)")),
+                        None => {
+                            let se = io_err("io_uring_setup", e);
+                            return Err(Error::sys_hint(se, setup_hint(&opts)));
+                        }
+                    }
+                }
+                Err(e) => return Err(Error::from(io_err("io_uring_setup", e))),
             }
-        }
-        if o.iopoll {
-            b.setup_iopoll();
-        }
-        if o.coop_taskrun {
-            b.setup_coop_taskrun();
-        }
-        if o.single_issuer {
-            b.setup_single_issuer();
-        }
-        if o.defer_taskrun {
-            b.setup_defer_taskrun();
-        }
-        let ring = b.build(entries).map_err(|e| {
-            let se = io_err("io_uring_setup", e);
-            if se.errno == libc::EINVAL {
-                Error::sys_hint(se, setup_hint(o))
-            } else {
-                Error::from(se)
-            }
-        })?;
+        };
+        let setup = setup_names(&opts);
         Ok(Core {
             ring,
-            opts: o.clone(),
+            opts,
             path: path.to_path_buf(),
             queued: 0,
             in_kernel: 0,
             stats: UringStats {
                 batch_histogram: vec![0; hist_len + 1],
                 inflight_histogram: vec![0; hist_len + 1],
-                setup: setup_names,
+                setup,
+                refused,
                 design: o.design.name().into(),
                 ..Default::default()
             },
@@ -364,6 +419,7 @@ pub(super) fn setup_names(o: &RingOpts) -> Vec<String> {
         (o.coop_taskrun, "COOP_TASKRUN"),
         (o.single_issuer, "SINGLE_ISSUER"),
         (o.defer_taskrun, "DEFER_TASKRUN"),
+        (o.no_sqarray, "NO_SQARRAY"),
         (o.fixed_files, "REGISTER_FILES"),
         (o.fixed_bufs, "REGISTER_BUFFERS"),
         (o.registered_ring, "REGISTER_RING_FDS"),

@@ -3,7 +3,7 @@
 //! that submits them and waits for the completions the runner asks for.
 
 use super::super::api::{Io, ThreadCtx};
-use super::core::{setup_names, Core, Enter};
+use super::core::{Core, Enter};
 use super::ring_api::{Design, Own};
 use super::sqe::SqeShape;
 use crate::error::Result;
@@ -20,12 +20,19 @@ pub(super) struct PerThread {
 impl PerThread {
     pub(super) fn open(ctx: &ThreadCtx, o: &RingOpts, fd: i32, path: &Path) -> Result<PerThread> {
         let qd = ctx.spec.qd;
-        let core = Core::new(o, qd, 0, path, qd as usize, setup_names(o))?;
+        let mut core = Core::new(o, qd, 0, path, qd as usize)?;
         if o.fixed_files {
             core.register_file(0, fd, false)?;
         }
-        let enter = Enter::for_thread(&core.ring, o)?;
+        let enter = Enter::for_thread(&mut core)?;
         Ok(PerThread { core, enter })
+    }
+}
+
+impl Drop for PerThread {
+    /// The registered ring index goes with the thread's use of the ring.
+    fn drop(&mut self) {
+        self.enter.release();
     }
 }
 

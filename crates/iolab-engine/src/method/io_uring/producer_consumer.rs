@@ -4,7 +4,7 @@
 //! calls only submit; the consumer's calls and the worker's sleeps are counted as the worker's syscalls.
 
 use super::super::api::{op_err, ThreadCtx};
-use super::core::{setup_names, Core, Enter, Lane};
+use super::core::{Core, Enter, Lane};
 use super::ring_api::{Design, Own};
 use crate::error::{Error, Result};
 use crate::result::UringStats;
@@ -34,11 +34,11 @@ impl ProducerConsumer {
         path: &Path,
     ) -> Result<ProducerConsumer> {
         let qd = ctx.spec.qd;
-        let core = Box::new(Core::new(o, qd, 0, path, qd as usize, setup_names(o))?);
+        let mut core = Box::new(Core::new(o, qd, 0, path, qd as usize)?);
         if o.fixed_files {
             core.register_file(0, fd, false)?;
         }
-        let enter = Enter::for_thread(&core.ring, o)?;
+        let enter = Enter::for_thread(&mut core)?;
         let pc = Consumer::start(&core.ring, qd, ctx.thread)?;
         Ok(ProducerConsumer { core, enter, pc })
     }
@@ -49,6 +49,8 @@ impl Drop for ProducerConsumer {
         // A run that failed before `finish`: the consumer thread must be stopped and joined before the
         // ring it reads is closed and unmapped.
         let _ = self.pc.stop(&self.core.path);
+        // The registered ring index goes with this thread's use of the ring.
+        self.enter.release();
     }
 }
 

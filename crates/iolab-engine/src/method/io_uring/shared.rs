@@ -5,7 +5,7 @@
 //! taken are counted (`lock_contended`).
 
 use super::super::api::ThreadCtx;
-use super::core::{lock, setup_names, Core, Enter};
+use super::core::{lock, Core, Enter};
 use super::ring_api::{Design, Own};
 use crate::error::Result;
 use crate::result::UringStats;
@@ -74,7 +74,7 @@ impl Shared {
         let (threads, qd, t) = (ctx.spec.threads, ctx.spec.qd, ctx.thread);
         let ring = ctx.shared.get_or_init(|| {
             let total = threads * qd;
-            let core = Core::new(o, total, 0, path, total as usize, setup_names(o))?;
+            let core = Core::new(o, total, 0, path, total as usize)?;
             core.register_sparse(threads, qd)?;
             Ok(SharedRing {
                 inner: Mutex::new(SharedInner {
@@ -86,11 +86,11 @@ impl Shared {
             })
         })?;
         let enter = {
-            let g = lock(&ring.inner);
+            let mut g = lock(&ring.inner);
             if o.fixed_files {
                 g.core.register_file(t, fd, true)?;
             }
-            Enter::for_thread(&g.core.ring, o)?
+            Enter::for_thread(&mut g.core)?
         };
         Ok(Shared {
             ring,
@@ -99,6 +99,13 @@ impl Shared {
             thread: t,
             totals: None,
         })
+    }
+}
+
+impl Drop for Shared {
+    /// The registered ring index goes with the thread's use of the ring.
+    fn drop(&mut self) {
+        self.enter.release();
     }
 }
 

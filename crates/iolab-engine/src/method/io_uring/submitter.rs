@@ -9,7 +9,7 @@
 //! submits).
 
 use super::super::api::{op_err, ThreadCtx};
-use super::core::{lock, setup_names, Core, Enter, Lane};
+use super::core::{lock, Core, Enter, Lane};
 use super::ring_api::{Design, Own};
 use crate::error::{Error, Result};
 use crate::result::UringStats;
@@ -161,13 +161,13 @@ fn submitter_main(
     tx: std::sync::mpsc::SyncSender<Result<()>>,
 ) -> SubmitterOut {
     let hist = (threads * qd) as usize;
-    let made = Core::new(o, threads * qd, 1, path, hist, setup_names(o))
+    let made = Core::new(o, threads * qd, 1, path, hist)
         .and_then(|core| {
             core.register_sparse(threads, qd)?;
             Ok(core)
         })
-        .and_then(|core| {
-            let e = Enter::for_thread(&core.ring, &core.opts)?;
+        .and_then(|mut core| {
+            let e = Enter::for_thread(&mut core)?;
             Ok((core, e))
         });
     match made {
@@ -195,6 +195,7 @@ fn submitter_loop(hub: &Hub, mut core: Core, e: Enter) -> SubmitterOut {
     if let Err(err) = pump(hub, &mut core, e, &mut syscalls) {
         *lock(&hub.error) = Some(err.to_string());
     }
+    e.release();
     // Refuse further control work and wake every worker, so none waits for a completion that will not come.
     *lock(&hub.control) = None;
     hub.gone.store(true, Ordering::SeqCst);

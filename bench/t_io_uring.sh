@@ -1,0 +1,70 @@
+#!/bin/bash
+# iolab's io_uring against fio's own peak tester, t/io_uring, in alternating pairs on this machine.
+#
+#   bench/t_io_uring.sh [PAIRS]        (default 5 pairs per workload; about 2 minutes)
+#
+# Builds t/io_uring from fio's source: $FIO_SRC if set (a checkout of https://github.com/axboe/fio),
+# else a shallow clone into $WORK. Needs gcc, make, git (for the clone) and python3. Runs, each pair
+# iolab then t/io_uring, 3 s apiece, on one thread:
+#   nop1     IORING_OP_NOP, depth 1, batch 1
+#   nop32    IORING_OP_NOP, depth 32, batch 32
+#   read32   cached 4 KiB random reads (buffered, the file read once first), depth 32, batch 32
+# iolab runs on its defaults (the recommended ring); t/io_uring with its own (registered ring, no fixed
+# files or buffers, so both do the same work per request). Prints each pair's ops/s and the median of the
+# per-pair ratios iolab / t/io_uring. Never run it beside another benchmark: two cores disturb each other.
+set -euo pipefail
+PAIRS=${1:-5}
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+WORK=${WORK:-/var/tmp/iolab-t-io-uring}
+IOLAB=${IOLAB:-$HERE/target/release/iolab}
+mkdir -p "$WORK"
+if [ ! -x "$IOLAB" ]; then
+    (cd "$HERE" && cargo build --release -q)
+fi
+SRC=${FIO_SRC:-$WORK/fio}
+if [ ! -x "$SRC/t/io_uring" ]; then
+    if [ ! -f "$SRC/t/io_uring.c" ]; then
+        git clone -q --depth 1 https://github.com/axboe/fio "$SRC"
+    fi
+    (cd "$SRC" && ./configure > "$WORK/configure.log" 2>&1 && make -j2 t/io_uring > "$WORK/make.log" 2>&1)
+fi
+TIOU=$SRC/t/io_uring
+FILE=$WORK/data.bin
+if [ ! -f "$FILE" ]; then
+    head -c 256M /dev/urandom > "$FILE.part" && mv "$FILE.part" "$FILE"
+fi
+cat "$FILE" > /dev/null   # cached from here on
+
+iolab_ops() { # args: iolab run options; prints ops/s of the run's JSON
+    local j=$WORK/run.json
+    rm -f "$j"
+    "$IOLAB" run --duration 3 --count none --json "$j" "$@" > /dev/null
+    python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['iops'])" "$j"
+}
+tiou_ops() { # args: t/io_uring options; prints the mean of its per-second IOPS lines
+    "$TIOU" -r 3 -p0 -B0 -F0 -O0 "$@" "$FILE" 2>&1 | python3 -c '
+import re, sys
+v = []
+for line in sys.stdin:
+    m = re.match(r"IOPS=([0-9.]+)([KM]?),", line)
+    if m:
+        v.append(float(m.group(1)) * {"": 1, "K": 1e3, "M": 1e6}[m.group(2)])
+print(sum(v) / len(v) if v else "nan")'
+}
+pairs() { # name, iolab options, t/io_uring options
+    local name=$1 lab=$2 peer=$3 ratios=()
+    for i in $(seq "$PAIRS"); do
+        # shellcheck disable=SC2086
+        a=$(iolab_ops $lab)
+        # shellcheck disable=SC2086
+        b=$(tiou_ops $peer)
+        r=$(python3 -c "print(f'{$a / $b:.3f}')")
+        ratios+=("$r")
+        printf '%-7s pair %d: iolab %.3f M ops/s, t/io_uring %.3f M ops/s, ratio %s\n' \
+            "$name" "$i" "$(python3 -c "print($a/1e6)")" "$(python3 -c "print($b/1e6)")" "$r"
+    done
+    python3 -c "import statistics,sys; r=[float(x) for x in sys.argv[2:]]; print(f'{sys.argv[1]:<7} median iolab/t_io_uring {statistics.median(r):.3f}x (range {min(r):.3f}-{max(r):.3f}, {len(r)} pairs)')" "$name" "${ratios[@]}"
+}
+pairs nop1 "--method io_uring --nop-requests --qd 1 --batch 1 --target /dev/null" "-N1 -d1 -s1 -c1"
+pairs nop32 "--method io_uring --nop-requests --qd 32 --batch 32 --target /dev/null" "-N1 -d32 -s32 -c32"
+pairs read32 "--method io_uring --op read --pattern rand --bs 4k --qd 32 --batch 32 --target $FILE" "-d32 -s32 -c32 -R1"
