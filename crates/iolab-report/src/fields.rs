@@ -93,6 +93,7 @@ fields! {
     SPEC_LINES = ["spec", "lines"] in Lines;
     MIB_S = ["mib_s"] in Run;
     IOPS = ["iops"] in Run;
+    OPS = ["ops"] in Run;
     NS_PER_OP = ["ns_per_op"] in Run;
     WALL_S = ["wall_s"] in Run, Lines;
     LATENCY = ["latency"] in Run;

@@ -11,7 +11,7 @@
 //! spans `data-x` to `data-x1`). Tick labels are marked `tick-label` after plotters wrote them (it draws
 //! them in two colors kept for the x and y axis).
 
-use super::axis::Axis;
+use super::axis::{Axis, Scale};
 use super::markup::esc;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::Shift;
@@ -29,8 +29,10 @@ const X_TICK: RGBColor = RGBColor(0x40, 0x40, 0x41);
 const Y_TICK: RGBColor = RGBColor(0x40, 0x40, 0x42);
 const TICK: &str = "#404040";
 
+/// Twelve colors told apart at a glance (Tableau's ten, black and a dark indigo): a chart holds at most
+/// `vary::MAX_SERIES` series (more are split into panels of their own), so no two in a panel share one.
 pub(super) fn color(i: usize) -> RGBColor {
-    const P: [RGBColor; 20] = [
+    const P: [RGBColor; 12] = [
         RGBColor(31, 119, 180),
         RGBColor(255, 127, 14),
         RGBColor(44, 160, 44),
@@ -42,15 +44,7 @@ pub(super) fn color(i: usize) -> RGBColor {
         RGBColor(188, 189, 34),
         RGBColor(23, 190, 207),
         RGBColor(0, 0, 0),
-        RGBColor(174, 199, 232),
-        RGBColor(255, 187, 120),
-        RGBColor(152, 223, 138),
-        RGBColor(255, 152, 150),
-        RGBColor(197, 176, 213),
-        RGBColor(196, 156, 148),
-        RGBColor(247, 182, 210),
-        RGBColor(219, 219, 141),
-        RGBColor(158, 218, 229),
+        RGBColor(40, 40, 120),
     ];
     P[i % P.len()]
 }
@@ -406,9 +400,17 @@ fn draw_panel(
         .y_label_area_size(76)
         .build_cartesian_2d(Ticked::of(&p.x), Ticked::of(&p.y))
         .map_err(|e| e.to_string())?;
+    let every = label_stride(&p.x, w - 76 - 28);
+    let x_label = |t: &f64| {
+        let i = p.x.ticks.iter().position(|v| (p.x.fwd(*v) - t).abs() < 1e-9);
+        match i {
+            Some(i) if i % every != 0 => String::new(),
+            _ => p.x.tick_label(p.x.inv(*t)),
+        }
+    };
     chart
         .configure_mesh()
-        .x_label_formatter(&|t| p.x.tick_label(p.x.inv(*t)))
+        .x_label_formatter(&x_label)
         .y_label_formatter(&|t| p.y.tick_label(p.y.inv(*t)))
         .x_label_style((FONT, 15).into_font().color(&X_TICK))
         .y_label_style((FONT, 15).into_font().color(&Y_TICK))
@@ -440,6 +442,17 @@ fn draw_panel(
     let at = |x: f64, y: f64| chart.backend_coord(&(p.x.fwd(x), p.y.fwd(y)));
     draw_marks(p, f, &at, o);
     Ok(())
+}
+
+/// Every how many ticks an x axis `width` pixels wide labels one, so its 15 px labels do not overlap (1:
+/// all of them).
+fn label_stride(x: &Axis, width: i32) -> usize {
+    let need: f64 = x
+        .ticks
+        .iter()
+        .map(|t| x.tick_label(*t).chars().count() as f64 * CHAR_W * 15.0 / 13.0 + 12.0)
+        .sum();
+    ((need / width.max(1) as f64).ceil() as usize).max(1)
 }
 
 /// A panel's frame, title and axis labels, around the plotting area `(rx, ry)` of its cell (x, y, width).
@@ -644,8 +657,9 @@ pub(super) fn bar_chart(b: &BarChart) -> Result<String, String> {
         let (rx, ry) = chart.plotting_area().get_pixel_range();
         let _ = write!(
             o,
-            "<rect class=\"plot-area\" data-kind=\"bars\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" \
+            "<rect class=\"plot-area\" data-kind=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" \
              fill=\"none\" stroke=\"#bbb\"/>",
+            if b.stacked { "stacked-bars" } else { "bars" },
             rx.start,
             ry.start,
             rx.end - rx.start,
@@ -700,12 +714,19 @@ fn draw_bar_rows(b: &BarChart, label_w: i32, at: &dyn Fn(f64, i32) -> (i32, i32)
                 if !v.is_finite() {
                     continue;
                 }
+                // Side-by-side bars start at the axis's floor: zero, or a log axis's low end.
+                let floor = if b.axis.scale == Scale::Log {
+                    b.axis.lo
+                } else {
+                    0.0
+                };
                 let (top, bottom, a) = if b.stacked {
                     (off + 4, off + h - 4, start)
                 } else {
-                    (off + 4 + 14 * i as i32, off + 4 + 14 * i as i32 + 12, 0.0)
+                    (off + 4 + 14 * i as i32, off + 4 + 14 * i as i32 + 12, floor)
                 };
-                let ((l, t), (r, bt)) = (at(a, top), at(a + v, bottom));
+                let end = if b.stacked { a + v } else { *v };
+                let ((l, t), (r, bt)) = (at(a, top), at(end, bottom));
                 let part = b.parts.get(i).map(|p| format!(" {p}")).unwrap_or_default();
                 let _ = write!(
                     o,

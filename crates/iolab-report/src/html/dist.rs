@@ -5,7 +5,7 @@
 use super::axis::Axis;
 use super::charts::{self, Figure, Mark, Marks, Panel};
 use super::model::{shared_spec, shares, uninformative, Out, Run};
-use super::vary::{self, Legend, MAX_SERIES};
+use super::vary::{self, Legend, Part, MAX_SERIES};
 use crate::fields;
 use serde_json::Value;
 
@@ -13,7 +13,8 @@ use serde_json::Value;
 type Bars<'a, 'b> = (&'b Run<'a>, Vec<(f64, f64, f64)>);
 
 /// Histogram panels one figure draws at most (the caption names the runs left out).
-const MAX_PANELS: usize = 30;
+/// Histogram panels drawn in one figure: every run's, or (past this) none, so no run is left out unsaid.
+const MAX_PANELS: usize = 120;
 
 /// (quantile, ns) of a run's latency that its op count resolves: quantiles below 1 with at least one op
 /// above them. From the recorded CDF, else the named percentiles.
@@ -52,9 +53,12 @@ pub(super) fn latency_charts(io_runs: &[&Run], out: &mut Out) {
         .filter(|x| !quantiles(x.r).is_empty())
         .collect();
     if !runs.is_empty() {
-        let groups = vary::split(runs.clone(), &[], MAX_SERIES, &|g| g.len());
-        percentiles_chart(&runs, &groups, out);
-        cdf_chart(&runs, &groups, out);
+        let panels = |rs| vary::split(rs, &[], MAX_SERIES, &|g| g.len());
+        for (part, groups) in vary::palette_parts(runs, &[], &panels) {
+            let mine: Vec<&Run> = groups.iter().flat_map(|g| g.1.iter().copied()).collect();
+            percentiles_chart(&mine, &groups, &part, out);
+            cdf_chart(&mine, &groups, &part, out);
+        }
     }
     gaps_chart(io_runs, out);
 }
@@ -102,8 +106,8 @@ pub(super) fn panels_note(groups: &[(String, Vec<&Run>)]) -> String {
     }
 }
 
-fn percentiles_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], out: &mut Out) {
-    let title = "Latency percentiles per run";
+fn percentiles_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], part: &Part, out: &mut Out) {
+    let title = &format!("Latency percentiles per run{}", part.title);
     let tail = |r: &Run| -> Vec<(f64, f64)> {
         quantiles(r.r)
             .into_iter()
@@ -120,7 +124,7 @@ fn percentiles_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], out: &mut Ou
     }
     let x = Axis::nines("percentile", &pts.iter().map(|p| p.0).collect::<Vec<_>>());
     out.add(
-        "latency-percentiles",
+        &format!("latency-percentiles{}", part.name),
         title,
         format!(
             "Per-op latency (y, log axis) at each percentile from p50 up (x: a \"nines\" axis, -log10(1 - p), \
@@ -135,8 +139,8 @@ fn percentiles_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], out: &mut Ou
     );
 }
 
-fn cdf_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], out: &mut Out) {
-    let title = "Latency CDF";
+fn cdf_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], part: &Part, out: &mut Out) {
+    let title = &format!("Latency CDF{}", part.title);
     let pts: Vec<(f64, f64)> = runs.iter().flat_map(|r| quantiles(r.r)).collect();
     let x = Axis::time("latency", &pts.iter().map(|p| p.1).collect::<Vec<_>>());
     let y = Axis::nines_share(
@@ -144,7 +148,7 @@ fn cdf_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], out: &mut Out) {
         &pts.iter().map(|p| p.0).collect::<Vec<_>>(),
     );
     out.add(
-        "latency-cdf",
+        &format!("latency-cdf{}", part.name),
         title,
         format!(
             "Share of ops (y) completing within a latency (x, log axis), from the recorded quantiles of each \
@@ -160,13 +164,11 @@ fn cdf_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], out: &mut Out) {
     );
 }
 
-/// Histograms as bars, a panel per run (at most MAX_PANELS), on shared axes.
-fn histogram_panels(runs: &[Bars], x: &Axis, y: &Axis) -> (Vec<Panel>, String) {
+/// Histograms as bars, a panel per run, on shared axes.
+fn histogram_panels(runs: &[Bars], x: &Axis, y: &Axis) -> Vec<Panel> {
     let all: Vec<&Run> = runs.iter().map(|r| r.0).collect();
     let keys = vary::independent(&all, vary::varying(&all, &[]));
-    let panels = runs
-        .iter()
-        .take(MAX_PANELS)
+    runs.iter()
         .map(|(r, bars)| Panel {
             title: vary::label_in(r, &keys),
             x: x.clone(),
@@ -176,21 +178,7 @@ fn histogram_panels(runs: &[Bars], x: &Axis, y: &Axis) -> (Vec<Panel>, String) {
                 marks: Marks::Bars(bars.clone()),
             }],
         })
-        .collect();
-    let note = if runs.len() > MAX_PANELS {
-        format!(
-            " The first {MAX_PANELS} of {} runs are drawn (the others: {}).",
-            runs.len(),
-            runs[MAX_PANELS..]
-                .iter()
-                .map(|r| r.0.label.as_str())
-                .collect::<Vec<_>>()
-                .join("; ")
-        )
-    } else {
-        String::new()
-    };
-    (panels, note)
+        .collect()
 }
 
 /// Time between ops as a histogram per run (drawn when some run has one).
@@ -223,7 +211,18 @@ fn gaps_chart(io_runs: &[&Run], out: &mut Out) {
         out.leave_out(title, why);
         return;
     }
-    let (panels, note) = histogram_panels(&runs, &x, &y);
+    if runs.len() > MAX_PANELS {
+        out.leave_out(
+            title,
+            format!(
+                "{} runs have one, more panels than a page shows ({MAX_PANELS}); a report of fewer result \
+                 files draws them, and each run's buckets are in its JSON (gap.buckets)",
+                runs.len()
+            ),
+        );
+        return;
+    }
+    let panels = histogram_panels(&runs, &x, &y);
     let all: Vec<&Run> = runs.iter().map(|r| r.0).collect();
     out.add(
         "time-between-ops",
@@ -231,7 +230,8 @@ fn gaps_chart(io_runs: &[&Run], out: &mut Out) {
         format!(
             "Share of ops (y, bars) by the time from one op's start to the next op's start on the same \
              thread (x, log axis; buckets half an octave wide, empty ones have no bar); the seed thesis's \
-             \"time between writes\". A panel per run, on the same axes.{note} Shared spec: {}.",
+             \"time between writes\". A panel per run ({}), on the same axes. Shared spec: {}.",
+            runs.len(),
             shared_spec(&all)
         ),
         charts::draw(&Figure {
@@ -307,7 +307,18 @@ pub(super) fn uring_batches_chart(io_runs: &[&Run], out: &mut Out) {
     }
     let shares: Vec<f64> = runs.iter().flat_map(|r| r.1.iter().map(|b| b.2)).collect();
     let y = Axis::amount("share of io_uring_enter calls", "%", &shares);
-    let (panels, note) = histogram_panels(&runs, &x, &y);
+    if runs.len() > MAX_PANELS {
+        out.leave_out(
+            title,
+            format!(
+                "{} io_uring runs, more panels than a page shows ({MAX_PANELS}); each run's batch sizes are \
+                 in its JSON (uring.batch_histogram)",
+                runs.len()
+            ),
+        );
+        return;
+    }
+    let panels = histogram_panels(&runs, &x, &y);
     let all: Vec<&Run> = runs.iter().map(|r| r.0).collect();
     out.add(
         "uring-batches",
@@ -315,7 +326,8 @@ pub(super) fn uring_batches_chart(io_runs: &[&Run], out: &mut Out) {
         format!(
             "Share of io_uring_enter calls (y, bars) by the requests each submitted (x, log axis), counted by \
              iolab at every call; calls that only waited are counted in the shares but not drawn. A panel \
-             per io_uring run, on the same axes.{note} Shared spec: {}.",
+             per io_uring run ({}), on the same axes. Shared spec: {}.",
+            runs.len(),
             shared_spec(&all)
         ),
         charts::draw(&Figure {

@@ -197,6 +197,78 @@ fn by_key<'a, 'b>(
     out
 }
 
+/// The colors one figure tells apart (`charts::color`).
+pub(super) const PALETTE: usize = 12;
+
+/// A part of a figure split so its legend fits the palette: what its title and file name add.
+#[derive(Default)]
+pub(super) struct Part {
+    /// Empty, or " (method: sync, psync, stdio, 1 of 2)".
+    pub(super) title: String,
+    /// Empty, or "-1".
+    pub(super) name: String,
+}
+
+/// A figure's panels, made by `panels` from `runs`, as one figure, or where its legend would hold more
+/// series than the palette has colors, as several (small multiples): the runs parted by the values of the
+/// key with the most values (the methods, mostly), in the fewest near-equal runs of values whose legends
+/// each fit the palette.
+pub(super) fn palette_parts<'a, 'b>(
+    runs: Vec<&'b Run<'a>>,
+    except: &[&str],
+    panels: &dyn Fn(Vec<&'b Run<'a>>) -> Vec<(String, Vec<&'b Run<'a>>)>,
+) -> Vec<(Part, Vec<(String, Vec<&'b Run<'a>>)>)> {
+    let whole = panels(runs.clone());
+    let keys = series_keys(&whole, except);
+    let key = keys.iter().max_by_key(|k| values_of(&runs, k).len());
+    let (Some(key), true) = (key, legend_len(&whole, except) > PALETTE) else {
+        return vec![(Part::default(), whole)];
+    };
+    let vals = values_of(&runs, key);
+    let mut parted = Vec::new();
+    for n in 2..=vals.len() {
+        let size = vals.len().div_ceil(n);
+        parted = vals
+            .chunks(size)
+            .map(|c| {
+                let mine: Vec<&Run> = runs
+                    .iter()
+                    .copied()
+                    .filter(|r| c.contains(&val(r, key)))
+                    .collect();
+                (c.join(", "), panels(mine))
+            })
+            .collect::<Vec<_>>();
+        if parted.iter().all(|p| legend_len(&p.1, except) <= PALETTE) {
+            break;
+        }
+    }
+    let n = parted.len();
+    parted
+        .into_iter()
+        .enumerate()
+        .map(|(i, (span, p))| {
+            let part = Part {
+                title: format!(" ({key}: {span}, {} of {n})", i + 1),
+                name: format!("-{}", i + 1),
+            };
+            (part, p)
+        })
+        .collect()
+}
+
+/// The series a figure of these panels names in its legend.
+fn legend_len(panels: &[(String, Vec<&Run>)], except: &[&str]) -> usize {
+    let keys = series_keys(panels, except);
+    let mut labels: Vec<String> = panels
+        .iter()
+        .flat_map(|p| p.1.iter().map(|r| series_label(r, &keys)))
+        .collect();
+    labels.sort();
+    labels.dedup();
+    labels.len()
+}
+
 /// Distinct series labels in order: the legend.
 #[derive(Default)]
 pub(super) struct Legend(pub(super) Vec<String>);
@@ -221,13 +293,16 @@ struct Fig {
     about: &'static str,
 }
 
-fn cpu_pct(r: &Value) -> Option<f64> {
+/// User + system CPU time of the process per op, in ns (every thread of it, the kernel's helpers aside).
+fn cpu_ns_per_op(r: &Value) -> Option<f64> {
     let w = fields::WALL_S.num(r).filter(|w| *w > 0.0)?;
-    // No share over a span shorter than the CPU accounting can resolve.
+    // No figure over a span shorter than the CPU accounting can resolve.
     iolab_engine::units::cpu_span_too_short(w)
         .is_none()
         .then_some(())?;
-    Some((fields::CPU_USER_S.num(r)? + fields::CPU_SYS_S.num(r)?) / w * 100.0)
+    let ops = fields::OPS.num(r).filter(|n| *n > 0.0)?;
+    let cpu = fields::CPU_USER_S.num(r)? + fields::CPU_SYS_S.num(r)?;
+    (cpu > 0.0).then_some(cpu / ops * 1e9)
 }
 
 const FIGS: [Fig; 6] = [
@@ -253,17 +328,17 @@ const FIGS: [Fig; 6] = [
         value: |r| fields::LATENCY_P99.num(r).filter(|v| *v > 0.0),
         axis: |v| Axis::time("p99 latency", v),
         higher_is_better: false,
-        about: "the 99th percentile of per-op latency (log axis; synchronous methods: completion to \
-                completion, asynchronous: queued to completion seen)",
+        about: "the 99th percentile of per-op latency (synchronous methods: completion to completion, \
+                asynchronous: queued to completion seen)",
     },
     Fig {
-        name: "cpu",
-        title: "CPU",
-        value: cpu_pct,
-        axis: |v| Axis::amount("CPU time, user + system", "% of one CPU", v),
+        name: "cpu-per-op",
+        title: "CPU per op",
+        value: cpu_ns_per_op,
+        axis: |v| Axis::time("CPU time per op, user + system", v),
         higher_is_better: false,
-        about: "the process's user + system CPU time (getrusage, all threads) over the timed loop's wall \
-                time, in % of one CPU",
+        about: "the process's user + system CPU time (getrusage, all its threads) over the timed loop, per \
+                op: what an op cost in CPU, whichever thread spent it",
     },
     Fig {
         name: "syscalls-per-op",
@@ -321,7 +396,7 @@ const XKEYS: [XKey; 5] = [
 ];
 
 /// Every key figure against every key the runs vary; returns the names of the figures drawn.
-pub(super) fn figure_charts(io_runs: &[&Run], out: &mut Out) -> Vec<&'static str> {
+pub(super) fn figure_charts<'a, 'b>(io_runs: &[&'b Run<'a>], out: &mut Out) -> Vec<&'static str> {
     let mut drawn = Vec::new();
     for xk in &XKEYS {
         for fig in &FIGS {
@@ -330,16 +405,22 @@ pub(super) fn figure_charts(io_runs: &[&Run], out: &mut Out) -> Vec<&'static str
                 .copied()
                 .filter(|x| (fig.value)(x.r).is_some() && !xk.field.text(x.r).is_empty())
                 .collect();
-            let panels: Vec<(String, Vec<&Run>)> =
-                split(runs, &[xk.key], max_of(xk), &|g| series_count(g, xk.key))
+            let panels = |rs: Vec<&'b Run<'a>>| -> Vec<(String, Vec<&'b Run<'a>>)> {
+                split(rs, &[xk.key], max_of(xk), &|g| series_count(g, xk.key))
                     .into_iter()
                     .filter(|(_, g)| along(g, xk.key))
-                    .collect();
-            if panels.is_empty() {
-                continue;
-            }
-            if figure_chart(fig, xk, &panels, out) {
-                drawn.push(fig.name);
+                    .collect()
+            };
+            // Bars color the few parts of a row (at most MAX_PARTS): only lines need the palette split.
+            let parts = if xk.axis.is_some() {
+                palette_parts(runs, &[xk.key], &panels)
+            } else {
+                vec![(Part::default(), panels(runs))]
+            };
+            for (part, panels) in parts {
+                if !panels.is_empty() && figure_chart(fig, xk, &panels, &part, out) {
+                    drawn.push(fig.name);
+                }
             }
         }
     }
@@ -377,26 +458,32 @@ fn series_count(g: &[&Run], x: &str) -> usize {
 }
 
 /// One figure against one key in `panels`; false when left out (its values are all the same).
-fn figure_chart(fig: &Fig, xk: &XKey, panels: &[(String, Vec<&Run>)], out: &mut Out) -> bool {
+fn figure_chart(
+    fig: &Fig,
+    xk: &XKey,
+    panels: &[(String, Vec<&Run>)],
+    part: &Part,
+    out: &mut Out,
+) -> bool {
     let all: Vec<&Run> = panels.iter().flat_map(|p| p.1.iter().copied()).collect();
     let ys: Vec<f64> = all.iter().filter_map(|x| (fig.value)(x.r)).collect();
     let y = (fig.axis)(&ys);
     let x_name = xk.axis.map_or("method", |a| a.0);
-    let title = format!("{} against {x_name}", fig.title);
+    let title = format!("{} against {x_name}{}", fig.title, part.title);
     if let Some(why) = uninformative(&ys, &|v| y.value_text(v)) {
         out.leave_out(&title, why);
         return false;
     }
-    let name = format!("{}-vs-{}", fig.name, xk.key);
+    let name = format!("{}-vs-{}{}", fig.name, xk.key, part.name);
     let caption = format!(
         "{} ({}) against {x_name}{}, one {} per combination of the other keys that vary (the legend){}. \
          Shared spec: {}.",
         fig.title,
         fig.about,
-        if xk.axis.is_some() {
-            " (log axis, a tick at each value measured)"
-        } else {
-            ", best first"
+        match (xk.axis.is_some(), fig.higher_is_better) {
+            (true, _) => " (log axis, a tick at each value measured)",
+            (false, true) => ", highest first",
+            (false, false) => ", lowest first",
         },
         if xk.axis.is_some() { "line" } else { "bar" },
         if panels.len() > 1 {
@@ -411,7 +498,12 @@ fn figure_chart(fig: &Fig, xk: &XKey, panels: &[(String, Vec<&Run>)], out: &mut 
             let y = y.log_if_wide(&ys);
             charts::draw(&lines_figure(fig, xk, (n, unit), panels, y, &title))
         }
-        None => charts::bar_chart(&ranked_bars(fig, panels, y.linear_from_zero(&ys), &title)),
+        None => {
+            // Bars from zero where the values are alike; on a log axis where they span a factor of 100
+            // (a NOP beside a disk write would squash every other bar to a sliver).
+            let y = y.linear_from_zero(&ys).log_if_wide(&ys);
+            charts::bar_chart(&ranked_bars(fig, panels, y, &title))
+        }
     };
     out.add(&name, &title, caption, svg);
     true
@@ -477,7 +569,7 @@ fn lines_figure(
     }
 }
 
-/// A figure per method as bars, ranked best first in each section, a bar per combination of the other
+/// A figure per method as bars, ranked best first in each section (highest or lowest first), a bar per combination of the other
 /// keys that vary.
 fn ranked_bars(fig: &Fig, panels: &[(String, Vec<&Run>)], axis: Axis, title: &str) -> BarChart {
     let mut legend = Legend::default();
