@@ -8,6 +8,7 @@ mod cells;
 pub mod csv;
 pub mod export;
 mod fields;
+pub mod findings_by_cause;
 pub mod html;
 pub mod interval_csv;
 mod offload;

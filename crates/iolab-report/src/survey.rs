@@ -63,7 +63,7 @@ pub(crate) fn survey_doc(s: &SurveyResult) -> Doc {
     footer_doc(s, &mut d);
     if let Some(mem) = &s.memory {
         let mut o = String::new();
-        crate::summary_text::render_findings(&s.findings, mem, &mut o);
+        crate::findings_by_cause::render(&s.findings, mem, &mut o);
         d.text(&o);
     }
     d

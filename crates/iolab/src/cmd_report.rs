@@ -28,6 +28,7 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     check_new_path("--out", &a.out)?;
     let mut files = Vec::new();
     let mut sums = Vec::new();
+    let mut survey_findings = Vec::new();
     for p in &a.results {
         let text = series::read_records_text(p, "report")?;
         let (r, _) =
@@ -35,11 +36,13 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
         files.push((p.display().to_string(), r));
         // A suite's findings and answers: the latest summary of each file.
         sums.extend(iolab_lab::answers::summaries_in(&text).pop());
+        survey_findings.extend(survey_findings_in(&text));
     }
     let recs: usize = files.iter().map(|f| f.1.len()).sum();
     // Runs of different files are told apart by the file's name.
     let mut rep = iolab_report::html::build_files(&files);
     rep.html = iolab_report::answers::with_answers(&rep.html, &sums);
+    rep.html = iolab_report::findings_by_cause::with_survey_findings(&rep.html, &survey_findings);
     if let Some(d) = &a.svg {
         let svgs: Vec<PathBuf> = rep
             .charts
@@ -84,4 +87,17 @@ fn check_svg(dir: &Path, svgs: &[PathBuf], out: &Path) -> Result<(), Error> {
     let mut files = vec![("--out", Some(out))];
     files.extend(svgs.iter().map(|p| ("--svg", Some(p.as_path()))));
     check_apart(&files)
+}
+
+/// A survey document's findings (none for other files).
+fn survey_findings_in(text: &str) -> Vec<iolab_lab::findings_compare::Compared> {
+    let Ok(doc) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Vec::new();
+    };
+    if doc.get("ranking").is_none() {
+        return Vec::new();
+    }
+    doc.get("findings")
+        .and_then(|f| serde_json::from_value(f.clone()).ok())
+        .unwrap_or_default()
 }

@@ -152,11 +152,18 @@ fn check_chart(path: &Path, measured_bs: &BTreeSet<u64>) {
             .iter()
             .fold((f64::INFINITY, 0f64), |(a, b), v| (a.min(*v), b.max(*v)));
         let log = xl.iter().any(|l| label_text(l).contains("log scale"));
-        assert_eq!(log, lo > 0.0 && hi >= 100.0 * lo, "{name}: bars from {lo} to {hi}, log axis {log}");
+        assert_eq!(
+            log,
+            lo > 0.0 && hi >= 100.0 * lo,
+            "{name}: bars from {lo} to {hi}, log axis {log}"
+        );
         let left: f64 = area.attribute("x").unwrap().parse().unwrap();
         for b in of("bar") {
             let x: f64 = b.attribute("x").unwrap().parse().unwrap();
-            assert!((x - left).abs() <= 1.0, "{name}: a bar starts at {x}, the axis at {left}");
+            assert!(
+                (x - left).abs() <= 1.0,
+                "{name}: a bar starts at {x}, the axis at {left}"
+            );
         }
     }
     // No chart is constant: its points have two or more values (y), its bars two or more (where they

@@ -26,6 +26,8 @@ pub use plausible::{plausibility, PLAUSIBLE_MARGIN};
 pub(crate) use row::test_row;
 pub use row::{mark_references, noise, way, within_noise, Row, Spread};
 pub use rules::{PAIR_RULES, RATIO, SET_RULES};
+pub use why::{Cause, CAUSES};
+use why::{causes_faster, causes_slower};
 pub(crate) use why::{why_faster, why_slower};
 
 use crate::findings::{self};
@@ -40,7 +42,24 @@ pub struct Compared {
     /// writes to /dev/null").
     pub about: String,
     pub text: String,
+    /// A row against the workload's reference: the row's way, its time per op over the reference's, and
+    /// the causes the sentence gives (so the rows one cause explains can be named together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<Against>,
 }
+
+/// A row's comparison with its workload's reference row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Against {
+    /// The row ("io_uring (qd 1 batch 1)").
+    pub way: String,
+    /// The reference ("write()").
+    pub reference: String,
+    /// The row's time per op over the reference's.
+    pub ratio: f64,
+    pub causes: Vec<Cause>,
+}
+
 
 /// Every comparative finding over `rows` (references marked first), then the plausibility rule on each
 /// row and each row's own findings (`findings.rs`, recomputed from its facts).
@@ -58,6 +77,7 @@ pub fn compare(rows: &mut [Row], mem: &MemCopy) -> Vec<Compared> {
                         rule: (*name).into(),
                         about: a.workload(),
                         text: text + &noise(a, b),
+                        against: against(name, a, b),
                     });
                 }
             }
@@ -70,6 +90,7 @@ pub fn compare(rows: &mut [Row], mem: &MemCopy) -> Vec<Compared> {
                 rule: (*name).into(),
                 about: (*about).into(),
                 text,
+                against: None,
             });
         }
     }
@@ -90,6 +111,7 @@ pub fn compare(rows: &mut [Row], mem: &MemCopy) -> Vec<Compared> {
                     rule: "beyond_memory_copy".into(),
                     about: about.clone(),
                     text,
+                    against: None,
                 });
             }
         }
@@ -98,10 +120,26 @@ pub fn compare(rows: &mut [Row], mem: &MemCopy) -> Vec<Compared> {
                 rule: f.rule,
                 about: about.clone(),
                 text: f.text,
+                against: None,
             });
         }
     }
     out
+}
+
+/// What a row-against-reference rule found, cause by cause (None for the other rules).
+fn against(rule: &str, a: &Row, b: &Row) -> Option<Against> {
+    let causes = match rule {
+        "slower_than_reference" => causes_slower(a, b),
+        "faster_than_reference" => causes_faster(a, b),
+        _ => return None,
+    };
+    Some(Against {
+        way: a.way.clone(),
+        reference: b.way.clone(),
+        ratio: a.ns() / b.ns(),
+        causes,
+    })
 }
 
 #[cfg(test)]

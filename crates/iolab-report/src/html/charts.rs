@@ -402,7 +402,10 @@ fn draw_panel(
         .map_err(|e| e.to_string())?;
     let every = label_stride(&p.x, w - 76 - 28);
     let x_label = |t: &f64| {
-        let i = p.x.ticks.iter().position(|v| (p.x.fwd(*v) - t).abs() < 1e-9);
+        let i =
+            p.x.ticks
+                .iter()
+                .position(|v| (p.x.fwd(*v) - t).abs() < 1e-9);
         match i {
             Some(i) if i % every != 0 => String::new(),
             _ => p.x.tick_label(p.x.inv(*t)),

@@ -200,6 +200,9 @@ fn by_key<'a, 'b>(
 /// The colors one figure tells apart (`charts::color`).
 pub(super) const PALETTE: usize = 12;
 
+/// A figure's panels: each a title and its runs.
+pub(super) type Panels<'a, 'b> = Vec<(String, Vec<&'b Run<'a>>)>;
+
 /// A part of a figure split so its legend fits the palette: what its title and file name add.
 #[derive(Default)]
 pub(super) struct Part {
@@ -216,8 +219,8 @@ pub(super) struct Part {
 pub(super) fn palette_parts<'a, 'b>(
     runs: Vec<&'b Run<'a>>,
     except: &[&str],
-    panels: &dyn Fn(Vec<&'b Run<'a>>) -> Vec<(String, Vec<&'b Run<'a>>)>,
-) -> Vec<(Part, Vec<(String, Vec<&'b Run<'a>>)>)> {
+    panels: &dyn Fn(Vec<&'b Run<'a>>) -> Panels<'a, 'b>,
+) -> Vec<(Part, Panels<'a, 'b>)> {
     let whole = panels(runs.clone());
     let keys = series_keys(&whole, except);
     let key = keys.iter().max_by_key(|k| values_of(&runs, k).len());
