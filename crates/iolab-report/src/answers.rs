@@ -1,7 +1,7 @@
 //! The report's section for a suite's findings and answers (`iolab_lab::answers::Summary`, the
-//! `{"summary": ...}` line of a suite's record file): the memory copy rate throughputs were checked
-//! against, the comparing findings, the seed's published figures checked, and each question with its
-//! answer and what it would need.
+//! `{"summary": ...}` line of a suite's record file), which the page opens with: the memory copy rate
+//! throughputs were checked against, each question with its answer and what it would need, the seed's
+//! published figures checked, then the comparing findings.
 
 use iolab_lab::answers::Summary;
 use std::fmt::Write;
@@ -18,26 +18,6 @@ pub fn section(sums: &[Summary]) -> String {
             "<p>Throughputs are checked against what {}.</p>",
             esc(&s.memory.describe())
         );
-        if !s.findings.is_empty() {
-            o.push_str("<h3>Findings</h3>\n<ul>\n");
-            for f in &s.findings {
-                let about = if f.about.is_empty() {
-                    String::new()
-                } else {
-                    format!("<b>{}</b>: ", esc(&f.about))
-                };
-                let _ = writeln!(o, "<li>{about}{}</li>", esc(&f.text));
-            }
-            o.push_str("</ul>\n");
-        }
-        if !s.published.is_empty() {
-            o.push_str("<h3>The seed's published throughputs, checked</h3>\n<ul>\n");
-            for p in &s.published {
-                let class = if p.impossible { " class=\"err\"" } else { "" };
-                let _ = writeln!(o, "<li{class}>{}: {}</li>", esc(&p.label), esc(&p.verdict));
-            }
-            o.push_str("</ul>\n");
-        }
         if !s.answers.is_empty() {
             o.push_str("<h3>Answers</h3>\n<ol>\n");
             for a in &s.answers {
@@ -56,14 +36,28 @@ pub fn section(sums: &[Summary]) -> String {
             }
             o.push_str("</ol>\n");
         }
+        if !s.published.is_empty() {
+            o.push_str("<h3>The seed's published throughputs, checked</h3>\n<ul>\n");
+            for p in &s.published {
+                let class = if p.impossible { " class=\"err\"" } else { "" };
+                let _ = writeln!(o, "<li{class}>{}: {}</li>", esc(&p.label), esc(&p.verdict));
+            }
+            o.push_str("</ul>\n");
+        }
+        if !s.findings.is_empty() {
+            o.push_str("<h3>Findings</h3>\n");
+            o.push_str(&crate::findings_by_cause::html_groups(&s.findings));
+        }
     }
     o
 }
 
-/// `html` (a whole report page) with the section for `sums` placed before its end.
+/// `html` (a whole report page) with the section for `sums` leading it: the suite's answers, the seed's
+/// figures checked and the findings before the table of runs and the charts.
 pub fn with_answers(html: &str, sums: &[Summary]) -> String {
     let sec = section(sums);
-    match html.rfind("</body>") {
+    let at = html.find("<h2>Runs</h2>").or_else(|| html.rfind("</body>"));
+    match at {
         Some(i) if !sec.is_empty() => format!("{}{sec}{}", &html[..i], &html[i..]),
         _ => html.to_string(),
     }

@@ -176,6 +176,22 @@ fn parts(fs: &[Compared]) -> [(String, Vec<Group>); 3] {
     ]
 }
 
+/// The grouped findings as HTML: a titled list per part.
+pub fn html_groups(fs: &[Compared]) -> String {
+    let mut o = String::new();
+    for (title, groups) in parts(fs) {
+        if groups.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "<p><b>{}</b></p>\n<ul class=\"by-cause\">", esc(&title));
+        for g in groups {
+            let _ = writeln!(o, "<li>{}: {}</li>", esc(&g.said), esc(&g.rows.join("; ")));
+        }
+        o.push_str("</ul>\n");
+    }
+    o
+}
+
 /// `page` with a survey's findings, grouped by cause, after the answer it opens with (unchanged where it
 /// has none).
 pub fn with_survey_findings(page: &str, fs: &[Compared]) -> String {
@@ -189,20 +205,11 @@ pub fn with_survey_findings(page: &str, fs: &[Compared]) -> String {
     if fs.is_empty() {
         return page.to_string();
     }
-    let mut o = String::from(
+    let o = format!(
         "<h3>Why, by cause</h3>\n<p>Each cause once, with every row it explains and that row's figures; each \
-         row's whole sentence is under Findings below.</p>\n",
+         row's whole sentence is under Findings below.</p>\n{}",
+        html_groups(fs)
     );
-    for (title, groups) in parts(fs) {
-        if groups.is_empty() {
-            continue;
-        }
-        let _ = writeln!(o, "<p><b>{}</b></p>\n<ul class=\"by-cause\">", esc(&title));
-        for g in groups {
-            let _ = writeln!(o, "<li>{}: {}</li>", esc(&g.said), esc(&g.rows.join("; ")));
-        }
-        o.push_str("</ul>\n");
-    }
     format!("{}{o}{}", &page[..at], &page[at..])
 }
 

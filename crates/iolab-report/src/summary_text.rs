@@ -1,10 +1,7 @@
 //! A suite's findings, the seed's published figures checked and the answers to its questions, as text
 //! after the suite's tables (and the survey's findings, grouped the same way).
 
-use iolab_engine::measure::memcopy::MemCopy;
 use iolab_lab::answers::Summary;
-use iolab_lab::findings_compare::Compared;
-use std::fmt::Write;
 
 /// `text` as one line after `indent` spaces, its whitespace made single spaces: the printer wraps it to
 /// the terminal (`iolab_report::text`), continuation lines hanging under the text (after a "- " bullet).
@@ -16,7 +13,7 @@ pub fn line(text: &str, indent: usize) -> String {
 /// The findings, the published figures checked and the answers, as printed after a suite's table.
 pub fn render(sum: &Summary) -> String {
     let mut o = String::new();
-    render_findings(&sum.findings, &sum.memory, &mut o);
+    crate::findings_by_cause::render(&sum.findings, &sum.memory, &mut o);
     if !sum.published.is_empty() {
         o.push_str("\nThe seed's published throughputs, checked against the seed's own instruction counts, then this machine's memory copy rate:\n");
         for p in &sum.published {
@@ -44,31 +41,6 @@ pub fn render(sum: &Summary) -> String {
         }
     }
     o
-}
-
-/// The comparative findings, then each row's own, after the memory rates they were checked against.
-pub fn render_findings(fs: &[Compared], mem: &MemCopy, o: &mut String) {
-    let _ = writeln!(
-        o,
-        "\nFindings (comparing the rows of this table, then each row's own):"
-    );
-    o.push_str(&line(
-        &format!("Throughputs are checked against what {}.", mem.describe()),
-        2,
-    ));
-    if fs.is_empty() {
-        o.push_str("  none: no rule found anything to say\n");
-    }
-    let mut last = None;
-    for f in fs {
-        if last != Some(&f.about) {
-            if !f.about.is_empty() {
-                let _ = writeln!(o, "  {}:", f.about);
-            }
-            last = Some(&f.about);
-        }
-        o.push_str(&line(&format!("- {}", f.text), 4));
-    }
 }
 
 #[cfg(test)]

@@ -102,7 +102,7 @@ fn every_suite_runs_quick_and_reports_charts_with_its_series() {
             r.stdout
         );
         assert!(
-            r.stdout.contains("\nFindings (comparing the rows"),
+            r.stdout.contains("\nFindings, each cause once"),
             "{name}: {}",
             r.stdout
         );

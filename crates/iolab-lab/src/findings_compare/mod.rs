@@ -26,9 +26,9 @@ pub use plausible::{plausibility, PLAUSIBLE_MARGIN};
 pub(crate) use row::test_row;
 pub use row::{mark_references, noise, way, within_noise, Row, Spread};
 pub use rules::{PAIR_RULES, RATIO, SET_RULES};
-pub use why::{Cause, CAUSES};
 use why::{causes_faster, causes_slower};
 pub(crate) use why::{why_faster, why_slower};
+pub use why::{Cause, CAUSES};
 
 use crate::findings::{self};
 use iolab_engine::measure::memcopy::MemCopy;
@@ -59,7 +59,6 @@ pub struct Against {
     pub ratio: f64,
     pub causes: Vec<Cause>,
 }
-
 
 /// Every comparative finding over `rows` (references marked first), then the plausibility rule on each
 /// row and each row's own findings (`findings.rs`, recomputed from its facts).

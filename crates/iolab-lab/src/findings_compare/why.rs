@@ -1,9 +1,9 @@
 //! Why one row took longer (or less) per op than another, as far as the counters say.
 
 use super::row::Row;
-use serde::{Deserialize, Serialize};
 use crate::findings::Facts;
 use iolab_engine::units::fmt_ns;
+use serde::{Deserialize, Serialize};
 
 pub(super) use iolab_engine::units::pct;
 
