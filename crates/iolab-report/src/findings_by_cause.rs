@@ -3,7 +3,7 @@
 //! sentence stays in the JSON's `findings`).
 
 use crate::html::markup::esc;
-use crate::summary_text::line;
+use crate::text::wrap::line;
 use iolab_engine::measure::memcopy::MemCopy;
 use iolab_lab::findings_compare::{Compared, CAUSES};
 use std::fmt::Write;

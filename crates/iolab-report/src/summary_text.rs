@@ -3,12 +3,7 @@
 
 use iolab_lab::answers::Summary;
 
-/// `text` as one line after `indent` spaces, its whitespace made single spaces: the printer wraps it to
-/// the terminal (`iolab_report::text`), continuation lines hanging under the text (after a "- " bullet).
-pub fn line(text: &str, indent: usize) -> String {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    format!("{:indent$}{}\n", "", words.join(" "))
-}
+pub use crate::text::wrap::line;
 
 /// The findings, the published figures checked and the answers, as printed after a suite's table.
 pub fn render(sum: &Summary) -> String {

@@ -153,6 +153,13 @@ pub fn wrap_text(text: &str, width: Option<usize>) -> String {
     out
 }
 
+/// `text` as one line after `indent` spaces, its whitespace made single spaces: the printer wraps it to
+/// the terminal (`iolab_report::text`), continuation lines hanging under the text (after a "- " bullet).
+pub fn line(text: &str, indent: usize) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    format!("{:indent$}{}\n", "", words.join(" "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
