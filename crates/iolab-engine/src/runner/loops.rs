@@ -351,54 +351,29 @@ impl Slots {
         let mut bad: Option<(i32, u64)> = None;
         // Completions reaped together mostly share one latency (same round, same reap): equal values are
         // counted in a register and recorded as a run.
-        let mut run = (0u64, 0u64);
-        // The closure only forwards to `reaped_one` (always inlined): a closure's own body can be left
-        // out of line where several ring designs call it, which cost ~47 instructions per request.
+        let (mut run_v, mut run_n) = (0u64, 0u64);
         let reaped = m.reap(|slot, res| {
-            reaped_one(
-                (slot, res),
-                (e, expected),
-                started,
-                (free, nfree),
-                lat,
-                &mut run,
-                &mut bad,
-            )
+            let (start, offset) = started[slot as usize];
+            let v = e.saturating_sub(start);
+            if v == run_v {
+                run_n += 1;
+            } else {
+                if run_n > 0 {
+                    lat.record_n(run_v, run_n);
+                }
+                (run_v, run_n) = (v, 1);
+            }
+            if res != expected {
+                note_bad(&mut bad, res, offset);
+            }
+            free[*nfree] = slot;
+            *nfree += 1;
         });
-        if run.1 > 0 {
-            lat.record_n(run.0, run.1);
+        if run_n > 0 {
+            lat.record_n(run_v, run_n);
         }
         (reaped, bad)
     }
-}
-
-/// One completion of `Slots::reap`: its latency counted into the run of equal values `run` (value,
-/// count), an unexpected result noted, its slot freed.
-#[inline(always)]
-fn reaped_one(
-    (slot, res): (u32, i32),
-    (e, expected): (u64, i32),
-    started: &[(u64, u64)],
-    (free, nfree): (&mut [u32], &mut usize),
-    lat: &mut FastHist,
-    run: &mut (u64, u64),
-    bad: &mut Option<(i32, u64)>,
-) {
-    let (start, offset) = started[slot as usize];
-    let v = e.saturating_sub(start);
-    if v == run.0 {
-        run.1 += 1;
-    } else {
-        if run.1 > 0 {
-            lat.record_n(run.0, run.1);
-        }
-        *run = (v, 1);
-    }
-    if res != expected {
-        note_bad(bad, res, offset);
-    }
-    free[*nfree] = slot;
-    *nfree += 1;
 }
 
 /// The gaps between request starts. Requests of one round share their start: the gap to the previous
