@@ -290,6 +290,9 @@ pub struct UringStats {
     /// Flags of the recommended ring this kernel refused, dropped before the run (name and errno).
     #[serde(default)]
     pub refused: Vec<String>,
+    /// The opcode of the workload's requests as the kernel names it (WRITE, WRITEV_FIXED, NOP ...).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub opcode: String,
     /// io_uring_enter calls (submitting, waiting, or waking the SQ thread).
     pub enters: u64,
     /// Requests handed to the kernel.
@@ -313,6 +316,13 @@ pub struct UringStats {
     pub worker_sleeps: u64,
     /// --ring shared-submitter: times a worker rang the sleeping submitter's doorbell (eventfd write).
     pub doorbells: u64,
+    /// --min-wait: waits for a batch of completions with a minimum wait time.
+    #[serde(default)]
+    pub min_waits: u64,
+    /// --min-wait: those that came back with fewer completions than they asked for (the minimum wait ran
+    /// out first).
+    #[serde(default)]
+    pub min_waits_short: u64,
     /// --ring shared-submitter: the submitter thread's own CPU (RUSAGE_THREAD over its life: the run plus
     /// its short setup; it has exited before the process snapshot, so it is not among the helpers).
     pub submitter_cpu: Option<crate::measure::cpu::RusageDelta>,
@@ -413,6 +423,9 @@ impl AioStats {
 /// io_uring figures of a run, all rings together.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct UringFigures {
+    /// The opcode of the workload's requests (with what was asked for where this kernel lacked it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub opcode: String,
     pub setup: Vec<String>,
     /// Flags of the recommended ring this kernel refused, dropped before the run (name and errno).
     #[serde(default)]
@@ -426,6 +439,11 @@ pub struct UringFigures {
     pub lock_contended: u64,
     pub worker_sleeps: u64,
     pub doorbells: u64,
+    /// --min-wait: waits with a minimum wait time, and those that came back short.
+    #[serde(default)]
+    pub min_waits: u64,
+    #[serde(default)]
+    pub min_waits_short: u64,
     pub submitter_cpu: Option<crate::measure::cpu::RusageDelta>,
     /// requests / submissions that carried at least one request (the seed report's avg_batch).
     pub mean_batch: f64,
@@ -455,6 +473,7 @@ impl UringFigures {
         let mut batch = vec![0u64; len];
         let mut depth = vec![0u64; len];
         let mut f = UringFigures {
+            opcode: first.opcode.clone(),
             setup: first.setup.clone(),
             refused: first.refused.clone(),
             design: first.design.clone(),
@@ -471,6 +490,8 @@ impl UringFigures {
             f.lock_contended += s.lock_contended;
             f.worker_sleeps += s.worker_sleeps;
             f.doorbells += s.doorbells;
+            f.min_waits += s.min_waits;
+            f.min_waits_short += s.min_waits_short;
             if s.submitter_cpu.is_some() {
                 f.submitter_cpu = s.submitter_cpu;
             }

@@ -277,13 +277,26 @@ fn sqpoll_text(u: &UringFigures) -> String {
     }
 }
 
+/// --min-wait's waits for a batch of completions, and those the minimum wait cut short (empty without).
+fn min_wait_text(u: &UringFigures) -> String {
+    if u.min_waits == 0 {
+        return String::new();
+    }
+    format!(
+        "; waits for a batch with a minimum wait {}, of which {} came back with fewer (the minimum ran out)",
+        thousands_u64(u.min_waits),
+        thousands_u64(u.min_waits_short)
+    )
+}
+
 /// The io_uring rings: design, setup, enters and requests, batch and in-flight histograms.
 fn uring_text(u: &UringFigures, o: &mut String) {
     let sharing = ring_sharing_text(u);
     let _ = writeln!(
         o,
-        "io_uring     ring {}, setup [{}]{}; io_uring_enter calls {}, requests {}, mean batch {:.2}, big batches (>=32) {}{}{sharing}",
+        "io_uring     ring {}, {}setup [{}]{}; io_uring_enter calls {}, requests {}, mean batch {:.2}, big batches (>=32) {}{}{}{sharing}",
         if u.design.is_empty() { "per-thread" } else { u.design.as_str() },
+        if u.opcode.is_empty() { String::new() } else { format!("opcode {}, ", u.opcode) },
         u.setup.join(", "),
         if u.refused.is_empty() {
             String::new()
@@ -297,7 +310,8 @@ fn uring_text(u: &UringFigures, o: &mut String) {
         thousands_u64(u.requests),
         u.mean_batch,
         thousands_u64(u.big_batches),
-        sqpoll_text(u)
+        sqpoll_text(u),
+        min_wait_text(u)
     );
     let _ = writeln!(
         o,

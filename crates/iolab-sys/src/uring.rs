@@ -110,19 +110,41 @@ unsafe fn raw_syscall6(n: u64, a: [u64; 6]) -> i64 {
 /// (IORING_ENTER_EXT_ARG, Linux 5.11+). Submits nothing, so it may run on a thread other than the one
 /// filling the submission queue. A timeout is `Ok(false)`.
 pub fn io_uring_wait_timeout(fd: i32, min_complete: u32, timeout_ns: u64) -> SysResult<bool> {
+    match io_uring_enter_ext(fd, 0, min_complete, IORING_ENTER_GETEVENTS, 0, timeout_ns) {
+        Ok(_) => Ok(true),
+        Err(e) if e.errno == libc::ETIME => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+pub const IORING_ENTER_EXT_ARG: u32 = 1 << 3;
+
+/// io_uring_enter(2) with struct io_uring_getevents_arg (IORING_ENTER_EXT_ARG, 5.11+): submits
+/// `to_submit`, then (with GETEVENTS in `flags`) waits for `min_complete` completions for at most
+/// `timeout_ns`; with `min_wait_usec` (6.12+, IORING_FEAT_MIN_TIMEOUT) it waits that long for
+/// `min_complete`, then returns as soon as there is any completion at all. `fd`/`flags` as for
+/// [`io_uring_enter`]. A timeout is the error ETIME.
+pub fn io_uring_enter_ext(
+    fd: i32,
+    to_submit: u32,
+    min_complete: u32,
+    flags: u32,
+    min_wait_usec: u32,
+    timeout_ns: u64,
+) -> SysResult<u32> {
     #[repr(C)]
     struct KernelTimespec {
         tv_sec: i64,
         tv_nsec: i64,
     }
+    /// struct io_uring_getevents_arg (6.12+ layout: min_wait_usec is where older headers have pad).
     #[repr(C)]
     struct GetEventsArg {
         sigmask: u64,
         sigmask_sz: u32,
-        pad: u32,
+        min_wait_usec: u32,
         ts: u64,
     }
-    const IORING_ENTER_EXT_ARG: u32 = 1 << 3;
     let ts = KernelTimespec {
         tv_sec: (timeout_ns / 1_000_000_000) as i64,
         tv_nsec: (timeout_ns % 1_000_000_000) as i64,
@@ -130,27 +152,23 @@ pub fn io_uring_wait_timeout(fd: i32, min_complete: u32, timeout_ns: u64) -> Sys
     let arg = GetEventsArg {
         sigmask: 0,
         sigmask_sz: 0,
-        pad: 0,
+        min_wait_usec,
         ts: &ts as *const KernelTimespec as u64,
     };
     // SAFETY: `arg` and the timespec it points to are locals alive for the whole call; the size passed is
-    // exactly that of `arg`; to_submit is 0, so no SQE memory is read.
-    let r = result("io_uring_enter", unsafe {
+    // exactly that of `arg`; SQEs the call submits are the ring owner's, valid until their completions.
+    result("io_uring_enter", unsafe {
         libc::syscall(
             libc::SYS_io_uring_enter,
             fd,
-            0u32,
+            to_submit,
             min_complete,
-            IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
+            flags | IORING_ENTER_EXT_ARG,
             &arg as *const GetEventsArg,
             std::mem::size_of::<GetEventsArg>(),
         )
-    });
-    match r {
-        Ok(_) => Ok(true),
-        Err(e) if e.errno == libc::ETIME => Ok(false),
-        Err(e) => Err(e),
-    }
+    })
+    .map(|n| n as u32)
 }
 
 /// IORING_REGISTER_RING_FDS for `ring_fd` (Linux 5.18+): returns the registered index to pass to

@@ -270,9 +270,9 @@ fn impossible_ring_combinations_are_refused_before_running() {
             "does not exist",
         ),
         (
-            &["--fixed-bufs", "--vectored"],
-            "--fixed-bufs",
-            "not vectored",
+            &["--iopoll", "--direct", "--min-wait", "50"],
+            "--min-wait",
+            "polled for",
         ),
     ];
     for (opts, flag, needle) in cases {

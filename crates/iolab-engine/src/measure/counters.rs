@@ -286,6 +286,31 @@ impl CounterSet {
         }
     }
 
+    /// The kernel's count of the requests it took with opcode `code` (`name`, as its tracepoint prints it):
+    /// the submission tracepoint filtered on `opcode == code`, named "<tracepoint> opcode <name>". Says
+    /// nothing when the tracepoint or its filter is missing (the unfiltered count still stands).
+    pub fn add_opcode(&mut self, name: &str, code: u8) {
+        let Ok(ids) = trace_ids() else { return };
+        let Some((tp, &id)) = [SUBMIT, SUBMIT_OLD]
+            .into_iter()
+            .find_map(|t| ids.events.get(t).map(|id| (t, id)))
+        else {
+            return;
+        };
+        let label = format!("{tp} opcode {name}");
+        let opened = sys::perf_event_open_counter(perf::PERF_TYPE_TRACEPOINT, id).and_then(|fd| {
+            let f =
+                std::ffi::CString::new(format!("opcode == {code}")).expect("no NUL in a number");
+            sys::perf_set_filter(&fd, &f).map(|()| fd)
+        });
+        match opened {
+            Ok(fd) => self.open.push((label, Family::Tracepoint, fd)),
+            Err(e) => self
+                .unavailable
+                .push((label, Family::Tracepoint, open_reason(e.errno))),
+        }
+    }
+
     /// Software and hardware counters (the timed pass).
     pub fn add_software_and_hardware(&mut self) {
         let sw = perf::PERF_TYPE_SOFTWARE;

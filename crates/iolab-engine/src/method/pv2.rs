@@ -104,9 +104,7 @@ impl Pv2 {
             return op_err(e, &self.path);
         }
         let why = if self.flags & libc::RWF_DONTCACHE != 0 {
-            "RWF_DONTCACHE (--rw-flags dontcache) needs Linux 6.14+ and a filesystem that supports uncached \
-             buffered I/O (ext4, xfs, btrfs; not tmpfs or a block device); iolab never falls back to plain \
-             buffered I/O"
+            crate::spec::rw_flags::DONTCACHE_REFUSED
         } else {
             "RWF_NOWAIT needs a file or device whose driver supports non-blocking I/O; RWF_HIPRI needs \
              O_DIRECT on some kernels"

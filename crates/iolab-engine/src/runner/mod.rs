@@ -77,6 +77,19 @@ pub fn run_with(
 }
 
 /// With `--count separate`: the untimed pass with the kernel tracepoints on, its counts and its result.
+/// The tracepoint counters of a run: syscalls (and the breakdown of `calls`), io_uring's requests, and
+/// for `--method io_uring` how many of them carried the workload's opcode.
+fn add_tracepoints(set: &mut CounterSet, spec: &Spec, calls: &[&'static str]) {
+    set.add_tracepoints(
+        spec.breakdown.then_some(calls),
+        spec.method.info().io_uring_requests,
+    );
+    if spec.method == crate::method::kind::MethodKind::IoUring && set.has_tracepoints() {
+        let (name, code) = crate::method::io_uring::requested_opcode(spec);
+        set.add_opcode(name, code);
+    }
+}
+
 fn counting_pass(
     spec: &Spec,
     clock: &ClockInfo,
@@ -89,10 +102,7 @@ fn counting_pass(
     }
     let mut set = CounterSet::default();
     let calls = spec.method.info().breakdown();
-    set.add_tracepoints(
-        spec.breakdown.then_some(&calls[..]),
-        spec.method.info().io_uring_requests,
-    );
+    add_tracepoints(&mut set, spec, &calls);
     kernel.notes.extend(set.notes.iter().cloned());
     if !set.has_tracepoints() {
         kernel.tracepoints = set.deltas(&CounterSnap::default(), &CounterSnap::default());
@@ -177,10 +187,7 @@ fn timed_pass(
         let mut tp = CounterSet::default();
         if spec.count == CountMode::Inline {
             let calls = spec.method.info().breakdown();
-            tp.add_tracepoints(
-                spec.breakdown.then_some(&calls[..]),
-                spec.method.info().io_uring_requests,
-            );
+            add_tracepoints(&mut tp, spec, &calls);
             kernel.notes.extend(tp.notes.iter().cloned());
             if tp.has_tracepoints() {
                 kernel.tracepoint_pass =

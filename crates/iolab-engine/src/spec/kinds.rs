@@ -166,6 +166,13 @@ pub struct RingOpts {
     /// ring drops them one by one where the kernel refuses them (empty with `--ring-setup plain`).
     #[serde(default)]
     pub recommended: Vec<String>,
+    /// `--min-wait`: when waiting for completions, wait this many µs for `wait_nr` of them, then take
+    /// any (IORING_ENTER_EXT_ARG's min_wait_usec, 6.12+); 0: wait for what the loop needs.
+    #[serde(default)]
+    pub min_wait_usec: u32,
+    /// With `--min-wait`: how many completions a wait asks for (the run's --batch).
+    #[serde(default)]
+    pub wait_nr: u32,
     /// READV/WRITEV (one iovec) instead of READ/WRITE.
     pub vectored: bool,
     /// IORING_OP_NOP instead of I/O: the ring's own cost (no data moves; the target is not touched).

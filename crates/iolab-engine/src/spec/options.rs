@@ -236,6 +236,10 @@ pub static OPTIONS: &[Opt] = &[
         group: M, applies: URING, default: None,
         help: "IORING_OP_READV/WRITEV with one iovec instead of READ/WRITE (--nonvectored: READ/WRITE, the \
                default)" },
+    Opt { key: "min-wait", ty: Ty::Count, value_name: "USEC", group: M, applies: URING, default: None,
+        help: "When waiting for completions, wait up to USEC µs for a whole --batch of them, then take any \
+               that came (IORING_ENTER_EXT_ARG min_wait_usec, 6.12+): fewer wake-ups per op, each op waiting \
+               at most USEC longer" },
     Opt { key: "nop-requests", ty: flag("nop-requests"), value_name: "", group: M, applies: Applies::NopRequests,
         default: None,
         help: "Submit IORING_OP_NOP instead of I/O (the ring's own cost; the target is not touched)" },

@@ -131,6 +131,9 @@ impl RawSpec {
         let verify = self.bool("verify")?;
         let offload = self.offload_opts(method, threads)?;
         let mut ring = self.ring_opts(method, direct, verify, threads)?;
+        if ring.min_wait_usec > 0 {
+            ring.wait_nr = queue.batch;
+        }
         if offload.sq_sleep && !self.has("sq-idle-ms") {
             // --sq-sleep waits for the SQ thread to idle out before every round trip: the shortest idle.
             ring.sq_idle_ms = 1;
@@ -181,6 +184,7 @@ impl RawSpec {
         check_method_combinations(&spec)?;
         check_extent(&spec)?;
         ring_opts::check_ring_limits(&spec)?;
+        ring_opts::check_ring_rw_flags(&spec)?;
         offload_opts::check_offload_limits(&spec)?;
         crate::budget::check_fits(&spec)?;
         Ok(spec)

@@ -28,6 +28,8 @@ impl RawSpec {
             design: self.ring_design()?,
             no_sqarray: false,
             recommended: Vec::new(),
+            min_wait_usec: self.min_wait_usec()?,
+            wait_nr: 0,
         };
         check_design(&ring, threads)?;
         if ring.nop_requests && verify {
@@ -52,10 +54,35 @@ impl RawSpec {
             ));
         }
         check_flags(&ring)?;
+        if ring.min_wait_usec > 0 && ring.iopoll {
+            return Err(Error::usage(
+                "--min-wait",
+                "with --iopoll completions are polled for, never slept for: drop one of the two",
+            ));
+        }
         if self.ring_setup_recommended()? {
             ring.recommend(threads);
         }
         Ok(ring)
+    }
+
+    /// --min-wait: µs, 1 to u32::MAX (the kernel's min_wait_usec is a u32).
+    fn min_wait_usec(&self) -> Result<u32> {
+        let Some(us) = self.count("min-wait")? else {
+            return Ok(0);
+        };
+        if us == 0 {
+            return Err(Error::usage(
+                "--min-wait",
+                "expected 1 µs or more (leave it out for no minimum wait)",
+            ));
+        }
+        u32::try_from(us).map_err(|_| {
+            Error::usage(
+                "--min-wait",
+                format!("{us} µs is beyond what the kernel takes (min_wait_usec is 32 bits, at most {})", u32::MAX),
+            )
+        })
     }
 
     /// --ring-setup: recommended (the default) or plain.
@@ -153,6 +180,13 @@ impl RingOpts {
 
 /// What a ring design cannot do.
 fn check_design(ring: &RingOpts, threads: u64) -> Result<()> {
+    if ring.min_wait_usec > 0 && ring.design == RingDesign::ProducerConsumer {
+        return Err(Error::usage(
+            "--min-wait",
+            "with --ring producer-consumer a consumer thread takes each completion as it comes: use --ring \
+             per-thread, shared or shared-submitter",
+        ));
+    }
     if ring.design == RingDesign::ProducerConsumer && ring.defer_taskrun {
         return Err(Error::usage(
             "--defer-taskrun",
@@ -207,13 +241,27 @@ fn check_flags(ring: &RingOpts) -> Result<()> {
             "cannot be combined with --sqpoll (the kernel refuses task-run flags on SQPOLL rings)",
         ));
     }
-    if ring.fixed_bufs && ring.vectored {
-        return Err(Error::usage(
-            "--fixed-bufs",
-            "uses READ_FIXED/WRITE_FIXED, which are not vectored; drop --vectored",
-        ));
-    }
     Ok(())
+}
+
+/// `--rw-flags` on io_uring requests: in each read or write SQE's rw_flags. RWF_NOWAIT is io_uring's own
+/// first try (a request that would block goes to io-wq, counted as punts); RWF_HIPRI on a ring without
+/// IOPOLL is refused by the kernel (EINVAL); a NOP carries no flags.
+pub(super) fn check_ring_rw_flags(s: &Spec) -> Result<()> {
+    if s.rw_flags == 0 || !s.method.info().takes(Applies::Ring) {
+        return Ok(());
+    }
+    let why = if s.rw_flags & libc::RWF_NOWAIT as u32 != 0 {
+        "nowait is what io_uring tries first on every request (IOCB_NOWAIT); a request that would block \
+         goes to an io-wq worker, counted as punts: drop nowait (or use --method pv2 --rw-flags nowait)"
+    } else if s.rw_flags & libc::RWF_HIPRI as u32 != 0 {
+        "hipri on io_uring is --iopoll (the kernel refuses RWF_HIPRI on a ring without IOPOLL): drop hipri"
+    } else if s.ring.nop_requests {
+        "--nop-requests sends IORING_OP_NOP, which moves no data and takes no RWF flags: drop one of the two"
+    } else {
+        return Ok(());
+    };
+    Err(Error::usage("--rw-flags", why))
 }
 
 /// What the kernel holds in one ring, asked before anything is set up: the submission queue entries a

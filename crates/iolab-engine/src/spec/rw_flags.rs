@@ -52,6 +52,11 @@ pub const RW_FLAGS: [RwFlag; 6] = [
     },
 ];
 
+/// Why the kernel answers EOPNOTSUPP to RWF_DONTCACHE, for pv2's and io_uring's refusals.
+pub const DONTCACHE_REFUSED: &str = "RWF_DONTCACHE (--rw-flags dontcache) needs Linux 6.14+ and a filesystem \
+    that supports uncached buffered I/O (ext4, xfs, btrfs; not tmpfs or a block device); iolab never falls \
+    back to plain buffered I/O";
+
 /// The flags' words, for the option table's value check.
 pub const RW_FLAG_NAMES: [&str; RW_FLAGS.len()] = names();
 

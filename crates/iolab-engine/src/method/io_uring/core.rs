@@ -72,6 +72,17 @@ fn build(o: &RingOpts, entries: u32, cq: u32) -> std::io::Result<IoUring> {
     b.build(entries)
 }
 
+/// Does this kernel's io_uring know `code` (IORING_REGISTER_PROBE, 5.6+, on a one-entry ring of its own)?
+/// `Err` names why it could not be asked.
+pub(super) fn kernel_has_opcode(code: u8) -> std::result::Result<bool, String> {
+    let ring = IoUring::new(1).map_err(|e| format!("io_uring_setup: {e}"))?;
+    let mut probe = io_uring::Probe::new();
+    ring.submitter()
+        .register_probe(&mut probe)
+        .map_err(|e| format!("io_uring_register(PROBE): {e}"))?;
+    Ok(probe.is_supported(code))
+}
+
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -195,6 +206,13 @@ impl Core {
                 Err(e) => return Err(Error::from(io_err("io_uring_setup", e))),
             }
         };
+        if opts.min_wait_usec > 0 && !ring.params().is_feature_min_timeout() {
+            return Err(Error::Runtime(
+                "--min-wait needs IORING_FEAT_MIN_TIMEOUT (Linux 6.12+), which this kernel's io_uring lacks: \
+                 run without --min-wait"
+                    .into(),
+            ));
+        }
         let setup = setup_names(&opts);
         Ok(Core {
             ring,
@@ -286,6 +304,9 @@ impl Core {
                 return Ok(());
             }
         }
+        if min_complete > 0 && self.opts.min_wait_usec > 0 {
+            return self.enter_min_wait(flags, e);
+        }
         loop {
             self.stats.enters += 1;
             let to_submit = if self.opts.sqpoll { 0 } else { self.queued };
@@ -309,6 +330,50 @@ impl Core {
                     continue
                 }
                 Err(err) => return Err(op_err(err, &self.path)),
+            }
+        }
+    }
+
+    /// `--min-wait`: submits what is queued and waits up to min_wait_usec for `wait_nr` completions (never
+    /// more than are in flight), then for any; a wait that came back with fewer than it asked for is
+    /// counted. The overall timeout (STALL_NS) only bounds one wait: the runner judges a stall.
+    #[cold]
+    fn enter_min_wait(&mut self, flags: u32, e: Enter) -> Result<()> {
+        const STALL_NS: u64 = 30_000_000_000;
+        let flags = flags | sys::IORING_ENTER_GETEVENTS;
+        loop {
+            self.stats.enters += 1;
+            let to_submit = if self.opts.sqpoll { 0 } else { self.queued };
+            let want = self.opts.wait_nr.min(self.in_kernel + self.queued).max(1);
+            let r = sys::io_uring_enter_ext(
+                e.fd,
+                to_submit,
+                want,
+                flags,
+                self.opts.min_wait_usec,
+                STALL_NS,
+            );
+            match r {
+                Ok(taken) => {
+                    let taken = if self.opts.sqpoll {
+                        self.queued
+                    } else {
+                        taken.min(self.queued)
+                    };
+                    self.account(taken);
+                }
+                Err(err) if err.errno == libc::ETIME => {}
+                Err(err) if matches!(err.errno, libc::EINTR | libc::EAGAIN | libc::EBUSY) => {
+                    continue
+                }
+                Err(err) => return Err(op_err(err, &self.path)),
+            }
+            if self.queued == 0 {
+                self.stats.min_waits += 1;
+                if (self.ring.completion().len() as u32) < want {
+                    self.stats.min_waits_short += 1;
+                }
+                return Ok(());
             }
         }
     }

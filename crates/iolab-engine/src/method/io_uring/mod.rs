@@ -60,6 +60,7 @@ use crate::error::{Error, Result};
 use crate::result::UringStats;
 use crate::spec::options::Applies;
 use crate::spec::{RingDesign, RingOpts, Spec};
+use crate::target::TargetKind;
 use io_uring::squeue;
 use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -67,7 +68,13 @@ use std::path::PathBuf;
 
 /// The table header's word on the run's queue.
 fn describe(s: &crate::spec::Spec) -> Option<String> {
-    Some(format!("qd {} batch {}", s.qd, s.batch))
+    let rwf = crate::spec::rw_flags::words(s.rw_flags);
+    let rwf = if rwf.is_empty() {
+        rwf
+    } else {
+        format!(" RWF {rwf}")
+    };
+    Some(format!("qd {} batch {}{rwf}", s.qd, s.batch))
 }
 
 /// `io_uring`, as the registry lists it.
@@ -91,6 +98,7 @@ pub const INFO: MethodInfo = MethodInfo {
         Applies::Ring,
         Applies::SqThread,
         Applies::NopRequests,
+        Applies::RwFlags,
     ],
     sink_calls: SinkCalls::PerRequest,
     ..MethodInfo::PLAIN
@@ -109,6 +117,10 @@ fn way(_: &MethodInfo, s: &Spec) -> String {
         o.push(format!("{} ring", s.ring.design.name()));
     }
     o.push(format!("qd {} batch {}", s.qd, s.batch));
+    let rwf = crate::spec::rw_flags::words(s.rw_flags);
+    if !rwf.is_empty() {
+        o.push(format!("RWF {rwf}"));
+    }
     format!("io_uring ({})", o.join(", "))
 }
 
@@ -149,6 +161,61 @@ pub struct Uring {
     /// What this thread counts itself: syscalls besides those in its own ring's stats, and its share of a
     /// shared ring's statistics (mutex waits, sleeps, doorbells).
     own: Own,
+    /// An opcode asked for that this kernel lacks, and what ran instead.
+    fallback: Option<String>,
+    /// RWF_* of every request (`--rw-flags`).
+    rw_flags: u32,
+}
+
+/// The opcode `spec`'s requests ask for (what the counting pass counts the kernel's submissions of); the
+/// kernel may lack it (`vectored_fixed` then falls back, and the count says so by staying 0).
+pub fn requested_opcode(spec: &Spec) -> (&'static str, u8) {
+    use self::sqe::ReqKind;
+    let o = &spec.ring;
+    let socket = matches!(
+        TargetKind::stream_named(&spec.target),
+        Some(TargetKind::Socketpair | TargetKind::Tcp)
+    );
+    let kind = if o.nop_requests {
+        ReqKind::Nop
+    } else if o.vectored && o.fixed_bufs {
+        ReqKind::VectoredFixed
+    } else if o.fixed_bufs {
+        ReqKind::Fixed
+    } else if o.vectored {
+        ReqKind::Vectored
+    } else if socket {
+        ReqKind::Socket
+    } else {
+        ReqKind::Plain
+    };
+    kind.opcode(spec.op == crate::spec::OpKind::Write)
+}
+
+/// `--vectored --fixed-bufs`: IORING_OP_WRITEV_FIXED/READV_FIXED (6.15+) where this kernel has them (its
+/// opcode probe says), else WRITEV/READV with the buffers still registered, said beside the opcode.
+fn vectored_fixed(o: &RingOpts, write: bool) -> (bool, Option<String>) {
+    if !(o.vectored && o.fixed_bufs) {
+        return (false, None);
+    }
+    let (code, name) = if write {
+        (io_uring::opcode::WritevFixed::CODE, "WRITEV_FIXED")
+    } else {
+        (io_uring::opcode::ReadvFixed::CODE, "READV_FIXED")
+    };
+    match self::core::kernel_has_opcode(code) {
+        Ok(true) => (true, None),
+        Ok(false) => (
+            false,
+            Some(format!(
+                "{name} asked for, not in this kernel's opcode probe (Linux 6.15+)"
+            )),
+        ),
+        Err(why) => (
+            false,
+            Some(format!("{name} asked for; the opcode probe failed: {why}")),
+        ),
+    }
 }
 
 // SAFETY: the iovecs only point into the runner's buffers (owned by the same worker thread); the ring, fd
@@ -170,8 +237,21 @@ impl Method for Uring {
                 threads * qd
             )));
         }
+        let socket = matches!(ctx.target.kind, TargetKind::Socketpair | TargetKind::Tcp);
+        if socket && ctx.spec.rw_flags != 0 {
+            return Err(Error::usage(
+                "--rw-flags",
+                "a socket target takes IORING_OP_SEND/RECV, which carry no RWF flags: drop --rw-flags",
+            ));
+        }
         let (ring, file_index, buf_base) = Ring::open(ctx, &o, fd.as_raw_fd(), &path)?;
-        let sqes = SqeShape::new(ctx, &o, fd.as_raw_fd(), file_index, buf_base);
+        let (vectored_fixed, fallback) = vectored_fixed(&o, ctx.writes());
+        let sqes = SqeShape::new(
+            ctx,
+            &o,
+            (fd.as_raw_fd(), file_index, buf_base),
+            vectored_fixed,
+        );
         Ok(Uring {
             ring,
             fd,
@@ -185,6 +265,8 @@ impl Method for Uring {
             staged: Vec::with_capacity(qd as usize),
             own: Own::default(),
             opts: o,
+            fallback,
+            rw_flags: ctx.spec.rw_flags,
         })
     }
 
@@ -243,6 +325,13 @@ impl Method for Uring {
     }
 
     fn describe_failure(&self, errno: i32) -> Option<String> {
+        if errno == libc::EOPNOTSUPP && self.rw_flags & libc::RWF_DONTCACHE as u32 != 0 {
+            return Some(format!(
+                "{} refuses --rw-flags dontcache (the kernel answered EOPNOTSUPP): {}",
+                self.path.display(),
+                crate::spec::rw_flags::DONTCACHE_REFUSED
+            ));
+        }
         (self.opts.iopoll && errno == libc::EOPNOTSUPP).then(|| {
             let queue = crate::measure::iopoll::refusal_text(&self.path)
                 .unwrap_or_else(|| "it is on no block device that polls".into());
@@ -292,6 +381,10 @@ impl Uring {
                 setup: setup_names(&self.opts),
                 ..Default::default()
             },
+        };
+        s.opcode = match &self.fallback {
+            Some(f) => format!("{} ({f})", self.sqes.opcode().0),
+            None => self.sqes.opcode().0.into(),
         };
         s.lock_contended += self.own.lock_contended;
         s.worker_sleeps += self.own.worker_sleeps;

@@ -5,6 +5,43 @@ use super::super::api::{Io, ThreadCtx};
 use crate::spec::RingOpts;
 use io_uring::{opcode, squeue, types};
 
+/// Which request a thread's SQEs carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReqKind {
+    Nop,
+    VectoredFixed,
+    Fixed,
+    Vectored,
+    Socket,
+    Plain,
+}
+
+impl ReqKind {
+    /// The opcode's name as the kernel's tracepoints print it, and its number.
+    pub(crate) fn opcode(self, write: bool) -> (&'static str, u8) {
+        use opcode as o;
+        let (w, r) = match self {
+            ReqKind::Nop => return ("NOP", o::Nop::CODE),
+            ReqKind::VectoredFixed => (
+                ("WRITEV_FIXED", o::WritevFixed::CODE),
+                ("READV_FIXED", o::ReadvFixed::CODE),
+            ),
+            ReqKind::Fixed => (
+                ("WRITE_FIXED", o::WriteFixed::CODE),
+                ("READ_FIXED", o::ReadFixed::CODE),
+            ),
+            ReqKind::Vectored => (("WRITEV", o::Writev::CODE), ("READV", o::Readv::CODE)),
+            ReqKind::Socket => (("SEND", o::Send::CODE), ("RECV", o::Recv::CODE)),
+            ReqKind::Plain => (("WRITE", o::Write::CODE), ("READ", o::Read::CODE)),
+        };
+        if write {
+            w
+        } else {
+            r
+        }
+    }
+}
+
 /// What a thread's SQEs look like (kept apart from the ring so a round can be built straight into the SQ).
 pub(super) struct SqeShape {
     write: bool,
@@ -14,6 +51,10 @@ pub(super) struct SqeShape {
     nop: bool,
     fixed_bufs: bool,
     vectored: bool,
+    /// --vectored --fixed-bufs on a kernel with IORING_OP_READV_FIXED/WRITEV_FIXED (6.15+).
+    vectored_fixed: bool,
+    /// RWF_* of every read and write (`--rw-flags`), in the SQE's rw_flags.
+    rw_flags: i32,
     fixed_files: bool,
     /// The thread's target fd (owned by `Uring::fd`).
     fd: i32,
@@ -28,13 +69,13 @@ pub(super) struct SqeShape {
 
 impl SqeShape {
     /// The shape of thread `ctx.thread`'s SQEs on `fd`, whose file and buffers sit at `file_index` and
-    /// `buf_base` of its ring's registered tables.
+    /// `buf_base` of its ring's registered tables; `vectored_fixed`: the kernel has the vectored
+    /// fixed-buffer opcodes that `--vectored --fixed-bufs` asks for.
     pub(super) fn new(
         ctx: &ThreadCtx,
         o: &RingOpts,
-        fd: i32,
-        file_index: u32,
-        buf_base: u32,
+        (fd, file_index, buf_base): (i32, u32, u32),
+        vectored_fixed: bool,
     ) -> SqeShape {
         SqeShape {
             write: ctx.writes(),
@@ -46,6 +87,8 @@ impl SqeShape {
             nop: o.nop_requests,
             fixed_bufs: o.fixed_bufs,
             vectored: o.vectored,
+            vectored_fixed: vectored_fixed && o.vectored && o.fixed_bufs,
+            rw_flags: ctx.spec.rw_flags as i32,
             fixed_files: o.fixed_files,
             fd,
             file_index,
@@ -59,6 +102,24 @@ impl SqeShape {
                 ctx.spec.qd as usize
             ],
         }
+    }
+
+    /// The kernel's name and number of the opcode this thread's requests use ("WRITEV_FIXED").
+    pub(super) fn opcode(&self) -> (&'static str, u8) {
+        let kind = if self.nop {
+            ReqKind::Nop
+        } else if self.vectored_fixed {
+            ReqKind::VectoredFixed
+        } else if self.fixed_bufs {
+            ReqKind::Fixed
+        } else if self.vectored {
+            ReqKind::Vectored
+        } else if self.socket {
+            ReqKind::Socket
+        } else {
+            ReqKind::Plain
+        };
+        kind.opcode(self.write)
     }
 
     /// The SQE for `len` bytes at `buf` (inside slot `slot`'s buffer) at file offset `offset`.
@@ -91,6 +152,7 @@ impl SqeShape {
         let off = |io: &Io| if positional { io.offset } else { 0 };
         let base = self.buf_base;
         let write = self.write;
+        let rwf = self.rw_flags;
         macro_rules! each {
             (|$io:ident| $e:expr) => {
                 for $io in ios {
@@ -111,7 +173,26 @@ impl SqeShape {
         macro_rules! ops {
             ($fd:expr) => {{
                 let fd = $fd;
-                if self.fixed_bufs {
+                if self.vectored_fixed {
+                    let iov = &mut self.iovecs;
+                    each!(|io| {
+                        let v = &mut iov[io.slot as usize];
+                        v.iov_base = io.buf.cast();
+                        v.iov_len = io.len;
+                        let b = (base + io.slot) as u16;
+                        if write {
+                            opcode::WritevFixed::new(fd, v, 1, b)
+                                .offset(off(io))
+                                .rw_flags(rwf)
+                                .build()
+                        } else {
+                            opcode::ReadvFixed::new(fd, v, 1, b)
+                                .offset(off(io))
+                                .rw_flags(rwf)
+                                .build()
+                        }
+                    })
+                } else if self.fixed_bufs {
                     by_dir!(WriteFixed / ReadFixed, |io| (
                         fd,
                         io.buf,
@@ -119,6 +200,7 @@ impl SqeShape {
                         (base + io.slot) as u16
                     )
                         .offset(off(io))
+                        .rw_flags(rwf)
                         .build())
                 } else if self.vectored {
                     let iov = &mut self.iovecs;
@@ -127,9 +209,15 @@ impl SqeShape {
                         v.iov_base = io.buf.cast();
                         v.iov_len = io.len;
                         if write {
-                            opcode::Writev::new(fd, v, 1).offset(off(io)).build()
+                            opcode::Writev::new(fd, v, 1)
+                                .offset(off(io))
+                                .rw_flags(rwf)
+                                .build()
                         } else {
-                            opcode::Readv::new(fd, v, 1).offset(off(io)).build()
+                            opcode::Readv::new(fd, v, 1)
+                                .offset(off(io))
+                                .rw_flags(rwf)
+                                .build()
                         }
                     })
                 } else if self.socket {
@@ -139,6 +227,7 @@ impl SqeShape {
                 } else {
                     by_dir!(Write / Read, |io| (fd, io.buf, io.len as u32)
                         .offset(off(io))
+                        .rw_flags(rwf)
                         .build())
                 }
             }};

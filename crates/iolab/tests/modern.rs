@@ -1,0 +1,380 @@
+//! The interfaces of recent kernels: uncached buffered I/O (RWF_DONTCACHE) on io_uring, the vectored
+//! fixed-buffer opcodes, and waiting with a minimum wait time. Each test asks the kernel (the page cache
+//! through mincore, the submission tracepoint filtered by opcode, the context switches counted) and skips
+//! with the reason where the kernel lacks the feature.
+
+mod common;
+use common::*;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+/// The share of `path`'s pages in the page cache (mincore over a read-only shared mapping).
+fn resident_share(path: &Path) -> f64 {
+    let f = std::fs::File::open(path).expect("open the kept file");
+    let len = f.metadata().unwrap().len() as usize;
+    assert!(len > 0, "{} is empty", path.display());
+    // SAFETY: a read-only shared mapping of an open file of `len` bytes, unmapped below; nothing reads it.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        )
+    };
+    assert_ne!(p, libc::MAP_FAILED, "mmap {}", path.display());
+    let page = 4096usize;
+    let mut vec = vec![0u8; len.div_ceil(page)];
+    // SAFETY: `p` maps `len` bytes; `vec` has one byte per page of them.
+    let r = unsafe { libc::mincore(p, len, vec.as_mut_ptr()) };
+    // SAFETY: the mapping made above, of `len` bytes.
+    unsafe { libc::munmap(p, len) };
+    assert_eq!(r, 0, "mincore {}", path.display());
+    vec.iter().filter(|b| *b & 1 == 1).count() as f64 / vec.len() as f64
+}
+
+/// Writes 16 MiB to a new file on the disk with `method` and `extra` flags, kept, flushed at the end.
+fn written_and_kept(
+    dir: &tempfile::TempDir,
+    name: &str,
+    method: &str,
+    extra: &[&str],
+) -> (Ran, std::path::PathBuf) {
+    let target = file(dir, name);
+    let t = path_str(&target);
+    let mut args = vec![
+        "run", "--method", method, "--target", &t, "--ops", "4096", "--bs", "4k", "--fsync", "end",
+        "--keep", "--count", "none",
+    ];
+    args.extend_from_slice(extra);
+    (iolab(&args), target)
+}
+
+/// io_uring with RWF_DONTCACHE in every write SQE (and pv2's pwritev2 with it): the bytes land, and once
+/// written back the file's pages have left the page cache, where plain buffered writes leave them resident.
+#[test]
+fn dontcache_writes_land_and_leave_the_page_cache() {
+    let disk = disk_dir();
+    for method in ["io_uring", "pv2"] {
+        let (r, kept) = written_and_kept(
+            &disk,
+            &format!("{method}-dc.dat"),
+            method,
+            &["--rw-flags", "dontcache"],
+        );
+        if r.code != 0 && r.stderr.contains("EOPNOTSUPP") {
+            println!("SKIPPED {method} dontcache: the disk's filesystem or this kernel has no RWF_DONTCACHE: {}", r.stderr.trim());
+            return;
+        }
+        assert_eq!(r.code, 0, "{method}: {}", r.stderr);
+        let uncached = resident_share(&kept);
+        let (r, plain) = written_and_kept(&disk, &format!("{method}-plain.dat"), method, &[]);
+        assert_eq!(r.code, 0, "{method}: {}", r.stderr);
+        let cached = resident_share(&plain);
+        println!("{method}: resident after dontcache writes {uncached:.3}, after plain buffered writes {cached:.3}");
+        assert!(
+            uncached < 0.1,
+            "{method}: {uncached:.3} of the dontcache file's pages stayed in the page cache"
+        );
+        assert!(
+            cached > 0.9,
+            "{method}: only {cached:.3} of the buffered file's pages were resident (the control)"
+        );
+        // The bytes: a verified run (its read-back would bring the pages back, so it is a run of its own).
+        let t = path_str(&file(&disk, &format!("{method}-verify.dat")));
+        let mut args = vec![
+            "--method",
+            method,
+            "--rw-flags",
+            "dontcache",
+            "--target",
+            &t,
+            "--ops",
+            "2000",
+            "--bs",
+            "4k",
+            "--verify",
+            "--count",
+            "none",
+        ];
+        if method == "io_uring" {
+            args.extend(["--qd", "8"]);
+        }
+        let v = run_json(&args);
+        assert_eq!(u64_of(&v, &["verify", "blocks_checked"]), 2000, "{method}");
+        assert_eq!(u64_of(&v, &["verify", "mismatches"]), 0, "{method}");
+        assert_eq!(v["spec"]["rw_flags"], libc::RWF_DONTCACHE, "{method}");
+    }
+}
+
+/// tmpfs has no uncached buffered I/O: io_uring's completions answer EOPNOTSUPP, and the run fails naming
+/// the flag, never buffering silently. Flags io_uring cannot take are refused before anything runs.
+#[test]
+fn uring_rw_flags_refusals_name_the_flag() {
+    let tmp = tmpfs_dir();
+    let shm = path_str(&file(&tmp, "dc.dat"));
+    let r = iolab(&[
+        "run",
+        "--method",
+        "io_uring",
+        "--rw-flags",
+        "dontcache",
+        "--target",
+        &shm,
+        "--ops",
+        "10",
+    ]);
+    assert_ne!(r.code, 0, "tmpfs took RWF_DONTCACHE: {}", r.stdout);
+    assert!(
+        r.stderr.contains("EOPNOTSUPP") && r.stderr.contains("dontcache"),
+        "{}",
+        r.stderr
+    );
+    for (flags, word) in [("nowait", "io-wq"), ("hipri", "--iopoll")] {
+        let r = iolab(&[
+            "run",
+            "--method",
+            "io_uring",
+            "--rw-flags",
+            flags,
+            "--target",
+            &shm,
+            "--ops",
+            "10",
+        ]);
+        assert_eq!(r.code, 2, "{flags}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("--rw-flags") && r.stderr.contains(word),
+            "{flags}: {}",
+            r.stderr
+        );
+    }
+    let r = iolab(&[
+        "run",
+        "--method",
+        "io_uring",
+        "--rw-flags",
+        "dsync",
+        "--target",
+        "socketpair",
+        "--ops",
+        "10",
+    ]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("--rw-flags") && r.stderr.contains("SEND/RECV"),
+        "{}",
+        r.stderr
+    );
+    let r = iolab(&[
+        "run",
+        "--method",
+        "io_uring",
+        "--rw-flags",
+        "dontcache",
+        "--nop-requests",
+        "--ops",
+        "10",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--rw-flags") && r.stderr.contains("NOP"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// `--vectored --fixed-bufs`: IORING_OP_WRITEV_FIXED and READV_FIXED where the kernel has them. The opcode
+/// the output names is the one the kernel counted for every request (io_uring_submit_req filtered on the
+/// opcode), and the written bytes read back right.
+#[test]
+fn vectored_fixed_buffers_use_the_opcode_the_kernel_counts() {
+    let disk = disk_dir();
+    let t = path_str(&file(&disk, "vf.dat"));
+    let w = run_json(&[
+        "--method",
+        "io_uring",
+        "--vectored",
+        "--fixed-bufs",
+        "--target",
+        &t,
+        "--ops",
+        "3000",
+        "--bs",
+        "4k",
+        "--qd",
+        "16",
+        "--batch",
+        "4",
+        "--verify",
+        "--count",
+        "full",
+        "--keep",
+    ]);
+    let opcode = w["uring"]["opcode"]
+        .as_str()
+        .expect("uring.opcode")
+        .to_string();
+    if opcode.contains("asked for") {
+        println!("SKIPPED: {opcode}");
+        return;
+    }
+    assert_eq!(opcode, "WRITEV_FIXED");
+    assert_eq!(u64_of(&w, &["verify", "mismatches"]), 0);
+    assert_eq!(u64_of(&w, &["verify", "blocks_checked"]), 3000);
+    let counted = |v: &serde_json::Value, name: &str| {
+        v["kernel"]["tracepoints"]
+            .as_array()
+            .expect("tracepoints")
+            .iter()
+            .find(|c| c["name"] == name)
+            .and_then(|c| c["value"].as_u64())
+    };
+    let tp = "io_uring:io_uring_submit_req opcode WRITEV_FIXED";
+    match counted(&w, tp) {
+        Some(n) => assert_eq!(n, 3000, "the kernel took {n} WRITEV_FIXED requests of 3000"),
+        None => println!(
+            "SKIPPED the kernel's count: no {tp} counter: {}",
+            w["kernel"]["notes"]
+        ),
+    }
+    let r = run_json(&[
+        "--method",
+        "io_uring",
+        "--vectored",
+        "--fixed-bufs",
+        "--op",
+        "read",
+        "--target",
+        &t,
+        "--ops",
+        "3000",
+        "--bs",
+        "4k",
+        "--count",
+        "full",
+    ]);
+    assert_eq!(r["uring"]["opcode"], "READV_FIXED");
+    if let Some(n) = counted(&r, "io_uring:io_uring_submit_req opcode READV_FIXED") {
+        assert_eq!(n, 3000);
+    }
+    // The plain vectored opcode is counted under its own name, and the fixed one not at all.
+    let p = run_json(&[
+        "--method",
+        "io_uring",
+        "--vectored",
+        "--target",
+        &t,
+        "--ops",
+        "500",
+        "--count",
+        "full",
+        "--overwrite",
+    ]);
+    assert_eq!(p["uring"]["opcode"], "WRITEV");
+    if let Some(n) = counted(&p, "io_uring:io_uring_submit_req opcode WRITEV") {
+        assert_eq!(n, 500);
+    }
+    assert!(counted(&p, tp).is_none(), "a WRITEV run counted {tp}");
+}
+
+/// `--min-wait`: each wait asks for a whole batch and sleeps up to the minimum for it. At O_DIRECT depth 32,
+/// batch 32, a run then waits once per batch, and the kernel counts far fewer context switches than the
+/// same run waiting for one completion at a time.
+#[test]
+fn min_wait_waits_for_a_batch_and_saves_wake_ups() {
+    let disk = disk_dir();
+    let f = direct_allocated_file(&disk, "mw.dat", "8192");
+    let t = path_str(&f);
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--method",
+            "io_uring",
+            "--direct",
+            "--target",
+            &t,
+            "--overwrite",
+            "--file-size",
+            "32m",
+            "--pattern",
+            "rand",
+            "--ops",
+            "16000",
+            "--bs",
+            "4k",
+            "--qd",
+            "32",
+            "--batch",
+            "32",
+            "--count",
+            "none",
+            "--json",
+            "-",
+        ];
+        a.extend_from_slice(extra);
+        iolab(&a)
+    };
+    let with = run(&["--min-wait", "100000"]);
+    if with.code != 0 && with.stderr.contains("IORING_FEAT_MIN_TIMEOUT") {
+        println!("SKIPPED: {}", with.stderr.trim());
+        return;
+    }
+    assert_eq!(with.code, 0, "{}", with.stderr);
+    let without = run(&[]);
+    assert_eq!(without.code, 0, "{}", without.stderr);
+    let json = |r: &Ran| -> serde_json::Value { serde_json::from_str(&r.stdout).expect("JSON") };
+    let (w, wo) = (json(&with), json(&without));
+    let switches = |v: &serde_json::Value| {
+        v["kernel"]["timed_pass"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "context-switches")
+            .and_then(|c| c["value"].as_u64())
+    };
+    assert_eq!(
+        u64_of(&w, &["uring", "min_waits"]),
+        16000 / 32,
+        "one wait per batch"
+    );
+    assert_eq!(u64_of(&wo, &["uring", "min_waits"]), 0);
+    let (a, b) = (
+        u64_of(&w, &["uring", "enters"]),
+        u64_of(&wo, &["uring", "enters"]),
+    );
+    assert!(
+        a < b,
+        "io_uring_enter calls: {a} with --min-wait, {b} without"
+    );
+    match (switches(&w), switches(&wo)) {
+        (Some(a), Some(b)) => {
+            println!("context switches: {a} with --min-wait, {b} without");
+            assert!(
+                a * 10 < b * 7,
+                "context switches: {a} with --min-wait, {b} without"
+            );
+        }
+        _ => println!("SKIPPED the context-switch half: no software counters here"),
+    }
+    for (args, word) in [
+        (vec!["--min-wait", "0"], "1 µs or more"),
+        (
+            vec!["--min-wait", "5", "--ring", "producer-consumer"],
+            "producer-consumer",
+        ),
+        (vec!["--min-wait", "99999999999"], "32 bits"),
+    ] {
+        let mut a = vec!["run", "--method", "io_uring", "--ops", "10"];
+        a.extend_from_slice(&args);
+        let r = iolab(&a);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("--min-wait") && r.stderr.contains(word),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+}
