@@ -37,6 +37,17 @@ fn attempt(
     target: &Path,
     clock: &ClockInfo,
 ) -> Result<ProbeRow> {
+    attempt_told(name, pairs, target, clock, |_| String::new())
+}
+
+/// [`attempt`], with `told` adding what the run's record says beyond its speed (the opcode that ran).
+fn attempt_told(
+    name: &str,
+    pairs: &[(&str, &str)],
+    target: &Path,
+    clock: &ClockInfo,
+    told: impl Fn(&iolab_engine::result::RunResult) -> String,
+) -> Result<ProbeRow> {
     let mut raw = RawSpec::new()
         .with("target", target.display().to_string())
         .with("ops", 16u64)
@@ -50,7 +61,7 @@ fn attempt(
         Ok(r) if r.ops == 16 => ProbeRow {
             name: name.into(),
             available: true,
-            detail: format!("ok: 16 ops, {:.1} µs per op", r.ns_per_op / 1e3),
+            detail: format!("ok: 16 ops, {:.1} µs per op{}", r.ns_per_op / 1e3, told(&r)),
         },
         Ok(r) => ProbeRow {
             name: name.into(),
@@ -207,6 +218,7 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
         let t = file(disk);
         rows.push(attempt(name, &pairs, &t, clock)?);
     }
+    rows.extend(recent_rows(&mut file, disk, clock)?);
     rows.extend(limit_rows());
     rows.extend(counter_rows());
     Ok(ProbeResult {
@@ -214,6 +226,51 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
         dirs,
         rows,
     })
+}
+
+/// The interfaces of recent kernels, each tried with the kernel version that brought it: uncached buffered
+/// I/O (RWF_DONTCACHE) through pwritev2 and io_uring, the vectored fixed-buffer opcodes (with the opcode
+/// that ran: an older kernel runs WRITEV), and the minimum wait time of io_uring_enter.
+fn recent_rows(
+    file: &mut impl FnMut(&Path) -> PathBuf,
+    disk: &Path,
+    clock: &ClockInfo,
+) -> Result<Vec<ProbeRow>> {
+    let opcode = |r: &iolab_engine::result::RunResult| {
+        r.uring
+            .as_ref()
+            .map(|u| format!(", opcode {}", u.opcode))
+            .unwrap_or_default()
+    };
+    let tries: [(&str, &[(&str, &str)]); 4] = [
+        (
+            "pv2 --rw-flags dontcache (RWF_DONTCACHE, 6.14+)",
+            &[("method", "pv2"), ("rw-flags", "dontcache")],
+        ),
+        (
+            "io_uring --rw-flags dontcache (6.14+)",
+            &[("method", "io_uring"), ("rw-flags", "dontcache")],
+        ),
+        (
+            "io_uring --vectored --fixed-bufs (WRITEV_FIXED, 6.15+)",
+            &[("method", "io_uring"), ("vectored", "true"), ("fixed-bufs", "true")],
+        ),
+        (
+            "io_uring --min-wait (min_wait_usec, 6.12+)",
+            &[("method", "io_uring"), ("min-wait", "50"), ("qd", "4"), ("batch", "4")],
+        ),
+    ];
+    let mut rows = Vec::new();
+    for (name, pairs) in tries {
+        let t = file(disk);
+        let row = if name.contains("WRITEV_FIXED") {
+            attempt_told(name, pairs, &t, clock, opcode)?
+        } else {
+            attempt(name, pairs, &t, clock)?
+        };
+        rows.push(row);
+    }
+    Ok(rows)
 }
 
 /// The sysctl and rlimit that decide who may use io_uring and how much it may register.

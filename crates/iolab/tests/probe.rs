@@ -64,6 +64,22 @@ fn probe_lists_everything_with_reasons_and_leaves_nothing_behind() {
         run.stderr.trim(),
         format!("iolab: {}", r["detail"].as_str().unwrap())
     );
+    // The recent interfaces: each with the kernel that brought it; the vectored fixed-buffer try names the
+    // opcode that ran (WRITEV on a kernel older than 6.15, said as asked for and missing).
+    for name in [
+        "pv2 --rw-flags dontcache (RWF_DONTCACHE, 6.14+)",
+        "io_uring --rw-flags dontcache (6.14+)",
+        "io_uring --min-wait (min_wait_usec, 6.12+)",
+    ] {
+        let r = row(name);
+        assert!(!r["detail"].as_str().unwrap().is_empty(), "{r}");
+    }
+    let vf = row("io_uring --vectored --fixed-bufs (WRITEV_FIXED, 6.15+)");
+    let detail = vf["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("opcode WRITEV_FIXED") || detail.contains("WRITEV_FIXED asked for"),
+        "{vf}"
+    );
     let iopoll = row("io_uring --iopoll read (O_DIRECT)");
     if iopoll["available"] == false {
         assert!(
