@@ -319,6 +319,12 @@ pub struct UringStats {
     /// --min-wait: waits for a batch of completions with a minimum wait time.
     #[serde(default)]
     pub min_waits: u64,
+    /// --send-zc: notifications that the kernel let go of a send's buffer.
+    #[serde(default)]
+    pub zc_notifs: u64,
+    /// --send-zc: of those, the sends the kernel copied after all (IORING_NOTIF_USAGE_ZC_COPIED).
+    #[serde(default)]
+    pub zc_copied: u64,
     /// --min-wait: those that came back with fewer completions than they asked for (the minimum wait ran
     /// out first).
     #[serde(default)]
@@ -439,6 +445,11 @@ pub struct UringFigures {
     pub lock_contended: u64,
     pub worker_sleeps: u64,
     pub doorbells: u64,
+    /// --send-zc: notifications, and the sends the kernel copied after all.
+    #[serde(default)]
+    pub zc_notifs: u64,
+    #[serde(default)]
+    pub zc_copied: u64,
     /// --min-wait: waits with a minimum wait time, and those that came back short.
     #[serde(default)]
     pub min_waits: u64,
@@ -491,6 +502,8 @@ impl UringFigures {
             f.worker_sleeps += s.worker_sleeps;
             f.doorbells += s.doorbells;
             f.min_waits += s.min_waits;
+            f.zc_notifs += s.zc_notifs;
+            f.zc_copied += s.zc_copied;
             f.min_waits_short += s.min_waits_short;
             if s.submitter_cpu.is_some() {
                 f.submitter_cpu = s.submitter_cpu;

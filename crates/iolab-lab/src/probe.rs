@@ -253,14 +253,40 @@ fn recent_rows(
         ),
         (
             "io_uring --vectored --fixed-bufs (WRITEV_FIXED, 6.15+)",
-            &[("method", "io_uring"), ("vectored", "true"), ("fixed-bufs", "true")],
+            &[
+                ("method", "io_uring"),
+                ("vectored", "true"),
+                ("fixed-bufs", "true"),
+            ],
         ),
         (
             "io_uring --min-wait (min_wait_usec, 6.12+)",
-            &[("method", "io_uring"), ("min-wait", "50"), ("qd", "4"), ("batch", "4")],
+            &[
+                ("method", "io_uring"),
+                ("min-wait", "50"),
+                ("qd", "4"),
+                ("batch", "4"),
+            ],
         ),
     ];
     let mut rows = Vec::new();
+    rows.push(attempt_told(
+        "io_uring --send-zc on tcp (SEND_ZC, 6.0+)",
+        &[("method", "io_uring"), ("send-zc", "true")],
+        Path::new("tcp"),
+        clock,
+        |r| {
+            r.uring
+                .as_ref()
+                .map(|u| {
+                    format!(
+                        ", {} of {} sends copied anyway (loopback copies)",
+                        u.zc_copied, u.zc_notifs
+                    )
+                })
+                .unwrap_or_default()
+        },
+    )?);
     for (name, pairs) in tries {
         let t = file(disk);
         let row = if name.contains("WRITEV_FIXED") {

@@ -277,12 +277,22 @@ fn sqpoll_text(u: &UringFigures) -> String {
     }
 }
 
-/// --min-wait's waits for a batch of completions, and those the minimum wait cut short (empty without).
+/// SEND_ZC's notifications, and --min-wait's waits for a batch of completions with those the minimum wait
+/// cut short (empty without either).
 fn min_wait_text(u: &UringFigures) -> String {
+    let zc = if u.opcode == "SEND_ZC" {
+        format!(
+            "; zero-copy notifications {}, of which the kernel copied anyway {}",
+            thousands_u64(u.zc_notifs),
+            thousands_u64(u.zc_copied)
+        )
+    } else {
+        String::new()
+    };
     if u.min_waits == 0 {
-        return String::new();
+        return zc;
     }
-    format!(
+    zc + &format!(
         "; waits for a batch with a minimum wait {}, of which {} came back with fewer (the minimum ran out)",
         thousands_u64(u.min_waits),
         thousands_u64(u.min_waits_short)

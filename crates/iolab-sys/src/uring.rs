@@ -278,6 +278,10 @@ pub const IORING_SETUP_CQSIZE: u32 = 1 << 3;
 pub const IORING_SETUP_R_DISABLED: u32 = 1 << 6;
 pub const IORING_SETUP_NO_MMAP: u32 = 1 << 14;
 pub const IORING_SQ_NEED_WAKEUP: u32 = 1;
+/// SEND_ZC's zc_flags (in the SQE's ioprio): report in the notification whether the kernel copied.
+pub const IORING_SEND_ZC_REPORT_USAGE: u16 = 1 << 3;
+/// In a SEND_ZC notification's result: the kernel copied the data after all (6.2+).
+pub const IORING_NOTIF_USAGE_ZC_COPIED: u32 = 1 << 31;
 pub const IOSQE_FIXED_FILE: u8 = 1;
 pub const IORING_REGISTER_BUFFERS: u32 = 0;
 pub const IORING_REGISTER_FILES: u32 = 2;

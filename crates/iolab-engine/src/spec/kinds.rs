@@ -175,6 +175,9 @@ pub struct RingOpts {
     pub wait_nr: u32,
     /// READV/WRITEV (one iovec) instead of READ/WRITE.
     pub vectored: bool,
+    /// IORING_OP_SEND_ZC (6.0+) on a socket target: zero-copy sends, each finished by a notification.
+    #[serde(default)]
+    pub send_zc: bool,
     /// IORING_OP_NOP instead of I/O: the ring's own cost (no data moves; the target is not touched).
     pub nop_requests: bool,
     /// Who owns and submits to the ring(s).

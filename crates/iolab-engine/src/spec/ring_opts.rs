@@ -25,6 +25,7 @@ impl RawSpec {
             registered_ring: self.bool("registered-ring")?,
             vectored: self.bool("vectored")?,
             nop_requests: self.bool("nop-requests")?,
+            send_zc: self.bool("send-zc")?,
             design: self.ring_design()?,
             no_sqarray: false,
             recommended: Vec::new(),
@@ -180,6 +181,19 @@ impl RingOpts {
 
 /// What a ring design cannot do.
 fn check_design(ring: &RingOpts, threads: u64) -> Result<()> {
+    if ring.send_zc && ring.design != RingDesign::PerThread {
+        return Err(Error::usage(
+            "--send-zc",
+            "a zero-copy send ends with a second completion (the notification) that only --ring per-thread \
+             follows: use --ring per-thread",
+        ));
+    }
+    if ring.send_zc && (ring.vectored || ring.nop_requests) {
+        return Err(Error::usage(
+            "--send-zc",
+            "IORING_OP_SEND_ZC is one buffer per send: drop --vectored and --nop-requests",
+        ));
+    }
     if ring.min_wait_usec > 0 && ring.design == RingDesign::ProducerConsumer {
         return Err(Error::usage(
             "--min-wait",

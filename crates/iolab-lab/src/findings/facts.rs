@@ -81,6 +81,11 @@ impl Facts {
             }),
             iopoll: r.iopoll.as_ref().map(|p| (p.polled, p.verdict.clone())),
             partition: PartitionFacts::of(r),
+            zero_copy: r
+                .uring
+                .as_ref()
+                .filter(|u| u.opcode == "SEND_ZC")
+                .map(|u| (u.zc_notifs, u.zc_copied)),
         }
     }
 }
@@ -130,6 +135,8 @@ pub struct Facts {
     pub iopoll: Option<(Option<bool>, String)>,
     /// `--offload-partition vm`: the guest client's round trips and where their cost went.
     pub partition: Option<PartitionFacts>,
+    /// io_uring `--send-zc`: the notifications, and how many said the kernel copied anyway.
+    pub zero_copy: Option<(u64, u64)>,
 }
 
 /// What the rules look at of a run on the sink driver.

@@ -78,6 +78,23 @@ pub const RULES: &[Rule] = &[
             None => format!("IOPOLL unproven: {why}"),
         })
     }),
+    ("zero_copy_copied", |f| {
+        let (notifs, copied) = f.zero_copy?;
+        (notifs > 0 && copied * 2 >= notifs).then(|| {
+            let local = if f.target == Some(TargetKind::Tcp) {
+                ": iolab's peer is on this machine, and for sends delivered to a local socket the kernel copies \
+                 the data after all (the kernel's msg_zerocopy documentation, loopback), so this run shows the \
+                 notification's cost, not the copy's saving; a remote peer is needed for that"
+            } else {
+                ""
+            };
+            format!(
+                "the kernel copied {} of {} zero-copy sends anyway (IORING_NOTIF_USAGE_ZC_COPIED){local}",
+                pct(copied as f64 / notifs as f64),
+                notifs
+            )
+        })
+    }),
     ("io_wq_punts", |f| {
         let p = f.punted_fraction.or(sink_punts(f))?;
         (p >= 0.5).then(|| {

@@ -82,6 +82,9 @@ impl Design for Ring {
     fn reap<F: FnMut(u32, i32)>(&mut self, f: F) -> u32 {
         on_design!(self, d => d.reap(f))
     }
+    fn reap_flagged<F: FnMut(u32, i32, u32)>(&mut self, f: F) {
+        on_design!(self, d => d.reap_flagged(f))
+    }
     fn queued(&self) -> u32 {
         on_design!(self, d => d.queued())
     }

@@ -165,6 +165,10 @@ pub struct Uring {
     fallback: Option<String>,
     /// RWF_* of every request (`--rw-flags`).
     rw_flags: u32,
+    /// --send-zc: per slot, the send's result until its notification comes.
+    zc_results: Vec<i32>,
+    /// --send-zc: notifications, and those saying the kernel copied after all.
+    zc: (u64, u64),
 }
 
 /// The opcode `spec`'s requests ask for (what the counting pass counts the kernel's submissions of); the
@@ -184,6 +188,8 @@ pub fn requested_opcode(spec: &Spec) -> (&'static str, u8) {
         ReqKind::Fixed
     } else if o.vectored {
         ReqKind::Vectored
+    } else if socket && o.send_zc {
+        ReqKind::SendZc
     } else if socket {
         ReqKind::Socket
     } else {
@@ -238,6 +244,13 @@ impl Method for Uring {
             )));
         }
         let socket = matches!(ctx.target.kind, TargetKind::Socketpair | TargetKind::Tcp);
+        let o_send_zc = o.send_zc;
+        if o.send_zc && !(socket && ctx.writes()) {
+            return Err(Error::usage(
+                "--send-zc",
+                "IORING_OP_SEND_ZC sends on a socket: use --target tcp or socketpair with --op write",
+            ));
+        }
         if socket && ctx.spec.rw_flags != 0 {
             return Err(Error::usage(
                 "--rw-flags",
@@ -267,6 +280,8 @@ impl Method for Uring {
             opts: o,
             fallback,
             rw_flags: ctx.spec.rw_flags,
+            zc_results: vec![0; if o_send_zc { qd as usize } else { 0 }],
+            zc: (0, 0),
         })
     }
 
@@ -332,6 +347,13 @@ impl Method for Uring {
                 crate::spec::rw_flags::DONTCACHE_REFUSED
             ));
         }
+        if errno == libc::EOPNOTSUPP && self.opts.send_zc {
+            return Some(format!(
+                "{}: this socket has no zero-copy send (the kernel answered EOPNOTSUPP to IORING_OP_SEND_ZC; AF_UNIX \
+                 sockets have none): use --target tcp, or drop --send-zc",
+                self.path.display()
+            ));
+        }
         (self.opts.iopoll && errno == libc::EOPNOTSUPP).then(|| {
             let queue = crate::measure::iopoll::refusal_text(&self.path)
                 .unwrap_or_else(|| "it is on no block device that polls".into());
@@ -386,6 +408,8 @@ impl Uring {
             Some(f) => format!("{} ({f})", self.sqes.opcode().0),
             None => self.sqes.opcode().0.into(),
         };
+        s.zc_notifs += self.zc.0;
+        s.zc_copied += self.zc.1;
         s.lock_contended += self.own.lock_contended;
         s.worker_sleeps += self.own.worker_sleeps;
         s.doorbells += self.own.doorbells;
@@ -399,7 +423,11 @@ impl Uring {
     #[inline(always)]
     fn reap_stream<F: FnMut(u32, i32)>(&mut self, mut f: F) -> u32 {
         let mut got = std::mem::take(&mut self.reaped);
-        self.ring.reap(|slot, res| got.push((slot, res)));
+        if self.opts.send_zc {
+            self.reap_zc(&mut got);
+        } else {
+            self.ring.reap(|slot, res| got.push((slot, res)));
+        }
         let before = self.continuations;
         let n = got.len() as u64;
         for (slot, res) in got.drain(..) {
@@ -407,6 +435,24 @@ impl Uring {
         }
         self.reaped = got;
         (n - (self.continuations - before)) as u32
+    }
+
+    /// SEND_ZC: a send's result comes first (with IORING_CQE_F_MORE), then the notification that the
+    /// kernel let go of the buffer; the send is finished (into `got`) at the notification, with its result.
+    /// A send that failed has no notification.
+    fn reap_zc(&mut self, got: &mut Vec<(u32, i32)>) {
+        let (results, zc) = (&mut self.zc_results, &mut self.zc);
+        self.ring.reap_flagged(|slot, res, flags| {
+            if io_uring::cqueue::notif(flags) {
+                zc.0 += 1;
+                zc.1 += u64::from(res as u32 & sys::IORING_NOTIF_USAGE_ZC_COPIED != 0);
+                got.push((slot, results[slot as usize]));
+            } else if io_uring::cqueue::more(flags) {
+                results[slot as usize] = res;
+            } else {
+                got.push((slot, res));
+            }
+        });
     }
 
     /// Streams: a completion that moved part of its slot's bytes queues the rest as a new request for the

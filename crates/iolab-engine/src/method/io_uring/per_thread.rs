@@ -86,6 +86,18 @@ impl Design for PerThread {
         n
     }
 
+    /// Every completion with its flags; a request is out of the kernel at its last completion (the one
+    /// without IORING_CQE_F_MORE).
+    fn reap_flagged<F: FnMut(u32, i32, u32)>(&mut self, mut f: F) {
+        let core = &mut self.core;
+        let mut last = 0;
+        for cqe in core.ring.completion() {
+            f(cqe.user_data() as u32, cqe.result(), cqe.flags());
+            last += u32::from(!io_uring::cqueue::more(cqe.flags()));
+        }
+        core.in_kernel -= last.min(core.in_kernel);
+    }
+
     fn queued(&self) -> u32 {
         self.core.queued
     }

@@ -37,6 +37,11 @@ pub(super) trait Design {
     ) -> Result<()>;
     /// Hands every completion of this thread that is available (in its ring, mailbox or lane) to `f`.
     fn reap<F: FnMut(u32, i32)>(&mut self, f: F) -> u32;
+    /// `reap` with each completion's flags, for requests that end with a second completion (SEND_ZC's
+    /// notification): only a ring of the thread's own has them (the spec refuses --send-zc elsewhere).
+    fn reap_flagged<F: FnMut(u32, i32, u32)>(&mut self, _f: F) {
+        unreachable!("--send-zc is refused for ring designs other than per-thread")
+    }
     /// Requests in this thread's own submission queue the kernel has not taken yet.
     fn queued(&self) -> u32 {
         0

@@ -13,6 +13,7 @@ pub(crate) enum ReqKind {
     Fixed,
     Vectored,
     Socket,
+    SendZc,
     Plain,
 }
 
@@ -32,6 +33,7 @@ impl ReqKind {
             ),
             ReqKind::Vectored => (("WRITEV", o::Writev::CODE), ("READV", o::Readv::CODE)),
             ReqKind::Socket => (("SEND", o::Send::CODE), ("RECV", o::Recv::CODE)),
+            ReqKind::SendZc => (("SEND_ZC", o::SendZc::CODE), ("RECV", o::Recv::CODE)),
             ReqKind::Plain => (("WRITE", o::Write::CODE), ("READ", o::Read::CODE)),
         };
         if write {
@@ -48,6 +50,8 @@ pub(super) struct SqeShape {
     positionless: bool,
     /// A socket target: IORING_OP_SEND/RECV with MSG_WAITALL, so the kernel finishes a partial transfer.
     socket: bool,
+    /// --send-zc: IORING_OP_SEND_ZC, reporting whether the kernel copied after all.
+    send_zc: bool,
     nop: bool,
     fixed_bufs: bool,
     vectored: bool,
@@ -84,6 +88,7 @@ impl SqeShape {
                 ctx.target.kind,
                 crate::target::TargetKind::Socketpair | crate::target::TargetKind::Tcp
             ),
+            send_zc: o.send_zc,
             nop: o.nop_requests,
             fixed_bufs: o.fixed_bufs,
             vectored: o.vectored,
@@ -114,6 +119,8 @@ impl SqeShape {
             ReqKind::Fixed
         } else if self.vectored {
             ReqKind::Vectored
+        } else if self.socket && self.send_zc {
+            ReqKind::SendZc
         } else if self.socket {
             ReqKind::Socket
         } else {
@@ -220,6 +227,12 @@ impl SqeShape {
                                 .build()
                         }
                     })
+                } else if self.send_zc && write {
+                    let zc = iolab_sys::IORING_SEND_ZC_REPORT_USAGE;
+                    each!(|io| opcode::SendZc::new(fd, io.buf, io.len as u32)
+                        .flags(libc::MSG_WAITALL)
+                        .zc_flags(zc)
+                        .build())
                 } else if self.socket {
                     by_dir!(Send / Recv, |io| (fd, io.buf, io.len as u32)
                         .flags(libc::MSG_WAITALL)
