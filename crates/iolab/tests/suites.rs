@@ -37,6 +37,7 @@ fn list_names_every_suite_and_its_seed() {
         "kernel-user",
         "offload",
         "nowait",
+        "modern",
     ] {
         assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
     }

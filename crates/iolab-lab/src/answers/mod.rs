@@ -9,10 +9,12 @@
 //! The answer functions live in one table ([`ANSWERS`]), like the findings rules: each gets the rows and
 //! records of its question's steps ([`Ctx`]) and returns a [`Reply`] whose text states the figures it used.
 //! They are grouped by seed: `pi.rs` (the Pi thesis: writes, nowait), `storage.rs` (blocksize),
-//! `course.rs` (uring, shared-ring), `offload.rs` (the hypervisor thesis), `lines.rs` (kernel-vs-user).
+//! `course.rs` (uring, shared-ring), `offload.rs` (the hypervisor thesis), `lines.rs` (kernel-vs-user),
+//! `modern.rs` (the interfaces of recent kernels).
 
 mod course;
 mod lines;
+mod modern;
 mod offload;
 mod pi;
 pub mod question;
@@ -58,6 +60,8 @@ pub const ANSWERS: &[(&str, AnswerFn)] = &[
     ("syscall_reduction", course::syscall_reduction),
     ("shared_ring_lost", course::shared_ring_lost),
     ("kernel_module_slower", lines::kernel_module_slower),
+    ("fixed_and_min_wait", modern::fixed_and_min_wait),
+    ("dontcache_when", modern::dontcache_when),
 ];
 
 /// Refuses questions that name no known answer function or an unknown step, and repeated ids.

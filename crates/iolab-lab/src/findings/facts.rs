@@ -86,6 +86,13 @@ impl Facts {
                 .as_ref()
                 .filter(|u| u.opcode == "SEND_ZC")
                 .map(|u| (u.zc_notifs, u.zc_copied)),
+            opcode: r
+                .uring
+                .as_ref()
+                .map(|u| u.opcode.clone())
+                .filter(|o| !o.is_empty()),
+            min_wait_us: r.spec.ring.min_wait_usec,
+            rw_flags: r.spec.rw_flags,
         }
     }
 }
@@ -137,6 +144,11 @@ pub struct Facts {
     pub partition: Option<PartitionFacts>,
     /// io_uring `--send-zc`: the notifications, and how many said the kernel copied anyway.
     pub zero_copy: Option<(u64, u64)>,
+    /// io_uring: the opcode of the workload's requests (WRITEV_FIXED ...), and `--min-wait` in µs.
+    pub opcode: Option<String>,
+    pub min_wait_us: u32,
+    /// RWF_* flags of every call (`--rw-flags`).
+    pub rw_flags: u32,
 }
 
 /// What the rules look at of a run on the sink driver.

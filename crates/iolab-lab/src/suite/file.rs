@@ -23,6 +23,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ),
     ("offload", include_str!("../../../../suites/offload.toml")),
     ("nowait", include_str!("../../../../suites/nowait.toml")),
+    ("modern", include_str!("../../../../suites/modern.toml")),
 ];
 
 /// How a suite's results are tabled (after the seed's own tables).

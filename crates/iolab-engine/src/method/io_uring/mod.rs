@@ -116,6 +116,18 @@ fn way(_: &MethodInfo, s: &Spec) -> String {
     if s.ring.design != RingDesign::PerThread {
         o.push(format!("{} ring", s.ring.design.name()));
     }
+    for (on, word) in [
+        (s.ring.vectored, "vectored"),
+        (s.ring.fixed_bufs, "fixed buffers"),
+        (s.ring.send_zc, "zero-copy send"),
+    ] {
+        if on {
+            o.push(word.to_string());
+        }
+    }
+    if s.ring.min_wait_usec > 0 {
+        o.push(format!("min-wait {} µs", s.ring.min_wait_usec));
+    }
     o.push(format!("qd {} batch {}", s.qd, s.batch));
     let rwf = crate::spec::rw_flags::words(s.rw_flags);
     if !rwf.is_empty() {

@@ -631,6 +631,7 @@ fn cpu_bottleneck() {
 }
 
 mod course;
+mod modern;
 
 fn lines_rec(method: &str, wall_ms: f64, cpu_ms: f64) -> Value {
     serde_json::json!({"point": {"step": "lines", "method": method}, "result": {
@@ -706,7 +707,12 @@ fn text_helpers() {
 
 #[test]
 fn every_answer_function_is_tested() {
-    let src = [include_str!("mod.rs"), include_str!("course.rs")].concat();
+    let src = [
+        include_str!("mod.rs"),
+        include_str!("course.rs"),
+        include_str!("modern.rs"),
+    ]
+    .concat();
     for (name, _) in ANSWERS {
         assert_eq!(
             src.matches(&format!("fn {name}()")).count(),

@@ -1,0 +1,203 @@
+//! The `modern` suite's questions: what the interfaces of 2024-2026 kernels save against their plain
+//! counterparts on one workload (vectored fixed buffers, a minimum wait time), and when uncached buffered
+//! I/O (RWF_DONTCACHE) is worth it beside buffered and O_DIRECT.
+
+use super::reply::{faster, is, ns, pct, x, Ctx, Reply, TIE_FRACTION};
+use crate::findings_compare::row::noise;
+use crate::findings_compare::Row;
+
+/// The io_uring row of `c` whose requests used `opcode` with no minimum wait.
+fn by_opcode<'a>(c: &'a Ctx, opcode: &str) -> Option<&'a Row> {
+    c.row(|r| {
+        is(r, "io_uring") && r.facts.opcode.as_deref() == Some(opcode) && r.facts.min_wait_us == 0
+    })
+}
+
+/// The CPU per op and time per op of `new` against `old` (same workload), with what the runs' noise says.
+fn saving(old: &Row, new: &Row, old_name: &str, new_name: &str) -> String {
+    let cpu = match (old.cpu_ns_per_op(), new.cpu_ns_per_op()) {
+        (Some(a), Some(b)) => format!("{} of CPU per op against {} ({})", ns(b), ns(a), x(b / a)),
+        _ => "no CPU figure".into(),
+    };
+    let verdict = match faster(new, old) {
+        Some(true) => format!("{new_name} was faster"),
+        Some(false) => format!("{new_name} was slower"),
+        None => tie(new, old),
+    };
+    format!(
+        "{}: {new_name} took {} per op against {old_name}'s {} ({}), {cpu}: {verdict}{}.",
+        new.workload(),
+        ns(new.ns()),
+        ns(old.ns()),
+        x(new.ns() / old.ns()),
+        noise(new, old)
+    )
+}
+
+/// What vectored fixed buffers and a minimum wait time save per op, each against its plain counterpart on
+/// the same workload and depth.
+pub fn fixed_and_min_wait(c: &Ctx) -> Reply {
+    let mut parts = Vec::new();
+    let mut missing: Vec<String> = Vec::new();
+    let pairs = [
+        ("READV", "READV_FIXED"),
+        ("READ", "READ_FIXED"),
+        ("WRITEV", "WRITEV_FIXED"),
+        ("WRITE", "WRITE_FIXED"),
+    ];
+    for (plain, fixed) in pairs {
+        if let (Some(a), Some(b)) = (by_opcode(c, plain), by_opcode(c, fixed)) {
+            if a.same_workload(b) {
+                parts.push(saving(a, b, plain, fixed));
+            }
+        }
+    }
+    if parts.is_empty() {
+        missing.push("an io_uring row beside the same run with --fixed-bufs".into());
+    }
+    let waited = c.row(|r| is(r, "io_uring") && r.facts.min_wait_us > 0);
+    let plain = waited.and_then(|w| {
+        c.row(|r| {
+            is(r, "io_uring")
+                && r.facts.min_wait_us == 0
+                && r.facts.opcode == w.facts.opcode
+                && r.same_workload(w)
+        })
+    });
+    match (waited, plain) {
+        (Some(w), Some(p)) => parts.push(min_wait_text(w, p)),
+        _ => missing.push("a --min-wait row beside the same run without it".into()),
+    }
+    if parts.is_empty() {
+        return Reply::not_here(
+            "This run has no pair of io_uring rows that differ only in the opcode or the wait."
+                .into(),
+            format!("the modern suite's steps: {}", missing.join(", ")),
+        );
+    }
+    if c.rows.iter().any(|r| {
+        r.facts
+            .opcode
+            .as_deref()
+            .is_some_and(|o| o.contains("asked for"))
+    }) {
+        missing.push(
+            "a kernel with the vectored fixed-buffer opcodes (6.15+): this one ran the plain ones"
+                .into(),
+        );
+    }
+    let text = parts.join(" ");
+    if missing.is_empty() {
+        Reply::answered(text)
+    } else {
+        Reply::partly(text, missing.join("; "))
+    }
+}
+
+/// What a tie between two rows means: their repeated runs overlap, or, run once, their rates are closer
+/// than one run of each can tell apart.
+fn tie(a: &Row, b: &Row) -> String {
+    if a.spread.is_some() && b.spread.is_some() {
+        "a tie (their repeated runs overlap)".into()
+    } else {
+        format!(
+            "a tie (rates within {}, which one run of each cannot tell apart)",
+            pct(TIE_FRACTION)
+        )
+    }
+}
+
+/// `--min-wait`: the waits, wake-ups and latency it changed.
+fn min_wait_text(w: &Row, p: &Row) -> String {
+    let per_op = |v: Option<f64>| v.map_or("not counted".to_string(), |v| format!("{v:.2}"));
+    let wakeups = match (w.facts.ctx_switches_per_op, p.facts.ctx_switches_per_op) {
+        (Some(a), Some(b)) if a < 0.8 * b => "fewer wake-ups, each request waiting up to the minimum longer",
+        (Some(a), Some(b)) if a <= 1.25 * b => {
+            "as many context switches either way: the saving is in io_uring_enter calls, not in wake-ups (a wait \
+             for one completion already found several)"
+        }
+        (Some(_), Some(_)) => "more context switches with the minimum wait than without",
+        _ => "the context switches were not counted",
+    };
+    format!(
+        "{}: with a minimum wait of {} µs for a batch of {}, io_uring_enter calls per op went from {} to {} and \
+         context switches per op from {} to {} (the kernel's count), mean latency from {} to {} and time per op \
+         from {} to {}{}: {wakeups}.",
+        w.workload(),
+        w.facts.min_wait_us,
+        w.batch,
+        per_op(p.calls_per_op),
+        per_op(w.calls_per_op),
+        per_op(p.facts.ctx_switches_per_op),
+        per_op(w.facts.ctx_switches_per_op),
+        ns(p.lat_mean_ns),
+        ns(w.lat_mean_ns),
+        ns(p.ns()),
+        ns(w.ns()),
+        noise(w, p)
+    )
+}
+
+/// Uncached buffered I/O beside buffered and O_DIRECT, per workload: the rate and CPU of each. Where the
+/// file fits in the page cache the cliff buffered I/O falls off is not reached, and the answer says so.
+pub fn dontcache_when(c: &Ctx) -> Reply {
+    let uncached = c.rows_where(|r| r.facts.rw_flags & libc::RWF_DONTCACHE as u32 != 0);
+    let mut parts = Vec::new();
+    for u in &uncached {
+        let like = |r: &&Row| {
+            r.place == u.place
+                && r.facts.write == u.facts.write
+                && r.facts.bs == u.facts.bs
+                && r.pattern == u.pattern
+        };
+        let plain = |direct: bool| {
+            c.rows
+                .iter()
+                .copied()
+                .find(|r| like(r) && r.facts.direct == direct && r.facts.rw_flags == 0)
+        };
+        let mut line = format!("{}: uncached buffered {}/s", u.workload(), mib(u.mib_s));
+        for (name, r) in [("buffered", plain(false)), ("O_DIRECT", plain(true))] {
+            if let Some(r) = r {
+                let verdict = match faster(u, r) {
+                    Some(true) => "uncached faster".to_string(),
+                    Some(false) => format!("{name} faster"),
+                    None => tie(u, r),
+                };
+                line.push_str(&format!(
+                    ", {name} {}/s ({} the uncached rate: {verdict}){}",
+                    mib(r.mib_s),
+                    x(r.mib_s / u.mib_s),
+                    noise(r, u)
+                ));
+            }
+        }
+        if let Some(cpu) = u.cpu_ns_per_op() {
+            line.push_str(&format!("; uncached CPU per op {}", ns(cpu)));
+        }
+        parts.push(line + ".");
+    }
+    if parts.is_empty() {
+        return Reply::not_here(
+            c.not_run("dontcache")
+                .map(|why| format!("The uncached steps did not run: {why}"))
+                .unwrap_or_else(|| "This run has no --rw-flags dontcache row.".into()),
+            "a filesystem with RWF_DONTCACHE (ext4, xfs, btrfs) on Linux 6.14+",
+        );
+    }
+    parts.push(
+        "Every file here fit in the page cache, so buffered I/O never had to reclaim: the cliff that uncached I/O \
+         avoids is not in these rows."
+            .into(),
+    );
+    Reply::partly(
+        parts.join(" "),
+        "a file larger than a memory limit of iolab's own (a memory cgroup, not built yet), with the page cache \
+         and reclaim per interval, to show where buffered I/O falls off and uncached I/O does not",
+    )
+}
+
+/// "12.3 MiB".
+fn mib(v: f64) -> String {
+    iolab_engine::units::fmt_size((v * 1024.0 * 1024.0) as u64)
+}

@@ -1,0 +1,123 @@
+//! The modern suite's answers from made-up rows: the figures they quote, the verdicts those figures
+//! allow, and what they say they need.
+
+use super::*;
+
+/// An io_uring row of `opcode` on one file, `ns` per op, `cpu_ns` of CPU per op.
+fn uring(opcode: &str, ns: f64, cpu_ns: f64) -> Row {
+    let mut r = on_file(row("io_uring (qd 32 batch 32)", MethodKind::IoUring, ns));
+    r.facts.opcode = Some(opcode.into());
+    r.facts.qd = 32;
+    r.batch = 32;
+    r.cpu_s = cpu_ns * r.ops as f64 / 1e9;
+    r
+}
+
+#[test]
+fn fixed_and_min_wait() {
+    let a = uring("READV", 20_000.0, 5_000.0);
+    let b = uring("READV_FIXED", 15_000.0, 4_000.0);
+    let mut p = uring("READ", 15_000.0, 4_700.0);
+    p.calls_per_op = Some(0.09);
+    p.facts.ctx_switches_per_op = Some(0.06);
+    let mut w = uring("READ", 15_100.0, 4_600.0);
+    w.facts.min_wait_us = 200;
+    w.calls_per_op = Some(0.03);
+    w.facts.ctx_switches_per_op = Some(0.031);
+    let r = answer(
+        "fixed_and_min_wait",
+        &[],
+        &[a, b, p.clone(), w.clone()],
+        &[],
+        &[],
+    );
+    assert_eq!(r.status, Status::Answered, "{}", r.text);
+    assert!(
+        r.text
+            .contains("READV_FIXED took 15.0 µs per op against READV's 20.0 µs (0.75x)"),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text
+            .contains("4.0 µs of CPU per op against 5.0 µs (0.80x): READV_FIXED was faster"),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text
+            .contains("io_uring_enter calls per op went from 0.09 to 0.03"),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text.contains("from 0.06 to 0.03") && r.text.contains("fewer wake-ups"),
+        "{}",
+        r.text
+    );
+    // As many context switches either way: the text says the saving is in calls, not wake-ups.
+    w.facts.ctx_switches_per_op = Some(0.06);
+    let r = answer("fixed_and_min_wait", &[], &[p, w], &[], &[]);
+    assert!(
+        r.text.contains("as many context switches either way"),
+        "{}",
+        r.text
+    );
+    assert!(!r.text.contains("fewer wake-ups"), "{}", r.text);
+    // A kernel without the vectored fixed opcodes: said, and the answer is partial.
+    let old = uring(
+        "READV (READV_FIXED asked for, not in this kernel's opcode probe (Linux 6.15+))",
+        20_000.0,
+        5_000.0,
+    );
+    let r = answer(
+        "fixed_and_min_wait",
+        &[],
+        &[uring("READ", 1.0, 1.0), uring("READ_FIXED", 1.0, 1.0), old],
+        &[],
+        &[],
+    );
+    assert_eq!(r.status, Status::Partly);
+    assert!(r.needs.unwrap().contains("6.15"));
+    assert_eq!(empty("fixed_and_min_wait").status, Status::NotHere);
+}
+
+#[test]
+fn dontcache_when() {
+    let file = |mib_s: f64, direct: bool, rwf: u32| {
+        let mut r = on_file(row("pv2", MethodKind::Pv2, 1000.0));
+        r.facts.bs = 1 << 20;
+        r.facts.direct = direct;
+        r.facts.rw_flags = rwf;
+        r.mib_s = mib_s;
+        r.facts.wall_s = 1.0;
+        r.ops = mib_s as u64;
+        r
+    };
+    let dc = libc::RWF_DONTCACHE as u32;
+    let rows = [
+        file(2700.0, false, dc),
+        file(1900.0, false, 0),
+        file(1000.0, true, 0),
+    ];
+    let r = answer("dontcache_when", &[], &rows, &[], &[]);
+    assert_eq!(r.status, Status::Partly, "{}", r.text);
+    assert!(r.text.contains("uncached buffered 2.6 GiB/s"), "{}", r.text);
+    assert!(
+        r.text
+            .contains("buffered 1.9 GiB/s (0.70x the uncached rate: uncached faster)"),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text
+            .contains("O_DIRECT 1000 MiB/s (0.37x the uncached rate: uncached faster)"),
+        "{}",
+        r.text
+    );
+    assert!(r.needs.unwrap().contains("memory cgroup"));
+    let tied = [file(2000.0, false, dc), file(2050.0, false, 0)];
+    let r = answer("dontcache_when", &[], &tied, &[], &[]);
+    assert!(r.text.contains("a tie (rates within 5%"), "{}", r.text);
+    assert_eq!(empty("dontcache_when").status, Status::NotHere);
+}
