@@ -242,7 +242,7 @@ fn recent_rows(
             .map(|u| format!(", opcode {}", u.opcode))
             .unwrap_or_default()
     };
-    let tries: [(&str, &[(&str, &str)]); 4] = [
+    let tries: [(&str, &[(&str, &str)]); 5] = [
         (
             "pv2 --rw-flags dontcache (RWF_DONTCACHE, 6.14+)",
             &[("method", "pv2"), ("rw-flags", "dontcache")],
@@ -264,6 +264,16 @@ fn recent_rows(
             &[
                 ("method", "io_uring"),
                 ("min-wait", "50"),
+                ("qd", "4"),
+                ("batch", "4"),
+            ],
+        ),
+        (
+            "io_uring --min-wait --wait-region (6.13+)",
+            &[
+                ("method", "io_uring"),
+                ("min-wait", "50"),
+                ("wait-region", "true"),
                 ("qd", "4"),
                 ("batch", "4"),
             ],

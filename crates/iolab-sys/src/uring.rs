@@ -171,6 +171,107 @@ pub fn io_uring_enter_ext(
     .map(|n| n as u32)
 }
 
+/// struct io_uring_reg_wait (6.13+): one wait's arguments in a registered wait region.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RegWait {
+    pub ts_sec: i64,
+    pub ts_nsec: i64,
+    pub min_wait_usec: u32,
+    /// IORING_REG_WAIT_TS: `ts_*` is the wait's timeout.
+    pub flags: u32,
+    pub sigmask: u64,
+    pub sigmask_sz: u32,
+    pub pad: [u32; 3],
+    pub pad2: [u64; 2],
+}
+
+pub const IORING_REG_WAIT_TS: u32 = 1;
+pub const IORING_ENTER_EXT_ARG_REG: u32 = 1 << 6;
+const IORING_REGISTER_MEM_REGION: u32 = 34;
+
+/// IORING_REGISTER_MEM_REGION of `size` bytes of user memory at `addr` as the ring's wait region
+/// (IORING_MEM_REGION_REG_WAIT_ARG, 6.13+): the ring must have been set up with IORING_SETUP_R_DISABLED
+/// and not enabled yet.
+///
+/// # Safety
+/// `addr` must be page-aligned memory of `size` bytes that stays mapped while the ring lives (the kernel
+/// pins the pages and reads each wait's arguments from them).
+pub unsafe fn io_uring_register_wait_region(
+    ring_fd: RawFd,
+    addr: *mut u8,
+    size: usize,
+) -> SysResult<()> {
+    #[repr(C)]
+    struct RegionDesc {
+        user_addr: u64,
+        size: u64,
+        flags: u32,
+        id: u32,
+        mmap_offset: u64,
+        resv: [u64; 4],
+    }
+    #[repr(C)]
+    struct MemRegionReg {
+        region_uptr: u64,
+        flags: u64,
+        resv: [u64; 2],
+    }
+    const IORING_MEM_REGION_TYPE_USER: u32 = 1;
+    const IORING_MEM_REGION_REG_WAIT_ARG: u64 = 1;
+    let mut rd = RegionDesc {
+        user_addr: addr as u64,
+        size: size as u64,
+        flags: IORING_MEM_REGION_TYPE_USER,
+        id: 0,
+        mmap_offset: 0,
+        resv: [0; 4],
+    };
+    let reg = MemRegionReg {
+        region_uptr: &mut rd as *mut RegionDesc as u64,
+        flags: IORING_MEM_REGION_REG_WAIT_ARG,
+        resv: [0; 2],
+    };
+    // SAFETY: `reg` and the descriptor it points to are locals alive for the call (the kernel writes the
+    // descriptor back); the caller guarantees the region's memory; nr_args 1 matches.
+    result("io_uring_register(MEM_REGION)", unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_register,
+            ring_fd,
+            IORING_REGISTER_MEM_REGION,
+            &reg as *const MemRegionReg,
+            1u32,
+        )
+    })
+    .map(|_| ())
+}
+
+/// io_uring_enter(2) whose wait arguments are the `io_uring_reg_wait` at byte `offset` of the ring's
+/// registered wait region (IORING_ENTER_EXT_ARG_REG): nothing is copied from user memory per call.
+/// A timeout is the error ETIME.
+pub fn io_uring_enter_reg_wait(
+    fd: i32,
+    to_submit: u32,
+    min_complete: u32,
+    flags: u32,
+    offset: u64,
+) -> SysResult<u32> {
+    // SAFETY: the argument is an offset into the region the kernel pinned at registration, not a pointer;
+    // the kernel checks it against the region's size and alignment.
+    result("io_uring_enter", unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_enter,
+            fd,
+            to_submit,
+            min_complete,
+            flags | IORING_ENTER_EXT_ARG | IORING_ENTER_EXT_ARG_REG,
+            offset,
+            std::mem::size_of::<RegWait>(),
+        )
+    })
+    .map(|n| n as u32)
+}
+
 /// IORING_REGISTER_RING_FDS for `ring_fd` (Linux 5.18+): returns the registered index to pass to
 /// io_uring_enter with IORING_ENTER_REGISTERED_RING, which skips the fd lookup on every call.
 pub fn io_uring_register_ring_fd(ring_fd: i32) -> SysResult<u32> {

@@ -281,8 +281,8 @@ fn vectored_fixed_buffers_use_the_opcode_the_kernel_counts() {
 }
 
 /// `--min-wait`: each wait asks for a whole batch and sleeps up to the minimum for it. At O_DIRECT depth 32,
-/// batch 32, a run then waits once per batch, and the kernel counts far fewer context switches than the
-/// same run waiting for one completion at a time.
+/// batch 32, a run then waits once per batch, with fewer io_uring_enter calls than the same run waiting
+/// for one completion at a time, and the kernel counts about one context switch per wait.
 #[test]
 fn min_wait_waits_for_a_batch_and_saves_wake_ups() {
     let disk = disk_dir();
@@ -351,15 +351,42 @@ fn min_wait_waits_for_a_batch_and_saves_wake_ups() {
     );
     match (switches(&w), switches(&wo)) {
         (Some(a), Some(b)) => {
-            println!("context switches: {a} with --min-wait, {b} without");
+            // With the minimum wait the task sleeps once per batch at most: the kernel counts about one
+            // context switch per wait. Without it, how often it wakes depends on how the device spreads
+            // its completions (here 520 to 970 over repeated runs), so only the bound is asserted.
+            println!("context switches: {a} with --min-wait (500 waits), {b} without");
+            let waits = 16000 / 32;
             assert!(
-                a * 10 < b * 7,
-                "context switches: {a} with --min-wait, {b} without"
+                a <= waits + waits / 10 + 20,
+                "context switches: {a} with --min-wait for {waits} waits ({b} without)"
             );
         }
         _ => println!("SKIPPED the context-switch half: no software counters here"),
     }
+    // The same waits with their arguments in a registered wait region (6.13+).
+    let region = run(&["--min-wait", "100000", "--wait-region"]);
+    if region.code != 0 && region.stderr.contains("6.13") {
+        println!("SKIPPED the wait region: {}", region.stderr.trim());
+    } else {
+        assert_eq!(region.code, 0, "{}", region.stderr);
+        let r = json(&region);
+        assert_eq!(
+            u64_of(&r, &["uring", "min_waits"]),
+            16000 / 32,
+            "one wait per batch"
+        );
+        let setup = r["uring"]["setup"].as_array().unwrap();
+        assert!(
+            setup.iter().any(|s| s == "REGISTER_MEM_REGION"),
+            "{setup:?}"
+        );
+    }
     for (args, word) in [
+        (vec!["--wait-region"], "give --min-wait"),
+        (
+            vec!["--wait-region", "--min-wait", "5", "--ring", "shared"],
+            "per-thread",
+        ),
         (vec!["--min-wait", "0"], "1 µs or more"),
         (
             vec!["--min-wait", "5", "--ring", "producer-consumer"],

@@ -173,6 +173,10 @@ pub struct RingOpts {
     /// With `--min-wait`: how many completions a wait asks for (the run's --batch).
     #[serde(default)]
     pub wait_nr: u32,
+    /// `--wait-region`: the wait's arguments in a region registered once (IORING_REGISTER_MEM_REGION,
+    /// 6.13+) instead of copied from user memory at every io_uring_enter.
+    #[serde(default)]
+    pub wait_region: bool,
     /// READV/WRITEV (one iovec) instead of READ/WRITE.
     pub vectored: bool,
     /// IORING_OP_SEND_ZC (6.0+) on a socket target: zero-copy sends, each finished by a notification.

@@ -240,6 +240,9 @@ pub static OPTIONS: &[Opt] = &[
         help: "When waiting for completions, wait up to USEC µs for a whole --batch of them, then take any \
                that came (IORING_ENTER_EXT_ARG min_wait_usec, 6.12+): fewer wake-ups per op, each op waiting \
                at most USEC longer" },
+    Opt { key: "wait-region", ty: flag("wait-region"), value_name: "", group: M, applies: URING, default: None,
+        help: "With --min-wait: the wait's arguments in a region registered once (IORING_REGISTER_MEM_REGION, \
+               6.13+) instead of copied from user memory at every io_uring_enter; --ring per-thread only" },
     Opt { key: "send-zc", ty: flag("send-zc"), value_name: "", group: M, applies: URING, default: None,
         help: "IORING_OP_SEND_ZC (6.0+) on a tcp or socketpair target: zero-copy sends; a request ends with \
                the kernel's notification that it let go of the buffer (counted, with the sends it copied \

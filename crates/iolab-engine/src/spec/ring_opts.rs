@@ -26,6 +26,7 @@ impl RawSpec {
             vectored: self.bool("vectored")?,
             nop_requests: self.bool("nop-requests")?,
             send_zc: self.bool("send-zc")?,
+            wait_region: self.bool("wait-region")?,
             design: self.ring_design()?,
             no_sqarray: false,
             recommended: Vec::new(),
@@ -181,6 +182,13 @@ impl RingOpts {
 
 /// What a ring design cannot do.
 fn check_design(ring: &RingOpts, threads: u64) -> Result<()> {
+    if ring.wait_region && (ring.min_wait_usec == 0 || ring.design != RingDesign::PerThread) {
+        return Err(Error::usage(
+            "--wait-region",
+            "registers the arguments of --min-wait's waits, on a ring set up disabled and enabled by the thread \
+             that submits: give --min-wait, with --ring per-thread",
+        ));
+    }
     if ring.send_zc && ring.design != RingDesign::PerThread {
         return Err(Error::usage(
             "--send-zc",

@@ -25,7 +25,7 @@ fn saving(old: &Row, new: &Row, old_name: &str, new_name: &str) -> String {
         None => tie(new, old),
     };
     format!(
-        "{}: {new_name} took {} per op against {old_name}'s {} ({}), {cpu}: {verdict}{}.",
+        "{}: {new_name} took {} per op against {} with {old_name} ({}), {cpu}: {verdict}{}.",
         new.workload(),
         ns(new.ns()),
         ns(old.ns()),
@@ -55,7 +55,7 @@ pub fn fixed_and_min_wait(c: &Ctx) -> Reply {
     if parts.is_empty() {
         missing.push("an io_uring row beside the same run with --fixed-bufs".into());
     }
-    let waited = c.row(|r| is(r, "io_uring") && r.facts.min_wait_us > 0);
+    let waited = c.row(|r| is(r, "io_uring") && r.facts.min_wait_us > 0 && !r.facts.wait_region);
     let plain = waited.and_then(|w| {
         c.row(|r| {
             is(r, "io_uring")
@@ -67,6 +67,25 @@ pub fn fixed_and_min_wait(c: &Ctx) -> Reply {
     match (waited, plain) {
         (Some(w), Some(p)) => parts.push(min_wait_text(w, p)),
         _ => missing.push("a --min-wait row beside the same run without it".into()),
+    }
+    let region = waited.and_then(|w| {
+        c.row(|r| {
+            r.facts.wait_region && r.facts.min_wait_us == w.facts.min_wait_us && r.same_workload(w)
+        })
+    });
+    match (waited, region) {
+        (Some(w), Some(g)) => parts.push(saving(
+            w,
+            g,
+            "the copied wait arguments",
+            "the registered wait region",
+        )),
+        (Some(_), None) => missing.push(
+            c.not_run("wait region")
+                .map(|why| format!("the wait-region step, which did not run: {why}"))
+                .unwrap_or_else(|| "a --wait-region row beside the same --min-wait run".into()),
+        ),
+        _ => {}
     }
     if parts.is_empty() {
         return Reply::not_here(
@@ -113,8 +132,7 @@ fn min_wait_text(w: &Row, p: &Row) -> String {
     let wakeups = match (w.facts.ctx_switches_per_op, p.facts.ctx_switches_per_op) {
         (Some(a), Some(b)) if a < 0.8 * b => "fewer wake-ups, each request waiting up to the minimum longer",
         (Some(a), Some(b)) if a <= 1.25 * b => {
-            "as many context switches either way: the saving is in io_uring_enter calls, not in wake-ups (a wait \
-             for one completion already found several)"
+            "as many context switches either way: the saving is in io_uring_enter calls, not in wake-ups"
         }
         (Some(_), Some(_)) => "more context switches with the minimum wait than without",
         _ => "the context switches were not counted",

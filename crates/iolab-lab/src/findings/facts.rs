@@ -92,6 +92,7 @@ impl Facts {
                 .map(|u| u.opcode.clone())
                 .filter(|o| !o.is_empty()),
             min_wait_us: r.spec.ring.min_wait_usec,
+            wait_region: r.spec.ring.wait_region,
             rw_flags: r.spec.rw_flags,
         }
     }
@@ -147,6 +148,8 @@ pub struct Facts {
     /// io_uring: the opcode of the workload's requests (WRITEV_FIXED ...), and `--min-wait` in µs.
     pub opcode: Option<String>,
     pub min_wait_us: u32,
+    /// io_uring `--wait-region`: the waits' arguments in a registered region.
+    pub wait_region: bool,
     /// RWF_* flags of every call (`--rw-flags`).
     pub rw_flags: u32,
 }

@@ -69,7 +69,44 @@ fn build(o: &RingOpts, entries: u32, cq: u32) -> std::io::Result<IoUring> {
     if o.no_sqarray {
         b.setup_no_sqarray();
     }
+    if o.wait_region {
+        // A wait region can only be registered before the ring is enabled.
+        b.setup_r_disabled();
+    }
     b.build(entries)
+}
+
+/// One wait's bound (the runner judges a stall; this only keeps a wait from lasting for ever).
+const STALL_NS: u64 = 30_000_000_000;
+
+/// `--wait-region`: one page holding the `io_uring_reg_wait` of --min-wait's waits (its minimum and the
+/// STALL_NS timeout), registered on the disabled ring, which is then enabled (by the calling thread: the
+/// submitting one, for SINGLE_ISSUER).
+fn register_wait_region(ring: &IoUring, o: &RingOpts) -> Result<sys::Mapping> {
+    let page = sys::page_size();
+    let map = sys::Mapping::anonymous(page).map_err(Error::from)?;
+    let w = sys::RegWait {
+        ts_sec: (STALL_NS / 1_000_000_000) as i64,
+        ts_nsec: (STALL_NS % 1_000_000_000) as i64,
+        min_wait_usec: o.min_wait_usec,
+        flags: sys::IORING_REG_WAIT_TS,
+        ..Default::default()
+    };
+    // SAFETY: the mapping is one fresh, page-aligned, writable page, larger than a RegWait, owned here.
+    unsafe { std::ptr::write(map.as_ptr().cast::<sys::RegWait>(), w) };
+    // SAFETY: the page stays mapped as long as the Core that keeps `map` (and so the ring) lives.
+    let reg = unsafe { sys::io_uring_register_wait_region(ring.as_raw_fd(), map.as_ptr(), page) };
+    reg.map_err(|e| {
+        Error::sys_hint(
+            e,
+            "--wait-region needs IORING_REGISTER_MEM_REGION with wait arguments (Linux 6.13+): run without \
+             --wait-region",
+        )
+    })?;
+    ring.submitter()
+        .register_enable_rings()
+        .map_err(|e| Error::from(io_err("io_uring_register(ENABLE_RINGS)", e)))?;
+    Ok(map)
 }
 
 /// Does this kernel's io_uring know `code` (IORING_REGISTER_PROBE, 5.6+, on a one-entry ring of its own)?
@@ -164,6 +201,8 @@ pub(super) struct Core {
     /// Requests taken by the kernel and not yet reaped.
     pub(super) in_kernel: u32,
     pub(super) stats: UringStats,
+    /// `--wait-region`: the registered page holding the wait's arguments (kept mapped while the ring lives).
+    wait_region: Option<sys::Mapping>,
 }
 
 impl Core {
@@ -213,8 +252,14 @@ impl Core {
                     .into(),
             ));
         }
+        let wait_region = if opts.wait_region {
+            Some(register_wait_region(&ring, &opts)?)
+        } else {
+            None
+        };
         let setup = setup_names(&opts);
         Ok(Core {
+            wait_region,
             ring,
             opts,
             path: path.to_path_buf(),
@@ -337,22 +382,19 @@ impl Core {
     /// `--min-wait`: submits what is queued and waits up to min_wait_usec for `wait_nr` completions (never
     /// more than are in flight), then for any; a wait that came back with fewer than it asked for is
     /// counted. The overall timeout (STALL_NS) only bounds one wait: the runner judges a stall.
-    #[cold]
+    #[inline(never)]
     fn enter_min_wait(&mut self, flags: u32, e: Enter) -> Result<()> {
-        const STALL_NS: u64 = 30_000_000_000;
         let flags = flags | sys::IORING_ENTER_GETEVENTS;
         loop {
             self.stats.enters += 1;
             let to_submit = if self.opts.sqpoll { 0 } else { self.queued };
             let want = self.opts.wait_nr.min(self.in_kernel + self.queued).max(1);
-            let r = sys::io_uring_enter_ext(
-                e.fd,
-                to_submit,
-                want,
-                flags,
-                self.opts.min_wait_usec,
-                STALL_NS,
-            );
+            let min_us = self.opts.min_wait_usec;
+            let r = if self.wait_region.is_some() {
+                sys::io_uring_enter_reg_wait(e.fd, to_submit, want, flags, 0)
+            } else {
+                sys::io_uring_enter_ext(e.fd, to_submit, want, flags, min_us, STALL_NS)
+            };
             match r {
                 Ok(taken) => {
                     let taken = if self.opts.sqpoll {
@@ -488,6 +530,7 @@ pub(super) fn setup_names(o: &RingOpts) -> Vec<String> {
         (o.fixed_files, "REGISTER_FILES"),
         (o.fixed_bufs, "REGISTER_BUFFERS"),
         (o.registered_ring, "REGISTER_RING_FDS"),
+        (o.wait_region, "REGISTER_MEM_REGION"),
         (o.nop_requests, "OP_NOP"),
     ] {
         if on {

@@ -128,6 +128,9 @@ fn way(_: &MethodInfo, s: &Spec) -> String {
     if s.ring.min_wait_usec > 0 {
         o.push(format!("min-wait {} µs", s.ring.min_wait_usec));
     }
+    if s.ring.wait_region {
+        o.push("wait region".to_string());
+    }
     o.push(format!("qd {} batch {}", s.qd, s.batch));
     let rwf = crate::spec::rw_flags::words(s.rw_flags);
     if !rwf.is_empty() {

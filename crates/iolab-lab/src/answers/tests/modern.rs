@@ -24,17 +24,17 @@ fn fixed_and_min_wait() {
     w.facts.min_wait_us = 200;
     w.calls_per_op = Some(0.03);
     w.facts.ctx_switches_per_op = Some(0.031);
-    let r = answer(
-        "fixed_and_min_wait",
-        &[],
-        &[a, b, p.clone(), w.clone()],
-        &[],
-        &[],
-    );
+    let mut g = w.clone();
+    g.facts.wait_region = true;
+    g.cpu_s *= 0.9;
+    let rows = [a, b, p.clone(), w.clone(), g];
+    let r = answer("fixed_and_min_wait", &[], &rows, &[], &[]);
     assert_eq!(r.status, Status::Answered, "{}", r.text);
+    let region = "the registered wait region took 15.1 µs per op against 15.1 µs with the copied wait arguments";
+    assert!(r.text.contains(region), "{}", r.text);
     assert!(
         r.text
-            .contains("READV_FIXED took 15.0 µs per op against READV's 20.0 µs (0.75x)"),
+            .contains("READV_FIXED took 15.0 µs per op against 20.0 µs with READV (0.75x)"),
         "{}",
         r.text
     );
