@@ -77,6 +77,56 @@ pub fn unregister_zram() {
     }
 }
 
+/// The memory cgroup of `--memory-limit`, for the signal handler: the cgroup.procs file of the cgroup the
+/// process came from, the process id as text, and the cgroup's directory (C strings leaked by
+/// [`register_cgroup`]; null: none).
+static CGROUP: [AtomicPtr<libc::c_char>; 3] = [const { AtomicPtr::new(std::ptr::null_mut()) }; 3];
+
+/// Registers the memory cgroup `dir` the process moved into from the cgroup whose cgroup.procs is `home`:
+/// on Ctrl-C, SIGTERM or SIGHUP the handler moves the process back and removes it (its Drop at a normal
+/// exit; `iolab clean` after a kill).
+pub fn register_cgroup(home: &Path, dir: &Path) {
+    install_signal_handler();
+    let c = |s: &OsStr| {
+        CString::new(s.as_bytes())
+            .expect("no NUL in a path")
+            .into_raw()
+    };
+    let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let pid = std::process::id().to_string();
+    for (slot, s) in CGROUP
+        .iter()
+        .zip([home.as_os_str(), OsStr::new(&pid), dir.as_os_str()])
+    {
+        slot.store(c(s), Ordering::Release);
+    }
+}
+
+/// The cgroup is left and removed (or about to be, by its Drop): the handler leaves it.
+pub fn unregister_cgroup() {
+    let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    for a in &CGROUP {
+        let p = a.swap(std::ptr::null_mut(), Ordering::AcqRel);
+        if !p.is_null() {
+            // SAFETY: `p` came from CString::into_raw in `register_cgroup` and no slot holds it any more; a
+            // handler that loaded it before the swap ends the process without returning here.
+            drop(unsafe { CString::from_raw(p) });
+        }
+    }
+}
+
+/// In the handler: moves the process back to its cgroup and removes the registered one; None when there
+/// is none.
+fn leave_registered_cgroup() -> Option<bool> {
+    let [home, pid, dir] = [0, 1, 2].map(|i| CGROUP[i].load(Ordering::Acquire));
+    if home.is_null() || pid.is_null() || dir.is_null() {
+        return None;
+    }
+    // SAFETY: C strings leaked by `register_cgroup`, freed only after being cleared; the caller ends the
+    // process.
+    Some(unsafe { iolab_sys::write_file_raw(home, pid) && iolab_sys::remove_path_raw(dir, true) })
+}
+
 /// In the handler: resets and removes the registered zram device; None when there is none.
 fn reset_registered_zram() -> Option<bool> {
     let (reset, number) = (
@@ -126,6 +176,11 @@ pub(crate) fn remove_registered() -> bool {
             all = false;
             ZRAM_LEFT.store(true, Ordering::SeqCst);
         }
+        None => {}
+    }
+    match leave_registered_cgroup() {
+        Some(true) => removed += 1,
+        Some(false) => all = false,
         None => {}
     }
     for i in (0..SLOTS).rev() {

@@ -12,6 +12,7 @@ pub mod leftovers;
 pub mod made_dirs;
 pub mod measure;
 pub mod mem;
+pub mod memlimit;
 pub mod method;
 pub mod names;
 pub mod offload;

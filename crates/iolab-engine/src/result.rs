@@ -608,6 +608,9 @@ pub struct RunResult {
     /// pwritev2/preadv2 with --rw-flags nowait: ops that would have blocked (pv2 runs only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nowait: Option<NowaitStats>,
+    /// `--memory-limit`: what the run's memory cgroup saw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<crate::memlimit::MemoryLimit>,
     pub per_thread: Vec<ThreadFigures>,
     pub verify: Option<VerifyFigures>,
     /// Kernel counters (perf_event_open) and where they came from.

@@ -32,6 +32,18 @@ pub(crate) fn io_text(r: &RunResult, o: &mut String) {
         iopoll_text(p, o);
     }
     flushes_threads_verify_text(r, o);
+    if let Some(m) = &r.memory {
+        let _ = writeln!(
+            o,
+            "memory       limit {}: page cache {} at the end of the timed pass, peak {}; over the pass the limit \
+             was hit {} times and {} evicted file pages were read back",
+            iolab_engine::memlimit::describe(m),
+            fmt_size(m.page_cache_end),
+            m.peak.map_or("not reported".into(), fmt_size),
+            thousands_u64(m.limit_hits),
+            thousands_u64(m.refaults)
+        );
+    }
     if let Some(p) = &r.profile {
         profile_text(p, o);
     }

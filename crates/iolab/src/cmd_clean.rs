@@ -74,7 +74,7 @@ fn lines(rep: &CleanReport, dir: Option<&PathBuf>) -> Vec<String> {
         .unwrap_or_default();
     let mut summary = if removed + refused + failed == 0 {
         format!(
-            "iolab clean: nothing to clean: no file, directory or zram device left by an interrupted iolab{under} (journals in {})",
+            "iolab clean: nothing to clean: no file, directory, zram device or memory cgroup left by an interrupted iolab{under} (journals in {})",
             rep.journal_dir.display()
         )
     } else {

@@ -488,3 +488,166 @@ fn send_zc_bytes_arrive_and_every_notification_is_counted() {
         );
     }
 }
+
+/// The memory cgroup of `pid` (its memory hierarchy's path under the mount), if cgroup v1's; v2's otherwise.
+fn memory_cgroup_of(pid: u32) -> Option<std::path::PathBuf> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    for l in text.lines() {
+        let mut f = l.splitn(3, ':');
+        let (_, ctl, path) = (f.next()?, f.next()?, f.next()?);
+        if ctl.split(',').any(|c| c == "memory") {
+            return Some(Path::new("/sys/fs/cgroup/memory").join(path.trim_start_matches('/')));
+        }
+        if ctl.is_empty() && Path::new("/sys/fs/cgroup/cgroup.controllers").exists() {
+            return Some(Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/')));
+        }
+    }
+    None
+}
+
+/// `--memory-limit`: buffered writes of 4x the limit keep the page cache within it (the cgroup hit its
+/// limit and reclaimed), uncached writes leave almost none, and the cgroup is gone after the run; after a
+/// kill it stays behind, journaled, and `iolab clean` removes it.
+#[test]
+fn memory_limit_bounds_the_page_cache_and_is_cleaned_after_a_kill() {
+    let disk = disk_dir();
+    let t = path_str(&file(&disk, "ml.dat"));
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--method",
+            "pv2",
+            "--target",
+            &t,
+            "--bs",
+            "1m",
+            "--ops",
+            "256",
+            "--fsync",
+            "end",
+            "--memory-limit",
+            "64m",
+            "--count",
+            "none",
+            "--json",
+            "-",
+        ];
+        a.extend_from_slice(extra);
+        iolab(&a)
+    };
+    let buffered = run(&[]);
+    if buffered.code != 0 && buffered.stderr.contains("--memory-limit") {
+        println!("SKIPPED: {}", buffered.stderr.trim());
+        return;
+    }
+    assert_eq!(buffered.code, 0, "{}", buffered.stderr);
+    let v: serde_json::Value = serde_json::from_str(&buffered.stdout).unwrap();
+    let limit = 64u64 << 20;
+    assert_eq!(u64_of(&v, &["memory", "limit"]), limit);
+    let cache = u64_of(&v, &["memory", "page_cache_end"]);
+    assert!(cache <= limit, "page cache {cache} beyond the limit");
+    assert!(
+        cache > 8 << 20,
+        "buffered writes left only {cache} bytes cached"
+    );
+    assert!(u64_of(&v, &["memory", "limit_hits"]) > 0, "{}", v["memory"]);
+    let cg = v["memory"]["cgroup"].as_str().unwrap().to_string();
+    let dir = cg.split_once(' ').unwrap().1.split_once(' ').unwrap().1;
+    assert!(!Path::new(dir).exists(), "{dir} left behind");
+    let uncached = run(&["--rw-flags", "dontcache"]);
+    if uncached.code == 0 {
+        let u: serde_json::Value = serde_json::from_str(&uncached.stdout).unwrap();
+        let c = u64_of(&u, &["memory", "page_cache_end"]);
+        assert!(c < 8 << 20, "uncached writes left {c} bytes cached");
+    }
+    let r = iolab(&["run", "--memory-limit", "1m", "--ops", "10"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("--memory-limit") && r.stderr.contains("32 MiB"),
+        "{}",
+        r.stderr
+    );
+
+    // Killed inside its cgroup: the cgroup stays, journaled; `iolab clean` removes it.
+    let mut child = std::process::Command::new(bin())
+        .args([
+            "run",
+            "--method",
+            "psync",
+            "--target",
+            "/dev/null",
+            "--duration",
+            "30s",
+            "--memory-limit",
+            "64m",
+        ])
+        .args(["--count", "none"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut inside = None;
+    for _ in 0..200 {
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        if let Some(p) =
+            memory_cgroup_of(child.id()).filter(|p| p.ends_with(format!("iolab-{}", child.id())))
+        {
+            inside = Some(p);
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let Some(left) = inside else {
+        panic!("the run never entered its cgroup");
+    };
+    assert!(left.exists(), "{} gone before clean", left.display());
+    let c = iolab(&["clean"]);
+    assert_eq!(c.code, 0, "{}{}", c.stdout, c.stderr);
+    assert!(
+        !left.exists(),
+        "clean left {}: {}",
+        left.display(),
+        c.stdout
+    );
+
+    // Interrupted (SIGINT) inside its cgroup: the handler moves the process back and removes the cgroup.
+    let child = std::process::Command::new(bin())
+        .args([
+            "run",
+            "--method",
+            "psync",
+            "--target",
+            "/dev/null",
+            "--duration",
+            "30s",
+            "--memory-limit",
+            "64m",
+        ])
+        .args(["--count", "none"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut inside = None;
+    for _ in 0..200 {
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        if let Some(p) =
+            memory_cgroup_of(child.id()).filter(|p| p.ends_with(format!("iolab-{}", child.id())))
+        {
+            inside = Some(p);
+            break;
+        }
+    }
+    // SAFETY: kill(2) of the child this test spawned and has not reaped yet.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let left = inside.expect("the run never entered its cgroup");
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!left.exists(), "{} left after SIGINT", left.display());
+}

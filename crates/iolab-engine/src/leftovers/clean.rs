@@ -183,10 +183,11 @@ fn clean_journal(dir: RawFd, name: &str, under: Option<&Path>, rep: &mut CleanRe
     }
     let keep = clean_entries(&c, under, rep);
     let keep_zram = super::zram::clean_zram(&c, under, rep);
-    let rewritten = if keep.is_empty() && keep_zram.is_empty() {
+    let keep_cg = super::cgroup::clean_cgroups(&c, under, rep);
+    let rewritten = if keep.is_empty() && keep_zram.is_empty() && keep_cg.is_empty() {
         sys::unlinkat(dir, OsStr::new(name), false)
     } else {
-        rewrite(&fd, &c.owner, &keep, &keep_zram)
+        rewrite(&fd, &c.owner, &keep, &keep_zram, &keep_cg)
     };
     if let Err(e) = rewritten {
         rep.notes.push(format!(
@@ -241,6 +242,7 @@ fn rewrite(
     owner: &Process,
     keep: &[Entry],
     zram: &[ZramEntry],
+    cgroups: &[super::cgroup::CgroupEntry],
 ) -> sys::SysResult<()> {
     let mut text = super::format::header(owner);
     for e in keep {
@@ -248,6 +250,9 @@ fn rewrite(
     }
     for z in zram {
         text.push_str(&z.line());
+    }
+    for g in cgroups {
+        text.push_str(&g.line());
     }
     sys::ftruncate(fd.as_raw_fd(), 0)?;
     let mut off = 0usize;

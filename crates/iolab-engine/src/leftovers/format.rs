@@ -267,6 +267,8 @@ pub(crate) struct Contents {
     pub live: Vec<Entry>,
     /// zram devices made and not removed.
     pub zram: Vec<ZramEntry>,
+    /// Memory cgroups made and not removed.
+    pub cgroups: Vec<super::cgroup::CgroupEntry>,
     /// Lines that could not be read (a journal cut short by the kill, or damaged).
     pub bad_lines: usize,
 }
@@ -286,6 +288,7 @@ pub(crate) fn parse(text: &str) -> Option<Contents> {
     };
     let mut live: Vec<Entry> = Vec::new();
     let mut zram: Vec<ZramEntry> = Vec::new();
+    let mut cgroups = Vec::new();
     let mut bad_lines = 0;
     for l in lines {
         // A line without its newline was cut short by the kill: not trusted.
@@ -296,10 +299,13 @@ pub(crate) fn parse(text: &str) -> Option<Contents> {
         if let Some(id) = l.strip_prefix("- ").and_then(|i| i.parse::<u64>().ok()) {
             live.retain(|e| e.id != id);
             zram.retain(|z| z.id != id);
+            cgroups.retain(|g: &super::cgroup::CgroupEntry| g.id != id);
         } else if let Some(e) = Entry::parse(l) {
             live.push(e);
         } else if let Some(z) = ZramEntry::parse(l) {
             zram.push(z);
+        } else if let Some(g) = super::cgroup::CgroupEntry::parse(l) {
+            cgroups.push(g);
         } else {
             bad_lines += 1;
         }
@@ -308,6 +314,7 @@ pub(crate) fn parse(text: &str) -> Option<Contents> {
         owner,
         live,
         zram,
+        cgroups,
         bad_lines,
     })
 }

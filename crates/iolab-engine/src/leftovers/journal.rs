@@ -128,6 +128,20 @@ pub fn record_zram(dev: u32, disksize: u64) -> Option<u64> {
     append(id, &ZramEntry { id, dev, disksize }.line())
 }
 
+/// Journals the memory cgroup directory `path`, which iolab has just made (`--memory-limit`); returns the
+/// entry's id for [`forget`].
+pub fn record_cgroup(path: &Path) -> Option<u64> {
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    append(
+        id,
+        &super::cgroup::CgroupEntry {
+            id,
+            path: path.to_path_buf(),
+        }
+        .line(),
+    )
+}
+
 /// Appends entry `id`'s line, opening the journal with the first one.
 fn append(id: u64, line: &str) -> Option<u64> {
     let mut w = WRITER.lock().unwrap_or_else(|p| p.into_inner());

@@ -24,6 +24,7 @@
 //! (unlinkat on the directory's descriptor). Anything else is refused and left as it is, with the reason.
 //! A directory is removed only when empty (its files are journaled on their own).
 
+mod cgroup;
 mod clean;
 mod format;
 mod journal;
@@ -33,7 +34,7 @@ mod zram;
 pub use clean::clean;
 pub use format::{marked_by, Process, XATTR};
 pub(crate) use journal::unlink_journal_if_all_removed;
-pub use journal::{forget, record, record_zram};
+pub use journal::{forget, record, record_cgroup, record_zram};
 pub use report::{CleanReport, Outcome, Verdict};
 
 #[cfg(test)]

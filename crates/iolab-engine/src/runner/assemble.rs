@@ -99,6 +99,7 @@ pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunRe
         uring: None,
         aio: None,
         nowait: None,
+        memory: None,
         per_thread: Vec::new(),
         verify: None,
         kernel: Default::default(),

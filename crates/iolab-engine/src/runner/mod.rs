@@ -62,11 +62,17 @@ pub fn run_with(
         count_mode: spec.count,
         ..Default::default()
     };
+    // --memory-limit: every pass inside the cgroup (left, and removed, when `cgroup` drops).
+    let cgroup = spec
+        .memory_limit
+        .map(crate::memlimit::MemCgroup::enter)
+        .transpose()?;
     let tp = counting_pass(spec, clock, &mut kernel, board, drive)?;
     let separate = profile_pass(spec, clock, board, drive)?;
     let inline = (spec.profile == ProfileMode::Inline).then(|| Sampler::open(spec.profile_hz));
     let sampler = inline.as_ref().and_then(|s| s.as_ref().ok());
-    let (mut r, vals) = timed_pass(spec, clock, board, &mut kernel, sampler, drive)?;
+    let cg = cgroup.as_ref();
+    let (mut r, vals) = timed_pass(spec, clock, board, &mut kernel, (sampler, cg), drive)?;
     r.profile = match inline {
         Some(s) => Some(profile_of(s, spec, "inline")),
         None => separate,
@@ -113,6 +119,7 @@ fn counting_pass(
         progress: board.map(|b| (b, Stage::Counting)),
         sampler: None,
         irqs: None,
+        memory: None,
         drive,
     };
     let sample = spec.counting_sample();
@@ -148,6 +155,7 @@ fn profile_pass(
             progress: board.map(|b| (b, Stage::Profiling)),
             sampler: Some(s),
             irqs: None,
+            memory: None,
             drive,
         };
         run_once(&spec.for_counting_pass(), clock, &pass)?;
@@ -180,7 +188,7 @@ fn timed_pass(
     clock: &ClockInfo,
     board: Option<&Board>,
     kernel: &mut KernelFigures,
-    sampler: Option<&Sampler>,
+    (sampler, memory): (Option<&Sampler>, Option<&crate::memlimit::MemCgroup>),
     drive: Drive,
 ) -> Result<(RunResult, Vec<CounterValue>)> {
     SOFTWARE.with(|sw| {
@@ -205,6 +213,7 @@ fn timed_pass(
             progress: board.map(|b| (b, Stage::Timed)),
             sampler,
             irqs: irqs.as_ref(),
+            memory,
             drive,
         };
         run_once(spec, clock, &pass)

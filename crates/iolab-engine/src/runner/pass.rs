@@ -156,6 +156,10 @@ pub(super) fn run_once(
         iopoll: pass
             .irqs
             .map(|i| i.figures(&before.irqs, &after.irqs, w.ops)),
+        memory: pass
+            .memory
+            .zip(before.mem.zip(after.mem))
+            .map(|(g, (b, a))| g.figures(b, a)),
         ..base
     };
     result.sink = target.sink_figures(sink_before, sink_after).map(|mut f| {

@@ -182,6 +182,8 @@ pub(super) struct Snap {
     pub(super) counters: Vec<CounterSnap>,
     /// `--iopoll`: the target device's interrupt counts (empty otherwise).
     pub(super) irqs: Vec<u64>,
+    /// `--memory-limit`: the cgroup's counters.
+    pub(super) mem: Option<crate::memlimit::MemSnap>,
 }
 
 impl Snap {
@@ -193,6 +195,7 @@ impl Snap {
         let (c, sampler) = (pass.counters, pass.sampler);
         pause_counters(c);
         let irqs = pass.irqs.map(|w| w.snapshot()).unwrap_or_default();
+        let mem = pass.memory.map(|g| g.snap());
         let counters = c.iter().map(|s| s.snapshot()).collect();
         let steal = steal_per_cpu();
         let tasks = read_tasks();
@@ -207,6 +210,7 @@ impl Snap {
             io,
             counters,
             irqs,
+            mem,
         }
     }
     pub(super) fn take_after(pass: &Pass) -> Snap {
@@ -216,6 +220,7 @@ impl Snap {
         }
         pause_counters(c);
         let irqs = pass.irqs.map(|w| w.snapshot()).unwrap_or_default();
+        let mem = pass.memory.map(|g| g.snap());
         let io = ProcIo::read_self();
         let counters = c.iter().map(|s| s.snapshot()).collect();
         let ru = Rusage::process();
@@ -229,6 +234,7 @@ impl Snap {
             io,
             counters,
             irqs,
+            mem,
         }
     }
 }
@@ -249,6 +255,8 @@ pub struct Pass<'a> {
     pub(super) sampler: Option<&'a Sampler>,
     /// `--iopoll`: the target's device, whose interrupts are counted around the timed span.
     pub(super) irqs: Option<&'a IrqWatch>,
+    /// `--memory-limit`: the run's memory cgroup, whose counters are read around the timed span.
+    pub(super) memory: Option<&'a crate::memlimit::MemCgroup>,
     /// The method's runner (its registry line's `drive`).
     pub(super) drive: Drive,
 }

@@ -102,6 +102,9 @@ pub struct Spec {
     /// before each pass. Written only when set, so results without it compare with older ones.
     #[serde(default, skip_serializing_if = "is_false")]
     pub cold_cache: bool,
+    /// `--memory-limit`: the run inside a memory cgroup of iolab's own limited to this many bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<u64>,
     /// mmap only.
     pub msync: SyncEvery,
     /// vectored only: iovecs per operation.

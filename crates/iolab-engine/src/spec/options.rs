@@ -163,6 +163,11 @@ pub static OPTIONS: &[Opt] = &[
         help: "O_DIRECT with aligned buffers (--bs and --offset must be multiples of the device's alignment)" },
     Opt { key: "fsync", ty: Ty::Text, value_name: "WHEN", group: W, applies: All, default: Some("none"),
         help: "none | end | every:N (timed, not in per-op latency)" },
+    Opt { key: "memory-limit", ty: Ty::Size, value_name: "SIZE", group: W, applies: All, default: None,
+        help: "Run inside a memory cgroup of iolab's own limited to SIZE (made under iolab's cgroup, removed \
+               after, journaled for `iolab clean`; needs root): the page cache cannot grow beyond it, so \
+               buffered I/O meets reclaim; the result's memory section gives the page cache at the end, the \
+               limit's hits and the refaults" },
     Opt { key: "cold-cache", ty: flag("cold-cache"), value_name: "", group: W, applies: All, default: None,
         help: "Read runs of a file or block device: before each pass, write the target back and drop its pages \
                from the page cache (fsync, then posix_fadvise DONTNEED; not timed), so buffered reads come \

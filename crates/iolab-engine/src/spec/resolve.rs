@@ -156,6 +156,7 @@ impl RawSpec {
             direct,
             fsync,
             cold_cache: self.cold_cache(op)?,
+            memory_limit: self.memory_limit(method)?,
             msync,
             iovecs: iovecs as u32,
             qd: queue.qd,
@@ -500,6 +501,34 @@ impl RawSpec {
             ));
         }
         Ok(on)
+    }
+
+    /// --memory-limit: at least 32 MiB (iolab's own memory is charged to the cgroup too, and a limit its
+    /// threads cannot live in ends the run by the OOM killer); not for a client process of its own.
+    fn memory_limit(&self, method: MethodKind) -> Result<Option<u64>> {
+        let Some(n) = self.size("memory-limit")? else {
+            return Ok(None);
+        };
+        if method.info().exec == crate::method::info::Exec::OutOfProcess {
+            return Err(Error::usage(
+                "--memory-limit",
+                format!(
+                    "--method {} runs its client as a process of its own, outside the limit",
+                    method.name()
+                ),
+            ));
+        }
+        const LEAST: u64 = 32 << 20;
+        if n < LEAST {
+            return Err(Error::usage(
+                "--memory-limit",
+                format!(
+                    "{} is too little: iolab's own buffers and threads are charged to it too; give 32 MiB or more",
+                    crate::units::fmt_size(n)
+                ),
+            ));
+        }
+        Ok(Some(n))
     }
 
     /// --rw-flags as RWF_* bits.

@@ -1,0 +1,82 @@
+//! Memory cgroups in the journal (`--memory-limit`): iolab makes one as a child of its own cgroup, moves
+//! itself in, and at exit moves back and removes it; a kill leaves it behind, empty. `clean` removes a
+//! recorded cgroup of a gone process once no process is in it (the kernel refuses otherwise); one that
+//! still holds processes is someone's now and is left, with the reason.
+
+use super::format::{hex, unhex, Contents};
+use super::report::{CleanReport, Outcome, Verdict};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// A cgroup directory iolab made, as the journal records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CgroupEntry {
+    pub id: u64,
+    pub path: PathBuf,
+}
+
+impl CgroupEntry {
+    pub(super) fn line(&self) -> String {
+        format!("g {} {}\n", self.id, hex(self.path.as_os_str().as_bytes()))
+    }
+
+    pub(super) fn parse(l: &str) -> Option<CgroupEntry> {
+        let f: Vec<&str> = l.split(' ').collect();
+        match f.as_slice() {
+            ["g", id, path] => Some(CgroupEntry {
+                id: id.parse().ok()?,
+                path: PathBuf::from(std::ffi::OsStr::from_bytes(&unhex(path)?)),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// Each cgroup of a gone process; returns those to keep in the journal (failed, or outside `under`).
+pub(super) fn clean_cgroups(
+    c: &Contents,
+    under: Option<&Path>,
+    rep: &mut CleanReport,
+) -> Vec<CgroupEntry> {
+    let mut keep = Vec::new();
+    for g in c.cgroups.iter().rev() {
+        if under.is_some_and(|u| !g.path.starts_with(u)) {
+            rep.outside += 1;
+            keep.push(g.clone());
+            continue;
+        }
+        let verdict = remove(&g.path);
+        if matches!(verdict, Verdict::Failed(_)) {
+            keep.push(g.clone());
+        }
+        rep.outcomes.push(Outcome {
+            path: g.path.clone(),
+            is_dir: true,
+            zram: false,
+            pid: c.owner.pid,
+            verdict,
+        });
+    }
+    keep.reverse();
+    keep
+}
+
+/// Removes the cgroup at `p` if no process is in it.
+fn remove(p: &Path) -> Verdict {
+    let procs = match std::fs::read_to_string(p.join("cgroup.procs")) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Verdict::Gone,
+        Err(e) => return Verdict::Failed(format!("cannot read its cgroup.procs: {e}")),
+    };
+    if !procs.trim().is_empty() {
+        return Verdict::Refused(format!(
+            "processes are in it now ({}): it is not iolab's any more",
+            procs.split_whitespace().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    match std::fs::remove_dir(p) {
+        Ok(()) => Verdict::Removed,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Verdict::Gone,
+        Err(e) => Verdict::Failed(format!("rmdir: {e}")),
+    }
+}

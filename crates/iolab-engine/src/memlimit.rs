@@ -1,0 +1,217 @@
+//! `--memory-limit SIZE`: the run inside a memory cgroup of iolab's own, so the page cache the workload
+//! makes cannot grow beyond SIZE and buffered I/O meets reclaim as on a machine with that little memory.
+//!
+//! The cgroup is made as a child of the cgroup iolab runs in (cgroup v1's memory hierarchy, or cgroup v2
+//! where the memory controller can be enabled for children there), limited (v1 memory.limit_in_bytes, v2
+//! memory.max), and the whole process moved into it before the passes; afterwards the process goes back
+//! and the cgroup is removed. Its path is journaled, so `iolab clean` removes it after a kill. Pages
+//! charged before the move stay charged where they were (v1 moves no charges by default; v2 never does).
+
+use crate::error::{Error, Result};
+use crate::units::fmt_size;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// What the cgroup saw of one pass, for the result.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MemoryLimit {
+    /// The limit asked for, bytes.
+    pub limit: u64,
+    /// "cgroup v1" or "cgroup v2", and the cgroup's path.
+    pub cgroup: String,
+    /// Page cache charged to the cgroup at the end of the timed pass, bytes (v1 `cache`, v2 `file`).
+    pub page_cache_end: u64,
+    /// The most the cgroup held at once over the run, bytes (v1 max_usage_in_bytes, v2 memory.peak).
+    pub peak: Option<u64>,
+    /// Over the timed pass: times the cgroup hit its limit (v1 failcnt, v2 memory.events `max`).
+    pub limit_hits: u64,
+    /// Over the timed pass: page-cache pages read back after reclaim had evicted them
+    /// (workingset_refault_file).
+    pub refaults: u64,
+}
+
+/// A memory cgroup of iolab's own that this process is in, left (and removed) on drop.
+pub struct MemCgroup {
+    dir: PathBuf,
+    v2: bool,
+    /// The cgroup.procs of the cgroup the process came from.
+    home: PathBuf,
+    limit: u64,
+    journal: Option<u64>,
+}
+
+/// Counters of the cgroup at one moment.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MemSnap {
+    page_cache: u64,
+    hits: u64,
+    refaults: u64,
+}
+
+impl MemCgroup {
+    /// Makes the cgroup, limits it to `limit` bytes and moves this process into it.
+    pub fn enter(limit: u64) -> Result<MemCgroup> {
+        let (parent, v2) = current_memory_cgroup()?;
+        if v2 {
+            enable_memory(&parent)?;
+        }
+        let dir = parent.join(format!("iolab-{}", std::process::id()));
+        std::fs::create_dir(&dir).map_err(|e| refused(&dir, "making", &e))?;
+        let journal = crate::leftovers::record_cgroup(&dir);
+        let g = MemCgroup {
+            home: parent.join("cgroup.procs"),
+            dir,
+            v2,
+            limit,
+            journal,
+        };
+        let file = if v2 {
+            "memory.max"
+        } else {
+            "memory.limit_in_bytes"
+        };
+        g.write(file, &limit.to_string())?;
+        crate::cleanup::register_cgroup(&g.home, &g.dir);
+        g.write("cgroup.procs", &std::process::id().to_string())?;
+        Ok(g)
+    }
+
+    fn write(&self, name: &str, value: &str) -> Result<()> {
+        let p = self.dir.join(name);
+        std::fs::write(&p, value).map_err(|e| refused(&p, "writing", &e))
+    }
+
+    fn read(&self, name: &str) -> Option<String> {
+        std::fs::read_to_string(self.dir.join(name)).ok()
+    }
+
+    /// The cgroup's counters now.
+    pub fn snap(&self) -> MemSnap {
+        let stat = self.read("memory.stat").unwrap_or_default();
+        let field = |text: &str, key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        let hits = if self.v2 {
+            field(&self.read("memory.events").unwrap_or_default(), "max")
+        } else {
+            self.read("memory.failcnt")
+                .and_then(|t| t.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        MemSnap {
+            page_cache: field(&stat, if self.v2 { "file" } else { "cache" }),
+            hits,
+            refaults: field(&stat, "workingset_refault_file"),
+        }
+    }
+
+    /// The figures of the span from `before` to `now` (the timed pass's).
+    pub fn figures(&self, before: MemSnap, now: MemSnap) -> MemoryLimit {
+        let peak = self
+            .read(if self.v2 {
+                "memory.peak"
+            } else {
+                "memory.max_usage_in_bytes"
+            })
+            .and_then(|t| t.trim().parse().ok());
+        MemoryLimit {
+            limit: self.limit,
+            cgroup: format!(
+                "cgroup {} {}",
+                if self.v2 { "v2" } else { "v1" },
+                self.dir.display()
+            ),
+            page_cache_end: now.page_cache,
+            peak,
+            limit_hits: now.hits.saturating_sub(before.hits),
+            refaults: now.refaults.saturating_sub(before.refaults),
+        }
+    }
+}
+
+impl Drop for MemCgroup {
+    /// Back to the cgroup the process came from, then the cgroup goes (its charged pages move to the
+    /// parent).
+    fn drop(&mut self) {
+        crate::cleanup::unregister_cgroup();
+        let _ = std::fs::write(&self.home, std::process::id().to_string());
+        if std::fs::remove_dir(&self.dir).is_ok() {
+            if let Some(id) = self.journal {
+                crate::leftovers::forget(id);
+            }
+        }
+    }
+}
+
+fn refused(p: &Path, doing: &str, e: &std::io::Error) -> Error {
+    Error::Runtime(format!(
+        "--memory-limit: {doing} {} failed: {e}; a memory cgroup of iolab's own needs root (or a delegated \
+         cgroup)",
+        p.display()
+    ))
+}
+
+/// The directory of this process's memory cgroup, and whether it is cgroup v2's.
+fn current_memory_cgroup() -> Result<(PathBuf, bool)> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    // v1: the hierarchy with the memory controller.
+    let v1 = own.lines().find_map(|l| {
+        let mut f = l.splitn(3, ':');
+        let (_, ctl, path) = (f.next()?, f.next()?, f.next()?);
+        ctl.split(',')
+            .any(|c| c == "memory")
+            .then(|| path.to_string())
+    });
+    let mount_of = |fstype: &str, opt: Option<&str>| {
+        mounts.lines().find_map(|l| {
+            let (left, right) = l.split_once(" - ")?;
+            let mut r = right.split(' ');
+            let (t, _src, opts) = (r.next()?, r.next()?, r.next().unwrap_or(""));
+            if t != fstype || opt.is_some_and(|o| !opts.split(',').any(|x| x == o)) {
+                return None;
+            }
+            left.split(' ').nth(4).map(PathBuf::from)
+        })
+    };
+    if let Some(path) = v1 {
+        if let Some(m) = mount_of("cgroup", Some("memory")) {
+            return Ok((m.join(path.trim_start_matches('/')), false));
+        }
+    }
+    let v2 = own
+        .lines()
+        .find_map(|l| l.strip_prefix("0::").map(str::to_string));
+    match (v2, mount_of("cgroup2", None)) {
+        (Some(path), Some(m)) => Ok((m.join(path.trim_start_matches('/')), true)),
+        _ => Err(Error::Runtime(
+            "--memory-limit: this system mounts no memory cgroup (neither cgroup v1's memory hierarchy nor \
+             cgroup v2)"
+                .into(),
+        )),
+    }
+}
+
+/// cgroup v2: the memory controller for the children of `dir` (cgroup.subtree_control).
+fn enable_memory(dir: &Path) -> Result<()> {
+    let ctl = dir.join("cgroup.subtree_control");
+    let on = std::fs::read_to_string(&ctl).unwrap_or_default();
+    if on.split_whitespace().any(|c| c == "memory") {
+        return Ok(());
+    }
+    std::fs::write(&ctl, "+memory").map_err(|e| {
+        Error::Runtime(format!(
+            "--memory-limit: enabling the memory controller for {}'s children failed ({e}): cgroup v2 allows it \
+             only in a cgroup with no processes of its own; run iolab in a cgroup of its own (e.g. `systemd-run \
+             --scope iolab ...`) or under a limit given that way",
+            dir.display()
+        ))
+    })
+}
+
+/// "128 MiB (cgroup v1 ...)": the limit as the output names it.
+pub fn describe(m: &MemoryLimit) -> String {
+    format!("{} ({})", fmt_size(m.limit), m.cgroup)
+}
