@@ -2,7 +2,7 @@
 //! counterparts on one workload (vectored fixed buffers, a minimum wait time), and when uncached buffered
 //! I/O (RWF_DONTCACHE) is worth it beside buffered and O_DIRECT.
 
-use super::reply::{faster, is, ns, pct, x, Ctx, Reply, TIE_FRACTION};
+use super::reply::{faster, is, ns, pct, thousands, x, Ctx, Reply, TIE_FRACTION};
 use crate::findings_compare::row::noise;
 use crate::findings_compare::Row;
 
@@ -160,6 +160,7 @@ fn min_wait_text(w: &Row, p: &Row) -> String {
 /// file fits in the page cache the cliff buffered I/O falls off is not reached, and the answer says so.
 pub fn dontcache_when(c: &Ctx) -> Reply {
     let uncached = c.rows_where(|r| r.facts.rw_flags & libc::RWF_DONTCACHE as u32 != 0);
+    let limited = uncached.iter().any(|r| r.memory.is_some());
     let mut parts = Vec::new();
     for u in &uncached {
         let like = |r: &&Row| {
@@ -167,6 +168,7 @@ pub fn dontcache_when(c: &Ctx) -> Reply {
                 && r.facts.write == u.facts.write
                 && r.facts.bs == u.facts.bs
                 && r.pattern == u.pattern
+                && r.memory.as_ref().map(|m| m.limit) == u.memory.as_ref().map(|m| m.limit)
         };
         let plain = |direct: bool| {
             c.rows
@@ -174,7 +176,16 @@ pub fn dontcache_when(c: &Ctx) -> Reply {
                 .copied()
                 .find(|r| like(r) && r.facts.direct == direct && r.facts.rw_flags == 0)
         };
-        let mut line = format!("{}: uncached buffered {}/s", u.workload(), mib(u.mib_s));
+        let under = u
+            .memory
+            .as_ref()
+            .map(|m| format!(" under a {} memory limit", mib_bytes(m.limit)))
+            .unwrap_or_default();
+        let mut line = format!(
+            "{}{under}: uncached buffered {}/s",
+            u.workload(),
+            mib(u.mib_s)
+        );
         for (name, r) in [("buffered", plain(false)), ("O_DIRECT", plain(true))] {
             if let Some(r) = r {
                 let verdict = match faster(u, r) {
@@ -183,15 +194,20 @@ pub fn dontcache_when(c: &Ctx) -> Reply {
                     None => tie(u, r),
                 };
                 line.push_str(&format!(
-                    ", {name} {}/s ({} the uncached rate: {verdict}){}",
+                    ", {name} {}/s ({} the uncached rate: {verdict}){}{}",
                     mib(r.mib_s),
                     x(r.mib_s / u.mib_s),
-                    noise(r, u)
+                    noise(r, u),
+                    cache_text(r)
                 ));
             }
         }
         if let Some(cpu) = u.cpu_ns_per_op() {
-            line.push_str(&format!("; uncached CPU per op {}", ns(cpu)));
+            line.push_str(&format!(
+                "; uncached CPU per op {}{}",
+                ns(cpu),
+                cache_text(u)
+            ));
         }
         parts.push(line + ".");
     }
@@ -203,16 +219,46 @@ pub fn dontcache_when(c: &Ctx) -> Reply {
             "a filesystem with RWF_DONTCACHE (ext4, xfs, btrfs) on Linux 6.14+",
         );
     }
-    parts.push(
-        "Every file here fit in the page cache, so buffered I/O never had to reclaim: the cliff that uncached I/O \
-         avoids is not in these rows."
-            .into(),
-    );
+    if !limited {
+        parts.push(
+            "Every file here fit in the page cache, so buffered I/O never had to reclaim: the cliff that uncached \
+             I/O avoids is not in these rows."
+                .into(),
+        );
+        return Reply::partly(
+            parts.join(" "),
+            c.not_run("memory limit")
+                .map(|why| format!("the memory-limit steps, which did not run: {why}"))
+                .unwrap_or_else(|| {
+                    "the memory-limit steps (a file larger than a memory cgroup's limit)".into()
+                }),
+        );
+    }
     Reply::partly(
         parts.join(" "),
-        "a file larger than a memory limit of iolab's own (a memory cgroup, not built yet), with the page cache \
-         and reclaim per interval, to show where buffered I/O falls off and uncached I/O does not",
+        "the page cache and reclaim per interval (the rows give them over the whole pass, and the rate per 100 \
+         ms), to draw where buffered I/O falls off",
     )
+}
+
+/// ", page cache 59 MiB at the end, the limit hit 453 times": a memory-limited row's cgroup figures.
+fn cache_text(r: &Row) -> String {
+    r.memory
+        .as_ref()
+        .map(|m| {
+            format!(
+                " (page cache {} at the end, the limit hit {} times, {} refaults)",
+                mib_bytes(m.page_cache_end),
+                thousands(m.limit_hits as f64),
+                thousands(m.refaults as f64)
+            )
+        })
+        .unwrap_or_default()
+}
+
+/// "128 MiB".
+fn mib_bytes(b: u64) -> String {
+    iolab_engine::units::fmt_size(b)
 }
 
 /// "12.3 MiB".

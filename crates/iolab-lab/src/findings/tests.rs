@@ -475,6 +475,30 @@ fn a_partition_run_is_read_against_the_thesis() {
 }
 
 #[test]
+fn zero_copy_copied() {
+    let on = Facts {
+        method: Some(MethodKind::IoUring),
+        target: Some(TargetKind::Tcp),
+        zero_copy: Some((2000, 2000)),
+        ..base()
+    };
+    let text = &findings_of(&on)[0].text;
+    assert!(
+        text.starts_with("the kernel copied 100% of 2000 zero-copy sends anyway"),
+        "{text}"
+    );
+    assert!(text.contains("a local socket"), "{text}");
+    check(
+        "zero_copy_copied",
+        on.clone(),
+        Facts {
+            zero_copy: Some((2000, 10)),
+            ..on
+        },
+    );
+}
+
+#[test]
 fn every_rule_is_tested() {
     // The rules live in mod.rs, their tests here: each rule's name appears in a test.
     let src = include_str!("tests.rs");

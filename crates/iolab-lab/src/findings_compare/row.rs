@@ -77,6 +77,8 @@ pub struct Row {
     pub spread: Option<Spread>,
     /// `--cold-cache`: the target's pages were dropped before the pass.
     pub cold_cache: bool,
+    /// `--memory-limit`: what the run's memory cgroup saw.
+    pub memory: Option<iolab_engine::memlimit::MemoryLimit>,
     /// A file's filesystem ("tmpfs": its pages are the file, there is no device behind them).
     pub fs: Option<String>,
     /// Bytes the storage layer fetched for the process over the run (/proc/self/io read_bytes).
@@ -176,6 +178,7 @@ impl Row {
             reference: false,
             spread: None,
             cold_cache: r.spec.cold_cache,
+            memory: r.memory.clone(),
             fs: r.target.fs.clone(),
             device_read_bytes: r.syscalls.kernel_rw.read_bytes,
             flush_s: r.flushes.total_s,

@@ -154,7 +154,7 @@ pub(super) type SetRule = (&'static str, &'static str, fn(&[&Row]) -> Vec<String
 /// Rules over every row of a table at once.
 pub const SET_RULES: &[SetRule] = &[(
     "direct_crossover",
-    "buffered against O_DIRECT, over the block sizes",
+    "buffered against O_DIRECT over the block sizes",
     |rows| {
         let mut out = Vec::new();
         let mut seen: Vec<(String, bool, Option<MethodKind>, u32)> = Vec::new();

@@ -116,6 +116,38 @@ fn dontcache_when() {
         r.text
     );
     assert!(r.needs.unwrap().contains("memory cgroup"));
+    // Under a memory limit: the cgroup's figures beside each rate, and no "fit in the page cache".
+    let limited = |mib_s: f64, direct: bool, rwf: u32, cache: u64, hits: u64| {
+        let mut r = file(mib_s, direct, rwf);
+        r.place = "/var/tmp/s/l.dat".into();
+        r.memory = Some(iolab_engine::memlimit::MemoryLimit {
+            limit: 128 << 20,
+            page_cache_end: cache,
+            limit_hits: hits,
+            ..Default::default()
+        });
+        r
+    };
+    let rows = [
+        limited(2400.0, false, dc, 132 << 10, 0),
+        limited(1500.0, false, 0, 123 << 20, 901),
+        limited(1600.0, true, 0, 24 << 10, 0),
+    ];
+    let r = answer("dontcache_when", &[], &rows, &[], &[]);
+    assert!(
+        r.text
+            .contains("under a 128 MiB memory limit: uncached buffered 2.3 GiB/s"),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text
+            .contains("(page cache 123 MiB at the end, the limit hit 901 times, 0 refaults)"),
+        "{}",
+        r.text
+    );
+    assert!(!r.text.contains("fit in the page cache"), "{}", r.text);
+    assert!(r.needs.unwrap().contains("per interval"));
     let tied = [file(2000.0, false, dc), file(2050.0, false, 0)];
     let r = answer("dontcache_when", &[], &tied, &[], &[]);
     assert!(r.text.contains("a tie (rates within 5%"), "{}", r.text);
