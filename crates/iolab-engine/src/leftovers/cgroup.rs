@@ -61,8 +61,16 @@ pub(super) fn clean_cgroups(
     keep
 }
 
-/// Removes the cgroup at `p` if no process is in it.
+/// Removes the cgroup at `p` if it is one (a directory of a cgroup filesystem) and no process is in it.
 fn remove(p: &Path) -> Verdict {
+    const CGROUP_SUPER_MAGIC: u64 = 0x0027_e0eb;
+    const CGROUP2_SUPER_MAGIC: u64 = 0x6367_7270;
+    match iolab_sys::fs_magic(p) {
+        Ok(CGROUP_SUPER_MAGIC | CGROUP2_SUPER_MAGIC) => {}
+        Ok(_) => return Verdict::Refused("it is not a cgroup (not on a cgroup filesystem)".into()),
+        Err(e) if e.errno == libc::ENOENT => return Verdict::Gone,
+        Err(e) => return Verdict::Failed(format!("statfs: {}", iolab_sys::errno_name(e.errno))),
+    }
     let procs = match std::fs::read_to_string(p.join("cgroup.procs")) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Verdict::Gone,
@@ -78,5 +86,27 @@ fn remove(p: &Path) -> Verdict {
         Ok(()) => Verdict::Removed,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Verdict::Gone,
         Err(e) => Verdict::Failed(format!("rmdir: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_reads_back_and_only_a_cgroup_is_removed() {
+        let g = CgroupEntry {
+            id: 7,
+            path: PathBuf::from("/sys/fs/cgroup/memory/a b/iolab-12"),
+        };
+        assert_eq!(CgroupEntry::parse(g.line().trim_end()), Some(g));
+        assert_eq!(CgroupEntry::parse("g 7"), None);
+        // An empty directory that is no cgroup (a journal line pointing elsewhere) is never removed.
+        let d = tempfile::tempdir().unwrap();
+        let plain = d.path().join("iolab-1");
+        std::fs::create_dir(&plain).unwrap();
+        assert!(matches!(remove(&plain), Verdict::Refused(_)));
+        assert!(plain.exists());
+        assert_eq!(remove(&d.path().join("none")), Verdict::Gone);
     }
 }
