@@ -471,7 +471,7 @@ fn pv2_nowait_counts_the_ops_that_would_have_blocked_and_lands_every_byte() {
     assert!(
         other
             .stderr
-            .contains("--rw-flags: applies to --method pv2 only"),
+            .contains("--rw-flags: applies to --method pv2 or io_uring only"),
         "{}",
         other.stderr
     );

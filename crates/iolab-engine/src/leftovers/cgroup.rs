@@ -3,34 +3,9 @@
 //! recorded cgroup of a gone process once no process is in it (the kernel refuses otherwise); one that
 //! still holds processes is someone's now and is left, with the reason.
 
-use super::format::{hex, unhex, Contents};
+use super::format::{CgroupEntry, Contents};
 use super::report::{CleanReport, Outcome, Verdict};
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
-
-/// A cgroup directory iolab made, as the journal records it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CgroupEntry {
-    pub id: u64,
-    pub path: PathBuf,
-}
-
-impl CgroupEntry {
-    pub(super) fn line(&self) -> String {
-        format!("g {} {}\n", self.id, hex(self.path.as_os_str().as_bytes()))
-    }
-
-    pub(super) fn parse(l: &str) -> Option<CgroupEntry> {
-        let f: Vec<&str> = l.split(' ').collect();
-        match f.as_slice() {
-            ["g", id, path] => Some(CgroupEntry {
-                id: id.parse().ok()?,
-                path: PathBuf::from(std::ffi::OsStr::from_bytes(&unhex(path)?)),
-            }),
-            _ => None,
-        }
-    }
-}
+use std::path::Path;
 
 /// Each cgroup of a gone process; returns those to keep in the journal (failed, or outside `under`).
 pub(super) fn clean_cgroups(
@@ -92,6 +67,7 @@ fn remove(p: &Path) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     #[test]
     fn a_line_reads_back_and_only_a_cgroup_is_removed() {

@@ -242,7 +242,7 @@ fn rewrite(
     owner: &Process,
     keep: &[Entry],
     zram: &[ZramEntry],
-    cgroups: &[super::cgroup::CgroupEntry],
+    cgroups: &[super::format::CgroupEntry],
 ) -> sys::SysResult<()> {
     let mut text = super::format::header(owner);
     for e in keep {

@@ -260,6 +260,30 @@ impl Entry {
     }
 }
 
+/// A cgroup directory iolab made, as the journal records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CgroupEntry {
+    pub id: u64,
+    pub path: PathBuf,
+}
+
+impl CgroupEntry {
+    pub(super) fn line(&self) -> String {
+        format!("g {} {}\n", self.id, hex(self.path.as_os_str().as_bytes()))
+    }
+
+    pub(super) fn parse(l: &str) -> Option<CgroupEntry> {
+        let f: Vec<&str> = l.split(' ').collect();
+        match f.as_slice() {
+            ["g", id, path] => Some(CgroupEntry {
+                id: id.parse().ok()?,
+                path: PathBuf::from(std::ffi::OsStr::from_bytes(&unhex(path)?)),
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// A journal's contents: whose it is, and the entries not removed.
 #[derive(Debug)]
 pub(crate) struct Contents {
@@ -268,7 +292,7 @@ pub(crate) struct Contents {
     /// zram devices made and not removed.
     pub zram: Vec<ZramEntry>,
     /// Memory cgroups made and not removed.
-    pub cgroups: Vec<super::cgroup::CgroupEntry>,
+    pub cgroups: Vec<CgroupEntry>,
     /// Lines that could not be read (a journal cut short by the kill, or damaged).
     pub bad_lines: usize,
 }
@@ -299,12 +323,12 @@ pub(crate) fn parse(text: &str) -> Option<Contents> {
         if let Some(id) = l.strip_prefix("- ").and_then(|i| i.parse::<u64>().ok()) {
             live.retain(|e| e.id != id);
             zram.retain(|z| z.id != id);
-            cgroups.retain(|g: &super::cgroup::CgroupEntry| g.id != id);
+            cgroups.retain(|g: &CgroupEntry| g.id != id);
         } else if let Some(e) = Entry::parse(l) {
             live.push(e);
         } else if let Some(z) = ZramEntry::parse(l) {
             zram.push(z);
-        } else if let Some(g) = super::cgroup::CgroupEntry::parse(l) {
+        } else if let Some(g) = CgroupEntry::parse(l) {
             cgroups.push(g);
         } else {
             bad_lines += 1;

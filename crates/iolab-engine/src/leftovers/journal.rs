@@ -134,7 +134,7 @@ pub fn record_cgroup(path: &Path) -> Option<u64> {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     append(
         id,
-        &super::cgroup::CgroupEntry {
+        &super::format::CgroupEntry {
             id,
             path: path.to_path_buf(),
         }
