@@ -261,9 +261,14 @@ impl Axis {
     /// This linear axis as a log one when its values are all positive and span a factor of 100 or more:
     /// a linear axis would flatten the small ones onto its floor.
     pub(super) fn log_if_wide(self, values: &[f64]) -> Axis {
+        self.log_if_span(values, 100.0)
+    }
+
+    /// This linear axis as a log one when its values are all positive and span `factor` or more.
+    pub(super) fn log_if_span(self, values: &[f64], factor: f64) -> Axis {
         let (lo, hi) = bounds(values, true);
         let all_positive = values.iter().all(|v| *v > 0.0);
-        if self.scale != Scale::Lin || !all_positive || hi < lo * 100.0 {
+        if self.scale != Scale::Lin || !all_positive || hi < lo * factor {
             return self;
         }
         let (lo, hi) = (lo / 1.3, hi * 1.3);
@@ -545,6 +550,15 @@ mod tests {
         // A zero cannot be drawn on a log axis: the axis stays linear.
         let a = Axis::amount("calls", "calls/op", &[0.0, 1000.0]).log_if_wide(&[0.0, 1000.0]);
         assert_eq!(a.scale, Scale::Lin);
+        // IOPS over time of 1 MiB and 4 KiB runs (10x apart) go log; those within 10x do not.
+        let ys = [1200.0, 64000.0];
+        let a = Axis::iops(&ys).log_if_span(&ys, 10.0);
+        assert_eq!(
+            (a.scale, a.title.as_str()),
+            (Scale::Log, "operations per second (IOPS, log scale)")
+        );
+        let ys = [9000.0, 64000.0];
+        assert_eq!(Axis::iops(&ys).log_if_span(&ys, 10.0).scale, Scale::Lin);
     }
 
     #[test]

@@ -79,7 +79,9 @@ pub(super) fn over_time_charts(io_runs: &[&Run], out: &mut Out) {
             .map(|p| p.1)
             .collect();
         let y = if f.key() == fields::INTERVAL_IOPS.key() {
-            Axis::iops(&ys)
+            // Runs of 4 KiB and of 1 MiB ops on one axis: a log one where they span 10x, so the slower
+            // runs' dips are not flattened onto its floor.
+            Axis::iops(&ys).log_if_span(&ys, 10.0)
         } else {
             Axis::time("p99 latency", &ys)
         };
