@@ -81,6 +81,13 @@ pub fn unregister_zram() {
 /// process came from, the process id as text, and the cgroup's directory (C strings leaked by
 /// [`register_cgroup`]; null: none).
 static CGROUP: [AtomicPtr<libc::c_char>; 3] = [const { AtomicPtr::new(std::ptr::null_mut()) }; 3];
+/// The registered cgroup exists (made by iolab): only then may the handler remove it.
+static CGROUP_MADE: AtomicBool = AtomicBool::new(false);
+
+/// The registered cgroup is made: from now on the handler removes it.
+pub fn cgroup_made() {
+    CGROUP_MADE.store(true, Ordering::SeqCst);
+}
 
 /// Registers the memory cgroup `dir` the process moved into from the cgroup whose cgroup.procs is `home`:
 /// on Ctrl-C, SIGTERM or SIGHUP the handler moves the process back and removes it (its Drop at a normal
@@ -105,6 +112,7 @@ pub fn register_cgroup(home: &Path, dir: &Path) {
 /// The cgroup is left and removed (or about to be, by its Drop): the handler leaves it.
 pub fn unregister_cgroup() {
     let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    CGROUP_MADE.store(false, Ordering::SeqCst);
     for a in &CGROUP {
         let p = a.swap(std::ptr::null_mut(), Ordering::AcqRel);
         if !p.is_null() {
@@ -121,6 +129,10 @@ fn leave_registered_cgroup() -> Option<bool> {
     let [home, pid, dir] = [0, 1, 2].map(|i| CGROUP[i].load(Ordering::Acquire));
     if home.is_null() || pid.is_null() || dir.is_null() {
         return None;
+    }
+    if !CGROUP_MADE.load(Ordering::SeqCst) {
+        // Not made yet (or its making failed): nothing of iolab's to remove; the journal keeps the name.
+        return Some(false);
     }
     // SAFETY: C strings leaked by `register_cgroup`, freed only after being cleared; the caller ends the
     // process.

@@ -56,10 +56,29 @@ impl MemCgroup {
             enable_memory(&parent)?;
         }
         let dir = parent.join(format!("iolab-{}", std::process::id()));
-        std::fs::create_dir(&dir).map_err(|e| refused(&dir, "making", &e))?;
+        let home = parent.join("cgroup.procs");
+        // Journaled and handed to the signal handler before it exists, so no moment leaves it unrecorded;
+        // the handler removes it only once it is made (and clean finds an unmade one gone).
         let journal = crate::leftovers::record_cgroup(&dir);
+        crate::cleanup::register_cgroup(&home, &dir);
+        if let Err(e) = std::fs::create_dir(&dir) {
+            crate::cleanup::unregister_cgroup();
+            if let Some(id) = journal {
+                crate::leftovers::forget(id);
+            }
+            return Err(if e.kind() == std::io::ErrorKind::AlreadyExists {
+                Error::Runtime(format!(
+                    "--memory-limit: {} exists already (left by another process, or made by someone): iolab \
+                     makes its own and never uses one it did not make; remove it, or run again",
+                    dir.display()
+                ))
+            } else {
+                refused(&dir, "making", &e)
+            });
+        }
+        crate::cleanup::cgroup_made();
         let g = MemCgroup {
-            home: parent.join("cgroup.procs"),
+            home,
             dir,
             v2,
             limit,
@@ -71,7 +90,6 @@ impl MemCgroup {
             "memory.limit_in_bytes"
         };
         g.write(file, &limit.to_string())?;
-        crate::cleanup::register_cgroup(&g.home, &g.dir);
         g.write("cgroup.procs", &std::process::id().to_string())?;
         Ok(g)
     }
@@ -146,11 +164,23 @@ impl Drop for MemCgroup {
 }
 
 fn refused(p: &Path, doing: &str, e: &std::io::Error) -> Error {
+    let hint = if e.kind() == std::io::ErrorKind::PermissionDenied {
+        "; a memory cgroup of iolab's own needs root (or a delegated cgroup)"
+    } else {
+        ""
+    };
     Error::Runtime(format!(
-        "--memory-limit: {doing} {} failed: {e}; a memory cgroup of iolab's own needs root (or a delegated \
-         cgroup)",
+        "--memory-limit: {doing} {} failed: {e}{hint}",
         p.display()
     ))
+}
+
+/// The least memory a run of `threads` threads holding `buffers` bytes of I/O buffers each needs inside
+/// its cgroup: iolab's own (32 MiB) plus, per thread, its buffers and 2 MiB for its stack, histograms and
+/// interval log. Below it the kernel's OOM killer would end the run without a word (measured: 32
+/// psync threads died under 32 MiB and ran under 64 MiB).
+pub fn least_limit(threads: u64, buffers: u64) -> u64 {
+    (32 << 20) + threads * (buffers + (2 << 20))
 }
 
 /// The directory of this process's memory cgroup, and whether it is cgroup v2's.

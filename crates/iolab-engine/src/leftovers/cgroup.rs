@@ -20,7 +20,18 @@ pub(super) fn clean_cgroups(
             keep.push(g.clone());
             continue;
         }
-        let verdict = remove(&g.path);
+        let named = g
+            .path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy() == format!("iolab-{}", c.owner.pid));
+        let verdict = if named {
+            remove(&g.path)
+        } else {
+            Verdict::Refused(format!(
+                "not named iolab-{}, as iolab names its cgroup",
+                c.owner.pid
+            ))
+        };
         if matches!(verdict, Verdict::Failed(_)) {
             keep.push(g.clone());
         }

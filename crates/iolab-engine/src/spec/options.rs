@@ -249,7 +249,7 @@ pub static OPTIONS: &[Opt] = &[
         help: "With --min-wait: the wait's arguments in a region registered once (IORING_REGISTER_MEM_REGION, \
                6.13+) instead of copied from user memory at every io_uring_enter; --ring per-thread only" },
     Opt { key: "send-zc", ty: flag("send-zc"), value_name: "", group: M, applies: URING, default: None,
-        help: "IORING_OP_SEND_ZC (6.0+) on a tcp or socketpair target: zero-copy sends; a request ends with \
+        help: "IORING_OP_SEND_ZC (6.0+) on a tcp target: zero-copy sends; a request ends with \
                the kernel's notification that it let go of the buffer (counted, with the sends it copied \
                anyway); --ring per-thread only" },
     Opt { key: "nop-requests", ty: flag("nop-requests"), value_name: "", group: M, applies: Applies::NopRequests,

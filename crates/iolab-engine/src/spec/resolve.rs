@@ -183,9 +183,11 @@ impl RawSpec {
             clock_every: self.clock_every(method)?,
         };
         check_method_combinations(&spec)?;
+        check_memory_limit(&spec)?;
         check_extent(&spec)?;
         ring_opts::check_ring_limits(&spec)?;
         ring_opts::check_ring_rw_flags(&spec)?;
+        ring_opts::check_send_zc(&spec)?;
         offload_opts::check_offload_limits(&spec)?;
         crate::budget::check_fits(&spec)?;
         Ok(spec)
@@ -595,6 +597,32 @@ fn check_extent(s: &Spec) -> Result<()> {
         )
     };
     Err(Error::usage(flag, msg))
+}
+
+/// --memory-limit must hold what the run itself needs (its threads' buffers and bookkeeping), or the OOM
+/// killer ends it without a word.
+fn check_memory_limit(s: &Spec) -> Result<()> {
+    let Some(limit) = s.memory_limit else {
+        return Ok(());
+    };
+    let queued = s.method.info().takes(super::options::Applies::Depth);
+    let per_thread = s.bs * if queued { u64::from(s.qd) } else { 1 };
+    let least = crate::memlimit::least_limit(u64::from(s.threads), per_thread);
+    if limit >= least {
+        return Ok(());
+    }
+    Err(Error::usage(
+        "--memory-limit",
+        format!(
+            "{} cannot hold the run itself: {} thread{} x ({} of buffers + 2 MiB each) + 32 MiB = {}, and the \
+             kernel's OOM killer would end it; give at least that, or fewer --threads, --qd or --bs",
+            crate::units::fmt_size(limit),
+            s.threads,
+            if s.threads == 1 { "" } else { "s" },
+            crate::units::fmt_size(per_thread),
+            crate::units::fmt_size(least)
+        ),
+    ))
 }
 
 /// RWF_APPEND writes at the end of the file whatever the op's offset, so the file grows by every op:

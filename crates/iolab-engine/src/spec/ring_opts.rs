@@ -266,6 +266,24 @@ fn check_flags(ring: &RingOpts) -> Result<()> {
     Ok(())
 }
 
+/// `--send-zc` needs a TCP target to write to (AF_UNIX sockets have no zero-copy send: the kernel answers
+/// EOPNOTSUPP), known from the target's name before anything is made.
+pub(super) fn check_send_zc(s: &Spec) -> Result<()> {
+    if !s.ring.send_zc {
+        return Ok(());
+    }
+    let why = match crate::target::TargetKind::stream_named(&s.target) {
+        Some(crate::target::TargetKind::Tcp) if s.op == OpKind::Write => return Ok(()),
+        Some(crate::target::TargetKind::Tcp) => "a zero-copy send writes: use --op write",
+        Some(crate::target::TargetKind::Socketpair) => {
+            "AF_UNIX sockets have no zero-copy send (the kernel answers EOPNOTSUPP to IORING_OP_SEND_ZC): use \
+             --target tcp"
+        }
+        _ => "IORING_OP_SEND_ZC sends on a socket: use --target tcp with --op write",
+    };
+    Err(Error::usage("--send-zc", why))
+}
+
 /// `--rw-flags` on io_uring requests: in each read or write SQE's rw_flags. RWF_NOWAIT is io_uring's own
 /// first try (a request that would block goes to io-wq, counted as punts); RWF_HIPRI on a ring without
 /// IOPOLL is refused by the kernel (EINVAL); a NOP carries no flags.
@@ -280,6 +298,15 @@ pub(super) fn check_ring_rw_flags(s: &Spec) -> Result<()> {
         "hipri on io_uring is --iopoll (the kernel refuses RWF_HIPRI on a ring without IOPOLL): drop hipri"
     } else if s.ring.nop_requests {
         "--nop-requests sends IORING_OP_NOP, which moves no data and takes no RWF flags: drop one of the two"
+    } else if matches!(
+        crate::target::TargetKind::stream_named(&s.target),
+        Some(crate::target::TargetKind::Socketpair | crate::target::TargetKind::Tcp)
+    ) {
+        "a socket target takes IORING_OP_SEND/RECV, which carry no RWF flags: drop --rw-flags"
+    } else if s.rw_flags & libc::RWF_DONTCACHE as u32 != 0
+        && crate::target::TargetKind::stream_named(&s.target).is_some()
+    {
+        "dontcache is about a file's page cache, and a pipe has none: drop it"
     } else {
         return Ok(());
     };
