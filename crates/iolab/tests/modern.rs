@@ -476,6 +476,7 @@ fn send_zc_bytes_arrive_and_every_notification_is_counted() {
         (vec!["--target", "pipe"], "socket"),
         (vec!["--target", "tcp", "--ring", "shared"], "per-thread"),
         (vec!["--target", "tcp", "--vectored"], "--vectored"),
+        (vec!["--target", "tcp", "--fixed-bufs"], "WRITE_FIXED"),
     ] {
         let mut a = vec!["run", "--method", "io_uring", "--send-zc", "--ops", "10"];
         a.extend_from_slice(&args);

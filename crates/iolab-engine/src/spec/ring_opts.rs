@@ -196,10 +196,11 @@ fn check_design(ring: &RingOpts, threads: u64) -> Result<()> {
              follows: use --ring per-thread",
         ));
     }
-    if ring.send_zc && (ring.vectored || ring.nop_requests) {
+    if ring.send_zc && (ring.vectored || ring.nop_requests || ring.fixed_bufs) {
         return Err(Error::usage(
             "--send-zc",
-            "IORING_OP_SEND_ZC is one buffer per send: drop --vectored and --nop-requests",
+            "IORING_OP_SEND_ZC is one buffer of the process's per send here (--fixed-bufs would send \
+             WRITE_FIXED instead): drop --vectored, --fixed-bufs and --nop-requests",
         ));
     }
     if ring.min_wait_usec > 0 && ring.design == RingDesign::ProducerConsumer {

@@ -263,7 +263,7 @@ impl Method for Uring {
         if o.send_zc && !(socket && ctx.writes()) {
             return Err(Error::usage(
                 "--send-zc",
-                "IORING_OP_SEND_ZC sends on a socket: use --target tcp or socketpair with --op write",
+                "IORING_OP_SEND_ZC sends on a TCP socket: use --target tcp with --op write",
             ));
         }
         if socket && ctx.spec.rw_flags != 0 {
