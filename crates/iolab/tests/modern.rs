@@ -510,6 +510,37 @@ fn memory_cgroup_of(pid: u32) -> Option<std::path::PathBuf> {
     None
 }
 
+/// A 30 s run under `--memory-limit 64m`, once it is inside its cgroup (stderr piped): the child and the
+/// cgroup's directory.
+fn run_in_its_cgroup() -> (std::process::Child, std::path::PathBuf) {
+    let child = std::process::Command::new(bin())
+        .args([
+            "run",
+            "--method",
+            "psync",
+            "--target",
+            "/dev/null",
+            "--duration",
+            "30s",
+        ])
+        .args(["--memory-limit", "64m", "--count", "none"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let name = format!("iolab-{}", child.id());
+    for _ in 0..200 {
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        if let Some(p) = memory_cgroup_of(child.id()).filter(|p| p.ends_with(&name)) {
+            return (child, p);
+        }
+    }
+    let mut child = child;
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("the run never entered its cgroup");
+}
+
 /// `--memory-limit`: buffered writes of 4x the limit keep the page cache within it (the cgroup hit its
 /// limit and reclaimed), uncached writes leave almost none, and the cgroup is gone after the run; after a
 /// kill it stays behind, journaled, and `iolab clean` removes it.
@@ -591,38 +622,9 @@ fn memory_limit_bounds_the_page_cache_and_is_cleaned_after_a_kill() {
     );
 
     // Killed inside its cgroup: the cgroup stays, journaled; `iolab clean` removes it.
-    let mut child = std::process::Command::new(bin())
-        .args([
-            "run",
-            "--method",
-            "psync",
-            "--target",
-            "/dev/null",
-            "--duration",
-            "30s",
-            "--memory-limit",
-            "64m",
-        ])
-        .args(["--count", "none"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut inside = None;
-    for _ in 0..200 {
-        std::thread::sleep(std::time::Duration::from_millis(25));
-        if let Some(p) =
-            memory_cgroup_of(child.id()).filter(|p| p.ends_with(format!("iolab-{}", child.id())))
-        {
-            inside = Some(p);
-            break;
-        }
-    }
+    let (mut child, left) = run_in_its_cgroup();
     child.kill().unwrap();
     child.wait().unwrap();
-    let Some(left) = inside else {
-        panic!("the run never entered its cgroup");
-    };
     assert!(left.exists(), "{} gone before clean", left.display());
     let c = iolab(&["clean"]);
     assert_eq!(c.code, 0, "{}{}", c.stdout, c.stderr);
@@ -634,37 +636,10 @@ fn memory_limit_bounds_the_page_cache_and_is_cleaned_after_a_kill() {
     );
 
     // Interrupted (SIGINT) inside its cgroup: the handler moves the process back and removes the cgroup.
-    let child = std::process::Command::new(bin())
-        .args([
-            "run",
-            "--method",
-            "psync",
-            "--target",
-            "/dev/null",
-            "--duration",
-            "30s",
-            "--memory-limit",
-            "64m",
-        ])
-        .args(["--count", "none"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut inside = None;
-    for _ in 0..200 {
-        std::thread::sleep(std::time::Duration::from_millis(25));
-        if let Some(p) =
-            memory_cgroup_of(child.id()).filter(|p| p.ends_with(format!("iolab-{}", child.id())))
-        {
-            inside = Some(p);
-            break;
-        }
-    }
+    let (child, left) = run_in_its_cgroup();
     // SAFETY: kill(2) of the child this test spawned and has not reaped yet.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
-    let left = inside.expect("the run never entered its cgroup");
     assert_eq!(
         out.status.code(),
         Some(130),
