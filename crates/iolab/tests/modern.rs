@@ -109,6 +109,20 @@ fn dontcache_writes_land_and_leave_the_page_cache() {
     }
 }
 
+/// `iolab run --method io_uring --ops 10 ARGS` is refused before anything runs (exit 2), naming `flag` and
+/// saying `word`.
+fn refused(args: &[&str], flag: &str, word: &str) {
+    let mut a = vec!["run", "--method", "io_uring", "--ops", "10"];
+    a.extend_from_slice(args);
+    let r = iolab(&a);
+    assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+    assert!(
+        r.stderr.contains(flag) && r.stderr.contains(word),
+        "{args:?}: {}",
+        r.stderr
+    );
+}
+
 /// tmpfs has no uncached buffered I/O: io_uring's completions answer EOPNOTSUPP, and the run fails naming
 /// the flag, never buffering silently. Flags io_uring cannot take are refused before anything runs.
 #[test]
@@ -132,57 +146,30 @@ fn uring_rw_flags_refusals_name_the_flag() {
         "{}",
         r.stderr
     );
-    for (flags, word) in [("nowait", "io-wq"), ("hipri", "--iopoll")] {
-        let r = iolab(&[
-            "run",
-            "--method",
-            "io_uring",
-            "--rw-flags",
-            flags,
-            "--target",
-            &shm,
-            "--ops",
-            "10",
-        ]);
-        assert_eq!(r.code, 2, "{flags}: {}", r.stderr);
-        assert!(
-            r.stderr.contains("--rw-flags") && r.stderr.contains(word),
-            "{flags}: {}",
-            r.stderr
-        );
-    }
-    let r = iolab(&[
-        "run",
-        "--method",
-        "io_uring",
+    refused(
+        &["--rw-flags", "nowait", "--target", &shm],
         "--rw-flags",
-        "dsync",
-        "--target",
-        "socketpair",
-        "--ops",
-        "10",
-    ]);
-    assert_ne!(r.code, 0);
-    assert!(
-        r.stderr.contains("--rw-flags") && r.stderr.contains("SEND/RECV"),
-        "{}",
-        r.stderr
+        "io-wq",
     );
-    let r = iolab(&[
-        "run",
-        "--method",
-        "io_uring",
+    refused(
+        &["--rw-flags", "hipri", "--target", &shm],
         "--rw-flags",
-        "dontcache",
-        "--nop-requests",
-        "--ops",
-        "10",
-    ]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("--rw-flags") && r.stderr.contains("NOP"),
-        "{}",
-        r.stderr
+        "--iopoll",
+    );
+    refused(
+        &["--rw-flags", "dsync", "--target", "socketpair"],
+        "--rw-flags",
+        "SEND/RECV",
+    );
+    refused(
+        &["--rw-flags", "dontcache", "--target", "pipe"],
+        "--rw-flags",
+        "a pipe has none",
+    );
+    refused(
+        &["--rw-flags", "dontcache", "--nop-requests"],
+        "--rw-flags",
+        "NOP",
     );
 }
 
@@ -382,26 +369,26 @@ fn min_wait_waits_for_a_batch_and_saves_wake_ups() {
         );
     }
     for (args, word) in [
-        (vec!["--wait-region"], "give --min-wait"),
+        (&["--wait-region"][..], "give --min-wait"),
         (
-            vec!["--wait-region", "--min-wait", "5", "--ring", "shared"],
+            &["--wait-region", "--min-wait", "5", "--ring", "shared"],
             "per-thread",
         ),
-        (vec!["--min-wait", "0"], "1 µs or more"),
+        (&["--min-wait", "0"], "1 µs or more"),
         (
-            vec!["--min-wait", "5", "--ring", "producer-consumer"],
+            &["--min-wait", "5", "--ring", "producer-consumer"],
             "producer-consumer",
         ),
-        (vec!["--min-wait", "99999999999"], "32 bits"),
+        (&["--min-wait", "99999999999"], "32 bits"),
     ] {
-        let mut a = vec!["run", "--method", "io_uring", "--ops", "10"];
-        a.extend_from_slice(&args);
-        let r = iolab(&a);
-        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
-        assert!(
-            r.stderr.contains("--min-wait") && r.stderr.contains(word),
-            "{args:?}: {}",
-            r.stderr
+        refused(
+            args,
+            if args[0] == "--wait-region" {
+                "--wait-region"
+            } else {
+                "--min-wait"
+            },
+            word,
         );
     }
 }
@@ -456,37 +443,15 @@ fn send_zc_bytes_arrive_and_every_notification_is_counted() {
             rules(&v)
         );
     }
-    let r = iolab(&[
-        "run",
-        "--method",
-        "io_uring",
-        "--send-zc",
-        "--target",
-        "socketpair",
-        "--ops",
-        "10",
-    ]);
-    assert_ne!(r.code, 0);
-    assert!(
-        r.stderr.contains("EOPNOTSUPP") && r.stderr.contains("--target tcp"),
-        "{}",
-        r.stderr
-    );
     for (args, word) in [
-        (vec!["--target", "pipe"], "socket"),
-        (vec!["--target", "tcp", "--ring", "shared"], "per-thread"),
-        (vec!["--target", "tcp", "--vectored"], "--vectored"),
-        (vec!["--target", "tcp", "--fixed-bufs"], "WRITE_FIXED"),
+        (&["--target", "socketpair"][..], "--target tcp"),
+        (&["--target", "pipe"], "socket"),
+        (&["--target", "tcp", "--op", "read"], "--op write"),
+        (&["--target", "tcp", "--ring", "shared"], "per-thread"),
+        (&["--target", "tcp", "--vectored"], "--vectored"),
+        (&["--target", "tcp", "--fixed-bufs"], "WRITE_FIXED"),
     ] {
-        let mut a = vec!["run", "--method", "io_uring", "--send-zc", "--ops", "10"];
-        a.extend_from_slice(&args);
-        let r = iolab(&a);
-        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
-        assert!(
-            r.stderr.contains("--send-zc") && r.stderr.contains(word),
-            "{args:?}: {}",
-            r.stderr
-        );
+        refused(&[&["--send-zc"][..], args].concat(), "--send-zc", word);
     }
 }
 
