@@ -23,6 +23,7 @@ pub mod result;
 pub mod run;
 pub mod runner;
 pub mod sink_device;
+pub mod skew;
 pub mod spec;
 pub mod stats;
 pub mod target;

@@ -91,6 +91,15 @@ pub fn expected_block(bs: usize, seed: u64, block: u64) -> Vec<u8> {
     v
 }
 
+/// The next xorshift64* draw of the generator whose state is `x`.
+#[inline(always)]
+fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+}
+
 /// One planned operation: the block index (relative to `--offset`) and its absolute byte offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PlannedOp {
@@ -113,6 +122,8 @@ pub struct OpPlan {
     nblocks: u64,
     next_seq: u64,
     rng: u64,
+    /// `--distribution` other than uniform: random blocks drawn from it.
+    skew: Option<crate::skew::Skew>,
 }
 
 impl OpPlan {
@@ -136,7 +147,16 @@ impl OpPlan {
             nblocks,
             next_seq: 0,
             rng: mix64(seed ^ 0x7EAD_0000_0000 ^ u64::from(thread)) | 1,
+            skew: None,
         }
+    }
+
+    /// The plan with its random blocks drawn from `d` (a uniform `d` changes nothing); the same seed
+    /// and thread replay the same blocks.
+    pub fn skewed(mut self, d: crate::skew::Distribution) -> OpPlan {
+        let seed = self.rng;
+        self.skew = crate::skew::Skew::new(d, self.nblocks, seed);
+        self
     }
 
     pub fn nblocks(&self) -> u64 {
@@ -159,15 +179,16 @@ impl OpPlan {
                 }
                 r
             }
-            Pattern::Rand => {
-                let mut x = self.rng;
-                x ^= x >> 12;
-                x ^= x << 25;
-                x ^= x >> 27;
-                self.rng = x;
-                let r = x.wrapping_mul(0x2545_F491_4F6C_DD1D);
-                ((r as u128 * self.nblocks as u128) >> 64) as u64
-            }
+            Pattern::Rand => match &self.skew {
+                None => {
+                    let r = xorshift(&mut self.rng);
+                    ((r as u128 * self.nblocks as u128) >> 64) as u64
+                }
+                Some(s) => {
+                    let rng = &mut self.rng;
+                    s.block(|| (xorshift(rng) >> 11) as f64 / (1u64 << 53) as f64)
+                }
+            },
         };
         PlannedOp {
             block: self.first_block + rel,

@@ -70,7 +70,8 @@ pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<
                     nblocks,
                     spec.seed,
                     t,
-                );
+                )
+                .skewed(spec.distribution);
                 for _ in 0..done {
                     bits.set(plan.next_op().block - first);
                 }

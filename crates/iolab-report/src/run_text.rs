@@ -124,6 +124,9 @@ impl TableExporter {
         if let Some(n) = s.inflight {
             extra.push(format!("--inflight {n}"));
         }
+        if !s.distribution.is_uniform() {
+            extra.push(format!("{} offsets", s.distribution.name()));
+        }
         extra.extend((s.method.info().describe)(s));
         let _ = writeln!(
             o,

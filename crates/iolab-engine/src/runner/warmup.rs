@@ -70,7 +70,8 @@ fn run<M: Method, C: Clock>(
         ctx.target.region_blocks,
         spec.seed,
         ctx.thread,
-    );
+    )
+    .skewed(spec.distribution);
     let mut out = WorkerOut::new();
     out.lat = FastHist::try_new()?;
     out.gap = FastHist::try_new()?;

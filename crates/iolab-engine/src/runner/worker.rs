@@ -78,7 +78,8 @@ fn measure<M: Method, C: Clock>(
         ctx.target.region_blocks,
         ctx.spec.seed,
         ctx.thread,
-    );
+    )
+    .skewed(ctx.spec.distribution);
     let ru0 = Rusage::thread();
     let cpu0 = iolab_sys::current_cpu();
     // M::QUEUED, a constant: each method's runner holds only the loops it runs (p.synchronous says the

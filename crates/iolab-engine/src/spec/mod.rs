@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 pub use crate::measure::counters::CountMode;
 pub use crate::method::kind::MethodKind;
 pub use crate::pattern::Pattern;
+pub use crate::skew::Distribution;
 use crate::units::parse_count;
 pub use kinds::*;
 pub use options::{RawSpec, OPTIONS};
@@ -80,6 +81,10 @@ pub struct Spec {
     pub method: MethodKind,
     pub op: OpKind,
     pub pattern: Pattern,
+    /// `--distribution`: how random offsets spread over a region (fio's `random_distribution`); written
+    /// only when not uniform.
+    #[serde(default, skip_serializing_if = "Distribution::is_uniform")]
+    pub distribution: Distribution,
     /// Bytes per operation.
     pub bs: u64,
     /// Total operations over all threads; `None` when only a duration bounds the run.

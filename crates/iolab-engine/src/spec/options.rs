@@ -134,6 +134,12 @@ pub static OPTIONS: &[Opt] = &[
         default: Some("write"), help: "write or read" },
     Opt { key: "pattern", ty: Ty::Word(&["seq", "rand"]), value_name: "PATTERN", group: W, applies: All,
         default: Some("seq"), help: "seq or rand (uniform over the thread's region, replayable)" },
+    Opt { key: "distribution", ty: Ty::Text, value_name: "DIST", group: W, applies: All,
+        default: Some("uniform"),
+        help: "With --pattern rand: uniform, zipf:THETA, pareto:H or normal:PCT, in fio's meaning (its \
+               random_distribution): zipf by Gray's generator as fio draws it, pareto:0.2 sends 80% of the \
+               accesses to 20% of the blocks; the hot blocks are scattered over the region, replayable from \
+               the seed" },
     Opt { key: "bs", ty: Ty::Size, value_name: "SIZE", group: W, applies: All, default: Some("4k"),
         help: "Bytes per op: 4, 512, 4k, 4KiB, 1m, 1MiB (powers of 1024)" },
     Opt { key: "ops", ty: Ty::Count, value_name: "N", group: W, applies: All,

@@ -96,6 +96,7 @@ impl RawSpec {
             Pattern::Seq,
             &[("seq", Pattern::Seq), ("rand", Pattern::Rand)],
         )?;
+        let distribution = self.distribution(pattern, method)?;
         let bs = self.size_within(
             "bs",
             4096,
@@ -147,6 +148,7 @@ impl RawSpec {
             method,
             op,
             pattern,
+            distribution,
             bs,
             ops: amounts.ops,
             duration_s: amounts.duration_s,
@@ -491,6 +493,31 @@ impl RawSpec {
         Ok(Some(ms))
     }
 
+    /// --distribution: random offsets only, and not for the offload client (its plan crosses into
+    /// another process, which draws uniformly).
+    fn distribution(&self, pattern: Pattern, method: MethodKind) -> Result<Distribution> {
+        let Some(text) = self.text("distribution")? else {
+            return Ok(Distribution::Uniform);
+        };
+        let d = Distribution::parse(&text)?;
+        if d.is_uniform() {
+            return Ok(d);
+        }
+        if pattern != Pattern::Rand {
+            return Err(Error::usage(
+                "--distribution",
+                format!("'{text}' spreads random offsets: it needs --pattern rand"),
+            ));
+        }
+        if method.info().exec == Exec::OutOfProcess {
+            return Err(Error::usage(
+                "--distribution",
+                format!("the {} client draws its offsets uniformly", method.name()),
+            ));
+        }
+        Ok(d)
+    }
+
     /// --cold-cache: read runs only (a write run has no cached data to read; --fsync end makes its
     /// writes reach the device). Where the target has no page cache is said by the target's setup.
     fn cold_cache(&self, op: OpKind) -> Result<bool> {
@@ -511,7 +538,7 @@ impl RawSpec {
         let Some(n) = self.size("memory-limit")? else {
             return Ok(None);
         };
-        if method.info().exec == crate::method::info::Exec::OutOfProcess {
+        if method.info().exec == Exec::OutOfProcess {
             return Err(Error::usage(
                 "--memory-limit",
                 format!(

@@ -22,6 +22,8 @@ pub struct Row {
     /// The way of doing I/O in words: "write()", "io_uring (SQPOLL, producer-consumer, qd 64 batch 1)".
     pub way: String,
     pub pattern: String,
+    /// `--distribution` other than uniform ("zipf:1.2").
+    pub distribution: Option<String>,
     pub threads: u32,
     pub batch: u32,
     /// The ring design ("per-thread", "shared" ...), io_uring only.
@@ -134,6 +136,7 @@ impl Row {
             place,
             way: way(r),
             pattern: r.spec.pattern.name().to_string(),
+            distribution: (!r.spec.distribution.is_uniform()).then(|| r.spec.distribution.name()),
             threads: r.spec.threads,
             batch: r.spec.batch,
             design: r.uring.as_ref().map(|_| r.spec.ring.design),
@@ -231,10 +234,10 @@ impl Row {
         let mut w = format!(
             "{} {}{} {} {}",
             fmt_size(self.facts.bs),
-            if self.pattern == "rand" {
-                "random "
-            } else {
-                ""
+            match (self.pattern.as_str(), &self.distribution) {
+                ("rand", None) => "random ".to_string(),
+                ("rand", Some(d)) => format!("random ({d}) "),
+                _ => String::new(),
             },
             if self.facts.write { "writes" } else { "reads" },
             if self.facts.write { "to" } else { "from" },
@@ -268,6 +271,7 @@ impl Row {
             && f.0.bs == f.1.bs
             && f.0.direct == f.1.direct
             && self.pattern == o.pattern
+            && self.distribution == o.distribution
             && self.threads == o.threads
             && self.nop_requests == o.nop_requests
             && (!self.nop_requests || self.batch == o.batch)

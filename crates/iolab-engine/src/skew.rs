@@ -1,0 +1,315 @@
+//! Access distributions for random offsets (`--distribution`), in fio's meaning so that a fio job's
+//! `random_distribution` means the same here:
+//! - `uniform`: every block of the thread's region alike (the default);
+//! - `zipf:THETA`: block ranks drawn with Gray et al.'s Zipf generator ("Quickly generating
+//!   billion-record synthetic databases", SIGMOD 1994), the generator fio uses, so the shares of the hottest
+//!   blocks are fio's (zipf 1.2: the hottest tenth of the blocks hit get 88.8% of the accesses);
+//! - `pareto:H`: rank = (n - 1) x u^(ln H / ln(1 - H)), so that a share H of the blocks takes 1 - H of the
+//!   accesses (pareto:0.2, the 80/20 rule);
+//! - `normal:PCT`: centred on the region, the mean of 12 uniform draws, widened by a uniform spread of PCT%
+//!   of the region (fio's construction).
+//!
+//! The ranks are then scattered over the region by a bijection drawn from the seed (fio hashes them), so
+//! the hot blocks are not all at the start of the file; a plan replays exactly from its seed.
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+/// How random offsets are spread over a thread's region.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Distribution {
+    #[default]
+    Uniform,
+    Zipf {
+        theta: f64,
+    },
+    Pareto {
+        h: f64,
+    },
+    Normal {
+        pct: f64,
+    },
+}
+
+const FLAG: &str = "--distribution";
+
+impl Distribution {
+    pub fn is_uniform(&self) -> bool {
+        *self == Distribution::Uniform
+    }
+
+    /// `uniform`, `zipf:THETA`, `pareto:H` or `normal:PCT` (fio's `random` is accepted for uniform).
+    pub fn parse(s: &str) -> Result<Distribution> {
+        let (kind, arg) = match s.split_once(':') {
+            Some((k, a)) => (k, Some(a)),
+            None => (s, None),
+        };
+        let num = |what: &str| -> Result<f64> {
+            let a = arg.ok_or_else(|| {
+                Error::usage(FLAG, format!("'{s}' needs its parameter: {kind}:{what}"))
+            })?;
+            a.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| Error::usage(FLAG, format!("'{a}' in '{s}' is not a number")))
+        };
+        let d = match kind {
+            "uniform" | "random" if arg.is_none() => Distribution::Uniform,
+            "zipf" => Distribution::Zipf {
+                theta: num("THETA")?,
+            },
+            "pareto" => Distribution::Pareto { h: num("H")? },
+            "normal" => Distribution::Normal { pct: num("PCT")? },
+            _ => {
+                return Err(Error::usage(
+                    FLAG,
+                    format!(
+                    "'{s}' is not accepted; expected uniform, zipf:THETA, pareto:H or normal:PCT"
+                ),
+                ))
+            }
+        };
+        match d {
+            Distribution::Zipf { theta } if theta <= 0.0 || theta == 1.0 => Err(Error::usage(
+                FLAG,
+                format!("zipf's THETA must be above 0 and not 1 (Gray's generator divides by 1 - THETA); got {theta}"),
+            )),
+            Distribution::Pareto { h } if !(h > 0.0 && h < 1.0) => Err(Error::usage(
+                FLAG,
+                format!("pareto's H is the share of blocks that takes 1 - H of the accesses: between 0 and 1, not {h}"),
+            )),
+            Distribution::Normal { pct } if !(0.0..=100.0).contains(&pct) => Err(Error::usage(
+                FLAG,
+                format!("normal's PCT is a percentage of the region, 0 to 100, not {pct}"),
+            )),
+            d => Ok(d),
+        }
+    }
+
+    /// "zipf:1.2" (what `parse` reads back).
+    pub fn name(&self) -> String {
+        match self {
+            Distribution::Uniform => "uniform".into(),
+            Distribution::Zipf { theta } => format!("zipf:{theta}"),
+            Distribution::Pareto { h } => format!("pareto:{h}"),
+            Distribution::Normal { pct } => format!("normal:{pct}"),
+        }
+    }
+}
+
+/// A skewed distribution over `n` blocks, ready to draw: its constants and the scatter.
+#[derive(Debug, Clone)]
+pub struct Skew {
+    law: Law,
+    n: u64,
+    /// The scatter: rank -> (rank x mult + add) mod n, a bijection (gcd(mult, n) = 1).
+    mult: u64,
+    add: u64,
+}
+
+#[derive(Debug, Clone)]
+enum Law {
+    Zipf {
+        zetan: f64,
+        half_pow: f64,
+        alpha: f64,
+        eta: f64,
+    },
+    Pareto {
+        pow: f64,
+    },
+    Normal {
+        spread: u64,
+    },
+}
+
+impl Skew {
+    /// `None` for the uniform distribution (the plan's own draw).
+    pub fn new(d: Distribution, n: u64, seed: u64) -> Option<Skew> {
+        let law = match d {
+            Distribution::Uniform => return None,
+            Distribution::Zipf { theta } => {
+                let zetan = zeta(n, theta);
+                let zeta2 = 1.0 + 0.5f64.powf(theta);
+                Law::Zipf {
+                    zetan,
+                    half_pow: 0.5f64.powf(theta),
+                    alpha: 1.0 / (1.0 - theta),
+                    eta: (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan),
+                }
+            }
+            Distribution::Pareto { h } => Law::Pareto {
+                pow: h.ln() / (1.0 - h).ln(),
+            },
+            Distribution::Normal { pct } => Law::Normal {
+                spread: ((n as f64 * pct / 100.0).ceil() as u64).min(n / 2),
+            },
+        };
+        let mut mult = crate::pattern::mix64(seed ^ 0x5C_A77E) % n.max(1);
+        while gcd(mult, n) != 1 {
+            mult = (mult + 1) % n;
+        }
+        let add = crate::pattern::mix64(seed ^ 0xADD) % n.max(1);
+        Some(Skew { law, n, mult, add })
+    }
+
+    /// The block (0..n) for the uniform draws `u` gives (each in [0, 1)).
+    #[inline]
+    pub fn block(&self, mut u: impl FnMut() -> f64) -> u64 {
+        let rank = self.rank(&mut u).min(self.n - 1);
+        ((rank as u128 * self.mult as u128 + self.add as u128) % self.n as u128) as u64
+    }
+
+    /// The rank drawn: 0 is the hottest block.
+    fn rank(&self, u: &mut impl FnMut() -> f64) -> u64 {
+        let n = self.n;
+        match self.law {
+            Law::Zipf {
+                zetan,
+                half_pow,
+                alpha,
+                eta,
+            } => {
+                let v = u();
+                let z = v * zetan;
+                if z < 1.0 {
+                    0
+                } else if z < 1.0 + half_pow {
+                    1
+                } else {
+                    // Beyond n for THETA > 1 (alpha < 0): folded back into the region, as fio does.
+                    (n as f64 * (eta * v - eta + 1.0).powf(alpha)) as u64 % n
+                }
+            }
+            Law::Pareto { pow } => ((n - 1) as f64 * u().powf(pow)) as u64,
+            Law::Normal { spread } => {
+                let sum: u64 = (0..12).map(|_| (u() * (n + 1) as f64) as u64).sum();
+                let centre = sum.div_ceil(12) as i128;
+                let mut dev = (spread as f64 * u()) as i128 - (spread / 2) as i128;
+                while dev != 0 && !(0..n as i128).contains(&(centre + dev)) {
+                    dev /= 2;
+                }
+                (centre + dev).clamp(0, n as i128 - 1) as u64
+            }
+        }
+    }
+}
+
+/// sum over k = 1..n of k^-theta: exact for the first 100,000 terms, then the Euler-Maclaurin tail.
+fn zeta(n: u64, theta: f64) -> f64 {
+    const EXACT: u64 = 100_000;
+    let head: f64 = (1..=n.min(EXACT)).map(|k| (k as f64).powf(-theta)).sum();
+    if n <= EXACT {
+        return head;
+    }
+    // sum_{k=a+1}^{n} f(k) ~ integral_a^n f + (f(n) - f(a)) / 2 - (f'(n) - f'(a)) / 12
+    let (a, b) = (EXACT as f64, n as f64);
+    let f = |x: f64| x.powf(-theta);
+    let df = |x: f64| -theta * x.powf(-theta - 1.0);
+    let integral = (b.powf(1.0 - theta) - a.powf(1.0 - theta)) / (1.0 - theta);
+    head + integral + (f(b) - f(a)) / 2.0 + (df(b) - df(a)) / 12.0
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// fio-genzipf's figure: the share of all accesses taken by the hottest tenth of the blocks that were
+    /// hit at all, with as many draws as blocks (its default run: 1 GiB of 4 KiB blocks).
+    fn genzipf_top_tenth(d: Distribution) -> f64 {
+        let n = 262_144u64;
+        let s = Skew::new(d, n, 42).unwrap();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut u = || {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut hits = vec![0u32; n as usize];
+        for _ in 0..n {
+            hits[s.block(&mut u) as usize] += 1;
+        }
+        hits.retain(|&h| h > 0);
+        hits.sort_unstable_by(|a, b| b.cmp(a));
+        let top: u64 = hits[..(hits.len() - 1) / 10 + 1]
+            .iter()
+            .map(|&h| u64::from(h))
+            .sum();
+        top as f64 / n as f64
+    }
+
+    #[test]
+    fn shares_of_the_hottest_tenth_are_fios() {
+        // `t/fio-genzipf -t TYPE -i VALUE -g 1 -b 4096` (fio 3.33) printed these "Top 10.00%" shares.
+        for (d, fio) in [
+            ("zipf:1.2", 0.8876),
+            ("zipf:0.8", 0.5154),
+            ("pareto:0.2", 0.6355),
+            ("normal:10", 0.2395),
+        ] {
+            let got = genzipf_top_tenth(Distribution::parse(d).unwrap());
+            assert!(
+                (got - fio).abs() < 0.01,
+                "{d}: the hottest tenth took {got:.4} of the accesses, fio-genzipf says {fio}"
+            );
+        }
+    }
+
+    #[test]
+    fn blocks_stay_in_the_region_and_the_scatter_is_a_bijection() {
+        for d in ["zipf:1.2", "pareto:0.3", "normal:20"] {
+            let n = 1000;
+            let s = Skew::new(Distribution::parse(d).unwrap(), n, 7).unwrap();
+            let mut seen = std::collections::HashSet::new();
+            for r in 0..n {
+                seen.insert((r as u128 * s.mult as u128 + s.add as u128) % n as u128);
+            }
+            assert_eq!(
+                seen.len(),
+                n as usize,
+                "{d}: the scatter maps {n} ranks onto {n} blocks"
+            );
+            let mut k = 0.0;
+            let mut u = || {
+                k = (k + 0.618_033_988_75) % 1.0;
+                k
+            };
+            assert!((0..10_000).all(|_| s.block(&mut u) < n));
+        }
+    }
+
+    #[test]
+    fn zeta_tail_matches_the_sum() {
+        let exact: f64 = (1..=300_000u64).map(|k| (k as f64).powf(-1.2)).sum();
+        assert!((zeta(300_000, 1.2) - exact).abs() < 1e-9 * exact);
+    }
+
+    #[test]
+    fn bad_values_name_the_flag() {
+        for (s, says) in [
+            ("zipf", "needs its parameter"),
+            ("zipf:1", "not 1"),
+            ("zipf:x", "not a number"),
+            ("pareto:1.5", "between 0 and 1"),
+            ("normal:200", "0 to 100"),
+            ("gauss:3", "not accepted"),
+        ] {
+            let e = Distribution::parse(s).unwrap_err().to_string();
+            assert!(e.contains(FLAG) && e.contains(says), "{s}: {e}");
+        }
+        assert_eq!(
+            Distribution::parse("random").unwrap(),
+            Distribution::Uniform
+        );
+        assert_eq!(Distribution::parse("zipf:1.2").unwrap().name(), "zipf:1.2");
+    }
+}
