@@ -100,12 +100,19 @@ fn xorshift(x: &mut u64) -> u64 {
     x.wrapping_mul(0x2545_F491_4F6C_DD1D)
 }
 
-/// One planned operation: the block index (relative to `--offset`) and its absolute byte offset.
+/// One planned operation: the block index (relative to `--offset`), its absolute byte offset, and
+/// whether it writes (the run's direction, or drawn per op for `--op mixed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PlannedOp {
     pub block: u64,
     pub offset: u64,
+    pub write: bool,
 }
+
+/// The stamps of a block that a mixed run's file holds before the run: another generation of the
+/// block's stamps (its index with this bit set), so `--verify` tells a block a write reached from one it
+/// did not, whose body is the same.
+pub const PREFILL_GENERATION: u64 = 1 << 41;
 
 /// The sequence of blocks one thread visits in its region.
 ///
@@ -124,6 +131,11 @@ pub struct OpPlan {
     rng: u64,
     /// `--distribution` other than uniform: random blocks drawn from it.
     skew: Option<crate::skew::Skew>,
+    /// The direction of every op, unless `mix` draws it.
+    write: bool,
+    /// `--op mixed`: an op reads when a draw of this generator (its state) is below the limit, the read
+    /// share of 2^64.
+    mix: Option<(u64, u128)>,
 }
 
 impl OpPlan {
@@ -148,14 +160,28 @@ impl OpPlan {
             next_seq: 0,
             rng: mix64(seed ^ 0x7EAD_0000_0000 ^ u64::from(thread)) | 1,
             skew: None,
+            write: true,
+            mix: None,
         }
+    }
+
+    /// The plan's ops write (`write`), or, with `read_pct` (`--op mixed`), each reads with that chance,
+    /// drawn from the seed and the thread apart from the offsets (a mixed plan visits the same blocks).
+    pub fn directed(mut self, write: bool, read_pct: Option<u32>) -> OpPlan {
+        self.write = write;
+        self.mix = read_pct.map(|pct| {
+            let limit = (u128::from(pct.min(100)) << 64) / 100;
+            (mix64(self.rng ^ 0x0D1E_C7ED) | 1, limit)
+        });
+        self
     }
 
     /// The plan with its random blocks drawn from `d` (a uniform `d` changes nothing); the same seed
     /// and thread replay the same blocks.
     pub fn skewed(mut self, d: crate::skew::Distribution) -> OpPlan {
         let seed = self.rng;
-        self.skew = crate::skew::Skew::new(d, self.nblocks, seed);
+        let scatter = (mix64(seed ^ 0x5C_A77E), mix64(seed ^ 0xADD));
+        self.skew = crate::skew::Skew::new(d, self.nblocks, scatter);
         self
     }
 
@@ -190,9 +216,14 @@ impl OpPlan {
                 }
             },
         };
+        let write = match &mut self.mix {
+            None => self.write,
+            Some((state, limit)) => u128::from(xorshift(state)) >= *limit,
+        };
         PlannedOp {
             block: self.first_block + rel,
             offset: self.base + rel * self.bs,
+            write,
         }
     }
 }
@@ -215,6 +246,28 @@ mod tests {
     }
 
     #[test]
+    fn a_mixed_plan_reads_its_share_visits_the_same_blocks_and_replays() {
+        let plan = || OpPlan::new(Pattern::Rand, 0, 4096, 0, 1000, 3, 0);
+        let mut one_way = plan();
+        let mut mixed = plan().directed(true, Some(70));
+        let ops: Vec<PlannedOp> = (0..100_000).map(|_| mixed.next_op()).collect();
+        let reads = ops.iter().filter(|o| !o.write).count();
+        assert!(
+            (69_000..71_000).contains(&reads),
+            "{reads} reads of 100,000 at 70%"
+        );
+        assert!(ops.iter().all(|o| o.block == one_way.next_op().block));
+        let mut again = plan().directed(true, Some(70));
+        assert!(ops.iter().all(|o| *o == again.next_op()));
+        for (pct, reads) in [(0, 0), (100, 1000)] {
+            let mut p = plan().directed(true, Some(pct));
+            assert_eq!((0..1000).filter(|_| !p.next_op().write).count(), reads);
+        }
+        let mut r = plan().directed(false, None);
+        assert!((0..100).all(|_| !r.next_op().write));
+    }
+
+    #[test]
     fn seq_plan_wraps_and_rand_stays_in_region() {
         let mut p = OpPlan::new(Pattern::Seq, 100, 10, 5, 3, 1, 0);
         let v: Vec<_> = (0..4).map(|_| p.next_op()).collect();
@@ -222,7 +275,8 @@ mod tests {
             v[0],
             PlannedOp {
                 block: 5,
-                offset: 150
+                offset: 150,
+                write: true
             }
         );
         assert_eq!(v[2].block, 7);

@@ -2,8 +2,9 @@
 //! (see `pattern.rs`: the content depends only on the run seed and the block index).
 //!
 //! The blocks written are found by replaying each thread's offset plan for the number of ops the thread
-//! completed (sequential: the first N blocks of its region, all of them once it wrapped; random: the
-//! replayed set), so blocks never written are not judged. Reading is buffered (page cache), in 1 MiB
+//! completed (sequential: the first N blocks of its region, all of them once it wrapped; random, or the
+//! writes of a mixed run: the replayed set), so blocks never written are not judged. A mixed run's file
+//! was filled with another generation of stamps before the run, so a write that did not land shows. Reading is buffered (page cache), in 1 MiB
 //! chunks, after the run's descriptors are closed.
 
 use crate::error::{Error, Result};
@@ -55,13 +56,14 @@ pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<
         let t = t as u32;
         let first = target.region_first_block(t);
         let mut bits = Bits::new(nblocks)?;
-        match spec.pattern {
-            Pattern::Seq => {
+        match (spec.pattern, spec.read_pct) {
+            (Pattern::Seq, None) => {
                 for b in 0..done.min(nblocks) {
                     bits.set(b);
                 }
             }
-            Pattern::Rand => {
+            // Random offsets, or a mixed run's writes: the plan replayed, the blocks its writes reached.
+            _ => {
                 let mut plan = OpPlan::new(
                     spec.pattern,
                     spec.offset,
@@ -71,9 +73,13 @@ pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<
                     spec.seed,
                     t,
                 )
-                .skewed(spec.distribution);
+                .skewed(spec.distribution)
+                .directed(true, spec.read_pct);
                 for _ in 0..done {
-                    bits.set(plan.next_op().block - first);
+                    let op = plan.next_op();
+                    if op.write {
+                        bits.set(op.block - first);
+                    }
                 }
             }
         }

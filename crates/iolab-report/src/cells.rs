@@ -70,10 +70,10 @@ pub fn syscalls_per_op(r: &RunResult) -> String {
 
 /// What the ops were: "write" or "read", or NOPs in their place.
 pub(crate) fn op_text(s: &Spec) -> String {
-    let op = if s.op == iolab_engine::spec::OpKind::Write {
-        "write"
-    } else {
-        "read"
+    let op = match s.op {
+        iolab_engine::spec::OpKind::Write => "write",
+        iolab_engine::spec::OpKind::Read => "read",
+        iolab_engine::spec::OpKind::Mixed => "mixed read/write",
     };
     if s.ring.nop_requests {
         format!("NOP requests (no data moved) in place of {op}")

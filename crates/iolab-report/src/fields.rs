@@ -267,6 +267,7 @@ mod tests {
             aio: Some(Default::default()),
             nowait: Some(Default::default()),
             memory: None,
+            mixed: None,
             per_thread: vec![Default::default()],
             verify: Some(Default::default()),
             kernel: Default::default(),

@@ -124,6 +124,9 @@ impl TableExporter {
         if let Some(n) = s.inflight {
             extra.push(format!("--inflight {n}"));
         }
+        if let Some(p) = s.read_pct {
+            extra.push(format!("{p}% reads"));
+        }
         if !s.distribution.is_uniform() {
             extra.push(format!("{} offsets", s.distribution.name()));
         }

@@ -20,6 +20,9 @@ pub(crate) fn io_text(r: &RunResult, o: &mut String) {
             o.push_str(&dist_line("gap", &r.gap));
         }
     }
+    if let Some(m) = &r.mixed {
+        mixed_text(m, r.sparse_clock.is_none(), o);
+    }
     cpu_text(r, o);
     scheduler_text(r, o);
     syscalls_text(r, o);
@@ -49,6 +52,35 @@ pub(crate) fn io_text(r: &RunResult, o: &mut String) {
     }
     o.push_str(&kernel_text(r));
     tail_text(r, o);
+}
+
+/// `--op mixed`: the reads and the writes apart, with the share of reads asked for.
+fn mixed_text(m: &iolab_engine::result::MixedFigures, timed: bool, o: &mut String) {
+    let dir = |name: &str, d: &iolab_engine::result::DirFigures| {
+        let lat = if timed && d.latency.count > 0 {
+            format!(
+                "; latency mean {} p50 {} p99 {}",
+                fmt_ns(d.latency.mean_ns),
+                fmt_ns(d.latency.p50_ns),
+                fmt_ns(d.latency.p99_ns)
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "{name} {} ({:.1}% of the ops, {:.1} MiB/s{lat})",
+            thousands_u64(d.ops),
+            d.share * 100.0,
+            d.mib_s
+        )
+    };
+    let _ = writeln!(
+        o,
+        "mixed        {}% reads asked: {}, {}",
+        m.read_pct,
+        dir("reads", &m.reads),
+        dir("writes", &m.writes)
+    );
 }
 
 /// `--iopoll`: polled or not, with the device's flag and interrupt lines.

@@ -59,7 +59,11 @@ fn sizes_counts_and_names() {
         "--method",
         "accepted: sync, psync, pv2, vectored, stdio, mmap, io_uring, aio, uring_cmd, splice, sendfile, copy_file_range, epoll, offload, nop",
     );
-    refused(&["run", "--op", "append"], "--op", "expected write or read");
+    refused(
+        &["run", "--op", "append"],
+        "--op",
+        "expected write, read or mixed",
+    );
     refused(
         &["run", "--fsync", "sometimes"],
         "--fsync",

@@ -100,3 +100,145 @@ fn distribution_refusals_name_the_flag() {
         "uniformly",
     );
 }
+
+/// The kernel's count of the tracepoint named `name` in a run's JSON.
+fn tracepoint(v: &serde_json::Value, name: &str) -> u64 {
+    v["kernel"]["tracepoints"]
+        .as_array()
+        .and_then(|a| a.iter().find(|t| t["name"] == name))
+        .and_then(|t| t["value"].as_u64())
+        .unwrap_or_else(|| panic!("no count of {name}: {}", v["kernel"]))
+}
+
+/// pread()/pwrite() mixed 70/30 on a new file: the kernel's read and write calls (/proc/self/io) are
+/// exactly the reads and writes iolab reports, the share is the one asked for, each direction has its own
+/// latencies, and every block a write reached holds the write's bytes (the file was filled with another
+/// generation of stamps, so a write that did not land would show).
+#[test]
+fn mixed_psync_reads_and_writes_are_the_kernels_and_land() {
+    let dir = disk_dir();
+    let t = path_str(&file(&dir, "mixed.dat"));
+    let v = run_json(&[
+        "--target",
+        &t,
+        "--op",
+        "mixed",
+        "--read-pct",
+        "70",
+        "--pattern",
+        "rand",
+        "--ops",
+        "20000",
+        "--file-size",
+        "64m",
+        "--verify",
+    ]);
+    let (reads, writes) = (
+        u64_of(&v, &["mixed", "reads", "ops"]),
+        u64_of(&v, &["mixed", "writes", "ops"]),
+    );
+    assert_eq!(reads + writes, 20_000, "{}", v["mixed"]);
+    assert_eq!(u64_of(&v, &["syscalls", "kernel_rw", "syscr"]), reads);
+    assert_eq!(u64_of(&v, &["syscalls", "kernel_rw", "syscw"]), writes);
+    let share = f64_of(&v, &["mixed", "reads", "share"]);
+    assert!((share - 0.70).abs() < 0.02, "read share {share}");
+    assert_eq!(u64_of(&v, &["mixed", "reads", "latency", "count"]), reads);
+    assert_eq!(u64_of(&v, &["mixed", "writes", "latency", "count"]), writes);
+    assert_eq!(u64_of(&v, &["verify", "mismatches"]), 0);
+    assert!(
+        u64_of(&v, &["verify", "blocks_checked"]) > 1000,
+        "{}",
+        v["verify"]
+    );
+    assert_eq!(u64_of(&v, &["spec", "read_pct"]), 70);
+}
+
+/// io_uring mixed: each request's opcode is its own, and the kernel's submissions of READ and WRITE
+/// (io_uring_submit_req filtered by opcode, in the counting pass) add up to the pass's ops in the share
+/// asked for; the timed pass's bytes are verified.
+#[test]
+fn mixed_io_uring_requests_are_reads_and_writes_as_the_kernel_counts() {
+    let dir = disk_dir();
+    let t = path_str(&file(&dir, "mixed-uring.dat"));
+    let v = run_json_counted(&[
+        "--method",
+        "io_uring",
+        "--qd",
+        "16",
+        "--batch",
+        "4",
+        "--target",
+        &t,
+        "--op",
+        "mixed",
+        "--read-pct",
+        "25",
+        "--pattern",
+        "rand",
+        "--ops",
+        "20000",
+        "--file-size",
+        "64m",
+        "--verify",
+    ]);
+    let counted = u64_of(&v, &["kernel", "tracepoint_pass_ops"]);
+    let (r, w) = (
+        tracepoint(&v, "io_uring:io_uring_submit_req opcode READ"),
+        tracepoint(&v, "io_uring:io_uring_submit_req opcode WRITE"),
+    );
+    assert_eq!(
+        r + w,
+        counted,
+        "READ {r} + WRITE {w} against {counted} ops counted"
+    );
+    let share = r as f64 / counted as f64;
+    assert!(
+        (share - 0.25).abs() < 0.05,
+        "READ share {share} of the counting pass"
+    );
+    let reads = u64_of(&v, &["mixed", "reads", "ops"]);
+    assert_eq!(reads + u64_of(&v, &["mixed", "writes", "ops"]), 20_000);
+    assert_eq!(u64_of(&v, &["verify", "mismatches"]), 0);
+    assert_eq!(v["uring"]["opcode"], "READ and WRITE");
+}
+
+#[test]
+fn mixed_refusals_name_the_flag() {
+    refused(&["--read-pct", "50"], "--read-pct", "--op mixed");
+    refused(
+        &["--op", "mixed", "--method", "sync"],
+        "--op",
+        "psync, pv2, io_uring",
+    );
+    refused(
+        &[
+            "--op",
+            "mixed",
+            "--read-pct",
+            "101",
+            "--target",
+            "/tmp/x.dat",
+        ],
+        "--read-pct",
+        "0 to 100",
+    );
+    refused(&["--op", "mixed"], "--op", "regular file or a block device");
+    refused(
+        &["--op", "mixed", "--target", "pipe"],
+        "--op",
+        "goes one way",
+    );
+    refused(
+        &[
+            "--op",
+            "mixed",
+            "--method",
+            "io_uring",
+            "--vectored",
+            "--target",
+            "/tmp/x.dat",
+        ],
+        "--vectored",
+        "--op mixed",
+    );
+}

@@ -35,6 +35,9 @@ pub struct Io {
     pub offset: u64,
     pub buf: *mut u8,
     pub len: usize,
+    /// The op writes (every op of a write run; drawn per op for `--op mixed`, which only methods whose
+    /// registry entry says `mixed` run).
+    pub write: bool,
 }
 
 impl Io {

@@ -127,6 +127,8 @@ pub struct MethodInfo {
     pub no_read: Option<&'static str>,
     /// Checks what a read run read (the offload client checks each block as it arrives).
     pub verifies_reads: bool,
+    /// Reads or writes per op (`Io::write`), so it can run `--op mixed`.
+    pub mixed: bool,
     /// The one system call each write and read op makes, where there is exactly one (the kernel's count
     /// of it is cross-checked against the ops).
     pub per_op_call: Option<(&'static str, &'static str)>,
@@ -198,6 +200,7 @@ impl MethodInfo {
         no_direct: None,
         no_read: None,
         verifies_reads: false,
+        mixed: false,
         per_op_call: None,
         io_uring_requests: false,
         syscalls: &[],

@@ -23,20 +23,20 @@ pub const INFO: MethodInfo = MethodInfo {
     syscall_note: "one pwrite(2)/pread(2) per op; the kernel's syscr/syscw count them too",
     plain: true,
     way: |_, s| {
-        (if s.op == OpKind::Write {
-            "pwrite()"
-        } else {
-            "pread()"
-        })
+        match s.op {
+            OpKind::Write => "pwrite()",
+            OpKind::Read => "pread()",
+            OpKind::Mixed => "pread()/pwrite()",
+        }
         .into()
     },
     gap: gap_one_call_after_another,
+    mixed: true,
     ..MethodInfo::PLAIN
 };
 
 pub struct Psync {
     fd: OwnedFd,
-    write: bool,
     path: PathBuf,
     calls: u64,
 }
@@ -45,7 +45,6 @@ impl Method for Psync {
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
         Ok(Psync {
             fd: ctx.target.open_for(ctx.spec, false)?,
-            write: ctx.writes(),
             path: ctx.target.path.clone(),
             calls: 0,
         })
@@ -54,7 +53,7 @@ impl Method for Psync {
     #[inline(always)]
     fn submit(&mut self, io: &Io) -> Result<usize> {
         let fd = self.fd.as_raw_fd();
-        let r = if self.write {
+        let r = if io.write {
             // SAFETY: the runner's Io contract: `buf` holds `len` bytes nothing else touches during the call.
             sys::pwrite(fd, unsafe { io.bytes() }, io.offset)
         } else {

@@ -43,13 +43,13 @@ pub const INFO: MethodInfo = MethodInfo {
                    blocked (--rw-flags nowait); the kernel's syscr/syscw count them too",
     describe,
     gap: gap_one_call_after_another,
+    mixed: true,
     options: &[Applies::RwFlags],
     ..MethodInfo::PLAIN
 };
 
 pub struct Pv2 {
     fd: OwnedFd,
-    write: bool,
     /// RWF_* for the first try of every op.
     flags: i32,
     /// The same without RWF_NOWAIT, for finishing an op that would have blocked.
@@ -67,9 +67,15 @@ unsafe impl Send for Pv2 {}
 impl Pv2 {
     /// One pwritev2/preadv2 of `iov` at `offset` with `flags`.
     #[inline(always)]
-    fn call(&self, iov: &[libc::iovec], offset: u64, flags: i32) -> sys::SysResult<usize> {
+    fn call(
+        &self,
+        write: bool,
+        iov: &[libc::iovec],
+        offset: u64,
+        flags: i32,
+    ) -> sys::SysResult<usize> {
         let fd = self.fd.as_raw_fd();
-        if self.write {
+        if write {
             // SAFETY: the iovec points into the op's buffer (or its unfinished tail), which the runner
             // keeps valid and untouched during the call.
             unsafe { sys::pwritev2(fd, iov, offset, flags) }
@@ -88,7 +94,7 @@ impl Pv2 {
                 iov_len: io.len - done,
             }];
             self.calls += 1;
-            match self.call(&tail, io.offset + done as u64, self.plain) {
+            match self.call(io.write, &tail, io.offset + done as u64, self.plain) {
                 Ok(0) => break,
                 Ok(n) => done += n,
                 Err(e) if e.errno == libc::EINTR => continue,
@@ -121,7 +127,6 @@ impl Method for Pv2 {
         let flags = ctx.spec.rw_flags as i32;
         Ok(Pv2 {
             fd: ctx.target.open_for(ctx.spec, false)?,
-            write: ctx.writes(),
             flags,
             plain: flags & !libc::RWF_NOWAIT,
             iov: [libc::iovec {
@@ -143,10 +148,10 @@ impl Method for Pv2 {
             iov_base: io.buf.cast(),
             iov_len: io.len,
         };
-        match self.call(&self.iov, io.offset, self.flags) {
+        match self.call(io.write, &self.iov, io.offset, self.flags) {
             Ok(n) if n == io.len || !self.stats.nowait => Ok(n),
             // End of file: nothing would have blocked.
-            Ok(0) if !self.write => Ok(0),
+            Ok(0) if !io.write => Ok(0),
             Ok(n) => {
                 // Part of the block moved: either the kernel would have had to wait for the rest, or a read
                 // met the end of the file (then the plain call moves nothing more, and nothing is counted).

@@ -100,6 +100,7 @@ pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunRe
         aio: None,
         nowait: None,
         memory: None,
+        mixed: None,
         per_thread: Vec::new(),
         verify: None,
         kernel: Default::default(),

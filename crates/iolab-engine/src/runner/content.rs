@@ -137,6 +137,7 @@ fn io_of(content: &Content, i: usize, slot: u32) -> Io {
         // read ops fill their buffer, which a content write never is.
         buf: content.bytes[off as usize..].as_ptr().cast_mut(),
         len: len as usize,
+        write: true,
     }
 }
 

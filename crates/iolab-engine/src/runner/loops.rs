@@ -82,21 +82,23 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     p: &LoopParams,
     spec: &Spec,
     plan: &mut OpPlan,
-    buf: &mut AlignedBuf,
+    bufs: &mut [AlignedBuf],
     max_ops: u64,
     out: &mut WorkerOut,
     abort: &AtomicBool,
 ) -> Result<()> {
     let (bs, every) = (p.bs, p.clock_every.max(1));
     let dense = every == 1;
-    let ptr = buf.ptr;
-    let data = buf.slice_mut(bs);
+    // A mixed run reads into a buffer of its own; the others have one buffer.
+    let read_ptr = bufs[usize::from(p.mixed)].ptr;
+    let ptr = bufs[0].ptr;
+    let data = bufs[0].slice_mut(bs);
     // The next op count at which an --fsync/--msync flush is due (u64::MAX: never), so the hot loop
     // makes one comparison for both.
     let mut next_flush = next_at(0, p.fsync_every).min(next_at(0, p.msync_every));
     out.boundary_timing = dense;
     let mut op = plan.next_op();
-    if p.stamp {
+    if p.stamp && op.write {
         pattern::stamp(data, p.seed, op.block);
     }
     let start = clk.now();
@@ -120,8 +122,9 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
         let io = Io {
             slot: 0,
             offset: op.offset,
-            buf: ptr,
+            buf: if op.write { ptr } else { read_ptr },
             len: bs,
+            write: op.write,
         };
         let n = m.submit(&io)?;
         if n != bs {
@@ -130,13 +133,18 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
         done += 1;
         let read = done == next_read;
         let mut e = 0;
+        let mut timed = None;
         if read {
             next_read += every;
             e = clk.now();
             if dense {
                 out.lat.record(e.saturating_sub(t));
+                timed = Some(e.saturating_sub(t));
                 t = e;
             }
+        }
+        if let Some(mx) = out.mix.as_mut() {
+            mx.op(op.write, timed);
         }
         if done == next_flush {
             if p.fsync_every != 0 && done.is_multiple_of(p.fsync_every) {
@@ -174,7 +182,7 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
             break;
         }
         op = plan.next_op();
-        if p.stamp {
+        if p.stamp && op.write {
             pattern::stamp(data, p.seed, op.block);
         }
     }
@@ -227,6 +235,8 @@ struct Slots {
     free: Box<[u32]>,
     nfree: usize,
     started: Box<[(u64, u64)]>,
+    /// Each slot's request writes (read by a mixed run's reap).
+    writes: Box<[bool]>,
     round: Box<[Io]>,
 }
 
@@ -236,12 +246,14 @@ impl Slots {
             free: (0..qd).rev().collect(),
             nfree: qd as usize,
             started: vec![(0u64, 0u64); qd as usize].into_boxed_slice(),
+            writes: vec![false; qd as usize].into_boxed_slice(),
             round: vec![
                 Io {
                     slot: 0,
                     offset: 0,
                     buf: std::ptr::null_mut(),
                     len: 0,
+                    write: false,
                 };
                 qd as usize
             ]
@@ -265,23 +277,28 @@ impl Slots {
             free,
             nfree,
             started,
+            writes,
             round,
         } = self;
         *nfree -= n;
         let bs = p.bs;
+        // A mixed run's reads use the buffers after the writes' (one per slot each).
+        let reads_from = if p.mixed { started.len() } else { 0 };
         if p.planned {
             for (io, &slot) in round[..n].iter_mut().zip(&free[*nfree..*nfree + n]) {
                 let op = plan.next_op();
-                let b = &mut bufs[slot as usize];
-                if p.stamp {
+                let b = &mut bufs[slot as usize + if op.write { 0 } else { reads_from }];
+                if p.stamp && op.write {
                     pattern::stamp(b.slice_mut(bs), p.seed, op.block);
                 }
                 started[slot as usize] = (s, op.offset);
+                writes[slot as usize] = op.write;
                 *io = Io {
                     slot,
                     offset: op.offset,
                     buf: b.ptr,
                     len: bs,
+                    write: op.write,
                 };
             }
         } else {
@@ -293,6 +310,7 @@ impl Slots {
                     offset: 0,
                     buf: bufs[slot as usize].ptr,
                     len: bs,
+                    write: p.write,
                 };
             }
         }
@@ -339,6 +357,7 @@ impl Slots {
         &mut self,
         m: &mut M,
         lat: &mut FastHist,
+        mut mix: Option<&mut super::mixed::MixOut>,
         e: u64,
         expected: i32,
     ) -> (u32, Option<(i32, u64)>) {
@@ -346,6 +365,7 @@ impl Slots {
             free,
             nfree,
             started,
+            writes,
             ..
         } = self;
         let mut bad: Option<(i32, u64)> = None;
@@ -362,6 +382,9 @@ impl Slots {
                     lat.record_n(run_v, run_n);
                 }
                 (run_v, run_n) = (v, 1);
+            }
+            if let Some(mx) = mix.as_deref_mut() {
+                mx.op(writes[slot as usize], Some(v));
             }
             if res != expected {
                 note_bad(&mut bad, res, offset);
@@ -578,7 +601,7 @@ pub(super) fn loop_async<M: Method, C: Clock>(
         let e = clk.now();
         reads += 1;
         round_start = e;
-        let (reaped, bad) = slots.reap(m, &mut out.lat, e, expected);
+        let (reaped, bad) = slots.reap(m, &mut out.lat, out.mix.as_mut(), e, expected);
         fl.inflight -= reaped;
         done += u64::from(reaped);
         if reaped > 0 {

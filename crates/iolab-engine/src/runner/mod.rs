@@ -21,6 +21,7 @@ mod content;
 mod intervals;
 mod loops;
 mod merge;
+mod mixed;
 mod pass;
 mod sink_check;
 mod threads;
@@ -91,8 +92,9 @@ fn add_tracepoints(set: &mut CounterSet, spec: &Spec, calls: &[&'static str]) {
         spec.method.info().io_uring_requests,
     );
     if spec.method == crate::method::kind::MethodKind::IoUring && set.has_tracepoints() {
-        let (name, code) = crate::method::io_uring::requested_opcode(spec);
-        set.add_opcode(name, code);
+        for (name, code) in crate::method::io_uring::requested_opcodes(spec) {
+            set.add_opcode(name, code);
+        }
     }
 }
 

@@ -100,12 +100,7 @@ pub(super) fn run_once(
             without_tsc: "timed with clock_gettime(CLOCK_MONOTONIC)",
         },
     );
-    let verify = if spec.verify {
-        let done: Vec<u64> = outs.iter().map(|o| o.ops).collect();
-        Some(crate::verify::verify(spec, &target, &done)?)
-    } else {
-        None
-    };
+    let verify = verify_figures(spec, &target, &outs)?;
     let ns = clock.ns_per_tick;
     let sparse = crate::measure::clock::sparse_clock(
         spec.clock_every,
@@ -160,6 +155,7 @@ pub(super) fn run_once(
             .memory
             .zip(before.mem.zip(after.mem))
             .map(|(g, (b, a))| g.figures(b, a)),
+        mixed: mixed_figures(&outs, spec, ns, w.wall_s)?,
         ..base
     };
     result.sink = target.sink_figures(sink_before, sink_after).map(|mut f| {
@@ -173,6 +169,30 @@ pub(super) fn run_once(
         .flat_map(|(set, (b, a))| set.deltas(b, a))
         .collect();
     Ok((result, counter_values))
+}
+
+/// `--verify`: the blocks each worker's ops wrote, read back.
+fn verify_figures(
+    spec: &Spec,
+    target: &target::PreparedTarget,
+    outs: &[WorkerOut],
+) -> Result<Option<crate::result::VerifyFigures>> {
+    if !spec.verify {
+        return Ok(None);
+    }
+    let done: Vec<u64> = outs.iter().map(|o| o.ops).collect();
+    crate::verify::verify(spec, target, &done).map(Some)
+}
+
+/// `--op mixed`: the workers' reads and writes apart, put together.
+fn mixed_figures(
+    outs: &[WorkerOut],
+    spec: &Spec,
+    ns: f64,
+    wall_s: f64,
+) -> Result<Option<crate::result::MixedFigures>> {
+    let mixes: Vec<_> = outs.iter().filter_map(|o| o.mix.as_ref()).collect();
+    super::mixed::figures(&mixes, spec.read_pct, spec.bs, ns, wall_s)
 }
 
 /// The workers' figures, put together.
@@ -338,6 +358,8 @@ fn syscall_figures(
             (false, _) => kernel_rw.syscr + kernel_rw.syscw,
             (true, OpKind::Write) => kernel_rw.syscw,
             (true, OpKind::Read) => kernel_rw.syscr,
+            // Refused at resolve: a stream goes one way.
+            (true, OpKind::Mixed) => kernel_rw.syscr + kernel_rw.syscw,
         }),
         note: spec.method.info().syscall_note.into(),
     }

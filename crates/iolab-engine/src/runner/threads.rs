@@ -109,9 +109,8 @@ pub(super) fn run_threads<M: Method, C: Clock>(
         },
         bs: spec.bs as usize,
         write: spec.op == OpKind::Write,
-        stamp: spec.op == OpKind::Write
-            && target.kind.keeps_data()
-            && !spec.method.is_kernel_copy(),
+        mixed: spec.op == OpKind::Mixed,
+        stamp: spec.op.writes() && target.kind.keeps_data() && !spec.method.is_kernel_copy(),
         planned: target.kind.keeps_data(),
         seed: spec.seed,
         duration_ticks: spec.duration_s.map(|d| (d * info.hz) as u64),

@@ -71,22 +71,15 @@ fn run<M: Method, C: Clock>(
         spec.seed,
         ctx.thread,
     )
-    .skewed(spec.distribution);
+    .skewed(spec.distribution)
+    .directed(p.write, spec.read_pct);
     let mut out = WorkerOut::new();
     out.lat = FastHist::try_new()?;
     out.gap = FastHist::try_new()?;
     // M::QUEUED, a constant: only the loop the method runs is compiled for it (see worker.rs).
     let r = if !M::QUEUED {
         loop_sync(
-            &mut m,
-            clk,
-            &wp,
-            spec,
-            &mut plan,
-            &mut bufs[0],
-            max_ops,
-            &mut out,
-            abort,
+            &mut m, clk, &wp, spec, &mut plan, &mut bufs, max_ops, &mut out, abort,
         )
     } else {
         loop_async(

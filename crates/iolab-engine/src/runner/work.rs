@@ -99,6 +99,8 @@ pub(super) struct WorkerOut {
     pub(super) log: IntervalLog,
     /// Clock reads over the timed span (counted apart from the method's calls where a read is one).
     pub(super) clock_reads: u64,
+    /// `--op mixed`: the reads and writes apart.
+    pub(super) mix: Option<super::mixed::MixOut>,
 }
 
 impl WorkerOut {
@@ -118,6 +120,7 @@ impl WorkerOut {
             error: None,
             boundary_timing: false,
             cpus: (-1, -1),
+            mix: None,
             uring: None,
             aio: None,
             nowait: None,
@@ -143,6 +146,9 @@ pub(super) struct LoopParams<'a> {
     pub(super) hz: f64,
     pub(super) bs: usize,
     pub(super) write: bool,
+    /// `--op mixed`: each op's direction comes from the plan; reads go to buffers of their own (after
+    /// the writes' buffers), so a read never puts other bytes into a buffer a write sends.
+    pub(super) mixed: bool,
     /// Stamp the pattern into each block: writes to a target that keeps data (a sink keeps nothing to
     /// verify, and the seed programs wrote a constant buffer there too).
     pub(super) stamp: bool,
@@ -291,9 +297,11 @@ pub(super) fn prepare<M: Method>(ctx: &ThreadCtx, p: &LoopParams) -> Result<(M, 
     } else {
         ctx.spec.qd as usize
     };
+    // A mixed run's reads have buffers of their own (registered too, after the writes').
+    let nbufs = if p.mixed { 2 * slots } else { slots };
     M::prepare(ctx).and_then(|mut m| {
-        let mut bufs = Vec::with_capacity(slots);
-        for _ in 0..slots {
+        let mut bufs = Vec::with_capacity(nbufs);
+        for _ in 0..nbufs {
             let mut b = AlignedBuf::new(p.bs, ctx.target.buf_align)?;
             pattern::fill_body(b.slice_mut(p.bs), p.seed);
             bufs.push(b);

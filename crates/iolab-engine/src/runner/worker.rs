@@ -32,6 +32,9 @@ pub(super) fn worker<M: Method, C: Clock>(
         (out.lat, out.gap) = (lat, gap);
         out.warm = super::warmup::warm_up::<M, C>(&ctx, clk, p, sh.abort())?;
         out.log = log()?;
+        if p.mixed {
+            out.mix = Some(super::mixed::MixOut::try_new()?);
+        }
         prepare::<M>(&ctx, p)
     }) {
         Ok(x) => Some(x),
@@ -79,7 +82,8 @@ fn measure<M: Method, C: Clock>(
         ctx.spec.seed,
         ctx.thread,
     )
-    .skewed(ctx.spec.distribution);
+    .skewed(ctx.spec.distribution)
+    .directed(p.write, ctx.spec.read_pct);
     let ru0 = Rusage::thread();
     let cpu0 = iolab_sys::current_cpu();
     // M::QUEUED, a constant: each method's runner holds only the loops it runs (p.synchronous says the
@@ -87,17 +91,7 @@ fn measure<M: Method, C: Clock>(
     let r = if M::QUEUED {
         loop_async(m, clk, p, ctx.spec, &mut plan, bufs, max_ops, out, abort)
     } else {
-        loop_sync(
-            m,
-            clk,
-            p,
-            ctx.spec,
-            &mut plan,
-            &mut bufs[0],
-            max_ops,
-            out,
-            abort,
-        )
+        loop_sync(m, clk, p, ctx.spec, &mut plan, bufs, max_ops, out, abort)
     };
     let ru1 = Rusage::thread();
     out.cpus = (cpu0, iolab_sys::current_cpu());

@@ -36,6 +36,21 @@ pub use warmup::Warmup;
 pub enum OpKind {
     Write,
     Read,
+    /// Reads and writes in one run, each op's direction drawn from the seed (`--read-pct`; fio's
+    /// randrw/readwrite with rwmixread).
+    Mixed,
+}
+
+impl OpKind {
+    /// Some of its ops write.
+    pub fn writes(self) -> bool {
+        self != OpKind::Read
+    }
+
+    /// Some of its ops read.
+    pub fn reads(self) -> bool {
+        self != OpKind::Write
+    }
 }
 
 /// When to flush: never, once at the end (timed), or after every N ops (timed).
@@ -85,6 +100,9 @@ pub struct Spec {
     /// only when not uniform.
     #[serde(default, skip_serializing_if = "Distribution::is_uniform")]
     pub distribution: Distribution,
+    /// `--op mixed`: the share of ops that read, in percent (written only for mixed runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_pct: Option<u32>,
     /// Bytes per operation.
     pub bs: u64,
     /// Total operations over all threads; `None` when only a duration bounds the run.

@@ -130,8 +130,13 @@ pub static OPTIONS: &[Opt] = &[
                device, or pipe, socketpair, tcp (a stream per thread with iolab's peer at the far end)" },
     Opt { key: "method", ty: Ty::Text, value_name: "METHOD", group: W, applies: All, default: Some("psync"),
         help: "How each op talks to the kernel (see the list below)" },
-    Opt { key: "op", ty: Ty::Word(&["write", "read"]), value_name: "OP", group: W, applies: All,
-        default: Some("write"), help: "write or read" },
+    Opt { key: "op", ty: Ty::Word(&["write", "read", "mixed"]), value_name: "OP", group: W, applies: All,
+        default: Some("write"),
+        help: "write, read, or mixed (each op reads or writes, drawn from the seed: fio's rw=randrw/readwrite; \
+               psync, pv2 and io_uring, on a file or block device; reads and writes are counted and timed \
+               apart)" },
+    Opt { key: "read-pct", ty: Ty::Count, value_name: "N", group: W, applies: All, default: Some("50"),
+        help: "With --op mixed: the share of ops that read, in percent (fio's rwmixread)" },
     Opt { key: "pattern", ty: Ty::Word(&["seq", "rand"]), value_name: "PATTERN", group: W, applies: All,
         default: Some("seq"), help: "seq or rand (uniform over the thread's region, replayable)" },
     Opt { key: "distribution", ty: Ty::Text, value_name: "DIST", group: W, applies: All,

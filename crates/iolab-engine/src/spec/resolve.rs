@@ -89,8 +89,13 @@ impl RawSpec {
         let op = self.word(
             "op",
             OpKind::Write,
-            &[("write", OpKind::Write), ("read", OpKind::Read)],
+            &[
+                ("write", OpKind::Write),
+                ("read", OpKind::Read),
+                ("mixed", OpKind::Mixed),
+            ],
         )?;
+        let read_pct = self.read_pct(op, method)?;
         let pattern = self.word(
             "pattern",
             Pattern::Seq,
@@ -149,6 +154,7 @@ impl RawSpec {
             op,
             pattern,
             distribution,
+            read_pct,
             bs,
             ops: amounts.ops,
             duration_s: amounts.duration_s,
@@ -493,6 +499,42 @@ impl RawSpec {
         Ok(Some(ms))
     }
 
+    /// --read-pct: mixed runs only, 0 to 100 (50 by default); --op mixed only with a method that picks
+    /// the direction per op.
+    fn read_pct(&self, op: OpKind, method: MethodKind) -> Result<Option<u32>> {
+        let pct = self.count("read-pct")?;
+        if op != OpKind::Mixed {
+            return match pct {
+                Some(_) => Err(Error::usage(
+                    "--read-pct",
+                    "is the share of reads of --op mixed; this run's ops all go one way",
+                )),
+                None => Ok(None),
+            };
+        }
+        if !method.info().mixed {
+            let can: Vec<&str> = MethodKind::all()
+                .filter(|m| m.info().mixed)
+                .map(|m| m.name())
+                .collect();
+            return Err(Error::usage(
+                "--op",
+                format!(
+                    "mixed needs a method that reads or writes per op ({}); {} goes one way per run",
+                    can.join(", "),
+                    method.name()
+                ),
+            ));
+        }
+        match pct.unwrap_or(50) {
+            p @ 0..=100 => Ok(Some(p as u32)),
+            p => Err(Error::usage(
+                "--read-pct",
+                format!("is a percentage of the ops, 0 to 100, not {p}"),
+            )),
+        }
+    }
+
     /// --distribution: random offsets only, and not for the offload client (its plan crosses into
     /// another process, which draws uniformly).
     fn distribution(&self, pattern: Pattern, method: MethodKind) -> Result<Distribution> {
@@ -655,7 +697,7 @@ fn check_memory_limit(s: &Spec) -> Result<()> {
 /// RWF_APPEND writes at the end of the file whatever the op's offset, so the file grows by every op:
 /// only into a file iolab creates (removed at exit), and only for a bounded number of ops.
 fn check_append(op: OpKind, verify: bool, bounded: bool, overwrite: bool) -> Result<()> {
-    let why = if op == OpKind::Read || verify {
+    let why = if op.reads() || verify {
         "append writes at the end of the file, not at the op's offset: it cannot read, and --verify cannot \
          find its blocks"
     } else if overwrite {
@@ -668,6 +710,30 @@ fn check_append(op: OpKind, verify: bool, bounded: bool, overwrite: bool) -> Res
         return Ok(());
     };
     Err(Error::usage("--rw-flags", why))
+}
+
+/// `--op mixed` with io_uring: plain or fixed-file read and write requests of one ring per thread (the
+/// opcode is chosen per request); the ways that build other requests go one way per run.
+fn check_mixed(s: &Spec) -> Result<()> {
+    if s.op != OpKind::Mixed || s.method != MethodKind::IoUring {
+        return Ok(());
+    }
+    let r = &s.ring;
+    let other = [
+        (r.vectored, "--vectored"),
+        (r.fixed_bufs, "--fixed-bufs"),
+        (r.send_zc, "--send-zc"),
+        (r.nop_requests, "--nop-requests"),
+        (r.design != RingDesign::PerThread, "--ring"),
+    ];
+    match other.iter().find(|(on, _)| *on) {
+        Some((_, flag)) => Err(Error::usage(
+            *flag,
+            "does not run with --op mixed, which io_uring runs as plain READ and WRITE requests of one \
+             ring per thread",
+        )),
+        None => Ok(()),
+    }
 }
 
 /// What the method's registry entry refuses: O_DIRECT, reads, data checks on a method that moves none;
@@ -714,6 +780,7 @@ fn check_method_combinations(s: &Spec) -> Result<()> {
     if let (OpKind::Read, Some(why)) = (s.op, m.no_read) {
         return Err(Error::usage("--op", format!("--method {} {why}", m.name)));
     }
+    check_mixed(s)?;
     if s.verify && s.op == OpKind::Read && !m.verifies_reads {
         return Err(Error::usage(
             "--verify",

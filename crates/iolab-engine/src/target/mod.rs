@@ -81,11 +81,17 @@ fn check_not_pseudo(path: &Path, exists: bool, shown: &str) -> Result<()> {
 pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     let path = spec.target.clone();
     if let Some(kind) = TargetKind::stream_named(&path) {
+        if spec.op == OpKind::Mixed {
+            return Err(Error::usage(
+                "--op",
+                format!("mixed reads and writes blocks of a regular file or a block device; a {} stream goes one way", path.display()),
+            ));
+        }
         sink::check_flags(spec, kind, &path.display().to_string())?;
         cache::check(spec, kind, &path.display().to_string())?;
         return setup_stream(spec, kind);
     }
-    let writes = spec.op == OpKind::Write && !spec.method.info().no_data;
+    let writes = spec.op.writes() && !spec.method.info().no_data;
     let shown = crate::units::show_path(&path);
     let mut notes = Vec::new();
     check_named_dev(&path, &shown)?;
@@ -241,6 +247,12 @@ fn check_named_dev(path: &Path, shown: &str) -> Result<()> {
 fn check_kind_rules(spec: &Spec, kind: TargetKind, shown: &str) -> Result<()> {
     sink::check_flags(spec, kind, shown)?;
     cache::check(spec, kind, shown)?;
+    if spec.op == OpKind::Mixed && !matches!(kind, TargetKind::File | TargetKind::BlockDevice) {
+        return Err(Error::usage(
+            "--op",
+            format!("mixed reads and writes blocks of a regular file or a block device; {shown} keeps none"),
+        ));
+    }
     if kind == TargetKind::DevNull && spec.op == OpKind::Read {
         return Err(Error::usage(
             "--op",
@@ -280,7 +292,7 @@ fn create_file(
     let st = sys::fstat(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, shown))?;
     crate::target::pin::record_made(path, sys::identity(&st));
     sys::ftruncate(fd.as_raw_fd(), end).map_err(|e| Error::sys_on(e, shown))?;
-    if spec.op == OpKind::Read {
+    if spec.op.reads() {
         prefill(fd.as_raw_fd(), spec, end, shown)?;
         notes.push(format!(
             "iolab created {shown} and filled {end} bytes with its pattern before the run (not timed); \
@@ -430,7 +442,8 @@ fn usable_bytes(
         }
         TargetKind::File if existing_file => {
             let size = pin.map(|p| p.st.st_size as u64).unwrap_or(0);
-            if spec.op == OpKind::Read {
+            // A mixed run reads blocks it never wrote: it stays within the data the file holds.
+            if spec.op.reads() {
                 let avail = size.saturating_sub(spec.offset);
                 match spec.file_size {
                     Some(fs) if fs > avail => {
@@ -578,8 +591,15 @@ fn prefill(fd: i32, spec: &Spec, end: u64, shown: &str) -> Result<()> {
     while off < end {
         let first_block = (off - spec.offset) / spec.bs;
         let n = ((end - off) as usize).min(chunk.len());
+        // A mixed run's file holds the stamps of another generation, so that --verify tells a block a
+        // write reached from one it did not (the body is the same: reads leave the writes' buffers alone).
+        let generation = if spec.op == OpKind::Mixed {
+            pattern::PREFILL_GENERATION
+        } else {
+            0
+        };
         for (i, b) in chunk[..n].chunks_mut(bs).enumerate() {
-            pattern::stamp(b, spec.seed, first_block + i as u64);
+            pattern::stamp(b, spec.seed, (first_block + i as u64) | generation);
         }
         let w = sys::pwrite(fd, &chunk[..n], off).map_err(|e| Error::sys_on(e, shown))?;
         off += w as u64;

@@ -72,7 +72,7 @@ impl PreparedTarget {
             return self.open_stream(spec);
         }
         let mut flags = match (spec.op, needs_rdwr) {
-            (_, true) => libc::O_RDWR,
+            (_, true) | (OpKind::Mixed, _) => libc::O_RDWR,
             (OpKind::Write, false) => libc::O_WRONLY,
             (OpKind::Read, false) => libc::O_RDONLY,
         };

@@ -77,9 +77,11 @@ pub fn derive(r: &RunResult) -> Derived {
         .method
         .info()
         .per_op_call
-        .map(|(w, rd)| match r.spec.op {
-            OpKind::Write => w,
-            OpKind::Read => rd,
+        .and_then(|(w, rd)| match r.spec.op {
+            OpKind::Write => Some(w),
+            OpKind::Read => Some(rd),
+            // Each direction has its own call: the mixed figures cross-check them.
+            OpKind::Mixed => None,
         });
     if let (Some(name), Some(n)) = (call, call.and_then(|c| k.syscall(c))) {
         d.crosscheck.push(format!(

@@ -24,6 +24,8 @@ pub struct Row {
     pub pattern: String,
     /// `--distribution` other than uniform ("zipf:1.2").
     pub distribution: Option<String>,
+    /// `--op mixed`: the share of reads asked for, in percent.
+    pub read_pct: Option<u32>,
     pub threads: u32,
     pub batch: u32,
     /// The ring design ("per-thread", "shared" ...), io_uring only.
@@ -137,6 +139,7 @@ impl Row {
             way: way(r),
             pattern: r.spec.pattern.name().to_string(),
             distribution: (!r.spec.distribution.is_uniform()).then(|| r.spec.distribution.name()),
+            read_pct: r.spec.read_pct,
             threads: r.spec.threads,
             batch: r.spec.batch,
             design: r.uring.as_ref().map(|_| r.spec.ring.design),
@@ -239,7 +242,11 @@ impl Row {
                 ("rand", Some(d)) => format!("random ({d}) "),
                 _ => String::new(),
             },
-            if self.facts.write { "writes" } else { "reads" },
+            match self.read_pct {
+                Some(p) => format!("mixed ({p}% reads)"),
+                None if self.facts.write => "writes".into(),
+                None => "reads".into(),
+            },
             if self.facts.write { "to" } else { "from" },
             self.target
         );
@@ -272,6 +279,7 @@ impl Row {
             && f.0.direct == f.1.direct
             && self.pattern == o.pattern
             && self.distribution == o.distribution
+            && self.read_pct == o.read_pct
             && self.threads == o.threads
             && self.nop_requests == o.nop_requests
             && (!self.nop_requests || self.batch == o.batch)

@@ -91,6 +91,7 @@ pub const INFO: MethodInfo = MethodInfo {
     describe,
     way,
     gap,
+    mixed: true,
     punts: true,
     options: &[
         Applies::Depth,
@@ -186,9 +187,10 @@ pub struct Uring {
     zc: (u64, u64),
 }
 
-/// The opcode `spec`'s requests ask for (what the counting pass counts the kernel's submissions of); the
-/// kernel may lack it (`vectored_fixed` then falls back, and the count says so by staying 0).
-pub fn requested_opcode(spec: &Spec) -> (&'static str, u8) {
+/// The opcodes `spec`'s requests ask for (what the counting pass counts the kernel's submissions of; a
+/// mixed run's reads and writes, one each otherwise); the kernel may lack one (`vectored_fixed` then falls
+/// back, and the count says so by staying 0).
+pub fn requested_opcodes(spec: &Spec) -> Vec<(&'static str, u8)> {
     use self::sqe::ReqKind;
     let o = &spec.ring;
     let socket = matches!(
@@ -210,7 +212,10 @@ pub fn requested_opcode(spec: &Spec) -> (&'static str, u8) {
     } else {
         ReqKind::Plain
     };
-    kind.opcode(spec.op == crate::spec::OpKind::Write)
+    match spec.op {
+        crate::spec::OpKind::Mixed => vec![kind.opcode(false), kind.opcode(true)],
+        op => vec![kind.opcode(op == crate::spec::OpKind::Write)],
+    }
 }
 
 /// `--vectored --fixed-bufs`: IORING_OP_WRITEV_FIXED/READV_FIXED (6.15+) where this kernel has them (its

@@ -47,6 +47,8 @@ impl ReqKind {
 /// What a thread's SQEs look like (kept apart from the ring so a round can be built straight into the SQ).
 pub(super) struct SqeShape {
     write: bool,
+    /// `--op mixed`: each request reads or writes as its `Io` says (plain READ/WRITE only).
+    mixed: bool,
     positionless: bool,
     /// A socket target: IORING_OP_SEND/RECV with MSG_WAITALL, so the kernel finishes a partial transfer.
     socket: bool,
@@ -83,6 +85,7 @@ impl SqeShape {
     ) -> SqeShape {
         SqeShape {
             write: ctx.writes(),
+            mixed: ctx.spec.op == crate::spec::OpKind::Mixed,
             positionless: ctx.positionless(),
             socket: matches!(
                 ctx.target.kind,
@@ -126,6 +129,9 @@ impl SqeShape {
         } else {
             ReqKind::Plain
         };
+        if self.mixed {
+            return ("READ and WRITE", kind.opcode(true).1);
+        }
         kind.opcode(self.write)
     }
 
@@ -144,6 +150,7 @@ impl SqeShape {
             offset,
             buf,
             len: len as usize,
+            write: self.write,
         };
         self.build_round(std::slice::from_ref(&io), |e| out = Some(e));
         out.expect("one request gives one SQE")
@@ -237,6 +244,19 @@ impl SqeShape {
                     by_dir!(Send / Recv, |io| (fd, io.buf, io.len as u32)
                         .flags(libc::MSG_WAITALL)
                         .build())
+                } else if self.mixed {
+                    // --op mixed: each request's own direction.
+                    each!(|io| if io.write {
+                        opcode::Write::new(fd, io.buf, io.len as u32)
+                            .offset(off(io))
+                            .rw_flags(rwf)
+                            .build()
+                    } else {
+                        opcode::Read::new(fd, io.buf, io.len as u32)
+                            .offset(off(io))
+                            .rw_flags(rwf)
+                            .build()
+                    })
                 } else {
                     by_dir!(Write / Read, |io| (fd, io.buf, io.len as u32)
                         .offset(off(io))
