@@ -29,5 +29,6 @@ pub mod stats;
 pub mod target;
 pub mod units;
 pub mod verify;
+pub mod workload_figures;
 
 pub use error::{Error, Result};

@@ -614,6 +614,9 @@ pub struct RunResult {
     /// `--op mixed`: the reads and the writes apart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mixed: Option<MixedFigures>,
+    /// `--rate-iops` / `--rate`: the pace asked and the pace met.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paced: Option<PacedFigures>,
     pub per_thread: Vec<ThreadFigures>,
     pub verify: Option<VerifyFigures>,
     /// Kernel counters (perf_event_open) and where they came from.
@@ -859,23 +862,4 @@ mod tests {
     }
 }
 
-/// `--op mixed`: what was read and what was written, each timed apart.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct MixedFigures {
-    /// The share of reads asked for, in percent.
-    pub read_pct: u32,
-    pub reads: DirFigures,
-    pub writes: DirFigures,
-}
-
-/// One direction of a mixed run: its ops, their share of all ops, rates over the pass's wall time (the
-/// other direction's ops ran in the same span), and their latency as the run timed it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct DirFigures {
-    pub ops: u64,
-    pub bytes: u64,
-    pub share: f64,
-    pub iops: f64,
-    pub mib_s: f64,
-    pub latency: crate::measure::hist::Summary,
-}
+pub use crate::workload_figures::{DirFigures, MixedFigures, PacedFigures};

@@ -268,6 +268,7 @@ mod tests {
             nowait: Some(Default::default()),
             memory: None,
             mixed: None,
+            paced: None,
             per_thread: vec![Default::default()],
             verify: Some(Default::default()),
             kernel: Default::default(),

@@ -124,6 +124,9 @@ impl TableExporter {
         if let Some(n) = s.inflight {
             extra.push(format!("--inflight {n}"));
         }
+        if let Some(r) = s.rate_iops {
+            extra.push(format!("paced to {r:.1} ops/s per thread"));
+        }
         if let Some(p) = s.read_pct {
             extra.push(format!("{p}% reads"));
         }

@@ -23,6 +23,9 @@ pub(crate) fn io_text(r: &RunResult, o: &mut String) {
     if let Some(m) = &r.mixed {
         mixed_text(m, r.sparse_clock.is_none(), o);
     }
+    if let Some(p) = &r.paced {
+        paced_text(p, o);
+    }
     cpu_text(r, o);
     scheduler_text(r, o);
     syscalls_text(r, o);
@@ -52,6 +55,24 @@ pub(crate) fn io_text(r: &RunResult, o: &mut String) {
     }
     o.push_str(&kernel_text(r));
     tail_text(r, o);
+}
+
+/// `--rate-iops`: the pace asked, the slowest thread's, and the ops that started late.
+fn paced_text(p: &iolab_engine::result::PacedFigures, o: &mut String) {
+    let _ = writeln!(
+        o,
+        "paced        {:.1} ops/s per thread asked, {:.1} reached by the slowest thread: {}; {} ops started \
+         more than one interval late (largest lag {}); latency runs from when each op was due",
+        p.rate_iops,
+        p.achieved_iops,
+        if p.met {
+            "met"
+        } else {
+            "NOT met (below 99%)"
+        },
+        thousands_u64(p.late_ops),
+        fmt_ns(p.max_lag_ns)
+    );
 }
 
 /// `--op mixed`: the reads and the writes apart, with the share of reads asked for.

@@ -242,3 +242,88 @@ fn mixed_refusals_name_the_flag() {
         "--op mixed",
     );
 }
+
+/// A paced run never starts an op before it is due: 2 threads of 600 ops at 2,000 ops/s each take at
+/// least 599 intervals (0.2995 s) whatever the machine, the result says the pace was met exactly when the
+/// slowest thread reached 99% of it, and every op's latency was recorded.
+#[test]
+fn paced_ops_wait_for_their_time() {
+    let dir = disk_dir();
+    let t = path_str(&file(&dir, "paced.dat"));
+    let v = run_json(&[
+        "--target",
+        &t,
+        "--rate-iops",
+        "2000",
+        "--ops",
+        "1200",
+        "--threads",
+        "2",
+    ]);
+    let p = &v["paced"];
+    assert_eq!(p["rate_iops"].as_f64(), Some(2000.0), "{p}");
+    for th in v["per_thread"].as_array().unwrap() {
+        let wall = th["wall_s"].as_f64().unwrap();
+        assert!(
+            wall >= 599.0 / 2000.0,
+            "a thread ran 600 ops in {wall} s: faster than its pace"
+        );
+    }
+    let achieved = p["achieved_iops"].as_f64().unwrap();
+    assert!(
+        achieved <= 2000.0 * 600.0 / 599.0 + 1e-6,
+        "achieved {achieved}"
+    );
+    assert_eq!(p["met"].as_bool(), Some(achieved >= 0.99 * 2000.0), "{p}");
+    assert_eq!(u64_of(&v, &["latency", "count"]), 1200);
+    assert!(
+        v["timed"].as_str().unwrap().contains("when it was due"),
+        "{}",
+        v["timed"]
+    );
+}
+
+/// A pace no thread can keep (ten million 4 KiB writes a second): the result says it was not met, ops
+/// started late, and the latencies run from when each op was due, so the last ops carry the whole lag
+/// (about the run's length less the paced length), not the few microseconds of their own write.
+#[test]
+fn an_unmet_pace_shows_in_the_latencies() {
+    let dir = disk_dir();
+    let t = path_str(&file(&dir, "unmet.dat"));
+    let v = run_json(&["--target", &t, "--rate-iops", "10000000", "--ops", "20000"]);
+    let p = &v["paced"];
+    assert_eq!(p["met"].as_bool(), Some(false), "{p}");
+    assert!(u64_of(&v, &["paced", "late_ops"]) > 0, "{p}");
+    let lag_ns = f64_of(&v, &["wall_s"]) * 1e9 - 20_000.0 / 10_000_000.0 * 1e9;
+    let max = f64_of(&v, &["latency", "max_ns"]);
+    assert!(
+        max > 0.5 * lag_ns,
+        "latency max {max} ns against a lag of {lag_ns} ns by the end"
+    );
+    assert!(f64_of(&v, &["paced", "max_lag_ns"]) > 0.5 * lag_ns, "{p}");
+}
+
+#[test]
+fn pace_refusals_name_the_flag() {
+    refused(
+        &["--rate-iops", "100", "--method", "io_uring"],
+        "--rate-iops",
+        "queues its requests",
+    );
+    refused(
+        &["--rate-iops", "100", "--rate", "1m"],
+        "--rate",
+        "give one",
+    );
+    refused(&["--rate-iops", "0"], "--rate-iops", "less than one op");
+    refused(
+        &["--rate", "100", "--bs", "4k"],
+        "--rate",
+        "less than one op",
+    );
+    refused(
+        &["--rate-iops", "100", "--clock-every", "8"],
+        "--clock-every",
+        "clock read per op",
+    );
+}

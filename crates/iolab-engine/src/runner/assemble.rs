@@ -101,6 +101,7 @@ pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunRe
         nowait: None,
         memory: None,
         mixed: None,
+        paced: None,
         per_thread: Vec::new(),
         verify: None,
         kernel: Default::default(),

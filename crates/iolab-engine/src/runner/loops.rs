@@ -118,7 +118,13 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     let mut next_read = every;
     // Clock reads besides the one per op (after flushes and interval closes; dense timing only).
     let mut rare_reads = 0u64;
+    let (pace, ns_per_tick) = (p.pace_ticks, 1e9 / p.hz);
     while done < max_ops {
+        if pace > 0.0 {
+            // --rate-iops: op `done` is due `done` intervals after the start; its latency runs from then.
+            let due = start.saturating_add((done as f64 * pace) as u64);
+            t = super::paced::until(clk, due, pace, ns_per_tick, &mut out.pace);
+        }
         let io = Io {
             slot: 0,
             offset: op.offset,
@@ -189,8 +195,9 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     out.ops = done;
     end_flushes(m, clk, spec, out)?;
     out.t_last = clk.now();
-    // The start, one per op (or per `every` ops), the rare ones, the end, and two per flush.
-    out.clock_reads = 2 + done / every + rare_reads + 2 * out.flush_calls;
+    // The start, one per op (or per `every` ops), the rare ones, the pace's waits, the end, and two per
+    // flush.
+    out.clock_reads = 2 + done / every + rare_reads + out.pace.clock_reads + 2 * out.flush_calls;
     // The last ops, for the display (after the timed span).
     publish(p, out.t_last, done, &mut reported);
     Ok(())

@@ -22,6 +22,7 @@ mod intervals;
 mod loops;
 mod merge;
 mod mixed;
+mod paced;
 mod pass;
 mod sink_check;
 mod threads;

@@ -25,6 +25,11 @@ const TIMED_ROUNDS: &str = "each thread from just before its first op to after i
      io_uring_enter/io_getevents that returned the completion; gap: between the starts of successive \
      requests of one thread, so 0 within a batch";
 
+const TIMED_PACED: &str = "each thread from just before its first op to after its last completion, including --fsync/--msync \
+     flushes. Paced (--rate-iops): op k of a thread is due k intervals after its start and waits for that \
+     time (sleeping, then spinning on the clock); its latency runs from when it was due to its completion, \
+     so an op a slower one delayed carries the delay (coordinated omission is not hidden)";
+
 const TIMED_SPARSE: &str = "each thread from just before its first op to after its last completion, including --fsync/--msync \
      flushes. One clock read every N ops (see sparse_clock), so there is no per-op latency: throughput is \
      the ops over that span";
@@ -110,6 +115,8 @@ pub(super) fn run_once(
     let mut result = RunResult {
         timed: if sparse.is_some() {
             TIMED_SPARSE
+        } else if spec.rate_iops.is_some() {
+            TIMED_PACED
         } else if outs.iter().any(|o| o.boundary_timing) {
             TIMED_BOUNDARY
         } else {
@@ -144,6 +151,7 @@ pub(super) fn run_once(
             outs.iter().map(|o| o.ops).sum(),
         ),
         flushes: w.flushes,
+        paced: paced_figures(spec, &outs, &w.per_thread, ns),
         per_thread: w.per_thread,
         verify,
         warmup,
@@ -156,6 +164,7 @@ pub(super) fn run_once(
             .zip(before.mem.zip(after.mem))
             .map(|(g, (b, a))| g.figures(b, a)),
         mixed: mixed_figures(&outs, spec, ns, w.wall_s)?,
+
         ..base
     };
     result.sink = target.sink_figures(sink_before, sink_after).map(|mut f| {
@@ -182,6 +191,18 @@ fn verify_figures(
     }
     let done: Vec<u64> = outs.iter().map(|o| o.ops).collect();
     crate::verify::verify(spec, target, &done).map(Some)
+}
+
+/// `--rate-iops`: the pace asked and met, over the workers.
+fn paced_figures(
+    spec: &Spec,
+    outs: &[WorkerOut],
+    threads: &[ThreadFigures],
+    ns: f64,
+) -> Option<PacedFigures> {
+    let spans: Vec<(u64, f64)> = threads.iter().map(|t| (t.ops, t.wall_s)).collect();
+    let paces: Vec<_> = outs.iter().map(|o| &o.pace).collect();
+    super::paced::figures(spec.rate_iops, &spans, &paces, ns)
 }
 
 /// `--op mixed`: the workers' reads and writes apart, put together.

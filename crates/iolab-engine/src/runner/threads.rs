@@ -110,6 +110,7 @@ pub(super) fn run_threads<M: Method, C: Clock>(
         bs: spec.bs as usize,
         write: spec.op == OpKind::Write,
         mixed: spec.op == OpKind::Mixed,
+        pace_ticks: spec.rate_iops.map_or(0.0, |r| info.hz / r),
         stamp: spec.op.writes() && target.kind.keeps_data() && !spec.method.is_kernel_copy(),
         planned: target.kind.keeps_data(),
         seed: spec.seed,

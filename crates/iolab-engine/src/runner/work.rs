@@ -101,6 +101,8 @@ pub(super) struct WorkerOut {
     pub(super) clock_reads: u64,
     /// `--op mixed`: the reads and writes apart.
     pub(super) mix: Option<super::mixed::MixOut>,
+    /// `--rate-iops`: how the pace went.
+    pub(super) pace: super::paced::PaceOut,
 }
 
 impl WorkerOut {
@@ -121,6 +123,7 @@ impl WorkerOut {
             boundary_timing: false,
             cpus: (-1, -1),
             mix: None,
+            pace: Default::default(),
             uring: None,
             aio: None,
             nowait: None,
@@ -146,6 +149,8 @@ pub(super) struct LoopParams<'a> {
     pub(super) hz: f64,
     pub(super) bs: usize,
     pub(super) write: bool,
+    /// `--rate-iops`: ticks between the due times of a thread's ops (0: not paced).
+    pub(super) pace_ticks: f64,
     /// `--op mixed`: each op's direction comes from the plan; reads go to buffers of their own (after
     /// the writes' buffers), so a read never puts other bytes into a buffer a write sends.
     pub(super) mixed: bool,

@@ -103,6 +103,9 @@ pub struct Spec {
     /// `--op mixed`: the share of ops that read, in percent (written only for mixed runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_pct: Option<u32>,
+    /// `--rate-iops` (or `--rate` / `--bs`): each thread's ops per second (written only for paced runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_iops: Option<f64>,
     /// Bytes per operation.
     pub bs: u64,
     /// Total operations over all threads; `None` when only a duration bounds the run.

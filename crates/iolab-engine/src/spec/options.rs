@@ -135,6 +135,13 @@ pub static OPTIONS: &[Opt] = &[
         help: "write, read, or mixed (each op reads or writes, drawn from the seed: fio's rw=randrw/readwrite; \
                psync, pv2 and io_uring, on a file or block device; reads and writes are counted and timed \
                apart)" },
+    Opt { key: "rate-iops", ty: Ty::Count, value_name: "N", group: W, applies: All, default: None,
+        help: "Pace each thread to N ops per second (fio's rate_iops): op k is due k/N s after the start; \
+               latency runs from when an op was due, so a stall delays and counts against the ops behind it \
+               (coordinated omission not hidden); the result says whether the rate was met. Methods that \
+               complete each op in its call" },
+    Opt { key: "rate", ty: Ty::Size, value_name: "BYTES", group: W, applies: All, default: None,
+        help: "Pace each thread to BYTES per second (fio's rate): --rate-iops of BYTES / --bs" },
     Opt { key: "read-pct", ty: Ty::Count, value_name: "N", group: W, applies: All, default: Some("50"),
         help: "With --op mixed: the share of ops that read, in percent (fio's rwmixread)" },
     Opt { key: "pattern", ty: Ty::Word(&["seq", "rand"]), value_name: "PATTERN", group: W, applies: All,

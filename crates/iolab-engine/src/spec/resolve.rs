@@ -148,7 +148,7 @@ impl RawSpec {
             None => fresh_seed(),
             Some(s) => s,
         };
-        let spec = Spec {
+        let mut spec = Spec {
             target,
             method,
             op,
@@ -189,7 +189,13 @@ impl RawSpec {
             sink: self.sink()?,
             sink_log: self.bool("sink-log")?,
             clock_every: self.clock_every(method)?,
+            rate_iops: self.rate_iops(method, bs)?,
         };
+        // A paced run times every op from when it was due: a clock read per op, even where iolab would
+        // otherwise read it every 64 ops.
+        if spec.rate_iops.is_some() && spec.clock_every.is_none() {
+            spec.clock_every = Some(1);
+        }
         check_method_combinations(&spec)?;
         check_memory_limit(&spec)?;
         check_extent(&spec)?;
@@ -470,6 +476,45 @@ impl RawSpec {
             ));
         }
         Ok(Some(n))
+    }
+
+    /// --rate-iops or --rate: ops per second per thread, for methods that complete each op in their call
+    /// (a queued method's requests would each need their own due time); needs a clock read per op.
+    fn rate_iops(&self, method: MethodKind, bs: u64) -> Result<Option<f64>> {
+        let (iops, flag) = match (self.count("rate-iops")?, self.size("rate")?) {
+            (None, None) => return Ok(None),
+            (Some(_), Some(_)) => {
+                return Err(Error::usage(
+                    "--rate",
+                    "and --rate-iops both set the pace: give one",
+                ))
+            }
+            (Some(n), None) => (n as f64, "--rate-iops"),
+            (None, Some(b)) => (b as f64 / bs as f64, "--rate"),
+        };
+        if iops < 1.0 {
+            return Err(Error::usage(
+                flag,
+                "paces to less than one op per second: give at least one op's worth",
+            ));
+        }
+        if !method.info().synchronous() {
+            return Err(Error::usage(
+                flag,
+                format!(
+                    "paces methods that complete each op inside their call (psync, pv2, sync ...); --method {} \
+                     queues its requests",
+                    method.name()
+                ),
+            ));
+        }
+        if self.count("clock-every")?.is_some_and(|n| n > 1) {
+            return Err(Error::usage(
+                "--clock-every",
+                format!("{flag} times every op from when it was due: it needs a clock read per op"),
+            ));
+        }
+        Ok(Some(iops))
     }
 
     /// --log-interval: unset (automatic), 0 (off), or at least [`MIN_LOG_INTERVAL_MS`] ms.

@@ -1,0 +1,79 @@
+//! `--rate-iops` / `--rate`: a thread's ops are due at fixed times (op k at k / rate after its start);
+//! the synchronous loop waits for each op's time, and its latency runs from that time, so an op that a
+//! slow one before it delayed carries the delay (coordinated omission is not hidden). Waits longer than
+//! [`SLEEP_ABOVE_NS`] sleep, the rest spin on the clock.
+
+use crate::measure::clock::Clock;
+use crate::result::PacedFigures;
+
+/// Waits longer than this sleep (leaving [`SPIN_NS`] to spin), shorter ones spin.
+const SLEEP_ABOVE_NS: f64 = 200_000.0;
+const SPIN_NS: f64 = 100_000.0;
+
+/// What a paced worker saw: ops started later than one interval after they were due, the largest lag in
+/// ticks, and the clock reads its waits made.
+#[derive(Default)]
+pub(super) struct PaceOut {
+    pub(super) late: u64,
+    pub(super) max_lag: u64,
+    pub(super) clock_reads: u64,
+}
+
+/// Waits until tick `due` (op `k`'s time); returns it, the start of the op's latency. `interval` is one
+/// op's share of a second in ticks, `ns_per_tick` the clock's.
+#[inline(never)]
+pub(super) fn until<C: Clock>(
+    clk: &C,
+    due: u64,
+    interval: f64,
+    ns_per_tick: f64,
+    out: &mut PaceOut,
+) -> u64 {
+    let mut now = clk.now();
+    out.clock_reads += 1;
+    if now > due {
+        let lag = now - due;
+        out.late += u64::from(lag as f64 > interval);
+        out.max_lag = out.max_lag.max(lag);
+    }
+    while now < due {
+        let left_ns = (due - now) as f64 * ns_per_tick;
+        if left_ns > SLEEP_ABOVE_NS {
+            std::thread::sleep(std::time::Duration::from_nanos((left_ns - SPIN_NS) as u64));
+        } else {
+            std::hint::spin_loop();
+        }
+        now = clk.now();
+        out.clock_reads += 1;
+    }
+    due
+}
+
+/// The pass's pace: asked and achieved per thread (the slowest thread's ops over its own span), met when
+/// every thread reached 99% of it.
+pub(super) fn figures(
+    rate_iops: Option<f64>,
+    per_thread: &[(u64, f64)],
+    outs: &[&PaceOut],
+    ns_per_tick: f64,
+) -> Option<PacedFigures> {
+    let rate = rate_iops?;
+    let achieved = per_thread
+        .iter()
+        .map(|&(ops, wall_s)| {
+            if wall_s > 0.0 {
+                ops as f64 / wall_s
+            } else {
+                0.0
+            }
+        })
+        .fold(f64::INFINITY, f64::min);
+    let achieved = if achieved.is_finite() { achieved } else { 0.0 };
+    Some(PacedFigures {
+        rate_iops: rate,
+        achieved_iops: achieved,
+        met: achieved >= 0.99 * rate,
+        late_ops: outs.iter().map(|o| o.late).sum(),
+        max_lag_ns: outs.iter().map(|o| o.max_lag).max().unwrap_or(0) as f64 * ns_per_tick,
+    })
+}
