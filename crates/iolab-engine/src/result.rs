@@ -10,6 +10,8 @@ use crate::spec::Spec;
 use crate::target::TargetKind;
 use serde::{Deserialize, Serialize};
 
+pub use crate::workload_figures::{DirFigures, MixedFigures, PacedFigures};
+
 /// Version of this schema; bumped when a field changes meaning or goes away.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -861,5 +863,3 @@ mod tests {
         assert_eq!(old("shared").inflight_all_rings(8), 81.0);
     }
 }
-
-pub use crate::workload_figures::{DirFigures, MixedFigures, PacedFigures};
