@@ -10,6 +10,7 @@ pub mod compare_across;
 pub mod driver;
 pub mod findings;
 pub mod findings_compare;
+pub mod fio_job;
 pub mod lines;
 pub mod partition;
 pub mod probe;

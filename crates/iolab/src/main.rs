@@ -17,6 +17,7 @@ mod cmd_driver;
 mod cmd_probe;
 mod cmd_report;
 mod cmd_run;
+mod cmd_run_fio;
 mod cmd_series;
 mod cmd_survey;
 mod cmd_survey_workload;
@@ -38,7 +39,6 @@ use cmd_report::ReportArgs;
 use cmd_series::{SuiteArgs, SweepArgs};
 use cmd_vm::VmArgs;
 use iolab_engine::error::Error;
-use run_args::RunArgs;
 use std::path::PathBuf;
 use survey_args::SurveyArgs;
 
@@ -76,7 +76,7 @@ enum Cmd {
     Survey(SurveyArgs),
     /// Run one workload, given by flags or a TOML spec file (flags override the file).
     #[command(after_long_help = RUN_EXAMPLES)]
-    Run(Box<RunArgs>),
+    Run(Box<run_args::RunCmd>),
     /// Harness overhead: `run --method psync --target /dev/null --bs 4` against a bare write() loop.
     Bench(BenchArgs),
     /// Every method and option: available or not, with the reason found by actually trying.
@@ -141,7 +141,10 @@ fn main() {
             ..Default::default()
         }),
         Some(Cmd::Survey(a)) => cmd_survey::cmd_survey(a),
-        Some(Cmd::Run(a)) => cmd_run::cmd_run(a),
+        Some(Cmd::Run(a)) => match &a.fio.fio {
+            Some(_) => cmd_run_fio::cmd_run_fio(&a.run, &a.fio),
+            None => cmd_run::cmd_run(&a.run),
+        },
         Some(Cmd::Bench(a)) => cmd_bench::cmd_bench(a),
         Some(Cmd::Probe(a)) => cmd_probe::cmd_probe(a),
         Some(Cmd::Sweep(a)) => cmd_series::cmd_sweep(a),

@@ -39,6 +39,36 @@ pub(crate) struct RunArgs {
     pub(crate) opts: SpecArgs,
 }
 
+/// `iolab run`: a workload's arguments, and a fio job file's.
+#[derive(Args)]
+pub(crate) struct RunCmd {
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
+    #[command(flatten)]
+    pub(crate) fio: FioArgs,
+}
+
+/// `iolab run --fio FILE`: a fio job file's jobs as iolab runs.
+#[derive(Args)]
+pub(crate) struct FioArgs {
+    /// Run the jobs of a fio job file, one after the other (fio runs jobs without stonewall at the same
+    /// time): each option mapped to iolab's of the same meaning; an option iolab does not honour refuses
+    /// the job, naming it. Flags given beside it override the job's options.
+    #[arg(long, value_name = "JOBFILE", conflicts_with_all = ["spec", "repeat"])]
+    pub(crate) fio: Option<PathBuf>,
+    /// With --fio: run only the job of this [section].
+    #[arg(long, value_name = "NAME", requires = "fio")]
+    pub(crate) fio_section: Option<String>,
+    /// With --fio: run a job with options iolab does not honour anyway, and list them in the output and
+    /// the result's notes.
+    #[arg(long, requires = "fio")]
+    pub(crate) fio_lenient: bool,
+    /// With --fio: run each job once per method that can do it, all at the job's requests in flight
+    /// (numjobs x iodepth, as --inflight), then rank them.
+    #[arg(long, requires = "fio")]
+    pub(crate) across_methods: bool,
+}
+
 impl RunArgs {
     /// The spec keys given as flags.
     pub(crate) fn raw(&self) -> RawSpec {

@@ -50,6 +50,11 @@ impl Outputs {
         self.json_to_stdout
     }
 
+    /// A result document goes somewhere besides the terminal's text (a file, or JSON to stdout).
+    pub fn writes_files(&self) -> bool {
+        self.json_to_stdout || !self.files.is_empty()
+    }
+
     /// The tables to the terminal, then every file; all are tried, and the first failure is the error (a
     /// table that cannot be shown does not cost the files).
     pub fn write(&self, d: &Document) -> Result<(), Error> {

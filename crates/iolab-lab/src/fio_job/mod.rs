@@ -1,0 +1,60 @@
+//! fio job files (`iolab run --fio FILE`): read as fio reads them (parse.rs) and mapped option by option
+//! to iolab's workload (map.rs); `--across-methods` runs a job once per method that can do it, at the same
+//! number of requests in flight.
+
+pub mod map;
+pub mod parse;
+
+pub use map::Mapped;
+pub use parse::Job;
+
+use iolab_engine::method::kind::MethodKind;
+use iolab_engine::spec::RawSpec;
+use std::path::Path;
+
+/// The jobs of `path` mapped (every job, or the one named `section`), `${VAR}` from the environment.
+pub fn load(path: &Path, section: Option<&str>, lenient: bool) -> Result<Vec<Mapped>, String> {
+    let env = |v: &str| std::env::var(v).ok();
+    let jobs = parse::parse_file(path, &env)?;
+    let chosen: Vec<&Job> = match section {
+        Some(s) => {
+            let j = jobs.iter().find(|j| j.name == s).ok_or_else(|| {
+                let names: Vec<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
+                format!(
+                    "no job '{s}' in {} (its jobs: {})",
+                    path.display(),
+                    names.join(", ")
+                )
+            })?;
+            vec![j]
+        }
+        None => jobs.iter().collect(),
+    };
+    chosen.into_iter().map(|j| map::map(j, lenient)).collect()
+}
+
+/// `--across-methods`: the job once per method of the registry, every one at the job's requests in
+/// flight (`--inflight`, threads x depth: a synchronous method with that many threads, a queued one that
+/// depth on one thread); the floor (nop) and the offload client are left out.
+pub fn across_methods(m: &Mapped) -> Vec<(MethodKind, RawSpec)> {
+    let text = |k: &str| m.raw.get(k).map(|v| v.text());
+    let n = |k: &str| text(k).and_then(|v| v.parse::<i64>().ok()).unwrap_or(1);
+    let inflight = n("threads") * n("qd");
+    MethodKind::all()
+        .filter(|k| {
+            !k.info().no_data && k.info().exec != iolab_engine::method::info::Exec::OutOfProcess
+        })
+        .map(|k| {
+            let mut raw = RawSpec::new()
+                .with("method", k.name())
+                .with("inflight", inflight);
+            for o in m.raw.given() {
+                if !matches!(o.key, "method" | "threads" | "qd" | "batch") {
+                    raw.set(o.key, m.raw.get(o.key).cloned().expect("given"))
+                        .expect("a known key");
+                }
+            }
+            (k, raw)
+        })
+        .collect()
+}

@@ -1,0 +1,204 @@
+//! `iolab run --fio JOBFILE`: a fio job file's jobs, each mapped to iolab's options and run one after the
+//! other (or, with `--across-methods`, each once per method that can do it), then a table of them all.
+
+use crate::output::{errln, out, target_file};
+use crate::progress::run_bar;
+use crate::run_args::{FioArgs, RunArgs};
+use iolab_engine::error::Error;
+use iolab_engine::measure::clock;
+use iolab_engine::result::RunResult;
+use iolab_engine::spec::{RawSpec, Spec};
+use iolab_engine::units::fmt_ns;
+use iolab_lab::fio_job::{self, Mapped};
+use iolab_report::export::Document;
+
+/// One run of the file: its label, the spec, and what the mapping says of it.
+struct Planned {
+    job: String,
+    label: String,
+    spec: Spec,
+    said: Vec<String>,
+}
+
+pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
+    let path = f.fio.as_deref().expect("only called with --fio");
+    let jobs = fio_job::load(path, f.fio_section.as_deref(), f.fio_lenient)
+        .map_err(|e| Error::usage("--fio", e))?;
+    let plan = plan(a, f, &jobs)?;
+    if plan.is_empty() {
+        return Err(Error::usage(
+            "--across-methods",
+            "no method can run this job (each one's reason is above)",
+        ));
+    }
+    let first = &plan[0].spec;
+    let outputs = a.outputs(&target_file(first).into_iter().collect::<Vec<_>>())?;
+    if plan.len() > 1 && outputs.writes_files() {
+        return Err(Error::usage(
+            "--json",
+            format!(
+                "writes one run's result; this job file makes {} runs: give --fio-section NAME for one job \
+                 (the text shows every run)",
+                plan.len()
+            ),
+        ));
+    }
+    iolab_engine::cleanup::install_signal_handler();
+    let clk = clock::calibrate(20);
+    let mut done: Vec<(String, RunResult)> = Vec::new();
+    let mut mismatches = 0u64;
+    let compact = plan.len() > 1 && !a.verbose;
+    let mut said_for = String::new();
+    for p in &plan {
+        // What the mapping says of a job, once (not again for each method of --across-methods).
+        if said_for != p.job {
+            for s in &p.said {
+                let line = format!("fio job '{}': {s}", p.job);
+                // JSON on stdout: the text goes to stderr.
+                if outputs.text_to_stderr() {
+                    errln(&line);
+                } else {
+                    out(&(line + "\n"))?;
+                }
+            }
+            said_for = p.job.clone();
+        }
+        let bar = run_bar();
+        let r = iolab_lab::run::run_with(&p.spec, &clk, bar.as_ref().map(|l| &l.board));
+        if let Some(l) = bar {
+            l.stop();
+        }
+        let mut r = match r {
+            Ok(r) => r,
+            // A method the target refuses at run time (epoll on a file): the others still run.
+            Err(e) if f.across_methods => {
+                errln(&format!("iolab: fio job {}: cannot run: {e}", p.label));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        r.notes
+            .extend(p.said.iter().map(|s| format!("fio job '{}': {s}", p.job)));
+        if compact {
+            // Many runs: each one's first two lines, then the table; -v shows every run whole.
+            let text = iolab_report::TableExporter.run_text(&r);
+            let two: Vec<&str> = text
+                .lines()
+                .filter(|l| l.starts_with("iolab run") || l.starts_with("throughput"))
+                .collect();
+            out(&(two.join("\n") + "\n"))?;
+        } else {
+            outputs.write(&Document::Run {
+                result: &r,
+                verbose: a.verbose,
+            })?;
+        }
+        mismatches += r.verify.as_ref().map_or(0, |v| v.mismatches);
+        done.push((p.label.clone(), r));
+    }
+    if done.len() > 1 {
+        out(&table(&done))?;
+    }
+    if mismatches > 0 {
+        errln(&format!(
+            "iolab: verify: {mismatches} blocks differ from what was written"
+        ));
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+/// Every run the file asks for, resolved before any runs: a job that cannot run refuses the file; with
+/// --across-methods a method that cannot do a job is skipped, with its reason printed.
+fn plan(a: &RunArgs, f: &FioArgs, jobs: &[Mapped]) -> Result<Vec<Planned>, Error> {
+    let mut plan = Vec::new();
+    for j in jobs {
+        let mut said: Vec<String> = j.notes.clone();
+        if !j.ignored.is_empty() {
+            said.push(format!("ignored (--fio-lenient): {}", j.ignored.join(", ")));
+        }
+        if !f.across_methods {
+            let spec = resolve(j.raw.clone(), a).map_err(|e| in_job(e, &j.name))?;
+            plan.push(Planned {
+                job: j.name.clone(),
+                label: format!("'{}'", j.name),
+                spec,
+                said,
+            });
+            continue;
+        }
+        let mut cannot = Vec::new();
+        for (m, raw) in fio_job::across_methods(j) {
+            match resolve(raw, a) {
+                Ok(spec) => plan.push(Planned {
+                    job: j.name.clone(),
+                    label: format!("'{}' with {}", j.name, m.name()),
+                    spec,
+                    said: said.clone(),
+                }),
+                Err(e) if a.verbose => {
+                    errln(&format!(
+                        "iolab: fio job '{}': not with {}: {e}",
+                        j.name,
+                        m.name()
+                    ));
+                }
+                Err(_) => cannot.push(m.name()),
+            }
+        }
+        if !cannot.is_empty() {
+            errln(&format!(
+                "iolab: fio job '{}': not with {} (each one's reason with -v)",
+                j.name,
+                cannot.join(", ")
+            ));
+        }
+    }
+    Ok(plan)
+}
+
+fn resolve(raw: RawSpec, a: &RunArgs) -> Result<Spec, Error> {
+    raw.merge(a.raw()).resolve()
+}
+
+fn in_job(e: Error, job: &str) -> Error {
+    match e {
+        Error::Usage { flag, msg } => Error::Usage {
+            flag: format!("--fio job '{job}': {flag}"),
+            msg,
+        },
+        e => e,
+    }
+}
+
+/// The runs side by side, fastest first by ops per second.
+fn table(done: &[(String, RunResult)]) -> String {
+    let mut rows: Vec<&(String, RunResult)> = done.iter().collect();
+    rows.sort_by(|a, b| b.1.iops.total_cmp(&a.1.iops));
+    let w = rows.iter().map(|(l, _)| l.len()).max().unwrap_or(0).max(3);
+    let mut o = format!(
+        "\n{:<w$}  {:>12}  {:>10}  {:>10}  {:>10}\n",
+        "run", "ops/s", "MiB/s", "p50", "p99"
+    );
+    for (l, r) in rows {
+        let lat = |v: f64| {
+            if r.latency.count > 0 {
+                fmt_ns(v)
+            } else {
+                "-".into()
+            }
+        };
+        o.push_str(&format!(
+            "{l:<w$}  {:>12.0}  {:>10.1}  {:>10}  {:>10}\n",
+            r.iops,
+            r.mib_s,
+            lat(r.latency.p50_ns),
+            lat(r.latency.p99_ns)
+        ));
+    }
+    o.push_str(
+        "fastest first; one run each, alone, one after the other (fio runs jobs without stonewall at once): \
+         close rates may swap places on another run\n",
+    );
+    o
+}
