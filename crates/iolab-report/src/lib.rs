@@ -9,6 +9,7 @@ pub mod csv;
 pub mod export;
 mod fields;
 pub mod findings_by_cause;
+pub mod fio_json;
 pub mod html;
 pub mod interval_csv;
 mod offload;

@@ -10,7 +10,7 @@ use iolab_lab::series;
 use iolab_report::export::{Document, Outputs};
 use iolab_report::TableExporter;
 
-pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
+pub(crate) fn cmd_run(a: &RunArgs, fio_json: Option<&std::path::Path>) -> Result<i32, Error> {
     let file = match &a.spec {
         Some(p) => RawSpec::from_toml_file(p)?,
         None => RawSpec::default(),
@@ -19,6 +19,9 @@ pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
     check_intervals_can_be_written(a, &spec)?;
     let outputs = a.outputs(&target_file(&spec).into_iter().collect::<Vec<_>>())?;
     let repeat = repeat_count(a)?;
+    if let Some(p) = fio_json {
+        check_fio_json(p, repeat)?;
+    }
     iolab_engine::cleanup::install_signal_handler();
     let clk = clock::calibrate(20);
     if repeat > 1 {
@@ -38,6 +41,9 @@ pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
         result: &r,
         verbose: a.verbose,
     })?;
+    if let Some(p) = fio_json {
+        write_fio_json(p, &[("iolab".to_string(), &r)])?;
+    }
     if let Some(v) = &r.verify {
         if v.mismatches > 0 {
             errln(&format!(
@@ -50,6 +56,34 @@ pub(crate) fn cmd_run(a: &RunArgs) -> Result<i32, Error> {
         }
     }
     Ok(0)
+}
+
+/// `--fio-json`: a new file, for one run (a --repeat's runs are one workload's statistics).
+pub(crate) fn check_fio_json(p: &std::path::Path, repeat: usize) -> Result<(), Error> {
+    if repeat > 1 {
+        return Err(Error::usage(
+            "--fio-json",
+            "writes runs as fio's jobs; --repeat makes statistics of one workload: drop one of them",
+        ));
+    }
+    if p == std::path::Path::new("-") {
+        return Err(Error::usage(
+            "--fio-json",
+            "give a file name: stdout carries the run's text (--json - gives iolab's JSON there)",
+        ));
+    }
+    iolab_engine::paths::check_new_path("--fio-json", p)
+}
+
+/// The runs as fio's json+ document, in a new file.
+pub(crate) fn write_fio_json(
+    p: &std::path::Path,
+    runs: &[(String, &iolab_engine::result::RunResult)],
+) -> Result<(), Error> {
+    let doc = iolab_report::fio_json::document(runs);
+    let bytes =
+        serde_json::to_vec_pretty(&doc).map_err(|e| Error::Output(format!("--fio-json: {e}")))?;
+    crate::output::write_new("--fio-json", p, &bytes)
 }
 
 /// `--csv-intervals` asks for a time series: refused where none can be recorded (`--log-interval 0`,

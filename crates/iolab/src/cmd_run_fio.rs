@@ -43,6 +43,9 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
             ),
         ));
     }
+    if let Some(p) = &f.fio_json {
+        crate::cmd_run::check_fio_json(p, 1)?;
+    }
     iolab_engine::cleanup::install_signal_handler();
     let clk = clock::calibrate(20);
     let mut done: Vec<(String, RunResult)> = Vec::new();
@@ -98,6 +101,13 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
     }
     if done.len() > 1 {
         out(&table(&done))?;
+    }
+    if let Some(p) = &f.fio_json {
+        let runs: Vec<(String, &RunResult)> = done
+            .iter()
+            .map(|(l, r)| (l.trim_matches('\'').replace("' with ", " with "), r))
+            .collect();
+        crate::cmd_run::write_fio_json(p, &runs)?;
     }
     if mismatches > 0 {
         errln(&format!(

@@ -143,7 +143,7 @@ fn main() {
         Some(Cmd::Survey(a)) => cmd_survey::cmd_survey(a),
         Some(Cmd::Run(a)) => match &a.fio.fio {
             Some(_) => cmd_run_fio::cmd_run_fio(&a.run, &a.fio),
-            None => cmd_run::cmd_run(&a.run),
+            None => cmd_run::cmd_run(&a.run, a.fio.fio_json.as_deref()),
         },
         Some(Cmd::Bench(a)) => cmd_bench::cmd_bench(a),
         Some(Cmd::Probe(a)) => cmd_probe::cmd_probe(a),

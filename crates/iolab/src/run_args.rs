@@ -67,6 +67,11 @@ pub(crate) struct FioArgs {
     /// (numjobs x iodepth, as --inflight), then rank them.
     #[arg(long, requires = "fio")]
     pub(crate) across_methods: bool,
+    /// Also write the run (every run of a --fio job file) as fio's --output-format=json+ lays it out, for
+    /// fio's tools (fio_jsonplus_clat2csv, fio-plot); iolab's own figures in an `iolab` object of each job.
+    /// An existing FILE is not replaced.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) fio_json: Option<PathBuf>,
 }
 
 impl RunArgs {

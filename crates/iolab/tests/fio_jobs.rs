@@ -138,3 +138,98 @@ fn several_jobs_end_with_a_table_and_refuse_one_result_file() {
         r.stderr
     );
 }
+
+/// Every key of a JSON object, dotted below its parent (not inside `percentile`, `bins` or `job options`).
+fn keys(v: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    fn walk(v: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+        if let Some(o) = v.as_object() {
+            for (k, x) in o {
+                let here = format!("{at}{k}");
+                out.push(here.clone());
+                if k != "percentile" && k != "bins" && k != "job options" {
+                    walk(x, &format!("{here}."), out);
+                }
+            }
+        }
+    }
+    walk(v, "", &mut out);
+    out
+}
+
+/// `--fio-json`: each run as a job of fio's json+ layout; its bins add up to the requests, its
+/// percentiles carry fio's keys, the reads and writes of a mixed run are in their own sections, and, where
+/// fio is installed, every key fio writes for a job and its read and write sections is there (fio's
+/// latency_* and iodepth_* distributions aside, which iolab does not keep).
+#[test]
+fn fio_json_has_fios_layout() {
+    let dir = disk_dir();
+    let t = path_str(&file(&dir, "fj.dat"));
+    let out = path_str(&dir.path().join("fio.json"));
+    let r = iolab(&[
+        "run",
+        "--target",
+        &t,
+        "--op",
+        "mixed",
+        "--pattern",
+        "rand",
+        "--ops",
+        "4000",
+        "--file-size",
+        "16m",
+        "--fio-json",
+        &out,
+        "--count",
+        "none",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = json_file(&dir.path().join("fio.json"));
+    let job = &v["jobs"][0];
+    let (r, w) = (&job["read"], &job["write"]);
+    assert_eq!(
+        r["total_ios"].as_u64().unwrap() + w["total_ios"].as_u64().unwrap(),
+        4000
+    );
+    for d in [r, w] {
+        let n = d["clat_ns"]["N"].as_u64().unwrap();
+        let bins: u64 = d["clat_ns"]["bins"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|b| b.as_u64().unwrap())
+            .sum();
+        assert_eq!(bins, n, "bins add up to the requests");
+        assert!(d["clat_ns"]["percentile"]["99.000000"].as_u64().unwrap() > 0);
+    }
+    assert_eq!(job["job options"]["rw"], "randrw");
+    let again = iolab(&["run", "--target", &t, "--ops", "10", "--fio-json", &out]);
+    assert_eq!(
+        again.code, 2,
+        "an existing --fio-json file is not replaced: {}",
+        again.stderr
+    );
+    let fio = std::process::Command::new("fio")
+        .args([
+            "--name=k",
+            "--ioengine=null",
+            "--size=1m",
+            "--rw=randrw",
+            "--output-format=json+",
+        ])
+        .output();
+    let Some(fio) = fio.ok().filter(|o| o.status.success()) else {
+        println!("SKIPPED the comparison with fio's own keys: fio is not installed");
+        return;
+    };
+    let real: serde_json::Value = serde_json::from_slice(&fio.stdout).unwrap();
+    let ours = keys(job);
+    let missing: Vec<String> = keys(&real["jobs"][0])
+        .into_iter()
+        .filter(|k| !k.starts_with("latency_") && !k.starts_with("iodepth_") && !ours.contains(k))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "fio writes these keys and iolab does not: {missing:?}"
+    );
+}
