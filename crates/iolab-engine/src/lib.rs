@@ -2,6 +2,7 @@
 //! registry), the runner (it owns timing), measurement, and the result type (the JSON schema). It knows
 //! nothing of findings, suites or rendering: those are the lab's and the report's.
 
+pub mod access;
 pub mod budget;
 pub mod cleanup;
 pub mod emulation;

@@ -10,7 +10,7 @@ use crate::spec::Spec;
 use crate::target::TargetKind;
 use serde::{Deserialize, Serialize};
 
-pub use crate::workload_figures::{DirFigures, MixedFigures, PacedFigures};
+pub use crate::workload_figures::{AccessFigures, DirFigures, MixedFigures, PacedFigures};
 
 /// Version of this schema; bumped when a field changes meaning or goes away.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -619,6 +619,9 @@ pub struct RunResult {
     /// `--rate-iops` / `--rate`: the pace asked and the pace met.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paced: Option<PacedFigures>,
+    /// Random offsets: how the accesses spread over the blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<AccessFigures>,
     pub per_thread: Vec<ThreadFigures>,
     pub verify: Option<VerifyFigures>,
     /// Kernel counters (perf_event_open) and where they came from.

@@ -36,3 +36,18 @@ pub struct PacedFigures {
     pub late_ops: u64,
     pub max_lag_ns: f64,
 }
+
+/// Random offsets: how the run's accesses spread over the blocks, from each thread's plan replayed for
+/// the ops it completed (the plan is what was issued).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AccessFigures {
+    /// `--distribution` ("uniform", "zipf:1.2").
+    pub distribution: String,
+    pub accesses: u64,
+    /// Blocks of the threads' regions, and those hit at least once.
+    pub region_blocks: u64,
+    pub distinct_blocks: u64,
+    /// The share of the accesses that went to the hottest tenth of the blocks hit (fio-genzipf's "Top
+    /// 10%" row).
+    pub hottest_tenth_share: f64,
+}

@@ -269,6 +269,7 @@ mod tests {
             memory: None,
             mixed: None,
             paced: None,
+            access: None,
             per_thread: vec![Default::default()],
             verify: Some(Default::default()),
             kernel: Default::default(),

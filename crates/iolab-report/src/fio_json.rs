@@ -76,6 +76,7 @@ fn job(name: &str, r: &RunResult) -> Value {
             "timed": r.timed,
             "syscalls_per_op": r.syscalls.method_per_op,
             "paced": r.paced,
+            "access": r.access,
             "emulated": r.host.emulated,
         },
     })

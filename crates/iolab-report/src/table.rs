@@ -26,6 +26,18 @@ pub(crate) fn io_text(r: &RunResult, o: &mut String) {
     if let Some(p) = &r.paced {
         paced_text(p, o);
     }
+    if let Some(a) = r.access.as_ref().filter(|a| a.distribution != "uniform") {
+        let _ = writeln!(
+            o,
+            "access       {}: {} accesses hit {} of {} blocks; the hottest tenth of those hit took {:.1}% of \
+             the accesses (each thread's plan replayed)",
+            a.distribution,
+            thousands_u64(a.accesses),
+            thousands_u64(a.distinct_blocks),
+            thousands_u64(a.region_blocks),
+            a.hottest_tenth_share * 100.0
+        );
+    }
     cpu_text(r, o);
     scheduler_text(r, o);
     syscalls_text(r, o);

@@ -233,3 +233,154 @@ fn fio_json_has_fios_layout() {
         "fio writes these keys and iolab does not: {missing:?}"
     );
 }
+
+/// A job file of several jobs as fio users write them: a [global] section with numjobs 2 and an option
+/// iolab does not honour, an io_uring randrw job with rwmixread and a Zipf distribution, a psync job
+/// paced by rate_iops. The unhonoured option is refused by name, then (lenient) listed; the read share is
+/// within 2 points of rwmixread, the paced job's rate within 5% of rate_iops, and the Zipf job's hottest
+/// tenth of the blocks hit took the share fio-genzipf gives for zipf:1.2 with as many draws as blocks in a
+/// region (16,384: `fio-genzipf -t zipf -i 1.2 -g 1 -b 65536` says 82.24%) within 2 points.
+#[test]
+fn a_job_file_of_several_jobs_keeps_fios_promises() {
+    let dir = disk_dir();
+    let jobs = job_file(
+        dir.path(),
+        &format!(
+            "[global]\ndirectory={}\nbs=4k\nsize=64m\nnumjobs=2\nioscheduler=none\n\n\
+             [mixed-uring]\nioengine=io_uring\niodepth=8\nrw=randrw\nrwmixread=70\n\
+             random_distribution=zipf:1.2\n\n\
+             [paced-psync]\nioengine=psync\nrw=randwrite\nrate_iops=1000\nio_size=2m\n",
+            dir.path().display()
+        ),
+    );
+    let r = iolab(&["run", "--fio", &jobs, "--count", "none"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("ioscheduler=none"), "{}", r.stderr);
+    let out = path_str(&dir.path().join("both.json"));
+    let r = iolab(&[
+        "run",
+        "--fio",
+        &jobs,
+        "--fio-lenient",
+        "--fio-json",
+        &out,
+        "--count",
+        "none",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("ignored (--fio-lenient): ioscheduler=none"),
+        "{}",
+        r.stdout
+    );
+    let v = json_file(&dir.path().join("both.json"));
+    let job = |name: &str| {
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["jobname"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no job {name}: {v}"))
+    };
+    let m = job("mixed-uring");
+    let (rd, wr) = (
+        m["read"]["total_ios"].as_f64().unwrap(),
+        m["write"]["total_ios"].as_f64().unwrap(),
+    );
+    let share = rd / (rd + wr);
+    assert!((share - 0.70).abs() <= 0.02, "read share {share}");
+    let hot = m["iolab"]["access"]["hottest_tenth_share"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (hot - 0.8224).abs() < 0.02,
+        "the hottest tenth took {hot}: {}",
+        m["iolab"]["access"]
+    );
+    assert_eq!(m["job options"]["numjobs"], "2");
+    let p = job("paced-psync");
+    let per_thread = p["write"]["iops"].as_f64().unwrap() / 2.0;
+    assert!(
+        (per_thread / 1000.0 - 1.0).abs() <= 0.05,
+        "paced to 1,000 ops/s per job, achieved {per_thread}"
+    );
+    assert!(
+        p["iolab"]["paced"]["met"].as_bool().unwrap(),
+        "{}",
+        p["iolab"]["paced"]
+    );
+}
+
+/// fio's own `fio_jsonplus_clat2csv` (Debian's fio package) converts iolab's `--fio-json` without error,
+/// its `--validate` passes, and the percentiles it computes from the bins agree with iolab's: the bin
+/// where its cumulative share crosses 50% and 99% holds iolab's p50 and p99.
+#[test]
+fn fios_clat2csv_converts_it_and_agrees_on_the_percentiles() {
+    let tool = Path::new("/usr/bin/fio_jsonplus_clat2csv");
+    if !tool.exists() {
+        println!(
+            "SKIPPED: {} is not installed (Debian's fio package has it)",
+            tool.display()
+        );
+        return;
+    }
+    let dir = disk_dir();
+    let t = path_str(&file(&dir, "c.dat"));
+    let (fj, ij) = (dir.path().join("fio.json"), dir.path().join("iolab.json"));
+    let r = iolab(&[
+        "run",
+        "--target",
+        &t,
+        "--ops",
+        "20000",
+        "--fio-json",
+        &path_str(&fj),
+        "--json",
+        &path_str(&ij),
+        "--count",
+        "none",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let stub = dir.path().join("lat.csv");
+    for extra in [None, Some("--validate")] {
+        let mut c = Command::new("python3");
+        c.arg(tool).arg(&fj).arg(&stub);
+        c.args(extra);
+        let o = c.output().unwrap();
+        assert!(
+            o.status.success(),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let csv = std::fs::read_to_string(dir.path().join("lat_job0.csv")).unwrap();
+    let mut lines = csv.lines();
+    let cols: Vec<String> = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(|c| c.trim().to_string())
+        .collect();
+    let at = cols
+        .iter()
+        .position(|c| c == "write_clat_ns_percentile")
+        .unwrap();
+    let rows: Vec<(f64, f64)> = lines
+        .filter_map(|l| {
+            let v: Vec<&str> = l.split(',').map(str::trim).collect();
+            Some((v[0].parse().ok()?, v.get(at)?.parse().ok()?))
+        })
+        .collect();
+    let ours = json_file(&ij);
+    for (q, key) in [(0.5, "p50_ns"), (0.99, "p99_ns")] {
+        let v = f64_of(&ours, &["latency", key]);
+        let i = rows.iter().position(|(_, p)| *p >= q).unwrap();
+        let (low, high) = (if i == 0 { 0.0 } else { rows[i - 1].0 }, rows[i].0);
+        assert!(
+            low * 0.98 < v && v <= high * 1.02,
+            "iolab's {key} {v} ns is not in the bin ({low}, {high}] where fio's tool crosses {q}"
+        );
+    }
+}

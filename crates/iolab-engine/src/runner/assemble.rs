@@ -102,6 +102,7 @@ pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunRe
         memory: None,
         mixed: None,
         paced: None,
+        access: None,
         per_thread: Vec::new(),
         verify: None,
         kernel: Default::default(),

@@ -152,6 +152,7 @@ pub(super) fn run_once(
         ),
         flushes: w.flushes,
         paced: paced_figures(spec, &outs, &w.per_thread, ns),
+        access: crate::access::figures(spec, &target, &ops_done(&outs)),
         per_thread: w.per_thread,
         verify,
         warmup,
@@ -189,8 +190,12 @@ fn verify_figures(
     if !spec.verify {
         return Ok(None);
     }
-    let done: Vec<u64> = outs.iter().map(|o| o.ops).collect();
-    crate::verify::verify(spec, target, &done).map(Some)
+    crate::verify::verify(spec, target, &ops_done(outs)).map(Some)
+}
+
+/// Each worker's completed ops.
+fn ops_done(outs: &[WorkerOut]) -> Vec<u64> {
+    outs.iter().map(|o| o.ops).collect()
 }
 
 /// `--rate-iops`: the pace asked and met, over the workers.

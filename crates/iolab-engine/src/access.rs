@@ -1,0 +1,49 @@
+//! How a random run's accesses spread over the blocks (the result's `access`): each thread's offset plan
+//! replayed for the ops it completed, its hits counted per block, after the run (not timed).
+
+use crate::pattern::OpPlan;
+use crate::spec::{Pattern, Spec};
+use crate::target::PreparedTarget;
+use crate::workload_figures::AccessFigures;
+use std::collections::HashMap;
+
+/// Runs with more ops than this are not replayed (the counting would take seconds and memory).
+const MAX_OPS: u64 = 20_000_000;
+
+/// The spread of a random run's accesses; `None` for sequential plans and very long runs.
+pub fn figures(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Option<AccessFigures> {
+    let total: u64 = ops_done.iter().sum();
+    if spec.pattern != Pattern::Rand || total == 0 || total > MAX_OPS || target.region_blocks == 0 {
+        return None;
+    }
+    let mut hits: HashMap<u64, u32> = HashMap::new();
+    for (t, &done) in ops_done.iter().enumerate() {
+        let t = t as u32;
+        let mut plan = OpPlan::new(
+            spec.pattern,
+            spec.offset,
+            spec.bs,
+            target.region_first_block(t),
+            target.region_blocks,
+            spec.seed,
+            t,
+        )
+        .skewed(spec.distribution);
+        for _ in 0..done {
+            *hits.entry(plan.next_op().block).or_default() += 1;
+        }
+    }
+    let mut counts: Vec<u32> = hits.into_values().collect();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let top: u64 = counts[..(counts.len() - 1) / 10 + 1]
+        .iter()
+        .map(|&c| u64::from(c))
+        .sum();
+    Some(AccessFigures {
+        distribution: spec.distribution.name(),
+        accesses: total,
+        region_blocks: target.region_blocks * u64::from(spec.threads),
+        distinct_blocks: counts.len() as u64,
+        hottest_tenth_share: top as f64 / total as f64,
+    })
+}
