@@ -18,7 +18,8 @@ const PERCENTILES: [f64; 17] = [
 /// What the latency figures are, for the reader of the `iolab` object.
 const LATENCY_IS: &str = "iolab's per-op latency (see the result's `timed`) in lat_ns and clat_ns alike; \
      slat is not measured apart (zeros); bins are iolab's half-octave buckets keyed by their upper bound in \
-     ns, coarser than fio's";
+     ns, coarser than fio's, and latency_ns/us/ms count each bucket in the range holding its upper bound; \
+     fio's iodepth_* distributions and bandwidth samples are not kept";
 
 /// The document of `runs` (each with its job name), as fio's json+ would hold them.
 pub fn document(runs: &[(String, &RunResult)]) -> Value {
@@ -70,6 +71,9 @@ fn job(name: &str, r: &RunResult) -> Value {
         "ctx": cpu.voluntary_ctx_switches + cpu.involuntary_ctx_switches,
         "majf": cpu.major_faults,
         "minf": cpu.minor_faults,
+        "latency_ns": ranges(&r.latency, 1.0, &NS_US_BOUNDS, false),
+        "latency_us": ranges(&r.latency, 1e3, &NS_US_BOUNDS, false),
+        "latency_ms": ranges(&r.latency, 1e6, &MS_BOUNDS, true),
         "iolab": {
             "method": s.method.name(),
             "latency_is": LATENCY_IS,
@@ -80,6 +84,41 @@ fn job(name: &str, r: &RunResult) -> Value {
             "emulated": r.host.emulated,
         },
     })
+}
+
+/// fio's latency ranges: each key the top of a range, in the unit's ns (1, 1e3, 1e6 ns per unit).
+const NS_US_BOUNDS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+const MS_BOUNDS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
+
+/// The share (in %) of the run's ops in each of fio's latency ranges of one unit, from iolab's half-octave
+/// buckets, each counted in the range holding its upper bound (so coarser than fio's own); `over`: the
+/// last unit also has fio's ">=2000" range.
+fn ranges(l: &Summary, unit_ns: f64, bounds: &[u64], over: bool) -> Value {
+    let mut o = Map::new();
+    let total = l.count.max(1) as f64;
+    // The ns ranges end at 1,000 ns, where the us ranges begin (and the ms ranges at 1,000 us).
+    let mut low = if unit_ns == 1.0 { 0.0 } else { unit_ns };
+    for &b in bounds {
+        let high = b as f64 * unit_ns;
+        let n: u64 = l
+            .buckets
+            .iter()
+            .filter(|(ub, _)| *ub > low && *ub <= high)
+            .map(|(_, n)| n)
+            .sum();
+        o.insert(b.to_string(), json!(n as f64 / total * 100.0));
+        low = high;
+    }
+    if over {
+        let n: u64 = l
+            .buckets
+            .iter()
+            .filter(|(ub, _)| *ub > low)
+            .map(|(_, n)| n)
+            .sum();
+        o.insert(">=2000".into(), json!(n as f64 / total * 100.0));
+    }
+    Value::Object(o)
 }
 
 /// The job's options as fio names them (strings, as fio writes them).

@@ -384,3 +384,71 @@ fn fios_clat2csv_converts_it_and_agrees_on_the_percentiles() {
         );
     }
 }
+
+/// fio-plot (PyPI) draws its queue-depth bar chart from iolab's `--fio-json` files, named as its
+/// bench-fio names fio's (`randread-QD-NUMJOBS.json`).
+#[test]
+fn fio_plot_draws_a_chart_from_it() {
+    let plot = Command::new("fio-plot").arg("--help").output();
+    if !plot.is_ok_and(|o| o.status.success()) {
+        println!("SKIPPED: fio-plot is not installed (pip install fio-plot)");
+        return;
+    }
+    let dir = disk_dir();
+    let data = dir.path().join("4k");
+    std::fs::create_dir(&data).unwrap();
+    for qd in ["1", "4"] {
+        let t = path_str(&file(&dir, &format!("p{qd}.dat")));
+        let fj = path_str(&data.join(format!("randread-{qd}-1.json")));
+        let r = iolab(&[
+            "run",
+            "--method",
+            "io_uring",
+            "--qd",
+            qd,
+            "--op",
+            "read",
+            "--pattern",
+            "rand",
+            "--target",
+            &t,
+            "--file-size",
+            "16m",
+            "--ops",
+            "2000",
+            "--count",
+            "none",
+            "--fio-json",
+            &fj,
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let png = dir.path().join("chart");
+    let o = Command::new("fio-plot")
+        .args([
+            "-i",
+            &path_str(&data),
+            "-T",
+            "iolab",
+            "-l",
+            "-r",
+            "randread",
+            "-n",
+            "1",
+            "-d",
+            "1",
+            "4",
+            "-o",
+        ])
+        .arg(&png)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let drawn = dir.path().join("chart.png");
+    assert!(
+        drawn.metadata().is_ok_and(|m| m.len() > 10_000),
+        "fio-plot drew no chart: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
