@@ -5,10 +5,8 @@ use crate::pattern::OpPlan;
 use crate::spec::{Pattern, Spec};
 use crate::target::PreparedTarget;
 use crate::workload_figures::AccessFigures;
-use std::collections::HashMap;
-
-/// Runs with more ops than this are not replayed (the counting would take seconds and memory).
-const MAX_OPS: u64 = 20_000_000;
+/// Runs with more ops than this are not replayed (8 bytes an op are sorted: 32 MiB at most).
+const MAX_OPS: u64 = 4_000_000;
 
 /// The spread of a random run's accesses; `None` for sequential plans and very long runs.
 pub fn figures(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Option<AccessFigures> {
@@ -16,7 +14,7 @@ pub fn figures(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Option
     if spec.pattern != Pattern::Rand || total == 0 || total > MAX_OPS || target.region_blocks == 0 {
         return None;
     }
-    let mut hits: HashMap<u64, u32> = HashMap::new();
+    let mut blocks: Vec<u64> = Vec::with_capacity(total as usize);
     for (t, &done) in ops_done.iter().enumerate() {
         let t = t as u32;
         let mut plan = OpPlan::new(
@@ -29,11 +27,13 @@ pub fn figures(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Option
             t,
         )
         .skewed(spec.distribution);
-        for _ in 0..done {
-            *hits.entry(plan.next_op().block).or_default() += 1;
-        }
+        blocks.extend((0..done).map(|_| plan.next_op().block));
     }
-    let mut counts: Vec<u32> = hits.into_values().collect();
+    blocks.sort_unstable();
+    let mut counts: Vec<u32> = blocks
+        .chunk_by(|a, b| a == b)
+        .map(|run| run.len() as u32)
+        .collect();
     counts.sort_unstable_by(|a, b| b.cmp(a));
     let top: u64 = counts[..(counts.len() - 1) / 10 + 1]
         .iter()

@@ -246,6 +246,13 @@ fn amounts(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
     if let (Some(b), false) = (io, timed) {
         set(m, "size", format!("{}", b * jobs));
     }
+    if io.is_none() && j.get("runtime").is_none() {
+        m.notes.push(
+            "no size or runtime: iolab's default amount (100,000 ops, at most 10 s), where fio would refuse \
+             a job on a file without a size"
+                .into(),
+        );
+    }
     Ok(())
 }
 
