@@ -40,10 +40,10 @@ impl Workload {
             "{} {}{}, {} in flight, {}",
             fmt_size(self.bs),
             if self.rand { "random " } else { "sequential " },
-            if self.op == OpKind::Read {
-                "reads"
-            } else {
-                "writes"
+            match self.op {
+                OpKind::Read => "reads",
+                OpKind::Write => "writes",
+                OpKind::Mixed => "reads and writes (half each)",
             },
             self.inflight,
             if self.direct { "O_DIRECT" } else { "buffered" }
@@ -60,20 +60,20 @@ impl Workload {
             "{}{size} Q{} {}",
             if self.rand { "RND" } else { "SEQ" },
             self.inflight,
-            if self.op == OpKind::Read {
-                "read"
-            } else {
-                "write"
+            match self.op {
+                OpKind::Read => "read",
+                OpKind::Write => "write",
+                OpKind::Mixed => "mixed",
             }
         )
     }
 
     /// The baseline's name in the text: "pread()" or "pwrite()".
     pub fn baseline_label(&self) -> &'static str {
-        if self.op == OpKind::Read {
-            "pread()"
-        } else {
-            "pwrite()"
+        match self.op {
+            OpKind::Read => "pread()",
+            OpKind::Write => "pwrite()",
+            OpKind::Mixed => "pread()/pwrite()",
         }
     }
 }
@@ -85,9 +85,12 @@ pub fn parse_kind(word: &str) -> std::result::Result<(OpKind, bool), String> {
         "write" => (OpKind::Write, false),
         "randread" => (OpKind::Read, true),
         "randwrite" => (OpKind::Write, true),
+        // fio's rw and randrw: each op reads or writes, half each (fio's rwmixread default).
+        "rw" => (OpKind::Mixed, false),
+        "randrw" => (OpKind::Mixed, true),
         w => {
             return Err(format!(
-                "'{w}' is not a workload; expected read, write, randread or randwrite"
+                "'{w}' is not a workload; expected read, write, randread, randwrite, rw or randrw"
             ))
         }
     })
@@ -296,7 +299,7 @@ fn check_file_size(dir: &Path, size: u64) -> Result<()> {
 
 /// Writes to an existing file or a device are refused before any work unless the user said so.
 fn check_writes(place: &Place, ws: &[Workload], o: &WorkloadOptions) -> Result<()> {
-    if !ws.iter().any(|w| w.op == OpKind::Write) {
+    if !ws.iter().any(|w| w.op.writes()) {
         return Ok(());
     }
     match place {
@@ -350,10 +353,10 @@ fn cells(
                 .with("method", m.name())
                 .with(
                     "op",
-                    if w.op == OpKind::Read {
-                        "read"
-                    } else {
-                        "write"
+                    match w.op {
+                        OpKind::Read => "read",
+                        OpKind::Write => "write",
+                        OpKind::Mixed => "mixed",
                     },
                 )
                 .with("pattern", if w.rand { "rand" } else { "seq" })
@@ -369,7 +372,7 @@ fn cells(
                 raw = raw.with("file-size", file_size);
                 // The run's file was just written through the page cache: its reads start after it is
                 // written back and dropped (untimed), so neither the writeback nor the cache is timed.
-                if w.op == OpKind::Read {
+                if w.op.reads() {
                     raw = raw.with("cold-cache", true);
                 }
             }
@@ -498,6 +501,6 @@ mod tests {
         );
         assert!(parse_kind("randrw")
             .unwrap_err()
-            .contains("expected read, write, randread or randwrite"));
+            .contains("expected read, write, randread, randwrite, rw or randrw"));
     }
 }

@@ -37,8 +37,8 @@ pub(crate) struct SurveyArgs {
     /// flight [default rounds: 3, max seconds: 0.6]
     #[arg(long, value_name = "PATH")]
     pub(crate) target: Option<PathBuf>,
-    /// With --target: read, write, randread, randwrite, a comma list [default: read and randread, and the
-    /// writes too in a directory]
+    /// With --target: read, write, randread, randwrite, rw or randrw (reads and writes, half each), a comma
+    /// list [default: read and randread, and the writes too in a directory]
     #[arg(long, value_name = "LIST", requires = "target")]
     pub(crate) workload: Option<String>,
     /// With --target: block sizes, a comma list [default: 1 MiB sequential, 4 KiB random]

@@ -230,3 +230,54 @@ fn overwrite_grows_a_file_smaller_than_a_block_only_to_one_block_per_thread() {
         "not a default 64 MiB"
     );
 }
+
+/// fio's randrw as a survey workload: the methods that read or write per op (psync, pv2, io_uring) run it
+/// at the same requests in flight, half reads as fio's default rwmixread, and the others are named as not
+/// measured with their reason.
+#[test]
+fn a_randrw_workload_ranks_the_methods_that_mix() {
+    let work = disk_dir();
+    let target = disk_dir();
+    let r = survey(
+        work.path(),
+        &[
+            "--target",
+            &path_str(target.path()),
+            "--workload",
+            "randrw",
+            "--bs",
+            "4k",
+            "--inflight",
+            "4",
+            "--direct",
+            "-v",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("RND4K Q4 mixed"), "{}", r.stdout);
+    let f = std::fs::read_dir(work.path().join("results"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let v = json_file(&f);
+    let runs = v["runs"].as_array().unwrap();
+    for m in ["psync", "pv2", "io_uring"] {
+        let run = runs
+            .iter()
+            .find(|r| r["method"] == m && !r["result"].is_null());
+        let run = run.unwrap_or_else(|| panic!("{m} ran randrw: {v}"));
+        let mixed = &run["result"]["mixed"];
+        assert_eq!(mixed["read_pct"], 50, "{m}");
+        let share = mixed["reads"]["share"].as_f64().unwrap();
+        assert!((0.3..0.7).contains(&share), "{m}: read share {share}");
+        assert_eq!(run["result"]["spec"]["inflight"], 4, "{m}");
+    }
+    let aio = runs.iter().find(|r| r["method"] == "aio").unwrap();
+    assert!(aio["result"].is_null(), "aio goes one way per run: {aio}");
+    assert!(
+        aio["unavailable"].as_str().unwrap().contains("mixed"),
+        "{aio}"
+    );
+}
