@@ -135,13 +135,17 @@ fn writes_to_what_iolab_did_not_make_are_refused_before_any_work() {
         1,
         "only mine.dat"
     );
-    let r = survey(work.path(), &["--target", &fp, "--workload", "randrw"]);
+    let r = survey(work.path(), &["--target", &fp, "--workload", "trim"]);
     assert_eq!(r.code, 2);
     assert!(
-        r.stderr.contains("--workload: 'randrw' is not a workload"),
+        r.stderr.contains("--workload: 'trim' is not a workload"),
         "{}",
         r.stderr
     );
+    // A mixed workload writes: refused on a file iolab did not make without --overwrite.
+    let r = survey(work.path(), &["--target", &fp, "--workload", "randrw"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--overwrite"), "{}", r.stderr);
 }
 
 #[test]

@@ -226,6 +226,16 @@ impl RawSpec {
                 "--target",
                 "empty path; expected a file, /dev/null, /dev/zero or a block device",
             )),
+            // A directory is no target (said before any work: a sweep over other keys would record every
+            // point as not run). The target's setup checks again, on the path it opens.
+            Some(s) if std::path::Path::new(&s).is_dir() => Err(Error::usage(
+                "--target",
+                format!(
+                    "{} is a directory; give a file path inside it, e.g. {}/iolab.dat",
+                    crate::units::show_path(std::path::Path::new(&s)),
+                    s.trim_end_matches('/')
+                ),
+            )),
             Some(s) => Ok(PathBuf::from(s)),
         }
     }
