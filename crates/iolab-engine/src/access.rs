@@ -11,7 +11,13 @@ const MAX_OPS: u64 = 4_000_000;
 /// The spread of a random run's accesses; `None` for sequential plans and very long runs.
 pub fn figures(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Option<AccessFigures> {
     let total: u64 = ops_done.iter().sum();
-    if spec.pattern != Pattern::Rand || total == 0 || total > MAX_OPS || target.region_blocks == 0 {
+    // A target that ignores offsets (/dev/null, /dev/zero) has no blocks to spread over.
+    if spec.pattern != Pattern::Rand
+        || total == 0
+        || total > MAX_OPS
+        || target.region_blocks == 0
+        || !target.kind.keeps_data()
+    {
         return None;
     }
     let mut blocks: Vec<u64> = Vec::with_capacity(total as usize);

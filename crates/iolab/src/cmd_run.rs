@@ -17,7 +17,9 @@ pub(crate) fn cmd_run(a: &RunArgs, fio_json: Option<&std::path::Path>) -> Result
     };
     let spec = file.merge(a.raw()).resolve()?;
     check_intervals_can_be_written(a, &spec)?;
-    let outputs = a.outputs(&target_file(&spec).into_iter().collect::<Vec<_>>())?;
+    let mut others: Vec<_> = target_file(&spec).into_iter().collect();
+    others.push(("--fio-json", fio_json));
+    let outputs = a.outputs(&others)?;
     let repeat = repeat_count(a)?;
     if let Some(p) = fio_json {
         check_fio_json(p, repeat)?;
@@ -88,7 +90,7 @@ pub(crate) fn write_fio_json(
 
 /// `--csv-intervals` asks for a time series: refused where none can be recorded (`--log-interval 0`,
 /// or a method whose client is a process of its own, which keeps no intervals).
-fn check_intervals_can_be_written(a: &RunArgs, spec: &Spec) -> Result<(), Error> {
+pub(crate) fn check_intervals_can_be_written(a: &RunArgs, spec: &Spec) -> Result<(), Error> {
     if a.csv_intervals.is_none() {
         return Ok(());
     }

@@ -6,11 +6,14 @@ use crate::progress::run_bar;
 use crate::run_args::{FioArgs, RunArgs};
 use iolab_engine::error::Error;
 use iolab_engine::measure::clock;
+use iolab_engine::method::kind::MethodKind;
 use iolab_engine::result::RunResult;
 use iolab_engine::spec::{RawSpec, Spec};
+use iolab_engine::target::TargetKind;
 use iolab_engine::units::fmt_ns;
 use iolab_lab::fio_job::{self, Mapped};
-use iolab_report::export::Document;
+use iolab_report::export::{Document, Outputs};
+use std::path::Path;
 
 /// One run of the file: its label, the spec, and what the mapping says of it.
 struct Planned {
@@ -22,30 +25,19 @@ struct Planned {
 
 pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
     let path = f.fio.as_deref().expect("only called with --fio");
-    let jobs = fio_job::load(path, f.fio_section.as_deref(), f.fio_lenient)
-        .map_err(|e| Error::usage("--fio", e))?;
+    let jobs = fio_job::load(path, f.fio_section.as_deref(), f.fio_lenient).map_err(|e| {
+        Error::usage(
+            "--fio",
+            e.strip_prefix("--fio: ")
+                .map(String::from)
+                .unwrap_or(e.clone()),
+        )
+    })?;
+    if f.across_methods {
+        check_across_flags(a)?;
+    }
     let plan = plan(a, f, &jobs)?;
-    if plan.is_empty() {
-        return Err(Error::usage(
-            "--across-methods",
-            "no method can run this job (each one's reason is above)",
-        ));
-    }
-    let first = &plan[0].spec;
-    let outputs = a.outputs(&target_file(first).into_iter().collect::<Vec<_>>())?;
-    if plan.len() > 1 && outputs.writes_files() {
-        return Err(Error::usage(
-            "--json",
-            format!(
-                "writes one run's result; this job file makes {} runs: give --fio-section NAME for one job \
-                 (the text shows every run)",
-                plan.len()
-            ),
-        ));
-    }
-    if let Some(p) = &f.fio_json {
-        crate::cmd_run::check_fio_json(p, 1)?;
-    }
+    let outputs = checks(a, f, &plan)?;
     iolab_engine::cleanup::install_signal_handler();
     let clk = clock::calibrate(20);
     let mut done: Vec<(String, RunResult)> = Vec::new();
@@ -167,8 +159,112 @@ fn plan(a: &RunArgs, f: &FioArgs, jobs: &[Mapped]) -> Result<Vec<Planned>, Error
     Ok(plan)
 }
 
+/// A job's spec with the flags given beside --fio over it: a flag that sets the amount, the pace or the
+/// method replaces what the job set of the same (--ops drops the job's size; --method psync drops an
+/// io_uring job's depth).
 fn resolve(raw: RawSpec, a: &RunArgs) -> Result<Spec, Error> {
-    raw.merge(a.raw()).resolve()
+    let flags = a.raw();
+    let mut raw = raw;
+    let groups: [&[&str]; 3] = [
+        &["ops", "size", "duration"],
+        &["rate-iops", "rate"],
+        &["method"],
+    ];
+    for g in groups {
+        if g.iter().any(|k| flags.has(k)) {
+            for k in g {
+                raw = raw.without(k);
+            }
+        }
+    }
+    if let Some(m) = flags
+        .get("method")
+        .and_then(|m| MethodKind::parse(&m.text()))
+    {
+        use iolab_engine::spec::options::Applies;
+        for (k, kind) in [("qd", Applies::Depth), ("batch", Applies::Batch)] {
+            if !m.info().takes(kind) {
+                raw = raw.without(k);
+            }
+        }
+    }
+    raw.merge(flags).resolve()
+}
+
+/// --across-methods runs every method at the job's requests in flight: a flag that sets the method or the
+/// depth would make every row the same run, or another depth.
+fn check_across_flags(a: &RunArgs) -> Result<(), Error> {
+    let flags = a.raw();
+    match ["method", "qd", "threads", "inflight", "batch"].iter().find(|k| flags.has(k)) {
+        Some(k) => Err(Error::usage(
+            format!("--{k}"),
+            "does not go with --across-methods, which runs each method at the job's requests in flight",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// What is checked before any job runs: a method for the job, the outputs (one run's result each; the
+/// fio JSON file apart from the others and the targets), the time series, and each job's target (an
+/// existing file written only with --overwrite, a directory that exists).
+fn checks(a: &RunArgs, f: &FioArgs, plan: &[Planned]) -> Result<Outputs, Error> {
+    let Some(first) = plan.first() else {
+        return Err(Error::usage(
+            "--across-methods",
+            "no method can run this job (-v gives each one's reason)",
+        ));
+    };
+    let mut others: Vec<(&str, Option<&Path>)> =
+        plan.iter().filter_map(|p| target_file(&p.spec)).collect();
+    others.push(("--fio-json", f.fio_json.as_deref()));
+    let outputs = a.outputs(&others)?;
+    let given = [
+        ("--json", &a.json),
+        ("--csv", &a.csv),
+        ("--md", &a.md),
+        ("--csv-intervals", &a.csv_intervals),
+    ];
+    if let (true, Some((flag, _))) = (plan.len() > 1, given.iter().find(|(_, p)| p.is_some())) {
+        return Err(Error::usage(
+            *flag,
+            format!(
+                "writes one run's result; this job file makes {} runs: give --fio-section NAME for one job \
+                 (the text shows every run; --fio-json holds them all)",
+                plan.len()
+            ),
+        ));
+    }
+    crate::cmd_run::check_intervals_can_be_written(a, &first.spec)?;
+    if let Some(p) = &f.fio_json {
+        crate::cmd_run::check_fio_json(p, 1)?;
+    }
+    for p in plan {
+        preflight(&p.spec).map_err(|e| in_job(e, &p.job))?;
+    }
+    Ok(outputs)
+}
+
+/// The target checks that would otherwise fail a later job after earlier ones ran: an existing regular
+/// file written without --overwrite, a directory that does not exist. The target's own setup checks again.
+fn preflight(s: &Spec) -> Result<(), Error> {
+    if TargetKind::stream_named(&s.target).is_some() {
+        return Ok(());
+    }
+    let shown = s.target.display();
+    match std::fs::symlink_metadata(&s.target) {
+        Ok(md) if md.is_file() && s.op.writes() && !s.overwrite => Err(Error::usage(
+            "--overwrite",
+            format!("{shown} exists; add --overwrite to write into it, or give the job another filename"),
+        )),
+        Ok(_) => Ok(()),
+        Err(_) => match s.target.parent().filter(|d| !d.as_os_str().is_empty()) {
+            Some(d) if !d.is_dir() => Err(Error::usage(
+                "--target",
+                format!("{shown}: its directory {} does not exist", d.display()),
+            )),
+            _ => Ok(()),
+        },
+    }
 }
 
 fn in_job(e: Error, job: &str) -> Error {

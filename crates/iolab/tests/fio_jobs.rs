@@ -209,6 +209,24 @@ fn fio_json_has_fios_layout() {
         "an existing --fio-json file is not replaced: {}",
         again.stderr
     );
+    let same = path_str(&dir.path().join("same.json"));
+    let r = iolab(&[
+        "run",
+        "--target",
+        &t,
+        "--ops",
+        "10",
+        "--fio-json",
+        &same,
+        "--json",
+        &same,
+    ]);
+    assert_eq!(
+        r.code, 2,
+        "--fio-json and --json on one file, before the run: {}",
+        r.stderr
+    );
+    assert!(!dir.path().join("same.json").exists());
     let fio = std::process::Command::new("fio")
         .args([
             "--name=k",
@@ -450,5 +468,73 @@ fn fio_plot_draws_a_chart_from_it() {
         "fio-plot drew no chart: {}{}",
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// What the review of the mapping found, each held: directory and filename join as fio joins them; a
+/// job's alias overrides the global spelling; flags beside --fio replace the job's amount and method;
+/// --across-methods refuses a flag that would make its rows one method; a later job's existing file is
+/// refused before the first job runs.
+#[test]
+fn job_files_mean_what_fio_makes_of_them() {
+    let dir = disk_dir();
+    let d = path_str(dir.path());
+    std::fs::create_dir(dir.path().join("dd")).unwrap();
+    let jobs = job_file(
+        dir.path(),
+        &format!(
+            "[global]\nrw=randread\nbs=8k\nsize=1m\n[a]\ndirectory={d}/dd\nfilename=f1 ; scratch\n\
+             readwrite=randwrite\nblocksize=16k\n"
+        ),
+    );
+    let r = iolab(&["run", "--fio", &jobs, "--count", "none", "--keep"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("write 16 KiB rand"), "{}", r.stdout);
+    assert!(
+        dir.path().join("dd/f1").exists(),
+        "directory/filename as fio joins them: {}",
+        r.stdout
+    );
+    let r = iolab(&[
+        "run",
+        "--fio",
+        &jobs,
+        "--count",
+        "none",
+        "--ops",
+        "10",
+        "--overwrite",
+    ]);
+    assert_eq!(r.code, 0, "--ops replaces the job's size: {}", r.stderr);
+    assert!(r.stdout.contains("10 ops"), "{}", r.stdout);
+    for flag in [["--method", "psync"], ["--qd", "4"]] {
+        let r = iolab(&["run", "--fio", &jobs, "--across-methods", flag[0], flag[1]]);
+        assert_eq!(r.code, 2, "{flag:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(flag[0]) && r.stderr.contains("--across-methods"),
+            "{}",
+            r.stderr
+        );
+    }
+    std::fs::write(dir.path().join("mine.bin"), b"keep me").unwrap();
+    let two = job_file(
+        dir.path(),
+        &format!("[global]\nsize=1m\nrw=write\n[a]\ndirectory={d}\n[b]\nfilename={d}/mine.bin\n"),
+    );
+    let r = iolab(&["run", "--fio", &two, "--count", "none"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("job 'b'") && r.stderr.contains("--overwrite"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stdout.contains("iolab run:"),
+        "no job ran before the refusal: {}",
+        r.stdout
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("mine.bin")).unwrap(),
+        b"keep me"
     );
 }

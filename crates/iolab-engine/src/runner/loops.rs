@@ -122,7 +122,11 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     while done < max_ops {
         if pace > 0.0 {
             // --rate-iops: op `done` is due `done` intervals after the start; its latency runs from then.
+            // An op due past the deadline is not waited for.
             let due = start.saturating_add((done as f64 * pace) as u64);
+            if due >= deadline {
+                break;
+            }
             t = super::paced::until(clk, due, pace, ns_per_tick, &mut out.pace);
         }
         let io = Io {

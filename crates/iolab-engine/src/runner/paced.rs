@@ -49,8 +49,9 @@ pub(super) fn until<C: Clock>(
     due
 }
 
-/// The pass's pace: asked and achieved per thread (the slowest thread's ops over its own span), met when
-/// every thread reached 99% of it.
+/// The pass's pace: asked and achieved per thread (the slowest thread's ops over its own span and one
+/// interval more: N paced ops span N - 1 intervals and the last op), met when every thread reached 99%
+/// of it.
 pub(super) fn figures(
     rate_iops: Option<f64>,
     per_thread: &[(u64, f64)],
@@ -60,13 +61,7 @@ pub(super) fn figures(
     let rate = rate_iops?;
     let achieved = per_thread
         .iter()
-        .map(|&(ops, wall_s)| {
-            if wall_s > 0.0 {
-                ops as f64 / wall_s
-            } else {
-                0.0
-            }
-        })
+        .map(|&(ops, wall_s)| ops as f64 / (wall_s + 1.0 / rate))
         .fold(f64::INFINITY, f64::min);
     let achieved = if achieved.is_finite() { achieved } else { 0.0 };
     Some(PacedFigures {

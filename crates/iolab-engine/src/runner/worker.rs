@@ -28,7 +28,7 @@ pub(super) fn worker<M: Method, C: Clock>(
         0 => Ok(IntervalLog::off()),
         every => IntervalLog::new(every, p.intervals_expected),
     };
-    let mut prepared = match hists.and_then(|(lat, gap)| {
+    let prepared = match hists.and_then(|(lat, gap)| {
         (out.lat, out.gap) = (lat, gap);
         out.warm = super::warmup::warm_up::<M, C>(&ctx, clk, p, sh.abort())?;
         out.log = log()?;
@@ -44,17 +44,19 @@ pub(super) fn worker<M: Method, C: Clock>(
             None
         }
     };
+    // The plan is made before the start (a Zipf plan sums its constants over the region's blocks).
+    let mut planned = prepared.map(|x| (x, plan_of(&ctx, p)));
     sh.start();
-    if let Some(prepared) = prepared.as_mut() {
+    if let Some((prepared, plan)) = planned.as_mut() {
         if !sh.abort().load(Ordering::Relaxed) {
-            measure(prepared, &ctx, clk, p, sh.abort(), max_ops, &mut out);
+            measure(prepared, &ctx, clk, p, plan, sh.abort(), max_ops, &mut out);
         }
     }
     sh.finish();
     // After the "after" sample, so that its CPU time is not the run's.
     out.log.finish(&mut out.lat, out.t_last, out.ops);
     // The method (fd, mapping, ring and with it the ring's helper threads) goes away here, after sampling.
-    if let Some((m, bufs)) = prepared {
+    if let Some(((m, bufs), _)) = planned {
         drop(m);
         if out.leak_buffers {
             std::mem::forget(bufs);
@@ -63,17 +65,9 @@ pub(super) fn worker<M: Method, C: Clock>(
     out
 }
 
-/// Runs the method's loop between two samples of the thread's CPU, then takes what the method counted.
-fn measure<M: Method, C: Clock>(
-    (m, bufs): &mut (M, Vec<AlignedBuf>),
-    ctx: &ThreadCtx,
-    clk: &C,
-    p: &LoopParams,
-    abort: &AtomicBool,
-    max_ops: u64,
-    out: &mut WorkerOut,
-) {
-    let mut plan = OpPlan::new(
+/// The thread's offset plan: its region, the distribution, the direction of each op.
+fn plan_of(ctx: &ThreadCtx, p: &LoopParams) -> OpPlan {
+    OpPlan::new(
         ctx.spec.pattern,
         ctx.spec.offset,
         ctx.spec.bs,
@@ -83,15 +77,29 @@ fn measure<M: Method, C: Clock>(
         ctx.thread,
     )
     .skewed(ctx.spec.distribution)
-    .directed(p.write, ctx.spec.read_pct);
+    .directed(p.write, ctx.spec.read_pct)
+}
+
+/// Runs the method's loop between two samples of the thread's CPU, then takes what the method counted.
+#[allow(clippy::too_many_arguments)]
+fn measure<M: Method, C: Clock>(
+    (m, bufs): &mut (M, Vec<AlignedBuf>),
+    ctx: &ThreadCtx,
+    clk: &C,
+    p: &LoopParams,
+    plan: &mut OpPlan,
+    abort: &AtomicBool,
+    max_ops: u64,
+    out: &mut WorkerOut,
+) {
     let ru0 = Rusage::thread();
     let cpu0 = iolab_sys::current_cpu();
     // M::QUEUED, a constant: each method's runner holds only the loops it runs (p.synchronous says the
     // same, from the method's INFO).
     let r = if M::QUEUED {
-        loop_async(m, clk, p, ctx.spec, &mut plan, bufs, max_ops, out, abort)
+        loop_async(m, clk, p, ctx.spec, plan, bufs, max_ops, out, abort)
     } else {
-        loop_sync(m, clk, p, ctx.spec, &mut plan, bufs, max_ops, out, abort)
+        loop_sync(m, clk, p, ctx.spec, plan, bufs, max_ops, out, abort)
     };
     let ru1 = Rusage::thread();
     out.cpus = (cpu0, iolab_sys::current_cpu());

@@ -238,6 +238,8 @@ impl Spec {
             keep: false,
             warmup: Warmup::None,
             log_interval_ms: Some(0),
+            // Counts per op do not need the pace, and the waits would add the runner's own sleeps.
+            rate_iops: None,
             ..self.clone()
         }
     }

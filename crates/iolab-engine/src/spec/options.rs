@@ -378,6 +378,12 @@ impl RawSpec {
         self
     }
 
+    /// The spec without `key`.
+    pub fn without(mut self, key: &str) -> RawSpec {
+        self.vals.remove(key);
+        self
+    }
+
     /// The value given for `key`, if any.
     pub fn get(&self, key: &str) -> Option<&Val> {
         self.vals.get(key)

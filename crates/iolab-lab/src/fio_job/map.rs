@@ -5,6 +5,7 @@
 
 use super::parse::Job;
 use iolab_engine::spec::RawSpec;
+use std::os::unix::fs::FileTypeExt;
 
 /// A job mapped: its name, the workload, what was ignored (lenient) and the notes on differences.
 #[derive(Debug, Clone)]
@@ -26,20 +27,21 @@ const NO_EFFECT: &[&str] = &[
     "randrepeat",
     "kb_base",
     "iodepth",
-    "iodepth_batch",
     "iodepth_batch_submit",
     "norandommap",
     "invalidate",
     "time_based",
     "size",
     "io_size",
-    "io_limit",
     "filesize",
     "numjobs",
     "end_fsync",
-    "rwmixwrite",
     "buffered",
 ];
+
+/// iolab's most threads, and io_uring's largest ring (IORING_MAX_ENTRIES).
+const MAX_JOBS: u64 = 1024;
+const MAX_DEPTH: u64 = 32768;
 
 /// fio's engines and the iolab method of each.
 const ENGINES: &[(&str, &str)] = &[
@@ -100,10 +102,8 @@ pub fn map(job: &Job, lenient: bool) -> Result<Mapped, String> {
 const HANDLED: &[&str] = &[
     "ioengine",
     "rw",
-    "readwrite",
     "rwmixread",
     "bs",
-    "blocksize",
     "runtime",
     "direct",
     "fsync",
@@ -176,7 +176,7 @@ fn engine(j: &Ctx, m: &mut Mapped) -> Result<&'static str, String> {
 }
 
 fn direction(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
-    let rw = j.get("rw").or(j.get("readwrite")).unwrap_or("read");
+    let rw = j.get("rw").unwrap_or("read");
     let (op, pattern) = match rw {
         "read" => ("read", "seq"),
         "write" => ("write", "seq"),
@@ -193,11 +193,10 @@ fn direction(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
     set(m, "op", op);
     set(m, "pattern", pattern);
     if op == "mixed" {
-        let pct = match (j.count("rwmixread")?, j.count("rwmixwrite")?) {
-            (Some(r), _) => r,
-            (None, Some(w)) => 100u64.saturating_sub(w),
-            (None, None) => 50,
-        };
+        let pct = j.count("rwmixread")?.unwrap_or(50);
+        if pct > 100 {
+            return Err(format!("rwmixread={pct}: a percentage, 0 to 100"));
+        }
         set(m, "read-pct", pct as i64);
     }
     if pattern == "rand" && !j.flag("norandommap")? && j.get("random_distribution").is_none() {
@@ -217,6 +216,11 @@ fn direction(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
 /// over its threads.
 fn amounts(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
     let jobs = j.count("numjobs")?.unwrap_or(1).max(1);
+    if jobs > MAX_JOBS {
+        return Err(format!(
+            "numjobs={jobs}: iolab runs at most {MAX_JOBS} threads"
+        ));
+    }
     if jobs > 1 {
         set(m, "threads", jobs as i64);
         m.notes.push(format!(
@@ -226,27 +230,30 @@ fn amounts(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
     }
     let per_job = j.size("size")?;
     let file = j.size("filesize")?.or(per_job);
+    let times_jobs = |v: u64, what: &str| {
+        v.checked_mul(jobs)
+            .ok_or_else(|| format!("{what} x numjobs={jobs} is more bytes than iolab counts"))
+    };
     if let Some(f) = file {
-        set(m, "file-size", format!("{}", f * jobs));
+        set(m, "file-size", format!("{}", times_jobs(f, "size")?));
     }
-    let io = j.size("io_size")?.or(j.size("io_limit")?).or(per_job);
+    let io = j.size("io_size")?.or(per_job);
     let timed = j.flag("time_based")?;
-    if let Some(r) = j.get("runtime") {
-        set(
-            m,
-            "duration",
-            format!(
-                "{}",
-                fio_seconds(r).map_err(|e| format!("runtime={r}: {e}"))?
-            ),
-        );
+    let runtime = j
+        .get("runtime")
+        .map(|r| fio_seconds(r).map_err(|e| format!("runtime={r}: {e}")))
+        .transpose()?
+        // fio's runtime=0: no time limit.
+        .filter(|&s| s > 0.0);
+    if let Some(s) = runtime {
+        set(m, "duration", format!("{s}"));
     } else if timed {
         return Err("time_based needs runtime".into());
     }
     if let (Some(b), false) = (io, timed) {
-        set(m, "size", format!("{}", b * jobs));
+        set(m, "size", format!("{}", times_jobs(b, "io_size")?));
     }
-    if io.is_none() && j.get("runtime").is_none() {
+    if io.is_none() && runtime.is_none() {
         m.notes.push(
             "no size or runtime: iolab's default amount (100,000 ops, at most 10 s), where fio would refuse \
              a job on a file without a size"
@@ -258,20 +265,22 @@ fn amounts(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
 
 fn depth(j: &Ctx, m: &mut Mapped, method: &str) -> Result<(), String> {
     let qd = j.count("iodepth")?.unwrap_or(1);
+    if qd > MAX_DEPTH {
+        return Err(format!(
+            "iodepth={qd}: at most {MAX_DEPTH} (io_uring's largest ring)"
+        ));
+    }
     let queued = matches!(method, "io_uring" | "aio");
     if queued {
         set(m, "qd", qd.max(1) as i64);
-        let batch = j
-            .count("iodepth_batch_submit")?
-            .or(j.count("iodepth_batch")?)
-            .unwrap_or(1);
+        let batch = j.count("iodepth_batch_submit")?.unwrap_or(1);
         set(m, "batch", batch.clamp(1, qd.max(1)) as i64);
     } else if qd > 1 {
         m.notes.push(format!(
             "iodepth={qd} has no effect on a synchronous engine (as in fio): one op in flight per thread"
         ));
     }
-    if let Some(bs) = j.get("bs").or(j.get("blocksize")) {
+    if let Some(bs) = j.get("bs") {
         let one = bs.split(',').next().unwrap_or(bs);
         if bs.split(',').any(|b| !b.is_empty() && b != one) {
             return Err(format!(
@@ -284,14 +293,27 @@ fn depth(j: &Ctx, m: &mut Mapped, method: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// filename and directory as fio joins them (directory/filename; the job's name.0.0 without a filename);
+/// a path is always a file to iolab, never its stream words (tcp, pipe, socketpair).
 fn target(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
-    let path = match (j.get("filename"), j.get("directory")) {
-        (Some(f), _) if f.contains(':') => {
+    let dir = match j.get("directory") {
+        Some("") => return Err("directory= is empty: give a directory, or leave it out".into()),
+        d => d.map(|d| d.trim_end_matches('/').to_string()),
+    };
+    let name = match j.get("filename") {
+        Some(f) if f.contains(':') => {
             return Err(format!("filename={f}: iolab runs one file per job"))
         }
-        (Some(f), _) => f.to_string(),
-        (None, Some(d)) => format!("{d}/{}.0.0", j.job.name),
-        (None, None) => format!("{}.0.0", j.job.name),
+        Some("") => return Err("filename= is empty: give a file, or leave it out".into()),
+        Some(f) => f.to_string(),
+        None => format!("{}.0.0", j.job.name),
+    };
+    let path = match dir {
+        Some(d) if !name.starts_with('/') => {
+            format!("{}/{name}", if d.is_empty() { "" } else { &d })
+        }
+        _ if !name.contains('/') => format!("./{name}"),
+        _ => name,
     };
     set(m, "target", path);
     Ok(())
@@ -305,7 +327,14 @@ fn rest(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
     }
     match (j.count("fsync")?.filter(|&n| n > 0), j.flag("end_fsync")?) {
         (Some(_), true) => return Err("fsync and end_fsync: iolab flushes one way per run".into()),
-        (Some(n), false) => set(m, "fsync", format!("every:{n}")),
+        (Some(n), false) => {
+            set(m, "fsync", format!("every:{n}"));
+            if matches!(j.get("rw"), Some("rw" | "randrw")) {
+                m.notes.push(format!(
+                    "fsync={n}: iolab flushes after every {n} ops, reads included; fio counts writes only"
+                ));
+            }
+        }
         (None, true) => set(m, "fsync", "end"),
         (None, false) => {}
     }
@@ -338,11 +367,13 @@ fn rest(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
     if let Some(o) = j.size("offset")? {
         set(m, "offset", format!("{o}"));
     }
-    let reads = !matches!(
-        j.get("rw").or(j.get("readwrite")),
-        Some("write" | "randwrite")
-    );
-    if reads && !direct && j.get("invalidate") != Some("0") {
+    let reads = !matches!(j.get("rw"), Some("write" | "randwrite"));
+    let cached_kind = m
+        .raw
+        .get("target")
+        .map(|t| std::fs::metadata(t.text()))
+        .is_none_or(|md| md.map_or(true, |md| md.is_file() || md.file_type().is_block_device()));
+    if reads && !direct && cached_kind && j.get("invalidate") != Some("0") {
         set(m, "cold-cache", true);
         m.notes.push(
             "fio drops the file's cached pages before a job (invalidate=1, its default): --cold-cache".into(),

@@ -59,9 +59,10 @@ fn read_lines(
         iolab_engine::input::SMALL_INPUT,
     )
     .map_err(|e| e.to_string())?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     for (i, raw) in text.lines().enumerate() {
         let at = format!("{}:{}", path.display(), i + 1);
-        let t = raw.trim();
+        let t = strip_comment(raw).trim();
         if t.is_empty() || t.starts_with(';') || t.starts_with('#') {
             continue;
         }
@@ -80,6 +81,23 @@ fn read_lines(
     }
     Ok(())
 }
+
+/// The line without a comment after its text (` ; ...` or ` # ...`, after white space, as fio strips
+/// them), so `size=1m ; scratch` is `size=1m`; a `;` or `#` inside a value stays.
+fn strip_comment(line: &str) -> &str {
+    let b = line.as_bytes();
+    (1..b.len())
+        .find(|&i| (b[i] == b';' || b[i] == b'#') && b[i - 1].is_ascii_whitespace())
+        .map_or(line, |i| &line[..i])
+}
+
+/// fio's aliases, each read as the one name (so a job's `readwrite` overrides a global `rw`).
+const ALIASES: &[(&str, &str)] = &[
+    ("readwrite", "rw"),
+    ("blocksize", "bs"),
+    ("io_limit", "io_size"),
+    ("iodepth_batch", "iodepth_batch_submit"),
+];
 
 /// `${VAR}` replaced by the environment's value; an unset variable is an error (fio would pass the text
 /// on, and the option would then mean something else).
@@ -101,6 +119,17 @@ fn expand(t: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, Strin
     Ok(out)
 }
 
+/// fio's rwmixwrite as the rwmixread it implies (the later of the two wins, as in fio).
+fn canonical(k: &str, v: &str) -> Result<(String, String), String> {
+    if k != "rwmixwrite" {
+        return Ok((k.to_string(), v.to_string()));
+    }
+    match v.parse::<u64>() {
+        Ok(w) if w <= 100 => Ok(("rwmixread".into(), (100 - w).to_string())),
+        _ => Err(format!("rwmixwrite={v}: a percentage, 0 to 100")),
+    }
+}
+
 /// The sections as jobs: `[global]` options are copied into each job that follows.
 fn jobs_of(lines: &[Line]) -> Result<Vec<Job>, String> {
     let mut global: Vec<(String, String)> = Vec::new();
@@ -109,7 +138,8 @@ fn jobs_of(lines: &[Line]) -> Result<Vec<Job>, String> {
     for l in lines {
         if let Some(name) = l.text.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
             let name = name.trim();
-            in_global = name == "global";
+            // fio reads every section whose name starts with "global" as the global one.
+            in_global = name.starts_with("global");
             if !in_global {
                 if jobs.iter().any(|j| j.name == name) {
                     return Err(format!("{}: job '{name}' appears twice", l.at));
@@ -126,7 +156,18 @@ fn jobs_of(lines: &[Line]) -> Result<Vec<Job>, String> {
             // A bare key is a flag: fio reads it as set.
             None => (l.text.as_str(), "1"),
         };
-        let kv = (k.to_string(), v.to_string());
+        // Not an option's name: said without echoing the line (an included file may be anything).
+        if k.is_empty() || !k.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
+            return Err(format!(
+                "{}: not a fio option line (key=value, a bare key or [section])",
+                l.at
+            ));
+        }
+        let k = ALIASES
+            .iter()
+            .find(|(a, _)| *a == k)
+            .map_or(k, |(_, to)| *to);
+        let kv = canonical(k, v).map_err(|e| format!("{}: {e}", l.at))?;
         match (in_global, jobs.last_mut()) {
             (true, _) => global.push(kv),
             (false, Some(j)) => j.opts.push(kv),
@@ -175,6 +216,23 @@ mod tests {
     }
 
     #[test]
+    fn aliases_comments_and_the_mix_read_as_fio_reads_them() {
+        let none = |_: &str| None;
+        let jobs = parse(
+            "\u{feff}[global]\nrw=randread\nbs=8k\nrwmixread=70\n[a]\nreadwrite=randwrite\nblocksize=16k ; big\n\
+             rwmixwrite=10\nfilename=a#b\n[global2]\nsize=1m\n[b]\n",
+            &none,
+        )
+        .unwrap();
+        assert_eq!(jobs[0].get("rw"), Some("randwrite"));
+        assert_eq!(jobs[0].get("bs"), Some("16k"));
+        assert_eq!(jobs[0].get("rwmixread"), Some("90"));
+        assert_eq!(jobs[0].get("filename"), Some("a#b"));
+        assert_eq!(jobs.len(), 2, "[global2] is a global section, as in fio");
+        assert_eq!(jobs[1].get("size"), Some("1m"));
+    }
+
+    #[test]
     fn bad_files_say_where() {
         let none = |_: &str| None;
         for (text, says) in [
@@ -183,6 +241,8 @@ mod tests {
             ("[global]\nbs=4k\n", "no job"),
             ("[a]\n[a]\n", "appears twice"),
             ("[a]\ninclude missing.fio\n", "include"),
+            ("[a]\nroot:x:0:0=1\n", "not a fio option line"),
+            ("[a]\nrwmixwrite=150\n", "0 to 100"),
         ] {
             let e = parse(text, &none).unwrap_err();
             assert!(e.contains(says), "{text:?}: {e}");
