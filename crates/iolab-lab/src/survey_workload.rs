@@ -499,8 +499,9 @@ mod tests {
             workloads(&Asked::default(), true)[15].short(),
             "RND4K Q1 write"
         );
-        assert!(parse_kind("randrw")
+        assert!(parse_kind("trim")
             .unwrap_err()
             .contains("expected read, write, randread, randwrite, rw or randrw"));
+        assert_eq!(parse_kind("randrw"), Ok((OpKind::Mixed, true)));
     }
 }

@@ -112,14 +112,11 @@ fn dontcache_writes_land_and_leave_the_page_cache() {
 /// `iolab run --method io_uring --ops 10 ARGS` is refused before anything runs (exit 2), naming `flag` and
 /// saying `word`.
 fn refused(args: &[&str], flag: &str, word: &str) {
-    let mut a = vec!["run", "--method", "io_uring", "--ops", "10"];
-    a.extend_from_slice(args);
-    let r = iolab(&a);
-    assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
-    assert!(
-        r.stderr.contains(flag) && r.stderr.contains(word),
-        "{args:?}: {}",
-        r.stderr
+    refused_by(
+        &["run", "--method", "io_uring", "--ops", "10"],
+        args,
+        flag,
+        word,
     );
 }
 

@@ -7,15 +7,7 @@ use common::*;
 
 /// A usage error: exit 2, the flag named with the reason.
 fn refused(args: &[&str], flag: &str, word: &str) {
-    let mut a = vec!["run", "--ops", "10"];
-    a.extend_from_slice(args);
-    let r = iolab(&a);
-    assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
-    assert!(
-        r.stderr.contains(flag) && r.stderr.contains(word),
-        "{args:?}: {}",
-        r.stderr
-    );
+    refused_by(&["run", "--ops", "10"], args, flag, word);
 }
 
 /// 20,000 random 4 KiB writes over a 64 MiB file (16,384 blocks), verified: the distinct blocks the

@@ -267,3 +267,16 @@ pub fn json_file(p: &Path) -> serde_json::Value {
     )
     .unwrap()
 }
+
+/// `iolab BASE ARGS` is a usage error: exit 2, naming `flag`, with `word` in its reason.
+pub fn refused_by(base: &[&str], args: &[&str], flag: &str, word: &str) {
+    let mut a = base.to_vec();
+    a.extend_from_slice(args);
+    let r = iolab(&a);
+    assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+    assert!(
+        r.stderr.contains(flag) && r.stderr.contains(word),
+        "{args:?}: {}",
+        r.stderr
+    );
+}
