@@ -36,15 +36,13 @@ pub fn figures(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Option
         blocks.extend((0..done).map(|_| plan.next_op().block));
     }
     blocks.sort_unstable();
-    let mut counts: Vec<u32> = blocks
+    let mut counts: Vec<u64> = blocks
         .chunk_by(|a, b| a == b)
-        .map(|run| run.len() as u32)
+        .map(|run| run.len() as u64)
         .collect();
-    counts.sort_unstable_by(|a, b| b.cmp(a));
-    let top: u64 = counts[..(counts.len() - 1) / 10 + 1]
-        .iter()
-        .map(|&c| u64::from(c))
-        .sum();
+    counts.sort_unstable();
+    let tenth = (counts.len() - 1) / 10 + 1;
+    let top: u64 = counts[counts.len() - tenth..].iter().sum();
     Some(AccessFigures {
         distribution: spec.distribution.name(),
         accesses: total,

@@ -15,9 +15,9 @@
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
-/// How random offsets are spread over a thread's region.
+/// How random offsets are spread over a thread's region; in JSON as its name ("zipf:1.2").
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(into = "String", try_from = "String")]
 pub enum Distribution {
     #[default]
     Uniform,
@@ -33,6 +33,19 @@ pub enum Distribution {
 }
 
 const FLAG: &str = "--distribution";
+
+impl From<Distribution> for String {
+    fn from(d: Distribution) -> String {
+        d.name()
+    }
+}
+
+impl TryFrom<String> for Distribution {
+    type Error = String;
+    fn try_from(s: String) -> std::result::Result<Distribution, String> {
+        Distribution::parse(&s).map_err(|e| e.to_string())
+    }
+}
 
 impl Distribution {
     pub fn is_uniform(&self) -> bool {
@@ -186,12 +199,12 @@ impl Skew {
             Law::Pareto { pow } => ((n - 1) as f64 * u().powf(pow)) as u64,
             Law::Normal { spread } => {
                 let sum: u64 = (0..12).map(|_| (u() * (n + 1) as f64) as u64).sum();
-                let centre = sum.div_ceil(12) as i128;
-                let mut dev = (spread as f64 * u()) as i128 - (spread / 2) as i128;
-                while dev != 0 && !(0..n as i128).contains(&(centre + dev)) {
+                let centre = sum.div_ceil(12) as i64;
+                let mut dev = (spread as f64 * u()) as i64 - (spread / 2) as i64;
+                while dev != 0 && !(0..n as i64).contains(&(centre + dev)) {
                     dev /= 2;
                 }
-                (centre + dev).clamp(0, n as i128 - 1) as u64
+                (centre + dev).max(0).min(n as i64 - 1) as u64
             }
         }
     }

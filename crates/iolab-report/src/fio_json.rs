@@ -156,28 +156,70 @@ fn idle() -> Value {
     dir(0, 0, &Summary::default(), 0.0)
 }
 
+/// One direction as fio's json+ names its figures (bw in KiB/s, runtime in ms); fio's bandwidth and IOPS
+/// samples are not kept (zeros, the mean from the whole run).
+#[derive(serde::Serialize)]
+struct Dir {
+    io_bytes: u64,
+    io_kbytes: u64,
+    bw_bytes: u64,
+    bw: u64,
+    iops: f64,
+    runtime: u64,
+    total_ios: u64,
+    short_ios: u64,
+    drop_ios: u64,
+    slat_ns: Value,
+    clat_ns: Value,
+    lat_ns: Value,
+    bw_min: u64,
+    bw_max: u64,
+    bw_agg: f64,
+    bw_mean: f64,
+    bw_dev: f64,
+    bw_samples: u64,
+    iops_min: u64,
+    iops_max: u64,
+    iops_mean: f64,
+    iops_stddev: f64,
+    iops_samples: u64,
+}
+
 /// One direction: bytes, bandwidth (bw in KiB/s as fio gives it), iops and latency over `wall_s`.
 fn dir(ops: u64, bytes: u64, lat: &Summary, wall_s: f64) -> Value {
     let per_s = |v: f64| if wall_s > 0.0 { v / wall_s } else { 0.0 };
     let bw_bytes = per_s(bytes as f64);
     let iops = per_s(ops as f64);
-    json!({
-        "io_bytes": bytes,
-        "io_kbytes": bytes / 1024,
-        "bw_bytes": bw_bytes.round() as u64,
-        "bw": (bw_bytes / 1024.0).round() as u64,
-        "iops": iops,
-        "runtime": if ops > 0 { (wall_s * 1e3).round() as u64 } else { 0 },
-        "total_ios": ops,
-        "short_ios": 0,
-        "drop_ios": 0,
-        "slat_ns": stat(&Summary::default()),
-        "clat_ns": clat(lat),
-        "lat_ns": stat(lat),
-        "bw_min": 0, "bw_max": 0, "bw_agg": if ops > 0 { 100.0 } else { 0.0 },
-        "bw_mean": bw_bytes / 1024.0, "bw_dev": 0.0, "bw_samples": 0,
-        "iops_min": 0, "iops_max": 0, "iops_mean": iops, "iops_stddev": 0.0, "iops_samples": 0,
-    })
+    let d = Dir {
+        io_bytes: bytes,
+        io_kbytes: bytes / 1024,
+        bw_bytes: bw_bytes.round() as u64,
+        bw: (bw_bytes / 1024.0).round() as u64,
+        iops,
+        runtime: if ops > 0 {
+            (wall_s * 1e3).round() as u64
+        } else {
+            0
+        },
+        total_ios: ops,
+        short_ios: 0,
+        drop_ios: 0,
+        slat_ns: stat(&Summary::default()),
+        clat_ns: clat(lat),
+        lat_ns: stat(lat),
+        bw_min: 0,
+        bw_max: 0,
+        bw_agg: if ops > 0 { 100.0 } else { 0.0 },
+        bw_mean: bw_bytes / 1024.0,
+        bw_dev: 0.0,
+        bw_samples: 0,
+        iops_min: 0,
+        iops_max: 0,
+        iops_mean: iops,
+        iops_stddev: 0.0,
+        iops_samples: 0,
+    };
+    serde_json::to_value(d).unwrap_or(Value::Null)
 }
 
 fn stat(l: &Summary) -> Value {

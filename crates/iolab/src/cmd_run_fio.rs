@@ -280,7 +280,7 @@ fn in_job(e: Error, job: &str) -> Error {
 /// The runs side by side, fastest first by ops per second.
 fn table(done: &[(String, RunResult)]) -> String {
     let mut rows: Vec<&(String, RunResult)> = done.iter().collect();
-    rows.sort_by(|a, b| b.1.iops.total_cmp(&a.1.iops));
+    rows.sort_unstable_by(|a, b| b.1.iops.total_cmp(&a.1.iops));
     let w = rows.iter().map(|(l, _)| l.len()).max().unwrap_or(0).max(3);
     let mut o = format!(
         "\n{:<w$}  {:>12}  {:>10}  {:>10}  {:>10}\n",

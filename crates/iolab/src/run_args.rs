@@ -51,25 +51,19 @@ pub(crate) struct RunCmd {
 /// `iolab run --fio FILE`: a fio job file's jobs as iolab runs.
 #[derive(Args)]
 pub(crate) struct FioArgs {
-    /// Run the jobs of a fio job file, one after the other (fio runs jobs without stonewall at the same
-    /// time): each option mapped to iolab's of the same meaning; an option iolab does not honour refuses
-    /// the job, naming it. Flags given beside it override the job's options.
+    /// Run a fio job file's jobs, one after the other, each option in fio's meaning.
     #[arg(long, value_name = "JOBFILE", conflicts_with_all = ["spec", "repeat"])]
     pub(crate) fio: Option<PathBuf>,
     /// With --fio: run only the job of this [section].
     #[arg(long, value_name = "NAME", requires = "fio")]
     pub(crate) fio_section: Option<String>,
-    /// With --fio: run a job with options iolab does not honour anyway, and list them in the output and
-    /// the result's notes.
+    /// With --fio: run jobs with options iolab does not honour, listing them.
     #[arg(long, requires = "fio")]
     pub(crate) fio_lenient: bool,
-    /// With --fio: run each job once per method that can do it, all at the job's requests in flight
-    /// (numjobs x iodepth, as --inflight), then rank them.
+    /// With --fio: run each job by every method that can, at its requests in flight.
     #[arg(long, requires = "fio")]
     pub(crate) across_methods: bool,
-    /// Also write the run (every run of a --fio job file) as fio's --output-format=json+ lays it out, for
-    /// fio's tools (fio_jsonplus_clat2csv, fio-plot); iolab's own figures in an `iolab` object of each job.
-    /// An existing FILE is not replaced.
+    /// Also write the runs as fio's json+ (for fio_jsonplus_clat2csv, fio-plot). Never replaces FILE.
     #[arg(long, value_name = "FILE")]
     pub(crate) fio_json: Option<PathBuf>,
 }

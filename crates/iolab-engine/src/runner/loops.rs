@@ -89,9 +89,9 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
 ) -> Result<()> {
     let (bs, every) = (p.bs, p.clock_every.max(1));
     let dense = every == 1;
-    // A mixed run reads into a buffer of its own; the others have one buffer.
-    let read_ptr = bufs[usize::from(p.mixed)].ptr;
     let ptr = bufs[0].ptr;
+    // A mixed run reads into a buffer of its own; the others have one buffer.
+    let read_ptr = bufs.get(usize::from(p.mixed)).map_or(ptr, |b| b.ptr);
     let data = bufs[0].slice_mut(bs);
     // The next op count at which an --fsync/--msync flush is due (u64::MAX: never), so the hot loop
     // makes one comparison for both.
@@ -118,16 +118,14 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     let mut next_read = every;
     // Clock reads besides the one per op (after flushes and interval closes; dense timing only).
     let mut rare_reads = 0u64;
-    let (pace, ns_per_tick) = (p.pace_ticks, 1e9 / p.hz);
     while done < max_ops {
-        if pace > 0.0 {
-            // --rate-iops: op `done` is due `done` intervals after the start; its latency runs from then.
-            // An op due past the deadline is not waited for.
-            let due = start.saturating_add((done as f64 * pace) as u64);
-            if due >= deadline {
-                break;
+        if p.pace_ticks > 0.0 {
+            // --rate-iops: the op waits for its time, and its latency runs from then (none past the deadline).
+            let pace = (p.pace_ticks, p.hz);
+            match super::paced::until(clk, pace, start, done, deadline, &mut out.pace) {
+                Some(due) => t = due,
+                None => break,
             }
-            t = super::paced::until(clk, due, pace, ns_per_tick, &mut out.pace);
         }
         let io = Io {
             slot: 0,

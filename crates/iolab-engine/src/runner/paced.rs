@@ -19,16 +19,23 @@ pub(super) struct PaceOut {
     pub(super) clock_reads: u64,
 }
 
-/// Waits until tick `due` (op `k`'s time); returns it, the start of the op's latency. `interval` is one
-/// op's share of a second in ticks, `ns_per_tick` the clock's.
+/// Waits until op `done` of a loop that started at tick `start` is due (`done` intervals of `interval`
+/// ticks later, on a clock of `hz` ticks a second) and returns that tick, the start of the op's latency; `None` when the op is due at
+/// or after the `deadline` (it is not waited for). Out of line: the loops are compiled per method.
 #[inline(never)]
 pub(super) fn until<C: Clock>(
     clk: &C,
-    due: u64,
-    interval: f64,
-    ns_per_tick: f64,
+    (interval, hz): (f64, f64),
+    start: u64,
+    done: u64,
+    deadline: u64,
     out: &mut PaceOut,
-) -> u64 {
+) -> Option<u64> {
+    let due = start.saturating_add((done as f64 * interval) as u64);
+    if due >= deadline {
+        return None;
+    }
+    let ns_per_tick = 1e9 / hz;
     let mut now = clk.now();
     out.clock_reads += 1;
     if now > due {
@@ -46,7 +53,7 @@ pub(super) fn until<C: Clock>(
         now = clk.now();
         out.clock_reads += 1;
     }
-    due
+    Some(due)
 }
 
 /// The pass's pace: asked and achieved per thread (the slowest thread's ops over its own span and one

@@ -28,7 +28,7 @@ pub(super) fn worker<M: Method, C: Clock>(
         0 => Ok(IntervalLog::off()),
         every => IntervalLog::new(every, p.intervals_expected),
     };
-    let prepared = match hists.and_then(|(lat, gap)| {
+    let mut prepared = match hists.and_then(|(lat, gap)| {
         (out.lat, out.gap) = (lat, gap);
         out.warm = super::warmup::warm_up::<M, C>(&ctx, clk, p, sh.abort())?;
         out.log = log()?;
@@ -45,9 +45,9 @@ pub(super) fn worker<M: Method, C: Clock>(
         }
     };
     // The plan is made before the start (a Zipf plan sums its constants over the region's blocks).
-    let mut planned = prepared.map(|x| (x, plan_of(&ctx, p)));
+    let mut plan = prepared.as_ref().map(|_| plan_of(&ctx, p));
     sh.start();
-    if let Some((prepared, plan)) = planned.as_mut() {
+    if let (Some(prepared), Some(plan)) = (prepared.as_mut(), plan.as_mut()) {
         if !sh.abort().load(Ordering::Relaxed) {
             measure(prepared, &ctx, clk, p, plan, sh.abort(), max_ops, &mut out);
         }
@@ -56,7 +56,7 @@ pub(super) fn worker<M: Method, C: Clock>(
     // After the "after" sample, so that its CPU time is not the run's.
     out.log.finish(&mut out.lat, out.t_last, out.ops);
     // The method (fd, mapping, ring and with it the ring's helper threads) goes away here, after sampling.
-    if let Some(((m, bufs), _)) = planned {
+    if let Some((m, bufs)) = prepared {
         drop(m);
         if out.leak_buffers {
             std::mem::forget(bufs);
@@ -65,7 +65,9 @@ pub(super) fn worker<M: Method, C: Clock>(
     out
 }
 
-/// The thread's offset plan: its region, the distribution, the direction of each op.
+/// The thread's offset plan: its region, the distribution, the direction of each op (out of line: the
+/// worker is compiled once per method and clock).
+#[inline(never)]
 fn plan_of(ctx: &ThreadCtx, p: &LoopParams) -> OpPlan {
     OpPlan::new(
         ctx.spec.pattern,

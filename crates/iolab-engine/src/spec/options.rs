@@ -132,26 +132,18 @@ pub static OPTIONS: &[Opt] = &[
         help: "How each op talks to the kernel (see the list below)" },
     Opt { key: "op", ty: Ty::Word(&["write", "read", "mixed"]), value_name: "OP", group: W, applies: All,
         default: Some("write"),
-        help: "write, read, or mixed (each op reads or writes, drawn from the seed: fio's rw=randrw/readwrite; \
-               psync, pv2 and io_uring, on a file or block device; reads and writes are counted and timed \
-               apart)" },
+        help: "write, read, or mixed (each op reads or writes: fio's randrw; psync, pv2, io_uring)" },
     Opt { key: "rate-iops", ty: Ty::Count, value_name: "N", group: W, applies: All, default: None,
-        help: "Pace each thread to N ops per second (fio's rate_iops): op k is due k/N s after the start; \
-               latency runs from when an op was due, so a stall delays and counts against the ops behind it \
-               (coordinated omission not hidden); the result says whether the rate was met. Methods that \
-               complete each op in its call" },
+        help: "Pace each thread to N ops/s (fio's rate_iops); latency runs from when each op was due" },
     Opt { key: "rate", ty: Ty::Size, value_name: "BYTES", group: W, applies: All, default: None,
-        help: "Pace each thread to BYTES per second (fio's rate): --rate-iops of BYTES / --bs" },
+        help: "Pace each thread to BYTES/s (fio's rate)" },
     Opt { key: "read-pct", ty: Ty::Count, value_name: "N", group: W, applies: All, default: Some("50"),
         help: "With --op mixed: the share of ops that read, in percent (fio's rwmixread)" },
     Opt { key: "pattern", ty: Ty::Word(&["seq", "rand"]), value_name: "PATTERN", group: W, applies: All,
         default: Some("seq"), help: "seq or rand (uniform over the thread's region, replayable)" },
     Opt { key: "distribution", ty: Ty::Text, value_name: "DIST", group: W, applies: All,
         default: Some("uniform"),
-        help: "With --pattern rand: uniform, zipf:THETA, pareto:H or normal:PCT, in fio's meaning (its \
-               random_distribution): zipf by Gray's generator as fio draws it, pareto:0.2 sends 80% of the \
-               accesses to 20% of the blocks; the hot blocks are scattered over the region, replayable from \
-               the seed" },
+        help: "With --pattern rand: uniform, zipf:THETA, pareto:H or normal:PCT, as fio's random_distribution" },
     Opt { key: "bs", ty: Ty::Size, value_name: "SIZE", group: W, applies: All, default: Some("4k"),
         help: "Bytes per op: 4, 512, 4k, 4KiB, 1m, 1MiB (powers of 1024)" },
     Opt { key: "ops", ty: Ty::Count, value_name: "N", group: W, applies: All,
