@@ -147,7 +147,9 @@ fn first_screen_answers(stdout: &str) {
             .filter(|c| !c.is_ascii_digit() && *c != '.')
             .collect();
         let words = words.split_whitespace().collect::<Vec<_>>().join(" ");
-        if words.len() > 30 {
+        // A row's label ("io_uring at 4 KiB, 76x write()'s time") names the row a figure is about; two
+        // targets' largest gaps may be the same method and size with other figures.
+        if words.len() > 30 && !words.ends_with("write()'s time") {
             assert!(seen.insert(words.clone()), "said twice: {words}\n{stdout}");
         }
     }
