@@ -139,6 +139,55 @@ fn leave_registered_cgroup() -> Option<bool> {
     Some(unsafe { iolab_sys::write_file_raw(home, pid) && iolab_sys::remove_path_raw(dir, true) })
 }
 
+/// The ftrace instance of `--layers` (a C string leaked by [`register_trace_instance`]; null: none), and
+/// whether it is made.
+static TRACE_INSTANCE: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+static TRACE_INSTANCE_MADE: AtomicBool = AtomicBool::new(false);
+
+/// Registers the ftrace instance directory `dir` (before it is made): on Ctrl-C, SIGTERM or SIGHUP the
+/// handler removes it once made (its Drop at a normal exit; `iolab clean` after a kill).
+pub fn register_trace_instance(dir: &Path) {
+    install_signal_handler();
+    let c = CString::new(dir.as_os_str().as_bytes()).expect("no NUL in a path");
+    let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let old = TRACE_INSTANCE.swap(c.into_raw(), Ordering::AcqRel);
+    if !old.is_null() {
+        // SAFETY: `old` came from CString::into_raw here and no slot holds it any more.
+        drop(unsafe { CString::from_raw(old) });
+    }
+}
+
+/// The registered instance is made: from now on the handler removes it.
+pub fn trace_instance_made() {
+    TRACE_INSTANCE_MADE.store(true, Ordering::SeqCst);
+}
+
+/// The instance is removed (or about to be): the handler leaves it.
+pub fn unregister_trace_instance() {
+    let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    TRACE_INSTANCE_MADE.store(false, Ordering::SeqCst);
+    let p = TRACE_INSTANCE.swap(std::ptr::null_mut(), Ordering::AcqRel);
+    if !p.is_null() {
+        // SAFETY: `p` came from CString::into_raw in `register_trace_instance` and no slot holds it any
+        // more; a handler that loaded it before the swap ends the process without returning here.
+        drop(unsafe { CString::from_raw(p) });
+    }
+}
+
+/// In the handler: removes the registered ftrace instance; None when there is none.
+fn remove_registered_instance() -> Option<bool> {
+    let dir = TRACE_INSTANCE.load(Ordering::Acquire);
+    if dir.is_null() {
+        return None;
+    }
+    if !TRACE_INSTANCE_MADE.load(Ordering::SeqCst) {
+        return Some(false);
+    }
+    // SAFETY: a C string leaked by `register_trace_instance`, freed only after being cleared; the caller
+    // ends the process.
+    Some(unsafe { iolab_sys::remove_path_raw(dir, true) })
+}
+
 /// In the handler: resets and removes the registered zram device; None when there is none.
 fn reset_registered_zram() -> Option<bool> {
     let (reset, number) = (
@@ -191,6 +240,11 @@ pub(crate) fn remove_registered() -> bool {
         None => {}
     }
     match leave_registered_cgroup() {
+        Some(true) => removed += 1,
+        Some(false) => all = false,
+        None => {}
+    }
+    match remove_registered_instance() {
         Some(true) => removed += 1,
         Some(false) => all = false,
         None => {}

@@ -10,7 +10,9 @@ use crate::spec::Spec;
 use crate::target::TargetKind;
 use serde::{Deserialize, Serialize};
 
-pub use crate::workload_figures::{AccessFigures, DirFigures, MixedFigures, PacedFigures};
+pub use crate::workload_figures::{
+    AccessFigures, DirFigures, LayerFigures, MixedFigures, PacedFigures,
+};
 
 /// Version of this schema; bumped when a field changes meaning or goes away.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -622,6 +624,9 @@ pub struct RunResult {
     /// Random offsets: how the accesses spread over the blocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access: Option<AccessFigures>,
+    /// `--layers`: where an op's time went, by layer (block-device targets and files on one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layers: Option<LayerFigures>,
     pub per_thread: Vec<ThreadFigures>,
     pub verify: Option<VerifyFigures>,
     /// Kernel counters (perf_event_open) and where they came from.

@@ -51,3 +51,34 @@ pub struct AccessFigures {
     /// 10%" row).
     pub hottest_tenth_share: f64,
 }
+
+/// `--layers`: where an op's time went, from the block layer's tracepoints in a separate untimed pass
+/// (per op means and 99th percentiles, ns): before its first bio reached the block layer (the syscall,
+/// filesystem, page cache, io-wq hand-off), queued in the block layer, on the device, and after the
+/// completion until iolab saw it. An op no request of its own served counts all its time as before.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct LayerFigures {
+    pub before_ns: f64,
+    pub queued_ns: f64,
+    pub device_ns: f64,
+    pub after_ns: f64,
+    pub before_p99_ns: f64,
+    pub queued_p99_ns: f64,
+    pub device_p99_ns: f64,
+    pub after_p99_ns: f64,
+    /// Block requests per op (0: every op was served without one, as from the page cache).
+    pub requests: f64,
+    /// Ops whose time was split, and of them those no request of their own served.
+    pub ops: u64,
+    pub ops_without_request: u64,
+    /// Ops left out: their request's events were not all seen (lost samples, or a stacked device).
+    pub ops_unmatched: u64,
+    /// The mean latency of the traced pass's ops (the four parts add up to it) and of the timed pass's
+    /// ops (the difference is what tracing cost each op, with the runs' own noise).
+    pub pass_mean_ns: f64,
+    pub timed_mean_ns: f64,
+    /// Samples the kernel could not write into the rings (the ops they belonged to are left out).
+    pub lost_samples: u64,
+    /// Which events, on which disk, through what, in which pass.
+    pub source: String,
+}

@@ -270,6 +270,7 @@ mod tests {
             mixed: None,
             paced: None,
             access: None,
+            layers: None,
             per_thread: vec![Default::default()],
             verify: Some(Default::default()),
             kernel: Default::default(),

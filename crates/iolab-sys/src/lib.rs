@@ -22,6 +22,7 @@
 //!   clock_gettime as a plain system call, the vDSO's presence.
 //! - `process`: rusage, clocks, ids, affinity, signals, fork/wait/kill, exits.
 //! - `seccomp`: the offload client's seccomp filter (an allow list of system calls) and exit_group.
+//! - `extents`: where a file's bytes lie on its device (FIEMAP).
 //! - `perf_events`: perf_event_open and friends, private tracefs instances (`perf` is `perf_abi`: the
 //!   perf_event ABI structures and constants, defined here for every architecture).
 //! - `uring`: io_uring_setup/enter/register and the structures for rings in user memory.
@@ -38,6 +39,7 @@ mod at;
 mod cache;
 mod cpu_timer;
 mod errno;
+mod extents;
 mod files;
 mod ipc;
 mod lfs;
@@ -57,6 +59,7 @@ pub use at::*;
 pub use cache::*;
 pub use cpu_timer::*;
 pub use errno::{errno_name, SysErr, SysResult};
+pub use extents::{file_extents, Extent};
 pub use files::*;
 pub use ipc::*;
 pub use lfs::{identity, Stat};

@@ -1,5 +1,6 @@
 //! Memory cgroups in the journal (`--memory-limit`): iolab makes one as a child of its own cgroup, moves
-//! itself in, and at exit moves back and removes it; a kill leaves it behind, empty. `clean` removes a
+//! itself in, and at exit moves back and removes it; a kill leaves it behind, empty. The ftrace instance
+//! of `--layers` (tracefs instances/iolab-PID) is journaled the same way and removed alike. `clean` removes a
 //! recorded cgroup of a gone process once no process is in it (the kernel refuses otherwise); one that
 //! still holds processes is someone's now and is left, with the reason.
 
@@ -47,12 +48,21 @@ pub(super) fn clean_cgroups(
     keep
 }
 
-/// Removes the cgroup at `p` if it is one (a directory of a cgroup filesystem) and no process is in it.
+/// Removes the cgroup at `p` if it is one (a directory of a cgroup filesystem) and no process is in it,
+/// or the ftrace instance at `p` (a directory of tracefs's instances: `--layers`).
 fn remove(p: &Path) -> Verdict {
     const CGROUP_SUPER_MAGIC: u64 = 0x0027_e0eb;
     const CGROUP2_SUPER_MAGIC: u64 = 0x6367_7270;
+    const TRACEFS_MAGIC: u64 = 0x7472_6163;
     match iolab_sys::fs_magic(p) {
         Ok(CGROUP_SUPER_MAGIC | CGROUP2_SUPER_MAGIC) => {}
+        Ok(TRACEFS_MAGIC) if p.parent().and_then(Path::file_name) == Some("instances".as_ref()) => {
+            return match std::fs::remove_dir(p) {
+                Ok(()) => Verdict::Removed,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Verdict::Gone,
+                Err(e) => Verdict::Failed(format!("rmdir: {e}")),
+            };
+        }
         Ok(_) => return Verdict::Refused("it is not a cgroup (not on a cgroup filesystem)".into()),
         Err(e) if e.errno == libc::ENOENT => return Verdict::Gone,
         Err(e) => return Verdict::Failed(format!("statfs: {}", iolab_sys::errno_name(e.errno))),

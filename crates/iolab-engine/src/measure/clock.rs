@@ -52,6 +52,14 @@ fn counter_now() -> u64 {
     sys::monotonic_ns()
 }
 
+/// One reading of the clock of `kind` (the mock clock reads CLOCK_MONOTONIC).
+pub fn now_of(kind: ClockKind) -> u64 {
+    match kind {
+        ClockKind::Tsc | ClockKind::Cntvct => counter_now(),
+        ClockKind::Monotonic | ClockKind::Mock => sys::monotonic_ns(),
+    }
+}
+
 /// clock_gettime(CLOCK_MONOTONIC), ticks are nanoseconds.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MonoClock;

@@ -68,6 +68,8 @@ pub struct TraceIds {
     pub source: String,
     /// raw_syscalls:sys_exit (counted for offload clients only).
     pub sys_exit: Option<u64>,
+    /// The block layer's request events and their raw layouts (`--layers`).
+    pub block: Option<super::tp_format::BlockFormats>,
 }
 
 /// Syscalls the runner itself (or any method's flushes and setup) can make during a run; a run's breakdown
@@ -119,6 +121,7 @@ fn read_ids(root: &Path) -> TraceIds {
             ids.events.insert(SUBMIT_OLD.to_string(), v);
         }
     }
+    ids.block = super::tp_format::block_formats(root);
     ids.sys_exit = std::fs::read_to_string(root.join("events/raw_syscalls/sys_exit/id"))
         .ok()
         .and_then(|t| t.trim().parse().ok());

@@ -1,6 +1,7 @@
 //! Measurement: the clock, latency histograms, CPU/task and kernel I/O accounting, sampled
 //! profiles.
 
+pub mod blocktrace;
 pub mod clock;
 pub mod counters;
 pub mod cpu;
@@ -8,3 +9,4 @@ pub mod hist;
 pub mod iopoll;
 pub mod memcopy;
 pub mod profile;
+pub mod tp_format;

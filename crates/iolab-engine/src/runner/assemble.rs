@@ -103,6 +103,7 @@ pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunRe
         mixed: None,
         paced: None,
         access: None,
+        layers: None,
         per_thread: Vec::new(),
         verify: None,
         kernel: Default::default(),

@@ -147,12 +147,12 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
             e = clk.now();
             if dense {
                 out.lat.record(e.saturating_sub(t));
-                timed = Some(e.saturating_sub(t));
+                timed = Some((t, e));
                 t = e;
             }
         }
-        if let Some(mx) = out.mix.as_mut() {
-            mx.op(op.write, timed);
+        if let Some(po) = out.perop.as_mut() {
+            po.op(op.write, op.offset, timed);
         }
         if done == next_flush {
             if p.fsync_every != 0 && done.is_multiple_of(p.fsync_every) {
@@ -366,7 +366,7 @@ impl Slots {
         &mut self,
         m: &mut M,
         lat: &mut FastHist,
-        mut mix: Option<&mut super::mixed::MixOut>,
+        mut perop: Option<&mut super::perop::PerOp>,
         e: u64,
         expected: i32,
     ) -> (u32, Option<(i32, u64)>) {
@@ -392,8 +392,8 @@ impl Slots {
                 }
                 (run_v, run_n) = (v, 1);
             }
-            if let Some(mx) = mix.as_deref_mut() {
-                mx.op(writes[slot as usize], Some(v));
+            if let Some(po) = perop.as_deref_mut() {
+                po.op(writes[slot as usize], offset, Some((start, e)));
             }
             if res != expected {
                 note_bad(&mut bad, res, offset);
@@ -610,7 +610,7 @@ pub(super) fn loop_async<M: Method, C: Clock>(
         let e = clk.now();
         reads += 1;
         round_start = e;
-        let (reaped, bad) = slots.reap(m, &mut out.lat, out.mix.as_mut(), e, expected);
+        let (reaped, bad) = slots.reap(m, &mut out.lat, out.perop.as_mut(), e, expected);
         fl.inflight -= reaped;
         done += u64::from(reaped);
         if reaped > 0 {

@@ -19,9 +19,7 @@ impl MixOut {
         })
     }
 
-    /// One op done; its latency in ticks where the loop timed it. Out of line: the loops are compiled once
-    /// per method and clock, and only mixed runs call it.
-    #[inline(never)]
+    /// One op done; its latency in ticks where the loop timed it (through `PerOp::op`).
     pub(super) fn op(&mut self, write: bool, lat: Option<u64>) {
         let d = usize::from(write);
         self.ops[d] += 1;

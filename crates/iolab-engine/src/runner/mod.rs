@@ -19,11 +19,13 @@
 mod assemble;
 mod content;
 mod intervals;
+mod layers;
 mod loops;
 mod merge;
 mod mixed;
 mod paced;
 mod pass;
+mod perop;
 mod sink_check;
 mod threads;
 mod warmup;
@@ -71,6 +73,7 @@ pub fn run_with(
         .transpose()?;
     let tp = counting_pass(spec, clock, &mut kernel, board, drive)?;
     let separate = profile_pass(spec, clock, board, drive)?;
+    let layers = layers_pass(spec, clock, board, drive)?;
     let inline = (spec.profile == ProfileMode::Inline).then(|| Sampler::open(spec.profile_hz));
     let sampler = inline.as_ref().and_then(|s| s.as_ref().ok());
     let cg = cgroup.as_ref();
@@ -79,6 +82,14 @@ pub fn run_with(
         Some(s) => Some(profile_of(s, spec, "inline")),
         None => separate,
     };
+    match layers {
+        Some(Ok(mut l)) => {
+            l.timed_mean_ns = r.latency.mean_ns;
+            r.layers = Some(l);
+        }
+        Some(Err(why)) => r.notes.push(format!("no time per layer (--layers): {why}")),
+        None => {}
+    }
     sort_counts(spec, &mut kernel, vals, tp, &r);
     r.kernel = kernel;
     Ok(r)
@@ -123,6 +134,7 @@ fn counting_pass(
         sampler: None,
         irqs: None,
         memory: None,
+        layers: None,
         drive,
     };
     let sample = spec.counting_sample();
@@ -139,6 +151,42 @@ fn counting_pass(
     });
     Ok(Some((vals, r)))
 }
+
+/// With `--layers`: the traced pass (see `layers.rs`) and its figures, or why there are none.
+fn layers_pass(
+    spec: &Spec,
+    clock: &ClockInfo,
+    board: Option<&Board>,
+    drive: Drive,
+) -> Result<Option<std::result::Result<crate::result::LayerFigures, String>>> {
+    if !spec.layers {
+        return Ok(None);
+    }
+    let tracer = match layers::tracer(spec, clock.kind) {
+        Ok(t) => t,
+        Err(why) => return Ok(Some(Err(why))),
+    };
+    let pass = Pass {
+        counters: &[],
+        progress: board.map(|b| (b, Stage::Counting)),
+        sampler: None,
+        irqs: None,
+        memory: None,
+        layers: Some(&tracer),
+        drive,
+    };
+    let (r, _) = run_once(&layers::traced_spec(spec), clock, &pass)?;
+    Ok(Some(r.layers.ok_or_else(|| {
+        r.notes
+            .iter()
+            .find_map(|n| n.strip_prefix(LAYERS_NOTE))
+            .unwrap_or("the traced pass gave no figures")
+            .to_string()
+    })))
+}
+
+/// How a traced pass that could not split its ops says why, in its notes.
+const LAYERS_NOTE: &str = "layers: ";
 
 /// With `--profile separate`: an untimed pass of the same workload, sampled; its profile (or why there is
 /// none).
@@ -159,6 +207,7 @@ fn profile_pass(
             sampler: Some(s),
             irqs: None,
             memory: None,
+            layers: None,
             drive,
         };
         run_once(&spec.for_counting_pass(), clock, &pass)?;
@@ -217,6 +266,7 @@ fn timed_pass(
             sampler,
             irqs: irqs.as_ref(),
             memory,
+            layers: None,
             drive,
         };
         run_once(spec, clock, &pass)

@@ -168,6 +168,12 @@ pub(super) fn run_once(
 
         ..base
     };
+    if let Some(t) = pass.layers {
+        match super::layers::figures(t, spec, &target, &outs) {
+            Ok(l) => result.layers = Some(l),
+            Err(why) => result.notes.push(format!("{}{why}", super::LAYERS_NOTE)),
+        }
+    }
     result.sink = target.sink_figures(sink_before, sink_after).map(|mut f| {
         f.check_against(&result);
         f
@@ -217,7 +223,10 @@ fn mixed_figures(
     ns: f64,
     wall_s: f64,
 ) -> Result<Option<crate::result::MixedFigures>> {
-    let mixes: Vec<_> = outs.iter().filter_map(|o| o.mix.as_ref()).collect();
+    let mixes: Vec<_> = outs
+        .iter()
+        .filter_map(|o| o.perop.as_ref()?.mix.as_ref())
+        .collect();
     super::mixed::figures(&mixes, spec.read_pct, spec.bs, ns, wall_s)
 }
 

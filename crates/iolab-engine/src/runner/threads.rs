@@ -129,6 +129,9 @@ pub(super) fn run_threads<M: Method, C: Clock>(
             spec.method.info().synchronous(),
         )
         .map_or(1, |s| s.every),
+        log_ops: pass
+            .layers
+            .map_or(0, |_| spec.ops_for_thread(0).unwrap_or(0)),
     };
     let region_len = target.region_blocks * spec.bs;
     let shared = crate::method::api::SharedSlot::default();

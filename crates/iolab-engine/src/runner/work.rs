@@ -99,8 +99,8 @@ pub(super) struct WorkerOut {
     pub(super) log: IntervalLog,
     /// Clock reads over the timed span (counted apart from the method's calls where a read is one).
     pub(super) clock_reads: u64,
-    /// `--op mixed`: the reads and writes apart.
-    pub(super) mix: Option<super::mixed::MixOut>,
+    /// `--op mixed`: the reads and writes apart; `--layers`' traced pass: the ops logged.
+    pub(super) perop: Option<super::perop::PerOp>,
     /// `--rate-iops`: how the pace went.
     pub(super) pace: super::paced::PaceOut,
 }
@@ -122,7 +122,7 @@ impl WorkerOut {
             error: None,
             boundary_timing: false,
             cpus: (-1, -1),
-            mix: None,
+            perop: None,
             pace: Default::default(),
             uring: None,
             aio: None,
@@ -175,6 +175,8 @@ pub(super) struct LoopParams<'a> {
     pub(super) intervals_expected: u64,
     /// Ops per clock read of a synchronous loop (`--clock-every`; 1: a read after every op).
     pub(super) clock_every: u64,
+    /// The traced pass of `--layers`: each worker logs up to this many ops (0: none).
+    pub(super) log_ops: u64,
 }
 
 /// The two hand-overs between a worker and whoever samples the process around the timed span.
@@ -216,6 +218,9 @@ impl Snap {
         if let Some(s) = sampler {
             s.start();
         }
+        if let Some(t) = pass.layers {
+            t.switch(true);
+        }
         Snap {
             proc: Sample { ru, tasks, steal },
             io,
@@ -226,6 +231,9 @@ impl Snap {
     }
     pub(super) fn take_after(pass: &Pass) -> Snap {
         let (c, sampler) = (pass.counters, pass.sampler);
+        if let Some(t) = pass.layers {
+            t.switch(false);
+        }
         if let Some(s) = sampler {
             s.stop();
         }
@@ -268,6 +276,8 @@ pub struct Pass<'a> {
     pub(super) irqs: Option<&'a IrqWatch>,
     /// `--memory-limit`: the run's memory cgroup, whose counters are read around the timed span.
     pub(super) memory: Option<&'a crate::memlimit::MemCgroup>,
+    /// `--layers`: the block tracepoints, enabled around the timed span, and the ops each worker logs.
+    pub(super) layers: Option<&'a crate::measure::blocktrace::BlockTrace>,
     /// The method's runner (its registry line's `drive`).
     pub(super) drive: Drive,
 }

@@ -32,9 +32,7 @@ pub(super) fn worker<M: Method, C: Clock>(
         (out.lat, out.gap) = (lat, gap);
         out.warm = super::warmup::warm_up::<M, C>(&ctx, clk, p, sh.abort())?;
         out.log = log()?;
-        if p.mixed {
-            out.mix = Some(super::mixed::MixOut::try_new()?);
-        }
+        out.perop = super::perop::PerOp::for_worker(p.mixed, p.log_ops)?;
         prepare::<M>(&ctx, p)
     }) {
         Ok(x) => Some(x),

@@ -158,6 +158,9 @@ pub struct Spec {
     pub allow_device_writes: bool,
     /// How kernel tracepoints are counted: a separate untimed pass (default), inline, or not at all.
     pub count: CountMode,
+    /// `--layers`: an untimed pass with the block layer's tracepoints, for the time per layer.
+    #[serde(default)]
+    pub layers: bool,
     /// io_uring ring options (see `method/io_uring.rs`).
     pub ring: RingOpts,
     /// Per-syscall breakdown in the counting pass (each traced syscall adds 0.1-0.3 s of tracepoint

@@ -313,6 +313,10 @@ pub static OPTIONS: &[Opt] = &[
                duration, at most 0.25 s; per-op figures come from it); full = an untimed pass of the whole workload (exact totals); inline = during the \
                timed pass (each syscall ~30% dearer); none. Software counters (context switches, faults) are \
                always on" },
+    Opt { key: "layers", ty: flag("layers"), value_name: "", group: S, applies: All, default: None,
+        help: "Where each op's time went, by layer, for a block device or a file on one: an untimed pass traces \
+               the block layer (bio queued, request issued, completed) and splits each op's time into before, \
+               queued, device and after (needs root or perf_event_paranoid -1)" },
     Opt { key: "profile", ty: Ty::WordOrFlag(&["none", "separate", "inline"], "separate"), value_name: "PASS", group: S,
         applies: All, default: Some("none; --profile alone: separate"),
         help: "Sample where the CPU time goes (perf cpu-clock, or cycles where the hardware has them, with kernel \

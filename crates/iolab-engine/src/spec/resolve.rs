@@ -179,6 +179,7 @@ impl RawSpec {
             keep: self.bool("keep")?,
             allow_device_writes: self.bool("allow-device-writes")?,
             count: self.count_mode()?,
+            layers: self.bool("layers")?,
             ring,
             breakdown: !self.has("breakdown") || self.bool("breakdown")?,
             offload,

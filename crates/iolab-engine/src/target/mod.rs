@@ -604,5 +604,7 @@ fn prefill(fd: i32, spec: &Spec, end: u64, shown: &str) -> Result<()> {
         let w = sys::pwrite(fd, &chunk[..n], off).map_err(|e| Error::sys_on(e, shown))?;
         off += w as u64;
     }
-    Ok(())
+    // On the device before the pass: an O_DIRECT read of a range still dirty writes it back first, which
+    // would put the prefill's writeback inside the ops' latency.
+    sys::fsync(fd).map_err(|e| Error::sys_on(e, shown))
 }

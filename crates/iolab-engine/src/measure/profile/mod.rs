@@ -70,7 +70,7 @@ pub struct Sampler {
 }
 
 /// The online CPUs (/sys/devices/system/cpu/online, "0-3,6"); all the process may use if unreadable.
-fn online_cpus() -> Vec<i32> {
+pub(crate) fn online_cpus() -> Vec<i32> {
     let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
     let mut cpus = Vec::new();
     for part in text.trim().split(',').filter(|p| !p.is_empty()) {
