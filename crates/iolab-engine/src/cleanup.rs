@@ -185,7 +185,14 @@ fn remove_registered_instance() -> Option<bool> {
     }
     // SAFETY: a C string leaked by `register_trace_instance`, freed only after being cleared; the caller
     // ends the process.
-    Some(unsafe { iolab_sys::remove_path_raw(dir, true) })
+    let remove = || unsafe { iolab_sys::remove_path_raw(dir, true) };
+    if remove() {
+        return Some(true);
+    }
+    // The kernel refuses (EBUSY) while a file of the instance is open, as when the signal came while one
+    // of its settings was being written: let go of every descriptor but stdin/out/err and try again.
+    iolab_sys::close_from_raw(3);
+    Some(remove())
 }
 
 /// In the handler: resets and removes the registered zram device; None when there is none.
@@ -244,11 +251,6 @@ pub(crate) fn remove_registered() -> bool {
         Some(false) => all = false,
         None => {}
     }
-    match remove_registered_instance() {
-        Some(true) => removed += 1,
-        Some(false) => all = false,
-        None => {}
-    }
     for i in (0..SLOTS).rev() {
         // Acquire: pairs with the Release store in `register`, so the string's bytes and the slot's other
         // fields are visible.
@@ -270,6 +272,12 @@ pub(crate) fn remove_registered() -> bool {
                 all = false;
             }
         }
+    }
+    // Last: removing it may take closing every descriptor, the registered paths' directories among them.
+    match remove_registered_instance() {
+        Some(true) => removed += 1,
+        Some(false) => all = false,
+        None => {}
     }
     // The journal of what iolab created goes too when nothing it records is left.
     crate::leftovers::unlink_journal_if_all_removed(all, removed);

@@ -187,6 +187,9 @@ pub struct WorkloadSurvey {
     pub runs: Vec<SurveyRun>,
     pub ranking: Vec<crate::ranking::RankingTable>,
     pub peak_rss_bytes: Option<u64>,
+    /// Where each run's time per layer came from (each run's `layers`), or why there is none.
+    #[serde(default)]
+    pub layers: String,
 }
 
 /// What the target is.
@@ -333,7 +336,7 @@ fn cells(
     target: &Path,
     ws: &[Workload],
     o: &WorkloadOptions,
-    file_size: u64,
+    (file_size, layers): (u64, bool),
 ) -> (Vec<Cell>, Vec<SurveyRun>) {
     let rounds = o.rounds.max(1);
     let (ops, max_s) = ((o.ops / rounds as u64).max(1), o.max_s / rounds as f64);
@@ -367,6 +370,9 @@ fn cells(
                 .with("count", "none");
             if w.direct {
                 raw = raw.with("direct", true);
+            }
+            if layers {
+                raw = raw.with("layers", true);
             }
             if matches!(place, Place::Dir(_)) {
                 raw = raw.with("file-size", file_size);
@@ -426,7 +432,15 @@ pub fn survey(o: &WorkloadOptions, clock: &ClockInfo) -> Result<WorkloadSurvey> 
         Place::Device => (Ok("no filesystem: the device itself"), 0),
     };
     let fs = fs.unwrap_or("unknown filesystem");
-    let (cells, refused) = cells(&place, &o.target, &ws, o, file_size);
+    let disk = iolab_engine::measure::blocktrace::disk_of_path(&o.target);
+    let layers = match &disk {
+        Ok(d) => format!(
+            "time per layer: the block layer's tracepoints on {}, in an untimed pass of each run",
+            d.name
+        ),
+        Err(why) => format!("no time per layer: {why}"),
+    };
+    let (cells, refused) = cells(&place, &o.target, &ws, o, (file_size, disk.is_ok()));
     let rounds = o.rounds.max(1);
     let mut runs = run_rounds(&cells, rounds, o.on_run.as_ref(), clock)?;
     runs.extend(refused);
@@ -459,6 +473,7 @@ pub fn survey(o: &WorkloadOptions, clock: &ClockInfo) -> Result<WorkloadSurvey> 
         runs,
         ranking,
         peak_rss_bytes: iolab_engine::mem::peak_rss(),
+        layers,
     })
 }
 

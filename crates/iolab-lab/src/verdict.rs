@@ -53,6 +53,9 @@ pub fn of(r: &RunResult) -> Verdict {
             );
         }
     }
+    if let Some(v) = by_layers(r) {
+        return v;
+    }
     if let Some(u) = r.uring.as_ref().filter(|_| s.qd > 1) {
         let reached = u.inflight_all_rings(s.threads);
         let asked = f64::from(s.qd * s.threads);
@@ -116,6 +119,36 @@ pub fn of(r: &RunResult) -> Verdict {
             busy * 100.0
         ),
     )
+}
+
+/// Device time at least this share of an op's time (`--layers`) is device-bound.
+const ON_DEVICE: f64 = 0.5;
+
+/// With `--layers`, what the block layer's timestamps decide: reads no request served (page cache),
+/// or ops most of whose time the device took.
+fn by_layers(r: &RunResult) -> Option<Verdict> {
+    let l = r.layers.as_ref().filter(|l| l.ops > 0)?;
+    if r.spec.op == OpKind::Read && l.ops_without_request == l.ops {
+        return Some(verdict(
+            "page-cache",
+            format!(
+                "page-cache bound: none of the {} traced reads made a block request (no device time)",
+                l.ops
+            ),
+        ));
+    }
+    let share = l.device_ns / l.pass_mean_ns;
+    (l.pass_mean_ns > 0.0 && share >= ON_DEVICE).then(|| {
+        verdict(
+            "device-bound",
+            format!(
+                "device-bound: the device took {:.0}% of an op's time ({} of {}, block layer's timestamps)",
+                share * 100.0,
+                iolab_engine::units::fmt_ns(l.device_ns),
+                iolab_engine::units::fmt_ns(l.pass_mean_ns)
+            ),
+        )
+    })
 }
 
 /// The process's CPU time over the run's wall time times its worker threads (at most 1).

@@ -30,6 +30,7 @@ mod axis;
 mod charts;
 mod dist;
 mod flame;
+mod layers;
 pub(crate) mod markup;
 mod model;
 mod offload;

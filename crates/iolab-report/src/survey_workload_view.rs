@@ -91,6 +91,9 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
         ));
     }
     if verbose {
+        if !s.layers.is_empty() {
+            d.blank().line(s.layers.clone());
+        }
         d.blank().line(
             "Ranks: rows share a rank (\"2=\") only when every pair of them overlaps in its middle rounds; \
              letters (\"a\", \"ab\") group ties that chain. time/op: wall time over ops, all threads.",
@@ -177,6 +180,56 @@ fn table(s: &WorkloadSurvey, label: &str, d: &mut Doc) {
             ["n/a".to_string(), u.method.name().to_string()],
             u.unavailable.as_deref().unwrap_or("unavailable"),
         );
+    }
+    d.table(tb);
+    layers_table(s, t, d);
+}
+
+/// Each ranked row's time per op by layer (`--layers`), when any row has them.
+fn layers_table(s: &WorkloadSurvey, t: Option<&iolab_lab::ranking::RankingTable>, d: &mut Doc) {
+    use Align::{Left as L, Right as R};
+    let Some(t) = t else { return };
+    let rows: Vec<(&str, &iolab_engine::result::LayerFigures)> = t
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let l = run(s, &t.target, &row.method)?
+                .result
+                .as_ref()?
+                .layers
+                .as_ref()?;
+            Some((row.method.as_str(), l))
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    d.blank().line(
+        "Where an op's time went (mean per op, in an untimed pass traced at the block layer; the parts add up \
+         to that pass's latency per op):",
+    );
+    let mut tb = Table::new(
+        &[
+            ("method", L),
+            ("before", R),
+            ("queued", R),
+            ("device", R),
+            ("after", R),
+            ("latency", R),
+            ("requests/op", R),
+        ],
+        2,
+    );
+    for (m, l) in rows {
+        tb.row([
+            m.to_string(),
+            fmt_ns(l.before_ns),
+            fmt_ns(l.queued_ns),
+            fmt_ns(l.device_ns),
+            fmt_ns(l.after_ns),
+            fmt_ns(l.pass_mean_ns),
+            format!("{:.2}", l.requests),
+        ]);
     }
     d.table(tb);
 }

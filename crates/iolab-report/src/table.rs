@@ -20,6 +20,9 @@ pub(crate) fn io_text(r: &RunResult, o: &mut String) {
             o.push_str(&dist_line("gap", &r.gap));
         }
     }
+    if let Some(l) = &r.layers {
+        layers_text(l, r.spec.op.writes(), o);
+    }
     if let Some(m) = &r.mixed {
         mixed_text(m, r.sparse_clock.is_none(), o);
     }
@@ -67,6 +70,48 @@ pub(crate) fn io_text(r: &RunResult, o: &mut String) {
     }
     o.push_str(&kernel_text(r));
     tail_text(r, o);
+}
+
+/// `--layers`: an op's time by layer, what it adds up to, and the ops that made no request.
+fn layers_text(l: &iolab_engine::result::LayerFigures, writes: bool, o: &mut String) {
+    let mut extra = String::new();
+    if l.ops_without_request > 0 {
+        let _ = write!(
+            extra,
+            "; {} of the {} traced ops made no block request of their own ({})",
+            thousands_u64(l.ops_without_request),
+            thousands_u64(l.ops),
+            if writes {
+                "the page cache took them; writeback comes later"
+            } else {
+                "served from the page cache"
+            }
+        );
+    }
+    if l.ops_unmatched > 0 || l.lost_samples > 0 {
+        let _ = write!(
+            extra,
+            "; {} ops left out (their events incomplete; {} events lost)",
+            thousands_u64(l.ops_unmatched),
+            thousands_u64(l.lost_samples)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "layers       per op: before the block layer {}, queued {}, device {}, after {} (p99 {}, {}, {}, {}); \
+         {:.2} block requests per op; the parts add up to the traced pass's {} per op (the timed pass's: {}){extra}",
+        fmt_ns(l.before_ns),
+        fmt_ns(l.queued_ns),
+        fmt_ns(l.device_ns),
+        fmt_ns(l.after_ns),
+        fmt_ns(l.before_p99_ns),
+        fmt_ns(l.queued_p99_ns),
+        fmt_ns(l.device_p99_ns),
+        fmt_ns(l.after_p99_ns),
+        l.requests,
+        fmt_ns(l.pass_mean_ns),
+        fmt_ns(l.timed_mean_ns)
+    );
 }
 
 /// `--rate-iops`: the pace asked, the slowest thread's, and the ops that started late.

@@ -2,36 +2,18 @@
 //! pass's workload, and its figures from the ops the workers logged.
 
 use super::work::WorkerOut;
-use crate::measure::blocktrace::{self, BlockTrace, Disk, SectorMap, LAYERS_OPS};
+use crate::measure::blocktrace::{self, BlockTrace, SectorMap, LAYERS_OPS};
 use crate::measure::clock::ClockKind;
 use crate::result::LayerFigures;
 use crate::spec::Spec;
 use crate::target::{PreparedTarget, TargetKind};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::Path;
 
-/// The disk behind the target path: a block device's own, or the filesystem's of a file (or of the
-/// directory a new file will be made in).
-pub(super) fn disk_of(target: &Path) -> Result<Disk, String> {
-    let md = std::fs::metadata(target)
-        .or_else(|_| std::fs::metadata(crate::target::parent_of(target)))
-        .map_err(|e| format!("{}: {e}", target.display()))?;
-    let ft = md.file_type();
-    if ft.is_block_device() {
-        blocktrace::disk_of(md.rdev())
-    } else if ft.is_file() || ft.is_dir() {
-        blocktrace::disk_of(md.dev())
-    } else {
-        Err(format!(
-            "{} is neither a file nor a block device: no request of it reaches a block layer",
-            target.display()
-        ))
-    }
-}
+/// How a traced pass that could not split its ops says why, in its notes.
+pub(super) const NOTE: &str = "layers: ";
 
 /// Opens the tracer for a run, or says why there is none.
 pub(super) fn tracer(spec: &Spec, clock: ClockKind) -> Result<BlockTrace, String> {
-    let disk = disk_of(&spec.target)?;
+    let disk = blocktrace::disk_of_path(&spec.target)?;
     BlockTrace::open(disk, clock)
 }
 

@@ -179,14 +179,11 @@ fn layers_pass(
     Ok(Some(r.layers.ok_or_else(|| {
         r.notes
             .iter()
-            .find_map(|n| n.strip_prefix(LAYERS_NOTE))
+            .find_map(|n| n.strip_prefix(layers::NOTE))
             .unwrap_or("the traced pass gave no figures")
             .to_string()
     })))
 }
-
-/// How a traced pass that could not split its ops says why, in its notes.
-const LAYERS_NOTE: &str = "layers: ";
 
 /// With `--profile separate`: an untimed pass of the same workload, sampled; its profile (or why there is
 /// none).

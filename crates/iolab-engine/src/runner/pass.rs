@@ -171,7 +171,7 @@ pub(super) fn run_once(
     if let Some(t) = pass.layers {
         match super::layers::figures(t, spec, &target, &outs) {
             Ok(l) => result.layers = Some(l),
-            Err(why) => result.notes.push(format!("{}{why}", super::LAYERS_NOTE)),
+            Err(why) => result.notes.push(format!("{}{why}", super::layers::NOTE)),
         }
     }
     result.sink = target.sink_figures(sink_before, sink_after).map(|mut f| {

@@ -47,8 +47,11 @@ pub(super) fn section(recs: &[Value]) -> String {
          the range the ratio can have given both methods' middle rounds. Rows share a rank (\"2=\") only \
          when every pair of them overlaps; letters (\"a\", \"ab\") group ties that chain.</p>\n"
     );
-    for t in &tables {
+    for (n, t) in tables.iter().enumerate() {
         table(t, &mut o);
+        if workload {
+            super::layers::figure_of(t, &runs, n, &mut o);
+        }
     }
     o
 }

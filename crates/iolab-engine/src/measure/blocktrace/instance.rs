@@ -18,8 +18,13 @@ pub(super) struct Instance {
     journal: Option<u64>,
 }
 
-/// Per-CPU buffer of the instance, in KiB (each event takes 40-70 bytes; a traced pass about 10,000).
-const BUFFER_KB: u32 = 2048;
+/// Per-CPU buffer of the instance, in KiB: each event takes 40-70 bytes, a traced pass of 10,000 ops
+/// makes 30,000 (1.7 MiB if one CPU takes them all); 64 MiB in all at most on machines of many CPUs
+/// (a ring that fills loses events, which the result counts).
+fn buffer_kb() -> usize {
+    let cpus = crate::measure::profile::online_cpus().len().max(1);
+    (65_536 / cpus).clamp(1024, 4096)
+}
 
 /// Where tracefs is mounted, if it is.
 fn tracefs_root() -> Result<PathBuf, String> {
@@ -63,7 +68,7 @@ impl Instance {
         };
         inst.write("tracing_on", "0")?;
         inst.write("trace_clock", "mono")?;
-        inst.write("buffer_size_kb", &BUFFER_KB.to_string())?;
+        inst.write("buffer_size_kb", &buffer_kb().to_string())?;
         for e in events {
             let ev = format!("events/block/{e}");
             // Without the filter every disk's events come, and are dropped when read.

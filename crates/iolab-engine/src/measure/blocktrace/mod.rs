@@ -14,11 +14,12 @@ use super::tp_format::{BlockFormats, TpFormat, BLOCK_EVENTS};
 use crate::workload_figures::LayerFigures;
 use iolab_sys as sys;
 use split::{Event, Kind, OpSpan};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// Ops a traced pass runs at most (all threads), so that the rings hold every event of them.
-pub const LAYERS_OPS: u64 = 3_000;
+pub const LAYERS_OPS: u64 = 10_000;
 
 /// One op as the runner logged it, in the run's clock ticks.
 #[derive(Debug, Clone, Copy, Default)]
@@ -89,6 +90,25 @@ pub fn disk_of(dev: u64) -> Result<Disk, String> {
         name,
         start,
     })
+}
+
+/// The disk behind the target path: a block device's own, or the filesystem's of a file (or of the
+/// directory a new file will be made in).
+pub fn disk_of_path(target: &Path) -> Result<Disk, String> {
+    let md = std::fs::metadata(target)
+        .or_else(|_| std::fs::metadata(crate::target::parent_of(target)))
+        .map_err(|e| format!("{}: {e}", target.display()))?;
+    let ft = md.file_type();
+    if ft.is_block_device() {
+        disk_of(md.rdev())
+    } else if ft.is_file() || ft.is_dir() {
+        disk_of(md.dev())
+    } else {
+        Err(format!(
+            "{} is neither a file nor a block device: no request of it reaches a block layer",
+            target.display()
+        ))
+    }
 }
 
 /// The tracer of one pass: the instance, the events' layouts, and what it takes to put ops on the
@@ -181,25 +201,6 @@ impl BlockTrace {
             })
             .collect();
         let s = split::split(&spans, &events);
-        if std::env::var_os("IOLAB_LAYERS_DEBUG").is_some() {
-            for o in spans.iter().take(5) {
-                eprintln!("op {o:?}");
-                for e in events
-                    .iter()
-                    .filter(|e| e.sector + 64 >= o.sector && e.sector <= o.sector + 64)
-                {
-                    eprintln!("   {e:?} dt_start={}", e.t as i64 - o.start as i64);
-                }
-            }
-            let n = |k| events.iter().filter(|e| e.kind == k).count();
-            eprintln!(
-                "events {} {} {} lost {lost} pairs {:?}",
-                n(Kind::Queue),
-                n(Kind::Issue),
-                n(Kind::Complete),
-                pairs
-            );
-        }
         let n = s.ops().max(1) as f64;
         let lat: Vec<u64> = spans
             .iter()

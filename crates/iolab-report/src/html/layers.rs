@@ -1,0 +1,72 @@
+//! Where an op's time went, per workload of `survey --target`: one stacked bar per method (in the
+//! ranking's order) of its mean time per op before the block layer, queued there, on the device and
+//! after the completion (`--layers`, the block layer's tracepoints in an untimed pass of each run).
+
+use super::axis::Axis;
+use super::charts::{bar_chart, BarChart, BarRow, BarSection};
+use super::markup::{figure, Chart};
+use iolab_lab::ranking::RankingTable;
+use iolab_lab::survey::SurveyRun;
+
+/// The parts of an op, in time order.
+pub(super) const PARTS: [&str; 4] = [
+    "before the block layer",
+    "queued in the block layer",
+    "on the device",
+    "after the completion",
+];
+
+/// The figure for ranking `t` (nothing when none of its runs has times per layer).
+pub(super) fn figure_of(t: &RankingTable, runs: &[SurveyRun], n: usize, o: &mut String) {
+    let rows: Vec<BarRow> = t
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let run = runs
+                .iter()
+                .find(|r| r.target == t.target && r.method.name() == row.method)?;
+            let l = run.result.as_ref()?.layers.as_ref()?;
+            Some(BarRow {
+                label: row.method.clone(),
+                values: [l.before_ns, l.queued_ns, l.device_ns, l.after_ns]
+                    .iter()
+                    .map(|v| v / 1e3)
+                    .collect(),
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let totals: Vec<f64> = rows.iter().map(|r| r.values.iter().sum()).collect();
+    let title = format!("Where an op's time went: {}", t.target);
+    let chart = BarChart {
+        title: title.clone(),
+        axis: Axis::amount("mean time per op", "µs", &totals),
+        parts: PARTS.iter().map(|p| p.to_string()).collect(),
+        stacked: true,
+        sections: vec![BarSection {
+            title: String::new(),
+            rows,
+        }],
+    };
+    if let Ok(svg) = bar_chart(&chart) {
+        figure(
+            &Chart {
+                name: format!("layers-{n}"),
+                title,
+                caption: "Each method's mean time per op (µs) split where the block layer's own tracepoints \
+                          put it (block_bio_queue, block_rq_issue, block_rq_complete, recorded in an ftrace \
+                          instance during an untimed pass of the median round's run, matched to iolab's ops \
+                          by sector): before its bio reached the block layer (the system call, filesystem, \
+                          page cache, io-wq), queued there, on the device, and after the completion until \
+                          iolab saw it. The parts add up to that pass's mean latency per op; the ranking's \
+                          time per op is wall time over ops at the same requests in flight."
+                    .into(),
+                svg,
+                run: None,
+            },
+            o,
+        );
+    }
+}

@@ -1,0 +1,234 @@
+//! `--layers`: each op's time split where the block layer's own tracepoints put it (bio queued, request
+//! issued, completed), checked against what the kernel counted; reads from the page cache say so; an
+//! interrupted or killed run leaves no ftrace instance that `iolab clean` cannot remove.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+
+/// Why this machine cannot trace the block layer under `dir` (not root, no tracefs, not a block device).
+fn cannot_trace(dir: &Path) -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("not root (an ftrace instance needs root)".into());
+    }
+    if !Path::new("/sys/kernel/tracing/instances").is_dir() {
+        return Some("tracefs is not mounted at /sys/kernel/tracing".into());
+    }
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    let (maj, min) = (libc::major(dev), libc::minor(dev));
+    (!Path::new(&format!("/sys/dev/block/{maj}:{min}")).exists())
+        .then(|| format!("{} is on no block device", dir.display()))
+}
+
+/// The whole disk a directory's filesystem is on (/sys/block/NAME), when it is not a partition.
+fn disk_stat(dir: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    let (maj, min) = (libc::major(dev), libc::minor(dev));
+    let sys = std::fs::canonicalize(format!("/sys/dev/block/{maj}:{min}")).ok()?;
+    if sys.join("partition").exists() {
+        sys.parent().map(|p| p.join("stat"))
+    } else {
+        Some(sys.join("stat"))
+    }
+}
+
+/// Reads completed on the disk (the first field of its stat file).
+fn reads_completed(stat: &Path) -> u64 {
+    std::fs::read_to_string(stat)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn direct_reads_are_split_at_the_block_layer_and_their_requests_are_the_kernels() {
+    let dir = disk_dir();
+    if let Some(why) = cannot_trace(dir.path()) {
+        println!("SKIPPED direct_reads_are_split_at_the_block_layer: {why}");
+        return;
+    }
+    let f = path_str(&dir.path().join("l.dat"));
+    let stat = disk_stat(dir.path()).unwrap();
+    let before = reads_completed(&stat);
+    let v = run_json(&[
+        "--method",
+        "psync",
+        "--op",
+        "read",
+        "--pattern",
+        "rand",
+        "--direct",
+        "--bs",
+        "4k",
+        "--target",
+        &f,
+        "--file-size",
+        "64m",
+        "--inflight",
+        "4",
+        "--ops",
+        "8000",
+        "--layers",
+    ]);
+    let after = reads_completed(&stat);
+    let l = &v["layers"];
+    assert!(l.is_object(), "no layers: {:?}", v["notes"]);
+    let ops = u64_of(l, &["ops"]);
+    assert_eq!(u64_of(l, &["ops_unmatched"]), 0, "{l}");
+    assert_eq!(u64_of(l, &["ops_without_request"]), 0, "{l}");
+    // A 4 KiB O_DIRECT read is one request of its own.
+    let requests = f64_of(l, &["requests"]);
+    assert!((requests - 1.0).abs() < 0.01, "{l}");
+    // The kernel completed the timed pass's reads and the traced pass's, and (nearly) nothing else.
+    let traced = (requests * ops as f64).round() as u64;
+    let expected = u64_of(&v, &["ops"]) + traced;
+    let done = after - before;
+    assert!(
+        done >= expected && done <= expected + expected / 50 + 20,
+        "kernel {done}, iolab {expected}"
+    );
+    // The parts add up to the traced pass's latency per op; the device took most of a direct read.
+    let parts: f64 = ["before_ns", "queued_ns", "device_ns", "after_ns"]
+        .iter()
+        .map(|k| f64_of(l, &[k]))
+        .sum();
+    let pass = f64_of(l, &["pass_mean_ns"]);
+    assert!(
+        (parts - pass).abs() <= pass * 1e-6 + 1.0,
+        "{parts} vs {pass}"
+    );
+    assert!(
+        f64_of(l, &["device_ns"]) > 0.0
+            && f64_of(l, &["device_p99_ns"]) >= f64_of(l, &["device_ns"])
+    );
+    assert_eq!(
+        f64_of(l, &["timed_mean_ns"]),
+        f64_of(&v, &["latency", "mean_ns"])
+    );
+    assert!(
+        l["source"].as_str().unwrap().contains("block_rq_issue"),
+        "{l}"
+    );
+}
+
+#[test]
+fn buffered_reads_of_a_cached_file_have_no_device_time_and_a_target_without_a_disk_says_why() {
+    let dir = disk_dir();
+    if let Some(why) = cannot_trace(dir.path()) {
+        println!("SKIPPED buffered_reads_of_a_cached_file: {why}");
+        return;
+    }
+    // The file iolab makes for a read run is written through the page cache, so its reads come from it.
+    let f = path_str(&dir.path().join("c.dat"));
+    let v = run_json(&[
+        "--method",
+        "psync",
+        "--op",
+        "read",
+        "--pattern",
+        "rand",
+        "--bs",
+        "4k",
+        "--target",
+        &f,
+        "--file-size",
+        "8m",
+        "--ops",
+        "4000",
+        "--layers",
+    ]);
+    let l = &v["layers"];
+    assert_eq!(
+        u64_of(l, &["ops_without_request"]),
+        u64_of(l, &["ops"]),
+        "{l}"
+    );
+    assert_eq!(f64_of(l, &["device_ns"]), 0.0, "{l}");
+    assert_eq!(f64_of(l, &["requests"]), 0.0, "{l}");
+    if let Ok(shm) = std::panic::catch_unwind(tmpfs_dir) {
+        let g = path_str(&shm.path().join("t.dat"));
+        let v = run_json(&[
+            "--method", "psync", "--target", &g, "--ops", "1000", "--layers",
+        ]);
+        assert!(v["layers"].is_null());
+        let notes = v["notes"].to_string();
+        assert!(
+            notes.contains("no time per layer") && notes.contains("no block device"),
+            "{notes}"
+        );
+    }
+}
+
+/// The ftrace instance of run `pid`.
+fn instance(pid: u32) -> PathBuf {
+    PathBuf::from(format!("/sys/kernel/tracing/instances/iolab-{pid}"))
+}
+
+/// A long traced run on a file in `dir`, once its instance exists.
+fn traced_run(dir: &Path) -> Option<std::process::Child> {
+    let f = path_str(&dir.join("k.dat"));
+    let mut child = std::process::Command::new(bin())
+        .args([
+            "run", "--method", "psync", "--op", "read", "--direct", "--target", &f,
+        ])
+        .args([
+            "--file-size",
+            "16m",
+            "--duration",
+            "30s",
+            "--layers",
+            "--count",
+            "none",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..400 {
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        if instance(child.id()).exists() {
+            return Some(child);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+#[test]
+fn an_interrupted_run_removes_its_instance_and_clean_removes_a_killed_ones() {
+    let dir = disk_dir();
+    if let Some(why) = cannot_trace(dir.path()) {
+        println!("SKIPPED an_interrupted_run_removes_its_instance: {why}");
+        return;
+    }
+    let mut child = traced_run(dir.path()).expect("the run made its ftrace instance");
+    // SAFETY: kill with a pid of a child this test spawned and has not reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let st = child.wait().unwrap();
+    assert_eq!(st.code(), Some(130));
+    assert!(
+        !instance(child.id()).exists(),
+        "SIGINT left {}",
+        instance(child.id()).display()
+    );
+    let mut child = traced_run(dir.path()).expect("the run made its ftrace instance");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = instance(child.id());
+    assert!(left.exists(), "killed, its instance went anyway?");
+    let c = iolab(&["clean"]);
+    assert_eq!(c.code, 0, "{}\n{}", c.stdout, c.stderr);
+    assert!(
+        !left.exists(),
+        "clean left {}: {}",
+        left.display(),
+        c.stdout
+    );
+}
