@@ -51,6 +51,12 @@ fn every_method_runs_at_the_same_depth_on_a_directory_and_leaves_nothing() {
     let v = json_file(&f);
     let runs = v["runs"].as_array().unwrap();
     let ran: Vec<&serde_json::Value> = runs.iter().filter(|r| !r["result"].is_null()).collect();
+    let traceable = v["layers"]
+        .as_str()
+        .is_some_and(|l| l.starts_with("time per layer"))
+        && std::path::Path::new("/sys/kernel/tracing/instances").is_dir()
+        // SAFETY: geteuid has no preconditions.
+        && unsafe { libc::geteuid() } == 0;
     for m in ["psync", "io_uring", "aio"] {
         let run = ran
             .iter()
@@ -65,6 +71,22 @@ fn every_method_runs_at_the_same_depth_on_a_directory_and_leaves_nothing() {
             run["verdict"]["text"].as_str().unwrap().len() > 20,
             "{m}: {run}"
         );
+        // Where the block layer can be traced, each run's time per op is split there, and the parts add up.
+        if traceable {
+            let l = &run["result"]["layers"];
+            assert!(l.is_object(), "{m}: no layers: {}", run["result"]["notes"]);
+            assert_eq!(u64_of(l, &["ops_unmatched"]), 0, "{m}: {l}");
+            let parts: f64 = ["before_ns", "queued_ns", "device_ns", "after_ns"]
+                .iter()
+                .map(|k| f64_of(l, &[k]))
+                .sum();
+            let pass = f64_of(l, &["pass_mean_ns"]);
+            assert!((parts - pass).abs() <= pass * 1e-6 + 1.0, "{m}: {l}");
+            assert!(f64_of(l, &["device_ns"]) > 0.0, "{m}: {l}");
+        }
+    }
+    if !traceable {
+        println!("SKIPPED the layers of the survey's runs: not root, or tracefs or a disk missing");
     }
     // Every method that ran is ranked, against pread().
     let table = &v["ranking"][0];
@@ -172,6 +194,23 @@ fn a_files_reads_leave_it_as_it_was() {
     assert_eq!(std::fs::read(&f).unwrap(), data);
     // Buffered reads of a file just written come from memory: the fastest says so.
     assert!(r.stdout.contains("page-cache"), "{}", r.stdout);
+    // Traced at the block layer, no read made a request.
+    let results = work.path().join("results");
+    let v = json_file(
+        &std::fs::read_dir(&results)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path(),
+    );
+    for run in v["runs"].as_array().unwrap() {
+        if let Some(l) = run["result"]["layers"].as_object() {
+            assert_eq!(l["device_ns"], 0.0, "{run}");
+            assert_eq!(l["ops_without_request"], l["ops"], "{run}");
+            assert_eq!(run["verdict"]["kind"], "page-cache", "{run}");
+        }
+    }
 }
 
 #[test]

@@ -7,6 +7,8 @@ say() { echo "IOLAB-VM $*"; }
 fail() { say "error $*"; sync; poweroff -f; sleep 10; }
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
+# --layers traces the block layer in an ftrace instance of its own, under a mounted tracefs.
+mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/shm /tmp /run /var/tmp /mnt/host
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
