@@ -83,23 +83,31 @@ thread_local! {
     };
 }
 
-pub(super) fn run_threads<M: Method, C: Clock>(
-    spec: &Spec,
-    target: &PreparedTarget,
-    clk: &C,
-    info: &ClockInfo,
-    pass: &Pass,
-) -> Result<Collected> {
-    let every = |s: SyncEvery| if let SyncEvery::Every(k) = s { k } else { 0 };
-    let warm = super::work::WarmShared::new(
+/// What the workers' warm-ups share (out of line: `drive` is compiled once per method).
+#[inline(never)]
+fn warm_shared(spec: &Spec, info: &ClockInfo) -> super::work::WarmShared {
+    super::work::WarmShared::new(
         spec.threads,
         match spec.warmup {
             crate::spec::Warmup::Seconds(s) => Some(s),
             _ => None,
         },
         info.hz,
-    );
-    let p = LoopParams {
+    )
+}
+
+/// The loop parameters every worker shares (out of line: `drive` is compiled once per method, and none
+/// of this depends on the method).
+#[inline(never)]
+fn loop_params<'a>(
+    spec: &Spec,
+    target: &PreparedTarget,
+    info: &ClockInfo,
+    pass: &'a Pass,
+    warm: &'a super::work::WarmShared,
+) -> LoopParams<'a> {
+    let every = |s: SyncEvery| if let SyncEvery::Every(k) = s { k } else { 0 };
+    LoopParams {
         synchronous: spec.method.info().synchronous(),
         progress: pass.progress.map(|(b, _)| b),
         hz: info.hz,
@@ -120,7 +128,7 @@ pub(super) fn run_threads<M: Method, C: Clock>(
         qd: spec.qd,
         batch: spec.batch,
         target_path: target.path.clone(),
-        warm: (!spec.warmup.is_none()).then_some(&warm),
+        warm: (!spec.warmup.is_none()).then_some(warm),
         interval_ticks: interval_ticks(spec, info.hz),
         intervals_expected: intervals_expected(spec),
         clock_every: crate::measure::clock::sparse_clock(
@@ -132,7 +140,18 @@ pub(super) fn run_threads<M: Method, C: Clock>(
         log_ops: pass
             .layers
             .map_or(0, |_| spec.ops_for_thread(0).unwrap_or(0)),
-    };
+    }
+}
+
+pub(super) fn run_threads<M: Method, C: Clock>(
+    spec: &Spec,
+    target: &PreparedTarget,
+    clk: &C,
+    info: &ClockInfo,
+    pass: &Pass,
+) -> Result<Collected> {
+    let warm = warm_shared(spec, info);
+    let p = loop_params(spec, target, info, pass, &warm);
     let region_len = target.region_blocks * spec.bs;
     let shared = crate::method::api::SharedSlot::default();
     let ctx_for = |t: u32| ThreadCtx {

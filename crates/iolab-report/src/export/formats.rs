@@ -31,13 +31,18 @@ impl Exporter for Json {
         "--json"
     }
     fn export(&self, d: &Document) -> Option<Vec<u8>> {
+        // Each document as a Value first, then printed: one serializer of the result structs serves every
+        // document (a board binary's size budget: each serializer is a copy of their code).
+        let pretty = |v: serde_json::Result<serde_json::Value>| {
+            v.and_then(|v| serde_json::to_vec_pretty(&v))
+        };
         let v = match d {
-            Document::Run { result, .. } => serde_json::to_vec_pretty(result),
+            Document::Run { result, .. } => pretty(serde_json::to_value(result)),
             Document::Repeat { runs, summary, .. } => {
                 serde_json::to_vec_pretty(&serde_json::json!({ "repeat": summary, "runs": runs }))
             }
-            Document::Survey { result, .. } => serde_json::to_vec_pretty(result),
-            Document::WorkloadSurvey { result, .. } => serde_json::to_vec_pretty(result),
+            Document::Survey { result, .. } => pretty(serde_json::to_value(result)),
+            Document::WorkloadSurvey { result, .. } => pretty(serde_json::to_value(result)),
             Document::Probe(p) => return crate::probe::json(p).ok(),
             _ => return None,
         };
