@@ -14,6 +14,7 @@ pub mod made_dirs;
 pub mod measure;
 pub mod mem;
 pub mod memlimit;
+pub mod memwatch;
 pub mod method;
 pub mod names;
 pub mod offload;

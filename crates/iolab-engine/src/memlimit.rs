@@ -28,6 +28,13 @@ pub struct MemoryLimit {
     /// Over the timed pass: page-cache pages read back after reclaim had evicted them
     /// (workingset_refault_file).
     pub refaults: u64,
+    /// The timed pass every 100 ms (see `memwatch.rs`): the page cache, the limit's hits and reclaim.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub over_time: Vec<crate::memwatch::MemPoint>,
+    /// What `over_time`'s reclaimed pages count: the cgroup's pgsteal (v2), or the pages that left it,
+    /// reclaimed or freed (v1 memory.stat pgpgout: v1 counts no reclaim apart).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reclaim_scope: String,
 }
 
 /// A memory cgroup of iolab's own that this process is in, left (and removed) on drop.
@@ -38,6 +45,8 @@ pub struct MemCgroup {
     home: PathBuf,
     limit: u64,
     journal: Option<u64>,
+    /// The timed pass's sampler, between `start_watch` and `figures`.
+    watch: std::sync::Mutex<Option<crate::memwatch::MemWatch>>,
 }
 
 /// Counters of the cgroup at one moment.
@@ -83,6 +92,7 @@ impl MemCgroup {
             v2,
             limit,
             journal,
+            watch: Default::default(),
         };
         let file = if v2 {
             "memory.max"
@@ -105,24 +115,17 @@ impl MemCgroup {
 
     /// The cgroup's counters now.
     pub fn snap(&self) -> MemSnap {
-        let stat = self.read("memory.stat").unwrap_or_default();
-        let field = |text: &str, key: &str| {
-            text.lines()
-                .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
-                .unwrap_or(0)
-        };
-        let hits = if self.v2 {
-            field(&self.read("memory.events").unwrap_or_default(), "max")
-        } else {
-            self.read("memory.failcnt")
-                .and_then(|t| t.trim().parse().ok())
-                .unwrap_or(0)
-        };
-        MemSnap {
-            page_cache: field(&stat, if self.v2 { "file" } else { "cache" }),
-            hits,
-            refaults: field(&stat, "workingset_refault_file"),
-        }
+        read_snap(&self.dir, self.v2).0
+    }
+
+    /// Starts sampling the cgroup every 100 ms (the timed pass's start).
+    pub fn start_watch(&self) {
+        let (dir, v2) = (self.dir.clone(), self.v2);
+        let w = crate::memwatch::MemWatch::start(Box::new(move || {
+            let (s, reclaimed) = read_snap(&dir, v2);
+            (s.page_cache, s.hits, reclaimed)
+        }));
+        *self.watch.lock().unwrap_or_else(|p| p.into_inner()) = w;
     }
 
     /// The figures of the span from `before` to `now` (the timed pass's).
@@ -145,8 +148,49 @@ impl MemCgroup {
             peak,
             limit_hits: now.hits.saturating_sub(before.hits),
             refaults: now.refaults.saturating_sub(before.refaults),
+            over_time: self
+                .watch
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+                .map(|w| w.finish())
+                .unwrap_or_default(),
+            reclaim_scope: if self.v2 {
+                "the cgroup's (memory.stat pgsteal)"
+            } else {
+                "the cgroup's pages uncharged (v1 memory.stat pgpgout: reclaimed or freed; v1 counts no reclaim apart)"
+            }
+            .into(),
         }
     }
+}
+
+/// A number of a "key value" line of `text` (0 when missing).
+fn field(text: &str, key: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The counters of the cgroup at `dir` now, and the pages reclaim took so far (v2; on v1 the pages that
+/// left the cgroup).
+fn read_snap(dir: &Path, v2: bool) -> (MemSnap, u64) {
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+    let stat = read("memory.stat");
+    let hits = if v2 {
+        field(&read("memory.events"), "max")
+    } else {
+        read("memory.failcnt").trim().parse().unwrap_or(0)
+    };
+    // v1 counts no reclaim per cgroup (and the system's pgsteal_* leave a cgroup's own reclaim out): its
+    // pages uncharged stand for it, the pages that left the cgroup, reclaimed or freed.
+    let reclaimed = field(&stat, if v2 { "pgsteal" } else { "pgpgout" });
+    let snap = MemSnap {
+        page_cache: field(&stat, if v2 { "file" } else { "cache" }),
+        hits,
+        refaults: field(&stat, "workingset_refault_file"),
+    };
+    (snap, reclaimed)
 }
 
 impl Drop for MemCgroup {

@@ -150,6 +150,7 @@ fn build_with(recs: &[Value], from: &[Option<String>], sources: &[String]) -> Re
     if !io_runs.is_empty() {
         dist::latency_charts(&io_runs, &mut out);
         timeline::over_time_charts(&io_runs, &mut out);
+        timeline::page_cache_chart(&io_runs, &mut out);
         cpu_split_chart(&io_runs, &mut out);
         ways::ways_charts(&io_runs, &mut out);
         if !against.contains(&"syscalls-per-op") {

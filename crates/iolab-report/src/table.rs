@@ -64,6 +64,19 @@ pub(crate) fn io_text(r: &RunResult, o: &mut String) {
             thousands_u64(m.limit_hits),
             thousands_u64(m.refaults)
         );
+        let cache = m.over_time.iter().map(|p| p.page_cache);
+        if let (Some(lo), Some(hi), Some(last)) =
+            (cache.clone().min(), cache.max(), m.over_time.last())
+        {
+            let _ = writeln!(
+                o,
+                "             every 100 ms: page cache {} to {}, reclaim took {} pages over the pass ({})",
+                fmt_size(lo),
+                fmt_size(hi),
+                thousands_u64(last.reclaimed_pages),
+                m.reclaim_scope
+            );
+        }
     }
     if let Some(p) = &r.profile {
         profile_text(p, o);

@@ -550,6 +550,23 @@ fn memory_limit_bounds_the_page_cache_and_is_cleaned_after_a_kill() {
         "buffered writes left only {cache} bytes cached"
     );
     assert!(u64_of(&v, &["memory", "limit_hits"]) > 0, "{}", v["memory"]);
+    // Over time, every 100 ms: the page cache stays within the limit, the hits and reclaim only grow,
+    // and the last reading's hits are the pass's (read a few ms apart).
+    let points = v["memory"]["over_time"].as_array().expect("over_time");
+    assert!(!points.is_empty(), "{}", v["memory"]);
+    let num = |p: &serde_json::Value, k: &str| p[k].as_f64().unwrap();
+    for w in points.windows(2) {
+        assert!(num(&w[1], "t_s") > num(&w[0], "t_s"), "{points:?}");
+        for k in ["limit_hits", "reclaimed_pages"] {
+            assert!(num(&w[1], k) >= num(&w[0], k), "{k}: {points:?}");
+        }
+    }
+    assert!(points.iter().all(|p| num(p, "page_cache") <= limit as f64));
+    let last_hits = num(points.last().unwrap(), "limit_hits");
+    assert!(
+        last_hits <= u64_of(&v, &["memory", "limit_hits"]) as f64,
+        "{points:?}"
+    );
     let cg = v["memory"]["cgroup"].as_str().unwrap().to_string();
     let dir = cg.split_once(' ').unwrap().1.split_once(' ').unwrap().1;
     assert!(!Path::new(dir).exists(), "{dir} left behind");

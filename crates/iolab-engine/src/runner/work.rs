@@ -215,6 +215,9 @@ impl Snap {
         let ru = Rusage::process();
         let io = ProcIo::read_self();
         resume_counters(c);
+        if let Some(g) = pass.memory {
+            g.start_watch();
+        }
         if let Some(s) = sampler {
             s.start();
         }

@@ -161,7 +161,7 @@ fn min_wait_text(w: &Row, p: &Row) -> String {
 pub fn dontcache_when(c: &Ctx) -> Reply {
     let uncached = c.rows_where(|r| r.facts.rw_flags & libc::RWF_DONTCACHE as u32 != 0);
     let limited = uncached.iter().any(|r| r.memory.is_some());
-    let mut parts = Vec::new();
+    let (mut parts, mut cliffs) = (Vec::new(), 0);
     for u in &uncached {
         let like = |r: &&Row| {
             r.place == u.place
@@ -200,6 +200,10 @@ pub fn dontcache_when(c: &Ctx) -> Reply {
                     noise(r, u),
                     cache_text(r)
                 ));
+                if let Some(c) = cliff_text(r).filter(|_| !r.facts.direct) {
+                    line.push_str(&c);
+                    cliffs += 1;
+                }
             }
         }
         if let Some(cpu) = u.cpu_ns_per_op() {
@@ -234,11 +238,35 @@ pub fn dontcache_when(c: &Ctx) -> Reply {
                 }),
         );
     }
+    if cliffs > 0 {
+        return Reply::answered(parts.join(" "));
+    }
     Reply::partly(
         parts.join(" "),
-        "the page cache and reclaim per interval (the rows give them over the whole pass, and the rate per 100 \
-         ms), to draw where buffered I/O falls off",
+        "a buffered row under the memory limit whose page cache, read every 100 ms, reached the limit (none \
+         did here: the file, or the run, was too small), to say where buffered I/O falls off",
     )
+}
+
+/// Where a buffered row under a memory limit met reclaim, from its cgroup's readings every 100 ms: when
+/// the page cache first reached 90% of the limit, and what reclaim took from then on.
+fn cliff_text(r: &Row) -> Option<String> {
+    let m = r.memory.as_ref()?;
+    let full = m
+        .over_time
+        .iter()
+        .find(|p| p.page_cache as f64 >= 0.9 * m.limit as f64)?;
+    let last = m.over_time.last()?;
+    let pages = last.reclaimed_pages.saturating_sub(full.reclaimed_pages);
+    Some(format!(
+        "; its page cache reached 90% of the limit {:.2} s into the {:.2} s pass, and from then on reclaim took \
+         {} pages (counted by {}) while the limit was hit {} times",
+        full.t_s,
+        r.facts.wall_s,
+        thousands(pages as f64),
+        m.reclaim_scope,
+        thousands(last.limit_hits.saturating_sub(full.limit_hits) as f64)
+    ))
 }
 
 /// ", page cache 59 MiB at the end, the limit hit 453 times": a memory-limited row's cgroup figures.

@@ -93,3 +93,60 @@ pub(super) fn over_time_charts(io_runs: &[&Run], out: &mut Out) {
         out.add(name, title, format!("{what} {note}"), charts::draw(&fig));
     }
 }
+
+/// `--memory-limit`: (seconds since the timed span started, page cache in MiB) of a run's readings every
+/// 100 ms.
+fn page_cache(r: &Value) -> Vec<(f64, f64)> {
+    r.pointer("/memory/over_time")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| {
+                    let t = p.get("t_s")?.as_f64()?;
+                    let c = p.get("page_cache")?.as_f64()?;
+                    Some((t, c / (1u64 << 20) as f64))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The page cache over time of the runs under a memory limit: where buffered I/O meets reclaim.
+pub(super) fn page_cache_chart(io_runs: &[&Run], out: &mut Out) {
+    let runs: Vec<&Run> = io_runs
+        .iter()
+        .copied()
+        .filter(|x| page_cache(x.r).len() > 1)
+        .collect();
+    if runs.is_empty() {
+        return;
+    }
+    let groups = vary::split(runs.clone(), &[], MAX_SERIES, &|g| g.len());
+    let pts: Vec<(f64, f64)> = runs.iter().flat_map(|x| page_cache(x.r)).collect();
+    let x = Axis::amount(
+        "time since the timed span started",
+        "s",
+        &pts.iter().map(|p| p.0).collect::<Vec<_>>(),
+    );
+    let ys: Vec<f64> = pts.iter().map(|p| p.1).collect();
+    let y = Axis::amount("page cache", "MiB", &ys);
+    let title = "Page cache over time, under --memory-limit";
+    if let Some(why) = uninformative(&ys, &|v| y.value_text(v)) {
+        out.leave_out(title, why);
+        return;
+    }
+    let fig = run_lines(title, &groups, (&x, &y), &|r| page_cache(r.r));
+    out.add(
+        "page-cache-over-time",
+        title,
+        format!(
+            "The page cache charged to the run's memory cgroup (y, MiB), read by a thread of iolab's every \
+             100 ms of the timed pass (x): buffered I/O fills it up to the limit, then reclaim takes pages \
+             back as fast as the run makes them, and the rate over time above shows what that cost.{} \
+             Shared spec: {}.",
+            panels_note(&groups),
+            shared_spec(&runs)
+        ),
+        charts::draw(&fig),
+    );
+}

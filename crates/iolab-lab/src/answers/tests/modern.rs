@@ -147,7 +147,40 @@ fn dontcache_when() {
         r.text
     );
     assert!(!r.text.contains("fit in the page cache"), "{}", r.text);
-    assert!(r.needs.unwrap().contains("per interval"));
+    assert_eq!(
+        r.status,
+        Status::Partly,
+        "no readings over time: {}",
+        r.text
+    );
+    assert!(r.needs.unwrap().contains("read every 100 ms"));
+    // With the cgroup's readings every 100 ms, the buffered row says where it met reclaim.
+    let point = |t_s: f64, mib: u64, hits: u64, pages: u64| iolab_engine::memwatch::MemPoint {
+        t_s,
+        page_cache: mib << 20,
+        limit_hits: hits,
+        reclaimed_pages: pages,
+    };
+    let mut rows = rows;
+    if let Some(m) = rows[1].memory.as_mut() {
+        m.over_time = vec![
+            point(0.1, 60, 0, 0),
+            point(0.2, 118, 3, 100),
+            point(0.3, 123, 400, 20_100),
+            point(0.7, 122, 901, 60_100),
+        ];
+        m.reclaim_scope = "the cgroup's (memory.stat pgsteal)".into();
+    }
+    let r = answer("dontcache_when", &[], &rows, &[], &[]);
+    assert_eq!(r.status, Status::Answered, "{}", r.text);
+    assert!(
+        r.text.contains(
+            "its page cache reached 90% of the limit 0.20 s into the 1.00 s pass, and from then on reclaim took \
+             60,000 pages (counted by the cgroup's (memory.stat pgsteal)) while the limit was hit 898 times"
+        ),
+        "{}",
+        r.text
+    );
     let tied = [file(2000.0, false, dc), file(2050.0, false, 0)];
     let r = answer("dontcache_when", &[], &tied, &[], &[]);
     assert!(r.text.contains("a tie (rates within 5%"), "{}", r.text);
