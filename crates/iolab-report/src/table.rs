@@ -123,7 +123,11 @@ fn layers_text(l: &iolab_engine::result::LayerFigures, writes: bool, o: &mut Str
         fmt_ns(l.after_p99_ns),
         l.requests,
         fmt_ns(l.pass_mean_ns),
-        fmt_ns(l.timed_mean_ns)
+        if l.timed_mean_ns > 0.0 {
+            fmt_ns(l.timed_mean_ns)
+        } else {
+            "none: it timed no single op".into()
+        }
     );
 }
 

@@ -165,9 +165,17 @@ fn buffered_reads_of_a_cached_file_have_no_device_time_and_a_target_without_a_di
     }
 }
 
-/// The ftrace instance of run `pid`.
-fn instance(pid: u32) -> PathBuf {
-    PathBuf::from(format!("/sys/kernel/tracing/instances/iolab-{pid}"))
+/// The ftrace instance of run `pid` ("iolab-PID-START"), if it exists.
+fn instance(pid: u32) -> Option<PathBuf> {
+    let prefix = format!("iolab-{pid}-");
+    std::fs::read_dir("/sys/kernel/tracing/instances")
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
+        })
 }
 
 /// A long traced run on a file in `dir`, once its instance exists.
@@ -192,7 +200,7 @@ fn traced_run(dir: &Path) -> Option<std::process::Child> {
         .unwrap();
     for _ in 0..400 {
         std::thread::sleep(std::time::Duration::from_millis(25));
-        if instance(child.id()).exists() {
+        if instance(child.id()).is_some() {
             return Some(child);
         }
     }
@@ -213,16 +221,11 @@ fn an_interrupted_run_removes_its_instance_and_clean_removes_a_killed_ones() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let st = child.wait().unwrap();
     assert_eq!(st.code(), Some(130));
-    assert!(
-        !instance(child.id()).exists(),
-        "SIGINT left {}",
-        instance(child.id()).display()
-    );
+    assert_eq!(instance(child.id()), None, "SIGINT left it");
     let mut child = traced_run(dir.path()).expect("the run made its ftrace instance");
     child.kill().unwrap();
     child.wait().unwrap();
-    let left = instance(child.id());
-    assert!(left.exists(), "killed, its instance went anyway?");
+    let left = instance(child.id()).expect("killed, its instance went anyway?");
     let c = iolab(&["clean"]);
     assert_eq!(c.code, 0, "{}\n{}", c.stdout, c.stderr);
     assert!(
@@ -230,5 +233,142 @@ fn an_interrupted_run_removes_its_instance_and_clean_removes_a_killed_ones() {
         "clean left {}: {}",
         left.display(),
         c.stdout
+    );
+}
+
+/// The instances under tracefs now.
+fn instances() -> Vec<String> {
+    std::fs::read_dir("/sys/kernel/tracing/instances")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("iolab-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_signal_as_the_instance_is_made_leaves_none() {
+    let dir = disk_dir();
+    if let Some(why) = cannot_trace(dir.path()) {
+        println!("SKIPPED a_signal_as_the_instance_is_made_leaves_none: {why}");
+        return;
+    }
+    if std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        println!("SKIPPED a_signal_as_the_instance_is_made_leaves_none: no strace to inject the signal with");
+        return;
+    }
+    let f = path_str(&dir.path().join("s.dat"));
+    let before = instances();
+    // SIGINT as each of the first mkdirs returns: one of them makes the instance.
+    for when in 1..=4 {
+        let inject = format!("inject=mkdir:signal=SIGINT:when={when}");
+        let out = std::process::Command::new("strace")
+            .args([
+                "-f",
+                "-qq",
+                "-o",
+                "/dev/null",
+                "-e",
+                "trace=mkdir",
+                "-e",
+                &inject,
+            ])
+            .arg(bin())
+            .args([
+                "run", "--method", "psync", "--op", "read", "--direct", "--target", &f,
+            ])
+            .args([
+                "--file-size",
+                "8m",
+                "--ops",
+                "2000",
+                "--layers",
+                "--count",
+                "none",
+            ])
+            .output()
+            .unwrap();
+        let left: Vec<String> = instances()
+            .into_iter()
+            .filter(|n| !before.contains(n))
+            .collect();
+        if !left.is_empty() {
+            iolab(&["clean"]);
+        }
+        assert!(
+            left.is_empty(),
+            "SIGINT at mkdir {when} (exit {:?}: {}) left {left:?}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+}
+
+#[test]
+fn an_instance_removed_under_the_run_gives_no_figures_and_says_why() {
+    let dir = disk_dir();
+    if let Some(why) = cannot_trace(dir.path()) {
+        println!("SKIPPED an_instance_removed_under_the_run: {why}");
+        return;
+    }
+    let f = path_str(&dir.path().join("g.dat"));
+    let child = std::process::Command::new(bin())
+        .args([
+            "run",
+            "--method",
+            "psync",
+            "--op",
+            "read",
+            "--direct",
+            "--pattern",
+            "rand",
+        ])
+        .args([
+            "--target",
+            &f,
+            "--file-size",
+            "64m",
+            "--ops",
+            "20000",
+            "--layers",
+        ])
+        .args(["--count", "none", "--json", "-"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut removed = false;
+    for _ in 0..2000 {
+        if let Some(p) = instance(pid) {
+            removed = std::fs::remove_dir(&p).is_ok();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    if !removed {
+        println!(
+            "SKIPPED an_instance_removed_under_the_run: the instance could not be caught to remove"
+        );
+        return;
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["layers"].is_null(),
+        "figures from a lost trace: {}",
+        v["layers"]
+    );
+    assert!(
+        v["notes"].to_string().contains("no time per layer"),
+        "{}",
+        v["notes"]
     );
 }

@@ -21,17 +21,17 @@ pub(super) fn clean_cgroups(
             keep.push(g.clone());
             continue;
         }
-        let named = g
-            .path
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy() == format!("iolab-{}", c.owner.pid));
-        let verdict = if named {
-            remove(&g.path)
-        } else {
-            Verdict::Refused(format!(
-                "not named iolab-{}, as iolab names its cgroup",
-                c.owner.pid
-            ))
+        let names = (
+            format!("iolab-{}", c.owner.pid),
+            format!("iolab-{}-{}", c.owner.pid, c.owner.start),
+        );
+        let name = g.path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let verdict = match name {
+            Some(n) if n == names.0 || n == names.1 => remove(&g.path, n == names.1),
+            _ => Verdict::Refused(format!(
+                "not named {} (a cgroup) or {} (an ftrace instance), as iolab names them",
+                names.0, names.1
+            )),
         };
         if matches!(verdict, Verdict::Failed(_)) {
             keep.push(g.clone());
@@ -49,19 +49,27 @@ pub(super) fn clean_cgroups(
 }
 
 /// Removes the cgroup at `p` if it is one (a directory of a cgroup filesystem) and no process is in it,
-/// or the ftrace instance at `p` (a directory of tracefs's instances: `--layers`).
-fn remove(p: &Path) -> Verdict {
+/// or, named as one (`instance`), the ftrace instance at `p` (a directory of tracefs's instances:
+/// `--layers`).
+fn remove(p: &Path, instance: bool) -> Verdict {
     const CGROUP_SUPER_MAGIC: u64 = 0x0027_e0eb;
     const CGROUP2_SUPER_MAGIC: u64 = 0x6367_7270;
     const TRACEFS_MAGIC: u64 = 0x7472_6163;
     match iolab_sys::fs_magic(p) {
-        Ok(CGROUP_SUPER_MAGIC | CGROUP2_SUPER_MAGIC) => {}
-        Ok(TRACEFS_MAGIC) if p.parent().and_then(Path::file_name) == Some("instances".as_ref()) => {
+        Ok(CGROUP_SUPER_MAGIC | CGROUP2_SUPER_MAGIC) if !instance => {}
+        Ok(TRACEFS_MAGIC)
+            if instance && p.parent().and_then(Path::file_name) == Some("instances".as_ref()) =>
+        {
             return match std::fs::remove_dir(p) {
                 Ok(()) => Verdict::Removed,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Verdict::Gone,
                 Err(e) => Verdict::Failed(format!("rmdir: {e}")),
             };
+        }
+        Ok(_) if instance => {
+            return Verdict::Refused(
+                "it is not an ftrace instance (not in tracefs's instances)".into(),
+            )
         }
         Ok(_) => return Verdict::Refused("it is not a cgroup (not on a cgroup filesystem)".into()),
         Err(e) if e.errno == libc::ENOENT => return Verdict::Gone,

@@ -35,6 +35,13 @@ pub use clean::clean;
 pub use format::{marked_by, Process, XATTR};
 pub(crate) use journal::unlink_journal_if_all_removed;
 pub use journal::{forget, record, record_cgroup, record_zram};
+
+/// The name of `--layers`' ftrace instance: "iolab-PID-START", this process's alone (its pid and start
+/// time), so that `clean` never takes a live run's instance for a dead one's whose pid was reused.
+pub fn trace_instance_name() -> String {
+    let me = Process::me();
+    format!("iolab-{}-{}", me.pid, me.start)
+}
 pub use report::{CleanReport, Outcome, Verdict};
 
 #[cfg(test)]

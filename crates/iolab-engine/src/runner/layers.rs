@@ -13,6 +13,11 @@ pub(super) const NOTE: &str = "layers: ";
 
 /// Opens the tracer for a run, or says why there is none.
 pub(super) fn tracer(spec: &Spec, clock: ClockKind) -> Result<BlockTrace, String> {
+    if let Some(k) = TargetKind::stream_named(&spec.target) {
+        return Err(format!(
+            "a {k:?} target has no block layer under it (a file or a block device has)"
+        ));
+    }
     let disk = blocktrace::disk_of_path(&spec.target)?;
     BlockTrace::open(disk, clock)
 }
@@ -65,5 +70,5 @@ pub(super) fn figures(
             "the traced pass timed no op on its own (one clock read per op is needed)".into(),
         );
     }
-    Ok(t.figures(&logs, &map, spec.bs))
+    t.figures(&logs, &map, spec.bs)
 }

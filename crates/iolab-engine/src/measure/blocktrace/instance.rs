@@ -19,11 +19,12 @@ pub(super) struct Instance {
 }
 
 /// Per-CPU buffer of the instance, in KiB: each event takes 40-70 bytes, a traced pass of 10,000 ops
-/// makes 30,000 (1.7 MiB if one CPU takes them all); 64 MiB in all at most on machines of many CPUs
-/// (a ring that fills loses events, which the result counts).
+/// makes 30,000 (2 MiB if one CPU takes them all): 4 MiB per CPU up to 32 CPUs, then 128 MiB shared out,
+/// but never under 2 MiB a CPU (so 2 MiB x CPUs beyond 64). A ring that fills loses events: the result
+/// counts them, and the ops they belonged to are left out, never read as served without a request.
 fn buffer_kb() -> usize {
     let cpus = crate::measure::profile::online_cpus().len().max(1);
-    (65_536 / cpus).clamp(1024, 4096)
+    (131_072 / cpus).clamp(2048, 4096)
 }
 
 /// Where tracefs is mounted, if it is.
@@ -49,18 +50,29 @@ impl Instance {
             .ok_or("tracefs has no readable events/header_page")?;
         let dir = root
             .join("instances")
-            .join(format!("iolab-{}", std::process::id()));
-        // Journaled and handed to the signal handler before it exists, as the memory cgroup is.
+            .join(crate::leftovers::trace_instance_name());
+        // Journaled and handed to the signal handler before it exists, as the memory cgroup is. Its name
+        // is this process's alone (pid and start time), so the handler may remove it from before mkdir
+        // returns: a signal while the kernel makes it (about 1.5 ms, the directory visible before the
+        // call returns) removes it too, and one before finds nothing.
         let journal = crate::leftovers::record_cgroup(&dir);
         crate::cleanup::register_trace_instance(&dir);
+        crate::cleanup::trace_instance_made();
         if let Err(e) = std::fs::create_dir(&dir) {
             crate::cleanup::unregister_trace_instance();
             if let Some(id) = journal {
                 crate::leftovers::forget(id);
             }
-            return Err(format!("making the ftrace instance {}: {e}", dir.display()));
+            let why = if e.kind() == std::io::ErrorKind::PermissionDenied {
+                " (an ftrace instance needs root)"
+            } else {
+                ""
+            };
+            return Err(format!(
+                "making the ftrace instance {}: {e}{why}",
+                dir.display()
+            ));
         }
-        crate::cleanup::trace_instance_made();
         let inst = Instance {
             dir,
             layout,
@@ -90,20 +102,22 @@ impl Instance {
 
     /// Reads every CPU's ring to its end, calling `each(time, record)` per event; returns the events the
     /// rings lost (overwritten or dropped).
-    pub(super) fn drain(&self, mut each: impl FnMut(u64, &[u8])) -> u64 {
+    pub(super) fn drain(&self, mut each: impl FnMut(u64, &[u8])) -> Result<u64, String> {
         let mut lost = 0;
         let mut page = vec![0u8; iolab_sys::page_size()];
         for cpu in crate::measure::profile::online_cpus() {
             let d = self.dir.join(format!("per_cpu/cpu{cpu}"));
-            lost += stat_of(&d.join("stats"), "overrun:")
-                + stat_of(&d.join("stats"), "dropped events:");
-            let Ok(mut f) = std::fs::OpenOptions::new()
+            let stats = read_whole(&d.join("stats")).unwrap_or_default();
+            lost += stat_of(&stats, "overrun:") + stat_of(&stats, "dropped events:");
+            // A ring that cannot be read (the instance removed under iolab) is a lost trace, never an
+            // empty one: its ops would read as served without a request.
+            let mut f = std::fs::OpenOptions::new()
                 .read(true)
                 .custom_flags(libc::O_NONBLOCK)
                 .open(d.join("trace_pipe_raw"))
-            else {
-                continue;
-            };
+                .map_err(|e| {
+                    format!("the trace of CPU {cpu} is gone ({e}): was the instance removed?")
+                })?;
             // One page per read; end of data (0) or EAGAIN once the ring is empty.
             while let Ok(n) = f.read(&mut page) {
                 if n == 0 {
@@ -112,7 +126,7 @@ impl Instance {
                 pages::events(&page[..n], &self.layout, &mut each);
             }
         }
-        lost
+        Ok(lost)
     }
 }
 
@@ -125,14 +139,10 @@ fn read_whole(p: &Path) -> Option<String> {
     String::from_utf8(buf).ok()
 }
 
-/// A counter of a per-CPU stats file ("overrun: 12").
-fn stat_of(p: &Path, key: &str) -> u64 {
-    std::fs::read_to_string(p)
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find_map(|l| l.strip_prefix(key)?.trim().parse().ok())
-        })
+/// A counter of a per-CPU stats file's text ("overrun: 12").
+fn stat_of(text: &str, key: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.trim().parse().ok())
         .unwrap_or(0)
 }
 

@@ -85,6 +85,12 @@ pub fn disk_of(dev: u64) -> Result<Disk, String> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    if !disk_dir.join("mq").is_dir() {
+        return Err(format!(
+            "{name} is a bio-based device (zram, brd, a multipath head ...): it makes no block requests, so \
+             there is no queue or issue to time"
+        ));
+    }
     Ok(Disk {
         dev: (dmaj << 20) | dmin,
         name,
@@ -161,7 +167,7 @@ impl BlockTrace {
     }
 
     /// Everything the instance recorded on the target disk, and the events its rings lost.
-    fn drain(&self) -> (Vec<Event>, u64) {
+    fn drain(&self) -> Result<(Vec<Event>, u64), String> {
         let mut events = Vec::new();
         let f = &self.fmts;
         let lost = self.inst.drain(|t, rec| {
@@ -178,12 +184,17 @@ impl BlockTrace {
                 events.push(e);
             }
         });
-        (events, lost)
+        Ok((events, lost?))
     }
 
     /// The pass's figures from its ops (per thread, in the run's ticks) and `map` (offset to sector).
-    pub fn figures(&self, ops: &[&[OpRec]], map: &SectorMap, bs: u64) -> LayerFigures {
-        let (events, lost) = self.drain();
+    pub fn figures(
+        &self,
+        ops: &[&[OpRec]],
+        map: &SectorMap,
+        bs: u64,
+    ) -> Result<LayerFigures, String> {
+        let (events, lost) = self.drain()?;
         let pairs = self.pairs.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let to_ns = mono_of(&pairs);
         let spans: Vec<OpSpan> = ops
@@ -200,19 +211,16 @@ impl BlockTrace {
                 }
             })
             .collect();
-        let s = split::split(&spans, &events);
+        // With events lost, an op without any cannot be told from one served without a request.
+        let s = split::split(&spans, &events, lost > 0);
         let n = s.ops().max(1) as f64;
-        let lat: Vec<u64> = spans
-            .iter()
-            .map(|o| o.end.saturating_sub(o.start))
-            .collect();
         let (b, q, d, a) = (
             split::mean_p99(&s.before),
             split::mean_p99(&s.queued),
             split::mean_p99(&s.device),
             split::mean_p99(&s.after),
         );
-        LayerFigures {
+        Ok(LayerFigures {
             before_ns: b.0,
             queued_ns: q.0,
             device_ns: d.0,
@@ -225,7 +233,7 @@ impl BlockTrace {
             ops: s.ops() as u64,
             ops_without_request: s.without_request,
             ops_unmatched: s.unmatched,
-            pass_mean_ns: split::mean_p99(&lat).0,
+            pass_mean_ns: split::mean_p99(&s.latency).0,
             timed_mean_ns: 0.0,
             lost_samples: lost,
             source: format!(
@@ -234,7 +242,7 @@ impl BlockTrace {
                 self.disk.name,
                 spans.len()
             ),
-        }
+        })
     }
 }
 

@@ -40,12 +40,15 @@ pub struct Split {
     pub queued: Vec<u64>,
     pub device: Vec<u64>,
     pub after: Vec<u64>,
+    /// The split ops' latencies (each the sum of its four parts).
+    pub latency: Vec<u64>,
     /// Requests matched to ops (a request two ops share counts for each).
     pub requests: u64,
     /// Ops that no request of their own served.
     pub without_request: u64,
     /// Ops whose bio reached the block layer but whose request was not seen issued or completed within
-    /// the op (events lost, or a stacked device): left out of the parts.
+    /// the op (events lost, or a stacked device), and, when events were lost, ops without any: left out
+    /// of the parts.
     pub unmatched: u64,
 }
 
@@ -109,8 +112,9 @@ fn request_of(rqs: &[Rq], max_nr: u64, b: &Bio) -> Option<Rq> {
         .copied()
 }
 
-/// Splits every op's time (see the module's comment).
-pub fn split(ops: &[OpSpan], events: &[Event]) -> Split {
+/// Splits every op's time (see the module's comment). `lossy`: events were lost, so an op with none is
+/// left out instead of counted as served without a request.
+pub fn split(ops: &[OpSpan], events: &[Event], lossy: bool) -> Split {
     let (bios, rqs) = sort_events(events);
     let max_bio = bios.iter().map(|b| b.1).max().unwrap_or(0).max(1);
     let max_rq = rqs.iter().map(|r| r.nr).max().unwrap_or(0).max(1);
@@ -141,7 +145,9 @@ pub fn split(ops: &[OpSpan], events: &[Event]) -> Split {
                 _ => lost = true,
             }
         }
-        if q == u64::MAX {
+        if q == u64::MAX && lossy {
+            s.unmatched += 1;
+        } else if q == u64::MAX {
             s.without_request += 1;
             s.push(lat, 0, 0, 0);
         } else if lost {
@@ -156,6 +162,7 @@ pub fn split(ops: &[OpSpan], events: &[Event]) -> Split {
 
 impl Split {
     fn push(&mut self, before: u64, queued: u64, device: u64, after: u64) {
+        self.latency.push(before + queued + device + after);
         self.before.push(before);
         self.queued.push(queued);
         self.device.push(device);
@@ -215,7 +222,7 @@ mod tests {
             ev(Kind::Issue, 1_300, 16, 8),
             ev(Kind::Complete, 2_400, 16, 8),
         ];
-        let s = split(&ops, &events);
+        let s = split(&ops, &events, false);
         assert_eq!(s.before, vec![200, 200]);
         assert_eq!(s.queued, vec![50, 0]);
         assert_eq!(s.device, vec![650, 1_100]);
@@ -236,7 +243,7 @@ mod tests {
             ev(Kind::Issue, 1_250, 800, 8),
             ev(Kind::Complete, 1_900, 800, 8),
         ];
-        let s = split(&ops, &events);
+        let s = split(&ops, &events, false);
         assert_eq!((s.before[0], s.device[0], s.without_request), (300, 0, 1));
     }
 
@@ -250,7 +257,7 @@ mod tests {
             ev(Kind::Issue, 150, 8, 16),
             ev(Kind::Complete, 900, 8, 16),
         ];
-        let s = split(&ops, &events);
+        let s = split(&ops, &events, false);
         assert_eq!(s.device, vec![750, 750]);
         assert_eq!(s.queued, vec![30, 20]);
         assert_eq!(s.unmatched, 0);
@@ -272,15 +279,28 @@ mod tests {
             ev(Kind::Issue, 1_010, 8, 8),
             ev(Kind::Complete, 1_900, 8, 8),
         ];
-        let s = split(&ops, &events);
+        let s = split(&ops, &events, false);
         assert_eq!((s.before[0], s.device[0], s.requests), (900, 890, 1));
+    }
+
+    #[test]
+    fn with_events_lost_an_op_without_any_is_left_out_not_served_without_a_request() {
+        let ops = [op(100, 1_000, 8), op(2_000, 3_000, 800)];
+        let events = [
+            ev(Kind::Queue, 120, 8, 8),
+            ev(Kind::Issue, 150, 8, 8),
+            ev(Kind::Complete, 900, 8, 8),
+        ];
+        let s = split(&ops, &events, true);
+        assert_eq!((s.ops(), s.unmatched, s.without_request), (1, 1, 0));
+        assert_eq!(s.latency, vec![900]);
     }
 
     #[test]
     fn a_request_never_seen_completing_leaves_its_op_unmatched() {
         let ops = [op(100, 1_000, 8)];
         let events = [ev(Kind::Queue, 120, 8, 8), ev(Kind::Issue, 150, 8, 8)];
-        let s = split(&ops, &events);
+        let s = split(&ops, &events, false);
         assert_eq!((s.ops(), s.unmatched), (0, 1));
     }
 
