@@ -110,8 +110,14 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let plain = d.path().join("iolab-1");
         std::fs::create_dir(&plain).unwrap();
-        assert!(matches!(remove(&plain), Verdict::Refused(_)));
-        assert!(plain.exists());
-        assert_eq!(remove(&d.path().join("none")), Verdict::Gone);
+        assert!(matches!(remove(&plain, false), Verdict::Refused(_)));
+        // Nor one named as an ftrace instance outside tracefs's instances.
+        let inst = d.path().join("instances");
+        std::fs::create_dir(&inst).unwrap();
+        let fake = inst.join("iolab-1-2");
+        std::fs::create_dir(&fake).unwrap();
+        assert!(matches!(remove(&fake, true), Verdict::Refused(_)));
+        assert!(plain.exists() && fake.exists());
+        assert_eq!(remove(&d.path().join("none"), false), Verdict::Gone);
     }
 }
