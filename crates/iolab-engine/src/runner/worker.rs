@@ -23,16 +23,8 @@ pub(super) fn worker<M: Method, C: Clock>(
     max_ops: u64,
 ) -> WorkerOut {
     let mut out = WorkerOut::new();
-    let hists = FastHist::try_new().and_then(|l| Ok((l, FastHist::try_new()?)));
-    let log = || match p.interval_ticks {
-        0 => Ok(IntervalLog::off()),
-        every => IntervalLog::new(every, p.intervals_expected),
-    };
-    let mut prepared = match hists.and_then(|(lat, gap)| {
-        (out.lat, out.gap) = (lat, gap);
+    let mut prepared = match fill_out(&mut out, p).and_then(|()| {
         out.warm = super::warmup::warm_up::<M, C>(&ctx, clk, p, sh.abort())?;
-        out.log = log()?;
-        out.perop = super::perop::PerOp::for_worker(p.mixed, p.log_ops)?;
         prepare::<M>(&ctx, p)
     }) {
         Ok(x) => Some(x),
@@ -61,6 +53,20 @@ pub(super) fn worker<M: Method, C: Clock>(
         }
     }
     out
+}
+
+/// A worker's histograms, interval log and per-op record, made before its method is prepared (out of
+/// line: the worker is compiled once per method and clock).
+#[inline(never)]
+fn fill_out(out: &mut WorkerOut, p: &LoopParams) -> crate::error::Result<()> {
+    out.lat = FastHist::try_new()?;
+    out.gap = FastHist::try_new()?;
+    out.log = match p.interval_ticks {
+        0 => IntervalLog::off(),
+        every => IntervalLog::new(every, p.intervals_expected)?,
+    };
+    out.perop = super::perop::PerOp::for_worker(p.mixed, p.log_ops)?;
+    Ok(())
 }
 
 /// The thread's offset plan: its region, the distribution, the direction of each op (out of line: the
