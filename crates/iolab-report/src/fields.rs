@@ -56,6 +56,8 @@ enum Holder {
     Share,
     /// One of a run's `intervals` (`iolab_engine::result::IntervalFigures`).
     Interval,
+    /// One of a memory-limited run's readings every 100 ms (`iolab_engine::memwatch::MemPoint`).
+    MemPoint,
     /// One of a survey's `runs` (`iolab_lab::survey::SurveyRun`), which the report reads as a record's
     /// result when a survey's JSON is given to it; that it ran.
     SurveyRun,
@@ -174,6 +176,11 @@ fields! {
     INTERVAL_END_S = ["end_s"] in Interval;
     INTERVAL_IOPS = ["iops"] in Interval;
     INTERVAL_P99 = ["lat_p99_ns"] in Interval;
+    /// `--memory-limit`: the cgroup read every 100 ms of the timed pass: `[{t_s, page_cache, ...}, ...]`.
+    MEMORY_OVER_TIME = ["memory", "over_time"] in Run;
+    /// Inside one of `MEMORY_OVER_TIME`: seconds since the timed span started, and the page cache (bytes).
+    MEM_T_S = ["t_s"] in MemPoint;
+    MEM_PAGE_CACHE = ["page_cache"] in MemPoint;
     /// "/dev/null", "file" or "pipe".
     SURVEY_TARGET = ["target"] in SurveyRun, SurveyUnavailable;
     SURVEY_METHOD = ["method"] in SurveyRun, SurveyUnavailable;
@@ -266,7 +273,15 @@ mod tests {
             }),
             aio: Some(Default::default()),
             nowait: Some(Default::default()),
-            memory: None,
+            memory: Some(iolab_engine::memlimit::MemoryLimit {
+                over_time: vec![iolab_engine::memwatch::MemPoint {
+                    t_s: 0.1,
+                    page_cache: 1 << 20,
+                    limit_hits: 1,
+                    reclaimed_pages: 1,
+                }],
+                ..Default::default()
+            }),
             mixed: None,
             paced: None,
             access: None,
@@ -383,6 +398,11 @@ mod tests {
         };
         let (survey_ran, survey_not) = (survey_run(true), survey_run(false));
         let interval = INTERVALS.at(&run).and_then(|f| f.get(0)).unwrap().clone();
+        let mem_point = MEMORY_OVER_TIME
+            .at(&run)
+            .and_then(|f| f.get(0))
+            .unwrap()
+            .clone();
         for (name, field, holders) in ALL {
             for h in *holders {
                 let doc: &Value = match h {
@@ -393,6 +413,7 @@ mod tests {
                     Holder::Finding => &finding,
                     Holder::Share => &share,
                     Holder::Interval => &interval,
+                    Holder::MemPoint => &mem_point,
                     Holder::SurveyRun => &survey_ran,
                     Holder::SurveyUnavailable => &survey_not,
                 };

@@ -6,6 +6,14 @@ mod common;
 use common::*;
 use std::path::{Path, PathBuf};
 
+/// One test at a time: each counts the disk's reads or looks for instances, which another test's run
+/// (on the same disk, or killed and not yet cleaned) would add to.
+static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Why this machine cannot trace the block layer under `dir` (not root, no tracefs, not a block device).
 fn cannot_trace(dir: &Path) -> Option<String> {
     // SAFETY: geteuid has no preconditions.
@@ -48,6 +56,7 @@ fn reads_completed(stat: &Path) -> u64 {
 
 #[test]
 fn direct_reads_are_split_at_the_block_layer_and_their_requests_are_the_kernels() {
+    let _one = one_at_a_time();
     let dir = disk_dir();
     if let Some(why) = cannot_trace(dir.path()) {
         println!("SKIPPED direct_reads_are_split_at_the_block_layer: {why}");
@@ -119,6 +128,7 @@ fn direct_reads_are_split_at_the_block_layer_and_their_requests_are_the_kernels(
 
 #[test]
 fn buffered_reads_of_a_cached_file_have_no_device_time_and_a_target_without_a_disk_says_why() {
+    let _one = one_at_a_time();
     let dir = disk_dir();
     if let Some(why) = cannot_trace(dir.path()) {
         println!("SKIPPED buffered_reads_of_a_cached_file: {why}");
@@ -211,6 +221,7 @@ fn traced_run(dir: &Path) -> Option<std::process::Child> {
 
 #[test]
 fn an_interrupted_run_removes_its_instance_and_clean_removes_a_killed_ones() {
+    let _one = one_at_a_time();
     let dir = disk_dir();
     if let Some(why) = cannot_trace(dir.path()) {
         println!("SKIPPED an_interrupted_run_removes_its_instance: {why}");
@@ -250,6 +261,7 @@ fn instances() -> Vec<String> {
 
 #[test]
 fn a_signal_as_the_instance_is_made_leaves_none() {
+    let _one = one_at_a_time();
     let dir = disk_dir();
     if let Some(why) = cannot_trace(dir.path()) {
         println!("SKIPPED a_signal_as_the_instance_is_made_leaves_none: {why}");
@@ -312,6 +324,7 @@ fn a_signal_as_the_instance_is_made_leaves_none() {
 
 #[test]
 fn an_instance_removed_under_the_run_gives_no_figures_and_says_why() {
+    let _one = one_at_a_time();
     let dir = disk_dir();
     if let Some(why) = cannot_trace(dir.path()) {
         println!("SKIPPED an_instance_removed_under_the_run: {why}");

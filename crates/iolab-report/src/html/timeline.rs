@@ -97,13 +97,14 @@ pub(super) fn over_time_charts(io_runs: &[&Run], out: &mut Out) {
 /// `--memory-limit`: (seconds since the timed span started, page cache in MiB) of a run's readings every
 /// 100 ms.
 fn page_cache(r: &Value) -> Vec<(f64, f64)> {
-    r.pointer("/memory/over_time")
+    fields::MEMORY_OVER_TIME
+        .at(r)
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
                 .filter_map(|p| {
-                    let t = p.get("t_s")?.as_f64()?;
-                    let c = p.get("page_cache")?.as_f64()?;
+                    let t = fields::MEM_T_S.num(p)?;
+                    let c = fields::MEM_PAGE_CACHE.num(p)?;
                     Some((t, c / (1u64 << 20) as f64))
                 })
                 .collect()
@@ -142,7 +143,7 @@ pub(super) fn page_cache_chart(io_runs: &[&Run], out: &mut Out) {
         format!(
             "The page cache charged to the run's memory cgroup (y, MiB), read by a thread of iolab's every \
              100 ms of the timed pass (x): buffered I/O fills it up to the limit, then reclaim takes pages \
-             back as fast as the run makes them, and the rate over time above shows what that cost.{} \
+             back as fast as the run makes them; the IOPS over time shows what that cost.{} \
              Shared spec: {}.",
             panels_note(&groups),
             shared_spec(&runs)
