@@ -111,8 +111,8 @@ fn layers_text(l: &iolab_engine::result::LayerFigures, writes: bool, o: &mut Str
     }
     let _ = writeln!(
         o,
-        "layers       per op: before the block layer {}, queued {}, device {}, after {} (p99 {}, {}, {}, {}); \
-         {:.2} block requests per op; the parts add up to the traced pass's {} per op (the timed pass's: {}){extra}",
+        "layers       per op: before the block layer {}, queued {}, device {}, after {} (p99 {}, {}, {}, {}), \
+         {:.2} block requests; together {} in the untimed traced pass (the timed pass: {}){extra}",
         fmt_ns(l.before_ns),
         fmt_ns(l.queued_ns),
         fmt_ns(l.device_ns),
@@ -126,7 +126,7 @@ fn layers_text(l: &iolab_engine::result::LayerFigures, writes: bool, o: &mut Str
         if l.timed_mean_ns > 0.0 {
             fmt_ns(l.timed_mean_ns)
         } else {
-            "none: it timed no single op".into()
+            "no per-op latency".into()
         }
     );
 }
