@@ -89,7 +89,7 @@ fn direct_reads_are_split_at_the_block_layer_and_their_requests_are_the_kernels(
     let l = &v["layers"];
     assert!(l.is_object(), "no layers: {:?}", v["notes"]);
     let ops = u64_of(l, &["ops"]);
-    assert_eq!(u64_of(l, &["ops_unmatched"]), 0, "{l}");
+    assert!(u64_of(l, &["ops_unmatched"]) * 100 <= ops, "{l}");
     assert_eq!(u64_of(l, &["ops_without_request"]), 0, "{l}");
     // A 4 KiB O_DIRECT read is one request of its own.
     let requests = f64_of(l, &["requests"]);

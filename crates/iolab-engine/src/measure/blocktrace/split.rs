@@ -46,9 +46,9 @@ pub struct Split {
     pub requests: u64,
     /// Ops that no request of their own served.
     pub without_request: u64,
-    /// Ops whose bio reached the block layer but whose request was not seen issued or completed within
-    /// the op (events lost, or a stacked device), and, when events were lost, ops without any: left out
-    /// of the parts.
+    /// Ops whose bios reached the block layer but none of whose requests was seen issued and completed
+    /// within the op (events lost, or a stacked device), and, when events were lost, ops without any:
+    /// left out of the parts.
     pub unmatched: u64,
 }
 
@@ -129,29 +129,28 @@ pub fn split(ops: &[OpSpan], events: &[Event], lossy: bool) -> Split {
             .filter(|b| {
                 b.3 == op.write && b.0 + b.1 > op.sector && (op.start..=op.end).contains(&b.2)
             });
-        let (mut q, mut i, mut c, mut n, mut lost) = (u64::MAX, u64::MAX, 0u64, 0u64, false);
+        // A bio of the op's sectors whose request completed after the op is another op's (the same block
+        // read twice at once): it is passed over. One of its own that never completed leaves the op out.
+        let (mut q, mut i, mut c, mut n, mut seen) = (u64::MAX, u64::MAX, 0u64, 0u64, false);
         for b in mine {
-            q = q.min(b.2);
-            match request_of(&rqs, max_rq, b) {
-                Some(Rq {
-                    issue,
-                    complete: Some(done),
-                    ..
-                }) if done <= op.end => {
-                    i = i.min(issue);
-                    c = c.max(done);
-                    n += 1;
-                }
-                _ => lost = true,
+            seen = true;
+            if let Some(Rq {
+                issue,
+                complete: Some(done),
+                ..
+            }) = request_of(&rqs, max_rq, b).filter(|r| r.complete.is_some_and(|d| d <= op.end))
+            {
+                q = q.min(b.2);
+                i = i.min(issue);
+                c = c.max(done);
+                n += 1;
             }
         }
-        if q == u64::MAX && lossy {
+        if n == 0 && (seen || lossy) {
             s.unmatched += 1;
-        } else if q == u64::MAX {
+        } else if n == 0 {
             s.without_request += 1;
             s.push(lat, 0, 0, 0);
-        } else if lost {
-            s.unmatched += 1;
         } else {
             s.requests += n;
             s.push(q - op.start, i.saturating_sub(q), c - i.min(c), op.end - c);
@@ -294,6 +293,23 @@ mod tests {
         let s = split(&ops, &events, true);
         assert_eq!((s.ops(), s.unmatched, s.without_request), (1, 1, 0));
         assert_eq!(s.latency, vec![900]);
+    }
+
+    #[test]
+    fn the_same_block_read_twice_at_once_is_each_ops_own_request() {
+        // Op A (100-1,000) and op B (500-2,000) read sector 8; B's bio is queued inside A's window too.
+        let ops = [op(100, 1_000, 8), op(500, 2_000, 8)];
+        let events = [
+            ev(Kind::Queue, 120, 8, 8),
+            ev(Kind::Issue, 150, 8, 8),
+            ev(Kind::Complete, 900, 8, 8),
+            ev(Kind::Queue, 600, 8, 8),
+            ev(Kind::Issue, 610, 8, 8),
+            ev(Kind::Complete, 1_900, 8, 8),
+        ];
+        let s = split(&ops, &events, false);
+        assert_eq!((s.ops(), s.unmatched, s.requests), (2, 0, 2));
+        assert_eq!(s.device, vec![750, 1_290]);
     }
 
     #[test]
