@@ -76,7 +76,10 @@ fn every_method_runs_at_the_same_depth_on_a_directory_and_leaves_nothing() {
             let l = &run["result"]["layers"];
             assert!(l.is_object(), "{m}: no layers: {}", run["result"]["notes"]);
             // Left out: ops whose events were incomplete (none lost here, so at most a stray few).
-            assert!(u64_of(l, &["ops_unmatched"]) * 100 <= u64_of(l, &["ops"]), "{m}: {l}");
+            assert!(
+                u64_of(l, &["ops_unmatched"]) * 100 <= u64_of(l, &["ops"]),
+                "{m}: {l}"
+            );
             let parts: f64 = ["before_ns", "queued_ns", "device_ns", "after_ns"]
                 .iter()
                 .map(|k| f64_of(l, &[k]))
