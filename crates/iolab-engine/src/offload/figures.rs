@@ -52,6 +52,13 @@ pub fn result(mut p: Parts) -> Result<RunResult> {
     let service_tasks = service_tasks(path, &p.span);
     let mut notes = std::mem::take(&mut p.notes);
     notes.extend(punted_note(&service_tasks));
+    if spec.layers {
+        notes.push(
+            "no time per layer (--layers): the offload client is a process of its own, whose ops iolab does not \
+             log one by one, so they cannot be matched to the block layer's requests"
+                .into(),
+        );
+    }
     if spec.offload.sq_sleep {
         notes.push(format!(
             "--sq-sleep: before every round trip the client waited for the SQ thread to idle out (sq_thread_idle \
