@@ -10,8 +10,18 @@ use std::path::{Path, PathBuf};
 /// (on the same disk, or killed and not yet cleaned) would add to.
 static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    ONE.lock().unwrap_or_else(|p| p.into_inner())
+/// The start of every test here: one at a time, in a fresh directory on a disk where the block layer can
+/// be traced; `None` (and `SKIPPED` with the reason) otherwise.
+fn traced_dir(test: &str) -> Option<(std::sync::MutexGuard<'static, ()>, tempfile::TempDir)> {
+    let one = ONE.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = disk_dir();
+    match cannot_trace(dir.path()) {
+        Some(why) => {
+            println!("SKIPPED {test}: {why}");
+            None
+        }
+        None => Some((one, dir)),
+    }
 }
 
 /// Why this machine cannot trace the block layer under `dir` (not root, no tracefs, not a block device).
@@ -56,12 +66,9 @@ fn reads_completed(stat: &Path) -> u64 {
 
 #[test]
 fn direct_reads_are_split_at_the_block_layer_and_their_requests_are_the_kernels() {
-    let _one = one_at_a_time();
-    let dir = disk_dir();
-    if let Some(why) = cannot_trace(dir.path()) {
-        println!("SKIPPED direct_reads_are_split_at_the_block_layer: {why}");
+    let Some((_one, dir)) = traced_dir("direct_reads_are_split_at_the_block_layer") else {
         return;
-    }
+    };
     let f = path_str(&dir.path().join("l.dat"));
     let stat = disk_stat(dir.path()).unwrap();
     let before = reads_completed(&stat);
@@ -128,12 +135,9 @@ fn direct_reads_are_split_at_the_block_layer_and_their_requests_are_the_kernels(
 
 #[test]
 fn buffered_reads_of_a_cached_file_have_no_device_time_and_a_target_without_a_disk_says_why() {
-    let _one = one_at_a_time();
-    let dir = disk_dir();
-    if let Some(why) = cannot_trace(dir.path()) {
-        println!("SKIPPED buffered_reads_of_a_cached_file: {why}");
+    let Some((_one, dir)) = traced_dir("buffered_reads_of_a_cached_file") else {
         return;
-    }
+    };
     // The file iolab makes for a read run is written through the page cache, so its reads come from it.
     let f = path_str(&dir.path().join("c.dat"));
     let v = run_json(&[
@@ -178,14 +182,10 @@ fn buffered_reads_of_a_cached_file_have_no_device_time_and_a_target_without_a_di
 /// The ftrace instance of run `pid` ("iolab-PID-START"), if it exists.
 fn instance(pid: u32) -> Option<PathBuf> {
     let prefix = format!("iolab-{pid}-");
-    std::fs::read_dir("/sys/kernel/tracing/instances")
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
-        })
+    instances()
+        .into_iter()
+        .find(|n| n.starts_with(&prefix))
+        .map(|n| Path::new("/sys/kernel/tracing/instances").join(n))
 }
 
 /// A long traced run on a file in `dir`, once its instance exists.
@@ -221,12 +221,9 @@ fn traced_run(dir: &Path) -> Option<std::process::Child> {
 
 #[test]
 fn an_interrupted_run_removes_its_instance_and_clean_removes_a_killed_ones() {
-    let _one = one_at_a_time();
-    let dir = disk_dir();
-    if let Some(why) = cannot_trace(dir.path()) {
-        println!("SKIPPED an_interrupted_run_removes_its_instance: {why}");
+    let Some((_one, dir)) = traced_dir("an_interrupted_run_removes_its_instance") else {
         return;
-    }
+    };
     let mut child = traced_run(dir.path()).expect("the run made its ftrace instance");
     // SAFETY: kill with a pid of a child this test spawned and has not reaped.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -261,12 +258,9 @@ fn instances() -> Vec<String> {
 
 #[test]
 fn a_signal_as_the_instance_is_made_leaves_none() {
-    let _one = one_at_a_time();
-    let dir = disk_dir();
-    if let Some(why) = cannot_trace(dir.path()) {
-        println!("SKIPPED a_signal_as_the_instance_is_made_leaves_none: {why}");
+    let Some((_one, dir)) = traced_dir("a_signal_as_the_instance_is_made_leaves_none") else {
         return;
-    }
+    };
     if std::process::Command::new("strace")
         .arg("-V")
         .output()
@@ -324,12 +318,9 @@ fn a_signal_as_the_instance_is_made_leaves_none() {
 
 #[test]
 fn an_instance_removed_under_the_run_gives_no_figures_and_says_why() {
-    let _one = one_at_a_time();
-    let dir = disk_dir();
-    if let Some(why) = cannot_trace(dir.path()) {
-        println!("SKIPPED an_instance_removed_under_the_run: {why}");
+    let Some((_one, dir)) = traced_dir("an_instance_removed_under_the_run") else {
         return;
-    }
+    };
     let f = path_str(&dir.path().join("g.dat"));
     let child = std::process::Command::new(bin())
         .args([
