@@ -1,7 +1,8 @@
 //! The course report's questions (He and Han, §6 and §10-11): why sync won in one throughput setting,
-//! why IOPOLL showed no gain, what its syscall counts say, and why the shared ring lost.
+//! why IOPOLL showed no gain, what its syscall counts say, why the shared ring lost, and its future work
+//! (§8.2: a QD sweep, and sync threads against one io_uring at the same total in flight).
 
-use super::reply::{faster, is, ns, pct, thousands, x, Ctx, Reply};
+use super::reply::{faster, is, ns, pct, thousands, x, Ctx, Reply, TIE_FRACTION};
 use crate::findings_compare::Row;
 use iolab_engine::spec::RingDesign;
 
@@ -573,5 +574,157 @@ pub fn shared_ring_lost(c: &Ctx) -> Reply {
             "a CPU-bound target where contention can show (NOPs, page-cache hits) and a variant that keeps one \
              request in flight per thread (the shared-ring suite's steps)",
         ),
+    }
+}
+
+/// The QD sweep's io_uring rows (8 threads), by depth.
+fn sweep_rows<'a>(c: &'a Ctx) -> Vec<&'a Row> {
+    let mut rows = c.rows_where(|r| uring(r) && r.step.starts_with("QD sweep"));
+    rows.sort_by_key(|r| r.facts.qd);
+    rows
+}
+
+/// "QD 1 41,200 IOPS at 194.2 µs, QD 8 ...": each depth's IOPS and mean latency, then the shallowest
+/// depth within [`TIE_FRACTION`] of the most IOPS (deeper queues added latency, not IOPS).
+fn sweep_text(rows: &[&Row]) -> Option<String> {
+    let first = rows.first()?;
+    let best = rows.iter().map(|r| r.iops()).fold(0.0, f64::max);
+    let each: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "QD {} {} IOPS at {}",
+                r.facts.qd,
+                thousands(r.iops()),
+                ns(r.lat_mean_ns)
+            )
+        })
+        .collect();
+    let mut s = format!(
+        "The QD sweep ({}, io_uring): {}.",
+        first.workload(),
+        each.join(", ")
+    );
+    let knee = rows
+        .iter()
+        .find(|r| r.iops() >= (1.0 - TIE_FRACTION) * best)?;
+    let deepest = rows.last()?;
+    if rows.len() < 2 {
+        return Some(s);
+    }
+    if knee.facts.qd == deepest.facts.qd {
+        s.push_str(&format!(
+            " IOPS still grew up to the deepest queue measured (QD {}): this device took more in flight than \
+             the sweep gave it.",
+            deepest.facts.qd
+        ));
+    } else {
+        s.push_str(&format!(
+            " IOPS stopped growing at QD {} ({} IOPS, within {:.0}% of the most any depth made); from there \
+             to QD {} the mean latency went from {} to {} ({}) for {} the IOPS: the deeper queue only waited \
+             longer (Little's law: a fixed rate with more in flight is a longer wait).",
+            knee.facts.qd,
+            thousands(knee.iops()),
+            TIE_FRACTION * 100.0,
+            deepest.facts.qd,
+            ns(knee.lat_mean_ns),
+            ns(deepest.lat_mean_ns),
+            x(deepest.lat_mean_ns / knee.lat_mean_ns.max(1e-9)),
+            x(deepest.iops() / knee.iops().max(1e-9))
+        ));
+    }
+    Some(s)
+}
+
+/// Each total in flight N: N pread() threads against one io_uring thread at depth N, with their CPU
+/// per op.
+fn equal_inflight_text(c: &Ctx) -> Option<String> {
+    let step = |r: &Row| r.step.starts_with("Equal requests in flight");
+    let mut pairs: Vec<(&Row, &Row)> = c
+        .rows_where(|r| step(r) && uring(r) && r.threads == 1)
+        .into_iter()
+        .filter_map(|u| {
+            let s = c.row(|r| step(r) && psync(r) && r.threads == u.facts.qd)?;
+            Some((s, u))
+        })
+        .collect();
+    pairs.sort_by_key(|(_, u)| u.facts.qd);
+    if pairs.is_empty() {
+        return None;
+    }
+    let cpu = |r: &Row| {
+        r.cpu_ns_per_op()
+            .map(ns)
+            .unwrap_or_else(|| "unmeasured".into())
+    };
+    let each: Vec<String> = pairs
+        .iter()
+        .map(|(s, u)| {
+            format!(
+                "{} in flight: {} pread() threads made {} IOPS ({} CPU per op), one io_uring thread at QD {} \
+                 made {} ({} pread()'s, {} CPU per op){}",
+                u.facts.qd,
+                s.threads,
+                thousands(s.iops()),
+                cpu(s),
+                u.facts.qd,
+                thousands(u.iops()),
+                x(u.iops() / s.iops().max(1e-9)),
+                cpu(u),
+                match faster(u, s) {
+                    None => ", a tie".to_string(),
+                    Some(_) => String::new(),
+                }
+            )
+        })
+        .collect();
+    let won = pairs
+        .iter()
+        .filter(|(s, u)| faster(u, s) == Some(true))
+        .count();
+    let lost = pairs
+        .iter()
+        .filter(|(s, u)| faster(u, s) == Some(false))
+        .count();
+    let cheaper = pairs
+        .iter()
+        .filter(|(s, u)| match (u.cpu_ns_per_op(), s.cpu_ns_per_op()) {
+            (Some(a), Some(b)) => a < b,
+            _ => false,
+        })
+        .count();
+    let tied = pairs.len() - won - lost;
+    Some(format!(
+        "At equal requests in flight ({}): {}. Of {n} totals, io_uring made more IOPS at {won}, fewer at {lost} \
+         and tied at {tied}; it used less CPU per op at {cheaper}{}.",
+        pairs[0].1.workload(),
+        each.join("; "),
+        if cheaper > 0 {
+            ": one thread keeps N requests in flight without N threads' system calls and wake-ups"
+        } else {
+            ""
+        },
+        n = pairs.len()
+    ))
+}
+
+/// The report's future work (§8.2): how io_uring scales with queue depth, and sync threads against one
+/// io_uring at the same total in flight.
+pub fn future_work(c: &Ctx) -> Reply {
+    let sweep = sweep_text(&sweep_rows(c));
+    let equal = equal_inflight_text(c);
+    match (sweep, equal) {
+        (None, None) => Reply::not_here(
+            "This run has neither the QD sweep's rows nor sync threads beside one io_uring thread at the same \
+             total in flight."
+                .into(),
+            "the uring suite's QD sweep and equal-in-flight steps",
+        ),
+        (Some(s), Some(e)) => Reply::answered(format!("{s} {e}")),
+        (Some(s), None) => Reply::partly(
+            s,
+            "the equal-in-flight step (sync threads against one io_uring thread at each total)",
+        ),
+        (None, Some(e)) => Reply::partly(e, "the QD sweep step (io_uring at 8 threads over QD 1-128)"),
     }
 }

@@ -1,5 +1,5 @@
 //! The storage paper's questions (Joyce and Audsley, §3.4 and §5): where buffered and direct I/O cross and
-//! why, and whether the CPU is the bottleneck.
+//! why, whether the CPU is the bottleneck, and how much of its time goes to copying (Figure 4).
 
 use super::reply::{ns, pct, Ctx, Reply};
 use crate::findings_compare::{crossover, Row};
@@ -279,4 +279,125 @@ pub fn cpu_bottleneck(c: &Ctx) -> Reply {
         );
     }
     Reply::answered(parts.join(" "))
+}
+
+/// Rows with a profile of at least this many samples carry a copy share worth printing.
+const MIN_SAMPLES: u64 = 50;
+
+/// The profiled rows of one direction and kind (buffered or O_DIRECT), by block size.
+fn profiled<'a>(c: &'a Ctx, write: bool, direct: bool) -> Vec<&'a Row> {
+    let mut rows = c.rows_where(|r| {
+        r.facts.write == write
+            && r.facts.direct == direct
+            && r.facts
+                .profile
+                .as_ref()
+                .is_some_and(|p| p.samples >= MIN_SAMPLES)
+    });
+    rows.sort_by_key(|r| r.facts.bs);
+    rows
+}
+
+/// "4 KiB 31%, 1 MiB 27%": each block size's share of samples copying to or from user memory.
+fn shares(rows: &[&Row]) -> String {
+    rows.iter()
+        .filter_map(|r| {
+            let p = r.facts.profile.as_ref()?;
+            Some(format!("{} {}", fmt_size(r.facts.bs), pct(p.copy_share)))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The copy function with the most samples among `rows` ("rep_movs_alternative").
+fn top_copy(rows: &[&Row]) -> Option<String> {
+    rows.iter()
+        .filter_map(|r| r.facts.profile.as_ref()?.top_copy.clone())
+        .next()
+}
+
+/// How much of the CPU's time goes to copying between user and kernel memory, per block size, buffered
+/// against O_DIRECT (the paper's Figure 4, from perf samples of a separate untimed pass of each point).
+pub fn copy_share(c: &Ctx) -> Reply {
+    let mut parts = Vec::new();
+    let mut both = 0;
+    for (write, dir, func) in [
+        (true, "writes", "__copy_from_user"),
+        (false, "reads", "__copy_to_user"),
+    ] {
+        let (b, d) = (profiled(c, write, false), profiled(c, write, true));
+        if b.is_empty() && d.is_empty() {
+            continue;
+        }
+        let mut s = format!(
+            "{}: of each profiled pass's samples,",
+            b.first()
+                .or(d.first())
+                .map_or(String::new(), |r| r.step.clone())
+        );
+        if !b.is_empty() {
+            s += &format!(
+                " buffered {dir} spent {} copying (the paper's {func}",
+                shares(&b)
+            );
+            if let Some(f) = top_copy(&b) {
+                s += &format!("; on this kernel mostly {f}");
+            }
+            s += ")";
+        }
+        if !d.is_empty() {
+            s += &format!(
+                "{} O_DIRECT {dir} {}",
+                if b.is_empty() { "" } else { ";" },
+                shares(&d)
+            );
+        }
+        if let (Some(hb), Some(hd)) = (
+            b.iter()
+                .filter_map(|r| r.facts.profile.as_ref())
+                .map(|p| p.copy_share)
+                .reduce(f64::min),
+            d.iter()
+                .filter_map(|r| r.facts.profile.as_ref())
+                .map(|p| p.copy_share)
+                .reduce(f64::max),
+        ) {
+            both += 1;
+            s += &if hd < 0.5 * hb {
+                format!(
+                    ": as in the paper, the copy is the page cache's cost: O_DIRECT moved the same bytes with at \
+                     most {} of its samples copying, buffered with at least {}",
+                    pct(hd),
+                    pct(hb)
+                )
+            } else {
+                format!(
+                    ": unlike the paper, O_DIRECT copied about as much (up to {} against at least {} buffered)",
+                    pct(hd),
+                    pct(hb)
+                )
+            };
+        }
+        parts.push(s + ".");
+    }
+    if parts.is_empty() {
+        return Reply::not_here(
+            "This run has no profiled point (perf samples of at least 50 per point).".into(),
+            "the blocksize suite's profiled Figure 4 steps, and perf events (perf_event_open: root, or \
+             perf_event_paranoid at most 1)",
+        );
+    }
+    let text = format!(
+        "{} Shares are of samples of the whole process in a separate, untimed pass of the same workload (the \
+         paper: of total execution time, under OProfile).",
+        parts.join(" ")
+    );
+    if both == 2 {
+        Reply::answered(text)
+    } else {
+        Reply::partly(
+            text,
+            "profiled buffered and O_DIRECT points of both writes and reads",
+        )
+    }
 }
