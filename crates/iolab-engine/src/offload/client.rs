@@ -583,6 +583,7 @@ fn workload<T: Transport>(p: &Plan, t: &mut T, ctl: &Ctl) {
     // SAFETY: `cycles` is the shared region's cycle area (Plan contract), which only this client writes
     // and which stays mapped for the client's life.
     let cw = unsafe { CycleWriter::new(p.cycles, p.cycle_read) };
+    cw.time_clock_reads();
     let mut b = Batch {
         blocks: [0; 4096],
         offs: [0; 4096],

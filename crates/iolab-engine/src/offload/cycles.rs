@@ -21,6 +21,7 @@
 //! | 3 | reserved, 0 |
 //! | 4 .. 4 + H | histogram 0: **requests** (each request: from the start of its round trip to the moment the client saw its completion) |
 //! | 4 + H .. 4 + 2H | histogram 1: **round trips** (each batch: from before its first request was written to after its last completion was seen) |
+//! | 4 + 2H .. 4 + 3H | histogram 2: **clock reads** (before its first round trip, [`CLOCK_READS`] pairs of back-to-back counter reads: the second minus the first, the offload thesis's Figure 4.1 measure) |
 //!
 //! A histogram is H = 4 + [`BUCKETS`] words: count, sum (wrapping), min, max, then the bucket counts.
 //! Buckets are log-linear (HdrHistogram's layout): values below 2^8 have a bucket each; above, a value
@@ -48,6 +49,8 @@ const SUB: usize = 1 << SUB_BITS;
 pub const BUCKETS: usize = (64 - SUB_BITS as usize + 1) * SUB;
 /// Bytes of the area (page-rounded by `shm::Layout`).
 pub const AREA_BYTES: usize = std::mem::size_of::<Area>();
+/// Back-to-back counter read pairs the client times before its workload.
+pub const CLOCK_READS: u32 = 1000;
 
 /// A histogram as laid out in the area.
 #[repr(C)]
@@ -68,6 +71,7 @@ pub struct Area {
     pub reserved: AtomicU64,
     pub requests: HistArea,
     pub round_trips: HistArea,
+    pub clock_reads: HistArea,
 }
 
 /// The bucket of `v`: `v` itself below 2^(SUB_BITS + 1); above, with `shift` = the bits of `v` beyond
@@ -139,6 +143,7 @@ impl CycleWriter {
         a.magic.store(0, Ordering::Relaxed);
         a.requests.clear();
         a.round_trips.clear();
+        a.clock_reads.clear();
         a.sub_bits.store(u64::from(SUB_BITS), Ordering::Relaxed);
         a.reserved.store(0, Ordering::Relaxed);
         a.flags.store(
@@ -173,6 +178,19 @@ impl CycleWriter {
     pub fn request(&self, cycles: u64) {
         if self.read.is_some() {
             self.area().requests.record(cycles);
+        }
+    }
+
+    /// The cost of one counter read inside the client: [`CLOCK_READS`] pairs of reads back to back, each
+    /// pair's difference recorded (outside any round trip; the outside wall clock counts them, a few µs).
+    #[inline(never)]
+    pub fn time_clock_reads(&self) {
+        if let Some(read) = self.read {
+            for _ in 0..CLOCK_READS {
+                let a = read();
+                let b = read();
+                self.area().clock_reads.record(b.wrapping_sub(a));
+            }
         }
     }
 
@@ -231,6 +249,10 @@ pub struct ClientCycles {
     /// Each request (round-trip start to its completion) and each round trip (batch).
     pub requests: CycleDist,
     pub round_trips: CycleDist,
+    /// One read of the counter inside the client (the second of two back-to-back reads minus the first;
+    /// absent in older results).
+    #[serde(default)]
+    pub clock_read: Option<CycleDist>,
     /// A round trip's mean cycles / the requests in it: what one NOP costs when `batch` share a trip.
     pub per_request_cycles: f64,
     pub per_request_ns: Option<f64>,
@@ -333,6 +355,7 @@ pub fn read(area: &Area, clock: &ClockInfo, batch: u32) -> Result<ClientCycles, 
         matches!(clock.kind, ClockKind::Tsc | ClockKind::Cntvct).then_some(clock.ns_per_tick);
     let requests = dist(&area.requests, ns_per_cycle);
     let round_trips = dist(&area.round_trips, ns_per_cycle);
+    let clock_read = Some(dist(&area.clock_reads, ns_per_cycle)).filter(|d| d.count > 0);
     let per_request_cycles = round_trips.mean_cycles / f64::from(batch.max(1));
     Ok(ClientCycles {
         counter: format!(
@@ -355,6 +378,7 @@ pub fn read(area: &Area, clock: &ClockInfo, batch: u32) -> Result<ClientCycles, 
         per_request_ns: ns_per_cycle.map(|k| per_request_cycles * k),
         requests,
         round_trips,
+        clock_read,
         per_request_cycles,
     })
 }
@@ -428,7 +452,12 @@ mod tests {
         for v in 1..=10u64 {
             w.round_trip(v * 1000);
         }
+        // Each pair of back-to-back reads of the counter (which steps by 100 a read) differs by 100.
+        w.time_clock_reads();
         let c = read(&a, &ClockInfo::mock(), 100).expect("written");
+        let clk = c.clock_read.as_ref().expect("clock reads recorded");
+        assert_eq!(clk.count, u64::from(CLOCK_READS));
+        assert_eq!(clk.p50_cycles, 100);
         assert_eq!(c.requests.count, 1000);
         assert_eq!(c.round_trips.count, 10);
         assert!(c.requests.p50_cycles > 0 && c.requests.p50_cycles <= c.requests.p99_cycles);

@@ -78,17 +78,54 @@ fn seed_clause(c: &Ctx) -> Option<String> {
     Some(s + ".")
 }
 
-/// The clock's own cost, in cycles, beside the thesis's rdtsc (Figure 4.1).
+/// The clock's own cost, in cycles, beside the thesis's rdtsc (Figure 4.1): iolab's clock, and one
+/// counter read inside the offload client, as a process and in a guest partition, where they ran.
 fn clock_clause(c: &Ctx) -> Option<String> {
     let clk = c
         .recs
         .iter()
         .filter_map(|r| r.get("result"))
-        .find(|r| r.get("workload").and_then(|w| w.as_str()) == Some("clock"))?;
-    let ticks = crate::series::num(clk, &["clock", "overhead_ticks_mean"])?;
-    let ns = crate::series::num(clk, &["clock", "overhead_ns"])?;
+        .find(|r| r.get("workload").and_then(|w| w.as_str()) == Some("clock"));
+    let mut parts = Vec::new();
+    if let Some(clk) = clk {
+        if let (Some(ticks), Some(ns)) = (
+            crate::series::num(clk, &["clock", "overhead_ticks_mean"]),
+            crate::series::num(clk, &["clock", "overhead_ns"]),
+        ) {
+            parts.push(format!(
+                "One read of iolab's clock costs {ticks:.0} ticks ({ns:.1} ns) on this machine"
+            ));
+        }
+    }
+    for (guest, what) in [
+        (false, "inside the offload client process"),
+        (true, "inside the guest partition's client"),
+    ] {
+        let read = c.rows.iter().find_map(|r| {
+            (r.offload.is_some() && r.facts.partition.is_some() == guest)
+                .then_some(())
+                .and_then(|_| r.client_cycles.as_ref()?.clock_read.as_ref())
+                .map(|d| (d, r.facts.partition.as_ref().is_some_and(|p| p.emulated)))
+        });
+        if let Some((d, emulated)) = read {
+            parts.push(format!(
+                "{what} one read of its counter took {:.0} cycles (trimmed mean of {} back-to-back pairs; p50 {}){}",
+                d.trimmed_mean_cycles.unwrap_or(d.mean_cycles),
+                thousands(d.count as f64),
+                d.p50_cycles,
+                if emulated {
+                    ", under an emulated CPU"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    let joined = parts.join("; ");
+    let mut first = joined.chars();
+    let text: String = first.next()?.to_uppercase().chain(first).collect();
     Some(format!(
-        "One read of iolab's clock costs {ticks:.0} ticks ({ns:.1} ns) on this machine{}.",
+        "{text}{}.",
         match (c.seed("rdtsc_app_cycles"), c.seed("rdtsc_inmate_cycles")) {
             (Some(a), Some(i)) => format!(
                 "; the thesis's rdtsc cost {a:.0} cycles in the application and {i:.0} in the inmate (Figure 4.1)"
