@@ -328,18 +328,14 @@ fn shared_ring_lost() {
 }
 
 /// A row of the uring suite's future-work steps: `iops` over one second, `lat_us` mean latency.
-fn future_row(step: &str, kind: MethodKind, threads: u32, qd: u32, iops: u64, lat_us: f64) -> Row {
-    let mut r = threads_rand(row("w", kind, 1.0), threads);
+fn future_row(step: &str, kind: MethodKind, n: u32, qd: u32, iops: u64, lat_us: f64) -> Row {
+    let mut r = threads(row("w", kind, 1.0), n);
     r.step = step.into();
     r.facts.qd = qd;
     r.ops = iops;
     r.lat_mean_ns = lat_us * 1e3;
     r.cpu_s = 0.5;
     r
-}
-
-fn threads_rand(r: Row, n: u32) -> Row {
-    threads(r, n)
 }
 
 #[test]
