@@ -24,7 +24,9 @@
  * With a file's log switch on (module parameter log, or IOLAB_SINK_IOC_SET_LOG)
  * each write also formats a log line with ktime into a ring of the driver's
  * (no printk) and fires the tracepoint iolab_sink:sink_write, like the
- * thesis's LM_LOG and trace_write.
+ * thesis's LM_LOG and trace_write; the time since the previous logged write
+ * goes into a histogram that IOLAB_SINK_IOC_GAPS reads (the thesis's time
+ * between writes, Figures 19 and 37-40, as the driver sees it).
  *
  * IOLAB_SINK_IOC_KWRITE writes a file from inside the kernel (the
  * kernel-vs-user note's module): see iolab_sink.h.
@@ -112,6 +114,10 @@ static size_t log_pos;
 static u64 log_n;
 static DEFINE_SPINLOCK(log_lock);
 
+/* The time between logged writes (IOLAB_SINK_IOC_GAPS), under log_lock. */
+static struct iolab_sink_gaps gaps;
+static s64 gap_last;		/* the last logged write's ktime; 0: none */
+
 /* REOPEN: the task opening the device again, and the personality it asks. */
 static DEFINE_MUTEX(reopen_lock);
 static struct task_struct *reopen_task;
@@ -120,17 +126,49 @@ static u32 reopen_personality;
 static const struct file_operations sink_legacy_fops;
 static const struct file_operations sink_nowait_fops;
 
+/* The histogram bucket of @v ns (the layout iolab_sink.h describes). */
+static unsigned int sink_gap_bucket(u64 v)
+{
+	unsigned int shift;
+
+	if (v < (2ULL << IOLAB_SINK_GAP_SUB_BITS))
+		return v;
+	shift = fls64(v) - IOLAB_SINK_GAP_SUB_BITS - 1;
+	return (shift << IOLAB_SINK_GAP_SUB_BITS) + (unsigned int)(v >> shift);
+}
+
+/* Counts the gap since the previous logged write; log_lock held. */
+static void sink_gap(s64 now)
+{
+	u64 v;
+
+	if (gap_last) {
+		v = now > gap_last ? now - gap_last : 0;
+		gaps.buckets[sink_gap_bucket(v)]++;
+		gaps.sum_ns += v;
+		if (!gaps.count || v < gaps.min_ns)
+			gaps.min_ns = v;
+		if (v > gaps.max_ns)
+			gaps.max_ns = v;
+		gaps.count++;
+	}
+	gap_last = now;
+}
+
 static void sink_log(size_t len)
 {
 	char line[96];
 	int n, first;
+	s64 now;
 	u64 nr;
 
 	spin_lock(&log_lock);
 	nr = log_n++;
+	now = ktime_get();
+	sink_gap(now);
 	n = scnprintf(line, sizeof(line),
 		      "wrt \t[ktime: %lld][write_n: %llu][pid: %d][len: %zu]\n",
-		      ktime_get(), nr, current->pid, len);
+		      now, nr, current->pid, len);
 	first = min_t(size_t, n, SINK_LOG_RING - log_pos);
 	memcpy(log_ring + log_pos, line, first);
 	memcpy(log_ring, line + first, n - first);
@@ -505,6 +543,26 @@ out_path:
 	return ret;
 }
 
+/* Copies the gap histogram out, then empties it and forgets the last write. */
+static long sink_gaps(void __user *arg)
+{
+	struct iolab_sink_gaps *g;
+	long ret = 0;
+
+	g = kmalloc(sizeof(*g), GFP_KERNEL);
+	if (!g)
+		return -ENOMEM;
+	spin_lock(&log_lock);
+	memcpy(g, &gaps, sizeof(*g));
+	memset(&gaps, 0, sizeof(gaps));
+	gap_last = 0;
+	spin_unlock(&log_lock);
+	if (copy_to_user(arg, g, sizeof(*g)))
+		ret = -EFAULT;
+	kfree(g);
+	return ret;
+}
+
 static long sink_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct sink_file *sf = file->private_data;
@@ -524,6 +582,8 @@ static long sink_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return 0;
 	case IOLAB_SINK_IOC_KWRITE:
 		return sink_kwrite(uarg);
+	case IOLAB_SINK_IOC_GAPS:
+		return sink_gaps(uarg);
 	}
 	return -ENOTTY;
 }

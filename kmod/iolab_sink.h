@@ -13,7 +13,7 @@
 
 /* IDENTIFY answers with these: "iolb" and the version of this ABI. */
 #define IOLAB_SINK_MAGIC	0x696f6c62
-#define IOLAB_SINK_ABI		1
+#define IOLAB_SINK_ABI		2
 
 /* Personalities (the module parameter's words are "legacy" and "nowait"). */
 #define IOLAB_SINK_LEGACY	0	/* .write/.read, no FMODE_NOWAIT */
@@ -66,6 +66,28 @@ struct iolab_sink_kwrite {
 
 #define IOLAB_SINK_KWRITE_MAX_LINES	10000000
 
+/*
+ * The time between logged writes as the driver saw them: each write with
+ * its file's log switch on takes ktime_get() for its log line; the ns since
+ * the previous logged write are counted in a log-linear histogram. Values
+ * below 2^(SUB_BITS + 1) have a bucket each; above, a value keeps its
+ * leading one and the SUB_BITS bits below it (bucket index: shift *
+ * 2^SUB_BITS + (v >> shift), shift = bit length - SUB_BITS - 1), so a
+ * bucket's lowest value is within 1/32 of the values it holds.
+ * IOLAB_SINK_IOC_GAPS copies the histogram out, then empties it and
+ * forgets the last write: the next logged write starts a new chain.
+ */
+#define IOLAB_SINK_GAP_SUB_BITS	5
+#define IOLAB_SINK_GAP_BUCKETS	1920	/* (64 - 5 + 1) * 32 */
+
+struct iolab_sink_gaps {
+	__u64 count;		/* gaps: logged writes after a chain's first */
+	__u64 sum_ns;
+	__u64 min_ns;
+	__u64 max_ns;
+	__u64 buckets[IOLAB_SINK_GAP_BUCKETS];
+};
+
 /* The payload of an IORING_OP_URING_CMD SQE (its 16 command bytes). */
 struct iolab_sink_cmd {
 	__u64 addr;		/* user address of the bytes */
@@ -89,5 +111,7 @@ struct iolab_sink_cmd {
 #define IOLAB_SINK_IOC_SET_LOG	_IOW(IOLAB_SINK_IOC_TYPE, 3, __u32)
 #define IOLAB_SINK_IOC_KWRITE \
 	_IOWR(IOLAB_SINK_IOC_TYPE, 4, struct iolab_sink_kwrite)
+#define IOLAB_SINK_IOC_GAPS \
+	_IOR(IOLAB_SINK_IOC_TYPE, 5, struct iolab_sink_gaps)
 
 #endif /* _IOLAB_SINK_H */

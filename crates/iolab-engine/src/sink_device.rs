@@ -8,7 +8,7 @@
 use crate::error::{Error, Result};
 
 use iolab_sys as sys;
-use iolab_sys::{SinkCounters, SinkInfo};
+use iolab_sys::{SinkCounters, SinkGaps, SinkInfo, IOLAB_SINK_GAP_SUB_BITS};
 use serde::{Deserialize, Serialize};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
@@ -179,6 +179,61 @@ pub struct SinkFigures {
     pub worker_share: Option<f64>,
     /// The driver's counts against iolab's: "write calls: driver 1000, iolab 1000: agree".
     pub checks: Vec<SinkCheck>,
+    /// `--sink-log`: the time between the pass's logged writes as the driver saw them (absent without the
+    /// log switch, and in older results).
+    #[serde(default)]
+    pub driver_gaps: Option<DriverGaps>,
+}
+
+/// The time between writes as the driver saw them: each logged write's ktime (the one its log line
+/// prints) minus the previous logged write's, over one pass (the Pi thesis's Figures 19 and 37-40 took
+/// theirs from its driver's tracepoint the same way). Percentiles are a histogram bucket's lowest value,
+/// within 1/32 (3%) of the values it holds; the mean is exact.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DriverGaps {
+    /// Gaps: the pass's logged writes but its first.
+    pub count: u64,
+    pub mean_ns: f64,
+    pub p50_ns: f64,
+    pub p99_ns: f64,
+    pub min_ns: f64,
+    pub max_ns: f64,
+}
+
+/// The lowest value of bucket `i` of the driver's gap histogram.
+fn gap_value_of(i: usize) -> u64 {
+    let sub = IOLAB_SINK_GAP_SUB_BITS;
+    if i < 2 << sub {
+        return i as u64;
+    }
+    let shift = (i >> sub) - 1;
+    ((i - (shift << sub)) as u64) << shift
+}
+
+impl DriverGaps {
+    /// The figures of a histogram the driver returned (None: no gap in it).
+    pub fn of(g: &SinkGaps) -> Option<DriverGaps> {
+        if g.count == 0 {
+            return None;
+        }
+        let q = |q: f64| {
+            let rank = ((q * g.count as f64).ceil() as u64).clamp(1, g.count);
+            let mut seen = 0u64;
+            let i = g.buckets.iter().position(|b| {
+                seen += b;
+                seen >= rank
+            });
+            i.map_or(g.max_ns, gap_value_of).clamp(g.min_ns, g.max_ns) as f64
+        };
+        Some(DriverGaps {
+            count: g.count,
+            mean_ns: g.sum_ns as f64 / g.count as f64,
+            p50_ns: q(0.5),
+            p99_ns: q(0.99),
+            min_ns: g.min_ns as f64,
+            max_ns: g.max_ns as f64,
+        })
+    }
 }
 
 /// One cross-check of a driver counter against iolab's own figure.
@@ -237,6 +292,41 @@ mod tests {
         let why = absent_reason().expect("no driver here");
         assert!(why.contains("iolab driver build"), "{why}");
         assert!(why.contains("/sys/module/iolab_sink"), "{why}");
+    }
+
+    /// The C driver's bucket of `v` (`sink_gap_bucket` in kmod/iolab_sink.c).
+    fn gap_bucket(v: u64) -> usize {
+        let sub = IOLAB_SINK_GAP_SUB_BITS;
+        if v < 2 << sub {
+            return v as usize;
+        }
+        let shift = 64 - v.leading_zeros() - sub - 1;
+        ((shift as usize) << sub) + (v >> shift) as usize
+    }
+
+    #[test]
+    fn driver_gaps_read_the_drivers_buckets_within_a_32nd() {
+        for v in [0u64, 1, 63, 64, 65, 1_000, 4_321, 1 << 40, u64::MAX] {
+            let i = gap_bucket(v);
+            assert!(i < iolab_sys::IOLAB_SINK_GAP_BUCKETS, "{v}");
+            let lo = gap_value_of(i);
+            assert!(lo <= v && (v - lo) as f64 <= v as f64 / 32.0, "{v}: {lo}");
+            assert_eq!(gap_bucket(lo), i, "{v}");
+        }
+        let mut g = SinkGaps::default();
+        // 98 gaps of 1,000 ns and 2 of 50,000: p50 1,000, p99 50,000, mean 1,980.
+        for v in [1_000u64; 98].into_iter().chain([50_000, 50_000]) {
+            g.buckets[gap_bucket(v)] += 1;
+            g.sum_ns += v;
+            g.count += 1;
+        }
+        (g.min_ns, g.max_ns) = (1_000, 50_000);
+        let d = DriverGaps::of(&g).expect("gaps");
+        assert_eq!(d.count, 100);
+        assert_eq!(d.mean_ns, 1_980.0);
+        assert!((d.p50_ns - 1_000.0).abs() <= 1_000.0 / 32.0, "{d:?}");
+        assert!((d.p99_ns - 50_000.0).abs() <= 50_000.0 / 32.0, "{d:?}");
+        assert_eq!(DriverGaps::of(&SinkGaps::default()), None);
     }
 
     #[test]

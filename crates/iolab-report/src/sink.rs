@@ -2,8 +2,8 @@
 //! checks against iolab's own counts are among the table's cross-checks).
 
 use iolab_engine::result::RunResult;
-use iolab_engine::units::fmt_size;
 use iolab_engine::units::thousands_u64;
+use iolab_engine::units::{fmt_ns, fmt_size};
 use std::fmt::Write;
 
 /// "sink driver  personality legacy ...", when the target was iolab's sink driver.
@@ -41,6 +41,17 @@ pub(crate) fn sink_text(r: &RunResult, o: &mut String) {
             } else {
                 String::new()
             }
+        );
+    }
+    if let Some(g) = &s.driver_gaps {
+        let _ = writeln!(
+            o,
+            "             time between writes as the driver saw them (its log line's ktime): p50 {}, p99 {}, \
+             mean {} over {} gaps",
+            fmt_ns(g.p50_ns),
+            fmt_ns(g.p99_ns),
+            fmt_ns(g.mean_ns),
+            thousands_u64(g.count)
         );
     }
 }

@@ -8,7 +8,7 @@ use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 /// IDENTIFY's magic: "iolb".
 pub const IOLAB_SINK_MAGIC: u32 = 0x696f_6c62;
 /// The ABI version this build speaks.
-pub const IOLAB_SINK_ABI: u32 = 1;
+pub const IOLAB_SINK_ABI: u32 = 2;
 pub const IOLAB_SINK_LEGACY: u32 = 0;
 pub const IOLAB_SINK_NOWAIT: u32 = 1;
 pub const IOLAB_SINK_KWRITE_MAX_LINES: u64 = 10_000_000;
@@ -61,6 +61,35 @@ pub struct SinkKwrite {
     pub reserved: [u64; 3],
 }
 
+/// Sub-bucket bits of the gap histogram: 32 buckets per power of two.
+pub const IOLAB_SINK_GAP_SUB_BITS: u32 = 5;
+/// Buckets of the gap histogram: exact below 64 ns, then 32 per power of two up to 2^64.
+pub const IOLAB_SINK_GAP_BUCKETS: usize = 1920;
+
+/// struct iolab_sink_gaps: the ns between logged writes as the driver saw them (its log line's ktime),
+/// a log-linear histogram (`kmod/iolab_sink.h` describes the buckets).
+#[repr(C)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SinkGaps {
+    pub count: u64,
+    pub sum_ns: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    pub buckets: [u64; IOLAB_SINK_GAP_BUCKETS],
+}
+
+impl Default for SinkGaps {
+    fn default() -> SinkGaps {
+        SinkGaps {
+            count: 0,
+            sum_ns: 0,
+            min_ns: 0,
+            max_ns: 0,
+            buckets: [0; IOLAB_SINK_GAP_BUCKETS],
+        }
+    }
+}
+
 /// struct iolab_sink_cmd: the 16 command bytes of a uring_cmd SQE.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -94,6 +123,7 @@ pub const IOLAB_SINK_IOC_REOPEN: u32 = ioc(IOC_WRITE, 2, std::mem::size_of::<u32
 pub const IOLAB_SINK_IOC_SET_LOG: u32 = ioc(IOC_WRITE, 3, std::mem::size_of::<u32>());
 pub const IOLAB_SINK_IOC_KWRITE: u32 =
     ioc(IOC_READ | IOC_WRITE, 4, std::mem::size_of::<SinkKwrite>());
+pub const IOLAB_SINK_IOC_GAPS: u32 = ioc(IOC_READ, 5, std::mem::size_of::<SinkGaps>());
 
 /// IOLAB_SINK_IOC_IDENTIFY: who the driver behind `fd` is. Any other device answers ENOTTY (or worse, so
 /// call it only on a device that sysfs names iolab_sink).
@@ -119,6 +149,18 @@ pub fn sink_counters(fd: RawFd) -> SysResult<SinkCounters> {
         )
     })?;
     Ok(c)
+}
+
+/// IOLAB_SINK_IOC_GAPS: the driver's gap histogram since the last call, which the call empties (the next
+/// logged write starts a new chain).
+pub fn sink_gaps(fd: RawFd) -> SysResult<Box<SinkGaps>> {
+    let mut g = Box::<SinkGaps>::default();
+    // SAFETY: the driver writes one struct iolab_sink_gaps (the size is in the request number) into `g`,
+    // a live allocation of that type.
+    result("ioctl(IOLAB_SINK_IOC_GAPS)", unsafe {
+        libc::ioctl(fd, IOLAB_SINK_IOC_GAPS as _, &mut *g as *mut SinkGaps)
+    })?;
+    Ok(g)
 }
 
 /// IOLAB_SINK_IOC_REOPEN: a new descriptor (close-on-exec) of the same device with `personality`.
@@ -240,6 +282,7 @@ mod tests {
             "struct iolab_sink_info" => size_of::<SinkInfo>(),
             "struct iolab_sink_counters" => size_of::<SinkCounters>(),
             "struct iolab_sink_kwrite" => size_of::<SinkKwrite>(),
+            "struct iolab_sink_gaps" => size_of::<SinkGaps>(),
             t => panic!("{name}: an argument type this test does not know: {t}"),
         };
         let d = match dir {
@@ -263,6 +306,19 @@ mod tests {
         );
         assert_eq!(define("IOLAB_SINK_CMD_WRITE"), IOLAB_SINK_CMD_WRITE as u64);
         assert_eq!(define("IOLAB_SINK_IOC_TYPE"), IOLAB_SINK_IOC_TYPE as u64);
+        assert_eq!(
+            define("IOLAB_SINK_GAP_SUB_BITS"),
+            IOLAB_SINK_GAP_SUB_BITS as u64
+        );
+        assert_eq!(
+            define("IOLAB_SINK_GAP_BUCKETS"),
+            IOLAB_SINK_GAP_BUCKETS as u64
+        );
+        // (64 - SUB_BITS + 1) powers of two of 2^SUB_BITS buckets each cover every u64.
+        assert_eq!(
+            IOLAB_SINK_GAP_BUCKETS,
+            (64 - IOLAB_SINK_GAP_SUB_BITS as usize + 1) << IOLAB_SINK_GAP_SUB_BITS
+        );
         // Each request number as the header declares it (direction, number, argument type) ...
         for (name, v) in [
             ("IOLAB_SINK_IOC_IDENTIFY", IOLAB_SINK_IOC_IDENTIFY),
@@ -270,6 +326,7 @@ mod tests {
             ("IOLAB_SINK_IOC_REOPEN", IOLAB_SINK_IOC_REOPEN),
             ("IOLAB_SINK_IOC_SET_LOG", IOLAB_SINK_IOC_SET_LOG),
             ("IOLAB_SINK_IOC_KWRITE", IOLAB_SINK_IOC_KWRITE),
+            ("IOLAB_SINK_IOC_GAPS", IOLAB_SINK_IOC_GAPS),
         ] {
             assert_eq!(ioc_of_header(name), v, "{name}");
         }
@@ -279,6 +336,8 @@ mod tests {
         assert_eq!(IOLAB_SINK_IOC_REOPEN, 0x4004_d502);
         assert_eq!(IOLAB_SINK_IOC_SET_LOG, 0x4004_d503);
         assert_eq!(IOLAB_SINK_IOC_KWRITE, 0xc040_d504);
+        // 32 + 1920 x 8 = 15,392 bytes (0x3c20), under _IOC's 14-bit size.
+        assert_eq!(IOLAB_SINK_IOC_GAPS, 0xbc20_d505);
     }
 
     #[test]
@@ -324,6 +383,18 @@ mod tests {
         );
         assert_eq!(size_of::<SinkKwrite>(), 64);
         assert_eq!(offset_of!(SinkKwrite, calls), 32);
+        assert_eq!(
+            fields("iolab_sink_gaps"),
+            [
+                "count",
+                "sum_ns",
+                "min_ns",
+                "max_ns",
+                "buckets[IOLAB_SINK_GAP_BUCKETS]"
+            ]
+        );
+        assert_eq!(size_of::<SinkGaps>(), 32 + 8 * IOLAB_SINK_GAP_BUCKETS);
+        assert_eq!(offset_of!(SinkGaps, buckets), 32);
         assert_eq!(fields("iolab_sink_cmd"), ["addr", "len", "offset"]);
         assert_eq!(size_of::<SinkCmd>(), 16);
         assert_eq!(offset_of!(SinkCmd, offset), 12);

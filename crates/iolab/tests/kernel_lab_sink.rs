@@ -7,6 +7,8 @@
 //!   thread is an io thread but no io-wq worker);
 //! - mmap writes land in the driver's buffer (read back through read(): --verify);
 //! - uring_cmd requests are counted by the driver;
+//! - with the log switch on, the driver's own time between writes (its log line's ktime) covers every
+//!   write but the first, and agrees with iolab's gap between op starts;
 //! - the in-kernel writer's file is byte-identical to the user-space program's (each is compared with the
 //!   expected lines, and both have the same length).
 //!
@@ -50,6 +52,11 @@ needs = "sink"
 [[step]]
 label = "io_uring nowait sqpoll"
 spec = { method = "io_uring", qd = 8, batch = 4, sink = "nowait", sqpoll = true, count = "full" }
+needs = "sink"
+
+[[step]]
+label = "write logged"
+spec = { method = "sync", sink = "legacy", sink-log = true, bs = "4" }
 needs = "sink"
 
 [[step]]
@@ -211,6 +218,29 @@ fn the_sink_driver_in_a_guest_kernel() {
         n(sq, &["sink", "counted", "worker_calls"]),
         0,
         "nowait under SQPOLL: no call from io-wq"
+    );
+
+    // The driver's clock between logged writes: every write of the pass but its first, and the same
+    // series iolab times between op starts (within the buckets' 1/32 and a fifth for the two clocks'
+    // different places in the call).
+    let logged = step(&recs, "write logged");
+    let ops = n(logged, &["ops"]);
+    assert_eq!(n(logged, &["sink", "counted", "log_lines"]), ops);
+    let g = &logged["sink"]["driver_gaps"];
+    assert_eq!(n(g, &["count"]), ops - 1, "{g}");
+    let (driver, own) = (
+        g["p50_ns"].as_f64().unwrap(),
+        logged["gap"]["p50_ns"].as_f64().unwrap(),
+    );
+    assert!(
+        driver > 0.0 && (driver / own - 1.0).abs() < 0.25,
+        "driver p50 {driver} ns against iolab's gap p50 {own} ns"
+    );
+    let mean = g["mean_ns"].as_f64().unwrap();
+    assert!(g["min_ns"].as_f64().unwrap() <= mean && mean <= g["max_ns"].as_f64().unwrap());
+    assert!(
+        step(&recs, "write")["sink"]["driver_gaps"].is_null(),
+        "no gaps without the log switch"
     );
 
     let m = step(&recs, "mmap");

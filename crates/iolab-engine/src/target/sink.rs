@@ -182,12 +182,24 @@ impl PreparedTarget {
         self.sink.as_ref().map(|s| s.control.counters()).transpose()
     }
 
-    /// A pass's figures from its before and after counters; the checks against the result are made by
-    /// [`SinkFigures::check_against`].
+    /// With the log switch on, the driver's gaps between logged writes since the last call, which empties
+    /// them (called before a pass to start its chain, and after it for the pass's own).
+    pub fn sink_gaps(&self) -> Result<Option<Box<iolab_sys::SinkGaps>>> {
+        match self.sink.as_ref().filter(|s| s.log) {
+            Some(s) => sys::sink_gaps(s.control.fd())
+                .map(Some)
+                .map_err(|e| Error::sys_on(e, self.path.display().to_string())),
+            None => Ok(None),
+        }
+    }
+
+    /// A pass's figures from its before and after counters and its gaps; the checks against the result
+    /// are made by [`SinkFigures::check_against`].
     pub fn sink_figures(
         &self,
         before: Option<SinkCounters>,
         after: Option<SinkCounters>,
+        gaps: Option<&iolab_sys::SinkGaps>,
     ) -> Option<SinkFigures> {
         let (s, b, a) = (self.sink.as_ref()?, before?, after?);
         Some(SinkFigures {
@@ -195,6 +207,7 @@ impl PreparedTarget {
             log: s.log,
             buffer_bytes: s.control.info.buf_size,
             counted: crate::sink_device::delta(&b, &a),
+            driver_gaps: gaps.and_then(crate::sink_device::DriverGaps::of),
             ..Default::default()
         })
     }

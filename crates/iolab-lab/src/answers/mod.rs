@@ -50,6 +50,7 @@ pub const ANSWERS: &[(&str, AnswerFn)] = &[
     ("uring_vs_write", pi::uring_vs_write),
     ("mmap_vs_write", pi::mmap_vs_write),
     ("tracepoint_cost", pi::tracepoint_cost),
+    ("driver_gaps", pi::driver_gaps),
     ("older_techniques", pi::older_techniques),
     ("would_block", pi::would_block),
     ("offload_slowdown", offload::offload_slowdown),

@@ -2,7 +2,7 @@
 //! so much faster and whether its figure is possible, what the missing tracepoints were worth, how the
 //! older techniques compare; and the nowait suite's question behind the first.
 
-use super::reply::{is, ns, pct, x, Ctx, Reply};
+use super::reply::{is, ns, pct, thousands, x, Ctx, Reply};
 use crate::findings_compare::{why_faster, why_slower, Row};
 use iolab_engine::spec::RingDesign;
 
@@ -501,4 +501,79 @@ pub fn would_block(c: &Ctx) -> Reply {
             .into()
     });
     with_driver(parts, &paired)
+}
+
+/// The time between writes as the thesis measured it (Figures 19 and 37-40: from its driver's
+/// tracepoint): the sink driver's own clock between logged writes, per row, beside iolab's.
+pub fn driver_gaps(c: &Ctx) -> Reply {
+    let rows = c.rows_where(|r| {
+        r.facts
+            .sink
+            .as_ref()
+            .is_some_and(|s| s.driver_gaps.is_some())
+    });
+    if rows.is_empty() {
+        return Reply::not_here(
+            "This run has no write to the sink driver with its log switch on.".into(),
+            "the sink driver's logged steps (--sink-log), which load it in `iolab vm`'s guest (`iolab suite \
+             writes --vm`)",
+        );
+    }
+    let mut parts: Vec<String> = rows
+        .iter()
+        .filter_map(|r| {
+            let s = r.facts.sink.as_ref()?;
+            let g = s.driver_gaps.as_ref()?;
+            Some(format!(
+                "{}, {}: the driver saw the writes {} apart (p50; p99 {}, mean {}, {} gaps), iolab's clock {} \
+                 between op starts",
+                r.way,
+                r.workload(),
+                ns(g.p50_ns),
+                ns(g.p99_ns),
+                ns(g.mean_ns),
+                thousands(g.count as f64),
+                ns(s.gap_p50_ns)
+            ))
+        })
+        .collect();
+    let mean = |r: &Row| {
+        r.facts
+            .sink
+            .as_ref()?
+            .driver_gaps
+            .as_ref()
+            .map(|g| g.mean_ns)
+    };
+    let pair = rows.iter().find(|u| is(u, "io_uring")).and_then(|u| {
+        let w = rows
+            .iter()
+            .find(|w| is(w, "sync") && w.facts.bs == u.facts.bs)?;
+        Some((*w, *u))
+    });
+    let status_text = match pair {
+        Some((w, u)) => {
+            let (mw, mu) = (mean(w).unwrap_or(0.0), mean(u).unwrap_or(0.0));
+            parts.push(format!(
+                "At {}, io_uring's writes reached the driver {} as far apart as write()'s on average ({} against \
+                 {}){}",
+                iolab_engine::units::fmt_size(u.facts.bs),
+                x(mu / mw.max(1e-9)),
+                ns(mu),
+                ns(mw),
+                if mu > mw {
+                    ": as in the thesis's Figure 19, the dedicated thread did not bring the writes closer together"
+                } else {
+                    ": unlike the thesis's Figure 19, io_uring's writes came closer together"
+                }
+            ));
+            None
+        }
+        None => Some("logged write() and io_uring rows of one block size, to compare the two"),
+    };
+    let text = parts.join(". ") + ".";
+    match status_text {
+        None => Reply::answered(text),
+        Some(needs) => Reply::partly(text, needs),
+    }
 }

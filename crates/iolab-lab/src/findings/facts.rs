@@ -71,6 +71,8 @@ impl Facts {
             sink: r.sink.as_ref().map(|s| SinkFacts {
                 personality: s.personality,
                 log: r.spec.sink_log,
+                driver_gaps: s.driver_gaps.clone(),
+                gap_p50_ns: r.gap.p50_ns,
                 worker_share: s.worker_share,
                 disagree: s
                     .checks
@@ -160,6 +162,10 @@ pub struct SinkFacts {
     pub personality: Option<Personality>,
     /// `--sink-log`: the driver also logged a line and fired a tracepoint per write (the thesis's LM_LOG).
     pub log: bool,
+    /// With the log switch: the time between writes as the driver saw them.
+    pub driver_gaps: Option<iolab_engine::sink_device::DriverGaps>,
+    /// iolab's own time between op starts (p50), the same series timed by iolab's clock.
+    pub gap_p50_ns: f64,
     pub worker_share: Option<f64>,
     pub disagree: Vec<String>,
 }

@@ -69,6 +69,7 @@ fn sink_personalities_say_why_io_uring_punted_or_not() {
             personality: Some(p),
             worker_share: Some(share),
             disagree: vec![],
+            ..Default::default()
         }),
         ..base()
     };
@@ -106,6 +107,7 @@ fn sink_counts_disagree() {
             personality: Some(Personality::Legacy),
             worker_share: Some(0.0),
             disagree: vec!["sink driver write calls: driver 7, iolab 5: DISAGREE".into()],
+            ..Default::default()
         }),
         ..base()
     };

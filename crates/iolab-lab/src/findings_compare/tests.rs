@@ -123,6 +123,7 @@ fn sink_personalities() {
             personality: Some(p),
             worker_share: Some(share),
             disagree: vec![],
+            ..Default::default()
         });
         r
     };
