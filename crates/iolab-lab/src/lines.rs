@@ -143,6 +143,8 @@ pub struct LinesResult {
     pub excluded: String,
     /// The file read back equals the expected lines.
     pub verified: bool,
+    /// The machine that ran it (and whether its CPU was emulated: answers read that).
+    pub host: iolab_engine::result::Host,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -336,6 +338,7 @@ fn result(way: &Way, n: u64, path: &Path, bytes: u64, t: &ContentTiming) -> Line
                    back to check it"
             .into(),
         verified: true,
+        host: iolab_engine::result::Host::current(),
     }
 }
 
@@ -365,6 +368,15 @@ mod tests {
             assert!(r.verified);
             assert_eq!(r.bytes, render(12_345).len() as u64);
             assert!(!p.exists(), "{m}: the run's file is removed");
+            // The record says which machine ran it, and whether emulated: an answer over records from a
+            // TCG guest is indicative only if it can tell.
+            let v = serde_json::to_value(&r).unwrap();
+            assert!(
+                v["host"]["kernel_release"].is_string(),
+                "{m}: {}",
+                v["host"]
+            );
+            assert!(v["host"].get("accelerator").is_some(), "{m}: {}", v["host"]);
         }
     }
 

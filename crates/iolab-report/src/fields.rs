@@ -367,6 +367,7 @@ mod tests {
             timed: "t".into(),
             excluded: "e".into(),
             verified: true,
+            host: iolab_engine::result::Host::current(),
         }
     }
 

@@ -122,6 +122,15 @@ fn every_suite_runs_quick_and_reports_charts_with_its_series() {
         let with_result: Vec<&serde_json::Value> =
             recs.iter().filter(|r| r.get("result").is_some()).collect();
         assert!(!with_result.is_empty(), "{name}: nothing ran: {}", r.stdout);
+        // Every record says which machine made it and whether its CPU was emulated (the answers' status
+        // reads that): runs, the clock and the decimal-lines ways alike.
+        for rec in &with_result {
+            assert!(
+                rec["result"]["host"]["kernel_release"].is_string(),
+                "{name}: a record without its host: {}",
+                rec["point"]
+            );
+        }
         // A missing method or device is said, never faked.
         for rec in recs.iter().filter(|r| r.get("error").is_some()) {
             let e = rec["error"].as_str().unwrap();

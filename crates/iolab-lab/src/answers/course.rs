@@ -24,11 +24,12 @@ fn device_latency(c: &Ctx) -> Option<f64> {
 fn pair_text(s: &Row, u: &Row) -> String {
     let (is, iu) = (s.iops(), u.iops());
     let mut parts = vec![format!(
-        "{}: pread() made {is:.0} IOPS at {} mean latency, io_uring at QD {} made {iu:.0} ({} pread()'s \
-         IOPS) at {}.",
+        "{}: pread() made {} IOPS at {} mean latency, io_uring at QD {} made {} ({} pread()'s IOPS) at {}.",
         s.workload(),
+        thousands(is),
         ns(s.lat_mean_ns),
         u.facts.qd,
+        thousands(iu),
         x(iu / is),
         ns(u.lat_mean_ns)
     )];
@@ -37,11 +38,12 @@ fn pair_text(s: &Row, u: &Row) -> String {
         let agree = (0.67..1.5).contains(&(little / u.lat_mean_ns));
         parts.push(format!(
             "io_uring kept {m:.0} requests in flight on average ({} threads x QD {} allow {}); by Little's law \
-             {m:.0} / {iu:.0} IOPS = {} per request in the kernel and the device{}. pread() keeps at most {} in \
+             {m:.0} / {} IOPS = {} per request in the kernel and the device{}. pread() keeps at most {} in \
              flight.",
             u.threads,
             u.facts.qd,
             u.threads * u.facts.qd,
+            thousands(iu),
             ns(little),
             if agree {
                 ", close to its measured latency: its requests waited in the queue, and a latency timed from \

@@ -381,11 +381,26 @@ pub fn copy_share(c: &Ctx) -> Reply {
         parts.push(s + ".");
     }
     if parts.is_empty() {
-        return Reply::not_here(
-            "This run has no profiled point (perf samples of at least 50 per point).".into(),
-            "the blocksize suite's profiled Figure 4 steps, and perf events (perf_event_open: root, or \
-             perf_event_paranoid at most 1)",
-        );
+        let short = c
+            .rows
+            .iter()
+            .filter_map(|r| r.facts.profile.as_ref())
+            .map(|p| p.samples)
+            .max();
+        return match short {
+            Some(n) => Reply::not_here(
+                format!(
+                    "This run's profiled points took at most {n} samples each, too few for a share (at least \
+                     {MIN_SAMPLES})."
+                ),
+                "longer profiled passes: the suite without --quick, or a higher --profile-hz",
+            ),
+            None => Reply::not_here(
+                "This run has no profiled point.".into(),
+                "the blocksize suite's profiled Figure 4 steps, and perf events (perf_event_open: root, or \
+                 perf_event_paranoid at most 1)",
+            ),
+        };
     }
     let text = format!(
         "{} Shares are of samples of the whole process in a separate, untimed pass of the same workload (the \

@@ -114,5 +114,6 @@ fn result(n: u64, path: &Path, kw: &sys::SinkKwrite, cpu: RusageDelta) -> LinesR
                    is the whole ioctl's"
             .into(),
         verified: true,
+        host: iolab_engine::result::Host::current(),
     }
 }

@@ -185,6 +185,7 @@ fn build_round(
                                 "workload": "clock",
                                 "spec": { "method": "clock" },
                                 "clock": clk,
+                                "host": iolab_engine::result::Host::current(),
                             }))
                         })),
                         Some(other) => {

@@ -840,6 +840,13 @@ fn copy_share() {
         r.text
     );
     assert_eq!(empty("copy_share").status, Status::NotHere);
+    // Profiles too short for a share say so, not that perf is missing.
+    let mut short = profiled_row(true, false, 4096, 0.3);
+    short.facts.profile.as_mut().unwrap().samples = 3;
+    let r = answer("copy_share", &[], &[short], &[], &[]);
+    assert_eq!(r.status, Status::NotHere);
+    assert!(r.text.contains("at most 3 samples each"), "{}", r.text);
+    assert!(r.needs.unwrap().contains("without --quick"));
 }
 
 /// A row on the sink driver with its log switch on: the driver saw writes `p50` ns apart (mean `mean`).
