@@ -48,16 +48,13 @@ pub(super) fn run_once(
         b.begin(stage, Some(spec));
     }
     let target = target::setup(spec)?;
-    let sink_before = target.sink_snapshot()?;
-    // Empties the driver's gaps: the pass's first logged write starts its chain.
-    target.sink_gaps()?;
+    let sink_before = target.sink_begin()?;
     let c = (pass.drive)(spec, &target, clock, pass);
     if let Some((b, _)) = pass.progress {
         b.ended();
     }
     let c = c?;
-    let sink_after = target.sink_snapshot()?;
-    let sink_gaps = target.sink_gaps()?;
+    let sink_after = target.sink_end()?;
     let Collected {
         mut outs,
         before,
@@ -177,12 +174,10 @@ pub(super) fn run_once(
             Err(why) => result.notes.push(format!("{}{why}", super::layers::NOTE)),
         }
     }
-    result.sink = target
-        .sink_figures(sink_before, sink_after, sink_gaps.as_deref())
-        .map(|mut f| {
-            f.check_against(&result);
-            f
-        });
+    result.sink = target.sink_figures(sink_before, sink_after).map(|mut f| {
+        f.check_against(&result);
+        f
+    });
     let counter_values = pass
         .counters
         .iter()

@@ -3,7 +3,8 @@
 //! and reads return that buffer, so the target is a device of `buf_size` bytes shared by the threads'
 //! regions, and `--verify` reads a write run back. `--sink legacy|nowait` picks the personality of the
 //! run's files (default: the module parameter's), `--sink-log` their log switch. The driver's counters
-//! are read before and after each pass ([`PreparedTarget::sink_snapshot`]).
+//! are read before and after each pass ([`PreparedTarget::sink_begin`], [`PreparedTarget::sink_end`]), with
+//! the driver's time between logged writes where the log switch is on.
 //!
 //! iolab never opens the sink O_NONBLOCK: io_uring takes an O_NONBLOCK file as able to try without
 //! blocking, which would hide the legacy personality's io-wq punts.
@@ -164,6 +165,12 @@ fn refuse(spec: &Spec, personality: Personality, shown: &str) -> Result<()> {
     Ok(())
 }
 
+/// The sink driver read after a pass: its counters, and its gaps where the log switch is on.
+pub struct SinkEnd {
+    counters: Option<SinkCounters>,
+    gaps: Option<Box<iolab_sys::SinkGaps>>,
+}
+
 impl SinkTarget {
     /// Bytes of the driver's buffer.
     pub fn buf_size(&self) -> u64 {
@@ -178,13 +185,13 @@ impl PreparedTarget {
     }
 
     /// The driver's counters now (None: not the sink).
-    pub fn sink_snapshot(&self) -> Result<Option<SinkCounters>> {
+    fn sink_snapshot(&self) -> Result<Option<SinkCounters>> {
         self.sink.as_ref().map(|s| s.control.counters()).transpose()
     }
 
     /// With the log switch on, the driver's gaps between logged writes since the last call, which empties
-    /// them (called before a pass to start its chain, and after it for the pass's own).
-    pub fn sink_gaps(&self) -> Result<Option<Box<iolab_sys::SinkGaps>>> {
+    /// them.
+    fn sink_gaps(&self) -> Result<Option<Box<iolab_sys::SinkGaps>>> {
         match self.sink.as_ref().filter(|s| s.log) {
             Some(s) => sys::sink_gaps(s.control.fd())
                 .map(Some)
@@ -193,21 +200,35 @@ impl PreparedTarget {
         }
     }
 
-    /// A pass's figures from its before and after counters and its gaps; the checks against the result
+    /// The driver's counters before a pass (None: not the sink); its gaps are emptied, so the pass's
+    /// first logged write starts their chain.
+    pub fn sink_begin(&self) -> Result<Option<SinkCounters>> {
+        let before = self.sink_snapshot()?;
+        self.sink_gaps()?;
+        Ok(before)
+    }
+
+    /// The driver's counters and gaps after a pass.
+    pub fn sink_end(&self) -> Result<SinkEnd> {
+        Ok(SinkEnd {
+            counters: self.sink_snapshot()?,
+            gaps: self.sink_gaps()?,
+        })
+    }
+
+    /// A pass's figures from its counters before and its reading after; the checks against the result
     /// are made by [`SinkFigures::check_against`].
-    pub fn sink_figures(
-        &self,
-        before: Option<SinkCounters>,
-        after: Option<SinkCounters>,
-        gaps: Option<&iolab_sys::SinkGaps>,
-    ) -> Option<SinkFigures> {
-        let (s, b, a) = (self.sink.as_ref()?, before?, after?);
+    pub fn sink_figures(&self, before: Option<SinkCounters>, end: SinkEnd) -> Option<SinkFigures> {
+        let (s, b, a) = (self.sink.as_ref()?, before?, end.counters?);
         Some(SinkFigures {
             personality: Some(s.personality),
             log: s.log,
             buffer_bytes: s.control.info.buf_size,
             counted: crate::sink_device::delta(&b, &a),
-            driver_gaps: gaps.and_then(crate::sink_device::DriverGaps::of),
+            driver_gaps: end
+                .gaps
+                .as_deref()
+                .and_then(crate::sink_device::DriverGaps::of),
             ..Default::default()
         })
     }
