@@ -129,6 +129,51 @@ impl FastHist {
     }
 }
 
+/// Values held before they reach a [`FastHist`].
+const PENDING: usize = 16;
+
+/// Values bound for a [`FastHist`], held in a small table of the loop's own (on its stack, beside its
+/// other state) and recorded [`PENDING`] at a time. The table of a FastHist is 544 KiB: a loop that
+/// records into two of them every round touches two more pages per round, and where every system
+/// call costs the TLB (this machine's VM: about 5 ns per distinct page touched between two calls,
+/// measured against a bare io_uring loop) that is as much as the rest of a round's bookkeeping.
+/// Whoever reads the histogram first calls [`Pending::flush`].
+pub struct Pending {
+    vals: [(u64, u64); PENDING],
+    len: usize,
+}
+
+impl Default for Pending {
+    fn default() -> Pending {
+        Pending {
+            vals: [(0, 0); PENDING],
+            len: 0,
+        }
+    }
+}
+
+impl Pending {
+    /// `n` values equal to `v`, for `h`.
+    #[inline(always)]
+    pub fn add(&mut self, h: &mut FastHist, v: u64, n: u64) {
+        if self.len >= PENDING {
+            self.flush(h);
+        }
+        self.vals[self.len] = (v, n);
+        self.len += 1;
+    }
+
+    /// Records every value held into `h`.
+    #[cold]
+    #[inline(never)]
+    pub fn flush(&mut self, h: &mut FastHist) {
+        for &(v, n) in &self.vals[..self.len] {
+            h.record_n(v, n);
+        }
+        self.len = 0;
+    }
+}
+
 /// Highest trackable value: 2^44 ticks (about 1.6 hours at 3 GHz); larger values are clamped and counted.
 pub const HIST_MAX_TICKS: u64 = 1 << MAX_BITS;
 const MAX_BITS: u32 = 44;
@@ -198,6 +243,32 @@ pub fn summarize(h: &Hist, ns_per_tick: f64) -> Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pending_values_land_as_if_recorded_directly() {
+        let (mut direct, mut held) = (FastHist::try_new().unwrap(), FastHist::try_new().unwrap());
+        let mut p = Pending::default();
+        // More than one table's worth, so some go in by the automatic flush and the rest by the last.
+        for i in 0..(3 * PENDING as u64 + 5) {
+            let (v, n) = (i * 977 % 5000, 1 + i % 3);
+            direct.record_n(v, n);
+            p.add(&mut held, v, n);
+        }
+        let before = held.into_hdr().len();
+        assert!(
+            before > 0 && before < direct.into_hdr().len(),
+            "some held back: {before}"
+        );
+        p.flush(&mut held);
+        let (a, b) = (direct.into_hdr(), held.into_hdr());
+        assert_eq!(a.len(), b.len());
+        for q in [0.0, 0.25, 0.5, 0.75, 1.0] {
+            assert_eq!(a.value_at_quantile(q), b.value_at_quantile(q), "q{q}");
+        }
+        // A flush leaves nothing behind: a second adds nothing.
+        p.flush(&mut held);
+        assert_eq!(held.into_hdr().len(), a.len());
+    }
 
     #[test]
     fn fast_hist_matches_hdr_within_its_precision() {

@@ -5,7 +5,7 @@
 use super::work::{AlignedBuf, LoopParams, WorkerOut};
 use crate::error::{Error, Result};
 use crate::measure::clock::Clock;
-use crate::measure::hist::FastHist;
+use crate::measure::hist::{FastHist, Pending};
 use crate::method::api::{Flush, Io, Method};
 use crate::pattern::{self, OpPlan};
 use crate::spec::{Spec, SyncEvery};
@@ -237,40 +237,53 @@ fn reap_failure<M: Method>(m: &M, p: &LoopParams, res: i32, offset: u64) -> Erro
     }
 }
 
-/// The request slots of an asynchronous loop: the free slots as a fixed stack (no growth checks on the
-/// hot path), per slot the request's (start tick, file offset) side by side, and the requests of the
-/// round being queued.
+/// One entry of the request slots' table. A slot's request: its start tick, file offset and direction
+/// (indexed by slot); the free stack and one reap's completions (indexed by position).
+#[derive(Clone, Copy, Default)]
+struct Lane {
+    start: u64,
+    offset: u64,
+    write: bool,
+    free: u32,
+    reaped: (u32, i32),
+}
+
+/// Requests handed to the method in one call at most: a longer round goes in several.
+const ROUND: usize = 16;
+
+/// The request slots of an asynchronous loop: one table (a fixed free stack with no growth checks on
+/// the hot path, each slot's request, the completions of a reap) and the requests being handed to the
+/// method, kept inline (on the loop's stack). One table, not one allocation per field: every page a
+/// round writes costs the system call that follows on this machine's VM (see `Pending`), and the five
+/// small allocations this replaced landed on four pages.
 struct Slots {
-    free: Box<[u32]>,
+    lanes: Box<[Lane]>,
     nfree: usize,
-    started: Box<[(u64, u64)]>,
-    /// Each slot's request writes (read by a mixed run's reap).
-    writes: Box<[bool]>,
-    round: Box<[Io]>,
+    round: [Io; ROUND],
 }
 
 impl Slots {
     fn new(qd: u32) -> Slots {
+        let mut lanes = vec![Lane::default(); qd as usize].into_boxed_slice();
+        for (i, l) in lanes.iter_mut().enumerate() {
+            l.free = qd - 1 - i as u32;
+        }
+        let none = Io {
+            slot: 0,
+            offset: 0,
+            buf: std::ptr::null_mut(),
+            len: 0,
+            write: false,
+        };
         Slots {
-            free: (0..qd).rev().collect(),
+            lanes,
             nfree: qd as usize,
-            started: vec![(0u64, 0u64); qd as usize].into_boxed_slice(),
-            writes: vec![false; qd as usize].into_boxed_slice(),
-            round: vec![
-                Io {
-                    slot: 0,
-                    offset: 0,
-                    buf: std::ptr::null_mut(),
-                    len: 0,
-                    write: false,
-                };
-                qd as usize
-            ]
-            .into_boxed_slice(),
+            round: [none; ROUND],
         }
     }
 
-    /// The round takes the top `n` slots of the free stack, in place. Its requests, started at `s`, are
+    /// The round takes the top `n` (at most [`ROUND`]) slots of the free stack, in place. Its requests,
+    /// started at `s`, are
     /// laid out first, then handed to the method in one call (two short loops keep the hot state in
     /// registers; one interleaved loop spilled it).
     #[inline(always)]
@@ -283,25 +296,25 @@ impl Slots {
         s: u64,
     ) -> &[Io] {
         let Slots {
-            free,
+            lanes,
             nfree,
-            started,
-            writes,
             round,
         } = self;
         *nfree -= n;
         let bs = p.bs;
         // A mixed run's reads use the buffers after the writes' (one per slot each).
-        let reads_from = if p.mixed { started.len() } else { 0 };
+        let reads_from = if p.mixed { lanes.len() } else { 0 };
+        let first = *nfree;
         if p.planned {
-            for (io, &slot) in round[..n].iter_mut().zip(&free[*nfree..*nfree + n]) {
+            for (i, io) in round[..n].iter_mut().enumerate() {
+                let slot = lanes[first + i].free;
                 let op = plan.next_op();
                 let b = &mut bufs[slot as usize + if op.write { 0 } else { reads_from }];
                 if p.stamp && op.write {
                     pattern::stamp(b.slice_mut(bs), p.seed, op.block);
                 }
-                started[slot as usize] = (s, op.offset);
-                writes[slot as usize] = op.write;
+                let l = &mut lanes[slot as usize];
+                (l.start, l.offset, l.write) = (s, op.offset, op.write);
                 *io = Io {
                     slot,
                     offset: op.offset,
@@ -312,8 +325,10 @@ impl Slots {
             }
         } else {
             // A target without positions (a sink, a stream) and nothing to stamp: offset 0, no plan.
-            for (io, &slot) in round[..n].iter_mut().zip(&free[*nfree..*nfree + n]) {
-                started[slot as usize] = (s, 0);
+            for (i, io) in round[..n].iter_mut().enumerate() {
+                let slot = lanes[first + i].free;
+                let l = &mut lanes[slot as usize];
+                (l.start, l.offset) = (s, 0);
                 *io = Io {
                     slot,
                     offset: 0,
@@ -326,7 +341,8 @@ impl Slots {
         &round[..n]
     }
 
-    /// Lays out a round of `n` requests and hands it to the method: how many it took, and its error.
+    /// Lays out a round of `n` requests and hands it to the method, [`ROUND`] at a time: how many it
+    /// took, and its error.
     #[inline(always)]
     fn queue<M: Method>(
         &mut self,
@@ -337,16 +353,19 @@ impl Slots {
         bufs: &mut [AlignedBuf],
         s: u64,
     ) -> (usize, Result<()>) {
-        let round = self.lay_out(n, p, plan, bufs, s);
-        if n == 0 {
-            return (0, Ok(()));
+        let mut taken = 0;
+        while taken < n {
+            let c = (n - taken).min(ROUND);
+            let round = self.lay_out(c, p, plan, bufs, s);
+            let (took, r) = m.submit_round(round);
+            taken += took;
+            if r.is_err() {
+                // The requests not taken keep their places at the top of the free stack.
+                self.nfree += c - took;
+                return (taken, r);
+            }
         }
-        let (took, r) = m.submit_round(round);
-        if r.is_err() {
-            // The requests not taken keep their places at the top of the free stack.
-            self.nfree += n - took;
-        }
-        (took, r)
+        (taken, Ok(()))
     }
 
     /// Moves the start of every request by `d` ticks (the time of an interval's close, taken out of their
@@ -354,8 +373,8 @@ impl Slots {
     #[cold]
     #[inline(never)]
     fn shift(&mut self, d: u64) {
-        for s in self.started.iter_mut() {
-            s.0 += d;
+        for l in self.lanes.iter_mut() {
+            l.start += d;
         }
     }
 
@@ -365,46 +384,52 @@ impl Slots {
     fn reap<M: Method>(
         &mut self,
         m: &mut M,
-        lat: &mut FastHist,
+        (lat, held): (&mut FastHist, &mut Pending),
         mut perop: Option<&mut super::perop::PerOp>,
         e: u64,
         expected: i32,
     ) -> (u32, Option<(i32, u64)>) {
-        let Slots {
-            free,
-            nfree,
-            started,
-            writes,
-            ..
-        } = self;
+        let Slots { lanes, nfree, .. } = self;
+        // A method reports no more completions than it has requests in flight, at most qd.
+        let mut k = 0;
+        m.reap(|slot, res| {
+            lanes[k].reaped = (slot, res);
+            k += 1;
+        });
         let mut bad: Option<(i32, u64)> = None;
         // Completions reaped together mostly share one latency (same round, same reap): equal values are
         // counted in a register and recorded as a run.
         let (mut run_v, mut run_n) = (0u64, 0u64);
-        let reaped = m.reap(|slot, res| {
-            let (start, offset) = started[slot as usize];
+        for j in 0..k {
+            let (slot, res) = lanes[j].reaped;
+            let Lane {
+                start,
+                offset,
+                write,
+                ..
+            } = lanes[slot as usize];
             let v = e.saturating_sub(start);
             if v == run_v {
                 run_n += 1;
             } else {
                 if run_n > 0 {
-                    lat.record_n(run_v, run_n);
+                    held.add(lat, run_v, run_n);
                 }
                 (run_v, run_n) = (v, 1);
             }
             if let Some(po) = perop.as_deref_mut() {
-                po.op(writes[slot as usize], offset, Some((start, e)));
+                po.op(write, offset, Some((start, e)));
             }
             if res != expected {
                 note_bad(&mut bad, res, offset);
             }
-            free[*nfree] = slot;
+            lanes[*nfree].free = slot;
             *nfree += 1;
-        });
-        if run_n > 0 {
-            lat.record_n(run_v, run_n);
         }
-        (reaped, bad)
+        if run_n > 0 {
+            held.add(lat, run_v, run_n);
+        }
+        (k as u32, bad)
     }
 }
 
@@ -413,6 +438,7 @@ impl Slots {
 struct Gaps {
     prev: u64,
     zeros: u64,
+    held: Pending,
 }
 
 impl Gaps {
@@ -423,7 +449,7 @@ impl Gaps {
             if s == self.prev {
                 self.zeros += 1;
             } else {
-                gap.record(s.saturating_sub(self.prev));
+                self.held.add(gap, s.saturating_sub(self.prev), 1);
             }
         }
         self.zeros += n - 1;
@@ -433,7 +459,7 @@ impl Gaps {
     #[inline(always)]
     fn record_zeros(&mut self, gap: &mut FastHist) {
         if self.zeros > 0 {
-            gap.record_n(0, self.zeros);
+            self.held.add(gap, 0, self.zeros);
             self.zeros = 0;
         }
     }
@@ -496,7 +522,9 @@ fn close_interval<C: Clock>(
     out: &mut WorkerOut,
     slots: &mut Slots,
     gaps: &mut Gaps,
+    held_lat: &mut Pending,
 ) -> u64 {
+    held_lat.flush(&mut out.lat);
     out.log.close(&mut out.lat, e, done);
     let after = clk.now();
     slots.shift(after - e);
@@ -553,7 +581,10 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     let mut gaps = Gaps {
         prev: start,
         zeros: 0,
+        held: Pending::default(),
     };
+    // The latencies of the last rounds, on their way to out.lat (flushed before anything reads it).
+    let mut held_lat = Pending::default();
     out.log.begin(start);
     // One comparison per round for the deadline, the end of an interval (--log-interval) and the next
     // publication of progress.
@@ -610,7 +641,13 @@ pub(super) fn loop_async<M: Method, C: Clock>(
         let e = clk.now();
         reads += 1;
         round_start = e;
-        let (reaped, bad) = slots.reap(m, &mut out.lat, out.perop.as_mut(), e, expected);
+        let (reaped, bad) = slots.reap(
+            m,
+            (&mut out.lat, &mut held_lat),
+            out.perop.as_mut(),
+            e,
+            expected,
+        );
         fl.inflight -= reaped;
         done += u64::from(reaped);
         if reaped > 0 {
@@ -628,7 +665,8 @@ pub(super) fn loop_async<M: Method, C: Clock>(
                 stop = true;
             } else {
                 if e >= out.log.next {
-                    round_start = close_interval(clk, e, done, out, &mut slots, &mut gaps);
+                    round_start =
+                        close_interval(clk, e, done, out, &mut slots, &mut gaps, &mut held_lat);
                     reads += 1;
                 }
                 if e >= next_pub {
@@ -657,6 +695,8 @@ pub(super) fn loop_async<M: Method, C: Clock>(
             }
         }
     }
+    held_lat.flush(&mut out.lat);
+    gaps.held.flush(&mut out.gap);
     out.ops = done;
     end_flushes(m, clk, spec, out)?;
     out.t_last = clk.now();

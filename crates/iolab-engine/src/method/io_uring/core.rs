@@ -201,8 +201,15 @@ pub(super) struct Core {
     /// Requests taken by the kernel and not yet reaped.
     pub(super) in_kernel: u32,
     pub(super) stats: UringStats,
+    /// The batch and in-flight histograms of `stats`, counted here during the run (one table: every
+    /// page a round writes costs the next system call on this machine's VM), moved there by `stats()`.
+    hist: Box<[u64]>,
     /// `--wait-region`: the registered page holding the wait's arguments (kept mapped while the ring lives).
     wait_region: Option<sys::Mapping>,
+    /// The ring is entered by the plain call (no SQPOLL, no --min-wait): `enter`'s short path.
+    plain_enter: bool,
+    /// IORING_ENTER_GETEVENTS on every call, not only on waits (IOPOLL, DEFER_TASKRUN).
+    always_getevents: u32,
 }
 
 impl Core {
@@ -259,15 +266,21 @@ impl Core {
         };
         let setup = setup_names(&opts);
         Ok(Core {
+            plain_enter: !opts.sqpoll && opts.min_wait_usec == 0,
+            // DEFER_TASKRUN: completions are only posted while the submitter is inside GETEVENTS.
+            always_getevents: if opts.iopoll || opts.defer_taskrun {
+                sys::IORING_ENTER_GETEVENTS
+            } else {
+                0
+            },
             wait_region,
             ring,
             opts,
             path: path.to_path_buf(),
             queued: 0,
             in_kernel: 0,
+            hist: vec![0; 2 * (hist_len + 1)].into_boxed_slice(),
             stats: UringStats {
-                batch_histogram: vec![0; hist_len + 1],
-                inflight_histogram: vec![0; hist_len + 1],
                 setup,
                 refused,
                 design: o.design.name().into(),
@@ -324,8 +337,52 @@ impl Core {
     }
 
     /// Hands the queued entries to the kernel and waits for `min_complete` completions (any thread's).
-    #[inline]
+    /// The plain ring's common case, one call that takes every queued entry, is a few instructions
+    /// inline; SQPOLL, --min-wait, a partial submission and errors take `enter_general`.
+    #[inline(always)]
     pub(super) fn enter(&mut self, min_complete: u32, e: Enter) -> Result<()> {
+        if !self.plain_enter {
+            return self.enter_general(min_complete, e);
+        }
+        let wait = if min_complete > 0 {
+            sys::IORING_ENTER_GETEVENTS
+        } else {
+            self.always_getevents
+        };
+        self.stats.enters += 1;
+        let r = sys::io_uring_enter(e.fd, self.queued, min_complete, e.flags | wait);
+        match r {
+            Ok(taken) if taken == self.queued => {
+                self.account(taken);
+                Ok(())
+            }
+            _ => self.enter_rest(r, min_complete, e),
+        }
+    }
+
+    /// What the plain call left: a partial submission is accounted and the rest entered again; an
+    /// interrupted call is made again; any other error is the run's.
+    #[cold]
+    #[inline(never)]
+    fn enter_rest(&mut self, r: sys::SysResult<u32>, min_complete: u32, e: Enter) -> Result<()> {
+        match r {
+            Ok(taken) => {
+                let taken = taken.min(self.queued);
+                self.account(taken);
+                if self.queued == 0 {
+                    return Ok(());
+                }
+            }
+            Err(err) if matches!(err.errno, libc::EINTR | libc::EAGAIN | libc::EBUSY) => {}
+            Err(err) => return Err(op_err(err, &self.path)),
+        }
+        self.enter_general(min_complete, e)
+    }
+
+    /// `enter` for every ring: SQPOLL's wake-up or skipped call, --min-wait's extended argument, and the
+    /// retries of a partial or interrupted submission.
+    #[inline(never)]
+    fn enter_general(&mut self, min_complete: u32, e: Enter) -> Result<()> {
         let mut flags = e.flags;
         if min_complete > 0 || self.opts.iopoll || self.opts.defer_taskrun {
             // DEFER_TASKRUN: completions are only posted while the submitter is inside GETEVENTS.
@@ -424,7 +481,21 @@ impl Core {
     fn account(&mut self, taken: u32) {
         self.queued -= taken;
         self.in_kernel += taken;
-        self.stats.count_submission(taken, self.in_kernel);
+        self.stats.requests += u64::from(taken);
+        // Each histogram's last bucket takes everything above it.
+        let half = self.hist.len() / 2;
+        self.hist[(taken as usize).min(half - 1)] += 1;
+        self.hist[half + (self.in_kernel as usize).min(half - 1)] += 1;
+    }
+
+    /// The ring's statistics so far, with the batch and in-flight histograms.
+    pub(super) fn stats(&self) -> UringStats {
+        let (batch, inflight) = self.hist.split_at(self.hist.len() / 2);
+        UringStats {
+            batch_histogram: batch.to_vec(),
+            inflight_histogram: inflight.to_vec(),
+            ..self.stats.clone()
+        }
     }
 
     /// Registers buffers at `offset` of a sparse table (or as the whole table with `sparse == false`).

@@ -97,7 +97,7 @@ impl Design for Ring {
     fn finish(&mut self, own: &mut Own) -> Result<()> {
         on_design!(self, d => d.finish(own))
     }
-    fn totals(&self) -> Option<&UringStats> {
+    fn totals(&self) -> Option<UringStats> {
         on_design!(self, d => d.totals())
     }
     fn ring_syscalls(&self) -> u64 {

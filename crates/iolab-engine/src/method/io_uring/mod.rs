@@ -334,6 +334,7 @@ impl Method for Uring {
         (ios.len(), Ok(()))
     }
 
+    #[inline]
     fn commit(&mut self, min_complete: u32) -> Result<()> {
         self.ring
             .commit(&mut self.staged, min_complete, &mut self.own)
@@ -417,7 +418,7 @@ impl Uring {
     /// own waits added: every thread reports its own.
     fn uring_stats(&self) -> UringStats {
         let mut s = match self.ring.totals() {
-            Some(t) => t.clone(),
+            Some(t) => t,
             None => UringStats {
                 design: self.opts.design.name().into(),
                 setup: setup_names(&self.opts),

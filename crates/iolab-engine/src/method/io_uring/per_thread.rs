@@ -62,6 +62,7 @@ impl Design for PerThread {
         sqes.build_round(ios, |sqe| staged.push(sqe));
     }
 
+    #[inline(always)]
     fn commit(
         &mut self,
         staged: &mut Vec<squeue::Entry>,
@@ -110,8 +111,8 @@ impl Design for PerThread {
         Ok(())
     }
 
-    fn totals(&self) -> Option<&UringStats> {
-        Some(&self.core.stats)
+    fn totals(&self) -> Option<UringStats> {
+        Some(self.core.stats())
     }
 
     /// Its io_uring_enter calls, counted in its ring's statistics.

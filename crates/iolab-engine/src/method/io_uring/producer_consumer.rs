@@ -55,6 +55,7 @@ impl Drop for ProducerConsumer {
 }
 
 impl Design for ProducerConsumer {
+    #[inline(never)]
     fn commit(
         &mut self,
         staged: &mut Vec<squeue::Entry>,
@@ -101,8 +102,8 @@ impl Design for ProducerConsumer {
         Ok(())
     }
 
-    fn totals(&self) -> Option<&UringStats> {
-        Some(&self.core.stats)
+    fn totals(&self) -> Option<UringStats> {
+        Some(self.core.stats())
     }
 
     /// Its io_uring_enter calls, counted in its ring's statistics.

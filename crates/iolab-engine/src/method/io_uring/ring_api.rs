@@ -54,7 +54,7 @@ pub(super) trait Design {
     fn finish(&mut self, own: &mut Own) -> Result<()>;
     /// The ring's statistics as this thread reports them: its own ring's, or a shared ring's totals once
     /// this thread (the last to finish) collected them.
-    fn totals(&self) -> Option<&UringStats>;
+    fn totals(&self) -> Option<UringStats>;
     /// Syscalls of the ring this thread reports besides its own (`Own::calls`).
     fn ring_syscalls(&self) -> u64;
 }

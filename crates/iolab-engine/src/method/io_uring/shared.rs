@@ -112,6 +112,7 @@ impl Drop for Shared {
 impl Design for Shared {
     /// Under the mutex: push, submit, route completions to their mailboxes, and sleep in the kernel (still
     /// holding the mutex) until this thread has `min_complete` completions.
+    #[inline(never)]
     fn commit(
         &mut self,
         staged: &mut Vec<squeue::Entry>,
@@ -166,13 +167,13 @@ impl Design for Shared {
         let ring = &self.ring;
         if ring.finished.fetch_add(1, Ordering::SeqCst) + 1 == ring.threads {
             let g = lock(&ring.inner);
-            self.totals = Some(g.core.stats.clone());
+            self.totals = Some(g.core.stats());
         }
         Ok(())
     }
 
-    fn totals(&self) -> Option<&UringStats> {
-        self.totals.as_ref()
+    fn totals(&self) -> Option<UringStats> {
+        self.totals.clone()
     }
 
     /// None: every io_uring_enter is counted by the thread that made it (`Own::calls`).

@@ -207,7 +207,7 @@ fn submitter_loop(hub: &Hub, mut core: Core, e: Enter) -> SubmitterOut {
     core.stats.submitter_cpu = Some(crate::measure::cpu::RusageDelta::between(&ru0, &ru1));
     SubmitterOut {
         syscalls: syscalls + core.stats.enters,
-        stats: core.stats,
+        stats: core.stats(),
     }
 }
 
@@ -372,6 +372,7 @@ impl Submitter {
 impl Design for Submitter {
     /// Hands the staged SQEs to this thread's lane, rings the doorbell if the submitter sleeps, and sleeps
     /// on the lane's futex until a completion comes back when `min_complete` asks for one.
+    #[inline(never)]
     fn commit(
         &mut self,
         staged: &mut Vec<squeue::Entry>,
@@ -457,8 +458,8 @@ impl Design for Submitter {
         Ok(())
     }
 
-    fn totals(&self) -> Option<&UringStats> {
-        self.totals.as_ref().map(|t| &t.0)
+    fn totals(&self) -> Option<UringStats> {
+        self.totals.as_ref().map(|t| t.0.clone())
     }
 
     /// The submitter thread's syscalls, once collected.
