@@ -49,21 +49,48 @@ pub fn read(fd: RawFd, buf: &mut [u8]) -> SysResult<usize> {
 /// pwrite(2).
 #[inline]
 pub fn pwrite(fd: RawFd, buf: &[u8], off: u64) -> SysResult<usize> {
-    // SAFETY: `buf` is a valid readable slice for the duration of the call.
-    result("pwrite", unsafe {
-        lfs::pwrite(fd, buf.as_ptr().cast(), buf.len(), off as lfs::off_t)
-    })
-    .map(|n| n as usize)
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    {
+        let a = [fd as u32 as u64, buf.as_ptr() as u64, buf.len() as u64, off];
+        // SAFETY: pwrite64 reads `buf.len()` bytes of `buf`, a valid readable slice for the call.
+        crate::raw::counted("pwrite", unsafe {
+            crate::raw::raw_syscall4(libc::SYS_pwrite64 as u64, a)
+        })
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        // SAFETY: `buf` is a valid readable slice for the duration of the call.
+        result("pwrite", unsafe {
+            lfs::pwrite(fd, buf.as_ptr().cast(), buf.len(), off as lfs::off_t)
+        })
+        .map(|n| n as usize)
+    }
 }
 
 /// pread(2).
 #[inline]
 pub fn pread(fd: RawFd, buf: &mut [u8], off: u64) -> SysResult<usize> {
-    // SAFETY: `buf` is a valid writable slice for the duration of the call.
-    result("pread", unsafe {
-        lfs::pread(fd, buf.as_mut_ptr().cast(), buf.len(), off as lfs::off_t)
-    })
-    .map(|n| n as usize)
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    {
+        let a = [
+            fd as u32 as u64,
+            buf.as_mut_ptr() as u64,
+            buf.len() as u64,
+            off,
+        ];
+        // SAFETY: pread64 writes at most `buf.len()` bytes into `buf`, a valid writable slice for the call.
+        crate::raw::counted("pread", unsafe {
+            crate::raw::raw_syscall4(libc::SYS_pread64 as u64, a)
+        })
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        // SAFETY: `buf` is a valid writable slice for the duration of the call.
+        result("pread", unsafe {
+            lfs::pread(fd, buf.as_mut_ptr().cast(), buf.len(), off as lfs::off_t)
+        })
+        .map(|n| n as usize)
+    }
 }
 
 /// pwritev(2).

@@ -19,8 +19,16 @@ pub use libc::{
 #[cfg(not(all(target_env = "gnu", target_pointer_width = "32")))]
 pub use libc::{
     fallocate, fseeko, fstat, fstatat, ftruncate, lseek, mmap, off_t, open, openat, posix_fadvise,
-    pread, preadv, preadv2, pwrite, pwritev, pwritev2, sendfile, stat, statfs, statvfs,
+    preadv, preadv2, pwritev, pwritev2, sendfile, stat, statfs, statvfs,
 };
+
+// x86_64 and aarch64 make pread and pwrite by the instruction (`raw`).
+#[cfg(not(any(
+    all(target_env = "gnu", target_pointer_width = "32"),
+    target_arch = "x86_64",
+    target_arch = "aarch64"
+)))]
+pub use libc::{pread, pwrite};
 
 /// `struct stat` with 64-bit sizes and inode numbers (`stat64` on 32-bit glibc).
 pub type Stat = stat;

@@ -47,6 +47,7 @@ mod memory;
 pub mod perf_abi;
 mod perf_events;
 mod process;
+mod raw;
 mod seccomp;
 mod sink;
 mod stdio;

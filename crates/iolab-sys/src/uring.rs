@@ -25,7 +25,7 @@ pub fn io_uring_enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32) ->
         // rings, which the ring's owner keeps mapped for its whole life; the kernel reads and writes the
         // rings, so the asm is not marked nomem.
         let r = unsafe {
-            raw_syscall6(
+            crate::raw::raw_syscall6(
                 libc::SYS_io_uring_enter as u64,
                 [
                     fd as u32 as u64,
@@ -59,51 +59,6 @@ pub fn io_uring_enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32) ->
         })
         .map(|n| n as u32)
     }
-}
-
-/// A six-argument system call by its instruction; returns the kernel's value (-errno on failure).
-///
-/// # Safety
-/// The arguments must be what system call `n` expects: any pointer among them valid for what the call
-/// reads or writes.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn raw_syscall6(n: u64, a: [u64; 6]) -> i64 {
-    let ret: i64;
-    // SAFETY: the x86_64 Linux system call convention: number in rax, arguments in rdi, rsi, rdx, r10, r8,
-    // r9; the kernel clobbers rcx and r11 and returns in rax. Memory is not declared untouched.
-    unsafe {
-        core::arch::asm!(
-            "syscall",
-            inlateout("rax") n as i64 => ret,
-            in("rdi") a[0], in("rsi") a[1], in("rdx") a[2], in("r10") a[3], in("r8") a[4], in("r9") a[5],
-            lateout("rcx") _, lateout("r11") _,
-            options(nostack)
-        );
-    }
-    ret
-}
-
-/// As the x86_64 one.
-///
-/// # Safety
-/// As the x86_64 one.
-#[cfg(target_arch = "aarch64")]
-#[inline(always)]
-unsafe fn raw_syscall6(n: u64, a: [u64; 6]) -> i64 {
-    let ret: i64;
-    // SAFETY: the aarch64 Linux system call convention: number in x8, arguments in x0-x5, the result in
-    // x0. Memory is not declared untouched.
-    unsafe {
-        core::arch::asm!(
-            "svc 0",
-            in("x8") n,
-            inlateout("x0") a[0] => ret,
-            in("x1") a[1], in("x2") a[2], in("x3") a[3], in("x4") a[4], in("x5") a[5],
-            options(nostack)
-        );
-    }
-    ret
 }
 
 /// io_uring_enter(2) that only waits: for `min_complete` completions or `timeout_ns`, whichever comes first

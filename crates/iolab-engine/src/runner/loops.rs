@@ -11,7 +11,8 @@ use crate::pattern::{self, OpPlan};
 use crate::spec::{Spec, SyncEvery};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-#[inline(always)]
+// Out of line: a flush is a slow system call, and the loops are compiled per method and clock.
+#[inline(never)]
 pub(super) fn timed_flush<M: Method, C: Clock>(
     m: &mut M,
     clk: &C,
@@ -93,13 +94,15 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     // A mixed run reads into a buffer of its own; the others have one buffer.
     let read_ptr = bufs.get(usize::from(p.mixed)).map_or(ptr, |b| b.ptr);
     let data = bufs[0].slice_mut(bs);
+    // Fixed for the run, read once (so the ops loop keeps them in registers, not behind `p`).
+    let (stamp, seed, paced) = (p.stamp, p.seed, p.pace_ticks > 0.0);
     // The next op count at which an --fsync/--msync flush is due (u64::MAX: never), so the hot loop
     // makes one comparison for both.
     let mut next_flush = next_at(0, p.fsync_every).min(next_at(0, p.msync_every));
     out.boundary_timing = dense;
     let mut op = plan.next_op();
-    if p.stamp && op.write {
-        pattern::stamp(data, p.seed, op.block);
+    if stamp && op.write {
+        pattern::stamp(data, seed, op.block);
     }
     let start = clk.now();
     out.t_first = start;
@@ -112,14 +115,14 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     let mut next_pub = start.saturating_add(p.publish_ticks);
     let mut reported = 0u64;
     let mut check_at = deadline.min(out.log.next).min(next_pub);
-    let mut t = start;
+    let (mut t, mut e) = (start, start);
     let mut done = 0u64;
     // The op count of the next clock read: every op (dense), or every `every`-th.
     let mut next_read = every;
     // Clock reads besides the one per op (after flushes and interval closes; dense timing only).
     let mut rare_reads = 0u64;
     while done < max_ops {
-        if p.pace_ticks > 0.0 {
+        if paced {
             // --rate-iops: the op waits for its time, and its latency runs from then (none past the deadline).
             let pace = (p.pace_ticks, p.hz);
             match super::paced::until(clk, pace, start, done, deadline, &mut out.pace) {
@@ -127,32 +130,52 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
                 None => break,
             }
         }
-        let io = Io {
-            slot: 0,
-            offset: op.offset,
-            buf: if op.write { ptr } else { read_ptr },
-            len: bs,
-            write: op.write,
+        // The ops run in an inner loop up to the next op count with something else to do: a flush, the
+        // end, a look at the abort flag (every 1024 ops), a sparse clock read, the next paced op; and,
+        // reading the clock per op, up to the time of the deadline, an interval's end or progress.
+        let until = if paced {
+            done + 1
+        } else {
+            let sparse_read = if dense { u64::MAX } else { next_read };
+            next_flush
+                .min(max_ops)
+                .min((done | 1023) + 1)
+                .min(sparse_read)
         };
-        let n = m.submit(&io)?;
-        if n != bs {
-            return Err(short_transfer(p, n, op.offset));
-        }
-        done += 1;
-        let read = done == next_read;
-        let mut e = 0;
-        let mut timed = None;
-        if read {
-            next_read += every;
-            e = clk.now();
+        loop {
+            let io = Io {
+                slot: 0,
+                offset: op.offset,
+                buf: if op.write { ptr } else { read_ptr },
+                len: bs,
+                write: op.write,
+            };
+            let n = m.submit(&io)?;
+            if n != bs {
+                return Err(short_transfer(p, n, op.offset));
+            }
+            done += 1;
             if dense {
+                e = clk.now();
                 out.lat.record(e.saturating_sub(t));
-                timed = Some((t, e));
-                t = e;
+            }
+            if let Some(po) = out.perop.as_mut() {
+                po.op(op.write, op.offset, dense.then_some((t, e)));
+            }
+            t = e;
+            // The next op is planned (and its block stamped) before what the loop does between ops.
+            op = plan.next_op();
+            if stamp && op.write {
+                pattern::stamp(data, seed, op.block);
+            }
+            if done == until || e >= check_at {
+                break;
             }
         }
-        if let Some(po) = out.perop.as_mut() {
-            po.op(op.write, op.offset, timed);
+        let read = dense || done == next_read;
+        if !dense && read {
+            next_read += every;
+            e = clk.now();
         }
         if done == next_flush {
             if p.fsync_every != 0 && done.is_multiple_of(p.fsync_every) {
@@ -188,10 +211,6 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
         // Another thread's failure is noticed within 1024 ops.
         if done & 1023 == 0 && abort.load(Ordering::Relaxed) {
             break;
-        }
-        op = plan.next_op();
-        if p.stamp && op.write {
-            pattern::stamp(data, p.seed, op.block);
         }
     }
     out.ops = done;

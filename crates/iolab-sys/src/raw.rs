@@ -1,0 +1,104 @@
+//! System calls by their instruction, for the hot paths (io_uring_enter, pwrite, pread): libc's
+//! wrappers add a cancellation point and errno handling to every call (about 15 user instructions a call
+//! for pwrite, measured by callgrind), and `syscall()` is variadic.
+
+use super::errno::{SysErr, SysResult};
+
+/// A six-argument system call by its instruction; returns the kernel's value (-errno on failure).
+///
+/// # Safety
+/// The arguments must be what system call `n` expects: any pointer among them valid for what the call
+/// reads or writes.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) unsafe fn raw_syscall6(n: u64, a: [u64; 6]) -> i64 {
+    let ret: i64;
+    // SAFETY: the x86_64 Linux system call convention: number in rax, arguments in rdi, rsi, rdx, r10, r8,
+    // r9; the kernel clobbers rcx and r11 and returns in rax. Memory is not declared untouched.
+    unsafe {
+        core::arch::asm!(
+            "syscall",
+            inlateout("rax") n as i64 => ret,
+            in("rdi") a[0], in("rsi") a[1], in("rdx") a[2], in("r10") a[3], in("r8") a[4], in("r9") a[5],
+            lateout("rcx") _, lateout("r11") _,
+            options(nostack)
+        );
+    }
+    ret
+}
+
+/// As the x86_64 one.
+///
+/// # Safety
+/// As the x86_64 one.
+#[cfg(target_arch = "aarch64")]
+#[inline(always)]
+pub(crate) unsafe fn raw_syscall6(n: u64, a: [u64; 6]) -> i64 {
+    let ret: i64;
+    // SAFETY: the aarch64 Linux system call convention: number in x8, arguments in x0-x5, the result in
+    // x0. Memory is not declared untouched.
+    unsafe {
+        core::arch::asm!(
+            "svc 0",
+            in("x8") n,
+            inlateout("x0") a[0] => ret,
+            in("x1") a[1], in("x2") a[2], in("x3") a[3], in("x4") a[4], in("x5") a[5],
+            options(nostack)
+        );
+    }
+    ret
+}
+
+/// A four-argument system call by its instruction (pwrite64, pread64): two registers fewer to load
+/// than [`raw_syscall6`].
+///
+/// # Safety
+/// As for [`raw_syscall6`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) unsafe fn raw_syscall4(n: u64, a: [u64; 4]) -> i64 {
+    let ret: i64;
+    // SAFETY: as in raw_syscall6.
+    unsafe {
+        core::arch::asm!(
+            "syscall",
+            inlateout("rax") n as i64 => ret,
+            in("rdi") a[0], in("rsi") a[1], in("rdx") a[2], in("r10") a[3],
+            lateout("rcx") _, lateout("r11") _,
+            options(nostack)
+        );
+    }
+    ret
+}
+
+/// As the x86_64 one.
+///
+/// # Safety
+/// As for [`raw_syscall6`].
+#[cfg(target_arch = "aarch64")]
+#[inline(always)]
+pub(crate) unsafe fn raw_syscall4(n: u64, a: [u64; 4]) -> i64 {
+    let ret: i64;
+    // SAFETY: as in raw_syscall6.
+    unsafe {
+        core::arch::asm!(
+            "svc 0",
+            in("x8") n,
+            inlateout("x0") a[0] => ret,
+            in("x1") a[1], in("x2") a[2], in("x3") a[3],
+            options(nostack)
+        );
+    }
+    ret
+}
+
+/// The kernel's return value `r` of system call `name`: its errno (from -4095..-1) or the count.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[inline(always)]
+pub(crate) fn counted(name: &'static str, r: i64) -> SysResult<usize> {
+    if (-4095..0).contains(&r) {
+        Err(SysErr::new(name, -r as i32))
+    } else {
+        Ok(r as usize)
+    }
+}
