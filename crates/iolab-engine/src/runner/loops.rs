@@ -494,7 +494,8 @@ struct Flight {
 
 impl Flight {
     /// Commits the queued requests when the batch is full, the queue is full or no more will come, or
-    /// waits for completions when only those remain (`more`: more requests will be queued).
+    /// waits for completions when only those remain (`more`: more requests will be queued). Returns the
+    /// commit's result and whether it waited for a completion.
     #[inline(always)]
     fn commit<M: Method>(
         &mut self,
@@ -502,18 +503,18 @@ impl Flight {
         qd: u32,
         batch: u32,
         more: bool,
-    ) -> Option<Result<()>> {
+    ) -> Option<(Result<()>, bool)> {
         let full = self.inflight + self.queued == qd;
         if self.queued > 0 && (self.queued == batch || full || !more) {
-            let wait = u32::from(full || !more);
-            let r = m.commit(wait);
+            let wait = full || !more;
+            let r = m.commit(u32::from(wait));
             // Requests the kernel took are in flight (their buffers must outlive them); those it did not
             // take are abandoned with the ring.
             self.inflight += self.queued - m.unsubmitted().min(self.queued);
             self.queued = 0;
-            Some(r)
+            Some((r, wait))
         } else if self.queued == 0 && self.inflight > 0 && (full || !more) {
-            Some(m.commit(1))
+            Some((m.commit(1), true))
         } else {
             None
         }
@@ -609,9 +610,9 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     // publication of progress.
     let mut next_pub = start.saturating_add(p.publish_ticks);
     let mut check_at = deadline.min(out.log.next).min(next_pub);
-    // One clock read per round (queue a batch, commit, reap): the requests queued in a round start at the
-    // read that ended the previous round. A read per request cost ~12 ns each in this VM, as much as the
-    // rest of iolab's per-request work at batch 32.
+    // One clock read per submission (queue a batch, commit): the requests of a batch start at the read
+    // just before it is built, the one that ended the previous round or the one before a refill. A read
+    // per request cost ~12 ns each in this VM, as much as the rest of iolab's per-request work at batch 32.
     let mut round_start = start;
     let mut last_done_at = start;
     let mut reported = 0u64;
@@ -644,7 +645,8 @@ pub(super) fn loop_async<M: Method, C: Clock>(
         let sync_due = sync_every != 0 && since_sync >= sync_every;
         let more = !stop && !sync_due && issued < max_ops;
         let committed = fl.commit(m, qd, batch, more);
-        if let Some(Err(e)) = committed {
+        let submitted_only = matches!(committed, Some((Ok(()), false)));
+        if let Some((Err(e), _)) = committed {
             failure.get_or_insert(e);
             stop = true;
             failed_commits += 1;
@@ -657,6 +659,13 @@ pub(super) fn loop_async<M: Method, C: Clock>(
             failed_commits = 0;
         }
         gaps.record_zeros(&mut out.gap);
+        if submitted_only && more && fl.inflight < qd {
+            // Free slots are filled before anything is reaped, a batch per submission (as fio does), so
+            // that --qd requests stay in flight; each batch starts at its own clock read.
+            round_start = clk.now();
+            reads += 1;
+            continue;
+        }
         let e = clk.now();
         reads += 1;
         round_start = e;

@@ -20,10 +20,11 @@ const TIMED_BOUNDARY: &str = "each thread from just before its first op to after
      op starts is the same series";
 
 const TIMED_ROUNDS: &str = "each thread from just before its first op to after its last completion, including --fsync flushes. \
-     Per-op latency (asynchronous method, one clock read per submission round): from the clock read that \
-     ended the previous round (iolab then builds the batch and submits it) to the read right after the \
-     io_uring_enter/io_getevents that returned the completion; gap: between the starts of successive \
-     requests of one thread, so 0 within a batch";
+     Per-op latency (asynchronous method, one clock read per submission): from the clock read just before \
+     iolab builds the request's batch and submits it (fio's lat, slat + clat) to the read right after the \
+     io_uring_enter/io_getevents that returned the completion; free slots are filled, a batch per \
+     submission, before completions are reaped, so --qd requests stay in flight; gap: between the starts \
+     of successive requests of one thread, so 0 within a batch";
 
 const TIMED_PACED: &str = "each thread from just before its first op to after its last completion, including --fsync/--msync \
      flushes. Paced (--rate-iops): op k of a thread is due k intervals after its start and waits for that \
