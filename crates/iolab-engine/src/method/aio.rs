@@ -185,10 +185,14 @@ impl Method for Aio {
     }
 
     #[inline(always)]
-    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) -> u32 {
-        let n = self.ready.len() as u32;
-        while let Some((slot, res)) = self.ready.pop_front() {
+    fn reap<F: FnMut(u32, i32)>(&mut self, max: u32, mut f: F) -> u32 {
+        let mut n = 0;
+        while n < max {
+            let Some((slot, res)) = self.ready.pop_front() else {
+                break;
+            };
             f(slot, res);
+            n += 1;
         }
         n
     }

@@ -175,9 +175,10 @@ pub trait Method: Sized + Send {
     fn stats(&self) -> MethodStats {
         MethodStats::default()
     }
-    /// Asynchronous methods: report each available completion as (slot, result: bytes or -errno);
-    /// returns how many were reported (the runner's in-flight count relies on it).
-    fn reap<F: FnMut(u32, i32)>(&mut self, _f: F) -> u32 {
+    /// Asynchronous methods: report available completions, at most `max` (the others stay for the next
+    /// reap; a stream target reports all it has), as (slot, result: bytes or -errno); returns how many
+    /// were reported (the runner's in-flight count relies on it).
+    fn reap<F: FnMut(u32, i32)>(&mut self, _max: u32, _f: F) -> u32 {
         0
     }
     /// Flush at an `--fsync`/`--msync` point (asynchronous methods are drained first by the runner).

@@ -154,9 +154,9 @@ impl Method for UringCmd {
     }
 
     #[inline(always)]
-    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) -> u32 {
+    fn reap<F: FnMut(u32, i32)>(&mut self, max: u32, mut f: F) -> u32 {
         let mut n = 0;
-        for cqe in self.ring.completion() {
+        for cqe in self.ring.completion().take(max as usize) {
             f(cqe.user_data() as u32, cqe.result());
             n += 1;
         }

@@ -207,7 +207,7 @@ fn write_queued<M: Method>(
             // read-back check reports; nothing in this process is written by the kernel.
             return Err(failed.unwrap_or(e));
         }
-        in_flight -= m.reap(|slot, res| {
+        in_flight -= m.reap(u32::MAX, |slot, res| {
             let (off, want) = op_of[slot as usize];
             if res != want as i32 && failed.is_none() {
                 failed = Some(completion_error(path, off, want, res));

@@ -397,21 +397,24 @@ impl Slots {
         }
     }
 
-    /// Reaps the completions the method has, at tick `e`: records their latencies, frees their slots and
-    /// returns how many there were and the first unexpected result (with its request's offset).
+    /// Reaps the completions the method has, at most `max` (a batch: the ones left wait in the queue
+    /// while the freed slots are filled again, and their time there is in their latency, as with fio's
+    /// iodepth_batch_complete_max, which defaults to its submit batch of 1), at tick `e`: records their
+    /// latencies, frees their slots and returns how many there were and the first unexpected result
+    /// (with its request's offset).
     #[inline(always)]
     fn reap<M: Method>(
         &mut self,
         m: &mut M,
         (lat, held): (&mut FastHist, &mut Pending),
         mut perop: Option<&mut super::perop::PerOp>,
-        e: u64,
+        (e, max): (u64, u32),
         expected: i32,
     ) -> (u32, Option<(i32, u64)>) {
         let Slots { lanes, nfree, .. } = self;
         // A method reports no more completions than it has requests in flight, at most qd.
         let mut k = 0;
-        m.reap(|slot, res| {
+        m.reap(max, |slot, res| {
             lanes[k].reaped = (slot, res);
             k += 1;
         });
@@ -673,7 +676,8 @@ pub(super) fn loop_async<M: Method, C: Clock>(
             m,
             (&mut out.lat, &mut held_lat),
             out.perop.as_mut(),
-            e,
+            // A batch while its slots will be filled again; all of them when the run drains.
+            (e, if more { batch } else { qd }),
             expected,
         );
         fl.inflight -= reaped;

@@ -23,8 +23,9 @@ const TIMED_ROUNDS: &str = "each thread from just before its first op to after i
      Per-op latency (asynchronous method, one clock read per submission): from the clock read just before \
      iolab builds the request's batch and submits it (fio's lat, slat + clat) to the read right after the \
      io_uring_enter/io_getevents that returned the completion; free slots are filled, a batch per \
-     submission, before completions are reaped, so --qd requests stay in flight; gap: between the starts \
-     of successive requests of one thread, so 0 within a batch";
+     submission, before completions are reaped, a batch of them at a time (the others wait in the queue, \
+     in their latency), so --qd requests stay in flight, as with fio; gap: between the starts of \
+     successive requests of one thread, so 0 within a batch";
 
 const TIMED_PACED: &str = "each thread from just before its first op to after its last completion, including --fsync/--msync \
      flushes. Paced (--rate-iops): op k of a thread is due k intervals after its start and waits for that \

@@ -79,8 +79,8 @@ impl Design for Ring {
         on_design!(self, d => d.commit(staged, min_complete, own))
     }
     #[inline(always)]
-    fn reap<F: FnMut(u32, i32)>(&mut self, f: F) -> u32 {
-        on_design!(self, d => d.reap(f))
+    fn reap<F: FnMut(u32, i32)>(&mut self, max: u32, f: F) -> u32 {
+        on_design!(self, d => d.reap(max, f))
     }
     fn reap_flagged<F: FnMut(u32, i32, u32)>(&mut self, f: F) {
         on_design!(self, d => d.reap_flagged(f))

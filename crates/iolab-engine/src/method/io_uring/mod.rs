@@ -341,9 +341,9 @@ impl Method for Uring {
     }
 
     #[inline(always)]
-    fn reap<F: FnMut(u32, i32)>(&mut self, f: F) -> u32 {
+    fn reap<F: FnMut(u32, i32)>(&mut self, max: u32, f: F) -> u32 {
         if !self.stream {
-            return self.ring.reap(f);
+            return self.ring.reap(max, f);
         }
         self.reap_stream(f)
     }
@@ -447,7 +447,7 @@ impl Uring {
         if self.opts.send_zc {
             self.reap_zc(&mut got);
         } else {
-            self.ring.reap(|slot, res| got.push((slot, res)));
+            self.ring.reap(u32::MAX, |slot, res| got.push((slot, res)));
         }
         let before = self.continuations;
         let n = got.len() as u64;

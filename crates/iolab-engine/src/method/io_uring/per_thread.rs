@@ -76,10 +76,11 @@ impl Design for PerThread {
     }
 
     #[inline(always)]
-    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) -> u32 {
+    fn reap<F: FnMut(u32, i32)>(&mut self, max: u32, mut f: F) -> u32 {
         let core = &mut self.core;
         let mut n = 0;
-        for cqe in core.ring.completion() {
+        // The completions not taken stay in the queue (its head moves past the ones taken only).
+        for cqe in core.ring.completion().take(max as usize) {
             f(cqe.user_data() as u32, cqe.result());
             n += 1;
         }

@@ -77,9 +77,12 @@ impl Design for ProducerConsumer {
     }
 
     #[inline(always)]
-    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) -> u32 {
+    fn reap<F: FnMut(u32, i32)>(&mut self, max: u32, mut f: F) -> u32 {
         let mut n = 0;
-        while let Some((slot, res)) = self.pc.lane.done.pop() {
+        while n < max {
+            let Some((slot, res)) = self.pc.lane.done.pop() else {
+                break;
+            };
             f(slot, res);
             n += 1;
         }

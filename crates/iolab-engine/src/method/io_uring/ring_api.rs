@@ -36,7 +36,7 @@ pub(super) trait Design {
         own: &mut Own,
     ) -> Result<()>;
     /// Hands every completion of this thread that is available (in its ring, mailbox or lane) to `f`.
-    fn reap<F: FnMut(u32, i32)>(&mut self, f: F) -> u32;
+    fn reap<F: FnMut(u32, i32)>(&mut self, max: u32, f: F) -> u32;
     /// `reap` with each completion's flags, for requests that end with a second completion (SEND_ZC's
     /// notification): only a ring of the thread's own has them (the spec refuses --send-zc elsewhere).
     fn reap_flagged<F: FnMut(u32, i32, u32)>(&mut self, _f: F) {

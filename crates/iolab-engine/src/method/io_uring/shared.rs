@@ -144,9 +144,10 @@ impl Design for Shared {
     }
 
     #[inline(always)]
-    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) -> u32 {
+    fn reap<F: FnMut(u32, i32)>(&mut self, max: u32, mut f: F) -> u32 {
         let mut n = 0;
-        for (slot, res) in self.local.drain(..) {
+        let take = self.local.len().min(max as usize);
+        for (slot, res) in self.local.drain(..take) {
             f(slot, res);
             n += 1;
         }

@@ -412,10 +412,13 @@ impl Design for Submitter {
     }
 
     #[inline(always)]
-    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) -> u32 {
+    fn reap<F: FnMut(u32, i32)>(&mut self, max: u32, mut f: F) -> u32 {
         let mut n = 0;
         let lane = &self.hub.0.lanes[self.thread as usize];
-        while let Some((slot, res)) = lane.done.pop() {
+        while n < max {
+            let Some((slot, res)) = lane.done.pop() else {
+                break;
+            };
             f(slot, res);
             n += 1;
         }
