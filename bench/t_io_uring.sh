@@ -9,6 +9,10 @@
 #   nop1     IORING_OP_NOP, depth 1, batch 1
 #   nop32    IORING_OP_NOP, depth 32, batch 32
 #   read32   cached 4 KiB random reads (buffered, the file read once first), depth 32, batch 32
+# and, where fio itself is installed, the mean latency of O_DIRECT 4 KiB random reads at depth 32 (batch 1)
+# against fio's lat (slat + clat), 4 s apiece:
+#   lat32    iolab's latency.mean_ns / fio's read.lat_ns.mean
+# WORKLOADS="nop1 lat32" runs only those.
 # iolab runs on its defaults (the recommended ring); t/io_uring with its own (registered ring, no fixed
 # files or buffers, so both do the same work per request). Prints each pair's ops/s and the median of the
 # per-pair ratios iolab / t/io_uring. Never run it beside another benchmark: two cores disturb each other.
@@ -65,6 +69,30 @@ pairs() { # name, iolab options, t/io_uring options
     done
     python3 -c "import statistics,sys; r=[float(x) for x in sys.argv[2:]]; print(f'{sys.argv[1]:<7} median iolab/t_io_uring {statistics.median(r):.3f}x (range {min(r):.3f}-{max(r):.3f}, {len(r)} pairs)')" "$name" "${ratios[@]}"
 }
-pairs nop1 "--method io_uring --nop-requests --qd 1 --batch 1 --target /dev/null" "-N1 -d1 -s1 -c1"
-pairs nop32 "--method io_uring --nop-requests --qd 32 --batch 32 --target /dev/null" "-N1 -d32 -s32 -c32"
-pairs read32 "--method io_uring --op read --pattern rand --bs 4k --qd 32 --batch 32 --target $FILE" "-d32 -s32 -c32 -R1"
+want() { [ -z "${WORKLOADS:-}" ] || [[ " $WORKLOADS " == *" $1 "* ]]; }
+want nop1 && pairs nop1 "--method io_uring --nop-requests --qd 1 --batch 1 --target /dev/null" "-N1 -d1 -s1 -c1"
+want nop32 && pairs nop32 "--method io_uring --nop-requests --qd 32 --batch 32 --target /dev/null" "-N1 -d32 -s32 -c32"
+want read32 && pairs read32 "--method io_uring --op read --pattern rand --bs 4k --qd 32 --batch 32 --target $FILE" "-d32 -s32 -c32 -R1"
+
+lat_pairs() { # O_DIRECT random reads at depth 32: iolab's mean latency against fio's lat
+    local ratios=() j=$WORK/lat.json f=$WORK/fio.json
+    for i in $(seq "$PAIRS"); do
+        rm -f "$j"
+        "$IOLAB" run --method io_uring --op read --pattern rand --bs 4k --qd 32 --direct --duration 4 \
+            --ops 1G --count none --target "$FILE" --json "$j" > /dev/null
+        fio --name=lat32 --filename="$FILE" --direct=1 --rw=randread --bs=4k --ioengine=io_uring \
+            --iodepth=32 --runtime=4 --time_based --output-format=json --output="$f" > /dev/null
+        r=$(python3 -c "
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))['jobs'][0]['read']
+la, lb = a['latency']['mean_ns'] / 1e3, b['lat_ns']['mean'] / 1e3
+print(f'lat32   pair {sys.argv[3]}: iolab {la:.1f} us at {a[\"iops\"]:.0f} IOPS, fio {lb:.1f} us at {b[\"iops\"]:.0f} IOPS, ratio {la / lb:.3f}')
+" "$j" "$f" "$i")
+        echo "$r"
+        ratios+=("${r##* }")
+    done
+    python3 -c "import statistics,sys; r=[float(x) for x in sys.argv[1:]]; print(f'lat32   median iolab/fio mean latency {statistics.median(r):.3f}x (range {min(r):.3f}-{max(r):.3f}, {len(r)} pairs)')" "${ratios[@]}"
+}
+if want lat32; then
+    if command -v fio > /dev/null; then lat_pairs; else echo "lat32   SKIPPED: fio is not installed"; fi
+fi
