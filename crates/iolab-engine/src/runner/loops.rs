@@ -53,6 +53,23 @@ pub(super) fn end_flushes<M: Method, C: Clock>(
     Ok(())
 }
 
+/// The --fsync/--msync flushes due at op count `done`; returns the op count of the next one.
+fn flushes_due<M: Method, C: Clock>(
+    m: &mut M,
+    clk: &C,
+    p: &LoopParams,
+    done: u64,
+    out: &mut WorkerOut,
+) -> Result<u64> {
+    if p.fsync_every != 0 && done.is_multiple_of(p.fsync_every) {
+        timed_flush(m, clk, Flush::Fsync, out)?;
+    }
+    if p.msync_every != 0 && done.is_multiple_of(p.msync_every) {
+        timed_flush(m, clk, Flush::Msync, out)?;
+    }
+    Ok(next_at(done, p.fsync_every).min(next_at(done, p.msync_every)))
+}
+
 /// The op count at which a flush every `every` ops is next due after `done` (u64::MAX: never).
 fn next_at(done: u64, every: u64) -> u64 {
     done.checked_div(every)
@@ -65,16 +82,14 @@ fn next_at(done: u64, every: u64) -> u64 {
 /// from the previous op's completion (or the loop start, or the end of a flush) to its own completion, so
 /// it includes iolab's bookkeeping between ops (record one value, plan the next offset, stamp the next
 /// block: a few ns, which `--method nop` measures on its own). Ops run back to back, so the gap between
-/// op starts is the same series and is not recorded twice. A second read per op would cost one more
-/// RDTSC (~12 ns in a VM) on every op.
+/// op starts is the same series and is not recorded twice (a second read: one more RDTSC, ~12 ns).
 ///
 /// Sparse timing (`--clock-every N`, or iolab's own choice where a clock read is a system call, see
 /// `measure/clock.rs`): one read every N ops, no per-op latency, throughput from the span between the
 /// first and the last read; the deadline (`--duration`), the end of an interval (`--log-interval`) and
 /// the progress display are looked at on those reads only. One loop for both, so that each method and
 /// clock compile one copy (the choice is a branch on a value fixed for the run, always predicted).
-// #[inline]: available to `worker` (another module, so maybe another codegen unit) for inlining, as when
-// they shared a file.
+// #[inline]: `worker` (another module, maybe another codegen unit) may inline it.
 #[inline]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn loop_sync<M: Method, C: Clock>(
@@ -178,13 +193,7 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
             e = clk.now();
         }
         if done == next_flush {
-            if p.fsync_every != 0 && done.is_multiple_of(p.fsync_every) {
-                timed_flush(m, clk, Flush::Fsync, out)?;
-            }
-            if p.msync_every != 0 && done.is_multiple_of(p.msync_every) {
-                timed_flush(m, clk, Flush::Msync, out)?;
-            }
-            next_flush = next_at(done, p.fsync_every).min(next_at(done, p.msync_every));
+            next_flush = flushes_due(m, clk, p, done, out)?;
             if dense {
                 // The flush is in no op's latency.
                 t = clk.now();
@@ -195,16 +204,10 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
             if e >= deadline {
                 break;
             }
-            if e >= out.log.next {
-                out.log.close(&mut out.lat, e, done);
-                if dense {
-                    // The close is in no op's latency.
-                    t = clk.now();
-                    rare_reads += 1;
-                }
-            }
-            if e >= next_pub {
-                next_pub = publish(p, e, done, &mut reported);
+            if close_and_publish(p, (e, done), out, (&mut next_pub, &mut reported)) && dense {
+                // The close is in no op's latency.
+                t = clk.now();
+                rare_reads += 1;
             }
             check_at = deadline.min(out.log.next).min(next_pub);
         }
@@ -222,6 +225,24 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     // The last ops, for the display (after the timed span).
     publish(p, out.t_last, done, &mut reported);
     Ok(())
+}
+
+/// At clock read `e` after `done` ops (of a synchronous loop): closes the interval that ended, if one did
+/// (true), and publishes progress that is due.
+fn close_and_publish(
+    p: &LoopParams,
+    (e, done): (u64, u64),
+    out: &mut WorkerOut,
+    (next_pub, reported): (&mut u64, &mut u64),
+) -> bool {
+    let closed = e >= out.log.next;
+    if closed {
+        out.log.close(&mut out.lat, e, done);
+    }
+    if e >= *next_pub {
+        *next_pub = publish(p, e, done, reported);
+    }
+    closed
 }
 
 /// The first unexpected completion result of a reap (kept out of line: it is the rare case).
@@ -406,11 +427,12 @@ impl Slots {
     fn reap<M: Method>(
         &mut self,
         m: &mut M,
-        (lat, held): (&mut FastHist, &mut Pending),
-        mut perop: Option<&mut super::perop::PerOp>,
+        out: &mut WorkerOut,
+        held: &mut Pending,
         (e, max): (u64, u32),
         expected: i32,
     ) -> (u32, Option<(i32, u64)>) {
+        let (lat, mut perop) = (&mut out.lat, out.perop.as_mut());
         let Slots { lanes, nfree, .. } = self;
         // A method reports no more completions than it has requests in flight, at most qd.
         let mut k = 0;
@@ -464,6 +486,14 @@ struct Gaps {
 }
 
 impl Gaps {
+    fn new(start: u64) -> Gaps {
+        Gaps {
+            prev: start,
+            zeros: 0,
+            held: Pending::default(),
+        }
+    }
+
     /// A round of `n` > 0 requests started at `s`; `first`: the thread's first round.
     #[inline(always)]
     fn round(&mut self, gap: &mut FastHist, s: u64, n: u64, first: bool) {
@@ -569,8 +599,7 @@ fn stalled(p: &LoopParams, inflight: u32, done: u64) -> Error {
 }
 
 /// The loop for methods that queue ops and complete them later (io_uring, aio).
-// #[inline]: available to `worker` (another module, so maybe another codegen unit) for inlining, as when
-// they shared a file.
+// #[inline]: `worker` (another module, maybe another codegen unit) may inline it.
 #[inline]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn loop_async<M: Method, C: Clock>(
@@ -590,7 +619,6 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     let stall_ticks = (STALL_S * p.hz) as u64;
     // Consecutive failed io_uring_enter calls while draining after a failure.
     let mut failed_commits = 0u32;
-    const MAX_FAILED_COMMITS: u32 = 1000;
     let mut fl = Flight::default();
     let (mut issued, mut done, mut since_sync) = (0u64, 0u64, 0u64);
     let sync_every = p.fsync_every;
@@ -601,11 +629,7 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     let deadline = p
         .duration_ticks
         .map_or(u64::MAX, |d| start.saturating_add(d));
-    let mut gaps = Gaps {
-        prev: start,
-        zeros: 0,
-        held: Pending::default(),
-    };
+    let mut gaps = Gaps::new(start);
     // The latencies of the last rounds, on their way to out.lat (flushed before anything reads it).
     let mut held_lat = Pending::default();
     out.log.begin(start);
@@ -649,17 +673,8 @@ pub(super) fn loop_async<M: Method, C: Clock>(
         let more = !stop && !sync_due && issued < max_ops;
         let committed = fl.commit(m, qd, batch, more);
         let submitted_only = matches!(committed, Some((Ok(()), false)));
-        if let Some((Err(e), _)) = committed {
-            failure.get_or_insert(e);
-            stop = true;
-            failed_commits += 1;
-            if failed_commits >= MAX_FAILED_COMMITS {
-                // The kernel cannot be waited for: keep the buffers alive for the rest of the process.
-                out.leak_buffers = true;
-                return Err(failure.take().expect("set above"));
-            }
-        } else if committed.is_some() {
-            failed_commits = 0;
+        if let Some((r, _)) = committed {
+            stop |= failed_commit(r, &mut failure, &mut failed_commits, out)?;
         }
         gaps.record_zeros(&mut out.gap);
         if submitted_only && more && fl.inflight < qd {
@@ -672,14 +687,9 @@ pub(super) fn loop_async<M: Method, C: Clock>(
         let e = clk.now();
         reads += 1;
         round_start = e;
-        let (reaped, bad) = slots.reap(
-            m,
-            (&mut out.lat, &mut held_lat),
-            out.perop.as_mut(),
-            // A batch while its slots will be filled again; all of them when the run drains.
-            (e, if more { batch } else { qd }),
-            expected,
-        );
+        // A batch while its slots will be filled again; all of them when the run drains.
+        let max = if more { batch } else { qd };
+        let (reaped, bad) = slots.reap(m, out, &mut held_lat, (e, max), expected);
         fl.inflight -= reaped;
         done += u64::from(reaped);
         if reaped > 0 {
@@ -737,4 +747,27 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     // The last ops, for the display (after the timed span).
     publish(p, out.t_last, done, &mut reported);
     Ok(())
+}
+
+/// A commit's result `r`: a failure is the run's (the first one kept) and stops it (true); after
+/// MAX_FAILED_COMMITS failures in a row the kernel cannot be waited for, and the run ends with the first,
+/// its buffers kept alive for the rest of the process. A commit that worked resets the count.
+fn failed_commit(
+    r: Result<()>,
+    failure: &mut Option<Error>,
+    failed_commits: &mut u32,
+    out: &mut WorkerOut,
+) -> Result<bool> {
+    const MAX_FAILED_COMMITS: u32 = 1000;
+    let Err(e) = r else {
+        *failed_commits = 0;
+        return Ok(false);
+    };
+    failure.get_or_insert(e);
+    *failed_commits += 1;
+    if *failed_commits >= MAX_FAILED_COMMITS {
+        out.leak_buffers = true;
+        return Err(failure.take().expect("set above"));
+    }
+    Ok(true)
 }
