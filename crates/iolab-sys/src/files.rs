@@ -51,10 +51,17 @@ pub fn read(fd: RawFd, buf: &mut [u8]) -> SysResult<usize> {
 pub fn pwrite(fd: RawFd, buf: &[u8], off: u64) -> SysResult<usize> {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
-        let a = [fd as u32 as u64, buf.as_ptr() as u64, buf.len() as u64, off];
+        let a = [
+            fd as u32 as u64,
+            buf.as_ptr() as u64,
+            buf.len() as u64,
+            off,
+            0,
+            0,
+        ];
         // SAFETY: pwrite64 reads `buf.len()` bytes of `buf`, a valid readable slice for the call.
         crate::raw::counted("pwrite", unsafe {
-            crate::raw::raw_syscall4(libc::SYS_pwrite64 as u64, a)
+            crate::raw::raw_syscall6(libc::SYS_pwrite64 as u64, a)
         })
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -77,10 +84,12 @@ pub fn pread(fd: RawFd, buf: &mut [u8], off: u64) -> SysResult<usize> {
             buf.as_mut_ptr() as u64,
             buf.len() as u64,
             off,
+            0,
+            0,
         ];
         // SAFETY: pread64 writes at most `buf.len()` bytes into `buf`, a valid writable slice for the call.
         crate::raw::counted("pread", unsafe {
-            crate::raw::raw_syscall4(libc::SYS_pread64 as u64, a)
+            crate::raw::raw_syscall6(libc::SYS_pread64 as u64, a)
         })
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]

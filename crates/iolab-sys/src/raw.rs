@@ -49,49 +49,6 @@ pub(crate) unsafe fn raw_syscall6(n: u64, a: [u64; 6]) -> i64 {
     ret
 }
 
-/// A four-argument system call by its instruction (pwrite64, pread64): two registers fewer to load
-/// than [`raw_syscall6`].
-///
-/// # Safety
-/// As for [`raw_syscall6`].
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-pub(crate) unsafe fn raw_syscall4(n: u64, a: [u64; 4]) -> i64 {
-    let ret: i64;
-    // SAFETY: as in raw_syscall6.
-    unsafe {
-        core::arch::asm!(
-            "syscall",
-            inlateout("rax") n as i64 => ret,
-            in("rdi") a[0], in("rsi") a[1], in("rdx") a[2], in("r10") a[3],
-            lateout("rcx") _, lateout("r11") _,
-            options(nostack)
-        );
-    }
-    ret
-}
-
-/// As the x86_64 one.
-///
-/// # Safety
-/// As for [`raw_syscall6`].
-#[cfg(target_arch = "aarch64")]
-#[inline(always)]
-pub(crate) unsafe fn raw_syscall4(n: u64, a: [u64; 4]) -> i64 {
-    let ret: i64;
-    // SAFETY: as in raw_syscall6.
-    unsafe {
-        core::arch::asm!(
-            "svc 0",
-            in("x8") n,
-            inlateout("x0") a[0] => ret,
-            in("x1") a[1], in("x2") a[2], in("x3") a[3],
-            options(nostack)
-        );
-    }
-    ret
-}
-
 /// The kernel's return value `r` of system call `name`: its errno (from -4095..-1) or the count.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 #[inline(always)]
