@@ -23,6 +23,7 @@ pub(crate) fn target_label(r: &RunResult) -> String {
         TargetKind::Socketpair => "an AF_UNIX socketpair per thread to iolab's peer",
         TargetKind::Tcp => "a TCP connection over 127.0.0.1 per thread to iolab's peer",
         TargetKind::Sink => "iolab's sink driver",
+        TargetKind::NvmeGeneric => "NVMe generic device: passthrough commands",
     };
     format!("{} ({k})", r.spec.target.display())
 }

@@ -504,9 +504,17 @@ fn flushes_threads_verify_text(r: &RunResult, o: &mut String) {
     if let Some(v) = &r.verify {
         let _ = writeln!(
             o,
-            "verify       {} blocks ({}) read back, {} mismatch{}{}",
+            "verify       {} blocks ({}) {}, {} mismatch{}{}",
             thousands_u64(v.blocks_checked),
             fmt_size(v.bytes_checked),
+            if r.spec.op == iolab_engine::spec::OpKind::Read {
+                format!(
+                    "read and checked against iolab's pattern for seed {}",
+                    r.spec.seed_text
+                )
+            } else {
+                "read back".to_string()
+            },
             v.mismatches,
             if v.mismatches == 1 { "" } else { "es" },
             if v.first_mismatch_offsets.is_empty() {

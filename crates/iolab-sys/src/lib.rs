@@ -30,6 +30,7 @@
 //! - `ipc`: pipes, sockets, epoll/poll, eventfd, futexes, readv/writev.
 //! - `stdio`: glibc `FILE` streams.
 //! - `term`: the size of a terminal (TIOCGWINSZ).
+//! - `nvme`: NVMe passthrough: the command a uring_cmd carries to /dev/ngXnY, and NVME_IOCTL_ID.
 //! - `sink`: iolab's sink driver (`kmod/`): its ioctls, mirrored from `kmod/iolab_sink.h`, and
 //!   finit_module/delete_module.
 
@@ -44,6 +45,7 @@ mod files;
 mod ipc;
 mod lfs;
 mod memory;
+mod nvme;
 pub mod perf_abi;
 mod perf_events;
 mod process;
@@ -65,6 +67,7 @@ pub use files::*;
 pub use ipc::*;
 pub use lfs::{identity, Stat};
 pub use memory::*;
+pub use nvme::*;
 pub use perf_events::*;
 pub use process::*;
 pub use seccomp::*;

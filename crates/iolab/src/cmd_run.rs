@@ -48,8 +48,16 @@ pub(crate) fn cmd_run(a: &RunArgs, fio_json: Option<&std::path::Path>) -> Result
     }
     if let Some(v) = &r.verify {
         if v.mismatches > 0 {
+            let what = if r.spec.op == iolab_engine::spec::OpKind::Read {
+                format!(
+                    "differ from iolab's pattern for seed {} (what a write run with that seed writes)",
+                    r.spec.seed_text
+                )
+            } else {
+                "differ from what was written".to_string()
+            };
             errln(&format!(
-                "iolab: verify: {} of {} blocks differ from what was written (first at byte offset {})",
+                "iolab: verify: {} of {} blocks {what} (first at byte offset {})",
                 v.mismatches,
                 v.blocks_checked,
                 v.first_mismatch_offsets.first().copied().unwrap_or(0)

@@ -4,7 +4,8 @@
 //! reads on /dev/nvme0n1 complete with no interrupt on the device's queues and iolab says they were
 //! polled; a command that would overwrite an existing host file is refused and its non-zero exit status
 //! comes back. The second boots a guest whose command outlives a short --timeout: killed, exit 1, with
-//! the console's last lines, and its temporary files removed.
+//! the console's last lines, and its temporary files removed. A third checks NVMe passthrough (uring_cmd
+//! on /dev/ng0n1): its reads return what the block path wrote, polled or not, and what it must refuse.
 //!
 //! Where the guest cannot be built (not x86_64, no apt, no network to the package registry) each test
 //! prints "SKIPPED <name>: <reason>". The default cache (~/.cache/iolab/vm) is filled on the first run.
@@ -206,4 +207,95 @@ fn a_guest_past_its_timeout_is_killed_and_reported() {
     );
     let tmp = scratch_dir(&r.stderr).expect("iolab vm names its temporary directory");
     assert!(!tmp.exists(), "{} left behind", tmp.display());
+}
+
+/// The guest's script of the passthrough test: the block path writes iolab's pattern (seed 7), the
+/// passthrough path reads it back (interrupt-driven, then polled and random), passthrough writes are read
+/// back by passthrough (seed 9); then what must be refused or caught: the wrong seed's pattern (exit 1),
+/// a write without --allow-device-writes, another method on the generic device (exit 2).
+const PASSTHROUGH: &str = "\
+run --method sync --op write --direct --target /dev/nvme0n1 --allow-device-writes --bs 4k --ops 2048 --seed 7 --json w.json
+run --method uring_cmd --op read --target /dev/ng0n1 --bs 4k --ops 2048 --file-size 8m --seed 7 --verify --json r.json
+run --method uring_cmd --op read --target /dev/ng0n1 --bs 4k --ops 2048 --file-size 8m --pattern rand --seed 7 --verify --iopoll --qd 8 --batch 4 --json rp.json
+run --method uring_cmd --op write --target /dev/ng0n1 --allow-device-writes --bs 4k --ops 1000 --seed 9 --qd 4 --json pw.json
+run --method uring_cmd --op read --target /dev/ng0n1 --bs 4k --ops 1000 --seed 9 --verify --json r9.json
+run --method uring_cmd --op read --target /dev/ng0n1 --bs 4k --ops 64 --seed 8 --verify --json bad.json
+run --method uring_cmd --op write --target /dev/ng0n1 --ops 10
+run --method io_uring --op read --target /dev/ng0n1 --ops 10
+";
+
+#[test]
+fn nvme_passthrough_reads_what_the_block_path_wrote() {
+    let _one = BOOTS.lock().unwrap_or_else(|p| p.into_inner());
+    let d = tempfile::tempdir().unwrap();
+    let script = d.path().join("script");
+    std::fs::write(&script, PASSTHROUGH).unwrap();
+    let mut r = vm(d.path(), &["--script", &script.to_string_lossy()]);
+    if let Some(why) = cannot_build(&r) {
+        println!("SKIPPED nvme_passthrough_reads_what_the_block_path_wrote: {why}");
+        return;
+    }
+    if r.stderr.contains("no request completed for") {
+        println!(
+            "RETRIED nvme_passthrough_reads_what_the_block_path_wrote once: the emulated NVMe lost a polled \
+             completion"
+        );
+        r = vm(d.path(), &["--script", &script.to_string_lossy()]);
+    }
+    let all = format!("stdout:\n{}\nstderr:\n{}", r.stdout, r.stderr);
+    for (file, blocks, seed) in [
+        ("r.json", 2048, "7"),
+        ("rp.json", 2048, "7"),
+        ("r9.json", 1000, "9"),
+    ] {
+        let v = json(&d.path().join(file));
+        assert_eq!(
+            v["target"]["kind"], "nvme_generic",
+            "{file}: {}",
+            v["target"]
+        );
+        assert_eq!(
+            v["verify"]["blocks_checked"], blocks,
+            "{file}: {}",
+            v["verify"]
+        );
+        assert_eq!(v["verify"]["mismatches"], 0, "{file}: {}", v["verify"]);
+        let setup = v["uring"]["setup"].to_string();
+        assert!(
+            setup.contains("NVME_URING_CMD_IO") && setup.contains("SQE128"),
+            "{setup}"
+        );
+        assert!(
+            r.stdout.contains(&format!(
+                "read and checked against iolab's pattern for seed {seed}, 0 mismatches"
+            )),
+            "{all}"
+        );
+    }
+    // Polled: the device's interrupts did not rise, and iolab says the completions were polled.
+    let p = &json(&d.path().join("rp.json"))["iopoll"];
+    assert_eq!(p["device"], "nvme0n1", "{p}");
+    assert_eq!(
+        (&p["polled"], &p["interrupts"]),
+        (&true.into(), &0.into()),
+        "{p}"
+    );
+    // The passthrough writes landed where the reads found them, and a wrong seed is caught.
+    assert_eq!(json(&d.path().join("pw.json"))["ops"], 1000);
+    let bad = json(&d.path().join("bad.json"));
+    assert_eq!(bad["verify"]["mismatches"], 64, "{}", bad["verify"]);
+    assert!(r.stderr.contains("command 6 exited with status 1"), "{all}");
+    assert!(
+        r.stderr.contains(
+            "--allow-device-writes: /dev/ng0n1 writes the blocks of /dev/nvme0n1; writing destroys its contents"
+        ),
+        "{all}"
+    );
+    assert!(
+        r.stderr.contains(
+            "io_uring cannot use /dev/ng0n1, an NVMe generic device: it takes NVMe commands only"
+        ),
+        "{all}"
+    );
+    assert_eq!(r.code, 1, "the first non-zero status: {all}");
 }

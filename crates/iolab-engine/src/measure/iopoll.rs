@@ -59,7 +59,8 @@ fn major_minor(dev: u64) -> (u64, u64) {
     )
 }
 
-/// The sysfs directory of the whole disk holding `target` (a block device, or a file on one).
+/// The sysfs directory of the whole disk holding `target` (a block device, a file on one, or an NVMe
+/// generic device's namespace).
 pub fn disk_dir(target: &Path) -> Option<PathBuf> {
     // A file not made yet: the directory it will be made in.
     let m = match std::fs::metadata(target) {
@@ -69,6 +70,11 @@ pub fn disk_dir(target: &Path) -> Option<PathBuf> {
             std::fs::metadata(dir.unwrap_or(Path::new("."))).ok()?
         }
     };
+    // An NVMe generic device: its namespace's disk.
+    if m.file_type().is_char_device() {
+        let block = crate::target::nvme::generic_block(m.rdev())?;
+        return std::fs::canonicalize(format!("/sys/block/{block}")).ok();
+    }
     let dev = if m.file_type().is_block_device() {
         m.rdev()
     } else {
@@ -260,6 +266,9 @@ pub fn poll_queues_unmet(target: &Path) -> Option<String> {
     let guest = "`iolab vm` boots a guest whose /dev/nvme0n1 has them: iolab suite NAME --vm";
     match std::fs::metadata(target) {
         Ok(m) if m.file_type().is_block_device() => {}
+        Ok(m)
+            if m.file_type().is_char_device()
+                && crate::target::nvme::generic_block(m.rdev()).is_some() => {}
         _ => {
             return Some(format!(
                 "{} is no block device here ({guest})",

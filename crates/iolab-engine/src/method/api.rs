@@ -14,6 +14,8 @@ pub struct MethodStats {
     pub uring: Option<crate::result::UringStats>,
     pub aio: Option<crate::result::AioStats>,
     pub nowait: Option<crate::result::NowaitStats>,
+    /// `--verify` of a read run, where the method checks each block it read (uring_cmd on NVMe).
+    pub read_check: Option<crate::result::VerifyFigures>,
 }
 
 /// fsync(2) of `fd`, counted in `calls`, with errors naming `path`.

@@ -31,6 +31,7 @@ pub const INFO: MethodInfo = MethodInfo {
         stream: Fit::Yes,
         sink: NOT_A_STREAM,
         sink_legacy: NOT_A_STREAM,
+        nvme_generic: super::info::NVME_COMMANDS_ONLY,
     },
     syscalls: &["write", "read", "epoll_wait"],
     syscall_note: "every write(2)/read(2) (several when the stream takes part of a block) and every epoll_wait(2) after EAGAIN",

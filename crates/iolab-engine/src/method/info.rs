@@ -34,6 +34,12 @@ impl Fit {
     }
 }
 
+/// What every method but uring_cmd answers an NVMe generic device (it has no read or write).
+pub const NVME_COMMANDS_ONLY: Fit = Fit::OtherTarget(
+    "cannot use {t}, an NVMe generic device: it takes NVMe commands only (--method uring_cmd); use the \
+     namespace's block device (/dev/nvmeXnY) for the other methods",
+);
+
 /// The kinds of target a method can work on.
 #[derive(Debug, Clone, Copy)]
 pub struct Targets {
@@ -48,6 +54,8 @@ pub struct Targets {
     /// The sink driver's legacy personality (`--sink legacy`: `.write`/`.read` only, no
     /// `write_iter`/`read_iter`).
     pub sink_legacy: Fit,
+    /// An NVMe namespace's generic device (/dev/ngXnY), which takes NVMe commands only.
+    pub nvme_generic: Fit,
 }
 
 impl Targets {
@@ -60,6 +68,7 @@ impl Targets {
         stream: Fit::Yes,
         sink: Fit::Yes,
         sink_legacy: Fit::Yes,
+        nvme_generic: NVME_COMMANDS_ONLY,
     };
     /// Whatever has file offsets: everything but streams, which refuse positioned I/O with ESPIPE.
     pub const fn with_offsets(why: &'static str) -> Targets {
@@ -79,6 +88,7 @@ impl Targets {
             K::DevZero => self.dev_zero,
             K::Pipe | K::Socketpair | K::Tcp => self.stream,
             K::Sink => self.sink,
+            K::NvmeGeneric => self.nvme_generic,
         }
     }
 }

@@ -107,6 +107,7 @@ pub const COPY_FILE_RANGE_INFO: MethodInfo = MethodInfo {
         stream: NOT_A_FILE,
         sink: NOT_A_FILE,
         sink_legacy: NOT_A_FILE,
+        nvme_generic: super::info::NVME_COMMANDS_ONLY,
     },
     no_direct: None,
     syscalls: &["copy_file_range"],

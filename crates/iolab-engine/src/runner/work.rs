@@ -90,6 +90,8 @@ pub(super) struct WorkerOut {
     pub(super) uring: Option<crate::result::UringStats>,
     pub(super) aio: Option<crate::result::AioStats>,
     pub(super) nowait: Option<crate::result::NowaitStats>,
+    /// `--verify` of a read run, as the method checked the blocks it read.
+    pub(super) read_check: Option<crate::result::VerifyFigures>,
     /// The kernel may still hold requests that point into this worker's buffers (it could not be drained
     /// after a failure): the buffers are leaked instead of freed.
     pub(super) leak_buffers: bool,
@@ -127,6 +129,7 @@ impl WorkerOut {
             uring: None,
             aio: None,
             nowait: None,
+            read_check: None,
             leak_buffers: false,
             warm: Default::default(),
             log: IntervalLog::off(),

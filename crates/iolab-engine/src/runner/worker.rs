@@ -116,6 +116,7 @@ fn measure<M: Method, C: Clock>(
     out.uring = st.uring;
     out.aio = st.aio;
     out.nowait = st.nowait;
+    out.read_check = st.read_check;
     if let Err(e) = r {
         out.error = Some(e);
         abort.store(true, Ordering::Relaxed);

@@ -87,6 +87,8 @@ pub enum Applies {
     StdioBuffer,
     /// Pieces per block.
     Iovecs,
+    /// Polled completions (IORING_SETUP_IOPOLL).
+    Polling,
 }
 
 impl Opt {
@@ -223,7 +225,7 @@ pub static OPTIONS: &[Opt] = &[
         help: "With --sqpoll (or the offload kernel path): sq_thread_idle, ms before the SQPOLL thread sleeps" },
     Opt { key: "sq-cpu", ty: Ty::Count, value_name: "CPU", group: M, applies: Applies::SqThread, default: None,
         help: "With --sqpoll (or the offload kernel path): IORING_SETUP_SQ_AFF, the CPU of the SQPOLL thread" },
-    Opt { key: "iopoll", ty: flag("iopoll"), value_name: "", group: M, applies: URING, default: None,
+    Opt { key: "iopoll", ty: flag("iopoll"), value_name: "", group: M, applies: Applies::Polling, default: None,
         help: "IORING_SETUP_IOPOLL (5.1+): busy-poll for completions; needs --direct and a device with poll \
                queues (refused with the reason otherwise)" },
     Opt { key: "fixed-files", ty: flag("fixed-files"), value_name: "", group: M, applies: URING, default: None,

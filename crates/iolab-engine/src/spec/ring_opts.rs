@@ -49,7 +49,8 @@ impl RawSpec {
         }
         ring.sq_idle_ms = self.sq_idle_ms()?;
         ring.sq_cpu = check_sq_cpu(self.count("sq-cpu")?)?;
-        if ring.iopoll && !direct {
+        // uring_cmd takes no --direct: its commands never pass through the page cache.
+        if ring.iopoll && !direct && method.info().no_direct.is_none() {
             return Err(Error::usage(
                 "--iopoll",
                 "needs --direct: polled completions exist only for O_DIRECT I/O",

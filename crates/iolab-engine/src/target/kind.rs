@@ -15,12 +15,17 @@ pub enum TargetKind {
     Tcp,
     /// iolab's sink driver, /dev/iolab_sink.
     Sink,
+    /// An NVMe namespace's generic character device, /dev/ngXnY: NVMe commands only.
+    NvmeGeneric,
 }
 
 impl TargetKind {
     /// Does the target keep what is written (so it can be verified)?
     pub fn keeps_data(self) -> bool {
-        matches!(self, Self::File | Self::BlockDevice | Self::Sink)
+        matches!(
+            self,
+            Self::File | Self::BlockDevice | Self::Sink | Self::NvmeGeneric
+        )
     }
 
     /// A pipe or socket with iolab's peer at the other end.

@@ -26,6 +26,7 @@ mod device;
 mod dio;
 mod fit;
 pub mod kind;
+pub mod nvme;
 mod peer;
 pub mod pin;
 pub mod prepared;
@@ -119,6 +120,14 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         let pin = pin.expect("the sink exists");
         return sink::setup(spec, pin, &shown);
     }
+    let generic = st
+        .as_ref()
+        .filter(|s| s.st_mode & libc::S_IFMT == libc::S_IFCHR)
+        .and_then(|s| nvme::generic_block(s.st_rdev));
+    if let Some(block) = generic {
+        let pin = pin.expect("a character device exists");
+        return nvme::setup(spec, pin, block, &shown);
+    }
     let kind = kind_of(st.as_ref(), &shown)?;
     check_kind_rules(spec, kind, &shown)?;
     let existing_file = kind == TargetKind::File && st.is_some();
@@ -179,6 +188,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         claim,
         peers: Default::default(),
         sink: None,
+        nvme: None,
     })
 }
 
@@ -366,7 +376,8 @@ fn kind_of(st: Option<&iolab_sys::Stat>, shown: &str) -> Result<TargetKind> {
                 _ => {
                     return Err(target_err(format!(
                         "{shown} is a character device other than /dev/null or /dev/zero (and not iolab's sink \
-                         driver); accepted: a regular file, /dev/null, /dev/zero, /dev/iolab_sink or a block device"
+                         driver or an NVMe generic device); accepted: a regular file, /dev/null, /dev/zero, \
+                         /dev/iolab_sink, /dev/ngXnY (uring_cmd) or a block device"
                     )))
                 }
             },
@@ -419,8 +430,12 @@ fn usable_bytes(
     };
     Ok(match kind {
         TargetKind::DevNull | TargetKind::DevZero => space::sink_region(threads) * threads,
-        TargetKind::Pipe | TargetKind::Socketpair | TargetKind::Tcp | TargetKind::Sink => {
-            unreachable!("stream and sink targets are set up by their own functions")
+        TargetKind::Pipe
+        | TargetKind::Socketpair
+        | TargetKind::Tcp
+        | TargetKind::Sink
+        | TargetKind::NvmeGeneric => {
+            unreachable!("stream, sink and NVMe generic targets are set up by their own functions")
         }
         TargetKind::BlockDevice => {
             let fd = pin.expect("a block device exists").open(libc::O_RDONLY)?;
@@ -575,6 +590,7 @@ fn setup_stream(spec: &Spec, kind: TargetKind) -> Result<PreparedTarget> {
         claim: None,
         peers: Default::default(),
         sink: None,
+        nvme: None,
     })
 }
 

@@ -38,6 +38,8 @@ pub struct PreparedTarget {
     pub(crate) peers: std::sync::Mutex<Vec<PeerHandle>>,
     /// The sink driver's target: its settings and a descriptor for its counters.
     pub(crate) sink: Option<SinkTarget>,
+    /// An NVMe generic device's namespace (`target/nvme.rs`).
+    pub(crate) nvme: Option<super::nvme::NvmeTarget>,
 }
 
 pub const PAGE: usize = 4096;

@@ -126,6 +126,7 @@ pub(super) fn setup(spec: &Spec, pin: Pin, shown: &str) -> Result<PreparedTarget
         handle: Some(Handle::Existing(pin)),
         claim: None,
         peers: Default::default(),
+        nvme: None,
         sink: Some(SinkTarget {
             control,
             personality,
@@ -154,6 +155,23 @@ fn refuse(spec: &Spec, personality: Personality, shown: &str) -> Result<()> {
             flag,
             format!("{shown} keeps its data in memory and has nothing to sync (fsync and msync answer EINVAL)"),
         ));
+    }
+    if spec.method == crate::method::kind::MethodKind::UringCmd {
+        if spec.op.reads() {
+            return Err(Error::usage(
+                "--op",
+                format!("--method uring_cmd: {shown}'s command only writes"),
+            ));
+        }
+        if spec.ring.iopoll {
+            return Err(Error::usage(
+                "--iopoll",
+                format!(
+                    "{shown} completes a command inside the call that issues it: it has nothing to poll (no \
+                     .uring_cmd_iopoll)"
+                ),
+            ));
+        }
     }
     if personality == Personality::Legacy {
         if let Fit::No(why) | Fit::Never(why) | Fit::OtherTarget(why) =

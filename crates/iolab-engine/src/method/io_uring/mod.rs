@@ -100,6 +100,7 @@ pub const INFO: MethodInfo = MethodInfo {
         Applies::SqThread,
         Applies::NopRequests,
         Applies::RwFlags,
+        Applies::Polling,
     ],
     sink_calls: SinkCalls::PerRequest,
     ..MethodInfo::PLAIN

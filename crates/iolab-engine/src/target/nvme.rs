@@ -1,0 +1,188 @@
+//! An NVMe namespace's generic character device (/dev/ngXnY, Linux 5.13+) as a target: it takes NVMe
+//! commands only (IORING_OP_URING_CMD with NVME_URING_CMD_IO, `--method uring_cmd`), which go to the
+//! device without the page cache, the filesystem or the block layer's bio path. It addresses the same
+//! blocks as the namespace's block device (/dev/nvmeXnY), so its size and logical block size are read
+//! from that device's sysfs, and writing through it is writing that disk: refused without
+//! --allow-device-writes, and then the block device is claimed (O_EXCL) for the run, exactly as a write
+//! to /dev/nvmeXnY would be, so nothing mounts it meanwhile.
+
+use super::kind::TargetKind;
+use super::pin::{Handle, Pin};
+use super::prepared::{target_err, PreparedTarget, PAGE};
+use crate::error::{Error, Result};
+use crate::spec::{OpKind, Spec};
+use iolab_sys as sys;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+/// What a prepared NVMe generic target keeps: its namespace, its block size and its block device.
+#[derive(Debug, Clone)]
+pub struct NvmeTarget {
+    pub nsid: u32,
+    /// log2 of the namespace's logical block size.
+    pub lba_shift: u32,
+    /// The namespace's block device ("nvme0n1").
+    pub block: String,
+}
+
+/// The block device ("nvme0n1") whose namespace the character device `rdev` is the generic device of,
+/// if it is one (its sysfs subsystem is the class nvme-generic).
+pub fn generic_block(rdev: libc::dev_t) -> Option<String> {
+    let dir = std::fs::canonicalize(format!(
+        "/sys/dev/char/{}:{}",
+        libc::major(rdev),
+        libc::minor(rdev)
+    ))
+    .ok()?;
+    let class = std::fs::canonicalize(dir.join("subsystem")).ok()?;
+    if class.file_name()? != "nvme-generic" {
+        return None;
+    }
+    // ngXnY is the generic device of nvmeXnY (with multipath, of the head's disk of the same name).
+    let name = dir.file_name()?.to_str()?.strip_prefix("ng")?;
+    let block = format!("nvme{name}");
+    Path::new("/sys/block")
+        .join(&block)
+        .exists()
+        .then_some(block)
+}
+
+fn sysfs_number(block: &str, file: &str, shown: &str) -> Result<u64> {
+    let p = PathBuf::from(format!("/sys/block/{block}/{file}"));
+    std::fs::read_to_string(&p)
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .ok_or_else(|| target_err(format!("{shown}: cannot read {}", p.display())))
+}
+
+/// Refuses what a device taking only NVMe commands cannot do, and blocks that are not whole LBAs.
+fn check(spec: &Spec, shown: &str, lba: u64) -> Result<()> {
+    if spec.op == OpKind::Mixed {
+        return Err(Error::usage(
+            "--op",
+            "uring_cmd sends one kind of NVMe command per run: read or write",
+        ));
+    }
+    if spec.verify && spec.op == OpKind::Write {
+        return Err(Error::usage(
+            "--verify",
+            format!(
+                "reads a write run back with read(2), which {shown} does not take (it takes NVMe commands \
+                 only): verify a read run instead (--op read --verify checks every block against the pattern)"
+            ),
+        ));
+    }
+    if spec.cold_cache {
+        return Err(Error::usage(
+            "--cold-cache",
+            format!("{shown} has no page cache: its commands go to the device"),
+        ));
+    }
+    for (flag, v) in [("--bs", spec.bs), ("--offset", spec.offset)] {
+        if v % lba != 0 {
+            return Err(Error::usage(
+                flag,
+                format!("{v} is not a whole number of {shown}'s {lba}-byte logical blocks"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Sets the NVMe generic device looked up as `pin` (whose namespace's block device is `block`) up as the
+/// run's target.
+pub(super) fn setup(spec: &Spec, pin: Pin, block: String, shown: &str) -> Result<PreparedTarget> {
+    super::fit::check_fit(spec, TargetKind::NvmeGeneric, shown)?;
+    super::sink::check_flags(spec, TargetKind::NvmeGeneric, shown)?;
+    let lba = sysfs_number(&block, "queue/logical_block_size", shown)?;
+    let size = sysfs_number(&block, "size", shown)? * 512;
+    check(spec, shown, lba)?;
+    let nsid = {
+        let fd = pin.open(libc::O_RDONLY)?;
+        sys::nvme_ns_id(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, shown))?
+    };
+    let mut notes = vec![format!(
+        "{shown} is the NVMe generic device of /dev/{block} (namespace {nsid}, {lba}-byte blocks): each op is \
+         one NVMe command, with no page cache, filesystem or block-layer bio on its way"
+    )];
+    let claim = if spec.op.writes() {
+        Some(claim_block(spec, &block, shown, &mut notes)?)
+    } else {
+        None
+    };
+    let avail = size.saturating_sub(spec.offset);
+    let usable = match spec.file_size {
+        Some(fs) if fs > avail => {
+            return Err(Error::usage(
+                "--file-size",
+                format!(
+                    "{fs} bytes from --offset {} do not fit on {shown} ({size} bytes)",
+                    spec.offset
+                ),
+            ))
+        }
+        Some(fs) => fs,
+        None => avail,
+    };
+    let region_blocks = usable / spec.threads as u64 / spec.bs;
+    if region_blocks == 0 {
+        return Err(target_err(format!(
+            "{usable} bytes of {shown} cannot hold one --bs {} block per thread",
+            spec.bs
+        )));
+    }
+    Ok(PreparedTarget {
+        path: spec.target.clone(),
+        kind: TargetKind::NvmeGeneric,
+        created: false,
+        region_blocks,
+        dio_align: None,
+        buf_align: PAGE,
+        notes,
+        handle: Some(Handle::Existing(pin)),
+        claim,
+        peers: Default::default(),
+        sink: None,
+        nvme: Some(NvmeTarget {
+            nsid,
+            lba_shift: lba.trailing_zeros(),
+            block,
+        }),
+    })
+}
+
+/// Writing through the generic device writes the block device's blocks: the same consent and the same
+/// exclusive claim as a write to /dev/`block`.
+fn claim_block(
+    spec: &Spec,
+    block: &str,
+    shown: &str,
+    notes: &mut Vec<String>,
+) -> Result<std::os::fd::OwnedFd> {
+    let dev = PathBuf::from(format!("/dev/{block}"));
+    if !spec.allow_device_writes {
+        return Err(Error::usage(
+            "--allow-device-writes",
+            format!(
+                "{shown} writes the blocks of {}; writing destroys its contents: add --allow-device-writes to \
+                 do it",
+                dev.display()
+            ),
+        ));
+    }
+    let pin = Pin::lookup(&dev, notes)?.ok_or_else(|| {
+        target_err(format!(
+            "{shown} writes the blocks of {}, which has no device node to claim while iolab writes: \
+             refused (iolab never writes a disk it cannot claim)",
+            dev.display()
+        ))
+    })?;
+    super::device::claim_device(&pin, &dev.display().to_string())
+}
+
+impl PreparedTarget {
+    /// The NVMe namespace behind an NVMe generic target (None: another target).
+    pub fn nvme(&self) -> Option<&NvmeTarget> {
+        self.nvme.as_ref()
+    }
+}
