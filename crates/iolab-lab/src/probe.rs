@@ -297,6 +297,7 @@ fn recent_rows(
                 .unwrap_or_default()
         },
     )?);
+    rows.push(passthrough_row(clock)?);
     for (name, pairs) in tries {
         let t = file(disk);
         let row = if name.contains("WRITEV_FIXED") {
@@ -307,6 +308,38 @@ fn recent_rows(
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// NVMe passthrough: 16 reads as NVMe commands on the first NVMe generic device (reads only: nothing is
+/// written), or why there is none.
+fn passthrough_row(clock: &ClockInfo) -> Result<ProbeRow> {
+    let name = "uring_cmd NVMe passthrough on /dev/ngXnY (5.19+; polled 6.1+)";
+    let mut found: Vec<PathBuf> = std::fs::read_dir("/dev")
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    found.retain(|p| {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        std::fs::metadata(p).is_ok_and(|m| {
+            m.file_type().is_char_device()
+                && iolab_engine::target::nvme::generic_block(m.rdev()).is_some()
+        })
+    });
+    found.sort();
+    match found.first() {
+        Some(dev) => attempt(
+            &name.replace("/dev/ngXnY", &dev.display().to_string()),
+            &[("method", "uring_cmd"), ("op", "read")],
+            dev,
+            clock,
+        ),
+        None => Ok(ProbeRow {
+            name: name.into(),
+            available: false,
+            detail: "no NVMe generic device on this machine (no NVMe disk); the guest of `iolab vm` has \
+                     /dev/ng0n1"
+                .into(),
+        }),
+    }
 }
 
 /// The sysctl and rlimit that decide who may use io_uring and how much it may register.

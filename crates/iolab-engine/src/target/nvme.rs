@@ -1,6 +1,7 @@
 //! An NVMe namespace's generic character device (/dev/ngXnY, Linux 5.13+) as a target: it takes NVMe
 //! commands only (IORING_OP_URING_CMD with NVME_URING_CMD_IO, `--method uring_cmd`), which go to the
-//! device without the page cache, the filesystem or the block layer's bio path. It addresses the same
+//! NVMe driver as requests, past the page cache, the filesystem, the bio submission path and the I/O
+//! scheduler. It addresses the same
 //! blocks as the namespace's block device (/dev/nvmeXnY), so its size and logical block size are read
 //! from that device's sysfs, and writing through it is writing that disk: refused without
 //! --allow-device-writes, and then the block device is claimed (O_EXCL) for the run, exactly as a write
@@ -103,7 +104,8 @@ pub(super) fn setup(spec: &Spec, pin: Pin, block: String, shown: &str) -> Result
     };
     let mut notes = vec![format!(
         "{shown} is the NVMe generic device of /dev/{block} (namespace {nsid}, {lba}-byte blocks): each op is \
-         one NVMe command, with no page cache, filesystem or block-layer bio on its way"
+         one NVMe command handed straight to the NVMe driver, past the page cache, the filesystem, the bio \
+         submission path and the I/O scheduler"
     )];
     let claim = if spec.op.writes() {
         Some(claim_block(spec, &block, shown, &mut notes)?)

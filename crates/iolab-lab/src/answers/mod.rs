@@ -65,6 +65,7 @@ pub const ANSWERS: &[(&str, AnswerFn)] = &[
     ("kernel_module_slower", lines::kernel_module_slower),
     ("fixed_and_min_wait", modern::fixed_and_min_wait),
     ("dontcache_when", modern::dontcache_when),
+    ("passthrough_saves", modern::passthrough_saves),
 ];
 
 /// Refuses questions that name no known answer function or an unknown step, and repeated ids.

@@ -293,3 +293,44 @@ fn mib_bytes(b: u64) -> String {
 fn mib(v: f64) -> String {
     iolab_engine::units::fmt_size((v * 1024.0 * 1024.0) as u64)
 }
+
+/// What NVMe passthrough (uring_cmd on /dev/ngXnY) saves against io_uring's block path on the same
+/// namespace at the same depth, with interrupts and polled.
+pub fn passthrough_saves(c: &Ctx) -> Reply {
+    let mut parts = Vec::new();
+    for polled in [false, true] {
+        let block = c.row(|r| is(r, "io_uring") && r.iopoll == polled);
+        let pass = c.row(|r| is(r, "uring_cmd") && r.iopoll == polled);
+        if let (Some(b), Some(p)) = (block, pass) {
+            let how = if polled {
+                "Polled (IOPOLL)"
+            } else {
+                "With interrupts"
+            };
+            parts.push(format!(
+                "{how}: {}",
+                saving(b, p, "the block path", "passthrough")
+            ));
+        }
+    }
+    if parts.is_empty() {
+        let why = c
+            .not_run("passthrough")
+            .unwrap_or_else(|| "no passthrough row ran".into());
+        return Reply::not_here(
+            String::new(),
+            format!(
+                "an NVMe disk with its generic device (/dev/ngXnY) and poll queues: `iolab suite modern --vm` \
+                 boots a guest that has one ({why})"
+            ),
+        );
+    }
+    let text = parts.join(" ");
+    if parts.len() < 2 {
+        return Reply::partly(
+            text,
+            "both the interrupt-driven and the polled pair: a disk with poll queues (nvme.poll_queues=N)",
+        );
+    }
+    Reply::answered(text)
+}

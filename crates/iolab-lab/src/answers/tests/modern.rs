@@ -186,3 +186,71 @@ fn dontcache_when() {
     assert!(r.text.contains("a tie (rates within 5%"), "{}", r.text);
     assert_eq!(empty("dontcache_when").status, Status::NotHere);
 }
+
+/// A 4 KiB random read row on the NVMe namespace: io_uring's block path or uring_cmd's passthrough.
+fn nvme_row(passthrough: bool, iopoll: bool, ns: f64, cpu_ns: f64) -> Row {
+    let (way, kind, target) = if passthrough {
+        (
+            "uring_cmd (qd 1 batch 1)",
+            MethodKind::UringCmd,
+            "/dev/ng0n1",
+        )
+    } else {
+        (
+            "io_uring (qd 1 batch 1)",
+            MethodKind::IoUring,
+            "/dev/nvme0n1",
+        )
+    };
+    let mut r = row(way, kind, ns);
+    r.target = target.into();
+    r.place = target.into();
+    r.iopoll = iopoll;
+    r.cpu_s = cpu_ns * r.ops as f64 / 1e9;
+    r
+}
+
+#[test]
+fn passthrough_saves() {
+    let rows = [
+        nvme_row(false, false, 200_000.0, 60_000.0),
+        nvme_row(true, false, 150_000.0, 40_000.0),
+        nvme_row(false, true, 100_000.0, 90_000.0),
+        nvme_row(true, true, 99_000.0, 80_000.0),
+    ];
+    let r = answer("passthrough_saves", &[], &rows, &[], &[]);
+    assert_eq!(r.status, Status::Answered, "{}", r.text);
+    assert!(
+        r.text.starts_with("With interrupts: ")
+            && r.text.contains(
+                "passthrough took 150.0 µs per op against 200.0 µs with the block path (0.75x)"
+            ),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text
+            .contains("40.0 µs of CPU per op against 60.0 µs (0.67x): passthrough was faster"),
+        "{}",
+        r.text
+    );
+    // Polled, 1% apart: a tie, said as one.
+    let polled = r
+        .text
+        .split("Polled (IOPOLL): ")
+        .nth(1)
+        .expect("the polled pair");
+    assert!(
+        polled.contains("99.0 µs per op against 100.0 µs"),
+        "{polled}"
+    );
+    assert!(!polled.contains("was faster"), "{polled}");
+    // Only the interrupt pair: a partial answer that names the polled pair's need.
+    let r = answer("passthrough_saves", &[], &rows[..2], &[], &[]);
+    assert_eq!(r.status, Status::Partly, "{}", r.text);
+    assert!(r.needs.unwrap().contains("poll queues"));
+    // No NVMe rows (a machine without the disk): not answered here, and the guest named.
+    let r = empty("passthrough_saves");
+    assert_eq!(r.status, Status::NotHere);
+    assert!(r.needs.unwrap().contains("iolab suite modern --vm"));
+}
