@@ -263,15 +263,21 @@ pub fn refusal_text(target: &Path) -> Option<String> {
 /// Why `target` is not a block device with poll queues (a suite step's `needs = "poll-queues"`), if it
 /// is not.
 pub fn poll_queues_unmet(target: &Path) -> Option<String> {
-    let guest = "`iolab vm` boots a guest whose /dev/nvme0n1 has them: iolab suite NAME --vm";
+    let guest = "the guest of `iolab vm` has them: run the suite with --vm";
     match std::fs::metadata(target) {
+        Err(_) => {
+            return Some(format!(
+                "{} does not exist here ({guest})",
+                target.display()
+            ))
+        }
         Ok(m) if m.file_type().is_block_device() => {}
         Ok(m)
             if m.file_type().is_char_device()
                 && crate::target::nvme::generic_block(m.rdev()).is_some() => {}
         _ => {
             return Some(format!(
-                "{} is no block device here ({guest})",
+                "{} is neither a block device nor an NVMe generic device here ({guest})",
                 target.display()
             ))
         }
@@ -340,10 +346,14 @@ mod tests {
     fn poll_queues_are_needed_on_a_block_device() {
         let why = poll_queues_unmet(Path::new("/nonexistent/nvme9n9")).unwrap();
         assert!(
-            why.contains("is no block device here") && why.contains("--vm"),
+            why.contains("/nonexistent/nvme9n9 does not exist here") && why.contains("--vm"),
             "{why}"
         );
-        assert!(poll_queues_unmet(Path::new("/dev/null")).is_some());
+        let why = poll_queues_unmet(Path::new("/dev/null")).unwrap();
+        assert!(
+            why.contains("/dev/null is neither a block device nor an NVMe generic device"),
+            "{why}"
+        );
     }
 
     #[test]

@@ -314,14 +314,16 @@ pub fn passthrough_saves(c: &Ctx) -> Reply {
         }
     }
     if parts.is_empty() {
-        let why = c
-            .not_run("passthrough")
-            .unwrap_or_else(|| "no passthrough row ran".into());
+        // The steps' own reason is in the table already: not said again.
+        let why = match c.not_run("passthrough") {
+            Some(_) => "the NVMe steps above say why they did not run",
+            None => "no passthrough row ran",
+        };
         return Reply::not_here(
             String::new(),
             format!(
-                "an NVMe disk with its generic device (/dev/ngXnY) and poll queues: `iolab suite modern --vm` \
-                 boots a guest that has one ({why})"
+                "an NVMe disk with its generic device (/dev/ngXnY) and poll queues, which the guest of \
+                 `iolab suite modern --vm` has ({why})"
             ),
         );
     }
