@@ -1,8 +1,7 @@
 //! NVMe passthrough (`linux/nvme_ioctl.h`): the command an IORING_OP_URING_CMD carries to a namespace's
 //! generic character device (/dev/ngXnY, Linux 5.19+), and the namespace id its fd answers.
 
-use super::errno::result;
-use super::SysResult;
+use super::errno::{result, SysResult};
 use std::os::fd::RawFd;
 
 /// struct nvme_uring_cmd: the 72 command bytes of a 128-byte SQE (IORING_SETUP_SQE128).

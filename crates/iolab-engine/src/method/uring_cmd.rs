@@ -21,7 +21,7 @@ use super::kind::MethodKind;
 use crate::error::{Error, Result};
 use crate::result::{UringStats, VerifyFigures};
 use crate::spec::options::Applies;
-use crate::target::nvme::NvmeTarget;
+use crate::target::prepared::NvmeTarget;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};

@@ -440,20 +440,7 @@ fn usable_bytes(
         TargetKind::BlockDevice => {
             let fd = pin.expect("a block device exists").open(libc::O_RDONLY)?;
             let size = sys::blk_size(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, shown))?;
-            let avail = size.saturating_sub(spec.offset);
-            match spec.file_size {
-                Some(fs) if fs > avail => {
-                    return Err(Error::usage(
-                        "--file-size",
-                        format!(
-                            "{fs} bytes from --offset {} do not fit on {shown} ({size} bytes)",
-                            spec.offset
-                        ),
-                    ))
-                }
-                Some(fs) => fs,
-                None => avail,
-            }
+            space::device_span(spec, size, shown)?
         }
         TargetKind::File if existing_file => {
             let size = pin.map(|p| p.st.st_size as u64).unwrap_or(0);

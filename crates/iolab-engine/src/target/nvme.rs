@@ -9,22 +9,12 @@
 
 use super::kind::TargetKind;
 use super::pin::{Handle, Pin};
-use super::prepared::{target_err, PreparedTarget, PAGE};
+use super::prepared::{target_err, NvmeTarget, PreparedTarget, PAGE};
 use crate::error::{Error, Result};
 use crate::spec::{OpKind, Spec};
 use iolab_sys as sys;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-
-/// What a prepared NVMe generic target keeps: its namespace, its block size and its block device.
-#[derive(Debug, Clone)]
-pub struct NvmeTarget {
-    pub nsid: u32,
-    /// log2 of the namespace's logical block size.
-    pub lba_shift: u32,
-    /// The namespace's block device ("nvme0n1").
-    pub block: String,
-}
 
 /// The block device ("nvme0n1") whose namespace the character device `rdev` is the generic device of,
 /// if it is one (its sysfs subsystem is the class nvme-generic).
@@ -112,20 +102,7 @@ pub(super) fn setup(spec: &Spec, pin: Pin, block: String, shown: &str) -> Result
     } else {
         None
     };
-    let avail = size.saturating_sub(spec.offset);
-    let usable = match spec.file_size {
-        Some(fs) if fs > avail => {
-            return Err(Error::usage(
-                "--file-size",
-                format!(
-                    "{fs} bytes from --offset {} do not fit on {shown} ({size} bytes)",
-                    spec.offset
-                ),
-            ))
-        }
-        Some(fs) => fs,
-        None => avail,
-    };
+    let usable = super::space::device_span(spec, size, shown)?;
     let region_blocks = usable / spec.threads as u64 / spec.bs;
     if region_blocks == 0 {
         return Err(target_err(format!(

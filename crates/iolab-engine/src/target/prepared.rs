@@ -39,7 +39,7 @@ pub struct PreparedTarget {
     /// The sink driver's target: its settings and a descriptor for its counters.
     pub(crate) sink: Option<SinkTarget>,
     /// An NVMe generic device's namespace (`target/nvme.rs`).
-    pub(crate) nvme: Option<super::nvme::NvmeTarget>,
+    pub(crate) nvme: Option<NvmeTarget>,
 }
 
 pub const PAGE: usize = 4096;
@@ -172,4 +172,14 @@ pub struct SinkTarget {
     pub(crate) control: crate::sink_device::Sink,
     pub personality: crate::sink_device::Personality,
     pub log: bool,
+}
+
+/// What a prepared NVMe generic target keeps: its namespace, its block size and its block device.
+#[derive(Debug, Clone)]
+pub struct NvmeTarget {
+    pub nsid: u32,
+    /// log2 of the namespace's logical block size.
+    pub lba_shift: u32,
+    /// The namespace's block device ("nvme0n1").
+    pub block: String,
 }

@@ -100,6 +100,26 @@ pub fn check_mapping_offset(offset: u64, ptr_bits: u32, emulated: bool) -> Resul
     Ok(())
 }
 
+/// The bytes of a device of `size` bytes the run may use from --offset: --file-size of them, or the rest.
+pub(crate) fn device_span(
+    spec: &crate::spec::Spec,
+    size: u64,
+    shown: &str,
+) -> crate::error::Result<u64> {
+    let avail = size.saturating_sub(spec.offset);
+    match spec.file_size {
+        Some(fs) if fs > avail => Err(crate::error::Error::usage(
+            "--file-size",
+            format!(
+                "{fs} bytes from --offset {} do not fit on {shown} ({size} bytes)",
+                spec.offset
+            ),
+        )),
+        Some(fs) => Ok(fs),
+        None => Ok(avail),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
