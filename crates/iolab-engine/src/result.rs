@@ -787,6 +787,9 @@ pub struct OffloadFigures {
     /// Kernel path, `--sq-sleep`: the client let the SQ thread idle out before every round trip.
     #[serde(default)]
     pub sq_sleep: bool,
+    /// `--no-user-data`: the client's NOP SQEs were written without their user_data (Figure 4.2).
+    #[serde(default)]
+    pub no_user_data: bool,
     /// `--offload-partition vm`: the guest the client ran in (null for a forked client).
     #[serde(default)]
     pub partition: Option<PartitionFigures>,

@@ -31,13 +31,18 @@ pub(crate) fn offload_text(r: &RunResult, of: &OffloadFigures, o: &mut String) {
 fn setup_text(of: &OffloadFigures, o: &mut String) {
     let _ = writeln!(
         o,
-        "offload      path {}{}, batch {}; client pid {}{}; server{}",
+        "offload      path {}{}, batch {}{}; client pid {}{}; server{}",
         of.path,
         of.doorbell
             .as_ref()
             .map(|d| format!(" (doorbell {d})"))
             .unwrap_or_default(),
         of.batch,
+        if of.no_user_data {
+            ", NOP SQEs written without user_data"
+        } else {
+            ""
+        },
         of.client_pid,
         of.client_cpu
             .map(|c| format!(" on CPU {c}"))

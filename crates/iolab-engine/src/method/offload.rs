@@ -43,6 +43,9 @@ fn way(_: &MethodInfo, s: &Spec) -> String {
     if s.offload.sq_sleep {
         o.push("SQ thread asleep before every round trip".into());
     }
+    if s.offload.no_user_data {
+        o.push("user_data unwritten".into());
+    }
     o.push(format!("batch {}", s.batch));
     format!("offload ({})", o.join(", "))
 }

@@ -46,6 +46,10 @@ pub const ALLOWED: [libc::c_long; 4] = [
 /// How the client talks to its server.
 pub trait Transport {
     fn push(&mut self, r: &Req);
+    /// `push` leaving the request's user_data unwritten (`--no-user-data`; SQE rings only).
+    fn push_without_data(&mut self, r: &Req) {
+        self.push(r)
+    }
     /// Makes the `n` queued requests visible and rings the doorbell when needed. `ctl` counts syscalls.
     fn submit(&mut self, n: u32, ctl: &Ctl);
     /// Reports available completions as (user_data, result).
@@ -113,6 +117,10 @@ impl Transport for KernelT {
         self.q.push(sqe(r));
     }
     #[inline(always)]
+    fn push_without_data(&mut self, r: &Req) {
+        self.q.push_without_data(sqe(r));
+    }
+    #[inline(always)]
     fn submit(&mut self, _n: u32, ctl: &Ctl) {
         self.q.publish();
         if self.q.needs_wakeup() {
@@ -156,6 +164,10 @@ impl Transport for NativeT {
     #[inline(always)]
     fn push(&mut self, r: &Req) {
         self.q.push(sqe(r));
+    }
+    #[inline(always)]
+    fn push_without_data(&mut self, r: &Req) {
+        self.q.push_without_data(sqe(r));
     }
     #[inline(always)]
     fn submit(&mut self, n: u32, ctl: &Ctl) {
@@ -308,6 +320,8 @@ pub struct Plan {
     pub cpu: Option<u32>,
     pub sandbox: bool,
     pub parent: i32,
+    /// `--no-user-data`: NOP SQEs are written without their user_data (batch 1).
+    pub no_user_data: bool,
 }
 
 /// user_data of attack requests (workload requests use their index in the batch).
@@ -654,7 +668,7 @@ fn round_trip<T: Transport>(
             }
             (buf as u64, p.bs as u32, o.offset)
         };
-        t.push(&Req {
+        let r = Req {
             op,
             fixed: true,
             fd: 0,
@@ -662,7 +676,12 @@ fn round_trip<T: Transport>(
             len,
             off,
             ud: i as u64,
-        });
+        };
+        if p.no_user_data {
+            t.push_without_data(&r);
+        } else {
+            t.push(&r);
+        }
     }
     t.submit(n, ctl);
     let want = if p.work == Work::Nop { 0 } else { p.bs as i64 };

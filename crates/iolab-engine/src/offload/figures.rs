@@ -328,6 +328,7 @@ fn offload_figures(
         client_cycles_note,
         server_sleeps: p.span.server_sleeps,
         sq_sleep: o.sq_sleep,
+        no_user_data: o.no_user_data,
         partition: None,
     }
 }

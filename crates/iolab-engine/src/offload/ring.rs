@@ -258,6 +258,27 @@ impl SqCq {
         self.tail = self.tail.wrapping_add(1);
     }
 
+    /// `push`, leaving the slot's user_data (bytes 32-39 of the SQE) as it was: the thesis's SQE without
+    /// io_uring_sqe_set_data (its Figure 4.2).
+    #[inline(always)]
+    pub fn push_without_data(&mut self, e: squeue::Entry) {
+        const USER_DATA_WORD: usize = 4;
+        let i = (self.tail & self.p.sq_mask) as usize;
+        // SAFETY: squeue::Entry is the kernel's 64-byte struct io_uring_sqe (repr(C)), so it reads as
+        // eight u64 words, the fifth being user_data; slot i is free as in `push`, and is written word by
+        // word through a pointer to its eight words.
+        unsafe {
+            let words: [u64; 8] = std::mem::transmute(e);
+            let slot = self.p.sqes.add(i).cast::<u64>();
+            for (w, v) in words.iter().enumerate() {
+                if w != USER_DATA_WORD {
+                    slot.add(w).write(*v);
+                }
+            }
+        }
+        self.tail = self.tail.wrapping_add(1);
+    }
+
     /// Makes the queued SQEs visible (release store of the SQ tail).
     #[inline(always)]
     pub fn publish(&self) {

@@ -546,6 +546,7 @@ fn plan(
         cpu,
         sandbox: spec.offload.path != OffloadPath::Native,
         parent: std::process::id() as i32,
+        no_user_data: spec.offload.no_user_data,
     }
 }
 

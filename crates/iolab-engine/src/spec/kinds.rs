@@ -111,6 +111,10 @@ pub struct OffloadOpts {
     /// Kernel path: the client lets the SQ thread idle out before every round trip (`--sq-sleep`).
     #[serde(default)]
     pub sq_sleep: bool,
+    /// NOPs whose SQE user_data the client leaves unwritten (`--no-user-data`; kernel and native paths,
+    /// batch 1).
+    #[serde(default)]
+    pub no_user_data: bool,
     /// Where the client runs: a forked process (the sandbox) or a QEMU guest (`offload/partition/`).
     #[serde(default)]
     pub partition: Partition,

@@ -72,6 +72,14 @@ impl RawSpec {
                 ),
             ));
         }
+        let no_user_data = self.bool("no-user-data")?;
+        if no_user_data && (path == OffloadPath::Broker || partition == Partition::Vm) {
+            return Err(Error::usage(
+                "--no-user-data",
+                "applies to the kernel and native paths of a forked client: the broker routes each completion \
+                 by its user_data, and a guest partition's client writes its requests itself",
+            ));
+        }
         if partition == Partition::Vm && attacks.contains(&Attack::Syscall) {
             return Err(Error::usage(
                 "--offload-attack",
@@ -91,6 +99,7 @@ impl RawSpec {
             doorbell,
             attacks,
             sq_sleep,
+            no_user_data,
             partition,
         })
     }

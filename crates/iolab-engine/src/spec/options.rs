@@ -292,6 +292,10 @@ pub static OPTIONS: &[Opt] = &[
                idled out (IORING_SQ_NEED_WAKEUP), so every request wakes it through the doorbell, the thesis's \
                interrupt model; --sq-idle-ms defaults to 1 then (each round trip waits that long, untimed by the \
                client)" },
+    Opt { key: "no-user-data", ty: flag("no-user-data"), value_name: "", group: M, applies: OFFLOAD, default: None,
+        help: "With --nop-requests --batch 1 on the kernel or native path: the client leaves each SQE's user_data \
+               unwritten (the offload thesis's Figure 4.2, NOPs without io_uring_sqe_set_data); by default it \
+               sets it (Figure 4.3)" },
     Opt { key: "offload-attack",
         ty: Ty::List(&["opcode", "raw-fd", "slot", "buf-addr", "buf-len", "rewrite", "syscall", "crash"]),
         value_name: "LIST", group: M, applies: OFFLOAD, default: None,

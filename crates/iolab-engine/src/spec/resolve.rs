@@ -140,6 +140,13 @@ impl RawSpec {
         if ring.min_wait_usec > 0 {
             ring.wait_nr = queue.batch;
         }
+        if offload.no_user_data && !(ring.nop_requests && queue.batch == 1) {
+            return Err(Error::usage(
+                "--no-user-data",
+                "needs --nop-requests --batch 1: with one NOP in flight the client needs no user_data to tell \
+                 its completion apart (the thesis's Figure 4.2)",
+            ));
+        }
         if offload.sq_sleep && !self.has("sq-idle-ms") {
             // --sq-sleep waits for the SQ thread to idle out before every round trip: the shortest idle.
             ring.sq_idle_ms = 1;

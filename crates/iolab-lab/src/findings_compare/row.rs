@@ -70,6 +70,8 @@ pub struct Row {
     pub client_cycles: Option<iolab_engine::offload::cycles::ClientCycles>,
     pub sleeps_per_op: Option<f64>,
     pub sq_sleep: bool,
+    /// Offload NOPs whose SQE user_data the client left unwritten (`--no-user-data`, Figure 4.2).
+    pub no_user_data: bool,
     /// TSC cycles per ns of the clock that timed it (None: not the TSC).
     pub tsc_ghz: Option<f64>,
     /// pwritev2/preadv2 RWF_NOWAIT: the share of ops that would have blocked.
@@ -179,6 +181,7 @@ impl Row {
                 .as_ref()
                 .and_then(|o| o.server_sleeps.and_then(per_op)),
             sq_sleep: r.offload.as_ref().is_some_and(|o| o.sq_sleep),
+            no_user_data: r.offload.as_ref().is_some_and(|o| o.no_user_data),
             tsc_ghz: (r.clock.kind == iolab_engine::measure::clock::ClockKind::Tsc)
                 .then_some(r.clock.hz / 1e9),
             reference: false,

@@ -173,6 +173,8 @@ fn plan(s: &Session, layout: &Layout, base: *mut u8, data: *mut u8, cycles: *mut
         cpu: None,
         sandbox: false,
         parent: 0,
+        // Refused for a guest partition (the guest's client writes every SQE field).
+        no_user_data: false,
     }
 }
 
