@@ -48,18 +48,11 @@ pub(crate) fn cmd_run(a: &RunArgs, fio_json: Option<&std::path::Path>) -> Result
     }
     if let Some(v) = &r.verify {
         if v.mismatches > 0 {
-            let what = if r.spec.op == iolab_engine::spec::OpKind::Read {
-                format!(
-                    "differ from iolab's pattern for seed {} (what a write run with that seed writes)",
-                    r.spec.seed_text
-                )
-            } else {
-                "differ from what was written".to_string()
-            };
             errln(&format!(
-                "iolab: verify: {} of {} blocks {what} (first at byte offset {})",
+                "iolab: verify: {} of {} blocks {} (first at byte offset {})",
                 v.mismatches,
                 v.blocks_checked,
+                mismatched(&r.spec),
                 v.first_mismatch_offsets.first().copied().unwrap_or(0)
             ));
             return Ok(1);
@@ -132,6 +125,18 @@ fn to_value(r: &iolab_engine::result::RunResult) -> Result<serde_json::Value, Er
 }
 
 /// `run --repeat N`: N runs of one workload, each printed as one line, then the statistics of every figure.
+/// What mismatching blocks differ from: a write run's own writes, or (a read run) the pattern of its seed.
+fn mismatched(spec: &Spec) -> String {
+    if spec.op == iolab_engine::spec::OpKind::Read {
+        format!(
+            "differ from iolab's pattern for seed {} (what a write run with that seed writes)",
+            spec.seed_text
+        )
+    } else {
+        "differ from what was written".to_string()
+    }
+}
+
 fn run_repeated(
     outputs: &Outputs,
     spec: &Spec,
@@ -180,7 +185,8 @@ fn run_repeated(
     })?;
     if mismatches > 0 {
         errln(&format!(
-            "iolab: verify: {mismatches} blocks differ from what was written"
+            "iolab: verify: {mismatches} blocks {}",
+            mismatched(spec)
         ));
         return Ok(1);
     }

@@ -212,7 +212,8 @@ fn a_guest_past_its_timeout_is_killed_and_reported() {
 /// The guest's script of the passthrough test: the block path writes iolab's pattern (seed 7), the
 /// passthrough path reads it back (interrupt-driven, then polled and random), passthrough writes are read
 /// back by passthrough (seed 9); then what must be refused or caught: the wrong seed's pattern (exit 1),
-/// a write without --allow-device-writes, another method on the generic device (exit 2).
+/// a write without --allow-device-writes, another method on the generic device, a flush, a block larger
+/// than one command moves, --layers (exit 2).
 const PASSTHROUGH: &str = "\
 run --method sync --op write --direct --target /dev/nvme0n1 --allow-device-writes --bs 4k --ops 2048 --seed 7 --json w.json
 run --method uring_cmd --op read --target /dev/ng0n1 --bs 4k --ops 2048 --file-size 8m --seed 7 --verify --json r.json
@@ -222,6 +223,9 @@ run --method uring_cmd --op read --target /dev/ng0n1 --bs 4k --ops 1000 --seed 9
 run --method uring_cmd --op read --target /dev/ng0n1 --bs 4k --ops 64 --seed 8 --verify --json bad.json
 run --method uring_cmd --op write --target /dev/ng0n1 --ops 10
 run --method io_uring --op read --target /dev/ng0n1 --ops 10
+run --method uring_cmd --op write --target /dev/ng0n1 --allow-device-writes --fsync end --ops 10
+run --method uring_cmd --op read --target /dev/ng0n1 --bs 64m --ops 10
+run --method uring_cmd --op read --target /dev/ng0n1 --layers --ops 10
 ";
 
 #[test]
@@ -297,5 +301,12 @@ fn nvme_passthrough_reads_what_the_block_path_wrote() {
         ),
         "{all}"
     );
+    for refused in [
+        "iolab: --fsync: uring_cmd sends /dev/ng0n1 NVMe Read and Write commands only, no Flush",
+        "iolab: --bs: 67108864 is more than one NVMe command to /dev/ng0n1 can move",
+        "iolab: --layers: splits an op's time by the block layer's bio and request events",
+    ] {
+        assert!(r.stderr.contains(refused), "{refused}\n{all}");
+    }
     assert_eq!(r.code, 1, "the first non-zero status: {all}");
 }

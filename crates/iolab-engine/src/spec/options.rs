@@ -129,7 +129,8 @@ const fn flag(on: &'static str) -> Ty {
 pub static OPTIONS: &[Opt] = &[
     Opt { key: "target", ty: Ty::Text, value_name: "PATH", group: W, applies: All, default: Some("/dev/null"),
         help: "A regular file (created if missing), /dev/null (write sink), /dev/zero (read source), a block \
-               device, or pipe, socketpair, tcp (a stream per thread with iolab's peer at the far end)" },
+               device, an NVMe generic device /dev/ngXnY (--method uring_cmd), iolab's sink driver \
+               /dev/iolab_sink, or pipe, socketpair, tcp (a stream per thread with iolab's peer at the far end)" },
     Opt { key: "method", ty: Ty::Text, value_name: "METHOD", group: W, applies: All, default: Some("psync"),
         help: "How each op talks to the kernel (see the list below)" },
     Opt { key: "op", ty: Ty::Word(&["write", "read", "mixed"]), value_name: "OP", group: W, applies: All,
@@ -226,8 +227,8 @@ pub static OPTIONS: &[Opt] = &[
     Opt { key: "sq-cpu", ty: Ty::Count, value_name: "CPU", group: M, applies: Applies::SqThread, default: None,
         help: "With --sqpoll (or the offload kernel path): IORING_SETUP_SQ_AFF, the CPU of the SQPOLL thread" },
     Opt { key: "iopoll", ty: flag("iopoll"), value_name: "", group: M, applies: Applies::Polling, default: None,
-        help: "IORING_SETUP_IOPOLL (5.1+): busy-poll for completions; needs --direct and a device with poll \
-               queues (refused with the reason otherwise)" },
+        help: "IORING_SETUP_IOPOLL (5.1+; uring_cmd on /dev/ngXnY 6.1+): busy-poll for completions; needs a \
+               device with poll queues, and io_uring needs --direct (refused with the reason otherwise)" },
     Opt { key: "fixed-files", ty: flag("fixed-files"), value_name: "", group: M, applies: URING, default: None,
         help: "IORING_REGISTER_FILES (5.1+): the target fd registered, IOSQE_FIXED_FILE" },
     Opt { key: "fixed-bufs", ty: flag("fixed-bufs"), value_name: "", group: M, applies: URING, default: None,
@@ -304,14 +305,16 @@ pub static OPTIONS: &[Opt] = &[
                completion, and iolab's canary page and unrelated file must stay unchanged (exit 1 otherwise); \
                syscall and crash end the client mid-run (exit 1, reported)" },
     Opt { key: "verify", ty: flag("verify"), value_name: "", group: S, applies: All, default: None,
-        help: "After a write run, read the target back and check every written block; exit 1 on a mismatch" },
+        help: "After a write run, read the target back and check every written block; on a read run (uring_cmd, \
+               offload), check every block read against the pattern of --seed; exit 1 on a mismatch" },
     Opt { key: "overwrite", ty: flag("overwrite"), value_name: "", group: S, applies: All, default: None,
         help: "Allow writing into an existing regular file iolab did not create" },
     Opt { key: "keep", ty: flag("keep"), value_name: "", group: S, applies: All, default: None,
         help: "Keep the file iolab created (it is removed at exit otherwise, also on Ctrl-C)" },
     Opt { key: "allow-device-writes", ty: flag("allow-device-writes"), value_name: "", group: S, applies: All,
         default: None,
-        help: "Allow writing to a block device (always refused while it or a partition is mounted)" },
+        help: "Allow writing to a block device, or to an NVMe namespace through its generic device (always \
+               refused while it or a partition is mounted)" },
     Opt { key: "count", ty: Ty::Word(&["none", "separate", "full", "inline"]), value_name: "MODE", group: S,
         applies: All, default: Some("separate"),
         help: "Kernel tracepoints (syscalls made, io_uring requests and punts, per-syscall breakdown): separate \

@@ -1,4 +1,5 @@
-//! An NVMe namespace's generic character device (/dev/ngXnY, Linux 5.13+) as a target: it takes NVMe
+//! An NVMe namespace's generic character device (/dev/ngXnY: the device since Linux 5.13, its io_uring
+//! commands since 5.19) as a target: it takes NVMe
 //! commands only (IORING_OP_URING_CMD with NVME_URING_CMD_IO, `--method uring_cmd`), which go to the
 //! NVMe driver as requests, past the page cache, the filesystem, the bio submission path and the I/O
 //! scheduler. It addresses the same
@@ -69,6 +70,31 @@ fn check(spec: &Spec, shown: &str, lba: u64) -> Result<()> {
             format!("{shown} has no page cache: its commands go to the device"),
         ));
     }
+    let flush = if !spec.fsync.is_none() {
+        Some("--fsync")
+    } else if !spec.msync.is_none() {
+        Some("--msync")
+    } else {
+        None
+    };
+    if let Some(flag) = flush {
+        return Err(Error::usage(
+            flag,
+            format!(
+                "uring_cmd sends {shown} NVMe Read and Write commands only, no Flush: its writes go to the \
+                 device without the page cache, and whether they reach its media is the device's cache's business"
+            ),
+        ));
+    }
+    if spec.layers {
+        return Err(Error::usage(
+            "--layers",
+            format!(
+                "splits an op's time by the block layer's bio and request events; {shown}'s commands skip the \
+                 bio path, so their ops cannot be matched: use --layers on the namespace's block device"
+            ),
+        ));
+    }
     for (flag, v) in [("--bs", spec.bs), ("--offset", spec.offset)] {
         if v % lba != 0 {
             return Err(Error::usage(
@@ -76,6 +102,48 @@ fn check(spec: &Spec, shown: &str, lba: u64) -> Result<()> {
                 format!("{v} is not a whole number of {shown}'s {lba}-byte logical blocks"),
             ));
         }
+    }
+    Ok(())
+}
+
+/// What the namespace itself limits: --offset within it, a command's transfer within the controller's
+/// limit (and the command's 16-bit block count), and no metadata or protection information, which its
+/// commands would need a buffer for.
+fn check_device(spec: &Spec, block: &str, shown: &str, lba: u64, size: u64) -> Result<()> {
+    if spec.offset >= size {
+        return Err(Error::usage(
+            "--offset",
+            format!(
+                "{} is at or beyond the end of {shown} ({size} bytes)",
+                spec.offset
+            ),
+        ));
+    }
+    let max = sysfs_number(block, "queue/max_hw_sectors_kb", shown)? * 1024;
+    let max = max.min(lba << 16);
+    if spec.bs > max {
+        return Err(Error::usage(
+            "--bs",
+            format!(
+                "{} is more than one NVMe command to {shown} can move ({max} bytes: \
+                 /sys/block/{block}/queue/max_hw_sectors_kb, at most 65,536 blocks)",
+                spec.bs
+            ),
+        ));
+    }
+    let md = ["metadata_bytes", "integrity/tuple_size"]
+        .into_iter()
+        .find_map(|f| {
+            sysfs_number(block, f, shown)
+                .ok()
+                .filter(|&n| n > 0)
+                .map(|n| (f, n))
+        });
+    if let Some((file, n)) = md {
+        return Err(target_err(format!(
+            "{shown}'s namespace is formatted with metadata or protection information (/sys/block/{block}/{file} \
+             is {n}): its commands would need a metadata buffer, which iolab does not send"
+        )));
     }
     Ok(())
 }
@@ -88,6 +156,7 @@ pub(super) fn setup(spec: &Spec, pin: Pin, block: String, shown: &str) -> Result
     let lba = sysfs_number(&block, "queue/logical_block_size", shown)?;
     let size = sysfs_number(&block, "size", shown)? * 512;
     check(spec, shown, lba)?;
+    check_device(spec, &block, shown, lba, size)?;
     let nsid = {
         let fd = pin.open(libc::O_RDONLY)?;
         sys::nvme_ns_id(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, shown))?
@@ -156,6 +225,16 @@ fn claim_block(
             dev.display()
         ))
     })?;
+    let want = std::fs::read_to_string(format!("/sys/block/{block}/dev")).unwrap_or_default();
+    let (ma, mi) = (libc::major(pin.st.st_rdev), libc::minor(pin.st.st_rdev));
+    if pin.st.st_mode & libc::S_IFMT != libc::S_IFBLK || want.trim() != format!("{ma}:{mi}") {
+        return Err(target_err(format!(
+            "{shown} writes the blocks of {block}, but {} is not that block device (sysfs says {}): refused \
+             (iolab never writes a disk it cannot claim)",
+            dev.display(),
+            want.trim()
+        )));
+    }
     super::device::claim_device(&pin, &dev.display().to_string())
 }
 

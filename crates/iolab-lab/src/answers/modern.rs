@@ -302,10 +302,12 @@ pub fn passthrough_saves(c: &Ctx) -> Reply {
         let block = c.row(|r| is(r, "io_uring") && r.iopoll == polled);
         let pass = c.row(|r| is(r, "uring_cmd") && r.iopoll == polled);
         if let (Some(b), Some(p)) = (block, pass) {
-            let how = if polled {
-                "Polled (IOPOLL)"
-            } else {
-                "With interrupts"
+            // Polled only where no interrupt rose (the run's own check), not because IOPOLL was asked.
+            let shown = |r: &Row| matches!(&r.facts.iopoll, Some((Some(true), _)));
+            let how = match (polled, shown(b) && shown(p)) {
+                (false, _) => "With interrupts",
+                (true, true) => "Polled (IOPOLL)",
+                (true, false) => "With IOPOLL set, but not shown polled for both",
             };
             parts.push(format!(
                 "{how}: {}",

@@ -206,6 +206,7 @@ fn nvme_row(passthrough: bool, iopoll: bool, ns: f64, cpu_ns: f64) -> Row {
     r.target = target.into();
     r.place = target.into();
     r.iopoll = iopoll;
+    r.facts.iopoll = iopoll.then(|| (Some(true), "no interrupt rose".into()));
     r.cpu_s = cpu_ns * r.ops as f64 / 1e9;
     r
 }
@@ -245,6 +246,17 @@ fn passthrough_saves() {
         "{polled}"
     );
     assert!(!polled.contains("was faster"), "{polled}");
+    // IOPOLL asked but interrupts rose for one of them: not called polled.
+    let mut unproven = rows.clone();
+    unproven[3].facts.iopoll = Some((Some(false), "interrupts rose".into()));
+    let r = answer("passthrough_saves", &[], &unproven, &[], &[]);
+    assert!(
+        r.text
+            .contains("With IOPOLL set, but not shown polled for both: ")
+            && !r.text.contains("Polled (IOPOLL)"),
+        "{}",
+        r.text
+    );
     // Only the interrupt pair: a partial answer that names the polled pair's need.
     let r = answer("passthrough_saves", &[], &rows[..2], &[], &[]);
     assert_eq!(r.status, Status::Partly, "{}", r.text);
