@@ -57,6 +57,7 @@ pub(super) fn run_once(
     }
     let c = c?;
     let sink_after = target.sink_end()?;
+    target.nvme_end();
     let Collected {
         mut outs,
         before,

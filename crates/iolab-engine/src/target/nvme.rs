@@ -6,7 +6,8 @@
 //! blocks as the namespace's block device (/dev/nvmeXnY), so its size and logical block size are read
 //! from that device's sysfs, and writing through it is writing that disk: refused without
 //! --allow-device-writes, and then the block device is claimed (O_EXCL) for the run, exactly as a write
-//! to /dev/nvmeXnY would be, so nothing mounts it meanwhile.
+//! to /dev/nvmeXnY would be, so nothing mounts it meanwhile; its cached pages, stale after such writes,
+//! are dropped at the end of the pass.
 
 use super::kind::TargetKind;
 use super::pin::{Handle, Pin};
@@ -242,5 +243,15 @@ impl PreparedTarget {
     /// The NVMe namespace behind an NVMe generic target (None: another target).
     pub fn nvme(&self) -> Option<&NvmeTarget> {
         self.nvme.as_ref()
+    }
+
+    /// After a pass that wrote through the generic device: the namespace's block device may hold pages
+    /// cached before, now stale (the commands went past its page cache); they are dropped through the
+    /// claim, so that a later buffered read of /dev/nvmeXnY sees what was written.
+    pub(crate) fn nvme_end(&self) {
+        if let (Some(_), Some(claim)) = (&self.nvme, &self.claim) {
+            // Best effort: a failure leaves the cache as any other tool's raw write would.
+            let _ = sys::fadvise_dontneed(claim.as_raw_fd(), 0, 0);
+        }
     }
 }
