@@ -372,6 +372,55 @@ fn the_client_exits_when_iolab_dies() {
 }
 
 #[test]
+fn nops_without_user_data_run_on_the_native_and_kernel_paths_only() {
+    for path in ["native", "kernel"] {
+        let r = run_offload(
+            path,
+            &["--nop-requests", "--no-user-data", "--ops", "20000"],
+        );
+        assert_eq!(r["ops"], 20000, "{path}");
+        assert_eq!(
+            r["offload"]["no_user_data"], true,
+            "{path}: {}",
+            r["offload"]
+        );
+        assert_eq!(r["offload"]["batch"], 1, "{path}");
+        let trips = &r["offload"]["client_cycles"]["round_trips"]["count"];
+        assert_eq!(trips, 20000, "{path}: every NOP a round trip of its own");
+    }
+    for (extra, why) in [
+        (
+            &["--offload-path", "broker"][..],
+            "the broker routes each completion",
+        ),
+        (&["--batch", "4"][..], "needs --nop-requests --batch 1"),
+    ] {
+        let mut a = vec![
+            "run",
+            "--method",
+            "offload",
+            "--nop-requests",
+            "--no-user-data",
+        ];
+        a.extend_from_slice(extra);
+        let r = iolab(&a);
+        assert_eq!(r.code, 2, "{a:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("--no-user-data") && r.stderr.contains(why),
+            "{a:?}: {}",
+            r.stderr
+        );
+    }
+    let r = iolab(&["run", "--method", "offload", "--no-user-data"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("needs --nop-requests --batch 1"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
 fn offload_options_are_checked() {
     let cases: &[(&[&str], &str)] = &[
         (

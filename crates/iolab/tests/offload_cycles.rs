@@ -146,7 +146,7 @@ fn the_sleeping_sq_thread_is_woken_for_every_request() {
 }
 
 #[test]
-fn the_suite_compares_with_figure_4_3_and_the_rdtsc_of_figure_4_1() {
+fn the_suite_compares_with_figures_4_2_and_4_3_and_the_rdtsc_of_figure_4_1() {
     let s = iolab_lab::suite::load("offload").expect("the built-in offload suite");
     let published = s.published.as_deref().unwrap_or("");
     for want in [
@@ -163,8 +163,13 @@ fn the_suite_compares_with_figure_4_3_and_the_rdtsc_of_figure_4_1() {
         "{}",
         s.reproduces
     );
-    // Figure 4.2's figures are context, never the comparison.
-    assert!(!s.reproduces.contains("340,567"), "{}", s.reproduces);
+    // Figure 4.2 (NOPs without user_data) is compared with steps whose client leaves it unwritten.
+    assert!(
+        s.reproduces
+            .contains("Figure 4.2 (without user_data: 4,137 vs 340,567)"),
+        "{}",
+        s.reproduces
+    );
     let q = &s.questions[0];
     assert_eq!(q.seed["native_user_data_cycles"], 4170.0);
     assert_eq!(q.seed["offloaded_user_data_cycles"], 487894.0);
@@ -174,6 +179,11 @@ fn the_suite_compares_with_figure_4_3_and_the_rdtsc_of_figure_4_1() {
     let specs: Vec<String> = s.steps.iter().map(|st| format!("{:?}", st.spec)).collect();
     assert!(specs.iter().any(|t| t.contains("eventfd")), "{specs:?}");
     assert!(specs.iter().any(|t| t.contains("sq-sleep")), "{specs:?}");
+    assert_eq!(
+        specs.iter().filter(|t| t.contains("no-user-data")).count(),
+        2,
+        "{specs:?}"
+    );
     // A run's own table reads itself against the same figures.
     let r = iolab(&[
         "run",

@@ -323,3 +323,55 @@ impl SqCq {
         n
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use io_uring::opcode;
+    use io_uring::squeue::EntryMarker;
+
+    fn words(e: squeue::Entry) -> [u64; 8] {
+        // SAFETY: squeue::Entry is the kernel's 64-byte struct io_uring_sqe, plain data.
+        unsafe { std::mem::transmute(e) }
+    }
+
+    #[test]
+    fn an_sqe_pushed_without_data_keeps_the_slots_user_data_and_takes_the_rest() {
+        let counters: [AtomicU32; 5] = Default::default();
+        let mut sqes: Vec<squeue::Entry> = (0..2)
+            .map(|_| opcode::Nop::new().build().user_data(0xdead))
+            .collect();
+        let p = RingPtrs {
+            sq_head: &counters[0],
+            sq_tail: &counters[1],
+            sq_flags: &counters[2],
+            sq_mask: 1,
+            sq_entries: 2,
+            sqes: sqes.as_mut_ptr(),
+            cq_head: &counters[3],
+            cq_tail: &counters[4],
+            cq_mask: 0,
+            cqes: std::ptr::null(),
+        };
+        let mut q = SqCq::new(p);
+        let sent = || {
+            opcode::Nop::new()
+                .build()
+                .flags(squeue::Flags::IO_LINK)
+                .user_data(7)
+        };
+        q.push_without_data(sent());
+        q.push(sent());
+        assert_eq!(sqes[0].get_user_data(), 0xdead, "left as it was");
+        assert_eq!(sqes[1].get_user_data(), 7, "a plain push writes it");
+        let (got, want) = (words(sqes[0].clone()), words(sent()));
+        for w in (0..8).filter(|&w| w != 4) {
+            assert_eq!(got[w], want[w], "word {w} of the SQE");
+        }
+        assert_ne!(
+            want[0],
+            words(opcode::Nop::new().build())[0],
+            "the flags are in word 0"
+        );
+    }
+}

@@ -1,13 +1,12 @@
 //! An NVMe namespace's generic character device (/dev/ngXnY: the device since Linux 5.13, its io_uring
-//! commands since 5.19) as a target: it takes NVMe
-//! commands only (IORING_OP_URING_CMD with NVME_URING_CMD_IO, `--method uring_cmd`), which go to the
-//! NVMe driver as requests, past the page cache, the filesystem, the bio submission path and the I/O
-//! scheduler. It addresses the same
-//! blocks as the namespace's block device (/dev/nvmeXnY), so its size and logical block size are read
-//! from that device's sysfs, and writing through it is writing that disk: refused without
-//! --allow-device-writes, and then the block device is claimed (O_EXCL) for the run, exactly as a write
-//! to /dev/nvmeXnY would be, so nothing mounts it meanwhile; its cached pages, stale after such writes,
-//! are dropped at the end of the pass.
+//! commands since 5.19) as a target. It takes NVMe commands only (IORING_OP_URING_CMD with
+//! NVME_URING_CMD_IO, `--method uring_cmd`), which go to the NVMe driver as requests, past the page cache,
+//! the filesystem, the bio submission path and the I/O scheduler. It addresses the same blocks as the
+//! namespace's block device (/dev/nvmeXnY), so its size and logical block size are read from that
+//! device's sysfs, and writing through it is writing that disk: refused without --allow-device-writes,
+//! and then the block device is claimed (O_EXCL) for the run, exactly as a write to /dev/nvmeXnY would
+//! be, so nothing mounts it meanwhile; its cached pages, stale after such writes, are dropped at the end
+//! of the pass.
 
 use super::kind::TargetKind;
 use super::pin::{Handle, Pin};
@@ -83,7 +82,7 @@ fn check(spec: &Spec, shown: &str, lba: u64) -> Result<()> {
             flag,
             format!(
                 "uring_cmd sends {shown} NVMe Read and Write commands only, no Flush: its writes go to the \
-                 device without the page cache, and whether they reach its media is the device's cache's business"
+                 device without the page cache, and when they reach its media is up to the device's own cache"
             ),
         ));
     }
