@@ -328,7 +328,6 @@ impl SqCq {
 mod tests {
     use super::*;
     use io_uring::opcode;
-    use io_uring::squeue::EntryMarker;
 
     fn words(e: squeue::Entry) -> [u64; 8] {
         // SAFETY: squeue::Entry is the kernel's 64-byte struct io_uring_sqe, plain data.
