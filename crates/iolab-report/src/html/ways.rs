@@ -98,7 +98,10 @@ pub(super) fn ways_charts(io_runs: &[&Run], out: &mut Out) {
         if ys.is_empty() {
             continue;
         }
-        let axis = Axis::time("per op", &ys).linear_from_zero(&ys);
+        // Bars from zero, on a log axis only where the values span a factor of 100 or more.
+        let axis = Axis::time("per op", &ys)
+            .linear_from_zero(&ys)
+            .log_if_wide(&ys);
         if let Some(why) = uninformative(&ys, &|v| axis.value_text(v)) {
             out.leave_out(title, why);
             continue;
