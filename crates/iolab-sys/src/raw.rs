@@ -2,6 +2,7 @@
 //! wrappers add a cancellation point and errno handling to every call (about 15 user instructions a call
 //! for pwrite, measured by callgrind), and `syscall()` is variadic.
 
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use super::errno::{SysErr, SysResult};
 
 /// A six-argument system call by its instruction; returns the kernel's value (-errno on failure).

@@ -124,6 +124,14 @@ impl Partition {
 
     /// Boots a guest with the shared file as its ivshmem device and waits until its session loop runs.
     fn boot() -> Result<Partition> {
+        // A constant off x86_64, as in `vm::run`: the boards' binaries carry no guest machinery.
+        if !cfg!(target_arch = "x86_64") {
+            let why = crate::vm::unsupported().unwrap_or_default();
+            return Err(Error::Runtime(format!(
+                "{}: {why}",
+                crate::vm::CANNOT_BUILD
+            )));
+        }
         if let Some(why) = crate::vm::unsupported() {
             return Err(Error::Runtime(format!(
                 "{}: {why}",
