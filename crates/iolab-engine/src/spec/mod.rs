@@ -234,6 +234,18 @@ impl ProfileMode {
 }
 
 impl Spec {
+    /// The flag that asks for flushes (`--fsync`, else `--msync`), if either does: for refusing them on
+    /// a target with nothing to flush.
+    pub fn flush_flag(&self) -> Option<&'static str> {
+        if !self.fsync.is_none() {
+            Some("--fsync")
+        } else if !self.msync.is_none() {
+            Some("--msync")
+        } else {
+            None
+        }
+    }
+
     /// The same workload for the untimed counting pass: nothing verified or kept.
     pub fn for_counting_pass(&self) -> Spec {
         Spec {

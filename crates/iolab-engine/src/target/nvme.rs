@@ -70,14 +70,7 @@ fn check(spec: &Spec, shown: &str, lba: u64) -> Result<()> {
             format!("{shown} has no page cache: its commands go to the device"),
         ));
     }
-    let flush = if !spec.fsync.is_none() {
-        Some("--fsync")
-    } else if !spec.msync.is_none() {
-        Some("--msync")
-    } else {
-        None
-    };
-    if let Some(flag) = flush {
+    if let Some(flag) = spec.flush_flag() {
         return Err(Error::usage(
             flag,
             format!(

@@ -143,14 +143,7 @@ fn refuse(spec: &Spec, personality: Personality, shown: &str) -> Result<()> {
             format!("{shown} has no O_DIRECT (the kernel refuses to open a character device so: EINVAL)"),
         ));
     }
-    let flush = if !spec.fsync.is_none() {
-        Some("--fsync")
-    } else if !spec.msync.is_none() {
-        Some("--msync")
-    } else {
-        None
-    };
-    if let Some(flag) = flush {
+    if let Some(flag) = spec.flush_flag() {
         return Err(Error::usage(
             flag,
             format!("{shown} keeps its data in memory and has nothing to sync (fsync and msync answer EINVAL)"),
