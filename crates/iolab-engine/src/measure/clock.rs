@@ -12,6 +12,7 @@
 
 use iolab_sys as sys;
 use serde::{Deserialize, Serialize};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A monotonic tick source; ticks become nanoseconds through [`ClockInfo::ns_per_tick`].
@@ -386,17 +387,34 @@ impl Clock for SyscallMono {
 /// vDSO's fast path costs a fraction of the call (20-40 ns against 100 ns or more); without one the read
 /// costs the call or more (the vDSO's own work comes on top), so 80% of the call's cost separates the
 /// two with room for noise. `clocksource`: the kernel's current clocksource, for the message.
+/// `counted`: the kernel's count of system calls made during `READS_COUNTED` reads, where tracepoints can
+/// be had: it decides, since timings in an emulated guest can put a vDSO read that falls back to the call
+/// below 80% of the call.
 pub fn judge_read(
     has_vdso: bool,
     read_ns: f64,
     syscall_ns: f64,
     clocksource: &str,
+    counted: Option<u64>,
 ) -> Option<String> {
     let cs = if clocksource.is_empty() {
         String::new()
     } else {
         format!(", clocksource {clocksource}")
     };
+    if let Some(calls) = counted {
+        // One more call than the reads: the read(2) of the counter that ends the count.
+        return (calls >= READS_COUNTED / 2).then(|| {
+            format!(
+                "the kernel counted {calls} system calls during {READS_COUNTED} reads{}{cs}",
+                if has_vdso {
+                    ""
+                } else {
+                    ": this process has no vDSO"
+                }
+            )
+        });
+    }
     if !has_vdso {
         Some(format!("this process has no vDSO{cs}"))
     } else if read_ns >= 0.8 * syscall_ns {
@@ -409,6 +427,24 @@ pub fn judge_read(
     }
 }
 
+/// How many clock reads [`calls_per_reads`] makes.
+pub const READS_COUNTED: u64 = 64;
+
+/// The kernel's count (raw_syscalls:sys_enter on this thread) of the system calls made during
+/// `READS_COUNTED` reads of CLOCK_MONOTONIC through libc, plus the read(2) that ends the count; `None`
+/// without tracepoints.
+fn calls_per_reads() -> Option<u64> {
+    let ids = super::counters::trace_ids().ok()?;
+    let id = *ids.events.get("raw_syscalls:sys_enter")?;
+    let fd = sys::perf_event_open_counter(sys::perf::PERF_TYPE_TRACEPOINT, id).ok()?;
+    let before = sys::perf_read(fd.as_raw_fd()).ok()?;
+    for _ in 0..READS_COUNTED {
+        std::hint::black_box(MonoClock.now());
+    }
+    let after = sys::perf_read(fd.as_raw_fd()).ok()?;
+    Some(after.saturating_sub(before))
+}
+
 /// The fallback: clock_gettime(CLOCK_MONOTONIC), and whether each read of it is a system call.
 fn monotonic(reason: String) -> ClockInfo {
     let (med, mean) = overhead(&MonoClock);
@@ -416,7 +452,13 @@ fn monotonic(reason: String) -> ClockInfo {
     let clocksource =
         std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
             .unwrap_or_default();
-    let syscall = judge_read(sys::has_vdso(), med, sys_med, clocksource.trim());
+    let syscall = judge_read(
+        sys::has_vdso(),
+        med,
+        sys_med,
+        clocksource.trim(),
+        calls_per_reads(),
+    );
     ClockInfo {
         kind: ClockKind::Monotonic,
         description: match &syscall {
@@ -504,19 +546,48 @@ mod tests {
 
     #[test]
     fn a_read_as_dear_as_the_call_is_a_syscall() {
-        assert_eq!(judge_read(true, 22.0, 110.0, "tsc"), None, "vDSO fast path");
         assert_eq!(
-            judge_read(true, 60.0, 110.0, "hyperv_clocksource_tsc_page"),
+            judge_read(true, 22.0, 110.0, "tsc", None),
+            None,
+            "vDSO fast path"
+        );
+        assert_eq!(
+            judge_read(true, 60.0, 110.0, "hyperv_clocksource_tsc_page", None),
             None,
             "a slower fast path"
         );
-        let why = judge_read(true, 900.0, 850.0, "arm_global_timer").unwrap();
+        let why = judge_read(true, 900.0, 850.0, "arm_global_timer", None).unwrap();
         assert!(
             why.contains("no fast path") && why.contains("arm_global_timer"),
             "{why}"
         );
-        let why = judge_read(false, 10.0, 1000.0, "").unwrap();
+        let why = judge_read(false, 10.0, 1000.0, "", None).unwrap();
         assert_eq!(why, "this process has no vDSO");
+        // The kernel's count decides over timings that put a fallback read under 80% of the call (as a
+        // TCG guest's did), and over a slow read that made no call.
+        let why = judge_read(true, 500.0, 850.0, "arm_global_timer", Some(65)).unwrap();
+        assert!(
+            why.starts_with("the kernel counted 65 system calls during 64 reads"),
+            "{why}"
+        );
+        assert_eq!(judge_read(true, 900.0, 850.0, "tsc", Some(1)), None);
+    }
+
+    #[test]
+    fn this_machine_counts_what_its_timings_say() {
+        // On this host (a vDSO with a fast path, or not) the kernel's count and the timing agree.
+        let Some(calls) = calls_per_reads() else {
+            return println!("SKIPPED: no raw_syscalls:sys_enter tracepoint to count with");
+        };
+        let (med, _) = overhead(&MonoClock);
+        let (sys_med, _) = overhead(&SyscallMono);
+        let timed = judge_read(sys::has_vdso(), med, sys_med, "", None).is_some();
+        assert_eq!(
+            calls >= READS_COUNTED / 2,
+            timed,
+            "{calls} calls, {med} vs {sys_med} ns"
+        );
+        assert!(calls >= 1, "the read that ends the count is a call");
     }
 
     #[test]
