@@ -274,6 +274,14 @@ pub struct Derived {
     pub ctx_switches_per_op: Option<f64>,
     /// (minor + major page faults) / MiB moved.
     pub page_faults_per_mib: Option<f64>,
+    /// CPU seconds of iolab's worker threads (user + system), and of the kernel's io_uring helper
+    /// threads over the run: io-wq workers (iou-wrk-*) and SQPOLL threads (iou-sqp-*), each summed.
+    #[serde(default)]
+    pub worker_cpu_s: f64,
+    #[serde(default)]
+    pub iowq_cpu_s: f64,
+    #[serde(default)]
+    pub sqpoll_cpu_s: f64,
     /// Where the kernel's counts and iolab's disagree, or "agree" statements.
     pub crosscheck: Vec<String>,
 }

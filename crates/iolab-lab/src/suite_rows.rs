@@ -92,11 +92,20 @@ pub fn groups(recs: &[Value]) -> Vec<Group<'_>> {
 
 /// The comparing rules' rows: one per point, its median run, with the spread of its repeats.
 pub fn rows_of(recs: &[Value]) -> Vec<Row> {
+    rows_at(recs, &[])
+}
+
+/// [`rows_of`], each row knowing the line of its record: `lines[i]` is the record file's line holding
+/// `recs[i]` (missing or 0: not known).
+pub fn rows_at(recs: &[Value], lines: &[usize]) -> Vec<Row> {
     groups(recs)
         .iter()
         .filter_map(|g| {
             let mut row = Row::of_record(g.rec)?;
             row.spread = g.spread();
+            let i = recs.iter().position(|r| std::ptr::eq(r, g.rec));
+            row.source =
+                crate::cite::Source::Line(i.and_then(|i| lines.get(i).copied()).unwrap_or(0));
             Some(row)
         })
         .collect()

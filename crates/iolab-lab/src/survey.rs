@@ -112,11 +112,15 @@ pub fn compare_runs(
 ) -> Vec<crate::findings_compare::Compared> {
     let mut rows: Vec<crate::findings_compare::Row> = runs
         .iter()
-        .filter_map(|run| {
+        .enumerate()
+        .filter_map(|(i, run)| {
             let r = run.result.as_ref()?;
             let mut row = crate::findings_compare::Row::of(&run.target, &run.target, r);
             // Each file run has a file of its own: the runs on "file" are one workload.
             row.place = run.target.clone();
+            // Its findings cite `runs[i]`'s fields.
+            row.source = crate::cite::Source::Run(i);
+            row.record = serde_json::to_value(run).ok().map(std::sync::Arc::new);
             Some(row)
         })
         .collect();

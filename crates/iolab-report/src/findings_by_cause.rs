@@ -261,12 +261,14 @@ mod tests {
                     figures: fig.into(),
                 }],
             }),
+            cites: Vec::new(),
         };
         let own = |about: &str, n: &str| Compared {
             rule: "one_enter_per_request".into(),
             about: about.into(),
             text: format!("{n} requests per io_uring_enter: raise --qd and --batch to amortise it"),
             against: None,
+            cites: Vec::new(),
         };
         let fs = vec![
             row("4 B writes to /dev/null", 5.4, "100%"),

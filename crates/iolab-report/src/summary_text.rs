@@ -50,7 +50,8 @@ mod tests {
     #[test]
     fn every_question_of_a_suite_is_printed_with_its_answer() {
         let s = iolab_lab::suite::load("uring").unwrap();
-        let sum = iolab_lab::answers::summarize(&s, &[], &iolab_engine::measure::memcopy::sample());
+        let sum =
+            iolab_lab::answers::summarize(&s, &[], &[], &iolab_engine::measure::memcopy::sample());
         let text = render(&sum);
         assert!(text.contains("Answers (the seed's questions"), "{text}");
         for qn in &s.questions {

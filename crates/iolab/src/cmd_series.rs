@@ -346,11 +346,17 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
         places.describe(),
     );
     let (failed, lost) = run_flow(&mut flow, &format!("suite {}", suite.name), &lead)?;
-    let mine: Vec<serde_json::Value> = flow.records().into_iter().cloned().collect();
+    let held = flow.records();
+    let lines: Vec<usize> = held.iter().map(|r| flow.rec.line_of(r)).collect();
+    let mine: Vec<serde_json::Value> = held.into_iter().cloned().collect();
     // Findings and answers: the memory copy rate is measured here, after every point ran (never inside a
-    // timed span), and the summary is recorded as a line of its own.
-    let summary =
-        iolab_lab::answers::summarize(&suite, &mine, iolab_engine::measure::memcopy::measured());
+    // timed span), and the summary is recorded as a line of its own, its cites naming the lines above.
+    let summary = iolab_lab::answers::summarize(
+        &suite,
+        &mine,
+        &lines,
+        iolab_engine::measure::memcopy::measured(),
+    );
     let recorded = flow.rec.push(iolab_lab::answers::record(&summary));
     let keys = flow.keys();
     let doc = Document::Suite {

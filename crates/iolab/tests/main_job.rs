@@ -227,6 +227,18 @@ fn verbose_survey_shows_every_table() {
         String::from_utf8_lossy(&out.stderr)
     );
     surveys_compare_per_row(&work.path().join("iolab-results"));
+    // Every figure a finding prints is cited: the field of one of the document's runs.
+    let doc = std::fs::read_dir(work.path().join("iolab-results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| json_file(&p))
+        .unwrap();
+    let traced = cites::check_survey_cites(&doc);
+    assert!(traced.cites > 0, "{}", doc["findings"]);
+    for u in &traced.uncited {
+        assert!(u.starts_with("\"profile_"), "printed without cites: {u}");
+    }
     assert!(
         stdout.contains("indicative: 1 round cannot tell noise from a difference"),
         "{stdout}"

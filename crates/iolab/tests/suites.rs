@@ -74,10 +74,27 @@ fn every_suite_runs_quick_and_reports_charts_with_its_series() {
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
         // The points, then one summary: the findings and an answer (or what it needs) per question.
-        let (summaries, recs): (Vec<_>, Vec<_>) =
-            lines.into_iter().partition(|l| l.get("summary").is_some());
+        let (summaries, recs): (Vec<_>, Vec<_>) = lines
+            .iter()
+            .cloned()
+            .partition(|l| l.get("summary").is_some());
         assert!(!recs.is_empty(), "{name}");
         assert_eq!(summaries.len(), 1, "{name}");
+        // Every cited figure is its record's field, on the line named.
+        let traced = cites::check_cites(&name, &lines, &summaries[0]["summary"]);
+        // The profile's rules read shares iolab computes from the samples, kept in no record field.
+        for u in &traced.uncited {
+            assert!(
+                u.starts_with("\"profile_"),
+                "{name}: figures printed without cites: {u}"
+            );
+        }
+        println!(
+            "{name}: {} cites checked; {} answers and findings print figures without cites:\n  {}",
+            traced.cites,
+            traced.uncited.len(),
+            traced.uncited.join("\n  ")
+        );
         let answers = summaries[0]["summary"]["answers"].as_array().unwrap();
         assert!(!answers.is_empty(), "{name}: no question answered");
         for a in answers {

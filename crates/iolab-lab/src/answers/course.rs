@@ -3,6 +3,7 @@
 //! (§8.2: a QD sweep, and sync threads against one io_uring at the same total in flight).
 
 use super::reply::{faster, is, ns, pct, thousands, x, Ctx, Reply, TIE_FRACTION};
+use crate::findings_compare::Fig;
 use crate::findings_compare::Row;
 use iolab_engine::spec::RingDesign;
 
@@ -17,7 +18,7 @@ fn uring(r: &Row) -> bool {
 /// This machine's O_DIRECT read latency on one thread (the one-thread sync row), if measured.
 fn device_latency(c: &Ctx) -> Option<f64> {
     c.row(|r| psync(r) && r.threads == 1 && r.facts.direct && !r.facts.write)
-        .map(|r| r.lat_mean_ns)
+        .map(|r| r.cited(Fig::LatMeanNs))
 }
 
 /// One sync row against the io_uring row of as many threads: what each made, and why by Little's law.
@@ -27,15 +28,15 @@ fn pair_text(s: &Row, u: &Row) -> String {
         "{}: pread() made {} IOPS at {} mean latency, io_uring at QD {} made {} ({} pread()'s IOPS) at {}.",
         s.workload(),
         thousands(is),
-        ns(s.lat_mean_ns),
+        ns(s.cited(Fig::LatMeanNs)),
         u.facts.qd,
         thousands(iu),
         x(iu / is),
-        ns(u.lat_mean_ns)
+        ns(u.cited(Fig::LatMeanNs))
     )];
     if let Some(m) = u.mean_inflight.filter(|_| iu > 0.0) {
         let little = m / iu * 1e9;
-        let agree = (0.67..1.5).contains(&(little / u.lat_mean_ns));
+        let agree = (0.67..1.5).contains(&(little / u.cited(Fig::LatMeanNs)));
         parts.push(format!(
             "io_uring kept {m:.0} requests in flight on average ({} threads x QD {} allow {}); by Little's law \
              {m:.0} / {} IOPS = {} per request in the kernel and the device{}. pread() keeps at most {} in \
@@ -49,17 +50,17 @@ fn pair_text(s: &Row, u: &Row) -> String {
                 ", close to its measured latency: its requests waited in the queue, and a latency timed from \
                  submission includes that wait"
                     .to_string()
-            } else if little > u.lat_mean_ns {
+            } else if little > u.cited(Fig::LatMeanNs) {
                 format!(
                     "; its measured latency is {} that: iolab counts the requests in flight at each submission, \
                      when the ring is fullest, so that mean overstates the depth the requests saw",
-                    x(u.lat_mean_ns / little)
+                    x(u.cited(Fig::LatMeanNs) / little)
                 )
             } else {
                 format!(
                     "; its measured latency is {} that: it runs from the start of a request's submission round \
                      to iolab seeing its completion, so it also counts the waits for the round's other requests{}",
-                    x(u.lat_mean_ns / little),
+                    x(u.cited(Fig::LatMeanNs) / little),
                     if u.threads > u.cpus {
                         format!(" and for a CPU ({} threads share {} CPUs)", u.threads, u.cpus)
                     } else {
@@ -175,9 +176,9 @@ pub fn iopoll_gain(c: &Ctx) -> Reply {
         (Some(i), Some(p), _) => {
             parts.push(format!(
                 "In this run: interrupt {} per read, IOPOLL {} ({}), CPU per op {} against {}.",
-                ns(i.lat_mean_ns),
-                ns(p.lat_mean_ns),
-                x(p.lat_mean_ns / i.lat_mean_ns),
+                ns(i.cited(Fig::LatMeanNs)),
+                ns(p.cited(Fig::LatMeanNs)),
+                x(p.cited(Fig::LatMeanNs) / i.cited(Fig::LatMeanNs)),
                 i.cpu_ns_per_op().map(ns).unwrap_or_else(|| "-".into()),
                 p.cpu_ns_per_op().map(ns).unwrap_or_else(|| "-".into())
             ));
@@ -288,8 +289,8 @@ fn table3(c: &Ctx) -> Option<String> {
     }
     o += &format!(
         " The timed passes, without tracepoints, took {} and {} ({:.0} and {:.0} IOPS).",
-        secs(s.facts.wall_s),
-        secs(u.facts.wall_s),
+        secs(s.cited(Fig::WallS)),
+        secs(u.cited(Fig::WallS)),
         s.iops(),
         u.iops()
     );
@@ -316,7 +317,7 @@ pub fn syscall_reduction(c: &Ctx) -> Reply {
                 "the uring suite's Table 3 steps",
             );
         };
-        let calls = |r: &Row| r.facts.syscalls_per_op.or(r.calls_per_op);
+        let calls = |r: &Row| r.cited_opt(Fig::SyscallsPerOp).or(r.calls_per_op);
         if let (Some(a), Some(b)) = (calls(s), calls(u)) {
             parts.push(format!(
                 "In this run, {} threads: pread() {a:.3} system calls per op, io_uring {b:.3} ({} fewer), counted in a \
@@ -495,13 +496,13 @@ fn serialization(c: &Ctx) -> Option<String> {
             if one.threads == 1 { "" } else { "s" },
             inflight(one),
             thousands(one.iops()),
-            ns(one.lat_mean_ns),
+            ns(one.cited(Fig::LatMeanNs)),
             inflight(deep),
             thousands(deep.iops()),
-            ns(deep.lat_mean_ns),
+            ns(deep.cited(Fig::LatMeanNs)),
             deep.facts.qd,
             x(one.iops() / deep.iops().max(1e-9)),
-            x(one.lat_mean_ns / deep.lat_mean_ns.max(1e-9))
+            x(one.cited(Fig::LatMeanNs) / deep.cited(Fig::LatMeanNs).max(1e-9))
         );
     }
     (!o.is_empty()).then_some(o)
@@ -598,7 +599,7 @@ fn sweep_text(rows: &[&Row]) -> Option<String> {
                 "QD {} {} IOPS at {}",
                 r.facts.qd,
                 thousands(r.iops()),
-                ns(r.lat_mean_ns)
+                ns(r.cited(Fig::LatMeanNs))
             )
         })
         .collect();
@@ -629,9 +630,9 @@ fn sweep_text(rows: &[&Row]) -> Option<String> {
             thousands(knee.iops()),
             TIE_FRACTION * 100.0,
             deepest.facts.qd,
-            ns(knee.lat_mean_ns),
-            ns(deepest.lat_mean_ns),
-            x(deepest.lat_mean_ns / knee.lat_mean_ns.max(1e-9)),
+            ns(knee.cited(Fig::LatMeanNs)),
+            ns(deepest.cited(Fig::LatMeanNs)),
+            x(deepest.cited(Fig::LatMeanNs) / knee.cited(Fig::LatMeanNs).max(1e-9)),
             x(deepest.iops() / knee.iops().max(1e-9))
         ));
     }

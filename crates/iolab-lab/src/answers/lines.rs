@@ -1,7 +1,7 @@
 //! The kernel-vs-user note's question (Adkins): why was the kernel module slower than the user program?
 
 use super::reply::{median, x, Ctx, Reply};
-use crate::series::{num, text};
+use crate::series::text;
 use serde_json::Value;
 
 /// One way of writing the lines, over its runs: medians in ms.
@@ -23,13 +23,18 @@ struct Way {
 }
 
 fn way(c: &Ctx, method: &str) -> Option<Way> {
+    // The records (their figures cited as read).
     let rs: Vec<&Value> = c
         .recs
         .iter()
-        .filter_map(|r| r.get("result"))
-        .filter(|r| text(r.get("workload")) == "decimal-lines")
-        .filter(|r| text(crate::series::at(r, &["spec", "method"])) == method)
+        .copied()
+        .filter(|r| {
+            r.get("result")
+                .is_some_and(|x| text(x.get("workload")) == "decimal-lines")
+        })
+        .filter(|r| text(crate::series::at(r, &["result", "spec", "method"])) == method)
         .collect();
+    let num = |r: &Value, p: &[&str]| c.num(r, p);
     let ms = |r: &&Value, p: &[&str]| num(r, p).map(|v| v * 1e3);
     let mut wall: Vec<f64> = rs.iter().filter_map(|r| ms(r, &["wall_s"])).collect();
     let mut cpu: Vec<f64> = rs

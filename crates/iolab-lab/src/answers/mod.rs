@@ -21,6 +21,7 @@ pub mod question;
 pub mod reply;
 mod storage;
 
+use crate::findings_compare::Fig;
 pub use question::{PublishedFigure, Question};
 use reply::record_step;
 pub use reply::{Answer, Ctx, PublishedCheck, Reply, Status};
@@ -177,9 +178,10 @@ fn within(rate: f64, cpus: u32, mem: &MemCopy) -> String {
 
 /// The suite's findings, published figures checked and answers, over its records (`recs`, in file
 /// order) and this machine's memory rates.
-pub fn summarize(s: &SuiteFile, recs: &[Value], mem: &MemCopy) -> Summary {
+/// `lines[i]`: the line of the record file holding `recs[i]`, for the cites (empty: not known).
+pub fn summarize(s: &SuiteFile, recs: &[Value], lines: &[usize], mem: &MemCopy) -> Summary {
     // One row per point: repeated runs (`--repeat`) are the median run, with their spread.
-    let mut rows: Vec<Row> = crate::suite_rows::rows_of(recs);
+    let mut rows: Vec<Row> = crate::suite_rows::rows_at(recs, lines);
     let findings = findings_compare::compare(&mut rows, mem);
     let published = check_published(s, mem);
     let answers = s
@@ -191,14 +193,23 @@ pub fn summarize(s: &SuiteFile, recs: &[Value], mem: &MemCopy) -> Summary {
                 q,
                 rows: rows.iter().filter(|r| mine(&r.step)).collect(),
                 recs: recs.iter().filter(|r| mine(&record_step(r))).collect(),
+                rec_lines: recs
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| mine(&record_step(r)))
+                    .map(|(i, _)| lines.get(i).copied().unwrap_or(0))
+                    .collect(),
                 published: &published,
                 mem,
             };
-            let reply = match ANSWERS.iter().find(|(n, _)| *n == q.answer_by) {
-                Some((_, f)) => f(&ctx),
-                None => Reply::not_here(
-                    String::new(),
-                    format!("an answer function named '{}'", q.answer_by),
+            let (reply, cites) = match ANSWERS.iter().find(|(n, _)| *n == q.answer_by) {
+                Some((_, f)) => crate::cite::collect(|| f(&ctx)),
+                None => (
+                    Reply::not_here(
+                        String::new(),
+                        format!("an answer function named '{}'", q.answer_by),
+                    ),
+                    Vec::new(),
                 ),
             };
             let (status, needs) = match (reply.status, indicative(&ctx)) {
@@ -228,6 +239,7 @@ pub fn summarize(s: &SuiteFile, recs: &[Value], mem: &MemCopy) -> Summary {
                 status,
                 text: reply.text,
                 needs,
+                cites,
             }
         })
         .collect();
@@ -270,7 +282,7 @@ fn indicative(c: &Ctx) -> Option<String> {
         .iter()
         // Steal is summed over CPUs (all, or the workers'): a share of as many CPUs' wall time.
         .filter(|r| {
-            let room = r.facts.wall_s * f64::from(r.cpus.max(1));
+            let room = r.cited(Fig::WallS) * f64::from(r.cpus.max(1));
             r.facts.steal_s > 0.05 && room > 0.0 && r.facts.steal_s / room > HIGH_STEAL
         })
         .map(|r| r.step.as_str())

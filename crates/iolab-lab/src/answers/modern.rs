@@ -4,6 +4,7 @@
 
 use super::reply::{faster, is, ns, pct, thousands, x, Ctx, Reply, TIE_FRACTION};
 use crate::findings_compare::row::noise;
+use crate::findings_compare::Fig;
 use crate::findings_compare::Row;
 
 /// The io_uring row of `c` whose requests used `opcode` with no minimum wait.
@@ -148,8 +149,8 @@ fn min_wait_text(w: &Row, p: &Row) -> String {
         per_op(w.calls_per_op),
         per_op(p.facts.ctx_switches_per_op),
         per_op(w.facts.ctx_switches_per_op),
-        ns(p.lat_mean_ns),
-        ns(w.lat_mean_ns),
+        ns(p.cited(Fig::LatMeanNs)),
+        ns(w.cited(Fig::LatMeanNs)),
         ns(p.ns()),
         ns(w.ns()),
         noise(w, p)
@@ -184,7 +185,7 @@ pub fn dontcache_when(c: &Ctx) -> Reply {
         let mut line = format!(
             "{}{under}: uncached buffered {}/s",
             u.workload(),
-            mib(u.mib_s)
+            mib(u.cited(Fig::MibS))
         );
         for (name, r) in [("buffered", plain(false)), ("O_DIRECT", plain(true))] {
             if let Some(r) = r {
@@ -195,8 +196,8 @@ pub fn dontcache_when(c: &Ctx) -> Reply {
                 };
                 line.push_str(&format!(
                     ", {name} {}/s ({} the uncached rate: {verdict}){}{}",
-                    mib(r.mib_s),
-                    x(r.mib_s / u.mib_s),
+                    mib(r.cited(Fig::MibS)),
+                    x(r.cited(Fig::MibS) / u.cited(Fig::MibS)),
                     noise(r, u),
                     cache_text(r)
                 ));
@@ -262,7 +263,7 @@ fn cliff_text(r: &Row) -> Option<String> {
         "; its page cache reached 90% of the limit {:.2} s into the {:.2} s pass, and from then on reclaim took \
          {} pages (counted by {}) while the limit was hit {} times",
         full.t_s,
-        r.facts.wall_s,
+        r.cited(Fig::WallS),
         thousands(pages as f64),
         m.reclaim_scope,
         thousands(last.limit_hits.saturating_sub(full.limit_hits) as f64)

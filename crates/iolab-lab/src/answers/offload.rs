@@ -4,6 +4,7 @@
 //! Figure 4.2 (without) against this run's NOPs whose user_data the client left unwritten.
 
 use super::reply::{is, ns, thousands, x, Ctx, Reply};
+use crate::findings_compare::Fig;
 use crate::findings_compare::Row;
 use iolab_engine::spec::{Doorbell, OffloadPath};
 
@@ -260,7 +261,7 @@ fn where_it_goes(base: &Row, rows: &Rows) -> String {
             thousands(d.abs()),
             if d >= 0.0 { "to" } else { "against" },
             x(p50(k) / b),
-            k.service_cpu_share
+            k.cited_opt(Fig::ServiceCpuShare)
                 .map_or("-".to_string(), |s| format!("{s:.2}"))
         ));
     }

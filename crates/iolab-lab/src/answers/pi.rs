@@ -3,6 +3,7 @@
 //! older techniques compare; and the nowait suite's question behind the first.
 
 use super::reply::{is, ns, pct, thousands, x, Ctx, Reply};
+use crate::findings_compare::Fig;
 use crate::findings_compare::{why_faster, why_slower, Row};
 use iolab_engine::spec::RingDesign;
 
@@ -90,7 +91,7 @@ impl UringSeen {
                 x(r),
                 joined(why_slower(t, w))
             );
-            match t.facts.punted_fraction {
+            match t.cited_opt(Fig::Punted) {
                 Some(p) if p >= 0.5 => self.punted.push((w.target.clone(), p, r)),
                 Some(p) => {
                     self.inline
@@ -104,7 +105,7 @@ impl UringSeen {
             s += &format!(
                 "; batched (up to {}, on average {:.1} requests per submission) {} ({})",
                 b.batch,
-                b.mean_batch.unwrap_or(0.0),
+                b.cited_opt(Fig::MeanBatch).unwrap_or(0.0),
                 ns(b.ns()),
                 x(r)
             );
@@ -184,10 +185,10 @@ fn blocking_loop(c: &Ctx) -> Option<String> {
             .map(|c| format!(", {c:.2} context switches per write"))
             .unwrap_or_default()
     );
-    if b.facts.sqpoll_cpu_s > 0.0 && b.facts.wall_s > 0.0 {
+    if b.cited(Fig::SqpollCpuS) > 0.0 && b.cited(Fig::WallS) > 0.0 {
         o += &format!(
             ", its SQPOLL thread busy {} of the run",
-            pct(b.facts.sqpoll_cpu_s / b.facts.wall_s)
+            pct(b.cited(Fig::SqpollCpuS) / b.cited(Fig::WallS))
         );
     }
     o.push('.');
@@ -314,7 +315,7 @@ pub fn tracepoint_cost(c: &Ctx) -> Reply {
              write() step",
         );
     };
-    let calls = on.facts.syscalls_per_op.unwrap_or(1.0).max(0.5);
+    let calls = on.cited_opt(Fig::SyscallsPerOp).unwrap_or(1.0).max(0.5);
     let d = (on.ns() - off.ns()) / calls;
     let mut parts = vec![format!(
         "write(), {}: {} per op with the raw_syscalls:sys_enter tracepoint counting every call, against {} \
@@ -343,7 +344,7 @@ pub fn tracepoint_cost(c: &Ctx) -> Reply {
          board's), paid by every path that makes a system call per write; the mmap path made {} system calls \
          per op in this run and paid none of it. What the missing tracepoints were worth to the 'dma' path is at most \
          that per million writes.",
-        mm.and_then(|m| m.facts.syscalls_per_op)
+        mm.and_then(|m| m.cited_opt(Fig::SyscallsPerOp))
             .map(|s| format!("{s:.3}"))
             .unwrap_or_else(|| "no".into())
     ));
@@ -453,13 +454,13 @@ pub fn would_block(c: &Ctx) -> Reply {
     let mut all_punted = Vec::new();
     let mut agree = true;
     let mut paired = Vec::new();
-    for p in c.rows_where(|r| r.would_block.is_some()) {
+    for p in c.rows_where(|r| r.cited_opt(Fig::WouldBlock).is_some()) {
         let Some(u) = c.row(|r| is(r, "io_uring") && r.same_workload(p)) else {
             continue;
         };
         paired.push(p);
-        let wb = p.would_block.unwrap_or(0.0);
-        let Some(pu) = u.facts.punted_fraction else {
+        let wb = p.cited_opt(Fig::WouldBlock).unwrap_or(0.0);
+        let Some(pu) = u.cited_opt(Fig::Punted) else {
             continue;
         };
         agree &= (wb - pu).abs() < 0.1;

@@ -53,6 +53,9 @@ pub struct Answer {
     pub text: String,
     /// What this suite or machine would need to answer it fully.
     pub needs: Option<String>,
+    /// The figures the answer used, each from a field of a record ([`crate::cite`]).
+    #[serde(default)]
+    pub cites: Vec<crate::cite::Cite>,
 }
 
 /// What an answer function returns.
@@ -94,6 +97,8 @@ pub struct Ctx<'a> {
     pub rows: Vec<&'a Row>,
     /// Every record of its steps: iolab runs, points not run (with their reason), decimal lines, the clock.
     pub recs: Vec<&'a Value>,
+    /// The record file's line holding each of `recs` (empty or 0: not known), for the cites.
+    pub rec_lines: Vec<usize>,
     pub published: &'a [PublishedCheck],
     pub mem: &'a MemCopy,
 }
@@ -112,6 +117,24 @@ impl Ctx<'_> {
     /// Every row that `f` accepts.
     pub fn rows_where(&self, f: impl Fn(&Row) -> bool) -> Vec<&Row> {
         self.rows.iter().copied().filter(|r| f(r)).collect()
+    }
+
+    /// Figure `path` of record `rec`'s result (one of `recs`), cited where its line is known.
+    pub fn num(&self, rec: &Value, path: &[&str]) -> Option<f64> {
+        let v = crate::series::num(rec.get("result")?, path)?;
+        let line = self
+            .recs
+            .iter()
+            .position(|r| std::ptr::eq(*r, rec))
+            .and_then(|i| self.rec_lines.get(i).copied())
+            .unwrap_or(0);
+        if let Some(c) = crate::cite::Source::Line(line)
+            .cite(v, format!("result.{}", path.join(".")))
+            .filter(|_| v.is_finite())
+        {
+            crate::cite::note(c);
+        }
+        Some(v)
     }
 
     /// The reason a point of a step whose label contains `step` was not run, if one was not.

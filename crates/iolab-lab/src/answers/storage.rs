@@ -2,6 +2,7 @@
 //! why, whether the CPU is the bottleneck, and how much of its time goes to copying (Figure 4).
 
 use super::reply::{ns, pct, Ctx, Reply};
+use crate::findings_compare::Fig;
 use crate::findings_compare::{crossover, Row};
 use iolab_engine::units::fmt_size;
 
@@ -25,7 +26,7 @@ const MIN_WALL_S: f64 = 0.05;
 
 /// System time over wall time, when the run was long enough to tell.
 fn kernel_share(r: &Row) -> Option<f64> {
-    (r.facts.wall_s >= MIN_WALL_S).then(|| r.sys_s / r.facts.wall_s)
+    (r.cited(Fig::WallS) >= MIN_WALL_S).then(|| r.cited(Fig::SysS) / r.cited(Fig::WallS))
 }
 
 /// " (copying to/from user: 52% of its samples)" when the row was profiled.
@@ -112,8 +113,8 @@ fn reached_device(fam: &[&Row]) -> Option<String> {
         (Some(w), _) => Some(format!(
             "every write run ended with fsync inside its timed span (at {}, {:.0}% of the {} run)",
             fmt_size(w.facts.bs),
-            w.flush_s / w.facts.wall_s.max(1e-9) * 100.0,
-            ms(w.facts.wall_s)
+            w.flush_s / w.cited(Fig::WallS).max(1e-9) * 100.0,
+            ms(w.cited(Fig::WallS))
         )),
         (None, Some(r)) => Some(format!(
             "the buffered reads came from the device (the pages dropped first; at {} the device gave {} of \
@@ -239,13 +240,13 @@ pub fn cpu_bottleneck(c: &Ctx) -> Reply {
                     String::new()
                 },
                 fmt_size(big.facts.bs),
-                big.mib_s,
+                big.cited(Fig::MibS),
             );
             let (Some(k), Some(core)) = (kernel_share(big), core_share(big)) else {
                 parts.push(format!(
                     "{head}, a {:.0} ms run: too short for a CPU share (getrusage and /proc/stat count whole \
                      10 ms ticks).",
-                    big.facts.wall_s * 1e3
+                    big.cited(Fig::WallS) * 1e3
                 ));
                 continue;
             };

@@ -41,6 +41,9 @@ pub fn derive(r: &RunResult) -> Derived {
             d.punted_fraction = Some(punt as f64 / req as f64);
         }
     }
+    d.worker_cpu_s = super::facts::worker_cpu_s(r);
+    d.iowq_cpu_s = super::facts::helper_cpu_s(r, "iou-wrk-");
+    d.sqpoll_cpu_s = super::facts::helper_cpu_s(r, "iou-sqp-");
     if let Some(cs) = k.value("context-switches") {
         d.ctx_switches_per_op = per(cs, r.ops);
     }

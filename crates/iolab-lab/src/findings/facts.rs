@@ -7,6 +7,21 @@ use iolab_engine::sink_device::Personality;
 use iolab_engine::spec::{MethodKind, OpKind};
 use iolab_engine::target::TargetKind;
 
+/// CPU seconds of the kernel helper threads whose name starts with `prefix` ("iou-wrk-", "iou-sqp-").
+pub fn helper_cpu_s(r: &RunResult, prefix: &str) -> f64 {
+    r.cpu
+        .helpers
+        .iter()
+        .filter(|h| h.comm.starts_with(prefix))
+        .map(|h| h.oncpu_s.unwrap_or(h.user_s + h.sys_s))
+        .sum()
+}
+
+/// CPU seconds of iolab's worker threads.
+pub fn worker_cpu_s(r: &RunResult) -> f64 {
+    r.cpu.workers.user_s + r.cpu.workers.sys_s
+}
+
 impl Facts {
     /// The run's method, from the registry.
     pub(crate) fn info(&self) -> Option<&'static iolab_engine::method::MethodInfo> {
@@ -16,14 +31,7 @@ impl Facts {
 
 impl Facts {
     pub fn of(r: &RunResult) -> Facts {
-        let helper = |prefix: &str| -> f64 {
-            r.cpu
-                .helpers
-                .iter()
-                .filter(|h| h.comm.starts_with(prefix))
-                .map(|h| h.oncpu_s.unwrap_or(h.user_s + h.sys_s))
-                .sum()
-        };
+        let helper = |prefix: &str| helper_cpu_s(r, prefix);
         let tp_missing = r
             .kernel
             .tracepoints
@@ -45,7 +53,7 @@ impl Facts {
             punted_fraction: r.derived.punted_fraction,
             ctx_switches_per_op: r.derived.ctx_switches_per_op,
             page_faults_per_mib: r.derived.page_faults_per_mib,
-            worker_cpu_s: r.cpu.workers.user_s + r.cpu.workers.sys_s,
+            worker_cpu_s: worker_cpu_s(r),
             iowq_cpu_s: helper("iou-wrk-"),
             sqpoll_cpu_s: helper("iou-sqp-"),
             rw_syscalls_per_op: r.syscalls.kernel_rw_per_op,

@@ -16,7 +16,13 @@ use iolab_engine::result::{Finding, RunResult};
 use iolab_engine::sink_device::Personality;
 use iolab_engine::target::TargetKind;
 
-type Rule = (&'static str, fn(&Facts) -> Option<String>);
+/// A rule: its name, the figures its sentence prints as paths in a record's result (`a|b`: the first
+/// the record has, as the rule reads them; cited by the suites' findings), and the rule.
+type Rule = (
+    &'static str,
+    &'static [&'static str],
+    fn(&Facts) -> Option<String>,
+);
 
 use iolab_engine::units::pct;
 
@@ -69,8 +75,19 @@ fn sink_why(f: &Facts) -> &'static str {
 
 /// Every rule, in the order findings are printed.
 pub const RULES: &[Rule] = &[
-    ("partition_round_trip", partition::round_trip),
-    ("iopoll", |f| {
+    (
+        "partition_round_trip",
+        &[
+            "offload.round_trip_ns",
+            "offload.round_trip_cycles",
+            "offload.batch",
+            "offload.partition.wake_requests",
+            "offload.partition.host_wakeups",
+            "offload.service_cpu_share",
+        ],
+        partition::round_trip,
+    ),
+    ("iopoll", &[], |f| {
         let (polled, why) = f.iopoll.as_ref()?;
         Some(match polled {
             Some(true) => format!("IOPOLL worked: {why}"),
@@ -78,9 +95,12 @@ pub const RULES: &[Rule] = &[
             None => format!("IOPOLL unproven: {why}"),
         })
     }),
-    ("zero_copy_copied", |f| {
-        let (notifs, copied) = f.zero_copy?;
-        (notifs > 0 && copied * 2 >= notifs).then(|| {
+    (
+        "zero_copy_copied",
+        &["uring.zc_copied", "uring.zc_notifs"],
+        |f| {
+            let (notifs, copied) = f.zero_copy?;
+            (notifs > 0 && copied * 2 >= notifs).then(|| {
             let local = if f.target == Some(TargetKind::Tcp) {
                 ": iolab's peer is on this machine, and for sends delivered to a local socket the kernel copies \
                  the data after all (the kernel's msg_zerocopy documentation, loopback), so this run shows the \
@@ -94,10 +114,18 @@ pub const RULES: &[Rule] = &[
                 notifs
             )
         })
-    }),
-    ("io_wq_punts", |f| {
-        let p = f.punted_fraction.or(sink_punts(f))?;
-        (p >= 0.5).then(|| {
+        },
+    ),
+    (
+        "io_wq_punts",
+        &[
+            "derived.punted_fraction|sink.worker_share",
+            "ns_per_op",
+            "spec.qd",
+        ],
+        |f| {
+            let p = f.punted_fraction.or(sink_punts(f))?;
+            (p >= 0.5).then(|| {
             let why = match (f.target, f.direct) {
                 (Some(TargetKind::Sink), _) => sink_why(f),
                 (Some(TargetKind::File), false) => "buffered file I/O cannot complete inline",
@@ -115,8 +143,9 @@ pub const RULES: &[Rule] = &[
                 f.qd
             )
         })
-    }),
-    ("sink_nowait_inline", |f| {
+        },
+    ),
+    ("sink_nowait_inline", &[], |f| {
         let s = f.sink.as_ref()?;
         let share = s.worker_share?;
         let inline = f.punted_fraction.unwrap_or(share) < 0.01 && share < 0.01;
@@ -127,7 +156,7 @@ pub const RULES: &[Rule] = &[
                 .to_string()
         })
     }),
-    ("sink_counts_disagree", |f| {
+    ("sink_counts_disagree", &[], |f| {
         let s = f.sink.as_ref()?;
         (!s.disagree.is_empty()).then(|| {
             format!(
@@ -137,9 +166,12 @@ pub const RULES: &[Rule] = &[
             )
         })
     }),
-    ("aio_not_asynchronous", |f| {
-        let x = f.aio_inline_fraction?;
-        (x >= 0.95).then(|| {
+    (
+        "aio_not_asynchronous",
+        &["aio.inline_fraction", "spec.qd"],
+        |f| {
+            let x = f.aio_inline_fraction?;
+            (x >= 0.95).then(|| {
             let why = if f.direct {
                 "this target completes even O_DIRECT requests while submitting them"
             } else {
@@ -152,18 +184,34 @@ pub const RULES: &[Rule] = &[
                 f.qd
             )
         })
-    }),
-    ("batching_worked", |f| {
-        let s = f.syscalls_per_op?;
-        let per_enter = f.kernel_requests_per_enter?;
-        // With SQPOLL few syscalls say nothing about batches: see sqpoll_submitted.
-        (f.info().is_some_and(|m| m.io_uring_requests) && !f.sqpoll && s <= 0.1).then(|| {
+        },
+    ),
+    (
+        "batching_worked",
+        &[
+            "derived.syscalls_per_op",
+            "derived.kernel_requests_per_enter|derived.iolab_requests_per_enter",
+        ],
+        |f| {
+            let s = f.syscalls_per_op?;
+            let per_enter = f.kernel_requests_per_enter?;
+            // With SQPOLL few syscalls say nothing about batches: see sqpoll_submitted.
+            (f.info().is_some_and(|m| m.io_uring_requests) && !f.sqpoll && s <= 0.1).then(|| {
             format!("syscalls per op {s:.3}: batching worked ({per_enter:.1} requests per io_uring_enter)")
         })
-    }),
-    ("sqpoll_submitted", |f| {
-        let (req, free) = (f.uring_requests?, f.submissions_without_syscall?);
-        (f.sqpoll && req > 0 && free > 0).then(|| {
+        },
+    ),
+    (
+        "sqpoll_submitted",
+        &[
+            "uring.submissions_without_syscall",
+            "uring.requests",
+            "uring.enters",
+            "derived.syscalls_per_op",
+        ],
+        |f| {
+            let (req, free) = (f.uring_requests?, f.submissions_without_syscall?);
+            (f.sqpoll && req > 0 && free > 0).then(|| {
             format!(
                 "the SQPOLL kernel thread took {free} of {req} requests ({}) from the ring without any \
                  io_uring_enter: SQPOLL submits without a syscall, it does not batch; the {} io_uring_enter \
@@ -175,51 +223,72 @@ pub const RULES: &[Rule] = &[
                     .unwrap_or_default()
             )
         })
-    }),
-    ("one_enter_per_request", |f| {
-        let b = f.kernel_requests_per_enter?;
-        (f.info().is_some_and(|m| m.io_uring_requests) && b <= 1.05).then(|| {
+        },
+    ),
+    (
+        "one_enter_per_request",
+        &["derived.kernel_requests_per_enter|derived.iolab_requests_per_enter"],
+        |f| {
+            let b = f.kernel_requests_per_enter?;
+            (f.info().is_some_and(|m| m.io_uring_requests) && b <= 1.05).then(|| {
             format!(
                 "{b:.2} requests per io_uring_enter: io_uring pays one syscall per op like write(), plus the ring's \
                  own work; raise --qd and --batch to amortise it"
             )
         })
-    }),
-    ("helper_threads_did_the_work", |f| {
-        let h = f.iowq_cpu_s;
-        (h >= 0.01 && h > f.worker_cpu_s).then(|| {
+        },
+    ),
+    (
+        "helper_threads_did_the_work",
+        &["derived.iowq_cpu_s", "derived.worker_cpu_s"],
+        |f| {
+            let h = f.iowq_cpu_s;
+            (h >= 0.01 && h > f.worker_cpu_s).then(|| {
             format!(
                 "io-wq worker threads used {h:.3} s of CPU, more than iolab's own threads ({:.3} s): the work moved to the kernel's helpers",
                 f.worker_cpu_s
             )
         })
-    }),
-    ("sqpoll_burns_a_core", |f| {
-        let s = f.sqpoll_cpu_s;
-        (s >= 0.01 && f.wall_s > 0.0).then(|| {
+        },
+    ),
+    (
+        "sqpoll_burns_a_core",
+        &["derived.sqpoll_cpu_s", "wall_s"],
+        |f| {
+            let s = f.sqpoll_cpu_s;
+            (s >= 0.01 && f.wall_s > 0.0).then(|| {
             format!(
                 "the SQPOLL thread used {:.2} CPU over the run ({s:.3} s of {:.3} s): it spins while awake",
                 s / f.wall_s,
                 f.wall_s
             )
         })
-    }),
-    ("context_switch_per_op", |f| {
-        let c = f.ctx_switches_per_op?;
-        (c >= 0.5).then(|| {
+        },
+    ),
+    (
+        "context_switch_per_op",
+        &["derived.ctx_switches_per_op"],
+        |f| {
+            let c = f.ctx_switches_per_op?;
+            (c >= 0.5).then(|| {
             format!("{c:.2} context switches per op: ops sleep and wake (waiting for completions or hand-offs to helper threads)")
         })
-    }),
-    ("page_fault_per_page", |f| {
-        let p = f.page_faults_per_mib?;
-        (p >= 128.0).then(|| {
+        },
+    ),
+    (
+        "page_fault_per_page",
+        &["derived.page_faults_per_mib"],
+        |f| {
+            let p = f.page_faults_per_mib?;
+            (p >= 128.0).then(|| {
             format!(
                 "{p:.0} page faults per MiB (one per 4 KiB page is 256): the first touch of each page costs a fault{}",
                 if f.info().is_some_and(|m| m.maps) { "; mmap pays them instead of syscalls" } else { "" }
             )
         })
-    }),
-    ("stdio_coalesced", |f| {
+        },
+    ),
+    ("stdio_coalesced", &["syscalls.kernel_rw_per_op"], |f| {
         (f.info().is_some_and(|m| m.user_buffered) && f.rw_syscalls_per_op > 0.0 && f.rw_syscalls_per_op < 0.5).then(|| {
             format!(
                 "stdio turned {:.0} ops into one read/write syscall ({:.4} syscalls per op): the buffer, not the kernel, set the pace",
@@ -228,33 +297,41 @@ pub const RULES: &[Rule] = &[
             )
         })
     }),
-    ("syscall_is_the_cost", |f| {
-        let s = f.syscalls_per_op?;
-        // Methods that make one system call per op.
-        let sync = f.info().is_some_and(|m| m.per_op_call.is_some());
-        (sync && (0.95..=1.1).contains(&s) && matches!(f.target, Some(TargetKind::DevNull | TargetKind::DevZero))).then(|| {
+    (
+        "syscall_is_the_cost",
+        &["derived.syscalls_per_op", "ns_per_op"],
+        |f| {
+            let s = f.syscalls_per_op?;
+            // Methods that make one system call per op.
+            let sync = f.info().is_some_and(|m| m.per_op_call.is_some());
+            (sync && (0.95..=1.1).contains(&s) && matches!(f.target, Some(TargetKind::DevNull | TargetKind::DevZero))).then(|| {
             format!(
                 "{s:.3} syscalls per op on a device that does no work: the {} per op is the cost of one system call on this machine",
                 iolab_engine::units::fmt_ns(f.ns_per_op)
             )
         })
-    }),
-    ("hypervisor_steal", |f| {
-        // Steal is counted in 10 ms ticks: below 5 ticks the share is mostly rounding.
-        (f.wall_s > 0.0 && f.steal_s >= 0.05 && f.steal_s / f.wall_s >= 0.1).then(|| {
+        },
+    ),
+    (
+        "hypervisor_steal",
+        &["cpu.steal_worker_cpus_s|cpu.steal_all_cpus_s", "wall_s"],
+        |f| {
+            // Steal is counted in 10 ms ticks: below 5 ticks the share is mostly rounding.
+            (f.wall_s > 0.0 && f.steal_s >= 0.05 && f.steal_s / f.wall_s >= 0.1).then(|| {
             format!(
                 "the hypervisor stole {} of the run's time ({:.2} s, /proc/stat): times are inflated and CPU figures miss it; repeat before trusting a comparison",
                 pct(f.steal_s / f.wall_s),
                 f.steal_s
             )
         })
-    }),
-    ("counters_unavailable", |f| {
+        },
+    ),
+    ("counters_unavailable", &[], |f| {
         f.tracepoints_unavailable.as_ref().map(|why| {
             format!("kernel tracepoints unavailable ({why}): syscall figures are iolab's own count")
         })
     }),
-    ("profile_copy_bound", |f| {
+    ("profile_copy_bound", &[], |f| {
         let p = profiled(f)?;
         (p.kernel_share > 0.0 && p.copy_share / p.kernel_share >= 0.3).then(|| {
             format!(
@@ -271,7 +348,7 @@ pub const RULES: &[Rule] = &[
             )
         })
     }),
-    ("profile_io_wq_work", |f| {
+    ("profile_io_wq_work", &[], |f| {
         let p = profiled(f)?;
         let (func, share) = p.iowq_focus.as_ref()?;
         (p.iowq_share >= 0.2).then(|| {
@@ -283,7 +360,7 @@ pub const RULES: &[Rule] = &[
             )
         })
     }),
-    ("profile_syscall_overhead", |f| {
+    ("profile_syscall_overhead", &[], |f| {
         let p = profiled(f)?;
         (p.syscall_share >= 0.3).then(|| {
             format!(
@@ -293,7 +370,7 @@ pub const RULES: &[Rule] = &[
             )
         })
     }),
-    ("profile_scheduler", |f| {
+    ("profile_scheduler", &[], |f| {
         let p = profiled(f)?;
         (p.sched_share >= 0.25).then(|| {
             format!(
@@ -303,7 +380,7 @@ pub const RULES: &[Rule] = &[
             )
         })
     }),
-    ("profile_inline_perturbs", |f| {
+    ("profile_inline_perturbs", &["profile.hz"], |f| {
         let p = f.profile.as_ref()?;
         p.inline.then(|| {
             format!(
@@ -312,12 +389,21 @@ pub const RULES: &[Rule] = &[
             )
         })
     }),
-    ("inline_counting_perturbs", |f| {
+    ("inline_counting_perturbs", &[], |f| {
         f.inline_counting.then(|| {
-            "tracepoints were on during the timed pass (--count inline): each syscall cost more (~30% on a 90 ns syscall)".to_string()
+            "tracepoints were on during the timed pass (--count inline): each system call paid for them, so the times are \
+             higher than a plain pass's (`iolab bench overhead` measures by how much on this machine)".to_string()
         })
     }),
 ];
+
+/// The figures rule `name` prints, as paths in a record's result (see [`Rule`]).
+pub fn figures_of(name: &str) -> &'static [&'static str] {
+    RULES
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map_or(&[], |(_, f, _)| f)
+}
 
 /// Findings for a result, in rule order.
 pub fn findings(r: &RunResult) -> Vec<Finding> {
@@ -327,7 +413,7 @@ pub fn findings(r: &RunResult) -> Vec<Finding> {
 pub fn findings_of(f: &Facts) -> Vec<Finding> {
     RULES
         .iter()
-        .filter_map(|(name, rule)| {
+        .filter_map(|(name, _, rule)| {
             rule(f).map(|text| Finding {
                 rule: (*name).to_string(),
                 text,

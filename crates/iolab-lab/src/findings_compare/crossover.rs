@@ -2,6 +2,7 @@
 //! direction, method and threads): the set rule `direct_crossover` of `findings_compare`, and the storage
 //! paper's answer.
 
+use super::cited::Fig;
 use super::row::Row;
 use iolab_engine::units::fmt_size;
 
@@ -25,7 +26,7 @@ fn both_ways(family: &[&&Row]) -> Vec<(u64, f64, f64)> {
         family
             .iter()
             .find(|r| r.facts.bs == bs && r.facts.direct == direct)
-            .map(|r| r.mib_s)
+            .map(|r| r.cited(Fig::MibS))
     };
     sizes
         .iter()

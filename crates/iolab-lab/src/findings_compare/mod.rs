@@ -14,6 +14,7 @@
 //! - [`plausibility`] looks at one throughput (a row's, or a seed's published one) against what this
 //!   machine's memory can copy (`measure::memcopy`): beyond it, the figure is impossible.
 
+mod cited;
 mod crossover;
 mod plausible;
 pub mod row;
@@ -30,7 +31,9 @@ use why::{causes_faster, causes_slower};
 pub(crate) use why::{why_faster, why_slower};
 pub use why::{Cause, CAUSES};
 
+use crate::cite::{collect, Cite};
 use crate::findings::{self};
+pub use cited::Fig;
 use iolab_engine::measure::memcopy::MemCopy;
 use serde::{Deserialize, Serialize};
 
@@ -46,6 +49,9 @@ pub struct Compared {
     /// the causes the sentence gives (so the rows one cause explains can be named together).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub against: Option<Against>,
+    /// The figures the sentence used, each from a field of a record ([`crate::cite`]).
+    #[serde(default)]
+    pub cites: Vec<Cite>,
 }
 
 /// A row's comparison with its workload's reference row.
@@ -71,12 +77,13 @@ pub fn compare(rows: &mut [Row], mem: &MemCopy) -> Vec<Compared> {
                 if std::ptr::eq(a, b) {
                     continue;
                 }
-                if let Some(text) = rule(a, b) {
+                if let (Some(text), cites) = collect(|| rule(a, b)) {
                     out.push(Compared {
                         rule: (*name).into(),
                         about: a.workload(),
                         text: text + &noise(a, b),
                         against: against(name, a, b),
+                        cites,
                     });
                 }
             }
@@ -84,12 +91,13 @@ pub fn compare(rows: &mut [Row], mem: &MemCopy) -> Vec<Compared> {
     }
     let refs: Vec<&Row> = rows.iter().collect();
     for (name, about, rule) in SET_RULES {
-        for text in rule(&refs) {
+        for (text, cites) in rule(&refs) {
             out.push(Compared {
                 rule: (*name).into(),
                 about: (*about).into(),
                 text,
                 against: None,
+                cites,
             });
         }
     }
@@ -111,11 +119,13 @@ pub fn compare(rows: &mut [Row], mem: &MemCopy) -> Vec<Compared> {
                     about: about.clone(),
                     text,
                     against: None,
+                    cites: r.cites_of(&[Fig::Bytes, Fig::WallS]),
                 });
             }
         }
         for f in findings::findings_of(&r.facts) {
             out.push(Compared {
+                cites: r.cites_at(findings::figures_of(&f.rule)),
                 rule: f.rule,
                 about: about.clone(),
                 text: f.text,

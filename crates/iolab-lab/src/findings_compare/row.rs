@@ -2,6 +2,8 @@
 //! be tested with figures made up on the spot), how its method did the work, its workload, its
 //! reference, and the noise between two rows.
 
+use super::cited::Fig;
+use crate::cite::{collect, note, Cite, Source};
 use crate::findings::Facts;
 use iolab_engine::method::info::Exec;
 use iolab_engine::result::RunResult;
@@ -47,8 +49,9 @@ pub struct Row {
     pub ops: u64,
     pub bytes: u64,
     pub mib_s: f64,
-    /// User + system CPU of the whole process over the run, seconds, and its system part.
+    /// User + system CPU of the whole process over the run, seconds, its user and its system part.
     pub cpu_s: f64,
+    pub user_s: f64,
     pub sys_s: f64,
     /// Flushes (fsync/msync) inside the timed span.
     pub flushes: bool,
@@ -100,6 +103,10 @@ pub struct Row {
     pub counted_ops: Option<u64>,
     pub counted_enters: Option<u64>,
     pub facts: Facts,
+    /// Where the row's record is kept, for the cites of the figures taken from it ([`crate::cite`]).
+    pub source: Source,
+    /// The record the row came from (none for a row made from a result alone).
+    pub record: Option<std::sync::Arc<Value>>,
 }
 
 /// How repeated runs of one point spread: runs, and the lowest and highest ns/op of the middle runs
@@ -156,6 +163,7 @@ impl Row {
             bytes: r.bytes,
             mib_s: r.mib_s,
             cpu_s: r.cpu.process.user_s + r.cpu.process.sys_s,
+            user_s: r.cpu.process.user_s,
             sys_s: r.cpu.process.sys_s,
             flushes: r.flushes.calls > 0,
             lat_mean_ns: r.latency.mean_ns,
@@ -206,6 +214,8 @@ impl Row {
             counted_ops: r.kernel.tracepoint_pass_ops,
             counted_enters: r.kernel.tracepoint_pass_uring_enters,
             facts: Facts::of(r),
+            source: Source::Nowhere,
+            record: None,
         }
     }
 
@@ -224,11 +234,14 @@ impl Row {
                 (TargetKind::File, Some(n)) => n.to_string_lossy().to_string(),
                 _ => r.spec.target.display().to_string(),
             });
-        Some(Row::of(&key("step").unwrap_or_default(), &target, &r))
+        let mut row = Row::of(&key("step").unwrap_or_default(), &target, &r);
+        row.record = Some(std::sync::Arc::new(rec.clone()));
+        Some(row)
     }
 
+    /// Wall-clock ns per op (cited: [`crate::cite`]).
     pub fn ns(&self) -> f64 {
-        self.facts.ns_per_op
+        self.cited(Fig::NsPerOp)
     }
 
     pub fn method(&self) -> Option<MethodKind> {
@@ -288,18 +301,18 @@ impl Row {
             && (!self.nop_requests || self.batch == o.batch)
     }
 
-    /// Ops per second.
+    /// Ops per second (cited).
     pub fn iops(&self) -> f64 {
-        if self.facts.wall_s > 0.0 {
-            self.ops as f64 / self.facts.wall_s
-        } else {
-            0.0
-        }
+        self.cited(Fig::Iops)
     }
 
-    /// CPU nanoseconds per op (the whole process's user + system time).
+    /// CPU nanoseconds per op (the whole process's user + system time; its three figures cited).
     pub fn cpu_ns_per_op(&self) -> Option<f64> {
-        (self.ops > 0 && self.cpu_s > 0.0).then(|| self.cpu_s * 1e9 / self.ops as f64)
+        let v = (self.ops > 0 && self.cpu_s > 0.0).then(|| self.cpu_s * 1e9 / self.ops as f64)?;
+        self.cited(Fig::UserS);
+        self.cited(Fig::SysS);
+        self.cited(Fig::Ops);
+        Some(v)
     }
 }
 
@@ -409,5 +422,149 @@ pub(crate) fn test_row(way: &str, method: MethodKind, ns: f64) -> Row {
             ..Default::default()
         },
         ..Default::default()
+    }
+}
+impl Row {
+    /// The row's figure `f`, noted as a cite of its record's field (where the row came from a line of a
+    /// record file and has the figure).
+    pub fn cited(&self, f: Fig) -> f64 {
+        let v = figure(f, self);
+        // Only a field the record has (an older record lacks the newer ones).
+        let held = || {
+            self.record.as_ref().is_some_and(|rec| {
+                f.field()
+                    .split('.')
+                    .try_fold(&**rec, |x, k| x.get(k))
+                    .is_some_and(|x| x.is_number())
+            })
+        };
+        if v.is_finite() && held() {
+            if let Some(c) = self.source.cite(v, f.field().to_string()) {
+                note(c);
+            }
+        }
+        v
+    }
+
+    /// [`Row::cited`] of a figure the row may lack (`None` then).
+    pub fn cited_opt(&self, f: Fig) -> Option<f64> {
+        Some(self.cited(f)).filter(|v| !v.is_nan())
+    }
+
+    /// The cites of figures `figs` of the row, taken now.
+    pub fn cites_of(&self, figs: &[Fig]) -> Vec<Cite> {
+        collect(|| {
+            for f in figs {
+                self.cited(*f);
+            }
+        })
+        .1
+    }
+}
+
+impl Row {
+    /// The cites of the figures at `paths` of the row's result (`a|b`: the first the record has as a
+    /// number), taken from its record; none for a row from no file.
+    pub fn cites_at(&self, paths: &[&str]) -> Vec<Cite> {
+        let Some(rec) = &self.record else {
+            return Vec::new();
+        };
+        paths
+            .iter()
+            .filter_map(|alts| {
+                alts.split('|').find_map(|p| {
+                    let v = p
+                        .split('.')
+                        .try_fold(&rec["result"], |v, k| v.get(k))?
+                        .as_f64()?;
+                    self.source.cite(v, format!("result.{p}"))
+                })
+            })
+            .collect()
+    }
+}
+
+/// The row's value of figure `f` (NaN where the row has none).
+fn figure(f: Fig, r: &Row) -> f64 {
+    let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    match f {
+        Fig::NsPerOp => r.facts.ns_per_op,
+        // As the record's figure is made: ops over the timed span.
+        Fig::Iops if r.facts.wall_s > 0.0 => r.ops as f64 / r.facts.wall_s,
+        Fig::Iops => 0.0,
+        Fig::MibS => r.mib_s,
+        Fig::LatMeanNs => r.lat_mean_ns,
+        Fig::UserS => r.user_s,
+        Fig::SysS => r.sys_s,
+        Fig::Ops => r.ops as f64,
+        Fig::Bytes => r.bytes as f64,
+        Fig::WallS => r.facts.wall_s,
+        Fig::MeanBatch => opt(r.mean_batch),
+        Fig::SyscallsPerOp => opt(r.facts.syscalls_per_op),
+        Fig::Punted => opt(r.facts.punted_fraction),
+        Fig::WouldBlock => opt(r.would_block),
+        Fig::ServiceCpuShare => opt(r.service_cpu_share),
+        Fig::SqpollCpuS => r.facts.sqpoll_cpu_s,
+    }
+}
+
+#[cfg(test)]
+mod cite_tests {
+    use super::*;
+
+    #[test]
+    fn collects_each_figure_once_and_only_inside() {
+        let mut r = crate::findings_compare::row::test_row(
+            "write()",
+            iolab_engine::spec::MethodKind::Sync,
+            250.0,
+        );
+        r.source = Source::Line(7);
+        r.record = Some(std::sync::Arc::new(
+            serde_json::json!({"point": {}, "result": {"ns_per_op": 250.0}}),
+        ));
+        r.cited(Fig::NsPerOp);
+        let ((), cites) = collect(|| {
+            r.cited(Fig::NsPerOp);
+            r.cited(Fig::NsPerOp);
+            r.cited(Fig::MeanBatch);
+        });
+        assert_eq!(
+            cites,
+            vec![Cite {
+                value: 250.0,
+                line: Some(7),
+                run: None,
+                field: "result.ns_per_op".into()
+            }],
+            "once, and no mean batch where the row has none"
+        );
+        let ((), none) = collect(|| {
+            r.source = Source::Nowhere;
+            r.cited(Fig::NsPerOp);
+        });
+        assert!(none.is_empty(), "a row from no file cites nothing");
+        r.source = Source::Line(7);
+        r.record = Some(std::sync::Arc::new(
+            serde_json::json!({"point": {}, "result": {}}),
+        ));
+        let ((), older) = collect(|| {
+            r.cited(Fig::NsPerOp);
+        });
+        assert!(older.is_empty(), "no cite of a field the record lacks");
+        r.source = Source::Run(3);
+        r.record = Some(std::sync::Arc::new(serde_json::json!({"result": {
+            "derived": {"kernel_requests_per_enter": null, "iolab_requests_per_enter": 1.5}
+        }})));
+        assert_eq!(
+            r.cites_at(&["derived.kernel_requests_per_enter|derived.iolab_requests_per_enter"]),
+            vec![Cite {
+                value: 1.5,
+                line: None,
+                run: Some(3),
+                field: "result.derived.iolab_requests_per_enter".into()
+            }],
+            "the first alternative the record has as a number"
+        );
     }
 }

@@ -1,8 +1,10 @@
 //! The comparing rules, in tables: over a pair of rows of one workload, and over every row of a table.
 
+use super::cited::Fig;
 use super::crossover::crossover;
 use super::row::Row;
 use super::why::{because, pct, why_faster, why_slower};
+use crate::cite::{collect, Cite};
 use iolab_engine::sink_device::Personality;
 use iolab_engine::spec::{MethodKind, RingDesign};
 use iolab_engine::units::fmt_ns;
@@ -50,7 +52,7 @@ pub const PAIR_RULES: &[PairRule] = &[
             })
     }),
     ("batched_vs_single", |a, b| {
-        let (ma, mb) = (a.mean_batch?, b.mean_batch?);
+        let (ma, mb) = (a.cited_opt(Fig::MeanBatch)?, b.cited_opt(Fig::MeanBatch)?);
         let r = a.ns() / b.ns();
         // The same way of queueing requests, at two batch sizes.
         let both = a.method().is_some() && a.method() == b.method();
@@ -58,7 +60,7 @@ pub const PAIR_RULES: &[PairRule] = &[
         let same_depth = a.facts.qd == b.facts.qd;
         (both && same_depth && a.same_workload(b) && ma >= 4.0 * mb && mb <= 1.5 && !(1.0 / 1.2..1.2).contains(&r)).then(|| {
             let verdict = if r < 1.0 {
-                match (a.facts.syscalls_per_op, b.facts.syscalls_per_op) {
+                match (a.cited_opt(Fig::SyscallsPerOp), b.cited_opt(Fig::SyscallsPerOp)) {
                     (Some(x), Some(y)) => format!("batching paid: {x:.2} syscalls per op against {y:.2}"),
                     // Without the kernel's counts (no counting pass) no syscall figure is made up.
                     _ => "batching paid (the kernel's syscall counts were not taken)".to_string(),
@@ -94,7 +96,7 @@ pub const PAIR_RULES: &[PairRule] = &[
                 )),
                 None => {}
             }
-            if let (Some(x), Some(y)) = (a.mean_batch, b.mean_batch) {
+            if let (Some(x), Some(y)) = (a.cited_opt(Fig::MeanBatch), b.cited_opt(Fig::MeanBatch)) {
                 w.push(format!("{x:.1} requests per submission against {y:.1}"));
             }
             if let (Some(x), Some(y)) = (a.mean_inflight, b.mean_inflight) {
@@ -149,7 +151,12 @@ pub(super) fn base_place(r: &Row) -> &str {
 }
 
 /// A rule over every row of a table at once: its name, what its findings are about, and the rule.
-pub(super) type SetRule = (&'static str, &'static str, fn(&[&Row]) -> Vec<String>);
+/// Each finding comes with the cites of the figures it read.
+pub(super) type SetRule = (
+    &'static str,
+    &'static str,
+    fn(&[&Row]) -> Vec<(String, Vec<Cite>)>,
+);
 
 /// Rules over every row of a table at once.
 pub const SET_RULES: &[SetRule] = &[(
@@ -168,12 +175,13 @@ pub const SET_RULES: &[SetRule] = &[(
                 .iter()
                 .filter(|x| (x.place.clone(), x.facts.write, x.method(), x.threads) == key)
                 .collect();
-            if let Some(s) = crossover(&family) {
-                out.push(if r.step.is_empty() {
+            if let (Some(s), cites) = collect(|| crossover(&family)) {
+                let s = if r.step.is_empty() {
                     s
                 } else {
                     format!("{}: {s}", r.step)
-                });
+                };
+                out.push((s, cites));
             }
         }
         out

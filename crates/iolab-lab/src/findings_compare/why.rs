@@ -1,5 +1,6 @@
 //! Why one row took longer (or less) per op than another, as far as the counters say.
 
+use super::cited::Fig;
 use super::row::Row;
 use crate::findings::Facts;
 use iolab_engine::units::fmt_ns;
@@ -189,7 +190,7 @@ pub(crate) fn causes_faster(a: &Row, b: &Row) -> Vec<Cause> {
         );
         w.push(cause("maps", t, format!("{p:.0} page faults per MiB")));
     }
-    if let Some(m) = a.mean_batch.filter(|m| *m >= 4.0) {
+    if let Some(m) = a.cited_opt(Fig::MeanBatch).filter(|m| *m >= 4.0) {
         w.push(cause(
             "batched",
             format!("{m:.1} requests per submission"),

@@ -18,6 +18,10 @@ pub struct Recorder {
     file: std::fs::File,
     /// The records in the file (those found at `--resume`, then those appended).
     pub done: Vec<Value>,
+    /// The 1-based line of the file holding each of `done` (0 where it could not be told).
+    pub lines: Vec<usize>,
+    /// Lines the file holds.
+    held: usize,
     /// Bytes of a cut-short last line dropped at `--resume` (a point killed while being written).
     pub dropped: usize,
     /// What `--resume` found and did about it, for the user (a missing final newline added, records
@@ -64,6 +68,8 @@ impl Recorder {
             made,
             dirs,
             done: Vec::new(),
+            lines: Vec::new(),
+            held: 0,
             dropped: 0,
             notes: Vec::new(),
             settings,
@@ -105,6 +111,9 @@ impl Recorder {
                     .into(),
             );
         }
+        let kept = &text[..text.len() - cut];
+        self.lines = super::records::record_lines(kept, &recs);
+        self.held = kept.lines().count();
         self.done = recs;
         self.dropped = cut;
         Ok(())
@@ -145,7 +154,18 @@ impl Recorder {
             d.keep();
         }
         self.done.push(rec);
+        self.held += 1;
+        self.lines.push(self.held);
         Ok(())
+    }
+
+    /// The line of the file holding `rec`, one of [`Recorder::done`] (0 for another value).
+    pub fn line_of(&self, rec: &Value) -> usize {
+        self.done
+            .iter()
+            .position(|r| std::ptr::eq(r, rec))
+            .and_then(|i| self.lines.get(i).copied())
+            .unwrap_or(0)
     }
 }
 

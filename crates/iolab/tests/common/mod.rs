@@ -2,6 +2,8 @@
 //! the documented block pattern (docs/data-pattern.md), so content checks do not trust iolab's own code.
 #![allow(dead_code)]
 
+pub mod cites;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -279,4 +281,23 @@ pub fn refused_by(base: &[&str], args: &[&str], flag: &str, word: &str) {
         "{args:?}: {}",
         r.stderr
     );
+}
+
+/// "12345.6" as "12,345.6" (a number as iolab prints it with thousands separators).
+pub fn thousands_str(plain: &str) -> String {
+    let (sign, rest) = plain.strip_prefix('-').map_or(("", plain), |r| ("-", r));
+    let (int, frac) = rest
+        .split_once('.')
+        .map_or((rest, None), |(i, f)| (i, Some(f)));
+    let mut out = String::new();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    match frac {
+        Some(f) => format!("{sign}{out}.{f}"),
+        None => format!("{sign}{out}"),
+    }
 }

@@ -33,6 +33,7 @@ fn answer(
         q: &question,
         rows: rows.iter().collect(),
         recs: recs.iter().collect(),
+        rec_lines: Vec::new(),
         published,
         mem: &mem,
     };
@@ -71,7 +72,7 @@ fn every_builtin_suite_has_questions_that_parse_and_each_gets_an_answer_or_a_rea
         assert!(!s.questions.is_empty(), "{name} lists no question");
         // Without records no question is answered, and each says what it would need (what the seed
         // published alone may still be checked: the 'dma' figures).
-        let sum = summarize(&s, &[], &sample());
+        let sum = summarize(&s, &[], &[], &sample());
         assert_eq!(sum.answers.len(), s.questions.len());
         for a in &sum.answers {
             assert_ne!(a.status, Status::Answered, "{name} {}: {a:?}", a.id);
@@ -716,7 +717,7 @@ fn kernel_module_slower() {
 #[test]
 fn summaries_are_recorded_and_skipped_by_record_readers() {
     let s = crate::suite::load("writes").unwrap();
-    let sum = summarize(&s, &[], &sample());
+    let sum = summarize(&s, &[], &[], &sample());
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("r.jsonl");
     let point = crate::series::record(
@@ -766,6 +767,7 @@ fn quick_emulated_or_stolen_figures_are_indicative() {
             q: &question,
             rows: rows.iter().collect(),
             recs: recs.iter().collect(),
+            rec_lines: Vec::new(),
             published: &[],
             mem: &mem,
         })

@@ -1,0 +1,56 @@
+//! The figures of a row that are fields of its record, named by their paths in it (`Row::cited` takes
+//! them with a cite: [`crate::cite`]).
+
+/// A figure of a row that is one field of its record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fig {
+    /// Wall-clock nanoseconds per op.
+    NsPerOp,
+    /// Ops per second.
+    Iops,
+    MibS,
+    /// The mean latency of an op.
+    LatMeanNs,
+    /// The process's user and system CPU seconds.
+    UserS,
+    SysS,
+    Ops,
+    Bytes,
+    /// The timed span, seconds.
+    WallS,
+    /// io_uring: requests per submission (iolab's count).
+    MeanBatch,
+    /// The kernel's count of system calls per op (raw_syscalls:sys_enter, clock reads apart).
+    SyscallsPerOp,
+    /// The share of io_uring's requests the kernel punted to io-wq.
+    Punted,
+    /// pwritev2/preadv2 RWF_NOWAIT: the share of ops that would have blocked.
+    WouldBlock,
+    /// Offload: the server threads' share of the CPU.
+    ServiceCpuShare,
+    /// CPU seconds of the kernel's SQPOLL threads over the run.
+    SqpollCpuS,
+}
+
+impl Fig {
+    /// The field's dot path in a record.
+    pub fn field(self) -> &'static str {
+        match self {
+            Fig::NsPerOp => "result.ns_per_op",
+            Fig::Iops => "result.iops",
+            Fig::MibS => "result.mib_s",
+            Fig::LatMeanNs => "result.latency.mean_ns",
+            Fig::UserS => "result.cpu.process.user_s",
+            Fig::SysS => "result.cpu.process.sys_s",
+            Fig::Ops => "result.ops",
+            Fig::Bytes => "result.bytes",
+            Fig::WallS => "result.wall_s",
+            Fig::MeanBatch => "result.uring.mean_batch",
+            Fig::SyscallsPerOp => "result.derived.syscalls_per_op",
+            Fig::Punted => "result.derived.punted_fraction",
+            Fig::WouldBlock => "result.nowait.would_block_share",
+            Fig::ServiceCpuShare => "result.offload.service_cpu_share",
+            Fig::SqpollCpuS => "result.derived.sqpoll_cpu_s",
+        }
+    }
+}
