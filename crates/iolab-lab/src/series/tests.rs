@@ -74,3 +74,41 @@ fn settings_name_what_differs_and_later_records_replace_refusals() {
     let (recs, cut) = records_of(&text, Path::new("x")).unwrap();
     assert_eq!((recs, cut), (vec![ran], 0));
 }
+
+#[test]
+fn the_recorder_knows_each_record_line_across_a_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.jsonl");
+    let settings = serde_json::json!({"ops": "10"});
+    let rec = |n: u32| serde_json::json!({"point": {"n": n.to_string()}, "result": {"ns_per_op": 0.1 + n as f64 / 3.0}});
+    {
+        let mut r = Recorder::open(Some(&out), false, "t", settings.clone()).unwrap();
+        r.push(rec(1)).unwrap();
+        r.push(rec(2)).unwrap();
+        r.push(serde_json::json!({"summary": {"answers": []}}))
+            .unwrap();
+        assert_eq!(r.lines, vec![1, 2, 3]);
+    }
+    // A cut-short line, dropped at the resume.
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&out)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, b"{\"point\": {\"n\""))
+        .unwrap();
+    let mut r = Recorder::open(Some(&out), true, "t", settings).unwrap();
+    r.push(rec(3)).unwrap();
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    for v in r.done.iter() {
+        let n = r.line_of(v);
+        assert!(n > 0, "{v}");
+        let at: serde_json::Value = serde_json::from_str(lines[n - 1]).unwrap();
+        assert_eq!(at["point"], v["point"], "line {n}");
+    }
+    // Two records read back, the summary skipped, the new one after it.
+    assert_eq!(
+        r.done.iter().map(|v| r.line_of(v)).collect::<Vec<_>>(),
+        vec![1, 2, 4]
+    );
+    assert_eq!(r.line_of(&rec(1)), 0, "a value the recorder does not hold");
+}
