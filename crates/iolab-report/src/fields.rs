@@ -342,6 +342,7 @@ mod tests {
                 "iolab-w;iolab::runner::loops 200".into(),
             ],
             notes: vec!["a note".into()],
+            shares: None,
         }
     }
 

@@ -108,6 +108,14 @@ fn guest_records(dir: &std::path::Path) -> Option<Vec<Value>> {
     }
     let text = std::fs::read_to_string(dir.join("sink-checks.jsonl"))
         .unwrap_or_else(|e| panic!("no records came back ({e}):\n{stderr}"));
+    // The findings over the driver's rows cite their records' fields, each as recorded.
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let summary = lines.iter().rev().find_map(|l| l.get("summary")).unwrap();
+    let traced = common::cites::check_cites("sink-checks", &lines, summary);
+    assert!(traced.uncited.is_empty(), "{:?}", traced.uncited);
     Some(records(&text))
 }
 

@@ -525,6 +525,13 @@ pub fn driver_gaps(c: &Ctx) -> Reply {
         .filter_map(|r| {
             let s = r.facts.sink.as_ref()?;
             let g = s.driver_gaps.as_ref()?;
+            r.cite_paths(&[
+                "sink.driver_gaps.p50_ns",
+                "sink.driver_gaps.p99_ns",
+                "sink.driver_gaps.mean_ns",
+                "sink.driver_gaps.count",
+                "gap.p50_ns",
+            ]);
             Some(format!(
                 "{}, {}: the driver saw the writes {} apart (p50; p99 {}, mean {}, {} gaps), iolab's clock {} \
                  between op starts",
@@ -539,6 +546,7 @@ pub fn driver_gaps(c: &Ctx) -> Reply {
         })
         .collect();
     let mean = |r: &Row| {
+        r.cite_paths(&["sink.driver_gaps.mean_ns"]);
         r.facts
             .sink
             .as_ref()?

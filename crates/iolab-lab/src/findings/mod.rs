@@ -331,10 +331,13 @@ pub const RULES: &[Rule] = &[
             format!("kernel tracepoints unavailable ({why}): syscall figures are iolab's own count")
         })
     }),
-    ("profile_copy_bound", &[], |f| {
-        let p = profiled(f)?;
-        (p.kernel_share > 0.0 && p.copy_share / p.kernel_share >= 0.3).then(|| {
-            format!(
+    (
+        "profile_copy_bound",
+        &["profile.shares.copy_share", "profile.shares.kernel_share"],
+        |f| {
+            let p = profiled(f)?;
+            (p.kernel_share > 0.0 && p.copy_share / p.kernel_share >= 0.3).then(|| {
+                format!(
                 "{} of system time in copying to/from user memory ({}, {} of all samples): {}{}",
                 pct(p.copy_share / p.kernel_share),
                 p.top_copy.as_deref().unwrap_or("copy functions"),
@@ -346,12 +349,19 @@ pub const RULES: &[Rule] = &[
                     "; O_DIRECT avoids the copy"
                 }
             )
-        })
-    }),
-    ("profile_io_wq_work", &[], |f| {
-        let p = profiled(f)?;
-        let (func, share) = p.iowq_focus.as_ref()?;
-        (p.iowq_share >= 0.2).then(|| {
+            })
+        },
+    ),
+    (
+        "profile_io_wq_work",
+        &[
+            "profile.shares.iowq_share",
+            "profile.shares.iowq_focus_share",
+        ],
+        |f| {
+            let p = profiled(f)?;
+            let (func, share) = p.iowq_focus.as_ref()?;
+            (p.iowq_share >= 0.2).then(|| {
             format!(
                 "io-wq workers took {} of the samples and spent {} of theirs in {func}: the requests ran in the \
                  kernel's helper threads, not in the thread that submitted them",
@@ -359,18 +369,23 @@ pub const RULES: &[Rule] = &[
                 pct(*share)
             )
         })
-    }),
-    ("profile_syscall_overhead", &[], |f| {
-        let p = profiled(f)?;
-        (p.syscall_share >= 0.3).then(|| {
+        },
+    ),
+    (
+        "profile_syscall_overhead",
+        &["profile.shares.syscall_share"],
+        |f| {
+            let p = profiled(f)?;
+            (p.syscall_share >= 0.3).then(|| {
             format!(
                 "{} of the samples in syscall entry and exit: the cost of crossing into the kernel dominates; fewer, \
                  larger calls or batching (io_uring) pay it less often",
                 pct(p.syscall_share)
             )
         })
-    }),
-    ("profile_scheduler", &[], |f| {
+        },
+    ),
+    ("profile_scheduler", &["profile.shares.sched_share"], |f| {
         let p = profiled(f)?;
         (p.sched_share >= 0.25).then(|| {
             format!(
@@ -380,7 +395,7 @@ pub const RULES: &[Rule] = &[
             )
         })
     }),
-    ("profile_inline_perturbs", &["profile.hz"], |f| {
+    ("profile_inline_perturbs", &["profile.frequency_hz"], |f| {
         let p = f.profile.as_ref()?;
         p.inline.then(|| {
             format!(

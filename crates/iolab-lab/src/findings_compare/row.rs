@@ -484,6 +484,16 @@ impl Row {
     }
 }
 
+impl Row {
+    /// Notes the cites of the figures at `paths` of the row's result ([`Row::cites_at`]) as taken, for
+    /// figures no [`Fig`] names.
+    pub fn cite_paths(&self, paths: &[&str]) {
+        for c in self.cites_at(paths) {
+            note(c);
+        }
+    }
+}
+
 /// The row's value of figure `f` (NaN where the row has none).
 fn figure(f: Fig, r: &Row) -> f64 {
     let opt = |v: Option<f64>| v.unwrap_or(f64::NAN);

@@ -1,7 +1,7 @@
 //! The few numbers of a profile that findings look at (see `findings.rs`).
 
 use super::groups::{self, kernel_group};
-use super::share::ProfileFigures;
+use super::share::{FindingShares, ProfileFigures};
 use std::collections::HashMap;
 
 /// A profile's figures as the finding rules see them.
@@ -27,6 +27,18 @@ pub struct ProfileFacts {
 }
 
 impl ProfileFacts {
+    /// The shares findings print, as the result records them.
+    pub fn shares(&self) -> FindingShares {
+        FindingShares {
+            kernel_share: self.kernel_share,
+            copy_share: self.copy_share,
+            sched_share: self.sched_share,
+            syscall_share: self.syscall_share,
+            iowq_share: self.iowq_share,
+            iowq_focus_share: self.iowq_focus.as_ref().map(|f| f.1),
+        }
+    }
+
     pub fn of(p: &ProfileFigures) -> ProfileFacts {
         let group = |name: &str| {
             p.groups

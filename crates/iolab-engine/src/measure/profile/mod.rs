@@ -238,7 +238,7 @@ impl Sampler {
         let mut notes = self.notes;
         notes.extend(s.notes);
         notes.extend(pass_notes(pass, &parsed, lost, ring_kib));
-        ProfileFigures {
+        let mut p = ProfileFigures {
             pass: pass.into(),
             event: self.event.into(),
             frequency_hz: self.hz as u64,
@@ -250,7 +250,10 @@ impl Sampler {
             top_inclusive: s.top_inclusive,
             folded: s.folded,
             notes,
-        }
+            shares: None,
+        };
+        p.shares = Some(facts::ProfileFacts::of(&p).shares());
+        p
     }
 }
 

@@ -31,6 +31,24 @@ pub struct ProfileFigures {
     /// named by its comm with digits dropped (iou-wrk, iolab-w).
     pub folded: Vec<String>,
     pub notes: Vec<String>,
+    /// The shares the findings read, as they read them (`ProfileFacts`), so a sentence can cite each;
+    /// absent in older results and in a profile without samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shares: Option<FindingShares>,
+}
+
+/// The shares of a profile that findings print: of all samples in kernel code, in the copy, scheduler
+/// and syscall entry/exit groups, on io-wq worker threads, and the share of the io-wq workers' samples
+/// that went through their busiest function.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FindingShares {
+    pub kernel_share: f64,
+    pub copy_share: f64,
+    pub sched_share: f64,
+    pub syscall_share: f64,
+    pub iowq_share: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iowq_focus_share: Option<f64>,
 }
 
 /// One group's or one function's share of the samples.
