@@ -84,6 +84,12 @@ fn sizes_counts_and_names() {
         "--direct",
         "not possible with --method stdio",
     );
+    // Commands to a driver have no page cache to bypass: no other method is suggested.
+    refused(
+        &["run", "--method", "uring_cmd", "--direct"],
+        "--direct",
+        "not needed with --method uring_cmd: its commands never pass through the page cache",
+    );
     refused(
         &[
             "run",

@@ -815,6 +815,9 @@ fn check_method_combinations(s: &Spec) -> Result<()> {
             "--direct",
             if m.kernel_copy {
                 format!("not supported with --method {} here; {why}", m.name)
+            } else if m.targets.nvme_generic == crate::method::info::Fit::Yes {
+                // Commands to a driver: no page cache to bypass, nothing for another method to do better.
+                format!("not needed with --method {}: {why}; drop --direct", m.name)
             } else {
                 format!(
                     "not possible with --method {}: {why}; use sync, psync, vectored or io_uring",
