@@ -64,6 +64,11 @@ pub fn collect<T>(f: impl FnOnce() -> T) -> (T, Vec<Cite>) {
     (out, cites.unwrap_or_default())
 }
 
+/// Whether a [`collect`] runs (figures taken outside one are noted nowhere).
+pub fn collecting() -> bool {
+    NOTED.with(|n| n.borrow().is_some())
+}
+
 /// Notes a figure taken, while [`collect`] runs.
 pub fn note(c: Cite) {
     NOTED.with(|n| {

@@ -424,11 +424,15 @@ pub(crate) fn test_row(way: &str, method: MethodKind, ns: f64) -> Row {
         ..Default::default()
     }
 }
+
 impl Row {
     /// The row's figure `f`, noted as a cite of its record's field (where the row came from a line of a
     /// record file and has the figure).
     pub fn cited(&self, f: Fig) -> f64 {
         let v = figure(f, self);
+        if !crate::cite::collecting() {
+            return v;
+        }
         // Only a field the record has (an older record lacks the newer ones).
         let held = || {
             self.record.as_ref().is_some_and(|rec| {
@@ -460,9 +464,7 @@ impl Row {
         })
         .1
     }
-}
 
-impl Row {
     /// The cites of the figures at `paths` of the row's result (`a|b`: the first the record has as a
     /// number), taken from its record; none for a row from no file.
     pub fn cites_at(&self, paths: &[&str]) -> Vec<Cite> {
@@ -482,9 +484,7 @@ impl Row {
             })
             .collect()
     }
-}
 
-impl Row {
     /// Notes the cites of the figures at `paths` of the row's result ([`Row::cites_at`]) as taken, for
     /// figures no [`Fig`] names.
     pub fn cite_paths(&self, paths: &[&str]) {
@@ -524,11 +524,7 @@ mod cite_tests {
 
     #[test]
     fn collects_each_figure_once_and_only_inside() {
-        let mut r = crate::findings_compare::row::test_row(
-            "write()",
-            iolab_engine::spec::MethodKind::Sync,
-            250.0,
-        );
+        let mut r = test_row("write()", MethodKind::Sync, 250.0);
         r.source = Source::Line(7);
         r.record = Some(std::sync::Arc::new(
             serde_json::json!({"point": {}, "result": {"ns_per_op": 250.0}}),
