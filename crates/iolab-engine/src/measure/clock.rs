@@ -574,23 +574,6 @@ mod tests {
     }
 
     #[test]
-    fn this_machine_counts_what_its_timings_say() {
-        // On this host (a vDSO with a fast path, or not) the kernel's count and the timing agree.
-        let Some(calls) = calls_per_reads() else {
-            return println!("SKIPPED: no raw_syscalls:sys_enter tracepoint to count with");
-        };
-        let (med, _) = overhead(&MonoClock);
-        let (sys_med, _) = overhead(&SyscallMono);
-        let timed = judge_read(sys::has_vdso(), med, sys_med, "", None).is_some();
-        assert_eq!(
-            calls >= READS_COUNTED / 2,
-            timed,
-            "{calls} calls, {med} vs {sys_med} ns"
-        );
-        assert!(calls >= 1, "the read that ends the count is a call");
-    }
-
-    #[test]
     fn sparse_clock_choice() {
         let fast = ClockInfo::mock();
         let slow = ClockInfo {
