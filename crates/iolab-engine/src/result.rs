@@ -282,6 +282,13 @@ pub struct Derived {
     pub iowq_cpu_s: f64,
     #[serde(default)]
     pub sqpoll_cpu_s: f64,
+    /// The process's CPU seconds (user + system, all its threads) per op, in ns.
+    #[serde(default)]
+    pub cpu_ns_per_op: Option<f64>,
+    /// The share of its CPUs' time the hypervisor stole during the run: steal (10 ms ticks) over the CPUs
+    /// it was summed over against as many CPUs' wall time; none where under 5 ticks were stolen.
+    #[serde(default)]
+    pub steal_share: Option<f64>,
     /// Where the kernel's counts and iolab's disagree, or "agree" statements.
     pub crosscheck: Vec<String>,
 }

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 
 /// One figure a sentence used: `value` before rounding, from field `field` of the record on `line` of a
-/// record file, or of run `run` (an index into `runs`) of a survey's document.
+/// record file, or of run `run` (an index into `runs`) of a survey's document; with neither, of the
+/// answer itself (`seed.NAME`: the seed's figure, as the suite file publishes it).
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 pub struct Cite {
     pub value: f64,

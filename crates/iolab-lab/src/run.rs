@@ -24,6 +24,11 @@ pub fn run_with(spec: &Spec, clock: &ClockInfo, board: Option<&Board>) -> Result
     };
     if !out_of_process {
         r.derived = findings::derive(&r);
+    } else {
+        // The kernel's counts are another process's; the CPU per op is the client's own.
+        let mut d = std::mem::take(&mut r.derived);
+        findings::cpu_figures(&r, &mut d);
+        r.derived = d;
     }
     r.findings = findings::findings(&r);
     Ok(r)

@@ -181,6 +181,25 @@ mod tests {
     }
 
     #[test]
+    fn steal_is_a_share_of_the_cpus_it_was_summed_over_and_whole_ticks() {
+        let mut r = run(&[("target", "/dev/null"), ("ops", "2000")]);
+        r.wall_s = 1.0;
+        r.host.cpus_online = 2;
+        // Over all CPUs: 0.6 s of two CPUs' second.
+        (r.cpu.steal_all_cpus_s, r.cpu.steal_worker_cpus_s) = (0.6, None);
+        assert_eq!(crate::findings::facts::steal_share(&r), Some(0.3));
+        // Over the one worker's CPU.
+        r.cpu.steal_worker_cpus_s = Some(0.6);
+        assert_eq!(crate::findings::facts::steal_share(&r), Some(0.6));
+        // One 10 ms tick over a 14 ms run is rounding, not a 71% steal.
+        (r.wall_s, r.cpu.steal_worker_cpus_s) = (0.014, Some(0.01));
+        assert_eq!(crate::findings::facts::steal_share(&r), None);
+        // Two ticks over a 3 ms run of eight threads (a --quick run once said "stole 692%").
+        (r.wall_s, r.spec.threads, r.cpu.steal_worker_cpus_s) = (0.003, 8, Some(0.02));
+        assert_eq!(crate::findings::facts::steal_share(&r), None);
+    }
+
+    #[test]
     fn each_rule_names_its_figure() {
         // A buffered read of a file iolab just wrote: every byte from the page cache.
         let dir = tempfile::tempdir().unwrap();

@@ -241,6 +241,12 @@ fn verbose_survey_shows_every_table() {
         "printed without cites: {:?}",
         traced.uncited
     );
+    // Every number a finding prints is a cited figure of its runs, or two of them combined.
+    assert!(
+        traced.unexplained.is_empty(),
+        "numbers without a cite: {:#?}",
+        traced.unexplained
+    );
     assert!(
         stdout.contains("indicative: 1 round cannot tell noise from a difference"),
         "{stdout}"

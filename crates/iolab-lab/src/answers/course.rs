@@ -29,20 +29,20 @@ fn pair_text(s: &Row, u: &Row) -> String {
         s.workload(),
         thousands(is),
         ns(s.cited(Fig::LatMeanNs)),
-        u.facts.qd,
+        u.cited(Fig::Qd),
         thousands(iu),
         x(iu / is),
         ns(u.cited(Fig::LatMeanNs))
     )];
-    if let Some(m) = u.mean_inflight.filter(|_| iu > 0.0) {
+    if let Some(m) = u.cited_opt(Fig::Inflight).filter(|_| iu > 0.0) {
         let little = m / iu * 1e9;
         let agree = (0.67..1.5).contains(&(little / u.cited(Fig::LatMeanNs)));
         parts.push(format!(
             "io_uring kept {m:.0} requests in flight on average ({} threads x QD {} allow {}); by Little's law \
              {m:.0} / {} IOPS = {} per request in the kernel and the device{}. pread() keeps at most {} in \
              flight.",
-            u.threads,
-            u.facts.qd,
+            u.cited(Fig::Threads),
+            u.cited(Fig::Qd),
             u.threads * u.facts.qd,
             thousands(iu),
             ns(little),
@@ -317,7 +317,10 @@ pub fn syscall_reduction(c: &Ctx) -> Reply {
                 "the uring suite's Table 3 steps",
             );
         };
-        let calls = |r: &Row| r.cited_opt(Fig::SyscallsPerOp).or(r.calls_per_op);
+        let calls = |r: &Row| {
+            r.cited_opt(Fig::SyscallsPerOp)
+                .or(r.cited_opt(Fig::CallsPerOp))
+        };
         if let (Some(a), Some(b)) = (calls(s), calls(u)) {
             parts.push(format!(
                 "In this run, {} threads: pread() {a:.3} system calls per op, io_uring {b:.3} ({} fewer), counted in a \
@@ -362,7 +365,7 @@ struct Versus<'a> {
 }
 
 fn inflight(r: &Row) -> f64 {
-    r.mean_inflight.unwrap_or(0.0)
+    r.cited_opt(Fig::Inflight).unwrap_or(0.0)
 }
 
 /// Every shared ring beside the per-thread rings of its step, thread count and batch, in file order.
@@ -395,6 +398,12 @@ fn versus<'a>(c: &'a Ctx) -> Vec<Versus<'a>> {
 /// "NOPs, 8 threads, batch 64: shared 0.42x per-thread's IOPS (1.20 mutex waits per op, 9 in flight
 /// against 412)".
 fn versus_text(v: &Versus, threads_vary: bool) -> String {
+    v.shared
+        .cite_paths(&["result.uring.lock_contended", Fig::Ops.field()]);
+    if threads_vary {
+        v.shared.cited(Fig::Threads);
+    }
+    v.shared.cited(Fig::Batch);
     format!(
         "{}{}, batch {}: the shared ring made {} per-thread rings' IOPS ({} against {}; {:.2} mutex waits per \
          op; {:.1} requests in flight against {:.1}){}",

@@ -21,7 +21,6 @@ pub mod question;
 pub mod reply;
 mod storage;
 
-use crate::findings_compare::Fig;
 pub use question::{PublishedFigure, Question};
 use reply::record_step;
 pub use reply::{Answer, Ctx, PublishedCheck, Reply, Status};
@@ -240,6 +239,7 @@ pub fn summarize(s: &SuiteFile, recs: &[Value], lines: &[usize], mem: &MemCopy) 
                 text: reply.text,
                 needs,
                 cites,
+                seed: q.seed.clone(),
             }
         })
         .collect();
@@ -280,11 +280,7 @@ fn indicative(c: &Ctx) -> Option<String> {
     let stolen: Vec<&str> = c
         .rows
         .iter()
-        // Steal is summed over CPUs (all, or the workers'): a share of as many CPUs' wall time.
-        .filter(|r| {
-            let room = r.cited(Fig::WallS) * f64::from(r.cpus.max(1));
-            r.facts.steal_s > 0.05 && room > 0.0 && r.facts.steal_s / room > HIGH_STEAL
-        })
+        .filter(|r| r.facts.steal_share().is_some_and(|s| s > HIGH_STEAL))
         .map(|r| r.step.as_str())
         .collect();
     (!stolen.is_empty()).then(|| {

@@ -143,12 +143,15 @@ fn min_wait_text(w: &Row, p: &Row) -> String {
          context switches per op from {} to {} (the kernel's count), mean latency from {} to {} and time per op \
          from {} to {}{}: {wakeups}.",
         w.workload(),
-        w.facts.min_wait_us,
-        w.batch,
-        per_op(p.calls_per_op),
-        per_op(w.calls_per_op),
-        per_op(p.facts.ctx_switches_per_op),
-        per_op(w.facts.ctx_switches_per_op),
+        {
+            w.cite_paths(&["result.spec.ring.min_wait_usec"]);
+            w.facts.min_wait_us
+        },
+        w.cited(Fig::Batch),
+        per_op(p.cited_opt(Fig::CallsPerOp)),
+        per_op(w.cited_opt(Fig::CallsPerOp)),
+        per_op(p.cited_opt(Fig::CtxSwitchesPerOp)),
+        per_op(w.cited_opt(Fig::CtxSwitchesPerOp)),
         ns(p.cited(Fig::LatMeanNs)),
         ns(w.cited(Fig::LatMeanNs)),
         ns(p.ns()),
@@ -180,7 +183,10 @@ pub fn dontcache_when(c: &Ctx) -> Reply {
         let under = u
             .memory
             .as_ref()
-            .map(|m| format!(" under a {} memory limit", mib_bytes(m.limit)))
+            .map(|m| {
+                u.cite_paths(&["result.memory.limit"]);
+                format!(" under a {} memory limit", mib_bytes(m.limit))
+            })
             .unwrap_or_default();
         let mut line = format!(
             "{}{under}: uncached buffered {}/s",

@@ -392,7 +392,7 @@ pub fn older_techniques(c: &Ctx) -> Reply {
                 s += &format!(", {} write()'s time", x(a.ns() / w.ns()));
             }
             if let Some(u) = u {
-                s += &format!(", {} {}'s", x(a.ns() / u.ns()), u.way);
+                s += &format!(", {} {}'s", x(a.ns() / u.ns()), u.way());
             }
             if let Some(f) = a.facts.aio_inline_fraction {
                 s += &format!(
@@ -403,6 +403,7 @@ pub fn older_techniques(c: &Ctx) -> Reply {
             }
             // iolab's own count: the kernel's would add the peer thread's reads on the far end.
             if let Some(cp) = a.calls_per_op.filter(|_| name == "epoll") {
+                a.cited(Fig::CallsPerOp);
                 s += &if cp > 1.005 {
                     format!(
                         "; {cp:.3} calls per op by iolab's count: above 1, the writer found the stream full and \
@@ -535,7 +536,7 @@ pub fn driver_gaps(c: &Ctx) -> Reply {
             Some(format!(
                 "{}, {}: the driver saw the writes {} apart (p50; p99 {}, mean {}, {} gaps), iolab's clock {} \
                  between op starts",
-                r.way,
+                r.way(),
                 r.workload(),
                 ns(g.p50_ns),
                 ns(g.p99_ns),

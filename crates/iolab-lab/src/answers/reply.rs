@@ -56,6 +56,10 @@ pub struct Answer {
     /// The figures the answer used, each from a field of a record ([`crate::cite`]).
     #[serde(default)]
     pub cites: Vec<crate::cite::Cite>,
+    /// The seed's own figures the question names (the suite file's `seed` table): what a cite of field
+    /// `seed.NAME` without a line points to.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub seed: std::collections::BTreeMap<String, f64>,
 }
 
 /// What an answer function returns.
@@ -105,8 +109,16 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// The seed's figure `name` from the question's `seed` table.
+    /// The seed's figure `name`, cited as the answer's own `seed.NAME`.
     pub fn seed(&self, name: &str) -> Option<f64> {
-        self.q.seed.get(name).copied()
+        let v = self.q.seed.get(name).copied()?;
+        crate::cite::note(crate::cite::Cite {
+            value: v,
+            line: None,
+            run: None,
+            field: format!("seed.{name}"),
+        });
+        Some(v)
     }
 
     /// The first row that `f` accepts.

@@ -3,6 +3,19 @@
 use iolab_engine::result::{Derived, RunResult};
 use iolab_engine::spec::OpKind;
 
+/// The figures of a run's CPU time, also for a run out of iolab's process (whose kernel counts are
+/// another process's): the process's CPU per op (as rows compute it, `Row::cpu_ns_per_op`, so the
+/// figure a sentence prints is this field), its threads' and io_uring's helper threads' CPU seconds, and
+/// the share of its CPUs' time the hypervisor stole.
+pub fn cpu_figures(r: &RunResult, d: &mut Derived) {
+    let cpu_s = r.cpu.process.user_s + r.cpu.process.sys_s;
+    d.cpu_ns_per_op = (r.ops > 0 && cpu_s > 0.0).then(|| cpu_s * 1e9 / r.ops as f64);
+    d.worker_cpu_s = super::facts::worker_cpu_s(r);
+    d.iowq_cpu_s = super::facts::helper_cpu_s(r, "iou-wrk-");
+    d.sqpoll_cpu_s = super::facts::helper_cpu_s(r, "iou-sqp-");
+    d.steal_share = super::facts::steal_share(r);
+}
+
 /// Figures derived from the kernel's counters and iolab's own.
 pub fn derive(r: &RunResult) -> Derived {
     let k = &r.kernel;
@@ -41,9 +54,7 @@ pub fn derive(r: &RunResult) -> Derived {
             d.punted_fraction = Some(punt as f64 / req as f64);
         }
     }
-    d.worker_cpu_s = super::facts::worker_cpu_s(r);
-    d.iowq_cpu_s = super::facts::helper_cpu_s(r, "iou-wrk-");
-    d.sqpoll_cpu_s = super::facts::helper_cpu_s(r, "iou-sqp-");
+    cpu_figures(r, &mut d);
     if let Some(cs) = k.value("context-switches") {
         d.ctx_switches_per_op = per(cs, r.ops);
     }

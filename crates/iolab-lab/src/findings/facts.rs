@@ -22,7 +22,33 @@ pub fn worker_cpu_s(r: &RunResult) -> f64 {
     r.cpu.workers.user_s + r.cpu.workers.sys_s
 }
 
+/// Steal is counted in 10 ms ticks: below 5 ticks its share is mostly rounding.
+const STEAL_MIN_S: f64 = 0.05;
+
+/// The CPUs a run's steal was summed over: the workers' (one each, at most as many as are online), or
+/// all online.
+fn steal_cpus(r: &RunResult) -> u32 {
+    match r.cpu.steal_worker_cpus_s {
+        Some(_) => r.spec.threads.min(r.host.cpus_online as u32),
+        None => r.host.cpus_online as u32,
+    }
+    .max(1)
+}
+
+/// The share of its CPUs' time the hypervisor took during the run (steal over the CPUs it was summed
+/// over, against as many CPUs' wall time); `None` where too few ticks were stolen to tell.
+pub fn steal_share(r: &RunResult) -> Option<f64> {
+    let steal_s = r.cpu.steal_worker_cpus_s.unwrap_or(r.cpu.steal_all_cpus_s);
+    let room = r.wall_s * f64::from(steal_cpus(r));
+    (steal_s >= STEAL_MIN_S && room > 0.0).then(|| steal_s / room)
+}
+
 impl Facts {
+    /// [`steal_share`] of the run.
+    pub fn steal_share(&self) -> Option<f64> {
+        self.steal_share
+    }
+
     /// The run's method, from the registry.
     pub(crate) fn info(&self) -> Option<&'static iolab_engine::method::MethodInfo> {
         self.method.map(|m| m.info())
@@ -58,6 +84,8 @@ impl Facts {
             sqpoll_cpu_s: helper("iou-sqp-"),
             rw_syscalls_per_op: r.syscalls.kernel_rw_per_op,
             steal_s: r.cpu.steal_worker_cpus_s.unwrap_or(r.cpu.steal_all_cpus_s),
+            steal_cpus: steal_cpus(r),
+            steal_share: steal_share(r),
             tracepoints_unavailable: tp_missing,
             inline_counting: r
                 .kernel
@@ -130,6 +158,9 @@ pub struct Facts {
     /// Kernel read/write-family syscalls per op (/proc/self/io).
     pub rw_syscalls_per_op: f64,
     pub steal_s: f64,
+    /// The CPUs `steal_s` was summed over, and the share of their time stolen ([`steal_share`]).
+    pub steal_cpus: u32,
+    pub steal_share: Option<f64>,
     pub tracepoints_unavailable: Option<String>,
     pub inline_counting: bool,
     /// Native AIO: fraction of requests complete when io_submit returned.

@@ -5,10 +5,10 @@
 //! tested with figures made up on the spot), and has one test that triggers it and one that does not.
 
 mod derive;
-mod facts;
+pub(crate) mod facts;
 mod partition;
 
-pub use derive::derive;
+pub use derive::{cpu_figures, derive};
 pub use facts::{Facts, PartitionFacts, SinkFacts};
 
 use iolab_engine::measure::profile::ProfileFacts;
@@ -314,16 +314,18 @@ pub const RULES: &[Rule] = &[
     ),
     (
         "hypervisor_steal",
-        &["cpu.steal_worker_cpus_s|cpu.steal_all_cpus_s", "wall_s"],
+        &[
+            "derived.steal_share",
+            "cpu.steal_worker_cpus_s|cpu.steal_all_cpus_s",
+        ],
         |f| {
-            // Steal is counted in 10 ms ticks: below 5 ticks the share is mostly rounding.
-            (f.wall_s > 0.0 && f.steal_s >= 0.05 && f.steal_s / f.wall_s >= 0.1).then(|| {
-            format!(
-                "the hypervisor stole {} of the run's time ({:.2} s, /proc/stat): times are inflated and CPU figures miss it; repeat before trusting a comparison",
-                pct(f.steal_s / f.wall_s),
+            let share = f.steal_share().filter(|s| *s >= 0.1)?;
+            Some(format!(
+                "the hypervisor stole {} of its CPUs' time during the run ({:.2} s, /proc/stat): times are \
+                 inflated and CPU figures miss it; repeat before trusting a comparison",
+                pct(share),
                 f.steal_s
-            )
-        })
+            ))
         },
     ),
     ("counters_unavailable", &[], |f| {

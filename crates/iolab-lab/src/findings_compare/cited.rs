@@ -30,6 +30,26 @@ pub enum Fig {
     ServiceCpuShare,
     /// CPU seconds of the kernel's SQPOLL threads over the run.
     SqpollCpuS,
+    /// CPU seconds of the kernel's io-wq workers over the run, and of iolab's worker threads.
+    IowqCpuS,
+    WorkerCpuS,
+    /// The process's CPU (user + system, all threads) per op, ns.
+    CpuNsPerOp,
+    /// Context switches (the kernel's count) per op.
+    CtxSwitchesPerOp,
+    /// Page faults (minor + major) per MiB moved.
+    PageFaultsPerMib,
+    /// read/write system calls per op (the kernel's count).
+    RwCallsPerOp,
+    /// The spec's block size (bytes), queue depth, batch and threads.
+    Bs,
+    Qd,
+    Batch,
+    Threads,
+    /// io_uring: requests in flight on average, all rings together.
+    Inflight,
+    /// The method's own system calls per op (iolab's count).
+    CallsPerOp,
 }
 
 impl Fig {
@@ -51,6 +71,18 @@ impl Fig {
             Fig::WouldBlock => "result.nowait.would_block_share",
             Fig::ServiceCpuShare => "result.offload.service_cpu_share",
             Fig::SqpollCpuS => "result.derived.sqpoll_cpu_s",
+            Fig::IowqCpuS => "result.derived.iowq_cpu_s",
+            Fig::WorkerCpuS => "result.derived.worker_cpu_s",
+            Fig::CpuNsPerOp => "result.derived.cpu_ns_per_op",
+            Fig::CtxSwitchesPerOp => "result.derived.ctx_switches_per_op",
+            Fig::PageFaultsPerMib => "result.derived.page_faults_per_mib",
+            Fig::RwCallsPerOp => "result.syscalls.kernel_rw_per_op",
+            Fig::Bs => "result.spec.bs",
+            Fig::Qd => "result.spec.qd",
+            Fig::Batch => "result.spec.batch",
+            Fig::Threads => "result.spec.threads",
+            Fig::Inflight => "result.uring.mean_inflight_all_rings",
+            Fig::CallsPerOp => "result.syscalls.method_per_op",
         }
     }
 }

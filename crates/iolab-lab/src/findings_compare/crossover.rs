@@ -26,7 +26,10 @@ fn both_ways(family: &[&&Row]) -> Vec<(u64, f64, f64)> {
         family
             .iter()
             .find(|r| r.facts.bs == bs && r.facts.direct == direct)
-            .map(|r| r.cited(Fig::MibS))
+            .map(|r| {
+                r.cited(Fig::Bs);
+                r.cited(Fig::MibS)
+            })
     };
     sizes
         .iter()
@@ -71,7 +74,7 @@ pub(crate) fn crossover(family: &[&&Row]) -> Option<String> {
             "reads from"
         },
         first.target,
-        first.way
+        first.way()
     );
     let runs = lead_runs(&both);
     let decided: Vec<Lead> = runs

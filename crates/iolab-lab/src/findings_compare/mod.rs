@@ -105,7 +105,7 @@ pub fn compare(rows: &mut [Row], mem: &MemCopy) -> Vec<Compared> {
     let first: Vec<String> = out.iter().map(|c| c.about.clone()).collect();
     out.sort_by_key(|c| first.iter().position(|a| *a == c.about));
     for r in rows.iter() {
-        let about = format!("{}, {}", r.way, r.workload());
+        let about = format!("{}, {}", r.way(), r.workload());
         if r.copies {
             if let Some(text) = plausibility(
                 r.bytes as f64,

@@ -248,8 +248,28 @@ impl Row {
         self.facts.method
     }
 
-    /// "4 B writes to /dev/null" (with O_DIRECT, random, threads when they apply).
+    /// The row's way ("io_uring (qd 64 batch 32)"), its spec's depth and batch cited where it names them.
+    pub fn way(&self) -> &str {
+        if crate::cite::collecting() {
+            for (f, word) in [(Fig::Qd, "qd"), (Fig::Batch, "batch")] {
+                if self.way.contains(&format!("{word} {}", figure(f, self))) {
+                    self.cited(f);
+                }
+            }
+        }
+        &self.way
+    }
+
+    /// "4 B writes to /dev/null" (with O_DIRECT, random, threads when they apply; the spec's figures it
+    /// names cited).
     pub fn workload(&self) -> String {
+        self.cited(Fig::Bs);
+        if self.threads > 1 {
+            self.cited(Fig::Threads);
+        }
+        if self.nop_requests {
+            self.cited(Fig::Batch);
+        }
         let mut w = format!(
             "{} {}{} {} {}",
             fmt_size(self.facts.bs),
@@ -308,7 +328,7 @@ impl Row {
 
     /// CPU nanoseconds per op (the whole process's user + system time; its three figures cited).
     pub fn cpu_ns_per_op(&self) -> Option<f64> {
-        let v = (self.ops > 0 && self.cpu_s > 0.0).then(|| self.cpu_s * 1e9 / self.ops as f64)?;
+        let v = self.cited_opt(Fig::CpuNsPerOp)?;
         self.cited(Fig::UserS);
         self.cited(Fig::SysS);
         self.cited(Fig::Ops);
@@ -466,7 +486,8 @@ impl Row {
     }
 
     /// The cites of the figures at `paths` of the row's result (`a|b`: the first the record has as a
-    /// number), taken from its record; none for a row from no file.
+    /// number; a path may start with `result.`, as [`Fig::field`]s do), taken from its record; none for
+    /// a row from no file.
     pub fn cites_at(&self, paths: &[&str]) -> Vec<Cite> {
         let Some(rec) = &self.record else {
             return Vec::new();
@@ -475,6 +496,7 @@ impl Row {
             .iter()
             .filter_map(|alts| {
                 alts.split('|').find_map(|p| {
+                    let p = p.strip_prefix("result.").unwrap_or(p);
                     let v = p
                         .split('.')
                         .try_fold(&rec["result"], |v, k| v.get(k))?
@@ -515,6 +537,19 @@ fn figure(f: Fig, r: &Row) -> f64 {
         Fig::WouldBlock => opt(r.would_block),
         Fig::ServiceCpuShare => opt(r.service_cpu_share),
         Fig::SqpollCpuS => r.facts.sqpoll_cpu_s,
+        Fig::IowqCpuS => r.facts.iowq_cpu_s,
+        Fig::WorkerCpuS => r.facts.worker_cpu_s,
+        // As the record's figure is made (`findings::derive`).
+        Fig::CpuNsPerOp => opt((r.ops > 0 && r.cpu_s > 0.0).then(|| r.cpu_s * 1e9 / r.ops as f64)),
+        Fig::CtxSwitchesPerOp => opt(r.facts.ctx_switches_per_op),
+        Fig::PageFaultsPerMib => opt(r.facts.page_faults_per_mib),
+        Fig::RwCallsPerOp => r.facts.rw_syscalls_per_op,
+        Fig::Bs => r.facts.bs as f64,
+        Fig::Qd => r.facts.qd as f64,
+        Fig::Batch => r.batch as f64,
+        Fig::Threads => r.threads as f64,
+        Fig::Inflight => opt(r.mean_inflight),
+        Fig::CallsPerOp => opt(r.calls_per_op),
     }
 }
 

@@ -21,8 +21,8 @@ pub const PAIR_RULES: &[PairRule] = &[
         (b.reference && !a.floor && a.method() != b.method() && a.same_workload(b) && r >= RATIO).then(|| {
             format!(
                 "{} took {r:.1}x {}'s time per op ({} vs {} per op): {}",
-                a.way,
-                b.way,
+                a.way(),
+                b.way(),
                 fmt_ns(a.ns()),
                 fmt_ns(b.ns()),
                 because(
@@ -43,8 +43,8 @@ pub const PAIR_RULES: &[PairRule] = &[
             .then(|| {
                 format!(
                     "{} took {r:.2}x {}'s time per op ({} vs {} per op): {}",
-                    a.way,
-                    b.way,
+                    a.way(),
+                    b.way(),
                     fmt_ns(a.ns()),
                     fmt_ns(b.ns()),
                     because(why_faster(a, b), "no counter of this run explains it")
@@ -70,7 +70,7 @@ pub const PAIR_RULES: &[PairRule] = &[
             };
             format!(
                 "{} ({ma:.1} requests per submission) took {r:.2}x the time of {} ({mb:.1} per submission): {verdict}",
-                a.way, b.way
+                a.way(), b.way()
             )
         })
     }),
@@ -88,6 +88,9 @@ pub const PAIR_RULES: &[PairRule] = &[
             && !(1.0 / 1.2..1.2).contains(&r))
         .then(|| {
             let mut w = Vec::new();
+            if a.lock_contended.is_some() {
+                a.cite_paths(&["result.uring.lock_contended", Fig::Ops.field()]);
+            }
             match a.lock_contended {
                 Some(0) => w.push("no thread ever found its mutex taken".to_string()),
                 Some(n) => w.push(format!(
@@ -99,14 +102,14 @@ pub const PAIR_RULES: &[PairRule] = &[
             if let (Some(x), Some(y)) = (a.cited_opt(Fig::MeanBatch), b.cited_opt(Fig::MeanBatch)) {
                 w.push(format!("{x:.1} requests per submission against {y:.1}"));
             }
-            if let (Some(x), Some(y)) = (a.mean_inflight, b.mean_inflight) {
+            if let (Some(x), Some(y)) = (a.cited_opt(Fig::Inflight), b.cited_opt(Fig::Inflight)) {
                 w.push(format!(
                     "{x:.1} requests in flight on average against {y:.1}"
                 ));
             }
             format!(
                 "{} took {r:.2}x the time of per-thread rings ({} vs {} per op): {}",
-                a.way,
+                a.way(),
                 fmt_ns(a.ns()),
                 fmt_ns(b.ns()),
                 because(w, "no batch or lock figure recorded")
@@ -116,7 +119,7 @@ pub const PAIR_RULES: &[PairRule] = &[
     ("sink_personalities", |a, b| {
         let (pa, pb) = (sink_of(a)?, sink_of(b)?);
         let r = a.ns() / b.ns();
-        let same = a.way == b.way
+        let same = a.way() == b.way()
             && base_place(a) == base_place(b)
             && (a.facts.write, a.facts.bs, a.threads) == (b.facts.write, b.facts.bs, b.threads);
         let (wa, wb) = (pa.1.unwrap_or(0.0), pb.1.unwrap_or(0.0));
@@ -129,7 +132,7 @@ pub const PAIR_RULES: &[PairRule] = &[
                 "{} on the legacy sink took {r:.2}x its time on the nowait sink ({:.0} vs {:.0} ns/op): {} of the \
                  legacy driver's calls came from io-wq workers against {} (no write_iter/FMODE_NOWAIT: io_uring \
                  cannot complete its requests inline)",
-                a.way,
+                a.way(),
                 a.ns(),
                 b.ns(),
                 pct(wa),

@@ -63,7 +63,7 @@ pub const CAUSES: &[(&str, &str)] = &[
 
 /// Why `a` took longer per op than `b`, cause by cause.
 pub(crate) fn causes_slower(a: &Row, b: &Row) -> Vec<Cause> {
-    let (fa, fb) = (&a.facts, &b.facts);
+    let fa = &a.facts;
     let mut w = Vec::new();
     if let Some(p) = fa.punted_fraction.filter(|p| *p >= 0.5) {
         let t = format!(
@@ -72,8 +72,11 @@ pub(crate) fn causes_slower(a: &Row, b: &Row) -> Vec<Cause> {
         );
         w.push(cause("punted", t, pct(p)));
     }
-    if let Some(c) = fa.ctx_switches_per_op {
-        let cb = fb.ctx_switches_per_op.unwrap_or(0.0);
+    if fa.ctx_switches_per_op.is_some() {
+        let (c, cb) = (
+            a.cited(Fig::CtxSwitchesPerOp),
+            b.cited_opt(Fig::CtxSwitchesPerOp).unwrap_or(0.0),
+        );
         if c >= 0.2 && c > 2.0 * cb {
             let f = format!("{c:.2} against {cb:.2}");
             w.push(cause(
@@ -84,19 +87,22 @@ pub(crate) fn causes_slower(a: &Row, b: &Row) -> Vec<Cause> {
         }
     }
     if fa.sqpoll_cpu_s >= 0.01 && fa.wall_s > 0.0 {
-        let busy = pct(fa.sqpoll_cpu_s / fa.wall_s);
+        let busy = pct(a.cited(Fig::SqpollCpuS) / a.cited(Fig::WallS));
         let t = format!("its SQPOLL thread kept {busy} of a CPU busy");
         w.push(cause("sqpoll_busy", t, format!("{busy} of a CPU")));
     }
     if fa.iowq_cpu_s >= 0.01 && fa.iowq_cpu_s > fa.worker_cpu_s {
-        let f = format!("{:.3} s against {:.3} s", fa.iowq_cpu_s, fa.worker_cpu_s);
+        let (iowq, own) = (a.cited(Fig::IowqCpuS), a.cited(Fig::WorkerCpuS));
+        let f = format!("{iowq:.3} s against {own:.3} s");
         let t = format!(
-            "io-wq workers used {:.3} s of CPU, more than its own threads ({:.3} s)",
-            fa.iowq_cpu_s, fa.worker_cpu_s
+            "io-wq workers used {iowq:.3} s of CPU, more than its own threads ({own:.3} s)"
         );
         w.push(cause("iowq_cpu", t, f));
     }
-    if let (Some(sa), Some(sb)) = (fa.syscalls_per_op, fb.syscalls_per_op) {
+    if let (Some(sa), Some(sb)) = (
+        a.cited_opt(Fig::SyscallsPerOp),
+        b.cited_opt(Fig::SyscallsPerOp),
+    ) {
         let f = format!("{sa:.2} against {sb:.2}");
         if sa >= 0.2 && sa >= 1.5 * sb {
             let t = format!("{sa:.2} system calls per op (against {sb:.2})");
@@ -118,19 +124,25 @@ pub(crate) fn causes_slower(a: &Row, b: &Row) -> Vec<Cause> {
         w.push(cause("aio_inline", t, pct(x)));
     }
     if let Some(n) = a.lock_contended.filter(|n| *n > 0) {
+        a.cite_paths(&["result.uring.lock_contended", Fig::Ops.field()]);
         let per = n as f64 / a.ops.max(1) as f64;
         let t = format!("its threads found the ring's mutex taken {n} times ({per:.2} per op)");
         w.push(cause("mutex", t, format!("{per:.2} per op")));
     }
     if let (Some(d), Some(k)) = (a.doorbells_per_op, a.wakeups_per_op) {
         if d >= 0.05 || k >= 0.05 {
+            a.cite_paths(&[
+                "result.offload.doorbells",
+                "result.offload.server_wakeups",
+                Fig::Ops.field(),
+            ]);
             let t = format!(
                 "{d:.2} doorbells and {k:.2} server wake-ups per request (each a sleep and a wake-up across CPUs)"
             );
             w.push(cause("doorbells", t, format!("{d:.2} and {k:.2}")));
         }
     }
-    if let Some(p) = fa.page_faults_per_mib.filter(|p| *p >= 128.0) {
+    if let Some(p) = a.cited_opt(Fig::PageFaultsPerMib).filter(|p| *p >= 128.0) {
         w.push(cause(
             "page_faults",
             format!("{p:.0} page faults per MiB"),
@@ -148,11 +160,12 @@ pub(crate) fn causes_slower(a: &Row, b: &Row) -> Vec<Cause> {
             w.push(cause("more_cpu", t, f));
         }
     }
-    if fa.wall_s > 0.0 && fa.steal_s / fa.wall_s >= 0.1 {
-        let s = pct(fa.steal_s / fa.wall_s);
+    if let Some(share) = fa.steal_share().filter(|s| *s >= 0.1) {
+        a.cite_paths(&["result.derived.steal_share"]);
+        let s = pct(share);
         w.push(cause(
             "steal",
-            format!("the hypervisor stole {s} of its run"),
+            format!("the hypervisor stole {s} of its CPUs' time during its run"),
             s,
         ));
     }
@@ -163,7 +176,10 @@ pub(crate) fn causes_slower(a: &Row, b: &Row) -> Vec<Cause> {
 pub(crate) fn causes_faster(a: &Row, b: &Row) -> Vec<Cause> {
     let (fa, fb) = (&a.facts, &b.facts);
     let mut w = Vec::new();
-    if let (Some(sa), Some(sb)) = (fa.syscalls_per_op, fb.syscalls_per_op) {
+    if let (Some(sa), Some(sb)) = (
+        a.cited_opt(Fig::SyscallsPerOp),
+        b.cited_opt(Fig::SyscallsPerOp),
+    ) {
         if sa <= 0.5 * sb {
             let f = format!("{sa:.3} against {sb:.3}");
             w.push(cause(
@@ -173,18 +189,13 @@ pub(crate) fn causes_faster(a: &Row, b: &Row) -> Vec<Cause> {
             ));
         }
     } else if fa.rw_syscalls_per_op > 0.0 && fa.rw_syscalls_per_op <= 0.5 * fb.rw_syscalls_per_op {
-        let f = format!(
-            "{:.4} against {:.2}",
-            fa.rw_syscalls_per_op, fb.rw_syscalls_per_op
-        );
-        let t = format!(
-            "{:.4} read/write calls per op against {:.2} (the kernel's count)",
-            fa.rw_syscalls_per_op, fb.rw_syscalls_per_op
-        );
+        let (ra, rb) = (a.cited(Fig::RwCallsPerOp), b.cited(Fig::RwCallsPerOp));
+        let f = format!("{ra:.4} against {rb:.2}");
+        let t = format!("{ra:.4} read/write calls per op against {rb:.2} (the kernel's count)");
         w.push(cause("fewer_rw_calls", t, f));
     }
     if fa.info_maps() {
-        let p = fa.page_faults_per_mib.unwrap_or(0.0);
+        let p = a.cited_opt(Fig::PageFaultsPerMib).unwrap_or(0.0);
         let t = format!(
             "it copies into a mapping and pays page faults instead of calls ({p:.0} per MiB)"
         );

@@ -789,6 +789,7 @@ fn quick_emulated_or_stolen_figures_are_indicative() {
     let mut stolen = calm.clone();
     stolen.facts.wall_s = 1.0;
     stolen.facts.steal_s = 0.3;
+    stolen.facts.steal_share = Some(0.3);
     assert!(why(&[full], &[calm, stolen])
         .unwrap()
         .contains("1 of its rows"));
