@@ -289,6 +289,9 @@ pub struct Derived {
     /// it was summed over against as many CPUs' wall time; none where under 5 ticks were stolen.
     #[serde(default)]
     pub steal_share: Option<f64>,
+    /// Time per op in the TSC's cycles, where iolab's clock is the TSC.
+    #[serde(default)]
+    pub cycles_per_op: Option<f64>,
     /// Where the kernel's counts and iolab's disagree, or "agree" statements.
     pub crosscheck: Vec<String>,
 }

@@ -128,6 +128,8 @@ pub struct LinesResult {
     pub fsync_s: Option<f64>,
     pub bytes: u64,
     pub ns_per_line: f64,
+    /// The process's CPU (user + system) per line, ns.
+    pub cpu_ns_per_line: f64,
     pub cpu: LinesCpu,
     /// Write-family system calls the kernel counted over the span (/proc/self/io syscw: write, pwrite,
     /// sendfile ...; io_uring's requests and mmap's stores are none).
@@ -315,6 +317,7 @@ fn result(way: &Way, n: u64, path: &Path, bytes: u64, t: &ContentTiming) -> Line
         fsync_s: t.fsync_s,
         bytes,
         ns_per_line: t.wall_s * 1e9 / n as f64,
+        cpu_ns_per_line: (t.cpu.user_s + t.cpu.sys_s) * 1e9 / n.max(1) as f64,
         cpu: LinesCpu { process: t.cpu },
         write_calls: t.write_calls,
         method_calls: t.syscalls,

@@ -359,6 +359,7 @@ mod tests {
             fsync_s: Some(0.5),
             bytes: 20,
             ns_per_line: 1.0,
+            cpu_ns_per_line: 1.0,
             cpu: LinesCpu {
                 process: Default::default(),
             },

@@ -87,24 +87,12 @@ fn every_suite_runs_quick_and_reports_charts_with_its_series() {
             "{name}: figures printed without cites: {:?}",
             traced.uncited
         );
-        // Every number a sentence prints is a cited figure, or two of them combined; the answers of
-        // `cites::LOOSE` print figures not yet traced, and say which.
-        let loose: Vec<&String> = traced
-            .unexplained
-            .iter()
-            .filter(|u| {
-                !cites::LOOSE
-                    .iter()
-                    .any(|(s, id, _)| u.starts_with(&format!("{s} {id}:")))
-            })
-            .collect();
+        // Every number a sentence prints is a cited figure, or two of them combined.
         assert!(
-            loose.is_empty(),
-            "{name}: numbers without a cite: {loose:#?}"
+            traced.unexplained.is_empty(),
+            "{name}: numbers without a cite: {:#?}",
+            traced.unexplained
         );
-        for u in &traced.unexplained {
-            println!("not yet traced: {u}");
-        }
         println!("{name}: {} cites checked", traced.cites);
         let answers = summaries[0]["summary"]["answers"].as_array().unwrap();
         assert!(!answers.is_empty(), "{name}: no question answered");

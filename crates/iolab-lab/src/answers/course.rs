@@ -62,13 +62,14 @@ fn pair_text(s: &Row, u: &Row) -> String {
                      to iolab seeing its completion, so it also counts the waits for the round's other requests{}",
                     x(u.cited(Fig::LatMeanNs) / little),
                     if u.threads > u.cpus {
+                        u.cite_paths(&["host.cpus_online"]);
                         format!(" and for a CPU ({} threads share {} CPUs)", u.threads, u.cpus)
                     } else {
                         String::new()
                     }
                 )
             },
-            s.threads
+            s.cited(Fig::Threads)
         ));
     }
     parts.join(" ")
@@ -140,7 +141,7 @@ pub fn sync_won(c: &Ctx) -> Reply {
             x(d / (r1 * 1e3))
         ));
     }
-    for p in c.published.iter().filter(|p| p.label.contains("Table 1")) {
+    for p in c.published_where(|p| p.label.contains("Table 1")) {
         parts.push(format!("{}: {}.", p.label, p.verdict));
     }
     Reply::answered(parts.join(" "))
@@ -251,7 +252,10 @@ fn calls_text(r: &Row) -> String {
     v.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
     v.iter()
         .take(3)
-        .map(|(n, c)| format!("{n} {}", thousands(*c as f64)))
+        .map(|(n, c)| {
+            r.cite_kernel_call(n);
+            format!("{n} {}", thousands(*c as f64))
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -261,6 +265,15 @@ fn table3(c: &Ctx) -> Option<String> {
     let t3 = |f: &dyn Fn(&Row) -> bool| c.row(|r| r.step.contains("Table 3") && f(r));
     let (s, u) = (t3(&psync)?, t3(&uring)?);
     let (ts, tu) = (s.kernel_syscalls?, u.kernel_syscalls?);
+    for r in [s, u] {
+        r.cite_tracepoint("raw_syscalls:sys_enter");
+        r.cite_paths(&[
+            "kernel.tracepoint_pass_ops|ops",
+            "kernel.tracepoint_pass_uring_enters",
+        ]);
+        r.cite_kernel_call("io_uring_enter");
+    }
+    s.cited(Fig::Threads);
     let enters = u
         .kernel_calls
         .iter()

@@ -20,6 +20,8 @@ struct Way {
     render: Option<f64>,
     /// Write-family calls the kernel counted over the span.
     calls: Option<f64>,
+    /// The process's CPU per line, ns (median over the runs).
+    cpu_per_line: Option<f64>,
 }
 
 fn way(c: &Ctx, method: &str) -> Option<Way> {
@@ -51,10 +53,15 @@ fn way(c: &Ctx, method: &str) -> Option<Way> {
     let mut fsync: Vec<f64> = rs.iter().filter_map(|r| ms(r, &["fsync_s"])).collect();
     let mut render: Vec<f64> = rs.iter().filter_map(|r| ms(r, &["render_cpu_s"])).collect();
     let mut calls: Vec<f64> = rs.iter().filter_map(|r| num(r, &["write_calls"])).collect();
+    let mut cpu_line: Vec<f64> = rs
+        .iter()
+        .filter_map(|r| num(r, &["cpu_ns_per_line"]))
+        .collect();
     Some(Way {
         fsync: median(&mut fsync),
         render: median(&mut render),
         calls: median(&mut calls),
+        cpu_per_line: median(&mut cpu_line),
         runs: wall.len(),
         lines: rs.first().and_then(|r| num(r, &["spec", "lines"]))?,
         wall_min: wall.iter().copied().fold(f64::INFINITY, f64::min),
@@ -156,14 +163,15 @@ pub fn kernel_module_slower(c: &Ctx) -> Reply {
         }
     }
     if let (Some(a), Some(b)) = (&wpl, &stdio) {
-        if a.cpu > 0.0 && b.cpu > 0.0 {
+        let positive = |v: Option<f64>| v.filter(|v| *v > 0.0);
+        if let (Some(ca), Some(cb)) = (positive(a.cpu_per_line), positive(b.cpu_per_line)) {
             parts.push(format!(
                 "On the CPU, a write() per line cost {} stdio's time ({} against {} per line): a \
                  system call per line, which the module paid as a vfs_write per line without the mode switch, \
                  against a few calls for stdio's buffered 4 KiB.",
-                x(a.cpu / b.cpu),
-                super::reply::ns(a.cpu * 1e6 / a.lines),
-                super::reply::ns(b.cpu * 1e6 / b.lines)
+                x(ca / cb),
+                super::reply::ns(ca),
+                super::reply::ns(cb)
             ));
         }
     }

@@ -24,6 +24,7 @@ mod storage;
 pub use question::{PublishedFigure, Question};
 use reply::record_step;
 pub use reply::{Answer, Ctx, PublishedCheck, Reply, Status};
+use std::collections::BTreeMap;
 
 use crate::findings_compare::{self, Compared, Row};
 use crate::suite::file::SuiteFile;
@@ -133,11 +134,25 @@ pub fn check_published(s: &SuiteFile, mem: &MemCopy) -> Vec<PublishedCheck> {
                     (v.is_some(), v.unwrap_or_else(|| within(rate, p.cpus, mem)))
                 }
             };
+            let mut figures = BTreeMap::from([
+                ("bytes".to_string(), p.bytes),
+                ("seconds".to_string(), p.seconds),
+                ("rate_bps".to_string(), rate),
+                ("ceiling_bps".to_string(), mem.ceiling(None, p.cpus).bps),
+            ]);
+            if let Some(n) = p.instructions.filter(|&n| n > 0.0) {
+                figures.insert("instructions".into(), n);
+                figures.insert("bytes_per_instruction".into(), p.bytes / n);
+            }
+            if let Some(w) = p.widest_store_bytes {
+                figures.insert("widest_store_bytes".into(), w);
+            }
             PublishedCheck {
                 label: p.label.clone(),
                 rate_bps: rate,
                 impossible,
                 verdict,
+                figures,
             }
         })
         .collect()
@@ -168,10 +183,15 @@ fn by_instructions(p: &PublishedFigure) -> Option<String> {
 fn within(rate: f64, cpus: u32, mem: &MemCopy) -> String {
     let c = mem.ceiling(None, cpus);
     format!(
-        "possible: {} is within {} ({}) on this machine",
+        "possible: {} is within {} ({}), {}",
         gbps(rate),
         c.what,
-        gbps(c.bps)
+        gbps(c.bps),
+        if cpus > 1 {
+            "at this machine's rate per CPU"
+        } else {
+            "on this machine"
+        }
     )
 }
 

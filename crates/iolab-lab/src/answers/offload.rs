@@ -9,12 +9,18 @@ use crate::findings_compare::Row;
 use iolab_engine::spec::{Doorbell, OffloadPath};
 
 /// A row's round trip in cycles: (p50, mean) as its client measured them, or (for in-process rows) the
-/// mean from iolab's clock (ns x GHz, per op x batch).
+/// mean from iolab's clock (its TSC cycles per op x batch).
 fn trip(r: &Row) -> Option<(f64, f64)> {
     match &r.client_cycles {
-        Some(c) => Some((c.round_trips.p50_cycles as f64, c.round_trips.mean_cycles)),
-        None => r.tsc_ghz.map(|g| {
-            let m = r.ns() * g * f64::from(r.batch.max(1));
+        Some(c) => {
+            r.cite_paths(&[
+                "offload.client_cycles.round_trips.p50_cycles",
+                "offload.client_cycles.round_trips.mean_cycles",
+            ]);
+            Some((c.round_trips.p50_cycles as f64, c.round_trips.mean_cycles))
+        }
+        None => r.cited_opt(Fig::CyclesPerOp).map(|c| {
+            let m = c * r.cited(Fig::Batch).max(1.0);
             (m, m)
         }),
     }
@@ -24,7 +30,10 @@ fn trip(r: &Row) -> Option<(f64, f64)> {
 /// statistic (the plain mean elsewhere).
 fn trimmed(r: &Row) -> Option<f64> {
     match &r.client_cycles {
-        Some(c) => c.round_trips.trimmed_mean_cycles,
+        Some(c) => {
+            r.cite_paths(&["offload.client_cycles.round_trips.trimmed_mean_cycles"]);
+            c.round_trips.trimmed_mean_cycles
+        }
         None => trip(r).map(|t| t.1),
     }
 }
@@ -134,16 +143,17 @@ fn user_data_clause(c: &Ctx) -> Option<String> {
 /// The clock's own cost, in cycles, beside the thesis's rdtsc (Figure 4.1): iolab's clock, and one
 /// counter read inside the offload client, as a process and in a guest partition, where they ran.
 fn clock_clause(c: &Ctx) -> Option<String> {
-    let clk = c
-        .recs
-        .iter()
-        .filter_map(|r| r.get("result"))
-        .find(|r| r.get("workload").and_then(|w| w.as_str()) == Some("clock"));
+    let clk = c.recs.iter().copied().find(|r| {
+        r.get("result")
+            .and_then(|x| x.get("workload"))
+            .and_then(|w| w.as_str())
+            == Some("clock")
+    });
     let mut parts = Vec::new();
     if let Some(clk) = clk {
         if let (Some(ticks), Some(ns)) = (
-            crate::series::num(clk, &["clock", "overhead_ticks_mean"]),
-            crate::series::num(clk, &["clock", "overhead_ns"]),
+            c.num(clk, &["clock", "overhead_ticks_mean"]),
+            c.num(clk, &["clock", "overhead_ns"]),
         ) {
             parts.push(format!(
                 "One read of iolab's clock costs {ticks:.0} ticks ({ns:.1} ns) on this machine"
@@ -158,9 +168,15 @@ fn clock_clause(c: &Ctx) -> Option<String> {
             (r.offload.is_some() && r.facts.partition.is_some() == guest)
                 .then_some(())
                 .and_then(|_| r.client_cycles.as_ref()?.clock_read.as_ref())
-                .map(|d| (d, r.facts.partition.as_ref().is_some_and(|p| p.emulated)))
+                .map(|d| (r, d, r.facts.partition.as_ref().is_some_and(|p| p.emulated)))
         });
-        if let Some((d, emulated)) = read {
+        if let Some((r, d, emulated)) = read {
+            let at = "offload.client_cycles.clock_read";
+            r.cite_paths(&[
+                &format!("{at}.trimmed_mean_cycles|{at}.mean_cycles"),
+                &format!("{at}.count"),
+                &format!("{at}.p50_cycles"),
+            ]);
             parts.push(format!(
                 "{what} one read of its counter took {:.0} cycles (trimmed mean of {} back-to-back pairs; p50 {}){}",
                 d.trimmed_mean_cycles.unwrap_or(d.mean_cycles),
@@ -190,6 +206,7 @@ fn clock_clause(c: &Ctx) -> Option<String> {
 
 /// ", 1.00 server sleeps (wake-ups) per request" or ", its server never slept".
 fn per_req(r: &Row) -> String {
+    r.cite_paths(&["offload.server_sleeps", "offload.doorbells", "ops"]);
     match (r.sleeps_per_op, r.doorbells_per_op) {
         (Some(s), _) if s < 0.005 => ", its server never slept".to_string(),
         (Some(s), Some(d)) => {
@@ -272,6 +289,7 @@ fn where_it_goes(base: &Row, rows: &Rows) -> String {
             rows.kernel
         };
         let extra = poll.map_or(f64::NAN, |p| p50(w) - p50(p));
+        w.cite_paths(&["offload.server_sleeps", "ops"]);
         out.push(format!(
             "waking the server for every request ({} server sleeps per request) costs {} cycles per round \
              trip, {} the baseline: {} cycles more than the same path polling, the price of a sleep and a \
@@ -339,6 +357,7 @@ fn partition_clause(c: &Ctx, base: &Row) -> Option<(String, bool)> {
         .filter_map(|r| {
             let p = r.facts.partition.as_ref()?;
             let cyc = p.round_trip_cycles?;
+            r.cite_paths(&["offload.round_trip_cycles"]);
             Some(format!(
                 "{} path {} cycles per round trip, a mean over the run ({} the baseline's mean)",
                 p.path,
@@ -381,18 +400,19 @@ fn batch_clause(c: &Ctx) -> Option<String> {
     ) {
         let Some(r) = r else { continue };
         let Some((p50, mean)) = trip(r) else { continue };
+        let n = r.cited(Fig::Batch);
         parts.push(if r.client_cycles.is_some() {
             format!(
-                "{what} {} cycles per round trip of 32 NOPs (p50; mean {}), {} per NOP",
+                "{what} {} cycles per round trip of {n} NOPs (p50; mean {}), {} per NOP",
                 thousands(p50),
                 thousands(mean),
-                thousands(p50 / 32.0)
+                thousands(p50 / n)
             )
         } else {
             format!(
-                "{what} {} cycles per round trip of 32 NOPs (mean, iolab's clock), {} per NOP",
+                "{what} {} cycles per round trip of {n} NOPs (mean, iolab's clock), {} per NOP",
                 thousands(mean),
-                thousands(mean / 32.0)
+                thousands(mean / n)
             )
         });
     }

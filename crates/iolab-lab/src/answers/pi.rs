@@ -265,11 +265,7 @@ pub fn mmap_vs_write(c: &Ctx) -> Reply {
             joined(why_faster(m, w))
         ));
     }
-    let dma: Vec<_> = c
-        .published
-        .iter()
-        .filter(|p| p.label.contains("dma"))
-        .collect();
+    let dma = c.published_where(|p| p.label.contains("dma"));
     for p in &dma {
         parts.push(format!("The thesis's {}: {}.", p.label, p.verdict));
     }

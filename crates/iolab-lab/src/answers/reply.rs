@@ -14,6 +14,11 @@ pub struct PublishedCheck {
     pub rate_bps: f64,
     pub impossible: bool,
     pub verdict: String,
+    /// The figures the verdict prints, by name: the seed's (`bytes`, `seconds`, `instructions`,
+    /// `widest_store_bytes`), the rate and, per instruction, the bytes; and this machine's ceiling it was
+    /// held against (`ceiling_bps`, from the summary's `memory`).
+    #[serde(default)]
+    pub figures: std::collections::BTreeMap<String, f64>,
 }
 
 /// How far a question is answered.
@@ -108,8 +113,7 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// The seed's figure `name` from the question's `seed` table.
-    /// The seed's figure `name`, cited as the answer's own `seed.NAME`.
+    /// The seed's figure `name` from the question's `seed` table, cited as the answer's own `seed.NAME`.
     pub fn seed(&self, name: &str) -> Option<f64> {
         let v = self.q.seed.get(name).copied()?;
         crate::cite::note(crate::cite::Cite {
@@ -119,6 +123,24 @@ impl Ctx<'_> {
             field: format!("seed.{name}"),
         });
         Some(v)
+    }
+
+    /// The published figures checked that `f` accepts, the figures each prints cited (`published.N.figures.NAME`
+    /// of the summary).
+    pub fn published_where(&self, f: impl Fn(&PublishedCheck) -> bool) -> Vec<&PublishedCheck> {
+        let mut out = Vec::new();
+        for (i, p) in self.published.iter().enumerate().filter(|(_, p)| f(p)) {
+            for (k, v) in &p.figures {
+                crate::cite::note(crate::cite::Cite {
+                    value: *v,
+                    line: None,
+                    run: None,
+                    field: format!("published.{i}.figures.{k}"),
+                });
+            }
+            out.push(p);
+        }
+        out
     }
 
     /// The first row that `f` accepts.

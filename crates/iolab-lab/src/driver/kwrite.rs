@@ -99,6 +99,7 @@ fn result(n: u64, path: &Path, kw: &sys::SinkKwrite, cpu: RusageDelta) -> LinesR
         fsync_s: None,
         bytes: kw.bytes,
         ns_per_line: kw.ns as f64 / n as f64,
+        cpu_ns_per_line: (cpu.user_s + cpu.sys_s) * 1e9 / n.max(1) as f64,
         cpu: LinesCpu { process: cpu },
         // Its kernel_write calls are no system calls; the ioctl is the one call made.
         write_calls: None,

@@ -55,6 +55,9 @@ pub fn derive(r: &RunResult) -> Derived {
         }
     }
     cpu_figures(r, &mut d);
+    // As rows compute it (`Row::tsc_ghz`).
+    d.cycles_per_op = (r.clock.kind == iolab_engine::measure::clock::ClockKind::Tsc)
+        .then(|| r.ns_per_op * (r.clock.hz / 1e9));
     if let Some(cs) = k.value("context-switches") {
         d.ctx_switches_per_op = per(cs, r.ops);
     }

@@ -50,6 +50,8 @@ pub enum Fig {
     Inflight,
     /// The method's own system calls per op (iolab's count).
     CallsPerOp,
+    /// Time per op in TSC cycles (where iolab's clock is the TSC).
+    CyclesPerOp,
 }
 
 impl Fig {
@@ -83,6 +85,7 @@ impl Fig {
             Fig::Threads => "result.spec.threads",
             Fig::Inflight => "result.uring.mean_inflight_all_rings",
             Fig::CallsPerOp => "result.syscalls.method_per_op",
+            Fig::CyclesPerOp => "result.derived.cycles_per_op",
         }
     }
 }

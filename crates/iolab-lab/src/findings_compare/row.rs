@@ -499,12 +499,32 @@ impl Row {
                     let p = p.strip_prefix("result.").unwrap_or(p);
                     let v = p
                         .split('.')
-                        .try_fold(&rec["result"], |v, k| v.get(k))?
+                        .try_fold(&rec["result"], |v, k| match v {
+                            Value::Array(a) => a.get(k.parse::<usize>().ok()?),
+                            _ => v.get(k),
+                        })?
                         .as_f64()?;
                     self.source.cite(v, format!("result.{p}"))
                 })
             })
             .collect()
+    }
+
+    /// Notes the cite of the kernel's count of system call `name` (its pair in
+    /// `kernel.syscalls_by_name`).
+    pub fn cite_kernel_call(&self, name: &str) {
+        if let Some(i) = self.kernel_calls.iter().position(|(n, _)| n == name) {
+            self.cite_paths(&[&format!("kernel.syscalls_by_name.{i}.1")]);
+        }
+    }
+
+    /// Notes the cite of the kernel's count of tracepoint `name` (`kernel.tracepoints`).
+    pub fn cite_tracepoint(&self, name: &str) {
+        let Some(rec) = &self.record else { return };
+        let points = rec["result"]["kernel"]["tracepoints"].as_array();
+        if let Some(i) = points.and_then(|t| t.iter().position(|c| c["name"] == name)) {
+            self.cite_paths(&[&format!("kernel.tracepoints.{i}.value")]);
+        }
     }
 
     /// Notes the cites of the figures at `paths` of the row's result ([`Row::cites_at`]) as taken, for
@@ -550,6 +570,7 @@ fn figure(f: Fig, r: &Row) -> f64 {
         Fig::Threads => r.threads as f64,
         Fig::Inflight => opt(r.mean_inflight),
         Fig::CallsPerOp => opt(r.calls_per_op),
+        Fig::CyclesPerOp => opt(r.tsc_ghz.map(|g| r.facts.ns_per_op * g)),
     }
 }
 

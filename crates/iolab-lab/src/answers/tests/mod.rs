@@ -672,7 +672,8 @@ mod modern;
 fn lines_rec(method: &str, wall_ms: f64, cpu_ms: f64) -> Value {
     serde_json::json!({"point": {"step": "lines", "method": method}, "result": {
         "workload": "decimal-lines", "spec": {"method": method, "lines": 100000, "target": "x"},
-        "wall_s": wall_ms / 1e3, "cpu": {"process": {"user_s": cpu_ms / 1e3, "sys_s": 0.0}}}})
+        "wall_s": wall_ms / 1e3, "cpu_ns_per_line": cpu_ms * 1e6 / 100000.0,
+        "cpu": {"process": {"user_s": cpu_ms / 1e3, "sys_s": 0.0}}}})
 }
 
 #[test]
