@@ -218,6 +218,26 @@ impl Place {
             Ok(Place::File)
         } else if t.is_block_device() {
             Ok(Place::Device)
+        } else if let Some(block) = t
+            .is_char_device()
+            .then(|| {
+                use std::os::unix::fs::MetadataExt;
+                iolab_engine::target::nvme::generic_block(m.rdev())
+            })
+            .flatten()
+        {
+            // The survey's ways go through the page cache or the block layer; this device takes NVMe
+            // commands only.
+            Err(Error::usage(
+                "--target",
+                format!(
+                    "{} is an NVMe generic character device, which takes NVMe commands only: run them with \
+                     `iolab run --method uring_cmd --target {}`; the survey's ways reach the same disk through \
+                     its block device, --target /dev/{block}",
+                    path.display(),
+                    path.display()
+                ),
+            ))
         } else {
             Err(Error::usage(
                 "--target",

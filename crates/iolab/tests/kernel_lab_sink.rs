@@ -116,6 +116,12 @@ fn guest_records(dir: &std::path::Path) -> Option<Vec<Value>> {
     let summary = lines.iter().rev().find_map(|l| l.get("summary")).unwrap();
     let traced = common::cites::check_cites("sink-checks", &lines, summary);
     assert!(traced.uncited.is_empty(), "{:?}", traced.uncited);
+    // And every number they print is one of those figures, or two combined.
+    assert!(
+        traced.unexplained.is_empty(),
+        "numbers without a cite: {:#?}",
+        traced.unexplained
+    );
     Some(records(&text))
 }
 

@@ -595,3 +595,31 @@ fn blocksize_checks(out: &str, recs: &[&serde_json::Value], disk: &std::path::Pa
         );
     }
 }
+
+/// The traceability check over record files of full runs (`IOLAB_CHECK_RECORDS`: paths separated by
+/// `:`), as the quick runs above are checked; skipped without them.
+#[test]
+fn record_files_named_are_traced() {
+    let Ok(files) = std::env::var("IOLAB_CHECK_RECORDS") else {
+        println!(
+            "SKIPPED record_files_named_are_traced: IOLAB_CHECK_RECORDS names no record files"
+        );
+        return;
+    };
+    for f in files.split(':').filter(|f| !f.is_empty()) {
+        let lines: Vec<serde_json::Value> = std::fs::read_to_string(f)
+            .unwrap_or_else(|e| panic!("{f}: {e}"))
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let summary = lines.iter().rev().find_map(|l| l.get("summary")).unwrap();
+        let traced = cites::check_cites(f, &lines, summary);
+        assert!(traced.uncited.is_empty(), "{f}: {:#?}", traced.uncited);
+        assert!(
+            traced.unexplained.is_empty(),
+            "{f}: numbers without a cite: {:#?}",
+            traced.unexplained
+        );
+        println!("{f}: {} cites checked, every number traced", traced.cites);
+    }
+}

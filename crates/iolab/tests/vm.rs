@@ -213,7 +213,7 @@ fn a_guest_past_its_timeout_is_killed_and_reported() {
 /// passthrough path reads it back (interrupt-driven, then polled and random), passthrough writes are read
 /// back by passthrough (seed 9); then what must be refused or caught: the wrong seed's pattern (exit 1),
 /// a write without --allow-device-writes, another method on the generic device, a flush, a block larger
-/// than one command moves, --layers (exit 2).
+/// than one command moves, --layers, and a survey of the generic device, pointed to uring_cmd (exit 2).
 const PASSTHROUGH: &str = "\
 run --method sync --op write --direct --target /dev/nvme0n1 --allow-device-writes --bs 4k --ops 2048 --seed 7 --json w.json
 run --method uring_cmd --op read --target /dev/ng0n1 --bs 4k --ops 2048 --file-size 8m --seed 7 --verify --json r.json
@@ -226,6 +226,7 @@ run --method io_uring --op read --target /dev/ng0n1 --ops 10
 run --method uring_cmd --op write --target /dev/ng0n1 --allow-device-writes --fsync end --ops 10
 run --method uring_cmd --op read --target /dev/ng0n1 --bs 64m --ops 10
 run --method uring_cmd --op read --target /dev/ng0n1 --layers --ops 10
+survey --target /dev/ng0n1
 ";
 
 #[test]
@@ -305,6 +306,9 @@ fn nvme_passthrough_reads_what_the_block_path_wrote() {
         "iolab: --fsync: uring_cmd sends /dev/ng0n1 NVMe Read and Write commands only, no Flush",
         "iolab: --bs: 67108864 is more than one NVMe command to /dev/ng0n1 can move",
         "iolab: --layers: splits an op's time by the block layer's bio and request events",
+        "iolab: --target: /dev/ng0n1 is an NVMe generic character device, which takes NVMe commands only: run \
+         them with `iolab run --method uring_cmd --target /dev/ng0n1`; the survey's ways reach the same disk \
+         through its block device, --target /dev/nvme0n1",
     ] {
         assert!(r.stderr.contains(refused), "{refused}\n{all}");
     }

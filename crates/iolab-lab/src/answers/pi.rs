@@ -445,6 +445,27 @@ pub fn older_techniques(c: &Ctx) -> Reply {
     Reply::answered(parts.join(" "))
 }
 
+/// ": 100% refused outright (EOPNOTSUPP) ..." where most of a row's RWF_NOWAIT calls were refused before
+/// they tried (the file system has no non-blocking buffered path), cited; empty otherwise.
+fn refused_outright(p: &Row) -> String {
+    let n = p
+        .record
+        .as_ref()
+        .and_then(|r| r["result"]["nowait"]["unsupported"].as_f64());
+    match n.filter(|n| p.ops > 0 && *n >= 0.5 * p.ops as f64) {
+        Some(n) => {
+            p.cite_paths(&["nowait.unsupported", Fig::Ops.field()]);
+            format!(
+                " ({} of them refused before trying, EOPNOTSUPP: the file system has no way to try a {} \
+                 without blocking, so every such call falls back, whatever the page cache holds)",
+                pct(n / p.ops as f64),
+                if p.facts.write { "buffered write" } else { "read" }
+            )
+        }
+        None => String::new(),
+    }
+}
+
 /// Would the kernel have blocked? RWF_NOWAIT beside io_uring's punts, per target.
 pub fn would_block(c: &Ctx) -> Reply {
     let mut parts = Vec::new();
@@ -465,10 +486,11 @@ pub fn would_block(c: &Ctx) -> Reply {
             all_punted.push(p.target.clone());
         }
         parts.push(format!(
-            "{}: {} of the RWF_NOWAIT calls would have blocked, {} of io_uring's requests were punted to io-wq \
+            "{}: {} of the RWF_NOWAIT calls would have blocked{}, {} of io_uring's requests were punted to io-wq \
              (io_uring {} per op, {} the time of the plain call's {}).",
             p.workload(),
             pct(wb),
+            refused_outright(p),
             pct(pu),
             ns(u.ns()),
             x(u.ns() / p.ns()),

@@ -358,10 +358,21 @@ fn would_block() {
         106000.0,
     ));
     u.facts.punted_fraction = Some(1.0);
-    let r = answer("would_block", &[], &[p, u], &[], &[]);
+    let r = answer("would_block", &[], &[p.clone(), u.clone()], &[], &[]);
     assert!(r.text.contains("100% of the RWF_NOWAIT calls would have blocked, 100% of io_uring's requests were punted"), "{}", r.text);
     assert!(
         r.text.contains("On every target the two shares agree"),
+        "{}",
+        r.text
+    );
+    // A file system that refuses RWF_NOWAIT before trying (tmpfs: EOPNOTSUPP) is named as such.
+    p.record = Some(std::sync::Arc::new(
+        serde_json::json!({"point": {}, "result": {"ops": 1000, "nowait": {"unsupported": 1000}}}),
+    ));
+    let r = answer("would_block", &[], &[p, u], &[], &[]);
+    assert!(
+        r.text
+            .contains("would have blocked (100% of them refused before trying, EOPNOTSUPP"),
         "{}",
         r.text
     );
