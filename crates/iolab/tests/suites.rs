@@ -623,3 +623,21 @@ fn record_files_named_are_traced() {
         println!("{f}: {} cites checked, every number traced", traced.cites);
     }
 }
+
+/// The check itself: a number no cite explains is caught; a cited figure, a ratio of two, a seed reference,
+/// a step's name and a file's path are not.
+#[test]
+fn the_traceability_check_catches_a_number_without_a_cite() {
+    let cited = [250.0, 500.0, 1.0004];
+    let ok = "io_uring (qd 8) took 500.0 ns, 2.0x write()'s 250.0 ns (Figure 4.3, Table 1: sync, 8 threads, \
+              QD1: x), pread64 at /tmp/iolab-suite-27890/a.dat, 249.9 ns per system call";
+    assert_eq!(
+        cites::unexplained(ok, &cited, &["io_uring (qd 8)".into()]),
+        Vec::<String>::new()
+    );
+    let loose = "io_uring took 500.0 ns against 123.4 ns, 3.1x";
+    assert_eq!(
+        cites::unexplained(loose, &cited, &[]),
+        vec!["123.4".to_string(), "3.1".to_string()]
+    );
+}

@@ -259,11 +259,18 @@ pub fn dontcache_when(c: &Ctx) -> Reply {
 /// the page cache first reached 90% of the limit, and what reclaim took from then on.
 fn cliff_text(r: &Row) -> Option<String> {
     let m = r.memory.as_ref()?;
-    let full = m
+    let i = m
         .over_time
         .iter()
-        .find(|p| p.page_cache as f64 >= 0.9 * m.limit as f64)?;
-    let last = m.over_time.last()?;
+        .position(|p| p.page_cache as f64 >= 0.9 * m.limit as f64)?;
+    let (full, last) = (&m.over_time[i], m.over_time.last()?);
+    let n = m.over_time.len() - 1;
+    for k in ["t_s", "reclaimed_pages", "limit_hits"] {
+        r.cite_paths(&[
+            &format!("memory.over_time.{i}.{k}"),
+            &format!("memory.over_time.{n}.{k}"),
+        ]);
+    }
     let pages = last.reclaimed_pages.saturating_sub(full.reclaimed_pages);
     Some(format!(
         "; its page cache reached 90% of the limit {:.2} s into the {:.2} s pass, and from then on reclaim took \
@@ -281,6 +288,11 @@ fn cache_text(r: &Row) -> String {
     r.memory
         .as_ref()
         .map(|m| {
+            r.cite_paths(&[
+                "memory.page_cache_end",
+                "memory.limit_hits",
+                "memory.refaults",
+            ]);
             format!(
                 " (page cache {} at the end, the limit hit {} times, {} refaults)",
                 mib_bytes(m.page_cache_end),

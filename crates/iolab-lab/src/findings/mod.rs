@@ -335,7 +335,11 @@ pub const RULES: &[Rule] = &[
     }),
     (
         "profile_copy_bound",
-        &["profile.shares.copy_share", "profile.shares.kernel_share"],
+        &[
+            "profile.shares.copy_share",
+            "profile.shares.kernel_share",
+            "spec.bs",
+        ],
         |f| {
             let p = profiled(f)?;
             (p.kernel_share > 0.0 && p.copy_share / p.kernel_share >= 0.3).then(|| {

@@ -66,8 +66,9 @@ const SCALES: [f64; 10] = [
 const REFERENCES: [&str; 5] = ["Figures ", "Figure ", "Tables ", "Table ", "§"];
 
 /// Facts and thresholds of iolab's rules a sentence states, which are no measurement.
-const CONSTANTS: [&str; 4] = [
+const CONSTANTS: [&str; 5] = [
     "one per 4 KiB page is 256",
+    "reached 90% of the limit",
     "within 10% of each other",
     "whole 10 ms ticks",
     "rates within 5%",
