@@ -234,9 +234,9 @@ pub fn verdict(f: &IopollFigures) -> (Option<bool>, String) {
             Some(false),
             format!(
                 "completions were NOT polled: {flag}, and its interrupts rose by {i} during {n} completions: this \
-                 kernel ({}) accepted IORING_SETUP_IOPOLL and completed the requests by interrupt, silently \
-                 (where it cannot poll, Linux 6.1 does so for reads; 6.18 refuses reads with EOPNOTSUPP but not \
-                 ext4 O_DIRECT writes)",
+                 kernel (Linux {}) accepted IORING_SETUP_IOPOLL and completed the requests by interrupt, \
+                 silently (where it cannot poll, Linux 6.1 does so for reads; Linux 6.18 refuses reads with \
+                 EOPNOTSUPP but not ext4 O_DIRECT writes)",
                 iolab_sys::kernel_release()
             ),
         ),

@@ -87,14 +87,18 @@ pub const RULES: &[Rule] = &[
         ],
         partition::round_trip,
     ),
-    ("iopoll", &[], |f| {
-        let (polled, why) = f.iopoll.as_ref()?;
-        Some(match polled {
-            Some(true) => format!("IOPOLL worked: {why}"),
-            Some(false) => format!("IOPOLL did not poll: {why}"),
-            None => format!("IOPOLL unproven: {why}"),
-        })
-    }),
+    (
+        "iopoll",
+        &["iopoll.interrupts", "iopoll.completions"],
+        |f| {
+            let (polled, why) = f.iopoll.as_ref()?;
+            Some(match polled {
+                Some(true) => format!("IOPOLL worked: {why}"),
+                Some(false) => format!("IOPOLL did not poll: {why}"),
+                None => format!("IOPOLL unproven: {why}"),
+            })
+        },
+    ),
     (
         "zero_copy_copied",
         &["uring.zc_copied", "uring.zc_notifs"],

@@ -62,12 +62,15 @@ const SCALES: [f64; 10] = [
     1.0 / 1073741824.0,
 ];
 
-/// Words that name a place in a seed, not a figure: "Figure 4.3", "Figures 18-20", "Table 5", "§4.3".
-const REFERENCES: [&str; 5] = ["Figures ", "Figure ", "Tables ", "Table ", "§"];
+/// Words that name a place in a seed or a kernel release, not a figure: "Figure 4.3", "Figures 18-20",
+/// "Table 5", "§4.3", "Linux 6.1".
+const REFERENCES: [&str; 6] = ["Figures ", "Figure ", "Tables ", "Table ", "§", "Linux "];
 
 /// Facts and thresholds of iolab's rules a sentence states, which are no measurement.
-const CONSTANTS: [&str; 5] = [
+const CONSTANTS: [&str; 7] = [
     "one per 4 KiB page is 256",
+    "queue/io_poll is 1",
+    "queue/io_poll is 0",
     "reached 90% of the limit",
     "within 10% of each other",
     "whole 10 ms ticks",
