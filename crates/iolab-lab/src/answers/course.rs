@@ -183,6 +183,9 @@ pub fn iopoll_gain(c: &Ctx) -> Reply {
                 i.cpu_ns_per_op().map(ns).unwrap_or_else(|| "-".into()),
                 p.cpu_ns_per_op().map(ns).unwrap_or_else(|| "-".into())
             ));
+            if p.facts.iopoll.is_some() {
+                p.cite_paths(&["iopoll.interrupts", "iopoll.completions"]);
+            }
             parts.extend(p.facts.iopoll.as_ref().map(|(pol, why)| match pol {
                 Some(true) => format!("Polled for real: {why}."),
                 Some(false) => format!("The IOPOLL row was not polled: {why}."),
@@ -218,6 +221,7 @@ pub fn iopoll_gain(c: &Ctx) -> Reply {
 /// proof of polling, and a seed that trusted it may have timed interrupts twice.
 fn silently_unpolled(c: &Ctx, shown: &Row) -> Option<String> {
     let r = c.row(|r| uring(r) && r.iopoll && matches!(&r.facts.iopoll, Some((Some(false), _))))?;
+    r.cite_paths(&["iopoll.interrupts", "iopoll.completions"]);
     let why = r
         .facts
         .iopoll
