@@ -147,6 +147,10 @@ pub struct CpuFigures {
     pub steal_all_cpus_s: f64,
     /// Steal on the CPUs the worker threads ran on, when each stayed on one CPU for the whole run.
     pub steal_worker_cpus_s: Option<f64>,
+    /// How many CPUs `steal_worker_cpus_s` was summed over (the workers' distinct CPUs; for an offload run
+    /// the client's and the server's). Absent in results of versions before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_worker_cpus: Option<u32>,
     /// Every CPU's kernel share over the timed span, system-wide (/proc/stat; kworkers, interrupts and
     /// other processes included): the storage paper's "busier core". Absent in results of versions
     /// before it.

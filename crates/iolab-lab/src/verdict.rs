@@ -183,13 +183,24 @@ mod tests {
     #[test]
     fn steal_is_a_share_of_the_cpus_it_was_summed_over_and_whole_ticks() {
         let mut r = run(&[("target", "/dev/null"), ("ops", "2000")]);
+        // The run records how many CPUs its workers' steal was summed over: its one worker's.
+        assert_eq!(
+            r.cpu.steal_worker_cpus,
+            r.cpu.steal_worker_cpus_s.map(|_| 1)
+        );
         r.wall_s = 1.0;
         r.host.cpus_online = 2;
         // Over all CPUs: 0.6 s of two CPUs' second.
         (r.cpu.steal_all_cpus_s, r.cpu.steal_worker_cpus_s) = (0.6, None);
         assert_eq!(crate::findings::facts::steal_share(&r), Some(0.3));
         // Over the one worker's CPU.
-        r.cpu.steal_worker_cpus_s = Some(0.6);
+        (r.cpu.steal_worker_cpus_s, r.cpu.steal_worker_cpus) = (Some(0.6), Some(1));
+        assert_eq!(crate::findings::facts::steal_share(&r), Some(0.6));
+        // Over the two CPUs an offload run's client and server were pinned to (one thread in its spec).
+        r.cpu.steal_worker_cpus = Some(2);
+        assert_eq!(crate::findings::facts::steal_share(&r), Some(0.3));
+        // A record from before the count was kept: one CPU per thread.
+        r.cpu.steal_worker_cpus = None;
         assert_eq!(crate::findings::facts::steal_share(&r), Some(0.6));
         // One 10 ms tick over a 14 ms run is rounding, not a 71% steal.
         (r.wall_s, r.cpu.steal_worker_cpus_s) = (0.014, Some(0.01));

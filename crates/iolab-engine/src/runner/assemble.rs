@@ -143,6 +143,7 @@ impl Measured<'_> {
             .steal_cpus
             .as_ref()
             .map(|cpus| cpus.iter().map(|&c| steal.on(c)).sum::<f64>());
+        let steal_worker_cpus = self.steal_cpus.as_ref().map(|cpus| cpus.len() as u32);
         let helpers = std::mem::take(&mut self.helpers);
         CpuFigures {
             process,
@@ -158,6 +159,7 @@ impl Measured<'_> {
             runqueue_wait_s: run_delay_delta_s(&self.before.tasks, &self.after.tasks),
             steal_all_cpus_s,
             steal_worker_cpus_s,
+            steal_worker_cpus,
             system_wide: SystemCpu::between(&self.before.steal, &self.after.steal),
             tasks: self.after.tasks.len(),
         }

@@ -300,7 +300,7 @@ fn indicative(c: &Ctx) -> Option<String> {
     let stolen: Vec<&str> = c
         .rows
         .iter()
-        .filter(|r| r.facts.steal_share().is_some_and(|s| s > HIGH_STEAL))
+        .filter(|r| r.facts.steal_share.is_some_and(|s| s > HIGH_STEAL))
         .map(|r| r.step.as_str())
         .collect();
     (!stolen.is_empty()).then(|| {

@@ -25,12 +25,13 @@ pub fn worker_cpu_s(r: &RunResult) -> f64 {
 /// Steal is counted in 10 ms ticks: below 5 ticks its share is mostly rounding.
 const STEAL_MIN_S: f64 = 0.05;
 
-/// The CPUs a run's steal was summed over: the workers' (one each, at most as many as are online), or
-/// all online.
+/// How many CPUs a run's steal was summed over: the workers' distinct CPUs as the run recorded them
+/// (older records: one per thread, at most as many as are online), or all online.
 fn steal_cpus(r: &RunResult) -> u32 {
-    match r.cpu.steal_worker_cpus_s {
-        Some(_) => r.spec.threads.min(r.host.cpus_online as u32),
-        None => r.host.cpus_online as u32,
+    match (r.cpu.steal_worker_cpus_s, r.cpu.steal_worker_cpus) {
+        (Some(_), Some(n)) => n,
+        (Some(_), None) => r.spec.threads.min(r.host.cpus_online as u32),
+        (None, _) => r.host.cpus_online as u32,
     }
     .max(1)
 }
@@ -44,11 +45,6 @@ pub fn steal_share(r: &RunResult) -> Option<f64> {
 }
 
 impl Facts {
-    /// [`steal_share`] of the run.
-    pub fn steal_share(&self) -> Option<f64> {
-        self.steal_share
-    }
-
     /// The run's method, from the registry.
     pub(crate) fn info(&self) -> Option<&'static iolab_engine::method::MethodInfo> {
         self.method.map(|m| m.info())
@@ -84,7 +80,6 @@ impl Facts {
             sqpoll_cpu_s: helper("iou-sqp-"),
             rw_syscalls_per_op: r.syscalls.kernel_rw_per_op,
             steal_s: r.cpu.steal_worker_cpus_s.unwrap_or(r.cpu.steal_all_cpus_s),
-            steal_cpus: steal_cpus(r),
             steal_share: steal_share(r),
             tracepoints_unavailable: tp_missing,
             inline_counting: r
@@ -158,8 +153,7 @@ pub struct Facts {
     /// Kernel read/write-family syscalls per op (/proc/self/io).
     pub rw_syscalls_per_op: f64,
     pub steal_s: f64,
-    /// The CPUs `steal_s` was summed over, and the share of their time stolen ([`steal_share`]).
-    pub steal_cpus: u32,
+    /// The share of its CPUs' time stolen ([`steal_share`]).
     pub steal_share: Option<f64>,
     pub tracepoints_unavailable: Option<String>,
     pub inline_counting: bool,

@@ -323,7 +323,7 @@ pub const RULES: &[Rule] = &[
             "cpu.steal_worker_cpus_s|cpu.steal_all_cpus_s",
         ],
         |f| {
-            let share = f.steal_share().filter(|s| *s >= 0.1)?;
+            let share = f.steal_share.filter(|s| *s >= 0.1)?;
             Some(format!(
                 "the hypervisor stole {} of its CPUs' time during the run ({:.2} s, /proc/stat): times are \
                  inflated and CPU figures miss it; repeat before trusting a comparison",

@@ -297,13 +297,11 @@ fn steal_and_counting() {
         "hypervisor_steal",
         Facts {
             steal_s: 0.3,
-            steal_cpus: 1,
             steal_share: Some(0.3),
             ..base()
         },
         Facts {
             steal_s: 0.06,
-            steal_cpus: 1,
             steal_share: Some(0.06),
             ..base()
         },

@@ -160,7 +160,7 @@ pub(crate) fn causes_slower(a: &Row, b: &Row) -> Vec<Cause> {
             w.push(cause("more_cpu", t, f));
         }
     }
-    if let Some(share) = fa.steal_share().filter(|s| *s >= 0.1) {
+    if let Some(share) = fa.steal_share.filter(|s| *s >= 0.1) {
         a.cite_paths(&["result.derived.steal_share"]);
         let s = pct(share);
         w.push(cause(
