@@ -12,6 +12,7 @@ pub mod driver;
 pub mod findings;
 pub mod findings_compare;
 pub mod fio_job;
+pub mod fleet;
 pub mod lines;
 pub mod partition;
 pub mod probe;

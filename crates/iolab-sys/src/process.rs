@@ -120,6 +120,23 @@ pub fn set_signal_handler(
     Ok(())
 }
 
+static INTERRUPTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn note_interrupt(_sig: libc::c_int) {
+    INTERRUPTS.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// SIGINT, SIGTERM and SIGHUP no longer end the process: each is noted for [`interrupted`], so that a
+/// parent waiting for a child that got the same Ctrl-C can clean up after it.
+pub fn note_interrupts() -> SysResult<()> {
+    set_signal_handler(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP], note_interrupt)
+}
+
+/// Whether a signal [`note_interrupts`] watches has come.
+pub fn interrupted() -> bool {
+    INTERRUPTS.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// A fault handler (SA_SIGINFO): it is given the siginfo, whose si_addr is the faulting address.
 pub type FaultHandler = extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void);
 

@@ -14,6 +14,7 @@ mod cmd_clean;
 mod cmd_compare;
 mod cmd_docs;
 mod cmd_driver;
+mod cmd_fleet;
 mod cmd_probe;
 mod cmd_report;
 mod cmd_run;
@@ -97,6 +98,9 @@ enum Cmd {
     Man(ManArgs),
     /// iolab's sink driver (/dev/iolab_sink): build it against a kernel's headers, load, unload, status.
     Driver(DriverArgs),
+    /// Run one iolab command on every host of an Ansible inventory, fetch each host's records and merge
+    /// them: `iolab fleet hosts.ini -- survey`.
+    Fleet(cmd_fleet::FleetArgs),
     /// Run an iolab command inside a guest kernel under QEMU (Debian's kernel, the sink driver loaded, an
     /// NVMe disk with poll queues): `iolab vm -- run ...`. Fetched once into a cache.
     Vm(VmArgs),
@@ -156,6 +160,7 @@ fn main() {
         Some(Cmd::Man(a)) => cmd_docs::cmd_man(a, command()),
         Some(Cmd::Driver(a)) => cmd_driver::cmd_driver(a),
         Some(Cmd::Vm(a)) => cmd_vm::cmd_vm(a),
+        Some(Cmd::Fleet(a)) => cmd_fleet::cmd_fleet(a),
         Some(Cmd::OffloadGuest) => iolab_lab::partition::guest::main(),
     };
     match r {

@@ -186,6 +186,23 @@ pub fn new_hist() -> Hist {
     Hist::new(3).expect("3 significant digits are valid")
 }
 
+/// One histogram of several runs' [`Summary::hist_ns`] (each machine's clock is its own, so they merge in
+/// ns), in tenths of a ns: [`summarize`] it with 0.1 ns per tick.
+pub fn merge_ns<'a>(parts: impl IntoIterator<Item = &'a [(f64, u64)]>) -> Hist {
+    let mut h = new_hist();
+    for part in parts {
+        for &(ns, n) in part {
+            // record_n grows the range (a saturating record would clamp to the range it has); only a
+            // value past the largest range an HdrHistogram has is clamped.
+            let v = (ns * 10.0).round().max(0.0) as u64;
+            if h.record_n(v, n).is_err() {
+                h.saturating_record_n(v, n);
+            }
+        }
+    }
+    h
+}
+
 /// A latency distribution in nanoseconds.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
@@ -205,6 +222,12 @@ pub struct Summary {
     /// octave wide (each bound sqrt(2) times the previous), empty buckets left out.
     #[serde(default)]
     pub buckets: Vec<(f64, u64)>,
+    /// Every bucket of the histogram that holds values, as (its highest value in ns, to 0.1 ns; its
+    /// count), in increasing order: the whole distribution at its own precision (3 significant
+    /// digits), so that runs on several machines merge into one histogram whose percentiles are exact
+    /// (`iolab fleet`), never averaged. Absent in results of versions before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hist_ns: Vec<(f64, u64)>,
 }
 
 const CDF_QUANTILES: [f64; 21] = [
@@ -236,6 +259,13 @@ pub fn summarize(h: &Hist, ns_per_tick: f64) -> Summary {
             .iter_log(1, std::f64::consts::SQRT_2)
             .filter(|v| v.count_since_last_iteration() > 0)
             .map(|v| (ns(v.value_iterated_to()), v.count_since_last_iteration()))
+            .collect(),
+        hist_ns: h
+            .iter_recorded()
+            .map(|v| {
+                let at = (ns(v.value_iterated_to()) * 10.0).round() / 10.0;
+                (at, v.count_at_value())
+            })
             .collect(),
     }
 }
@@ -360,6 +390,27 @@ mod tests {
         assert!((s.p50_ns / 50_000.0 - 1.0).abs() < 0.002);
         assert!((s.p99_ns / 99_000.0 - 1.0).abs() < 0.002);
         assert!((s.mean_ns / 50_000.5 - 1.0).abs() < 0.002);
+    }
+
+    #[test]
+    fn one_runs_histogram_merged_alone_gives_its_own_percentiles() {
+        let mut h = new_hist();
+        for v in 0..20_000u64 {
+            // Ticks of 0.476 ns, as this machine's TSC: a narrow peak and a long tail.
+            h.record(280 + v % 7 + if v % 100 == 0 { v } else { 0 })
+                .unwrap();
+        }
+        let s = summarize(&h, 0.476);
+        assert_eq!(s.hist_ns.iter().map(|b| b.1).sum::<u64>(), 20_000);
+        let m = summarize(&merge_ns([s.hist_ns.as_slice()]), 0.1);
+        for (a, b) in [
+            (s.p50_ns, m.p50_ns),
+            (s.p99_ns, m.p99_ns),
+            (s.max_ns, m.max_ns),
+        ] {
+            assert!((a - b).abs() <= a * 0.001 + 0.1, "{a} against {b} merged");
+        }
+        assert_eq!(m.count, s.count);
     }
 
     #[test]

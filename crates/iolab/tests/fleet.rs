@@ -1,0 +1,242 @@
+//! `iolab fleet`: one iolab command over an Ansible inventory, each host's records fetched to DIR/HOST/,
+//! what was copied removed from the hosts, and the hosts' histograms merged. The hosts here are this
+//! machine under two inventory names (Ansible's local connection) and one that refuses ssh.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+fn ansible_missing() -> bool {
+    let found = std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .any(|d| d.join("ansible-playbook").is_file());
+    if !found {
+        println!("SKIPPED: ansible-playbook is not installed (apt-get install ansible-core)");
+    }
+    !found
+}
+
+/// The fleet runs of this file, one at a time: each checks that it left nothing in /tmp.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The /tmp entries a fleet run makes on a host.
+fn fleet_dirs() -> Vec<String> {
+    std::fs::read_dir("/tmp")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("iolab-fleet-"))
+        .collect()
+}
+
+fn inventory(dir: &Path, hosts: &[&str]) -> String {
+    let mut text = String::from("[lab]\n");
+    for h in hosts {
+        text += &if *h == "gone" {
+            "gone ansible_host=127.0.0.1 ansible_port=1 ansible_connection=ssh\n".to_string()
+        } else {
+            format!("{h} ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n")
+        };
+    }
+    let p = dir.join("hosts.ini");
+    std::fs::write(&p, text).unwrap();
+    path_str(&p)
+}
+
+fn fleet(work: &Path, args: &[&str]) -> std::process::Output {
+    let out = std::process::Command::new(bin())
+        .arg("fleet")
+        .args(args)
+        .current_dir(work)
+        .env("ANSIBLE_HOST_KEY_CHECKING", "False")
+        .output()
+        .unwrap();
+    println!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The p99 of the hosts' histograms merged, by rank, computed here from their `hist_ns`.
+fn merged_p99(hists: &[Vec<(f64, u64)>]) -> f64 {
+    let mut all: Vec<(f64, u64)> = hists.iter().flatten().copied().collect();
+    all.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: u64 = all.iter().map(|b| b.1).sum();
+    let rank = (0.99 * total as f64).ceil() as u64;
+    let mut seen = 0;
+    all.iter()
+        .find(|b| {
+            seen += b.1;
+            seen >= rank
+        })
+        .unwrap()
+        .0
+}
+
+#[test]
+fn a_fleet_keeps_each_hosts_survey_reports_the_unreachable_one_and_merges_the_histograms() {
+    if ansible_missing() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let work = disk_dir();
+    let before = fleet_dirs();
+    let inv = inventory(work.path(), &["alpha", "beta", "gone"]);
+    let out = fleet(
+        work.path(),
+        &[
+            &inv,
+            "--results",
+            "res",
+            "--",
+            "survey",
+            "--rounds",
+            "1",
+            "--max-seconds",
+            "0.05",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // One host did not run: the run says so and exits 1, with the others' results kept.
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout.contains("gone") && stdout.contains("unreachable"),
+        "{stdout}"
+    );
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    for h in ["alpha", "beta"] {
+        let info = json_file(&work.path().join("res").join(h).join("fleet-host.json"));
+        assert_eq!(info["rc"], 0, "{h}: {info}");
+        assert_eq!(info["kernel"].as_str(), Some(kernel.trim()), "{h}");
+        assert_eq!(
+            info["architecture"].as_str(),
+            Some(std::env::consts::ARCH),
+            "{h}"
+        );
+        let files: Vec<&str> = info["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(files.iter().any(|f| f.ends_with(".json")), "{h}: {files:?}");
+        for f in &files {
+            assert!(
+                work.path().join("res").join(h).join(f).is_file(),
+                "{h}: {f} fetched"
+            );
+        }
+    }
+    assert!(!work.path().join("res/gone/fleet-host.json").exists());
+    // Nothing of the run is left on the hosts.
+    let left: Vec<String> = fleet_dirs()
+        .into_iter()
+        .filter(|d| !before.contains(d))
+        .collect();
+    assert!(left.is_empty(), "left on the host: {left:?}");
+    // Each workload both hosts ran: the fleet's p99 is the p99 of their histograms merged.
+    let doc = json_file(&work.path().join("res/fleet.json"));
+    let mut checked = 0;
+    for w in doc["workloads"].as_array().unwrap() {
+        let hosts = w["hosts"].as_array().unwrap();
+        if hosts.len() < 2 {
+            continue;
+        }
+        let hists: Vec<Vec<(f64, u64)>> = hosts
+            .iter()
+            .map(|h| serde_json::from_value(h["latency"]["hist_ns"].clone()).unwrap())
+            .collect();
+        let want = merged_p99(&hists);
+        let got = w["fleet"]["p99_ns"].as_f64().unwrap();
+        assert!(
+            (got - want).abs() <= want * 0.001 + 0.1,
+            "{}: fleet p99 {got}, merged {want}",
+            w["workload"]
+        );
+        let averaged = hosts
+            .iter()
+            .map(|h| h["latency"]["p99_ns"].as_f64().unwrap())
+            .sum::<f64>()
+            / 2.0;
+        println!(
+            "{}: fleet p99 {got:.1} ns, merged here {want:.1}, hosts' average {averaged:.1}",
+            w["workload"]
+        );
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} workloads ran on both hosts");
+}
+
+#[test]
+fn a_failing_command_is_reported_for_its_host_and_nothing_is_left() {
+    if ansible_missing() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let work = disk_dir();
+    let before = fleet_dirs();
+    let inv = inventory(work.path(), &["alpha"]);
+    let out = fleet(
+        work.path(),
+        &[&inv, "--results", "res", "--", "run", "--method", "nosuch"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout.contains("exited with 2") && stdout.contains("nosuch"),
+        "{stdout}"
+    );
+    let info = json_file(&work.path().join("res/alpha/fleet-host.json"));
+    assert_eq!(info["rc"], 2);
+    let left: Vec<String> = fleet_dirs()
+        .into_iter()
+        .filter(|d| !before.contains(d))
+        .collect();
+    assert!(left.is_empty(), "left on the host: {left:?}");
+}
+
+#[test]
+fn fleet_refuses_bad_input_before_anything_runs() {
+    let work = disk_dir();
+    let inv = inventory(work.path(), &["alpha"]);
+    // No Ansible on PATH: the error names the package.
+    let out = std::process::Command::new(bin())
+        .args(["fleet", &inv, "--", "survey"])
+        .env("PATH", work.path())
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("ansible-core"), "{err}");
+    refused_by(
+        &["fleet", &inv],
+        &["--binary", "aarch64", "--", "survey"],
+        "--binary",
+        "ARCH=PATH",
+    );
+    refused_by(
+        &["fleet", "/nonexistent/hosts.ini"],
+        &["--", "survey"],
+        "INVENTORY",
+        "no such file",
+    );
+    // A results directory with something in it is not written into.
+    std::fs::create_dir(work.path().join("full")).unwrap();
+    std::fs::write(work.path().join("full/keep"), "mine").unwrap();
+    let full = path_str(&work.path().join("full"));
+    refused_by(
+        &["fleet", &inv],
+        &["--results", &full, "--", "survey"],
+        "--results",
+        "not empty",
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("full/keep")).unwrap(),
+        "mine"
+    );
+}
