@@ -140,6 +140,38 @@ fn read_host(dir: &Path, not_run: &BTreeMap<String, String>) -> Result<Host> {
     })
 }
 
+/// Every host's records, each result's spec naming its host (`spec.host`), so that `compare --across
+/// host` matches the runs that differ only in the host.
+pub fn records_by_host(hosts: &[Host]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for h in hosts {
+        for rec in &h.records {
+            let mut rec = rec.clone();
+            if let Some(spec) = rec
+                .pointer_mut("/result/spec")
+                .and_then(Value::as_object_mut)
+            {
+                spec.insert("host".into(), Value::String(h.name.clone()));
+                out.push(rec);
+            }
+        }
+    }
+    out
+}
+
+/// The records of a fleet's results directory (`DIR/HOST/`), for `compare --across host`: refused when
+/// no host's records are there.
+pub fn read_dir_records(dir: &Path) -> Result<Vec<Value>> {
+    let recs = records_by_host(&read_hosts(dir, &BTreeMap::new())?);
+    if recs.is_empty() {
+        return Err(Error::Runtime(format!(
+            "{}: no host's results (a fleet's results directory holds HOST/{HOST_FILE} and the host's record files)",
+            dir.display()
+        )));
+    }
+    Ok(recs)
+}
+
 /// One host's figures for a workload.
 #[derive(Debug, Clone, Serialize)]
 pub struct HostRow {

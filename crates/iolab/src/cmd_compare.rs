@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub(crate) struct CompareArgs {
-    /// The baseline: a `run --json` file, a `run --repeat --json` file or a sweep's record file.
+    /// The baseline: a `run --json` file, a `run --repeat --json` file, a sweep's record file, or a fleet's
+    /// results directory (`iolab fleet --results DIR`; with --across host).
     pub(crate) a: PathBuf,
     /// The candidate, in any of the same forms (with --across it may be left out: A against itself).
     #[arg(required_unless_present = "across")]
@@ -44,8 +45,28 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
             e => Error::usage("compare", e.to_string()),
         })
     };
-    let ra = compare::survey_runs_as_records(read(&a.a)?.0);
-    let rb = compare::survey_runs_as_records(read(b_path)?.0);
+    let fleet = [&a.a, b_path].iter().any(|p| p.is_dir());
+    if fleet
+        && !a
+            .across
+            .as_deref()
+            .is_some_and(|k| k.trim_start_matches("--").starts_with("host"))
+    {
+        return Err(Error::usage(
+            "--across",
+            "a fleet's results directory (iolab fleet --results DIR) is compared across its hosts: give --across host \
+             (or --across host=NAME for the host the others are set against)",
+        ));
+    }
+    let records = |p: &Path| -> Result<Vec<serde_json::Value>, Error> {
+        if p.is_dir() {
+            return iolab_lab::fleet::read_dir_records(p)
+                .map_err(|e| Error::usage("compare", e.to_string()));
+        }
+        Ok(compare::survey_runs_as_records(read(p)?.0))
+    };
+    let ra = records(&a.a)?;
+    let rb = records(b_path)?;
     let o = match &a.across {
         None => compare::compare_records(&ra, &rb, limit),
         Some(s) => {

@@ -169,6 +169,21 @@ fn a_fleet_keeps_each_hosts_survey_reports_the_unreachable_one_and_merges_the_hi
         checked += 1;
     }
     assert!(checked >= 10, "only {checked} workloads ran on both hosts");
+    // compare reads the results directory across its hosts (and only so).
+    let res = path_str(&work.path().join("res"));
+    let c = iolab(&["compare", "--across", "host", &res]);
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    assert!(
+        c.stdout.contains("host alpha (A) vs beta (B)"),
+        "{}",
+        c.stdout
+    );
+    refused_by(
+        &["compare", &res, &res],
+        &[],
+        "--across",
+        "across its hosts",
+    );
 }
 
 #[test]
