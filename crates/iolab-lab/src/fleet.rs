@@ -19,12 +19,9 @@ pub const HOST_FILE: &str = "fleet-host.json";
 pub enum Outcome {
     /// iolab exited 0 and its records came back.
     Ok,
-    /// iolab exited with this status (or was stopped at the timeout): the last line it printed.
-    Failed {
-        rc: i64,
-        timed_out: bool,
-        why: String,
-    },
+    /// iolab exited with this status, or was stopped: why (the timeout, SIGKILL, or the last line it
+    /// printed).
+    Failed { rc: i64, why: String },
     /// The host's run never reached iolab (unreachable, no binary for its architecture, a task failed):
     /// Ansible's reason.
     NotRun { why: String },
@@ -37,51 +34,41 @@ pub struct Host {
     pub architecture: String,
     pub kernel: String,
     pub outcome: Outcome,
-    /// The record files that came back, relative to the host's directory.
+    /// The files that came back, relative to the host's `files/`.
     pub files: Vec<PathBuf>,
     /// Their runs, as `{"point", "result"}` records.
     #[serde(skip)]
     pub records: Vec<Value>,
 }
 
-/// Reads `dir/HOST/` for every host directory in `dir`; `not_run` names the hosts Ansible reported as
-/// never having run iolab (unreachable or failed before it), with the reason, where no directory says
-/// more.
-pub fn read_hosts(dir: &Path, not_run: &BTreeMap<String, String>) -> Result<Vec<Host>> {
-    let mut hosts = Vec::new();
-    let entries = std::fs::read_dir(dir).map_err(|e| {
-        Error::Runtime(format!(
-            "cannot read the fleet's results {}: {e}",
-            dir.display()
-        ))
-    })?;
-    for e in entries.flatten() {
-        if e.file_type().is_ok_and(|t| t.is_dir()) {
-            hosts.push(read_host(&e.path(), not_run)?);
-        }
-    }
-    for (name, why) in not_run {
-        if !hosts.iter().any(|h| &h.name == name) {
-            hosts.push(Host {
-                name: name.clone(),
-                architecture: String::new(),
-                kernel: String::new(),
-                outcome: Outcome::NotRun { why: why.clone() },
-                files: Vec::new(),
-                records: Vec::new(),
-            });
-        }
-    }
-    hosts.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(hosts)
+/// Reads `dir/HOST/` for every host of the run (`names`, from the inventory); `not_run` gives Ansible's
+/// reason for the hosts that never ran iolab, where their directory holds no outcome.
+pub fn read_hosts(dir: &Path, names: &[String], not_run: &BTreeMap<String, String>) -> Vec<Host> {
+    names
+        .iter()
+        .map(|name| read_host(&dir.join(name), name, not_run.get(name)))
+        .collect()
 }
 
-fn read_host(dir: &Path, not_run: &BTreeMap<String, String>) -> Result<Host> {
-    let name = dir
-        .file_name()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned();
+/// What an exit status of `timeout -k 10 SECS iolab ...` means.
+fn failure(rc: i64, timeout_s: u64, stderr: &str) -> String {
+    match rc {
+        124 => format!("stopped at the timeout ({timeout_s} s)"),
+        137 => {
+            "killed by SIGKILL (10 s after the timeout's SIGTERM, or by the kernel's OOM killer)"
+                .into()
+        }
+        _ => format!(
+            "exit {rc}: {}",
+            stderr
+                .lines()
+                .last()
+                .unwrap_or("(it printed nothing on stderr)")
+        ),
+    }
+}
+
+fn read_host(dir: &Path, name: &str, not_run: Option<&String>) -> Host {
     let info: Value = std::fs::read_to_string(dir.join(HOST_FILE))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
@@ -96,17 +83,16 @@ fn read_host(dir: &Path, not_run: &BTreeMap<String, String>) -> Result<Host> {
         Some(0) => Outcome::Ok,
         Some(rc) => Outcome::Failed {
             rc,
-            timed_out: info
-                .get("timed_out")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-            why: s("stderr").lines().last().unwrap_or_default().to_string(),
+            why: failure(
+                rc,
+                info.get("timeout_s").and_then(Value::as_u64).unwrap_or(0),
+                &s("stderr"),
+            ),
         },
         None => Outcome::NotRun {
-            why: not_run
-                .get(&name)
-                .cloned()
-                .unwrap_or_else(|| "iolab did not run".into()),
+            why: not_run.cloned().unwrap_or_else(|| {
+                "Ansible did not reach it (the play stopped before it; ansible.log has why)".into()
+            }),
         },
     };
     let mut files = Vec::new();
@@ -118,26 +104,33 @@ fn read_host(dir: &Path, not_run: &BTreeMap<String, String>) -> Result<Host> {
         .flatten()
     {
         let rel = PathBuf::from(rel.as_str().unwrap_or_default());
-        let path = dir.join(&rel);
+        // Only what the role fetched: a relative path below the host's files/.
+        if rel.is_absolute()
+            || rel
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            continue;
+        }
         // Files other than results (Markdown, CSV, HTML) come back too; only results are merged.
         if matches!(
             rel.extension().and_then(|e| e.to_str()),
             Some("json" | "jsonl")
         ) {
-            if let Ok((recs, _)) = read_records(&path, "fleet") {
+            if let Ok((recs, _)) = read_records(&dir.join("files").join(&rel), "fleet") {
                 records.extend(survey_runs_as_records(recs));
             }
         }
         files.push(rel);
     }
-    Ok(Host {
-        name,
+    Host {
+        name: name.to_string(),
         architecture: s("architecture"),
         kernel: s("kernel"),
         outcome,
         files,
         records,
-    })
+    }
 }
 
 /// Every host's records, each result's spec naming its host (`spec.host`), so that `compare --across
@@ -162,7 +155,15 @@ pub fn records_by_host(hosts: &[Host]) -> Vec<Value> {
 /// The records of a fleet's results directory (`DIR/HOST/`), for `compare --across host`: refused when
 /// no host's records are there.
 pub fn read_dir_records(dir: &Path) -> Result<Vec<Value>> {
-    let recs = records_by_host(&read_hosts(dir, &BTreeMap::new())?);
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", dir.display())))?;
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.path().join(HOST_FILE).is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let recs = records_by_host(&read_hosts(dir, &names, &BTreeMap::new()));
     if recs.is_empty() {
         return Err(Error::Runtime(format!(
             "{}: no host's results (a fleet's results directory holds HOST/{HOST_FILE} and the host's record files)",
@@ -172,11 +173,16 @@ pub fn read_dir_records(dir: &Path) -> Result<Vec<Value>> {
     Ok(recs)
 }
 
-/// One host's figures for a workload.
+/// One host's figures for a workload: all its runs of it (a survey's rounds, a suite's repeats).
 #[derive(Debug, Clone, Serialize)]
 pub struct HostRow {
     pub host: String,
+    pub runs: usize,
+    /// The median of its runs' IOPS, and their spread: (max - min) / median, 0 for one run.
     pub iops: f64,
+    pub iops_spread: f64,
+    /// Its runs' latency histograms merged (the percentiles of all its ops; `hist_ns` holds every run's
+    /// buckets, what the fleet's merge read); without `hist_ns`, its first run's summary.
     pub latency: Summary,
 }
 
@@ -185,30 +191,42 @@ pub struct HostRow {
 pub struct Merged {
     pub workload: String,
     pub hosts: Vec<HostRow>,
-    /// The hosts' latency histograms merged into one (`hist_ns` of each host's result): its percentiles
-    /// are the fleet's, not an average of the hosts'. Absent where a host's result carries no histogram.
+    /// The hosts' latency histograms merged into one (`hist_ns` of each result): its percentiles are the
+    /// fleet's (within the 0.1% of the histograms' precision), not an average of the hosts'. Absent
+    /// where a result carries no histogram.
     pub fleet: Option<Summary>,
     /// The highest host p99 over the lowest.
     pub p99_spread: f64,
+    /// Hosts whose median IOPS lies beyond their own noise from the hosts' median (three hosts or more):
+    /// (host, its IOPS over the hosts' median).
+    pub outliers: Vec<(String, f64)>,
 }
 
-/// Every workload at least one host ran, in the order first seen, with a row per host that ran it (its
-/// first run of it).
+/// Noise assumed for a host with one run (no spread measured), as `compare` does.
+const MIN_NOISE: f64 = crate::compare::MIN_NOISE_PCT / 100.0;
+
+/// Every workload at least one host ran, in the order first seen, with a row per host that ran it. Only
+/// hosts whose command exited 0: a failed or stopped run's records are kept in its files, not merged. A
+/// workload is a result's spec (as `compare` matches runs) and the point of the sweep or suite that ran it
+/// (points may differ only in an amount or a directory), so a host's repeats of one point merge.
 pub fn merge(hosts: &[Host]) -> Vec<Merged> {
     let mut order: Vec<String> = Vec::new();
-    let mut by: BTreeMap<String, (String, Vec<(String, Value)>)> = BTreeMap::new();
-    for h in hosts {
+    type Runs = Vec<(String, Vec<Value>)>;
+    let mut by: BTreeMap<String, (String, Runs)> = BTreeMap::new();
+    for h in hosts.iter().filter(|h| h.outcome == Outcome::Ok) {
         for rec in &h.records {
             let Some(r) = rec.get("result").filter(|r| r.is_object()) else {
                 continue;
             };
-            let key = workload_key(r);
+            let point = rec.get("point").map(Value::to_string).unwrap_or_default();
+            let key = workload_key(r) + &point;
             let e = by.entry(key.clone()).or_insert_with(|| {
                 order.push(key.clone());
                 (workload_label(r), Vec::new())
             });
-            if !e.1.iter().any(|(name, _)| name == &h.name) {
-                e.1.push((h.name.clone(), r.clone()));
+            match e.1.iter_mut().find(|(name, _)| name == &h.name) {
+                Some((_, runs)) => runs.push(r.clone()),
+                None => e.1.push((h.name.clone(), vec![r.clone()])),
             }
         }
     }
@@ -219,27 +237,59 @@ pub fn merge(hosts: &[Host]) -> Vec<Merged> {
         .collect()
 }
 
-fn merged_workload(workload: String, runs: &[(String, Value)]) -> Merged {
-    let hosts: Vec<HostRow> = runs
+fn latency(r: &Value) -> Summary {
+    r.get("latency")
+        .and_then(|l| serde_json::from_value(l.clone()).ok())
+        .unwrap_or_default()
+}
+
+/// The merged summary of `parts` (histograms in ns), without the histogram itself.
+fn merged_summary<'a>(parts: impl IntoIterator<Item = &'a [(f64, u64)]>) -> Summary {
+    let mut s = summarize(&merge_ns(parts), 0.1);
+    s.hist_ns.clear();
+    s
+}
+
+fn host_row(host: &str, runs: &[Value]) -> HostRow {
+    let mut iops: Vec<f64> = runs
         .iter()
-        .map(|(host, r)| HostRow {
-            host: host.clone(),
-            iops: r.get("iops").and_then(Value::as_f64).unwrap_or(0.0),
-            latency: r
-                .get("latency")
-                .and_then(|l| serde_json::from_value(l.clone()).ok())
-                .unwrap_or_default(),
-        })
+        .map(|r| r.get("iops").and_then(Value::as_f64).unwrap_or(0.0))
         .collect();
-    let complete = hosts.iter().all(|h| !h.latency.hist_ns.is_empty());
-    let fleet = complete.then(|| {
-        let h = merge_ns(hosts.iter().map(|h| h.latency.hist_ns.as_slice()));
-        let mut s = summarize(&h, 0.1);
-        s.hist_ns.clear();
+    iops.sort_by(f64::total_cmp);
+    let mid = median(iops.clone());
+    let spread = if mid > 0.0 {
+        (iops[iops.len() - 1] - iops[0]) / mid
+    } else {
+        0.0
+    };
+    let lats: Vec<Summary> = runs.iter().map(latency).collect();
+    let latency = if lats.iter().all(|l| !l.hist_ns.is_empty()) {
+        let mut s = merged_summary(lats.iter().map(|l| l.hist_ns.as_slice()));
+        s.hist_ns = lats
+            .iter()
+            .flat_map(|l| l.hist_ns.iter().copied())
+            .collect();
         s
-    });
+    } else {
+        lats[0].clone()
+    };
+    HostRow {
+        host: host.to_string(),
+        runs: runs.len(),
+        iops: mid,
+        iops_spread: spread,
+        latency,
+    }
+}
+
+fn merged_workload(workload: String, runs: &[(String, Vec<Value>)]) -> Merged {
+    let hosts: Vec<HostRow> = runs.iter().map(|(h, rs)| host_row(h, rs)).collect();
+    let complete = hosts.iter().all(|h| !h.latency.hist_ns.is_empty());
+    let fleet =
+        complete.then(|| merged_summary(hosts.iter().map(|h| h.latency.hist_ns.as_slice())));
     let p99s = hosts.iter().map(|h| h.latency.p99_ns).filter(|v| *v > 0.0);
     let (lo, hi) = p99s.fold((f64::INFINITY, 0.0f64), |(l, h), v| (l.min(v), h.max(v)));
+    let outliers = outliers(&hosts);
     Merged {
         workload,
         hosts,
@@ -249,6 +299,36 @@ fn merged_workload(workload: String, runs: &[(String, Value)]) -> Merged {
         } else {
             1.0
         },
+        outliers,
+    }
+}
+
+/// Hosts (of three or more) whose median IOPS is off the hosts' median by more than its own rounds'
+/// spread (at least [`MIN_NOISE`]).
+fn outliers(hosts: &[HostRow]) -> Vec<(String, f64)> {
+    if hosts.len() < 3 {
+        return Vec::new();
+    }
+    let m = median(hosts.iter().map(|h| h.iops).collect());
+    if m <= 0.0 {
+        return Vec::new();
+    }
+    hosts
+        .iter()
+        .map(|h| (h, h.iops / m))
+        .filter(|(h, ratio)| (ratio - 1.0).abs() > h.iops_spread.max(MIN_NOISE))
+        .map(|(h, ratio)| (h.host.clone(), ratio))
+        .collect()
+}
+
+/// The median (the mean of the middle two for an even count).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
 
@@ -317,6 +397,49 @@ mod tests {
             (m[0].p99_spread - pb / pa).abs() < 1e-9,
             "{}",
             m[0].p99_spread
+        );
+    }
+
+    #[test]
+    fn a_hosts_rounds_merge_into_its_row_and_an_outlier_is_beyond_its_own_noise() {
+        let run = |iops: f64, v: u64| {
+            let mut r = result(&[v; 100], 1.0);
+            r["iops"] = iops.into();
+            serde_json::json!({"point": {}, "result": r})
+        };
+        let host = |name: &str, recs: Vec<Value>| Host {
+            name: name.into(),
+            architecture: String::new(),
+            kernel: String::new(),
+            outcome: Outcome::Ok,
+            files: Vec::new(),
+            records: recs,
+        };
+        let m = merge(&[
+            // a: three rounds within 10% of each other; its p99 is over all 300 values.
+            host(
+                "a",
+                vec![run(1000.0, 100), run(1050.0, 100), run(1100.0, 5000)],
+            ),
+            host("b", vec![run(1000.0, 100), run(1010.0, 100)]),
+            // c: half the others' rate, its rounds within 1%: beyond its noise.
+            host("c", vec![run(500.0, 100), run(505.0, 100)]),
+        ]);
+        let rows = &m[0].hosts;
+        assert_eq!(
+            (rows[0].runs, rows[0].iops, rows[0].latency.count),
+            (3, 1050.0, 300)
+        );
+        assert!((rows[0].iops_spread - 100.0 / 1050.0).abs() < 1e-9);
+        assert!((rows[0].latency.p99_ns / 5000.0 - 1.0).abs() < 0.002);
+        assert_eq!(m[0].fleet.as_ref().unwrap().count, 700);
+        assert_eq!(m[0].outliers.len(), 1, "{:?}", m[0].outliers);
+        assert_eq!(m[0].outliers[0].0, "c");
+        // The hosts' median is b's 1005: c's 502.5 is 0.5 of it.
+        assert!(
+            (m[0].outliers[0].1 - 0.5).abs() < 1e-9,
+            "{:?}",
+            m[0].outliers
         );
     }
 

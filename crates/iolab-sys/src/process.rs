@@ -137,6 +137,12 @@ pub fn interrupted() -> bool {
     INTERRUPTS.load(std::sync::atomic::Ordering::SeqCst)
 }
 
+/// SIGINT to every process of process group `pgid` (a child started in a group of its own), as Ctrl-C
+/// would send it.
+pub fn interrupt_group(pgid: i32) -> SysResult<()> {
+    kill(-pgid, libc::SIGINT)
+}
+
 /// A fault handler (SA_SIGINFO): it is given the siginfo, whose si_addr is the faulting address.
 pub type FaultHandler = extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void);
 

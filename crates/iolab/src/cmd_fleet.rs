@@ -1,16 +1,21 @@
 //! `iolab fleet INVENTORY -- ARGS...`: one iolab command on every host of an Ansible inventory. The
 //! playbook and role of the repository's `ansible/` (built into iolab) run it through `ansible-playbook`:
 //! each host gets the static binary for its architecture in a directory of its own, runs the command,
-//! and its record files come back to `DIR/HOST/`; then the hosts' outcomes and the merged view.
+//! and its record files come back to `DIR/HOST/files/`; then the hosts' outcomes and the merged view
+//! (`fleet_view.rs`).
 
+use crate::fleet_view::{say, show};
 use iolab_engine::cleanup::Created;
 use iolab_engine::error::{Error, Result};
-use iolab_engine::units::fmt_ns;
-use iolab_lab::fleet::{self, Host, Merged, Outcome};
+use iolab_lab::fleet::{self, Outcome};
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// The playbook files, as in the repository's `ansible/` (path inside the staging directory, text).
 const PLAYBOOK: &[(&str, &str)] = &[
@@ -33,28 +38,27 @@ const PLAYBOOK: &[(&str, &str)] = &[
     ),
 ];
 
-/// Workloads shown without -v: those whose hosts differ most.
-const SHOWN: usize = 8;
-
 #[derive(clap::Args)]
 pub struct FleetArgs {
-    /// An Ansible inventory (INI or YAML; a file or a directory of them): the hosts to run on
+    /// An Ansible inventory (INI or YAML; a file or a directory of them): the hosts to run on. Host names
+    /// must be plain names (letters, digits, '.', '_', '-'): they name each host's directory; put an
+    /// address in ansible_host
     #[arg(value_name = "INVENTORY")]
     pub inventory: PathBuf,
     /// Where each host's files come back, as DIR/HOST/ [default: a new iolab-results/fleet-<UTC time>]. An
-    /// existing DIR is refused unless empty
+    /// existing DIR must be an empty directory no other user can write to
     #[arg(long, value_name = "DIR")]
     pub results: Option<PathBuf>,
-    /// The static iolab for hosts of architecture ARCH as Ansible names it (x86_64, aarch64, armv7l),
-    /// such as scripts/build-board makes; repeatable. Hosts of this machine's architecture get this iolab
-    /// unless one is given for it
+    /// The iolab for hosts of architecture ARCH as Ansible names it (x86_64, aarch64, armv7l): a static
+    /// one, as scripts/build-board makes; repeatable. Hosts of this machine's architecture get this iolab
+    /// unless one is given (as cargo builds it, linked against this machine's glibc)
     #[arg(long = "binary", value_name = "ARCH=PATH")]
     pub binaries: Vec<String>,
-    /// How many hosts run at a time: 0 all at once, 1 one after another
+    /// How many hosts run at a time: 0 all at once, 1 one after another (Ansible's --forks)
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub serial: u32,
-    /// Seconds the command may run on a host before it is stopped (and reported as such)
-    #[arg(long, value_name = "SECS", default_value_t = 3600)]
+    /// Seconds the command may run on a host before it is stopped (SIGTERM, SIGKILL 10 s later)
+    #[arg(long, value_name = "SECS", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
     /// Only the hosts or groups this Ansible pattern matches
     #[arg(long, value_name = "PATTERN")]
@@ -67,46 +71,47 @@ pub struct FleetArgs {
     pub args: Vec<String>,
 }
 
+/// ansible and ansible-playbook, found on PATH.
+struct Tools {
+    ansible: PathBuf,
+    playbook: PathBuf,
+}
+
 pub fn cmd_fleet(a: &FleetArgs) -> Result<i32> {
     let binaries = binaries(&a.binaries)?;
-    check_input(a)?;
-    let results = results_dir(a.results.as_deref())?;
-    let playbook = find_ansible()?;
-    std::fs::create_dir_all(&results).map_err(|e| write_err(&results, e))?;
-    let stage = Created::temp_tree(&std::env::temp_dir(), "iolab-ansible-")?;
-    for (rel, text) in PLAYBOOK {
-        let path = stage.path().join(rel);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
-        }
-        std::fs::write(&path, text).map_err(|e| write_err(&path, e))?;
+    check_args(&a.args)?;
+    if !a.inventory.exists() {
+        return Err(Error::usage(
+            "INVENTORY",
+            format!(
+                "{}: no such file or directory (an Ansible inventory, INI or YAML)",
+                a.inventory.display()
+            ),
+        ));
     }
+    let given = a.results.as_deref().map(check_results).transpose()?;
+    let tools = find_ansible()?;
+    let hosts = list_hosts(&tools, a)?;
+    let results = make_results(given, &hosts)?;
+    let stage = Created::temp_tree(&std::env::temp_dir(), "iolab-ansible-")?;
     let remote_dir = format!("/tmp/iolab-fleet-{}", unique());
-    // Each host's directory is this, a dash and its name (see the role).
-    let vars = serde_json::json!({
-        "iolab_binaries": binaries,
-        "iolab_args": a.args,
-        "iolab_results": results.canonicalize().unwrap_or_else(|_| results.clone()),
-        "iolab_remote_dir": remote_dir,
-        "iolab_timeout": a.timeout,
-        "iolab_serial": a.serial,
-    });
-    let vars_file = stage.path().join("vars.json");
-    std::fs::write(&vars_file, vars.to_string()).map_err(|e| write_err(&vars_file, e))?;
-    println!(
-        "iolab fleet: `iolab {}` on the hosts of {} ({}; at most {} s each); each host's files in {}/HOST/",
+    stage_playbook(stage.path(), a, &binaries, &results, &remote_dir)?;
+    say(&format!(
+        "iolab fleet: `iolab {}` on {} host(s) of {} ({}; stopped after {} s)",
         a.args.join(" "),
+        hosts.len(),
         a.inventory.display(),
         match a.serial {
             0 => "all at once".to_string(),
             1 => "one at a time".to_string(),
             n => format!("{n} at a time"),
         },
-        a.timeout,
+        a.timeout
+    ));
+    say(&format!(
+        "  on each host in {remote_dir}-HOST (removed at the end); files back to {}/HOST/",
         results.display()
-    );
-    // Ctrl-C reaches ansible-playbook too (the same process group); iolab waits for it, then removes
-    // what the interrupted run left on the hosts.
+    ));
     if let Err(e) = iolab_sys::note_interrupts() {
         eprintln!(
             "iolab fleet: warning: cannot catch Ctrl-C ({}): an interrupted run leaves its directory on the hosts",
@@ -114,25 +119,62 @@ pub fn cmd_fleet(a: &FleetArgs) -> Result<i32> {
         );
     }
     let log = results.join("ansible.log");
-    let run = |book: &str| ansible(&playbook, a, &stage.path().join(book), &vars_file, &log);
-    let (code, not_run) = run("fleet.yml")?;
-    if iolab_sys::interrupted() {
-        let _ = run("fleet-clean.yml");
-        eprintln!("iolab fleet: interrupted; removed {remote_dir}-HOST from the hosts it reached");
-        return Ok(130);
+    let forks = if a.serial == 0 {
+        hosts.len() as u32
+    } else {
+        a.serial
+    };
+    let run = |book: &str, forward: bool| {
+        let book = stage.path().join(book);
+        ansible_playbook(
+            &tools.playbook,
+            a,
+            (&book, forks, forward),
+            &stage.path().join("vars.yml"),
+            &log,
+        )
+    };
+    let (code, mut not_run) = run("fleet.yml", true)?;
+    let interrupted = iolab_sys::interrupted();
+    if interrupted {
+        for h in &hosts {
+            not_run
+                .entry(h.clone())
+                .or_insert_with(|| "interrupted before its run finished".into());
+        }
+        say("iolab fleet: interrupted; stopping iolab on the hosts and removing its directories");
+        match run("fleet-clean.yml", false) {
+            Ok((0, _)) => say(&format!("iolab fleet: removed {remote_dir}-HOST from every host it reached")),
+            _ => eprintln!(
+                "iolab fleet: the clean-up did not finish ({}): by hand, ansible-playbook -i {} ansible/fleet-clean.yml -e iolab_remote_dir={remote_dir}",
+                log.display(),
+                a.inventory.display()
+            ),
+        }
     }
-    let hosts = fleet::read_hosts(&results, &not_run)?;
-    if hosts.is_empty() {
-        return Err(Error::Runtime(format!(
-            "ansible-playbook exited with {code} and no host ran (its output: {})",
+    let hosts = fleet::read_hosts(&results, &hosts, &not_run);
+    if !interrupted
+        && hosts
+            .iter()
+            .all(|h| matches!(h.outcome, Outcome::NotRun { .. }))
+        && code != 0
+    {
+        eprintln!(
+            "iolab fleet: ansible-playbook exited with {code}; its output: {}",
             log.display()
-        )));
+        );
     }
     let merged = fleet::merge(&hosts);
     show(&hosts, &merged, a.verbose);
-    save(&results, &hosts, &merged)?;
-    let failed = hosts.iter().filter(|h| h.outcome != Outcome::Ok).count();
-    Ok(if failed > 0 { 1 } else { 0 })
+    crate::fleet_view::save(&results, &hosts, &merged)?;
+    if interrupted {
+        return Ok(130);
+    }
+    Ok(if hosts.iter().all(|h| h.outcome == Outcome::Ok) {
+        0
+    } else {
+        1
+    })
 }
 
 /// `--binary ARCH=PATH` each, and this iolab for this machine's architecture unless one is given.
@@ -150,16 +192,20 @@ fn binaries(given: &[String]) -> Result<BTreeMap<String, PathBuf>> {
         };
         let path = PathBuf::from(path);
         if !path.is_file() {
+            let what = if path.exists() {
+                "not a regular file"
+            } else {
+                "no such file"
+            };
             return Err(Error::usage(
                 "--binary",
                 format!(
-                    "{}: no such file (build one with scripts/build-board {arch})",
+                    "{}: {what} (build one with scripts/build-board {arch})",
                     path.display()
                 ),
             ));
         }
-        let path = path.canonicalize().unwrap_or(path);
-        m.insert(arch.to_string(), path);
+        m.insert(arch.to_string(), path.canonicalize().unwrap_or(path));
     }
     let own = match std::env::consts::ARCH {
         "arm" => "armv7l",
@@ -173,62 +219,191 @@ fn binaries(given: &[String]) -> Result<BTreeMap<String, PathBuf>> {
     Ok(m)
 }
 
-fn check_input(a: &FleetArgs) -> Result<()> {
-    if !a.inventory.exists() {
-        return Err(Error::usage(
-            "INVENTORY",
-            format!(
-                "{}: no such file or directory (an Ansible inventory, INI or YAML)",
-                a.inventory.display()
-            ),
-        ));
-    }
-    if a.args.first().is_some_and(|c| c == "fleet") {
+/// The command each host runs parses as an iolab command line (what only the host can check, such as a
+/// method's name, it checks there).
+fn check_args(args: &[String]) -> Result<()> {
+    if args.first().is_some_and(|c| c == "fleet") {
         return Err(Error::usage(
             "ARGS",
             "a host cannot run `iolab fleet` itself: give the command each host runs",
         ));
     }
-    Ok(())
+    let argv = std::iter::once("iolab").chain(args.iter().map(String::as_str));
+    match crate::command().try_get_matches_from(argv) {
+        Ok(_) => Ok(()),
+        Err(e)
+            if matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            ) =>
+        {
+            Err(Error::usage(
+                "ARGS",
+                "the command prints help or a version only: give a command that measures",
+            ))
+        }
+        Err(e) => Err(Error::usage(
+            "ARGS",
+            format!(
+                "not an iolab command line: {}",
+                e.to_string().lines().next().unwrap_or_default()
+            ),
+        )),
+    }
 }
 
-/// `ansible-playbook` on PATH, or the error naming the package.
-fn find_ansible() -> Result<PathBuf> {
-    std::env::var_os("PATH")
+/// A given results directory: new, or an empty directory only its owner (and root) can write to.
+fn check_results(dir: &Path) -> Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        return Ok(dir.to_path_buf());
+    };
+    let refuse = |why: &str| {
+        Err(Error::usage(
+            "--results",
+            format!("{}: {why}", dir.display()),
+        ))
+    };
+    if !meta.is_dir() {
+        return refuse("exists and is not a directory: give a new directory");
+    }
+    if meta.permissions().mode() & 0o002 != 0 {
+        return refuse(
+            "any user can write to it, and so replace what comes back: give a directory of yours",
+        );
+    }
+    if std::fs::read_dir(dir).map_or(true, |mut d| d.next().is_some()) {
+        return refuse("is not empty: give a new directory (nothing in it is replaced)");
+    }
+    Ok(dir.to_path_buf())
+}
+
+/// `ansible` and `ansible-playbook` on PATH, or the error naming the package.
+fn find_ansible() -> Result<Tools> {
+    let find = |name: &str| {
+        std::env::var_os("PATH")
+            .iter()
+            .flat_map(std::env::split_paths)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    };
+    match (find("ansible"), find("ansible-playbook")) {
+        (Some(ansible), Some(playbook)) => Ok(Tools { ansible, playbook }),
+        _ => Err(Error::Runtime(
+            "iolab fleet runs Ansible (ansible, ansible-playbook), which is not on PATH: install it \
+             (Debian, Ubuntu: apt-get install ansible-core; elsewhere: pip install ansible-core)"
+                .into(),
+        )),
+    }
+}
+
+/// The inventory's hosts (matching --limit), as Ansible reads them: refused when there are none or a
+/// name is not a plain file name.
+fn list_hosts(tools: &Tools, a: &FleetArgs) -> Result<Vec<String>> {
+    let out = Command::new(&tools.ansible)
+        .arg("-i")
+        .arg(&a.inventory)
+        .arg("--list-hosts")
+        .arg(a.limit.as_deref().unwrap_or("all"))
+        .env("ANSIBLE_NOCOLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| Error::Runtime(format!("cannot run {}: {e}", tools.ansible.display())))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let hosts: Vec<String> = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("hosts ("))
+        .skip(1)
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    if hosts.is_empty() {
+        let why: Vec<String> = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .map(str::trim)
+            .map(String::from)
+            .collect();
+        return Err(Error::usage(
+            if a.limit.is_some() {
+                "--limit"
+            } else {
+                "INVENTORY"
+            },
+            format!(
+                "{}: no host to run on{}{}",
+                a.inventory.display(),
+                a.limit
+                    .as_deref()
+                    .map(|l| format!(" matches {l}"))
+                    .unwrap_or_default(),
+                if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (Ansible: {})", why.join(" "))
+                }
+            ),
+        ));
+    }
+    let plain = |h: &str| {
+        h.len() <= 200
+            && h.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+            && h.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    };
+    // iolab's own files in the results directory.
+    if let Some(taken) = hosts
         .iter()
-        .flat_map(std::env::split_paths)
-        .map(|d| d.join("ansible-playbook"))
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            Error::Runtime(
-                "iolab fleet runs Ansible's ansible-playbook, which is not on PATH: install Ansible \
-                 (Debian, Ubuntu: apt-get install ansible-core; elsewhere: pip install ansible-core)"
-                    .into(),
-            )
-        })
+        .find(|h| ["fleet.json", "ansible.log"].contains(&h.as_str()))
+    {
+        return Err(Error::usage(
+            "INVENTORY",
+            format!("host '{taken}': the name of a file iolab writes beside the hosts' directories: name the host otherwise"),
+        ));
+    }
+    if let Some(bad) = hosts.iter().find(|h| !plain(h)) {
+        return Err(Error::usage(
+            "INVENTORY",
+            format!("host '{bad}': its name names its results directory, so it must be a plain name (letters, digits, '.', '_', '-'; first a letter or digit): name it so and give its address as ansible_host"),
+        ));
+    }
+    Ok(hosts)
 }
 
-/// The results directory: given (new, or empty) or a new one in ./iolab-results/ (made later, when the
-/// run can start).
-fn results_dir(given: Option<&Path>) -> Result<PathBuf> {
+/// Makes the results directory (a new one in ./iolab-results/ unless given) and a directory per host in it.
+fn make_results(given: Option<PathBuf>, hosts: &[String]) -> Result<PathBuf> {
     let dir = match given {
-        Some(d) => d.to_path_buf(),
+        Some(d) => {
+            std::fs::create_dir_all(&d).map_err(|e| write_err(&d, e))?;
+            d
+        }
         None => {
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs());
-            Path::new("iolab-results")
-                .join(format!("fleet-{}", iolab_engine::units::utc_stamp(now)))
+            let base = Path::new("iolab-results");
+            std::fs::create_dir_all(base).map_err(|e| write_err(base, e))?;
+            let stem = format!("fleet-{}", iolab_engine::units::utc_stamp(now));
+            // Another fleet started in the same second takes the next name.
+            (1..1000)
+                .map(|n| {
+                    base.join(if n == 1 {
+                        stem.clone()
+                    } else {
+                        format!("{stem}-{n}")
+                    })
+                })
+                .find(|d| std::fs::create_dir(d).is_ok())
+                .ok_or_else(|| {
+                    Error::Runtime(format!(
+                        "cannot make a new directory {}/{stem}",
+                        base.display()
+                    ))
+                })?
         }
     };
-    if dir.exists() && std::fs::read_dir(&dir).map_or(true, |mut d| d.next().is_some()) {
-        return Err(Error::usage(
-            "--results",
-            format!(
-                "{} exists and is not empty: give a new directory (nothing in it is replaced)",
-                dir.display()
-            ),
-        ));
+    for h in hosts {
+        let d = dir.join(h);
+        std::fs::create_dir(&d).map_err(|e| write_err(&d, e))?;
     }
     Ok(dir)
 }
@@ -245,12 +420,65 @@ fn unique() -> String {
     format!("{}-{:x}", std::process::id(), ns)
 }
 
-/// Runs `book` over the inventory, its output to `log` (appended) and each host's progress to the
-/// terminal: ansible-playbook's exit status, and the hosts that never ran iolab with Ansible's reason.
-fn ansible(
+/// The playbook's files and its variables in `stage`: every string as YAML's `!unsafe`, so that nothing
+/// of the command line, the paths or the directory is templated by Ansible (`{{ ... }}` stays text).
+fn stage_playbook(
+    stage: &Path,
+    a: &FleetArgs,
+    binaries: &BTreeMap<String, PathBuf>,
+    results: &Path,
+    remote_dir: &str,
+) -> Result<()> {
+    for (rel, text) in PLAYBOOK {
+        let path = stage.join(rel);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
+        }
+        std::fs::write(&path, text).map_err(|e| write_err(&path, e))?;
+    }
+    let results = results
+        .canonicalize()
+        .unwrap_or_else(|_| results.to_path_buf());
+    let vars = json!({
+        "iolab_binaries": binaries,
+        "iolab_args": a.args,
+        "iolab_results": results,
+        "iolab_remote_dir": remote_dir,
+        "iolab_timeout": a.timeout,
+    });
+    let path = stage.join("vars.yml");
+    std::fs::write(&path, unsafe_yaml(&vars)).map_err(|e| write_err(&path, e))
+}
+
+/// `v` as YAML (flow style) with every string tagged `!unsafe`; a JSON string is a valid YAML
+/// double-quoted scalar.
+fn unsafe_yaml(v: &Value) -> String {
+    let text = |s: &str| Value::String(s.to_string()).to_string();
+    match v {
+        Value::String(s) => format!("!unsafe {}", text(s)),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(unsafe_yaml).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(m) => format!(
+            "{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{}: {}", text(k), unsafe_yaml(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// Runs `book` over the inventory in a process group of its own, its output to `log` (appended) and each
+/// host's progress to the terminal; with `forward`, a Ctrl-C (or SIGTERM, SIGHUP) iolab receives is
+/// passed on to it as SIGINT. Returns its exit status and the hosts that never ran iolab, with Ansible's
+/// reason.
+fn ansible_playbook(
     exe: &Path,
     a: &FleetArgs,
-    book: &Path,
+    (book, forks, forward): (&Path, u32, bool),
     vars: &Path,
     log: &Path,
 ) -> Result<(i32, BTreeMap<String, String>)> {
@@ -260,14 +488,19 @@ fn ansible(
         .arg(book)
         .arg("-e")
         .arg(format!("@{}", vars.display()));
+    cmd.arg("--forks").arg(forks.max(1).to_string());
     if let Some(l) = &a.limit {
         cmd.arg("--limit").arg(l);
     }
+    // Ansible's own output as iolab reads it, whatever an ansible.cfg says.
     cmd.env("ANSIBLE_NOCOLOR", "1")
         .env("ANSIBLE_FORCE_COLOR", "0")
+        .env("ANSIBLE_STDOUT_CALLBACK", "default")
+        .env("ANSIBLE_CALLBACK_RESULT_FORMAT", "json")
         .env("ANSIBLE_RETRY_FILES_ENABLED", "0")
         .stdin(Stdio::null())
-        .stdout(Stdio::piped());
+        .stdout(Stdio::piped())
+        .process_group(0);
     let mut logf = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -277,18 +510,34 @@ fn ansible(
     let mut child = cmd
         .spawn()
         .map_err(|e| Error::Runtime(format!("cannot run {}: {e}", exe.display())))?;
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = forward.then(|| {
+        let (done, pgid) = (done.clone(), child.id() as i32);
+        std::thread::spawn(move || {
+            while !done.load(Ordering::SeqCst) {
+                if iolab_sys::interrupted() {
+                    let _ = iolab_sys::interrupt_group(pgid);
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        })
+    });
     let mut progress = Progress::default();
     if let Some(out) = child.stdout.take() {
         for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
             let _ = writeln!(logf, "{line}");
-            if let Some(say) = progress.line(&line) {
-                println!("  {say}");
+            if let Some(s) = progress.line(&line) {
+                say(&format!("  {s}"));
             }
         }
     }
-    let status = child
-        .wait()
-        .map_err(|e| Error::Runtime(format!("ansible-playbook: {e}")))?;
+    let status = child.wait();
+    done.store(true, Ordering::SeqCst);
+    if let Some(w) = watcher {
+        let _ = w.join();
+    }
+    let status = status.map_err(|e| Error::Runtime(format!("ansible-playbook: {e}")))?;
     Ok((status.code().unwrap_or(130), progress.not_run))
 }
 
@@ -315,23 +564,33 @@ impl Progress {
         let (host, rest) = rest.split_once(']')?;
         let msg = || {
             rest.split_once("=> ")
-                .and_then(|(_, j)| serde_json::from_str::<serde_json::Value>(j).ok())
+                .and_then(|(_, j)| serde_json::from_str::<Value>(j).ok())
                 .and_then(|v| v.get("msg").and_then(|m| m.as_str()).map(str::to_string))
-                .unwrap_or_default()
+                .unwrap_or_else(|| "(no reason given: see ansible.log)".into())
         };
         match (status, self.task.as_str()) {
-            ("fatal", "Fail the host when iolab did") => Some(format!("{host}: {}", msg())),
-            ("fatal", _) => {
+            ("fatal", task) => {
                 let why = if rest.contains("UNREACHABLE!") {
-                    format!("unreachable: {}", msg())
+                    // Past the making of its directory, the clean-up could not reach it either.
+                    let left = !matches!(task, "Gathering Facts" | "Make the run's directory (refused if it exists)"
+                        | "Pick the binary for this host's architecture, and the host's directory");
+                    format!(
+                        "unreachable ({task}): {}{}",
+                        msg(),
+                        if left {
+                            "; its directory may be left on it"
+                        } else {
+                            ""
+                        }
+                    )
                 } else {
-                    format!("{}: {}", self.task, msg())
+                    format!("{task}: {}", msg())
                 };
-                self.not_run.insert(host.to_string(), why.clone());
-                Some(format!("{host}: not run: {why}"))
+                self.not_run.entry(host.to_string()).or_insert(why.clone());
+                Some(format!("{host}: {why}"))
             }
-            ("changed", "Copy the binary") => Some(format!("{host}: iolab copied")),
-            ("changed", "Run iolab") => Some(format!("{host}: iolab finished")),
+            ("changed", "Copy the binary") => Some(format!("{host}: iolab copied, running")),
+            ("changed", "Run iolab") => Some(format!("{host}: iolab ended")),
             ("changed", "Fetch the record files") => {
                 let item = rest.split("(item=").nth(1)?.trim_end_matches(')');
                 Some(format!("{host}: fetched {item}"))
@@ -339,120 +598,4 @@ impl Progress {
             _ => None,
         }
     }
-}
-
-/// The hosts' outcomes, then the merged view.
-fn show(hosts: &[Host], merged: &[Merged], verbose: bool) {
-    println!("\nHosts:");
-    for h in hosts {
-        let what = match &h.outcome {
-            Outcome::Ok => format!("ok, {} file(s)", h.files.len()),
-            Outcome::Failed {
-                rc,
-                timed_out: true,
-                ..
-            } => format!(
-                "stopped at the timeout (exit {rc}), {} file(s) kept",
-                h.files.len()
-            ),
-            Outcome::Failed { rc, why, .. } => {
-                format!("failed (exit {rc}): {why}; {} file(s) kept", h.files.len())
-            }
-            Outcome::NotRun { why } => format!("not run: {why}"),
-        };
-        let arch = if h.architecture.is_empty() {
-            "-"
-        } else {
-            &h.architecture
-        };
-        let kernel = if h.kernel.is_empty() { "-" } else { &h.kernel };
-        println!("  {:<14} {:<8} {:<22} {what}", h.name, arch, kernel);
-    }
-    if merged.is_empty() {
-        return;
-    }
-    println!("\nLatency per workload: the fleet's percentiles from the hosts' histograms merged into one (never averaged):");
-    let mut order: Vec<&Merged> = merged.iter().collect();
-    order.sort_by(|a, b| b.p99_spread.total_cmp(&a.p99_spread));
-    let shown = if verbose {
-        order.len()
-    } else {
-        SHOWN.min(order.len())
-    };
-    for m in &order[..shown] {
-        println!("  {}", m.workload);
-        println!("    {}", fleet_line(m));
-        if verbose {
-            for h in &m.hosts {
-                println!(
-                    "      {:<14} {:>12} ops/s  p50 {:>9}  p99 {:>9}  ({} values)",
-                    h.host,
-                    format!("{:.0}", h.iops),
-                    fmt_ns(h.latency.p50_ns),
-                    fmt_ns(h.latency.p99_ns),
-                    h.latency.count
-                );
-            }
-        }
-    }
-    if shown < order.len() {
-        println!(
-            "  ... {} more workload(s) with -v, and every figure in fleet.json",
-            order.len() - shown
-        );
-    }
-}
-
-/// One workload's fleet percentiles and its hosts' spread.
-fn fleet_line(m: &Merged) -> String {
-    let (lo, hi) = m
-        .hosts
-        .iter()
-        .fold((&m.hosts[0], &m.hosts[0]), |(l, h), x| {
-            (
-                if x.latency.p99_ns < l.latency.p99_ns {
-                    x
-                } else {
-                    l
-                },
-                if x.latency.p99_ns > h.latency.p99_ns {
-                    x
-                } else {
-                    h
-                },
-            )
-        });
-    let fleet = match &m.fleet {
-        Some(f) => format!(
-            "fleet p50 {} p99 {} over {} values",
-            fmt_ns(f.p50_ns),
-            fmt_ns(f.p99_ns),
-            f.count
-        ),
-        None => {
-            "no fleet percentiles: a host's result carries no histogram (written by an older iolab)"
-                .into()
-        }
-    };
-    if m.hosts.len() == 1 {
-        return format!("{fleet}; only {} ran it", lo.host);
-    }
-    format!(
-        "{fleet}; hosts' p99 from {} ({}) to {} ({}), {:.1}x apart",
-        fmt_ns(lo.latency.p99_ns),
-        lo.host,
-        fmt_ns(hi.latency.p99_ns),
-        hi.host,
-        m.p99_spread
-    )
-}
-
-/// `DIR/fleet.json`: the hosts and the merged workloads.
-fn save(dir: &Path, hosts: &[Host], merged: &[Merged]) -> Result<()> {
-    let path = dir.join("fleet.json");
-    let doc = serde_json::json!({ "hosts": hosts, "workloads": merged });
-    let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-    std::fs::write(&path, text).map_err(|e| write_err(&path, e))?;
-    println!("\nresult: {}", path.display());
-    Ok(())
 }

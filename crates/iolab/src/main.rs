@@ -23,6 +23,7 @@ mod cmd_series;
 mod cmd_survey;
 mod cmd_survey_workload;
 mod cmd_vm;
+mod fleet_view;
 mod output;
 mod progress;
 mod run_args;

@@ -126,12 +126,21 @@ fn a_fleet_keeps_each_hosts_survey_reports_the_unreachable_one_and_merges_the_hi
         assert!(files.iter().any(|f| f.ends_with(".json")), "{h}: {files:?}");
         for f in &files {
             assert!(
-                work.path().join("res").join(h).join(f).is_file(),
+                work.path()
+                    .join("res")
+                    .join(h)
+                    .join("files")
+                    .join(f)
+                    .is_file(),
                 "{h}: {f} fetched"
             );
         }
     }
     assert!(!work.path().join("res/gone/fleet-host.json").exists());
+    assert!(
+        stdout.contains("Hosts:") && stdout.contains("fleet p50"),
+        "{stdout}"
+    );
     // Nothing of the run is left on the hosts.
     let left: Vec<String> = fleet_dirs()
         .into_iter()
@@ -202,11 +211,33 @@ fn a_failing_command_is_reported_for_its_host_and_nothing_is_left() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stdout.contains("exited with 2") && stdout.contains("nosuch"),
+        stdout.contains("failed, exit 2") && stdout.contains("nosuch"),
         "{stdout}"
     );
     let info = json_file(&work.path().join("res/alpha/fleet-host.json"));
     assert_eq!(info["rc"], 2);
+    // Stopped at the timeout: said so, and nothing left either.
+    let out = fleet(
+        work.path(),
+        &[
+            &inv,
+            "--results",
+            "res2",
+            "--timeout",
+            "1",
+            "--",
+            "run",
+            "--method",
+            "psync",
+            "--target",
+            "/dev/null",
+            "--duration",
+            "20s",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout.contains("stopped at the timeout (1 s)"), "{stdout}");
     let left: Vec<String> = fleet_dirs()
         .into_iter()
         .filter(|d| !before.contains(d))
@@ -254,4 +285,77 @@ fn fleet_refuses_bad_input_before_anything_runs() {
         std::fs::read_to_string(work.path().join("full/keep")).unwrap(),
         "mine"
     );
+    refused_by(
+        &["fleet", &inv],
+        &["--", "run", "--no-such-flag"],
+        "ARGS",
+        "not an iolab command line",
+    );
+    refused_by(
+        &["fleet", &inv],
+        &["--timeout", "0", "--", "survey"],
+        "--timeout",
+        "0",
+    );
+}
+
+#[test]
+fn host_names_and_arguments_stay_what_they_are() {
+    if ansible_missing() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let work = disk_dir();
+    // A host name is a directory name: '..' or a path would put files outside the results directory.
+    let results = work.path().join("r");
+    for bad in ["..", "a/b", "fleet.json"] {
+        let inv = work.path().join("bad.ini");
+        std::fs::write(&inv, format!("[lab]\n{bad} ansible_connection=local\n")).unwrap();
+        refused_by(
+            &["fleet", &path_str(&inv)],
+            &["--results", &path_str(&results), "--", "survey"],
+            "INVENTORY",
+            "host",
+        );
+        assert!(!results.exists(), "{bad}: nothing made");
+    }
+    // An empty inventory: nothing to run on, nothing made.
+    let inv = work.path().join("empty.ini");
+    std::fs::write(&inv, "[lab]\n").unwrap();
+    refused_by(
+        &["fleet", &path_str(&inv)],
+        &["--results", &path_str(&results), "--", "survey"],
+        "INVENTORY",
+        "no host",
+    );
+    assert!(!results.exists());
+    // The command line is not templated by Ansible: '{{ 6*7 }}' is a file name, not 42.
+    let inv = inventory(work.path(), &["alpha"]);
+    let name = "{{ 6*7 }}.json";
+    let out = fleet(
+        work.path(),
+        &[
+            &inv,
+            "--results",
+            "res",
+            "--",
+            "run",
+            "--method",
+            "psync",
+            "--target",
+            "/dev/null",
+            "--ops",
+            "100",
+            "--json",
+            name,
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(work.path().join("res/alpha/files").join(name).is_file());
+    assert!(!work.path().join("res/alpha/files/42.json").exists());
 }

@@ -1,0 +1,153 @@
+//! What `iolab fleet` prints at the end: each host's outcome, then per workload the fleet's latency
+//! percentiles from the hosts' merged histograms and how far apart the hosts are; and `fleet.json`.
+
+use iolab_engine::error::{Error, Result};
+use iolab_engine::units::{fmt_ns, thousands_u64};
+use iolab_lab::fleet::{Host, Merged, Outcome};
+use std::io::Write;
+use std::path::Path;
+
+/// Workloads shown without -v: those whose hosts differ most.
+const SHOWN: usize = 5;
+
+/// One line to stdout; a closed stdout (a pipe whose reader left) does not stop the run, whose clean-up
+/// on the hosts must still happen.
+pub fn say(line: &str) {
+    let _ = writeln!(std::io::stdout(), "{line}");
+}
+
+/// The hosts' outcomes, then the merged view.
+pub fn show(hosts: &[Host], merged: &[Merged], verbose: bool) {
+    say("\nHosts:");
+    for h in hosts {
+        let files = match h.files.len() {
+            0 => "no record file came back".to_string(),
+            n => format!("{n} file(s) came back"),
+        };
+        let what = match &h.outcome {
+            Outcome::Ok => format!("ok, {files}"),
+            Outcome::Failed { why, .. } => format!("failed, {why}; {files}"),
+            Outcome::NotRun { why } => format!("not run: {why}"),
+        };
+        let dash = |s: &str| {
+            if s.is_empty() {
+                "-".to_string()
+            } else {
+                s.to_string()
+            }
+        };
+        say(&format!(
+            "  {:<12} {:<7} {:<16} {what}",
+            h.name,
+            dash(&h.architecture),
+            dash(&h.kernel)
+        ));
+    }
+    if merged.is_empty() {
+        return;
+    }
+    say("\nLatency per workload, the fleet's from the hosts' histograms merged (never averaged):");
+    let mut order: Vec<&Merged> = merged.iter().collect();
+    order.sort_by(|a, b| b.p99_spread.total_cmp(&a.p99_spread));
+    let shown = if verbose {
+        order.len()
+    } else {
+        SHOWN.min(order.len())
+    };
+    for m in &order[..shown] {
+        say(&format!("  {}", m.workload));
+        say(&format!("    {}", fleet_line(m)));
+        if verbose {
+            for h in &m.hosts {
+                say(&format!(
+                    "      {:<12} {:>10} ops/s (median of {}, spread {:.1}%)  p50 {:>9}  p99 {:>9}",
+                    h.host,
+                    format!("{:.0}", h.iops),
+                    h.runs,
+                    h.iops_spread * 100.0,
+                    fmt_ns(h.latency.p50_ns),
+                    fmt_ns(h.latency.p99_ns),
+                ));
+            }
+        }
+    }
+    if shown < order.len() {
+        say(&format!(
+            "  ... {} more workload(s) with -v; every figure in fleet.json",
+            order.len() - shown
+        ));
+    }
+}
+
+/// One workload's fleet percentiles, its hosts' spread and the hosts beyond their own noise.
+fn fleet_line(m: &Merged) -> String {
+    let fleet = match &m.fleet {
+        Some(f) => format!(
+            "fleet p50 {} p99 {} ({} values)",
+            fmt_ns(f.p50_ns),
+            fmt_ns(f.p99_ns),
+            thousands_u64(f.count)
+        ),
+        None => {
+            "no fleet percentiles: a host's result carries no histogram (an older iolab wrote it)"
+                .into()
+        }
+    };
+    let (lo, hi) = m
+        .hosts
+        .iter()
+        .fold((&m.hosts[0], &m.hosts[0]), |(l, h), x| {
+            (
+                if x.latency.p99_ns < l.latency.p99_ns {
+                    x
+                } else {
+                    l
+                },
+                if x.latency.p99_ns > h.latency.p99_ns {
+                    x
+                } else {
+                    h
+                },
+            )
+        });
+    if m.hosts.len() == 1 {
+        return format!("{fleet}, {} only", lo.host);
+    }
+    let host = |h: &iolab_lab::fleet::HostRow| {
+        format!(
+            "{} ({}, {} values)",
+            fmt_ns(h.latency.p99_ns),
+            h.host,
+            thousands_u64(h.latency.count)
+        )
+    };
+    let mut line = format!(
+        "{fleet}\n    hosts' p99 {} to {}: {:.1}x",
+        host(lo),
+        host(hi),
+        m.p99_spread
+    );
+    if !m.outliers.is_empty() {
+        let beyond: Vec<String> = m
+            .outliers
+            .iter()
+            .map(|(h, r)| format!("{h} {r:.2}x"))
+            .collect();
+        line += &format!(
+            "\n    IOPS off the hosts' median beyond their own noise: {}",
+            beyond.join(", ")
+        );
+    }
+    line
+}
+
+/// `DIR/fleet.json`: the hosts and the merged workloads.
+pub fn save(dir: &Path, hosts: &[Host], merged: &[Merged]) -> Result<()> {
+    let path = dir.join("fleet.json");
+    let doc = serde_json::json!({ "hosts": hosts, "workloads": merged });
+    let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    std::fs::write(&path, text)
+        .map_err(|e| Error::Runtime(format!("cannot write {}: {e}", path.display())))?;
+    say(&format!("\nresult: {}", path.display()));
+    Ok(())
+}
