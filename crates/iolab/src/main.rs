@@ -14,6 +14,7 @@ mod cmd_clean;
 mod cmd_compare;
 mod cmd_docs;
 mod cmd_driver;
+#[cfg(feature = "fleet")]
 mod cmd_fleet;
 mod cmd_probe;
 mod cmd_report;
@@ -23,6 +24,7 @@ mod cmd_series;
 mod cmd_survey;
 mod cmd_survey_workload;
 mod cmd_vm;
+#[cfg(feature = "fleet")]
 mod fleet_view;
 mod output;
 mod progress;
@@ -101,6 +103,7 @@ enum Cmd {
     Driver(DriverArgs),
     /// Run one iolab command on every host of an Ansible inventory, fetch each host's records and merge
     /// them: `iolab fleet hosts.ini -- survey`.
+    #[cfg(feature = "fleet")]
     Fleet(cmd_fleet::FleetArgs),
     /// Run an iolab command inside a guest kernel under QEMU (Debian's kernel, the sink driver loaded, an
     /// NVMe disk with poll queues): `iolab vm -- run ...`. Fetched once into a cache.
@@ -161,6 +164,7 @@ fn main() {
         Some(Cmd::Man(a)) => cmd_docs::cmd_man(a, command()),
         Some(Cmd::Driver(a)) => cmd_driver::cmd_driver(a),
         Some(Cmd::Vm(a)) => cmd_vm::cmd_vm(a),
+        #[cfg(feature = "fleet")]
         Some(Cmd::Fleet(a)) => cmd_fleet::cmd_fleet(a),
         Some(Cmd::OffloadGuest) => iolab_lab::partition::guest::main(),
     };
