@@ -77,9 +77,10 @@ struct Tools {
     playbook: PathBuf,
 }
 
-pub fn cmd_fleet(a: &FleetArgs) -> Result<i32> {
+/// `cli`: iolab's command line, against which the hosts' command is checked.
+pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
     let binaries = binaries(&a.binaries)?;
-    check_args(&a.args)?;
+    check_args(&a.args, cli)?;
     if !a.inventory.exists() {
         return Err(Error::usage(
             "INVENTORY",
@@ -221,7 +222,7 @@ fn binaries(given: &[String]) -> Result<BTreeMap<String, PathBuf>> {
 
 /// The command each host runs parses as an iolab command line (what only the host can check, such as a
 /// method's name, it checks there).
-fn check_args(args: &[String]) -> Result<()> {
+fn check_args(args: &[String], cli: clap::Command) -> Result<()> {
     if args.first().is_some_and(|c| c == "fleet") {
         return Err(Error::usage(
             "ARGS",
@@ -229,7 +230,7 @@ fn check_args(args: &[String]) -> Result<()> {
         ));
     }
     let argv = std::iter::once("iolab").chain(args.iter().map(String::as_str));
-    match crate::command().try_get_matches_from(argv) {
+    match cli.try_get_matches_from(argv) {
         Ok(_) => Ok(()),
         Err(e)
             if matches!(

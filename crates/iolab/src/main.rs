@@ -165,7 +165,7 @@ fn main() {
         Some(Cmd::Driver(a)) => cmd_driver::cmd_driver(a),
         Some(Cmd::Vm(a)) => cmd_vm::cmd_vm(a),
         #[cfg(feature = "fleet")]
-        Some(Cmd::Fleet(a)) => cmd_fleet::cmd_fleet(a),
+        Some(Cmd::Fleet(a)) => cmd_fleet::cmd_fleet(a, command()),
         Some(Cmd::OffloadGuest) => iolab_lab::partition::guest::main(),
     };
     match r {
