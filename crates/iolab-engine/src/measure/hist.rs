@@ -224,10 +224,50 @@ pub struct Summary {
     pub buckets: Vec<(f64, u64)>,
     /// Every bucket of the histogram that holds values, as (its highest value in ns, to 0.1 ns; its
     /// count), in increasing order: the whole distribution at its own precision (3 significant
-    /// digits), so that runs on several machines merge into one histogram whose percentiles are exact
-    /// (`iolab fleet`), never averaged. Absent in results of versions before it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// digits), so that runs on several machines merge into one histogram whose percentiles are read
+    /// from it (`iolab fleet`), never averaged. In the JSON one string, "VALUE:COUNT" pairs apart by
+    /// spaces ("133.3:9571 134.3:6111"): a pretty-printed file keeps it on one line. Absent in results
+    /// of versions before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "pairs_text")]
     pub hist_ns: Vec<(f64, u64)>,
+}
+
+/// [`Summary::hist_ns`] as one string of "VALUE:COUNT" pairs apart by spaces.
+mod pairs_text {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[(f64, u64)], s: S) -> Result<S::Ok, S::Error> {
+        let text: Vec<String> = v.iter().map(|(ns, n)| format!("{ns}:{n}")).collect();
+        s.serialize_str(&text.join(" "))
+    }
+
+    /// The string, or the list of pairs the first results that had the field wrote.
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Form {
+        Text(String),
+        Pairs(Vec<(f64, u64)>),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(f64, u64)>, D::Error> {
+        let text = match Form::deserialize(d)? {
+            Form::Text(t) => t,
+            Form::Pairs(p) => return Ok(p),
+        };
+        text.split_ascii_whitespace()
+            .map(|pair| {
+                let (ns, n) = pair.split_once(':').ok_or_else(|| {
+                    D::Error::custom(format!("hist_ns: '{pair}' is not VALUE:COUNT"))
+                })?;
+                match (ns.parse::<f64>(), n.parse::<u64>()) {
+                    (Ok(ns), Ok(n)) if ns.is_finite() && ns >= 0.0 => Ok((ns, n)),
+                    _ => Err(D::Error::custom(format!(
+                        "hist_ns: '{pair}' is not VALUE:COUNT"
+                    ))),
+                }
+            })
+            .collect()
+    }
 }
 
 const CDF_QUANTILES: [f64; 21] = [
@@ -411,6 +451,22 @@ mod tests {
             assert!((a - b).abs() <= a * 0.001 + 0.1, "{a} against {b} merged");
         }
         assert_eq!(m.count, s.count);
+        // In the JSON: one string, read back the same.
+        let json = serde_json::to_value(&s).unwrap();
+        assert!(json["hist_ns"].as_str().unwrap().contains(':'));
+        let back: Summary = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back.hist_ns, s.hist_ns);
+        let mut bad = json;
+        bad["hist_ns"] = "12.5:3 x:1".into();
+        let e = serde_json::from_value::<Summary>(bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'x:1' is not VALUE:COUNT"), "{e}");
+        // The list of pairs of the first results with the field is read too.
+        let mut pairs = serde_json::to_value(&s).unwrap();
+        pairs["hist_ns"] = serde_json::json!([[133.3, 2], [140.0, 1]]);
+        let p: Summary = serde_json::from_value(pairs).unwrap();
+        assert_eq!(p.hist_ns, vec![(133.3, 2), (140.0, 1)]);
     }
 
     #[test]
