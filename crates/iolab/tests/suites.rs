@@ -640,4 +640,15 @@ fn the_traceability_check_catches_a_number_without_a_cite() {
         cites::unexplained(loose, &cited, &[]),
         vec!["123.4".to_string(), "3.1".to_string()]
     );
+    // An entry without cites may hold no number, whatever its status (a not-here answer once said "at
+    // most 2 samples" unchecked); digits in words, paths and releases are not numbers.
+    let summary = |text: &str| serde_json::json!({"answers": [{"id": "q", "status": "not-here", "text": text, "cites": []}]});
+    let t = cites::check_cites("x", &[], &summary("at most 2 samples each"));
+    assert_eq!(t.uncited.len(), 1, "{:?}", t.uncited);
+    let t = cites::check_cites(
+        "x",
+        &[],
+        &summary("pwritev2 refused /var/tmp/a-27/b.dat: needs Linux 6.14+"),
+    );
+    assert!(t.uncited.is_empty(), "{:?}", t.uncited);
 }

@@ -304,6 +304,7 @@ fn shares(rows: &[&Row]) -> String {
     rows.iter()
         .filter_map(|r| {
             let p = r.facts.profile.as_ref()?;
+            r.cite_paths(&["profile.shares.copy_share", "spec.bs"]);
             Some(format!("{} {}", fmt_size(r.facts.bs), pct(p.copy_share)))
         })
         .collect::<Vec<_>>()
@@ -382,12 +383,17 @@ pub fn copy_share(c: &Ctx) -> Reply {
         parts.push(s + ".");
     }
     if parts.is_empty() {
-        let short = c
+        let most = c
             .rows
             .iter()
-            .filter_map(|r| r.facts.profile.as_ref())
-            .map(|p| p.samples)
-            .max();
+            .filter(|r| r.facts.profile.is_some())
+            .max_by_key(|r| r.facts.profile.as_ref().map_or(0, |p| p.samples));
+        if let Some(r) = most {
+            r.cite_paths(&["profile.samples"]);
+        }
+        let short = most
+            .and_then(|r| r.facts.profile.as_ref())
+            .map(|p| p.samples);
         return match short {
             Some(n) => Reply::not_here(
                 format!(
