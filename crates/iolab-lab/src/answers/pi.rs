@@ -329,7 +329,7 @@ pub fn tracepoint_cost(c: &Ctx) -> Reply {
         );
         return Reply::partly(
             parts.join(" "),
-            "longer runs (without --quick) or repeats to see its cost",
+            "repeats (--repeat 5) to tell its cost from the run-to-run spread",
         );
     }
     // d ns per call over a million calls is d ms.

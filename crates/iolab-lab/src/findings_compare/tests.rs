@@ -75,6 +75,18 @@ fn faster_than_reference() {
         t.starts_with("mmap took 0.17x write()'s time per op (100.0 ns vs 600.0 ns per op): 0.000 system calls per op against 1.000; it copies into a mapping and pays page faults instead of calls (256 per MiB)"),
         "{t}"
     );
+    // A driver's buffer, faulted in before the timer (the sink driver's mapping): no faults are paid.
+    let mut sink = mm.clone();
+    sink.facts.page_faults_per_mib = Some(0.0);
+    let mut rows = vec![row("write()", MethodKind::Sync, 600.0), sink];
+    let out = fired(&mut rows);
+    let t = text(&out, "faster_than_reference");
+    assert!(
+        t.contains(
+            "it copies into a mapping already faulted in: no calls and 0 page faults per MiB"
+        ) && !t.contains("pays page faults"),
+        "{t}"
+    );
     mm.facts.ns_per_op = 550.0;
     let mut rows = vec![row("write()", MethodKind::Sync, 600.0), mm];
     assert!(!has(&fired(&mut rows), "faster_than_reference"));
