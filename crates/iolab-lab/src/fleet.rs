@@ -5,7 +5,7 @@
 use crate::compare::{survey_runs_as_records, workload_key, workload_label};
 use crate::series::read_records;
 use iolab_engine::error::{Error, Result};
-use iolab_engine::measure::hist::{merge_ns, summarize, Summary};
+use iolab_engine::measure::hist::{merge_ns, summarize_keeping, Summary};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -245,7 +245,7 @@ fn latency(r: &Value) -> Summary {
 
 /// The merged summary of `parts` (histograms in ns), without the histogram itself.
 fn merged_summary<'a>(parts: impl IntoIterator<Item = &'a [(f64, u64)]>) -> Summary {
-    let mut s = summarize(&merge_ns(parts), 0.1);
+    let mut s = summarize_keeping(&merge_ns(parts), 0.1, false);
     s.hist_ns.clear();
     s
 }
@@ -346,7 +346,7 @@ mod tests {
             "spec": {"method": "psync", "bs": 4096},
             "target": {"kind": "null"},
             "iops": 1000.0,
-            "latency": summarize(&h, ns_per_tick),
+            "latency": summarize_keeping(&h, ns_per_tick, true),
         })
     }
 

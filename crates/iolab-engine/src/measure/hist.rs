@@ -275,8 +275,21 @@ const CDF_QUANTILES: [f64; 21] = [
     0.9995, 0.9999, 0.99999, 1.0,
 ];
 
-/// Summarises `h` (ticks) with `ns_per_tick`. An empty histogram gives all zeros.
+/// Set in the environment of a command `iolab fleet` runs on a host (its Ansible role does): the results
+/// carry their latency histograms ([`Summary::hist_ns`]) for the fleet's merge. Elsewhere they do not:
+/// a survey holding every run's histogram doubled its peak memory (12 to 25 MB) and its JSON.
+pub const KEEP_HIST_ENV: &str = "IOLAB_FLEET_HIST";
+
+/// Summarises `h` (ticks) with `ns_per_tick`, with its whole histogram where [`KEEP_HIST_ENV`] is set. An
+/// empty histogram gives all zeros.
 pub fn summarize(h: &Hist, ns_per_tick: f64) -> Summary {
+    static KEEP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let keep = *KEEP.get_or_init(|| std::env::var_os(KEEP_HIST_ENV).is_some());
+    summarize_keeping(h, ns_per_tick, keep)
+}
+
+/// [`summarize`], with the whole histogram in [`Summary::hist_ns`] when `keep`.
+pub fn summarize_keeping(h: &Hist, ns_per_tick: f64, keep: bool) -> Summary {
     if h.is_empty() {
         return Summary::default();
     }
@@ -300,13 +313,16 @@ pub fn summarize(h: &Hist, ns_per_tick: f64) -> Summary {
             .filter(|v| v.count_since_last_iteration() > 0)
             .map(|v| (ns(v.value_iterated_to()), v.count_since_last_iteration()))
             .collect(),
-        hist_ns: h
-            .iter_recorded()
-            .map(|v| {
-                let at = (ns(v.value_iterated_to()) * 10.0).round() / 10.0;
-                (at, v.count_at_value())
-            })
-            .collect(),
+        hist_ns: if keep {
+            h.iter_recorded()
+                .map(|v| {
+                    let at = (ns(v.value_iterated_to()) * 10.0).round() / 10.0;
+                    (at, v.count_at_value())
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
     }
 }
 
@@ -440,7 +456,9 @@ mod tests {
             h.record(280 + v % 7 + if v % 100 == 0 { v } else { 0 })
                 .unwrap();
         }
-        let s = summarize(&h, 0.476);
+        // Outside a fleet's run the histogram is not kept.
+        assert!(summarize(&h, 0.476).hist_ns.is_empty());
+        let s = summarize_keeping(&h, 0.476, true);
         assert_eq!(s.hist_ns.iter().map(|b| b.1).sum::<u64>(), 20_000);
         let m = summarize(&merge_ns([s.hist_ns.as_slice()]), 0.1);
         for (a, b) in [
