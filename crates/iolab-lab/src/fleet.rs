@@ -8,7 +8,7 @@ use iolab_engine::error::{Error, Result};
 use iolab_engine::measure::hist::{merge_ns, summarize_keeping, Summary};
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The file the role writes beside a host's records: its exit status, output and what it ran on.
@@ -152,21 +152,61 @@ pub fn records_by_host(hosts: &[Host]) -> Vec<Value> {
     out
 }
 
-/// The records of a fleet's results directory (`DIR/HOST/`), for `compare --across host`: refused when
-/// no host's records are there.
-pub fn read_dir_records(dir: &Path) -> Result<Vec<Value>> {
+/// The hosts of a fleet's results directory (`DIR/HOST/`, each with its outcome file), by name, with
+/// the hosts `DIR/fleet.json` names that never ran (and Ansible's reason): refused when none is there.
+pub fn read_dir(dir: &Path) -> Result<Vec<Host>> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", dir.display())))?;
-    let mut names: Vec<String> = entries
+    let mut names: BTreeSet<String> = entries
         .flatten()
         .filter(|e| e.path().join(HOST_FILE).is_file())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    names.sort();
-    let recs = records_by_host(&read_hosts(dir, &names, &BTreeMap::new()));
-    if recs.is_empty() {
+    if names.is_empty() {
         return Err(Error::Runtime(format!(
             "{}: no host's results (a fleet's results directory holds HOST/{HOST_FILE} and the host's record files)",
+            dir.display()
+        )));
+    }
+    let not_run = not_run_in(dir);
+    names.extend(not_run.keys().cloned());
+    let names: Vec<String> = names.into_iter().collect();
+    Ok(read_hosts(dir, &names, &not_run))
+}
+
+/// The hosts `DIR/fleet.json` (what `iolab fleet` wrote at the end) says never ran, with the reason.
+fn not_run_in(dir: &Path) -> BTreeMap<String, String> {
+    let doc: Value = std::fs::read_to_string(dir.join("fleet.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    let hosts = doc.get("hosts").and_then(Value::as_array);
+    hosts
+        .into_iter()
+        .flatten()
+        .filter_map(|h| {
+            let name = h.get("name")?.as_str()?;
+            // Only a plain name, a directory of DIR's own (as iolab fleet allows).
+            let plain = matches!(
+                Path::new(name).components().collect::<Vec<_>>()[..],
+                [std::path::Component::Normal(_)]
+            );
+            if !plain {
+                return None;
+            }
+            let why = h.pointer("/outcome/NotRun/why")?.as_str()?;
+            Some((name.to_string(), why.to_string()))
+        })
+        .collect()
+}
+
+/// The records of a fleet's results directory (`DIR/HOST/`), for `compare --across host`: refused when
+/// no host's records are there.
+pub fn read_dir_records(dir: &Path) -> Result<Vec<Value>> {
+    let recs = records_by_host(&read_dir(dir)?);
+    if recs.is_empty() {
+        return Err(Error::Runtime(format!(
+            "{}: no host sent back results (each host's HOST/{HOST_FILE} names its outcome)",
             dir.display()
         )));
     }

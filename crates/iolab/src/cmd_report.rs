@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub(crate) struct ReportArgs {
-    /// Result files: sweep or suite records (.jsonl), `run --json` or `run --repeat --json` documents.
+    /// Result files: sweep or suite records (.jsonl), `run --json` or `run --repeat --json` documents; or
+    /// a fleet's results directory (`iolab fleet --results DIR`): its hosts' runs and the merged view.
     #[arg(required = true, value_name = "RESULTS")]
     pub(crate) results: Vec<PathBuf>,
     /// The HTML file to write (an existing file is not replaced).
@@ -29,7 +30,12 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     let mut files = Vec::new();
     let mut sums = Vec::new();
     let mut survey_findings = Vec::new();
+    let mut fleets = Vec::new();
     for p in &a.results {
+        if p.is_dir() {
+            fleets.push(fleet_files(p, &mut files)?);
+            continue;
+        }
         let text = series::read_records_text(p, "report")?;
         let (r, _) =
             series::records_of(&text, p).map_err(|e| Error::usage("report", e.to_string()))?;
@@ -43,6 +49,9 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     let mut rep = iolab_report::html::build_files(&files);
     rep.html = iolab_report::answers::with_answers(&rep.html, &sums);
     rep.html = iolab_report::findings_by_cause::with_survey_findings(&rep.html, &survey_findings);
+    for (dir, hosts, merged) in &fleets {
+        rep.html = iolab_report::fleet::with_fleet(&rep.html, dir, hosts, merged);
+    }
     if let Some(d) = &a.svg {
         let svgs: Vec<PathBuf> = rep
             .charts
@@ -69,6 +78,30 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     ))?;
     Ok(0)
 }
+
+/// A fleet's results directory: each host that ran to the end adds its runs as a file named by the host
+/// (`DIR/HOST`); the hosts and their merged workloads, for the fleet section.
+fn fleet_files(
+    dir: &Path,
+    files: &mut Vec<(String, Vec<serde_json::Value>)>,
+) -> Result<FleetSection, Error> {
+    use iolab_lab::fleet;
+    let hosts = fleet::read_dir(dir).map_err(|e| Error::usage("report", e.to_string()))?;
+    for h in hosts.iter().filter(|h| h.outcome == fleet::Outcome::Ok) {
+        if !h.records.is_empty() {
+            let name = dir.join(&h.name).display().to_string();
+            files.push((name, fleet::records_by_host(std::slice::from_ref(h))));
+        }
+    }
+    let merged = fleet::merge(&hosts);
+    Ok((dir.display().to_string(), hosts, merged))
+}
+
+type FleetSection = (
+    String,
+    Vec<iolab_lab::fleet::Host>,
+    Vec<iolab_lab::fleet::Merged>,
+);
 
 /// Everything `--svg DIR` would refuse, before any file or directory is made: DIR (or the nearest of its
 /// parents that exists) must be a directory, and none of the chart files may exist or be the `--out` file.

@@ -160,6 +160,7 @@ fn a_fleet_keeps_each_hosts_survey_reports_the_unreachable_one_and_merges_the_hi
     // Each workload both hosts ran: the fleet's p99 is the p99 of their histograms merged.
     let doc = json_file(&work.path().join("res/fleet.json"));
     let mut checked = 0;
+    let mut fleet_rows = Vec::new();
     for w in doc["workloads"].as_array().unwrap() {
         let hosts = w["hosts"].as_array().unwrap();
         if hosts.len() < 2 {
@@ -199,8 +200,10 @@ fn a_fleet_keeps_each_hosts_survey_reports_the_unreachable_one_and_merges_the_hi
             w["workload"]
         );
         checked += 1;
+        fleet_rows.push((w["workload"].as_str().unwrap().to_string(), got));
     }
     assert!(checked >= 10, "only {checked} workloads ran on both hosts");
+    report_shows_the_fleet(work.path(), &fleet_rows);
     // compare reads the results directory across its hosts (and only so).
     let res = path_str(&work.path().join("res"));
     let c = iolab(&["compare", "--across", "host", &res]);
@@ -216,6 +219,43 @@ fn a_fleet_keeps_each_hosts_survey_reports_the_unreachable_one_and_merges_the_hi
         "--across",
         "across its hosts",
     );
+}
+
+/// `iolab report DIR` of the fleet's results: every host with its outcome (the unreachable one too), and
+/// for each workload the fleet's p99 that fleet.json holds, in the workload's fleet row.
+fn report_shows_the_fleet(work: &Path, rows: &[(String, f64)]) {
+    let out = path_str(&work.join("fleet.html"));
+    let r = iolab(&["report", &path_str(&work.join("res")), "-o", &out]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("<h2>Fleet: "), "no fleet section");
+    assert!(
+        html.contains("<tr><td>gone</td><td></td><td></td><td>not run: unreachable"),
+        "the unreachable host is not in the report"
+    );
+    for h in ["alpha", "beta"] {
+        assert!(html.contains(&format!(
+            "<tr><td>{h}</td><td>{}</td>",
+            std::env::consts::ARCH
+        )));
+    }
+    for (workload, p99) in rows {
+        let esc = workload
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;");
+        let at = html
+            .find(&format!("\">{esc}</td>"))
+            .unwrap_or_else(|| panic!("{workload}: no row in the report"));
+        let row = &html[at..];
+        let row = &row[row.find("<tr class=\"fleet\">").unwrap()..];
+        let row = &row[..row.find("</tr>").unwrap()];
+        let want = format!("<td>{}</td>", iolab_engine::units::fmt_ns(*p99));
+        assert!(
+            row.contains(&want),
+            "{workload}: fleet row {row}, wanted p99 {want}"
+        );
+    }
 }
 
 #[test]

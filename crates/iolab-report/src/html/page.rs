@@ -85,14 +85,31 @@ fn head(recs: &[Value], runs: &[Run], sources: &[String], o: &mut String) {
                 .unwrap_or_else(|| "TCG".into()))
         );
     }
-    if let Some(x) = runs.iter().find(|x| fields::HOST.at(x.r).is_some()) {
-        let _ = writeln!(
-            o,
-            "<p>Host: kernel {}, {}, {} CPUs online.</p>",
-            esc(&fields::HOST_KERNEL_RELEASE.text(x.r)),
-            esc(&fields::HOST_CPU_MODEL.text(x.r)),
-            esc(&fields::HOST_CPUS_ONLINE.text(x.r))
+    // Each distinct machine once: a fleet's runs come from several.
+    let mut hosts: Vec<String> = Vec::new();
+    for x in runs.iter().filter(|x| fields::HOST.at(x.r).is_some()) {
+        let h = format!(
+            "kernel {}, {}, {} CPUs online",
+            fields::HOST_KERNEL_RELEASE.text(x.r),
+            fields::HOST_CPU_MODEL.text(x.r),
+            fields::HOST_CPUS_ONLINE.text(x.r)
         );
+        if !hosts.contains(&h) {
+            hosts.push(h);
+        }
+    }
+    match hosts.len() {
+        0 => {}
+        1 => {
+            let _ = writeln!(o, "<p>Host: {}.</p>", esc(&hosts[0]));
+        }
+        n => {
+            let _ = writeln!(
+                o,
+                "<p>{n} machines (each run's source names its host): {}.</p>",
+                esc(&hosts.join("; "))
+            );
+        }
     }
 }
 
