@@ -21,6 +21,9 @@ pub(crate) fn target_label(r: &RunResult) -> String {
         TargetKind::BlockDevice => "block device",
         TargetKind::Pipe => "a pipe per thread to iolab's peer",
         TargetKind::Socketpair => "an AF_UNIX socketpair per thread to iolab's peer",
+        TargetKind::Tcp if r.spec.target.to_string_lossy().starts_with("tcp:") => {
+            "a TCP connection per thread to a peer iolab does not run"
+        }
         TargetKind::Tcp => "a TCP connection over 127.0.0.1 per thread to iolab's peer",
         TargetKind::Sink => "iolab's sink driver",
         TargetKind::NvmeGeneric => "NVMe generic device: passthrough commands",

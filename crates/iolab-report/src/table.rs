@@ -247,7 +247,13 @@ fn cpu_text(r: &RunResult, o: &mut String) {
         "cpu          process user {:.3} s, sys {:.3} s ({busy}); worker threads user {:.3} s, sys {:.3} s",
         c.process.user_s, c.process.sys_s, c.workers.user_s, c.workers.sys_s
     );
-    if let Some(p) = &r.target.peer {
+    if let Some(to) = r.target.peer.as_ref().and_then(|p| p.remote) {
+        let _ = writeln!(
+            o,
+            "             the remote peer {to} (not iolab's) acknowledged {} (TCP_INFO); its CPU is not counted",
+            fmt_size(r.target.peer.as_ref().map_or(0, |p| p.bytes))
+        );
+    } else if let Some(p) = &r.target.peer {
         let _ = writeln!(
             o,
             "             iolab's stream peer threads: {} {}, user {:.3} s, sys {:.3} s",

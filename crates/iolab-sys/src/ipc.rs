@@ -4,7 +4,7 @@
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-use super::errno::{result, SysResult};
+use super::errno::{result, SysErr, SysResult};
 use super::files::write;
 
 /// pipe2(2) with O_CLOEXEC: (read end, write end).
@@ -135,14 +135,86 @@ pub fn socketpair_stream() -> SysResult<(OwnedFd, OwnedFd)> {
 }
 
 fn loopback(port: u16) -> libc::sockaddr_in {
+    inet(std::net::SocketAddrV4::new([127, 0, 0, 1].into(), port))
+}
+
+fn inet(a: std::net::SocketAddrV4) -> libc::sockaddr_in {
     libc::sockaddr_in {
         sin_family: libc::AF_INET as libc::sa_family_t,
-        sin_port: port.to_be(),
+        sin_port: a.port().to_be(),
         sin_addr: libc::in_addr {
-            s_addr: u32::from_be_bytes([127, 0, 0, 1]).to_be(),
+            s_addr: u32::from(*a.ip()).to_be(),
         },
         sin_zero: [0; 8],
     }
+}
+
+/// A TCP connection to `to` (blocking connect), with TCP_NODELAY as on iolab's loopback pairs.
+pub fn tcp_connect(to: std::net::SocketAddrV4) -> SysResult<OwnedFd> {
+    // SAFETY: socket takes no pointers.
+    let fd = result("socket", unsafe {
+        libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0)
+    })?;
+    // SAFETY: the kernel just returned `fd` as a new descriptor that nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let addr = inet(to);
+    // SAFETY: `addr` is a valid sockaddr_in of the stated size.
+    result("connect", unsafe {
+        libc::connect(
+            fd.as_raw_fd(),
+            (&addr as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    })?;
+    let one: libc::c_int = 1;
+    // SAFETY: `one` is a valid c_int of the stated size.
+    result("setsockopt(TCP_NODELAY)", unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_NODELAY,
+            (&one as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    })?;
+    Ok(fd)
+}
+
+/// What a TCP socket's sender side stands at (TCP_INFO): what the peer acknowledged, counted from the
+/// connection's start (the SYN counts one, a FIN another), what is sent and not yet acknowledged, what is
+/// not yet sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpSent {
+    pub bytes_acked: u64,
+    pub unacked_segs: u32,
+    pub notsent_bytes: u32,
+}
+
+/// TCP_INFO of `fd`, read as the kernel lays out `struct tcp_info` (include/uapi/linux/tcp.h; libc's
+/// struct differs between glibc and musl): tcpi_unacked at byte 24, tcpi_bytes_acked at 120 (Linux 4.1+),
+/// tcpi_notsent_bytes at 144 (4.6+). Err(ENODATA) where the kernel's struct is shorter than that.
+pub fn tcp_sent(fd: RawFd) -> SysResult<TcpSent> {
+    let mut buf = [0u8; 232];
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: `buf` holds `len` writable bytes, and `len` is a valid socklen_t for the kernel to update.
+    result("getsockopt(TCP_INFO)", unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+        )
+    })?;
+    if (len as usize) < 148 {
+        return Err(SysErr::new("getsockopt(TCP_INFO)", libc::ENODATA));
+    }
+    let u32_at = |o: usize| u32::from_ne_bytes(buf[o..o + 4].try_into().expect("4 bytes"));
+    Ok(TcpSent {
+        bytes_acked: u64::from_ne_bytes(buf[120..128].try_into().expect("8 bytes")),
+        unacked_segs: u32_at(24),
+        notsent_bytes: u32_at(144),
+    })
 }
 
 /// A connected TCP pair over 127.0.0.1 (an ephemeral port, listener closed afterwards), with

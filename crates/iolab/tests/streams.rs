@@ -181,3 +181,69 @@ fn the_kernel_counts_the_same_writes_on_a_stream() {
         "{writes} writes for 5000 ops"
     );
 }
+
+/// `--target tcp:ADDR:PORT`: a peer iolab does not run (here a listener of the test's own, on loopback):
+/// the bytes its TCP acknowledged are the run's peer bytes, and they are what the listener read.
+#[test]
+fn a_remote_tcp_peer_acknowledges_every_byte_written() {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Each thread of the run connects once; each connection is read at once (a writer blocks otherwise).
+    let drained = std::thread::spawn(move || {
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let (mut c, _) = listener.accept().unwrap();
+                std::thread::spawn(move || {
+                    let (mut buf, mut total) = (vec![0u8; 1 << 20], 0u64);
+                    while let Ok(n @ 1..) = c.read(&mut buf) {
+                        total += n as u64;
+                    }
+                    total
+                })
+            })
+            .collect();
+        readers.into_iter().map(|r| r.join().unwrap()).sum::<u64>()
+    });
+    let target = format!("tcp:127.0.0.1:{port}");
+    let r = run_json(&[
+        "--method",
+        "sync",
+        "--target",
+        &target,
+        "--ops",
+        "3000",
+        "--bs",
+        "64k",
+        "--threads",
+        "2",
+    ]);
+    let written = u64_of(&r, &["bytes"]);
+    assert_eq!(written, 3000 * 65536, "{}", r["spec"]);
+    assert_eq!(peer_bytes(&r), written, "{}", r["target"]);
+    assert_eq!(r["target"]["peer"]["remote"], format!("127.0.0.1:{port}"));
+    assert_eq!(
+        drained.join().unwrap(),
+        3000 * 65536,
+        "what the listener read"
+    );
+    // What a remote peer cannot be asked for, and a peer that is not there.
+    refused_by(
+        &["run", "--method", "sync", "--target", &target],
+        &["--op", "read"],
+        "--op",
+        "cannot know what it sends",
+    );
+    refused_by(
+        &["run", "--method", "sync", "--target", "tcp:10.0.2"],
+        &[],
+        "--target",
+        "tcp:ADDR:PORT",
+    );
+    refused_by(
+        &["run", "--method", "sync", "--target", &target],
+        &[],
+        "--target",
+        "ECONNREFUSED",
+    );
+}

@@ -314,3 +314,70 @@ fn nvme_passthrough_reads_what_the_block_path_wrote() {
     }
     assert_eq!(r.code, 1, "the first non-zero status: {all}");
 }
+
+/// 64 KiB sends from the guest to the host's discard peer (QEMU's user network, an e1000 whose offloads
+/// QEMU emulates), plain and zero-copy, each profiled.
+const ZERO_COPY: &str = "\
+run --method io_uring --target tcp:10.0.2.100:9 --bs 64KiB --ops 2000 --profile --json send.json
+run --method io_uring --send-zc --target tcp:10.0.2.100:9 --bs 64KiB --ops 2000 --profile --json zc.json
+";
+
+#[test]
+fn a_zero_copy_send_to_a_remote_peer_saves_the_copy_the_profile_shows() {
+    let _one = BOOTS.lock().unwrap_or_else(|p| p.into_inner());
+    let d = tempfile::tempdir().unwrap();
+    let script = d.path().join("script");
+    std::fs::write(&script, ZERO_COPY).unwrap();
+    let r = vm(d.path(), &["--script", &script.to_string_lossy()]);
+    if let Some(why) = cannot_build(&r) {
+        println!(
+            "SKIPPED a_zero_copy_send_to_a_remote_peer_saves_the_copy_the_profile_shows: {why}"
+        );
+        return;
+    }
+    let all = format!("stdout:\n{}\nstderr:\n{}", r.stdout, r.stderr);
+    assert_eq!(r.code, 0, "{all}");
+    let (send, zc) = (
+        json(&d.path().join("send.json")),
+        json(&d.path().join("zc.json")),
+    );
+    // Every byte reached the peer on the host: its TCP acknowledged them all (the run checks it too).
+    for v in [&send, &zc] {
+        assert_eq!(
+            v["target"]["peer"]["remote"], "10.0.2.100:9",
+            "{}",
+            v["target"]
+        );
+        assert_eq!(
+            v["target"]["peer"]["bytes"],
+            2000 * 65536,
+            "{}",
+            v["target"]
+        );
+    }
+    assert_eq!(send["uring"]["opcode"], "SEND", "{}", send["uring"]);
+    let u = &zc["uring"];
+    assert_eq!(u["opcode"], "SEND_ZC", "{u}");
+    // One notification per send, and the kernel copied none of them: the NIC took the user pages.
+    assert_eq!(
+        (&u["zc_notifs"], &u["zc_copied"]),
+        (&2000.into(), &0.into()),
+        "{u}"
+    );
+    let share = |v: &serde_json::Value| v["profile"]["shares"]["copy_share"].as_f64();
+    match (share(&send), share(&zc)) {
+        (Some(a), Some(b)) => {
+            println!(
+                "copy share of the samples: SEND {:.1}%, SEND_ZC {:.1}%",
+                a * 100.0,
+                b * 100.0
+            );
+            assert!(a > 0.10, "the plain send copied little: {a}\n{all}");
+            assert!(
+                b < a / 4.0,
+                "the zero-copy send copied {b} against {a}\n{all}"
+            );
+        }
+        _ => println!("SKIPPED the profile half: no profile in the guest's results\n{all}"),
+    }
+}

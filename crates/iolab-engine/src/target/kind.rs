@@ -1,6 +1,7 @@
 //! The kinds of target iolab runs against.
 
 use serde::{Deserialize, Serialize};
+use std::net::SocketAddrV4;
 use std::path::Path;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,7 +43,51 @@ impl TargetKind {
             "pipe" => Some(TargetKind::Pipe),
             "socketpair" => Some(TargetKind::Socketpair),
             "tcp" => Some(TargetKind::Tcp),
+            s if s.starts_with("tcp:") => Some(TargetKind::Tcp),
             _ => None,
         }
+    }
+}
+
+/// The peer's address of a TCP target whose peer iolab does not run (`tcp:ADDR:PORT`, an IPv4 address),
+/// if `path` names one; Err says what is wrong with it.
+pub fn tcp_remote(path: &Path) -> Option<Result<SocketAddrV4, String>> {
+    let s = path.to_str()?;
+    let addr = s.strip_prefix("tcp:")?;
+    Some(addr.parse::<SocketAddrV4>().map_err(|_| {
+        format!(
+            "{s}: a remote TCP peer is tcp:ADDR:PORT with an IPv4 address and a port (tcp:10.0.2.100:9), \
+             or plain tcp for a peer of iolab's over 127.0.0.1"
+        )
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remote_tcp_peer_is_an_ipv4_address_and_a_port() {
+        let p = |s: &str| tcp_remote(Path::new(s));
+        assert_eq!(
+            p("tcp:10.0.2.100:9"),
+            Some(Ok("10.0.2.100:9".parse().unwrap()))
+        );
+        assert_eq!(p("tcp"), None);
+        assert_eq!(p("/tmp/tcp:1.2.3.4:5"), None);
+        for bad in [
+            "tcp:",
+            "tcp:1.2.3:9",
+            "tcp:host:9",
+            "tcp:1.2.3.4",
+            "tcp:1.2.3.4:70000",
+        ] {
+            let e = p(bad).unwrap().unwrap_err();
+            assert!(e.starts_with(bad) && e.contains("tcp:ADDR:PORT"), "{e}");
+        }
+        assert_eq!(
+            TargetKind::stream_named(Path::new("tcp:1.2.3.4:5")),
+            Some(TargetKind::Tcp)
+        );
     }
 }

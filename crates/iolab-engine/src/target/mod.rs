@@ -90,6 +90,16 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         }
         sink::check_flags(spec, kind, &path.display().to_string())?;
         cache::check(spec, kind, &path.display().to_string())?;
+        if let Some(remote) = kind::tcp_remote(&path) {
+            let to = remote.map_err(target_err)?;
+            if spec.op != OpKind::Write {
+                return Err(Error::usage(
+                    "--op",
+                    format!("{}: iolab does not run a remote peer and cannot know what it sends: a remote TCP peer is written to (--op write)", path.display()),
+                ));
+            }
+            return setup_stream(spec, kind).map(|t| remote_stream(t, to));
+        }
         return setup_stream(spec, kind);
     }
     let writes = spec.op.writes() && !spec.method.info().no_data;
@@ -187,6 +197,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         handle: Some(handle),
         claim,
         peers: Default::default(),
+        remote: None,
         sink: None,
         nvme: None,
     })
@@ -576,9 +587,27 @@ fn setup_stream(spec: &Spec, kind: TargetKind) -> Result<PreparedTarget> {
         handle: None,
         claim: None,
         peers: Default::default(),
+        remote: None,
         sink: None,
         nvme: None,
     })
+}
+
+/// A TCP target whose peer is at `to`, run by someone else: each thread connects to it, and what the peer
+/// acknowledged (TCP_INFO) stands for what iolab's peer would have counted.
+fn remote_stream(mut t: PreparedTarget, to: std::net::SocketAddrV4) -> PreparedTarget {
+    t.notes[0] = format!(
+        "each thread has its own TCP connection to {to} (TCP_NODELAY), a peer iolab does not run: the bytes \
+         it received are those its TCP acknowledged (TCP_INFO's bytes acked, waited for at the end of the \
+         run), and its CPU is not counted"
+    );
+    // The kernel's read/write counters count only this process's calls: no peer's go the other way.
+    t.notes.truncate(1);
+    t.remote = Some(prepared::Remote {
+        to,
+        socks: Default::default(),
+    });
+    t
 }
 
 /// Writes the pattern into [0, end) of a file iolab just created, so read runs read known data.

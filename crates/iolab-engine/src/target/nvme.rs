@@ -183,6 +183,7 @@ pub(super) fn setup(spec: &Spec, pin: Pin, block: String, shown: &str) -> Result
         handle: Some(Handle::Existing(pin)),
         claim,
         peers: Default::default(),
+        remote: None,
         sink: None,
         nvme: Some(NvmeTarget {
             nsid,

@@ -16,6 +16,10 @@ pub struct PeerFigures {
     /// The peer threads' own CPU time (RUSAGE_THREAD), seconds.
     pub user_s: f64,
     pub sys_s: f64,
+    /// The address of a peer iolab does not run (`--target tcp:ADDR:PORT`): `bytes` is what its TCP
+    /// acknowledged (TCP_INFO), and its CPU is not known (0 above).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<std::net::SocketAddrV4>,
 }
 
 /// The peer of a write run: reads until the writer closes its end; returns what arrived.
@@ -77,5 +81,6 @@ fn peer_figures(bytes: u64, ru0: &libc::rusage) -> PeerFigures {
         bytes,
         user_s: s(ru1.ru_utime) - s(ru0.ru_utime),
         sys_s: s(ru1.ru_stime) - s(ru0.ru_stime),
+        remote: None,
     }
 }

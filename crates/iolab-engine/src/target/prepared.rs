@@ -7,7 +7,7 @@ use super::space;
 use crate::error::{Error, Result};
 use crate::spec::{OpKind, Spec};
 use iolab_sys as sys;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 /// The far end of one thread's stream.
@@ -36,6 +36,8 @@ pub struct PreparedTarget {
     pub(crate) claim: Option<OwnedFd>,
     /// Stream targets: the peer threads started by `open_for`.
     pub(crate) peers: std::sync::Mutex<Vec<PeerHandle>>,
+    /// A TCP target whose peer iolab does not run (`tcp:ADDR:PORT`).
+    pub(crate) remote: Option<Remote>,
     /// The sink driver's target: its settings and a descriptor for its counters.
     pub(crate) sink: Option<SinkTarget>,
     /// An NVMe generic device's namespace (`target/nvme.rs`).
@@ -100,6 +102,9 @@ impl PreparedTarget {
     }
 
     fn open_stream(&self, spec: &Spec) -> Result<OwnedFd> {
+        if let Some(r) = &self.remote {
+            return r.connect();
+        }
         let write = spec.op == OpKind::Write;
         let (mine, theirs) = match self.kind {
             TargetKind::Pipe => {
@@ -132,6 +137,9 @@ impl PreparedTarget {
 
     /// Waits for the stream peers (after every thread closed its end) and sums what they did.
     pub fn join_peers(&self) -> Result<Option<PeerFigures>> {
+        if let Some(r) = &self.remote {
+            return r.acknowledged().map(Some);
+        }
         let handles: Vec<PeerHandle> =
             std::mem::take(&mut *self.peers.lock().unwrap_or_else(|p| p.into_inner()));
         if handles.is_empty() {
@@ -182,4 +190,64 @@ pub struct NvmeTarget {
     pub lba_shift: u32,
     /// The namespace's block device ("nvme0n1").
     pub block: String,
+}
+
+/// The peer of a `tcp:ADDR:PORT` target, which iolab does not run, and a duplicate of each thread's
+/// connection: after the thread closed its own, the duplicate keeps the connection open to read what the
+/// peer acknowledged.
+#[derive(Debug)]
+pub(crate) struct Remote {
+    pub(crate) to: std::net::SocketAddrV4,
+    pub(crate) socks: std::sync::Mutex<Vec<OwnedFd>>,
+}
+
+/// How long the end of a run waits for a remote peer to acknowledge what was sent.
+const ACK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl Remote {
+    fn connect(&self) -> Result<OwnedFd> {
+        let fd = sys::tcp_connect(self.to).map_err(|e| {
+            Error::usage(
+                "--target",
+                format!("cannot connect to tcp:{}: {}", self.to, Error::from(e)),
+            )
+        })?;
+        let dup = fd.try_clone().map_err(|e| {
+            Error::Runtime(format!(
+                "cannot duplicate the connection to {}: {e}",
+                self.to
+            ))
+        })?;
+        self.socks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(dup);
+        Ok(fd)
+    }
+
+    /// The data bytes the peer acknowledged on every connection (the SYN's one left out), once nothing
+    /// is left unsent or unacknowledged (or after [`ACK_WAIT`]: then less than was written, which the run
+    /// reports as lost); the connections are closed after.
+    fn acknowledged(&self) -> Result<PeerFigures> {
+        let socks = std::mem::take(&mut *self.socks.lock().unwrap_or_else(|p| p.into_inner()));
+        let until = std::time::Instant::now() + ACK_WAIT;
+        let mut bytes = 0;
+        for s in &socks {
+            let sent = loop {
+                let t = sys::tcp_sent(s.as_raw_fd()).map_err(Error::from)?;
+                if (t.unacked_segs == 0 && t.notsent_bytes == 0)
+                    || std::time::Instant::now() >= until
+                {
+                    break t;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            };
+            bytes += sent.bytes_acked.saturating_sub(1);
+        }
+        Ok(PeerFigures {
+            bytes,
+            remote: Some(self.to),
+            ..PeerFigures::default()
+        })
+    }
 }

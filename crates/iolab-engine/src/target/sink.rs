@@ -126,6 +126,7 @@ pub(super) fn setup(spec: &Spec, pin: Pin, shown: &str) -> Result<PreparedTarget
         handle: Some(Handle::Existing(pin)),
         claim: None,
         peers: Default::default(),
+        remote: None,
         nvme: None,
         sink: Some(SinkTarget {
             control,

@@ -63,6 +63,10 @@ impl Facts {
         Facts {
             method: Some(r.spec.method),
             target: Some(r.target.kind),
+            remote_peer: r
+                .target
+                .peer
+                .is_some_and(|p| p.remote.is_some_and(|a| !a.ip().is_loopback())),
             direct: r.spec.direct,
             qd: r.spec.qd,
             ns_per_op: r.ns_per_op,
@@ -136,6 +140,8 @@ impl Facts {
 pub struct Facts {
     pub method: Option<MethodKind>,
     pub target: Option<TargetKind>,
+    /// The stream's peer is not iolab's and not on this machine (`--target tcp:ADDR:PORT`, ADDR not loopback).
+    pub remote_peer: bool,
     pub direct: bool,
     pub qd: u32,
     pub ns_per_op: f64,

@@ -105,7 +105,7 @@ pub const RULES: &[Rule] = &[
         |f| {
             let (notifs, copied) = f.zero_copy?;
             (notifs > 0 && copied * 2 >= notifs).then(|| {
-            let local = if f.target == Some(TargetKind::Tcp) {
+            let local = if f.target == Some(TargetKind::Tcp) && !f.remote_peer {
                 ": iolab's peer is on this machine, and for sends delivered to a local socket the kernel copies \
                  the data after all (the kernel's msg_zerocopy documentation, loopback), so this run shows the \
                  notification's cost, not the copy's saving; a remote peer is needed for that"

@@ -160,7 +160,8 @@ impl Arch {
     /// share over virtio, ext4 (which also mounts ext2) with the crc32c it asks the crypto API for at mount
     /// time ("Cannot load crc32c driver" without it; a soft dependency, not in `depends=`); on arm64 also
     /// virtio_console: the `virt` machine has one UART (the console), so the command's stdout and stderr
-    /// go through virtio serial ports; on armhf also virtio_mmio (vexpress-a9 has no PCI: its virtio
+    /// go through virtio serial ports; the network card's driver (`qemu.rs`: e1000 on x86_64, virtio_net
+    /// on ARM); on armhf also virtio_mmio (vexpress-a9 has no PCI: its virtio
     /// devices sit on virtio-mmio transports).
     pub fn roots(self) -> &'static [&'static str] {
         const COMMON: &[&str] = &[
@@ -171,6 +172,7 @@ impl Arch {
             "9p",
             "crc32c_generic",
             "ext4",
+            "e1000",
         ];
         const ARM64: &[&str] = &[
             "virtio_pci",
@@ -181,6 +183,7 @@ impl Arch {
             "crc32c_generic",
             "ext4",
             "virtio_console",
+            "virtio_net",
         ];
         const ARMHF: &[&str] = &[
             "virtio_mmio",
@@ -192,6 +195,7 @@ impl Arch {
             "crc32c_generic",
             "ext4",
             "virtio_console",
+            "virtio_net",
         ];
         match self {
             Arch::Amd64 => COMMON,

@@ -14,7 +14,6 @@ mkdir -p /dev/shm /tmp /run /var/tmp /mnt/host
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=755 tmpfs /run
-ip link set lo up
 say "booted $(uname -r) $(cut -d' ' -f1 /proc/uptime)"
 
 # Modules in load order; MODULE.PARAM=VALUE words of the kernel command line are passed to insmod (it does
@@ -33,6 +32,15 @@ wait_for() {
 	while [ ! -e "$1" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 	[ -e "$1" ]
 }
+
+# The network card (QEMU's restricted user network): the guest at 10.0.2.15, the host's discard peer
+# at 10.0.2.100:9 (--target tcp:10.0.2.100:9).
+ip link set lo up
+if wait_for /sys/class/net/eth0; then
+	ip addr add 10.0.2.15/24 dev eth0 && ip link set eth0 up || say "warning: eth0 could not be configured"
+else
+	say "warning: no network card (eth0): --target tcp:10.0.2.100:9 cannot connect"
+fi
 
 if [ -e /iolab/iolab_sink.ko ]; then
 	if out=$(insmod /iolab/iolab_sink.ko 2>&1); then

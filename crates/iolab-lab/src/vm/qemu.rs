@@ -160,8 +160,6 @@ impl Qemu {
             m.cpus.to_string(),
             "-display".into(),
             "none".into(),
-            "-nic".into(),
-            "none".into(),
             "-monitor".into(),
             "none".into(),
             "-no-reboot".into(),
@@ -170,6 +168,7 @@ impl Qemu {
             a.extend(["-dtb".into(), dtb.to_string_lossy().into_owned()]);
         }
         a.extend(disks(m));
+        a.extend(nic(self.arch, m.board));
         a.extend(self.serial_ports(&m.serial, bus(m.board)));
         let mut out: Vec<OsString> = a.into_iter().map(OsString::from).collect();
         out.extend(m.extra.iter().cloned());
@@ -183,6 +182,33 @@ impl Qemu {
         ]);
         out
     }
+}
+
+/// The guest's one network card on QEMU's user network, restricted (the guest reaches nothing of the
+/// host's or beyond) but for a discard peer at [`DISCARD_PEER`] (RFC 863's port): each connection the
+/// guest makes there runs `sh -c 'exec cat > /dev/null'` on the host, the far end of `--target
+/// tcp:10.0.2.100:9`.
+/// - x86_64: an e1000, whose checksum and scatter-gather offloads QEMU emulates itself, so a zero-copy
+///   send leaves the guest's pages uncopied. A virtio NIC on the user network has no offloads (its
+///   backend takes no virtio-net header), and the guest kernel copies every zero-copy send.
+/// - ARM: virtio-net, which the guests' kernels load as every other virtio driver.
+pub const DISCARD_PEER: &str = "10.0.2.100:9";
+
+fn nic(arch: Arch, board: Board) -> Vec<String> {
+    vec![
+        "-netdev".into(),
+        // libslirp splits the command into words itself (no shell): the redirection needs sh.
+        format!(
+            "user,id=n0,restrict=on,guestfwd=tcp:{DISCARD_PEER}-cmd:sh -c 'exec cat > /dev/null'"
+        ),
+        "-device".into(),
+        // No option ROM (network boot): Debian's qemu-system-data holds none iolab unpacks.
+        match (arch, bus(board)) {
+            (Arch::Amd64, _) => "e1000,netdev=n0,romfile=".into(),
+            (_, "pci") => "virtio-net-pci,netdev=n0,romfile=".into(),
+            (_, b) => format!("virtio-net-{b},netdev=n0"),
+        },
+    ]
 }
 
 /// How virtio devices attach: `pci`, or `device` (virtio-mmio) on a board without PCI.
@@ -395,6 +421,7 @@ mod tests {
         assert!(a.contains("virtio-blk-device,drive=vd"), "{a}");
         assert!(a.contains("virtio-9p-device,fsdev=fs0"), "{a}");
         assert!(a.contains("virtio-serial-device,id=vser"), "{a}");
+        assert!(a.contains("-device virtio-net-device,netdev=n0"), "{a}");
         assert!(!a.contains("nvme,drive") && !a.contains("-pci"), "{a}");
         assert!(
             a.contains("iolab.nvme=none") && !a.contains("poll_queues"),
@@ -408,6 +435,27 @@ mod tests {
             "{a}"
         );
         assert!(!a.contains("-dtb"), "{a}");
+        assert!(
+            a.contains("-device virtio-net-pci,netdev=n0,romfile="),
+            "{a}"
+        );
+    }
+
+    #[test]
+    fn the_network_reaches_only_the_discard_peer_and_x86_has_offloads() {
+        let x = nic(Arch::Amd64, Board::Standard).join(" ");
+        assert!(x.contains("user,id=n0,restrict=on,"), "{x}");
+        assert!(
+            x.contains("guestfwd=tcp:10.0.2.100:9-cmd:sh -c 'exec cat > /dev/null'"),
+            "{x}"
+        );
+        assert!(!x.contains("hostfwd"), "{x}");
+        assert!(x.ends_with("-device e1000,netdev=n0,romfile="), "{x}");
+        let a = nic(Arch::Arm64, Board::Standard).join(" ");
+        assert!(
+            a.ends_with("-device virtio-net-pci,netdev=n0,romfile="),
+            "{a}"
+        );
     }
 
     #[test]

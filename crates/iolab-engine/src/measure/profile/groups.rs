@@ -60,6 +60,7 @@ pub static RULES: &[Rule] = &[
             "copy_from_iter*",
             "copy_to_iter*",
             "copy_user_*",
+            "__copy_user*",
             "copy_mc_*",
             "rep_movs_alternative",
             "_copy_from_user",
