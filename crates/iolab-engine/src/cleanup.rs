@@ -392,6 +392,9 @@ impl Created {
     pub fn temp_tree(parent: &Path, prefix: &str) -> Result<Created> {
         let mut c = Created::temp_dir(parent, prefix)?;
         c.tree = true;
+        if let Some(id) = c.journal {
+            crate::leftovers::mark_tree(id);
+        }
         Ok(c)
     }
 

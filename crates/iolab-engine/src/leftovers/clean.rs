@@ -365,6 +365,17 @@ fn remove_entry(e: &Entry, owner: &Process) -> Verdict {
     if let Some(why) = not_iolabs(fd.as_raw_fd(), &st, e, owner) {
         return Verdict::Refused(why);
     }
+    if e.tree {
+        // What iolab's child processes wrote there is iolab's too.
+        return match sys::remove_tree_at(dir.as_raw_fd(), name, st.st_dev, st.st_ino) {
+            Ok(()) => Verdict::Removed,
+            Err(err) => Verdict::Failed(format!(
+                "removing the directory and what it holds: {}: {}",
+                err.call,
+                sys::errno_name(err.errno)
+            )),
+        };
+    }
     match sys::unlinkat(dir.as_raw_fd(), name, e.is_dir) {
         Ok(()) => Verdict::Removed,
         Err(err) if err.errno == libc::ENOENT => Verdict::Gone,
@@ -448,5 +459,34 @@ mod tests {
         }
         assert_eq!(std::fs::read(&f).unwrap(), b"someone else's");
         assert!(d.path().join("old/x.dat").exists());
+    }
+
+    #[test]
+    fn a_tree_goes_with_what_it_holds_and_a_plain_directory_does_not() {
+        let d = tempfile::tempdir().unwrap();
+        let me = Process::me();
+        let fill = |t: &std::path::Path| {
+            std::fs::create_dir_all(t.join("sub")).unwrap();
+            std::fs::write(t.join("sub/a"), b"written by a child").unwrap();
+        };
+        let (tree, plain) = (d.path().join("tree"), d.path().join("plain"));
+        std::fs::create_dir(&tree).unwrap();
+        std::fs::create_dir(&plain).unwrap();
+        let mut t = entry_of(&tree, 4).expect("entry");
+        let p = entry_of(&plain, 5).expect("entry");
+        fill(&tree);
+        fill(&plain);
+        match remove_entry(&p, me) {
+            Verdict::Failed(why) => assert!(why.contains("not empty"), "{why}"),
+            v => panic!("{v:?}"),
+        }
+        assert!(plain.join("sub/a").exists());
+        // The journal's `t ID` line marks it.
+        let text = format!("{}{}t 4\n", crate::leftovers::format::header(&me), t.line());
+        let c = crate::leftovers::format::parse(&text).expect("a journal");
+        assert!(c.live[0].tree, "{text}");
+        t.tree = true;
+        assert_eq!(remove_entry(&t, me), Verdict::Removed);
+        assert!(!tree.exists());
     }
 }

@@ -145,6 +145,9 @@ pub struct Entry {
     /// iolab set [`XATTR`] on it (to [`mark_value`]).
     pub marked: bool,
     pub path: PathBuf,
+    /// A directory whose whole tree is iolab's (its child processes wrote there: a `t ID` line after
+    /// the entry's): `clean` removes it with what it holds.
+    pub tree: bool,
 }
 
 /// A zram block device iolab made (hot_add) and sized for a suite, as the journal records it: after a
@@ -256,6 +259,7 @@ impl Entry {
             pino: f[8].parse().ok()?,
             marked: f[9] == "1",
             path: PathBuf::from(std::ffi::OsStr::from_bytes(&unhex(f[10])?)),
+            tree: false,
         })
     }
 }
@@ -320,7 +324,11 @@ pub(crate) fn parse(text: &str) -> Option<Contents> {
             bad_lines += 1;
             continue;
         };
-        if let Some(id) = l.strip_prefix("- ").and_then(|i| i.parse::<u64>().ok()) {
+        if let Some(id) = l.strip_prefix("t ").and_then(|i| i.parse::<u64>().ok()) {
+            live.iter_mut()
+                .filter(|e| e.id == id && e.is_dir)
+                .for_each(|e| e.tree = true);
+        } else if let Some(id) = l.strip_prefix("- ").and_then(|i| i.parse::<u64>().ok()) {
             live.retain(|e| e.id != id);
             zram.retain(|z| z.id != id);
             cgroups.retain(|g: &CgroupEntry| g.id != id);

@@ -107,6 +107,7 @@ pub(super) fn entry_of(path: &Path, dir: RawFd, fd: RawFd, id: u64) -> Option<En
         pino: pst.st_ino,
         marked,
         path: parent.join(name),
+        tree: false,
     })
 }
 
@@ -165,6 +166,16 @@ fn append(id: u64, line: &str) -> Option<u64> {
         return None;
     }
     Some(id)
+}
+
+/// Entry `id`, a directory, holds what iolab's child processes write: `iolab clean` removes it with its
+/// contents (on its own filesystem, only while its name is still it).
+pub fn mark_tree(id: u64) {
+    let w = WRITER.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(wr) = w.as_ref() {
+        // Not written: `clean` finds the directory not empty and says so.
+        let _ = write_all(&wr.file, format!("t {id}\n").as_bytes());
+    }
 }
 
 /// The path of entry `id` is gone (removed at a normal exit): says so in the journal, and deletes the

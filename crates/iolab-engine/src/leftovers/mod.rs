@@ -34,7 +34,7 @@ mod zram;
 pub use clean::clean;
 pub use format::{marked_by, Process, XATTR};
 pub(crate) use journal::unlink_journal_if_all_removed;
-pub use journal::{forget, record, record_cgroup, record_zram};
+pub use journal::{forget, mark_tree, record, record_cgroup, record_zram};
 
 /// The name of `--layers`' ftrace instance: "iolab-PID-START", this process's alone (its pid and start
 /// time), so that `clean` never takes a live run's instance for a dead one's whose pid was reused.
@@ -68,6 +68,7 @@ mod tests {
             pino: 99,
             marked: true,
             path: PathBuf::from(std::ffi::OsStr::from_bytes(b"/tmp/a b\nc\xff.dat")),
+            tree: false,
         };
         let p = Process {
             pid: 5,
