@@ -482,7 +482,7 @@ mod tests {
         }
         assert!(plain.join("sub/a").exists());
         // The journal's `t ID` line marks it.
-        let text = format!("{}{}t 4\n", crate::leftovers::format::header(&me), t.line());
+        let text = format!("{}{}t 4\n", crate::leftovers::format::header(me), t.line());
         let c = crate::leftovers::format::parse(&text).expect("a journal");
         assert!(c.live[0].tree, "{text}");
         t.tree = true;
