@@ -346,6 +346,15 @@ fn warmup_figures(
 /// A write run's bytes (with the warm-up's) all reached the stream's peers.
 fn check_peer(spec: &Spec, peer: Option<&PeerFigures>, bytes: u64) -> Result<()> {
     if let (Some(p), OpKind::Write) = (peer, spec.op) {
+        if p.bytes != bytes && p.remote.is_some() {
+            return Err(Error::Runtime(format!(
+                "the run wrote {bytes} bytes into {} but the peer's TCP acknowledged {} within {} s of the \
+                 end: data was lost or the peer stopped reading",
+                spec.target.display(),
+                p.bytes,
+                crate::target::REMOTE_ACK_WAIT.as_secs()
+            )));
+        }
         if p.bytes != bytes {
             return Err(Error::Runtime(format!(
                 "the run wrote {bytes} bytes into {} but iolab's peer received {}: data was lost",

@@ -40,7 +40,9 @@ use crate::target::pin::{Handle, Pin};
 use crate::target::prepared::target_err;
 pub use kind::TargetKind;
 pub use peer::PeerFigures;
-pub use prepared::{parent_of, PeerHandle, PreparedTarget, DEFAULT_FILE_SIZE, PAGE, SINK_REGION};
+pub use prepared::{
+    parent_of, PeerHandle, PreparedTarget, DEFAULT_FILE_SIZE, PAGE, REMOTE_ACK_WAIT, SINK_REGION,
+};
 
 use crate::cleanup::Created;
 use crate::error::{Error, Result};

@@ -202,7 +202,7 @@ pub(crate) struct Remote {
 }
 
 /// How long the end of a run waits for a remote peer to acknowledge what was sent.
-const ACK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+pub const REMOTE_ACK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Remote {
     fn connect(&self) -> Result<OwnedFd> {
@@ -226,11 +226,11 @@ impl Remote {
     }
 
     /// The data bytes the peer acknowledged on every connection (the SYN's one left out), once nothing
-    /// is left unsent or unacknowledged (or after [`ACK_WAIT`]: then less than was written, which the run
+    /// is left unsent or unacknowledged (or after [`REMOTE_ACK_WAIT`]: then less than was written, which the run
     /// reports as lost); the connections are closed after.
     fn acknowledged(&self) -> Result<PeerFigures> {
         let socks = std::mem::take(&mut *self.socks.lock().unwrap_or_else(|p| p.into_inner()));
-        let until = std::time::Instant::now() + ACK_WAIT;
+        let until = std::time::Instant::now() + REMOTE_ACK_WAIT;
         let mut bytes = 0;
         for s in &socks {
             let sent = loop {
