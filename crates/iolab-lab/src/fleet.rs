@@ -157,8 +157,10 @@ pub fn records_by_host(hosts: &[Host]) -> Vec<Value> {
 pub fn read_dir(dir: &Path) -> Result<Vec<Host>> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", dir.display())))?;
+    // A host's directory is one iolab made there: a symbolic link to elsewhere is not a host.
     let mut names: BTreeSet<String> = entries
         .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter(|e| e.path().join(HOST_FILE).is_file())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
@@ -176,7 +178,12 @@ pub fn read_dir(dir: &Path) -> Result<Vec<Host>> {
 
 /// The hosts `DIR/fleet.json` (what `iolab fleet` wrote at the end) says never ran, with the reason.
 fn not_run_in(dir: &Path) -> BTreeMap<String, String> {
-    let doc: Value = std::fs::read_to_string(dir.join("fleet.json"))
+    let path = dir.join("fleet.json");
+    // A regular file only: a FIFO put there would block the read.
+    if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+        return BTreeMap::new();
+    }
+    let doc: Value = std::fs::read_to_string(&path)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(Value::Null);
@@ -186,11 +193,9 @@ fn not_run_in(dir: &Path) -> BTreeMap<String, String> {
         .flatten()
         .filter_map(|h| {
             let name = h.get("name")?.as_str()?;
-            // Only a plain name, a directory of DIR's own (as iolab fleet allows).
-            let plain = matches!(
-                Path::new(name).components().collect::<Vec<_>>()[..],
-                [std::path::Component::Normal(_)]
-            );
+            // Only a plain name, a directory of DIR's own (as iolab fleet allows): "a/" or "a/." would
+            // read host a twice.
+            let plain = !name.is_empty() && !name.contains('/') && name != "." && name != "..";
             if !plain {
                 return None;
             }
@@ -496,5 +501,46 @@ mod tests {
             records: vec![serde_json::json!({"point": {}, "result": r})],
         };
         assert!(merge(&[host])[0].fleet.is_none());
+    }
+
+    #[test]
+    fn a_results_directory_names_each_host_once_and_only_its_own_directories() {
+        let d = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let host = |p: &Path| {
+            std::fs::create_dir_all(p).unwrap();
+            std::fs::write(
+                p.join(HOST_FILE),
+                r#"{"rc": 0, "kernel": "k", "records": []}"#,
+            )
+            .unwrap();
+        };
+        host(&d.path().join("ok1"));
+        host(&out.path().join("ext"));
+        std::os::unix::fs::symlink(out.path().join("ext"), d.path().join("symhost")).unwrap();
+        let not_run = |n: &str| serde_json::json!({"name": n, "outcome": {"NotRun": {"why": "x"}}});
+        let doc = serde_json::json!({"hosts": [
+            not_run("ok1/"), not_run("ok1/."), not_run("../x"), not_run("/abs"), not_run("gone")
+        ]});
+        std::fs::write(d.path().join("fleet.json"), doc.to_string()).unwrap();
+        let names: Vec<String> = read_dir(d.path())
+            .unwrap()
+            .into_iter()
+            .map(|h| h.name)
+            .collect();
+        assert_eq!(names, ["gone", "ok1"]);
+        // A FIFO in fleet.json's place is not read (the read would block).
+        std::fs::remove_file(d.path().join("fleet.json")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(d.path().join("fleet.json"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let names: Vec<String> = read_dir(d.path())
+            .unwrap()
+            .into_iter()
+            .map(|h| h.name)
+            .collect();
+        assert_eq!(names, ["ok1"]);
     }
 }

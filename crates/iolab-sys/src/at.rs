@@ -123,6 +123,11 @@ pub fn remove_tree_at(dir: RawFd, name: &OsStr, dev: u64, ino: u64) -> SysResult
         libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
         0,
     )?;
+    // The name may have been given to another directory between the look and the open (a rename
+    // exchange): only the directory that was looked at is emptied.
+    if lfs::identity(&super::files::fstat(std::os::fd::AsRawFd::as_raw_fd(&d))?) != (dev, ino) {
+        return Err(SysErr::new("open", libc::ESTALE));
+    }
     for entry in read_dir_fd(std::os::fd::AsRawFd::as_raw_fd(&d))? {
         let est = match fstatat_nofollow(std::os::fd::AsRawFd::as_raw_fd(&d), &entry) {
             Ok(s) => s,
@@ -283,4 +288,73 @@ pub fn read_link_fd(fd: RawFd) -> SysResult<Vec<u8>> {
     })?;
     buf.truncate(n as usize);
     Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+
+    /// A directory exchanged with the tree's name while the tree is removed (renameat2 RENAME_EXCHANGE in
+    /// a loop) keeps everything it holds: only the directory looked at is emptied.
+    #[test]
+    fn a_directory_swapped_in_under_the_name_is_not_emptied() {
+        let base = std::env::temp_dir().join(format!("iolab-at-test-{}", std::process::id()));
+        std::fs::create_dir(&base).unwrap();
+        let dir = crate::files::open(&base, libc::O_RDONLY | libc::O_DIRECTORY, 0).unwrap();
+        for attempt in 0..30 {
+            let (t, v) = (
+                base.join(format!("t{attempt}")),
+                base.join(format!("v{attempt}")),
+            );
+            std::fs::create_dir_all(t.join("sub")).unwrap();
+            std::fs::write(t.join("sub/a"), b"iolab's").unwrap();
+            std::fs::create_dir(&v).unwrap();
+            std::fs::write(v.join("keep"), b"someone else's").unwrap();
+            let (tm, vm) = (
+                std::fs::metadata(&t).unwrap(),
+                std::fs::metadata(&v).unwrap(),
+            );
+            let (tc, vc) = (cname(t.as_os_str()).unwrap(), cname(v.as_os_str()).unwrap());
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let started = std::sync::Arc::new(std::sync::Barrier::new(2));
+            let (s2, b2) = (stop.clone(), started.clone());
+            let swapper = std::thread::spawn(move || {
+                b2.wait();
+                while !s2.load(std::sync::atomic::Ordering::Relaxed) {
+                    // SAFETY: two valid NUL-terminated paths; renameat2 reads only them.
+                    unsafe {
+                        libc::renameat2(
+                            libc::AT_FDCWD,
+                            tc.as_ptr(),
+                            libc::AT_FDCWD,
+                            vc.as_ptr(),
+                            libc::RENAME_EXCHANGE,
+                        )
+                    };
+                }
+            });
+            started.wait();
+            let name = t.file_name().unwrap();
+            for _ in 0..100_000 {
+                if remove_tree_at(dir.as_raw_fd(), name, tm.dev(), tm.ino()).is_ok() {
+                    break;
+                }
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            swapper.join().unwrap();
+            // Whichever name the other directory has now, its file is there.
+            let theirs = [&t, &v]
+                .into_iter()
+                .find(|p| std::fs::metadata(p).is_ok_and(|m| m.ino() == vm.ino()))
+                .expect("the other directory still exists");
+            assert_eq!(
+                std::fs::read(theirs.join("keep")).unwrap(),
+                b"someone else's",
+                "attempt {attempt}"
+            );
+        }
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 }

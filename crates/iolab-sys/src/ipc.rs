@@ -149,8 +149,10 @@ fn inet(a: std::net::SocketAddrV4) -> libc::sockaddr_in {
     }
 }
 
-/// A TCP connection to `to` (blocking connect), with TCP_NODELAY as on iolab's loopback pairs.
-pub fn tcp_connect(to: std::net::SocketAddrV4) -> SysResult<OwnedFd> {
+/// A TCP connection to `to` (blocking connect), with TCP_NODELAY as on iolab's loopback pairs, and
+/// TCP_USER_TIMEOUT `stall_ms`: the kernel aborts the connection (ETIMEDOUT in the pending call) when what
+/// it sent stays unacknowledged that long, a closed receive window included (a peer that stopped reading).
+pub fn tcp_connect(to: std::net::SocketAddrV4, stall_ms: u32) -> SysResult<OwnedFd> {
     // SAFETY: socket takes no pointers.
     let fd = result("socket", unsafe {
         libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0)
@@ -166,17 +168,25 @@ pub fn tcp_connect(to: std::net::SocketAddrV4) -> SysResult<OwnedFd> {
             std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
         )
     })?;
-    let one: libc::c_int = 1;
-    // SAFETY: `one` is a valid c_int of the stated size.
-    result("setsockopt(TCP_NODELAY)", unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_NODELAY,
-            (&one as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    })?;
+    for (opt, name, v) in [
+        (libc::TCP_NODELAY, "setsockopt(TCP_NODELAY)", 1),
+        (
+            libc::TCP_USER_TIMEOUT,
+            "setsockopt(TCP_USER_TIMEOUT)",
+            stall_ms as libc::c_int,
+        ),
+    ] {
+        // SAFETY: `v` is a valid c_int of the stated size.
+        result(name, unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                opt,
+                (&v as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        })?;
+    }
     Ok(fd)
 }
 

@@ -235,6 +235,12 @@ fn a_remote_tcp_peer_acknowledges_every_byte_written() {
         "cannot know what it sends",
     );
     refused_by(
+        &["run", "--method", "sync", "--target", &target],
+        &["--verify"],
+        "--verify",
+        "acknowledged are counted instead",
+    );
+    refused_by(
         &["run", "--method", "sync", "--target", "tcp:10.0.2"],
         &[],
         "--target",

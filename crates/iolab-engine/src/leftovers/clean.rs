@@ -247,6 +247,9 @@ fn rewrite(
     let mut text = super::format::header(owner);
     for e in keep {
         text.push_str(&e.line());
+        if e.tree {
+            text.push_str(&format!("t {}\n", e.id));
+        }
     }
     for z in zram {
         text.push_str(&z.line());

@@ -210,6 +210,7 @@ impl RawSpec {
         ring_opts::check_ring_limits(&spec)?;
         ring_opts::check_ring_rw_flags(&spec)?;
         ring_opts::check_send_zc(&spec)?;
+        crate::target::remote_peer(&spec)?;
         offload_opts::check_offload_limits(&spec)?;
         crate::budget::check_fits(&spec)?;
         Ok(spec)

@@ -54,12 +54,20 @@ impl TargetKind {
 pub fn tcp_remote(path: &Path) -> Option<Result<SocketAddrV4, String>> {
     let s = path.to_str()?;
     let addr = s.strip_prefix("tcp:")?;
-    Some(addr.parse::<SocketAddrV4>().map_err(|_| {
+    let bad = || {
         format!(
             "{s}: a remote TCP peer is tcp:ADDR:PORT with an IPv4 address and a port (tcp:10.0.2.100:9), \
              or plain tcp for a peer of iolab's over 127.0.0.1"
         )
-    }))
+    };
+    Some(match addr.parse::<SocketAddrV4>() {
+        Ok(a) if a.port() == 0 || a.ip().is_unspecified() => Err(format!(
+            "{}: port 0 and address 0.0.0.0 name no peer to connect to",
+            bad()
+        )),
+        Ok(a) => Ok(a),
+        Err(_) => Err(bad()),
+    })
 }
 
 #[cfg(test)]
@@ -81,6 +89,8 @@ mod tests {
             "tcp:host:9",
             "tcp:1.2.3.4",
             "tcp:1.2.3.4:70000",
+            "tcp:1.2.3.4:0",
+            "tcp:0.0.0.0:9",
         ] {
             let e = p(bad).unwrap().unwrap_err();
             assert!(e.starts_with(bad) && e.contains("tcp:ADDR:PORT"), "{e}");

@@ -92,14 +92,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         }
         sink::check_flags(spec, kind, &path.display().to_string())?;
         cache::check(spec, kind, &path.display().to_string())?;
-        if let Some(remote) = kind::tcp_remote(&path) {
-            let to = remote.map_err(target_err)?;
-            if spec.op != OpKind::Write {
-                return Err(Error::usage(
-                    "--op",
-                    format!("{}: iolab does not run a remote peer and cannot know what it sends: a remote TCP peer is written to (--op write)", path.display()),
-                ));
-            }
+        if let Some(to) = remote_peer(spec)? {
             return setup_stream(spec, kind).map(|t| remote_stream(t, to));
         }
         return setup_stream(spec, kind);
@@ -593,6 +586,29 @@ fn setup_stream(spec: &Spec, kind: TargetKind) -> Result<PreparedTarget> {
         sink: None,
         nvme: None,
     })
+}
+
+/// A `tcp:ADDR:PORT` target's peer address, with what such a target cannot do refused: called by the
+/// spec's checks too, before anything is made or connected.
+pub(crate) fn remote_peer(spec: &Spec) -> Result<Option<std::net::SocketAddrV4>> {
+    let Some(remote) = kind::tcp_remote(&spec.target) else {
+        return Ok(None);
+    };
+    let to = remote.map_err(target_err)?;
+    let shown = spec.target.display();
+    if spec.op != OpKind::Write {
+        return Err(Error::usage(
+            "--op",
+            format!("{shown}: iolab does not run a remote peer and cannot know what it sends: a remote TCP peer is written to (--op write)"),
+        ));
+    }
+    if spec.verify {
+        return Err(Error::usage(
+            "--verify",
+            format!("{shown}: a TCP connection keeps nothing to read back; the bytes the peer's TCP acknowledged are counted instead (in the result)"),
+        ));
+    }
+    Ok(Some(to))
 }
 
 /// A TCP target whose peer is at `to`, run by someone else: each thread connects to it, and what the peer

@@ -206,7 +206,8 @@ pub const REMOTE_ACK_WAIT: std::time::Duration = std::time::Duration::from_secs(
 
 impl Remote {
     fn connect(&self) -> Result<OwnedFd> {
-        let fd = sys::tcp_connect(self.to).map_err(|e| {
+        let stall_ms = REMOTE_ACK_WAIT.as_millis() as u32;
+        let fd = sys::tcp_connect(self.to, stall_ms).map_err(|e| {
             Error::usage(
                 "--target",
                 format!("cannot connect to tcp:{}: {}", self.to, Error::from(e)),
