@@ -489,6 +489,18 @@ mod tests {
         let c = crate::leftovers::format::parse(&text).expect("a journal");
         assert!(c.live[0].tree, "{text}");
         t.tree = true;
+        // A journal rewritten by a clean that could not remove it keeps the mark.
+        let f = tempfile::tempfile().unwrap();
+        let f = std::os::fd::OwnedFd::from(f);
+        rewrite(&f, me, std::slice::from_ref(&t), &[], &[]).unwrap();
+        let again = std::fs::read_to_string(sys::fd_path(f.as_raw_fd())).unwrap();
+        assert!(
+            crate::leftovers::format::parse(&again)
+                .expect("a journal")
+                .live[0]
+                .tree,
+            "{again}"
+        );
         assert_eq!(remove_entry(&t, me), Verdict::Removed);
         assert!(!tree.exists());
     }
