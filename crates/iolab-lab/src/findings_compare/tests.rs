@@ -295,6 +295,12 @@ fn beyond_memory_copy() {
     fast.facts.wall_s = 1.0;
     let mut rows = vec![fast.clone()];
     assert!(has(&fired(&mut rows), "beyond_memory_copy"));
+    // Memory rates measured on an emulated CPU bound nothing: no verdict.
+    let emulated = MemCopy {
+        emulated: Some("tcg".into()),
+        ..sample()
+    };
+    assert!(!has(&compare(&mut rows, &emulated), "beyond_memory_copy"));
     fast.copies = false;
     let mut rows = vec![fast];
     assert!(!has(&fired(&mut rows), "beyond_memory_copy"));
