@@ -247,7 +247,7 @@ fn cpu_text(r: &RunResult, o: &mut String) {
         "cpu          process user {:.3} s, sys {:.3} s ({busy}); worker threads user {:.3} s, sys {:.3} s",
         c.process.user_s, c.process.sys_s, c.workers.user_s, c.workers.sys_s
     );
-    if let Some(to) = r.target.peer.as_ref().and_then(|p| p.remote) {
+    if let Some(to) = r.target.peer.as_ref().and_then(|p| p.remote.as_deref()) {
         let _ = writeln!(
             o,
             "             the remote peer {to} (not iolab's) acknowledged {} (TCP_INFO); its CPU is not counted",

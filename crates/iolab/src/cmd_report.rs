@@ -30,8 +30,11 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     let mut files = Vec::new();
     let mut sums = Vec::new();
     let mut survey_findings = Vec::new();
+    #[cfg(feature = "fleet")]
     let mut fleets = Vec::new();
     for p in &a.results {
+        // A fleet's results directory (the board binaries, built without `fleet`, read files only).
+        #[cfg(feature = "fleet")]
         if p.is_dir() {
             fleets.push(fleet_files(p, &mut files)?);
             continue;
@@ -49,6 +52,7 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     let mut rep = iolab_report::html::build_files(&files);
     rep.html = iolab_report::answers::with_answers(&rep.html, &sums);
     rep.html = iolab_report::findings_by_cause::with_survey_findings(&rep.html, &survey_findings);
+    #[cfg(feature = "fleet")]
     for (dir, hosts, merged) in &fleets {
         rep.html = iolab_report::fleet::with_fleet(&rep.html, dir, hosts, merged);
     }
@@ -79,6 +83,7 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     Ok(0)
 }
 
+#[cfg(feature = "fleet")]
 /// A fleet's results directory: each host that ran to the end adds its runs as a file named by the host
 /// (`DIR/HOST`); the hosts and their merged workloads, for the fleet section.
 fn fleet_files(
@@ -97,6 +102,7 @@ fn fleet_files(
     Ok((dir.display().to_string(), hosts, merged))
 }
 
+#[cfg(feature = "fleet")]
 type FleetSection = (
     String,
     Vec<iolab_lab::fleet::Host>,

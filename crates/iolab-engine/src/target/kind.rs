@@ -60,14 +60,34 @@ pub fn tcp_remote(path: &Path) -> Option<Result<SocketAddrV4, String>> {
              or plain tcp for a peer of iolab's over 127.0.0.1"
         )
     };
-    Some(match addr.parse::<SocketAddrV4>() {
-        Ok(a) if a.port() == 0 || a.ip().is_unspecified() => Err(format!(
+    Some(match parse_v4(addr) {
+        Some(a) if a.port() == 0 || a.ip().is_unspecified() => Err(format!(
             "{}: port 0 and address 0.0.0.0 name no peer to connect to",
             bad()
         )),
-        Ok(a) => Ok(a),
-        Err(_) => Err(bad()),
+        Some(a) => Ok(a),
+        None => Err(bad()),
     })
+}
+
+/// `A.B.C.D:PORT` in decimal (std's address parser is left out: its size counts on the boards).
+fn parse_v4(s: &str) -> Option<SocketAddrV4> {
+    let (ip, port) = s.split_once(':')?;
+    let num = |t: &str| {
+        (!t.is_empty() && t.len() <= 5 && t.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| t.parse::<u32>().ok())
+            .flatten()
+    };
+    let mut o = [0u8; 4];
+    let mut parts = ip.split('.');
+    for b in &mut o {
+        *b = u8::try_from(num(parts.next()?)?).ok()?;
+    }
+    if parts.next().is_some() {
+        return None;
+    }
+    let port = u16::try_from(num(port)?).ok()?;
+    Some(SocketAddrV4::new(std::net::Ipv4Addr::from(o), port))
 }
 
 #[cfg(test)]
@@ -79,7 +99,7 @@ mod tests {
         let p = |s: &str| tcp_remote(Path::new(s));
         assert_eq!(
             p("tcp:10.0.2.100:9"),
-            Some(Ok("10.0.2.100:9".parse().unwrap()))
+            Some(Ok(SocketAddrV4::new([10, 0, 2, 100].into(), 9)))
         );
         assert_eq!(p("tcp"), None);
         assert_eq!(p("/tmp/tcp:1.2.3.4:5"), None);

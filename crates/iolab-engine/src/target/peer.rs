@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::os::fd::{AsRawFd, OwnedFd};
 
 /// What the peers at the far end of a stream target did, all threads together.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct PeerFigures {
     /// Bytes the peers received (write runs) or sent (read runs: they write ahead of the reader, so this is
     /// more than the run read).
@@ -19,7 +19,7 @@ pub struct PeerFigures {
     /// The address of a peer iolab does not run (`--target tcp:ADDR:PORT`): `bytes` is what its TCP
     /// acknowledged (TCP_INFO), and its CPU is not known (0 above).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remote: Option<std::net::SocketAddrV4>,
+    pub remote: Option<String>,
 }
 
 /// The peer of a write run: reads until the writer closes its end; returns what arrived.

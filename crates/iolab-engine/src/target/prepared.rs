@@ -247,7 +247,7 @@ impl Remote {
         }
         Ok(PeerFigures {
             bytes,
-            remote: Some(self.to),
+            remote: Some(self.to.to_string()),
             ..PeerFigures::default()
         })
     }

@@ -66,7 +66,9 @@ impl Facts {
             remote_peer: r
                 .target
                 .peer
-                .is_some_and(|p| p.remote.is_some_and(|a| !a.ip().is_loopback())),
+                .as_ref()
+                .and_then(|p| p.remote.as_deref())
+                .is_some_and(|a| !a.starts_with("127.")),
             direct: r.spec.direct,
             qd: r.spec.qd,
             ns_per_op: r.ns_per_op,
