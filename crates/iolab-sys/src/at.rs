@@ -323,9 +323,11 @@ mod tests {
             let swapper = std::thread::spawn(move || {
                 b2.wait();
                 while !s2.load(std::sync::atomic::Ordering::Relaxed) {
-                    // SAFETY: two valid NUL-terminated paths; renameat2 reads only them.
+                    // SAFETY: two valid NUL-terminated paths; renameat2 reads only them (the system
+                    // call itself: musl has no renameat2 wrapper).
                     unsafe {
-                        libc::renameat2(
+                        libc::syscall(
+                            libc::SYS_renameat2,
                             libc::AT_FDCWD,
                             tc.as_ptr(),
                             libc::AT_FDCWD,
