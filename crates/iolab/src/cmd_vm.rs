@@ -47,6 +47,11 @@ pub(crate) struct VmArgs {
     /// after the other; the exit status is the first non-zero one.
     #[arg(long, value_name = "FILE", conflicts_with = "args")]
     pub(crate) script: Option<PathBuf>,
+    /// Keep the guest up after its commands (none needed), reachable by ssh as root on 127.0.0.1:PORT
+    /// only (0: a free port), until --timeout or Ctrl-C: a host for `iolab fleet`. Its Ansible inventory
+    /// line is printed on stdout; the keys are made for this boot and removed with it.
+    #[arg(long, value_name = "PORT")]
+    pub(crate) ssh: Option<u16>,
     /// The iolab arguments to run in the guest, after `--` (e.g. `-- run --method io_uring --iopoll
     /// --direct --op read --target /dev/nvme0n1`). Files named relative to the current directory come
     /// back to it.
@@ -80,6 +85,9 @@ fn commands(a: &VmArgs) -> Result<Vec<Vec<OsString>>, Error> {
         )?;
         return vm::parse_script(&text)
             .map_err(|e| Error::usage("--script", format!("{}: {e}", p.display())));
+    }
+    if a.args.is_empty() && a.ssh.is_some() {
+        return Ok(Vec::new());
     }
     if a.args.is_empty() {
         return Err(Error::usage(
@@ -115,7 +123,15 @@ pub(crate) fn request(a: &VmArgs, commands: Vec<Vec<OsString>>) -> Result<VmRequ
         None => Board::Standard,
         Some(m) => Board::parse(m, arch).map_err(|e| Error::usage("--machine", e))?,
     };
-    let exe = exe(a, arch)?;
+    // A guest that only serves ssh needs no iolab of its own where this one cannot run in it.
+    let exe = match exe(a, arch) {
+        Err(_) if a.exe.is_none() && commands.is_empty() => None,
+        r => Some(r?),
+    };
+    let ssh = a
+        .ssh
+        .map(|p| if p == 0 { vm::ssh::free_port() } else { Ok(p) })
+        .transpose()?;
     let cache = match &a.cache {
         Some(c) => std::path::absolute(c)
             .map_err(|e| Error::usage("--cache", format!("{}: {e}", c.display())))?,
@@ -131,6 +147,7 @@ pub(crate) fn request(a: &VmArgs, commands: Vec<Vec<OsString>>) -> Result<VmRequ
         timeout: Duration::from_secs(a.timeout),
         commands,
         exe,
+        ssh,
         share,
         devices: Vec::new(),
     })
@@ -177,6 +194,7 @@ pub(crate) fn in_guest(args: Vec<OsString>, timeout_s: u64) -> Result<i32, Error
         cache: None,
         timeout: timeout_s,
         script: None,
+        ssh: None,
         args: Vec::new(),
     };
     run_request(&request(&a, vec![args])?)

@@ -149,8 +149,11 @@ impl Partition {
             cache: crate::vm::default_cache()?,
             timeout: Duration::from_secs(GUEST_LIFE_S),
             commands: vec![vec!["offload-guest".into()]],
-            exe: std::env::current_exe()
-                .map_err(|e| Error::Runtime(format!("cannot find iolab's own binary: {e}")))?,
+            exe: Some(
+                std::env::current_exe()
+                    .map_err(|e| Error::Runtime(format!("cannot find iolab's own binary: {e}")))?,
+            ),
+            ssh: None,
             share: std::env::current_dir()
                 .and_then(std::fs::canonicalize)
                 .map_err(|e| Error::Runtime(format!("cannot tell the current directory: {e}")))?,

@@ -73,10 +73,10 @@ pub(crate) fn tool(cmd: &str, args: &[&str], dir: Option<&Path>) -> Result<Strin
 
 /// One package's record in apt's lists: its candidate version and what it depends on.
 #[derive(Debug, Clone)]
-struct Record {
-    pkg: Pkg,
-    /// Names of its `Depends` (alternatives included, version constraints dropped).
-    depends: Vec<String>,
+pub(crate) struct Record {
+    pub(crate) pkg: Pkg,
+    /// Names of its `Pre-Depends` and `Depends` (alternatives included, version constraints dropped).
+    pub(crate) depends: Vec<String>,
 }
 
 /// Parses `apt-cache show` output: one record per package (its first paragraph: the candidate).
@@ -95,8 +95,11 @@ fn parse_show(text: &str) -> Vec<Record> {
         if found.iter().any(|r| r.pkg.name == name) {
             continue;
         }
-        let depends = field("Depends:")
-            .unwrap_or_default()
+        let depends = [field("Pre-Depends:"), field("Depends:")]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(",")
             .split([',', '|'])
             .filter_map(|d| d.split_whitespace().next())
             .map(|d| d.split(':').next().unwrap_or(d).to_string())
@@ -117,7 +120,7 @@ fn parse_show(text: &str) -> Vec<Record> {
 
 /// The candidate records of `names` (`apt-cache show --no-all-versions`, one call); a name apt does not
 /// know is missing from the answer.
-fn show(apt: &Apt, names: &[String]) -> Result<Vec<Record>> {
+pub(crate) fn show(apt: &Apt, names: &[String]) -> Result<Vec<Record>> {
     let mut args = vec!["show", "--no-all-versions"];
     args.extend(names.iter().map(String::as_str));
     // apt-cache show answers the names it knows even when another is unknown; one unknown name alone
@@ -465,29 +468,31 @@ pub fn release_of(pkg: &str) -> String {
     r.strip_suffix("-unsigned").unwrap_or(r).to_string()
 }
 
-/// Packages of `pkgs` whose version the cache does not hold yet.
-pub fn not_cached(cache: &Path, pkgs: &[Pkg]) -> Vec<Pkg> {
+/// Packages of `pkgs` whose version the cache does not hold yet (`done`: the stamps' directory,
+/// `CACHE/done` for the guest's own parts).
+pub fn not_cached(done: &Path, pkgs: &[Pkg]) -> Vec<Pkg> {
     pkgs.iter()
-        .filter(|p| !cache.join("done").join(p.stamp()).exists())
+        .filter(|p| !done.join(p.stamp()).exists())
         .cloned()
         .collect()
 }
 
 /// Downloads `pkgs` into `CACHE/debs` and extracts each (`into` says where: the kernel image goes to a
-/// staging tree of its own); writes its stamp once extracted and removes the .deb.
+/// staging tree of its own); writes its stamp in `done` once extracted and removes the .deb.
 /// A foreign `arch`'s own packages are downloaded through the cache's apt lists of it, the others
 /// (qemu, its libraries) through the host's.
 pub fn download_and_extract(
     cache: &Path,
     arch: Arch,
     pkgs: &[Pkg],
+    done: &Path,
     into: &dyn Fn(&Pkg) -> PathBuf,
 ) -> Result<Fetched> {
     let t0 = Instant::now();
     let debs = cache.join("debs");
     let _ = std::fs::remove_dir_all(&debs);
     mkdir(&debs)?;
-    mkdir(&cache.join("done"))?;
+    mkdir(done)?;
     let guest = Apt::guest(cache, arch);
     let (theirs, ours): (Vec<&Pkg>, Vec<&Pkg>) = pkgs
         .iter()
@@ -509,7 +514,7 @@ pub fn download_and_extract(
         mkdir(&dest)?;
         let (d, t) = (deb.to_string_lossy(), dest.to_string_lossy());
         tool("dpkg-deb", &["-x", &d, &t], None)?;
-        std::fs::write(cache.join("done").join(p.stamp()), b"").map_err(|e| {
+        std::fs::write(done.join(p.stamp()), b"").map_err(|e| {
             Error::Runtime(format!("cannot write a stamp in {}: {e}", cache.display()))
         })?;
         let _ = std::fs::remove_file(&deb);
@@ -577,13 +582,16 @@ mod tests {
     fn show_records_with_their_dependencies() {
         let text = "Package: linux-image-amd64\nVersion: 6.1.192-2\nArchitecture: amd64\nDepends: \
                     linux-image-6.1.0-56-amd64 (= 6.1.192-2)\nSize: 1500\n\nPackage: qemu-system-x86\n\
-                    Version: 1:7.2+dfsg-7\nArchitecture: amd64\nDepends: libaio1 (>= 0.3.93), libc6:any, \
+                    Version: 1:7.2+dfsg-7\nArchitecture: amd64\nPre-Depends: libzstd1\nDepends: libaio1 (>= 0.3.93), libc6:any, \
                     libfoo | libbar\nSize: 12\n";
         let r = parse_show(text);
         assert_eq!(r.len(), 2);
         assert_eq!(r[0].depends, vec!["linux-image-6.1.0-56-amd64"]);
         assert_eq!(r[1].pkg.version, "1:7.2+dfsg-7");
-        assert_eq!(r[1].depends, vec!["libaio1", "libc6", "libfoo", "libbar"]);
+        assert_eq!(
+            r[1].depends,
+            vec!["libzstd1", "libaio1", "libc6", "libfoo", "libbar"]
+        );
         assert!(is_image("linux-image-6.1.0-56-amd64"));
         assert!(!is_image("linux-image-amd64"));
     }

@@ -2,7 +2,7 @@
 # /init of iolab's guest (see crates/iolab-engine/src/vm/). Lines starting "IOLAB-VM " on the console are
 # read by the host; the commands' stdout and stderr go to the second and third serial ports.
 /bin/busybox --install -s /bin
-export PATH=/iolab:/bin HOME=/ LC_ALL=C
+export PATH=/iolab:/bin:/usr/sbin:/usr/bin HOME=/ LC_ALL=C
 say() { echo "IOLAB-VM $*"; }
 fail() { say "error $*"; sync; poweroff -f; sleep 10; }
 mount -t proc proc /proc
@@ -105,6 +105,19 @@ fi
 exec 3>"$out" 4>"$err"
 mkfifo /run/out /run/err
 say "ready $(cut -d' ' -f1 /proc/uptime)"
+
+# iolab vm --ssh: dropbear on port 22 (QEMU forwards the host's 127.0.0.1:PORT to it), root's key only
+# (-s: no passwords), with the host key the host made for this boot.
+if [ -e /iolab/ssh/host_key ]; then
+	mkdir -p /etc/dropbear /root /dev/pts
+	# Ansible's ssh asks for a terminal (-tt): dropbear needs the pseudo-terminals' filesystem.
+	mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts || say "warning: devpts could not be mounted: no terminals for ssh sessions"
+	out=$(dropbearconvert openssh dropbear /iolab/ssh/host_key /etc/dropbear/host_key 2>&1) ||
+		fail "ssh: the host key could not be converted: $out"
+	dropbear -s -p 22 -r /etc/dropbear/host_key -P /run/dropbear.pid 2>/run/dropbear.log ||
+		fail "ssh: dropbear did not start: $(tail -n 3 /run/dropbear.log)"
+	say "ssh started"
+fi
 i=1
 while [ $i -le "$NCMD" ]; do
 	say "start $i $(cut -d" " -f1 /proc/uptime)"
@@ -120,6 +133,10 @@ while [ $i -le "$NCMD" ]; do
 done
 # Closing a serial port waits until its output has gone out.
 exec 3>&- 4>&-
+if [ -e /iolab/ssh/host_key ]; then
+	say "serving ssh"
+	while :; do sleep 3600; done
+fi
 cd /
 sync
 umount /mnt/host 2>/dev/null

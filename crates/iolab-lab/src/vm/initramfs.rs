@@ -16,6 +16,8 @@ pub struct Archive {
     path: PathBuf,
     ino: u32,
     dirs: BTreeSet<String>,
+    /// Files, links and device nodes written (the first of a name wins: see [`Archive::tree`]).
+    names: BTreeSet<String>,
 }
 
 fn pad4(n: usize) -> usize {
@@ -35,6 +37,7 @@ impl Archive {
             path: path.to_path_buf(),
             ino: 1,
             dirs: BTreeSet::new(),
+            names: BTreeSet::new(),
         })
     }
 
@@ -44,6 +47,9 @@ impl Archive {
 
     fn header(&mut self, name: &str, mode: u32, size: usize, rdev: (u32, u32)) -> Result<()> {
         let name = name.trim_start_matches('/');
+        if mode & libc::S_IFMT != libc::S_IFDIR {
+            self.names.insert(name.to_string());
+        }
         self.ino += 1;
         let h = format!(
             "070701{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}{:08x}",
@@ -102,6 +108,58 @@ impl Archive {
         let data = std::fs::read(from)
             .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", from.display())))?;
         self.file(path, mode, &data)
+    }
+
+    /// A symbolic link to `target`.
+    pub fn symlink(&mut self, path: &str, target: &[u8]) -> Result<()> {
+        self.parent_of(path)?;
+        self.header(path, libc::S_IFLNK | 0o777, target.len(), (0, 0))?;
+        self.out.write_all(target).map_err(|e| self.err(e))?;
+        let pad = vec![0u8; pad4(target.len())];
+        self.out.write_all(&pad).map_err(|e| self.err(e))
+    }
+
+    /// Whether a file, link or device node of this name was written.
+    pub fn has(&self, path: &str) -> bool {
+        self.names.contains(path.trim_start_matches('/'))
+    }
+
+    /// Everything under the host's directory `root` (packages extracted there) at the same paths from `/`:
+    /// directories, regular files with their modes, symbolic links as links. A name already written is
+    /// kept (what came first wins), and so are paths `skip` refuses (with what is below them).
+    pub fn tree(&mut self, root: &Path, skip: &dyn Fn(&str) -> bool) -> Result<()> {
+        self.tree_at(root, "", skip)
+    }
+
+    fn tree_at(&mut self, root: &Path, rel: &str, skip: &dyn Fn(&str) -> bool) -> Result<()> {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::PermissionsExt;
+        let dir = root.join(rel.trim_start_matches('/'));
+        let rd = std::fs::read_dir(&dir)
+            .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", dir.display())))?;
+        let mut entries: Vec<std::fs::DirEntry> = rd.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let name = format!("{rel}/{}", e.file_name().to_string_lossy());
+            let from = e.path();
+            let meta = std::fs::symlink_metadata(&from)
+                .map_err(|err| Error::Runtime(format!("cannot read {}: {err}", from.display())))?;
+            if skip(&name) || self.has(&name) {
+                continue;
+            }
+            if meta.is_dir() {
+                self.dir(&name)?;
+                self.tree_at(root, &name, skip)?;
+            } else if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&from).map_err(|err| {
+                    Error::Runtime(format!("cannot read {}: {err}", from.display()))
+                })?;
+                self.symlink(&name, target.as_os_str().as_bytes())?;
+            } else if meta.is_file() {
+                self.copy(&name, meta.permissions().mode() & 0o7777, &from)?;
+            }
+        }
+        Ok(())
     }
 
     /// A character device node (the kernel makes it while unpacking; no privilege is needed here).
@@ -215,6 +273,41 @@ mod tests {
         assert!(text.contains("x/y/init\0"));
         assert!(text.contains("hello"));
         assert!(text.contains("TRAILER!!!\0"));
+    }
+
+    #[test]
+    fn a_tree_keeps_links_and_modes_and_what_came_first() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("root");
+        std::fs::create_dir_all(root.join("usr/bin")).unwrap();
+        std::fs::create_dir_all(root.join("usr/share/doc/x")).unwrap();
+        std::fs::write(root.join("usr/bin/tool"), b"TOOL").unwrap();
+        std::fs::write(root.join("usr/share/doc/x/README"), b"DOC").unwrap();
+        std::fs::write(root.join("init"), b"THEIRS").unwrap();
+        std::os::unix::fs::symlink("tool", root.join("usr/bin/alias")).unwrap();
+        let p = d.path().join("a.cpio");
+        std::fs::write(&p, b"").unwrap();
+        let mut a = Archive::create(&p).unwrap();
+        a.file("/init", 0o755, b"OURS").unwrap();
+        a.tree(&root, &|n| n.starts_with("/usr/share/doc")).unwrap();
+        assert!(a.has("/usr/bin/tool") && a.has("usr/bin/alias"));
+        assert!(!a.has("/usr/share/doc/x/README"));
+        a.finish().unwrap();
+        let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+        assert!(
+            text.contains("OURS") && !text.contains("THEIRS"),
+            "{text:?}"
+        );
+        assert!(text.contains("TOOL") && !text.contains("DOC"));
+        // The link: mode 0120777 (hex a1ff) and its target as the data.
+        let at = text.find("usr/bin/alias\0").unwrap();
+        let header = &text[at - 110..at];
+        assert_eq!(&header[14..22], "0000a1ff", "{header}");
+        assert!(
+            text[at..].starts_with("usr/bin/alias\0tool"),
+            "{:?}",
+            &text[at..at + 24]
+        );
     }
 
     #[test]

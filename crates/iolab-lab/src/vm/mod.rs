@@ -29,6 +29,7 @@ pub mod parts;
 pub mod qemu;
 pub mod request;
 pub mod run;
+pub mod ssh;
 
 pub use request::{default_cache, unsupported, Report, VmRequest, CANNOT_BUILD};
 
@@ -85,12 +86,16 @@ pub fn run(req: &VmRequest, report: &mut dyn Report) -> Result<Vec<i32>> {
             "driver: not built ({why}); the command runs without it"
         )),
     }
+    let ssh_tree = match req.ssh {
+        Some(_) => Some(ssh::prepare(&req.cache, req.arch, &mut |l| report.say(l))?),
+        None => None,
+    };
     report.say(&format!(
         "parts ready in {:.1} s; booting {}",
         t0.elapsed().as_secs_f64(),
         parts.kernel.release
     ));
-    run::boot(&parts, req, report)
+    run::boot(&parts, ssh_tree.as_deref(), req, report)
 }
 
 /// The commands of a `--script` file: one iolab command per line (an optional leading `iolab` word), words

@@ -27,9 +27,9 @@ pub struct Parts {
 }
 
 /// The cache's lock, held while it is filled: a second `iolab vm` waits for the first.
-struct CacheLock(#[allow(dead_code)] OwnedFd);
+pub(crate) struct CacheLock(#[allow(dead_code)] OwnedFd);
 
-fn lock(cache: &Path, say: &mut dyn FnMut(&str)) -> Result<CacheLock> {
+pub(crate) fn lock(cache: &Path, say: &mut dyn FnMut(&str)) -> Result<CacheLock> {
     super::request::mkdir(cache)?;
     let p = cache.join("lock");
     let fd = sys::open(&p, libc::O_RDWR | libc::O_CREAT | libc::O_CLOEXEC, 0o644)
@@ -79,7 +79,7 @@ pub fn prepare(
     };
     let (image, release, pkgs) = (&res.image, &res.release, &res.pkgs);
     let roots = arch.roots();
-    let mut todo = fetch::not_cached(cache, pkgs);
+    let mut todo = fetch::not_cached(&cache.join("done"), pkgs);
     if kernel::cached(cache, release, roots, arch.dtbs()).is_none()
         && !todo.iter().any(|p| &p.name == image)
     {
@@ -112,7 +112,8 @@ pub fn prepare(
                 root.clone()
             }
         };
-        fetch::download_and_extract(cache, arch, &todo, &into).map_err(cannot_build)?
+        fetch::download_and_extract(cache, arch, &todo, &cache.join("done"), &into)
+            .map_err(cannot_build)?
     };
     let kernel = match kernel::cached(cache, release, roots, arch.dtbs()) {
         Some(k) => k,

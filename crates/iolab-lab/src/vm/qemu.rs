@@ -110,6 +110,8 @@ pub struct Machine {
     pub share: PathBuf,
     /// Files the three serial ports write: the console, the command's stdout and stderr.
     pub serial: [PathBuf; 3],
+    /// The port on 127.0.0.1 forwarded to the guest's ssh server (`--ssh`).
+    pub ssh_port: Option<u16>,
     /// More options (devices), passed as they are.
     pub extra: Vec<OsString>,
 }
@@ -168,7 +170,7 @@ impl Qemu {
             a.extend(["-dtb".into(), dtb.to_string_lossy().into_owned()]);
         }
         a.extend(disks(m));
-        a.extend(nic(self.arch, m.board));
+        a.extend(nic(self.arch, m.board, m.ssh_port));
         a.extend(self.serial_ports(&m.serial, bus(m.board)));
         let mut out: Vec<OsString> = a.into_iter().map(OsString::from).collect();
         out.extend(m.extra.iter().cloned());
@@ -194,12 +196,17 @@ impl Qemu {
 /// - ARM: virtio-net, which the guests' kernels load as every other virtio driver.
 pub const DISCARD_PEER: &str = "10.0.2.100:9";
 
-fn nic(arch: Arch, board: Board) -> Vec<String> {
+/// With `--ssh PORT`, 127.0.0.1:PORT on the host is forwarded to the guest's port 22 (forwards stay
+/// open under `restrict=on`); nothing else of the guest is reachable.
+fn nic(arch: Arch, board: Board, ssh_port: Option<u16>) -> Vec<String> {
+    let hostfwd = ssh_port
+        .map(|p| format!(",hostfwd=tcp:127.0.0.1:{p}-10.0.2.15:22"))
+        .unwrap_or_default();
     vec![
         "-netdev".into(),
         // libslirp splits the command into words itself (no shell): the redirection needs sh.
         format!(
-            "user,id=n0,restrict=on,guestfwd=tcp:{DISCARD_PEER}-cmd:sh -c 'exec cat > /dev/null'"
+            "user,id=n0,restrict=on{hostfwd},guestfwd=tcp:{DISCARD_PEER}-cmd:sh -c 'exec cat > /dev/null'"
         ),
         "-device".into(),
         // No option ROM (network boot): Debian's qemu-system-data holds none iolab unpacks.
@@ -406,6 +413,7 @@ mod tests {
                 PathBuf::from("/t/o"),
                 PathBuf::from("/t/e"),
             ],
+            ssh_port: None,
             extra: Vec::new(),
         };
         let args = |m: &Machine| {
@@ -443,7 +451,7 @@ mod tests {
 
     #[test]
     fn the_network_reaches_only_the_discard_peer_and_x86_has_offloads() {
-        let x = nic(Arch::Amd64, Board::Standard).join(" ");
+        let x = nic(Arch::Amd64, Board::Standard, None).join(" ");
         assert!(x.contains("user,id=n0,restrict=on,"), "{x}");
         assert!(
             x.contains("guestfwd=tcp:10.0.2.100:9-cmd:sh -c 'exec cat > /dev/null'"),
@@ -451,11 +459,18 @@ mod tests {
         );
         assert!(!x.contains("hostfwd"), "{x}");
         assert!(x.ends_with("-device e1000,netdev=n0,romfile="), "{x}");
-        let a = nic(Arch::Arm64, Board::Standard).join(" ");
+        let a = nic(Arch::Arm64, Board::Standard, None).join(" ");
         assert!(
             a.ends_with("-device virtio-net-pci,netdev=n0,romfile="),
             "{a}"
         );
+        // --ssh: the one forward, from the host's loopback only, to the guest's ssh port.
+        let s = nic(Arch::Arm64, Board::Standard, Some(40022)).join(" ");
+        assert!(
+            s.contains("restrict=on,hostfwd=tcp:127.0.0.1:40022-10.0.2.15:22,guestfwd="),
+            "{s}"
+        );
+        assert_eq!(s.matches("hostfwd").count(), 1, "{s}");
     }
 
     #[test]

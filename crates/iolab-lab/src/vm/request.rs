@@ -23,8 +23,12 @@ pub struct VmRequest {
     pub timeout: Duration,
     /// The iolab arguments of each command, run one after the other in one boot.
     pub commands: Vec<Vec<OsString>>,
-    /// The iolab binary the guest runs (this one, or `--exe`: a static binary of the guest's architecture).
-    pub exe: PathBuf,
+    /// The iolab binary the guest runs (this one, or `--exe`: a static binary of the guest's architecture);
+    /// none in a guest that only serves ssh (`--ssh` without commands, of another architecture).
+    pub exe: Option<PathBuf>,
+    /// `--ssh`: the port on 127.0.0.1 forwarded to the guest's ssh server; the guest stays up after the
+    /// commands until the timeout or an interrupt.
+    pub ssh: Option<u16>,
     /// The host directory shared with the guest (the current directory), absolute.
     pub share: PathBuf,
     /// More qemu options (devices: the ivshmem of `--offload-partition vm`).

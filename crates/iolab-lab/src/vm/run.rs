@@ -7,6 +7,7 @@ use super::initramfs::{self, Archive};
 use super::parts::Parts;
 use super::qemu::{self, Accel, Machine};
 use super::request::{Report, VmRequest};
+use super::ssh::Access;
 use iolab_engine::cleanup::Created;
 use iolab_engine::error::{Error, Result};
 use iolab_sys as sys;
@@ -109,8 +110,14 @@ fn commands_file(share: &Path, commands: &[Vec<OsString>]) -> Vec<u8> {
     s
 }
 
-/// Writes the initramfs (see `initramfs.rs`).
-fn write_initrd(path: &Path, parts: &Parts, req: &VmRequest) -> Result<()> {
+/// Writes the initramfs (see `initramfs.rs`); with the ssh service's tree and keys for `--ssh` (after
+/// iolab's own libraries, which win where a path is in both).
+fn write_initrd(
+    path: &Path,
+    parts: &Parts,
+    req: &VmRequest,
+    ssh: Option<(&Path, &Access)>,
+) -> Result<()> {
     let mut a = Archive::create(path)?;
     for d in ["proc", "sys", "dev", "bin"] {
         a.dir(d)?;
@@ -133,9 +140,14 @@ fn write_initrd(path: &Path, parts: &Parts, req: &VmRequest) -> Result<()> {
     if let Ok(ko) = &parts.driver {
         a.copy("/iolab/iolab_sink.ko", 0o644, ko)?;
     }
-    a.copy("/iolab/iolab", 0o755, &req.exe)?;
-    for lib in initramfs::libraries(&req.exe)? {
-        a.copy(&lib.to_string_lossy(), 0o755, &lib)?;
+    if let Some(exe) = &req.exe {
+        a.copy("/iolab/iolab", 0o755, exe)?;
+        for lib in initramfs::libraries(exe)? {
+            a.copy(&lib.to_string_lossy(), 0o755, &lib)?;
+        }
+    }
+    if let Some((tree, access)) = ssh {
+        access.add_to(&mut a, tree)?;
     }
     a.file(
         "/iolab/commands",
@@ -151,6 +163,8 @@ struct Heard {
     statuses: Vec<(usize, i32)>,
     error: Option<String>,
     done: bool,
+    /// The guest's ssh server was started (`--ssh`).
+    ssh_started: bool,
 }
 
 fn hear(line: &str, heard: &mut Heard, report: &mut dyn Report, req: &VmRequest) {
@@ -182,6 +196,10 @@ fn hear(line: &str, heard: &mut Heard, report: &mut dyn Report, req: &VmRequest)
         heard.error = Some(e.to_string());
     } else if m.starts_with("done") {
         heard.done = true;
+    } else if m == "ssh started" {
+        heard.ssh_started = true;
+    } else if m == "serving ssh" {
+        // Said once the server answers (`announce`).
     } else if let Some(b) = m.strip_prefix("booted ") {
         let (rel, up) = b.split_once(' ').unwrap_or((b, "?"));
         report.say(&format!("guest kernel {rel} up ({up} s after it started)"));
@@ -302,15 +320,30 @@ impl Drop for Guest {
     }
 }
 
-/// Boots the guest with `parts`, runs `req`'s commands in it, and returns their exit statuses.
-pub fn boot(parts: &Parts, req: &VmRequest, report: &mut dyn Report) -> Result<Vec<i32>> {
+/// Boots the guest with `parts`, runs `req`'s commands in it, and returns their exit statuses. With
+/// `--ssh` (`ssh_tree`: the service's packages) the guest then stays up, reachable by ssh, until the
+/// timeout or an interrupt.
+pub fn boot(
+    parts: &Parts,
+    ssh_tree: Option<&Path>,
+    req: &VmRequest,
+    report: &mut dyn Report,
+) -> Result<Vec<i32>> {
     let mut s = Scratch::new(&req.cache)?;
     report.say(&format!(
-        "temporary files (initramfs, disk images, serial ports) in {}, removed at the end",
+        "temporary files (initramfs, disk images, serial ports{}) in {}, removed at the end",
+        if ssh_tree.is_some() { ", ssh keys" } else { "" },
         s.dir.display()
     ));
+    let access = match (ssh_tree, req.ssh) {
+        (Some(_), Some(port)) => {
+            let dir = s.dir.clone();
+            Some(Access::make(&dir, port, &mut |n| s.file(n))?)
+        }
+        _ => None,
+    };
     let initrd = s.file("initrd.cpio")?;
-    write_initrd(&initrd, parts, req)?;
+    write_initrd(&initrd, parts, req, ssh_tree.zip(access.as_ref()))?;
     let (nvme, disk) = (s.file("nvme.img")?, s.file("disk.img")?);
     let direct = sparse(&nvme, NVME_BYTES)? & sparse(&disk, DISK_BYTES)?;
     let serial = [
@@ -337,6 +370,7 @@ pub fn boot(parts: &Parts, req: &VmRequest, report: &mut dyn Report) -> Result<V
         direct,
         share: req.share.clone(),
         serial: serial.clone(),
+        ssh_port: req.ssh,
         extra: req.devices.clone(),
     };
     match &accel {
@@ -371,12 +405,32 @@ pub fn boot(parts: &Parts, req: &VmRequest, report: &mut dyn Report) -> Result<V
         console: Vec::new(),
         heard: Heard::default(),
     };
-    watch(&mut g, req, report, t0)?;
+    watch(&mut g, req, access.as_ref(), report, t0)?;
     report.say(&format!(
         "guest powered off after {:.1} s",
         t0.elapsed().as_secs_f64()
     ));
     outcome(&g, req, &qemu_log)
+}
+
+/// Says how to reach the guest once its ssh server answers: the inventory line on stdout.
+fn announce(a: &Access, req: &VmRequest, report: &mut dyn Report) -> Result<()> {
+    if !a.answers(Duration::from_secs(60)) {
+        return Err(Error::Runtime(format!(
+            "the guest started its ssh server, but 127.0.0.1:{} gave no ssh banner within 60 s",
+            a.port
+        )));
+    }
+    report.say(&format!(
+        "ssh: `ssh -p {} -i {} -o UserKnownHostsFile={} root@127.0.0.1`; the guest stays up until \
+         --timeout {} s or Ctrl-C; its Ansible inventory line follows on stdout",
+        a.port,
+        a.key.display(),
+        a.known_hosts.display(),
+        req.timeout.as_secs()
+    ));
+    let line = a.inventory_line(&format!("guest-{}", req.arch.machine()));
+    report.out(format!("{line}\n").as_bytes())
 }
 
 fn open_log(p: &Path) -> Result<std::fs::File> {
@@ -386,12 +440,32 @@ fn open_log(p: &Path) -> Result<std::fs::File> {
         .map_err(|e| Error::Runtime(format!("cannot open {}: {e}", p.display())))
 }
 
-/// Follows the guest until qemu exits; past the timeout, kills it and says so with its console.
-fn watch(g: &mut Guest, req: &VmRequest, report: &mut dyn Report, t0: Instant) -> Result<()> {
+/// Follows the guest until qemu exits; past the timeout, kills it and says so with its console (a guest
+/// that serves ssh is stopped so: that is its end).
+fn watch(
+    g: &mut Guest,
+    req: &VmRequest,
+    ssh: Option<&Access>,
+    report: &mut dyn Report,
+    t0: Instant,
+) -> Result<()> {
+    let mut announced = false;
     loop {
         if g.poll(report, req)? {
             // A last read: what qemu wrote before it exited.
             g.poll(report, req)?;
+            return Ok(());
+        }
+        if let Some(a) = ssh.filter(|_| g.heard.ssh_started && !announced) {
+            announce(a, req, report)?;
+            announced = true;
+        }
+        if announced && t0.elapsed() > req.timeout {
+            g.kill();
+            report.say(&format!(
+                "stopped the guest at --timeout {} s",
+                req.timeout.as_secs()
+            ));
             return Ok(());
         }
         if t0.elapsed() > req.timeout {
