@@ -33,6 +33,10 @@ pub struct Host {
     pub name: String,
     pub architecture: String,
     pub kernel: String,
+    /// The accelerator of an emulated host (a guest under QEMU's TCG: `tcg`), from its results'
+    /// `host.emulated`: its figures show behaviour, not speed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emulated: Option<String>,
     pub outcome: Outcome,
     /// The files that came back, relative to the host's `files/`.
     pub files: Vec<PathBuf>,
@@ -123,10 +127,20 @@ fn read_host(dir: &Path, name: &str, not_run: Option<&String>) -> Host {
         }
         files.push(rel);
     }
+    let emulated = records.iter().find_map(|r| {
+        let h = r.pointer("/result/host")?;
+        (h.get("emulated") == Some(&Value::Bool(true))).then(|| {
+            h.get("accelerator")
+                .and_then(Value::as_str)
+                .unwrap_or("an emulator")
+                .to_string()
+        })
+    });
     Host {
         name: name.to_string(),
         architecture: s("architecture"),
         kernel: s("kernel"),
+        emulated,
         outcome,
         files,
         records,
@@ -407,6 +421,7 @@ mod tests {
             name: name.into(),
             architecture: "x86_64".into(),
             kernel: "6.1".into(),
+            emulated: None,
             outcome: Outcome::Ok,
             files: Vec::new(),
             records: vec![serde_json::json!({"point": {}, "result": r})],
@@ -456,6 +471,7 @@ mod tests {
             name: name.into(),
             architecture: String::new(),
             kernel: String::new(),
+            emulated: None,
             outcome: Outcome::Ok,
             files: Vec::new(),
             records: recs,
@@ -496,6 +512,7 @@ mod tests {
             name: "old".into(),
             architecture: String::new(),
             kernel: String::new(),
+            emulated: None,
             outcome: Outcome::Ok,
             files: Vec::new(),
             records: vec![serde_json::json!({"point": {}, "result": r})],

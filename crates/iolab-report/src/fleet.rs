@@ -28,6 +28,10 @@ pub fn section(dir: &str, hosts: &[Host], merged: &[Merged]) -> String {
             Outcome::Failed { why, .. } => format!("failed: {why} (its records are not merged)"),
             Outcome::NotRun { why } => format!("not run: {why}"),
         };
+        let what = match &h.emulated {
+            Some(acc) => format!("{what}; emulated ({acc}): its figures show behaviour, not speed"),
+            None => what,
+        };
         let _ = writeln!(
             o,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",

@@ -19,6 +19,12 @@ pub fn say(line: &str) {
 /// The hosts' outcomes, then the merged view.
 pub fn show(hosts: &[Host], merged: &[Merged], verbose: bool) {
     say("\nHosts:");
+    let width = |f: &dyn Fn(&Host) -> usize| hosts.iter().map(f).max().unwrap_or(1).max(1);
+    let (wn, wa, wk) = (
+        width(&|h| h.name.chars().count()),
+        width(&|h| h.architecture.chars().count()),
+        width(&|h| h.kernel.chars().count()),
+    );
     for h in hosts {
         let files = match h.files.len() {
             0 => "no record file came back".to_string(),
@@ -36,8 +42,12 @@ pub fn show(hosts: &[Host], merged: &[Merged], verbose: bool) {
                 s.to_string()
             }
         };
+        let emulated = match &h.emulated {
+            Some(acc) => format!(" (emulated, {acc}: behaviour, not speed)"),
+            None => String::new(),
+        };
         say(&format!(
-            "  {:<12} {:<7} {:<16} {what}",
+            "  {:<wn$} {:<wa$} {:<wk$} {what}{emulated}",
             h.name,
             dash(&h.architecture),
             dash(&h.kernel)

@@ -159,11 +159,34 @@ fn a_fleet_keeps_each_hosts_survey_reports_the_unreachable_one_and_merges_the_hi
     assert!(left.is_empty(), "left on the host: {left:?}");
     // Each workload both hosts ran: the fleet's p99 is the p99 of their histograms merged.
     let doc = json_file(&work.path().join("res/fleet.json"));
-    let mut checked = 0;
+    let fleet_rows = fleet_p99s_are_the_merged_histograms(&doc, 2);
+    let checked = fleet_rows.len();
+    assert!(checked >= 10, "only {checked} workloads ran on both hosts");
+    report_shows_the_fleet(work.path(), &fleet_rows);
+    // compare reads the results directory across its hosts (and only so).
+    let res = path_str(&work.path().join("res"));
+    let c = iolab(&["compare", "--across", "host", &res]);
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    assert!(
+        c.stdout.contains("host alpha (A) vs beta (B)"),
+        "{}",
+        c.stdout
+    );
+    refused_by(
+        &["compare", &res, &res],
+        &[],
+        "--across",
+        "across its hosts",
+    );
+}
+
+/// For each workload at least `hosts_min` hosts ran, the fleet's p99 in fleet.json against the p99 of
+/// their histograms merged here; the rows checked, with that p99.
+fn fleet_p99s_are_the_merged_histograms(doc: &Value, hosts_min: usize) -> Vec<(String, f64)> {
     let mut fleet_rows = Vec::new();
     for w in doc["workloads"].as_array().unwrap() {
         let hosts = w["hosts"].as_array().unwrap();
-        if hosts.len() < 2 {
+        if hosts.len() < hosts_min {
             continue;
         }
         if w["fleet"].is_null() {
@@ -194,31 +217,14 @@ fn a_fleet_keeps_each_hosts_survey_reports_the_unreachable_one_and_merges_the_hi
             .iter()
             .map(|h| h["latency"]["p99_ns"].as_f64().unwrap())
             .sum::<f64>()
-            / 2.0;
+            / hosts.len() as f64;
         println!(
             "{}: fleet p99 {got:.1} ns, merged here {want:.1}, hosts' average {averaged:.1}",
             w["workload"]
         );
-        checked += 1;
         fleet_rows.push((w["workload"].as_str().unwrap().to_string(), got));
     }
-    assert!(checked >= 10, "only {checked} workloads ran on both hosts");
-    report_shows_the_fleet(work.path(), &fleet_rows);
-    // compare reads the results directory across its hosts (and only so).
-    let res = path_str(&work.path().join("res"));
-    let c = iolab(&["compare", "--across", "host", &res]);
-    assert_eq!(c.code, 0, "{}", c.stderr);
-    assert!(
-        c.stdout.contains("host alpha (A) vs beta (B)"),
-        "{}",
-        c.stdout
-    );
-    refused_by(
-        &["compare", &res, &res],
-        &[],
-        "--across",
-        "across its hosts",
-    );
+    fleet_rows
 }
 
 /// `iolab report DIR` of the fleet's results: every host with its outcome (the unreachable one too), and
@@ -421,4 +427,232 @@ fn host_names_and_arguments_stay_what_they_are() {
     );
     assert!(work.path().join("res/alpha/files").join(name).is_file());
     assert!(!work.path().join("res/alpha/files/42.json").exists());
+}
+
+/// A guest of `iolab vm --ssh 0`, up until dropped (SIGTERM: iolab stops qemu and removes the run's
+/// files, its keys among them).
+struct Guest {
+    child: std::process::Child,
+    /// Its Ansible inventory line, as `iolab vm` printed it.
+    line: String,
+    stderr: std::path::PathBuf,
+}
+
+impl Guest {
+    /// Starts `iolab vm --arch ARCH --ssh 0` (with `--exe` where given) writing its stderr to `log`.
+    fn start(arch: &str, exe: Option<&Path>, log: &Path) -> std::process::Child {
+        let mut c = std::process::Command::new(bin());
+        c.args(["vm", "--arch", arch, "--ssh", "0", "--timeout", "1800"]);
+        if let Some(e) = exe {
+            c.arg("--exe").arg(e);
+        }
+        c.stdout(std::process::Stdio::piped())
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .unwrap()
+    }
+
+    /// Waits for the inventory line; Err: what `iolab vm` said instead.
+    fn ready(mut child: std::process::Child, log: &Path) -> Result<Guest, String> {
+        use std::io::BufRead;
+        let out = child.stdout.take().unwrap();
+        let line = std::io::BufReader::new(out)
+            .lines()
+            .map_while(Result::ok)
+            .find(|l| l.contains(" ansible_host=127.0.0.1 "));
+        let g = Guest {
+            child,
+            line: line.unwrap_or_default(),
+            stderr: log.to_path_buf(),
+        };
+        if g.line.is_empty() {
+            return Err(std::fs::read_to_string(log).unwrap_or_default());
+        }
+        Ok(g)
+    }
+
+    fn word(&self, key: &str) -> String {
+        let at = self
+            .line
+            .find(key)
+            .unwrap_or_else(|| panic!("{key}: {}", self.line))
+            + key.len();
+        self.line[at..]
+            .split([' ', '\''])
+            .next()
+            .unwrap()
+            .to_string()
+    }
+
+    /// A shell command's stdout in the guest, over the guest's ssh (host key checked).
+    fn ssh(&self, command: &str) -> String {
+        let out = std::process::Command::new("ssh")
+            .args(["-p", &self.word("ansible_port=")])
+            .args(["-i", &self.word("ansible_ssh_private_key_file=")])
+            .arg(format!(
+                "-oUserKnownHostsFile={}",
+                self.word("UserKnownHostsFile=")
+            ))
+            .args(["-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes"])
+            .args(["root@127.0.0.1", command])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "ssh {command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Stops it as a user would (SIGTERM) and returns what it printed on stderr.
+    fn stop(&mut self) -> String {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+}
+
+impl Drop for Guest {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.stop();
+        }
+    }
+}
+
+/// What `iolab vm --ssh` needs and this machine may not have: the reason to skip, if any.
+fn guests_missing() -> Option<String> {
+    if ansible_missing() {
+        return Some("ansible-playbook is not installed".into());
+    }
+    let have = |tool: &str| {
+        std::env::var_os("PATH")
+            .iter()
+            .flat_map(std::env::split_paths)
+            .any(|d| d.join(tool).is_file())
+    };
+    if !have("ssh-keygen") || !have("ssh") {
+        return Some(
+            "OpenSSH's ssh and ssh-keygen are missing (apt-get install openssh-client)".into(),
+        );
+    }
+    board_bin("IOLAB_AARCH64_BIN", "aarch64").err()
+}
+
+#[test]
+fn a_fleet_of_this_machine_and_two_guests_of_other_architectures_merges_their_histograms() {
+    if let Some(why) = guests_missing() {
+        println!("SKIPPED a_fleet_of_this_machine_and_two_guests...: {why}");
+        return;
+    }
+    let arm = board_bin("IOLAB_AARCH64_BIN", "aarch64").unwrap();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let work = disk_dir();
+    // Both guests boot at once; each prints its inventory line once its ssh server answers.
+    let (lx, la) = (
+        work.path().join("vm-x86_64.log"),
+        work.path().join("vm-aarch64.log"),
+    );
+    let (cx, ca) = (
+        Guest::start("x86_64", None, &lx),
+        Guest::start("aarch64", Some(&arm), &la),
+    );
+    let (x86, aarch64) = match (Guest::ready(cx, &lx), Guest::ready(ca, &la)) {
+        (Ok(x), Ok(a)) => (x, a),
+        (Err(e), _) | (_, Err(e)) if e.contains("cannot build the guest here") => {
+            println!("SKIPPED a_fleet_of_this_machine_and_two_guests...: {e}");
+            return;
+        }
+        (Err(e), _) | (_, Err(e)) => panic!("a guest did not come up: {e}"),
+    };
+    let inv = work.path().join("hosts.ini");
+    std::fs::write(
+        &inv,
+        format!(
+            "[lab]\nlocal ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n{}\n{}\n",
+            x86.line, aarch64.line
+        ),
+    )
+    .unwrap();
+    let before = fleet_dirs();
+    let out = fleet(
+        work.path(),
+        &[
+            &path_str(&inv),
+            "--binary",
+            &format!("aarch64={}", arm.display()),
+            "--results",
+            "res",
+            "--",
+            "survey",
+            "--rounds",
+            "1",
+            "--max-seconds",
+            "0.05",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // One result set per host, with that host's kernel and architecture in it.
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    for (h, arch, kernel_has) in [
+        ("local", std::env::consts::ARCH, kernel.trim()),
+        ("guest-x86_64", "x86_64", "-amd64"),
+        ("guest-aarch64", "aarch64", "-arm64"),
+    ] {
+        let info = json_file(&work.path().join("res").join(h).join("fleet-host.json"));
+        assert_eq!(info["rc"], 0, "{h}: {info}");
+        assert_eq!(info["architecture"].as_str(), Some(arch), "{h}");
+        let k = info["kernel"].as_str().unwrap();
+        assert!(k.contains(kernel_has), "{h}: kernel {k}");
+        let records = info["records"].as_array().unwrap();
+        assert_eq!(records.len(), 1, "{h}: one survey: {records:?}");
+        let file = work.path().join("res").join(h).join("files");
+        let survey = json_file(&file.join(records[0].as_str().unwrap()));
+        assert_eq!(survey["host"]["kernel_release"].as_str(), Some(k), "{h}");
+        let emulated = survey["host"]["emulated"] == true;
+        assert_eq!(emulated, h != "local", "{h}: emulated is {emulated}");
+    }
+    assert!(
+        stdout.contains("guest-aarch64") && stdout.contains("emulated, tcg"),
+        "{stdout}"
+    );
+    // Nothing left on the hosts: this machine's /tmp, the guests' /tmp and Ansible's remote tmp.
+    let left: Vec<String> = fleet_dirs()
+        .into_iter()
+        .filter(|d| !before.contains(d))
+        .collect();
+    assert!(left.is_empty(), "left on this machine: {left:?}");
+    for g in [&x86, &aarch64] {
+        let there = g.ssh("ls -A /tmp /root/.ansible/tmp");
+        assert!(
+            !there.contains("iolab-fleet-") && !there.contains("ansible-tmp-"),
+            "left on {}: {there}",
+            g.line.split(' ').next().unwrap()
+        );
+    }
+    // The fleet's p99 of each workload the three hosts ran is the p99 of their merged histograms.
+    let doc = json_file(&work.path().join("res/fleet.json"));
+    let rows = fleet_p99s_are_the_merged_histograms(&doc, 3);
+    assert!(
+        rows.len() >= 10,
+        "only {} workloads ran on all three hosts",
+        rows.len()
+    );
+    // Stopped, each guest takes its keys and files with it.
+    for mut g in [x86, aarch64] {
+        let run_dir = Path::new(&g.word("ansible_ssh_private_key_file="))
+            .parent()
+            .unwrap()
+            .to_path_buf();
+        let said = g.stop();
+        assert!(
+            !run_dir.exists(),
+            "{} left after SIGTERM: {said}",
+            run_dir.display()
+        );
+    }
 }
