@@ -40,7 +40,8 @@ pub(crate) struct VmArgs {
     /// ${XDG_CACHE_HOME:-$HOME/.cache}/iolab/vm].
     #[arg(long, value_name = "DIR")]
     pub(crate) cache: Option<PathBuf>,
-    /// Kill the guest (exit 1, with the last lines of its console) when it runs longer than this.
+    /// Kill the guest (exit 1, with the last lines of its console) when it runs longer than this; with
+    /// --ssh, the end of the guest's life once it serves (exit 0).
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     pub(crate) timeout: u64,
     /// Run each line of FILE (an iolab command's arguments, optionally after `iolab`) in one boot, one
@@ -128,10 +129,7 @@ pub(crate) fn request(a: &VmArgs, commands: Vec<Vec<OsString>>) -> Result<VmRequ
         Err(_) if a.exe.is_none() && commands.is_empty() => None,
         r => Some(r?),
     };
-    let ssh = a
-        .ssh
-        .map(|p| if p == 0 { vm::ssh::free_port() } else { Ok(p) })
-        .transpose()?;
+
     let cache = match &a.cache {
         Some(c) => std::path::absolute(c)
             .map_err(|e| Error::usage("--cache", format!("{}: {e}", c.display())))?,
@@ -139,6 +137,22 @@ pub(crate) fn request(a: &VmArgs, commands: Vec<Vec<OsString>>) -> Result<VmRequ
     };
     // Where the parts are kept must take them: checked before anything is fetched.
     crate::output::check_dir_path("--cache", &cache)?;
+    // The keys' paths go into the inventory line and the ssh command as they are.
+    if a.ssh.is_some() {
+        let text = cache.to_string_lossy();
+        if text
+            .chars()
+            .any(|c| c.is_whitespace() || "'\"\\".contains(c))
+        {
+            return Err(Error::usage(
+                "--cache",
+                format!(
+                    "{text}: with --ssh the guest's keys are named in an inventory line, which takes \
+                     no blanks or quotes in a path: name another cache directory"
+                ),
+            ));
+        }
+    }
     Ok(VmRequest {
         arch,
         board,
@@ -147,7 +161,7 @@ pub(crate) fn request(a: &VmArgs, commands: Vec<Vec<OsString>>) -> Result<VmRequ
         timeout: Duration::from_secs(a.timeout),
         commands,
         exe,
-        ssh,
+        ssh: a.ssh,
         share,
         devices: Vec::new(),
     })

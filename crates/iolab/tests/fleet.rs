@@ -51,6 +51,8 @@ fn fleet(work: &Path, args: &[&str]) -> std::process::Output {
         .args(args)
         .current_dir(work)
         .env("ANSIBLE_HOST_KEY_CHECKING", "False")
+        // A new connection: the fleet run's master connection (ControlPersist) is still up.
+        .env("ANSIBLE_SSH_ARGS", "-o ControlMaster=no -o ControlPath=none")
         .output()
         .unwrap();
     println!(
@@ -471,6 +473,11 @@ impl Guest {
         Ok(g)
     }
 
+    /// Its name in the inventory (the line's first word).
+    fn name(&self) -> &str {
+        self.line.split(' ').next().unwrap()
+    }
+
     fn word(&self, key: &str) -> String {
         let at = self
             .line
@@ -600,8 +607,8 @@ fn a_fleet_of_this_machine_and_two_guests_of_other_architectures_merges_their_hi
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
     for (h, arch, kernel_has) in [
         ("local", std::env::consts::ARCH, kernel.trim()),
-        ("guest-x86_64", "x86_64", "-amd64"),
-        ("guest-aarch64", "aarch64", "-arm64"),
+        (x86.name(), "x86_64", "-amd64"),
+        (aarch64.name(), "aarch64", "-arm64"),
     ] {
         let info = json_file(&work.path().join("res").join(h).join("fleet-host.json"));
         assert_eq!(info["rc"], 0, "{h}: {info}");
@@ -617,8 +624,13 @@ fn a_fleet_of_this_machine_and_two_guests_of_other_architectures_merges_their_hi
         assert_eq!(emulated, h != "local", "{h}: emulated is {emulated}");
     }
     assert!(
-        stdout.contains("guest-aarch64") && stdout.contains("emulated, tcg"),
+        stdout.contains(aarch64.name()) && stdout.contains("emulated, tcg"),
         "{stdout}"
+    );
+    // A guest that only serves ssh has no share of this machine's directory.
+    assert!(
+        !x86.ssh("cat /proc/mounts").contains(" 9p "),
+        "the share is mounted"
     );
     // Nothing left on the hosts: this machine's /tmp, the guests' /tmp and Ansible's remote tmp.
     let left: Vec<String> = fleet_dirs()
@@ -631,9 +643,42 @@ fn a_fleet_of_this_machine_and_two_guests_of_other_architectures_merges_their_hi
         assert!(
             !there.contains("iolab-fleet-") && !there.contains("ansible-tmp-"),
             "left on {}: {there}",
-            g.line.split(' ').next().unwrap()
+            g.name()
         );
     }
+    // The guest's host key is checked even where Ansible's own checking is turned off: a known_hosts
+    // holding another key refuses the connection.
+    let wrong = work.path().join("wrong_known_hosts");
+    let other =
+        std::fs::read_to_string(format!("{}.pub", x86.word("ansible_ssh_private_key_file=")))
+            .unwrap();
+    std::fs::write(
+        &wrong,
+        format!("[127.0.0.1]:{} {other}", x86.word("ansible_port=")),
+    )
+    .unwrap();
+    let bad = work.path().join("wrong.ini");
+    std::fs::write(
+        &bad,
+        format!(
+            "[lab]\n{}\n",
+            x86.line
+                .replace(&x86.word("UserKnownHostsFile="), &path_str(&wrong))
+        ),
+    )
+    .unwrap();
+    let ping = std::process::Command::new("ansible")
+        .args(["-i", &path_str(&bad), "all", "-m", "ping"])
+        .env("ANSIBLE_HOST_KEY_CHECKING", "False")
+        // A new connection: the fleet run's master connection (ControlPersist) is still up.
+        .env("ANSIBLE_SSH_ARGS", "-o ControlMaster=no -o ControlPath=none")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&ping.stdout);
+    assert!(
+        !ping.status.success() && said.contains("UNREACHABLE"),
+        "{said}"
+    );
     // The fleet's p99 of each workload the three hosts ran is the p99 of their merged histograms.
     let doc = json_file(&work.path().join("res/fleet.json"));
     let rows = fleet_p99s_are_the_merged_histograms(&doc, 3);
@@ -655,4 +700,17 @@ fn a_fleet_of_this_machine_and_two_guests_of_other_architectures_merges_their_hi
             run_dir.display()
         );
     }
+}
+
+#[test]
+fn a_guest_to_serve_ssh_refuses_a_cache_path_its_inventory_line_cannot_hold() {
+    let work = disk_dir();
+    let cache = path_str(&work.path().join("my cache"));
+    refused_by(
+        &["vm", "--ssh", "0", "--cache", &cache],
+        &[],
+        "--cache",
+        "no blanks or quotes",
+    );
+    assert!(!work.path().join("my cache").exists(), "nothing made");
 }

@@ -201,6 +201,16 @@ fn ensure_lists(apt: &Apt, arch: Arch, say: &mut dyn FnMut(&str)) -> Result<()> 
         Err(e) if old => say(&format!(
             "the update failed ({e}); the lists of before are used"
         )),
+        // One index failing (a mirror's security suite mid-sync) leaves the others fetched: enough where
+        // they hold the kernel.
+        Err(e) if probe()? => say(&format!(
+            "the update failed for part of the lists ({}); the lists it fetched are used",
+            e.to_string()
+                .lines()
+                .find(|l| l.contains("E: "))
+                .unwrap_or("see above")
+                .trim()
+        )),
         Err(e) => return Err(e),
     }
     if !probe()? {

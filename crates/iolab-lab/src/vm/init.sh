@@ -66,15 +66,18 @@ if wait_for /dev/vda; then
 else
 	say "warning: no /dev/vda (the virtio disk): /var/tmp is in memory"
 fi
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 host /mnt/host ||
-	fail "the host's directory could not be mounted (9p)"
-
 . /iolab/commands
-# The host's current directory at its own path too, where that path is free here, so that absolute
-# paths into it work as well as relative ones.
-dir=/mnt/host
-if [ "$HOSTDIR" != / ] && [ ! -e "$HOSTDIR" ] && [ ! -L "$HOSTDIR" ]; then
-	mkdir -p "$(dirname "$HOSTDIR")" 2>/dev/null && ln -s /mnt/host "$HOSTDIR" 2>/dev/null && dir="$HOSTDIR"
+# A guest that only serves ssh (iolab.share=none) has no share of the host's directory.
+dir=/
+if ! grep -qw 'iolab.share=none' /proc/cmdline; then
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 host /mnt/host ||
+		fail "the host's directory could not be mounted (9p)"
+	# The host's current directory at its own path too, where that path is free here, so that absolute
+	# paths into it work as well as relative ones.
+	dir=/mnt/host
+	if [ "$HOSTDIR" != / ] && [ ! -e "$HOSTDIR" ] && [ ! -L "$HOSTDIR" ]; then
+		mkdir -p "$(dirname "$HOSTDIR")" 2>/dev/null && ln -s /mnt/host "$HOSTDIR" 2>/dev/null && dir="$HOSTDIR"
+	fi
 fi
 cd "$dir" || fail "cannot enter the host's directory"
 
@@ -105,19 +108,6 @@ fi
 exec 3>"$out" 4>"$err"
 mkfifo /run/out /run/err
 say "ready $(cut -d' ' -f1 /proc/uptime)"
-
-# iolab vm --ssh: dropbear on port 22 (QEMU forwards the host's 127.0.0.1:PORT to it), root's key only
-# (-s: no passwords), with the host key the host made for this boot.
-if [ -e /iolab/ssh/host_key ]; then
-	mkdir -p /etc/dropbear /root /dev/pts
-	# Ansible's ssh asks for a terminal (-tt): dropbear needs the pseudo-terminals' filesystem.
-	mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts || say "warning: devpts could not be mounted: no terminals for ssh sessions"
-	out=$(dropbearconvert openssh dropbear /iolab/ssh/host_key /etc/dropbear/host_key 2>&1) ||
-		fail "ssh: the host key could not be converted: $out"
-	dropbear -s -p 22 -r /etc/dropbear/host_key -P /run/dropbear.pid 2>/run/dropbear.log ||
-		fail "ssh: dropbear did not start: $(tail -n 3 /run/dropbear.log)"
-	say "ssh started"
-fi
 i=1
 while [ $i -le "$NCMD" ]; do
 	say "start $i $(cut -d" " -f1 /proc/uptime)"
@@ -133,8 +123,25 @@ while [ $i -le "$NCMD" ]; do
 done
 # Closing a serial port waits until its output has gone out.
 exec 3>&- 4>&-
+# iolab vm --ssh, once the commands are done: the host's directory unmounted (what ssh users run cannot
+# reach it), then dropbear on port 22 (QEMU forwards the host's 127.0.0.1:PORT to it), root's key only
+# (-s: no passwords), with the host key the host made for this boot; up until the host stops the guest.
 if [ -e /iolab/ssh/host_key ]; then
-	say "serving ssh"
+	cd /
+	if [ "$dir" = "$HOSTDIR" ] && [ -L "$HOSTDIR" ]; then rm -f "$HOSTDIR"; fi
+	if grep -q ' /mnt/host ' /proc/mounts && ! umount /mnt/host; then
+		fail "ssh: the host's directory could not be unmounted before serving"
+	fi
+	mkdir -p /etc/dropbear /root /dev/pts
+	# Ansible's ssh asks for a terminal (-tt): dropbear needs the pseudo-terminals' filesystem.
+	mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts ||
+		say "warning: devpts could not be mounted: no terminals for ssh sessions"
+	hostname iolab-guest
+	out=$(dropbearconvert openssh dropbear /iolab/ssh/host_key /etc/dropbear/host_key 2>&1) ||
+		fail "ssh: the host key could not be converted: $out"
+	dropbear -s -p 22 -r /etc/dropbear/host_key -P /run/dropbear.pid 2>/run/dropbear.log ||
+		fail "ssh: dropbear did not start: $(tail -n 3 /run/dropbear.log)"
+	say "ssh started"
 	while :; do sleep 3600; done
 fi
 cd /

@@ -106,8 +106,9 @@ pub struct Machine {
     pub disk: PathBuf,
     /// The disks can be opened O_DIRECT on the host (cache=none,aio=native), else cache=writeback.
     pub direct: bool,
-    /// Shared with the guest (9p, tag `host`).
-    pub share: PathBuf,
+    /// Shared with the guest (9p, tag `host`); none for a guest that only serves ssh (its kernel command
+    /// line then says `iolab.share=none`).
+    pub share: Option<PathBuf>,
     /// Files the three serial ports write: the console, the command's stdout and stderr.
     pub serial: [PathBuf; 3],
     /// The port on 127.0.0.1 forwarded to the guest's ssh server (`--ssh`).
@@ -251,14 +252,15 @@ fn disks(m: &Machine) -> Vec<String> {
         drive(&m.disk, "vd"),
         "-device".into(),
         format!("virtio-blk-{bus},drive=vd"),
-        "-fsdev".into(),
-        format!(
-            "local,id=fs0,path={},security_model=none",
-            opt_path(&m.share)
-        ),
-        "-device".into(),
-        format!("virtio-9p-{bus},fsdev=fs0,mount_tag=host"),
     ]);
+    if let Some(share) = &m.share {
+        a.extend([
+            "-fsdev".into(),
+            format!("local,id=fs0,path={},security_model=none", opt_path(share)),
+            "-device".into(),
+            format!("virtio-9p-{bus},fsdev=fs0,mount_tag=host"),
+        ]);
+    }
     a
 }
 
@@ -407,7 +409,7 @@ mod tests {
             nvme: PathBuf::from("/t/n"),
             disk: PathBuf::from("/t/d"),
             direct: false,
-            share: PathBuf::from("/s"),
+            share: Some(PathBuf::from("/s")),
             serial: [
                 PathBuf::from("/t/c"),
                 PathBuf::from("/t/o"),
@@ -443,6 +445,9 @@ mod tests {
             "{a}"
         );
         assert!(!a.contains("-dtb"), "{a}");
+        assert!(a.contains("-fsdev local,id=fs0,path=/s,"), "{a}");
+        m.share = None;
+        assert!(!args(&m).contains("-fsdev"));
         assert!(
             a.contains("-device virtio-net-pci,netdev=n0,romfile="),
             "{a}"

@@ -335,13 +335,20 @@ pub fn boot(
         if ssh_tree.is_some() { ", ssh keys" } else { "" },
         s.dir.display()
     ));
-    let access = match (ssh_tree, req.ssh) {
+    // `--ssh 0`: a free port, taken as late as can be (qemu binds it when it starts).
+    let port = match req.ssh {
+        Some(0) => Some(super::ssh::free_port()?),
+        p => p,
+    };
+    let access = match (ssh_tree, port) {
         (Some(_), Some(port)) => {
             let dir = s.dir.clone();
             Some(Access::make(&dir, port, &mut |n| s.file(n))?)
         }
         _ => None,
     };
+    // A guest that only serves ssh gets no share: what runs there over ssh cannot reach this directory.
+    let share = (req.ssh.is_none() || !req.commands.is_empty()).then(|| req.share.clone());
     let initrd = s.file("initrd.cpio")?;
     write_initrd(&initrd, parts, req, ssh_tree.zip(access.as_ref()))?;
     let (nvme, disk) = (s.file("nvme.img")?, s.file("disk.img")?);
@@ -354,8 +361,12 @@ pub fn boot(
     let qemu_log = s.file("qemu.log")?;
     let accel = qemu::accel_for(parts.arch);
     let board = req.board;
+    let mut cmdline = qemu::cmdline(&accel, parts.arch, board);
+    if share.is_none() {
+        cmdline.push_str(" iolab.share=none");
+    }
     let m = Machine {
-        cmdline: qemu::cmdline(&accel, parts.arch, board),
+        cmdline,
         accel: accel.clone(),
         board,
         dtb: board.dtb().map(|t| parts.kernel.dir.join(t)),
@@ -368,9 +379,9 @@ pub fn boot(
         nvme,
         disk,
         direct,
-        share: req.share.clone(),
+        share,
         serial: serial.clone(),
-        ssh_port: req.ssh,
+        ssh_port: port,
         extra: req.devices.clone(),
     };
     match &accel {
@@ -405,11 +416,20 @@ pub fn boot(
         console: Vec::new(),
         heard: Heard::default(),
     };
-    watch(&mut g, req, access.as_ref(), report, t0)?;
-    report.say(&format!(
-        "guest powered off after {:.1} s",
-        t0.elapsed().as_secs_f64()
-    ));
+    let served = watch(&mut g, req, access.as_ref(), report, t0)?;
+    if access.is_some() && !served {
+        return Err(Error::Runtime(format!(
+            "{}; the last lines of its console:\n{}",
+            qemu_stopped(&g, &qemu_log, "before the guest's ssh server answered"),
+            g.last_lines()
+        )));
+    }
+    if !served {
+        report.say(&format!(
+            "guest powered off after {:.1} s",
+            t0.elapsed().as_secs_f64()
+        ));
+    }
     outcome(&g, req, &qemu_log)
 }
 
@@ -422,14 +442,15 @@ fn announce(a: &Access, req: &VmRequest, report: &mut dyn Report) -> Result<()> 
         )));
     }
     report.say(&format!(
-        "ssh: `ssh -p {} -i {} -o UserKnownHostsFile={} root@127.0.0.1`; the guest stays up until \
-         --timeout {} s or Ctrl-C; its Ansible inventory line follows on stdout",
+        "ssh: `ssh -p {} -i {} -o UserKnownHostsFile={} -o StrictHostKeyChecking=yes root@127.0.0.1`; \
+         the guest stays up until --timeout ({} s after qemu started) or Ctrl-C; its Ansible inventory \
+         line follows on stdout",
         a.port,
         a.key.display(),
         a.known_hosts.display(),
         req.timeout.as_secs()
     ));
-    let line = a.inventory_line(&format!("guest-{}", req.arch.machine()));
+    let line = a.inventory_line(&format!("guest-{}-{}", req.arch.machine(), a.port));
     report.out(format!("{line}\n").as_bytes())
 }
 
@@ -440,21 +461,22 @@ fn open_log(p: &Path) -> Result<std::fs::File> {
         .map_err(|e| Error::Runtime(format!("cannot open {}: {e}", p.display())))
 }
 
-/// Follows the guest until qemu exits; past the timeout, kills it and says so with its console (a guest
-/// that serves ssh is stopped so: that is its end).
+/// Follows the guest until qemu exits; past the timeout, kills it and says so with its console. A guest
+/// that serves ssh (`ssh`) is announced once its server answers and is stopped at the timeout: that is
+/// its end (true: it was served).
 fn watch(
     g: &mut Guest,
     req: &VmRequest,
     ssh: Option<&Access>,
     report: &mut dyn Report,
     t0: Instant,
-) -> Result<()> {
+) -> Result<bool> {
     let mut announced = false;
     loop {
         if g.poll(report, req)? {
             // A last read: what qemu wrote before it exited.
             g.poll(report, req)?;
-            return Ok(());
+            return Ok(announced);
         }
         if let Some(a) = ssh.filter(|_| g.heard.ssh_started && !announced) {
             announce(a, req, report)?;
@@ -463,10 +485,10 @@ fn watch(
         if announced && t0.elapsed() > req.timeout {
             g.kill();
             report.say(&format!(
-                "stopped the guest at --timeout {} s",
+                "stopped the guest at --timeout ({} s after qemu started)",
                 req.timeout.as_secs()
             ));
-            return Ok(());
+            return Ok(true);
         }
         if t0.elapsed() > req.timeout {
             let pg = g.kill();
@@ -494,26 +516,31 @@ fn outcome(g: &Guest, req: &VmRequest, qemu_log: &Path) -> Result<Vec<i32>> {
     if h.statuses.len() == req.commands.len() {
         return Ok(h.statuses.iter().map(|s| s.1).collect());
     }
-    let console = String::from_utf8_lossy(&g.console);
-    let why = if console.contains("Kernel panic") {
-        "the guest's kernel panicked".to_string()
-    } else {
-        let log = std::fs::read_to_string(qemu_log).unwrap_or_default();
-        let log: Vec<&str> = log.lines().rev().take(5).collect();
-        let log: Vec<&str> = log.into_iter().rev().collect();
-        if log.is_empty() {
-            "qemu stopped before the guest reported the command's exit status".to_string()
-        } else {
-            format!(
-                "qemu stopped before the guest reported the command's exit status: {}",
-                log.join("; ")
-            )
-        }
-    };
     Err(Error::Runtime(format!(
-        "{why}; the last lines of its console:\n{}",
+        "{}; the last lines of its console:\n{}",
+        qemu_stopped(
+            g,
+            qemu_log,
+            "before the guest reported the command's exit status"
+        ),
         g.last_lines()
     )))
+}
+
+/// Why qemu stopped `when`: a kernel panic on the console, or qemu's own last lines.
+fn qemu_stopped(g: &Guest, qemu_log: &Path, when: &str) -> String {
+    let console = String::from_utf8_lossy(&g.console);
+    if console.contains("Kernel panic") {
+        return format!("the guest's kernel panicked {when}");
+    }
+    let log = std::fs::read_to_string(qemu_log).unwrap_or_default();
+    let log: Vec<&str> = log.lines().rev().take(5).collect();
+    let log: Vec<&str> = log.into_iter().rev().collect();
+    if log.is_empty() {
+        format!("qemu stopped {when}")
+    } else {
+        format!("qemu stopped {when}: {}", log.join("; "))
+    }
 }
 
 #[cfg(test)]

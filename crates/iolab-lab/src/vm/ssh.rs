@@ -219,7 +219,7 @@ impl Access {
         format!(
             "{name} ansible_host=127.0.0.1 ansible_port={} ansible_user=root \
              ansible_ssh_private_key_file={} ansible_ssh_common_args='-o UserKnownHostsFile={} -o \
-             StrictHostKeyChecking=yes' ansible_ssh_transfer_method=piped \
+             StrictHostKeyChecking=yes' ansible_host_key_checking=true ansible_ssh_transfer_method=piped \
              ansible_python_interpreter=/usr/bin/python3",
             self.port,
             self.key.display(),
@@ -296,6 +296,9 @@ mod tests {
             l.contains("UserKnownHostsFile=/c/run-1/ssh/known_hosts -o StrictHostKeyChecking=yes'")
         );
         assert!(l.contains("ansible_ssh_transfer_method=piped"));
+        // A host variable: it wins over ANSIBLE_HOST_KEY_CHECKING=False in the environment, which would
+        // put StrictHostKeyChecking=no before the line's own.
+        assert!(l.contains(" ansible_host_key_checking=true "));
         assert!(l.contains("ansible_ssh_private_key_file=/c/run-1/ssh/id_ed25519 "));
     }
 }
