@@ -259,8 +259,8 @@ pub fn free_port() -> Result<u16> {
     if !cfg!(target_arch = "x86_64") {
         return Err(Error::Runtime(format!(
             "{}: {}",
-            super::CANNOT_BUILD,
-            super::unsupported().unwrap_or_default()
+            super::request::CANNOT_BUILD,
+            super::request::unsupported().unwrap_or_default()
         )));
     }
     std::net::TcpListener::bind(("127.0.0.1", 0))
