@@ -18,6 +18,9 @@ fn ansible_missing() -> bool {
     !found
 }
 
+/// The command each fleet of these tests runs: a short survey.
+const SHORT_SURVEY: &[&str] = &["--", "survey", "--rounds", "1", "--max-seconds", "0.05"];
+
 /// The fleet runs of this file, one at a time: each checks that it left nothing in /tmp.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -52,7 +55,10 @@ fn fleet(work: &Path, args: &[&str]) -> std::process::Output {
         .current_dir(work)
         .env("ANSIBLE_HOST_KEY_CHECKING", "False")
         // A new connection: the fleet run's master connection (ControlPersist) is still up.
-        .env("ANSIBLE_SSH_ARGS", "-o ControlMaster=no -o ControlPath=none")
+        .env(
+            "ANSIBLE_SSH_ARGS",
+            "-o ControlMaster=no -o ControlPath=none",
+        )
         .output()
         .unwrap();
     println!(
@@ -100,17 +106,7 @@ fn a_fleet_keeps_each_hosts_survey_reports_the_unreachable_one_and_merges_the_hi
     let inv = inventory(work.path(), &["alpha", "beta", "gone"]);
     let out = fleet(
         work.path(),
-        &[
-            &inv,
-            "--results",
-            "res",
-            "--",
-            "survey",
-            "--rounds",
-            "1",
-            "--max-seconds",
-            "0.05",
-        ],
+        &[&[&inv, "--results", "res"], SHORT_SURVEY].concat(),
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     // One host did not run: the run says so and exits 1, with the others' results kept.
@@ -585,22 +581,9 @@ fn a_fleet_of_this_machine_and_two_guests_of_other_architectures_merges_their_hi
     )
     .unwrap();
     let before = fleet_dirs();
-    let out = fleet(
-        work.path(),
-        &[
-            &path_str(&inv),
-            "--binary",
-            &format!("aarch64={}", arm.display()),
-            "--results",
-            "res",
-            "--",
-            "survey",
-            "--rounds",
-            "1",
-            "--max-seconds",
-            "0.05",
-        ],
-    );
+    let (inv, binary) = (path_str(&inv), format!("aarch64={}", arm.display()));
+    let head = [inv.as_str(), "--binary", &binary, "--results", "res"];
+    let out = fleet(work.path(), &[&head[..], SHORT_SURVEY].concat());
     assert_eq!(out.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&out.stdout);
     // One result set per host, with that host's kernel and architecture in it.
@@ -671,7 +654,10 @@ fn a_fleet_of_this_machine_and_two_guests_of_other_architectures_merges_their_hi
         .args(["-i", &path_str(&bad), "all", "-m", "ping"])
         .env("ANSIBLE_HOST_KEY_CHECKING", "False")
         // A new connection: the fleet run's master connection (ControlPersist) is still up.
-        .env("ANSIBLE_SSH_ARGS", "-o ControlMaster=no -o ControlPath=none")
+        .env(
+            "ANSIBLE_SSH_ARGS",
+            "-o ControlMaster=no -o ControlPath=none",
+        )
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&ping.stdout);
