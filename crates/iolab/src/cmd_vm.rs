@@ -129,7 +129,6 @@ pub(crate) fn request(a: &VmArgs, commands: Vec<Vec<OsString>>) -> Result<VmRequ
         Err(_) if a.exe.is_none() && commands.is_empty() => None,
         r => Some(r?),
     };
-
     let cache = match &a.cache {
         Some(c) => std::path::absolute(c)
             .map_err(|e| Error::usage("--cache", format!("{}: {e}", c.display())))?,

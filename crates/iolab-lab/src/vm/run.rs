@@ -198,8 +198,6 @@ fn hear(line: &str, heard: &mut Heard, report: &mut dyn Report, req: &VmRequest)
         heard.done = true;
     } else if m == "ssh started" {
         heard.ssh_started = true;
-    } else if m == "serving ssh" {
-        // Said once the server answers (`announce`).
     } else if let Some(b) = m.strip_prefix("booted ") {
         let (rel, up) = b.split_once(' ').unwrap_or((b, "?"));
         report.say(&format!("guest kernel {rel} up ({up} s after it started)"));
