@@ -95,6 +95,7 @@ pub(crate) struct SuiteArgs {
 }
 
 /// How long `suite --vm` lets its guest run.
+#[cfg(feature = "vm")]
 const SUITE_VM_TIMEOUT_S: u64 = 6 * 3600;
 
 // ---------------------------------------------------------------------------------------------------
@@ -306,11 +307,20 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     if a.vm {
         // Checked here first (the current directory is the guest's too); then the same command in the
         // guest: this one's arguments without --vm.
-        let args: Vec<std::ffi::OsString> = std::env::args_os()
-            .skip(1)
-            .filter(|w| w.as_os_str() != "--vm")
-            .collect();
-        return crate::cmd_vm::in_guest(args, SUITE_VM_TIMEOUT_S);
+        #[cfg(feature = "vm")]
+        {
+            let args: Vec<std::ffi::OsString> = std::env::args_os()
+                .skip(1)
+                .filter(|w| w.as_os_str() != "--vm")
+                .collect();
+            return crate::cmd_vm::in_guest(args, SUITE_VM_TIMEOUT_S);
+        }
+        #[cfg(not(feature = "vm"))]
+        return Err(Error::usage(
+            "--vm",
+            "this iolab is built without `iolab vm`, as the board binaries are: run the suite in a \
+             guest from an x86_64 host's iolab",
+        ));
     }
     iolab_engine::cleanup::install_signal_handler();
     let places = iolab_lab::suite::Places::make(

@@ -23,6 +23,7 @@ mod cmd_run_fio;
 mod cmd_series;
 mod cmd_survey;
 mod cmd_survey_workload;
+#[cfg(feature = "vm")]
 mod cmd_vm;
 #[cfg(feature = "fleet")]
 mod fleet_view;
@@ -41,6 +42,7 @@ use cmd_driver::DriverArgs;
 use cmd_probe::ProbeArgs;
 use cmd_report::ReportArgs;
 use cmd_series::{SuiteArgs, SweepArgs};
+#[cfg(feature = "vm")]
 use cmd_vm::VmArgs;
 use iolab_engine::error::Error;
 use std::path::PathBuf;
@@ -107,6 +109,7 @@ enum Cmd {
     Fleet(cmd_fleet::FleetArgs),
     /// Run an iolab command inside a guest kernel under QEMU (Debian's kernel, the sink driver loaded, an
     /// NVMe disk with poll queues): `iolab vm -- run ...`. Fetched once into a cache.
+    #[cfg(feature = "vm")]
     Vm(VmArgs),
     /// Internal: the offload client's session loop inside the guest of `--offload-partition vm`.
     #[command(hide = true)]
@@ -163,6 +166,7 @@ fn main() {
         Some(Cmd::Completions(a)) => cmd_docs::cmd_completions(a, command()),
         Some(Cmd::Man(a)) => cmd_docs::cmd_man(a, command()),
         Some(Cmd::Driver(a)) => cmd_driver::cmd_driver(a),
+        #[cfg(feature = "vm")]
         Some(Cmd::Vm(a)) => cmd_vm::cmd_vm(a),
         #[cfg(feature = "fleet")]
         Some(Cmd::Fleet(a)) => cmd_fleet::cmd_fleet(a, command()),
