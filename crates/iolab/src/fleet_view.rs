@@ -57,6 +57,17 @@ pub fn show(hosts: &[Host], merged: &[Merged], verbose: bool) {
         return;
     }
     say("\nLatency per workload, the fleet's from the hosts' histograms merged (never averaged):");
+    let emulated: Vec<&str> = hosts
+        .iter()
+        .filter(|h| h.emulated.is_some())
+        .map(|h| h.name.as_str())
+        .collect();
+    if !emulated.is_empty() {
+        say(&format!(
+            "  emulated (behaviour, not speed, in each figure they are in): {}",
+            emulated.join(", ")
+        ));
+    }
     let mut order: Vec<&Merged> = merged.iter().collect();
     order.sort_by(|a, b| b.p99_spread.total_cmp(&a.p99_spread));
     let shown = if verbose {
@@ -141,7 +152,10 @@ fn fleet_line(m: &Merged) -> String {
         let beyond: Vec<String> = m
             .outliers
             .iter()
-            .map(|(h, r)| format!("{h} {r:.2}x"))
+            .map(|(h, r)| match r {
+                r if *r < 0.01 => format!("{h} <0.01x"),
+                r => format!("{h} {r:.2}x"),
+            })
             .collect();
         line += &format!(
             "\n    IOPS off the hosts' median beyond their own noise: {}",

@@ -610,6 +610,12 @@ fn a_fleet_of_this_machine_and_two_guests_of_other_architectures_merges_their_hi
         stdout.contains(aarch64.name()) && stdout.contains("emulated, tcg"),
         "{stdout}"
     );
+    // Said once, above the workloads: which hosts' figures are an emulator's.
+    let said = stdout
+        .lines()
+        .find(|l| l.contains("emulated (behaviour, not speed"))
+        .unwrap_or_else(|| panic!("no line naming the emulated hosts: {stdout}"));
+    assert!(said.contains(x86.name()) && said.contains(aarch64.name()) && !said.contains("local"));
     // A guest that only serves ssh has no share of this machine's directory.
     assert!(
         !x86.ssh("cat /proc/mounts").contains(" 9p "),
