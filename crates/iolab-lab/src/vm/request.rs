@@ -35,6 +35,14 @@ pub struct VmRequest {
     pub devices: Vec<OsString>,
 }
 
+impl VmRequest {
+    /// The host's directory is shared with the guest: always, but for a guest that only serves ssh (what
+    /// runs there over ssh cannot reach it).
+    pub fn shares(&self) -> bool {
+        self.ssh.is_none() || !self.commands.is_empty()
+    }
+}
+
 /// Where `iolab vm` says what it does and passes on the guest's output.
 pub trait Report {
     /// A line about the machinery ("iolab vm: ..." on stderr).

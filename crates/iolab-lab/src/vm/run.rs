@@ -202,8 +202,9 @@ fn hear(line: &str, heard: &mut Heard, report: &mut dyn Report, req: &VmRequest)
         let (rel, up) = b.split_once(' ').unwrap_or((b, "?"));
         report.say(&format!("guest kernel {rel} up ({up} s after it started)"));
     } else if let Some(up) = m.strip_prefix("ready ") {
+        let share = if req.shares() { " and share" } else { "" };
         report.say(&format!(
-            "guest ready: modules, disks and share set up ({up} s after the kernel started)"
+            "guest ready: modules, disks{share} set up ({up} s after the kernel started)"
         ));
     } else if m == "driver loaded" {
         report.say("driver: iolab_sink loaded in the guest: /dev/iolab_sink");
@@ -345,8 +346,7 @@ pub fn boot(
         }
         _ => None,
     };
-    // A guest that only serves ssh gets no share: what runs there over ssh cannot reach this directory.
-    let share = (req.ssh.is_none() || !req.commands.is_empty()).then(|| req.share.clone());
+    let share = req.shares().then(|| req.share.clone());
     let initrd = s.file("initrd.cpio")?;
     write_initrd(&initrd, parts, req, ssh_tree.zip(access.as_ref()))?;
     let (nvme, disk) = (s.file("nvme.img")?, s.file("disk.img")?);
