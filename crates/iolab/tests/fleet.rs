@@ -34,6 +34,15 @@ fn fleet_dirs() -> Vec<String> {
         .collect()
 }
 
+/// No /tmp entry of a fleet run's made since `before` is left (`place`: which host, for the message).
+fn nothing_left_since(before: &[String], place: &str) {
+    let left: Vec<String> = fleet_dirs()
+        .into_iter()
+        .filter(|d| !before.contains(d))
+        .collect();
+    assert!(left.is_empty(), "{place}: {left:?}");
+}
+
 fn inventory(dir: &Path, hosts: &[&str]) -> String {
     let mut text = String::from("[lab]\n");
     for h in hosts {
@@ -150,11 +159,7 @@ fn a_fleet_keeps_each_hosts_survey_reports_the_unreachable_one_and_merges_the_hi
         "{stdout}"
     );
     // Nothing of the run is left on the hosts.
-    let left: Vec<String> = fleet_dirs()
-        .into_iter()
-        .filter(|d| !before.contains(d))
-        .collect();
-    assert!(left.is_empty(), "left on the host: {left:?}");
+    nothing_left_since(&before, "left on the host");
     // Each workload both hosts ran: the fleet's p99 is the p99 of their histograms merged.
     let doc = json_file(&work.path().join("res/fleet.json"));
     let fleet_rows = fleet_p99s_are_the_merged_histograms(&doc, 2);
@@ -305,11 +310,7 @@ fn a_failing_command_is_reported_for_its_host_and_nothing_is_left() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout.contains("stopped at the timeout (1 s)"), "{stdout}");
-    let left: Vec<String> = fleet_dirs()
-        .into_iter()
-        .filter(|d| !before.contains(d))
-        .collect();
-    assert!(left.is_empty(), "left on the host: {left:?}");
+    nothing_left_since(&before, "left on the host");
 }
 
 #[test]
@@ -622,11 +623,7 @@ fn a_fleet_of_this_machine_and_two_guests_of_other_architectures_merges_their_hi
         "the share is mounted"
     );
     // Nothing left on the hosts: this machine's /tmp, the guests' /tmp and Ansible's remote tmp.
-    let left: Vec<String> = fleet_dirs()
-        .into_iter()
-        .filter(|d| !before.contains(d))
-        .collect();
-    assert!(left.is_empty(), "left on this machine: {left:?}");
+    nothing_left_since(&before, "left on this machine");
     for g in [&x86, &aarch64] {
         let there = g.ssh("ls -A /tmp /root/.ansible/tmp");
         assert!(
