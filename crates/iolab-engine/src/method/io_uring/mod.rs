@@ -335,7 +335,7 @@ impl Method for Uring {
         (ios.len(), Ok(()))
     }
 
-    #[inline]
+    #[inline(always)]
     fn commit(&mut self, min_complete: u32) -> Result<()> {
         self.ring
             .commit(&mut self.staged, min_complete, &mut self.own)

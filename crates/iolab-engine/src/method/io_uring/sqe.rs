@@ -157,8 +157,10 @@ impl SqeShape {
     }
 
     /// Hands `sink` the SQE of each request of `ios`, in order. The opcode (and fd kind) is chosen once per
-    /// round, so each loop builds one kind of SQE with no per-request branching on the options.
-    #[inline(always)]
+    /// round, so each loop builds one kind of SQE with no per-request branching on the options. Out of
+    /// line: its many kinds inlined into the runner's loop spread a round's code over more pages (see
+    /// `Ring`'s designs).
+    #[inline(never)]
     pub(super) fn build_round(&mut self, ios: &[Io], mut sink: impl FnMut(squeue::Entry)) {
         let tag = self.tag;
         // Devices that ignore the position get offset 0, as the io_uring documentation asks.
