@@ -178,3 +178,44 @@ fn loop_device_write_and_verify() {
         "the bytes reached the backing file"
     );
 }
+
+#[test]
+fn reading_a_file_leaves_its_access_time_as_it_was() {
+    // An access time older than the file's modification: the mount's relatime rule updates it at the
+    // first read that does not say O_NOATIME.
+    let dir = tmpfs_dir();
+    let f = file(&dir, "read-only.dat");
+    std::fs::write(&f, vec![7u8; 64 * 1024]).unwrap();
+    let old = std::time::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+    let set_old = || {
+        let h = std::fs::File::options().write(true).open(&f).unwrap();
+        h.set_times(std::fs::FileTimes::new().set_accessed(old))
+            .unwrap();
+    };
+    let accessed = || std::fs::metadata(&f).unwrap().accessed().unwrap();
+    set_old();
+    // The rule holds on this mount: a plain read moves the access time.
+    std::fs::read(&f).unwrap();
+    assert_ne!(
+        accessed(),
+        old,
+        "relatime did not update the access time of {f:?}"
+    );
+    for method in ["psync", "io_uring", "mmap"] {
+        set_old();
+        let r = run_json(&[
+            "--target",
+            f.to_str().unwrap(),
+            "--op",
+            "read",
+            "--method",
+            method,
+            "--ops",
+            "64",
+        ]);
+        assert_eq!(r["ops"], 64, "{method}");
+        assert_eq!(accessed(), old, "{method} changed the access time");
+        let notes = r["notes"].to_string();
+        assert!(notes.contains("O_NOATIME"), "{method}: {notes}");
+    }
+}

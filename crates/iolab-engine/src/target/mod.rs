@@ -181,6 +181,8 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     let buf_align = dio_align
         .map(|(m, _)| (m as usize).max(PAGE))
         .unwrap_or(PAGE);
+    let noatime =
+        kind == TargetKind::File && spec.op != OpKind::Write && keeps_atime(&handle, &mut notes);
     Ok(PreparedTarget {
         path,
         kind,
@@ -189,6 +191,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         dio_align,
         buf_align,
         notes,
+        noatime,
         handle: Some(handle),
         claim,
         peers: Default::default(),
@@ -569,6 +572,7 @@ fn setup_stream(spec: &Spec, kind: TargetKind) -> Result<PreparedTarget> {
         region_blocks: SINK_REGION / spec.bs,
         dio_align: None,
         buf_align: PAGE,
+        noatime: false,
         notes: vec![
             format!(
                 "each thread has its own {what}; a peer thread of iolab's (iolab-peer) {peer}; its CPU is in the \
@@ -657,4 +661,28 @@ fn prefill(fd: i32, spec: &Spec, end: u64, shown: &str) -> Result<()> {
     // On the device before the pass: an O_DIRECT read of a range still dirty writes it back first, which
     // would put the prefill's writeback inside the ops' latency.
     sys::fsync(fd).map_err(|e| Error::sys_on(e, shown))
+}
+
+/// May reads of the file leave its access time as it was (O_NOATIME: the file's owner or CAP_FOWNER)? A
+/// measurement reads the user's file without changing it, and the kernel's atime check is no part of a
+/// read's cost (t/io_uring opens every file so; fio its devices). Tried once here, said in a note.
+fn keeps_atime(handle: &Handle, notes: &mut Vec<String>) -> bool {
+    match handle.open(libc::O_RDONLY | libc::O_NOATIME) {
+        Ok(_) => {
+            notes.push(
+                "reads open the file O_NOATIME: its access time stays as it was, and no read's time holds the \
+                 kernel's atime check"
+                    .into(),
+            );
+            true
+        }
+        Err(_) => {
+            notes.push(
+                "O_NOATIME refused (the file is not this user's): reads update its access time as the \
+                 mount's atime rule says, in their time"
+                    .into(),
+            );
+            false
+        }
+    }
 }

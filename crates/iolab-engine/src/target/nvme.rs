@@ -179,6 +179,7 @@ pub(super) fn setup(spec: &Spec, pin: Pin, block: String, shown: &str) -> Result
         region_blocks,
         dio_align: None,
         buf_align: PAGE,
+        noatime: false,
         notes,
         handle: Some(Handle::Existing(pin)),
         claim,

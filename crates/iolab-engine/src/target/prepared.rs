@@ -28,6 +28,8 @@ pub struct PreparedTarget {
     pub buf_align: usize,
     /// Things the user should know (prefill done, alignment assumed ...).
     pub notes: Vec<String>,
+    /// Opens that read add O_NOATIME: a file's reads leave its access time as it was.
+    pub noatime: bool,
     /// What every open of the target goes through (none for streams): the existing file looked up, or
     /// the file iolab made, opened only while its name is still that file.
     pub(crate) handle: Option<super::pin::Handle>,
@@ -82,6 +84,9 @@ impl PreparedTarget {
         };
         if spec.direct && self.dio_align.is_some() {
             flags |= libc::O_DIRECT;
+        }
+        if self.noatime && spec.op != OpKind::Write {
+            flags |= libc::O_NOATIME;
         }
         if self.kind == TargetKind::Sink {
             return self.open_sink(flags);

@@ -122,6 +122,7 @@ pub(super) fn setup(spec: &Spec, pin: Pin, shown: &str) -> Result<PreparedTarget
         region_blocks,
         dio_align: None,
         buf_align: PAGE,
+        noatime: false,
         notes,
         handle: Some(Handle::Existing(pin)),
         claim: None,
