@@ -59,9 +59,10 @@ pub fn pwrite(fd: RawFd, buf: &[u8], off: u64) -> SysResult<usize> {
             0,
             0,
         ];
-        // SAFETY: pwrite64 reads `buf.len()` bytes of `buf`, a valid readable slice for the call.
+        // SAFETY: pwrite64 reads `buf.len()` bytes of `buf`, a valid readable slice for the call, and
+        // writes no memory of the process.
         crate::raw::counted("pwrite", unsafe {
-            crate::raw::raw_syscall6(libc::SYS_pwrite64 as u64, a)
+            crate::raw::raw_syscall6_ro(libc::SYS_pwrite64 as u64, a)
         })
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]

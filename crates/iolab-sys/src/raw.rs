@@ -50,6 +50,51 @@ pub(crate) unsafe fn raw_syscall6(n: u64, a: [u64; 6]) -> i64 {
     ret
 }
 
+/// [`raw_syscall6`] for a call that writes no memory of the process (pwrite64): the compiler may keep
+/// values in registers across it, where a call that may write memory makes it reload them (psync 4 B
+/// writes: 84.6 -> 83.1 user instructions per op, callgrind).
+///
+/// # Safety
+/// As [`raw_syscall6`], and system call `n` must not write the process's memory.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) unsafe fn raw_syscall6_ro(n: u64, a: [u64; 6]) -> i64 {
+    let ret: i64;
+    // SAFETY: as in `raw_syscall6`; `readonly`: the call may read memory (the buffer it writes out) but
+    // writes none, as the caller promises.
+    unsafe {
+        core::arch::asm!(
+            "syscall",
+            inlateout("rax") n as i64 => ret,
+            in("rdi") a[0], in("rsi") a[1], in("rdx") a[2], in("r10") a[3], in("r8") a[4], in("r9") a[5],
+            lateout("rcx") _, lateout("r11") _,
+            options(nostack, readonly)
+        );
+    }
+    ret
+}
+
+/// As the x86_64 one.
+///
+/// # Safety
+/// As the x86_64 one.
+#[cfg(target_arch = "aarch64")]
+#[inline(always)]
+pub(crate) unsafe fn raw_syscall6_ro(n: u64, a: [u64; 6]) -> i64 {
+    let ret: i64;
+    // SAFETY: as in `raw_syscall6`; `readonly`: the call writes no memory, as the caller promises.
+    unsafe {
+        core::arch::asm!(
+            "svc 0",
+            in("x8") n,
+            inlateout("x0") a[0] => ret,
+            in("x1") a[1], in("x2") a[2], in("x3") a[3], in("x4") a[4], in("x5") a[5],
+            options(nostack, readonly)
+        );
+    }
+    ret
+}
+
 /// The kernel's return value `r` of system call `name`: its errno (from -4095..-1) or the count.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 #[inline(always)]
