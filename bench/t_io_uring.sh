@@ -11,7 +11,9 @@
 #   read32   cached 4 KiB random reads (buffered, the file read once first), depth 32, batch 32
 # and, where fio itself is installed, the mean latency of O_DIRECT 4 KiB random reads at depth 32 (batch 1)
 # against fio's lat (slat + clat), 4 s apiece:
-#   lat32    iolab's latency.mean_ns / fio's read.lat_ns.mean
+#   lat32    iolab's latency.mean_ns / fio's read.lat_ns.mean, and the same ratio of latency x IOPS / 32
+#            (Little's law: 1 for both when each request's clock runs from its own submission, whatever
+#            throughput the device gave that run)
 # WORKLOADS="nop1 lat32" runs only those.
 # iolab runs on its defaults (the recommended ring); t/io_uring with its own (registered ring, no fixed
 # files or buffers, so both do the same work per request). Prints each pair's ops/s and the median of the
@@ -75,7 +77,7 @@ want nop32 && pairs nop32 "--method io_uring --nop-requests --qd 32 --batch 32 -
 want read32 && pairs read32 "--method io_uring --op read --pattern rand --bs 4k --qd 32 --batch 32 --target $FILE" "-d32 -s32 -c32 -R1"
 
 lat_pairs() { # O_DIRECT random reads at depth 32: iolab's mean latency against fio's lat
-    local ratios=() j=$WORK/lat.json f=$WORK/fio.json
+    local ratios=() littles=() j=$WORK/lat.json f=$WORK/fio.json
     for i in $(seq "$PAIRS"); do
         rm -f "$j"
         "$IOLAB" run --method io_uring --op read --pattern rand --bs 4k --qd 32 --direct --duration 4 \
@@ -86,12 +88,18 @@ lat_pairs() { # O_DIRECT random reads at depth 32: iolab's mean latency against 
 import json, sys
 a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))['jobs'][0]['read']
 la, lb = a['latency']['mean_ns'] / 1e3, b['lat_ns']['mean'] / 1e3
-print(f'lat32   pair {sys.argv[3]}: iolab {la:.1f} us at {a[\"iops\"]:.0f} IOPS, fio {lb:.1f} us at {b[\"iops\"]:.0f} IOPS, ratio {la / lb:.3f}')
+# Little: at a steady depth of 32, mean latency x IOPS / 32 is 1 when each request's clock runs from its
+# own submission to its completion; the device's throughput, which drifts between runs here, drops out.
+ka, kb = la * a['iops'] / 32e6, lb * b['iops'] / 32e6
+print(f'lat32   pair {sys.argv[3]}: iolab {la:.1f} us at {a[\"iops\"]:.0f} IOPS (x IOPS / 32: {ka:.3f}), fio {lb:.1f} us at {b[\"iops\"]:.0f} IOPS ({kb:.3f}), ratio {la / lb:.3f} {ka / kb:.3f}')
 " "$j" "$f" "$i")
         echo "$r"
-        ratios+=("${r##* }")
+        read -r raw little <<< "$(echo "$r" | awk '{print $(NF-1), $NF}')"
+        ratios+=("$raw")
+        littles+=("$little")
     done
     python3 -c "import statistics,sys; r=[float(x) for x in sys.argv[1:]]; print(f'lat32   median iolab/fio mean latency {statistics.median(r):.3f}x (range {min(r):.3f}-{max(r):.3f}, {len(r)} pairs)')" "${ratios[@]}"
+    python3 -c "import statistics,sys; r=[float(x) for x in sys.argv[1:]]; print(f'lat32   median iolab/fio of mean latency x IOPS / 32 {statistics.median(r):.3f}x (range {min(r):.3f}-{max(r):.3f}): the same meaning of latency, whatever the device gave each run')" "${littles[@]}"
 }
 if want lat32; then
     if command -v fio > /dev/null; then lat_pairs; else echo "lat32   SKIPPED: fio is not installed"; fi
