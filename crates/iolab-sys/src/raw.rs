@@ -100,8 +100,16 @@ pub(crate) unsafe fn raw_syscall6_ro(n: u64, a: [u64; 6]) -> i64 {
 #[inline(always)]
 pub(crate) fn counted(name: &'static str, r: i64) -> SysResult<usize> {
     if (-4095..0).contains(&r) {
-        Err(SysErr::new(name, -r as i32))
+        Err(failed(name, r))
     } else {
         Ok(r as usize)
     }
+}
+
+/// The error of a failed call, out of line: the hot path does not prepare it.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[cold]
+#[inline(never)]
+fn failed(name: &'static str, r: i64) -> SysErr {
+    SysErr::new(name, -r as i32)
 }

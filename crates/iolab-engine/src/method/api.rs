@@ -135,6 +135,11 @@ pub trait Method: Sized + Send {
     /// loops (and their `--clock-every` variant) for a synchronous method, the asynchronous one for a
     /// queued method, not both for each (a smaller binary for the boards).
     const QUEUED: bool = false;
+    /// The runner gives its plain runs (a clock read per op, no per-op record, no pace) a loop of their
+    /// own, whose state stays in registers: for the one-call-per-op methods whose harness cost is measured
+    /// against bare loops (psync, sync). A constant, so that the other methods compile no second loop (a
+    /// smaller binary for the boards).
+    const LEAN: bool = false;
     fn prepare(ctx: &ThreadCtx) -> Result<Self>;
     /// Synchronous methods: perform `io` and return the bytes moved. Asynchronous: queue it (return 0).
     fn submit(&mut self, io: &Io) -> Result<usize>;

@@ -42,6 +42,8 @@ pub struct Psync {
 }
 
 impl Method for Psync {
+    const LEAN: bool = true;
+
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
         Ok(Psync {
             fd: ctx.target.open_for(ctx.spec, false)?,

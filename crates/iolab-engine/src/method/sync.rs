@@ -40,6 +40,8 @@ pub struct Sync {
 }
 
 impl Method for Sync {
+    const LEAN: bool = true;
+
     fn prepare(ctx: &ThreadCtx) -> Result<Self> {
         Ok(Sync {
             fd: ctx.target.open_for(ctx.spec, false)?,
