@@ -57,12 +57,21 @@ impl FastHist {
         Ok(FastHist { counts })
     }
 
+    /// The bucket of `v` (at most `LEN - 1` for `v` up to [`FastHist::MAX_V`]). For v < 2^11 this is v
+    /// itself (shift 0); above, (shift, top 11 bits of v). The shift is the number of v's bits past 11:
+    /// with the low 11 bits set, v has at least 11, so no saturation and no test for 0 is needed.
     #[inline(always)]
-    fn index(v: u64) -> usize {
-        let bits = 64 - v.leading_zeros();
-        let shift = bits.saturating_sub(SUB_BITS);
-        // For v < 2^11 this is v itself (shift 0); above, (shift, top 11 bits of v).
+    const fn index(v: u64) -> usize {
+        let shift = (64 - SUB_BITS) - (v | (SUB as u64 - 1)).leading_zeros();
         ((shift as usize) << SUB_BITS) + ((v >> shift) as usize & (SUB - 1))
+    }
+
+    /// The bucket of any `v`: past [`FastHist::MAX_V`], the last one (where the HdrHistogram clamps it),
+    /// as clamping `v` would give (checked when compiling).
+    #[inline(always)]
+    fn clamped_index(v: u64) -> usize {
+        const { assert!(FastHist::index(FastHist::MAX_V) == FastHist::LEN - 1) };
+        Self::index(v).min(Self::LEN - 1)
     }
 
     /// The lowest value of bucket `i`.
@@ -76,14 +85,14 @@ impl FastHist {
     pub fn record(&mut self, v: u64) {
         // One conditional move: the index is then at most (44 - 11) * 2048 + 2047, inside the table
         // (bounds check kept).
-        let i = Self::index(v.min(Self::MAX_V));
+        let i = Self::clamped_index(v);
         self.counts[i] += 1;
     }
 
     /// Records `n` values equal to `v` (a run of equal values costs one memory update).
     #[inline(always)]
     pub fn record_n(&mut self, v: u64, n: u64) {
-        let i = Self::index(v.min(Self::MAX_V));
+        let i = Self::clamped_index(v);
         self.counts[i] += n;
     }
 
@@ -394,6 +403,33 @@ mod tests {
                 "{v} -> {lo}"
             );
         }
+    }
+
+    #[test]
+    fn the_bucket_of_a_value_is_the_log_linear_one_written_out() {
+        // The bucketing as first written (saturating shift, zero handled, value clamped first).
+        let plain = |v: u64| {
+            let v = v.min(FastHist::MAX_V);
+            let shift = (64 - v.leading_zeros()).saturating_sub(SUB_BITS);
+            ((shift as usize) << SUB_BITS) + ((v >> shift) as usize & (SUB - 1))
+        };
+        let mut vals: Vec<u64> = (0..5000).collect();
+        for b in 10..64 {
+            let p = 1u64 << b;
+            vals.extend([p - 1, p, p + 1, p | (p >> 1), p.wrapping_mul(3) / 2]);
+        }
+        vals.extend([FastHist::MAX_V, FastHist::MAX_V + 1, u64::MAX]);
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            vals.push(x >> (x % 64));
+        }
+        for v in vals {
+            assert_eq!(FastHist::clamped_index(v), plain(v), "value {v}");
+        }
+        assert_eq!(FastHist::clamped_index(u64::MAX), FastHist::LEN - 1);
     }
 
     #[test]
