@@ -676,7 +676,7 @@ fn keeps_atime(handle: &Handle, notes: &mut Vec<String>) -> bool {
             );
             true
         }
-        Err(_) => {
+        Err(Error::Sys(f)) if f.err.errno == libc::EPERM => {
             notes.push(
                 "O_NOATIME refused (the file is not this user's): reads update its access time as the \
                  mount's atime rule says, in their time"
@@ -684,5 +684,7 @@ fn keeps_atime(handle: &Handle, notes: &mut Vec<String>) -> bool {
             );
             false
         }
+        // Any other refusal is the threads' open's to report, with its own reason.
+        Err(_) => false,
     }
 }
