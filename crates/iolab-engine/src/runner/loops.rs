@@ -173,36 +173,19 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
             (t, done, op) = st;
             e = t;
         } else {
-            loop {
-                let io = Io {
-                    slot: 0,
-                    offset: op.offset,
-                    buf: if op.write { ptr } else { read_ptr },
-                    len: bs,
-                    write: op.write,
-                };
-                let n = m.submit(&io)?;
-                if n != bs {
-                    return Err(short_transfer(p, n, op.offset));
-                }
-                done += 1;
-                if dense {
-                    e = clk.now();
-                    out.lat.record(e.saturating_sub(t));
-                }
-                if let Some(po) = out.perop.as_mut() {
-                    po.op(op.write, op.offset, dense.then_some((t, e)));
-                }
-                t = e;
-                // The next op is planned (and its block stamped) before what the loop does between ops.
-                op = plan.next_op();
-                if stamp && op.write {
-                    pattern::stamp(data, seed, op.block);
-                }
-                if done == until || e >= check_at {
-                    break;
-                }
-            }
+            let mut st = (t, e, done, op);
+            let bufs = (ptr, read_ptr, &mut *data);
+            ops_in_line(
+                m,
+                clk,
+                p,
+                plan,
+                out,
+                bufs,
+                (until, check_at, dense),
+                &mut st,
+            )?;
+            (t, e, done, op) = st;
         }
         let read = dense || done == next_read;
         if !dense && read {
@@ -241,6 +224,57 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     out.clock_reads = 2 + done / every + rare_reads + out.pace.clock_reads + 2 * out.flush_calls;
     // The last ops, for the display (after the timed span).
     publish(p, out.t_last, done, &mut reported);
+    Ok(())
+}
+
+/// The ops of a synchronous loop up to op count `until` or, reading the clock per op (`dense`), clock
+/// `check_at`, in the loop's body (the per-op records, the pace, sparse clock reads). `st`: the start of
+/// the next op's latency, the last clock read, the ops done and the next op, as the loop left them.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn ops_in_line<M: Method, C: Clock>(
+    m: &mut M,
+    clk: &C,
+    p: &LoopParams,
+    plan: &mut OpPlan,
+    out: &mut WorkerOut,
+    (ptr, read_ptr, data): (*mut u8, *mut u8, &mut [u8]),
+    (until, check_at, dense): (u64, u64, bool),
+    st: &mut (u64, u64, u64, PlannedOp),
+) -> Result<()> {
+    let (bs, stamp, seed) = (p.bs, p.stamp, p.seed);
+    let (mut t, mut e, mut done, mut op) = *st;
+    loop {
+        let io = Io {
+            slot: 0,
+            offset: op.offset,
+            buf: if op.write { ptr } else { read_ptr },
+            len: bs,
+            write: op.write,
+        };
+        let n = m.submit(&io)?;
+        if n != bs {
+            return Err(short_transfer(p, n, op.offset));
+        }
+        done += 1;
+        if dense {
+            e = clk.now();
+            out.lat.record(e.saturating_sub(t));
+        }
+        if let Some(po) = out.perop.as_mut() {
+            po.op(op.write, op.offset, dense.then_some((t, e)));
+        }
+        t = e;
+        // The next op is planned (and its block stamped) before what the loop does between ops.
+        op = plan.next_op();
+        if stamp && op.write {
+            pattern::stamp(data, seed, op.block);
+        }
+        if done == until || e >= check_at {
+            break;
+        }
+    }
+    *st = (t, e, done, op);
     Ok(())
 }
 
