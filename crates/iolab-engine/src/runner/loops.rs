@@ -1,6 +1,8 @@
 //! The timed loops: one for methods that complete every op inside `submit`, one for methods that queue
 //! ops and complete them later. They are generic over the method and the clock, so each combination is
-//! compiled on its own; everything they call per op is inlined.
+//! compiled on its own. What they call per op is inlined, except where fewer code pages or registers
+//! kept across the system call cost less: the lean methods' plain loop (`dense_ops`), and, for io_uring,
+//! the SQE builder and the ring designs other than per-thread (see `bench/pages.sh`).
 
 use super::work::{AlignedBuf, LoopParams, WorkerOut};
 use crate::error::{Error, Result};
@@ -108,7 +110,6 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     let ptr = bufs[0].ptr;
     // A mixed run reads into a buffer of its own; the others have one buffer.
     let read_ptr = bufs.get(usize::from(p.mixed)).map_or(ptr, |b| b.ptr);
-    let data = bufs[0].slice_mut(bs);
     // Fixed for the run, read once (so the ops loop keeps them in registers, not behind `p`).
     let (stamp, seed, paced) = (p.stamp, p.seed, p.pace_ticks > 0.0);
     // The next op count at which an --fsync/--msync flush is due (u64::MAX: never), so the hot loop
@@ -117,7 +118,7 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     out.boundary_timing = dense;
     let mut op = plan.next_op();
     if stamp && op.write {
-        pattern::stamp(data, seed, op.block);
+        stamp_at(ptr, bs, seed, op.block);
     }
     let start = clk.now();
     out.t_first = start;
@@ -159,7 +160,7 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
         };
         if M::LEAN && dense && !paced && out.perop.is_none() {
             let mut st = (t, done, op);
-            let bufs = (ptr, read_ptr, &mut *data);
+            let bufs = (ptr, read_ptr);
             dense_ops(
                 m,
                 clk,
@@ -174,7 +175,7 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
             e = t;
         } else {
             let mut st = (t, e, done, op);
-            let bufs = (ptr, read_ptr, &mut *data);
+            let bufs = (ptr, read_ptr);
             ops_in_line(
                 m,
                 clk,
@@ -227,6 +228,20 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     Ok(())
 }
 
+/// Stamps block `block` into the write buffer at `ptr` (`bs` bytes). The buffer is reached only through
+/// this one pointer, which the system calls are handed too: no reference to it lives across them, so
+/// the compiler cannot take the stamp's stores to be unseen by the call that writes the buffer out.
+#[inline(always)]
+fn stamp_at(ptr: *mut u8, bs: usize, seed: u64, block: u64) {
+    // SAFETY: `ptr` is the run's first buffer (AlignedBuf), at least `bs` bytes, alive for the loop; the
+    // slice lives for this call only, and no request holds the buffer (the previous op completed).
+    pattern::stamp(
+        unsafe { std::slice::from_raw_parts_mut(ptr, bs) },
+        seed,
+        block,
+    );
+}
+
 /// The ops of a synchronous loop up to op count `until` or, reading the clock per op (`dense`), clock
 /// `check_at`, in the loop's body (the per-op records, the pace, sparse clock reads). `st`: the start of
 /// the next op's latency, the last clock read, the ops done and the next op, as the loop left them.
@@ -238,7 +253,7 @@ fn ops_in_line<M: Method, C: Clock>(
     p: &LoopParams,
     plan: &mut OpPlan,
     out: &mut WorkerOut,
-    (ptr, read_ptr, data): (*mut u8, *mut u8, &mut [u8]),
+    (ptr, read_ptr): (*mut u8, *mut u8),
     (until, check_at, dense): (u64, u64, bool),
     st: &mut (u64, u64, u64, PlannedOp),
 ) -> Result<()> {
@@ -268,7 +283,7 @@ fn ops_in_line<M: Method, C: Clock>(
         // The next op is planned (and its block stamped) before what the loop does between ops.
         op = plan.next_op();
         if stamp && op.write {
-            pattern::stamp(data, seed, op.block);
+            stamp_at(ptr, bs, seed, op.block);
         }
         if done == until || e >= check_at {
             break;
@@ -291,7 +306,7 @@ fn dense_ops<M: Method, C: Clock>(
     p: &LoopParams,
     plan: &mut OpPlan,
     lat: &mut FastHist,
-    (ptr, read_ptr, data): (*mut u8, *mut u8, &mut [u8]),
+    (ptr, read_ptr): (*mut u8, *mut u8),
     (until, check_at): (u64, u64),
     st: &mut (u64, u64, PlannedOp),
 ) -> Result<()> {
@@ -316,7 +331,7 @@ fn dense_ops<M: Method, C: Clock>(
         // The next op is planned (and its block stamped) before what the loop does between ops.
         op = plan.next_op();
         if stamp && op.write {
-            pattern::stamp(data, seed, op.block);
+            stamp_at(ptr, bs, seed, op.block);
         }
         if done == until || e >= check_at {
             break;
