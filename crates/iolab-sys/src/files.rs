@@ -59,10 +59,9 @@ pub fn pwrite(fd: RawFd, buf: &[u8], off: u64) -> SysResult<usize> {
             0,
             0,
         ];
-        // SAFETY: pwrite64 reads `buf.len()` bytes of `buf`, a valid readable slice for the call, and
-        // writes no memory of the process.
+        // SAFETY: pwrite64 reads `buf.len()` bytes of `buf`, a valid readable slice for the call.
         crate::raw::counted("pwrite", unsafe {
-            crate::raw::raw_syscall6_ro(libc::SYS_pwrite64 as u64, a)
+            crate::raw::raw_syscall6(libc::SYS_pwrite64 as u64, a)
         })
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -72,6 +71,36 @@ pub fn pwrite(fd: RawFd, buf: &[u8], off: u64) -> SysResult<usize> {
             lfs::pwrite(fd, buf.as_ptr().cast(), buf.len(), off as lfs::off_t)
         })
         .map(|n| n as usize)
+    }
+}
+
+/// [`pwrite`] declared to change no memory of the process, so the compiler keeps values in registers
+/// across it (psync's hot path).
+///
+/// # Safety
+/// No memory of the process may change when `fd` is written: the file is not mapped shared by this
+/// process (a pwrite changes the mapping's bytes), and `fd` is not /proc/self/mem or the like.
+#[inline]
+pub unsafe fn pwrite_unmapped(fd: RawFd, buf: &[u8], off: u64) -> SysResult<usize> {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    {
+        let a = [
+            fd as u32 as u64,
+            buf.as_ptr() as u64,
+            buf.len() as u64,
+            off,
+            0,
+            0,
+        ];
+        // SAFETY: pwrite64 reads `buf.len()` bytes of `buf`, a valid readable slice for the call, and
+        // changes no memory of the process (the caller's promise).
+        crate::raw::counted("pwrite", unsafe {
+            crate::raw::raw_syscall6_ro(libc::SYS_pwrite64 as u64, a)
+        })
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        pwrite(fd, buf, off)
     }
 }
 

@@ -50,12 +50,12 @@ pub(crate) unsafe fn raw_syscall6(n: u64, a: [u64; 6]) -> i64 {
     ret
 }
 
-/// [`raw_syscall6`] for a call that writes no memory of the process (pwrite64): the compiler may keep
-/// values in registers across it, where a call that may write memory makes it reload them (psync 4 B
-/// writes: 84.6 -> 83.1 user instructions per op, callgrind).
+/// [`raw_syscall6`] for a call that changes no memory of the process (pwrite64 to a file the process
+/// does not map): the compiler may keep values in registers across it, where a call that may write
+/// memory makes it reload them (psync 4 B writes: 84.6 -> 83.1 user instructions per op, callgrind).
 ///
 /// # Safety
-/// As [`raw_syscall6`], and system call `n` must not write the process's memory.
+/// As [`raw_syscall6`], and system call `n` must change no memory of the process.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) unsafe fn raw_syscall6_ro(n: u64, a: [u64; 6]) -> i64 {

@@ -57,7 +57,9 @@ impl Method for Psync {
         let fd = self.fd.as_raw_fd();
         let r = if io.write {
             // SAFETY: the runner's Io contract: `buf` holds `len` bytes nothing else touches during the call.
-            sys::pwrite(fd, unsafe { io.bytes() }, io.offset)
+            // No memory of the process changes: a psync run maps no target (mmap is another method),
+            // and targets under /proc are refused.
+            unsafe { sys::pwrite_unmapped(fd, io.bytes(), io.offset) }
         } else {
             // SAFETY: as above.
             sys::pread(fd, unsafe { io.bytes_mut() }, io.offset)
