@@ -39,7 +39,7 @@ impl Bits {
 pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<VerifyFigures> {
     let path = &target.path;
     // Through the target's handle: what iolab wrote, never a file put in its place since.
-    let fd = target.reopen(libc::O_RDONLY)?;
+    let fd = target.reopen(target.read_flags())?;
     let bs = spec.bs as usize;
     let nblocks = target.region_blocks;
     let per_chunk = ((1usize << 20) / bs).max(1) as u64;

@@ -218,6 +218,27 @@ fn reading_a_file_leaves_its_access_time_as_it_was() {
         let notes = r["notes"].to_string();
         assert!(notes.contains("O_NOATIME"), "{method}: {notes}");
     }
+    // Writes move the modification time past the old access time, so --verify's read-back would move
+    // it too without the flag.
+    set_old();
+    let r = run_json(&[
+        "--target",
+        f.to_str().unwrap(),
+        "--op",
+        "mixed",
+        "--read-pct",
+        "50",
+        "--overwrite",
+        "--verify",
+        "--ops",
+        "64",
+    ]);
+    assert_eq!(r["ops"], 64);
+    assert_eq!(
+        accessed(),
+        old,
+        "a mixed run with --verify changed the access time"
+    );
     // A user who does not own the file may not ask for O_NOATIME (EPERM): the run reads it all the
     // same and says that its reads move the access time.
     if !std::path::Path::new("/usr/bin/setpriv").exists() {

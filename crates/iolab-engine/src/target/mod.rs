@@ -181,8 +181,9 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     let buf_align = dio_align
         .map(|(m, _)| (m as usize).max(PAGE))
         .unwrap_or(PAGE);
-    let noatime =
-        kind == TargetKind::File && spec.op != OpKind::Write && keeps_atime(&handle, &mut notes);
+    // Said where the run reads the file: its ops, or --verify after them.
+    let reads = spec.op != OpKind::Write || spec.verify;
+    let noatime = kind == TargetKind::File && keeps_atime(&handle, reads, &mut notes);
     Ok(PreparedTarget {
         path,
         kind,
@@ -665,9 +666,12 @@ fn prefill(fd: i32, spec: &Spec, end: u64, shown: &str) -> Result<()> {
 
 /// May reads of the file leave its access time as it was (O_NOATIME: the file's owner or CAP_FOWNER)? A
 /// measurement reads the user's file without changing it, and the kernel's atime check is no part of a
-/// read's cost (t/io_uring opens every file so; fio its devices). Tried once here, said in a note.
-fn keeps_atime(handle: &Handle, notes: &mut Vec<String>) -> bool {
+/// read's cost (t/io_uring opens every file so; fio its devices). Tried once here, said in a note where
+/// the run `reads`.
+fn keeps_atime(handle: &Handle, reads: bool, notes: &mut Vec<String>) -> bool {
     match handle.open(libc::O_RDONLY | libc::O_NOATIME) {
+        Ok(_) if !reads => true,
+        Err(Error::Sys(f)) if f.err.errno == libc::EPERM && !reads => false,
         Ok(_) => {
             notes.push(
                 "reads open the file O_NOATIME: its access time stays as it was, and no read's time holds the \

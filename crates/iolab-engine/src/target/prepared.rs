@@ -28,7 +28,7 @@ pub struct PreparedTarget {
     pub buf_align: usize,
     /// Things the user should know (prefill done, alignment assumed ...).
     pub notes: Vec<String>,
-    /// Opens that read add O_NOATIME: a file's reads leave its access time as it was.
+    /// Every open of the file adds O_NOATIME: its reads leave its access time as it was.
     pub noatime: bool,
     /// What every open of the target goes through (none for streams): the existing file looked up, or
     /// the file iolab made, opened only while its name is still that file.
@@ -85,13 +85,22 @@ impl PreparedTarget {
         if spec.direct && self.dio_align.is_some() {
             flags |= libc::O_DIRECT;
         }
-        if self.noatime && spec.op != OpKind::Write {
+        if self.noatime {
             flags |= libc::O_NOATIME;
         }
         if self.kind == TargetKind::Sink {
             return self.open_sink(flags);
         }
         self.reopen(flags)
+    }
+
+    /// The flags of an open that reads the target back (--verify): O_RDONLY, with O_NOATIME where allowed.
+    pub fn read_flags(&self) -> libc::c_int {
+        if self.noatime {
+            libc::O_RDONLY | libc::O_NOATIME
+        } else {
+            libc::O_RDONLY
+        }
     }
 
     /// Opens the target file or device with `flags`, only while its name is still what iolab looked up
