@@ -64,6 +64,18 @@ impl Ring {
     }
 }
 
+/// `$body` for the designs other than per-thread, whose calls the hot path makes inline.
+macro_rules! others {
+    ($ring:expr, $d:ident => $body:expr) => {
+        match $ring {
+            Ring::PerThread(_) => unreachable!("the per-thread ring's calls are made inline"),
+            Ring::Shared($d) => $body,
+            Ring::Submitter($d) => $body,
+            Ring::ProducerConsumer($d) => $body,
+        }
+    };
+}
+
 /// The per-round calls of the other designs, out of line: only the per-thread ring's code is inlined into
 /// the runner's loop, so that a round's code stays on few pages (each page a round touches costs the next
 /// system call on a VM that refills its TLB after every call: 8 code pages per NOP round cost ~40 ns).
@@ -75,7 +87,7 @@ impl Ring {
         ios: &[Io],
         staged: &mut Vec<squeue::Entry>,
     ) {
-        on_design!(self, d => d.submit_round(sqes, ios, staged))
+        others!(self, d => d.submit_round(sqes, ios, staged))
     }
     #[inline(never)]
     fn commit_other(
@@ -84,11 +96,11 @@ impl Ring {
         min_complete: u32,
         own: &mut Own,
     ) -> Result<()> {
-        on_design!(self, d => d.commit(staged, min_complete, own))
+        others!(self, d => d.commit(staged, min_complete, own))
     }
     #[inline(never)]
     fn reap_other<F: FnMut(u32, i32)>(&mut self, max: u32, f: F) -> u32 {
-        on_design!(self, d => d.reap(max, f))
+        others!(self, d => d.reap(max, f))
     }
 }
 
