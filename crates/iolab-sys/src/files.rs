@@ -51,17 +51,12 @@ pub fn read(fd: RawFd, buf: &mut [u8]) -> SysResult<usize> {
 pub fn pwrite(fd: RawFd, buf: &[u8], off: u64) -> SysResult<usize> {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
-        let a = [
-            fd as u32 as u64,
-            buf.as_ptr() as u64,
-            buf.len() as u64,
-            off,
-            0,
-            0,
-        ];
         // SAFETY: pwrite64 reads `buf.len()` bytes of `buf`, a valid readable slice for the call.
         crate::raw::counted("pwrite", unsafe {
-            crate::raw::raw_syscall6(libc::SYS_pwrite64 as u64, a)
+            crate::raw::raw_syscall6(
+                libc::SYS_pwrite64 as u64,
+                positional_args(fd, buf.as_ptr(), buf.len(), off),
+            )
         })
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -84,18 +79,13 @@ pub fn pwrite(fd: RawFd, buf: &[u8], off: u64) -> SysResult<usize> {
 pub unsafe fn pwrite_unmapped(fd: RawFd, buf: &[u8], off: u64) -> SysResult<usize> {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
-        let a = [
-            fd as u32 as u64,
-            buf.as_ptr() as u64,
-            buf.len() as u64,
-            off,
-            0,
-            0,
-        ];
         // SAFETY: pwrite64 reads `buf.len()` bytes of `buf`, a valid readable slice for the call, and
         // changes no memory of the process (the caller's promise).
         crate::raw::counted("pwrite", unsafe {
-            crate::raw::raw_syscall6_ro(libc::SYS_pwrite64 as u64, a)
+            crate::raw::raw_syscall6_ro(
+                libc::SYS_pwrite64 as u64,
+                positional_args(fd, buf.as_ptr(), buf.len(), off),
+            )
         })
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -104,19 +94,20 @@ pub unsafe fn pwrite_unmapped(fd: RawFd, buf: &[u8], off: u64) -> SysResult<usiz
     }
 }
 
+/// pwrite64's and pread64's arguments for the system call instruction: `len` bytes at `buf`, file
+/// offset `off`.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[inline(always)]
+fn positional_args(fd: RawFd, buf: *const u8, len: usize, off: u64) -> [u64; 6] {
+    [fd as u32 as u64, buf as u64, len as u64, off, 0, 0]
+}
+
 /// pread(2).
 #[inline]
 pub fn pread(fd: RawFd, buf: &mut [u8], off: u64) -> SysResult<usize> {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
-        let a = [
-            fd as u32 as u64,
-            buf.as_mut_ptr() as u64,
-            buf.len() as u64,
-            off,
-            0,
-            0,
-        ];
+        let a = positional_args(fd, buf.as_mut_ptr(), buf.len(), off);
         // SAFETY: pread64 writes at most `buf.len()` bytes into `buf`, a valid writable slice for the call.
         crate::raw::counted("pread", unsafe {
             crate::raw::raw_syscall6(libc::SYS_pread64 as u64, a)

@@ -242,6 +242,29 @@ fn stamp_at(ptr: *mut u8, bs: usize, seed: u64, block: u64) {
     );
 }
 
+/// Performs planned op `op` with the write buffer `ptr` or the read buffer `read_ptr`; a short transfer
+/// is an error.
+#[inline(always)]
+fn submit_planned<M: Method>(
+    m: &mut M,
+    p: &LoopParams,
+    op: PlannedOp,
+    (ptr, read_ptr): (*mut u8, *mut u8),
+) -> Result<()> {
+    let io = Io {
+        slot: 0,
+        offset: op.offset,
+        buf: if op.write { ptr } else { read_ptr },
+        len: p.bs,
+        write: op.write,
+    };
+    let n = m.submit(&io)?;
+    if n != p.bs {
+        return Err(short_transfer(p, n, op.offset));
+    }
+    Ok(())
+}
+
 /// The ops of a synchronous loop up to op count `until` or, reading the clock per op (`dense`), clock
 /// `check_at`, in the loop's body (the per-op records, the pace, sparse clock reads). `st`: the start of
 /// the next op's latency, the last clock read, the ops done and the next op, as the loop left them.
@@ -260,17 +283,7 @@ fn ops_in_line<M: Method, C: Clock>(
     let (bs, stamp, seed) = (p.bs, p.stamp, p.seed);
     let (mut t, mut e, mut done, mut op) = *st;
     loop {
-        let io = Io {
-            slot: 0,
-            offset: op.offset,
-            buf: if op.write { ptr } else { read_ptr },
-            len: bs,
-            write: op.write,
-        };
-        let n = m.submit(&io)?;
-        if n != bs {
-            return Err(short_transfer(p, n, op.offset));
-        }
+        submit_planned(m, p, op, (ptr, read_ptr))?;
         done += 1;
         if dense {
             e = clk.now();
@@ -313,17 +326,7 @@ fn dense_ops<M: Method, C: Clock>(
     let (bs, stamp, seed) = (p.bs, p.stamp, p.seed);
     let (mut t, mut done, mut op) = *st;
     loop {
-        let io = Io {
-            slot: 0,
-            offset: op.offset,
-            buf: if op.write { ptr } else { read_ptr },
-            len: bs,
-            write: op.write,
-        };
-        let n = m.submit(&io)?;
-        if n != bs {
-            return Err(short_transfer(p, n, op.offset));
-        }
+        submit_planned(m, p, op, (ptr, read_ptr))?;
         done += 1;
         let e = clk.now();
         lat.record(e.saturating_sub(t));
