@@ -46,6 +46,8 @@ pub struct Ceiling {
     pub bps: f64,
     /// "copying beyond the caches" or "copying within the L1 cache", with the CPUs counted.
     pub what: String,
+    /// The L1 copy rate `what` names (where it came out below the rates beyond the caches), for its cite.
+    pub l1_named_bps: Option<f64>,
 }
 
 impl MemCopy {
@@ -68,12 +70,14 @@ impl MemCopy {
                     "what {on} can write to memory beyond the caches (the data spans {})",
                     crate::units::fmt_size(ws)
                 ),
+                l1_named_bps: None,
             },
             // The L1 rate is the lenient bound; where it came out below the rates beyond the caches (an
             // emulated CPU translates a long copy better than many short ones) those stand in for it.
             _ if self.cache_copy_bps >= self.memory_copy_bps.max(self.memory_fill_bps) => Ceiling {
                 bps: self.cache_copy_bps * n as f64,
                 what: format!("what {on} can copy even within the L1 cache"),
+                l1_named_bps: None,
             },
             _ => Ceiling {
                 bps: self.memory_copy_bps.max(self.memory_fill_bps) * n as f64,
@@ -82,6 +86,7 @@ impl MemCopy {
                      caches)",
                     gbps(self.cache_copy_bps)
                 ),
+                l1_named_bps: Some(self.cache_copy_bps),
             },
         }
     }
@@ -325,7 +330,14 @@ mod tests {
             "{}",
             c.what
         );
+        assert_eq!(
+            c.l1_named_bps,
+            Some(1.2e9),
+            "the figure named, for its cite"
+        );
         assert_eq!(m.ceiling(Some(4 << 20), 2).bps, 8.2e9);
+        m.cache_copy_bps = 5e9;
+        assert_eq!(m.ceiling(None, 1).l1_named_bps, None);
     }
 
     #[test]

@@ -16,7 +16,8 @@ pub struct PublishedCheck {
     pub verdict: String,
     /// The figures the verdict prints, by name: the seed's (`bytes`, `seconds`, `instructions`,
     /// `widest_store_bytes`), the rate and, per instruction, the bytes; and this machine's ceiling it was
-    /// held against (`ceiling_bps`, from the summary's `memory`).
+    /// held against (`ceiling_bps`, from the summary's `memory`), and the L1 copy rate where the verdict
+    /// names it (`l1_copy_bps`).
     #[serde(default)]
     pub figures: std::collections::BTreeMap<String, f64>,
 }
