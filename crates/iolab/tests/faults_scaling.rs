@@ -1,116 +1,64 @@
-//! `report` and `compare` are linear in the records they read: twice the records is about twice the work
-//! (CPU time and peak memory of the process, from wait4's rusage), never four times. Before they were made
-//! linear, 1,000 records took 29 s and 2,000 did not finish in 120 s.
-//!
-//! Ratios measured in one run, not times: CPU time (not wall time) counts only the process's own work, so
-//! another process on this shared machine slows it down without changing it much; each side is the least
-//! of two runs.
+//! `report` and `compare` read each record file once and hold memory linear in it: what the kernel counts
+//! of them (opens by inotify, peak resident bytes by wait4's rusage), which another process on this shared
+//! machine does not change. Their CPU time, which it does change, is a benchmark that prints its ratio
+//! (`cargo bench -p iolab --bench scaling`). Before they were made linear, 1,000 records took 29 s and
+//! 2,000 did not finish in 120 s.
 
 mod common;
+#[path = "common/scaling.rs"]
+mod scaling;
+
 use common::*;
-use serde_json::{json, Value};
-use std::path::Path;
-use std::process::Command;
+use scaling::{cost, records, template, Cost};
 
-/// A record file of `n` points (bs x qd, as a sweep of two lists records them), made from one real
-/// record of a sweep.
-fn records(template: &Value, n: usize, path: &Path) {
-    let qds: Vec<String> = (1..=10).map(|q| q.to_string()).collect();
-    let bss: Vec<String> = (1..=n / 10).map(|b| (b * 512).to_string()).collect();
-    let mut text = String::new();
-    for bs in &bss {
-        for qd in &qds {
-            let mut r = template.clone();
-            r["point"] = json!({ "bs": bs, "qd": qd });
-            r["result"]["spec"]["bs"] = json!(bs.parse::<u64>().unwrap());
-            r["result"]["spec"]["qd"] = json!(qd.parse::<u64>().unwrap());
-            r["settings"]["vary"] = json!({ "bs": bss, "qd": qds });
-            text.push_str(&r.to_string());
-            text.push('\n');
-        }
-    }
-    std::fs::write(path, text).unwrap();
-}
-
-/// (CPU seconds, peak RSS in KiB) of `iolab ARGS(run)`, which must succeed: the least of two runs, each
-/// with its arguments (a report needs a new page name every time).
-fn cost(args_of: impl Fn(usize) -> Vec<String>) -> (f64, f64) {
-    let mut best = (f64::INFINITY, f64::INFINITY);
-    for run in 0..2 {
-        let args = args_of(run);
-        let mut child = Command::new(bin())
-            .args(&args)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut status = 0;
-        // SAFETY: a zeroed rusage is a valid value for the kernel to fill.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: wait4 of the child this test started, with pointers to live locals.
-        let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
-        assert_eq!(pid, child.id() as i32);
-        // Reaped by wait4 already (this returns ECHILD): called so that no path leaves it unwaited.
-        let _ = child.wait();
-        assert!(
-            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-            "iolab {args:?} failed"
-        );
-        let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-        best.0 = best.0.min(secs(ru.ru_utime) + secs(ru.ru_stime));
-        best.1 = best.1.min(ru.ru_maxrss as f64);
-    }
-    best
-}
+/// The most resident memory one byte of records may add (peak at 2,000 records less peak at 1,000, over
+/// the bytes added): parsed JSON values and the rows made of them are a multiple of their text (report
+/// 31, compare 19 when this was written; quadratic memory would add ever more per byte).
+const BYTES_PER_INPUT_BYTE: f64 = 40.0;
 
 #[test]
-fn report_and_compare_are_linear_in_the_records() {
+fn report_and_compare_read_each_file_once_in_memory_linear_in_it() {
     let d = tempfile::tempdir().unwrap();
-    let base = d.path().join("base.jsonl");
-    let r = iolab(&[
-        "sweep",
-        "--vary",
-        "bs=4,8",
-        "--ops",
-        "100",
-        "--target",
-        "/dev/null",
-        "--count",
-        "none",
-        "--out",
-        &path_str(&base),
-    ]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let line = std::fs::read_to_string(&base).unwrap();
-    let template: Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
-    let mut costs = Vec::new();
+    let t = template(d.path());
+    let mut runs: Vec<(u64, Cost, Cost)> = Vec::new();
     for n in [1000, 2000] {
         let recs = d.path().join(format!("r{n}.jsonl"));
-        records(&template, n, &recs);
-        let rec = path_str(&recs);
-        let report = cost(|run| {
-            let html = path_str(&d.path().join(format!("r{n}-{run}.html")));
-            vec!["report".into(), rec.clone(), "-o".into(), html]
-        });
-        let compare = cost(|_| vec!["compare".into(), rec.clone(), rec.clone()]);
-        costs.push((n, report, compare));
+        let other = d.path().join(format!("o{n}.jsonl"));
+        let bytes = records(&t, n, &recs);
+        std::fs::copy(&recs, &other).unwrap();
+        let html = path_str(&d.path().join(format!("r{n}.html")));
+        let report = cost(
+            &["report".into(), path_str(&recs), "-o".into(), html],
+            &recs,
+        );
+        let compare = cost(
+            &["compare".into(), path_str(&recs), path_str(&other)],
+            &recs,
+        );
+        for (what, c) in [("report", report), ("compare", compare)] {
+            println!(
+                "{what} of {n} records ({bytes} bytes): {} opens, peak {} bytes resident, {:.2} s of CPU \
+                 (not asserted: the benchmark's)",
+                c.opens, c.peak_rss, c.cpu_s
+            );
+        }
+        runs.push((bytes, report, compare));
     }
-    let (_, r1, c1) = costs[0];
-    let (_, r2, c2) = costs[1];
-    let ratios = [
-        ("report CPU", r2.0 / r1.0),
-        ("report peak memory", r2.1 / r1.1),
-        ("compare CPU", c2.0 / c1.0),
-        ("compare peak memory", c2.1 / c1.1),
-    ];
-    for (what, ratio) in ratios {
-        println!("{what}: 2,000 records / 1,000 records = {ratio:.2}x");
-    }
-    for (what, ratio) in ratios {
-        // Linear is 2x (less where a fixed cost is part of it); quadratic would be 4x.
+    let (b1, r1, c1) = runs[0];
+    let (b2, r2, c2) = runs[1];
+    // compare reads two files of that size.
+    for (what, small, large, files) in [("report", r1, r2, 1), ("compare", c1, c2, 2)] {
+        assert_eq!(
+            (small.opens, large.opens),
+            (1, 1),
+            "{what} opens of the records"
+        );
+        let added = ((b2 - b1) * files) as f64;
+        let per_byte = (large.peak_rss as f64 - small.peak_rss as f64) / added;
+        println!("{what}: {per_byte:.1} resident bytes per byte of records added");
         assert!(
-            ratio <= 3.0,
-            "{what}: {ratio:.2}x for twice the records: {costs:?}"
+            per_byte <= BYTES_PER_INPUT_BYTE,
+            "{what}: {per_byte:.1} bytes of memory per byte of input: {runs:?}"
         );
     }
 }

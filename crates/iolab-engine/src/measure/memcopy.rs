@@ -19,12 +19,19 @@ use std::time::Instant;
 /// Copy and fill rates of this machine, bytes per second, and how they were measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemCopy {
-    /// memcpy between two buffers larger than the caches, best pass.
-    pub memory_copy_bps: f64,
-    /// Filling such a buffer (memset), best pass.
-    pub memory_fill_bps: f64,
-    /// Size of each of the large buffers.
-    pub buffer_bytes: u64,
+    /// memcpy between two buffers larger than the caches, best pass (null: not measured, and
+    /// `beyond_caches_not_measured` says why).
+    #[serde(default, deserialize_with = "measured_rate")]
+    pub memory_copy_bps: Option<f64>,
+    /// Filling such a buffer (memset), best pass (null: not measured).
+    #[serde(default, deserialize_with = "measured_rate")]
+    pub memory_fill_bps: Option<f64>,
+    /// Size of each of the large buffers (null: none was allocated).
+    #[serde(default, deserialize_with = "measured_size")]
+    pub buffer_bytes: Option<u64>,
+    /// Why the rates beyond the caches were not measured; absent where they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beyond_caches_not_measured: Option<String>,
     /// memcpy within the L1 cache (a small buffer copied over and over), best pass.
     pub cache_copy_bps: f64,
     pub cache_buffer_bytes: u64,
@@ -61,11 +68,12 @@ impl MemCopy {
         } else {
             format!("{n} CPUs")
         };
-        match (working_set, self.largest_cache_bytes) {
+        let beyond = self.beyond_caches_bps();
+        match (working_set, self.largest_cache_bytes, beyond) {
             // Without the beyond-cache rates (not measured: see `measured_within`) the L1 rate stands in,
             // a higher and so more lenient ceiling.
-            (Some(ws), Some(c)) if ws > 2 * c && self.buffer_bytes > 0 => Ceiling {
-                bps: self.memory_copy_bps.max(self.memory_fill_bps) * n as f64,
+            (Some(ws), Some(c), Some(b)) if ws > 2 * c => Ceiling {
+                bps: b * n as f64,
                 what: format!(
                     "what {on} can write to memory beyond the caches (the data spans {})",
                     crate::units::fmt_size(ws)
@@ -74,13 +82,13 @@ impl MemCopy {
             },
             // The L1 rate is the lenient bound; where it came out below the rates beyond the caches (an
             // emulated CPU translates a long copy better than many short ones) those stand in for it.
-            _ if self.cache_copy_bps >= self.memory_copy_bps.max(self.memory_fill_bps) => Ceiling {
+            _ if beyond.is_none_or(|b| self.cache_copy_bps >= b) => Ceiling {
                 bps: self.cache_copy_bps * n as f64,
                 what: format!("what {on} can copy even within the L1 cache"),
                 l1_named_bps: None,
             },
             _ => Ceiling {
-                bps: self.memory_copy_bps.max(self.memory_fill_bps) * n as f64,
+                bps: beyond.unwrap_or(self.cache_copy_bps) * n as f64,
                 what: format!(
                     "what {on} can copy or fill at best (the L1 copy measured {}, below the rate beyond the \
                      caches)",
@@ -91,14 +99,22 @@ impl MemCopy {
         }
     }
 
+    /// The faster of the copy and fill rates beyond the caches, where they were measured.
+    pub fn beyond_caches_bps(&self) -> Option<f64> {
+        Some(self.memory_copy_bps?.max(self.memory_fill_bps?))
+    }
+
     /// One line for the output: the rates and how they were measured.
     pub fn describe(&self) -> String {
-        if self.buffer_bytes == 0 {
-            let why = if self.largest_cache_bytes.is_some() {
-                "no working set here spans more than twice its largest cache"
-            } else {
-                "this machine lists no CPU caches, so no working set is known to lie beyond them"
-            };
+        let (Some(copy), Some(fill), Some(buffer)) = (
+            self.memory_copy_bps,
+            self.memory_fill_bps,
+            self.buffer_bytes,
+        ) else {
+            let why = self
+                .beyond_caches_not_measured
+                .clone()
+                .unwrap_or_else(|| not_measured_why(self.largest_cache_bytes).to_string());
             return format!(
                 "this machine copies {} within the L1 cache ({} buffer), one CPU, best of {} passes, measured \
                  once in {:.0} ms outside any timed span (its rate beyond the caches was not measured: {why}, \
@@ -108,15 +124,15 @@ impl MemCopy {
                 self.passes,
                 self.took_s * 1e3
             );
-        }
+        };
         // Free memory or iolab's own limit may have capped the buffers below twice the largest cache:
         // then say which, the rate is partly a cache rate.
-        let beyond = match largest_cache() {
-            Some(c) if self.buffer_bytes < 2 * c => format!(
+        let beyond = match self.largest_cache_bytes {
+            Some(c) if buffer < 2 * c => format!(
                 "with buffers smaller than twice its largest cache ({}: {} capped them), partly a cache \
                  rate,",
                 crate::units::fmt_size(c),
-                if self.buffer_bytes >= MAX_BUFFER {
+                if buffer >= MAX_BUFFER {
                     "iolab's limit per buffer"
                 } else {
                     "free memory"
@@ -127,15 +143,34 @@ impl MemCopy {
         format!(
             "this machine copies {} {beyond} (memcpy of {} buffers; fill {}) and {} within the L1 cache \
              ({} buffer), one CPU, best of {} passes each, measured once in {:.0} ms outside any timed span",
-            gbps(self.memory_copy_bps),
-            crate::units::fmt_size(self.buffer_bytes),
-            gbps(self.memory_fill_bps),
+            gbps(copy),
+            crate::units::fmt_size(buffer),
+            gbps(fill),
             gbps(self.cache_copy_bps),
             crate::units::fmt_size(self.cache_buffer_bytes),
             self.passes,
             self.took_s * 1e3
         )
     }
+}
+
+/// Why the rates beyond the caches were not measured, where caches of at most `llc` bytes are listed.
+fn not_measured_why(llc: Option<u64>) -> &'static str {
+    if llc.is_some() {
+        "no working set here spans more than twice its largest cache"
+    } else {
+        "this machine lists no CPU caches, so no working set is known to lie beyond them"
+    }
+}
+
+/// Records written before the rates beyond the caches could be absent held 0 for "not measured": no
+/// measured rate or buffer is 0, so 0 reads back as absent.
+fn measured_rate<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.filter(|&v| v > 0.0))
+}
+
+fn measured_size<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    Ok(Option::<u64>::deserialize(d)?.filter(|&v| v > 0))
 }
 
 /// "9.8 GB/s" (decimal gigabytes, as device and memory rates are usually given).
@@ -228,9 +263,9 @@ fn measure(beyond_caches: bool) -> MemCopy {
     let (n, memory_copy_bps, memory_fill_bps) = if beyond_caches {
         let n = buffer_size(llc, crate::mem::meminfo("MemAvailable"));
         let (c, f) = large_copy(n);
-        (n, c, f)
+        (Some(n as u64), Some(c), Some(f))
     } else {
-        (0, 0.0, 0.0)
+        (None, None, None)
     };
     let small = vec![0x5au8; CACHE_BUF];
     let mut small_dst = vec![0u8; CACHE_BUF];
@@ -244,7 +279,8 @@ fn measure(beyond_caches: bool) -> MemCopy {
     MemCopy {
         memory_copy_bps,
         memory_fill_bps,
-        buffer_bytes: n as u64,
+        buffer_bytes: n,
+        beyond_caches_not_measured: n.is_none().then(|| not_measured_why(llc).to_string()),
         cache_copy_bps,
         cache_buffer_bytes: CACHE_BUF as u64,
         largest_cache_bytes: llc,
@@ -276,9 +312,10 @@ fn large_copy(n: usize) -> (f64, f64) {
 #[doc(hidden)]
 pub fn sample() -> MemCopy {
     MemCopy {
-        memory_copy_bps: 10e9,
-        memory_fill_bps: 15e9,
-        buffer_bytes: 128 << 20,
+        memory_copy_bps: Some(10e9),
+        memory_fill_bps: Some(15e9),
+        buffer_bytes: Some(128 << 20),
+        beyond_caches_not_measured: None,
         cache_copy_bps: 50e9,
         cache_buffer_bytes: CACHE_BUF as u64,
         largest_cache_bytes: Some(32 << 20),
@@ -308,9 +345,9 @@ mod tests {
     #[test]
     fn without_beyond_cache_rates_the_l1_rate_is_the_ceiling() {
         let mut m = sample();
-        m.buffer_bytes = 0;
-        m.memory_copy_bps = 0.0;
-        m.memory_fill_bps = 0.0;
+        m.buffer_bytes = None;
+        m.memory_copy_bps = None;
+        m.memory_fill_bps = None;
         let c = m.ceiling(Some(1 << 30), 1);
         assert_eq!(c.bps, m.cache_copy_bps);
         assert!(m.describe().contains("not measured"), "{}", m.describe());
@@ -321,8 +358,8 @@ mod tests {
         // A TCG guest's rates as suites recorded them: 1.2 GB/s "within L1", 4.1 GB/s beyond the caches.
         let mut m = sample();
         m.cache_copy_bps = 1.2e9;
-        m.memory_copy_bps = 4.1e9;
-        m.memory_fill_bps = 3.0e9;
+        m.memory_copy_bps = Some(4.1e9);
+        m.memory_fill_bps = Some(3.0e9);
         let c = m.ceiling(None, 1);
         assert_eq!(c.bps, 4.1e9);
         assert!(
@@ -377,19 +414,54 @@ mod tests {
     }
 
     #[test]
-    fn the_measurement_gives_ordered_positive_rates() {
+    fn the_measurement_follows_this_machines_caches_and_memory() {
         let m = measured();
-        assert!(m.memory_copy_bps > 0.0 && m.memory_fill_bps > 0.0 && m.cache_copy_bps > 0.0);
-        assert!(m.buffer_bytes >= 64 << 20);
+        let (copy, fill) = (m.memory_copy_bps.unwrap(), m.memory_fill_bps.unwrap());
+        assert!(copy > 0.0 && fill > 0.0 && m.cache_copy_bps > 0.0, "{m:?}");
+        assert_eq!(m.beyond_caches_not_measured, None);
         // Measured once: the same figures on a second call.
         assert_eq!(measured() as *const MemCopy, m as *const MemCopy);
-        // Beyond the caches, or capped for a reason it names (a cache over 512 MiB, little free memory).
+        // The buffers are what this machine's own listed caches ask for (twice the largest, 64 MiB where
+        // none is listed), or less where its free memory capped them, and the description says which.
+        assert_eq!(m.largest_cache_bytes, largest_cache());
+        let buffer = m.buffer_bytes.unwrap();
+        let asked = buffer_size(m.largest_cache_bytes, None) as u64;
+        assert!((1 << 20..=asked).contains(&buffer), "{buffer} of {asked}");
         let d = m.describe();
-        assert!(
-            d.contains("beyond its caches")
-                || d.contains("iolab's limit per buffer capped them")
-                || d.contains("free memory capped them"),
-            "{d}"
-        );
+        let said = if buffer < asked {
+            d.contains("free memory capped them")
+        } else {
+            d.contains("beyond its caches") || d.contains("iolab's limit per buffer capped them")
+        };
+        assert!(said, "{buffer} of {asked}: {d}");
+    }
+
+    #[test]
+    fn rates_not_measured_are_null_with_the_reason_beside_them() {
+        let m = measure(false);
+        assert!(m.cache_copy_bps > 0.0);
+        let v = serde_json::to_value(&m).unwrap();
+        for k in ["memory_copy_bps", "memory_fill_bps", "buffer_bytes"] {
+            assert!(v[k].is_null(), "{k}: {v}");
+        }
+        let why = v["beyond_caches_not_measured"].as_str().unwrap();
+        assert_eq!(why, not_measured_why(m.largest_cache_bytes));
+        assert!(m.describe().contains(why), "{}", m.describe());
+        // Read back as written; a record of before, with 0 for "not measured", reads as not measured.
+        assert_eq!(serde_json::from_value::<MemCopy>(v.clone()).unwrap(), m);
+        let mut old = v;
+        old["memory_copy_bps"] = 0.0.into();
+        old["memory_fill_bps"] = 0.0.into();
+        old["buffer_bytes"] = 0.into();
+        old.as_object_mut()
+            .unwrap()
+            .remove("beyond_caches_not_measured");
+        let read: MemCopy = serde_json::from_value(old).unwrap();
+        assert_eq!((read.memory_copy_bps, read.buffer_bytes), (None, None));
+        assert_eq!(read.ceiling(Some(1 << 40), 1).bps, m.cache_copy_bps);
+        // Measured rates are written as numbers, and the reason is absent.
+        let v = serde_json::to_value(sample()).unwrap();
+        assert_eq!(v["memory_copy_bps"], 10e9);
+        assert!(v.get("beyond_caches_not_measured").is_none(), "{v}");
     }
 }

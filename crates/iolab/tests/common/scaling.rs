@@ -1,0 +1,146 @@
+//! What `report` and `compare` cost on record files of a given number of points, shared by the test that
+//! holds the counts (`tests/faults_scaling.rs`) and the benchmark that prints the ratios of CPU time
+//! (`benches/scaling.rs`): the input, made from one real record of a sweep, and the child's own figures
+//! from wait4's rusage and inotify.
+
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// One real record of a short sweep to /dev/null, the template of every generated point.
+pub fn template(dir: &Path) -> Value {
+    let base = dir.join("base.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args([
+            "sweep",
+            "--vary",
+            "bs=4,8",
+            "--ops",
+            "100",
+            "--target",
+            "/dev/null",
+        ])
+        .args(["--count", "none", "--out"])
+        .arg(&base)
+        .output()
+        .expect("iolab starts");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&base).unwrap();
+    serde_json::from_str(text.lines().next().unwrap()).unwrap()
+}
+
+/// A record file of `n` points (bs x qd, as a sweep of two lists records them). Every line is the
+/// template's size: its `settings` (which only `--resume` reads) stay the template's, so the input is
+/// linear in `n` and so must be the work.
+pub fn records(template: &Value, n: usize, path: &Path) -> u64 {
+    let mut text = String::new();
+    for i in 0..n {
+        let (bs, qd) = ((i / 10 + 1) * 512, i % 10 + 1);
+        let mut r = template.clone();
+        r["point"] = json!({ "bs": bs.to_string(), "qd": qd.to_string() });
+        r["result"]["spec"]["bs"] = json!(bs);
+        r["result"]["spec"]["qd"] = json!(qd);
+        text.push_str(&r.to_string());
+        text.push('\n');
+    }
+    std::fs::write(path, &text).unwrap();
+    text.len() as u64
+}
+
+/// What one run of iolab cost, by the kernel's count (the test reads the counts, the benchmark the times).
+#[derive(Debug, Clone, Copy)]
+#[allow(dead_code)]
+pub struct Cost {
+    /// User and system CPU seconds of the process.
+    pub cpu_s: f64,
+    /// Its peak resident memory, bytes.
+    pub peak_rss: u64,
+    /// How many times it opened the watched file.
+    pub opens: u64,
+}
+
+/// Runs `iolab ARGS`, which must succeed, and counts its cost and its opens of `watched`.
+pub fn cost(args: &[String], watched: &Path) -> Cost {
+    let watch = Opens::watch(watched);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for the kernel to fill.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 of the child this process started, with pointers to live locals.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    assert_eq!(pid, child.id() as i32);
+    // Reaped by wait4 already (this returns ECHILD): called so that no path leaves it unwaited.
+    let _ = child.wait();
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "iolab {args:?} failed"
+    );
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Cost {
+        cpu_s: secs(ru.ru_utime) + secs(ru.ru_stime),
+        peak_rss: ru.ru_maxrss as u64 * 1024,
+        opens: watch.count(),
+    }
+}
+
+/// An inotify watch counting the opens of one file.
+struct Opens(std::os::fd::OwnedFd);
+
+impl Opens {
+    fn watch(path: &Path) -> Opens {
+        use std::os::fd::FromRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        // SAFETY: inotify_init1 takes flags only.
+        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+        assert!(
+            fd >= 0,
+            "inotify_init1: {}",
+            std::io::Error::last_os_error()
+        );
+        // SAFETY: fd is a new descriptor this function owns from here on.
+        let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a live inotify descriptor and a NUL-terminated path.
+        let wd = unsafe { libc::inotify_add_watch(fd, c.as_ptr(), libc::IN_OPEN | libc::IN_CLOSE) };
+        assert!(
+            wd >= 0,
+            "inotify_add_watch: {}",
+            std::io::Error::last_os_error()
+        );
+        Opens(owned)
+    }
+
+    /// The IN_OPEN events queued so far. The closes are watched too: the kernel merges an event with the
+    /// one queued just before it when they are the same, and a close stands between two opens of a file
+    /// read once at a time.
+    fn count(&self) -> u64 {
+        use std::os::fd::AsRawFd;
+        let header = std::mem::size_of::<libc::inotify_event>();
+        let mut buf = vec![0u8; 64 << 10];
+        let mut n = 0;
+        loop {
+            // SAFETY: reading into a live buffer of its own length.
+            let got = unsafe { libc::read(self.0.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if got <= 0 {
+                return n;
+            }
+            let mut at = 0;
+            while at + header <= got as usize {
+                // SAFETY: the kernel wrote whole events; read_unaligned copes with the byte buffer.
+                let e: libc::inotify_event =
+                    unsafe { std::ptr::read_unaligned(buf[at..].as_ptr().cast()) };
+                n += u64::from(e.mask & libc::IN_OPEN != 0);
+                at += header + e.len as usize;
+            }
+        }
+    }
+}
