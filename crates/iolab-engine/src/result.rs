@@ -140,8 +140,9 @@ pub struct CpuFigures {
     pub helpers_sys_s: f64,
     /// (user + sys of the process) / wall time: 1.0 is one core busy all the time.
     pub cores_busy: f64,
-    /// Time the process's tasks were runnable but waited on a runqueue (schedstat run_delay).
-    pub runqueue_wait_s: f64,
+    /// Time the process's tasks were runnable but waited on a runqueue (schedstat run_delay; null where
+    /// the kernel keeps none: no CONFIG_SCHED_INFO).
+    pub runqueue_wait_s: Option<f64>,
     /// Steal time on all CPUs during the run (/proc/stat, 10 ms ticks): the hypervisor ran something else
     /// on our virtual CPUs. Stolen time is in the wall time but in nobody's user/sys time.
     pub steal_all_cpus_s: f64,
@@ -170,10 +171,14 @@ pub struct SyscallFigures {
     /// io_uring: io_uring_enter calls and requests they submitted.
     pub uring_enters: Option<u64>,
     pub uring_requests: Option<u64>,
-    /// The kernel's read/write-family counters for the whole process over the timed span.
-    pub kernel_rw: ProcIo,
-    /// (syscr + syscw) / ops.
-    pub kernel_rw_per_op: f64,
+    /// The kernel's read/write-family counters for the whole process over the timed span (null where
+    /// the kernel did not count them for this run: `kernel_rw_unavailable` says why).
+    pub kernel_rw: Option<ProcIo>,
+    /// (syscr + syscw) / ops (null with `kernel_rw`, or with no op).
+    pub kernel_rw_per_op: Option<f64>,
+    /// Why `kernel_rw` is null; absent where it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_rw_unavailable: Option<String>,
     /// How to read these numbers for this method.
     pub note: String,
     /// Clock reads that were system calls of their own (clock_gettime without a vDSO fast path; see
@@ -619,11 +624,18 @@ pub struct RunResult {
     pub ns_per_op: f64,
     /// Per-op latency. Synchronous methods: from the previous op's completion to this op's completion (one
     /// clock read per op; includes iolab's bookkeeping between ops, see `timed`). Asynchronous methods: from
-    /// just before the request was queued to just after iolab saw its completion.
+    /// just before the request was queued to just after iolab saw its completion. Absent where no op was
+    /// timed on its own (`latency_unavailable` says why).
+    #[serde(default, skip_serializing_if = "Summary::is_empty")]
     pub latency: Summary,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_unavailable: Option<String>,
     /// Time between the starts of successive ops of one thread (the seed thesis's "time between writes").
-    /// For synchronous methods this is the same series as `latency`.
+    /// For synchronous methods this is the same series as `latency`. Absent as `latency` is.
+    #[serde(default, skip_serializing_if = "Summary::is_empty")]
     pub gap: Summary,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gap_unavailable: Option<String>,
     pub flushes: FlushFigures,
     pub cpu: CpuFigures,
     pub syscalls: SyscallFigures,
@@ -857,6 +869,29 @@ pub struct AttackOutcome {
     /// request its policy allows, which it ran (harmless by the policy's definition).
     #[serde(default)]
     pub other_allowed_ran: Option<u64>,
+}
+
+impl RunResult {
+    /// Says why `latency` and `gap` hold nothing, where they do: the JSON leaves them out and gives this
+    /// reason in their place, never a distribution of zeros.
+    pub fn say_why_absent(&mut self) {
+        let why = |r: &RunResult| match (&r.sparse_clock, &r.offload) {
+            _ if r.ops == 0 => "no op completed in the timed span".to_string(),
+            (Some(s), _) => s.latency_unavailable.clone(),
+            (None, Some(_)) => {
+                "the offload client times its requests by the window, not one by one: there \
+                               is no time between two ops of its own"
+                    .to_string()
+            }
+            (None, None) => "no op was timed on its own in this run".to_string(),
+        };
+        if self.latency.is_empty() {
+            self.latency_unavailable = Some(why(self));
+        }
+        if self.gap.is_empty() {
+            self.gap_unavailable = Some(why(self));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -95,7 +95,7 @@ pub fn overhead(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<OverheadRepo
         bare.push(bare_loop(ops, false)?);
         let r = crate::run::run(&psync, clock)?;
         lab.push(r.ns_per_op);
-        writes += r.syscalls.kernel_rw.syscw;
+        writes += r.syscalls.kernel_rw.as_ref().map_or(0, |k| k.syscw);
         total_ops += r.ops;
         bare_p.push(bare_loop(ops, true)?);
         lab_s.push(crate::run::run(&sync, clock)?.ns_per_op);

@@ -31,5 +31,6 @@ pub fn run_with(spec: &Spec, clock: &ClockInfo, board: Option<&Board>) -> Result
         r.derived = d;
     }
     r.findings = findings::findings(&r);
+    r.say_why_absent();
     Ok(r)
 }

@@ -52,9 +52,10 @@ pub struct SurveyRun {
     /// ns/op of every round, in the order they ran (empty in results of versions before rounds).
     #[serde(default)]
     pub rounds_ns_per_op: Vec<f64>,
-    /// Hypervisor steal on all CPUs during this method's rounds, seconds.
+    /// Hypervisor steal on all CPUs during this method's rounds, seconds (null where no round's figures
+    /// were kept: the method did not run, or a round failed and its row was dropped).
     #[serde(default)]
-    pub steal_s: f64,
+    pub steal_s: Option<f64>,
     /// What limited its median round ([`crate::verdict`]); absent in older results.
     #[serde(default)]
     pub verdict: Option<crate::verdict::Verdict>,
@@ -330,7 +331,7 @@ fn why_not(e: Error, round: u32, rounds: u32) -> Result<String> {
 /// A cell's entry: the round with the median ns/op as its result, every round's ns/op, the steal.
 fn median_run(c: &Cell, mut rs: Vec<RunResult>, why: Option<String>) -> SurveyRun {
     let rounds_ns_per_op: Vec<f64> = rs.iter().map(|r| r.ns_per_op).collect();
-    let steal_s = rs.iter().map(|r| r.cpu.steal_all_cpus_s).sum();
+    let steal_s = (!rs.is_empty()).then(|| rs.iter().map(|r| r.cpu.steal_all_cpus_s).sum());
     rs.sort_by(|a, b| a.ns_per_op.total_cmp(&b.ns_per_op));
     let mid = rs.len().saturating_sub(1) / 2;
     let result = (why.is_none() && !rs.is_empty()).then(|| rs.swap_remove(mid));
@@ -453,7 +454,7 @@ mod tests {
             result: Some(result),
             unavailable: None,
             rounds_ns_per_op: rounds.to_vec(),
-            steal_s: 0.0,
+            steal_s: Some(0.0),
             verdict: None,
         }
     }

@@ -423,7 +423,7 @@ fn cells(
                     result: None,
                     unavailable: Some(e.to_string()),
                     rounds_ns_per_op: Vec::new(),
-                    steal_s: 0.0,
+                    steal_s: None,
                     verdict: None,
                 }),
             }

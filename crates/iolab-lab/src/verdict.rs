@@ -34,13 +34,11 @@ fn verdict(kind: &str, text: String) -> Verdict {
 /// The verdict of one run.
 pub fn of(r: &RunResult) -> Verdict {
     let s = &r.spec;
-    let io = &r.syscalls.kernel_rw;
     // /proc/self/io counts this process's storage reads (system calls and mmap faults alike): not an
-    // offload client's (another process), and nothing where the kernel has no such file (no
-    // CONFIG_TASK_IO_ACCOUNTING: the figures stay zero). Verdicts are made right after the runs.
-    let counted = s.method.info().exec != iolab_engine::method::info::Exec::OutOfProcess
-        && std::path::Path::new("/proc/self/io").exists();
-    if s.op == OpKind::Read && !s.direct && r.bytes > 0 && counted {
+    // offload client's (another process: no count), and nothing where the kernel has no such file (no
+    // CONFIG_TASK_IO_ACCOUNTING: no count either).
+    let counted = r.syscalls.kernel_rw.as_ref();
+    if let Some(io) = counted.filter(|_| s.op == OpKind::Read && !s.direct && r.bytes > 0) {
         let from_device = io.read_bytes as f64 / r.bytes as f64;
         if from_device < CACHED {
             return verdict(
@@ -69,7 +67,7 @@ pub fn of(r: &RunResult) -> Verdict {
             );
         }
     }
-    let (busy, queued) = (cpu_share(r), share(r, r.cpu.runqueue_wait_s));
+    let (busy, queued) = (cpu_share(r), share(r, r.cpu.runqueue_wait_s.unwrap_or(0.0)));
     if busy >= BUSY {
         return verdict(
             "cpu-bound",
@@ -237,11 +235,11 @@ mod tests {
         r.spec.op = OpKind::Write;
         r.cpu.process.user_s = 0.0;
         r.cpu.process.sys_s = 0.0;
-        r.cpu.runqueue_wait_s = 0.0;
+        r.cpu.runqueue_wait_s = Some(0.0);
         assert_eq!(of(&r).kind, "device-bound");
         // Runnable but waiting for a CPU most of the run is the CPU's doing too.
         let mut queued = r.clone();
-        queued.cpu.runqueue_wait_s = queued.wall_s * f64::from(queued.spec.threads);
+        queued.cpu.runqueue_wait_s = Some(queued.wall_s * f64::from(queued.spec.threads));
         assert!(
             of(&queued).text.contains("waited for one"),
             "{:?}",

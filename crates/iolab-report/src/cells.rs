@@ -68,7 +68,10 @@ pub fn syscalls_per_op(r: &RunResult) -> String {
     match r.syscalls.method_per_op {
         Some(v) => format!("{v:.3}"),
         // Marked, not suffixed: "1.000k" read as a thousand.
-        None => format!("{:.3}*", r.syscalls.kernel_rw_per_op),
+        None => match r.syscalls.kernel_rw_per_op {
+            Some(k) => format!("{k:.3}*"),
+            None => "-".into(),
+        },
     }
 }
 

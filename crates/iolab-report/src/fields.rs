@@ -259,6 +259,8 @@ mod tests {
             ns_per_op: 1.0,
             latency: dist.clone(),
             gap: dist,
+            latency_unavailable: None,
+            gap_unavailable: None,
             flushes: Default::default(),
             cpu: Default::default(),
             syscalls: SyscallFigures {
@@ -394,7 +396,7 @@ mod tests {
                 result: ran.then(full_run),
                 unavailable: (!ran).then(|| "why".into()),
                 rounds_ns_per_op: vec![1.0],
-                steal_s: 0.0,
+                steal_s: ran.then_some(0.0),
                 verdict: None,
             })
             .unwrap()

@@ -176,7 +176,7 @@ fn ranked_row(row: &RankRow, run: &SurveyRun, t: &mut Table) {
 /// The hypervisor's steal during a target's runs, when there was any to speak of.
 fn steal_text(s: &SurveyResult, target: &str, o: &mut String) {
     let runs = s.runs.iter().filter(|r| r.target == target);
-    let steal: f64 = runs.clone().map(|r| r.steal_s).sum();
+    let steal: f64 = runs.clone().filter_map(|r| r.steal_s).sum();
     let wall: f64 = runs
         .filter_map(|r| {
             r.result

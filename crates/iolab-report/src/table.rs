@@ -297,12 +297,12 @@ fn scheduler_text(r: &RunResult, o: &mut String) {
     let c = &r.cpu;
     let _ = writeln!(
         o,
-        "scheduler    context switches voluntary {}, involuntary {}; page faults minor {}, major {}; runqueue wait {:.3} s",
+        "scheduler    context switches voluntary {}, involuntary {}; page faults minor {}, major {}; runqueue wait {}",
         c.process.voluntary_ctx_switches,
         c.process.involuntary_ctx_switches,
         c.process.minor_faults,
         c.process.major_faults,
-        c.runqueue_wait_s
+        c.runqueue_wait_s.map_or("not counted by this kernel (no schedstat)".into(), |s| format!("{s:.3} s"))
     );
     let _ = writeln!(
         o,
@@ -321,14 +321,25 @@ fn syscalls_text(r: &RunResult, o: &mut String) {
         (Some(n), Some(p)) => format!("{} by the method ({p:.3}/op)", thousands_u64(n)),
         _ => "not countable by iolab for this method".into(),
     };
+    let kernel = match (&sc.kernel_rw, sc.kernel_rw_per_op) {
+        (Some(k), per_op) => format!(
+            "syscr {} syscw {} ({}/op), rchar {} wchar {}",
+            thousands_u64(k.syscr),
+            thousands_u64(k.syscw),
+            per_op.map_or("-".into(), |p| format!("{p:.3}")),
+            fmt_size(k.rchar),
+            fmt_size(k.wchar)
+        ),
+        (None, _) => format!(
+            "not counted: {}",
+            sc.kernel_rw_unavailable
+                .as_deref()
+                .unwrap_or("no count recorded")
+        ),
+    };
     let _ = writeln!(
         o,
-        "syscalls     {mine}; kernel's read/write counters: syscr {} syscw {} ({:.3}/op), rchar {} wchar {}",
-        thousands_u64(sc.kernel_rw.syscr),
-        thousands_u64(sc.kernel_rw.syscw),
-        sc.kernel_rw_per_op,
-        fmt_size(sc.kernel_rw.rchar),
-        fmt_size(sc.kernel_rw.wchar)
+        "syscalls     {mine}; kernel's read/write counters: {kernel}"
     );
     if let Some(c) = sc.clock_calls {
         let _ = writeln!(

@@ -85,6 +85,7 @@ fn main_job_ranks_every_method_and_touches_no_existing_file() {
         );
     }
     ranking_cannot_contradict_itself(&v);
+    nothing_unmeasured_reads_as_zero(&v);
     // nop touches no target (it is the harness's floor), so no pipe and no peer.
     for r in runs
         .iter()
@@ -102,6 +103,47 @@ fn main_job_ranks_every_method_and_touches_no_existing_file() {
         0,
         "the temporary directory is gone"
     );
+}
+
+/// A figure the survey did not measure is null or absent with its reason beside it, never a 0 that reads
+/// as a measurement: the memory rates beyond the caches, steal in rows that did not run, the kernel's
+/// read/write counts of the offload client (another process), and distributions with no value in them.
+fn nothing_unmeasured_reads_as_zero(v: &serde_json::Value) {
+    let memory = &v["memory"];
+    assert!(
+        memory["memory_copy_bps"].as_f64().is_some_and(|r| r > 0.0)
+            || (memory["memory_copy_bps"].is_null()
+                && memory["buffer_bytes"].is_null()
+                && memory["beyond_caches_not_measured"].is_string()),
+        "{memory}"
+    );
+    for r in v["runs"].as_array().unwrap() {
+        let row = format!("{} {} {}", r["method"], r["target"], r["bs"]);
+        let res = &r["result"];
+        if res.is_null() {
+            assert!(
+                r["steal_s"].is_null(),
+                "{row}: steal of rounds that never ran"
+            );
+            continue;
+        }
+        assert!(r["steal_s"].as_f64().is_some(), "{row}");
+        for k in ["latency", "gap"] {
+            match res.get(k) {
+                Some(s) => assert!(s["count"].as_u64() > Some(0), "{row}: an empty {k}: {s}"),
+                None => assert!(res[format!("{k}_unavailable")].is_string(), "{row}: {k}"),
+            }
+        }
+        let sc = &res["syscalls"];
+        let offload = r["method"] == "offload";
+        assert_eq!(sc["kernel_rw"].is_null(), offload, "{row}: {sc}");
+        assert_eq!(
+            sc["kernel_rw_unavailable"].is_string(),
+            offload,
+            "{row}: {sc}"
+        );
+        assert_eq!(sc["kernel_rw_per_op"].is_null(), offload, "{row}: {sc}");
+    }
 }
 
 /// The answer is the first screen: stdout is not a terminal here, so the progress lines come first (a

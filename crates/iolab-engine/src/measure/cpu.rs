@@ -175,7 +175,9 @@ pub fn task_deltas(
 }
 
 /// Runqueue waiting of all tasks present in both snapshots (and new ones from zero), in seconds.
-pub fn run_delay_delta_s(before: &[TaskTimes], after: &[TaskTimes]) -> f64 {
+pub fn run_delay_delta_s(before: &[TaskTimes], after: &[TaskTimes]) -> Option<f64> {
+    // No task's schedstat was read (a kernel without CONFIG_SCHED_INFO): nothing was measured.
+    after.iter().find_map(|t| t.run_delay_ns)?;
     let prev: BTreeMap<i32, &TaskTimes> = before.iter().map(|t| (t.tid, t)).collect();
     let ns: u64 = after
         .iter()
@@ -184,7 +186,7 @@ pub fn run_delay_delta_s(before: &[TaskTimes], after: &[TaskTimes]) -> f64 {
             t.run_delay_ns.unwrap_or(0).saturating_sub(b)
         })
         .sum();
-    ns as f64 * 1e-9
+    Some(ns as f64 * 1e-9)
 }
 
 /// Steal time between two [`per_cpu_times`] snapshots: the hypervisor running something else on our
@@ -452,7 +454,16 @@ mod tests {
         assert_eq!(d[0].sys_s, 20.0 / hz);
         assert_eq!(d[1].sys_s, 4.0 / hz);
         // run delay: tid 1 5->50, tid 2 10->30, tid 3 new 4 => 45 + 20 + 4 ns.
-        assert!((run_delay_delta_s(&before, &after) - 69e-9).abs() < 1e-15);
+        assert!((run_delay_delta_s(&before, &after).unwrap() - 69e-9).abs() < 1e-15);
+        // A kernel without schedstat gave no task's run delay: not measured, not 0 s.
+        let unread: Vec<TaskTimes> = after
+            .into_iter()
+            .map(|t| TaskTimes {
+                run_delay_ns: None,
+                ..t
+            })
+            .collect();
+        assert_eq!(run_delay_delta_s(&before, &unread), None);
     }
 
     #[test]

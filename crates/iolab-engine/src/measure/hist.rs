@@ -241,6 +241,13 @@ pub struct Summary {
     pub hist_ns: Vec<(f64, u64)>,
 }
 
+impl Summary {
+    /// No value was recorded: nothing was measured.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+}
+
 /// [`Summary::hist_ns`] as one string of "VALUE:COUNT" pairs apart by spaces.
 mod pairs_text {
     use serde::{de::Error, Deserialize, Deserializer, Serializer};

@@ -237,8 +237,13 @@ fn syscall_figures(path: OffloadPath, ops: u64, batches: u64, timed: u64) -> Sys
         method_per_op: (ops > 0).then(|| timed as f64 / ops as f64),
         uring_enters: (path == OffloadPath::Native).then_some(batches),
         uring_requests: (path == OffloadPath::Native).then_some(ops),
-        kernel_rw: Default::default(),
-        kernel_rw_per_op: 0.0,
+        kernel_rw: None,
+        kernel_rw_per_op: None,
+        kernel_rw_unavailable: Some(
+            "the client is another process: /proc/self/io counts iolab's own calls, not its (method_count is \
+             the client's own count)"
+                .into(),
+        ),
         clock_calls: None,
         note: match path {
             OffloadPath::Native => "the client's io_uring_enter(2) calls (one per batch) and its done signal",

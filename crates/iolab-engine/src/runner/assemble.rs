@@ -93,6 +93,8 @@ pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunRe
         },
         latency: Default::default(),
         gap: Default::default(),
+        latency_unavailable: None,
+        gap_unavailable: None,
         flushes: Default::default(),
         cpu,
         syscalls: Default::default(),

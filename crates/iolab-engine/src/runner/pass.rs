@@ -76,8 +76,8 @@ pub(super) fn run_once(
     let warm_bytes = warmup.as_ref().map_or(0, |w| w.bytes);
     check_peer(spec, peer.as_ref(), bytes + warm_bytes)?;
     let kernel_rw = match (&before.io, &after.io) {
-        (Some((a, n)), Some((b, _))) => ProcIo::delta(a, *n, b),
-        _ => ProcIo::default(),
+        (Some((a, n)), Some((b, _))) => Some(ProcIo::delta(a, *n, b)),
+        _ => None,
     };
     let helpers = helper_deltas(&before.proc.tasks, &after.proc.tasks);
     let mut notes = notes(spec, &target, &helpers, &kernel_rw);
@@ -371,7 +371,7 @@ fn notes(
     spec: &Spec,
     target: &PreparedTarget,
     helpers: &[HelperCpu],
-    kernel_rw: &ProcIo,
+    kernel_rw: &Option<ProcIo>,
 ) -> Vec<String> {
     let mut notes = target.notes.clone();
     if !helpers.is_empty() {
@@ -381,7 +381,9 @@ fn notes(
                 .into(),
         );
     }
-    if spec.method.info().io_uring_requests && kernel_rw.syscw + kernel_rw.syscr == 0 {
+    if spec.method.info().io_uring_requests
+        && kernel_rw.as_ref().is_some_and(|k| k.syscw + k.syscr == 0)
+    {
         notes.push("io_uring requests are not counted in /proc/self/io syscr/syscw".into());
     }
     notes
@@ -403,26 +405,32 @@ fn syscall_figures(
     spec: &Spec,
     target: &PreparedTarget,
     w: &Merged,
-    kernel_rw: ProcIo,
+    kernel_rw: Option<ProcIo>,
 ) -> SyscallFigures {
     let ops = w.ops;
-    let per_op = |x: u64| if ops > 0 { x as f64 / ops as f64 } else { 0.0 };
+    let per_op = |x: u64| (ops > 0).then(|| x as f64 / ops as f64);
     SyscallFigures {
         method_count: w.method_count,
-        method_per_op: w.method_count.map(per_op),
+        method_per_op: w.method_count.and_then(per_op),
         uring_enters: w.uring.map(|u| u.0),
         uring_requests: w.uring.map(|u| u.1),
-        kernel_rw,
         // On a stream the peer thread's calls are in the process's counters, but only in the other
         // direction (it reads what a write run sends, writes what a read run takes): count one side.
         clock_calls: None,
-        kernel_rw_per_op: per_op(match (target.kind.is_stream(), spec.op) {
-            (false, _) => kernel_rw.syscr + kernel_rw.syscw,
-            (true, OpKind::Write) => kernel_rw.syscw,
-            (true, OpKind::Read) => kernel_rw.syscr,
-            // Refused at resolve: a stream goes one way.
-            (true, OpKind::Mixed) => kernel_rw.syscr + kernel_rw.syscw,
+        kernel_rw_per_op: kernel_rw.as_ref().and_then(|k| {
+            per_op(match (target.kind.is_stream(), spec.op) {
+                (false, _) => k.syscr + k.syscw,
+                (true, OpKind::Write) => k.syscw,
+                (true, OpKind::Read) => k.syscr,
+                // Refused at resolve: a stream goes one way.
+                (true, OpKind::Mixed) => k.syscr + k.syscw,
+            })
         }),
+        kernel_rw_unavailable: kernel_rw.is_none().then(|| {
+            "/proc/self/io could not be read (a kernel built without CONFIG_TASK_IO_ACCOUNTING has none)"
+                .into()
+        }),
+        kernel_rw,
         note: spec.method.info().syscall_note.into(),
     }
 }

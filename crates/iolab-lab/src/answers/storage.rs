@@ -81,13 +81,19 @@ fn caveats(fam: &[&Row]) -> Vec<String> {
     let cached: Vec<&&Row> = fam
         .iter()
         .filter(buffered)
-        .filter(|r| !r.facts.write && (!r.cold_cache || r.device_read_bytes == 0))
+        .filter(|r| !r.facts.write && (!r.cold_cache || r.device_read_bytes == Some(0)))
         .collect();
     if let Some(r) = cached.first() {
+        let counted = match r.device_read_bytes {
+            Some(d) => format!(
+                "{} of {} read from the device",
+                fmt_size(d),
+                fmt_size(r.bytes)
+            ),
+            None => "the kernel did not count its device reads".into(),
+        };
         out.push(format!(
-            "its buffered reads came from the page cache ({} of {} read from the device{})",
-            fmt_size(r.device_read_bytes),
-            fmt_size(r.bytes),
+            "its buffered reads came from the page cache ({counted}{})",
             if r.cold_cache {
                 ": the pages were dropped first, yet the kernel fetched nothing"
             } else {
@@ -107,7 +113,9 @@ fn reached_device(fam: &[&Row]) -> Option<String> {
         .max_by_key(|r| r.facts.bs);
     let rd = fam
         .iter()
-        .filter(|r| !r.facts.write && !r.facts.direct && r.cold_cache && r.device_read_bytes > 0)
+        .filter(|r| {
+            !r.facts.write && !r.facts.direct && r.cold_cache && r.device_read_bytes > Some(0)
+        })
         .max_by_key(|r| r.facts.bs);
     match (w, rd) {
         (Some(w), _) => Some(format!(
@@ -120,7 +128,7 @@ fn reached_device(fam: &[&Row]) -> Option<String> {
             "the buffered reads came from the device (the pages dropped first; at {} the device gave {} of \
              the {} read)",
             fmt_size(r.facts.bs),
-            fmt_size(r.device_read_bytes),
+            fmt_size(r.device_read_bytes.unwrap_or_default()),
             fmt_size(r.bytes)
         )),
         _ => None,

@@ -84,7 +84,8 @@ impl Facts {
             worker_cpu_s: worker_cpu_s(r),
             iowq_cpu_s: helper("iou-wrk-"),
             sqpoll_cpu_s: helper("iou-sqp-"),
-            rw_syscalls_per_op: r.syscalls.kernel_rw_per_op,
+            // 0 where the kernel did not count them: every rule that reads it asks for more than 0.
+            rw_syscalls_per_op: r.syscalls.kernel_rw_per_op.unwrap_or(0.0),
             steal_s: r.cpu.steal_worker_cpus_s.unwrap_or(r.cpu.steal_all_cpus_s),
             steal_share: steal_share(r),
             tracepoints_unavailable: tp_missing,

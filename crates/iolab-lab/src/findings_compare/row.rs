@@ -91,7 +91,7 @@ pub struct Row {
     /// A file's filesystem ("tmpfs": its pages are the file, there is no device behind them).
     pub fs: Option<String>,
     /// Bytes the storage layer fetched for the process over the run (/proc/self/io read_bytes).
-    pub device_read_bytes: u64,
+    pub device_read_bytes: Option<u64>,
     /// Seconds in --fsync/--msync flushes inside the timed span.
     pub flush_s: f64,
     /// The busiest CPU's kernel share system-wide (/proc/stat) and the ticks it counted.
@@ -197,7 +197,7 @@ impl Row {
             cold_cache: r.spec.cold_cache,
             memory: r.memory.clone(),
             fs: r.target.fs.clone(),
-            device_read_bytes: r.syscalls.kernel_rw.read_bytes,
+            device_read_bytes: r.syscalls.kernel_rw.as_ref().map(|k| k.read_bytes),
             flush_s: r.flushes.total_s,
             busiest_core: r
                 .cpu

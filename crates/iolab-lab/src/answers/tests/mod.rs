@@ -640,6 +640,7 @@ fn direct_crossover() {
         bs_row(512, true, false, 3.0, 130000.0),
     ];
     reads[0].bytes = 1 << 20;
+    reads[0].device_read_bytes = Some(0);
     let r = answer("direct_crossover", &[], &reads, &[], &[]);
     assert_eq!(r.status, Status::Partly);
     assert!(
@@ -648,7 +649,7 @@ fn direct_crossover() {
         r.text
     );
     reads[0].cold_cache = true;
-    reads[0].device_read_bytes = 1 << 20;
+    reads[0].device_read_bytes = Some(1 << 20);
     let r = answer("direct_crossover", &[], &reads, &[], &[]);
     assert_eq!(r.status, Status::Answered, "{r:?}");
     assert!(
@@ -658,7 +659,7 @@ fn direct_crossover() {
     );
     // tmpfs has no device behind its pages: its cached reads are the paper's RAM disk, no caveat.
     reads[0].cold_cache = false;
-    reads[0].device_read_bytes = 0;
+    reads[0].device_read_bytes = Some(0);
     for r in reads.iter_mut() {
         r.fs = Some("tmpfs".into());
     }
