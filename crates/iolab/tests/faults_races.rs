@@ -409,11 +409,12 @@ fn a_fifo_swapped_in_before_verify_never_blocks() {
         "--target",
         &t_str,
         "--duration",
-        "1",
+        "3",
         "--count",
         "none",
         "--verify",
     ]);
+    // 300 ms into a 3 s run: well inside it even where a loaded machine wakes this thread late.
     wait_for_file(&t);
     std::thread::sleep(Duration::from_millis(300));
     std::fs::rename(&t, dir.path().join("t.away")).unwrap();
@@ -497,7 +498,7 @@ fn a_hard_link_to_a_finished_runs_file_is_not_a_leftover() {
         "--target",
         &path_str(&t),
         "--duration",
-        "1",
+        "2",
         "--count",
         "none",
     ]);

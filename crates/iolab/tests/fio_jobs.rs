@@ -318,17 +318,21 @@ fn a_job_file_of_several_jobs_keeps_fios_promises() {
         m["iolab"]["access"]
     );
     assert_eq!(m["job options"]["numjobs"], "2");
+    // rate_iops is a ceiling: no job goes faster (512 ops span 511 intervals, +0.2%; fio's runtime is in
+    // whole milliseconds). A loaded machine
+    // may hold a job below it, and then the pace says it was not met: whether it was met is the
+    // machine's, that it says so truly is iolab's.
     let p = job("paced-psync");
     let per_thread = p["write"]["iops"].as_f64().unwrap() / 2.0;
+    println!("paced to 1,000 ops/s per job, achieved {per_thread:.1}");
     assert!(
-        (per_thread / 1000.0 - 1.0).abs() <= 0.05,
+        per_thread <= 1000.0 * 1.05,
         "paced to 1,000 ops/s per job, achieved {per_thread}"
     );
-    assert!(
-        p["iolab"]["paced"]["met"].as_bool().unwrap(),
-        "{}",
-        p["iolab"]["paced"]
-    );
+    let paced = &p["iolab"]["paced"];
+    let achieved = paced["achieved_iops"].as_f64().unwrap();
+    assert!(achieved <= 1000.0 * 1.01, "{paced}");
+    assert_eq!(paced["met"].as_bool(), Some(achieved >= 990.0), "{paced}");
 }
 
 /// fio's own `fio_jsonplus_clat2csv` (Debian's fio package) converts iolab's `--fio-json` without error,

@@ -491,7 +491,8 @@ fn run_in_its_cgroup() -> (std::process::Child, std::path::PathBuf) {
         .spawn()
         .unwrap();
     let name = format!("iolab-{}", child.id());
-    for _ in 0..200 {
+    // Up to 30 s: a loaded machine may take seconds to start the run (it lasts 30 s once started).
+    for _ in 0..1200 {
         std::thread::sleep(std::time::Duration::from_millis(25));
         if let Some(p) = memory_cgroup_of(child.id()).filter(|p| p.ends_with(&name)) {
             return (child, p);

@@ -363,8 +363,8 @@ fn the_client_exits_when_iolab_dies() {
         let t = Instant::now();
         while alive(client) {
             assert!(
-                t.elapsed() < Duration::from_secs(5),
-                "{path}: the client (pid {client}) still runs 5 s after iolab died"
+                t.elapsed() < Duration::from_secs(30),
+                "{path}: the client (pid {client}) still runs 30 s after iolab died"
             );
             std::thread::sleep(Duration::from_millis(20));
         }
