@@ -26,8 +26,9 @@ pub struct MemoryLimit {
     /// Over the timed pass: times the cgroup hit its limit (v1 failcnt, v2 memory.events `max`).
     pub limit_hits: u64,
     /// Over the timed pass: page-cache pages read back after reclaim had evicted them
-    /// (workingset_refault_file).
-    pub refaults: u64,
+    /// (workingset_refault_file; null where the cgroup's memory.stat has no such line: cgroup v1, kernels
+    /// before 5.9).
+    pub refaults: Option<u64>,
     /// The timed pass every 100 ms (see `memwatch.rs`): the page cache, the limit's hits and reclaim.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub over_time: Vec<crate::memwatch::MemPoint>,
@@ -54,7 +55,7 @@ pub struct MemCgroup {
 pub struct MemSnap {
     page_cache: u64,
     hits: u64,
-    refaults: u64,
+    refaults: Option<u64>,
 }
 
 impl MemCgroup {
@@ -147,7 +148,7 @@ impl MemCgroup {
             page_cache_end: now.page_cache,
             peak,
             limit_hits: now.hits.saturating_sub(before.hits),
-            refaults: now.refaults.saturating_sub(before.refaults),
+            refaults: now.refaults.zip(before.refaults).map(|(n, b)| n.saturating_sub(b)),
             over_time: self
                 .watch
                 .lock()
@@ -167,9 +168,13 @@ impl MemCgroup {
 
 /// A number of a "key value" line of `text` (0 when missing).
 fn field(text: &str, key: &str) -> u64 {
+    counted(text, key).unwrap_or(0)
+}
+
+/// A number of a "key value" line of `text`, where there is one.
+fn counted(text: &str, key: &str) -> Option<u64> {
     text.lines()
         .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
-        .unwrap_or(0)
 }
 
 /// The counters of the cgroup at `dir` now, and the pages reclaim took so far (v2; on v1 the pages that
@@ -188,7 +193,7 @@ fn read_snap(dir: &Path, v2: bool) -> (MemSnap, u64) {
     let snap = MemSnap {
         page_cache: field(&stat, if v2 { "file" } else { "cache" }),
         hits,
-        refaults: field(&stat, "workingset_refault_file"),
+        refaults: counted(&stat, "workingset_refault_file"),
     };
     (snap, reclaimed)
 }

@@ -76,7 +76,8 @@ pub struct LayerFigures {
     /// The mean latency of the traced pass's ops (the four parts add up to it) and of the timed pass's
     /// ops (the difference is what tracing cost each op, with the runs' own noise).
     pub pass_mean_ns: f64,
-    pub timed_mean_ns: f64,
+    /// Null where the timed pass had no per-op latency (a sparse clock).
+    pub timed_mean_ns: Option<f64>,
     /// Samples the kernel could not write into the rings (the ops they belonged to are left out).
     pub lost_samples: u64,
     /// Which events, on which disk, through what, in which pass.

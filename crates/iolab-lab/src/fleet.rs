@@ -237,9 +237,10 @@ pub fn read_dir_records(dir: &Path) -> Result<Vec<Value>> {
 pub struct HostRow {
     pub host: String,
     pub runs: usize,
-    /// The median of its runs' IOPS, and their spread: (max - min) / median, 0 for one run.
+    /// The median of its runs' IOPS, and their spread: (max - min) / median (null for one run: no spread
+    /// is measured).
     pub iops: f64,
-    pub iops_spread: f64,
+    pub iops_spread: Option<f64>,
     /// Its runs' latency histograms merged (the percentiles of all its ops; `hist_ns` holds every run's
     /// buckets, what the fleet's merge read); without `hist_ns`, its first run's summary.
     pub latency: Summary,
@@ -254,8 +255,8 @@ pub struct Merged {
     /// fleet's (within the 0.1% of the histograms' precision), not an average of the hosts'. Absent
     /// where a result carries no histogram.
     pub fleet: Option<Summary>,
-    /// The highest host p99 over the lowest.
-    pub p99_spread: f64,
+    /// The highest host p99 over the lowest (null where fewer than two hosts have a p99).
+    pub p99_spread: Option<f64>,
     /// Hosts whose median IOPS lies beyond their own noise from the hosts' median (three hosts or more):
     /// (host, its IOPS over the hosts' median).
     pub outliers: Vec<(String, f64)>,
@@ -316,11 +317,7 @@ fn host_row(host: &str, runs: &[Value]) -> HostRow {
         .collect();
     iops.sort_by(f64::total_cmp);
     let mid = median(iops.clone());
-    let spread = if mid > 0.0 {
-        (iops[iops.len() - 1] - iops[0]) / mid
-    } else {
-        0.0
-    };
+    let spread = (mid > 0.0 && iops.len() > 1).then(|| (iops[iops.len() - 1] - iops[0]) / mid);
     let lats: Vec<Summary> = runs.iter().map(latency).collect();
     let latency = if lats.iter().all(|l| !l.hist_ns.is_empty()) {
         let mut s = merged_summary(lats.iter().map(|l| l.hist_ns.as_slice()));
@@ -346,18 +343,20 @@ fn merged_workload(workload: String, runs: &[(String, Vec<Value>)]) -> Merged {
     let complete = hosts.iter().all(|h| !h.latency.hist_ns.is_empty());
     let fleet =
         complete.then(|| merged_summary(hosts.iter().map(|h| h.latency.hist_ns.as_slice())));
-    let p99s = hosts.iter().map(|h| h.latency.p99_ns).filter(|v| *v > 0.0);
-    let (lo, hi) = p99s.fold((f64::INFINITY, 0.0f64), |(l, h), v| (l.min(v), h.max(v)));
+    let p99s: Vec<f64> = hosts
+        .iter()
+        .map(|h| h.latency.p99_ns)
+        .filter(|v| *v > 0.0)
+        .collect();
+    let (lo, hi) = p99s
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(l, h), &v| (l.min(v), h.max(v)));
     let outliers = outliers(&hosts);
     Merged {
         workload,
         hosts,
         fleet,
-        p99_spread: if lo.is_finite() && lo > 0.0 {
-            hi / lo
-        } else {
-            1.0
-        },
+        p99_spread: (p99s.len() > 1).then(|| hi / lo),
         outliers,
     }
 }
@@ -375,7 +374,7 @@ fn outliers(hosts: &[HostRow]) -> Vec<(String, f64)> {
     hosts
         .iter()
         .map(|h| (h, h.iops / m))
-        .filter(|(h, ratio)| (ratio - 1.0).abs() > h.iops_spread.max(MIN_NOISE))
+        .filter(|(h, ratio)| (ratio - 1.0).abs() > h.iops_spread.unwrap_or(0.0).max(MIN_NOISE))
         .map(|(h, ratio)| (h.host.clone(), ratio))
         .collect()
 }
@@ -454,8 +453,8 @@ mod tests {
             "{pa} {pb}"
         );
         assert!(
-            (m[0].p99_spread - pb / pa).abs() < 1e-9,
-            "{}",
+            (m[0].p99_spread.unwrap() - pb / pa).abs() < 1e-9,
+            "{:?}",
             m[0].p99_spread
         );
     }
@@ -491,7 +490,11 @@ mod tests {
             (rows[0].runs, rows[0].iops, rows[0].latency.count),
             (3, 1050.0, 300)
         );
-        assert!((rows[0].iops_spread - 100.0 / 1050.0).abs() < 1e-9);
+        assert!((rows[0].iops_spread.unwrap() - 100.0 / 1050.0).abs() < 1e-9);
+        // One run measures no spread, and one host no spread of p99s: null, not 0 or 1x.
+        let lone = merge(&[host("d", vec![run(900.0, 100)])]);
+        assert_eq!(lone[0].hosts[0].iops_spread, None);
+        assert_eq!(lone[0].p99_spread, None);
         assert!((rows[0].latency.p99_ns / 5000.0 - 1.0).abs() < 0.002);
         assert_eq!(m[0].fleet.as_ref().unwrap().count, 700);
         assert_eq!(m[0].outliers.len(), 1, "{:?}", m[0].outliers);

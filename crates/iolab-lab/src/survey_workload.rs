@@ -177,8 +177,9 @@ pub struct WorkloadSurvey {
     pub target: String,
     pub target_kind: String,
     pub fs: String,
-    /// Size of each file made in a directory target, bytes (0 otherwise).
-    pub file_size: u64,
+    /// Size of each file made in a directory target, bytes (null for a file or device target: iolab
+    /// makes none).
+    pub file_size: Option<u64>,
     pub ops_per_run: u64,
     pub max_s_per_run: f64,
     pub rounds: u32,
@@ -485,7 +486,7 @@ pub fn survey(o: &WorkloadOptions, clock: &ClockInfo) -> Result<WorkloadSurvey> 
         target: o.target.display().to_string(),
         target_kind: place.describe().into(),
         fs: fs.into(),
-        file_size,
+        file_size: matches!(place, Place::Dir(_)).then_some(file_size),
         ops_per_run: (o.ops / rounds as u64).max(1),
         max_s_per_run: o.max_s / rounds as f64,
         rounds,

@@ -57,7 +57,11 @@ pub fn section(dir: &str, hosts: &[Host], merged: &[Merged]) -> String {
          <th>p50</th><th>p99</th><th>latency values</th></tr>\n",
     );
     let mut order: Vec<&Merged> = merged.iter().collect();
-    order.sort_by(|a, b| b.p99_spread.total_cmp(&a.p99_spread));
+    order.sort_by(|a, b| {
+        b.p99_spread
+            .unwrap_or(1.0)
+            .total_cmp(&a.p99_spread.unwrap_or(1.0))
+    });
     for m in order {
         workload_rows(m, &mut o);
     }
@@ -102,10 +106,10 @@ fn workload_rows(m: &Merged, o: &mut String) {
         None => "<td colspan=\"3\">no fleet percentiles: a host's result carries no histogram</td>"
             .into(),
     };
-    let spread = if m.hosts.len() > 1 {
-        format!("spread {:.1}x", m.p99_spread)
-    } else {
-        "one host".into()
+    let spread = match m.p99_spread {
+        Some(s) => format!("spread {s:.1}x"),
+        None if m.hosts.len() > 1 => "no spread: fewer than two hosts measured a p99".into(),
+        None => "one host".into(),
     };
     let _ = writeln!(
         o,

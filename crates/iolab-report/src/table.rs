@@ -57,12 +57,15 @@ pub(crate) fn io_text(r: &RunResult, o: &mut String) {
         let _ = writeln!(
             o,
             "memory       limit {}: page cache {} at the end of the timed pass, peak {}; over the pass the limit \
-             was hit {} times and {} evicted file pages were read back",
+             was hit {} times and {}",
             iolab_engine::memlimit::describe(m),
             fmt_size(m.page_cache_end),
             m.peak.map_or("not reported".into(), fmt_size),
             thousands_u64(m.limit_hits),
-            thousands_u64(m.refaults)
+            m.refaults.map_or(
+                "the cgroup does not count evicted file pages read back".into(),
+                |n| format!("{} evicted file pages were read back", thousands_u64(n))
+            )
         );
         let cache = m.over_time.iter().map(|p| p.page_cache);
         if let (Some(lo), Some(hi), Some(last)) =
@@ -123,10 +126,9 @@ fn layers_text(l: &iolab_engine::result::LayerFigures, writes: bool, o: &mut Str
         fmt_ns(l.after_p99_ns),
         l.requests,
         fmt_ns(l.pass_mean_ns),
-        if l.timed_mean_ns > 0.0 {
-            fmt_ns(l.timed_mean_ns)
-        } else {
-            "no per-op latency".into()
+        match l.timed_mean_ns {
+            Some(ns) => fmt_ns(ns),
+            None => "no per-op latency".into(),
         }
     );
 }
@@ -263,8 +265,8 @@ fn cpu_text(r: &RunResult, o: &mut String) {
                 "sent"
             },
             fmt_size(p.bytes),
-            p.user_s,
-            p.sys_s
+            p.user_s.unwrap_or_default(),
+            p.sys_s.unwrap_or_default()
         );
     }
     if c.helpers.is_empty() {

@@ -69,7 +69,11 @@ pub fn show(hosts: &[Host], merged: &[Merged], verbose: bool) {
         ));
     }
     let mut order: Vec<&Merged> = merged.iter().collect();
-    order.sort_by(|a, b| b.p99_spread.total_cmp(&a.p99_spread));
+    order.sort_by(|a, b| {
+        b.p99_spread
+            .unwrap_or(1.0)
+            .total_cmp(&a.p99_spread.unwrap_or(1.0))
+    });
     let shown = if verbose {
         order.len()
     } else {
@@ -81,11 +85,12 @@ pub fn show(hosts: &[Host], merged: &[Merged], verbose: bool) {
         if verbose {
             for h in &m.hosts {
                 say(&format!(
-                    "      {:<12} {:>10} ops/s (median of {}, spread {:.1}%)  p50 {:>9}  p99 {:>9}",
+                    "      {:<12} {:>10} ops/s (median of {}{})  p50 {:>9}  p99 {:>9}",
                     h.host,
                     format!("{:.0}", h.iops),
                     h.runs,
-                    h.iops_spread * 100.0,
+                    h.iops_spread
+                        .map_or(String::new(), |s| format!(", spread {:.1}%", s * 100.0)),
                     fmt_ns(h.latency.p50_ns),
                     fmt_ns(h.latency.p99_ns),
                 ));
@@ -142,12 +147,10 @@ fn fleet_line(m: &Merged) -> String {
             thousands_u64(h.latency.count)
         )
     };
-    let mut line = format!(
-        "{fleet}\n    hosts' p99 {} to {}: {:.1}x",
-        host(lo),
-        host(hi),
-        m.p99_spread
-    );
+    let mut line = format!("{fleet}\n    hosts' p99 {} to {}", host(lo), host(hi));
+    if let Some(s) = m.p99_spread {
+        line.push_str(&format!(": {s:.1}x"));
+    }
     if !m.outliers.is_empty() {
         let beyond: Vec<String> = m
             .outliers

@@ -54,7 +54,12 @@ fn clock_every_gives_throughput_but_no_per_op_latency() {
     assert!(f64_of(&r, &["iops"]) > 0.0 && f64_of(&r, &["wall_s"]) > 0.0);
     assert_eq!(u64_of(&r, &["sparse_clock", "every"]), 64);
     assert_eq!(r["sparse_clock"]["chosen"], "--clock-every 64");
-    assert_eq!(u64_of(&r, &["latency", "count"]), 0, "no per-op latency");
+    // No per-op latency: absent, with the reason in its place (not a distribution of zeros).
+    assert!(r.get("latency").is_none() && r.get("gap").is_none(), "{r}");
+    assert_eq!(
+        r["latency_unavailable"], r["sparse_clock"]["latency_unavailable"],
+        "{r}"
+    );
     assert_eq!(f64_of(&r, &["syscalls", "method_per_op"]), 1.0);
     assert_eq!(u64_of(&r, &["syscalls", "kernel_rw", "syscw"]), 100_000);
     assert_eq!(r["spec"]["clock_every"], 64);

@@ -253,7 +253,9 @@ fn nvme_passthrough_reads_what_the_block_path_wrote() {
         ("rp.json", 2048, "7"),
         ("r9.json", 1000, "9"),
     ] {
-        let v = json(&d.path().join(file));
+        let f = d.path().join(file);
+        assert!(f.exists(), "the guest wrote no {file}:\n{all}");
+        let v = json(&f);
         assert_eq!(
             v["target"]["kind"], "nvme_generic",
             "{file}: {}",

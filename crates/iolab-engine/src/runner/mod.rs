@@ -84,7 +84,7 @@ pub fn run_with(
     };
     match layers {
         Some(Ok(mut l)) => {
-            l.timed_mean_ns = r.latency.mean_ns;
+            l.timed_mean_ns = (!r.latency.is_empty()).then_some(r.latency.mean_ns);
             r.layers = Some(l);
         }
         Some(Err(why)) => r.notes.push(format!("no time per layer (--layers): {why}")),

@@ -13,11 +13,11 @@ pub struct PeerFigures {
     /// Bytes the peers received (write runs) or sent (read runs: they write ahead of the reader, so this is
     /// more than the run read).
     pub bytes: u64,
-    /// The peer threads' own CPU time (RUSAGE_THREAD), seconds.
-    pub user_s: f64,
-    pub sys_s: f64,
+    /// The peer threads' own CPU time (RUSAGE_THREAD), seconds: null for a remote peer.
+    pub user_s: Option<f64>,
+    pub sys_s: Option<f64>,
     /// The address of a peer iolab does not run (`--target tcp:ADDR:PORT`): `bytes` is what its TCP
-    /// acknowledged (TCP_INFO), and its CPU is not known (0 above).
+    /// acknowledged (TCP_INFO), and its CPU is not known (null above, this the reason).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<String>,
 }
@@ -79,8 +79,8 @@ fn peer_figures(bytes: u64, ru0: &libc::rusage) -> PeerFigures {
     let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
     PeerFigures {
         bytes,
-        user_s: s(ru1.ru_utime) - s(ru0.ru_utime),
-        sys_s: s(ru1.ru_stime) - s(ru0.ru_stime),
+        user_s: Some(s(ru1.ru_utime) - s(ru0.ru_utime)),
+        sys_s: Some(s(ru1.ru_stime) - s(ru0.ru_stime)),
         remote: None,
     }
 }

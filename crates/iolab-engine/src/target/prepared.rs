@@ -159,15 +159,20 @@ impl PreparedTarget {
         if handles.is_empty() {
             return Ok(None);
         }
-        let mut t = PeerFigures::default();
+        let mut t = PeerFigures {
+            user_s: Some(0.0),
+            sys_s: Some(0.0),
+            ..PeerFigures::default()
+        };
         for h in handles {
             let f = h
                 .join()
                 .map_err(|_| Error::Runtime("a stream peer thread panicked".into()))?
                 .map_err(Error::Runtime)?;
             t.bytes += f.bytes;
-            t.user_s += f.user_s;
-            t.sys_s += f.sys_s;
+            let add = |a: Option<f64>, b: Option<f64>| Some(a? + b?);
+            t.user_s = add(t.user_s, f.user_s);
+            t.sys_s = add(t.sys_s, f.sys_s);
         }
         Ok(Some(t))
     }

@@ -288,16 +288,15 @@ fn cache_text(r: &Row) -> String {
     r.memory
         .as_ref()
         .map(|m| {
-            r.cite_paths(&[
-                "memory.page_cache_end",
-                "memory.limit_hits",
-                "memory.refaults",
-            ]);
+            r.cite_paths(&["memory.page_cache_end", "memory.limit_hits"]);
+            let refaults = m.refaults.map_or(String::new(), |n| {
+                r.cite_paths(&["memory.refaults"]);
+                format!(", {} refaults", thousands(n as f64))
+            });
             format!(
-                " (page cache {} at the end, the limit hit {} times, {} refaults)",
+                " (page cache {} at the end, the limit hit {} times{refaults})",
                 mib_bytes(m.page_cache_end),
                 thousands(m.limit_hits as f64),
-                thousands(m.refaults as f64)
             )
         })
         .unwrap_or_default()

@@ -234,7 +234,7 @@ impl BlockTrace {
             ops_without_request: s.without_request,
             ops_unmatched: s.unmatched,
             pass_mean_ns: split::mean_p99(&s.latency).0,
-            timed_mean_ns: 0.0,
+            timed_mean_ns: None,
             lost_samples: lost,
             source: format!(
                 "block:block_bio_queue, block_rq_issue and block_rq_complete on {} (every hit, recorded in an ftrace \
