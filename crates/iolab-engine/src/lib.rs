@@ -30,6 +30,7 @@ pub mod spec;
 pub mod stats;
 pub mod target;
 pub mod units;
+pub mod unmeasured;
 pub mod verify;
 pub mod workload_figures;
 

@@ -29,6 +29,9 @@ pub struct MemoryLimit {
     /// (workingset_refault_file; null where the cgroup's memory.stat has no such line: cgroup v1, kernels
     /// before 5.9).
     pub refaults: Option<u64>,
+    /// Why `refaults` is null; absent where it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refaults_unavailable: Option<String>,
     /// The timed pass every 100 ms (see `memwatch.rs`): the page cache, the limit's hits and reclaim.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub over_time: Vec<crate::memwatch::MemPoint>,
@@ -149,6 +152,11 @@ impl MemCgroup {
             peak,
             limit_hits: now.hits.saturating_sub(before.hits),
             refaults: now.refaults.zip(before.refaults).map(|(n, b)| n.saturating_sub(b)),
+            refaults_unavailable: now.refaults.is_none().then(|| {
+                "the cgroup's memory.stat has no workingset_refault_file line (cgroup v1, or a kernel \
+                 before 5.9)"
+                    .into()
+            }),
             over_time: self
                 .watch
                 .lock()

@@ -93,12 +93,12 @@ mod tests {
     fn readings_come_every_period_as_counts_since_the_start() {
         let n = Arc::new(AtomicU64::new(10));
         let m = n.clone();
+        let t = std::time::Instant::now();
         let w = MemWatch::start(Box::new(move || {
             let k = m.fetch_add(1, Ordering::Relaxed);
             (k << 20, k, 2 * k)
         }))
         .expect("a thread");
-        let t = std::time::Instant::now();
         std::thread::sleep(std::time::Duration::from_millis(350));
         let p = w.finish();
         let took = t.elapsed().as_secs_f64();

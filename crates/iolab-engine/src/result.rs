@@ -141,8 +141,10 @@ pub struct CpuFigures {
     /// (user + sys of the process) / wall time: 1.0 is one core busy all the time.
     pub cores_busy: f64,
     /// Time the process's tasks were runnable but waited on a runqueue (schedstat run_delay; null where
-    /// the kernel keeps none: no CONFIG_SCHED_INFO).
+    /// the kernel keeps none, and then `runqueue_wait_unavailable` says so).
     pub runqueue_wait_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runqueue_wait_unavailable: Option<String>,
     /// Steal time on all CPUs during the run (/proc/stat, 10 ms ticks): the hypervisor ran something else
     /// on our virtual CPUs. Stolen time is in the wall time but in nobody's user/sys time.
     pub steal_all_cpus_s: f64,
@@ -869,29 +871,6 @@ pub struct AttackOutcome {
     /// request its policy allows, which it ran (harmless by the policy's definition).
     #[serde(default)]
     pub other_allowed_ran: Option<u64>,
-}
-
-impl RunResult {
-    /// Says why `latency` and `gap` hold nothing, where they do: the JSON leaves them out and gives this
-    /// reason in their place, never a distribution of zeros.
-    pub fn say_why_absent(&mut self) {
-        let why = |r: &RunResult| match (&r.sparse_clock, &r.offload) {
-            _ if r.ops == 0 => "no op completed in the timed span".to_string(),
-            (Some(s), _) => s.latency_unavailable.clone(),
-            (None, Some(_)) => {
-                "the offload client times its requests by the window, not one by one: there \
-                               is no time between two ops of its own"
-                    .to_string()
-            }
-            (None, None) => "no op was timed on its own in this run".to_string(),
-        };
-        if self.latency.is_empty() {
-            self.latency_unavailable = Some(why(self));
-        }
-        if self.gap.is_empty() {
-            self.gap_unavailable = Some(why(self));
-        }
-    }
 }
 
 #[cfg(test)]

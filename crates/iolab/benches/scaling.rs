@@ -33,8 +33,8 @@ fn main() {
         for (i, (a, b)) in files.iter().enumerate() {
             let html = d.path().join(format!("r{i}-{round}.html"));
             let text = |p: &std::path::Path| p.display().to_string();
-            let report = scaling::cost(&["report".into(), text(a), "-o".into(), text(&html)], a);
-            let compare = scaling::cost(&["compare".into(), text(a), text(b)], a);
+            let report = scaling::cost(&["report".into(), text(a), "-o".into(), text(&html)], &[a]);
+            let compare = scaling::cost(&["compare".into(), text(a), text(b)], &[a, b]);
             best[i][0] = best[i][0].min(report.cpu_s);
             best[i][1] = best[i][1].min(compare.cpu_s);
         }

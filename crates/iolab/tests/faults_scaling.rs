@@ -29,11 +29,11 @@ fn report_and_compare_read_each_file_once_in_memory_linear_in_it() {
         let html = path_str(&d.path().join(format!("r{n}.html")));
         let report = cost(
             &["report".into(), path_str(&recs), "-o".into(), html],
-            &recs,
+            &[&recs],
         );
         let compare = cost(
             &["compare".into(), path_str(&recs), path_str(&other)],
-            &recs,
+            &[&recs, &other],
         );
         for (what, c) in [("report", report), ("compare", compare)] {
             println!(

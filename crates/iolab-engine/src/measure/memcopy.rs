@@ -125,18 +125,23 @@ impl MemCopy {
                 self.took_s * 1e3
             );
         };
-        // Free memory or iolab's own limit may have capped the buffers below twice the largest cache:
-        // then say which, the rate is partly a cache rate.
+        // Free memory or iolab's own limit may have capped the buffers below what the caches asked for:
+        // then say which (below twice the largest cache, the rate is partly a cache rate).
+        let asked = buffer_size(self.largest_cache_bytes, None) as u64;
+        let who = if buffer < asked {
+            "free memory"
+        } else {
+            "iolab's limit per buffer"
+        };
         let beyond = match self.largest_cache_bytes {
             Some(c) if buffer < 2 * c => format!(
-                "with buffers smaller than twice its largest cache ({}: {} capped them), partly a cache \
-                 rate,",
+                "with buffers smaller than twice its largest cache ({}: {who} capped them), partly a \
+                 cache rate,",
                 crate::units::fmt_size(c),
-                if buffer >= MAX_BUFFER {
-                    "iolab's limit per buffer"
-                } else {
-                    "free memory"
-                }
+            ),
+            _ if buffer < asked => format!(
+                "beyond its caches (with buffers of less than {}: {who} capped them)",
+                crate::units::fmt_size(asked)
             ),
             _ => "beyond its caches".to_string(),
         };
@@ -434,6 +439,30 @@ mod tests {
             d.contains("beyond its caches") || d.contains("iolab's limit per buffer capped them")
         };
         assert!(said, "{buffer} of {asked}: {d}");
+    }
+
+    #[test]
+    fn buffers_capped_by_free_memory_say_so_with_or_without_listed_caches() {
+        let mut m = sample();
+        m.buffer_bytes = Some(32 << 20);
+        assert!(
+            m.describe().contains("(32 MiB: free memory capped them)"),
+            "{}",
+            m.describe()
+        );
+        m.largest_cache_bytes = None;
+        let d = m.describe();
+        assert!(
+            d.contains("less than 64 MiB: free memory capped them"),
+            "{d}"
+        );
+        m.buffer_bytes = Some(64 << 20);
+        assert!(
+            m.describe()
+                .contains("copies 10.0 GB/s beyond its caches (memcpy"),
+            "{}",
+            m.describe()
+        );
     }
 
     #[test]

@@ -147,6 +147,7 @@ impl Measured<'_> {
             .map(|cpus| cpus.iter().map(|&c| steal.on(c)).sum::<f64>());
         let steal_worker_cpus = self.steal_cpus.as_ref().map(|cpus| cpus.len() as u32);
         let helpers = std::mem::take(&mut self.helpers);
+        let runqueue_wait_s = run_delay_delta_s(&self.before.tasks, &self.after.tasks);
         CpuFigures {
             process,
             workers: self.workers,
@@ -158,7 +159,12 @@ impl Measured<'_> {
             } else {
                 0.0
             },
-            runqueue_wait_s: run_delay_delta_s(&self.before.tasks, &self.after.tasks),
+            runqueue_wait_s,
+            runqueue_wait_unavailable: runqueue_wait_s.is_none().then(|| {
+                "the kernel keeps no run delay per task (/proc/PID/task/TID/schedstat: \
+                     CONFIG_SCHED_INFO)"
+                    .into()
+            }),
             steal_all_cpus_s,
             steal_worker_cpus_s,
             steal_worker_cpus,

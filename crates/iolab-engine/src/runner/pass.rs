@@ -414,9 +414,9 @@ fn syscall_figures(
         method_per_op: w.method_count.and_then(per_op),
         uring_enters: w.uring.map(|u| u.0),
         uring_requests: w.uring.map(|u| u.1),
+        clock_calls: None,
         // On a stream the peer thread's calls are in the process's counters, but only in the other
         // direction (it reads what a write run sends, writes what a read run takes): count one side.
-        clock_calls: None,
         kernel_rw_per_op: kernel_rw.as_ref().and_then(|k| {
             per_op(match (target.kind.is_stream(), spec.op) {
                 (false, _) => k.syscr + k.syscw,

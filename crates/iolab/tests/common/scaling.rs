@@ -59,13 +59,14 @@ pub struct Cost {
     pub cpu_s: f64,
     /// Its peak resident memory, bytes.
     pub peak_rss: u64,
-    /// How many times it opened the watched file.
+    /// How many times it opened the watched file it opened most.
     pub opens: u64,
 }
 
-/// Runs `iolab ARGS`, which must succeed, and counts its cost and its opens of `watched`.
-pub fn cost(args: &[String], watched: &Path) -> Cost {
-    let watch = Opens::watch(watched);
+/// Runs `iolab ARGS`, which must succeed, and counts its cost and its opens of `watched` (the most opens
+/// of any one of them).
+pub fn cost(args: &[String], watched: &[&Path]) -> Cost {
+    let watches: Vec<Opens> = watched.iter().map(|p| Opens::watch(p)).collect();
     let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
         .args(args)
         .stdout(Stdio::null())
@@ -88,7 +89,7 @@ pub fn cost(args: &[String], watched: &Path) -> Cost {
     Cost {
         cpu_s: secs(ru.ru_utime) + secs(ru.ru_stime),
         peak_rss: ru.ru_maxrss as u64 * 1024,
-        opens: watch.count(),
+        opens: watches.iter().map(Opens::count).max().unwrap_or(0),
     }
 }
 
@@ -121,7 +122,8 @@ impl Opens {
 
     /// The IN_OPEN events queued so far. The closes are watched too: the kernel merges an event with the
     /// one queued just before it when they are the same, and a close stands between two opens of a file
-    /// read once at a time.
+    /// read once at a time. Two opens held at once would still count as one: this counts reading the
+    /// file again after reading it, the way a second pass over records would.
     fn count(&self) -> u64 {
         use std::os::fd::AsRawFd;
         let header = std::mem::size_of::<libc::inotify_event>();
@@ -130,6 +132,10 @@ impl Opens {
         loop {
             // SAFETY: reading into a live buffer of its own length.
             let got = unsafe { libc::read(self.0.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if got < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+            {
+                continue;
+            }
             if got <= 0 {
                 return n;
             }
