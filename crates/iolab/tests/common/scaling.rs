@@ -1,7 +1,8 @@
 //! What `report` and `compare` cost on record files of a given number of points, shared by the test that
 //! holds the counts (`tests/faults_scaling.rs`) and the benchmark that prints the ratios of CPU time
-//! (`benches/scaling.rs`): the input, made from one real record of a sweep, and the child's own figures
-//! from wait4's rusage and inotify.
+//! (`benches/scaling.rs`): the input, made from one real record of a sweep, and what the kernel counted
+//! of the child (wait4's rusage, inotify's opens). The test reads counts and bytes only; the CPU time
+//! in the rusage is the benchmark's to read.
 
 use serde_json::{json, Value};
 use std::path::Path;
@@ -51,16 +52,17 @@ pub fn records(template: &Value, n: usize, path: &Path) -> u64 {
     text.len() as u64
 }
 
-/// What one run of iolab cost, by the kernel's count (the test reads the counts, the benchmark the times).
-#[derive(Debug, Clone, Copy)]
+/// What one run of iolab cost, by the kernel's count (the test reads the counts, the benchmark the
+/// rusage: each leaves the other's fields unread).
+#[derive(Clone, Copy)]
 #[allow(dead_code)]
 pub struct Cost {
-    /// User and system CPU seconds of the process.
-    pub cpu_s: f64,
     /// Its peak resident memory, bytes.
     pub peak_rss: u64,
     /// How many times it opened the watched file it opened most.
     pub opens: u64,
+    /// The child's whole rusage, as wait4 gave it.
+    pub usage: libc::rusage,
 }
 
 /// Runs `iolab ARGS`, which must succeed, and counts its cost and its opens of `watched` (the most opens
@@ -85,11 +87,10 @@ pub fn cost(args: &[String], watched: &[&Path]) -> Cost {
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         "iolab {args:?} failed"
     );
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     Cost {
-        cpu_s: secs(ru.ru_utime) + secs(ru.ru_stime),
         peak_rss: ru.ru_maxrss as u64 * 1024,
         opens: watches.iter().map(Opens::count).max().unwrap_or(0),
+        usage: ru,
     }
 }
 
