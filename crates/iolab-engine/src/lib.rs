@@ -5,6 +5,7 @@
 pub mod access;
 pub mod budget;
 pub mod cleanup;
+pub mod disturbance;
 pub mod emulation;
 pub mod error;
 pub mod fault;

@@ -640,6 +640,9 @@ pub struct RunResult {
     pub gap_unavailable: Option<String>,
     pub flushes: FlushFigures,
     pub cpu: CpuFigures,
+    /// What the machine did to the timed span ([`crate::disturbance`]); absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<crate::disturbance::Disturbance>,
     pub syscalls: SyscallFigures,
     /// io_uring rings: setup flags, submissions, batch and in-flight histograms (io_uring runs only).
     pub uring: Option<UringFigures>,

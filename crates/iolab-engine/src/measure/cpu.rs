@@ -254,7 +254,7 @@ impl CpuTicks {
             + self.steal
     }
 
-    fn minus(&self, o: &CpuTicks) -> CpuTicks {
+    pub fn minus(&self, o: &CpuTicks) -> CpuTicks {
         CpuTicks {
             user: self.user.saturating_sub(o.user),
             nice: self.nice.saturating_sub(o.nice),

@@ -142,5 +142,11 @@ pub fn sample() -> Sample {
     let tasks = cpu::read_tasks();
     let steal = cpu::steal_per_cpu();
     let ru = Rusage::process();
-    Sample { ru, tasks, steal }
+    let psi_some_us = crate::disturbance::psi_cpu_some_us();
+    Sample {
+        ru,
+        tasks,
+        steal,
+        psi_some_us,
+    }
 }

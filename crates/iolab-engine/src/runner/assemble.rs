@@ -20,6 +20,19 @@ pub struct Sample {
     pub tasks: Vec<TaskTimes>,
     /// Every CPU's times (/proc/stat): its steal, and its kernel share system-wide.
     pub steal: Vec<CpuTicks>,
+    /// /proc/pressure/cpu's "some" total, microseconds (None without PSI).
+    pub psi_some_us: Option<u64>,
+}
+
+impl Sample {
+    /// The figures [`crate::disturbance::of`] reads.
+    fn ends(&self) -> crate::disturbance::Ends<'_> {
+        crate::disturbance::Ends {
+            tasks: &self.tasks,
+            cpus: &self.steal,
+            psi_some_us: self.psi_some_us,
+        }
+    }
 }
 
 /// What one timed span measured, and what the runner has to say about it so far.
@@ -53,6 +66,7 @@ pub(crate) struct Measured<'a> {
 pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunResult {
     let (wall_s, ops, bytes) = (m.wall_s, m.ops, m.bytes);
     let cpu = m.cpu_figures();
+    let disturbance = m.disturbance(&cpu);
     let steal_note = m.steal().note(wall_s);
     let mut notes = m.notes;
     notes.extend(steal_note);
@@ -97,6 +111,7 @@ pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunRe
         gap_unavailable: None,
         flushes: Default::default(),
         cpu,
+        disturbance: Some(disturbance),
         syscalls: Default::default(),
         uring: None,
         aio: None,
@@ -129,6 +144,20 @@ impl Measured<'_> {
             before: &self.before.steal,
             after: &self.after.steal,
         }
+    }
+
+    /// What the machine did to the span: run delay, steal, CPU pressure, the others' CPU.
+    fn disturbance(&self, cpu: &CpuFigures) -> crate::disturbance::Disturbance {
+        let mut own = cpu.process.user_s + cpu.process.sys_s;
+        if self.workers_apart {
+            own += self.workers.user_s + self.workers.sys_s;
+        }
+        let steal = match (cpu.steal_worker_cpus_s, cpu.steal_worker_cpus) {
+            (Some(s), Some(n)) => (s, n),
+            _ => (cpu.steal_all_cpus_s, self.before.steal.len().max(1) as u32),
+        };
+        let (before, after) = (self.before.ends(), self.after.ends());
+        crate::disturbance::of(self.wall_s, &before, &after, own, steal)
     }
 
     /// The CPU figures (the helpers are moved into them).

@@ -214,6 +214,7 @@ impl Snap {
         let mem = pass.memory.map(|g| g.snap());
         let counters = c.iter().map(|s| s.snapshot()).collect();
         let steal = steal_per_cpu();
+        let psi_some_us = crate::disturbance::psi_cpu_some_us();
         let tasks = read_tasks();
         let ru = Rusage::process();
         let io = ProcIo::read_self();
@@ -228,7 +229,12 @@ impl Snap {
             t.switch(true);
         }
         Snap {
-            proc: Sample { ru, tasks, steal },
+            proc: Sample {
+                ru,
+                tasks,
+                steal,
+                psi_some_us,
+            },
             io,
             counters,
             irqs,
@@ -254,8 +260,14 @@ impl Snap {
             s.note_threads(&tasks);
         }
         let steal = steal_per_cpu();
+        let psi_some_us = crate::disturbance::psi_cpu_some_us();
         Snap {
-            proc: Sample { ru, tasks, steal },
+            proc: Sample {
+                ru,
+                tasks,
+                steal,
+                psi_some_us,
+            },
             io,
             counters,
             irqs,

@@ -88,6 +88,11 @@ impl Facts {
             rw_syscalls_per_op: r.syscalls.kernel_rw_per_op.unwrap_or(0.0),
             steal_s: r.cpu.steal_worker_cpus_s.unwrap_or(r.cpu.steal_all_cpus_s),
             steal_share: steal_share(r),
+            disturbed: r
+                .disturbance
+                .as_ref()
+                .filter(|d| d.disturbed())
+                .map(|d| d.why.clone().unwrap_or_else(|| "disturbed".into())),
             tracepoints_unavailable: tp_missing,
             inline_counting: r
                 .kernel
@@ -164,6 +169,8 @@ pub struct Facts {
     pub steal_s: f64,
     /// The share of its CPUs' time stolen ([`steal_share`]).
     pub steal_share: Option<f64>,
+    /// What disturbed the run ([`iolab_engine::disturbance`]), where something did.
+    pub disturbed: Option<String>,
     pub tracepoints_unavailable: Option<String>,
     pub inline_counting: bool,
     /// Native AIO: fraction of requests complete when io_submit returned.

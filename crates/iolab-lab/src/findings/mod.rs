@@ -308,12 +308,26 @@ pub const RULES: &[Rule] = &[
             let s = f.syscalls_per_op?;
             // Methods that make one system call per op.
             let sync = f.info().is_some_and(|m| m.per_op_call.is_some());
-            (sync && (0.95..=1.1).contains(&s) && matches!(f.target, Some(TargetKind::DevNull | TargetKind::DevZero))).then(|| {
+            let quiet = f.disturbed.is_none();
+            (quiet && sync && (0.95..=1.1).contains(&s) && matches!(f.target, Some(TargetKind::DevNull | TargetKind::DevZero))).then(|| {
             format!(
                 "{s:.3} syscalls per op on a device that does no work: the {} per op is the cost of one system call on this machine",
                 iolab_engine::units::fmt_ns(f.ns_per_op)
             )
         })
+        },
+    ),
+    (
+        "machine_disturbed",
+        &["disturbance.runqueue_share|disturbance.steal_share|disturbance.psi_some"],
+        |f| {
+            let why = f.disturbed.as_deref()?;
+            Some(format!(
+                "disturbed: {why} while it was timed (something else on the machine held it): the {} per \
+                 op is partly that wait, not the cost of the method; repeat on a quiet machine, or give the \
+                 run CPUs of its own (--cpus)",
+                iolab_engine::units::fmt_ns(f.ns_per_op)
+            ))
         },
     ),
     (

@@ -286,8 +286,24 @@ fn switches_faults_stdio_syscalls() {
         null.clone(),
         Facts {
             syscalls_per_op: Some(2.0),
-            ..null
+            ..null.clone()
         },
+    );
+    // A run that waited for a CPU another process held: its time is not the cost of a call.
+    let disturbed = Facts {
+        disturbed: Some("its threads waited for a CPU 75% of the time".into()),
+        ..null.clone()
+    };
+    check("machine_disturbed", disturbed.clone(), null);
+    assert!(!fired(&disturbed).contains(&"syscall_is_the_cost".to_string()));
+    let text = findings_of(&disturbed)
+        .into_iter()
+        .find(|f| f.rule == "machine_disturbed")
+        .unwrap()
+        .text;
+    assert!(
+        text.contains("75% of the time") && text.contains("not the cost"),
+        "{text}"
     );
 }
 
