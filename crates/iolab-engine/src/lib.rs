@@ -5,6 +5,7 @@
 pub mod access;
 pub mod budget;
 pub mod cleanup;
+pub mod cpus;
 pub mod disturbance;
 pub mod emulation;
 pub mod error;

@@ -24,6 +24,9 @@ pub struct Host {
     pub kernel_release: String,
     pub cpu_model: String,
     pub cpus_online: usize,
+    /// The CPUs `--cpus` pinned iolab's threads to (absent where it did not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus_pinned: Option<Vec<u32>>,
     /// Seconds since the Unix epoch when the run started.
     pub started_unix_s: u64,
     /// Whether iolab ran as root (some kernel features depend on it).
@@ -58,6 +61,7 @@ impl Host {
             cpus_online: std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(1),
+            cpus_pinned: crate::cpus::pinned(),
             started_unix_s: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs())
@@ -66,6 +70,17 @@ impl Host {
             emulated: crate::emulation::guest::is_emulated(accelerator.as_deref()),
             accelerator,
         }
+    }
+
+    /// "iolab's threads ran on CPU 1 only (--cpus) ...", where `--cpus` pinned them.
+    pub fn pinned_line(&self) -> Option<String> {
+        self.cpus_pinned.as_ref().map(|c| {
+            let list: Vec<String> = c.iter().map(u32::to_string).collect();
+            format!(
+                "iolab's threads ran on CPU {} only (--cpus); other work could still run there",
+                list.join(",")
+            )
+        })
     }
 
     /// The line tables print for figures from an emulated CPU, if these are.

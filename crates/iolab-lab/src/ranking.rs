@@ -1,27 +1,33 @@
-//! Ranking methods that cannot contradict itself. Each row is a method's median time per op with an
-//! interval (the middle rounds, [`iolab_engine::stats::middle_range`]); two rows are tied when their
-//! intervals overlap. Rows share a rank label only when every pair of them is tied: the label is a number
-//! ("1", "2=") where the ties fall into separate groups, and grouping letters ("a", "ab", "b") where one
-//! row is tied with rows that are not tied with each other, as a compact letter display does. Each row
-//! also carries its time against write()'s (the `sync` method's) with the interval that ratio can have.
+//! Ranking methods that cannot contradict itself, and that a second survey of the same machine does not
+//! reverse. Each row is a method's median time per op over its quiet rounds, with the middle rounds as
+//! its spread; every pair of rows is tested on their paired rounds ([`crate::pairs`]): separated, tied or
+//! undecided. Rows ordered by median fall into groups: a row joins the group before it unless it is
+//! separated from one of its rows, so a group holds rows with no clear difference between them, and no
+//! row is in two groups. The label is the group's first place ("1", "2=" where it holds several).
+//! `tied_with` names every row a row is not separated from (tied or undecided): against the others, the
+//! order is decided. Each row also carries its time against the baseline's (write()'s, the `sync`
+//! method's) as the paired test gives it, with its interval.
 
+use crate::pairs::{Outcome, Pair};
 use serde::{Deserialize, Serialize};
 
 /// What the interval of a row is, as the JSON and the tables state it.
-pub const INTERVAL: &str = "the range of the middle rounds: every round's time per op with the fastest and \
-                            slowest quarter dropped (of 5 rounds the middle three, of 3 or fewer all)";
+pub const INTERVAL: &str =
+    "the range of the middle rounds: every quiet round's time per op with the \
+                            fastest and slowest quarter dropped (of 3 or fewer rounds all)";
 
-/// The method whose time every row is put against.
+/// The method every row's time is put against.
 pub const BASELINE: &str = "sync";
 
-/// One row to rank: a method, its median and interval (any unit where lower is faster), and whether it
-/// is the floor (nop: no kernel call, shown first and not ranked).
+/// One row to rank: a method, its median and spread (any unit where lower is faster), its quiet rounds
+/// as (round, value), and whether it is the floor (nop: no kernel call, shown first and not ranked).
 #[derive(Debug, Clone)]
 pub struct Entry {
     pub method: String,
     pub median: f64,
     pub lo: f64,
     pub hi: f64,
+    pub rounds: Vec<(u32, f64)>,
     pub floor: bool,
 }
 
@@ -29,18 +35,20 @@ pub struct Entry {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RankRow {
     pub method: String,
-    /// The printed label: "1", "2=", "a", "ab" ..., or "floor".
+    /// The printed label: "1", "2=" ..., or "floor".
     pub rank: String,
     pub median: f64,
-    /// The interval the ties are judged on ([`INTERVAL`]).
+    /// The spread of its rounds ([`INTERVAL`]).
     pub lo: f64,
     pub hi: f64,
-    /// median / write()'s median, and the least and most that ratio can be given both intervals
-    /// (lo / write's hi, hi / write's lo); absent where write() did not run.
+    /// Its time against the baseline's: the paired test's median ratio and interval ([`crate::pairs`]);
+    /// where they share too few rounds, the ratio of the medians without an interval. Absent where the
+    /// baseline did not run.
     pub ratio_to_write: Option<f64>,
     pub ratio_lo: Option<f64>,
     pub ratio_hi: Option<f64>,
-    /// The methods whose interval overlaps this one's (symmetric; the floor is tied with none).
+    /// The rows this one is not separated from (tied or undecided; symmetric; the floor is in none):
+    /// against every row not named here its order is decided.
     pub tied_with: Vec<String>,
 }
 
@@ -58,6 +66,18 @@ pub struct RankingTable {
     pub baseline: String,
     #[serde(default = "default_baseline_label")]
     pub baseline_label: String,
+    /// Every pair of ranked rows, the faster (by median) first ([`crate::pairs::STATED`]); empty in
+    /// results before it.
+    #[serde(default)]
+    pub pairs: Vec<Pair>,
+    /// Every pair of rows next to each other is separated or tied; false where the rounds could not
+    /// decide one (`pairs` says which); absent (true) in results before it.
+    #[serde(default = "yes")]
+    pub decided: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_baseline() -> String {
@@ -68,94 +88,93 @@ fn default_baseline_label() -> String {
     "write()".into()
 }
 
-fn tied(a: &Entry, b: &Entry) -> bool {
-    a.lo <= b.hi && b.lo <= a.hi
+impl RankingTable {
+    /// The test of `a` against `b` (either order).
+    pub fn pair(&self, a: &str, b: &str) -> Option<&Pair> {
+        self.pairs
+            .iter()
+            .find(|p| (p.a == a && p.b == b) || (p.a == b && p.b == a))
+    }
+
+    /// The ranked rows (not the floor).
+    pub fn ranked(&self) -> impl Iterator<Item = &RankRow> {
+        self.rows.iter().filter(|r| r.rank != "floor")
+    }
+
+    /// The groups, in order: the rows sharing a label.
+    pub fn groups(&self) -> Vec<Vec<&RankRow>> {
+        let mut out: Vec<Vec<&RankRow>> = Vec::new();
+        for r in self.ranked() {
+            match out.last_mut() {
+                Some(g) if g[0].rank == r.rank => g.push(r),
+                _ => out.push(vec![r]),
+            }
+        }
+        out
+    }
 }
 
-/// The maximal groups of pairwise-tied rows (`idx` sorted by median), each as indices into `e`, in the
-/// order of their lowest point: where intervals overlap pairwise they share a point, so a sweep over the
-/// ends finds every such group (the set of open intervals just before one closes after another opened).
-fn groups(e: &[Entry], idx: &[usize]) -> Vec<Vec<usize>> {
-    // (coordinate, 0 = opens / 1 = closes, row): opens sort before closes at one coordinate, since closed
-    // intervals that touch are tied.
-    let mut ev: Vec<(f64, u8, usize)> = idx
-        .iter()
-        .flat_map(|&i| [(e[i].lo, 0, i), (e[i].hi, 1, i)])
-        .collect();
-    ev.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let (mut open, mut out, mut grew) = (Vec::<usize>::new(), Vec::new(), false);
-    for (_, kind, i) in ev {
-        if kind == 0 {
-            open.push(i);
-            grew = true;
-        } else {
-            if grew {
-                let mut g = open.clone();
-                g.sort_by(|&a, &b| e[a].median.total_cmp(&e[b].median));
-                out.push(g);
-                grew = false;
-            }
-            open.retain(|&j| j != i);
+/// The rows `idx` (sorted by median) in groups: a row joins the last group unless it is separated from
+/// one of its rows.
+fn groups(idx: &[usize], separated: impl Fn(usize, usize) -> bool) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for &i in idx {
+        match out.last_mut() {
+            Some(g) if g.iter().all(|&j| !separated(i, j)) => g.push(i),
+            _ => out.push(vec![i]),
         }
     }
     out
 }
 
-/// "a".."z", then "A".."Z", then "g27"...
-fn letter(n: usize) -> String {
-    match n {
-        0..=25 => ((b'a' + n as u8) as char).to_string(),
-        26..=51 => ((b'A' + (n - 26) as u8) as char).to_string(),
-        _ => format!("g{}", n + 1),
-    }
-}
-
-/// The labels of the ranked rows `idx`: numbers where every row is in one group, letters otherwise.
-fn labels(e: &[Entry], idx: &[usize]) -> Vec<(usize, String)> {
-    let gs = groups(e, idx);
-    let member_of =
-        |i: usize| -> Vec<usize> { (0..gs.len()).filter(|&g| gs[g].contains(&i)).collect() };
-    if idx.iter().all(|&i| member_of(i).len() == 1) {
-        let mut before = 0;
-        let mut out = Vec::new();
-        let mut ordered = gs.clone();
-        ordered.sort_by(|a, b| e[a[0]].median.total_cmp(&e[b[0]].median));
-        for g in &ordered {
-            let label = if g.len() > 1 {
-                format!("{}=", before + 1)
-            } else {
-                (before + 1).to_string()
-            };
-            out.extend(g.iter().map(|&i| (i, label.clone())));
-            before += g.len();
-        }
-        return out;
-    }
-    idx.iter()
-        .map(|&i| (i, member_of(i).into_iter().map(letter).collect::<String>()))
-        .collect()
-}
-
 /// Ranks `entries` (one target and block size) against write() ([`BASELINE`]).
-pub fn rank(entries: &[Entry]) -> Vec<RankRow> {
-    rank_against(entries, BASELINE)
+pub fn rank(entries: &[Entry]) -> RankingTable {
+    rank_against(entries, BASELINE, "write()")
 }
 
-/// Ranks `entries`: the floor first, then by median; each row's ratio against `baseline`'s.
-pub fn rank_against(entries: &[Entry], baseline: &str) -> Vec<RankRow> {
+/// Ranks `entries`: the floor first, then by median in groups; each row's ratio against `baseline`'s,
+/// which the text calls `label`. The table's target and block size are left for the caller.
+pub fn rank_against(entries: &[Entry], baseline: &str, label: &str) -> RankingTable {
     let mut idx: Vec<usize> = (0..entries.len()).filter(|&i| !entries[i].floor).collect();
     idx.sort_by(|&a, &b| entries[a].median.total_cmp(&entries[b].median));
-    let label_of = labels(entries, &idx);
+    let mut pairs = Vec::new();
+    for (n, &i) in idx.iter().enumerate() {
+        for &j in &idx[n + 1..] {
+            let (a, b) = (&entries[i], &entries[j]);
+            let mut p = crate::pairs::test(&a.method, &a.rounds, &b.method, &b.rounds);
+            // `a` is the faster by median: rounds that say otherwise, at the 99% asked, decide nothing.
+            if p.outcome == Outcome::Separated && p.hi.is_some_and(|h| h >= 1.0) {
+                p.outcome = Outcome::Undecided;
+            }
+            pairs.push(p);
+        }
+    }
+    let find = |a: &str, b: &str| {
+        pairs
+            .iter()
+            .find(|p| (p.a == a && p.b == b) || (p.a == b && p.b == a))
+    };
+    let separated = |i: usize, j: usize| {
+        find(&entries[i].method, &entries[j].method)
+            .is_some_and(|p| p.outcome == Outcome::Separated)
+    };
+    let decided = idx.windows(2).all(|w| {
+        find(&entries[w[0]].method, &entries[w[1]].method)
+            .is_some_and(|p| p.outcome != Outcome::Undecided)
+    });
+    let mut rows: Vec<RankRow> = Vec::new();
     let base = entries.iter().find(|x| x.method == baseline && !x.floor);
     let row = |i: usize, rank: String| {
         let x = &entries[i];
-        let tied_with = if x.floor {
-            Vec::new()
-        } else {
-            idx.iter()
-                .filter(|&&j| j != i && tied(x, &entries[j]))
-                .map(|&j| entries[j].method.clone())
-                .collect()
+        let tied_with = idx
+            .iter()
+            .filter(|&&j| !x.floor && j != i && !separated(i, j))
+            .map(|&j| entries[j].method.clone())
+            .collect();
+        let (ratio, lo, hi) = match base {
+            Some(b) if b.method == x.method => (Some(1.0), Some(1.0), Some(1.0)),
+            Some(b) => against(x, b),
+            None => (None, None, None),
         };
         RankRow {
             method: x.method.clone(),
@@ -163,76 +182,105 @@ pub fn rank_against(entries: &[Entry], baseline: &str) -> Vec<RankRow> {
             median: x.median,
             lo: x.lo,
             hi: x.hi,
-            ratio_to_write: base.map(|b| x.median / b.median),
-            ratio_lo: base.map(|b| x.lo / b.hi),
-            ratio_hi: base.map(|b| x.hi / b.lo),
+            ratio_to_write: ratio,
+            ratio_lo: lo,
+            ratio_hi: hi,
             tied_with,
         }
     };
-    let floors = (0..entries.len()).filter(|&i| entries[i].floor);
-    let mut out: Vec<RankRow> = floors.map(|i| row(i, "floor".into())).collect();
-    out.extend(idx.iter().map(|&i| {
-        let l = label_of
-            .iter()
-            .find(|(j, _)| *j == i)
-            .map(|(_, l)| l.clone());
-        row(i, l.unwrap_or_default())
-    }));
-    out
+    rows.extend(
+        (0..entries.len())
+            .filter(|&i| entries[i].floor)
+            .map(|i| row(i, "floor".into())),
+    );
+    let mut place = 1;
+    for g in groups(&idx, separated) {
+        let label = if g.len() > 1 {
+            format!("{place}=")
+        } else {
+            place.to_string()
+        };
+        rows.extend(g.iter().map(|&i| row(i, label.clone())));
+        place += g.len();
+    }
+    RankingTable {
+        target: String::new(),
+        bs: 0,
+        unit: "ns/op".into(),
+        rows,
+        baseline: baseline.into(),
+        baseline_label: label.into(),
+        pairs,
+        decided,
+    }
+}
+
+/// `x`'s time against `base`'s: the paired test's ratio and interval, or the medians' ratio alone.
+fn against(x: &Entry, base: &Entry) -> (Option<f64>, Option<f64>, Option<f64>) {
+    let p = crate::pairs::test(&x.method, &x.rounds, &base.method, &base.rounds);
+    match p.ratio {
+        Some(r) => (Some(r), p.lo, p.hi),
+        None => (Some(x.median / base.median), None, None),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn e(method: &str, median: f64, lo: f64, hi: f64) -> Entry {
+    /// A row whose rounds are `base` times 1 + a small wobble that differs by round (`seed`), so that
+    /// rows of different bases are separated and rows of one base are tied.
+    fn e(method: &str, base: f64, n: u32, seed: u32) -> Entry {
+        let rounds: Vec<(u32, f64)> = (0..n)
+            .map(|r| (r, base * (1.0 + 0.004 * f64::from((r * 7 + seed * 3) % 5))))
+            .collect();
+        let mut v: Vec<f64> = rounds.iter().map(|x| x.1).collect();
+        v.sort_by(f64::total_cmp);
         Entry {
             method: method.into(),
-            median,
-            lo,
-            hi,
+            median: v[v.len() / 2],
+            lo: v[0],
+            hi: v[v.len() - 1],
+            rounds,
             floor: method == "nop",
         }
     }
 
-    fn labels_of(rows: &[RankRow]) -> Vec<(&str, &str)> {
-        rows.iter()
+    fn labels_of(t: &RankingTable) -> Vec<(&str, &str)> {
+        t.rows
+            .iter()
             .map(|r| (r.method.as_str(), r.rank.as_str()))
             .collect()
     }
 
-    /// Rows sharing a label are pairwise tied, `tied_with` is symmetric, and tied rows' intervals overlap.
-    fn consistent(rows: &[RankRow]) {
-        for a in rows {
-            for b in rows {
-                if a.method == b.method || a.rank == "floor" || b.rank == "floor" {
+    /// Rows sharing a label are pairwise not separated, `tied_with` is symmetric and names exactly the
+    /// rows not separated.
+    fn consistent(t: &RankingTable) {
+        for a in t.ranked() {
+            for b in t.ranked() {
+                if a.method == b.method {
                     continue;
                 }
+                let sep = t.pair(&a.method, &b.method).unwrap().outcome == Outcome::Separated;
+                assert_eq!(a.tied_with.contains(&b.method), !sep, "{a:?} {b:?}");
                 if a.rank == b.rank {
-                    assert!(a.tied_with.contains(&b.method), "{a:?} {b:?}");
-                }
-                assert_eq!(
-                    a.tied_with.contains(&b.method),
-                    b.tied_with.contains(&a.method)
-                );
-                if a.tied_with.contains(&b.method) {
-                    assert!(a.lo <= b.hi && b.lo <= a.hi, "{a:?} {b:?}");
+                    assert!(!sep, "{a:?} {b:?}");
                 }
             }
         }
     }
 
     #[test]
-    fn separate_groups_are_numbered_with_their_ties() {
-        let rows = rank(&[
-            e("nop", 17.0, 16.0, 18.0),
-            e("stdio", 27.0, 20.0, 44.0),
-            e("psync", 279.0, 277.0, 440.0),
-            e("sync", 291.0, 221.0, 294.0),
-            e("aio", 1500.0, 1400.0, 1500.0),
+    fn decided_rows_are_numbered_with_their_ties() {
+        let t = rank(&[
+            e("nop", 17.0, 6, 0),
+            e("stdio", 27.0, 6, 1),
+            e("psync", 280.0, 6, 2),
+            e("sync", 281.0, 6, 3),
+            e("aio", 1500.0, 6, 4),
         ]);
         assert_eq!(
-            labels_of(&rows),
+            labels_of(&t),
             [
                 ("nop", "floor"),
                 ("stdio", "1"),
@@ -241,46 +289,66 @@ mod tests {
                 ("aio", "4")
             ]
         );
-        consistent(&rows);
-        let psync = &rows[2];
-        assert!((psync.ratio_to_write.unwrap() - 279.0 / 291.0).abs() < 1e-12);
-        assert!((psync.ratio_lo.unwrap() - 277.0 / 294.0).abs() < 1e-12);
-        assert!((psync.ratio_hi.unwrap() - 440.0 / 221.0).abs() < 1e-12);
+        consistent(&t);
+        assert!(t.decided);
+        assert_eq!(t.pair("psync", "sync").unwrap().outcome, Outcome::Tied);
+        assert_eq!(t.pair("stdio", "aio").unwrap().outcome, Outcome::Separated);
+        let psync = &t.rows[2];
+        let (r, lo, hi) = (
+            psync.ratio_to_write.unwrap(),
+            psync.ratio_lo.unwrap(),
+            psync.ratio_hi.unwrap(),
+        );
+        assert!(
+            lo <= r && r <= hi && (r - 280.0 / 281.0).abs() < 0.02,
+            "{psync:?}"
+        );
+        assert_eq!(t.rows[3].ratio_to_write, Some(1.0));
     }
 
-    /// The survey's chain: sendfile ties io_uring, io_uring ties aio, sendfile and aio do not overlap:
-    /// no common rank, letters instead.
+    /// Five rounds decide nothing: every row is in one group, and the table says it is not decided.
     #[test]
-    fn a_chain_of_ties_gets_letters_not_one_rank() {
-        let rows = rank(&[
-            e("sendfile", 901.0, 830.0, 1000.0),
-            e("io_uring", 1000.0, 986.0, 1100.0),
-            e("offload", 1300.0, 526.0, 1300.0),
-            e("aio", 1500.0, 1400.0, 1500.0),
-            e("splice", 1400.0, 1200.0, 1500.0),
+    fn too_few_rounds_rank_nothing() {
+        let t = rank(&[
+            e("stdio", 27.0, 5, 1),
+            e("sync", 280.0, 5, 2),
+            e("aio", 1500.0, 5, 3),
         ]);
-        consistent(&rows);
-        let l: std::collections::HashMap<_, _> = labels_of(&rows).into_iter().collect();
-        assert_ne!(l["sendfile"], l["aio"], "{l:?}");
-        assert!(!rows[0].tied_with.contains(&"aio".to_string()));
-        // Every letter's rows are pairwise tied, and every tied pair shares a letter.
-        for a in &rows {
-            for b in &rows {
-                let share = a.rank.chars().any(|c| b.rank.contains(c));
-                assert_eq!(
-                    share,
-                    a.method == b.method || a.tied_with.contains(&b.method),
-                    "{l:?}"
-                );
+        assert!(!t.decided);
+        assert!(t.ranked().all(|r| r.rank == "1="), "{:?}", labels_of(&t));
+        assert!(t.pairs.iter().all(|p| p.outcome == Outcome::Undecided));
+        consistent(&t);
+        // The ratio is the medians' without an interval.
+        assert_eq!(t.rows[0].ratio_lo, None);
+    }
+
+    /// A chain: a ~ b undecided, b ~ c undecided, a and c separated: b joins a's group, c starts its own,
+    /// and tied_with still names b for c. The slowest is never in the fastest's group.
+    #[test]
+    fn a_chain_splits_where_a_row_is_separated_from_the_group() {
+        let a = e("a", 100.0, 6, 0);
+        let c = e("c", 200.0, 6, 0);
+        // b is a's in three rounds and c's in the other three.
+        let mut b = a.clone();
+        b.method = "b".into();
+        for (k, r) in b.rounds.iter_mut().enumerate() {
+            if k % 2 == 1 {
+                r.1 = c.rounds[k].1;
             }
         }
+        b.median = 150.0;
+        let t = rank(&[a, b, c]);
+        assert_eq!(labels_of(&t), [("a", "1="), ("b", "1="), ("c", "3")]);
+        assert!(!t.decided);
+        consistent(&t);
+        assert!(t.rows[2].tied_with.contains(&"b".to_string()));
     }
 
     #[test]
-    fn no_write_row_gives_no_ratio() {
-        let rows = rank(&[e("psync", 2.0, 1.0, 3.0)]);
-        assert_eq!(rows[0].ratio_to_write, None);
-        assert_eq!(rows[0].rank, "1");
-        assert!(rows[0].tied_with.is_empty());
+    fn no_baseline_row_gives_no_ratio() {
+        let t = rank(&[e("psync", 2.0, 6, 0)]);
+        assert_eq!(t.rows[0].ratio_to_write, None);
+        assert_eq!(t.rows[0].rank, "1");
+        assert!(t.rows[0].tied_with.is_empty() && t.decided);
     }
 }

@@ -10,7 +10,6 @@ use iolab_engine::measure::clock::ClockInfo;
 use iolab_engine::method::Fit;
 use iolab_engine::result::{Host, RunResult, SCHEMA_VERSION};
 use iolab_engine::spec::{MethodKind, RawSpec};
-use iolab_engine::stats::middle_range;
 use iolab_engine::target::TargetKind;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -21,9 +20,12 @@ pub const SURVEY_BS: [u64; 2] = [4, 4096];
 /// over the rounds (the whole survey stays under 40 s).
 pub const SURVEY_OPS: u64 = 200_000;
 pub const SURVEY_MAX_S: f64 = 1.0;
-/// Rounds: every method runs once per round, the rounds alternate their order, and the ranking is by the
-/// median round with the spread of all of them.
-pub const SURVEY_ROUNDS: u32 = 5;
+/// Rounds every method runs before the ranking is tested ([`crate::rounds`]): the fewest that can decide
+/// an order ([`crate::pairs::MIN_PAIRED`]).
+pub const SURVEY_ROUNDS: u32 = 6;
+/// Seconds after which the survey starts no further round to decide its undecided orders: about what
+/// five rounds of every method took before rounds were added until decided.
+pub const SURVEY_MAX_TIME_S: f64 = 30.0;
 /// The file each file-target run creates (writes wrap around it), where memory and disk allow: small
 /// enough that the mmap rows' mapping keeps the main job's peak memory within 16 MiB on a board (the
 /// mapping's pages count in its resident set: 8 MiB made it 16.2 MiB with the static x86_64 binary), and
@@ -52,6 +54,13 @@ pub struct SurveyRun {
     /// ns/op of every round, in the order they ran (empty in results of versions before rounds).
     #[serde(default)]
     pub rounds_ns_per_op: Vec<f64>,
+    /// Every round it ran: which, its ns/op, and whether the machine disturbed it (empty in results
+    /// before it, whose rounds were all one round each).
+    #[serde(default)]
+    pub round_runs: Vec<crate::rounds::RoundRun>,
+    /// How many of its rounds the machine disturbed (run again, kept out of the ranking's tests).
+    #[serde(default)]
+    pub rounds_disturbed: u32,
     /// Hypervisor steal on all CPUs during this method's rounds, seconds (null where no round's figures
     /// were kept: the method did not run, or a round failed and its row was dropped).
     #[serde(default)]
@@ -86,9 +95,12 @@ pub struct SurveyResult {
     /// Ops of each round's run.
     pub ops_per_run: u64,
     pub max_s_per_run: f64,
-    /// Rounds each method ran (1 in results of versions before rounds).
+    /// The most rounds any method ran (1 in results of versions before rounds).
     #[serde(default = "one")]
     pub rounds: u32,
+    /// How the rounds went: how many, how many disturbed, why they stopped; absent in older results.
+    #[serde(default)]
+    pub rounds_run: Option<crate::rounds::RoundsRun>,
     pub runs: Vec<SurveyRun>,
     /// Findings comparing the runs of each target and block size, then each run's own
     /// (`findings_compare.rs`), checked against `memory`.
@@ -140,9 +152,12 @@ pub struct SurveyOptions {
     pub tmp_parent: PathBuf,
     /// Ops per method, target and block size, over all rounds.
     pub ops: u64,
-    /// Seconds per method, target and block size, over all rounds.
+    /// Seconds per method, target and block size, over the first rounds.
     pub max_s: f64,
+    /// The first rounds every method runs; ops and max_s are split over them.
     pub rounds: u32,
+    /// Seconds after which no further round starts (0: the first rounds only).
+    pub max_time_s: f64,
     /// Called after every run (progress).
     pub on_run: Option<OnRun>,
 }
@@ -154,6 +169,7 @@ impl Default for SurveyOptions {
             ops: SURVEY_OPS,
             max_s: SURVEY_MAX_S,
             rounds: SURVEY_ROUNDS,
+            max_time_s: SURVEY_MAX_TIME_S,
             on_run: None,
         }
     }
@@ -244,7 +260,11 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
         iolab_sys::fs_free_bytes(dir.path()).ok(),
     );
     let cells = cells(dir.path(), ops, max_s, file_size)?;
-    let runs = run_rounds(&cells, rounds, opts.on_run.as_ref(), clock)?;
+    let plan = crate::rounds::Plan {
+        first: rounds,
+        max_time_s: opts.max_time_s,
+    };
+    let (runs, rounds_run) = crate::rounds::run_rounds(&cells, plan, opts.on_run.as_ref(), clock)?;
     // After every run, never inside one: what memory can copy, and the findings checked against it.
     let memory = iolab_engine::measure::memcopy::measured_within(file_size);
     let findings = compare_runs(&runs, &memory);
@@ -259,92 +279,12 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
         file_size,
         ops_per_run: ops,
         max_s_per_run: max_s,
-        rounds,
+        rounds: rounds_run.rounds,
+        rounds_run: Some(rounds_run),
         ranking: ranking(&runs),
         runs,
         peak_rss_bytes: iolab_engine::mem::peak_rss(),
     })
-}
-
-/// Every cell once per round, forwards in even rounds and backwards in odd ones (a slow drift in the
-/// machine's load then touches every method alike); a cell refused in the first round is not run again.
-pub(crate) fn run_rounds(
-    cells: &[Cell],
-    rounds: u32,
-    on_run: Option<&OnRun>,
-    clock: &ClockInfo,
-) -> Result<Vec<SurveyRun>> {
-    // Room for exactly the rounds: a result is 3 KiB, and vectors left to double would hold 8 for 5.
-    let mut results: Vec<Vec<RunResult>> = cells
-        .iter()
-        .map(|_| Vec::with_capacity(rounds as usize))
-        .collect();
-    let mut refused: Vec<Option<String>> = cells.iter().map(|_| None).collect();
-    let total = cells.len() * rounds as usize;
-    let mut done = 0;
-    for round in 0..rounds {
-        let order: Vec<usize> = if round % 2 == 0 {
-            (0..cells.len()).collect()
-        } else {
-            (0..cells.len()).rev().collect()
-        };
-        for i in order {
-            done += 1;
-            if refused[i].is_some() {
-                continue;
-            }
-            match crate::run::run(&cells[i].spec, clock) {
-                Ok(r) => results[i].push(r),
-                Err(e) => {
-                    refused[i] = Some(why_not(e, round + 1, rounds)?);
-                    results[i].clear();
-                }
-            }
-            if let Some(f) = on_run {
-                f(done, total, &cells[i], round + 1);
-            }
-        }
-    }
-    Ok(cells
-        .iter()
-        .zip(results)
-        .zip(refused)
-        .map(|((c, rs), why)| median_run(c, rs, why))
-        .collect())
-}
-
-/// What a cell's row says when a round of it ended in an error: the refusal (bad input, a kernel error,
-/// a method not available here) as it came, or the run-time failure with its round (an offload client that
-/// never reported ready on a loaded machine, a short transfer, data that did not verify). The row's other
-/// rounds are dropped, since a median of the rounds that happened to work would hide the failure; the other
-/// rows are still measured. Only an error writing output ends the survey.
-fn why_not(e: Error, round: u32, rounds: u32) -> Result<String> {
-    match e {
-        Error::Output(_) => Err(e),
-        Error::Runtime(_) | Error::Verify(_) => {
-            Ok(format!("failed in round {round} of {rounds}: {e}"))
-        }
-        Error::Usage { .. } | Error::Sys(_) | Error::Unavailable(_) => Ok(e.to_string()),
-    }
-}
-
-/// A cell's entry: the round with the median ns/op as its result, every round's ns/op, the steal.
-fn median_run(c: &Cell, mut rs: Vec<RunResult>, why: Option<String>) -> SurveyRun {
-    let rounds_ns_per_op: Vec<f64> = rs.iter().map(|r| r.ns_per_op).collect();
-    let steal_s = (!rs.is_empty()).then(|| rs.iter().map(|r| r.cpu.steal_all_cpus_s).sum());
-    rs.sort_by(|a, b| a.ns_per_op.total_cmp(&b.ns_per_op));
-    let mid = rs.len().saturating_sub(1) / 2;
-    let result = (why.is_none() && !rs.is_empty()).then(|| rs.swap_remove(mid));
-    SurveyRun {
-        target: c.target.clone(),
-        method: c.method,
-        bs: c.bs,
-        verdict: result.as_ref().map(crate::verdict::of),
-        result,
-        unavailable: why,
-        rounds_ns_per_op,
-        steal_s,
-    }
 }
 
 /// The ranking of every target and block size of `runs` ([`crate::ranking`]: the median round's time
@@ -382,35 +322,36 @@ pub fn ranking_against(runs: &[SurveyRun], baseline: &str, label: &str) -> Vec<R
             .filter_map(entry)
             .collect();
         if !entries.is_empty() {
-            out.push(RankingTable {
-                target: target.to_string(),
-                bs,
-                unit: "ns/op".into(),
-                rows: crate::ranking::rank_against(&entries, baseline),
-                baseline: baseline.into(),
-                baseline_label: label.into(),
-            });
+            let mut t = crate::ranking::rank_against(&entries, baseline, label);
+            (t.target, t.bs) = (target.to_string(), bs);
+            out.push(t);
         }
     }
     out
 }
 
-/// A run as a row to rank, if it ran.
+/// A run as a row to rank, if it ran: its quiet rounds (in results before rounds were numbered, every
+/// round's value numbered in the order they ran, as they were run then).
 fn entry(run: &SurveyRun) -> Option<Entry> {
     let median = run.result.as_ref()?.ns_per_op;
-    let v = if run.rounds_ns_per_op.is_empty() {
-        vec![median]
+    let rounds: Vec<(u32, f64)> = if !run.round_runs.is_empty() {
+        run.round_runs
+            .iter()
+            .filter(|r| !r.disturbed)
+            .map(|r| (r.round, r.ns_per_op))
+            .collect()
+    } else if run.rounds_ns_per_op.is_empty() {
+        vec![(1, median)]
     } else {
-        run.rounds_ns_per_op.clone()
+        (1..).zip(run.rounds_ns_per_op.iter().copied()).collect()
     };
-    let (lo, hi) = middle_range(v);
-    Some(Entry {
-        method: run.method.name().to_string(),
-        median,
-        lo,
-        hi,
-        floor: run.method.info().no_data,
-    })
+    let mut e = crate::rounds::entry_of(run.method.name(), rounds, run.method.info().no_data);
+    // Every round disturbed: the median is the disturbed rounds', and nothing is decided.
+    if e.rounds.is_empty() {
+        e.median = median;
+        (e.lo, e.hi) = (median, median);
+    }
+    Some(e)
 }
 
 impl SurveyResult {
@@ -434,11 +375,26 @@ impl SurveyResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pairs::Outcome;
+    use crate::rounds::RoundRun;
 
-    fn run(method: MethodKind, rounds: &[f64]) -> SurveyRun {
-        let mut v = rounds.to_vec();
+    /// A row of made-up rounds (numbered from 1), `disturbed` marking some of them.
+    fn run(method: MethodKind, rounds: &[f64], disturbed: &[u32]) -> SurveyRun {
+        let round_runs: Vec<RoundRun> = (1..)
+            .zip(rounds)
+            .map(|(round, &ns_per_op)| RoundRun {
+                round,
+                ns_per_op,
+                disturbed: disturbed.contains(&round),
+            })
+            .collect();
+        let mut v: Vec<f64> = round_runs
+            .iter()
+            .filter(|r| !r.disturbed)
+            .map(|r| r.ns_per_op)
+            .collect();
         v.sort_by(f64::total_cmp);
-        // A real (tiny) result, its ns/op then set to the median of the made-up rounds.
+        // A real (tiny) result, its ns/op then set to the median of the made-up quiet rounds.
         let clock = iolab_engine::measure::clock::calibrate(1);
         let spec = RawSpec::new()
             .with("method", "nop")
@@ -454,27 +410,11 @@ mod tests {
             result: Some(result),
             unavailable: None,
             rounds_ns_per_op: rounds.to_vec(),
+            rounds_disturbed: disturbed.len() as u32,
+            round_runs,
             steal_s: Some(0.0),
             verdict: None,
         }
-    }
-
-    #[test]
-    fn a_failed_round_marks_its_row_and_only_output_errors_end_the_survey() {
-        let m = why_not(
-            Error::Runtime("the offload client did not report ready".into()),
-            3,
-            5,
-        );
-        assert_eq!(
-            m.unwrap(),
-            "failed in round 3 of 5: the offload client did not report ready"
-        );
-        let m = why_not(Error::Verify("block 7 differs".into()), 1, 5).unwrap();
-        assert_eq!(m, "failed in round 1 of 5: verify: block 7 differs");
-        let m = why_not(Error::usage("--method", "not on a pipe"), 1, 5).unwrap();
-        assert_eq!(m, "--method: not on a pipe");
-        assert!(why_not(Error::Output("stdout: EPIPE".into()), 2, 5).is_err());
     }
 
     #[test]
@@ -487,32 +427,37 @@ mod tests {
     }
 
     #[test]
-    fn overlapping_rounds_are_tied_and_nop_is_the_floor() {
-        let s = SurveyResult {
-            schema_version: SCHEMA_VERSION,
-            host: Host::current(),
-            clock: iolab_engine::measure::clock::calibrate(1),
-            file_dir: String::new(),
-            file_fs: String::new(),
-            file_size: SURVEY_FILE_SIZE,
-            ops_per_run: 1,
-            max_s_per_run: 1.0,
-            rounds: 3,
-            findings: Vec::new(),
-            memory: None,
-            peak_rss_bytes: None,
-            ranking: Vec::new(),
-            runs: vec![
-                run(MethodKind::Sync, &[100.0, 110.0, 105.0]),
-                run(MethodKind::Psync, &[108.0, 120.0, 112.0]),
-                run(MethodKind::IoUring, &[300.0, 310.0, 290.0]),
-                run(MethodKind::Nop, &[10.0, 11.0, 12.0]),
-                run(MethodKind::Vectored, &[130.0, 125.0, 140.0]),
-                // One disturbed round of five does not tie it with io_uring.
-                run(MethodKind::Stdio, &[200.0, 205.0, 201.0, 199.0, 900.0]),
-            ],
-        };
-        let t = &s.rankings()[0];
+    fn paired_rounds_rank_disturbed_rounds_stay_out_and_nop_is_the_floor() {
+        let runs = vec![
+            run(
+                MethodKind::Sync,
+                &[100.0, 110.0, 105.0, 101.0, 104.0, 103.0],
+                &[],
+            ),
+            run(
+                MethodKind::Psync,
+                &[101.0, 109.0, 106.0, 100.0, 105.0, 104.0],
+                &[],
+            ),
+            run(
+                MethodKind::IoUring,
+                &[300.0, 310.0, 290.0, 305.0, 300.0, 299.0, 301.0],
+                &[],
+            ),
+            run(MethodKind::Nop, &[10.0, 11.0, 12.0, 10.0, 11.0, 10.0], &[]),
+            run(
+                MethodKind::Vectored,
+                &[130.0, 125.0, 140.0, 131.0, 128.0, 133.0, 129.0],
+                &[],
+            ),
+            // A disturbed round of stdio (900 ns) is left out; its neighbours ran a 7th round with it.
+            run(
+                MethodKind::Stdio,
+                &[200.0, 205.0, 201.0, 199.0, 900.0, 202.0, 204.0],
+                &[5],
+            ),
+        ];
+        let t = &ranking(&runs)[0];
         let got: Vec<(&str, &str)> = t
             .rows
             .iter()
@@ -529,7 +474,19 @@ mod tests {
                 ("io_uring", "5"),
             ]
         );
-        assert_eq!((t.rows[2].lo, t.rows[2].hi), (108.0, 120.0));
+        assert!(t.decided, "{:?}", t.pairs);
+        let stdio = t.pair("stdio", "io_uring").unwrap();
+        assert_eq!(stdio.rounds, 6, "round 5 of stdio was disturbed");
+        // Without the 7th round, five paired rounds decide nothing.
+        let mut short = runs.clone();
+        short[2].round_runs.pop();
+        let t = &ranking(&short)[0];
+        assert_eq!(
+            t.pair("stdio", "io_uring").unwrap().outcome,
+            Outcome::Undecided
+        );
+        assert!(!t.decided);
         assert_eq!(t.rows[1].ratio_to_write, Some(1.0));
+        assert_eq!((t.rows[4].median, t.rows[4].hi), (201.0, 204.0));
     }
 }

@@ -9,7 +9,7 @@
 //! Without `--workload`, `--bs` and `--inflight` it runs a KDiskMark-like set: 1 MiB sequential at 8 and
 //! 1 in flight, 4 KiB random at 32 and 1, reads (and writes, in a directory), buffered and O_DIRECT.
 
-use crate::survey::{run_rounds, Cell, OnRun, SurveyRun};
+use crate::survey::{Cell, OnRun, SurveyRun};
 use iolab_engine::cleanup::Created;
 use iolab_engine::error::{Error, Result};
 use iolab_engine::measure::clock::ClockInfo;
@@ -163,7 +163,9 @@ pub struct WorkloadOptions {
     pub allow_device_writes: bool,
     pub ops: u64,
     pub max_s: f64,
+    /// The first rounds, and the seconds after which no further round starts ([`crate::rounds`]).
     pub rounds: u32,
+    pub max_time_s: f64,
     pub on_run: Option<OnRun>,
 }
 
@@ -182,7 +184,11 @@ pub struct WorkloadSurvey {
     pub file_size: Option<u64>,
     pub ops_per_run: u64,
     pub max_s_per_run: f64,
+    /// The most rounds any method ran.
     pub rounds: u32,
+    /// How the rounds went; absent in older results.
+    #[serde(default)]
+    pub rounds_run: Option<crate::rounds::RoundsRun>,
     pub workloads: Vec<Workload>,
     /// Each method on each workload; `target` is the workload's label, `verdict` what limited it.
     pub runs: Vec<SurveyRun>,
@@ -424,6 +430,8 @@ fn cells(
                     result: None,
                     unavailable: Some(e.to_string()),
                     rounds_ns_per_op: Vec::new(),
+                    round_runs: Vec::new(),
+                    rounds_disturbed: 0,
                     steal_s: None,
                     verdict: None,
                 }),
@@ -463,7 +471,11 @@ pub fn survey(o: &WorkloadOptions, clock: &ClockInfo) -> Result<WorkloadSurvey> 
     };
     let (cells, refused) = cells(&place, &o.target, &ws, o, (file_size, disk.is_ok()));
     let rounds = o.rounds.max(1);
-    let mut runs = run_rounds(&cells, rounds, o.on_run.as_ref(), clock)?;
+    let plan = crate::rounds::Plan {
+        first: rounds,
+        max_time_s: o.max_time_s,
+    };
+    let (mut runs, rounds_run) = crate::rounds::run_rounds(&cells, plan, o.on_run.as_ref(), clock)?;
     runs.extend(refused);
     // The workloads' order, each method in the registry's order.
     let order = |r: &SurveyRun| ws.iter().position(|w| w.label() == r.target);
@@ -489,7 +501,8 @@ pub fn survey(o: &WorkloadOptions, clock: &ClockInfo) -> Result<WorkloadSurvey> 
         file_size: matches!(place, Place::Dir(_)).then_some(file_size),
         ops_per_run: (o.ops / rounds as u64).max(1),
         max_s_per_run: o.max_s / rounds as f64,
-        rounds,
+        rounds: rounds_run.rounds,
+        rounds_run: Some(rounds_run),
         workloads: ws,
         runs,
         ranking,

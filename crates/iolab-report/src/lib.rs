@@ -15,6 +15,7 @@ pub mod html;
 pub mod interval_csv;
 mod offload;
 pub mod probe;
+mod rounds_text;
 mod run_text;
 pub mod series_view;
 mod sink;

@@ -154,6 +154,9 @@ impl TableExporter {
         if let Some(e) = r.host.emulated_line() {
             let _ = writeln!(o, "emulated     {e}");
         }
+        if let Some(p) = r.host.pinned_line() {
+            let _ = writeln!(o, "pinned       {p}");
+        }
         let _ = writeln!(
             o,
             "clock        {}; one read costs {:.1} ns ({:.0} ticks median, {:.1} mean)",

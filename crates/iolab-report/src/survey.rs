@@ -35,10 +35,13 @@ pub(crate) fn survey_doc(s: &SurveyResult) -> Doc {
     let mut d = Doc::new();
     d.line(format!(
         "iolab survey: every method writing 4 B and 4 KiB blocks, 1 thread, {}, each run {} ops or {}",
-        if s.rounds == 1 {
-            "1 round".to_string()
-        } else {
-            format!("{} rounds in alternating order", s.rounds)
+        match &s.rounds_run {
+            Some(r) => format!(
+                "{} rounds in random order, then up to {} for the undecided ({} s budget, stopped: {})",
+                r.first, r.rounds, r.max_time_s, r.stopped
+            ),
+            None if s.rounds == 1 => "1 round".to_string(),
+            None => format!("{} rounds in alternating order", s.rounds),
         },
         thousands_u64(s.ops_per_run),
         iolab_engine::units::fmt_s(s.max_s_per_run)

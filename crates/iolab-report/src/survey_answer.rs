@@ -14,23 +14,28 @@ const TOP: usize = 3;
 pub(crate) fn answer_doc(s: &SurveyResult) -> Doc {
     let mut d = Doc::new();
     d.line(format!(
-        "iolab survey: the fastest ways to write, as time per op against write()'s (lower is faster), \
-         median of {}; a rank is shared only where the rounds overlap",
-        rounds(s.rounds)
+        "iolab survey: the fastest ways to write, time per op and against write()'s (lower is faster), \
+         median of {}; a rank is shared (2=) where the paired rounds do not decide the order",
+        rounds_said(s)
     ));
     if let Some(e) = s.host.emulated_line() {
         d.line(format!("emulated (indicative only): {e}"));
     }
-    if s.rounds < 3 {
-        d.line(format!(
-            "indicative: {} cannot tell noise from a difference (give --rounds 3 or more)",
-            rounds(s.rounds)
-        ));
+    if let Some(p) = s.host.pinned_line() {
+        d.line(format!("pinned: {p}"));
+    }
+    if let Some(l) = s
+        .rounds_run
+        .as_ref()
+        .and_then(crate::rounds_text::disturbed_line)
+    {
+        d.line(l);
     }
     for l in not_measured(s) {
         d.line(l);
     }
     let tables = s.rankings();
+    let busy = s.rounds_run.as_ref().and_then(|r| r.others_busy_share);
     let mut targets: Vec<&str> = Vec::new();
     for t in &tables {
         if !targets.contains(&t.target.as_str()) {
@@ -41,13 +46,29 @@ pub(crate) fn answer_doc(s: &SurveyResult) -> Doc {
         d.blank().line(title(target));
         let mine: Vec<&RankingTable> = tables.iter().filter(|t| t.target == target).collect();
         for t in &mine {
-            d.line(format!("  {:<6} {}", fmt_size(t.bs), line(t)));
+            d.line(format!("  {:<6} {}", fmt_size(t.bs), line(t, busy)));
         }
         if let Some(why) = largest_gap(s, &mine) {
             d.line(format!("  {why}"));
         }
     }
+    let about = |t: &RankingTable| format!("{} on {}", fmt_size(t.bs), t.target);
+    let open = crate::rounds_text::undecided_lines(s.rounds_run.as_ref(), &tables, about);
+    if !open.is_empty() {
+        d.blank();
+        for l in open {
+            d.line(l);
+        }
+    }
     d
+}
+
+/// "6 quiet rounds or more (11 at most)", or as many as the result ran.
+fn rounds_said(s: &SurveyResult) -> String {
+    match &s.rounds_run {
+        Some(r) if r.rounds > r.first => format!("{}-{} quiet rounds", r.first.min(6), r.rounds),
+        _ => rounds(s.rounds),
+    }
 }
 
 /// The methods this machine could not run, grouped by the first clause of their reason: "not measured:
@@ -111,22 +132,26 @@ fn title(target: &str) -> String {
     }
 }
 
-/// "1 stdio 0.12x, 2= psync 1.0x, 2= write() 1x; slowest: offload 8.5x" (the baseline by its label).
-pub(crate) fn line(t: &RankingTable) -> String {
-    line_of(t, TOP)
+/// "1 stdio 22.0 ns (0.08x), 2= psync 205.0 ns (0.73x), 2= write() 281.0 ns; slowest: 9 aio 1.6 µs
+/// (5.7x)", or "no ranking: ..." where the rounds told no row apart.
+pub(crate) fn line(t: &RankingTable, busy: Option<f64>) -> String {
+    if let Some(l) = crate::rounds_text::no_ranking(t, busy) {
+        return l;
+    }
+    line_of(t, TOP, &|r| iolab_engine::units::fmt_ns(r.median))
 }
 
-/// As [`line`], naming `top` rows before the slowest.
-pub(crate) fn line_of(t: &RankingTable, top: usize) -> String {
-    let ranked: Vec<&RankRow> = t.rows.iter().filter(|r| r.rank != "floor").collect();
+/// As [`line`], naming `top` rows before the slowest, each with `abs` (its absolute figures).
+pub(crate) fn line_of(t: &RankingTable, top: usize, abs: &dyn Fn(&RankRow) -> String) -> String {
+    let ranked: Vec<&RankRow> = t.ranked().collect();
     let named = |r: &RankRow| {
-        let name = if r.method == t.baseline {
-            t.baseline_label.clone()
-        } else {
-            r.method.clone()
+        let name = crate::rounds_text::name(t, r);
+        let x = match r.ratio_to_write {
+            _ if r.method == t.baseline => String::new(),
+            Some(x) => format!(" ({})", ratio(x)),
+            None => String::new(),
         };
-        let x = r.ratio_to_write.map_or_else(|| "-".into(), ratio);
-        format!("{} {name} {x}", r.rank)
+        format!("{} {name} {}{x}", r.rank, abs(r))
     };
     let first: Vec<String> = ranked.iter().take(top).map(|r| named(r)).collect();
     let mut o = first.join(", ");
@@ -176,8 +201,8 @@ fn largest_gap(s: &SurveyResult, tables: &[&RankingTable]) -> Option<String> {
     ))
 }
 
-/// Time per op against the baseline's with the range it can have: "1.8x (1.6-2.0)"; "1x" for the
-/// baseline itself.
+/// Time per op against the baseline's with the interval the paired rounds give it: "1.8x (1.6-2.0)";
+/// "1x" for the baseline itself, the ratio alone where they share too few rounds.
 pub(crate) fn x_write(row: &RankRow, baseline: &str) -> String {
     match (row.ratio_to_write, row.ratio_lo, row.ratio_hi) {
         _ if row.method == baseline => "1x".into(),
@@ -185,6 +210,7 @@ pub(crate) fn x_write(row: &RankRow, baseline: &str) -> String {
             let d = decimals(r);
             format!("{r:.d$}x ({lo:.d$}-{hi:.d$})")
         }
+        (Some(r), _, _) => ratio(r),
         _ => "-".into(),
     }
 }

@@ -23,9 +23,17 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
     if let Some(e) = s.host.emulated_line() {
         d.line(format!("emulated (indicative only): {e}"));
     }
-    if s.rounds < 3 {
-        d.line("indicative: fewer than 3 rounds cannot tell noise from a difference (give --rounds 3 or more)");
+    if let Some(p) = s.host.pinned_line() {
+        d.line(format!("pinned: {p}"));
     }
+    if let Some(l) = s
+        .rounds_run
+        .as_ref()
+        .and_then(crate::rounds_text::disturbed_line)
+    {
+        d.line(l);
+    }
+    let busy = s.rounds_run.as_ref().and_then(|r| r.others_busy_share);
     // One line per workload, under its cache mode: the two fastest, the slowest.
     let mut kinds: Vec<(String, usize)> = Vec::new();
     for direct in [true, false] {
@@ -43,7 +51,11 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
                 d.line(format!("  {:<15} nothing ran", w.short()));
                 continue;
             };
-            d.line(format!("  {:<15} {}", w.short(), line_of(t, 2)));
+            let line = match crate::rounds_text::no_ranking(t, busy) {
+                Some(l) => l,
+                None => line_of(t, 2, &|r| figures(s, &t.target, &r.method)),
+            };
+            d.line(format!("  {:<15} {line}", w.short()));
             let first = t.rows.iter().find(|r| r.rank != "floor");
             if let Some(v) = first
                 .and_then(|r| run(s, &t.target, &r.method))
@@ -65,6 +77,19 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
             "What limited the fastest method: {}",
             said.join(", ")
         ));
+    }
+    let about = |t: &iolab_lab::ranking::RankingTable| {
+        s.workloads
+            .iter()
+            .find(|w| w.label() == t.target)
+            .map_or_else(|| t.target.clone(), |w| w.short())
+    };
+    let open = crate::rounds_text::undecided_lines(s.rounds_run.as_ref(), &s.ranking, about);
+    if !open.is_empty() {
+        d.blank();
+        for l in open {
+            d.line(l);
+        }
     }
     let failed = failures(s);
     if !failed.is_empty() {
@@ -95,8 +120,9 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
             d.blank().line(s.layers.clone());
         }
         d.blank().line(
-            "Ranks: rows share a rank (\"2=\") only when every pair of them overlaps in its middle rounds; \
-             letters (\"a\", \"ab\") group ties that chain. time/op: wall time over ops, all threads.",
+            "Ranks: a row shares the rank of the rows before it (\"2=\") unless the paired rounds separate \
+             it from one of them (the median per-round ratio's 99% interval excludes 1). time/op: wall \
+             time over ops, all threads.",
         );
         for w in &s.workloads {
             table(s, &w.label(), &mut d);
@@ -105,6 +131,23 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
         d.line("Every row with what limited it: iolab survey -v with the same flags, or the JSON result");
     }
     d
+}
+
+/// A row's absolute figures: ops/s, MiB/s and its p99 latency ("12.3 k ops/s 48.0 MiB/s p99 1.2 ms").
+fn figures(s: &WorkloadSurvey, target: &str, method: &str) -> String {
+    let Some(r) = run(s, target, method).and_then(|r| r.result.as_ref()) else {
+        return "-".into();
+    };
+    let p99 = if r.latency.count > 0 {
+        format!(" p99 {}", fmt_ns(r.latency.p99_ns))
+    } else {
+        String::new()
+    };
+    format!(
+        "{} {}{p99}",
+        iolab_engine::units::fmt_ops_s(r.iops),
+        iolab_engine::units::fmt_mib_s(r.mib_s)
+    )
 }
 
 /// The failures at run time, grouped by their reason: "psync, io_uring (RND4K Q8 read): ENOSPC ...".

@@ -337,6 +337,21 @@ pub fn pin_task_to_cpu(tid: i32, cpu: u32) -> SysResult<()> {
     .map(|_| ())
 }
 
+/// sched_setaffinity(2) of the calling thread to `cpus` (threads it starts later inherit the set).
+pub fn set_allowed_cpus(cpus: &[u32]) -> SysResult<()> {
+    // SAFETY: an all-zero cpu_set_t is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as u32) {
+        // SAFETY: CPU_SET writes one bit of `set`, within CPU_SETSIZE (filtered above).
+        unsafe { libc::CPU_SET(c as usize, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the calling thread.
+    result("sched_setaffinity", unsafe {
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    })
+    .map(|_| ())
+}
+
 /// The CPUs the calling thread may run on (sched_getaffinity(2)).
 pub fn allowed_cpus() -> Vec<u32> {
     // SAFETY: an all-zero cpu_set_t is a valid empty set.

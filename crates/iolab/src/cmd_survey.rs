@@ -124,5 +124,17 @@ fn options(a: &SurveyArgs) -> Result<iolab_lab::survey::SurveyOptions, Error> {
         }
         opts.rounds = n as u32;
     }
+    if let Some(t) = &a.max_time {
+        opts.max_time_s =
+            iolab_engine::units::parse_duration(t).map_err(|m| Error::usage("--max-time", m))?;
+        if !(0.0..=iolab_engine::spec::MAX_DURATION_S).contains(&opts.max_time_s) {
+            return Err(Error::usage(
+                "--max-time",
+                format!("'{t}' is not accepted; expected 0 to 365 days of seconds"),
+            ));
+        }
+    } else if a.target.is_some() {
+        opts.max_time_s = crate::cmd_survey_workload::MAX_TIME_S;
+    }
     Ok(opts)
 }

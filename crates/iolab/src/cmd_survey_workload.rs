@@ -9,10 +9,10 @@ use iolab_lab::survey_workload::{parse_kind, survey, Asked, WorkloadOptions};
 use iolab_report::export::{Document, Outputs};
 use std::path::Path;
 
-/// Rounds and seconds per method and workload when not given: a workload survey runs many more cells
-/// than the main job.
-const ROUNDS: u32 = 3;
+/// Seconds per method and workload over the first rounds when not given (a workload survey runs many
+/// more cells than the main job), and the seconds after which no further round starts.
 const MAX_S: f64 = 0.6;
+pub(crate) const MAX_TIME_S: f64 = 60.0;
 
 pub(crate) fn cmd(
     a: &SurveyArgs,
@@ -36,7 +36,8 @@ pub(crate) fn cmd(
         } else {
             MAX_S
         },
-        rounds: if a.rounds.is_some() { o.rounds } else { ROUNDS },
+        rounds: o.rounds,
+        max_time_s: o.max_time_s,
         on_run: Some(on_run),
     };
     if a.tmp_dir.is_some() {

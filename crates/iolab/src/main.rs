@@ -74,6 +74,10 @@ Exit status: 0 ok; 1 kernel error at run time, --verify mismatch, output that ca
 struct Cli {
     #[command(subcommand)]
     cmd: Option<Cmd>,
+    /// Run iolab and every thread it starts on these CPUs only ("1", "0,2-3"): other work keeps its
+    /// own CPUs, and a run that still waited for a CPU says so (disturbance)
+    #[arg(long, global = true, value_name = "LIST")]
+    cpus: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -146,6 +150,11 @@ fn main() {
         Ok(c) => c,
         Err(e) => bad_arguments(e),
     };
+    if let Some(list) = &cli.cpus {
+        if let Err(e) = iolab_engine::cpus::pin(list) {
+            fail(&e);
+        }
+    }
     let r = match &cli.cmd {
         None => cmd_survey::cmd_survey(&SurveyArgs {
             results_dir: PathBuf::from("iolab-results"),

@@ -18,10 +18,15 @@ pub(crate) struct SurveyArgs {
     /// Time bound per method, target and block size in seconds, split over the rounds [default: 1].
     #[arg(long, value_name = "SECS")]
     pub(crate) max_seconds: Option<String>,
-    /// Rounds: every method runs once per round, in alternating order; ranked by the median round, tied
-    /// where the rounds overlap [default: 5].
+    /// The first rounds: every method runs once per round, in a fresh random order; then only the methods
+    /// whose order is not yet decided run more rounds, until it is or --max-time is spent. Ranked by the
+    /// median quiet round; 6 rounds are the fewest that can decide an order [default: 6].
     #[arg(long, value_name = "N")]
     pub(crate) rounds: Option<String>,
+    /// Seconds after which no further round starts (the first --rounds always run); 0 runs the first
+    /// rounds only [default: 30; with --target 60].
+    #[arg(long, value_name = "SECS")]
+    pub(crate) max_time: Option<String>,
     /// Do not write the JSON result.
     #[arg(long)]
     pub(crate) no_json: bool,
@@ -34,7 +39,7 @@ pub(crate) struct SurveyArgs {
     /// Your own device and workload: a directory (each run makes its own file in a new temporary
     /// directory there), a regular file (read, never written unless --overwrite) or a block device (read,
     /// written only with --allow-device-writes). Every method runs each workload at the same requests in
-    /// flight [default rounds: 3, max seconds: 0.6]
+    /// flight [default max seconds: 0.6]
     #[arg(long, value_name = "PATH")]
     pub(crate) target: Option<PathBuf>,
     /// With --target: read, write, randread, randwrite, rw or randrw (reads and writes, half each), a comma

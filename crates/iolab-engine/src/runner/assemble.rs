@@ -157,7 +157,8 @@ impl Measured<'_> {
             _ => (cpu.steal_all_cpus_s, self.before.steal.len().max(1) as u32),
         };
         let (before, after) = (self.before.ends(), self.after.ends());
-        crate::disturbance::of(self.wall_s, &before, &after, own, steal)
+        let apart = u32::from(self.workers_apart);
+        crate::disturbance::of(self.wall_s, &before, &after, own, steal, apart)
     }
 
     /// The CPU figures (the helpers are moved into them).

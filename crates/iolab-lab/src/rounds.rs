@@ -1,0 +1,377 @@
+//! Rounds until the ranking is decided. Every cell (a method on a target at a block size) runs once per
+//! round, in a fresh random order each round. After the first rounds (`--rounds`, at least
+//! [`crate::pairs::MIN_PAIRED`] before anything can be decided) the rows of each table are tested in
+//! pairs ([`crate::pairs`]), and only the cells of rows next to each other whose order is undecided run
+//! further rounds, tested again at the counts in [`crate::pairs::LOOKS`], until every such pair is
+//! separated or tied, or the time budget (`--max-time`) is spent. A run the machine disturbed
+//! ([`iolab_engine::disturbance`]) is kept out of the tests and counted; its cell runs again in a later
+//! round, within the budget.
+
+use crate::ranking::Entry;
+use crate::survey::{Cell, OnRun, SurveyRun};
+use iolab_engine::error::{Error, Result};
+use iolab_engine::measure::clock::ClockInfo;
+use iolab_engine::result::RunResult;
+use iolab_engine::stats::middle_range;
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+/// No survey runs more rounds than this, whatever its budget.
+pub const MAX_ROUNDS: u32 = 64;
+/// Results kept per cell: trimming the fastest and the slowest together keeps the median.
+const KEEP: usize = 7;
+
+/// How many rounds to run.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    /// Rounds every cell runs (`--rounds`).
+    pub first: u32,
+    /// Seconds from the start after which no further round begins (`--max-time`); the first rounds
+    /// always run.
+    pub max_time_s: f64,
+}
+
+/// One round of one cell, in a survey's JSON (`runs[].round_runs`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct RoundRun {
+    /// The round, from 1.
+    pub round: u32,
+    pub ns_per_op: f64,
+    /// The machine disturbed it ([`iolab_engine::disturbance`]): kept out of the ranking's tests.
+    pub disturbed: bool,
+}
+
+/// How the rounds went, in a survey's JSON (`rounds_run`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RoundsRun {
+    /// `--rounds`, and the budget in seconds.
+    pub first: u32,
+    pub max_time_s: f64,
+    /// The last round any cell ran.
+    pub rounds: u32,
+    /// Runs in all, and how many of them the machine disturbed.
+    pub runs: u32,
+    pub disturbed: u32,
+    /// "decided" (every pair of rows next to each other separated or tied), "budget" (the time ran out
+    /// first), "rounds" ([`MAX_ROUNDS`] reached) or "first rounds only" (a budget of 0).
+    pub stopped: String,
+    /// Seconds the rounds took.
+    pub elapsed_s: f64,
+    /// The seed of the rounds' random orders.
+    pub order_seed: u64,
+    /// Everything but iolab kept this share of all CPUs busy during the runs (their wall time's
+    /// weighted mean); null where /proc/stat was not read.
+    pub others_busy_share: Option<f64>,
+}
+
+/// What each cell has measured so far.
+#[derive(Default)]
+struct Kept {
+    rounds: Vec<RoundRun>,
+    quiet: Vec<RunResult>,
+    disturbed: Vec<RunResult>,
+    refused: Option<String>,
+    /// Steal on all CPUs over every round, seconds.
+    steal_s: f64,
+}
+
+impl Kept {
+    fn push(&mut self, round: u32, r: RunResult) {
+        let disturbed = r.disturbance.as_ref().is_some_and(|d| d.disturbed());
+        self.steal_s += r.cpu.steal_all_cpus_s;
+        self.rounds.push(RoundRun {
+            round,
+            ns_per_op: r.ns_per_op,
+            disturbed,
+        });
+        let keep = if disturbed {
+            &mut self.disturbed
+        } else {
+            &mut self.quiet
+        };
+        keep.push(r);
+        keep.sort_by(|a, b| a.ns_per_op.total_cmp(&b.ns_per_op));
+        if keep.len() > KEEP {
+            keep.pop();
+            keep.remove(0);
+        }
+    }
+
+    /// The quiet rounds as (round, ns/op).
+    fn quiet_rounds(&self) -> Vec<(u32, f64)> {
+        self.rounds
+            .iter()
+            .filter(|r| !r.disturbed)
+            .map(|r| (r.round, r.ns_per_op))
+            .collect()
+    }
+}
+
+/// Runs `cells` in rounds by `plan`.
+pub(crate) fn run_rounds(
+    cells: &[Cell],
+    plan: Plan,
+    on_run: Option<&OnRun>,
+    clock: &ClockInfo,
+) -> Result<(Vec<SurveyRun>, RoundsRun)> {
+    let start = Instant::now();
+    let since_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let seed = iolab_engine::pattern::mix64(since_epoch ^ u64::from(std::process::id()));
+    let mut kept: Vec<Kept> = cells.iter().map(|_| Kept::default()).collect();
+    let first = plan.first.max(1);
+    let mut todo: Vec<usize> = (0..cells.len()).collect();
+    let mut total = cells.len() * first as usize;
+    let (mut done, mut round, mut busy) = (0, 0u32, Busy::default());
+    let stopped = loop {
+        if round >= first {
+            if plan.max_time_s <= 0.0 {
+                break "first rounds only";
+            }
+            if is_look(round) {
+                todo = undecided(cells, &kept);
+            }
+            if todo.is_empty() {
+                break "decided";
+            }
+            if start.elapsed().as_secs_f64() >= plan.max_time_s {
+                break "budget";
+            }
+            if round >= MAX_ROUNDS {
+                break "rounds";
+            }
+            total += todo.len();
+        }
+        round += 1;
+        for i in shuffled(&todo, seed, round) {
+            done += 1;
+            if kept[i].refused.is_some() {
+                continue;
+            }
+            match crate::run::run(&cells[i].spec, clock) {
+                Ok(r) => {
+                    busy.add(&r);
+                    kept[i].push(round, r);
+                }
+                Err(e) => kept[i].refused = Some(why_not(e, round)?),
+            }
+            if let Some(f) = on_run {
+                f(done, total, &cells[i], round);
+            }
+        }
+    };
+    let all: Vec<&RoundRun> = kept.iter().flat_map(|k| &k.rounds).collect();
+    let info = RoundsRun {
+        first,
+        max_time_s: plan.max_time_s,
+        rounds: round,
+        runs: all.len() as u32,
+        disturbed: all.iter().filter(|r| r.disturbed).count() as u32,
+        stopped: stopped.into(),
+        elapsed_s: start.elapsed().as_secs_f64(),
+        order_seed: seed,
+        others_busy_share: busy.share(),
+    };
+    let runs = cells
+        .iter()
+        .zip(kept)
+        .map(|(c, k)| median_run(c, k))
+        .collect();
+    Ok((runs, info))
+}
+
+/// The others' CPU share over the runs, weighted by each run's wall time.
+#[derive(Default)]
+struct Busy {
+    sum: f64,
+    wall: f64,
+}
+
+impl Busy {
+    fn add(&mut self, r: &RunResult) {
+        if let Some(b) = r.disturbance.as_ref().and_then(|d| d.others_busy_share) {
+            self.sum += b * r.wall_s;
+            self.wall += r.wall_s;
+        }
+    }
+
+    fn share(&self) -> Option<f64> {
+        (self.wall > 0.0).then(|| self.sum / self.wall)
+    }
+}
+
+/// Whether the pairs are tested after `round` rounds.
+fn is_look(round: u32) -> bool {
+    let last = crate::pairs::LOOKS[crate::pairs::LOOKS.len() - 1];
+    crate::pairs::LOOKS.contains(&round) || (round > last && round % 16 == 0)
+}
+
+/// `todo` in the round's random order (Fisher-Yates, SplitMix64 from the seed and the round).
+fn shuffled(todo: &[usize], seed: u64, round: u32) -> Vec<usize> {
+    let mut v = todo.to_vec();
+    let mut x = seed ^ (u64::from(round) << 32);
+    for i in (1..v.len()).rev() {
+        x = iolab_engine::pattern::mix64(x);
+        v.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    v
+}
+
+/// The cells of rows next to each other in a table (a target and block size) whose order the quiet
+/// rounds have not decided.
+fn undecided(cells: &[Cell], kept: &[Kept]) -> Vec<usize> {
+    let mut tables: Vec<(&str, u64)> = cells.iter().map(|c| (c.target.as_str(), c.bs)).collect();
+    tables.dedup();
+    let mut out = Vec::new();
+    for (target, bs) in tables {
+        let mine: Vec<usize> = (0..cells.len())
+            .filter(|&i| cells[i].target == target && cells[i].bs == bs)
+            .filter(|&i| kept[i].refused.is_none() && !cells[i].method.info().no_data)
+            .collect();
+        let entries: Vec<Entry> = mine
+            .iter()
+            .map(|&i| entry_of(cells[i].method.name(), kept[i].quiet_rounds(), false))
+            .collect();
+        let t = crate::ranking::rank(&entries);
+        let rows: Vec<&str> = t.ranked().map(|r| r.method.as_str()).collect();
+        for w in rows.windows(2) {
+            if t.pair(w[0], w[1])
+                .is_none_or(|p| p.outcome == crate::pairs::Outcome::Undecided)
+            {
+                let at = |m: &str| mine.iter().copied().find(|&i| cells[i].method.name() == m);
+                out.extend(at(w[0]).into_iter().chain(at(w[1])));
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// A row to rank from its rounds (round, ns/op): their median, the middle rounds, the rounds.
+pub(crate) fn entry_of(method: &str, rounds: Vec<(u32, f64)>, floor: bool) -> Entry {
+    let v: Vec<f64> = rounds.iter().map(|r| r.1).collect();
+    let mut sorted = v.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted
+        .get(sorted.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or(f64::NAN);
+    let (lo, hi) = if v.is_empty() {
+        (median, median)
+    } else {
+        middle_range(v)
+    };
+    Entry {
+        method: method.into(),
+        median,
+        lo,
+        hi,
+        rounds,
+        floor,
+    }
+}
+
+/// What a cell's row says when a round of it ended in an error: the refusal (bad input, a kernel error,
+/// a method not available here) as it came, or the run-time failure with its round (an offload client that
+/// never reported ready on a loaded machine, a short transfer, data that did not verify). The row's other
+/// rounds are dropped, since a median of the rounds that happened to work would hide the failure; the other
+/// rows are still measured. Only an error writing output ends the survey.
+pub(crate) fn why_not(e: Error, round: u32) -> Result<String> {
+    match e {
+        Error::Output(_) => Err(e),
+        Error::Runtime(_) | Error::Verify(_) => Ok(format!("failed in round {round}: {e}")),
+        Error::Usage { .. } | Error::Sys(_) | Error::Unavailable(_) => Ok(e.to_string()),
+    }
+}
+
+/// A cell's entry: the round with the median ns/op of its quiet rounds (of all, where every round was
+/// disturbed) as its result, every round, the steal over the kept results.
+fn median_run(c: &Cell, k: Kept) -> SurveyRun {
+    let Kept {
+        rounds,
+        quiet,
+        disturbed,
+        refused,
+        steal_s,
+    } = k;
+    let mut rs = if quiet.is_empty() { disturbed } else { quiet };
+    let steal_s = (refused.is_none() && !rs.is_empty()).then_some(steal_s);
+    let mid = rs.len().saturating_sub(1) / 2;
+    let result = (refused.is_none() && !rs.is_empty()).then(|| rs.swap_remove(mid));
+    let (rounds, refused) = if refused.is_some() {
+        (Vec::new(), refused)
+    } else {
+        (rounds, None)
+    };
+    SurveyRun {
+        target: c.target.clone(),
+        method: c.method,
+        bs: c.bs,
+        verdict: result.as_ref().map(crate::verdict::of),
+        result,
+        unavailable: refused,
+        rounds_ns_per_op: rounds.iter().map(|r| r.ns_per_op).collect(),
+        rounds_disturbed: rounds.iter().filter(|r| r.disturbed).count() as u32,
+        round_runs: rounds,
+        steal_s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_round_marks_its_row_and_only_output_errors_end_the_survey() {
+        let m = why_not(
+            Error::Runtime("the offload client did not report ready".into()),
+            3,
+        );
+        assert_eq!(
+            m.unwrap(),
+            "failed in round 3: the offload client did not report ready"
+        );
+        let m = why_not(Error::Verify("block 7 differs".into()), 1).unwrap();
+        assert_eq!(m, "failed in round 1: verify: block 7 differs");
+        let m = why_not(Error::usage("--method", "not on a pipe"), 1).unwrap();
+        assert_eq!(m, "--method: not on a pipe");
+        assert!(why_not(Error::Output("stdout: EPIPE".into()), 2).is_err());
+    }
+
+    #[test]
+    fn every_round_has_its_own_order_and_looks_are_few() {
+        let todo: Vec<usize> = (0..20).collect();
+        let (a, b) = (shuffled(&todo, 7, 1), shuffled(&todo, 7, 2));
+        assert_ne!(a, b);
+        let mut s = a.clone();
+        s.sort_unstable();
+        assert_eq!(s, todo);
+        let looks: Vec<u32> = (1..=64).filter(|&r| is_look(r)).collect();
+        assert_eq!(looks, [6, 8, 10, 12, 16, 20, 24, 32, 48, 64]);
+    }
+
+    #[test]
+    fn trimming_both_ends_keeps_the_median() {
+        let mut k = Kept::default();
+        let clock = iolab_engine::measure::clock::calibrate(1);
+        let spec = iolab_engine::spec::RawSpec::new()
+            .with("method", "nop")
+            .with("ops", 10u64)
+            .resolve()
+            .unwrap();
+        let r = crate::run::run(&spec, &clock).unwrap();
+        let values = [9.0, 1.0, 8.0, 2.0, 7.0, 3.0, 6.0, 4.0, 5.0, 10.0, 11.0];
+        for (i, v) in values.iter().enumerate() {
+            let mut x = r.clone();
+            x.ns_per_op = *v;
+            x.disturbance = None;
+            k.push(i as u32 + 1, x);
+        }
+        assert_eq!(k.quiet.len(), KEEP);
+        // 11 values 1..11: the median is 6, and stays the kept ones' middle.
+        assert_eq!(k.quiet[(k.quiet.len() - 1) / 2].ns_per_op, 6.0);
+        assert_eq!(k.rounds.len(), 11);
+    }
+}

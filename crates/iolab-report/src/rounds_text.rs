@@ -1,0 +1,120 @@
+//! What a survey's rounds say beside its ranking, on the first screen: a table's line with its groups
+//! (or "no ranking" where every row is in one), how many runs the machine disturbed, which orders the
+//! rounds left undecided, and, where the time ran out first, what would decide them.
+
+use iolab_engine::units::{fmt_ns, pct};
+use iolab_lab::pairs::Outcome;
+use iolab_lab::ranking::{RankRow, RankingTable};
+use iolab_lab::rounds::RoundsRun;
+
+/// The name a row goes by: the baseline by its label ("write()").
+pub(crate) fn name(t: &RankingTable, r: &RankRow) -> String {
+    if r.method == t.baseline {
+        t.baseline_label.clone()
+    } else {
+        r.method.clone()
+    }
+}
+
+/// "no ranking: ..." where every ranked row is in one group (more than one row): the rounds told none
+/// of them apart.
+pub(crate) fn no_ranking(t: &RankingTable, busy: Option<f64>) -> Option<String> {
+    let rows: Vec<&RankRow> = t.ranked().collect();
+    if rows.len() < 2 || t.groups().len() > 1 {
+        return None;
+    }
+    let lo = rows.iter().map(|r| r.median).fold(f64::INFINITY, f64::min);
+    let hi = rows.iter().map(|r| r.median).fold(0.0, f64::max);
+    let tied = t.pairs.iter().all(|p| p.outcome == Outcome::Tied);
+    let what = if tied {
+        "every pair is tied within 5%".to_string()
+    } else {
+        "the rounds could not tell them apart".to_string()
+    };
+    let busy = busy
+        .filter(|b| *b >= 0.01)
+        .map(|b| format!("; other work kept {} of the CPUs busy", pct(b)))
+        .unwrap_or_default();
+    Some(format!(
+        "no ranking of {} methods: {what} (medians {}-{}{busy})",
+        rows.len(),
+        fmt_ns(lo),
+        fmt_ns(hi)
+    ))
+}
+
+/// "disturbed: 19 of 611 runs ...", where the machine disturbed any.
+pub(crate) fn disturbed_line(r: &RoundsRun) -> Option<String> {
+    (r.disturbed > 0).then(|| {
+        format!(
+            "disturbed: {} of {} runs waited for a CPU that other work held, or lost it to the \
+             hypervisor; each was left out of the ranking and its method run again",
+            r.disturbed, r.runs
+        )
+    })
+}
+
+/// The pairs next to each other in `t` that the rounds left undecided, as "psync/write()".
+pub(crate) fn undecided_pairs(t: &RankingTable) -> Vec<String> {
+    let rows: Vec<&RankRow> = t.ranked().collect();
+    rows.windows(2)
+        .filter(|w| {
+            t.pair(&w[0].method, &w[1].method)
+                .is_none_or(|p| p.outcome == Outcome::Undecided)
+        })
+        .map(|w| format!("{}/{}", name(t, w[0]), name(t, w[1])))
+        .collect()
+}
+
+/// The last lines: which tables keep an undecided order, and what would decide it. `about` names a
+/// table ("/dev/null 4 KiB").
+pub(crate) fn undecided_lines(
+    r: Option<&RoundsRun>,
+    tables: &[RankingTable],
+    about: impl Fn(&RankingTable) -> String,
+) -> Vec<String> {
+    let open: Vec<(&RankingTable, Vec<String>)> = tables
+        .iter()
+        .map(|t| (t, undecided_pairs(t)))
+        .filter(|(_, p)| !p.is_empty())
+        .collect();
+    if open.is_empty() {
+        return Vec::new();
+    }
+    let pairs: usize = open.iter().map(|(_, p)| p.len()).sum();
+    let first = &open[0];
+    let mut out = vec![format!(
+        "undecided: {pairs} orders of methods next to each other in {} of {} tables share a rank (the \
+         rounds neither separate them nor tie them within 5%), e.g. {} at {}",
+        open.len(),
+        tables.len(),
+        first.1[0],
+        about(first.0)
+    )];
+    if let Some(r) = r {
+        out.push(to_decide(r));
+    }
+    out
+}
+
+/// What would decide the undecided orders, with the numbers of this survey.
+fn to_decide(r: &RoundsRun) -> String {
+    let why = match r.stopped.as_str() {
+        "budget" => format!(
+            "the {:.0} s budget ran out after {} rounds",
+            r.max_time_s, r.rounds
+        ),
+        "rounds" => format!("{} rounds are the most a survey runs", r.rounds),
+        _ => format!("only the first {} rounds ran (--max-time 0)", r.first),
+    };
+    let busy = r
+        .others_busy_share
+        .filter(|b| *b >= 0.05)
+        .map(|b| format!(" (other work kept {} of the CPUs busy)", pct(b)))
+        .unwrap_or_default();
+    format!(
+        "to decide them ({why}): more rounds (--max-time {:.0}), a quieter machine{busy}, or iolab \
+         pinned to CPUs the other work leaves free (--cpus)",
+        (r.max_time_s * 2.0).max(60.0)
+    )
+}
