@@ -1,24 +1,25 @@
 //! Whether something else took the CPU from a run while it was timed: its tasks waiting on a runqueue
-//! (schedstat's run delay), the hypervisor's steal, the machine's CPU pressure (PSI) and how busy the
-//! other processes kept the CPUs. A run whose tasks waited for a CPU for more than [`RUNQUEUE_LIMIT`] of
-//! its timed span, or lost more than [`STEAL_LIMIT`] of it to the hypervisor, is *disturbed*: its time
-//! is partly someone else's, and no sentence calls it the cost of anything. Where two or more of its own
-//! tasks were busy they may have waited for each other, which is the method's own cost: their wait then
-//! counts only where other work held at least [`OTHERS_LIMIT`] of the CPUs.
+//! (schedstat's run delay), other work's CPU time over the span, the hypervisor's steal, and the
+//! machine's CPU pressure (PSI). A run is *disturbed* where its threads waited for a CPU more than
+//! [`RUNQUEUE_LIMIT`] of its timed span while other work ran at least [`OTHERS_LIMIT`] of a CPU, or
+//! where the hypervisor stole more than [`STEAL_LIMIT`] of it: its time is then partly someone else's,
+//! and no sentence calls it the cost of anything. A wait with no other work beside it is the run's own
+//! (its threads waiting for each other, a virtual CPU waking from halt) and leaves it quiet.
 
 use crate::measure::cpu::{CpuTicks, TaskTimes};
 use serde::{Deserialize, Serialize};
 
 /// The share of the timed span a run's tasks may wait on a runqueue and still be quiet.
 pub const RUNQUEUE_LIMIT: f64 = 0.05;
+/// The CPU time other work must take over the span, in CPUs (0.25: a quarter of one CPU's time), before
+/// a wait counts as theirs: kernel threads serving the run's own I/O take a few percent.
+pub const OTHERS_LIMIT: f64 = 0.25;
 /// The share of its CPUs' time the hypervisor may steal from a run that is still quiet.
 pub const STEAL_LIMIT: f64 = 0.05;
 /// Steal below this many seconds is not told apart from the 10 ms ticks /proc/stat counts it in.
 const STEAL_MIN_S: f64 = 0.02;
 /// Where the kernel has no schedstat: the CPU pressure that makes a run disturbed instead.
 const PSI_LIMIT: f64 = 0.10;
-/// With two or more of iolab's tasks busy, the others' share of all CPUs beyond which a wait is theirs.
-pub const OTHERS_LIMIT: f64 = 0.25;
 
 /// What the machine did to one run, as shares of its timed span's wall time.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -33,18 +34,15 @@ pub struct Disturbance {
     /// /proc/pressure/cpu "some" over the span: the share of it in which any task on the machine waited
     /// for a CPU (iolab's own included); null where the kernel has no PSI.
     pub psi_some: Option<f64>,
-    /// CPU time of everything but this process (other processes, kernel threads, interrupts) over all
-    /// CPUs' wall time (/proc/stat, 10 ms ticks: rounding dominates a span of a few ticks).
+    /// CPU time of everything but iolab (other processes, kernel threads) over the span's wall time, in
+    /// CPUs (1.0: one CPU's time); from the root cgroup's CPU time (cpuacct.usage, or cpu.stat's
+    /// usage_usec), else /proc/stat's 10 ms ticks; null where none could be read.
     #[serde(default)]
-    pub others_busy_share: Option<f64>,
-    /// How many of the process's tasks were on a CPU over a tenth of the span. With two or more, its
-    /// threads may have waited for each other, and their wait counts as a disturbance only where
-    /// `others_busy_share` reached [`OTHERS_LIMIT`].
-    #[serde(default)]
-    pub own_busy_tasks: u32,
+    pub others_cpus: Option<f64>,
     /// "disturbed" or "quiet".
     pub verdict: String,
-    /// What made it disturbed, with the figure: "its threads waited for a CPU 38% of the time".
+    /// What made it disturbed, with the figures: "its threads waited for a CPU 38% of the time while
+    /// other work ran 0.9 CPUs".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
 }
@@ -60,30 +58,26 @@ pub struct Ends<'a> {
     pub tasks: &'a [TaskTimes],
     pub cpus: &'a [CpuTicks],
     pub psi_some_us: Option<u64>,
+    /// CPU time of every task on the machine, ns ([`system_cpu_ns`]).
+    pub system_cpu_ns: Option<u64>,
 }
 
 /// The span's disturbance: `own_cpu_s` is the CPU time of the process (and of a client process it ran
-/// the workload in), `steal` the steal in seconds over that many CPUs, `busy_apart` the busy tasks of
-/// iolab's outside the process (an offload client: 1).
+/// the workload in), `steal` the steal in seconds over that many CPUs.
 pub fn of(
     wall_s: f64,
     before: &Ends,
     after: &Ends,
     own_cpu_s: f64,
     steal: (f64, u32),
-    busy_apart: u32,
 ) -> Disturbance {
     let wall = wall_s.max(1e-9);
     let runqueue_share = run_delay_s(before.tasks, after.tasks).map(|s| s / wall);
-    let others_busy_share = others_busy(before.cpus, after.cpus, own_cpu_s, wall);
-    // With two or more of its tasks busy, iolab's threads may have waited for each other (the scheduler
-    // often puts a pipe's writer and reader on one CPU): the wait counts only where the others' CPU
-    // time (coarse: /proc/stat's ticks) shows someone else was there.
-    let own_busy = busy_tasks(before.tasks, after.tasks, wall) + busy_apart;
-    let external = match runqueue_share {
-        Some(q) if own_busy <= 1 || others_busy_share.is_some_and(|b| b >= OTHERS_LIMIT) => Some(q),
-        Some(_) => Some(0.0),
-        None => None,
+    let others_cpus = match (before.system_cpu_ns, after.system_cpu_ns) {
+        (Some(b), Some(a)) => {
+            Some(((a.saturating_sub(b) as f64 * 1e-9 - own_cpu_s) / wall).max(0.0))
+        }
+        _ => others_by_ticks(before.cpus, after.cpus, own_cpu_s, wall),
     };
     let (steal_s, steal_cpus) = steal;
     let steal_share = if steal_s >= STEAL_MIN_S {
@@ -95,9 +89,13 @@ pub fn of(
         (Some(b), Some(a)) => Some((a.saturating_sub(b) as f64 * 1e-6 / wall).min(1.0)),
         _ => None,
     };
-    let why = if let Some(q) = external.filter(|&q| q > RUNQUEUE_LIMIT) {
+    let others_ran = others_cpus.is_none_or(|o| o >= OTHERS_LIMIT);
+    let beside = others_cpus
+        .map(|o| format!(" while other work ran {o:.2} CPUs"))
+        .unwrap_or_default();
+    let why = if let Some(q) = runqueue_share.filter(|&q| q > RUNQUEUE_LIMIT && others_ran) {
         Some(format!(
-            "its threads waited for a CPU {:.0}% of the time",
+            "its threads waited for a CPU {:.0}% of the time{beside}",
             100.0 * q
         ))
     } else if steal_share > STEAL_LIMIT {
@@ -106,9 +104,9 @@ pub fn of(
             100.0 * steal_share
         ))
     } else if runqueue_share.is_none() {
-        psi_some.filter(|&p| p > PSI_LIMIT).map(|p| {
+        psi_some.filter(|&p| p > PSI_LIMIT && others_ran).map(|p| {
             format!(
-                "tasks waited for a CPU {:.0}% of the time (CPU pressure)",
+                "tasks waited for a CPU {:.0}% of the time (CPU pressure){beside}",
                 100.0 * p
             )
         })
@@ -119,27 +117,10 @@ pub fn of(
         runqueue_share,
         steal_share,
         psi_some,
-        others_busy_share,
-        own_busy_tasks: own_busy,
+        others_cpus,
         verdict: if why.is_some() { "disturbed" } else { "quiet" }.into(),
         why,
     }
-}
-
-/// How many of the process's tasks (its threads and the kernel's io_uring helpers) were on a CPU for
-/// more than a tenth of the span.
-fn busy_tasks(before: &[TaskTimes], after: &[TaskTimes], wall: f64) -> u32 {
-    after
-        .iter()
-        .filter(|a| {
-            let b = before
-                .iter()
-                .find(|b| b.tid == a.tid)
-                .and_then(|b| b.oncpu_ns);
-            let ran = a.oncpu_ns.unwrap_or(0).saturating_sub(b.unwrap_or(0));
-            ran as f64 * 1e-9 > 0.1 * wall
-        })
-        .count() as u32
 }
 
 /// Run delay of the process's own threads between two samples, seconds; the io_uring helpers left out.
@@ -150,8 +131,13 @@ fn run_delay_s(before: &[TaskTimes], after: &[TaskTimes]) -> Option<f64> {
     crate::measure::cpu::run_delay_delta_s(&b, &a)
 }
 
-/// The busy share of all CPUs that was not this process's.
-fn others_busy(before: &[CpuTicks], after: &[CpuTicks], own_cpu_s: f64, wall: f64) -> Option<f64> {
+/// Other work's CPU from /proc/stat's ticks (busy ticks of all CPUs less iolab's own CPU), in CPUs.
+fn others_by_ticks(
+    before: &[CpuTicks],
+    after: &[CpuTicks],
+    own_cpu_s: f64,
+    wall: f64,
+) -> Option<f64> {
     if after.is_empty() || before.len() != after.len() {
         return None;
     }
@@ -164,8 +150,30 @@ fn others_busy(before: &[CpuTicks], after: &[CpuTicks], own_cpu_s: f64, wall: f6
             d.total() - d.idle - d.iowait - d.steal
         })
         .sum();
-    let room = wall * after.len() as f64;
-    Some(((busy as f64 * tick - own_cpu_s) / room).clamp(0.0, 1.0))
+    Some(((busy as f64 * tick - own_cpu_s) / wall).max(0.0))
+}
+
+/// CPU time of every task on the machine, ns: the root cgroup's (cgroup v1 cpuacct.usage, counted by
+/// the scheduler to the ns; or cgroup v2's cpu.stat usage_usec).
+pub fn system_cpu_ns() -> Option<u64> {
+    let read = |p: &str| std::fs::read_to_string(p).ok();
+    if let Some(ns) =
+        read("/sys/fs/cgroup/cpuacct/cpuacct.usage").and_then(|t| t.trim().parse().ok())
+    {
+        return Some(ns);
+    }
+    ["/sys/fs/cgroup/cpu.stat", "/sys/fs/cgroup/unified/cpu.stat"]
+        .iter()
+        .find_map(|p| read(p).as_deref().and_then(usage_usec))
+        .map(|us| us * 1000)
+}
+
+fn usage_usec(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("usage_usec "))?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// /proc/pressure/cpu's "some" total, microseconds; None where the kernel has no PSI.
@@ -197,86 +205,84 @@ mod tests {
         }
     }
 
-    fn ends<'a>(tasks: &'a [TaskTimes], psi: Option<u64>) -> Ends<'a> {
+    /// One end: its tasks, the machine's CPU time in ms, the PSI total in µs.
+    fn ends(tasks: &[TaskTimes], cpu_ms: Option<u64>, psi: Option<u64>) -> Ends<'_> {
         Ends {
             tasks,
             cpus: &[],
             psi_some_us: psi,
+            system_cpu_ns: cpu_ms.map(|m| m * 1_000_000),
         }
     }
 
     #[test]
-    fn a_wait_beyond_the_limit_is_disturbed_and_says_how_much() {
+    fn a_wait_beside_other_work_is_disturbed_and_says_how_much() {
         let b = [task(1, "iolab", 0), task(2, "iou-sqp-1", 0)];
         let a = [task(1, "iolab", 380), task(2, "iou-sqp-1", 900)];
+        // 1 s: iolab ran 0.5 s, the machine 1.4 s: others 0.9 CPUs.
         let d = of(
             1.0,
-            &ends(&b, Some(0)),
-            &ends(&a, Some(400_000)),
+            &ends(&b, Some(0), Some(0)),
+            &ends(&a, Some(1400), Some(400_000)),
             0.5,
             (0.0, 1),
-            0,
         );
         assert!(d.disturbed());
         assert!((d.runqueue_share.unwrap() - 0.38).abs() < 1e-9, "{d:?}");
+        assert!((d.others_cpus.unwrap() - 0.9).abs() < 1e-9, "{d:?}");
         assert!((d.psi_some.unwrap() - 0.4).abs() < 1e-9);
         assert_eq!(
             d.why.as_deref(),
-            Some("its threads waited for a CPU 38% of the time")
+            Some("its threads waited for a CPU 38% of the time while other work ran 0.90 CPUs")
         );
         // The helper's wait is iolab's own doing, not the machine's.
         let a = [task(1, "iolab", 10), task(2, "iou-sqp-1", 900)];
-        let d = of(1.0, &ends(&b, None), &ends(&a, None), 0.5, (0.0, 1), 0);
+        let d = of(
+            1.0,
+            &ends(&b, Some(0), None),
+            &ends(&a, Some(1400), None),
+            0.5,
+            (0.0, 1),
+        );
         assert!(!d.disturbed(), "{d:?}");
         assert_eq!(d.psi_some, None);
     }
 
-    /// A pipe's writer and reader, both busy, waited 20% of the time: for each other on an idle machine
-    /// (quiet), for someone else where the others kept half of the CPUs busy (disturbed).
+    /// Eight threads of iolab's waiting for each other (or for a virtual CPU to wake) with nothing else
+    /// running: the run's own cost, quiet.
     #[test]
-    fn two_busy_threads_of_its_own_are_disturbed_only_beside_others_work() {
-        let busy = |tid, delay_ms| TaskTimes {
-            oncpu_ns: Some(800_000_000),
-            ..task(tid, "iolab", delay_ms)
-        };
-        let (b, a) = (
-            [task(1, "iolab", 0), task(2, "iolab", 0)],
-            [busy(1, 100), busy(2, 100)],
+    fn a_wait_with_no_other_work_is_the_runs_own() {
+        let b = [task(1, "iolab", 0), task(2, "iolab", 0)];
+        let a = [task(1, "iolab", 900), task(2, "iolab", 1000)];
+        let d = of(
+            1.0,
+            &ends(&b, Some(0), None),
+            &ends(&a, Some(520), None),
+            0.5,
+            (0.0, 2),
         );
-        let tick = iolab_sys::clock_ticks_per_sec();
-        let cpu = |busy_s: f64| CpuTicks {
-            user: (busy_s * tick as f64) as u64,
-            idle: ((1.0 - busy_s) * tick as f64) as u64,
-            ..CpuTicks::default()
-        };
-        let zero = [CpuTicks::default(), CpuTicks::default()];
-        let idle = [cpu(0.8), cpu(0.8)];
-        let loaded = [cpu(1.0), cpu(1.0)];
-        let at = |tasks, cpus| Ends {
-            tasks,
-            cpus,
-            psi_some_us: None,
-        };
-        let d = of(1.0, &at(&b, &zero), &at(&a, &idle), 1.6, (0.0, 2), 0);
-        assert_eq!(
-            (d.own_busy_tasks, d.verdict.as_str()),
-            (2, "quiet"),
-            "{d:?}"
-        );
-        assert!((d.runqueue_share.unwrap() - 0.2).abs() < 1e-9);
-        let d = of(1.0, &at(&b, &zero), &at(&a, &loaded), 1.0, (0.0, 2), 0);
-        assert!(
-            d.disturbed() && d.others_busy_share.unwrap() >= OTHERS_LIMIT,
-            "{d:?}"
-        );
+        assert!(!d.disturbed() && d.runqueue_share.unwrap() > 1.8, "{d:?}");
+        assert!(d.others_cpus.unwrap() < OTHERS_LIMIT);
     }
 
     #[test]
     fn steal_counts_only_beyond_rounding() {
         let t = [task(1, "iolab", 0)];
-        let d = of(0.1, &ends(&t, None), &ends(&t, None), 0.1, (0.01, 1), 0);
+        let d = of(
+            0.1,
+            &ends(&t, None, None),
+            &ends(&t, None, None),
+            0.1,
+            (0.01, 1),
+        );
         assert_eq!((d.steal_share, d.verdict.as_str()), (0.0, "quiet"));
-        let d = of(0.1, &ends(&t, None), &ends(&t, None), 0.1, (0.03, 1), 0);
+        let d = of(
+            0.1,
+            &ends(&t, None, None),
+            &ends(&t, None, None),
+            0.1,
+            (0.03, 1),
+        );
         assert!(d.disturbed() && (d.steal_share - 0.3).abs() < 1e-9, "{d:?}");
     }
 
@@ -287,21 +293,24 @@ mod tests {
         let t = [t];
         let d = of(
             1.0,
-            &ends(&t, Some(0)),
-            &ends(&t, Some(200_000)),
+            &ends(&t, Some(0), Some(0)),
+            &ends(&t, Some(1500), Some(200_000)),
             0.5,
             (0.0, 1),
-            0,
         );
         assert_eq!(d.runqueue_share, None);
         assert!(d.disturbed(), "{d:?}");
     }
 
     #[test]
-    fn psi_some_is_read_from_its_line() {
+    fn the_machines_figures_are_read_from_their_lines() {
         let text = "some avg10=5.83 avg60=4.33 avg300=8.26 total=1496270840\n\
                     full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
         assert_eq!(parse_psi_some(text), Some(1_496_270_840));
         assert_eq!(parse_psi_some("full total=3\n"), None);
+        assert_eq!(
+            usage_usec("usage_usec 17953329315\nuser_usec 1\n"),
+            Some(17_953_329_315)
+        );
     }
 }

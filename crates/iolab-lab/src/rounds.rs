@@ -190,7 +190,20 @@ struct Busy {
 
 impl Busy {
     fn add(&mut self, r: &RunResult) {
-        if let Some(b) = r.disturbance.as_ref().and_then(|d| d.others_busy_share) {
+        // Every CPU of the machine, whatever --cpus left iolab.
+        let cpus = r
+            .cpu
+            .system_wide
+            .as_ref()
+            .map_or(0, |s| s.kernel_share.len())
+            .max(r.host.cpus_online)
+            .max(1) as f64;
+        if let Some(b) = r
+            .disturbance
+            .as_ref()
+            .and_then(|d| d.others_cpus)
+            .map(|o| o / cpus)
+        {
             self.sum += b * r.wall_s;
             self.wall += r.wall_s;
         }
@@ -204,7 +217,7 @@ impl Busy {
 /// Whether the pairs are tested after `round` rounds.
 fn is_look(round: u32) -> bool {
     let last = crate::pairs::LOOKS[crate::pairs::LOOKS.len() - 1];
-    crate::pairs::LOOKS.contains(&round) || (round > last && round % 16 == 0)
+    crate::pairs::LOOKS.contains(&round) || (round > last && round.is_multiple_of(16))
 }
 
 /// `todo` in the round's random order (Fisher-Yates, SplitMix64 from the seed and the round).

@@ -121,6 +121,7 @@ pub struct SurveyResult {
 /// The comparing findings over the survey's runs: one table per target, each run a row.
 pub fn compare_runs(
     runs: &[SurveyRun],
+    ranking: &[RankingTable],
     mem: &iolab_engine::measure::memcopy::MemCopy,
 ) -> Vec<crate::findings_compare::Compared> {
     let mut rows: Vec<crate::findings_compare::Row> = runs
@@ -134,6 +135,12 @@ pub fn compare_runs(
             // Its findings cite `runs[i]`'s fields.
             row.source = crate::cite::Source::Run(i);
             row.record = serde_json::to_value(run).ok().map(std::sync::Arc::new);
+            // No finding orders two rows the ranking did not.
+            row.not_separated = ranking
+                .iter()
+                .find(|t| t.target == run.target && t.bs == run.bs)
+                .and_then(|t| t.rows.iter().find(|x| x.method == run.method.name()))
+                .map(|x| x.tied_with.clone());
             Some(row)
         })
         .collect();
@@ -267,7 +274,8 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
     let (runs, rounds_run) = crate::rounds::run_rounds(&cells, plan, opts.on_run.as_ref(), clock)?;
     // After every run, never inside one: what memory can copy, and the findings checked against it.
     let memory = iolab_engine::measure::memcopy::measured_within(file_size);
-    let findings = compare_runs(&runs, &memory);
+    let ranking = ranking(&runs);
+    let findings = compare_runs(&runs, &ranking, &memory);
     Ok(SurveyResult {
         findings,
         memory: Some(memory),
@@ -281,7 +289,7 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
         max_s_per_run: max_s,
         rounds: rounds_run.rounds,
         rounds_run: Some(rounds_run),
-        ranking: ranking(&runs),
+        ranking,
         runs,
         peak_rss_bytes: iolab_engine::mem::peak_rss(),
     })

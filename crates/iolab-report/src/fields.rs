@@ -263,6 +263,14 @@ mod tests {
             gap_unavailable: None,
             flushes: Default::default(),
             cpu: Default::default(),
+            disturbance: Some(iolab_engine::disturbance::Disturbance {
+                runqueue_share: Some(0.0),
+                steal_share: 0.0,
+                psi_some: None,
+                others_cpus: Some(0.0),
+                verdict: "quiet".into(),
+                why: None,
+            }),
             syscalls: SyscallFigures {
                 method_count: Some(3),
                 method_per_op: Some(1.0),
@@ -396,6 +404,12 @@ mod tests {
                 result: ran.then(full_run),
                 unavailable: (!ran).then(|| "why".into()),
                 rounds_ns_per_op: vec![1.0],
+                round_runs: vec![iolab_lab::rounds::RoundRun {
+                    round: 1,
+                    ns_per_op: 1.0,
+                    disturbed: false,
+                }],
+                rounds_disturbed: 0,
                 steal_s: ran.then_some(0.0),
                 verdict: None,
             })

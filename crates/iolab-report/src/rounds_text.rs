@@ -7,6 +7,16 @@ use iolab_lab::pairs::Outcome;
 use iolab_lab::ranking::{RankRow, RankingTable};
 use iolab_lab::rounds::RoundsRun;
 
+/// "6-11 quiet rounds" where rounds were added until decided, else "5 rounds".
+pub(crate) fn rounds_said(r: Option<&RoundsRun>, rounds: u32) -> String {
+    match r {
+        Some(r) if r.rounds > r.first => format!("{}-{} quiet rounds", r.first, r.rounds),
+        Some(r) => format!("{} quiet rounds", r.rounds),
+        None if rounds == 1 => "1 round".into(),
+        None => format!("{rounds} rounds"),
+    }
+}
+
 /// The name a row goes by: the baseline by its label ("write()").
 pub(crate) fn name(t: &RankingTable, r: &RankRow) -> String {
     if r.method == t.baseline {

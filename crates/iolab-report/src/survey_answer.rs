@@ -63,12 +63,8 @@ pub(crate) fn answer_doc(s: &SurveyResult) -> Doc {
     d
 }
 
-/// "6 quiet rounds or more (11 at most)", or as many as the result ran.
 fn rounds_said(s: &SurveyResult) -> String {
-    match &s.rounds_run {
-        Some(r) if r.rounds > r.first => format!("{}-{} quiet rounds", r.first.min(6), r.rounds),
-        _ => rounds(s.rounds),
-    }
+    crate::rounds_text::rounds_said(s.rounds_run.as_ref(), s.rounds)
 }
 
 /// The methods this machine could not run, grouped by the first clause of their reason: "not measured:
@@ -114,14 +110,6 @@ fn first_clause(why: &str) -> String {
         .unwrap_or(said)
         .trim()
         .to_string()
-}
-
-fn rounds(n: u32) -> String {
-    if n == 1 {
-        "1 round".into()
-    } else {
-        format!("{n} rounds")
-    }
 }
 
 fn title(target: &str) -> String {

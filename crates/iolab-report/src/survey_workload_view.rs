@@ -13,12 +13,11 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
     let mut d = Doc::new();
     d.line(format!(
         "iolab survey: {} ({}, {}): every method at the same requests in flight, time per op against \
-         pread()'s or pwrite()'s (lower is faster), median of {} round{}",
+         pread()'s or pwrite()'s (lower is faster), median of {}",
         s.target,
         s.target_kind,
         s.fs,
-        s.rounds,
-        if s.rounds == 1 { "" } else { "s" }
+        crate::rounds_text::rounds_said(s.rounds_run.as_ref(), s.rounds)
     ));
     if let Some(e) = s.host.emulated_line() {
         d.line(format!("emulated (indicative only): {e}"));

@@ -455,6 +455,8 @@ fn a_surveys_temporary_directory_keeps_what_iolab_did_not_make() {
             "0.5",
             "--rounds",
             "1",
+            "--max-time",
+            "0",
             "--no-json",
             "--tmp-dir",
         ])

@@ -255,6 +255,8 @@ fn verbose_survey_shows_every_table() {
             "0.05",
             "--rounds",
             "1",
+            "--max-time",
+            "0",
         ])
         .arg("--tmp-dir")
         .arg(tmp.path())
@@ -403,6 +405,8 @@ fn survey_helper_files_go_to_tmp_dir() {
             "0.05",
             "--rounds",
             "1",
+            "--max-time",
+            "0",
             "--no-json",
         ])
         .arg("--tmp-dir")

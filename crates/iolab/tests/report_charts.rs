@@ -466,6 +466,8 @@ fn a_survey_report_ranks_the_methods_per_target() {
         "300",
         "--max-seconds",
         "1",
+        "--max-time",
+        "0",
         "--results-dir",
         &path_str(&results),
         "--tmp-dir",

@@ -9,6 +9,8 @@ fn survey(dir: &std::path::Path, args: &[&str]) -> Ran {
         "survey",
         "--rounds",
         "1",
+        "--max-time",
+        "0",
         "--max-seconds",
         "0.05",
         "--results-dir",

@@ -143,10 +143,12 @@ pub fn sample() -> Sample {
     let steal = cpu::steal_per_cpu();
     let ru = Rusage::process();
     let psi_some_us = crate::disturbance::psi_cpu_some_us();
+    let system_cpu_ns = crate::disturbance::system_cpu_ns();
     Sample {
         ru,
         tasks,
         steal,
         psi_some_us,
+        system_cpu_ns,
     }
 }

@@ -22,6 +22,8 @@ pub struct Sample {
     pub steal: Vec<CpuTicks>,
     /// /proc/pressure/cpu's "some" total, microseconds (None without PSI).
     pub psi_some_us: Option<u64>,
+    /// CPU time of every task on the machine, ns (None where no cgroup counts it).
+    pub system_cpu_ns: Option<u64>,
 }
 
 impl Sample {
@@ -31,6 +33,7 @@ impl Sample {
             tasks: &self.tasks,
             cpus: &self.steal,
             psi_some_us: self.psi_some_us,
+            system_cpu_ns: self.system_cpu_ns,
         }
     }
 }
@@ -157,8 +160,7 @@ impl Measured<'_> {
             _ => (cpu.steal_all_cpus_s, self.before.steal.len().max(1) as u32),
         };
         let (before, after) = (self.before.ends(), self.after.ends());
-        let apart = u32::from(self.workers_apart);
-        crate::disturbance::of(self.wall_s, &before, &after, own, steal, apart)
+        crate::disturbance::of(self.wall_s, &before, &after, own, steal)
     }
 
     /// The CPU figures (the helpers are moved into them).

@@ -215,6 +215,7 @@ impl Snap {
         let counters = c.iter().map(|s| s.snapshot()).collect();
         let steal = steal_per_cpu();
         let psi_some_us = crate::disturbance::psi_cpu_some_us();
+        let system_cpu_ns = crate::disturbance::system_cpu_ns();
         let tasks = read_tasks();
         let ru = Rusage::process();
         let io = ProcIo::read_self();
@@ -234,6 +235,7 @@ impl Snap {
                 tasks,
                 steal,
                 psi_some_us,
+                system_cpu_ns,
             },
             io,
             counters,
@@ -261,12 +263,14 @@ impl Snap {
         }
         let steal = steal_per_cpu();
         let psi_some_us = crate::disturbance::psi_cpu_some_us();
+        let system_cpu_ns = crate::disturbance::system_cpu_ns();
         Snap {
             proc: Sample {
                 ru,
                 tasks,
                 steal,
                 psi_some_us,
+                system_cpu_ns,
             },
             io,
             counters,

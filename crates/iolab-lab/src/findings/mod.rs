@@ -323,9 +323,9 @@ pub const RULES: &[Rule] = &[
         |f| {
             let why = f.disturbed.as_deref()?;
             Some(format!(
-                "disturbed: {why} while it was timed (something else on the machine held it): the {} per \
-                 op is partly that wait, not the cost of the method; repeat on a quiet machine, or pin iolab to \
-                 CPUs the other work leaves free (--cpus)",
+                "disturbed: {why}, over the timed span: the {} per op is partly that wait, not the cost of \
+                 the method; repeat on a quiet machine, or pin iolab to CPUs the other work leaves free \
+                 (--cpus)",
                 iolab_engine::units::fmt_ns(f.ns_per_op)
             ))
         },

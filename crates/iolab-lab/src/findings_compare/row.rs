@@ -107,6 +107,9 @@ pub struct Row {
     pub source: Source,
     /// The record the row came from (none for a row made from a result alone).
     pub record: Option<std::sync::Arc<Value>>,
+    /// Where a ranking of paired rounds placed the row ([`crate::ranking`]): the methods its order
+    /// against is not decided; no finding calls one of them faster or slower. None: no ranking.
+    pub not_separated: Option<Vec<String>>,
 }
 
 /// How repeated runs of one point spread: runs, and the lowest and highest ns/op of the middle runs
@@ -216,6 +219,7 @@ impl Row {
             facts: Facts::of(r),
             source: Source::Nowhere,
             record: None,
+            not_separated: None,
         }
     }
 
@@ -446,6 +450,16 @@ pub(crate) fn test_row(way: &str, method: MethodKind, ns: f64) -> Row {
 }
 
 impl Row {
+    /// Whether a ranking left the order of this row and `b` undecided (a tie or too few rounds).
+    pub fn not_separated_from(&self, b: &Row) -> bool {
+        let named = |r: &Row, o: &Row| {
+            r.not_separated
+                .as_ref()
+                .is_some_and(|t| o.method().is_some_and(|m| t.iter().any(|x| x == m.name())))
+        };
+        named(self, b) || named(b, self)
+    }
+
     /// The row's figure `f`, noted as a cite of its record's field (where the row came from a line of a
     /// record file and has the figure).
     pub fn cited(&self, f: Fig) -> f64 {

@@ -18,7 +18,8 @@ pub(super) type PairRule = (&'static str, fn(&Row, &Row) -> Option<String>);
 pub const PAIR_RULES: &[PairRule] = &[
     ("slower_than_reference", |a, b| {
         let r = a.ns() / b.ns();
-        (b.reference && !a.floor && a.method() != b.method() && a.same_workload(b) && r >= RATIO).then(|| {
+        let decided = !a.not_separated_from(b);
+        (decided && b.reference && !a.floor && a.method() != b.method() && a.same_workload(b) && r >= RATIO).then(|| {
             format!(
                 "{} took {r:.1}x {}'s time per op ({} vs {} per op): {}",
                 a.way(),
@@ -37,6 +38,7 @@ pub const PAIR_RULES: &[PairRule] = &[
         let r = a.ns() / b.ns();
         (b.reference
             && !a.floor
+            && !a.not_separated_from(b)
             && a.method() != b.method()
             && a.same_workload(b)
             && r <= 1.0 / RATIO)
