@@ -35,8 +35,10 @@ pub struct Disturbance {
     /// for a CPU (iolab's own included); null where the kernel has no PSI.
     pub psi_some: Option<f64>,
     /// CPU time of everything but iolab (other processes, kernel threads) over the span's wall time, in
-    /// CPUs (1.0: one CPU's time); from the root cgroup's CPU time (cpuacct.usage, or cpu.stat's
-    /// usage_usec), else /proc/stat's 10 ms ticks; null where none could be read.
+    /// CPUs (1.0: one CPU's time, at most the machine's CPUs); from the root cgroup's CPU time
+    /// (cpuacct.usage, or cpu.stat's usage_usec), else /proc/stat's 10 ms ticks; null where none could be
+    /// read. The kernel accounts a running task's time at ticks and switches, so over a span of a few
+    /// ticks (a few ms) this is rough.
     #[serde(default)]
     pub others_cpus: Option<f64>,
     /// "disturbed" or "quiet".
@@ -73,12 +75,18 @@ pub fn of(
 ) -> Disturbance {
     let wall = wall_s.max(1e-9);
     let runqueue_share = run_delay_s(before.tasks, after.tasks).map(|s| s / wall);
-    let others_cpus = match (before.system_cpu_ns, after.system_cpu_ns) {
-        (Some(b), Some(a)) => {
-            Some(((a.saturating_sub(b) as f64 * 1e-9 - own_cpu_s) / wall).max(0.0))
-        }
-        _ => others_by_ticks(before.cpus, after.cpus, own_cpu_s, wall),
+    // The kernel adds a running task's time when it next accounts it (a tick, a switch): over a span of a
+    // few ticks the others' time can come out beyond every CPU, and is held to the machine's CPUs.
+    let all_cpus = if after.cpus.is_empty() {
+        f64::INFINITY
+    } else {
+        after.cpus.len() as f64
     };
+    let others_cpus = match (before.system_cpu_ns, after.system_cpu_ns) {
+        (Some(b), Some(a)) => Some((a.saturating_sub(b) as f64 * 1e-9 - own_cpu_s) / wall),
+        _ => others_by_ticks(before.cpus, after.cpus, own_cpu_s, wall),
+    }
+    .map(|o| o.clamp(0.0, all_cpus));
     let (steal_s, steal_cpus) = steal;
     let steal_share = if steal_s >= STEAL_MIN_S {
         steal_s / (wall * f64::from(steal_cpus.max(1)))

@@ -236,3 +236,55 @@ mod tests {
         assert!(verdict(true, 2e6, 1).starts_with("no verdict: 1 round(s)"));
     }
 }
+
+/// `iolab bench survey`: how many rounds a default survey needed on this machine, and what its pairs
+/// came to.
+pub fn render_survey(s: &iolab_lab::survey::SurveyResult) -> String {
+    use iolab_lab::pairs::Outcome;
+    let mut o = String::from(
+        "iolab bench survey: one default survey (6 first rounds, then the undecided until 30 s), the rounds it needed\n",
+    );
+    let Some(r) = &s.rounds_run else {
+        return o;
+    };
+    o.push_str(&format!(
+        "rounds        {} first, {} in all; stopped: {} after {:.1} s\n",
+        r.first, r.rounds, r.stopped, r.elapsed_s
+    ));
+    o.push_str(&format!(
+        "runs          {}, of them {} disturbed ({:.1}%) and run again; other work held {} of the CPUs\n",
+        r.runs,
+        r.disturbed,
+        100.0 * f64::from(r.disturbed) / f64::from(r.runs.max(1)),
+        r.others_busy_share
+            .map_or("an unknown share".into(), iolab_engine::units::pct)
+    ));
+    let mut next = [0usize; 3];
+    let mut all = [0usize; 3];
+    let idx = |o: Outcome| match o {
+        Outcome::Separated => 0,
+        Outcome::Tied => 1,
+        Outcome::Undecided => 2,
+    };
+    for t in &s.ranking {
+        let rows: Vec<&str> = t.ranked().map(|r| r.method.as_str()).collect();
+        for p in &t.pairs {
+            all[idx(p.outcome)] += 1;
+            if rows.windows(2).any(|w| w[0] == p.a && w[1] == p.b) {
+                next[idx(p.outcome)] += 1;
+            }
+        }
+    }
+    for (label, n) in [("neighbours", next), ("all pairs", all)] {
+        o.push_str(&format!(
+            "{label:<13} {} separated, {} tied, {} undecided\n",
+            n[0], n[1], n[2]
+        ));
+    }
+    let decided = s.ranking.iter().filter(|t| t.decided).count();
+    o.push_str(&format!(
+        "tables        {decided} of {} decided in full\n",
+        s.ranking.len()
+    ));
+    o
+}

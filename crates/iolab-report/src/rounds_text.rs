@@ -17,6 +17,21 @@ pub(crate) fn rounds_said(r: Option<&RoundsRun>, rounds: u32) -> String {
     }
 }
 
+/// A time with two or three significant figures: "3.2 ns", "183 ns", "1.2 µs", "59 µs".
+pub(crate) fn short_ns(ns: f64) -> String {
+    let (v, unit) = match ns {
+        n if n < 1e3 => (n, "ns"),
+        n if n < 1e6 => (n / 1e3, "µs"),
+        n if n < 1e9 => (n / 1e6, "ms"),
+        n => (n / 1e9, "s"),
+    };
+    if v < 10.0 {
+        format!("{v:.1} {unit}")
+    } else {
+        format!("{v:.0} {unit}")
+    }
+}
+
 /// The name a row goes by: the baseline by its label ("write()").
 pub(crate) fn name(t: &RankingTable, r: &RankRow) -> String {
     if r.method == t.baseline {
@@ -57,8 +72,7 @@ pub(crate) fn no_ranking(t: &RankingTable, busy: Option<f64>) -> Option<String> 
 pub(crate) fn disturbed_line(r: &RoundsRun) -> Option<String> {
     (r.disturbed > 0).then(|| {
         format!(
-            "disturbed: {} of {} runs waited for a CPU that other work held, or lost it to the \
-             hypervisor; each was left out of the ranking and its method run again",
+            "disturbed: {} of {} runs (other work held a CPU): left out, run again",
             r.disturbed, r.runs
         )
     })
@@ -76,13 +90,9 @@ pub(crate) fn undecided_pairs(t: &RankingTable) -> Vec<String> {
         .collect()
 }
 
-/// The last lines: which tables keep an undecided order, and what would decide it. `about` names a
-/// table ("/dev/null 4 KiB").
-pub(crate) fn undecided_lines(
-    r: Option<&RoundsRun>,
-    tables: &[RankingTable],
-    about: impl Fn(&RankingTable) -> String,
-) -> Vec<String> {
+/// The last lines: how many orders the rounds left undecided (the tables show which: 2=), and what
+/// would decide them.
+pub(crate) fn undecided_lines(r: Option<&RoundsRun>, tables: &[RankingTable]) -> Vec<String> {
     let open: Vec<(&RankingTable, Vec<String>)> = tables
         .iter()
         .map(|t| (t, undecided_pairs(t)))
@@ -92,14 +102,13 @@ pub(crate) fn undecided_lines(
         return Vec::new();
     }
     let pairs: usize = open.iter().map(|(_, p)| p.len()).sum();
-    let first = &open[0];
+    let after = r
+        .map(|r| format!(" after {} rounds in {:.0} s", r.rounds, r.elapsed_s))
+        .unwrap_or_default();
     let mut out = vec![format!(
-        "undecided: {pairs} orders of methods next to each other in {} of {} tables share a rank (the \
-         rounds neither separate them nor tie them within 5%), e.g. {} at {}",
+        "undecided: {pairs} orders share a rank (2=) in {} of {} tables{after}",
         open.len(),
         tables.len(),
-        first.1[0],
-        about(first.0)
     )];
     if let Some(r) = r {
         out.push(to_decide(r));
@@ -109,22 +118,16 @@ pub(crate) fn undecided_lines(
 
 /// What would decide the undecided orders, with the numbers of this survey.
 fn to_decide(r: &RoundsRun) -> String {
-    let why = match r.stopped.as_str() {
-        "budget" => format!(
-            "the {:.0} s budget ran out after {} rounds",
-            r.max_time_s, r.rounds
-        ),
-        "rounds" => format!("{} rounds are the most a survey runs", r.rounds),
-        _ => format!("only the first {} rounds ran (--max-time 0)", r.first),
+    let more = match r.stopped.as_str() {
+        "first rounds only" => "more rounds (--max-time 30), ".to_string(),
+        // The most rounds a survey runs: only the machine can help.
+        "rounds" => String::new(),
+        _ => format!("--max-time {:.0}, ", (r.max_time_s * 2.0).max(60.0)),
     };
     let busy = r
         .others_busy_share
         .filter(|b| *b >= 0.05)
-        .map(|b| format!(" (other work kept {} of the CPUs busy)", pct(b)))
+        .map(|b| format!(" (others held {})", pct(b)))
         .unwrap_or_default();
-    format!(
-        "to decide them ({why}): more rounds (--max-time {:.0}), a quieter machine{busy}, or iolab \
-         pinned to CPUs the other work leaves free (--cpus)",
-        (r.max_time_s * 2.0).max(60.0)
-    )
+    format!("to decide them: {more}a quieter machine{busy}, or --cpus")
 }

@@ -23,9 +23,7 @@ pub(crate) fn answered_doc(s: &SurveyResult, verbose: bool) -> Doc {
     if verbose {
         d.append(survey_doc(s));
     } else {
-        d.line(
-            "Every table and finding: iolab survey -v, or the JSON below (iolab report FILE draws it)",
-        );
+        d.line("Every table and finding: iolab survey -v; the JSON below: iolab report FILE");
     }
     d
 }

@@ -9,13 +9,12 @@ use iolab_lab::ranking::{RankRow, RankingTable};
 use iolab_lab::survey::SurveyResult;
 
 /// How many ranked methods each line names before the slowest.
-const TOP: usize = 3;
+const TOP: usize = 2;
 
 pub(crate) fn answer_doc(s: &SurveyResult) -> Doc {
     let mut d = Doc::new();
     d.line(format!(
-        "iolab survey: the fastest ways to write, time per op and against write()'s (lower is faster), \
-         median of {}; a rank is shared (2=) where the paired rounds do not decide the order",
+        "iolab survey: time per op and x write()'s (lower is faster), {}",
         rounds_said(s)
     ));
     if let Some(e) = s.host.emulated_line() {
@@ -52,8 +51,7 @@ pub(crate) fn answer_doc(s: &SurveyResult) -> Doc {
             d.line(format!("  {why}"));
         }
     }
-    let about = |t: &RankingTable| format!("{} on {}", fmt_size(t.bs), t.target);
-    let open = crate::rounds_text::undecided_lines(s.rounds_run.as_ref(), &tables, about);
+    let open = crate::rounds_text::undecided_lines(s.rounds_run.as_ref(), &tables);
     if !open.is_empty() {
         d.blank();
         for l in open {
@@ -120,13 +118,13 @@ fn title(target: &str) -> String {
     }
 }
 
-/// "1 stdio 22.0 ns (0.08x), 2= psync 205.0 ns (0.73x), 2= write() 281.0 ns; slowest: 9 aio 1.6 µs
-/// (5.7x)", or "no ranking: ..." where the rounds told no row apart.
+/// "1 stdio 22 ns 0.08x, 2= psync 205 ns 0.73x ... 9 aio 1.6 µs 5.7x" (the slowest after the dots), or
+/// "no ranking: ..." where the rounds told no row apart.
 pub(crate) fn line(t: &RankingTable, busy: Option<f64>) -> String {
     if let Some(l) = crate::rounds_text::no_ranking(t, busy) {
         return l;
     }
-    line_of(t, TOP, &|r| iolab_engine::units::fmt_ns(r.median))
+    line_of(t, TOP, &|r| crate::rounds_text::short_ns(r.median))
 }
 
 /// As [`line`], naming `top` rows before the slowest, each with `abs` (its absolute figures).
@@ -136,7 +134,7 @@ pub(crate) fn line_of(t: &RankingTable, top: usize, abs: &dyn Fn(&RankRow) -> St
         let name = crate::rounds_text::name(t, r);
         let x = match r.ratio_to_write {
             _ if r.method == t.baseline => String::new(),
-            Some(x) => format!(" ({})", ratio(x)),
+            Some(x) => format!(" {}", ratio(x)),
             None => String::new(),
         };
         format!("{} {name} {}{x}", r.rank, abs(r))
@@ -145,7 +143,12 @@ pub(crate) fn line_of(t: &RankingTable, top: usize, abs: &dyn Fn(&RankRow) -> St
     let mut o = first.join(", ");
     if ranked.len() > top {
         if let Some(last) = ranked.last() {
-            o.push_str(&format!("; slowest: {}", named(last)));
+            let gap = if ranked.len() > top + 1 {
+                " ... "
+            } else {
+                ", "
+            };
+            o.push_str(&format!("{gap}{}", named(last)));
         }
     }
     o

@@ -77,13 +77,7 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
             said.join(", ")
         ));
     }
-    let about = |t: &iolab_lab::ranking::RankingTable| {
-        s.workloads
-            .iter()
-            .find(|w| w.label() == t.target)
-            .map_or_else(|| t.target.clone(), |w| w.short())
-    };
-    let open = crate::rounds_text::undecided_lines(s.rounds_run.as_ref(), &s.ranking, about);
+    let open = crate::rounds_text::undecided_lines(s.rounds_run.as_ref(), &s.ranking);
     if !open.is_empty() {
         d.blank();
         for l in open {

@@ -12,7 +12,8 @@ pub(crate) struct BenchArgs {
     /// throughput (batch 32) through the offload paths, as ratios to native | profile: the timed pass with
     /// --profile separate and inline against none | counting: whole `--duration 5` runs with the sampled
     /// counting pass (and with a full one) against none (--rounds of them; 3 runs of 5 s per round and
-    /// workload).
+    /// workload) | survey: how many rounds a default survey needs here, and how many orders it decides
+    /// (--ops and --rounds do not apply).
     #[arg(default_value = "overhead")]
     pub(crate) which: String,
     /// Ops per round.
@@ -57,6 +58,11 @@ pub(crate) fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
             let r = iolab_lab::bench::counting(rounds as u32, 5.0)?;
             out(&iolab_report::bench_view::render_counting(&r))?;
         }
+        "survey" => {
+            let opts = iolab_lab::survey::SurveyOptions::default();
+            let s = iolab_lab::survey::survey(&opts, &clock::calibrate(20))?;
+            out(&iolab_report::bench_view::render_survey(&s))?;
+        }
         "profile" => {
             let r = iolab_lab::bench::profile(ops, rounds as u32, &clock::calibrate(20))?;
             out(&iolab_report::bench_view::render_profile(&r))?;
@@ -65,7 +71,7 @@ pub(crate) fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
             return Err(Error::usage(
                 "bench",
                 format!(
-                "unknown benchmark '{other}'; accepted: overhead, counters, nop, offload, profile, counting"
+                "unknown benchmark '{other}'; accepted: overhead, counters, nop, offload, profile, counting, survey"
             ),
             ))
         }

@@ -64,8 +64,17 @@ fn main_job_ranks_every_method_and_touches_no_existing_file() {
         14,
         "mmap and copy_file_range on /dev/null; psync, pv2, aio, mmap and copy_file_range on a pipe: {unavailable:?}"
     );
-    // Every method ran in every round, ranked by the median round; nop is the floor, not a rank.
-    assert_eq!(v["rounds"], 5);
+    // Every method ran the first 6 rounds; then the undecided ran more, until decided or the budget.
+    let rr = &v["rounds_run"];
+    assert_eq!(rr["first"], 6, "{rr}");
+    assert!(
+        v["rounds"].as_u64() >= Some(6) && v["rounds"] == rr["rounds"],
+        "{rr}"
+    );
+    assert!(
+        ["decided", "budget", "rounds"].contains(&rr["stopped"].as_str().unwrap()),
+        "{rr}"
+    );
     // Its own peak memory, as the kernel counted it, in the JSON and the text.
     let peak = v["peak_rss_bytes"].as_u64().unwrap();
     let file = v["file_size"].as_u64().unwrap();
@@ -73,17 +82,34 @@ fn main_job_ranks_every_method_and_touches_no_existing_file() {
         peak > file,
         "peak RSS {peak} holds at least the mapped {file}-byte file"
     );
+    let (mut all, mut disturbed) = (0, 0);
     for r in runs.iter().filter(|r| !r["result"].is_null()) {
-        let rounds = r["rounds_ns_per_op"].as_array().unwrap();
-        assert_eq!(rounds.len(), 5, "{} {}", r["method"], r["target"]);
-        let mut ns: Vec<f64> = rounds.iter().map(|x| x.as_f64().unwrap()).collect();
+        let rounds = r["round_runs"].as_array().unwrap();
+        assert!(rounds.len() >= 6, "{} {}", r["method"], r["target"]);
+        let round = |x: &serde_json::Value| x["round"].as_u64().unwrap();
+        assert!((1..=6).all(|n| rounds.iter().any(|x| round(x) == n)), "{r}");
+        let quiet: Vec<f64> = rounds
+            .iter()
+            .filter(|x| x["disturbed"] == false)
+            .map(|x| x["ns_per_op"].as_f64().unwrap())
+            .collect();
+        let n_disturbed = rounds.len() - quiet.len();
+        assert_eq!(r["rounds_disturbed"], n_disturbed as u64);
+        (all, disturbed) = (all + rounds.len(), disturbed + n_disturbed);
+        // The result is the median quiet round, and says how quiet it was.
+        let mut ns = quiet.clone();
         ns.sort_by(f64::total_cmp);
-        assert_eq!(
-            r["result"]["ns_per_op"].as_f64().unwrap(),
-            ns[2],
-            "the median round is the result"
-        );
+        if !ns.is_empty() {
+            assert_eq!(
+                r["result"]["ns_per_op"].as_f64().unwrap(),
+                ns[(ns.len() - 1) / 2],
+                "the median quiet round is the result"
+            );
+            assert_eq!(r["result"]["disturbance"]["verdict"], "quiet", "{r}");
+        }
     }
+    assert_eq!(rr["disturbed"], disturbed as u64, "{rr}");
+    assert!(rr["runs"].as_u64().unwrap() >= all as u64, "{rr}");
     ranking_cannot_contradict_itself(&v);
     nothing_unmeasured_reads_as_zero(&v);
     // nop touches no target (it is the harness's floor), so no pipe and no peer.
@@ -197,13 +223,19 @@ fn first_screen_answers(stdout: &str) {
     }
 }
 
-/// Rows sharing a rank label are pairwise tied, `tied_with` is symmetric, and tied rows' intervals
-/// overlap; every row is put against write() with an interval around its ratio.
+/// Rows sharing a rank label are not separated, `tied_with` names exactly the rows a row is not
+/// separated from (the table's `pairs`), every separated pair is ordered as its medians are, and every row
+/// is put against write() with the interval of the same paired test.
 fn ranking_cannot_contradict_itself(v: &serde_json::Value) {
     let tables = v["ranking"].as_array().expect("ranking");
     assert_eq!(tables.len(), 6, "3 targets x 2 block sizes");
     for t in tables {
-        let rows = t["rows"].as_array().unwrap();
+        let rows: Vec<&serde_json::Value> = t["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["rank"] != "floor")
+            .collect();
         let name = |r: &serde_json::Value| r["method"].as_str().unwrap().to_string();
         let tied = |a: &serde_json::Value, b: &serde_json::Value| {
             a["tied_with"]
@@ -212,26 +244,41 @@ fn ranking_cannot_contradict_itself(v: &serde_json::Value) {
                 .iter()
                 .any(|m| m.as_str() == Some(&name(b)))
         };
-        for a in rows {
-            let (lo, hi, r) = (
-                f64_of(a, &["ratio_lo"]),
-                f64_of(a, &["ratio_hi"]),
-                f64_of(a, &["ratio_to_write"]),
-            );
-            assert!(lo <= r && r <= hi, "{a}");
-            for b in rows {
-                if name(a) == name(b) || a["rank"] == "floor" || b["rank"] == "floor" {
+        let pair = |a: &serde_json::Value, b: &serde_json::Value| {
+            t["pairs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| {
+                    (p["a"] == a["method"] && p["b"] == b["method"])
+                        || (p["a"] == b["method"] && p["b"] == a["method"])
+                })
+                .cloned()
+                .unwrap_or_else(|| panic!("no pair {a} {b}"))
+        };
+        for a in &rows {
+            if let (Some(lo), Some(hi)) = (a["ratio_lo"].as_f64(), a["ratio_hi"].as_f64()) {
+                let r = f64_of(a, &["ratio_to_write"]);
+                assert!(lo <= r && r <= hi, "{a}");
+            }
+            for b in &rows {
+                if name(a) == name(b) {
                     continue;
                 }
-                if a["rank"] == b["rank"] {
-                    assert!(tied(a, b), "same label, not tied: {a} {b}");
-                }
+                let p = pair(a, b);
+                let separated = p["outcome"] == "separated";
+                assert_eq!(tied(a, b), !separated, "{a} {b} {p}");
                 assert_eq!(tied(a, b), tied(b, a), "{a} {b}");
-                if tied(a, b) {
-                    assert!(
-                        f64_of(a, &["lo"]) <= f64_of(b, &["hi"])
-                            && f64_of(b, &["lo"]) <= f64_of(a, &["hi"])
-                    );
+                if a["rank"] == b["rank"] {
+                    assert!(!separated, "same label, separated: {a} {b}");
+                }
+                // The faster by median is the pair's first, and a separated pair's ratio says so.
+                let (fa, fb) = (f64_of(a, &["median"]), f64_of(b, &["median"]));
+                if p["a"] == a["method"] {
+                    assert!(fa <= fb, "{p}");
+                    if separated {
+                        assert!(f64_of(&p, &["hi"]) < 1.0, "{p}");
+                    }
                 }
             }
         }
@@ -239,8 +286,8 @@ fn ranking_cannot_contradict_itself(v: &serde_json::Value) {
 }
 
 /// `survey -v` follows the answer with every table: each method, the floor in every section, the
-/// methods that cannot run on a target with the reason, iolab's own peak memory; one round is said to be
-/// indicative.
+/// methods that cannot run on a target with the reason, iolab's own peak memory; one round ranks
+/// nothing, and says so.
 #[test]
 fn verbose_survey_shows_every_table() {
     let work = disk_dir();
@@ -291,8 +338,11 @@ fn verbose_survey_shows_every_table() {
         "numbers without a cite: {:#?}",
         traced.unexplained
     );
+    // One round decides no order: every table says so, and the last lines what would decide them.
+    assert!(stdout.contains("no ranking of"), "{stdout}");
+    assert!(stdout.contains("undecided: "), "{stdout}");
     assert!(
-        stdout.contains("indicative: 1 round cannot tell noise from a difference"),
+        stdout.contains("to decide them: more rounds (--max-time 30)"),
         "{stdout}"
     );
     assert!(

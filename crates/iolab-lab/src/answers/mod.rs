@@ -281,7 +281,7 @@ pub fn summarize(s: &SuiteFile, recs: &[Value], lines: &[usize], mem: &MemCopy) 
 const HIGH_STEAL: f64 = 0.10;
 
 /// Why the figures an answer read cannot carry a verdict, if they cannot: a `--quick` run (a smoke
-/// test), timings of an emulated CPU, or rows with high hypervisor steal.
+/// test), timings of an emulated CPU, rows other work disturbed, or rows with high hypervisor steal.
 fn indicative(c: &Ctx) -> Option<String> {
     let quick = c.recs.iter().any(|r| {
         crate::series::record_point(r)
@@ -300,6 +300,17 @@ fn indicative(c: &Ctx) -> Option<String> {
     if let Some(a) = emulated {
         return Some(format!(
             "a run on real hardware: these timings come from an emulated CPU ({a}), behaviour not speed"
+        ));
+    }
+    let disturbed: Vec<(&str, &str)> = c
+        .rows
+        .iter()
+        .filter_map(|r| Some((r.step.as_str(), r.facts.disturbed.as_deref()?)))
+        .collect();
+    if let Some((step, why)) = disturbed.first() {
+        return Some(format!(
+            "a quieter machine: other work held the CPU in {} of the rows it read (in '{step}', {why})",
+            disturbed.len()
         ));
     }
     let stolen: Vec<&str> = c

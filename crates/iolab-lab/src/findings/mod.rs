@@ -319,7 +319,12 @@ pub const RULES: &[Rule] = &[
     ),
     (
         "machine_disturbed",
-        &["disturbance.runqueue_share|disturbance.steal_share|disturbance.psi_some"],
+        &[
+            "disturbance.runqueue_share|disturbance.psi_some|disturbance.steal_share",
+            "disturbance.steal_share",
+            "disturbance.others_cpus|disturbance.steal_share",
+            "ns_per_op",
+        ],
         |f| {
             let why = f.disturbed.as_deref()?;
             Some(format!(

@@ -825,9 +825,19 @@ fn quick_emulated_or_stolen_figures_are_indicative() {
     stolen.facts.wall_s = 1.0;
     stolen.facts.steal_s = 0.3;
     stolen.facts.steal_share = Some(0.3);
-    assert!(why(&[full], &[calm, stolen])
+    assert!(why(std::slice::from_ref(&full), &[calm.clone(), stolen])
         .unwrap()
         .contains("1 of its rows"));
+    // A row other work disturbed: the answer is indicative and says where and by how much.
+    let mut busy = calm.clone();
+    busy.step = "writes 4 B".into();
+    busy.facts.disturbed = Some("its threads waited for a CPU 75% of the time".into());
+    let said = why(&[full], &[calm, busy]).unwrap();
+    assert!(
+        said.contains("1 of the rows")
+            && said.contains("'writes 4 B', its threads waited for a CPU 75%"),
+        "{said}"
+    );
 }
 
 /// A profiled row of the blocksize suite's Figure 4 steps.
