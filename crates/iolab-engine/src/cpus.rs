@@ -8,6 +8,9 @@ use std::sync::OnceLock;
 
 static PINNED: OnceLock<Vec<u32>> = OnceLock::new();
 
+/// CPU_SETSIZE: the CPUs sched_setaffinity's set can name.
+const MAX_CPUS: u32 = 1024;
+
 /// "1", "0-1", "0,2-3" as the CPUs it names, each once, in order.
 pub fn parse_list(s: &str) -> std::result::Result<Vec<u32>, String> {
     let mut out = Vec::new();
@@ -23,6 +26,11 @@ pub fn parse_list(s: &str) -> std::result::Result<Vec<u32>, String> {
         };
         if a > b {
             return Err(format!("'{part}' is a range that ends before it starts"));
+        }
+        if b >= MAX_CPUS {
+            return Err(format!(
+                "CPU {b} is beyond the {MAX_CPUS} CPUs a CPU set can name"
+            ));
         }
         out.extend(a..=b);
     }

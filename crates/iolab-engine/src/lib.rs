@@ -10,6 +10,7 @@ pub mod disturbance;
 pub mod emulation;
 pub mod error;
 pub mod fault;
+pub mod host;
 pub mod input;
 pub mod leftovers;
 pub mod made_dirs;

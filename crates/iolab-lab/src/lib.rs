@@ -26,6 +26,7 @@ pub mod series_flow;
 pub mod suite;
 pub mod suite_rows;
 pub mod survey;
+pub mod survey_run;
 pub mod survey_workload;
 pub mod verdict;
 pub mod vm;

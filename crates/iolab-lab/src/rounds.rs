@@ -8,7 +8,8 @@
 //! round, within the budget.
 
 use crate::ranking::Entry;
-use crate::survey::{Cell, OnRun, SurveyRun};
+pub use crate::survey_run::RoundRun;
+use crate::survey_run::{Cell, OnRun, SurveyRun};
 use iolab_engine::error::{Error, Result};
 use iolab_engine::measure::clock::ClockInfo;
 use iolab_engine::result::RunResult;
@@ -18,8 +19,11 @@ use std::time::Instant;
 
 /// No survey runs more rounds than this, whatever its budget.
 pub const MAX_ROUNDS: u32 = 64;
-/// Results kept per cell: trimming the fastest and the slowest together keeps the median.
-const KEEP: usize = 7;
+/// Results kept per cell (each round's time is kept apart, so the median is always exact): beyond this,
+/// the one furthest from the median so far is dropped, and the row's result is the kept round nearest
+/// the median (the median round itself while a cell has run no more rounds than this, as with the
+/// default budget).
+const KEEP: usize = 15;
 
 /// How many rounds to run.
 #[derive(Debug, Clone, Copy)]
@@ -29,16 +33,6 @@ pub struct Plan {
     /// Seconds from the start after which no further round begins (`--max-time`); the first rounds
     /// always run.
     pub max_time_s: f64,
-}
-
-/// One round of one cell, in a survey's JSON (`runs[].round_runs`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
-pub struct RoundRun {
-    /// The round, from 1.
-    pub round: u32,
-    pub ns_per_op: f64,
-    /// The machine disturbed it ([`iolab_engine::disturbance`]): kept out of the ranking's tests.
-    pub disturbed: bool,
 }
 
 /// How the rounds went, in a survey's JSON (`rounds_run`).
@@ -84,17 +78,36 @@ impl Kept {
             ns_per_op: r.ns_per_op,
             disturbed,
         });
+        let median = self.median(disturbed);
         let keep = if disturbed {
             &mut self.disturbed
         } else {
             &mut self.quiet
         };
         keep.push(r);
-        keep.sort_by(|a, b| a.ns_per_op.total_cmp(&b.ns_per_op));
         if keep.len() > KEEP {
-            keep.pop();
-            keep.remove(0);
+            let far = (0..keep.len()).max_by(|&a, &b| {
+                let d = |i: usize| (keep[i].ns_per_op - median).abs();
+                d(a).total_cmp(&d(b))
+            });
+            if let Some(i) = far {
+                keep.swap_remove(i);
+            }
         }
+    }
+
+    /// The median (the lower of the middle two) ns/op of the quiet rounds, or of the disturbed ones.
+    fn median(&self, disturbed: bool) -> f64 {
+        let mut v: Vec<f64> = self
+            .rounds
+            .iter()
+            .filter(|r| r.disturbed == disturbed)
+            .map(|r| r.ns_per_op)
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len().saturating_sub(1) / 2)
+            .copied()
+            .unwrap_or(f64::NAN)
     }
 
     /// The quiet rounds as (round, ns/op).
@@ -299,8 +312,8 @@ pub(crate) fn why_not(e: Error, round: u32) -> Result<String> {
     }
 }
 
-/// A cell's entry: the round with the median ns/op of its quiet rounds (of all, where every round was
-/// disturbed) as its result, every round, the steal over the kept results.
+/// A cell's entry: the kept round nearest the median ns/op of its quiet rounds (of the disturbed ones,
+/// where every round was disturbed) as its result, every round, the steal over all of them.
 fn median_run(c: &Cell, k: Kept) -> SurveyRun {
     let Kept {
         rounds,
@@ -309,10 +322,28 @@ fn median_run(c: &Cell, k: Kept) -> SurveyRun {
         refused,
         steal_s,
     } = k;
-    let mut rs = if quiet.is_empty() { disturbed } else { quiet };
+    let median = |d: bool| {
+        let mut v: Vec<f64> = rounds
+            .iter()
+            .filter(|r| r.disturbed == d)
+            .map(|r| r.ns_per_op)
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len().saturating_sub(1) / 2).copied()
+    };
+    let (mut rs, m) = if quiet.is_empty() {
+        (disturbed, median(true))
+    } else {
+        (quiet, median(false))
+    };
     let steal_s = (refused.is_none() && !rs.is_empty()).then_some(steal_s);
-    let mid = rs.len().saturating_sub(1) / 2;
-    let result = (refused.is_none() && !rs.is_empty()).then(|| rs.swap_remove(mid));
+    let nearest = (0..rs.len()).min_by(|&a, &b| {
+        let d = |i: usize| (rs[i].ns_per_op - m.unwrap_or(f64::NAN)).abs();
+        d(a).total_cmp(&d(b))
+    });
+    let result = nearest
+        .filter(|_| refused.is_none())
+        .map(|i| rs.swap_remove(i));
     let (rounds, refused) = if refused.is_some() {
         (Vec::new(), refused)
     } else {
@@ -366,7 +397,7 @@ mod tests {
     }
 
     #[test]
-    fn trimming_both_ends_keeps_the_median() {
+    fn the_result_is_the_median_round_and_drift_cannot_drop_it() {
         let mut k = Kept::default();
         let clock = iolab_engine::measure::clock::calibrate(1);
         let spec = iolab_engine::spec::RawSpec::new()
@@ -375,7 +406,9 @@ mod tests {
             .resolve()
             .unwrap();
         let r = crate::run::run(&spec, &clock).unwrap();
-        let values = [9.0, 1.0, 8.0, 2.0, 7.0, 3.0, 6.0, 4.0, 5.0, 10.0, 11.0];
+        // A drift: 16 rounds at 100-115, then 14 rounds at 1-14 (the case that defeated trimming both
+        // ends); 30 values, their lower median the 15th smallest: 100.
+        let values: Vec<f64> = (100..116).chain(1..15).map(f64::from).collect();
         for (i, v) in values.iter().enumerate() {
             let mut x = r.clone();
             x.ns_per_op = *v;
@@ -383,8 +416,16 @@ mod tests {
             k.push(i as u32 + 1, x);
         }
         assert_eq!(k.quiet.len(), KEEP);
-        // 11 values 1..11: the median is 6, and stays the kept ones' middle.
-        assert_eq!(k.quiet[(k.quiet.len() - 1) / 2].ns_per_op, 6.0);
-        assert_eq!(k.rounds.len(), 11);
+        assert_eq!(k.median(false), 100.0);
+        let cell = Cell {
+            target: "/dev/null".into(),
+            method: iolab_engine::spec::MethodKind::Nop,
+            bs: 4,
+            spec,
+        };
+        let run = median_run(&cell, k);
+        // The median round of all 30 is still kept, and is the result.
+        assert_eq!(run.result.unwrap().ns_per_op, 100.0);
+        assert_eq!(run.round_runs.len(), 30);
     }
 }

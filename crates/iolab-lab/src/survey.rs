@@ -5,10 +5,11 @@
 //! new, each run creates its own file and removes it, and the JSON goes to a new file in ./iolab-results/.
 
 use crate::ranking::{Entry, RankingTable};
+pub use crate::survey_run::{Cell, OnRun, SurveyRun};
 use iolab_engine::error::{Error, Result};
 use iolab_engine::measure::clock::ClockInfo;
 use iolab_engine::method::Fit;
-use iolab_engine::result::{Host, RunResult, SCHEMA_VERSION};
+use iolab_engine::result::{Host, SCHEMA_VERSION};
 use iolab_engine::spec::{MethodKind, RawSpec};
 use iolab_engine::target::TargetKind;
 use serde::{Deserialize, Serialize};
@@ -39,45 +40,6 @@ pub fn file_size_for(mem_available: Option<u64>, disk_free: Option<u64>) -> u64 
     let cap = |v: Option<u64>| v.map_or(u64::MAX, |b| b / 16);
     let size = SURVEY_FILE_SIZE.min(cap(mem_available)).min(cap(disk_free));
     (size >> 20).max(1) << 20
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SurveyRun {
-    /// "/dev/null", "file" or "pipe".
-    pub target: String,
-    pub method: MethodKind,
-    pub bs: u64,
-    /// Present when the run happened: the round with the median ns/op.
-    pub result: Option<RunResult>,
-    /// Why the method could not run on this target (the refusal iolab or the kernel gave).
-    pub unavailable: Option<String>,
-    /// ns/op of every round, in the order they ran (empty in results of versions before rounds).
-    #[serde(default)]
-    pub rounds_ns_per_op: Vec<f64>,
-    /// Every round it ran: which, its ns/op, and whether the machine disturbed it (empty in results
-    /// before it, whose rounds were all one round each).
-    #[serde(default)]
-    pub round_runs: Vec<crate::rounds::RoundRun>,
-    /// How many of its rounds the machine disturbed (run again, kept out of the ranking's tests).
-    #[serde(default)]
-    pub rounds_disturbed: u32,
-    /// Hypervisor steal on all CPUs during this method's rounds, seconds (null where no round's figures
-    /// were kept: the method did not run, or a round failed and its row was dropped).
-    #[serde(default)]
-    pub steal_s: Option<f64>,
-    /// What limited its median round ([`crate::verdict`]); absent in older results.
-    #[serde(default)]
-    pub verdict: Option<crate::verdict::Verdict>,
-}
-
-impl SurveyRun {
-    /// Did a round fail at run time (no space, an I/O error, a replaced file, data that did not
-    /// verify)? A method this machine cannot run, or that cannot do the workload, is not a failure.
-    pub fn failed_at_run_time(&self) -> bool {
-        self.unavailable
-            .as_deref()
-            .is_some_and(|u| u.starts_with("failed in round"))
-    }
 }
 
 /// The survey's JSON document.
@@ -151,9 +113,6 @@ fn one() -> u32 {
     1
 }
 
-/// Progress callback: (runs done, runs in all, the cell just run, its round counting from 1).
-pub type OnRun = Box<dyn Fn(usize, usize, &Cell, u32)>;
-
 pub struct SurveyOptions {
     /// Where to create the temporary directory (default: $TMPDIR or /tmp).
     pub tmp_parent: PathBuf,
@@ -180,15 +139,6 @@ impl Default for SurveyOptions {
             on_run: None,
         }
     }
-}
-
-/// One method on one target at one block size: what each round runs.
-pub struct Cell {
-    /// "/dev/null", "file", "pipe", or a workload's label.
-    pub target: String,
-    pub method: MethodKind,
-    pub bs: u64,
-    pub(crate) spec: iolab_engine::spec::Spec,
 }
 
 /// Each method on each target it is made for; a refusal by the kernel (psync on a pipe: ESPIPE) is

@@ -219,24 +219,6 @@ pub fn render_counting(r: &CountingBenchReport) -> String {
     o
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn no_verdict_on_rounds_too_short_or_too_few() {
-        assert_eq!(verdict(true, 2e6, 5), "met");
-        assert_eq!(verdict(false, 2e6, 5), "MISSED");
-        let short = verdict(true, 601.0, 5);
-        assert!(
-            short.starts_with("no verdict: a round lasted 601.0 ns"),
-            "{short}"
-        );
-        assert!(verdict(false, f64::NAN, 5).starts_with("no verdict"));
-        assert!(verdict(true, 2e6, 1).starts_with("no verdict: 1 round(s)"));
-    }
-}
-
 /// `iolab bench survey`: how many rounds a default survey needed on this machine, and what its pairs
 /// came to.
 pub fn render_survey(s: &iolab_lab::survey::SurveyResult) -> String {
@@ -287,4 +269,22 @@ pub fn render_survey(s: &iolab_lab::survey::SurveyResult) -> String {
         s.ranking.len()
     ));
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_verdict_on_rounds_too_short_or_too_few() {
+        assert_eq!(verdict(true, 2e6, 5), "met");
+        assert_eq!(verdict(false, 2e6, 5), "MISSED");
+        let short = verdict(true, 601.0, 5);
+        assert!(
+            short.starts_with("no verdict: a round lasted 601.0 ns"),
+            "{short}"
+        );
+        assert!(verdict(false, f64::NAN, 5).starts_with("no verdict"));
+        assert!(verdict(true, 2e6, 1).starts_with("no verdict: 1 round(s)"));
+    }
 }

@@ -7,11 +7,11 @@ use iolab_lab::pairs::Outcome;
 use iolab_lab::ranking::{RankRow, RankingTable};
 use iolab_lab::rounds::RoundsRun;
 
-/// "6-11 quiet rounds" where rounds were added until decided, else "5 rounds".
+/// "6-11 rounds" where rounds were added until decided (a method ran 6 of them or more), else "5 rounds".
 pub(crate) fn rounds_said(r: Option<&RoundsRun>, rounds: u32) -> String {
     match r {
-        Some(r) if r.rounds > r.first => format!("{}-{} quiet rounds", r.first, r.rounds),
-        Some(r) => format!("{} quiet rounds", r.rounds),
+        Some(r) if r.rounds > r.first => format!("{}-{} rounds", r.first, r.rounds),
+        Some(r) => format!("{} rounds", r.rounds),
         None if rounds == 1 => "1 round".into(),
         None => format!("{rounds} rounds"),
     }
@@ -45,7 +45,8 @@ pub(crate) fn name(t: &RankingTable, r: &RankRow) -> String {
 /// of them apart.
 pub(crate) fn no_ranking(t: &RankingTable, busy: Option<f64>) -> Option<String> {
     let rows: Vec<&RankRow> = t.ranked().collect();
-    if rows.len() < 2 || t.groups().len() > 1 {
+    // A result before pairs were tested: its labels stand as they were.
+    if rows.len() < 2 || t.groups().len() > 1 || t.pairs.is_empty() {
         return None;
     }
     let lo = rows.iter().map(|r| r.median).fold(f64::INFINITY, f64::min);
@@ -72,7 +73,7 @@ pub(crate) fn no_ranking(t: &RankingTable, busy: Option<f64>) -> Option<String> 
 pub(crate) fn disturbed_line(r: &RoundsRun) -> Option<String> {
     (r.disturbed > 0).then(|| {
         format!(
-            "disturbed: {} of {} runs (other work held a CPU): left out, run again",
+            "disturbed: {} of {} runs (other work held a CPU), left out of the ranking",
             r.disturbed, r.runs
         )
     })
@@ -81,6 +82,10 @@ pub(crate) fn disturbed_line(r: &RoundsRun) -> Option<String> {
 /// The pairs next to each other in `t` that the rounds left undecided, as "psync/write()".
 pub(crate) fn undecided_pairs(t: &RankingTable) -> Vec<String> {
     let rows: Vec<&RankRow> = t.ranked().collect();
+    if t.pairs.is_empty() {
+        // A result before pairs were tested.
+        return Vec::new();
+    }
     rows.windows(2)
         .filter(|w| {
             t.pair(&w[0].method, &w[1].method)
@@ -106,7 +111,7 @@ pub(crate) fn undecided_lines(r: Option<&RoundsRun>, tables: &[RankingTable]) ->
         .map(|r| format!(" after {} rounds in {:.0} s", r.rounds, r.elapsed_s))
         .unwrap_or_default();
     let mut out = vec![format!(
-        "undecided: {pairs} orders share a rank (2=) in {} of {} tables{after}",
+        "undecided: {pairs} orders of neighbours in {} of {} tables{after}",
         open.len(),
         tables.len(),
     )];
@@ -119,7 +124,7 @@ pub(crate) fn undecided_lines(r: Option<&RoundsRun>, tables: &[RankingTable]) ->
 /// What would decide the undecided orders, with the numbers of this survey.
 fn to_decide(r: &RoundsRun) -> String {
     let more = match r.stopped.as_str() {
-        "first rounds only" => "more rounds (--max-time 30), ".to_string(),
+        "first rounds only" => "more rounds (--max-time 30 or more), ".to_string(),
         // The most rounds a survey runs: only the machine can help.
         "rounds" => String::new(),
         _ => format!("--max-time {:.0}, ", (r.max_time_s * 2.0).max(60.0)),

@@ -205,13 +205,12 @@ fn footer_doc(s: &SurveyResult, d: &mut Doc) {
 fn footer_text(s: &SurveyResult, o: &mut String) {
     let _ = writeln!(
         o,
-        "\ntime/op: wall time of a run / its ops (1 thread), the median round's; middle rounds: the range of the \
-         rounds without the fastest and slowest quarter (of 5: the middle three). Rows whose middle rounds \
-         overlap are tied (within the noise measured); rows share a rank (\"2=\") only when every pair of them \
-         is tied, and where ties chain (a tied with b, b with c, but not a with c) letters group them instead \
-         (\"a\", \"ab\", \"b\": rows sharing a letter are tied). x write(): time per op against write()'s \
-         (the sync method), with the range that ratio can have given both middle rounds. \
-         The other columns are the median round's. user/sys: CPU seconds of the whole process during the run, \
+        "\ntime/op: wall time of a run / its ops (1 thread), the median of its quiet rounds (a round other work \
+         disturbed is left out); middle rounds: the range of those rounds without the fastest and slowest \
+         quarter. x write(): the median of the per-round ratios to write()'s time (the sync method) over the \
+         rounds both ran, with its 99% interval (sign test; none with fewer than 6 such rounds). A row shares \
+         the rank of the rows before it (\"2=\") unless that test separates it from each of them; the JSON's \
+         ranking keeps every pair. The other columns are the median round's. user/sys: CPU seconds of the whole process during the run, \
          io_uring helper threads included. syscalls/op: counted by iolab; * = counted by the kernel \
          (/proc/self/io syscr+syscw) where glibc decides (stdio). Excluded from timing: file creation, open, \
          mmap/ring setup. nop is the harness's own floor (no kernel call), not ranked. The survey counts no kernel \

@@ -11,27 +11,7 @@ use iolab_lab::survey_workload::{Workload, WorkloadSurvey};
 /// The answer, then with `verbose` each workload's table.
 pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
     let mut d = Doc::new();
-    d.line(format!(
-        "iolab survey: {} ({}, {}): every method at the same requests in flight, time per op against \
-         pread()'s or pwrite()'s (lower is faster), median of {}",
-        s.target,
-        s.target_kind,
-        s.fs,
-        crate::rounds_text::rounds_said(s.rounds_run.as_ref(), s.rounds)
-    ));
-    if let Some(e) = s.host.emulated_line() {
-        d.line(format!("emulated (indicative only): {e}"));
-    }
-    if let Some(p) = s.host.pinned_line() {
-        d.line(format!("pinned: {p}"));
-    }
-    if let Some(l) = s
-        .rounds_run
-        .as_ref()
-        .and_then(crate::rounds_text::disturbed_line)
-    {
-        d.line(l);
-    }
+    head(s, &mut d);
     let busy = s.rounds_run.as_ref().and_then(|r| r.others_busy_share);
     // One line per workload, under its cache mode: the two fastest, the slowest.
     let mut kinds: Vec<(String, usize)> = Vec::new();
@@ -141,6 +121,31 @@ fn figures(s: &WorkloadSurvey, target: &str, method: &str) -> String {
         iolab_engine::units::fmt_ops_s(r.iops),
         iolab_engine::units::fmt_mib_s(r.mib_s)
     )
+}
+
+/// The first lines: what was surveyed and how, emulated or pinned, how many runs were disturbed.
+fn head(s: &WorkloadSurvey, d: &mut Doc) {
+    d.line(format!(
+        "iolab survey: {} ({}, {}): every method at the same requests in flight, time per op against \
+         pread()'s or pwrite()'s (lower is faster), median of {}",
+        s.target,
+        s.target_kind,
+        s.fs,
+        crate::rounds_text::rounds_said(s.rounds_run.as_ref(), s.rounds)
+    ));
+    if let Some(e) = s.host.emulated_line() {
+        d.line(format!("emulated (indicative only): {e}"));
+    }
+    if let Some(p) = s.host.pinned_line() {
+        d.line(format!("pinned: {p}"));
+    }
+    if let Some(l) = s
+        .rounds_run
+        .as_ref()
+        .and_then(crate::rounds_text::disturbed_line)
+    {
+        d.line(l);
+    }
 }
 
 /// The failures at run time, grouped by their reason: "psync, io_uring (RND4K Q8 read): ENOSPC ...".

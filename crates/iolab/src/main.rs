@@ -63,7 +63,7 @@ const RUN_EXAMPLES: &str = "Examples:
   iolab run --method psync --bs 1m --size 1g --target /var/tmp/p.dat --profile    # where the CPU time goes";
 
 const AFTER: &str = "Without a command, iolab runs `survey`: every method writing 4 B and 4 KiB blocks to /dev/null \
-and to a fresh file in a new temporary directory and into a pipe, in 5 interleaved rounds (about 22-55 s on a 2-vCPU x86_64 VM with Linux 6.18, idle to loaded): the answer first (the fastest methods against write() per target), \
+and to a fresh file in a new temporary directory and into a pipe, in rounds until decided (about 30-35 s on a 2-vCPU x86_64 VM with Linux 6.18, idle or loaded): the answer first (the fastest methods against write() per target), \
 every table and finding with -v, JSON in ./iolab-results/.
 It touches no existing file.
 
@@ -74,8 +74,8 @@ Exit status: 0 ok; 1 kernel error at run time, --verify mismatch, output that ca
 struct Cli {
     #[command(subcommand)]
     cmd: Option<Cmd>,
-    /// Run iolab and every thread it starts on these CPUs only ("1", "0,2-3"): other work keeps its
-    /// own CPUs, and a run that still waited for a CPU says so (disturbance)
+    /// Run iolab and every thread it starts on these CPUs only ("1", "0,2-3"). Other work is not moved:
+    /// choose CPUs it leaves free; a run that still waited for a CPU says so (disturbance)
     #[arg(long, global = true, value_name = "LIST")]
     cpus: Option<String>,
 }

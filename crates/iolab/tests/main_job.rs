@@ -342,7 +342,7 @@ fn verbose_survey_shows_every_table() {
     assert!(stdout.contains("no ranking of"), "{stdout}");
     assert!(stdout.contains("undecided: "), "{stdout}");
     assert!(
-        stdout.contains("to decide them: more rounds (--max-time 30)"),
+        stdout.contains("to decide them: more rounds (--max-time 30 or more)"),
         "{stdout}"
     );
     assert!(

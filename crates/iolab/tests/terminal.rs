@@ -262,9 +262,7 @@ fn help_texts_say_what_the_commands_do() {
     let top = iolab(&["--help"]).stdout;
     let time = |t: &str| {
         let flat = words(t).join(" ");
-        let i = flat
-            .find("5 rounds of alternating order (")
-            .or(flat.find("5 interleaved rounds ("))?;
+        let i = flat.find("in rounds until decided (")?;
         let rest = &flat[i..];
         let open = rest.find('(')?;
         Some(rest[open + 1..rest.find(')')?].to_string())

@@ -309,7 +309,7 @@ fn indicative(c: &Ctx) -> Option<String> {
         .collect();
     if let Some((step, why)) = disturbed.first() {
         return Some(format!(
-            "a quieter machine: other work held the CPU in {} of the rows it read (in '{step}', {why})",
+            "a quieter machine: {} of the rows it read were disturbed (in '{step}', {why})",
             disturbed.len()
         ));
     }

@@ -43,9 +43,10 @@ pub(super) fn section(recs: &[Value]) -> String {
     };
     let mut o = format!(
         "<h2>The answer</h2>\n<p>{against}, fastest first. Bars are on a log axis (one scale per table; each \
-         bar runs from the line at 1, the baseline, to the method's ratio: left is faster); the whisker is \
-         the range the ratio can have given both methods' middle rounds. Rows share a rank (\"2=\") only \
-         when every pair of them overlaps; letters (\"a\", \"ab\") group ties that chain.</p>\n"
+         bar runs from the line at 1, the baseline, to the method's ratio: left is faster); the ratio is the \
+         median of the per-round ratios over the rounds both ran, and the whisker its 99% interval (sign \
+         test; none with fewer than 6 such rounds). A row shares the rank of the rows before it (\"2=\") \
+         unless that interval separates it from each of them.</p>\n"
     );
     for (n, t) in tables.iter().enumerate() {
         table(t, &mut o);
@@ -71,7 +72,7 @@ fn table(t: &RankingTable, o: &mut String) {
     let rows: Vec<&RankRow> = t.rows.iter().filter(|r| r.rank != "floor").collect();
     let ends: Vec<f64> = rows
         .iter()
-        .flat_map(|r| [r.ratio_lo, r.ratio_hi])
+        .flat_map(|r| [r.ratio_lo, r.ratio_hi, r.ratio_to_write])
         .flatten()
         .filter(|x| *x > 0.0 && x.is_finite())
         .chain([1.0])
@@ -134,19 +135,25 @@ fn bar(r: &RankRow, x: &dyn Fn(f64) -> f64, o: &mut String) {
         "<svg width=\"{W}\" height=\"14\" role=\"img\"><title>{}</title>",
         esc(&r.method)
     );
-    if let (Some(v), Some(a), Some(b)) = (r.ratio_to_write, r.ratio_lo, r.ratio_hi) {
+    if let Some(v) = r.ratio_to_write {
         // From write()'s line: faster to the left, slower to the right, so a bar's length is how far
         // the method is from write() on the log axis (not from the axis's arbitrary end).
         let fill = if v <= 1.0 { "#3a7" } else { "#c64" };
         let (from, to) = (x(1.0).min(x(v)), x(1.0).max(x(v)));
         let _ = write!(
             o,
-            "<rect x=\"{from:.1}\" y=\"3\" width=\"{:.1}\" height=\"8\" fill=\"{fill}\"/>\
-             <line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"7\" y2=\"7\" stroke=\"#000\"/>",
-            (to - from).max(1.0),
-            x(a),
-            x(b)
+            "<rect x=\"{from:.1}\" y=\"3\" width=\"{:.1}\" height=\"8\" fill=\"{fill}\"/>",
+            (to - from).max(1.0)
         );
+        // The whisker: the paired test's interval, where the two shared enough rounds for one.
+        if let (Some(a), Some(b)) = (r.ratio_lo, r.ratio_hi) {
+            let _ = write!(
+                o,
+                "<line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"7\" y2=\"7\" stroke=\"#000\"/>",
+                x(a),
+                x(b)
+            );
+        }
     }
     let _ = write!(
         o,
