@@ -234,7 +234,7 @@ pub fn render_survey(s: &iolab_lab::survey::SurveyResult) -> String {
         r.first, r.rounds, r.stopped, r.elapsed_s
     ));
     o.push_str(&format!(
-        "runs          {}, of them {} disturbed ({:.1}%) and run again; other work held {} of the CPUs\n",
+        "runs          {}, of them {} disturbed ({:.1}%, left out); other work held {} of the CPUs\n",
         r.runs,
         r.disturbed,
         100.0 * f64::from(r.disturbed) / f64::from(r.runs.max(1)),

@@ -14,7 +14,7 @@ const TOP: usize = 2;
 pub(crate) fn answer_doc(s: &SurveyResult) -> Doc {
     let mut d = Doc::new();
     d.line(format!(
-        "iolab survey: time per op and x write()'s (lower is faster), {}",
+        "iolab survey: time per op, and its ratio to write()'s (lower is faster), {}",
         rounds_said(s)
     ));
     if let Some(e) = s.host.emulated_line() {
