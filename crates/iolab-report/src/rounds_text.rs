@@ -69,6 +69,22 @@ pub(crate) fn no_ranking(t: &RankingTable, busy: Option<f64>) -> Option<String> 
     ))
 }
 
+/// What the machine did to a survey, under its first line: emulated, pinned (`--cpus`), runs disturbed.
+pub(crate) fn machine_lines(
+    host: &iolab_engine::result::Host,
+    r: Option<&RoundsRun>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(e) = host.emulated_line() {
+        out.push(format!("emulated (indicative only): {e}"));
+    }
+    if let Some(p) = host.pinned_line() {
+        out.push(format!("pinned: {p}"));
+    }
+    out.extend(r.and_then(disturbed_line));
+    out
+}
+
 /// "disturbed: 19 of 611 runs ...", where the machine disturbed any.
 pub(crate) fn disturbed_line(r: &RoundsRun) -> Option<String> {
     (r.disturbed > 0).then(|| {

@@ -17,17 +17,7 @@ pub(crate) fn answer_doc(s: &SurveyResult) -> Doc {
         "iolab survey: time per op, and its ratio to write()'s (lower is faster), {}",
         rounds_said(s)
     ));
-    if let Some(e) = s.host.emulated_line() {
-        d.line(format!("emulated (indicative only): {e}"));
-    }
-    if let Some(p) = s.host.pinned_line() {
-        d.line(format!("pinned: {p}"));
-    }
-    if let Some(l) = s
-        .rounds_run
-        .as_ref()
-        .and_then(crate::rounds_text::disturbed_line)
-    {
+    for l in crate::rounds_text::machine_lines(&s.host, s.rounds_run.as_ref()) {
         d.line(l);
     }
     for l in not_measured(s) {

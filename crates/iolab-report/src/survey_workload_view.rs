@@ -133,17 +133,7 @@ fn head(s: &WorkloadSurvey, d: &mut Doc) {
         s.fs,
         crate::rounds_text::rounds_said(s.rounds_run.as_ref(), s.rounds)
     ));
-    if let Some(e) = s.host.emulated_line() {
-        d.line(format!("emulated (indicative only): {e}"));
-    }
-    if let Some(p) = s.host.pinned_line() {
-        d.line(format!("pinned: {p}"));
-    }
-    if let Some(l) = s
-        .rounds_run
-        .as_ref()
-        .and_then(crate::rounds_text::disturbed_line)
-    {
+    for l in crate::rounds_text::machine_lines(&s.host, s.rounds_run.as_ref()) {
         d.line(l);
     }
 }
