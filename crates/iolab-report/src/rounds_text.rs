@@ -2,7 +2,7 @@
 //! (or "no ranking" where every row is in one), how many runs the machine disturbed, which orders the
 //! rounds left undecided, and, where the time ran out first, what would decide them.
 
-use iolab_engine::units::{fmt_ns, pct};
+use iolab_engine::units::pct;
 use iolab_lab::pairs::Outcome;
 use iolab_lab::ranking::{RankRow, RankingTable};
 use iolab_lab::rounds::RoundsRun;
@@ -41,9 +41,9 @@ pub(crate) fn name(t: &RankingTable, r: &RankRow) -> String {
     }
 }
 
-/// "no ranking: ..." where every ranked row is in one group (more than one row): the rounds told none
-/// of them apart.
-pub(crate) fn no_ranking(t: &RankingTable, busy: Option<f64>) -> Option<String> {
+/// "no ranking: 7 methods, 22.6 ns-1.8 µs, all tied within 5%" where every ranked row is in one group
+/// (more than one row): the rounds told none of them apart (the last lines say why and what would).
+pub(crate) fn no_ranking(t: &RankingTable) -> Option<String> {
     let rows: Vec<&RankRow> = t.ranked().collect();
     // A result before pairs were tested: its labels stand as they were.
     if rows.len() < 2 || t.groups().len() > 1 || t.pairs.is_empty() {
@@ -51,21 +51,16 @@ pub(crate) fn no_ranking(t: &RankingTable, busy: Option<f64>) -> Option<String> 
     }
     let lo = rows.iter().map(|r| r.median).fold(f64::INFINITY, f64::min);
     let hi = rows.iter().map(|r| r.median).fold(0.0, f64::max);
-    let tied = t.pairs.iter().all(|p| p.outcome == Outcome::Tied);
-    let what = if tied {
-        "every pair is tied within 5%".to_string()
+    let tied = if t.pairs.iter().all(|p| p.outcome == Outcome::Tied) {
+        ", all tied within 5%"
     } else {
-        "the rounds could not tell them apart".to_string()
+        ""
     };
-    let busy = busy
-        .filter(|b| *b >= 0.01)
-        .map(|b| format!("; other work kept {} of the CPUs busy", pct(b)))
-        .unwrap_or_default();
     Some(format!(
-        "no ranking of {} methods: {what} (medians {}-{}{busy})",
+        "no ranking: {} methods, {}-{}{tied}",
         rows.len(),
-        fmt_ns(lo),
-        fmt_ns(hi)
+        short_ns(lo),
+        short_ns(hi)
     ))
 }
 

@@ -14,7 +14,7 @@ const TOP: usize = 2;
 pub(crate) fn answer_doc(s: &SurveyResult) -> Doc {
     let mut d = Doc::new();
     d.line(format!(
-        "iolab survey: time per op, and its ratio to write()'s (lower is faster), {}",
+        "iolab survey: time per op and ratio to write()'s (lower is faster), {}",
         rounds_said(s)
     ));
     for l in crate::rounds_text::machine_lines(&s.host, s.rounds_run.as_ref()) {
@@ -24,7 +24,6 @@ pub(crate) fn answer_doc(s: &SurveyResult) -> Doc {
         d.line(l);
     }
     let tables = s.rankings();
-    let busy = s.rounds_run.as_ref().and_then(|r| r.others_busy_share);
     let mut targets: Vec<&str> = Vec::new();
     for t in &tables {
         if !targets.contains(&t.target.as_str()) {
@@ -35,7 +34,7 @@ pub(crate) fn answer_doc(s: &SurveyResult) -> Doc {
         d.blank().line(title(target));
         let mine: Vec<&RankingTable> = tables.iter().filter(|t| t.target == target).collect();
         for t in &mine {
-            d.line(format!("  {:<6} {}", fmt_size(t.bs), line(t, busy)));
+            d.line(format!("  {:<6} {}", fmt_size(t.bs), line(t)));
         }
         if let Some(why) = largest_gap(s, &mine) {
             d.line(format!("  {why}"));
@@ -110,8 +109,8 @@ fn title(target: &str) -> String {
 
 /// "1 stdio 22 ns 0.08x, 2= psync 205 ns 0.73x ... 9 aio 1.6 µs 5.7x" (the slowest after the dots), or
 /// "no ranking: ..." where the rounds told no row apart.
-pub(crate) fn line(t: &RankingTable, busy: Option<f64>) -> String {
-    if let Some(l) = crate::rounds_text::no_ranking(t, busy) {
+pub(crate) fn line(t: &RankingTable) -> String {
+    if let Some(l) = crate::rounds_text::no_ranking(t) {
         return l;
     }
     line_of(t, TOP, &|r| crate::rounds_text::short_ns(r.median))

@@ -12,7 +12,6 @@ use iolab_lab::survey_workload::{Workload, WorkloadSurvey};
 pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
     let mut d = Doc::new();
     head(s, &mut d);
-    let busy = s.rounds_run.as_ref().and_then(|r| r.others_busy_share);
     // One line per workload, under its cache mode: the two fastest, the slowest.
     let mut kinds: Vec<(String, usize)> = Vec::new();
     for direct in [true, false] {
@@ -30,7 +29,7 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
                 d.line(format!("  {:<15} nothing ran", w.short()));
                 continue;
             };
-            let line = match crate::rounds_text::no_ranking(t, busy) {
+            let line = match crate::rounds_text::no_ranking(t) {
                 Some(l) => l,
                 None => line_of(t, 2, &|r| figures(s, &t.target, &r.method)),
             };

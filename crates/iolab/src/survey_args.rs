@@ -11,11 +11,11 @@ pub(crate) struct SurveyArgs {
     /// Where to create the temporary directory for the file runs [default: $TMPDIR or /tmp].
     #[arg(long, value_name = "DIR")]
     pub(crate) tmp_dir: Option<PathBuf>,
-    /// Ops per method, target and block size, split over the rounds (each round's run also stops after its
-    /// share of --max-seconds) [default: 200000].
+    /// Ops per method, target and block size, split over the first rounds (each round's run also stops
+    /// after its share of --max-seconds) [default: 200000].
     #[arg(long, value_name = "N")]
     pub(crate) ops: Option<String>,
-    /// Time bound per method, target and block size in seconds, split over the rounds [default: 1].
+    /// Time bound per method, target and block size in seconds, split over the first rounds [default: 1].
     #[arg(long, value_name = "SECS")]
     pub(crate) max_seconds: Option<String>,
     /// The first rounds: every method runs once per round, in a fresh random order; then only the methods
