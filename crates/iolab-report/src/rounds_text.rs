@@ -11,6 +11,7 @@ use iolab_lab::rounds::RoundsRun;
 pub(crate) fn rounds_said(r: Option<&RoundsRun>, rounds: u32) -> String {
     match r {
         Some(r) if r.rounds > r.first => format!("{}-{} rounds", r.first, r.rounds),
+        Some(r) if r.rounds == 1 => "1 round".into(),
         Some(r) => format!("{} rounds", r.rounds),
         None if rounds == 1 => "1 round".into(),
         None => format!("{rounds} rounds"),

@@ -105,21 +105,34 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
     d
 }
 
-/// A row's absolute figures: ops/s, MiB/s and its p99 latency ("12.3 k ops/s 48.0 MiB/s p99 1.2 ms").
+/// A row's absolute figure as KDiskMark shows it: MiB/s for a sequential workload, IOPS for a random one
+/// ("215 MiB/s", "55k IOPS"); p99 and both rates are in the -v table.
 fn figures(s: &WorkloadSurvey, target: &str, method: &str) -> String {
     let Some(r) = run(s, target, method).and_then(|r| r.result.as_ref()) else {
         return "-".into();
     };
-    let p99 = if r.latency.count > 0 {
-        format!(" p99 {}", fmt_ns(r.latency.p99_ns))
+    let random = s
+        .workloads
+        .iter()
+        .find(|w| w.label() == target)
+        .is_some_and(|w| w.rand);
+    if !random {
+        return format!("{:.0} MiB/s", r.mib_s);
+    }
+    match r.iops {
+        v if v >= 1e4 => format!("{:.0}k IOPS", v / 1e3),
+        v if v >= 1e3 => format!("{:.1}k IOPS", v / 1e3),
+        v => format!("{v:.0} IOPS"),
+    }
+}
+
+/// A run's p99 latency, or "-" where no op was timed on its own.
+fn p99(r: &iolab_engine::result::RunResult) -> String {
+    if r.latency.count > 0 {
+        fmt_ns(r.latency.p99_ns)
     } else {
-        String::new()
-    };
-    format!(
-        "{} {}{p99}",
-        iolab_engine::units::fmt_ops_s(r.iops),
-        iolab_engine::units::fmt_mib_s(r.mib_s)
-    )
+        "-".into()
+    }
 }
 
 /// The first lines: what was surveyed and how, emulated or pinned, how many runs were disturbed.
@@ -165,8 +178,8 @@ fn run<'a>(
         .find(|r| r.target == target && r.method.name() == method)
 }
 
-/// One workload's rows: rank, method, how its in-flight count was made, time per op, the ratio, the
-/// verdict; then the methods that did not run, with why (also when none ran).
+/// One workload's rows: rank, method, how its in-flight count was made, time per op, the ratio (with
+/// the paired rounds' interval), IOPS, MiB/s, p99, the verdict; then the methods that did not run, with why (also when none ran).
 fn table(s: &WorkloadSurvey, label: &str, d: &mut Doc) {
     use Align::{Left as L, Right as R};
     d.blank().heading(format!("== {label}"));
@@ -178,8 +191,10 @@ fn table(s: &WorkloadSurvey, label: &str, d: &mut Doc) {
             ("method", L),
             ("in flight as", L),
             ("time/op", R),
-            ("middle rounds", R),
             (format!("x {base}").as_str(), R),
+            ("IOPS", R),
+            ("MiB/s", R),
+            ("p99", R),
             ("what limited it", L),
         ],
         2,
@@ -196,8 +211,10 @@ fn table(s: &WorkloadSurvey, label: &str, d: &mut Doc) {
             row.method.clone(),
             mapped(&res.spec),
             fmt_ns(row.median),
-            format!("{}-{}", fmt_ns(row.lo), fmt_ns(row.hi)),
             x_write(row, t.map_or("", |t| t.baseline.as_str())),
+            format!("{:.0}", res.iops),
+            format!("{:.1}", res.mib_s),
+            p99(res),
             r.verdict.as_ref().map_or("-".into(), |v| v.text.clone()),
         ]);
     }
