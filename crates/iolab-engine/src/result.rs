@@ -599,6 +599,10 @@ pub struct RunResult {
     /// `--layers`: where an op's time went, by layer (block-device targets and files on one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layers: Option<LayerFigures>,
+    /// The bytes the block layer moved to and from the disk behind the target over the timed span (its
+    /// `/sys/block/DEV/stat`); absent where no disk is behind the target, and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_io: Option<crate::measure::device_io::DeviceIo>,
     pub per_thread: Vec<ThreadFigures>,
     pub verify: Option<VerifyFigures>,
     /// Kernel counters (perf_event_open) and where they came from.

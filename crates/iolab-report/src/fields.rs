@@ -296,6 +296,7 @@ mod tests {
             paced: None,
             access: None,
             layers: None,
+            device_io: None,
             per_thread: vec![Default::default()],
             verify: Some(Default::default()),
             kernel: Default::default(),

@@ -120,8 +120,9 @@ fn repeat_count(a: &RunArgs) -> Result<usize, Error> {
     }
 }
 
+/// The run's JSON document, its verdict included (what a suite's record carries too).
 fn to_value(r: &iolab_engine::result::RunResult) -> Result<serde_json::Value, Error> {
-    serde_json::to_value(r).map_err(|e| Error::Runtime(format!("result JSON: {e}")))
+    iolab_lab::verdict::result_value(r)
 }
 
 /// `run --repeat N`: N runs of one workload, each printed as one line, then the statistics of every figure.

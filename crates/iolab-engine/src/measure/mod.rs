@@ -5,6 +5,7 @@ pub mod blocktrace;
 pub mod clock;
 pub mod counters;
 pub mod cpu;
+pub mod device_io;
 pub mod hist;
 pub mod iopoll;
 pub mod memcopy;

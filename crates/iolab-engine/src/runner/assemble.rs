@@ -124,6 +124,7 @@ pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunRe
         paced: None,
         access: None,
         layers: None,
+        device_io: None,
         per_thread: Vec::new(),
         verify: None,
         kernel: Default::default(),

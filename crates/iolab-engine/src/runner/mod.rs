@@ -135,6 +135,7 @@ fn counting_pass(
         irqs: None,
         memory: None,
         layers: None,
+        disk: None,
         drive,
     };
     let sample = spec.counting_sample();
@@ -173,6 +174,7 @@ fn layers_pass(
         irqs: None,
         memory: None,
         layers: Some(&tracer),
+        disk: None,
         drive,
     };
     let (r, _) = run_once(&layers::traced_spec(spec), clock, &pass)?;
@@ -205,6 +207,7 @@ fn profile_pass(
             irqs: None,
             memory: None,
             layers: None,
+            disk: None,
             drive,
         };
         run_once(&spec.for_counting_pass(), clock, &pass)?;
@@ -257,6 +260,8 @@ fn timed_pass(
             .iopoll
             .then(|| crate::measure::iopoll::IrqWatch::for_target(&spec.target))
             .flatten();
+        // The disk behind the target: what the block layer moved over the timed span.
+        let disk = crate::measure::device_io::DiskWatch::for_target(&spec.target);
         let pass = Pass {
             counters: &[sw, &tp],
             progress: board.map(|b| (b, Stage::Timed)),
@@ -264,6 +269,7 @@ fn timed_pass(
             irqs: irqs.as_ref(),
             memory,
             layers: None,
+            disk: disk.as_ref(),
             drive,
         };
         run_once(spec, clock, &pass)

@@ -168,7 +168,10 @@ pub(super) fn run_once(
             .zip(before.mem.zip(after.mem))
             .map(|(g, (b, a))| g.figures(b, a)),
         mixed: mixed_figures(&outs, spec, ns, w.wall_s)?,
-
+        device_io: pass
+            .disk
+            .zip(before.disk.zip(after.disk))
+            .map(|(d, (b, a))| d.delta(b, a)),
         ..base
     };
     if let Some(t) = pass.layers {

@@ -195,6 +195,8 @@ pub(super) trait Phases: Sync {
 pub(super) struct Snap {
     pub(super) proc: Sample,
     pub(super) io: Option<(ProcIo, u64)>,
+    /// The disk behind the target: its sectors read and written (none where no disk is behind it).
+    pub(super) disk: Option<crate::measure::device_io::DiskSnap>,
     pub(super) counters: Vec<CounterSnap>,
     /// `--iopoll`: the target device's interrupt counts (empty otherwise).
     pub(super) irqs: Vec<u64>,
@@ -218,6 +220,7 @@ impl Snap {
         let system_cpu_ns = crate::disturbance::system_cpu_ns();
         let tasks = read_tasks();
         let ru = Rusage::process();
+        let disk = pass.disk.and_then(|d| d.snapshot());
         let io = ProcIo::read_self();
         resume_counters(c);
         if let Some(g) = pass.memory {
@@ -238,6 +241,7 @@ impl Snap {
                 system_cpu_ns,
             },
             io,
+            disk,
             counters,
             irqs,
             mem,
@@ -255,6 +259,7 @@ impl Snap {
         let irqs = pass.irqs.map(|w| w.snapshot()).unwrap_or_default();
         let mem = pass.memory.map(|g| g.snap());
         let io = ProcIo::read_self();
+        let disk = pass.disk.and_then(|d| d.snapshot());
         let counters = c.iter().map(|s| s.snapshot()).collect();
         let ru = Rusage::process();
         let tasks = read_tasks();
@@ -273,6 +278,7 @@ impl Snap {
                 system_cpu_ns,
             },
             io,
+            disk,
             counters,
             irqs,
             mem,
@@ -300,6 +306,8 @@ pub struct Pass<'a> {
     pub(super) memory: Option<&'a crate::memlimit::MemCgroup>,
     /// `--layers`: the block tracepoints, enabled around the timed span, and the ops each worker logs.
     pub(super) layers: Option<&'a crate::measure::blocktrace::BlockTrace>,
+    /// The disk behind the target, whose counters are read around the timed span (the timed pass only).
+    pub(super) disk: Option<&'a crate::measure::device_io::DiskWatch>,
     /// The method's runner (its registry line's `drive`).
     pub(super) drive: Drive,
 }

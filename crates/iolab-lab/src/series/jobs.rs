@@ -71,10 +71,7 @@ pub fn run_jobs(
             Work::Run(spec) => (*spec)
                 .map_err(|e| Error::usage("--vary", format!("{e}")))
                 .and_then(|s| crate::run::run_with(&s, clk, board))
-                .and_then(|r| {
-                    serde_json::to_value(&r)
-                        .map_err(|e| Error::Runtime(format!("result JSON: {e}")))
-                }),
+                .and_then(|r| crate::verdict::result_value(&r)),
             Work::Unavailable(why) => Err(Error::Unavailable(why)),
             Work::Custom(f) => f(clk),
         };
