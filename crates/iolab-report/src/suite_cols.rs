@@ -99,7 +99,7 @@ pub const THROUGHPUT: &[(&str, Align)] = &[
     ("sys %", Align::Right),
     ("user %", Align::Right),
     ("core kern", Align::Right),
-    ("dev read", Align::Right),
+    ("device", Align::Right),
     ("fsync", Align::Right),
     ("moved", Align::Right),
     ("wall s", Align::Right),
@@ -114,8 +114,6 @@ pub fn throughput_cells(rest: String, r: &Value) -> Vec<String> {
         let rough = num(r, &["cpu", "system_wide", "ticks"]).is_some_and(|t| t < FEW_TICKS);
         format!("{:.1}%{}", s * 100.0, if rough { "*" } else { "" })
     });
-    let read = num(r, &["syscalls", "kernel_rw", "read_bytes"]).unwrap_or(0.0);
-    let reads = txt(r, &["spec", "op"]) == "read";
     let flush = num(r, &["flushes", "total_s"]).filter(|_| f(&["flushes", "calls"]) > 0.0);
     vec![
         rest,
@@ -123,15 +121,32 @@ pub fn throughput_cells(rest: String, r: &Value) -> Vec<String> {
         cpu_share(f(&["cpu", "process", "sys_s"]), wall),
         cpu_share(f(&["cpu", "process", "user_s"]), wall),
         core.unwrap_or_else(|| "-".into()),
-        if reads {
-            fmt_size(read as u64)
-        } else {
-            "-".into()
-        },
+        device_cell(r),
         flush.map_or_else(|| "-".into(), iolab_engine::units::fmt_s),
         fmt_size(num(r, &["bytes"]).unwrap_or(0.0) as u64),
         format!("{wall:.3}"),
     ]
+}
+
+/// What the device moved for a run: the bytes it read (a read) or wrote (a write) over the timed span
+/// (`device_io`; older records: the bytes the storage layer fetched for the process), "cache" after a
+/// read whose verdict is page-cache; "-" where nothing counted them.
+fn device_cell(r: &Value) -> String {
+    let reads = txt(r, &["spec", "op"]) == "read";
+    let dev = match reads {
+        true => num(r, &["device_io", "read_bytes"])
+            .or_else(|| num(r, &["syscalls", "kernel_rw", "read_bytes"])),
+        false => num(r, &["device_io", "written_bytes"]),
+    };
+    let Some(d) = dev else {
+        return "-".into();
+    };
+    let cached = txt(r, &["verdict", "kind"]) == "page-cache";
+    format!(
+        "{}{}",
+        fmt_size(d as u64),
+        if cached { " cache" } else { "" }
+    )
 }
 
 /// The batches table's heads (shared-ring, the course report's Tables 4-6).

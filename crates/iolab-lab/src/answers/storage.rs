@@ -48,7 +48,7 @@ fn copy_clause(r: &Row) -> String {
 fn core_share(r: &Row) -> Option<f64> {
     r.busiest_core
         .filter(|(_, ticks)| *ticks as f64 >= crate::suite_rows::FEW_TICKS)
-        .map(|(s, _)| s)
+        .map(|_| r.cited(Fig::BusiestCore))
 }
 
 /// " (the busiest core 97% system-wide)" when it was measured well enough.
@@ -62,15 +62,36 @@ fn tmpfs(r: &Row) -> bool {
     r.fs.as_deref() == Some("tmpfs")
 }
 
+/// A row's block size, cited.
+fn bs(r: &Row) -> String {
+    fmt_size(r.cited(Fig::Bs) as u64)
+}
+
+/// The share of a buffered read's bytes the device gave (none where nothing counted them).
+fn from_device(r: &Row) -> Option<f64> {
+    let dev = r.cited_opt(Fig::DeviceReadBytes)?;
+    let read = r.cited(Fig::Bytes);
+    (read > 0.0).then(|| dev / read)
+}
+
+/// A buffered read that took less than this share of its bytes from the device is a page-cache row (as
+/// the run's verdict says), never a device figure.
+const FROM_DEVICE: f64 = 0.5;
+
+fn buffered_reads<'a>(fam: &[&'a Row]) -> Vec<&'a Row> {
+    fam.iter()
+        .copied()
+        .filter(|r| !r.facts.direct && !tmpfs(r) && !r.facts.write)
+        .collect()
+}
+
 /// What the buffered rows of a family did not do that the paper's did (tmpfs, the paper's RAM disk, has
 /// no device behind its pages).
 fn caveats(fam: &[&Row]) -> Vec<String> {
     let mut out = Vec::new();
-    let buffered = |r: &&&Row| !r.facts.direct && !tmpfs(r);
     if fam
         .iter()
-        .filter(buffered)
-        .any(|r| r.facts.write && !r.flushes)
+        .any(|r| !r.facts.direct && !tmpfs(r) && r.facts.write && !r.flushes)
     {
         out.push(
             "its buffered writes never reached the device inside the timed span (no fsync: the bytes stayed in \
@@ -78,58 +99,68 @@ fn caveats(fam: &[&Row]) -> Vec<String> {
                 .to_string(),
         );
     }
-    let cached: Vec<&&Row> = fam
+    let reads = buffered_reads(fam);
+    let cached: Vec<&Row> = reads
         .iter()
-        .filter(buffered)
-        .filter(|r| !r.facts.write && (!r.cold_cache || r.device_read_bytes == Some(0)))
+        .copied()
+        .filter(|r| !r.cold_cache || from_device(r).is_none_or(|s| s < FROM_DEVICE))
         .collect();
-    if let Some(r) = cached.first() {
-        let counted = match r.device_read_bytes {
-            Some(d) => format!(
-                "{} of {} read from the device",
-                fmt_size(d),
-                fmt_size(r.bytes)
-            ),
-            None => "the kernel did not count its device reads".into(),
-        };
-        out.push(format!(
-            "its buffered reads came from the page cache ({counted}{})",
-            if r.cold_cache {
-                ": the pages were dropped first, yet the kernel fetched nothing"
-            } else {
-                ": the pages were not dropped first"
-            }
-        ));
-    }
+    let Some(r) = cached.first() else {
+        return out;
+    };
+    let counted = match r.device_read_bytes {
+        Some(_) => format!(
+            "at {} the device gave {} of the {} read",
+            bs(r),
+            fmt_size(r.cited(Fig::DeviceReadBytes) as u64),
+            fmt_size(r.cited(Fig::Bytes) as u64)
+        ),
+        None => "the kernel did not count its device reads".into(),
+    };
+    out.push(format!(
+        "{} of its {} buffered reads came mostly from the page cache, not the device ({counted}{}): they are \
+         page-cache rows",
+        cached.len(),
+        reads.len(),
+        if r.cold_cache {
+            ", though the pages were dropped first"
+        } else {
+            ": the pages were not dropped first"
+        }
+    ));
     out
 }
 
 /// What the family's rows did that the paper's did: writes flushed inside the span, reads from the
-/// device.
+/// device (every buffered read: the least of their shares named).
 fn reached_device(fam: &[&Row]) -> Option<String> {
     let w = fam
         .iter()
         .filter(|r| r.facts.write && r.flushes && !tmpfs(r))
         .max_by_key(|r| r.facts.bs);
-    let rd = fam
+    let reads = buffered_reads(fam);
+    let least = reads
         .iter()
-        .filter(|r| {
-            !r.facts.write && !r.facts.direct && r.cold_cache && r.device_read_bytes > Some(0)
-        })
-        .max_by_key(|r| r.facts.bs);
-    match (w, rd) {
+        .filter_map(|r| Some((*r, from_device(r)?)))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    match (w, least) {
         (Some(w), _) => Some(format!(
             "every write run ended with fsync inside its timed span (at {}, {:.0}% of the {} run)",
-            fmt_size(w.facts.bs),
-            w.flush_s / w.cited(Fig::WallS).max(1e-9) * 100.0,
+            bs(w),
+            w.cited(Fig::FlushS) / w.cited(Fig::WallS).max(1e-9) * 100.0,
             ms(w.cited(Fig::WallS))
         )),
-        (None, Some(r)) => Some(format!(
-            "the buffered reads came from the device (the pages dropped first; at {} the device gave {} of \
-             the {} read)",
-            fmt_size(r.facts.bs),
-            fmt_size(r.device_read_bytes.unwrap_or_default()),
-            fmt_size(r.bytes)
+        (None, Some((r, share))) if share >= FROM_DEVICE => Some(format!(
+            "the buffered reads came from the device (the pages dropped first; the device gave {} of the \
+             bytes each read, the least {} of {} at {})",
+            if share >= 0.995 {
+                "all".to_string()
+            } else {
+                format!("at least {:.0}%", share * 100.0)
+            },
+            fmt_size(r.cited(Fig::DeviceReadBytes) as u64),
+            fmt_size(r.cited(Fig::Bytes) as u64),
+            bs(r)
         )),
         _ => None,
     }
@@ -167,7 +198,7 @@ pub fn direct_crossover(c: &Ctx) -> Reply {
                 s += &format!(
                     ". At {} an O_DIRECT op took {} against {} buffered: each goes to the device, where a buffered \
                      one only copies into or out of the page cache",
-                    fmt_size(b.facts.bs),
+                    bs(b),
                     ns(d.ns()),
                     ns(b.ns())
                 );
@@ -182,7 +213,7 @@ pub fn direct_crossover(c: &Ctx) -> Reply {
                 s += &format!(
                     "; at {} the process was in the kernel {}{}{} of the time for buffered I/O, {}{}{} for \
                      O_DIRECT{}",
-                    fmt_size(b.facts.bs),
+                    bs(b),
                     pct(kb),
                     core_clause(b),
                     copy_clause(b),
@@ -247,7 +278,7 @@ pub fn cpu_bottleneck(c: &Ctx) -> Reply {
                 } else {
                     String::new()
                 },
-                fmt_size(big.facts.bs),
+                bs(big),
                 big.cited(Fig::MibS),
             );
             let (Some(k), Some(core)) = (kernel_share(big), core_share(big)) else {

@@ -52,6 +52,12 @@ pub enum Fig {
     CallsPerOp,
     /// Time per op in TSC cycles (where iolab's clock is the TSC).
     CyclesPerOp,
+    /// Bytes the device gave over the timed span (the disk's own count).
+    DeviceReadBytes,
+    /// Seconds of --fsync/--msync flushes inside the timed span.
+    FlushS,
+    /// The busiest CPU's kernel share over the timed span (0-1).
+    BusiestCore,
 }
 
 impl Fig {
@@ -86,6 +92,9 @@ impl Fig {
             Fig::Inflight => "result.uring.mean_inflight_all_rings",
             Fig::CallsPerOp => "result.syscalls.method_per_op",
             Fig::CyclesPerOp => "result.derived.cycles_per_op",
+            Fig::DeviceReadBytes => "result.device_io.read_bytes",
+            Fig::FlushS => "result.flushes.total_s",
+            Fig::BusiestCore => "result.cpu.system_wide.busiest_kernel_share",
         }
     }
 }
