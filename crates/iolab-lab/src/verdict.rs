@@ -246,7 +246,10 @@ mod tests {
         ]);
         let v = of(&cached);
         assert_eq!(v.kind, "page-cache", "{v:?}");
-        assert!(v.text.contains("% of the bytes read came from the "), "{v:?}");
+        assert!(
+            v.text.contains("% of the bytes read came from the "),
+            "{v:?}"
+        );
         // The device's own count decides where there is one: most bytes from it is no page-cache row,
         // less than half is.
         let mut cold = cached.clone();
@@ -257,7 +260,11 @@ mod tests {
         assert_ne!(of(&cold).kind, "page-cache", "{:?}", of(&cold));
         cold.device_io.as_mut().unwrap().read_bytes = cold.bytes * 2 / 5;
         let v = of(&cold);
-        assert!(v.text.contains("40.0% of the bytes read came from the device"), "{v:?}");
+        assert!(
+            v.text
+                .contains("40.0% of the bytes read came from the device"),
+            "{v:?}"
+        );
         // Writes to /dev/null: the CPU does all of it, though on a loaded machine a share of the wall time
         // is in neither the process's CPU time nor its runqueue wait (steal under the 5 ticks counted, the
         // wake-ups between slices), and the run then reads as waiting: never as the device's or the
