@@ -2,6 +2,7 @@
 //! so much faster and whether its figure is possible, what the missing tracepoints were worth, how the
 //! older techniques compare; and the nowait suite's question behind the first.
 
+use super::holds::{Holds, Judged, Outcome};
 use super::reply::{is, ns, pct, thousands, x, Ctx, Reply};
 use crate::findings_compare::Fig;
 use crate::findings_compare::{why_faster, why_slower, Row};
@@ -31,19 +32,48 @@ fn with_driver(parts: Vec<String>, rows: &[&Row]) -> Reply {
     }
 }
 
-/// io_uring as the thesis ran it: SQPOLL, a producer and a consumer thread, one request per submission.
+/// io_uring as the thesis ran it: SQPOLL, a producer and a consumer thread, one request per submission
+/// (without the sink driver's log line: set beside write() without it).
 fn thesis_uring(r: &Row) -> bool {
-    is(r, "io_uring") && r.facts.sqpoll && r.design == Some(RingDesign::ProducerConsumer)
+    is(r, "io_uring")
+        && r.facts.sqpoll
+        && r.design == Some(RingDesign::ProducerConsumer)
+        && !r.logged()
 }
 
 /// io_uring set up to submit several requests per call (what it actually achieved is its mean batch).
 fn batched_uring(r: &Row) -> bool {
-    is(r, "io_uring") && !r.facts.sqpoll && r.batch >= 4
+    is(r, "io_uring") && !r.facts.sqpoll && r.batch >= 4 && !r.logged()
+}
+
+/// IORING_OP_URING_CMD to the sink driver's `.uring_cmd` (the thesis's Figure 9).
+fn uring_cmd(r: &Row) -> bool {
+    is(r, "uring_cmd") && !r.logged()
+}
+
+/// The share of a row's io_uring requests punted to io-wq (cited): the kernel's count where the record
+/// has it, else, for a method whose requests can be punted, the sink driver's count of calls made by
+/// io-wq workers.
+fn punted(r: &Row) -> Option<f64> {
+    if let Some(p) = r.cited_opt(Fig::Punted) {
+        return Some(p);
+    }
+    if !r.method().is_some_and(|m| m.info().punts) {
+        return None;
+    }
+    let w = r.facts.sink.as_ref()?.worker_share?;
+    r.cite_paths(&["sink.worker_share"]);
+    Some(w)
+}
+
+/// "100% punted", of the first row of a pair.
+fn punted_note(p: &Judged) -> Option<String> {
+    punted(p.x).map(|v| format!("{} punted", pct(v)))
 }
 
 /// write() rows timed without tracepoints (the plain pass), and without the sink driver's own log line.
 fn plain_write(r: &Row) -> bool {
-    is(r, "sync") && !r.facts.inline_counting && !r.facts.sink.as_ref().is_some_and(|s| s.log)
+    is(r, "sync") && !r.facts.inline_counting && !r.logged()
 }
 
 fn joined(why: Vec<String>) -> String {
@@ -70,13 +100,10 @@ type Inline = (String, f64, f64, Option<f64>, Option<f64>);
 struct UringSeen {
     /// A sentence per workload.
     parts: Vec<String>,
-    /// (target, punted share, time ratio) where most requests were punted.
+    /// (workload, punted share, time ratio) where most requests were punted.
     punted: Vec<(String, f64, f64)>,
     /// Where few were.
     inline: Vec<Inline>,
-    /// (workload, time ratio) of batched rows: the best one, and those that beat write().
-    best_batched: Option<(String, f64)>,
-    wins: Vec<(String, f64)>,
 }
 
 impl UringSeen {
@@ -96,8 +123,8 @@ impl UringSeen {
                     String::new()
                 }
             );
-            match t.cited_opt(Fig::Punted) {
-                Some(p) if p >= 0.5 => self.punted.push((w.target.clone(), p, r)),
+            match punted(t) {
+                Some(p) if p >= 0.5 => self.punted.push((w.workload(), p, r)),
                 Some(p) => {
                     self.inline
                         .push((w.target.clone(), p, r, t.cpu_ns_per_op(), w.cpu_ns_per_op()))
@@ -108,32 +135,32 @@ impl UringSeen {
         if let Some(b) = b {
             let r = b.ns() / w.ns();
             s += &format!(
-                "; batched (up to {}, on average {:.1} requests per submission) {} ({})",
-                b.batch,
+                "; batched (up to {:.0}, on average {:.1} requests per submission) {} ({})",
+                b.cited(Fig::Batch),
                 b.cited_opt(Fig::MeanBatch).unwrap_or(0.0),
                 ns(b.ns()),
                 x(r)
             );
-            if super::reply::faster(b, w) == Some(true) {
-                self.wins.push((w.workload(), r));
-            }
-            if self.best_batched.as_ref().is_none_or(|(_, br)| r < *br) {
-                self.best_batched = Some((w.workload(), r));
-            }
         }
         self.parts.push(s + ".");
     }
 
-    /// What the figures gathered say, sentence by sentence.
+    /// What the figures gathered say, sentence by sentence (the batched rows': [`batched_verdict`]).
     fn conclusions(&self) -> Vec<String> {
         let mut out = Vec::new();
-        if let Some((tgt, p, r)) = self.punted.first() {
+        if !self.punted.is_empty() {
+            let each: Vec<String> = self
+                .punted
+                .iter()
+                .map(|(wl, p, r)| {
+                    format!("{wl}: {} of io_uring's requests punted, {}", pct(*p), x(*r))
+                })
+                .collect();
             out.push(format!(
-                "Where the target cannot complete a write inline ({tgt}: {} of io_uring's requests punted), every \
-                 request is handed to an io-wq kernel thread and its completion woken back: that hand-off, not the \
-                 system call io_uring saves, is what made it take {} write()'s time.",
-                pct(*p),
-                x(*r)
+                "Where the target cannot complete a write inline ({}), every request is handed to an io-wq \
+                 kernel thread and its completion woken back: that hand-off, not the system call io_uring saves, \
+                 is what made the thesis's design take that many times write()'s time.",
+                each.join("; ")
             ));
         }
         if let Some((tgt, p, r, cu, cw)) = self.inline.first().filter(|i| i.2 >= 1.2) {
@@ -149,20 +176,89 @@ impl UringSeen {
                 }
             ));
         }
-        match (self.wins.first(), &self.best_batched) {
-            (Some((wl, r)), _) => out.push(format!(
-                "Batched, io_uring beat write() ({wl}: {} the time): the thesis's one-request-per-submission \
-                 design lost, not io_uring.",
-                x(*r)
-            )),
-            (None, Some((wl, r))) => out.push(format!(
-                "Even batched, io_uring did not beat write() in this run (best: {wl}, {} write()'s time).",
-                x(*r)
-            )),
-            _ => {}
-        }
         out
     }
+}
+
+/// Batched io_uring against write(), over every workload of the run where both ran: only where it won
+/// on each is the thesis's one-request design said to be what lost; otherwise the rows where it did not
+/// win are named, with their ratios and punted shares.
+fn batched_verdict(c: &Ctx) -> Option<String> {
+    let h = Holds::over(&c.rows, batched_uring, plain_write);
+    if h.is_empty() {
+        return None;
+    }
+    let rows = h.sentence(c, punted_note);
+    if h.everywhere() {
+        return Some(format!(
+            "Batched, io_uring beat write() on every workload where both ran: against write()'s time per op it \
+             {rows}. The thesis's one-request-per-submission design lost, not io_uring."
+        ));
+    }
+    let mut s = if h.of(Outcome::Won).is_empty() {
+        format!("Even batched, io_uring did not beat write() in this run: against write()'s time per op it {rows}.")
+    } else {
+        format!(
+            "Batched, io_uring did not beat write() on every workload: against write()'s time per op it {rows}."
+        )
+    };
+    // The losses by the punted share where the record has it (a loss without one is neither).
+    let shares: Vec<f64> = h
+        .of(Outcome::Lost)
+        .iter()
+        .filter_map(|p| punted(p.x))
+        .collect();
+    if shares.iter().any(|v| *v >= 0.5) {
+        s += " Where the target punted the requests to io-wq, batching saved system calls but not the hand-off \
+              to a worker thread and back.";
+    }
+    if shares.iter().any(|v| *v < 0.5) {
+        s += " Where it lost with few of its requests punted, neither the one-request design nor io-wq \
+              explains the loss: batched and completed inline, io_uring still took longer than write().";
+    }
+    Some(s)
+}
+
+/// The thesis's driver's own io_uring entry (its Figure 9: `.uring_cmd`) on iolab's sink driver, against
+/// write() and against batched IORING_OP_WRITE to the same driver, over every workload where both ran.
+fn uring_cmd_text(c: &Ctx) -> Option<String> {
+    let first = c.row(uring_cmd)?;
+    let mut s = format!(
+        "The thesis's driver had io_uring's own entry as well (its Figure 9: .uring_cmd, which completes each \
+         command in the call that issues it, so io_uring never hands one to io-wq), though its benchmark sent \
+         IORING_OP_WRITE. {}",
+        first.way()
+    );
+    let (w, b) = (
+        Holds::over(&c.rows, uring_cmd, plain_write),
+        Holds::over(&c.rows, uring_cmd, batched_uring),
+    );
+    if !w.is_empty() {
+        s += &format!(
+            ", against write()'s time per op, {}",
+            w.sentence(c, punted_note)
+        );
+    }
+    if !b.is_empty() {
+        let theirs = |p: &Judged| punted(p.y).map(|v| format!("IORING_OP_WRITE {} punted", pct(v)));
+        s += &format!(
+            "{}against batched IORING_OP_WRITE's time per op on the same driver, {}",
+            if w.is_empty() { ", " } else { "; " },
+            b.sentence(c, theirs)
+        );
+    }
+    if w.is_empty() && b.is_empty() {
+        let each: Vec<String> = c
+            .rows_where(uring_cmd)
+            .iter()
+            .map(|u| format!("{} {}", u.workload(), ns(u.ns())))
+            .collect();
+        s += &format!(
+            ": {} per op, with no write() row beside it",
+            each.join(", ")
+        );
+    }
+    Some(s + ".")
 }
 
 /// io_uring in the thesis's Figure 36 blocking loop: SQPOLL, one request submitted and waited for at a
@@ -235,6 +331,8 @@ pub fn uring_vs_write(c: &Ctx) -> Reply {
     }
     let mut parts = std::mem::take(&mut seen.parts);
     parts.extend(seen.conclusions());
+    parts.extend(batched_verdict(c));
+    parts.extend(uring_cmd_text(c));
     parts.extend(blocking_loop(c));
     let seed: Vec<String> = [
         seed_ratio(c, "io_uring_4b_s", "systemcall_4b_s")
@@ -365,13 +463,14 @@ pub fn tracepoint_cost(c: &Ctx) -> Reply {
 /// The thesis's LM_LOG on iolab's sink driver: a log line and a tracepoint per write, against the same
 /// writes without them.
 fn sink_log_cost(c: &Ctx) -> Option<String> {
-    let logged = c.row(|r| is(r, "sync") && r.facts.sink.as_ref().is_some_and(|s| s.log))?;
-    let plain = c.row(|r| plain_write(r) && r.same_workload(logged))?;
+    let logged = c.row(|r| is(r, "sync") && r.logged())?;
+    // The log switch the one difference between the two rows.
+    let plain = c.row(|r| plain_write(r) && r.same_but_log(logged))?;
     let d = logged.ns() - plain.ns();
     Some(format!(
         "On iolab's sink driver, {}: a log line and a tracepoint per write (the thesis's LM_LOG) took {} per \
          write against {} without ({}{} per write, {} the time){}.",
-        logged.workload(),
+        plain.workload(),
         ns(logged.ns()),
         ns(plain.ns()),
         if d < 0.0 { "-" } else { "+" },

@@ -90,7 +90,8 @@ pub struct Row {
     pub memory: Option<iolab_engine::memlimit::MemoryLimit>,
     /// A file's filesystem ("tmpfs": its pages are the file, there is no device behind them).
     pub fs: Option<String>,
-    /// Bytes the storage layer fetched for the process over the run (/proc/self/io read_bytes).
+    /// Bytes the device gave over the timed span (the disk's own count, `device_io`), or where the record
+    /// has none, the bytes the storage layer fetched for the process (/proc/self/io read_bytes).
     pub device_read_bytes: Option<u64>,
     /// Seconds in --fsync/--msync flushes inside the timed span.
     pub flush_s: f64,
@@ -200,7 +201,11 @@ impl Row {
             cold_cache: r.spec.cold_cache,
             memory: r.memory.clone(),
             fs: r.target.fs.clone(),
-            device_read_bytes: r.syscalls.kernel_rw.as_ref().map(|k| k.read_bytes),
+            device_read_bytes: r
+                .device_io
+                .as_ref()
+                .map(|d| d.read_bytes)
+                .or_else(|| r.syscalls.kernel_rw.as_ref().map(|k| k.read_bytes)),
             flush_s: r.flushes.total_s,
             busiest_core: r
                 .cpu
@@ -284,6 +289,7 @@ impl Row {
             },
             match self.read_pct {
                 Some(p) => format!("mixed ({p}% reads)"),
+                None if self.facts.write && self.logged() => "logged writes".into(),
                 None if self.facts.write => "writes".into(),
                 None => "reads".into(),
             },
@@ -310,8 +316,21 @@ impl Row {
         w
     }
 
-    /// The row and another do the same workload.
+    /// The row and another do the same workload: [`Row::same_but_log`], and the sink driver's log switch
+    /// alike (a logged write does more than an unlogged one: a row of each differs in two things).
     pub fn same_workload(&self, o: &Row) -> bool {
+        self.same_but_log(o) && self.logged() == o.logged()
+    }
+
+    /// A run on the sink driver with its log switch on (`--sink-log`: a log line and a tracepoint per
+    /// write, the Pi thesis's LM_LOG).
+    pub fn logged(&self) -> bool {
+        self.facts.sink.as_ref().is_some_and(|s| s.log)
+    }
+
+    /// The row and another do the same workload but perhaps for the sink driver's log switch: what sets
+    /// a logged row beside its unlogged twin, to tell the log's cost.
+    pub fn same_but_log(&self, o: &Row) -> bool {
         let f = (&self.facts, &o.facts);
         self.place == o.place
             && f.0.write == f.1.write
@@ -585,6 +604,9 @@ fn figure(f: Fig, r: &Row) -> f64 {
         Fig::Inflight => opt(r.mean_inflight),
         Fig::CallsPerOp => opt(r.calls_per_op),
         Fig::CyclesPerOp => opt(r.tsc_ghz.map(|g| r.facts.ns_per_op * g)),
+        Fig::DeviceReadBytes => opt(r.device_read_bytes.map(|b| b as f64)),
+        Fig::FlushS => r.flush_s,
+        Fig::BusiestCore => opt(r.busiest_core.map(|(s, _)| s)),
     }
 }
 

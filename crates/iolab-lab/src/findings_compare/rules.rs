@@ -121,8 +121,10 @@ pub const PAIR_RULES: &[PairRule] = &[
     ("sink_personalities", |a, b| {
         let (pa, pb) = (sink_of(a)?, sink_of(b)?);
         let r = a.ns() / b.ns();
+        // The personality is the one difference: a logged row is set only beside a logged one.
         let same = a.way() == b.way()
             && base_place(a) == base_place(b)
+            && a.logged() == b.logged()
             && (a.facts.write, a.facts.bs, a.threads) == (b.facts.write, b.facts.bs, b.threads);
         let (wa, wb) = (pa.1.unwrap_or(0.0), pb.1.unwrap_or(0.0));
         (same
@@ -130,11 +132,19 @@ pub const PAIR_RULES: &[PairRule] = &[
             && pb.0 == Personality::Nowait
             && (wa - wb >= 0.5 || !(1.0 / 1.2..1.2).contains(&r)))
         .then(|| {
+            a.cite_paths(&["sink.worker_share"]);
+            b.cite_paths(&["sink.worker_share"]);
+            let why = if wa - wb >= 0.5 {
+                "no write_iter/FMODE_NOWAIT: io_uring cannot complete its requests inline"
+            } else {
+                "no io-wq hand-off tells them apart: the two personalities' data paths differ (.write or \
+                 .read against .write_iter or .read_iter)"
+            };
             format!(
-                "{} on the legacy sink took {r:.2}x its time on the nowait sink ({:.0} vs {:.0} ns/op): {} of the \
-                 legacy driver's calls came from io-wq workers against {} (no write_iter/FMODE_NOWAIT: io_uring \
-                 cannot complete its requests inline)",
+                "{}{} on the legacy sink took {r:.2}x its time on the nowait sink ({:.0} vs {:.0} ns/op): {} of the \
+                 legacy driver's calls came from io-wq workers against {} ({why})",
                 a.way(),
+                if a.logged() { ", logged on both," } else { "" },
                 a.ns(),
                 b.ns(),
                 pct(wa),
@@ -180,6 +190,10 @@ pub const SET_RULES: &[SetRule] = &[(
                 .iter()
                 .filter(|x| (x.place.clone(), x.facts.write, x.method(), x.threads) == key)
                 .collect();
+            // A crossover over the block sizes needs two of them, each measured both ways.
+            if sizes_both_ways(&family) < 2 {
+                continue;
+            }
             if let (Some(s), cites) = collect(|| crossover(&family)) {
                 let s = if r.step.is_empty() {
                     s
@@ -192,3 +206,22 @@ pub const SET_RULES: &[SetRule] = &[(
         out
     },
 )];
+
+/// How many block sizes a family of rows measured both buffered and with O_DIRECT.
+fn sizes_both_ways(family: &[&&Row]) -> usize {
+    let mut sizes: Vec<u64> = family
+        .iter()
+        .map(|r| r.facts.bs)
+        .filter(|bs| {
+            let way = |d: bool| {
+                family
+                    .iter()
+                    .any(|r| r.facts.bs == *bs && r.facts.direct == d)
+            };
+            way(true) && way(false)
+        })
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes.len()
+}
