@@ -1,11 +1,13 @@
 //! The course report's questions (He and Han, §6 and §10-11): why sync won in one throughput setting,
-//! why IOPOLL showed no gain, what its syscall counts say, why the shared ring lost, and its future work
-//! (§8.2: a QD sweep, and sync threads against one io_uring at the same total in flight).
+//! why IOPOLL showed no gain, what its syscall counts say, why the shared ring lost (`course_ring.rs`),
+//! and its future work (§8.2: a QD sweep at batch = QD, and sync threads against one io_uring at the same
+//! total in flight), each read from every row it generalises over.
 
-use super::reply::{faster, is, ns, pct, thousands, x, Ctx, Reply, TIE_FRACTION};
+use super::reply::{faster, is, ns, pct, thousands, x, Ctx, Reply};
 use crate::findings_compare::Fig;
 use crate::findings_compare::Row;
-use iolab_engine::spec::RingDesign;
+
+pub use super::course_ring::shared_ring_lost;
 
 fn psync(r: &Row) -> bool {
     r.method().is_some_and(|m| m.info().plain)
@@ -368,300 +370,266 @@ pub fn syscall_reduction(c: &Ctx) -> Reply {
     Reply::answered(parts.join(" "))
 }
 
-/// A shared design against per-thread rings on one workload (same step, threads and batch).
-struct Versus<'a> {
-    step: &'a str,
-    threads: u32,
-    batch: u32,
-    per: &'a Row,
-    shared: &'a Row,
-    /// shared IOPS over per-thread IOPS.
-    ratio: f64,
-    /// Times a thread found the mutex taken, per op.
-    waits: f64,
-}
+/// The uring suite's QD sweep (batch = QD) and its second line (batch 1), by the start of their labels.
+const SWEEP: &str = "QD sweep";
+const AT_BATCH_1: &str = "Queue depths at batch 1";
 
-fn inflight(r: &Row) -> f64 {
-    r.cited_opt(Fig::Inflight).unwrap_or(0.0)
-}
-
-/// Every shared ring beside the per-thread rings of its step, thread count and batch, in file order.
-fn versus<'a>(c: &'a Ctx) -> Vec<Versus<'a>> {
-    let mut out = Vec::new();
-    for shared in c.rows_where(|r| uring(r) && r.design == Some(RingDesign::Shared)) {
-        let Some(per) = c.row(|r| {
-            uring(r)
-                && r.design == Some(RingDesign::PerThread)
-                && r.step == shared.step
-                && r.threads == shared.threads
-                && r.batch == shared.batch
-                && r.facts.qd == shared.facts.qd
-        }) else {
-            continue;
-        };
-        out.push(Versus {
-            step: &shared.step,
-            threads: shared.threads,
-            batch: shared.batch,
-            per,
-            shared,
-            ratio: shared.iops() / per.iops().max(1e-9),
-            waits: shared.lock_contended.unwrap_or(0) as f64 / shared.ops.max(1) as f64,
-        });
-    }
-    out
-}
-
-/// "NOPs, 8 threads, batch 64: shared 0.42x per-thread's IOPS (1.20 mutex waits per op, 9 in flight
-/// against 412)".
-fn versus_text(v: &Versus, threads_vary: bool) -> String {
-    v.shared
-        .cite_paths(&["result.uring.lock_contended", Fig::Ops.field()]);
-    if threads_vary {
-        v.shared.cited(Fig::Threads);
-    }
-    v.shared.cited(Fig::Batch);
-    format!(
-        "{}{}, batch {}: the shared ring made {} per-thread rings' IOPS ({} against {}; {:.2} mutex waits per \
-         op; {:.1} requests in flight against {:.1}){}",
-        v.step,
-        if threads_vary {
-            format!(", {} thread{}", v.threads, if v.threads == 1 { "" } else { "s" })
-        } else {
-            String::new()
-        },
-        v.batch,
-        x(v.ratio),
-        thousands(v.shared.iops()),
-        thousands(v.per.iops()),
-        v.waits,
-        inflight(v.shared),
-        inflight(v.per),
-        crate::findings_compare::noise(v.shared, v.per)
-    )
-}
-
-/// The report's avg_batch, recomputed from its own counters: over the whole run (what its log printed,
-/// cut to an integer) and between its first and last late snapshot (what the late run did).
-fn integer_division(c: &Ctx) -> Option<String> {
-    let (sc, sr) = (c.seed("shared_calls")?, c.seed("shared_reqs")?);
-    let (pc, pr) = (c.seed("per_thread_calls")?, c.seed("per_thread_reqs")?);
-    let late = match (c.seed("shared_calls_early"), c.seed("shared_reqs_early")) {
-        (Some(ec), Some(er)) if sc > ec => {
-            let b = (sr - er) / (sc - ec);
-            format!(
-                " Between its snapshots at {} and {} calls the requests grew by {} for {} calls, {b:.2} per \
-                 call: late in the run its batches {}, while the mean over the whole run \
-                 stayed {:.2} (the log's 'avg_batch=1' is that mean cut to an integer, and the per-thread \
-                 rings' '2' is {:.2} cut the same way).",
-                thousands(ec),
-                thousands(sc),
-                thousands(sr - er),
-                thousands(sc - ec),
-                if b < 1.1 {
-                    "had collapsed to one, as the report says"
-                } else {
-                    "had not collapsed to one, unlike what the report says"
-                },
-                sr / sc,
-                pr / pc
-            )
-        }
-        _ => String::new(),
-    };
-    Some(format!(
-        "The report's kernel counters: {} / {} = {:.2} requests per call for the shared ring over the whole \
-         run, against {} / {} = {:.2} for per-thread rings.{late}",
-        thousands(sr),
-        thousands(sc),
-        sr / sc,
-        thousands(pr),
-        thousands(pc),
-        pr / pc
-    ))
-}
-
-/// The report's requests in flight by Little's law (IOPS x mean latency), and the rows here that keep one
-/// request in flight per thread beside the same threads at the full queue depth.
-fn serialization(c: &Ctx) -> Option<String> {
-    let little = |iops: &str, lat: &str| Some(c.seed(iops)? * c.seed(lat)? * 1e-6);
-    let mut o = match (
-        little("shared_1t_iops", "shared_1t_lat_us"),
-        little("shared_8t_iops", "shared_8t_lat_us"),
-        little("per_thread_1t_iops", "per_thread_1t_lat_us"),
-        little("per_thread_8t_iops", "per_thread_8t_lat_us"),
-    ) {
-        (Some(s1), Some(s8), Some(p1), Some(p8)) => format!(
-            "By Little's law (IOPS x mean latency) the report's shared ring kept {s1:.1} request in flight at 1 \
-             thread and {s8:.1} at 8, its per-thread rings {p1:.0} and {p8:.0}: its mutex, held while a thread \
-             waited for its own completion, let each thread have one request in flight, whatever the QD, which \
-             is why its shared ring showed a lower latency and a lower IOPS at once."
-        ),
-        _ => String::new(),
-    };
-    let ones = c.rows_where(|r| uring(r) && r.facts.qd == 1 && !r.nop_requests);
-    for one in ones
-        .iter()
-        .filter(|r| r.design == Some(RingDesign::PerThread))
-    {
-        let Some(deep) = c.row(|r| {
-            uring(r)
-                && r.facts.qd > 1
-                && r.design == Some(RingDesign::PerThread)
-                && r.threads == one.threads
-                && !r.nop_requests
-                && r.facts.direct == one.facts.direct
-        }) else {
-            continue;
-        };
-        o += &format!(
-             " In this run, {} thread{} with one request in flight each: {:.1} in flight, {} IOPS at {} mean latency, \
-             against {:.0} in flight, {} IOPS at {} with QD {}: {} the IOPS at {} the latency, the report's \
-             shape.",
-            one.threads,
-            if one.threads == 1 { "" } else { "s" },
-            inflight(one),
-            thousands(one.iops()),
-            ns(one.cited(Fig::LatMeanNs)),
-            inflight(deep),
-            thousands(deep.iops()),
-            ns(deep.cited(Fig::LatMeanNs)),
-            deep.facts.qd,
-            x(one.iops() / deep.iops().max(1e-9)),
-            x(one.cited(Fig::LatMeanNs) / deep.cited(Fig::LatMeanNs).max(1e-9))
-        );
-    }
-    (!o.is_empty()).then_some(o)
-}
-
-/// Why did the shared ring lose (Tables 4-6)?
-pub fn shared_ring_lost(c: &Ctx) -> Reply {
-    let vs = versus(c);
-    if vs.is_empty() {
-        return Reply::not_here(
-            "This run has no shared ring beside per-thread rings on the same workload.".into(),
-            "the shared-ring suite's steps",
-        );
-    }
-    let threads_vary = |v: &Versus| {
-        vs.iter()
-            .any(|o| o.step == v.step && o.threads != v.threads)
-    };
-    let mut parts: Vec<String> = vs
-        .iter()
-        .map(|v| versus_text(v, threads_vary(v)) + ".")
-        .collect();
-    // A loss within the noise of repeated runs is not one.
-    let lost: Vec<&Versus> = vs
-        .iter()
-        .filter(|v| v.ratio < 0.83 && !crate::findings_compare::within_noise(v.shared, v.per))
-        .collect();
-    match lost.iter().min_by(|a, b| a.ratio.total_cmp(&b.ratio)) {
-        Some(w) => {
-            let mut why = Vec::new();
-            if w.waits >= 0.05 {
-                why.push(format!(
-                    "its threads queued on the mutex ({:.2} waits per op): a thread holds it while it submits, \
-                     reaps and waits for its own completion, so the others can neither submit nor reap",
-                    w.waits
-                ));
-            }
-            if inflight(w.shared) < 0.8 * inflight(w.per) {
-                why.push(format!(
-                    "fewer requests were in flight ({:.1} against {:.1})",
-                    inflight(w.shared),
-                    inflight(w.per)
-                ));
-            }
-            parts.push(format!(
-                "The shared ring lost most on {} ({} threads, batch {}): {}{}.",
-                w.step,
-                w.threads,
-                w.batch,
-                x(w.ratio),
-                if why.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", why.join("; and "))
-                }
-            ));
-        }
-        None => parts.push(
-            "In this run the shared ring never made less than 0.83x per-thread rings' IOPS beyond the noise: the \
-             submission path was not what set the pace."
-                .into(),
-        ),
-    }
-    let serial = serialization(c);
-    parts.extend(serial.clone());
-    parts.extend(integer_division(c));
-    let cpu_bound = c.rows.iter().any(|r| r.nop_requests || !r.facts.direct);
-    match (cpu_bound, serial.is_some_and(|s| s.contains("In this run,"))) {
-        (true, true) => Reply::answered(parts.join(" ")),
-        _ => Reply::partly(
-            parts.join(" "),
-            "a CPU-bound target where contention can show (NOPs, page-cache hits) and a variant that keeps one \
-             request in flight per thread (the shared-ring suite's steps)",
-        ),
-    }
-}
-
-/// The QD sweep's io_uring rows (8 threads), by depth.
-fn sweep_rows<'a>(c: &'a Ctx) -> Vec<&'a Row> {
-    let mut rows = c.rows_where(|r| uring(r) && r.step.starts_with("QD sweep"));
+/// The io_uring rows of the steps whose label starts with `step`, by depth.
+fn depth_rows<'a>(c: &'a Ctx, step: &str) -> Vec<&'a Row> {
+    let mut rows = c.rows_where(|r| uring(r) && r.step.starts_with(step));
     rows.sort_by_key(|r| r.facts.qd);
     rows
 }
 
-/// "QD 1 41,200 IOPS at 194.2 µs, QD 8 ...": each depth's IOPS and mean latency, then the shallowest
-/// depth within [`TIE_FRACTION`] of the most IOPS (deeper queues added latency, not IOPS).
-fn sweep_text(rows: &[&Row]) -> Option<String> {
-    let first = rows.first()?;
-    let best = rows.iter().map(|r| r.iops()).fold(0.0, f64::max);
-    let each: Vec<String> = rows
+/// ", 0.13 io_uring_enter per op, 60.2 in flight" (what the row has of them).
+fn counters(r: &Row) -> String {
+    let mut s = String::new();
+    if let Some(e) = r.cited_opt(Fig::CallsPerOp) {
+        s += &format!(", {e:.2} io_uring_enter per op");
+    }
+    if let Some(i) = r.cited_opt(Fig::Inflight) {
+        s += &format!(", {i:.1} in flight");
+    }
+    s
+}
+
+/// "QD 8: 70,000 IOPS at 900.0 µs, 0.13 io_uring_enter per op, 60.2 in flight" (the batch named where
+/// it is not the depth).
+fn depth_text(r: &Row) -> String {
+    let mut s = format!(
+        "QD {}: {} IOPS at {}",
+        r.cited(Fig::Qd),
+        thousands(r.iops()),
+        ns(r.cited(Fig::LatMeanNs))
+    );
+    if r.batch != r.facts.qd {
+        s += &format!(" (batch {})", r.cited(Fig::Batch));
+    }
+    s + &counters(r)
+}
+
+/// How IOPS moved between consecutive depths, runs of one direction merged: (first index, last index,
+/// `Some(true)` rose, `Some(false)` fell, `None` held within what the runs can tell apart).
+fn moves(rows: &[&Row]) -> Vec<(usize, usize, Option<bool>)> {
+    let mut out: Vec<(usize, usize, Option<bool>)> = Vec::new();
+    for i in 1..rows.len() {
+        let d = faster(rows[i], rows[i - 1]);
+        match out.last_mut() {
+            Some(m) if m.2 == d => m.1 = i,
+            _ => out.push((i - 1, i, d)),
+        }
+    }
+    out
+}
+
+/// Why IOPS fell from row `a` to the deeper row `b`, from the counters both carry: the ones that rose
+/// with the fall, or, where none did, that the rows do not say.
+fn fall_why(a: &Row, b: &Row) -> String {
+    let (mut why, mut not) = (Vec::new(), Vec::new());
+    let up = |x: f64, y: f64| y > x * 1.2;
+    if let (Some(x), Some(y)) = (a.cited_opt(Fig::CallsPerOp), b.cited_opt(Fig::CallsPerOp)) {
+        let w = format!("io_uring_enter per op {x:.2} to {y:.2}");
+        match up(x, y) {
+            true => why.push(format!("each op took more system calls ({w})")),
+            false => not.push(w),
+        }
+    }
+    if let (Some(x), Some(y)) = (a.cited_opt(Fig::Punted), b.cited_opt(Fig::Punted)) {
+        let w = format!("{} to {}", pct(x), pct(y));
+        match y - x >= 0.05 {
+            true => why.push(format!(
+                "the kernel punted more of its requests to io-wq workers ({w}): a punted read waits for a \
+                 worker thread to issue it"
+            )),
+            false => not.push(format!("punted to io-wq {w}")),
+        }
+    }
+    // The io-wq workers' CPU, cited where it is said.
+    if up(a.facts.iowq_cpu_s, b.facts.iowq_cpu_s) && b.facts.iowq_cpu_s >= 0.01 {
+        why.push(format!(
+            "io-wq workers used more CPU ({:.2} s to {:.2} s)",
+            a.cited(Fig::IowqCpuS),
+            b.cited(Fig::IowqCpuS)
+        ));
+    }
+    if let (Some(x), Some(y)) = (a.cpu_ns_per_op(), b.cpu_ns_per_op()) {
+        let w = format!("CPU per op {} to {}", ns(x), ns(y));
+        match up(x, y) {
+            true => why.push(format!("each op cost more CPU ({w})")),
+            false => not.push(w),
+        }
+    }
+    let inflight = match (a.cited_opt(Fig::Inflight), b.cited_opt(Fig::Inflight)) {
+        (Some(x), Some(y)) if y <= x * 1.1 => {
+            format!("; the deeper queue put no more requests in flight ({x:.1} to {y:.1})")
+        }
+        (Some(x), Some(y)) => format!(
+            "; requests in flight went from {x:.1} to {y:.1} and the mean latency from {} to {}",
+            ns(a.cited(Fig::LatMeanNs)),
+            ns(b.cited(Fig::LatMeanNs))
+        ),
+        _ => String::new(),
+    };
+    let causes = if why.is_empty() {
+        format!(
+            "no counter these rows carry rose with the fall{}: the rows do not say why",
+            if !not.is_empty() {
+                format!(" ({})", not.join(", "))
+            } else {
+                String::new()
+            }
+        )
+    } else {
+        why.join("; ")
+    };
+    format!("{causes}{inflight}")
+}
+
+/// "rose from QD 1 to QD 16 (2.3x), with more requests in flight (1.0 to 90.2)", "held ...", "fell ...:
+/// why".
+fn move_text(rows: &[&Row], (i, j, d): (usize, usize, Option<bool>)) -> String {
+    let (a, b) = (rows[i], rows[j]);
+    let head = |verb: &str| {
+        format!(
+            "{verb} from QD {} to QD {} ({})",
+            a.cited(Fig::Qd),
+            b.cited(Fig::Qd),
+            x(b.iops() / a.iops().max(1e-9))
+        )
+    };
+    let flight = (a.cited_opt(Fig::Inflight), b.cited_opt(Fig::Inflight));
+    match d {
+        Some(true) => match flight {
+            (Some(x), Some(y)) if y > x => {
+                format!(
+                    "{}, with more requests in flight ({x:.1} to {y:.1})",
+                    head("rose")
+                )
+            }
+            _ => head("rose"),
+        },
+        Some(false) => format!("{}: {}", head("fell"), fall_why(a, b)),
+        None => {
+            let (la, lb) = (a.cited(Fig::LatMeanNs), b.cited(Fig::LatMeanNs));
+            match flight {
+                (Some(x), Some(y)) if y > x * 1.2 && lb > la * 1.2 => format!(
+                    "{}, while requests in flight went from {x:.1} to {y:.1} and the mean latency from {} to \
+                     {}: at one rate, more in flight is a longer wait (Little's law)",
+                    head("held"),
+                    ns(la),
+                    ns(lb)
+                ),
+                _ => head("held"),
+            }
+        }
+    }
+}
+
+/// The second line (batch 1) beside the sweep at each depth both ran, and at how many depths batch = QD
+/// made more IOPS.
+fn batch1_text(sweep: &[&Row], ones: &[&Row]) -> Option<String> {
+    let pairs: Vec<(&Row, &Row)> = ones
         .iter()
-        .map(|r| {
+        .filter_map(|o| {
+            let s = sweep
+                .iter()
+                .find(|s| s.facts.qd == o.facts.qd && s.batch > o.batch)?;
+            Some((*s, *o))
+        })
+        .collect();
+    let (_, first) = pairs.first()?;
+    let each: Vec<String> = pairs
+        .iter()
+        .map(|(s, o)| {
             format!(
-                "QD {} {} IOPS at {}",
-                r.facts.qd,
-                thousands(r.iops()),
-                ns(r.cited(Fig::LatMeanNs))
+                "QD {}: {} IOPS{} ({} batch = QD's)",
+                o.cited(Fig::Qd),
+                thousands(o.iops()),
+                counters(o),
+                x(o.iops() / s.iops().max(1e-9))
             )
         })
         .collect();
-    let mut s = format!(
-        "The QD sweep ({}, io_uring): {}.",
-        first.workload(),
-        each.join(", ")
-    );
-    let knee = rows
-        .iter()
-        .find(|r| r.iops() >= (1.0 - TIE_FRACTION) * best)?;
-    let deepest = rows.last()?;
-    if rows.len() < 2 {
-        return Some(s);
+    let count = |w: Option<bool>| pairs.iter().filter(|(s, o)| faster(s, o) == w).count();
+    Some(format!(
+        "At batch {} (one request per io_uring_enter), the second line: {}. Batch = QD made more IOPS at {} \
+         of {} depths, fewer at {} and tied at {}.",
+        first.cited(Fig::Batch),
+        each.join("; "),
+        count(Some(true)),
+        pairs.len(),
+        count(Some(false)),
+        count(None)
+    ))
+}
+
+/// Table 1's io_uring row beside the sweep's point of the same depth and threads.
+fn table1_text(c: &Ctx, deep: &Row) -> Option<String> {
+    let t = c.row(|r| {
+        uring(r)
+            && r.step.starts_with("Table 1: io_uring")
+            && r.facts.qd == deep.facts.qd
+            && r.threads == deep.threads
+            && r.facts.direct == deep.facts.direct
+    })?;
+    Some(format!(
+        "Table 1's io_uring row, at the same depth with batch {}, made {} IOPS, {} the sweep's{}.",
+        t.cited(Fig::Batch),
+        thousands(t.iops()),
+        x(t.iops() / deep.iops().max(1e-9)),
+        match faster(t, deep) {
+            None => ", a tie".to_string(),
+            Some(_) => format!(
+                ": the two differ in the batch ({} against {}) and in when they ran",
+                t.batch,
+                deep.cited(Fig::Batch)
+            ),
+        }
+    ))
+}
+
+/// The QD sweep: each depth's IOPS, latency and counters, how IOPS moved with depth and why where it
+/// fell, the batch-1 line beside it, and Table 1's row at the same depth.
+fn sweep_text(c: &Ctx) -> Option<String> {
+    let rows = depth_rows(c, SWEEP);
+    let first = rows.first()?;
+    let tied = rows.iter().all(|r| r.batch == r.facts.qd);
+    let crowded = first.cpus > 0 && first.threads > first.cpus;
+    if crowded {
+        first.cite_paths(&["host.cpus_online"]);
     }
-    if knee.facts.qd == deepest.facts.qd {
-        s.push_str(&format!(
+    let mut s = format!(
+        "The QD sweep ({}{}, io_uring{}): {}.",
+        first.workload(),
+        if crowded {
+            format!(" on {} CPUs", first.cpus)
+        } else {
+            String::new()
+        },
+        if tied {
+            " at batch = QD on every point, the report's setting: up to the whole depth per io_uring_enter"
+        } else {
+            ", its batch named where it is not the depth"
+        },
+        rows.iter()
+            .map(|r| depth_text(r))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+    let mv = moves(&rows);
+    if !mv.is_empty() {
+        let said: Vec<String> = mv.iter().map(|m| move_text(&rows, *m)).collect();
+        s += &format!(" IOPS {}.", said.join("; then "));
+    }
+    if mv.last().is_some_and(|m| m.2 == Some(true)) {
+        s += &format!(
             " IOPS still grew up to the deepest queue measured (QD {}): this device took more in flight than \
              the sweep gave it.",
-            deepest.facts.qd
-        ));
-    } else {
-        s.push_str(&format!(
-            " IOPS stopped growing at QD {} ({} IOPS, within {:.0}% of the most any depth made); from there \
-             to QD {} the mean latency went from {} to {} ({}) for {} the IOPS: the deeper queue only waited \
-             longer (Little's law: a fixed rate with more in flight is a longer wait).",
-            knee.facts.qd,
-            thousands(knee.iops()),
-            TIE_FRACTION * 100.0,
-            deepest.facts.qd,
-            ns(knee.cited(Fig::LatMeanNs)),
-            ns(deepest.cited(Fig::LatMeanNs)),
-            x(deepest.cited(Fig::LatMeanNs) / knee.cited(Fig::LatMeanNs).max(1e-9)),
-            x(deepest.iops() / knee.iops().max(1e-9))
-        ));
+            rows[rows.len() - 1].cited(Fig::Qd)
+        );
     }
+    s.extend(batch1_text(&rows, &depth_rows(c, AT_BATCH_1)).map(|t| format!(" {t}")));
+    s.extend(table1_text(c, rows[rows.len() - 1]).map(|t| format!(" {t}")));
     Some(s)
 }
 
@@ -692,8 +660,8 @@ fn equal_inflight_text(c: &Ctx) -> Option<String> {
             format!(
                 "{} in flight: {} pread() threads made {} IOPS ({} CPU per op), one io_uring thread at QD {} \
                  made {} ({} pread()'s, {} CPU per op){}",
-                u.facts.qd,
-                s.threads,
+                u.cited(Fig::Qd),
+                s.cited(Fig::Threads),
                 thousands(s.iops()),
                 cpu(s),
                 u.facts.qd,
@@ -740,7 +708,7 @@ fn equal_inflight_text(c: &Ctx) -> Option<String> {
 /// The report's future work (§8.2): how io_uring scales with queue depth, and sync threads against one
 /// io_uring at the same total in flight.
 pub fn future_work(c: &Ctx) -> Reply {
-    let sweep = sweep_text(&sweep_rows(c));
+    let sweep = sweep_text(c);
     let equal = equal_inflight_text(c);
     match (sweep, equal) {
         (None, None) => Reply::not_here(
@@ -754,6 +722,9 @@ pub fn future_work(c: &Ctx) -> Reply {
             s,
             "the equal-in-flight step (sync threads against one io_uring thread at each total)",
         ),
-        (None, Some(e)) => Reply::partly(e, "the QD sweep step (io_uring at 8 threads over QD 1-128)"),
+        (None, Some(e)) => Reply::partly(
+            e,
+            "the QD sweep step (io_uring at 8 threads over QD 1-128, batch = QD)",
+        ),
     }
 }

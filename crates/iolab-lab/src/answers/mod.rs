@@ -13,6 +13,8 @@
 //! `modern.rs` (the interfaces of recent kernels).
 
 mod course;
+mod course_ring;
+mod holds;
 mod lines;
 mod modern;
 mod offload;

@@ -1,5 +1,6 @@
 //! A suite's points as the jobs of `series::run_jobs`: each step's spec over the suite's defaults, its
-//! `vary` lists, `--quick` and `--repeat`, and what a step needs that this machine may not have.
+//! `vary` lists (a key `qd+batch` sets both keys to each value together: [`untie`]), `--quick` and
+//! `--repeat`, and what a step needs that this machine may not have.
 
 use super::file::{toml_of, Step, SuiteFile};
 use super::places::Places;
@@ -119,6 +120,7 @@ fn build_round(
             .map(|v| series::parse_vary_any(v))
             .collect::<Result<Vec<_>>>()
             .and_then(|v| series_check::check_lists(&v, "vary").map(|()| v))
+            .and_then(|v| keys_once(&v).map(|()| v))
             .map_err(|e| bad(step, e.to_string()))?;
         let first = out.len();
         let runs = match (step.quick_runs, quick) {
@@ -137,7 +139,7 @@ fn build_round(
         };
         let why_not = unmet(step.needs.as_deref(), places, step_target.as_deref())
             .map_err(|e| bad(step, e.to_string()))?;
-        for p in series::points(&vary) {
+        for p in series::points(&vary).into_iter().map(untie) {
             for run in 1..=runs {
                 let mut point = vec![("step".to_string(), step.label.clone())];
                 // A quick point is not the same point: `--resume` of a full run never takes it as done.
@@ -206,9 +208,62 @@ fn build_round(
                 _ => None,
             })
             .collect();
-        series_check::check_values(&vary, &runs).map_err(|e| bad(step, e.to_string()))?;
+        series_check::check_values(&untied(&vary), &runs).map_err(|e| bad(step, e.to_string()))?;
     }
     Ok(out)
+}
+
+/// A `vary` list whose key joins spec keys with `+` (`qd+batch=1,8,16`) sets each of them to the same
+/// value at each point, together rather than as a product: qd=1 batch=1, qd=8 batch=8, qd=16 batch=16 (the
+/// course report's QD sweep ran at batch = QD). The point names each key.
+fn untie(point: Vec<(String, String)>) -> Vec<(String, String)> {
+    point
+        .into_iter()
+        .flat_map(|(k, v)| {
+            k.split('+')
+                .map(|k| (k.trim().to_string(), v.clone()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The lists with each tied key (`qd+batch`) as lists of its own keys, for the checks that read a point's
+/// keys.
+fn untied(vary: &[series::Vary]) -> Vec<series::Vary> {
+    vary.iter()
+        .flat_map(|v| {
+            v.key.split('+').map(|k| series::Vary {
+                key: k.trim().to_string(),
+                values: v.values.clone(),
+            })
+        })
+        .collect()
+}
+
+/// No spec key set by two lists, tied ones included (`qd+batch` beside `qd`), and no empty key in a tie.
+fn keys_once(vary: &[series::Vary]) -> Result<()> {
+    let keys = untied(vary);
+    if let Some(v) = vary
+        .iter()
+        .find(|v| v.key.split('+').any(|k| k.trim().is_empty()))
+    {
+        return Err(Error::usage(
+            "vary",
+            format!(
+                "'{}' names an empty key: join spec keys with + (qd+batch=1,8)",
+                v.key
+            ),
+        ));
+    }
+    for (i, k) in keys.iter().enumerate() {
+        if keys[..i].iter().any(|o| o.key == k.key) {
+            return Err(Error::usage(
+                "vary",
+                format!("{} is set by two vary lists: give it in one", k.key),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A point whose buffers this machine's memory cannot hold (the storage paper's 512 and 768 MiB blocks
@@ -228,14 +283,17 @@ pub(super) fn memory_allows(spec: Result<iolab_engine::spec::Spec>) -> Work {
             sp.qd as u64
         };
         let buffers = sp.bs * slots * sp.threads as u64;
-        // The buffers, and as much again for the page cache the data passes through.
-        if buffers.saturating_mul(2) > avail {
+        // The buffers, and the page cache the data passes through: at least as much again, and the whole
+        // file where it is given (on tmpfs the file is that memory).
+        let cache = buffers.max(sp.file_size.unwrap_or(0));
+        if buffers.saturating_add(cache) > avail {
             return Work::Unavailable(format!(
-                "on this machine: {} blocks need {} of buffers and as much again for the page cache the data \
-                 passes through, more than the {} available (MemAvailable); a machine with more memory \
-                 runs this point",
+                "on this machine: {} blocks need {} of buffers and {} of page cache for the data they pass \
+                 through, more than the {} available (MemAvailable); a machine with more memory runs this \
+                 point",
                 iolab_engine::units::fmt_size(sp.bs),
                 iolab_engine::units::fmt_size(buffers),
+                iolab_engine::units::fmt_size(cache),
                 iolab_engine::units::fmt_size(avail)
             ));
         }

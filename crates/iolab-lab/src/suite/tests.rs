@@ -192,3 +192,64 @@ fn unknown_suite_and_bad_keys_are_usage_errors() {
     .unwrap();
     assert!(e.contains("bz"), "{e}");
 }
+
+#[test]
+fn a_tied_vary_key_sets_its_keys_together() {
+    let base = "name='x'\nabout='a'\nreproduces='r'\ntable='latency'\n[defaults]\nmethod='io_uring'\nops='10'\n";
+    let suite =
+        |step: &str| parse(&format!("{base}[[step]]\nlabel='s'\n{step}"), "x.toml").unwrap();
+    let s = suite("vary=['qd+batch=1,8,16']\n");
+    let d = tempfile::tempdir().unwrap();
+    let places = Places::make(d.path(), d.path(), false).unwrap();
+    let js = jobs(&s, &places, false).unwrap();
+    let specs: Vec<(u32, u32)> = js
+        .iter()
+        .map(|j| match &j.work {
+            Work::Run(r) => {
+                let r = r.as_ref().as_ref().unwrap();
+                (r.qd, r.batch)
+            }
+            _ => panic!("{:?}", j.point),
+        })
+        .collect();
+    assert_eq!(specs, [(1, 1), (8, 8), (16, 16)], "three points, not nine");
+    let kv = |k: &str, v: &str| (k.to_string(), v.to_string());
+    assert_eq!(
+        js[1].point,
+        [kv("step", "s"), kv("qd", "8"), kv("batch", "8")]
+    );
+    assert!(check(&s, false)
+        .unwrap()
+        .iter()
+        .eq(js.iter().map(|j| &j.point)));
+    // A key tied and varied on its own, or an empty key, is refused before anything runs.
+    let e = check(&suite("vary=['qd+batch=1,8', 'batch=1,2']\n"), false).unwrap_err();
+    assert!(
+        e.to_string().contains("batch is set by two vary lists"),
+        "{e}"
+    );
+    let e = check(&suite("vary=['qd+=1,8']\n"), false).unwrap_err();
+    assert!(e.to_string().contains("names an empty key"), "{e}");
+    // A value no point can use is still told apart from a typo (batch 8 above qd 4 is refused).
+    let e = check(&suite("spec={qd=4}\nvary=['batch+ops=8']\n"), false).unwrap_err();
+    assert!(e.to_string().contains("--batch"), "{e}");
+    // The uring suite's QD sweep runs at batch = QD on every point, full and quick.
+    let u = load("uring").unwrap();
+    for quick in [false, true] {
+        let js = jobs(&u, &places, quick).unwrap();
+        let sweep: Vec<_> = js
+            .iter()
+            .filter(|j| {
+                j.point
+                    .iter()
+                    .any(|(k, v)| k == "step" && v.contains("QD sweep"))
+            })
+            .collect();
+        assert!(sweep.len() >= 2, "{quick}");
+        for j in sweep {
+            let Work::Run(r) = &j.work else { panic!() };
+            let r = r.as_ref().as_ref().unwrap();
+            assert_eq!(r.batch, r.qd, "{:?}", j.point);
+        }
+    }
+}
