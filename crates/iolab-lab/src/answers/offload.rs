@@ -2,11 +2,84 @@
 //! native one? Answered from the cycles each client measured itself (RDTSC inside its seccomp filter),
 //! against Figure 4.3 (with user_data, as iolab's requests have it: 4,170 and 487,894 cycles), and
 //! Figure 4.2 (without) against this run's NOPs whose user_data the client left unwritten.
+//!
+//! A ratio never mixes two clocks: both sides are the clients' own RDTSC where both rows have it, else
+//! both are iolab's clock (the run's wall time per round trip x the TSC rate) ([`on_one_clock`]).
 
 use super::reply::{is, ns, thousands, x, Ctx, Reply};
 use crate::findings_compare::Fig;
 use crate::findings_compare::Row;
 use iolab_engine::spec::{Doorbell, OffloadPath};
+
+/// The clock both sides of a ratio were read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Clock {
+    /// The clients' own RDTSC (`offload.client_cycles`).
+    Client,
+    /// iolab's clock: the run's wall time per round trip x the TSC rate.
+    Wall,
+}
+
+impl Clock {
+    /// What a sentence adds after a ratio of this clock: nothing for the clients' RDTSC (the answer's
+    /// default), the clock's name for iolab's.
+    fn words(self) -> &'static str {
+        match self {
+            Clock::Client => "",
+            Clock::Wall => {
+                " (both sides by iolab's clock: the run's wall time per round trip x the TSC rate)"
+            }
+        }
+    }
+}
+
+/// Which statistic of a round trip a ratio reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stat {
+    P50,
+    Mean,
+    /// The mean without the values beyond 3 standard deviations (the thesis's statistic).
+    Trimmed,
+}
+
+/// A row's round trip in cycles by iolab's clock: the run's wall time per round trip x the TSC rate
+/// (`offload.round_trip_cycles` where the record has it; else cycles per op x batch, the same figure).
+fn wall_trip(r: &Row) -> Option<f64> {
+    if let Some(c) = r
+        .cites_at(&["offload.round_trip_cycles"])
+        .into_iter()
+        .next()
+    {
+        let v = c.value;
+        crate::cite::note(c);
+        return Some(v);
+    }
+    if let Some(v) = r.facts.partition.as_ref().and_then(|p| p.round_trip_cycles) {
+        r.cite_paths(&["offload.round_trip_cycles"]);
+        return Some(v);
+    }
+    r.cited_opt(Fig::CyclesPerOp)
+        .map(|c| c * r.cited(Fig::Batch).max(1.0))
+}
+
+/// A row's round-trip statistic `s` by its client's own RDTSC (None for a row without the client's cycles).
+fn client_stat(r: &Row, s: Stat) -> Option<f64> {
+    r.client_cycles.as_ref()?;
+    match s {
+        Stat::P50 => trip(r).map(|t| t.0),
+        Stat::Mean => trip(r).map(|t| t.1),
+        Stat::Trimmed => trimmed(r),
+    }
+}
+
+/// `a`'s and `b`'s round trips on one clock: statistic `s` by the clients' own RDTSC where both rows have
+/// it, else both means by iolab's clock; never one side of each.
+fn on_one_clock(a: &Row, b: &Row, s: Stat) -> Option<(f64, f64, Clock)> {
+    if a.client_cycles.is_some() && b.client_cycles.is_some() {
+        return Some((client_stat(a, s)?, client_stat(b, s)?, Clock::Client));
+    }
+    Some((wall_trip(a)?, wall_trip(b)?, Clock::Wall))
+}
 
 /// A row's round trip in cycles: (p50, mean) as its client measured them, or (for in-process rows) the
 /// mean from iolab's clock (its TSC cycles per op x batch).
@@ -84,8 +157,13 @@ fn seed_clause(c: &Ctx) -> Option<String> {
         x(ou / nu)
     );
     if let (Some(n), Some(o)) = (c.seed("native_cycles"), c.seed("offloaded_cycles")) {
+        // The thesis's text gives the two means and no ratio: the question's factor is computed here.
         s += &format!(
-            "; the 82x of its text is Figure 4.2's, without user_data: {} / {} cycles = {}",
+            "; the question's factor is Figure 4.2's, without user_data, computed from the two means its \
+             text gives (\"The application averages at {} CPU cycles, while the inmate needs {} cycles on \
+             average\"; the text quotes no ratio): {} / {} cycles = {}",
+            thousands(n),
+            thousands(o),
             thousands(o),
             thousands(n),
             x(o / n)
@@ -94,24 +172,85 @@ fn seed_clause(c: &Ctx) -> Option<String> {
     Some(s + ".")
 }
 
+/// Whether the difference between `a` and `b` (one path's NOPs without and with user_data; `ratio` is
+/// `a`'s trimmed mean over `b`'s) is within the run's own noise, and the figure that says so: the client's
+/// statistics disagree on which is faster (its plain means or p50s reverse what the trimmed means say),
+/// the repeated runs' middle ranges overlap, or the difference is smaller than how much either run's time
+/// per request varied from one sampling window to the next (the windows' stdev over their mean).
+fn user_data_noise(a: &Row, b: &Row, ratio: f64) -> Option<String> {
+    let below = |s: Stat| Some(client_stat(a, s)? < client_stat(b, s)?);
+    if let Some(t) = below(Stat::Trimmed) {
+        for (s, what) in [(Stat::Mean, "plain means"), (Stat::P50, "p50s")] {
+            if below(s).is_some_and(|m| m != t) {
+                return Some(format!(
+                    "the {what} reverse it: {} against {} cycles",
+                    thousands(client_stat(a, s)?),
+                    thousands(client_stat(b, s)?)
+                ));
+            }
+        }
+    }
+    if a.spread.is_some() && b.spread.is_some() && crate::findings_compare::row::within_noise(a, b)
+    {
+        return Some("the middle ranges of their repeated runs overlap".into());
+    }
+    let window = |r: &Row| {
+        let f = r.cites_at(&[
+            "offload.window_ns.stdev_ns",
+            "offload.window_ns.mean_ns",
+            "offload.windows",
+            "offload.window_ms",
+        ]);
+        (f.len() == 4 && f[1].value > 0.0).then(|| (f[0].value / f[1].value, f))
+    };
+    let (wa, wb) = (window(a)?, window(b)?);
+    let (cv, figs) = if wa.0 >= wb.0 { wa } else { wb };
+    ((ratio - 1.0).abs() <= cv).then(|| {
+        for c in &figs {
+            crate::cite::note(c.clone());
+        }
+        format!(
+            "in one of the two runs the time per request varied from one {:.0} ms window to the next by a \
+             stdev of {:.0}% of its mean over {} windows (iolab's clock), more than the {:.0}% between them",
+            figs[3].value,
+            cv * 100.0,
+            thousands(figs[2].value),
+            (ratio - 1.0).abs() * 100.0
+        )
+    })
+}
+
 /// Figure 4.2 against Figure 4.3: a path's NOPs without user_data against the same path's with it, in the
-/// thesis's statistic (round-trip means without the values beyond 3 standard deviations).
+/// thesis's statistic (round-trip means without the values beyond 3 standard deviations), each difference
+/// checked against the run's own noise before it is set beside the thesis's.
 fn user_data_clause(c: &Ctx) -> Option<String> {
-    let mut parts = Vec::new();
+    let (mut parts, mut noisy) = (Vec::new(), Vec::new());
     for (p, name) in [
         (OffloadPath::Native, "the native path"),
         (OffloadPath::Kernel, "the kernel path"),
     ] {
         let with = c.row(|r| path_is(r, p, None, 1) && !r.sq_sleep);
         let without = c.row(|r| r.no_user_data && any_data(r, p, None, 1) && !r.sq_sleep);
-        if let (Some(w), Some(o)) = (with.and_then(trimmed), without.and_then(trimmed)) {
-            parts.push(format!(
-                "{name} {} cycles without user_data against {} with it ({})",
-                thousands(o),
-                thousands(w),
-                x(o / w)
-            ));
+        let (Some(w), Some(o)) = (with, without) else {
+            continue;
+        };
+        let Some((ov, wv, clock)) = on_one_clock(o, w, Stat::Trimmed) else {
+            continue;
+        };
+        let noise = user_data_noise(o, w, ov / wv);
+        if noise.is_some() {
+            noisy.push(name);
         }
+        parts.push(format!(
+            "{name} {} cycles without user_data against {} with it ({}){}{}",
+            thousands(ov),
+            thousands(wv),
+            x(ov / wv),
+            clock.words(),
+            noise
+                .map(|f| format!(": within noise ({f})"))
+                .unwrap_or_default()
+        ));
     }
     if parts.is_empty() {
         return None;
@@ -123,19 +262,30 @@ fn user_data_clause(c: &Ctx) -> Option<String> {
         c.seed("offloaded_user_data_cycles"),
     ) {
         (Some(n), Some(nu), Some(o), Some(ou)) => format!(
-            "; the thesis: {} against {} in the application ({}), {} against {} in the inmate ({})",
+            " The thesis: {} against {} in the application ({}), {} against {} in the inmate ({}), the inmate's \
+             difference put down to \"another memory access and more dereferencing\"{}.",
             thousands(n),
             thousands(nu),
             x(n / nu),
             thousands(o),
             thousands(ou),
-            x(o / ou)
+            x(o / ou),
+            if noisy.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {}'s difference in this run is within its noise, so it neither agrees nor disagrees \
+                     with these",
+                    noisy.join(" and ")
+                )
+            }
         ),
         _ => String::new(),
     };
     Some(format!(
-        "Figure 4.2 against Figure 4.3 (the client leaving each SQE's user_data unwritten, then setting it), \
-         round-trip means without the values beyond 3 standard deviations: {}{seed}.",
+        "Figure 4.2 against Figure 4.3 (the client leaving each SQE's user_data unwritten, then setting it: the \
+         two differ by one eight-byte store per request), round-trip means without the values beyond 3 \
+         standard deviations: {}.{seed}",
         parts.join(", and ")
     ))
 }
@@ -204,11 +354,31 @@ fn clock_clause(c: &Ctx) -> Option<String> {
     ))
 }
 
-/// ", 1.00 server sleeps (wake-ups) per request" or ", its server never slept".
+/// ", 1.00 server sleeps (wake-ups) per request", ", its server slept 249 times over 1,000,000 requests
+/// (once per 4,016)" where the sleeps are too few to show per request, or ", its server never slept"
+/// only where the count is 0.
 fn per_req(r: &Row) -> String {
     r.cite_paths(&["offload.server_sleeps", "offload.doorbells", "ops"]);
+    let ops = r.cited(Fig::Ops);
+    let doorbells = |d: f64| {
+        if d >= 0.005 {
+            format!(" and {d:.2} doorbells per request")
+        } else {
+            String::new()
+        }
+    };
     match (r.sleeps_per_op, r.doorbells_per_op) {
-        (Some(s), _) if s < 0.005 => ", its server never slept".to_string(),
+        (Some(s), _) if (s * ops).round() < 1.0 => ", its server never slept".to_string(),
+        (Some(s), d) if s < 0.005 => {
+            let n = (s * ops).round();
+            format!(
+                ", its server slept {} times over {} requests (once per {}){}",
+                thousands(n),
+                thousands(ops),
+                thousands(ops / n),
+                d.map(doorbells).unwrap_or_default()
+            )
+        }
         (Some(s), Some(d)) => {
             format!(", {s:.2} server sleeps (each a wake-up) and {d:.2} doorbells per request")
         }
@@ -262,22 +432,26 @@ impl<'a> Rows<'a> {
     }
 }
 
-/// Where the offloaded cycles go: polling (cache lines crossing CPUs) and wake-ups.
+/// Where the offloaded cycles go: polling (cache lines crossing CPUs) and wake-ups; each difference and
+/// ratio on one clock ([`on_one_clock`]: the p50s by the clients' own RDTSC).
 fn where_it_goes(base: &Row, rows: &Rows) -> String {
-    let p50 = |r: &Row| trip(r).map(|t| t.0).unwrap_or(f64::NAN);
-    let b = p50(base);
     let mut out = Vec::new();
-    if let Some(k) = rows.kernel.or(rows.polled) {
-        let d = p50(k) - b;
+    if let Some((k, (kv, b, clock))) = rows
+        .kernel
+        .or(rows.polled)
+        .and_then(|k| Some((k, on_one_clock(k, base, Stat::P50)?)))
+    {
+        let d = kv - b;
         out.push(format!(
-            "A polling server {} {} cycles per round trip {} the baseline ({}): its client makes no system \
+            "A polling server {} {} cycles per round trip {} the baseline ({}){}: its client makes no system \
              call, but the request and its completion each cross between the client's CPU and the server's \
              as cache lines (the SQ tail and SQE one way, the CQE and CQ tail back, each a transfer of a line \
              the other CPU wrote), and the server burns {} of a CPU while it polls",
             if d >= 0.0 { "adds" } else { "saves" },
             thousands(d.abs()),
             if d >= 0.0 { "to" } else { "against" },
-            x(p50(k) / b),
+            x(kv / b),
+            clock.words(),
             k.cited_opt(Fig::ServiceCpuShare)
                 .map_or("-".to_string(), |s| format!("{s:.2}"))
         ));
@@ -288,16 +462,27 @@ fn where_it_goes(base: &Row, rows: &Rows) -> String {
         } else {
             rows.kernel
         };
-        let extra = poll.map_or(f64::NAN, |p| p50(w) - p50(p));
+        let Some((wv, b, clock)) = on_one_clock(w, base, Stat::P50) else {
+            continue;
+        };
+        let extra = poll
+            .and_then(|p| on_one_clock(w, p, Stat::P50))
+            .map(|(a, p, c)| {
+                format!(
+                    ": {} cycles more than the same path polling{}, the price of a sleep and a wake-up across CPUs",
+                    thousands(a - p),
+                    c.words()
+                )
+            })
+            .unwrap_or_default();
         w.cite_paths(&["offload.server_sleeps", "ops"]);
         out.push(format!(
             "waking the server for every request ({} server sleeps per request) costs {} cycles per round \
-             trip, {} the baseline: {} cycles more than the same path polling, the price of a sleep and a \
-             wake-up across CPUs",
+             trip, {} the baseline{}{extra}",
             w.sleeps_per_op.map_or("-".into(), |s| format!("{s:.2}")),
-            thousands(p50(w)),
-            x(p50(w) / b),
-            thousands(extra)
+            thousands(wv),
+            x(wv / b),
+            clock.words()
         ));
     }
     if out.is_empty() {
@@ -315,14 +500,14 @@ fn where_it_goes(base: &Row, rows: &Rows) -> String {
 /// left after trimming those beyond 3 standard deviations), the p50 ratios after them.
 fn ratio_clause(c: &Ctx, base: &Row, rows: &Rows) -> Option<String> {
     let seed = c.seed("offloaded_user_data_cycles")? / c.seed("native_user_data_cycles")?;
-    let (bt, bp) = (trimmed(base)?, trip(base)?.0);
+    // Each ratio on one clock: the clients' own RDTSC, as the thesis's (else iolab's, said so).
     let r = |row: Option<&Row>| {
         let row = row?;
-        Some(format!(
-            "{} (p50 {})",
-            x(trimmed(row)? / bt),
-            x(trip(row)?.0 / bp)
-        ))
+        let (t, bt, clock) = on_one_clock(row, base, Stat::Trimmed)?;
+        Some(match (clock, on_one_clock(row, base, Stat::P50)) {
+            (Clock::Client, Some((p, bp, _))) => format!("{} (p50 {})", x(t / bt), x(p / bp)),
+            _ => format!("{}{}", x(t / bt), clock.words()),
+        })
     };
     let polled: Vec<String> = [r(rows.kernel), r(rows.polled)]
         .into_iter()
@@ -345,27 +530,38 @@ fn ratio_clause(c: &Ctx, base: &Row, rows: &Rows) -> Option<String> {
     ))
 }
 
+/// One guest-partition row against the baseline, each ratio on one clock: the clients' own RDTSC (both
+/// round-trip means), then iolab's clock (the run's wall time per round trip x the TSC rate, both sides).
+fn guest_row(r: &Row, base: &Row) -> Option<String> {
+    let p = r.facts.partition.as_ref()?;
+    let mut said = Vec::new();
+    if let (Some(g), Some(b)) = (client_stat(r, Stat::Mean), client_stat(base, Stat::Mean)) {
+        said.push(format!(
+            "{} cycles per round trip by its client's own RDTSC (mean), {} the baseline client's {} by its \
+             RDTSC",
+            thousands(g),
+            x(g / b),
+            thousands(b)
+        ));
+    }
+    if let (Some(g), Some(b)) = (wall_trip(r), wall_trip(base)) {
+        said.push(format!(
+            "{} cycles by iolab's clock (the run's wall time per round trip x the TSC rate), {} the \
+             baseline's {} by the same clock",
+            thousands(g),
+            x(g / b),
+            thousands(b)
+        ));
+    }
+    (!said.is_empty()).then(|| format!("{} path {}", p.path, said.join(", and ")))
+}
+
 /// The guest-partition rows (the thesis's own setup: the client in a guest, the ring in shared memory),
-/// against the in-process baseline, and whether they ran emulated.
+/// against the process baseline, and whether they ran emulated.
 fn partition_clause(c: &Ctx, base: &Row) -> Option<(String, bool)> {
     let rows = c.rows_where(|r| r.facts.partition.as_ref().is_some_and(|p| p.batch == 1));
     let first = rows.first()?.facts.partition.as_ref()?;
-    // The guest's figure is a plain mean (wall time over round trips): the baseline's plain mean beside it.
-    let bt = trip(base)?.1;
-    let each: Vec<String> = rows
-        .iter()
-        .filter_map(|r| {
-            let p = r.facts.partition.as_ref()?;
-            let cyc = p.round_trip_cycles?;
-            r.cite_paths(&["offload.round_trip_cycles"]);
-            Some(format!(
-                "{} path {} cycles per round trip, a mean over the run ({} the baseline's mean)",
-                p.path,
-                thousands(cyc),
-                x(cyc / bt)
-            ))
-        })
-        .collect();
+    let each: Vec<String> = rows.iter().filter_map(|r| guest_row(r, base)).collect();
     if each.is_empty() {
         return None;
     }
@@ -437,18 +633,17 @@ pub fn offload_slowdown(c: &Ctx) -> Reply {
             cost(n)
         ));
     }
-    let ratio = |r: &Row| match (trip(r), trip(base)) {
-        (Some(a), Some(b)) => a.0 / b.0,
-        _ => r.ns() / base.ns(),
+    // One clock per ratio: the p50s by the clients' own RDTSC, else iolab's clock on both sides.
+    let ratio = |r: &Row| match on_one_clock(r, base, Stat::P50) {
+        Some((a, b, clock)) => format!("{} the baseline{}", x(a / b), clock.words()),
+        None => format!(
+            "{} the baseline's time per op (both by iolab's clock)",
+            x(r.ns() / base.ns())
+        ),
     };
     for (row, what) in rows.offloaded() {
         if let Some(r) = row {
-            here.push(format!(
-                "{what} {}, {} the baseline{}",
-                cost(r),
-                x(ratio(r)),
-                per_req(r)
-            ));
+            here.push(format!("{what} {}, {}{}", cost(r), ratio(r), per_req(r)));
         }
     }
     parts.push(format!(

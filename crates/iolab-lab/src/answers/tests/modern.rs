@@ -279,3 +279,122 @@ fn passthrough_saves() {
     assert_eq!(r.status, Status::NotHere);
     assert!(r.needs.unwrap().contains("iolab suite modern --vm"));
 }
+
+// The kernel-vs-user note's answer (`answers/lines.rs`): its conclusions against the runs' own noise.
+// (Its first test, `kernel_module_slower`, is in `tests/mod.rs` beside `lines_rec`.)
+
+/// A decimal-lines record of `method`: `wall_ms` from the first write until fsync returned, `cpu_ms` on
+/// the CPU, `fsync_ms` in the flush (none: a way without one), `invol` involuntary context switches.
+fn lines_run(method: &str, wall_ms: f64, cpu_ms: f64, fsync_ms: Option<f64>, invol: u64) -> Value {
+    let mut r = super::lines_rec(method, wall_ms, cpu_ms);
+    r["result"]["fsync_s"] = fsync_ms.map_or(Value::Null, |f| (f / 1e3).into());
+    r["result"]["cpu"]["process"]["involuntary_ctx_switches"] = invol.into();
+    r
+}
+
+const NOTE: [(&str, f64); 4] = [
+    ("kernel_median_ms", 128.0),
+    ("user_median_ms", 13.98),
+    ("kernel_min_ms", 15.5),
+    ("kernel_max_ms", 901.9),
+];
+
+/// Three runs of write() per line, stdio and one write() whose time off the CPU is their flush.
+fn quiet_runs() -> Vec<Value> {
+    let mut recs = Vec::new();
+    for i in 0..3 {
+        let d = f64::from(i);
+        recs.push(lines_run(
+            "write-per-line",
+            60.0 + d,
+            50.0,
+            Some(9.5 + d),
+            0,
+        ));
+        recs.push(lines_run("stdio", 20.0 + d, 5.0, Some(14.8 + d), 0));
+        recs.push(lines_run("one-write", 12.0 + d, 1.0, Some(10.5 + d), 0));
+    }
+    recs
+}
+
+#[test]
+fn kernel_user_runs_off_the_cpu_beyond_their_flush_make_the_answer_indicative() {
+    let r = answer("kernel_module_slower", &NOTE, &[], &quiet_runs(), &[]);
+    assert_eq!(r.status, Status::Partly, "{}", r.text);
+    assert!(!r.text.contains("indicative"), "{}", r.text);
+    // The note's user program as published, which does not flush: 57 ms of wall time on 37 ms of CPU.
+    let mut recs = quiet_runs();
+    for (wall, invol) in [(57.0, 6), (58.0, 7), (56.0, 5)] {
+        recs.push(lines_run(
+            crate::lines::AS_PUBLISHED,
+            wall,
+            37.0,
+            None,
+            invol,
+        ));
+    }
+    let r = answer("kernel_module_slower", &NOTE, &[], &recs, &[]);
+    assert_eq!(r.status, Status::Indicative, "{}", r.text);
+    let want = "These times are indicative: the median run of the note's user program as published by time off \
+                the CPU spent 57.00 ms with no flush in its span, 37.00 ms of it on the CPU: the rest off the CPU, \
+                waiting for nothing it asked for, and the kernel took its CPU from it 6 times (involuntary \
+                context switches). The decimal-lines records carry no run-queue, steal or CPU-pressure figure";
+    assert!(r.text.contains(want), "{want}\n{}", r.text);
+    let needs = r.needs.unwrap();
+    assert!(
+        needs.contains("iolab suite kernel-user --vm") && needs.contains("; and a quieter machine"),
+        "{needs}"
+    );
+    // A way that flushes: off the CPU beyond its fsync (60 ms, 50 ms on the CPU, 3 ms in fsync).
+    let mut recs = quiet_runs();
+    recs.retain(|r| r["result"]["spec"]["method"] != "write-per-line");
+    for d in [0.0, 1.0, 2.0] {
+        recs.push(lines_run("write-per-line", 60.0 + d, 50.0, Some(3.0), 0));
+    }
+    let r = answer("kernel_module_slower", &NOTE, &[], &recs, &[]);
+    assert_eq!(r.status, Status::Indicative, "{}", r.text);
+    assert!(
+        r.text.contains("the median run of write() per line by time off the CPU spent 61.00 ms from the first write until fsync returned, 50.00 ms of it on the CPU and 3.00 ms in fsync: more time off the CPU than the flush explains."),
+        "{}",
+        r.text
+    );
+}
+
+#[test]
+fn kernel_user_runs_their_records_call_disturbed_make_the_answer_indicative() {
+    let mut recs = quiet_runs();
+    for r in recs.iter_mut() {
+        r["result"]["disturbance"] = serde_json::json!({"verdict": "quiet", "steal_share": 0.0});
+    }
+    recs[0]["result"]["disturbance"] = serde_json::json!({"verdict": "disturbed", "runqueue_share": 0.38,
+        "steal_share": 0.0, "others_cpus": 0.9,
+        "why": "its threads waited for a CPU 38% of the time while other work ran 0.90 CPUs"});
+    let r = answer("kernel_module_slower", &NOTE, &[], &recs, &[]);
+    assert_eq!(r.status, Status::Indicative, "{}", r.text);
+    assert!(
+        r.text.contains("1 of the 3 runs of write() per line were disturbed (its threads waited for a CPU 38% of the time while other work ran 0.90 CPUs)"),
+        "{}",
+        r.text
+    );
+}
+
+#[test]
+fn kernel_user_cpu_per_line_within_the_runs_noise_is_not_explained_as_a_difference() {
+    // write() per line and stdio whose middle runs overlap in CPU per line: no cause is given for a
+    // difference the runs do not measure.
+    let mut recs = Vec::new();
+    for (w, s) in [(50.0, 45.0), (52.0, 49.0), (54.0, 51.0)] {
+        recs.push(lines_run("write-per-line", w + 10.0, w, Some(9.9), 0));
+        recs.push(lines_run("stdio", s + 10.0, s, Some(9.9), 0));
+    }
+    let r = answer("kernel_module_slower", &NOTE, &[], &recs, &[]);
+    let want = "On the CPU, a write() per line cost 1.1x stdio's time (520.0 ns against 490.0 ns per line); within \
+                noise (their middle runs took 500.0 ns-540.0 ns and 450.0 ns-510.0 ns of CPU per line, ranges \
+                that overlap), so neither is shown the dearer.";
+    assert!(r.text.contains(want), "{want}\n{}", r.text);
+    assert!(
+        !r.text.contains("a system call per line, which"),
+        "{}",
+        r.text
+    );
+}
