@@ -9,7 +9,7 @@ use iolab_engine::spec::OpKind;
 use iolab_engine::target::TargetKind;
 use serde::{Deserialize, Serialize};
 
-/// A run's verdict: its kind ("page-cache", "depth-limited", "cpu-bound", "punted", "device-bound")
+/// A run's verdict: its kind ("page-cache", "partly-cached", "depth-limited", "cpu-bound", "punted", "device-bound")
 /// and the sentence with its figure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
@@ -20,6 +20,9 @@ pub struct Verdict {
 /// A buffered read that took less than this share of its bytes from the device was served mostly by the
 /// page cache.
 const CACHED: f64 = 0.5;
+/// A buffered read that took at least this share of its bytes from the device is a device figure; between
+/// the two it is partly cached.
+pub const FROM_DEVICE: f64 = 0.9;
 /// Threads on the CPU for at least this share of the run's wall time are CPU-bound.
 const BUSY: f64 = 0.8;
 /// Fewer than this share of the requests asked in flight is depth-limited.
@@ -123,7 +126,8 @@ pub fn of(r: &RunResult) -> Verdict {
 /// offload client's, and nothing without CONFIG_TASK_IO_ACCOUNTING).
 fn page_cache(r: &RunResult) -> Option<Verdict> {
     let s = &r.spec;
-    if s.op != OpKind::Read || s.direct || r.bytes == 0 {
+    let stored = matches!(r.target.kind, TargetKind::File | TargetKind::BlockDevice);
+    if s.op != OpKind::Read || s.direct || r.bytes == 0 || !stored {
         return None;
     }
     let (from_device, whose) = match (&r.device_io, &r.syscalls.kernel_rw) {
@@ -132,12 +136,19 @@ fn page_cache(r: &RunResult) -> Option<Verdict> {
         (None, None) => return None,
     };
     let share = from_device as f64 / r.bytes as f64;
-    (share < CACHED).then(|| {
-        verdict(
+    let pc = share * 100.0;
+    if share < CACHED {
+        return Some(verdict(
             "page-cache",
+            format!("page-cache bound: {pc:.1}% of the bytes read came from {whose}, the rest from memory"),
+        ));
+    }
+    (share < FROM_DEVICE).then(|| {
+        verdict(
+            "partly-cached",
             format!(
-                "page-cache bound: {:.1}% of the bytes read came from {whose}, the rest from memory",
-                share * 100.0
+                "partly cached: {pc:.1}% of the bytes read came from {whose}, the rest from memory (neither a \
+                 device figure nor the page cache's)"
             ),
         )
     })

@@ -130,7 +130,7 @@ pub fn throughput_cells(rest: String, r: &Value) -> Vec<String> {
 
 /// What the device moved for a run: the bytes it read (a read) or wrote (a write) over the timed span
 /// (`device_io`; older records: the bytes the storage layer fetched for the process), "cache" after a
-/// read whose verdict is page-cache; "-" where nothing counted them.
+/// read whose verdict is page-cache, "part" after one partly cached; "-" where nothing counted them.
 fn device_cell(r: &Value) -> String {
     let reads = txt(r, &["spec", "op"]) == "read";
     let dev = match reads {
@@ -141,12 +141,12 @@ fn device_cell(r: &Value) -> String {
     let Some(d) = dev else {
         return "-".into();
     };
-    let cached = txt(r, &["verdict", "kind"]) == "page-cache";
-    format!(
-        "{}{}",
-        fmt_size(d as u64),
-        if cached { " cache" } else { "" }
-    )
+    let mark = match txt(r, &["verdict", "kind"]).as_str() {
+        "page-cache" => " cache",
+        "partly-cached" => " part",
+        _ => "",
+    };
+    format!("{}{mark}", fmt_size(d as u64))
 }
 
 /// The batches table's heads (shared-ring, the course report's Tables 4-6).

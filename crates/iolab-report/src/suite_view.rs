@@ -446,7 +446,8 @@ fn throughput_legend(recs: &[Value], d: &mut Doc) {
          CPU's kernel share system-wide over the same span (/proc/stat: system, irq and softirq ticks of every \
          task, kworkers included; the paper's \"busier core\"){}. device: the bytes the device read or wrote over \
          the timed span (its /sys/block/DEV/stat sectors, the whole disk's); \"cache\": a buffered read that \
-         took less than half its bytes from the device, a page-cache row and not a device figure. fsync: the time in fsync inside the timed span (writes that reach the device).",
+         took less than half its bytes from the device, a page-cache row; \"part\": less than 90%; neither \
+         is a device figure. fsync: the time in fsync inside the timed span (writes that reach the device).",
         if rough {
             "; * a run under 0.1 s, whose share counts fewer than 10 ticks of 10 ms: rough"
         } else {

@@ -2,7 +2,7 @@
 //! over the timed span, from the disk's own counters (`/sys/block/DEV/stat`: sectors read and written,
 //! 512 bytes each, as /proc/diskstats shows them). A buffered read whose bytes did not come from here came
 //! from the page cache; a write with `--fsync end` shows here what reached the device inside the span.
-//! The counters are the whole disk's: other processes' I/O to it in the span is counted too.
+//! The counters are the device's (a partition's own): other processes' I/O to it in the span is counted too.
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -33,10 +33,33 @@ pub struct DiskSnap {
 }
 
 impl DiskWatch {
-    /// The disk behind `target` (a block device, a file on one, or the directory a file will be made in);
-    /// None where no block device is behind it (tmpfs, a pipe, /dev/null).
+    /// The block device behind `target` (a block device, a file on one, or the directory a file will be
+    /// made in): a partition's own counters, not its disk's. None where no block device counts the run's
+    /// I/O: tmpfs and other filesystems without one, streams (pipe, socketpair, tcp), character devices
+    /// (/dev/null, and NVMe generic devices, whose passthrough commands diskstats counts only with
+    /// `queue/iostats_passthrough`, off by default).
     pub fn for_target(target: &Path) -> Option<DiskWatch> {
-        let dir = super::iopoll::disk_dir(target)?;
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        if crate::target::TargetKind::stream_named(target).is_some() {
+            return None;
+        }
+        let m = match std::fs::metadata(target) {
+            Ok(m) => m,
+            Err(_) => {
+                let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
+                std::fs::metadata(dir.unwrap_or(Path::new("."))).ok()?
+            }
+        };
+        let dev = match m.file_type() {
+            t if t.is_block_device() => m.rdev(),
+            t if t.is_file() || t.is_dir() => m.dev(),
+            _ => return None,
+        };
+        let (ma, mi) = (
+            libc::major(dev as libc::dev_t),
+            libc::minor(dev as libc::dev_t),
+        );
+        let dir = std::fs::canonicalize(format!("/sys/dev/block/{ma}:{mi}")).ok()?;
         let name = dir.file_name()?.to_string_lossy().into_owned();
         let w = DiskWatch {
             name,
@@ -55,9 +78,14 @@ impl DiskWatch {
             read_bytes: after.read_sectors.saturating_sub(before.read_sectors) * 512,
             written_bytes: after.written_sectors.saturating_sub(before.written_sectors) * 512,
             source: format!(
-                "/sys/block/{}/stat over the timed span: the whole disk's sectors read and written (other \
-                 processes' I/O to {} in the span included)",
-                self.name, self.name
+                "{}'s stat over the timed span: its sectors read and written (other processes' I/O to it in \
+                 the span included){}",
+                self.name,
+                if self.name.starts_with("loop") {
+                    "; a loop device counts its own requests, which its backing file's page cache may serve"
+                } else {
+                    ""
+                }
             ),
         }
     }
@@ -99,11 +127,13 @@ mod tests {
         let after = parse_stat("0 0 300 0 0 0 2058").unwrap();
         let d = w.delta(before, after);
         assert_eq!((d.read_bytes, d.written_bytes), (102_400, 1_048_576));
-        assert!(d.source.contains("/sys/block/vda/stat"), "{}", d.source);
+        assert!(d.source.starts_with("vda's stat"), "{}", d.source);
     }
 
     #[test]
-    fn no_disk_behind_dev_null() {
-        assert!(DiskWatch::for_target(Path::new("/dev/null")).is_none());
+    fn no_disk_behind_a_character_device_or_a_stream() {
+        for t in ["/dev/null", "/dev/zero", "pipe", "socketpair", "tcp"] {
+            assert!(DiskWatch::for_target(Path::new(t)).is_none(), "{t}");
+        }
     }
 }

@@ -67,16 +67,38 @@ fn bs(r: &Row) -> String {
     fmt_size(r.cited(Fig::Bs) as u64)
 }
 
-/// The share of a buffered read's bytes the device gave (none where nothing counted them).
+/// The share of a buffered read's bytes the device gave (the device's own count; where no disk counted
+/// them, the process's storage reads), with the figure's name; none where nothing counted them.
 fn from_device(r: &Row) -> Option<f64> {
-    let dev = r.cited_opt(Fig::DeviceReadBytes)?;
+    let fig = if r.device_counted {
+        Fig::DeviceReadBytes
+    } else {
+        Fig::ProcReadBytes
+    };
+    let dev = r.cited_opt(fig)?;
     let read = r.cited(Fig::Bytes);
     (read > 0.0).then(|| dev / read)
 }
 
-/// A buffered read that took less than this share of its bytes from the device is a page-cache row (as
-/// the run's verdict says), never a device figure.
-const FROM_DEVICE: f64 = 0.5;
+/// "the device gave 64 KiB of the 1 MiB read" (or what the process fetched, where no disk counted).
+fn gave(r: &Row) -> String {
+    match r.device_counted {
+        true => format!(
+            "the device gave {} of the {} read",
+            fmt_size(r.cited(Fig::DeviceReadBytes) as u64),
+            fmt_size(r.cited(Fig::Bytes) as u64)
+        ),
+        false => format!(
+            "the process's storage reads were {} of the {} read, by its /proc/self/io",
+            fmt_size(r.cited(Fig::ProcReadBytes) as u64),
+            fmt_size(r.cited(Fig::Bytes) as u64)
+        ),
+    }
+}
+
+/// A buffered read that took less than this share of its bytes from the device is no device figure (the
+/// run's verdict: page-cache below half, partly cached below this).
+const FROM_DEVICE: f64 = crate::verdict::FROM_DEVICE;
 
 fn buffered_reads<'a>(fam: &[&'a Row]) -> Vec<&'a Row> {
     fam.iter()
@@ -100,35 +122,61 @@ fn caveats(fam: &[&Row]) -> Vec<String> {
         );
     }
     let reads = buffered_reads(fam);
+    // A read nothing counted is cached if its pages were not dropped, else not judged.
     let cached: Vec<&Row> = reads
         .iter()
         .copied()
-        .filter(|r| !r.cold_cache || from_device(r).is_none_or(|s| s < FROM_DEVICE))
+        .filter(|r| from_device(r).map_or(!r.cold_cache, |s| s < FROM_DEVICE))
         .collect();
-    let Some(r) = cached.first() else {
-        return out;
-    };
-    let counted = match r.device_read_bytes {
-        Some(_) => format!(
-            "at {} the device gave {} of the {} read",
-            bs(r),
-            fmt_size(r.cited(Fig::DeviceReadBytes) as u64),
-            fmt_size(r.cited(Fig::Bytes) as u64)
-        ),
-        None => "the kernel did not count its device reads".into(),
-    };
-    out.push(format!(
-        "{} of its {} buffered reads came mostly from the page cache, not the device ({counted}{}): they are \
-         page-cache rows",
-        cached.len(),
-        reads.len(),
-        if r.cold_cache {
-            ", though the pages were dropped first"
-        } else {
-            ": the pages were not dropped first"
-        }
-    ));
+    if let Some(r) = cached.first() {
+        let counted = match r.device_read_bytes {
+            Some(_) => format!("at {} {}", bs(r), gave(r)),
+            None => "the kernel did not count its device reads".into(),
+        };
+        out.push(format!(
+            "{} of its {} buffered reads took less than {:.0}% of their bytes from the device ({counted}{}): \
+             they are page-cache rows, not device figures",
+            cached.len(),
+            reads.len(),
+            FROM_DEVICE * 100.0,
+            if r.cold_cache {
+                ", though the pages were dropped first"
+            } else {
+                ": the pages were not dropped first"
+            }
+        ));
+    }
+    if let Some(w) = short_writes(fam) {
+        out.push(w);
+    }
     out
+}
+
+/// Flushed buffered writes whose bytes the device did not take in full inside the span (its own count).
+fn short_writes(fam: &[&Row]) -> Option<String> {
+    let writes: Vec<&Row> = fam
+        .iter()
+        .copied()
+        .filter(|r| {
+            r.facts.write && r.flushes && !r.facts.direct && r.device_written_bytes.is_some()
+        })
+        .collect();
+    let short: Vec<&Row> = writes
+        .iter()
+        .copied()
+        .filter(|r| r.cited(Fig::DeviceWrittenBytes) < FROM_DEVICE * r.cited(Fig::Bytes))
+        .collect();
+    let r = short.first()?;
+    Some(format!(
+        "{} of its {} buffered writes put less than {:.0}% of their bytes on the device inside the span (at {} \
+         the device wrote {} of the {} written)",
+        short.len(),
+        writes.len(),
+        FROM_DEVICE * 100.0,
+        bs(r),
+        fmt_size(r.cited(Fig::DeviceWrittenBytes) as u64),
+        fmt_size(r.cited(Fig::Bytes) as u64)
+    ))
 }
 
 /// What the family's rows did that the paper's did: writes flushed inside the span, reads from the
@@ -145,22 +193,29 @@ fn reached_device(fam: &[&Row]) -> Option<String> {
         .min_by(|a, b| a.1.total_cmp(&b.1));
     match (w, least) {
         (Some(w), _) => Some(format!(
-            "every write run ended with fsync inside its timed span (at {}, {:.0}% of the {} run)",
+            "every write run ended with fsync inside its timed span (at {}, {:.0}% of the {} run{})",
             bs(w),
             w.cited(Fig::FlushS) / w.cited(Fig::WallS).max(1e-9) * 100.0,
-            ms(w.cited(Fig::WallS))
+            ms(w.cited(Fig::WallS)),
+            match w.device_written_bytes {
+                Some(_) => format!(
+                    "; the device wrote {} of its {}",
+                    fmt_size(w.cited(Fig::DeviceWrittenBytes) as u64),
+                    fmt_size(w.cited(Fig::Bytes) as u64)
+                ),
+                None => String::new(),
+            }
         )),
         (None, Some((r, share))) if share >= FROM_DEVICE => Some(format!(
-            "the buffered reads came from the device (the pages dropped first; the device gave {} of the \
-             bytes each read, the least {} of {} at {})",
+            "the buffered reads came from the device (the pages dropped first; {} of the bytes each read came \
+             from it, the least at {}: {})",
             if share >= 0.995 {
                 "all".to_string()
             } else {
                 format!("at least {:.0}%", share * 100.0)
             },
-            fmt_size(r.cited(Fig::DeviceReadBytes) as u64),
-            fmt_size(r.cited(Fig::Bytes) as u64),
-            bs(r)
+            bs(r),
+            gave(r)
         )),
         _ => None,
     }
@@ -195,9 +250,17 @@ pub fn direct_crossover(c: &Ctx) -> Reply {
         let both: Vec<u64> = sizes.into_iter().filter(|bs| pair(*bs).is_some()).collect();
         if let Some((b, d)) = both.first().and_then(|bs| pair(*bs)) {
             if d.ns() > 2.0 * b.ns() {
+                let why = match (b.facts.write, from_device(b)) {
+                    (true, _) => "each goes to the device, where a buffered one copies into the page cache, \
+                                  written back in large requests",
+                    (false, Some(sh)) if sh >= FROM_DEVICE => {
+                        "each is a request of its own to the device, where buffered reads reach it through \
+                         readahead's larger requests and then copy out of the page cache"
+                    }
+                    _ => "each goes to the device, where a buffered one only copies out of the page cache",
+                };
                 s += &format!(
-                    ". At {} an O_DIRECT op took {} against {} buffered: each goes to the device, where a buffered \
-                     one only copies into or out of the page cache",
+                    ". At {} an O_DIRECT op took {} against {} buffered: {why}",
                     bs(b),
                     ns(d.ns()),
                     ns(b.ns())

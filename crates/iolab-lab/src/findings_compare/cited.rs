@@ -54,6 +54,10 @@ pub enum Fig {
     CyclesPerOp,
     /// Bytes the device gave over the timed span (the disk's own count).
     DeviceReadBytes,
+    /// Bytes the storage layer fetched for the process (/proc/self/io: where no disk counted them).
+    ProcReadBytes,
+    /// Bytes the device wrote over the timed span.
+    DeviceWrittenBytes,
     /// Seconds of --fsync/--msync flushes inside the timed span.
     FlushS,
     /// The busiest CPU's kernel share over the timed span (0-1).
@@ -93,6 +97,8 @@ impl Fig {
             Fig::CallsPerOp => "result.syscalls.method_per_op",
             Fig::CyclesPerOp => "result.derived.cycles_per_op",
             Fig::DeviceReadBytes => "result.device_io.read_bytes",
+            Fig::ProcReadBytes => "result.syscalls.kernel_rw.read_bytes",
+            Fig::DeviceWrittenBytes => "result.device_io.written_bytes",
             Fig::FlushS => "result.flushes.total_s",
             Fig::BusiestCore => "result.cpu.system_wide.busiest_kernel_share",
         }

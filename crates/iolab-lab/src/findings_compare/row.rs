@@ -93,6 +93,10 @@ pub struct Row {
     /// Bytes the device gave over the timed span (the disk's own count, `device_io`), or where the record
     /// has none, the bytes the storage layer fetched for the process (/proc/self/io read_bytes).
     pub device_read_bytes: Option<u64>,
+    /// Whether `device_read_bytes` is the device's own count (else the process's, /proc/self/io).
+    pub device_counted: bool,
+    /// Bytes the device wrote over the timed span (the disk's own count, `device_io`).
+    pub device_written_bytes: Option<u64>,
     /// Seconds in --fsync/--msync flushes inside the timed span.
     pub flush_s: f64,
     /// The busiest CPU's kernel share system-wide (/proc/stat) and the ticks it counted.
@@ -206,6 +210,8 @@ impl Row {
                 .as_ref()
                 .map(|d| d.read_bytes)
                 .or_else(|| r.syscalls.kernel_rw.as_ref().map(|k| k.read_bytes)),
+            device_counted: r.device_io.is_some(),
+            device_written_bytes: r.device_io.as_ref().map(|d| d.written_bytes),
             flush_s: r.flushes.total_s,
             busiest_core: r
                 .cpu
@@ -604,7 +610,15 @@ fn figure(f: Fig, r: &Row) -> f64 {
         Fig::Inflight => opt(r.mean_inflight),
         Fig::CallsPerOp => opt(r.calls_per_op),
         Fig::CyclesPerOp => opt(r.tsc_ghz.map(|g| r.facts.ns_per_op * g)),
-        Fig::DeviceReadBytes => opt(r.device_read_bytes.map(|b| b as f64)),
+        Fig::DeviceReadBytes => opt(r
+            .device_read_bytes
+            .filter(|_| r.device_counted)
+            .map(|b| b as f64)),
+        Fig::ProcReadBytes => opt(r
+            .device_read_bytes
+            .filter(|_| !r.device_counted)
+            .map(|b| b as f64)),
+        Fig::DeviceWrittenBytes => opt(r.device_written_bytes.map(|b| b as f64)),
         Fig::FlushS => r.flush_s,
         Fig::BusiestCore => opt(r.busiest_core.map(|(s, _)| s)),
     }

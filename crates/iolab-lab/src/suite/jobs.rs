@@ -283,12 +283,12 @@ pub(super) fn memory_allows(spec: Result<iolab_engine::spec::Spec>) -> Work {
             sp.qd as u64
         };
         let buffers = sp.bs * slots * sp.threads as u64;
-        // The buffers, and the page cache the data passes through: at least as much again, and the whole
-        // file where it is given (on tmpfs the file is that memory).
-        let cache = buffers.max(sp.file_size.unwrap_or(0));
+        // The buffers, and as much again for the page cache the data passes through; a file on tmpfs or a
+        // zram device is memory itself, all of it.
+        let cache = buffers.max(in_memory(sp).then_some(sp.file_size).flatten().unwrap_or(0));
         if buffers.saturating_add(cache) > avail {
             return Work::Unavailable(format!(
-                "on this machine: {} blocks need {} of buffers and {} of page cache for the data they pass \
+                "on this machine: {} blocks need {} of buffers and {} of memory for the data they pass \
                  through, more than the {} available (MemAvailable); a machine with more memory runs this \
                  point",
                 iolab_engine::units::fmt_size(sp.bs),
@@ -299,6 +299,16 @@ pub(super) fn memory_allows(spec: Result<iolab_engine::spec::Spec>) -> Work {
         }
     }
     Work::Run(Box::new(spec))
+}
+
+/// Whether the target's data lives in memory (a file on tmpfs, or a zram device).
+fn in_memory(sp: &iolab_engine::spec::Spec) -> bool {
+    let t = &sp.target;
+    if t.to_string_lossy().starts_with("/dev/zram") {
+        return true;
+    }
+    let dir = t.parent().filter(|d| !d.as_os_str().is_empty());
+    iolab_sys::fs_type_name(dir.unwrap_or(Path::new("."))) == Ok("tmpfs")
 }
 
 fn lines_work(t: &toml::Table, run: u32) -> std::result::Result<Work, String> {

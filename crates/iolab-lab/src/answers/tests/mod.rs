@@ -350,6 +350,19 @@ fn direct_crossover() {
     ] {
         assert!(r.text.contains(want), "{want}\n{}", r.text);
     }
+    // A flushed write whose bytes the device did not take in full is named, and no "as in the paper".
+    let mut short = rows.clone();
+    for r in short.iter_mut() {
+        r.bytes = 1 << 20;
+        r.device_written_bytes = Some(if r.facts.direct { 1 << 20 } else { 1 << 19 });
+    }
+    let r = answer("direct_crossover", &[], &short, &[], &[]);
+    assert_eq!(r.status, Status::Partly, "{r:?}");
+    assert!(
+        r.text.contains("2 of its 2 buffered writes put less than 90% of their bytes on the device inside the span (at 512 B the device wrote 512 KiB of the 1 MiB written)"),
+        "{}",
+        r.text
+    );
     // Buffered reads: from the page cache is a caveat; from a cold cache that the device served is not.
     let mut reads = vec![
         bs_row(512, false, false, 40.0, 3000.0),
@@ -360,13 +373,14 @@ fn direct_crossover() {
     let r = answer("direct_crossover", &[], &reads, &[], &[]);
     assert_eq!(r.status, Status::Partly);
     assert!(
-        r.text.contains("1 of its 1 buffered reads came mostly from the page cache, not the device (at 512 B the device gave 0 B of the 1 MiB read: the pages were not dropped first): they are page-cache rows"),
+        r.text.contains("1 of its 1 buffered reads took less than 90% of their bytes from the device (at 512 B the process's storage reads were 0 B of the 1 MiB read, by its /proc/self/io: the pages were not dropped first): they are page-cache rows, not device figures"),
         "{}",
         r.text
     );
     // A "cold" read whose bytes the device mostly did not give (the 64 MiB of 1.5 GiB: a region
     // read over and over) is a page-cache row, never "as in the paper, from the device".
     reads[0].cold_cache = true;
+    reads[0].device_counted = true;
     reads[0].device_read_bytes = Some(1 << 16);
     let r = answer("direct_crossover", &[], &reads, &[], &[]);
     assert_eq!(r.status, Status::Partly);
@@ -382,7 +396,7 @@ fn direct_crossover() {
     let r = answer("direct_crossover", &[], &reads, &[], &[]);
     assert_eq!(r.status, Status::Answered, "{r:?}");
     assert!(
-        r.text.contains("the buffered reads came from the device (the pages dropped first; the device gave all of the bytes each read, the least 1 MiB of 1 MiB at 512 B)"),
+        r.text.contains("the buffered reads came from the device (the pages dropped first; all of the bytes each read came from it, the least at 512 B: the device gave 1 MiB of the 1 MiB read)"),
         "{}",
         r.text
     );
