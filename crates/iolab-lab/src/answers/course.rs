@@ -414,8 +414,10 @@ fn moves(rows: &[&Row]) -> Vec<(usize, usize, Option<bool>)> {
     let mut out: Vec<(usize, usize, Option<bool>)> = Vec::new();
     for i in 1..rows.len() {
         let d = faster(rows[i], rows[i - 1]);
+        // A run of ties holds only while its first row and this one are still tied: small steps that add
+        // up to a difference are not one "held".
         match out.last_mut() {
-            Some(m) if m.2 == d => m.1 = i,
+            Some(m) if m.2 == d && (d.is_some() || faster(rows[i], rows[m.0]).is_none()) => m.1 = i,
             _ => out.push((i - 1, i, d)),
         }
     }
@@ -445,11 +447,14 @@ fn fall_why(a: &Row, b: &Row) -> String {
         }
     }
     // The io-wq workers' CPU, cited where it is said.
-    if up(a.facts.iowq_cpu_s, b.facts.iowq_cpu_s) && b.facts.iowq_cpu_s >= 0.01 {
+    // Per op: with the ops fixed, a slower run has more seconds of everything.
+    let per_op = |r: &Row| r.facts.iowq_cpu_s / (r.ops.max(1) as f64);
+    if up(per_op(a), per_op(b)) && b.facts.iowq_cpu_s >= 0.01 {
+        let each = |r: &Row| ns(r.cited(Fig::IowqCpuS) * 1e9 / r.cited(Fig::Ops).max(1.0));
         why.push(format!(
-            "io-wq workers used more CPU ({:.2} s to {:.2} s)",
-            a.cited(Fig::IowqCpuS),
-            b.cited(Fig::IowqCpuS)
+            "io-wq workers used more CPU per op ({} to {})",
+            each(a),
+            each(b)
         ));
     }
     if let (Some(x), Some(y)) = (a.cpu_ns_per_op(), b.cpu_ns_per_op()) {

@@ -32,7 +32,7 @@ impl Outcome {
         match self {
             Outcome::Won => "won on",
             Outcome::Lost => "lost on",
-            Outcome::WithinNoise => "was within noise on",
+            Outcome::WithinNoise => "was too close to call on",
             Outcome::Disturbed => "was not judged on",
         }
     }
@@ -176,9 +176,15 @@ fn figures(c: &Ctx, p: &Judged, note: &impl Fn(&Judged) -> Option<String>) -> St
     match p.outcome {
         Outcome::WithinNoise => match (range(c, p.x), range(c, p.y)) {
             (Some(a), Some(b)) => {
-                f += &format!("; the middle runs of their repeats {a} against {b} per op")
+                f += &format!(
+                    "; within noise: the middle runs of their repeats {a} against {b} per op"
+                )
             }
-            _ => f += ", one run each",
+            _ if p.x.not_separated_from(p.y) => f += "; the paired rounds did not separate them",
+            _ if p.x.spread.is_none() && p.y.spread.is_none() => {
+                f += "; within 5% in one run each, no noise measured"
+            }
+            _ => f += "; within 5%, and only one of them repeated",
         },
         Outcome::Disturbed => {
             let who: Vec<&str> = [p.x, p.y]

@@ -175,8 +175,8 @@ fn seed_clause(c: &Ctx) -> Option<String> {
 /// Whether the difference between `a` and `b` (one path's NOPs without and with user_data; `ratio` is
 /// `a`'s trimmed mean over `b`'s) is within the run's own noise, and the figure that says so: the client's
 /// statistics disagree on which is faster (its plain means or p50s reverse what the trimmed means say),
-/// the repeated runs' middle ranges overlap, or the difference is smaller than how much either run's time
-/// per request varied from one sampling window to the next (the windows' stdev over their mean).
+/// the repeated runs' middle ranges overlap, or the difference is inside twice the standard error of the
+/// two runs' means over their sampling windows (each window's time per request: stdev / sqrt(windows)).
 fn user_data_noise(a: &Row, b: &Row, ratio: f64) -> Option<String> {
     let below = |s: Stat| Some(client_stat(a, s)? < client_stat(b, s)?);
     if let Some(t) = below(Stat::Trimmed) {
@@ -204,18 +204,25 @@ fn user_data_noise(a: &Row, b: &Row, ratio: f64) -> Option<String> {
         (f.len() == 4 && f[1].value > 0.0).then(|| (f[0].value / f[1].value, f))
     };
     let (wa, wb) = (window(a)?, window(b)?);
-    let (cv, figs) = if wa.0 >= wb.0 { wa } else { wb };
-    ((ratio - 1.0).abs() <= cv).then(|| {
-        for c in &figs {
+    // The uncertainty of each run's mean over its windows (stdev / sqrt(windows)), two of them combined
+    // at twice their standard error: a difference inside it is not one the runs can tell.
+    let se = |w: &(f64, Vec<crate::cite::Cite>)| w.0 / w.1[2].value.max(1.0).sqrt();
+    let band = 2.0 * (se(&wa).powi(2) + se(&wb).powi(2)).sqrt();
+    ((ratio - 1.0).abs() <= band).then(|| {
+        for c in wa.1.iter().chain(&wb.1) {
             crate::cite::note(c.clone());
         }
         format!(
-            "in one of the two runs the time per request varied from one {:.0} ms window to the next by a \
-             stdev of {:.0}% of its mean over {} windows (iolab's clock), more than the {:.0}% between them",
-            figs[3].value,
-            cv * 100.0,
-            thousands(figs[2].value),
-            (ratio - 1.0).abs() * 100.0
+            "the {:.1}% between them is inside twice the standard error of the two runs' means over their \
+             windows ({:.1}%: {} and {} windows of {:.0} ms whose time per request varied by {:.0}% and {:.0}% \
+             of its mean, iolab's clock)",
+            (ratio - 1.0).abs() * 100.0,
+            band * 100.0,
+            thousands(wa.1[2].value),
+            thousands(wb.1[2].value),
+            wa.1[3].value,
+            wa.0 * 100.0,
+            wb.0 * 100.0
         )
     })
 }

@@ -97,7 +97,12 @@ pub(super) fn series_keys(panels: &[(String, Vec<&Run>)], except: &[&str]) -> Ve
         .into_iter()
         .filter(|k| within.contains(k))
         .collect();
-    independent(&all, keys)
+    // A key that moves with an excepted one (a QD sweep's batch = QD, beside its x axis qd) is no series.
+    let head: Vec<String> = except.iter().map(|k| k.to_string()).collect();
+    independent(&all, head.iter().cloned().chain(keys).collect())
+        .into_iter()
+        .filter(|k| !head.contains(k))
+        .collect()
 }
 
 /// `keys` without each one whose value follows from the value of an earlier one among `runs`.

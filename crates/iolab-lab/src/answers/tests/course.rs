@@ -495,7 +495,7 @@ fn a_sweep_whose_iops_fell_says_so_and_why_from_its_counters() {
     let r = answer("future_work", &[], &rows, &[], &[]);
     for want in [
         "IOPS rose from QD 1 to QD 16 (2.2x)",
-        "then fell from QD 16 to QD 128 (0.40x): the kernel punted more of its requests to io-wq workers (0% to 45%): a punted read waits for a worker thread to issue it; io-wq workers used more CPU (0.00 s to 0.40 s); each op cost more CPU (CPU per op 5.7 µs to 25.4 µs); requests in flight went from 120.0 to 1000.0 and the mean latency from 1.40 ms to 28.00 ms",
+        "then fell from QD 16 to QD 128 (0.40x): the kernel punted more of its requests to io-wq workers (0% to 45%): a punted read waits for a worker thread to issue it; io-wq workers used more CPU per op (0.0 ns to 11.3 µs); each op cost more CPU (CPU per op 5.7 µs to 25.4 µs); requests in flight went from 120.0 to 1000.0 and the mean latency from 1.40 ms to 28.00 ms",
     ] {
         assert!(r.text.contains(want), "{want}\n{}", r.text);
     }

@@ -176,7 +176,7 @@ fn a_tie_is_not_a_win() {
     );
     assert!(
         !r.text.contains("io_uring beat write()")
-            && r.text.contains("Even batched, io_uring did not beat write() in this run: against write()'s time per op it was within noise on 4 B writes to /dev/null (0.98x, one run each)."),
+            && r.text.contains("Even batched, io_uring did not beat write() in this run: against write()'s time per op it was too close to call on 4 B writes to /dev/null (0.98x; within 5% in one run each, no noise measured)."),
         "{}",
         r.text
     );
@@ -233,7 +233,7 @@ fn repeats_whose_ranges_overlap_are_within_noise_with_their_ranges_cited() {
     };
     let (r, cites) = collect(|| crate::answers::pi::uring_vs_write(&ctx));
     assert!(
-        r.text.contains("it was within noise on 4 B writes to /dev/null (0.99x; the middle runs of their repeats 560.0-600.0 ns against 570.0-590.0 ns per op)"),
+        r.text.contains("it was too close to call on 4 B writes to /dev/null (0.99x; within noise: the middle runs of their repeats 560.0-600.0 ns against 570.0-590.0 ns per op)"),
         "{}",
         r.text
     );
