@@ -115,6 +115,7 @@ pub(super) fn run_once(
         clock,
         spec.method.info().synchronous(),
     );
+    let (iopoll, memory, device_io) = around_span(pass, &before, &after, w.ops);
     let mut result = RunResult {
         timed: if sparse.is_some() {
             TIMED_SPARSE
@@ -160,18 +161,10 @@ pub(super) fn run_once(
         verify,
         warmup,
         intervals: super::merge::merge(&outs, spec, ns, moved_per_op, w.wall_s),
-        iopoll: pass
-            .irqs
-            .map(|i| i.figures(&before.irqs, &after.irqs, w.ops)),
-        memory: pass
-            .memory
-            .zip(before.mem.zip(after.mem))
-            .map(|(g, (b, a))| g.figures(b, a)),
+        iopoll,
+        memory,
         mixed: mixed_figures(&outs, spec, ns, w.wall_s)?,
-        device_io: pass
-            .disk
-            .zip(before.disk.zip(after.disk))
-            .map(|(d, (b, a))| d.delta(b, a)),
+        device_io,
         ..base
     };
     if let Some(t) = pass.layers {
@@ -191,6 +184,29 @@ pub(super) fn run_once(
         .flat_map(|(set, (b, a))| set.deltas(b, a))
         .collect();
     Ok((result, counter_values))
+}
+
+/// What was counted just before and after the timed span: the device's interrupts (`--iopoll`), the
+/// memory cgroup (`--memory-limit`) and the bytes the block device moved.
+fn around_span(
+    pass: &Pass,
+    before: &super::work::Snap,
+    after: &super::work::Snap,
+    ops: u64,
+) -> (
+    Option<crate::measure::iopoll::IopollFigures>,
+    Option<crate::memlimit::MemoryLimit>,
+    Option<crate::measure::device_io::DeviceIo>,
+) {
+    (
+        pass.irqs.map(|i| i.figures(&before.irqs, &after.irqs, ops)),
+        pass.memory
+            .zip(before.mem.zip(after.mem))
+            .map(|(g, (b, a))| g.figures(b, a)),
+        pass.disk
+            .zip(before.disk.zip(after.disk))
+            .map(|(d, (b, a))| d.delta(b, a)),
+    )
 }
 
 /// `--verify`: the blocks each worker's ops wrote, read back.

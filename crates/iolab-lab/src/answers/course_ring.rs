@@ -360,16 +360,23 @@ fn batches(vs: &[Versus]) -> Option<String> {
         })
         .collect();
     let f = first.other;
-    f.cite_paths(&["uring.enters", "uring.requests", Fig::Ops.field()]);
+    let counts = match (f.facts.uring_enters, f.facts.uring_requests) {
+        (Some(e), Some(q)) => {
+            f.cite_paths(&["uring.enters", "uring.requests"]);
+            format!(
+                ": the shared ring of {} made {} io_uring_enter calls carrying {} requests for its {} ops",
+                name(first),
+                thousands(e as f64),
+                thousands(q as f64),
+                thousands(f.cited(Fig::Ops))
+            )
+        }
+        _ => String::new(),
+    };
     let mut o = format!(
         "Table 6 from this run's own counts (each run sets up its own ring and iolab counts every \
-         io_uring_enter it makes, so every figure is that run's: the shared ring of {} made {} io_uring_enter \
-         calls carrying {} requests for its {} ops): requests per submission, the shared ring against \
-         per-thread rings: {}.",
-        name(first),
-        thousands(f.facts.uring_enters.unwrap_or(0) as f64),
-        thousands(f.facts.uring_requests.unwrap_or(0) as f64),
-        thousands(f.cited(Fig::Ops)),
+         io_uring_enter it makes, so every figure is that run's{counts}): requests per submission, the shared \
+         ring against per-thread rings: {}.",
         each.join("; ")
     );
     let (ones, more): (Vec<&(&Versus, f64, f64)>, Vec<_>) =
@@ -412,8 +419,8 @@ fn report_counters(c: &Ctx) -> Option<String> {
     let (pc, pr) = (c.seed("per_thread_calls")?, c.seed("per_thread_reqs")?);
     let mut o = format!(
         "The report's kernel counters are cumulative over every run its instrumented kernel counted, not one \
-         run's: {}its avg_batch is that running mean cut to an integer ({} / {} = {:.2} printed as 1 for the \
-         shared ring, {} / {} = {:.2} printed as 2 for per-thread rings), so neither is a figure of one run, \
+         run's: {}its avg_batch is that running mean cut to an integer ({} / {} = {:.2} printed as {:.0} for the \
+         shared ring, {} / {} = {:.2} printed as {:.0} for per-thread rings), so neither is a figure of one run, \
          nor are the two comparable as the designs' batches.",
         match c.seed("shared_8t_ops") {
             Some(ops) if sr > ops => format!(
@@ -426,9 +433,11 @@ fn report_counters(c: &Ctx) -> Option<String> {
         thousands(sr),
         thousands(sc),
         sr / sc,
+        (sr / sc).floor(),
         thousands(pr),
         thousands(pc),
-        pr / pc
+        pr / pc,
+        (pr / pc).floor()
     );
     if let (Some(ec), Some(er)) = (c.seed("shared_calls_early"), c.seed("shared_reqs_early")) {
         if sc > ec {
@@ -436,8 +445,8 @@ fn report_counters(c: &Ctx) -> Option<String> {
             o += &format!(
                 " The one figure of a single run its log gives is the difference of two lines: from {} to {} \
                  calls the requests grew by {} for {} calls, {b:.2} per call{}, over a late window of what the \
-                 report calls its eight-thread shared run; {}. Its early batches (about four requests per \
-                 call, it says) are in no line it prints.",
+                 report calls its eight-thread shared run; {}. Its early batches ({}, it says) are in no \
+                 line it prints.",
                 thousands(ec),
                 thousands(sc),
                 thousands(sr - er),
@@ -450,7 +459,9 @@ fn report_counters(c: &Ctx) -> Option<String> {
                     "over that window its batches were one request per call"
                 } else {
                     "over that window its batches were not one request per call"
-                }
+                },
+                c.seed("shared_batch_early")
+                    .map_or("a larger average".into(), |e| format!("an average of about {e:.0} requests per call"))
             );
         }
     }
