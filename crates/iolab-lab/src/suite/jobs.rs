@@ -255,6 +255,15 @@ fn keys_once(vary: &[series::Vary]) -> Result<()> {
             ),
         ));
     }
+    for v in vary.iter().filter(|v| v.key.contains('+')) {
+        let ks: Vec<&str> = v.key.split('+').map(str::trim).collect();
+        if let Some(k) = ks.iter().enumerate().find(|(i, k)| ks[..*i].contains(k)) {
+            return Err(Error::usage(
+                "vary",
+                format!("'{}' ties {} to itself: name each key once", v.key, k.1),
+            ));
+        }
+    }
     for (i, k) in keys.iter().enumerate() {
         if keys[..i].iter().any(|o| o.key == k.key) {
             return Err(Error::usage(

@@ -230,6 +230,10 @@ fn a_tied_vary_key_sets_its_keys_together() {
     );
     let e = check(&suite("vary=['qd+=1,8']\n"), false).unwrap_err();
     assert!(e.to_string().contains("names an empty key"), "{e}");
+    let e = check(&suite("vary=['qd+qd=1,8']\n"), false).unwrap_err();
+    assert!(e.to_string().contains("'qd+qd' ties qd to itself"), "{e}");
+    let e = check(&suite("vary=['qd+batch=8,8']\n"), false).unwrap_err();
+    assert!(e.to_string().contains('8'), "a value listed twice: {e}");
     // A value no point can use is still told apart from a typo (batch 8 above qd 4 is refused).
     let e = check(&suite("spec={qd=4}\nvary=['batch+ops=8']\n"), false).unwrap_err();
     assert!(e.to_string().contains("--batch"), "{e}");
