@@ -64,6 +64,56 @@ pub struct Ends<'a> {
     pub system_cpu_ns: Option<u64>,
 }
 
+/// One end of a span timed outside iolab's runner (the decimal-lines ways), with what [`of`] reads.
+pub struct Snapshot {
+    ru: crate::measure::cpu::Rusage,
+    tasks: Vec<TaskTimes>,
+    cpus: Vec<CpuTicks>,
+    psi_some_us: Option<u64>,
+    system_cpu_ns: Option<u64>,
+}
+
+impl Snapshot {
+    pub fn take() -> Snapshot {
+        Snapshot {
+            tasks: crate::measure::cpu::read_tasks(),
+            cpus: crate::measure::cpu::steal_per_cpu(),
+            psi_some_us: psi_cpu_some_us(),
+            system_cpu_ns: system_cpu_ns(),
+            ru: crate::measure::cpu::Rusage::process(),
+        }
+    }
+
+    fn ends(&self) -> Ends<'_> {
+        Ends {
+            tasks: &self.tasks,
+            cpus: &self.cpus,
+            psi_some_us: self.psi_some_us,
+            system_cpu_ns: self.system_cpu_ns,
+        }
+    }
+
+    /// The disturbance of the `wall_s` seconds between `self` and `after`: the process's own CPU time
+    /// from getrusage, the steal of every CPU (/proc/stat's ticks, 100 a second).
+    pub fn until(&self, after: &Snapshot, wall_s: f64) -> Disturbance {
+        let own = crate::measure::cpu::RusageDelta::between(&self.ru, &after.ru);
+        let ticks: u64 = self
+            .cpus
+            .iter()
+            .zip(&after.cpus)
+            .map(|(b, a)| a.steal.saturating_sub(b.steal))
+            .sum();
+        let steal = (ticks as f64 / 100.0, self.cpus.len().max(1) as u32);
+        of(
+            wall_s,
+            &self.ends(),
+            &after.ends(),
+            own.user_s + own.sys_s,
+            steal,
+        )
+    }
+}
+
 /// The span's disturbance: `own_cpu_s` is the CPU time of the process (and of a client process it ran
 /// the workload in), `steal` the steal in seconds over that many CPUs.
 pub fn of(

@@ -141,6 +141,10 @@ pub struct LinesResult {
     /// driver renders inside its ioctl, whose CPU figure includes it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub render_cpu_s: Option<f64>,
+    /// What the machine did to the span (other work's CPU, waits for a CPU, steal), taken just around it;
+    /// absent in older records and for the sink driver's in-kernel writer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<iolab_engine::disturbance::Disturbance>,
     pub timed: String,
     pub excluded: String,
     /// The file read back equals the expected lines.
@@ -252,6 +256,7 @@ pub fn run(method: &str, n: u64, path: &Path, clock: &ClockInfo) -> Result<Lines
             way.name
         )));
     };
+    let before = iolab_engine::disturbance::Snapshot::take();
     let timing = content(
         &spec,
         &target,
@@ -262,11 +267,13 @@ pub fn run(method: &str, n: u64, path: &Path, clock: &ClockInfo) -> Result<Lines
             fsync: fsyncs(way.name),
         },
     )?;
+    let disturbance = before.until(&iolab_engine::disturbance::Snapshot::take(), timing.wall_s);
     let got = read_back(&target, path, expected.len())?;
     drop(target);
     check(method, path, &got, &expected)?;
     let mut r = result(way, n, path, expected.len() as u64, &timing);
     r.render_cpu_s = Some(rendered.user_s + rendered.sys_s);
+    r.disturbance = Some(disturbance);
     Ok(r)
 }
 
@@ -322,6 +329,7 @@ fn result(way: &Way, n: u64, path: &Path, bytes: u64, t: &ContentTiming) -> Line
         write_calls: t.write_calls,
         method_calls: t.syscalls,
         render_cpu_s: None,
+        disturbance: None,
         timed: if fsyncs(way.name) {
             format!(
                 "the runner's clock from just before the first write until fsync returned: --method {}'s \

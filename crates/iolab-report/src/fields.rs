@@ -377,6 +377,7 @@ mod tests {
             write_calls: Some(1),
             method_calls: None,
             render_cpu_s: None,
+            disturbance: None,
             timed: "t".into(),
             excluded: "e".into(),
             verified: true,

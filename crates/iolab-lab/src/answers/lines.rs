@@ -200,12 +200,12 @@ fn unsettled(ways: &[(&str, &Way)]) -> Option<(String, String)> {
     Some((
         format!(
             "These times are indicative: the median run of {name} by time off the CPU spent {spent}{invol}. \
-             The decimal-lines records carry no run-queue, steal or CPU-pressure figure, so a wait for a CPU \
-             (other work) cannot be told apart from a wait inside the filesystem."
+             These records carry no run-queue, steal or CPU-pressure figure (made before iolab recorded them \
+             for decimal lines), so a wait for a CPU (other work) cannot be told apart from a wait inside the \
+             filesystem."
         ),
         format!(
-            "a quieter machine, or runs that record their own disturbance (the decimal-lines records carry \
-             none): the runs of {name} spent more of their span off the CPU than their flush explains"
+            "a quieter machine, or a run of this iolab, whose records carry their disturbance: the runs of {name} spent more of their span off the CPU than their flush explains"
         ),
     ))
 }

@@ -235,8 +235,8 @@ fn uring_cmd_text(c: &Ctx) -> Option<String> {
     c.row(uring_cmd)?;
     let mut s = String::from(
         "The thesis's driver had io_uring's own entry as well (its Figure 9: .uring_cmd, which the driver can \
-         complete in the call that issues it), though its benchmark sent IORING_OP_WRITE. iolab's uring_cmd \
-         rows"
+         complete in the call that issues it), though its benchmark sent IORING_OP_WRITE. On iolab's sink \
+         driver, uring_cmd"
     );
     let (w, b) = (
         Holds::over(&c.rows, uring_cmd, plain_write),

@@ -105,6 +105,7 @@ fn result(n: u64, path: &Path, kw: &sys::SinkKwrite, cpu: RusageDelta) -> LinesR
         write_calls: None,
         method_calls: None,
         render_cpu_s: None,
+        disturbance: None,
         timed: format!(
             "the sink driver's ktime_get_ns() from just before its first kernel_write until vfs_fsync returned: \
              {} kernel_write calls (one per line) from inside the kernel, then vfs_fsync",

@@ -338,7 +338,7 @@ fn kernel_user_runs_off_the_cpu_beyond_their_flush_make_the_answer_indicative() 
     let want = "These times are indicative: the median run of the note's user program as published by time off \
                 the CPU spent 57.00 ms with no flush in its span, 37.00 ms of it on the CPU: the rest off the CPU, \
                 waiting for nothing it asked for, and the kernel took its CPU from it 6 times (involuntary \
-                context switches). The decimal-lines records carry no run-queue, steal or CPU-pressure figure";
+                context switches). These records carry no run-queue, steal or CPU-pressure figure";
     assert!(r.text.contains(want), "{want}\n{}", r.text);
     let needs = r.needs.unwrap();
     assert!(

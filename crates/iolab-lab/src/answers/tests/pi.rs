@@ -266,7 +266,7 @@ fn the_uring_cmd_rows_answer_beside_write_and_batched_io_uring() {
     );
     assert!(
         r.text.contains("The thesis's driver had io_uring's own entry as well (its Figure 9: .uring_cmd")
-            && r.text.contains("iolab's uring_cmd rows, against write()'s time per op, won on 4 B writes to /dev/iolab_sink (legacy) (0.40x); against batched IORING_OP_WRITE's time per op on the same driver, won on 4 B writes to /dev/iolab_sink (legacy) (0.077x, IORING_OP_WRITE 100% punted)."),
+            && r.text.contains("On iolab's sink driver, uring_cmd, against write()'s time per op, won on 4 B writes to /dev/iolab_sink (legacy) (0.40x); against batched IORING_OP_WRITE's time per op on the same driver, won on 4 B writes to /dev/iolab_sink (legacy) (0.077x, IORING_OP_WRITE 100% punted)."),
         "{}",
         r.text
     );
