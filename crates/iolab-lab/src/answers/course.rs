@@ -159,9 +159,13 @@ pub fn iopoll_gain(c: &Ctx) -> Reply {
         ));
         if let Some(d) = device_latency(c) {
             parts.push(format!(
-                "Both are {} below this machine's O_DIRECT read latency ({}): its reads were served from a cache, \
-                 so there was no device completion to poll for, and polling could only add its own cost.",
+                "They are {} and {} below this machine's O_DIRECT read latency ({}). An IOPOLL ring takes only \
+                 O_DIRECT reads (io_uring refuses a buffered one there), so these were no page-cache hits either: \
+                 no device completes a read that fast, and the likeliest reads are ones that moved nothing (an \
+                 error or an end of file the benchmark did not check), with no completion from a device to poll \
+                 for, so polling could only add its own cost.",
                 x(d / (i * 1e3)),
+                x(d / (p * 1e3)),
                 ns(d)
             ));
         }
@@ -702,7 +706,7 @@ fn equal_inflight_text(c: &Ctx) -> Option<String> {
         pairs[0].1.workload(),
         each.join("; "),
         if cheaper > 0 {
-            ": one thread keeps N requests in flight without N threads' system calls and wake-ups"
+            ": one thread keeps N requests in flight without N threads' wake-ups and switches between them"
         } else {
             ""
         },

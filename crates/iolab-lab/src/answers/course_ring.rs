@@ -364,7 +364,8 @@ fn batches(vs: &[Versus]) -> Option<String> {
         (Some(e), Some(q)) => {
             f.cite_paths(&["uring.enters", "uring.requests"]);
             format!(
-                ": the shared ring of {} made {} io_uring_enter calls carrying {} requests for its {} ops",
+                ": the shared ring of {} made {} io_uring_enter calls, those that only waited for completions \
+                 included, carrying {} requests for its {} ops",
                 name(first),
                 thousands(e as f64),
                 thousands(q as f64),

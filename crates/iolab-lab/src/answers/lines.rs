@@ -331,8 +331,9 @@ fn fsync_text(waiting: &Way) -> String {
     match waiting.fsync {
         Some(f) => format!(
             "fsync, timed apart, took {f:.2} ms of one write()'s {:.2} ms run (median, {:.0}%), the time off the \
-             CPU {:.2} ms: the note set a wall time that includes the flush against a CPU time that does not, and \
-             a device flush varies from run to run as its module's times did.",
+             CPU {:.2} ms: the note set a wall time that includes the flush against a CPU time that does not (how \
+             much a flush takes, and how much it varies from run to run, is the device's: the note's module \
+             ranged widely, this run's runs are above).",
             waiting.wall,
             f / waiting.wall.max(1e-9) * 100.0,
             waiting.off
@@ -340,7 +341,7 @@ fn fsync_text(waiting: &Way) -> String {
         None => format!(
             "The time off the CPU (wall minus CPU time, median {:.2} ms for one write() of the text, {:.0}% of its \
              run) is the wait for fsync: the note set a wall time that includes it against a CPU time that does \
-             not, and a device flush varies from run to run as its module's times did.",
+             not (how much a flush takes, and how much it varies, is the device's).",
             waiting.off,
             waiting.off / waiting.wall.max(1e-9) * 100.0
         ),

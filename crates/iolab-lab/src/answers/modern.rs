@@ -46,10 +46,12 @@ pub fn fixed_and_min_wait(c: &Ctx) -> Reply {
         ("WRITEV", "WRITEV_FIXED"),
         ("WRITE", "WRITE_FIXED"),
     ];
+    let mut ways = Vec::new();
     for (plain, fixed) in pairs {
         if let (Some(a), Some(b)) = (by_opcode(c, plain), by_opcode(c, fixed)) {
             if a.same_workload(b) {
                 parts.push(saving(a, b, plain, fixed));
+                ways.extend(faster(b, a));
             }
         }
     }
@@ -106,12 +108,58 @@ pub fn fixed_and_min_wait(c: &Ctx) -> Reply {
                 .into(),
         );
     }
-    let text = parts.join(" ");
-    if missing.is_empty() {
-        Reply::answered(text)
-    } else {
-        Reply::partly(text, missing.join("; "))
+    let mut text = parts.join(" ");
+    // Fixed buffers faster with one opcode and slower with another on one path: single runs disagree.
+    let spread = (ways.contains(&true) && ways.contains(&false))
+        .then(|| one_path_spread(c))
+        .flatten();
+    if let Some(s) = &spread {
+        text += &format!(" {s}");
     }
+    match (spread, missing.is_empty()) {
+        (Some(_), _) => Reply {
+            status: super::reply::Status::Indicative,
+            text,
+            needs: Some(
+                std::iter::once(
+                    "repeats (--repeat 5) to tell these differences from the device's run-to-run \
+                                 spread"
+                        .to_string(),
+                )
+                .chain(missing)
+                .collect::<Vec<_>>()
+                .join("; "),
+            ),
+        },
+        (None, true) => Reply::answered(text),
+        (None, false) => Reply::partly(text, missing.join("; ")),
+    }
+}
+
+/// Single runs of io_uring rows of one workload that differ only in the opcode or the wait, whose rates
+/// spread wider than a tie: said with its ends where the fixed-buffer pairs disagree in direction.
+fn one_path_spread(c: &Ctx) -> Option<String> {
+    let first = c.row(|r| is(r, "io_uring") && r.facts.opcode.is_some())?;
+    let rows = c.rows_where(|r| is(r, "io_uring") && r.same_workload(first) && r.spread.is_none());
+    let lo = rows
+        .iter()
+        .copied()
+        .min_by(|a, b| a.iops().total_cmp(&b.iops()))?;
+    let hi = rows
+        .iter()
+        .copied()
+        .max_by(|a, b| a.iops().total_cmp(&b.iops()))?;
+    let (a, b) = (lo.cited(Fig::Iops), hi.cited(Fig::Iops));
+    (rows.len() > 2 && b > a * (1.0 + TIE_FRACTION)).then(|| {
+        format!(
+            "Fixed buffers made one opcode faster and another slower on the same path, where their effect \
+             is the same: one run of each does not tell it from the run-to-run variation of {}, whose rows \
+             that differ only in the opcode or the wait spread from {} to {} IOPS.",
+            first.workload(),
+            thousands(a),
+            thousands(b)
+        )
+    })
 }
 
 /// What a tie between two rows means: their repeated runs overlap, or, run once, their rates are closer

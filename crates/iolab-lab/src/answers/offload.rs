@@ -453,14 +453,16 @@ fn where_it_goes(base: &Row, rows: &Rows) -> String {
             "A polling server {} {} cycles per round trip {} the baseline ({}){}: its client makes no system \
              call, but the request and its completion each cross between the client's CPU and the server's \
              as cache lines (the SQ tail and SQE one way, the CQE and CQ tail back, each a transfer of a line \
-             the other CPU wrote), and the server burns {} of a CPU while it polls",
+             the other CPU wrote){}",
             if d >= 0.0 { "adds" } else { "saves" },
             thousands(d.abs()),
             if d >= 0.0 { "to" } else { "against" },
             x(kv / b),
             clock.words(),
             k.cited_opt(Fig::ServiceCpuShare)
-                .map_or("-".to_string(), |s| format!("{s:.2}"))
+                .map_or(String::new(), |s| format!(
+                    ", and the server burns {s:.2} of a CPU while it polls"
+                ))
         ));
     }
     for w in [rows.woken, rows.asleep].into_iter().flatten() {
@@ -654,7 +656,7 @@ pub fn offload_slowdown(c: &Ctx) -> Reply {
         }
     }
     parts.push(format!(
-        "In this run, one NOP per round trip, timed by the client's own RDTSC: {}.",
+        "In this run, one NOP per round trip, each offloaded client timed by its own RDTSC: {}.",
         here.join("; ")
     ));
     parts.push(where_it_goes(base, &rows));

@@ -424,16 +424,35 @@ pub fn tracepoint_cost(c: &Ctx) -> Reply {
         );
     };
     let calls = on.cited_opt(Fig::SyscallsPerOp).unwrap_or(1.0).max(0.5);
-    let d = (on.ns() - off.ns()) / calls;
+    // A run other work disturbed has a wall time partly someone else's: its CPU time per op decides.
+    let by_cpu = match (on.cpu_ns_per_op(), off.cpu_ns_per_op()) {
+        (Some(_), Some(_)) => on.facts.disturbed.as_ref().or(off.facts.disturbed.as_ref()),
+        _ => None,
+    };
+    let (a, b, of_cpu) = match by_cpu {
+        Some(_) => (
+            on.cited(Fig::CpuNsPerOp),
+            off.cited(Fig::CpuNsPerOp),
+            " of CPU",
+        ),
+        None => (on.ns(), off.ns(), ""),
+    };
+    let d = (a - b) / calls;
     let mut parts = vec![format!(
-        "write(), {}: {} per op with the raw_syscalls:sys_enter tracepoint counting every call, against {} \
-         without ({}{} per system call, {:+.0}%).",
+        "write(), {}: {}{of_cpu} per op with the raw_syscalls:sys_enter tracepoint counting every call, \
+         against {} without ({}{} per system call, {:+.0}%){}.",
         on.workload(),
-        ns(on.ns()),
-        ns(off.ns()),
+        ns(a),
+        ns(b),
         if d < 0.0 { "-" } else { "+" },
         ns(d.abs()),
-        (on.ns() / off.ns() - 1.0) * 100.0
+        (a / b - 1.0) * 100.0,
+        by_cpu.map_or(String::new(), |why| format!(
+            "; CPU time, not wall time, as other work disturbed a run ({why}): its wall time ({} against {}) \
+             is partly waiting for a CPU",
+            ns(on.ns()),
+            ns(off.ns())
+        ))
     )];
     if d <= 0.0 {
         parts.push(

@@ -190,8 +190,9 @@ pub const SET_RULES: &[SetRule] = &[(
                 .iter()
                 .filter(|x| (x.place.clone(), x.facts.write, x.method(), x.threads) == key)
                 .collect();
-            // A crossover over the block sizes needs two of them, each measured both ways.
-            if sizes_both_ways(&family) < 2 {
+            // A crossover over the block sizes needs two of them, each measured both ways; on tmpfs
+            // O_DIRECT takes the same path through the page cache as buffered I/O: nothing to cross.
+            if sizes_both_ways(&family) < 2 || r.fs.as_deref() == Some("tmpfs") {
                 continue;
             }
             if let (Some(s), cites) = collect(|| crossover(&family)) {

@@ -398,3 +398,24 @@ fn kernel_user_cpu_per_line_within_the_runs_noise_is_not_explained_as_a_differen
         r.text
     );
 }
+
+/// Fixed buffers faster with one opcode and slower with another on one path: single runs that disagree
+/// make the answer indicative, with the spread of the rows that differ only in the opcode.
+#[test]
+fn fixed_buffers_that_disagree_in_direction_are_indicative() {
+    let rows = [
+        uring("READV", 15_000.0, 4_000.0),
+        uring("READV_FIXED", 17_000.0, 4_000.0),
+        uring("READ", 17_200.0, 4_000.0),
+        uring("READ_FIXED", 14_800.0, 4_000.0),
+    ];
+    let r = answer("fixed_and_min_wait", &[], &rows, &[], &[]);
+    assert_eq!(r.status, Status::Indicative, "{}", r.text);
+    assert!(
+        r.text
+            .contains("Fixed buffers made one opcode faster and another slower on the same path"),
+        "{}",
+        r.text
+    );
+    assert!(r.needs.unwrap().contains("--repeat 5"));
+}
