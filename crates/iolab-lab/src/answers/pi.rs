@@ -638,9 +638,10 @@ pub fn would_block(c: &Ctx) -> Reply {
     }
     parts.push(if agree {
         format!(
-            "On every target the two shares agree: io_uring punts exactly the requests the kernel cannot do \
-             without blocking{}. A driver with only .write, like the thesis's, cannot even try: every request \
-             goes to io-wq, which is where io_uring's time went.",
+            "On every target the two shares agree: io_uring punts the requests its non-blocking attempt did \
+             not complete, those that would have blocked and those of a file with no such attempt{}. A driver \
+             with only .write, like the thesis's, cannot even try: every request goes to io-wq, part of where \
+             io_uring's time went there.",
             if all_punted.is_empty() {
                 String::new()
             } else {

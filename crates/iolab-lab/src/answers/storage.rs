@@ -356,6 +356,8 @@ pub fn direct_crossover(c: &Ctx) -> Reply {
 pub fn cpu_bottleneck(c: &Ctx) -> Reply {
     let mut parts = Vec::new();
     let mut judged = 0;
+    // The judged rows by what set their pace: the CPU, the kernel's share of each op, the device.
+    let mut by_cat: [Vec<String>; 3] = Default::default();
     for fam in families(c) {
         for direct in [false, true] {
             // O_DIRECT on tmpfs is its buffered path again (see `tmpfs_direct`).
@@ -391,6 +393,16 @@ pub fn cpu_bottleneck(c: &Ctx) -> Reply {
                 continue;
             };
             judged += 1;
+            let cat = match core.max(k) {
+                v if v >= 0.8 => 0,
+                v if v >= 0.4 => 1,
+                _ => 2,
+            };
+            by_cat[cat].push(format!(
+                "{} {}",
+                big.step,
+                if direct { "O_DIRECT" } else { "buffered" }
+            ));
             parts.push(format!(
                 "{head}, the busiest core {} in the kernel system-wide (kworkers and interrupts included), the \
                  process itself {} of the wall time{} ({}).",
@@ -421,7 +433,36 @@ pub fn cpu_bottleneck(c: &Ctx) -> Reply {
             "runs of 0.1 s or more (the suite without --quick): /proc/stat and getrusage count 10 ms ticks",
         );
     }
+    parts.push(bottleneck_summary(&by_cat));
     Reply::answered(parts.join(" "))
+}
+
+/// "So the CPU set the pace at the largest blocks for ...; the device (or the hypervisor) for ...": the
+/// paper's question answered per step, yes where it is yes and no where it is no.
+fn bottleneck_summary(by_cat: &[Vec<String>; 3]) -> String {
+    let said = [
+        "a core busy in the kernel set the pace",
+        "the kernel's work was a large part of each op",
+        "the CPU mostly waited",
+    ];
+    let each: Vec<String> = by_cat
+        .iter()
+        .zip(said)
+        .filter(|(v, _)| !v.is_empty())
+        .map(|(v, s)| format!("{s} for {}", v.join(", ")))
+        .collect();
+    let holds = match (
+        by_cat[0].is_empty(),
+        by_cat[1].is_empty() && by_cat[2].is_empty(),
+    ) {
+        (true, _) => "for none of them",
+        (false, true) => "for all of them",
+        (false, false) => "only for the first",
+    };
+    format!(
+        "So, at the largest block size of each: {}; the paper's CPU bottleneck holds {holds}.",
+        each.join("; ")
+    )
 }
 
 /// Rows with a profile of at least this many samples carry a copy share worth printing.
@@ -509,7 +550,7 @@ pub fn copy_share(c: &Ctx) -> Reply {
             both += 1;
             s += &if hd < 0.5 * hb {
                 format!(
-                    ": as in the paper, the copy is the page cache's cost: O_DIRECT moved the same bytes with at \
+                    ": as in the paper, the copy is the page cache's cost: O_DIRECT moved its bytes with at \
                      most {} of its samples copying, buffered with at least {}",
                     pct(hd),
                     pct(hb)

@@ -440,6 +440,11 @@ fn cpu_bottleneck() {
         "{}",
         r.text
     );
+    assert!(
+        r.text.contains("So, at the largest block size of each: a core busy in the kernel set the pace for disk buffered; the paper's CPU bottleneck holds for all of them."),
+        "{}",
+        r.text
+    );
     assert_eq!(empty("cpu_bottleneck").status, Status::NotHere);
 }
 
@@ -623,7 +628,7 @@ fn copy_share() {
     assert_eq!(r.status, Status::Answered, "{}", r.text);
     for want in [
         "buffered writes spent 4 KiB 31%, 1 MiB 27% copying (the paper's __copy_from_user; on this kernel mostly rep_movs_alternative); O_DIRECT writes 4 KiB 0%, 1 MiB 2%",
-        "as in the paper, the copy is the page cache's cost: O_DIRECT moved the same bytes with at most 2% of its samples copying, buffered with at least 27%",
+        "as in the paper, the copy is the page cache's cost: O_DIRECT moved its bytes with at most 2% of its samples copying, buffered with at least 27%",
         "Figure 4: disk reads from a cold cache, profiled: of each profiled pass's samples, buffered reads spent 4 KiB 42% copying (the paper's __copy_to_user",
     ] {
         assert!(r.text.contains(want), "{want}\n{}", r.text);
