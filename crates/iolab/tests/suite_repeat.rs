@@ -208,4 +208,15 @@ fn cold_cache_reads_come_from_the_device() {
         .to_string();
     assert!(note.contains("of its 2048 pages"), "{note}");
     assert_eq!(cold["spec"]["cold_cache"], true);
+    // The run's JSON carries its verdict and, where a block device counts the run, the device's bytes:
+    // the warm read is page-cache, the cold one is not.
+    assert_eq!(warm["verdict"]["kind"], "page-cache", "{warm}");
+    assert_ne!(cold["verdict"]["kind"], "page-cache", "{cold}");
+    match cold.get("device_io") {
+        Some(d) => assert!(d["read_bytes"].as_u64().unwrap() >= 8 << 20, "{d}"),
+        None => println!(
+            "SKIPPED device_io: no block device counts {}",
+            disk.path().display()
+        ),
+    }
 }

@@ -37,7 +37,11 @@ impl Exporter for Json {
             v.and_then(|v| serde_json::to_vec_pretty(&v))
         };
         let v = match d {
-            Document::Run { result, .. } => pretty(serde_json::to_value(result)),
+            // The run's figures with its verdict, as a sweep or suite record's `result` has them.
+            Document::Run { result, .. } => iolab_lab::verdict::result_value(result)
+                .ok()
+                .and_then(|v| serde_json::to_vec_pretty(&v).ok())
+                .ok_or_else(|| serde::ser::Error::custom("the run's JSON")),
             Document::Repeat { runs, summary, .. } => {
                 serde_json::to_vec_pretty(&serde_json::json!({ "repeat": summary, "runs": runs }))
             }
