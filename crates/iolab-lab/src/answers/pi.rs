@@ -447,9 +447,9 @@ pub fn tracepoint_cost(c: &Ctx) -> Reply {
         if d < 0.0 { "-" } else { "+" },
         ns(d.abs()),
         (a / b - 1.0) * 100.0,
-        by_cpu.map_or(String::new(), |why| format!(
-            "; CPU time, not wall time, as other work disturbed a run ({why}): its wall time ({} against {}) \
-             is partly waiting for a CPU",
+        by_cpu.map_or(String::new(), |_| format!(
+            "; CPU time, not wall time: other work disturbed a run (its record's disturbance says how), so \
+             its wall time ({} against {}) is partly waiting for a CPU",
             ns(on.ns()),
             ns(off.ns())
         ))
