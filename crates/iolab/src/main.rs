@@ -12,6 +12,7 @@
 mod cmd_bench;
 mod cmd_clean;
 mod cmd_compare;
+#[cfg(feature = "docs")]
 mod cmd_docs;
 mod cmd_driver;
 #[cfg(feature = "fleet")]
@@ -37,6 +38,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use cmd_bench::BenchArgs;
 use cmd_clean::CleanArgs;
 use cmd_compare::CompareArgs;
+#[cfg(feature = "docs")]
 use cmd_docs::{CompletionsArgs, ManArgs};
 use cmd_driver::DriverArgs;
 use cmd_probe::ProbeArgs;
@@ -102,8 +104,10 @@ enum Cmd {
     /// Remove what a killed iolab (SIGKILL, SIGQUIT) left: only paths its journal records, still unchanged.
     Clean(CleanArgs),
     /// Shell completions for bash, zsh, fish, elvish or PowerShell, to stdout.
+    #[cfg(feature = "docs")]
     Completions(CompletionsArgs),
     /// The man page (to stdout), or every command's page into a directory with --dir.
+    #[cfg(feature = "docs")]
     Man(ManArgs),
     /// iolab's sink driver (/dev/iolab_sink): build it against a kernel's headers, load, unload, status.
     Driver(DriverArgs),
@@ -172,7 +176,9 @@ fn main() {
         Some(Cmd::Suite(a)) => cmd_series::cmd_suite(a),
         Some(Cmd::Report(a)) => cmd_report::cmd_report(a),
         Some(Cmd::Clean(a)) => cmd_clean::cmd_clean(a),
+        #[cfg(feature = "docs")]
         Some(Cmd::Completions(a)) => cmd_docs::cmd_completions(a, command()),
+        #[cfg(feature = "docs")]
         Some(Cmd::Man(a)) => cmd_docs::cmd_man(a, command()),
         Some(Cmd::Driver(a)) => cmd_driver::cmd_driver(a),
         #[cfg(feature = "vm")]
