@@ -46,7 +46,7 @@ pub fn figures(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Option
     Some(AccessFigures {
         distribution: spec.distribution.name(),
         accesses: total,
-        region_blocks: target.region_blocks * u64::from(spec.threads),
+        region_blocks: target.span_blocks(spec.threads),
         distinct_blocks: counts.len() as u64,
         hottest_tenth_share: top as f64 / total as f64,
     })

@@ -52,10 +52,16 @@ pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<
     let mut chunk = buffer(per_chunk as usize * bs)?;
     let mut out = VerifyFigures::default();
 
+    let mut bits = Bits::new(0)?;
     for (t, &done) in ops_done.iter().enumerate() {
+        let first = target.region_first_block(t as u32);
+        // Threads sharing one region (--share-region) write the same stamps to a block: their written
+        // blocks are one set, checked once after the last thread's.
+        if !target.shared || t == 0 {
+            bits = Bits::new(nblocks)?;
+        }
+        let last = t + 1 == ops_done.len();
         let t = t as u32;
-        let first = target.region_first_block(t);
-        let mut bits = Bits::new(nblocks)?;
         match (spec.pattern, spec.read_pct) {
             (Pattern::Seq, None) => {
                 for b in 0..done.min(nblocks) {
@@ -82,6 +88,9 @@ pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<
                     }
                 }
             }
+        }
+        if target.shared && !last {
+            continue;
         }
         let mut c = 0u64;
         while c < nblocks {

@@ -143,6 +143,14 @@ pub struct Spec {
     pub stdio_buffer: u64,
     /// Size of a file iolab creates (and the region the threads share); `None`: from the amount.
     pub file_size: Option<u64>,
+    /// `--share-region`: every thread works the whole region (one file shared as fio's jobs share a
+    /// filename) rather than a slice of its own; written only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub share_region: bool,
+    /// `--preallocate`: a file created for a write run has its blocks reserved before the run (fallocate);
+    /// written only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub preallocate: bool,
     /// Byte offset in the target where the first thread's region starts.
     pub offset: u64,
     /// Seed of the data pattern and the random offsets.

@@ -190,6 +190,12 @@ pub static OPTIONS: &[Opt] = &[
     Opt { key: "file-size", ty: Ty::Size, value_name: "SIZE", group: W, applies: All,
         default: Some("ops x bs, or 64 MiB for --duration runs"),
         help: "Size of a file iolab creates, shared by the threads' regions; writes wrap around it" },
+    Opt { key: "share-region", ty: flag("share-region"), value_name: "", group: W, applies: All, default: None,
+        help: "Every thread works the whole region instead of a slice of its own (fio's jobs sharing one \
+               filename): a file of --file-size, each thread's ops over all of it; a file or block device only" },
+    Opt { key: "preallocate", ty: flag("preallocate"), value_name: "", group: W, applies: All, default: None,
+        help: "A file iolab creates for a write run gets its blocks reserved first (fallocate, not timed; fio's \
+               fallocate=native), so the timed writes do not allocate them; said where the filesystem cannot" },
     Opt { key: "offset", ty: Ty::Size, value_name: "BYTES", group: W, applies: All, default: Some("0"),
         help: "Byte offset in the target where the first region starts" },
     Opt { key: "seed", ty: Ty::Count, value_name: "N", group: W, applies: All,

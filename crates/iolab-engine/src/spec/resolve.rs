@@ -178,6 +178,8 @@ impl RawSpec {
             batch: queue.batch,
             stdio_buffer,
             file_size,
+            share_region: self.bool("share-region")?,
+            preallocate: self.preallocate(op)?,
             offset: self.size("offset")?.unwrap_or(0),
             seed,
             seed_text: seed.to_string(),
@@ -633,6 +635,19 @@ impl RawSpec {
                 "--cold-cache",
                 "drops the target's cached pages before a read run; a write run reads nothing from the cache \
                  (use --fsync end to make its writes reach the device inside the timed span)",
+            ));
+        }
+        Ok(on)
+    }
+
+    /// --preallocate reserves a new file's blocks before a run that writes; a read run's file is filled.
+    fn preallocate(&self, op: OpKind) -> Result<bool> {
+        let on = self.bool("preallocate")?;
+        if on && !op.writes() {
+            return Err(Error::usage(
+                "--preallocate",
+                "reserves the blocks of a file a write run creates; a read run's new file is filled with the \
+                 pattern before it (every block already allocated)",
             ));
         }
         Ok(on)

@@ -84,6 +84,7 @@ fn check_not_pseudo(path: &Path, exists: bool, shown: &str) -> Result<()> {
 pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     let path = spec.target.clone();
     if let Some(kind) = TargetKind::stream_named(&path) {
+        refuse_share(spec, &format!("a {} stream", path.display()))?;
         if spec.op == OpKind::Mixed {
             return Err(Error::usage(
                 "--op",
@@ -123,6 +124,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     }
     if sink::is_sink(spec, st.as_ref(), &shown)? {
         let pin = pin.expect("the sink exists");
+        refuse_share(spec, "iolab's sink driver")?;
         return sink::setup(spec, pin, &shown);
     }
     let generic = st
@@ -131,6 +133,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         .and_then(|s| nvme::generic_block(s.st_rdev));
     if let Some(block) = generic {
         let pin = pin.expect("a character device exists");
+        refuse_share(spec, "an NVMe generic device")?;
         return nvme::setup(spec, pin, block, &shown);
     }
     let kind = kind_of(st.as_ref(), &shown)?;
@@ -156,21 +159,11 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
             check_direct_before_creating(spec, &path, &shown)?;
         }
     }
-    let threads = spec.threads as u64;
     let usable = usable_bytes(spec, kind, &shown, pin.as_ref(), existing_file)?;
-    let region_blocks = usable / threads / spec.bs;
-    if region_blocks == 0 {
-        let flag = if spec.file_size.is_some() {
-            "--file-size"
-        } else {
-            "--target"
-        };
-        return Err(Error::usage(
-            flag,
-            format!("{usable} bytes of {shown} cannot hold one --bs {} block per thread ({threads} threads)", spec.bs),
-        ));
+    let (region_blocks, end) = regions(spec, usable, &shown)?;
+    if pin.is_none() && spec.method.info().no_data {
+        return Ok(untouched(spec, region_blocks, notes, &shown));
     }
-    let end = spec.offset + region_blocks * threads * spec.bs;
     // Create the file now (so its filesystem can be asked about O_DIRECT).
     let handle = match pin {
         Some(p) => Handle::Existing(p),
@@ -199,7 +192,81 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         remote: None,
         sink: None,
         nvme: None,
+        shared: spec.share_region,
     })
+}
+
+/// --share-region shares the blocks of a file or block device; other targets have none to share.
+fn refuse_share(spec: &Spec, what: &str) -> Result<()> {
+    if !spec.share_region {
+        return Ok(());
+    }
+    Err(Error::usage(
+        "--share-region",
+        format!("shares the blocks of a file or a block device among the threads; {what} has none to share"),
+    ))
+}
+
+/// The blocks of each thread's region and the end of the last, from the bytes usable: a slice per thread,
+/// or with --share-region the whole span for every thread.
+fn regions(spec: &Spec, usable: u64, shown: &str) -> Result<(u64, u64)> {
+    let threads = spec.threads as u64;
+    let slices = if spec.share_region { 1 } else { threads };
+    let region_blocks = usable / slices / spec.bs;
+    if region_blocks == 0 {
+        let flag = if spec.file_size.is_some() {
+            "--file-size"
+        } else {
+            "--target"
+        };
+        let each = if spec.share_region {
+            "one --bs block".to_string()
+        } else {
+            format!("one --bs block per thread ({threads} threads)")
+        };
+        return Err(Error::usage(
+            flag,
+            format!(
+                "{usable} bytes of {shown} cannot hold {each} of {} bytes",
+                spec.bs
+            ),
+        ));
+    }
+    Ok((
+        region_blocks,
+        spec.offset + region_blocks * slices * spec.bs,
+    ))
+}
+
+/// A method that moves no data (nop) on a file that does not exist: the file is not made, nothing is
+/// written (fio's null engine touches no file); the regions are nominal, as for /dev/null.
+fn untouched(
+    spec: &Spec,
+    region_blocks: u64,
+    mut notes: Vec<String>,
+    shown: &str,
+) -> PreparedTarget {
+    notes.push(format!(
+        "--method {} moves no data: {shown} does not exist and was not created (nothing was written)",
+        spec.method.name()
+    ));
+    PreparedTarget {
+        path: spec.target.clone(),
+        kind: TargetKind::File,
+        created: false,
+        region_blocks,
+        dio_align: None,
+        buf_align: PAGE,
+        notes,
+        noatime: false,
+        handle: None,
+        claim: None,
+        peers: Default::default(),
+        remote: None,
+        sink: None,
+        nvme: None,
+        shared: spec.share_region,
+    }
 }
 
 /// A path under /dev that does not exist is refused: iolab never makes a regular file there.
@@ -312,6 +379,9 @@ fn create_file(
     let st = sys::fstat(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, shown))?;
     crate::target::pin::record_made(path, sys::identity(&st));
     sys::ftruncate(fd.as_raw_fd(), end).map_err(|e| Error::sys_on(e, shown))?;
+    if spec.preallocate && !spec.op.reads() {
+        notes.push(preallocate(fd.as_raw_fd(), spec.offset, end, shown)?);
+    }
     if spec.op.reads() {
         prefill(fd.as_raw_fd(), spec, end, shown)?;
         notes.push(format!(
@@ -320,6 +390,23 @@ fn create_file(
         ));
     }
     Ok(created)
+}
+
+/// --preallocate: the new file's blocks in [off, end) reserved before a write run (not timed), as fio's
+/// fallocate=native does; a filesystem without fallocate leaves it sparse, said (fio falls back the same way).
+fn preallocate(fd: i32, off: u64, end: u64, shown: &str) -> Result<String> {
+    let len = crate::units::fmt_size(end.saturating_sub(off));
+    match sys::fallocate(fd, off, end.saturating_sub(off)) {
+        Ok(()) => Ok(format!(
+            "iolab reserved {len} of {shown} with fallocate(2) before the run (not timed, --preallocate): the \
+             timed writes allocate no blocks"
+        )),
+        Err(e) if e.errno == libc::EOPNOTSUPP => Ok(format!(
+            "--preallocate: the filesystem of {shown} has no fallocate(2) (EOPNOTSUPP): the file stays sparse and \
+             the timed writes allocate its blocks"
+        )),
+        Err(e) => Err(Error::sys_on(e, shown)),
+    }
 }
 
 /// A mapped write's blocks reserved, and with --cold-cache the page cache dropped: both through the
@@ -485,6 +572,13 @@ fn usable_bytes(
         }
         TargetKind::File => spec.file_size.unwrap_or(needed_default),
     })
+    .map(|b| match (spec.share_region, spec.file_size) {
+        // One region for every thread: the amount's share of one thread, not the total.
+        (true, None) if kind == TargetKind::File && !existing_file => {
+            b.div_ceil(threads * bs).max(1) * bs
+        }
+        _ => b,
+    })
 }
 
 /// The O_DIRECT alignment (memory, offset) of the target, with --bs and --offset checked against it.
@@ -590,6 +684,7 @@ fn setup_stream(spec: &Spec, kind: TargetKind) -> Result<PreparedTarget> {
         remote: None,
         sink: None,
         nvme: None,
+        shared: false,
     })
 }
 

@@ -44,6 +44,8 @@ pub struct PreparedTarget {
     pub(crate) sink: Option<SinkTarget>,
     /// An NVMe generic device's namespace (`target/nvme.rs`).
     pub(crate) nvme: Option<NvmeTarget>,
+    /// `--share-region`: every thread's region is the one region (a file shared by fio's jobs).
+    pub shared: bool,
 }
 
 pub const PAGE: usize = 4096;
@@ -68,7 +70,20 @@ pub(crate) fn target_err(msg: impl Into<String>) -> Error {
 impl PreparedTarget {
     /// Absolute byte offset of thread `t`'s region.
     pub fn region_first_block(&self, t: u32) -> u64 {
-        t as u64 * self.region_blocks
+        if self.shared {
+            0
+        } else {
+            t as u64 * self.region_blocks
+        }
+    }
+
+    /// The blocks the threads' regions span together (one region when they share it).
+    pub fn span_blocks(&self, threads: u32) -> u64 {
+        if self.shared {
+            self.region_blocks
+        } else {
+            self.region_blocks * u64::from(threads)
+        }
     }
 
     /// Opens the target for one thread: O_WRONLY/O_RDONLY (O_RDWR when the method maps it), plus O_DIRECT.

@@ -129,6 +129,7 @@ pub(super) fn setup(spec: &Spec, pin: Pin, shown: &str) -> Result<PreparedTarget
         peers: Default::default(),
         remote: None,
         nvme: None,
+        shared: false,
         sink: Some(SinkTarget {
             control,
             personality,

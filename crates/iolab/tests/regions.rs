@@ -1,0 +1,152 @@
+//! Where the threads' blocks lie and what a file holds before the timed span: `--share-region` (every
+//! thread over one region, as fio's jobs sharing a filename), `--preallocate` (a new file's blocks
+//! reserved before a write run, as fio's fallocate=native), a method that moves no data leaving a missing
+//! file unmade (as fio's null engine), and a paced run bounded by `--duration` spanning the duration.
+
+mod common;
+use common::*;
+use std::os::unix::fs::MetadataExt;
+
+/// Three threads share an 8 MiB file: the file stays 8 MiB, the threads do 24 MiB of writes between them,
+/// the access figures count the one region's blocks, and the read-back finds every block in it written
+/// (the stamps depend on the block, not the thread, so the last writer's stamp is the one expected).
+#[test]
+fn threads_sharing_a_region_write_one_file_of_its_size() {
+    let dir = disk_dir();
+    let t = path_str(&file(&dir, "shared.dat"));
+    let v = run_json(&[
+        "--target",
+        &t,
+        "--op",
+        "write",
+        "--pattern",
+        "rand",
+        "--threads",
+        "3",
+        "--share-region",
+        "--file-size",
+        "8m",
+        "--size",
+        "24m",
+        "--verify",
+        "--keep",
+    ]);
+    assert_eq!(u64_of(&v, &["bytes"]), 24 << 20);
+    assert_eq!(std::fs::metadata(&t).unwrap().len(), 8 << 20);
+    assert_eq!(
+        u64_of(&v, &["access", "region_blocks"]),
+        2048,
+        "{}",
+        v["access"]
+    );
+    let checked = u64_of(&v, &["verify", "blocks_checked"]);
+    assert!(
+        checked <= 2048 && checked == u64_of(&v, &["access", "distinct_blocks"]),
+        "each written block checked once: {} against {}",
+        v["verify"],
+        v["access"]
+    );
+    assert_eq!(u64_of(&v, &["verify", "mismatches"]), 0);
+    let per: Vec<u64> = v["per_thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(per, [8 << 20; 3], "each thread did its own 8 MiB");
+}
+
+#[test]
+fn share_region_is_refused_where_there_are_no_blocks_to_share() {
+    refused_by(
+        &["run", "--ops", "10"],
+        &["--target", "pipe", "--op", "write", "--share-region"],
+        "--share-region",
+        "none to share",
+    );
+}
+
+/// A write run into a new file: without --preallocate the file holds blocks only where the 16 writes
+/// landed; with it, every block of the file is allocated before the run, and the notes say so.
+#[test]
+fn preallocate_reserves_a_new_files_blocks_before_the_run() {
+    let dir = disk_dir();
+    let blocks = |name: &str, extra: &[&str]| {
+        let t = path_str(&file(&dir, name));
+        let mut a = vec![
+            "--target",
+            &t,
+            "--op",
+            "write",
+            "--file-size",
+            "8m",
+            "--ops",
+            "16",
+            "--keep",
+        ];
+        a.extend_from_slice(extra);
+        let v = run_json(&a);
+        (std::fs::metadata(&t).unwrap().blocks() * 512, v)
+    };
+    let (sparse, _) = blocks("sparse.dat", &[]);
+    let (full, v) = blocks("full.dat", &["--preallocate"]);
+    assert!(
+        sparse < 1 << 20,
+        "16 writes of 4 KiB allocated {sparse} bytes"
+    );
+    let notes = v["target"]["notes"].to_string() + &v["notes"].to_string();
+    if notes.contains("EOPNOTSUPP") {
+        eprintln!("skipped: the test directory's filesystem has no fallocate(2): {notes}");
+        return;
+    }
+    assert!(full >= 8 << 20, "preallocated file holds {full} bytes");
+    assert!(notes.contains("fallocate"), "{notes}");
+    refused_by(
+        &["run", "--ops", "10"],
+        &[
+            "--target",
+            &path_str(&file(&dir, "r.dat")),
+            "--op",
+            "read",
+            "--preallocate",
+        ],
+        "--preallocate",
+        "read run",
+    );
+}
+
+/// `--method nop` makes no kernel call: on a path that does not exist it makes no file either (fio's null
+/// engine touches none), and says so.
+#[test]
+fn a_method_that_moves_no_data_makes_no_file() {
+    let dir = disk_dir();
+    let t = file(&dir, "never.dat");
+    let v = run_json(&["--method", "nop", "--target", &path_str(&t), "--size", "1g"]);
+    assert_eq!(u64_of(&v, &["ops"]), (1 << 30) / 4096);
+    assert!(!t.exists(), "nop made {}", t.display());
+    assert!(v.to_string().contains("was not created"), "{}", v["target"]);
+}
+
+/// A paced run bounded by --duration spans the duration, as fio's runtime does: 5 ops a second for 2 s
+/// is 10 ops over 2 s (5.0 ops/s), not over the 1.8 s from the first op to the last.
+#[test]
+fn a_paced_run_spans_its_duration() {
+    let dir = disk_dir();
+    let t = path_str(&file(&dir, "paced.dat"));
+    let v = run_json(&[
+        "--target",
+        &t,
+        "--op",
+        "write",
+        "--rate-iops",
+        "5",
+        "--duration",
+        "2",
+    ]);
+    assert_eq!(u64_of(&v, &["ops"]), 10);
+    let wall = f64_of(&v, &["wall_s"]);
+    assert!((2.0..2.2).contains(&wall), "wall {wall} s");
+    let achieved = f64_of(&v, &["paced", "achieved_iops"]);
+    assert!(achieved <= 5.0 + 1e-9 && achieved > 4.5, "{}", v["paced"]);
+    assert!(f64_of(&v, &["iops"]) <= 5.0 + 1e-9, "{}", v["iops"]);
+}
