@@ -193,13 +193,55 @@ fn mixed_io_uring_requests_are_reads_and_writes_as_the_kernel_counts() {
     assert_eq!(v["uring"]["opcode"], "READ and WRITE");
 }
 
+/// Native AIO runs a mixed workload as fio's libaio does, a direction per request: O_DIRECT random reads
+/// and writes at depth 8, every write landed (read back), the reads' share as asked, and the device read
+/// at least the bytes the reads asked for (O_DIRECT: none came from the page cache).
+#[test]
+fn mixed_aio_requests_read_and_write_per_request() {
+    let dir = disk_dir();
+    let t = path_str(&file(&dir, "mixed-aio.dat"));
+    let v = run_json(&[
+        "--method",
+        "aio",
+        "--qd",
+        "8",
+        "--target",
+        &t,
+        "--op",
+        "mixed",
+        "--read-pct",
+        "70",
+        "--pattern",
+        "rand",
+        "--ops",
+        "4000",
+        "--file-size",
+        "16m",
+        "--direct",
+        "--verify",
+    ]);
+    let (reads, writes) = (
+        u64_of(&v, &["mixed", "reads", "ops"]),
+        u64_of(&v, &["mixed", "writes", "ops"]),
+    );
+    assert_eq!(reads + writes, 4000, "{}", v["mixed"]);
+    assert!((reads as f64 / 4000.0 - 0.7).abs() < 0.05, "{}", v["mixed"]);
+    assert_eq!(u64_of(&v, &["aio", "requests"]), 4000, "{}", v["aio"]);
+    assert_eq!(u64_of(&v, &["verify", "mismatches"]), 0);
+    assert!(u64_of(&v, &["verify", "blocks_checked"]) > 0);
+    match v["device_io"]["read_bytes"].as_u64() {
+        Some(b) => assert!(b >= reads * 4096, "device read {b} bytes for {reads} reads"),
+        None => eprintln!("device read bytes not checked: the test directory has no block device"),
+    }
+}
+
 #[test]
 fn mixed_refusals_name_the_flag() {
     refused(&["--read-pct", "50"], "--read-pct", "--op mixed");
     refused(
         &["--op", "mixed", "--method", "sync"],
         "--op",
-        "psync, pv2, io_uring",
+        "psync, pv2, io_uring, aio",
     );
     refused(
         &[

@@ -41,6 +41,7 @@ pub const INFO: MethodInfo = MethodInfo {
             .into()
     },
     options: &[Applies::Depth, Applies::Batch],
+    mixed: true,
     ..MethodInfo::PLAIN
 };
 
@@ -48,6 +49,8 @@ pub struct Aio {
     ctx: AioContext,
     fd: OwnedFd,
     write: bool,
+    /// `--op mixed`: each request reads or writes as its `Io` says.
+    mixed: bool,
     positionless: bool,
     path: PathBuf,
     /// One iocb per slot; `pending` holds pointers to the queued ones.
@@ -101,6 +104,7 @@ impl Method for Aio {
             ctx: actx,
             fd: ctx.target.open_for(ctx.spec, false)?,
             write: ctx.writes(),
+            mixed: ctx.spec.op == crate::spec::OpKind::Mixed,
             positionless: ctx.positionless(),
             path: ctx.target.path.clone(),
             iocbs: vec![Iocb::default(); qd],
@@ -118,7 +122,7 @@ impl Method for Aio {
         let cb = &mut self.iocbs[io.slot as usize];
         *cb = Iocb {
             aio_data: io.slot as u64,
-            aio_lio_opcode: if self.write {
+            aio_lio_opcode: if io.write {
                 sys::IOCB_CMD_PWRITE
             } else {
                 sys::IOCB_CMD_PREAD
@@ -139,7 +143,11 @@ impl Method for Aio {
 
     /// A failed completion is an aio request's: named so (the runner's own default names io_uring).
     fn describe_failure(&self, errno: i32) -> Option<String> {
-        let call = if self.write { "aio write" } else { "aio read" };
+        let call = match (self.mixed, self.write) {
+            (true, _) => "aio read or write",
+            (false, true) => "aio write",
+            (false, false) => "aio read",
+        };
         Some(op_err(sys::SysErr::new(call, errno), &self.path).to_string())
     }
 
