@@ -38,6 +38,10 @@ pub struct TargetInfo {
     /// Absent in results of versions before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fs: Option<String>,
+    /// A path where no file exists and none was made: a method that moves no data (nop) touches none.
+    /// Written only when so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untouched: bool,
 }
 
 impl TargetInfo {
@@ -56,6 +60,7 @@ impl TargetInfo {
             fs: (t.kind == crate::target::TargetKind::File)
                 .then(|| iolab_sys::fs_type_name(&t.path).ok().map(String::from))
                 .flatten(),
+            untouched: t.kind == crate::target::TargetKind::File && t.handle.is_none(),
         }
     }
 }
@@ -639,6 +644,10 @@ pub struct RunResult {
     /// the result has no per-op latency. Written only when so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sparse_clock: Option<crate::measure::clock::SparseClock>,
+    /// `--op-log`: the timed pass's ops per thread, for per-op log files (fio's write_*_log); in memory
+    /// only, never in the JSON.
+    #[serde(skip)]
+    pub op_log: Option<std::sync::Arc<crate::runner::OpLog>>,
 }
 
 /// One interval of a run's time series (`RunResult::intervals`).

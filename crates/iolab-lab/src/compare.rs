@@ -29,6 +29,8 @@ const NOT_WORKLOAD: &[&str] = &[
     "allow_device_writes",
     // --log-interval: how the run is recorded over time, not what it does.
     "log_interval_ms",
+    // --op-log: the ops kept for fio's log files (a clock read per op, said in the run's notes).
+    "op_log_ms",
     // How the depth was asked for: threads, qd and batch say what it became.
     "inflight",
 ];

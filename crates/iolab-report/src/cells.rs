@@ -12,6 +12,8 @@ pub(crate) fn target_label(r: &RunResult) -> String {
         TargetKind::File => {
             if r.target.created {
                 "file iolab created"
+            } else if r.target.untouched {
+                "no file: none made, none touched"
             } else {
                 "existing file"
             }

@@ -246,6 +246,7 @@ mod tests {
                 dio_align: None,
                 peer: Some(Default::default()),
                 fs: None,
+                untouched: false,
             },
             clock: ClockInfo::mock(),
             timed: "t".into(),
@@ -326,6 +327,7 @@ mod tests {
             sink: Some(Default::default()),
             iopoll: Some(Default::default()),
             sparse_clock: None,
+            op_log: None,
         }
     }
 

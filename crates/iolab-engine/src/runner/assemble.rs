@@ -138,6 +138,7 @@ pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunRe
         sink: None,
         iopoll: None,
         sparse_clock: None,
+        op_log: None,
     }
 }
 

@@ -35,6 +35,8 @@ mod worker;
 pub use assemble::Sample;
 pub(crate) use assemble::{assemble, Measured};
 pub use content::{write_content, Content, ContentDrive, ContentTiming};
+pub(crate) use perop::check_spec as check_op_log;
+pub use perop::{OpLog, OpWindow, ThreadOps, OP_LOG_MAX_BYTES, OP_LOG_MAX_WINDOWS};
 
 use crate::error::Result;
 use crate::measure::clock::ClockInfo;

@@ -173,6 +173,7 @@ pub(super) fn run_once(
             Err(why) => result.notes.push(format!("{}{why}", super::layers::NOTE)),
         }
     }
+    super::perop::collect(spec, clock.ns_per_tick, &mut outs, &mut result);
     result.sink = target.sink_figures(sink_before, sink_after).map(|mut f| {
         f.check_against(&result);
         f

@@ -1,26 +1,133 @@
 //! What the loops hand over per op when a run asks for more than its histograms: the direction of each
-//! op (`--op mixed`) and each op's start, end and offset (the traced pass of `--layers`). One call out
+//! op (`--op mixed`), each op's start, end and offset (the traced pass of `--layers`, and the timed pass
+//! of `--op-log 0`), and the ops and latency sums of fixed windows of time (`--op-log MS`). One call out
 //! of line per op, made only when one of them is on: the loops are compiled once per method and clock.
+//!
+//! `--op-log` is what fio's per-I/O logs (write_lat_log, write_bw_log, write_iops_log) are written from.
+//! Its room is reserved before the timed loop and never grown inside it: every op's record needs the
+//! run's op count ([`check_spec`] refuses a run without one, or one whose log would take more than
+//! [`OP_LOG_MAX_BYTES`]); the windows need at most one entry per window of the run's duration (or per
+//! op, when only the op count is known, at most [`OP_LOG_MAX_WINDOWS`]).
 
 use super::mixed::MixOut;
-use crate::error::Result;
+use super::work::{LoopParams, WorkerOut};
+use crate::error::{Error, Result};
 use crate::measure::blocktrace::OpRec;
+use crate::result::RunResult;
+use crate::spec::Spec;
+use crate::units::fmt_size;
+
+/// The most memory an op log may take (all threads): 256 MiB, 8 Mi records of every op.
+pub const OP_LOG_MAX_BYTES: u64 = 256 << 20;
+/// The most windows a thread keeps for `--op-log MS` (18 hours of 1 s windows).
+pub const OP_LOG_MAX_WINDOWS: u64 = 1 << 16;
+
+/// The timed pass's ops as `--op-log` kept them, per thread. In memory only: never in the result's JSON.
+#[derive(Debug, Clone, Default)]
+pub struct OpLog {
+    /// 0: every op's record (`ThreadOps::ops`); else the length of a window in ms (`ThreadOps::windows`).
+    pub window_ms: u64,
+    /// The run's clock: nanoseconds per tick.
+    pub ns_per_tick: f64,
+    /// Bytes per op.
+    pub bs: u64,
+    pub threads: Vec<ThreadOps>,
+}
+
+/// One thread's ops.
+#[derive(Debug, Clone, Default)]
+pub struct ThreadOps {
+    pub thread: u32,
+    /// The tick of the thread's first op start: time 0 of its records and windows.
+    pub origin: u64,
+    /// The tick of its last completion and final flush.
+    pub end: u64,
+    /// `--op-log 0`: every op, in completion order (ticks).
+    pub ops: Vec<OpRec>,
+    /// `--op-log MS`: the windows that had an op, in time order.
+    pub windows: Vec<OpWindow>,
+    /// Ops done but not kept: the room reserved was full.
+    pub dropped: u64,
+}
+
+/// One window of `--op-log MS`: the ops that completed in it, by direction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OpWindow {
+    /// Window k spans [k, k + 1) x MS ms from the thread's first op start (by completion time).
+    pub index: u64,
+    /// [reads, writes]: ops completed, and the sum of their latencies in ticks.
+    pub ops: [u64; 2],
+    pub lat_ticks: [u64; 2],
+}
 
 pub(super) struct PerOp {
     pub(super) mix: Option<MixOut>,
     /// The ops logged, up to the capacity reserved before the loop (never grown inside it).
     pub(super) log: Option<Vec<OpRec>>,
+    /// `--op-log MS`: the windows, their room reserved before the loop.
+    windows: Option<Windows>,
+    /// The first op's start (its records' time 0), and the ops not kept.
+    origin: Option<u64>,
+    dropped: u64,
+}
+
+/// The windows of one thread as they fill.
+struct Windows {
+    every: u64,
+    /// The tick at which the current window ends.
+    ends: u64,
+    /// The room was full when the current window began: its ops are not kept.
+    full: bool,
+    list: Vec<OpWindow>,
+}
+
+impl Windows {
+    /// Adds a completed op; false when it is not kept.
+    #[inline]
+    fn add(&mut self, origin: u64, write: bool, start: u64, end: u64) -> bool {
+        // `ends` is 0 before the first op.
+        if end >= self.ends {
+            let k = end.saturating_sub(origin) / self.every;
+            self.ends = origin.saturating_add((k + 1).saturating_mul(self.every));
+            self.full = self.list.len() == self.list.capacity();
+            if !self.full {
+                self.list.push(OpWindow {
+                    index: k,
+                    ..OpWindow::default()
+                });
+            }
+        }
+        match (self.full, self.list.last_mut()) {
+            (false, Some(w)) => {
+                let d = usize::from(write);
+                w.ops[d] += 1;
+                w.lat_ticks[d] += end.saturating_sub(start);
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 impl PerOp {
-    /// For a worker: `None` unless the run is mixed or logs its ops (at most `log_ops` of them).
-    pub(super) fn for_worker(mixed: bool, log_ops: u64) -> Result<Option<PerOp>> {
-        if !mixed && log_ops == 0 {
+    /// For a worker: `None` unless the run is mixed, logs its ops (at most `log_ops` of them) or sums
+    /// them per window (`op_windows`: ticks per window and the windows to make room for).
+    pub(super) fn for_worker(p: &LoopParams) -> Result<Option<PerOp>> {
+        let (every, room) = p.op_windows;
+        if !p.mixed && p.log_ops == 0 && every == 0 {
             return Ok(None);
         }
         Ok(Some(PerOp {
-            mix: mixed.then(MixOut::try_new).transpose()?,
-            log: (log_ops > 0).then(|| Vec::with_capacity(log_ops as usize)),
+            mix: p.mixed.then(MixOut::try_new).transpose()?,
+            log: (p.log_ops > 0).then(|| Vec::with_capacity(p.log_ops as usize)),
+            windows: (every > 0).then(|| Windows {
+                every,
+                ends: 0,
+                full: false,
+                list: Vec::with_capacity(room as usize),
+            }),
+            origin: None,
+            dropped: 0,
         }))
     }
 
@@ -30,7 +137,11 @@ impl PerOp {
         if let Some(m) = self.mix.as_mut() {
             m.op(write, timed.map(|(s, e)| e.saturating_sub(s)));
         }
-        if let (Some(log), Some((start, end))) = (self.log.as_mut(), timed) {
+        let Some((start, end)) = timed else {
+            return;
+        };
+        let origin = *self.origin.get_or_insert(start);
+        if let Some(log) = self.log.as_mut() {
             if log.len() < log.capacity() {
                 log.push(OpRec {
                     write,
@@ -38,7 +149,236 @@ impl PerOp {
                     end,
                     offset,
                 });
+            } else {
+                self.dropped += 1;
             }
         }
+        if let Some(w) = self.windows.as_mut() {
+            if !w.add(origin, write, start, end) {
+                self.dropped += 1;
+            }
+        }
+    }
+}
+
+/// Checks `--op-log` against the rest of the workload (a clock read per op, its room known before the
+/// run and within [`OP_LOG_MAX_BYTES`]); without `--clock-every` a run with a log reads the clock per op.
+pub(crate) fn check_spec(spec: &mut Spec) -> Result<()> {
+    let Some(ms) = spec.op_log_ms else {
+        return Ok(());
+    };
+    let info = spec.method.info();
+    if info.exec == crate::method::info::Exec::OutOfProcess {
+        return Err(Error::usage(
+            "--op-log",
+            format!(
+                "--method {} times its client from outside, per sampling window, never per op: drop --op-log",
+                spec.method.name()
+            ),
+        ));
+    }
+    match spec.clock_every {
+        Some(n) if n > 1 => {
+            return Err(Error::usage(
+                "--op-log",
+                format!("logs each op's start and end: it needs a clock read per op, not one every {n} (--clock-every)"),
+            ))
+        }
+        _ => spec.clock_every = Some(1),
+    }
+    let threads = u64::from(spec.threads.max(1));
+    if ms == 0 {
+        let Some(ops) = spec.ops else {
+            return Err(Error::usage(
+                "--op-log",
+                "0 keeps a record of every op, its room reserved before the run from the run's op count, and a \
+                 run of a --duration alone has none: give --ops or --size, or --op-log MS for sums per MS ms",
+            ));
+        };
+        let need = ops.saturating_mul(std::mem::size_of::<OpRec>() as u64);
+        if need > OP_LOG_MAX_BYTES {
+            return Err(Error::usage(
+                "--op-log",
+                format!(
+                    "0 keeps a record of every op: {ops} ops would take {}, more than the {} an op log may take; \
+                     give fewer ops, or --op-log MS for sums per MS ms",
+                    fmt_size(need),
+                    fmt_size(OP_LOG_MAX_BYTES)
+                ),
+            ));
+        }
+        return Ok(());
+    }
+    let room = window_room(spec, ms);
+    let need = room
+        .saturating_mul(threads)
+        .saturating_mul(std::mem::size_of::<OpWindow>() as u64);
+    if room > OP_LOG_MAX_WINDOWS || need > OP_LOG_MAX_BYTES {
+        return Err(Error::usage(
+            "--op-log",
+            format!(
+                "{ms} ms windows: {room} per thread ({} over {threads} thread(s)), more than the {OP_LOG_MAX_WINDOWS} \
+                 windows per thread and {} an op log may take; give longer windows",
+                fmt_size(need),
+                fmt_size(OP_LOG_MAX_BYTES)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Windows a thread makes room for with `--op-log MS`: one per window of the duration and two more (the
+/// last op may complete past the deadline), else one per op, at most [`OP_LOG_MAX_WINDOWS`].
+fn window_room(spec: &Spec, ms: u64) -> u64 {
+    match spec.duration_s {
+        Some(d) => (d * 1000.0 / ms as f64).ceil() as u64 + 2,
+        None => spec
+            .ops_for_thread(0)
+            .unwrap_or(OP_LOG_MAX_WINDOWS)
+            .min(OP_LOG_MAX_WINDOWS),
+    }
+}
+
+/// The loop's windows for `spec`: ticks per window and the room to make (zeros: none).
+pub(super) fn op_windows(spec: &Spec, hz: f64) -> (u64, u64) {
+    match spec.op_log_ms {
+        Some(ms) if ms > 0 => (
+            ((ms as f64 * 1e-3 * hz) as u64).max(1),
+            window_room(spec, ms),
+        ),
+        _ => (0, 0),
+    }
+}
+
+/// After the timed pass: the workers' logs moved into the result (`op_log`), with a note of what they
+/// hold and what was timed.
+pub(super) fn collect(spec: &Spec, ns_per_tick: f64, outs: &mut [WorkerOut], r: &mut RunResult) {
+    let Some(ms) = spec.op_log_ms else {
+        return;
+    };
+    let mut log = OpLog {
+        window_ms: ms,
+        ns_per_tick,
+        bs: spec.bs,
+        threads: Vec::with_capacity(outs.len()),
+    };
+    for (t, o) in outs.iter_mut().enumerate() {
+        let Some(p) = o.perop.as_mut() else { continue };
+        log.threads.push(ThreadOps {
+            thread: t as u32,
+            // Every op's record: the loop's start; windows were numbered from the first op's start in the
+            // loop (the same tick, or a round later for a queued method).
+            origin: if ms == 0 {
+                o.t_first
+            } else {
+                p.origin.unwrap_or(o.t_first)
+            },
+            end: o.t_last,
+            ops: p.log.take().unwrap_or_default(),
+            windows: p.windows.take().map(|w| w.list).unwrap_or_default(),
+            dropped: p.dropped,
+        });
+    }
+    let dropped: u64 = log.threads.iter().map(|t| t.dropped).sum();
+    let kept = if ms == 0 {
+        format!(
+            "every op's start, end (its latency as `timed` says), offset and direction: {} ops",
+            log.threads.iter().map(|t| t.ops.len()).sum::<usize>()
+        )
+    } else {
+        format!(
+            "per thread and direction, the ops that completed in each {ms} ms window from the thread's first \
+             op start and the sum of their latencies: {} windows",
+            log.threads.iter().map(|t| t.windows.len()).sum::<usize>()
+        )
+    };
+    let cost = if spec.method.info().synchronous() {
+        "a call out of line and a clock read per op (not the plain loop a lean method runs otherwise)"
+    } else {
+        "a call out of line per completion"
+    };
+    r.notes.push(format!(
+        "--op-log: the timed pass kept {kept}{}; its cost is in the figures: {cost}",
+        if dropped > 0 {
+            format!(" ({dropped} ops not kept: the room reserved before the run was full)")
+        } else {
+            String::new()
+        }
+    ));
+    r.op_log = Some(std::sync::Arc::new(log));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn windows(every: u64, room: usize) -> Windows {
+        Windows {
+            every,
+            ends: 0,
+            full: false,
+            list: Vec::with_capacity(room),
+        }
+    }
+
+    #[test]
+    fn windows_sum_ops_by_completion_time_and_direction() {
+        let mut w = windows(100, 8);
+        // Origin 1000: completions at +10 (read), +90 (write), +100 and +150 (reads), +420 (write).
+        for (write, s, e) in [
+            (false, 1000, 1010),
+            (true, 1010, 1090),
+            (false, 1090, 1100),
+            (false, 1100, 1150),
+            (true, 1150, 1420),
+        ] {
+            assert!(w.add(1000, write, s, e));
+        }
+        let got: Vec<(u64, [u64; 2], [u64; 2])> = w
+            .list
+            .iter()
+            .map(|x| (x.index, x.ops, x.lat_ticks))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, [1, 1], [10, 80]),
+                (1, [2, 0], [10 + 50, 0]),
+                (4, [0, 1], [0, 270])
+            ]
+        );
+    }
+
+    #[test]
+    fn a_full_room_keeps_no_more_windows() {
+        let mut w = windows(10, 2);
+        let room = w.list.capacity();
+        let kept = (0..room as u64 + 3)
+            .filter(|i| w.add(0, false, i * 10, i * 10 + 1))
+            .count();
+        assert_eq!(kept, room);
+        assert_eq!(w.list.len(), room);
+    }
+
+    #[test]
+    fn an_op_log_needs_an_op_count_and_fits_its_bound() {
+        let spec = |extra: &[(&str, &str)]| {
+            let mut raw = crate::spec::RawSpec::new();
+            for (k, v) in extra {
+                raw.set(k, *v).unwrap();
+            }
+            raw.resolve()
+        };
+        let s = spec(&[("op-log", "0"), ("ops", "1000")]).unwrap();
+        assert_eq!(s.clock_every, Some(1));
+        let e = spec(&[("op-log", "0"), ("duration", "1")]).unwrap_err();
+        assert!(e.to_string().contains("--op-log"), "{e}");
+        let e = spec(&[("op-log", "0"), ("ops", "100M")]).unwrap_err();
+        assert!(e.to_string().contains("256 MiB"), "{e}");
+        assert!(spec(&[("op-log", "100"), ("duration", "1")]).is_ok());
+        let e = spec(&[("op-log", "1"), ("duration", "3600")]).unwrap_err();
+        assert!(e.to_string().contains("longer windows"), "{e}");
+        let e = spec(&[("op-log", "0"), ("ops", "10"), ("clock-every", "8")]).unwrap_err();
+        assert!(e.to_string().contains("--clock-every"), "{e}");
     }
 }

@@ -137,9 +137,11 @@ fn loop_params<'a>(
             spec.method.info().synchronous(),
         )
         .map_or(1, |s| s.every),
-        log_ops: pass
-            .layers
-            .map_or(0, |_| spec.ops_for_thread(0).unwrap_or(0)),
+        log_ops: match (pass.layers, spec.op_log_ms) {
+            (Some(_), _) | (None, Some(0)) => spec.ops_for_thread(0).unwrap_or(0),
+            _ => 0,
+        },
+        op_windows: super::perop::op_windows(spec, info.hz),
     }
 }
 

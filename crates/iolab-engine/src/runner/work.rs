@@ -178,8 +178,10 @@ pub(super) struct LoopParams<'a> {
     pub(super) intervals_expected: u64,
     /// Ops per clock read of a synchronous loop (`--clock-every`; 1: a read after every op).
     pub(super) clock_every: u64,
-    /// The traced pass of `--layers`: each worker logs up to this many ops (0: none).
+    /// The traced pass of `--layers` and `--op-log 0`: each worker logs up to this many ops (0: none).
     pub(super) log_ops: u64,
+    /// `--op-log MS`: ticks per window and the windows each worker makes room for (zeros: none).
+    pub(super) op_windows: (u64, u64),
 }
 
 /// The two hand-overs between a worker and whoever samples the process around the timed span.

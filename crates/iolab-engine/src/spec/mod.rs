@@ -194,6 +194,10 @@ pub struct Spec {
     /// [`AUTO_LOG_MIN_S`] or more.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_interval_ms: Option<u64>,
+    /// `--op-log MS`: the timed pass keeps its ops for log files (0: every op; MS: sums per MS ms window;
+    /// see `runner::OpLog`); unset (`None`, not written): no log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op_log_ms: Option<u64>,
     /// `--sink`: the sink driver's personality for the run's files (None: the driver's default); written
     /// only when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -261,6 +265,7 @@ impl Spec {
             keep: false,
             warmup: Warmup::None,
             log_interval_ms: Some(0),
+            op_log_ms: None,
             // Counts per op do not need the pace, and the waits would add the runner's own sleeps.
             rate_iops: None,
             ..self.clone()

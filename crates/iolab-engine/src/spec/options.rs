@@ -136,7 +136,7 @@ pub static OPTIONS: &[Opt] = &[
         help: "How each op talks to the kernel (see the list below)" },
     Opt { key: "op", ty: Ty::Word(&["write", "read", "mixed"]), value_name: "OP", group: W, applies: All,
         default: Some("write"),
-        help: "write, read, or mixed (each op reads or writes: fio's randrw; psync, pv2, io_uring)" },
+        help: "write, read, or mixed (each op reads or writes: fio's randrw; psync, pv2, io_uring, aio)" },
     Opt { key: "rate-iops", ty: Ty::Count, value_name: "N", group: W, applies: All, default: None,
         help: "Pace each thread to N ops/s (fio's rate_iops); latency runs from when each op was due" },
     Opt { key: "rate", ty: Ty::Size, value_name: "BYTES", group: W, applies: All, default: None,
@@ -346,6 +346,7 @@ pub static OPTIONS: &[Opt] = &[
                percentiles (the result's `intervals`; --csv-intervals, and a chart in `iolab report`); 0 turns them off, \
                otherwise at least 10. No thread is added: each worker closes its interval at the first completion past \
                its end" },
+    Opt { key: "op-log", ty: Ty::Count, value_name: "MS", group: S, applies: All, default: None, help: "Keep the timed pass's ops for log files (what `run --fio` writes a job's write_lat_log, write_bw_log and write_iops_log from; in memory only, not in the result's JSON): 0 = every op's start, end, offset and direction, room for the run's op count reserved before it (--ops or --size; at most 256 MiB); MS = per thread and direction, the ops and their latency sum in each MS ms window. A call more per op, and a clock read per op" },
     Opt { key: "breakdown", ty: Ty::Bool { on: None, off: Some("no-breakdown") }, value_name: "", group: S,
         applies: All, default: None,
         help: "Count only totals in the counting pass, no per-syscall breakdown (faster: releasing each traced \

@@ -196,6 +196,7 @@ impl RawSpec {
             profile: self.profile()?,
             profile_hz: self.profile_hz()?,
             log_interval_ms: self.log_interval(method)?,
+            op_log_ms: self.count("op-log")?,
             sink: self.sink()?,
             sink_log: self.bool("sink-log")?,
             clock_every: self.clock_every(method)?,
@@ -206,6 +207,7 @@ impl RawSpec {
         if spec.rate_iops.is_some() && spec.clock_every.is_none() {
             spec.clock_every = Some(1);
         }
+        crate::runner::check_op_log(&mut spec)?;
         check_method_combinations(&spec)?;
         check_memory_limit(&spec)?;
         check_extent(&spec)?;
