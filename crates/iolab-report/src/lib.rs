@@ -10,6 +10,7 @@ pub mod export;
 mod fields;
 pub mod findings_by_cause;
 pub mod fio_json;
+pub mod fio_log;
 pub mod fleet;
 pub mod html;
 pub mod interval_csv;

@@ -61,7 +61,9 @@ pub(crate) fn cmd_run(a: &RunArgs, fio_json: Option<&std::path::Path>) -> Result
     Ok(0)
 }
 
-/// `--fio-json`: a new file, for one run (a --repeat's runs are one workload's statistics).
+/// `--fio-json`: a new file, for one run (a --repeat's runs are one workload's statistics). Called
+/// before any run: the runs then keep their whole latency histogram (`Summary::hist_ns`, as a fleet's
+/// runs do), which fio's bins are counted from.
 pub(crate) fn check_fio_json(p: &std::path::Path, repeat: usize) -> Result<(), Error> {
     if repeat > 1 {
         return Err(Error::usage(
@@ -75,15 +77,19 @@ pub(crate) fn check_fio_json(p: &std::path::Path, repeat: usize) -> Result<(), E
             "give a file name: stdout carries the run's text (--json - gives iolab's JSON there)",
         ));
     }
-    iolab_engine::paths::check_new_path("--fio-json", p)
+    iolab_engine::paths::check_new_path("--fio-json", p)?;
+    iolab_engine::measure::hist::keep_whole_histograms();
+    Ok(())
 }
 
-/// The runs as fio's json+ document, in a new file.
-pub(crate) fn write_fio_json(
-    p: &std::path::Path,
-    runs: &[(String, &iolab_engine::result::RunResult)],
-) -> Result<(), Error> {
-    let doc = iolab_report::fio_json::document(runs);
+/// The runs as fio's json+ document, in a new file: each run as (job name, result), or (job name,
+/// result, whether the job asked for group_reporting).
+pub(crate) fn write_fio_json<'a, R>(p: &std::path::Path, runs: &'a [R]) -> Result<(), Error>
+where
+    &'a R: Into<iolab_report::fio_json::FioRun<'a>>,
+{
+    let runs: Vec<iolab_report::fio_json::FioRun> = runs.iter().map(Into::into).collect();
+    let doc = iolab_report::fio_json::document(&runs);
     let bytes =
         serde_json::to_vec_pretty(&doc).map_err(|e| Error::Output(format!("--fio-json: {e}")))?;
     crate::output::write_new("--fio-json", p, &bytes)

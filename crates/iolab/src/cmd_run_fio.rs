@@ -38,9 +38,19 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
     }
     let plan = plan(a, f, &jobs)?;
     let outputs = checks(a, f, &plan)?;
+    // fio's log files (write_bw_log ...): checked before any job runs, written after each run.
+    let logs_of = |job: &str| jobs.iter().find(|j| j.name == job)?.logs.as_ref();
+    let wanted: Vec<_> = plan
+        .iter()
+        .filter_map(|p| Some((logs_of(&p.job)?, p.spec.overwrite)))
+        .collect();
+    fio_job::logs::check_files(&wanted, f.across_methods)?;
+    let mut logs_written = Vec::new();
     iolab_engine::cleanup::install_signal_handler();
     let clk = clock::calibrate(20);
     let mut done: Vec<(String, RunResult)> = Vec::new();
+    // --fio-json: whether each run's job asks for group_reporting (its threads as one entry).
+    let (grouped_jobs, mut grouped) = (iolab_report::fio_json::grouped_jobs(path), Vec::new());
     let mut mismatches = 0u64;
     let compact = plan.len() > 1 && !a.verbose;
     let mut said_for = String::new();
@@ -74,6 +84,12 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
         };
         r.notes
             .extend(p.said.iter().map(|s| format!("fio job '{}': {s}", p.job)));
+        if let Some(l) = logs_of(&p.job) {
+            r.notes
+                .extend(iolab_report::fio_log::write(l, &r, &mut logs_written)?);
+            // In its files now: not held until the last job's run.
+            r.op_log = None;
+        }
         if compact {
             // Many runs: each one's first two lines, then the table; -v shows every run whole.
             let text = iolab_report::TableExporter.run_text(&r);
@@ -90,14 +106,16 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
         }
         mismatches += r.verify.as_ref().map_or(0, |v| v.mismatches);
         done.push((p.label.clone(), r));
+        grouped.push(grouped_jobs.contains(&p.job));
     }
     if done.len() > 1 {
         out(&table(&done))?;
     }
     if let Some(p) = &f.fio_json {
-        let runs: Vec<(String, &RunResult)> = done
+        let runs: Vec<(String, &RunResult, bool)> = done
             .iter()
-            .map(|(l, r)| (l.trim_matches('\'').replace("' with ", " with "), r))
+            .zip(&grouped)
+            .map(|((l, r), g)| (l.trim_matches('\'').replace("' with ", " with "), r, *g))
             .collect();
         crate::cmd_run::write_fio_json(p, &runs)?;
     }
@@ -252,7 +270,7 @@ fn preflight(s: &Spec) -> Result<(), Error> {
     }
     let shown = s.target.display();
     match std::fs::symlink_metadata(&s.target) {
-        Ok(md) if md.is_file() && s.op.writes() && !s.overwrite => Err(Error::usage(
+        Ok(md) if md.is_file() && s.op.writes() && !s.method.info().no_data && !s.overwrite => Err(Error::usage(
             "--overwrite",
             format!("{shown} exists; add --overwrite to write into it, or give the job another filename"),
         )),

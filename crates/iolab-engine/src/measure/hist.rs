@@ -4,6 +4,7 @@
 //! nanoseconds only when summarised.
 
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub type Hist = hdrhistogram::Histogram<u64>;
 
@@ -301,7 +302,15 @@ pub const KEEP_HIST_ENV: &str = "IOLAB_FLEET_HIST";
 pub fn summarize(h: &Hist, ns_per_tick: f64) -> Summary {
     static KEEP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let keep = *KEEP.get_or_init(|| std::env::var_os(KEEP_HIST_ENV).is_some());
-    summarize_keeping(h, ns_per_tick, keep)
+    summarize_keeping(h, ns_per_tick, keep || KEEP_ASKED.load(Ordering::Relaxed))
+}
+
+static KEEP_ASKED: AtomicBool = AtomicBool::new(false);
+
+/// From now on, every summary of this process keeps its whole histogram ([`Summary::hist_ns`]): for an
+/// output that is counted from it (fio's json+ bins), asked for before the runs.
+pub fn keep_whole_histograms() {
+    KEEP_ASKED.store(true, Ordering::Relaxed);
 }
 
 /// [`summarize`], with the whole histogram in [`Summary::hist_ns`] when `keep`.

@@ -1,8 +1,9 @@
 //! A fio job as an iolab workload: each fio option iolab honours becomes the option of its own meaning,
-//! in fio's units (sizes with `kb_base`, times in seconds by default). An option iolab does not honour
-//! refuses the job, naming it, unless the run is lenient; then it is listed as ignored. Where iolab
-//! does something fio does differently by default, the job carries a note saying so.
+//! in fio's units (numbers as fio reads them, numbers.rs; the amounts as fio works them out, amounts.rs).
+//! An option iolab does not honour refuses the job, naming it, unless the run is lenient; then it is
+//! listed as ignored. Where iolab does something fio does differently, the job carries a note saying so.
 
+use super::numbers::{fio_number, fio_seconds, fio_size, Num};
 use super::parse::Job;
 use iolab_engine::spec::RawSpec;
 use std::os::unix::fs::FileTypeExt;
@@ -14,6 +15,8 @@ pub struct Mapped {
     pub raw: RawSpec,
     pub ignored: Vec<String>,
     pub notes: Vec<String>,
+    /// fio's log files the job asks for (write_bw_log ..., see logs.rs).
+    pub logs: Option<super::logs::LogPlan>,
 }
 
 /// Options that change nothing in a run of one job by one process: accepted and said nowhere.
@@ -26,21 +29,23 @@ const NO_EFFECT: &[&str] = &[
     "new_group",
     "randrepeat",
     "kb_base",
-    "iodepth",
-    "iodepth_batch_submit",
     "norandommap",
     "invalidate",
-    "time_based",
-    "size",
-    "io_size",
-    "filesize",
-    "numjobs",
     "end_fsync",
     "buffered",
 ];
 
+/// Why iolab cannot honour an option, said with its refusal.
+const WHY_NOT: &[(&str, &str)] = &[
+    ("bssplit", "iolab runs one block size per job"),
+    (
+        "iodepth_batch_complete_max",
+        "iolab reaps up to its submit batch at a time",
+    ),
+];
+
 /// iolab's most threads, and io_uring's largest ring (IORING_MAX_ENTRIES).
-const MAX_JOBS: u64 = 1024;
+pub(super) const MAX_JOBS: u64 = 1024;
 const MAX_DEPTH: u64 = 32768;
 
 /// fio's engines and the iolab method of each.
@@ -56,13 +61,25 @@ const ENGINES: &[(&str, &str)] = &[
     ("null", "nop"),
 ];
 
-/// `job` as an iolab workload; `lenient`: options iolab does not honour are listed, not refused.
+/// `job` as an iolab workload; `lenient`: options iolab does not honour are listed, not refused. A
+/// refusal names the job.
 pub fn map(job: &Job, lenient: bool) -> Result<Mapped, String> {
+    map_job(job, lenient).map_err(|e| {
+        if e.starts_with("job '") {
+            e
+        } else {
+            format!("job '{}': {e}", job.name)
+        }
+    })
+}
+
+fn map_job(job: &Job, lenient: bool) -> Result<Mapped, String> {
     let mut m = Mapped {
         name: job.name.clone(),
         raw: RawSpec::new(),
         ignored: Vec::new(),
         notes: Vec::new(),
+        logs: None,
     };
     let kb = match job.get("kb_base") {
         None | Some("1024") => 1024,
@@ -72,10 +89,19 @@ pub fn map(job: &Job, lenient: bool) -> Result<Mapped, String> {
     let j = Ctx { job, kb };
     let method = engine(&j, &mut m)?;
     direction(&j, &mut m)?;
-    amounts(&j, &mut m)?;
-    depth(&j, &mut m, method)?;
     target(&j, &mut m)?;
-    rest(&j, &mut m)?;
+    let bs = block_size(&j, &mut m)?;
+    depth(&j, &mut m, method)?;
+    super::amounts::amounts(&j, &mut m, bs, method == "nop")?;
+    rest(&j, &mut m, method)?;
+    layout(&j, &mut m, method)?;
+    m.logs = super::logs::plan(job, &mut m)?;
+    unhonoured(job, &mut m, lenient)?;
+    Ok(m)
+}
+
+/// The options no function here reads: refused by name (with why, where known), or listed if lenient.
+fn unhonoured(job: &Job, m: &mut Mapped, lenient: bool) -> Result<(), String> {
     let mut seen: Vec<&str> = Vec::new();
     for (k, v) in &job.opts {
         if seen.contains(&k.as_str())
@@ -88,23 +114,44 @@ pub fn map(job: &Job, lenient: bool) -> Result<Mapped, String> {
         if lenient {
             m.ignored.push(format!("{k}={v}"));
         } else {
+            let why = WHY_NOT
+                .iter()
+                .find(|(o, _)| o == k)
+                .map_or(String::new(), |(_, w)| format!("{w}; "));
             return Err(format!(
-                "job '{}': {k}={v} is not an option iolab honours (--fio-lenient runs the job without it \
+                "job '{}': {k}={v} is not an option iolab honours ({why}--fio-lenient runs the job without it \
                  and lists it)",
                 job.name
             ));
         }
     }
-    Ok(m)
+    Ok(())
 }
 
 /// Options the functions below read.
 const HANDLED: &[&str] = &[
+    // logs.rs
+    "write_bw_log",
+    "write_lat_log",
+    "write_iops_log",
+    "log_avg_msec",
+    "log_offset",
+    "per_job_logs",
     "ioengine",
     "rw",
     "rwmixread",
     "bs",
+    "bsrange",
     "runtime",
+    "time_based",
+    "size",
+    "io_size",
+    "filesize",
+    "numjobs",
+    "nrfiles",
+    "loops",
+    "iodepth",
+    "iodepth_batch_submit",
     "direct",
     "fsync",
     "filename",
@@ -114,27 +161,39 @@ const HANDLED: &[&str] = &[
     "rate_iops",
     "random_distribution",
     "verify",
+    "do_verify",
+    "clat_percentiles",
     "randseed",
     "offset",
+    "fallocate",
 ];
 
-struct Ctx<'a> {
-    job: &'a Job,
-    kb: u64,
+/// A job's options read in fio's meaning (`kb` its kb_base).
+pub(super) struct Ctx<'a> {
+    pub(super) job: &'a Job,
+    pub(super) kb: u64,
 }
 
 impl Ctx<'_> {
-    fn get(&self, k: &str) -> Option<&str> {
+    pub(super) fn get(&self, k: &str) -> Option<&str> {
         self.job.get(k)
     }
 
-    fn size(&self, k: &str) -> Result<Option<u64>, String> {
+    /// A size, or a percentage where fio takes one.
+    pub(super) fn number(&self, k: &str) -> Result<Option<Num>, String> {
+        self.get(k)
+            .map(|v| fio_number(v, self.kb).map_err(|e| format!("{k}={v}: {e}")))
+            .transpose()
+    }
+
+    /// A size in bytes.
+    pub(super) fn size(&self, k: &str) -> Result<Option<u64>, String> {
         self.get(k)
             .map(|v| fio_size(v, self.kb).map_err(|e| format!("{k}={v}: {e}")))
             .transpose()
     }
 
-    fn flag(&self, k: &str) -> Result<bool, String> {
+    pub(super) fn flag(&self, k: &str) -> Result<bool, String> {
         match self.get(k) {
             None | Some("0") | Some("false") => Ok(false),
             Some("1") | Some("true") => Ok(true),
@@ -142,17 +201,27 @@ impl Ctx<'_> {
         }
     }
 
-    fn count(&self, k: &str) -> Result<Option<u64>, String> {
-        self.get(k)
-            .map(|v| {
-                v.parse::<u64>()
-                    .map_err(|_| format!("{k}={v}: expected a whole number"))
-            })
-            .transpose()
+    /// A whole number, read as fio reads its integer options (with units and 0x, as sizes).
+    pub(super) fn count(&self, k: &str) -> Result<Option<u64>, String> {
+        self.size(k)
+    }
+
+    fn rw(&self) -> &str {
+        self.get("rw").unwrap_or("read")
+    }
+
+    /// Whether the job reads (read, randread, rw, randrw).
+    fn reads(&self) -> bool {
+        !matches!(self.rw(), "write" | "randwrite")
+    }
+
+    /// Whether the job writes (write, randwrite, rw, randrw).
+    fn writes(&self) -> bool {
+        !matches!(self.rw(), "read" | "randread")
     }
 }
 
-fn set(m: &mut Mapped, k: &str, v: impl Into<iolab_engine::spec::options::Val>) {
+pub(super) fn set(m: &mut Mapped, k: &str, v: impl Into<iolab_engine::spec::options::Val>) {
     m.raw
         .set(k, v)
         .unwrap_or_else(|e| panic!("internal: fio mapping sets {k}: {e}"));
@@ -176,7 +245,7 @@ fn engine(j: &Ctx, m: &mut Mapped) -> Result<&'static str, String> {
 }
 
 fn direction(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
-    let rw = j.get("rw").unwrap_or("read");
+    let rw = j.rw();
     let (op, pattern) = match rw {
         "read" => ("read", "seq"),
         "write" => ("write", "seq"),
@@ -212,83 +281,108 @@ fn direction(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
     Ok(())
 }
 
-/// numjobs, size, io_size, filesize, runtime and time_based: fio's sizes are per job, iolab's totals are
-/// over its threads.
-fn amounts(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
-    let jobs = j.count("numjobs")?.unwrap_or(1).max(1);
-    if jobs > MAX_JOBS {
-        return Err(format!(
-            "numjobs={jobs}: iolab runs at most {MAX_JOBS} threads"
-        ));
-    }
-    if jobs > 1 {
-        set(m, "threads", jobs as i64);
-        m.notes.push(format!(
-            "numjobs={jobs}: {jobs} threads of one process, each in its own region of one file (fio's jobs \
-             are processes, each with its own file unless they share a filename)"
-        ));
-    }
-    let per_job = j.size("size")?;
-    let file = j.size("filesize")?.or(per_job);
-    let times_jobs = |v: u64, what: &str| {
-        v.checked_mul(jobs)
-            .ok_or_else(|| format!("{what} x numjobs={jobs} is more bytes than iolab counts"))
+/// bs and bsrange: the block size of the directions the job moves. fio's `bs=R,W` reads R and writes W
+/// (one value: both); bsrange, whose ends must be equal here, overrides bs whatever their order, as in fio.
+fn block_size(j: &Ctx, m: &mut Mapped) -> Result<u64, String> {
+    let (key, v) = match (j.get("bsrange"), j.get("bs")) {
+        (Some(r), _) => ("bsrange", r),
+        (None, Some(b)) => ("bs", b),
+        (None, None) => return Ok(4096),
     };
-    if let Some(f) = file {
-        set(m, "file-size", format!("{}", times_jobs(f, "size")?));
+    let parts: Vec<&str> = v.split([',', '/']).map(str::trim).collect();
+    if parts.len() > 3 || parts.iter().any(|p| p.is_empty()) {
+        return Err(format!(
+            "{key}={v}: give a size for reads, writes and trims, none empty (fio leaves an empty one as it was)"
+        ));
     }
-    let io = j.size("io_size")?.or(per_job);
-    let timed = j.flag("time_based")?;
-    let runtime = j
-        .get("runtime")
-        .map(|r| fio_seconds(r).map_err(|e| format!("runtime={r}: {e}")))
-        .transpose()?
-        // fio's runtime=0: no time limit.
-        .filter(|&s| s > 0.0);
-    if let Some(s) = runtime {
-        set(m, "duration", format!("{s}"));
-    } else if timed {
-        return Err("time_based needs runtime".into());
+    let sizes = parts
+        .iter()
+        .map(|p| one_block_size(key, v, p, j.kb))
+        .collect::<Result<Vec<u64>, String>>()?;
+    let (read, write) = (sizes[0], *sizes.get(1).unwrap_or(&sizes[0]));
+    let n = match (j.reads(), j.writes()) {
+        (true, true) if read != write => {
+            return Err(format!(
+                "{key}={v}: reads of {read} and writes of {write} bytes; iolab runs one block size for both"
+            ))
+        }
+        (false, true) => write,
+        _ => read,
+    };
+    set(m, "bs", format!("{n}"));
+    Ok(n)
+}
+
+/// One direction's block size: a size for bs, a range of equal ends (`4k-4k`, `4k:4k`) for bsrange.
+fn one_block_size(key: &str, v: &str, part: &str, kb: u64) -> Result<u64, String> {
+    let ends: Vec<&str> = if key == "bsrange" {
+        part.splitn(2, ['-', ':']).collect()
+    } else {
+        vec![part]
+    };
+    let sizes = ends
+        .iter()
+        .map(|e| fio_size(e, kb))
+        .collect::<Result<Vec<u64>, String>>()
+        .map_err(|e| format!("{key}={v}: {e}"))?;
+    if sizes.iter().any(|&s| s != sizes[0]) {
+        return Err(format!(
+            "{key}={v}: fio picks each request's size in the range; iolab runs one block size"
+        ));
     }
-    if let (Some(b), false) = (io, timed) {
-        set(m, "size", format!("{}", times_jobs(b, "io_size")?));
+    if sizes[0] == 0 {
+        return Err(format!("{key}={v}: fio's least block size is 1 byte"));
     }
-    if io.is_none() && runtime.is_none() {
-        m.notes.push(
-            "no size or runtime: iolab's default amount (100,000 ops, at most 10 s), where fio would refuse \
-             a job on a file without a size"
+    Ok(sizes[0])
+}
+
+/// iodepth and iodepth_batch_submit: a queued engine's depth and submit batch (fio: 0, or more than the
+/// depth, is the depth); a synchronous one has one op in flight per thread.
+fn depth(j: &Ctx, m: &mut Mapped, method: &str) -> Result<(), String> {
+    let qd = j.count("iodepth")?.unwrap_or(1);
+    if qd == 0 {
+        return Err(
+            "iodepth=0: fio refuses it (\"min value out of range: 0 (1 min)\"); give 1 or more"
                 .into(),
         );
     }
-    Ok(())
-}
-
-fn depth(j: &Ctx, m: &mut Mapped, method: &str) -> Result<(), String> {
-    let qd = j.count("iodepth")?.unwrap_or(1);
     if qd > MAX_DEPTH {
         return Err(format!(
             "iodepth={qd}: at most {MAX_DEPTH} (io_uring's largest ring)"
         ));
     }
-    let queued = matches!(method, "io_uring" | "aio");
-    if queued {
-        set(m, "qd", qd.max(1) as i64);
-        let batch = j.count("iodepth_batch_submit")?.unwrap_or(1);
-        set(m, "batch", batch.clamp(1, qd.max(1)) as i64);
-    } else if qd > 1 {
-        m.notes.push(format!(
-            "iodepth={qd} has no effect on a synchronous engine (as in fio): one op in flight per thread"
-        ));
-    }
-    if let Some(bs) = j.get("bs") {
-        let one = bs.split(',').next().unwrap_or(bs);
-        if bs.split(',').any(|b| !b.is_empty() && b != one) {
-            return Err(format!(
-                "bs={bs}: iolab runs one block size for reads and writes"
+    if !matches!(method, "io_uring" | "aio") {
+        if qd > 1 {
+            m.notes.push(format!(
+                "iodepth={qd} has no effect on a synchronous engine (as in fio): one op in flight per thread"
             ));
         }
-        let n = fio_size(one, j.kb).map_err(|e| format!("bs={bs}: {e}"))?;
-        set(m, "bs", format!("{n}"));
+        return Ok(());
+    }
+    set(m, "qd", qd as i64);
+    let batch = match j.count("iodepth_batch_submit")? {
+        None => 1,
+        Some(0) => qd,
+        Some(b) => b.min(qd),
+    };
+    set(m, "batch", batch as i64);
+    if batch > 1 {
+        m.notes.push(format!(
+            "iodepth_batch_submit={batch}: iolab reaps up to {batch} completions at a time and refills its queue \
+             {batch} requests per submission (fewer when the queue is full or the run ends); fio also submits at \
+             {batch} queued or when its queue is full, but reaps iodepth_batch_complete_max (default 1) at a \
+             time, so once its queue is full it submits as single slots free up, mostly one request per call"
+        ));
+    }
+    if method == "aio" {
+        m.notes.push(
+            "ioengine=libaio: iolab's aio looks for completions with a non-blocking io_getevents (min_nr 0) after \
+             each io_submit, and waits in io_getevents (min_nr 1) only when its queue is full or the run drains; \
+             fio's libaio calls io_getevents only when it must reap, waiting there for \
+             iodepth_batch_complete_min (default 1) completion: iolab makes more io_getevents calls (the result \
+             counts them)"
+                .into(),
+        );
     }
     Ok(())
 }
@@ -298,6 +392,11 @@ fn depth(j: &Ctx, m: &mut Mapped, method: &str) -> Result<(), String> {
 fn target(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
     let dir = match j.get("directory") {
         Some("") => return Err("directory= is empty: give a directory, or leave it out".into()),
+        Some(d) if d.contains(':') => {
+            return Err(format!(
+                "directory={d}: iolab runs one file per job, in one directory"
+            ))
+        }
         d => d.map(|d| d.trim_end_matches('/').to_string()),
     };
     let name = match j.get("filename") {
@@ -319,8 +418,8 @@ fn target(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
     Ok(())
 }
 
-/// direct, fsync, ramp_time, rate, verify, randseed, offset, invalidate.
-fn rest(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
+/// direct, fsync, ramp_time, rate, verify, randseed, invalidate, clat_percentiles.
+fn rest(j: &Ctx, m: &mut Mapped, method: &str) -> Result<(), String> {
     let direct = j.flag("direct")? || j.get("buffered") == Some("0");
     if direct {
         set(m, "direct", true);
@@ -329,7 +428,7 @@ fn rest(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
         (Some(_), true) => return Err("fsync and end_fsync: iolab flushes one way per run".into()),
         (Some(n), false) => {
             set(m, "fsync", format!("every:{n}"));
-            if matches!(j.get("rw"), Some("rw" | "randrw")) {
+            if j.reads() && j.writes() {
                 m.notes.push(format!(
                     "fsync={n}: iolab flushes after every {n} ops, reads included; fio counts writes only"
                 ));
@@ -347,33 +446,37 @@ fn rest(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
             if v.contains(',') {
                 return Err(format!("{fio}={v}: iolab paces reads and writes alike"));
             }
-            let n = if fio == "rate" {
-                fio_size(v, j.kb)?
-            } else {
-                j.count(fio)?.unwrap_or(0)
-            };
+            let n = j.count(fio)?.unwrap_or(0);
             set(m, ours, format!("{n}"));
         }
     }
+    // do_verify=0: no verify phase after the writes (fio's default is 1).
+    let do_verify = j.get("do_verify").is_none() || j.flag("do_verify")?;
     if let Some(v) = j.get("verify").filter(|v| *v != "0" && *v != "null") {
-        set(m, "verify", true);
-        m.notes.push(format!(
-            "verify={v}: iolab checks its own pattern (stamps per block and sector) after the run"
-        ));
+        if do_verify {
+            set(m, "verify", true);
+            m.notes.push(format!(
+                "verify={v}: iolab checks its own pattern (stamps per block and sector) after the run, \
+                 untimed and in no figure; fio times its verify pass and counts its reads in the job's reads"
+            ));
+        }
     }
+    // Percentiles are reported either way: the figures do not change.
+    j.flag("clat_percentiles")?;
     if let Some(s) = j.count("randseed")? {
         set(m, "seed", format!("{s}"));
     }
     if let Some(o) = j.size("offset")? {
         set(m, "offset", format!("{o}"));
     }
-    let reads = !matches!(j.get("rw"), Some("write" | "randwrite"));
     let cached_kind = m
         .raw
         .get("target")
         .map(|t| std::fs::metadata(t.text()))
         .is_none_or(|md| md.map_or(true, |md| md.is_file() || md.file_type().is_block_device()));
-    if reads && !direct && cached_kind && j.get("invalidate") != Some("0") {
+    // fio's null engine touches no file, so it drops no cache.
+    let null = method == "nop";
+    if j.reads() && !direct && !null && cached_kind && j.get("invalidate") != Some("0") {
         set(m, "cold-cache", true);
         m.notes.push(
             "fio drops the file's cached pages before a job (invalidate=1, its default): --cold-cache".into(),
@@ -382,66 +485,49 @@ fn rest(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
     Ok(())
 }
 
-/// A size in fio's meaning: with kb_base 1024 (its default) k/m/g/t/p, with or without B, are powers of
-/// 1024 and KiB/MiB... powers of 1000; kb_base 1000 swaps them.
-pub fn fio_size(v: &str, kb: u64) -> Result<u64, String> {
-    let t = v.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("'{v}' is not a size (a whole number with k, m, g, t or p)"))?;
-    let u = unit.to_ascii_lowercase();
-    let (letter, iec) = match u.as_str() {
-        "" | "b" => return Ok(n),
-        s if s.ends_with("ib") && s.len() == 3 => (&s[..1], true),
-        s if s.ends_with('b') && s.len() == 2 => (&s[..1], false),
-        s if s.len() == 1 => (s, false),
-        _ => return Err(format!("'{v}': unit '{unit}' is not k, m, g, t or p")),
+/// fallocate: fio reserves the blocks of a file it lays out for a job that writes (native, its default on
+/// Linux; posix, keep and the old 1); none and truncate do not. iolab's --preallocate does so for a file it
+/// creates; a job that reads has its new file filled before the run in both.
+fn layout(j: &Ctx, m: &mut Mapped, method: &str) -> Result<(), String> {
+    let v = j.get("fallocate").unwrap_or("native");
+    let on = match v {
+        "native" | "posix" | "1" | "keep" => true,
+        "none" | "0" | "truncate" => false,
+        _ => {
+            return Err(format!(
+                "fallocate={v}: fio accepts none, native, posix, keep, truncate, 0 or 1"
+            ))
+        }
     };
-    let pow = match letter {
-        "k" => 1,
-        "m" => 2,
-        "g" => 3,
-        "t" => 4,
-        "p" => 5,
-        _ => return Err(format!("'{v}': unit '{unit}' is not k, m, g, t or p")),
-    };
-    let base = match (kb, iec) {
-        (1024, false) | (1000, true) => 1024u64,
-        _ => 1000,
-    };
-    n.checked_mul(base.pow(pow))
-        .ok_or_else(|| format!("'{v}' is too large"))
-}
-
-/// A time in fio's meaning: seconds unless a unit says otherwise (us, ms, s, m, h, d).
-pub fn fio_seconds(v: &str) -> Result<f64, String> {
-    let t = v.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("'{v}' is not a time (seconds, or with us, ms, s, m, h or d)"))?;
-    let scale = match unit.to_ascii_lowercase().as_str() {
-        "" | "s" => 1.0,
-        "us" => 1e-6,
-        "ms" => 1e-3,
-        "m" => 60.0,
-        "h" => 3600.0,
-        "d" => 86400.0,
-        _ => return Err(format!("'{v}': unit '{unit}' is not us, ms, s, m, h or d")),
-    };
-    Ok(n * scale)
+    if method == "nop" || !j.writes() {
+        return Ok(());
+    }
+    if on {
+        set(m, "preallocate", true);
+    }
+    if j.reads() {
+        return Ok(());
+    }
+    match v {
+        "keep" => m.notes.push(
+            "fallocate=keep: fio reserves a new file's blocks but leaves its size 0 (FALLOC_FL_KEEP_SIZE), so \
+             its writes extend the file; iolab reserves them in a file sized before the run"
+                .into(),
+        ),
+        "none" | "0" => m.notes.push(format!(
+            "fallocate={v}: fio lays a new file out empty and its writes extend it; iolab sizes it before the \
+             run (ftruncate, fio's fallocate=truncate), so no write extends it"
+        )),
+        _ => {}
+    }
+    Ok(())
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn job(opts: &[(&str, &str)]) -> Job {
+    pub(crate) fn job(opts: &[(&str, &str)]) -> Job {
         Job {
             name: "j".into(),
             opts: opts
@@ -451,30 +537,35 @@ mod tests {
         }
     }
 
-    fn val(m: &Mapped, k: &str) -> String {
+    pub(crate) fn val(m: &Mapped, k: &str) -> String {
         match m.raw.get(k) {
             Some(v) => v.text(),
             None => "-".into(),
         }
     }
 
-    #[test]
-    fn sizes_and_times_in_fios_meaning() {
-        assert_eq!(fio_size("4k", 1024), Ok(4096));
-        assert_eq!(fio_size("4KB", 1024), Ok(4096));
-        assert_eq!(fio_size("4KiB", 1024), Ok(4000));
-        assert_eq!(fio_size("4KiB", 1000), Ok(4096));
-        assert_eq!(fio_size("1g", 1024), Ok(1 << 30));
-        assert!(fio_size("4x", 1024).is_err());
-        assert_eq!(fio_seconds("30"), Ok(30.0));
-        assert_eq!(fio_seconds("500ms"), Ok(0.5));
-        assert_eq!(fio_seconds("2m"), Ok(120.0));
+    /// `opts` mapped (which must succeed), then each (key, value) of `want` checked ("-": not set).
+    pub(crate) fn maps_to(opts: &[(&str, &str)], want: &[(&str, &str)]) -> Mapped {
+        let m = map(&job(opts), false).unwrap_or_else(|e| panic!("{opts:?}: {e}"));
+        for (k, v) in want {
+            assert_eq!(val(&m, k), *v, "{opts:?}: {k}");
+        }
+        m
     }
+
+    pub(crate) fn refused(opts: &[(&str, &str)], says: &[&str]) {
+        let e = map(&job(opts), false).unwrap_err();
+        for s in says {
+            assert!(e.contains(s), "{opts:?}: {e}");
+        }
+    }
+
+    pub(crate) const MIB: u64 = 1 << 20;
 
     #[test]
     fn a_randrw_job_maps_option_by_option() {
-        let m = map(
-            &job(&[
+        let m = maps_to(
+            &[
                 ("ioengine", "io_uring"),
                 ("rw", "randrw"),
                 ("rwmixread", "70"),
@@ -487,32 +578,33 @@ mod tests {
                 ("runtime", "10"),
                 ("time_based", "1"),
                 ("random_distribution", "zipf:1.2"),
-                ("filename", "/var/tmp/x"),
+                ("filename", "/nonexistent-iolab-test/x"),
                 ("rate_iops", "500"),
-            ]),
-            false,
-        )
-        .unwrap();
-        for (k, want) in [
-            ("method", "io_uring"),
-            ("op", "mixed"),
-            ("read-pct", "70"),
-            ("pattern", "rand"),
-            ("bs", "4096"),
-            ("qd", "32"),
-            ("batch", "8"),
-            ("threads", "2"),
-            ("file-size", "134217728"),
-            ("size", "-"),
-            ("duration", "10"),
-            ("direct", "true"),
-            ("distribution", "zipf:1.2"),
-            ("target", "/var/tmp/x"),
-            ("rate-iops", "500"),
-            ("cold-cache", "-"),
-        ] {
-            assert_eq!(val(&m, k), want, "{k}");
-        }
+            ],
+            &[
+                ("method", "io_uring"),
+                ("op", "mixed"),
+                ("read-pct", "70"),
+                ("pattern", "rand"),
+                ("bs", "4096"),
+                ("qd", "32"),
+                ("batch", "8"),
+                ("threads", "2"),
+                // Two clones of one filename share its one region of 64 MiB.
+                ("share-region", "true"),
+                ("file-size", "67108864"),
+                ("size", "-"),
+                ("duration", "10"),
+                ("direct", "true"),
+                ("distribution", "zipf:1.2"),
+                ("target", "/nonexistent-iolab-test/x"),
+                ("rate-iops", "500"),
+                ("cold-cache", "-"),
+                ("preallocate", "true"),
+            ],
+        );
+        let notes = m.notes.join("\n");
+        assert!(notes.contains("iodepth_batch_submit=8"), "{notes}");
     }
 
     #[test]
@@ -520,21 +612,151 @@ mod tests {
         let j = job(&[("rw", "read"), ("ioscheduler", "none"), ("size", "1m")]);
         let e = map(&j, false).unwrap_err();
         assert!(
-            e.contains("ioscheduler=none") && e.contains("--fio-lenient"),
+            e.contains("job 'j'") && e.contains("ioscheduler=none") && e.contains("--fio-lenient"),
             "{e}"
         );
         let m = map(&j, true).unwrap();
         assert_eq!(m.ignored, ["ioscheduler=none"]);
         // A buffered read job drops the cache first, as fio's invalidate=1 does.
         assert_eq!(val(&m, "cold-cache"), "true");
+        refused(
+            &[("size", "1m"), ("bssplit", "4k/50:8k/50")],
+            &["bssplit", "one block size"],
+        );
         for (o, says) in [
             (("ioengine", "posixaio"), "no iolab method"),
             (("rw", "trim"), "rw=trim"),
             (("bs", "4k,8k"), "one block size"),
+            (("bs", "8k,"), "none empty"),
             (("filename", "a:b"), "one file"),
+            (("directory", "a:b"), "one directory"),
+            (("fallocate", "yes"), "fallocate=yes"),
         ] {
-            let e = map(&job(&[o]), false).unwrap_err();
-            assert!(e.contains(says), "{o:?}: {e}");
+            refused(&[("rw", "randrw"), ("size", "1m"), o], &[says, "job 'j'"]);
         }
+    }
+
+    /// fallocate: native (the default), posix, 1 and keep reserve a written file's blocks; none, 0 and
+    /// truncate do not; a read job's file is filled anyway.
+    #[test]
+    fn fallocate_maps_to_preallocate() {
+        for (v, on, note) in [
+            (None, "true", false),
+            (Some("native"), "true", false),
+            (Some("posix"), "true", false),
+            (Some("1"), "true", false),
+            (Some("keep"), "true", true),
+            (Some("none"), "-", true),
+            (Some("0"), "-", true),
+            (Some("truncate"), "-", false),
+        ] {
+            let mut o = vec![("size", "1m"), ("rw", "write")];
+            o.extend(v.map(|v| ("fallocate", v)));
+            let m = maps_to(&o, &[("preallocate", on)]);
+            assert_eq!(
+                m.notes.iter().any(|n| n.contains("fallocate=")),
+                note,
+                "{v:?}: {:?}",
+                m.notes
+            );
+        }
+        maps_to(&[("size", "1m"), ("rw", "read")], &[("preallocate", "-")]);
+        maps_to(
+            &[("size", "1m"), ("rw", "randrw")],
+            &[("preallocate", "true")],
+        );
+    }
+
+    #[test]
+    fn numbers_block_sizes_and_flags_in_fios_meaning() {
+        for (opts, bs) in [
+            (&[("bs", "1Ki")][..], "1024"),
+            (&[("bs", "0x1000")][..], "4096"),
+            (
+                &[("bs", "4KiB"), ("kb_base", "1000"), ("size", "1024KiB")][..],
+                "4096",
+            ),
+            (&[("bsrange", "4k-4k")][..], "4096"),
+            (&[("bs", "8k"), ("bsrange", "4k:4k")][..], "4096"),
+            (&[("bs", "8k,16k")][..], "8192"),
+            (&[("bs", "8k,16k"), ("rw", "write")][..], "16384"),
+            (
+                &[("bsrange", "8k-8k,16k-16k"), ("rw", "write")][..],
+                "16384",
+            ),
+        ] {
+            let mut o = vec![("size", "1m")];
+            o.extend_from_slice(opts);
+            maps_to(&o, &[("bs", bs)]);
+        }
+        refused(
+            &[("size", "1m"), ("bsrange", "4k-8k")],
+            &["bsrange=4k-8k", "one block size"],
+        );
+        refused(
+            &[("size", "1m"), ("bs", "8k,16k"), ("rw", "rw")],
+            &["one block size for both"],
+        );
+        maps_to(
+            &[
+                ("size", "1m"),
+                ("ioengine", "libaio"),
+                ("iodepth", "0x10"),
+                ("iodepth_batch_submit", "0"),
+            ],
+            &[("qd", "16"), ("batch", "16")],
+        );
+        let m = maps_to(
+            &[
+                ("size", "1m"),
+                ("ioengine", "libaio"),
+                ("iodepth", "4"),
+                ("iodepth_batch_submit", "64"),
+            ],
+            &[("qd", "4"), ("batch", "4")],
+        );
+        assert!(
+            m.notes.iter().any(|n| n.contains("min_nr 0")),
+            "{:?}",
+            m.notes
+        );
+        maps_to(
+            &[("size", "1m"), ("runtime", "500ms")],
+            &[("duration", "0.5")],
+        );
+        refused(&[("size", "1m"), ("runtime", "0.5")], &["whole numbers"]);
+        refused(&[("size", "1m"), ("bs", "1.5k")], &["whole numbers"]);
+        // time_based without a runtime: fio warns and runs by size.
+        let m = maps_to(
+            &[("size", "1m"), ("time_based", "1")],
+            &[("size", &MIB.to_string())],
+        );
+        assert!(
+            m.notes.iter().any(|n| n.contains("time_based without")),
+            "{:?}",
+            m.notes
+        );
+    }
+
+    #[test]
+    fn verify_follows_do_verify_and_percentiles_change_nothing() {
+        let w = [("size", "1m"), ("rw", "write"), ("verify", "crc32c")];
+        maps_to(&w, &[("verify", "true")]);
+        maps_to(
+            &[&w[..], &[("do_verify", "1")]].concat(),
+            &[("verify", "true")],
+        );
+        maps_to(
+            &[&w[..], &[("do_verify", "0")]].concat(),
+            &[("verify", "-")],
+        );
+        maps_to(
+            &[&w[..], &[("clat_percentiles", "0")]].concat(),
+            &[("verify", "true")],
+        );
+        refused(
+            &[&w[..], &[("clat_percentiles", "2")]].concat(),
+            &["clat_percentiles=2"],
+        );
     }
 }

@@ -1,8 +1,11 @@
-//! fio job files (`iolab run --fio FILE`): read as fio reads them (parse.rs) and mapped option by option
-//! to iolab's workload (map.rs); `--across-methods` runs a job once per method that can do it, at the same
-//! number of requests in flight.
+//! fio job files (`iolab run --fio FILE`): read as fio reads them (parse.rs, numbers.rs) and mapped option
+//! by option to iolab's workload (map.rs; the amounts, amounts.rs); `--across-methods` runs a job once per
+//! method that can do it, at the same number of requests in flight.
 
+mod amounts;
+pub mod logs;
 pub mod map;
+pub mod numbers;
 pub mod parse;
 
 pub use map::Mapped;
@@ -30,7 +33,13 @@ pub fn load(path: &Path, section: Option<&str>, lenient: bool) -> Result<Vec<Map
         }
         None => jobs.iter().collect(),
     };
-    chosen.into_iter().map(|j| map::map(j, lenient)).collect()
+    let mut mapped = chosen
+        .into_iter()
+        .map(|j| map::map(j, lenient))
+        .collect::<Result<Vec<Mapped>, String>>()?;
+    // A per-job log's name carries fio's number of the job over the file.
+    logs::number(&mut mapped);
+    Ok(mapped)
 }
 
 /// `--across-methods`: the job once per method of the registry, every one at the job's requests in

@@ -82,21 +82,26 @@ fn read_lines(
     Ok(())
 }
 
-/// The line without a comment after its text (` ; ...` or ` # ...`, after white space, as fio strips
-/// them), so `size=1m ; scratch` is `size=1m`; a `;` or `#` inside a value stays.
+/// The line without what follows its first `;` or `#`, as fio strips every line (parse.c
+/// `strip_blank_end`), so `size=1m ; scratch` is `size=1m` and `filename=a#b` is `filename=a` (fio 3.33
+/// opens `a`): a value cannot hold either character.
 fn strip_comment(line: &str) -> &str {
-    let b = line.as_bytes();
-    (1..b.len())
-        .find(|&i| (b[i] == b';' || b[i] == b'#') && b[i - 1].is_ascii_whitespace())
-        .map_or(line, |i| &line[..i])
+    line.find([';', '#']).map_or(line, |i| &line[..i])
 }
 
-/// fio's aliases, each read as the one name (so a job's `readwrite` overrides a global `rw`).
+/// fio's aliases of the options iolab reads (options.c, their `alias`), each read as the one name (so a
+/// job's `readwrite` overrides a global `rw`).
 const ALIASES: &[(&str, &str)] = &[
     ("readwrite", "rw"),
     ("blocksize", "bs"),
+    ("blocksize_range", "bsrange"),
     ("io_limit", "io_size"),
     ("iodepth_batch", "iodepth_batch_submit"),
+    ("timeout", "runtime"),
+    ("fileoffset", "offset"),
+    ("nr_files", "nrfiles"),
+    ("allrandrepeat", "randrepeat"),
+    ("wait_for_previous", "stonewall"),
 ];
 
 /// `${VAR}` replaced by the environment's value; an unset variable is an error (fio would pass the text
@@ -135,11 +140,13 @@ fn jobs_of(lines: &[Line]) -> Result<Vec<Job>, String> {
     let mut global: Vec<(String, String)> = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
     let mut in_global = false;
+    let mut kb = KbBase::default();
     for l in lines {
         if let Some(name) = l.text.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
             let name = name.trim();
             // fio reads every section whose name starts with "global" as the global one.
             in_global = name.starts_with("global");
+            kb.open(in_global, name, &l.at)?;
             if !in_global {
                 if jobs.iter().any(|j| j.name == name) {
                     return Err(format!("{}: job '{name}' appears twice", l.at));
@@ -168,6 +175,7 @@ fn jobs_of(lines: &[Line]) -> Result<Vec<Job>, String> {
             .find(|(a, _)| *a == k)
             .map_or(k, |(_, to)| *to);
         let kv = canonical(k, v).map_err(|e| format!("{}: {e}", l.at))?;
+        kb.option(k, v);
         match (in_global, jobs.last_mut()) {
             (true, _) => global.push(kv),
             (false, Some(j)) => j.opts.push(kv),
@@ -179,10 +187,89 @@ fn jobs_of(lines: &[Line]) -> Result<Vec<Job>, String> {
             }
         }
     }
+    kb.close()?;
     if jobs.is_empty() {
         return Err("no job: the file has no [section] other than [global]".into());
     }
     Ok(jobs)
+}
+
+/// kb_base as fio applies it: a section's numbers with that section's kb_base (fio parses it first
+/// whatever its place), a `[global]`'s kept for the sections after it. A job's numbers are read here with
+/// its one kb_base, so a job whose `[global]` numbers fio read with another one is refused.
+#[derive(Default)]
+struct KbBase {
+    /// The globals' kb_base so far (none: fio's 1024).
+    global: Option<String>,
+    /// The kb_bases `[global]` numbers with a unit (4k) were read with.
+    used: Vec<String>,
+    /// The section being read.
+    section: Option<Section>,
+}
+
+struct Section {
+    global: bool,
+    name: String,
+    at: String,
+    /// Its own kb_base.
+    own: Option<String>,
+    /// Whether it has a number with a unit.
+    units: bool,
+}
+
+impl KbBase {
+    fn open(&mut self, global: bool, name: &str, at: &str) -> Result<(), String> {
+        self.close()?;
+        self.section = Some(Section {
+            global,
+            name: name.to_string(),
+            at: at.to_string(),
+            own: None,
+            units: false,
+        });
+        Ok(())
+    }
+
+    fn option(&mut self, k: &str, v: &str) {
+        let Some(s) = self.section.as_mut() else {
+            return;
+        };
+        if k == "kb_base" {
+            s.own = Some(v.to_string());
+        } else {
+            let b = v.as_bytes();
+            s.units |= b
+                .windows(2)
+                .any(|w| w[0].is_ascii_digit() && b"kKmMgGtTpP".contains(&w[1]));
+        }
+    }
+
+    fn close(&mut self) -> Result<(), String> {
+        let Some(s) = self.section.take() else {
+            return Ok(());
+        };
+        let kb = s
+            .own
+            .clone()
+            .or(self.global.clone())
+            .unwrap_or("1024".into());
+        if s.global {
+            if s.units {
+                self.used.push(kb.clone());
+            }
+            self.global = Some(kb);
+            return Ok(());
+        }
+        match self.used.iter().find(|u| **u != kb) {
+            Some(other) => Err(format!(
+                "{}: job '{}' has kb_base={kb}, but fio read the sizes of a [global] before it with kb_base={other} \
+                 (fio reads each section's numbers with that section's kb_base): give kb_base once, in the first \
+                 [global]",
+                s.at, s.name
+            )),
+            None => Ok(()),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -227,7 +314,8 @@ mod tests {
         assert_eq!(jobs[0].get("rw"), Some("randwrite"));
         assert_eq!(jobs[0].get("bs"), Some("16k"));
         assert_eq!(jobs[0].get("rwmixread"), Some("90"));
-        assert_eq!(jobs[0].get("filename"), Some("a#b"));
+        // fio ends a line at its first ';' or '#' (fio 3.33 opens 'a').
+        assert_eq!(jobs[0].get("filename"), Some("a"));
         assert_eq!(jobs.len(), 2, "[global2] is a global section, as in fio");
         assert_eq!(jobs[1].get("size"), Some("1m"));
     }
@@ -243,9 +331,38 @@ mod tests {
             ("[a]\ninclude missing.fio\n", "include"),
             ("[a]\nroot:x:0:0=1\n", "not a fio option line"),
             ("[a]\nrwmixwrite=150\n", "0 to 100"),
+            ("[global]\nsize=1m\n[a]\nkb_base=1000\n", "kb_base"),
+            (
+                "[global]\nkb_base=1000\nsize=1m\n[global]\nkb_base=1024\n[a]\n",
+                "kb_base",
+            ),
         ] {
             let e = parse(text, &none).unwrap_err();
             assert!(e.contains(says), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn fios_aliases_and_kb_base_per_section() {
+        let none = |_: &str| None;
+        let jobs = parse(
+            "[global]\nkb_base=1000\nsize=1m\n[a]\ntimeout=5\nfileoffset=4k\nblocksize_range=4k-4k\n\
+             nr_files=1\nallrandrepeat=1\nwait_for_previous\nkb_base=1000\n[global]\nioengine=null\n[b]\n\
+             bs=4k\n",
+            &none,
+        )
+        .unwrap();
+        let a = &jobs[0];
+        for (k, v) in [
+            ("runtime", "5"),
+            ("offset", "4k"),
+            ("bsrange", "4k-4k"),
+            ("nrfiles", "1"),
+            ("randrepeat", "1"),
+            ("stonewall", "1"),
+        ] {
+            assert_eq!(a.get(k), Some(v), "{k}");
+        }
+        assert_eq!(jobs[1].get("kb_base"), Some("1000"));
     }
 }

@@ -1,0 +1,446 @@
+//! fio's log options read from a job into a plan: write_bw_log, write_lat_log and write_iops_log (the
+//! files, named as fio names them), log_avg_msec (0, fio's default: an entry per I/O; N: an averaged
+//! entry per N ms and direction), log_offset (each entry's offset) and per_job_logs (a file per clone,
+//! NAME_TYPE.N.log, N being fio's number of the job in the file from 1; or one file for all,
+//! NAME_TYPE.log). The job's workload gets `--op-log` (the engine keeps its ops for the files); the
+//! files are written after the run by `iolab_report::fio_log`.
+//!
+//! An entry per I/O needs the job's I/O count before it runs (its log's room is reserved then, never
+//! grown while timed): a time-based job, or one whose log would take more than the engine's bound, is
+//! refused here, naming the option and suggesting log_avg_msec.
+
+use super::map::Mapped;
+use super::parse::Job;
+use iolab_engine::error::Error;
+use iolab_engine::runner::OP_LOG_MAX_BYTES;
+use iolab_engine::units::fmt_size;
+use std::path::{Path, PathBuf};
+
+/// The options read here.
+pub const OPTIONS: [&str; 6] = [
+    "write_bw_log",
+    "write_lat_log",
+    "write_iops_log",
+    "log_avg_msec",
+    "log_offset",
+    "per_job_logs",
+];
+
+/// Bytes of memory per I/O of a log of every I/O (the engine's record: start, end, offset, direction).
+const RECORD_BYTES: u64 = std::mem::size_of::<iolab_engine::measure::blocktrace::OpRec>() as u64;
+
+/// What a log file holds: fio's log types (write_lat_log writes lat, slat and clat).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogKind {
+    Bw,
+    Lat,
+    Slat,
+    Clat,
+    Iops,
+}
+
+impl LogKind {
+    /// The type in the file's name (NAME_TYPE.N.log).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            LogKind::Bw => "bw",
+            LogKind::Lat => "lat",
+            LogKind::Slat => "slat",
+            LogKind::Clat => "clat",
+            LogKind::Iops => "iops",
+        }
+    }
+
+    /// The option that asks for it.
+    pub fn option(self) -> &'static str {
+        match self {
+            LogKind::Bw => "write_bw_log",
+            LogKind::Lat | LogKind::Slat | LogKind::Clat => "write_lat_log",
+            LogKind::Iops => "write_iops_log",
+        }
+    }
+}
+
+/// A job's logs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogPlan {
+    pub job: String,
+    /// Each log asked, with the name its files start with (the option's value, else the job's name).
+    pub logs: Vec<(LogKind, String)>,
+    /// log_avg_msec: 0, an entry per I/O; N, an averaged entry per N ms and direction.
+    pub avg_msec: u64,
+    /// log_offset: each entry carries its I/O's offset.
+    pub offset: bool,
+    /// per_job_logs: a file per clone (NAME_TYPE.N.log), else one for all clones (NAME_TYPE.log).
+    pub per_job: bool,
+    /// fio's number of the job's first clone: 1 + the clones of the jobs before it ([`number`]).
+    pub first: u32,
+    /// numjobs: the clones, iolab's threads.
+    pub clones: u32,
+}
+
+/// One file of a plan: its log, path, and the threads (iolab's, from 0) whose entries it holds in turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogFile {
+    pub kind: LogKind,
+    pub path: PathBuf,
+    pub threads: Vec<u32>,
+}
+
+impl LogPlan {
+    /// Every file the job writes, as fio names them.
+    pub fn files(&self) -> Vec<LogFile> {
+        let mut out = Vec::new();
+        for (kind, name) in &self.logs {
+            if self.per_job {
+                for t in 0..self.clones {
+                    out.push(LogFile {
+                        kind: *kind,
+                        path: PathBuf::from(format!(
+                            "{name}_{}.{}.log",
+                            kind.suffix(),
+                            self.first + t
+                        )),
+                        threads: vec![t],
+                    });
+                }
+            } else {
+                out.push(LogFile {
+                    kind: *kind,
+                    path: PathBuf::from(format!("{name}_{}.log", kind.suffix())),
+                    threads: (0..self.clones).collect(),
+                });
+            }
+        }
+        out
+    }
+}
+
+/// The log options of `job` as a plan (`None` when it asks for no log), its workload given `--op-log`;
+/// `m` is the job as mapped so far (its amount and block size).
+pub fn plan(job: &Job, m: &mut Mapped) -> Result<Option<LogPlan>, String> {
+    let flag = |k: &str, default: bool| match job.get(k) {
+        None => Ok(default),
+        Some("1" | "true") => Ok(true),
+        Some("0" | "false") => Ok(false),
+        Some(v) => Err(format!("{k}={v}: expected 0 or 1")),
+    };
+    let per_job = flag("per_job_logs", true)?;
+    let offset = flag("log_offset", false)?;
+    let avg_msec = match job.get("log_avg_msec") {
+        None => 0,
+        Some(v) => v
+            .parse::<u64>()
+            .map_err(|_| format!("log_avg_msec={v}: expected a whole number of milliseconds"))?,
+    };
+    let mut logs = Vec::new();
+    for (opt, kinds) in [
+        ("write_bw_log", &[LogKind::Bw][..]),
+        (
+            "write_lat_log",
+            &[LogKind::Lat, LogKind::Slat, LogKind::Clat][..],
+        ),
+        ("write_iops_log", &[LogKind::Iops][..]),
+    ] {
+        if let Some(v) = job.get(opt) {
+            let name = log_name(v, &job.name).map_err(|e| format!("{opt}={v}: {e}"))?;
+            logs.extend(kinds.iter().map(|k| (*k, name.clone())));
+        }
+    }
+    if logs.is_empty() {
+        let given: Vec<&str> = OPTIONS[3..]
+            .iter()
+            .copied()
+            .filter(|k| job.get(k).is_some())
+            .collect();
+        if !given.is_empty() {
+            m.notes.push(format!(
+                "{} without write_bw_log, write_lat_log or write_iops_log: no log is written (as in fio)",
+                given.join(", ")
+            ));
+        }
+        return Ok(None);
+    }
+    let clones = m
+        .raw
+        .get("threads")
+        .and_then(|v| v.text().parse::<u32>().ok())
+        .unwrap_or(1);
+    let plan = LogPlan {
+        job: job.name.clone(),
+        logs,
+        avg_msec,
+        offset,
+        per_job,
+        first: 1,
+        clones,
+    };
+    if avg_msec == 0 {
+        check_per_io(&plan, job, m)?;
+    }
+    m.raw
+        .set("op-log", avg_msec as i64)
+        .map_err(|e| format!("internal: --op-log: {e}"))?;
+    m.notes.push(plan.said());
+    Ok(Some(plan))
+}
+
+/// The name a log's files start with: the option's value, or the job's name for the option alone (a
+/// bare `write_bw_log`, which the parser reads as 1, or an empty value: fio takes both so; fio would
+/// take `write_bw_log=1` as the name "1").
+fn log_name(v: &str, job: &str) -> Result<String, String> {
+    let name = match v {
+        "" | "1" => job,
+        v => v,
+    };
+    if name.ends_with('/') {
+        return Err("names a directory; give a file name to start the log's files with".into());
+    }
+    Ok(name.to_string())
+}
+
+/// A log of every I/O keeps each one in memory, room for the job's I/O count made before it runs: a
+/// job whose count is not known then (time-based, or a runtime without a size) or too many are refused.
+fn check_per_io(plan: &LogPlan, job: &Job, m: &Mapped) -> Result<(), String> {
+    let opt = plan.logs[0].0.option();
+    let per_io = format!(
+        "job '{}': {opt} with log_avg_msec=0 (fio's default) logs every I/O, each kept in memory with room \
+         for the job's I/O count reserved before it runs",
+        plan.job
+    );
+    let text = |k: &str| m.raw.get(k).map(|v| v.text());
+    let (size, duration) = (text("size"), text("duration"));
+    let Some(size) = size else {
+        return match duration {
+            Some(d) => Err(format!(
+                "{per_io}; this job {}, so that count is not known: give log_avg_msec=N for an averaged \
+                 entry per N ms",
+                if matches!(job.get("time_based"), Some("1" | "true")) {
+                    format!("is time_based (runtime {d} s)")
+                } else {
+                    format!("has a runtime ({d} s) and no size")
+                }
+            )),
+            // Neither: iolab's default amount, a known count.
+            None => Ok(()),
+        };
+    };
+    // iolab's default --bs is fio's, 4 KiB.
+    let bs = text("bs")
+        .and_then(|b| b.parse::<u64>().ok())
+        .unwrap_or(4096);
+    let ios = size.parse::<u64>().unwrap_or(0) / bs.max(1);
+    let need = ios.saturating_mul(RECORD_BYTES);
+    if need > OP_LOG_MAX_BYTES {
+        return Err(format!(
+            "{per_io}: its {ios} I/Os would take {}, more than the {} iolab lets a log take: give \
+             log_avg_msec=N for an averaged entry per N ms",
+            fmt_size(need),
+            fmt_size(OP_LOG_MAX_BYTES)
+        ));
+    }
+    Ok(())
+}
+
+impl LogPlan {
+    /// What the job's logs will hold, for its notes.
+    fn said(&self) -> String {
+        let files: Vec<String> = self
+            .files()
+            .iter()
+            .map(|f| f.path.display().to_string())
+            .collect();
+        let entries = if self.avg_msec == 0 {
+            "an entry per I/O: time (ms from the thread's first I/O start, at its completion), latency in ns \
+             (lat and clat alike: iolab's per-op latency, see timed; slat, not timed apart, is left empty), \
+             bandwidth as fio computes it per I/O (bytes x 10^6 / latency in ns) or 1 for iops"
+                .to_string()
+        } else {
+            format!(
+                "an entry per {} ms window and direction (from the thread's first I/O start, by completion): \
+                 the mean latency in ns (lat, clat; slat left empty), KiB/s or IOPS over the window (whole \
+                 windows only, as fio's)",
+                self.avg_msec
+            )
+        };
+        format!(
+            "logs {} (fio's format: time, value, direction, block size{}, priority 0): {entries}",
+            files.join(", "),
+            if self.offset { ", offset" } else { "" }
+        )
+    }
+}
+
+/// Numbers the jobs' clones as fio does over a file (from 1, in the order of the jobs, numjobs each),
+/// which is what a per-job log's file name carries.
+pub fn number(jobs: &mut [Mapped]) {
+    let mut next = 1u32;
+    for j in jobs {
+        let clones = j
+            .raw
+            .get("threads")
+            .and_then(|v| v.text().parse::<u32>().ok())
+            .unwrap_or(1);
+        if let Some(p) = j.logs.as_mut() {
+            p.first = next;
+        }
+        next = next.saturating_add(clones);
+    }
+}
+
+/// Checks the files of `plans` (each with the run's --overwrite) before any job runs: a file that
+/// exists is replaced only with --overwrite (never a symbolic link or anything but a regular file), and
+/// its directory must exist. With --across-methods every method's run would write the same files.
+pub fn check_files(plans: &[(&LogPlan, bool)], across_methods: bool) -> Result<(), Error> {
+    let Some((first, _)) = plans.first() else {
+        return Ok(());
+    };
+    if across_methods {
+        return Err(Error::usage(
+            "--across-methods",
+            format!(
+                "job '{}' writes fio logs ({}), and every method's run would write the same files: run one \
+                 method (drop --across-methods), or drop the job's log options",
+                first.job,
+                first.logs[0].0.option()
+            ),
+        ));
+    }
+    for (plan, overwrite) in plans {
+        for f in plan.files() {
+            check_file(plan, &f, *overwrite)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_file(plan: &LogPlan, f: &LogFile, overwrite: bool) -> Result<(), Error> {
+    let flag = format!("--fio job '{}': {}", plan.job, f.kind.option());
+    let p = &f.path;
+    match std::fs::symlink_metadata(p) {
+        Ok(md) if md.is_file() && overwrite => {}
+        Ok(md) if md.is_file() => {
+            return Err(Error::usage(
+                flag,
+                format!(
+                    "{} exists; add --overwrite to replace it, or give {} another name",
+                    p.display(),
+                    f.kind.option()
+                ),
+            ))
+        }
+        Ok(_) => return iolab_engine::paths::check_new_path(&flag, p),
+        Err(_) => {}
+    }
+    let dir = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    iolab_engine::paths::check_writable_dir(&flag, dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mapped(opts: &[(&str, &str)]) -> Result<Mapped, String> {
+        let job = Job {
+            name: "j".into(),
+            opts: opts
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        super::super::map::map(&job, false)
+    }
+
+    fn names(p: &LogPlan) -> Vec<String> {
+        p.files()
+            .iter()
+            .map(|f| f.path.display().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn files_are_named_as_fio_names_them() {
+        let m = mapped(&[("size", "64k"), ("write_lat_log", "1"), ("numjobs", "2")]).unwrap();
+        let p = m.logs.as_ref().unwrap();
+        assert_eq!(
+            names(p),
+            [
+                "j_lat.1.log",
+                "j_lat.2.log",
+                "j_slat.1.log",
+                "j_slat.2.log",
+                "j_clat.1.log",
+                "j_clat.2.log"
+            ]
+        );
+        assert_eq!(m.raw.get("op-log").unwrap().text(), "0");
+        let m = mapped(&[
+            ("size", "64k"),
+            ("write_bw_log", "sub/x"),
+            ("write_iops_log", "y"),
+            ("per_job_logs", "0"),
+            ("numjobs", "3"),
+            ("log_avg_msec", "100"),
+            ("log_offset", "1"),
+        ])
+        .unwrap();
+        let p = m.logs.as_ref().unwrap();
+        assert_eq!(names(p), ["sub/x_bw.log", "y_iops.log"]);
+        assert_eq!(p.files()[0].threads, [0, 1, 2]);
+        assert!(p.offset);
+        assert_eq!(m.raw.get("op-log").unwrap().text(), "100");
+    }
+
+    #[test]
+    fn clones_are_numbered_over_the_file() {
+        let mut jobs = vec![
+            mapped(&[("size", "64k"), ("numjobs", "2")]).unwrap(),
+            mapped(&[("size", "64k"), ("write_bw_log", "b"), ("numjobs", "2")]).unwrap(),
+        ];
+        number(&mut jobs);
+        assert_eq!(
+            names(jobs[1].logs.as_ref().unwrap()),
+            ["b_bw.3.log", "b_bw.4.log"]
+        );
+    }
+
+    #[test]
+    fn a_log_of_every_io_needs_a_known_count_that_fits() {
+        let e = mapped(&[
+            ("size", "1m"),
+            ("runtime", "2"),
+            ("time_based", "1"),
+            ("write_lat_log", "x"),
+        ])
+        .unwrap_err();
+        assert!(
+            e.contains("write_lat_log") && e.contains("log_avg_msec=N") && e.contains("time_based"),
+            "{e}"
+        );
+        let e = mapped(&[("size", "64g"), ("bs", "4k"), ("write_iops_log", "x")]).unwrap_err();
+        assert!(e.contains("write_iops_log") && e.contains("256 MiB"), "{e}");
+        // Averaged: a time-based job is fine.
+        let m = mapped(&[
+            ("size", "1m"),
+            ("runtime", "2"),
+            ("time_based", "1"),
+            ("write_bw_log", "x"),
+            ("log_avg_msec", "500"),
+        ])
+        .unwrap();
+        assert_eq!(m.logs.unwrap().avg_msec, 500);
+        // Log options alone write nothing, and say so.
+        let m = mapped(&[("size", "64k"), ("log_offset", "1")]).unwrap();
+        assert!(m.logs.is_none());
+        assert!(
+            m.notes.iter().any(|n| n.contains("no log is written")),
+            "{:?}",
+            m.notes
+        );
+        assert!(mapped(&[("size", "64k"), ("write_bw_log", "d/")]).is_err());
+        assert!(mapped(&[("size", "64k"), ("write_bw_log", "x"), ("log_offset", "2")]).is_err());
+    }
+}

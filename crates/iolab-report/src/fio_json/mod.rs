@@ -1,0 +1,350 @@
+//! Runs as fio 3.33's `--output-format=json+` lays them out (`--fio-json FILE`), so that fio's own
+//! `fio_jsonplus_clat2csv` and fio-plot read iolab's results as they read fio's: one entry of `jobs` per
+//! job clone (each of a run's threads; one for them all with `group_reporting`), with its `read`,
+//! `write`, `trim` and `sync` sections (bytes, bw in KiB/s, iops, runtime in ms, latency in ns with
+//! fio's percentiles and its 1,856 bins), the bandwidth and IOPS samples' figures, usr/sys CPU and
+//! context switches. iolab's own figures go in an `iolab` object beside them, saying where a figure
+//! differs from fio's meaning or is a share of the run's.
+
+mod dir;
+pub mod parts;
+pub mod plat;
+pub mod samples;
+
+use iolab_engine::method::kind::MethodKind;
+use iolab_engine::result::RunResult;
+use iolab_engine::spec::OpKind;
+use parts::{Part, Who};
+use serde_json::{json, Map, Value};
+
+/// One run to write: the job's name, its result, and whether the job asked for `group_reporting`
+/// (its threads as one entry).
+pub struct FioRun<'a> {
+    pub name: String,
+    pub result: &'a RunResult,
+    pub group_reporting: bool,
+}
+
+impl<'a, 'b: 'a> From<&'a (String, &'b RunResult)> for FioRun<'a> {
+    fn from((name, result): &'a (String, &'b RunResult)) -> FioRun<'a> {
+        FioRun {
+            name: name.clone(),
+            result,
+            group_reporting: false,
+        }
+    }
+}
+
+impl<'a, 'b: 'a> From<&'a (String, &'b RunResult, bool)> for FioRun<'a> {
+    fn from((name, result, grouped): &'a (String, &'b RunResult, bool)) -> FioRun<'a> {
+        FioRun {
+            name: name.clone(),
+            result,
+            group_reporting: *grouped,
+        }
+    }
+}
+
+/// The jobs of the fio job file at `path` that ask for `group_reporting` (bare, as fio's flags are set, or
+/// with a value other than 0): fio reports each one's clones as one entry. None where the file cannot
+/// be read again (it was read once already, to run it).
+pub fn grouped_jobs(path: &std::path::Path) -> Vec<String> {
+    let env = |v: &str| std::env::var(v).ok();
+    let jobs = iolab_lab::fio_job::parse::parse_file(path, &env).unwrap_or_default();
+    jobs.into_iter()
+        .filter(|j| {
+            j.get("group_reporting")
+                .is_some_and(|v| !matches!(v, "0" | "false"))
+        })
+        .map(|j| j.name)
+        .collect()
+}
+
+/// The document of `runs`, as fio's json+ would hold them.
+pub fn document(runs: &[FioRun]) -> Value {
+    let started = runs.first().map_or(0, |r| r.result.host.started_unix_s);
+    let jobs: Vec<Value> = runs.iter().flat_map(entries).collect();
+    json!({
+        "fio version": format!("iolab-{} (fio json+ layout)", env!("CARGO_PKG_VERSION")),
+        "timestamp": started,
+        "timestamp_ms": started * 1000,
+        "time": "",
+        "global options": {},
+        "jobs": jobs,
+        "disk_util": [],
+    })
+}
+
+/// What the latency figures are, for the reader of the `iolab` object.
+const LATENCY_IS: &str =
+    "iolab's per-op latency (see `timed`) in lat_ns and clat_ns alike; slat is not \
+     measured apart (zeros); latency_ns/us/ms from the same histogram as the bins; fio's iodepth_* \
+     distributions are not kept";
+
+/// What a clone's latency is: the run's, all threads merged.
+const CLONE_LATENCY_IS: &str = "the run's per-op latency, all its threads merged (iolab keeps one \
+     histogram per run, not one per thread): every clone of the run carries the same clat_ns, lat_ns, \
+     bins and latency_ns/us/ms, whose N counts the run's ops (of the direction), not this clone's \
+     total_ios; slat is not measured apart (zeros); fio's iodepth_* distributions are not kept";
+
+/// The entries of one run: one per clone, or one.
+fn entries(run: &FioRun) -> Vec<Value> {
+    let r = run.result;
+    let windows = samples::windows(r);
+    parts::parts(r, run.group_reporting)
+        .iter()
+        .map(|p| entry(run, p, &windows))
+        .collect()
+}
+
+/// A direction's figures for part `p`: its ops and bytes, the latency of the direction, its samples
+/// (the windows' rates times the part's share of the run and the direction's share of the part).
+fn direction<'r>(
+    r: &'r RunResult,
+    p: &Part,
+    read: bool,
+    windows: &[samples::Window],
+) -> dir::Figures<'r> {
+    let (moved, latency) = match (&r.mixed, read) {
+        (Some(m), true) => (p.read, &m.reads.latency),
+        (Some(m), false) => (p.write, &m.writes.latency),
+        (None, true) => (p.read, &r.latency),
+        (None, false) => (p.write, &r.latency),
+    };
+    let all = p.read.ops + p.write.ops;
+    let all_bytes = p.read.bytes + p.write.bytes;
+    let of = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
+    let (iops, bw_kib) = samples::of_part(
+        windows,
+        p.ops_share * of(moved.ops, all),
+        p.bytes_share * of(moved.bytes, all_bytes),
+    );
+    let (run_read, run_write) = match &r.mixed {
+        Some(m) => (m.reads.bytes, m.writes.bytes),
+        None if r.spec.op == OpKind::Read => (r.bytes, 0),
+        None => (0, r.bytes),
+    };
+    let run_bytes = if read { run_read } else { run_write };
+    dir::Figures {
+        ops: moved.ops,
+        bytes: moved.bytes,
+        runtime_s: p.runtime_s,
+        latency,
+        iops,
+        bw_kib,
+        agg_bytes_s: if r.wall_s > 0.0 {
+            run_bytes as f64 / r.wall_s
+        } else {
+            0.0
+        },
+    }
+}
+
+fn entry(run: &FioRun, p: &Part, windows: &[samples::Window]) -> Value {
+    let r = run.result;
+    let read = direction(r, p, true, windows);
+    let write = direction(r, p, false, windows);
+    let section = |f: &dir::Figures| {
+        if f.ops > 0 {
+            dir::section(f)
+        } else {
+            dir::idle()
+        }
+    };
+    let ((usr, sys), clamped) = parts::cpu_pct(r, p);
+    let [lat_ns, lat_us, lat_ms] = dir::ranges(&r.latency);
+    let flushes = match p.who {
+        Who::Clone { .. } => (r.flushes.calls as f64 * p.ops_share).round() as u64,
+        _ => r.flushes.calls,
+    };
+    json!({
+        "jobname": run.name,
+        "groupid": 0,
+        "error": 0,
+        "eta": 0,
+        "elapsed": dir::runtime_ms(r.wall_s).div_ceil(1000),
+        "job options": options(r, run.group_reporting),
+        "read": section(&read),
+        "write": section(&write),
+        "trim": dir::idle(),
+        "sync": {"total_ios": flushes, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": flushes}},
+        "job_runtime": dir::runtime_ms(p.job_runtime_s),
+        "usr_cpu": usr,
+        "sys_cpu": sys,
+        "ctx": p.ctx,
+        "majf": p.majf,
+        "minf": p.minf,
+        "latency_ns": lat_ns,
+        "latency_us": lat_us,
+        "latency_ms": lat_ms,
+        "iolab": about(r, p, windows.len(), clamped),
+    })
+}
+
+/// The `iolab` object: what the entry is and where its figures differ from fio's meaning.
+fn about(r: &RunResult, p: &Part, windows: usize, clamped: Option<(f64, f64)>) -> Value {
+    let s = &r.spec;
+    let clone = matches!(p.who, Who::Clone { .. });
+    let (_, bins) = plat::values(&r.latency);
+    let mut o = Map::new();
+    o.insert("method".into(), json!(s.method.name()));
+    o.insert("ioengine_is".into(), json!(engine_said(s.method)));
+    o.insert("entry_is".into(), json!(p.who.said()));
+    if let Who::Clone { thread, .. } = p.who {
+        o.insert("thread".into(), json!(thread));
+    }
+    let latency = if clone { CLONE_LATENCY_IS } else { LATENCY_IS };
+    o.insert("latency_is".into(), json!(latency));
+    o.insert("bins_are".into(), json!(bins.said()));
+    o.insert("samples_are".into(), json!(samples_said(r, windows, clone)));
+    o.insert("cpu_is".into(), json!(cpu_said(clone, clamped.is_some())));
+    if let Some((usr, sys)) = clamped {
+        o.insert(
+            "cpu_before_clamp".into(),
+            json!({"usr_cpu": usr, "sys_cpu": sys}),
+        );
+    }
+    if clone && r.mixed.is_some() {
+        o.insert(
+            "directions_are".into(),
+            json!(
+                "iolab counts reads and writes for the run: this clone's are its ops and bytes in the \
+                 run's proportion"
+            ),
+        );
+    }
+    o.insert("timed".into(), json!(r.timed));
+    o.insert("syscalls_per_op".into(), json!(r.syscalls.method_per_op));
+    o.insert("paced".into(), json!(r.paced));
+    o.insert("access".into(), json!(r.access));
+    o.insert("emulated".into(), json!(r.host.emulated));
+    Value::Object(o)
+}
+
+/// What the bw_* and iops_* figures are.
+fn samples_said(r: &RunResult, windows: usize, clone: bool) -> String {
+    let ms = r.spec.log_interval().0;
+    let base = format!(
+        "{windows} samples: iolab's intervals of {ms} ms (--log-interval) that had IO and were at least \
+         half that long, each one's rate (fio samples every 500 ms; with no sample it writes zeros and 0 \
+         samples, and so does this)"
+    );
+    if clone {
+        base + "; the intervals are the run's, all threads together: a clone's sample is each interval's \
+                rate times the clone's share of the run's ops (IOPS) and bytes (bw)"
+    } else if r.mixed.is_some() {
+        base + "; a direction's sample is each interval's rate times its share of the ops (bytes for bw)"
+    } else {
+        base
+    }
+}
+
+/// What usr_cpu and sys_cpu are.
+fn cpu_said(clone: bool, clamped: bool) -> String {
+    let mut t = String::from(
+        "fio's meaning: CPU time over job_runtime, in %, at most 100 per thread; from the process's \
+         getrusage over the timed span (every thread of iolab's, kernel helpers included)",
+    );
+    if clone {
+        t += "; a clone's is the process's CPU time times its share of the run's ops (getrusage has no \
+              per-thread split here), and so are ctx, majf and minf";
+    }
+    if clamped {
+        t += "; clamped to 100% (usr and sys in proportion): the figure came out above what one thread \
+              can use, as getrusage's coarse split of a short run's time, or a clone's share of the \
+              process's CPU counted by its ops, can give (cpu_before_clamp has the figures)";
+    }
+    t
+}
+
+/// fio's engine for each iolab method that has one (the job-file mapping's table, read the other way).
+const ENGINES: &[(MethodKind, &str)] = &[
+    (MethodKind::Psync, "psync"),
+    (MethodKind::Sync, "sync"),
+    (MethodKind::Vectored, "pvsync"),
+    (MethodKind::Pv2, "pvsync2"),
+    (MethodKind::Aio, "libaio"),
+    (MethodKind::IoUring, "io_uring"),
+    (MethodKind::UringCmd, "io_uring_cmd"),
+    (MethodKind::Mmap, "mmap"),
+    (MethodKind::Splice, "splice"),
+    (MethodKind::Nop, "null"),
+];
+
+/// fio's `ioengine` for `m`, or iolab's own name where fio has no engine doing what it does.
+pub fn fio_engine(m: MethodKind) -> &'static str {
+    ENGINES
+        .iter()
+        .find(|(k, _)| *k == m)
+        .map_or(m.name(), |(_, e)| e)
+}
+
+fn engine_said(m: MethodKind) -> String {
+    match ENGINES.iter().find(|(k, _)| *k == m) {
+        Some((_, e)) => format!("fio's {e}, which does what iolab's {} does", m.name()),
+        None => format!(
+            "iolab's own {}: fio has no engine for it, so job options.ioengine is iolab's name",
+            m.name()
+        ),
+    }
+}
+
+/// The job's options as fio names them (strings, as fio writes them).
+fn options(r: &RunResult, grouped: bool) -> Value {
+    let s = &r.spec;
+    let rw = match (s.op, s.pattern.name()) {
+        (OpKind::Read, "seq") => "read",
+        (OpKind::Read, _) => "randread",
+        (OpKind::Write, "seq") => "write",
+        (OpKind::Write, _) => "randwrite",
+        (OpKind::Mixed, "seq") => "rw",
+        (OpKind::Mixed, _) => "randrw",
+    };
+    let mut o = Map::new();
+    let mut put = |k: &str, v: String| {
+        o.insert(k.into(), Value::String(v));
+    };
+    put("rw", rw.into());
+    put("bs", s.bs.to_string());
+    put("numjobs", s.threads.to_string());
+    put("iodepth", s.qd.to_string());
+    put("direct", u8::from(s.direct).to_string());
+    put("ioengine", fio_engine(s.method).into());
+    if let Some(p) = s.read_pct {
+        put("rwmixread", p.to_string());
+    }
+    if !s.distribution.is_uniform() {
+        put("random_distribution", s.distribution.name());
+    }
+    if grouped {
+        put("group_reporting", "1".into());
+    }
+    Value::Object(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_engine_of_the_job_file_mapping_is_named_back() {
+        // The mapping's table (fio_job/map.rs, fio engine to iolab method) read the other way.
+        for (fio, iolab) in [
+            ("psync", "psync"),
+            ("sync", "sync"),
+            ("pvsync", "vectored"),
+            ("pvsync2", "pv2"),
+            ("libaio", "aio"),
+            ("io_uring", "io_uring"),
+            ("mmap", "mmap"),
+            ("splice", "splice"),
+            ("null", "nop"),
+        ] {
+            let m = MethodKind::parse(iolab).unwrap();
+            assert_eq!(fio_engine(m), fio, "{iolab}");
+        }
+        let stdio = MethodKind::parse("stdio").unwrap();
+        assert_eq!(fio_engine(stdio), "stdio");
+        assert!(engine_said(stdio).contains("no engine"));
+    }
+}

@@ -1,0 +1,328 @@
+//! fio's log options in `iolab run --fio`: write_bw_log, write_lat_log and write_iops_log written as
+//! fio names and lays them out (an entry per I/O, or averaged per log_avg_msec window), log_offset and
+//! per_job_logs in fio's meaning; checked against the run's own figures, against fio itself where
+//! /usr/bin/fio is installed, and read by fio's fio2gnuplot where it and gnuplot are.
+
+mod common;
+use common::*;
+use std::path::Path;
+use std::process::Command;
+
+/// Runs `iolab run --fio` on a job file of `text` in `dir` (its working directory: fio's logs are
+/// named relative to it), with `--count none` and `args`; (exit code, stdout, stderr).
+fn run_fio(dir: &Path, text: &str, args: &[&str]) -> (i32, String, String) {
+    let jobs = dir.join("jobs.fio");
+    std::fs::write(&jobs, text).unwrap();
+    let out = Command::new(bin())
+        .current_dir(dir)
+        .args(["run", "--fio", &path_str(&jobs), "--count", "none"])
+        .args(args)
+        .env_remove("COLUMNS")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A run of one job that must succeed: its JSON result.
+fn run_ok(dir: &Path, text: &str) -> serde_json::Value {
+    let (code, stdout, stderr) = run_fio(dir, text, &["--json", "-"]);
+    assert_eq!(code, 0, "{stderr}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+/// A log file's entries, each line's comma-separated numbers.
+fn entries(p: &Path) -> Vec<Vec<u64>> {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    text.lines()
+        .map(|l| {
+            l.split(", ")
+                .map(|v| v.parse().unwrap_or_else(|_| panic!("{}: {l}", p.display())))
+                .collect()
+        })
+        .collect()
+}
+
+/// The names of the `.log` files in `dir`, sorted.
+fn log_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// A sequential write of 64 ops of 4 KiB, every log, an entry per I/O with its offset: a lat line per
+/// op at the offsets the job visits, clat the same, slat empty, bw as fio computes it per I/O from the
+/// latency, iops 1, all consistent with the run's own figures.
+#[test]
+fn a_log_per_io_holds_every_op_at_the_offsets_visited() {
+    let dir = disk_dir();
+    let d = dir.path();
+    let v = run_ok(
+        d,
+        "[seq]\nioengine=psync\nrw=write\nbs=4k\nsize=256k\nwrite_lat_log=seq\nwrite_bw_log=seq\n\
+         write_iops_log=seq\nlog_offset=1\n",
+    );
+    let ops = u64_of(&v, &["ops"]);
+    assert_eq!(ops, 64);
+    assert_eq!(
+        log_names(d),
+        [
+            "seq_bw.1.log",
+            "seq_clat.1.log",
+            "seq_iops.1.log",
+            "seq_lat.1.log",
+            "seq_slat.1.log"
+        ]
+    );
+    let lat = entries(&d.join("seq_lat.1.log"));
+    assert_eq!(lat.len() as u64, ops, "a lat entry per op");
+    assert!(
+        lat.iter().all(|e| e.len() == 6),
+        "time, value, dir, bs, offset, prio"
+    );
+    let offsets: Vec<u64> = lat.iter().map(|e| e[4]).collect();
+    assert_eq!(offsets, (0..64).map(|i| i * 4096).collect::<Vec<_>>());
+    assert!(lat.iter().all(|e| e[2] == 1 && e[3] == 4096 && e[5] == 0));
+    let wall_ms = f64_of(&v, &["wall_s"]) * 1e3;
+    assert!(lat.windows(2).all(|w| w[0][0] <= w[1][0]), "times in order");
+    assert!(lat.last().unwrap()[0] as f64 <= wall_ms + 1.0);
+    // The entries' mean is the run's mean latency (its histogram is within 1%).
+    let mean = lat.iter().map(|e| e[1] as f64).sum::<f64>() / ops as f64;
+    let run_mean = f64_of(&v, &["latency", "mean_ns"]);
+    assert!(
+        (mean - run_mean).abs() <= run_mean * 0.02 + 50.0,
+        "log mean {mean} ns, run mean {run_mean} ns"
+    );
+    assert_eq!(entries(&d.join("seq_clat.1.log")), lat);
+    assert!(entries(&d.join("seq_slat.1.log")).is_empty());
+    let bw = entries(&d.join("seq_bw.1.log"));
+    for (b, l) in bw.iter().zip(&lat) {
+        assert_eq!(
+            b[1],
+            4096 * 1_000_000 / l[1],
+            "fio's bw per I/O: {b:?} {l:?}"
+        );
+        assert_eq!((b[0], b[4]), (l[0], l[4]));
+    }
+    let iops = entries(&d.join("seq_iops.1.log"));
+    assert_eq!(iops.len(), 64);
+    assert!(iops.iter().all(|e| e[1] == 1));
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("--op-log") && notes.contains("wrote seq_bw.1.log (64)"),
+        "{notes}"
+    );
+}
+
+/// Paced at 8 MiB/s for 1 s with log_avg_msec=100: about ten entries of whole 100 ms windows, at their
+/// ends, whose bytes add up to the run's, and iops the same for its ops.
+#[test]
+fn averaged_logs_have_an_entry_per_window_that_adds_up_to_the_run() {
+    let dir = disk_dir();
+    let d = dir.path();
+    let v = run_ok(
+        d,
+        "[paced]\nioengine=psync\nrw=write\nbs=4k\nsize=4m\nrate=8m\nruntime=1\ntime_based\n\
+         log_avg_msec=100\nwrite_bw_log=p\nwrite_iops_log=p\nwrite_lat_log=p\n",
+    );
+    let (ops, bytes) = (u64_of(&v, &["ops"]), u64_of(&v, &["bytes"]));
+    let bw = entries(&d.join("p_bw.1.log"));
+    assert!((8..=11).contains(&bw.len()), "{} entries: {bw:?}", bw.len());
+    assert!(bw
+        .iter()
+        .all(|e| e.len() == 5 && e[0] % 100 == 0 && e[2] == 1 && e[3] == 0));
+    let logged: u64 = bw.iter().map(|e| e[1] * 1024 / 10).sum();
+    assert!(
+        logged.abs_diff(bytes) <= bytes / 20,
+        "windows hold {logged} bytes, the run {bytes}"
+    );
+    let iops = entries(&d.join("p_iops.1.log"));
+    assert_eq!(iops.len(), bw.len());
+    let logged_ops: u64 = iops.iter().map(|e| e[1] / 10).sum();
+    assert!(
+        logged_ops.abs_diff(ops) <= ops / 20,
+        "{logged_ops} of {ops}"
+    );
+    // Latency means per window, the last one (part of a window) at the thread's end.
+    let lat = entries(&d.join("p_lat.1.log"));
+    assert!(
+        lat.len() >= bw.len() && lat.len() <= bw.len() + 2,
+        "{lat:?}"
+    );
+    assert!(lat.iter().all(|e| e[1] > 0));
+}
+
+/// Clones and jobs numbered over the file (fio's thread number), a file per clone or, with
+/// per_job_logs=0, one for all of them.
+#[test]
+fn files_are_named_per_clone_or_shared_as_fio_names_them() {
+    let dir = disk_dir();
+    let d = dir.path();
+    let (code, _, stderr) = run_fio(
+        d,
+        "[global]\nioengine=psync\nbs=4k\nsize=32k\nrw=write\n[a]\nnumjobs=2\nwrite_iops_log\n\
+         [b]\nnumjobs=2\nwrite_iops_log=bb\nper_job_logs=0\n",
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        log_names(d),
+        ["a_iops.1.log", "a_iops.2.log", "bb_iops.log"]
+    );
+    assert_eq!(entries(&d.join("a_iops.2.log")).len(), 8);
+    assert_eq!(
+        entries(&d.join("bb_iops.log")).len(),
+        16,
+        "both clones' I/Os"
+    );
+}
+
+/// A log that exists is refused before any job runs, naming the option; --overwrite replaces it.
+#[test]
+fn an_existing_log_is_refused_before_any_run() {
+    let dir = disk_dir();
+    let d = dir.path();
+    let job = "[first]\nrw=write\nbs=4k\nsize=16k\nfilename=first.dat\n\
+               [x]\nrw=write\nbs=4k\nsize=16k\nfilename=x.dat\nwrite_bw_log=x\n";
+    std::fs::write(d.join("x_bw.2.log"), "old\n").unwrap();
+    let (code, _, stderr) = run_fio(d, job, &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("write_bw_log") && stderr.contains("--overwrite"),
+        "{stderr}"
+    );
+    assert!(!d.join("first.dat").exists(), "no job ran");
+    assert_eq!(
+        std::fs::read_to_string(d.join("x_bw.2.log")).unwrap(),
+        "old\n"
+    );
+    let (code, _, stderr) = run_fio(d, job, &["--overwrite"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(entries(&d.join("x_bw.2.log")).len(), 4);
+}
+
+/// An entry per I/O needs the I/O count before the run: a time-based job is refused, naming the option
+/// and log_avg_msec.
+#[test]
+fn a_time_based_job_logging_every_io_is_refused_by_name() {
+    let dir = disk_dir();
+    let (code, _, stderr) = run_fio(
+        dir.path(),
+        "[t]\nrw=read\nsize=1m\nruntime=1\ntime_based\nwrite_lat_log=t\n",
+        &[],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("write_lat_log") && stderr.contains("log_avg_msec=N"),
+        "{stderr}"
+    );
+    assert!(log_names(dir.path()).is_empty());
+}
+
+/// The same job run by fio (where installed) and by iolab: the same files, columns and, per I/O, lines.
+#[test]
+fn fio_writes_the_same_files_columns_and_lines() {
+    if !Path::new("/usr/bin/fio").exists() {
+        eprintln!("skipped: /usr/bin/fio is not installed");
+        return;
+    }
+    for offset in ["0", "1"] {
+        let job = format!(
+            "[cmp]\nioengine=psync\nrw=randwrite\nbs=4k\nsize=64k\nnumjobs=2\nwrite_bw_log=cmp\n\
+             write_lat_log=cmp\nwrite_iops_log=cmp\nlog_offset={offset}\n"
+        );
+        let (ours, theirs) = (disk_dir(), disk_dir());
+        run_ok(ours.path(), &job);
+        std::fs::write(theirs.path().join("jobs.fio"), &job).unwrap();
+        let out = Command::new("/usr/bin/fio")
+            .current_dir(theirs.path())
+            .args(["jobs.fio", "--output=/dev/null"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let names = log_names(theirs.path());
+        assert_eq!(log_names(ours.path()), names, "log_offset={offset}");
+        for n in &names {
+            let (a, b) = (
+                entries(&ours.path().join(n)),
+                entries(&theirs.path().join(n)),
+            );
+            assert_eq!(a.len(), b.len(), "{n}, log_offset={offset}: lines");
+            let cols = |v: &[Vec<u64>]| v.first().map(Vec::len);
+            assert_eq!(cols(&a), cols(&b), "{n}, log_offset={offset}: columns");
+            if offset == "1" {
+                let offs = |v: &[Vec<u64>]| {
+                    let mut o: Vec<u64> = v.iter().map(|e| e[4]).collect();
+                    o.sort_unstable();
+                    o
+                };
+                // fio's clones have a file each from 0; iolab's threads a region each of one file.
+                let base = offs(&a).first().copied().unwrap_or(0);
+                let ours: Vec<u64> = offs(&a).iter().map(|o| o - base).collect();
+                assert!(
+                    ours.iter().all(|o| o % 4096 == 0 && *o < 64 << 10),
+                    "{n}: {ours:?}"
+                );
+                assert_eq!(offs(&b).len(), ours.len());
+            }
+        }
+    }
+}
+
+/// fio's own fio2gnuplot reads iolab's bw log and draws it (where it and gnuplot are installed).
+#[test]
+fn fio2gnuplot_draws_iolabs_bw_log() {
+    let missing: Vec<&str> = ["/usr/bin/fio2gnuplot", "gnuplot"]
+        .into_iter()
+        .filter(|p| {
+            Command::new("sh")
+                .args(["-c", &format!("command -v {p}")])
+                .output()
+                .map_or(true, |o| !o.status.success())
+        })
+        .collect();
+    if !missing.is_empty() {
+        eprintln!("skipped: {} not installed", missing.join(" and "));
+        return;
+    }
+    let dir = disk_dir();
+    let d = dir.path();
+    run_ok(
+        d,
+        "[g]\nioengine=psync\nrw=write\nbs=4k\nsize=4m\nrate=8m\nruntime=1\ntime_based\n\
+         log_avg_msec=100\nwrite_bw_log=g\n",
+    );
+    let logged = entries(&d.join("g_bw.1.log"));
+    let plots = disk_dir();
+    std::fs::copy(d.join("g_bw.1.log"), plots.path().join("g_bw.1.log")).unwrap();
+    let out = Command::new("/usr/bin/fio2gnuplot")
+        .current_dir(plots.path())
+        .args(["-b", "-g", "-k"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    let png = std::fs::read(plots.path().join("g_bw.1-2Draw.png"))
+        .unwrap_or_else(|e| panic!("{e}: {said} {:?}", log_names(plots.path())));
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 1000);
+    // Its figures over the file are the log's: every entry, and their mean.
+    let global = std::fs::read_to_string(plots.path().join("result.global")).unwrap();
+    let value = |k: &str| -> f64 {
+        let line = global.lines().find(|l| l.starts_with(k)).unwrap();
+        line[k.len() + 1..].trim().parse().unwrap()
+    };
+    assert_eq!(value("values_count") as usize, logged.len(), "{global}");
+    let mean = logged.iter().map(|e| e[1] as f64).sum::<f64>() / logged.len() as f64;
+    assert!((value("avg") - mean).abs() < 0.01, "{global}");
+}

@@ -1,0 +1,489 @@
+//! A fio job file means the same in iolab as in fio 3.33: each job here runs through `iolab run --fio
+//! FILE --fio-json OUT --count none` in a disk directory, and the bytes it moved (the fio JSON's
+//! `jobs[].read.io_bytes` and `.write.io_bytes`), its jobs and the files it left are checked against the
+//! figures fio gives for it. Where fio is installed the same job runs through fio too, in a directory of
+//! its own (the job's `{dir}`), and the two are compared; without fio the figures checked are the ones
+//! fio 3.33 gave for these jobs (noted at each), and the comparison says it was skipped.
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const MIB: u64 = 1 << 20;
+
+/// What a fio JSON document says a job moved: bytes read and written over its entries, and how many.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Moved {
+    read: u64,
+    write: u64,
+    entries: usize,
+}
+
+/// Each job's figures, by job name (clones' entries added up).
+fn moved(v: &serde_json::Value) -> BTreeMap<String, Moved> {
+    let mut out: BTreeMap<String, Moved> = BTreeMap::new();
+    for j in v["jobs"].as_array().expect("jobs[]") {
+        let name = j["jobname"].as_str().expect("jobname").to_string();
+        let m = out.entry(name).or_default();
+        m.read += j["read"]["io_bytes"].as_u64().expect("read.io_bytes");
+        m.write += j["write"]["io_bytes"].as_u64().expect("write.io_bytes");
+        m.entries += 1;
+    }
+    out
+}
+
+/// The job file `template` with `{dir}` replaced by `dir`, written in `dir`.
+fn write_job(dir: &Path, template: &str) -> PathBuf {
+    let p = dir.join("job.fio");
+    std::fs::write(&p, template.replace("{dir}", &path_str(dir))).unwrap();
+    p
+}
+
+/// `iolab run --fio` of `template` in `dir` (which must succeed), and its fio JSON.
+fn iolab_run(dir: &Path, template: &str, extra: &[&str]) -> (Ran, serde_json::Value) {
+    let job = path_str(&write_job(dir, template));
+    let out = dir.join("iolab.json");
+    let mut a = vec![
+        "run",
+        "--fio",
+        &job,
+        "--count",
+        "none",
+        "--fio-json",
+        out.to_str().unwrap(),
+    ];
+    a.extend_from_slice(extra);
+    let r = iolab(&a);
+    assert_eq!(r.code, 0, "{template}\n{}", r.stderr);
+    let v = json_file(&out);
+    std::fs::remove_file(&out).unwrap();
+    (r, v)
+}
+
+/// Whether fio can be run here (said once per test when it cannot).
+fn fio_installed() -> bool {
+    let ok = Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        println!("SKIPPED the comparison with fio: fio is not installed (the figures fio 3.33 gave are checked)");
+    }
+    ok
+}
+
+/// fio's run of `template` in `dir` (which must succeed), and its JSON; `None` without fio.
+fn fio_run(dir: &Path, template: &str) -> Option<serde_json::Value> {
+    if !fio_installed() {
+        return None;
+    }
+    let job = write_job(dir, template);
+    let o = Command::new("fio")
+        .arg("--output-format=json")
+        .arg(&job)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "fio: {template}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Some(serde_json::from_slice(&o.stdout).expect("fio's JSON"))
+}
+
+/// The same bytes per job as fio's; the entries compared where they already match (iolab's fio-json
+/// writer may give one entry per job where fio gives one per clone).
+fn same_as_fio(ours: &BTreeMap<String, Moved>, fio: &BTreeMap<String, Moved>) {
+    assert_eq!(
+        ours.keys().collect::<Vec<_>>(),
+        fio.keys().collect::<Vec<_>>(),
+        "the same jobs"
+    );
+    for (name, o) in ours {
+        let f = fio[name];
+        assert_eq!(
+            (o.read, o.write),
+            (f.read, f.write),
+            "job {name}: bytes read and written, iolab and fio"
+        );
+        if o.entries != f.entries {
+            println!(
+                "job {name}: iolab writes {} entries, fio {} (one per clone)",
+                o.entries, f.entries
+            );
+        }
+    }
+}
+
+fn len(p: &Path) -> u64 {
+    std::fs::metadata(p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .len()
+}
+
+/// Bytes allocated to a file (st_blocks).
+fn allocated(p: &Path) -> u64 {
+    std::fs::metadata(p).unwrap().blocks() * 512
+}
+
+/// The job's refusal by iolab (exit 2, every word of `says` in the message) and, where fio runs, by fio
+/// (a failure with `fio_says` in what it printed).
+fn both_refuse(template: &str, says: &[&str], fio_says: &str) {
+    let (ours, theirs) = (disk_dir(), disk_dir());
+    let job = path_str(&write_job(ours.path(), template));
+    let r = iolab(&["run", "--fio", &job, "--count", "none"]);
+    assert_eq!(r.code, 2, "{template}\n{}", r.stderr);
+    for s in says {
+        assert!(r.stderr.contains(s), "{template}: {}", r.stderr);
+    }
+    assert!(
+        !r.stdout.contains("iolab run:"),
+        "nothing ran: {}",
+        r.stdout
+    );
+    if !fio_installed() {
+        return;
+    }
+    let job = write_job(theirs.path(), template);
+    let o = Command::new("fio")
+        .arg("--output-format=json")
+        .arg(&job)
+        .current_dir(theirs.path())
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        !o.status.success() && said.contains(fio_says),
+        "fio: {template}\n{said}"
+    );
+}
+
+/// `filesize` without `size`: fio's amount is the file's size (16 MiB of 128 KiB writes, a file of
+/// 16 MiB), where iolab used to run its default 100,000 ops.
+#[test]
+fn filesize_alone_is_the_amount() {
+    let job = "[w]\nfilename={dir}/F\nfilesize=16m\nrw=write\nbs=128k\n";
+    let (ours, theirs) = (disk_dir(), disk_dir());
+    let (_, v) = iolab_run(ours.path(), job, &["--keep"]);
+    let m = moved(&v);
+    assert_eq!(
+        (m["w"].read, m["w"].write),
+        (0, 16 * MIB),
+        "fio 3.33: 16 MiB"
+    );
+    assert_eq!(v["jobs"][0]["write"]["total_ios"], 128);
+    assert_eq!(len(&ours.path().join("F")), 16 * MIB);
+    if let Some(f) = fio_run(theirs.path(), job) {
+        same_as_fio(&m, &moved(&f));
+        assert_eq!(len(&theirs.path().join("F")), 16 * MIB);
+    }
+}
+
+/// No size: fio reads an existing file whole (4 MiB), from offset (3 MiB), or size=N% of it, offset
+/// included, in whole blocks (50%: 2 MiB; 10% of 4 MiB at bs=4k: 417,792 bytes); an odd-sized one in
+/// whole blocks. Without a file there is nothing to take the size from, and both refuse.
+#[test]
+fn an_existing_file_gives_the_size() {
+    let job = "[whole]\nfilename={dir}/E\nrw=read\nbs=64k\n\
+               [from1m]\nfilename={dir}/E\nrw=read\nbs=64k\noffset=1m\n\
+               [half]\nfilename={dir}/E\nrw=read\nbs=64k\nsize=50%\noffset=1m\n\
+               [tenth]\nfilename={dir}/E\nrw=read\nbs=4k\nsize=10%\n\
+               [odd]\nfilename={dir}/O\nrw=read\nbs=64k\n";
+    let (ours, theirs) = (disk_dir(), disk_dir());
+    for d in [&ours, &theirs] {
+        std::fs::write(d.path().join("E"), vec![7u8; 4 << 20]).unwrap();
+        std::fs::write(d.path().join("O"), vec![7u8; (4 << 20) + 100]).unwrap();
+    }
+    let (_, v) = iolab_run(ours.path(), job, &[]);
+    let m = moved(&v);
+    let tenth = (4 * MIB * 10 / 100) / 4096 * 4096;
+    for (name, want) in [
+        ("whole", 4 * MIB),
+        ("from1m", 3 * MIB),
+        ("half", 2 * MIB),
+        ("tenth", tenth),
+        ("odd", 4 * MIB),
+    ] {
+        assert_eq!((m[name].read, m[name].write), (want, 0), "job {name}");
+    }
+    assert_eq!(
+        len(&ours.path().join("E")),
+        4 * MIB,
+        "a read job leaves the file as it was"
+    );
+    if let Some(f) = fio_run(theirs.path(), job) {
+        same_as_fio(&m, &moved(&f));
+    }
+    both_refuse(
+        "[r]\nfilename={dir}/missing\nrw=read\n",
+        &["job 'r'", "size="],
+        "you need to specify size=",
+    );
+    both_refuse(
+        "[r]\nfilename={dir}/missing\nrw=read\nsize=10%\n",
+        &["size=10%", "you need to specify size="],
+        "you need to specify size=",
+    );
+    both_refuse(
+        "[r]\nfilename={dir}/missing\nrw=write\nruntime=1\ntime_based\n",
+        &["you need to specify size="],
+        "you need to specify size=",
+    );
+}
+
+/// numjobs with one filename: fio lays out one file of `size` and each clone does its own `size` over
+/// it (3 clones of 8 MiB: 24 MiB written, an 8 MiB file). Without a filename each clone has a file of
+/// its own (fio: w.0.0, w.1.0, w.2.0 of 2 MiB each; iolab: one file of three 2 MiB regions).
+#[test]
+fn clones_share_one_filename_or_each_have_their_own() {
+    let job = "[w]\nfilename={dir}/G\nsize=8m\nnumjobs=3\nrw=randwrite\nbs=4k\n";
+    let (ours, theirs) = (disk_dir(), disk_dir());
+    let (r, v) = iolab_run(ours.path(), job, &["--keep"]);
+    let m = moved(&v);
+    assert_eq!(
+        (m["w"].read, m["w"].write),
+        (0, 24 * MIB),
+        "fio 3.33: 3 x 8 MiB"
+    );
+    assert!(m["w"].entries == 1 || m["w"].entries == 3, "{:?}", m["w"]);
+    assert_eq!(len(&ours.path().join("G")), 8 * MIB, "one file of size=8m");
+    assert!(r.stdout.contains("--share-region"), "{}", r.stdout);
+    if let Some(f) = fio_run(theirs.path(), job) {
+        same_as_fio(&m, &moved(&f));
+        assert_eq!(len(&theirs.path().join("G")), 8 * MIB);
+    }
+    let job = "[w]\ndirectory={dir}\nsize=2m\nnumjobs=3\nrw=write\nbs=64k\n";
+    let (ours, theirs) = (disk_dir(), disk_dir());
+    let (r, v) = iolab_run(ours.path(), job, &["--keep"]);
+    let m = moved(&v);
+    assert_eq!(
+        (m["w"].read, m["w"].write),
+        (0, 6 * MIB),
+        "fio 3.33: 3 x 2 MiB"
+    );
+    assert_eq!(
+        len(&ours.path().join("w.0.0")),
+        6 * MIB,
+        "one file of 3 regions"
+    );
+    assert!(
+        r.stdout
+            .contains("each with a file of its own (w.0.0, w.1.0"),
+        "{}",
+        r.stdout
+    );
+    if let Some(f) = fio_run(theirs.path(), job) {
+        same_as_fio(&m, &moved(&f));
+        let files: u64 = (0..3)
+            .map(|i| len(&theirs.path().join(format!("w.{i}.0"))))
+            .sum();
+        assert_eq!(
+            files,
+            6 * MIB,
+            "fio's three files hold what iolab's one does"
+        );
+    }
+}
+
+/// fio's null engine touches no file: its size (16 MiB) is the amount, with or without a runtime, it
+/// creates nothing, and without a size it refuses even with a runtime (fio takes no size from a file
+/// for it).
+#[test]
+fn the_null_engine_touches_no_file() {
+    let job = "[r]\nioengine=null\ndirectory={dir}\nsize=16m\nruntime=1\nrw=read\n\
+               [w]\nioengine=null\nfilename={dir}/W\nsize=16m\nrw=write\nbs=64k\n";
+    let (ours, theirs) = (disk_dir(), disk_dir());
+    let (r, v) = iolab_run(ours.path(), job, &["--keep"]);
+    let m = moved(&v);
+    assert_eq!((m["r"].read, m["r"].write), (16 * MIB, 0));
+    assert_eq!((m["w"].read, m["w"].write), (0, 16 * MIB));
+    assert!(!r.stdout.contains("cold-cache"), "{}", r.stdout);
+    let left = |d: &Path| -> Vec<String> {
+        std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "job.fio")
+            .collect()
+    };
+    assert!(left(ours.path()).is_empty(), "{:?}", left(ours.path()));
+    if let Some(f) = fio_run(theirs.path(), job) {
+        same_as_fio(&m, &moved(&f));
+        assert!(left(theirs.path()).is_empty(), "{:?}", left(theirs.path()));
+    }
+    both_refuse(
+        "[n]\nioengine=null\nruntime=1\ntime_based\nrw=read\n",
+        &["ioengine=null takes no size", "you need to specify size="],
+        "you need to specify size=",
+    );
+}
+
+/// fallocate: fio reserves a written file's blocks before the job (native, its default); with none it
+/// does not. 16 random 4 KiB writes (io_size=64k) into a region of 4 MiB leave 4 MiB allocated, or
+/// well under 1 MiB.
+#[test]
+fn fallocate_reserves_a_written_files_blocks() {
+    let probe = disk_dir();
+    let f = std::fs::File::create(probe.path().join("p")).unwrap();
+    // SAFETY: fallocate on a descriptor this test owns.
+    let can = unsafe { libc::fallocate(std::os::fd::AsRawFd::as_raw_fd(&f), 0, 0, 4096) } == 0;
+    if !can {
+        println!("SKIPPED: the test directory's filesystem has no fallocate(2)");
+        return;
+    }
+    for (v, reserved) in [(None, true), (Some("none"), false), (Some("posix"), true)] {
+        let mut job =
+            "[w]\nfilename={dir}/P\nsize=4m\nio_size=64k\nbs=4k\nrw=randwrite\n".to_string();
+        if let Some(v) = v {
+            job.push_str(&format!("fallocate={v}\n"));
+        }
+        let (ours, theirs) = (disk_dir(), disk_dir());
+        let (r, v_ours) = iolab_run(ours.path(), &job, &["--keep"]);
+        let m = moved(&v_ours);
+        assert_eq!((m["w"].read, m["w"].write), (0, 64 << 10));
+        let a = allocated(&ours.path().join("P"));
+        assert_eq!(
+            a >= 4 * MIB,
+            reserved,
+            "fallocate={v:?}: {a} bytes allocated\n{}",
+            r.stdout
+        );
+        assert!(reserved || a < MIB, "fallocate={v:?}: {a} bytes allocated");
+        if v == Some("none") {
+            assert!(
+                r.stdout.contains("fallocate=none: fio lays"),
+                "{}",
+                r.stdout
+            );
+        }
+        if let Some(f) = fio_run(theirs.path(), &job) {
+            same_as_fio(&m, &moved(&f));
+            let fa = allocated(&theirs.path().join("P"));
+            assert_eq!(
+                fa >= 4 * MIB,
+                reserved,
+                "fio, fallocate={v:?}: {fa} bytes allocated"
+            );
+        }
+    }
+}
+
+/// Numbers as fio reads them: size=0x100000 is 1 MiB, bs=1Ki 1024 bytes (1,024 writes); timeout is
+/// runtime (a time_based job of 1 s, paced to 100 writes a second so the size does not end it first);
+/// loops=3 writes its 1 MiB region three times (3 MiB, the file stays 1 MiB).
+#[test]
+fn numbers_aliases_and_loops_in_fios_meaning() {
+    let job = "[n]\nfilename={dir}/N\nsize=0x100000\nbs=1Ki\nrw=write\n\
+               [l]\nfilename={dir}/L\nsize=1m\nbs=64k\nrw=write\nloops=3\n\
+               [t]\nfilename={dir}/T\nsize=1m\nbs=4k\nrw=write\ntimeout=1\ntime_based\nrate_iops=100\n";
+    let (ours, theirs) = (disk_dir(), disk_dir());
+    let (_, v) = iolab_run(ours.path(), job, &["--keep"]);
+    let m = moved(&v);
+    assert_eq!((m["n"].read, m["n"].write), (0, MIB));
+    assert_eq!((m["l"].read, m["l"].write), (0, 3 * MIB));
+    let by_name = |v: &serde_json::Value, n: &str| -> serde_json::Value {
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["jobname"] == n)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(by_name(&v, "n")["write"]["total_ios"], 1024);
+    let t = by_name(&v, "t");
+    let ms = t["job_runtime"].as_u64().unwrap();
+    assert!((900..2500).contains(&ms), "timeout=1: {ms} ms\n{t}");
+    assert!(m["t"].write < MIB, "the time ended it: {:?}", m["t"]);
+    for (f, size) in [("N", MIB), ("L", MIB), ("T", MIB)] {
+        assert_eq!(len(&ours.path().join(f)), size, "{f}");
+    }
+    if let Some(f) = fio_run(theirs.path(), job) {
+        let fm = moved(&f);
+        for n in ["n", "l"] {
+            assert_eq!(
+                m[n],
+                Moved {
+                    entries: m[n].entries,
+                    ..fm[n]
+                },
+                "job {n}"
+            );
+        }
+        assert_eq!(by_name(&f, "n")["write"]["total_ios"], 1024);
+        let fms = by_name(&f, "t")["job_runtime"].as_u64().unwrap();
+        assert!((900..2500).contains(&fms), "fio: {fms} ms");
+        for (f, size) in [("N", MIB), ("L", MIB), ("T", MIB)] {
+            assert_eq!(len(&theirs.path().join(f)), size, "fio's {f}");
+        }
+    }
+}
+
+/// bsrange of equal ends is one block size; do_verify=0 drops the verify (fio reads nothing back);
+/// clat_percentiles changes nothing; randrw on libaio runs (half reads, half writes of 1 MiB in all).
+#[test]
+fn options_that_change_nothing_or_one_thing() {
+    let job =
+        "[b]\nfilename={dir}/B\nsize=1m\nbsrange=4k-4k\nrw=write\nverify=crc32c\ndo_verify=0\n\
+               clat_percentiles=0\n\
+               [m]\nioengine=libaio\niodepth=4\nrw=randrw\nfilename={dir}/M\nsize=1m\nbs=4k\n";
+    let (ours, theirs) = (disk_dir(), disk_dir());
+    let (r, v) = iolab_run(ours.path(), job, &[]);
+    let m = moved(&v);
+    assert_eq!((m["b"].read, m["b"].write), (0, MIB));
+    assert_eq!(m["m"].read + m["m"].write, MIB);
+    assert!(!r.stdout.contains("read back"), "do_verify=0: {}", r.stdout);
+    assert!(
+        r.stdout.contains("min_nr 0"),
+        "the libaio note: {}",
+        r.stdout
+    );
+    if let Some(f) = fio_run(theirs.path(), job) {
+        let fm = moved(&f);
+        assert_eq!((m["b"].read, m["b"].write), (fm["b"].read, fm["b"].write));
+        assert_eq!(m["m"].read + m["m"].write, fm["m"].read + fm["m"].write);
+    }
+}
+
+/// What fio refuses, iolab refuses (iodepth=0, numjobs=0); what iolab cannot honour it refuses by name
+/// (a block-size range, bssplit: one block size per job).
+#[test]
+fn what_cannot_run_as_fio_means_it_is_refused_by_name() {
+    both_refuse(
+        "[q]\nfilename={dir}/Q\nsize=1m\niodepth=0\n",
+        &["iodepth=0", "min value out of range"],
+        "min value out of range",
+    );
+    both_refuse(
+        "[q]\nfilename={dir}/Q\nsize=1m\nnumjobs=0\n",
+        &["numjobs=0", "maximum number of jobs"],
+        "maximum number of jobs",
+    );
+    let dir = disk_dir();
+    for (opt, says) in [
+        ("bsrange=4k-8k", "one block size"),
+        ("bssplit=4k/50:8k/50", "one block size"),
+        ("bs=4k,", "none empty"),
+        ("runtime=0.5", "whole numbers"),
+    ] {
+        let job = path_str(&write_job(
+            dir.path(),
+            &format!("[q]\nfilename={{dir}}/Q\nsize=1m\n{opt}\n"),
+        ));
+        let r = iolab(&["run", "--fio", &job, "--count", "none"]);
+        assert_eq!(r.code, 2, "{opt}: {}", r.stderr);
+        let key = opt.split('=').next().unwrap();
+        assert!(
+            r.stderr.contains(key) && r.stderr.contains(says),
+            "{opt}: {}",
+            r.stderr
+        );
+    }
+}
