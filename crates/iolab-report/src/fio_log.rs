@@ -47,13 +47,14 @@ pub fn write(
         let n = write_file(&f, r.spec.overwrite, append, |w| {
             entries(f.kind, plan.offset, log, &threads, w)
         })?;
-        said.push(format!("{} ({n})", f.path.display()));
+        let entries = if n == 1 { "entry" } else { "entries" };
+        said.push(format!("{} ({n} {entries})", f.path.display()));
         if !append {
             written.push(f.path.clone());
         }
     }
     Ok(vec![format!(
-        "fio job '{}': wrote {} (entries each)",
+        "fio job '{}': wrote {}",
         plan.job,
         said.join(", ")
     )])

@@ -46,6 +46,7 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
         .collect();
     fio_job::logs::check_files(&wanted, f.across_methods)?;
     let mut logs_written = Vec::new();
+    let mut wrote: Vec<String> = Vec::new();
     iolab_engine::cleanup::install_signal_handler();
     let clk = clock::calibrate(20);
     let mut done: Vec<(String, RunResult)> = Vec::new();
@@ -57,14 +58,8 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
     for p in &plan {
         // What the mapping says of a job, once (not again for each method of --across-methods).
         if said_for != p.job {
-            for s in &p.said {
-                let line = format!("fio job '{}': {s}", p.job);
-                // JSON on stdout: the text goes to stderr.
-                if outputs.text_to_stderr() {
-                    errln(&line);
-                } else {
-                    out(&(line + "\n"))?;
-                }
+            for line in said_before(p, a.verbose) {
+                say(&outputs, &line)?;
             }
             said_for = p.job.clone();
         }
@@ -85,8 +80,8 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
         r.notes
             .extend(p.said.iter().map(|s| format!("fio job '{}': {s}", p.job)));
         if let Some(l) = logs_of(&p.job) {
-            r.notes
-                .extend(iolab_report::fio_log::write(l, &r, &mut logs_written)?);
+            wrote = iolab_report::fio_log::write(l, &r, &mut logs_written)?;
+            r.notes.extend(wrote.iter().cloned());
             // In its files now: not held until the last job's run.
             r.op_log = None;
         }
@@ -103,6 +98,12 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
                 result: &r,
                 verbose: a.verbose,
             })?;
+        }
+        if !a.verbose {
+            // Files the user asked for: named on the first screen (-v has them in the notes).
+            for line in wrote.drain(..) {
+                say(&outputs, &line)?;
+            }
         }
         mismatches += r.verify.as_ref().map_or(0, |v| v.mismatches);
         done.push((p.label.clone(), r));
@@ -128,6 +129,43 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
     Ok(0)
 }
 
+/// A line of text about a job: on stdout, or on stderr where JSON goes to stdout.
+fn say(outputs: &Outputs, line: &str) -> Result<(), Error> {
+    if outputs.text_to_stderr() {
+        errln(line);
+        Ok(())
+    } else {
+        out(&format!("{line}\n"))
+    }
+}
+
+/// What is printed of a job before its first run: what --fio-lenient ignored, and how many notes the
+/// mapping made. With -v nothing: the run's notes, printed whole, hold them all.
+fn said_before(p: &Planned, verbose: bool) -> Vec<String> {
+    if verbose {
+        return Vec::new();
+    }
+    let (ignored, notes): (Vec<&String>, Vec<&String>) =
+        p.said.iter().partition(|s| s.starts_with(IGNORED));
+    let mut lines: Vec<String> = ignored
+        .iter()
+        .map(|s| format!("fio job '{}': {s}", p.job))
+        .collect();
+    if !notes.is_empty() {
+        lines.push(format!(
+            "fio job '{}': {} note{} on where iolab runs it otherwise than fio, or what it adds (-v prints \
+             them; the result's notes keep them)",
+            p.job,
+            notes.len(),
+            if notes.len() == 1 { "" } else { "s" }
+        ));
+    }
+    lines
+}
+
+/// How the options --fio-lenient ignored are listed.
+const IGNORED: &str = "ignored (--fio-lenient): ";
+
 /// Every run the file asks for, resolved before any runs: a job that cannot run refuses the file; with
 /// --across-methods a method that cannot do a job is skipped, with its reason printed.
 fn plan(a: &RunArgs, f: &FioArgs, jobs: &[Mapped]) -> Result<Vec<Planned>, Error> {
@@ -135,7 +173,7 @@ fn plan(a: &RunArgs, f: &FioArgs, jobs: &[Mapped]) -> Result<Vec<Planned>, Error
     for j in jobs {
         let mut said: Vec<String> = j.notes.clone();
         if !j.ignored.is_empty() {
-            said.push(format!("ignored (--fio-lenient): {}", j.ignored.join(", ")));
+            said.push(format!("{IGNORED}{}", j.ignored.join(", ")));
         }
         if !f.across_methods {
             let spec = resolve(j.raw.clone(), a).map_err(|e| in_job(e, &j.name))?;

@@ -116,7 +116,7 @@ fn a_log_per_io_holds_every_op_at_the_offsets_visited() {
     assert!(iops.iter().all(|e| e[1] == 1));
     let notes = v["notes"].to_string();
     assert!(
-        notes.contains("--op-log") && notes.contains("wrote seq_bw.1.log (64)"),
+        notes.contains("--op-log") && notes.contains("wrote seq_bw.1.log (64 entries)"),
         "{notes}"
     );
 }

@@ -54,6 +54,8 @@ fn iolab_run(dir: &Path, template: &str, extra: &[&str]) -> (Ran, serde_json::Va
         "none",
         "--fio-json",
         out.to_str().unwrap(),
+        // The job's notes are printed with -v.
+        "-v",
     ];
     a.extend_from_slice(extra);
     let r = iolab(&a);
