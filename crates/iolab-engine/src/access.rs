@@ -27,7 +27,12 @@ pub fn figures(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Option
             spec.pattern,
             spec.offset,
             spec.bs,
-            target.region_first_block(t),
+            // Each thread's own file: its blocks counted apart from the others'.
+            if target.file_per_thread {
+                u64::from(t) * target.region_blocks
+            } else {
+                target.region_first_block(t)
+            },
             target.region_blocks,
             spec.seed,
             t,

@@ -37,9 +37,6 @@ impl Bits {
 
 /// Checks every block the threads wrote; `ops_done[t]` is thread t's completed op count.
 pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<VerifyFigures> {
-    let path = &target.path;
-    // Through the target's handle: what iolab wrote, never a file put in its place since.
-    let fd = target.reopen(target.read_flags())?;
     let bs = spec.bs as usize;
     let nblocks = target.region_blocks;
     let per_chunk = ((1usize << 20) / bs).max(1) as u64;
@@ -62,6 +59,10 @@ pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<
         }
         let last = t + 1 == ops_done.len();
         let t = t as u32;
+        // Through the target's handle (the thread's own file, with a file per thread): what iolab
+        // wrote, never a file put in its place since.
+        let own = target.for_thread(t);
+        let fd = own.reopen(own.read_flags())?;
         match (spec.pattern, spec.read_pct) {
             (Pattern::Seq, None) => {
                 for b in 0..done.min(nblocks) {
@@ -104,7 +105,7 @@ pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<
             let mut got = 0usize;
             while got < buf.len() {
                 let r = sys::pread(fd.as_raw_fd(), &mut buf[got..], off + got as u64)
-                    .map_err(|e| Error::sys_on(e, path.display().to_string()))?;
+                    .map_err(|e| Error::sys_on(e, own.path.display().to_string()))?;
                 if r == 0 {
                     break;
                 }

@@ -9,7 +9,7 @@ use iolab_engine::measure::clock;
 use iolab_engine::method::kind::MethodKind;
 use iolab_engine::result::RunResult;
 use iolab_engine::spec::{RawSpec, Spec};
-use iolab_engine::target::TargetKind;
+use iolab_engine::target::{per_thread, TargetKind};
 use iolab_engine::units::fmt_ns;
 use iolab_lab::fio_job::{self, Mapped};
 use iolab_report::export::{Document, Outputs};
@@ -306,14 +306,22 @@ fn preflight(s: &Spec) -> Result<(), Error> {
     if TargetKind::stream_named(&s.target).is_some() {
         return Ok(());
     }
-    let shown = s.target.display();
-    match std::fs::symlink_metadata(&s.target) {
+    // A file per thread (fio's clones without a filename): each thread's file.
+    if let Some(t) = per_thread::template(&s.target) {
+        return (0..s.threads).try_for_each(|i| preflight_file(s, &per_thread::path_of(t, i)));
+    }
+    preflight_file(s, &s.target)
+}
+
+fn preflight_file(s: &Spec, target: &Path) -> Result<(), Error> {
+    let shown = target.display();
+    match std::fs::symlink_metadata(target) {
         Ok(md) if md.is_file() && s.op.writes() && !s.method.info().no_data && !s.overwrite => Err(Error::usage(
             "--overwrite",
             format!("{shown} exists; add --overwrite to write into it, or give the job another filename"),
         )),
         Ok(_) => Ok(()),
-        Err(_) => match s.target.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Err(_) => match target.parent().filter(|d| !d.as_os_str().is_empty()) {
             Some(d) if !d.is_dir() => Err(Error::usage(
                 "--target",
                 format!("{shown}: its directory {} does not exist", d.display()),

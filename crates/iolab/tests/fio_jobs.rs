@@ -40,7 +40,15 @@ fn a_randrw_job_runs_as_fio_means_it() {
     assert_eq!(u64_of(&v, &["spec", "read_pct"]), 70);
     assert_eq!(u64_of(&v, &["spec", "bs"]), 4096);
     assert_eq!(u64_of(&v, &["spec", "threads"]), 2);
-    assert_eq!(u64_of(&v, &["spec", "file_size"]), 16 << 20);
+    assert_eq!(
+        u64_of(&v, &["spec", "file_size"]),
+        8 << 20,
+        "a file of size=8m per clone, as fio's"
+    );
+    assert!(v["spec"]["target"]
+        .as_str()
+        .unwrap()
+        .ends_with("oltp.{thread}.0"));
     assert_eq!(
         u64_of(&v, &["ops"]),
         4096,
@@ -58,10 +66,12 @@ fn a_randrw_job_runs_as_fio_means_it() {
         notes.contains("fio job 'oltp'") && notes.contains("numjobs=2"),
         "{notes}"
     );
-    assert!(
-        !dir.path().join("oltp.0.0").exists(),
-        "the job's file is iolab's and removed"
-    );
+    for f in ["oltp.0.0", "oltp.1.0"] {
+        assert!(
+            !dir.path().join(f).exists(),
+            "the clones' files are iolab's and removed: {f}"
+        );
+    }
 }
 
 #[test]

@@ -150,3 +150,105 @@ fn a_paced_run_spans_its_duration() {
     assert!(achieved <= 5.0 + 1e-9 && achieved > 4.5, "{}", v["paced"]);
     assert!(f64_of(&v, &["iops"]) <= 5.0 + 1e-9, "{}", v["iops"]);
 }
+
+/// A target holding `{thread}` gives each thread a file of its own (fio's clones without a filename):
+/// three files of --file-size, each thread's writes in its own (read back), removed after the run; one
+/// thread's file existing without --overwrite refuses the run and leaves no file iolab made.
+#[test]
+fn a_file_per_thread() {
+    let dir = disk_dir();
+    let t = path_str(&file(&dir, "f.{thread}.0"));
+    let v = run_json(&[
+        "--target",
+        &t,
+        "--op",
+        "write",
+        "--threads",
+        "3",
+        "--file-size",
+        "1m",
+        "--ops",
+        "768",
+        "--verify",
+    ]);
+    assert_eq!(u64_of(&v, &["verify", "blocks_checked"]), 768);
+    assert_eq!(u64_of(&v, &["verify", "mismatches"]), 0);
+    for th in v["per_thread"].as_array().unwrap() {
+        assert_eq!(th["bytes"].as_u64(), Some(1 << 20), "{th}");
+    }
+    let names = |d: &tempfile::TempDir| {
+        let mut n: Vec<String> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    };
+    assert!(
+        names(&dir).is_empty(),
+        "removed after the run: {:?}",
+        names(&dir)
+    );
+    let v = run_json(&[
+        "--target",
+        &t,
+        "--op",
+        "write",
+        "--threads",
+        "3",
+        "--file-size",
+        "1m",
+        "--ops",
+        "768",
+        "--keep",
+    ]);
+    assert_eq!(u64_of(&v, &["bytes"]), 3 << 20);
+    assert_eq!(names(&dir), ["f.0.0", "f.1.0", "f.2.0"]);
+    for n in names(&dir) {
+        assert_eq!(
+            std::fs::metadata(dir.path().join(&n)).unwrap().len(),
+            1 << 20,
+            "{n}"
+        );
+    }
+    std::fs::remove_file(dir.path().join("f.0.0")).unwrap();
+    std::fs::remove_file(dir.path().join("f.2.0")).unwrap();
+    let r = iolab(&[
+        "run",
+        "--target",
+        &t,
+        "--op",
+        "write",
+        "--threads",
+        "3",
+        "--ops",
+        "30",
+        "--count",
+        "none",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("f.1.0") && r.stderr.contains("--overwrite"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        names(&dir),
+        ["f.1.0"],
+        "thread 0's new file was removed with the refusal"
+    );
+    refused_by(
+        &["run", "--ops", "10"],
+        &[
+            "--target",
+            &t,
+            "--threads",
+            "2",
+            "--share-region",
+            "--op",
+            "write",
+        ],
+        "--share-region",
+        "a file of its own",
+    );
+}

@@ -158,7 +158,8 @@ pub(super) fn run_threads<M: Method, C: Clock>(
     let shared = crate::method::api::SharedSlot::default();
     let ctx_for = |t: u32| ThreadCtx {
         spec,
-        target,
+        // With a file per thread, the thread's own file.
+        target: target.for_thread(t),
         thread: t,
         region_offset: spec.offset + target.region_first_block(t) * spec.bs,
         region_len,

@@ -131,7 +131,8 @@ pub static OPTIONS: &[Opt] = &[
         help: "A regular file (created if missing), /dev/null (write sink), /dev/zero (read source), a block \
                device, an NVMe generic device /dev/ngXnY (--method uring_cmd), iolab's sink driver \
                /dev/iolab_sink, or pipe, socketpair, tcp (a stream per thread with iolab's peer at the far end), or \
-               tcp:ADDR:PORT (writes to a TCP peer iolab does not run, IPv4)" },
+               tcp:ADDR:PORT (writes to a TCP peer iolab does not run, IPv4); a path holding {thread} names a \
+               regular file per thread ({thread} replaced by the thread's number)" },
     Opt { key: "method", ty: Ty::Text, value_name: "METHOD", group: W, applies: All, default: Some("psync"),
         help: "How each op talks to the kernel (see the list below)" },
     Opt { key: "op", ty: Ty::Word(&["write", "read", "mixed"]), value_name: "OP", group: W, applies: All,

@@ -28,6 +28,7 @@ mod fit;
 pub mod kind;
 pub mod nvme;
 mod peer;
+pub mod per_thread;
 pub mod pin;
 pub mod prepared;
 mod sink;
@@ -83,6 +84,9 @@ fn check_not_pseudo(path: &Path, exists: bool, shown: &str) -> Result<()> {
 /// made with O_EXCL ([`Created`]): every check after, and every open, goes to that file.
 pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     let path = spec.target.clone();
+    if let Some(template) = per_thread::template(&path) {
+        return per_thread::setup_per_thread(spec, template);
+    }
     if let Some(kind) = TargetKind::stream_named(&path) {
         refuse_share(spec, &format!("a {} stream", path.display()))?;
         if spec.op == OpKind::Mixed {
@@ -193,6 +197,8 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         sink: None,
         nvme: None,
         shared: spec.share_region,
+        file_per_thread: false,
+        others: Vec::new(),
     })
 }
 
@@ -266,6 +272,8 @@ fn untouched(
         sink: None,
         nvme: None,
         shared: spec.share_region,
+        file_per_thread: false,
+        others: Vec::new(),
     }
 }
 
@@ -685,6 +693,8 @@ fn setup_stream(spec: &Spec, kind: TargetKind) -> Result<PreparedTarget> {
         sink: None,
         nvme: None,
         shared: false,
+        file_per_thread: false,
+        others: Vec::new(),
     })
 }
 

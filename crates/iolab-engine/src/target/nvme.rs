@@ -192,6 +192,8 @@ pub(super) fn setup(spec: &Spec, pin: Pin, block: String, shown: &str) -> Result
             block,
         }),
         shared: false,
+        file_per_thread: false,
+        others: Vec::new(),
     })
 }
 

@@ -46,6 +46,10 @@ pub struct PreparedTarget {
     pub(crate) nvme: Option<NvmeTarget>,
     /// `--share-region`: every thread's region is the one region (a file shared by fio's jobs).
     pub shared: bool,
+    /// A file per thread (`--target` holding `{thread}`): each thread's region is its whole file.
+    pub file_per_thread: bool,
+    /// With a file per thread: the targets of threads 1 and up (this one is thread 0's).
+    pub others: Vec<PreparedTarget>,
 }
 
 pub const PAGE: usize = 4096;
@@ -70,10 +74,18 @@ pub(crate) fn target_err(msg: impl Into<String>) -> Error {
 impl PreparedTarget {
     /// Absolute byte offset of thread `t`'s region.
     pub fn region_first_block(&self, t: u32) -> u64 {
-        if self.shared {
+        if self.shared || self.file_per_thread {
             0
         } else {
             t as u64 * self.region_blocks
+        }
+    }
+
+    /// Thread `t`'s target: its own file's with a file per thread, this one otherwise.
+    pub fn for_thread(&self, t: u32) -> &PreparedTarget {
+        match t {
+            0 => self,
+            t => self.others.get(t as usize - 1).unwrap_or(self),
         }
     }
 

@@ -130,6 +130,8 @@ pub(super) fn setup(spec: &Spec, pin: Pin, shown: &str) -> Result<PreparedTarget
         remote: None,
         nvme: None,
         shared: false,
+        file_per_thread: false,
+        others: Vec::new(),
         sink: Some(SinkTarget {
             control,
             personality,

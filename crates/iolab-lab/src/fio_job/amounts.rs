@@ -7,7 +7,8 @@
 //! - the amount of each pass: `io_size` (a percentage of the region, at most `size`), else `size` (at most
 //!   the region), else the region; `loops` passes; a `time_based` job runs for `runtime` instead;
 //! - `numjobs` clones, each doing all of that: without a filename each clone has a file of its own (iolab:
-//!   one file of a region per thread); with a filename they share its one region (iolab: `share-region`).
+//!   a file per thread, the target holding `{thread}`); with a filename they share its one region (iolab:
+//!   `share-region`).
 
 use super::map::{set, Ctx, Mapped, MAX_JOBS};
 use super::numbers::{fio_seconds, Num};
@@ -36,16 +37,12 @@ pub(super) fn amounts(j: &Ctx, m: &mut Mapped, bs: u64, null: bool) -> Result<()
         );
     }
     let too_big = |what: &str| format!("{what} is more bytes than iolab counts");
-    let shared = jobs > 1 && j.get("filename").is_some();
-    let file = if shared {
+    // Clones on one filename share its region; without one each has a file of its own (the target
+    // names one per thread): either way a file is the region.
+    if jobs > 1 && j.get("filename").is_some() {
         set(m, "share-region", true);
-        region
-    } else {
-        region
-            .checked_mul(jobs)
-            .ok_or_else(|| too_big("the region x numjobs"))?
-    };
-    set(m, "file-size", format!("{file}"));
+    }
+    set(m, "file-size", format!("{region}"));
     if let Some(s) = runtime {
         set(m, "duration", format!("{s}"));
     }
@@ -98,9 +95,8 @@ fn clones(j: &Ctx, m: &mut Mapped) -> Result<u64, String> {
                  amount over all of the file's one region (--share-region), as fio's {jobs} clones ({procs}) do"
             ),
             None => format!(
-                "numjobs={jobs}: {jobs} threads of one process, each doing the job's amount in its own region of \
-                 one file of {jobs} regions; fio's clones are {procs}, each with a file of its own ({n}.0.0, \
-                 {n}.1.0, ...)",
+                "numjobs={jobs}: {jobs} threads of one process, each with a file of its own ({n}.0.0, {n}.1.0, \
+                 ...) as fio's {jobs} clones ({procs}) have",
                 n = j.job.name
             ),
         };
@@ -124,7 +120,17 @@ fn region(j: &Ctx, bs: u64, null: bool, target: &str) -> Result<u64, String> {
     let filesize = filesize(j)?;
     let size = j.number("size")?;
     // The null engine opens no file: fio takes no size from one.
-    let real = if null { None } else { existing_size(target) };
+    // A file per clone: the first clone's file stands for them all (fio sizes each alike).
+    let first = iolab_engine::target::per_thread::template(std::path::Path::new(target)).map(|t| {
+        iolab_engine::target::per_thread::path_of(t, 0)
+            .display()
+            .to_string()
+    });
+    let real = if null {
+        None
+    } else {
+        existing_size(first.as_deref().unwrap_or(target))
+    };
     // The region before size=N% and whether it is a size the job gave (else the file's own).
     let (base, given) = match (filesize, size, real) {
         (Some(f), _, _) => (

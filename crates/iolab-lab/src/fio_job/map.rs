@@ -405,6 +405,8 @@ fn target(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
         }
         Some("") => return Err("filename= is empty: give a file, or leave it out".into()),
         Some(f) => f.to_string(),
+        // fio's clones without a filename: a file each, JOB.0.0, JOB.1.0 ... (a file per thread).
+        None if j.count("numjobs")?.unwrap_or(1) > 1 => format!("{}.{{thread}}.0", j.job.name),
         None => format!("{}.0.0", j.job.name),
     };
     let path = match dir {
