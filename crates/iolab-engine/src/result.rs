@@ -154,6 +154,10 @@ pub struct VerifyFigures {
     pub mismatches: u64,
     /// Byte offsets of the first mismatching blocks (at most 10).
     pub first_mismatch_offsets: Vec<u64>,
+    /// A write run's read-back: its wall time in seconds (after the timed span, in no other figure);
+    /// written only where measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_back_s: Option<f64>,
 }
 
 /// The kernel's side of a run: perf_event counters and tracepoints.

@@ -48,6 +48,7 @@ pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<
     let mut expect = buffer(bs)?;
     let mut chunk = buffer(per_chunk as usize * bs)?;
     let mut out = VerifyFigures::default();
+    let began = std::time::Instant::now();
 
     let mut bits = Bits::new(0)?;
     for (t, &done) in ops_done.iter().enumerate() {
@@ -134,5 +135,6 @@ pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<
             c += n;
         }
     }
+    out.read_back_s = Some(began.elapsed().as_secs_f64());
     Ok(out)
 }

@@ -486,3 +486,26 @@ fn what_cannot_run_as_fio_means_it_is_refused_by_name() {
         );
     }
 }
+
+/// A verified write job: fio counts its verify reads in the job's reads (4 MiB written, 4 MiB read
+/// back); so does iolab's fio JSON, over the read-back's own time, and says what they are.
+#[test]
+fn verify_reads_count_as_the_jobs_reads() {
+    let job = "[v]\nfilename={dir}/V\nsize=4m\nbs=4k\nrw=write\nverify=crc32c\n";
+    let (ours, theirs) = (disk_dir(), disk_dir());
+    let (_, v) = iolab_run(ours.path(), job, &[]);
+    let m = moved(&v);
+    assert_eq!(
+        (m["v"].read, m["v"].write),
+        (4 * MIB, 4 * MIB),
+        "{:?}",
+        m["v"]
+    );
+    let j = &v["jobs"][0];
+    assert_eq!(j["read"]["total_ios"], 1024, "{}", j["read"]);
+    assert!(j["read"]["runtime"].as_u64().unwrap() >= 1, "{}", j["read"]);
+    assert!(j["iolab"]["verify_reads_are"].is_string(), "{}", j["iolab"]);
+    if let Some(f) = fio_run(theirs.path(), job) {
+        same_as_fio(&m, &moved(&f));
+    }
+}

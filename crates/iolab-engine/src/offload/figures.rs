@@ -147,6 +147,7 @@ fn verify(p: &Parts) -> Result<Option<VerifyFigures>> {
                 } else {
                     Vec::new()
                 },
+                read_back_s: None,
             })
         }
         Work::Nop => None,

@@ -11,6 +11,7 @@ pub mod parts;
 pub mod plat;
 pub mod samples;
 
+use iolab_engine::measure::hist::Summary;
 use iolab_engine::method::kind::MethodKind;
 use iolab_engine::result::RunResult;
 use iolab_engine::spec::OpKind;
@@ -151,6 +152,8 @@ fn entry(run: &FioRun, p: &Part, windows: &[samples::Window]) -> Value {
             dir::idle()
         }
     };
+    let none = Summary::default();
+    let read_back = verify_reads(r, p, &none);
     let ((usr, sys), clamped) = parts::cpu_pct(r, p);
     let [lat_ns, lat_us, lat_ms] = dir::ranges(&r.latency);
     let flushes = match p.who {
@@ -164,7 +167,7 @@ fn entry(run: &FioRun, p: &Part, windows: &[samples::Window]) -> Value {
         "eta": 0,
         "elapsed": dir::runtime_ms(r.wall_s).div_ceil(1000),
         "job options": options(r, run.group_reporting),
-        "read": section(&read),
+        "read": section(read_back.as_ref().unwrap_or(&read)),
         "write": section(&write),
         "trim": dir::idle(),
         "sync": {"total_ios": flushes, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": flushes}},
@@ -180,6 +183,29 @@ fn entry(run: &FioRun, p: &Part, windows: &[samples::Window]) -> Value {
         "iolab": about(r, p, windows.len(), clamped),
     })
 }
+
+/// A write job's --verify read-back as fio counts its verify reads, in the job's reads: the blocks and
+/// bytes read back (the part's share) over the read-back's own time, without per-read latency (iolab
+/// reads back in 1 MiB chunks after the timed span).
+fn verify_reads<'r>(r: &RunResult, p: &Part, none: &'r Summary) -> Option<dir::Figures<'r>> {
+    let v = r.verify.as_ref().filter(|_| r.spec.op == OpKind::Write)?;
+    let secs = v.read_back_s.filter(|&s| s > 0.0 && v.blocks_checked > 0)?;
+    let bytes = (v.bytes_checked as f64 * p.bytes_share).round() as u64;
+    Some(dir::Figures {
+        ops: (v.blocks_checked as f64 * p.ops_share).round() as u64,
+        bytes,
+        runtime_s: secs,
+        latency: none,
+        iops: Default::default(),
+        bw_kib: Default::default(),
+        agg_bytes_s: v.bytes_checked as f64 / secs,
+    })
+}
+
+/// What the read section of a verified write job holds.
+const VERIFY_READS_ARE: &str = "the --verify read-back, as fio counts its verify reads in the job's \
+     reads: the blocks and bytes read back over the read-back's own time (after the timed writes, in no \
+     other figure); no per-read latency (iolab reads back 1 MiB at a time)";
 
 /// The `iolab` object: what the entry is and where its figures differ from fio's meaning.
 fn about(r: &RunResult, p: &Part, windows: usize, clamped: Option<(f64, f64)>) -> Value {
@@ -212,6 +238,9 @@ fn about(r: &RunResult, p: &Part, windows: usize, clamped: Option<(f64, f64)>) -
                  run's proportion"
             ),
         );
+    }
+    if verify_reads(r, p, &Summary::default()).is_some() {
+        o.insert("verify_reads_are".into(), json!(VERIFY_READS_ARE));
     }
     o.insert("timed".into(), json!(r.timed));
     o.insert("syscalls_per_op".into(), json!(r.syscalls.method_per_op));
