@@ -401,8 +401,9 @@ mod tests {
             &[
                 ("threads", "3"),
                 ("share-region", "-"),
-                ("file-size", &(6 * MIB).to_string()),
+                ("file-size", &(2 * MIB).to_string()),
                 ("size", &(6 * MIB).to_string()),
+                ("target", "./j.{thread}.0"),
             ],
         );
         let n = own.notes.join("\n");

@@ -409,12 +409,16 @@ fn target(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
         None if j.count("numjobs")?.unwrap_or(1) > 1 => format!("{}.{{thread}}.0", j.job.name),
         None => format!("{}.0.0", j.job.name),
     };
+    // fio puts every filename under the directory, an absolute one too (directory=D filename=/dev/x is
+    // the file D/dev/x).
     let path = match dir {
-        Some(d) if !name.starts_with('/') => {
-            format!("{}/{name}", if d.is_empty() { "" } else { &d })
-        }
-        _ if !name.contains('/') => format!("./{name}"),
-        _ => name,
+        Some(d) => format!(
+            "{}/{}",
+            if d.is_empty() { "" } else { &d },
+            name.trim_start_matches('/')
+        ),
+        None if !name.contains('/') => format!("./{name}"),
+        None => name,
     };
     set(m, "target", path);
     Ok(())
@@ -441,12 +445,26 @@ fn rest(j: &Ctx, m: &mut Mapped, method: &str) -> Result<(), String> {
     }
     if let Some(r) = j.get("ramp_time") {
         let s = fio_seconds(r).map_err(|e| format!("ramp_time={r}: {e}"))?;
+        if s > 0.0 && !j.flag("time_based")? {
+            return Err(format!(
+                "ramp_time={r} on a job bounded by its size: fio counts the ramp's I/O against the size (what \
+                 is timed is what is left), where iolab's warm-up comes before the whole amount; give \
+                 time_based with a runtime, or run without ramp_time (--fio-lenient)"
+            ));
+        }
         set(m, "warmup", format!("{s}s"));
     }
+    let mixed = matches!(j.get("rw"), Some("rw" | "readwrite" | "randrw"));
     for (fio, ours) in [("rate_iops", "rate-iops"), ("rate", "rate")] {
         if let Some(v) = j.get(fio) {
             if v.contains(',') {
                 return Err(format!("{fio}={v}: iolab paces reads and writes alike"));
+            }
+            if mixed {
+                return Err(format!(
+                    "{fio}={v} on a mixed job: fio paces reads and writes apart, each at {v}, where iolab \
+                     paces the ops together; run without it (--fio-lenient) or as two jobs"
+                ));
             }
             let n = j.count(fio)?.unwrap_or(0);
             set(m, ours, format!("{n}"));
@@ -581,7 +599,6 @@ pub(super) mod tests {
                 ("time_based", "1"),
                 ("random_distribution", "zipf:1.2"),
                 ("filename", "/nonexistent-iolab-test/x"),
-                ("rate_iops", "500"),
             ],
             &[
                 ("method", "io_uring"),
@@ -600,7 +617,6 @@ pub(super) mod tests {
                 ("direct", "true"),
                 ("distribution", "zipf:1.2"),
                 ("target", "/nonexistent-iolab-test/x"),
-                ("rate-iops", "500"),
                 ("cold-cache", "-"),
                 ("preallocate", "true"),
             ],
@@ -633,9 +649,23 @@ pub(super) mod tests {
             (("filename", "a:b"), "one file"),
             (("directory", "a:b"), "one directory"),
             (("fallocate", "yes"), "fallocate=yes"),
+            (("rate_iops", "100"), "paces reads and writes apart"),
+            (("ramp_time", "2"), "counts the ramp's I/O against the size"),
         ] {
             refused(&[("rw", "randrw"), ("size", "1m"), o], &[says, "job 'j'"]);
         }
+        // fio puts an absolute filename under the directory too.
+        let m = map(
+            &job(&[
+                ("rw", "write"),
+                ("size", "1m"),
+                ("directory", "/nonexistent-iolab-test/d"),
+                ("filename", "/dev/loop0"),
+            ]),
+            false,
+        )
+        .unwrap();
+        assert_eq!(val(&m, "target"), "/nonexistent-iolab-test/d/dev/loop0");
     }
 
     /// fallocate: native (the default), posix, 1 and keep reserve a written file's blocks; none, 0 and

@@ -159,6 +159,16 @@ fn jobs_of(lines: &[Line]) -> Result<Vec<Job>, String> {
             continue;
         }
         let (k, v) = match l.text.split_once('=') {
+            // fio 3.33 keeps the space after ` = ` in the value and then reads it otherwise (`io_size =
+            // 512k` moves 4 KiB, `rw = randwrite` is refused): refused rather than read another way.
+            Some((k, v)) if k.ends_with(char::is_whitespace) || v.starts_with(char::is_whitespace) => {
+                return Err(format!(
+                    "{}: spaces around '=' ('{}= ...'): fio 3.33 reads the value with its leading space, \
+                     as another size or not at all; write key=value",
+                    l.at,
+                    k.trim()
+                ))
+            }
             Some((k, v)) => (k.trim(), v.trim()),
             // A bare key is a flag: fio reads it as set.
             None => (l.text.as_str(), "1"),
@@ -331,6 +341,7 @@ mod tests {
             ("[a]\ninclude missing.fio\n", "include"),
             ("[a]\nroot:x:0:0=1\n", "not a fio option line"),
             ("[a]\nrwmixwrite=150\n", "0 to 100"),
+            ("[a]\nio_size = 512k\n", "spaces around '='"),
             ("[global]\nsize=1m\n[a]\nkb_base=1000\n", "kb_base"),
             (
                 "[global]\nkb_base=1000\nsize=1m\n[global]\nkb_base=1024\n[a]\n",
