@@ -348,7 +348,7 @@ fn depth(j: &Ctx, m: &mut Mapped, method: &str) -> Result<(), String> {
     }
     if qd > MAX_DEPTH {
         return Err(format!(
-            "iodepth={qd}: at most {MAX_DEPTH} (io_uring's largest ring)"
+            "iodepth={qd}: iolab queues at most {MAX_DEPTH} requests per thread (io_uring's largest ring)"
         ));
     }
     if !matches!(method, "io_uring" | "aio") {
@@ -399,16 +399,22 @@ fn target(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
         }
         d => d.map(|d| d.trim_end_matches('/').to_string()),
     };
-    let name = match j.get("filename") {
-        Some(f) if f.contains(':') => {
-            return Err(format!("filename={f}: iolab runs one file per job"))
-        }
-        Some("") => return Err("filename= is empty: give a file, or leave it out".into()),
-        Some(f) => f.to_string(),
-        // fio's clones without a filename: a file each, JOB.0.0, JOB.1.0 ... (a file per thread).
-        None if j.count("numjobs")?.unwrap_or(1) > 1 => format!("{}.{{thread}}.0", j.job.name),
-        None => format!("{}.0.0", j.job.name),
-    };
+    let name =
+        match j.get("filename") {
+            Some(f) if f.contains(':') => {
+                return Err(format!("filename={f}: iolab runs one file per job"))
+            }
+            Some("") => return Err("filename= is empty: give a file, or leave it out".into()),
+            Some("-") => return Err(
+                "filename=-: fio reads standard input or writes standard output; iolab runs files \
+                 (give a path)"
+                    .into(),
+            ),
+            Some(f) => f.to_string(),
+            // fio's clones without a filename: a file each, JOB.0.0, JOB.1.0 ... (a file per thread).
+            None if j.count("numjobs")?.unwrap_or(1) > 1 => format!("{}.{{thread}}.0", j.job.name),
+            None => format!("{}.0.0", j.job.name),
+        };
     // fio puts every filename under the directory, an absolute one too (directory=D filename=/dev/x is
     // the file D/dev/x).
     let path = match dir {

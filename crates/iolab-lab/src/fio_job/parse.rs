@@ -143,7 +143,15 @@ fn jobs_of(lines: &[Line]) -> Result<Vec<Job>, String> {
     let mut kb = KbBase::default();
     for l in lines {
         if let Some(name) = l.text.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
-            let name = name.trim();
+            if name != name.trim() {
+                // fio keeps them: '[ global ]' is a job named ' global ', not the global section.
+                return Err(format!(
+                    "{}: spaces inside '[{name}]': fio reads the name with them ('[ global ]' is a job, not \
+                     the global section); write [{}]",
+                    l.at,
+                    name.trim()
+                ));
+            }
             // fio reads every section whose name starts with "global" as the global one.
             in_global = name.starts_with("global");
             kb.open(in_global, name, &l.at)?;
@@ -342,6 +350,7 @@ mod tests {
             ("[a]\nroot:x:0:0=1\n", "not a fio option line"),
             ("[a]\nrwmixwrite=150\n", "0 to 100"),
             ("[a]\nio_size = 512k\n", "spaces around '='"),
+            ("[ global ]\nsize=1m\n[a]\n", "spaces inside"),
             ("[global]\nsize=1m\n[a]\nkb_base=1000\n", "kb_base"),
             (
                 "[global]\nkb_base=1000\nsize=1m\n[global]\nkb_base=1024\n[a]\n",
