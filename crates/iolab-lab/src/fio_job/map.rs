@@ -59,7 +59,13 @@ const ENGINES: &[(&str, &str)] = &[
     ("mmap", "mmap"),
     ("splice", "splice"),
     ("null", "nop"),
+    ("io_uring_cmd", "uring_cmd"),
 ];
+
+/// fio's engine for iolab's method `method`, where fio has one (the table above read the other way).
+pub fn fio_engine_of(method: &str) -> Option<&'static str> {
+    ENGINES.iter().find(|(_, m)| *m == method).map(|(f, _)| *f)
+}
 
 /// `job` as an iolab workload; `lenient`: options iolab does not honour are listed, not refused. A
 /// refusal names the job.
@@ -351,7 +357,9 @@ fn depth(j: &Ctx, m: &mut Mapped, method: &str) -> Result<(), String> {
             "iodepth={qd}: iolab queues at most {MAX_DEPTH} requests per thread (io_uring's largest ring)"
         ));
     }
-    if !matches!(method, "io_uring" | "aio") {
+    let queued = iolab_engine::method::kind::MethodKind::parse(method)
+        .is_some_and(|k| k.info().takes(iolab_engine::spec::options::Applies::Depth));
+    if !queued {
         if qd > 1 {
             m.notes.push(format!(
                 "iodepth={qd} has no effect on a synchronous engine (as in fio): one op in flight per thread"
