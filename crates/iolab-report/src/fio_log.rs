@@ -14,50 +14,137 @@
 //! helper thread's ticks, whole windows only; its latency windows end at the I/O that crosses the
 //! window's end, and the last one at the job's end. Here every window ends at its boundary, the last
 //! latency window at the thread's last completion.
+//!
+//! A file is made new (O_EXCL, never through a symbolic link); jobs sharing a log's name (per_job_logs=0)
+//! append to the file the first one made, and only to it: it is opened without following a symbolic link
+//! or blocking on a FIFO, and its identity (device, inode) must be the one iolab made. The ops a run could
+//! not keep (its windows' room was full) make the logs incomplete: said in a warning, which the command
+//! turns into exit status 1.
 
 use iolab_engine::cleanup::Created;
 use iolab_engine::error::Error;
 use iolab_engine::result::RunResult;
 use iolab_engine::runner::{OpLog, ThreadOps};
-use iolab_lab::fio_job::logs::{LogFile, LogKind, LogPlan};
+use iolab_lab::fio_job::logs::{self, LogFile, LogKind, LogPlan};
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-/// Writes the files of `plan` from the run `r`. `written`: the files this command wrote before; a file
-/// among them (jobs sharing a log, per_job_logs=0) is appended to, as fio does. Returns notes for the run.
-pub fn write(
-    plan: &LogPlan,
-    r: &RunResult,
-    written: &mut Vec<PathBuf>,
-) -> Result<Vec<String>, Error> {
+/// A log file this command made: its path as compared ([`logs::normalized`]) and its identity (device,
+/// inode), the only file a later job sharing its name appends to. A file that can be shared (per_job_logs=0)
+/// is held open: its inode, removed and its name taken over, is never another file's number meanwhile.
+#[derive(Debug)]
+pub struct Made {
+    path: PathBuf,
+    id: (u64, u64),
+    _held: Option<std::fs::File>,
+}
+
+/// What writing a job's logs says: a note of the files written, and a warning when they miss ops.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Written {
+    pub notes: Vec<String>,
+    /// The files are incomplete: the run could not keep some of its ops (what to do about it included).
+    pub incomplete: Option<String>,
+}
+
+/// Writes the files of `plan` from the run `r`. `written`: the files this command made before; a file
+/// among them (jobs sharing a log, per_job_logs=0) is appended to, as fio does.
+pub fn write(plan: &LogPlan, r: &RunResult, written: &mut Vec<Made>) -> Result<Written, Error> {
     let log = r.op_log.as_deref().ok_or_else(|| {
         Error::Runtime(format!(
             "fio job '{}': the run kept no op log to write its fio logs from",
             plan.job
         ))
     })?;
+    write_log(plan, log, r.spec.overwrite, written)
+}
+
+/// [`write`] from the op log `log`; `overwrite`: an existing regular file is replaced.
+fn write_log(
+    plan: &LogPlan,
+    log: &OpLog,
+    overwrite: bool,
+    written: &mut Vec<Made>,
+) -> Result<Written, Error> {
     let mut said = Vec::new();
+    let mut short = Vec::new();
     for f in plan.files() {
         let threads: Vec<&ThreadOps> = f
             .threads
             .iter()
             .filter_map(|t| log.threads.iter().find(|x| x.thread == *t))
             .collect();
-        let append = written.contains(&f.path);
-        let n = write_file(&f, r.spec.overwrite, append, |w| {
+        let earlier = made_before(&f.path, written);
+        let (n, id, file) = write_file(&f, overwrite, earlier, |w| {
             entries(f.kind, plan.offset, log, &threads, w)
         })?;
         let entries = if n == 1 { "entry" } else { "entries" };
         said.push(format!("{} ({n} {entries})", f.path.display()));
-        if !append {
-            written.push(f.path.clone());
+        if earlier.is_none() {
+            written.push(Made {
+                path: logs::normalized(&f.path),
+                id,
+                _held: (!plan.per_job).then_some(file),
+            });
+        }
+        if threads.iter().any(|t| t.dropped > 0) {
+            short.push(f.path.display().to_string());
         }
     }
-    Ok(vec![format!(
-        "fio job '{}': wrote {}",
+    Ok(Written {
+        notes: vec![format!("fio job '{}': wrote {}", plan.job, said.join(", "))],
+        incomplete: (!short.is_empty()).then(|| incomplete(plan, log, &short)),
+    })
+}
+
+/// The identity of the file this command made at `p` before, if it did: the same path ([`logs::normalized`]:
+/// `x` and `./x` alike), or another name of the file it made (through a symbolic link to a directory, say).
+fn made_before(p: &Path, written: &[Made]) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let key = logs::normalized(p);
+    if let Some(m) = written.iter().find(|m| m.path == key) {
+        return Some(m.id);
+    }
+    let md = std::fs::symlink_metadata(p).ok().filter(|m| m.is_file())?;
+    let id = (md.dev(), md.ino());
+    written.iter().any(|m| m.id == id).then_some(id)
+}
+
+/// The warning for a job whose logs `short` miss ops: how many, why, and the remedy.
+fn incomplete(plan: &LogPlan, log: &OpLog, short: &[String]) -> String {
+    let threads: Vec<&ThreadOps> = log.threads.iter().filter(|t| t.dropped > 0).collect();
+    let dropped: u64 = threads.iter().map(|t| t.dropped).sum();
+    let (why, remedy) = if log.window_ms == 0 {
+        (
+            "the room for its I/Os, reserved before the run, was full".to_string(),
+            "give log_avg_msec=N for an averaged entry per N ms".to_string(),
+        )
+    } else {
+        // The fewest ms a window that the windows kept would have covered the thread's run with.
+        let fits = threads
+            .iter()
+            .map(|t| {
+                let run_ms = t.end.saturating_sub(t.origin) as f64 * log.ns_per_tick / 1e6;
+                (run_ms / t.windows.len().max(1) as f64).ceil() as u64
+            })
+            .max()
+            .unwrap_or(0)
+            .max(log.window_ms + 1);
+        (
+            format!(
+                "the room for its {} ms windows, made before the run ({} a thread), was full",
+                log.window_ms,
+                threads.iter().map(|t| t.windows.len()).max().unwrap_or(0)
+            ),
+            format!("give a larger log_avg_msec ({fits} or more for a run as long)"),
+        )
+    };
+    format!(
+        "fio job '{}': its logs are incomplete: {dropped} ops not kept ({why}), missing from {}; {remedy}",
         plan.job,
-        said.join(", ")
-    )])
+        short.join(", ")
+    )
 }
 
 /// The entries of log `kind` of `threads` (each thread's in turn) to `w`; how many.
@@ -158,14 +245,16 @@ fn windowed(
     Ok(n)
 }
 
-/// Writes file `f` with `fill`: appended to (`append`), or made new (a regular file there replaced only
-/// with `overwrite`, checked before the run too); a file left part-written by a failure is removed.
+/// Writes file `f` with `fill`: appended to (`append`: the identity of the file this command made
+/// there, [`append_to`]), or made new (a regular file there replaced only with `overwrite`, checked before
+/// the run too); a file left part-written by a failure is removed. Returns the entries, the file's
+/// identity and the file.
 fn write_file(
     f: &LogFile,
     overwrite: bool,
-    append: bool,
+    append: Option<(u64, u64)>,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<u64>,
-) -> Result<u64, Error> {
+) -> Result<(u64, (u64, u64), std::fs::File), Error> {
     let p = &f.path;
     let failed = |e: std::io::Error| {
         Error::Output(format!(
@@ -174,15 +263,13 @@ fn write_file(
             f.kind.option()
         ))
     };
-    if append {
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(p)
-            .map_err(failed)?;
+    if let Some(id) = append {
+        let file = append_to(p, id)?;
         let mut w = std::io::BufWriter::new(file);
         let n = fill(&mut w).map_err(failed)?;
-        w.flush().map_err(failed)?;
-        return Ok(n);
+        let file = w.into_inner().map_err(|e| failed(e.into_error()))?;
+        file.sync_all().map_err(failed)?;
+        return Ok((n, id, file));
     }
     if overwrite && is_regular_file(p) {
         std::fs::remove_file(p).map_err(failed)?;
@@ -193,13 +280,54 @@ fn write_file(
             p.display()
         ))
     })?;
+    let id = iolab_sys::fstat(fd.as_raw_fd())
+        .map(|st| iolab_sys::identity(&st))
+        .map_err(|e| Error::sys_on(e, p.display().to_string()))?;
     let mut w = std::io::BufWriter::new(std::fs::File::from(fd));
     // On failure `made` drops and removes the part-written file.
     let n = fill(&mut w).map_err(failed)?;
     let file = w.into_inner().map_err(|e| failed(e.into_error()))?;
     file.sync_all().map_err(failed)?;
     made.keep_for_good();
-    Ok(n)
+    Ok((n, id, file))
+}
+
+/// Opens the log `p` to append to, only if it is still the regular file `id` (device, inode) this command
+/// made there: opened without following a symbolic link (O_NOFOLLOW), without blocking on a FIFO
+/// (O_NONBLOCK: one without a reader is ENXIO) or taking a terminal (O_NOCTTY), then checked by fstat.
+/// Anything else at that name since (a symbolic link to another file, a FIFO, another file) is refused.
+fn append_to(p: &Path, id: (u64, u64)) -> Result<std::fs::File, Error> {
+    let replaced = |now: &str| {
+        Error::Output(format!(
+            "cannot append to the fio log {}: it was replaced since iolab wrote it ({now}); iolab appends only \
+             to the file it made: nothing written there",
+            p.display()
+        ))
+    };
+    let flags = libc::O_WRONLY
+        | libc::O_APPEND
+        | libc::O_NOFOLLOW
+        | libc::O_NONBLOCK
+        | libc::O_NOCTTY
+        | libc::O_CLOEXEC;
+    let fd = iolab_sys::open(p, flags, 0).map_err(|e| match e.errno {
+        libc::ELOOP => replaced("it is a symbolic link now"),
+        libc::ENXIO => replaced("it is a FIFO or a socket now"),
+        libc::ENOENT => replaced("it is gone"),
+        _ => Error::sys_on(e, p.display().to_string()),
+    })?;
+    let st =
+        iolab_sys::fstat(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, p.display().to_string()))?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(replaced("it is no regular file now"));
+    }
+    if iolab_sys::identity(&st) != id {
+        return Err(replaced("it is another file now"));
+    }
+    // The file iolab made: written as any other (O_NONBLOCK was for the open only).
+    iolab_sys::set_nonblocking(fd.as_raw_fd(), false)
+        .map_err(|e| Error::sys_on(e, p.display().to_string()))?;
+    Ok(std::fs::File::from(fd))
 }
 
 fn is_regular_file(p: &Path) -> bool {
@@ -211,6 +339,8 @@ mod tests {
     use super::*;
     use iolab_engine::measure::blocktrace::OpRec;
     use iolab_engine::runner::OpWindow;
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
 
     fn text(kind: LogKind, offset: bool, log: &OpLog) -> String {
         let mut v = Vec::new();
@@ -255,6 +385,144 @@ mod tests {
         );
         assert_eq!(text(LogKind::Iops, false, &log).lines().count(), 3);
         assert_eq!(text(LogKind::Slat, false, &log), "");
+    }
+
+    /// A plan of one job's bw log named `name` (per_job_logs=0), over thread 0.
+    fn bw_plan(job: &str, name: &str) -> LogPlan {
+        LogPlan {
+            job: job.into(),
+            logs: vec![(LogKind::Bw, name.into())],
+            avg_msec: 0,
+            offset: false,
+            per_job: false,
+            first: 1,
+            clones: 1,
+        }
+    }
+
+    fn lines(p: &Path) -> usize {
+        std::fs::read_to_string(p).unwrap().lines().count()
+    }
+
+    #[test]
+    fn jobs_sharing_a_log_append_to_the_file_made_under_any_spelling() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display();
+        let log = per_io_log();
+        let mut written = Vec::new();
+        let first = write_log(&bw_plan("a", &format!("{d}/x")), &log, false, &mut written).unwrap();
+        assert!(first.incomplete.is_none());
+        // `./x` and `sub/../x` name the same file: appended to, not refused as existing.
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        for name in [format!("{d}/./x"), format!("{d}/sub/../x")] {
+            write_log(&bw_plan("b", &name), &log, false, &mut written).unwrap();
+        }
+        assert_eq!(written.len(), 1);
+        assert_eq!(
+            lines(&dir.path().join("x_bw.log")),
+            9,
+            "three jobs' entries"
+        );
+    }
+
+    #[test]
+    fn an_append_goes_only_to_the_file_iolab_made() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (p, victim) = (dir.path().join("x_bw.log"), dir.path().join("victim"));
+        std::fs::write(&p, "0, 1, 1, 4096, 0\n").unwrap();
+        std::fs::write(&victim, "precious\n").unwrap();
+        let md = std::fs::metadata(&p).unwrap();
+        let id = (md.dev(), md.ino());
+        // Held open, as `write_log` holds a shared log: its inode number is not reused below.
+        let _held = std::fs::File::open(&p).unwrap();
+        // The file made: appended to.
+        let mut f = append_to(&p, id).unwrap();
+        f.write_all(b"1, 1, 1, 4096, 0\n").unwrap();
+        drop(f);
+        assert_eq!(lines(&p), 2);
+        let refused = |why: &str| {
+            let e = append_to(&p, id).unwrap_err().to_string();
+            assert!(
+                e.contains(&p.display().to_string())
+                    && e.contains("replaced since iolab wrote it")
+                    && e.contains(why),
+                "{e}"
+            );
+        };
+        // A symbolic link to another file in its place: refused, the other file unchanged.
+        std::fs::remove_file(&p).unwrap();
+        std::os::unix::fs::symlink(&victim, &p).unwrap();
+        refused("symbolic link");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+        // A FIFO, without a reader: refused at once, never waiting for one.
+        std::fs::remove_file(&p).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&p)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let t = std::time::Instant::now();
+        refused("FIFO");
+        // With a reader (opened O_NONBLOCK itself): opened, then refused by fstat, nothing written.
+        let reader = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&p)
+            .unwrap();
+        refused("no regular file");
+        assert!(t.elapsed() < std::time::Duration::from_secs(2));
+        let mut got = Vec::new();
+        let _ = (&reader).read_to_end(&mut got);
+        assert!(got.is_empty());
+        // Another regular file of that name: refused.
+        std::fs::remove_file(&p).unwrap();
+        std::fs::write(&p, "other\n").unwrap();
+        refused("another file");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "other\n");
+        // Gone: refused, not made again.
+        std::fs::remove_file(&p).unwrap();
+        refused("gone");
+        assert!(!p.exists());
+    }
+
+    #[test]
+    fn ops_not_kept_make_a_warning_naming_the_logs_and_the_remedy() {
+        let dir = tempfile::tempdir().unwrap();
+        let win = |index| OpWindow {
+            index,
+            ops: [0, 10],
+            lat_ticks: [0, 10_000],
+        };
+        // 1 ms windows, the room full at 4 windows over a 10 ms run: 60 ops not kept.
+        let log = OpLog {
+            window_ms: 1,
+            ns_per_tick: 1.0,
+            bs: 4096,
+            threads: vec![ThreadOps {
+                end: 10_000_000,
+                windows: (0..4).map(win).collect(),
+                dropped: 60,
+                ..Default::default()
+            }],
+        };
+        let mut plan = bw_plan("j", &format!("{}/x", dir.path().display()));
+        plan.avg_msec = 1;
+        let w = write_log(&plan, &log, false, &mut Vec::new()).unwrap();
+        let warning = w.incomplete.expect("a warning");
+        assert!(
+            warning.contains("fio job 'j'")
+                && warning.contains("x_bw.log")
+                && warning.contains("60 ops not kept")
+                && warning.contains("log_avg_msec (3 or more"),
+            "{warning}"
+        );
+        // What was kept is written all the same.
+        assert_eq!(lines(&dir.path().join("x_bw.log")), 4);
+        let mut log = log;
+        log.threads[0].dropped = 0;
+        let w = write_log(&plan, &log, true, &mut Vec::new()).unwrap();
+        assert!(w.incomplete.is_none());
     }
 
     #[test]

@@ -184,6 +184,76 @@ fn files_are_named_per_clone_or_shared_as_fio_names_them() {
     );
 }
 
+/// Jobs sharing a log (per_job_logs=0) share its file however its name is spelled: `x` and `./x` are one
+/// file, the second job's entries appended to the first's.
+#[test]
+fn a_log_shared_under_two_spellings_is_one_file() {
+    let dir = disk_dir();
+    let d = dir.path();
+    let (code, _, stderr) = run_fio(
+        d,
+        "[global]\nioengine=psync\nbs=4k\nsize=32k\nrw=write\nper_job_logs=0\n\
+         [a]\nfilename=a.dat\nwrite_iops_log=x\n[b]\nfilename=b.dat\nwrite_iops_log=./x\n",
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(log_names(d), ["x_iops.log"]);
+    assert_eq!(entries(&d.join("x_iops.log")).len(), 16, "both jobs' I/Os");
+}
+
+/// A log that is another file of the run, a job's data file or a result's output, is refused before any
+/// job runs, naming both.
+#[test]
+fn a_log_that_is_a_data_file_or_an_output_is_refused_before_any_run() {
+    let dir = disk_dir();
+    let d = dir.path();
+    let (code, _, stderr) = run_fio(
+        d,
+        "[global]\nrw=write\nbs=4k\nsize=16k\n[a]\nfilename=a.dat\nwrite_bw_log=d\nper_job_logs=0\n\
+         [b]\nfilename=./d_bw.log\n",
+        &[],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("write_bw_log") && stderr.contains("the data file of job 'b'"),
+        "{stderr}"
+    );
+    assert!(!d.join("a.dat").exists(), "no job ran");
+    let (code, _, stderr) = run_fio(
+        d,
+        "[a]\nrw=write\nbs=4k\nsize=16k\nfilename=a.dat\nwrite_bw_log=x\nper_job_logs=0\n",
+        &["--fio-json", "x_bw.log"],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("the --fio-json file"), "{stderr}");
+    assert!(!d.join("a.dat").exists() && log_names(d).is_empty());
+}
+
+/// Averaged windows are kept in room made before the run: a job whose windows are known ahead to pass
+/// the bound (a long runtime, or a size at a pace, in 1 ms windows) is refused at once, in the job's terms
+/// (log_avg_msec, not iolab's --op-log), rather than run to lose what does not fit.
+#[test]
+fn windows_past_the_bound_are_refused_at_once_in_the_jobs_terms() {
+    let dir = disk_dir();
+    for job in [
+        // 70,000 I/Os at 1,000 a second: 70 s of 1 ms windows, past the 65,536 a thread.
+        "[n]\nioengine=null\nrw=write\nbs=4k\nsize=280000k\nrate_iops=1000\nlog_avg_msec=1\nwrite_bw_log=n\n",
+        "[t]\nioengine=null\nrw=write\nsize=1m\nruntime=3600\ntime_based\nlog_avg_msec=1\nwrite_bw_log=t\n",
+    ] {
+        let t = std::time::Instant::now();
+        let (code, _, stderr) = run_fio(dir.path(), job, &[]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            stderr.contains("log_avg_msec=1")
+                && stderr.contains("give a larger log_avg_msec")
+                && !stderr.contains("--op-log"),
+            "{stderr}"
+        );
+        assert!(t.elapsed().as_secs_f64() < 2.0, "refused before running");
+        assert!(log_names(dir.path()).is_empty());
+    }
+}
+
 /// A log that exists is refused before any job runs, naming the option; --overwrite replaces it.
 #[test]
 fn an_existing_log_is_refused_before_any_run() {

@@ -6,8 +6,11 @@
 //! `--op-log` is what fio's per-I/O logs (write_lat_log, write_bw_log, write_iops_log) are written from.
 //! Its room is reserved before the timed loop and never grown inside it: every op's record needs the
 //! run's op count ([`check_spec`] refuses a run without one, or one whose log would take more than
-//! [`OP_LOG_MAX_BYTES`]); the windows need at most one entry per window of the run's duration (or per
-//! op, when only the op count is known, at most [`OP_LOG_MAX_WINDOWS`]).
+//! [`OP_LOG_MAX_BYTES`]); the windows need at most one entry per window of the run's duration, or of the
+//! time a paced run's op count takes at its pace (refused beyond [`OP_LOG_MAX_WINDOWS`] a thread or
+//! [`OP_LOG_MAX_BYTES`] in all). An unpaced run of an op count gets one per op within both bounds: its
+//! windows depend on how fast the ops go, and the ops of those past the room are counted
+//! (`ThreadOps::dropped`), never lost unsaid (the fio layer warns and fails the run).
 
 use super::mixed::MixOut;
 use super::work::{LoopParams, WorkerOut};
@@ -172,7 +175,8 @@ pub(crate) fn check_spec(spec: &mut Spec) -> Result<()> {
         return Err(Error::usage(
             "--op-log",
             format!(
-                "--method {} times its client from outside, per sampling window, never per op: drop --op-log",
+                "--method {} times its client from outside, per sampling window, never per op: drop --op-log (a fio \
+                 job's write_bw_log, write_lat_log and write_iops_log)",
                 spec.method.name()
             ),
         ));
@@ -181,18 +185,21 @@ pub(crate) fn check_spec(spec: &mut Spec) -> Result<()> {
         Some(n) if n > 1 => {
             return Err(Error::usage(
                 "--op-log",
-                format!("logs each op's start and end: it needs a clock read per op, not one every {n} (--clock-every)"),
+                format!(
+                    "logs each op's start and end (for a fio job's write_*_log): it needs a clock read per op, not \
+                     one every {n} (--clock-every)"
+                ),
             ))
         }
         _ => spec.clock_every = Some(1),
     }
-    let threads = u64::from(spec.threads.max(1));
     if ms == 0 {
         let Some(ops) = spec.ops else {
             return Err(Error::usage(
                 "--op-log",
-                "0 keeps a record of every op, its room reserved before the run from the run's op count, and a \
-                 run of a --duration alone has none: give --ops or --size, or --op-log MS for sums per MS ms",
+                "0 (a fio job's log_avg_msec=0) keeps a record of every op, its room reserved before the run from \
+                 the run's op count, and a run of a --duration alone has none: give --ops or --size, or --op-log MS \
+                 (log_avg_msec=MS) for sums per MS ms",
             ));
         };
         let need = ops.saturating_mul(std::mem::size_of::<OpRec>() as u64);
@@ -200,8 +207,8 @@ pub(crate) fn check_spec(spec: &mut Spec) -> Result<()> {
             return Err(Error::usage(
                 "--op-log",
                 format!(
-                    "0 keeps a record of every op: {ops} ops would take {}, more than the {} an op log may take; \
-                     give fewer ops, or --op-log MS for sums per MS ms",
+                    "0 (a fio job's log_avg_msec=0) keeps a record of every op: {ops} ops would take {}, more than \
+                     the {} an op log may take; give fewer ops, or --op-log MS (log_avg_msec=MS) for sums per MS ms",
                     fmt_size(need),
                     fmt_size(OP_LOG_MAX_BYTES)
                 ),
@@ -209,33 +216,76 @@ pub(crate) fn check_spec(spec: &mut Spec) -> Result<()> {
         }
         return Ok(());
     }
-    let room = window_room(spec, ms);
-    let need = room
-        .saturating_mul(threads)
-        .saturating_mul(std::mem::size_of::<OpWindow>() as u64);
-    if room > OP_LOG_MAX_WINDOWS || need > OP_LOG_MAX_BYTES {
-        return Err(Error::usage(
+    window_room_of(spec, ms).map(|_| ()).map_err(|why| {
+        Error::usage(
             "--op-log",
-            format!(
-                "{ms} ms windows: {room} per thread ({} over {threads} thread(s)), more than the {OP_LOG_MAX_WINDOWS} \
-                 windows per thread and {} an op log may take; give longer windows",
-                fmt_size(need),
-                fmt_size(OP_LOG_MAX_BYTES)
-            ),
-        ));
-    }
-    Ok(())
+            format!("{ms} ms windows: {why}; give longer windows (a larger MS; a fio job's log_avg_msec)"),
+        )
+    })
 }
 
-/// Windows a thread makes room for with `--op-log MS`: one per window of the duration and two more (the
-/// last op may complete past the deadline), else one per op, at most [`OP_LOG_MAX_WINDOWS`].
-fn window_room(spec: &Spec, ms: u64) -> u64 {
-    match spec.duration_s {
-        Some(d) => (d * 1000.0 / ms as f64).ceil() as u64 + 2,
-        None => spec
-            .ops_for_thread(0)
-            .unwrap_or(OP_LOG_MAX_WINDOWS)
-            .min(OP_LOG_MAX_WINDOWS),
+/// [`OpLog::window_room`] of `spec`'s run.
+fn window_room_of(spec: &Spec, ms: u64) -> std::result::Result<u64, String> {
+    OpLog::window_room(
+        ms,
+        u64::from(spec.threads.max(1)),
+        spec.duration_s,
+        spec.ops_for_thread(0),
+        spec.rate_iops,
+    )
+}
+
+impl OpLog {
+    /// The windows a thread makes room for before the run with `--op-log MS` (`ms` > 0), from the run's
+    /// threads, duration, op count a thread (the largest) and pace (a thread's ops a second). Known ahead:
+    /// one per window of the duration, or of the time a paced run's ops take at its pace (the fastest it
+    /// can go), and two more (the last op may complete past the end), never more than one per op. Not
+    /// known (an unpaced run of an op count): one per op, within [`OP_LOG_MAX_WINDOWS`] a thread and
+    /// [`OP_LOG_MAX_BYTES`] in all; the ops of windows past that are counted as dropped. Err: why the
+    /// windows known ahead do not fit, for the caller to say with its own option's name.
+    pub fn window_room(
+        ms: u64,
+        threads: u64,
+        duration_s: Option<f64>,
+        ops_per_thread: Option<u64>,
+        rate_iops: Option<f64>,
+    ) -> std::result::Result<u64, String> {
+        let threads = threads.max(1);
+        let per_window = std::mem::size_of::<OpWindow>() as u64;
+        // `as` saturates: an absurd duration is many windows, refused below.
+        let windows = |s: f64| ((s * 1000.0 / ms.max(1) as f64).ceil() as u64).saturating_add(2);
+        let ops = ops_per_thread.unwrap_or(u64::MAX);
+        let known = match (duration_s, rate_iops) {
+            (Some(d), _) => Some((windows(d).min(ops), format!("over its {d} s"))),
+            (None, Some(r)) if r > 0.0 && ops_per_thread.is_some() => {
+                let s = ops as f64 / r;
+                Some((
+                    windows(s).min(ops),
+                    format!("over the {s:.0} s its {ops} ops take at its pace of {r:.0} a second"),
+                ))
+            }
+            _ => None,
+        };
+        if let Some((n, over)) = &known {
+            let need = n.saturating_mul(threads).saturating_mul(per_window);
+            if *n > OP_LOG_MAX_WINDOWS || need > OP_LOG_MAX_BYTES {
+                return Err(format!(
+                    "{n} windows a thread {over} ({} over {threads} thread(s)), more than the \
+                     {OP_LOG_MAX_WINDOWS} windows a thread and {} in all an op log may take",
+                    fmt_size(need),
+                    fmt_size(OP_LOG_MAX_BYTES)
+                ));
+            }
+        }
+        Ok(match known {
+            Some((n, _)) if duration_s.is_some() => n,
+            // An op count: one window per op at most, within the bounds; paced, at least the windows its
+            // pace fills (a slower run fills more).
+            _ => ops
+                .min(OP_LOG_MAX_WINDOWS)
+                .min(OP_LOG_MAX_BYTES / threads / per_window)
+                .max(known.map_or(0, |(n, _)| n)),
+        })
     }
 }
 
@@ -244,7 +294,8 @@ pub(super) fn op_windows(spec: &Spec, hz: f64) -> (u64, u64) {
     match spec.op_log_ms {
         Some(ms) if ms > 0 => (
             ((ms as f64 * 1e-3 * hz) as u64).max(1),
-            window_room(spec, ms),
+            // Checked when the spec was resolved (`check_spec`).
+            window_room_of(spec, ms).unwrap_or(0),
         ),
         _ => (0, 0),
     }
@@ -380,5 +431,42 @@ mod tests {
         assert!(e.to_string().contains("longer windows"), "{e}");
         let e = spec(&[("op-log", "0"), ("ops", "10"), ("clock-every", "8")]).unwrap_err();
         assert!(e.to_string().contains("--clock-every"), "{e}");
+        // Paced: 70,000 ops at 1,000 a second fill 70,000 windows of 1 ms, past the bound; of 10 ms, not.
+        let e = spec(&[("op-log", "1"), ("ops", "70000"), ("rate-iops", "1000")]).unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.contains("70000 windows")
+                && e.contains("longer windows")
+                && e.contains("log_avg_msec"),
+            "{e}"
+        );
+        assert!(spec(&[("op-log", "10"), ("ops", "70000"), ("rate-iops", "1000")]).is_ok());
+    }
+
+    #[test]
+    fn window_room_is_known_ahead_where_it_can_be_and_bounded_where_not() {
+        let room = OpLog::window_room;
+        // A duration: a window per ms of it and two more, at most one per op.
+        assert_eq!(room(1, 1, Some(1.0), None, None), Ok(1002));
+        assert_eq!(room(1, 1, Some(1.0), Some(10), None), Ok(10));
+        // Paced: at least the windows its pace fills, up to one per op within the bound (a slower run
+        // fills more); past the bound, refused with what it would take.
+        assert_eq!(
+            room(10, 1, None, Some(70_000), Some(1000.0)),
+            Ok(OP_LOG_MAX_WINDOWS)
+        );
+        assert_eq!(room(1, 1, None, Some(100), Some(1.0)), Ok(100));
+        let e = room(1, 1, None, Some(70_000), Some(1000.0)).unwrap_err();
+        assert!(e.contains("70000 windows a thread over the 70 s"), "{e}");
+        let e = room(1, 2048, Some(10.0), None, None).unwrap_err();
+        assert!(e.contains("256 MiB"), "{e}");
+        // Unpaced, an op count: its windows are not known ahead; one per op within both bounds, never
+        // refused (the ops of windows past the room are counted).
+        assert_eq!(
+            room(1, 1, None, Some(1 << 20), None),
+            Ok(OP_LOG_MAX_WINDOWS)
+        );
+        let per_thread = OP_LOG_MAX_BYTES / 1024 / std::mem::size_of::<OpWindow>() as u64;
+        assert_eq!(room(1, 1024, None, Some(1 << 20), None), Ok(per_thread));
     }
 }

@@ -7,12 +7,14 @@
 //!
 //! An entry per I/O needs the job's I/O count before it runs (its log's room is reserved then, never
 //! grown while timed): a time-based job, or one whose log would take more than the engine's bound, is
-//! refused here, naming the option and suggesting log_avg_msec.
+//! refused here, naming the option and suggesting log_avg_msec. So are averaged windows the engine could
+//! not make room for (a runtime, or a paced size, of more windows than its bound): the engine's own
+//! refusal would speak its flags (`--op-log MS`) where the job says log_avg_msec.
 
 use super::map::Mapped;
 use super::parse::Job;
 use iolab_engine::error::Error;
-use iolab_engine::runner::OP_LOG_MAX_BYTES;
+use iolab_engine::runner::{OpLog, OP_LOG_MAX_BYTES};
 use iolab_engine::units::fmt_size;
 use std::path::{Path, PathBuf};
 
@@ -177,6 +179,8 @@ pub fn plan(job: &Job, m: &mut Mapped) -> Result<Option<LogPlan>, String> {
     };
     if avg_msec == 0 {
         check_per_io(&plan, job, m)?;
+    } else {
+        check_windows(&plan, m)?;
     }
     m.raw
         .set("op-log", avg_msec as i64)
@@ -242,6 +246,27 @@ fn check_per_io(plan: &LogPlan, job: &Job, m: &Mapped) -> Result<(), String> {
     Ok(())
 }
 
+/// Averaged windows: room for them is made before the run, from the job's runtime or, paced, from the
+/// time its size takes at its rate; more than the engine's bound is refused in the job's own terms.
+fn check_windows(plan: &LogPlan, m: &Mapped) -> Result<(), String> {
+    let text = |k: &str| m.raw.get(k).map(|v| v.text());
+    let num = |k: &str| text(k).and_then(|v| v.parse::<f64>().ok());
+    let threads = num("threads").map_or(1, |t| t as u64).max(1);
+    let bs = num("bs").unwrap_or(4096.0).max(1.0);
+    let ops = num("size").map(|s| ((s / bs) as u64).div_ceil(threads));
+    let rate = num("rate-iops").or_else(|| num("rate").map(|r| r / bs));
+    OpLog::window_room(plan.avg_msec, threads, num("duration"), ops, rate)
+        .map(|_| ())
+        .map_err(|why| {
+            format!(
+                "job '{}': {} with log_avg_msec={}: {why}; give a larger log_avg_msec",
+                plan.job,
+                plan.logs[0].0.option(),
+                plan.avg_msec
+            )
+        })
+}
+
 impl LogPlan {
     /// What the job's logs will hold, for its notes.
     fn said(&self) -> String {
@@ -288,10 +313,44 @@ pub fn number(jobs: &mut [Mapped]) {
     }
 }
 
+/// A path as compared with another, to tell whether both name one file: relative to the current directory,
+/// lexically without `.` parts or repeated separators, its directory resolved where it exists (its
+/// symbolic links and `..`; lexically, `a/..` is not `.` when `a` is a symbolic link).
+pub fn normalized(p: &Path) -> PathBuf {
+    let abs = if p.is_relative() {
+        std::env::current_dir().map_or_else(|_| p.to_path_buf(), |d| d.join(p))
+    } else {
+        p.to_path_buf()
+    };
+    let lexical: PathBuf = abs
+        .components()
+        .filter(|c| *c != std::path::Component::CurDir)
+        .collect();
+    match (lexical.parent(), lexical.file_name()) {
+        (Some(d), Some(name)) => d
+            .canonicalize()
+            .map_or_else(|_| lexical.clone(), |d| d.join(name)),
+        _ => lexical,
+    }
+}
+
+/// Whether `a` and `b` name one file: the same [`normalized`] path, or the same file where both exist.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    normalized(a) == normalized(b) || id(a).is_some_and(|x| Some(x) == id(b))
+}
+
 /// Checks the files of `plans` (each with the run's --overwrite) before any job runs: a file that
 /// exists is replaced only with --overwrite (never a symbolic link or anything but a regular file), and
-/// its directory must exist. With --across-methods every method's run would write the same files.
-pub fn check_files(plans: &[(&LogPlan, bool)], across_methods: bool) -> Result<(), Error> {
+/// its directory must exist. None may be one of `others`, the run's other files (what names each, and
+/// its path: a job's data file, a result's output). With --across-methods every method's run would
+/// write the same files. Jobs that share a log's name (per_job_logs=0) share its file, as in fio.
+pub fn check_files(
+    plans: &[(&LogPlan, bool)],
+    others: &[(String, PathBuf)],
+    across_methods: bool,
+) -> Result<(), Error> {
     let Some((first, _)) = plans.first() else {
         return Ok(());
     };
@@ -308,6 +367,17 @@ pub fn check_files(plans: &[(&LogPlan, bool)], across_methods: bool) -> Result<(
     }
     for (plan, overwrite) in plans {
         for f in plan.files() {
+            if let Some((what, _)) = others.iter().find(|(_, p)| same_file(&f.path, p)) {
+                return Err(Error::usage(
+                    format!("--fio job '{}': {}", plan.job, f.kind.option()),
+                    format!(
+                        "{} is also {what}: the log would write over it, or it over the log; give {} another \
+                         name",
+                        f.path.display(),
+                        f.kind.option()
+                    ),
+                ));
+            }
             check_file(plan, &f, *overwrite)?;
         }
     }
@@ -440,7 +510,60 @@ mod tests {
             "{:?}",
             m.notes
         );
+        // Windows past the engine's bound are refused in the job's terms, not the engine's flag.
+        for opts in [
+            &[("size", "1m"), ("runtime", "3600"), ("time_based", "1")][..],
+            &[("size", "280000k"), ("rate_iops", "1000")][..],
+        ] {
+            let mut opts = opts.to_vec();
+            opts.extend([
+                ("rw", "write"),
+                ("write_bw_log", "x"),
+                ("log_avg_msec", "1"),
+            ]);
+            let e = mapped(&opts).unwrap_err();
+            assert!(
+                e.contains("write_bw_log with log_avg_msec=1")
+                    && e.contains("give a larger log_avg_msec")
+                    && !e.contains("--op-log"),
+                "{e}"
+            );
+            opts.pop();
+            opts.push(("log_avg_msec", "100"));
+            assert!(mapped(&opts).is_ok(), "{opts:?}");
+        }
         assert!(mapped(&[("size", "64k"), ("write_bw_log", "d/")]).is_err());
         assert!(mapped(&[("size", "64k"), ("write_bw_log", "x"), ("log_offset", "2")]).is_err());
+    }
+
+    #[test]
+    fn one_file_under_two_spellings_is_one_file() {
+        assert_eq!(normalized(Path::new("x")), normalized(Path::new("./x")));
+        assert_eq!(normalized(Path::new("x")), normalized(Path::new(".//x")));
+        let here = std::env::current_dir().unwrap().canonicalize().unwrap();
+        assert_eq!(normalized(Path::new("src/../x")), here.join("x"));
+        assert_ne!(normalized(Path::new("x")), normalized(Path::new("y")));
+    }
+
+    #[test]
+    fn a_log_that_is_another_file_of_the_run_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display();
+        let m = mapped(&[
+            ("size", "64k"),
+            ("write_bw_log", &format!("{d}/x")),
+            ("per_job_logs", "0"),
+        ])
+        .unwrap();
+        let plan = m.logs.as_ref().unwrap();
+        let other = |p: String| vec![("the --json file".to_string(), PathBuf::from(p))];
+        assert!(check_files(&[(plan, false)], &other(format!("{d}/y_bw.log")), false).is_ok());
+        let e = check_files(&[(plan, false)], &other(format!("{d}/./x_bw.log")), false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("write_bw_log") && e.contains("is also the --json file"),
+            "{e}"
+        );
     }
 }
