@@ -651,7 +651,7 @@ pub struct RunResult {
     /// `--op-log`: the timed pass's ops per thread, for per-op log files (fio's write_*_log); in memory
     /// only, never in the JSON.
     #[serde(skip)]
-    pub op_log: Option<std::sync::Arc<crate::runner::OpLog>>,
+    pub op_log: Option<std::sync::Arc<crate::measure::op_log::OpLog>>,
 }
 
 /// One interval of a run's time series (`RunResult::intervals`).

@@ -9,5 +9,6 @@ pub mod device_io;
 pub mod hist;
 pub mod iopoll;
 pub mod memcopy;
+pub mod op_log;
 pub mod profile;
 pub mod tp_format;

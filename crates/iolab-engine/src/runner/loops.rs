@@ -143,10 +143,7 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
             let pace = (p.pace_ticks, p.hz);
             match super::paced::until(clk, pace, start, done, deadline, &mut out.pace) {
                 Some(due) => t = due,
-                None => {
-                    super::paced::rest(clk, p.hz, deadline, &mut out.pace);
-                    break;
-                }
+                None => break,
             }
         }
         // The ops run in an inner loop up to the next op count with something else to do: a flush, the

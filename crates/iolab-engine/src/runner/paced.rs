@@ -24,7 +24,7 @@ pub(super) struct PaceOut {
 
 /// Waits until op `done` of a loop that started at tick `start` is due (`done` intervals of `interval`
 /// ticks later, on a clock of `hz` ticks a second) and returns that tick, the start of the op's latency; `None` when the op is due at
-/// or after the `deadline` (it is not waited for). Out of line: the loops are compiled per method.
+/// or after the `deadline` (then the thread waits for the deadline instead). Out of line: the loops are compiled per method.
 #[inline(never)]
 pub(super) fn until<C: Clock>(
     clk: &C,
@@ -36,6 +36,8 @@ pub(super) fn until<C: Clock>(
 ) -> Option<u64> {
     let due = start.saturating_add((done as f64 * interval) as u64);
     if due >= deadline {
+        // The run spans its duration: the thread waits for the deadline, not for this op.
+        rest(clk, hz, deadline, out);
         return None;
     }
     let now = clk.now();
@@ -51,8 +53,7 @@ pub(super) fn until<C: Clock>(
 
 /// The paced thread whose next op falls due past the deadline waits for the deadline, so that a run
 /// bounded by --duration spans the duration (fio's runtime: 10 ops at 5 a second in 2 s, not 1.8 s).
-#[inline(never)]
-pub(super) fn rest<C: Clock>(clk: &C, hz: f64, deadline: u64, out: &mut PaceOut) {
+fn rest<C: Clock>(clk: &C, hz: f64, deadline: u64, out: &mut PaceOut) {
     let now = clk.now();
     out.clock_reads += 1;
     wait(clk, hz, now, deadline, out);

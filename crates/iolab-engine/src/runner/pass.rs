@@ -173,7 +173,10 @@ pub(super) fn run_once(
             Err(why) => result.notes.push(format!("{}{why}", super::layers::NOTE)),
         }
     }
-    super::perop::collect(spec, clock.ns_per_tick, &mut outs, &mut result);
+    let workers = outs
+        .iter_mut()
+        .map(|o| (o.t_first, o.t_last, o.perop.as_mut()));
+    super::perop::collect(spec, clock.ns_per_tick, workers, &mut result);
     result.sink = target.sink_figures(sink_before, sink_after).map(|mut f| {
         f.check_against(&result);
         f

@@ -13,55 +13,14 @@
 //! (`ThreadOps::dropped`), never lost unsaid (the fio layer warns and fails the run).
 
 use super::mixed::MixOut;
-use super::work::{LoopParams, WorkerOut};
 use crate::error::{Error, Result};
 use crate::measure::blocktrace::OpRec;
+pub use crate::measure::op_log::{
+    OpLog, OpWindow, ThreadOps, OP_LOG_MAX_BYTES, OP_LOG_MAX_WINDOWS,
+};
 use crate::result::RunResult;
 use crate::spec::Spec;
 use crate::units::fmt_size;
-
-/// The most memory an op log may take (all threads): 256 MiB, 8 Mi records of every op.
-pub const OP_LOG_MAX_BYTES: u64 = 256 << 20;
-/// The most windows a thread keeps for `--op-log MS` (18 hours of 1 s windows).
-pub const OP_LOG_MAX_WINDOWS: u64 = 1 << 16;
-
-/// The timed pass's ops as `--op-log` kept them, per thread. In memory only: never in the result's JSON.
-#[derive(Debug, Clone, Default)]
-pub struct OpLog {
-    /// 0: every op's record (`ThreadOps::ops`); else the length of a window in ms (`ThreadOps::windows`).
-    pub window_ms: u64,
-    /// The run's clock: nanoseconds per tick.
-    pub ns_per_tick: f64,
-    /// Bytes per op.
-    pub bs: u64,
-    pub threads: Vec<ThreadOps>,
-}
-
-/// One thread's ops.
-#[derive(Debug, Clone, Default)]
-pub struct ThreadOps {
-    pub thread: u32,
-    /// The tick of the thread's first op start: time 0 of its records and windows.
-    pub origin: u64,
-    /// The tick of its last completion and final flush.
-    pub end: u64,
-    /// `--op-log 0`: every op, in completion order (ticks).
-    pub ops: Vec<OpRec>,
-    /// `--op-log MS`: the windows that had an op, in time order.
-    pub windows: Vec<OpWindow>,
-    /// Ops done but not kept: the room reserved was full.
-    pub dropped: u64,
-}
-
-/// One window of `--op-log MS`: the ops that completed in it, by direction.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct OpWindow {
-    /// Window k spans [k, k + 1) x MS ms from the thread's first op start (by completion time).
-    pub index: u64,
-    /// [reads, writes]: ops completed, and the sum of their latencies in ticks.
-    pub ops: [u64; 2],
-    pub lat_ticks: [u64; 2],
-}
 
 pub(super) struct PerOp {
     pub(super) mix: Option<MixOut>,
@@ -115,14 +74,17 @@ impl Windows {
 impl PerOp {
     /// For a worker: `None` unless the run is mixed, logs its ops (at most `log_ops` of them) or sums
     /// them per window (`op_windows`: ticks per window and the windows to make room for).
-    pub(super) fn for_worker(p: &LoopParams) -> Result<Option<PerOp>> {
-        let (every, room) = p.op_windows;
-        if !p.mixed && p.log_ops == 0 && every == 0 {
+    pub(super) fn for_worker(
+        mixed: bool,
+        log_ops: u64,
+        (every, room): (u64, u64),
+    ) -> Result<Option<PerOp>> {
+        if !mixed && log_ops == 0 && every == 0 {
             return Ok(None);
         }
         Ok(Some(PerOp {
-            mix: p.mixed.then(MixOut::try_new).transpose()?,
-            log: (p.log_ops > 0).then(|| Vec::with_capacity(p.log_ops as usize)),
+            mix: mixed.then(MixOut::try_new).transpose()?,
+            log: (log_ops > 0).then(|| Vec::with_capacity(log_ops as usize)),
             windows: (every > 0).then(|| Windows {
                 every,
                 ends: 0,
@@ -303,7 +265,13 @@ pub(super) fn op_windows(spec: &Spec, hz: f64) -> (u64, u64) {
 
 /// After the timed pass: the workers' logs moved into the result (`op_log`), with a note of what they
 /// hold and what was timed.
-pub(super) fn collect(spec: &Spec, ns_per_tick: f64, outs: &mut [WorkerOut], r: &mut RunResult) {
+/// `workers`: each worker's first and last tick and its per-op state.
+pub(super) fn collect<'a>(
+    spec: &Spec,
+    ns_per_tick: f64,
+    workers: impl ExactSizeIterator<Item = (u64, u64, Option<&'a mut PerOp>)>,
+    r: &mut RunResult,
+) {
     let Some(ms) = spec.op_log_ms else {
         return;
     };
@@ -311,20 +279,20 @@ pub(super) fn collect(spec: &Spec, ns_per_tick: f64, outs: &mut [WorkerOut], r: 
         window_ms: ms,
         ns_per_tick,
         bs: spec.bs,
-        threads: Vec::with_capacity(outs.len()),
+        threads: Vec::with_capacity(workers.len()),
     };
-    for (t, o) in outs.iter_mut().enumerate() {
-        let Some(p) = o.perop.as_mut() else { continue };
+    for (t, (t_first, t_last, p)) in workers.enumerate() {
+        let Some(p) = p else { continue };
         log.threads.push(ThreadOps {
             thread: t as u32,
             // Every op's record: the loop's start; windows were numbered from the first op's start in the
             // loop (the same tick, or a round later for a queued method).
             origin: if ms == 0 {
-                o.t_first
+                t_first
             } else {
-                p.origin.unwrap_or(o.t_first)
+                p.origin.unwrap_or(t_first)
             },
-            end: o.t_last,
+            end: t_last,
             ops: p.log.take().unwrap_or_default(),
             windows: p.windows.take().map(|w| w.list).unwrap_or_default(),
             dropped: p.dropped,

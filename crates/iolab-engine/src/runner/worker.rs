@@ -65,7 +65,7 @@ fn fill_out(out: &mut WorkerOut, p: &LoopParams) -> crate::error::Result<()> {
         0 => IntervalLog::off(),
         every => IntervalLog::new(every, p.intervals_expected)?,
     };
-    out.perop = super::perop::PerOp::for_worker(p)?;
+    out.perop = super::perop::PerOp::for_worker(p.mixed, p.log_ops, p.op_windows)?;
     Ok(())
 }
 

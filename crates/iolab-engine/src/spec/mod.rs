@@ -195,7 +195,7 @@ pub struct Spec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_interval_ms: Option<u64>,
     /// `--op-log MS`: the timed pass keeps its ops for log files (0: every op; MS: sums per MS ms window;
-    /// see `runner::OpLog`); unset (`None`, not written): no log.
+    /// see `measure::op_log::OpLog`); unset (`None`, not written): no log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op_log_ms: Option<u64>,
     /// `--sink`: the sink driver's personality for the run's files (None: the driver's default); written

@@ -85,7 +85,7 @@ fn check_not_pseudo(path: &Path, exists: bool, shown: &str) -> Result<()> {
 pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     let path = spec.target.clone();
     if let Some(template) = per_thread::template(&path) {
-        return per_thread::setup_per_thread(spec, template);
+        return per_thread::setup_per_thread(spec, template, setup);
     }
     if let Some(kind) = TargetKind::stream_named(&path) {
         refuse_share(spec, &format!("a {} stream", path.display()))?;

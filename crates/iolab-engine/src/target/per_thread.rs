@@ -3,7 +3,8 @@
 //! Each file is set up as a one-thread target of its own (the same checks, creation, prefill and
 //! cache dropping), each thread's region is its whole file, and `--file-size` is each file's size.
 
-use super::{setup, PreparedTarget, TargetKind};
+use super::kind::TargetKind;
+use super::prepared::PreparedTarget;
 use crate::error::{Error, Result};
 use crate::spec::RingDesign;
 use crate::spec::Spec;
@@ -22,8 +23,13 @@ pub fn path_of(template: &str, t: u32) -> PathBuf {
     PathBuf::from(template.replace(THREAD_TOKEN, &t.to_string()))
 }
 
-/// Sets up thread 0's file with every other thread's in `others`.
-pub(super) fn setup_per_thread(spec: &Spec, template: &str) -> Result<PreparedTarget> {
+/// Sets up thread 0's file with every other thread's in `others`, each by `setup` (the target's own, for
+/// one thread).
+pub(super) fn setup_per_thread(
+    spec: &Spec,
+    template: &str,
+    setup: fn(&Spec) -> Result<PreparedTarget>,
+) -> Result<PreparedTarget> {
     refuse_what_shares(spec)?;
     let mut targets = Vec::with_capacity(spec.threads as usize);
     for t in 0..spec.threads {

@@ -10,7 +10,7 @@
 //!   a file per thread, the target holding `{thread}`); with a filename they share its one region (iolab:
 //!   `share-region`).
 
-use super::map::{set, Ctx, Mapped, MAX_JOBS};
+use super::ctx::{set, Ctx, Mapped, MAX_JOBS};
 use super::numbers::{fio_seconds, Num};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 

@@ -11,10 +11,10 @@
 //! not make room for (a runtime, or a paced size, of more windows than its bound): the engine's own
 //! refusal would speak its flags (`--op-log MS`) where the job says log_avg_msec.
 
-use super::map::Mapped;
 use super::parse::Job;
 use iolab_engine::error::Error;
 use iolab_engine::runner::{OpLog, OP_LOG_MAX_BYTES};
+use iolab_engine::spec::RawSpec;
 use iolab_engine::units::fmt_size;
 use std::path::{Path, PathBuf};
 
@@ -120,7 +120,11 @@ impl LogPlan {
 
 /// The log options of `job` as a plan (`None` when it asks for no log), its workload given `--op-log`;
 /// `m` is the job as mapped so far (its amount and block size).
-pub fn plan(job: &Job, m: &mut Mapped) -> Result<Option<LogPlan>, String> {
+pub fn plan(
+    job: &Job,
+    raw: &mut RawSpec,
+    notes: &mut Vec<String>,
+) -> Result<Option<LogPlan>, String> {
     let flag = |k: &str, default: bool| match job.get(k) {
         None => Ok(default),
         Some("1" | "true") => Ok(true),
@@ -156,15 +160,14 @@ pub fn plan(job: &Job, m: &mut Mapped) -> Result<Option<LogPlan>, String> {
             .filter(|k| job.get(k).is_some())
             .collect();
         if !given.is_empty() {
-            m.notes.push(format!(
+            notes.push(format!(
                 "{} without write_bw_log, write_lat_log or write_iops_log: no log is written (as in fio)",
                 given.join(", ")
             ));
         }
         return Ok(None);
     }
-    let clones = m
-        .raw
+    let clones = raw
         .get("threads")
         .and_then(|v| v.text().parse::<u32>().ok())
         .unwrap_or(1);
@@ -178,14 +181,13 @@ pub fn plan(job: &Job, m: &mut Mapped) -> Result<Option<LogPlan>, String> {
         clones,
     };
     if avg_msec == 0 {
-        check_per_io(&plan, job, m)?;
+        check_per_io(&plan, job, raw)?;
     } else {
-        check_windows(&plan, m)?;
+        check_windows(&plan, raw)?;
     }
-    m.raw
-        .set("op-log", avg_msec as i64)
+    raw.set("op-log", avg_msec as i64)
         .map_err(|e| format!("internal: --op-log: {e}"))?;
-    m.notes.push(plan.said());
+    notes.push(plan.said());
     Ok(Some(plan))
 }
 
@@ -205,14 +207,14 @@ fn log_name(v: &str, job: &str) -> Result<String, String> {
 
 /// A log of every I/O keeps each one in memory, room for the job's I/O count made before it runs: a
 /// job whose count is not known then (time-based, or a runtime without a size) or too many are refused.
-fn check_per_io(plan: &LogPlan, job: &Job, m: &Mapped) -> Result<(), String> {
+fn check_per_io(plan: &LogPlan, job: &Job, raw: &RawSpec) -> Result<(), String> {
     let opt = plan.logs[0].0.option();
     let per_io = format!(
         "job '{}': {opt} with log_avg_msec=0 (fio's default) logs every I/O, each kept in memory with room \
          for the job's I/O count reserved before it runs",
         plan.job
     );
-    let text = |k: &str| m.raw.get(k).map(|v| v.text());
+    let text = |k: &str| raw.get(k).map(|v| v.text());
     let (size, duration) = (text("size"), text("duration"));
     let Some(size) = size else {
         return match duration {
@@ -248,8 +250,8 @@ fn check_per_io(plan: &LogPlan, job: &Job, m: &Mapped) -> Result<(), String> {
 
 /// Averaged windows: room for them is made before the run, from the job's runtime or, paced, from the
 /// time its size takes at its rate; more than the engine's bound is refused in the job's own terms.
-fn check_windows(plan: &LogPlan, m: &Mapped) -> Result<(), String> {
-    let text = |k: &str| m.raw.get(k).map(|v| v.text());
+fn check_windows(plan: &LogPlan, raw: &RawSpec) -> Result<(), String> {
+    let text = |k: &str| raw.get(k).map(|v| v.text());
     let num = |k: &str| text(k).and_then(|v| v.parse::<f64>().ok());
     let threads = num("threads").map_or(1, |t| t as u64).max(1);
     let bs = num("bs").unwrap_or(4096.0).max(1.0);
@@ -293,23 +295,6 @@ impl LogPlan {
             files.join(", "),
             if self.offset { ", offset" } else { "" }
         )
-    }
-}
-
-/// Numbers the jobs' clones as fio does over a file (from 1, in the order of the jobs, numjobs each),
-/// which is what a per-job log's file name carries.
-pub fn number(jobs: &mut [Mapped]) {
-    let mut next = 1u32;
-    for j in jobs {
-        let clones = j
-            .raw
-            .get("threads")
-            .and_then(|v| v.text().parse::<u32>().ok())
-            .unwrap_or(1);
-        if let Some(p) = j.logs.as_mut() {
-            p.first = next;
-        }
-        next = next.saturating_add(clones);
     }
 }
 
@@ -412,6 +397,8 @@ fn check_file(plan: &LogPlan, f: &LogFile, overwrite: bool) -> Result<(), Error>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fio_job::map::Mapped;
+    use crate::fio_job::number;
 
     fn mapped(opts: &[(&str, &str)]) -> Result<Mapped, String> {
         let job = Job {

@@ -3,21 +3,12 @@
 //! An option iolab does not honour refuses the job, naming it, unless the run is lenient; then it is
 //! listed as ignored. Where iolab does something fio does differently, the job carries a note saying so.
 
-use super::numbers::{fio_number, fio_seconds, fio_size, Num};
+pub use super::ctx::Mapped;
+use super::ctx::{set, Ctx};
+use super::numbers::{fio_seconds, fio_size};
 use super::parse::Job;
 use iolab_engine::spec::RawSpec;
 use std::os::unix::fs::FileTypeExt;
-
-/// A job mapped: its name, the workload, what was ignored (lenient) and the notes on differences.
-#[derive(Debug, Clone)]
-pub struct Mapped {
-    pub name: String,
-    pub raw: RawSpec,
-    pub ignored: Vec<String>,
-    pub notes: Vec<String>,
-    /// fio's log files the job asks for (write_bw_log ..., see logs.rs).
-    pub logs: Option<super::logs::LogPlan>,
-}
 
 /// Options that change nothing in a run of one job by one process: accepted and said nowhere.
 const NO_EFFECT: &[&str] = &[
@@ -44,8 +35,7 @@ const WHY_NOT: &[(&str, &str)] = &[
     ),
 ];
 
-/// iolab's most threads, and io_uring's largest ring (IORING_MAX_ENTRIES).
-pub(super) const MAX_JOBS: u64 = 1024;
+/// io_uring's largest ring (IORING_MAX_ENTRIES).
 const MAX_DEPTH: u64 = 32768;
 
 /// fio's engines and the iolab method of each.
@@ -101,7 +91,7 @@ fn map_job(job: &Job, lenient: bool) -> Result<Mapped, String> {
     super::amounts::amounts(&j, &mut m, bs, method == "nop")?;
     rest(&j, &mut m, method)?;
     layout(&j, &mut m, method)?;
-    m.logs = super::logs::plan(job, &mut m)?;
+    m.logs = super::logs::plan(job, &mut m.raw, &mut m.notes)?;
     unhonoured(job, &mut m, lenient)?;
     Ok(m)
 }
@@ -173,65 +163,6 @@ const HANDLED: &[&str] = &[
     "offset",
     "fallocate",
 ];
-
-/// A job's options read in fio's meaning (`kb` its kb_base).
-pub(super) struct Ctx<'a> {
-    pub(super) job: &'a Job,
-    pub(super) kb: u64,
-}
-
-impl Ctx<'_> {
-    pub(super) fn get(&self, k: &str) -> Option<&str> {
-        self.job.get(k)
-    }
-
-    /// A size, or a percentage where fio takes one.
-    pub(super) fn number(&self, k: &str) -> Result<Option<Num>, String> {
-        self.get(k)
-            .map(|v| fio_number(v, self.kb).map_err(|e| format!("{k}={v}: {e}")))
-            .transpose()
-    }
-
-    /// A size in bytes.
-    pub(super) fn size(&self, k: &str) -> Result<Option<u64>, String> {
-        self.get(k)
-            .map(|v| fio_size(v, self.kb).map_err(|e| format!("{k}={v}: {e}")))
-            .transpose()
-    }
-
-    pub(super) fn flag(&self, k: &str) -> Result<bool, String> {
-        match self.get(k) {
-            None | Some("0") | Some("false") => Ok(false),
-            Some("1") | Some("true") => Ok(true),
-            Some(v) => Err(format!("{k}={v}: expected 0 or 1")),
-        }
-    }
-
-    /// A whole number, read as fio reads its integer options (with units and 0x, as sizes).
-    pub(super) fn count(&self, k: &str) -> Result<Option<u64>, String> {
-        self.size(k)
-    }
-
-    fn rw(&self) -> &str {
-        self.get("rw").unwrap_or("read")
-    }
-
-    /// Whether the job reads (read, randread, rw, randrw).
-    fn reads(&self) -> bool {
-        !matches!(self.rw(), "write" | "randwrite")
-    }
-
-    /// Whether the job writes (write, randwrite, rw, randrw).
-    fn writes(&self) -> bool {
-        !matches!(self.rw(), "read" | "randread")
-    }
-}
-
-pub(super) fn set(m: &mut Mapped, k: &str, v: impl Into<iolab_engine::spec::options::Val>) {
-    m.raw
-        .set(k, v)
-        .unwrap_or_else(|e| panic!("internal: fio mapping sets {k}: {e}"));
-}
 
 fn engine(j: &Ctx, m: &mut Mapped) -> Result<&'static str, String> {
     let e = j.get("ioengine").unwrap_or("psync");

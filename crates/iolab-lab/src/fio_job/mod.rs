@@ -3,6 +3,7 @@
 //! method that can do it, at the same number of requests in flight.
 
 mod amounts;
+mod ctx;
 pub mod logs;
 pub mod map;
 pub mod numbers;
@@ -38,7 +39,7 @@ pub fn load(path: &Path, section: Option<&str>, lenient: bool) -> Result<Vec<Map
         .map(|j| map::map(j, lenient))
         .collect::<Result<Vec<Mapped>, String>>()?;
     // A per-job log's name carries fio's number of the job over the file.
-    logs::number(&mut mapped);
+    number(&mut mapped);
     Ok(mapped)
 }
 
@@ -66,4 +67,21 @@ pub fn across_methods(m: &Mapped) -> Vec<(MethodKind, RawSpec)> {
             (k, raw)
         })
         .collect()
+}
+
+/// Numbers the jobs' clones as fio does over a file (from 1, in the order of the jobs, numjobs each),
+/// which is what a per-job log's file name carries.
+pub(crate) fn number(jobs: &mut [Mapped]) {
+    let mut next = 1u32;
+    for j in jobs {
+        let clones = j
+            .raw
+            .get("threads")
+            .and_then(|v| v.text().parse::<u32>().ok())
+            .unwrap_or(1);
+        if let Some(p) = j.logs.as_mut() {
+            p.first = next;
+        }
+        next = next.saturating_add(clones);
+    }
 }
