@@ -20,6 +20,7 @@ mod cmd_fleet;
 mod cmd_probe;
 mod cmd_report;
 mod cmd_run;
+#[cfg(feature = "fio-jobs")]
 mod cmd_run_fio;
 mod cmd_series;
 mod cmd_survey;
@@ -166,7 +167,14 @@ fn main() {
         }),
         Some(Cmd::Survey(a)) => cmd_survey::cmd_survey(a),
         Some(Cmd::Run(a)) => match &a.fio.fio {
+            #[cfg(feature = "fio-jobs")]
             Some(_) => cmd_run_fio::cmd_run_fio(&a.run, &a.fio),
+            #[cfg(not(feature = "fio-jobs"))]
+            Some(_) => Err(Error::usage(
+                "--fio",
+                "this iolab is a board's build, without fio job files (3 MiB budget): run the job file \
+                 with a host build of iolab",
+            )),
             None => cmd_run::cmd_run(&a.run, a.fio.fio_json.as_deref()),
         },
         Some(Cmd::Bench(a)) => cmd_bench::cmd_bench(a),
