@@ -102,6 +102,7 @@ fn unhonoured(job: &Job, m: &mut Mapped, lenient: bool) -> Result<(), String> {
     for (k, v) in &job.opts {
         if seen.contains(&k.as_str())
             || HANDLED.contains(&k.as_str())
+            || super::logs::OPTIONS.contains(&k.as_str())
             || NO_EFFECT.contains(&k.as_str())
         {
             continue;
@@ -124,15 +125,8 @@ fn unhonoured(job: &Job, m: &mut Mapped, lenient: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// Options the functions below read.
+/// Options the functions below read (logs.rs reads its own, `logs::OPTIONS`).
 const HANDLED: &[&str] = &[
-    // logs.rs
-    "write_bw_log",
-    "write_lat_log",
-    "write_iops_log",
-    "log_avg_msec",
-    "log_offset",
-    "per_job_logs",
     "ioengine",
     "rw",
     "rwmixread",
