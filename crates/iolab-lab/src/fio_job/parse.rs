@@ -26,12 +26,28 @@ impl Job {
 
 /// Includes deeper than this are refused (an include loop).
 const MAX_DEPTH: usize = 8;
+/// The most files a job file and its includes may open in all (each include line is an open, so a file
+/// that includes another many times, nested, is bounded as a whole, not only by its depth).
+const MAX_FILES: usize = 256;
+/// The most bytes a job file and its includes may hold in all.
+const MAX_BYTES: u64 = iolab_engine::input::SMALL_INPUT;
 
 /// The jobs of the job file at `path`, `env` giving `${VAR}`s.
 pub fn parse_file(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Job>, String> {
-    let mut lines = Vec::new();
-    read_lines(path, env, 0, &mut lines)?;
-    jobs_of(&lines)
+    let mut read = Read {
+        lines: Vec::new(),
+        files: 0,
+        bytes: 0,
+    };
+    read_lines(path, env, 0, &mut read)?;
+    jobs_of(&read.lines)
+}
+
+/// What a job file and its includes gave so far, and what reading them took (bounded in all).
+struct Read {
+    lines: Vec<Line>,
+    files: usize,
+    bytes: u64,
 }
 
 /// A line of the file after includes and expansion, with where it came from (for messages).
@@ -44,7 +60,7 @@ fn read_lines(
     path: &Path,
     env: &dyn Fn(&str) -> Option<String>,
     depth: usize,
-    out: &mut Vec<Line>,
+    out: &mut Read,
 ) -> Result<(), String> {
     if depth > MAX_DEPTH {
         return Err(format!(
@@ -52,13 +68,29 @@ fn read_lines(
             path.display()
         ));
     }
-    let text = iolab_engine::input::read_text(
-        path,
-        "--fio",
-        "fio job file",
-        iolab_engine::input::SMALL_INPUT,
-    )
-    .map_err(|e| e.to_string())?;
+    out.files += 1;
+    if out.files > MAX_FILES {
+        return Err(format!(
+            "{}: more than {MAX_FILES} files opened by the job file's includes in all; iolab reads at most that many",
+            path.display()
+        ));
+    }
+    let text = iolab_engine::input::read_text(path, "--fio", "fio job file", MAX_BYTES - out.bytes)
+        .map_err(|e| {
+            // The caller names the flag once.
+            let e = match e {
+                iolab_engine::error::Error::Usage { msg, .. } => msg,
+                e => e.to_string(),
+            };
+            match out.bytes {
+                0 => e,
+                n => format!(
+                    "{e} (the files before it took {n} bytes of the {MAX_BYTES} iolab reads of a job file \
+                     and its includes)"
+                ),
+            }
+        })?;
+    out.bytes += text.len() as u64;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     for (i, raw) in text.lines().enumerate() {
         let at = format!("{}:{}", path.display(), i + 1);
@@ -77,7 +109,7 @@ fn read_lines(
             read_lines(&inc, env, depth + 1, out).map_err(|e| format!("{at}: include: {e}"))?;
             continue;
         }
-        out.push(Line { at, text: t });
+        out.lines.push(Line { at, text: t });
     }
     Ok(())
 }
@@ -143,6 +175,13 @@ fn jobs_of(lines: &[Line]) -> Result<Vec<Job>, String> {
     let mut kb = KbBase::default();
     for l in lines {
         if let Some(name) = l.text.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
+            if name.is_empty() || name.chars().any(char::is_control) {
+                // fio refuses '[]' too ("option <[]> outside of [] job section").
+                return Err(format!(
+                    "{}: a section needs a name of printable characters, as in [write-job]",
+                    l.at
+                ));
+            }
             if name != name.trim() {
                 // fio keeps them: '[ global ]' is a job named ' global ', not the global section.
                 return Err(format!(
@@ -349,6 +388,7 @@ mod tests {
             ("[a]\ninclude missing.fio\n", "include"),
             ("[a]\nroot:x:0:0=1\n", "not a fio option line"),
             ("[a]\nrwmixwrite=150\n", "0 to 100"),
+            ("[]\nsize=1m\n", "needs a name"),
             ("[a]\nio_size = 512k\n", "spaces around '='"),
             ("[ global ]\nsize=1m\n[a]\n", "spaces inside"),
             ("[global]\nsize=1m\n[a]\nkb_base=1000\n", "kb_base"),
@@ -360,6 +400,38 @@ mod tests {
             let e = parse(text, &none).unwrap_err();
             assert!(e.contains(says), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn includes_are_bounded_in_all_not_only_in_depth() {
+        let none = |_: &str| None;
+        let dir = tempfile::tempdir().unwrap();
+        // Each file includes the next 20 times, 4 deep (within the depth limit): 20^4 opens unbounded.
+        for (name, next) in [("a", "b"), ("b", "c"), ("c", "d")] {
+            let text = format!("include {next}.fio\n").repeat(20);
+            std::fs::write(dir.path().join(format!("{name}.fio")), text).unwrap();
+        }
+        std::fs::write(dir.path().join("d.fio"), "[x]\nrw=read\n").unwrap();
+        let e = parse_file(&dir.path().join("a.fio"), &none).unwrap_err();
+        assert!(e.contains(&format!("more than {MAX_FILES} files")), "{e}");
+        // A file within the count but over the bytes in all: the second include of a 600 KiB file.
+        let big = format!("[y]\n{}", "rw=read\n".repeat(600 * 1024 / 8));
+        std::fs::write(dir.path().join("big.fio"), big).unwrap();
+        std::fs::write(
+            dir.path().join("two.fio"),
+            "include big.fio\ninclude big.fio\n",
+        )
+        .unwrap();
+        let e = parse_file(&dir.path().join("two.fio"), &none).unwrap_err();
+        assert!(e.contains("the files before it took"), "{e}");
+        // One include of it is read.
+        std::fs::write(dir.path().join("one.fio"), "include big.fio\n").unwrap();
+        assert_eq!(
+            parse_file(&dir.path().join("one.fio"), &none)
+                .unwrap()
+                .len(),
+            1
+        );
     }
 
     #[test]
