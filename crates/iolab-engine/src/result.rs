@@ -76,8 +76,11 @@ pub struct CpuFigures {
     pub helpers: Vec<HelperCpu>,
     pub helpers_user_s: f64,
     pub helpers_sys_s: f64,
-    /// (user + sys of the process) / wall time: 1.0 is one core busy all the time.
-    pub cores_busy: f64,
+    /// (user + sys of the process) / wall time: 1.0 is one core busy all the time. Null where the span is
+    /// shorter than [`crate::units::MIN_CPU_SPAN_S`] (CPU time is sampled per tick: a share of a shorter
+    /// span can exceed every core); at most the CPUs the process may run on (a note says when it was cut).
+    #[serde(default)]
+    pub cores_busy: Option<f64>,
     /// Time the process's tasks were runnable but waited on a runqueue (schedstat run_delay; null where
     /// the kernel keeps none, and then `runqueue_wait_unavailable` says so).
     pub runqueue_wait_s: Option<f64>,

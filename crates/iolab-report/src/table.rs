@@ -241,9 +241,14 @@ fn profile_text(p: &ProfileFigures, o: &mut String) {
 fn cpu_text(r: &RunResult, o: &mut String) {
     let c = &r.cpu;
     // CPU time is sampled per scheduler tick: over a short span it can exceed the wall time.
-    let busy = iolab_engine::units::cpu_span_too_short(r.wall_s)
-        .map(|t| format!("span {t} for a share of the CPUs"))
-        .unwrap_or_else(|| format!("{:.2} cores busy", c.cores_busy));
+    let busy = match (
+        c.cores_busy,
+        iolab_engine::units::cpu_span_too_short(r.wall_s),
+    ) {
+        (Some(b), _) => format!("{b:.2} cores busy"),
+        (None, Some(t)) => format!("span {t} for a share of the CPUs"),
+        (None, None) => "no share of the CPUs".into(),
+    };
     let _ = writeln!(
         o,
         "cpu          process user {:.3} s, sys {:.3} s ({busy}); worker threads user {:.3} s, sys {:.3} s",

@@ -165,6 +165,24 @@ impl Measured<'_> {
         crate::disturbance::of(self.wall_s, &before, &after, own, steal)
     }
 
+    /// `cpu_total` over the wall time, where the span is long enough to hold a share (see
+    /// [`CpuFigures::cores_busy`]), cut to the CPUs the process may run on (a note says so).
+    fn cores_busy(&mut self, cpu_total: f64) -> Option<f64> {
+        if crate::units::cpu_span_too_short(self.wall_s).is_some() {
+            return None;
+        }
+        let busy = cpu_total / self.wall_s;
+        let cpus = iolab_sys::allowed_cpus().len().max(1) as f64;
+        if busy <= cpus {
+            return Some(busy);
+        }
+        self.notes.push(format!(
+            "CPU: the process's CPU time was {busy:.2} times the wall time, more than the {cpus} CPUs it may \
+             run on (CPU time is sampled per tick); cores busy shown as {cpus}"
+        ));
+        Some(cpus)
+    }
+
     /// The CPU figures (the helpers are moved into them).
     fn cpu_figures(&mut self) -> CpuFigures {
         let process = RusageDelta::between(&self.before.ru, &self.after.ru);
@@ -172,7 +190,6 @@ impl Measured<'_> {
         if self.workers_apart {
             cpu_total = cpu_total + self.workers.user_s + self.workers.sys_s;
         }
-        let wall_s = self.wall_s;
         let steal = self.steal();
         let steal_all_cpus_s = steal.all();
         let steal_worker_cpus_s = self
@@ -188,11 +205,7 @@ impl Measured<'_> {
             helpers_user_s: helpers.iter().map(|h| h.user_s).sum(),
             helpers_sys_s: helpers.iter().map(|h| h.sys_s).sum(),
             helpers,
-            cores_busy: if wall_s > 0.0 {
-                cpu_total / wall_s
-            } else {
-                0.0
-            },
+            cores_busy: self.cores_busy(cpu_total),
             runqueue_wait_s,
             runqueue_wait_unavailable: runqueue_wait_s.is_none().then(|| {
                 "the kernel keeps no run delay per task (/proc/PID/task/TID/schedstat: \
