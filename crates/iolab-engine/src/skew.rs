@@ -15,6 +15,9 @@
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
+/// The largest zipf THETA taken.
+const MAX_THETA: f64 = 10.0;
+
 /// How random offsets are spread over a thread's region; in JSON as its name ("zipf:1.2").
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 #[serde(into = "String", try_from = "String")]
@@ -84,10 +87,16 @@ impl Distribution {
             }
         };
         match d {
-            Distribution::Zipf { theta } if theta <= 0.0 || theta == 1.0 => Err(Error::usage(
-                FLAG,
-                format!("zipf's THETA must be above 0 and not 1 (Gray's generator divides by 1 - THETA); got {theta}"),
-            )),
+            Distribution::Zipf { theta } if !(theta > 0.0 && theta <= MAX_THETA) || theta == 1.0 => {
+                Err(Error::usage(
+                    FLAG,
+                    format!(
+                        "zipf's THETA must be above 0, not 1 (Gray's generator divides by 1 - THETA) and at most \
+                         {MAX_THETA} (zipf:{MAX_THETA} already sends 99.9% of the accesses to one block; beyond it \
+                         the generator's powers overflow); got {theta}"
+                    ),
+                ))
+            }
             Distribution::Pareto { h } if !(h > 0.0 && h < 1.0) => Err(Error::usage(
                 FLAG,
                 format!("pareto's H is the share of blocks that takes 1 - H of the accesses: between 0 and 1, not {h}"),
@@ -318,6 +327,8 @@ mod tests {
             ("zipf", "needs its parameter"),
             ("zipf:1", "not 1"),
             ("zipf:x", "not a number"),
+            ("zipf:1e308", "at most 10"),
+            ("pareto:nan", "not a number"),
             ("pareto:1.5", "between 0 and 1"),
             ("normal:200", "0 to 100"),
             ("gauss:3", "not accepted"),

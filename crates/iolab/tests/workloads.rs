@@ -359,4 +359,10 @@ fn pace_refusals_name_the_flag() {
         "--clock-every",
         "clock read per op",
     );
+    // 50 ms holds no interval of 10 ops/s: refused, not "1 op in 2 µs".
+    refused(
+        &["--rate-iops", "10", "--duration", "0.05"],
+        "--duration",
+        "shorter than one interval",
+    );
 }

@@ -207,6 +207,7 @@ impl RawSpec {
         if spec.rate_iops.is_some() && spec.clock_every.is_none() {
             spec.clock_every = Some(1);
         }
+        check_pace_fits(&spec)?;
         crate::runner::check_op_log(&mut spec)?;
         check_method_combinations(&spec)?;
         check_memory_limit(&spec)?;
@@ -814,6 +815,23 @@ fn check_mixed(s: &Spec) -> Result<()> {
              ring per thread",
         )),
         None => Ok(()),
+    }
+}
+
+/// A paced run bounded by `--duration` spans at least one interval of its pace: a shorter one holds no
+/// rate (one op in 50 ms is not 10 ops/s).
+fn check_pace_fits(spec: &Spec) -> Result<()> {
+    match (spec.rate_iops, spec.duration_s) {
+        (Some(r), Some(d)) if r * d < 1.0 => Err(Error::usage(
+            "--duration",
+            format!(
+                "{d} s is shorter than one interval of the pace ({} s at {r} ops/s): no rate can be measured over \
+                 it; give at least {} s",
+                1.0 / r,
+                1.0 / r
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -18,6 +18,8 @@ pub enum Warmup {
 }
 
 const ACCEPT: &str = "a number of operations (1000, 10k, 1M) or seconds with a unit (2s, 500ms)";
+/// The most operations a warm-up by count runs (a longer one is given in seconds, which bounds it).
+pub const MAX_WARMUP_OPS: u64 = 1_000_000_000;
 
 impl Warmup {
     pub fn is_none(&self) -> bool {
@@ -50,6 +52,10 @@ impl Warmup {
             }
             _ => match crate::units::parse_count(t) {
                 Ok(0) => Ok(Warmup::None),
+                Ok(n) if n > MAX_WARMUP_OPS => Err(bad(format!(
+                    "'{s}' is more than the 1G operations a warm-up by count runs; give a longer one in \
+                     seconds (60s), which bounds it"
+                ))),
                 Ok(n) => Ok(Warmup::Ops(n)),
                 Err(_) => Err(bad(format!("'{s}' is not {ACCEPT}"))),
             },
@@ -88,6 +94,9 @@ mod tests {
         assert_eq!(Warmup::parse("1000").unwrap(), Warmup::Ops(1000));
         assert_eq!(Warmup::parse("10k").unwrap(), Warmup::Ops(10_000));
         assert_eq!(Warmup::parse("1M").unwrap(), Warmup::Ops(1_000_000));
+        assert_eq!(Warmup::parse("1G").unwrap(), Warmup::Ops(MAX_WARMUP_OPS));
+        let e = Warmup::parse("1000G").unwrap_err().to_string();
+        assert!(e.contains("--warmup") && e.contains("in seconds"), "{e}");
         assert_eq!(Warmup::parse("1s").unwrap(), Warmup::Seconds(1.0));
         assert_eq!(Warmup::parse("500ms").unwrap(), Warmup::Seconds(0.5));
         assert_eq!(Warmup::parse("0").unwrap(), Warmup::None);
