@@ -9,7 +9,8 @@ use iolab_engine::spec::OpKind;
 use iolab_engine::target::TargetKind;
 use serde::{Deserialize, Serialize};
 
-/// A run's verdict: its kind ("page-cache", "partly-cached", "depth-limited", "cpu-bound", "punted", "device-bound")
+/// A run's verdict: its kind ("page-cache", "partly-cached", "depth-limited", "cpu-bound", "punted",
+/// "waiting", "undecided", "device-bound")
 /// and the sentence with its figure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
@@ -68,7 +69,12 @@ pub fn of(r: &RunResult) -> Verdict {
             );
         }
     }
-    let (busy, queued) = (cpu_share(r), share(r, r.cpu.runqueue_wait_s.unwrap_or(0.0)));
+    if let Some(t) = iolab_engine::units::cpu_span_too_short(r.wall_s) {
+        return short_span(r, &t);
+    }
+    // The runqueue wait is summed over the process's tasks: shown as at most the rest of the run.
+    let busy = cpu_share(r);
+    let queued = share(r, r.cpu.runqueue_wait_s.unwrap_or(0.0)).min(1.0 - busy);
     if busy >= BUSY {
         return verdict(
             "cpu-bound",
@@ -84,7 +90,8 @@ pub fn of(r: &RunResult) -> Verdict {
         return verdict(
             "cpu-bound",
             format!(
-                "CPU-bound: its threads were on a CPU {:.0}% of the run and waited for one {:.0}% (runqueue)",
+                "CPU-bound: its threads were on a CPU {:.0}% of the run and waited for one {:.0}% (its tasks' \
+                 runqueue waits, at most the rest of the run)",
                 busy * 100.0,
                 queued * 100.0
             ),
@@ -110,12 +117,58 @@ pub fn of(r: &RunResult) -> Verdict {
             ),
         );
     }
+    let per_request = request_ns(r);
+    if per_request < DEVICE_NS {
+        return verdict(
+            "undecided",
+            format!(
+                "undecided: a request took {} on average, quicker than a device answers, yet its threads were \
+                 on a CPU only {:.0}% of the run (the machine's load, or steal, took the rest)",
+                iolab_engine::units::fmt_ns(per_request),
+                busy * 100.0
+            ),
+        );
+    }
     verdict(
         "device-bound",
         format!(
             "device-bound: its threads were on a CPU {:.0}% of the run and waited the rest, for the device \
              (or, buffered, for writeback)",
             busy * 100.0
+        ),
+    )
+}
+
+/// No device answers a request quicker than this: a run whose requests took less on average did not
+/// wait for one.
+const DEVICE_NS: f64 = 1_000.0;
+
+/// The mean time of a request from the run's throughput: the time per op of all threads together, times
+/// the threads and the requests each keeps in flight.
+fn request_ns(r: &RunResult) -> f64 {
+    r.ns_per_op * f64::from(r.spec.threads.max(1)) * f64::from(r.spec.qd.max(1))
+}
+
+/// A run too short for a share of the CPU (CPU time is counted per tick): CPU-bound where its requests
+/// were quicker than a device answers, else undecided.
+fn short_span(r: &RunResult, too_short: &str) -> Verdict {
+    let per_request = request_ns(r);
+    let took = iolab_engine::units::fmt_ns(per_request);
+    if per_request < DEVICE_NS {
+        return verdict(
+            "cpu-bound",
+            format!(
+                "CPU-bound: a request took {took} on average, quicker than a device answers (the run, {}, \
+                 is too short for a share of the CPU)",
+                too_short.trim_start_matches("too short: ")
+            ),
+        );
+    }
+    verdict(
+        "undecided",
+        format!(
+            "undecided: the run is {too_short} for a share of the CPU, which decides between the CPU and \
+             the device; a request took {took} on average (run it for a second or more)"
         ),
     )
 }
@@ -287,6 +340,8 @@ mod tests {
         assert_eq!(of(&null).kind, "cpu-bound", "{:?}", of(&null));
         // Made-up figures for the others.
         let mut r = cached.clone();
+        // A second's run of 50 µs requests.
+        (r.wall_s, r.ns_per_op) = (1.0, 50_000.0);
         r.spec.op = OpKind::Write;
         r.cpu.process.user_s = 0.0;
         r.cpu.process.sys_s = 0.0;
@@ -297,6 +352,36 @@ mod tests {
         queued.cpu.runqueue_wait_s = Some(queued.wall_s * f64::from(queued.spec.threads));
         assert!(
             of(&queued).text.contains("waited for one"),
+            "{:?}",
+            of(&queued)
+        );
+        // Requests quicker than a device answers, with the threads mostly off the CPU: not the device's.
+        let mut quick = r.clone();
+        quick.ns_per_op = 268.0;
+        assert_eq!(of(&quick).kind, "undecided", "{:?}", of(&quick));
+        // Over a span too short for a CPU share: the CPU's where requests are that quick, else undecided.
+        quick.wall_s = 0.002;
+        assert!(
+            of(&quick)
+                .text
+                .starts_with("CPU-bound: a request took 268.0 ns"),
+            "{:?}",
+            of(&quick)
+        );
+        quick.ns_per_op = 50_000.0;
+        assert!(
+            of(&quick)
+                .text
+                .starts_with("undecided: the run is too short: 2"),
+            "{:?}",
+            of(&quick)
+        );
+        // The runqueue waits of several tasks never make the run more than whole.
+        queued.cpu.process.user_s = 0.3;
+        assert!(
+            of(&queued)
+                .text
+                .contains("a CPU 30% of the run and waited for one 70%"),
             "{:?}",
             of(&queued)
         );
