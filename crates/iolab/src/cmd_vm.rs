@@ -213,7 +213,57 @@ pub(crate) fn in_guest(args: Vec<OsString>, timeout_s: u64) -> Result<i32, Error
     run_request(&request(&a, vec![args])?)
 }
 
-pub(crate) fn cmd_vm(a: &VmArgs) -> Result<i32, Error> {
-    let req = request(a, commands(a)?)?;
+pub(crate) fn cmd_vm(a: &VmArgs, cli: clap::Command) -> Result<i32, Error> {
+    let commands = commands(a)?;
+    check_commands(a, &commands, cli)?;
+    let req = request(a, commands)?;
+    check_ssh_port(a.ssh)?;
     run_request(&req)
+}
+
+/// Each command the guest runs parses as an iolab command line, before the guest is booted.
+fn check_commands(a: &VmArgs, commands: &[Vec<OsString>], cli: clap::Command) -> Result<(), Error> {
+    let refused = [
+        (
+            "vm",
+            "the guest has no QEMU: give the command the guest runs, not `vm`",
+        ),
+        (
+            "fleet",
+            "the guest has no Ansible: give the command the guest runs, not `fleet`",
+        ),
+    ];
+    for (i, c) in commands.iter().enumerate() {
+        let args: Vec<String> = c.iter().map(|w| w.to_string_lossy().into_owned()).collect();
+        let (flag, at) = match &a.script {
+            Some(p) => ("--script", format!("{}: command {}: ", p.display(), i + 1)),
+            None => ("--", String::new()),
+        };
+        crate::command_line::check(flag, &args, cli.clone(), &refused, true).map_err(
+            |e| match e {
+                Error::Usage { flag, msg } => Error::usage(flag, format!("{at}{msg}")),
+                e => e,
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// `--ssh PORT` is free on 127.0.0.1 before the guest is booted (QEMU would fail on it after the boot's
+/// first steps, in its own words). 0 asks for a free one.
+fn check_ssh_port(port: Option<u16>) -> Result<(), Error> {
+    let Some(port) = port.filter(|&p| p != 0) else {
+        return Ok(());
+    };
+    match std::net::TcpListener::bind(("127.0.0.1", port)) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(Error::usage(
+            "--ssh",
+            format!("port {port} on 127.0.0.1 is in use by another program: give another, or 0 for a free one"),
+        )),
+        Err(e) => Err(Error::usage(
+            "--ssh",
+            format!("port {port} on 127.0.0.1 cannot be listened on: {e}"),
+        )),
+    }
 }

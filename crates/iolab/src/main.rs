@@ -27,6 +27,8 @@ mod cmd_survey;
 mod cmd_survey_workload;
 #[cfg(feature = "vm")]
 mod cmd_vm;
+#[cfg(any(feature = "vm", feature = "fleet"))]
+mod command_line;
 #[cfg(feature = "fleet")]
 mod fleet_view;
 mod output;
@@ -190,7 +192,7 @@ fn main() {
         Some(Cmd::Man(a)) => cmd_docs::cmd_man(a, command()),
         Some(Cmd::Driver(a)) => cmd_driver::cmd_driver(a),
         #[cfg(feature = "vm")]
-        Some(Cmd::Vm(a)) => cmd_vm::cmd_vm(a),
+        Some(Cmd::Vm(a)) => cmd_vm::cmd_vm(a, command()),
         #[cfg(feature = "fleet")]
         Some(Cmd::Fleet(a)) => cmd_fleet::cmd_fleet(a, command()),
         Some(Cmd::OffloadGuest) => iolab_lab::partition::guest::main(),

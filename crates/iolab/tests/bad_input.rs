@@ -303,6 +303,35 @@ fn a_vm_cache_iolab_cannot_write_in_names_the_flag() {
     );
 }
 
+/// What the guest would refuse is refused before the guest boots (no cache is made, nothing fetched):
+/// a command that is not iolab's, a script line that is not, `vm` inside the guest, a taken --ssh port.
+#[test]
+fn vm_commands_and_ports_are_checked_before_the_boot() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = path_str(&d.path().join("cache"));
+    refused(
+        &["vm", "--cache", &cache, "--", "frobnicate"],
+        "--",
+        "not an iolab command line",
+    );
+    refused(&["vm", "--cache", &cache, "--", "vm", "--", "run"], "--", "no QEMU");
+    let script = d.path().join("s.txt");
+    std::fs::write(&script, "run --ops 10\niolab run --no-such-flag\n").unwrap();
+    refused(
+        &["vm", "--cache", &cache, "--script", &path_str(&script)],
+        "--script",
+        "command 2: not an iolab command line",
+    );
+    let taken = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    refused(
+        &["vm", "--cache", &cache, "--ssh", &port, "--", "run"],
+        "--ssh",
+        "is in use",
+    );
+    assert!(!d.path().join("cache").exists(), "nothing was fetched");
+}
+
 /// Results are never written into a kernel-interface filesystem, even by root (for whom the permission
 /// bits there allow it): refused before the run, naming the flag.
 #[test]
