@@ -3,10 +3,10 @@
 //! per host and the fleet's percentiles from the hosts' histograms merged into one, never averaged.
 
 use crate::compare::{survey_runs_as_records, workload_key, workload_label};
-use crate::series::read_records;
+use crate::series::records_of;
 use iolab_engine::error::{Error, Result};
 use iolab_engine::measure::hist::{merge_ns, summarize_keeping, Summary};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 pub const HOST_FILE: &str = "fleet-host.json";
 
 /// What one host's run came to.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub enum Outcome {
     /// iolab exited 0 and its records came back.
     Ok,
@@ -25,6 +25,10 @@ pub enum Outcome {
     /// The host's run never reached iolab (unreachable, no binary for its architecture, a task failed):
     /// Ansible's reason.
     NotRun { why: String },
+    /// iolab ran on the host, but what came back cannot be used: its records did not all come back (a
+    /// full results filesystem), or a file came back damaged or was replaced since ("record unreadable:
+    /// ..."). Its records are not merged.
+    Lost { why: String },
 }
 
 /// One host of a fleet run.
@@ -45,12 +49,27 @@ pub struct Host {
     pub records: Vec<Value>,
 }
 
-/// Reads `dir/HOST/` for every host of the run (`names`, from the inventory); `not_run` gives Ansible's
-/// reason for the hosts that never ran iolab, where their directory holds no outcome.
-pub fn read_hosts(dir: &Path, names: &[String], not_run: &BTreeMap<String, String>) -> Vec<Host> {
+/// What is known of a host besides its directory: from the fleet run (Ansible's output) or from the
+/// `fleet.json` it wrote.
+#[derive(Debug, Default, Clone)]
+pub struct Known {
+    /// Ansible's reason for a host whose run stopped before its outcome came back.
+    pub why: BTreeMap<String, String>,
+    /// The hosts on which iolab ran (the command ended, whatever came back after).
+    pub ran: BTreeSet<String>,
+    /// Outcomes `fleet.json` recorded (a later reading finds the same).
+    pub recorded: BTreeMap<String, Outcome>,
+}
+
+/// The most of a host's outcome file read (it holds the command's stdout and stderr).
+pub const HOST_FILE_MAX: u64 = 64 << 20;
+
+/// Reads `dir/HOST/` for every host of the run (`names`, from the inventory), with what Ansible said of
+/// the hosts whose outcome did not come back. A host whose files are damaged is `Lost`, with why.
+pub fn read_hosts(dir: &Path, names: &[String], known: &Known) -> Vec<Host> {
     names
         .iter()
-        .map(|name| read_host(&dir.join(name), name, not_run.get(name)))
+        .map(|name| read_host(dir, name, known).0)
         .collect()
 }
 
@@ -72,18 +91,142 @@ fn failure(rc: i64, timeout_s: u64, stderr: &str) -> String {
     }
 }
 
-fn read_host(dir: &Path, name: &str, not_run: Option<&String>) -> Host {
-    let info: Value = std::fs::read_to_string(dir.join(HOST_FILE))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
+/// An I/O error in a user's words: "no space left (ENOSPC)", "permission denied (EACCES)".
+pub fn io_why(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) => "no space left (ENOSPC)".into(),
+        Some(libc::EDQUOT) => "over the disk quota (EDQUOT)".into(),
+        Some(n) => {
+            let text = e.to_string();
+            let text = text.split(" (os error").next().unwrap_or_default();
+            let mut c = text.chars();
+            let lower = c
+                .next()
+                .map(|f| f.to_lowercase().chain(c).collect::<String>())
+                .unwrap_or_default();
+            format!("{lower} ({})", iolab_sys::errno_name(n))
+        }
+        None => e.to_string(),
+    }
+}
+
+/// `path` (below `base`, `rel` its path from there) as a regular file iolab fetched: none of the
+/// components from `base` down is a symbolic link, and it is a regular file of at most `limit` bytes
+/// (opened O_NONBLOCK: a FIFO never blocks the read). Err: what is wrong, in a few words.
+fn read_fetched(base: &Path, rel: &Path, limit: u64) -> std::result::Result<String, String> {
+    let mut at = base.to_path_buf();
+    let shown = rel.display();
+    for c in rel.components() {
+        at.push(c);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(format!(
+                    "{shown}: {} is a symbolic link, not what iolab fetched",
+                    at.strip_prefix(base).unwrap_or(&at).display()
+                ))
+            }
+            Ok(_) => {}
+            Err(e) => return Err(format!("{shown}: {}", io_why(&e))),
+        }
+    }
+    iolab_engine::input::read_text(&at, "", "host's file", limit).map_err(|e| match e {
+        Error::Usage { msg, .. } => msg.replace(&at.display().to_string(), &shown.to_string()),
+        e => e.to_string(),
+    })
+}
+
+/// A record file's text checked whole: JSON, or JSON lines each whole (a cut last line is a write that
+/// did not finish). Err: what is wrong.
+fn whole_json(text: &str, rel: &Path) -> std::result::Result<(), String> {
+    use serde::de::IgnoredAny;
+    let shown = rel.display();
+    if text.trim().is_empty() {
+        return Err(format!("{shown} is empty"));
+    }
+    if serde_json::from_str::<IgnoredAny>(text).is_ok() {
+        return Ok(());
+    }
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if l.trim().is_empty() {
+            continue;
+        }
+        if let Err(e) = serde_json::from_str::<IgnoredAny>(l) {
+            return Err(format!("{shown}: line {}: {e}", i + 1));
+        }
+        if !l.ends_with('\n') {
+            return Err(format!("{shown}: its last line is cut short"));
+        }
+    }
+    Ok(())
+}
+
+/// One host's directory read: the host, and whether something in it is damaged (as opposed to an
+/// outcome Ansible or `fleet.json` gave).
+fn read_host(dir: &Path, name: &str, known: &Known) -> (Host, bool) {
+    let mut host = Host {
+        name: name.to_string(),
+        architecture: String::new(),
+        kernel: String::new(),
+        emulated: None,
+        outcome: Outcome::Ok,
+        files: Vec::new(),
+        records: Vec::new(),
+    };
+    let lost = |why: String| Outcome::Lost {
+        why: format!("record unreadable: {why}"),
+    };
+    let host_dir = dir.join(name);
+    let here = std::fs::symlink_metadata(host_dir.join(HOST_FILE)).is_ok();
+    if !here {
+        host.outcome = match known.recorded.get(name) {
+            Some(o @ (Outcome::NotRun { .. } | Outcome::Lost { .. })) => o.clone(),
+            // fleet.json says it ran to an outcome, and the host's directory is gone (moved away).
+            Some(_) => lost(format!("{name}/{HOST_FILE} is gone since the run")),
+            None => {
+                let why = known.why.get(name).cloned();
+                if known.ran.contains(name) {
+                    Outcome::Lost {
+                        why: format!(
+                            "iolab ran, but its records did not all come back: {}",
+                            why.unwrap_or_else(|| "ansible.log has why".into())
+                        ),
+                    }
+                } else {
+                    Outcome::NotRun {
+                        why: why.unwrap_or_else(|| {
+                            "Ansible did not reach it (the play stopped before it; ansible.log has why)"
+                                .into()
+                        }),
+                    }
+                }
+            }
+        };
+        return (host, false);
+    }
+    let info =
+        match read_fetched(dir, &Path::new(name).join(HOST_FILE), HOST_FILE_MAX).and_then(|t| {
+            serde_json::from_str::<Value>(&t)
+                .map_err(|e| format!("{name}/{HOST_FILE}: not whole JSON ({e})"))
+        }) {
+            Ok(v) if v.is_object() => v,
+            Ok(_) => {
+                host.outcome = lost(format!("{name}/{HOST_FILE} is not a host's outcome"));
+                return (host, true);
+            }
+            Err(why) => {
+                host.outcome = lost(why);
+                return (host, true);
+            }
+        };
     let s = |k: &str| {
         info.get(k)
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string()
     };
-    let outcome = match info.get("rc").and_then(Value::as_i64) {
+    host.architecture = s("architecture");
+    host.kernel = s("kernel");
+    host.outcome = match info.get("rc").and_then(Value::as_i64) {
         Some(0) => Outcome::Ok,
         Some(rc) => Outcome::Failed {
             rc,
@@ -93,14 +236,29 @@ fn read_host(dir: &Path, name: &str, not_run: Option<&String>) -> Host {
                 &s("stderr"),
             ),
         },
-        None => Outcome::NotRun {
-            why: not_run.cloned().unwrap_or_else(|| {
-                "Ansible did not reach it (the play stopped before it; ansible.log has why)".into()
-            }),
-        },
+        None => lost(format!("{name}/{HOST_FILE} holds no exit status")),
     };
-    let mut files = Vec::new();
-    let mut records = Vec::new();
+    let damage = read_files(dir, name, &info, &mut host);
+    if let Some(why) = &damage {
+        host.outcome = match std::mem::replace(&mut host.outcome, Outcome::Ok) {
+            // A failed run's records are not merged: what is wrong is said beside why it failed.
+            Outcome::Failed { rc, why: failed } => Outcome::Failed {
+                rc,
+                why: format!("{failed}; record unreadable: {why}"),
+            },
+            Outcome::Lost { why: w } => Outcome::Lost { why: w },
+            _ => lost(why.clone()),
+        };
+    }
+    let damaged = damage.is_some() || matches!(host.outcome, Outcome::Lost { .. });
+    (host, damaged)
+}
+
+/// The record files a host's outcome names, read into `host` (its results merged, the others listed);
+/// the first that is damaged, if any.
+fn read_files(dir: &Path, name: &str, info: &Value, host: &mut Host) -> Option<String> {
+    let mut damage = None;
+    let files = Path::new(name).join("files");
     for rel in info
         .get("records")
         .and_then(Value::as_array)
@@ -109,25 +267,39 @@ fn read_host(dir: &Path, name: &str, not_run: Option<&String>) -> Host {
     {
         let rel = PathBuf::from(rel.as_str().unwrap_or_default());
         // Only what the role fetched: a relative path below the host's files/.
-        if rel.is_absolute()
+        if rel.as_os_str().is_empty()
+            || rel.is_absolute()
             || rel
                 .components()
                 .any(|c| !matches!(c, std::path::Component::Normal(_)))
         {
+            damage.get_or_insert_with(|| format!("{HOST_FILE} names {}", rel.display()));
             continue;
         }
+        host.files.push(rel.clone());
         // Files other than results (Markdown, CSV, HTML) come back too; only results are merged.
-        if matches!(
+        if !matches!(
             rel.extension().and_then(|e| e.to_str()),
             Some("json" | "jsonl")
         ) {
-            if let Ok((recs, _)) = read_records(&dir.join("files").join(&rel), "fleet") {
-                records.extend(survey_runs_as_records(recs));
+            continue;
+        }
+        let shown = files.join(&rel);
+        let text = read_fetched(dir, &shown, iolab_engine::input::RECORDS_INPUT)
+            .and_then(|t| whole_json(&t, &shown).map(|_| t));
+        match text {
+            // A JSON file that holds no records (another command's document) is kept, not merged.
+            Ok(t) => {
+                if let Ok((recs, _)) = records_of(&t, &dir.join(&shown)) {
+                    host.records.extend(survey_runs_as_records(recs));
+                }
+            }
+            Err(why) => {
+                damage.get_or_insert(why);
             }
         }
-        files.push(rel);
     }
-    let emulated = records.iter().find_map(|r| {
+    host.emulated = host.records.iter().find_map(|r| {
         let h = r.pointer("/result/host")?;
         (h.get("emulated") == Some(&Value::Bool(true))).then(|| {
             h.get("accelerator")
@@ -136,15 +308,70 @@ fn read_host(dir: &Path, name: &str, not_run: Option<&String>) -> Host {
                 .to_string()
         })
     });
-    Host {
-        name: name.to_string(),
-        architecture: s("architecture"),
-        kernel: s("kernel"),
-        emulated,
-        outcome,
-        files,
-        records,
+    damage
+}
+
+/// Where the role fetches a host's files, renamed by [`settle`] once its outcome came back whole.
+pub const PARTIAL_FILES: &str = "files.partial";
+/// Where the role fetches a host's outcome (last, after its records).
+pub const PARTIAL_HOST_FILE: &str = "fleet-host.json.partial";
+
+/// Gives each host's fetched files their final names (`files/`, then `fleet-host.json`) where its
+/// outcome came back whole: the role fetches to temporary names, so a fetch cut short (a full results
+/// filesystem) leaves nothing under a final name. Returns, by host, why a host's files keep their
+/// temporary names.
+pub fn settle(dir: &Path, names: &[String]) -> BTreeMap<String, String> {
+    let mut kept = BTreeMap::new();
+    for name in names {
+        let d = dir.join(name);
+        let outcome = d.join(PARTIAL_HOST_FILE);
+        if std::fs::symlink_metadata(&outcome).is_err() {
+            continue;
+        }
+        let rel = Path::new(name).join(PARTIAL_HOST_FILE);
+        let whole = read_fetched(dir, &rel, HOST_FILE_MAX).and_then(|t| {
+            serde_json::from_str::<Value>(&t)
+                .map(|_| ())
+                .map_err(|e| format!("{}: cut short or damaged ({e})", rel.display()))
+        });
+        let moved = whole.and_then(|_| {
+            let files = d.join(PARTIAL_FILES);
+            if std::fs::symlink_metadata(&files).is_ok() {
+                std::fs::rename(&files, d.join("files"))
+                    .map_err(|e| format!("cannot rename {name}/{PARTIAL_FILES}: {}", io_why(&e)))?;
+            }
+            std::fs::rename(&outcome, d.join(HOST_FILE))
+                .map_err(|e| format!("cannot rename {}: {}", rel.display(), io_why(&e)))
+        });
+        if let Err(why) = moved {
+            kept.insert(name.clone(), why);
+        }
     }
+    kept
+}
+
+/// Writes `text` to `path` whole or not at all: a new file beside it, synced, then renamed over it; on
+/// failure the new file is removed. Err: why, in a user's words ("no space left (ENOSPC)").
+pub fn write_whole(path: &Path, text: &[u8]) -> std::result::Result<(), String> {
+    use std::io::Write;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let wrote = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| {
+            f.write_all(text)?;
+            f.sync_all()
+        })
+        .and_then(|_| std::fs::rename(&tmp, path));
+    wrote.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io_why(&e)
+    })
 }
 
 /// Every host's records, each result's spec naming its host (`spec.host`), so that `compare --across
@@ -166,16 +393,22 @@ pub fn records_by_host(hosts: &[Host]) -> Vec<Value> {
     out
 }
 
+/// The most of a fleet's `fleet.json` read.
+const FLEET_FILE_MAX: u64 = 256 << 20;
+
 /// The hosts of a fleet's results directory (`DIR/HOST/`, each with its outcome file), by name, with
-/// the hosts `DIR/fleet.json` names that never ran (and Ansible's reason): refused when none is there.
+/// the hosts `DIR/fleet.json` names (those that never ran, with Ansible's reason): refused when none is
+/// there, and when a host's files are damaged or were replaced since the run (a FIFO, a symbolic link,
+/// a file larger than any record, JSON cut short), naming the host and what is wrong.
 pub fn read_dir(dir: &Path) -> Result<Vec<Host>> {
     let entries = std::fs::read_dir(dir)
-        .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", dir.display())))?;
-    // A host's directory is one iolab made there: a symbolic link to elsewhere is not a host.
+        .map_err(|e| Error::Runtime(format!("cannot read {}: {}", dir.display(), io_why(&e))))?;
+    // A host's directory is one iolab made there: a symbolic link to elsewhere is not a host. Its
+    // outcome file, whatever it has become, names it.
     let mut names: BTreeSet<String> = entries
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter(|e| e.path().join(HOST_FILE).is_file())
+        .filter(|e| std::fs::symlink_metadata(e.path().join(HOST_FILE)).is_ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     if names.is_empty() {
@@ -184,25 +417,43 @@ pub fn read_dir(dir: &Path) -> Result<Vec<Host>> {
             dir.display()
         )));
     }
-    let not_run = not_run_in(dir);
-    names.extend(not_run.keys().cloned());
-    let names: Vec<String> = names.into_iter().collect();
-    Ok(read_hosts(dir, &names, &not_run))
+    let recorded = recorded_in(dir).map_err(|why| {
+        Error::Runtime(format!("{}: fleet.json unreadable: {why}", dir.display()))
+    })?;
+    names.extend(recorded.keys().cloned());
+    let known = Known {
+        recorded,
+        ..Known::default()
+    };
+    let mut hosts = Vec::new();
+    for name in &names {
+        let (host, damaged) = read_host(dir, name, &known);
+        if damaged && known.recorded.get(name) != Some(&host.outcome) {
+            let why = match &host.outcome {
+                Outcome::Lost { why } | Outcome::Failed { why, .. } => why.clone(),
+                _ => "damaged".into(),
+            };
+            return Err(Error::Runtime(format!(
+                "{}: host {name}: {why}; a fleet's results are read as they came back (move that host's \
+                 directory away to read the others)",
+                dir.display()
+            )));
+        }
+        hosts.push(host);
+    }
+    Ok(hosts)
 }
 
-/// The hosts `DIR/fleet.json` (what `iolab fleet` wrote at the end) says never ran, with the reason.
-fn not_run_in(dir: &Path) -> BTreeMap<String, String> {
-    let path = dir.join("fleet.json");
-    // A regular file only: a FIFO put there would block the read.
-    if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-        return BTreeMap::new();
+/// The hosts `DIR/fleet.json` (what `iolab fleet` wrote at the end) names, with their outcome; none
+/// when there is no fleet.json. Err: why it cannot be read (it is read as a host's files are).
+fn recorded_in(dir: &Path) -> std::result::Result<BTreeMap<String, Outcome>, String> {
+    if std::fs::symlink_metadata(dir.join("fleet.json")).is_err() {
+        return Ok(BTreeMap::new());
     }
-    let doc: Value = std::fs::read_to_string(&path)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
+    let text = read_fetched(dir, Path::new("fleet.json"), FLEET_FILE_MAX)?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| format!("not whole JSON ({e})"))?;
     let hosts = doc.get("hosts").and_then(Value::as_array);
-    hosts
+    Ok(hosts
         .into_iter()
         .flatten()
         .filter_map(|h| {
@@ -213,10 +464,10 @@ fn not_run_in(dir: &Path) -> BTreeMap<String, String> {
             if !plain {
                 return None;
             }
-            let why = h.pointer("/outcome/NotRun/why")?.as_str()?;
-            Some((name.to_string(), why.to_string()))
+            let outcome = serde_json::from_value(h.get("outcome")?.clone()).ok()?;
+            Some((name.to_string(), outcome))
         })
-        .collect()
+        .collect())
 }
 
 /// The records of a fleet's results directory (`DIR/HOST/`), for `compare --across host`: refused when

@@ -28,6 +28,8 @@ mod cmd_survey_workload;
 #[cfg(feature = "vm")]
 mod cmd_vm;
 #[cfg(feature = "fleet")]
+mod fleet_check;
+#[cfg(feature = "fleet")]
 mod fleet_view;
 mod output;
 mod progress;
