@@ -120,16 +120,22 @@ fn read_fetched(base: &Path, rel: &Path, limit: u64) -> std::result::Result<Stri
         at.push(c);
         match std::fs::symlink_metadata(&at) {
             Ok(m) if m.file_type().is_symlink() => {
+                let link = at.strip_prefix(base).unwrap_or(&at);
+                let whose = if link == rel {
+                    String::new()
+                } else {
+                    format!(" (a directory above {shown})")
+                };
                 return Err(format!(
-                    "{shown}: {} is a symbolic link, not what iolab fetched",
-                    at.strip_prefix(base).unwrap_or(&at).display()
-                ))
+                    "{} is a symbolic link{whose}, not what iolab wrote there",
+                    link.display()
+                ));
             }
             Ok(_) => {}
             Err(e) => return Err(format!("{shown}: {}", io_why(&e))),
         }
     }
-    iolab_engine::input::read_text(&at, "", "host's file", limit).map_err(|e| match e {
+    iolab_engine::input::read_text(&at, "", "fleet's file", limit).map_err(|e| match e {
         Error::Usage { msg, .. } => msg.replace(&at.display().to_string(), &shown.to_string()),
         e => e.to_string(),
     })
@@ -143,18 +149,24 @@ fn whole_json(text: &str, rel: &Path) -> std::result::Result<(), String> {
     if text.trim().is_empty() {
         return Err(format!("{shown} is empty"));
     }
-    if serde_json::from_str::<IgnoredAny>(text).is_ok() {
-        return Ok(());
-    }
+    let whole = match serde_json::from_str::<IgnoredAny>(text) {
+        Ok(_) => return Ok(()),
+        Err(e) => e,
+    };
+    // Else JSON lines, each whole; a document whose first line is not one is a document cut short.
     for (i, l) in text.split_inclusive('\n').enumerate() {
         if l.trim().is_empty() {
             continue;
         }
-        if let Err(e) = serde_json::from_str::<IgnoredAny>(l) {
-            return Err(format!("{shown}: line {}: {e}", i + 1));
-        }
-        if !l.ends_with('\n') {
+        let parsed = serde_json::from_str::<IgnoredAny>(l);
+        if i > 0 && !l.ends_with('\n') {
             return Err(format!("{shown}: its last line is cut short"));
+        }
+        if let Err(e) = parsed {
+            return Err(match i {
+                0 => format!("{shown}: not whole JSON ({whole})"),
+                _ => format!("{shown}: line {}: {e}", i + 1),
+            });
         }
     }
     Ok(())
@@ -187,7 +199,8 @@ fn read_host(dir: &Path, name: &str, known: &Known) -> (Host, bool) {
                 if known.ran.contains(name) {
                     Outcome::Lost {
                         why: format!(
-                            "iolab ran, but its records did not all come back: {}",
+                            "iolab ran, but its records did not all come back ({name}/{PARTIAL_FILES}/ \
+                             holds what did): {}",
                             why.unwrap_or_else(|| "ansible.log has why".into())
                         ),
                     }
@@ -800,18 +813,161 @@ mod tests {
             .map(|h| h.name)
             .collect();
         assert_eq!(names, ["gone", "ok1"]);
-        // A FIFO in fleet.json's place is not read (the read would block).
+        // A FIFO in fleet.json's place is refused without a read (the read would block).
         std::fs::remove_file(d.path().join("fleet.json")).unwrap();
+        mkfifo(&d.path().join("fleet.json"));
+        let e = read_dir(d.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("fleet.json unreadable: fleet.json is a FIFO"),
+            "{e}"
+        );
+    }
+
+    fn mkfifo(p: &Path) {
         let made = std::process::Command::new("mkfifo")
-            .arg(d.path().join("fleet.json"))
+            .arg(p)
             .status()
             .unwrap();
         assert!(made.success());
-        let names: Vec<String> = read_dir(d.path())
-            .unwrap()
-            .into_iter()
-            .map(|h| h.name)
-            .collect();
-        assert_eq!(names, ["ok1"]);
+    }
+
+    /// A results directory as `iolab fleet` leaves it: host `name` ran `run --json r.json` (exit 0).
+    fn ran_host(dir: &Path, name: &str) {
+        let files = dir.join(name).join("files");
+        std::fs::create_dir_all(&files).unwrap();
+        let rec = serde_json::json!({"spec": {"method": "psync", "bs": 4096}, "iops": 10.0});
+        std::fs::write(files.join("r.json"), rec.to_string()).unwrap();
+        let info = serde_json::json!({"rc": 0, "architecture": "x86_64", "kernel": "6.1",
+            "records": ["r.json"]});
+        std::fs::write(dir.join(name).join(HOST_FILE), info.to_string()).unwrap();
+    }
+
+    fn outcome_of(dir: &Path, name: &str, known: &Known) -> Outcome {
+        read_hosts(dir, &[name.to_string()], known)
+            .remove(0)
+            .outcome
+    }
+
+    #[test]
+    fn a_damaged_or_replaced_host_file_is_named_never_dropped_and_never_blocks() {
+        let d = tempfile::tempdir().unwrap();
+        let k = Known::default();
+        ran_host(d.path(), "h");
+        let h = &read_hosts(d.path(), &["h".into()], &k)[0];
+        assert_eq!((&h.outcome, h.records.len()), (&Outcome::Ok, 1));
+        let rec = d.path().join("h/files/r.json");
+        let lost = |o: Outcome| match o {
+            Outcome::Lost { why } => why,
+            o => panic!("not lost: {o:?}"),
+        };
+        // A FIFO: refused without a read that would block.
+        std::fs::remove_file(&rec).unwrap();
+        mkfifo(&rec);
+        let why = lost(outcome_of(d.path(), "h", &k));
+        assert!(
+            why.starts_with("record unreadable: h/files/r.json is a FIFO"),
+            "{why}"
+        );
+        // A symbolic link to a file iolab never wrote.
+        std::fs::remove_file(&rec).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", &rec).unwrap();
+        let why = lost(outcome_of(d.path(), "h", &k));
+        assert!(why.contains("h/files/r.json is a symbolic link"), "{why}");
+        // Larger than any record (sparse: nothing is written or read).
+        std::fs::remove_file(&rec).unwrap();
+        let f = std::fs::File::create(&rec).unwrap();
+        f.set_len(2 << 30).unwrap();
+        let why = lost(outcome_of(d.path(), "h", &k));
+        assert!(why.contains("2 GiB or more"), "{why}");
+        // Cut short, and empty.
+        std::fs::write(&rec, br#"{"spec": {"method": "ps"#).unwrap();
+        let why = lost(outcome_of(d.path(), "h", &k));
+        assert!(why.contains("h/files/r.json: not whole JSON"), "{why}");
+        std::fs::write(&rec, b"").unwrap();
+        let why = lost(outcome_of(d.path(), "h", &k));
+        assert!(why.contains("h/files/r.json is empty"), "{why}");
+        // JSON lines whose last line is cut short.
+        std::fs::write(&rec, b"{\"point\": {}}\n{\"point\"").unwrap();
+        let why = lost(outcome_of(d.path(), "h", &k));
+        assert!(why.contains("cut short"), "{why}");
+        // The outcome file itself, cut short.
+        std::fs::write(d.path().join("h").join(HOST_FILE), b"{\"rc\": 0, \"rec").unwrap();
+        let why = lost(outcome_of(d.path(), "h", &k));
+        assert!(why.contains("h/fleet-host.json: not whole JSON"), "{why}");
+        // Read back as a results directory: refused, naming the host and what is wrong.
+        let e = read_dir(d.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("host h: record unreadable: h/fleet-host.json"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_host_that_ran_but_whose_files_did_not_come_back_is_lost_not_not_run() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("a")).unwrap();
+        std::fs::create_dir_all(d.path().join("b")).unwrap();
+        let mut k = Known::default();
+        k.ran.insert("a".into());
+        k.why.insert(
+            "a".into(),
+            "Fetch the record files: no space left (ENOSPC)".into(),
+        );
+        k.why.insert("b".into(), "unreachable".into());
+        let hosts = read_hosts(d.path(), &["a".into(), "b".into()], &k);
+        match &hosts[0].outcome {
+            Outcome::Lost { why } => assert!(
+                why.starts_with("iolab ran, but its records did not all come back")
+                    && why.ends_with("no space left (ENOSPC)"),
+                "{why}"
+            ),
+            o => panic!("{o:?}"),
+        }
+        assert_eq!(
+            hosts[1].outcome,
+            Outcome::NotRun {
+                why: "unreachable".into()
+            }
+        );
+    }
+
+    #[test]
+    fn fetched_files_take_their_final_names_only_when_the_outcome_came_back_whole() {
+        let d = tempfile::tempdir().unwrap();
+        for h in ["whole", "cut"] {
+            let p = d.path().join(h).join(PARTIAL_FILES);
+            std::fs::create_dir_all(&p).unwrap();
+            std::fs::write(p.join("r.json"), "{}").unwrap();
+        }
+        std::fs::write(
+            d.path().join("whole").join(PARTIAL_HOST_FILE),
+            "{\"rc\": 0}",
+        )
+        .unwrap();
+        std::fs::write(d.path().join("cut").join(PARTIAL_HOST_FILE), "{\"rc\"").unwrap();
+        let kept = settle(d.path(), &["whole".into(), "cut".into(), "none".into()]);
+        assert!(d.path().join("whole/files/r.json").is_file());
+        assert!(d.path().join("whole").join(HOST_FILE).is_file());
+        assert!(!d.path().join("whole").join(PARTIAL_FILES).exists());
+        // Cut short: nothing under a final name.
+        assert!(!d.path().join("cut/files").exists());
+        assert!(!d.path().join("cut").join(HOST_FILE).exists());
+        assert_eq!(kept.keys().collect::<Vec<_>>(), ["cut"]);
+        assert!(kept["cut"].contains("cut short"), "{kept:?}");
+    }
+
+    #[test]
+    fn a_file_written_whole_replaces_the_old_one_and_a_failure_leaves_no_new_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("fleet.json");
+        std::fs::write(&p, "old").unwrap();
+        write_whole(&p, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
+        let names = std::fs::read_dir(d.path()).unwrap().count();
+        assert_eq!(names, 1, "no temporary file is left");
+        let e = write_whole(&d.path().join("no/such/dir/f.json"), b"x").unwrap_err();
+        assert_eq!(e, "no such file or directory (ENOENT)");
+        let full = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        assert_eq!(io_why(&full), "no space left (ENOSPC)");
     }
 }

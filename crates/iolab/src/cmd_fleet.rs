@@ -160,7 +160,7 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
     }
     // Each host's files under their final names where its outcome came back whole.
     for (h, why) in fleet::settle(&results, &hosts) {
-        known.why.insert(h, why);
+        known.why.entry(h).or_insert(why);
     }
     let hosts = fleet::read_hosts(&results, &hosts, &known);
     if !interrupted
@@ -666,7 +666,7 @@ impl Progress {
         let msg = || {
             rest.split_once("=> ")
                 .and_then(|(_, j)| serde_json::from_str::<Value>(j).ok())
-                .and_then(|v| v.get("msg").and_then(|m| m.as_str()).map(str::to_string))
+                .and_then(|v| v.get("msg").and_then(|m| m.as_str()).map(plain_errno))
                 .unwrap_or_else(|| "(no reason given: see ansible.log)".into())
         };
         match (status, self.task.as_str()) {
@@ -701,5 +701,22 @@ impl Progress {
             }
             _ => None,
         }
+    }
+}
+
+/// Ansible's message with a Python OSError in it ("... to /r/h/x.json: [Errno 28] No space left on
+/// device: b'...' -> b'...'") ending in the errno in a user's words ("... to /r/h/x.json: no space left
+/// (ENOSPC)").
+fn plain_errno(msg: &str) -> String {
+    let Some(at) = msg.find("[Errno ") else {
+        return msg.to_string();
+    };
+    match msg[at + 7..].split(']').next().and_then(|n| n.parse().ok()) {
+        Some(n) => format!(
+            "{}{}",
+            &msg[..at],
+            fleet::io_why(&std::io::Error::from_raw_os_error(n))
+        ),
+        None => msg.to_string(),
     }
 }
