@@ -81,7 +81,7 @@ struct Tools {
 pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
     // From here a Ctrl-C is noted, not fatal: each wait below watches for it, stops what it started and
     // says so.
-    let caught = iolab_sys::note_interrupts();
+    let _ = iolab_sys::note_interrupts();
     let binaries = binaries(&a.binaries)?;
     check_args(&a.args, cli)?;
     crate::fleet_check::check_inventory(&a.inventory)?;
@@ -99,6 +99,13 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
     };
     let results = make_results(given, &hosts)?;
     let stage = Created::temp_tree(&std::env::temp_dir(), "iolab-ansible-")?;
+    // Again: making the staging directory installed the handler that removes it and exits at once.
+    if let Err(e) = iolab_sys::note_interrupts() {
+        eprintln!(
+            "iolab fleet: warning: cannot catch Ctrl-C ({}): an interrupted run leaves its directory on the hosts",
+            iolab_sys::errno_name(e.errno)
+        );
+    }
     let remote_dir = format!("/tmp/iolab-fleet-{}", unique());
     stage_playbook(stage.path(), a, &binaries, &results, &remote_dir)?;
     say(&format!(
@@ -117,12 +124,6 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
         "  on each host in {remote_dir}-HOST (removed at the end); files back to {}/HOST/",
         results.display()
     ));
-    if let Err(e) = caught {
-        eprintln!(
-            "iolab fleet: warning: cannot catch Ctrl-C ({}): an interrupted run leaves its directory on the hosts",
-            iolab_sys::errno_name(e.errno)
-        );
-    }
     let log = results.join("ansible.log");
     let forks = if a.serial == 0 {
         hosts.len() as u32
