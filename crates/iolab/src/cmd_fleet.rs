@@ -317,12 +317,19 @@ const LIST_HOSTS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1
 /// The most of its output kept (a line per host).
 const LIST_HOSTS_OUTPUT_MAX: u64 = 4 << 20;
 
+/// How a command given a time to run ended.
+enum Ended {
+    /// By itself: its status and output.
+    Exited(std::process::Output),
+    /// Stopped at the end of its time.
+    TimedOut,
+    /// Stopped at a Ctrl-C.
+    Interrupted,
+}
+
 /// `cmd`'s stdout and stderr (at most [`LIST_HOSTS_OUTPUT_MAX`] each kept), in a process group of its
-/// own, stopped (SIGKILL to the group) after `timeout` or at a Ctrl-C. None: stopped by the Ctrl-C.
-fn output_within(
-    mut cmd: Command,
-    timeout: std::time::Duration,
-) -> std::io::Result<Option<(Option<std::process::ExitStatus>, Vec<u8>, Vec<u8>)>> {
+/// own, stopped (SIGKILL to the group) after `timeout` or at a Ctrl-C.
+fn output_within(mut cmd: Command, timeout: std::time::Duration) -> std::io::Result<Ended> {
     use std::io::Read;
     let mut child = cmd
         .stdin(Stdio::null())
@@ -355,11 +362,11 @@ fn output_within(
     let start = std::time::Instant::now();
     loop {
         if let Some(status) = child.try_wait()? {
-            let (o, e) = (
-                out.join().unwrap_or_default(),
-                err.join().unwrap_or_default(),
-            );
-            return Ok(Some((Some(status), o, e)));
+            return Ok(Ended::Exited(std::process::Output {
+                status,
+                stdout: out.join().unwrap_or_default(),
+                stderr: err.join().unwrap_or_default(),
+            }));
         }
         let stop = iolab_sys::interrupted();
         if stop || start.elapsed() > timeout {
@@ -367,7 +374,11 @@ fn output_within(
             let _ = iolab_sys::kill(-(child.id() as i32), 9);
             let _ = child.wait();
             // The readers end with the group; one a stray process still holds is left to itself.
-            return Ok((!stop).then(|| (None, Vec::new(), Vec::new())));
+            return Ok(if stop {
+                Ended::Interrupted
+            } else {
+                Ended::TimedOut
+            });
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -385,24 +396,18 @@ fn list_hosts(tools: &Tools, a: &FleetArgs) -> Result<Option<Vec<String>>> {
         .env("ANSIBLE_NOCOLOR", "1");
     let ran = output_within(cmd, LIST_HOSTS_TIMEOUT)
         .map_err(|e| Error::Runtime(format!("cannot run {}: {e}", tools.ansible.display())))?;
-    let Some((status, stdout, stderr)) = ran else {
-        return Ok(None);
-    };
-    if status.is_none() {
-        return Err(Error::usage(
+    let out = match ran {
+        Ended::Exited(out) => out,
+        Ended::Interrupted => return Ok(None),
+        Ended::TimedOut => return Err(Error::usage(
             "INVENTORY",
             format!(
-                "{}: Ansible had not read it after {} s and was stopped (an inventory plugin or script \
-                 that waits?)",
+                "{}: Ansible had not read it after {} s and was stopped (an inventory plugin or \
+                     script that waits?)",
                 a.inventory.display(),
                 LIST_HOSTS_TIMEOUT.as_secs()
             ),
-        ));
-    }
-    let out = std::process::Output {
-        status: status.unwrap_or_default(),
-        stdout,
-        stderr,
+        )),
     };
     let text = String::from_utf8_lossy(&out.stdout);
     let hosts: Vec<String> = text
