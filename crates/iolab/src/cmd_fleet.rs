@@ -40,9 +40,9 @@ const PLAYBOOK: &[(&str, &str)] = &[
 
 #[derive(clap::Args)]
 pub struct FleetArgs {
-    /// An Ansible inventory (INI or YAML; a file or a directory of them): the hosts to run on. Host names
-    /// must be plain names (letters, digits, '.', '_', '-'): they name each host's directory; put an
-    /// address in ansible_host
+    /// An Ansible inventory (INI or YAML; a file or a directory of them, at most 1 MiB a file): the hosts
+    /// to run on. Host names must be plain names (letters, digits, '.', '_', '-'): they name each host's
+    /// directory; put an address in ansible_host
     #[arg(value_name = "INVENTORY")]
     pub inventory: PathBuf,
     /// Where each host's files come back, as DIR/HOST/ [default: a new iolab-results/fleet-<UTC time>]. An
@@ -50,7 +50,7 @@ pub struct FleetArgs {
     #[arg(long, value_name = "DIR")]
     pub results: Option<PathBuf>,
     /// The iolab for hosts of architecture ARCH as Ansible names it (x86_64, aarch64, armv7l): a static
-    /// one, as scripts/build-board makes; repeatable. Hosts of this machine's architecture get this iolab
+    /// one, as scripts/build-board makes (checked: an ELF executable of ARCH); repeatable. Hosts of this machine's architecture get this iolab
     /// unless one is given (as cargo builds it, linked against this machine's glibc)
     #[arg(long = "binary", value_name = "ARCH=PATH")]
     pub binaries: Vec<String>,
@@ -66,7 +66,8 @@ pub struct FleetArgs {
     /// Every workload with a row per host (without it: the ones whose hosts differ most)
     #[arg(short, long)]
     pub verbose: bool,
-    /// The iolab command every host runs, after `--`: `iolab fleet hosts.ini -- survey --rounds 3`
+    /// The iolab command every host runs, after `--`: `iolab fleet hosts.ini -- survey --rounds 3`. Its
+    /// output paths are relative (they come back from the run's directory)
     #[arg(last = true, required = true, value_name = "ARGS")]
     pub args: Vec<String>,
 }
@@ -399,15 +400,17 @@ fn list_hosts(tools: &Tools, a: &FleetArgs) -> Result<Option<Vec<String>>> {
     let out = match ran {
         Ended::Exited(out) => out,
         Ended::Interrupted => return Ok(None),
-        Ended::TimedOut => return Err(Error::usage(
-            "INVENTORY",
-            format!(
+        Ended::TimedOut => {
+            return Err(Error::usage(
+                "INVENTORY",
+                format!(
                 "{}: Ansible had not read it after {} s and was stopped (an inventory plugin or \
                      script that waits?)",
                 a.inventory.display(),
                 LIST_HOSTS_TIMEOUT.as_secs()
             ),
-        )),
+            ))
+        }
     };
     let text = String::from_utf8_lossy(&out.stdout);
     let hosts: Vec<String> = text
