@@ -903,6 +903,26 @@ mod tests {
     }
 
     #[test]
+    fn what_the_fleet_run_recorded_as_lost_is_shown_again_and_only_new_damage_refused() {
+        let d = tempfile::tempdir().unwrap();
+        ran_host(d.path(), "a");
+        ran_host(d.path(), "b");
+        std::fs::write(d.path().join("b/files/r.json"), b"").unwrap();
+        let k = Known::default();
+        let hosts = read_hosts(d.path(), &["a".into(), "b".into()], &k);
+        let doc = serde_json::json!({ "hosts": hosts });
+        std::fs::write(d.path().join("fleet.json"), doc.to_string()).unwrap();
+        // b was lost at the run, and fleet.json says so: read again, it is shown as it was.
+        let again = read_dir(d.path()).unwrap();
+        assert_eq!(again[0].outcome, Outcome::Ok);
+        assert_eq!(again[1].outcome, hosts[1].outcome);
+        // a's record damaged since: refused, naming a.
+        std::fs::write(d.path().join("a/files/r.json"), b"{").unwrap();
+        let e = read_dir(d.path()).unwrap_err().to_string();
+        assert!(e.contains("host a: record unreadable"), "{e}");
+    }
+
+    #[test]
     fn a_host_that_ran_but_whose_files_did_not_come_back_is_lost_not_not_run() {
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(d.path().join("a")).unwrap();
