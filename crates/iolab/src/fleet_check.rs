@@ -102,7 +102,7 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    /// `p` (of metadata `m`) as the place it is in the inventory.
+    /// `p` as the place it is in the inventory.
     fn at(&self, p: &Path) -> String {
         if p == self.top {
             p.display().to_string()
@@ -296,7 +296,9 @@ pub fn check_binary(arch: &str, path: &Path) -> Result<()> {
         }
         _ => {}
     }
-    iolab_lab::vm::initramfs::check_exe(path, a).or_else(|e| refuse(format!("{arch}: {e}")))
+    // `vm --exe`'s check, said of a fleet's host rather than a guest.
+    iolab_lab::vm::initramfs::check_exe(path, a)
+        .or_else(|e| refuse(format!("{arch}: {}", e.replace("guest", "host"))))
 }
 
 #[cfg(test)]
