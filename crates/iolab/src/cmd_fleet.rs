@@ -512,7 +512,11 @@ fn make_results(given: Option<PathBuf>, hosts: &[String]) -> Result<PathBuf> {
 }
 
 fn write_err(path: &Path, e: std::io::Error) -> Error {
-    Error::Runtime(format!("cannot write {}: {e}", path.display()))
+    Error::Runtime(format!(
+        "cannot write {}: {}",
+        path.display(),
+        fleet::io_why(&e)
+    ))
 }
 
 /// A name no other run of this machine has: the process id and the time in ns.
