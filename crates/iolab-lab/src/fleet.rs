@@ -3,10 +3,10 @@
 //! per host and the fleet's percentiles from the hosts' histograms merged into one, never averaged.
 
 use crate::compare::{survey_runs_as_records, workload_key, workload_label};
-use crate::series::read_records;
+use crate::series::records_of;
 use iolab_engine::error::{Error, Result};
 use iolab_engine::measure::hist::{merge_ns, summarize_keeping, Summary};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 pub const HOST_FILE: &str = "fleet-host.json";
 
 /// What one host's run came to.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub enum Outcome {
     /// iolab exited 0 and its records came back.
     Ok,
@@ -25,6 +25,10 @@ pub enum Outcome {
     /// The host's run never reached iolab (unreachable, no binary for its architecture, a task failed):
     /// Ansible's reason.
     NotRun { why: String },
+    /// iolab ran on the host, but what came back cannot be used: its records did not all come back (a
+    /// full results filesystem), or a file came back damaged or was replaced since ("record unreadable:
+    /// ..."). Its records are not merged.
+    Lost { why: String },
 }
 
 /// One host of a fleet run.
@@ -45,12 +49,27 @@ pub struct Host {
     pub records: Vec<Value>,
 }
 
-/// Reads `dir/HOST/` for every host of the run (`names`, from the inventory); `not_run` gives Ansible's
-/// reason for the hosts that never ran iolab, where their directory holds no outcome.
-pub fn read_hosts(dir: &Path, names: &[String], not_run: &BTreeMap<String, String>) -> Vec<Host> {
+/// What is known of a host besides its directory: from the fleet run (Ansible's output) or from the
+/// `fleet.json` it wrote.
+#[derive(Debug, Default, Clone)]
+pub struct Known {
+    /// Ansible's reason for a host whose run stopped before its outcome came back.
+    pub why: BTreeMap<String, String>,
+    /// The hosts on which iolab ran (the command ended, whatever came back after).
+    pub ran: BTreeSet<String>,
+    /// Outcomes `fleet.json` recorded (a later reading finds the same).
+    pub recorded: BTreeMap<String, Outcome>,
+}
+
+/// The most of a host's outcome file read (it holds the command's stdout and stderr).
+pub const HOST_FILE_MAX: u64 = 64 << 20;
+
+/// Reads `dir/HOST/` for every host of the run (`names`, from the inventory), with what Ansible said of
+/// the hosts whose outcome did not come back. A host whose files are damaged is `Lost`, with why.
+pub fn read_hosts(dir: &Path, names: &[String], known: &Known) -> Vec<Host> {
     names
         .iter()
-        .map(|name| read_host(&dir.join(name), name, not_run.get(name)))
+        .map(|name| read_host(dir, name, known).0)
         .collect()
 }
 
@@ -72,18 +91,155 @@ fn failure(rc: i64, timeout_s: u64, stderr: &str) -> String {
     }
 }
 
-fn read_host(dir: &Path, name: &str, not_run: Option<&String>) -> Host {
-    let info: Value = std::fs::read_to_string(dir.join(HOST_FILE))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
+/// An I/O error in a user's words: "no space left (ENOSPC)", "permission denied (EACCES)".
+pub fn io_why(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) => "no space left (ENOSPC)".into(),
+        Some(libc::EDQUOT) => "over the disk quota (EDQUOT)".into(),
+        Some(n) => {
+            let text = e.to_string();
+            let text = text.split(" (os error").next().unwrap_or_default();
+            let mut c = text.chars();
+            let lower = c
+                .next()
+                .map(|f| f.to_lowercase().chain(c).collect::<String>())
+                .unwrap_or_default();
+            format!("{lower} ({})", iolab_sys::errno_name(n))
+        }
+        None => e.to_string(),
+    }
+}
+
+/// `path` (below `base`, `rel` its path from there) as a regular file iolab fetched: none of the
+/// components from `base` down is a symbolic link, and it is a regular file of at most `limit` bytes
+/// (opened O_NONBLOCK: a FIFO never blocks the read). Err: what is wrong, in a few words.
+fn read_fetched(base: &Path, rel: &Path, limit: u64) -> std::result::Result<String, String> {
+    let mut at = base.to_path_buf();
+    let shown = rel.display();
+    for c in rel.components() {
+        at.push(c);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let link = at.strip_prefix(base).unwrap_or(&at);
+                let whose = if link == rel {
+                    String::new()
+                } else {
+                    format!(" (a directory above {shown})")
+                };
+                return Err(format!(
+                    "{} is a symbolic link{whose}, not what iolab wrote there",
+                    link.display()
+                ));
+            }
+            Ok(_) => {}
+            Err(e) => return Err(format!("{shown}: {}", io_why(&e))),
+        }
+    }
+    iolab_engine::input::read_text(&at, "", "fleet's file", limit).map_err(|e| match e {
+        Error::Usage { msg, .. } => msg.replace(&at.display().to_string(), &shown.to_string()),
+        e => e.to_string(),
+    })
+}
+
+/// A record file's text checked whole: JSON, or JSON lines each whole (a cut last line is a write that
+/// did not finish). Err: what is wrong.
+fn whole_json(text: &str, rel: &Path) -> std::result::Result<(), String> {
+    use serde::de::IgnoredAny;
+    let shown = rel.display();
+    if text.trim().is_empty() {
+        return Err(format!("{shown} is empty"));
+    }
+    let whole = match serde_json::from_str::<IgnoredAny>(text) {
+        Ok(_) => return Ok(()),
+        Err(e) => e,
+    };
+    // Else JSON lines, each whole; a document whose first line is not one is a document cut short.
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if l.trim().is_empty() {
+            continue;
+        }
+        let parsed = serde_json::from_str::<IgnoredAny>(l);
+        if i > 0 && !l.ends_with('\n') {
+            return Err(format!("{shown}: its last line is cut short"));
+        }
+        if let Err(e) = parsed {
+            return Err(match i {
+                0 => format!("{shown}: not whole JSON ({whole})"),
+                _ => format!("{shown}: line {}: {e}", i + 1),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// One host's directory read: the host, and whether something in it is damaged (as opposed to an
+/// outcome Ansible or `fleet.json` gave).
+fn read_host(dir: &Path, name: &str, known: &Known) -> (Host, bool) {
+    let mut host = Host {
+        name: name.to_string(),
+        architecture: String::new(),
+        kernel: String::new(),
+        emulated: None,
+        outcome: Outcome::Ok,
+        files: Vec::new(),
+        records: Vec::new(),
+    };
+    let lost = |why: String| Outcome::Lost {
+        why: format!("record unreadable: {why}"),
+    };
+    let host_dir = dir.join(name);
+    let here = std::fs::symlink_metadata(host_dir.join(HOST_FILE)).is_ok();
+    if !here {
+        host.outcome = match known.recorded.get(name) {
+            Some(o @ (Outcome::NotRun { .. } | Outcome::Lost { .. })) => o.clone(),
+            // fleet.json says it ran to an outcome, and the host's directory is gone (moved away).
+            Some(_) => lost(format!("{name}/{HOST_FILE} is gone since the run")),
+            None => {
+                let why = known.why.get(name).cloned();
+                if known.ran.contains(name) {
+                    Outcome::Lost {
+                        why: format!(
+                            "iolab ran, but its records did not all come back ({name}/{PARTIAL_FILES}/ \
+                             holds what did): {}",
+                            why.unwrap_or_else(|| "ansible.log has why".into())
+                        ),
+                    }
+                } else {
+                    Outcome::NotRun {
+                        why: why.unwrap_or_else(|| {
+                            "Ansible did not reach it (the play stopped before it; ansible.log has why)"
+                                .into()
+                        }),
+                    }
+                }
+            }
+        };
+        return (host, false);
+    }
+    let info =
+        match read_fetched(dir, &Path::new(name).join(HOST_FILE), HOST_FILE_MAX).and_then(|t| {
+            serde_json::from_str::<Value>(&t)
+                .map_err(|e| format!("{name}/{HOST_FILE}: not whole JSON ({e})"))
+        }) {
+            Ok(v) if v.is_object() => v,
+            Ok(_) => {
+                host.outcome = lost(format!("{name}/{HOST_FILE} is not a host's outcome"));
+                return (host, true);
+            }
+            Err(why) => {
+                host.outcome = lost(why);
+                return (host, true);
+            }
+        };
     let s = |k: &str| {
         info.get(k)
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string()
     };
-    let outcome = match info.get("rc").and_then(Value::as_i64) {
+    host.architecture = s("architecture");
+    host.kernel = s("kernel");
+    host.outcome = match info.get("rc").and_then(Value::as_i64) {
         Some(0) => Outcome::Ok,
         Some(rc) => Outcome::Failed {
             rc,
@@ -93,14 +249,29 @@ fn read_host(dir: &Path, name: &str, not_run: Option<&String>) -> Host {
                 &s("stderr"),
             ),
         },
-        None => Outcome::NotRun {
-            why: not_run.cloned().unwrap_or_else(|| {
-                "Ansible did not reach it (the play stopped before it; ansible.log has why)".into()
-            }),
-        },
+        None => lost(format!("{name}/{HOST_FILE} holds no exit status")),
     };
-    let mut files = Vec::new();
-    let mut records = Vec::new();
+    let damage = read_files(dir, name, &info, &mut host);
+    if let Some(why) = &damage {
+        host.outcome = match std::mem::replace(&mut host.outcome, Outcome::Ok) {
+            // A failed run's records are not merged: what is wrong is said beside why it failed.
+            Outcome::Failed { rc, why: failed } => Outcome::Failed {
+                rc,
+                why: format!("{failed}; record unreadable: {why}"),
+            },
+            Outcome::Lost { why: w } => Outcome::Lost { why: w },
+            _ => lost(why.clone()),
+        };
+    }
+    let damaged = damage.is_some() || matches!(host.outcome, Outcome::Lost { .. });
+    (host, damaged)
+}
+
+/// The record files a host's outcome names, read into `host` (its results merged, the others listed);
+/// the first that is damaged, if any.
+fn read_files(dir: &Path, name: &str, info: &Value, host: &mut Host) -> Option<String> {
+    let mut damage = None;
+    let files = Path::new(name).join("files");
     for rel in info
         .get("records")
         .and_then(Value::as_array)
@@ -109,25 +280,39 @@ fn read_host(dir: &Path, name: &str, not_run: Option<&String>) -> Host {
     {
         let rel = PathBuf::from(rel.as_str().unwrap_or_default());
         // Only what the role fetched: a relative path below the host's files/.
-        if rel.is_absolute()
+        if rel.as_os_str().is_empty()
+            || rel.is_absolute()
             || rel
                 .components()
                 .any(|c| !matches!(c, std::path::Component::Normal(_)))
         {
+            damage.get_or_insert_with(|| format!("{HOST_FILE} names {}", rel.display()));
             continue;
         }
+        host.files.push(rel.clone());
         // Files other than results (Markdown, CSV, HTML) come back too; only results are merged.
-        if matches!(
+        if !matches!(
             rel.extension().and_then(|e| e.to_str()),
             Some("json" | "jsonl")
         ) {
-            if let Ok((recs, _)) = read_records(&dir.join("files").join(&rel), "fleet") {
-                records.extend(survey_runs_as_records(recs));
+            continue;
+        }
+        let shown = files.join(&rel);
+        let text = read_fetched(dir, &shown, iolab_engine::input::RECORDS_INPUT)
+            .and_then(|t| whole_json(&t, &shown).map(|_| t));
+        match text {
+            // A JSON file that holds no records (another command's document) is kept, not merged.
+            Ok(t) => {
+                if let Ok((recs, _)) = records_of(&t, &dir.join(&shown)) {
+                    host.records.extend(survey_runs_as_records(recs));
+                }
+            }
+            Err(why) => {
+                damage.get_or_insert(why);
             }
         }
-        files.push(rel);
     }
-    let emulated = records.iter().find_map(|r| {
+    host.emulated = host.records.iter().find_map(|r| {
         let h = r.pointer("/result/host")?;
         (h.get("emulated") == Some(&Value::Bool(true))).then(|| {
             h.get("accelerator")
@@ -136,15 +321,70 @@ fn read_host(dir: &Path, name: &str, not_run: Option<&String>) -> Host {
                 .to_string()
         })
     });
-    Host {
-        name: name.to_string(),
-        architecture: s("architecture"),
-        kernel: s("kernel"),
-        emulated,
-        outcome,
-        files,
-        records,
+    damage
+}
+
+/// Where the role fetches a host's files, renamed by [`settle`] once its outcome came back whole.
+pub const PARTIAL_FILES: &str = "files.partial";
+/// Where the role fetches a host's outcome (last, after its records).
+pub const PARTIAL_HOST_FILE: &str = "fleet-host.json.partial";
+
+/// Gives each host's fetched files their final names (`files/`, then `fleet-host.json`) where its
+/// outcome came back whole: the role fetches to temporary names, so a fetch cut short (a full results
+/// filesystem) leaves nothing under a final name. Returns, by host, why a host's files keep their
+/// temporary names.
+pub fn settle(dir: &Path, names: &[String]) -> BTreeMap<String, String> {
+    let mut kept = BTreeMap::new();
+    for name in names {
+        let d = dir.join(name);
+        let outcome = d.join(PARTIAL_HOST_FILE);
+        if std::fs::symlink_metadata(&outcome).is_err() {
+            continue;
+        }
+        let rel = Path::new(name).join(PARTIAL_HOST_FILE);
+        let whole = read_fetched(dir, &rel, HOST_FILE_MAX).and_then(|t| {
+            serde_json::from_str::<Value>(&t)
+                .map(|_| ())
+                .map_err(|e| format!("{}: cut short or damaged ({e})", rel.display()))
+        });
+        let moved = whole.and_then(|_| {
+            let files = d.join(PARTIAL_FILES);
+            if std::fs::symlink_metadata(&files).is_ok() {
+                std::fs::rename(&files, d.join("files"))
+                    .map_err(|e| format!("cannot rename {name}/{PARTIAL_FILES}: {}", io_why(&e)))?;
+            }
+            std::fs::rename(&outcome, d.join(HOST_FILE))
+                .map_err(|e| format!("cannot rename {}: {}", rel.display(), io_why(&e)))
+        });
+        if let Err(why) = moved {
+            kept.insert(name.clone(), why);
+        }
     }
+    kept
+}
+
+/// Writes `text` to `path` whole or not at all: a new file beside it, synced, then renamed over it; on
+/// failure the new file is removed. Err: why, in a user's words ("no space left (ENOSPC)").
+pub fn write_whole(path: &Path, text: &[u8]) -> std::result::Result<(), String> {
+    use std::io::Write;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let wrote = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| {
+            f.write_all(text)?;
+            f.sync_all()
+        })
+        .and_then(|_| std::fs::rename(&tmp, path));
+    wrote.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io_why(&e)
+    })
 }
 
 /// Every host's records, each result's spec naming its host (`spec.host`), so that `compare --across
@@ -166,16 +406,22 @@ pub fn records_by_host(hosts: &[Host]) -> Vec<Value> {
     out
 }
 
+/// The most of a fleet's `fleet.json` read.
+const FLEET_FILE_MAX: u64 = 256 << 20;
+
 /// The hosts of a fleet's results directory (`DIR/HOST/`, each with its outcome file), by name, with
-/// the hosts `DIR/fleet.json` names that never ran (and Ansible's reason): refused when none is there.
+/// the hosts `DIR/fleet.json` names (those that never ran, with Ansible's reason): refused when none is
+/// there, and when a host's files are damaged or were replaced since the run (a FIFO, a symbolic link,
+/// a file larger than any record, JSON cut short), naming the host and what is wrong.
 pub fn read_dir(dir: &Path) -> Result<Vec<Host>> {
     let entries = std::fs::read_dir(dir)
-        .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", dir.display())))?;
-    // A host's directory is one iolab made there: a symbolic link to elsewhere is not a host.
+        .map_err(|e| Error::Runtime(format!("cannot read {}: {}", dir.display(), io_why(&e))))?;
+    // A host's directory is one iolab made there: a symbolic link to elsewhere is not a host. Its
+    // outcome file, whatever it has become, names it.
     let mut names: BTreeSet<String> = entries
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter(|e| e.path().join(HOST_FILE).is_file())
+        .filter(|e| std::fs::symlink_metadata(e.path().join(HOST_FILE)).is_ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     if names.is_empty() {
@@ -184,25 +430,43 @@ pub fn read_dir(dir: &Path) -> Result<Vec<Host>> {
             dir.display()
         )));
     }
-    let not_run = not_run_in(dir);
-    names.extend(not_run.keys().cloned());
-    let names: Vec<String> = names.into_iter().collect();
-    Ok(read_hosts(dir, &names, &not_run))
+    let recorded = recorded_in(dir).map_err(|why| {
+        Error::Runtime(format!("{}: fleet.json unreadable: {why}", dir.display()))
+    })?;
+    names.extend(recorded.keys().cloned());
+    let known = Known {
+        recorded,
+        ..Known::default()
+    };
+    let mut hosts = Vec::new();
+    for name in &names {
+        let (host, damaged) = read_host(dir, name, &known);
+        if damaged && known.recorded.get(name) != Some(&host.outcome) {
+            let why = match &host.outcome {
+                Outcome::Lost { why } | Outcome::Failed { why, .. } => why.clone(),
+                _ => "damaged".into(),
+            };
+            return Err(Error::Runtime(format!(
+                "{}: host {name}: {why}; a fleet's results are read as they came back (move that host's \
+                 directory away to read the others)",
+                dir.display()
+            )));
+        }
+        hosts.push(host);
+    }
+    Ok(hosts)
 }
 
-/// The hosts `DIR/fleet.json` (what `iolab fleet` wrote at the end) says never ran, with the reason.
-fn not_run_in(dir: &Path) -> BTreeMap<String, String> {
-    let path = dir.join("fleet.json");
-    // A regular file only: a FIFO put there would block the read.
-    if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-        return BTreeMap::new();
+/// The hosts `DIR/fleet.json` (what `iolab fleet` wrote at the end) names, with their outcome; none
+/// when there is no fleet.json. Err: why it cannot be read (it is read as a host's files are).
+fn recorded_in(dir: &Path) -> std::result::Result<BTreeMap<String, Outcome>, String> {
+    if std::fs::symlink_metadata(dir.join("fleet.json")).is_err() {
+        return Ok(BTreeMap::new());
     }
-    let doc: Value = std::fs::read_to_string(&path)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
+    let text = read_fetched(dir, Path::new("fleet.json"), FLEET_FILE_MAX)?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| format!("not whole JSON ({e})"))?;
     let hosts = doc.get("hosts").and_then(Value::as_array);
-    hosts
+    Ok(hosts
         .into_iter()
         .flatten()
         .filter_map(|h| {
@@ -213,10 +477,10 @@ fn not_run_in(dir: &Path) -> BTreeMap<String, String> {
             if !plain {
                 return None;
             }
-            let why = h.pointer("/outcome/NotRun/why")?.as_str()?;
-            Some((name.to_string(), why.to_string()))
+            let outcome = serde_json::from_value(h.get("outcome")?.clone()).ok()?;
+            Some((name.to_string(), outcome))
         })
-        .collect()
+        .collect())
 }
 
 /// The records of a fleet's results directory (`DIR/HOST/`), for `compare --across host`: refused when
@@ -549,18 +813,181 @@ mod tests {
             .map(|h| h.name)
             .collect();
         assert_eq!(names, ["gone", "ok1"]);
-        // A FIFO in fleet.json's place is not read (the read would block).
+        // A FIFO in fleet.json's place is refused without a read (the read would block).
         std::fs::remove_file(d.path().join("fleet.json")).unwrap();
+        mkfifo(&d.path().join("fleet.json"));
+        let e = read_dir(d.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("fleet.json unreadable: fleet.json is a FIFO"),
+            "{e}"
+        );
+    }
+
+    fn mkfifo(p: &Path) {
         let made = std::process::Command::new("mkfifo")
-            .arg(d.path().join("fleet.json"))
+            .arg(p)
             .status()
             .unwrap();
         assert!(made.success());
-        let names: Vec<String> = read_dir(d.path())
-            .unwrap()
-            .into_iter()
-            .map(|h| h.name)
-            .collect();
-        assert_eq!(names, ["ok1"]);
+    }
+
+    /// A results directory as `iolab fleet` leaves it: host `name` ran `run --json r.json` (exit 0).
+    fn ran_host(dir: &Path, name: &str) {
+        let files = dir.join(name).join("files");
+        std::fs::create_dir_all(&files).unwrap();
+        let rec = serde_json::json!({"spec": {"method": "psync", "bs": 4096}, "iops": 10.0});
+        std::fs::write(files.join("r.json"), rec.to_string()).unwrap();
+        let info = serde_json::json!({"rc": 0, "architecture": "x86_64", "kernel": "6.1",
+            "records": ["r.json"]});
+        std::fs::write(dir.join(name).join(HOST_FILE), info.to_string()).unwrap();
+    }
+
+    fn outcome_of(dir: &Path, name: &str, known: &Known) -> Outcome {
+        read_hosts(dir, &[name.to_string()], known)
+            .remove(0)
+            .outcome
+    }
+
+    #[test]
+    fn a_damaged_or_replaced_host_file_is_named_never_dropped_and_never_blocks() {
+        let d = tempfile::tempdir().unwrap();
+        let k = Known::default();
+        ran_host(d.path(), "h");
+        let h = &read_hosts(d.path(), &["h".into()], &k)[0];
+        assert_eq!((&h.outcome, h.records.len()), (&Outcome::Ok, 1));
+        let rec = d.path().join("h/files/r.json");
+        let lost = |o: Outcome| match o {
+            Outcome::Lost { why } => why,
+            o => panic!("not lost: {o:?}"),
+        };
+        // A FIFO: refused without a read that would block.
+        std::fs::remove_file(&rec).unwrap();
+        mkfifo(&rec);
+        let why = lost(outcome_of(d.path(), "h", &k));
+        assert!(
+            why.starts_with("record unreadable: h/files/r.json is a FIFO"),
+            "{why}"
+        );
+        // A symbolic link to a file iolab never wrote.
+        std::fs::remove_file(&rec).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", &rec).unwrap();
+        let why = lost(outcome_of(d.path(), "h", &k));
+        assert!(why.contains("h/files/r.json is a symbolic link"), "{why}");
+        // Larger than any record (sparse: nothing is written or read).
+        std::fs::remove_file(&rec).unwrap();
+        let f = std::fs::File::create(&rec).unwrap();
+        f.set_len(2 << 30).unwrap();
+        let why = lost(outcome_of(d.path(), "h", &k));
+        assert!(why.contains("2 GiB or more"), "{why}");
+        // Cut short, and empty.
+        std::fs::write(&rec, br#"{"spec": {"method": "ps"#).unwrap();
+        let why = lost(outcome_of(d.path(), "h", &k));
+        assert!(why.contains("h/files/r.json: not whole JSON"), "{why}");
+        std::fs::write(&rec, b"").unwrap();
+        let why = lost(outcome_of(d.path(), "h", &k));
+        assert!(why.contains("h/files/r.json is empty"), "{why}");
+        // JSON lines whose last line is cut short.
+        std::fs::write(&rec, b"{\"point\": {}}\n{\"point\"").unwrap();
+        let why = lost(outcome_of(d.path(), "h", &k));
+        assert!(why.contains("cut short"), "{why}");
+        // The outcome file itself, cut short.
+        std::fs::write(d.path().join("h").join(HOST_FILE), b"{\"rc\": 0, \"rec").unwrap();
+        let why = lost(outcome_of(d.path(), "h", &k));
+        assert!(why.contains("h/fleet-host.json: not whole JSON"), "{why}");
+        // Read back as a results directory: refused, naming the host and what is wrong.
+        let e = read_dir(d.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("host h: record unreadable: h/fleet-host.json"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn what_the_fleet_run_recorded_as_lost_is_shown_again_and_only_new_damage_refused() {
+        let d = tempfile::tempdir().unwrap();
+        ran_host(d.path(), "a");
+        ran_host(d.path(), "b");
+        std::fs::write(d.path().join("b/files/r.json"), b"").unwrap();
+        let k = Known::default();
+        let hosts = read_hosts(d.path(), &["a".into(), "b".into()], &k);
+        let doc = serde_json::json!({ "hosts": hosts });
+        std::fs::write(d.path().join("fleet.json"), doc.to_string()).unwrap();
+        // b was lost at the run, and fleet.json says so: read again, it is shown as it was.
+        let again = read_dir(d.path()).unwrap();
+        assert_eq!(again[0].outcome, Outcome::Ok);
+        assert_eq!(again[1].outcome, hosts[1].outcome);
+        // a's record damaged since: refused, naming a.
+        std::fs::write(d.path().join("a/files/r.json"), b"{").unwrap();
+        let e = read_dir(d.path()).unwrap_err().to_string();
+        assert!(e.contains("host a: record unreadable"), "{e}");
+    }
+
+    #[test]
+    fn a_host_that_ran_but_whose_files_did_not_come_back_is_lost_not_not_run() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("a")).unwrap();
+        std::fs::create_dir_all(d.path().join("b")).unwrap();
+        let mut k = Known::default();
+        k.ran.insert("a".into());
+        k.why.insert(
+            "a".into(),
+            "Fetch the record files: no space left (ENOSPC)".into(),
+        );
+        k.why.insert("b".into(), "unreachable".into());
+        let hosts = read_hosts(d.path(), &["a".into(), "b".into()], &k);
+        match &hosts[0].outcome {
+            Outcome::Lost { why } => assert!(
+                why.starts_with("iolab ran, but its records did not all come back")
+                    && why.ends_with("no space left (ENOSPC)"),
+                "{why}"
+            ),
+            o => panic!("{o:?}"),
+        }
+        assert_eq!(
+            hosts[1].outcome,
+            Outcome::NotRun {
+                why: "unreachable".into()
+            }
+        );
+    }
+
+    #[test]
+    fn fetched_files_take_their_final_names_only_when_the_outcome_came_back_whole() {
+        let d = tempfile::tempdir().unwrap();
+        for h in ["whole", "cut"] {
+            let p = d.path().join(h).join(PARTIAL_FILES);
+            std::fs::create_dir_all(&p).unwrap();
+            std::fs::write(p.join("r.json"), "{}").unwrap();
+        }
+        std::fs::write(
+            d.path().join("whole").join(PARTIAL_HOST_FILE),
+            "{\"rc\": 0}",
+        )
+        .unwrap();
+        std::fs::write(d.path().join("cut").join(PARTIAL_HOST_FILE), "{\"rc\"").unwrap();
+        let kept = settle(d.path(), &["whole".into(), "cut".into(), "none".into()]);
+        assert!(d.path().join("whole/files/r.json").is_file());
+        assert!(d.path().join("whole").join(HOST_FILE).is_file());
+        assert!(!d.path().join("whole").join(PARTIAL_FILES).exists());
+        // Cut short: nothing under a final name.
+        assert!(!d.path().join("cut/files").exists());
+        assert!(!d.path().join("cut").join(HOST_FILE).exists());
+        assert_eq!(kept.keys().collect::<Vec<_>>(), ["cut"]);
+        assert!(kept["cut"].contains("cut short"), "{kept:?}");
+    }
+
+    #[test]
+    fn a_file_written_whole_replaces_the_old_one_and_a_failure_leaves_no_new_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("fleet.json");
+        std::fs::write(&p, "old").unwrap();
+        write_whole(&p, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
+        let names = std::fs::read_dir(d.path()).unwrap().count();
+        assert_eq!(names, 1, "no temporary file is left");
+        let e = write_whole(&d.path().join("no/such/dir/f.json"), b"x").unwrap_err();
+        assert_eq!(e, "no such file or directory (ENOENT)");
+        let full = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        assert_eq!(io_why(&full), "no space left (ENOSPC)");
     }
 }

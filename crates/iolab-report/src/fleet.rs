@@ -27,6 +27,7 @@ pub fn section(dir: &str, hosts: &[Host], merged: &[Merged]) -> String {
             Outcome::Ok => format!("ok, {} file(s) came back", h.files.len()),
             Outcome::Failed { why, .. } => format!("failed: {why} (its records are not merged)"),
             Outcome::NotRun { why } => format!("not run: {why}"),
+            Outcome::Lost { why } => format!("lost: {why} (its records are not merged)"),
         };
         let what = match &h.emulated {
             Some(acc) => format!("{what}; emulated ({acc}): its figures show behaviour, not speed"),

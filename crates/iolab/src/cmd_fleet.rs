@@ -9,7 +9,7 @@ use iolab_engine::cleanup::Created;
 use iolab_engine::error::{Error, Result};
 use iolab_lab::fleet::{self, Outcome};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -40,9 +40,9 @@ const PLAYBOOK: &[(&str, &str)] = &[
 
 #[derive(clap::Args)]
 pub struct FleetArgs {
-    /// An Ansible inventory (INI or YAML; a file or a directory of them): the hosts to run on. Host names
-    /// must be plain names (letters, digits, '.', '_', '-'): they name each host's directory; put an
-    /// address in ansible_host
+    /// An Ansible inventory (INI or YAML; a file or a directory of them, at most 1 MiB a file): the hosts
+    /// to run on. Host names must be plain names (letters, digits, '.', '_', '-'): they name each host's
+    /// directory; put an address in ansible_host
     #[arg(value_name = "INVENTORY")]
     pub inventory: PathBuf,
     /// Where each host's files come back, as DIR/HOST/ [default: a new iolab-results/fleet-<UTC time>]. An
@@ -50,7 +50,7 @@ pub struct FleetArgs {
     #[arg(long, value_name = "DIR")]
     pub results: Option<PathBuf>,
     /// The iolab for hosts of architecture ARCH as Ansible names it (x86_64, aarch64, armv7l): a static
-    /// one, as scripts/build-board makes; repeatable. Hosts of this machine's architecture get this iolab
+    /// one, as scripts/build-board makes (checked: an ELF executable of ARCH); repeatable. Hosts of this machine's architecture get this iolab
     /// unless one is given (as cargo builds it, linked against this machine's glibc)
     #[arg(long = "binary", value_name = "ARCH=PATH")]
     pub binaries: Vec<String>,
@@ -66,7 +66,8 @@ pub struct FleetArgs {
     /// Every workload with a row per host (without it: the ones whose hosts differ most)
     #[arg(short, long)]
     pub verbose: bool,
-    /// The iolab command every host runs, after `--`: `iolab fleet hosts.ini -- survey --rounds 3`
+    /// The iolab command every host runs, after `--`: `iolab fleet hosts.ini -- survey --rounds 3`. Its
+    /// output paths are relative (they come back from the run's directory)
     #[arg(last = true, required = true, value_name = "ARGS")]
     pub args: Vec<String>,
 }
@@ -79,22 +80,33 @@ struct Tools {
 
 /// `cli`: iolab's command line, against which the hosts' command is checked.
 pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
+    // From here a Ctrl-C is noted, not fatal: each wait below watches for it, stops what it started and
+    // says so.
+    let _ = iolab_sys::note_interrupts();
     let binaries = binaries(&a.binaries)?;
     check_args(&a.args, cli)?;
-    if !a.inventory.exists() {
-        return Err(Error::usage(
-            "INVENTORY",
-            format!(
-                "{}: no such file or directory (an Ansible inventory, INI or YAML)",
-                a.inventory.display()
-            ),
-        ));
-    }
+    crate::fleet_check::check_inventory(&a.inventory)?;
     let given = a.results.as_deref().map(check_results).transpose()?;
+    if given.is_none() {
+        iolab_engine::paths::check_dir_path("--results", Path::new("iolab-results"))?;
+    }
+    iolab_engine::paths::check_writable_dir("TMPDIR", &std::env::temp_dir())?;
     let tools = find_ansible()?;
-    let hosts = list_hosts(&tools, a)?;
+    let Some(hosts) = list_hosts(&tools, a)? else {
+        eprintln!(
+            "iolab fleet: interrupted while Ansible read the inventory; nothing ran on any host"
+        );
+        return Ok(130);
+    };
     let results = make_results(given, &hosts)?;
     let stage = Created::temp_tree(&std::env::temp_dir(), "iolab-ansible-")?;
+    // Again: making the staging directory installed the handler that removes it and exits at once.
+    if let Err(e) = iolab_sys::note_interrupts() {
+        eprintln!(
+            "iolab fleet: warning: cannot catch Ctrl-C ({}): an interrupted run leaves its directory on the hosts",
+            iolab_sys::errno_name(e.errno)
+        );
+    }
     let remote_dir = format!("/tmp/iolab-fleet-{}", unique());
     stage_playbook(stage.path(), a, &binaries, &results, &remote_dir)?;
     say(&format!(
@@ -113,12 +125,6 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
         "  on each host in {remote_dir}-HOST (removed at the end); files back to {}/HOST/",
         results.display()
     ));
-    if let Err(e) = iolab_sys::note_interrupts() {
-        eprintln!(
-            "iolab fleet: warning: cannot catch Ctrl-C ({}): an interrupted run leaves its directory on the hosts",
-            iolab_sys::errno_name(e.errno)
-        );
-    }
     let log = results.join("ansible.log");
     let forks = if a.serial == 0 {
         hosts.len() as u32
@@ -135,11 +141,12 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
             &log,
         )
     };
-    let (code, mut not_run) = run("fleet.yml", true)?;
+    let (code, mut known) = run("fleet.yml", true)?;
     let interrupted = iolab_sys::interrupted();
     if interrupted {
         for h in &hosts {
-            not_run
+            known
+                .why
                 .entry(h.clone())
                 .or_insert_with(|| "interrupted before its run finished".into());
         }
@@ -153,7 +160,11 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
             ),
         }
     }
-    let hosts = fleet::read_hosts(&results, &hosts, &not_run);
+    // Each host's files under their final names where its outcome came back whole.
+    for (h, why) in fleet::settle(&results, &hosts) {
+        known.why.entry(h).or_insert(why);
+    }
+    let hosts = fleet::read_hosts(&results, &hosts, &known);
     if !interrupted
         && hosts
             .iter()
@@ -206,6 +217,7 @@ fn binaries(given: &[String]) -> Result<BTreeMap<String, PathBuf>> {
                 ),
             ));
         }
+        crate::fleet_check::check_binary(arch, &path)?;
         m.insert(arch.to_string(), path.canonicalize().unwrap_or(path));
     }
     let own = match std::env::consts::ARCH {
@@ -230,8 +242,8 @@ fn check_args(args: &[String], cli: clap::Command) -> Result<()> {
         ));
     }
     let argv = std::iter::once("iolab").chain(args.iter().map(String::as_str));
-    match cli.try_get_matches_from(argv) {
-        Ok(_) => Ok(()),
+    match cli.clone().try_get_matches_from(argv) {
+        Ok(m) => crate::fleet_check::check_outputs(&cli, &m),
         Err(e)
             if matches!(
                 e.kind(),
@@ -257,6 +269,8 @@ fn check_args(args: &[String], cli: clap::Command) -> Result<()> {
 fn check_results(dir: &Path) -> Result<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        // A new directory: made in a directory iolab can write in, not on procfs or sysfs.
+        iolab_engine::paths::check_dir_path("--results", dir)?;
         return Ok(dir.to_path_buf());
     };
     let refuse = |why: &str| {
@@ -276,6 +290,7 @@ fn check_results(dir: &Path) -> Result<PathBuf> {
     if std::fs::read_dir(dir).map_or(true, |mut d| d.next().is_some()) {
         return refuse("is not empty: give a new directory (nothing in it is replaced)");
     }
+    iolab_engine::paths::check_writable_dir("--results", dir)?;
     Ok(dir.to_path_buf())
 }
 
@@ -298,18 +313,105 @@ fn find_ansible() -> Result<Tools> {
     }
 }
 
+/// How long Ansible may take to read the inventory (`ansible --list-hosts`): it is stopped then.
+const LIST_HOSTS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+/// The most of its output kept (a line per host).
+const LIST_HOSTS_OUTPUT_MAX: u64 = 4 << 20;
+
+/// How a command given a time to run ended.
+enum Ended {
+    /// By itself: its status and output.
+    Exited(std::process::Output),
+    /// Stopped at the end of its time.
+    TimedOut,
+    /// Stopped at a Ctrl-C.
+    Interrupted,
+}
+
+/// `cmd`'s stdout and stderr (at most [`LIST_HOSTS_OUTPUT_MAX`] each kept), in a process group of its
+/// own, stopped (SIGKILL to the group) after `timeout` or at a Ctrl-C.
+fn output_within(mut cmd: Command, timeout: std::time::Duration) -> std::io::Result<Ended> {
+    use std::io::Read;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()?;
+    let keep = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut kept = Vec::new();
+            if let Some(mut r) = r {
+                let _ = (&mut r).take(LIST_HOSTS_OUTPUT_MAX).read_to_end(&mut kept);
+                let _ = std::io::copy(&mut r, &mut std::io::sink());
+            }
+            kept
+        })
+    };
+    let out = keep(
+        child
+            .stdout
+            .take()
+            .map(|o| Box::new(o) as Box<dyn Read + Send>),
+    );
+    let err = keep(
+        child
+            .stderr
+            .take()
+            .map(|e| Box::new(e) as Box<dyn Read + Send>),
+    );
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Ended::Exited(std::process::Output {
+                status,
+                stdout: out.join().unwrap_or_default(),
+                stderr: err.join().unwrap_or_default(),
+            }));
+        }
+        let stop = iolab_sys::interrupted();
+        if stop || start.elapsed() > timeout {
+            // SIGKILL is 9 on every Linux architecture (libc is not a dependency of this crate).
+            let _ = iolab_sys::kill(-(child.id() as i32), 9);
+            let _ = child.wait();
+            // The readers end with the group; one a stray process still holds is left to itself.
+            return Ok(if stop {
+                Ended::Interrupted
+            } else {
+                Ended::TimedOut
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// The inventory's hosts (matching --limit), as Ansible reads them: refused when there are none or a
-/// name is not a plain file name.
-fn list_hosts(tools: &Tools, a: &FleetArgs) -> Result<Vec<String>> {
-    let out = Command::new(&tools.ansible)
-        .arg("-i")
+/// name is not a plain file name, or when Ansible has not read the inventory within
+/// [`LIST_HOSTS_TIMEOUT`]. None: interrupted.
+fn list_hosts(tools: &Tools, a: &FleetArgs) -> Result<Option<Vec<String>>> {
+    let mut cmd = Command::new(&tools.ansible);
+    cmd.arg("-i")
         .arg(&a.inventory)
         .arg("--list-hosts")
         .arg(a.limit.as_deref().unwrap_or("all"))
-        .env("ANSIBLE_NOCOLOR", "1")
-        .stdin(Stdio::null())
-        .output()
+        .env("ANSIBLE_NOCOLOR", "1");
+    let ran = output_within(cmd, LIST_HOSTS_TIMEOUT)
         .map_err(|e| Error::Runtime(format!("cannot run {}: {e}", tools.ansible.display())))?;
+    let out = match ran {
+        Ended::Exited(out) => out,
+        Ended::Interrupted => return Ok(None),
+        Ended::TimedOut => {
+            return Err(Error::usage(
+                "INVENTORY",
+                format!(
+                "{}: Ansible had not read it after {} s and was stopped (an inventory plugin or \
+                     script that waits?)",
+                a.inventory.display(),
+                LIST_HOSTS_TIMEOUT.as_secs()
+            ),
+            ))
+        }
+    };
     let text = String::from_utf8_lossy(&out.stdout);
     let hosts: Vec<String> = text
         .lines()
@@ -367,7 +469,7 @@ fn list_hosts(tools: &Tools, a: &FleetArgs) -> Result<Vec<String>> {
             format!("host '{bad}': its name names its results directory, so it must be a plain name (letters, digits, '.', '_', '-'; first a letter or digit): name it so and give its address as ansible_host"),
         ));
     }
-    Ok(hosts)
+    Ok(Some(hosts))
 }
 
 /// Makes the results directory (a new one in ./iolab-results/ unless given) and a directory per host in it.
@@ -410,7 +512,11 @@ fn make_results(given: Option<PathBuf>, hosts: &[String]) -> Result<PathBuf> {
 }
 
 fn write_err(path: &Path, e: std::io::Error) -> Error {
-    Error::Runtime(format!("cannot write {}: {e}", path.display()))
+    Error::Runtime(format!(
+        "cannot write {}: {}",
+        path.display(),
+        fleet::io_why(&e)
+    ))
 }
 
 /// A name no other run of this machine has: the process id and the time in ns.
@@ -474,15 +580,15 @@ fn unsafe_yaml(v: &Value) -> String {
 
 /// Runs `book` over the inventory in a process group of its own, its output to `log` (appended) and each
 /// host's progress to the terminal; with `forward`, a Ctrl-C (or SIGTERM, SIGHUP) iolab receives is
-/// passed on to it as SIGINT. Returns its exit status and the hosts that never ran iolab, with Ansible's
-/// reason.
+/// passed on to it as SIGINT. Returns its exit status, the hosts on which iolab ran and, for the hosts
+/// whose run stopped before their outcome came back, Ansible's reason.
 fn ansible_playbook(
     exe: &Path,
     a: &FleetArgs,
     (book, forks, forward): (&Path, u32, bool),
     vars: &Path,
     log: &Path,
-) -> Result<(i32, BTreeMap<String, String>)> {
+) -> Result<(i32, fleet::Known)> {
     let mut cmd = Command::new(exe);
     cmd.arg("-i")
         .arg(&a.inventory)
@@ -539,7 +645,12 @@ fn ansible_playbook(
         let _ = w.join();
     }
     let status = status.map_err(|e| Error::Runtime(format!("ansible-playbook: {e}")))?;
-    Ok((status.code().unwrap_or(130), progress.not_run))
+    let known = fleet::Known {
+        why: progress.not_run,
+        ran: progress.ran,
+        ..fleet::Known::default()
+    };
+    Ok((status.code().unwrap_or(130), known))
 }
 
 /// Reads ansible-playbook's default output line by line: what to show of each host's progress.
@@ -547,6 +658,8 @@ fn ansible_playbook(
 struct Progress {
     task: String,
     not_run: BTreeMap<String, String>,
+    /// The hosts whose "Run iolab" task ended.
+    ran: BTreeSet<String>,
 }
 
 impl Progress {
@@ -566,7 +679,7 @@ impl Progress {
         let msg = || {
             rest.split_once("=> ")
                 .and_then(|(_, j)| serde_json::from_str::<Value>(j).ok())
-                .and_then(|v| v.get("msg").and_then(|m| m.as_str()).map(str::to_string))
+                .and_then(|v| v.get("msg").and_then(|m| m.as_str()).map(plain_errno))
                 .unwrap_or_else(|| "(no reason given: see ansible.log)".into())
         };
         match (status, self.task.as_str()) {
@@ -591,12 +704,32 @@ impl Progress {
                 Some(format!("{host}: {why}"))
             }
             ("changed", "Copy the binary") => Some(format!("{host}: iolab copied, running")),
-            ("changed", "Run iolab") => Some(format!("{host}: iolab ended")),
+            ("changed", "Run iolab") => {
+                self.ran.insert(host.to_string());
+                Some(format!("{host}: iolab ended"))
+            }
             ("changed", "Fetch the record files") => {
                 let item = rest.split("(item=").nth(1)?.trim_end_matches(')');
                 Some(format!("{host}: fetched {item}"))
             }
             _ => None,
         }
+    }
+}
+
+/// Ansible's message with a Python OSError in it ("... to /r/h/x.json: [Errno 28] No space left on
+/// device: b'...' -> b'...'") ending in the errno in a user's words ("... to /r/h/x.json: no space left
+/// (ENOSPC)").
+fn plain_errno(msg: &str) -> String {
+    let Some(at) = msg.find("[Errno ") else {
+        return msg.to_string();
+    };
+    match msg[at + 7..].split(']').next().and_then(|n| n.parse().ok()) {
+        Some(n) => format!(
+            "{}{}",
+            &msg[..at],
+            fleet::io_why(&std::io::Error::from_raw_os_error(n))
+        ),
+        None => msg.to_string(),
     }
 }

@@ -34,6 +34,7 @@ pub fn show(hosts: &[Host], merged: &[Merged], verbose: bool) {
             Outcome::Ok => format!("ok, {files}"),
             Outcome::Failed { why, .. } => format!("failed, {why}; {files}"),
             Outcome::NotRun { why } => format!("not run: {why}"),
+            Outcome::Lost { why } => format!("lost, {why}"),
         };
         let dash = |s: &str| {
             if s.is_empty() {
@@ -173,8 +174,9 @@ pub fn save(dir: &Path, hosts: &[Host], merged: &[Merged]) -> Result<()> {
     let path = dir.join("fleet.json");
     let doc = serde_json::json!({ "hosts": hosts, "workloads": merged });
     let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-    std::fs::write(&path, text)
-        .map_err(|e| Error::Runtime(format!("cannot write {}: {e}", path.display())))?;
+    // Whole or not at all: a full filesystem leaves no fleet.json cut short.
+    iolab_lab::fleet::write_whole(&path, text.as_bytes())
+        .map_err(|why| Error::Output(format!("cannot write {}: {why}", path.display())))?;
     say(&format!("\nresult: {}", path.display()));
     Ok(())
 }

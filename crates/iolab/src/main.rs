@@ -30,6 +30,8 @@ mod cmd_vm;
 #[cfg(any(feature = "vm", feature = "fleet"))]
 mod command_line;
 #[cfg(feature = "fleet")]
+mod fleet_check;
+#[cfg(feature = "fleet")]
 mod fleet_view;
 mod output;
 mod progress;

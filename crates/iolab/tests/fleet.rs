@@ -712,3 +712,480 @@ fn a_guest_to_serve_ssh_refuses_a_cache_path_its_inventory_line_cannot_hold() {
     );
     assert!(!work.path().join("my cache").exists(), "nothing made");
 }
+
+/// `iolab ARGS` (in `work`, with `path` as PATH where given), stopped and failed if it has not ended
+/// within a minute (what this guards against is a read that blocks for ever).
+fn ended(work: &Path, args: &[&str], path: Option<&str>) -> std::process::Output {
+    let mut c = std::process::Command::new(bin());
+    c.args(args).current_dir(work);
+    if let Some(p) = path {
+        c.env("PATH", p);
+    }
+    let child = c
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    finished(child, &format!("iolab {args:?}"))
+}
+
+/// `child`'s output once it ends; it is killed, and the test fails, if that takes more than a minute.
+fn finished(child: std::process::Child, what: &str) -> std::process::Output {
+    let guard = Guard::new(child.id(), 60);
+    let out = child.wait_with_output().unwrap();
+    assert!(!guard.fired(), "{what} still ran after 60 s");
+    out
+}
+
+/// Kills process `pid` unless [`Guard::fired`] is called within `secs` seconds.
+struct Guard {
+    done: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<bool>,
+}
+
+impl Guard {
+    fn new(pid: u32, secs: u64) -> Guard {
+        let (done, wait) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let late = wait
+                .recv_timeout(std::time::Duration::from_secs(secs))
+                .is_err();
+            if late {
+                let _ = std::process::Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .status();
+            }
+            late
+        });
+        Guard { done, thread }
+    }
+
+    /// Whether the time ran out (and the process was killed).
+    fn fired(self) -> bool {
+        let _ = self.done.send(());
+        self.thread.join().unwrap()
+    }
+}
+
+/// Exit 2 with one line on stderr naming `flag`, `word` in it.
+fn refused_in_one_line(out: &std::process::Output, flag: &str, word: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains(flag) && err.contains(word), "{err}");
+}
+
+fn mkfifo(p: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(p)
+        .status()
+        .unwrap();
+    assert!(made.success());
+}
+
+#[test]
+fn an_inventory_ansible_would_hang_on_or_read_without_end_is_refused_before_it_runs() {
+    let work = disk_dir();
+    let w = work.path();
+    mkfifo(&w.join("fifo"));
+    std::os::unix::fs::symlink(w.join("fifo"), w.join("to-fifo")).unwrap();
+    std::fs::write(w.join("big.ini"), vec![b'#'; (1 << 20) + 1]).unwrap();
+    std::fs::create_dir_all(w.join("dir/sub")).unwrap();
+    std::fs::write(w.join("dir/hosts"), "[lab]\nalpha\n").unwrap();
+    mkfifo(&w.join("dir/sub/more"));
+    // Variables beside a file inventory are read with it.
+    std::fs::create_dir_all(w.join("vars/group_vars")).unwrap();
+    std::fs::write(w.join("vars/hosts.ini"), "[lab]\nalpha\n").unwrap();
+    mkfifo(&w.join("vars/group_vars/all.yml"));
+    for (inv, word) in [
+        ("fifo", "is a FIFO"),
+        ("to-fifo", "is a FIFO"),
+        ("/dev/zero", "is a character device"),
+        ("big.ini", "at most 1 MiB"),
+        (
+            "dir",
+            "dir/sub/more (read with the inventory dir) is a FIFO",
+        ),
+        (
+            "vars/hosts.ini",
+            "group_vars/all.yml (read with the inventory",
+        ),
+        ("/proc/self/environ", "kernel-interface filesystem"),
+    ] {
+        let out = ended(w, &["fleet", inv, "--results", "res", "--", "survey"], None);
+        refused_in_one_line(&out, "INVENTORY", word);
+        assert!(!w.join("res").exists(), "{inv}: nothing made");
+    }
+    // A directory of inventory files is still one.
+    std::fs::remove_file(w.join("dir/sub/more")).unwrap();
+    let out = ended(w, &["fleet", "dir", "--", "survey"], Some(""));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ansible-core"), "past the checks: {err}");
+}
+
+#[test]
+fn what_a_host_would_write_or_run_out_of_reach_is_refused_before_it_runs() {
+    let work = disk_dir();
+    let w = work.path();
+    let inv = inventory(w, &["alpha"]);
+    // A results directory on procfs cannot be made: refused before Ansible runs.
+    let out = ended(
+        w,
+        &["fleet", &inv, "--results", "/proc/self/x", "--", "survey"],
+        None,
+    );
+    refused_in_one_line(&out, "--results", "kernel-interface filesystem");
+    // A record file outside the run's directory would stay on the host.
+    for (flag, path) in [("--json", "/tmp/x.json"), ("--md", "../x.md")] {
+        let out = ended(
+            w,
+            &["fleet", &inv, "--", "run", "--ops", "1", flag, path],
+            None,
+        );
+        refused_in_one_line(&out, "ARGS", &format!("{flag} {path}"));
+    }
+    // A --binary that is no iolab of its architecture is never copied to a host.
+    let out = ended(
+        w,
+        &[
+            "fleet",
+            &inv,
+            "--binary",
+            "x86_64=/etc/passwd",
+            "--",
+            "survey",
+        ],
+        None,
+    );
+    refused_in_one_line(&out, "--binary", "not a 64-bit little-endian ELF");
+    let other = if std::env::consts::ARCH == "aarch64" {
+        "x86_64"
+    } else {
+        "aarch64"
+    };
+    let out = ended(
+        w,
+        &[
+            "fleet",
+            &inv,
+            "--binary",
+            &format!("{other}={}", bin()),
+            "--",
+            "survey",
+        ],
+        None,
+    );
+    refused_in_one_line(&out, "--binary", &format!("not an {other} binary"));
+    let out = ended(
+        w,
+        &[
+            "fleet",
+            &inv,
+            "--binary",
+            &format!("riscv64={}", bin()),
+            "--",
+            "survey",
+        ],
+        None,
+    );
+    refused_in_one_line(&out, "--binary", "x86_64, aarch64 and armv7l");
+    assert!(!w.join("iolab-results").exists(), "nothing made");
+}
+
+#[test]
+fn a_ctrl_c_while_ansible_reads_the_inventory_stops_it_and_says_so() {
+    let work = disk_dir();
+    let w = work.path();
+    let inv = inventory(w, &["alpha"]);
+    // An ansible that never ends, writing its pid first.
+    let fake = w.join("bin");
+    std::fs::create_dir(&fake).unwrap();
+    let mark = w.join("started");
+    for tool in ["ansible", "ansible-playbook"] {
+        let p = fake.join(tool);
+        std::fs::write(
+            &p,
+            format!(
+                "#!/bin/sh\necho $$ > {}.tmp\nmv {0}.tmp {0}\nexec sleep 600\n",
+                mark.display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!("{}:/usr/bin:/bin", fake.display());
+    let child = std::process::Command::new(bin())
+        .args(["fleet", &inv, "--results", "res", "--", "survey"])
+        .current_dir(w)
+        .env("PATH", &path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut waited = 0;
+    while !mark.exists() {
+        assert!(waited < 6000, "the fake ansible never started");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        waited += 1;
+    }
+    let ansible = std::fs::read_to_string(&mark).unwrap().trim().to_string();
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = finished(child, "iolab fleet after a Ctrl-C");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("interrupted") && err.contains("nothing ran"),
+        "{err}"
+    );
+    // Ansible was stopped with it, and nothing was made.
+    assert!(
+        !Path::new("/proc").join(&ansible).exists(),
+        "ansible ({ansible}) still runs"
+    );
+    assert!(!w.join("res").exists());
+}
+
+/// A fleet's results directory as `iolab fleet` leaves it, made here: hosts a and b each ran `run
+/// --json r.json` and exited 0.
+fn results_of_two_hosts(w: &Path) -> std::path::PathBuf {
+    let res = w.join("res");
+    for h in ["a", "b"] {
+        let files = res.join(h).join("files");
+        std::fs::create_dir_all(&files).unwrap();
+        let rec = path_str(&files.join("r.json"));
+        let r = iolab(&[
+            "run",
+            "--method",
+            "psync",
+            "--target",
+            "/dev/null",
+            "--ops",
+            "100",
+            "--json",
+            &rec,
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let info = serde_json::json!({"host": h, "rc": 0, "architecture": "x86_64", "kernel": "6.1",
+            "timeout_s": 60, "stdout": "", "stderr": "", "records": ["r.json"]});
+        std::fs::write(res.join(h).join("fleet-host.json"), info.to_string()).unwrap();
+    }
+    res
+}
+
+#[test]
+fn a_tampered_results_directory_is_refused_naming_the_host_and_never_blocks() {
+    let work = disk_dir();
+    let w = work.path();
+    let res = results_of_two_hosts(w);
+    let rd = path_str(&res);
+    let rec = res.join("b/files/r.json");
+    let whole = std::fs::read(&rec).unwrap();
+    let report = |n: usize| {
+        let out = path_str(&w.join(format!("r{n}.html")));
+        ended(w, &["report", &rd, "-o", &out], None)
+    };
+    let out = report(0);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tampered: [(&str, &dyn Fn()); 5] = [
+        ("is a FIFO", &|| mkfifo(&rec)),
+        ("is a symbolic link", &|| {
+            std::os::unix::fs::symlink("/etc/shadow", &rec).unwrap()
+        }),
+        ("2 GiB or more", &|| {
+            std::fs::File::create(&rec)
+                .unwrap()
+                .set_len(2 << 30)
+                .unwrap()
+        }),
+        ("not whole JSON", &|| {
+            std::fs::write(&rec, &whole[..whole.len() / 2]).unwrap()
+        }),
+        ("is empty", &|| std::fs::write(&rec, b"").unwrap()),
+    ];
+    for (n, (word, tamper)) in tampered.iter().enumerate() {
+        std::fs::remove_file(&rec).unwrap();
+        tamper();
+        for out in [
+            report(n + 1),
+            ended(w, &["compare", "--across", "host", &rd], None),
+        ] {
+            refused_in_one_line(&out, "host b: record unreadable", word);
+        }
+        assert!(!w.join(format!("r{}.html", n + 1)).exists());
+    }
+    // The host's outcome file replaced by a FIFO: the host is named, not left out.
+    std::fs::remove_file(&rec).unwrap();
+    std::fs::write(&rec, &whole).unwrap();
+    let info = res.join("b/fleet-host.json");
+    std::fs::remove_file(&info).unwrap();
+    mkfifo(&info);
+    refused_in_one_line(
+        &report(9),
+        "host b: record unreadable",
+        "fleet-host.json is a FIFO",
+    );
+}
+
+#[test]
+fn a_full_results_filesystem_is_named_and_leaves_no_record_under_a_final_name() {
+    if ansible_missing() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let work = disk_dir();
+    let w = work.path();
+    // 128 KiB: room for the hosts' directories and Ansible's log, not for a record of 300 KB.
+    let small = w.join("small");
+    std::fs::create_dir(&small).unwrap();
+    let m = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=128k", "tmpfs"])
+        .arg(&small)
+        .status();
+    if !matches!(m, Ok(s) if s.success()) {
+        println!("SKIPPED a_full_results_filesystem...: cannot mount a small tmpfs (needs root)");
+        return;
+    }
+    let before = fleet_dirs();
+    let inv = inventory(w, &["alpha"]);
+    let res = small.join("res");
+    let out = fleet(
+        w,
+        &[
+            &inv,
+            "--results",
+            &path_str(&res),
+            "--",
+            "run",
+            "--method",
+            "psync",
+            "--target",
+            "/dev/null",
+            "--ops",
+            "100",
+            "--repeat",
+            "20",
+            "--json",
+            "r.json",
+        ],
+    );
+    let names: Vec<String> = walk(&res);
+    let _ = std::process::Command::new("umount").arg(&small).status();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // The host ran: it is lost, not "not run", and why is said in a user's words.
+    let line = stdout
+        .lines()
+        .skip_while(|l| *l != "Hosts:")
+        .find(|l| l.trim_start().starts_with("alpha"))
+        .unwrap_or_else(|| panic!("no line for the host: {stdout}"));
+    assert!(
+        line.contains("lost, iolab ran") && line.contains("no space left (ENOSPC)"),
+        "{line}"
+    );
+    assert!(
+        stderr.contains("fleet.json: no space left (ENOSPC)"),
+        "{stderr}"
+    );
+    // What came back cut short keeps its temporary name; nothing is under a final one.
+    for n in &names {
+        assert!(
+            !n.ends_with("/fleet-host.json")
+                && !n.contains("/files/")
+                && !n.ends_with("fleet.json")
+                && !n.ends_with(".tmp"),
+            "{n} in {names:?}"
+        );
+    }
+    assert!(
+        names.iter().any(|n| n.contains("files.partial/")),
+        "{names:?}"
+    );
+    nothing_left_since(&before, "left on the host");
+}
+
+/// Every path below `dir`, relative to it.
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            out.push(p.strip_prefix(dir).unwrap().display().to_string());
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                todo.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_ctrl_c_during_the_hosts_run_stops_it_says_so_and_leaves_nothing() {
+    if ansible_missing() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let work = disk_dir();
+    let w = work.path();
+    let before = fleet_dirs();
+    let inv = inventory(w, &["alpha"]);
+    let mut child = std::process::Command::new(bin())
+        .args([
+            "fleet",
+            &inv,
+            "--results",
+            "res",
+            "--",
+            "run",
+            "--method",
+            "psync",
+            "--target",
+            "/dev/null",
+            "--duration",
+            "300s",
+        ])
+        .current_dir(w)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the host runs iolab, a Ctrl-C; then all it says until it ends.
+    let guard = Guard::new(child.id(), 180);
+    let stdout = child.stdout.take().unwrap();
+    let mut rest = String::new();
+    for l in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+        if l.contains("iolab copied, running") && !rest.contains("iolab copied, running") {
+            // The run starts right after the copy.
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            std::process::Command::new("kill")
+                .args(["-INT", &child.id().to_string()])
+                .status()
+                .unwrap();
+        }
+        rest += &l;
+        rest.push('\n');
+    }
+    let status = child.wait().unwrap();
+    assert!(
+        !guard.fired(),
+        "iolab fleet still ran 180 s after a Ctrl-C: {rest}"
+    );
+    assert!(rest.contains("iolab copied, running"), "{rest}");
+    assert_eq!(status.code(), Some(130), "{rest}");
+    let said: Vec<&str> = rest.lines().filter(|l| l.contains("interrupted")).collect();
+    assert!(!said.is_empty(), "{rest}");
+    nothing_left_since(&before, "left on the host");
+}
