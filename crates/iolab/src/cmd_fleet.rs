@@ -235,33 +235,13 @@ fn binaries(given: &[String]) -> Result<BTreeMap<String, PathBuf>> {
 /// The command each host runs parses as an iolab command line (what only the host can check, such as a
 /// method's name, it checks there).
 fn check_args(args: &[String], cli: clap::Command) -> Result<()> {
-    if args.first().is_some_and(|c| c == "fleet") {
-        return Err(Error::usage(
-            "ARGS",
-            "a host cannot run `iolab fleet` itself: give the command each host runs",
-        ));
-    }
-    let argv = std::iter::once("iolab").chain(args.iter().map(String::as_str));
-    match cli.clone().try_get_matches_from(argv) {
-        Ok(m) => crate::fleet_check::check_outputs(&cli, &m),
-        Err(e)
-            if matches!(
-                e.kind(),
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
-            ) =>
-        {
-            Err(Error::usage(
-                "ARGS",
-                "the command prints help or a version only: give a command that measures",
-            ))
-        }
-        Err(e) => Err(Error::usage(
-            "ARGS",
-            format!(
-                "not an iolab command line: {}",
-                e.to_string().lines().next().unwrap_or_default()
-            ),
-        )),
+    let refused = [(
+        "fleet",
+        "a host cannot run `iolab fleet` itself: give the command each host runs",
+    )];
+    match crate::command_line::check("ARGS", args, cli.clone(), &refused, false)? {
+        Some(m) => crate::fleet_check::check_outputs(&cli, &m),
+        None => Ok(()),
     }
 }
 

@@ -4,16 +4,16 @@
 
 use iolab_engine::error::{Error, Result};
 
-/// `args` (after `iolab`) parse as an iolab command line of `cli`; else a usage error naming `flag`.
-/// `refused` names subcommands the other side cannot run, each with why; a line that prints only help
-/// or a version is refused unless `help_ok`.
+/// `args` (after `iolab`) parse as an iolab command line of `cli` (its matches; none for a line that
+/// prints only help or a version, which is refused unless `help_ok`); else a usage error naming `flag`.
+/// `refused` names subcommands the other side cannot run, each with why.
 pub(crate) fn check(
     flag: &str,
     args: &[String],
     cli: clap::Command,
     refused: &[(&str, &str)],
     help_ok: bool,
-) -> Result<()> {
+) -> Result<Option<clap::ArgMatches>> {
     if let Some((_, why)) = refused
         .iter()
         .find(|(c, _)| args.first().is_some_and(|a| a == c))
@@ -22,7 +22,7 @@ pub(crate) fn check(
     }
     let argv = std::iter::once("iolab").chain(args.iter().map(String::as_str));
     match cli.try_get_matches_from(argv) {
-        Ok(_) => Ok(()),
+        Ok(m) => Ok(Some(m)),
         Err(e)
             if matches!(
                 e.kind(),
@@ -30,7 +30,7 @@ pub(crate) fn check(
             ) =>
         {
             match help_ok {
-                true => Ok(()),
+                true => Ok(None),
                 false => Err(Error::usage(
                     flag,
                     "the command prints help or a version only: give a command that measures",
