@@ -314,7 +314,11 @@ fn vm_commands_and_ports_are_checked_before_the_boot() {
         "--",
         "not an iolab command line",
     );
-    refused(&["vm", "--cache", &cache, "--", "vm", "--", "run"], "--", "no QEMU");
+    refused(
+        &["vm", "--cache", &cache, "--", "vm", "--", "run"],
+        "--",
+        "no QEMU",
+    );
     let script = d.path().join("s.txt");
     std::fs::write(&script, "run --ops 10\niolab run --no-such-flag\n").unwrap();
     refused(
