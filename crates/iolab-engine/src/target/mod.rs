@@ -36,6 +36,7 @@ pub mod space;
 
 use crate::target::device::claim_device;
 use crate::target::device::major_minor;
+pub use crate::target::device::mounted_fs;
 use crate::target::fit::check_fit;
 use crate::target::pin::{Handle, Pin};
 use crate::target::prepared::target_err;
@@ -143,6 +144,14 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     let kind = kind_of(st.as_ref(), &shown)?;
     check_kind_rules(spec, kind, &shown)?;
     let existing_file = kind == TargetKind::File && st.is_some();
+    if let Some(p) = &pin {
+        check_not_own_output(p, &shown)?;
+    }
+    if existing_file && !writes {
+        // A file another iolab measures on is refused to readers too: two runs on one file measure each
+        // other.
+        check_not_measured(pin.as_ref().expect("it exists"), &shown)?;
+    }
     if existing_file && writes {
         let p = pin.as_ref().expect("it exists");
         check_existing_file(spec, p, &shown)?;
@@ -283,13 +292,15 @@ fn untouched(
 fn check_existing_file(spec: &Spec, pin: &Pin, shown: &str) -> Result<()> {
     let owner = pin.iolab_owner();
     if let Some(p) = owner.as_ref().filter(|p| p.alive()) {
-        return Err(target_err(format!(
-            "{shown} is the target of a running iolab (pid {}); wait for it to finish or choose a new path \
-             (two runs on one file measure each other)",
-            p.pid
-        )));
+        return Err(running(shown, p.pid));
     }
     if spec.overwrite {
+        if let Some(why) = device::loop_backed_by(sys::identity(&pin.st)) {
+            return Err(target_err(format!(
+                "refusing to write into {shown}: {why}; writing the file rewrites that device behind its \
+                 back: detach it (losetup -d) or choose another file"
+            )));
+        }
         return check_attributes(pin, shown);
     }
     let what = match owner {
@@ -300,6 +311,53 @@ fn check_existing_file(spec: &Spec, pin: &Pin, shown: &str) -> Result<()> {
         None => format!("{shown} {TARGET_EXISTS}; add --overwrite to write into it, or choose a new path"),
     };
     Err(Error::usage("--overwrite", what))
+}
+
+/// An existing file that a running iolab (another process: a run's own passes find their own mark) made
+/// and measures on is refused, for reads as for writes.
+fn check_not_measured(pin: &Pin, shown: &str) -> Result<()> {
+    let owner = pin.iolab_owner();
+    match owner.filter(|p| p.alive() && p.pid as u32 != std::process::id()) {
+        Some(p) => Err(running(shown, p.pid)),
+        None => Ok(()),
+    }
+}
+
+fn running(shown: &str, pid: i32) -> Error {
+    target_err(format!(
+        "{shown} is the target of a running iolab (pid {pid}); wait for it to finish or choose a new path \
+         (two runs on one file measure each other)"
+    ))
+}
+
+/// A target that is the file iolab's own stdout or stderr goes to (`--target /dev/stdout > file`) would
+/// have the run's data written into its own report, or read its report as data: refused.
+fn check_not_own_output(pin: &Pin, shown: &str) -> Result<()> {
+    let kind = pin.st.st_mode & libc::S_IFMT;
+    if kind != libc::S_IFREG && kind != libc::S_IFBLK {
+        return Ok(());
+    }
+    let same = |fd: i32| {
+        sys::fstat(fd).is_ok_and(|o| {
+            o.st_mode & libc::S_IFMT == kind
+                && if kind == libc::S_IFBLK {
+                    o.st_rdev == pin.st.st_rdev
+                } else {
+                    sys::identity(&o) == sys::identity(&pin.st)
+                }
+        })
+    };
+    let Some(stream) = [(1, "stdout"), (2, "stderr")]
+        .into_iter()
+        .find(|&(fd, _)| same(fd))
+        .map(|(_, name)| name)
+    else {
+        return Ok(());
+    };
+    Err(target_err(format!(
+        "{shown} is the file iolab's {stream} goes to: the run would write its data into its own report \
+         (or read the report as data); give another target, or send {stream} elsewhere"
+    )))
 }
 
 /// A file marked immutable or append-only (`chattr +i`/`+a`) refuses writes even to root (EPERM): said
@@ -371,6 +429,16 @@ fn claim_block_device(spec: &Spec, pin: &Pin, shown: &str) -> Result<std::os::fd
             "--allow-device-writes",
             format!("{shown} is a block device; writing destroys its contents: add --allow-device-writes to do it"),
         ));
+    }
+    let ro = pin
+        .open(libc::O_RDONLY | libc::O_NONBLOCK)
+        .ok()
+        .and_then(|fd| sys::blk_read_only(fd.as_raw_fd()).ok());
+    if ro == Some(true) {
+        return Err(target_err(format!(
+            "{shown} is a read-only block device (losetup -r, blockdev --setro, or write-protected): the \
+             kernel refuses every write to it; read it, or choose a writable device"
+        )));
     }
     claim_device(pin, shown)
 }
