@@ -25,6 +25,7 @@ mod cache;
 mod device;
 mod dio;
 mod fit;
+mod others;
 pub mod kind;
 pub mod nvme;
 mod peer;
@@ -38,6 +39,7 @@ use crate::target::device::claim_device;
 use crate::target::device::major_minor;
 pub use crate::target::device::mounted_fs;
 use crate::target::fit::check_fit;
+use crate::target::others::{check_not_measured, check_not_own_output, running};
 use crate::target::pin::{Handle, Pin};
 use crate::target::prepared::target_err;
 pub use kind::TargetKind;
@@ -311,53 +313,6 @@ fn check_existing_file(spec: &Spec, pin: &Pin, shown: &str) -> Result<()> {
         None => format!("{shown} {TARGET_EXISTS}; add --overwrite to write into it, or choose a new path"),
     };
     Err(Error::usage("--overwrite", what))
-}
-
-/// An existing file that a running iolab (another process: a run's own passes find their own mark) made
-/// and measures on is refused, for reads as for writes.
-fn check_not_measured(pin: &Pin, shown: &str) -> Result<()> {
-    let owner = pin.iolab_owner();
-    match owner.filter(|p| p.alive() && p.pid as u32 != std::process::id()) {
-        Some(p) => Err(running(shown, p.pid)),
-        None => Ok(()),
-    }
-}
-
-fn running(shown: &str, pid: i32) -> Error {
-    target_err(format!(
-        "{shown} is the target of a running iolab (pid {pid}); wait for it to finish or choose a new path \
-         (two runs on one file measure each other)"
-    ))
-}
-
-/// A target that is the file iolab's own stdout or stderr goes to (`--target /dev/stdout > file`) would
-/// have the run's data written into its own report, or read its report as data: refused.
-fn check_not_own_output(pin: &Pin, shown: &str) -> Result<()> {
-    let kind = pin.st.st_mode & libc::S_IFMT;
-    if kind != libc::S_IFREG && kind != libc::S_IFBLK {
-        return Ok(());
-    }
-    let same = |fd: i32| {
-        sys::fstat(fd).is_ok_and(|o| {
-            o.st_mode & libc::S_IFMT == kind
-                && if kind == libc::S_IFBLK {
-                    o.st_rdev == pin.st.st_rdev
-                } else {
-                    sys::identity(&o) == sys::identity(&pin.st)
-                }
-        })
-    };
-    let Some(stream) = [(1, "stdout"), (2, "stderr")]
-        .into_iter()
-        .find(|&(fd, _)| same(fd))
-        .map(|(_, name)| name)
-    else {
-        return Ok(());
-    };
-    Err(target_err(format!(
-        "{shown} is the file iolab's {stream} goes to: the run would write its data into its own report \
-         (or read the report as data); give another target, or send {stream} elsewhere"
-    )))
 }
 
 /// A file marked immutable or append-only (`chattr +i`/`+a`) refuses writes even to root (EPERM): said
