@@ -78,8 +78,15 @@ fn check_not_pseudo(path: &Path, exists: bool, shown: &str) -> Result<()> {
     };
     Err(target_err(format!(
         "{what}, a kernel-interface filesystem whose files are settings and counters, not storage: iolab \
-         never uses them as targets, not even with --overwrite; choose a path on a disk filesystem or tmpfs"
+         never uses them as targets, whatever the flags; choose a path on a disk filesystem or tmpfs"
     )))
+}
+
+/// A path that is, or would be made in, a kernel-interface filesystem, refused as [`setup`] refuses it:
+/// for a caller checking targets before any run (a fio job file's jobs).
+pub fn check_kernel_interface(path: &Path) -> Result<()> {
+    let exists = std::fs::symlink_metadata(path).is_ok();
+    check_not_pseudo(path, exists, &crate::units::show_path(path))
 }
 
 /// Inspects the target, applies the safety rules, creates/sizes/prefills a file, and works out regions and
