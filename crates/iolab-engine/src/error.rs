@@ -147,10 +147,13 @@ impl fmt::Display for SysFailure {
 /// What the path an error names says about it: a dangling symlink makes creating a new file fail with
 /// EEXIST (O_EXCL never follows a symlink) and opening fail with ENOENT, which alone would mislead.
 fn path_hint(errno: i32, path: &str) -> Option<String> {
+    let p = std::path::Path::new(path);
+    if let Some(Ok(to)) = crate::target::kind::tcp_remote(p) {
+        return crate::target::kind::tcp_failure(errno, &to.to_string());
+    }
     if errno != libc::EEXIST && errno != libc::ENOENT && errno != libc::ELOOP {
         return None;
     }
-    let p = std::path::Path::new(path);
     let link = std::fs::read_link(p).ok()?;
     if std::fs::metadata(p).is_ok() && errno != libc::ELOOP {
         return None;

@@ -254,9 +254,12 @@ impl Remote {
     fn connect(&self) -> Result<OwnedFd> {
         let stall_ms = REMOTE_ACK_WAIT.as_millis() as u32;
         let fd = sys::tcp_connect(self.to, stall_ms).map_err(|e| {
+            let why = super::kind::tcp_failure(e.errno, &self.to.to_string())
+                .map(|w| format!(": {w}"))
+                .unwrap_or_default();
             Error::usage(
                 "--target",
-                format!("cannot connect to tcp:{}: {}", self.to, Error::from(e)),
+                format!("cannot connect to tcp:{}: {}{why}", self.to, Error::from(e)),
             )
         })?;
         let dup = fd.try_clone().map_err(|e| {
