@@ -545,6 +545,8 @@ fn an_immutable_target_names_its_attribute() {
             "--ops",
             "10",
         ]);
+        // A survey of writes to it runs nothing: refused as the run is, exit 2.
+        let s = survey_of(&dir, &path_str(&t), &["--overwrite", "--workload", "write"]);
         let _ = Command::new("chattr")
             .arg(format!("-{letter}"))
             .arg(&t)
@@ -557,6 +559,12 @@ fn an_immutable_target_names_its_attribute() {
                 && !r.stderr.contains("run as a user"),
             "{}",
             r.stderr
+        );
+        assert_eq!(s.code, 2, "{}", s.stderr);
+        assert!(
+            s.stderr.starts_with("iolab: --target:") && s.stderr.contains(&format!("is {what}")),
+            "{}",
+            s.stderr
         );
     }
 }
