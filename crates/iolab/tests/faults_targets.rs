@@ -752,3 +752,52 @@ fn a_fio_job_writing_a_kernel_interface_file_is_refused_as_such() {
         assert_eq!(std::fs::read(target).ok(), before, "{target} unchanged");
     }
 }
+
+/// A remote TCP peer's failures are said in words with its address: nothing listening, and a peer that
+/// drops the connection while iolab writes (closed with unread data: the kernel resets it).
+#[test]
+fn a_remote_tcp_peers_failures_are_said_in_words() {
+    let gone = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let free = gone.local_addr().unwrap();
+    drop(gone);
+    let target = format!("tcp:{free}");
+    let args = ["--method", "sync", "--op", "write", "--count", "none"];
+    let mut a = vec!["run", "--target", &target, "--ops", "10"];
+    a.extend_from_slice(&args);
+    let r = iolab(&a);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("nothing listens at {free}")),
+        "{}",
+        r.stderr
+    );
+    let peer = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let at = peer.local_addr().unwrap();
+    let dropper = std::thread::spawn(move || {
+        let (c, _) = peer.accept().unwrap();
+        // Data arrives unread; closing then resets the connection.
+        std::thread::sleep(Duration::from_millis(300));
+        drop(c);
+    });
+    let target = format!("tcp:{at}");
+    let mut a = vec![
+        "run",
+        "--target",
+        &target,
+        "--duration",
+        "20",
+        "--bs",
+        "64k",
+    ];
+    a.extend_from_slice(&args);
+    let r = iolab(&a);
+    dropper.join().unwrap();
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "the connection to {at} was reset: the peer closed it"
+        )),
+        "{}",
+        r.stderr
+    );
+}

@@ -286,6 +286,7 @@ impl Remote {
             let sent = loop {
                 let t = sys::tcp_sent(s.as_raw_fd()).map_err(Error::from)?;
                 if (t.unacked_segs == 0 && t.notsent_bytes == 0)
+                    || t.closed
                     || std::time::Instant::now() >= until
                 {
                     break t;
