@@ -70,10 +70,14 @@ pub fn tcp_remote(path: &Path) -> Option<Result<SocketAddrV4, String>> {
     })
 }
 
+/// How long the end of a run waits for a remote peer to acknowledge what was sent (also the connection's
+/// TCP_USER_TIMEOUT).
+pub const REMOTE_ACK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// What an errno from a connection to a remote TCP peer at `to` means, in words: the kernel's names for
 /// them (ETIMEDOUT, EPIPE ...) say nothing of what the peer or the network did.
 pub fn tcp_failure(errno: i32, to: &str) -> Option<String> {
-    let wait = super::REMOTE_ACK_WAIT.as_secs();
+    let wait = REMOTE_ACK_WAIT.as_secs();
     Some(match errno {
         libc::ETIMEDOUT => format!(
             "the peer at {to} stopped taking data (it no longer reads, or the network lost the path to it): \

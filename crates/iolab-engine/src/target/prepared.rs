@@ -247,8 +247,7 @@ pub(crate) struct Remote {
     pub(crate) socks: std::sync::Mutex<Vec<OwnedFd>>,
 }
 
-/// How long the end of a run waits for a remote peer to acknowledge what was sent.
-pub const REMOTE_ACK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+pub use super::kind::REMOTE_ACK_WAIT;
 
 impl Remote {
     fn connect(&self) -> Result<OwnedFd> {
