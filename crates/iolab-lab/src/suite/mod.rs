@@ -25,13 +25,19 @@ pub use places::{wants_zram, Places};
 
 use iolab_engine::error::{Error, Result};
 
-/// Did the point of this record fail at run time (a kernel error such as a full filesystem, a short
-/// transfer, data that did not verify)? A point this build or machine cannot run ("not available ...") or
-/// whose combination does not apply (exit 2) did not fail: it was not run, with the reason.
+/// Did the point of this record fail at run time (a kernel error such as a full filesystem or an I/O
+/// error, a short transfer, data that did not verify)? A point this build or machine cannot run ("not
+/// available ...", or an operation the kernel or filesystem does not support: EOPNOTSUPP, ENOSYS ...)
+/// or whose combination does not apply (exit 2) did not fail: it was not run, with the reason.
 pub fn point_failed(rec: &serde_json::Value) -> bool {
+    const UNSUPPORTED: [&str; 5] = ["EOPNOTSUPP", "ENOTSUP", "ENOSYS", "ENOTTY", "ENODEV"];
     let error = rec.get("error").and_then(|e| e.as_str());
-    error.is_some_and(|e| !e.starts_with("not available"))
-        && rec.get("exit_code").and_then(|c| c.as_i64()) == Some(1)
+    error.is_some_and(|e| {
+        !e.starts_with("not available")
+            && !UNSUPPORTED
+                .iter()
+                .any(|n| e.contains(&format!(" failed: {n} (")))
+    }) && rec.get("exit_code").and_then(|c| c.as_i64()) == Some(1)
 }
 
 /// Parses suite text and checks its questions against the answer table; `origin` names it in errors.
