@@ -479,3 +479,51 @@ fn a_dangling_results_dir_is_refused_before_the_survey() {
         r.stdout
     );
 }
+
+/// A suite's target written `{disk}/...` is the real file in each result and "the disk file ..." in the
+/// tables and the HTML report: the placeholder is never shown.
+#[test]
+fn a_suites_disk_placeholder_is_never_shown() {
+    let d = tempfile::tempdir().unwrap();
+    let disk = disk_dir();
+    let suite = d.path().join("two.toml");
+    std::fs::write(
+        &suite,
+        "name = \"two\"\nabout = \"a\"\nreproduces = \"r\"\ntable = \"latency\"\n\n[defaults]\n\
+         ops = \"64\"\nbs = \"4k\"\ncount = \"none\"\n\n[[step]]\nlabel = \"one\"\n\
+         spec = { method = \"psync\" }\nvary = [\"target=/dev/null,{disk}/w.dat\"]\n\n[[step]]\n\
+         label = \"two\"\nspec = { method = \"sync\" }\nvary = [\"target=/dev/null,{disk}/w.dat\"]\n",
+    )
+    .unwrap();
+    let out = d.path().join("s.jsonl");
+    let (suite_s, disk_s, out_s) = (path_str(&suite), path_str(disk.path()), path_str(&out));
+    let shm = path_str(d.path());
+    let r = iolab(&[
+        "suite",
+        &suite_s,
+        "--disk-dir",
+        &disk_s,
+        "--tmpfs-dir",
+        &shm,
+        "--out",
+        &out_s,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        !r.stdout.contains("{disk}") && r.stdout.contains("the disk file w.dat"),
+        "{}",
+        r.stdout
+    );
+    let records = std::fs::read_to_string(&out).unwrap();
+    let real: Vec<String> = records
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["result"]["spec"]["target"].as_str().map(str::to_string))
+        .filter(|t| t.ends_with("/w.dat"))
+        .collect();
+    assert_eq!(real.len(), 2, "{records}");
+    assert!(real.iter().all(|t| t.starts_with(&disk_s)), "{real:?}");
+    let html = report(&out, &d.path().join("r.html"), &d.path().join("svg"));
+    assert!(!html.contains("{disk}"), "the placeholder in the report");
+    assert!(html.contains("the disk file w.dat"));
+}
