@@ -34,9 +34,15 @@ pub fn point_failed(rec: &serde_json::Value) -> bool {
     let error = rec.get("error").and_then(|e| e.as_str());
     error.is_some_and(|e| {
         !e.starts_with("not available")
-            && !UNSUPPORTED
-                .iter()
-                .any(|n| e.contains(&format!(" failed: {n} (")))
+            && !UNSUPPORTED.iter().any(|n| {
+                e.match_indices(n).any(|(at, _)| {
+                    // The errno's name as a word (ENOTSUP is not EOPNOTSUPP's tail by accident).
+                    let after = e[at + n.len()..].chars().next();
+                    let before = e[..at].chars().next_back();
+                    !after.is_some_and(|c| c.is_ascii_alphanumeric())
+                        && !before.is_some_and(|c| c.is_ascii_alphanumeric())
+                })
+            })
     }) && rec.get("exit_code").and_then(|c| c.as_i64()) == Some(1)
 }
 
