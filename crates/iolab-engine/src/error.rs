@@ -8,22 +8,22 @@ use std::fmt;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Bad input: names the flag (`--bs`) or spec key and what would be accepted.
-    #[error("{flag}: {msg}")]
+    #[error("{flag}: {}", os_words(msg))]
     Usage { flag: String, msg: String },
     /// A kernel call failed while running.
     #[error("{0}")]
     Sys(SysFailure),
     /// The data read back did not match what was written.
-    #[error("verify: {0}")]
+    #[error("verify: {}", os_words(.0))]
     Verify(String),
     /// Anything else that went wrong at run time (I/O on result files, a short transfer ...).
-    #[error("{0}")]
+    #[error("{}", os_words(.0))]
     Runtime(String),
     /// A result could not be written: stdout or a result file (a full disk, a closed pipe). Exit 1.
-    #[error("{0}")]
+    #[error("{}", os_words(.0))]
     Output(String),
     /// A suite step this build or machine cannot run (a method not built yet, a device that cannot be made).
-    #[error("not available {0}")]
+    #[error("not available {}", os_words(.0))]
     Unavailable(String),
 }
 
@@ -72,6 +72,49 @@ impl From<SysErr> for Error {
     }
 }
 
+/// A message with the standard library's words for an OS error ("No space left on device (os error
+/// 28)", from an `io::Error` put in with `{e}`) in iolab's: "no space left (ENOSPC)", the errno's name
+/// where the number was. Everything an [`Error`] shows goes through it.
+pub fn os_words(text: &str) -> std::borrow::Cow<'_, str> {
+    const MARK: &str = " (os error ";
+    if !text.contains(MARK) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(MARK) {
+        let after = &rest[at + MARK.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        let errno = after[..digits].parse::<i32>().ok();
+        match errno.filter(|_| after[digits..].starts_with(')')) {
+            Some(n) => {
+                let mut before = &rest[..at];
+                // The C library's sentence for the errno, just before the number, said in iolab's words.
+                let sentence = std::io::Error::from_raw_os_error(n).to_string();
+                let sentence = sentence.split(MARK).next().unwrap_or("");
+                let own = (n == libc::ENOSPC).then_some("no space left");
+                if let Some(words) =
+                    own.filter(|_| !sentence.is_empty() && before.ends_with(sentence))
+                {
+                    before = &before[..before.len() - sentence.len()];
+                    out.push_str(before);
+                    out.push_str(words);
+                } else {
+                    out.push_str(before);
+                }
+                out.push_str(&format!(" ({})", errno_name(n)));
+                rest = &after[digits + 1..];
+            }
+            None => {
+                out.push_str(&rest[..at + MARK.len()]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
 /// A failed syscall, rendered as "pwrite failed: ENOSPC (No space left on device) on /x; hint: ...".
 #[derive(Debug)]
 pub struct SysFailure {
@@ -104,10 +147,13 @@ impl fmt::Display for SysFailure {
 /// What the path an error names says about it: a dangling symlink makes creating a new file fail with
 /// EEXIST (O_EXCL never follows a symlink) and opening fail with ENOENT, which alone would mislead.
 fn path_hint(errno: i32, path: &str) -> Option<String> {
+    let p = std::path::Path::new(path);
+    if let Some(Ok(to)) = crate::target::kind::tcp_remote(p) {
+        return crate::target::kind::tcp_failure(errno, &to.to_string());
+    }
     if errno != libc::EEXIST && errno != libc::ENOENT && errno != libc::ELOOP {
         return None;
     }
-    let p = std::path::Path::new(path);
     let link = std::fs::read_link(p).ok()?;
     if std::fs::metadata(p).is_ok() && errno != libc::ELOOP {
         return None;
@@ -177,3 +223,28 @@ pub fn default_hint(call: &str, errno: i32) -> Option<&'static str> {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_os_error_number_is_said_by_its_name() {
+        let full = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        let e = Error::Output(format!(
+            "cannot write --json x.json: {full}; the partial file was removed"
+        ));
+        assert_eq!(
+            e.to_string(),
+            "cannot write --json x.json: no space left (ENOSPC); the partial file was removed"
+        );
+        let denied = std::io::Error::from_raw_os_error(libc::EACCES);
+        let e = Error::usage("--out", format!("cannot open: {denied}"));
+        assert_eq!(
+            e.to_string(),
+            "--out: cannot open: Permission denied (EACCES)"
+        );
+        assert_eq!(os_words("a (os error x) b"), "a (os error x) b");
+        assert_eq!(os_words("no number"), "no number");
+    }
+}

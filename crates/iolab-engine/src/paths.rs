@@ -133,6 +133,21 @@ pub fn check_dir_path(flag: &str, dir: &Path) -> Result<()> {
                     ),
                 ))
             }
+            // A symbolic link that leads nowhere (dangling, or a loop): mkdir would fail on it after the
+            // work is done.
+            Err(_) if std::fs::symlink_metadata(d).is_ok() => {
+                let to = std::fs::read_link(d)
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_default();
+                return Err(Error::usage(
+                    flag,
+                    format!(
+                        "{} is a symbolic link to {to}, which leads to no directory: iolab cannot make \
+                         its directory there; remove the link or give another directory",
+                        d.display()
+                    ),
+                ));
+            }
             Err(_) => match d.parent() {
                 Some(p) if !p.as_os_str().is_empty() => d = p,
                 _ => return check_writable_dir(flag, Path::new(".")),

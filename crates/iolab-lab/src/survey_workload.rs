@@ -327,6 +327,43 @@ fn check_file_size(dir: &Path, size: u64) -> Result<()> {
     }
 }
 
+/// What is on a block device target: a mounted file system (named, with where), or none iolab knows of.
+fn device_fs(dev: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let mounted = std::fs::metadata(dev)
+        .ok()
+        .and_then(|m| iolab_engine::target::mounted_fs(m.rdev()));
+    match mounted {
+        Some((fs, at)) => format!(
+            "{fs}, mounted at {at}: iolab reads the device beneath the file system, not its files"
+        ),
+        None => "no mounted file system: the device itself".into(),
+    }
+}
+
+/// A read-only block device (`losetup -r`, `blockdev --setro`) takes no write: refused once, up front.
+fn check_read_only(dev: &Path) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let ro = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(dev)
+        .ok()
+        .and_then(|f| iolab_sys::blk_read_only(f.as_raw_fd()).ok());
+    if ro == Some(true) {
+        return Err(Error::usage(
+            "--workload",
+            format!(
+                "{} is a read-only block device (losetup -r, blockdev --setro, or write-protected): the \
+                 kernel refuses every write to it; survey its reads (--workload read,randread)",
+                dev.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Writes to an existing file or a device are refused before any work unless the user said so.
 fn check_writes(place: &Place, ws: &[Workload], o: &WorkloadOptions) -> Result<()> {
     if !ws.iter().any(|w| w.op.writes()) {
@@ -342,6 +379,7 @@ fn check_writes(place: &Place, ws: &[Workload], o: &WorkloadOptions) -> Result<(
             "writes to a block device destroy what is on it: give --allow-device-writes, or a directory as \
              --target",
         )),
+        Place::Device => check_read_only(&o.target),
         _ => Ok(()),
     }
 }
@@ -458,9 +496,12 @@ pub fn survey(o: &WorkloadOptions, clock: &ClockInfo) -> Result<WorkloadSurvey> 
             (iolab_sys::fs_type_name(d.path()), size)
         }
         Place::File => (iolab_sys::fs_type_name(&o.target), 0),
-        Place::Device => (Ok("no filesystem: the device itself"), 0),
+        Place::Device => (Ok(""), 0),
     };
-    let fs = fs.unwrap_or("unknown filesystem");
+    let fs = match &place {
+        Place::Device => device_fs(&o.target),
+        _ => fs.unwrap_or("unknown filesystem").to_string(),
+    };
     let disk = iolab_engine::measure::blocktrace::disk_of_path(&o.target);
     let layers = match &disk {
         Ok(d) => format!(
@@ -497,7 +538,7 @@ pub fn survey(o: &WorkloadOptions, clock: &ClockInfo) -> Result<WorkloadSurvey> 
         clock: clock.clone(),
         target: o.target.display().to_string(),
         target_kind: place.describe().into(),
-        fs: fs.into(),
+        fs,
         file_size: matches!(place, Place::Dir(_)).then_some(file_size),
         ops_per_run: (o.ops / rounds as u64).max(1),
         max_s_per_run: o.max_s / rounds as f64,

@@ -152,6 +152,9 @@ fn step_tables(s: &SuiteFile, gs: &[Group], repeated: bool, d: &mut Doc) {
                     t.note([""], n);
                 }
             }
+            (None, Some(e)) if iolab_lab::suite::point_failed(rec) => {
+                t.note([rest], format!("failed: {e}"))
+            }
             (None, Some(e)) => t.note([rest], format!("not run: {e}")),
             _ => {}
         }

@@ -356,6 +356,20 @@ pub fn blk_size(fd: RawFd) -> SysResult<u64> {
     Ok(size)
 }
 
+/// BLKROGET = _IO(0x12, 94) (libc does not export it).
+const BLKROGET: libc::Ioctl = libc::_IO(0x12, 94);
+
+/// Is the block device read-only (ioctl BLKROGET: `losetup -r`, `blockdev --setro`, a write-protected
+/// disk)?
+pub fn blk_read_only(fd: RawFd) -> SysResult<bool> {
+    let mut v: libc::c_int = 0;
+    // SAFETY: BLKROGET writes one int through the pointer, which points to a live c_int.
+    result("ioctl(BLKROGET)", unsafe {
+        libc::ioctl(fd, BLKROGET, &mut v as *mut libc::c_int)
+    })?;
+    Ok(v != 0)
+}
+
 /// FS_IMMUTABLE_FL and FS_APPEND_FL of <linux/fs.h> (`chattr +i`, `chattr +a`).
 pub const FS_IMMUTABLE_FL: u32 = 0x10;
 pub const FS_APPEND_FL: u32 = 0x20;

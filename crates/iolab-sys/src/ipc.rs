@@ -198,6 +198,9 @@ pub struct TcpSent {
     pub bytes_acked: u64,
     pub unacked_segs: u32,
     pub notsent_bytes: u32,
+    /// The connection is gone (tcpi_state TCP_CLOSE: reset, or timed out): nothing more will be
+    /// acknowledged.
+    pub closed: bool,
 }
 
 /// TCP_INFO of `fd`, read as the kernel lays out `struct tcp_info` (include/uapi/linux/tcp.h; libc's
@@ -224,6 +227,8 @@ pub fn tcp_sent(fd: RawFd) -> SysResult<TcpSent> {
         bytes_acked: u64::from_ne_bytes(buf[120..128].try_into().expect("8 bytes")),
         unacked_segs: u32_at(24),
         notsent_bytes: u32_at(144),
+        // tcpi_state, byte 0; TCP_CLOSE is 7 (include/net/tcp_states.h).
+        closed: buf[0] == 7,
     })
 }
 

@@ -359,6 +359,8 @@ fn preflight(s: &Spec) -> Result<(), Error> {
 }
 
 fn preflight_file(s: &Spec, target: &Path) -> Result<(), Error> {
+    // A /proc or /sys file is no storage: refused as such, whatever --overwrite says.
+    iolab_engine::target::check_kernel_interface(target)?;
     let shown = target.display();
     match std::fs::symlink_metadata(target) {
         Ok(md) if md.is_file() && s.op.writes() && !s.method.info().no_data && !s.overwrite => Err(Error::usage(

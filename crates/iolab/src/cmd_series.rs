@@ -382,6 +382,20 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
         flow.rec.path.display(),
         flow.rec.path.display()
     ))?;
+    // A point that failed at run time (a full filesystem, an I/O error) is a failure of the suite, said
+    // with the first one's reason; a point this machine cannot run is not.
+    let failures: Vec<&str> = mine
+        .iter()
+        .filter(|r| iolab_lab::suite::point_failed(r))
+        .filter_map(|r| r.get("error").and_then(|e| e.as_str()))
+        .collect();
+    if let Some(first) = failures.first() {
+        errln(&format!(
+            "iolab suite: {} of {n} points failed (marked failed above); the first: {first}",
+            failures.len()
+        ));
+        return Ok(1);
+    }
     Ok(0)
 }
 

@@ -49,6 +49,9 @@ pub(crate) fn cmd(
     let outputs = Outputs::from_flags(None, a.md.as_deref(), None, None, &[])?;
     let clk = clock::calibrate(20);
     let s = survey(&opts, &clk)?;
+    if s.runs.iter().all(|r| r.result.is_none()) {
+        return Err(nothing_ran(&s.runs));
+    }
     let doc = Document::WorkloadSurvey {
         result: &s,
         verbose: a.verbose,
@@ -72,6 +75,40 @@ pub(crate) fn cmd(
         return Ok(1);
     }
     Ok(0)
+}
+
+/// Every row refused or failed: the survey did nothing it was asked, and says why as `run` would for the
+/// same input, with the refusal of the baseline method (pread/pwrite can do every workload; what stopped
+/// it stopped the target, not a method), the one most of its rows got.
+fn nothing_ran(runs: &[iolab_lab::survey::SurveyRun]) -> Error {
+    let why = |baseline: bool| {
+        let mut seen: Vec<(&str, usize)> = Vec::new();
+        let refusals = runs
+            .iter()
+            .filter(|r| !baseline || r.method.name() == iolab_lab::survey_workload::BASELINE)
+            .filter_map(|r| r.unavailable.as_deref());
+        for u in refusals {
+            match seen.iter_mut().find(|(t, _)| *t == u) {
+                Some((_, n)) => *n += 1,
+                None => seen.push((u, 1)),
+            }
+        }
+        // The most rows; of as many, the first.
+        seen.iter()
+            .rev()
+            .max_by_key(|(_, n)| *n)
+            .map(|(t, _)| t.to_string())
+    };
+    let Some(text) = why(true).or_else(|| why(false)) else {
+        return Error::Runtime("survey: no method ran on this target".into());
+    };
+    // A refusal of the input is "--flag: why" (a usage error); anything else failed at run time.
+    match text.split_once(": ") {
+        Some((flag, msg)) if flag.starts_with("--") && !flag.contains(' ') => {
+            Error::usage(flag, msg)
+        }
+        _ => Error::Runtime(format!("survey: no method ran on this target: {text}")),
+    }
 }
 
 /// Each value once, in the order given (`--bs 4k,4096` is one block size).

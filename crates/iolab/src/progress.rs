@@ -135,7 +135,15 @@ fn point_line(i: usize, n: usize, label: &str, rec: &serde_json::Value) -> Strin
             i + 1,
             iolab_report::series_view::point_figures(r)
         ),
-        (None, Some(e)) => format!("{:>4}/{n}  {label:<50}  not run: {e}", i + 1),
+        (None, Some(e)) => format!(
+            "{:>4}/{n}  {label:<50}  {}: {e}",
+            i + 1,
+            if iolab_lab::suite::point_failed(rec) {
+                "failed"
+            } else {
+                "not run"
+            }
+        ),
         _ => String::new(),
     }
 }

@@ -126,7 +126,8 @@ fn stdout_full_is_exit_1_with_a_line() {
         assert_eq!(r.code, 1, "{a:?} with stdout on /dev/full: {}", r.stderr);
         assert!(
             r.stderr.contains("cannot write to stdout")
-                && r.stderr.contains("No space left on device"),
+                && r.stderr.contains("no space left (ENOSPC)")
+                && !r.stderr.contains("os error"),
             "{a:?}: {}",
             r.stderr
         );
@@ -239,7 +240,9 @@ fn result_file_on_a_full_filesystem_is_exit_1_and_removed() {
     no_panic(&r, "--json on a full tmpfs");
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
-        r.stderr.contains("--json") && r.stderr.contains("No space left on device"),
+        r.stderr.contains("--json")
+            && r.stderr.contains("no space left (ENOSPC)")
+            && !r.stderr.contains("os error"),
         "{}",
         r.stderr
     );
@@ -301,7 +304,10 @@ fn a_sweep_that_records_nothing_leaves_no_empty_file_or_directory() {
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("No space left on device"), "{err}");
+    assert!(
+        err.contains("no space left (ENOSPC)") && !err.contains("os error"),
+        "{err}"
+    );
     assert!(!fs.path().join("iolab-results").exists(), "{err}");
 
     let d = tempfile::tempdir().unwrap();
@@ -334,10 +340,190 @@ fn man_pages_on_a_full_filesystem_are_all_or_none() {
     let r = iolab(&["man", "--dir", &d]);
     no_panic(&r, "man --dir on a full tmpfs");
     assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(r.stderr.contains("No space left on device"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("no space left (ENOSPC)") && !r.stderr.contains("os error"),
+        "{}",
+        r.stderr
+    );
     assert!(!dir.exists(), "no page and no directory left: {}", r.stderr);
     std::fs::remove_file(&filler).unwrap();
     let r = iolab(&["man", "--dir", &d]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(dir.join("iolab-run.1").exists() && dir.join("iolab.1").exists());
+}
+
+/// A suite on a full filesystem: its points that failed for want of space are said to have failed, with
+/// ENOSPC, and the suite exits 1; a point this machine cannot run is not a failure.
+#[test]
+fn a_suite_whose_points_failed_for_space_exits_1_naming_enospc() {
+    let fs = match SmallFs::mount_sized("256k") {
+        Ok(f) => f,
+        Err(why) => {
+            println!("SKIPPED: a small tmpfs is needed ({why})");
+            return;
+        }
+    };
+    // Room for the suite's directory, not for its 4 MiB file.
+    std::fs::write(fs.path().join("filler"), vec![0u8; 200 * 1024]).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let suite = d.path().join("full.toml");
+    std::fs::write(
+        &suite,
+        "name = \"full\"\nabout = \"a\"\nreproduces = \"r\"\ntable = \"latency\"\n\n[defaults]\n\
+         ops = \"1024\"\nbs = \"4k\"\ncount = \"none\"\n\n[[step]]\nlabel = \"one\"\n\
+         spec = { method = \"psync\" }\nvary = [\"target=/dev/null,{disk}/w.dat\"]\n",
+    )
+    .unwrap();
+    let (suite, disk) = (path_str(&suite), path_str(fs.path()));
+    let out = path_str(&d.path().join("s.jsonl"));
+    let shm = path_str(d.path());
+    let r = iolab(&[
+        "suite",
+        &suite,
+        "--disk-dir",
+        &disk,
+        "--tmpfs-dir",
+        &shm,
+        "--out",
+        &out,
+    ]);
+    no_panic(&r, "a suite on a full tmpfs");
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("1 of 2 points failed") && r.stderr.contains("ENOSPC"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stdout.contains("failed: ") && !r.stdout.contains("not run: "),
+        "{}",
+        r.stdout
+    );
+    let records = std::fs::read_to_string(d.path().join("s.jsonl")).unwrap();
+    assert_eq!(
+        records.lines().filter(|l| l.contains("\"result\"")).count(),
+        1,
+        "the /dev/null point ran: {records}"
+    );
+}
+
+/// A target that is the file iolab's own stdout or stderr goes to is refused before anything is written:
+/// the pattern never lands in the report.
+#[test]
+fn a_target_that_is_iolabs_own_output_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let report = d.path().join("report.txt");
+    for (target, op, stream) in [
+        ("/dev/stdout".to_string(), "write", "stdout"),
+        (path_str(&report), "write", "stdout"),
+        ("/dev/stderr".to_string(), "read", "stderr"),
+    ] {
+        let f = std::fs::File::create(&report).unwrap();
+        let (out, err) = if stream == "stdout" {
+            (Stdio::from(f), Stdio::piped())
+        } else {
+            (Stdio::piped(), Stdio::from(f))
+        };
+        let o = Command::new(bin())
+            .args(["run", "--target", &target, "--op", op, "--overwrite"])
+            .args(["--ops", "4", "--count", "none"])
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .output()
+            .unwrap();
+        let said = std::fs::read_to_string(&report).unwrap();
+        let said = if stream == "stdout" {
+            String::from_utf8_lossy(&o.stderr).into_owned()
+        } else {
+            said
+        };
+        assert_eq!(o.status.code(), Some(2), "{target}: {said}");
+        assert!(
+            said.contains(&format!("is the file iolab's {stream} goes to")),
+            "{target}: {said}"
+        );
+        if stream == "stdout" {
+            assert_eq!(std::fs::metadata(&report).unwrap().len(), 0, "{target}");
+        }
+    }
+}
+
+/// A --results-dir that is a symbolic link to nowhere is refused before the survey runs anything.
+#[test]
+fn a_dangling_results_dir_is_refused_before_the_survey() {
+    let d = tempfile::tempdir().unwrap();
+    let link = d.path().join("results");
+    std::os::unix::fs::symlink(d.path().join("nowhere/at/all"), &link).unwrap();
+    let l = path_str(&link);
+    let r = iolab(&[
+        "survey",
+        "--results-dir",
+        &l,
+        "--rounds",
+        "1",
+        "--max-time",
+        "0",
+        "--ops",
+        "10",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with("iolab: --results-dir:") && r.stderr.contains("symbolic link"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stdout.is_empty(),
+        "nothing ran before the refusal: {}",
+        r.stdout
+    );
+}
+
+/// A suite's target written `{disk}/...` is the real file in each result and "the disk file ..." in the
+/// tables and the HTML report: the placeholder is never shown.
+#[test]
+fn a_suites_disk_placeholder_is_never_shown() {
+    let d = tempfile::tempdir().unwrap();
+    let disk = disk_dir();
+    let suite = d.path().join("two.toml");
+    std::fs::write(
+        &suite,
+        "name = \"two\"\nabout = \"a\"\nreproduces = \"r\"\ntable = \"latency\"\n\n[defaults]\n\
+         ops = \"64\"\nbs = \"4k\"\ncount = \"none\"\n\n[[step]]\nlabel = \"one\"\n\
+         spec = { method = \"psync\" }\nvary = [\"target=/dev/null,{disk}/w.dat\"]\n\n[[step]]\n\
+         label = \"two\"\nspec = { method = \"sync\" }\nvary = [\"target=/dev/null,{disk}/w.dat\"]\n",
+    )
+    .unwrap();
+    let out = d.path().join("s.jsonl");
+    let (suite_s, disk_s, out_s) = (path_str(&suite), path_str(disk.path()), path_str(&out));
+    let shm = path_str(d.path());
+    let r = iolab(&[
+        "suite",
+        &suite_s,
+        "--disk-dir",
+        &disk_s,
+        "--tmpfs-dir",
+        &shm,
+        "--out",
+        &out_s,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        !r.stdout.contains("{disk}") && r.stdout.contains("the disk file w.dat"),
+        "{}",
+        r.stdout
+    );
+    let records = std::fs::read_to_string(&out).unwrap();
+    let real: Vec<String> = records
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["result"]["spec"]["target"].as_str().map(str::to_string))
+        .filter(|t| t.ends_with("/w.dat"))
+        .collect();
+    assert_eq!(real.len(), 2, "{records}");
+    assert!(real.iter().all(|t| t.starts_with(&disk_s)), "{real:?}");
+    let html = report(&out, &d.path().join("r.html"), &d.path().join("svg"));
+    assert!(!html.contains("{disk}"), "the placeholder in the report");
+    assert!(html.contains("the disk file w.dat"));
 }

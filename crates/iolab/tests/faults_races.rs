@@ -256,9 +256,9 @@ fn devices_and_fifos_as_inputs_are_refused_at_once() {
     }
 }
 
-/// A second iolab pointed at the file a running iolab measures on is told so (with --overwrite too: two
-/// runs on one file measure each other); once that iolab is killed, the file is named as its leftover,
-/// which `iolab clean` removes.
+/// A second iolab pointed at the file a running iolab measures on is told so (with --overwrite too, and
+/// to read it, in a run or a survey: two runs on one file measure each other); once that iolab is killed,
+/// the file is named as its leftover, which `iolab clean` removes.
 #[test]
 fn a_running_iolabs_target_is_not_written_by_a_second_and_a_killed_ones_is_named() {
     let dir = disk_dir();
@@ -286,10 +286,37 @@ fn a_running_iolabs_target_is_not_written_by_a_second_and_a_killed_ones_is_named
         println!("SKIPPED: the filesystem of {} keeps no user.* attributes, so iolab cannot mark its files", t.display());
         return;
     }
-    for extra in [&[][..], &["--overwrite"][..]] {
-        let mut args = vec!["run", "--target", &t_str, "--ops", "10"];
-        args.extend_from_slice(extra);
-        let r = iolab(&args);
+    // A reader is refused too (a run and a survey of reads), as the docs say.
+    let results = file(&dir, "results");
+    let results = path_str(&results);
+    let survey = [
+        "survey",
+        "--target",
+        &t_str,
+        "--workload",
+        "read",
+        "--bs",
+        "4k",
+        "--inflight",
+        "1",
+        "--buffered",
+        "--rounds",
+        "1",
+        "--max-time",
+        "0",
+        "--max-seconds",
+        "0.05",
+        "--results-dir",
+        &results,
+    ];
+    let runs: [&[&str]; 4] = [
+        &["run", "--target", &t_str, "--ops", "10"],
+        &["run", "--target", &t_str, "--ops", "10", "--overwrite"],
+        &["run", "--target", &t_str, "--ops", "10", "--op", "read"],
+        &survey,
+    ];
+    for extra in runs {
+        let r = iolab(extra);
         assert_eq!(r.code, 2, "{extra:?}: {}", r.stderr);
         assert!(
             r.stderr.contains(&format!(

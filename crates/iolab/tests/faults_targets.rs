@@ -382,6 +382,8 @@ fn device_stays_claimed_while_iolab_writes() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(opened, "iolab opened the device");
+    // A second iolab is told which process holds the device, not that iolab cannot name it.
+    let second = write_16(&l.0);
     let during = open_excl(&l.0).map(drop);
     let mount_during = Command::new("mount")
         .args(["-o", "ro", &l.0])
@@ -393,6 +395,15 @@ fn device_stays_claimed_while_iolab_writes() {
         let _ = Command::new("umount").arg(dir.path()).status();
     }
     assert!(status.success(), "the run itself succeeds");
+    assert_eq!(second.code, 2, "{}", second.stderr);
+    assert!(
+        second
+            .stderr
+            .contains(&format!("another iolab (pid {pid}) has it open"))
+            && !second.stderr.contains("cannot name"),
+        "{}",
+        second.stderr
+    );
     assert_eq!(
         during.map_err(|e| e.raw_os_error()),
         Err(Some(libc::EBUSY)),
@@ -534,6 +545,8 @@ fn an_immutable_target_names_its_attribute() {
             "--ops",
             "10",
         ]);
+        // A survey of writes to it runs nothing: refused as the run is, exit 2.
+        let s = survey_of(&dir, &path_str(&t), &["--overwrite", "--workload", "write"]);
         let _ = Command::new("chattr")
             .arg(format!("-{letter}"))
             .arg(&t)
@@ -547,5 +560,244 @@ fn an_immutable_target_names_its_attribute() {
             "{}",
             r.stderr
         );
+        assert_eq!(s.code, 2, "{}", s.stderr);
+        assert!(
+            s.stderr.starts_with("iolab: --target:") && s.stderr.contains(&format!("is {what}")),
+            "{}",
+            s.stderr
+        );
     }
+}
+
+/// A survey of `target` with `args`, a round of tiny runs, its results in `dir`.
+fn survey_of(dir: &tempfile::TempDir, target: &str, args: &[&str]) -> Ran {
+    let results = path_str(&file(dir, "results"));
+    let mut a = vec![
+        "survey",
+        "--target",
+        target,
+        "--rounds",
+        "1",
+        "--max-time",
+        "0",
+        "--max-seconds",
+        "0.05",
+        "--ops",
+        "16",
+        "--results-dir",
+        &results,
+    ];
+    a.extend_from_slice(args);
+    iolab(&a)
+}
+
+/// A survey whose every row is refused did nothing it was asked: exit 2 with the refusal, as `run` says
+/// it for the same input (a mounted device with --allow-device-writes, a mounted loop device's backing
+/// file with --overwrite, --bs 3 with O_DIRECT on a device); and the survey of a mounted device names
+/// its file system and where it is mounted.
+#[test]
+fn a_survey_that_ran_nothing_exits_2_with_the_refusal() {
+    if loop_unavailable("a_survey_that_ran_nothing_exits_2_with_the_refusal") {
+        return;
+    }
+    let dir = disk_dir();
+    let l = ext4_loop(&dir);
+    let mnt = file(&dir, "mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = Command::new("mount").arg(&l.0).arg(&mnt).status().unwrap();
+    assert!(mounted.success(), "mount {}", l.0);
+    let img = path_str(&file(&dir, "fs.img"));
+    let cases: [(&str, &[&str], &str, &str); 3] = [
+        (
+            &l.0,
+            &["--allow-device-writes", "--workload", "write"],
+            "--target:",
+            "is mounted at",
+        ),
+        (
+            &img,
+            &["--overwrite", "--workload", "write"],
+            "--target:",
+            "backing file of the loop device",
+        ),
+        (
+            &l.0,
+            &["--bs", "3", "--direct", "--workload", "read"],
+            "--bs:",
+            "O_DIRECT",
+        ),
+    ];
+    let before = head(&l.0);
+    let mut seen = Vec::new();
+    for (target, args, flag, why) in cases {
+        let r = survey_of(&dir, target, args);
+        seen.push(r);
+        let r = seen.last().unwrap();
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.starts_with(&format!("iolab: {flag}")) && r.stderr.contains(why),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert_eq!(r.stderr.lines().count(), 1, "one line: {}", r.stderr);
+    }
+    let reads = survey_of(
+        &dir,
+        &l.0,
+        &[
+            "--workload",
+            "read",
+            "--bs",
+            "4k",
+            "--inflight",
+            "1",
+            "--buffered",
+        ],
+    );
+    let after = head(&l.0);
+    let _ = Command::new("umount").arg(&mnt).status();
+    assert!(before == after, "the device is unchanged");
+    assert_eq!(reads.code, 0, "{}", reads.stderr);
+    let results = std::fs::read_dir(file(&dir, "results")).unwrap();
+    let doc = results
+        .flatten()
+        .map(|e| json_file(&e.path()))
+        .find(|d| d["target"] == l.0.as_str())
+        .expect("the survey's result");
+    let fs = doc["fs"].as_str().unwrap_or_default();
+    assert!(
+        fs.starts_with(&format!("ext4, mounted at {}", mnt.display())),
+        "{fs}"
+    );
+}
+
+/// A read-only block device (losetup -r) is refused once, up front, naming it read-only: by a write run,
+/// and by a survey with writes; not as an EPERM per method with a hint about immutable files.
+#[test]
+fn a_read_only_device_is_refused_as_such() {
+    if loop_unavailable("a_read_only_device_is_refused_as_such") {
+        return;
+    }
+    let dir = disk_dir();
+    let img = file(&dir, "ro.img");
+    std::fs::write(&img, vec![7u8; 8 << 20]).unwrap();
+    let o = Command::new("losetup")
+        .args(["--find", "--show", "--read-only"])
+        .arg(&img)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "losetup -r: {o:?}");
+    let l = Loop(String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let r = write_16(&l.0);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with("iolab: --target:")
+            && r.stderr.contains("is a read-only block device"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("EPERM") && !r.stderr.contains("immutable"),
+        "{}",
+        r.stderr
+    );
+    let r = survey_of(&dir, &l.0, &["--allow-device-writes"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with("iolab: --workload:")
+            && r.stderr.contains("is a read-only block device"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        std::fs::read(&img).unwrap().iter().all(|&b| b == 7),
+        "the backing file is unchanged"
+    );
+}
+
+/// A fio job writing a /proc or /sys file is refused as no storage, not told to add --overwrite (which
+/// would be refused too).
+#[test]
+fn a_fio_job_writing_a_kernel_interface_file_is_refused_as_such() {
+    let dir = disk_dir();
+    for (target, fs) in [
+        ("/proc/sys/vm/drop_caches", "procfs"),
+        ("/sys/kernel/mm/transparent_hugepage/enabled", "sysfs"),
+    ] {
+        if !Path::new(target).exists() {
+            println!("SKIPPED {target}: not here");
+            continue;
+        }
+        let before = std::fs::read(target).ok();
+        let job = file(&dir, "j.fio");
+        std::fs::write(
+            &job,
+            format!("[job]\nfilename={target}\nrw=write\nbs=4\nsize=4\n"),
+        )
+        .unwrap();
+        for extra in [&[][..], &["--overwrite"][..]] {
+            let mut a = vec!["run", "--fio"];
+            let j = path_str(&job);
+            a.push(&j);
+            a.extend_from_slice(extra);
+            let r = iolab(&a);
+            assert_eq!(r.code, 2, "{}", r.stderr);
+            assert!(
+                r.stderr.contains(&format!("{target} is a file of {fs}"))
+                    && !r.stderr.contains("--overwrite"),
+                "{}",
+                r.stderr
+            );
+        }
+        assert_eq!(std::fs::read(target).ok(), before, "{target} unchanged");
+    }
+}
+
+/// A remote TCP peer's failures are said in words with its address: nothing listening, and a peer that
+/// drops the connection while iolab writes (closed with unread data: the kernel resets it).
+#[test]
+fn a_remote_tcp_peers_failures_are_said_in_words() {
+    let gone = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let free = gone.local_addr().unwrap();
+    drop(gone);
+    let target = format!("tcp:{free}");
+    let args = ["--method", "sync", "--op", "write", "--count", "none"];
+    let mut a = vec!["run", "--target", &target, "--ops", "10"];
+    a.extend_from_slice(&args);
+    let r = iolab(&a);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("nothing listens at {free}")),
+        "{}",
+        r.stderr
+    );
+    let peer = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let at = peer.local_addr().unwrap();
+    let dropper = std::thread::spawn(move || {
+        let (c, _) = peer.accept().unwrap();
+        // Data arrives unread; closing then resets the connection.
+        std::thread::sleep(Duration::from_millis(300));
+        drop(c);
+    });
+    let target = format!("tcp:{at}");
+    let mut a = vec![
+        "run",
+        "--target",
+        &target,
+        "--duration",
+        "20",
+        "--bs",
+        "64k",
+    ];
+    a.extend_from_slice(&args);
+    let r = iolab(&a);
+    dropper.join().unwrap();
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "the connection to {at} was reset: the peer closed it"
+        )),
+        "{}",
+        r.stderr
+    );
 }

@@ -168,6 +168,30 @@ pub(crate) fn loop_over(ids: &DevIds) -> Option<String> {
     None
 }
 
+/// The loop device whose backing file is the file `id` (device, inode), with what uses it: writing the
+/// file writes that device's contents, behind the loop driver and whatever is mounted on it.
+pub(crate) fn loop_backed_by(id: (u64, u64)) -> Option<String> {
+    for e in std::fs::read_dir("/sys/block").ok()?.flatten() {
+        let Ok(back) = std::fs::read_to_string(e.path().join("loop/backing_file")) else {
+            continue;
+        };
+        let back = back.trim_end_matches('\n');
+        let back = back.strip_suffix(" (deleted)").unwrap_or(back);
+        let same = sys::stat(Path::new(back)).is_ok_and(|st| sys::identity(&st) == id);
+        if !same {
+            continue;
+        }
+        let loop_dev = format!("/dev/{}", e.file_name().to_string_lossy());
+        let used = read_dev_numbers(&e.path().join("dev"))
+            .and_then(|(a, b)| device_in_use(Path::new(&loop_dev), libc::makedev(a, b)));
+        return Some(match used {
+            Some(why) => format!("it is the backing file of the loop device {loop_dev}, and {why}"),
+            None => format!("it is the backing file of the loop device {loop_dev}"),
+        });
+    }
+    None
+}
+
 /// Claims a block device about to be written: the checks of [`device_in_use`] (before any open), then the
 /// kernel's exclusive open (O_EXCL fails with EBUSY while anything mounts or claims the device or a
 /// partition of it, in any namespace), then the checks again. The returned descriptor keeps the claim:
@@ -181,6 +205,8 @@ pub(crate) fn claim_device(pin: &super::pin::Pin, shown: &str) -> Result<OwnedFd
             "swapoff it"
         } else if why.contains("stacked on") {
             "detach it"
+        } else if why.contains("another iolab") {
+            "wait for it to finish"
         } else {
             "free it"
         };
@@ -196,12 +222,16 @@ pub(crate) fn claim_device(pin: &super::pin::Pin, shown: &str) -> Result<OwnedFd
     let claim = match pin.open(libc::O_RDONLY | libc::O_EXCL) {
         Ok(fd) => fd,
         Err(Error::Sys(f)) if f.err.errno == libc::EBUSY => {
-            return Err(refuse(device_in_use(path, rdev).unwrap_or_else(|| {
-                "the kernel refuses iolab an exclusive open (O_EXCL: EBUSY), so something holds it that \
-                 iolab cannot name (a mount in a mount namespace it cannot read, another program's exclusive \
-                 open, or a driver; see lsblk and fuser -m)"
-                    .into()
-            })))
+            return Err(refuse(
+                device_in_use(path, rdev)
+                    .or_else(|| iolab_holding(rdev))
+                    .unwrap_or_else(|| {
+                        "the kernel refuses iolab an exclusive open (O_EXCL: EBUSY), so something holds it \
+                         that iolab cannot name (a mount in a mount namespace it cannot read, another \
+                         program's exclusive open, or a driver; see lsblk and fuser -m)"
+                            .into()
+                    }),
+            ))
         }
         Err(e) => return Err(e),
     };
@@ -209,5 +239,74 @@ pub(crate) fn claim_device(pin: &super::pin::Pin, shown: &str) -> Result<OwnedFd
     match device_in_use(path, rdev) {
         Some(why) => Err(refuse(why)),
         None => Ok(claim),
+    }
+}
+
+/// "another iolab (pid N) is writing it" when a running iolab other than this one has the block device
+/// `rdev` open: an iolab writing a device keeps an exclusive open of it (what makes the kernel refuse a
+/// second one EBUSY), and its descriptors show which process it is.
+pub(crate) fn iolab_holding(rdev: libc::dev_t) -> Option<String> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let me = std::process::id().to_string();
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| *n != me && n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if !comm.trim_end().starts_with("iolab") {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            continue;
+        };
+        let holds = fds.flatten().any(|fd| {
+            std::fs::metadata(fd.path())
+                .is_ok_and(|m| m.file_type().is_block_device() && m.rdev() == rdev)
+        });
+        if holds {
+            return Some(format!(
+                "another iolab (pid {pid}) has it open for its own run; two runs on one device measure each \
+                 other"
+            ));
+        }
+    }
+    None
+}
+
+/// The file system on the block device `rdev` (this mount namespace's view): its type and where it is
+/// mounted, if it is.
+pub fn mounted_fs(rdev: libc::dev_t) -> Option<(String, String)> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    mounted_fs_in(&text, major_minor(rdev))
+}
+
+/// [`mounted_fs`] from a mountinfo text: "36 25 7:0 / /mnt rw,relatime shared:1 - ext4 /dev/loop0 rw".
+pub(crate) fn mounted_fs_in(mountinfo: &str, (ma, mi): (u32, u32)) -> Option<(String, String)> {
+    let want = format!("{ma}:{mi}");
+    mountinfo.lines().find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.get(2) != Some(&want.as_str()) {
+            return None;
+        }
+        let dash = f.iter().position(|w| *w == "-")?;
+        Some((f.get(dash + 1)?.to_string(), f.get(4)?.to_string()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_mounted_devices_file_system_and_mount_point_are_read_from_mountinfo() {
+        let text = "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n\
+                    36 25 7:0 / /mnt/a\\040b rw,relatime shared:1 - xfs /dev/loop0 rw\n";
+        assert_eq!(
+            super::mounted_fs_in(text, (7, 0)),
+            Some(("xfs".to_string(), "/mnt/a\\040b".to_string()))
+        );
+        assert_eq!(super::mounted_fs_in(text, (7, 1)), None);
     }
 }

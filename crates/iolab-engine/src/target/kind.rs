@@ -70,6 +70,32 @@ pub fn tcp_remote(path: &Path) -> Option<Result<SocketAddrV4, String>> {
     })
 }
 
+/// How long the end of a run waits for a remote peer to acknowledge what was sent (also the connection's
+/// TCP_USER_TIMEOUT).
+pub const REMOTE_ACK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// What an errno from a connection to a remote TCP peer at `to` means, in words: the kernel's names for
+/// them (ETIMEDOUT, EPIPE ...) say nothing of what the peer or the network did.
+pub fn tcp_failure(errno: i32, to: &str) -> Option<String> {
+    let wait = REMOTE_ACK_WAIT.as_secs();
+    Some(match errno {
+        libc::ETIMEDOUT => format!(
+            "the peer at {to} stopped taking data (it no longer reads, or the network lost the path to it): \
+             nothing sent was taken for over {wait} s, so the kernel gave the connection up"
+        ),
+        libc::EPIPE | libc::ECONNRESET => format!(
+            "the connection to {to} was reset: the peer closed it, or the network refused it (the host \
+             unreachable, a firewall)"
+        ),
+        libc::ECONNREFUSED => format!("nothing listens at {to}: start the peer there first"),
+        libc::EHOSTUNREACH | libc::ENETUNREACH => {
+            format!("{to} cannot be reached from this host: no route to it")
+        }
+        libc::ECONNABORTED => format!("the connection to {to} was aborted by this host's network stack"),
+        _ => return None,
+    })
+}
+
 /// `A.B.C.D:PORT` in decimal (std's address parser is left out: its size counts on the boards).
 fn parse_v4(s: &str) -> Option<SocketAddrV4> {
     let (ip, port) = s.split_once(':')?;

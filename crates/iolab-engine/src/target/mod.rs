@@ -27,6 +27,7 @@ mod dio;
 mod fit;
 pub mod kind;
 pub mod nvme;
+mod others;
 mod peer;
 pub mod per_thread;
 pub mod pin;
@@ -36,7 +37,9 @@ pub mod space;
 
 use crate::target::device::claim_device;
 use crate::target::device::major_minor;
+pub use crate::target::device::mounted_fs;
 use crate::target::fit::check_fit;
+use crate::target::others::{check_not_measured, check_not_own_output, running};
 use crate::target::pin::{Handle, Pin};
 use crate::target::prepared::target_err;
 pub use kind::TargetKind;
@@ -75,8 +78,15 @@ fn check_not_pseudo(path: &Path, exists: bool, shown: &str) -> Result<()> {
     };
     Err(target_err(format!(
         "{what}, a kernel-interface filesystem whose files are settings and counters, not storage: iolab \
-         never uses them as targets, not even with --overwrite; choose a path on a disk filesystem or tmpfs"
+         never uses them as targets, whatever the flags; choose a path on a disk filesystem or tmpfs"
     )))
+}
+
+/// A path that is, or would be made in, a kernel-interface filesystem, refused as [`setup`] refuses it:
+/// for a caller checking targets before any run (a fio job file's jobs).
+pub fn check_kernel_interface(path: &Path) -> Result<()> {
+    let exists = std::fs::symlink_metadata(path).is_ok();
+    check_not_pseudo(path, exists, &crate::units::show_path(path))
 }
 
 /// Inspects the target, applies the safety rules, creates/sizes/prefills a file, and works out regions and
@@ -143,6 +153,14 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     let kind = kind_of(st.as_ref(), &shown)?;
     check_kind_rules(spec, kind, &shown)?;
     let existing_file = kind == TargetKind::File && st.is_some();
+    if let Some(p) = &pin {
+        check_not_own_output(p, &shown)?;
+    }
+    if existing_file && !writes {
+        // A file another iolab measures on is refused to readers too: two runs on one file measure each
+        // other.
+        check_not_measured(pin.as_ref().expect("it exists"), &shown)?;
+    }
     if existing_file && writes {
         let p = pin.as_ref().expect("it exists");
         check_existing_file(spec, p, &shown)?;
@@ -283,13 +301,15 @@ fn untouched(
 fn check_existing_file(spec: &Spec, pin: &Pin, shown: &str) -> Result<()> {
     let owner = pin.iolab_owner();
     if let Some(p) = owner.as_ref().filter(|p| p.alive()) {
-        return Err(target_err(format!(
-            "{shown} is the target of a running iolab (pid {}); wait for it to finish or choose a new path \
-             (two runs on one file measure each other)",
-            p.pid
-        )));
+        return Err(running(shown, p.pid));
     }
     if spec.overwrite {
+        if let Some(why) = device::loop_backed_by(sys::identity(&pin.st)) {
+            return Err(target_err(format!(
+                "refusing to write into {shown}: {why}; writing the file rewrites that device behind its \
+                 back: detach it (losetup -d) or choose another file"
+            )));
+        }
         return check_attributes(pin, shown);
     }
     let what = match owner {
@@ -371,6 +391,16 @@ fn claim_block_device(spec: &Spec, pin: &Pin, shown: &str) -> Result<std::os::fd
             "--allow-device-writes",
             format!("{shown} is a block device; writing destroys its contents: add --allow-device-writes to do it"),
         ));
+    }
+    let ro = pin
+        .open(libc::O_RDONLY | libc::O_NONBLOCK)
+        .ok()
+        .and_then(|fd| sys::blk_read_only(fd.as_raw_fd()).ok());
+    if ro == Some(true) {
+        return Err(target_err(format!(
+            "{shown} is a read-only block device (losetup -r, blockdev --setro, or write-protected): the \
+             kernel refuses every write to it; read it, or choose a writable device"
+        )));
     }
     claim_device(pin, shown)
 }

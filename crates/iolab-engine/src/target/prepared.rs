@@ -247,16 +247,18 @@ pub(crate) struct Remote {
     pub(crate) socks: std::sync::Mutex<Vec<OwnedFd>>,
 }
 
-/// How long the end of a run waits for a remote peer to acknowledge what was sent.
-pub const REMOTE_ACK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+pub use super::kind::REMOTE_ACK_WAIT;
 
 impl Remote {
     fn connect(&self) -> Result<OwnedFd> {
         let stall_ms = REMOTE_ACK_WAIT.as_millis() as u32;
         let fd = sys::tcp_connect(self.to, stall_ms).map_err(|e| {
+            let why = super::kind::tcp_failure(e.errno, &self.to.to_string())
+                .map(|w| format!(": {w}"))
+                .unwrap_or_default();
             Error::usage(
                 "--target",
-                format!("cannot connect to tcp:{}: {}", self.to, Error::from(e)),
+                format!("cannot connect to tcp:{}: {}{why}", self.to, Error::from(e)),
             )
         })?;
         let dup = fd.try_clone().map_err(|e| {
@@ -283,6 +285,7 @@ impl Remote {
             let sent = loop {
                 let t = sys::tcp_sent(s.as_raw_fd()).map_err(Error::from)?;
                 if (t.unacked_segs == 0 && t.notsent_bytes == 0)
+                    || t.closed
                     || std::time::Instant::now() >= until
                 {
                     break t;

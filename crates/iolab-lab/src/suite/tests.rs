@@ -257,3 +257,29 @@ fn a_tied_vary_key_sets_its_keys_together() {
         }
     }
 }
+
+#[test]
+fn a_point_failed_only_when_it_failed_at_run_time() {
+    let rec = |e: &str, code: i64| serde_json::json!({"point": {}, "error": e, "exit_code": code});
+    assert!(point_failed(&rec(
+        "write failed: ENOSPC (No space left on device) on /x; hint: ...",
+        1
+    )));
+    assert!(point_failed(&rec("verify: block 3 differs", 1)));
+    for (e, code) in [
+        (
+            "not available on this machine: the iolab_sink driver is not loaded",
+            1,
+        ),
+        (
+            "pwritev2 failed: EOPNOTSUPP (Operation not supported) on /x",
+            1,
+        ),
+        ("--qd: does not apply to psync", 2),
+    ] {
+        assert!(!point_failed(&rec(e, code)), "{e}");
+    }
+    assert!(!point_failed(
+        &serde_json::json!({"point": {}, "result": {}})
+    ));
+}

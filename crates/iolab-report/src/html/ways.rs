@@ -39,7 +39,8 @@ fn sections<'r, 'a>(runs: &[&'r Run<'a>]) -> Vec<(String, Vec<&'r Run<'a>>)> {
         .map(|(k, g)| {
             let t = differ
                 .iter()
-                .map(|i| format!("{}={}", WORKLOAD[*i], k[*i]))
+                // A suite's target as the text says it ("the disk file writes.dat"), never its placeholder.
+                .map(|i| super::model::kv(WORKLOAD[*i], &k[*i]))
                 .collect::<Vec<_>>()
                 .join(" ");
             (t, g)
