@@ -216,8 +216,11 @@ fn first_screen_answers(stdout: &str) {
             .collect();
         let words = words.split_whitespace().collect::<Vec<_>>().join(" ");
         // A row's label ("io_uring at 4 KiB, 76x write()'s time") names the row a figure is about; two
-        // targets' largest gaps may be the same method and size with other figures.
-        if words.len() > 30 && !words.ends_with("write()'s time") {
+        // targets' largest gaps may be the same method and size with other figures. On a loaded machine
+        // two targets may each have no ranking ("no ranking: 9 methods, 22.6 ns-1.8 µs"): each its own
+        // figures, under its own target.
+        let figures_only = words.ends_with("write()'s time") || words.starts_with("methods, ");
+        if words.len() > 30 && !figures_only {
             assert!(seen.insert(words.clone()), "said twice: {words}\n{stdout}");
         }
     }
