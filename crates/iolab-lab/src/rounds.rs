@@ -308,9 +308,23 @@ pub(crate) fn why_not(e: Error, round: u32) -> Result<String> {
     match e {
         Error::Output(_) => Err(e),
         Error::Runtime(_) | Error::Verify(_) => Ok(format!("failed in round {round}: {e}")),
+        Error::Sys(ref f) if FAILURES.contains(&f.err.errno) => {
+            Ok(format!("failed in round {round}: {e}"))
+        }
         Error::Usage { .. } | Error::Sys(_) | Error::Unavailable(_) => Ok(e.to_string()),
     }
 }
+
+/// Kernel errors of a run that went wrong where it should have worked (the storage's doing, not the
+/// method's or the machine's settings): no space, an I/O error, a quota, a file grown past its limit, a
+/// file handle gone stale.
+const FAILURES: [i32; 5] = [
+    libc::ENOSPC,
+    libc::EIO,
+    libc::EDQUOT,
+    libc::EFBIG,
+    libc::ESTALE,
+];
 
 /// A cell's entry: the kept round nearest the median ns/op of its quiet rounds (of the disturbed ones,
 /// where every round was disturbed) as its result, every round, the steal over all of them.
@@ -379,6 +393,24 @@ mod tests {
         );
         let m = why_not(Error::Verify("block 7 differs".into()), 1).unwrap();
         assert_eq!(m, "failed in round 1: verify: block 7 differs");
+        // No space is a failure of the run; a kernel without the call is not.
+        let sys = |errno| {
+            Error::Sys(iolab_engine::error::SysFailure {
+                err: iolab_sys::SysErr {
+                    call: "pwrite",
+                    errno,
+                },
+                context: None,
+                hint: None,
+            })
+        };
+        let m = why_not(sys(libc::ENOSPC), 2).unwrap();
+        assert!(
+            m.starts_with("failed in round 2: pwrite failed: ENOSPC"),
+            "{m}"
+        );
+        let m = why_not(sys(libc::ENOSYS), 2).unwrap();
+        assert!(m.starts_with("pwrite failed: ENOSYS"), "{m}");
         let m = why_not(Error::usage("--method", "not on a pipe"), 1).unwrap();
         assert_eq!(m, "--method: not on a pipe");
         assert!(why_not(Error::Output("stdout: EPIPE".into()), 2).is_err());

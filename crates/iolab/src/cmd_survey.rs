@@ -23,6 +23,15 @@ pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
     };
     let dir = (!a.no_json).then_some(a.results_dir.as_path());
     crate::output::show_and_save(&outputs, &doc, dir, "survey", s.host.started_unix_s)?;
+    // A run that failed at run time (no space, an I/O error) is a failure of the survey, said above.
+    let failed = s.runs.iter().filter(|r| r.failed_at_run_time()).count();
+    if failed > 0 {
+        crate::output::errln(&format!(
+            "iolab survey: {failed} of {} runs failed at run time (their rows say why)",
+            s.runs.len()
+        ));
+        return Ok(1);
+    }
     Ok(0)
 }
 
