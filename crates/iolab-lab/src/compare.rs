@@ -146,14 +146,23 @@ pub struct CompareRow {
     pub verdict: Verdict,
 }
 
-/// Groups the results of records by workload (repeated runs of one workload form one group).
-fn groups(recs: &[Value]) -> Vec<(String, String, Vec<Value>)> {
-    let mut out: Vec<(String, String, Vec<Value>)> = Vec::new();
+/// One workload's results: its key, its label, and the results (repeated runs of one workload form one
+/// group).
+type Group<'a> = (String, String, Vec<&'a Value>);
+
+/// Groups the results of records by workload, in the order each workload first appears (a lookup per
+/// record, so that this stays linear in the records).
+fn groups(recs: &[Value]) -> Vec<Group<'_>> {
+    let mut out: Vec<Group> = Vec::new();
+    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for r in recs.iter().filter_map(|r| r.get("result")) {
         let k = workload_key(r);
-        match out.iter_mut().find(|g| g.0 == k) {
-            Some(g) => g.2.push(r.clone()),
-            None => out.push((k, workload_label(r), vec![r.clone()])),
+        match at.get(&k) {
+            Some(&i) => out[i].2.push(r),
+            None => {
+                at.insert(k.clone(), out.len());
+                out.push((k, workload_label(r), vec![r]));
+            }
         }
     }
     out
@@ -163,8 +172,8 @@ fn groups(recs: &[Value]) -> Vec<(String, String, Vec<Value>)> {
 /// noise band and verdict.
 pub(crate) fn rows_of(
     label: &str,
-    ra: &[Value],
-    rb: &[Value],
+    ra: &[&Value],
+    rb: &[&Value],
     figures: &[&str],
 ) -> Vec<CompareRow> {
     let mut rows = Vec::new();
@@ -209,21 +218,44 @@ pub fn compare(
     figures: &[&str],
 ) -> (Vec<CompareRow>, Vec<String>, Vec<String>) {
     let (ga, gb) = (groups(a), groups(b));
+    let keys = |g: &[Group]| -> std::collections::HashMap<String, usize> {
+        g.iter()
+            .enumerate()
+            .map(|(i, x)| (x.0.clone(), i))
+            .collect()
+    };
+    let (ka, kb) = (keys(&ga), keys(&gb));
     let mut rows = Vec::new();
     for (k, label, ra) in &ga {
-        let Some((_, _, rb)) = gb.iter().find(|g| &g.0 == k) else {
+        let Some(&j) = kb.get(k) else {
             continue;
         };
-        rows.extend(rows_of(label, ra, rb, figures));
+        rows.extend(rows_of(label, ra, &gb[j].2, figures));
     }
-    let only = |x: &[(String, String, Vec<Value>)], y: &[(String, String, Vec<Value>)]| {
+    let only = |x: &[Group], y: &std::collections::HashMap<String, usize>| {
         x.iter()
-            .filter(|g| !y.iter().any(|h| h.0 == g.0))
+            .filter(|g| !y.contains_key(&g.0))
             .map(|g| g.1.clone())
             .collect::<Vec<_>>()
     };
-    (rows, only(&ga, &gb), only(&gb, &ga))
+    (rows, only(&ga, &kb), only(&gb, &ka))
 }
+
+/// What `compare` reads of a run's result (a record file is cut down to it as it is read): the spec and
+/// the kind of target (the workload), and the figures.
+pub const KEPT: &[&[&str]] = &[
+    &["spec"],
+    &["target", "kind"],
+    &["workload"],
+    &["iops"],
+    &["mib_s"],
+    &["ns_per_op"],
+    &["latency", "p50_ns"],
+    &["latency", "p99_ns"],
+    &["cpu", "process", "user_s"],
+    &["cpu", "process", "sys_s"],
+    &["syscalls", "method_per_op"],
+];
 
 /// The figures `iolab compare` sets side by side.
 pub const COMPARED: &[&str] = &["iops", "ns_per_op", "lat_p99", "cpu_sys"];

@@ -55,12 +55,13 @@ use serde_json::Value;
 pub fn build(recs: &[Value], sources: &[String]) -> Report {
     let recs = repeats::group(recs.to_vec());
     let from = vec![None; recs.len()];
-    build_with(recs, &from, sources)
+    build_with(recs, &from, sources, true)
 }
 
 /// The report of the records of each file (name, records); runs of different files are told apart by
-/// the file's name where their labels would be the same.
-pub fn build_files(files: Vec<(String, Vec<Value>)>) -> Report {
+/// the file's name where their labels would be the same. Each chart's SVG is kept in
+/// [`Report::charts`] only with `keep_svgs` (else it is in the page alone).
+pub fn build_files(files: Vec<(String, Vec<Value>)>, keep_svgs: bool) -> Report {
     let names = file_names(files.iter().map(|f| f.0.as_str()).collect());
     let sources: Vec<String> = files.iter().map(|f| f.0.clone()).collect();
     let many = files.len() > 1;
@@ -72,7 +73,7 @@ pub fn build_files(files: Vec<(String, Vec<Value>)>) -> Report {
         from.extend(r.iter().map(|_| many.then(|| n.clone())));
         recs.extend(r);
     }
-    build_with(recs, &from, &sources)
+    build_with(recs, &from, &sources, keep_svgs)
 }
 
 /// Each path by its file name, or whole where two file names are the same.
@@ -129,7 +130,12 @@ fn unique_labels(recs: &[Value], from: &[Option<String>]) -> Vec<String> {
         .collect()
 }
 
-fn build_with(recs: Vec<Value>, from: &[Option<String>], sources: &[String]) -> Report {
+fn build_with(
+    recs: Vec<Value>,
+    from: &[Option<String>],
+    sources: &[String],
+    keep_svgs: bool,
+) -> Report {
     // A survey's page opens with its answer, from its runs before they are read as records.
     let answer = answer::section(&recs);
     let recs: Vec<Value> = recs
@@ -176,7 +182,7 @@ fn build_with(recs: Vec<Value>, from: &[Option<String>], sources: &[String]) -> 
     dist::uring_batches_chart(&io_runs, &mut out);
     lines_chart(&runs, &mut out);
     flame::profile_charts(&runs, &mut out);
-    let html = page::page(&recs, &labels, &runs, &out, sources, &answer);
+    let html = page::page(&recs, &labels, &runs, &mut out, sources, &answer, keep_svgs);
     Report {
         html,
         charts: out.charts,
@@ -455,7 +461,7 @@ mod tests {
     fn runs_of_several_files_are_told_apart_by_the_file() {
         let a = vec![fake("sync", 512, 10.0), fake("sync", 4096, 80.0)];
         let b = vec![fake("sync", 512, 12.0), fake("sync", 4096, 90.0)];
-        let rep = build_files(vec![("x/a.jsonl".into(), a), ("y/b.jsonl".into(), b)]);
+        let rep = build_files(vec![("x/a.jsonl".into(), a), ("y/b.jsonl".into(), b)], true);
         let tp = rep
             .charts
             .iter()
@@ -475,7 +481,10 @@ mod tests {
         assert!(rep.html.contains("<td>method=sync bs=512 [b.jsonl]</td>"));
         // The same file twice: numbered.
         let a = vec![fake("sync", 512, 10.0)];
-        let rep = build_files(vec![("a.jsonl".into(), a.clone()), ("a.jsonl".into(), a)]);
+        let rep = build_files(
+            vec![("a.jsonl".into(), a.clone()), ("a.jsonl".into(), a)],
+            true,
+        );
         assert!(rep.html.contains("[a.jsonl] #1") && rep.html.contains("[a.jsonl] #2"));
     }
 

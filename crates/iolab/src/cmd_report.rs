@@ -55,7 +55,7 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     }
     let recs: usize = files.iter().map(|f| f.1.len()).sum();
     // Runs of different files are told apart by the file's name.
-    let mut rep = iolab_report::html::build_files(files);
+    let mut rep = iolab_report::html::build_files(files, a.svg.is_some());
     rep.html = iolab_report::answers::with_answers(rep.html, &sums);
     rep.html = iolab_report::findings_by_cause::with_survey_findings(rep.html, &survey_findings);
     #[cfg(feature = "fleet")]

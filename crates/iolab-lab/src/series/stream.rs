@@ -313,13 +313,33 @@ fn kept(mut rec: Value, keep: Keep) -> Value {
         let whole = r.take();
         *r = pruned(whole, paths);
     }
-    rec
+    compact(rec)
 }
 
-/// The parts of `v` at `paths` (each the whole value at its path), the objects on the way kept with only
-/// the keys that lead to them.
+/// `v` with every array and object holding no room beyond its items: as parsed, a pair of numbers has
+/// room for four, and the room of the many small arrays of a record is most of its memory.
+fn compact(v: Value) -> Value {
+    match v {
+        Value::Array(a) => {
+            // Collected in place (the same room): shrunk after.
+            let mut a: Vec<Value> = a.into_iter().map(compact).collect();
+            a.shrink_to_fit();
+            Value::Array(a)
+        }
+        Value::Object(m) => {
+            let items: Vec<(String, Value)> = m.into_iter().map(|(k, x)| (k, compact(x))).collect();
+            Value::Object(items.into_iter().collect())
+        }
+        v => v,
+    }
+}
+
+/// The parts of `v` at `paths`, the objects on the way kept with only the keys that lead to them. A path
+/// keeps the whole value at it unless a longer path goes on from it: then only what the longer ones
+/// reach (a reader asks for the shorter one for its presence: `latency` for whether a run has one).
 fn pruned(v: Value, paths: &[&[&str]]) -> Value {
-    if paths.iter().any(|p| p.is_empty()) {
+    let deeper: Vec<&[&str]> = paths.iter().copied().filter(|p| !p.is_empty()).collect();
+    if deeper.is_empty() {
         return v;
     }
     let Value::Object(m) = v else {
@@ -328,7 +348,7 @@ fn pruned(v: Value, paths: &[&[&str]]) -> Value {
     let out: serde_json::Map<String, Value> = m
         .into_iter()
         .filter_map(|(k, x)| {
-            let under: Vec<&[&str]> = paths
+            let under: Vec<&[&str]> = deeper
                 .iter()
                 .filter(|p| p[0] == k)
                 .map(|p| &p[1..])

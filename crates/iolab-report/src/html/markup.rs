@@ -21,6 +21,15 @@ pub(crate) fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// [`figure`], the chart's own copy of its SVG let go after unless `keep` (asked for as a file of its
+/// own): a page of many charts is not held twice.
+pub(super) fn embed(c: &mut Chart, keep: bool, o: &mut String) {
+    figure(c, o);
+    if !keep {
+        c.svg = String::new();
+    }
+}
+
 /// A chart as a figure: its SVG (without the XML declaration) and its caption.
 pub(super) fn figure(c: &Chart, o: &mut String) {
     let svg = c.svg.trim_start();
