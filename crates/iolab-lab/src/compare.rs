@@ -130,6 +130,10 @@ pub enum Verdict {
     Faster,
     Slower,
     WithinNoise,
+    /// A's median is 0 and B's is not (a figure A did not measure): no ratio, no verdict on speed.
+    ZeroInA,
+    /// B's median is 0 and A's is not.
+    ZeroInB,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -183,14 +187,21 @@ pub(crate) fn rows_of(
         let (Some(sa), Some(sb)) = (stat(&xa), stat(&xb)) else {
             continue;
         };
-        let ratio = if sa.median != 0.0 {
+        let ratio = if sa.median != 0.0 && sb.median != 0.0 {
             sb.median / sa.median
+        } else if sa.median == sb.median {
+            1.0
         } else {
             f64::NAN
         };
         let noise_pct = sa.spread_pct.max(sb.spread_pct).max(MIN_NOISE_PCT);
         let change_pct = (ratio - 1.0) * 100.0;
-        let verdict = if !ratio.is_finite() || change_pct.abs() <= noise_pct {
+        // A zero against a figure measured is not noise: one side did not measure it.
+        let verdict = if sa.median == 0.0 && sb.median != 0.0 {
+            Verdict::ZeroInA
+        } else if sb.median == 0.0 && sa.median != 0.0 {
+            Verdict::ZeroInB
+        } else if !ratio.is_finite() || change_pct.abs() <= noise_pct {
             Verdict::WithinNoise
         } else if (change_pct > 0.0) == f.higher_is_better {
             Verdict::Faster
@@ -267,6 +278,8 @@ impl Verdict {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
             Verdict::WithinNoise => "within noise",
+            Verdict::ZeroInA => "not measured in A (0 there): no ratio",
+            Verdict::ZeroInB => "not measured in B (0 there): no ratio",
         }
     }
 }

@@ -28,7 +28,9 @@ pub fn record(
 /// Appends one record as a line and flushes it to the file system before returning, so a sweep killed
 /// after this point keeps it.
 pub fn append_record(f: &mut std::fs::File, rec: &Value) -> Result<()> {
-    let mut line = serde_json::to_vec(rec).map_err(|e| Error::Runtime(format!("record: {e}")))?;
+    let mut rec = rec.clone();
+    super::figures::positive_zero(&mut rec);
+    let mut line = serde_json::to_vec(&rec).map_err(|e| Error::Runtime(format!("record: {e}")))?;
     line.push(b'\n');
     f.write_all(&line)
         .and_then(|_| f.sync_data())

@@ -27,6 +27,8 @@ pub(super) fn embed(c: &mut Chart, keep: bool, o: &mut String) {
     figure(c, o);
     if !keep {
         c.svg = String::new();
+        // Its pages back to the kernel, for the page growing beside the charts not yet in it.
+        iolab_sys::release_free_heap();
     }
 }
 
