@@ -9,6 +9,7 @@ pub mod check;
 mod figures;
 mod jobs;
 mod points;
+mod prune;
 mod recorder;
 mod records;
 mod repeat;

@@ -3,20 +3,12 @@
 //! never the file's text beside them. A byte no JSON text holds (NUL, another control byte) ends the read
 //! where it is found, naming its offset, without reading the rest of the file.
 
+use super::prune::kept;
+pub use super::prune::Keep;
 use iolab_engine::error::{Error, Result};
 use serde_json::Value;
 use std::io::{BufRead, Read};
 use std::path::Path;
-
-/// Which parts of each record's run result a reader keeps.
-#[derive(Clone, Copy)]
-pub enum Keep<'a> {
-    /// All of it (`sweep --resume`, a fleet's results).
-    All,
-    /// The value at each of these paths of object keys (the whole value at a path), and nothing else of
-    /// a result that has a `spec` (an iolab run's); other results are kept whole.
-    Paths(&'a [&'a [&'a str]]),
-}
 
 /// What a file of records holds.
 #[derive(Default)]
@@ -154,12 +146,25 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
     }
     let mut jl = JsonLines::default();
     jl.add(v, first_line, keep, &mut out).map_err(&bad)?;
+    // The records after the first are cut down as they are parsed (kept as parsed after).
+    let paths = match keep {
+        Keep::All => None,
+        Keep::Paths(p) => Some(super::prune::record_paths(p)),
+    };
+    let paths: Option<Vec<&[&str]>> = paths
+        .as_ref()
+        .map(|p| p.iter().map(Vec::as_slice).collect());
+    let (parse, keep) = match &paths {
+        None => (Parse::Whole, keep),
+        Some(p) => (Parse::Pruned(p), Keep::All),
+    };
     while lines.next(&mut r).map_err(io)? {
         if lines.blank() {
             continue;
         }
-        let l = lines.take();
-        match serde_json::from_slice::<Value>(&l) {
+        // Parsed where it was read: the line's room is reused for the next (not left among the records).
+        let l = &lines.buf;
+        match parse.of(l) {
             Ok(v) if v.get("summary").is_some() || v.get("point").is_some() => {
                 jl.add(v, lines.number, keep, &mut out).map_err(&bad)?
             }
@@ -171,6 +176,26 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
     }
     out.records = jl.recs.into_iter().flatten().collect();
     Ok(out)
+}
+
+/// How a line is parsed: whole, or cut down to the paths of a record it reaches.
+enum Parse<'p, 'a> {
+    Whole,
+    Pruned(&'p [&'a [&'a str]]),
+}
+
+impl Parse<'_, '_> {
+    fn of(&self, l: &[u8]) -> serde_json::Result<Value> {
+        use serde::de::DeserializeSeed;
+        match self {
+            Parse::Whole => serde_json::from_slice(l),
+            Parse::Pruned(p) => {
+                let mut de = serde_json::Deserializer::from_slice(l);
+                let v = super::prune::Pruned(p).deserialize(&mut de)?;
+                de.end().map(|_| v)
+            }
+        }
+    }
 }
 
 /// The lines of a reader, one held at a time.
@@ -295,66 +320,4 @@ fn checked(recs: Vec<Value>, keep: Keep) -> std::result::Result<Vec<Value>, Stri
             None => Ok(kept(r, keep)),
         })
         .collect()
-}
-
-/// The record's own keys a reader keeps (`settings`, which only `--resume` reads, is not).
-const RECORD_KEYS: [&str; 6] = ["point", "result", "error", "exit_code", "repeat", "repeats"];
-
-/// `rec` cut down to what `keep` keeps: for [`Keep::Paths`], its own keys above and of a run's result
-/// (one with a `spec`) the paths listed.
-fn kept(mut rec: Value, keep: Keep) -> Value {
-    let Keep::Paths(paths) = keep else {
-        return rec;
-    };
-    if let Some(o) = rec.as_object_mut() {
-        o.retain(|k, _| RECORD_KEYS.contains(&k.as_str()));
-    }
-    if let Some(r) = rec.get_mut("result").filter(|r| r.get("spec").is_some()) {
-        let whole = r.take();
-        *r = pruned(whole, paths);
-    }
-    compact(rec)
-}
-
-/// `v` with every array and object holding no room beyond its items: as parsed, a pair of numbers has
-/// room for four, and the room of the many small arrays of a record is most of its memory.
-fn compact(v: Value) -> Value {
-    match v {
-        Value::Array(a) => {
-            // Collected in place (the same room): shrunk after.
-            let mut a: Vec<Value> = a.into_iter().map(compact).collect();
-            a.shrink_to_fit();
-            Value::Array(a)
-        }
-        Value::Object(m) => {
-            let items: Vec<(String, Value)> = m.into_iter().map(|(k, x)| (k, compact(x))).collect();
-            Value::Object(items.into_iter().collect())
-        }
-        v => v,
-    }
-}
-
-/// The parts of `v` at `paths`, the objects on the way kept with only the keys that lead to them. A path
-/// keeps the whole value at it unless a longer path goes on from it: then only what the longer ones
-/// reach (a reader asks for the shorter one for its presence: `latency` for whether a run has one).
-fn pruned(v: Value, paths: &[&[&str]]) -> Value {
-    let deeper: Vec<&[&str]> = paths.iter().copied().filter(|p| !p.is_empty()).collect();
-    if deeper.is_empty() {
-        return v;
-    }
-    let Value::Object(m) = v else {
-        return v;
-    };
-    let out: serde_json::Map<String, Value> = m
-        .into_iter()
-        .filter_map(|(k, x)| {
-            let under: Vec<&[&str]> = deeper
-                .iter()
-                .filter(|p| p[0] == k)
-                .map(|p| &p[1..])
-                .collect();
-            (!under.is_empty()).then(|| (k, pruned(x, &under)))
-        })
-        .collect();
-    Value::Object(out)
 }
