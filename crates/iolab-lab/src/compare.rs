@@ -414,6 +414,37 @@ mod tests {
     }
 
     #[test]
+    fn a_zero_against_a_measured_figure_is_not_noise() {
+        let with_p99 = |p99: f64| {
+            let mut r = result("psync", 100.0);
+            r["latency"] = serde_json::json!({"p99_ns": p99});
+            vec![rec(r)]
+        };
+        let (rows, _, _) = compare(&with_p99(0.0), &with_p99(229_000.0), &["lat_p99"]);
+        assert_eq!(rows[0].verdict, Verdict::ZeroInA, "{rows:?}");
+        assert!(rows[0].verdict_word().starts_with("not measured in A"));
+        let (rows, _, _) = compare(&with_p99(229_000.0), &with_p99(0.0), &["lat_p99"]);
+        assert_eq!(rows[0].verdict, Verdict::ZeroInB);
+        assert_eq!(
+            compare_records(&with_p99(5.0), &with_p99(0.0), Some(0.0)).regressions,
+            0
+        );
+        // Both zero: equal.
+        let (rows, _, _) = compare(&with_p99(0.0), &with_p99(0.0), &["lat_p99"]);
+        assert_eq!(
+            (rows[0].verdict.clone(), rows[0].ratio),
+            (Verdict::WithinNoise, 1.0)
+        );
+    }
+
+    #[test]
+    fn what_compare_keeps_of_a_record_holds_every_figure() {
+        for f in FIGURES {
+            assert!(KEPT.contains(&f.path), "{}", f.name);
+        }
+    }
+
+    #[test]
     fn regressions_count_only_slower_rows_beyond_the_limit() {
         let a: Vec<Value> = [100.0, 101.0]
             .iter()

@@ -29,7 +29,11 @@ pub(super) fn kept(mut rec: Value, keep: Keep) -> Value {
     }
     if let Some(r) = rec.get_mut("result").filter(|r| r.get("spec").is_some()) {
         let whole = r.take();
-        *r = pruned(whole, paths);
+        // What the records are checked by stays, as where they are cut as they are parsed.
+        let mut all: Vec<&[&str]> = paths.to_vec();
+        all.extend(super::figures::FIGURES.iter().map(|f| f.path));
+        all.extend(CHECKED);
+        *r = pruned(whole, &all);
     }
     compact(rec)
 }
