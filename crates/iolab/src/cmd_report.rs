@@ -47,8 +47,8 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
         sums.extend(
             f.summaries
                 .into_iter()
-                .filter_map(|s| serde_json::from_value(s).ok())
-                .last(),
+                .rev()
+                .find_map(|s| serde_json::from_value(s).ok()),
         );
         survey_findings.extend(survey_findings_in(f.document.as_ref()));
         files.push((p.display().to_string(), f.records));

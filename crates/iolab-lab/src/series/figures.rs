@@ -88,18 +88,3 @@ pub fn text(v: Option<&Value>) -> String {
         Some(o) => o.to_string(),
     }
 }
-
-/// `v` with every negative zero made 0.0: an empty sum of f64 is -0.0 (`Iterator::sum` starts there),
-/// and "-0.0" in a result document reads as a figure below zero.
-pub fn positive_zero(v: &mut Value) {
-    match v {
-        Value::Number(n)
-            if n.as_f64() == Some(0.0) && n.as_f64().is_some_and(f64::is_sign_negative) =>
-        {
-            *v = serde_json::json!(0.0);
-        }
-        Value::Array(a) => a.iter_mut().for_each(positive_zero),
-        Value::Object(m) => m.values_mut().for_each(positive_zero),
-        _ => {}
-    }
-}

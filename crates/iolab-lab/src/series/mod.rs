@@ -13,18 +13,20 @@ mod prune;
 mod recorder;
 mod records;
 mod repeat;
+mod shape;
 mod stream;
 
 pub use check::check_record_file;
-pub use figures::{at, figure, num, positive_zero, text, Figure, FIGURES, WIDE_SPREAD_PCT};
+pub use figures::{at, figure, num, text, Figure, FIGURES, WIDE_SPREAD_PCT};
 pub use jobs::{run_jobs, CustomWork, Event, Job, Work};
 pub use points::{parse_vary, parse_vary_any, point_label, point_raw, points, shown, Vary};
 pub use recorder::Recorder;
 pub use records::{
     append_record, fixed_spec, is_point, read_record_file, read_records, read_records_text, record,
-    record_point, records_of, settings,
+    records_of, settings,
 };
 pub use repeat::{summarize, RepeatSummary};
+pub use shape::record_point;
 pub use stream::{Keep, RecordFile};
 
 #[cfg(test)]

@@ -198,7 +198,7 @@ impl<'de> serde::Deserialize<'de> for Key<'de> {
 }
 
 /// The paths of a record (its own keys whole, a summary line's too) that reach what `keep` keeps of its
-/// result, and what [`super::records::impossible`] checks.
+/// result, and what [`super::shape::impossible`] checks.
 pub(super) fn record_paths<'a>(result: &[&'a [&'a str]]) -> Vec<Vec<&'a str>> {
     let mut out: Vec<Vec<&str>> = RECORD_KEYS
         .iter()
@@ -216,5 +216,5 @@ pub(super) fn record_paths<'a>(result: &[&'a [&'a str]]) -> Vec<Vec<&'a str>> {
     out
 }
 
-/// What [`super::records::impossible`] reads of a result besides the figures.
+/// What [`super::shape::impossible`] reads of a result besides the figures.
 const CHECKED: [&[&str]; 5] = [&["spec"], &["workload"], &["wall_s"], &["ops"], &["bytes"]];

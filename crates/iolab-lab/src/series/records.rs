@@ -3,6 +3,7 @@
 
 use super::figures::text;
 use super::points::Vary;
+use super::shape::record_point;
 use super::stream::{Keep, RecordFile};
 use iolab_engine::error::{Error, Result};
 use iolab_engine::spec::RawSpec;
@@ -29,24 +30,12 @@ pub fn record(
 /// after this point keeps it.
 pub fn append_record(f: &mut std::fs::File, rec: &Value) -> Result<()> {
     let mut rec = rec.clone();
-    super::figures::positive_zero(&mut rec);
+    iolab_engine::json::positive_zero(&mut rec);
     let mut line = serde_json::to_vec(&rec).map_err(|e| Error::Runtime(format!("record: {e}")))?;
     line.push(b'\n');
     f.write_all(&line)
         .and_then(|_| f.sync_data())
         .map_err(|e| Error::Runtime(format!("cannot write the sweep's record file: {e}")))
-}
-
-/// The point of a record, as (key, value) pairs in the record's order.
-pub fn record_point(rec: &Value) -> Vec<(String, String)> {
-    rec.get("point")
-        .and_then(|p| p.as_object())
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Whether a record was made for `point` (keys in any order: a record's keys come back sorted).
@@ -122,44 +111,6 @@ fn not_empty(f: RecordFile, path: &Path) -> Result<RecordFile> {
         )));
     }
     Ok(f)
-}
-
-/// Why a record cannot be one iolab wrote: neither a result nor an error; a result that is not a run's
-/// (no `spec`, `workload` or figure); or a figure no run can have measured (negative, or not a number
-/// where the figure is given). A survey's run is checked by the run it holds.
-pub(super) fn impossible(rec: &Value) -> Option<String> {
-    let Some(result) = rec.get("result") else {
-        return rec
-            .get("error")
-            .is_none()
-            .then(|| "it holds neither a result nor an error".to_string());
-    };
-    let survey_run = ["target", "method", "bs"]
-        .iter()
-        .all(|k| result.get(k).is_some())
-        && result.get("spec").is_none();
-    let run = match result.get("result") {
-        Some(Value::Null) if survey_run => return None,
-        Some(r) if survey_run => r,
-        _ => result,
-    };
-    let paths = super::figures::FIGURES.iter().map(|f| f.path);
-    let more: [&[&str]; 4] = [&["wall_s"], &["ops"], &["bytes"], &["latency", "p99_ns"]];
-    let figures = || paths.clone().chain(more);
-    // Something a run's result has: its spec, its workload, or a figure.
-    let a_run = ["spec", "workload"].iter().any(|k| run.get(*k).is_some())
-        || figures().any(|p| super::figures::at(run, p).is_some());
-    if !run.is_object() || !a_run {
-        return Some("its result is not a run's (no spec, workload or figure)".into());
-    }
-    for p in figures() {
-        match super::figures::at(run, p) {
-            None | Some(Value::Null) => {}
-            Some(Value::Number(n)) if n.as_f64().is_some_and(|v| v >= 0.0 && v.is_finite()) => {}
-            Some(v) => return Some(format!("{} is {v}", p.join("."))),
-        }
-    }
-    None
 }
 
 /// What a point of a sweep or suite is refused with when its target file exists (most often a file an

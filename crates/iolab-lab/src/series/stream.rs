@@ -251,11 +251,11 @@ impl JsonLines {
             out.summaries.push(s.take());
             return Ok(());
         }
-        if let Some(why) = super::records::impossible(&v) {
+        if let Some(why) = super::shape::impossible(&v) {
             return Err(format!("line {line}: {why}; {FORGED}"));
         }
         // A point run again at --resume: its later record replaces the one that did not run.
-        let mut point = super::records::record_point(&v);
+        let mut point = super::shape::record_point(&v);
         point.sort();
         let key = format!("{point:?}");
         if let Some(j) = self.not_run.remove(&key) {
@@ -315,7 +315,7 @@ const FORGED: &str = "not a record iolab wrote (damaged or forged)";
 fn checked(recs: Vec<Value>, keep: Keep) -> std::result::Result<Vec<Value>, String> {
     recs.into_iter()
         .enumerate()
-        .map(|(i, r)| match super::records::impossible(&r) {
+        .map(|(i, r)| match super::shape::impossible(&r) {
             Some(why) => Err(format!("record {}: {why}; {FORGED}", i + 1)),
             None => Ok(kept(r, keep)),
         })

@@ -35,7 +35,7 @@ impl Exporter for Json {
         // document (a board binary's size budget: each serializer is a copy of their code).
         let pretty = |v: serde_json::Result<serde_json::Value>| {
             v.and_then(|mut v| {
-                iolab_lab::series::positive_zero(&mut v);
+                iolab_engine::json::positive_zero(&mut v);
                 serde_json::to_vec_pretty(&v)
             })
         };
