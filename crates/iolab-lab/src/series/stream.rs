@@ -115,7 +115,8 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
     if let Some(b) = first.iter().find(|b| !b.is_ascii_whitespace()) {
         if *b != b'{' {
             return Err(bad(format!(
-                "not a file of records: it starts with {:?}, and each record is a JSON object",
+                "line {}: not a file of records: it starts with {:?}, and each record is a JSON object",
+                lines.number,
                 char::from(*b)
             )));
         }
