@@ -18,6 +18,28 @@ pub const RECORDS_INPUT: u64 = 1 << 30;
 /// naming the flag, when it is not a regular file, larger than `limit`, or not UTF-8 text.
 pub fn read_text(path: &Path, flag: &str, what: &str, limit: u64) -> Result<String> {
     let shown = path.display();
+    let mut bytes = Vec::new();
+    open_regular(path, flag, what, limit)?
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::usage(flag, format!("cannot read {shown}: {e}")))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big(path, flag, what, limit, bytes.len() as u64));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| Error::usage(flag, format!("{shown} is not UTF-8 text; a {what} is text")))
+}
+
+/// The input file `path` given by `flag` (a `what` of at most `limit` bytes), open to be read as a
+/// stream: refused, naming the flag, when it is not a regular file or larger than `limit`. The file may
+/// grow while it is read: the reader ends after `limit` + 1 bytes, so reading more than `limit` is
+/// noticed (a caller reading it all compares what it read with the limit; [`read_text`] does).
+pub fn open_regular(
+    path: &Path,
+    flag: &str,
+    what: &str,
+    limit: u64,
+) -> Result<std::io::Take<std::fs::File>> {
+    let shown = path.display();
     let fd = sys::open(
         path,
         libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC,
@@ -45,30 +67,22 @@ pub fn read_text(path: &Path, flag: &str, what: &str, limit: u64) -> Result<Stri
             format!("{shown} is {k}; iolab reads a {what} from a regular file only"),
         ));
     }
-    let too_big = |n: u64| {
-        Error::usage(
-            flag,
-            format!(
-                "{shown} is {} or more; iolab reads at most {} of a {what}",
-                fmt_size(n),
-                fmt_size(limit)
-            ),
-        )
-    };
     if st.st_size as u64 > limit {
-        return Err(too_big(st.st_size as u64));
+        return Err(too_big(path, flag, what, limit, st.st_size as u64));
     }
-    // The file may grow while it is read: no more than the limit is taken, and more is an error.
-    let mut bytes = Vec::with_capacity(st.st_size as usize);
-    std::fs::File::from(fd)
-        .take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::usage(flag, format!("cannot read {shown}: {e}")))?;
-    if bytes.len() as u64 > limit {
-        return Err(too_big(bytes.len() as u64));
-    }
-    String::from_utf8(bytes)
-        .map_err(|_| Error::usage(flag, format!("{shown} is not UTF-8 text; a {what} is text")))
+    Ok(std::fs::File::from(fd).take(limit + 1))
+}
+
+fn too_big(path: &Path, flag: &str, what: &str, limit: u64, n: u64) -> Error {
+    Error::usage(
+        flag,
+        format!(
+            "{} is {} or more; iolab reads at most {} of a {what}",
+            path.display(),
+            fmt_size(n),
+            fmt_size(limit)
+        ),
+    )
 }
 
 #[cfg(test)]

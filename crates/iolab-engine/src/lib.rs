@@ -12,6 +12,7 @@ pub mod error;
 pub mod fault;
 pub mod host;
 pub mod input;
+pub mod json;
 pub mod leftovers;
 pub mod made_dirs;
 pub mod measure;

@@ -130,6 +130,10 @@ pub enum Verdict {
     Faster,
     Slower,
     WithinNoise,
+    /// A's median is 0 and B's is not (a figure A did not measure): no ratio, no verdict on speed.
+    ZeroInA,
+    /// B's median is 0 and A's is not.
+    ZeroInB,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -146,14 +150,23 @@ pub struct CompareRow {
     pub verdict: Verdict,
 }
 
-/// Groups the results of records by workload (repeated runs of one workload form one group).
-fn groups(recs: &[Value]) -> Vec<(String, String, Vec<Value>)> {
-    let mut out: Vec<(String, String, Vec<Value>)> = Vec::new();
+/// One workload's results: its key, its label, and the results (repeated runs of one workload form one
+/// group).
+type Group<'a> = (String, String, Vec<&'a Value>);
+
+/// Groups the results of records by workload, in the order each workload first appears (a lookup per
+/// record, so that this stays linear in the records).
+fn groups(recs: &[Value]) -> Vec<Group<'_>> {
+    let mut out: Vec<Group> = Vec::new();
+    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for r in recs.iter().filter_map(|r| r.get("result")) {
         let k = workload_key(r);
-        match out.iter_mut().find(|g| g.0 == k) {
-            Some(g) => g.2.push(r.clone()),
-            None => out.push((k, workload_label(r), vec![r.clone()])),
+        match at.get(&k) {
+            Some(&i) => out[i].2.push(r),
+            None => {
+                at.insert(k.clone(), out.len());
+                out.push((k, workload_label(r), vec![r]));
+            }
         }
     }
     out
@@ -163,8 +176,8 @@ fn groups(recs: &[Value]) -> Vec<(String, String, Vec<Value>)> {
 /// noise band and verdict.
 pub(crate) fn rows_of(
     label: &str,
-    ra: &[Value],
-    rb: &[Value],
+    ra: &[&Value],
+    rb: &[&Value],
     figures: &[&str],
 ) -> Vec<CompareRow> {
     let mut rows = Vec::new();
@@ -174,14 +187,21 @@ pub(crate) fn rows_of(
         let (Some(sa), Some(sb)) = (stat(&xa), stat(&xb)) else {
             continue;
         };
-        let ratio = if sa.median != 0.0 {
+        let ratio = if sa.median != 0.0 && sb.median != 0.0 {
             sb.median / sa.median
+        } else if sa.median == sb.median {
+            1.0
         } else {
             f64::NAN
         };
         let noise_pct = sa.spread_pct.max(sb.spread_pct).max(MIN_NOISE_PCT);
         let change_pct = (ratio - 1.0) * 100.0;
-        let verdict = if !ratio.is_finite() || change_pct.abs() <= noise_pct {
+        // A zero against a figure measured is not noise: one side did not measure it.
+        let verdict = if sa.median == 0.0 && sb.median != 0.0 {
+            Verdict::ZeroInA
+        } else if sb.median == 0.0 && sa.median != 0.0 {
+            Verdict::ZeroInB
+        } else if !ratio.is_finite() || change_pct.abs() <= noise_pct {
             Verdict::WithinNoise
         } else if (change_pct > 0.0) == f.higher_is_better {
             Verdict::Faster
@@ -209,21 +229,44 @@ pub fn compare(
     figures: &[&str],
 ) -> (Vec<CompareRow>, Vec<String>, Vec<String>) {
     let (ga, gb) = (groups(a), groups(b));
+    let keys = |g: &[Group]| -> std::collections::HashMap<String, usize> {
+        g.iter()
+            .enumerate()
+            .map(|(i, x)| (x.0.clone(), i))
+            .collect()
+    };
+    let (ka, kb) = (keys(&ga), keys(&gb));
     let mut rows = Vec::new();
     for (k, label, ra) in &ga {
-        let Some((_, _, rb)) = gb.iter().find(|g| &g.0 == k) else {
+        let Some(&j) = kb.get(k) else {
             continue;
         };
-        rows.extend(rows_of(label, ra, rb, figures));
+        rows.extend(rows_of(label, ra, &gb[j].2, figures));
     }
-    let only = |x: &[(String, String, Vec<Value>)], y: &[(String, String, Vec<Value>)]| {
+    let only = |x: &[Group], y: &std::collections::HashMap<String, usize>| {
         x.iter()
-            .filter(|g| !y.iter().any(|h| h.0 == g.0))
+            .filter(|g| !y.contains_key(&g.0))
             .map(|g| g.1.clone())
             .collect::<Vec<_>>()
     };
-    (rows, only(&ga, &gb), only(&gb, &ga))
+    (rows, only(&ga, &kb), only(&gb, &ka))
 }
+
+/// What `compare` reads of a run's result (a record file is cut down to it as it is read): the spec and
+/// the kind of target (the workload), and the figures.
+pub const KEPT: &[&[&str]] = &[
+    &["spec"],
+    &["target", "kind"],
+    &["workload"],
+    &["iops"],
+    &["mib_s"],
+    &["ns_per_op"],
+    &["latency", "p50_ns"],
+    &["latency", "p99_ns"],
+    &["cpu", "process", "user_s"],
+    &["cpu", "process", "sys_s"],
+    &["syscalls", "method_per_op"],
+];
 
 /// The figures `iolab compare` sets side by side.
 pub const COMPARED: &[&str] = &["iops", "ns_per_op", "lat_p99", "cpu_sys"];
@@ -235,6 +278,8 @@ impl Verdict {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
             Verdict::WithinNoise => "within noise",
+            Verdict::ZeroInA => "not measured in A (0 there): no ratio",
+            Verdict::ZeroInB => "not measured in B (0 there): no ratio",
         }
     }
 }
@@ -366,6 +411,37 @@ mod tests {
         let (rows, only_a, only_b) = compare(&a, &other, &["iops"]);
         assert!(rows.is_empty());
         assert_eq!((only_a.len(), only_b.len()), (1, 1));
+    }
+
+    #[test]
+    fn a_zero_against_a_measured_figure_is_not_noise() {
+        let with_p99 = |p99: f64| {
+            let mut r = result("psync", 100.0);
+            r["latency"] = serde_json::json!({"p99_ns": p99});
+            vec![rec(r)]
+        };
+        let (rows, _, _) = compare(&with_p99(0.0), &with_p99(229_000.0), &["lat_p99"]);
+        assert_eq!(rows[0].verdict, Verdict::ZeroInA, "{rows:?}");
+        assert!(rows[0].verdict_word().starts_with("not measured in A"));
+        let (rows, _, _) = compare(&with_p99(229_000.0), &with_p99(0.0), &["lat_p99"]);
+        assert_eq!(rows[0].verdict, Verdict::ZeroInB);
+        assert_eq!(
+            compare_records(&with_p99(5.0), &with_p99(0.0), Some(0.0)).regressions,
+            0
+        );
+        // Both zero: equal.
+        let (rows, _, _) = compare(&with_p99(0.0), &with_p99(0.0), &["lat_p99"]);
+        assert_eq!(
+            (rows[0].verdict.clone(), rows[0].ratio),
+            (Verdict::WithinNoise, 1.0)
+        );
+    }
+
+    #[test]
+    fn what_compare_keeps_of_a_record_holds_every_figure() {
+        for f in FIGURES {
+            assert!(KEPT.contains(&f.path), "{}", f.name);
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use crate::compare::{rows_of, workload_key, workload_label, Outcome, COMPARED};
 use iolab_engine::error::{Error, Result};
 use serde_json::Value;
+use std::collections::HashMap;
 
 /// Where a spec key sits in a result's `spec` (flag spelling: dashes; nested ring and offload options).
 fn place(key: &str) -> Vec<&'static str> {
@@ -62,7 +63,7 @@ fn without(result: &Value, key: &str) -> Option<(String, String)> {
 }
 
 /// The workload without the key, B's value of it, the label, A's runs and B's runs.
-type Group = (String, String, String, Vec<Value>, Vec<Value>);
+type Group<'a> = (String, String, String, Vec<&'a Value>, Vec<&'a Value>);
 
 /// `--across KEY` or `--across KEY=BASE`.
 pub fn parse(s: &str) -> Result<(String, Option<String>)> {
@@ -81,25 +82,20 @@ pub fn parse(s: &str) -> Result<(String, Option<String>)> {
 
 /// A and B compared across `key` (see the module doc). An error (exit 2) when no run of A has the key
 /// or none has BASE.
-pub fn compare_across(
-    a: &[Value],
-    b: &[Value],
+pub fn compare_across<'a>(
+    a: &'a [Value],
+    b: &'a [Value],
     key: &str,
     base: Option<&str>,
     limit_pct: Option<f64>,
 ) -> Result<Outcome> {
-    let results = |recs: &[Value]| -> Vec<Value> {
+    let keyed = |recs: &'a [Value]| -> Vec<(String, String, &'a Value)> {
         recs.iter()
-            .filter_map(|r| r.get("result").cloned())
+            .filter_map(|r| r.get("result"))
+            .filter_map(|r| without(r, key).map(|(w, v)| (w, v, r)))
             .collect()
     };
-    let (ra, rb) = (results(a), results(b));
-    let keyed = |rs: &[Value]| -> Vec<(String, String, Value)> {
-        rs.iter()
-            .filter_map(|r| without(r, key).map(|(w, v)| (w, v, r.clone())))
-            .collect()
-    };
-    let (ka, kb) = (keyed(&ra), keyed(&rb));
+    let (ka, kb) = (keyed(a), keyed(b));
     let Some(first) = ka.first() else {
         return Err(Error::usage(
             "--across",
@@ -115,27 +111,31 @@ pub fn compare_across(
             format!("no run in A has {key}={base} (A has {})", seen.join(", ")),
         ));
     }
-    // Groups: (workload without key, B's value) -> the A runs (key = base) and the B runs.
+    // Groups: (workload without key, B's value) -> the A runs (key = base) and the B runs; B's runs
+    // found by their workload, each group by its key (lookups, so that this stays linear in the runs).
+    let mut b_of: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, (wb, vb, _)) in kb.iter().enumerate() {
+        if *vb != base {
+            b_of.entry(wb.as_str()).or_default().push(i);
+        }
+    }
     let mut groups: Vec<Group> = Vec::new();
-    for (w, _, r) in ka.iter().filter(|(_, v, _)| *v == base) {
-        for (wb, vb, rb) in kb.iter().filter(|(wb, vb, _)| wb == w && *vb != base) {
-            let label = format!("{key} {base} (A) vs {vb} (B): {}", workload_label(r));
-            match groups.iter_mut().find(|g| g.0 == *wb && g.1 == *vb) {
-                Some(g) => {
-                    if !g.3.contains(r) {
-                        g.3.push(r.clone());
-                    }
-                    if !g.4.contains(rb) {
-                        g.4.push(rb.clone());
-                    }
-                }
-                None => groups.push((
-                    wb.clone(),
-                    vb.clone(),
-                    label,
-                    vec![r.clone()],
-                    vec![rb.clone()],
-                )),
+    let mut at: HashMap<(&str, &str), usize> = HashMap::new();
+    // Which runs each group holds already (by their place in A and B).
+    let mut held: std::collections::HashSet<(usize, bool, usize)> = Default::default();
+    for (ia, (w, _, r)) in ka.iter().enumerate().filter(|(_, (_, v, _))| *v == base) {
+        for &ib in b_of.get(w.as_str()).into_iter().flatten() {
+            let (wb, vb, rb) = &kb[ib];
+            let g = *at.entry((wb.as_str(), vb.as_str())).or_insert_with(|| {
+                let label = format!("{key} {base} (A) vs {vb} (B): {}", workload_label(r));
+                groups.push((wb.clone(), vb.clone(), label, Vec::new(), Vec::new()));
+                groups.len() - 1
+            });
+            if held.insert((g, true, ia)) {
+                groups[g].3.push(*r);
+            }
+            if held.insert((g, false, ib)) {
+                groups[g].4.push(*rb);
             }
         }
     }
@@ -143,8 +143,10 @@ pub fn compare_across(
         .iter()
         .flat_map(|(_, _, label, ga, gb)| rows_of(label, ga, gb, COMPARED))
         .collect();
-    let matched = |w: &str| groups.iter().any(|g| g.0 == w);
-    let only = |k: &[(String, String, Value)], side_base: bool| -> Vec<String> {
+    let matched_keys: std::collections::HashSet<&str> =
+        groups.iter().map(|g| g.0.as_str()).collect();
+    let matched = |w: &str| matched_keys.contains(w);
+    let only = |k: &[(String, String, &Value)], side_base: bool| -> Vec<String> {
         let mut v: Vec<String> = k
             .iter()
             .filter(|(w, val, _)| (*val == base) == side_base && !matched(w))

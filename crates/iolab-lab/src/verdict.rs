@@ -44,6 +44,7 @@ pub fn result_value(r: &RunResult) -> iolab_engine::error::Result<serde_json::Va
     if let (Some(o), Ok(verdict)) = (v.as_object_mut(), serde_json::to_value(of(r))) {
         o.insert("verdict".into(), verdict);
     }
+    iolab_engine::json::positive_zero(&mut v);
     Ok(v)
 }
 

@@ -54,11 +54,12 @@ pub fn section(sums: &[Summary]) -> String {
 
 /// `html` (a whole report page) with the section for `sums` leading it: the suite's answers, the seed's
 /// figures checked and the findings before the table of runs and the charts.
-pub fn with_answers(html: &str, sums: &[Summary]) -> String {
+pub fn with_answers(mut html: String, sums: &[Summary]) -> String {
     let sec = section(sums);
     let at = html.find("<h2>Runs</h2>").or_else(|| html.rfind("</body>"));
-    match at {
-        Some(i) if !sec.is_empty() => format!("{}{sec}{}", &html[..i], &html[i..]),
-        _ => html.to_string(),
+    if let Some(i) = at.filter(|_| !sec.is_empty()) {
+        // In place: a page of many records is not copied whole.
+        html.insert_str(i, &sec);
     }
+    html
 }

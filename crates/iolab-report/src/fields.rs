@@ -69,6 +69,9 @@ macro_rules! fields {
     ($($(#[$doc:meta])* $name:ident = [$($key:literal),+] in $($holder:ident),+;)*) => {
         $($(#[$doc])* pub(crate) const $name: Field = Field(&[$($key),+]);)*
 
+        /// Every field above with the names of the documents that hold it.
+        const HELD: &[(Field, &[&str])] = &[$(($name, &[$(stringify!($holder)),+])),*];
+
         /// Every field above, with its name and the documents that hold it.
         #[cfg(test)]
         const ALL: &[(&str, Field, &[Holder])] = &[$((stringify!($name), $name, &[$(Holder::$holder),+])),*];
@@ -189,6 +192,16 @@ fields! {
     SURVEY_RESULT = ["result"] in SurveyRun;
     /// Why the method could not run on the target.
     SURVEY_UNAVAILABLE = ["unavailable"] in SurveyUnavailable;
+}
+
+/// The places in a run's result (an iolab run's or a decimal-lines run's) the report reads: what a
+/// record file is cut down to as it is read (`series::Keep::Paths`). The fields inside one of them
+/// (a finding's text, an interval's figures) are kept with it.
+pub fn result_paths() -> Vec<&'static [&'static str]> {
+    HELD.iter()
+        .filter(|(_, held)| held.iter().any(|h| matches!(*h, "Run" | "Lines")))
+        .map(|(f, _)| f.path())
+        .collect()
 }
 
 /// The profile group the storage paper's Figure 4 is about (`ProfileFigures::groups` names it so).

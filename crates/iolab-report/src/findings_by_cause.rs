@@ -194,23 +194,24 @@ pub fn html_groups(fs: &[Compared]) -> String {
 
 /// `page` with a survey's findings, grouped by cause, after the answer it opens with (unchanged where it
 /// has none).
-pub fn with_survey_findings(page: &str, fs: &[Compared]) -> String {
+pub fn with_survey_findings(mut page: String, fs: &[Compared]) -> String {
     // Before the heading that follows the answer's.
     let Some(at) = page
         .find("<h2>The answer</h2>")
         .and_then(|a| page[a + 1..].find("<h2>").map(|b| a + 1 + b))
     else {
-        return page.to_string();
+        return page;
     };
     if fs.is_empty() {
-        return page.to_string();
+        return page;
     }
     let o = format!(
         "<h3>Why, by cause</h3>\n<p>Each cause once, with every row it explains and that row's figures; each \
          row's whole sentence is under Findings below.</p>\n{}",
         html_groups(fs)
     );
-    format!("{}{o}{}", &page[..at], &page[at..])
+    page.insert_str(at, &o);
+    page
 }
 
 /// The findings, each cause and each sentence once with the rows it holds for.

@@ -7,12 +7,13 @@ use iolab_lab::fleet::{Host, Merged, Outcome};
 use std::fmt::Write;
 
 /// `html` with a fleet section for `dir` before its runs (or at the end).
-pub fn with_fleet(html: &str, dir: &str, hosts: &[Host], merged: &[Merged]) -> String {
+pub fn with_fleet(mut html: String, dir: &str, hosts: &[Host], merged: &[Merged]) -> String {
     let sec = section(dir, hosts, merged);
     match html.find("<h2>Runs</h2>").or_else(|| html.rfind("</body>")) {
-        Some(i) => format!("{}{sec}{}", &html[..i], &html[i..]),
-        None => html.to_string() + &sec,
+        Some(i) => html.insert_str(i, &sec),
+        None => html.push_str(&sec),
     }
+    html
 }
 
 /// The hosts' table and the workloads' table, the workloads whose hosts differ most first.

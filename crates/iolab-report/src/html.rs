@@ -53,24 +53,27 @@ use serde_json::Value;
 /// The report of `recs`, read from the files `sources` (named on the page; when there are several,
 /// records are not told apart by file: use [`build_files`] for that).
 pub fn build(recs: &[Value], sources: &[String]) -> Report {
-    let recs = repeats::group(recs);
-    build_with(&recs, &vec![None; recs.len()], sources)
+    let recs = repeats::group(recs.to_vec());
+    let from = vec![None; recs.len()];
+    build_with(recs, &from, sources, true)
 }
 
 /// The report of the records of each file (name, records); runs of different files are told apart by
-/// the file's name where their labels would be the same.
-pub fn build_files(files: &[(String, Vec<Value>)]) -> Report {
+/// the file's name where their labels would be the same. Each chart's SVG is kept in
+/// [`Report::charts`] only with `keep_svgs` (else it is in the page alone).
+pub fn build_files(files: Vec<(String, Vec<Value>)>, keep_svgs: bool) -> Report {
     let names = file_names(files.iter().map(|f| f.0.as_str()).collect());
+    let sources: Vec<String> = files.iter().map(|f| f.0.clone()).collect();
+    let many = files.len() > 1;
     let mut recs = Vec::new();
     let mut from = Vec::new();
-    for ((_, r), n) in files.iter().zip(&names) {
+    for ((_, r), n) in files.into_iter().zip(names) {
         // The repeats of one configuration (`run --repeat K --json`) are one run.
         let r = repeats::group(r);
-        from.extend(r.iter().map(|_| (files.len() > 1).then(|| n.clone())));
+        from.extend(r.iter().map(|_| many.then(|| n.clone())));
         recs.extend(r);
     }
-    let sources: Vec<String> = files.iter().map(|f| f.0.clone()).collect();
-    build_with(&recs, &from, &sources)
+    build_with(recs, &from, &sources, keep_svgs)
 }
 
 /// Each path by its file name, or whole where two file names are the same.
@@ -91,34 +94,53 @@ fn file_names(paths: Vec<&str>) -> Vec<String> {
 /// Labels for `recs` (from file `from[i]` where files are told apart), unique: a file's name is added
 /// where records of different files would share one, a number where records still do.
 fn unique_labels(recs: &[Value], from: &[Option<String>]) -> Vec<String> {
-    let mut labels: Vec<String> = recs
+    let labels: Vec<String> = recs
         .iter()
         .map(|rec| label_of(rec, fields::RESULT.at(rec).unwrap_or(&Value::Null)))
         .collect();
-    let dup = |l: &[String], i: usize| l.iter().filter(|x| **x == l[i]).count() > 1;
-    let with_file: Vec<String> = (0..labels.len())
-        .map(|i| match &from[i] {
-            Some(f) if dup(&labels, i) => format!("{} [{f}]", labels[i]),
-            _ => labels[i].clone(),
+    // How many times each label occurs (counted once, so that this stays linear in the records).
+    let counts = |l: &[String]| {
+        let mut n: std::collections::HashMap<String, usize> = Default::default();
+        for x in l {
+            *n.entry(x.clone()).or_default() += 1;
+        }
+        n
+    };
+    let n = counts(&labels);
+    let labels: Vec<String> = labels
+        .iter()
+        .zip(from)
+        .map(|(l, file)| match file {
+            Some(f) if n[l] > 1 => format!("{l} [{f}]"),
+            _ => l.clone(),
         })
         .collect();
-    labels = with_file;
-    let base = labels.clone();
-    for (i, l) in labels.iter_mut().enumerate() {
-        if base.iter().filter(|x| **x == base[i]).count() > 1 {
-            let n = base[..=i].iter().filter(|x| **x == base[i]).count();
-            *l = format!("{} #{n}", base[i]);
-        }
-    }
+    let n = counts(&labels);
+    let mut seen: std::collections::HashMap<&str, usize> = Default::default();
     labels
+        .iter()
+        .map(|l| {
+            if n[l] < 2 {
+                return l.clone();
+            }
+            let k = seen.entry(l.as_str()).or_default();
+            *k += 1;
+            format!("{l} #{k}")
+        })
+        .collect()
 }
 
-fn build_with(recs: &[Value], from: &[Option<String>], sources: &[String]) -> Report {
+fn build_with(
+    recs: Vec<Value>,
+    from: &[Option<String>],
+    sources: &[String],
+    keep_svgs: bool,
+) -> Report {
     // A survey's page opens with its answer, from its runs before they are read as records.
-    let answer = answer::section(recs);
+    let answer = answer::section(&recs);
     let recs: Vec<Value> = recs
-        .iter()
-        .map(|r| unwrap_survey_run(r).unwrap_or_else(|| r.clone()))
+        .into_iter()
+        .map(|r| unwrap_survey_run(&r).unwrap_or(r))
         .collect();
     let labels = unique_labels(&recs, from);
     let grouped = recs.iter().any(|r| repeats::count(r).is_some());
@@ -160,7 +182,7 @@ fn build_with(recs: &[Value], from: &[Option<String>], sources: &[String]) -> Re
     dist::uring_batches_chart(&io_runs, &mut out);
     lines_chart(&runs, &mut out);
     flame::profile_charts(&runs, &mut out);
-    let html = page::page(&recs, &labels, &runs, &out, sources, &answer);
+    let html = page::page(&recs, &labels, &runs, &mut out, sources, &answer, keep_svgs);
     Report {
         html,
         charts: out.charts,
@@ -439,7 +461,7 @@ mod tests {
     fn runs_of_several_files_are_told_apart_by_the_file() {
         let a = vec![fake("sync", 512, 10.0), fake("sync", 4096, 80.0)];
         let b = vec![fake("sync", 512, 12.0), fake("sync", 4096, 90.0)];
-        let rep = build_files(&[("x/a.jsonl".into(), a), ("y/b.jsonl".into(), b)]);
+        let rep = build_files(vec![("x/a.jsonl".into(), a), ("y/b.jsonl".into(), b)], true);
         let tp = rep
             .charts
             .iter()
@@ -459,7 +481,10 @@ mod tests {
         assert!(rep.html.contains("<td>method=sync bs=512 [b.jsonl]</td>"));
         // The same file twice: numbered.
         let a = vec![fake("sync", 512, 10.0)];
-        let rep = build_files(&[("a.jsonl".into(), a.clone()), ("a.jsonl".into(), a)]);
+        let rep = build_files(
+            vec![("a.jsonl".into(), a.clone()), ("a.jsonl".into(), a)],
+            true,
+        );
         assert!(rep.html.contains("[a.jsonl] #1") && rep.html.contains("[a.jsonl] #2"));
     }
 

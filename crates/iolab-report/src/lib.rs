@@ -8,6 +8,7 @@ mod cells;
 pub mod csv;
 pub mod export;
 mod fields;
+pub use fields::result_paths;
 pub mod findings_by_cause;
 pub mod fio_json;
 pub mod fio_log;

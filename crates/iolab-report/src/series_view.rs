@@ -52,12 +52,18 @@ fn rate_of(r: &Value, text: String) -> String {
 /// The cells of a run's key figures: IOPS, throughput, time/op, p50 and p99 latency.
 fn run_cells(r: &Value) -> Vec<String> {
     let n = |p: &[&str]| series::num(r, p).unwrap_or(f64::NAN);
+    // A figure the result does not hold is "-", never "NaN s".
+    let ns = |p: &[&str]| {
+        Some(n(p))
+            .filter(|v| v.is_finite())
+            .map_or("-".into(), fmt_ns)
+    };
     vec![
         rate_of(r, fmt_ops_s(n(&["iops"]))),
         rate_of(r, fmt_mib_s(n(&["mib_s"]))),
-        fmt_ns(n(&["ns_per_op"])),
-        fmt_ns(n(&["latency", "p50_ns"])),
-        fmt_ns(n(&["latency", "p99_ns"])),
+        ns(&["ns_per_op"]),
+        ns(&["latency", "p50_ns"]),
+        ns(&["latency", "p99_ns"]),
     ]
 }
 

@@ -186,3 +186,18 @@ pub fn limit_malloc_arenas(n: u32) -> bool {
 pub fn limit_malloc_arenas(_n: u32) -> bool {
     false
 }
+
+/// malloc_trim(0): hands the heap's free pages back to the kernel, wherever in the heap they are (glibc
+/// returns only its top otherwise). After many small allocations were freed among ones kept (records
+/// parsed whole, then cut down to what is shown), the freed pages no longer count as resident.
+#[cfg(target_env = "gnu")]
+pub fn release_free_heap() {
+    // SAFETY: malloc_trim takes a size only and touches no memory the caller holds.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// See the glibc version: musl's malloc returns freed memory itself.
+#[cfg(not(target_env = "gnu"))]
+pub fn release_free_heap() {}

@@ -39,10 +39,13 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
     };
     let outputs = Outputs::from_flags(None, a.md.as_deref(), None, None, &[])?;
     let b_path = a.b.as_deref().unwrap_or(&a.a);
+    // Each record keeps only what compare reads of it, read as the file is (its text never held).
     let read = |p: &Path| {
-        series::read_records(p, "compare").map_err(|e| match e {
-            Error::Usage { .. } => e,
-            e => Error::usage("compare", e.to_string()),
+        series::read_record_file(p, "compare", series::Keep::Paths(compare::KEPT)).map_err(|e| {
+            match e {
+                Error::Usage { .. } => e,
+                e => Error::usage("compare", e.to_string()),
+            }
         })
     };
     let fleet = [&a.a, b_path].iter().any(|p| p.is_dir());
@@ -63,7 +66,7 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
             return iolab_lab::fleet::read_dir_records(p)
                 .map_err(|e| Error::usage("compare", e.to_string()));
         }
-        Ok(compare::survey_runs_as_records(read(p)?.0))
+        Ok(compare::survey_runs_as_records(read(p)?.records))
     };
     let ra = records(&a.a)?;
     let rb = records(b_path)?;

@@ -32,6 +32,9 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     let mut survey_findings = Vec::new();
     #[cfg(feature = "fleet")]
     let mut fleets = Vec::new();
+    // Each record keeps only what the report shows of it, read as the file is (its text never held).
+    let paths = iolab_report::result_paths();
+    let keep = series::Keep::Paths(&paths);
     for p in &a.results {
         // A fleet's results directory (the board binaries, built without `fleet`, read files only).
         #[cfg(feature = "fleet")]
@@ -39,22 +42,28 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
             fleets.push(fleet_files(p, &mut files)?);
             continue;
         }
-        let text = series::read_records_text(p, "report")?;
-        let (r, _) =
-            series::records_of(&text, p).map_err(|e| Error::usage("report", e.to_string()))?;
-        files.push((p.display().to_string(), r));
+        let f = series::read_record_file(p, "report", keep)?;
         // A suite's findings and answers: the latest summary of each file.
-        sums.extend(iolab_lab::answers::summaries_in(&text).pop());
-        survey_findings.extend(survey_findings_in(&text));
+        sums.extend(
+            f.summaries
+                .into_iter()
+                .rev()
+                .find_map(|s| serde_json::from_value(s).ok()),
+        );
+        survey_findings.extend(survey_findings_in(f.document.as_ref()));
+        files.push((p.display().to_string(), f.records));
     }
+    // The records were parsed whole and cut down: the pages of what was let go are given back before the
+    // page is made.
+    iolab_sys::release_free_heap();
     let recs: usize = files.iter().map(|f| f.1.len()).sum();
     // Runs of different files are told apart by the file's name.
-    let mut rep = iolab_report::html::build_files(&files);
-    rep.html = iolab_report::answers::with_answers(&rep.html, &sums);
-    rep.html = iolab_report::findings_by_cause::with_survey_findings(&rep.html, &survey_findings);
+    let mut rep = iolab_report::html::build_files(files, a.svg.is_some());
+    rep.html = iolab_report::answers::with_answers(rep.html, &sums);
+    rep.html = iolab_report::findings_by_cause::with_survey_findings(rep.html, &survey_findings);
     #[cfg(feature = "fleet")]
     for (dir, hosts, merged) in &fleets {
-        rep.html = iolab_report::fleet::with_fleet(&rep.html, dir, hosts, merged);
+        rep.html = iolab_report::fleet::with_fleet(rep.html, dir, hosts, merged);
     }
     if let Some(d) = &a.svg {
         let svgs: Vec<PathBuf> = rep
@@ -129,13 +138,12 @@ fn check_svg(dir: &Path, svgs: &[PathBuf], out: &Path) -> Result<(), Error> {
 }
 
 /// A survey document's findings (none for other files).
-fn survey_findings_in(text: &str) -> Vec<iolab_lab::findings_compare::Compared> {
-    let Ok(doc) = serde_json::from_str::<serde_json::Value>(text) else {
+fn survey_findings_in(
+    doc: Option<&serde_json::Value>,
+) -> Vec<iolab_lab::findings_compare::Compared> {
+    let Some(doc) = doc.filter(|d| d.get("ranking").is_some()) else {
         return Vec::new();
     };
-    if doc.get("ranking").is_none() {
-        return Vec::new();
-    }
     doc.get("findings")
         .and_then(|f| serde_json::from_value(f.clone()).ok())
         .unwrap_or_default()

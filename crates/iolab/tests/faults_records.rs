@@ -1,6 +1,7 @@
 //! Fault injection, issue 15 class 7: record files keep their integrity. A `--resume` onto a last line
 //! without its newline, with other flags or --vary lists, while another iolab records into the same
-//! file, or after points were refused because of a leftover target file.
+//! file, or after points were refused because of a leftover target file. And what record readers
+//! refuse of hostile input: bytes no JSON holds, figures no run measures, a result that is no run's.
 
 mod common;
 use common::*;
@@ -208,4 +209,128 @@ fn points_refused_for_a_leftover_target_run_again_at_resume() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("2 already recorded"), "{}", r.stdout);
     assert!(!target.exists());
+}
+
+/// `iolab ARGS` run to its end: its exit code, its stderr, and its peak resident bytes (wait4's rusage,
+/// which the load of other processes does not change).
+fn with_peak(args: &[&str]) -> (i32, String, u64) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for the kernel to fill.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 of the child this process started, with pointers to live locals.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    assert_eq!(pid, child.id() as i32);
+    // Reaped by wait4 already: called so that no path leaves it unwaited.
+    let _ = child.wait();
+    assert!(libc::WIFEXITED(status), "iolab {args:?} did not exit");
+    (
+        libc::WEXITSTATUS(status),
+        stderr,
+        ru.ru_maxrss as u64 * 1024,
+    )
+}
+
+#[test]
+fn a_file_of_nul_bytes_is_refused_at_its_first_byte_without_being_read() {
+    let dir = tmpfs_dir();
+    // 600 MB of NUL bytes: a hole in a sparse file (no memory of the tmpfs used).
+    let nul = dir.path().join("nul.jsonl");
+    std::fs::File::create(&nul)
+        .and_then(|f| f.set_len(600 << 20))
+        .unwrap();
+    let good = dir.path().join("good.jsonl");
+    assert_eq!(sweep(&good, &["--ops", "100"]).code, 0);
+    let html = path_str(&dir.path().join("r.html"));
+    for args in [
+        vec!["report", nul.to_str().unwrap(), "-o", &html],
+        vec!["compare", good.to_str().unwrap(), nul.to_str().unwrap()],
+    ] {
+        let (code, stderr, peak) = with_peak(&args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert_eq!(
+            stderr.trim(),
+            format!(
+                "iolab: {}: {}: not JSON text: byte 0 is 0x00, which no JSON text holds",
+                args[0],
+                nul.display()
+            )
+        );
+        // Read whole, the file alone would be 600 MB resident.
+        assert!(peak < 100 << 20, "{args:?}: {peak} bytes resident");
+    }
+    assert!(!Path::new(&html).exists());
+}
+
+#[test]
+fn compare_refuses_a_survey_run_with_a_figure_no_run_measures() {
+    let dir = tmpfs_dir();
+    let run = dir.path().join("run.json");
+    let r = iolab(&[
+        "run",
+        "--target",
+        "/dev/null",
+        "--bs",
+        "4",
+        "--ops",
+        "100",
+        "--count",
+        "none",
+        "--json",
+        run.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&run).unwrap()).unwrap();
+    let survey = |r: &serde_json::Value, name: &str| {
+        let p = dir.path().join(name);
+        let doc = serde_json::json!({"runs": [{"target": "/dev/null", "method": "psync", "bs": 4,
+            "result": r, "unavailable": null}], "ranking": []});
+        std::fs::write(&p, doc.to_string()).unwrap();
+        path_str(&p)
+    };
+    let a = survey(&result, "a.json");
+    let mut forged = result.clone();
+    forged["iops"] = serde_json::json!(-1e308);
+    forged["latency"]["p99_ns"] = serde_json::json!(-5.0);
+    let b = survey(&forged, "b.json");
+    let r = iolab(&["compare", &a, &b]);
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert_eq!(
+        r.stderr.trim(),
+        format!("iolab: compare: {b}: record 1: iops is -1e+308; not a record iolab wrote (damaged or forged)")
+    );
+    let r = iolab(&["compare", &a, &a]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
+fn resume_refuses_a_record_whose_result_is_no_runs_and_records_hold_no_negative_zero() {
+    let dir = tmpfs_dir();
+    let out = dir.path().join("s.jsonl");
+    assert_eq!(sweep(&out, &["--ops", "100"]).code, 0);
+    let text = std::fs::read_to_string(&out).unwrap();
+    // An empty sum of CPU times is -0.0 in Rust; no record says so.
+    assert!(!text.contains(":-0.0"), "{text}");
+    let mut garbage = records(&out)[0].clone();
+    garbage["result"] = serde_json::json!({"x": 1});
+    std::fs::write(&out, format!("{}{garbage}\n", text)).unwrap();
+    let r = sweep(&out, &["--ops", "100", "--resume"]);
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("--resume:")
+            && r.stderr
+                .contains("line 3: its result is not a run's (no spec, workload or figure)"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stdout.contains("NaN"), "{}", r.stdout);
 }

@@ -9,9 +9,12 @@ pub mod check;
 mod figures;
 mod jobs;
 mod points;
+mod prune;
 mod recorder;
 mod records;
 mod repeat;
+mod shape;
+mod stream;
 
 pub use check::check_record_file;
 pub use figures::{at, figure, num, text, Figure, FIGURES, WIDE_SPREAD_PCT};
@@ -19,10 +22,12 @@ pub use jobs::{run_jobs, CustomWork, Event, Job, Work};
 pub use points::{parse_vary, parse_vary_any, point_label, point_raw, points, shown, Vary};
 pub use recorder::Recorder;
 pub use records::{
-    append_record, fixed_spec, is_point, read_records, read_records_text, record, record_point,
+    append_record, fixed_spec, is_point, read_record_file, read_records, read_records_text, record,
     records_of, settings,
 };
 pub use repeat::{summarize, RepeatSummary};
+pub use shape::record_point;
+pub use stream::{Keep, RecordFile};
 
 #[cfg(test)]
 mod tests;

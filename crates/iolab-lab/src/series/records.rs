@@ -3,6 +3,8 @@
 
 use super::figures::text;
 use super::points::Vary;
+use super::shape::record_point;
+use super::stream::{Keep, RecordFile};
 use iolab_engine::error::{Error, Result};
 use iolab_engine::spec::RawSpec;
 use serde_json::Value;
@@ -27,23 +29,13 @@ pub fn record(
 /// Appends one record as a line and flushes it to the file system before returning, so a sweep killed
 /// after this point keeps it.
 pub fn append_record(f: &mut std::fs::File, rec: &Value) -> Result<()> {
-    let mut line = serde_json::to_vec(rec).map_err(|e| Error::Runtime(format!("record: {e}")))?;
+    let mut rec = rec.clone();
+    iolab_engine::json::positive_zero(&mut rec);
+    let mut line = serde_json::to_vec(&rec).map_err(|e| Error::Runtime(format!("record: {e}")))?;
     line.push(b'\n');
     f.write_all(&line)
         .and_then(|_| f.sync_data())
         .map_err(|e| Error::Runtime(format!("cannot write the sweep's record file: {e}")))
-}
-
-/// The point of a record, as (key, value) pairs in the record's order.
-pub fn record_point(rec: &Value) -> Vec<(String, String)> {
-    rec.get("point")
-        .and_then(|p| p.as_object())
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Whether a record was made for `point` (keys in any order: a record's keys come back sorted).
@@ -81,8 +73,15 @@ pub fn record_lines(text: &str, recs: &[Value]) -> Vec<usize> {
 /// that did not run is left out when a later record of the same point follows it (the point was run
 /// again at `--resume`, see [`retried`]).
 pub fn read_records(path: &Path, flag: &str) -> Result<(Vec<Value>, usize)> {
-    let text = read_records_text(path, flag)?;
-    records_of(&text, path)
+    let f = read_record_file(path, flag, Keep::All)?;
+    Ok((f.records, f.cut))
+}
+
+/// [`read_records`] for a reader that shows only part of each result (`report`, `compare`): read as a
+/// stream (the file's text is never held whole), each record cut down to what `keep` keeps.
+pub fn read_record_file(path: &Path, flag: &str, keep: Keep) -> Result<RecordFile> {
+    let f = super::stream::read_file(path, flag, keep)?;
+    not_empty(f, path).map_err(|e| Error::usage(flag, e.to_string()))
 }
 
 /// The text of a file of records given by `flag`: a regular file of at most
@@ -99,105 +98,19 @@ pub fn read_records_text(path: &Path, flag: &str) -> Result<String> {
 /// [`read_records`] of a file's text: refused when it holds no records, or a figure no run measures (a
 /// negative, or not a number where one belongs: a forged or damaged file).
 pub fn records_of(text: &str, path: &Path) -> Result<(Vec<Value>, usize)> {
-    let (recs, cut) = parse_records(text, path)?;
-    if recs.is_empty() {
+    let f = super::stream::read_text(text, path)?;
+    let f = not_empty(f, path)?;
+    Ok((f.records, f.cut))
+}
+
+fn not_empty(f: RecordFile, path: &Path) -> Result<RecordFile> {
+    if f.records.is_empty() {
         return Err(Error::Runtime(format!(
             "{}: holds no records (an empty file, or summaries only)",
             path.display()
         )));
     }
-    for (i, r) in recs.iter().enumerate() {
-        if let Some(why) = impossible_figure(r) {
-            return Err(Error::Runtime(format!(
-                "{}: record {}: {why}; not a record iolab wrote (damaged or forged)",
-                path.display(),
-                i + 1
-            )));
-        }
-    }
-    Ok((recs, cut))
-}
-
-/// A figure of a record's result that no run can have measured: negative, or a value that is not a
-/// number where the figure is given.
-fn impossible_figure(rec: &Value) -> Option<String> {
-    let result = rec.get("result")?;
-    let paths = super::figures::FIGURES.iter().map(|f| f.path);
-    let more: [&[&str]; 4] = [&["wall_s"], &["ops"], &["bytes"], &["latency", "p99_ns"]];
-    for p in paths.chain(more) {
-        match super::figures::at(result, p) {
-            None | Some(Value::Null) => {}
-            Some(Value::Number(n)) if n.as_f64().is_some_and(|v| v >= 0.0 && v.is_finite()) => {}
-            Some(v) => return Some(format!("{} is {v}", p.join("."))),
-        }
-    }
-    None
-}
-
-fn parse_records(text: &str, path: &Path) -> Result<(Vec<Value>, usize)> {
-    let bad = |what: String| Error::Runtime(format!("{}: {what}", path.display()));
-    // A whole-file JSON document first (run --json, run --repeat --json).
-    if let Ok(doc) = serde_json::from_str::<Value>(text) {
-        if let Some(runs) = doc.get("runs").and_then(|r| r.as_array()) {
-            // A `run --repeat` document ({"repeat", "runs"}; a survey's has no "repeat"): each run is
-            // marked as one of the repeats of one configuration (`iolab report` shows them as one run
-            // with its spread).
-            let of = runs.len();
-            let repeated = doc.get("repeat").is_some();
-            return Ok((
-                runs.iter()
-                    .enumerate()
-                    .map(|(i, r)| match repeated {
-                        true => serde_json::json!({
-                            "point": {}, "result": r, "repeat": {"run": i + 1, "of": of}
-                        }),
-                        false => serde_json::json!({ "point": {}, "result": r }),
-                    })
-                    .collect(),
-                0,
-            ));
-        }
-        if doc.get("point").is_some() {
-            return Ok((vec![doc], 0));
-        }
-        if doc.get("spec").is_some() {
-            return Ok((vec![serde_json::json!({ "point": {}, "result": doc })], 0));
-        }
-        return Err(bad("not an iolab result (no spec, runs or point)".into()));
-    }
-    let mut out: Vec<Option<Value>> = Vec::new();
-    // The records of points that did not run, by point: where each is in `out` (a lookup per record,
-    // so reading stays linear in the records).
-    let mut not_run: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    let mut ignored = 0;
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    for (i, l) in lines.iter().enumerate() {
-        if l.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Value>(l) {
-            // A suite's findings and answers (`answers::record`): not a point.
-            Ok(v) if v.get("summary").is_some() => {}
-            Ok(v) if v.get("point").is_some() => {
-                // A point run again at --resume: its later record replaces the one that did not run.
-                let mut point = record_point(&v);
-                point.sort();
-                let key = format!("{point:?}");
-                if let Some(j) = not_run.remove(&key) {
-                    out[j] = None;
-                }
-                if v.get("error").is_some() {
-                    not_run.insert(key, out.len());
-                }
-                out.push(Some(v))
-            }
-            Ok(_) => return Err(bad(format!("line {} is not a sweep record", i + 1))),
-            // Only the last line may be cut short (a write interrupted by a kill).
-            Err(_) if i + 1 == lines.len() && !l.ends_with('\n') => ignored = l.len(),
-            Err(e) => return Err(bad(format!("line {}: {e}", i + 1))),
-        }
-    }
-    Ok((out.into_iter().flatten().collect(), ignored))
+    Ok(f)
 }
 
 /// What a point of a sweep or suite is refused with when its target file exists (most often a file an

@@ -112,3 +112,70 @@ fn the_recorder_knows_each_record_line_across_a_resume() {
     );
     assert_eq!(r.line_of(&rec(1)), 0, "a value the recorder does not hold");
 }
+
+#[test]
+fn a_byte_no_json_holds_is_refused_at_its_offset_and_a_file_of_records_starts_with_an_object() {
+    let good = "{\"point\": {}, \"result\": {\"spec\": {}}}\n";
+    let e = records_of(&format!("{good}\0\0\0"), Path::new("x")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "x: not JSON text: byte {} is 0x00, which no JSON text holds",
+            good.len()
+        )
+    );
+    let e = records_of("hello\n", Path::new("x")).unwrap_err();
+    assert!(e.to_string().contains("starts with 'h'"), "{e}");
+}
+
+#[test]
+fn a_survey_run_with_an_impossible_figure_is_refused() {
+    let survey = |iops: f64| {
+        serde_json::json!({"runs": [{"target": "/dev/null", "method": "psync", "bs": 4,
+            "result": {"spec": {}, "iops": iops, "latency": {"p99_ns": 5.0}}, "unavailable": null}],
+            "ranking": []})
+        .to_string()
+    };
+    let (recs, _) = records_of(&survey(10.0), Path::new("s")).unwrap();
+    assert_eq!(recs.len(), 1);
+    let e = records_of(&survey(-1e308), Path::new("s")).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("s: record 1: iops is -1e+308; not a record iolab wrote"),
+        "{e}"
+    );
+    // A result with nothing of a run's (a garbage line) is refused too, naming its line.
+    let text =
+        "{\"point\": {}, \"result\": {\"spec\": {}}}\n{\"point\": {}, \"result\": {\"x\": 1}}\n";
+    let e = records_of(text, Path::new("g")).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("g: line 2: its result is not a run's"),
+        "{e}"
+    );
+}
+
+#[test]
+fn records_are_cut_down_to_what_the_reader_keeps_as_they_are_read() {
+    use super::{Keep, RecordFile};
+    let line = serde_json::json!({"point": {"bs": "4"}, "settings": {"vary": {}},
+        "result": {"spec": {"bs": 4, "seed": 7}, "iops": 5.0, "clock": {"hz": 1.0},
+                   "latency": {"p99_ns": 9.0, "cdf": [[0.5, 1.0]], "buckets": [[1.0, 2]]}}});
+    let text = format!("{line}\n{line}\n{{\"summary\": {{\"a\": 1}}}}\n");
+    let paths: &[&[&str]] = &[
+        &["spec", "bs"],
+        &["iops"],
+        &["latency"],
+        &["latency", "cdf"],
+    ];
+    let read = |t: &str| -> RecordFile {
+        super::stream::read_from(t.as_bytes(), Path::new("k"), Keep::Paths(paths)).unwrap()
+    };
+    let f = read(&text);
+    // What the records are checked by (p99) stays with what the reader keeps.
+    let want = serde_json::json!({"point": {"bs": "4"},
+        "result": {"spec": {"bs": 4}, "iops": 5.0, "latency": {"p99_ns": 9.0, "cdf": [[0.5, 1.0]]}}});
+    // The first line (parsed whole, then cut) and the second (cut as it is parsed) alike.
+    assert_eq!(f.records, vec![want.clone(), want]);
+    assert_eq!(f.summaries, vec![serde_json::json!({"a": 1})]);
+}

@@ -34,7 +34,10 @@ impl Exporter for Json {
         // Each document as a Value first, then printed: one serializer of the result structs serves every
         // document (a board binary's size budget: each serializer is a copy of their code).
         let pretty = |v: serde_json::Result<serde_json::Value>| {
-            v.and_then(|v| serde_json::to_vec_pretty(&v))
+            v.and_then(|mut v| {
+                iolab_engine::json::positive_zero(&mut v);
+                serde_json::to_vec_pretty(&v)
+            })
         };
         let v = match d {
             // The run's figures with its verdict, as a sweep or suite record's `result` has them.
@@ -42,9 +45,9 @@ impl Exporter for Json {
                 .ok()
                 .and_then(|v| serde_json::to_vec_pretty(&v).ok())
                 .ok_or_else(|| serde::ser::Error::custom("the run's JSON")),
-            Document::Repeat { runs, summary, .. } => {
-                serde_json::to_vec_pretty(&serde_json::json!({ "repeat": summary, "runs": runs }))
-            }
+            Document::Repeat { runs, summary, .. } => pretty(serde_json::to_value(
+                serde_json::json!({ "repeat": summary, "runs": runs }),
+            )),
             Document::Survey { result, .. } => pretty(serde_json::to_value(result)),
             Document::WorkloadSurvey { result, .. } => pretty(serde_json::to_value(result)),
             Document::Probe(p) => return crate::probe::json(p).ok(),

@@ -16,7 +16,7 @@ const W: f64 = 260.0;
 pub(super) fn section(recs: &[Value]) -> String {
     let runs: Vec<SurveyRun> = recs
         .iter()
-        .filter_map(|r| serde_json::from_value(r.get("result")?.clone()).ok())
+        .filter_map(|r| serde::Deserialize::deserialize(r.get("result")?).ok())
         .collect();
     if runs.is_empty() {
         return String::new();

@@ -307,7 +307,15 @@ fn finish(svg: String, overlay: &str) -> String {
             &format!("fill=\"{TICK}\" class=\"tick-label tick-y\""),
         );
     match svg.rfind("</svg>") {
-        Some(i) => format!("{}{overlay}\n{}", &svg[..i], &svg[i..]),
+        Some(i) => {
+            // Made at its size: a report holds many.
+            let mut s = String::with_capacity(svg.len() + overlay.len() + 1);
+            s.push_str(&svg[..i]);
+            s.push_str(overlay);
+            s.push('\n');
+            s.push_str(&svg[i..]);
+            s
+        }
         None => svg,
     }
 }

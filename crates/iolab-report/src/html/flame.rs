@@ -7,7 +7,7 @@
 use super::axis::{bytes, Axis};
 use super::charts::{bar_chart, BarChart, BarRow, BarSection};
 use super::markup::Chart;
-use super::markup::{esc, figure};
+use super::markup::{embed, esc};
 use super::model::{Out, Run};
 use crate::fields::{self, Field};
 use quick_xml::events::{BytesEnd, BytesStart, BytesText, Event};
@@ -307,7 +307,7 @@ pub(crate) fn copy_share(r: &Value) -> Option<f64> {
 }
 
 /// The page's section of every profiled run: its sampling, its charts, and its top functions.
-pub(super) fn section(runs: &[Run], charts: &[Chart], o: &mut String) {
+pub(super) fn section(runs: &[Run], charts: &mut [Chart], keep_svgs: bool, o: &mut String) {
     let mut any = false;
     for (i, x) in runs.iter().enumerate() {
         if profile(x.r).is_none() {
@@ -334,12 +334,12 @@ pub(super) fn section(runs: &[Run], charts: &[Chart], o: &mut String) {
             }
             o.push_str("</ul>\n");
         }
-        let mine: Vec<&Chart> = charts.iter().filter(|c| c.run == Some(i)).collect();
+        let mut mine: Vec<&mut Chart> = charts.iter_mut().filter(|c| c.run == Some(i)).collect();
         if !mine.iter().any(|c| c.name.starts_with("flame-")) {
             o.push_str("<p>No flame graph: the profile holds no stacks.</p>\n");
         }
-        for c in mine {
-            figure(c, o);
+        for c in mine.iter_mut() {
+            embed(c, keep_svgs, o);
         }
         top_table(x.r, o);
     }

@@ -21,6 +21,17 @@ pub(crate) fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// [`figure`], the chart's own copy of its SVG let go after unless `keep` (asked for as a file of its
+/// own): a page of many charts is not held twice.
+pub(super) fn embed(c: &mut Chart, keep: bool, o: &mut String) {
+    figure(c, o);
+    if !keep {
+        c.svg = String::new();
+        // Its pages back to the kernel, for the page growing beside the charts not yet in it.
+        iolab_sys::release_free_heap();
+    }
+}
+
 /// A chart as a figure: its SVG (without the XML declaration) and its caption.
 pub(super) fn figure(c: &Chart, o: &mut String) {
     let svg = c.svg.trim_start();

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 pub struct Report {
     pub html: String,
+    /// Each chart; its `svg` empty unless the report was asked to keep them (they are in `html`).
     pub charts: Vec<Chart>,
     /// Charts left out because they would carry no information, each with the reason.
     pub left_out: Vec<String>,

@@ -3,8 +3,8 @@
 
 use super::model::{Out, Run};
 use crate::fields;
+use crate::html::markup::embed;
 use crate::html::markup::esc;
-use crate::html::markup::figure;
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -13,11 +13,11 @@ pub(super) fn page(
     recs: &[Value],
     labels: &[String],
     runs: &[Run],
-    out: &Out,
+    out: &mut Out,
     sources: &[String],
     answer: &str,
+    keep_svgs: bool,
 ) -> String {
-    let charts = &out.charts;
     let mut o = String::new();
     head(recs, runs, sources, &mut o);
     o.push_str(answer);
@@ -30,11 +30,11 @@ pub(super) fn page(
     repeats_note(recs, &mut o);
     super::offload::section(recs, labels, &mut o);
     o.push_str("<h2>Charts</h2>\n");
-    if !charts.iter().any(|c| c.run.is_none()) {
+    if !out.charts.iter().any(|c| c.run.is_none()) {
         o.push_str("<p>The records hold nothing to chart.</p>\n");
     }
-    for c in charts.iter().filter(|c| c.run.is_none()) {
-        figure(c, &mut o);
+    for c in out.charts.iter_mut().filter(|c| c.run.is_none()) {
+        embed(c, keep_svgs, &mut o);
     }
     if !out.left_out.is_empty() {
         o.push_str(
@@ -45,7 +45,7 @@ pub(super) fn page(
         }
         o.push_str("</ul>\n");
     }
-    super::flame::section(runs, charts, &mut o);
+    super::flame::section(runs, &mut out.charts, keep_svgs, &mut o);
     findings(runs, &mut o);
     o.push_str("</body></html>\n");
     o

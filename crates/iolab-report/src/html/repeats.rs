@@ -30,8 +30,8 @@ fn marker(rec: &Value) -> Option<(u64, u64)> {
 /// The records of one file with the repeats of each configuration made one record: each complete group
 /// of a `run --repeat` document (runs 1..K of K, in order), and the runs of a suite's point (`suite
 /// --repeat`: points that differ only in their `repeat` key; decimal lines keep every run).
-pub(super) fn group(recs: &[Value]) -> Vec<Value> {
-    suite_points(&documents(recs))
+pub(super) fn group(recs: Vec<Value>) -> Vec<Value> {
+    suite_points(documents(recs))
 }
 
 /// A suite point's coordinates without its `repeat` key, for a record of a repeated point that ran.
@@ -45,26 +45,33 @@ fn suite_key(rec: &Value) -> Option<String> {
     Some(Value::Object(p).to_string())
 }
 
-/// The runs of each repeated suite point as one record, where the first of them was.
-fn suite_points(recs: &[Value]) -> Vec<Value> {
+/// The runs of each repeated suite point as one record, where the first of them was (the members of
+/// each point found by one lookup, so that this stays linear in the records).
+fn suite_points(recs: Vec<Value>) -> Vec<Value> {
     let keys: Vec<Option<String>> = recs.iter().map(suite_key).collect();
-    let mut done = vec![false; recs.len()];
-    let mut out = Vec::with_capacity(recs.len());
-    for i in 0..recs.len() {
-        if done[i] {
-            continue;
+    let mut members: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+    for (i, k) in keys.iter().enumerate() {
+        if let Some(k) = k {
+            members.entry(k.as_str()).or_default().push(i);
         }
-        let Some(k) = &keys[i] else {
-            out.push(recs[i].clone());
+    }
+    let mut slots: Vec<Option<Value>> = recs.into_iter().map(Some).collect();
+    let mut out = Vec::with_capacity(slots.len());
+    for i in 0..slots.len() {
+        // Taken already: a later member of a point whose first member came before.
+        let Some(rec) = slots[i].take() else {
             continue;
         };
-        let members: Vec<usize> = (i..recs.len())
-            .filter(|&j| keys[j].as_ref() == Some(k))
-            .collect();
-        let g: Vec<Value> = members.iter().map(|&j| recs[j].clone()).collect();
-        for j in members {
-            done[j] = true;
-        }
+        let Some(k) = &keys[i] else {
+            out.push(rec);
+            continue;
+        };
+        let mut g = vec![rec];
+        g.extend(
+            members[k.as_str()][1..]
+                .iter()
+                .filter_map(|&j| slots[j].take()),
+        );
         match merge(&g) {
             Some(m) => out.push(m),
             None => out.extend(g),
@@ -74,26 +81,27 @@ fn suite_points(recs: &[Value]) -> Vec<Value> {
 }
 
 /// The records with each complete group of a `run --repeat` document made one record.
-fn documents(recs: &[Value]) -> Vec<Value> {
+fn documents(recs: Vec<Value>) -> Vec<Value> {
+    let marks: Vec<Option<(u64, u64)>> = recs.iter().map(marker).collect();
     let mut out = Vec::with_capacity(recs.len());
-    let mut i = 0;
-    while i < recs.len() {
-        let k = match marker(&recs[i]) {
+    let mut recs = recs.into_iter().enumerate();
+    while let Some((i, rec)) = recs.next() {
+        let k = match marks[i] {
             Some((1, k)) if k > 1 => k as usize,
             _ => 0,
         };
         let whole = k > 0
-            && i + k <= recs.len()
-            && (0..k).all(|j| marker(&recs[i + j]) == Some((j as u64 + 1, k as u64)));
-        match whole.then(|| merge(&recs[i..i + k])).flatten() {
-            Some(m) => {
-                out.push(m);
-                i += k;
-            }
-            None => {
-                out.push(recs[i].clone());
-                i += 1;
-            }
+            && i + k <= marks.len()
+            && (0..k).all(|j| marks[i + j] == Some((j as u64 + 1, k as u64)));
+        if !whole {
+            out.push(rec);
+            continue;
+        }
+        let mut g = vec![rec];
+        g.extend(recs.by_ref().take(k - 1).map(|(_, r)| r));
+        match merge(&g) {
+            Some(m) => out.push(m),
+            None => out.extend(g),
         }
     }
     out
@@ -192,7 +200,7 @@ mod tests {
             .collect();
         let mut with_single = vec![json!({"point": {}, "result": result(50.0)})];
         with_single.extend(recs);
-        let g = group(&with_single);
+        let g = group(with_single.clone());
         assert_eq!(g.len(), 2);
         assert_eq!(count(&g[0]), None);
         assert_eq!(count(&g[1]), Some(3));
@@ -203,7 +211,7 @@ mod tests {
         assert_eq!(r["latency"]["p99_ns"], 400.0);
         assert_eq!(runs(&g[1]).len(), 3);
         // An incomplete document (a run missing) is left as it is.
-        let cut = group(&with_single[..3]);
+        let cut = group(with_single[..3].to_vec());
         assert_eq!(cut.len(), 3);
     }
 
@@ -218,7 +226,7 @@ mod tests {
             p("a", 3, 11.0),
             json!({"point": {"step": "b", "repeat": "3"}, "error": "refused"}),
         ];
-        let g = group(&recs);
+        let g = group(recs.clone());
         assert_eq!(g.len(), 3, "{g:?}");
         assert_eq!(g[0]["point"], json!({"step": "a"}));
         assert_eq!(count(&g[0]), Some(3));

@@ -234,7 +234,10 @@ pub(super) fn palette_parts<'a, 'b>(
     };
     let vals = values_of(&runs, key);
     let mut parted = Vec::new();
-    for n in 2..=vals.len() {
+    // No fewer parts than the palette needs for the whole legend (each part holds about its share of
+    // the series): trying every smaller number first would cost a pass over the runs for each.
+    let fewest = legend_len(&whole, except).div_ceil(PALETTE);
+    for n in fewest.clamp(2, vals.len().max(2))..=vals.len() {
         let size = vals.len().div_ceil(n);
         parted = vals
             .chunks(size)

@@ -507,7 +507,7 @@ fn summaries_are_recorded_and_skipped_by_record_readers() {
     let p = d.path().join("r.jsonl");
     let point = crate::series::record(
         &[("step".into(), "systemcall".into())],
-        Ok(serde_json::json!({})),
+        Ok(serde_json::json!({"spec": {}})),
     );
     std::fs::write(&p, format!("{point}\n{}\n", record(&sum))).unwrap();
     let (recs, cut) = crate::series::read_records(&p, "test").unwrap();

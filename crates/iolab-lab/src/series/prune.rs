@@ -1,0 +1,220 @@
+//! Records cut down to what their reader shows: as parsed values ([`kept`]), or as they are parsed
+//! ([`Pruned`]), so that what is let go is never made.
+
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+
+/// Which parts of each record's run result a reader keeps.
+#[derive(Clone, Copy)]
+pub enum Keep<'a> {
+    /// All of it (`sweep --resume`, a fleet's results).
+    All,
+    /// The value at each of these paths of object keys (the whole value at a path), and nothing else of
+    /// a result that has a `spec` (an iolab run's); other results are kept whole.
+    Paths(&'a [&'a [&'a str]]),
+}
+
+/// The record's own keys a reader keeps (`settings`, which only `--resume` reads, is not).
+pub(super) const RECORD_KEYS: [&str; 6] =
+    ["point", "result", "error", "exit_code", "repeat", "repeats"];
+
+/// `rec` cut down to what `keep` keeps: for [`Keep::Paths`], its own keys above and of a run's result
+/// (one with a `spec`) the paths listed.
+pub(super) fn kept(mut rec: Value, keep: Keep) -> Value {
+    let Keep::Paths(paths) = keep else {
+        return rec;
+    };
+    if let Some(o) = rec.as_object_mut() {
+        o.retain(|k, _| RECORD_KEYS.contains(&k.as_str()));
+    }
+    if let Some(r) = rec.get_mut("result").filter(|r| r.get("spec").is_some()) {
+        let whole = r.take();
+        // What the records are checked by stays, as where they are cut as they are parsed.
+        let mut all: Vec<&[&str]> = paths.to_vec();
+        all.extend(super::figures::FIGURES.iter().map(|f| f.path));
+        all.extend(CHECKED);
+        *r = pruned(whole, &all);
+    }
+    compact(rec)
+}
+
+/// `v` with every array and object holding no room beyond its items: as parsed, a pair of numbers has
+/// room for four, and the room of the many small arrays of a record is most of its memory.
+fn compact(v: Value) -> Value {
+    match v {
+        Value::Array(a) => {
+            // Collected in place (the same room): shrunk after.
+            let mut a: Vec<Value> = a.into_iter().map(compact).collect();
+            a.shrink_to_fit();
+            Value::Array(a)
+        }
+        Value::Object(m) => {
+            let items: Vec<(String, Value)> = m.into_iter().map(|(k, x)| (k, compact(x))).collect();
+            Value::Object(items.into_iter().collect())
+        }
+        v => v,
+    }
+}
+
+/// The parts of `v` at `paths`, the objects on the way kept with only the keys that lead to them. A path
+/// keeps the whole value at it unless a longer path goes on from it: then only what the longer ones
+/// reach (a reader asks for the shorter one for its presence: `latency` for whether a run has one).
+fn pruned(v: Value, paths: &[&[&str]]) -> Value {
+    let deeper: Vec<&[&str]> = paths.iter().copied().filter(|p| !p.is_empty()).collect();
+    if deeper.is_empty() {
+        return v;
+    }
+    let Value::Object(m) = v else {
+        return v;
+    };
+    let out: serde_json::Map<String, Value> = m
+        .into_iter()
+        .filter_map(|(k, x)| {
+            let under: Vec<&[&str]> = deeper
+                .iter()
+                .filter(|p| p[0] == k)
+                .map(|p| &p[1..])
+                .collect();
+            (!under.is_empty()).then(|| (k, pruned(x, &under)))
+        })
+        .collect();
+    Value::Object(out)
+}
+
+/// Parses a value keeping only what `paths` reach (as [`pruned`] would cut it, without making the rest).
+pub(super) struct Pruned<'p, 'a>(pub(super) &'p [&'a [&'a str]]);
+
+impl Pruned<'_, '_> {
+    /// Whether the value is kept whole (no path goes on into it).
+    fn whole(&self) -> bool {
+        self.0.iter().all(|p| p.is_empty())
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Pruned<'_, '_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Pruned<'_, '_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<Value, M::Error> {
+        let mut items: Vec<(String, Value)> = Vec::new();
+        let whole = self.whole();
+        // A key is borrowed from the line while it is looked at: only a kept one is allocated.
+        while let Some(Key(k)) = m.next_key::<Key>()? {
+            // Kept whole: every key with it.
+            let under: Vec<&[&str]> = match whole {
+                true => vec![&[]],
+                false => self
+                    .0
+                    .iter()
+                    .filter(|p| p.first() == Some(&k.as_ref()))
+                    .map(|p| &p[1..])
+                    .collect(),
+            };
+            if under.is_empty() {
+                m.next_value::<IgnoredAny>()?;
+            } else {
+                let v = m.next_value_seed(Pruned(&under))?;
+                items.push((k.into_owned(), v));
+            }
+        }
+        Ok(Value::Object(items.into_iter().collect()))
+    }
+
+    // Not an object where a path goes on: kept whole, as `pruned` keeps it. Made with room for two
+    // items (most arrays of a record are pairs), the room shrunk to the items after.
+    fn visit_seq<S: SeqAccess<'de>>(self, mut s: S) -> Result<Value, S::Error> {
+        let mut a = Vec::with_capacity(2);
+        while let Some(v) = s.next_element_seed(Pruned(&[&[]]))? {
+            a.push(v);
+        }
+        a.shrink_to_fit();
+        Ok(Value::Array(a))
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+}
+
+/// An object's key, borrowed from the text where it has no escapes.
+struct Key<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Owned(v.to_string())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// The paths of a record (its own keys whole, a summary line's too) that reach what `keep` keeps of its
+/// result, and what [`super::shape::impossible`] checks.
+pub(super) fn record_paths<'a>(result: &[&'a [&'a str]]) -> Vec<Vec<&'a str>> {
+    let mut out: Vec<Vec<&str>> = RECORD_KEYS
+        .iter()
+        .chain(&["summary"])
+        .filter(|k| **k != "result")
+        .map(|k| vec![*k])
+        .collect();
+    let checked = super::figures::FIGURES
+        .iter()
+        .map(|f| f.path)
+        .chain(CHECKED.iter().copied());
+    for p in result.iter().copied().chain(checked) {
+        out.push(std::iter::once("result").chain(p.iter().copied()).collect());
+    }
+    out
+}
+
+/// What [`super::shape::impossible`] reads of a result besides the figures.
+const CHECKED: [&[&str]; 5] = [&["spec"], &["workload"], &["wall_s"], &["ops"], &["bytes"]];

@@ -1,0 +1,324 @@
+//! Reading a file of records as a stream: one line at a time, each parsed and (for `report` and `compare`)
+//! cut down to the parts of its result the reader shows, so that what is held is the records kept and
+//! never the file's text beside them. A byte no JSON text holds (NUL, another control byte) ends the read
+//! where it is found, naming its offset, without reading the rest of the file.
+
+use super::prune::kept;
+pub use super::prune::Keep;
+use iolab_engine::error::{Error, Result};
+use serde_json::Value;
+use std::io::{BufRead, Read};
+use std::path::Path;
+
+/// What a file of records holds.
+#[derive(Default)]
+pub struct RecordFile {
+    /// Each `{"point", "result"}` or `{"point", "error"}`, a point that did not run left out where a later
+    /// record of the same point follows it.
+    pub records: Vec<Value>,
+    /// Bytes of a cut-short last line left out (a sweep killed mid-write).
+    pub cut: usize,
+    /// The `summary` of each suite summary line (`answers::record`), in the file's order.
+    pub summaries: Vec<Value>,
+    /// A whole-file document (`run --json`, a survey's) without its `runs`; none for JSON lines.
+    pub document: Option<Value>,
+}
+
+/// The records of the regular file `path` given by `flag` (at most
+/// [`iolab_engine::input::RECORDS_INPUT`] bytes), read as a stream.
+pub fn read_file(path: &Path, flag: &str, keep: Keep) -> Result<RecordFile> {
+    let f = iolab_engine::input::open_regular(
+        path,
+        flag,
+        "file of records",
+        iolab_engine::input::RECORDS_INPUT,
+    )?;
+    let limit = iolab_engine::input::RECORDS_INPUT;
+    let r = std::io::BufReader::with_capacity(1 << 16, Checked::new(f, limit));
+    read_from(r, path, keep).map_err(|e| match e {
+        Error::Usage { .. } => e,
+        e => Error::usage(flag, e.to_string()),
+    })
+}
+
+/// The records of a file's text already read (`sweep --resume` holds it to rewrite the file).
+pub fn read_text(text: &str, path: &Path) -> Result<RecordFile> {
+    read_from(
+        std::io::BufReader::new(Checked::new(text.as_bytes(), u64::MAX)),
+        path,
+        Keep::All,
+    )
+}
+
+/// Bytes a JSON text never holds outside its strings' escapes: control bytes but tab, LF and CR.
+fn not_json(b: u8) -> bool {
+    b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')
+}
+
+/// A reader that fails at the first byte no JSON text holds, naming its offset, and after `limit` bytes
+/// (a file that grew while it was read).
+struct Checked<R> {
+    inner: R,
+    at: u64,
+    limit: u64,
+}
+
+impl<R: Read> Checked<R> {
+    fn new(inner: R, limit: u64) -> Self {
+        Checked {
+            inner,
+            at: 0,
+            limit,
+        }
+    }
+}
+
+impl<R: Read> Read for Checked<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(i) = buf[..n].iter().position(|&b| not_json(b)) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                bad_byte(self.at + i as u64, buf[i]),
+            ));
+        }
+        self.at += n as u64;
+        if self.at > self.limit {
+            return Err(std::io::Error::other(format!(
+                "more than {} (it grew while it was read); iolab reads at most that of a file of records",
+                iolab_engine::units::fmt_size(self.limit)
+            )));
+        }
+        Ok(n)
+    }
+}
+
+fn bad_byte(at: u64, b: u8) -> String {
+    format!("not JSON text: byte {at} is 0x{b:02x}, which no JSON text holds")
+}
+
+/// The records of `r` (the text of `path`, for messages); see [`RecordFile`].
+pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordFile> {
+    let bad = |what: String| Error::Runtime(format!("{}: {what}", path.display()));
+    let io = |e: std::io::Error| bad(e.to_string());
+    let mut out = RecordFile::default();
+    let mut lines = Lines::default();
+    // The first line that is not blank: a record, or the start of a document.
+    let first = loop {
+        if !lines.next(&mut r).map_err(io)? {
+            return Ok(out);
+        }
+        if !lines.blank() {
+            break lines.take();
+        }
+    };
+    if let Some(b) = first.iter().find(|b| !b.is_ascii_whitespace()) {
+        if *b != b'{' {
+            return Err(bad(format!(
+                "line {}: not a file of records: it starts with {:?}, and each record is a JSON object",
+                lines.number,
+                char::from(*b)
+            )));
+        }
+    }
+    let first_line = lines.number;
+    let v = match serde_json::from_slice::<Value>(&first) {
+        Ok(v) => v,
+        // A document over many lines (`run --json` is printed so): read as one from where it starts.
+        Err(e) if e.is_eof() && first.ends_with(b"\n") => {
+            let doc: Value = serde_json::from_reader(std::io::Cursor::new(first).chain(r))
+                .map_err(|e| bad(e.to_string()))?;
+            return document(doc, keep, out).map_err(bad);
+        }
+        Err(_) if !first.ends_with(b"\n") => {
+            out.cut = first.len();
+            return Ok(out);
+        }
+        Err(e) => return Err(bad(format!("line {}: {e}", lines.number))),
+    };
+    if v.get("point").is_none() && v.get("summary").is_none() {
+        // One document on one line, and nothing after it.
+        while lines.next(&mut r).map_err(io)? {
+            if !lines.blank() {
+                return Err(bad(format!("line {} is not a sweep record", lines.number)));
+            }
+        }
+        return document(v, keep, out).map_err(bad);
+    }
+    let mut jl = JsonLines::default();
+    jl.add(v, first_line, keep, &mut out).map_err(&bad)?;
+    // The records after the first are cut down as they are parsed (kept as parsed after).
+    let paths = match keep {
+        Keep::All => None,
+        Keep::Paths(p) => Some(super::prune::record_paths(p)),
+    };
+    let paths: Option<Vec<&[&str]>> = paths
+        .as_ref()
+        .map(|p| p.iter().map(Vec::as_slice).collect());
+    let (parse, keep) = match &paths {
+        None => (Parse::Whole, keep),
+        Some(p) => (Parse::Pruned(p), Keep::All),
+    };
+    while lines.next(&mut r).map_err(io)? {
+        if lines.blank() {
+            continue;
+        }
+        // Parsed where it was read: the line's room is reused for the next (not left among the records).
+        let l = &lines.buf;
+        match parse.of(l) {
+            Ok(v) if v.get("summary").is_some() || v.get("point").is_some() => {
+                jl.add(v, lines.number, keep, &mut out).map_err(&bad)?
+            }
+            Ok(_) => return Err(bad(format!("line {} is not a sweep record", lines.number))),
+            // Only the last line may be cut short (a write interrupted by a kill).
+            Err(_) if !l.ends_with(b"\n") => out.cut = l.len(),
+            Err(e) => return Err(bad(format!("line {}: {e}", lines.number))),
+        }
+    }
+    out.records = jl.recs.into_iter().flatten().collect();
+    Ok(out)
+}
+
+/// How a line is parsed: whole, or cut down to the paths of a record it reaches.
+enum Parse<'p, 'a> {
+    Whole,
+    Pruned(&'p [&'a [&'a str]]),
+}
+
+impl Parse<'_, '_> {
+    fn of(&self, l: &[u8]) -> serde_json::Result<Value> {
+        use serde::de::DeserializeSeed;
+        match self {
+            Parse::Whole => serde_json::from_slice(l),
+            Parse::Pruned(p) => {
+                let mut de = serde_json::Deserializer::from_slice(l);
+                let v = super::prune::Pruned(p).deserialize(&mut de)?;
+                de.end().map(|_| v)
+            }
+        }
+    }
+}
+
+/// The lines of a reader, one held at a time.
+#[derive(Default)]
+struct Lines {
+    buf: Vec<u8>,
+    /// The 1-based number of the line in `buf`.
+    number: usize,
+}
+
+impl Lines {
+    /// Reads the next line into `buf` (false at the end).
+    fn next(&mut self, r: &mut impl BufRead) -> std::io::Result<bool> {
+        self.buf.clear();
+        if r.read_until(b'\n', &mut self.buf)? == 0 {
+            return Ok(false);
+        }
+        self.number += 1;
+        Ok(true)
+    }
+
+    fn blank(&self) -> bool {
+        self.buf.iter().all(|b| b.is_ascii_whitespace())
+    }
+
+    /// The line, leaving the buffer's memory behind (a long line is not held on to).
+    fn take(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.buf)
+    }
+}
+
+/// The records of JSON lines as they are read.
+#[derive(Default)]
+struct JsonLines {
+    recs: Vec<Option<Value>>,
+    /// The records of points that did not run, by point: where each is in `recs` (a lookup per record,
+    /// so reading stays linear in the records).
+    not_run: std::collections::HashMap<String, usize>,
+}
+
+impl JsonLines {
+    /// Adds the record or summary `v` read from line `line`; refused when it cannot be one iolab wrote.
+    fn add(
+        &mut self,
+        v: Value,
+        line: usize,
+        keep: Keep,
+        out: &mut RecordFile,
+    ) -> std::result::Result<(), String> {
+        let mut v = v;
+        if let Some(s) = v.get_mut("summary") {
+            // A suite's findings and answers (`answers::record`): not a point.
+            out.summaries.push(s.take());
+            return Ok(());
+        }
+        if let Some(why) = super::shape::impossible(&v) {
+            return Err(format!("line {line}: {why}; {FORGED}"));
+        }
+        // A point run again at --resume: its later record replaces the one that did not run.
+        let mut point = super::shape::record_point(&v);
+        point.sort();
+        let key = format!("{point:?}");
+        if let Some(j) = self.not_run.remove(&key) {
+            self.recs[j] = None;
+        }
+        if v.get("error").is_some() {
+            self.not_run.insert(key, self.recs.len());
+        }
+        self.recs.push(Some(kept(v, keep)));
+        Ok(())
+    }
+}
+
+/// A whole-file document as records: a `run --repeat` document's runs (each marked as one of the
+/// repeats of one configuration: `iolab report` shows them as one run with its spread), a survey's runs,
+/// a record, or a run's result.
+fn document(
+    mut doc: Value,
+    keep: Keep,
+    mut out: RecordFile,
+) -> std::result::Result<RecordFile, String> {
+    if let Some(Value::Array(runs)) = doc.get_mut("runs").map(Value::take) {
+        // A `run --repeat` document ({"repeat", "runs"}; a survey's has no "repeat").
+        let of = runs.len();
+        let repeated = doc.get("repeat").is_some();
+        let recs = runs
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| match repeated {
+                true => serde_json::json!({
+                    "point": {}, "result": r, "repeat": {"run": i + 1, "of": of}
+                }),
+                false => serde_json::json!({ "point": {}, "result": r }),
+            })
+            .collect();
+        out.records = checked(recs, keep)?;
+    } else if doc.get("point").is_some() {
+        out.records = checked(vec![doc], keep)?;
+        return Ok(out);
+    } else if doc.get("spec").is_some() {
+        out.records = checked(
+            vec![serde_json::json!({ "point": {}, "result": doc })],
+            keep,
+        )?;
+        return Ok(out);
+    } else {
+        return Err("not an iolab result (no spec, runs or point)".into());
+    }
+    out.document = Some(doc);
+    Ok(out)
+}
+
+/// What a record that cannot be one iolab wrote is called.
+const FORGED: &str = "not a record iolab wrote (damaged or forged)";
+
+/// Each record of a document, refused when it cannot be one iolab wrote.
+fn checked(recs: Vec<Value>, keep: Keep) -> std::result::Result<Vec<Value>, String> {
+    recs.into_iter()
+        .enumerate()
+        .map(|(i, r)| match super::shape::impossible(&r) {
+            Some(why) => Err(format!("record {}: {why}; {FORGED}", i + 1)),
+            None => Ok(kept(r, keep)),
+        })
+        .collect()
+}
