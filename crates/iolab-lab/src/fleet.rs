@@ -193,7 +193,10 @@ fn read_host(dir: &Path, name: &str, known: &Known) -> (Host, bool) {
         host.outcome = match known.recorded.get(name) {
             Some(o @ (Outcome::NotRun { .. } | Outcome::Lost { .. })) => o.clone(),
             // fleet.json says it ran to an outcome, and the host's directory is gone (moved away).
-            Some(_) => lost(format!("{name}/{HOST_FILE} is gone since the run")),
+            Some(_) => {
+                host.outcome = lost(format!("{name}/{HOST_FILE} is gone since the run"));
+                return (host, true);
+            }
             None => {
                 let why = known.why.get(name).cloned();
                 if known.ran.contains(name) {
@@ -272,13 +275,26 @@ fn read_host(dir: &Path, name: &str, known: &Known) -> (Host, bool) {
 fn read_files(dir: &Path, name: &str, info: &Value, host: &mut Host) -> Option<String> {
     let mut damage = None;
     let files = Path::new(name).join("files");
-    for rel in info
+    let named = info
         .get("records")
         .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+        .map_or(&[][..], Vec::as_slice);
+    if named.len() > MAX_FILES {
+        return Some(format!(
+            "{HOST_FILE} names {} files, more than the {MAX_FILES} iolab reads of a host",
+            named.len()
+        ));
+    }
+    // Each file once (a list naming one file a thousand times is not a thousand runs), and the host's
+    // files at most RECORDS_INPUT in all.
+    let mut seen = BTreeSet::new();
+    let mut read = 0u64;
+    for rel in named {
         let rel = PathBuf::from(rel.as_str().unwrap_or_default());
+        if !seen.insert(rel.clone()) {
+            damage.get_or_insert_with(|| format!("{HOST_FILE} names {} twice", rel.display()));
+            continue;
+        }
         // Only what the role fetched: a relative path below the host's files/.
         if rel.as_os_str().is_empty()
             || rel.is_absolute()
@@ -298,13 +314,21 @@ fn read_files(dir: &Path, name: &str, info: &Value, host: &mut Host) -> Option<S
             continue;
         }
         let shown = files.join(&rel);
-        let text = read_fetched(dir, &shown, iolab_engine::input::RECORDS_INPUT)
-            .and_then(|t| whole_json(&t, &shown).map(|_| t));
+        let left = iolab_engine::input::RECORDS_INPUT.saturating_sub(read);
+        let text = read_fetched(dir, &shown, left).and_then(|t| whole_json(&t, &shown).map(|_| t));
         match text {
-            // A JSON file that holds no records (another command's document) is kept, not merged.
             Ok(t) => {
-                if let Ok((recs, _)) = records_of(&t, &dir.join(&shown)) {
-                    host.records.extend(survey_runs_as_records(recs));
+                read += t.len() as u64;
+                match records_of(&t, &dir.join(&shown)) {
+                    Ok((recs, _)) => host.records.extend(survey_runs_as_records(recs)),
+                    // Another command's document (a probe's) is kept, not merged.
+                    Err(_) if other_document(&t) => {}
+                    Err(e) => {
+                        damage.get_or_insert(format!(
+                            "{}: neither records nor a document iolab writes ({e})",
+                            shown.display()
+                        ));
+                    }
                 }
             }
             Err(why) => {
@@ -322,6 +346,15 @@ fn read_files(dir: &Path, name: &str, info: &Value, host: &mut Host) -> Option<S
         })
     });
     damage
+}
+
+/// The most files a host's outcome may name.
+const MAX_FILES: usize = 10_000;
+
+/// A JSON document of an iolab command that writes no records (`probe --json`): an object with the
+/// `host` it ran on.
+fn other_document(text: &str) -> bool {
+    serde_json::from_str::<Value>(text).is_ok_and(|v| v.get("host").is_some_and(Value::is_object))
 }
 
 /// Where the role fetches a host's files, renamed by [`settle`] once its outcome came back whole.
@@ -418,12 +451,23 @@ pub fn read_dir(dir: &Path) -> Result<Vec<Host>> {
         .map_err(|e| Error::Runtime(format!("cannot read {}: {}", dir.display(), io_why(&e))))?;
     // A host's directory is one iolab made there: a symbolic link to elsewhere is not a host. Its
     // outcome file, whatever it has become, names it.
-    let mut names: BTreeSet<String> = entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter(|e| std::fs::symlink_metadata(e.path().join(HOST_FILE)).is_ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
+    let mut names = BTreeSet::new();
+    for e in entries.flatten() {
+        if !e.file_type().is_ok_and(|t| t.is_dir())
+            || std::fs::symlink_metadata(e.path().join(HOST_FILE)).is_err()
+        {
+            continue;
+        }
+        // iolab names a host's directory by the host's name, which is text.
+        let Some(name) = e.file_name().to_str().map(String::from) else {
+            return Err(Error::Runtime(format!(
+                "{}: {}: a host's directory whose name is not UTF-8 text, which no host iolab ran has",
+                dir.display(),
+                e.file_name().to_string_lossy()
+            )));
+        };
+        names.insert(name);
+    }
     if names.is_empty() {
         return Err(Error::Runtime(format!(
             "{}: no host's results (a fleet's results directory holds HOST/{HOST_FILE} and the host's record files)",
@@ -900,6 +944,54 @@ mod tests {
             e.contains("host h: record unreadable: h/fleet-host.json"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn foreign_json_repeated_names_and_hosts_gone_are_damage_not_dropped() {
+        let d = tempfile::tempdir().unwrap();
+        let k = Known::default();
+        ran_host(d.path(), "h");
+        let rec = d.path().join("h/files/r.json");
+        let lost = |o: Outcome| match o {
+            Outcome::Lost { why } => why,
+            o => panic!("not lost: {o:?}"),
+        };
+        // JSON that is no record and no document iolab writes.
+        for foreign in ["{}", "[]", "1", "null", "\"x\""] {
+            std::fs::write(&rec, foreign).unwrap();
+            let why = lost(outcome_of(d.path(), "h", &k));
+            assert!(why.contains("neither records nor a document iolab writes"), "{foreign}: {why}");
+        }
+        // A probe's document is kept, not merged, and is no damage.
+        std::fs::write(&rec, r#"{"host": {"kernel": "6.1"}, "rows": []}"#).unwrap();
+        assert_eq!(outcome_of(d.path(), "h", &k), Outcome::Ok);
+        // One file named many times: damage, read once.
+        ran_host(d.path(), "h");
+        let names = vec!["r.json"; 3000];
+        let info = serde_json::json!({"rc": 0, "records": names});
+        std::fs::write(d.path().join("h").join(HOST_FILE), info.to_string()).unwrap();
+        let h = read_hosts(d.path(), &["h".into()], &k).remove(0);
+        assert_eq!(h.records.len(), 1);
+        assert!(lost(h.outcome).contains("names r.json twice"));
+        let info = serde_json::json!({"rc": 0, "records": vec!["x.json"; MAX_FILES + 1]});
+        std::fs::write(d.path().join("h").join(HOST_FILE), info.to_string()).unwrap();
+        assert!(lost(outcome_of(d.path(), "h", &k)).contains("more than the 10000"));
+        // A host fleet.json names as run, whose directory is gone: refused when read back.
+        ran_host(d.path(), "h");
+        ran_host(d.path(), "g");
+        let hosts = read_hosts(d.path(), &["g".into(), "h".into()], &k);
+        let doc = serde_json::json!({ "hosts": hosts });
+        std::fs::write(d.path().join("fleet.json"), doc.to_string()).unwrap();
+        std::fs::remove_dir_all(d.path().join("g")).unwrap();
+        let e = read_dir(d.path()).unwrap_err().to_string();
+        assert!(e.contains("host g: record unreadable: g/fleet-host.json is gone"), "{e}");
+        // A host directory whose name is not text.
+        use std::os::unix::ffi::OsStrExt;
+        let odd = d.path().join(std::ffi::OsStr::from_bytes(b"h\xff"));
+        std::fs::create_dir(&odd).unwrap();
+        std::fs::write(odd.join(HOST_FILE), "{}").unwrap();
+        let e = read_dir(d.path()).unwrap_err().to_string();
+        assert!(e.contains("not UTF-8"), "{e}");
     }
 
     #[test]
