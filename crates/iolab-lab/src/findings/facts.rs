@@ -73,6 +73,7 @@ impl Facts {
             qd: r.spec.qd,
             ns_per_op: r.ns_per_op,
             wall_s: r.wall_s,
+            paced: r.spec.rate_iops.is_some(),
             syscalls_per_op: r.derived.syscalls_per_op,
             kernel_requests_per_enter: r
                 .derived
@@ -154,6 +155,9 @@ pub struct Facts {
     pub qd: u32,
     pub ns_per_op: f64,
     pub wall_s: f64,
+    /// Paced (`--rate-iops`, `--rate`): the time per op is the pace's interval, and the thread sleeps
+    /// between ops, not the method's cost.
+    pub paced: bool,
     pub syscalls_per_op: Option<f64>,
     pub kernel_requests_per_enter: Option<f64>,
     pub punted_fraction: Option<f64>,

@@ -274,7 +274,8 @@ pub const RULES: &[Rule] = &[
         &["derived.ctx_switches_per_op"],
         |f| {
             let c = f.ctx_switches_per_op?;
-            (c >= 0.5).then(|| {
+            // A paced thread sleeps until each op is due: those switches are the pace's.
+            (c >= 0.5 && !f.paced).then(|| {
             format!("{c:.2} context switches per op: ops sleep and wake (waiting for completions or hand-offs to helper threads)")
         })
         },
@@ -308,7 +309,8 @@ pub const RULES: &[Rule] = &[
             let s = f.syscalls_per_op?;
             // Methods that make one system call per op.
             let sync = f.info().is_some_and(|m| m.per_op_call.is_some());
-            let quiet = f.disturbed.is_none();
+            // A paced run's time per op is its pace's interval, not a call's cost.
+            let quiet = f.disturbed.is_none() && !f.paced;
             (quiet && sync && (0.95..=1.1).contains(&s) && matches!(f.target, Some(TargetKind::DevNull | TargetKind::DevZero))).then(|| {
             format!(
                 "{s:.3} syscalls per op on a device that does no work: the {} per op is the cost of one system call on this machine",
@@ -327,6 +329,13 @@ pub const RULES: &[Rule] = &[
         ],
         |f| {
             let why = f.disturbed.as_deref()?;
+            if f.paced {
+                return Some(format!(
+                    "disturbed: {why}, over the timed span: the latencies (timed from when each op was due) \
+                     partly hold that wait; repeat on a quiet machine, or pin iolab to CPUs the other work \
+                     leaves free (--cpus)"
+                ));
+            }
             Some(format!(
                 "disturbed: {why}, over the timed span: the {} per op is partly that wait, not the cost of \
                  the method; repeat on a quiet machine, or pin iolab to CPUs the other work leaves free \

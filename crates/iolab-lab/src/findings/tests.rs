@@ -294,8 +294,22 @@ fn switches_faults_stdio_syscalls() {
         disturbed: Some("its threads waited for a CPU 75% of the time".into()),
         ..null.clone()
     };
-    check("machine_disturbed", disturbed.clone(), null);
+    check("machine_disturbed", disturbed.clone(), null.clone());
     assert!(!fired(&disturbed).contains(&"syscall_is_the_cost".to_string()));
+    // A paced run's time per op is its pace's interval and its switches the pace's sleeps: neither is
+    // called the cost of a call or of the I/O.
+    let paced = Facts {
+        paced: true,
+        ns_per_op: 9.5e6,
+        ctx_switches_per_op: Some(0.95),
+        ..null
+    };
+    let said = fired(&paced);
+    assert!(
+        !said.contains(&"syscall_is_the_cost".to_string())
+            && !said.contains(&"context_switch_per_op".to_string()),
+        "{said:?}"
+    );
     let text = findings_of(&disturbed)
         .into_iter()
         .find(|f| f.rule == "machine_disturbed")
