@@ -141,14 +141,12 @@ pub(super) fn label_in(x: &Run, keys: &[String]) -> String {
 
 /// Distinct values of `key` among `runs`, in order.
 fn values_of<'r>(runs: &[&'r Run], key: &str) -> Vec<&'r str> {
-    let mut v: Vec<&str> = Vec::new();
-    for x in runs {
-        let s = val(x, key);
-        if !v.contains(&s) {
-            v.push(s);
-        }
-    }
-    v
+    // Seen through a set: linear in the runs however many values there are.
+    let mut seen = std::collections::HashSet::new();
+    runs.iter()
+        .map(|x| val(x, key))
+        .filter(|s| seen.insert(*s))
+        .collect()
 }
 
 /// Small multiples: `runs` in groups, each with a title naming the values its runs share. While a group
@@ -193,10 +191,21 @@ fn by_key<'a, 'b>(
 ) -> Vec<(Vec<String>, Vec<&'b Run<'a>>)> {
     let mut out = Vec::new();
     for (title, g) in groups {
-        for v in values_of(&g, key) {
+        // One pass over the group, each value's runs in their order, the values in first-seen order.
+        let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        let mut parts: Vec<(&str, Vec<&'b Run<'a>>)> = Vec::new();
+        for x in g {
+            let v = val(x, key);
+            let i = *at.entry(v).or_insert_with(|| {
+                parts.push((v, Vec::new()));
+                parts.len() - 1
+            });
+            parts[i].1.push(x);
+        }
+        for (v, runs) in parts {
             let mut t = title.clone();
             t.push(kv(key, v));
-            out.push((t, g.iter().copied().filter(|x| val(x, key) == v).collect()));
+            out.push((t, runs));
         }
     }
     out
