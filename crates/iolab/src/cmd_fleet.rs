@@ -85,20 +85,13 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
     let _ = iolab_sys::note_interrupts();
     let binaries = binaries(&a.binaries)?;
     check_args(&a.args, cli)?;
-    crate::fleet_check::check_inventory(&a.inventory)?;
+    let checked = crate::fleet_check::check_inventory(&a.inventory)?;
     let given = a.results.as_deref().map(check_results).transpose()?;
     if given.is_none() {
         iolab_engine::paths::check_dir_path("--results", Path::new("iolab-results"))?;
     }
     iolab_engine::paths::check_writable_dir("TMPDIR", &std::env::temp_dir())?;
     let tools = find_ansible()?;
-    let Some(hosts) = list_hosts(&tools, a)? else {
-        eprintln!(
-            "iolab fleet: interrupted while Ansible read the inventory; nothing ran on any host"
-        );
-        return Ok(130);
-    };
-    let results = make_results(given, &hosts)?;
     let stage = Created::temp_tree(&std::env::temp_dir(), "iolab-ansible-")?;
     // Again: making the staging directory installed the handler that removes it and exits at once.
     if let Err(e) = iolab_sys::note_interrupts() {
@@ -107,6 +100,17 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
             iolab_sys::errno_name(e.errno)
         );
     }
+    // Both Ansible calls read the copy of what was checked, whatever becomes of the inventory meanwhile.
+    let inventory = checked
+        .stage(&stage.path().join("inventory"))
+        .map_err(|e| write_err(stage.path(), e))?;
+    let Some(hosts) = list_hosts(&tools, a, &inventory)? else {
+        eprintln!(
+            "iolab fleet: interrupted while Ansible read the inventory; nothing ran on any host"
+        );
+        return Ok(130);
+    };
+    let results = make_results(given, &hosts)?;
     let remote_dir = format!("/tmp/iolab-fleet-{}", unique());
     stage_playbook(stage.path(), a, &binaries, &results, &remote_dir)?;
     say(&format!(
@@ -131,34 +135,62 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
     } else {
         a.serial
     };
-    let run = |book: &str, forward: bool| {
+    // Each batch of hosts runs at most --timeout (and the 10 s to SIGKILL) plus the copies and fetches.
+    let batches = (hosts.len() as u64).div_ceil(u64::from(forks.max(1)));
+    let run = |book: &str, forward: bool, limit: u64| {
         let book = stage.path().join(book);
         ansible_playbook(
             &tools.playbook,
-            a,
-            (&book, forks, forward),
+            (&inventory, a.limit.as_deref()),
+            (&book, forks, forward, limit),
             &stage.path().join("vars.yml"),
             &log,
         )
     };
-    let (code, mut known) = run("fleet.yml", true)?;
+    let run_limit = batches * (a.timeout + 10) + PLAYBOOK_MARGIN_SECS;
+    let (code, mut known, ended) = run("fleet.yml", true, run_limit)?;
     let interrupted = iolab_sys::interrupted();
-    if interrupted {
+    let by_hand = || {
+        eprintln!(
+            "iolab fleet: the clean-up did not finish ({}): by hand, ansible-playbook -i {} ansible/fleet-clean.yml -e iolab_remote_dir={remote_dir}",
+            log.display(),
+            a.inventory.display()
+        )
+    };
+    if interrupted || ended == Stop::TimedOut {
+        let why = if interrupted {
+            "interrupted before its run finished".to_string()
+        } else {
+            format!("Ansible had not finished after {run_limit} s and was stopped")
+        };
         for h in &hosts {
-            known
-                .why
-                .entry(h.clone())
-                .or_insert_with(|| "interrupted before its run finished".into());
+            known.why.entry(h.clone()).or_insert_with(|| why.clone());
         }
-        say("iolab fleet: interrupted; stopping iolab on the hosts and removing its directories");
-        match run("fleet-clean.yml", false) {
-            Ok((0, _)) => say(&format!("iolab fleet: removed {remote_dir}-HOST from every host it reached")),
-            _ => eprintln!(
-                "iolab fleet: the clean-up did not finish ({}): by hand, ansible-playbook -i {} ansible/fleet-clean.yml -e iolab_remote_dir={remote_dir}",
-                log.display(),
-                a.inventory.display()
-            ),
+        if ended == Stop::Killed {
+            by_hand();
+        } else {
+            say(&format!(
+                "iolab fleet: {}; stopping iolab on the hosts and removing its directories (at most {} s; \
+                 Ctrl-C again to stop at once)",
+                if interrupted {
+                    "interrupted".to_string()
+                } else {
+                    format!("Ansible had not finished after {run_limit} s (the hosts' --timeout and {PLAYBOOK_MARGIN_SECS} s) and was stopped")
+                },
+                batches * CLEAN_UP_SECS
+            ));
+            match run("fleet-clean.yml", false, batches * CLEAN_UP_SECS) {
+                Ok((0, _, Stop::No)) => say(&format!(
+                    "iolab fleet: removed {remote_dir}-HOST from every host it reached"
+                )),
+                _ => by_hand(),
+            }
         }
+    }
+    let interrupted = iolab_sys::interrupted();
+    if iolab_sys::interrupts() > 1 {
+        // A second Ctrl-C: out at once; what came back stays as it is.
+        return Ok(130);
     }
     // Each host's files under their final names where its outcome came back whole.
     for (h, why) in fleet::settle(&results, &hosts) {
@@ -293,6 +325,15 @@ fn find_ansible() -> Result<Tools> {
     }
 }
 
+/// What a playbook run may take beyond the hosts' --timeout (each batch of --serial hosts): facts, the
+/// copy of the binary, the fetch of the files.
+const PLAYBOOK_MARGIN_SECS: u64 = 600;
+/// What the clean-up after an interrupted run may take (each batch of --serial hosts).
+const CLEAN_UP_SECS: u64 = 60;
+/// The address space each Ansible process iolab starts may take (RLIMIT_AS): Ansible needs a few hundred
+/// MiB; an inventory or a template that reads without end fails there instead of filling memory.
+pub const ANSIBLE_MEMORY_MAX: u64 = 4 << 30;
+
 /// How long Ansible may take to read the inventory (`ansible --list-hosts`): it is stopped then.
 const LIST_HOSTS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 /// The most of its output kept (a line per host).
@@ -312,6 +353,7 @@ enum Ended {
 /// own, stopped (SIGKILL to the group) after `timeout` or at a Ctrl-C.
 fn output_within(mut cmd: Command, timeout: std::time::Duration) -> std::io::Result<Ended> {
     use std::io::Read;
+    iolab_sys::bound_child(&mut cmd, ANSIBLE_MEMORY_MAX);
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -368,10 +410,10 @@ fn output_within(mut cmd: Command, timeout: std::time::Duration) -> std::io::Res
 /// The inventory's hosts (matching --limit), as Ansible reads them: refused when there are none or a
 /// name is not a plain file name, or when Ansible has not read the inventory within
 /// [`LIST_HOSTS_TIMEOUT`]. None: interrupted.
-fn list_hosts(tools: &Tools, a: &FleetArgs) -> Result<Option<Vec<String>>> {
+fn list_hosts(tools: &Tools, a: &FleetArgs, inventory: &Path) -> Result<Option<Vec<String>>> {
     let mut cmd = Command::new(&tools.ansible);
     cmd.arg("-i")
-        .arg(&a.inventory)
+        .arg(inventory)
         .arg("--list-hosts")
         .arg(a.limit.as_deref().unwrap_or("all"))
         .env("ANSIBLE_NOCOLOR", "1");
@@ -558,25 +600,37 @@ fn unsafe_yaml(v: &Value) -> String {
     }
 }
 
-/// Runs `book` over the inventory in a process group of its own, its output to `log` (appended) and each
-/// host's progress to the terminal; with `forward`, a Ctrl-C (or SIGTERM, SIGHUP) iolab receives is
-/// passed on to it as SIGINT. Returns its exit status, the hosts on which iolab ran and, for the hosts
-/// whose run stopped before their outcome came back, Ansible's reason.
+/// How a playbook run was stopped, if it was.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Stop {
+    No,
+    /// Its time ran out: SIGKILL to its group.
+    TimedOut,
+    /// A Ctrl-C (or SIGTERM) more than it was to be given: SIGKILL to its group.
+    Killed,
+}
+
+/// Runs `book` over `inventory` (`--limit`) in a process group of its own, each process bounded to
+/// [`ANSIBLE_MEMORY_MAX`] and killed with iolab, its output to `log` (appended) and each host's progress
+/// to the terminal. With `forward`, the first Ctrl-C (or SIGTERM, SIGHUP) iolab receives is passed on to
+/// it as SIGINT; one more (any, without `forward`) or `limit` seconds kill it. Returns its exit status,
+/// the hosts on which iolab ran, for the hosts whose run stopped before their outcome came back
+/// Ansible's reason, and whether it was stopped.
 fn ansible_playbook(
     exe: &Path,
-    a: &FleetArgs,
-    (book, forks, forward): (&Path, u32, bool),
+    (inventory, limit_hosts): (&Path, Option<&str>),
+    (book, forks, forward, limit): (&Path, u32, bool, u64),
     vars: &Path,
     log: &Path,
-) -> Result<(i32, fleet::Known)> {
+) -> Result<(i32, fleet::Known, Stop)> {
     let mut cmd = Command::new(exe);
     cmd.arg("-i")
-        .arg(&a.inventory)
+        .arg(inventory)
         .arg(book)
         .arg("-e")
         .arg(format!("@{}", vars.display()));
     cmd.arg("--forks").arg(forks.max(1).to_string());
-    if let Some(l) = &a.limit {
+    if let Some(l) = limit_hosts {
         cmd.arg("--limit").arg(l);
     }
     // Ansible's own output as iolab reads it, whatever an ansible.cfg says.
@@ -588,6 +642,7 @@ fn ansible_playbook(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .process_group(0);
+    iolab_sys::bound_child(&mut cmd, ANSIBLE_MEMORY_MAX);
     let mut logf = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -598,18 +653,36 @@ fn ansible_playbook(
         .spawn()
         .map_err(|e| Error::Runtime(format!("cannot run {}: {e}", exe.display())))?;
     let done = Arc::new(AtomicBool::new(false));
-    let watcher = forward.then(|| {
+    let watcher = {
         let (done, pgid) = (done.clone(), child.id() as i32);
+        let seen = iolab_sys::interrupts();
+        let kill_at = seen + if forward { 2 } else { 1 };
+        let start = std::time::Instant::now();
         std::thread::spawn(move || {
+            let mut forwarded = false;
             while !done.load(Ordering::SeqCst) {
-                if iolab_sys::interrupted() {
+                let n = iolab_sys::interrupts();
+                let stop = if n >= kill_at {
+                    Stop::Killed
+                } else if start.elapsed().as_secs() >= limit {
+                    Stop::TimedOut
+                } else {
+                    Stop::No
+                };
+                if stop != Stop::No {
+                    // SIGKILL is 9 on every Linux architecture.
+                    let _ = iolab_sys::kill(-pgid, 9);
+                    return stop;
+                }
+                if forward && n > seen && !forwarded {
                     let _ = iolab_sys::interrupt_group(pgid);
-                    return;
+                    forwarded = true;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
+            Stop::No
         })
-    });
+    };
     let mut progress = Progress::default();
     if let Some(out) = child.stdout.take() {
         for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
@@ -621,16 +694,14 @@ fn ansible_playbook(
     }
     let status = child.wait();
     done.store(true, Ordering::SeqCst);
-    if let Some(w) = watcher {
-        let _ = w.join();
-    }
+    let stopped = watcher.join().unwrap_or(Stop::No);
     let status = status.map_err(|e| Error::Runtime(format!("ansible-playbook: {e}")))?;
     let known = fleet::Known {
         why: progress.not_run,
         ran: progress.ran,
         ..fleet::Known::default()
     };
-    Ok((status.code().unwrap_or(130), known))
+    Ok((status.code().unwrap_or(130), known, stopped))
 }
 
 /// Reads ansible-playbook's default output line by line: what to show of each host's progress.

@@ -44,12 +44,53 @@ fn odd_kind(m: &Metadata) -> Option<&'static str> {
     })
 }
 
+/// The inventory as it was checked: each file's path relative to the copy's root and its bytes. Ansible
+/// is given [`Checked::stage`]'s copy, so that what it reads is what was checked (the files may change
+/// after the check: a copy taken once cannot).
+pub struct Checked {
+    /// The inventory is a directory (else a file, beside which its variables directories are).
+    dir: bool,
+    /// The inventory file's name (for a file inventory): the copy keeps it, as Ansible's plugins choose
+    /// by the name's ending.
+    name: PathBuf,
+    files: Vec<(PathBuf, Vec<u8>)>,
+}
+
+impl Checked {
+    /// Writes the copy into `root` (a new directory iolab made), readable by this user only and
+    /// executable by none; returns the path to give Ansible as the inventory.
+    pub fn stage(&self, root: &Path) -> std::io::Result<PathBuf> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::create_dir_all(root)?;
+        for (rel, bytes) in &self.files {
+            let p = root.join(rel);
+            if let Some(d) = p.parent() {
+                std::fs::create_dir_all(d)?;
+            }
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&p)?
+                .write_all(bytes)?;
+        }
+        Ok(if self.dir {
+            root.to_path_buf()
+        } else {
+            root.join(&self.name)
+        })
+    }
+}
+
 /// The inventory and every file Ansible reads with it: for a directory, every file in it that is not
 /// hidden (Ansible reads its subdirectories too), and the `group_vars/` and `host_vars/` beside it (or in
 /// it). Each must be a regular file of at most [`INVENTORY_FILE_MAX`] (following symbolic links, as
-/// Ansible does), not on a kernel-interface filesystem, [`INVENTORY_TOTAL_MAX`] in all. Only metadata
-/// is read: nothing here can block or fill memory.
-pub fn check_inventory(inv: &Path) -> Result<()> {
+/// Ansible does), not on a kernel-interface filesystem, [`INVENTORY_TOTAL_MAX`] in all; an inventory
+/// source must not be a program (an executable file, an inventory plugin's configuration): Ansible
+/// would run it, and its output has no bound. Each file is opened without blocking and read once, up to
+/// its bound: what is checked is what [`Checked::stage`] copies.
+pub fn check_inventory(inv: &Path) -> Result<Checked> {
     let meta = match std::fs::metadata(inv) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -72,12 +113,19 @@ pub fn check_inventory(inv: &Path) -> Result<()> {
             )))
         }
     };
+    let name = PathBuf::from(inv.file_name().unwrap_or(std::ffi::OsStr::new("inventory")));
     let mut w = Walk {
         top: inv,
         entries: 0,
         bytes: 0,
+        files: Vec::new(),
     };
-    w.entry(inv, &meta, 0)?;
+    let rel = if meta.is_dir() {
+        PathBuf::new()
+    } else {
+        name.clone()
+    };
+    w.entry(inv, &rel, &meta, 0)?;
     // The host and group variables Ansible reads beside a file inventory (a directory's are in it).
     if !meta.is_dir() {
         let base = match inv.parent() {
@@ -87,11 +135,15 @@ pub fn check_inventory(inv: &Path) -> Result<()> {
         for vars in ["group_vars", "host_vars"] {
             let p = base.join(vars);
             if let Ok(m) = std::fs::metadata(&p) {
-                w.entry(&p, &m, 1)?;
+                w.entry(&p, Path::new(vars), &m, 1)?;
             }
         }
     }
-    Ok(())
+    Ok(Checked {
+        dir: meta.is_dir(),
+        name,
+        files: w.files,
+    })
 }
 
 /// The inventory's files and directories seen so far.
@@ -99,6 +151,24 @@ struct Walk<'a> {
     top: &'a Path,
     entries: usize,
     bytes: u64,
+    files: Vec<(PathBuf, Vec<u8>)>,
+}
+
+/// A variables file (in `group_vars/` or `host_vars/`): read as data, never run.
+fn is_vars(rel: &Path) -> bool {
+    rel.components()
+        .any(|c| matches!(c.as_os_str().to_str(), Some("group_vars" | "host_vars")))
+}
+
+/// Whether YAML `text` has a root `plugin` key: Ansible's `auto` inventory plugin then loads the plugin
+/// it names and runs it (a script, a cloud query, templates with lookups).
+fn names_a_plugin(text: &str) -> bool {
+    let flow = text.trim_start().starts_with('{') && text.contains("plugin");
+    flow || text.lines().any(|l| {
+        ["plugin:", "\"plugin\":", "'plugin':", "plugin :"]
+            .iter()
+            .any(|k| l.starts_with(k))
+    })
 }
 
 impl Walk<'_> {
@@ -115,7 +185,67 @@ impl Walk<'_> {
         }
     }
 
-    fn entry(&mut self, p: &Path, m: &Metadata, depth: usize) -> Result<()> {
+    /// A regular file of the inventory (`rel`: its path in the copy), read once up to its bound.
+    fn file(&mut self, p: &Path, rel: &Path) -> Result<()> {
+        use std::io::Read;
+        use std::os::unix::fs::PermissionsExt;
+        let mut f = iolab_engine::input::open_regular(
+            p,
+            "INVENTORY",
+            "inventory file",
+            INVENTORY_FILE_MAX,
+        )?;
+        let mode = f
+            .get_ref()
+            .metadata()
+            .map_err(|e| inventory_err(format!("cannot read {}: {}", self.at(p), io_why(&e))))?
+            .permissions()
+            .mode();
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes)
+            .map_err(|e| inventory_err(format!("cannot read {}: {}", self.at(p), io_why(&e))))?;
+        let len = bytes.len() as u64;
+        if len > INVENTORY_FILE_MAX {
+            return Err(inventory_err(format!(
+                "{} is {}; iolab gives Ansible inventory and variables files of at most {} each",
+                self.at(p),
+                fmt_size(len),
+                fmt_size(INVENTORY_FILE_MAX)
+            )));
+        }
+        self.bytes += len;
+        if self.bytes > INVENTORY_TOTAL_MAX {
+            return Err(inventory_err(format!(
+                "{}: its files hold more than {}; iolab gives Ansible at most that of an inventory and \
+                 the variables beside it",
+                self.top.display(),
+                fmt_size(INVENTORY_TOTAL_MAX)
+            )));
+        }
+        if !is_vars(rel) {
+            if mode & 0o111 != 0 {
+                return Err(inventory_err(format!(
+                    "{} is executable: Ansible would run it as an inventory script, whose output iolab \
+                     cannot bound; give a static inventory (ansible-inventory -i SCRIPT --list -y > \
+                     hosts.yml) or chmod -x it",
+                    self.at(p)
+                )));
+            }
+            let yaml = rel.extension().is_some_and(|e| e == "yml" || e == "yaml");
+            if yaml && names_a_plugin(&String::from_utf8_lossy(&bytes)) {
+                return Err(inventory_err(format!(
+                    "{} configures an inventory plugin (a root 'plugin' key): Ansible would run the \
+                     plugin, whose output iolab cannot bound; give a static inventory (ansible-inventory \
+                     -i FILE --list -y > hosts.yml)",
+                    self.at(p)
+                )));
+            }
+        }
+        self.files.push((rel.to_path_buf(), bytes));
+        Ok(())
+    }
+
+    fn entry(&mut self, p: &Path, rel: &Path, m: &Metadata, depth: usize) -> Result<()> {
         self.entries += 1;
         if self.entries > INVENTORY_ENTRIES_MAX {
             return Err(inventory_err(format!(
@@ -150,16 +280,7 @@ impl Walk<'_> {
                     fmt_size(INVENTORY_FILE_MAX)
                 )));
             }
-            self.bytes += m.len();
-            if self.bytes > INVENTORY_TOTAL_MAX {
-                return Err(inventory_err(format!(
-                    "{}: its files hold more than {}; iolab gives Ansible at most that of an inventory and \
-                     the variables beside it",
-                    self.top.display(),
-                    fmt_size(INVENTORY_TOTAL_MAX)
-                )));
-            }
-            return Ok(());
+            return self.file(p, rel);
         }
         if depth >= INVENTORY_DEPTH_MAX {
             return Err(inventory_err(format!(
@@ -171,23 +292,24 @@ impl Walk<'_> {
         let rd = std::fs::read_dir(p)
             .map_err(|e| inventory_err(format!("cannot read {}: {}", self.at(p), io_why(&e))))?;
         // Bounded: no more names are taken than the count allows.
-        let mut names: Vec<PathBuf> = Vec::new();
+        let mut names: Vec<std::ffi::OsString> = Vec::new();
         for e in rd.flatten() {
             // Hidden names are not read by Ansible (nor are .git's objects counted here).
             if e.file_name().to_string_lossy().starts_with('.') {
                 continue;
             }
-            names.push(e.path());
+            names.push(e.file_name());
             if self.entries + names.len() > INVENTORY_ENTRIES_MAX {
                 break;
             }
         }
         names.sort();
         for n in names {
-            let m = std::fs::metadata(&n).map_err(|e| {
-                inventory_err(format!("cannot read {}: {}", self.at(&n), io_why(&e)))
+            let path = p.join(&n);
+            let m = std::fs::metadata(&path).map_err(|e| {
+                inventory_err(format!("cannot read {}: {}", self.at(&path), io_why(&e)))
             })?;
-            self.entry(&n, &m, depth + 1)?;
+            self.entry(&path, &rel.join(&n), &m, depth + 1)?;
         }
         Ok(())
     }
