@@ -84,7 +84,7 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
     // says so.
     let _ = iolab_sys::note_interrupts();
     let binaries = binaries(&a.binaries)?;
-    check_args(&a.args, cli)?;
+    let asked = check_args(&a.args, cli)?;
     let checked = crate::fleet_check::check_inventory(&a.inventory)?;
     let given = a.results.as_deref().map(check_results).transpose()?;
     if given.is_none() {
@@ -196,7 +196,27 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
     for (h, why) in fleet::settle(&results, &hosts) {
         known.why.entry(h).or_insert(why);
     }
-    let hosts = fleet::read_hosts(&results, &hosts, &known);
+    let mut hosts = fleet::read_hosts(&results, &hosts, &known);
+    // A host whose iolab exited 0 without a file it was asked to write did not do what was asked.
+    for h in hosts.iter_mut().filter(|h| h.outcome == Outcome::Ok) {
+        if let Some(miss) = asked.iter().find(|f| !h.files.contains(&f.path)) {
+            h.outcome = Outcome::Lost {
+                why: format!(
+                    "{} {} was asked for and did not come back{}",
+                    miss.flag,
+                    miss.path.display(),
+                    if FETCHED
+                        .iter()
+                        .any(|e| miss.path.extension().is_some_and(|x| x == *e))
+                    {
+                        ""
+                    } else {
+                        " (only .json, .jsonl, .csv, .md and .html files come back)"
+                    }
+                ),
+            };
+        }
+    }
     if !interrupted
         && hosts
             .iter()
@@ -250,12 +270,12 @@ fn binaries(given: &[String]) -> Result<BTreeMap<String, PathBuf>> {
             ));
         }
         crate::fleet_check::check_binary(arch, &path)?;
+        if arch == own_arch() {
+            check_is_iolab(&path)?;
+        }
         m.insert(arch.to_string(), path.canonicalize().unwrap_or(path));
     }
-    let own = match std::env::consts::ARCH {
-        "arm" => "armv7l",
-        a => a,
-    };
+    let own = own_arch();
     if !m.contains_key(own) {
         if let Ok(exe) = std::env::current_exe() {
             m.insert(own.to_string(), exe);
@@ -264,16 +284,53 @@ fn binaries(given: &[String]) -> Result<BTreeMap<String, PathBuf>> {
     Ok(m)
 }
 
+/// This machine's architecture as Ansible names it.
+fn own_arch() -> &'static str {
+    match std::env::consts::ARCH {
+        "arm" => "armv7l",
+        a => a,
+    }
+}
+
+/// A `--binary` of this machine's architecture says it is iolab (`BINARY --version`, run here within
+/// 10 s, bounded and killed as Ansible is): an executable of the right kind that is another program, or
+/// one that cannot start, is refused before a host is given it.
+fn check_is_iolab(path: &Path) -> Result<()> {
+    let mut cmd = Command::new(path);
+    cmd.arg("--version");
+    let said = match output_within(cmd, std::time::Duration::from_secs(10)) {
+        Ok(Ended::Exited(out)) if out.status.success() => {
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        }
+        Ok(Ended::Interrupted) => {
+            return Err(Error::Runtime("interrupted while checking --binary".into()))
+        }
+        _ => String::new(),
+    };
+    if said.starts_with("iolab ") {
+        return Ok(());
+    }
+    Err(Error::usage(
+        "--binary",
+        format!(
+            "{}: `{0} --version` does not say iolab (another program, or one that cannot start): give \
+             an iolab, as scripts/build-board makes",
+            path.display()
+        ),
+    ))
+}
+
 /// The command each host runs parses as an iolab command line (what only the host can check, such as a
 /// method's name, it checks there).
-fn check_args(args: &[String], cli: clap::Command) -> Result<()> {
+/// Returns the files it is asked to write.
+fn check_args(args: &[String], cli: clap::Command) -> Result<Vec<crate::fleet_check::Asked>> {
     let refused = [(
         "fleet",
         "a host cannot run `iolab fleet` itself: give the command each host runs",
     )];
     match crate::command_line::check("ARGS", args, cli.clone(), &refused, false)? {
         Some(m) => crate::fleet_check::check_outputs(&cli, &m),
-        None => Ok(()),
+        None => Ok(Vec::new()),
     }
 }
 
@@ -324,6 +381,9 @@ fn find_ansible() -> Result<Tools> {
         )),
     }
 }
+
+/// The endings of the files that come back from a host (the role's "Find the record files").
+const FETCHED: &[&str] = &["json", "jsonl", "csv", "md", "html"];
 
 /// What a playbook run may take beyond the hosts' --timeout (each batch of --serial hosts): facts, the
 /// copy of the binary, the fetch of the files.

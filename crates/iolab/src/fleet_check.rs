@@ -320,55 +320,111 @@ pub fn io_why(e: &std::io::Error) -> String {
     iolab_lab::fleet::io_why(e)
 }
 
-/// The flags of iolab's commands that name a file or directory the command writes.
-const OUTPUT_ARGS: &[&str] = &[
-    "json",
-    "csv",
-    "md",
-    "csv_intervals",
-    "out",
-    "svg",
-    "fio_json",
-    "results_dir",
-    "ko",
+/// The path arguments of iolab's commands that name what a command reads (the host's own files, as it
+/// names them) or a scratch place it clears after itself: any path, absolute included. Every other path
+/// argument (a value hint of a path, or the value name FILE or DIR) names what the command writes, so a
+/// new output flag is checked without being listed here. `COMMAND:ID` where an id means both.
+const INPUT_ARGS: &[&str] = &[
+    "compare:a",
+    "compare:b",
+    "clean:dir",
+    "report:results",
+    "cache",
+    "disk_dir",
+    "exe",
+    "fio",
+    "headers",
+    "inventory",
+    "script",
+    "spec",
+    "target",
+    "tmp_dir",
+    "tmpfs_dir",
 ];
 
-/// An output path among the hosts' command line (`m`, parsed by `cmd`) that is absolute or climbs out of
-/// the run's directory with `..`: what is written there is neither fetched nor removed. Refused, naming
-/// the flag and the path.
-pub fn check_outputs(cmd: &clap::Command, m: &clap::ArgMatches) -> Result<()> {
+/// Whether `arg` of command `cmd` names a file or directory the command writes.
+fn is_output(cmd: &clap::Command, arg: &clap::Arg) -> bool {
+    use clap::ValueHint;
+    let id = arg.get_id().as_str();
+    let path = matches!(
+        arg.get_value_hint(),
+        ValueHint::AnyPath | ValueHint::FilePath | ValueHint::DirPath
+    ) || arg
+        .get_value_names()
+        .is_some_and(|n| n.iter().any(|n| n == "FILE" || n == "DIR"));
+    path && !INPUT_ARGS.contains(&id)
+        && !INPUT_ARGS.contains(&format!("{}:{id}", cmd.get_name()).as_str())
+}
+
+/// A file the hosts' command was asked to write (`--json r.json`): the flag and the path, inside the
+/// run's directory (as it comes back, relative to the host's `files/`).
+pub struct Asked {
+    pub flag: String,
+    pub path: PathBuf,
+}
+
+/// The output paths among the hosts' command line (`m`, parsed by `cmd`): refused, naming the flag and
+/// the path, where one is absolute or climbs out of the run's directory with `..` (what is written there
+/// is neither fetched nor removed). Returns the files (value name FILE) the command was asked to write.
+pub fn check_outputs(cmd: &clap::Command, m: &clap::ArgMatches) -> Result<Vec<Asked>> {
+    let mut asked = Vec::new();
     for arg in cmd.get_arguments() {
         let id = arg.get_id().as_str();
-        if !OUTPUT_ARGS.contains(&id) {
+        if !is_output(cmd, arg) {
             continue;
         }
         let Ok(Some(values)) = m.try_get_raw(id) else {
             continue;
         };
+        let flag = arg
+            .get_long()
+            .map(|l| format!("--{l}"))
+            .unwrap_or_else(|| id.to_uppercase());
         for v in values {
-            if escapes(Path::new(v)) {
-                let flag = arg
-                    .get_long()
-                    .map(|l| format!("--{l}"))
-                    .unwrap_or_else(|| id.to_string());
+            let p = Path::new(v);
+            if escapes(p) {
                 return Err(Error::usage(
                     "ARGS",
                     format!(
                         "{flag} {}: a host's files come back from its run's own directory only (what is \
                          written elsewhere stays on the host): give a path inside it, such as {}",
-                        Path::new(v).display(),
-                        inside(Path::new(v)).display()
+                        p.display(),
+                        inside(p).display()
                     ),
                 ));
+            }
+            let file = arg
+                .get_value_names()
+                .is_some_and(|n| n.iter().any(|n| n == "FILE"));
+            if file && v != "-" {
+                asked.push(Asked {
+                    flag: flag.clone(),
+                    path: normal(p),
+                });
             }
         }
     }
     if let Some((name, sub)) = m.subcommand() {
         if let Some(c) = cmd.find_subcommand(name) {
-            return check_outputs(c, sub);
+            asked.extend(check_outputs(c, sub)?);
         }
     }
-    Ok(())
+    Ok(asked)
+}
+
+/// `p` (one that does not climb out of its start) without `.` and `..`.
+fn normal(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::Normal(n) => out.push(n),
+            Component::ParentDir => {
+                out.pop();
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Absolute, or climbing above its start with `..`.
@@ -420,7 +476,61 @@ pub fn check_binary(arch: &str, path: &Path) -> Result<()> {
     }
     // `vm --exe`'s check, said of a fleet's host rather than a guest.
     iolab_lab::vm::initramfs::check_exe(path, a)
-        .or_else(|e| refuse(format!("{arch}: {}", e.replace("guest", "host"))))
+        .or_else(|e| refuse(format!("{arch}: {}", e.replace("guest", "host"))))?;
+    let bytes = std::fs::read(path).map_err(|e| {
+        Error::usage(
+            "--binary",
+            format!("cannot read {}: {}", path.display(), io_why(&e)),
+        )
+    })?;
+    if !whole_elf(&bytes) {
+        return refuse(format!(
+            "{} is not a whole executable (its program headers or segments reach past its {} bytes): \
+             a truncated copy? Give the iolab scripts/build-board {arch} makes",
+            path.display(),
+            bytes.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the little-endian ELF `b` (32- or 64-bit) holds its whole program: a program header table and
+/// a loadable segment, every segment's bytes within the file.
+fn whole_elf(b: &[u8]) -> bool {
+    let wide = b.get(4) == Some(&2);
+    let num = |o: usize, n: usize| -> Option<u64> {
+        let s = b.get(o..o.checked_add(n)?)?;
+        Some(s.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x)))
+    };
+    let w = if wide { 8 } else { 4 };
+    let pick = |narrow: usize, wide_at: usize| if wide { wide_at } else { narrow };
+    let check = || -> Option<bool> {
+        let phoff = num(pick(0x1C, 0x20), w)?;
+        let entsize = num(pick(0x2A, 0x36), 2)?;
+        let count = num(pick(0x2C, 0x38), 2)?;
+        let len = b.len() as u64;
+        if count == 0 || entsize < if wide { 56 } else { 32 } {
+            return Some(false);
+        }
+        if phoff.checked_add(entsize.checked_mul(count)?)? > len {
+            return Some(false);
+        }
+        let mut loads = 0;
+        for i in 0..count {
+            let ph = usize::try_from(phoff + i * entsize).ok()?;
+            // p_type; p_offset and p_filesz.
+            let (off, size) = (pick(0x04, 0x08), pick(0x10, 0x20));
+            if num(ph, 4)? == 1 {
+                loads += 1;
+                let end = num(ph + off, w)?.checked_add(num(ph + size, w)?)?;
+                if end > len {
+                    return Some(false);
+                }
+            }
+        }
+        Some(loads > 0)
+    };
+    check().unwrap_or(false)
 }
 
 #[cfg(test)]
@@ -436,5 +546,16 @@ mod tests {
             assert!(!escapes(Path::new(p)), "{p}");
         }
         assert_eq!(inside(Path::new("/abs/x.json")), PathBuf::from("x.json"));
+        assert_eq!(normal(Path::new("./a/../r.json")), PathBuf::from("r.json"));
+    }
+
+    #[test]
+    fn a_binary_cut_short_is_not_a_whole_executable() {
+        let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        assert!(whole_elf(&exe));
+        for cut in [64, 4096] {
+            assert!(!whole_elf(&exe[..cut]), "{cut} bytes");
+        }
+        assert!(!whole_elf(b"\x7fELF\x02\x01"));
     }
 }
