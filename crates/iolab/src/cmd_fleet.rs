@@ -40,8 +40,8 @@ const PLAYBOOK: &[(&str, &str)] = &[
 
 #[derive(clap::Args)]
 pub struct FleetArgs {
-    /// An Ansible inventory (INI or YAML; a file or a directory of them, at most 1 MiB a file): the hosts
-    /// to run on. Host names must be plain names (letters, digits, '.', '_', '-'): they name each host's
+    /// An Ansible inventory (INI or YAML; a file or a directory of them, at most 1 MiB a file; not a
+    /// script or an inventory plugin's configuration): the hosts to run on. Host names must be plain names (letters, digits, '.', '_', '-'): they name each host's
     /// directory; put an address in ansible_host
     #[arg(value_name = "INVENTORY")]
     pub inventory: PathBuf,
@@ -50,7 +50,7 @@ pub struct FleetArgs {
     #[arg(long, value_name = "DIR")]
     pub results: Option<PathBuf>,
     /// The iolab for hosts of architecture ARCH as Ansible names it (x86_64, aarch64, armv7l): a static
-    /// one, as scripts/build-board makes (checked: an ELF executable of ARCH); repeatable. Hosts of this machine's architecture get this iolab
+    /// one, as scripts/build-board makes (checked: a whole ELF executable of ARCH; of this machine's, one that says it is iolab); repeatable. Hosts of this machine's architecture get this iolab
     /// unless one is given (as cargo builds it, linked against this machine's glibc)
     #[arg(long = "binary", value_name = "ARCH=PATH")]
     pub binaries: Vec<String>,
@@ -197,26 +197,7 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
         known.why.entry(h).or_insert(why);
     }
     let mut hosts = fleet::read_hosts(&results, &hosts, &known);
-    // A host whose iolab exited 0 without a file it was asked to write did not do what was asked.
-    for h in hosts.iter_mut().filter(|h| h.outcome == Outcome::Ok) {
-        if let Some(miss) = asked.iter().find(|f| !h.files.contains(&f.path)) {
-            h.outcome = Outcome::Lost {
-                why: format!(
-                    "{} {} was asked for and did not come back{}",
-                    miss.flag,
-                    miss.path.display(),
-                    if FETCHED
-                        .iter()
-                        .any(|e| miss.path.extension().is_some_and(|x| x == *e))
-                    {
-                        ""
-                    } else {
-                        " (only .json, .jsonl, .csv, .md and .html files come back)"
-                    }
-                ),
-            };
-        }
-    }
+    crate::fleet_check::missing_asked(&mut hosts, &asked);
     if !interrupted
         && hosts
             .iter()
@@ -381,9 +362,6 @@ fn find_ansible() -> Result<Tools> {
         )),
     }
 }
-
-/// The endings of the files that come back from a host (the role's "Find the record files").
-const FETCHED: &[&str] = &["json", "jsonl", "csv", "md", "html"];
 
 /// What a playbook run may take beyond the hosts' --timeout (each batch of --serial hosts): facts, the
 /// copy of the binary, the fetch of the files.

@@ -412,6 +412,34 @@ pub fn check_outputs(cmd: &clap::Command, m: &clap::ArgMatches) -> Result<Vec<As
     Ok(asked)
 }
 
+/// The endings of the files that come back from a host (the role's "Find the record files").
+const FETCHED: &[&str] = &["json", "jsonl", "csv", "md", "html"];
+
+/// A host whose iolab exited 0 without a file it was asked to write (`asked`) did not do what was asked:
+/// lost, naming the flag and the file.
+pub fn missing_asked(hosts: &mut [iolab_lab::fleet::Host], asked: &[Asked]) {
+    use iolab_lab::fleet::Outcome;
+    for h in hosts.iter_mut().filter(|h| h.outcome == Outcome::Ok) {
+        if let Some(miss) = asked.iter().find(|f| !h.files.contains(&f.path)) {
+            h.outcome = Outcome::Lost {
+                why: format!(
+                    "{} {} was asked for and did not come back{}",
+                    miss.flag,
+                    miss.path.display(),
+                    if FETCHED
+                        .iter()
+                        .any(|e| miss.path.extension().is_some_and(|x| x == *e))
+                    {
+                        ""
+                    } else {
+                        " (only .json, .jsonl, .csv, .md and .html files come back)"
+                    }
+                ),
+            };
+        }
+    }
+}
+
 /// `p` (one that does not climb out of its start) without `.` and `..`.
 fn normal(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
