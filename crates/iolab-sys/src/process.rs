@@ -84,6 +84,25 @@ pub fn bound_child(cmd: &mut std::process::Command, bytes: u64) {
     }
 }
 
+/// In a child about to exec `cmd`: be sent `sig` when the thread that starts it dies (PR_SET_PDEATHSIG),
+/// whatever kills it; a child that catches `sig` can end the others of its process group then.
+pub fn signal_at_parent_death(cmd: &mut std::process::Command, sig: i32) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child before exec and makes one async-signal-safe call
+    // (prctl); it allocates nothing and takes no lock.
+    unsafe {
+        cmd.pre_exec(move || {
+            // SAFETY: PR_SET_PDEATHSIG takes a signal number and reads no memory.
+            result(
+                "prctl",
+                libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong),
+            )
+            .map(|_| ())
+            .map_err(|e| std::io::Error::from_raw_os_error(e.errno))
+        });
+    }
+}
+
 /// The thread id (gettid(2)).
 pub fn gettid() -> i32 {
     // SAFETY: gettid takes no arguments and cannot fail.

@@ -377,6 +377,35 @@ const LIST_HOSTS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1
 /// The most of its output kept (a line per host).
 const LIST_HOSTS_OUTPUT_MAX: u64 = 4 << 20;
 
+/// A process in process group `pgid` (an Ansible child's, of its own) that kills the whole group when
+/// iolab dies, SIGKILL included: Ansible's forked workers and their ssh outlive the one process a parent's
+/// death signal reaches. It ignores the SIGINT passed on to the group; [`end_sentinel`] ends it.
+fn group_sentinel(pgid: u32) -> Option<std::process::Child> {
+    let mut cmd = Command::new("/bin/sh");
+    cmd.args([
+        "-c",
+        "trap '' INT HUP; trap 'kill -KILL 0' TERM; while :; do sleep 3600 & wait $!; done",
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .process_group(pgid as i32);
+    // SIGTERM is 15 on every Linux architecture.
+    iolab_sys::signal_at_parent_death(&mut cmd, 15);
+    cmd.spawn().ok()
+}
+
+/// Ends a [`group_sentinel`] of group `pgid` once the Ansible child that leads it has ended: SIGKILL to
+/// the group (the sentinel, its sleep and whatever of Ansible's is still in it).
+fn end_sentinel(pgid: u32, s: Option<std::process::Child>) {
+    // Only while the sentinel holds the group: its id is not another's then. SIGKILL is 9 on every
+    // Linux architecture.
+    if let Some(mut s) = s {
+        let _ = iolab_sys::kill(-(pgid as i32), 9);
+        let _ = s.wait();
+    }
+}
+
 /// How a command given a time to run ended.
 enum Ended {
     /// By itself: its status and output.
@@ -398,6 +427,7 @@ fn output_within(mut cmd: Command, timeout: std::time::Duration) -> std::io::Res
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()?;
+    let sentinel = group_sentinel(child.id());
     let keep = |r: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut kept = Vec::new();
@@ -423,6 +453,8 @@ fn output_within(mut cmd: Command, timeout: std::time::Duration) -> std::io::Res
     let start = std::time::Instant::now();
     loop {
         if let Some(status) = child.try_wait()? {
+            // What of it is left (a process holding its output) goes with the sentinel.
+            end_sentinel(child.id(), sentinel);
             return Ok(Ended::Exited(std::process::Output {
                 status,
                 stdout: out.join().unwrap_or_default(),
@@ -434,6 +466,7 @@ fn output_within(mut cmd: Command, timeout: std::time::Duration) -> std::io::Res
             // SIGKILL is 9 on every Linux architecture (libc is not a dependency of this crate).
             let _ = iolab_sys::kill(-(child.id() as i32), 9);
             let _ = child.wait();
+            end_sentinel(child.id(), sentinel);
             // The readers end with the group; one a stray process still holds is left to itself.
             return Ok(if stop {
                 Ended::Interrupted
@@ -690,6 +723,7 @@ fn ansible_playbook(
     let mut child = cmd
         .spawn()
         .map_err(|e| Error::Runtime(format!("cannot run {}: {e}", exe.display())))?;
+    let sentinel = group_sentinel(child.id());
     let done = Arc::new(AtomicBool::new(false));
     let watcher = {
         let (done, pgid) = (done.clone(), child.id() as i32);
@@ -731,6 +765,7 @@ fn ansible_playbook(
         }
     }
     let status = child.wait();
+    end_sentinel(child.id(), sentinel);
     done.store(true, Ordering::SeqCst);
     let stopped = watcher.join().unwrap_or(Stop::No);
     let status = status.map_err(|e| Error::Runtime(format!("ansible-playbook: {e}")))?;

@@ -1290,7 +1290,7 @@ fn ansible_reads_a_copy_of_the_checked_inventory_within_a_memory_bound_and_dies_
     let path = stand_in_ansible(
         w,
         &format!(
-            "{{ echo \"$2\"; ulimit -v; echo $$; }} > {0}.tmp\nmv {0}.tmp {0}\nexec sleep 600\n",
+            "sleep 600 &\n{{ echo \"$2\"; ulimit -v; echo $$; echo $!; }} > {0}.tmp\nmv {0}.tmp {0}\nexec sleep 600\n",
             play.display()
         ),
     );
@@ -1322,7 +1322,8 @@ fn ansible_reads_a_copy_of_the_checked_inventory_within_a_memory_bound_and_dies_
     // 4 GiB of address space each (ulimit -v counts KiB).
     assert_eq!(listed[1], "4194304");
     assert_eq!(played[1], "4194304");
-    // A SIGKILLed iolab takes ansible-playbook, in a process group of its own, with it.
+    // A SIGKILLed iolab takes ansible-playbook, in a process group of its own, with it, and what it
+    // started (as Ansible's forked workers and their ssh).
     std::process::Command::new("kill")
         .args(["-KILL", &child.id().to_string()])
         .status()
@@ -1333,6 +1334,7 @@ fn ansible_reads_a_copy_of_the_checked_inventory_within_a_memory_bound_and_dies_
         "ansible-playbook ({}) outlived iolab",
         played[2]
     );
+    assert!(gone(played[3]), "its worker ({}) outlived iolab", played[3]);
 }
 
 #[test]
