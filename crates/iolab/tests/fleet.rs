@@ -1335,6 +1335,14 @@ fn ansible_reads_a_copy_of_the_checked_inventory_within_a_memory_bound_and_dies_
         played[2]
     );
     assert!(gone(played[3]), "its worker ({}) outlived iolab", played[3]);
+    // A SIGKILLed iolab leaves its staging directory (`iolab clean` finds it in its journal).
+    let stage = copy.ancestors().nth(2).unwrap();
+    assert!(stage
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("iolab-ansible-"));
+    std::fs::remove_dir_all(stage).unwrap();
 }
 
 #[test]
