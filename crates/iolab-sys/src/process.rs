@@ -58,6 +58,51 @@ pub fn kill_with_parent(cmd: &mut std::process::Command) {
     }
 }
 
+/// As [`kill_with_parent`], and the child's address space bounded to `bytes` (setrlimit RLIMIT_AS, soft
+/// and hard, before exec; a bound the target cannot hold leaves it unbounded): a helper that reads
+/// without end (Ansible given an inventory script) fails its allocation instead of filling memory.
+pub fn bound_child(cmd: &mut std::process::Command, bytes: u64) {
+    use std::os::unix::process::CommandExt;
+    let bound = libc::rlim_t::try_from(bytes).unwrap_or(libc::RLIM_INFINITY);
+    let rl = libc::rlimit {
+        rlim_cur: bound,
+        rlim_max: bound,
+    };
+    // SAFETY: the closure runs in the forked child before exec and makes only async-signal-safe calls
+    // (prctl, signal, setrlimit on a copied value); it allocates nothing and takes no lock.
+    unsafe {
+        cmd.pre_exec(move || {
+            child_dies_with_parent().map_err(|e| std::io::Error::from_raw_os_error(e.errno))?;
+            // SAFETY: `rl` is a valid rlimit that lives across the call.
+            result(
+                "setrlimit(RLIMIT_AS)",
+                libc::setrlimit(libc::RLIMIT_AS, &rl),
+            )
+            .map(|_| ())
+            .map_err(|e| std::io::Error::from_raw_os_error(e.errno))
+        });
+    }
+}
+
+/// In a child about to exec `cmd`: be sent `sig` when the thread that starts it dies (PR_SET_PDEATHSIG),
+/// whatever kills it; a child that catches `sig` can end the others of its process group then.
+pub fn signal_at_parent_death(cmd: &mut std::process::Command, sig: i32) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child before exec and makes one async-signal-safe call
+    // (prctl); it allocates nothing and takes no lock.
+    unsafe {
+        cmd.pre_exec(move || {
+            // SAFETY: PR_SET_PDEATHSIG takes a signal number and reads no memory.
+            result(
+                "prctl",
+                libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong),
+            )
+            .map(|_| ())
+            .map_err(|e| std::io::Error::from_raw_os_error(e.errno))
+        });
+    }
+}
+
 /// The thread id (gettid(2)).
 pub fn gettid() -> i32 {
     // SAFETY: gettid takes no arguments and cannot fail.
@@ -120,10 +165,10 @@ pub fn set_signal_handler(
     Ok(())
 }
 
-static INTERRUPTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static INTERRUPTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 extern "C" fn note_interrupt(_sig: libc::c_int) {
-    INTERRUPTS.store(true, std::sync::atomic::Ordering::SeqCst);
+    INTERRUPTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
 }
 
 /// SIGINT, SIGTERM and SIGHUP no longer end the process: each is noted for [`interrupted`], so that a
@@ -134,6 +179,11 @@ pub fn note_interrupts() -> SysResult<()> {
 
 /// Whether a signal [`note_interrupts`] watches has come.
 pub fn interrupted() -> bool {
+    interrupts() > 0
+}
+
+/// How many signals [`note_interrupts`] watches have come (a second Ctrl-C: stop waiting at once).
+pub fn interrupts() -> usize {
     INTERRUPTS.load(std::sync::atomic::Ordering::SeqCst)
 }
 

@@ -40,8 +40,8 @@ const PLAYBOOK: &[(&str, &str)] = &[
 
 #[derive(clap::Args)]
 pub struct FleetArgs {
-    /// An Ansible inventory (INI or YAML; a file or a directory of them, at most 1 MiB a file): the hosts
-    /// to run on. Host names must be plain names (letters, digits, '.', '_', '-'): they name each host's
+    /// An Ansible inventory (INI or YAML; a file or a directory of them, at most 1 MiB a file; not a
+    /// script or an inventory plugin's configuration): the hosts to run on. Host names must be plain names (letters, digits, '.', '_', '-'): they name each host's
     /// directory; put an address in ansible_host
     #[arg(value_name = "INVENTORY")]
     pub inventory: PathBuf,
@@ -50,7 +50,7 @@ pub struct FleetArgs {
     #[arg(long, value_name = "DIR")]
     pub results: Option<PathBuf>,
     /// The iolab for hosts of architecture ARCH as Ansible names it (x86_64, aarch64, armv7l): a static
-    /// one, as scripts/build-board makes (checked: an ELF executable of ARCH); repeatable. Hosts of this machine's architecture get this iolab
+    /// one, as scripts/build-board makes (checked: a whole ELF executable of ARCH; of this machine's, one that says it is iolab); repeatable. Hosts of this machine's architecture get this iolab
     /// unless one is given (as cargo builds it, linked against this machine's glibc)
     #[arg(long = "binary", value_name = "ARCH=PATH")]
     pub binaries: Vec<String>,
@@ -84,21 +84,14 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
     // says so.
     let _ = iolab_sys::note_interrupts();
     let binaries = binaries(&a.binaries)?;
-    check_args(&a.args, cli)?;
-    crate::fleet_check::check_inventory(&a.inventory)?;
+    let asked = check_args(&a.args, cli)?;
+    let checked = crate::fleet_check::check_inventory(&a.inventory)?;
     let given = a.results.as_deref().map(check_results).transpose()?;
     if given.is_none() {
         iolab_engine::paths::check_dir_path("--results", Path::new("iolab-results"))?;
     }
     iolab_engine::paths::check_writable_dir("TMPDIR", &std::env::temp_dir())?;
     let tools = find_ansible()?;
-    let Some(hosts) = list_hosts(&tools, a)? else {
-        eprintln!(
-            "iolab fleet: interrupted while Ansible read the inventory; nothing ran on any host"
-        );
-        return Ok(130);
-    };
-    let results = make_results(given, &hosts)?;
     let stage = Created::temp_tree(&std::env::temp_dir(), "iolab-ansible-")?;
     // Again: making the staging directory installed the handler that removes it and exits at once.
     if let Err(e) = iolab_sys::note_interrupts() {
@@ -107,6 +100,17 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
             iolab_sys::errno_name(e.errno)
         );
     }
+    // Both Ansible calls read the copy of what was checked, whatever becomes of the inventory meanwhile.
+    let inventory = checked
+        .stage(&stage.path().join("inventory"))
+        .map_err(|e| write_err(stage.path(), e))?;
+    let Some(hosts) = list_hosts(&tools, a, &inventory)? else {
+        eprintln!(
+            "iolab fleet: interrupted while Ansible read the inventory; nothing ran on any host"
+        );
+        return Ok(130);
+    };
+    let results = make_results(given, &hosts)?;
     let remote_dir = format!("/tmp/iolab-fleet-{}", unique());
     stage_playbook(stage.path(), a, &binaries, &results, &remote_dir)?;
     say(&format!(
@@ -131,40 +135,69 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
     } else {
         a.serial
     };
-    let run = |book: &str, forward: bool| {
+    // Each batch of hosts runs at most --timeout (and the 10 s to SIGKILL) plus the copies and fetches.
+    let batches = (hosts.len() as u64).div_ceil(u64::from(forks.max(1)));
+    let run = |book: &str, forward: bool, limit: u64| {
         let book = stage.path().join(book);
         ansible_playbook(
             &tools.playbook,
-            a,
-            (&book, forks, forward),
+            (&inventory, a.limit.as_deref()),
+            (&book, forks, forward, limit),
             &stage.path().join("vars.yml"),
             &log,
         )
     };
-    let (code, mut known) = run("fleet.yml", true)?;
+    let run_limit = batches * (a.timeout + 10) + PLAYBOOK_MARGIN_SECS;
+    let (code, mut known, ended) = run("fleet.yml", true, run_limit)?;
     let interrupted = iolab_sys::interrupted();
-    if interrupted {
+    let by_hand = || {
+        eprintln!(
+            "iolab fleet: the clean-up did not finish ({}): by hand, ansible-playbook -i {} ansible/fleet-clean.yml -e iolab_remote_dir={remote_dir}",
+            log.display(),
+            a.inventory.display()
+        )
+    };
+    if interrupted || ended == Stop::TimedOut {
+        let why = if interrupted {
+            "interrupted before its run finished".to_string()
+        } else {
+            format!("Ansible had not finished after {run_limit} s and was stopped")
+        };
         for h in &hosts {
-            known
-                .why
-                .entry(h.clone())
-                .or_insert_with(|| "interrupted before its run finished".into());
+            known.why.entry(h.clone()).or_insert_with(|| why.clone());
         }
-        say("iolab fleet: interrupted; stopping iolab on the hosts and removing its directories");
-        match run("fleet-clean.yml", false) {
-            Ok((0, _)) => say(&format!("iolab fleet: removed {remote_dir}-HOST from every host it reached")),
-            _ => eprintln!(
-                "iolab fleet: the clean-up did not finish ({}): by hand, ansible-playbook -i {} ansible/fleet-clean.yml -e iolab_remote_dir={remote_dir}",
-                log.display(),
-                a.inventory.display()
-            ),
+        if ended == Stop::Killed {
+            by_hand();
+        } else {
+            say(&format!(
+                "iolab fleet: {}; stopping iolab on the hosts and removing its directories (at most {} s; \
+                 Ctrl-C again to stop at once)",
+                if interrupted {
+                    "interrupted".to_string()
+                } else {
+                    format!("Ansible had not finished after {run_limit} s (the hosts' --timeout and {PLAYBOOK_MARGIN_SECS} s) and was stopped")
+                },
+                batches * CLEAN_UP_SECS
+            ));
+            match run("fleet-clean.yml", false, batches * CLEAN_UP_SECS) {
+                Ok((0, _, Stop::No)) => say(&format!(
+                    "iolab fleet: removed {remote_dir}-HOST from every host it reached"
+                )),
+                _ => by_hand(),
+            }
         }
+    }
+    let interrupted = iolab_sys::interrupted();
+    if iolab_sys::interrupts() > 1 {
+        // A second Ctrl-C: out at once; what came back stays as it is.
+        return Ok(130);
     }
     // Each host's files under their final names where its outcome came back whole.
     for (h, why) in fleet::settle(&results, &hosts) {
         known.why.entry(h).or_insert(why);
     }
-    let hosts = fleet::read_hosts(&results, &hosts, &known);
+    let mut hosts = fleet::read_hosts(&results, &hosts, &known);
+    crate::fleet_check::missing_asked(&mut hosts, &asked);
     if !interrupted
         && hosts
             .iter()
@@ -218,12 +251,12 @@ fn binaries(given: &[String]) -> Result<BTreeMap<String, PathBuf>> {
             ));
         }
         crate::fleet_check::check_binary(arch, &path)?;
+        if arch == own_arch() {
+            check_is_iolab(&path)?;
+        }
         m.insert(arch.to_string(), path.canonicalize().unwrap_or(path));
     }
-    let own = match std::env::consts::ARCH {
-        "arm" => "armv7l",
-        a => a,
-    };
+    let own = own_arch();
     if !m.contains_key(own) {
         if let Ok(exe) = std::env::current_exe() {
             m.insert(own.to_string(), exe);
@@ -232,16 +265,53 @@ fn binaries(given: &[String]) -> Result<BTreeMap<String, PathBuf>> {
     Ok(m)
 }
 
+/// This machine's architecture as Ansible names it.
+fn own_arch() -> &'static str {
+    match std::env::consts::ARCH {
+        "arm" => "armv7l",
+        a => a,
+    }
+}
+
+/// A `--binary` of this machine's architecture says it is iolab (`BINARY --version`, run here within
+/// 10 s, bounded and killed as Ansible is): an executable of the right kind that is another program, or
+/// one that cannot start, is refused before a host is given it.
+fn check_is_iolab(path: &Path) -> Result<()> {
+    let mut cmd = Command::new(path);
+    cmd.arg("--version");
+    let said = match output_within(cmd, std::time::Duration::from_secs(10)) {
+        Ok(Ended::Exited(out)) if out.status.success() => {
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        }
+        Ok(Ended::Interrupted) => {
+            return Err(Error::Runtime("interrupted while checking --binary".into()))
+        }
+        _ => String::new(),
+    };
+    if said.starts_with("iolab ") {
+        return Ok(());
+    }
+    Err(Error::usage(
+        "--binary",
+        format!(
+            "{}: `{0} --version` does not say iolab (another program, or one that cannot start): give \
+             an iolab, as scripts/build-board makes",
+            path.display()
+        ),
+    ))
+}
+
 /// The command each host runs parses as an iolab command line (what only the host can check, such as a
 /// method's name, it checks there).
-fn check_args(args: &[String], cli: clap::Command) -> Result<()> {
+/// Returns the files it is asked to write.
+fn check_args(args: &[String], cli: clap::Command) -> Result<Vec<crate::fleet_check::Asked>> {
     let refused = [(
         "fleet",
         "a host cannot run `iolab fleet` itself: give the command each host runs",
     )];
     match crate::command_line::check("ARGS", args, cli.clone(), &refused, false)? {
         Some(m) => crate::fleet_check::check_outputs(&cli, &m),
-        None => Ok(()),
+        None => Ok(Vec::new()),
     }
 }
 
@@ -293,10 +363,48 @@ fn find_ansible() -> Result<Tools> {
     }
 }
 
+/// What a playbook run may take beyond the hosts' --timeout (each batch of --serial hosts): facts, the
+/// copy of the binary, the fetch of the files.
+const PLAYBOOK_MARGIN_SECS: u64 = 600;
+/// What the clean-up after an interrupted run may take (each batch of --serial hosts).
+const CLEAN_UP_SECS: u64 = 60;
+/// The address space each Ansible process iolab starts may take (RLIMIT_AS): Ansible needs a few hundred
+/// MiB; an inventory or a template that reads without end fails there instead of filling memory.
+pub const ANSIBLE_MEMORY_MAX: u64 = 4 << 30;
+
 /// How long Ansible may take to read the inventory (`ansible --list-hosts`): it is stopped then.
 const LIST_HOSTS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 /// The most of its output kept (a line per host).
 const LIST_HOSTS_OUTPUT_MAX: u64 = 4 << 20;
+
+/// A process in process group `pgid` (an Ansible child's, of its own) that kills the whole group when
+/// iolab dies, SIGKILL included: Ansible's forked workers and their ssh outlive the one process a parent's
+/// death signal reaches. It ignores the SIGINT passed on to the group; [`end_sentinel`] ends it.
+fn group_sentinel(pgid: u32) -> Option<std::process::Child> {
+    let mut cmd = Command::new("/bin/sh");
+    cmd.args([
+        "-c",
+        "trap '' INT HUP; trap 'kill -KILL 0' TERM; while :; do sleep 3600 & wait $!; done",
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .process_group(pgid as i32);
+    // SIGTERM is 15 on every Linux architecture.
+    iolab_sys::signal_at_parent_death(&mut cmd, 15);
+    cmd.spawn().ok()
+}
+
+/// Ends a [`group_sentinel`] of group `pgid` once the Ansible child that leads it has ended: SIGKILL to
+/// the group (the sentinel, its sleep and whatever of Ansible's is still in it).
+fn end_sentinel(pgid: u32, s: Option<std::process::Child>) {
+    // Only while the sentinel holds the group: its id is not another's then. SIGKILL is 9 on every
+    // Linux architecture.
+    if let Some(mut s) = s {
+        let _ = iolab_sys::kill(-(pgid as i32), 9);
+        let _ = s.wait();
+    }
+}
 
 /// How a command given a time to run ended.
 enum Ended {
@@ -312,12 +420,14 @@ enum Ended {
 /// own, stopped (SIGKILL to the group) after `timeout` or at a Ctrl-C.
 fn output_within(mut cmd: Command, timeout: std::time::Duration) -> std::io::Result<Ended> {
     use std::io::Read;
+    iolab_sys::bound_child(&mut cmd, ANSIBLE_MEMORY_MAX);
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()?;
+    let sentinel = group_sentinel(child.id());
     let keep = |r: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut kept = Vec::new();
@@ -343,6 +453,8 @@ fn output_within(mut cmd: Command, timeout: std::time::Duration) -> std::io::Res
     let start = std::time::Instant::now();
     loop {
         if let Some(status) = child.try_wait()? {
+            // What of it is left (a process holding its output) goes with the sentinel.
+            end_sentinel(child.id(), sentinel);
             return Ok(Ended::Exited(std::process::Output {
                 status,
                 stdout: out.join().unwrap_or_default(),
@@ -354,6 +466,7 @@ fn output_within(mut cmd: Command, timeout: std::time::Duration) -> std::io::Res
             // SIGKILL is 9 on every Linux architecture (libc is not a dependency of this crate).
             let _ = iolab_sys::kill(-(child.id() as i32), 9);
             let _ = child.wait();
+            end_sentinel(child.id(), sentinel);
             // The readers end with the group; one a stray process still holds is left to itself.
             return Ok(if stop {
                 Ended::Interrupted
@@ -368,10 +481,10 @@ fn output_within(mut cmd: Command, timeout: std::time::Duration) -> std::io::Res
 /// The inventory's hosts (matching --limit), as Ansible reads them: refused when there are none or a
 /// name is not a plain file name, or when Ansible has not read the inventory within
 /// [`LIST_HOSTS_TIMEOUT`]. None: interrupted.
-fn list_hosts(tools: &Tools, a: &FleetArgs) -> Result<Option<Vec<String>>> {
+fn list_hosts(tools: &Tools, a: &FleetArgs, inventory: &Path) -> Result<Option<Vec<String>>> {
     let mut cmd = Command::new(&tools.ansible);
     cmd.arg("-i")
-        .arg(&a.inventory)
+        .arg(inventory)
         .arg("--list-hosts")
         .arg(a.limit.as_deref().unwrap_or("all"))
         .env("ANSIBLE_NOCOLOR", "1");
@@ -558,25 +671,37 @@ fn unsafe_yaml(v: &Value) -> String {
     }
 }
 
-/// Runs `book` over the inventory in a process group of its own, its output to `log` (appended) and each
-/// host's progress to the terminal; with `forward`, a Ctrl-C (or SIGTERM, SIGHUP) iolab receives is
-/// passed on to it as SIGINT. Returns its exit status, the hosts on which iolab ran and, for the hosts
-/// whose run stopped before their outcome came back, Ansible's reason.
+/// How a playbook run was stopped, if it was.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Stop {
+    No,
+    /// Its time ran out: SIGKILL to its group.
+    TimedOut,
+    /// A Ctrl-C (or SIGTERM) more than it was to be given: SIGKILL to its group.
+    Killed,
+}
+
+/// Runs `book` over `inventory` (`--limit`) in a process group of its own, each process bounded to
+/// [`ANSIBLE_MEMORY_MAX`] and killed with iolab, its output to `log` (appended) and each host's progress
+/// to the terminal. With `forward`, the first Ctrl-C (or SIGTERM, SIGHUP) iolab receives is passed on to
+/// it as SIGINT; one more (any, without `forward`) or `limit` seconds kill it. Returns its exit status,
+/// the hosts on which iolab ran, for the hosts whose run stopped before their outcome came back
+/// Ansible's reason, and whether it was stopped.
 fn ansible_playbook(
     exe: &Path,
-    a: &FleetArgs,
-    (book, forks, forward): (&Path, u32, bool),
+    (inventory, limit_hosts): (&Path, Option<&str>),
+    (book, forks, forward, limit): (&Path, u32, bool, u64),
     vars: &Path,
     log: &Path,
-) -> Result<(i32, fleet::Known)> {
+) -> Result<(i32, fleet::Known, Stop)> {
     let mut cmd = Command::new(exe);
     cmd.arg("-i")
-        .arg(&a.inventory)
+        .arg(inventory)
         .arg(book)
         .arg("-e")
         .arg(format!("@{}", vars.display()));
     cmd.arg("--forks").arg(forks.max(1).to_string());
-    if let Some(l) = &a.limit {
+    if let Some(l) = limit_hosts {
         cmd.arg("--limit").arg(l);
     }
     // Ansible's own output as iolab reads it, whatever an ansible.cfg says.
@@ -588,6 +713,7 @@ fn ansible_playbook(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .process_group(0);
+    iolab_sys::bound_child(&mut cmd, ANSIBLE_MEMORY_MAX);
     let mut logf = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -597,19 +723,38 @@ fn ansible_playbook(
     let mut child = cmd
         .spawn()
         .map_err(|e| Error::Runtime(format!("cannot run {}: {e}", exe.display())))?;
+    let sentinel = group_sentinel(child.id());
     let done = Arc::new(AtomicBool::new(false));
-    let watcher = forward.then(|| {
+    let watcher = {
         let (done, pgid) = (done.clone(), child.id() as i32);
+        let seen = iolab_sys::interrupts();
+        let kill_at = seen + if forward { 2 } else { 1 };
+        let start = std::time::Instant::now();
         std::thread::spawn(move || {
+            let mut forwarded = false;
             while !done.load(Ordering::SeqCst) {
-                if iolab_sys::interrupted() {
+                let n = iolab_sys::interrupts();
+                let stop = if n >= kill_at {
+                    Stop::Killed
+                } else if start.elapsed().as_secs() >= limit {
+                    Stop::TimedOut
+                } else {
+                    Stop::No
+                };
+                if stop != Stop::No {
+                    // SIGKILL is 9 on every Linux architecture.
+                    let _ = iolab_sys::kill(-pgid, 9);
+                    return stop;
+                }
+                if forward && n > seen && !forwarded {
                     let _ = iolab_sys::interrupt_group(pgid);
-                    return;
+                    forwarded = true;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
+            Stop::No
         })
-    });
+    };
     let mut progress = Progress::default();
     if let Some(out) = child.stdout.take() {
         for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
@@ -620,17 +765,16 @@ fn ansible_playbook(
         }
     }
     let status = child.wait();
+    end_sentinel(child.id(), sentinel);
     done.store(true, Ordering::SeqCst);
-    if let Some(w) = watcher {
-        let _ = w.join();
-    }
+    let stopped = watcher.join().unwrap_or(Stop::No);
     let status = status.map_err(|e| Error::Runtime(format!("ansible-playbook: {e}")))?;
     let known = fleet::Known {
         why: progress.not_run,
         ran: progress.ran,
         ..fleet::Known::default()
     };
-    Ok((status.code().unwrap_or(130), known))
+    Ok((status.code().unwrap_or(130), known, stopped))
 }
 
 /// Reads ansible-playbook's default output line by line: what to show of each host's progress.

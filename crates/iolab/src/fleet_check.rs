@@ -44,12 +44,53 @@ fn odd_kind(m: &Metadata) -> Option<&'static str> {
     })
 }
 
+/// The inventory as it was checked: each file's path relative to the copy's root and its bytes. Ansible
+/// is given [`Checked::stage`]'s copy, so that what it reads is what was checked (the files may change
+/// after the check: a copy taken once cannot).
+pub struct Checked {
+    /// The inventory is a directory (else a file, beside which its variables directories are).
+    dir: bool,
+    /// The inventory file's name (for a file inventory): the copy keeps it, as Ansible's plugins choose
+    /// by the name's ending.
+    name: PathBuf,
+    files: Vec<(PathBuf, Vec<u8>)>,
+}
+
+impl Checked {
+    /// Writes the copy into `root` (a new directory iolab made), readable by this user only and
+    /// executable by none; returns the path to give Ansible as the inventory.
+    pub fn stage(&self, root: &Path) -> std::io::Result<PathBuf> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::create_dir_all(root)?;
+        for (rel, bytes) in &self.files {
+            let p = root.join(rel);
+            if let Some(d) = p.parent() {
+                std::fs::create_dir_all(d)?;
+            }
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&p)?
+                .write_all(bytes)?;
+        }
+        Ok(if self.dir {
+            root.to_path_buf()
+        } else {
+            root.join(&self.name)
+        })
+    }
+}
+
 /// The inventory and every file Ansible reads with it: for a directory, every file in it that is not
 /// hidden (Ansible reads its subdirectories too), and the `group_vars/` and `host_vars/` beside it (or in
 /// it). Each must be a regular file of at most [`INVENTORY_FILE_MAX`] (following symbolic links, as
-/// Ansible does), not on a kernel-interface filesystem, [`INVENTORY_TOTAL_MAX`] in all. Only metadata
-/// is read: nothing here can block or fill memory.
-pub fn check_inventory(inv: &Path) -> Result<()> {
+/// Ansible does), not on a kernel-interface filesystem, [`INVENTORY_TOTAL_MAX`] in all; an inventory
+/// source must not be a program (an executable file, an inventory plugin's configuration): Ansible
+/// would run it, and its output has no bound. Each file is opened without blocking and read once, up to
+/// its bound: what is checked is what [`Checked::stage`] copies.
+pub fn check_inventory(inv: &Path) -> Result<Checked> {
     let meta = match std::fs::metadata(inv) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -72,12 +113,19 @@ pub fn check_inventory(inv: &Path) -> Result<()> {
             )))
         }
     };
+    let name = PathBuf::from(inv.file_name().unwrap_or(std::ffi::OsStr::new("inventory")));
     let mut w = Walk {
         top: inv,
         entries: 0,
         bytes: 0,
+        files: Vec::new(),
     };
-    w.entry(inv, &meta, 0)?;
+    let rel = if meta.is_dir() {
+        PathBuf::new()
+    } else {
+        name.clone()
+    };
+    w.entry(inv, &rel, &meta, 0)?;
     // The host and group variables Ansible reads beside a file inventory (a directory's are in it).
     if !meta.is_dir() {
         let base = match inv.parent() {
@@ -87,11 +135,15 @@ pub fn check_inventory(inv: &Path) -> Result<()> {
         for vars in ["group_vars", "host_vars"] {
             let p = base.join(vars);
             if let Ok(m) = std::fs::metadata(&p) {
-                w.entry(&p, &m, 1)?;
+                w.entry(&p, Path::new(vars), &m, 1)?;
             }
         }
     }
-    Ok(())
+    Ok(Checked {
+        dir: meta.is_dir(),
+        name,
+        files: w.files,
+    })
 }
 
 /// The inventory's files and directories seen so far.
@@ -99,6 +151,24 @@ struct Walk<'a> {
     top: &'a Path,
     entries: usize,
     bytes: u64,
+    files: Vec<(PathBuf, Vec<u8>)>,
+}
+
+/// A variables file (in `group_vars/` or `host_vars/`): read as data, never run.
+fn is_vars(rel: &Path) -> bool {
+    rel.components()
+        .any(|c| matches!(c.as_os_str().to_str(), Some("group_vars" | "host_vars")))
+}
+
+/// Whether YAML `text` has a root `plugin` key: Ansible's `auto` inventory plugin then loads the plugin
+/// it names and runs it (a script, a cloud query, templates with lookups).
+fn names_a_plugin(text: &str) -> bool {
+    let flow = text.trim_start().starts_with('{') && text.contains("plugin");
+    flow || text.lines().any(|l| {
+        ["plugin:", "\"plugin\":", "'plugin':", "plugin :"]
+            .iter()
+            .any(|k| l.starts_with(k))
+    })
 }
 
 impl Walk<'_> {
@@ -115,7 +185,67 @@ impl Walk<'_> {
         }
     }
 
-    fn entry(&mut self, p: &Path, m: &Metadata, depth: usize) -> Result<()> {
+    /// A regular file of the inventory (`rel`: its path in the copy), read once up to its bound.
+    fn file(&mut self, p: &Path, rel: &Path) -> Result<()> {
+        use std::io::Read;
+        use std::os::unix::fs::PermissionsExt;
+        let mut f = iolab_engine::input::open_regular(
+            p,
+            "INVENTORY",
+            "inventory file",
+            INVENTORY_FILE_MAX,
+        )?;
+        let mode = f
+            .get_ref()
+            .metadata()
+            .map_err(|e| inventory_err(format!("cannot read {}: {}", self.at(p), io_why(&e))))?
+            .permissions()
+            .mode();
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes)
+            .map_err(|e| inventory_err(format!("cannot read {}: {}", self.at(p), io_why(&e))))?;
+        let len = bytes.len() as u64;
+        if len > INVENTORY_FILE_MAX {
+            return Err(inventory_err(format!(
+                "{} is {}; iolab gives Ansible inventory and variables files of at most {} each",
+                self.at(p),
+                fmt_size(len),
+                fmt_size(INVENTORY_FILE_MAX)
+            )));
+        }
+        self.bytes += len;
+        if self.bytes > INVENTORY_TOTAL_MAX {
+            return Err(inventory_err(format!(
+                "{}: its files hold more than {}; iolab gives Ansible at most that of an inventory and \
+                 the variables beside it",
+                self.top.display(),
+                fmt_size(INVENTORY_TOTAL_MAX)
+            )));
+        }
+        if !is_vars(rel) {
+            if mode & 0o111 != 0 {
+                return Err(inventory_err(format!(
+                    "{} is executable: Ansible would run it as an inventory script, whose output iolab \
+                     cannot bound; give a static inventory (ansible-inventory -i SCRIPT --list -y > \
+                     hosts.yml) or chmod -x it",
+                    self.at(p)
+                )));
+            }
+            let yaml = rel.extension().is_some_and(|e| e == "yml" || e == "yaml");
+            if yaml && names_a_plugin(&String::from_utf8_lossy(&bytes)) {
+                return Err(inventory_err(format!(
+                    "{} configures an inventory plugin (a root 'plugin' key): Ansible would run the \
+                     plugin, whose output iolab cannot bound; give a static inventory (ansible-inventory \
+                     -i FILE --list -y > hosts.yml)",
+                    self.at(p)
+                )));
+            }
+        }
+        self.files.push((rel.to_path_buf(), bytes));
+        Ok(())
+    }
+
+    fn entry(&mut self, p: &Path, rel: &Path, m: &Metadata, depth: usize) -> Result<()> {
         self.entries += 1;
         if self.entries > INVENTORY_ENTRIES_MAX {
             return Err(inventory_err(format!(
@@ -150,16 +280,7 @@ impl Walk<'_> {
                     fmt_size(INVENTORY_FILE_MAX)
                 )));
             }
-            self.bytes += m.len();
-            if self.bytes > INVENTORY_TOTAL_MAX {
-                return Err(inventory_err(format!(
-                    "{}: its files hold more than {}; iolab gives Ansible at most that of an inventory and \
-                     the variables beside it",
-                    self.top.display(),
-                    fmt_size(INVENTORY_TOTAL_MAX)
-                )));
-            }
-            return Ok(());
+            return self.file(p, rel);
         }
         if depth >= INVENTORY_DEPTH_MAX {
             return Err(inventory_err(format!(
@@ -171,23 +292,24 @@ impl Walk<'_> {
         let rd = std::fs::read_dir(p)
             .map_err(|e| inventory_err(format!("cannot read {}: {}", self.at(p), io_why(&e))))?;
         // Bounded: no more names are taken than the count allows.
-        let mut names: Vec<PathBuf> = Vec::new();
+        let mut names: Vec<std::ffi::OsString> = Vec::new();
         for e in rd.flatten() {
             // Hidden names are not read by Ansible (nor are .git's objects counted here).
             if e.file_name().to_string_lossy().starts_with('.') {
                 continue;
             }
-            names.push(e.path());
+            names.push(e.file_name());
             if self.entries + names.len() > INVENTORY_ENTRIES_MAX {
                 break;
             }
         }
         names.sort();
         for n in names {
-            let m = std::fs::metadata(&n).map_err(|e| {
-                inventory_err(format!("cannot read {}: {}", self.at(&n), io_why(&e)))
+            let path = p.join(&n);
+            let m = std::fs::metadata(&path).map_err(|e| {
+                inventory_err(format!("cannot read {}: {}", self.at(&path), io_why(&e)))
             })?;
-            self.entry(&n, &m, depth + 1)?;
+            self.entry(&path, &rel.join(&n), &m, depth + 1)?;
         }
         Ok(())
     }
@@ -198,55 +320,139 @@ pub fn io_why(e: &std::io::Error) -> String {
     iolab_lab::fleet::io_why(e)
 }
 
-/// The flags of iolab's commands that name a file or directory the command writes.
-const OUTPUT_ARGS: &[&str] = &[
-    "json",
-    "csv",
-    "md",
-    "csv_intervals",
-    "out",
-    "svg",
-    "fio_json",
-    "results_dir",
-    "ko",
+/// The path arguments of iolab's commands that name what a command reads (the host's own files, as it
+/// names them) or a scratch place it clears after itself: any path, absolute included. Every other path
+/// argument (a value hint of a path, or the value name FILE or DIR) names what the command writes, so a
+/// new output flag is checked without being listed here. `COMMAND:ID` where an id means both.
+const INPUT_ARGS: &[&str] = &[
+    "compare:a",
+    "compare:b",
+    "clean:dir",
+    "report:results",
+    "cache",
+    "disk_dir",
+    "exe",
+    "fio",
+    "headers",
+    "inventory",
+    "script",
+    "spec",
+    "target",
+    "tmp_dir",
+    "tmpfs_dir",
 ];
 
-/// An output path among the hosts' command line (`m`, parsed by `cmd`) that is absolute or climbs out of
-/// the run's directory with `..`: what is written there is neither fetched nor removed. Refused, naming
-/// the flag and the path.
-pub fn check_outputs(cmd: &clap::Command, m: &clap::ArgMatches) -> Result<()> {
+/// Whether `arg` of command `cmd` names a file or directory the command writes.
+fn is_output(cmd: &clap::Command, arg: &clap::Arg) -> bool {
+    use clap::ValueHint;
+    let id = arg.get_id().as_str();
+    let path = matches!(
+        arg.get_value_hint(),
+        ValueHint::AnyPath | ValueHint::FilePath | ValueHint::DirPath
+    ) || arg
+        .get_value_names()
+        .is_some_and(|n| n.iter().any(|n| n == "FILE" || n == "DIR"));
+    path && !INPUT_ARGS.contains(&id)
+        && !INPUT_ARGS.contains(&format!("{}:{id}", cmd.get_name()).as_str())
+}
+
+/// A file the hosts' command was asked to write (`--json r.json`): the flag and the path, inside the
+/// run's directory (as it comes back, relative to the host's `files/`).
+pub struct Asked {
+    pub flag: String,
+    pub path: PathBuf,
+}
+
+/// The output paths among the hosts' command line (`m`, parsed by `cmd`): refused, naming the flag and
+/// the path, where one is absolute or climbs out of the run's directory with `..` (what is written there
+/// is neither fetched nor removed). Returns the files (value name FILE) the command was asked to write.
+pub fn check_outputs(cmd: &clap::Command, m: &clap::ArgMatches) -> Result<Vec<Asked>> {
+    let mut asked = Vec::new();
     for arg in cmd.get_arguments() {
         let id = arg.get_id().as_str();
-        if !OUTPUT_ARGS.contains(&id) {
+        if !is_output(cmd, arg) {
             continue;
         }
         let Ok(Some(values)) = m.try_get_raw(id) else {
             continue;
         };
+        let flag = arg
+            .get_long()
+            .map(|l| format!("--{l}"))
+            .unwrap_or_else(|| id.to_uppercase());
         for v in values {
-            if escapes(Path::new(v)) {
-                let flag = arg
-                    .get_long()
-                    .map(|l| format!("--{l}"))
-                    .unwrap_or_else(|| id.to_string());
+            let p = Path::new(v);
+            if escapes(p) {
                 return Err(Error::usage(
                     "ARGS",
                     format!(
                         "{flag} {}: a host's files come back from its run's own directory only (what is \
                          written elsewhere stays on the host): give a path inside it, such as {}",
-                        Path::new(v).display(),
-                        inside(Path::new(v)).display()
+                        p.display(),
+                        inside(p).display()
                     ),
                 ));
+            }
+            let file = arg
+                .get_value_names()
+                .is_some_and(|n| n.iter().any(|n| n == "FILE"));
+            if file && v != "-" {
+                asked.push(Asked {
+                    flag: flag.clone(),
+                    path: normal(p),
+                });
             }
         }
     }
     if let Some((name, sub)) = m.subcommand() {
         if let Some(c) = cmd.find_subcommand(name) {
-            return check_outputs(c, sub);
+            asked.extend(check_outputs(c, sub)?);
         }
     }
-    Ok(())
+    Ok(asked)
+}
+
+/// The endings of the files that come back from a host (the role's "Find the record files").
+const FETCHED: &[&str] = &["json", "jsonl", "csv", "md", "html"];
+
+/// A host whose iolab exited 0 without a file it was asked to write (`asked`) did not do what was asked:
+/// lost, naming the flag and the file.
+pub fn missing_asked(hosts: &mut [iolab_lab::fleet::Host], asked: &[Asked]) {
+    use iolab_lab::fleet::Outcome;
+    for h in hosts.iter_mut().filter(|h| h.outcome == Outcome::Ok) {
+        if let Some(miss) = asked.iter().find(|f| !h.files.contains(&f.path)) {
+            h.outcome = Outcome::Lost {
+                why: format!(
+                    "{} {} was asked for and did not come back{}",
+                    miss.flag,
+                    miss.path.display(),
+                    if FETCHED
+                        .iter()
+                        .any(|e| miss.path.extension().is_some_and(|x| x == *e))
+                    {
+                        ""
+                    } else {
+                        " (only .json, .jsonl, .csv, .md and .html files come back)"
+                    }
+                ),
+            };
+        }
+    }
+}
+
+/// `p` (one that does not climb out of its start) without `.` and `..`.
+fn normal(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::Normal(n) => out.push(n),
+            Component::ParentDir => {
+                out.pop();
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Absolute, or climbing above its start with `..`.
@@ -298,7 +504,61 @@ pub fn check_binary(arch: &str, path: &Path) -> Result<()> {
     }
     // `vm --exe`'s check, said of a fleet's host rather than a guest.
     iolab_lab::vm::initramfs::check_exe(path, a)
-        .or_else(|e| refuse(format!("{arch}: {}", e.replace("guest", "host"))))
+        .or_else(|e| refuse(format!("{arch}: {}", e.replace("guest", "host"))))?;
+    let bytes = std::fs::read(path).map_err(|e| {
+        Error::usage(
+            "--binary",
+            format!("cannot read {}: {}", path.display(), io_why(&e)),
+        )
+    })?;
+    if !whole_elf(&bytes) {
+        return refuse(format!(
+            "{} is not a whole executable (its program headers or segments reach past its {} bytes): \
+             a truncated copy? Give the iolab scripts/build-board {arch} makes",
+            path.display(),
+            bytes.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the little-endian ELF `b` (32- or 64-bit) holds its whole program: a program header table and
+/// a loadable segment, every segment's bytes within the file.
+fn whole_elf(b: &[u8]) -> bool {
+    let wide = b.get(4) == Some(&2);
+    let num = |o: usize, n: usize| -> Option<u64> {
+        let s = b.get(o..o.checked_add(n)?)?;
+        Some(s.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x)))
+    };
+    let w = if wide { 8 } else { 4 };
+    let pick = |narrow: usize, wide_at: usize| if wide { wide_at } else { narrow };
+    let check = || -> Option<bool> {
+        let phoff = num(pick(0x1C, 0x20), w)?;
+        let entsize = num(pick(0x2A, 0x36), 2)?;
+        let count = num(pick(0x2C, 0x38), 2)?;
+        let len = b.len() as u64;
+        if count == 0 || entsize < if wide { 56 } else { 32 } {
+            return Some(false);
+        }
+        if phoff.checked_add(entsize.checked_mul(count)?)? > len {
+            return Some(false);
+        }
+        let mut loads = 0;
+        for i in 0..count {
+            let ph = usize::try_from(phoff + i * entsize).ok()?;
+            // p_type; p_offset and p_filesz.
+            let (off, size) = (pick(0x04, 0x08), pick(0x10, 0x20));
+            if num(ph, 4)? == 1 {
+                loads += 1;
+                let end = num(ph + off, w)?.checked_add(num(ph + size, w)?)?;
+                if end > len {
+                    return Some(false);
+                }
+            }
+        }
+        Some(loads > 0)
+    };
+    check().unwrap_or(false)
 }
 
 #[cfg(test)]
@@ -314,5 +574,16 @@ mod tests {
             assert!(!escapes(Path::new(p)), "{p}");
         }
         assert_eq!(inside(Path::new("/abs/x.json")), PathBuf::from("x.json"));
+        assert_eq!(normal(Path::new("./a/../r.json")), PathBuf::from("r.json"));
+    }
+
+    #[test]
+    fn a_binary_cut_short_is_not_a_whole_executable() {
+        let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        assert!(whole_elf(&exe));
+        for cut in [64, 4096] {
+            assert!(!whole_elf(&exe[..cut]), "{cut} bytes");
+        }
+        assert!(!whole_elf(b"\x7fELF\x02\x01"));
     }
 }

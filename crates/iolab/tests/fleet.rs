@@ -797,6 +797,18 @@ fn an_inventory_ansible_would_hang_on_or_read_without_end_is_refused_before_it_r
     std::fs::create_dir_all(w.join("vars/group_vars")).unwrap();
     std::fs::write(w.join("vars/hosts.ini"), "[lab]\nalpha\n").unwrap();
     mkfifo(&w.join("vars/group_vars/all.yml"));
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let script = "#!/bin/sh\nexec cat /dev/zero\n";
+        std::fs::write(w.join("zero.ini"), script).unwrap();
+        std::fs::create_dir(w.join("scripts")).unwrap();
+        std::fs::write(w.join("scripts/hosts"), "[lab]\nalpha\n").unwrap();
+        std::fs::write(w.join("scripts/z"), script).unwrap();
+        for p in ["zero.ini", "scripts/z"] {
+            std::fs::set_permissions(w.join(p), std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        std::fs::write(w.join("plugin.yml"), "plugin: ansible.builtin.script\n").unwrap();
+    }
     for (inv, word) in [
         ("fifo", "is a FIFO"),
         ("to-fifo", "is a FIFO"),
@@ -811,6 +823,13 @@ fn an_inventory_ansible_would_hang_on_or_read_without_end_is_refused_before_it_r
             "group_vars/all.yml (read with the inventory",
         ),
         ("/proc/self/environ", "kernel-interface filesystem"),
+        // Ansible would run these, and read what they print without end.
+        ("zero.ini", "zero.ini is executable"),
+        (
+            "scripts",
+            "scripts/z (read with the inventory scripts) is executable",
+        ),
+        ("plugin.yml", "configures an inventory plugin"),
     ] {
         let out = ended(w, &["fleet", inv, "--results", "res", "--", "survey"], None);
         refused_in_one_line(&out, "INVENTORY", word);
@@ -889,6 +908,34 @@ fn what_a_host_would_write_or_run_out_of_reach_is_refused_before_it_runs() {
         None,
     );
     refused_in_one_line(&out, "--binary", "x86_64, aarch64 and armv7l");
+    // An ELF of this machine's that is another program, or a copy of iolab cut short.
+    let own = match std::env::consts::ARCH {
+        "arm" => "armv7l",
+        a => a,
+    };
+    let cut = w.join("cut");
+    std::fs::write(&cut, &std::fs::read(bin()).unwrap()[..4096]).unwrap();
+    for (exe, word) in [
+        ("/bin/true".to_string(), "does not say iolab"),
+        (path_str(&cut), "not a whole executable"),
+    ] {
+        let out = ended(
+            w,
+            &[
+                "fleet",
+                &inv,
+                "--binary",
+                &format!("{own}={exe}"),
+                "--",
+                "survey",
+            ],
+            None,
+        );
+        refused_in_one_line(&out, "--binary", word);
+    }
+    // Every flag that names a file or directory a command writes is checked, not a list of them.
+    let out = ended(w, &["fleet", &inv, "--", "man", "--dir", "/abs"], None);
+    refused_in_one_line(&out, "ARGS", "--dir /abs");
     assert!(!w.join("iolab-results").exists(), "nothing made");
 }
 
@@ -1188,4 +1235,202 @@ fn a_ctrl_c_during_the_hosts_run_stops_it_says_so_and_leaves_nothing() {
     let said: Vec<&str> = rest.lines().filter(|l| l.contains("interrupted")).collect();
     assert!(!said.is_empty(), "{rest}");
     nothing_left_since(&before, "left on the host");
+}
+
+/// A directory of stand-ins for `ansible` (it lists host alpha) and `ansible-playbook` (`playbook`, a sh
+/// script's body), and the PATH that finds them first.
+fn stand_in_ansible(w: &Path, playbook: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let fake = w.join("bin");
+    std::fs::create_dir(&fake).unwrap();
+    let list = format!(
+        "#!/bin/sh\n{{ echo \"$2\"; ulimit -v; }} > {0}.tmp\nmv {0}.tmp {0}\nprintf '  hosts (1):\\n    alpha\\n'\n",
+        w.join("listed").display()
+    );
+    for (tool, body) in [
+        ("ansible", list),
+        ("ansible-playbook", format!("#!/bin/sh\n{playbook}")),
+    ] {
+        let p = fake.join(tool);
+        std::fs::write(&p, body).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    format!("{}:/usr/bin:/bin", fake.display())
+}
+
+/// The text of `p` once it exists (a stand-in writes it whole, by rename); fails after a minute.
+fn appeared(p: &Path) -> String {
+    for _ in 0..6000 {
+        if let Ok(t) = std::fs::read_to_string(p) {
+            return t;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("{} never appeared", p.display());
+}
+
+/// Whether process `pid` is gone (or a zombie no one has reaped yet), within 10 s.
+fn gone(pid: &str) -> bool {
+    for _ in 0..1000 {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return true,
+            Ok(s) if s.rsplit(") ").next().is_some_and(|r| r.starts_with('Z')) => return true,
+            _ => std::thread::sleep(std::time::Duration::from_millis(10)),
+        }
+    }
+    false
+}
+
+#[test]
+fn ansible_reads_a_copy_of_the_checked_inventory_within_a_memory_bound_and_dies_with_iolab() {
+    let work = disk_dir();
+    let w = work.path();
+    let inv = inventory(w, &["alpha"]);
+    let play = w.join("played");
+    let path = stand_in_ansible(
+        w,
+        &format!(
+            "sleep 600 &\n{{ echo \"$2\"; ulimit -v; echo $$; echo $!; }} > {0}.tmp\nmv {0}.tmp {0}\nexec sleep 600\n",
+            play.display()
+        ),
+    );
+    let child = std::process::Command::new(bin())
+        .args(["fleet", &inv, "--results", "res", "--", "survey"])
+        .current_dir(w)
+        .env("PATH", &path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let played = appeared(&play);
+    let listed = std::fs::read_to_string(w.join("listed")).unwrap();
+    let (listed, played): (Vec<&str>, Vec<&str>) =
+        (listed.lines().collect(), played.lines().collect());
+    // Both read the same copy, taken when it was checked, and not the file named (which may change).
+    assert_eq!(listed[0], played[0]);
+    assert_ne!(listed[0], inv);
+    let copy = Path::new(played[0]);
+    assert_eq!(
+        std::fs::read(copy).unwrap(),
+        std::fs::read(&inv).unwrap(),
+        "{}",
+        copy.display()
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(copy).unwrap().permissions().mode();
+    assert_eq!(mode & 0o111, 0, "the copy is not executable: {mode:o}");
+    // 4 GiB of address space each (ulimit -v counts KiB).
+    assert_eq!(listed[1], "4194304");
+    assert_eq!(played[1], "4194304");
+    // A SIGKILLed iolab takes ansible-playbook, in a process group of its own, with it, and what it
+    // started (as Ansible's forked workers and their ssh).
+    std::process::Command::new("kill")
+        .args(["-KILL", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let _ = finished(child, "iolab fleet after SIGKILL");
+    assert!(
+        gone(played[2]),
+        "ansible-playbook ({}) outlived iolab",
+        played[2]
+    );
+    assert!(gone(played[3]), "its worker ({}) outlived iolab", played[3]);
+    // A SIGKILLed iolab leaves its staging directory (`iolab clean` finds it in its journal).
+    let stage = copy.ancestors().nth(2).unwrap();
+    assert!(stage
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("iolab-ansible-"));
+    std::fs::remove_dir_all(stage).unwrap();
+}
+
+#[test]
+fn a_second_signal_during_the_clean_up_stops_it_at_once_and_says_how_to_clean_up() {
+    let work = disk_dir();
+    let w = work.path();
+    let inv = inventory(w, &["alpha"]);
+    let (run, clean) = (w.join("run"), w.join("clean"));
+    // The run ends at the Ctrl-C passed on to it; the clean-up ignores SIGINT and SIGTERM (as one that
+    // waits on a host that never answers).
+    let path = stand_in_ansible(
+        w,
+        &format!(
+            "case \"$3\" in\n\
+             *fleet-clean.yml) trap '' INT TERM; echo $$ > {c}.tmp; mv {c}.tmp {c}; sleep 600;;\n\
+             *) echo $$ > {r}.tmp; mv {r}.tmp {r}; exec sleep 600;;\n\
+             esac\n",
+            c = clean.display(),
+            r = run.display()
+        ),
+    );
+    let child = std::process::Command::new(bin())
+        .args(["fleet", &inv, "--results", "res", "--", "survey"])
+        .current_dir(w)
+        .env("PATH", &path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    appeared(&run);
+    std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    let cleaner = appeared(&clean).trim().to_string();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    // Ended well before the clean-up's own bound (60 s) would have stopped it.
+    let guard = Guard::new(child.id(), 30);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        !guard.fired(),
+        "iolab fleet still ran 30 s after a second signal"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("the clean-up did not finish") && err.contains("by hand, ansible-playbook"),
+        "{err}"
+    );
+    assert!(gone(&cleaner), "the clean-up ({cleaner}) still runs");
+}
+
+#[test]
+fn a_host_without_the_record_file_it_was_asked_for_did_not_do_what_was_asked() {
+    if ansible_missing() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let work = disk_dir();
+    let w = work.path();
+    let inv = inventory(w, &["alpha"]);
+    // iolab writes r.txt and exits 0; only record files (.json, .csv, ...) come back.
+    let out = fleet(
+        w,
+        &[
+            &inv,
+            "--results",
+            "res",
+            "--",
+            "run",
+            "--method",
+            "psync",
+            "--target",
+            "/dev/null",
+            "--ops",
+            "10",
+            "--json",
+            "r.txt",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("--json r.txt was asked for and did not come back"),
+        "{stdout}"
+    );
 }
