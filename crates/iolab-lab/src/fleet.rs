@@ -960,7 +960,10 @@ mod tests {
         for foreign in ["{}", "[]", "1", "null", "\"x\""] {
             std::fs::write(&rec, foreign).unwrap();
             let why = lost(outcome_of(d.path(), "h", &k));
-            assert!(why.contains("neither records nor a document iolab writes"), "{foreign}: {why}");
+            assert!(
+                why.contains("neither records nor a document iolab writes"),
+                "{foreign}: {why}"
+            );
         }
         // A probe's document is kept, not merged, and is no damage.
         std::fs::write(&rec, r#"{"host": {"kernel": "6.1"}, "rows": []}"#).unwrap();
@@ -984,7 +987,10 @@ mod tests {
         std::fs::write(d.path().join("fleet.json"), doc.to_string()).unwrap();
         std::fs::remove_dir_all(d.path().join("g")).unwrap();
         let e = read_dir(d.path()).unwrap_err().to_string();
-        assert!(e.contains("host g: record unreadable: g/fleet-host.json is gone"), "{e}");
+        assert!(
+            e.contains("host g: record unreadable: g/fleet-host.json is gone"),
+            "{e}"
+        );
         // A host directory whose name is not text.
         use std::os::unix::ffi::OsStrExt;
         let odd = d.path().join(std::ffi::OsStr::from_bytes(b"h\xff"));
