@@ -63,8 +63,19 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
     }
     let records = |p: &Path| -> Result<Vec<serde_json::Value>, Error> {
         if p.is_dir() {
+            #[cfg(feature = "fleet")]
             return iolab_lab::fleet::read_dir_records(p)
                 .map_err(|e| Error::usage("compare", e.to_string()));
+            // A board is a fleet's host, not its controller: its build leaves the fleet out.
+            #[cfg(not(feature = "fleet"))]
+            return Err(Error::usage(
+                "compare",
+                format!(
+                    "{}: a fleet's results directory is compared by a host build of iolab (a board's \
+                     leaves the fleet out)",
+                    p.display()
+                ),
+            ));
         }
         Ok(compare::survey_runs_as_records(read(p)?.records))
     };

@@ -480,6 +480,11 @@ fn output_within(mut cmd: Command, timeout: std::time::Duration) -> std::io::Res
 
 /// The inventory's hosts (matching --limit), as Ansible reads them: refused when there are none or a
 /// name is not a plain file name, or when Ansible has not read the inventory within
+/// The inventory plugins Ansible may use on iolab's inventory: the static ones only, whatever an
+/// ansible.cfg says. `script` and `auto` (which hands a YAML file naming a `plugin:` to that plugin,
+/// `generator` or a cloud's) would run code or read without a bound, however the file spells the key.
+const INVENTORY_PLUGINS: &str = "ini,yaml,toml";
+
 /// [`LIST_HOSTS_TIMEOUT`]. None: interrupted.
 fn list_hosts(tools: &Tools, a: &FleetArgs, inventory: &Path) -> Result<Option<Vec<String>>> {
     let mut cmd = Command::new(&tools.ansible);
@@ -487,7 +492,8 @@ fn list_hosts(tools: &Tools, a: &FleetArgs, inventory: &Path) -> Result<Option<V
         .arg(inventory)
         .arg("--list-hosts")
         .arg(a.limit.as_deref().unwrap_or("all"))
-        .env("ANSIBLE_NOCOLOR", "1");
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_INVENTORY_ENABLED", INVENTORY_PLUGINS);
     let ran = output_within(cmd, LIST_HOSTS_TIMEOUT)
         .map_err(|e| Error::Runtime(format!("cannot run {}: {e}", tools.ansible.display())))?;
     let out = match ran {
@@ -706,6 +712,7 @@ fn ansible_playbook(
     }
     // Ansible's own output as iolab reads it, whatever an ansible.cfg says.
     cmd.env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_INVENTORY_ENABLED", INVENTORY_PLUGINS)
         .env("ANSIBLE_FORCE_COLOR", "0")
         .env("ANSIBLE_STDOUT_CALLBACK", "default")
         .env("ANSIBLE_CALLBACK_RESULT_FORMAT", "json")

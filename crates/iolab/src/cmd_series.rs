@@ -234,7 +234,27 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
         "result: {} ({n} points, {failed} not run this time)",
         flow.rec.path.display()
     ))?;
-    Ok(0)
+    Ok(nothing_ran("sweep", &records))
+}
+
+/// 1 where records were made this time and every one is a point that did not run (each refused: the
+/// target immutable, a loop device's backing file ...), said with the first reason; else 0. A point this
+/// machine cannot run (not available) is not counted as refused.
+fn nothing_ran(what: &str, records: &[&serde_json::Value]) -> i32 {
+    let errors: Vec<&str> = records
+        .iter()
+        .map(|r| r.get("error").and_then(|e| e.as_str()))
+        .collect::<Option<_>>()
+        .unwrap_or_default();
+    match errors.first() {
+        Some(first) if !errors.iter().any(|e| e.starts_with("not available")) => {
+            errln(&format!(
+                "iolab {what}: no point ran (each was refused); the first: {first}"
+            ));
+            1
+        }
+        _ => 0,
+    }
 }
 
 /// A --vary value no point can use is bad input (`series_check::check_values`), and so is a fixed flag
@@ -396,7 +416,7 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
         ));
         return Ok(1);
     }
-    Ok(0)
+    Ok(nothing_ran("suite", &mine.iter().collect::<Vec<_>>()))
 }
 
 /// The tables and every file asked for; when the terminal was lost while the points ran, the files still,

@@ -176,7 +176,9 @@ fn points_refused_for_a_leftover_target_run_again_at_resume() {
     let args = ["--op", "write", "--ops", "100", "--target", &tgt, "--csv"];
     let csv1 = path_str(&dir.path().join("1.csv"));
     let r = sweep(&out, &[&args[..], &[&csv1]].concat());
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    // No point ran: the sweep did nothing it was asked, and says so.
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("no point ran"), "{}", r.stderr);
     let recs = records(&out);
     assert!(recs.iter().all(|r| r["error"]
         .as_str()

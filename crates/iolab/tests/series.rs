@@ -352,3 +352,49 @@ fn compare_calls_identical_runs_noise_and_flags_regressions() {
         bad.stderr
     );
 }
+
+/// A sweep whose every point was refused (its target immutable) did nothing it was asked: exit 1 with the
+/// first reason, its record file holding each refusal.
+#[test]
+fn a_sweep_where_no_point_ran_says_so_and_fails() {
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("so.txt");
+    std::fs::write(&t, b"").unwrap();
+    let immutable = std::process::Command::new("chattr")
+        .arg("+i")
+        .arg(&t)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !immutable {
+        println!("SKIPPED a_sweep_where_no_point_ran_says_so_and_fails: chattr +i failed (not root, or the file system has no such flag)");
+        return;
+    }
+    let out = d.path().join("s.jsonl");
+    let r = iolab(&[
+        "sweep",
+        "--vary",
+        "bs=512,4k",
+        "--method",
+        "psync",
+        "--target",
+        &path_str(&t),
+        "--overwrite",
+        "--ops",
+        "100",
+        "--out",
+        &path_str(&out),
+    ]);
+    let _ = std::process::Command::new("chattr")
+        .arg("-i")
+        .arg(&t)
+        .status();
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("no point ran (each was refused); the first: --target:")
+            && r.stderr.contains("immutable"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(lines(&out).len(), 2, "each refusal recorded");
+}

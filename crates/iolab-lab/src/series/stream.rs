@@ -126,8 +126,12 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
         Ok(v) => v,
         // A document over many lines (`run --json` is printed so): read as one from where it starts.
         Err(e) if e.is_eof() && first.ends_with(b"\n") => {
-            let doc: Value = serde_json::from_reader(std::io::Cursor::new(first).chain(r))
-                .map_err(|e| bad(e.to_string()))?;
+            // Its text whole (within the file's bound), parsed from the slice: a reader's parser would
+            // be another copy of serde_json's in the binary (about 170 KB of a board's).
+            let mut text = first;
+            r.read_to_end(&mut text).map_err(io)?;
+            let doc: Value = serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))?;
+            drop(text);
             return document(doc, keep, out).map_err(bad);
         }
         Err(_) if !first.ends_with(b"\n") => {
