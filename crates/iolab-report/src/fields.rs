@@ -195,12 +195,23 @@ fields! {
 }
 
 /// The places in a run's result (an iolab run's or a decimal-lines run's) the report reads: what a
-/// record file is cut down to as it is read (`series::Keep::Paths`). The fields inside one of them
-/// (a finding's text, an interval's figures) are kept with it.
-pub fn result_paths() -> Vec<&'static [&'static str]> {
+/// record file is cut down to as it is read (`series::Keep::Paths`). The fields inside one of them (a
+/// finding's text) are kept with it; of an array's items (an interval, a memory reading) only the fields
+/// a chart draws.
+pub fn result_paths() -> Vec<Vec<&'static str>> {
+    // The fields inside an array of a run (an array is no step of a path: see `series::Keep`).
+    let inside = |holder: &str| match holder {
+        "Interval" => Some(INTERVALS),
+        "MemPoint" => Some(MEMORY_OVER_TIME),
+        _ => None,
+    };
     HELD.iter()
-        .filter(|(_, held)| held.iter().any(|h| matches!(*h, "Run" | "Lines")))
-        .map(|(f, _)| f.path())
+        .flat_map(|(f, held)| {
+            held.iter().filter_map(move |h| match *h {
+                "Run" | "Lines" => Some(f.path().to_vec()),
+                h => inside(h).map(|a| [a.path(), f.path()].concat()),
+            })
+        })
         .collect()
 }
 

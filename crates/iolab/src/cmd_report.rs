@@ -34,6 +34,7 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     let mut fleets = Vec::new();
     // Each record keeps only what the report shows of it, read as the file is (its text never held).
     let paths = iolab_report::result_paths();
+    let paths: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
     let keep = series::Keep::Paths(&paths);
     for p in &a.results {
         // A fleet's results directory (the board binaries, built without `fleet`, read files only).

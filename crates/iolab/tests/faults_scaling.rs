@@ -66,3 +66,58 @@ fn report_and_compare_read_each_file_once_in_memory_linear_in_it() {
         );
     }
 }
+
+/// Records with long arrays (a paced sweep's intervals, 300 a run) are held as the report draws them: of
+/// each interval the figures a chart reads, and each line of the over-time charts thinned to its share of
+/// the figure's points, so that neither the memory nor the page grows with every interval (a 200 MB file
+/// of them took 1.6 GB, and made a 259 MB page, before).
+#[test]
+fn records_with_long_arrays_cost_what_the_report_draws_of_them() {
+    let d = tempfile::tempdir().unwrap();
+    let mut t = template(d.path());
+    let intervals: Vec<serde_json::Value> = (0..300)
+        .map(|i| {
+            // As a run writes them (`IntervalFigures`), with its digits.
+            let (s, e) = (i as f64 * 0.010000065942, (i + 1) as f64 * 0.010000059407);
+            serde_json::json!({"start_s": s, "end_s": e, "ops": 20, "bytes": 10240,
+                "iops": 2000.0130692749894 - i as f64 / 7.0, "mib_s": 0.9765688814819284,
+                "lat_p50_ns": 719.8058125096659, "lat_p90_ns": 1021.3434865719571,
+                "lat_p99_ns": 1390.5732915461913 + i as f64 / 13.0, "lat_max_ns": 1400.7655726210007})
+        })
+        .collect();
+    t["result"]["intervals"] = serde_json::Value::Array(intervals);
+    let mut sizes = Vec::new();
+    for n in [150, 300] {
+        let recs = d.path().join(format!("r{n}.jsonl"));
+        let bytes = records(&t, n, &recs);
+        let html = d.path().join(format!("r{n}.html"));
+        let c = cost(
+            &[
+                "report".into(),
+                path_str(&recs),
+                "-o".into(),
+                path_str(&html),
+            ],
+            &[&recs],
+        );
+        let page = std::fs::metadata(&html).unwrap().len();
+        println!(
+            "report of {n} records ({bytes} bytes): peak {} bytes, page {page}",
+            c.peak_rss
+        );
+        sizes.push((bytes, c.peak_rss, page));
+    }
+    let ((b1, m1, _), (b2, m2, page)) = (sizes[0], sizes[1]);
+    let per_byte = (m2 as f64 - m1 as f64) / (b2 - b1) as f64;
+    assert!(
+        per_byte <= BYTES_PER_INPUT_BYTE,
+        "{per_byte:.1} bytes of memory per byte of records ({m1} at {b1} bytes, {m2} at {b2})"
+    );
+    // The page draws at most its figures' points, whatever the records hold: smaller than its input.
+    assert!(
+        page < b2 / 4,
+        "a page of {page} bytes from {b2} bytes of records"
+    );
+    let text = std::fs::read_to_string(d.path().join("r300.html")).unwrap();
+    assert!(text.contains("Lines of more than "), "the thinning is said");
+}

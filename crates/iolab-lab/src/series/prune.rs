@@ -58,14 +58,18 @@ fn compact(v: Value) -> Value {
 
 /// The parts of `v` at `paths`, the objects on the way kept with only the keys that lead to them. A path
 /// keeps the whole value at it unless a longer path goes on from it: then only what the longer ones
-/// reach (a reader asks for the shorter one for its presence: `latency` for whether a run has one).
+/// reach (a reader asks for the shorter one for its presence: `latency` for whether a run has one). An
+/// array is no step of a path: the paths go on into each of its items.
 fn pruned(v: Value, paths: &[&[&str]]) -> Value {
     let deeper: Vec<&[&str]> = paths.iter().copied().filter(|p| !p.is_empty()).collect();
     if deeper.is_empty() {
         return v;
     }
-    let Value::Object(m) = v else {
-        return v;
+    // An array is passed through: the paths go on into each of its items (an interval's figures).
+    let m = match v {
+        Value::Object(m) => m,
+        Value::Array(a) => return Value::Array(a.into_iter().map(|x| pruned(x, paths)).collect()),
+        v => return v,
     };
     let out: serde_json::Map<String, Value> = m
         .into_iter()
@@ -81,8 +85,17 @@ fn pruned(v: Value, paths: &[&[&str]]) -> Value {
     Value::Object(out)
 }
 
-/// Parses a value keeping only what `paths` reach (as [`pruned`] would cut it, without making the rest).
-pub(super) struct Pruned<'p, 'a>(pub(super) &'p [&'a [&'a str]]);
+/// Parses a value keeping only what `paths` reach (as [`pruned`] would cut it, without making the rest),
+/// and refusing an array longer than any iolab writes under its key (the second field: see [`BOUNDED`]).
+pub(super) struct Pruned<'p, 'a>(pub(super) &'p [&'a [&'a str]], pub(super) Option<Bound>);
+
+/// An array's key and the most items iolab writes in it.
+pub(super) type Bound = (&'static str, usize);
+
+/// Arrays whose length iolab bounds, by key wherever they are in a record: a latency summary's CDF (21
+/// quantiles; room is left for others), a run's threads (at most 1024). A longer one is a forged record,
+/// refused as it is parsed: it is never held.
+const BOUNDED: [Bound; 2] = [("cdf", 64), ("per_thread", 1024)];
 
 impl Pruned<'_, '_> {
     /// Whether the value is kept whole (no path goes on into it).
@@ -124,18 +137,26 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
             if under.is_empty() {
                 m.next_value::<IgnoredAny>()?;
             } else {
-                let v = m.next_value_seed(Pruned(&under))?;
+                let most = BOUNDED.iter().find(|b| b.0 == k.as_ref()).copied();
+                let v = m.next_value_seed(Pruned(&under, most))?;
                 items.push((k.into_owned(), v));
             }
         }
         Ok(Value::Object(items.into_iter().collect()))
     }
 
-    // Not an object where a path goes on: kept whole, as `pruned` keeps it. Made with room for two
-    // items (most arrays of a record are pairs), the room shrunk to the items after.
+    // An array passes the paths on to each item, as `pruned` does (of an interval only the figures a
+    // chart draws). Made with room for two items (most arrays of a record are pairs), the room shrunk to
+    // the items after.
     fn visit_seq<S: SeqAccess<'de>>(self, mut s: S) -> Result<Value, S::Error> {
         let mut a = Vec::with_capacity(2);
-        while let Some(v) = s.next_element_seed(Pruned(&[&[]]))? {
+        while let Some(v) = s.next_element_seed(Pruned(self.0, None))? {
+            if let Some((key, most)) = self.1.filter(|b| a.len() >= b.1) {
+                return Err(serde::de::Error::custom(format!(
+                    "`{key}` holds more than {most} items, more than iolab writes: not a record iolab \
+                     wrote (damaged or forged)"
+                )));
+            }
             a.push(v);
         }
         a.shrink_to_fit();
@@ -218,3 +239,38 @@ pub(super) fn record_paths<'a>(result: &[&'a [&'a str]]) -> Vec<Vec<&'a str>> {
 
 /// What [`super::shape::impossible`] reads of a result besides the figures.
 const CHECKED: [&[&str]; 5] = [&["spec"], &["workload"], &["wall_s"], &["ops"], &["bytes"]];
+
+/// The keys of a survey's run besides its result (`SurveyRun`), kept whole.
+const SURVEY_RUN_KEYS: [&str; 9] = [
+    "target",
+    "method",
+    "bs",
+    "unavailable",
+    "rounds_ns_per_op",
+    "round_runs",
+    "rounds_disturbed",
+    "steal_s",
+    "verdict",
+];
+
+/// The paths of a whole-file document that reach what `keep` keeps, whichever document it is: a run's
+/// result, a record, a `run --repeat` document's runs (results), a survey's runs (whole), and of a
+/// survey the ranking and findings; also a record's own (a document on one line is parsed before it is
+/// known to be one).
+pub(super) fn document_paths<'a>(result: &[&'a [&'a str]]) -> Vec<Vec<&'a str>> {
+    let checked: Vec<&[&str]> = result
+        .iter()
+        .copied()
+        .chain(super::figures::FIGURES.iter().map(|f| f.path))
+        .chain(CHECKED.iter().copied())
+        .collect();
+    let mut out = record_paths(result);
+    for above in [&[][..], &["runs"]] {
+        out.extend(checked.iter().map(|p| [above, *p].concat()));
+    }
+    // A survey's run is read whole (the page's answer is made from its runs as the survey wrote them).
+    out.push(vec!["runs", "result"]);
+    out.extend(SURVEY_RUN_KEYS.iter().map(|k| vec!["runs", *k]));
+    out.extend([vec!["repeat"], vec!["ranking"], vec!["findings"]]);
+    out
+}

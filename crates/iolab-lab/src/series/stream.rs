@@ -122,7 +122,20 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
         }
     }
     let first_line = lines.number;
-    let v = match serde_json::from_slice::<Value>(&first) {
+    // The first line may be a whole document (or its start): parsed keeping what a document or a record
+    // keeps.
+    let doc_paths = match keep {
+        Keep::All => None,
+        Keep::Paths(p) => Some(super::prune::document_paths(p)),
+    };
+    let doc_paths: Option<Vec<&[&str]>> = doc_paths
+        .as_ref()
+        .map(|p| p.iter().map(Vec::as_slice).collect());
+    let doc_parse = match &doc_paths {
+        None => Parse::Whole,
+        Some(p) => Parse::Pruned(p),
+    };
+    let v = match doc_parse.of(&first) {
         Ok(v) => v,
         // A document over many lines (`run --json` is printed so): read as one from where it starts.
         Err(e) if e.is_eof() && first.ends_with(b"\n") => {
@@ -130,7 +143,7 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
             // be another copy of serde_json's in the binary (about 170 KB of a board's).
             let mut text = first;
             r.read_to_end(&mut text).map_err(io)?;
-            let doc: Value = serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))?;
+            let doc = doc_parse.of(&text).map_err(|e| bad(e.to_string()))?;
             drop(text);
             return document(doc, keep, out).map_err(bad);
         }
@@ -138,7 +151,7 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
             out.cut = first.len();
             return Ok(out);
         }
-        Err(e) => return Err(bad(format!("line {}: {e}", lines.number))),
+        Err(e) => return Err(bad(at_line(lines.number, &e))),
     };
     if v.get("point").is_none() && v.get("summary").is_none() {
         // One document on one line, and nothing after it.
@@ -176,11 +189,22 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
             Ok(_) => return Err(bad(format!("line {} is not a sweep record", lines.number))),
             // Only the last line may be cut short (a write interrupted by a kill).
             Err(_) if !l.ends_with(b"\n") => out.cut = l.len(),
-            Err(e) => return Err(bad(format!("line {}: {e}", lines.number))),
+            Err(e) => return Err(bad(at_line(lines.number, &e))),
         }
     }
     out.records = jl.recs.into_iter().flatten().collect();
     Ok(out)
+}
+
+/// A parse error of line `n` of a file: "line 2, column 4639: ..." (serde's own position counts from
+/// the line, as if it were the file's first).
+fn at_line(n: usize, e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let what = text.rsplit_once(" at line ").map_or(text.as_str(), |w| w.0);
+    match e.column() {
+        0 => format!("line {n}: {what}"),
+        c => format!("line {n}, column {c}: {what}"),
+    }
 }
 
 /// How a line is parsed: whole, or cut down to the paths of a record it reaches.
@@ -196,7 +220,7 @@ impl Parse<'_, '_> {
             Parse::Whole => serde_json::from_slice(l),
             Parse::Pruned(p) => {
                 let mut de = serde_json::Deserializer::from_slice(l);
-                let v = super::prune::Pruned(p).deserialize(&mut de)?;
+                let v = super::prune::Pruned(p, None).deserialize(&mut de)?;
                 de.end().map(|_| v)
             }
         }

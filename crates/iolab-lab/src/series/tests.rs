@@ -179,3 +179,71 @@ fn records_are_cut_down_to_what_the_reader_keeps_as_they_are_read() {
     assert_eq!(f.records, vec![want.clone(), want]);
     assert_eq!(f.summaries, vec![serde_json::json!({"a": 1})]);
 }
+
+#[test]
+fn arrays_pass_paths_to_their_items_and_documents_are_cut_as_they_are_parsed() {
+    use super::{Keep, RecordFile};
+    let result = serde_json::json!({"spec": {"bs": 4}, "iops": 5.0,
+        "intervals": [{"end_s": 1.0, "iops": 5.0, "ops": 5, "lat_max_ns": 9.0},
+                      {"end_s": 2.0, "iops": 6.0, "ops": 6, "lat_max_ns": 8.0}],
+        "per_thread": [{"thread": 0, "ops": 11}]});
+    let paths: &[&[&str]] = &[
+        &["spec", "bs"],
+        &["intervals", "end_s"],
+        &["intervals", "iops"],
+    ];
+    let read = |t: &str| -> RecordFile {
+        super::stream::read_from(t.as_bytes(), Path::new("k"), Keep::Paths(paths)).unwrap()
+    };
+    let want = serde_json::json!({"point": {}, "result": {"spec": {"bs": 4}, "iops": 5.0,
+        "intervals": [{"end_s": 1.0, "iops": 5.0}, {"end_s": 2.0, "iops": 6.0}]}});
+    // A record on a line, and a run's result as `run --json` prints it (a document over many lines).
+    let line = serde_json::json!({"point": {}, "result": result});
+    let doc = serde_json::to_string_pretty(&result).unwrap();
+    for text in [format!("{line}\n"), doc] {
+        assert_eq!(read(&text).records, vec![want.clone()], "{text}");
+    }
+    // A `run --repeat` document's runs are cut; a survey's runs are kept whole, with its ranking.
+    let repeat = serde_json::json!({"repeat": 2, "runs": [result, result]});
+    let f = read(&serde_json::to_string_pretty(&repeat).unwrap());
+    assert_eq!(f.records.len(), 2);
+    assert_eq!(f.records[1]["result"], want["result"]);
+    let survey = serde_json::json!({"ranking": [1], "other": {"x": 1},
+        "runs": [{"target": "file", "method": "psync", "bs": 4, "result": result}]});
+    let f = read(&serde_json::to_string_pretty(&survey).unwrap());
+    let run = &f.records[0]["result"];
+    assert_eq!(run["method"], "psync");
+    assert_eq!(run["result"], result);
+    let doc = f.document.unwrap();
+    assert_eq!(doc["ranking"], serde_json::json!([1]));
+    assert!(doc.get("other").is_none(), "{doc}");
+}
+
+#[test]
+fn an_array_longer_than_iolab_writes_is_refused_as_it_is_parsed() {
+    use super::Keep;
+    let cdf: Vec<[f64; 2]> = (0..65)
+        .map(|i| [i as f64 / 65.0, 100.0 + i as f64])
+        .collect();
+    let rec = |cdf: &[[f64; 2]]| {
+        serde_json::json!({"point": {}, "result": {"spec": {}, "iops": 1.0,
+            "latency": {"p99_ns": 9.0, "cdf": cdf}}})
+    };
+    let paths: &[&[&str]] = &[&["latency", "cdf"]];
+    let read =
+        |t: String| super::stream::read_from(t.as_bytes(), Path::new("k"), Keep::Paths(paths));
+    // 64 points are kept, on the first line (parsed before it is known to be a record) and after it.
+    let ok = rec(&cdf[..64]);
+    assert_eq!(read(format!("{ok}\n{ok}\n")).unwrap().records.len(), 2);
+    for text in [format!("{}\n", rec(&cdf)), format!("{ok}\n{}\n", rec(&cdf))] {
+        let Err(e) = read(text) else {
+            panic!("a 65-point cdf was read")
+        };
+        let e = e.to_string();
+        assert!(e.contains("`cdf` holds more than 64 items"), "{e}");
+        assert!(e.contains("column "), "{e}");
+    }
+    // A reader keeping all (a sweep's own file at --resume) holds what is there.
+    let all = super::stream::read_text(&format!("{}\n", rec(&cdf)), Path::new("k")).unwrap();
+    assert_eq!(all.records.len(), 1);
+}

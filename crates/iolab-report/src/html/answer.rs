@@ -16,9 +16,14 @@ const W: f64 = 260.0;
 pub(super) fn section(recs: &[Value]) -> String {
     let runs: Vec<SurveyRun> = recs
         .iter()
+        // Only a survey's runs (a method and a block size beside the result) are cloned: not every record.
+        .filter_map(|r| crate::fields::RESULT.at(r))
+        .filter(|r| {
+            crate::fields::SURVEY_BS.at(r).is_some() && crate::fields::SPEC_METHOD.at(r).is_none()
+        })
         // From a clone: deserializing from a reference would be another copy of every result type's
         // deserializer in the binary (about 160 KB of a board's).
-        .filter_map(|r| serde_json::from_value(r.get("result")?.clone()).ok())
+        .filter_map(|r| serde_json::from_value(r.clone()).ok())
         .collect();
     if runs.is_empty() {
         return String::new();

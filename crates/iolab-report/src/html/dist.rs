@@ -65,12 +65,71 @@ pub(super) fn latency_charts(io_runs: &[&Run], out: &mut Out) {
 
 /// A line per run in each group's panel, colored by its name within the group (the same name, the same
 /// color, in every panel).
+/// Points a figure of lines draws in all, at most: past it each line is thinned to its share (an SVG of
+/// millions of points is larger than the records it came from, and no screen shows them).
+const FIGURE_POINTS: usize = 4_000;
+/// The fewest points a thinned line keeps, however many lines share its figure.
+const LINE_POINTS_MIN: usize = 32;
+
+/// `pts` with at most `max` points (`max` >= 4): the first and the last, and of each of the stretches
+/// between them the lowest and the highest, in order, so a dip or a spike stays drawn.
+fn thin(pts: Vec<(f64, f64)>, max: usize) -> Vec<(f64, f64)> {
+    let n = pts.len();
+    if n <= max {
+        return pts;
+    }
+    let stretches = (max - 2) / 2;
+    let inner = &pts[1..n - 1];
+    let mut out = vec![pts[0]];
+    for k in 0..stretches {
+        let s = &inner[k * inner.len() / stretches..(k + 1) * inner.len() / stretches];
+        let lo = s
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1 .1.total_cmp(&b.1 .1));
+        let hi = s
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1 .1.total_cmp(&b.1 .1));
+        if let (Some((i, l)), Some((j, h))) = (lo, hi) {
+            match i.cmp(&j) {
+                std::cmp::Ordering::Less => out.extend([*l, *h]),
+                std::cmp::Ordering::Greater => out.extend([*h, *l]),
+                std::cmp::Ordering::Equal => out.push(*l),
+            }
+        }
+    }
+    out.push(pts[n - 1]);
+    out
+}
+
+/// Lines a figure draws at most: past it the figure is left out, saying why (as histogram panels are).
+const MAX_LINES: usize = 400;
+
+/// A line per run, in panels by group; each line thinned (see [`thin`]) where the figure would draw more
+/// than [`FIGURE_POINTS`]: the figure and the caption's words for that (or nothing). Err: why no figure
+/// is drawn (more than [`MAX_LINES`] runs).
 pub(super) fn run_lines(
     title: &str,
     groups: &[(String, Vec<&Run>)],
     (x, y): (&Axis, &Axis),
     points: &dyn Fn(&Run) -> Vec<(f64, f64)>,
-) -> Figure {
+) -> Result<(Figure, String), String> {
+    let lines: usize = groups.iter().map(|g| g.1.len()).sum();
+    if lines > MAX_LINES {
+        return Err(format!(
+            "{} runs, a line each: more than the {MAX_LINES} a chart draws apart (iolab compare \
+             sets runs side by side; a report of fewer records draws them)",
+            iolab_engine::units::thousands_u64(lines as u64)
+        ));
+    }
+    let most = (FIGURE_POINTS / lines.max(1)).max(LINE_POINTS_MIN);
+    let mut longest = 0;
+    let mut points = |r: &Run| {
+        let p = points(r);
+        longest = longest.max(p.len());
+        thin(p, most)
+    };
     let mut legend = Legend::default();
     let keys = vary::series_keys(groups, &[]);
     let panels = groups
@@ -88,11 +147,20 @@ pub(super) fn run_lines(
                 .collect(),
         })
         .collect();
-    Figure {
+    let note = match longest > most {
+        true => format!(
+            " Lines of more than {most} points ({} the longest) are drawn with {most}: the first, the last, \
+             and the lowest and highest of each stretch between.",
+            iolab_engine::units::thousands_u64(longest as u64)
+        ),
+        false => String::new(),
+    };
+    let fig = Figure {
         title: title.into(),
         legend: legend.0,
         panels,
-    }
+    };
+    Ok((fig, note))
 }
 
 pub(super) fn panels_note(groups: &[(String, Vec<&Run>)]) -> String {
@@ -123,6 +191,10 @@ fn percentiles_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], part: &Part,
         return;
     }
     let x = Axis::nines("percentile", &pts.iter().map(|p| p.0).collect::<Vec<_>>());
+    let (fig, thinned) = match run_lines(title, groups, (&x, &y), &tail) {
+        Ok(f) => f,
+        Err(why) => return out.leave_out(title, why),
+    };
     out.add(
         &format!("latency-percentiles{}", part.name),
         title,
@@ -131,11 +203,11 @@ fn percentiles_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], part: &Part,
              so p90, p99, p99.9 and p99.99 are an equal step apart and the tail gets as much room as the \
              median). A run's percentiles beyond what its op count resolves (no op above them) are not \
              drawn. Synchronous methods: completion to completion; asynchronous: queued to completion \
-             seen.{} Shared spec: {}.",
+             seen.{}{thinned} Shared spec: {}.",
             panels_note(groups),
             shared_spec(runs)
         ),
-        charts::draw(&run_lines(title, groups, (&x, &y), &tail)),
+        charts::draw(&fig),
     );
 }
 
@@ -147,6 +219,12 @@ fn cdf_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], part: &Part, out: &m
         "ops at or below",
         &pts.iter().map(|p| p.0).collect::<Vec<_>>(),
     );
+    let (fig, thinned) = match run_lines(title, groups, (&x, &y), &|r| {
+        quantiles(r.r).into_iter().map(|(q, ns)| (ns, q)).collect()
+    }) {
+        Ok(f) => f,
+        Err(why) => return out.leave_out(title, why),
+    };
     out.add(
         &format!("latency-cdf{}", part.name),
         title,
@@ -154,13 +232,11 @@ fn cdf_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], part: &Part, out: &m
             "Share of ops (y) completing within a latency (x, log axis), from the recorded quantiles of each \
              run (0, 1%, 5%, 10% ... 99.999%). The y axis is the \"nines\" scale of the percentile chart, so \
              the tail (p99 to p99.99) is as tall as the body; quantiles beyond what a run's op count resolves \
-             are not drawn.{} Shared spec: {}.",
+             are not drawn.{}{thinned} Shared spec: {}.",
             panels_note(groups),
             shared_spec(runs)
         ),
-        charts::draw(&run_lines(title, groups, (&x, &y), &|r| {
-            quantiles(r.r).into_iter().map(|(q, ns)| (ns, q)).collect()
-        })),
+        charts::draw(&fig),
     );
 }
 
@@ -336,4 +412,24 @@ pub(super) fn uring_batches_chart(io_runs: &[&Run], out: &mut Out) {
             panels,
         }),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thin;
+
+    #[test]
+    fn a_thinned_line_keeps_its_ends_its_dips_and_its_spikes_in_order() {
+        let pts: Vec<(f64, f64)> = (0..10_000).map(|i| (i as f64, 100.0)).collect();
+        let mut pts = pts;
+        pts[4_321].1 = 1.0; // a stall
+        pts[7_654].1 = 900.0; // a spike
+        let t = thin(pts.clone(), 64);
+        assert!(t.len() <= 64, "{}", t.len());
+        assert_eq!((t[0], t[t.len() - 1]), (pts[0], pts[9_999]));
+        assert!(t.contains(&(4_321.0, 1.0)) && t.contains(&(7_654.0, 900.0)));
+        assert!(t.windows(2).all(|w| w[0].0 < w[1].0), "in x order");
+        // A line within the bound is drawn as it is.
+        assert_eq!(thin(pts[..64].to_vec(), 64), pts[..64].to_vec());
+    }
 }

@@ -89,8 +89,19 @@ pub(super) fn over_time_charts(io_runs: &[&Run], out: &mut Out) {
             out.leave_out(title, why);
             continue;
         }
-        let fig = run_lines(title, &groups, (&x, &y), &|r| series(r.r, f));
-        out.add(name, title, format!("{what} {note}"), charts::draw(&fig));
+        let (fig, thinned) = match run_lines(title, &groups, (&x, &y), &|r| series(r.r, f)) {
+            Ok(f) => f,
+            Err(why) => {
+                out.leave_out(title, why);
+                continue;
+            }
+        };
+        out.add(
+            name,
+            title,
+            format!("{what} {note}{thinned}"),
+            charts::draw(&fig),
+        );
     }
 }
 
@@ -136,14 +147,17 @@ pub(super) fn page_cache_chart(io_runs: &[&Run], out: &mut Out) {
         out.leave_out(title, why);
         return;
     }
-    let fig = run_lines(title, &groups, (&x, &y), &|r| page_cache(r.r));
+    let (fig, thinned) = match run_lines(title, &groups, (&x, &y), &|r| page_cache(r.r)) {
+        Ok(f) => f,
+        Err(why) => return out.leave_out(title, why),
+    };
     out.add(
         "page-cache-over-time",
         title,
         format!(
             "The page cache charged to the run's memory cgroup (y, MiB), read by a thread of iolab's every \
              100 ms of the timed pass (x): buffered I/O fills it up to the limit, then reclaim takes pages \
-             back as fast as the run makes them; the IOPS over time shows what that cost.{} \
+             back as fast as the run makes them; the IOPS over time shows what that cost.{}{thinned} \
              Shared spec: {}.",
             panels_note(&groups),
             shared_spec(&runs)
