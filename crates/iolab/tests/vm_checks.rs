@@ -51,7 +51,11 @@ fn refused_before_the_download(dir: &Path, args: &[&str], flag: &str) -> String 
         "{args:?}: names {flag}: {}",
         lines[0]
     );
-    assert!(r.took < Duration::from_secs(5), "{args:?}: took {:?}", r.took);
+    assert!(
+        r.took < Duration::from_secs(5),
+        "{args:?}: took {:?}",
+        r.took
+    );
     assert!(!dir.join("cache").exists(), "{args:?}: nothing fetched");
     assert!(!dir.join("xdg").exists(), "{args:?}: no default cache made");
     lines[0].to_string()
@@ -95,11 +99,7 @@ fn a_script_line_the_guest_would_refuse_is_named_by_its_number() {
         "run --ops 10\n# a comment\niolab sweep --vary method=psync,nosuch --ops 10\n",
     )
     .unwrap();
-    let line = refused_before_the_download(
-        d.path(),
-        &["--script", &path_str(&script)],
-        "--script",
-    );
+    let line = refused_before_the_download(d.path(), &["--script", &path_str(&script)], "--script");
     let here = said_here(
         d.path(),
         &["sweep", "--vary", "method=psync,nosuch", "--ops", "10"],
@@ -109,7 +109,10 @@ fn a_script_line_the_guest_would_refuse_is_named_by_its_number() {
         line,
         format!("iolab: --script: {}: command 2: {guest}", script.display())
     );
-    assert!(guest.starts_with("--vary: method=nosuch: --method: "), "{guest}");
+    assert!(
+        guest.starts_with("--vary: method=nosuch: --method: "),
+        "{guest}"
+    );
 }
 
 #[test]
@@ -159,9 +162,17 @@ fn what_only_the_guest_can_answer_is_left_to_it() {
     std::fs::write(&outside, "method = \"nosuch\"\n").unwrap();
     let passes: &[&[&str]] = &[
         &["run", "--target", &here_a_dir, "--ops", "10"],
-        &["sweep", "--vary", &format!("target={here_a_dir},x.dat"), "--ops", "10"],
+        &[
+            "sweep",
+            "--vary",
+            &format!("target={here_a_dir},x.dat"),
+            "--ops",
+            "10",
+        ],
         // The guest's CPUs and memory, not this machine's.
-        &["run", "--method", "io_uring", "--sqpoll", "--sq-cpu", "100000"],
+        &[
+            "run", "--method", "io_uring", "--sqpoll", "--sq-cpu", "100000",
+        ],
         &["run", "--bs", "1g", "--threads", "1024", "--ops", "1024"],
         // A spec file in the shared directory is read here: its method takes --qd.
         &["run", "--spec", "uring.toml", "--qd", "8", "--ops", "10"],
@@ -174,7 +185,8 @@ fn what_only_the_guest_can_answer_is_left_to_it() {
         let r = iolab_in(d.path(), &all);
         assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
         assert!(
-            r.stderr.starts_with("iolab: --cache: /proc is a directory of procfs"),
+            r.stderr
+                .starts_with("iolab: --cache: /proc is a directory of procfs"),
             "{args:?}: passed the check: {}",
             r.stderr
         );
@@ -199,7 +211,10 @@ fn a_fleet_refuses_a_spec_every_host_would_refuse_before_ansible() {
         (&["run", "--ops", "0"][..], "--ops"),
         (&["run", "--method", "nosuch"][..], "--method"),
         (&["sweep", "--vary", "bs=4k,2G"][..], "--vary"),
-        (&["suite", "writes", "--disk-dir", "/proc"][..], "--disk-dir"),
+        (
+            &["suite", "writes", "--disk-dir", "/proc"][..],
+            "--disk-dir",
+        ),
     ] {
         let mut all = vec!["fleet", &inv, "--"];
         all.extend_from_slice(args);
@@ -210,7 +225,11 @@ fn a_fleet_refuses_a_spec_every_host_would_refuse_before_ansible() {
             "{args:?}: {}",
             r.stderr
         );
-        assert!(r.took < Duration::from_secs(5), "{args:?}: took {:?}", r.took);
+        assert!(
+            r.took < Duration::from_secs(5),
+            "{args:?}: took {:?}",
+            r.took
+        );
     }
     for args in [
         &["run", "--target", &here_a_dir, "--ops", "10"][..],
