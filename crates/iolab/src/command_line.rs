@@ -8,8 +8,9 @@ use iolab_engine::error::{Error, Result};
 use iolab_engine::spec::RunsOn;
 use std::path::{Component, Path};
 
-/// Where a command line checked here runs.
+/// Where a command line checked here runs (a build with `iolab vm` or `iolab fleet` alone makes one).
 #[derive(Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(all(feature = "vm", feature = "fleet")), allow(dead_code))]
 pub(crate) enum OtherSide {
     /// In `iolab vm`'s guest, which has this machine's current directory as its own: a file named
     /// relative to it (without `..` or a symbolic link on the way) is the same file there.
