@@ -73,7 +73,10 @@ pub(crate) fn check(
 /// check), and a suite's places. A `--spec` file is read only where the other side reads the same file
 /// (see [`OtherSide`]); else the spec is left to it, as a fio job file is.
 fn check_work(flag: &str, m: &clap::ArgMatches, side: OtherSide) -> Result<()> {
-    let parsed = |e: clap::Error| Error::usage(flag, e.to_string());
+    let parsed = |e: clap::Error| {
+        let first = e.to_string().lines().next().unwrap_or_default().to_string();
+        Error::usage(flag, first)
+    };
     match m.subcommand() {
         Some(("run", sub)) => {
             let a = crate::run_args::RunCmd::from_arg_matches(sub).map_err(parsed)?;
