@@ -301,15 +301,17 @@ fn check_is_iolab(path: &Path) -> Result<()> {
     ))
 }
 
-/// The command each host runs parses as an iolab command line (what only the host can check, such as a
-/// method's name, it checks there).
+/// The command each host runs parses as an iolab command line, and asks for what a host would accept
+/// (a run's or a sweep's spec; what only the host can check, such as a target's path there, it checks
+/// there).
 /// Returns the files it is asked to write.
 fn check_args(args: &[String], cli: clap::Command) -> Result<Vec<crate::fleet_check::Asked>> {
     let refused = [(
         "fleet",
         "a host cannot run `iolab fleet` itself: give the command each host runs",
     )];
-    match crate::command_line::check("ARGS", args, cli.clone(), &refused, false)? {
+    let side = crate::command_line::OtherSide::FleetHost;
+    match crate::command_line::check("ARGS", args, cli.clone(), &refused, false, side)? {
         Some(m) => crate::fleet_check::check_outputs(&cli, &m),
         None => Ok(Vec::new()),
     }

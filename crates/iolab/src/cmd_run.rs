@@ -5,18 +5,13 @@ use crate::progress::{run_bar, Progress};
 use crate::run_args::RunArgs;
 use iolab_engine::error::Error;
 use iolab_engine::measure::clock;
-use iolab_engine::spec::{RawSpec, Spec};
+use iolab_engine::spec::{RawSpec, RunsOn, Spec};
 use iolab_lab::series;
 use iolab_report::export::{Document, Outputs};
 use iolab_report::TableExporter;
 
 pub(crate) fn cmd_run(a: &RunArgs, fio_json: Option<&std::path::Path>) -> Result<i32, Error> {
-    let file = match &a.spec {
-        Some(p) => RawSpec::from_toml_file(p)?,
-        None => RawSpec::default(),
-    };
-    let spec = file.merge(a.raw()).resolve()?;
-    check_intervals_can_be_written(a, &spec)?;
+    let spec = resolve(a, RunsOn::Here)?;
     let mut others: Vec<_> = target_file(&spec).into_iter().collect();
     others.push(("--fio-json", fio_json));
     let outputs = a.outputs(&others)?;
@@ -59,6 +54,19 @@ pub(crate) fn cmd_run(a: &RunArgs, fio_json: Option<&std::path::Path>) -> Result
         }
     }
     Ok(0)
+}
+
+/// The run's spec (its `--spec` file, then its flags) resolved for a run `at` this machine or another
+/// (`iolab vm` and `iolab fleet` check the run the guest or each host will make), and the time series it
+/// asks for checked against it.
+pub(crate) fn resolve(a: &RunArgs, at: RunsOn) -> Result<Spec, Error> {
+    let file = match &a.spec {
+        Some(p) => RawSpec::from_toml_file(p)?,
+        None => RawSpec::default(),
+    };
+    let spec = file.merge(a.raw()).resolve_on(at)?;
+    check_intervals_can_be_written(a, &spec)?;
+    Ok(spec)
 }
 
 /// `--fio-json`: a new file, for one run (a --repeat's runs are one workload's statistics). Called
@@ -112,7 +120,7 @@ pub(crate) fn check_intervals_can_be_written(a: &RunArgs, spec: &Spec) -> Result
 }
 
 /// `--repeat N` (1 without it).
-fn repeat_count(a: &RunArgs) -> Result<usize, Error> {
+pub(crate) fn repeat_count(a: &RunArgs) -> Result<usize, Error> {
     match &a.repeat {
         None => Ok(1),
         Some(n) => match iolab_engine::units::parse_count(n) {

@@ -8,7 +8,7 @@ use crate::run_args::RunArgs;
 use clap::Args;
 use iolab_engine::error::Error;
 use iolab_engine::measure::clock;
-use iolab_engine::spec::{RawSpec, Spec};
+use iolab_engine::spec::{RawSpec, RunsOn, Spec};
 use iolab_lab::series::check as series_check;
 use iolab_lab::series::{self, Job};
 use iolab_lab::series_flow::Flow;
@@ -155,7 +155,20 @@ fn run_flow(flow: &mut Flow, what: &str, lead: &str) -> Result<(usize, Option<Er
 // ---------------------------------------------------------------------------------------------------
 // Sweep.
 
-pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
+/// A sweep's --vary lists, its fixed flags (the `--spec` file, then the flags) and every point.
+pub(crate) struct SweepPoints {
+    vary: Vec<series::Vary>,
+    base: RawSpec,
+    points: Vec<Vec<(String, String)>>,
+    /// Each point's spec, or why it does not apply.
+    resolved: Vec<Result<Spec, Error>>,
+}
+
+/// Every point of a sweep resolved for a run `at` this machine or another (`iolab vm` and `iolab fleet`
+/// check the sweep the guest or each host will make), before anything runs. A value no point can use is
+/// bad input (a typo), and so are the flags a sweep refuses; a point whose combination does not apply
+/// (--qd with psync) is recorded as not run, with the reason.
+pub(crate) fn sweep_points(a: &SweepArgs, at: RunsOn) -> Result<SweepPoints, Error> {
     let vary: Vec<series::Vary> = a
         .vary
         .iter()
@@ -174,11 +187,9 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
     }
     .merge(a.run.raw());
     let points = series::points(&vary);
-    // Every point is resolved before anything runs. A value no point can use is bad input (a typo);
-    // a point whose combination does not apply (--qd with psync) is recorded as not run, with the reason.
     let mut resolved = Vec::with_capacity(points.len());
     for p in &points {
-        resolved.push(base.clone().merge(series::point_raw(p)?).resolve());
+        resolved.push(base.clone().merge(series::point_raw(p)?).resolve_on(at));
     }
     check_values(&vary, &points, &resolved)?;
     if let Some(j) = &a.run.json {
@@ -190,6 +201,21 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
             ),
         ));
     }
+    Ok(SweepPoints {
+        vary,
+        base,
+        points,
+        resolved,
+    })
+}
+
+pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
+    let SweepPoints {
+        vary,
+        base,
+        points,
+        resolved,
+    } = sweep_points(a, RunsOn::Here)?;
     // The record file, the CSVs, the Markdown and the points' targets: each its own file.
     let mut files: Vec<_> = resolved.iter().flatten().filter_map(target_file).collect();
     files.push(("--out", a.out.as_deref()));
@@ -293,13 +319,7 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     if a.list {
         return list_suites();
     }
-    let name = a.name.as_deref().unwrap_or_default();
-    let mut suite = iolab_lab::suite::load(name)?;
-    if let Some(pass) = &a.profile {
-        suite.set_on_every_point("profile", pass);
-    }
-    let repeat = repeat_count(a.repeat.as_deref())?;
-    suite.set_repeat(repeat);
+    let (suite, repeat) = load_suite(a)?;
     for (flag, d) in [("--disk-dir", &a.disk_dir), ("--tmpfs-dir", &a.tmpfs_dir)] {
         if !d.is_dir() {
             return Err(Error::usage(
@@ -333,7 +353,8 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
                 .skip(1)
                 .filter(|w| w.as_os_str() != "--vm")
                 .collect();
-            return crate::cmd_vm::in_guest(args, SUITE_VM_TIMEOUT_S);
+            check_places_elsewhere(a)?;
+            return crate::vm_guest::in_guest(args, SUITE_VM_TIMEOUT_S);
         }
         #[cfg(not(feature = "vm"))]
         return Err(Error::usage(
@@ -417,6 +438,67 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
         return Ok(1);
     }
     Ok(nothing_ran("suite", &mine.iter().collect::<Vec<_>>()))
+}
+
+/// The suite `a` names, with its `--profile` and `--repeat` set on every point, and the repeat count.
+fn load_suite(a: &SuiteArgs) -> Result<(iolab_lab::suite::SuiteFile, u32), Error> {
+    let name = a.name.as_deref().unwrap_or_default();
+    let mut suite = iolab_lab::suite::load(name)?;
+    if let Some(pass) = &a.profile {
+        suite.set_on_every_point("profile", pass);
+    }
+    let repeat = repeat_count(a.repeat.as_deref())?;
+    suite.set_repeat(repeat);
+    Ok((suite, repeat))
+}
+
+/// A suite another machine runs (`iolab vm -- suite`, a fleet's hosts), checked here as it would check
+/// it before it makes anything: the suite (where `file` says this machine reads the file the other side
+/// would, or it is built in), its `--repeat`, its points, and its places.
+#[cfg(any(feature = "vm", feature = "fleet"))]
+pub(crate) fn check_suite_elsewhere(a: &SuiteArgs, file: bool) -> Result<(), Error> {
+    let name = a.name.as_deref().unwrap_or_default();
+    if !a.list && (file || !name.ends_with(".toml")) {
+        let (suite, _) = load_suite(a)?;
+        iolab_lab::suite::check(&suite, a.quick)?;
+    }
+    check_places_elsewhere(a)
+}
+
+/// `--disk-dir` and `--tmpfs-dir` of a suite another machine runs (`suite --vm`, `iolab vm -- suite`, a
+/// fleet's hosts): directories of that machine, but /proc and /sys are procfs and sysfs on every Linux
+/// machine, where the suite cannot make its directory: refused here, before a guest is booted or a host
+/// is given anything.
+#[cfg(any(feature = "vm", feature = "fleet"))]
+fn check_places_elsewhere(a: &SuiteArgs) -> Result<(), Error> {
+    use std::path::Component;
+    for (flag, d) in [("--disk-dir", &a.disk_dir), ("--tmpfs-dir", &a.tmpfs_dir)] {
+        // The path as the other machine reads it, `..` taken back (no link is followed: its links are
+        // its own).
+        let mut names: Vec<&std::ffi::OsStr> = Vec::new();
+        for c in d.components() {
+            match c {
+                Component::Normal(n) => names.push(n),
+                Component::ParentDir => _ = names.pop(),
+                _ => {}
+            }
+        }
+        let fs = match names.first().and_then(|n| n.to_str()) {
+            _ if !d.is_absolute() => continue,
+            Some("proc") => "procfs",
+            Some("sys") => "sysfs",
+            _ => continue,
+        };
+        return Err(Error::usage(
+            flag,
+            format!(
+                "{} is in {fs}, a kernel-interface filesystem (on every Linux machine): the suite cannot \
+                 make its directory there; give a directory on a disk filesystem or tmpfs",
+                d.display()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The tables and every file asked for; when the terminal was lost while the points ran, the files still,

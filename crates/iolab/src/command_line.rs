@@ -1,18 +1,35 @@
-//! A command line another iolab runs (in a guest, on a fleet's hosts) is checked to parse as one before
-//! anything is booted or started; what only the other side can check (a method's name, a target's
-//! path) it checks there.
+//! A command line another iolab runs (in a guest, on a fleet's hosts) is checked before anything is
+//! booted or started: that it parses as one, and that what it asks for is what the other side would
+//! accept (a run's or a sweep's spec, a suite's places); what only the other side can check (a target's
+//! path there, its memory, CPUs and limits) it checks there.
 
+use clap::FromArgMatches;
 use iolab_engine::error::{Error, Result};
+use iolab_engine::spec::RunsOn;
+use std::path::{Component, Path};
+
+/// Where a command line checked here runs (a build with `iolab vm` or `iolab fleet` alone makes one).
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(all(feature = "vm", feature = "fleet")), allow(dead_code))]
+pub(crate) enum OtherSide {
+    /// In `iolab vm`'s guest, which has this machine's current directory as its own: a file named
+    /// relative to it (without `..` or a symbolic link on the way) is the same file there.
+    Guest,
+    /// On a fleet's host, whose files (a `--spec` file among them) are its own.
+    FleetHost,
+}
 
 /// `args` (after `iolab`) parse as an iolab command line of `cli` (its matches; none for a line that
 /// prints only help or a version, which is refused unless `help_ok`); else a usage error naming `flag`.
-/// `refused` names subcommands the other side cannot run, each with why.
+/// `refused` names subcommands the other side cannot run, each with why. What the command asks for is
+/// then checked as the other side would ([`check_work`]): its refusal is the one it would give.
 pub(crate) fn check(
     flag: &str,
     args: &[String],
     cli: clap::Command,
     refused: &[(&str, &str)],
     help_ok: bool,
+    side: OtherSide,
 ) -> Result<Option<clap::ArgMatches>> {
     if let Some((_, why)) = refused
         .iter()
@@ -22,7 +39,10 @@ pub(crate) fn check(
     }
     let argv = std::iter::once("iolab").chain(args.iter().map(String::as_str));
     match cli.try_get_matches_from(argv) {
-        Ok(m) => Ok(Some(m)),
+        Ok(m) => {
+            check_work(flag, &m, side)?;
+            Ok(Some(m))
+        }
         Err(e)
             if matches!(
                 e.kind(),
@@ -45,4 +65,62 @@ pub(crate) fn check(
             ),
         )),
     }
+}
+
+/// What the other side would refuse of the work `m` asks for, refused here first: a run's spec and a
+/// sweep's points resolved as `iolab run` and `iolab sweep` resolve them, for another machine
+/// ([`RunsOn::Elsewhere`]: the target's path, the memory, CPUs and limits are the other side's to
+/// check), and a suite's places. A `--spec` file is read only where the other side reads the same file
+/// (see [`OtherSide`]); else the spec is left to it, as a fio job file is.
+fn check_work(flag: &str, m: &clap::ArgMatches, side: OtherSide) -> Result<()> {
+    let parsed = |e: clap::Error| {
+        let first = e.to_string().lines().next().unwrap_or_default().to_string();
+        Error::usage(flag, first)
+    };
+    match m.subcommand() {
+        Some(("run", sub)) => {
+            let a = crate::run_args::RunCmd::from_arg_matches(sub).map_err(parsed)?;
+            if a.fio.fio.is_none() && same_file(a.run.spec.as_deref(), side) {
+                crate::cmd_run::resolve(&a.run, RunsOn::Elsewhere)?;
+                crate::cmd_run::repeat_count(&a.run)?;
+            }
+        }
+        Some(("sweep", sub)) => {
+            let a = crate::cmd_series::SweepArgs::from_arg_matches(sub).map_err(parsed)?;
+            if same_file(a.run.spec.as_deref(), side) {
+                crate::cmd_series::sweep_points(&a, RunsOn::Elsewhere)?;
+            }
+        }
+        Some(("suite", sub)) => {
+            let a = crate::cmd_series::SuiteArgs::from_arg_matches(sub).map_err(parsed)?;
+            let file = a.name.as_deref().map(Path::new);
+            crate::cmd_series::check_suite_elsewhere(&a, file.is_some() && same_file(file, side))?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Whether the other side reads `spec` (a `--spec` file, if any) as the file this machine reads at that
+/// path: in a guest, a path relative to the shared current directory that climbs out of it nowhere (no
+/// `..`, no symbolic link on the way: the guest's links lead into its own files); on a fleet's host,
+/// never.
+fn same_file(spec: Option<&Path>, side: OtherSide) -> bool {
+    let Some(p) = spec else {
+        return true;
+    };
+    if side == OtherSide::FleetHost
+        || p.components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return false;
+    }
+    let Ok(here) = std::env::current_dir().and_then(std::fs::canonicalize) else {
+        return false;
+    };
+    let inside: std::path::PathBuf = p
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .collect();
+    std::fs::canonicalize(p).is_ok_and(|real| real == here.join(inside))
 }

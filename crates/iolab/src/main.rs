@@ -38,6 +38,8 @@ mod progress;
 mod run_args;
 mod spec_args;
 mod survey_args;
+#[cfg(feature = "vm")]
+mod vm_guest;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use cmd_bench::BenchArgs;

@@ -7,6 +7,7 @@
 //! Checks that need to look at the target (is it a directory, is it mounted, what O_DIRECT alignment does
 //! it need) live in `target::setup`, which also returns usage errors.
 
+mod combinations;
 pub mod defaults;
 mod kinds;
 mod offload_opts;
@@ -51,6 +52,18 @@ impl OpKind {
     pub fn reads(self) -> bool {
         self != OpKind::Write
     }
+}
+
+/// Where a spec is resolved for ([`RawSpec::resolve_on`]): this machine, or another one that runs it
+/// (`iolab vm`'s guest, a fleet's host), whose files, memory, CPUs and limits are its own. Resolved for
+/// elsewhere, every check of the flags and their combinations is made, but none that asks this machine:
+/// whether the target is a directory here, this machine's memory (the memory budget), its CPUs
+/// (`--sq-cpu`), RLIMIT_MEMLOCK (`--fixed-bufs`, the offload's data area). Such a spec is for checking
+/// only: the other machine resolves it again and runs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunsOn {
+    Here,
+    Elsewhere,
 }
 
 /// When to flush: never, once at the end (timed), or after every N ops (timed).
@@ -480,5 +493,51 @@ mod tests {
         let per: Vec<u64> = (0..3).map(|t| s.ops_for_thread(t).unwrap()).collect();
         assert_eq!(per, vec![4, 3, 3]);
         assert_eq!(per.iter().sum::<u64>(), 10);
+    }
+
+    /// Resolved for another machine, what only this one can answer (a directory here, this machine's
+    /// CPUs and memory) is left to it; every check of the flags themselves is made as here.
+    #[test]
+    fn another_machine_answers_for_its_own_files_cpus_and_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let on = |pairs: &[(&str, &str)], at| raw(pairs).resolve_on(at).map_err(|e| e.to_string());
+        let here = on(&[("target", d)], RunsOn::Here).unwrap_err();
+        assert!(
+            here.starts_with("--target: ") && here.contains("is a directory"),
+            "{here}"
+        );
+        let there = on(&[("target", d)], RunsOn::Elsewhere).unwrap();
+        assert_eq!(there.target, dir.path());
+        let cpu_raw = RawSpec::new()
+            .with("method", "io_uring")
+            .with("sqpoll", true)
+            .with("sq-cpu", 1_000_000u64);
+        let here = cpu_raw.resolve_on(RunsOn::Here).unwrap_err().to_string();
+        assert!(
+            here.starts_with("--sq-cpu: CPU 1000000 does not exist"),
+            "{here}"
+        );
+        assert_eq!(
+            cpu_raw.resolve_on(RunsOn::Elsewhere).unwrap().ring.sq_cpu,
+            Some(1_000_000)
+        );
+        // 1024 threads of 1 GiB blocks: a TiB of buffers, beyond this machine's memory.
+        let big = [("bs", "1g"), ("threads", "1024"), ("ops", "1024")];
+        let here = on(&big, RunsOn::Here).unwrap_err();
+        assert!(here.starts_with("--bs: "), "{here}");
+        assert_eq!(on(&big, RunsOn::Elsewhere).unwrap().bs, 1 << 30);
+        for (pairs, flag) in [
+            (
+                &[("method", "nosuch")][..],
+                "--method: unknown method 'nosuch'",
+            ),
+            (&[("ops", "0")][..], "--ops: "),
+            (&[("bs", "2g")][..], "--bs: "),
+            (&[("target", d), ("qd", "8")][..], "--qd: applies to"),
+        ] {
+            let e = on(pairs, RunsOn::Elsewhere).unwrap_err();
+            assert!(e.starts_with(flag), "{pairs:?}: {e}");
+        }
     }
 }

@@ -28,11 +28,16 @@ struct Queue {
 }
 
 impl RawSpec {
-    /// Validates everything that can be judged without touching the target. `--inflight N` is mapped
-    /// first: depth N on one thread for a method that takes `--qd`, else N threads.
+    /// Validates everything that can be judged without touching the target, for a run on this machine.
     pub fn resolve(&self) -> Result<Spec> {
+        self.resolve_on(RunsOn::Here)
+    }
+
+    /// [`RawSpec::resolve`] for a run `at` this machine or another (see [`RunsOn`]). `--inflight N` is
+    /// mapped first: depth N on one thread for a method that takes `--qd`, else N threads.
+    pub fn resolve_on(&self, at: RunsOn) -> Result<Spec> {
         let Some(n) = self.count("inflight")? else {
-            return self.resolve_as_given();
+            return self.resolve_as_given(at);
         };
         let method = self.method()?;
         // An offload client keeps one batch in flight: its depth is its batch.
@@ -64,7 +69,7 @@ impl RawSpec {
         let mut spec = self
             .clone()
             .with(key, n)
-            .resolve_as_given()
+            .resolve_as_given(at)
             .map_err(|e| match e {
                 Error::Usage { flag, msg } if flag == format!("--{key}") => {
                     Error::usage("--inflight", format!("{mapped}: {msg}"))
@@ -83,9 +88,9 @@ impl RawSpec {
         Ok(spec)
     }
 
-    fn resolve_as_given(&self) -> Result<Spec> {
+    fn resolve_as_given(&self, at: RunsOn) -> Result<Spec> {
         let method = self.method()?;
-        let target = self.target()?;
+        let target = self.target(at)?;
         let op = self.word(
             "op",
             OpKind::Write,
@@ -136,7 +141,7 @@ impl RawSpec {
         };
         let verify = self.bool("verify")?;
         let offload = self.offload_opts(method, threads)?;
-        let mut ring = self.ring_opts(method, direct, verify, threads)?;
+        let mut ring = self.ring_opts(method, direct, verify, threads, at)?;
         if ring.min_wait_usec > 0 {
             ring.wait_nr = queue.batch;
         }
@@ -209,15 +214,18 @@ impl RawSpec {
         }
         check_pace_fits(&spec)?;
         crate::runner::check_op_log(&mut spec)?;
-        check_method_combinations(&spec)?;
+        combinations::check_method_combinations(&spec)?;
         check_memory_limit(&spec)?;
         check_extent(&spec)?;
-        ring_opts::check_ring_limits(&spec)?;
+        ring_opts::check_ring_limits(&spec, at)?;
         ring_opts::check_ring_rw_flags(&spec)?;
         ring_opts::check_send_zc(&spec)?;
         crate::target::remote_peer(&spec)?;
-        offload_opts::check_offload_limits(&spec)?;
-        crate::budget::check_fits(&spec)?;
+        if at == RunsOn::Here {
+            // This machine's RLIMIT_MEMLOCK and memory: another machine has its own.
+            offload_opts::check_offload_limits(&spec)?;
+            crate::budget::check_fits(&spec)?;
+        }
         Ok(spec)
     }
 
@@ -233,7 +241,7 @@ impl RawSpec {
         }
     }
 
-    fn target(&self) -> Result<PathBuf> {
+    fn target(&self, at: RunsOn) -> Result<PathBuf> {
         match self.text("target")? {
             None => Ok(PathBuf::from("/dev/null")),
             Some(s) if s.is_empty() => Err(Error::usage(
@@ -242,14 +250,16 @@ impl RawSpec {
             )),
             // A directory is no target (said before any work: a sweep over other keys would record every
             // point as not run). The target's setup checks again, on the path it opens.
-            Some(s) if std::path::Path::new(&s).is_dir() => Err(Error::usage(
-                "--target",
-                format!(
-                    "{} is a directory; give a file path inside it, e.g. {}/iolab.dat",
-                    crate::units::show_path(std::path::Path::new(&s)),
-                    s.trim_end_matches('/')
-                ),
-            )),
+            Some(s) if at == RunsOn::Here && std::path::Path::new(&s).is_dir() => {
+                Err(Error::usage(
+                    "--target",
+                    format!(
+                        "{} is a directory; give a file path inside it, e.g. {}/iolab.dat",
+                        crate::units::show_path(std::path::Path::new(&s)),
+                        s.trim_end_matches('/')
+                    ),
+                ))
+            }
             Some(s) => Ok(PathBuf::from(s)),
         }
     }
@@ -794,30 +804,6 @@ fn check_append(op: OpKind, verify: bool, bounded: bool, overwrite: bool) -> Res
     Err(Error::usage("--rw-flags", why))
 }
 
-/// `--op mixed` with io_uring: plain or fixed-file read and write requests of one ring per thread (the
-/// opcode is chosen per request); the ways that build other requests go one way per run.
-fn check_mixed(s: &Spec) -> Result<()> {
-    if s.op != OpKind::Mixed || s.method != MethodKind::IoUring {
-        return Ok(());
-    }
-    let r = &s.ring;
-    let other = [
-        (r.vectored, "--vectored"),
-        (r.fixed_bufs, "--fixed-bufs"),
-        (r.send_zc, "--send-zc"),
-        (r.nop_requests, "--nop-requests"),
-        (r.design != RingDesign::PerThread, "--ring"),
-    ];
-    match other.iter().find(|(on, _)| *on) {
-        Some((_, flag)) => Err(Error::usage(
-            *flag,
-            "does not run with --op mixed, which io_uring runs as plain READ and WRITE requests of one \
-             ring per thread",
-        )),
-        None => Ok(()),
-    }
-}
-
 /// A paced run bounded by `--duration` spans at least one interval of its pace: a shorter one holds no
 /// rate (one op in 50 ms is not 10 ops/s).
 fn check_pace_fits(spec: &Spec) -> Result<()> {
@@ -833,61 +819,4 @@ fn check_pace_fits(spec: &Spec) -> Result<()> {
         )),
         _ => Ok(()),
     }
-}
-
-/// What the method's registry entry refuses: O_DIRECT, reads, data checks on a method that moves none;
-/// and uncached buffered I/O without the page cache it is about.
-fn check_method_combinations(s: &Spec) -> Result<()> {
-    let m = s.method.info();
-    if s.direct && s.rw_flags & libc::RWF_DONTCACHE as u32 != 0 {
-        return Err(Error::usage(
-            "--rw-flags",
-            "dontcache is buffered I/O whose page cache pages are dropped after use; with --direct there is \
-             no page cache: drop one of the two",
-        ));
-    }
-    if let (true, Some(why)) = (s.direct, m.no_direct) {
-        return Err(Error::usage(
-            "--direct",
-            if m.kernel_copy {
-                format!("not supported with --method {} here; {why}", m.name)
-            } else if m.targets.nvme_generic == crate::method::info::Fit::Yes {
-                // Commands to a driver: no page cache to bypass, nothing for another method to do better.
-                format!("not needed with --method {}: {why}; drop --direct", m.name)
-            } else {
-                format!(
-                    "not possible with --method {}: {why}; use sync, psync, vectored or io_uring",
-                    m.name
-                )
-            },
-        ));
-    }
-    if m.no_data {
-        if s.verify {
-            return Err(Error::usage(
-                "--verify",
-                format!(
-                    "--method {} moves no data, so there is nothing to verify",
-                    m.name
-                ),
-            ));
-        }
-        if !s.fsync.is_none() {
-            return Err(Error::usage(
-                "--fsync",
-                format!("--method {} makes no kernel call at all", m.name),
-            ));
-        }
-    }
-    if let (OpKind::Read, Some(why)) = (s.op, m.no_read) {
-        return Err(Error::usage("--op", format!("--method {} {why}", m.name)));
-    }
-    check_mixed(s)?;
-    if s.verify && s.op == OpKind::Read && !m.verifies_reads {
-        return Err(Error::usage(
-            "--verify",
-            "checks what a write run wrote; use it with --op write (--method offload also checks reads)",
-        ));
-    }
-    Ok(())
 }

@@ -11,6 +11,7 @@ impl RawSpec {
         direct: bool,
         verify: bool,
         threads: u64,
+        at: RunsOn,
     ) -> Result<RingOpts> {
         let mut ring = RingOpts {
             sqpoll: self.bool("sqpoll")?,
@@ -48,7 +49,7 @@ impl RawSpec {
             }
         }
         ring.sq_idle_ms = self.sq_idle_ms()?;
-        ring.sq_cpu = check_sq_cpu(self.count("sq-cpu")?)?;
+        ring.sq_cpu = check_sq_cpu(self.count("sq-cpu")?, at)?;
         // uring_cmd takes no --direct: its commands never pass through the page cache.
         if ring.iopoll && !direct && method.info().no_direct.is_none() {
             return Err(Error::usage(
@@ -228,9 +229,13 @@ fn check_design(ring: &RingOpts, threads: u64) -> Result<()> {
     Ok(())
 }
 
-/// --sq-cpu: a CPU of this machine (as given, never cut to 32 bits first).
-fn check_sq_cpu(cpu: Option<u64>) -> Result<Option<u32>> {
+/// --sq-cpu: a CPU of the machine that runs it (as given, never cut to 32 bits first); another machine
+/// checks its own CPUs.
+fn check_sq_cpu(cpu: Option<u64>, at: RunsOn) -> Result<Option<u32>> {
     let Some(c) = cpu else { return Ok(None) };
+    if at == RunsOn::Elsewhere {
+        return Ok(Some(u32::try_from(c).unwrap_or(u32::MAX)));
+    }
     let n = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1) as u64;
@@ -320,7 +325,7 @@ pub(super) fn check_ring_rw_flags(s: &Spec) -> Result<()> {
 /// buffers `--fixed-bufs` registers in it (IORING_MAX_REG_BUFFERS), and, without root, the registered
 /// buffers' bytes against RLIMIT_MEMLOCK (the kernel counts them against it for every ring of the user,
 /// so this is a lower bound: the kernel's refusal at run time stays the last word).
-pub(super) fn check_ring_limits(s: &Spec) -> Result<()> {
+pub(super) fn check_ring_limits(s: &Spec, at: RunsOn) -> Result<()> {
     use crate::method::io_uring::{MAX_ENTRIES, MAX_REG_BUFFERS};
     if !s.method.info().takes(Applies::Ring) {
         return Ok(());
@@ -354,7 +359,8 @@ pub(super) fn check_ring_limits(s: &Spec) -> Result<()> {
             ),
         ));
     }
-    if o.fixed_bufs && iolab_sys::geteuid() != 0 {
+    // This machine's user and limit: another machine checks its own.
+    if o.fixed_bufs && at == RunsOn::Here && iolab_sys::geteuid() != 0 {
         check_memlock(s)?;
     }
     Ok(())
