@@ -3,7 +3,7 @@
 //! per host and the fleet's percentiles from the hosts' histograms merged into one, never averaged.
 
 use crate::compare::{survey_runs_as_records, workload_key, workload_label};
-use crate::series::records_of;
+use crate::series::{read_open, Keep, RecordFile};
 use iolab_engine::error::{Error, Result};
 use iolab_engine::measure::hist::{merge_ns, summarize_keeping, Summary};
 use serde::{Deserialize, Serialize};
@@ -65,12 +65,44 @@ pub struct Known {
 pub const HOST_FILE_MAX: u64 = 64 << 20;
 
 /// Reads `dir/HOST/` for every host of the run (`names`, from the inventory), with what Ansible said of
-/// the hosts whose outcome did not come back. A host whose files are damaged is `Lost`, with why.
-pub fn read_hosts(dir: &Path, names: &[String], known: &Known) -> Vec<Host> {
+/// the hosts whose outcome did not come back, each record cut down to what `keep` keeps (with what the
+/// fleet's merge reads, [`KEPT`]). A host whose files are damaged is `Lost`, with why.
+pub fn read_hosts(dir: &Path, names: &[String], known: &Known, keep: &[&[&str]]) -> Vec<Host> {
+    let mut budget = Budget::new(keep);
     names
         .iter()
-        .map(|name| read_host(dir, name, known).0)
+        .map(|name| read_host(dir, name, known, &mut budget).0)
         .collect()
+}
+
+/// What the fleet's merge reads of a run's result: its workload (as `compare` matches runs), its IOPS,
+/// its latency with the whole histogram, and the host it ran on.
+pub const KEPT: &[&[&str]] = &[
+    &["spec"],
+    &["target", "kind"],
+    &["workload"],
+    &["iops"],
+    &["latency"],
+    &["host"],
+];
+
+/// What is left to read of a results directory: its record files are read at most
+/// [`iolab_engine::input::RECORDS_INPUT`] bytes in all (across its hosts), each file once however many
+/// names it has (a hard link is not another run), cut down to the paths a reader keeps.
+struct Budget<'a> {
+    left: u64,
+    seen: BTreeMap<(u64, u64), PathBuf>,
+    keep: Vec<&'a [&'a str]>,
+}
+
+impl<'a> Budget<'a> {
+    fn new(keep: &[&'a [&'a str]]) -> Budget<'a> {
+        Budget {
+            left: iolab_engine::input::RECORDS_INPUT,
+            seen: BTreeMap::new(),
+            keep: keep.iter().chain(KEPT).copied().collect(),
+        }
+    }
 }
 
 /// What an exit status of `timeout -k 10 SECS iolab ...` means.
@@ -114,6 +146,16 @@ pub fn io_why(e: &std::io::Error) -> String {
 /// components from `base` down is a symbolic link, and it is a regular file of at most `limit` bytes
 /// (opened O_NONBLOCK: a FIFO never blocks the read). Err: what is wrong, in a few words.
 fn read_fetched(base: &Path, rel: &Path, limit: u64) -> std::result::Result<String, String> {
+    let at = no_links(base, rel)?;
+    let shown = rel.display();
+    iolab_engine::input::read_text(&at, "", "fleet's file", limit).map_err(|e| match e {
+        Error::Usage { msg, .. } => msg.replace(&at.display().to_string(), &shown.to_string()),
+        e => e.to_string(),
+    })
+}
+
+/// `base/rel` where none of the components from `base` down is a symbolic link. Err: what is wrong.
+fn no_links(base: &Path, rel: &Path) -> std::result::Result<PathBuf, String> {
     let mut at = base.to_path_buf();
     let shown = rel.display();
     for c in rel.components() {
@@ -135,46 +177,69 @@ fn read_fetched(base: &Path, rel: &Path, limit: u64) -> std::result::Result<Stri
             Err(e) => return Err(format!("{shown}: {}", io_why(&e))),
         }
     }
-    iolab_engine::input::read_text(&at, "", "fleet's file", limit).map_err(|e| match e {
-        Error::Usage { msg, .. } => msg.replace(&at.display().to_string(), &shown.to_string()),
-        e => e.to_string(),
-    })
+    Ok(at)
 }
 
-/// A record file's text checked whole: JSON, or JSON lines each whole (a cut last line is a write that
-/// did not finish). Err: what is wrong.
-fn whole_json(text: &str, rel: &Path) -> std::result::Result<(), String> {
-    use serde::de::IgnoredAny;
+/// The record file `dir/rel` a host's outcome names, read as a stream within what is left of `budget`
+/// and cut down to what it keeps. Ok(None): another command's document (a probe's), kept, not merged.
+/// Err: what is wrong with it (a symbolic link on the way, not a regular file, over the budget, the same
+/// file as one read already, not whole JSON lines or a document, cut short).
+fn read_record(
+    dir: &Path,
+    rel: &Path,
+    budget: &mut Budget,
+) -> std::result::Result<Option<RecordFile>, String> {
     let shown = rel.display();
-    if text.trim().is_empty() {
-        return Err(format!("{shown} is empty"));
-    }
-    let whole = match serde_json::from_str::<IgnoredAny>(text) {
-        Ok(_) => return Ok(()),
-        Err(e) => e,
+    let at = no_links(dir, rel)?;
+    let word = |e: Error| match e {
+        Error::Usage { msg, .. } | Error::Runtime(msg) => {
+            msg.replace(&at.display().to_string(), &shown.to_string())
+        }
+        e => e.to_string(),
     };
-    // Else JSON lines, each whole; a document whose first line is not one is a document cut short.
-    for (i, l) in text.split_inclusive('\n').enumerate() {
-        if l.trim().is_empty() {
-            continue;
-        }
-        let parsed = serde_json::from_str::<IgnoredAny>(l);
-        if i > 0 && !l.ends_with('\n') {
-            return Err(format!("{shown}: its last line is cut short"));
-        }
-        if let Err(e) = parsed {
-            return Err(match i {
-                0 => format!("{shown}: not whole JSON ({whole})"),
-                _ => format!("{shown}: line {}: {e}", i + 1),
-            });
+    let what = format!(
+        "fleet's records ({} in all across its hosts)",
+        iolab_engine::units::fmt_size(iolab_engine::input::RECORDS_INPUT)
+    );
+    let f = iolab_engine::input::open_regular(&at, "", &what, budget.left).map_err(word)?;
+    let meta = f.get_ref().metadata().map_err(|e| io_why(&e))?;
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let Some(first) = budget
+            .seen
+            .insert((meta.dev(), meta.ino()), rel.to_path_buf())
+        {
+            return Err(format!(
+                "{shown} is the same file as {} (a hard link): a file is one host's run, read once",
+                first.display()
+            ));
         }
     }
-    Ok(())
+    budget.left = budget.left.saturating_sub(meta.len());
+    let keep = Keep::Paths(&budget.keep);
+    match read_open(f, &at, meta.len(), keep) {
+        Ok(r) if r.cut > 0 && r.records.is_empty() => {
+            Err(format!("{shown}: not whole JSON (it ends mid-value)"))
+        }
+        Ok(r) if r.cut > 0 => Err(format!("{shown}: its last line is cut short")),
+        Ok(r) if r.records.is_empty() && r.summaries.is_empty() && meta.len() == 0 => {
+            Err(format!("{shown} is empty"))
+        }
+        Ok(r) => Ok(Some(r)),
+        Err(_) if other_document(&at) => Ok(None),
+        Err(e) => {
+            let what = word(e);
+            let what = what.trim_start_matches(&format!("{shown}: ")).to_string();
+            Err(format!(
+                "{shown}: neither records nor a document iolab writes ({what})"
+            ))
+        }
+    }
 }
 
 /// One host's directory read: the host, and whether something in it is damaged (as opposed to an
 /// outcome Ansible or `fleet.json` gave).
-fn read_host(dir: &Path, name: &str, known: &Known) -> (Host, bool) {
+fn read_host(dir: &Path, name: &str, known: &Known, budget: &mut Budget) -> (Host, bool) {
     let mut host = Host {
         name: name.to_string(),
         architecture: String::new(),
@@ -254,7 +319,7 @@ fn read_host(dir: &Path, name: &str, known: &Known) -> (Host, bool) {
         },
         None => lost(format!("{name}/{HOST_FILE} holds no exit status")),
     };
-    let damage = read_files(dir, name, &info, &mut host);
+    let damage = read_files(dir, name, &info, &mut host, budget);
     if let Some(why) = &damage {
         host.outcome = match std::mem::replace(&mut host.outcome, Outcome::Ok) {
             // A failed run's records are not merged: what is wrong is said beside why it failed.
@@ -272,7 +337,13 @@ fn read_host(dir: &Path, name: &str, known: &Known) -> (Host, bool) {
 
 /// The record files a host's outcome names, read into `host` (its results merged, the others listed);
 /// the first that is damaged, if any.
-fn read_files(dir: &Path, name: &str, info: &Value, host: &mut Host) -> Option<String> {
+fn read_files(
+    dir: &Path,
+    name: &str,
+    info: &Value,
+    host: &mut Host,
+    budget: &mut Budget,
+) -> Option<String> {
     let mut damage = None;
     let files = Path::new(name).join("files");
     let named = info
@@ -285,10 +356,8 @@ fn read_files(dir: &Path, name: &str, info: &Value, host: &mut Host) -> Option<S
             named.len()
         ));
     }
-    // Each file once (a list naming one file a thousand times is not a thousand runs), and the host's
-    // files at most RECORDS_INPUT in all.
+    // Each file once (a list naming one file a thousand times is not a thousand runs).
     let mut seen = BTreeSet::new();
-    let mut read = 0u64;
     for rel in named {
         let rel = PathBuf::from(rel.as_str().unwrap_or_default());
         if !seen.insert(rel.clone()) {
@@ -313,24 +382,10 @@ fn read_files(dir: &Path, name: &str, info: &Value, host: &mut Host) -> Option<S
         ) {
             continue;
         }
-        let shown = files.join(&rel);
-        let left = iolab_engine::input::RECORDS_INPUT.saturating_sub(read);
-        let text = read_fetched(dir, &shown, left).and_then(|t| whole_json(&t, &shown).map(|_| t));
-        match text {
-            Ok(t) => {
-                read += t.len() as u64;
-                match records_of(&t, &dir.join(&shown)) {
-                    Ok((recs, _)) => host.records.extend(survey_runs_as_records(recs)),
-                    // Another command's document (a probe's) is kept, not merged.
-                    Err(_) if other_document(&t) => {}
-                    Err(e) => {
-                        damage.get_or_insert(format!(
-                            "{}: neither records nor a document iolab writes ({e})",
-                            shown.display()
-                        ));
-                    }
-                }
-            }
+        match read_record(dir, &files.join(&rel), budget) {
+            Ok(Some(f)) => host.records.extend(survey_runs_as_records(f.records)),
+            // Another command's document (a probe's) is kept, not merged.
+            Ok(None) => {}
             Err(why) => {
                 damage.get_or_insert(why);
             }
@@ -351,10 +406,19 @@ fn read_files(dir: &Path, name: &str, info: &Value, host: &mut Host) -> Option<S
 /// The most files a host's outcome may name.
 const MAX_FILES: usize = 10_000;
 
-/// A JSON document of an iolab command that writes no records (`probe --json`): an object with the
-/// `host` it ran on.
-fn other_document(text: &str) -> bool {
-    serde_json::from_str::<Value>(text).is_ok_and(|v| v.get("host").is_some_and(Value::is_object))
+/// Whether the file at `path` is a JSON document of an iolab command that writes no records (`probe
+/// --json`): an object with the `host` it ran on, read as a stream (nothing of it held but the host's
+/// keys).
+fn other_document(path: &Path) -> bool {
+    #[derive(Deserialize)]
+    struct Other {
+        #[allow(dead_code)]
+        host: BTreeMap<String, serde::de::IgnoredAny>,
+    }
+    let Ok(f) = iolab_engine::input::open_regular(path, "", "fleet's file", HOST_FILE_MAX) else {
+        return false;
+    };
+    serde_json::from_reader::<_, Other>(std::io::BufReader::new(f)).is_ok()
 }
 
 /// Where the role fetches a host's files, renamed by [`settle`] once its outcome came back whole.
@@ -422,18 +486,20 @@ pub fn write_whole(path: &Path, text: &[u8]) -> std::result::Result<(), String> 
 
 /// Every host's records, each result's spec naming its host (`spec.host`), so that `compare --across
 /// host` matches the runs that differ only in the host.
-pub fn records_by_host(hosts: &[Host]) -> Vec<Value> {
+pub fn records_by_host(mut hosts: Vec<Host>) -> Vec<Value> {
+    hosts.iter_mut().flat_map(take_records).collect()
+}
+
+/// A host's records taken out of it (it keeps its outcome and files), each result's spec naming the host.
+pub fn take_records(h: &mut Host) -> Vec<Value> {
     let mut out = Vec::new();
-    for h in hosts {
-        for rec in &h.records {
-            let mut rec = rec.clone();
-            if let Some(spec) = rec
-                .pointer_mut("/result/spec")
-                .and_then(Value::as_object_mut)
-            {
-                spec.insert("host".into(), Value::String(h.name.clone()));
-                out.push(rec);
-            }
+    for mut rec in std::mem::take(&mut h.records) {
+        if let Some(spec) = rec
+            .pointer_mut("/result/spec")
+            .and_then(Value::as_object_mut)
+        {
+            spec.insert("host".into(), Value::String(h.name.clone()));
+            out.push(rec);
         }
     }
     out
@@ -446,7 +512,7 @@ const FLEET_FILE_MAX: u64 = 256 << 20;
 /// the hosts `DIR/fleet.json` names (those that never ran, with Ansible's reason): refused when none is
 /// there, and when a host's files are damaged or were replaced since the run (a FIFO, a symbolic link,
 /// a file larger than any record, JSON cut short), naming the host and what is wrong.
-pub fn read_dir(dir: &Path) -> Result<Vec<Host>> {
+pub fn read_dir(dir: &Path, keep: &[&[&str]]) -> Result<Vec<Host>> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| Error::Runtime(format!("cannot read {}: {}", dir.display(), io_why(&e))))?;
     // A host's directory is one iolab made there: a symbolic link to elsewhere is not a host. Its
@@ -483,8 +549,9 @@ pub fn read_dir(dir: &Path) -> Result<Vec<Host>> {
         ..Known::default()
     };
     let mut hosts = Vec::new();
+    let mut budget = Budget::new(keep);
     for name in &names {
-        let (host, damaged) = read_host(dir, name, &known);
+        let (host, damaged) = read_host(dir, name, &known, &mut budget);
         if damaged && known.recorded.get(name) != Some(&host.outcome) {
             let why = match &host.outcome {
                 Outcome::Lost { why } | Outcome::Failed { why, .. } => why.clone(),
@@ -507,9 +574,16 @@ fn recorded_in(dir: &Path) -> std::result::Result<BTreeMap<String, Outcome>, Str
     if std::fs::symlink_metadata(dir.join("fleet.json")).is_err() {
         return Ok(BTreeMap::new());
     }
+    /// Of fleet.json only its hosts are made into values (its merged workloads are parsed past).
+    #[derive(Deserialize)]
+    struct Recorded {
+        #[serde(default)]
+        hosts: Value,
+    }
     let text = read_fetched(dir, Path::new("fleet.json"), FLEET_FILE_MAX)?;
-    let doc: Value = serde_json::from_str(&text).map_err(|e| format!("not whole JSON ({e})"))?;
-    let hosts = doc.get("hosts").and_then(Value::as_array);
+    let doc: Recorded = serde_json::from_str(&text).map_err(|e| format!("not whole JSON ({e})"))?;
+    drop(text);
+    let hosts = doc.hosts.as_array();
     Ok(hosts
         .into_iter()
         .flatten()
@@ -529,8 +603,8 @@ fn recorded_in(dir: &Path) -> std::result::Result<BTreeMap<String, Outcome>, Str
 
 /// The records of a fleet's results directory (`DIR/HOST/`), for `compare --across host`: refused when
 /// no host's records are there.
-pub fn read_dir_records(dir: &Path) -> Result<Vec<Value>> {
-    let recs = records_by_host(&read_dir(dir)?);
+pub fn read_dir_records(dir: &Path, keep: &[&[&str]]) -> Result<Vec<Value>> {
+    let recs = records_by_host(read_dir(dir, keep)?);
     if recs.is_empty() {
         return Err(Error::Runtime(format!(
             "{}: no host sent back results (each host's HOST/{HOST_FILE} names its outcome)",
@@ -579,7 +653,8 @@ const MIN_NOISE: f64 = crate::compare::MIN_NOISE_PCT / 100.0;
 /// (points may differ only in an amount or a directory), so a host's repeats of one point merge.
 pub fn merge(hosts: &[Host]) -> Vec<Merged> {
     let mut order: Vec<String> = Vec::new();
-    type Runs = Vec<(String, Vec<Value>)>;
+    // Each run by reference: a result is not copied to be merged.
+    type Runs<'h> = Vec<(String, Vec<&'h Value>)>;
     let mut by: BTreeMap<String, (String, Runs)> = BTreeMap::new();
     for h in hosts.iter().filter(|h| h.outcome == Outcome::Ok) {
         for rec in &h.records {
@@ -593,8 +668,8 @@ pub fn merge(hosts: &[Host]) -> Vec<Merged> {
                 (workload_label(r), Vec::new())
             });
             match e.1.iter_mut().find(|(name, _)| name == &h.name) {
-                Some((_, runs)) => runs.push(r.clone()),
-                None => e.1.push((h.name.clone(), vec![r.clone()])),
+                Some((_, runs)) => runs.push(r),
+                None => e.1.push((h.name.clone(), vec![r])),
             }
         }
     }
@@ -618,7 +693,7 @@ fn merged_summary<'a>(parts: impl IntoIterator<Item = &'a [(f64, u64)]>) -> Summ
     s
 }
 
-fn host_row(host: &str, runs: &[Value]) -> HostRow {
+fn host_row(host: &str, runs: &[&Value]) -> HostRow {
     let mut iops: Vec<f64> = runs
         .iter()
         .map(|r| r.get("iops").and_then(Value::as_f64).unwrap_or(0.0))
@@ -626,7 +701,7 @@ fn host_row(host: &str, runs: &[Value]) -> HostRow {
     iops.sort_by(f64::total_cmp);
     let mid = median(iops.clone());
     let spread = (mid > 0.0 && iops.len() > 1).then(|| (iops[iops.len() - 1] - iops[0]) / mid);
-    let lats: Vec<Summary> = runs.iter().map(latency).collect();
+    let lats: Vec<Summary> = runs.iter().map(|r| latency(r)).collect();
     let latency = if lats.iter().all(|l| !l.hist_ns.is_empty()) {
         let mut s = merged_summary(lats.iter().map(|l| l.hist_ns.as_slice()));
         s.hist_ns = lats
@@ -646,7 +721,7 @@ fn host_row(host: &str, runs: &[Value]) -> HostRow {
     }
 }
 
-fn merged_workload(workload: String, runs: &[(String, Vec<Value>)]) -> Merged {
+fn merged_workload(workload: String, runs: &[(String, Vec<&Value>)]) -> Merged {
     let hosts: Vec<HostRow> = runs.iter().map(|(h, rs)| host_row(h, rs)).collect();
     let complete = hosts.iter().all(|h| !h.latency.hist_ns.is_empty());
     let fleet =
@@ -851,7 +926,7 @@ mod tests {
             not_run("ok1/"), not_run("ok1/."), not_run("../x"), not_run("/abs"), not_run("gone")
         ]});
         std::fs::write(d.path().join("fleet.json"), doc.to_string()).unwrap();
-        let names: Vec<String> = read_dir(d.path())
+        let names: Vec<String> = read_dir(d.path(), &[])
             .unwrap()
             .into_iter()
             .map(|h| h.name)
@@ -860,7 +935,7 @@ mod tests {
         // A FIFO in fleet.json's place is refused without a read (the read would block).
         std::fs::remove_file(d.path().join("fleet.json")).unwrap();
         mkfifo(&d.path().join("fleet.json"));
-        let e = read_dir(d.path()).unwrap_err().to_string();
+        let e = read_dir(d.path(), &[]).unwrap_err().to_string();
         assert!(
             e.contains("fleet.json unreadable: fleet.json is a FIFO"),
             "{e}"
@@ -887,7 +962,7 @@ mod tests {
     }
 
     fn outcome_of(dir: &Path, name: &str, known: &Known) -> Outcome {
-        read_hosts(dir, &[name.to_string()], known)
+        read_hosts(dir, &[name.to_string()], known, &[])
             .remove(0)
             .outcome
     }
@@ -897,7 +972,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let k = Known::default();
         ran_host(d.path(), "h");
-        let h = &read_hosts(d.path(), &["h".into()], &k)[0];
+        let h = &read_hosts(d.path(), &["h".into()], &k, &[])[0];
         assert_eq!((&h.outcome, h.records.len()), (&Outcome::Ok, 1));
         let rec = d.path().join("h/files/r.json");
         let lost = |o: Outcome| match o {
@@ -931,7 +1006,7 @@ mod tests {
         let why = lost(outcome_of(d.path(), "h", &k));
         assert!(why.contains("h/files/r.json is empty"), "{why}");
         // JSON lines whose last line is cut short.
-        std::fs::write(&rec, b"{\"point\": {}}\n{\"point\"").unwrap();
+        std::fs::write(&rec, b"{\"point\": {}, \"error\": \"x\"}\n{\"point\"").unwrap();
         let why = lost(outcome_of(d.path(), "h", &k));
         assert!(why.contains("cut short"), "{why}");
         // The outcome file itself, cut short.
@@ -939,7 +1014,7 @@ mod tests {
         let why = lost(outcome_of(d.path(), "h", &k));
         assert!(why.contains("h/fleet-host.json: not whole JSON"), "{why}");
         // Read back as a results directory: refused, naming the host and what is wrong.
-        let e = read_dir(d.path()).unwrap_err().to_string();
+        let e = read_dir(d.path(), &[]).unwrap_err().to_string();
         assert!(
             e.contains("host h: record unreadable: h/fleet-host.json"),
             "{e}"
@@ -973,7 +1048,7 @@ mod tests {
         let names = vec!["r.json"; 3000];
         let info = serde_json::json!({"rc": 0, "records": names});
         std::fs::write(d.path().join("h").join(HOST_FILE), info.to_string()).unwrap();
-        let h = read_hosts(d.path(), &["h".into()], &k).remove(0);
+        let h = read_hosts(d.path(), &["h".into()], &k, &[]).remove(0);
         assert_eq!(h.records.len(), 1);
         assert!(lost(h.outcome).contains("names r.json twice"));
         let info = serde_json::json!({"rc": 0, "records": vec!["x.json"; MAX_FILES + 1]});
@@ -982,11 +1057,11 @@ mod tests {
         // A host fleet.json names as run, whose directory is gone: refused when read back.
         ran_host(d.path(), "h");
         ran_host(d.path(), "g");
-        let hosts = read_hosts(d.path(), &["g".into(), "h".into()], &k);
+        let hosts = read_hosts(d.path(), &["g".into(), "h".into()], &k, &[]);
         let doc = serde_json::json!({ "hosts": hosts });
         std::fs::write(d.path().join("fleet.json"), doc.to_string()).unwrap();
         std::fs::remove_dir_all(d.path().join("g")).unwrap();
-        let e = read_dir(d.path()).unwrap_err().to_string();
+        let e = read_dir(d.path(), &[]).unwrap_err().to_string();
         assert!(
             e.contains("host g: record unreadable: g/fleet-host.json is gone"),
             "{e}"
@@ -996,7 +1071,7 @@ mod tests {
         let odd = d.path().join(std::ffi::OsStr::from_bytes(b"h\xff"));
         std::fs::create_dir(&odd).unwrap();
         std::fs::write(odd.join(HOST_FILE), "{}").unwrap();
-        let e = read_dir(d.path()).unwrap_err().to_string();
+        let e = read_dir(d.path(), &[]).unwrap_err().to_string();
         assert!(e.contains("not UTF-8"), "{e}");
     }
 
@@ -1007,16 +1082,16 @@ mod tests {
         ran_host(d.path(), "b");
         std::fs::write(d.path().join("b/files/r.json"), b"").unwrap();
         let k = Known::default();
-        let hosts = read_hosts(d.path(), &["a".into(), "b".into()], &k);
+        let hosts = read_hosts(d.path(), &["a".into(), "b".into()], &k, &[]);
         let doc = serde_json::json!({ "hosts": hosts });
         std::fs::write(d.path().join("fleet.json"), doc.to_string()).unwrap();
         // b was lost at the run, and fleet.json says so: read again, it is shown as it was.
-        let again = read_dir(d.path()).unwrap();
+        let again = read_dir(d.path(), &[]).unwrap();
         assert_eq!(again[0].outcome, Outcome::Ok);
         assert_eq!(again[1].outcome, hosts[1].outcome);
         // a's record damaged since: refused, naming a.
         std::fs::write(d.path().join("a/files/r.json"), b"{").unwrap();
-        let e = read_dir(d.path()).unwrap_err().to_string();
+        let e = read_dir(d.path(), &[]).unwrap_err().to_string();
         assert!(e.contains("host a: record unreadable"), "{e}");
     }
 
@@ -1032,7 +1107,7 @@ mod tests {
             "Fetch the record files: no space left (ENOSPC)".into(),
         );
         k.why.insert("b".into(), "unreachable".into());
-        let hosts = read_hosts(d.path(), &["a".into(), "b".into()], &k);
+        let hosts = read_hosts(d.path(), &["a".into(), "b".into()], &k, &[]);
         match &hosts[0].outcome {
             Outcome::Lost { why } => assert!(
                 why.starts_with("iolab ran, but its records did not all come back")
@@ -1087,5 +1162,56 @@ mod tests {
         assert_eq!(e, "no such file or directory (ENOENT)");
         let full = std::io::Error::from_raw_os_error(libc::ENOSPC);
         assert_eq!(io_why(&full), "no space left (ENOSPC)");
+    }
+
+    #[test]
+    fn a_results_directory_is_read_once_per_file_and_within_one_bound_in_all() {
+        let d = tempfile::tempdir().unwrap();
+        let k = Known::default();
+        // Host b's record is a hard link to host a's: one run, not two.
+        for h in ["a", "b"] {
+            ran_host(d.path(), h);
+        }
+        std::fs::remove_file(d.path().join("b/files/r.json")).unwrap();
+        std::fs::hard_link(
+            d.path().join("a/files/r.json"),
+            d.path().join("b/files/r.json"),
+        )
+        .unwrap();
+        let hosts = read_hosts(d.path(), &["a".into(), "b".into()], &k, &[]);
+        assert_eq!(
+            (&hosts[0].outcome, hosts[0].records.len()),
+            (&Outcome::Ok, 1)
+        );
+        match &hosts[1].outcome {
+            Outcome::Lost { why } => assert!(
+                why.contains("b/files/r.json is the same file as a/files/r.json (a hard link)"),
+                "{why}"
+            ),
+            o => panic!("{o:?}"),
+        }
+        // Two hosts of 600 MiB each (sparse: nothing is written): the second is over what is left of
+        // the directory's bound, refused before it is read.
+        for h in ["a", "b"] {
+            ran_host(d.path(), h);
+            let f = std::fs::File::create(d.path().join(h).join("files/r.json")).unwrap();
+            f.set_len(600 << 20).unwrap();
+        }
+        let hosts = read_hosts(d.path(), &["a".into(), "b".into()], &k, &[]);
+        let why = |h: &Host| match &h.outcome {
+            Outcome::Lost { why } => why.clone(),
+            o => panic!("{o:?}"),
+        };
+        assert!(
+            why(&hosts[0]).contains("byte 0 is 0x00"),
+            "{}",
+            why(&hosts[0])
+        );
+        assert!(
+            why(&hosts[1])
+                .contains("at most 424 MiB of a fleet's records (1 GiB in all across its hosts)"),
+            "{}",
+            why(&hosts[1])
+        );
     }
 }

@@ -64,7 +64,7 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
     let records = |p: &Path| -> Result<Vec<serde_json::Value>, Error> {
         if p.is_dir() {
             #[cfg(feature = "fleet")]
-            return iolab_lab::fleet::read_dir_records(p)
+            return iolab_lab::fleet::read_dir_records(p, compare::KEPT)
                 .map_err(|e| Error::usage("compare", e.to_string()));
             // A board is a fleet's host, not its controller: its build leaves the fleet out.
             #[cfg(not(feature = "fleet"))]
@@ -80,12 +80,17 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
         Ok(compare::survey_runs_as_records(read(p)?.records))
     };
     let ra = records(&a.a)?;
-    let rb = records(b_path)?;
+    // One file or directory (compare --across within it) is read once.
+    let rb = match &a.b {
+        Some(b) => Some(records(b)?),
+        None => None,
+    };
+    let rb = rb.as_ref().unwrap_or(&ra);
     let o = match &a.across {
-        None => compare::compare_records(&ra, &rb, limit),
+        None => compare::compare_records(&ra, rb, limit),
         Some(s) => {
             let (key, base) = iolab_lab::compare_across::parse(s)?;
-            iolab_lab::compare_across::compare_across(&ra, &rb, &key, base.as_deref(), limit)?
+            iolab_lab::compare_across::compare_across(&ra, rb, &key, base.as_deref(), limit)?
         }
     };
     outputs.write(&Document::Compare {

@@ -196,7 +196,7 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
     for (h, why) in fleet::settle(&results, &hosts) {
         known.why.entry(h).or_insert(why);
     }
-    let mut hosts = fleet::read_hosts(&results, &hosts, &known);
+    let mut hosts = fleet::read_hosts(&results, &hosts, &known, &[]);
     crate::fleet_check::missing_asked(&mut hosts, &asked);
     if !interrupted
         && hosts

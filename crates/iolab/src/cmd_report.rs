@@ -40,7 +40,7 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
         // A fleet's results directory (the board binaries, built without `fleet`, read files only).
         #[cfg(feature = "fleet")]
         if p.is_dir() {
-            fleets.push(fleet_files(p, &mut files)?);
+            fleets.push(fleet_files(p, &mut files, &paths)?);
             continue;
         }
         let f = series::read_record_file(p, "report", keep)?;
@@ -99,16 +99,19 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
 fn fleet_files(
     dir: &Path,
     files: &mut Vec<(String, Vec<serde_json::Value>)>,
+    keep: &[&[&str]],
 ) -> Result<FleetSection, Error> {
     use iolab_lab::fleet;
-    let hosts = fleet::read_dir(dir).map_err(|e| Error::usage("report", e.to_string()))?;
-    for h in hosts.iter().filter(|h| h.outcome == fleet::Outcome::Ok) {
+    let mut hosts =
+        fleet::read_dir(dir, keep).map_err(|e| Error::usage("report", e.to_string()))?;
+    let merged = fleet::merge(&hosts);
+    // The records move to the page's runs: the hosts keep their outcomes and files.
+    for h in hosts.iter_mut().filter(|h| h.outcome == fleet::Outcome::Ok) {
         if !h.records.is_empty() {
             let name = dir.join(&h.name).display().to_string();
-            files.push((name, fleet::records_by_host(std::slice::from_ref(h))));
+            files.push((name, fleet::take_records(h)));
         }
     }
-    let merged = fleet::merge(&hosts);
     Ok((dir.display().to_string(), hosts, merged))
 }
 

@@ -13,9 +13,9 @@ use scaling::{cost, records, template, Cost};
 
 /// The most resident memory one byte of records may add (peak at 2,000 records less peak at 1,000, over
 /// the bytes added). Records are read as a stream and cut down to what is shown as they are parsed: the
-/// kept values and the page made of them (report 3.1, compare 2.2 when this was written; 31 and 19
-/// when each file was held as text beside every record parsed whole, and copied per stage; quadratic
-/// memory would add ever more per byte). A 200 MB file of these records then takes about 650 MB.
+/// kept values and the page made of them (report 0.4, compare 1.4 when this was written; 3.1 while the
+/// survey answer cloned every record, and 31 and 19 when each file was held as text beside every record
+/// parsed whole, and copied per stage; quadratic memory would add ever more per byte).
 const BYTES_PER_INPUT_BYTE: f64 = 4.0;
 
 #[test]
@@ -120,4 +120,51 @@ fn records_with_long_arrays_cost_what_the_report_draws_of_them() {
     );
     let text = std::fs::read_to_string(d.path().join("r300.html")).unwrap();
     assert!(text.contains("Lines of more than "), "the thinning is said");
+}
+
+/// A fleet's results directory is read as a record file is: each host's records streamed and cut down,
+/// merged by reference, so its memory grows with its records as a file's does (it held about 24 bytes
+/// per byte of records before: a 210 MB directory took 5 GB).
+#[test]
+fn a_fleets_results_are_read_in_memory_linear_in_them() {
+    let d = tempfile::tempdir().unwrap();
+    let t = template(d.path());
+    let mut runs = Vec::new();
+    for n in [500, 1000] {
+        let dir = d.path().join(format!("fleet{n}"));
+        let mut bytes = 0;
+        for h in ["a", "b", "c"] {
+            let files = dir.join(h).join("files");
+            std::fs::create_dir_all(&files).unwrap();
+            bytes += records(&t, n, &files.join("s.jsonl"));
+            let info = serde_json::json!({"rc": 0, "architecture": "x86_64", "kernel": "6.1",
+                "records": ["s.jsonl"]});
+            std::fs::write(dir.join(h).join("fleet-host.json"), info.to_string()).unwrap();
+        }
+        let html = path_str(&d.path().join(format!("f{n}.html")));
+        let report = cost(&["report".into(), path_str(&dir), "-o".into(), html], &[]);
+        let compare = cost(
+            &[
+                "compare".into(),
+                path_str(&dir),
+                "--across".into(),
+                "host".into(),
+            ],
+            &[],
+        );
+        println!(
+            "fleet of 3 hosts x {n} records ({bytes} bytes): report peak {}, compare peak {}",
+            report.peak_rss, compare.peak_rss
+        );
+        runs.push((bytes, report.peak_rss, compare.peak_rss));
+    }
+    let ((b1, r1, c1), (b2, r2, c2)) = (runs[0], runs[1]);
+    for (what, small, large) in [("report", r1, r2), ("compare", c1, c2)] {
+        let per_byte = (large as f64 - small as f64) / (b2 - b1) as f64;
+        println!("{what} of a fleet: {per_byte:.1} resident bytes per byte of records added");
+        assert!(
+            per_byte <= BYTES_PER_INPUT_BYTE,
+            "{what} of a fleet: {per_byte:.1} bytes of memory per byte of records"
+        );
+    }
 }

@@ -27,7 +27,7 @@ pub use records::{
 };
 pub use repeat::{summarize, RepeatSummary};
 pub use shape::record_point;
-pub use stream::{Keep, RecordFile};
+pub use stream::{read_open, Keep, RecordFile};
 
 #[cfg(test)]
 mod tests;

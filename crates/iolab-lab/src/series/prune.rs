@@ -93,9 +93,10 @@ pub(super) struct Pruned<'p, 'a>(pub(super) &'p [&'a [&'a str]], pub(super) Opti
 pub(super) type Bound = (&'static str, usize);
 
 /// Arrays whose length iolab bounds, by key wherever they are in a record: a latency summary's CDF (21
-/// quantiles; room is left for others), a run's threads (at most 1024). A longer one is a forged record,
-/// refused as it is parsed: it is never held.
-const BOUNDED: [Bound; 2] = [("cdf", 64), ("per_thread", 1024)];
+/// quantiles; room is left for others) and its plot's buckets (half an octave each, about 90 from 1 ns
+/// to the histogram's top), a run's threads (at most 1024). A longer one is a forged record, refused as
+/// it is parsed: it is never held.
+const BOUNDED: [Bound; 3] = [("cdf", 64), ("buckets", 256), ("per_thread", 1024)];
 
 impl Pruned<'_, '_> {
     /// Whether the value is kept whole (no path goes on into it).

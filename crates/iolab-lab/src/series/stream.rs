@@ -33,12 +33,17 @@ pub fn read_file(path: &Path, flag: &str, keep: Keep) -> Result<RecordFile> {
         "file of records",
         iolab_engine::input::RECORDS_INPUT,
     )?;
-    let limit = iolab_engine::input::RECORDS_INPUT;
-    let r = std::io::BufReader::with_capacity(1 << 16, Checked::new(f, limit));
-    read_from(r, path, keep).map_err(|e| match e {
+    read_open(f, path, iolab_engine::input::RECORDS_INPUT, keep).map_err(|e| match e {
         Error::Usage { .. } => e,
         e => Error::usage(flag, e.to_string()),
     })
+}
+
+/// The records of `f`, the open file `path` of at most `limit` bytes (a file that grows past it while it
+/// is read is refused), read as a stream.
+pub fn read_open(f: impl Read, path: &Path, limit: u64, keep: Keep) -> Result<RecordFile> {
+    let r = std::io::BufReader::with_capacity(1 << 16, Checked::new(f, limit));
+    read_from(r, path, keep)
 }
 
 /// The records of a file's text already read (`sweep --resume` holds it to rewrite the file).
@@ -143,7 +148,10 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
             // be another copy of serde_json's in the binary (about 170 KB of a board's).
             let mut text = first;
             r.read_to_end(&mut text).map_err(io)?;
-            let doc = doc_parse.of(&text).map_err(|e| bad(e.to_string()))?;
+            let doc = doc_parse.of(&text).map_err(|e| match e.is_eof() {
+                true => bad(format!("not whole JSON: it ends mid-value ({e})")),
+                false => bad(e.to_string()),
+            })?;
             drop(text);
             return document(doc, keep, out).map_err(bad);
         }
