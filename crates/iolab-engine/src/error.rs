@@ -92,7 +92,11 @@ pub fn os_words(text: &str) -> std::borrow::Cow<'_, str> {
                 // The C library's sentence for the errno, just before the number, said in iolab's words.
                 let sentence = std::io::Error::from_raw_os_error(n).to_string();
                 let sentence = sentence.split(MARK).next().unwrap_or("");
-                let own = (n == libc::ENOSPC).then_some("no space left");
+                let own = match n {
+                    libc::ENOSPC => Some("no space left"),
+                    libc::EDQUOT => Some("over the disk quota"),
+                    _ => None,
+                };
                 if let Some(words) =
                     own.filter(|_| !sentence.is_empty() && before.ends_with(sentence))
                 {
@@ -244,6 +248,8 @@ mod tests {
             e.to_string(),
             "--out: cannot open: Permission denied (EACCES)"
         );
+        let quota = std::io::Error::from_raw_os_error(libc::EDQUOT).to_string();
+        assert_eq!(os_words(&quota), "over the disk quota (EDQUOT)");
         assert_eq!(os_words("a (os error x) b"), "a (os error x) b");
         assert_eq!(os_words("no number"), "no number");
     }

@@ -123,23 +123,14 @@ fn failure(rc: i64, timeout_s: u64, stderr: &str) -> String {
     }
 }
 
-/// An I/O error in a user's words: "no space left (ENOSPC)", "permission denied (EACCES)".
+/// An I/O error in a user's words: "no space left (ENOSPC)", "permission denied (EACCES)" (the engine's
+/// words for an errno, starting in lower case to follow a file's name).
 pub fn io_why(e: &std::io::Error) -> String {
-    match e.raw_os_error() {
-        Some(libc::ENOSPC) => "no space left (ENOSPC)".into(),
-        Some(libc::EDQUOT) => "over the disk quota (EDQUOT)".into(),
-        Some(n) => {
-            let text = e.to_string();
-            let text = text.split(" (os error").next().unwrap_or_default();
-            let mut c = text.chars();
-            let lower = c
-                .next()
-                .map(|f| f.to_lowercase().chain(c).collect::<String>())
-                .unwrap_or_default();
-            format!("{lower} ({})", iolab_sys::errno_name(n))
-        }
-        None => e.to_string(),
-    }
+    let text = iolab_engine::error::os_words(&e.to_string()).into_owned();
+    let mut c = text.chars();
+    c.next()
+        .map(|f| f.to_lowercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 /// `path` (below `base`, `rel` its path from there) as a regular file iolab fetched: none of the

@@ -120,6 +120,9 @@ pub(crate) fn check_intervals_can_be_written(a: &RunArgs, spec: &Spec) -> Result
 }
 
 /// `--repeat N` (1 without it).
+/// The most runs `--repeat` takes.
+const MAX_REPEAT: u64 = 100_000;
+
 pub(crate) fn repeat_count(a: &RunArgs) -> Result<usize, Error> {
     match &a.repeat {
         None => Ok(1),
@@ -127,6 +130,14 @@ pub(crate) fn repeat_count(a: &RunArgs) -> Result<usize, Error> {
             Ok(0) => Err(Error::usage(
                 "--repeat",
                 "0 is not accepted; expected 1 or more runs",
+            )),
+            Ok(k) if k > MAX_REPEAT => Err(Error::usage(
+                "--repeat",
+                format!(
+                    "{} runs: at most {} are accepted (each run's figures are kept for the statistics)",
+                    iolab_engine::units::thousands_u64(k),
+                    iolab_engine::units::thousands_u64(MAX_REPEAT)
+                ),
             )),
             Ok(k) => Ok(k as usize),
             Err(m) => Err(Error::usage("--repeat", m)),

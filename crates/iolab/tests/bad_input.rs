@@ -84,6 +84,12 @@ fn sizes_counts_and_names() {
         "--direct",
         "not possible with --method stdio",
     );
+    // A count of runs past what is kept for the statistics: refused, not an allocation failure.
+    refused(
+        &["run", "--repeat", "1000000000", "--ops", "10"],
+        "--repeat",
+        "1,000,000,000 runs: at most 100,000 are accepted",
+    );
     // Commands to a driver have no page cache to bypass: no other method is suggested.
     refused(
         &["run", "--method", "uring_cmd", "--direct"],

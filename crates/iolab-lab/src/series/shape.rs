@@ -49,5 +49,22 @@ pub(super) fn impossible(rec: &Value) -> Option<String> {
             Some(v) => return Some(format!("{} is {v}", p.join("."))),
         }
     }
+    percentiles_out_of_order(run)
+}
+
+/// Why a run's latency percentiles cannot be one distribution's: a lower one above a higher one (each
+/// read from one histogram, p50 <= p90 <= p99 <= p99.9 <= max).
+fn percentiles_out_of_order(run: &Value) -> Option<String> {
+    let lat = run.get("latency")?;
+    let mut below: Option<(&str, f64)> = None;
+    for k in ["p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"] {
+        let Some(v) = lat.get(k).and_then(Value::as_f64) else {
+            continue;
+        };
+        if let Some((lower, w)) = below.filter(|(_, w)| *w > v * (1.0 + 1e-9)) {
+            return Some(format!("latency.{lower} ({w}) is above latency.{k} ({v})"));
+        }
+        below = Some((k, v));
+    }
     None
 }

@@ -153,6 +153,19 @@ fn a_survey_run_with_an_impossible_figure_is_refused() {
             .starts_with("g: line 2: its result is not a run's"),
         "{e}"
     );
+    // Percentiles no distribution has: p50 above p99.
+    let lat = |p50: f64| {
+        serde_json::json!({"point": {}, "result": {"spec": {}, "iops": 1.0,
+            "latency": {"p50_ns": p50, "p99_ns": 5.0, "max_ns": 9.0}}})
+        .to_string()
+    };
+    assert!(records_of(&format!("{}\n", lat(5.0)), Path::new("p")).is_ok());
+    let e = records_of(&format!("{}\n", lat(6.0)), Path::new("p")).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("latency.p50_ns (6) is above latency.p99_ns (5); not a record iolab wrote"),
+        "{e}"
+    );
 }
 
 #[test]
