@@ -17,13 +17,13 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+/// The clean-up playbook (self-contained: no role, no variables file).
+const CLEAN_UP_BOOK: &str = include_str!("../../../ansible/fleet-clean.yml");
+
 /// The playbook files, as in the repository's `ansible/` (path inside the staging directory, text).
 const PLAYBOOK: &[(&str, &str)] = &[
     ("fleet.yml", include_str!("../../../ansible/fleet.yml")),
-    (
-        "fleet-clean.yml",
-        include_str!("../../../ansible/fleet-clean.yml"),
-    ),
+    ("fleet-clean.yml", CLEAN_UP_BOOK),
     (
         "roles/iolab_run/tasks/main.yml",
         include_str!("../../../ansible/roles/iolab_run/tasks/main.yml"),
@@ -151,8 +151,20 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
     let (code, mut known, ended) = run("fleet.yml", true, run_limit)?;
     let interrupted = iolab_sys::interrupted();
     let by_hand = || {
+        // The staging directory goes with this process: the clean-up playbook is left beside the
+        // results, where the line below can name it.
+        let book = results.join("fleet-clean.yml");
+        let left = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&book)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, CLEAN_UP_BOOK.as_bytes()));
+        let book = match left {
+            Ok(()) => book.display().to_string(),
+            Err(_) => "ansible/fleet-clean.yml (of iolab's source)".into(),
+        };
         eprintln!(
-            "iolab fleet: the clean-up did not finish ({}): by hand, ansible-playbook -i {} ansible/fleet-clean.yml -e iolab_remote_dir={remote_dir}",
+            "iolab fleet: the clean-up did not finish ({}): by hand, ansible-playbook -i {} {book} -e iolab_remote_dir={remote_dir}",
             log.display(),
             a.inventory.display()
         )
