@@ -574,22 +574,28 @@ fn recorded_in(dir: &Path) -> std::result::Result<BTreeMap<String, Outcome>, Str
     let text = read_fetched(dir, Path::new("fleet.json"), FLEET_FILE_MAX)?;
     let doc: Recorded = serde_json::from_str(&text).map_err(|e| format!("not whole JSON ({e})"))?;
     drop(text);
-    let hosts = doc.hosts.as_array();
-    Ok(hosts
-        .into_iter()
-        .flatten()
-        .filter_map(|h| {
-            let name = h.get("name")?.as_str()?;
-            // Only a plain name, a directory of DIR's own (as iolab fleet allows): "a/" or "a/." would
-            // read host a twice.
-            let plain = !name.is_empty() && !name.contains('/') && name != "." && name != "..";
-            if !plain {
-                return None;
-            }
-            let outcome = serde_json::from_value(h.get("outcome")?.clone()).ok()?;
-            Some((name.to_string(), outcome))
-        })
-        .collect())
+    let mut out = BTreeMap::new();
+    for h in doc.hosts.as_array().into_iter().flatten() {
+        let Some(name) = h.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        // Only a plain name, a directory of DIR's own (as iolab fleet allows): "a/" or "a/." would
+        // read host a twice, "../x" a directory elsewhere.
+        let plain = !name.is_empty() && !name.contains('/') && name != "." && name != "..";
+        if !plain {
+            return Err(format!(
+                "it names a host {name:?}, which no host iolab ran is named (a name is a directory of \
+                 the results')"
+            ));
+        }
+        if let Some(o) = h
+            .get("outcome")
+            .and_then(|o| serde_json::from_value(o.clone()).ok())
+        {
+            out.insert(name.to_string(), o);
+        }
+    }
+    Ok(out)
 }
 
 /// The records of a fleet's results directory (`DIR/HOST/`), for `compare --across host`: refused when
@@ -913,9 +919,17 @@ mod tests {
         host(&out.path().join("ext"));
         std::os::unix::fs::symlink(out.path().join("ext"), d.path().join("symhost")).unwrap();
         let not_run = |n: &str| serde_json::json!({"name": n, "outcome": {"NotRun": {"why": "x"}}});
-        let doc = serde_json::json!({"hosts": [
-            not_run("ok1/"), not_run("ok1/."), not_run("../x"), not_run("/abs"), not_run("gone")
-        ]});
+        // A name that is not a directory of the results' own is damage, never read elsewhere.
+        for bad in ["ok1/", "ok1/.", "../x", "/abs", ".."] {
+            let doc = serde_json::json!({"hosts": [not_run(bad), not_run("gone")]});
+            std::fs::write(d.path().join("fleet.json"), doc.to_string()).unwrap();
+            let e = read_dir(d.path(), &[]).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("fleet.json unreadable: it names a host {bad:?}")),
+                "{e}"
+            );
+        }
+        let doc = serde_json::json!({"hosts": [not_run("gone")]});
         std::fs::write(d.path().join("fleet.json"), doc.to_string()).unwrap();
         let names: Vec<String> = read_dir(d.path(), &[])
             .unwrap()
