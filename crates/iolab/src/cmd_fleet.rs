@@ -150,25 +150,7 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
     let run_limit = batches * (a.timeout + 10) + PLAYBOOK_MARGIN_SECS;
     let (code, mut known, ended) = run("fleet.yml", true, run_limit)?;
     let interrupted = iolab_sys::interrupted();
-    let by_hand = || {
-        // The staging directory goes with this process: the clean-up playbook is left beside the
-        // results, where the line below can name it.
-        let book = results.join("fleet-clean.yml");
-        let left = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&book)
-            .and_then(|mut f| std::io::Write::write_all(&mut f, CLEAN_UP_BOOK.as_bytes()));
-        let book = match left {
-            Ok(()) => book.display().to_string(),
-            Err(_) => "ansible/fleet-clean.yml (of iolab's source)".into(),
-        };
-        eprintln!(
-            "iolab fleet: the clean-up did not finish ({}): by hand, ansible-playbook -i {} {book} -e iolab_remote_dir={remote_dir}",
-            log.display(),
-            a.inventory.display()
-        )
-    };
+    let by_hand = || by_hand(&results, &log, &a.inventory, &remote_dir);
     if interrupted || ended == Stop::TimedOut {
         let why = if interrupted {
             "interrupted before its run finished".to_string()
@@ -232,6 +214,27 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
     } else {
         1
     })
+}
+
+/// The line that says how to clean up by hand, when iolab's own clean-up did not finish. The staging
+/// directory goes with this process: the clean-up playbook is left beside the results, where the line can
+/// name it.
+fn by_hand(results: &Path, log: &Path, inventory: &Path, remote_dir: &str) {
+    let book = results.join("fleet-clean.yml");
+    let left = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&book)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, CLEAN_UP_BOOK.as_bytes()));
+    let book = match left {
+        Ok(()) => book.display().to_string(),
+        Err(_) => "ansible/fleet-clean.yml (of iolab's source)".into(),
+    };
+    eprintln!(
+        "iolab fleet: the clean-up did not finish ({}): by hand, ansible-playbook -i {} {book} -e iolab_remote_dir={remote_dir}",
+        log.display(),
+        inventory.display()
+    )
 }
 
 /// `--binary ARCH=PATH` each, and this iolab for this machine's architecture unless one is given.
