@@ -1408,7 +1408,10 @@ fn a_second_signal_during_the_clean_up_stops_it_at_once_and_says_how_to_clean_up
     );
     // The playbook the line names is there to run (the staging directory is gone with iolab).
     let book = w.join("res/fleet-clean.yml");
-    assert!(err.contains("res/fleet-clean.yml -e iolab_remote_dir="), "{err}");
+    assert!(
+        err.contains("res/fleet-clean.yml -e iolab_remote_dir="),
+        "{err}"
+    );
     let text = std::fs::read_to_string(&book).unwrap();
     assert!(text.contains("name: Remove the run's directory"), "{text}");
     assert!(gone(&cleaner), "the clean-up ({cleaner}) still runs");

@@ -129,17 +129,9 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
     let first_line = lines.number;
     // The first line may be a whole document (or its start): parsed keeping what a document or a record
     // keeps.
-    let doc_paths = match keep {
-        Keep::All => None,
-        Keep::Paths(p) => Some(super::prune::document_paths(p)),
-    };
-    let doc_paths: Option<Vec<&[&str]>> = doc_paths
-        .as_ref()
-        .map(|p| p.iter().map(Vec::as_slice).collect());
-    let doc_parse = match &doc_paths {
-        None => Parse::Whole,
-        Some(p) => Parse::Pruned(p),
-    };
+    let doc_paths = owned_paths(keep, super::prune::document_paths);
+    let doc_paths = slices(&doc_paths);
+    let doc_parse = Parse::new(doc_paths.as_deref());
     let v = match doc_parse.of(&first) {
         Ok(v) => v,
         // A document over many lines (`run --json` is printed so): read as one from where it starts.
@@ -173,16 +165,11 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
     let mut jl = JsonLines::default();
     jl.add(v, first_line, keep, &mut out).map_err(&bad)?;
     // The records after the first are cut down as they are parsed (kept as parsed after).
-    let paths = match keep {
-        Keep::All => None,
-        Keep::Paths(p) => Some(super::prune::record_paths(p)),
-    };
-    let paths: Option<Vec<&[&str]>> = paths
-        .as_ref()
-        .map(|p| p.iter().map(Vec::as_slice).collect());
-    let (parse, keep) = match &paths {
+    let paths = owned_paths(keep, super::prune::record_paths);
+    let paths = slices(&paths);
+    let (parse, keep) = match paths.as_deref() {
         None => (Parse::Whole, keep),
-        Some(p) => (Parse::Pruned(p), Keep::All),
+        p => (Parse::new(p), Keep::All),
     };
     while lines.next(&mut r).map_err(io)? {
         if lines.blank() {
@@ -215,13 +202,38 @@ fn at_line(n: usize, e: &serde_json::Error) -> String {
     }
 }
 
+/// The paths `of` gives for what `keep` keeps of a result (none: all is kept).
+fn owned_paths<'a>(
+    keep: Keep<'a>,
+    of: fn(&[&'a [&'a str]]) -> Vec<Vec<&'a str>>,
+) -> Option<Vec<Vec<&'a str>>> {
+    match keep {
+        Keep::All => None,
+        Keep::Paths(p) => Some(of(p)),
+    }
+}
+
+/// Owned paths as the slices a parse takes.
+fn slices<'p, 'a>(paths: &'p Option<Vec<Vec<&'a str>>>) -> Option<Vec<&'p [&'a str]>> {
+    paths
+        .as_ref()
+        .map(|p| p.iter().map(Vec::as_slice).collect())
+}
+
 /// How a line is parsed: whole, or cut down to the paths of a record it reaches.
 enum Parse<'p, 'a> {
     Whole,
     Pruned(&'p [&'a [&'a str]]),
 }
 
-impl Parse<'_, '_> {
+impl<'p, 'a> Parse<'p, 'a> {
+    fn new(paths: Option<&'p [&'a [&'a str]]>) -> Self {
+        match paths {
+            None => Parse::Whole,
+            Some(p) => Parse::Pruned(p),
+        }
+    }
+
     fn of(&self, l: &[u8]) -> serde_json::Result<Value> {
         use serde::de::DeserializeSeed;
         match self {
