@@ -200,16 +200,22 @@ fields! {
 /// a chart draws.
 pub fn result_paths() -> Vec<Vec<&'static str>> {
     // The fields inside an array of a run (an array is no step of a path: see `series::Keep`).
-    let inside = |holder: &str| match holder {
-        "Interval" => Some(INTERVALS),
-        "MemPoint" => Some(MEMORY_OVER_TIME),
-        _ => None,
+    let inside = |holder: &str| -> &[Field] {
+        match holder {
+            "Interval" => &[INTERVALS],
+            "MemPoint" => &[MEMORY_OVER_TIME],
+            "Share" => &[PROFILE_GROUPS, PROFILE_TOP_SELF, PROFILE_TOP_INCLUSIVE],
+            _ => &[],
+        }
     };
     HELD.iter()
         .flat_map(|(f, held)| {
-            held.iter().filter_map(move |h| match *h {
-                "Run" | "Lines" => Some(f.path().to_vec()),
-                h => inside(h).map(|a| [a.path(), f.path()].concat()),
+            held.iter().flat_map(move |h| match *h {
+                "Run" | "Lines" => vec![f.path().to_vec()],
+                h => inside(h)
+                    .iter()
+                    .map(|a| [a.path(), f.path()].concat())
+                    .collect(),
             })
         })
         .collect()

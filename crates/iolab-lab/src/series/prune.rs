@@ -68,7 +68,10 @@ fn pruned(v: Value, paths: &[&[&str]]) -> Value {
     // An array is passed through: the paths go on into each of its items (an interval's figures).
     let m = match v {
         Value::Object(m) => m,
-        Value::Array(a) => return Value::Array(a.into_iter().map(|x| pruned(x, paths)).collect()),
+        Value::Array(a) => {
+            let items = a.into_iter().map(|x| pruned(x, paths));
+            return Value::Array(items.filter(|x| !is_empty(x)).collect());
+        }
         v => return v,
     };
     let out: serde_json::Map<String, Value> = m
@@ -85,6 +88,16 @@ fn pruned(v: Value, paths: &[&[&str]]) -> Value {
     Value::Object(out)
 }
 
+/// Whether a value cut down to paths going on into it holds nothing of them: an empty object or array,
+/// or a scalar where an object was to be.
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        _ => true,
+    }
+}
+
 /// Parses a value keeping only what `paths` reach (as [`pruned`] would cut it, without making the rest),
 /// and refusing an array longer than any iolab writes under its key (the second field: see [`BOUNDED`]).
 pub(super) struct Pruned<'p, 'a>(pub(super) &'p [&'a [&'a str]], pub(super) Option<Bound>);
@@ -96,7 +109,16 @@ pub(super) type Bound = (&'static str, usize);
 /// quantiles; room is left for others) and its plot's buckets (half an octave each, about 90 from 1 ns
 /// to the histogram's top), a run's threads (at most 1024). A longer one is a forged record, refused as
 /// it is parsed: it is never held.
-const BOUNDED: [Bound; 3] = [("cdf", 64), ("buckets", 256), ("per_thread", 1024)];
+const BOUNDED: [Bound; 6] = [
+    ("cdf", 64),
+    ("buckets", 256),
+    ("per_thread", 1024),
+    // The rule table's findings of a run, and a survey's rounds (at most 100 first rounds, then more
+    // up to 64 in all where the order is not decided).
+    ("findings", 256),
+    ("rounds_ns_per_op", 1024),
+    ("round_runs", 1024),
+];
 
 impl Pruned<'_, '_> {
     /// Whether the value is kept whole (no path goes on into it).
@@ -151,7 +173,13 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
     // the items after.
     fn visit_seq<S: SeqAccess<'de>>(self, mut s: S) -> Result<Value, S::Error> {
         let mut a = Vec::with_capacity(2);
+        let whole = self.whole();
         while let Some(v) = s.next_element_seed(Pruned(self.0, None))? {
+            // Where paths go on into the items, an item they reach nothing in is not held: a reader
+            // finds nothing there (an interval without its figures).
+            if !whole && is_empty(&v) {
+                continue;
+            }
             if let Some((key, most)) = self.1.filter(|b| a.len() >= b.1) {
                 return Err(serde::de::Error::custom(format!(
                     "`{key}` holds more than {most} items, more than iolab writes: not a record iolab \

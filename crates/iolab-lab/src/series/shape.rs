@@ -18,6 +18,9 @@ pub fn record_point(rec: &Value) -> Vec<(String, String)> {
 /// (no `spec`, `workload` or figure); or a figure no run can have measured (negative, or not a number
 /// where the figure is given). A survey's run is checked by the run it holds.
 pub(super) fn impossible(rec: &Value) -> Option<String> {
+    if let Some(why) = own_keys_impossible(rec) {
+        return Some(why);
+    }
     let Some(result) = rec.get("result") else {
         return rec
             .get("error")
@@ -49,7 +52,82 @@ pub(super) fn impossible(rec: &Value) -> Option<String> {
             Some(v) => return Some(format!("{} is {v}", p.join("."))),
         }
     }
+    if let Some(why) = spec_impossible(run) {
+        return Some(why);
+    }
+    let (ops, wall) = (super::figures::at(run, &["ops"]), run.get("wall_s"));
+    if ops.and_then(Value::as_f64).is_some_and(|n| n > 0.0)
+        && wall.and_then(Value::as_f64) == Some(0.0)
+    {
+        return Some("it ran ops in a wall time of 0 s".into());
+    }
     percentiles_out_of_order(run)
+}
+
+/// The longest text iolab writes as a point's key or value, or a spec's text (a path: PATH_MAX).
+const MOST_TEXT: usize = 4096;
+/// The most keys a record's point has (a sweep's `--vary` keys, a suite step's).
+const MOST_POINT_KEYS: usize = 64;
+
+/// Why a record's own keys cannot be iolab's: a point that is not an object of short texts, an error
+/// that is not a text, an exit code that is not a number, a repeat that is not {run, of}, or the
+/// `repeats` only a report makes.
+fn own_keys_impossible(rec: &Value) -> Option<String> {
+    if let Some(p) = rec.get("point") {
+        let Some(p) = p.as_object() else {
+            return Some("its point is not an object".into());
+        };
+        if p.len() > MOST_POINT_KEYS {
+            return Some(format!("its point has {} keys", p.len()));
+        }
+        for (k, v) in p {
+            match v.as_str() {
+                Some(t) if k.len() <= MOST_TEXT && t.len() <= MOST_TEXT => {}
+                Some(t) => {
+                    return Some(format!(
+                        "its point's {} is {} bytes long",
+                        short(k),
+                        t.len()
+                    ))
+                }
+                None => return Some(format!("its point's {} is not a text", short(k))),
+            }
+        }
+    }
+    match (rec.get("error"), rec.get("exit_code"), rec.get("repeat")) {
+        (Some(e), _, _) if !e.is_string() => Some("its error is not a text".into()),
+        (_, Some(c), _) if !c.is_number() => Some("its exit_code is not a number".into()),
+        (_, _, Some(r))
+            if !["run", "of"]
+                .iter()
+                .all(|k| r.get(k).is_some_and(Value::is_u64)) =>
+        {
+            Some("its repeat is not {run, of}".into())
+        }
+        _ if rec.get("repeats").is_some() => {
+            Some("it holds `repeats`, which only a report makes".into())
+        }
+        _ => None,
+    }
+}
+
+/// Why a run's spec cannot be iolab's: a text in it longer than any iolab writes (a target's path).
+fn spec_impossible(run: &Value) -> Option<String> {
+    let spec = run.get("spec")?.as_object()?;
+    spec.iter()
+        .find(|(_, v)| v.as_str().is_some_and(|t| t.len() > MOST_TEXT))
+        .map(|(k, v)| {
+            let n = v.as_str().map_or(0, str::len);
+            format!("spec.{} is {n} bytes long", short(k))
+        })
+}
+
+/// A key as said in a message: at most 40 characters of it.
+fn short(k: &str) -> String {
+    match k.char_indices().nth(40) {
+        Some((i, _)) => format!("{}...", &k[..i]),
+        None => k.to_string(),
+    }
 }
 
 /// Why a run's latency percentiles cannot be one distribution's: a lower one above a higher one (each

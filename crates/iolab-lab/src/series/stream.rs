@@ -18,7 +18,7 @@ pub struct RecordFile {
     pub records: Vec<Value>,
     /// Bytes of a cut-short last line left out (a sweep killed mid-write).
     pub cut: usize,
-    /// The `summary` of each suite summary line (`answers::record`), in the file's order.
+    /// The `summary` of the file's last suite summary line (`answers::record`): the latest findings.
     pub summaries: Vec<Value>,
     /// A whole-file document (`run --json`, a survey's) without its `runs`; none for JSON lines.
     pub document: Option<Value>,
@@ -296,8 +296,9 @@ impl JsonLines {
     ) -> std::result::Result<(), String> {
         let mut v = v;
         if let Some(s) = v.get_mut("summary") {
-            // A suite's findings and answers (`answers::record`): not a point.
-            out.summaries.push(s.take());
+            // A suite's findings and answers (`answers::record`): not a point. Only the latest is read
+            // (a resumed suite appends a new one), so only it is held.
+            out.summaries = vec![s.take()];
             return Ok(());
         }
         if let Some(why) = super::shape::impossible(&v) {
@@ -330,6 +331,9 @@ fn document(
         // A `run --repeat` document ({"repeat", "runs"}; a survey's has no "repeat").
         let of = runs.len();
         let repeated = doc.get("repeat").is_some();
+        if !repeated {
+            survey_runs_once(&runs)?;
+        }
         let recs = runs
             .into_iter()
             .enumerate()
@@ -355,6 +359,26 @@ fn document(
     }
     out.document = Some(doc);
     Ok(out)
+}
+
+/// A survey's runs, each of a (target, method, block size) once, as a survey runs them (its rounds are
+/// inside a run): else a forged document, whose ranking would compare every run with every other.
+fn survey_runs_once(runs: &[Value]) -> std::result::Result<(), String> {
+    let mut seen = std::collections::HashMap::new();
+    for (i, r) in runs.iter().enumerate() {
+        let key = ["target", "method", "bs"].map(|k| r.get(k).map(Value::to_string));
+        if key.iter().any(Option::is_none) {
+            continue;
+        }
+        if let Some(j) = seen.insert(key, i) {
+            return Err(format!(
+                "runs {} and {} are of one target, method and block size; a survey runs each once: {FORGED}",
+                j + 1,
+                i + 1
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What a record that cannot be one iolab wrote is called.

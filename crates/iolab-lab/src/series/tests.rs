@@ -260,3 +260,102 @@ fn an_array_longer_than_iolab_writes_is_refused_as_it_is_parsed() {
     let all = super::stream::read_text(&format!("{}\n", rec(&cdf)), Path::new("k")).unwrap();
     assert_eq!(all.records.len(), 1);
 }
+
+#[test]
+fn a_records_own_keys_and_spec_texts_are_what_iolab_writes() {
+    let base = serde_json::json!({"point": {"bs": "4"}, "result": {"spec": {"target": "/x"},
+        "iops": 1.0, "ops": 10, "wall_s": 0.5}});
+    assert!(records_of(&format!("{base}\n"), Path::new("r")).is_ok());
+    let long = "a".repeat(5000);
+    let cases: [(&str, serde_json::Value, &str); 8] = [
+        (
+            "/point/x",
+            serde_json::json!([0, 0]),
+            "its point's x is not a text",
+        ),
+        (
+            "/point/bs",
+            serde_json::json!(long),
+            "its point's bs is 5000 bytes long",
+        ),
+        ("/error", serde_json::json!([[]]), "its error is not a text"),
+        (
+            "/exit_code",
+            serde_json::json!("x"),
+            "its exit_code is not a number",
+        ),
+        (
+            "/repeat",
+            serde_json::json!([0]),
+            "its repeat is not {run, of}",
+        ),
+        (
+            "/repeats",
+            serde_json::json!({"of": 2}),
+            "only a report makes",
+        ),
+        (
+            "/result/spec/target",
+            serde_json::json!(long),
+            "spec.target is 5000 bytes long",
+        ),
+        (
+            "/result/wall_s",
+            serde_json::json!(0.0),
+            "it ran ops in a wall time of 0 s",
+        ),
+    ];
+    for (at, v, why) in cases {
+        let mut r = base.clone();
+        let (parent, key) = at.rsplit_once('/').unwrap();
+        let holder = if parent.is_empty() {
+            &mut r
+        } else {
+            r.pointer_mut(parent).unwrap()
+        };
+        holder[key] = v;
+        let e = records_of(&format!("{r}\n"), Path::new("r"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(why) && e.contains("not a record iolab wrote"),
+            "{at}: {e}"
+        );
+    }
+}
+
+#[test]
+fn items_a_reader_finds_nothing_in_are_not_held_and_a_survey_runs_each_once() {
+    use super::Keep;
+    let paths: &[&[&str]] = &[&["intervals", "iops"]];
+    let rec = serde_json::json!({"point": {}, "result": {"spec": {}, "iops": 1.0,
+        "intervals": [{}, [], 3, {"iops": 2.0, "ops": 1}, {"ops": 1}]}});
+    let f = super::stream::read_from(
+        format!("{rec}\n").as_bytes(),
+        Path::new("k"),
+        Keep::Paths(paths),
+    )
+    .unwrap();
+    assert_eq!(
+        f.records[0]["result"]["intervals"],
+        serde_json::json!([{"iops": 2.0}])
+    );
+    let run = |m: &str| {
+        serde_json::json!({"target": "/dev/null", "method": m, "bs": 4,
+            "result": {"spec": {}, "iops": 1.0}})
+    };
+    let survey = |runs: Vec<serde_json::Value>| {
+        serde_json::to_string_pretty(&serde_json::json!({"ranking": [], "runs": runs})).unwrap()
+    };
+    assert!(records_of(&survey(vec![run("psync"), run("sync")]), Path::new("s")).is_ok());
+    let e = records_of(
+        &survey(vec![run("psync"), run("sync"), run("psync")]),
+        Path::new("s"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("runs 1 and 3 are of one target, method and block size"),
+        "{e}"
+    );
+}
