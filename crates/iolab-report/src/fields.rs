@@ -200,25 +200,25 @@ fields! {
 /// a chart draws.
 pub fn result_paths() -> Vec<Vec<&'static str>> {
     // The fields inside an array of a run (an array is no step of a path: see `series::Keep`).
-    let inside = |holder: &str| -> &[Field] {
-        match holder {
-            "Interval" => &[INTERVALS],
-            "MemPoint" => &[MEMORY_OVER_TIME],
-            "Share" => &[PROFILE_GROUPS, PROFILE_TOP_SELF, PROFILE_TOP_INCLUSIVE],
-            _ => &[],
+    let mut out = Vec::new();
+    for (f, held) in HELD {
+        for h in *held {
+            let arrays: &[Field] = match *h {
+                "Run" | "Lines" => {
+                    out.push(f.path().to_vec());
+                    &[]
+                }
+                "Interval" => &[INTERVALS],
+                "MemPoint" => &[MEMORY_OVER_TIME],
+                "Share" => &[PROFILE_GROUPS, PROFILE_TOP_SELF, PROFILE_TOP_INCLUSIVE],
+                _ => &[],
+            };
+            for a in arrays {
+                out.push([a.path(), f.path()].concat());
+            }
         }
-    };
-    HELD.iter()
-        .flat_map(|(f, held)| {
-            held.iter().flat_map(move |h| match *h {
-                "Run" | "Lines" => vec![f.path().to_vec()],
-                h => inside(h)
-                    .iter()
-                    .map(|a| [a.path(), f.path()].concat())
-                    .collect(),
-            })
-        })
-        .collect()
+    }
+    out
 }
 
 /// The profile group the storage paper's Figure 4 is about (`ProfileFigures::groups` names it so).

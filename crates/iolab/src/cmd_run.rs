@@ -133,11 +133,7 @@ pub(crate) fn repeat_count(a: &RunArgs) -> Result<usize, Error> {
             )),
             Ok(k) if k > MAX_REPEAT => Err(Error::usage(
                 "--repeat",
-                format!(
-                    "{} runs: at most {} are accepted (each run's figures are kept for the statistics)",
-                    iolab_engine::units::thousands_u64(k),
-                    iolab_engine::units::thousands_u64(MAX_REPEAT)
-                ),
+                format!("{n}: at most 100,000 runs are accepted (each run's figures are kept for the statistics)"),
             )),
             Ok(k) => Ok(k as usize),
             Err(m) => Err(Error::usage("--repeat", m)),

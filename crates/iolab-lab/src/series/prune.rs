@@ -287,15 +287,11 @@ const SURVEY_RUN_KEYS: [&str; 9] = [
 /// survey the ranking and findings; also a record's own (a document on one line is parsed before it is
 /// known to be one).
 pub(super) fn document_paths<'a>(result: &[&'a [&'a str]]) -> Vec<Vec<&'a str>> {
-    let checked: Vec<&[&str]> = result
-        .iter()
-        .copied()
-        .chain(super::figures::FIGURES.iter().map(|f| f.path))
-        .chain(CHECKED.iter().copied())
-        .collect();
     let mut out = record_paths(result);
-    for above in [&[][..], &["runs"]] {
-        out.extend(checked.iter().map(|p| [above, *p].concat()));
+    let figures = super::figures::FIGURES.iter().map(|f| f.path);
+    for p in result.iter().copied().chain(figures).chain(CHECKED) {
+        out.push(p.to_vec());
+        out.push([&["runs"][..], p].concat());
     }
     // A survey's run is read whole (the page's answer is made from its runs as the survey wrote them).
     out.push(vec!["runs", "result"]);

@@ -73,61 +73,40 @@ const MOST_POINT_KEYS: usize = 64;
 /// that is not a text, an exit code that is not a number, a repeat that is not {run, of}, or the
 /// `repeats` only a report makes.
 fn own_keys_impossible(rec: &Value) -> Option<String> {
-    if let Some(p) = rec.get("point") {
-        let Some(p) = p.as_object() else {
-            return Some("its point is not an object".into());
-        };
-        if p.len() > MOST_POINT_KEYS {
-            return Some(format!("its point has {} keys", p.len()));
-        }
-        for (k, v) in p {
-            match v.as_str() {
-                Some(t) if k.len() <= MOST_TEXT && t.len() <= MOST_TEXT => {}
-                Some(t) => {
-                    return Some(format!(
-                        "its point's {} is {} bytes long",
-                        short(k),
-                        t.len()
-                    ))
-                }
-                None => return Some(format!("its point's {} is not a text", short(k))),
-            }
-        }
-    }
-    match (rec.get("error"), rec.get("exit_code"), rec.get("repeat")) {
-        (Some(e), _, _) if !e.is_string() => Some("its error is not a text".into()),
-        (_, Some(c), _) if !c.is_number() => Some("its exit_code is not a number".into()),
-        (_, _, Some(r))
-            if !["run", "of"]
-                .iter()
-                .all(|k| r.get(k).is_some_and(Value::is_u64)) =>
-        {
-            Some("its repeat is not {run, of}".into())
-        }
-        _ if rec.get("repeats").is_some() => {
-            Some("it holds `repeats`, which only a report makes".into())
-        }
-        _ => None,
-    }
+    let short_text = |v: &Value| v.as_str().is_some_and(|t| t.len() <= MOST_TEXT);
+    let point_ok = rec.get("point").is_none_or(|p| {
+        p.as_object().is_some_and(|p| {
+            p.len() <= MOST_POINT_KEYS
+                && p.iter().all(|(k, v)| k.len() <= MOST_TEXT && short_text(v))
+        })
+    });
+    let why = if !point_ok {
+        "its point is not an object of at most 64 texts of at most 4,096 bytes"
+    } else if rec.get("error").is_some_and(|e| !e.is_string()) {
+        "its error is not a text"
+    } else if rec.get("exit_code").is_some_and(|c| !c.is_number()) {
+        "its exit_code is not a number"
+    } else if rec.get("repeat").is_some_and(|r| {
+        !["run", "of"]
+            .iter()
+            .all(|k| r.get(k).is_some_and(Value::is_u64))
+    }) {
+        "its repeat is not {run, of}"
+    } else if rec.get("repeats").is_some() {
+        "it holds `repeats`, which only a report makes"
+    } else {
+        return None;
+    };
+    Some(why.into())
 }
 
 /// Why a run's spec cannot be iolab's: a text in it longer than any iolab writes (a target's path).
 fn spec_impossible(run: &Value) -> Option<String> {
     let spec = run.get("spec")?.as_object()?;
-    spec.iter()
-        .find(|(_, v)| v.as_str().is_some_and(|t| t.len() > MOST_TEXT))
-        .map(|(k, v)| {
-            let n = v.as_str().map_or(0, str::len);
-            format!("spec.{} is {n} bytes long", short(k))
-        })
-}
-
-/// A key as said in a message: at most 40 characters of it.
-fn short(k: &str) -> String {
-    match k.char_indices().nth(40) {
-        Some((i, _)) => format!("{}...", &k[..i]),
-        None => k.to_string(),
-    }
+    let (k, _) = spec
+        .iter()
+        .find(|(_, v)| v.as_str().is_some_and(|t| t.len() > MOST_TEXT))?;
+    Some(format!("spec.{k} is longer than 4,096 bytes"))
 }
 
 /// Why a run's latency percentiles cannot be one distribution's: a lower one above a higher one (each

@@ -151,7 +151,7 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
             out.cut = first.len();
             return Ok(out);
         }
-        Err(e) => return Err(bad(at_line(lines.number, &e))),
+        Err(e) => return Err(bad(format!("line {}: {e}", lines.number))),
     };
     if v.get("point").is_none() && v.get("summary").is_none() {
         // One document on one line, and nothing after it.
@@ -184,22 +184,11 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
             Ok(_) => return Err(bad(format!("line {} is not a sweep record", lines.number))),
             // Only the last line may be cut short (a write interrupted by a kill).
             Err(_) if !l.ends_with(b"\n") => out.cut = l.len(),
-            Err(e) => return Err(bad(at_line(lines.number, &e))),
+            Err(e) => return Err(bad(format!("line {}: {e}", lines.number))),
         }
     }
     out.records = jl.recs.into_iter().flatten().collect();
     Ok(out)
-}
-
-/// A parse error of line `n` of a file: "line 2, column 4639: ..." (serde's own position counts from
-/// the line, as if it were the file's first).
-fn at_line(n: usize, e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    let what = text.rsplit_once(" at line ").map_or(text.as_str(), |w| w.0);
-    match e.column() {
-        0 => format!("line {n}: {what}"),
-        c => format!("line {n}, column {c}: {what}"),
-    }
 }
 
 /// The paths `of` gives for what `keep` keeps of a result (none: all is kept).
@@ -366,16 +355,15 @@ fn document(
 fn survey_runs_once(runs: &[Value]) -> std::result::Result<(), String> {
     let mut seen = std::collections::HashMap::new();
     for (i, r) in runs.iter().enumerate() {
-        let key = ["target", "method", "bs"].map(|k| r.get(k).map(Value::to_string));
-        if key.iter().any(Option::is_none) {
-            continue;
-        }
-        if let Some(j) = seen.insert(key, i) {
-            return Err(format!(
-                "runs {} and {} are of one target, method and block size; a survey runs each once: {FORGED}",
-                j + 1,
-                i + 1
-            ));
+        if let (Some(t), Some(m), Some(b)) = (r.get("target"), r.get("method"), r.get("bs")) {
+            if let Some(j) = seen.insert(format!("{t}\n{m}\n{b}"), i) {
+                return Err(format!(
+                    "runs {} and {} are of one target, method and block size; a survey runs each \
+                     once: {FORGED}",
+                    j + 1,
+                    i + 1
+                ));
+            }
         }
     }
     Ok(())
