@@ -177,6 +177,8 @@ fn seed_clause(c: &Ctx) -> Option<String> {
 /// statistics disagree on which is faster (its plain means or p50s reverse what the trimmed means say),
 /// the repeated runs' middle ranges overlap, or the difference is inside twice the standard error of the
 /// two runs' means over their sampling windows (each window's time per request: stdev / sqrt(windows)).
+/// The band itself is not printed: it combines six figures, and every number a sentence prints is a cited
+/// figure or two of them combined; the windows and spreads it is made of are printed instead.
 fn user_data_noise(a: &Row, b: &Row, ratio: f64) -> Option<String> {
     let below = |s: Stat| Some(client_stat(a, s)? < client_stat(b, s)?);
     if let Some(t) = below(Stat::Trimmed) {
@@ -214,10 +216,9 @@ fn user_data_noise(a: &Row, b: &Row, ratio: f64) -> Option<String> {
         }
         format!(
             "the {:.1}% between them is inside twice the standard error of the two runs' means over their \
-             windows ({:.1}%: {} and {} windows of {:.0} ms whose time per request varied by {:.0}% and {:.0}% \
-             of its mean, iolab's clock)",
+             windows ({} and {} windows of {:.0} ms whose time per request varied by {:.0}% and {:.0}% of its \
+             mean, iolab's clock)",
             (ratio - 1.0).abs() * 100.0,
-            band * 100.0,
             thousands(wa.1[2].value),
             thousands(wb.1[2].value),
             wa.1[3].value,

@@ -250,7 +250,7 @@ fn figure_4_2_differences_within_the_runs_noise_are_not_set_beside_the_thesis() 
         ));
     }
     let (r, cites) = crate::cite::collect(|| answer("offload_slowdown", &SEED, &rows, &[], &[]));
-    let want = "the native path 2,184 cycles without user_data against 2,210 with it (0.99x): within noise (the 1.2% between them is inside twice the standard error of the two runs' means over their windows (1.4%: 100 and 100 windows of 10 ms whose time per request varied by 5% and 5% of its mean, iolab's clock))";
+    let want = "the native path 2,184 cycles without user_data against 2,210 with it (0.99x): within noise (the 1.2% between them is inside twice the standard error of the two runs' means over their windows (100 and 100 windows of 10 ms whose time per request varied by 5% and 5% of its mean, iolab's clock))";
     assert!(r.text.contains(want), "{want}\n{}", r.text);
     assert!(
         !r.text.contains("2,860 with it (0.91x): within noise"),
