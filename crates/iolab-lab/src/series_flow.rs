@@ -31,7 +31,7 @@ impl Flow {
         fixed: &BTreeMap<String, String>,
     ) -> Result<Flow> {
         let points: Vec<_> = jobs.iter().map(|j| j.point.clone()).collect();
-        let rec = Recorder::open(out, resume, stem, series::settings(fixed, &points))?;
+        let rec = Recorder::open(out, resume, stem, series::settings(fixed, &points), &points)?;
         Ok(Flow { rec, points, jobs })
     }
 

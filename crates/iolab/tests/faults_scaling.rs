@@ -168,3 +168,55 @@ fn a_fleets_results_are_read_in_memory_linear_in_them() {
         );
     }
 }
+
+/// `sweep --resume` holds each of its points' latest record, not every record the file holds: a file of
+/// 1,000 or 2,000 records of other points (made with the sweep's settings) costs the same memory, and
+/// the file is read as a stream (it held 20 bytes per byte of records before: a 100 MB file took 2 GB).
+#[test]
+fn a_resumed_sweep_holds_its_points_latest_records_only() {
+    let d = tempfile::tempdir().unwrap();
+    let t = template(d.path());
+    let mut runs = Vec::new();
+    for n in [1000, 2000] {
+        let out = d.path().join(format!("resume{n}.jsonl"));
+        let bytes = records(&t, n, &out);
+        let c = cost(
+            &[
+                "sweep",
+                "--vary",
+                "bs=4,8",
+                "--ops",
+                "100",
+                "--target",
+                "/dev/null",
+                "--count",
+                "none",
+                "--resume",
+                "--out",
+            ]
+            .map(String::from)
+            .into_iter()
+            .chain([path_str(&out)])
+            .collect::<Vec<_>>(),
+            &[],
+        );
+        let after = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(
+            after.lines().count(),
+            n + 2,
+            "the sweep's two points appended"
+        );
+        println!(
+            "sweep --resume of {n} records ({bytes} bytes): peak {}",
+            c.peak_rss
+        );
+        runs.push((bytes, c.peak_rss));
+    }
+    let ((b1, p1), (b2, p2)) = (runs[0], runs[1]);
+    let per_byte = (p2 as f64 - p1 as f64) / (b2 - b1) as f64;
+    println!("sweep --resume: {per_byte:.2} resident bytes per byte of records added");
+    assert!(
+        per_byte <= 1.0,
+        "sweep --resume: {per_byte:.2} bytes of memory per byte of records it does not run"
+    );
+}

@@ -6,7 +6,6 @@
 
 use super::points::point_label;
 use super::points::Vary;
-use super::records::records_of;
 use super::records::settings_diff;
 use iolab_engine::error::{Error, Result};
 use iolab_engine::spec::options::{option, Ty};
@@ -111,15 +110,18 @@ pub fn check_values(vary: &[Vary], points: &[PointSpec]) -> Result<()> {
 // The record file.
 
 /// What [`crate::series::Recorder::open`] would refuse as bad input, asked before anything is made (a suite makes its
-/// directories before it records): `--out` that exists without `--resume`, and with it a file that is
-/// missing, not a record file, or recorded with other `settings`.
+/// places first): the record file's records are read as a stream and none held.
 pub fn check_record_file(out: Option<&Path>, resume: bool, settings: &Value) -> Result<()> {
     match (out, resume) {
         (Some(p), true) => {
             let path = resumable(p)?;
-            let text = super::records::read_records_text(&path, "--out")?;
-            let (recs, _) = resume_records(&text, &path)?;
-            refuse_other_settings(&path, &recs, settings).map(|_| ())
+            let f = iolab_engine::input::open_regular(
+                &path,
+                "--out",
+                "file of records",
+                iolab_engine::input::RECORDS_INPUT,
+            )?;
+            scan_checked(f, &path, settings, &mut |_, _| ()).map(|_| ())
         }
         (Some(p), false) => new_out(p).map(|_| ()),
         // Without --out, records go to ./iolab-results/ (made if missing).
@@ -158,51 +160,49 @@ pub(crate) fn not_records(p: &Path, what: String) -> Error {
     )
 }
 
-/// The records of a file to `--resume`: JSON lines only (a `run --json` document is a result, not a
-/// record file to append to).
-pub(crate) fn resume_records(text: &str, p: &Path) -> Result<(Vec<Value>, usize)> {
-    if let Ok(doc) = serde_json::from_str::<Value>(text) {
-        if doc.get("point").is_none() {
-            return Err(not_records(
-                p,
-                "a result document (run --json), not JSON lines".into(),
-            ));
-        }
-    }
-    records_of(text, p).map_err(|e| {
-        let msg = e.to_string();
-        let shown = format!("{}: ", p.display());
-        not_records(p, msg.strip_prefix(&shown).unwrap_or(&msg).to_string())
-    })
-}
-
-/// Refuses `recs` made with other settings than `settings` (naming the keys that differ); returns how
-/// many carry none (written by an older iolab).
-pub(crate) fn refuse_other_settings(
+/// The records of the record file `f` (`path`) to `--resume`, each handed to `each` with its line as it
+/// is read: JSON lines only (a `run --json` document is a result, not a record file to append to), at
+/// least one record, each made with `settings` (else refused, naming the keys that differ). Returns what
+/// the scan found and how many records carry no settings (written by an older iolab).
+pub(crate) fn scan_checked(
+    f: impl std::io::Read,
     path: &Path,
-    recs: &[Value],
     settings: &Value,
-) -> Result<usize> {
-    let mut unchecked = 0;
-    for r in recs {
-        let Some(was) = r.get("settings") else {
-            unchecked += 1;
-            continue;
-        };
-        let diff = settings_diff(was, settings);
-        if !diff.is_empty() {
-            return Err(Error::usage(
-                "--resume",
-                format!(
-                    "{} was recorded with other settings: {}; resume with the flags and --vary lists it was \
-                     recorded with, or record into a new --out",
-                    path.display(),
-                    diff.join(", ")
-                ),
-            ));
-        }
+    each: &mut dyn FnMut(Value, usize),
+) -> Result<(super::stream::Scanned, usize)> {
+    let (mut unchecked, mut found, mut other) = (0, 0, None);
+    let scanned =
+        super::stream::scan_records(f, iolab_engine::input::RECORDS_INPUT, &mut |v, line| {
+            match v.get("settings").map(|was| settings_diff(was, settings)) {
+                None => unchecked += 1,
+                Some(diff) if !diff.is_empty() => {
+                    other = Some(diff.join(", "));
+                    return Err(String::new());
+                }
+                Some(_) => {}
+            }
+            found += 1;
+            each(v, line);
+            Ok(())
+        });
+    if let Some(diff) = other {
+        return Err(Error::usage(
+            "--resume",
+            format!(
+                "{} was recorded with other settings: {diff}; resume with the flags and --vary lists it was \
+                 recorded with, or record into a new --out",
+                path.display()
+            ),
+        ));
     }
-    Ok(unchecked)
+    let scanned = scanned.map_err(|why| not_records(path, why))?;
+    if found == 0 {
+        return Err(not_records(
+            path,
+            "holds no records (an empty file, or summaries only)".into(),
+        ));
+    }
+    Ok((scanned, unchecked))
 }
 
 /// `--out` without `--resume`: a new file in an existing directory.

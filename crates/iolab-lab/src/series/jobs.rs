@@ -81,7 +81,7 @@ pub fn run_jobs(
         });
         let r = record(&job.point, outcome);
         rec.push(r)?;
-        let r = rec.done.last().expect("just pushed");
+        let r = rec.last().expect("just pushed");
         on(Event::Done {
             i,
             n,

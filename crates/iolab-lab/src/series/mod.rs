@@ -22,8 +22,8 @@ pub use jobs::{run_jobs, CustomWork, Event, Job, Work};
 pub use points::{parse_vary, parse_vary_any, point_label, point_raw, points, shown, Vary};
 pub use recorder::Recorder;
 pub use records::{
-    append_record, fixed_spec, is_point, read_record_file, read_records, read_records_text, record,
-    records_of, settings,
+    append_record, fixed_spec, is_point, read_record_file, read_records, record, records_of,
+    settings,
 };
 pub use repeat::{summarize, RepeatSummary};
 pub use shape::record_point;

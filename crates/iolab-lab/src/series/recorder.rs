@@ -1,25 +1,33 @@
 //! Writing a record file as a sweep goes: the lock, a new or resumed file, and the default name.
 
-use super::check::{new_out, not_records, refuse_other_settings, resumable, resume_records};
+use super::check::{new_out, not_records, resumable, scan_checked};
 use super::records::append_record;
-use super::records::is_point;
 use super::records::retried;
+use super::shape::record_point;
 use iolab_engine::cleanup::Created;
 use iolab_engine::error::{Error, Result};
 use iolab_engine::made_dirs::MadeDirs;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// A record file of JSON lines, one per point, each appended and synced as its point finishes. The file
-/// is locked (flock) for as long as the recorder lives: a second iolab on the same file is refused.
+/// is locked (flock) for as long as the recorder lives: a second iolab on the same file is refused. Of
+/// the records, each point's latest is held (what the sweep's table and a suite's answers read), not
+/// every record the file holds: a file resumed many times holds a point's records many times over.
 pub struct Recorder {
     pub path: PathBuf,
     file: std::fs::File,
-    /// The records in the file (those found at `--resume`, then those appended).
-    pub done: Vec<Value>,
-    /// The 1-based line of the file holding each of `done` (0 where it could not be told).
-    pub lines: Vec<usize>,
+    /// Each point's latest record, its line, and whether a record of it ran or was refused for good.
+    points: Vec<Held>,
+    /// Where each point (by [`point_key`]) is in `points`.
+    at: HashMap<String, usize>,
+    /// The points whose records `--resume` holds (the sweep's or suite's; a record of another point is
+    /// counted as a line of the file and let go).
+    wanted: std::collections::HashSet<String>,
+    /// The record appended last (its index in `points`).
+    last: Option<usize>,
     /// Lines the file holds.
     held: usize,
     /// Bytes of a cut-short last line dropped at `--resume` (a point killed while being written).
@@ -34,12 +42,34 @@ pub struct Recorder {
     dirs: Option<MadeDirs>,
 }
 
+/// A point's latest record and the file's line holding it; `done` once any record of the point is not
+/// one to run again (see [`retried`]).
+struct Held {
+    rec: Value,
+    line: usize,
+    done: bool,
+}
+
+/// A point as a key: its keys and values, sorted (a record's point is an object, in any order).
+fn point_key(point: &[(String, String)]) -> String {
+    let mut p = point.to_vec();
+    p.sort();
+    format!("{p:?}")
+}
+
 impl Recorder {
     /// Opens and locks the record file. `out` given: a new file, or with `resume` the existing one (its
     /// complete lines kept, a cut-short last line dropped, a missing final newline added; refused when
     /// its records carry other `settings`). `out` absent: a new `iolab-results/<stem>-<UTC>.jsonl`. An
-    /// existing file is never appended to or replaced without `resume`.
-    pub fn open(out: Option<&Path>, resume: bool, stem: &str, settings: Value) -> Result<Recorder> {
+    /// existing file is never appended to or replaced without `resume`, which holds the records of
+    /// `points` only.
+    pub fn open(
+        out: Option<&Path>,
+        resume: bool,
+        stem: &str,
+        settings: Value,
+        points: &[Vec<(String, String)>],
+    ) -> Result<Recorder> {
         let mut dirs = None;
         let path = match (out, resume) {
             (Some(p), true) => resumable(p)?,
@@ -67,8 +97,10 @@ impl Recorder {
             file,
             made,
             dirs,
-            done: Vec::new(),
-            lines: Vec::new(),
+            points: Vec::new(),
+            at: HashMap::new(),
+            wanted: points.iter().map(|p| point_key(p)).collect(),
+            last: None,
             held: 0,
             dropped: 0,
             notes: Vec::new(),
@@ -80,28 +112,45 @@ impl Recorder {
         Ok(rec)
     }
 
-    /// Reads what the (locked) file holds, refuses other settings, then drops a cut-short last line or
-    /// ends a last line that has no newline, in place.
+    /// Reads what the (locked) file holds as a stream, refusing other settings, then drops a cut-short
+    /// last line or ends a last line that has no newline, in place.
     fn resume(&mut self) -> Result<()> {
-        use std::io::Read;
         let p = self.path.clone();
-        let mut bytes = Vec::new();
-        (&self.file)
-            .read_to_end(&mut bytes)
+        let size = self
+            .file
+            .metadata()
+            .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", p.display())))?
+            .len();
+        let reader = self
+            .file
+            .try_clone()
             .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", p.display())))?;
-        let text =
-            String::from_utf8(bytes).map_err(|_| not_records(&p, "not UTF-8 text".into()))?;
-        let (recs, cut) = resume_records(&text, &p)?;
-        self.check_settings(&recs)?;
+        let settings = self.settings.clone();
+        let (scanned, unchecked) = scan_checked(reader, &p, &settings, &mut |v, line| {
+            let key = point_key(&record_point(&v));
+            if self.wanted.contains(&key) {
+                self.hold(key, v, line)
+            }
+        })?;
+        self.unchecked_note(unchecked);
+        self.end_cleanly(&scanned, size)?;
+        self.held = scanned.lines;
+        self.dropped = scanned.cut;
+        Ok(())
+    }
+
+    /// Drops a cut-short last line in place (the lock stays on this file, the next record is appended
+    /// after it) or ends a last line that has no newline.
+    fn end_cleanly(&mut self, s: &super::stream::Scanned, size: u64) -> Result<()> {
+        let p = &self.path;
         let fail =
             |e: std::io::Error| Error::Runtime(format!("cannot rewrite {}: {e}", p.display()));
-        if cut > 0 {
-            // Drop the cut-short line in place (the lock stays on this file), then append after it.
+        if s.cut > 0 {
             self.file
-                .set_len((text.len() - cut) as u64)
+                .set_len(size - s.cut as u64)
                 .and_then(|_| self.file.sync_data())
                 .map_err(fail)?;
-        } else if !text.is_empty() && !text.ends_with('\n') {
+        } else if !s.ends_line {
             self.file
                 .write_all(b"\n")
                 .and_then(|_| self.file.sync_data())
@@ -111,37 +160,54 @@ impl Recorder {
                     .into(),
             );
         }
-        let kept = &text[..text.len() - cut];
-        self.lines = super::records::record_lines(kept, &recs);
-        self.held = kept.lines().count();
-        self.done = recs;
-        self.dropped = cut;
         Ok(())
     }
 
-    /// Refuses records made with other settings (naming the keys that differ); notes records without any.
-    fn check_settings(&mut self, recs: &[Value]) -> Result<()> {
-        let unchecked = refuse_other_settings(&self.path, recs, &self.settings)?;
+    /// Notes records without settings (written by an older iolab).
+    fn unchecked_note(&mut self, unchecked: usize) {
         if unchecked > 0 {
             self.notes.push(format!(
                 "{unchecked} of its records carry no settings (written by an older iolab): they are taken as done \
                  without checking that they were made with these flags and --vary lists"
             ));
         }
-        Ok(())
+    }
+
+    /// Holds `rec`, the record on `line`, as the latest of its point `key`.
+    fn hold(&mut self, key: String, rec: Value, line: usize) {
+        let done = !retried(&rec);
+        let i = *self.at.entry(key).or_insert_with(|| {
+            self.points.push(Held {
+                rec: Value::Null,
+                line: 0,
+                done: false,
+            });
+            self.points.len() - 1
+        });
+        let h = &mut self.points[i];
+        (h.rec, h.line, h.done) = (rec, line, h.done || done);
+        self.last = Some(i);
     }
 
     /// Whether `point` is recorded and not to be run again (see [`retried`]).
     pub fn has(&self, point: &[(String, String)]) -> bool {
-        self.done.iter().any(|r| is_point(r, point) && !retried(r))
+        self.at
+            .get(&point_key(point))
+            .is_some_and(|&i| self.points[i].done)
     }
 
     /// The latest record of `point`, if any.
     pub fn latest(&self, point: &[(String, String)]) -> Option<&Value> {
-        self.done.iter().rev().find(|r| is_point(r, point))
+        self.at.get(&point_key(point)).map(|&i| &self.points[i].rec)
     }
 
-    /// Appends a record (with this file's `settings`) and syncs it before returning.
+    /// The record appended last, if any.
+    pub fn last(&self) -> Option<&Value> {
+        self.last.map(|i| &self.points[i].rec)
+    }
+
+    /// Appends a record (with this file's `settings`) and syncs it before returning. A suite's summary
+    /// is appended and not held.
     pub fn push(&mut self, mut rec: Value) -> Result<()> {
         if let Some(m) = rec.as_object_mut() {
             m.insert("settings".into(), self.settings.clone());
@@ -153,19 +219,19 @@ impl Recorder {
         if let Some(d) = self.dirs.take() {
             d.keep();
         }
-        self.done.push(rec);
         self.held += 1;
-        self.lines.push(self.held);
+        if rec.get("summary").is_none() {
+            self.hold(point_key(&record_point(&rec)), rec, self.held);
+        }
         Ok(())
     }
 
-    /// The line of the file holding `rec`, one of [`Recorder::done`] (0 for another value).
+    /// The line of the file holding `rec`, a record [`Recorder::latest`] gave (0 for another value).
     pub fn line_of(&self, rec: &Value) -> usize {
-        self.done
+        self.points
             .iter()
-            .position(|r| std::ptr::eq(r, rec))
-            .and_then(|i| self.lines.get(i).copied())
-            .unwrap_or(0)
+            .find(|h| std::ptr::eq(&h.rec, rec))
+            .map_or(0, |h| h.line)
     }
 }
 

@@ -47,26 +47,6 @@ pub fn is_point(rec: &Value, point: &[(String, String)]) -> bool {
     a == b
 }
 
-/// The 1-based line of `text` (JSON lines) holding each of `recs`, 0 for one no line holds: the line
-/// written from it (its serialization) or read into it (its parse).
-pub fn record_lines(text: &str, recs: &[Value]) -> Vec<usize> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut parsed: Option<Vec<Option<Value>>> = None;
-    recs.iter()
-        .map(|rec| {
-            let written = serde_json::to_string(rec).unwrap_or_default();
-            let found = lines.iter().position(|l| *l == written).or_else(|| {
-                // Read from the file: compared as parsed (each line parsed once, when first needed).
-                let all = parsed.get_or_insert_with(|| {
-                    lines.iter().map(|l| serde_json::from_str(l).ok()).collect()
-                });
-                all.iter().position(|v| v.as_ref() == Some(rec))
-            });
-            found.map_or(0, |i| i + 1)
-        })
-        .collect()
-}
-
 /// Reads a file of results: a sweep's JSON lines, a `run --json` document, or a `run --repeat --json`
 /// document; returns the records (each `{"point", "result"}` or `{"point", "error"}`), and how many
 /// trailing bytes were ignored (a line cut short when a sweep was killed mid-write). A record of a point
@@ -82,17 +62,6 @@ pub fn read_records(path: &Path, flag: &str) -> Result<(Vec<Value>, usize)> {
 pub fn read_record_file(path: &Path, flag: &str, keep: Keep) -> Result<RecordFile> {
     let f = super::stream::read_file(path, flag, keep)?;
     not_empty(f, path).map_err(|e| Error::usage(flag, e.to_string()))
-}
-
-/// The text of a file of records given by `flag`: a regular file of at most
-/// [`iolab_engine::input::RECORDS_INPUT`] bytes.
-pub fn read_records_text(path: &Path, flag: &str) -> Result<String> {
-    iolab_engine::input::read_text(
-        path,
-        flag,
-        "file of records",
-        iolab_engine::input::RECORDS_INPUT,
-    )
 }
 
 /// [`read_records`] of a file's text: refused when it holds no records, or a figure no run measures (a

@@ -382,3 +382,64 @@ fn checked(recs: Vec<Value>, keep: Keep) -> std::result::Result<Vec<Value>, Stri
         })
         .collect()
 }
+
+/// What [`scan_records`] found besides the records it handed over.
+#[derive(Debug, Default, PartialEq)]
+pub struct Scanned {
+    /// Lines read, the cut-short last line apart.
+    pub lines: usize,
+    /// Bytes of a cut-short last line (a point killed while being written).
+    pub cut: usize,
+    /// Whether the last whole line ends with a newline (an empty file does).
+    pub ends_line: bool,
+}
+
+/// The records of a sweep's or suite's JSON lines (what `--resume` continues), handed to `each` one at a
+/// time with their 1-based line as they are parsed: nothing of the file is held here but the line being
+/// read. A suite's summary lines are passed over; a document (`run --json`, a survey's) is refused with
+/// the reason, as is a record that cannot be one iolab wrote.
+pub fn scan_records(
+    f: impl Read,
+    limit: u64,
+    each: &mut dyn FnMut(Value, usize) -> std::result::Result<(), String>,
+) -> std::result::Result<Scanned, String> {
+    let mut r = std::io::BufReader::with_capacity(1 << 16, Checked::new(f, limit));
+    let (mut lines, mut out) = (Lines::default(), Scanned::default());
+    out.ends_line = true;
+    let mut first = true;
+    while lines.next(&mut r).map_err(|e| e.to_string())? {
+        let l = &lines.buf;
+        out.ends_line = l.ends_with(b"\n");
+        if lines.blank() {
+            out.lines = lines.number;
+            continue;
+        }
+        if out.ends_line && std::str::from_utf8(l).is_err() {
+            return Err(format!("line {}: not UTF-8 text", lines.number));
+        }
+        match serde_json::from_slice::<Value>(l) {
+            Ok(v) if v.get("summary").is_some() => {}
+            Ok(v) if v.get("point").is_some() => {
+                if let Some(why) = super::shape::impossible(&v) {
+                    return Err(format!("line {}: {why}; {FORGED}", lines.number));
+                }
+                each(v, lines.number)?;
+            }
+            Ok(_) if first => return Err("a result document (run --json), not JSON lines".into()),
+            Ok(_) => return Err(format!("line {} is not a sweep record", lines.number)),
+            Err(e) if first && e.is_eof() && out.ends_line => {
+                return Err("a result document (run --json), not JSON lines".into())
+            }
+            // Only the last line may be cut short (a write interrupted by a kill).
+            Err(_) if !out.ends_line => {
+                out.cut = l.len();
+                out.ends_line = true;
+                return Ok(out);
+            }
+            Err(e) => return Err(format!("line {}: {e}", lines.number)),
+        }
+        first = false;
+        out.lines = lines.number;
+    }
+    Ok(out)
+}

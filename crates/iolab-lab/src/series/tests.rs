@@ -82,12 +82,13 @@ fn the_recorder_knows_each_record_line_across_a_resume() {
     let settings = serde_json::json!({"ops": "10"});
     let rec = |n: u32| serde_json::json!({"point": {"n": n.to_string()}, "result": {"ns_per_op": 0.1 + n as f64 / 3.0}});
     {
-        let mut r = Recorder::open(Some(&out), false, "t", settings.clone()).unwrap();
+        let mut r = Recorder::open(Some(&out), false, "t", settings.clone(), &[]).unwrap();
         r.push(rec(1)).unwrap();
         r.push(rec(2)).unwrap();
+        r.push(rec(9)).unwrap();
         r.push(serde_json::json!({"summary": {"answers": []}}))
             .unwrap();
-        assert_eq!(r.lines, vec![1, 2, 3]);
+        assert_eq!(r.line_of(r.last().unwrap()), 3, "the summary is not held");
     }
     // A cut-short line, dropped at the resume.
     std::fs::OpenOptions::new()
@@ -95,21 +96,23 @@ fn the_recorder_knows_each_record_line_across_a_resume() {
         .open(&out)
         .and_then(|mut f| std::io::Write::write_all(&mut f, b"{\"point\": {\"n\""))
         .unwrap();
-    let mut r = Recorder::open(Some(&out), true, "t", settings).unwrap();
+    let point = |n: u32| vec![("n".to_string(), n.to_string())];
+    let mut r = Recorder::open(Some(&out), true, "t", settings, &[point(1), point(2)]).unwrap();
     r.push(rec(3)).unwrap();
+    // Point 1 recorded again (run again): its latest record is held, on the line it went to.
+    r.push(rec(1)).unwrap();
     let text = std::fs::read_to_string(&out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    for v in r.done.iter() {
-        let n = r.line_of(v);
-        assert!(n > 0, "{v}");
-        let at: serde_json::Value = serde_json::from_str(lines[n - 1]).unwrap();
-        assert_eq!(at["point"], v["point"], "line {n}");
+    let at = |n: u32| r.line_of(r.latest(&point(n)).unwrap());
+    for n in 1..=3 {
+        let line: serde_json::Value = serde_json::from_str(lines[at(n) - 1]).unwrap();
+        assert_eq!(line["point"], rec(n)["point"], "line {}", at(n));
     }
-    // Two records read back, the summary skipped, the new one after it.
-    assert_eq!(
-        r.done.iter().map(|v| r.line_of(v)).collect::<Vec<_>>(),
-        vec![1, 2, 4]
-    );
+    // Two records read back, the summary skipped, the new ones after it; a point this resume does not
+    // run is not held.
+    assert_eq!((at(1), at(2), at(3)), (6, 2, 5));
+    assert!(r.has(&point(2)) && !r.has(&point(4)));
+    assert!(r.latest(&point(9)).is_none());
     assert_eq!(r.line_of(&rec(1)), 0, "a value the recorder does not hold");
 }
 

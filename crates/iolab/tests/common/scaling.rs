@@ -37,19 +37,23 @@ pub fn template(dir: &Path) -> Value {
 /// A record file of `n` points (bs x qd, as a sweep of two lists records them). Every line is the
 /// template's size: its `settings` (which only `--resume` reads) stay the template's, so the input is
 /// linear in `n` and so must be the work.
+/// Written a line at a time: a child's peak resident memory counts this process's when it was forked.
 pub fn records(template: &Value, n: usize, path: &Path) -> u64 {
-    let mut text = String::new();
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut bytes = 0;
     for i in 0..n {
         let (bs, qd) = ((i / 10 + 1) * 512, i % 10 + 1);
         let mut r = template.clone();
         r["point"] = json!({ "bs": bs.to_string(), "qd": qd.to_string() });
         r["result"]["spec"]["bs"] = json!(bs);
         r["result"]["spec"]["qd"] = json!(qd);
-        text.push_str(&r.to_string());
-        text.push('\n');
+        let line = r.to_string() + "\n";
+        f.write_all(line.as_bytes()).unwrap();
+        bytes += line.len() as u64;
     }
-    std::fs::write(path, &text).unwrap();
-    text.len() as u64
+    f.flush().unwrap();
+    bytes
 }
 
 /// What one run of iolab cost, by the kernel's count (the test reads the counts, the benchmark the
