@@ -25,14 +25,7 @@ struct Planned {
 
 pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
     let path = f.fio.as_deref().expect("only called with --fio");
-    let jobs = fio_job::load(path, f.fio_section.as_deref(), f.fio_lenient).map_err(|e| {
-        Error::usage(
-            "--fio",
-            e.strip_prefix("--fio: ")
-                .map(String::from)
-                .unwrap_or(e.clone()),
-        )
-    })?;
+    let jobs = load(f)?;
     if f.across_methods {
         check_across_flags(a)?;
     }
@@ -213,6 +206,29 @@ const IGNORED: &str = "ignored (--fio-lenient): ";
 
 /// Every run the file asks for, resolved before any runs: a job that cannot run refuses the file; with
 /// --across-methods a method that cannot do a job is skipped, with its reason printed.
+/// What a guest would refuse of `--fio` (a job file it reads as this machine does: see
+/// `command_line::same_file`), refused here before anything is fetched or booted: a file iolab cannot
+/// read or parse (its syntax, its includes and their bounds, a `--fio-section` it lacks). Its options
+/// are mapped in the guest: the mapping reads the size and kind of the targets, which are the guest's.
+pub(crate) fn check_elsewhere(f: &FioArgs) -> Result<(), Error> {
+    let path = f.fio.as_deref().expect("only called with --fio");
+    fio_job::check_file(path, f.fio_section.as_deref())
+        .map_err(|e| Error::usage("--fio", e.strip_prefix("--fio: ").unwrap_or(&e)))
+}
+
+/// The job file's jobs, mapped (a file iolab cannot read or map: refused naming --fio).
+fn load(f: &FioArgs) -> Result<Vec<Mapped>, Error> {
+    let path = f.fio.as_deref().expect("only called with --fio");
+    fio_job::load(path, f.fio_section.as_deref(), f.fio_lenient).map_err(|e| {
+        Error::usage(
+            "--fio",
+            e.strip_prefix("--fio: ")
+                .map(String::from)
+                .unwrap_or(e.clone()),
+        )
+    })
+}
+
 fn plan(a: &RunArgs, f: &FioArgs, jobs: &[Mapped]) -> Result<Vec<Planned>, Error> {
     let mut plan = Vec::new();
     for j in jobs {

@@ -71,7 +71,7 @@ pub(crate) fn check(
 /// sweep's points resolved as `iolab run` and `iolab sweep` resolve them, for another machine
 /// ([`RunsOn::Elsewhere`]: the target's path, the memory, CPUs and limits are the other side's to
 /// check), and a suite's places. A `--spec` file is read only where the other side reads the same file
-/// (see [`OtherSide`]); else the spec is left to it, as a fio job file is.
+/// (see [`OtherSide`]), and so is a fio job file's text (`--fio`); else they are left to it.
 fn check_work(flag: &str, m: &clap::ArgMatches, side: OtherSide) -> Result<()> {
     let parsed = |e: clap::Error| {
         let first = e.to_string().lines().next().unwrap_or_default().to_string();
@@ -83,6 +83,10 @@ fn check_work(flag: &str, m: &clap::ArgMatches, side: OtherSide) -> Result<()> {
             if a.fio.fio.is_none() && same_file(a.run.spec.as_deref(), side) {
                 crate::cmd_run::resolve(&a.run, RunsOn::Elsewhere)?;
                 crate::cmd_run::repeat_count(&a.run)?;
+            }
+            #[cfg(feature = "fio-jobs")]
+            if a.fio.fio.is_some() && same_file(a.fio.fio.as_deref(), side) {
+                crate::cmd_run_fio::check_elsewhere(&a.fio)?;
             }
         }
         Some(("sweep", sub)) => {

@@ -90,6 +90,47 @@ fn a_spec_the_guest_would_refuse_is_refused_with_its_line_before_the_download() 
     }
 }
 
+/// A fio job file in the shared directory is read as the guest reads it: a file it cannot parse, or
+/// without the section asked for, is refused before the download with the line `iolab run` prints. Its
+/// options are the guest's to map (they read its targets' sizes): a job on the guest's NVMe disk passes.
+#[test]
+fn a_fio_job_file_the_guest_cannot_read_is_refused_before_the_download() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("bad.fio"), "[a]\nrw=read\nnot a line\n").unwrap();
+    std::fs::write(
+        d.path().join("nvme.fio"),
+        "[a]\nrw=read\nfilename=/dev/nvme0n1\nbs=4k\n",
+    )
+    .unwrap();
+    for args in [
+        &["run", "--fio", "bad.fio"][..],
+        &["run", "--fio", "nvme.fio", "--fio-section", "b"],
+    ] {
+        let mut guest = vec!["--"];
+        guest.extend_from_slice(args);
+        let line = refused_before_the_download(d.path(), &guest, "--fio");
+        assert_eq!(line, said_here(d.path(), args), "{args:?}");
+    }
+    // Refused here (no such disk), passed to the guest: the cache in /proc stops it after the check.
+    let r = iolab_in(
+        d.path(),
+        &[
+            "vm",
+            "--cache",
+            "/proc/iolab-cache",
+            "--",
+            "run",
+            "--fio",
+            "nvme.fio",
+        ],
+    );
+    assert!(
+        r.code == 2 && r.stderr.starts_with("iolab: --cache: "),
+        "{}",
+        r.stderr
+    );
+}
+
 #[test]
 fn a_script_line_the_guest_would_refuse_is_named_by_its_number() {
     let d = tempfile::tempdir().unwrap();

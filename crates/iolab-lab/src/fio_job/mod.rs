@@ -20,7 +20,27 @@ use std::path::Path;
 pub fn load(path: &Path, section: Option<&str>, lenient: bool) -> Result<Vec<Mapped>, String> {
     let env = |v: &str| std::env::var(v).ok();
     let jobs = parse::parse_file(path, &env)?;
-    let chosen: Vec<&Job> = match section {
+    let mut mapped = chosen(&jobs, path, section)?
+        .into_iter()
+        .map(|j| map::map(j, lenient))
+        .collect::<Result<Vec<Mapped>, String>>()?;
+    // A per-job log's name carries fio's number of the job over the file.
+    number(&mut mapped);
+    Ok(mapped)
+}
+
+/// What [`load`] refuses of the file's text alone, for a machine that runs it elsewhere (a guest): its
+/// syntax, its includes and their bounds, and `section` where it has no such job. Variables are left
+/// unread (the other machine's environment sets them).
+pub fn check_file(path: &Path, section: Option<&str>) -> Result<(), String> {
+    let env = |v: &str| Some(format!("${{{v}}}"));
+    let jobs = parse::parse_file(path, &env)?;
+    chosen(&jobs, path, section).map(|_| ())
+}
+
+/// The jobs `section` names (all without it).
+fn chosen<'a>(jobs: &'a [Job], path: &Path, section: Option<&str>) -> Result<Vec<&'a Job>, String> {
+    Ok(match section {
         Some(s) => {
             let j = jobs.iter().find(|j| j.name == s).ok_or_else(|| {
                 let names: Vec<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
@@ -33,14 +53,7 @@ pub fn load(path: &Path, section: Option<&str>, lenient: bool) -> Result<Vec<Map
             vec![j]
         }
         None => jobs.iter().collect(),
-    };
-    let mut mapped = chosen
-        .into_iter()
-        .map(|j| map::map(j, lenient))
-        .collect::<Result<Vec<Mapped>, String>>()?;
-    // A per-job log's name carries fio's number of the job over the file.
-    number(&mut mapped);
-    Ok(mapped)
+    })
 }
 
 /// `--across-methods`: the job once per method of the registry, every one at the job's requests in
