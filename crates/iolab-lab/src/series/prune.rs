@@ -109,7 +109,7 @@ pub(super) type Bound = (&'static str, usize);
 /// quantiles; room is left for others) and its plot's buckets (half an octave each, about 90 from 1 ns
 /// to the histogram's top), a run's threads (at most 1024). A longer one is a forged record, refused as
 /// it is parsed: it is never held.
-const BOUNDED: [Bound; 6] = [
+const BOUNDED: [Bound; 9] = [
     ("cdf", 64),
     ("buckets", 256),
     ("per_thread", 1024),
@@ -118,6 +118,11 @@ const BOUNDED: [Bound; 6] = [
     ("findings", 256),
     ("rounds_ns_per_op", 1024),
     ("round_runs", 1024),
+    // A suite's summary: its answers (one per question of the suite file), the seed's figures checked,
+    // and the figures one answer or finding cites (a few hundred in the longest, the offload answer).
+    ("answers", 256),
+    ("published", 1024),
+    ("cites", 4096),
 ];
 
 impl Pruned<'_, '_> {

@@ -259,9 +259,25 @@ fn an_array_longer_than_iolab_writes_is_refused_as_it_is_parsed() {
         assert!(e.contains("`cdf` holds more than 64 items"), "{e}");
         assert!(e.contains("column "), "{e}");
     }
-    // A reader keeping all (a sweep's own file at --resume) holds what is there.
+    // A reader keeping all (a test's records_of) holds what is there; --resume's reader refuses it.
     let all = super::stream::read_text(&format!("{}\n", rec(&cdf)), Path::new("k")).unwrap();
     assert_eq!(all.records.len(), 1);
+    let text = format!("{ok}\n{}\n", rec(&cdf));
+    let e = super::stream::scan_records(text.as_bytes(), u64::MAX, &mut |_, _| Ok(())).unwrap_err();
+    assert!(e.contains("`cdf` holds more than 64 items"), "{e}");
+    // A suite's summary line: its cites bounded too.
+    let cite = serde_json::json!({"value": 1.0, "line": 1, "field": "result.iops"});
+    let summary =
+        |n: usize| serde_json::json!({"summary": {"answers": [{"cites": vec![cite.clone(); n]}]}});
+    for (n, fine) in [(4096, true), (4097, false)] {
+        let read = read(format!("{ok}\n{}\n", summary(n)));
+        assert_eq!(
+            read.is_ok(),
+            fine,
+            "{n} cites: {:?}",
+            read.err().map(|e| e.to_string())
+        );
+    }
 }
 
 #[test]
