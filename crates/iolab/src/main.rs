@@ -64,12 +64,27 @@ const ABOUT: &str =
     "iolab: a Linux I/O methods laboratory. For a target and a workload, which way of talking \
 to the kernel is fastest, and what does each way cost (CPU, syscalls, faults, context switches)?";
 
-const RUN_EXAMPLES: &str = "Examples:
-  iolab run --method sync --target /dev/null --bs 4 --ops 1M          # the Pi thesis's 1M 4-byte writes
-  iolab run --method io_uring --qd 32 --batch 8 --target /var/tmp/y.dat --size 256m --verify
-  iolab run --method psync --op read --pattern rand --direct --inflight 8 --target /var/tmp/x.dat --file-size 1g
-  iolab run --repeat 5 --method pv2 --rw-flags dontcache --target /var/tmp/d.dat --size 64m
-  iolab run --method psync --bs 1m --size 1g --target /var/tmp/p.dat --profile    # where the CPU time goes";
+const RUN_EXAMPLES: &str = "Examples (each fits 80 columns; a line ending in \\ goes on below):
+  # the Pi thesis's 1M 4-byte writes
+  iolab run --method sync --target /dev/null --bs 4 --ops 1M
+  iolab run --method io_uring --qd 32 --batch 8 --size 256m \\
+      --target /var/tmp/y.dat --verify
+  iolab run --method psync --op read --pattern rand --direct --inflight 8 \\
+      --target /var/tmp/x.dat --file-size 1g
+  iolab run --repeat 5 --method pv2 --rw-flags dontcache \\
+      --target /var/tmp/d.dat --size 64m
+  # where the CPU time goes
+  iolab run --method psync --bs 1m --size 1g --target /var/tmp/p.dat --profile";
+
+/// `iolab survey --help`'s examples, each line within 80 columns.
+const SURVEY_EXAMPLES: &str = "Examples:
+  # every method on your disk: a directory there, the writes included
+  iolab survey --target /var/tmp/iolab-x
+  # 4 KiB random reads of an existing file at 1 and 32 requests in flight
+  iolab survey --target /data/big.img --workload randread --bs 4k \\
+      --inflight 1,32
+  # the main job with a Markdown copy of its tables
+  iolab survey --md survey.md";
 
 const AFTER: &str = "Without a command, iolab runs `survey`: every method writing 4 B and 4 KiB blocks to /dev/null \
 and to a fresh file in a new temporary directory and into a pipe, in rounds until decided (about 30-35 s on a 2-vCPU x86_64 VM with Linux 6.18, idle or loaded): the answer first (the fastest methods against write() per target), \
@@ -92,6 +107,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// The main job: every method writing 4 B and 4 KiB blocks to /dev/null and a fresh temporary file.
+    #[command(after_long_help = SURVEY_EXAMPLES)]
     Survey(SurveyArgs),
     /// Run one workload, given by flags or a TOML spec file (flags override the file).
     #[command(after_long_help = RUN_EXAMPLES)]

@@ -5,37 +5,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Default)]
 pub(crate) struct SurveyArgs {
-    /// Directory for the JSON result (created if missing; a new file is always made).
-    #[arg(long, value_name = "DIR", default_value = "iolab-results")]
-    pub(crate) results_dir: PathBuf,
-    /// Where to create the temporary directory for the file runs [default: $TMPDIR or /tmp].
-    #[arg(long, value_name = "DIR")]
-    pub(crate) tmp_dir: Option<PathBuf>,
-    /// Ops per method, target and block size, split over the first rounds (each round's run also stops
-    /// after its share of --max-seconds) [default: 200000].
-    #[arg(long, value_name = "N")]
-    pub(crate) ops: Option<String>,
-    /// Time bound per method, target and block size in seconds, split over the first rounds [default: 1].
-    #[arg(long, value_name = "SECS")]
-    pub(crate) max_seconds: Option<String>,
-    /// The first rounds: every method runs once per round, in a fresh random order; then only the methods
-    /// whose order is not yet decided run more rounds, until it is or --max-time is spent. Ranked by the
-    /// median quiet round; 6 rounds are the fewest that can decide an order [default: 6].
-    #[arg(long, value_name = "N")]
-    pub(crate) rounds: Option<String>,
-    /// Seconds after which no further round starts (the first --rounds always run); 0 runs the first
-    /// rounds only [default: 30; with --target 60].
-    #[arg(long, value_name = "SECS")]
-    pub(crate) max_time: Option<String>,
-    /// Do not write the JSON result.
-    #[arg(long)]
-    pub(crate) no_json: bool,
-    /// Write the tables as Markdown to FILE. An existing FILE is not replaced.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) md: Option<PathBuf>,
-    /// After the answer, every table (the middle rounds, CPU, syscalls per op) and every finding.
-    #[arg(short, long)]
-    pub(crate) verbose: bool,
+    // In the order a user sets them: what to measure, how long, then where the results go.
     /// Your own device and workload: a directory (each run makes its own file in a new temporary
     /// directory there), a regular file (read, never written unless --overwrite) or a block device (read,
     /// written only with --allow-device-writes). Every method runs each workload at the same requests in
@@ -69,4 +39,35 @@ pub(crate) struct SurveyArgs {
     /// With --target a block device: let the write workloads write to it (destroys what is on it)
     #[arg(long, requires = "target")]
     pub(crate) allow_device_writes: bool,
+    /// Ops per method, target and block size, split over the first rounds (each round's run also stops
+    /// after its share of --max-seconds) [default: 200000].
+    #[arg(long, value_name = "N")]
+    pub(crate) ops: Option<String>,
+    /// Time bound per method, target and block size in seconds, split over the first rounds [default: 1].
+    #[arg(long, value_name = "SECS")]
+    pub(crate) max_seconds: Option<String>,
+    /// The first rounds: every method runs once per round, in a fresh random order; then only the methods
+    /// whose order is not yet decided run more rounds, until it is or --max-time is spent. Ranked by the
+    /// median quiet round; 6 rounds are the fewest that can decide an order [default: 6].
+    #[arg(long, value_name = "N")]
+    pub(crate) rounds: Option<String>,
+    /// Seconds after which no further round starts (the first --rounds always run); 0 runs the first
+    /// rounds only [default: 30; with --target 60].
+    #[arg(long, value_name = "SECS")]
+    pub(crate) max_time: Option<String>,
+    /// Where to create the temporary directory for the file runs [default: $TMPDIR or /tmp].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) tmp_dir: Option<PathBuf>,
+    /// Directory for the JSON result (created if missing; a new file is always made).
+    #[arg(long, value_name = "DIR", default_value = "iolab-results")]
+    pub(crate) results_dir: PathBuf,
+    /// Do not write the JSON result.
+    #[arg(long)]
+    pub(crate) no_json: bool,
+    /// Write the tables as Markdown to FILE. An existing FILE is not replaced.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) md: Option<PathBuf>,
+    /// After the answer, every table (the middle rounds, CPU, syscalls per op) and every finding.
+    #[arg(short, long)]
+    pub(crate) verbose: bool,
 }

@@ -212,11 +212,24 @@ fn errors_and_help_wrap_too() {
         &["sweep", "--help"],
         &["--help"],
         &["compare", "--help"],
+        &["survey", "--help"],
     ] {
         let h = iolab_cols(Some(80), args);
         assert_eq!(h.code, 0);
         fits(&h.stdout, 80, &args.join(" "));
     }
+    // Examples are pasted as printed: at 80 columns as at 200, never wrapped mid-command.
+    for cmd in ["run", "survey"] {
+        let examples = |cols| {
+            let h = iolab_cols(Some(cols), &[cmd, "--help"]).stdout;
+            h[h.find("Examples").expect("examples")..].to_string()
+        };
+        assert_eq!(examples(80), examples(200), "{cmd} --help");
+    }
+    // survey's options in the order a user sets them: the target and workload first.
+    let h = iolab_cols(Some(80), &["survey", "--help"]).stdout;
+    let first = h.lines().find(|l| l.trim_start().starts_with("--"));
+    assert!(first.is_some_and(|l| l.contains("--target")), "{h}");
 }
 
 #[test]
