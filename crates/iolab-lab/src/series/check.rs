@@ -121,7 +121,7 @@ pub fn check_record_file(out: Option<&Path>, resume: bool, settings: &Value) -> 
                 "file of records",
                 iolab_engine::input::RECORDS_INPUT,
             )?;
-            scan_checked(f, &path, settings, &mut |_, _| ()).map(|_| ())
+            scan_checked(f, &path, settings, &mut |_| false, &mut |_, _| ()).map(|_| ())
         }
         (Some(p), false) => new_out(p).map(|_| ()),
         // Without --out, records go to ./iolab-results/ (made if missing).
@@ -160,19 +160,23 @@ pub(crate) fn not_records(p: &Path, what: String) -> Error {
     )
 }
 
-/// The records of the record file `f` (`path`) to `--resume`, each handed to `each` with its line as it
-/// is read: JSON lines only (a `run --json` document is a result, not a record file to append to), at
-/// least one record, each made with `settings` (else refused, naming the keys that differ). Returns what
-/// the scan found and how many records carry no settings (written by an older iolab).
+/// The records of the record file `f` (`path`) to `--resume`, read as a stream: JSON lines only (a `run
+/// --json` document is a result, not a record file to append to), at least one record, each made with
+/// `settings` (else refused, naming the keys that differ). `wanted` answers, from a record's point and
+/// outcome, whether it is held: then `each` has it whole, with its line. Returns what the scan found and
+/// how many records carry no settings (written by an older iolab).
 pub(crate) fn scan_checked(
     f: impl std::io::Read,
     path: &Path,
     settings: &Value,
+    wanted: &mut dyn FnMut(&Value) -> bool,
     each: &mut dyn FnMut(Value, usize),
 ) -> Result<(super::stream::Scanned, usize)> {
     let (mut unchecked, mut found, mut other) = (0, 0, None);
-    let scanned =
-        super::stream::scan_records(f, iolab_engine::input::RECORDS_INPUT, &mut |v, line| {
+    let scanned = super::stream::scan_records(
+        f,
+        iolab_engine::input::RECORDS_INPUT,
+        &mut |v, _| {
             match v.get("settings").map(|was| settings_diff(was, settings)) {
                 None => unchecked += 1,
                 Some(diff) if !diff.is_empty() => {
@@ -182,9 +186,10 @@ pub(crate) fn scan_checked(
                 Some(_) => {}
             }
             found += 1;
-            each(v, line);
-            Ok(())
-        });
+            Ok(wanted(v))
+        },
+        each,
+    );
     if let Some(diff) = other {
         return Err(Error::usage(
             "--resume",

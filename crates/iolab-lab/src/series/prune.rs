@@ -257,10 +257,12 @@ impl<'de> serde::Deserialize<'de> for Key<'de> {
 pub(super) fn record_paths<'a>(result: &[&'a [&'a str]]) -> Vec<Vec<&'a str>> {
     let mut out: Vec<Vec<&str>> = RECORD_KEYS
         .iter()
-        .chain(&["summary"])
         .filter(|k| **k != "result")
         .map(|k| vec![*k])
         .collect();
+    // A suite's summary line: the fields of `answers::Summary`, each whole (of a summary that is not an
+    // object, nothing is made).
+    out.extend(SUMMARY_KEYS.iter().map(|k| vec!["summary", *k]));
     let checked = super::figures::FIGURES
         .iter()
         .map(|f| f.path)
@@ -270,6 +272,9 @@ pub(super) fn record_paths<'a>(result: &[&'a [&'a str]]) -> Vec<Vec<&'a str>> {
     }
     out
 }
+
+/// The fields of a suite's summary (`answers::Summary`).
+const SUMMARY_KEYS: [&str; 5] = ["suite", "memory", "findings", "published", "answers"];
 
 /// What [`super::shape::impossible`] reads of a result besides the figures.
 const CHECKED: [&[&str]; 5] = [&["spec"], &["workload"], &["wall_s"], &["ops"], &["bytes"]];

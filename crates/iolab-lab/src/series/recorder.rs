@@ -113,41 +113,68 @@ impl Recorder {
     }
 
     /// Reads what the (locked) file holds as a stream, refusing other settings, then drops a cut-short
-    /// last line or ends a last line that has no newline, in place.
+    /// last line or ends a last line that has no newline, in place. Each point's latest record is held
+    /// whole; of the others only whether they ran is kept.
     fn resume(&mut self) -> Result<()> {
         let p = self.path.clone();
-        let size = self
-            .file
-            .metadata()
-            .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", p.display())))?
-            .len();
         let reader = self
             .file
             .try_clone()
             .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", p.display())))?;
         let settings = self.settings.clone();
-        let (scanned, unchecked) = scan_checked(reader, &p, &settings, &mut |v, line| {
-            let key = point_key(&record_point(&v));
-            if self.wanted.contains(&key) {
-                self.hold(key, v, line)
-            }
-        })?;
+        let wanted = std::mem::take(&mut self.wanted);
+        // The point (and whether it ran) of the record asked for whole, between the two calls.
+        let latest = std::cell::RefCell::new(None);
+        let scan = scan_checked(
+            reader,
+            &p,
+            &settings,
+            &mut |v| {
+                let key = point_key(&record_point(v));
+                let want = wanted.contains(&key);
+                if want {
+                    *latest.borrow_mut() = Some((key, !retried(v)));
+                }
+                want
+            },
+            &mut |v, line| {
+                if let Some((key, done)) = latest.borrow_mut().take() {
+                    self.hold(key, v, line, done);
+                }
+            },
+        );
+        self.wanted = wanted;
+        let (scanned, unchecked) = scan?;
         self.unchecked_note(unchecked);
-        self.end_cleanly(&scanned, size)?;
+        self.end_cleanly(&scanned)?;
         self.held = scanned.lines;
         self.dropped = scanned.cut;
         Ok(())
     }
 
     /// Drops a cut-short last line in place (the lock stays on this file, the next record is appended
-    /// after it) or ends a last line that has no newline.
-    fn end_cleanly(&mut self, s: &super::stream::Scanned, size: u64) -> Result<()> {
+    /// after it) or ends a last line that has no newline; refused when the file is not the size it was
+    /// read at (another process wrote to it while it was read, past iolab's lock).
+    fn end_cleanly(&mut self, s: &super::stream::Scanned) -> Result<()> {
         let p = &self.path;
+        let size = self
+            .file
+            .metadata()
+            .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", p.display())))?
+            .len();
+        if size != s.whole + s.cut as u64 {
+            return Err(Error::Runtime(format!(
+                "{} changed while iolab read it ({} bytes read, {size} now): another process writes to it; \
+                 nothing was changed or appended",
+                p.display(),
+                s.whole + s.cut as u64
+            )));
+        }
         let fail =
             |e: std::io::Error| Error::Runtime(format!("cannot rewrite {}: {e}", p.display()));
         if s.cut > 0 {
             self.file
-                .set_len(size - s.cut as u64)
+                .set_len(s.whole)
                 .and_then(|_| self.file.sync_data())
                 .map_err(fail)?;
         } else if !s.ends_line {
@@ -173,9 +200,9 @@ impl Recorder {
         }
     }
 
-    /// Holds `rec`, the record on `line`, as the latest of its point `key`.
-    fn hold(&mut self, key: String, rec: Value, line: usize) {
-        let done = !retried(&rec);
+    /// Holds `rec`, the record on `line`, as the latest of its point `key`; `done` when it is not one to
+    /// run again (see [`retried`]).
+    fn hold(&mut self, key: String, rec: Value, line: usize, done: bool) {
         let i = *self.at.entry(key).or_insert_with(|| {
             self.points.push(Held {
                 rec: Value::Null,
@@ -221,7 +248,8 @@ impl Recorder {
         }
         self.held += 1;
         if rec.get("summary").is_none() {
-            self.hold(point_key(&record_point(&rec)), rec, self.held);
+            let done = !retried(&rec);
+            self.hold(point_key(&record_point(&rec)), rec, self.held, done);
         }
         Ok(())
     }

@@ -388,59 +388,98 @@ fn checked(recs: Vec<Value>, keep: Keep) -> std::result::Result<Vec<Value>, Stri
 pub struct Scanned {
     /// Lines read, the cut-short last line apart.
     pub lines: usize,
+    /// Bytes of the whole lines read (where a cut-short last line starts).
+    pub whole: u64,
     /// Bytes of a cut-short last line (a point killed while being written).
     pub cut: usize,
     /// Whether the last whole line ends with a newline (an empty file does).
     pub ends_line: bool,
 }
 
-/// The records of a sweep's or suite's JSON lines (what `--resume` continues), handed to `each` one at a
-/// time with their 1-based line as they are parsed: nothing of the file is held here but the line being
-/// read. A suite's summary lines are passed over; a document (`run --json`, a survey's) is refused with
-/// the reason, as is a record that cannot be one iolab wrote.
+/// What [`scan_records`] reads of every line: a record's point, settings and outcome, nothing of a
+/// summary's or a result's figures.
+const SCANNED: [&[&str]; 5] = [
+    &["point"],
+    &["settings"],
+    &["error"],
+    &["exit_code"],
+    &["repeat"],
+];
+
+/// A record's own keys as iolab writes them, each whole (another key is not read).
+const WRITTEN: [&[&str]; 7] = [
+    &["point"],
+    &["settings"],
+    &["result"],
+    &["error"],
+    &["exit_code"],
+    &["repeat"],
+    &["repeats"],
+];
+
+/// The records of a sweep's or suite's JSON lines (what `--resume` continues), read one line at a time:
+/// each record's point, settings and outcome go to `each` with its 1-based line, which answers whether
+/// it wants the record whole; only then is the line parsed whole (its own keys as iolab writes them,
+/// each array no longer than iolab writes it) and handed to `whole`. Nothing of the file is held here
+/// but the line being read. A suite's summary lines are passed over; a document (`run --json`, a
+/// survey's) is refused with the reason, as is a record that cannot be one iolab wrote.
 pub fn scan_records(
     f: impl Read,
     limit: u64,
-    each: &mut dyn FnMut(Value, usize) -> std::result::Result<(), String>,
+    each: &mut dyn FnMut(&Value, usize) -> std::result::Result<bool, String>,
+    whole: &mut dyn FnMut(Value, usize),
 ) -> std::result::Result<Scanned, String> {
     let mut r = std::io::BufReader::with_capacity(1 << 16, Checked::new(f, limit));
     let (mut lines, mut out) = (Lines::default(), Scanned::default());
     out.ends_line = true;
     let mut first = true;
+    let small = Parse::Pruned(&SCANNED);
     while lines.next(&mut r).map_err(|e| e.to_string())? {
         let l = &lines.buf;
         out.ends_line = l.ends_with(b"\n");
-        if lines.blank() {
-            out.lines = lines.number;
-            continue;
-        }
-        if out.ends_line && std::str::from_utf8(l).is_err() {
-            return Err(format!("line {}: not UTF-8 text", lines.number));
-        }
-        // Parsed whole, each array no longer than iolab writes it (see `prune::BOUNDED`).
-        match Parse::Pruned(&[&[]]).of(l) {
-            Ok(v) if v.get("summary").is_some() => {}
-            Ok(v) if v.get("point").is_some() => {
-                if let Some(why) = super::shape::impossible(&v) {
-                    return Err(format!("line {}: {why}; {FORGED}", lines.number));
+        if !lines.blank() {
+            if out.ends_line && std::str::from_utf8(l).is_err() {
+                return Err(format!("line {}: not UTF-8 text", lines.number));
+            }
+            match small.of(l) {
+                Ok(v) if v.get("point").is_some() => {
+                    if each(&v, lines.number)? {
+                        let v = Parse::Pruned(&WRITTEN).of(l).map_err(|e| e.to_string())?;
+                        if let Some(why) = super::shape::impossible(&v) {
+                            return Err(format!("line {}: {why}; {FORGED}", lines.number));
+                        }
+                        whole(v, lines.number);
+                    }
                 }
-                each(v, lines.number)?;
+                // A summary line (parsed down to nothing: no path reaches into it).
+                Ok(_) if is_summary(l) => {}
+                Ok(_) if first => {
+                    return Err("a result document (run --json), not JSON lines".into())
+                }
+                Ok(_) => return Err(format!("line {} is not a sweep record", lines.number)),
+                Err(e) if first && e.is_eof() && out.ends_line => {
+                    return Err("a result document (run --json), not JSON lines".into())
+                }
+                // Only the last line may be cut short (a write interrupted by a kill).
+                Err(_) if !out.ends_line => {
+                    out.cut = l.len();
+                    out.ends_line = true;
+                    return Ok(out);
+                }
+                Err(e) => return Err(format!("line {}: {e}", lines.number)),
             }
-            Ok(_) if first => return Err("a result document (run --json), not JSON lines".into()),
-            Ok(_) => return Err(format!("line {} is not a sweep record", lines.number)),
-            Err(e) if first && e.is_eof() && out.ends_line => {
-                return Err("a result document (run --json), not JSON lines".into())
-            }
-            // Only the last line may be cut short (a write interrupted by a kill).
-            Err(_) if !out.ends_line => {
-                out.cut = l.len();
-                out.ends_line = true;
-                return Ok(out);
-            }
-            Err(e) => return Err(format!("line {}: {e}", lines.number)),
+            first = false;
         }
-        first = false;
         out.lines = lines.number;
+        out.whole += l.len() as u64;
     }
     Ok(out)
+}
+
+/// Whether a line (an object, parsed) holds a `summary` key: a suite's summary (its value not read).
+fn is_summary(l: &[u8]) -> bool {
+    // A path into it that reaches nothing: the summary is parsed past, none of it made.
+    Parse::Pruned(&[&["summary", "\0"]])
+        .of(l)
+        .is_ok_and(|v| v.get("summary").is_some())
 }
