@@ -326,7 +326,15 @@ fn check_args(args: &[String], cli: clap::Command) -> Result<Vec<crate::fleet_ch
         "a host cannot run `iolab fleet` itself: give the command each host runs",
     )];
     let side = crate::command_line::OtherSide::FleetHost;
-    match crate::command_line::check("ARGS", args, cli.clone(), &refused, false, side)? {
+    match crate::command_line::check(
+        "ARGS",
+        args,
+        cli.clone(),
+        &refused,
+        false,
+        side,
+        &mut crate::command_line::Points::new(),
+    )? {
         Some(m) => crate::fleet_check::check_outputs(&cli, &m),
         None => Ok(Vec::new()),
     }

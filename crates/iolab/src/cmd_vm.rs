@@ -56,6 +56,7 @@ fn check_commands(a: &VmArgs, commands: &[Vec<OsString>], cli: clap::Command) ->
             "the guest has no Ansible: give the command the guest runs, not `fleet`",
         ),
     ];
+    let mut points = crate::command_line::Points::new();
     for (i, c) in commands.iter().enumerate() {
         let args: Vec<String> = c.iter().map(|w| w.to_string_lossy().into_owned()).collect();
         let (flag, at) = match &a.script {
@@ -63,16 +64,15 @@ fn check_commands(a: &VmArgs, commands: &[Vec<OsString>], cli: clap::Command) ->
             None => ("--", String::new()),
         };
         let side = crate::command_line::OtherSide::Guest;
-        crate::command_line::check(flag, &args, cli.clone(), &refused, true, side).map_err(
-            |e| match e {
+        crate::command_line::check(flag, &args, cli.clone(), &refused, true, side, &mut points)
+            .map_err(|e| match e {
                 Error::Usage { flag: f, msg } if f == flag => Error::usage(f, format!("{at}{msg}")),
                 // What the guest's command would say (`--ops: ...`), after the script's line.
                 Error::Usage { flag: f, msg } if a.script.is_some() => {
                     Error::usage(flag, format!("{at}{f}: {msg}"))
                 }
                 e => e,
-            },
-        )?;
+            })?;
     }
     Ok(())
 }

@@ -8,6 +8,40 @@ use iolab_engine::error::{Error, Result};
 use iolab_engine::spec::RunsOn;
 use std::path::{Component, Path};
 
+/// The points the sweeps of the command lines checked so far may still hold (a script's lines together):
+/// each sweep's points are resolved to be checked, so many lines of large sweeps would be checked for
+/// minutes before anything was said.
+pub(crate) struct Points(u64);
+
+impl Points {
+    /// The points one sweep may hold, for all the lines checked together.
+    pub(crate) fn new() -> Points {
+        Points(iolab_lab::series::check::MAX_POINTS)
+    }
+
+    /// Takes the points of a sweep of the `vary` lists, or refuses (naming `flag`) when the lines so far
+    /// hold more than one sweep may.
+    fn take(&mut self, flag: &str, vary: &[String]) -> Result<()> {
+        let lists: Vec<_> = vary
+            .iter()
+            .map(|v| iolab_lab::series::parse_vary(v))
+            .collect::<Result<_>>()?;
+        iolab_lab::series::check::check_lists(&lists, "--vary")?;
+        let n: u64 = lists.iter().map(|v| v.values.len() as u64).product();
+        self.0 = self.0.checked_sub(n).ok_or_else(|| {
+            Error::usage(
+                flag,
+                format!(
+                    "the sweeps of these commands hold more than {} points together, what one sweep may \
+                     hold: split them over several runs",
+                    iolab_engine::units::thousands_u64(iolab_lab::series::check::MAX_POINTS)
+                ),
+            )
+        })?;
+        Ok(())
+    }
+}
+
 /// Where a command line checked here runs (a build with `iolab vm` or `iolab fleet` alone makes one).
 #[derive(Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(all(feature = "vm", feature = "fleet")), allow(dead_code))]
@@ -30,6 +64,7 @@ pub(crate) fn check(
     refused: &[(&str, &str)],
     help_ok: bool,
     side: OtherSide,
+    points: &mut Points,
 ) -> Result<Option<clap::ArgMatches>> {
     if let Some((_, why)) = refused
         .iter()
@@ -40,7 +75,7 @@ pub(crate) fn check(
     let argv = std::iter::once("iolab").chain(args.iter().map(String::as_str));
     match cli.try_get_matches_from(argv) {
         Ok(m) => {
-            check_work(flag, &m, side)?;
+            check_work(flag, &m, side, points)?;
             Ok(Some(m))
         }
         Err(e)
@@ -72,7 +107,12 @@ pub(crate) fn check(
 /// ([`RunsOn::Elsewhere`]: the target's path, the memory, CPUs and limits are the other side's to
 /// check), and a suite's places. A `--spec` file is read only where the other side reads the same file
 /// (see [`OtherSide`]), and so is a fio job file's text (`--fio`); else they are left to it.
-fn check_work(flag: &str, m: &clap::ArgMatches, side: OtherSide) -> Result<()> {
+fn check_work(
+    flag: &str,
+    m: &clap::ArgMatches,
+    side: OtherSide,
+    points: &mut Points,
+) -> Result<()> {
     let parsed = |e: clap::Error| {
         let first = e.to_string().lines().next().unwrap_or_default().to_string();
         Error::usage(flag, first)
@@ -91,6 +131,7 @@ fn check_work(flag: &str, m: &clap::ArgMatches, side: OtherSide) -> Result<()> {
         }
         Some(("sweep", sub)) => {
             let a = crate::cmd_series::SweepArgs::from_arg_matches(sub).map_err(parsed)?;
+            points.take(flag, &a.vary)?;
             if same_file(a.run.spec.as_deref(), side) {
                 crate::cmd_series::sweep_points(&a, RunsOn::Elsewhere)?;
             }

@@ -131,6 +131,22 @@ fn a_fio_job_file_the_guest_cannot_read_is_refused_before_the_download() {
     );
 }
 
+/// A script's sweeps are bounded together, as one sweep is: each is resolved here to be checked, and 20
+/// lines of 100,000 points were checked for 15 s before the line that was refused.
+#[test]
+fn a_scripts_sweeps_are_bounded_together() {
+    let d = tempfile::tempdir().unwrap();
+    let script = d.path().join("s.txt");
+    let seeds: Vec<String> = (1..=60_000).map(|i| i.to_string()).collect();
+    let line = format!("sweep --vary seed={} --ops 10\n", seeds.join(","));
+    std::fs::write(&script, line.repeat(2) + "run --ops 0\n").unwrap();
+    let said = refused_before_the_download(d.path(), &["--script", &path_str(&script)], "--script");
+    assert!(
+        said.contains("command 2: the sweeps of these commands hold more than 100,000 points"),
+        "{said}"
+    );
+}
+
 #[test]
 fn a_script_line_the_guest_would_refuse_is_named_by_its_number() {
     let d = tempfile::tempdir().unwrap();

@@ -60,11 +60,10 @@ pub fn check_lists(vary: &[Vary], flag: &str) -> Result<()> {
                 ),
             ));
         }
-        for (j, x) in v.values.iter().enumerate() {
-            let Some(y) = v.values[..j]
-                .iter()
-                .find(|y| canonical(key, y) == canonical(key, x))
-            else {
+        // Each value's reading, looked up once (a list of 100,000 values was compared pair by pair).
+        let mut seen = std::collections::HashMap::with_capacity(v.values.len());
+        for x in &v.values {
+            let Some(y) = seen.insert(canonical(key, x), x) else {
                 continue;
             };
             let twice = if x == y {
@@ -92,14 +91,23 @@ pub type PointSpec<'a> = (&'a [(String, String)], &'a Result<Spec>);
 pub fn check_values(vary: &[Vary], points: &[PointSpec]) -> Result<()> {
     for v in vary {
         let own = format!("--{}:", v.key);
+        // Per value: its first point, and whether every point with it failed naming the key's own flag
+        // (one pass over the points per key: linear in them).
+        let mut by_value: std::collections::HashMap<&str, (&PointSpec, bool)> =
+            std::collections::HashMap::new();
+        for ps in points {
+            let Some((_, val)) = ps.0.iter().find(|(k, _)| k == &v.key) else {
+                continue;
+            };
+            let own_failure = matches!(ps.1, Err(e) if e.to_string().starts_with(&own));
+            by_value
+                .entry(val.as_str())
+                .and_modify(|(_, all)| *all &= own_failure)
+                .or_insert((ps, own_failure));
+        }
         for val in &v.values {
-            let mut with = points
-                .iter()
-                .filter(|(p, _)| p.iter().any(|(k, x)| k == &v.key && x == val));
-            if let Some((p, Err(e))) = with.clone().next() {
-                if with.all(|(_, r)| matches!(r, Err(e) if e.to_string().starts_with(&own))) {
-                    return Err(Error::usage("--vary", format!("{}: {e}", point_label(p))));
-                }
+            if let Some(((p, Err(e)), true)) = by_value.get(val.as_str()) {
+                return Err(Error::usage("--vary", format!("{}: {e}", point_label(p))));
             }
         }
     }

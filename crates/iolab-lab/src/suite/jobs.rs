@@ -83,6 +83,7 @@ pub fn check(s: &SuiteFile, quick: bool) -> Result<Vec<Vec<(String, String)>>> {
 /// [`jobs`]; without `places`, targets keep their `{disk}`, `{tmpfs}` and `{zram}` and every `needs` is
 /// taken as met.
 fn build(s: &SuiteFile, places: Option<&Places>, quick: bool) -> Result<Vec<Job>> {
+    check_total(s, quick)?;
     if s.repeat <= 1 {
         return build_round(s, places, quick, None);
     }
@@ -97,6 +98,48 @@ fn build(s: &SuiteFile, places: Option<&Places>, quick: bool) -> Result<Vec<Job>
         out.extend(round);
     }
     Ok(out)
+}
+
+/// The most points a suite runs, its steps and `--repeat` rounds together (the largest suite iolab ships
+/// has 180 points, so 1,000 rounds of it fit): each point is resolved before the first runs.
+pub const MAX_SUITE_POINTS: u64 = 200_000;
+
+/// Refuses a suite of more than [`MAX_SUITE_POINTS`] points, counted from its lists before any is made.
+fn check_total(s: &SuiteFile, quick: bool) -> Result<()> {
+    let mut total = 0u64;
+    for step in &s.steps {
+        let lists = match (&step.quick_vary, quick) {
+            (Some(q), true) => q,
+            _ => &step.vary,
+        };
+        let runs = match (step.quick_runs, quick) {
+            (Some(q), true) => q,
+            _ => step.runs.unwrap_or(1),
+        }
+        .max(1);
+        // A list that does not parse is refused with its step when the step is built.
+        let points = lists.iter().try_fold(u64::from(runs), |n, v| {
+            let values = series::parse_vary_any(v).map_or(1, |v| v.values.len() as u64);
+            n.checked_mul(values)
+        });
+        total = points
+            .and_then(|p| total.checked_add(p))
+            .unwrap_or(u64::MAX);
+    }
+    let total = total.saturating_mul(u64::from(s.repeat.max(1)));
+    if total > MAX_SUITE_POINTS {
+        return Err(Error::usage(
+            "suite",
+            format!(
+                "{}: {} points (its steps{}) are more than the {} one suite runs: split it, or vary fewer values",
+                s.origin,
+                if total == u64::MAX { "more than 2^64".into() } else { iolab_engine::units::thousands_u64(total) },
+                if s.repeat > 1 { format!(" x {} rounds", s.repeat) } else { String::new() },
+                iolab_engine::units::thousands_u64(MAX_SUITE_POINTS)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Every point of every step once; `round` (with `--repeat`) is marked in each point as `repeat=K`.
