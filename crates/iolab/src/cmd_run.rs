@@ -119,10 +119,11 @@ pub(crate) fn check_intervals_can_be_written(a: &RunArgs, spec: &Spec) -> Result
     Err(Error::usage("--csv-intervals", why))
 }
 
-/// `--repeat N` (1 without it).
-/// The most runs `--repeat` takes.
-const MAX_REPEAT: u64 = 100_000;
+/// The most runs `--repeat` takes: each run's result is kept for the statistics (about 50 KB of a
+/// short run), so 100,000 took 5 GB; a median's interval is as tight as the machine allows long before.
+const MAX_REPEAT: u64 = 10_000;
 
+/// `--repeat N` (1 without it).
 pub(crate) fn repeat_count(a: &RunArgs) -> Result<usize, Error> {
     match &a.repeat {
         None => Ok(1),
@@ -133,7 +134,10 @@ pub(crate) fn repeat_count(a: &RunArgs) -> Result<usize, Error> {
             )),
             Ok(k) if k > MAX_REPEAT => Err(Error::usage(
                 "--repeat",
-                format!("{n}: at most 100,000 runs are accepted (each run's figures are kept for the statistics)"),
+                format!(
+                    "{n}: at most {} runs are accepted (each run's figures are kept for the statistics)",
+                    iolab_engine::units::thousands_u64(MAX_REPEAT)
+                ),
             )),
             Ok(k) => Ok(k as usize),
             Err(m) => Err(Error::usage("--repeat", m)),

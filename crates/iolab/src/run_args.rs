@@ -18,7 +18,8 @@ pub(crate) struct RunArgs {
     pub(crate) json: Option<PathBuf>,
     /// Run the workload N times; report each figure's median, min, max and standard deviation, and say
     /// when the spread is too wide to trust a comparison [default: 1].
-    #[arg(long, value_name = "N")]
+    // "-1" is a value the count check refuses naming --repeat, not an unknown flag "-1".
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub(crate) repeat: Option<String>,
     /// Write one CSV row per run to FILE (columns in the README). An existing FILE is not replaced.
     #[arg(long, value_name = "FILE")]

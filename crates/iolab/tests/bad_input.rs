@@ -84,11 +84,12 @@ fn sizes_counts_and_names() {
         "--direct",
         "not possible with --method stdio",
     );
+    refused(&["run", "--repeat", "-1"], "--repeat", "-1");
     // A count of runs past what is kept for the statistics: refused, not an allocation failure.
     refused(
         &["run", "--repeat", "1000000000", "--ops", "10"],
         "--repeat",
-        "1000000000: at most 100,000 runs are accepted",
+        "1000000000: at most 10,000 runs are accepted",
     );
     // Commands to a driver have no page cache to bypass: no other method is suggested.
     refused(
