@@ -498,6 +498,37 @@ fn a_suite_of_more_points_than_one_suite_runs_is_refused_before_any_is_made() {
     );
 }
 
+/// A value a suite file fixes for a step, which every point of the step refuses alike, is bad input as a
+/// sweep's fixed flag is: refused before anything runs (the step was recorded as not run, exit 0).
+#[test]
+fn a_suite_step_fixing_a_value_no_point_takes_is_refused_before_it_runs() {
+    let w = Watched::new(|d| std::fs::create_dir(d.join("shm")).unwrap());
+    let (_keep, suite) = suite_file("bs=4k,8k");
+    let text = std::fs::read_to_string(&suite).unwrap()
+        + "\n[[step]]\nlabel = \"bad\"\nspec = { method = \"psync\", ops = \"0\" }\n";
+    std::fs::write(&suite, text).unwrap();
+    let (disk, shm, out) = (w.join(""), w.join("shm"), w.join("s.jsonl"));
+    refused_in(
+        &w,
+        &[
+            "suite",
+            &suite,
+            "--disk-dir",
+            &disk,
+            "--tmpfs-dir",
+            &shm,
+            "--out",
+            &out,
+        ],
+        "suite",
+        &[
+            &suite,
+            "step 'bad'",
+            "ops = \"0\": --ops: 0 is not accepted",
+        ],
+    );
+}
+
 #[test]
 fn a_suite_step_with_an_invalid_vary_value_is_refused_before_it_runs() {
     let w = Watched::new(|d| std::fs::create_dir(d.join("shm")).unwrap());

@@ -252,8 +252,36 @@ fn build_round(
             })
             .collect();
         series_check::check_values(&untied(&vary), &runs).map_err(|e| bad(step, e.to_string()))?;
+        let mut fixed = s.defaults.clone();
+        merge(&mut fixed, &step.spec);
+        if quick {
+            merge(&mut fixed, &s.quick);
+        }
+        merge(&mut fixed, &s.overrides);
+        if let Some(e) = fixed_refused(&runs, &fixed, &untied(&vary)) {
+            return Err(bad(step, e));
+        }
     }
     Ok(out)
+}
+
+/// What a step fixes (a key of its spec, its suite's defaults or overrides, not one it varies and not its
+/// target, which is this machine's) and every point of it refuses alike: bad input, refused before
+/// anything runs as `sweep` refuses a fixed flag, not points recorded as not run.
+fn fixed_refused(
+    runs: &[series_check::PointSpec],
+    fixed: &toml::Table,
+    vary: &[series::Vary],
+) -> Option<String> {
+    let (_, Err(Error::Usage { flag, msg })) = runs.first()? else {
+        return None;
+    };
+    let key = flag.strip_prefix("--")?;
+    let alike = runs
+        .iter()
+        .all(|(_, r)| matches!(r, Err(Error::Usage { flag: f, msg: m }) if f == flag && m == msg));
+    (alike && key != "target" && fixed.contains_key(key) && !vary.iter().any(|v| v.key == key))
+        .then(|| format!("{key} = {}: {flag}: {msg}", fixed[key]))
 }
 
 /// A `vary` list whose key joins spec keys with `+` (`qd+batch=1,8,16`) sets each of them to the same
