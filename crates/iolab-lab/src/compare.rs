@@ -266,6 +266,10 @@ pub const KEPT: &[&[&str]] = &[
     &["cpu", "process", "user_s"],
     &["cpu", "process", "sys_s"],
     &["syscalls", "method_per_op"],
+    // Whether a rate's span was long enough to time it (`series::figure`).
+    &["wall_s"],
+    &["clock", "overhead_ns"],
+    &["clock", "ns_per_tick"],
 ];
 
 /// The figures `iolab compare` sets side by side.
@@ -441,6 +445,9 @@ mod tests {
     fn what_compare_keeps_of_a_record_holds_every_figure() {
         for f in FIGURES {
             assert!(KEPT.contains(&f.path), "{}", f.name);
+        }
+        for p in crate::series::FIGURE_SPAN {
+            assert!(KEPT.contains(&p), "{p:?}");
         }
     }
 

@@ -211,3 +211,50 @@ fn is_root() -> bool {
         })
         .unwrap_or(false)
 }
+
+/// A rate over a span iolab calls too short to time is no figure anywhere: `compare` neither prints nor
+/// counts it (two 1-op runs of nop were "slower" and exit 3 under --fail-on-regression), and the
+/// `--repeat` summary has no median of it.
+#[test]
+fn rates_over_spans_too_short_to_time_are_compared_nowhere() {
+    let d = tempfile::tempdir().unwrap();
+    let (a, b) = (d.path().join("a.json"), d.path().join("b.json"));
+    for p in [&a, &b] {
+        let r = iolab(&[
+            "run",
+            "--method",
+            "nop",
+            "--ops",
+            "1",
+            "--count",
+            "none",
+            "--json",
+            &path_str(p),
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.stdout.contains("too short"), "{}", r.stdout);
+    }
+    let r = iolab(&[
+        "compare",
+        &path_str(&a),
+        &path_str(&b),
+        "--fail-on-regression",
+        "1",
+    ]);
+    assert!(r.code == 0 || r.code == 3, "{}", r.stderr);
+    for rate in ["ops/s", "time/op", "MiB/s"] {
+        assert!(
+            !r.stdout.contains(rate),
+            "compare printed {rate}:\n{}",
+            r.stdout
+        );
+    }
+    let r = iolab(&[
+        "run", "--method", "nop", "--ops", "1", "--count", "none", "--repeat", "3",
+    ]);
+    let summary = &r.stdout[r.stdout.find("repeat").expect("a summary")..];
+    assert!(
+        !summary.contains("ops/s") && !summary.contains("IOPS"),
+        "{summary}"
+    );
+}

@@ -9,7 +9,17 @@ pub struct Figure {
     pub unit: &'static str,
     pub path: &'static [&'static str],
     pub higher_is_better: bool,
+    /// A rate over the run's timed span: none where the span was too short to time it.
+    pub over_span: bool,
 }
+
+/// What tells whether a run's span was long enough to time a rate (`units::too_short`): kept with the
+/// figures wherever they are.
+pub const SPAN: [&[&str]; 3] = [
+    &["wall_s"],
+    &["clock", "overhead_ns"],
+    &["clock", "ns_per_tick"],
+];
 
 /// The figures `--repeat` summarizes and `compare` sets side by side.
 pub const FIGURES: &[Figure] = &[
@@ -18,55 +28,73 @@ pub const FIGURES: &[Figure] = &[
         unit: "ops/s",
         path: &["iops"],
         higher_is_better: true,
+        over_span: true,
     },
     Figure {
         name: "mib_s",
         unit: "MiB/s",
         path: &["mib_s"],
         higher_is_better: true,
+        over_span: true,
     },
     Figure {
         name: "ns_per_op",
         unit: "ns (wall / ops)",
         path: &["ns_per_op"],
         higher_is_better: false,
+        over_span: true,
     },
     Figure {
         name: "lat_p50",
         unit: "ns",
         path: &["latency", "p50_ns"],
         higher_is_better: false,
+        over_span: false,
     },
     Figure {
         name: "lat_p99",
         unit: "ns",
         path: &["latency", "p99_ns"],
         higher_is_better: false,
+        over_span: false,
     },
     Figure {
         name: "cpu_user",
         unit: "s (process)",
         path: &["cpu", "process", "user_s"],
         higher_is_better: false,
+        over_span: false,
     },
     Figure {
         name: "cpu_sys",
         unit: "s (process)",
         path: &["cpu", "process", "sys_s"],
         higher_is_better: false,
+        over_span: false,
     },
     Figure {
         name: "syscalls_per_op",
         unit: "calls/op (iolab's count)",
         path: &["syscalls", "method_per_op"],
         higher_is_better: false,
+        over_span: false,
     },
 ];
 
 /// Spread (max - min, over the median) above which `--repeat` warns that single comparisons are noise.
 pub const WIDE_SPREAD_PCT: f64 = 10.0;
 
+/// Figure `f` of a run's result; a rate over a span too short to time (`units::too_short`) is none, as
+/// every view prints it ("too short"), so that no statistic, comparison or regression is made of it.
 pub fn figure(result: &Value, f: &Figure) -> Option<f64> {
+    // A result without its span (another tool's, an older iolab's) is taken as it says.
+    let of = |p| num(result, p);
+    if let (true, Some(wall)) = (f.over_span, of(SPAN[0])) {
+        let (overhead, tick) = (of(SPAN[1]).unwrap_or(0.0), of(SPAN[2]).unwrap_or(0.0));
+        if iolab_engine::units::too_short(wall, overhead, tick).is_some() {
+            return None;
+        }
+    }
     num(result, f.path)
 }
 
@@ -86,5 +114,33 @@ pub fn text(v: Option<&Value>) -> String {
         Some(Value::String(s)) => s.clone(),
         None | Some(Value::Null) => String::new(),
         Some(o) => o.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rate over a span too short to time is no figure (no median, no comparison, no regression);
+    /// what is not a rate over the span stays.
+    #[test]
+    fn a_rate_over_a_span_too_short_to_time_is_none() {
+        let run = |wall_s: f64| {
+            serde_json::json!({"wall_s": wall_s, "iops": 1.0 / wall_s, "mib_s": 1.0, "ns_per_op": wall_s * 1e9,
+                "clock": {"overhead_ns": 10.0, "ns_per_tick": 0.4}, "latency": {"p99_ns": 200.0}})
+        };
+        let by = |name| FIGURES.iter().find(|f| f.name == name).unwrap();
+        // 100 x (2 reads of 10 ns + a tick of 0.4 ns) = 2.04 µs.
+        for (wall_s, timed) in [(1e-9, false), (2.0e-6, false), (2.1e-6, true), (1.0, true)] {
+            let r = run(wall_s);
+            for name in ["iops", "mib_s", "ns_per_op"] {
+                assert_eq!(
+                    figure(&r, by(name)).is_some(),
+                    timed,
+                    "{name} over {wall_s} s"
+                );
+            }
+            assert_eq!(figure(&r, by("lat_p99")), Some(200.0));
+        }
     }
 }

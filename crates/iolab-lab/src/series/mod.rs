@@ -17,7 +17,7 @@ mod shape;
 mod stream;
 
 pub use check::check_record_file;
-pub use figures::{at, figure, num, text, Figure, FIGURES, WIDE_SPREAD_PCT};
+pub use figures::{at, figure, num, text, Figure, FIGURES, SPAN as FIGURE_SPAN, WIDE_SPREAD_PCT};
 pub use jobs::{run_jobs, CustomWork, Event, Job, Work};
 pub use points::{parse_vary, parse_vary_any, point_label, point_raw, points, shown, Vary};
 pub use recorder::Recorder;

@@ -32,6 +32,7 @@ pub(super) fn kept(mut rec: Value, keep: Keep) -> Value {
         // What the records are checked by stays, as where they are cut as they are parsed.
         let mut all: Vec<&[&str]> = paths.to_vec();
         all.extend(super::figures::FIGURES.iter().map(|f| f.path));
+        all.extend(super::figures::SPAN);
         all.extend(CHECKED);
         *r = pruned(whole, &all);
     }
@@ -266,6 +267,7 @@ pub(super) fn record_paths<'a>(result: &[&'a [&'a str]]) -> Vec<Vec<&'a str>> {
     let checked = super::figures::FIGURES
         .iter()
         .map(|f| f.path)
+        .chain(super::figures::SPAN)
         .chain(CHECKED.iter().copied());
     for p in result.iter().copied().chain(checked) {
         out.push(std::iter::once("result").chain(p.iter().copied()).collect());
@@ -298,7 +300,10 @@ const SURVEY_RUN_KEYS: [&str; 9] = [
 /// known to be one).
 pub(super) fn document_paths<'a>(result: &[&'a [&'a str]]) -> Vec<Vec<&'a str>> {
     let mut out = record_paths(result);
-    let figures = super::figures::FIGURES.iter().map(|f| f.path);
+    let figures = super::figures::FIGURES
+        .iter()
+        .map(|f| f.path)
+        .chain(super::figures::SPAN);
     for p in result.iter().copied().chain(figures).chain(CHECKED) {
         out.push(p.to_vec());
         out.push([&["runs"][..], p].concat());

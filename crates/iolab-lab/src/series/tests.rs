@@ -188,9 +188,11 @@ fn records_are_cut_down_to_what_the_reader_keeps_as_they_are_read() {
         super::stream::read_from(t.as_bytes(), Path::new("k"), Keep::Paths(paths)).unwrap()
     };
     let f = read(&text);
-    // What the records are checked by (p99) stays with what the reader keeps.
+    // What the records are checked by (p99), and what tells a rate's span (the clock, none of it here),
+    // stays with what the reader keeps.
     let want = serde_json::json!({"point": {"bs": "4"},
-        "result": {"spec": {"bs": 4}, "iops": 5.0, "latency": {"p99_ns": 9.0, "cdf": [[0.5, 1.0]]}}});
+        "result": {"spec": {"bs": 4}, "iops": 5.0, "clock": {},
+                   "latency": {"p99_ns": 9.0, "cdf": [[0.5, 1.0]]}}});
     // The first line (parsed whole, then cut) and the second (cut as it is parsed) alike.
     assert_eq!(f.records, vec![want.clone(), want]);
     // Of a summary, the fields a summary has (another key is not made).
