@@ -85,6 +85,20 @@ fn sizes_counts_and_names() {
         "not possible with --method stdio",
     );
     refused(&["run", "--repeat", "-1"], "--repeat", "-1");
+    // A paced thread of one op runs it at once: its rate would be the op's speed, not the pace.
+    refused(
+        &[
+            "run",
+            "--rate-iops",
+            "1",
+            "--ops",
+            "1",
+            "--target",
+            "/dev/null",
+        ],
+        "--ops",
+        "a thread of 1 op spans no interval of the pace",
+    );
     // A count of runs past what is kept for the statistics: refused, not an allocation failure.
     refused(
         &["run", "--repeat", "1000000000", "--ops", "10"],

@@ -805,8 +805,24 @@ fn check_append(op: OpKind, verify: bool, bounded: bool, overwrite: bool) -> Res
 }
 
 /// A paced run bounded by `--duration` spans at least one interval of its pace: a shorter one holds no
-/// rate (one op in 50 ms is not 10 ops/s).
+/// rate (one op in 50 ms is not 10 ops/s). So does one bounded by `--ops`: a thread of one op runs it
+/// when it is due, at once, and its rate would be the op's speed, not the pace.
 fn check_pace_fits(spec: &Spec) -> Result<()> {
+    let fewest = spec.ops_for_thread(spec.threads.saturating_sub(1));
+    if let (Some(r), Some(n @ 0..=1)) = (spec.rate_iops, fewest) {
+        let ops = spec.ops.unwrap_or(0);
+        return Err(Error::usage(
+            "--ops",
+            format!(
+                "{ops} ops over {} thread{} paced at {r} ops/s: a thread of {n} op{} spans no interval of the \
+                 pace, so no rate can be measured over it; give at least {} ops",
+                spec.threads,
+                if spec.threads == 1 { "" } else { "s" },
+                if n == 1 { "" } else { "s" },
+                2 * u64::from(spec.threads)
+            ),
+        ));
+    }
     match (spec.rate_iops, spec.duration_s) {
         (Some(r), Some(d)) if r * d < 1.0 => Err(Error::usage(
             "--duration",
