@@ -213,8 +213,8 @@ fn is_root() -> bool {
 }
 
 /// A rate over a span iolab calls too short to time is no figure anywhere: `compare` neither prints nor
-/// counts it (two 1-op runs of nop were "slower" and exit 3 under --fail-on-regression), and the
-/// `--repeat` summary has no median of it.
+/// counts it (two 1-op runs of nop were "slower" and exit 3 under --fail-on-regression), the report's
+/// table says "too short" in its cells, and the `--repeat` summary has no median of it.
 #[test]
 fn rates_over_spans_too_short_to_time_are_compared_nowhere() {
     let d = tempfile::tempdir().unwrap();
@@ -249,6 +249,15 @@ fn rates_over_spans_too_short_to_time_are_compared_nowhere() {
             r.stdout
         );
     }
+    // The report's table says so in the rate's cells.
+    let html = d.path().join("r.html");
+    let r = iolab(&["report", &path_str(&a), "-o", &path_str(&html)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let page = std::fs::read_to_string(&html).unwrap();
+    let table = &page[page.find("class=\"runs\"").expect("a runs table")..];
+    let row = &table[table.find("<tr><td>").unwrap()..table.find("</table>").unwrap()];
+    assert_eq!(row.matches(">too short</td>").count(), 3, "{row}");
+    assert!(!row.contains("ops/s"), "{row}");
     let r = iolab(&[
         "run", "--method", "nop", "--ops", "1", "--count", "none", "--repeat", "3",
     ]);

@@ -87,15 +87,18 @@ pub const WIDE_SPREAD_PCT: f64 = 10.0;
 /// Figure `f` of a run's result; a rate over a span too short to time (`units::too_short`) is none, as
 /// every view prints it ("too short"), so that no statistic, comparison or regression is made of it.
 pub fn figure(result: &Value, f: &Figure) -> Option<f64> {
-    // A result without its span (another tool's, an older iolab's) is taken as it says.
-    let of = |p| num(result, p);
-    if let (true, Some(wall)) = (f.over_span, of(SPAN[0])) {
-        let (overhead, tick) = (of(SPAN[1]).unwrap_or(0.0), of(SPAN[2]).unwrap_or(0.0));
-        if iolab_engine::units::too_short(wall, overhead, tick).is_some() {
-            return None;
-        }
+    if f.over_span && span_too_short(result).is_some() {
+        return None;
     }
     num(result, f.path)
+}
+
+/// Why a rate over a run's timed span is not one (`units::too_short`), or none where it is. A result
+/// without its span (another tool's, an older iolab's) is taken as it says.
+pub fn span_too_short(result: &Value) -> Option<String> {
+    let of = |p| num(result, p);
+    let (overhead, tick) = (of(SPAN[1]).unwrap_or(0.0), of(SPAN[2]).unwrap_or(0.0));
+    iolab_engine::units::too_short(of(SPAN[0])?, overhead, tick)
 }
 
 /// The value at `path` (object keys) inside a result document.

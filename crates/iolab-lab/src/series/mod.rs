@@ -17,7 +17,9 @@ mod shape;
 mod stream;
 
 pub use check::check_record_file;
-pub use figures::{at, figure, num, text, Figure, FIGURES, SPAN as FIGURE_SPAN, WIDE_SPREAD_PCT};
+pub use figures::{
+    at, figure, num, span_too_short, text, Figure, FIGURES, SPAN as FIGURE_SPAN, WIDE_SPREAD_PCT,
+};
 pub use jobs::{run_jobs, CustomWork, Event, Job, Work};
 pub use points::{parse_vary, parse_vary_any, point_label, point_raw, points, shown, Vary};
 pub use recorder::Recorder;

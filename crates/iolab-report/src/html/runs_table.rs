@@ -16,6 +16,8 @@ struct Col {
     field: Field,
     raw_unit: &'static str,
     show: fn(f64) -> String,
+    /// A rate over the run's timed span: "too short" where the span was too short to time it.
+    rate: bool,
 }
 
 fn secs(s: f64) -> String {
@@ -36,54 +38,63 @@ const COLS: [Col; 9] = [
         field: fields::MIB_S,
         raw_unit: "MiB/s",
         show: fmt_mib_s,
+        rate: true,
     },
     Col {
         head: "IOPS",
         field: fields::IOPS,
         raw_unit: "ops/s",
         show: fmt_ops_s,
+        rate: true,
     },
     Col {
         head: "time/op",
         field: fields::NS_PER_OP,
         raw_unit: "ns",
         show: fmt_ns,
+        rate: true,
     },
     Col {
         head: "latency p50",
         field: fields::LATENCY_P50,
         raw_unit: "ns",
         show: fmt_ns,
+        rate: false,
     },
     Col {
         head: "latency p99",
         field: fields::LATENCY_P99,
         raw_unit: "ns",
         show: fmt_ns,
+        rate: false,
     },
     Col {
         head: "user CPU",
         field: fields::CPU_USER_S,
         raw_unit: "s",
         show: secs,
+        rate: false,
     },
     Col {
         head: "system CPU",
         field: fields::CPU_SYS_S,
         raw_unit: "s",
         show: secs,
+        rate: false,
     },
     Col {
         head: "calls/op",
         field: fields::SYSCALLS_PER_OP,
         raw_unit: "calls/op",
         show: per_op,
+        rate: false,
     },
     Col {
         head: "wall",
         field: fields::WALL_S,
         raw_unit: "s",
         show: secs,
+        rate: false,
     },
 ];
 
@@ -111,9 +122,12 @@ pub(super) fn row(rec: &Value, label: &str, o: &mut String) {
     };
     let _ = write!(o, "<tr><td>{}</td>", esc(label));
     let reps = repeats::runs(rec);
+    let short = iolab_lab::series::span_too_short(r);
     for c in &COLS {
         if reps.len() > 1 {
             repeat_cell(c, &reps, o);
+        } else if let (true, Some(why)) = (c.rate, &short) {
+            let _ = write!(o, "<td title=\"{}\">too short</td>", esc(why));
         } else {
             match c.field.num(r) {
                 Some(v) => {
@@ -134,9 +148,19 @@ pub(super) fn row(rec: &Value, label: &str, o: &mut String) {
 /// The median of a figure over repeats, the range (min-max) under it, and the middle range (the
 /// survey's: the fastest and slowest quarter dropped) in the tooltip.
 fn repeat_cell(c: &Col, reps: &[&Value], o: &mut String) {
+    // A rate of the repeats whose spans were long enough to time it.
+    let reps: Vec<&Value> = reps
+        .iter()
+        .copied()
+        .filter(|r| !c.rate || iolab_lab::series::span_too_short(r).is_none())
+        .collect();
     let xs: Vec<f64> = reps.iter().filter_map(|r| c.field.num(r)).collect();
-    let Some(s) = repeats::stat(reps, c.field) else {
-        o.push_str("<td>-</td>");
+    let Some(s) = repeats::stat(&reps, c.field) else {
+        o.push_str(if c.rate {
+            "<td>too short</td>"
+        } else {
+            "<td>-</td>"
+        });
         return;
     };
     let (lo, hi) = iolab_engine::stats::middle_range(xs);
