@@ -64,6 +64,7 @@ const ABOUT: &str =
     "iolab: a Linux I/O methods laboratory. For a target and a workload, which way of talking \
 to the kernel is fastest, and what does each way cost (CPU, syscalls, faults, context switches)?";
 
+#[cfg(feature = "docs")]
 const RUN_EXAMPLES: &str = "Examples (each fits 80 columns; a line ending in \\ goes on below):
   # the Pi thesis's 1M 4-byte writes
   iolab run --method sync --target /dev/null --bs 4 --ops 1M
@@ -77,6 +78,7 @@ const RUN_EXAMPLES: &str = "Examples (each fits 80 columns; a line ending in \\ 
   iolab run --method psync --bs 1m --size 1g --target /var/tmp/p.dat --profile";
 
 /// `iolab survey --help`'s examples, each line within 80 columns.
+#[cfg(feature = "docs")]
 const SURVEY_EXAMPLES: &str = "Examples:
   # every method on your disk: a directory there, the writes included
   iolab survey --target /var/tmp/iolab-x
@@ -107,10 +109,11 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// The main job: every method writing 4 B and 4 KiB blocks to /dev/null and a fresh temporary file.
-    #[command(after_long_help = SURVEY_EXAMPLES)]
+    // The examples are documentation: a board's build (without `docs`, 3 MiB budget) leaves them out.
+    #[cfg_attr(feature = "docs", command(after_long_help = SURVEY_EXAMPLES))]
     Survey(SurveyArgs),
     /// Run one workload, given by flags or a TOML spec file (flags override the file).
-    #[command(after_long_help = RUN_EXAMPLES)]
+    #[cfg_attr(feature = "docs", command(after_long_help = RUN_EXAMPLES))]
     Run(Box<run_args::RunCmd>),
     /// Harness overhead: `run --method psync --target /dev/null --bs 4` against a bare write() loop.
     Bench(BenchArgs),
