@@ -471,6 +471,16 @@ fn suite_file(vary: &str) -> (tempfile::TempDir, String) {
     (d, shown)
 }
 
+/// `iolab suite SUITE EXTRA` in the watched directory (its disk and tmpfs places inside it) is refused
+/// naming `suite`, saying each of `says`, the directory untouched.
+fn suite_refused(w: &Watched, suite: &str, extra: &[&str], says: &[&str]) {
+    let (disk, shm, out) = (w.join(""), w.join("shm"), w.join("s.jsonl"));
+    let mut args = vec!["suite", suite];
+    args.extend_from_slice(extra);
+    args.extend(["--disk-dir", &disk, "--tmpfs-dir", &shm, "--out", &out]);
+    refused_in(w, &args, "suite", says);
+}
+
 /// A suite's points are bounded together, its steps and rounds (each point is resolved before the first
 /// runs: 2 million points of 20 steps took 4.5 GB before), counted before any is made.
 #[test]
@@ -478,22 +488,10 @@ fn a_suite_of_more_points_than_one_suite_runs_is_refused_before_any_is_made() {
     let w = Watched::new(|d| std::fs::create_dir(d.join("shm")).unwrap());
     let seeds: Vec<String> = (1..=70_000).map(|i| i.to_string()).collect();
     let (_keep, suite) = suite_file(&format!("seed={}", seeds.join(",")));
-    let (disk, shm, out) = (w.join(""), w.join("shm"), w.join("s.jsonl"));
-    refused_in(
+    suite_refused(
         &w,
-        &[
-            "suite",
-            &suite,
-            "--repeat",
-            "3",
-            "--disk-dir",
-            &disk,
-            "--tmpfs-dir",
-            &shm,
-            "--out",
-            &out,
-        ],
-        "suite",
+        &suite,
+        &["--repeat", "3"],
         &[&suite, "210,000 points (its steps x 3 rounds)", "200,000"],
     );
 }
@@ -507,20 +505,10 @@ fn a_suite_step_fixing_a_value_no_point_takes_is_refused_before_it_runs() {
     let text = std::fs::read_to_string(&suite).unwrap()
         + "\n[[step]]\nlabel = \"bad\"\nspec = { method = \"psync\", ops = \"0\" }\n";
     std::fs::write(&suite, text).unwrap();
-    let (disk, shm, out) = (w.join(""), w.join("shm"), w.join("s.jsonl"));
-    refused_in(
+    suite_refused(
         &w,
-        &[
-            "suite",
-            &suite,
-            "--disk-dir",
-            &disk,
-            "--tmpfs-dir",
-            &shm,
-            "--out",
-            &out,
-        ],
-        "suite",
+        &suite,
+        &[],
         &[
             &suite,
             "step 'bad'",
@@ -533,20 +521,10 @@ fn a_suite_step_fixing_a_value_no_point_takes_is_refused_before_it_runs() {
 fn a_suite_step_with_an_invalid_vary_value_is_refused_before_it_runs() {
     let w = Watched::new(|d| std::fs::create_dir(d.join("shm")).unwrap());
     let (_keep, suite) = suite_file("bs=4k,5q");
-    let (disk, shm, out) = (w.join(""), w.join("shm"), w.join("s.jsonl"));
-    refused_in(
+    suite_refused(
         &w,
-        &[
-            "suite",
-            &suite,
-            "--disk-dir",
-            &disk,
-            "--tmpfs-dir",
-            &shm,
-            "--out",
-            &out,
-        ],
-        "suite",
+        &suite,
+        &[],
         &[&suite, "step 'one'", "bs=5q", "--bs: '5q'"],
     );
 }

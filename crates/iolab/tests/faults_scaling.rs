@@ -180,26 +180,7 @@ fn a_resumed_sweep_holds_its_points_latest_records_only() {
     for n in [1000, 2000] {
         let out = d.path().join(format!("resume{n}.jsonl"));
         let bytes = records(&t, n, &out);
-        let c = cost(
-            &[
-                "sweep",
-                "--vary",
-                "bs=4,8",
-                "--ops",
-                "100",
-                "--target",
-                "/dev/null",
-                "--count",
-                "none",
-                "--resume",
-                "--out",
-            ]
-            .map(String::from)
-            .into_iter()
-            .chain([path_str(&out)])
-            .collect::<Vec<_>>(),
-            &[],
-        );
+        let c = resume_cost(&out);
         let after = std::fs::read_to_string(&out).unwrap();
         assert_eq!(
             after.lines().count(),
@@ -236,26 +217,7 @@ fn forged_arrays_in_a_line_are_read_past_not_made() {
         let bytes = forged(&t, n, &out);
         let html = path_str(&d.path().join(format!("junk{n}.html")));
         let report = cost(&["report".into(), path_str(&out), "-o".into(), html], &[]);
-        let resume = cost(
-            &[
-                "sweep",
-                "--vary",
-                "bs=4,8",
-                "--ops",
-                "100",
-                "--target",
-                "/dev/null",
-                "--count",
-                "none",
-                "--resume",
-                "--out",
-            ]
-            .map(String::from)
-            .into_iter()
-            .chain([path_str(&out)])
-            .collect::<Vec<_>>(),
-            &[],
-        );
+        let resume = resume_cost(&out);
         println!(
             "{bytes} bytes of forged arrays: report peak {}, resume peak {}",
             report.peak_rss, resume.peak_rss
@@ -292,4 +254,27 @@ fn forged(template: &serde_json::Value, n: usize, path: &std::path::Path) -> u64
     writeln!(f, "]}}").unwrap();
     f.flush().unwrap();
     std::fs::metadata(path).unwrap().len()
+}
+
+/// What `sweep --resume` of the template's sweep costs on the record file `out`.
+fn resume_cost(out: &std::path::Path) -> Cost {
+    let args = [
+        "sweep",
+        "--vary",
+        "bs=4,8",
+        "--ops",
+        "100",
+        "--target",
+        "/dev/null",
+        "--count",
+        "none",
+        "--resume",
+        "--out",
+    ];
+    let args: Vec<String> = args
+        .map(String::from)
+        .into_iter()
+        .chain([path_str(out)])
+        .collect();
+    cost(&args, &[])
 }
