@@ -396,16 +396,6 @@ pub struct Scanned {
     pub ends_line: bool,
 }
 
-/// What [`scan_records`] reads of every line: a record's point, settings and outcome, nothing of a
-/// summary's or a result's figures.
-const SCANNED: [&[&str]; 5] = [
-    &["point"],
-    &["settings"],
-    &["error"],
-    &["exit_code"],
-    &["repeat"],
-];
-
 /// A record's own keys as iolab writes them, each whole (another key is not read).
 const WRITTEN: [&[&str]; 7] = [
     &["point"],
@@ -418,8 +408,8 @@ const WRITTEN: [&[&str]; 7] = [
 ];
 
 /// The records of a sweep's or suite's JSON lines (what `--resume` continues), read one line at a time:
-/// each record's point, settings and outcome go to `each` with its 1-based line, which answers whether
-/// it wants the record whole; only then is the line parsed whole (its own keys as iolab writes them,
+/// each record's own keys, settings and the figures it is checked by (refused when it cannot be one
+/// iolab wrote) go to `each` with its 1-based line, which answers whether it wants the record whole; only then is the line parsed whole (its own keys as iolab writes them,
 /// each array no longer than iolab writes it) and handed to `whole`. Nothing of the file is held here
 /// but the line being read. A suite's summary lines are passed over; a document (`run --json`, a
 /// survey's) is refused with the reason, as is a record that cannot be one iolab wrote.
@@ -433,7 +423,11 @@ pub fn scan_records(
     let (mut lines, mut out) = (Lines::default(), Scanned::default());
     out.ends_line = true;
     let mut first = true;
-    let small = Parse::Pruned(&SCANNED);
+    // Of every record what it is checked by, and its settings (only --resume reads them).
+    let mut scanned = super::prune::record_paths(&[]);
+    scanned.push(vec!["settings"]);
+    let scanned: Vec<&[&str]> = scanned.iter().map(Vec::as_slice).collect();
+    let small = Parse::Pruned(&scanned);
     while lines.next(&mut r).map_err(|e| e.to_string())? {
         let l = &lines.buf;
         out.ends_line = l.ends_with(b"\n");
@@ -443,16 +437,16 @@ pub fn scan_records(
             }
             match small.of(l) {
                 Ok(v) if v.get("point").is_some() => {
+                    if let Some(why) = super::shape::impossible(&v) {
+                        return Err(format!("line {}: {why}; {FORGED}", lines.number));
+                    }
                     if each(&v, lines.number)? {
                         let v = Parse::Pruned(&WRITTEN).of(l).map_err(|e| e.to_string())?;
-                        if let Some(why) = super::shape::impossible(&v) {
-                            return Err(format!("line {}: {why}; {FORGED}", lines.number));
-                        }
                         whole(v, lines.number);
                     }
                 }
-                // A summary line (parsed down to nothing: no path reaches into it).
-                Ok(_) if is_summary(l) => {}
+                // A suite's summary line (of which only the fields a summary has were made).
+                Ok(v) if v.get("summary").is_some() => {}
                 Ok(_) if first => {
                     return Err("a result document (run --json), not JSON lines".into())
                 }
@@ -474,12 +468,4 @@ pub fn scan_records(
         out.whole += l.len() as u64;
     }
     Ok(out)
-}
-
-/// Whether a line (an object, parsed) holds a `summary` key: a suite's summary (its value not read).
-fn is_summary(l: &[u8]) -> bool {
-    // A path into it that reaches nothing: the summary is parsed past, none of it made.
-    Parse::Pruned(&[&["summary", "\0"]])
-        .of(l)
-        .is_ok_and(|v| v.get("summary").is_some())
 }

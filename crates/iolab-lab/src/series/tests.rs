@@ -274,6 +274,17 @@ fn an_array_longer_than_iolab_writes_is_refused_as_it_is_parsed() {
     )
     .unwrap_err();
     assert!(e.contains("`cdf` holds more than 64 items"), "{e}");
+    // A record --resume does not hold (another point's) is checked all the same.
+    let forged = serde_json::json!({"point": {"bs": "9"}, "result": {"spec": {}, "iops": -1.0}});
+    let text = format!("{ok}\n{forged}\n");
+    let e = super::stream::scan_records(
+        text.as_bytes(),
+        u64::MAX,
+        &mut |_, _| Ok(false),
+        &mut |_, _| {},
+    )
+    .unwrap_err();
+    assert!(e.starts_with("line 2: "), "{e}");
     // A suite's summary line: its cites bounded too.
     let cite = serde_json::json!({"value": 1.0, "line": 1, "field": "result.iops"});
     let summary =
