@@ -101,7 +101,35 @@ fn is_empty(v: &Value) -> bool {
 
 /// Parses a value keeping only what `paths` reach (as [`pruned`] would cut it, without making the rest),
 /// and refusing an array longer than any iolab writes under its key (the second field: see [`BOUNDED`]).
-pub(super) struct Pruned<'p, 'a>(pub(super) &'p [&'a [&'a str]], pub(super) Option<Bound>);
+pub(super) struct Pruned<'p, 'a>(
+    pub(super) &'p [&'a [&'a str]],
+    pub(super) Option<Bound>,
+    pub(super) Option<&'p Holds>,
+);
+
+/// A value whose items iolab bounds in all (see [`HOLDS`]): its key and bound, and how many more items
+/// it may hold as it is parsed.
+pub(super) struct Holds(Bound, std::cell::Cell<usize>);
+
+/// Values whose items (at every depth) iolab bounds in all: a run's spec holds about 60.
+const HOLDS: [Bound; 1] = [("spec", 128)];
+
+impl Holds {
+    /// One more item made: an error past the bound.
+    fn one_more<E: serde::de::Error>(&self) -> Result<(), E> {
+        match self.1.get() {
+            0 => Err(E::custom(format!(
+                "`{}` holds more than {} values, more than iolab writes: not a record iolab wrote \
+                 (damaged or forged)",
+                self.0 .0, self.0 .1
+            ))),
+            n => {
+                self.1.set(n - 1);
+                Ok(())
+            }
+        }
+    }
+}
 
 /// An array's key and the most items iolab writes in it.
 pub(super) type Bound = (&'static str, usize);
@@ -167,7 +195,19 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
                 m.next_value::<IgnoredAny>()?;
             } else {
                 let most = BOUNDED.iter().find(|b| b.0 == k.as_ref()).copied();
-                let v = m.next_value_seed(Pruned(&under, most))?;
+                let own = HOLDS
+                    .iter()
+                    .find(|b| self.2.is_none() && b.0 == k.as_ref())
+                    .map(|b| Holds(*b, std::cell::Cell::new(b.1)));
+                // A spec kept whole: its own keys, each whole.
+                let under = match k.as_ref() == "spec" && under.iter().all(|p| p.is_empty()) {
+                    true => spec_keys().iter().map(|p| &p[..]).collect(),
+                    false => under,
+                };
+                let v = m.next_value_seed(Pruned(&under, most, own.as_ref().or(self.2)))?;
+                if let Some(h) = self.2 {
+                    h.one_more()?;
+                }
                 items.push((k.into_owned(), v));
             }
         }
@@ -180,7 +220,7 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
     fn visit_seq<S: SeqAccess<'de>>(self, mut s: S) -> Result<Value, S::Error> {
         let mut a = Vec::with_capacity(2);
         let whole = self.whole();
-        while let Some(v) = s.next_element_seed(Pruned(self.0, None))? {
+        while let Some(v) = s.next_element_seed(Pruned(self.0, None, self.2))? {
             // Where paths go on into the items, an item they reach nothing in is not held: a reader
             // finds nothing there (an interval without its figures).
             if !whole && is_empty(&v) {
@@ -191,6 +231,9 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
                     "`{key}` holds more than {most} items, more than iolab writes: not a record iolab \
                      wrote (damaged or forged)"
                 )));
+            }
+            if let Some(h) = self.2 {
+                h.one_more()?;
             }
             a.push(v);
         }
@@ -275,6 +318,52 @@ pub(super) fn record_paths<'a>(result: &[&'a [&'a str]]) -> Vec<Vec<&'a str>> {
     out
 }
 
+/// A spec's own keys (the fields of [`iolab_engine::spec::Spec`]): what a spec kept whole is read as,
+/// so that a key iolab never writes there is passed over as it is parsed, never made.
+fn spec_keys() -> &'static [[&'static str; 1]] {
+    static KEYS: std::sync::OnceLock<Vec<[&'static str; 1]>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        let mut keys: Vec<[&str; 1]> = field_names::<iolab_engine::spec::Spec>()
+            .iter()
+            .map(|f| [*f])
+            .collect();
+        // Written, never read back (the seed as the user gave it).
+        keys.push(["seed_text"]);
+        keys
+    })
+}
+
+/// The field names of a struct as its derived `Deserialize` names them to the reader it is read by
+/// (asked of a reader that only takes the names).
+fn field_names<T: serde::de::DeserializeOwned>() -> &'static [&'static str] {
+    use serde::de::value::Error;
+    struct Names<'n>(&'n mut &'static [&'static str]);
+    impl<'de> Deserializer<'de> for Names<'_> {
+        type Error = Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+            Err(serde::de::Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Error> {
+            *self.0 = fields;
+            Err(serde::de::Error::custom("names taken"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+            option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+            ignored_any
+        }
+    }
+    let mut names: &'static [&'static str] = &[];
+    // The error is the point: the names are taken before any value is read.
+    let _ = T::deserialize(Names(&mut names));
+    names
+}
+
 /// The fields of a suite's summary (`answers::Summary`).
 const SUMMARY_KEYS: [&str; 5] = ["suite", "memory", "findings", "published", "answers"];
 
@@ -308,8 +397,10 @@ pub(super) fn document_paths<'a>(result: &[&'a [&'a str]]) -> Vec<Vec<&'a str>> 
         out.push(p.to_vec());
         out.push([&["runs"][..], p].concat());
     }
-    // A survey's run is read whole (the page's answer is made from its runs as the survey wrote them).
-    out.push(vec!["runs", "result"]);
+    // A survey's run is read whole (the page's answer is made from its runs as the survey wrote them):
+    // the result's own keys, each whole (a key iolab never writes there is passed over, never made).
+    let result_keys = field_names::<iolab_engine::result::RunResult>();
+    out.extend(result_keys.iter().map(|k| vec!["runs", "result", *k]));
     out.extend(SURVEY_RUN_KEYS.iter().map(|k| vec!["runs", *k]));
     out.extend([vec!["repeat"], vec!["ranking"], vec!["findings"]]);
     out

@@ -398,3 +398,44 @@ fn items_a_reader_finds_nothing_in_are_not_held_and_a_survey_runs_each_once() {
         "{e}"
     );
 }
+
+#[test]
+fn a_spec_and_a_survey_run_keep_their_own_keys_and_a_spec_is_bounded_in_all() {
+    use super::Keep;
+    let paths: &[&[&str]] = &[&["spec"]];
+    let read =
+        |t: String| super::stream::read_from(t.as_bytes(), Path::new("k"), Keep::Paths(paths));
+    // Keys iolab never writes in a spec are passed over; its own are kept.
+    let junk: serde_json::Map<String, serde_json::Value> =
+        (0..1000).map(|i| (format!("k{i}"), i.into())).collect();
+    let mut spec = serde_json::json!({"method": "psync", "bs": 4096, "ring": {"sqpoll": false}});
+    spec.as_object_mut().unwrap().extend(junk);
+    let rec = |spec: &serde_json::Value| serde_json::json!({"point": {}, "result": {"spec": spec}});
+    let f = read(format!("{}\n{}\n", rec(&spec), rec(&spec))).unwrap();
+    for r in &f.records {
+        let kept = &r["result"]["spec"];
+        let want = serde_json::json!({"method": "psync", "bs": 4096, "ring": {"sqpoll": false}});
+        assert_eq!(kept, &want);
+    }
+    // 131 values under a spec's own keys (a spec holds about 60): refused, on any line; 128 are read.
+    let forged = serde_json::json!({"method": "psync", "ring": {"recommended": vec![0; 128]}});
+    for text in [
+        format!("{}\n", rec(&forged)),
+        format!("{}\n{}\n", rec(&spec), rec(&forged)),
+    ] {
+        let e = read(text)
+            .err()
+            .expect("a spec of 130 values was read")
+            .to_string();
+        assert!(e.contains("`spec` holds more than 128 values"), "{e}");
+    }
+    let fits = serde_json::json!({"method": "psync", "ring": {"recommended": vec![0; 125]}});
+    assert_eq!(read(format!("{}\n", rec(&fits))).unwrap().records.len(), 1);
+    // A survey's run keeps its result's own keys whole, and not one iolab never writes there.
+    let result = serde_json::json!({"iops": 1.0, "notes": ["a"], "junk": [1, 2, 3]});
+    let survey = serde_json::json!({"ranking": [],
+        "runs": [{"target": "file", "method": "psync", "bs": 4, "result": result}]});
+    let f = read(survey.to_string()).unwrap();
+    let run = &f.records[0]["result"]["result"];
+    assert_eq!(run, &serde_json::json!({"iops": 1.0, "notes": ["a"]}));
+}
