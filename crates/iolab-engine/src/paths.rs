@@ -23,11 +23,39 @@ pub fn set_scratch_dir(dir: &Path) {
     *SCRATCH.write().unwrap_or_else(|p| p.into_inner()) = Some(dir.to_path_buf());
 }
 
+/// The longest path Linux takes (PATH_MAX less its NUL), and the longest name in it (NAME_MAX).
+const PATH_MAX: usize = 4095;
+const NAME_MAX: usize = 255;
+
+/// A path `flag` gives is one Linux can take: at most 4,095 bytes, each name in it at most 255 (longer,
+/// every system call on it fails with ENAMETOOLONG, which names no flag).
+pub fn check_length(flag: &str, p: &Path) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = p.as_os_str().as_bytes();
+    let longest = bytes.split(|b| *b == b'/').map(<[u8]>::len).max();
+    let what = match (bytes.len(), longest.unwrap_or(0)) {
+        (n, _) if n > PATH_MAX => format!("the path is {n} bytes long, longer than the {PATH_MAX}"),
+        (_, n) if n > NAME_MAX => {
+            format!("a name in the path is {n} bytes long, longer than the {NAME_MAX}")
+        }
+        _ => return Ok(()),
+    };
+    let start: String = String::from_utf8_lossy(&bytes[..bytes.len().min(60)]).into();
+    Err(Error::usage(
+        flag,
+        format!(
+            "{what} Linux takes ({}...)",
+            crate::units::show_path(Path::new(&start))
+        ),
+    ))
+}
+
 /// A new file `p` given by `flag` (`-`: stdout, always fine).
 pub fn check_new_path(flag: &str, p: &Path) -> Result<()> {
     if p == Path::new("-") {
         return Ok(());
     }
+    check_length(flag, p)?;
     match std::fs::symlink_metadata(p) {
         Ok(m) if m.file_type().is_symlink() => {
             let to = std::fs::read_link(p)
@@ -112,6 +140,7 @@ pub fn check_writable_dir(flag: &str, d: &Path) -> Result<()> {
 /// A directory `dir` iolab makes if missing (`create_dir_all`) and writes new files into: `dir`, or the
 /// nearest of its parents that exists, must be a directory iolab can write in.
 pub fn check_dir_path(flag: &str, dir: &Path) -> Result<()> {
+    check_length(flag, dir)?;
     let mut d = dir;
     loop {
         match std::fs::metadata(d) {

@@ -209,11 +209,14 @@ enum Place {
 
 impl Place {
     fn of(path: &Path) -> Result<Place> {
+        iolab_engine::paths::check_length("--target", path)?;
         let m = std::fs::metadata(path)
             .map_err(|e| Error::usage("--target", format!("{}: {e}", path.display())))?;
         use std::os::unix::fs::FileTypeExt;
         let t = m.file_type();
         if t.is_dir() {
+            // A directory of procfs, sysfs ...: refused as a run's target in it would be.
+            iolab_engine::target::check_kernel_interface(&path.join("iolab-survey"))?;
             let d = Created::temp_dir(path, "iolab-survey-").map_err(|e| {
                 Error::usage(
                     "--target",

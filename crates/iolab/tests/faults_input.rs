@@ -575,6 +575,70 @@ fn resume_of_a_missing_record_file_is_refused() {
 }
 
 #[test]
+fn resume_of_a_symbolic_link_is_refused_as_one() {
+    let w = Watched::new(|d| {
+        std::fs::write(d.join("real.jsonl"), b"").unwrap();
+        std::os::unix::fs::symlink("real.jsonl", d.join("link.jsonl")).unwrap();
+    });
+    let out = w.join("link.jsonl");
+    refused_in(
+        &w,
+        &[
+            "sweep", "--vary", "bs=4k,8k", "--ops", "100", "--count", "none", "--out", &out,
+            "--resume",
+        ],
+        "--resume",
+        &[&out, "is a symbolic link", "give --out the file itself"],
+    );
+}
+
+#[test]
+fn a_path_longer_than_linux_takes_is_refused_naming_its_flag() {
+    let w = Watched::new(|_| {});
+    let long = format!("{}/{}", w.path().display(), "a/".repeat(2100));
+    let name = w.join(&"b".repeat(300));
+    let out = format!("{name}.jsonl");
+    let cases: [(&[&str], &str, &str); 4] = [
+        (
+            &["run", "--target", &long, "--ops", "1"],
+            "--target",
+            "bytes long, longer than the 4095",
+        ),
+        (
+            &["survey", "--target", &name],
+            "--target",
+            "a name in the path is 300 bytes long",
+        ),
+        (
+            &["run", "--target", &name, "--ops", "1"],
+            "--target",
+            "longer than the 255 Linux takes",
+        ),
+        (
+            &["sweep", "--vary", "bs=4k,8k", "--out", &out],
+            "--out",
+            "a name in the path is 306",
+        ),
+    ];
+    for (args, flag, says) in cases {
+        refused_in(&w, args, flag, &[says]);
+    }
+}
+
+#[test]
+fn a_survey_of_a_kernel_interface_directory_is_refused_before_it_starts() {
+    let w = Watched::new(|_| {});
+    for dir in ["/proc", "/sys"] {
+        refused_in(
+            &w,
+            &["survey", "--target", dir],
+            "--target",
+            &[dir, "not storage"],
+        );
+    }
+}
+
+#[test]
 fn resume_of_a_file_that_holds_no_records_is_refused_and_left_as_it_was() {
     for (name, bytes, says) in [
         ("garbage.jsonl", &b"garbage\n{\"point\":{}}\n"[..], "line 1"),

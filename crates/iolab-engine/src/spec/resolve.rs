@@ -248,19 +248,23 @@ impl RawSpec {
                 "--target",
                 "empty path; expected a file, /dev/null, /dev/zero or a block device",
             )),
-            // A directory is no target (said before any work: a sweep over other keys would record every
-            // point as not run). The target's setup checks again, on the path it opens.
-            Some(s) if at == RunsOn::Here && std::path::Path::new(&s).is_dir() => {
-                Err(Error::usage(
-                    "--target",
-                    format!(
-                        "{} is a directory; give a file path inside it, e.g. {}/iolab.dat",
-                        crate::units::show_path(std::path::Path::new(&s)),
-                        s.trim_end_matches('/')
-                    ),
-                ))
+            Some(s) => {
+                let p = PathBuf::from(s);
+                crate::paths::check_length("--target", &p)?;
+                // A directory is no target (said before any work: a sweep over other keys would record
+                // every point as not run). The target's setup checks again, on the path it opens.
+                if at == RunsOn::Here && p.is_dir() {
+                    return Err(Error::usage(
+                        "--target",
+                        format!(
+                            "{} is a directory; give a file path inside it, e.g. {}/iolab.dat",
+                            crate::units::show_path(&p),
+                            p.display().to_string().trim_end_matches('/')
+                        ),
+                    ));
+                }
+                Ok(p)
             }
-            Some(s) => Ok(PathBuf::from(s)),
         }
     }
 

@@ -272,7 +272,17 @@ fn open_to_resume(path: &Path) -> Result<std::fs::File> {
         .append(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
-        .map_err(|e| Error::usage("--resume", format!("cannot open {}: {e}", path.display())))?;
+        .map_err(|e| match e.raw_os_error() {
+            // O_NOFOLLOW's answer for a symbolic link.
+            Some(libc::ELOOP) => Error::usage(
+                "--resume",
+                format!(
+                    "{} is a symbolic link; iolab never writes through one: give --out the file itself",
+                    path.display()
+                ),
+            ),
+            _ => Error::usage("--resume", format!("cannot open {}: {e}", path.display())),
+        })?;
     let m = f
         .metadata()
         .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", path.display())))?;
