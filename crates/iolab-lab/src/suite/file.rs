@@ -139,6 +139,25 @@ pub struct Step {
     pub table: Option<TableKind>,
 }
 
+impl Step {
+    /// Its vary lists, those for `--quick` where it has them.
+    pub fn vary_lists(&self, quick: bool) -> &[String] {
+        match (&self.quick_vary, quick) {
+            (Some(q), true) => q,
+            _ => &self.vary,
+        }
+    }
+
+    /// Runs of each point (at least one), those for `--quick` where it has them.
+    pub fn runs_of_each(&self, quick: bool) -> u32 {
+        match (self.quick_runs, quick) {
+            (Some(q), true) => q,
+            _ => self.runs.unwrap_or(1),
+        }
+        .max(1)
+    }
+}
+
 /// Parses suite text; `origin` names it in errors (with the line and column of a TOML error). The
 /// questions are checked against the answer table by [`super::parse`].
 pub fn parse_file(text: &str, origin: &str) -> Result<SuiteFile> {

@@ -108,15 +108,7 @@ pub const MAX_SUITE_POINTS: u64 = 200_000;
 fn check_total(s: &SuiteFile, quick: bool) -> Result<()> {
     let mut total = 0u64;
     for step in &s.steps {
-        let lists = match (&step.quick_vary, quick) {
-            (Some(q), true) => q,
-            _ => &step.vary,
-        };
-        let runs = match (step.quick_runs, quick) {
-            (Some(q), true) => q,
-            _ => step.runs.unwrap_or(1),
-        }
-        .max(1);
+        let (lists, runs) = (step.vary_lists(quick), step.runs_of_each(quick));
         // A list that does not parse is refused with its step when the step is built.
         let points = lists.iter().try_fold(u64::from(runs), |n, v| {
             let values = series::parse_vary_any(v).map_or(1, |v| v.values.len() as u64);
@@ -154,11 +146,8 @@ fn build_round(
     };
     let mut out = Vec::new();
     for step in &s.steps {
-        let vary_src = match (&step.quick_vary, quick) {
-            (Some(q), true) => q,
-            _ => &step.vary,
-        };
-        let vary: Vec<series::Vary> = vary_src
+        let vary: Vec<series::Vary> = step
+            .vary_lists(quick)
             .iter()
             .map(|v| series::parse_vary_any(v))
             .collect::<Result<Vec<_>>>()
@@ -166,11 +155,7 @@ fn build_round(
             .and_then(|v| keys_once(&v).map(|()| v))
             .map_err(|e| bad(step, e.to_string()))?;
         let first = out.len();
-        let runs = match (step.quick_runs, quick) {
-            (Some(q), true) => q,
-            _ => step.runs.unwrap_or(1),
-        }
-        .max(1);
+        let runs = step.runs_of_each(quick);
         let step_target = step
             .spec
             .get("target")

@@ -8,20 +8,26 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+/// The sweep whose records the template is (its `--out` follows): `--resume` of a generated file runs
+/// the same.
+pub const TEMPLATE_SWEEP: [&str; 10] = [
+    "sweep",
+    "--vary",
+    "bs=4,8",
+    "--ops",
+    "100",
+    "--target",
+    "/dev/null",
+    "--count",
+    "none",
+    "--out",
+];
+
 /// One real record of a short sweep to /dev/null, the template of every generated point.
 pub fn template(dir: &Path) -> Value {
     let base = dir.join("base.jsonl");
     let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .args([
-            "sweep",
-            "--vary",
-            "bs=4,8",
-            "--ops",
-            "100",
-            "--target",
-            "/dev/null",
-        ])
-        .args(["--count", "none", "--out"])
+        .args(TEMPLATE_SWEEP)
         .arg(&base)
         .output()
         .expect("iolab starts");
