@@ -76,13 +76,25 @@ pub fn read_hosts(dir: &Path, names: &[String], known: &Known, keep: &[&[&str]])
 }
 
 /// What the fleet's merge reads of a run's result: its workload (as `compare` matches runs), its IOPS,
-/// its latency with the whole histogram, and the host it ran on.
+/// its latency summary with the whole histogram (each field of it: a reader's longer path, such as the
+/// figures' `latency.p99_ns`, would cut a whole `latency` down to itself), and the host it ran on.
 pub const KEPT: &[&[&str]] = &[
     &["spec"],
     &["target", "kind"],
     &["workload"],
     &["iops"],
-    &["latency"],
+    &["latency", "count"],
+    &["latency", "mean_ns"],
+    &["latency", "stdev_ns"],
+    &["latency", "min_ns"],
+    &["latency", "p50_ns"],
+    &["latency", "p90_ns"],
+    &["latency", "p99_ns"],
+    &["latency", "p999_ns"],
+    &["latency", "max_ns"],
+    &["latency", "cdf"],
+    &["latency", "buckets"],
+    &["latency", "hist_ns"],
     &["host"],
 ];
 
@@ -964,6 +976,29 @@ mod tests {
         let info = serde_json::json!({"rc": 0, "architecture": "x86_64", "kernel": "6.1",
             "records": ["r.json"]});
         std::fs::write(dir.join(name).join(HOST_FILE), info.to_string()).unwrap();
+    }
+
+    #[test]
+    fn the_merge_reads_each_hosts_histogram_through_the_readers_cut() {
+        // A latency summary's every field is kept (the whole summary deserializes), whatever the reader.
+        let names = crate::series::field_names::<Summary>();
+        for f in names {
+            assert!(KEPT.contains(&&["latency", *f][..]), "latency.{f} not kept");
+        }
+        let d = tempfile::tempdir().unwrap();
+        for (h, v) in [("a", 1000), ("b", 20_000)] {
+            ran_host(d.path(), h);
+            let rec = result(&vec![v; 100], 1.0);
+            std::fs::write(d.path().join(h).join("files/r.json"), rec.to_string()).unwrap();
+        }
+        let keep = crate::compare::KEPT;
+        let hosts = read_hosts(d.path(), &["a".into(), "b".into()], &Known::default(), keep);
+        let m = merge(&hosts);
+        assert_eq!(m.len(), 1);
+        let lat = m[0].fleet.as_ref().expect("the fleet percentiles");
+        assert_eq!(lat.count, 200);
+        assert!(lat.p99_ns > 19_000.0, "{}", lat.p99_ns);
+        assert!(m[0].hosts.iter().all(|h| h.latency.count == 100));
     }
 
     fn outcome_of(dir: &Path, name: &str, known: &Known) -> Outcome {

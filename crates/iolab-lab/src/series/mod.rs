@@ -28,6 +28,7 @@ pub use records::{
     settings,
 };
 pub use repeat::{summarize, RepeatSummary};
+pub use prune::field_names;
 pub use shape::record_point;
 pub use stream::{read_open, Keep, RecordFile};
 

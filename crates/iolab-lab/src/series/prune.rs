@@ -335,7 +335,7 @@ fn spec_keys() -> &'static [[&'static str; 1]] {
 
 /// The field names of a struct as its derived `Deserialize` names them to the reader it is read by
 /// (asked of a reader that only takes the names).
-fn field_names<T: serde::de::DeserializeOwned>() -> &'static [&'static str] {
+pub fn field_names<T: serde::de::DeserializeOwned>() -> &'static [&'static str] {
     use serde::de::value::Error;
     struct Names<'n>(&'n mut &'static [&'static str]);
     impl<'de> Deserializer<'de> for Names<'_> {
