@@ -209,6 +209,9 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
     if interrupted {
         return Ok(130);
     }
+    if let Some(e) = crate::fleet_view::stdout_failure() {
+        return Err(e);
+    }
     Ok(if hosts.iter().all(|h| h.outcome == Outcome::Ok) {
         0
     } else {

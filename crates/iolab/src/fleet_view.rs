@@ -4,17 +4,32 @@
 use iolab_engine::error::{Error, Result};
 use iolab_engine::units::{fmt_ns, thousands_u64};
 use iolab_lab::fleet::{Host, Merged, Outcome};
-use std::io::Write;
 use std::path::Path;
 
 /// Workloads shown without -v: those whose hosts differ most.
 const SHOWN: usize = 5;
 
 /// One line to stdout; a closed stdout (a pipe whose reader left) does not stop the run, whose clean-up
-/// on the hosts must still happen.
+/// on the hosts must still happen: the first failure is kept ([`stdout_failure`]) and later lines are
+/// not tried.
 pub fn say(line: &str) {
-    let _ = writeln!(std::io::stdout(), "{line}");
+    let mut failed = STDOUT_FAILED.lock().unwrap_or_else(|p| p.into_inner());
+    if failed.is_none() {
+        *failed = crate::output::outln(line).err();
+    }
 }
+
+/// The first write to stdout that failed, if any: the command ends with it (exit 1) once its work and
+/// clean-up are done.
+pub fn stdout_failure() -> Option<iolab_engine::error::Error> {
+    STDOUT_FAILED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+}
+
+static STDOUT_FAILED: std::sync::Mutex<Option<iolab_engine::error::Error>> =
+    std::sync::Mutex::new(None);
 
 /// The hosts' outcomes, then the merged view.
 pub fn show(hosts: &[Host], merged: &[Merged], verbose: bool) {

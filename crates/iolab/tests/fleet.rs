@@ -1452,3 +1452,45 @@ fn a_host_without_the_record_file_it_was_asked_for_did_not_do_what_was_asked() {
         "{stdout}"
     );
 }
+
+/// A closed stdout (`iolab fleet ... | head -1`) does not stop the hosts' run or its clean-up, and the
+/// command ends with exit 1 saying so (it exited 0, its lines lost without a word).
+#[test]
+fn a_closed_stdout_ends_the_fleet_with_exit_1_after_its_work() {
+    if ansible_missing() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let work = disk_dir();
+    let before = fleet_dirs();
+    let inv = inventory(work.path(), &["alpha"]);
+    let args = [
+        "fleet",
+        &inv,
+        "--results",
+        "res",
+        "--",
+        "run",
+        "--target",
+        "/dev/null",
+    ];
+    let mut child = std::process::Command::new(bin())
+        .args(args)
+        .args(["--ops", "1000", "--json", "r.json"])
+        .current_dir(work.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader leaves before the first line.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot write to stdout"), "{err}");
+    // The run ended and its results came back all the same.
+    let fleet_json = std::fs::read_to_string(work.path().join("res/fleet.json")).unwrap();
+    assert!(fleet_json.contains("alpha"), "{fleet_json}");
+    assert!(work.path().join("res/alpha/files/r.json").is_file());
+    nothing_left_since(&before, "alpha");
+}

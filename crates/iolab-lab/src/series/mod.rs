@@ -22,13 +22,13 @@ pub use figures::{
 };
 pub use jobs::{run_jobs, CustomWork, Event, Job, Work};
 pub use points::{parse_vary, parse_vary_any, point_label, point_raw, points, shown, Vary};
+pub use prune::field_names;
 pub use recorder::Recorder;
 pub use records::{
     append_record, fixed_spec, is_point, read_record_file, read_records, record, records_of,
     settings,
 };
 pub use repeat::{summarize, RepeatSummary};
-pub use prune::field_names;
 pub use shape::record_point;
 pub use stream::{read_open, Keep, RecordFile};
 
