@@ -111,8 +111,9 @@ pub(super) struct Pruned<'p, 'a>(
 /// it may hold as it is parsed.
 pub(super) struct Holds(Bound, std::cell::Cell<usize>);
 
-/// Values whose items (at every depth) iolab bounds in all: a run's spec holds about 60.
-const HOLDS: [Bound; 1] = [("spec", 128)];
+/// Values whose items (at every depth) iolab bounds in all: a run's spec holds about 60, a record's
+/// point at most 64 texts.
+const HOLDS: [Bound; 2] = [("spec", 128), ("point", 64)];
 
 impl Holds {
     /// One more item made: an error past the bound.
@@ -138,7 +139,7 @@ pub(super) type Bound = (&'static str, usize);
 /// quantiles; room is left for others) and its plot's buckets (half an octave each, about 90 from 1 ns
 /// to the histogram's top), a run's threads (at most 1024). A longer one is a forged record, refused as
 /// it is parsed: it is never held.
-const BOUNDED: [Bound; 9] = [
+const BOUNDED: [Bound; 10] = [
     ("cdf", 64),
     ("buckets", 256),
     ("per_thread", 1024),
@@ -152,6 +153,8 @@ const BOUNDED: [Bound; 9] = [
     ("answers", 256),
     ("published", 1024),
     ("cites", 4096),
+    // A survey's runs, a `run --repeat` document's (at most 10,000 repeats): as many as a file's records.
+    ("runs", super::stream::MAX_RECORDS),
 ];
 
 impl Pruned<'_, '_> {

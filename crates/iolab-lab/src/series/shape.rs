@@ -61,7 +61,66 @@ pub(super) fn impossible(rec: &Value) -> Option<String> {
     {
         return Some("it ran ops in a wall time of 0 s".into());
     }
-    percentiles_out_of_order(run)
+    percentiles_out_of_order(run).or_else(|| beyond_the_run(run))
+}
+
+/// The most a figure can be on any machine, by its unit, where the run's own span does not bound it:
+/// 10 G ops/s, 1 PiB/s, 2^50 ns (13 days) an op, a CPU busy for 2^32 s, a million calls an op.
+const MOST: [(&str, f64); 7] = [
+    ("iops", 1e10),
+    ("mib_s", 1_073_741_824.0),
+    ("ns_per_op", 1_125_899_906_842_624.0),
+    ("lat_p50", 1_125_899_906_842_624.0),
+    ("lat_p99", 1_125_899_906_842_624.0),
+    ("cpu_user", 4_294_967_296.0),
+    ("cpu_sys", 4_294_967_296.0),
+];
+
+/// The most threads a run has: CPU time beyond that many busy for the whole run is no run's.
+const MOST_THREADS: f64 = 1024.0;
+
+/// Why a run's figures cannot be of its own ops and time: a rate above what its ops (or bytes) over its
+/// wall time give, an op's latency longer than the run, CPU time beyond 1,024 threads busy for all of
+/// it (a second's slack each: a run's setup is counted in its process's CPU); or, whatever its span,
+/// a figure beyond what any machine does ([`MOST`]).
+fn beyond_the_run(run: &Value) -> Option<String> {
+    use super::figures::{num, FIGURES};
+    let of = |p: &[&str]| num(run, p).filter(|v| *v > 0.0);
+    let wall = of(&["wall_s"]);
+    let span = |name: &str| -> Option<f64> {
+        let w = wall?;
+        Some(match name {
+            "iops" => of(&["ops"])? / w * 1.5,
+            "mib_s" => of(&["bytes"])? / w / 1_048_576.0 * 1.5,
+            "lat_p50" | "lat_p99" => (w * 2.0 + 1.0) * 1e9,
+            "cpu_user" | "cpu_sys" => (w + 1.0) * MOST_THREADS,
+            _ => return None,
+        })
+    };
+    for f in FIGURES {
+        let Some(v) = num(run, f.path) else {
+            continue;
+        };
+        let most = MOST.iter().find(|m| m.0 == f.name).map(|m| m.1);
+        let bound = [span(f.name), most].into_iter().flatten().reduce(f64::min);
+        if let Some(b) = bound.filter(|b| v > *b) {
+            let what = match span(f.name) {
+                Some(s) if s <= b => "more than its ops and wall time allow",
+                _ => "more than any machine does",
+            };
+            return Some(format!("{} is {}, {what}", f.path.join("."), short(v)));
+        }
+    }
+    None
+}
+
+/// A number as a message shows it: never 300 digits.
+fn short(v: f64) -> String {
+    if v.abs() >= 1e12 {
+        format!("{v:.3e}")
+    } else {
+        format!("{v}")
+    }
 }
 
 /// The longest text iolab writes as a point's key or value, or a spec's text (a path: PATH_MAX).

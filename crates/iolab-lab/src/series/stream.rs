@@ -293,6 +293,9 @@ impl JsonLines {
         if let Some(why) = super::shape::impossible(&v) {
             return Err(format!("line {line}: {why}; {FORGED}"));
         }
+        if self.recs.len() >= MAX_RECORDS {
+            return Err(too_many(line));
+        }
         // A point run again at --resume: its later record replaces the one that did not run.
         let mut point = super::shape::record_point(&v);
         point.sort();
@@ -306,6 +309,17 @@ impl JsonLines {
         self.recs.push(Some(kept(v, keep)));
         Ok(())
     }
+}
+
+/// The most records a file holds: a suite runs at most 200,000 points, a sweep 100,000, and a resumed run
+/// adds a line for each point it runs again.
+pub const MAX_RECORDS: usize = 250_000;
+
+fn too_many(line: usize) -> String {
+    format!(
+        "line {line}: more than {} records, more than iolab writes in one file; {FORGED}",
+        iolab_engine::units::thousands_u64(MAX_RECORDS as u64)
+    )
 }
 
 /// A whole-file document as records: a `run --repeat` document's runs (each marked as one of the

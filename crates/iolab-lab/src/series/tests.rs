@@ -172,6 +172,67 @@ fn a_survey_run_with_an_impossible_figure_is_refused() {
 }
 
 #[test]
+fn a_figure_beyond_its_runs_ops_and_time_or_any_machine_is_refused() {
+    let rec = |fig: serde_json::Value| {
+        let mut r = serde_json::json!({"spec": {}, "ops": 1000, "bytes": 4096000, "wall_s": 0.2,
+            "iops": 5000.0, "mib_s": 19.5, "latency": {"p99_ns": 900.0},
+            "cpu": {"process": {"user_s": 0.1, "sys_s": 0.1}}});
+        crate::series::tests::merge(&mut r, fig);
+        format!(
+            "{}
+",
+            serde_json::json!({"point": {}, "result": r})
+        )
+    };
+    assert!(records_of(&rec(serde_json::json!({})), Path::new("f")).is_ok());
+    for (fig, says) in [
+        (
+            serde_json::json!({"iops": 1e15}),
+            "iops is 1.000e15, more than its ops and wall time",
+        ),
+        (serde_json::json!({"iops": 1e308}), "iops is 1.000e308"),
+        (
+            serde_json::json!({"mib_s": 1e6}),
+            "mib_s is 1000000, more than its ops and wall",
+        ),
+        (
+            serde_json::json!({"latency": {"p99_ns": 1e300}}),
+            "latency.p99_ns is 1.000e300",
+        ),
+        (
+            serde_json::json!({"cpu": {"process": {"user_s": 1e6}}}),
+            "cpu.process.user_s is 1000000",
+        ),
+        // Without its span: bounded by what any machine does.
+        (
+            serde_json::json!({"wall_s": null, "iops": 1e11}),
+            "iops is 100000000000, more than any",
+        ),
+    ] {
+        let e = records_of(&rec(fig), Path::new("f"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(says) && e.contains("not a record iolab wrote"),
+            "{e}"
+        );
+        assert!(e.len() < 200, "{e}");
+    }
+}
+
+/// `into` with `from`'s keys set (objects merged key by key).
+fn merge(into: &mut serde_json::Value, from: serde_json::Value) {
+    match (into, from) {
+        (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+            for (k, v) in b {
+                merge(a.entry(k).or_insert(serde_json::Value::Null), v);
+            }
+        }
+        (a, b) => *a = b,
+    }
+}
+
+#[test]
 fn records_are_cut_down_to_what_the_reader_keeps_as_they_are_read() {
     use super::{Keep, RecordFile};
     let line = serde_json::json!({"point": {"bs": "4"}, "settings": {"vary": {}},
@@ -438,4 +499,45 @@ fn a_spec_and_a_survey_run_keep_their_own_keys_and_a_spec_is_bounded_in_all() {
     let f = read(survey.to_string()).unwrap();
     let run = &f.records[0]["result"]["result"];
     assert_eq!(run, &serde_json::json!({"iops": 1.0, "notes": ["a"]}));
+}
+
+#[test]
+fn a_point_of_more_values_than_iolab_writes_is_refused_as_it_is_parsed() {
+    let paths: &[&[&str]] = &[&["iops"]];
+    let read = |t: String| {
+        super::stream::read_from(t.as_bytes(), Path::new("k"), super::Keep::Paths(paths))
+    };
+    let rec = |point: serde_json::Value| serde_json::json!({"point": point, "result": {"spec": {}, "iops": 1.0}});
+    let ok = rec(serde_json::json!({"bs": "4k"}));
+    let forged = rec(serde_json::json!({"bs": vec!["4k"; 100]}));
+    for text in [format!("{forged}\n"), format!("{ok}\n{forged}\n")] {
+        let e = read(text)
+            .err()
+            .expect("a forged point was read")
+            .to_string();
+        assert!(e.contains("`point` holds more than 64 values"), "{e}");
+    }
+}
+
+#[test]
+fn a_file_of_more_records_than_iolab_writes_is_refused_at_the_first_too_many() {
+    let line = format!(
+        "{}\n",
+        serde_json::json!({"point": {"x": "1"}, "result": {"spec": {}, "iops": 1.0}})
+    );
+    let most = super::stream::MAX_RECORDS;
+    let paths: &[&[&str]] = &[&["iops"]];
+    let read = |n: usize| {
+        let text = line.repeat(n);
+        super::stream::read_from(text.as_bytes(), Path::new("k"), super::Keep::Paths(paths))
+    };
+    assert_eq!(read(most).unwrap().records.len(), most);
+    let e = read(most + 1)
+        .err()
+        .expect("one record too many was read")
+        .to_string();
+    assert!(
+        e.contains(&format!("line {}: more than 250,000 records", most + 1)),
+        "{e}"
+    );
 }
