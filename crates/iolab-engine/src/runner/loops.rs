@@ -217,6 +217,16 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
             break;
         }
     }
+    if paced && !out.pace.rested {
+        super::paced::last_interval(
+            clk,
+            (p.pace_ticks, p.hz),
+            start,
+            done,
+            deadline,
+            &mut out.pace,
+        );
+    }
     out.ops = done;
     end_flushes(m, clk, spec, out)?;
     out.t_last = clk.now();
