@@ -237,6 +237,16 @@ pub fn install() {
     });
 }
 
+/// What an out-of-memory message tells a run to do ([`set_oom_remedy`] for another command).
+const RUN_REMEDY: &str = "lower --bs, --qd, --threads or --stdio-buffer";
+static OOM_REMEDY: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
+/// What the out-of-memory message tells this command's user to do, where a run's flags are not what
+/// took the memory (a reader of record files: "give it fewer or smaller files"). Set once, first.
+pub fn set_oom_remedy(remedy: &'static str) {
+    let _ = OOM_REMEDY.set(remedy);
+}
+
 extern "C" fn on_abort(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     if std::process::id() == OWNER.load(Ordering::Relaxed) {
         let removed = crate::cleanup::remove_registered();
@@ -266,7 +276,8 @@ extern "C" fn on_abort(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut l
                       in /proc/meminfo):",
                 ),
             }
-            m.push(b" lower --bs, --qd, --threads or --stdio-buffer");
+            m.push(b" ");
+            m.push(OOM_REMEDY.get().copied().unwrap_or(RUN_REMEDY).as_bytes());
             if removed {
                 m.push(b"; removed what iolab created");
             }

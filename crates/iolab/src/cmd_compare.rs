@@ -33,6 +33,7 @@ pub(crate) struct CompareArgs {
 }
 
 pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
+    iolab_engine::fault::set_oom_remedy(crate::cmd_report::READERS_REMEDY);
     let limit = match &a.fail_on_regression {
         None => None,
         Some(s) => Some(parse_pct(s)?),

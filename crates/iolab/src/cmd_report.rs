@@ -25,7 +25,12 @@ pub(crate) struct ReportArgs {
     pub(crate) svg: Option<PathBuf>,
 }
 
+/// What a reader of record files that ran out of memory is told to do (not a run's flags).
+pub(crate) const READERS_REMEDY: &str =
+    "give it fewer record files at once, or a shorter one (a sweep split in parts)";
+
 pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
+    iolab_engine::fault::set_oom_remedy(READERS_REMEDY);
     check_new_path("--out", &a.out)?;
     let mut files = Vec::new();
     let mut sums = Vec::new();
