@@ -93,7 +93,8 @@ impl Distribution {
                     format!(
                         "zipf's THETA must be above 0, not 1 (Gray's generator divides by 1 - THETA) and at most \
                          {MAX_THETA} (zipf:{MAX_THETA} already sends 99.9% of the accesses to one block; beyond it \
-                         the generator's powers overflow); got {theta}"
+                         the generator's powers overflow); got {}",
+                        crate::units::show_number(theta)
                     ),
                 ))
             }

@@ -273,6 +273,15 @@ pub fn thousands(v: f64) -> String {
     o
 }
 
+/// A number as a message quotes it: as given, but never hundreds of digits (1e308 is "1.000e308").
+pub fn show_number(v: f64) -> String {
+    if v.is_finite() && v != 0.0 && !(1e-6..1e12).contains(&v.abs()) {
+        format!("{v:.3e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 /// A count with thousands separated: "12,345,678" (exact for every u64).
 pub fn thousands_u64(n: u64) -> String {
     let s = n.to_string();

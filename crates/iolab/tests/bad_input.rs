@@ -324,6 +324,56 @@ fn a_vm_cache_iolab_cannot_write_in_names_the_flag() {
     );
 }
 
+/// A new target on a read-only filesystem is refused before the run, naming --target (it failed with
+/// EROFS when the file was made: exit 1).
+#[test]
+fn a_target_on_a_read_only_filesystem_is_refused_before_the_run() {
+    let d = tempfile::tempdir().unwrap();
+    let ro = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "ro,size=64k", "tmpfs"])
+        .arg(d.path())
+        .status();
+    if !ro.is_ok_and(|s| s.success()) {
+        println!("SKIPPED: a read-only tmpfs could not be mounted (not root?)");
+        return;
+    }
+    let t = path_str(&d.path().join("x.dat"));
+    let r = iolab(&["run", "--target", &t, "--ops", "10"]);
+    let _ = std::process::Command::new("umount").arg(d.path()).status();
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with("iolab: --target: ") && r.stderr.contains("read-only filesystem"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// A directory of a kernel-interface filesystem as a run's target is refused as such, never with a
+/// suggestion of a file inside it (which iolab refuses too); `sweep --out` at a symbolic link says so.
+#[test]
+fn a_proc_directory_target_and_a_linked_sweep_out_are_named_for_what_they_are() {
+    refused(
+        &["run", "--target", "/proc", "--ops", "1"],
+        "--target",
+        "not storage",
+    );
+    let r = iolab(&["run", "--target", "/proc", "--ops", "1"]);
+    assert!(
+        !r.stderr.contains("give a file path inside it"),
+        "{}",
+        r.stderr
+    );
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("real.jsonl"), "").unwrap();
+    std::os::unix::fs::symlink("real.jsonl", d.path().join("l.jsonl")).unwrap();
+    let out = path_str(&d.path().join("l.jsonl"));
+    refused(
+        &["sweep", "--vary", "bs=4k,8k", "--out", &out],
+        "--out",
+        "is a symbolic link",
+    );
+}
+
 /// What the guest would refuse is refused before the guest boots (no cache is made, nothing fetched):
 /// a command that is not iolab's, a script line that is not, `vm` inside the guest, a taken --ssh port.
 #[test]

@@ -254,6 +254,8 @@ impl RawSpec {
                 // A directory is no target (said before any work: a sweep over other keys would record
                 // every point as not run). The target's setup checks again, on the path it opens.
                 if at == RunsOn::Here && p.is_dir() {
+                    // A directory of procfs, sysfs ...: no file in it is a target either.
+                    crate::target::check_kernel_interface(&p.join("iolab.dat"))?;
                     return Err(Error::usage(
                         "--target",
                         format!(

@@ -544,7 +544,15 @@ fn check_parent(path: &Path) -> Result<()> {
             )))
         }
     }
-    Ok(())
+    // A read-only filesystem is said before any work (the file's creation failed with EROFS, exit 1).
+    match sys::access_writable_dir(parent) {
+        Err(e) if e.errno == libc::EROFS => Err(target_err(format!(
+            "{} is on a read-only filesystem: iolab cannot create its file there; choose a place on a \
+             writable one",
+            crate::units::show_path(path)
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The bytes of the target the threads' regions may use, from its kind, size and the amounts asked.

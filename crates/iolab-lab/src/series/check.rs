@@ -220,7 +220,9 @@ pub(crate) fn scan_checked(
 
 /// `--out` without `--resume`: a new file in an existing directory.
 pub(crate) fn new_out(p: &Path) -> Result<PathBuf> {
-    if p.exists() {
+    // A symbolic link is said to be one (iolab never writes through one, --resume or not).
+    let link = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+    if p.exists() && !link {
         return Err(Error::usage(
             "--out",
             format!(

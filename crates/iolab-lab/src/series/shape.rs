@@ -108,19 +108,14 @@ fn beyond_the_run(run: &Value) -> Option<String> {
                 Some(s) if s <= b => "more than its ops and wall time allow",
                 _ => "more than any machine does",
             };
-            return Some(format!("{} is {}, {what}", f.path.join("."), short(v)));
+            return Some(format!(
+                "{} is {}, {what}",
+                f.path.join("."),
+                iolab_engine::units::show_number(v)
+            ));
         }
     }
     None
-}
-
-/// A number as a message shows it: never 300 digits.
-fn short(v: f64) -> String {
-    if v.abs() >= 1e12 {
-        format!("{v:.3e}")
-    } else {
-        format!("{v}")
-    }
 }
 
 /// The longest text iolab writes as a point's key or value, or a spec's text (a path: PATH_MAX).
@@ -178,7 +173,11 @@ fn percentiles_out_of_order(run: &Value) -> Option<String> {
             continue;
         };
         if let Some((lower, w)) = below.filter(|(_, w)| *w > v * (1.0 + 1e-9)) {
-            return Some(format!("latency.{lower} ({w}) is above latency.{k} ({v})"));
+            return Some(format!(
+                "latency.{lower} ({}) is above latency.{k} ({})",
+                iolab_engine::units::show_number(w),
+                iolab_engine::units::show_number(v)
+            ));
         }
         below = Some((k, v));
     }
