@@ -161,6 +161,10 @@ pub fn sweep_doc(lead: &str, keys: &[String], recs: &[&Value]) -> Doc {
                 cells.extend(run_cells(r));
                 t.row(cells);
             }
+            // A point that started and failed (no space, an I/O error) is not one that did not run.
+            (None, Some(e)) if iolab_lab::suite::point_failed(rec) => {
+                t.note(key_cells, format!("failed: {e}"))
+            }
             (None, Some(e)) => t.note(key_cells, format!("not run: {e}")),
             _ => {}
         }

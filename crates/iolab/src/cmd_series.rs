@@ -257,14 +257,15 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
     };
     write_all(&outputs, &doc, lost)?;
     outln(&format!(
-        "result: {} ({n} points, {failed} not run this time)",
+        "result: {} ({n} points, {failed} without a result this time)",
         flow.rec.path.display()
     ))?;
     Ok(nothing_ran("sweep", &records))
 }
 
 /// 1 where records were made this time and every one is a point that did not run (each refused: the
-/// target immutable, a loop device's backing file ...), said with the first reason; else 0. A point this
+/// target immutable, a loop device's backing file ...; or failed: no space), said with the first reason;
+/// else 0. A point this
 /// machine cannot run (not available) is not counted as refused.
 fn nothing_ran(what: &str, records: &[&serde_json::Value]) -> i32 {
     let errors: Vec<&str> = records
@@ -274,8 +275,12 @@ fn nothing_ran(what: &str, records: &[&serde_json::Value]) -> i32 {
         .unwrap_or_default();
     match errors.first() {
         Some(first) if !errors.iter().any(|e| e.starts_with("not available")) => {
+            let how = match records.iter().any(|r| iolab_lab::suite::point_failed(r)) {
+                true => "each failed or was refused",
+                false => "each was refused",
+            };
             errln(&format!(
-                "iolab {what}: no point ran (each was refused); the first: {first}"
+                "iolab {what}: no point ran to its end ({how}); the first: {first}"
             ));
             1
         }
@@ -419,7 +424,7 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     write_all(&outputs, &doc, lost)?;
     recorded?;
     outln(&format!(
-        "\nresult: {} ({n} points, {failed} not run this time); charts: iolab report {} -o report.html",
+        "\nresult: {} ({n} points, {failed} without a result this time); charts: iolab report {} -o report.html",
         flow.rec.path.display(),
         flow.rec.path.display()
     ))?;

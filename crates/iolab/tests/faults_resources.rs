@@ -218,6 +218,13 @@ fn a_sweep_goes_on_after_a_point_that_found_no_space() {
     assert_eq!(lines.len(), 3, "{lines:?}");
     let err = lines[0]["error"].as_str().unwrap_or_default();
     assert!(err.contains("ENOSPC"), "first point: {}", lines[0]);
+    // It ran and failed: said so, not "not run".
+    assert!(r.stdout.contains("failed: "), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("1 without a result this time"),
+        "{}",
+        r.stdout
+    );
     for l in &lines[1..] {
         assert!(l.get("error").is_none(), "a later point failed: {l}");
         assert!(u64_of(&l["result"], &["ops"]) > 0, "{l}");

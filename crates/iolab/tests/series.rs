@@ -391,7 +391,7 @@ fn a_sweep_where_no_point_ran_says_so_and_fails() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
         r.stderr
-            .contains("no point ran (each was refused); the first: --target:")
+            .contains("no point ran to its end (each was refused); the first: --target:")
             && r.stderr.contains("immutable"),
         "{}",
         r.stderr
