@@ -118,6 +118,7 @@ pub fn check_inventory(inv: &Path) -> Result<Checked> {
         top: inv,
         entries: 0,
         bytes: 0,
+        ranged: 0,
         files: Vec::new(),
     };
     let rel = if meta.is_dir() {
@@ -151,6 +152,8 @@ struct Walk<'a> {
     top: &'a Path,
     entries: usize,
     bytes: u64,
+    /// The hosts its ranges make ([`range_hosts`]).
+    ranged: u64,
     files: Vec<(PathBuf, Vec<u8>)>,
 }
 
@@ -158,6 +161,37 @@ struct Walk<'a> {
 fn is_vars(rel: &Path) -> bool {
     rel.components()
         .any(|c| matches!(c.as_os_str().to_str(), Some("group_vars" | "host_vars")))
+}
+
+/// The most hosts an inventory's ranges (`web[01:50]`) may make: Ansible makes each before it runs,
+/// and `h[0:99999999]` (40 bytes) took it to its 4 GiB bound.
+const MAX_RANGE_HOSTS: u64 = 10_000;
+
+/// How many hosts the ranges of `text` make, as Ansible expands them: per line the product of its
+/// `[A:B]` or `[A:B:STEP]` ranges (numbers, or single letters), summed over the lines (saturating).
+fn range_hosts(text: &str) -> u64 {
+    let one = |r: &str| -> Option<u64> {
+        let mut it = r.split(':');
+        let (a, b) = (it.next()?.trim(), it.next()?.trim());
+        let step: u64 = it.next().map_or(Some(1), |s| s.trim().parse().ok())?.max(1);
+        let span = match (a.parse::<u64>(), b.parse::<u64>()) {
+            (Ok(a), Ok(b)) => b.checked_sub(a)?,
+            _ if a.len() == 1 && b.len() == 1 => {
+                u64::from(b.as_bytes()[0].checked_sub(a.as_bytes()[0])?)
+            }
+            _ => return None,
+        };
+        Some((span / step).saturating_add(1))
+    };
+    text.lines()
+        .map(|l| {
+            let ranges = l
+                .split('[')
+                .skip(1)
+                .filter_map(|r| one(r.split(']').next()?));
+            ranges.fold(0u64, |n, k| n.max(1).saturating_mul(k))
+        })
+        .fold(0u64, u64::saturating_add)
 }
 
 /// Whether YAML `text` has a root `plugin` key: Ansible's `auto` inventory plugin then loads the plugin
@@ -240,6 +274,19 @@ impl Walk<'_> {
                     self.at(p)
                 )));
             }
+        }
+        if !is_vars(rel) {
+            self.ranged = self
+                .ranged
+                .saturating_add(range_hosts(&String::from_utf8_lossy(&bytes)));
+        }
+        if self.ranged > MAX_RANGE_HOSTS {
+            return Err(inventory_err(format!(
+                "{}: its host ranges (name[A:B]) make more than {} hosts; iolab gives Ansible at most \
+                 that many (more took Ansible past its memory bound while it read them)",
+                self.top.display(),
+                iolab_engine::units::thousands_u64(MAX_RANGE_HOSTS)
+            )));
         }
         self.files.push((rel.to_path_buf(), bytes));
         Ok(())
@@ -575,6 +622,18 @@ mod tests {
         }
         assert_eq!(inside(Path::new("/abs/x.json")), PathBuf::from("x.json"));
         assert_eq!(normal(Path::new("./a/../r.json")), PathBuf::from("r.json"));
+    }
+
+    #[test]
+    fn host_ranges_are_counted_as_ansible_expands_them() {
+        assert_eq!(range_hosts("[web]\nweb[01:50].x\n[db:children]\nweb\n"), 50);
+        assert_eq!(range_hosts("h[0:9:2]-r[a:c]\nplain\n"), 15);
+        assert_eq!(
+            range_hosts("h[0:99999999] ansible_connection=local\n"),
+            100_000_000
+        );
+        assert_eq!(range_hosts("[lab:vars]\nx=[1, 2]\n"), 0);
+        assert_eq!(range_hosts("h[0:18446744073709551615][0:9]\n"), u64::MAX);
     }
 
     #[test]

@@ -156,6 +156,11 @@ fn own_keys_impossible(rec: &Value) -> Option<String> {
 
 /// Why a run's spec cannot be iolab's: a text in it longer than any iolab writes (a target's path).
 fn spec_impossible(run: &Value) -> Option<String> {
+    // The kind of target is one of iolab's words ("file", "dev_null" ...), shown in every label.
+    let kind = run.pointer("/target/kind");
+    if kind.is_some_and(|k| !k.as_str().is_some_and(|k| k.len() <= 64)) {
+        return Some("target.kind is not a word of at most 64 bytes".into());
+    }
     let spec = run.get("spec")?.as_object()?;
     let (k, _) = spec
         .iter()
