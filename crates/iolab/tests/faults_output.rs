@@ -407,6 +407,34 @@ fn a_suite_whose_points_failed_for_space_exits_1_naming_enospc() {
     );
 }
 
+/// /dev/stdout when stdout is a pipe is named for what it leads to (it was called a dangling symlink).
+#[test]
+fn dev_stdout_on_a_pipe_is_named_a_pipe() {
+    let o = Command::new(bin())
+        .args([
+            "run",
+            "--target",
+            "/dev/stdout",
+            "--ops",
+            "4",
+            "--count",
+            "none",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("iolab: --target: /dev/stdout leads to pipe:[")
+            && !err.contains("dangling"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+}
+
 /// A target that is the file iolab's own stdout or stderr goes to is refused before anything is written:
 /// the pattern never lands in the report.
 #[test]

@@ -77,6 +77,27 @@ pub fn record_made(path: &Path, id: (u64, u64)) {
     }
 }
 
+/// Where a chain of symbolic links ends in a descriptor's object that has no path ("pipe:[81]",
+/// "socket:[9]", "anon_inode:[eventfd]": procfs's links of /proc/PID/fd), if it does.
+fn descriptor_end(path: &Path) -> Option<String> {
+    let mut at = path.to_path_buf();
+    for _ in 0..8 {
+        let to = std::fs::read_link(&at).ok()?;
+        let text = to.to_string_lossy();
+        if ["pipe:[", "socket:[", "anon_inode:"]
+            .iter()
+            .any(|p| text.starts_with(p))
+        {
+            return Some(text.into_owned());
+        }
+        at = match to.is_absolute() {
+            true => to,
+            false => at.parent()?.join(to),
+        };
+    }
+    None
+}
+
 impl Pin {
     /// The existing target at `path`, or `None` when nothing has that name. A symbolic link is followed
     /// once (said in `notes`); every later open goes to what was found.
@@ -93,6 +114,17 @@ impl Pin {
         }
         let real = std::fs::canonicalize(path).map_err(|e| {
             let to = std::fs::read_link(path).map_or("?".into(), |t| t.display().to_string());
+            if let Some(end) = descriptor_end(path) {
+                // /dev/stdout and the like: a link of procfs to what a descriptor holds.
+                return Error::usage(
+                    "--target",
+                    format!(
+                        "{shown} leads to {end}, an open descriptor's pipe, socket or other object, not a \
+                         file iolab can open by name: give a file, a device, or the targets pipe, \
+                         socketpair or tcp"
+                    ),
+                );
+            }
             Error::usage(
                 "--target",
                 format!(
