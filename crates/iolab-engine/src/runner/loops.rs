@@ -4,31 +4,15 @@
 //! kept across the system call cost less: the lean methods' plain loop (`dense_ops`), and, for io_uring,
 //! the SQE builder and the ring designs other than per-thread (see `bench/pages.sh`).
 
+use super::flushes::{end_flushes, flushes_due, next_at, timed_flush};
 use super::work::{AlignedBuf, LoopParams, WorkerOut};
 use crate::error::{Error, Result};
 use crate::measure::clock::Clock;
 use crate::measure::hist::{FastHist, Pending};
 use crate::method::api::{Flush, Io, Method};
 use crate::pattern::{self, OpPlan, PlannedOp};
-use crate::spec::{Spec, SyncEvery};
+use crate::spec::Spec;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-// Out of line: a flush is a slow system call, and the loops are compiled per method and clock.
-#[inline(never)]
-pub(super) fn timed_flush<M: Method, C: Clock>(
-    m: &mut M,
-    clk: &C,
-    what: Flush,
-    out: &mut WorkerOut,
-) -> Result<()> {
-    let s = clk.now();
-    m.flush(what)?;
-    let d = clk.now().saturating_sub(s);
-    out.flush_calls += 1;
-    out.flush_ticks += d;
-    out.flush_max_ticks = out.flush_max_ticks.max(d);
-    Ok(())
-}
 
 pub(super) fn short_transfer(p: &LoopParams, n: usize, offset: u64) -> Error {
     Error::Runtime(format!(
@@ -37,45 +21,6 @@ pub(super) fn short_transfer(p: &LoopParams, n: usize, offset: u64) -> Error {
         p.bs,
         p.target_path.display()
     ))
-}
-
-pub(super) fn end_flushes<M: Method, C: Clock>(
-    m: &mut M,
-    clk: &C,
-    spec: &Spec,
-    out: &mut WorkerOut,
-) -> Result<()> {
-    m.finish()?;
-    if spec.msync == SyncEvery::End {
-        timed_flush(m, clk, Flush::Msync, out)?;
-    }
-    if spec.fsync == SyncEvery::End {
-        timed_flush(m, clk, Flush::Fsync, out)?;
-    }
-    Ok(())
-}
-
-/// The --fsync/--msync flushes due at op count `done`; returns the op count of the next one.
-fn flushes_due<M: Method, C: Clock>(
-    m: &mut M,
-    clk: &C,
-    p: &LoopParams,
-    done: u64,
-    out: &mut WorkerOut,
-) -> Result<u64> {
-    if p.fsync_every != 0 && done.is_multiple_of(p.fsync_every) {
-        timed_flush(m, clk, Flush::Fsync, out)?;
-    }
-    if p.msync_every != 0 && done.is_multiple_of(p.msync_every) {
-        timed_flush(m, clk, Flush::Msync, out)?;
-    }
-    Ok(next_at(done, p.fsync_every).min(next_at(done, p.msync_every)))
-}
-
-/// The op count at which a flush every `every` ops is next due after `done` (u64::MAX: never).
-fn next_at(done: u64, every: u64) -> u64 {
-    done.checked_div(every)
-        .map_or(u64::MAX, |q| (q + 1) * every)
 }
 
 /// The loop for methods that complete every op inside `submit`.
@@ -217,24 +162,34 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
             break;
         }
     }
-    if paced && !out.pace.rested {
-        super::paced::last_interval(
-            clk,
-            (p.pace_ticks, p.hz),
-            start,
-            done,
-            deadline,
-            &mut out.pace,
-        );
+    end_loop(m, clk, (p, spec), out, (start, deadline, done), rare_reads)?;
+    // The last ops, for the display (after the timed span).
+    publish(p, out.t_last, done, &mut reported);
+    Ok(())
+}
+
+/// The end of [`loop_sync`]'s timed span, after `done` ops from tick `start`: a paced thread waits out
+/// its last op's interval (or up to the deadline), the final flushes, the span's last tick, and the
+/// clock reads made (`rare_reads` besides the one per op and the pace's).
+fn end_loop<M: Method, C: Clock>(
+    m: &mut M,
+    clk: &C,
+    (p, spec): (&LoopParams, &Spec),
+    out: &mut WorkerOut,
+    (start, deadline, done): (u64, u64, u64),
+    rare_reads: u64,
+) -> Result<()> {
+    if p.pace_ticks > 0.0 && !out.pace.rested {
+        let pace = (p.pace_ticks, p.hz);
+        super::paced::last_interval(clk, pace, start, done, deadline, &mut out.pace);
     }
     out.ops = done;
     end_flushes(m, clk, spec, out)?;
     out.t_last = clk.now();
     // The start, one per op (or per `every` ops), the rare ones, the pace's waits, the end, and two per
     // flush.
+    let every = p.clock_every.max(1);
     out.clock_reads = 2 + done / every + rare_reads + out.pace.clock_reads + 2 * out.flush_calls;
-    // The last ops, for the display (after the timed span).
-    publish(p, out.t_last, done, &mut reported);
     Ok(())
 }
 

@@ -111,6 +111,10 @@ pub(super) struct Pruned<'p, 'a>(
 /// it may hold as it is parsed.
 pub(super) struct Holds(Bound, std::cell::Cell<usize>);
 
+/// The most records a file holds: a suite runs at most 200,000 points, a sweep 100,000, and a resumed run
+/// adds a line for each point it runs again.
+pub const MAX_RECORDS: usize = 250_000;
+
 /// Values whose items (at every depth) iolab bounds in all: a run's spec holds about 60, a record's
 /// point at most 64 texts.
 const HOLDS: [Bound; 2] = [("spec", 128), ("point", 64)];
@@ -154,7 +158,7 @@ const BOUNDED: [Bound; 10] = [
     ("published", 1024),
     ("cites", 4096),
     // A survey's runs, a `run --repeat` document's (at most 10,000 repeats): as many as a file's records.
-    ("runs", super::stream::MAX_RECORDS),
+    ("runs", MAX_RECORDS),
 ];
 
 impl Pruned<'_, '_> {

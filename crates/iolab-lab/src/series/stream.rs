@@ -311,9 +311,7 @@ impl JsonLines {
     }
 }
 
-/// The most records a file holds: a suite runs at most 200,000 points, a sweep 100,000, and a resumed run
-/// adds a line for each point it runs again.
-pub const MAX_RECORDS: usize = 250_000;
+pub use super::prune::MAX_RECORDS;
 
 fn too_many(line: usize) -> String {
     format!(
