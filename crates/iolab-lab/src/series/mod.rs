@@ -22,6 +22,7 @@ pub use figures::{
 };
 pub use jobs::{run_jobs, CustomWork, Event, Job, Work};
 pub use points::{parse_vary, parse_vary_any, point_label, point_raw, points, shown, Vary};
+#[cfg(test)]
 pub use prune::field_names;
 pub use recorder::Recorder;
 pub use records::{

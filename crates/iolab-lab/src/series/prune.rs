@@ -208,7 +208,7 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
                     .map(|b| Holds(*b, std::cell::Cell::new(b.1)));
                 // A spec kept whole: its own keys, each whole.
                 let under = match k.as_ref() == "spec" && under.iter().all(|p| p.is_empty()) {
-                    true => spec_keys().iter().map(|p| &p[..]).collect(),
+                    true => SPEC_KEYS.iter().map(|p| &p[..]).collect(),
                     false => under,
                 };
                 let v = m.next_value_seed(Pruned(&under, most, own.as_ref().or(self.2)))?;
@@ -325,23 +325,110 @@ pub(super) fn record_paths<'a>(result: &[&'a [&'a str]]) -> Vec<Vec<&'a str>> {
     out
 }
 
-/// A spec's own keys (the fields of [`iolab_engine::spec::Spec`]): what a spec kept whole is read as,
-/// so that a key iolab never writes there is passed over as it is parsed, never made.
-fn spec_keys() -> &'static [[&'static str; 1]] {
-    static KEYS: std::sync::OnceLock<Vec<[&'static str; 1]>> = std::sync::OnceLock::new();
-    KEYS.get_or_init(|| {
-        let mut keys: Vec<[&str; 1]> = field_names::<iolab_engine::spec::Spec>()
-            .iter()
-            .map(|f| [*f])
-            .collect();
-        // Written, never read back (the seed as the user gave it).
-        keys.push(["seed_text"]);
-        keys
-    })
-}
+/// A spec's own keys (the fields of [`iolab_engine::spec::Spec`], and `seed_text`, written and never read
+/// back): what a spec kept whole is read as, so that a key iolab never writes there is passed over as it
+/// is parsed, never made. Checked against serde's names of the fields by a test.
+const SPEC_KEYS: [[&str; 1]; 45] = [
+    ["target"],
+    ["method"],
+    ["op"],
+    ["pattern"],
+    ["distribution"],
+    ["read_pct"],
+    ["rate_iops"],
+    ["bs"],
+    ["ops"],
+    ["duration_s"],
+    ["warmup"],
+    ["threads"],
+    ["inflight"],
+    ["direct"],
+    ["fsync"],
+    ["cold_cache"],
+    ["memory_limit"],
+    ["msync"],
+    ["iovecs"],
+    ["qd"],
+    ["batch"],
+    ["stdio_buffer"],
+    ["file_size"],
+    ["share_region"],
+    ["preallocate"],
+    ["offset"],
+    ["seed"],
+    ["verify"],
+    ["overwrite"],
+    ["keep"],
+    ["allow_device_writes"],
+    ["count"],
+    ["layers"],
+    ["ring"],
+    ["breakdown"],
+    ["offload"],
+    ["rw_flags"],
+    ["profile"],
+    ["profile_hz"],
+    ["log_interval_ms"],
+    ["op_log_ms"],
+    ["sink"],
+    ["sink_log"],
+    ["clock_every"],
+    ["seed_text"],
+];
+
+/// A run result's own keys (the fields of [`iolab_engine::result::RunResult`]), each kept whole of a
+/// survey's run. Checked against serde's names of the fields by a test.
+const RUN_RESULT_KEYS: [&str; 44] = [
+    "schema_version",
+    "host",
+    "spec",
+    "target",
+    "clock",
+    "timed",
+    "excluded",
+    "warmup",
+    "wall_s",
+    "ops",
+    "bytes",
+    "iops",
+    "mib_s",
+    "ns_per_op",
+    "latency",
+    "latency_unavailable",
+    "gap",
+    "gap_unavailable",
+    "flushes",
+    "cpu",
+    "disturbance",
+    "syscalls",
+    "uring",
+    "aio",
+    "nowait",
+    "memory",
+    "mixed",
+    "paced",
+    "access",
+    "layers",
+    "device_io",
+    "per_thread",
+    "verify",
+    "kernel",
+    "derived",
+    "findings",
+    "fallbacks",
+    "notes",
+    "offload",
+    "profile",
+    "intervals",
+    "sink",
+    "iopoll",
+    "sparse_clock",
+];
 
 /// The field names of a struct as its derived `Deserialize` names them to the reader it is read by
-/// (asked of a reader that only takes the names).
+/// (asked of a reader that only takes the names): for tests, which check the lists readers keep
+/// against them (a board's binary would carry every field type's deserializer again for this reader).
+#[cfg(test)]
 pub fn field_names<T: serde::de::DeserializeOwned>() -> &'static [&'static str] {
     use serde::de::value::Error;
     struct Names<'n>(&'n mut &'static [&'static str]);
@@ -406,9 +493,22 @@ pub(super) fn document_paths<'a>(result: &[&'a [&'a str]]) -> Vec<Vec<&'a str>> 
     }
     // A survey's run is read whole (the page's answer is made from its runs as the survey wrote them):
     // the result's own keys, each whole (a key iolab never writes there is passed over, never made).
-    let result_keys = field_names::<iolab_engine::result::RunResult>();
-    out.extend(result_keys.iter().map(|k| vec!["runs", "result", *k]));
+    out.extend(RUN_RESULT_KEYS.iter().map(|k| vec!["runs", "result", *k]));
     out.extend(SURVEY_RUN_KEYS.iter().map(|k| vec!["runs", *k]));
     out.extend([vec!["repeat"], vec!["ranking"], vec!["findings"]]);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_own_keys_kept_are_serdes_names_of_the_fields() {
+        let mut spec: Vec<&str> = field_names::<iolab_engine::spec::Spec>().to_vec();
+        spec.push("seed_text");
+        assert_eq!(SPEC_KEYS.iter().map(|k| k[0]).collect::<Vec<_>>(), spec);
+        let run = field_names::<iolab_engine::result::RunResult>();
+        assert_eq!(&RUN_RESULT_KEYS[..], run);
+    }
 }
