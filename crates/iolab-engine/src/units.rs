@@ -273,13 +273,23 @@ pub fn thousands(v: f64) -> String {
     o
 }
 
-/// A number as a message quotes it: as given, but never hundreds of digits (1e308 is "1.000e308").
+/// A number as a message quotes it: as given, but never hundreds of digits (1e308 is "1.000e308",
+/// 2.5e-9 "2.500e-9").
 pub fn show_number(v: f64) -> String {
-    if v.is_finite() && v != 0.0 && !(1e-6..1e12).contains(&v.abs()) {
-        format!("{v:.3e}")
-    } else {
-        format!("{v}")
+    if !(v.is_finite() && v != 0.0 && !(1e-6..1e12).contains(&v.abs())) {
+        return format!("{v}");
     }
+    // Mantissa and exponent by hand: `{:e}` would bring float formatting code of its own (4 KB of a
+    // board's binary).
+    let exp = v.abs().log10().floor() as i32;
+    let m = v / 10f64.powi(exp);
+    // A mantissa rounded up to 10 (9.9996) moves to the next power.
+    let (m, exp) = if m.abs() >= 9.9995 {
+        (m / 10.0, exp + 1)
+    } else {
+        (m, exp)
+    };
+    format!("{m:.3}e{exp}")
 }
 
 /// A count with thousands separated: "12,345,678" (exact for every u64).
@@ -319,6 +329,15 @@ pub fn utc_stamp(secs: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_number_is_quoted_without_hundreds_of_digits() {
+        assert_eq!(show_number(1e308), "1.000e308");
+        assert_eq!(show_number(-2.5e-9), "-2.500e-9");
+        assert_eq!(show_number(9.9999e15), "1.000e16");
+        assert_eq!(show_number(123.5), "123.5");
+        assert_eq!(show_number(0.0), "0");
+    }
 
     #[test]
     fn thousands_separators() {

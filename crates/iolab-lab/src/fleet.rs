@@ -417,11 +417,18 @@ fn other_document(path: &Path) -> bool {
     struct Other {
         #[allow(dead_code)]
         host: BTreeMap<String, serde::de::IgnoredAny>,
+        // A run's result has a host too: a document with a spec or runs is a run's (refused for what
+        // its reading found), never another command's.
+        #[serde(default)]
+        spec: Option<serde::de::IgnoredAny>,
+        #[serde(default)]
+        runs: Option<serde::de::IgnoredAny>,
     }
     let Ok(f) = iolab_engine::input::open_regular(path, "", "fleet's file", HOST_FILE_MAX) else {
         return false;
     };
-    serde_json::from_reader::<_, Other>(std::io::BufReader::new(f)).is_ok()
+    serde_json::from_reader::<_, Other>(std::io::BufReader::new(f))
+        .is_ok_and(|o| o.spec.is_none() && o.runs.is_none())
 }
 
 /// Where the role fetches a host's files, renamed by [`settle`] once its outcome came back whole.
@@ -1045,6 +1052,12 @@ mod tests {
         std::fs::write(&rec, b"").unwrap();
         let why = lost(outcome_of(d.path(), "h", &k));
         assert!(why.contains("h/files/r.json is empty"), "{why}");
+        // A run's result (it has a host, as another command's document has) with a figure no run has.
+        let forged = serde_json::json!({"spec": {"method": "psync"}, "host": {"kernel": "6.1"},
+            "ops": 10, "wall_s": 1.0, "iops": 1e15});
+        std::fs::write(&rec, forged.to_string()).unwrap();
+        let why = lost(outcome_of(d.path(), "h", &k));
+        assert!(why.contains("iops is 1.000e15"), "{why}");
         // JSON lines whose last line is cut short.
         std::fs::write(&rec, b"{\"point\": {}, \"error\": \"x\"}\n{\"point\"").unwrap();
         let why = lost(outcome_of(d.path(), "h", &k));

@@ -178,13 +178,13 @@ fn a_figure_beyond_its_runs_ops_and_time_or_any_machine_is_refused() {
             "iops": 5000.0, "mib_s": 19.5, "latency": {"p99_ns": 900.0},
             "cpu": {"process": {"user_s": 0.1, "sys_s": 0.1}}});
         crate::series::tests::merge(&mut r, fig);
-        format!(
-            "{}
-",
-            serde_json::json!({"point": {}, "result": r})
-        )
+        format!("{}\n", serde_json::json!({"point": {}, "result": r}))
     };
     assert!(records_of(&rec(serde_json::json!({})), Path::new("f")).is_ok());
+    // /dev/null moves no data: 1 GiB blocks at 9 M ops/s are a rate iolab writes.
+    let fast = serde_json::json!({"ops": 9_000_000u64, "wall_s": 1.0, "iops": 9e6,
+        "bytes": 9_000_000u64 << 30, "mib_s": 9e6 * 1024.0, "spec": {"seed": u64::MAX}});
+    assert!(records_of(&rec(fast), Path::new("f")).is_ok());
     for (fig, says) in [
         (
             serde_json::json!({"iops": 1e15}),
@@ -205,8 +205,21 @@ fn a_figure_beyond_its_runs_ops_and_time_or_any_machine_is_refused() {
         ),
         // Without its span: bounded by what any machine does.
         (
-            serde_json::json!({"wall_s": null, "iops": 1e11}),
-            "iops is 100000000000, more than any",
+            serde_json::json!({"wall_s": null, "iops": 1e13}),
+            "iops is 1.000e13, more than any machine",
+        ),
+        (
+            serde_json::json!({"latency": {"max_ns": 1e15}}),
+            "latency.max_ns is 1.000e15, more than its",
+        ),
+        // Any number beyond a 64-bit count, wherever it is (a gap's, a call count's).
+        (
+            serde_json::json!({"gap": {"p50_ns": 1e300}}),
+            "gap.p50_ns is 1.000e300, more than any count",
+        ),
+        (
+            serde_json::json!({"syscalls": {"method_per_op": 1e7}}),
+            "method_per_op is 10000000, more than",
         ),
     ] {
         let e = records_of(&rec(fig), Path::new("f"))
