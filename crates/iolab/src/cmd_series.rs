@@ -260,7 +260,7 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
         "result: {} ({n} points, {failed} without a result this time)",
         flow.rec.path.display()
     ))?;
-    Ok(nothing_ran("sweep", &records))
+    Ok(exit_of("sweep", &records))
 }
 
 /// 1 where records were made this time and every one is a point that did not run (each refused: the
@@ -428,21 +428,29 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
         flow.rec.path.display(),
         flow.rec.path.display()
     ))?;
-    // A point that failed at run time (a full filesystem, an I/O error) is a failure of the suite, said
-    // with the first one's reason; a point this machine cannot run is not.
-    let failures: Vec<&str> = mine
+    Ok(exit_of("suite", &mine.iter().collect::<Vec<_>>()))
+}
+
+/// The exit status of a sweep or suite from the records it made this time: 1 where a point failed at
+/// run time (a full filesystem, an I/O error: a failure of the whole, said with the first one's
+/// reason; a point this machine cannot run is not one), or where none ran ([`nothing_ran`]); else 0.
+fn exit_of(what: &str, records: &[&serde_json::Value]) -> i32 {
+    let failures: Vec<&str> = records
         .iter()
         .filter(|r| iolab_lab::suite::point_failed(r))
         .filter_map(|r| r.get("error").and_then(|e| e.as_str()))
         .collect();
-    if let Some(first) = failures.first() {
-        errln(&format!(
-            "iolab suite: {} of {n} points failed (marked failed above); the first: {first}",
-            failures.len()
-        ));
-        return Ok(1);
+    match failures.first() {
+        Some(first) if failures.len() < records.len() => {
+            errln(&format!(
+                "iolab {what}: {} of {} points failed (marked failed above); the first: {first}",
+                failures.len(),
+                records.len()
+            ));
+            1
+        }
+        _ => nothing_ran(what, records),
     }
-    Ok(nothing_ran("suite", &mine.iter().collect::<Vec<_>>()))
 }
 
 /// The suite `a` names, with its `--profile` and `--repeat` set on every point, and the repeat count.

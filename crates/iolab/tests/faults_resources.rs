@@ -196,8 +196,10 @@ fn mmap_into_a_full_tmpfs_is_enospc_not_sigbus() {
 }
 
 #[test]
-fn a_sweep_goes_on_after_a_point_that_found_no_space() {
-    let Some(fs) = Mounted::tmpfs_8m("a_sweep_goes_on_after_a_point_that_found_no_space") else {
+fn a_sweep_goes_on_after_a_point_that_found_no_space_and_ends_with_exit_1() {
+    let Some(fs) =
+        Mounted::tmpfs_8m("a_sweep_goes_on_after_a_point_that_found_no_space_and_ends_with_exit_1")
+    else {
         return;
     };
     let rec_dir = disk_dir();
@@ -209,7 +211,13 @@ fn a_sweep_goes_on_after_a_point_that_found_no_space() {
         ),
         &fs.path("f"),
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    // The other points ran; the sweep as a whole failed, and says which point and why.
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("iolab sweep: 1 of 3 points failed") && r.stderr.contains("ENOSPC"),
+        "{}",
+        r.stderr
+    );
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(&rec)
         .unwrap()
         .lines()

@@ -84,15 +84,24 @@ fn not_empty(f: RecordFile, path: &Path) -> Result<RecordFile> {
 
 /// What a point of a sweep or suite is refused with when its target file exists (most often a file an
 /// interrupted iolab left behind).
-pub use iolab_engine::target::{TARGET_EXISTS, TARGET_LEFT};
+#[cfg(test)]
+pub use iolab_engine::target::TARGET_EXISTS;
 
-/// Whether a record of a point is run again at `--resume` rather than taken as done: the point did not
-/// run because its target file existed (a leftover of an interrupted iolab, which may be gone now; if it
-/// is still there, the point is refused again and recorded so).
+/// Whether a record of a point is run again at `--resume` rather than taken as done: the point has no
+/// result for a cause that may be gone now: refused for its target's state (a file left by an
+/// interrupted iolab, a read-only filesystem: `--target:` or `--overwrite:`), or failed at run time (no
+/// space, an I/O error: exit 1); if the cause is still there, the point is refused or fails again and
+/// is recorded so. A point refused for its own flags (the same at every run), or that this machine or
+/// build cannot run (`not available`), is done.
 pub fn retried(rec: &Value) -> bool {
-    rec.get("error").and_then(|e| e.as_str()).is_some_and(|e| {
-        e.starts_with("--overwrite:") && (e.contains(TARGET_EXISTS) || e.contains(TARGET_LEFT))
-    })
+    let Some(e) = rec.get("error").and_then(|e| e.as_str()) else {
+        return false;
+    };
+    let failed = rec.get("exit_code").and_then(Value::as_i64) == Some(1);
+    let target = ["--target:", "--overwrite:"]
+        .iter()
+        .any(|f| e.starts_with(f));
+    !e.starts_with("not available") && (failed || target)
 }
 
 /// What a sweep or suite records in each point's record as `"settings"`, so `--resume` runs only with

@@ -69,6 +69,15 @@ fn settings_name_what_differs_and_later_records_replace_refusals() {
         &p,
         Err((2, "--qd: psync has none".into()))
     )));
+    // Failed at run time (no space), or refused for its target's state: run again; not available: done.
+    assert!(retried(&record(
+        &p,
+        Err((1, "pwrite failed: ENOSPC".into()))
+    )));
+    let ro = "--target: /m/x is on a read-only filesystem".to_string();
+    assert!(retried(&record(&p, Err((2, ro)))));
+    let na = "not available on this machine: ENOSYS".to_string();
+    assert!(!retried(&record(&p, Err((1, na)))));
     let ran = record(&p, Ok(serde_json::json!({"spec": {}})));
     let text = format!("{refused}\n{ran}\n");
     let (recs, cut) = records_of(&text, Path::new("x")).unwrap();
