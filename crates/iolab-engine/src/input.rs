@@ -39,6 +39,7 @@ pub fn open_regular(
     what: &str,
     limit: u64,
 ) -> Result<std::io::Take<std::fs::File>> {
+    crate::paths::check_length(flag, path)?;
     let shown = path.display();
     let fd = sys::open(
         path,
