@@ -196,7 +196,7 @@ fn own_keys_impossible(rec: &Value) -> Option<String> {
 fn spec_impossible(run: &Value) -> Option<String> {
     // The kind of target is one of iolab's words ("file", "dev_null" ...), shown in every label.
     let kind = run.pointer("/target/kind");
-    if kind.is_some_and(|k| !k.as_str().is_some_and(|k| k.len() <= 64)) {
+    if kind.is_some_and(|k| k.as_str().is_none_or(|k| k.len() > 64)) {
         return Some("target.kind is not a word of at most 64 bytes".into());
     }
     let spec = run.get("spec")?.as_object()?;
