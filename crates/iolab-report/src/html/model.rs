@@ -43,7 +43,8 @@ impl Out {
         self.add_to(None, name, title, caption, svg)
     }
 
-    /// Keeps a chart that could be drawn, in the section of run `run` (None: the charts section).
+    /// Keeps a chart, in the section of run `run` (None: the charts section), or says why it could not
+    /// be drawn.
     pub(crate) fn add_to(
         &mut self,
         run: Option<usize>,
@@ -52,14 +53,16 @@ impl Out {
         caption: String,
         svg: Result<String, String>,
     ) {
-        if let Ok(svg) = svg {
-            self.charts.push(Chart {
+        match svg {
+            Ok(svg) => self.charts.push(Chart {
                 name: name.into(),
                 title: title.into(),
                 caption,
                 svg,
                 run,
-            });
+            }),
+            // A chart that could not be drawn is named with why (a board's flame graph), never dropped.
+            Err(why) => self.leave_out(title, why),
         }
     }
 
