@@ -77,7 +77,8 @@ pub fn read_hosts(dir: &Path, names: &[String], known: &Known, keep: &[&[&str]])
 
 /// What the fleet's merge reads of a run's result: its workload (as `compare` matches runs), its IOPS,
 /// its latency summary with the whole histogram (each field of it: a reader's longer path, such as the
-/// figures' `latency.p99_ns`, would cut a whole `latency` down to itself), and the host it ran on.
+/// figures' `latency.p99_ns`, would cut a whole `latency` down to itself; but the CDF and the plot's
+/// buckets, which the merge makes again from the histograms), and the host it ran on.
 pub const KEPT: &[&[&str]] = &[
     &["spec"],
     &["target", "kind"],
@@ -92,8 +93,6 @@ pub const KEPT: &[&[&str]] = &[
     &["latency", "p99_ns"],
     &["latency", "p999_ns"],
     &["latency", "max_ns"],
-    &["latency", "cdf"],
-    &["latency", "buckets"],
     &["latency", "hist_ns"],
     &["host"],
 ];
@@ -989,7 +988,8 @@ mod tests {
     fn the_merge_reads_each_hosts_histogram_through_the_readers_cut() {
         // A latency summary's every field is kept (the whole summary deserializes), whatever the reader.
         let names = crate::series::field_names::<Summary>();
-        for f in names {
+        // The CDF and the plot's buckets default to none; the merge makes them from the histograms.
+        for f in names.iter().filter(|f| !["cdf", "buckets"].contains(f)) {
             assert!(KEPT.contains(&&["latency", *f][..]), "latency.{f} not kept");
         }
         let d = tempfile::tempdir().unwrap();

@@ -298,9 +298,9 @@ fn existing_json_file_is_not_replaced() {
     assert_eq!(std::fs::read_to_string(&j).unwrap(), "keep me");
 }
 
-/// `vm --cache` in a place iolab cannot write is bad input naming --cache, before anything is fetched.
-#[test]
-fn a_vm_cache_iolab_cannot_write_in_names_the_flag() {
+/// A fresh directory with a read-only tmpfs mounted on it (unmounted by the caller), or None with the
+/// SKIPPED line printed.
+fn read_only_tmpfs() -> Option<tempfile::TempDir> {
     let d = tempfile::tempdir().unwrap();
     let ro = std::process::Command::new("mount")
         .args(["-t", "tmpfs", "-o", "ro,size=64k", "tmpfs"])
@@ -308,8 +308,17 @@ fn a_vm_cache_iolab_cannot_write_in_names_the_flag() {
         .status();
     if !ro.is_ok_and(|s| s.success()) {
         println!("SKIPPED: a read-only tmpfs could not be mounted (not root?)");
-        return;
+        return None;
     }
+    Some(d)
+}
+
+/// `vm --cache` in a place iolab cannot write is bad input naming --cache, before anything is fetched.
+#[test]
+fn a_vm_cache_iolab_cannot_write_in_names_the_flag() {
+    let Some(d) = read_only_tmpfs() else {
+        return;
+    };
     let cache = path_str(&d.path().join("cache"));
     let r = iolab(&["vm", "--cache", &cache, "--", "run"]);
     let _ = std::process::Command::new("umount").arg(d.path()).status();
@@ -328,15 +337,9 @@ fn a_vm_cache_iolab_cannot_write_in_names_the_flag() {
 /// EROFS when the file was made: exit 1).
 #[test]
 fn a_target_on_a_read_only_filesystem_is_refused_before_the_run() {
-    let d = tempfile::tempdir().unwrap();
-    let ro = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "ro,size=64k", "tmpfs"])
-        .arg(d.path())
-        .status();
-    if !ro.is_ok_and(|s| s.success()) {
-        println!("SKIPPED: a read-only tmpfs could not be mounted (not root?)");
+    let Some(d) = read_only_tmpfs() else {
         return;
-    }
+    };
     let t = path_str(&d.path().join("x.dat"));
     let r = iolab(&["run", "--target", &t, "--ops", "10"]);
     let _ = std::process::Command::new("umount").arg(d.path()).status();

@@ -226,7 +226,9 @@ pub struct Summary {
     pub p99_ns: f64,
     pub p999_ns: f64,
     pub max_ns: f64,
-    /// (quantile in [0,1], value in ns) at fixed quantiles, for CDF plots.
+    /// (quantile in [0,1], value in ns) at fixed quantiles, for CDF plots (a reader that draws none,
+    /// the fleet's merge, leaves it out).
+    #[serde(default)]
     pub cdf: Vec<(f64, f64)>,
     /// Histogram for plots: (upper bound in ns, values recorded since the previous bound), buckets half an
     /// octave wide (each bound sqrt(2) times the previous), empty buckets left out.

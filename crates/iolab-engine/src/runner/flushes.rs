@@ -24,6 +24,8 @@ pub(super) fn timed_flush<M: Method, C: Clock>(
     Ok(())
 }
 
+// Inlined into the loops, as when they were in loops.rs (see `loops::end_loop`).
+#[inline(always)]
 pub(super) fn end_flushes<M: Method, C: Clock>(
     m: &mut M,
     clk: &C,

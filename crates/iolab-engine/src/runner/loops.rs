@@ -170,7 +170,9 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
 
 /// The end of [`loop_sync`]'s timed span, after `done` ops from tick `start`: a paced thread waits out
 /// its last op's interval (or up to the deadline), the final flushes, the span's last tick, and the
-/// clock reads made (`rare_reads` besides the one per op and the pace's).
+/// clock reads made (`rare_reads` besides the one per op and the pace's). Inlined: the loop's end runs
+/// on the loop's own code pages (a page first touched inside the timed span is a fault timed with it).
+#[inline(always)]
 fn end_loop<M: Method, C: Clock>(
     m: &mut M,
     clk: &C,

@@ -47,6 +47,14 @@ pub(super) fn profile_charts(runs: &[Run], out: &mut Out) {
         let drawn = format!("Flame graph: {}", workload(x.r, true));
         let samples = fields::PROFILE_SAMPLES.num(x.r).unwrap_or(0.0);
         let sub = sampling(x.r);
+        let folded = fields::PROFILE_FOLDED
+            .at(x.r)
+            .map(strings)
+            .unwrap_or_default();
+        // No stack, no graph and no shares: the run's section says why it has none.
+        if folded.is_empty() {
+            continue;
+        }
         out.add_to(
             Some(i),
             &name,
@@ -59,12 +67,7 @@ pub(super) fn profile_charts(runs: &[Run], out: &mut Out) {
                  and mean nothing. A static SVG (no scripts): hover a box for its name, samples and share. \
                  Drawn with the inferno crate."
             ),
-            flame_svg(
-                &fields::PROFILE_FOLDED.at(x.r).map(strings).unwrap_or_default(),
-                &drawn,
-                &sub,
-                &name,
-            ),
+            flame_svg(&folded, &drawn, &sub, &name),
         );
         groups_chart(x, i, n, out);
     }
