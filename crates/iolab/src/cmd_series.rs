@@ -265,8 +265,7 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
 
 /// 1 where records were made this time and every one is a point that did not run (each refused: the
 /// target immutable, a loop device's backing file ...; or failed: no space), said with the first reason;
-/// else 0. A point this
-/// machine cannot run (not available) is not counted as refused.
+/// else 0. A point this machine cannot run (not available) is not counted as refused.
 fn nothing_ran(what: &str, records: &[&serde_json::Value]) -> i32 {
     let errors: Vec<&str> = records
         .iter()

@@ -34,7 +34,7 @@ pub(super) fn until<C: Clock>(
     deadline: u64,
     out: &mut PaceOut,
 ) -> Option<u64> {
-    let due = start.saturating_add((done as f64 * interval) as u64);
+    let due = due_at(start, done, interval);
     if due >= deadline {
         // The run spans its duration: the thread waits for the deadline, not for this op.
         rest(clk, hz, deadline, out);
@@ -72,8 +72,12 @@ pub(super) fn last_interval<C: Clock>(
     deadline: u64,
     out: &mut PaceOut,
 ) {
-    let due = start.saturating_add((done as f64 * interval) as u64);
-    rest(clk, hz, due.min(deadline), out);
+    rest(clk, hz, due_at(start, done, interval).min(deadline), out);
+}
+
+/// The tick op `done` of a loop that started at tick `start` is due, `interval` ticks apart.
+fn due_at(start: u64, done: u64, interval: f64) -> u64 {
+    start.saturating_add((done as f64 * interval) as u64)
 }
 
 /// Sleeps, then spins, from tick `now` until tick `due`.
