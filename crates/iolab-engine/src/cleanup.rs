@@ -143,13 +143,18 @@ fn leave_registered_cgroup() -> Option<bool> {
 /// whether it is made.
 static TRACE_INSTANCE: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
 static TRACE_INSTANCE_MADE: AtomicBool = AtomicBool::new(false);
+/// The descriptor of the detached tracefs the instance is reached through (-1: a mounted tracefs): the
+/// handler lets go of every other descriptor before it tries again, never of this one.
+static TRACE_MOUNT_FD: AtomicI32 = AtomicI32::new(-1);
 
 /// Registers the ftrace instance directory `dir` (before it is made): on Ctrl-C, SIGTERM or SIGHUP the
-/// handler removes it once made (its Drop at a normal exit; `iolab clean` after a kill).
-pub fn register_trace_instance(dir: &Path) {
+/// handler removes it once made (its Drop at a normal exit; `iolab clean` after a kill). `mount`: the
+/// descriptor of the detached tracefs that `dir` is reached through, if it is.
+pub fn register_trace_instance(dir: &Path, mount: Option<RawFd>) {
     install_signal_handler();
     let c = CString::new(dir.as_os_str().as_bytes()).expect("no NUL in a path");
     let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    TRACE_MOUNT_FD.store(mount.unwrap_or(-1), Ordering::SeqCst);
     let old = TRACE_INSTANCE.swap(c.into_raw(), Ordering::AcqRel);
     if !old.is_null() {
         // SAFETY: `old` came from CString::into_raw here and no slot holds it any more.
@@ -166,6 +171,7 @@ pub fn trace_instance_made() {
 pub fn unregister_trace_instance() {
     let _g = LOCK.lock().unwrap_or_else(|p| p.into_inner());
     TRACE_INSTANCE_MADE.store(false, Ordering::SeqCst);
+    TRACE_MOUNT_FD.store(-1, Ordering::SeqCst);
     let p = TRACE_INSTANCE.swap(std::ptr::null_mut(), Ordering::AcqRel);
     if !p.is_null() {
         // SAFETY: `p` came from CString::into_raw in `register_trace_instance` and no slot holds it any
@@ -190,9 +196,19 @@ fn remove_registered_instance() -> Option<bool> {
         return Some(true);
     }
     // The kernel refuses (EBUSY) while a file of the instance is open, as when the signal came while one
-    // of its settings was being written: let go of every descriptor but stdin/out/err and try again.
-    iolab_sys::close_from_raw(3);
+    // of its settings was being written: let go of every descriptor but stdin/out/err (and the detached
+    // tracefs the instance is reached through) and try again.
+    let_go_of_descriptors();
     Some(remove())
+}
+
+/// In the handler: closes every descriptor but stdin/out/err and the detached tracefs the ftrace instance
+/// is reached through (which the handler removes last).
+fn let_go_of_descriptors() {
+    match TRACE_MOUNT_FD.load(Ordering::SeqCst) {
+        fd if fd >= 3 => iolab_sys::close_from_except_raw(3, fd as u32),
+        _ => iolab_sys::close_from_raw(3),
+    }
 }
 
 /// In the handler: resets and removes the registered zram device; None when there is none.
@@ -214,7 +230,7 @@ fn reset_registered_zram() -> Option<bool> {
     // of every descriptor but stdin/out/err, then try for up to a second (a ring's teardown is deferred).
     let mut reset_ok = reset_once();
     if !reset_ok {
-        iolab_sys::close_from_raw(3);
+        let_go_of_descriptors();
         for _ in 0..20 {
             iolab_sys::sleep_ms_raw(50);
             reset_ok = reset_once();

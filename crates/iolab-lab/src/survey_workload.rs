@@ -13,7 +13,7 @@ use crate::survey::{Cell, OnRun, SurveyRun};
 use iolab_engine::cleanup::Created;
 use iolab_engine::error::{Error, Result};
 use iolab_engine::measure::clock::ClockInfo;
-use iolab_engine::result::{Host, SCHEMA_VERSION};
+use iolab_engine::result::{Host, RunResult, SCHEMA_VERSION};
 use iolab_engine::spec::{MethodKind, OpKind, RawSpec};
 use iolab_engine::target::TargetKind;
 use iolab_engine::units::fmt_size;
@@ -482,6 +482,19 @@ fn cells(
     (cells, refused)
 }
 
+/// Why no run has a time per layer though they were traced (the first run's note), if none has.
+fn layers_missing(runs: &[SurveyRun]) -> Option<String> {
+    let results: Vec<&RunResult> = runs.iter().filter_map(|r| r.result.as_ref()).collect();
+    if results.is_empty() || results.iter().any(|r| r.layers.is_some()) {
+        return None;
+    }
+    let why = results
+        .iter()
+        .flat_map(|r| r.notes.iter())
+        .find_map(|n| n.strip_prefix("no time per layer (--layers): "))?;
+    Some(format!("no time per layer: {why}"))
+}
+
 /// Runs the survey.
 pub fn survey(o: &WorkloadOptions, clock: &ClockInfo) -> Result<WorkloadSurvey> {
     let place = Place::of(&o.target)?;
@@ -520,6 +533,7 @@ pub fn survey(o: &WorkloadOptions, clock: &ClockInfo) -> Result<WorkloadSurvey> 
         max_time_s: o.max_time_s,
     };
     let (mut runs, rounds_run) = crate::rounds::run_rounds(&cells, plan, o.on_run.as_ref(), clock)?;
+    let layers = layers_missing(&runs).unwrap_or(layers);
     runs.extend(refused);
     // The workloads' order, each method in the registry's order.
     let order = |r: &SurveyRun| ws.iter().position(|w| w.label() == r.target);

@@ -88,7 +88,7 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
         ));
     }
     if verbose {
-        if !s.layers.is_empty() {
+        if !s.layers.is_empty() && !layers_missing(s) {
             d.blank().line(s.layers.clone());
         }
         d.blank().line(
@@ -148,6 +148,14 @@ fn head(s: &WorkloadSurvey, d: &mut Doc) {
     for l in crate::rounds_text::machine_lines(&s.host, s.rounds_run.as_ref()) {
         d.line(l);
     }
+    if layers_missing(s) {
+        d.line(s.layers.clone());
+    }
+}
+
+/// Whether the survey has no time per layer (its `layers` says why).
+fn layers_missing(s: &WorkloadSurvey) -> bool {
+    s.layers.starts_with("no time per layer")
 }
 
 /// The failures at run time, grouped by their reason: "psync, io_uring (RND4K Q8 read): ENOSPC ...".

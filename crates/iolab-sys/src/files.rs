@@ -506,6 +506,27 @@ pub fn close_from_raw(first: u32) {
     }
 }
 
+/// [`close_from_raw`] of every descriptor from `first` on but `keep` (a descriptor the handler still needs,
+/// such as the detached mount an ftrace instance is reached through). Async-signal-safe: two system calls.
+pub fn close_from_except_raw(first: u32, keep: u32) {
+    if keep < first {
+        return close_from_raw(first);
+    }
+    // SAFETY: close_range takes integers only; as in `close_from_raw`, the caller ends the process. The
+    // first range is empty (first > last: EINVAL, nothing closed) when `keep` is `first`.
+    unsafe {
+        if keep > first {
+            libc::syscall(libc::SYS_close_range, first, keep - 1, 0u32);
+        }
+        libc::syscall(
+            libc::SYS_close_range,
+            keep.saturating_add(1),
+            u32::MAX,
+            0u32,
+        );
+    }
+}
+
 /// Sleeps `ms` milliseconds (nanosleep; async-signal-safe).
 pub fn sleep_ms_raw(ms: u32) {
     let ts = libc::timespec {

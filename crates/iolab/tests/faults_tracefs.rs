@@ -221,3 +221,132 @@ fn no_signal_at_any_moment_leaves_a_tracefs_mount_or_directory() {
     }
     println!("{}", outcomes.join(" "));
 }
+
+/// iolab's ftrace instances ("iolab-PID-START") as the kernel has them, seen through a tracefs mounted in a
+/// throwaway private namespace (instances are the kernel's, the same under every mount of tracefs).
+fn kernel_instances() -> Vec<String> {
+    let out = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c"])
+        .arg(
+            "umount -l /sys/kernel/tracing 2>/dev/null; mount -t tracefs nodev /sys/kernel/tracing && \
+             ls /sys/kernel/tracing/instances",
+        )
+        .output()
+        .expect("unshare runs");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter(|n| n.starts_with("iolab-"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether the run `pid` has an instance now.
+fn has_instance(pid: u32) -> bool {
+    let prefix = format!("iolab-{pid}-");
+    kernel_instances().iter().any(|n| n.starts_with(&prefix))
+}
+
+/// Why `dir` cannot be traced at the block layer, if it cannot (a file system on no block device).
+fn no_block_device(dir: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    let (maj, min) = (libc::major(dev), libc::minor(dev));
+    (!Path::new(&format!("/sys/dev/block/{maj}:{min}")).exists())
+        .then(|| format!("{} is on no block device", dir.display()))
+}
+
+/// A traced run of direct reads on `f` inside the namespace, with `more` flags.
+fn traced(ns: &Namespace, tmp: &Path, f: &str, more: &[&str]) -> Child {
+    let mut args = vec![
+        "run",
+        "--method",
+        "psync",
+        "--op",
+        "read",
+        "--direct",
+        "--target",
+        f,
+        "--file-size",
+        "16m",
+        "--layers",
+        "--count",
+        "none",
+    ];
+    args.extend_from_slice(more);
+    ns.spawn(tmp, &args)
+}
+
+/// Waits until run `child` has made its instance (up to 20 s).
+fn until_instance(child: &Child) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(20) {
+        if has_instance(child.id()) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    false
+}
+
+#[test]
+fn layers_work_without_tracefs_and_no_instance_outlives_a_run() {
+    let test = "layers_work_without_tracefs_and_no_instance_outlives_a_run";
+    let dir = disk_dir();
+    if let Some(why) = no_block_device(dir.path()) {
+        println!("SKIPPED {test}: {why}");
+        return;
+    }
+    let Some(ns) = Namespace::new(test, dir.path()) else {
+        return;
+    };
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let f = path_str(&dir.path().join("l.dat"));
+    // A whole run: the split is there, each direct read one request of the disk's, and nothing mounted.
+    let before = kernel_instances();
+    let (seen, out) = ns.watch(
+        traced(&ns, &tmp, &f, &["--ops", "3000", "--json", "-"]),
+        None,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let requests = r["layers"]["requests"].as_f64();
+    assert!(
+        requests.is_some_and(|n| (0.9..=1.1).contains(&n)) && r["layers"]["ops"].as_u64() > Some(0),
+        "no split without a mounted tracefs: {} {}",
+        r["layers"],
+        r["notes"]
+    );
+    assert!(
+        seen.is_empty(),
+        "iolab's namespace saw tracefs mounted: {seen:?}"
+    );
+    let after = kernel_instances();
+    assert!(
+        after.iter().all(|n| before.contains(n)),
+        "the run left its instance: {after:?}"
+    );
+    // Interrupted while its instance exists: the handler removes it through iolab's own tracefs.
+    let mut child = traced(&ns, &tmp, &f, &["--duration", "30"]);
+    assert!(until_instance(&child), "the run made no instance");
+    // SAFETY: kill takes integers only; the pid is our child's, not yet waited for.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert!(!has_instance(child.id()), "SIGINT left the instance");
+    // Killed: its instance stays in the kernel, and `clean` (tracefs still unmounted) removes it.
+    let mut child = traced(&ns, &tmp, &f, &["--duration", "30"]);
+    assert!(until_instance(&child), "the run made no instance");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        has_instance(child.id()),
+        "killed, its instance went anyway?"
+    );
+    let (_, out) = ns.watch(ns.spawn(&tmp, &["clean"]), None);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(!has_instance(child.id()), "clean left the instance: {said}");
+    assert!(ns.tracefs_lines().is_empty());
+}

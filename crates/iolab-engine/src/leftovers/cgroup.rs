@@ -54,7 +54,10 @@ pub(super) fn clean_cgroups(
 fn remove(p: &Path, instance: bool) -> Verdict {
     const CGROUP_SUPER_MAGIC: u64 = 0x0027_e0eb;
     const CGROUP2_SUPER_MAGIC: u64 = 0x6367_7270;
-    const TRACEFS_MAGIC: u64 = 0x7472_6163;
+    // Where tracefs is not mounted, an instance made through iolab's own detached tracefs is reached
+    // the same way (instances are the kernel's: the journal names it where tracefs is normally mounted).
+    let held = instance.then(|| unmounted_tracefs(p)).flatten();
+    let p = held.as_ref().map_or(p, |(_, at)| at.as_path());
     match iolab_sys::fs_magic(p) {
         Ok(CGROUP_SUPER_MAGIC | CGROUP2_SUPER_MAGIC) if !instance => {}
         Ok(TRACEFS_MAGIC)
@@ -91,6 +94,21 @@ fn remove(p: &Path, instance: bool) -> Verdict {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Verdict::Gone,
         Err(e) => Verdict::Failed(format!("rmdir: {e}")),
     }
+}
+
+const TRACEFS_MAGIC: u64 = 0x7472_6163;
+
+/// For an instance journaled under /sys/kernel/tracing while no tracefs is mounted there: a detached
+/// tracefs of iolab's own (held by the descriptor returned) and the instance's path through it.
+fn unmounted_tracefs(p: &Path) -> Option<(std::os::fd::OwnedFd, std::path::PathBuf)> {
+    use std::os::fd::AsRawFd;
+    let rel = p.strip_prefix("/sys/kernel/tracing").ok()?;
+    if iolab_sys::fs_magic(Path::new("/sys/kernel/tracing")).ok() == Some(TRACEFS_MAGIC) {
+        return None;
+    }
+    let fd = iolab_sys::tracefs_detached().ok()?;
+    let at = Path::new(&format!("/proc/self/fd/{}", fd.as_raw_fd())).join(rel);
+    Some((fd, at))
 }
 
 #[cfg(test)]

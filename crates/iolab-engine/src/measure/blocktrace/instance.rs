@@ -9,6 +9,7 @@
 
 use super::pages::{self, PageLayout};
 use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,9 @@ pub(super) struct Instance {
     dir: PathBuf,
     layout: PageLayout,
     journal: Option<u64>,
+    /// The detached tracefs `dir` is reached through, if tracefs is not mounted: a field, so it is closed
+    /// after Drop removed the instance.
+    _mount: Option<std::os::fd::OwnedFd>,
 }
 
 /// Per-CPU buffer of the instance, in KiB: each event takes 40-70 bytes, a traced pass of 10,000 ops
@@ -27,17 +31,45 @@ fn buffer_kb() -> usize {
     (131_072 / cpus).clamp(2048, 4096)
 }
 
-/// Where tracefs is mounted, if it is.
-fn tracefs_root() -> Result<PathBuf, String> {
-    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+/// Where the canonical tracefs lives: an instance is journaled under it, whichever mount made it.
+const CANONICAL: &str = "/sys/kernel/tracing";
+
+/// The tracefs an instance is made in: a mounted one or, where none is (no systemd, a container), one
+/// of iolab's own mounted nowhere (fsmount, as the counting pass's tracepoint ids), reached through its
+/// descriptor and gone with it. Instances are the kernel's, not the mount's: one made through either is
+/// the same directory under every tracefs mount, so a kill leaves it for `iolab clean` alike.
+struct Root {
+    path: PathBuf,
+    /// The detached mount's descriptor, held while the instance exists.
+    mount: Option<std::os::fd::OwnedFd>,
+}
+
+/// A mounted tracefs, or a detached one of iolab's own; `Err` says why neither.
+fn tracefs_root() -> Result<Root, String> {
+    let mounted = [CANONICAL, "/sys/kernel/debug/tracing"]
         .iter()
         .map(PathBuf::from)
-        .find(|p| p.join("instances").is_dir())
-        .ok_or_else(|| {
-            "tracefs is not mounted (iolab traces the block layer in an ftrace instance of its own; mount it with \
-             `mount -t tracefs nodev /sys/kernel/tracing`)"
-                .to_string()
-        })
+        .find(|p| p.join("instances").is_dir());
+    if let Some(path) = mounted {
+        return Ok(Root { path, mount: None });
+    }
+    match iolab_sys::tracefs_detached() {
+        Ok(fd) => Ok(Root {
+            path: PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd())),
+            mount: Some(fd),
+        }),
+        Err(e) => Err(format!(
+            "tracefs is not mounted and iolab could not mount one of its own ({}: {}{}); mount it with \
+             `mount -t tracefs nodev {CANONICAL}`",
+            e.call,
+            iolab_sys::errno_name(e.errno),
+            if e.errno == libc::EPERM {
+                ", it takes root"
+            } else {
+                ""
+            }
+        )),
+    }
 }
 
 impl Instance {
@@ -45,18 +77,23 @@ impl Instance {
     /// tracing off.
     pub(super) fn make(events: &[&str], filter: &str) -> Result<Instance, String> {
         let root = tracefs_root()?;
-        let layout = read_whole(&root.join("events/header_page"))
+        let layout = read_whole(&root.path.join("events/header_page"))
             .and_then(|t| PageLayout::parse(&t))
             .ok_or("tracefs has no readable events/header_page")?;
-        let dir = root
-            .join("instances")
-            .join(crate::leftovers::trace_instance_name());
+        let name = crate::leftovers::trace_instance_name();
+        let dir = root.path.join("instances").join(&name);
         // Journaled and handed to the signal handler before it exists, as the memory cgroup is. Its name
         // is this process's alone (pid and start time), so the handler may remove it from before mkdir
         // returns: a signal while the kernel makes it (about 1.5 ms, the directory visible before the
-        // call returns) removes it too, and one before finds nothing.
-        let journal = crate::leftovers::record_cgroup(&dir);
-        crate::cleanup::register_trace_instance(&dir);
+        // call returns) removes it too, and one before finds nothing. The journal names it where tracefs
+        // is normally mounted (a descriptor's path means nothing after a kill).
+        let canonical = match root.mount {
+            Some(_) => Path::new(CANONICAL).join("instances").join(&name),
+            None => dir.clone(),
+        };
+        let journal = crate::leftovers::record_cgroup(&canonical);
+        let fd = root.mount.as_ref().map(|m| m.as_raw_fd());
+        crate::cleanup::register_trace_instance(&dir, fd);
         crate::cleanup::trace_instance_made();
         if let Err(e) = std::fs::create_dir(&dir) {
             crate::cleanup::unregister_trace_instance();
@@ -77,6 +114,7 @@ impl Instance {
             dir,
             layout,
             journal,
+            _mount: root.mount,
         };
         inst.write("tracing_on", "0")?;
         inst.write("trace_clock", "mono")?;
