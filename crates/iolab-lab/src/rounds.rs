@@ -67,10 +67,20 @@ struct Kept {
     refused: Option<String>,
     /// Steal on all CPUs over every round, seconds.
     steal_s: f64,
+    /// The time per layer of the first round's traced pass (`--layers` traces the first round only).
+    layers: Option<iolab_engine::workload_figures::LayerFigures>,
+    /// Why that pass gave none, if it did not (its run's note).
+    layers_note: Option<String>,
 }
 
 impl Kept {
-    fn push(&mut self, round: u32, r: RunResult) {
+    fn push(&mut self, round: u32, mut r: RunResult) {
+        if let Some(l) = r.layers.take() {
+            self.layers = Some(l);
+        }
+        if let Some(n) = r.notes.iter().find(|n| n.starts_with(NO_LAYERS)) {
+            self.layers_note = Some(n.clone());
+        }
         let disturbed = r.disturbance.as_ref().is_some_and(|d| d.disturbed());
         self.steal_s += r.cpu.steal_all_cpus_s;
         self.rounds.push(RoundRun {
@@ -162,7 +172,7 @@ pub(crate) fn run_rounds(
             if kept[i].refused.is_some() {
                 continue;
             }
-            match crate::run::run(&cells[i].spec, clock) {
+            match crate::run::run(&spec_of(&cells[i], round), clock) {
                 Ok(r) => {
                     busy.add(&r);
                     kept[i].push(round, r);
@@ -192,6 +202,21 @@ pub(crate) fn run_rounds(
         .map(|(c, k)| median_run(c, k))
         .collect();
     Ok((runs, info))
+}
+
+/// How a run's note says it has no time per layer.
+const NO_LAYERS: &str = "no time per layer";
+
+/// The spec of `c`'s run in `round`: its block layer traced in the first round only (a traced pass
+/// doubles a run's I/O, and where an op's time goes does not need a median).
+fn spec_of(c: &Cell, round: u32) -> std::borrow::Cow<'_, iolab_engine::spec::Spec> {
+    if round > 1 && c.spec.layers {
+        let mut s = c.spec.clone();
+        s.layers = false;
+        std::borrow::Cow::Owned(s)
+    } else {
+        std::borrow::Cow::Borrowed(&c.spec)
+    }
 }
 
 /// The others' CPU share over the runs, weighted by each run's wall time.
@@ -335,6 +360,8 @@ fn median_run(c: &Cell, k: Kept) -> SurveyRun {
         disturbed,
         refused,
         steal_s,
+        layers,
+        layers_note,
     } = k;
     let median = |d: bool| {
         let mut v: Vec<f64> = rounds
@@ -355,9 +382,19 @@ fn median_run(c: &Cell, k: Kept) -> SurveyRun {
         let d = |i: usize| (rs[i].ns_per_op - m.unwrap_or(f64::NAN)).abs();
         d(a).total_cmp(&d(b))
     });
-    let result = nearest
-        .filter(|_| refused.is_none())
-        .map(|i| rs.swap_remove(i));
+    let result = nearest.filter(|_| refused.is_none()).map(|i| {
+        let mut r = rs.swap_remove(i);
+        r.layers = layers.map(|mut l| {
+            l.source
+                .push_str(" (the survey traces each method's first round only)");
+            l
+        });
+        let said = r.notes.iter().any(|n| n.starts_with(NO_LAYERS));
+        if let (None, Some(n), false) = (&r.layers, layers_note, said) {
+            r.notes.push(n);
+        }
+        r
+    });
     let (rounds, refused) = if refused.is_some() {
         (Vec::new(), refused)
     } else {

@@ -167,6 +167,8 @@ pub struct WorkloadOptions {
     pub rounds: u32,
     pub max_time_s: f64,
     pub on_run: Option<OnRun>,
+    /// Told what the survey will do ([`plan_line`]) before its first run.
+    pub on_plan: Option<Box<dyn Fn(String)>>,
 }
 
 /// The survey's JSON document.
@@ -268,7 +270,7 @@ impl Place {
 
     fn describe(&self) -> &'static str {
         match self {
-            Place::Dir(_) => "a directory: each run reads or writes a new file of its own there",
+            Place::Dir(_) => "a directory: reads share a file laid out once, writes make their own",
             Place::File => "an existing file",
             Place::Device => "a block device",
         }
@@ -404,7 +406,7 @@ fn cells(
     target: &Path,
     ws: &[Workload],
     o: &WorkloadOptions,
-    (file_size, layers): (u64, bool),
+    (file_size, layers, reads): (u64, bool, Option<&Path>),
 ) -> (Vec<Cell>, Vec<SurveyRun>) {
     let rounds = o.rounds.max(1);
     let (ops, max_s) = ((o.ops / rounds as u64).max(1), o.max_s / rounds as f64);
@@ -415,8 +417,11 @@ fn cells(
             if info.no_data || !info.targets.fit(place.kind()).ok() {
                 continue;
             }
-            let path = match place {
-                Place::Dir(d) => d.path().join(format!("{}-{i}.dat", m.name())),
+            // In a directory, the reads share one file laid out once; a run that writes makes its own.
+            let shared = reads.filter(|_| w.op == OpKind::Read);
+            let path = match (place, shared) {
+                (Place::Dir(_), Some(f)) => f.to_path_buf(),
+                (Place::Dir(d), None) => d.path().join(format!("{}-{i}.dat", m.name())),
                 _ => target.to_path_buf(),
             };
             let mut raw = RawSpec::new()
@@ -443,7 +448,9 @@ fn cells(
                 raw = raw.with("layers", true);
             }
             if matches!(place, Place::Dir(_)) {
-                raw = raw.with("file-size", file_size);
+                if shared.is_none() {
+                    raw = raw.with("file-size", file_size);
+                }
                 // The run's file was just written through the page cache: its reads start after it is
                 // written back and dropped (untimed), so neither the writeback nor the cache is timed.
                 if w.op.reads() {
@@ -480,6 +487,75 @@ fn cells(
         }
     }
     (cells, refused)
+}
+
+/// In a directory, the file every read run reads (laid out once, on the device before the first run, removed
+/// at the end); none where no workload only reads.
+fn shared_reads(place: &Place, ws: &[Workload], size: u64) -> Result<Option<Created>> {
+    let Place::Dir(d) = place else {
+        return Ok(None);
+    };
+    if !ws.iter().any(|w| w.op == OpKind::Read) {
+        return Ok(None);
+    }
+    let spec = RawSpec::new()
+        .with("target", d.path().join("reads.dat").display().to_string())
+        .with("method", BASELINE)
+        .with("op", "read")
+        .with("bs", 1u64 << 20)
+        .with("file-size", size)
+        .resolve()?;
+    iolab_engine::target::make_read_file(&spec).map(Some)
+}
+
+/// What the survey will do, said before its first run: the runs of its first rounds, the time bound, and
+/// what it writes.
+fn plan_line(
+    place: &Place,
+    ws: &[Workload],
+    cells: &[Cell],
+    o: &WorkloadOptions,
+    size: u64,
+) -> String {
+    let rounds = o.rounds.max(1) as usize;
+    let per_run = o.max_s / rounds as f64;
+    let writes = ws.iter().filter(|w| w.op.writes()).count();
+    let more = if o.max_time_s > 0.0 {
+        format!(
+            ", then more rounds where an order is undecided until {:.0} s",
+            o.max_time_s
+        )
+    } else {
+        String::new()
+    };
+    let write_runs = cells.iter().filter(|c| c.spec.op.writes()).count() * rounds;
+    let written = match place {
+        Place::Dir(d) if writes > 0 => format!(
+            "; writes a {} file once for the reads, then for at most {per_run:.2} s in each of {write_runs} write runs, in {}",
+            fmt_size(size),
+            d.path().display()
+        ),
+        Place::Dir(d) => format!("; writes a {} file once for the reads, in {}", fmt_size(size), d.path().display()),
+        _ if writes > 0 => format!("; writes to the target for at most {per_run:.2} s in each of {write_runs} runs"),
+        _ => "; reads only".into(),
+    };
+    format!(
+        "plan: {} x {}, {} runs in the first {rounds} rounds (each timed for at most \
+         {per_run:.2} s){more}{written}",
+        count(ws.len(), "workload"),
+        count(
+            MethodKind::all()
+                .filter(|m| cells.iter().any(|c| c.method == *m))
+                .count(),
+            "method"
+        ),
+        cells.len() * rounds,
+    )
+}
+
+/// "1 workload", "16 workloads".
+fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// Why no run has a time per layer though they were traced (the first run's note), if none has.
@@ -526,7 +602,12 @@ pub fn survey(o: &WorkloadOptions, clock: &ClockInfo) -> Result<WorkloadSurvey> 
         ),
         Err(why) => format!("no time per layer: {why}"),
     };
-    let (cells, refused) = cells(&place, &o.target, &ws, o, (file_size, disk.is_ok()));
+    let shared = shared_reads(&place, &ws, file_size)?;
+    let reads = shared.as_ref().map(|c| c.path());
+    let (cells, refused) = cells(&place, &o.target, &ws, o, (file_size, disk.is_ok(), reads));
+    if let Some(f) = &o.on_plan {
+        f(plan_line(&place, &ws, &cells, o, file_size));
+    }
     let rounds = o.rounds.max(1);
     let plan = crate::rounds::Plan {
         first: rounds,

@@ -2,7 +2,7 @@
 //! requests in flight against pread()/pwrite(), the fastest one's verdict), every row with its verdict
 //! with `-v`.
 
-use crate::survey_answer::{line_of, x_write};
+use crate::survey_answer::x_write;
 use crate::text::table::{Align, Table};
 use crate::text::Doc;
 use iolab_engine::units::fmt_ns;
@@ -12,49 +12,13 @@ use iolab_lab::survey_workload::{Workload, WorkloadSurvey};
 pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
     let mut d = Doc::new();
     head(s, &mut d);
-    // One line per workload, under its cache mode: the two fastest, the slowest.
-    let mut kinds: Vec<(String, usize)> = Vec::new();
+    // A grid per cache mode, one line per workload: the fastest method's figures, who it is, what
+    // limited it.
     for direct in [true, false] {
         let mine: Vec<&Workload> = s.workloads.iter().filter(|w| w.direct == direct).collect();
-        if mine.is_empty() {
-            continue;
+        if !mine.is_empty() {
+            d.blank().table(grid(s, direct, &mine));
         }
-        d.blank().line(if direct {
-            "O_DIRECT:"
-        } else {
-            "buffered (through the page cache):"
-        });
-        for w in mine {
-            let Some(t) = s.ranking.iter().find(|t| t.target == w.label()) else {
-                d.line(format!("  {:<15} nothing ran", w.short()));
-                continue;
-            };
-            let line = match crate::rounds_text::no_ranking(t) {
-                Some(l) => l,
-                None => line_of(t, 2, &|r| figures(s, &t.target, &r.method)),
-            };
-            d.line(format!("  {:<15} {line}", w.short()));
-            let first = t.rows.iter().find(|r| r.rank != "floor");
-            if let Some(v) = first
-                .and_then(|r| run(s, &t.target, &r.method))
-                .and_then(|r| r.verdict.as_ref())
-            {
-                match kinds.iter_mut().find(|(k, _)| *k == v.kind) {
-                    Some((_, n)) => *n += 1,
-                    None => kinds.push((v.kind.clone(), 1)),
-                }
-            }
-        }
-    }
-    if !kinds.is_empty() {
-        let said: Vec<String> = kinds
-            .iter()
-            .map(|(k, n)| format!("{} in {n}", k.replace("cpu-", "CPU-")))
-            .collect();
-        d.blank().line(format!(
-            "What limited the fastest method: {}",
-            said.join(", ")
-        ));
     }
     let open = crate::rounds_text::undecided_lines(s.rounds_run.as_ref(), &s.ranking);
     if !open.is_empty() {
@@ -83,9 +47,14 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
         .count();
     if refused > 0 && !verbose {
         d.blank().line(format!(
-            "{refused} pairs of a method and a workload not measured (mmap cannot do O_DIRECT, a method this \
-             machine lacks, ...): -v says why"
+            "-v: every method's row with its time against pread()/pwrite() and what limited it, and why \
+             {refused} pairs of a method and a workload were not measured (mmap cannot do O_DIRECT, a method \
+             this machine lacks, ...)"
         ));
+    } else if !verbose {
+        d.blank().line(
+            "-v: every method's row with its time against pread()/pwrite() and what limited it",
+        );
     }
     if verbose {
         if !s.layers.is_empty() && !layers_missing(s) {
@@ -99,10 +68,67 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
         for w in &s.workloads {
             table(s, &w.label(), &mut d);
         }
-    } else {
-        d.line("Every row with what limited it: iolab survey -v with the same flags, or the JSON result");
     }
     d
+}
+
+/// One cache mode's workloads: per line the fastest method's rate (MiB/s sequential, IOPS random), its p50
+/// and p99 latency, which method it is (with those it ties with) and what limited it.
+fn grid(s: &WorkloadSurvey, direct: bool, ws: &[&Workload]) -> Table {
+    use Align::{Left as L, Right as R};
+    let mode = if direct { "O_DIRECT" } else { "buffered" };
+    let mut tb = Table::new(
+        &[
+            (mode, L),
+            ("rate", R),
+            ("p50", R),
+            ("p99", R),
+            ("fastest", L),
+            ("limited by", L),
+        ],
+        1,
+    )
+    .indent(2);
+    for w in ws {
+        let label = w.short();
+        let Some(t) = s.ranking.iter().find(|t| t.target == w.label()) else {
+            tb.note([label], "nothing ran");
+            continue;
+        };
+        let Some(first) = t.ranked().next() else {
+            tb.note([label], "no method ran to its end");
+            continue;
+        };
+        let r = run(s, &t.target, &first.method).and_then(|r| r.result.as_ref());
+        let verdict = run(s, &t.target, &first.method).and_then(|r| r.verdict.as_ref());
+        tb.row([
+            label,
+            figures(s, &t.target, &first.method),
+            r.map_or("-".into(), p50),
+            r.map_or("-".into(), p99),
+            fastest(t),
+            verdict.map_or("-".into(), |v| limited(&v.kind)),
+        ]);
+    }
+    tb
+}
+
+/// Who the fastest is: one method, with those it ties with ("aio = pv2", "pv2 +3 tied"), or none where the rounds
+/// separated no two methods ("7 within noise").
+fn fastest(t: &iolab_lab::ranking::RankingTable) -> String {
+    if crate::rounds_text::no_ranking(t).is_some() {
+        return format!("{} within noise", t.ranked().count());
+    }
+    let groups = t.groups();
+    let Some(g) = groups.first() else {
+        return "-".into();
+    };
+    let names: Vec<String> = g.iter().map(|r| crate::rounds_text::name(t, r)).collect();
+    match names.len() {
+        1 => names[0].clone(),
+        2 if names.join(" = ").len() <= 20 => names.join(" = "),
+        n => format!("{} +{} tied", names[0], n - 1),
+    }
 }
 
 /// A row's absolute figure as KDiskMark shows it: MiB/s for a sequential workload, IOPS for a random one
@@ -126,10 +152,27 @@ fn figures(s: &WorkloadSurvey, target: &str, method: &str) -> String {
     }
 }
 
+/// A run's p50 latency, or "-" where no op was timed on its own.
+fn p50(r: &iolab_engine::result::RunResult) -> String {
+    if r.latency.count > 0 {
+        crate::rounds_text::short_ns(r.latency.p50_ns)
+    } else {
+        "-".into()
+    }
+}
+
+/// A verdict's kind in a few letters: "device", "page-cache", "CPU", "unclear".
+fn limited(kind: &str) -> String {
+    match kind {
+        "undecided" => "unclear".into(),
+        k => k.trim_end_matches("-bound").replace("cpu", "CPU"),
+    }
+}
+
 /// A run's p99 latency, or "-" where no op was timed on its own.
 fn p99(r: &iolab_engine::result::RunResult) -> String {
     if r.latency.count > 0 {
-        fmt_ns(r.latency.p99_ns)
+        crate::rounds_text::short_ns(r.latency.p99_ns)
     } else {
         "-".into()
     }
@@ -138,8 +181,8 @@ fn p99(r: &iolab_engine::result::RunResult) -> String {
 /// The first lines: what was surveyed and how, emulated or pinned, how many runs were disturbed.
 fn head(s: &WorkloadSurvey, d: &mut Doc) {
     d.line(format!(
-        "iolab survey: {} ({}, {}): every method at the same requests in flight, time per op against \
-         pread()'s or pwrite()'s (lower is faster), median of {}",
+        "iolab survey: {} ({}, {}): per workload the fastest method at equal requests in flight, its \
+         run nearest the median of {}",
         s.target,
         s.target_kind,
         s.fs,

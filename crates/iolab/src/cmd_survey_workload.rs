@@ -39,6 +39,13 @@ pub(crate) fn cmd(
         rounds: o.rounds,
         max_time_s: o.max_time_s,
         on_run: Some(on_run),
+        // Before the first run, what the survey will do; wrapped to the terminal as the answer is.
+        on_plan: Some(Box::new(|line| {
+            let width = iolab_report::text::width_for(1);
+            let _ = crate::output::outln(
+                iolab_report::text::wrap::wrap_hanging(&line, width, 2).trim_end(),
+            );
+        })),
     };
     if a.tmp_dir.is_some() {
         return Err(Error::usage(

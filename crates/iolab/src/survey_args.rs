@@ -6,8 +6,8 @@ use std::path::PathBuf;
 #[derive(Args, Default)]
 pub(crate) struct SurveyArgs {
     // In the order a user sets them: what to measure, how long, then where the results go.
-    /// Your own device and workload: a directory (each run makes its own file in a new temporary
-    /// directory there), a regular file (read, never written unless --overwrite) or a block device (read,
+    /// Your own device and workload: a directory (in a new temporary directory there the reads share a
+    /// file laid out once, each write run makes its own), a regular file (read, never written unless --overwrite) or a block device (read,
     /// written only with --allow-device-writes). Every method runs each workload at the same requests in
     /// flight [default max seconds: 0.6]
     #[arg(long, value_name = "PATH")]

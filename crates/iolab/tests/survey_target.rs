@@ -41,7 +41,25 @@ fn every_method_runs_at_the_same_depth_on_a_directory_and_leaves_nothing() {
         ],
     );
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    assert!(r.stdout.contains("RND4K Q8 read"), "{}", r.stdout);
+    // Before any run it says what it will do and what it writes; then each workload's fastest, with its
+    // rate and latency.
+    let first = r.stdout.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("plan: 1 workload x ")
+            && r.stdout.contains("writes a 64 MiB file once for the reads"),
+        "{}",
+        r.stdout
+    );
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("RND4K Q8 read"))
+        .unwrap_or_default();
+    assert!(
+        line.contains(" IOPS ") && line.matches(" µs").count() + line.matches(" ms").count() >= 2,
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.lines().count() <= 25, "{}", r.stdout);
     let results = work.path().join("results");
     let f = std::fs::read_dir(&results)
@@ -53,10 +71,10 @@ fn every_method_runs_at_the_same_depth_on_a_directory_and_leaves_nothing() {
     let v = json_file(&f);
     let runs = v["runs"].as_array().unwrap();
     let ran: Vec<&serde_json::Value> = runs.iter().filter(|r| !r["result"].is_null()).collect();
+    // Root traces the block layer, in a tracefs of iolab's own where none is mounted.
     let traceable = v["layers"]
         .as_str()
         .is_some_and(|l| l.starts_with("time per layer"))
-        && std::path::Path::new("/sys/kernel/tracing/instances").is_dir()
         // SAFETY: geteuid has no preconditions.
         && unsafe { libc::geteuid() } == 0;
     for m in ["psync", "io_uring", "aio"] {
@@ -69,6 +87,11 @@ fn every_method_runs_at_the_same_depth_on_a_directory_and_leaves_nothing() {
         assert_eq!(spec["direct"], true, "{m}");
         let (t, q) = (u64_of(spec, &["threads"]), u64_of(spec, &["qd"]));
         assert_eq!(if m == "psync" { (t, q) } else { (q, t) }, (8, 1), "{m}");
+        // The reads share one file, laid out once.
+        assert!(
+            spec["target"].as_str().unwrap().ends_with("/reads.dat"),
+            "{m}: {spec}"
+        );
         assert!(
             run["verdict"]["text"].as_str().unwrap().len() > 20,
             "{m}: {run}"
@@ -332,4 +355,74 @@ fn a_randrw_workload_ranks_the_methods_that_mix() {
         sync["unavailable"].as_str().unwrap().contains("mixed"),
         "{sync}"
     );
+}
+
+#[test]
+fn the_block_layer_is_traced_in_the_first_round_and_its_split_kept_with_the_median_run() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("SKIPPED the_block_layer_is_traced_in_the_first_round: not root");
+        return;
+    }
+    let (work, target) = (disk_dir(), disk_dir());
+    let mut a = vec![
+        "survey",
+        "--rounds",
+        "3",
+        "--max-time",
+        "0",
+        "--max-seconds",
+        "0.15",
+    ];
+    let results = path_str(&work.path().join("results"));
+    let t = path_str(target.path());
+    a.extend_from_slice(&[
+        "--results-dir",
+        &results,
+        "--target",
+        &t,
+        "--workload",
+        "randread",
+    ]);
+    a.extend_from_slice(&["--bs", "4k", "--inflight", "1", "--direct"]);
+    let r = iolab(&a);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let f = std::fs::read_dir(&results)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let v = json_file(&f);
+    if !v["layers"]
+        .as_str()
+        .is_some_and(|l| l.starts_with("time per layer"))
+    {
+        println!(
+            "SKIPPED the_block_layer_is_traced_in_the_first_round: {}",
+            v["layers"]
+        );
+        return;
+    }
+    for run in v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["result"].is_null())
+    {
+        let m = &run["method"];
+        // The offload client is a process of its own, whose ops iolab does not trace.
+        if m == "offload" {
+            continue;
+        }
+        assert_eq!(run["round_runs"].as_array().unwrap().len(), 3, "{m}");
+        let l = &run["result"]["layers"];
+        assert!(
+            l["source"]
+                .as_str()
+                .is_some_and(|s| s.contains("first round only"))
+                && l["ops"].as_u64() > Some(0),
+            "{m}: the first round's split is not with the run kept: {l}"
+        );
+    }
 }

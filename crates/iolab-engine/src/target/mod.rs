@@ -405,6 +405,16 @@ fn claim_block_device(spec: &Spec, pin: &Pin, shown: &str) -> Result<std::os::fd
     claim_device(pin, shown)
 }
 
+/// A file for read runs to share (a survey's reads): made as a read run makes its own (O_EXCL, never
+/// following a link, filled with the pattern and on the device), at `spec.target`, `spec.file_size` long;
+/// removed when the value returned drops, or by the signal handler.
+pub fn make_read_file(spec: &Spec) -> Result<Created> {
+    let shown = spec.target.display().to_string();
+    check_parent(&spec.target)?;
+    let end = spec.offset + spec.file_size.unwrap_or(0);
+    create_file(spec, &spec.target, end, &shown, &mut Vec::new())
+}
+
 /// Makes the target file (O_EXCL, never following a link), sized to `end`, prefilled for a read run.
 fn create_file(
     spec: &Spec,
