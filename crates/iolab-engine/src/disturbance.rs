@@ -26,7 +26,8 @@ const PSI_LIMIT: f64 = 0.10;
 pub struct Disturbance {
     /// Time the process's tasks (iolab's threads; not the kernel's io_uring helpers, which iolab itself
     /// keeps busy) were runnable but waited for a CPU, summed over them, over the span's wall time; null
-    /// where the kernel keeps no run delay (CONFIG_SCHED_INFO).
+    /// where the kernel keeps no run delay (CONFIG_SCHED_INFO), or the span of several threads is too short
+    /// to hold it (under `units::MIN_CPU_SPAN_S`: the delay then is mostly their start); at most the tasks.
     pub runqueue_share: Option<f64>,
     /// Steal on the workers' CPUs (on all CPUs where they moved) over as many CPUs' wall time; 0 where
     /// under 2 ticks (20 ms) were stolen, which /proc/stat cannot tell from rounding.
@@ -124,7 +125,19 @@ pub fn of(
     steal: (f64, u32),
 ) -> Disturbance {
     let wall = wall_s.max(1e-9);
-    let runqueue_share = run_delay_s(before.tasks, after.tasks).map(|s| s / wall);
+    // The threads' run delay is read before they start and after they are joined: over a span much
+    // longer than that it is the span's, over a short one it is mostly their start (a 12 us run of two
+    // threads "waited 4,529% of the time"). Where it cannot be the span's it is not put as a share; and
+    // never above every task waiting all the time.
+    let tasks = after
+        .tasks
+        .iter()
+        .filter(|t| !t.comm.starts_with("iou-"))
+        .count();
+    let started = tasks > 1 && wall_s < crate::units::MIN_CPU_SPAN_S;
+    let runqueue_share = run_delay_s(before.tasks, after.tasks)
+        .filter(|_| !started)
+        .map(|s| (s / wall).min(tasks.max(1) as f64));
     // The kernel adds a running task's time when it next accounts it (a tick, a switch): over a span of a
     // few ticks the others' time can come out beyond every CPU, and is held to the machine's CPUs.
     let all_cpus = if after.cpus.is_empty() {
@@ -161,7 +174,7 @@ pub fn of(
             "the hypervisor took {:.0}% of its CPUs",
             100.0 * steal_share
         ))
-    } else if runqueue_share.is_none() {
+    } else if runqueue_share.is_none() && !started {
         psi_some.filter(|&p| p > PSI_LIMIT && others_ran).map(|p| {
             format!(
                 "tasks waited for a CPU {:.0}% of the time (CPU pressure){beside}",
@@ -304,6 +317,32 @@ mod tests {
         );
         assert!(!d.disturbed(), "{d:?}");
         assert_eq!(d.psi_some, None);
+    }
+
+    /// Two threads over a 12 µs span waited 0.5 ms to start: no share of the span (it would read 4,000%),
+    /// and no verdict from it; over a long span the share is held to the tasks there are.
+    #[test]
+    fn a_share_is_never_more_than_the_span_holds() {
+        let b = [task(1, "iolab", 0), task(2, "iolab", 0)];
+        let a = [task(1, "iolab", 0), task(2, "iolab", 1)];
+        let d = of(
+            12e-6,
+            &ends(&b, Some(0), Some(0)),
+            &ends(&a, Some(5), Some(900)),
+            0.0,
+            (0.0, 2),
+        );
+        assert_eq!((d.runqueue_share, d.disturbed()), (None, false), "{d:?}");
+        let a = [task(1, "iolab", 900), task(2, "iolab", 3000)];
+        let d = of(
+            1.0,
+            &ends(&b, Some(0), None),
+            &ends(&a, Some(2000), None),
+            0.5,
+            (0.0, 2),
+        );
+        assert_eq!(d.runqueue_share, Some(2.0), "{d:?}");
+        assert!(d.disturbed(), "{d:?}");
     }
 
     /// Eight threads of iolab's waiting for each other (or for a virtual CPU to wake) with nothing else

@@ -141,7 +141,9 @@ fn paced_text(p: &iolab_engine::result::PacedFigures, o: &mut String) {
          more than one interval late (largest lag {}); latency runs from when each op was due",
         p.rate_iops,
         p.achieved_iops,
-        if p.met {
+        if p.met && p.achieved_iops < 0.99 * p.rate_iops {
+            "met (the run's span holds fewer whole intervals: no op starts past the end of --duration)"
+        } else if p.met {
             "met"
         } else {
             "NOT met (below 99%)"

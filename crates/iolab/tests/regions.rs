@@ -149,6 +149,29 @@ fn a_paced_run_spans_its_duration() {
     let achieved = f64_of(&v, &["paced", "achieved_iops"]);
     assert!(achieved <= 5.0 + 1e-9 && achieved > 4.5, "{}", v["paced"]);
     assert!(f64_of(&v, &["iops"]) <= 5.0 + 1e-9, "{}", v["iops"]);
+    // A duration that is no whole number of intervals: no op starts whose interval ends past it, so the
+    // rate stays at or below the pace (3 a second for 0.5 s: one op, not two, 4 a second), and two threads
+    // at 7 a second for 0.5 s run 3 each.
+    for (rate, threads, ops) in [("3", "1", 1), ("7", "2", 6)] {
+        let v = run_json(&[
+            "--target",
+            "/dev/null",
+            "--rate-iops",
+            rate,
+            "--threads",
+            threads,
+            "--duration",
+            "0.5",
+        ]);
+        assert_eq!(u64_of(&v, &["ops"]), ops, "{}", v["paced"]);
+        let pace: f64 = rate.parse().unwrap();
+        assert!(
+            f64_of(&v, &["paced", "achieved_iops"]) <= pace,
+            "{}",
+            v["paced"]
+        );
+        assert_eq!(v["paced"]["met"], true, "{}", v["paced"]);
+    }
 }
 
 /// A target holding `{thread}` gives each thread a file of its own (fio's clones without a filename):

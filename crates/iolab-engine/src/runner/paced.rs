@@ -23,8 +23,9 @@ pub(super) struct PaceOut {
 }
 
 /// Waits until op `done` of a loop that started at tick `start` is due (`done` intervals of `interval`
-/// ticks later, on a clock of `hz` ticks a second) and returns that tick, the start of the op's latency; `None` when the op is due at
-/// or after the `deadline` (then the thread waits for the deadline instead). Out of line: the loops are compiled per method.
+/// ticks later, on a clock of `hz` ticks a second) and returns that tick, the start of the op's latency;
+/// `None` when the op's interval ends after the `deadline` (then the thread waits for the deadline
+/// instead). Out of line: the loops are compiled per method.
 #[inline(never)]
 pub(super) fn until<C: Clock>(
     clk: &C,
@@ -35,8 +36,9 @@ pub(super) fn until<C: Clock>(
     out: &mut PaceOut,
 ) -> Option<u64> {
     let due = due_at(start, done, interval);
-    if due >= deadline {
-        // The run spans its duration: the thread waits for the deadline, not for this op.
+    if due_at(start, done + 1, interval) > deadline {
+        // The run spans its duration: the thread waits for the deadline, not for this op, whose interval
+        // would end past it (3 ops a second for 0.5 s: one op, not two in 0.5 s, 4 a second).
         rest(clk, hz, deadline, out);
         return None;
     }
@@ -98,7 +100,7 @@ fn wait<C: Clock>(clk: &C, hz: f64, mut now: u64, due: u64, out: &mut PaceOut) {
 /// The pass's pace: asked and achieved per thread (the slowest thread's ops over its own span, and one
 /// interval more where the span ended at its last op, as a thread stopped early does: N paced ops span
 /// N - 1 intervals and the last op; a span that waited out its last interval or the deadline holds N
-/// intervals already), met when every thread reached 99% of it.
+/// intervals already), met when every thread ran 99% of the whole intervals its span holds.
 pub(super) fn figures(
     rate_iops: Option<f64>,
     per_thread: &[(u64, f64)],
@@ -106,19 +108,21 @@ pub(super) fn figures(
     ns_per_tick: f64,
 ) -> Option<PacedFigures> {
     let rate = rate_iops?;
-    let achieved = per_thread
-        .iter()
-        .zip(outs)
-        .map(|(&(ops, wall_s), o)| {
-            let tail = if o.rested { 0.0 } else { 1.0 / rate };
-            ops as f64 / (wall_s + tail)
-        })
-        .fold(f64::INFINITY, f64::min);
+    // Each thread's rate, and its share of what its span holds at the pace: a span of 0.5 s at 3 a
+    // second holds one whole interval, so one op met it.
+    let (mut achieved, mut share) = (f64::INFINITY, f64::INFINITY);
+    for (&(ops, wall_s), o) in per_thread.iter().zip(outs) {
+        let tail = if o.rested { 0.0 } else { 1.0 / rate };
+        let span = wall_s + tail;
+        achieved = achieved.min(ops as f64 / span);
+        let holds = (span * rate + 1e-6).floor().max(1.0);
+        share = share.min(ops as f64 / holds);
+    }
     let achieved = if achieved.is_finite() { achieved } else { 0.0 };
     Some(PacedFigures {
         rate_iops: rate,
         achieved_iops: achieved,
-        met: achieved >= 0.99 * rate,
+        met: share.is_finite() && share >= 0.99,
         late_ops: outs.iter().map(|o| o.late).sum(),
         max_lag_ns: outs.iter().map(|o| o.max_lag).max().unwrap_or(0) as f64 * ns_per_tick,
     })
