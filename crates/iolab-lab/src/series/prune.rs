@@ -462,7 +462,20 @@ pub fn field_names<T: serde::de::DeserializeOwned>() -> &'static [&'static str] 
 const SUMMARY_KEYS: [&str; 5] = ["suite", "memory", "findings", "published", "answers"];
 
 /// What [`super::shape::impossible`] reads of a result besides the figures.
-const CHECKED: [&[&str]; 5] = [&["spec"], &["workload"], &["wall_s"], &["ops"], &["bytes"]];
+const CHECKED: [&[&str]; 12] = [
+    &["spec"],
+    &["workload"],
+    &["wall_s"],
+    &["ops"],
+    &["bytes"],
+    &["latency", "p999_ns"],
+    &["latency", "max_ns"],
+    &["gap", "p50_ns"],
+    &["gap", "p90_ns"],
+    &["gap", "p99_ns"],
+    &["gap", "p999_ns"],
+    &["gap", "max_ns"],
+];
 
 /// The keys of a survey's run besides its result (`SurveyRun`), kept whole.
 const SURVEY_RUN_KEYS: [&str; 9] = [

@@ -129,9 +129,14 @@ fn beyond_the_run(run: &Value) -> Option<String> {
     if let Some(why) = number_beyond(run, &mut Vec::new()) {
         return Some(format!("{why}, more than any count of iolab's"));
     }
-    // The slowest op and gap too, not only the figures compared.
-    let max: [(&str, &[&str]); 2] = [
+    // The slowest op and the gaps too, not only the figures compared.
+    let max: [(&str, &[&str]); 7] = [
+        ("lat_max", &["latency", "p999_ns"]),
         ("lat_max", &["latency", "max_ns"]),
+        ("lat_max", &["gap", "p50_ns"]),
+        ("lat_max", &["gap", "p90_ns"]),
+        ("lat_max", &["gap", "p99_ns"]),
+        ("lat_max", &["gap", "p999_ns"]),
         ("lat_max", &["gap", "max_ns"]),
     ];
     let figures = FIGURES.iter().map(|f| (f.name, f.path)).chain(max);

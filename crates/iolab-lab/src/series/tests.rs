@@ -242,6 +242,35 @@ fn a_figure_beyond_its_runs_ops_and_time_or_any_machine_is_refused() {
     }
 }
 
+/// What the checks read stays with what a reader keeps: a forged gap or slowest op is refused by a
+/// reader that shows neither (report's cut) as by one that keeps all (a suite's --resume shows gaps).
+#[test]
+fn a_forged_gap_is_refused_whatever_the_reader_keeps() {
+    use super::Keep;
+    let paths: &[&[&str]] = &[&["iops"]];
+    for (fig, says) in [
+        (
+            serde_json::json!({"max_ns": 5e9}),
+            "gap.max_ns is 5000000000, more than its ops and wall time",
+        ),
+        (
+            serde_json::json!({"p99_ns": 1e300}),
+            "gap.p99_ns is 1.000e300",
+        ),
+    ] {
+        let line = serde_json::json!({"point": {}, "result": {"spec": {}, "ops": 1000, "wall_s": 0.002,
+            "iops": 5e5, "gap": fig}});
+        for keep in [Keep::All, Keep::Paths(paths)] {
+            let text = format!("{line}\n");
+            let e = super::stream::read_from(text.as_bytes(), Path::new("k"), keep)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(e.contains(says), "{e}");
+        }
+    }
+}
+
 /// `into` with `from`'s keys set (objects merged key by key).
 fn merge(into: &mut serde_json::Value, from: serde_json::Value) {
     match (into, from) {
