@@ -110,6 +110,16 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
         done.push((p.label.clone(), r));
         grouped.push(grouped_jobs.contains(&p.job));
     }
+    if done.is_empty() {
+        // --across-methods where every method was refused: nothing asked for ran.
+        return Err(Error::usage(
+            "--across-methods",
+            format!(
+                "no method could run a job of {} (each refusal is above)",
+                path.display()
+            ),
+        ));
+    }
     if done.len() > 1 {
         out(&table(&done))?;
     }

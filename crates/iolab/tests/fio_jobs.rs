@@ -540,6 +540,18 @@ fn job_files_mean_what_fio_makes_of_them() {
             r.stderr
         );
     }
+    // Every method refused (reads of /dev/null return no data): nothing asked for ran, exit 2.
+    let none = job_file(
+        dir.path(),
+        "[r]\nfilename=/dev/null\nrw=read\nbs=4k\nsize=4k\n",
+    );
+    let r = iolab(&["run", "--fio", &none, "--across-methods"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--across-methods: no method could run"),
+        "{}",
+        r.stderr
+    );
     std::fs::write(dir.path().join("mine.bin"), b"keep me").unwrap();
     let two = job_file(
         dir.path(),
