@@ -29,7 +29,8 @@ const MAX_DEPTH: usize = 8;
 /// The most files a job file and its includes may open in all (each include line is an open, so a file
 /// that includes another many times, nested, is bounded as a whole, not only by its depth).
 const MAX_FILES: usize = 256;
-/// The most bytes a job file and its includes may hold in all.
+/// The most bytes a job file and its includes may hold in all, and their lines once each `${VAR}` is
+/// replaced (a 1 MiB file of a 100 KB variable, each of its lines naming it, would be 100 GB).
 const MAX_BYTES: u64 = iolab_engine::input::SMALL_INPUT;
 
 /// The jobs of the job file at `path`, `env` giving `${VAR}`s.
@@ -38,6 +39,7 @@ pub fn parse_file(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<V
         lines: Vec::new(),
         files: 0,
         bytes: 0,
+        expanded: 0,
     };
     read_lines(path, env, 0, &mut read)?;
     jobs_of(&read.lines)
@@ -48,6 +50,8 @@ struct Read {
     lines: Vec<Line>,
     files: usize,
     bytes: u64,
+    /// The lines' bytes once expanded.
+    expanded: u64,
 }
 
 /// A line of the file after includes and expansion, with where it came from (for messages).
@@ -99,6 +103,13 @@ fn read_lines(
             continue;
         }
         let t = expand(t, env).map_err(|e| format!("{at}: {e}"))?;
+        out.expanded += t.len() as u64;
+        if out.expanded > MAX_BYTES {
+            return Err(format!(
+                "{at}: the job file's lines come to more than {MAX_BYTES} bytes once their ${{VAR}}s are \
+                 replaced; iolab reads at most that many"
+            ));
+        }
         if let Some(file) = t.strip_prefix("include ") {
             let inc = PathBuf::from(file.trim());
             let inc = if inc.is_absolute() {
@@ -424,6 +435,16 @@ mod tests {
         .unwrap();
         let e = parse_file(&dir.path().join("two.fio"), &none).unwrap_err();
         assert!(e.contains("the files before it took"), "{e}");
+        // A small file whose lines name a large variable: bounded by what they come to once replaced.
+        let var = "a".repeat(100_000);
+        let env = |k: &str| (k == "BIG").then(|| var.clone());
+        let lines = format!("[z]\nrw=read\n{}", "description=${BIG}\n".repeat(20));
+        std::fs::write(dir.path().join("var.fio"), lines).unwrap();
+        let e = parse_file(&dir.path().join("var.fio"), &env).unwrap_err();
+        assert!(
+            e.contains("once their ${VAR}s are replaced") && e.contains("var.fio:13"),
+            "{e}"
+        );
         // One include of it is read.
         std::fs::write(dir.path().join("one.fio"), "include big.fio\n").unwrap();
         assert_eq!(
