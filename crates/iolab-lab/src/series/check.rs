@@ -179,19 +179,26 @@ pub(crate) fn scan_checked(
     settings: &Value,
     wanted: &mut dyn FnMut(&Value) -> bool,
     each: &mut dyn FnMut(Value, usize),
-) -> Result<(super::stream::Scanned, usize)> {
-    let (mut unchecked, mut found, mut other) = (0, 0, None);
+) -> Result<(super::stream::Scanned, usize, bool)> {
+    let (mut unchecked, mut found, mut other, mut whole) = (0, 0, None, false);
     let scanned = super::stream::scan_records(
         f,
         iolab_engine::input::RECORDS_INPUT,
         &mut |v, _| {
-            match v.get("settings").map(|was| settings_diff(was, settings)) {
+            let was = v.get("settings");
+            // The settings of a record before it, checked already (or none was: unchecked).
+            let same = was.and_then(Value::as_str) == Some(SAME_SETTINGS);
+            match was
+                .filter(|_| !same)
+                .map(|was| settings_diff(was, settings))
+            {
+                None if same && whole => {}
                 None => unchecked += 1,
                 Some(diff) if !diff.is_empty() => {
                     other = Some(diff.join(", "));
                     return Err(String::new());
                 }
-                Some(_) => {}
+                Some(_) => whole = true,
             }
             found += 1;
             Ok(wanted(v))
@@ -215,8 +222,12 @@ pub(crate) fn scan_checked(
             "holds no records (an empty file, or summaries only)".into(),
         ));
     }
-    Ok((scanned, unchecked))
+    Ok((scanned, unchecked, whole))
 }
+
+/// A record's `"settings"` after the file's first record: the same as that record's (written whole
+/// once, not in every record).
+pub(crate) const SAME_SETTINGS: &str = "as in the file's first record";
 
 /// `--out` without `--resume`: a new file in an existing directory.
 pub(crate) fn new_out(p: &Path) -> Result<PathBuf> {

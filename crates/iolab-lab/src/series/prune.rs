@@ -117,7 +117,13 @@ pub const MAX_RECORDS: usize = 250_000;
 
 /// Values whose items (at every depth) iolab bounds in all: a run's spec holds about 60, a record's
 /// point at most 64 texts.
-const HOLDS: [Bound; 2] = [("spec", 128), ("point", 64)];
+/// A sweep's or suite's settings hold each varied key's values (at most as many as its points) and the
+/// fixed settings.
+const HOLDS: [Bound; 3] = [
+    ("spec", 128),
+    ("point", 64),
+    ("settings", MAX_RECORDS + 1024),
+];
 
 impl Holds {
     /// One more item made: an error past the bound.

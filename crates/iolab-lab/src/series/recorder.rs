@@ -1,6 +1,6 @@
 //! Writing a record file as a sweep goes: the lock, a new or resumed file, and the default name.
 
-use super::check::{new_out, not_records, resumable, scan_checked};
+use super::check::{new_out, not_records, resumable, scan_checked, SAME_SETTINGS};
 use super::records::append_record;
 use super::records::retried;
 use super::shape::record_point;
@@ -35,8 +35,12 @@ pub struct Recorder {
     /// What `--resume` found and did about it, for the user (a missing final newline added, records
     /// of an older iolab whose settings could not be checked).
     pub notes: Vec<String>,
-    /// What every record of this file carries as `"settings"` (see [`settings`]).
+    /// The settings of this file's records (see [`settings`]): written whole in its first record, and in
+    /// each one after as [`SAME_SETTINGS`] (a sweep's --vary list of 20,000 values in every record made
+    /// its file grow as the square of its points).
     settings: Value,
+    /// Whether the file holds a record with the settings whole.
+    settings_written: bool,
     /// The file and the directories made for it, removed unless a record lands.
     made: Option<Created>,
     dirs: Option<MadeDirs>,
@@ -105,6 +109,7 @@ impl Recorder {
             dropped: 0,
             notes: Vec::new(),
             settings,
+            settings_written: false,
         };
         if resume {
             rec.resume()?;
@@ -144,7 +149,8 @@ impl Recorder {
             },
         );
         self.wanted = wanted;
-        let (scanned, unchecked) = scan?;
+        let (scanned, unchecked, whole) = scan?;
+        self.settings_written = whole;
         self.unchecked_note(unchecked);
         self.end_cleanly(&scanned)?;
         self.held = scanned.lines;
@@ -202,7 +208,11 @@ impl Recorder {
 
     /// Holds `rec`, the record on `line`, as the latest of its point `key`; `done` when it is not one to
     /// run again (see [`retried`]).
-    fn hold(&mut self, key: String, rec: Value, line: usize, done: bool) {
+    fn hold(&mut self, key: String, mut rec: Value, line: usize, done: bool) {
+        // Held without its settings: they are the file's, not the record's.
+        if let Some(m) = rec.as_object_mut() {
+            m.remove("settings");
+        }
         let i = *self.at.entry(key).or_insert_with(|| {
             self.points.push(Held {
                 rec: Value::Null,
@@ -236,10 +246,16 @@ impl Recorder {
     /// Appends a record (with this file's `settings`) and syncs it before returning. A suite's summary
     /// is appended and not held.
     pub fn push(&mut self, mut rec: Value) -> Result<()> {
-        if let Some(m) = rec.as_object_mut() {
-            m.insert("settings".into(), self.settings.clone());
+        let point = rec.get("summary").is_none();
+        if let (Some(m), true) = (rec.as_object_mut(), point) {
+            let s = match self.settings_written {
+                true => Value::String(SAME_SETTINGS.into()),
+                false => self.settings.clone(),
+            };
+            m.insert("settings".into(), s);
         }
         append_record(&mut self.file, &rec)?;
+        self.settings_written |= point;
         if let Some(m) = self.made.take() {
             m.keep_for_good();
         }

@@ -123,6 +123,22 @@ fn the_recorder_knows_each_record_line_across_a_resume() {
     assert!(r.has(&point(2)) && !r.has(&point(4)));
     assert!(r.latest(&point(9)).is_none());
     assert_eq!(r.line_of(&rec(1)), 0, "a value the recorder does not hold");
+    // The settings are written whole once, in the file's first record, and named in each one after
+    // (a record's size does not grow with the points); none is held with a record.
+    let settings: Vec<serde_json::Value> = lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v.get("point").is_some())
+        .map(|v| v["settings"].clone())
+        .collect();
+    assert_eq!(settings[0], serde_json::json!({"ops": "10"}));
+    assert!(
+        settings[1..]
+            .iter()
+            .all(|s| s == super::check::SAME_SETTINGS),
+        "{settings:?}"
+    );
+    assert!(r.latest(&point(3)).unwrap().get("settings").is_none());
 }
 
 #[test]
