@@ -105,7 +105,38 @@ pub(super) struct Pruned<'p, 'a>(
     pub(super) &'p [&'a [&'a str]],
     pub(super) Option<Bound>,
     pub(super) Option<&'p Holds>,
+    pub(super) &'p Budget,
 );
+
+/// How many more values a parse may make: a record or document iolab writes spends 12 bytes of its
+/// text or more on each value (numbers with their keys), a forged one of `[]`s 3; the values made are
+/// held to one per [`BYTES_PER_VALUE`] bytes of the text (and a few thousand more), so that what a
+/// reader holds stays a small multiple of what it read.
+pub(super) struct Budget(std::cell::Cell<usize>);
+
+/// The fewest bytes of text a parse spends per value made (iolab's records: 12 or more).
+const BYTES_PER_VALUE: usize = 8;
+
+impl Budget {
+    /// The budget of a parse of `bytes` bytes of text.
+    pub(super) fn of(bytes: usize) -> Budget {
+        Budget(std::cell::Cell::new(bytes / BYTES_PER_VALUE + 65_536))
+    }
+
+    /// One more value made: an error once the text's budget is spent.
+    fn one_more<E: serde::de::Error>(&self) -> Result<(), E> {
+        match self.0.get() {
+            0 => Err(E::custom(format!(
+                "it holds more values than its text gives a record iolab writes (one per \
+                 {BYTES_PER_VALUE} bytes): not a record iolab wrote (damaged or forged)"
+            ))),
+            n => {
+                self.0.set(n - 1);
+                Ok(())
+            }
+        }
+    }
+}
 
 /// A value whose items iolab bounds in all (see [`HOLDS`]): its key and bound, and how many more items
 /// it may hold as it is parsed.
@@ -118,11 +149,12 @@ pub const MAX_RECORDS: usize = 250_000;
 /// Values whose items (at every depth) iolab bounds in all: a run's spec holds about 60, a record's
 /// point at most 64 texts.
 /// A sweep's or suite's settings hold each varied key's values (at most as many as its points) and the
-/// fixed settings.
-const HOLDS: [Bound; 3] = [
+/// fixed settings; a suite's summary a few thousand (its answers and findings, with what they cite).
+const HOLDS: [Bound; 4] = [
     ("spec", 128),
     ("point", 64),
     ("settings", MAX_RECORDS + 1024),
+    ("summary", 65_536),
 ];
 
 impl Holds {
@@ -217,10 +249,11 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
                     true => SPEC_KEYS.iter().map(|p| &p[..]).collect(),
                     false => under,
                 };
-                let v = m.next_value_seed(Pruned(&under, most, own.as_ref().or(self.2)))?;
+                let v = m.next_value_seed(Pruned(&under, most, own.as_ref().or(self.2), self.3))?;
                 if let Some(h) = self.2 {
                     h.one_more()?;
                 }
+                self.3.one_more()?;
                 items.push((k.into_owned(), v));
             }
         }
@@ -233,7 +266,7 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
     fn visit_seq<S: SeqAccess<'de>>(self, mut s: S) -> Result<Value, S::Error> {
         let mut a = Vec::with_capacity(2);
         let whole = self.whole();
-        while let Some(v) = s.next_element_seed(Pruned(self.0, None, self.2))? {
+        while let Some(v) = s.next_element_seed(Pruned(self.0, None, self.2, self.3))? {
             // Where paths go on into the items, an item they reach nothing in is not held: a reader
             // finds nothing there (an interval without its figures).
             if !whole && is_empty(&v) {
@@ -248,6 +281,7 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
             if let Some(h) = self.2 {
                 h.one_more()?;
             }
+            self.3.one_more()?;
             a.push(v);
         }
         a.shrink_to_fit();

@@ -229,7 +229,8 @@ impl<'p, 'a> Parse<'p, 'a> {
             Parse::Whole => serde_json::from_slice(l),
             Parse::Pruned(p) => {
                 let mut de = serde_json::Deserializer::from_slice(l);
-                let v = super::prune::Pruned(p, None, None).deserialize(&mut de)?;
+                let budget = super::prune::Budget::of(l.len());
+                let v = super::prune::Pruned(p, None, None, &budget).deserialize(&mut de)?;
                 de.end().map(|_| v)
             }
         }

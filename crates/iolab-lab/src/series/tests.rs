@@ -287,6 +287,28 @@ fn a_forged_gap_is_refused_whatever_the_reader_keeps() {
     }
 }
 
+/// A line or document of more values than its text gives one iolab writes (a forged `[]` is 3 bytes, a
+/// value of iolab's 12 or more) is refused as it is parsed by a reader that keeps part of it (report,
+/// compare, --resume); a suite's summary is bounded in all.
+#[test]
+fn values_are_bounded_by_the_text_they_come_from() {
+    use super::Keep;
+    let paths: &[&[&str]] = &[&["notes"]];
+    let junk = vec![serde_json::json!([]); 200_000];
+    let line = serde_json::json!({"point": {}, "result": {"spec": {}, "iops": 5.0, "notes": junk}});
+    let text = format!("{line}\n");
+    let e = super::stream::read_from(text.as_bytes(), Path::new("k"), Keep::Paths(paths)).err();
+    let e = e.map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("more values than its text gives"), "{e}");
+    let summary = serde_json::json!({"summary": {"memory": {"junk": vec![0; 70_000]}}});
+    let text = format!(
+        "{}\n{summary}\n",
+        serde_json::json!({"point": {}, "error": "x"})
+    );
+    let e = super::stream::read_from(text.as_bytes(), Path::new("k"), Keep::Paths(paths)).err();
+    assert!(e.is_some_and(|e| e.to_string().contains("`summary` holds more than 65536")));
+}
+
 /// `into` with `from`'s keys set (objects merged key by key).
 fn merge(into: &mut serde_json::Value, from: serde_json::Value) {
     match (into, from) {
