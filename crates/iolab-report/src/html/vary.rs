@@ -248,16 +248,22 @@ pub(super) fn palette_parts<'a, 'b>(
     let fewest = legend_len(&whole, except).div_ceil(PALETTE);
     for n in fewest.clamp(2, vals.len().max(2))..=vals.len() {
         let size = vals.len().div_ceil(n);
+        // Each run to its value's part, in one pass (a pass per part was quadratic in a fleet's hosts).
+        let part_of: std::collections::HashMap<&str, usize> = vals
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (*v, i / size))
+            .collect();
+        let mut mine: Vec<Vec<&Run>> = vec![Vec::new(); vals.len().div_ceil(size)];
+        for r in runs.iter().copied() {
+            if let Some(&i) = part_of.get(val(r, key)) {
+                mine[i].push(r);
+            }
+        }
         parted = vals
             .chunks(size)
-            .map(|c| {
-                let mine: Vec<&Run> = runs
-                    .iter()
-                    .copied()
-                    .filter(|r| c.contains(&val(r, key)))
-                    .collect();
-                (c.join(", "), panels(mine))
-            })
+            .zip(mine)
+            .map(|(c, mine)| (c.join(", "), panels(mine)))
             .collect::<Vec<_>>();
         if parted.iter().all(|p| legend_len(&p.1, except) <= PALETTE) {
             break;
