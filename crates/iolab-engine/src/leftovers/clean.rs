@@ -96,10 +96,7 @@ fn open_journal(
         ));
         return None;
     }
-    let read = |fd: &OwnedFd| {
-        let text = std::fs::read(sys::fd_path(fd.as_raw_fd())).unwrap_or_default();
-        parse(&String::from_utf8_lossy(&text))
-    };
+    let read = |fd: &OwnedFd| parse(&String::from_utf8_lossy(&journal_text(fd)));
     if let Some(c) = read(&fd) {
         return Some((fd, c));
     }
@@ -125,6 +122,23 @@ fn open_journal(
 }
 
 /// Is the process a journal's name (`PID-START.journal`) gives still running?
+/// The most a journal holds: a line per file, directory, cgroup or device an iolab made (each with a
+/// path of at most 4 KiB); a larger file is read as none (a 2 GB sparse one took 2 GB to read whole).
+const MAX_JOURNAL: u64 = 64 << 20;
+
+/// A journal's text, read through its descriptor; empty where it is larger than [`MAX_JOURNAL`] (or
+/// cannot be read), which no journal is.
+fn journal_text(fd: &OwnedFd) -> Vec<u8> {
+    use std::io::Read;
+    let mut text = Vec::new();
+    let read = std::fs::File::open(sys::fd_path(fd.as_raw_fd()))
+        .and_then(|f| f.take(MAX_JOURNAL + 1).read_to_end(&mut text));
+    match read {
+        Ok(n) if n as u64 <= MAX_JOURNAL => text,
+        _ => Vec::new(),
+    }
+}
+
 fn named_owner_alive(name: &str) -> bool {
     let Some((pid, start)) = name
         .strip_suffix(".journal")
@@ -164,7 +178,7 @@ fn clean_journal(dir: RawFd, name: &str, under: Option<&Path>, rep: &mut CleanRe
         return;
     }
     // Read again under the lock: the file may have changed (or been deleted) before it was taken.
-    let text = std::fs::read(sys::fd_path(fd.as_raw_fd())).unwrap_or_default();
+    let text = journal_text(&fd);
     let (Some(c), Ok(st)) = (
         parse(&String::from_utf8_lossy(&text)),
         sys::fstat(fd.as_raw_fd()),

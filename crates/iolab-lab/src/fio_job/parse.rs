@@ -157,14 +157,23 @@ fn expand(t: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, Strin
         let after = &rest[i + 2..];
         let end = after
             .find('}')
-            .ok_or_else(|| format!("'{t}': '${{' without its '}}'"))?;
+            .ok_or_else(|| format!("'{}': '${{' without its '}}'", excerpt(t)))?;
         let var = &after[..end];
-        let val = env(var).ok_or_else(|| format!("${{{var}}} is not set in the environment"))?;
+        let val = env(var)
+            .ok_or_else(|| format!("${{{}}} is not set in the environment", excerpt(var)))?;
         out.push_str(&val);
         rest = &after[end + 1..];
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// A text as a message shows it: whole up to 64 characters, else its start and its length.
+fn excerpt(t: &str) -> String {
+    match t.char_indices().nth(64) {
+        None => t.to_string(),
+        Some((i, _)) => format!("{}... ({} bytes)", &t[..i], t.len()),
+    }
 }
 
 /// fio's rwmixwrite as the rwmixread it implies (the later of the two wins, as in fio).
@@ -410,6 +419,15 @@ mod tests {
         ] {
             let e = parse(text, &none).unwrap_err();
             assert!(e.contains(says), "{text:?}: {e}");
+        }
+        // A long line or variable name is shown by its start and length, not whole.
+        let long = "x".repeat(100_000);
+        for text in [
+            format!("[a]\nbs=${{{long}\n"),
+            format!("[a]\nbs=${{{long}}}\n"),
+        ] {
+            let e = parse(&text, &none).unwrap_err();
+            assert!(e.len() < 300 && e.contains("bytes)"), "{e}");
         }
     }
 

@@ -138,6 +138,16 @@ pub fn fixed_spec(base: &RawSpec, vary: &[Vary]) -> std::collections::BTreeMap<S
 pub(crate) fn settings_diff(was: &Value, now: &Value) -> Vec<String> {
     let shown = |v: Option<&Value>| match v {
         None | Some(Value::Null) => "not given".to_string(),
+        // A long list by its first values and its length (a 20,000-value list was 9 MB on one line).
+        Some(Value::Array(a)) if a.len() > 12 => format!(
+            "{},... ({} values)",
+            a.iter()
+                .take(8)
+                .map(|x| text(Some(x)))
+                .collect::<Vec<_>>()
+                .join(","),
+            a.len()
+        ),
         Some(Value::Array(a)) => a
             .iter()
             .map(|x| text(Some(x)))

@@ -56,6 +56,14 @@ fn settings_name_what_differs_and_later_records_replace_refusals() {
             "vary bs (recorded 4k,64k, now 4k,1m)".to_string()
         ]
     );
+    // A long list by its first values and its length.
+    let seeds: Vec<String> = (1..=20_000).map(|n| n.to_string()).collect();
+    let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
+    let long = settings(&fixed("100"), &pts(&seeds));
+    assert_eq!(
+        settings_diff(&long, &a),
+        vec!["vary bs (recorded 1,2,3,4,5,6,7,8,... (20000 values), now 4k,64k)".to_string()]
+    );
     let p = vec![("bs".to_string(), "4k".to_string())];
     let refused = record(
         &p,
