@@ -8,6 +8,7 @@ pub mod bench;
 pub mod cite;
 pub mod compare;
 pub mod compare_across;
+pub mod compare_surveys;
 pub mod driver;
 pub mod findings;
 pub mod findings_compare;

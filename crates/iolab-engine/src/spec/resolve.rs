@@ -833,10 +833,9 @@ fn check_pace_fits(spec: &Spec) -> Result<()> {
         (Some(r), Some(d)) if r * d < 1.0 => Err(Error::usage(
             "--duration",
             format!(
-                "{d} s is shorter than one interval of the pace ({} s at {r} ops/s): no rate can be measured over \
-                 it; give at least {} s",
-                1.0 / r,
-                1.0 / r
+                "{d} s is shorter than one interval of the pace ({} at {r} ops/s): no rate can be measured over \
+                 it; give at least that",
+                crate::units::fmt_ns(1e9 / r)
             ),
         )),
         _ => Ok(()),

@@ -184,15 +184,22 @@ pub(crate) fn scan_checked(
     let scanned = super::stream::scan_records(
         f,
         iolab_engine::input::RECORDS_INPUT,
-        &mut |v, _| {
+        &mut |v, line| {
             let was = v.get("settings");
-            // The settings of a record before it, checked already (or none was: unchecked).
+            // The settings of a record before it, checked already; where none is, the file lost the
+            // record that held them (an older iolab never wrote this).
             let same = was.and_then(Value::as_str) == Some(SAME_SETTINGS);
             match was
                 .filter(|_| !same)
                 .map(|was| settings_diff(was, settings))
             {
                 None if same && whole => {}
+                None if same => {
+                    return Err(format!(
+                        "line {line}: its settings are \"{SAME_SETTINGS}\", but no record before it holds \
+                         them: the file lost that record (damaged)"
+                    ))
+                }
                 None => unchecked += 1,
                 Some(diff) if !diff.is_empty() => {
                     other = Some(diff.join(", "));

@@ -147,6 +147,14 @@ fn the_recorder_knows_each_record_line_across_a_resume() {
         "{settings:?}"
     );
     assert!(r.latest(&point(3)).unwrap().get("settings").is_none());
+    // Without the record that holds them, the records after it are no file iolab wrote as it is.
+    drop(r);
+    let rest: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&out, rest).unwrap();
+    let settings = serde_json::json!({"ops": "10"});
+    let e = Recorder::open(Some(&out), true, "t", settings, &[point(1)]).err();
+    let e = e.map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("no record before it holds them"), "{e}");
 }
 
 #[test]
