@@ -49,9 +49,13 @@ pub fn compare(a: &Value, b: &Value) -> Option<(Vec<TableChange>, Vec<Moved>)> {
         serde_json::from_value(d.get("ranking")?.clone()).ok()
     };
     let (ta, tb) = (tables(a)?, tables(b)?);
-    let name = |t: &RankingTable| match a.get("workloads") {
-        Some(_) => t.target.clone(),
-        None => format!("{} at {}", t.target, iolab_engine::units::fmt_size(t.bs)),
+    // A workload survey's table names its block size already.
+    let name = |t: &RankingTable| {
+        let size = iolab_engine::units::fmt_size(t.bs);
+        match t.target.contains(&size) {
+            true => t.target.clone(),
+            false => format!("{} at {size}", t.target),
+        }
     };
     let mut changes = Vec::new();
     let mut moved = Vec::new();

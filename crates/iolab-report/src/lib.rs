@@ -27,6 +27,7 @@ pub mod suite_view;
 pub mod summary_text;
 mod survey;
 mod survey_answer;
+mod survey_compare;
 mod survey_workload_view;
 mod table;
 pub mod text;

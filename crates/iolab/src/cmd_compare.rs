@@ -30,6 +30,9 @@ pub(crate) struct CompareArgs {
     /// Write the tables as Markdown to FILE. An existing FILE is not replaced.
     #[arg(long, value_name = "FILE")]
     pub(crate) md: Option<PathBuf>,
+    /// Of two surveys, every row's figures after what changed in their orders.
+    #[arg(short, long)]
+    pub(crate) verbose: bool,
 }
 
 pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
@@ -62,10 +65,13 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
              (or --across host=NAME for the host the others are set against)",
         ));
     }
-    let records = |p: &Path| -> Result<Vec<serde_json::Value>, Error> {
+    // Each file's records, and its document where it is one (a survey's ranking).
+    type Read = (Vec<serde_json::Value>, Option<serde_json::Value>);
+    let records = |p: &Path| -> Result<Read, Error> {
         if p.is_dir() {
             #[cfg(feature = "fleet")]
             return iolab_lab::fleet::read_dir_records(p, compare::KEPT)
+                .map(|r| (r, None))
                 .map_err(|e| Error::usage("compare", e.to_string()));
             // A board is a fleet's host, not its controller: its build leaves the fleet out.
             #[cfg(not(feature = "fleet"))]
@@ -78,15 +84,25 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
                 ),
             ));
         }
-        Ok(compare::survey_runs_as_records(read(p)?.records))
+        let f = read(p)?;
+        Ok((compare::survey_runs_as_records(f.records), f.document))
     };
-    let ra = records(&a.a)?;
+    let (ra, doc_a) = records(&a.a)?;
     // One file or directory (compare --across within it) is read once.
     let rb = match &a.b {
         Some(b) => Some(records(b)?),
         None => None,
     };
-    let rb = rb.as_ref().unwrap_or(&ra);
+    let (rb, doc_b) = match &rb {
+        Some((r, d)) => (r, d.as_ref()),
+        None => (&ra, doc_a.as_ref()),
+    };
+    // Two surveys (without --across): what changed in their orders first.
+    let surveys = match (&a.across, doc_a.as_ref(), doc_b) {
+        (None, Some(x), Some(y)) => iolab_lab::compare_surveys::compare(x, y),
+        _ => None,
+    };
+    let (sa, sb) = (a.a.display().to_string(), b_path.display().to_string());
     let o = match &a.across {
         None => compare::compare_records(&ra, rb, limit),
         Some(s) => {
@@ -98,6 +114,8 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
         lead: &lead(a, b_path),
         warning: single_run_warning(&o),
         outcome: &o,
+        surveys: surveys.as_ref().map(|s| (sa.as_str(), sb.as_str(), s)),
+        verbose: a.verbose,
     })?;
     if limit.is_some() && o.rows.is_empty() {
         // A gate that compared nothing must not pass: the files were not runs of the same workloads.

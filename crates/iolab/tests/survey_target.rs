@@ -426,3 +426,57 @@ fn the_block_layer_is_traced_in_the_first_round_and_its_split_kept_with_the_medi
         );
     }
 }
+
+#[test]
+fn compare_of_two_surveys_says_what_changed_in_their_orders_first() {
+    let (work, target) = (disk_dir(), disk_dir());
+    let t = path_str(target.path());
+    let mut files = Vec::new();
+    for run in ["a", "b"] {
+        let results = path_str(&work.path().join(run));
+        let r = iolab(&[
+            "survey",
+            "--rounds",
+            "2",
+            "--max-time",
+            "0",
+            "--max-seconds",
+            "0.04",
+            "--results-dir",
+            &results,
+            "--target",
+            &t,
+            "--workload",
+            "randread",
+            "--bs",
+            "4k",
+            "--inflight",
+            "1",
+            "--direct",
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let f = std::fs::read_dir(work.path().join(run))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        files.push(path_str(&f));
+    }
+    let r = iolab(&["compare", &files[0], &files[1]]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.lines().count() <= 30, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("of 1 tables changed order")
+            && r.stdout
+                .contains("4 KiB random reads, 1 in flight, O_DIRECT:"),
+        "{}",
+        r.stdout
+    );
+    let v = iolab(&["compare", "-v", &files[0], &files[1]]);
+    assert!(
+        v.stdout.starts_with(&r.stdout[..r.stdout.len() - 1]) && v.stdout.contains("B/A"),
+        "{}",
+        v.stdout
+    );
+}

@@ -11,6 +11,12 @@ use iolab_lab::suite::SuiteFile;
 use iolab_lab::survey::SurveyResult;
 use serde_json::Value;
 
+/// What `compare_surveys::compare` finds of two surveys.
+pub type SurveysCompared = (
+    Vec<iolab_lab::compare_surveys::TableChange>,
+    Vec<iolab_lab::compare_surveys::Moved>,
+);
+
 /// A command's result, as the exporters see it.
 pub enum Document<'a> {
     /// `iolab run`: the figures and what explains them; with `verbose`, the whole account.
@@ -49,11 +55,14 @@ pub enum Document<'a> {
     },
     /// `iolab probe`.
     Probe(&'a ProbeResult),
-    /// `iolab compare`.
+    /// `iolab compare`; of two surveys, first what changed in their orders (`surveys`: the files and
+    /// what `compare_surveys` found), every row's figures after it only with `verbose`.
     Compare {
         lead: &'a str,
         warning: Option<String>,
         outcome: &'a Outcome,
+        surveys: Option<(&'a str, &'a str, &'a SurveysCompared)>,
+        verbose: bool,
     },
 }
 
@@ -88,7 +97,22 @@ impl Document<'_> {
                 lead,
                 warning,
                 outcome,
-            } => crate::series_view::compare_doc(lead, warning.clone(), outcome),
+                surveys,
+                verbose,
+            } => {
+                let rows = || crate::series_view::compare_doc(lead, warning.clone(), outcome);
+                match surveys {
+                    Some((a, b, (changes, moved))) => {
+                        let mut d = crate::survey_compare::doc(a, b, changes, moved);
+                        if *verbose {
+                            d.blank();
+                            d.append(rows());
+                        }
+                        d
+                    }
+                    None => rows(),
+                }
+            }
             Document::Probe(p) => Doc::from(crate::probe::render(p).as_str()),
         }
     }
