@@ -22,24 +22,26 @@ pub fn doc(a: &str, b: &str, changes: &[TableChange], moved: &[Moved]) -> Doc {
     for c in changes {
         d.line(format!("  {}: {}", c.table, said(c)));
     }
-    if !moved.is_empty() {
-        d.blank()
-            .line("Rows that moved most (median time per op, B against A):");
-        for m in moved.iter().take(MOVED) {
-            d.line(format!(
-                "  {} in {}: {} -> {}, {:.2}x{}",
-                m.method,
-                m.table,
-                crate::rounds_text::short_ns(m.a.median),
-                crate::rounds_text::short_ns(m.b.median),
-                m.ratio(),
-                if m.within_noise() {
-                    " (within both rounds' spread)"
-                } else {
-                    ""
-                }
-            ));
-        }
+    // Only a move beyond both sides' spread of their rounds is one.
+    let beyond: Vec<&Moved> = moved.iter().filter(|m| !m.within_noise()).collect();
+    d.blank();
+    if beyond.is_empty() {
+        d.line("No row's time per op moved beyond the spread of both surveys' rounds.");
+    } else {
+        d.line(format!(
+            "{} rows moved beyond the spread of both surveys' rounds; the most (median time per op):",
+            beyond.len()
+        ));
+    }
+    for m in beyond.iter().take(MOVED) {
+        d.line(format!(
+            "  {} in {}: {} -> {}, {:.2}x",
+            m.method,
+            m.table,
+            crate::rounds_text::short_ns(m.a.median),
+            crate::rounds_text::short_ns(m.b.median),
+            m.ratio(),
+        ));
     }
     d.blank().line("-v: every row's figures, A against B");
     d

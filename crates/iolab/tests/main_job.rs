@@ -379,6 +379,17 @@ fn surveys_compare_per_row(dir: &std::path::Path) {
     let f = path_str(&f);
     let c = iolab(&["compare", &f, &f]);
     assert_eq!(c.code, 0, "{}", c.stderr);
+    // First what changed in the orders: against itself, nothing.
+    assert!(
+        c.stdout.contains("0 of 6 tables changed order")
+            && c.stdout.contains("No row's time per op moved"),
+        "{}",
+        c.stdout
+    );
+    assert!(c.stdout.lines().count() <= 30, "{}", c.stdout);
+    // Every row with -v.
+    let c = iolab(&["compare", "-v", &f, &f]);
+    assert_eq!(c.code, 0, "{}", c.stderr);
     // One group per run that ran, none merged: as many workload headings as target, method and block
     // size rows with a result.
     let v = json_file(std::path::Path::new(&f));
