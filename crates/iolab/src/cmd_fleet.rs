@@ -755,6 +755,13 @@ fn ansible_playbook(
         .open(log)
         .map_err(|e| write_err(log, e))?;
     cmd.stderr(logf.try_clone().map_err(|e| write_err(log, e))?);
+    // Counted before the child starts: a Ctrl-C between its start and the watcher's is not lost. The
+    // run passed on to is the first: any Ctrl-C at all is passed on, a second one kills it.
+    let seen = if forward {
+        0
+    } else {
+        iolab_sys::interrupts()
+    };
     let mut child = cmd
         .spawn()
         .map_err(|e| Error::Runtime(format!("cannot run {}: {e}", exe.display())))?;
@@ -762,7 +769,6 @@ fn ansible_playbook(
     let done = Arc::new(AtomicBool::new(false));
     let watcher = {
         let (done, pgid) = (done.clone(), child.id() as i32);
-        let seen = iolab_sys::interrupts();
         let kill_at = seen + if forward { 2 } else { 1 };
         let start = std::time::Instant::now();
         std::thread::spawn(move || {
