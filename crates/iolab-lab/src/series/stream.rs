@@ -132,7 +132,10 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
     let doc_paths = owned_paths(keep, super::prune::document_paths);
     let doc_paths = slices(&doc_paths);
     let doc_parse = Parse::new(doc_paths.as_deref());
-    let v = match doc_parse.of(&first) {
+    // What the read may make, as it goes: what it holds stays a small multiple of what it read.
+    let budget = doc_parse.budget();
+    budget.grant(first.len());
+    let v = match doc_parse.of(&first, &budget) {
         Ok(v) => v,
         // A document over many lines (`run --json` is printed so): read as one from where it starts.
         Err(e) if e.is_eof() && first.ends_with(b"\n") => {
@@ -140,14 +143,17 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
             // be another copy of serde_json's in the binary (about 170 KB of a board's).
             let mut text = first;
             r.read_to_end(&mut text).map_err(io)?;
-            let doc = doc_parse.of(&text).map_err(|e| match e.is_eof() {
+            let budget = super::prune::Budget::of(text.len(), doc_parse.per_byte());
+            let doc = doc_parse.of(&text, &budget).map_err(|e| match e.is_eof() {
                 true => bad(format!("not whole JSON: it ends mid-value ({e})")),
                 false => bad(e.to_string()),
             })?;
             drop(text);
             return document(doc, keep, out).map_err(bad);
         }
-        Err(_) if !first.ends_with(b"\n") => {
+        // Cut short (a write interrupted by a kill): a last line that is not whole JSON, and not one
+        // refused for what it holds.
+        Err(e) if !e.is_data() && !first.ends_with(b"\n") => {
             out.cut = first.len();
             return Ok(out);
         }
@@ -177,13 +183,14 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
         }
         // Parsed where it was read: the line's room is reused for the next (not left among the records).
         let l = &lines.buf;
-        match parse.of(l) {
+        budget.grant(l.len());
+        match parse.of(l, &budget) {
             Ok(v) if v.get("summary").is_some() || v.get("point").is_some() => {
                 jl.add(v, lines.number, keep, &mut out).map_err(&bad)?
             }
             Ok(_) => return Err(bad(format!("line {} is not a sweep record", lines.number))),
             // Only the last line may be cut short (a write interrupted by a kill).
-            Err(_) if !l.ends_with(b"\n") => out.cut = l.len(),
+            Err(e) if !e.is_data() && !l.ends_with(b"\n") => out.cut = l.len(),
             Err(e) => return Err(bad(format!("line {}: {e}", lines.number))),
         }
     }
@@ -223,17 +230,31 @@ impl<'p, 'a> Parse<'p, 'a> {
         }
     }
 
-    fn of(&self, l: &[u8]) -> serde_json::Result<Value> {
-        use serde::de::DeserializeSeed;
+    /// The memory a read parsed so may make per byte of its text.
+    fn per_byte(&self) -> usize {
         match self {
-            Parse::Whole => serde_json::from_slice(l),
-            Parse::Pruned(p) => {
-                let mut de = serde_json::Deserializer::from_slice(l);
-                let budget = super::prune::Budget::of(l.len());
-                let v = super::prune::Pruned(p, None, None, &budget).deserialize(&mut de)?;
-                de.end().map(|_| v)
-            }
+            Parse::Whole => super::prune::WHOLE_PER_BYTE,
+            Parse::Pruned(_) => super::prune::SHOWN_PER_BYTE,
         }
+    }
+
+    /// A budget for a read parsed so, with nothing read yet.
+    fn budget(&self) -> super::prune::Budget {
+        super::prune::Budget::new(self.per_byte())
+    }
+
+    /// `l` parsed, what it makes charged to `budget`.
+    fn of(&self, l: &[u8], budget: &super::prune::Budget) -> serde_json::Result<Value> {
+        use serde::de::DeserializeSeed;
+        // Kept whole: the one path that ends at the top.
+        const WHOLE: [&[&str]; 1] = [&[]];
+        let p = match self {
+            Parse::Whole => &WHOLE[..],
+            Parse::Pruned(p) => p,
+        };
+        let mut de = serde_json::Deserializer::from_slice(l);
+        let v = super::prune::Pruned(p, None, None, budget).deserialize(&mut de)?;
+        de.end().map(|_| v)
     }
 }
 
@@ -441,6 +462,8 @@ pub fn scan_records(
     scanned.push(vec!["settings"]);
     let scanned: Vec<&[&str]> = scanned.iter().map(Vec::as_slice).collect();
     let small = Parse::Pruned(&scanned);
+    // What the records handed over whole may make, as the file is read (what is checked is let go).
+    let held = super::prune::Budget::new(super::prune::WHOLE_PER_BYTE);
     while lines.next(&mut r).map_err(|e| e.to_string())? {
         let l = &lines.buf;
         out.ends_line = l.ends_with(b"\n");
@@ -448,13 +471,17 @@ pub fn scan_records(
             if out.ends_line && std::str::from_utf8(l).is_err() {
                 return Err(format!("line {}: not UTF-8 text", lines.number));
             }
-            match small.of(l) {
+            held.grant(l.len());
+            let checked = super::prune::Budget::of(l.len(), super::prune::WHOLE_PER_BYTE);
+            match small.of(l, &checked) {
                 Ok(v) if v.get("point").is_some() => {
                     if let Some(why) = super::shape::impossible(&v) {
                         return Err(format!("line {}: {why}; {FORGED}", lines.number));
                     }
                     if each(&v, lines.number)? {
-                        let v = Parse::Pruned(&WRITTEN).of(l).map_err(|e| e.to_string())?;
+                        let v = Parse::Pruned(&WRITTEN)
+                            .of(l, &held)
+                            .map_err(|e| e.to_string())?;
                         whole(v, lines.number);
                     }
                 }
@@ -468,7 +495,7 @@ pub fn scan_records(
                     return Err("a result document (run --json), not JSON lines".into())
                 }
                 // Only the last line may be cut short (a write interrupted by a kill).
-                Err(_) if !out.ends_line => {
+                Err(e) if !e.is_data() && !out.ends_line => {
                     out.cut = l.len();
                     out.ends_line = true;
                     return Ok(out);

@@ -303,26 +303,51 @@ fn a_forged_gap_is_refused_whatever_the_reader_keeps() {
     }
 }
 
-/// A line or document of more values than its text gives one iolab writes (a forged `[]` is 3 bytes, a
-/// value of iolab's 12 or more) is refused as it is parsed by a reader that keeps part of it (report,
-/// compare, --resume); a suite's summary is bounded in all.
+/// What a read makes is bounded by the text it read, as the file is read (not line by line): a line of
+/// many `[]` (3 bytes each, 144 of memory), lines of small objects each under a line's own share (the
+/// text of a whole file of them is what bounds them), a one-line document whose refusal names why; a
+/// suite's summary is bounded in all. The largest shape iolab writes, a sweep's settings of 100,000
+/// seeds, is read whole.
 #[test]
-fn values_are_bounded_by_the_text_they_come_from() {
+fn what_a_read_makes_is_bounded_by_the_text_it_read() {
     use super::Keep;
     let paths: &[&[&str]] = &[&["notes"]];
+    let read = |text: &str, keep| {
+        super::stream::read_from(text.as_bytes(), Path::new("k"), keep)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
     let junk = vec![serde_json::json!([]); 200_000];
     let line = serde_json::json!({"point": {}, "result": {"spec": {}, "iops": 5.0, "notes": junk}});
-    let text = format!("{line}\n");
-    let e = super::stream::read_from(text.as_bytes(), Path::new("k"), Keep::Paths(paths)).err();
-    let e = e.map(|e| e.to_string()).unwrap_or_default();
-    assert!(e.contains("more values than its text gives"), "{e}");
-    let summary = serde_json::json!({"summary": {"memory": {"junk": vec![0; 70_000]}}});
+    let e = read(&format!("{line}\n"), Keep::Paths(paths));
+    assert!(e.contains("more than 10 times the memory of its text"), "{e}");
+    let small = vec![serde_json::json!({"": {"": {}}}); 300];
+    let line = serde_json::json!({"point": {}, "result": {"spec": {}, "iops": 5.0, "notes": small}});
+    let text = format!("{line}\n").repeat(2_000);
+    for (keep, says) in [(Keep::Paths(paths), "10 times"), (Keep::All, "16 times")] {
+        let e = read(&text, keep);
+        assert!(e.contains(&format!("more than {says} the memory")), "{e}");
+        assert!(e.starts_with("k: line "), "{e}");
+    }
+    let doc = serde_json::json!({"runs": [{"target": "t", "method": "psync", "bs": 4096,
+        "result": {"spec": {}, "iops": 5.0, "notes": vec![serde_json::json!({"": {}}); 200_000]}}]});
+    let e = read(&doc.to_string(), Keep::Paths(paths));
+    assert!(e.contains("more than 10 times the memory"), "{e}");
+    // Texts of 20 bytes: within the memory a text gives, beyond the values a summary holds.
+    let junk = vec!["abcdefghijklmnopqrst"; 70_000];
+    let summary = serde_json::json!({"summary": {"memory": {"junk": junk}}});
     let text = format!(
         "{}\n{summary}\n",
         serde_json::json!({"point": {}, "error": "x"})
     );
-    let e = super::stream::read_from(text.as_bytes(), Path::new("k"), Keep::Paths(paths)).err();
-    assert!(e.is_some_and(|e| e.to_string().contains("`summary` holds more than 65536")));
+    let e = read(&text, Keep::Paths(paths));
+    assert!(e.contains("`summary` holds more than 65536"), "{e}");
+    let seeds: Vec<String> = (1..=100_000).map(|i| i.to_string()).collect();
+    let line = serde_json::json!({"point": {"seed": "1"}, "settings": {"vary": {"seed": seeds}},
+        "result": {"spec": {}, "iops": 5.0}});
+    let f = super::stream::read_from(format!("{line}\n").as_bytes(), Path::new("k"), Keep::All);
+    assert_eq!(f.unwrap().records.len(), 1);
 }
 
 /// `into` with `from`'s keys set (objects merged key by key).
@@ -428,9 +453,10 @@ fn an_array_longer_than_iolab_writes_is_refused_as_it_is_parsed() {
         assert!(e.contains("`cdf` holds more than 64 items"), "{e}");
         assert!(e.contains("column "), "{e}");
     }
-    // A reader keeping all (a test's records_of) holds what is there; --resume's reader refuses it.
-    let all = super::stream::read_text(&format!("{}\n", rec(&cdf)), Path::new("k")).unwrap();
-    assert_eq!(all.records.len(), 1);
+    // A reader keeping all (a test's records_of) refuses it too, as does --resume's.
+    let all = super::stream::read_text(&format!("{}\n", rec(&cdf)), Path::new("k"));
+    let e = all.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("`cdf` holds more than 64 items"), "{e}");
     let text = format!("{ok}\n{}\n", rec(&cdf));
     let e = super::stream::scan_records(
         text.as_bytes(),
@@ -626,9 +652,12 @@ fn a_point_of_more_values_than_iolab_writes_is_refused_as_it_is_parsed() {
 
 #[test]
 fn a_file_of_more_records_than_iolab_writes_is_refused_at_the_first_too_many() {
+    // Records of a few hundred bytes, as small as iolab writes them are not (7 KB and more): the
+    // memory their text gives holds what is kept of them.
     let line = format!(
         "{}\n",
-        serde_json::json!({"point": {"x": "1"}, "result": {"spec": {}, "iops": 1.0}})
+        serde_json::json!({"point": {"x": "1"}, "result": {"spec": {}, "iops": 1.0,
+            "host": "h".repeat(150)}})
     );
     let most = super::stream::MAX_RECORDS;
     let paths: &[&[&str]] = &[&["iops"]];
