@@ -288,7 +288,7 @@ fn read_host(dir: &Path, name: &str, known: &Known, budget: &mut Budget) -> (Hos
     }
     let info =
         match read_fetched(dir, &Path::new(name).join(HOST_FILE), HOST_FILE_MAX).and_then(|t| {
-            serde_json::from_str::<Value>(&t)
+            crate::series::value_of(&t)
                 .map_err(|e| format!("{name}/{HOST_FILE}: not whole JSON ({e})"))
         }) {
             Ok(v) if v.is_object() => v,
@@ -449,7 +449,7 @@ pub fn settle(dir: &Path, names: &[String]) -> BTreeMap<String, String> {
         }
         let rel = Path::new(name).join(PARTIAL_HOST_FILE);
         let whole = read_fetched(dir, &rel, HOST_FILE_MAX).and_then(|t| {
-            serde_json::from_str::<Value>(&t)
+            crate::series::value_of(&t)
                 .map(|_| ())
                 .map_err(|e| format!("{}: cut short or damaged ({e})", rel.display()))
         });

@@ -74,6 +74,7 @@ impl Facts {
             ns_per_op: r.ns_per_op,
             wall_s: r.wall_s,
             paced: r.spec.rate_iops.is_some(),
+            threads: r.spec.threads,
             syscalls_per_op: r.derived.syscalls_per_op,
             kernel_requests_per_enter: r
                 .derived
@@ -158,6 +159,9 @@ pub struct Facts {
     /// Paced (`--rate-iops`, `--rate`): the time per op is the pace's interval, and the thread sleeps
     /// between ops, not the method's cost.
     pub paced: bool,
+    /// The run's threads (0 where not known: one): with several, the time per op is their shared rate,
+    /// not what one op took.
+    pub threads: u32,
     pub syscalls_per_op: Option<f64>,
     pub kernel_requests_per_enter: Option<f64>,
     pub punted_fraction: Option<f64>,

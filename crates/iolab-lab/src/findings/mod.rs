@@ -309,8 +309,9 @@ pub const RULES: &[Rule] = &[
             let s = f.syscalls_per_op?;
             // Methods that make one system call per op.
             let sync = f.info().is_some_and(|m| m.per_op_call.is_some());
-            // A paced run's time per op is its pace's interval, not a call's cost.
-            let quiet = f.disturbed.is_none() && !f.paced;
+            // A paced run's time per op is its pace's interval, and several threads' their shared
+            // rate (16 threads on 2 CPUs: half what each call takes): neither is a call's cost.
+            let quiet = f.disturbed.is_none() && !f.paced && f.threads <= 1;
             (quiet && sync && (0.95..=1.1).contains(&s) && matches!(f.target, Some(TargetKind::DevNull | TargetKind::DevZero))).then(|| {
             format!(
                 "{s:.3} syscalls per op on a device that does no work: the {} per op is the cost of one system call on this machine",

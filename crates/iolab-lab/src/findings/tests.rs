@@ -296,6 +296,12 @@ fn switches_faults_stdio_syscalls() {
     };
     check("machine_disturbed", disturbed.clone(), null.clone());
     assert!(!fired(&disturbed).contains(&"syscall_is_the_cost".to_string()));
+    // Several threads' time per op is their shared rate, not what one call took.
+    let threads = Facts {
+        threads: 16,
+        ..null.clone()
+    };
+    assert!(!fired(&threads).contains(&"syscall_is_the_cost".to_string()));
     // A paced run's time per op is its pace's interval and its switches the pace's sleeps: neither is
     // called the cost of a call or of the I/O.
     let paced = Facts {

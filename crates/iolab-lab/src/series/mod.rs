@@ -31,7 +31,7 @@ pub use records::{
 };
 pub use repeat::{summarize, RepeatSummary};
 pub use shape::record_point;
-pub use stream::{read_open, Keep, RecordFile};
+pub use stream::{read_open, value_of, Keep, RecordFile};
 
 #[cfg(test)]
 mod tests;

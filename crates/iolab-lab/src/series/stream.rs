@@ -55,6 +55,13 @@ pub fn read_text(text: &str, path: &Path) -> Result<RecordFile> {
     )
 }
 
+/// A JSON text iolab wrote whole (a fleet host's outcome), parsed within the memory such a text takes
+/// (see [`super::prune::WHOLE_PER_BYTE`]); refused as damaged or forged beyond it.
+pub fn value_of(text: &str) -> serde_json::Result<Value> {
+    let budget = super::prune::Budget::of(text.len(), super::prune::WHOLE_PER_BYTE);
+    Parse::Whole.of(text.as_bytes(), &budget)
+}
+
 /// Bytes a JSON text never holds outside its strings' escapes: control bytes but tab, LF and CR.
 fn not_json(b: u8) -> bool {
     b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')
