@@ -38,8 +38,20 @@ pub fn check_file(path: &Path, section: Option<&str>) -> Result<(), String> {
     chosen(&jobs, path, section).map(|_| ())
 }
 
-/// The jobs `section` names (all without it).
+/// The most jobs fio takes from its job files (its REAL_MAX_JOBS): it stops at the next with "maximum
+/// number of jobs (4096) reached".
+const FIO_MAX_JOBS: usize = 4096;
+
+/// The jobs `section` names (all without it); a file of more jobs than fio takes is refused.
 fn chosen<'a>(jobs: &'a [Job], path: &Path, section: Option<&str>) -> Result<Vec<&'a Job>, String> {
+    if jobs.len() > FIO_MAX_JOBS {
+        return Err(format!(
+            "{} holds {} jobs: fio takes at most {FIO_MAX_JOBS} (\"maximum number of jobs \
+             ({FIO_MAX_JOBS}) reached\"), and so does iolab",
+            path.display(),
+            iolab_engine::units::thousands_u64(jobs.len() as u64)
+        ));
+    }
     Ok(match section {
         Some(s) => {
             let j = jobs.iter().find(|j| j.name == s).ok_or_else(|| {
@@ -96,5 +108,28 @@ pub(crate) fn number(jobs: &mut [Mapped]) {
             p.first = next;
         }
         next = next.saturating_add(clones);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A file of more jobs than fio takes is refused before any runs (each job runs tens of ms at the
+    /// least: 100,000 of them an hour); as many as fio takes are read.
+    #[test]
+    fn a_file_of_more_jobs_than_fio_takes_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("many.fio");
+        let file = |n: usize| {
+            let jobs: String = (0..n).map(|i| format!("[j{i}]\n")).collect();
+            std::fs::write(&p, format!("[global]\nfilename=/dev/null\nrw=write\n{jobs}")).unwrap();
+        };
+        file(super::FIO_MAX_JOBS);
+        assert!(super::check_file(&p, None).is_ok());
+        file(super::FIO_MAX_JOBS + 1);
+        let e = super::check_file(&p, Some("j0")).unwrap_err();
+        assert!(
+            e.contains("holds 4,097 jobs: fio takes at most 4096"),
+            "{e}"
+        );
     }
 }
