@@ -133,3 +133,25 @@ fn a_bench_of_rounds_too_short_gives_no_verdict() {
         "{line}"
     );
 }
+
+/// A count per op of a run of too few ops (two threads, one op each) would be the threads' own start and
+/// end: it is left out and said why, and no finding reads it; a run of enough ops has it.
+#[test]
+fn per_op_counts_of_too_few_ops_are_left_out_and_said_so() {
+    let r = run_json_counted(&["--method", "nop", "--ops", "2", "--threads", "2"]);
+    let d = &r["derived"];
+    assert!(d["syscalls_per_op"].is_null(), "{d}");
+    assert!(d["ctx_switches_per_op"].is_null(), "{d}");
+    let said = d["crosscheck"].to_string();
+    assert!(said.contains("2 ops on 2 thread(s) are too few"), "{said}");
+    let findings = r["findings"].to_string();
+    assert!(!findings.contains("context switches per op"), "{findings}");
+    let r = run_json_counted(&["--method", "psync", "--target", "/dev/null", "--ops", "2000"]);
+    match r["derived"]["syscalls_per_op"].as_f64() {
+        Some(s) => assert!((0.99..1.1).contains(&s), "{s}"),
+        None => println!(
+            "skipped: the kernel's syscall count is not available: {}",
+            r["kernel"]
+        ),
+    }
+}

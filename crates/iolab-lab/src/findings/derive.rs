@@ -16,6 +16,10 @@ pub fn cpu_figures(r: &RunResult, d: &mut Derived) {
     d.steal_share = super::facts::steal_share(r);
 }
 
+/// The fewest ops a thread of a run makes for a count per op (a thread's start and end, about 5 system
+/// calls, are then at most 5% of a call per op).
+pub const MIN_OPS_PER_THREAD: u64 = 100;
+
 /// Figures derived from the kernel's counters and iolab's own.
 pub fn derive(r: &RunResult) -> Derived {
     let k = &r.kernel;
@@ -28,10 +32,24 @@ pub fn derive(r: &RunResult) -> Derived {
             None
         }
     };
+    // A count per op of a pass of too few ops is mostly the run's own start and end (a thread's
+    // creation and join: about 5 calls and 2 switches each): left out, and said so.
+    let threads = u64::from(r.spec.threads.max(1));
+    let enough = |ops: u64| ops >= MIN_OPS_PER_THREAD * threads;
+    let few = |ops: u64| {
+        format!(
+            "per-op kernel counts left out: {ops} ops on {threads} thread(s) are too few (under \
+             {MIN_OPS_PER_THREAD} a thread) to tell the method's calls and switches from the run's own \
+             start and end"
+        )
+    };
     if let Some(se) = k.value("raw_syscalls:sys_enter") {
         // iolab's clock reads, where each was a system call, are not the method's.
         let clock = k.tracepoint_pass_clock_calls.unwrap_or(0);
-        d.syscalls_per_op = per(se.saturating_sub(clock), tp_ops);
+        match enough(tp_ops) {
+            true => d.syscalls_per_op = per(se.saturating_sub(clock), tp_ops),
+            false => d.crosscheck.push(few(tp_ops)),
+        }
     }
     let submitted = k
         .value(iolab_engine::measure::counters::SUBMIT)
@@ -59,7 +77,11 @@ pub fn derive(r: &RunResult) -> Derived {
     d.cycles_per_op = (r.clock.kind == iolab_engine::measure::clock::ClockKind::Tsc)
         .then(|| r.ns_per_op * (r.clock.hz / 1e9));
     if let Some(cs) = k.value("context-switches") {
-        d.ctx_switches_per_op = per(cs, r.ops);
+        match enough(r.ops) {
+            true => d.ctx_switches_per_op = per(cs, r.ops),
+            false if d.crosscheck.is_empty() => d.crosscheck.push(few(r.ops)),
+            false => {}
+        }
     }
     if let (Some(mi), Some(ma)) = (k.value("minor-faults"), k.value("major-faults")) {
         let mib = r.bytes as f64 / (1u64 << 20) as f64;
