@@ -85,6 +85,9 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
             ));
         }
         let f = read(p)?;
+        if let Some(c) = series::cut_note(p, f.cut) {
+            eprintln!("{c}");
+        }
         Ok((compare::survey_runs_as_records(f.records), f.document))
     };
     let (ra, doc_a) = records(&a.a)?;

@@ -35,6 +35,7 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     let mut files = Vec::new();
     let mut sums = Vec::new();
     let mut survey_findings = Vec::new();
+    let mut cut = Vec::new();
     #[cfg(feature = "fleet")]
     let mut fleets = Vec::new();
     // Each record keeps only what the report shows of it, read as the file is (its text never held).
@@ -49,6 +50,7 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
             continue;
         }
         let f = series::read_record_file(p, "report", keep)?;
+        cut.extend(series::cut_note(p, f.cut));
         // A suite's findings and answers: the latest summary of each file.
         sums.extend(
             f.summaries
@@ -95,6 +97,9 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
             .map(|d| format!("; each chart alone in {}", d.display()))
             .unwrap_or_default()
     ))?;
+    for c in cut {
+        eprintln!("{c}");
+    }
     Ok(0)
 }
 

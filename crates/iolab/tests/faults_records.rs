@@ -336,3 +336,35 @@ fn resume_refuses_a_record_whose_result_is_no_runs_and_records_hold_no_negative_
     );
     assert!(!r.stdout.contains("NaN"), "{}", r.stdout);
 }
+
+/// A sweep killed while it wrote a record leaves its last line cut short: `report` and `compare` read the
+/// whole records and say that line was left out (with its length), not as if the file were whole. A
+/// cut line that is junk beyond a cut (a refused value) is refused, not taken for a cut.
+#[test]
+fn report_and_compare_say_a_cut_short_last_line_was_left_out() {
+    let dir = tmpfs_dir();
+    let out = dir.path().join("s.jsonl");
+    let r = sweep(&out, &["--ops", "100"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let second = text.lines().nth(1).unwrap();
+    let cut = &text[..text.len() - second.len() / 2 - 1];
+    std::fs::write(&out, cut).unwrap();
+    let html = dir.path().join("r.html");
+    let r = iolab(&["report", &path_str(&out), "-o", &path_str(&html)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("from 1 records"), "{}", r.stdout);
+    let says = "its last line was cut short (";
+    assert!(r.stderr.contains(says) && r.stderr.contains("left out"), "{}", r.stderr);
+    let r = iolab(&["compare", &path_str(&out), &path_str(&out)]);
+    assert!(r.stderr.contains(says), "{}", r.stderr);
+    // A last line refused for what it holds (a cdf longer than iolab writes) is named, not dropped.
+    let first = text.lines().next().unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(first).unwrap();
+    v["result"]["latency"]["cdf"] = serde_json::json!(vec![[1.0, 0.5]; 100]);
+    std::fs::write(&out, format!("{first}\n{v}")).unwrap();
+    let html = dir.path().join("r2.html");
+    let r = iolab(&["report", &path_str(&out), "-o", &path_str(&html)]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("`cdf` holds more than 64"), "{}", r.stderr);
+}

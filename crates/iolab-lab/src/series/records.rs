@@ -72,6 +72,17 @@ pub fn records_of(text: &str, path: &Path) -> Result<(Vec<Value>, usize)> {
     Ok((f.records, f.cut))
 }
 
+/// What a reader says of a file whose last line was cut short (`cut` bytes, left out): none when whole.
+pub fn cut_note(path: &Path, cut: usize) -> Option<String> {
+    (cut > 0).then(|| {
+        format!(
+            "iolab: {}: its last line was cut short ({} bytes: a run killed while writing it) and is left out",
+            path.display(),
+            iolab_engine::units::thousands_u64(cut as u64)
+        )
+    })
+}
+
 fn not_empty(f: RecordFile, path: &Path) -> Result<RecordFile> {
     if f.records.is_empty() {
         return Err(Error::Runtime(format!(
