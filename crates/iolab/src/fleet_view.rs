@@ -163,7 +163,15 @@ fn fleet_line(m: &Merged) -> String {
             thousands_u64(h.latency.count)
         )
     };
-    let mut line = format!("{fleet}\n    hosts' p99 {} to {}", host(lo), host(hi));
+    // Every host's the same: no lowest and highest to name.
+    let mut line = match lo.latency.p99_ns == hi.latency.p99_ns {
+        true => format!(
+            "{fleet}\n    hosts' p99 {} on each of the {} hosts",
+            fmt_ns(lo.latency.p99_ns),
+            m.hosts.len()
+        ),
+        false => format!("{fleet}\n    hosts' p99 {} to {}", host(lo), host(hi)),
+    };
     if let Some(s) = m.p99_spread {
         line.push_str(&format!(": {s:.1}x"));
     }
@@ -194,4 +202,45 @@ pub fn save(dir: &Path, hosts: &[Host], merged: &[Merged]) -> Result<()> {
         .map_err(|why| Error::Output(format!("cannot write {}: {why}", path.display())))?;
     say(&format!("\nresult: {}", path.display()));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use iolab_engine::measure::hist::Summary;
+    use iolab_lab::fleet::{HostRow, Merged};
+
+    fn host(name: &str, p99: f64) -> HostRow {
+        HostRow {
+            host: name.into(),
+            runs: 1,
+            iops: 1000.0,
+            iops_spread: None,
+            latency: Summary {
+                p99_ns: p99,
+                count: 10,
+                ..Summary::default()
+            },
+        }
+    }
+
+    /// Hosts of one p99 are not called a range from one of them to itself; hosts that differ are named
+    /// lowest and highest.
+    #[test]
+    fn the_hosts_p99_line_names_the_lowest_and_highest_or_says_they_are_one() {
+        let mut m = Merged {
+            workload: "w".into(),
+            hosts: vec![host("a", 105.4), host("b", 105.4)],
+            fleet: None,
+            p99_spread: Some(1.0),
+            outliers: Vec::new(),
+        };
+        let line = super::fleet_line(&m);
+        assert!(line.contains("hosts' p99 105.4 ns on each of the 2 hosts"), "{line}");
+        m.hosts[1].latency.p99_ns = 210.0;
+        let line = super::fleet_line(&m);
+        assert!(
+            line.contains("105.4 ns (a, 10 values) to 210.0 ns (b, 10 values)"),
+            "{line}"
+        );
+    }
 }
