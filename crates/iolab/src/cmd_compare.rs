@@ -1,6 +1,6 @@
 //! `iolab compare`: prints what `iolab_lab::compare` found (or, with `--across`,
 //! `iolab_lab::compare_across`), and exits 3 on a regression beyond `--fail-on-regression` (and 2 when,
-//! with that flag, no workload appears in both files).
+//! with that flag, no workload appears in both files, or across a fleet's hosts none ran on two).
 
 use crate::output::errln;
 use clap::Args;
@@ -120,6 +120,14 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
         surveys: surveys.as_ref().map(|s| (sa.as_str(), sb.as_str(), s)),
         verbose: a.verbose,
     })?;
+    if fleet && o.rows.is_empty() {
+        // Across a fleet's hosts with none to set against another: the question has no answer.
+        return Err(Error::usage(
+            "--across",
+            "no workload ran on two of the fleet's hosts (see the 'only in' lines; a fleet of one host has \
+             no other): nothing was compared across hosts",
+        ));
+    }
     if limit.is_some() && o.rows.is_empty() {
         // A gate that compared nothing must not pass: the files were not runs of the same workloads.
         return Err(Error::usage(

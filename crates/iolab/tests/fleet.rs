@@ -1034,6 +1034,26 @@ fn results_of_two_hosts(w: &Path) -> std::path::PathBuf {
     res
 }
 
+/// `compare --across host` answers across two hosts; with one host (or none that ran a workload another
+/// ran) there is nothing to set against it, and it says so with exit 2, not a report of nothing.
+#[test]
+fn compare_across_the_hosts_of_a_fleet_of_one_host_is_refused() {
+    let work = disk_dir();
+    let w = work.path();
+    let res = results_of_two_hosts(w);
+    let rd = path_str(&res);
+    let out = ended(w, &["compare", "--across", "host", &rd], None);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    std::fs::remove_dir_all(res.join("b")).unwrap();
+    let out = ended(w, &["compare", "--across", "host", &rd], None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--across") && err.contains("no workload ran on two of the fleet's hosts"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_tampered_results_directory_is_refused_naming_the_host_and_never_blocks() {
     let work = disk_dir();
