@@ -47,6 +47,7 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
     // --fio-json: whether each run's job asks for group_reporting (its threads as one entry).
     let (grouped_jobs, mut grouped) = (iolab_report::fio_json::grouped_jobs(path), Vec::new());
     let mut mismatches = 0u64;
+    let mut failed: Vec<(String, Error)> = Vec::new();
     let compact = plan.len() > 1 && !a.verbose;
     let mut said_for = String::new();
     for p in &plan {
@@ -67,6 +68,12 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
             // A method the target refuses at run time (epoll on a file): the others still run.
             Err(e) if f.across_methods => {
                 errln(&format!("iolab: fio job {}: cannot run: {e}", p.label));
+                continue;
+            }
+            // As fio does, the other jobs still run (and what ran is written); the exit status is 1.
+            Err(e) if plan.len() > 1 => {
+                errln(&format!("iolab: fio job {}: failed: {e}", p.label));
+                failed.push((p.label.clone(), e));
                 continue;
             }
             Err(e) => return Err(e),
@@ -110,6 +117,10 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
         done.push((p.label.clone(), r));
         grouped.push(grouped_jobs.contains(&p.job));
     }
+    if done.is_empty() && !failed.is_empty() {
+        // Every job failed: the first one's error is the command's.
+        return Err(failed.swap_remove(0).1);
+    }
     if done.is_empty() {
         // --across-methods where every method was refused: nothing asked for ran.
         return Err(Error::usage(
@@ -131,7 +142,16 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
             .collect();
         crate::cmd_run::write_fio_json(p, &runs)?;
     }
-    Ok(exit_status(&logs_incomplete, mismatches))
+    let code = exit_status(&logs_incomplete, mismatches);
+    if !failed.is_empty() {
+        let names: Vec<&str> = failed.iter().map(|(l, _)| l.as_str()).collect();
+        errln(&format!(
+            "iolab: fio job(s) {} failed (see above); the others ran: exit status 1",
+            names.join(", ")
+        ));
+        return Ok(1);
+    }
+    Ok(code)
 }
 
 /// 1, said, where logs miss ops or verify found blocks unlike what was written; 0 otherwise.
@@ -385,8 +405,10 @@ fn preflight(s: &Spec) -> Result<(), Error> {
 }
 
 fn preflight_file(s: &Spec, target: &Path) -> Result<(), Error> {
-    // A /proc or /sys file is no storage: refused as such, whatever --overwrite says.
+    // A /proc or /sys file is no storage: refused as such, whatever --overwrite says; and a kind no
+    // run takes (a directory, /dev/full).
     iolab_engine::target::check_kernel_interface(target)?;
+    iolab_engine::target::check_kind(target)?;
     let shown = target.display();
     match std::fs::symlink_metadata(target) {
         Ok(md) if md.is_file() && s.op.writes() && !s.method.info().no_data && !s.overwrite => Err(Error::usage(

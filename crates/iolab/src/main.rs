@@ -93,7 +93,7 @@ and to a fresh file in a new temporary directory and into a pipe, in rounds unti
 every table and finding with -v, JSON in ./iolab-results/.
 It touches no existing file.
 
-Exit status: 0 ok; 1 kernel error at run time, --verify mismatch, output that cannot be written or a leftover `clean` could not remove; 2 bad input, found before anything is created or run (also compare --fail-on-regression with no workload in both files); 3 compare found a regression (--fail-on-regression); 130 interrupted.";
+Exit status: 0 ok; 1 kernel error at run time, --verify mismatch, output that cannot be written or a leftover `clean` could not remove; 2 bad input, found before anything is created or run (also compare --fail-on-regression with no workload in both files, or --across host with none on two hosts); 3 compare found a regression (--fail-on-regression); 130 interrupted.";
 
 #[derive(Parser)]
 #[command(name = "iolab", version, about = SHORT_ABOUT, long_about = ABOUT, after_help = AFTER)]

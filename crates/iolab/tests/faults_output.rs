@@ -555,3 +555,55 @@ fn a_suites_disk_placeholder_is_never_shown() {
     assert!(!html.contains("{disk}"), "the placeholder in the report");
     assert!(html.contains("the disk file w.dat"));
 }
+
+/// A fio job file whose second job fails at run time (its filesystem is full): the other jobs run, as
+/// fio runs them, and --fio-json holds what ran; the failed job is named and the exit status is 1. A job
+/// whose target no run takes (/dev/full) is refused before any job runs.
+#[test]
+fn a_fio_job_that_fails_leaves_the_others_and_their_fio_json() {
+    let fs = match SmallFs::mount() {
+        Ok(f) => f,
+        Err(e) => {
+            println!("SKIPPED a_fio_job_that_fails...: {e}");
+            return;
+        }
+    };
+    let dir = tmpfs_dir();
+    let full = path_str(&fs.path().join("b.dat"));
+    let job = dir.path().join("j.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nrw=write\nbs=4k\nsize=1m\n[a]\nfilename=/dev/null\n[b]\nfilename={full}\n\
+             [c]\nfilename=/dev/null\n"
+        ),
+    )
+    .unwrap();
+    let out = path_str(&dir.path().join("out.json"));
+    let r = iolab(&["run", "--fio", &path_str(&job), "--fio-json", &out]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("fio job 'b': failed"), "{}", r.stderr);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let names: Vec<&str> = doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|j| j["jobname"].as_str())
+        .collect();
+    assert_eq!(names, ["a", "c"]);
+    std::fs::write(
+        &job,
+        "[global]\nrw=write\nbs=4k\nsize=64k\n[a]\nfilename=/dev/null\n[b]\nfilename=/dev/full\n",
+    )
+    .unwrap();
+    let out = path_str(&dir.path().join("out2.json"));
+    let r = iolab(&["run", "--fio", &path_str(&job), "--fio-json", &out]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("job 'b'") && r.stderr.contains("/dev/full is a character device"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty(), "nothing ran: {}", r.stdout);
+}

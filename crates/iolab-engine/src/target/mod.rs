@@ -89,6 +89,23 @@ pub fn check_kernel_interface(path: &Path) -> Result<()> {
     check_not_pseudo(path, exists, &crate::units::show_path(path))
 }
 
+/// A path of a kind no run takes (a directory, a FIFO, a character device but /dev/null, /dev/zero,
+/// iolab's sink and an NVMe generic device), refused as [`setup`] refuses it: for a caller checking
+/// targets before any run (a fio job file's jobs). A path that does not exist passes (a new file).
+pub fn check_kind(path: &Path) -> Result<()> {
+    let shown = crate::units::show_path(path);
+    let Ok(st) = sys::stat(path) else {
+        return Ok(());
+    };
+    if st.st_mode & libc::S_IFMT == libc::S_IFCHR
+        && (crate::sink_device::is_sink_device(st.st_rdev)
+            || nvme::generic_block(st.st_rdev).is_some())
+    {
+        return Ok(());
+    }
+    kind_of(Some(&st), &shown).map(|_| ())
+}
+
 /// Inspects the target, applies the safety rules, creates/sizes/prefills a file, and works out regions and
 /// alignment. Nothing is written into a pre-existing target here. The target is looked up once ([`Pin`]) or
 /// made with O_EXCL ([`Created`]): every check after, and every open, goes to that file.
