@@ -17,6 +17,25 @@ pub fn record_point(rec: &Value) -> Vec<(String, String)> {
 /// Why a record cannot be one iolab wrote: neither a result nor an error; a result that is not a run's
 /// (no `spec`, `workload` or figure); or a figure no run can have measured (negative, or not a number
 /// where the figure is given). A survey's run is checked by the run it holds.
+/// The longest text of a run's `host` iolab writes: the kernel's release (64 bytes at most), the CPU's
+/// model name (48), iolab's version, a guest's accelerator: far under this.
+const HOST_TEXT_MAX: usize = 1024;
+
+/// A text of the run's `host` longer than any iolab writes (a 30 MB CPU model name would be carried
+/// into every page that shows it).
+fn host_impossible(run: &Value) -> Option<String> {
+    let host = run.get("host")?.as_object()?;
+    host.iter().find_map(|(k, v)| {
+        let t = v.as_str()?;
+        (t.len() > HOST_TEXT_MAX).then(|| {
+            format!(
+                "host.{k} is {} bytes long, longer than iolab writes ({HOST_TEXT_MAX} at most)",
+                iolab_engine::units::thousands_u64(t.len() as u64)
+            )
+        })
+    })
+}
+
 pub(super) fn impossible(rec: &Value) -> Option<String> {
     if let Some(why) = own_keys_impossible(rec) {
         return Some(why);
@@ -52,7 +71,7 @@ pub(super) fn impossible(rec: &Value) -> Option<String> {
             Some(v) => return Some(format!("{} is {v}", p.join("."))),
         }
     }
-    if let Some(why) = spec_impossible(run) {
+    if let Some(why) = spec_impossible(run).or_else(|| host_impossible(run)) {
         return Some(why);
     }
     let (ops, wall) = (super::figures::at(run, &["ops"]), run.get("wall_s"));

@@ -675,3 +675,18 @@ fn a_file_of_more_records_than_iolab_writes_is_refused_at_the_first_too_many() {
         "{e}"
     );
 }
+
+/// A host text longer than iolab writes (a CPU model name of 30 MB would be carried into every page that
+/// shows it) is refused naming the field; a real one is read.
+#[test]
+fn a_host_text_longer_than_iolab_writes_is_refused() {
+    let rec = |model: &str| {
+        serde_json::json!({"point": {}, "result": {"spec": {}, "iops": 5.0,
+            "host": {"cpu_model": model, "kernel_release": "6.18.44"}}})
+    };
+    let (recs, _) = records_of(&format!("{}\n", rec("Intel(R) Xeon(R)")), Path::new("h")).unwrap();
+    assert_eq!(recs.len(), 1);
+    let e = records_of(&format!("{}\n", rec(&"x".repeat(5000))), Path::new("h")).unwrap_err();
+    let e = e.to_string();
+    assert!(e.contains("host.cpu_model is 5,000 bytes long"), "{e}");
+}
