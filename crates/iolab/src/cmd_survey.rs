@@ -63,13 +63,14 @@ pub(crate) fn progress() -> iolab_lab::survey::OnRun {
             let text = if i == n {
                 "\r\x1b[2K".to_string()
             } else {
+                // The count and the time first: a narrow terminal cuts the run's target, not the ETA.
                 let line = format!(
-                    "iolab survey: run {i}/{n} (round {round}) {} {} -> {}, {spent:.0} s{left}",
+                    "iolab survey: run {i}/{n}, {spent:.0} s{left}: round {round}, {} {} -> {}",
                     c.method.name(),
                     iolab_engine::units::fmt_size(c.bs),
                     c.target
                 );
-                format!("\r\x1b[2K{}", line.chars().take(width).collect::<String>())
+                format!("\r\x1b[2K{}", cut_to(&line, width))
             };
             err_bytes(text.as_bytes());
         }
@@ -79,6 +80,21 @@ pub(crate) fn progress() -> iolab_lab::survey::OnRun {
             let _ = outln(&format!("progress: run {i} of {n}, {spent:.0} s{left}"));
         }
     })
+}
+
+/// `line` in at most `width` characters: whole, or cut at a space with "..." after it (never mid-word).
+fn cut_to(line: &str, width: usize) -> String {
+    if line.chars().count() <= width {
+        return line.to_string();
+    }
+    let room: String = line.chars().take(width.saturating_sub(3)).collect();
+    // Cut after a whole word: where the next character is a space, all of the room is whole words.
+    let next = line[room.len()..].chars().next();
+    let at = match next {
+        Some(' ') => room.len(),
+        _ => room.rfind(' ').unwrap_or(room.len()),
+    };
+    format!("{}...", room[..at].trim_end_matches([',', ':']))
 }
 
 /// The survey's options from the flags.
@@ -146,4 +162,20 @@ fn options(a: &SurveyArgs) -> Result<iolab_lab::survey::SurveyOptions, Error> {
         opts.max_time_s = crate::cmd_survey_workload::MAX_TIME_S;
     }
     Ok(opts)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The status line fits the terminal, cut between words, the count and the time left kept.
+    #[test]
+    fn the_status_line_is_cut_between_words_keeping_the_time_left() {
+        let line = "iolab survey: run 12/390, 35 s, about 80 s left: round 1, psync 4 KiB -> /var/tmp/a-long-dir/f.dat";
+        let cut = super::cut_to(line, 79);
+        assert!(cut.chars().count() <= 79, "{cut}");
+        assert!(cut.starts_with("iolab survey: run 12/390, 35 s, about 80 s left"), "{cut}");
+        assert!(cut.ends_with("..."), "{cut}");
+        assert_eq!(super::cut_to("short line", 79), "short line");
+        let narrow = super::cut_to(line, 40);
+        assert_eq!(narrow, "iolab survey: run 12/390, 35 s, about...");
+    }
 }
