@@ -532,4 +532,63 @@ mod tests {
             "{t:?}"
         );
     }
+
+    /// Side-by-side bars give a row a slot for each value it has: a run of one of several series is one
+    /// bar high (a survey of 7 series was 7 slots a run, four times as tall, its bars off their labels).
+    #[test]
+    fn a_row_of_one_series_of_several_is_one_bar_high() {
+        let rows = |values: &[Vec<f64>]| -> String {
+            let chart = BarChart {
+                title: "t".into(),
+                axis: Axis::amount("x", "x", &[1.0, 2.0]),
+                parts: (0..values[0].len()).map(|i| format!("s{i}")).collect(),
+                stacked: false,
+                sections: vec![charts::BarSection {
+                    title: String::new(),
+                    rows: values
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| charts::BarRow {
+                            label: format!("r{i}"),
+                            values: v.clone(),
+                        })
+                        .collect(),
+                }],
+            };
+            charts::bar_chart(&chart).unwrap()
+        };
+        let height = |svg: &str| {
+            let doc = roxmltree::Document::parse(svg).unwrap();
+            let h = doc.root_element().attribute("height").unwrap();
+            h.parse::<f64>().unwrap()
+        };
+        let nan = f64::NAN;
+        let sparse = rows(&[
+            vec![1.0, nan, nan],
+            vec![nan, 2.0, nan],
+            vec![nan, nan, 1.5],
+        ]);
+        let one = rows(&[vec![1.0], vec![2.0], vec![1.5]]);
+        let full = rows(&vec![vec![1.0, 2.0, 1.5]; 3]);
+        assert_eq!(height(&sparse), height(&one));
+        assert!(height(&full) > height(&one));
+        // Each bar of the sparse chart sits where the one-series chart's bar of its row is, in its
+        // series' colour.
+        let bars = |svg: &str| -> Vec<(String, String)> {
+            let doc = roxmltree::Document::parse(svg).unwrap();
+            doc.descendants()
+                .filter(|n| n.attribute("class") == Some("bar"))
+                .map(|n| {
+                    (
+                        n.attribute("y").unwrap().into(),
+                        n.attribute("fill").unwrap().into(),
+                    )
+                })
+                .collect()
+        };
+        let (b, o) = (bars(&sparse), bars(&one));
+        assert_eq!(b.len(), 3);
+        assert!(b.iter().zip(&o).all(|(x, y)| x.0 == y.0), "{b:?} {o:?}");
+        assert!(b[0].1 != b[1].1 && b[1].1 != b[2].1, "{b:?}");
+    }
 }

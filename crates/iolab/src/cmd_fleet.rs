@@ -757,11 +757,7 @@ fn ansible_playbook(
     cmd.stderr(logf.try_clone().map_err(|e| write_err(log, e))?);
     // Counted before the child starts: a Ctrl-C between its start and the watcher's is not lost. The
     // run passed on to is the first: any Ctrl-C at all is passed on, a second one kills it.
-    let seen = if forward {
-        0
-    } else {
-        iolab_sys::interrupts()
-    };
+    let seen = if forward { 0 } else { iolab_sys::interrupts() };
     let mut child = cmd
         .spawn()
         .map_err(|e| Error::Runtime(format!("cannot run {}: {e}", exe.display())))?;

@@ -172,7 +172,10 @@ mod tests {
         let line = "iolab survey: run 12/390, 35 s, about 80 s left: round 1, psync 4 KiB -> /var/tmp/a-long-dir/f.dat";
         let cut = super::cut_to(line, 79);
         assert!(cut.chars().count() <= 79, "{cut}");
-        assert!(cut.starts_with("iolab survey: run 12/390, 35 s, about 80 s left"), "{cut}");
+        assert!(
+            cut.starts_with("iolab survey: run 12/390, 35 s, about 80 s left"),
+            "{cut}"
+        );
         assert!(cut.ends_with("..."), "{cut}");
         assert_eq!(super::cut_to("short line", 79), "short line");
         let narrow = super::cut_to(line, 40);

@@ -235,7 +235,10 @@ mod tests {
             outliers: Vec::new(),
         };
         let line = super::fleet_line(&m);
-        assert!(line.contains("hosts' p99 105.4 ns on each of the 2 hosts"), "{line}");
+        assert!(
+            line.contains("hosts' p99 105.4 ns on each of the 2 hosts"),
+            "{line}"
+        );
         m.hosts[1].latency.p99_ns = 210.0;
         let line = super::fleet_line(&m);
         assert!(

@@ -355,7 +355,11 @@ fn report_and_compare_say_a_cut_short_last_line_was_left_out() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("from 1 records"), "{}", r.stdout);
     let says = "its last line was cut short (";
-    assert!(r.stderr.contains(says) && r.stderr.contains("left out"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(says) && r.stderr.contains("left out"),
+        "{}",
+        r.stderr
+    );
     let r = iolab(&["compare", &path_str(&out), &path_str(&out)]);
     assert!(r.stderr.contains(says), "{}", r.stderr);
     // A last line refused for what it holds (a cdf longer than iolab writes) is named, not dropped.
@@ -366,5 +370,9 @@ fn report_and_compare_say_a_cut_short_last_line_was_left_out() {
     let html = dir.path().join("r2.html");
     let r = iolab(&["report", &path_str(&out), "-o", &path_str(&html)]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("`cdf` holds more than 64"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("`cdf` holds more than 64"),
+        "{}",
+        r.stderr
+    );
 }

@@ -146,7 +146,14 @@ fn per_op_counts_of_too_few_ops_are_left_out_and_said_so() {
     assert!(said.contains("2 ops on 2 thread(s) are too few"), "{said}");
     let findings = r["findings"].to_string();
     assert!(!findings.contains("context switches per op"), "{findings}");
-    let r = run_json_counted(&["--method", "psync", "--target", "/dev/null", "--ops", "2000"]);
+    let r = run_json_counted(&[
+        "--method",
+        "psync",
+        "--target",
+        "/dev/null",
+        "--ops",
+        "2000",
+    ]);
     match r["derived"]["syscalls_per_op"].as_f64() {
         Some(s) => assert!((0.99..1.1).contains(&s), "{s}"),
         None => println!(

@@ -121,7 +121,11 @@ mod tests {
         let p = dir.path().join("many.fio");
         let file = |n: usize| {
             let jobs: String = (0..n).map(|i| format!("[j{i}]\n")).collect();
-            std::fs::write(&p, format!("[global]\nfilename=/dev/null\nrw=write\n{jobs}")).unwrap();
+            std::fs::write(
+                &p,
+                format!("[global]\nfilename=/dev/null\nrw=write\n{jobs}"),
+            )
+            .unwrap();
         };
         file(super::FIO_MAX_JOBS);
         assert!(super::check_file(&p, None).is_ok());

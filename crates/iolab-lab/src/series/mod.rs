@@ -26,8 +26,8 @@ pub use points::{parse_vary, parse_vary_any, point_label, point_raw, points, sho
 pub use prune::field_names;
 pub use recorder::Recorder;
 pub use records::{
-    append_record, cut_note, fixed_spec, is_point, read_record_file, read_records, record, records_of,
-    settings,
+    append_record, cut_note, fixed_spec, is_point, read_record_file, read_records, record,
+    records_of, settings,
 };
 pub use repeat::{summarize, RepeatSummary};
 pub use shape::record_point;

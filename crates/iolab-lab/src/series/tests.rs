@@ -321,9 +321,13 @@ fn what_a_read_makes_is_bounded_by_the_text_it_read() {
     let junk = vec![serde_json::json!([]); 200_000];
     let line = serde_json::json!({"point": {}, "result": {"spec": {}, "iops": 5.0, "notes": junk}});
     let e = read(&format!("{line}\n"), Keep::Paths(paths));
-    assert!(e.contains("more than 10 times the memory of its text"), "{e}");
+    assert!(
+        e.contains("more than 10 times the memory of its text"),
+        "{e}"
+    );
     let small = vec![serde_json::json!({"": {"": {}}}); 300];
-    let line = serde_json::json!({"point": {}, "result": {"spec": {}, "iops": 5.0, "notes": small}});
+    let line =
+        serde_json::json!({"point": {}, "result": {"spec": {}, "iops": 5.0, "notes": small}});
     let text = format!("{line}\n").repeat(2_000);
     for (keep, says) in [(Keep::Paths(paths), "10 times"), (Keep::All, "16 times")] {
         let e = read(&text, keep);

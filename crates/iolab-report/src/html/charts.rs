@@ -582,17 +582,18 @@ pub(super) struct BarChart {
     pub(super) sections: Vec<BarSection>,
 }
 
-/// Pixel heights of a row of `b`.
-fn row_h(b: &BarChart) -> i32 {
+/// Pixel height of `row` of `b`: side by side, a slot for each part the row has a value of (a run has one
+/// of several series: one slot, not a slot for each series).
+fn row_h(b: &BarChart, row: &BarRow) -> i32 {
     if b.stacked {
         24
     } else {
-        8 + 14 * b.parts.len().max(1) as i32
+        8 + 14 * row.values.iter().filter(|v| v.is_finite()).count().max(1) as i32
     }
 }
 
 /// A bar chart's legend, the width of its row labels, the height of its rows and of the whole chart.
-fn bar_layout(b: &BarChart, rows: usize) -> (Legend, i32, i32, i32) {
+fn bar_layout(b: &BarChart) -> (Legend, i32, i32, i32) {
     let names: Vec<(usize, String, bool)> = if b.parts.len() > 1 {
         b.parts
             .iter()
@@ -611,7 +612,12 @@ fn bar_layout(b: &BarChart, rows: usize) -> (Legend, i32, i32, i32) {
         .unwrap_or(0);
     let label_w = ((longest as f64 * CHAR_W) as i32 + 16).clamp(80, 340);
     let heads = b.sections.iter().filter(|s| !s.title.is_empty()).count() as i32;
-    let body = heads * 26 + rows as i32 * row_h(b);
+    let rows: i32 = b
+        .sections
+        .iter()
+        .flat_map(|s| s.rows.iter().map(|r| row_h(b, r)))
+        .sum();
+    let body = heads * 26 + rows;
     let height = (TITLE_H + body + 62).max(TITLE_H + legend.height + 20);
     (legend, label_w, body, height)
 }
@@ -622,7 +628,7 @@ pub(super) fn bar_chart(b: &BarChart) -> Result<String, String> {
     if rows == 0 {
         return Err("no bars".into());
     }
-    let (legend, label_w, body, height) = bar_layout(b, rows);
+    let (legend, label_w, body, height) = bar_layout(b);
     let mut svg = String::new();
     let mut o = String::new();
     text(
@@ -709,7 +715,9 @@ fn draw_bar_rows(b: &BarChart, label_w: i32, at: &dyn Fn(f64, i32) -> (i32, i32)
             off += 26;
         }
         for row in &s.rows {
-            let h = row_h(b);
+            let h = row_h(b, row);
+            // Side by side: the row's values in consecutive slots, each in its part's colour.
+            let mut slot = 0;
             let (_, mid) = at(0.0, off + h / 2);
             let _ = write!(
                 o,
@@ -734,7 +742,12 @@ fn draw_bar_rows(b: &BarChart, label_w: i32, at: &dyn Fn(f64, i32) -> (i32, i32)
                 let (top, bottom, a) = if b.stacked {
                     (off + 4, off + h - 4, start)
                 } else {
-                    (off + 4 + 14 * i as i32, off + 4 + 14 * i as i32 + 12, floor)
+                    slot += 1;
+                    (
+                        off + 4 + 14 * (slot - 1),
+                        off + 4 + 14 * (slot - 1) + 12,
+                        floor,
+                    )
                 };
                 let end = if b.stacked { a + v } else { *v };
                 let ((l, t), (r, bt)) = (at(a, top), at(end, bottom));
