@@ -123,7 +123,10 @@ mod tests {
         file(100_000);
         let t = std::time::Instant::now();
         let e = super::check_file(&p, Some("j0")).unwrap_err();
-        assert!(e.contains("job 4097 of the file: fio takes at most 4096"), "{e}");
+        assert!(
+            e.contains("job 4097 of the file: fio takes at most 4096"),
+            "{e}"
+        );
         println!("100,000 sections refused in {:?}", t.elapsed());
     }
 }

@@ -409,7 +409,10 @@ mod tests {
         assert_eq!(jobs[999].get("bs"), Some("8k"));
         let many: String = (0..600).map(|i| format!("o{i}=1\n")).collect();
         let e = parse(&format!("[global]\n{many}[a]\n"), &none).unwrap_err();
-        assert!(e.contains("more than 512 different options in one section"), "{e}");
+        assert!(
+            e.contains("more than 512 different options in one section"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -409,11 +409,22 @@ fn draw_panel(
         .build_cartesian_2d(Ticked::of(&p.x), Ticked::of(&p.y))
         .map_err(|e| e.to_string())?;
     let every = label_stride(&p.x, w - 76 - 28);
+    // Each tick's place along the axis with its index, sorted: a label's tick is found by a binary search
+    // (a scan per label was quadratic in the ticks: a sweep of 80,000 block sizes took 34 s).
+    let mut at: Vec<(f64, usize)> =
+        p.x.ticks
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (p.x.fwd(*v), i))
+            .collect();
+    at.sort_by(|a, b| a.0.total_cmp(&b.0));
     let x_label = |t: &f64| {
-        let i =
-            p.x.ticks
-                .iter()
-                .position(|v| (p.x.fwd(*v) - t).abs() < 1e-9);
+        let from = at.partition_point(|(x, _)| *x < t - 1e-9);
+        let i = at[from..]
+            .iter()
+            .take_while(|(x, _)| (x - t).abs() < 1e-9)
+            .map(|(_, i)| *i)
+            .min();
         match i {
             Some(i) if i % every != 0 => String::new(),
             _ => p.x.tick_label(p.x.inv(*t)),
