@@ -62,6 +62,24 @@ pub fn value_of(text: &str) -> serde_json::Result<Value> {
     Parse::Whole.of(text.as_bytes(), &budget)
 }
 
+/// Why line `n` of a file of records was refused, placed in the line (the parser counts a line's own
+/// lines: "at line 2 column 0" is the end of line `n`, past its newline).
+fn line_err(n: usize, e: &serde_json::Error) -> String {
+    let said = e.to_string();
+    let what = said
+        .strip_suffix(&format!(" at line {} column {}", e.line(), e.column()))
+        .unwrap_or(&said);
+    let at = match e.line() {
+        1 => format!("at its byte {}", e.column()),
+        _ => "at its end".to_string(),
+    };
+    match e.is_data() {
+        // Refused for what it holds: the reason says it is not iolab's.
+        true => format!("line {n}: {what} ({at})"),
+        false => format!("line {n}: not whole JSON ({what}, {at}): {FORGED}"),
+    }
+}
+
 /// Bytes a JSON text never holds outside its strings' escapes: control bytes but tab, LF and CR.
 fn not_json(b: u8) -> bool {
     b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')
@@ -164,7 +182,7 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
             out.cut = first.len();
             return Ok(out);
         }
-        Err(e) => return Err(bad(format!("line {}: {e}", lines.number))),
+        Err(e) => return Err(bad(line_err(lines.number, &e))),
     };
     if v.get("point").is_none() && v.get("summary").is_none() {
         // One document on one line, and nothing after it.
@@ -198,7 +216,7 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
             Ok(_) => return Err(bad(format!("line {} is not a sweep record", lines.number))),
             // Only the last line may be cut short (a write interrupted by a kill).
             Err(e) if !e.is_data() && !l.ends_with(b"\n") => out.cut = l.len(),
-            Err(e) => return Err(bad(format!("line {}: {e}", lines.number))),
+            Err(e) => return Err(bad(line_err(lines.number, &e))),
         }
     }
     out.records = jl.recs.into_iter().flatten().collect();
@@ -507,7 +525,7 @@ pub fn scan_records(
                     out.ends_line = true;
                     return Ok(out);
                 }
-                Err(e) => return Err(format!("line {}: {e}", lines.number)),
+                Err(e) => return Err(line_err(lines.number, &e)),
             }
             first = false;
         }

@@ -455,7 +455,7 @@ fn an_array_longer_than_iolab_writes_is_refused_as_it_is_parsed() {
         };
         let e = e.to_string();
         assert!(e.contains("`cdf` holds more than 64 items"), "{e}");
-        assert!(e.contains("column "), "{e}");
+        assert!(e.contains("(at its byte "), "{e}");
     }
     // A reader keeping all (a test's records_of) refuses it too, as does --resume's.
     let all = super::stream::read_text(&format!("{}\n", rec(&cdf)), Path::new("k"));
@@ -693,4 +693,24 @@ fn a_host_text_longer_than_iolab_writes_is_refused() {
     let e = records_of(&format!("{}\n", rec(&"x".repeat(5000))), Path::new("h")).unwrap_err();
     let e = e.to_string();
     assert!(e.contains("host.cpu_model is 5,000 bytes long"), "{e}");
+}
+
+/// A line that is not whole JSON and is not the last (a cut write is only ever the last) is refused as
+/// not iolab's, placed in the line, not by the parser's count of the line's own lines.
+#[test]
+fn a_broken_line_is_refused_as_not_iolabs_and_placed_in_it() {
+    let good = serde_json::json!({"point": {}, "result": {"spec": {}, "iops": 5.0}});
+    let text = format!("{good}\n{{\"point\":{{}},\"notes\":[[[[\n{good}\n");
+    let e = super::stream::read_from(text.as_bytes(), Path::new("k"), super::Keep::All)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        e.starts_with("k: line 2: not whole JSON (EOF while parsing a list, at its end)"),
+        "{e}"
+    );
+    assert!(
+        e.contains("not a record iolab wrote") && !e.contains("line 2 column"),
+        "{e}"
+    );
 }
