@@ -116,8 +116,12 @@ fn open_flow(
         eprintln!("iolab: {}: {note}", flow.rec.path.display());
     }
     if flow.rec.dropped > 0 {
+        let then = match flow.rec.dropped_summary {
+            true => "it was the suite's summary, written again at the end",
+            false => "that point runs again",
+        };
         errln(&format!(
-            "iolab: {}: the last line was cut short ({} bytes{why}); that point runs again",
+            "iolab: {}: the last line was cut short ({} bytes{why}); {then}",
             flow.rec.path.display(),
             flow.rec.dropped
         ));

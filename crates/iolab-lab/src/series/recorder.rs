@@ -32,6 +32,8 @@ pub struct Recorder {
     held: usize,
     /// Bytes of a cut-short last line dropped at `--resume` (a point killed while being written).
     pub dropped: usize,
+    /// Whether that line was a suite's summary (written again at the end), not a point's record.
+    pub dropped_summary: bool,
     /// What `--resume` found and did about it, for the user (a missing final newline added, records
     /// of an older iolab whose settings could not be checked).
     pub notes: Vec<String>,
@@ -107,6 +109,7 @@ impl Recorder {
             last: None,
             held: 0,
             dropped: 0,
+            dropped_summary: false,
             notes: Vec::new(),
             settings,
             settings_written: false,
@@ -155,6 +158,7 @@ impl Recorder {
         self.end_cleanly(&scanned)?;
         self.held = scanned.lines;
         self.dropped = scanned.cut;
+        self.dropped_summary = scanned.cut_summary;
         Ok(())
     }
 

@@ -223,7 +223,10 @@ fn spec_impossible(run: &Value) -> Option<String> {
     if kind.is_some_and(|k| k.as_str().is_none_or(|k| k.len() > 64)) {
         return Some("target.kind is not a word of at most 64 bytes".into());
     }
-    let spec = run.get("spec")?.as_object()?;
+    let spec = run.get("spec")?;
+    let Some(spec) = spec.as_object() else {
+        return Some("its spec is not an object of settings".into());
+    };
     let (k, _) = spec
         .iter()
         .find(|(_, v)| v.as_str().is_some_and(|t| t.len() > MOST_TEXT))?;

@@ -451,6 +451,8 @@ pub struct Scanned {
     pub whole: u64,
     /// Bytes of a cut-short last line (a point killed while being written).
     pub cut: usize,
+    /// Whether that line was a suite's summary (it is written again at the end), not a point's record.
+    pub cut_summary: bool,
     /// Whether the last whole line ends with a newline (an empty file does).
     pub ends_line: bool,
 }
@@ -522,6 +524,7 @@ pub fn scan_records(
                 // Only the last line may be cut short (a write interrupted by a kill).
                 Err(e) if !e.is_data() && !out.ends_line => {
                     out.cut = l.len();
+                    out.cut_summary = l.starts_with(b"{\"summary\"");
                     out.ends_line = true;
                     return Ok(out);
                 }

@@ -714,3 +714,27 @@ fn a_broken_line_is_refused_as_not_iolabs_and_placed_in_it() {
         "{e}"
     );
 }
+
+/// A last line cut short is told apart as a point's record (that point runs again) or a suite's summary
+/// (written again at the end); a spec that is not an object of settings is refused.
+#[test]
+fn a_cut_summary_is_told_from_a_cut_record_and_a_spec_is_an_object() {
+    let ok = serde_json::json!({"point": {"bs": "4"}, "result": {"spec": {}, "iops": 5.0}});
+    let summary = serde_json::json!({"summary": {"answers": []}}).to_string();
+    let rec = ok.to_string();
+    for (cut, is_summary) in [(&summary, true), (&rec, false)] {
+        let text = format!("{ok}\n{}", &cut[..cut.len() / 2]);
+        let s = super::stream::scan_records(
+            text.as_bytes(),
+            u64::MAX,
+            &mut |_, _| Ok(false),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert!(s.cut > 0);
+        assert_eq!(s.cut_summary, is_summary);
+    }
+    let forged = serde_json::json!({"point": {"bs": "4"}, "result": {"spec": [1, 2, 3]}});
+    let e = records_of(&format!("{forged}\n"), Path::new("s")).unwrap_err();
+    assert!(e.to_string().contains("its spec is not an object"), "{e}");
+}
