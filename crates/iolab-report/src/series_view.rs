@@ -183,17 +183,32 @@ pub fn compare_doc(lead: &str, warning: Option<String>, o: &Outcome) -> Doc {
     }
     let mut last: Option<&str> = None;
     let mut table: Option<Table> = None;
-    for r in &o.rows {
+    for (i, r) in o.rows.iter().enumerate() {
         if last != Some(r.workload.as_str()) {
             if let Some(t) = table.take() {
                 d.table(t);
             }
+            // The workload's runs: the most any of its figures is from (a run too short for a rate has
+            // no IOPS, and its rows say fewer).
+            let same: Vec<_> = o.rows[i..]
+                .iter()
+                .take_while(|x| x.workload == r.workload)
+                .collect();
+            let most = |side: fn(&CompareRow) -> usize| {
+                let n: Vec<usize> = same.iter().map(|x| side(x)).collect();
+                (n.iter().copied().max().unwrap_or(0), n.iter().copied().min().unwrap_or(0))
+            };
+            let ((a, a_lo), (b, b_lo)) = (most(|x| x.a.n), most(|x| x.b.n));
             let runs = |n: usize| format!("{n} run{}", if n == 1 { "" } else { "s" });
+            let fewer = match a_lo < a || b_lo < b {
+                true => "; a figure some runs lack is from fewer",
+                false => "",
+            };
             d.blank().line(format!(
-                "{} (A: {}, B: {})",
+                "{} (A: {}, B: {}{fewer})",
                 r.workload,
-                runs(r.a.n),
-                runs(r.b.n)
+                runs(a),
+                runs(b)
             ));
             table = Some(compare_table());
             last = Some(&r.workload);
