@@ -196,7 +196,10 @@ pub fn compare_doc(lead: &str, warning: Option<String>, o: &Outcome) -> Doc {
                 .collect();
             let most = |side: fn(&CompareRow) -> usize| {
                 let n: Vec<usize> = same.iter().map(|x| side(x)).collect();
-                (n.iter().copied().max().unwrap_or(0), n.iter().copied().min().unwrap_or(0))
+                (
+                    n.iter().copied().max().unwrap_or(0),
+                    n.iter().copied().min().unwrap_or(0),
+                )
             };
             let ((a, a_lo), (b, b_lo)) = (most(|x| x.a.n), most(|x| x.b.n));
             let runs = |n: usize| format!("{n} run{}", if n == 1 { "" } else { "s" });

@@ -22,6 +22,24 @@ fn survey(dir: &std::path::Path, args: &[&str]) -> Ran {
     iolab(&a)
 }
 
+/// The survey document in `results` (its only file).
+fn the_survey(results: &std::path::Path) -> serde_json::Value {
+    let f = std::fs::read_dir(results)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    json_file(&f)
+}
+
+/// Whether the survey `v` traced the block layer (its header names the time per layer).
+fn traced(v: &serde_json::Value) -> bool {
+    v["layers"]
+        .as_str()
+        .is_some_and(|l| l.starts_with("time per layer"))
+}
+
 #[test]
 fn every_method_runs_at_the_same_depth_on_a_directory_and_leaves_nothing() {
     let work = disk_dir();
@@ -61,22 +79,12 @@ fn every_method_runs_at_the_same_depth_on_a_directory_and_leaves_nothing() {
         r.stdout
     );
     assert!(r.stdout.lines().count() <= 25, "{}", r.stdout);
-    let results = work.path().join("results");
-    let f = std::fs::read_dir(&results)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let v = json_file(&f);
+    let v = the_survey(&work.path().join("results"));
     let runs = v["runs"].as_array().unwrap();
     let ran: Vec<&serde_json::Value> = runs.iter().filter(|r| !r["result"].is_null()).collect();
     // Root traces the block layer, in a tracefs of iolab's own where none is mounted.
-    let traceable = v["layers"]
-        .as_str()
-        .is_some_and(|l| l.starts_with("time per layer"))
-        // SAFETY: geteuid has no preconditions.
-        && unsafe { libc::geteuid() } == 0;
+    // SAFETY: geteuid has no preconditions.
+    let traceable = traced(&v) && unsafe { libc::geteuid() } == 0;
     for m in ["psync", "io_uring", "aio"] {
         let run = ran
             .iter()
@@ -387,17 +395,8 @@ fn the_block_layer_is_traced_in_the_first_round_and_its_split_kept_with_the_medi
     a.extend_from_slice(&["--bs", "4k", "--inflight", "1", "--direct"]);
     let r = iolab(&a);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    let f = std::fs::read_dir(&results)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let v = json_file(&f);
-    if !v["layers"]
-        .as_str()
-        .is_some_and(|l| l.starts_with("time per layer"))
-    {
+    let v = the_survey(std::path::Path::new(&results));
+    if !traced(&v) {
         println!(
             "SKIPPED the_block_layer_is_traced_in_the_first_round: {}",
             v["layers"]

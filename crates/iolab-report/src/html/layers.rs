@@ -26,23 +26,23 @@ pub(super) fn figure_of(t: &RankingTable, runs: &[SurveyRun], n: usize, o: &mut 
                 .iter()
                 .find(|r| r.target == t.target && r.method.name() == row.method)?;
             let l = run.result.as_ref()?.layers.as_ref()?;
-            Some(BarRow {
-                label: row.method.clone(),
-                values: [l.before_ns, l.queued_ns, l.device_ns, l.after_ns]
-                    .iter()
-                    .map(|v| v / 1e3)
-                    .collect(),
+            let parts = [l.before_ns, l.queued_ns, l.device_ns, l.after_ns];
+            let total: f64 = parts.iter().sum();
+            // Each part as a share of the op: methods of times a thousand apart side by side; the
+            // op's time printed with its name.
+            (total > 0.0).then(|| BarRow {
+                label: format!("{} ({})", row.method, iolab_engine::units::fmt_ns(total)),
+                values: parts.iter().map(|v| v / total * 100.0).collect(),
             })
         })
         .collect();
     if rows.is_empty() {
         return;
     }
-    let totals: Vec<f64> = rows.iter().map(|r| r.values.iter().sum()).collect();
     let title = format!("Where an op's time went: {}", t.target);
     let chart = BarChart {
         title: title.clone(),
-        axis: Axis::amount("mean time per op", "µs", &totals),
+        axis: Axis::amount("share of the op's time", "%", &[100.0]),
         parts: PARTS.iter().map(|p| p.to_string()).collect(),
         stacked: true,
         sections: vec![BarSection {
@@ -55,13 +55,14 @@ pub(super) fn figure_of(t: &RankingTable, runs: &[SurveyRun], n: usize, o: &mut 
             &Chart {
                 name: format!("layers-{n}"),
                 title,
-                caption: "Each method's mean time per op (µs) split where the block layer's own tracepoints \
-                          put it (block_bio_queue, block_rq_issue, block_rq_complete, recorded in an ftrace \
+                caption: "Each method's mean time per op (after its name) as shares, stacked to 100%, of \
+                          where the block layer's own tracepoints put it (block_bio_queue, block_rq_issue, block_rq_complete, recorded in an ftrace \
                           instance during an untimed pass of the median round's run, matched to iolab's ops \
                           by sector): before its bio reached the block layer (the system call, filesystem, \
                           page cache, io-wq), queued there, on the device, and after the completion until \
-                          iolab saw it. The parts add up to that pass's mean latency per op; the ranking's \
-                          time per op is wall time over ops at the same requests in flight."
+                          iolab saw it. The time after each name is that pass's mean latency per op, the \
+                          parts' sum; the ranking's time per op is wall time over ops at the same requests \
+                          in flight."
                     .into(),
                 svg,
                 run: None,
