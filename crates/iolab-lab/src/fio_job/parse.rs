@@ -56,8 +56,21 @@ struct Read {
 
 /// A line of the file after includes and expansion, with where it came from (for messages).
 struct Line {
-    at: String,
+    at: At,
     text: String,
+}
+
+/// Where a line is: its file (one text shared by the file's lines: a path of 4 KB is not copied into
+/// each of a million lines) and its 1-based number.
+struct At {
+    file: std::rc::Rc<str>,
+    line: usize,
+}
+
+impl std::fmt::Display for At {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
 }
 
 fn read_lines(
@@ -96,8 +109,12 @@ fn read_lines(
         })?;
     out.bytes += text.len() as u64;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let file: std::rc::Rc<str> = path.display().to_string().into();
     for (i, raw) in text.lines().enumerate() {
-        let at = format!("{}:{}", path.display(), i + 1);
+        let at = At {
+            file: file.clone(),
+            line: i + 1,
+        };
         let t = strip_comment(raw).trim();
         if t.is_empty() || t.starts_with(';') || t.starts_with('#') {
             continue;
@@ -198,7 +215,7 @@ const MAX_OPTIONS: usize = 512;
 
 /// Sets `kv` in a section's options, where a later value of a key replaces the earlier one (as in fio):
 /// each key once, at most [`MAX_OPTIONS`] of them.
-fn set(opts: &mut Vec<(String, String)>, kv: (String, String), at: &str) -> Result<(), String> {
+fn set(opts: &mut Vec<(String, String)>, kv: (String, String), at: &At) -> Result<(), String> {
     if let Some(i) = opts.iter().position(|(k, _)| *k == kv.0) {
         opts.remove(i);
     } else if opts.len() == MAX_OPTIONS {
@@ -210,10 +227,24 @@ fn set(opts: &mut Vec<(String, String)>, kv: (String, String), at: &str) -> Resu
     Ok(())
 }
 
+/// The most bytes of options the jobs of a file hold in all, each job with its copy of its [global]'s
+/// (a file of 4,096 jobs under a [global] of 1 KB holds 4 MiB).
+const MAX_HELD: usize = 64 << 20;
+
+fn held_err(at: &At) -> String {
+    format!(
+        "{at}: the jobs' options come to more than {} (each job holds its [global]'s: a long value \
+         there is copied into every job); iolab holds at most that much",
+        iolab_engine::units::fmt_size(MAX_HELD as u64)
+    )
+}
+
 fn jobs_of(lines: &[Line]) -> Result<Vec<Job>, String> {
     let mut global: Vec<(String, String)> = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
     let mut names: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    // The bytes of the options the jobs hold (each its [global]'s and its own).
+    let mut held = 0usize;
     let mut in_global = false;
     let mut kb = KbBase::default();
     for l in lines {
@@ -236,7 +267,7 @@ fn jobs_of(lines: &[Line]) -> Result<Vec<Job>, String> {
             }
             // fio reads every section whose name starts with "global" as the global one.
             in_global = name.starts_with("global");
-            kb.open(in_global, name, &l.at)?;
+            kb.open(in_global, name, &l.at.to_string())?;
             if !in_global {
                 if !names.insert(name) {
                     return Err(format!("{}: job '{name}' appears twice", l.at));
@@ -248,6 +279,11 @@ fn jobs_of(lines: &[Line]) -> Result<Vec<Job>, String> {
                         l.at,
                         FIO_MAX_JOBS + 1
                     ));
+                }
+                // Each job holds its [global]'s options: their bytes over all jobs are bounded.
+                held += global.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>();
+                if held > MAX_HELD {
+                    return Err(held_err(&l.at));
                 }
                 jobs.push(Job {
                     name: name.to_string(),
@@ -284,6 +320,10 @@ fn jobs_of(lines: &[Line]) -> Result<Vec<Job>, String> {
             .map_or(k, |(_, to)| *to);
         let kv = canonical(k, v).map_err(|e| format!("{}: {e}", l.at))?;
         kb.option(k, v);
+        held += kv.0.len() + kv.1.len();
+        if held > MAX_HELD {
+            return Err(held_err(&l.at));
+        }
         match (in_global, jobs.last_mut()) {
             (true, _) => set(&mut global, kv, &l.at)?,
             (false, Some(j)) => set(&mut j.opts, kv, &l.at)?,
@@ -413,6 +453,28 @@ mod tests {
             e.contains("more than 512 different options in one section"),
             "{e}"
         );
+    }
+
+    /// What the jobs hold of their [global]'s options is bounded in bytes: a 900 KB value copied into
+    /// 4,096 jobs took 3.6 GB; a path of 4 KB is held once, not with each line.
+    #[test]
+    fn the_options_jobs_hold_are_bounded_in_bytes() {
+        let none = |_: &str| None;
+        let jobs: String = (0..4096).map(|i| format!("[j{i}]\n")).collect();
+        let text = format!(
+            "[global]\nrw=write\ndescription={}\n{jobs}",
+            "d".repeat(900_000)
+        );
+        let e = parse(&text, &none).unwrap_err();
+        assert!(
+            e.contains("the jobs' options come to more than 64 MiB"),
+            "{e}"
+        );
+        let text = format!(
+            "[global]\nrw=write\ndescription={}\n{jobs}",
+            "d".repeat(1000)
+        );
+        assert_eq!(parse(&text, &none).unwrap().len(), 4096);
     }
 
     #[test]
