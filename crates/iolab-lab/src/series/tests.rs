@@ -738,3 +738,24 @@ fn a_cut_summary_is_told_from_a_cut_record_and_a_spec_is_an_object() {
     let e = records_of(&format!("{forged}\n"), Path::new("s")).unwrap_err();
     assert!(e.to_string().contains("its spec is not an object"), "{e}");
 }
+
+/// A file whose points name more keys than a point holds (a key of its own in each record: a report
+/// drawn by every pair of them took 24 s for 250) is refused at the first key too many.
+#[test]
+fn points_naming_more_keys_than_a_point_holds_are_refused() {
+    let rec = |i: usize| serde_json::json!({"point": {format!("k{i}"): "1"}, "result": {"spec": {}, "iops": 5.0}});
+    let text = |n: usize| (0..n).map(|i| format!("{}\n", rec(i))).collect::<String>();
+    let paths: &[&[&str]] = &[&["iops"]];
+    let read = |t: String| {
+        super::stream::read_from(t.as_bytes(), Path::new("k"), super::Keep::Paths(paths))
+    };
+    assert_eq!(read(text(64)).unwrap().records.len(), 64);
+    let e = read(text(65))
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        e.contains("line 65: its points name more than 64 different keys"),
+        "{e}"
+    );
+}

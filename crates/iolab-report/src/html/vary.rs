@@ -117,9 +117,17 @@ pub(super) fn independent(runs: &[&Run], keys: Vec<String>) -> Vec<String> {
         if !out.iter().any(|e| follows(e, &k)) {
             out.push(k);
         }
+        // A label of more keys is not read: the rest are left out (each more was a pass over the runs
+        // for each kept one).
+        if out.len() == MAX_SERIES_KEYS {
+            break;
+        }
     }
     out
 }
+
+/// The most keys a series' label names.
+const MAX_SERIES_KEYS: usize = 16;
 
 /// A run's label made of its values of `keys` ("" when `keys` is empty).
 pub(super) fn series_label(x: &Run, keys: &[String]) -> String {
@@ -295,17 +303,23 @@ fn legend_len(panels: &[(String, Vec<&Run>)], except: &[&str]) -> usize {
     labels.len()
 }
 
-/// Distinct series labels in order: the legend.
+/// Distinct series labels in order: the legend (and where each is, so a lookup is not a scan: a run
+/// per series was quadratic).
 #[derive(Default)]
-pub(super) struct Legend(pub(super) Vec<String>);
+pub(super) struct Legend(
+    pub(super) Vec<String>,
+    std::collections::HashMap<String, usize>,
+);
 
 impl Legend {
     /// The index of `name`, added when new.
     pub(super) fn index(&mut self, name: &str) -> usize {
-        self.0.iter().position(|n| n == name).unwrap_or_else(|| {
-            self.0.push(name.to_string());
-            self.0.len() - 1
-        })
+        if let Some(&i) = self.1.get(name) {
+            return i;
+        }
+        self.0.push(name.to_string());
+        self.1.insert(name.to_string(), self.0.len() - 1);
+        self.0.len() - 1
     }
 }
 
