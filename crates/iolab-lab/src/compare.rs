@@ -174,12 +174,7 @@ fn groups(recs: &[Value]) -> Vec<Group<'_>> {
 
 /// The rows of one workload: each of `figures` (names from FIGURES) that both sides have, with its ratio,
 /// noise band and verdict.
-pub(crate) fn rows_of(
-    label: &str,
-    ra: &[&Value],
-    rb: &[&Value],
-    figures: &[&str],
-) -> Vec<CompareRow> {
+pub fn rows_of(label: &str, ra: &[&Value], rb: &[&Value], figures: &[&str]) -> Vec<CompareRow> {
     let mut rows = Vec::new();
     for f in FIGURES.iter().filter(|f| figures.contains(&f.name)) {
         let xa: Vec<f64> = ra.iter().filter_map(|r| figure(r, f)).collect();

@@ -35,8 +35,10 @@ pub(crate) mod markup;
 mod model;
 mod offload;
 mod page;
+mod palette;
 mod repeats;
 mod runs_table;
+mod sweep_answer;
 mod timeline;
 mod vary;
 mod ways;
@@ -165,6 +167,11 @@ fn build_with(
             })
         })
         .collect();
+    // A sweep's page opens with the best point of each line.
+    let answer = match answer.is_empty() {
+        true => sweep_answer::section(&recs, &runs),
+        false => answer,
+    };
     let io_runs: Vec<&Run> = runs
         .iter()
         .filter(|x| fields::WORKLOAD.at(x.r).is_none() && fields::LATENCY.at(x.r).is_some())
@@ -328,7 +335,7 @@ fn lines_chart(runs: &[Run], out: &mut Out) {
                 .collect(),
         }],
     };
-    out.add(
+    out.figure(
         "lines-runs",
         title,
         format!(
@@ -340,7 +347,7 @@ fn lines_chart(runs: &[Run], out: &mut Out) {
                 .map(|n| (n as u64).saturating_sub(1).to_string())
                 .unwrap_or_else(|| "N-1".into())
         ),
-        charts::draw(&fig),
+        &fig,
     );
 }
 

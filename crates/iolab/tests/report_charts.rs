@@ -298,6 +298,70 @@ fn names(charts: &[PathBuf]) -> Vec<String> {
         .collect()
 }
 
+/// The page opens with its answer before the runs: a row per line (qd and threads), each naming the block
+/// size of the line's highest throughput among the records.
+fn check_sweep_answer(page: &str, recs: &[serde_json::Value]) {
+    let (Some(at), Some(runs)) = (page.find("<h2>The answer</h2>"), page.find("<h2>Runs</h2>"))
+    else {
+        panic!("no answer before the runs");
+    };
+    assert!(at < runs, "the answer comes after the runs");
+    let table = &page[at..runs];
+    let mut best: std::collections::BTreeMap<String, (f64, u64)> = Default::default();
+    for r in recs.iter().filter_map(|r| r.get("result")) {
+        let n = |k: &str| r["spec"][k].as_u64().unwrap();
+        let line = format!("qd={} threads={}", n("qd"), n("threads"));
+        let mib = r["mib_s"].as_f64().unwrap();
+        let e = best.entry(line).or_insert((f64::MIN, 0));
+        if mib > e.0 {
+            *e = (mib, n("bs"));
+        }
+    }
+    let rows: Vec<Vec<String>> = table
+        .split("<tr><td>")
+        .skip(1)
+        .map(|r| {
+            r.split("</td><td>")
+                .map(|c| c.split("</td>").next().unwrap().to_string())
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), best.len(), "a row per line: {rows:?}");
+    for row in &rows {
+        let (_, bs) = best[&row[0]];
+        assert_eq!(row[1], format!("{} KiB", bs / 1024), "best bs of {row:?}");
+        assert!(
+            row[5].contains("over ") || row[5].starts_with("within noise of "),
+            "{row:?}"
+        );
+    }
+}
+
+/// One colour per series name across the page's charts, and no two of a chart's series alike.
+fn check_colours(charts: &[PathBuf]) {
+    let mut of: std::collections::HashMap<String, String> = Default::default();
+    for c in charts {
+        let svg = std::fs::read_to_string(c).unwrap();
+        let d = roxmltree::Document::parse(&svg).unwrap();
+        let mut here = BTreeSet::new();
+        for e in d.descendants().filter(|n| has_class(n, "legend-entry")) {
+            let name = e.descendants().find(|n| n.has_tag_name("title")).unwrap();
+            let swatch = e
+                .descendants()
+                .find_map(|n| n.attribute("stroke").or(n.attribute("fill")))
+                .unwrap();
+            let name = label_text(&name);
+            assert!(
+                here.insert(swatch.to_string()),
+                "{name}: colour twice in {c:?}"
+            );
+            let first = of.entry(name.clone()).or_insert(swatch.to_string());
+            assert_eq!(first, swatch, "{name} in two colours ({c:?})");
+        }
+    }
+    assert!(of.len() > 3, "legends: {of:?}");
+}
+
 #[test]
 fn a_sweep_report_charts_each_figure_against_each_swept_key() {
     let dir = tmpfs_dir();
@@ -333,6 +397,8 @@ fn a_sweep_report_charts_each_figure_against_each_swept_key() {
     }
     let sizes = measured_sizes(&recs);
     let (page, charts) = report_of(dir.path(), "sweep", &[&out]);
+    check_sweep_answer(&page, &recs);
+    check_colours(&charts);
     let n = names(&charts);
     // A qd x threads x bs sweep gets IOPS (and the other figures) against each key.
     for want in [
@@ -410,6 +476,7 @@ fn a_suite_report_draws_small_multiples_per_step() {
         .collect();
     let profiled_sizes = measured_sizes(&profiled);
     let (page, charts) = report_of(dir.path(), "suite", &[&out]);
+    check_colours(&charts);
     for c in &charts {
         let copy_share = c.file_stem().is_some_and(|s| s == "copy-share-vs-bs");
         check_chart(c, if copy_share { &profiled_sizes } else { &sizes });
@@ -490,6 +557,7 @@ fn a_survey_report_ranks_the_methods_per_target() {
         .filter_map(|r| r["bs"].as_u64())
         .collect();
     let (page, charts) = report_of(dir.path(), "survey", &[&json]);
+    check_colours(&charts);
     let n = names(&charts);
     assert!(n.iter().any(|x| x == "iops-vs-method"), "{n:?}");
     for c in &charts {

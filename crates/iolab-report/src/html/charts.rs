@@ -13,6 +13,8 @@
 
 use super::axis::{Axis, Scale};
 use super::markup::esc;
+use super::palette::color;
+pub(super) use super::palette::Palette;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -29,24 +31,9 @@ const X_TICK: RGBColor = RGBColor(0x40, 0x40, 0x41);
 const Y_TICK: RGBColor = RGBColor(0x40, 0x40, 0x42);
 const TICK: &str = "#404040";
 
-/// Twelve colors told apart at a glance (Tableau's ten, black and a dark indigo): a chart holds at most
-/// `vary::MAX_SERIES` series (more are split into panels of their own), so no two in a panel share one.
-pub(super) fn color(i: usize) -> RGBColor {
-    const P: [RGBColor; 12] = [
-        RGBColor(31, 119, 180),
-        RGBColor(255, 127, 14),
-        RGBColor(44, 160, 44),
-        RGBColor(214, 39, 40),
-        RGBColor(148, 103, 189),
-        RGBColor(140, 86, 75),
-        RGBColor(227, 119, 194),
-        RGBColor(127, 127, 127),
-        RGBColor(188, 189, 34),
-        RGBColor(23, 190, 207),
-        RGBColor(0, 0, 0),
-        RGBColor(40, 40, 120),
-    ];
-    P[i % P.len()]
+/// The colour of series `i` given a chart's palette indices (`cols`; none: the series' own index).
+fn color_of(cols: &[usize], i: usize) -> RGBColor {
+    color(cols.get(i).copied().unwrap_or(i))
 }
 
 fn hex(c: RGBColor) -> String {
@@ -331,10 +318,12 @@ fn columns(n: usize, width: i32) -> usize {
 }
 
 /// Draws a figure: its panels in a grid, the legend right of them.
-pub(super) fn draw(f: &Figure) -> Result<String, String> {
+/// Its series take their colours from the page's `palette`.
+pub(super) fn draw(f: &Figure, palette: &mut Palette) -> Result<String, String> {
     if f.panels.is_empty() {
         return Err("no panels".into());
     }
+    let tint = palette.colors(&f.legend);
     let names: Vec<(usize, String, bool)> = f
         .legend
         .iter()
@@ -345,7 +334,7 @@ pub(super) fn draw(f: &Figure) -> Result<String, String> {
                     .iter()
                     .any(|m| m.series == i && matches!(m.marks, Marks::Bars(_)))
             });
-            (i, n.clone(), bar)
+            (tint.get(i).copied().unwrap_or(i), n.clone(), bar)
         })
         .collect();
     let legend = legend_of(&names);
@@ -376,7 +365,7 @@ pub(super) fn draw(f: &Figure) -> Result<String, String> {
         for (k, p) in f.panels.iter().enumerate() {
             let (c, r) = ((k % cols) as i32, (k / cols) as i32);
             let cell = (c * panel_w, TITLE_H + r * panel_h, panel_w, panel_h);
-            draw_panel(&root, p, cell, f, &mut o)?;
+            draw_panel(&root, p, cell, (f, &tint), &mut o)?;
         }
         root.present().map_err(|e| e.to_string())?;
     }
@@ -394,7 +383,7 @@ fn draw_panel(
     root: &DrawingArea<SVGBackend, Shift>,
     p: &Panel,
     (x0, y0, w, h): (i32, i32, i32, i32),
-    f: &Figure,
+    (f, cols): (&Figure, &[usize]),
     o: &mut String,
 ) -> Result<(), String> {
     let title_h = if p.title.is_empty() { 0 } else { 24 };
@@ -456,13 +445,13 @@ fn draw_panel(
                     drawable(pts)
                         .iter()
                         .map(|(x, y)| (p.x.fwd(*x), p.y.fwd(*y))),
-                    color(m.series).stroke_width(2),
+                    color_of(cols, m.series).stroke_width(2),
                 ))
                 .map_err(|e| e.to_string())?;
         }
     }
     let at = |x: f64, y: f64| chart.backend_coord(&(p.x.fwd(x), p.y.fwd(y)));
-    draw_marks(p, f, &at, o);
+    draw_marks(p, (f, cols), &at, o);
     Ok(())
 }
 
@@ -525,9 +514,14 @@ fn panel_labels(
 }
 
 /// A panel's points and bars, each with its tooltip; `at` maps values to the canvas.
-fn draw_marks(p: &Panel, f: &Figure, at: &dyn Fn(f64, f64) -> (i32, i32), o: &mut String) {
+fn draw_marks(
+    p: &Panel,
+    (f, cols): (&Figure, &[usize]),
+    at: &dyn Fn(f64, f64) -> (i32, i32),
+    o: &mut String,
+) {
     for m in &p.marks {
-        let c = color(m.series);
+        let c = color_of(cols, m.series);
         let name = series_name(f, p, m.series);
         match &m.marks {
             Marks::Line(pts) => {
@@ -604,12 +598,12 @@ fn row_h(b: &BarChart, row: &BarRow) -> i32 {
 }
 
 /// A bar chart's legend, the width of its row labels, the height of its rows and of the whole chart.
-fn bar_layout(b: &BarChart) -> (Legend, i32, i32, i32) {
+fn bar_layout(b: &BarChart, cols: &[usize]) -> (Legend, i32, i32, i32) {
     let names: Vec<(usize, String, bool)> = if b.parts.len() > 1 {
         b.parts
             .iter()
             .enumerate()
-            .map(|(i, n)| (i, n.clone(), true))
+            .map(|(i, n)| (cols.get(i).copied().unwrap_or(i), n.clone(), true))
             .collect()
     } else {
         Vec::new()
@@ -633,13 +627,23 @@ fn bar_layout(b: &BarChart) -> (Legend, i32, i32, i32) {
     (legend, label_w, body, height)
 }
 
-/// Draws a horizontal bar chart: row labels left of the plotting area, the legend right of it.
+/// Draws a horizontal bar chart: row labels left of the plotting area, the legend right of it; its parts
+/// in the palette's order (parts that are the same in every chart: read and write, a run's layers).
 pub(super) fn bar_chart(b: &BarChart) -> Result<String, String> {
+    bars(b, &[])
+}
+
+/// A bar chart whose parts are series (methods), coloured as the page's `palette` has them.
+pub(super) fn series_bar_chart(b: &BarChart, palette: &mut Palette) -> Result<String, String> {
+    bars(b, &palette.colors(&b.parts))
+}
+
+fn bars(b: &BarChart, cols: &[usize]) -> Result<String, String> {
     let rows: usize = b.sections.iter().map(|s| s.rows.len()).sum();
     if rows == 0 {
         return Err("no bars".into());
     }
-    let (legend, label_w, body, height) = bar_layout(b);
+    let (legend, label_w, body, height) = bar_layout(b, cols);
     let mut svg = String::new();
     let mut o = String::new();
     text(
@@ -703,7 +707,7 @@ pub(super) fn bar_chart(b: &BarChart) -> Result<String, String> {
             false,
         );
         let at = |v: f64, off: i32| chart.backend_coord(&(b.axis.fwd(v), (body - off) as f64));
-        draw_bar_rows(b, label_w, &at, &mut o);
+        draw_bar_rows((b, cols), label_w, &at, &mut o);
         root.present().map_err(|e| e.to_string())?;
     }
     draw_legend(&legend, WIDTH - legend.width + 4, TITLE_H + 8, &mut o);
@@ -711,7 +715,12 @@ pub(super) fn bar_chart(b: &BarChart) -> Result<String, String> {
 }
 
 /// The rows' bars, labels and values; `at(value, pixels from the top of the bars)` maps to the canvas.
-fn draw_bar_rows(b: &BarChart, label_w: i32, at: &dyn Fn(f64, i32) -> (i32, i32), o: &mut String) {
+fn draw_bar_rows(
+    (b, cols): (&BarChart, &[usize]),
+    label_w: i32,
+    at: &dyn Fn(f64, i32) -> (i32, i32),
+    o: &mut String,
+) {
     let mut off = 0;
     let fit = ((label_w - 12) as f64 / CHAR_W) as usize;
     for s in &b.sections {
@@ -769,7 +778,7 @@ fn draw_bar_rows(b: &BarChart, label_w: i32, at: &dyn Fn(f64, i32) -> (i32, i32)
                      <title>{}{}: {}</title></rect>",
                     (r - l).max(0),
                     bt - t,
-                    hex(color(i)),
+                    hex(color_of(cols, i)),
                     esc(&row.label),
                     esc(&part),
                     esc(&b.axis.value_text(*v))

@@ -3,7 +3,7 @@
 //! per run: the time between successive ops, and io_uring's requests per io_uring_enter.
 
 use super::axis::Axis;
-use super::charts::{self, Figure, Mark, Marks, Panel};
+use super::charts::{Figure, Mark, Marks, Panel};
 use super::model::{shared_spec, shares, uninformative, Out, Run};
 use super::vary::{self, Legend, Part, MAX_SERIES};
 use crate::fields;
@@ -195,7 +195,7 @@ fn percentiles_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], part: &Part,
         Ok(f) => f,
         Err(why) => return out.leave_out(title, why),
     };
-    out.add(
+    out.figure(
         &format!("latency-percentiles{}", part.name),
         title,
         format!(
@@ -207,7 +207,7 @@ fn percentiles_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], part: &Part,
             panels_note(groups),
             shared_spec(runs)
         ),
-        charts::draw(&fig),
+        &fig,
     );
 }
 
@@ -225,7 +225,7 @@ fn cdf_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], part: &Part, out: &m
         Ok(f) => f,
         Err(why) => return out.leave_out(title, why),
     };
-    out.add(
+    out.figure(
         &format!("latency-cdf{}", part.name),
         title,
         format!(
@@ -236,7 +236,7 @@ fn cdf_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], part: &Part, out: &m
             panels_note(groups),
             shared_spec(runs)
         ),
-        charts::draw(&fig),
+        &fig,
     );
 }
 
@@ -300,7 +300,7 @@ fn gaps_chart(io_runs: &[&Run], out: &mut Out) {
     }
     let panels = histogram_panels(&runs, &x, &y);
     let all: Vec<&Run> = runs.iter().map(|r| r.0).collect();
-    out.add(
+    out.figure(
         "time-between-ops",
         title,
         format!(
@@ -310,11 +310,11 @@ fn gaps_chart(io_runs: &[&Run], out: &mut Out) {
             runs.len(),
             shared_spec(&all)
         ),
-        charts::draw(&Figure {
+        &Figure {
             title: title.into(),
             legend: Vec::new(),
             panels,
-        }),
+        },
     );
 }
 
@@ -396,7 +396,7 @@ pub(super) fn uring_batches_chart(io_runs: &[&Run], out: &mut Out) {
     }
     let panels = histogram_panels(&runs, &x, &y);
     let all: Vec<&Run> = runs.iter().map(|r| r.0).collect();
-    out.add(
+    out.figure(
         "uring-batches",
         title,
         format!(
@@ -406,11 +406,11 @@ pub(super) fn uring_batches_chart(io_runs: &[&Run], out: &mut Out) {
             runs.len(),
             shared_spec(&all)
         ),
-        charts::draw(&Figure {
+        &Figure {
             title: title.into(),
             legend: Vec::new(),
             panels,
-        }),
+        },
     );
 }
 

@@ -29,9 +29,23 @@ pub(crate) struct Run<'a> {
 pub(crate) struct Out {
     pub(crate) charts: Vec<Chart>,
     pub(crate) left_out: Vec<String>,
+    /// Each series' colour, the same in every chart of the page.
+    pub(crate) palette: super::charts::Palette,
 }
 
 impl Out {
+    /// Draws `fig` in the page's colours and keeps it (or says why it could not be drawn), as `add`.
+    pub(crate) fn figure(
+        &mut self,
+        name: &str,
+        title: &str,
+        caption: String,
+        fig: &super::charts::Figure,
+    ) {
+        let svg = super::charts::draw(fig, &mut self.palette);
+        self.add(name, title, caption, svg)
+    }
+
     /// Keeps a chart of the charts section that could be drawn.
     pub(crate) fn add(
         &mut self,

@@ -4,7 +4,6 @@
 //! p99 at the second it happened, which the run's totals average away.
 
 use super::axis::Axis;
-use super::charts;
 use super::dist::{panels_note, run_lines};
 use super::model::{shared_spec, uninformative, Out, Run};
 use super::vary::{self, MAX_SERIES};
@@ -96,12 +95,7 @@ pub(super) fn over_time_charts(io_runs: &[&Run], out: &mut Out) {
                 continue;
             }
         };
-        out.add(
-            name,
-            title,
-            format!("{what} {note}{thinned}"),
-            charts::draw(&fig),
-        );
+        out.figure(name, title, format!("{what} {note}{thinned}"), &fig);
     }
 }
 
@@ -151,7 +145,7 @@ pub(super) fn page_cache_chart(io_runs: &[&Run], out: &mut Out) {
         Ok(f) => f,
         Err(why) => return out.leave_out(title, why),
     };
-    out.add(
+    out.figure(
         "page-cache-over-time",
         title,
         format!(
@@ -162,6 +156,6 @@ pub(super) fn page_cache_chart(io_runs: &[&Run], out: &mut Out) {
             panels_note(&groups),
             shared_spec(&runs)
         ),
-        charts::draw(&fig),
+        &fig,
     );
 }

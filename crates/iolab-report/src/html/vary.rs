@@ -536,13 +536,16 @@ fn figure_chart(
     let svg = match xk.axis {
         Some((n, unit)) => {
             let y = y.log_if_wide(&ys);
-            charts::draw(&lines_figure(fig, xk, (n, unit), panels, y, &title))
+            charts::draw(
+                &lines_figure(fig, xk, (n, unit), panels, y, &title),
+                &mut out.palette,
+            )
         }
         None => {
             // Bars from zero where the values are alike; on a log axis where they span a factor of 100
             // (a NOP beside a disk write would squash every other bar to a sliver).
             let y = y.linear_from_zero(&ys).log_if_wide(&ys);
-            charts::bar_chart(&ranked_bars(fig, panels, y, &title))
+            charts::series_bar_chart(&ranked_bars(fig, panels, y, &title), &mut out.palette)
         }
     };
     out.add(&name, &title, caption, svg);
