@@ -3,7 +3,7 @@
 //! throughputs were checked against, each question with its answer and what it would need, the seed's
 //! published figures checked, then the comparing findings.
 
-use iolab_lab::answers::Summary;
+use iolab_lab::answers::{needed_by_all, Summary};
 use std::fmt::Write;
 
 use crate::html::markup::esc;
@@ -12,24 +12,27 @@ use crate::html::markup::esc;
 pub fn section(sums: &[Summary]) -> String {
     let mut o = String::new();
     for s in sums {
-        let _ = writeln!(o, "<h2>Findings and answers: suite {}</h2>", esc(&s.suite));
+        let _ = writeln!(o, "<h2>The answers: suite {}</h2>", esc(&s.suite));
+        let shared = needed_by_all(&s.answers);
+        answers_table(s, shared, &mut o);
         let _ = writeln!(
             o,
             "<p>Throughputs are checked against what {}.</p>",
             esc(&s.memory.describe())
         );
         if !s.answers.is_empty() {
-            o.push_str("<h3>Answers</h3>\n<ol>\n");
-            for a in &s.answers {
+            o.push_str("<h3>Each answer</h3>\n<ol>\n");
+            for (i, a) in s.answers.iter().enumerate() {
                 let _ = write!(
                     o,
-                    "<li><p><b>{}</b> {} [{}]</p><p>{}</p>",
+                    "<li id=\"answer-{}\"><p><b>{}</b> {} [{}]</p><p>{}</p>",
+                    i + 1,
                     esc(&a.question),
                     esc(&a.source),
                     a.status.word(),
                     esc(&a.text)
                 );
-                if let Some(n) = &a.needs {
+                if let Some(n) = a.needs_besides(shared) {
                     let _ = write!(o, "<p><i>Needs:</i> {}</p>", esc(n));
                 }
                 o.push_str("</li>\n");
@@ -50,6 +53,32 @@ pub fn section(sums: &[Summary]) -> String {
         }
     }
     o
+}
+
+/// The answers at a glance: each question with its status (linked to its answer below), and what every
+/// answer needs, said once.
+fn answers_table(s: &Summary, shared: Option<&str>, o: &mut String) {
+    if s.answers.is_empty() {
+        return;
+    }
+    o.push_str(
+        "<table class=\"answers\"><tr><th>#</th><th>status</th><th>question</th><th>seed</th></tr>\n",
+    );
+    for (i, a) in s.answers.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "<tr><td>{n}</td><td class=\"q\">{}</td><td class=\"q\"><a href=\"#answer-{n}\">{}</a></td>\
+             <td class=\"q\">{}</td></tr>",
+            a.status.word(),
+            esc(&a.question),
+            esc(&a.source),
+            n = i + 1
+        );
+    }
+    o.push_str("</table>\n");
+    if let Some(w) = shared {
+        let _ = writeln!(o, "<p>Every answer also needs {}.</p>", esc(w));
+    }
 }
 
 /// `html` (a whole report page) with the section for `sums` leading it: the suite's answers, the seed's

@@ -18,6 +18,10 @@ pub fn render(sum: &Summary) -> String {
     if !sum.answers.is_empty() {
         o.push_str("\nAnswers (the seed's questions, answered from this run's figures):\n");
     }
+    let shared = iolab_lab::answers::needed_by_all(&sum.answers);
+    if let Some(w) = shared {
+        o.push_str(&line(&format!("Every answer also needs {w}."), 2));
+    }
     for (i, a) in sum.answers.iter().enumerate() {
         let src = if a.source.is_empty() {
             String::new()
@@ -31,7 +35,7 @@ pub fn render(sum: &Summary) -> String {
         if !a.text.is_empty() {
             o.push_str(&line(&a.text, 5));
         }
-        if let Some(n) = &a.needs {
+        if let Some(n) = a.needs_besides(shared) {
             o.push_str(&line(&format!("Needs: {n}"), 5));
         }
     }

@@ -215,9 +215,18 @@ fn every_suite_runs_quick_and_reports_charts_with_its_series() {
             page.starts_with("<!DOCTYPE html>") && page.contains("<svg"),
             "{name}"
         );
+        // The page opens with the answers, each question's status at a glance, and says what every
+        // answer needs once (a --quick run's "a full run of the suite" was in each of them).
+        let head = &page[..page.find("<h2>Runs</h2>").unwrap()];
         assert!(
-            page.contains(&format!("<h2>Findings and answers: suite {name}</h2>")),
-            "{name}: the report shows the suite's answers"
+            head.contains(&format!("<h2>The answers: suite {name}</h2>"))
+                && head.contains("<table class=\"answers\">"),
+            "{name}: the report opens with the suite's answers"
+        );
+        assert_eq!(
+            page.matches("this one ran --quick").count(),
+            1,
+            "{name}: the --quick reason is said once"
         );
         assert!(
             !page.contains("<script") && !page.contains("<link") && !page.contains("src=\"http"),

@@ -25,7 +25,7 @@ mod storage;
 
 pub use question::{PublishedFigure, Question};
 use reply::record_step;
-pub use reply::{Answer, Ctx, PublishedCheck, Reply, Status};
+pub use reply::{needed_by_all, Answer, Ctx, PublishedCheck, Reply, Status};
 use std::collections::BTreeMap;
 
 use crate::findings_compare::{self, Compared, Row};

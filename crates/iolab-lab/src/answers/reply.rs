@@ -68,6 +68,37 @@ pub struct Answer {
     pub seed: std::collections::BTreeMap<String, f64>,
 }
 
+impl Answer {
+    /// What it needs besides `shared` (what every answer of its suite run needs, said once): None when
+    /// that is all it needs.
+    pub fn needs_besides(&self, shared: Option<&str>) -> Option<&str> {
+        let n = self.needs.as_deref()?;
+        let Some(w) = shared else { return Some(n) };
+        if n == w {
+            return None;
+        }
+        Some(
+            n.strip_suffix(w)
+                .and_then(|h| h.strip_suffix("; and "))
+                .unwrap_or(n),
+        )
+    }
+}
+
+/// What every one of `answers` needs (the last thing each one's `needs` names: a full run where the run
+/// was `--quick`, real hardware where the CPU was emulated), to be said once instead of in each; None
+/// unless there are two or more answers and all of them need it.
+pub fn needed_by_all(answers: &[Answer]) -> Option<&str> {
+    let first = answers.first()?.needs.as_deref()?;
+    let last = first.rsplit("; and ").next().unwrap_or(first);
+    let all = answers.iter().all(|a| {
+        a.needs
+            .as_deref()
+            .is_some_and(|n| n == last || n.ends_with(&format!("; and {last}")))
+    });
+    (answers.len() > 1 && all).then_some(last)
+}
+
 /// What an answer function returns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
@@ -235,4 +266,46 @@ pub fn median(xs: &mut [f64]) -> Option<f64> {
 /// the registry by those names.)
 pub fn is(r: &Row, name: &str) -> bool {
     r.method().is_some_and(|m| m.name() == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(needs: Option<&str>) -> Answer {
+        Answer {
+            id: "q".into(),
+            question: "?".into(),
+            source: String::new(),
+            status: Status::Indicative,
+            text: String::new(),
+            needs: needs.map(str::to_string),
+            cites: Vec::new(),
+            seed: Default::default(),
+        }
+    }
+
+    /// A need every answer shares is found once, and each answer keeps only its own.
+    #[test]
+    fn what_every_answer_needs_is_said_once() {
+        let quick = "a full run of the suite: this one ran --quick";
+        let a = [
+            answer(Some(&format!("the driver; and {quick}"))),
+            answer(Some(quick)),
+            answer(Some(&format!("poll queues; and more; and {quick}"))),
+        ];
+        assert_eq!(needed_by_all(&a), Some(quick));
+        let own: Vec<Option<&str>> = a.iter().map(|x| x.needs_besides(Some(quick))).collect();
+        assert_eq!(
+            own,
+            [Some("the driver"), None, Some("poll queues; and more")]
+        );
+        // An answer without it: nothing is shared, each says its own.
+        let whole = format!("x; and {quick}");
+        let b = [answer(Some(&whole)), answer(None)];
+        assert_eq!(needed_by_all(&b), None);
+        assert_eq!(b[0].needs_besides(None), Some(whole.as_str()));
+        // One answer alone says it where it is.
+        assert_eq!(needed_by_all(&a[..1]), None);
+    }
 }

@@ -57,11 +57,11 @@ fn head(recs: &[Value], runs: &[Run], sources: &[String], o: &mut String) {
     o.push_str(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>iolab report</title>\n<style>\
          body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;font-size:13px}\
-         td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:first-child,th:first-child,td.fn{text-align:left}\
+         td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:first-child,th:first-child,td.fn,td.q,table.answers th{text-align:left}\
          table.runs td small{white-space:nowrap;color:#555}figure{margin:2em 0}figure svg{max-width:100%;height:auto}figcaption{font-size:13px;color:#333;max-width:1000px}.err{color:#a00}\
          .emulated{background:#fff3cd;border:1px solid #d4a017;padding:6px 10px}\
          @media (max-width:700px){body{margin:0.7em}table{display:block;overflow-x:auto;max-width:100%}\
-         td,th{white-space:nowrap}figure{overflow-x:auto;margin:1.2em 0}figure svg{max-width:none}}\
+         td,th{white-space:nowrap}table.answers td{white-space:normal}table.answers td.q{min-width:5em}figure{overflow-x:auto;margin:1.2em 0}figure svg{max-width:none}}\
          </style></head><body>\n",
     );
     let _ = writeln!(o, "<h1>iolab report</h1>");
