@@ -32,6 +32,66 @@ fn existing_file_needs_overwrite_and_is_untouched_without_it() {
     assert_eq!(check_blocks(&f, 4096, 2, 0, 0..4), (4, 0));
 }
 
+/// Only the command line may ask to write over a file or a device: a spec file or a suite file (perhaps
+/// someone else's) that sets `overwrite` or `allow-device-writes` is refused, the file untouched; a suite
+/// step may set them for a target iolab makes for the run.
+#[test]
+fn a_spec_or_suite_file_cannot_grant_overwrite_or_device_writes() {
+    let dir = tmpfs_dir();
+    let f = file(&dir, "precious.dat");
+    std::fs::write(&f, b"precious").unwrap();
+    let target = f.to_str().unwrap();
+    for key in ["overwrite", "allow-device-writes"] {
+        let spec = file(&dir, "evil.toml");
+        std::fs::write(
+            &spec,
+            format!("target = \"{target}\"\n{key} = true\nops = 4\n"),
+        )
+        .unwrap();
+        let r = iolab(&["run", "--spec", spec.to_str().unwrap()]);
+        assert_eq!(r.code, 2, "{key}: {}", r.stderr);
+        assert!(
+            r.stderr.starts_with("iolab: --spec:") && r.stderr.contains(&format!("give --{key}")),
+            "{}",
+            r.stderr
+        );
+    }
+    let suite = |step: &str| {
+        let p = file(&dir, "evil-suite.toml");
+        let _ = std::fs::remove_file(&p);
+        std::fs::write(
+            &p,
+            format!(
+                "name = \"evil\"\nabout = \"x\"\nreproduces = \"x\"\ntable = \"throughput\"\n\
+                 [defaults]\nops = 4\nbs = 4\n[quick]\nops = 4\n[[step]]\nlabel = \"w\"\n{step}\n"
+            ),
+        )
+        .unwrap();
+        let out = file(&dir, "ev.jsonl");
+        let _ = std::fs::remove_file(&out);
+        iolab(&[
+            "suite",
+            p.to_str().unwrap(),
+            "--quick",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    for step in [
+        format!("spec = {{ target = \"{target}\", op = \"write\", overwrite = true }}"),
+        format!("spec = {{ target = \"{target}\", op = \"write\" }}\nvary = [\"overwrite=true\"]"),
+        "spec = { target = \"{disk}/../x\", op = \"write\", allow-device-writes = true }".into(),
+    ] {
+        let r = suite(&step);
+        assert_eq!(r.code, 2, "{step}: {}", r.stderr);
+        assert!(r.stderr.contains("step 'w': '"), "{}", r.stderr);
+    }
+    assert_eq!(std::fs::read(&f).unwrap(), b"precious");
+    // A step's own scratch file may say it.
+    let r = suite("spec = { target = \"{disk}/w.dat\", op = \"write\", overwrite = true }");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
 #[test]
 fn created_files_are_removed_unless_kept() {
     let dir = tmpfs_dir();

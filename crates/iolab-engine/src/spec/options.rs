@@ -365,6 +365,19 @@ pub fn keys() -> String {
     v.join(", ")
 }
 
+/// Keys that let a run write where it would otherwise refuse to (into an existing file, onto a block
+/// device): only the person at the command line may give them, as flags. A spec or suite file, perhaps
+/// written by someone else, that sets one is refused, as a fio job file's is.
+pub const FLAG_ONLY: [&str; 2] = ["overwrite", "allow-device-writes"];
+
+/// Why a file may not set `key` of [`FLAG_ONLY`], and what to do instead (`instead`).
+pub fn flag_only_why(key: &str, instead: &str) -> String {
+    format!(
+        "'{key}' is not taken from a file: a file someone gave you could write over your files or \
+         devices with it; {instead}"
+    )
+}
+
 /// What a user wrote: option key -> value, from a TOML file, flags, `--vary` points or code.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RawSpec {
@@ -428,11 +441,23 @@ impl RawSpec {
         self
     }
 
-    /// Reads a TOML spec file; unknown keys and bad syntax are usage errors naming `--spec`.
+    /// Reads a TOML spec file; unknown keys and bad syntax are usage errors naming `--spec`, and so is a
+    /// key only the command line may give ([`FLAG_ONLY`]).
     pub fn from_toml_file(path: &Path) -> Result<RawSpec> {
         let text = crate::input::read_text(path, "--spec", "spec file", crate::input::SMALL_INPUT)?;
-        Self::from_toml_str(&text)
-            .map_err(|msg| Error::usage("--spec", format!("{}: {msg}", path.display())))
+        let raw = Self::from_toml_str(&text)
+            .map_err(|msg| Error::usage("--spec", format!("{}: {msg}", path.display())))?;
+        match FLAG_ONLY.iter().find(|k| raw.has(k)) {
+            Some(k) => Err(Error::usage(
+                "--spec",
+                format!(
+                    "{}: {}",
+                    path.display(),
+                    flag_only_why(k, &format!("give --{k} on the command line"))
+                ),
+            )),
+            None => Ok(raw),
+        }
     }
 
     /// Parses TOML text; the error is one line, starting with where in the text: "line 3, column 7: ".
