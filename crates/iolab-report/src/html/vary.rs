@@ -107,23 +107,42 @@ pub(super) fn series_keys(panels: &[(String, Vec<&Run>)], except: &[&str]) -> Ve
 
 /// `keys` without each one whose value follows from the value of an earlier one among `runs`.
 pub(super) fn independent(runs: &[&Run], keys: Vec<String>) -> Vec<String> {
-    let follows = |a: &str, b: &str| {
-        let mut seen: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
-        runs.iter()
-            .all(|x| *seen.entry(val(x, a)).or_insert(val(x, b)) == val(x, b))
+    // Each key's value in each run as a small number (one pass per key): whether one key's value follows
+    // from another's is then a pass over two arrays, not a string lookup per run and pair (64 keys over
+    // 8,000 records took 46 s).
+    let ids = |k: &str| -> (Vec<u32>, usize) {
+        let mut at: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+        let v = runs
+            .iter()
+            .map(|x| {
+                let n = at.len() as u32;
+                *at.entry(val(x, k)).or_insert(n)
+            })
+            .collect();
+        (v, at.len())
     };
-    let mut out: Vec<String> = Vec::new();
+    let follows = |a: &(Vec<u32>, usize), b: &(Vec<u32>, usize)| {
+        let mut seen = vec![u32::MAX; a.1];
+        a.0.iter().zip(&b.0).all(|(x, y)| {
+            let s = &mut seen[*x as usize];
+            if *s == u32::MAX {
+                *s = *y;
+            }
+            *s == *y
+        })
+    };
+    let mut out: Vec<(String, (Vec<u32>, usize))> = Vec::new();
     for k in keys {
-        if !out.iter().any(|e| follows(e, &k)) {
-            out.push(k);
+        let mine = ids(&k);
+        if !out.iter().any(|(_, e)| follows(e, &mine)) {
+            out.push((k, mine));
         }
-        // A label of more keys is not read: the rest are left out (each more was a pass over the runs
-        // for each kept one).
+        // A label of more keys is not read: the rest are left out.
         if out.len() == MAX_SERIES_KEYS {
             break;
         }
     }
-    out
+    out.into_iter().map(|(k, _)| k).collect()
 }
 
 /// The most keys a series' label names.
@@ -177,12 +196,19 @@ pub(super) fn split<'a, 'b>(
     todo.reverse();
     let mut done = Vec::new();
     while let Some((title, g)) = todo.pop() {
+        // A group that fits is done: the keys are looked at only for one that must be split (a pass
+        // per key over every group was most of a report's time where points name many keys).
+        // Nor is a group split by MAX_SPLITS keys already: a title of more is not read, and each split is
+        // a pass over every key (points that named a key of their own each were split 64 deep).
+        if title.len() >= MAX_SPLITS || count(&g) <= max {
+            done.push((title.join(" "), g));
+            continue;
+        }
         let keys = varying(&g, except);
         // Split by a key only while another is left to tell the series apart (a panel per value of
         // the only one would hold one series each).
-        let key = keys.iter().min_by_key(|k| values_of(&g, k).len());
-        match key {
-            Some(k) if count(&g) > max && keys.len() >= 2 => {
+        match keys.iter().min_by_key(|k| values_of(&g, k).len()) {
+            Some(k) if keys.len() >= 2 => {
                 let k = k.clone();
                 todo.extend(by_key(vec![(title, g)], &k).into_iter().rev());
             }
@@ -191,6 +217,9 @@ pub(super) fn split<'a, 'b>(
     }
     done
 }
+
+/// The most keys small multiples split a figure's runs by (a panel's title names at most these).
+const MAX_SPLITS: usize = 4;
 
 /// Each group split by the values of `key`, in order, each title extended with it.
 fn by_key<'a, 'b>(
@@ -250,11 +279,8 @@ pub(super) fn palette_parts<'a, 'b>(
         return vec![(Part::default(), whole)];
     };
     let vals = values_of(&runs, key);
-    let mut parted = Vec::new();
-    // No fewer parts than the palette needs for the whole legend (each part holds about its share of
-    // the series): trying every smaller number first would cost a pass over the runs for each.
-    let fewest = legend_len(&whole, except).div_ceil(PALETTE);
-    for n in fewest.clamp(2, vals.len().max(2))..=vals.len() {
+    // The runs in `n` parts of near-equal runs of values, each part's panels.
+    let part = |n: usize| {
         let size = vals.len().div_ceil(n);
         // Each run to its value's part, in one pass (a pass per part was quadratic in a fleet's hosts).
         let part_of: std::collections::HashMap<&str, usize> = vals
@@ -268,13 +294,44 @@ pub(super) fn palette_parts<'a, 'b>(
                 mine[i].push(r);
             }
         }
-        parted = vals
-            .chunks(size)
+        vals.chunks(size)
             .zip(mine)
             .map(|(c, mine)| (c.join(", "), panels(mine)))
-            .collect::<Vec<_>>();
-        if parted.iter().all(|p| legend_len(&p.1, except) <= PALETTE) {
-            break;
+            .collect::<Vec<_>>()
+    };
+    let fits = |p: &[(String, Panels)]| p.iter().all(|p| legend_len(&p.1, except) <= PALETTE);
+    // No fewer parts than the palette needs for the whole legend (each part holds about its share of
+    // the series). From there the number of parts doubles until each part's legend fits, then a binary
+    // search finds the fewest that do: a pass over the runs per number tried was quadratic where a key
+    // has a value per run (4,200 records took 69 s).
+    let most = vals.len().max(2);
+    let mut lo = legend_len(&whole, except).div_ceil(PALETTE).clamp(2, most);
+    let mut parted = part(lo);
+    if !fits(&parted) {
+        let mut hi = lo;
+        let mut found = None;
+        while hi < most {
+            lo = hi;
+            hi = (hi * 2).min(most);
+            let p = part(hi);
+            if fits(&p) {
+                found = Some(p);
+                break;
+            }
+            parted = p;
+        }
+        // `lo` parts do not fit; `hi` parts do (or are the most there can be).
+        if let Some(mut best) = found {
+            while hi - lo > 1 {
+                let mid = (lo + hi) / 2;
+                let p = part(mid);
+                if fits(&p) {
+                    (hi, best) = (mid, p);
+                } else {
+                    lo = mid;
+                }
+            }
+            parted = best;
         }
     }
     let n = parted.len();
