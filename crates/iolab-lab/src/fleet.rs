@@ -31,6 +31,21 @@ pub enum Outcome {
     Lost { why: String },
 }
 
+impl Outcome {
+    /// The outcome with its reason cut to what iolab keeps of a host's text.
+    fn shortened(self) -> Outcome {
+        match self {
+            Outcome::Ok => Outcome::Ok,
+            Outcome::Failed { rc, why } => Outcome::Failed {
+                rc,
+                why: short(&why),
+            },
+            Outcome::NotRun { why } => Outcome::NotRun { why: short(&why) },
+            Outcome::Lost { why } => Outcome::Lost { why: short(&why) },
+        }
+    }
+}
+
 /// One host of a fleet run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Host {
@@ -116,6 +131,50 @@ impl<'a> Budget<'a> {
     }
 }
 
+/// The most of a host's text (its kernel, architecture, the last line of its stderr, why it did not run)
+/// iolab keeps: a kernel release or an error line is far shorter.
+const TEXT_MAX: usize = 1024;
+
+/// `t`, or its first [`TEXT_MAX`] bytes (at a character's end) and an ellipsis.
+fn short(t: &str) -> String {
+    if t.len() <= TEXT_MAX {
+        return t.to_string();
+    }
+    let mut end = TEXT_MAX;
+    while !t.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &t[..end])
+}
+
+/// A host's outcome file counted against what is left to read of the directory, once: a hard link to
+/// another host's is not another host's run (16 links to one 58 MB file took 2.8 GB).
+fn charge_host_file(
+    dir: &Path,
+    name: &str,
+    budget: &mut Budget,
+) -> std::result::Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let rel = Path::new(name).join(HOST_FILE);
+    let meta = std::fs::symlink_metadata(dir.join(&rel)).map_err(|e| io_why(&e))?;
+    if let Some(first) = budget.seen.insert((meta.dev(), meta.ino()), rel.clone()) {
+        return Err(format!(
+            "{} is the same file as {} (a hard link): a file is one host's, read once",
+            rel.display(),
+            first.display()
+        ));
+    }
+    if meta.len() > budget.left {
+        return Err(format!(
+            "{} would pass the {} a fleet's files are read in all",
+            rel.display(),
+            iolab_engine::units::fmt_size(iolab_engine::input::RECORDS_INPUT)
+        ));
+    }
+    budget.left -= meta.len();
+    Ok(())
+}
+
 /// What an exit status of `timeout -k 10 SECS iolab ...` means.
 fn failure(rc: i64, timeout_s: u64, stderr: &str) -> String {
     match rc {
@@ -126,10 +185,12 @@ fn failure(rc: i64, timeout_s: u64, stderr: &str) -> String {
         }
         _ => format!(
             "exit {rc}: {}",
-            stderr
-                .lines()
-                .last()
-                .unwrap_or("(it printed nothing on stderr)")
+            short(
+                stderr
+                    .lines()
+                    .last()
+                    .unwrap_or("(it printed nothing on stderr)")
+            )
         ),
     }
 }
@@ -286,6 +347,10 @@ fn read_host(dir: &Path, name: &str, known: &Known, budget: &mut Budget) -> (Hos
         };
         return (host, false);
     }
+    if let Err(why) = charge_host_file(dir, name, budget) {
+        host.outcome = lost(why);
+        return (host, true);
+    }
     let info =
         match read_fetched(dir, &Path::new(name).join(HOST_FILE), HOST_FILE_MAX).and_then(|t| {
             crate::series::value_of(&t)
@@ -301,12 +366,8 @@ fn read_host(dir: &Path, name: &str, known: &Known, budget: &mut Budget) -> (Hos
                 return (host, true);
             }
         };
-    let s = |k: &str| {
-        info.get(k)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
+    // Texts as long as a host's are shown; a forged one is cut (a 58 MB kernel name was a 960 MB page).
+    let s = |k: &str| short(info.get(k).and_then(Value::as_str).unwrap_or_default());
     host.architecture = s("architecture");
     host.kernel = s("kernel");
     host.outcome = match info.get("rc").and_then(Value::as_i64) {
@@ -514,6 +575,42 @@ pub fn take_records(h: &mut Host) -> Vec<Value> {
     out
 }
 
+/// The most hosts a fleet's results are read for (a directory or `fleet.json` naming more is refused).
+const MAX_HOSTS: usize = 20_000;
+
+/// `fleet.json`'s list of hosts, refused as it is parsed once it names more than [`MAX_HOSTS`] (800,000
+/// hosts parsed whole took 1.9 GB before they were counted).
+#[derive(Default)]
+struct Hosts(Vec<Value>);
+
+impl<'de> Deserialize<'de> for Hosts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Hosts, D::Error> {
+        struct Each;
+        impl<'de> serde::de::Visitor<'de> for Each {
+            type Value = Hosts;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(f, "a list of hosts")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Hosts, A::Error> {
+                let mut v = Vec::new();
+                while let Some(h) = a.next_element::<Value>()? {
+                    if v.len() == MAX_HOSTS {
+                        return Err(serde::de::Error::custom(format!(
+                            "it names more than the {MAX_HOSTS} hosts iolab reads of a fleet"
+                        )));
+                    }
+                    v.push(h);
+                }
+                Ok(Hosts(v))
+            }
+        }
+        d.deserialize_seq(Each)
+    }
+}
+
 /// The most of a fleet's `fleet.json` read.
 const FLEET_FILE_MAX: u64 = 256 << 20;
 
@@ -542,6 +639,12 @@ pub fn read_dir(dir: &Path, keep: &[&[&str]]) -> Result<Vec<Host>> {
             )));
         };
         names.insert(name);
+    }
+    if names.len() > MAX_HOSTS {
+        return Err(Error::Runtime(format!(
+            "{}: results of more than {MAX_HOSTS} hosts, more than iolab reads of a fleet",
+            dir.display()
+        )));
     }
     if names.is_empty() {
         return Err(Error::Runtime(format!(
@@ -587,19 +690,24 @@ fn recorded_in(dir: &Path) -> std::result::Result<BTreeMap<String, Outcome>, Str
     #[derive(Deserialize)]
     struct Recorded {
         #[serde(default)]
-        hosts: Value,
+        hosts: Hosts,
     }
     let text = read_fetched(dir, Path::new("fleet.json"), FLEET_FILE_MAX)?;
-    let doc: Recorded = serde_json::from_str(&text).map_err(|e| format!("not whole JSON ({e})"))?;
+    let doc: Recorded =
+        serde_json::from_str(&text).map_err(|e| format!("not a fleet.json iolab writes ({e})"))?;
     drop(text);
     let mut out = BTreeMap::new();
-    for h in doc.hosts.as_array().into_iter().flatten() {
+    for h in &doc.hosts.0 {
         let Some(name) = h.get("name").and_then(Value::as_str) else {
             continue;
         };
         // Only a plain name, a directory of DIR's own (as iolab fleet allows): "a/" or "a/." would
         // read host a twice, "../x" a directory elsewhere.
-        let plain = !name.is_empty() && !name.contains('/') && name != "." && name != "..";
+        let plain = !name.is_empty()
+            && name.len() <= 255
+            && !name.contains('/')
+            && name != "."
+            && name != "..";
         if !plain {
             return Err(format!(
                 "it names a host {name:?}, which no host iolab ran is named (a name is a directory of \
@@ -608,9 +716,9 @@ fn recorded_in(dir: &Path) -> std::result::Result<BTreeMap<String, Outcome>, Str
         }
         if let Some(o) = h
             .get("outcome")
-            .and_then(|o| serde_json::from_value(o.clone()).ok())
+            .and_then(|o| serde_json::from_value::<Outcome>(o.clone()).ok())
         {
-            out.insert(name.to_string(), o);
+            out.insert(name.to_string(), o.shortened());
         }
     }
     Ok(out)
@@ -967,6 +1075,43 @@ mod tests {
         );
     }
 
+    /// A forged results directory is read within bounds: a hard link to another host's outcome file is
+    /// damage, a host's long texts are cut, and a fleet.json of more hosts than iolab reads is refused as
+    /// it is parsed.
+    #[test]
+    fn forged_host_files_are_read_once_and_their_texts_cut() {
+        let d = tempfile::tempdir().unwrap();
+        let h0 = d.path().join("h0");
+        std::fs::create_dir_all(&h0).unwrap();
+        let long = "k".repeat(3 * TEXT_MAX);
+        let info = serde_json::json!({"rc": 1, "kernel": long, "stderr": long, "records": []});
+        std::fs::write(h0.join(HOST_FILE), info.to_string()).unwrap();
+        let hosts = read_dir(d.path(), &[]).unwrap();
+        assert_eq!(hosts[0].kernel.len(), TEXT_MAX + '…'.len_utf8());
+        let Outcome::Failed { why, .. } = &hosts[0].outcome else {
+            panic!("{:?}", hosts[0].outcome)
+        };
+        assert!(why.len() < TEXT_MAX + 20, "{}", why.len());
+        std::fs::create_dir_all(d.path().join("h1")).unwrap();
+        std::fs::hard_link(h0.join(HOST_FILE), d.path().join("h1").join(HOST_FILE)).unwrap();
+        let e = read_dir(d.path(), &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("h1/fleet-host.json is the same file as h0/fleet-host.json"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(d.path().join("h1")).unwrap();
+        let many: Vec<Value> = (0..=MAX_HOSTS)
+            .map(|i| serde_json::json!({"name": format!("n{i}"), "outcome": "Ok"}))
+            .collect();
+        let doc = serde_json::json!({ "hosts": many });
+        std::fs::write(d.path().join("fleet.json"), doc.to_string()).unwrap();
+        let e = read_dir(d.path(), &[]).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("more than the {MAX_HOSTS} hosts iolab reads")),
+            "{e}"
+        );
+    }
+
     fn mkfifo(p: &Path) {
         let made = std::process::Command::new("mkfifo")
             .arg(p)
@@ -1263,8 +1408,10 @@ mod tests {
             why(&hosts[0])
         );
         assert!(
-            why(&hosts[1])
-                .contains("at most 424 MiB of a fleet's records (1 GiB in all across its hosts)"),
+            // What is left: 1 GiB less a's 600 MiB and the hosts' outcome files.
+            why(&hosts[1]).contains("at most 424")
+                && why(&hosts[1])
+                    .contains("MiB of a fleet's records (1 GiB in all across its hosts)"),
             "{}",
             why(&hosts[1])
         );
