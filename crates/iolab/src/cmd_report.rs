@@ -29,6 +29,47 @@ pub(crate) struct ReportArgs {
 pub(crate) const READERS_REMEDY: &str =
     "give it fewer record files at once, or a shorter one (a sweep split in parts)";
 
+/// The record files a report has read: each once (by its device and inode), and all of them within one
+/// bound (a file named 60 times was read 60 times, until memory ran out).
+#[derive(Default)]
+struct Inputs {
+    seen: std::collections::HashMap<(u64, u64), PathBuf>,
+    read: u64,
+}
+
+/// `p` counted among the report's inputs, or refused: named before (or a hard link to one named before),
+/// or past what a report reads in all.
+fn charge(p: &Path, inputs: &mut Inputs) -> Result<(), Error> {
+    use std::os::unix::fs::MetadataExt;
+    // Not there, or not a file: the read says so.
+    let Ok(m) = std::fs::metadata(p) else {
+        return Ok(());
+    };
+    if let Some(first) = inputs.seen.insert((m.dev(), m.ino()), p.to_path_buf()) {
+        return Err(Error::usage(
+            "report",
+            format!(
+                "{} is the same file as {} (named twice, or a hard link): each file is read once",
+                p.display(),
+                first.display()
+            ),
+        ));
+    }
+    inputs.read = inputs.read.saturating_add(m.len());
+    let most = iolab_engine::input::RECORDS_INPUT;
+    if inputs.read > most {
+        return Err(Error::usage(
+            "report",
+            format!(
+                "the files given hold more than the {} a report reads in all (at {}): give fewer",
+                iolab_engine::units::fmt_size(most),
+                p.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     iolab_engine::fault::set_oom_remedy(READERS_REMEDY);
     check_new_path("--out", &a.out)?;
@@ -42,6 +83,7 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     let paths = iolab_report::result_paths();
     let paths: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
     let keep = series::Keep::Paths(&paths);
+    let mut seen = Inputs::default();
     for p in &a.results {
         // A fleet's results directory (the board binaries, built without `fleet`, read files only).
         #[cfg(feature = "fleet")]
@@ -49,6 +91,7 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
             fleets.push(fleet_files(p, &mut files, &paths)?);
             continue;
         }
+        charge(p, &mut seen)?;
         let f = series::read_record_file(p, "report", keep)?;
         cut.extend(series::cut_note(p, f.cut));
         // A suite's findings and answers: the latest summary of each file.

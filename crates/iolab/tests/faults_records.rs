@@ -376,3 +376,36 @@ fn report_and_compare_say_a_cut_short_last_line_was_left_out() {
         r.stderr
     );
 }
+
+/// A report reads each file once: the same file named twice, or a hard link to it, is refused (each name
+/// was read again: 60 names of one file ran out of memory), and nothing is written.
+#[test]
+fn report_reads_a_file_once_however_it_is_named() {
+    let dir = tmpfs_dir();
+    let out = dir.path().join("s.jsonl");
+    let r = sweep(&out, &["--ops", "100"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let link = dir.path().join("again.jsonl");
+    std::fs::hard_link(&out, &link).unwrap();
+    let html = dir.path().join("r.html");
+    for second in [&out, &link] {
+        let r = iolab(&[
+            "report",
+            &path_str(&out),
+            &path_str(second),
+            "-o",
+            &path_str(&html),
+        ]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!(
+                "{} is the same file as {} (named twice, or a hard link)",
+                path_str(second),
+                path_str(&out)
+            )),
+            "{}",
+            r.stderr
+        );
+        assert!(!html.exists());
+    }
+}
