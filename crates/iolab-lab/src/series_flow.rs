@@ -23,15 +23,17 @@ impl Flow {
     /// default name's `stem`). Every record carries the settings `fixed` (what every point shares) and
     /// the points' keys and values (see [`series::settings`]); `--resume` refuses a file recorded with
     /// other ones.
+    /// Of each record only the result's `held` paths are held (none: all of it).
     pub fn open(
         jobs: Vec<Job>,
-        out: Option<&Path>,
-        resume: bool,
+        (out, resume): (Option<&Path>, bool),
         stem: &str,
         fixed: &BTreeMap<String, String>,
+        held: Option<&'static [&'static [&'static str]]>,
     ) -> Result<Flow> {
         let points: Vec<_> = jobs.iter().map(|j| j.point.clone()).collect();
-        let rec = Recorder::open(out, resume, stem, series::settings(fixed, &points), &points)?;
+        let settings = series::settings(fixed, &points);
+        let rec = Recorder::open(out, resume, stem, settings, (&points, held))?;
         Ok(Flow { rec, points, jobs })
     }
 

@@ -239,7 +239,7 @@ pub(crate) const SHARED_SPEC: [Field; 10] = [
 ];
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use iolab_engine::measure::clock::ClockInfo;
     use iolab_engine::measure::hist::Summary;
@@ -249,7 +249,7 @@ mod tests {
     use iolab_lab::lines::{LinesCpu, LinesResult, LinesSpec};
 
     /// A run result with every part the report reads present (the optional ones too).
-    fn full_run() -> RunResult {
+    pub(crate) fn full_run() -> RunResult {
         let dist = Summary {
             count: 3,
             p50_ns: 100.0,

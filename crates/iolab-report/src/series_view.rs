@@ -67,6 +67,45 @@ fn run_cells(r: &Value) -> Vec<String> {
     ]
 }
 
+/// What a sweep's table (`run_cells`), its CSV (`csv::CSV_COLUMNS`) and its exit status read of each
+/// point's result: all a sweep holds of a point while it runs and at `--resume` (the whole record, its
+/// latency histogram and gaps, was about 56 KB a point).
+pub const SWEEP_HELD: &[&[&str]] = &[
+    &["spec"],
+    &["ops"],
+    &["bytes"],
+    &["wall_s"],
+    &["iops"],
+    &["mib_s"],
+    &["ns_per_op"],
+    &["latency", "p50_ns"],
+    &["latency", "p99_ns"],
+    &["cpu", "process", "user_s"],
+    &["cpu", "process", "sys_s"],
+    &["syscalls", "method_per_op"],
+    &["clock", "overhead_ns"],
+    &["clock", "ns_per_tick"],
+];
+
+/// [`SWEEP_HELD`] and the time series, for a sweep with `--csv-intervals`.
+pub const SWEEP_HELD_INTERVALS: &[&[&str]] = &[
+    &["spec"],
+    &["ops"],
+    &["bytes"],
+    &["wall_s"],
+    &["iops"],
+    &["mib_s"],
+    &["ns_per_op"],
+    &["latency", "p50_ns"],
+    &["latency", "p99_ns"],
+    &["cpu", "process", "user_s"],
+    &["cpu", "process", "sys_s"],
+    &["syscalls", "method_per_op"],
+    &["clock", "overhead_ns"],
+    &["clock", "ns_per_tick"],
+    &["intervals"],
+];
+
 /// A sweep or suite point's figures as its line says them when it finishes.
 pub fn point_figures(r: &Value) -> String {
     let c = run_cells(r);
@@ -276,6 +315,39 @@ fn compare_row(t: &mut Table, r: &CompareRow) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sweep holds of each point only what it shows: its table, CSV and interval CSV of the held records
+    /// are those of the whole ones (a whole run's result, with every part the report reads).
+    #[test]
+    fn a_sweeps_held_records_show_what_the_whole_ones_do() {
+        let mut r = serde_json::to_value(crate::fields::tests::full_run()).unwrap();
+        // Figures that tell apart a column read from the wrong place.
+        r["cpu"]["process"]["user_s"] = serde_json::json!(0.25);
+        r["cpu"]["process"]["sys_s"] = serde_json::json!(0.5);
+        let whole = series::record(&[("bs".into(), "4k".into())], Ok(r));
+        let failed = serde_json::json!({"point": {"bs": "8k"}, "error": "no space left (ENOSPC)"});
+        let keys = ["bs".to_string()];
+        for (paths, intervals) in [(SWEEP_HELD, false), (SWEEP_HELD_INTERVALS, true)] {
+            let held: Vec<Value> = [&whole, &failed]
+                .iter()
+                .map(|v| series::kept((*v).clone(), series::Keep::Paths(paths)))
+                .collect();
+            assert!(held[0].to_string().len() * 3 < whole.to_string().len() || intervals);
+            let all = [&whole, &failed];
+            let kept: Vec<&Value> = held.iter().collect();
+            let text = |recs: &[&Value]| sweep_doc("lead", &keys, recs).render(Some(160));
+            assert_eq!(text(&kept), text(&all));
+            assert_eq!(
+                crate::csv::of_records(kept.iter().copied(), &keys),
+                crate::csv::of_records(all.iter().copied(), &keys)
+            );
+            if intervals {
+                let csv = |recs: &[&Value]| crate::interval_csv::of_records(recs, &keys);
+                assert_eq!(csv(&kept), csv(&all));
+                assert!(csv(&all).lines().count() > 1);
+            }
+        }
+    }
 
     #[test]
     fn every_figure_has_a_name_and_a_unit() {

@@ -105,13 +105,12 @@ const SUITE_VM_TIMEOUT_S: u64 = 6 * 3600;
 /// last line (`why` says more about it, or is empty) and saying what else it found.
 fn open_flow(
     jobs: Vec<Job>,
-    out: Option<&Path>,
-    resume: bool,
-    stem: &str,
-    why: &str,
+    (out, resume): (Option<&Path>, bool),
+    (stem, why): (&str, &str),
     fixed: &BTreeMap<String, String>,
+    held: Option<&'static [&'static [&'static str]]>,
 ) -> Result<Flow, Error> {
-    let flow = Flow::open(jobs, out, resume, stem, fixed)?;
+    let flow = Flow::open(jobs, (out, resume), stem, fixed, held)?;
     for note in &flow.rec.notes {
         eprintln!("iolab: {}: {note}", flow.rec.path.display());
     }
@@ -233,13 +232,17 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
             work: series::Work::Run(Box::new(spec)),
         })
         .collect();
+    // Of each point only what the table, the CSVs and the exit status read is held.
+    let held = match a.run.csv_intervals.is_some() {
+        true => iolab_report::series_view::SWEEP_HELD_INTERVALS,
+        false => iolab_report::series_view::SWEEP_HELD,
+    };
     let mut flow = open_flow(
         jobs,
-        a.out.as_deref(),
-        a.resume,
-        "sweep",
-        ", a point interrupted while being written",
+        (a.out.as_deref(), a.resume),
+        ("sweep", ", a point interrupted while being written"),
         &series::fixed_spec(&base, &vary),
+        Some(held),
     )?;
     let n = points.len();
     let lead = format!(
@@ -380,7 +383,14 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     let jobs = iolab_lab::suite::jobs(&suite, &places, a.quick)?;
     let quick = if a.quick { "-quick" } else { "" };
     let stem = format!("suite-{}{quick}", suite.name);
-    let mut flow = open_flow(jobs, a.out.as_deref(), a.resume, &stem, "", &fixed)?;
+    // A suite's answers read whole records.
+    let mut flow = open_flow(
+        jobs,
+        (a.out.as_deref(), a.resume),
+        (&stem, ""),
+        &fixed,
+        None,
+    )?;
     let n = flow.points.len();
     let lead = format!(
         "iolab suite {}{}{}: {n} points; reproduces {}\n{}; ",

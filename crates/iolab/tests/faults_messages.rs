@@ -283,8 +283,13 @@ fn rates_over_spans_too_short_to_time_are_compared_nowhere() {
         n("/wall_s") * 1e9 >= min
     });
     let rated = summary.contains("ops/s") || summary.contains("IOPS");
-    assert!(!rated || timed, "rates of spans too short to time:\n{summary}");
+    assert!(
+        !rated || timed,
+        "rates of spans too short to time:\n{summary}"
+    );
     if timed {
-        println!("a repeat's span was long enough to time here (a busy machine): its rates may show");
+        println!(
+            "a repeat's span was long enough to time here (a busy machine): its rates may show"
+        );
     }
 }

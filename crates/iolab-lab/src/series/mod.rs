@@ -24,6 +24,7 @@ pub use jobs::{run_jobs, CustomWork, Event, Job, Work};
 pub use points::{parse_vary, parse_vary_any, point_label, point_raw, points, shown, Vary};
 #[cfg(test)]
 pub use prune::field_names;
+pub use prune::kept;
 pub use recorder::Recorder;
 pub use records::{
     append_record, cut_note, fixed_spec, is_point, read_record_file, read_records, record,

@@ -20,7 +20,7 @@ pub(super) const RECORD_KEYS: [&str; 6] =
 
 /// `rec` cut down to what `keep` keeps: for [`Keep::Paths`], its own keys above and of a run's result
 /// (one with a `spec`) the paths listed.
-pub(super) fn kept(mut rec: Value, keep: Keep) -> Value {
+pub fn kept(mut rec: Value, keep: Keep) -> Value {
     let Keep::Paths(paths) = keep else {
         return rec;
     };

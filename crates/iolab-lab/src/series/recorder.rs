@@ -43,6 +43,8 @@ pub struct Recorder {
     settings: Value,
     /// Whether the file holds a record with the settings whole.
     settings_written: bool,
+    /// What of each record is held ([`Recorder::hold_only`]; none: all of it).
+    keep: Option<&'static [&'static [&'static str]]>,
     /// The file and the directories made for it, removed unless a record lands.
     made: Option<Created>,
     dirs: Option<MadeDirs>,
@@ -74,7 +76,10 @@ impl Recorder {
         resume: bool,
         stem: &str,
         settings: Value,
-        points: &[Vec<(String, String)>],
+        (points, keep): (
+            &[Vec<(String, String)>],
+            Option<&'static [&'static [&'static str]]>,
+        ),
     ) -> Result<Recorder> {
         let mut dirs = None;
         let path = match (out, resume) {
@@ -113,6 +118,7 @@ impl Recorder {
             notes: Vec::new(),
             settings,
             settings_written: false,
+            keep,
         };
         if resume {
             rec.resume()?;
@@ -216,6 +222,10 @@ impl Recorder {
         // Held without its settings: they are the file's, not the record's.
         if let Some(m) = rec.as_object_mut() {
             m.remove("settings");
+        }
+        // Of a run's result only what its reader shows (a sweep's held record was 56 KB a point).
+        if let Some(paths) = self.keep {
+            rec = super::prune::kept(rec, super::prune::Keep::Paths(paths));
         }
         let i = *self.at.entry(key).or_insert_with(|| {
             self.points.push(Held {
