@@ -194,6 +194,14 @@ pub fn too_short(wall_s: f64, overhead_ns: f64, ns_per_tick: f64) -> Option<Stri
     })
 }
 
+/// `s` cut to `n` characters, the cut marked with an ellipsis (a name shown in a message).
+pub fn clip_chars(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n.saturating_sub(1)) {
+        Some((i, _)) if s.chars().count() > n => format!("{}…", &s[..i]),
+        _ => s.to_string(),
+    }
+}
+
 /// `text` with every control character but the line feed and tab shown as `\xNN` (an escape sequence in a
 /// file name, say, never reaches the terminal as one).
 pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
@@ -449,5 +457,12 @@ mod tests {
         assert!(why.starts_with("too short to time (1.2 µs timed"), "{why}");
         assert!(too_short(0.0271, 10.0, 0.385).is_none());
         assert!(too_short(f64::NAN, 10.0, 0.385).is_some());
+    }
+
+    #[test]
+    fn a_clipped_name_keeps_its_first_characters() {
+        assert_eq!(clip_chars("abc", 3), "abc");
+        assert_eq!(clip_chars("abcdef", 3), "ab…");
+        assert_eq!(clip_chars("ééééé", 4), "ééé…");
     }
 }

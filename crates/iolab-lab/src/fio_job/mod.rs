@@ -43,9 +43,19 @@ fn chosen<'a>(jobs: &'a [Job], path: &Path, section: Option<&str>) -> Result<Vec
     Ok(match section {
         Some(s) => {
             let j = jobs.iter().find(|j| j.name == s).ok_or_else(|| {
-                let names: Vec<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
+                // The first names, each cut: a file of 4,096 long names made a 1 MB line.
+                let shown = 10;
+                let mut names: Vec<String> = jobs
+                    .iter()
+                    .take(shown)
+                    .map(|j| iolab_engine::units::clip_chars(&j.name, 40))
+                    .collect();
+                if jobs.len() > shown {
+                    names.push(format!("and {} more", jobs.len() - shown));
+                }
                 format!(
-                    "no job '{s}' in {} (its jobs: {})",
+                    "no job '{}' in {} (its jobs: {})",
+                    iolab_engine::units::clip_chars(s, 40),
                     path.display(),
                     names.join(", ")
                 )
@@ -128,5 +138,16 @@ mod tests {
             "{e}"
         );
         println!("100,000 sections refused in {:?}", t.elapsed());
+        // A section it lacks is named with the file's first ten jobs, each cut, not all of them.
+        let long = "n".repeat(200);
+        let jobs: String = (0..most).map(|i| format!("[{long}{i}]\n")).collect();
+        std::fs::write(
+            &p,
+            format!("[global]\nfilename=/dev/null\nrw=write\n{jobs}"),
+        )
+        .unwrap();
+        let e = super::check_file(&p, Some("nope")).unwrap_err();
+        assert!(e.len() < 1000, "{} bytes: {e}", e.len());
+        assert!(e.contains(&format!("and {} more)", most - 10)), "{e}");
     }
 }

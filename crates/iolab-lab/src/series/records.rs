@@ -84,6 +84,14 @@ pub fn cut_note(path: &Path, cut: usize) -> Option<String> {
 }
 
 fn not_empty(f: RecordFile, path: &Path) -> Result<RecordFile> {
+    if f.records.is_empty() && f.cut > 0 {
+        return Err(Error::Runtime(format!(
+            "{}: holds no whole record: its only line is cut short ({} bytes: a run killed while \
+             writing it)",
+            path.display(),
+            iolab_engine::units::thousands_u64(f.cut as u64)
+        )));
+    }
     if f.records.is_empty() {
         return Err(Error::Runtime(format!(
             "{}: holds no records (an empty file, or summaries only)",

@@ -766,3 +766,16 @@ fn points_naming_more_keys_than_a_point_holds_are_refused() {
         "{e}"
     );
 }
+
+/// A file whose only line was cut short (a run killed while writing its first record) says so, not that
+/// it is empty.
+#[test]
+fn a_file_whose_only_line_is_cut_says_so() {
+    let e = records_of("{\"point\": {\"bs\": \"4k\"}, \"resu", Path::new("c"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("holds no whole record: its only line is cut short (29 bytes"),
+        "{e}"
+    );
+}
