@@ -29,11 +29,11 @@ impl Flow {
         (out, resume): (Option<&Path>, bool),
         stem: &str,
         fixed: &BTreeMap<String, String>,
-        held: Option<&'static [&'static [&'static str]]>,
+        held: Option<series::HeldPaths>,
     ) -> Result<Flow> {
         let points: Vec<_> = jobs.iter().map(|j| j.point.clone()).collect();
         let settings = series::settings(fixed, &points);
-        let rec = Recorder::open(out, resume, stem, settings, (&points, held))?;
+        let rec = Recorder::open(out, resume, stem, settings, &points, held)?;
         Ok(Flow { rec, points, jobs })
     }
 

@@ -108,7 +108,7 @@ fn open_flow(
     (out, resume): (Option<&Path>, bool),
     (stem, why): (&str, &str),
     fixed: &BTreeMap<String, String>,
-    held: Option<&'static [&'static [&'static str]]>,
+    held: Option<series::HeldPaths>,
 ) -> Result<Flow, Error> {
     let flow = Flow::open(jobs, (out, resume), stem, fixed, held)?;
     for note in &flow.rec.notes {

@@ -25,7 +25,7 @@ pub use points::{parse_vary, parse_vary_any, point_label, point_raw, points, sho
 #[cfg(test)]
 pub use prune::field_names;
 pub use prune::kept;
-pub use recorder::Recorder;
+pub use recorder::{HeldPaths, Recorder};
 pub use records::{
     append_record, cut_note, fixed_spec, is_point, read_record_file, read_records, record,
     records_of, settings,

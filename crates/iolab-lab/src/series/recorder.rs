@@ -44,11 +44,14 @@ pub struct Recorder {
     /// Whether the file holds a record with the settings whole.
     settings_written: bool,
     /// What of each record is held ([`Recorder::hold_only`]; none: all of it).
-    keep: Option<&'static [&'static [&'static str]]>,
+    keep: Option<HeldPaths>,
     /// The file and the directories made for it, removed unless a record lands.
     made: Option<Created>,
     dirs: Option<MadeDirs>,
 }
+
+/// The paths of a run's result a recorder holds of each record (`Recorder::open`).
+pub type HeldPaths = &'static [&'static [&'static str]];
 
 /// A point's latest record and the file's line holding it; `done` once any record of the point is not
 /// one to run again (see [`retried`]).
@@ -76,10 +79,8 @@ impl Recorder {
         resume: bool,
         stem: &str,
         settings: Value,
-        (points, keep): (
-            &[Vec<(String, String)>],
-            Option<&'static [&'static [&'static str]]>,
-        ),
+        points: &[Vec<(String, String)>],
+        keep: Option<HeldPaths>,
     ) -> Result<Recorder> {
         let mut dirs = None;
         let path = match (out, resume) {

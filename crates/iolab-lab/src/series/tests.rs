@@ -99,7 +99,7 @@ fn the_recorder_knows_each_record_line_across_a_resume() {
     let settings = serde_json::json!({"ops": "10"});
     let rec = |n: u32| serde_json::json!({"point": {"n": n.to_string()}, "result": {"ns_per_op": 0.1 + n as f64 / 3.0}});
     {
-        let mut r = Recorder::open(Some(&out), false, "t", settings.clone(), (&[], None)).unwrap();
+        let mut r = Recorder::open(Some(&out), false, "t", settings.clone(), &[], None).unwrap();
         r.push(rec(1)).unwrap();
         r.push(rec(2)).unwrap();
         r.push(rec(9)).unwrap();
@@ -114,14 +114,8 @@ fn the_recorder_knows_each_record_line_across_a_resume() {
         .and_then(|mut f| std::io::Write::write_all(&mut f, b"{\"point\": {\"n\""))
         .unwrap();
     let point = |n: u32| vec![("n".to_string(), n.to_string())];
-    let mut r = Recorder::open(
-        Some(&out),
-        true,
-        "t",
-        settings,
-        (&[point(1), point(2)], None),
-    )
-    .unwrap();
+    let mut r =
+        Recorder::open(Some(&out), true, "t", settings, &[point(1), point(2)], None).unwrap();
     r.push(rec(3)).unwrap();
     // Point 1 recorded again (run again): its latest record is held, on the line it went to.
     r.push(rec(1)).unwrap();
@@ -159,7 +153,7 @@ fn the_recorder_knows_each_record_line_across_a_resume() {
     let rest: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
     std::fs::write(&out, rest).unwrap();
     let settings = serde_json::json!({"ops": "10"});
-    let e = Recorder::open(Some(&out), true, "t", settings, (&[point(1)], None)).err();
+    let e = Recorder::open(Some(&out), true, "t", settings, &[point(1)], None).err();
     let e = e.map(|e| e.to_string()).unwrap_or_default();
     assert!(e.contains("no record before it holds them"), "{e}");
 }
