@@ -67,44 +67,18 @@ fn run_cells(r: &Value) -> Vec<String> {
     ]
 }
 
-/// What a sweep's table (`run_cells`), its CSV (`csv::CSV_COLUMNS`) and its exit status read of each
-/// point's result: all a sweep holds of a point while it runs and at `--resume` (the whole record, its
-/// latency histogram and gaps, was about 56 KB a point).
-pub const SWEEP_HELD: &[&[&str]] = &[
-    &["spec"],
-    &["ops"],
-    &["bytes"],
-    &["wall_s"],
-    &["iops"],
-    &["mib_s"],
-    &["ns_per_op"],
-    &["latency", "p50_ns"],
-    &["latency", "p99_ns"],
-    &["cpu", "process", "user_s"],
-    &["cpu", "process", "sys_s"],
-    &["syscalls", "method_per_op"],
-    &["clock", "overhead_ns"],
-    &["clock", "ns_per_tick"],
-];
-
-/// [`SWEEP_HELD`] and the time series, for a sweep with `--csv-intervals`.
-pub const SWEEP_HELD_INTERVALS: &[&[&str]] = &[
-    &["spec"],
-    &["ops"],
-    &["bytes"],
-    &["wall_s"],
-    &["iops"],
-    &["mib_s"],
-    &["ns_per_op"],
-    &["latency", "p50_ns"],
-    &["latency", "p99_ns"],
-    &["cpu", "process", "user_s"],
-    &["cpu", "process", "sys_s"],
-    &["syscalls", "method_per_op"],
-    &["clock", "overhead_ns"],
-    &["clock", "ns_per_tick"],
-    &["intervals"],
-];
+/// What a sweep's table (`run_cells`), its CSV (`csv::CSV_COLUMNS`), its `--csv-intervals` (with
+/// `intervals`) and its exit status read of each point's result: all a sweep holds of a point while it
+/// runs and at `--resume` (the whole record, its latency histogram and gaps, was about 56 KB a point).
+/// What compare reads, with the ops and bytes the CSV gives.
+pub fn sweep_held(intervals: bool) -> Vec<&'static [&'static str]> {
+    let mut p: Vec<&'static [&'static str]> = iolab_lab::compare::KEPT.to_vec();
+    p.extend([&["ops"][..], &["bytes"][..]]);
+    if intervals {
+        p.push(&["intervals"]);
+    }
+    p
+}
 
 /// A sweep or suite point's figures as its line says them when it finishes.
 pub fn point_figures(r: &Value) -> String {
@@ -327,10 +301,11 @@ mod tests {
         let whole = series::record(&[("bs".into(), "4k".into())], Ok(r));
         let failed = serde_json::json!({"point": {"bs": "8k"}, "error": "no space left (ENOSPC)"});
         let keys = ["bs".to_string()];
-        for (paths, intervals) in [(SWEEP_HELD, false), (SWEEP_HELD_INTERVALS, true)] {
+        for intervals in [false, true] {
+            let paths = sweep_held(intervals);
             let held: Vec<Value> = [&whole, &failed]
                 .iter()
-                .map(|v| series::kept((*v).clone(), series::Keep::Paths(paths)))
+                .map(|v| series::kept((*v).clone(), series::Keep::Paths(&paths)))
                 .collect();
             assert!(held[0].to_string().len() * 3 < whole.to_string().len() || intervals);
             let all = [&whole, &failed];

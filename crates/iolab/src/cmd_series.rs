@@ -233,10 +233,7 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
         })
         .collect();
     // Of each point only what the table, the CSVs and the exit status read is held.
-    let held = match a.run.csv_intervals.is_some() {
-        true => iolab_report::series_view::SWEEP_HELD_INTERVALS,
-        false => iolab_report::series_view::SWEEP_HELD,
-    };
+    let held = iolab_report::series_view::sweep_held(a.run.csv_intervals.is_some());
     let mut flow = open_flow(
         jobs,
         (a.out.as_deref(), a.resume),

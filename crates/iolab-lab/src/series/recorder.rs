@@ -51,7 +51,7 @@ pub struct Recorder {
 }
 
 /// The paths of a run's result a recorder holds of each record (`Recorder::open`).
-pub type HeldPaths = &'static [&'static [&'static str]];
+pub type HeldPaths = Vec<&'static [&'static str]>;
 
 /// A point's latest record and the file's line holding it; `done` once any record of the point is not
 /// one to run again (see [`retried`]).
@@ -225,7 +225,7 @@ impl Recorder {
             m.remove("settings");
         }
         // Of a run's result only what its reader shows (a sweep's held record was 56 KB a point).
-        if let Some(paths) = self.keep {
+        if let Some(paths) = &self.keep {
             rec = super::prune::kept(rec, super::prune::Keep::Paths(paths));
         }
         let i = *self.at.entry(key).or_insert_with(|| {
