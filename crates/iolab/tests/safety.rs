@@ -81,6 +81,13 @@ fn a_spec_or_suite_file_cannot_grant_overwrite_or_device_writes() {
         format!("spec = {{ target = \"{target}\", op = \"write\", overwrite = true }}"),
         format!("spec = {{ target = \"{target}\", op = \"write\" }}\nvary = [\"overwrite=true\"]"),
         "spec = { target = \"{disk}/../x\", op = \"write\", allow-device-writes = true }".into(),
+        // The point's own target decides, wherever it and the key come from.
+        format!(
+            "spec = {{ target = \"{{disk}}/w.dat\", op = \"write\", overwrite = true }}\n\
+             vary = [\"target={target}\"]"
+        ),
+        format!("spec = {{ target = \"{target}\", op = \"write\" }}\nvary = [\"--overwrite=true\"]"),
+        format!("spec = {{ target = \"{{disk}}/w.dat\", op = \"write\", overwrite = true }}\nvary = [\"bs=4\"]\nquick-vary = [\"target={target}\"]"),
     ] {
         let r = suite(&step);
         assert_eq!(r.code, 2, "{step}: {}", r.stderr);

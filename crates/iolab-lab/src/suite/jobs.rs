@@ -100,6 +100,23 @@ fn build(s: &SuiteFile, places: Option<&Places>, quick: bool) -> Result<Vec<Job>
     Ok(out)
 }
 
+/// Where a suite may write over a file or onto a device: only where iolab made the target for the run.
+const OWN: &str = "a suite file may set it only for a point whose target iolab makes for the run \
+                   ({disk}/..., {tmpfs}/..., {zram})";
+
+/// A key of `options::FLAG_ONLY` a point's merged spec `t` sets for a target iolab does not make for the
+/// run (new directories, or the zram device it makes), if any.
+fn flag_only(t: &toml::Table) -> Option<&'static str> {
+    let target = t.get("target").and_then(|v| v.as_str()).unwrap_or("");
+    let own =
+        (target == "{zram}" || target.starts_with("{disk}/") || target.starts_with("{tmpfs}/"))
+            && !target.split('/').any(|c| c == "..");
+    iolab_engine::spec::options::FLAG_ONLY
+        .iter()
+        .copied()
+        .find(|k| !own && t.contains_key(*k))
+}
+
 /// The most points a suite runs, its steps and `--repeat` rounds together (the largest suite iolab ships
 /// has 180 points, so 1,000 rounds of it fit): each point is resolved before the first runs.
 pub const MAX_SUITE_POINTS: u64 = 200_000;
@@ -191,6 +208,14 @@ fn build_round(
                     merge(&mut t, &s.quick);
                 }
                 merge(&mut t, &s.overrides);
+                // Asked of the point as it runs (defaults, quick, vary and overrides merged): a file
+                // may not grant what only the command line gives.
+                if let Some(k) = flag_only(&t) {
+                    return Err(bad(
+                        step,
+                        iolab_engine::spec::options::flag_only_why(k, OWN),
+                    ));
+                }
                 if let (Some(toml::Value::String(target)), Some(pl)) =
                     (t.get("target").cloned(), places)
                 {

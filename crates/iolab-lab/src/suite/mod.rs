@@ -65,21 +65,7 @@ pub fn load(name: &str) -> Result<SuiteFile> {
             "suite file",
             iolab_engine::input::SMALL_INPUT,
         )?;
-        let s = parse(&text, name)?;
-        return match flag_only_in(&s) {
-            Some((at, k)) => Err(Error::usage(
-                "suite",
-                format!(
-                    "{name}: {at}: {}",
-                    iolab_engine::spec::options::flag_only_why(
-                        k,
-                        "a suite file may set it only in a step whose target iolab makes for the run \
-                         ({disk}/..., {tmpfs}/..., {zram})"
-                    )
-                ),
-            )),
-            None => Ok(s),
-        };
+        return parse(&text, name);
     }
     Err(Error::usage(
         "suite",
@@ -88,46 +74,6 @@ pub fn load(name: &str) -> Result<SuiteFile> {
             BUILTIN.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
         ),
     ))
-}
-
-/// Where a suite file sets a key only the command line may give (`options::FLAG_ONLY`), and which: in
-/// its defaults, quick amounts or overrides, a step's spec, or a step's `vary` keys.
-fn flag_only_in(s: &SuiteFile) -> Option<(String, &'static str)> {
-    use iolab_engine::spec::options::FLAG_ONLY;
-    let in_table = |t: &toml::Table| FLAG_ONLY.iter().copied().find(|k| t.contains_key(*k));
-    let in_vary = |v: &[String]| {
-        v.iter().find_map(|x| {
-            let keys = x.split('=').next().unwrap_or("");
-            FLAG_ONLY
-                .iter()
-                .copied()
-                .find(|k| keys.split('+').any(|y| y.trim() == *k))
-        })
-    };
-    for (what, t) in [
-        ("its defaults", &s.defaults),
-        ("its quick amounts", &s.quick),
-        ("its overrides", &s.overrides),
-    ] {
-        if let Some(k) = in_table(t) {
-            return Some((what.to_string(), k));
-        }
-    }
-    // iolab's own targets: new directories, or the zram device it makes.
-    let own = |t: &toml::Table| {
-        t.get("target").and_then(|v| v.as_str()).is_some_and(|t| {
-            (t == "{zram}" || t.starts_with("{disk}/") || t.starts_with("{tmpfs}/"))
-                && !t.split('/').any(|c| c == "..")
-        })
-    };
-    s.steps.iter().find_map(|st| {
-        let k = (!own(&st.spec))
-            .then(|| in_table(&st.spec))
-            .flatten()
-            .or_else(|| in_vary(&st.vary))
-            .or_else(|| in_vary(st.quick_vary.as_deref().unwrap_or(&[])))?;
-        Some((format!("step '{}'", st.label), k))
-    })
 }
 
 #[cfg(test)]
