@@ -328,6 +328,27 @@ struct JsonLines {
 /// every pair (a key of its own in each of 250 records took 24 s).
 const MAX_POINT_KEYS: usize = 64;
 
+/// The most of one text of a suite's summary kept: an answer iolab writes is a few KiB (the longest, 4
+/// KiB); a forged one of 4 MB was a 900 MB page.
+const SUMMARY_TEXT_MAX: usize = 16 << 10;
+
+/// Every text in `v` cut to [`SUMMARY_TEXT_MAX`] bytes (at a character's end), the cut marked.
+fn cut_texts(v: &mut Value) {
+    match v {
+        Value::String(t) if t.len() > SUMMARY_TEXT_MAX => {
+            let mut end = SUMMARY_TEXT_MAX;
+            while !t.is_char_boundary(end) {
+                end -= 1;
+            }
+            t.truncate(end);
+            t.push_str("… (cut: longer than any text iolab writes)");
+        }
+        Value::Array(a) => a.iter_mut().for_each(cut_texts),
+        Value::Object(o) => o.values_mut().for_each(cut_texts),
+        _ => {}
+    }
+}
+
 impl JsonLines {
     /// Adds the record or summary `v` read from line `line`; refused when it cannot be one iolab wrote.
     fn add(
@@ -341,7 +362,9 @@ impl JsonLines {
         if let Some(s) = v.get_mut("summary") {
             // A suite's findings and answers (`answers::record`): not a point. Only the latest is read
             // (a resumed suite appends a new one), so only it is held.
-            out.summaries = vec![s.take()];
+            let mut s = s.take();
+            cut_texts(&mut s);
+            out.summaries = vec![s];
             return Ok(());
         }
         if let Some(why) = super::shape::impossible(&v) {

@@ -773,3 +773,21 @@ fn a_file_whose_only_line_is_cut_says_so() {
         "{e}"
     );
 }
+
+/// A suite's summary line is held with each text cut to what iolab writes at most (a forged answer of
+/// 4 MB made a 900 MB page).
+#[test]
+fn a_summarys_texts_are_cut() {
+    let good = serde_json::json!({"point": {"n": "1"}, "result": {"spec": {}, "iops": 1.0}});
+    let long = "<&".repeat(1 << 20);
+    let sum = serde_json::json!({"summary": {"suite": "s", "answers": [{"text": long, "question": "q"}]}});
+    let f = super::stream::read_text(&format!("{good}\n{sum}\n"), Path::new("s")).unwrap();
+    let text = f.summaries[0]["answers"][0]["text"].as_str().unwrap();
+    assert!(
+        text.len() < 17 << 10 && text.starts_with("<&<&"),
+        "{}",
+        text.len()
+    );
+    assert!(text.ends_with("(cut: longer than any text iolab writes)"));
+    assert_eq!(f.summaries[0]["answers"][0]["question"], "q");
+}
