@@ -83,7 +83,7 @@ pub const HOST_FILE_MAX: u64 = 64 << 20;
 /// the hosts whose outcome did not come back, each record cut down to what `keep` keeps (with what the
 /// fleet's merge reads, [`KEPT`]). A host whose files are damaged is `Lost`, with why.
 pub fn read_hosts(dir: &Path, names: &[String], known: &Known, keep: &[&[&str]]) -> Vec<Host> {
-    let mut budget = Budget::new(keep);
+    let mut budget = Budget::new(keep, Default::default());
     names
         .iter()
         .map(|name| read_host(dir, name, known, &mut budget).0)
@@ -115,18 +115,40 @@ pub const KEPT: &[&[&str]] = &[
 /// What is left to read of a results directory: its record files are read at most
 /// [`iolab_engine::input::RECORDS_INPUT`] bytes in all (across its hosts), each file once however many
 /// names it has (a hard link is not another run), cut down to the paths a reader keeps.
+/// With other inputs read before (`iolab report FILE DIR`), shared through [`read_dir_within`].
 struct Budget<'a> {
-    left: u64,
-    seen: BTreeMap<(u64, u64), PathBuf>,
+    read: crate::series::Inputs,
     keep: Vec<&'a [&'a str]>,
 }
 
 impl<'a> Budget<'a> {
-    fn new(keep: &[&'a [&'a str]]) -> Budget<'a> {
+    fn new(keep: &[&'a [&'a str]], read: crate::series::Inputs) -> Budget<'a> {
         Budget {
-            left: iolab_engine::input::RECORDS_INPUT,
-            seen: BTreeMap::new(),
+            read,
             keep: keep.iter().chain(KEPT).copied().collect(),
+        }
+    }
+
+    /// `dir/rel` (its metadata `m`) counted as read, or why not: `what` names what a file is.
+    fn charge(
+        &mut self,
+        (dir, rel): (&Path, &Path),
+        m: &std::fs::Metadata,
+        what: &str,
+    ) -> std::result::Result<(), String> {
+        use crate::series::Refused;
+        match self.read.charge(&dir.join(rel), m) {
+            Ok(()) => Ok(()),
+            Err(Refused::Again(first)) => Err(format!(
+                "{} is the same file as {} (a link, or named twice): {what}, read once",
+                rel.display(),
+                first.display()
+            )),
+            Err(Refused::Over) => Err(format!(
+                "{} would pass the {} a fleet's files are read in all",
+                rel.display(),
+                iolab_engine::units::fmt_size(iolab_engine::input::RECORDS_INPUT)
+            )),
         }
     }
 }
@@ -154,25 +176,9 @@ fn charge_host_file(
     name: &str,
     budget: &mut Budget,
 ) -> std::result::Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
     let rel = Path::new(name).join(HOST_FILE);
     let meta = std::fs::symlink_metadata(dir.join(&rel)).map_err(|e| io_why(&e))?;
-    if let Some(first) = budget.seen.insert((meta.dev(), meta.ino()), rel.clone()) {
-        return Err(format!(
-            "{} is the same file as {} (a hard link): a file is one host's, read once",
-            rel.display(),
-            first.display()
-        ));
-    }
-    if meta.len() > budget.left {
-        return Err(format!(
-            "{} would pass the {} a fleet's files are read in all",
-            rel.display(),
-            iolab_engine::units::fmt_size(iolab_engine::input::RECORDS_INPUT)
-        ));
-    }
-    budget.left -= meta.len();
-    Ok(())
+    budget.charge((dir, &rel), &meta, "a file is one host's")
 }
 
 /// What an exit status of `timeout -k 10 SECS iolab ...` means.
@@ -264,21 +270,9 @@ fn read_record(
         "fleet's records ({} in all across its hosts)",
         iolab_engine::units::fmt_size(iolab_engine::input::RECORDS_INPUT)
     );
-    let f = iolab_engine::input::open_regular(&at, "", &what, budget.left).map_err(word)?;
+    let f = iolab_engine::input::open_regular(&at, "", &what, budget.read.left()).map_err(word)?;
     let meta = f.get_ref().metadata().map_err(|e| io_why(&e))?;
-    {
-        use std::os::unix::fs::MetadataExt;
-        if let Some(first) = budget
-            .seen
-            .insert((meta.dev(), meta.ino()), rel.to_path_buf())
-        {
-            return Err(format!(
-                "{shown} is the same file as {} (a hard link): a file is one host's run, read once",
-                first.display()
-            ));
-        }
-    }
-    budget.left = budget.left.saturating_sub(meta.len());
+    budget.charge((dir, rel), &meta, "a file is one host's run")?;
     let keep = Keep::Paths(&budget.keep);
     match read_open(f, &at, meta.len(), keep) {
         Ok(r) if r.cut > 0 && r.records.is_empty() => {
@@ -619,6 +613,15 @@ const FLEET_FILE_MAX: u64 = 256 << 20;
 /// there, and when a host's files are damaged or were replaced since the run (a FIFO, a symbolic link,
 /// a file larger than any record, JSON cut short), naming the host and what is wrong.
 pub fn read_dir(dir: &Path, keep: &[&[&str]]) -> Result<Vec<Host>> {
+    read_dir_within(dir, keep, &mut Default::default())
+}
+
+/// [`read_dir`] after the inputs `read` (each file once, within one bound for them all), counted in it.
+pub fn read_dir_within(
+    dir: &Path,
+    keep: &[&[&str]],
+    read: &mut crate::series::Inputs,
+) -> Result<Vec<Host>> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| Error::Runtime(format!("cannot read {}: {}", dir.display(), io_why(&e))))?;
     // A host's directory is one iolab made there: a symbolic link to elsewhere is not a host. Its
@@ -661,9 +664,22 @@ pub fn read_dir(dir: &Path, keep: &[&[&str]]) -> Result<Vec<Host>> {
         ..Known::default()
     };
     let mut hosts = Vec::new();
-    let mut budget = Budget::new(keep);
-    for name in &names {
-        let (host, damaged) = read_host(dir, name, &known, &mut budget);
+    let mut budget = Budget::new(keep, std::mem::take(read));
+    let hosts_read = read_hosts_of(dir, &names, &known, &mut budget, &mut hosts);
+    *read = budget.read;
+    hosts_read.map(|()| hosts)
+}
+
+/// Each of `names` read into `hosts`; refused at the first whose files are damaged.
+fn read_hosts_of(
+    dir: &Path,
+    names: &BTreeSet<String>,
+    known: &Known,
+    budget: &mut Budget,
+    hosts: &mut Vec<Host>,
+) -> Result<()> {
+    for name in names {
+        let (host, damaged) = read_host(dir, name, known, budget);
         if damaged && known.recorded.get(name) != Some(&host.outcome) {
             let why = match &host.outcome {
                 Outcome::Lost { why } | Outcome::Failed { why, .. } => why.clone(),
@@ -677,7 +693,7 @@ pub fn read_dir(dir: &Path, keep: &[&[&str]]) -> Result<Vec<Host>> {
         }
         hosts.push(host);
     }
-    Ok(hosts)
+    Ok(())
 }
 
 /// The hosts `DIR/fleet.json` (what `iolab fleet` wrote at the end) names, with their outcome; none
@@ -1096,7 +1112,8 @@ mod tests {
         std::fs::hard_link(h0.join(HOST_FILE), d.path().join("h1").join(HOST_FILE)).unwrap();
         let e = read_dir(d.path(), &[]).unwrap_err().to_string();
         assert!(
-            e.contains("h1/fleet-host.json is the same file as h0/fleet-host.json"),
+            e.contains("h1/fleet-host.json is the same file as ")
+                && e.contains("/h0/fleet-host.json (a link, or named twice)"),
             "{e}"
         );
         std::fs::remove_dir_all(d.path().join("h1")).unwrap();
@@ -1385,7 +1402,8 @@ mod tests {
         );
         match &hosts[1].outcome {
             Outcome::Lost { why } => assert!(
-                why.contains("b/files/r.json is the same file as a/files/r.json (a hard link)"),
+                why.contains("b/files/r.json is the same file as ")
+                    && why.contains("/a/files/r.json (a link, or named twice)"),
                 "{why}"
             ),
             o => panic!("{o:?}"),

@@ -29,45 +29,27 @@ pub(crate) struct ReportArgs {
 pub(crate) const READERS_REMEDY: &str =
     "give it fewer record files at once, or a shorter one (a sweep split in parts)";
 
-/// The record files a report has read: each once (by its device and inode), and all of them within one
-/// bound (a file named 60 times was read 60 times, until memory ran out).
-#[derive(Default)]
-struct Inputs {
-    seen: std::collections::HashMap<(u64, u64), PathBuf>,
-    read: u64,
-}
-
-/// `p` counted among the report's inputs, or refused: named before (or a hard link to one named before),
-/// or past what a report reads in all.
-fn charge(p: &Path, inputs: &mut Inputs) -> Result<(), Error> {
-    use std::os::unix::fs::MetadataExt;
+/// `p` counted among the report's inputs (each file once, by device and inode, and all of them within one
+/// bound: a file named 60 times was read 60 times, until memory ran out), or refused.
+fn charge(p: &Path, inputs: &mut series::Inputs) -> Result<(), Error> {
     // Not there, or not a file: the read says so.
     let Ok(m) = std::fs::metadata(p) else {
         return Ok(());
     };
-    if let Some(first) = inputs.seen.insert((m.dev(), m.ino()), p.to_path_buf()) {
-        return Err(Error::usage(
-            "report",
-            format!(
-                "{} is the same file as {} (named twice, or a hard link): each file is read once",
-                p.display(),
-                first.display()
-            ),
-        ));
-    }
-    inputs.read = inputs.read.saturating_add(m.len());
-    let most = iolab_engine::input::RECORDS_INPUT;
-    if inputs.read > most {
-        return Err(Error::usage(
-            "report",
-            format!(
-                "the files given hold more than the {} a report reads in all (at {}): give fewer",
-                iolab_engine::units::fmt_size(most),
-                p.display()
-            ),
-        ));
-    }
-    Ok(())
+    let why = match inputs.charge(p, &m) {
+        Ok(()) => return Ok(()),
+        Err(series::Refused::Again(first)) => format!(
+            "{} is the same file as {} (named twice, or a link): each file is read once",
+            p.display(),
+            first.display()
+        ),
+        Err(series::Refused::Over) => format!(
+            "the files given hold more than the {} a report reads in all (at {}): give fewer",
+            iolab_engine::units::fmt_size(iolab_engine::input::RECORDS_INPUT),
+            p.display()
+        ),
+    };
+    Err(Error::usage("report", why))
 }
 
 pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
@@ -83,12 +65,12 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     let paths = iolab_report::result_paths();
     let paths: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
     let keep = series::Keep::Paths(&paths);
-    let mut seen = Inputs::default();
+    let mut seen = series::Inputs::default();
     for p in &a.results {
         // A fleet's results directory (the board binaries, built without `fleet`, read files only).
         #[cfg(feature = "fleet")]
         if p.is_dir() {
-            fleets.push(fleet_files(p, &mut files, &paths)?);
+            fleets.push(fleet_files(p, (&mut files, &mut seen), &paths)?);
             continue;
         }
         charge(p, &mut seen)?;
@@ -151,12 +133,15 @@ pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
 /// (`DIR/HOST`); the hosts and their merged workloads, for the fleet section.
 fn fleet_files(
     dir: &Path,
-    files: &mut Vec<(String, Vec<serde_json::Value>)>,
+    (files, read): (
+        &mut Vec<(String, Vec<serde_json::Value>)>,
+        &mut series::Inputs,
+    ),
     keep: &[&[&str]],
 ) -> Result<FleetSection, Error> {
     use iolab_lab::fleet;
-    let mut hosts =
-        fleet::read_dir(dir, keep).map_err(|e| Error::usage("report", e.to_string()))?;
+    let mut hosts = fleet::read_dir_within(dir, keep, read)
+        .map_err(|e| Error::usage("report", e.to_string()))?;
     let merged = fleet::merge(&hosts);
     // The records move to the page's runs: the hosts keep their outcomes and files.
     for h in hosts.iter_mut().filter(|h| h.outcome == fleet::Outcome::Ok) {

@@ -399,13 +399,35 @@ fn report_reads_a_file_once_however_it_is_named() {
         assert_eq!(r.code, 2, "{}", r.stderr);
         assert!(
             r.stderr.contains(&format!(
-                "{} is the same file as {} (named twice, or a hard link)",
+                "{} is the same file as {} (named twice, or a link)",
                 path_str(second),
                 path_str(&out)
             )),
             "{}",
             r.stderr
         );
+        assert!(!html.exists());
+    }
+    // A fleet's results directory shares the count: named twice, or beside one of its own files.
+    let fleet = dir.path().join("fleet");
+    std::fs::create_dir_all(fleet.join("h0/files")).unwrap();
+    std::fs::write(
+        fleet.join("h0/fleet-host.json"),
+        r#"{"rc": 0, "kernel": "k", "records": ["r.jsonl"]}"#,
+    )
+    .unwrap();
+    std::fs::copy(&out, fleet.join("h0/files/r.jsonl")).unwrap();
+    let own = fleet.join("h0/files/r.jsonl");
+    for args in [[&fleet, &fleet], [&fleet, &own]] {
+        let r = iolab(&[
+            "report",
+            &path_str(args[0]),
+            &path_str(args[1]),
+            "-o",
+            &path_str(&html),
+        ]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(r.stderr.contains(" is the same file as "), "{}", r.stderr);
         assert!(!html.exists());
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod check;
 mod figures;
+mod inputs;
 mod jobs;
 mod points;
 mod prune;
@@ -20,6 +21,7 @@ pub use check::check_record_file;
 pub use figures::{
     at, figure, num, span_too_short, text, Figure, FIGURES, SPAN as FIGURE_SPAN, WIDE_SPREAD_PCT,
 };
+pub use inputs::{Inputs, Refused};
 pub use jobs::{run_jobs, CustomWork, Event, Job, Work};
 pub use points::{parse_vary, parse_vary_any, point_label, point_raw, points, shown, Vary};
 #[cfg(test)]
