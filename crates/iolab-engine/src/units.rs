@@ -194,12 +194,18 @@ pub fn too_short(wall_s: f64, overhead_ns: f64, ns_per_tick: f64) -> Option<Stri
     })
 }
 
-/// `s` cut to `n` characters, the cut marked with an ellipsis (a name shown in a message).
-pub fn clip_chars(s: &str, n: usize) -> String {
-    match s.char_indices().nth(n.saturating_sub(1)) {
-        Some((i, _)) if s.chars().count() > n => format!("{}…", &s[..i]),
-        _ => s.to_string(),
+/// `s` cut to `n` characters by leaving out its middle, marked with an ellipsis: names that share a long
+/// start stay told apart by their ends (a name shown in a message).
+pub fn clip_middle(s: &str, n: usize) -> String {
+    let count = s.chars().count();
+    if count <= n {
+        return s.to_string();
     }
+    let head = n.saturating_sub(1) / 2;
+    let tail = n.saturating_sub(1) - head;
+    let start: String = s.chars().take(head).collect();
+    let end: String = s.chars().skip(count - tail).collect();
+    format!("{start}…{end}")
 }
 
 /// `text` with every control character but the line feed and tab shown as `\xNN` (an escape sequence in a
@@ -460,9 +466,10 @@ mod tests {
     }
 
     #[test]
-    fn a_clipped_name_keeps_its_first_characters() {
-        assert_eq!(clip_chars("abc", 3), "abc");
-        assert_eq!(clip_chars("abcdef", 3), "ab…");
-        assert_eq!(clip_chars("ééééé", 4), "ééé…");
+    fn a_clipped_name_keeps_its_ends() {
+        assert_eq!(clip_middle("abc", 3), "abc");
+        assert_eq!(clip_middle("abcdef", 3), "a…f");
+        assert_eq!(clip_middle("ééééé1", 4), "é…é1");
+        assert_ne!(clip_middle("nnnnnnnn1", 5), clip_middle("nnnnnnnn2", 5));
     }
 }

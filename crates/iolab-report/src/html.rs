@@ -372,6 +372,31 @@ mod tests {
         })
     }
 
+    /// A sweep that runs along no size or depth (methods by seeds) is one line, its points ranked; the
+    /// harness's floor (nop) moves no data and is left out of it.
+    #[test]
+    fn a_sweep_of_methods_and_seeds_ranks_its_points_on_one_line() {
+        let mut recs = Vec::new();
+        for (m, mib) in [("psync", 100.0), ("aio", 300.0), ("nop", 9000.0)] {
+            for seed in 1..=2 {
+                let mut r = fake(m, 4096, mib + seed as f64);
+                r["point"] = serde_json::json!({"method": m, "seed": seed.to_string()});
+                recs.push(r);
+            }
+        }
+        let page = build(&recs, &["s.jsonl".into()]).html;
+        let a =
+            &page[page.find("<h2>The answer</h2>").unwrap()..page.find("<h2>Runs</h2>").unwrap()];
+        let rows: Vec<&str> = a.split("<tr><td>").skip(1).collect();
+        assert_eq!(rows.len(), 1, "{a}");
+        assert!(
+            rows[0].starts_with("all points</td><td>method=aio seed=2"),
+            "{}",
+            rows[0]
+        );
+        assert!(!a.contains("nop"), "{a}");
+    }
+
     fn texts(svg: &str) -> Vec<String> {
         let doc = roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("{e}: {svg}"));
         doc.descendants()

@@ -48,14 +48,14 @@ fn chosen<'a>(jobs: &'a [Job], path: &Path, section: Option<&str>) -> Result<Vec
                 let mut names: Vec<String> = jobs
                     .iter()
                     .take(shown)
-                    .map(|j| iolab_engine::units::clip_chars(&j.name, 40))
+                    .map(|j| iolab_engine::units::clip_middle(&j.name, 40))
                     .collect();
                 if jobs.len() > shown {
                     names.push(format!("and {} more", jobs.len() - shown));
                 }
                 format!(
                     "no job '{}' in {} (its jobs: {})",
-                    iolab_engine::units::clip_chars(s, 40),
+                    iolab_engine::units::clip_middle(s, 40),
                     path.display(),
                     names.join(", ")
                 )

@@ -2,7 +2,8 @@
 //! p99 latency, its lead over the line's next best point (decided as `iolab compare` decides: beyond
 //! the noise band or within it, `iolab_lab::compare::rows_of`) and the line's lowest point. A line is a
 //! combination of the other keys the sweep varies, along the first numeric key it varies (bs, qd,
-//! threads, batch); a sweep of methods alone is one line, its methods ranked.
+//! threads, batch); a sweep of none of them (methods, seeds) is one line, its points ranked. The
+//! harness's floor (nop) moves no data and is left out.
 
 use super::markup::esc;
 use super::model::Run;
@@ -39,6 +40,8 @@ pub(super) fn section<'a>(recs: &'a [Value], runs: &[Run<'a>]) -> String {
                 && val(x, "step").is_empty()
                 && fields::WORKLOAD.at(x.r).is_none()
                 && fields::MIB_S.num(x.r).is_some()
+                // The harness's floor moves no data: no throughput to rank.
+                && val(x, "method") != "nop"
         })
         .map(|(rec, run)| {
             let mut results = repeats::runs(rec);
@@ -54,11 +57,11 @@ pub(super) fn section<'a>(recs: &'a [Value], runs: &[Run<'a>]) -> String {
     let all: Vec<&Run> = points.iter().map(|p| p.run).collect();
     let keys = vary::varying(&all, &[]);
     let along = ALONG.iter().find(|k| keys.iter().any(|v| v == *k)).copied();
-    let line_keys: Vec<String> = keys
-        .iter()
-        .filter(|k| Some(k.as_str()) != along)
-        .cloned()
-        .collect();
+    // Without a key to run along, every point is on one line, ranked (methods, and seeds as repeats).
+    let line_keys: Vec<String> = match along {
+        Some(a) => keys.iter().filter(|k| k.as_str() != a).cloned().collect(),
+        None => Vec::new(),
+    };
     let mut lines: Vec<(String, Vec<&Point>)> = Vec::new();
     let mut at: std::collections::HashMap<String, usize> = Default::default();
     for p in &points {
@@ -155,9 +158,10 @@ fn lead(best: &Point, next: &Point, place: &str) -> String {
     let pct = (r.ratio - 1.0) * 100.0;
     match r.verdict {
         Verdict::Faster => format!("{pct:.1}% over {place} (band {:.0}%)", r.noise_pct),
-        _ => format!(
+        Verdict::WithinNoise if r.ratio.is_finite() => format!(
             "within noise of {place} ({pct:.1}%, band {:.0}%)",
             r.noise_pct
         ),
+        _ => format!("over {place}: no ratio (a throughput of 0 there)"),
     }
 }
