@@ -14,6 +14,11 @@ use std::path::{Path, PathBuf};
 /// The file the role writes beside a host's records: its exit status, output and what it ran on.
 pub const HOST_FILE: &str = "fleet-host.json";
 
+mod bounds;
+#[cfg(test)]
+use bounds::TEXT_MAX;
+use bounds::{short, Hosts, MAX_HOSTS};
+
 /// What one host's run came to.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub enum Outcome {
@@ -151,22 +156,6 @@ impl<'a> Budget<'a> {
             )),
         }
     }
-}
-
-/// The most of a host's text (its kernel, architecture, the last line of its stderr, why it did not run)
-/// iolab keeps: a kernel release or an error line is far shorter.
-const TEXT_MAX: usize = 1024;
-
-/// `t`, or its first [`TEXT_MAX`] bytes (at a character's end) and an ellipsis.
-fn short(t: &str) -> String {
-    if t.len() <= TEXT_MAX {
-        return t.to_string();
-    }
-    let mut end = TEXT_MAX;
-    while !t.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &t[..end])
 }
 
 /// A host's outcome file counted against what is left to read of the directory, once: a hard link to
@@ -567,42 +556,6 @@ pub fn take_records(h: &mut Host) -> Vec<Value> {
         }
     }
     out
-}
-
-/// The most hosts a fleet's results are read for (a directory or `fleet.json` naming more is refused).
-const MAX_HOSTS: usize = 20_000;
-
-/// `fleet.json`'s list of hosts, refused as it is parsed once it names more than [`MAX_HOSTS`] (800,000
-/// hosts parsed whole took 1.9 GB before they were counted).
-#[derive(Default)]
-struct Hosts(Vec<Value>);
-
-impl<'de> Deserialize<'de> for Hosts {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Hosts, D::Error> {
-        struct Each;
-        impl<'de> serde::de::Visitor<'de> for Each {
-            type Value = Hosts;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                write!(f, "a list of hosts")
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> std::result::Result<Hosts, A::Error> {
-                let mut v = Vec::new();
-                while let Some(h) = a.next_element::<Value>()? {
-                    if v.len() == MAX_HOSTS {
-                        return Err(serde::de::Error::custom(format!(
-                            "it names more than the {MAX_HOSTS} hosts iolab reads of a fleet"
-                        )));
-                    }
-                    v.push(h);
-                }
-                Ok(Hosts(v))
-            }
-        }
-        d.deserialize_seq(Each)
-    }
 }
 
 /// The most of a fleet's `fleet.json` read.
