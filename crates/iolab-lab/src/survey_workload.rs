@@ -167,7 +167,7 @@ pub struct WorkloadOptions {
     pub rounds: u32,
     pub max_time_s: f64,
     pub on_run: Option<OnRun>,
-    /// Told what the survey will do ([`plan_line`]) before its first run.
+    /// Told what the survey will do ([`plan_lines`], a line at a time) before its first run.
     pub on_plan: Option<Box<dyn Fn(String)>>,
 }
 
@@ -389,11 +389,14 @@ fn check_writes(place: &Place, ws: &[Workload], o: &WorkloadOptions) -> Result<(
     }
 }
 
-/// The default size of each file in a directory: 64 MiB, at most a sixteenth of free memory and disk.
+/// The default size of each file in a directory.
+const DEFAULT_FILE: u64 = 64 << 20;
+
+/// The default size of each file in a directory: [`DEFAULT_FILE`], at most a sixteenth of free memory and disk.
 fn file_size_in(dir: &Path) -> u64 {
     let cap = |v: Option<u64>| v.map_or(u64::MAX, |b| b / 16);
     let free = iolab_sys::fs_free_bytes(dir).ok();
-    let size = (64u64 << 20)
+    let size = DEFAULT_FILE
         .min(cap(iolab_engine::mem::meminfo("MemAvailable")))
         .min(cap(free));
     (size >> 20).max(1) << 20
@@ -409,9 +412,10 @@ fn cells(
     (file_size, layers, reads): (u64, bool, Option<&Path>),
 ) -> (Vec<Cell>, Vec<SurveyRun>) {
     let rounds = o.rounds.max(1);
-    let (ops, max_s) = ((o.ops / rounds as u64).max(1), o.max_s / rounds as f64);
+    let max_s = o.max_s / rounds as f64;
     let (mut cells, mut refused) = (Vec::new(), Vec::new());
     for (i, w) in ws.iter().enumerate() {
+        let ops = ops_per_run(w, o, file_size);
         for m in MethodKind::all() {
             let info = m.info();
             if info.no_data || !info.targets.fit(place.kind()).ok() {
@@ -489,6 +493,26 @@ fn cells(
     (cells, refused)
 }
 
+/// The most a run that writes writes: its file once over (a file or device target: [`DEFAULT_FILE`]), as
+/// KDiskMark writes its test file; past that a longer run only wears the device.
+fn write_cap(file_size: u64) -> u64 {
+    if file_size > 0 {
+        file_size
+    } else {
+        DEFAULT_FILE
+    }
+}
+
+/// A run's ops: its round's share of `--ops`, and for a workload that writes at most [`write_cap`] bytes.
+fn ops_per_run(w: &Workload, o: &WorkloadOptions, file_size: u64) -> u64 {
+    let ops = (o.ops / o.rounds.max(1) as u64).max(1);
+    if w.op.writes() {
+        ops.min((write_cap(file_size) / w.bs).max(1))
+    } else {
+        ops
+    }
+}
+
 /// In a directory, the file every read run reads (laid out once, on the device before the first run, removed
 /// at the end); none where no workload only reads.
 fn shared_reads(place: &Place, ws: &[Workload], size: u64) -> Result<Option<Created>> {
@@ -508,40 +532,27 @@ fn shared_reads(place: &Place, ws: &[Workload], size: u64) -> Result<Option<Crea
     iolab_engine::target::make_read_file(&spec).map(Some)
 }
 
-/// What the survey will do, said before its first run: the runs of its first rounds, the time bound, and
-/// what it writes.
-fn plan_line(
+/// What the survey will do, said before its first run: the runs of its first rounds and the time bound,
+/// then the most it writes and where.
+fn plan_lines(
     place: &Place,
     ws: &[Workload],
     cells: &[Cell],
     o: &WorkloadOptions,
     size: u64,
-) -> String {
+) -> [String; 2] {
     let rounds = o.rounds.max(1) as usize;
     let per_run = o.max_s / rounds as f64;
-    let writes = ws.iter().filter(|w| w.op.writes()).count();
     let more = if o.max_time_s > 0.0 {
         format!(
-            ", then more rounds where an order is undecided until {:.0} s",
+            "; then more rounds where an order is undecided until {:.0} s",
             o.max_time_s
         )
     } else {
         String::new()
     };
-    let write_runs = cells.iter().filter(|c| c.spec.op.writes()).count() * rounds;
-    let written = match place {
-        Place::Dir(d) if writes > 0 => format!(
-            "; writes a {} file once for the reads, then for at most {per_run:.2} s in each of {write_runs} write runs, in {}",
-            fmt_size(size),
-            d.path().display()
-        ),
-        Place::Dir(d) => format!("; writes a {} file once for the reads, in {}", fmt_size(size), d.path().display()),
-        _ if writes > 0 => format!("; writes to the target for at most {per_run:.2} s in each of {write_runs} runs"),
-        _ => "; reads only".into(),
-    };
-    format!(
-        "plan: {} x {}, {} runs in the first {rounds} rounds (each timed for at most \
-         {per_run:.2} s){more}{written}",
+    let runs = format!(
+        "plan: {} x {}, {} runs in {}, each timed for at most {per_run:.2} s{more}",
         count(ws.len(), "workload"),
         count(
             MethodKind::all()
@@ -550,7 +561,59 @@ fn plan_line(
             "method"
         ),
         cells.len() * rounds,
-    )
+        if rounds == 1 {
+            "one round".to_string()
+        } else {
+            format!("the first {rounds} rounds")
+        }
+    );
+    [runs, writes_line(place, cells, o, size)]
+}
+
+/// The most the first rounds write (each write run's ops times its block size, and in a directory the file
+/// the reads share), and where.
+fn writes_line(place: &Place, cells: &[Cell], o: &WorkloadOptions, size: u64) -> String {
+    let rounds = o.rounds.max(1) as u64;
+    let writing: Vec<&Cell> = cells.iter().filter(|c| c.spec.op.writes()).collect();
+    let most: u64 = writing
+        .iter()
+        .map(|c| {
+            c.spec
+                .ops
+                .map_or(write_cap(size), |n| n.saturating_mul(c.bs))
+        })
+        .sum::<u64>()
+        .saturating_mul(rounds);
+    let (at, reads) = match place {
+        Place::Dir(d) => (
+            format!("in {}", d.path().display()),
+            cells
+                .iter()
+                .any(|c| c.spec.op == OpKind::Read)
+                .then_some(size),
+        ),
+        _ => (format!("to {}", o.target.display()), None),
+    };
+    let mut parts: Vec<String> = reads
+        .map(|r| format!("{} for the reads", fmt_size(r)))
+        .into_iter()
+        .collect();
+    if !writing.is_empty() {
+        parts.push(format!(
+            "at most {} in each of {} (and of any further round's)",
+            fmt_size(write_cap(size)),
+            count(writing.len() * rounds as usize, "write run"),
+        ));
+    }
+    match (parts.is_empty(), writing.is_empty()) {
+        (true, _) => "writes: nothing (reads only)".into(),
+        (false, true) => format!("writes: {} {at}", parts.join("")),
+        (false, false) => format!(
+            "writes: at most {} {at}: {}",
+            fmt_size(most.saturating_add(reads.unwrap_or(0))),
+            parts.join(", then ")
+        ),
+    }
 }
 
 /// "1 workload", "16 workloads".
@@ -606,7 +669,9 @@ pub fn survey(o: &WorkloadOptions, clock: &ClockInfo) -> Result<WorkloadSurvey> 
     let reads = shared.as_ref().map(|c| c.path());
     let (cells, refused) = cells(&place, &o.target, &ws, o, (file_size, disk.is_ok(), reads));
     if let Some(f) = &o.on_plan {
-        f(plan_line(&place, &ws, &cells, o, file_size));
+        plan_lines(&place, &ws, &cells, o, file_size)
+            .into_iter()
+            .for_each(f);
     }
     let rounds = o.rounds.max(1);
     let plan = crate::rounds::Plan {

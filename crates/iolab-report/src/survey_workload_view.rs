@@ -47,9 +47,8 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
         .count();
     if refused > 0 && !verbose {
         d.blank().line(format!(
-            "-v: every method's row with its time against pread()/pwrite() and what limited it, and why \
-             {refused} pairs of a method and a workload were not measured (mmap cannot do O_DIRECT, a method \
-             this machine lacks, ...)"
+            "-v: every method's row against pread()/pwrite() and what limited it, and why {refused} pairs \
+             were not measured (mmap cannot do O_DIRECT, ...)"
         ));
     } else if !verbose {
         d.blank().line(
@@ -181,10 +180,11 @@ fn p99(r: &iolab_engine::result::RunResult) -> String {
 /// The first lines: what was surveyed and how, emulated or pinned, how many runs were disturbed.
 fn head(s: &WorkloadSurvey, d: &mut Doc) {
     d.line(format!(
-        "iolab survey: {} ({}, {}): per workload the fastest method at equal requests in flight, its \
+        "iolab survey: {} ({}, {}): the fastest method per workload at equal requests in flight, its \
          run nearest the median of {}",
         s.target,
-        s.target_kind,
+        // "a directory: reads share a file ...": what the files are, the plan said before the first run.
+        s.target_kind.split(':').next().unwrap_or_default(),
         s.fs,
         crate::rounds_text::rounds_said(s.rounds_run.as_ref(), s.rounds)
     ));

@@ -47,14 +47,24 @@ pub(crate) fn progress() -> iolab_lab::survey::OnRun {
         .saturating_sub(1);
     let start = std::time::Instant::now();
     let logged = std::cell::Cell::new(0);
+    // Where the current round began (its number, the runs and seconds before it).
+    let began = std::cell::Cell::new((0u32, 0usize, 0.0f64));
     Box::new(move |i, n, c, round| {
         let spent = start.elapsed().as_secs_f64();
-        // The runs done so far, at the rate they went: an estimate, said as one.
+        if began.get().0 != round {
+            began.set((round, i.saturating_sub(1), spent));
+        }
+        // The runs left at the rate this round's went once it has a few (the first round traces the block
+        // layer and lays out files, so it is slower than the rest), else at the rate of all so far: an
+        // estimate, said as one.
+        let (_, i0, t0) = began.get();
+        let rate = if round > 1 && i >= i0 + 5 {
+            (spent - t0) / (i - i0) as f64
+        } else {
+            spent / i.max(1) as f64
+        };
         let left = if i < n {
-            format!(
-                ", about {:.0} s left",
-                spent / i.max(1) as f64 * (n - i) as f64
-            )
+            format!(", about {:.0} s left", rate * (n - i) as f64)
         } else {
             String::new()
         };

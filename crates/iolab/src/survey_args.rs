@@ -40,7 +40,8 @@ pub(crate) struct SurveyArgs {
     #[arg(long, requires = "target")]
     pub(crate) allow_device_writes: bool,
     /// Ops per method, target and block size, split over the first rounds (each round's run also stops
-    /// after its share of --max-seconds) [default: 200000].
+    /// after its share of --max-seconds; with --target a run that writes writes its file once over at most,
+    /// --file-size, or 64 MiB on a file or device) [default: 200000].
     #[arg(long, value_name = "N")]
     pub(crate) ops: Option<String>,
     /// Time bound per method, target and block size in seconds, split over the first rounds [default: 1].

@@ -64,7 +64,7 @@ fn every_method_runs_at_the_same_depth_on_a_directory_and_leaves_nothing() {
     let first = r.stdout.lines().next().unwrap_or_default();
     assert!(
         first.starts_with("plan: 1 workload x ")
-            && r.stdout.contains("writes a 64 MiB file once for the reads"),
+            && r.stdout.contains("writes: 64 MiB for the reads in "),
         "{}",
         r.stdout
     );
@@ -205,6 +205,75 @@ fn writes_to_what_iolab_did_not_make_are_refused_before_any_work() {
     let r = survey(work.path(), &["--target", &fp, "--workload", "randrw"]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("--overwrite"), "{}", r.stderr);
+}
+
+/// A run that writes writes its file once over at most, as KDiskMark writes its test file, and the plan
+/// says before the first run the most the survey will write: a bound no run exceeds.
+#[test]
+fn each_write_run_writes_its_file_once_at_most_and_the_plan_says_how_much_in_all() {
+    let work = disk_dir();
+    let target = disk_dir();
+    let results = path_str(&work.path().join("results"));
+    let r = iolab(&[
+        "survey",
+        "--rounds",
+        "1",
+        "--max-time",
+        "0",
+        "--results-dir",
+        &results,
+        "--target",
+        &path_str(target.path()),
+        "--workload",
+        "write,randwrite",
+        "--bs",
+        "256k",
+        "--inflight",
+        "1",
+        "--buffered",
+        "--file-size",
+        "2m",
+        "--max-seconds",
+        "20",
+    ]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let v = the_survey(&work.path().join("results"));
+    let ran: Vec<&serde_json::Value> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["result"].is_null())
+        .collect();
+    assert!(ran.len() >= 4, "{v}");
+    let mut written = 0;
+    for run in &ran {
+        let bytes = u64_of(&run["result"], &["bytes"]);
+        // 200,000 ops were asked and 20 s allowed: the file's 2 MiB ends each run.
+        assert!(bytes > 0 && bytes <= 2 << 20, "{}: {bytes}", run["method"]);
+        written += bytes;
+    }
+    let cells = v["runs"].as_array().unwrap().len()
+        - v["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| !r["unavailable"].is_null())
+            .count();
+    let (most, each) = (
+        format!(
+            "writes: at most {} MiB in {}/iolab-survey-",
+            2 * cells,
+            target.path().display()
+        ),
+        format!(": at most 2 MiB in each of {cells} write runs"),
+    );
+    let said = r.stdout.lines().nth(1).unwrap_or_default();
+    assert!(
+        said.starts_with(&most) && said.contains(&each),
+        "{most}\n{}",
+        r.stdout
+    );
+    assert!(written <= 2 * cells as u64 * (1 << 20), "{written}");
 }
 
 #[test]
