@@ -47,6 +47,11 @@ pub fn doc(a: &str, b: &str, changes: &[TableChange], moved: &[Moved]) -> Doc {
     d
 }
 
+/// "1 pair", "5 pairs".
+fn pairs(n: usize) -> String {
+    format!("{n} pair{}", if n == 1 { "" } else { "s" })
+}
+
 /// One table's change: its fastest, the pairs reversed (the first two named), the pairs now tied or now
 /// ordered.
 fn said(c: &TableChange) -> String {
@@ -79,10 +84,10 @@ fn said(c: &TableChange) -> String {
         ));
     }
     if c.now_within_noise > 0 {
-        parts.push(format!("{} pairs now within noise", c.now_within_noise));
+        parts.push(format!("{} now within noise", pairs(c.now_within_noise)));
     }
     if c.now_ordered > 0 {
-        parts.push(format!("{} pairs now ordered", c.now_ordered));
+        parts.push(format!("{} now ordered", pairs(c.now_ordered)));
     }
     match parts.is_empty() {
         true => "same order".into(),

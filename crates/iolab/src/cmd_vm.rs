@@ -1,4 +1,4 @@
-//! `iolab vm [--arch x86_64|aarch64|armv7] [--machine virt|vexpress-a9] [--exe PATH] [--kernel PKG] [--cache DIR] [--timeout SECS] [--script
+//! `iolab vm [--arch x86_64|aarch64|armv7] [--machine virt|vexpress-a9] [--exe PATH] [--kernel RELEASE|PKG] [--cache DIR] [--timeout SECS] [--script
 //! FILE] -- ARGS`: runs `iolab ARGS` (or each line of the script) inside a guest kernel under QEMU
 //! (iolab_lab::vm) and exits with the guest command's exit status. The machinery's own lines go to
 //! stderr, prefixed "iolab vm: "; the command's stdout and stderr to stdout and stderr. What the guest
@@ -39,6 +39,9 @@ pub(crate) fn cmd_vm(a: &VmArgs, cli: clap::Command) -> Result<i32, Error> {
     let commands = commands(a)?;
     check_commands(a, &commands, cli)?;
     let req = request(a, commands)?;
+    if let Some(k) = &req.kernel {
+        iolab_lab::vm::releases::check_form(k, req.arch)?;
+    }
     check_ssh_port(a.ssh)?;
     run_request(&req)
 }

@@ -29,10 +29,11 @@ pub(crate) struct VmArgs {
     /// of it (`scripts/build-board aarch64|armv7`).
     #[arg(long, value_name = "PATH")]
     pub(crate) exe: Option<PathBuf>,
-    /// The Debian kernel image package the guest boots (e.g. linux-image-6.1.0-NN-amd64; checked against
-    /// apt's lists) [default: the one linux-image-amd64, linux-image-arm64 (--arch aarch64) or
-    /// linux-image-armmp (--arch armv7) depends on now].
-    #[arg(long, value_name = "PKG")]
+    /// The kernel the guest boots: a release, 6.1, 6.1-rt, 6.12 or 6.12-rt (PREEMPT_RT), as the newest
+    /// image of it in apt's lists for the guest's architecture, or a Debian kernel image package (e.g.
+    /// linux-image-6.1.0-NN-amd64; checked against apt's lists) [default: the one linux-image-amd64,
+    /// linux-image-arm64 (--arch aarch64) or linux-image-armmp (--arch armv7) depends on now].
+    #[arg(long, value_name = "RELEASE|PKG")]
     pub(crate) kernel: Option<String>,
     /// Where the kernel, headers, qemu and busybox are kept after the first run (about 170 MB) [default:
     /// ${XDG_CACHE_HOME:-$HOME/.cache}/iolab/vm].

@@ -400,6 +400,12 @@ fn vm_commands_and_ports_are_checked_before_the_boot() {
         "--script",
         "command 2: not an iolab command line",
     );
+    // A kernel is a release by its short name or an image package.
+    refused(
+        &["vm", "--cache", &cache, "--kernel", "7.0", "--", "run"],
+        "--kernel",
+        "7.0 is neither a release (6.1, 6.1-rt, 6.12, 6.12-rt) nor a kernel image package",
+    );
     let taken = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
     let port = taken.local_addr().unwrap().port().to_string();
     refused(

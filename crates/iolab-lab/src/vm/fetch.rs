@@ -328,17 +328,11 @@ pub fn resolve(
     say: &mut dyn FnMut(&str),
 ) -> Result<Resolution> {
     let first = asked.map_or_else(|| arch.kernel_meta(), str::to_string);
-    if !first.starts_with("linux-image-") {
-        return Err(Error::usage(
-            "--kernel",
-            format!(
-                "{first} is not a kernel image package: name one like linux-image-6.1.0-NN-{}",
-                arch.kernel_flavour()
-            ),
-        ));
-    }
+    super::releases::check_form(&first, arch)?;
     let (host, guest) = (Apt::host(), Apt::guest(cache, arch));
     ensure_lists(&guest, arch, say)?;
+    // A release by its short name: the newest image of it in the lists.
+    let first = super::releases::package(&first, arch, &guest)?;
     let (qemu, tools) = (arch.qemu().0, arch.qemu_tools());
     let mut qemu_want: Vec<String> = std::iter::once(qemu)
         .chain(tools.iter().copied())

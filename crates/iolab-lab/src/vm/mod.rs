@@ -27,6 +27,7 @@ pub mod ivshmem;
 pub mod kernel;
 pub mod parts;
 pub mod qemu;
+pub mod releases;
 pub mod request;
 pub mod run;
 pub mod ssh;

@@ -17,7 +17,7 @@ pub struct VmRequest {
     pub arch: arch::Arch,
     /// QEMU's machine (`--machine`).
     pub board: arch::Board,
-    /// `--kernel PKG`.
+    /// `--kernel RELEASE|PKG`.
     pub kernel: Option<String>,
     pub cache: PathBuf,
     pub timeout: Duration,
