@@ -491,6 +491,30 @@ mod tests {
         assert!(rep.charts.iter().any(|c| c.name == "latency-percentiles"));
     }
 
+    /// A line per run for more runs than a chart draws apart: the latency charts are left out, saying
+    /// why, not drawn as a panel per dozen runs (105,000 runs drew 17,500 charts, a page of 363 MB).
+    #[test]
+    fn latency_lines_of_more_runs_than_a_chart_draws_are_left_out_saying_why() {
+        let recs: Vec<Value> = (1..=450).map(|i| fake("sync", 512 * i, 10.0)).collect();
+        let rep = build(&recs, &["x.jsonl".into()]);
+        assert!(
+            !rep.charts.iter().any(|c| c.name.starts_with("latency-")),
+            "{:?}",
+            rep.charts.iter().map(|c| &c.name).collect::<Vec<_>>()
+        );
+        let why = "450 runs, a line each: more than the 400 a chart draws apart";
+        for title in ["Latency percentiles per run", "Latency CDF"] {
+            assert!(
+                rep.left_out
+                    .iter()
+                    .any(|l| l.starts_with(&format!("{title}: {why}"))),
+                "{title}: {:?}",
+                rep.left_out
+            );
+        }
+        assert!(rep.charts.len() <= super::model::MAX_CHARTS);
+    }
+
     #[test]
     fn runs_of_several_files_are_told_apart_by_the_file() {
         let a = vec![fake("sync", 512, 10.0), fake("sync", 4096, 80.0)];

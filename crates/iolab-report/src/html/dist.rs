@@ -52,7 +52,12 @@ pub(super) fn latency_charts(io_runs: &[&Run], out: &mut Out) {
         .copied()
         .filter(|x| !quantiles(x.r).is_empty())
         .collect();
-    if !runs.is_empty() {
+    if runs.len() > MAX_LINES {
+        // A panel of MAX_SERIES lines per group of runs: thousands of charts no one reads.
+        let why = too_many_lines(runs.len());
+        out.leave_out("Latency percentiles per run", why.clone());
+        out.leave_out("Latency CDF", why);
+    } else if !runs.is_empty() {
         let panels = |rs| vary::split(rs, &[], MAX_SERIES, &|g| g.len());
         for (part, groups) in vary::palette_parts(runs, &[], &panels) {
             let mine: Vec<&Run> = groups.iter().flat_map(|g| g.1.iter().copied()).collect();
@@ -106,6 +111,15 @@ fn thin(pts: Vec<(f64, f64)>, max: usize) -> Vec<(f64, f64)> {
 /// Lines a figure draws at most: past it the figure is left out, saying why (as histogram panels are).
 const MAX_LINES: usize = 400;
 
+/// Why a chart of a line per run is left out for `lines` runs (more than [`MAX_LINES`]).
+fn too_many_lines(lines: usize) -> String {
+    format!(
+        "{} runs, a line each: more than the {MAX_LINES} a chart draws apart (iolab compare sets runs \
+         side by side; a report of fewer records draws them)",
+        iolab_engine::units::thousands_u64(lines as u64)
+    )
+}
+
 /// A line per run, in panels by group; each line thinned (see [`thin`]) where the figure would draw more
 /// than [`FIGURE_POINTS`]: the figure and the caption's words for that (or nothing). Err: why no figure
 /// is drawn (more than [`MAX_LINES`] runs).
@@ -117,11 +131,7 @@ pub(super) fn run_lines(
 ) -> Result<(Figure, String), String> {
     let lines: usize = groups.iter().map(|g| g.1.len()).sum();
     if lines > MAX_LINES {
-        return Err(format!(
-            "{} runs, a line each: more than the {MAX_LINES} a chart draws apart (iolab compare \
-             sets runs side by side; a report of fewer records draws them)",
-            iolab_engine::units::thousands_u64(lines as u64)
-        ));
+        return Err(too_many_lines(lines));
     }
     let most = (FIGURE_POINTS / lines.max(1)).max(LINE_POINTS_MIN);
     let mut longest = 0;

@@ -31,7 +31,13 @@ pub(crate) struct Out {
     pub(crate) left_out: Vec<String>,
     /// Each series' colour, the same in every chart of the page.
     pub(crate) palette: super::charts::Palette,
+    /// Charts drawn past [`MAX_CHARTS`], by their title's first words, in the order first met.
+    past_cap: Vec<(String, usize)>,
 }
+
+/// The most charts a page keeps: past it a chart is counted, not kept (a sweep of 100,000 points drew
+/// 17,500 latency panels, a page of 363 MB no browser opens).
+pub(crate) const MAX_CHARTS: usize = 240;
 
 impl Out {
     /// Draws `fig` in the page's colours and keeps it (or says why it could not be drawn), as `add`.
@@ -68,6 +74,13 @@ impl Out {
         svg: Result<String, String>,
     ) {
         match svg {
+            Ok(_) if self.charts.len() >= MAX_CHARTS => {
+                let kind = title.split(" (").next().unwrap_or(title);
+                match self.past_cap.iter_mut().find(|(k, _)| k == kind) {
+                    Some((_, n)) => *n += 1,
+                    None => self.past_cap.push((kind.to_string(), 1)),
+                }
+            }
             Ok(svg) => self.charts.push(Chart {
                 name: name.into(),
                 title: title.into(),
@@ -83,6 +96,26 @@ impl Out {
     /// Says why chart `title` is left out.
     pub(crate) fn leave_out(&mut self, title: &str, why: String) {
         self.left_out.push(format!("{title}: {why}"));
+    }
+
+    /// The charts past [`MAX_CHARTS`] said as one line of those left out (once: they are counted no more).
+    pub(crate) fn close_cap(&mut self) {
+        let past = std::mem::take(&mut self.past_cap);
+        if past.is_empty() {
+            return;
+        }
+        let n: usize = past.iter().map(|p| p.1).sum();
+        let kinds: Vec<String> = past
+            .iter()
+            .take(6)
+            .map(|(k, c)| format!("{k} x{}", iolab_engine::units::thousands_u64(*c as u64)))
+            .collect();
+        self.left_out.push(format!(
+            "{} more charts ({}{}): a page keeps at most {MAX_CHARTS}; a report of fewer records draws them",
+            iolab_engine::units::thousands_u64(n as u64),
+            kinds.join(", "),
+            if past.len() > 6 { ", ..." } else { "" }
+        ));
     }
 }
 
@@ -190,5 +223,33 @@ pub(crate) fn kv(k: &str, v: &str) -> String {
         (_, "") => format!("{k}=(none)"),
         ("target", _) => format!("target={}", iolab_lab::series::shown(v)),
         _ => format!("{k}={v}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_keeps_at_most_its_charts_and_says_how_many_more_there_were() {
+        let mut out = Out::default();
+        for i in 0..MAX_CHARTS + 10 {
+            let title = match i % 2 {
+                0 => format!("Latency CDF (seed: {i})"),
+                _ => format!("Latency percentiles per run (seed: {i})"),
+            };
+            out.add("c", &title, String::new(), Ok("<svg/>".into()));
+        }
+        assert_eq!(out.charts.len(), MAX_CHARTS);
+        assert!(out.left_out.is_empty());
+        out.close_cap();
+        out.close_cap();
+        assert_eq!(
+            out.left_out,
+            [format!(
+                "10 more charts (Latency CDF x5, Latency percentiles per run x5): a page keeps at most \
+                 {MAX_CHARTS}; a report of fewer records draws them"
+            )]
+        );
     }
 }

@@ -36,10 +36,9 @@ pub(super) fn page(
     for c in out.charts.iter_mut().filter(|c| c.run.is_none()) {
         embed(c, keep_svgs, &mut o);
     }
+    out.close_cap();
     if !out.left_out.is_empty() {
-        o.push_str(
-            "<p>Left out, as they would carry no information:</p>\n<ul class=\"left-out\">\n",
-        );
+        o.push_str("<p>Charts left out, and why:</p>\n<ul class=\"left-out\">\n");
         for l in &out.left_out {
             let _ = writeln!(o, "<li>{}</li>", esc(l));
         }
