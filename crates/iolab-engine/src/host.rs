@@ -7,6 +7,11 @@ use serde::{Deserialize, Serialize};
 pub struct Host {
     pub iolab_version: String,
     pub kernel_release: String,
+    /// The kernel's preemption model as its version string names it: "PREEMPT_RT" (a real-time kernel),
+    /// "PREEMPT_DYNAMIC" (chosen at boot), "PREEMPT" or "none" (voluntary or no forced preemption);
+    /// absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_preempt: Option<String>,
     pub cpu_model: String,
     /// The CPUs iolab may run on (its affinity: with `--cpus`, those it was given).
     pub cpus_online: usize,
@@ -28,6 +33,15 @@ pub struct Host {
     pub accelerator: Option<String>,
 }
 
+/// The preemption model a kernel's version string (`uname -v`) names.
+pub fn preempt_of(version: &str) -> &'static str {
+    let words: Vec<&str> = version.split_whitespace().collect();
+    ["PREEMPT_RT", "PREEMPT_DYNAMIC", "PREEMPT"]
+        .into_iter()
+        .find(|m| words.contains(m))
+        .unwrap_or("none")
+}
+
 impl Host {
     pub fn current() -> Host {
         let accelerator = crate::emulation::guest::accelerator();
@@ -43,6 +57,7 @@ impl Host {
         Host {
             iolab_version: env!("CARGO_PKG_VERSION").to_string(),
             kernel_release: iolab_sys::kernel_release(),
+            kernel_preempt: Some(preempt_of(&iolab_sys::kernel_version()).into()),
             cpu_model,
             cpus_online: std::thread::available_parallelism()
                 .map(|n| n.get())
@@ -84,5 +99,26 @@ impl Host {
                 self.accelerator.as_deref().unwrap_or("tcg").to_uppercase()
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_preemption_model_is_read_from_the_version_string() {
+        for (v, m) in [
+            (
+                "#1 SMP PREEMPT_RT Debian 6.1.158-1 (2025-11-09)",
+                "PREEMPT_RT",
+            ),
+            (
+                "#1 SMP PREEMPT_DYNAMIC Debian 6.1.158-1 (2025-11-09)",
+                "PREEMPT_DYNAMIC",
+            ),
+            ("#1 SMP PREEMPT Fri Jan 3 2025", "PREEMPT"),
+            ("#1 SMP Debian 6.1.158-1 (2025-11-09)", "none"),
+        ] {
+            assert_eq!(super::preempt_of(v), m, "{v}");
+        }
     }
 }

@@ -5,8 +5,13 @@ use iolab_lab::probe::ProbeResult;
 /// The table: a header naming the kernel, CPU and the directories tried in, then one line per try.
 pub fn render(p: &ProbeResult) -> String {
     let mut out = format!(
-        "iolab probe: kernel {} | {} | tried in {}\n\n",
+        "iolab probe: kernel {}{} | {} | tried in {}\n\n",
         p.host.kernel_release,
+        p.host
+            .kernel_preempt
+            .as_deref()
+            .map(|m| format!(" ({m})"))
+            .unwrap_or_default(),
         p.host.cpu_model,
         p.dirs
             .iter()

@@ -134,6 +134,20 @@ pub fn kernel_release() -> String {
         .into_owned()
 }
 
+/// The kernel's version string (`uname -v`: "#1 SMP PREEMPT_RT Debian 6.1.158-1 (2025-11-09)").
+pub fn kernel_version() -> String {
+    // SAFETY: an all-zero utsname is a valid value of this plain C struct.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid out-pointer.
+    if result("uname", unsafe { libc::uname(&mut u) }).is_err() {
+        return String::new();
+    }
+    // SAFETY: uname fills `version` with a NUL-terminated string.
+    unsafe { CStr::from_ptr(u.version.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// The effective user id.
 pub fn geteuid() -> u32 {
     // SAFETY: geteuid takes no arguments and cannot fail.
