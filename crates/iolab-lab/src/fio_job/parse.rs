@@ -119,14 +119,9 @@ fn read_lines(
         if t.is_empty() || t.starts_with(';') || t.starts_with('#') {
             continue;
         }
-        let t = expand(t, env).map_err(|e| format!("{at}: {e}"))?;
+        // Bounded as it is built: a line of 200,000 references to a 120 kB variable would be 24 GB.
+        let t = expand(t, env, MAX_BYTES - out.expanded).map_err(|e| format!("{at}: {e}"))?;
         out.expanded += t.len() as u64;
-        if out.expanded > MAX_BYTES {
-            return Err(format!(
-                "{at}: the job file's lines come to more than {MAX_BYTES} bytes once their ${{VAR}}s are \
-                 replaced; iolab reads at most that many"
-            ));
-        }
         if let Some(file) = t.strip_prefix("include ") {
             let inc = PathBuf::from(file.trim());
             let inc = if inc.is_absolute() {
@@ -166,10 +161,19 @@ const ALIASES: &[(&str, &str)] = &[
 
 /// `${VAR}` replaced by the environment's value; an unset variable is an error (fio would pass the text
 /// on, and the option would then mean something else).
-fn expand(t: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+fn expand(t: &str, env: &dyn Fn(&str) -> Option<String>, room: u64) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = t;
+    let too_big = || {
+        format!(
+            "the job file's lines come to more than {MAX_BYTES} bytes once their ${{VAR}}s are replaced; \
+             iolab reads at most that many"
+        )
+    };
     while let Some(i) = rest.find("${") {
+        if out.len() as u64 > room {
+            return Err(too_big());
+        }
         out.push_str(&rest[..i]);
         let after = &rest[i + 2..];
         let end = after
@@ -182,7 +186,10 @@ fn expand(t: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, Strin
         rest = &after[end + 1..];
     }
     out.push_str(rest);
-    Ok(out)
+    match out.len() as u64 > room {
+        true => Err(too_big()),
+        false => Ok(out),
+    }
 }
 
 /// A text as a message shows it: whole up to 64 characters, else its start and its length.
@@ -579,6 +586,20 @@ mod tests {
             e.contains("once their ${VAR}s are replaced") && e.contains("var.fio:13"),
             "{e}"
         );
+        // One line of 100,000 references (10 GB replaced) stops at the reference that passes the bound.
+        let looked = std::cell::Cell::new(0);
+        let env = |k: &str| {
+            looked.set(looked.get() + 1);
+            (k == "BIG").then(|| var.clone())
+        };
+        let line = format!("[z]\nrw=read\ndescription={}\n", "${BIG}".repeat(100_000));
+        std::fs::write(dir.path().join("bomb.fio"), line).unwrap();
+        let e = parse_file(&dir.path().join("bomb.fio"), &env).unwrap_err();
+        assert!(
+            e.contains("once their ${VAR}s are replaced") && e.contains("bomb.fio:3"),
+            "{e}"
+        );
+        assert!(looked.get() <= 12, "{} lookups", looked.get());
         // One include of it is read.
         std::fs::write(dir.path().join("one.fio"), "include big.fio\n").unwrap();
         assert_eq!(
