@@ -33,6 +33,38 @@ pub struct Plan {
     /// Seconds from the start after which no further round begins (`--max-time`); the first rounds
     /// always run.
     pub max_time_s: f64,
+    /// The most bytes the runs that write may write in all (`survey --target`: what its plan said):
+    /// a run of a further round starts only while the bytes written so far and the most it writes
+    /// (its ops times its block size) stay within it. None: no bound.
+    pub write_budget: Option<u64>,
+}
+
+/// The most a run of `c` writes: its ops times its block size (none for a cell that only reads).
+pub(crate) fn most_written(c: &Cell) -> u64 {
+    match c.spec.op.writes() {
+        true => c.spec.ops.map_or(u64::MAX, |n| n.saturating_mul(c.bs)),
+        false => 0,
+    }
+}
+
+/// The cells of `todo` a further round runs within `budget` bytes of writes, `written` already written:
+/// in order, each reserving the most it writes.
+fn within_budget(cells: &[Cell], todo: &[usize], budget: Option<u64>, written: u64) -> Vec<usize> {
+    let Some(budget) = budget else {
+        return todo.to_vec();
+    };
+    let mut reserved = written;
+    todo.iter()
+        .copied()
+        .filter(|&i| {
+            let need = most_written(&cells[i]);
+            let fits = reserved.saturating_add(need) <= budget;
+            if fits {
+                reserved = reserved.saturating_add(need);
+            }
+            fits
+        })
+        .collect()
 }
 
 /// How the rounds went, in a survey's JSON (`rounds_run`).
@@ -47,7 +79,8 @@ pub struct RoundsRun {
     pub runs: u32,
     pub disturbed: u32,
     /// "decided" (every pair of rows next to each other separated or tied), "budget" (the time ran out
-    /// first), "rounds" ([`MAX_ROUNDS`] reached) or "first rounds only" (a budget of 0).
+    /// first), "writes" (the runs left would write past the bytes the plan said), "rounds"
+    /// ([`MAX_ROUNDS`] reached) or "first rounds only" (a budget of 0).
     pub stopped: String,
     /// Seconds the rounds took.
     pub elapsed_s: f64,
@@ -147,6 +180,7 @@ pub(crate) fn run_rounds(
     let mut todo: Vec<usize> = (0..cells.len()).collect();
     let mut total = cells.len() * first as usize;
     let (mut done, mut round, mut busy) = (0, 0u32, Busy::default());
+    let mut written = 0u64;
     let stopped = loop {
         if round >= first {
             if plan.max_time_s <= 0.0 {
@@ -157,6 +191,10 @@ pub(crate) fn run_rounds(
             }
             if todo.is_empty() {
                 break "decided";
+            }
+            todo = within_budget(cells, &todo, plan.write_budget, written);
+            if todo.is_empty() {
+                break "writes";
             }
             if start.elapsed().as_secs_f64() >= plan.max_time_s {
                 break "budget";
@@ -174,10 +212,17 @@ pub(crate) fn run_rounds(
             }
             match crate::run::run(&spec_of(&cells[i], round), clock) {
                 Ok(r) => {
+                    if most_written(&cells[i]) > 0 {
+                        written = written.saturating_add(r.bytes);
+                    }
                     busy.add(&r);
                     kept[i].push(round, r);
                 }
-                Err(e) => kept[i].refused = Some(why_not(e, round)?),
+                Err(e) => {
+                    // What a failed run wrote is not known: the most it could.
+                    written = written.saturating_add(most_written(&cells[i]));
+                    kept[i].refused = Some(why_not(e, round)?)
+                }
             }
             if let Some(f) = on_run {
                 f(done, total, &cells[i], round);

@@ -220,6 +220,7 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
     let plan = crate::rounds::Plan {
         first: rounds,
         max_time_s: opts.max_time_s,
+        write_budget: None,
     };
     let (runs, rounds_run) = crate::rounds::run_rounds(&cells, plan, opts.on_run.as_ref(), clock)?;
     // After every run, never inside one: what memory can copy, and the findings checked against it.

@@ -493,8 +493,8 @@ fn cells(
     (cells, refused)
 }
 
-/// The most a run that writes writes: its file once over (a file or device target: [`DEFAULT_FILE`]), as
-/// KDiskMark writes its test file; past that a longer run only wears the device.
+/// The most a run that writes writes: its file once over (a device target, or an empty file:
+/// [`DEFAULT_FILE`]), as KDiskMark writes its test file; past that a longer run only wears the device.
 fn write_cap(file_size: u64) -> u64 {
     if file_size > 0 {
         file_size
@@ -573,17 +573,9 @@ fn plan_lines(
 /// The most the first rounds write (each write run's ops times its block size, and in a directory the file
 /// the reads share), and where.
 fn writes_line(place: &Place, cells: &[Cell], o: &WorkloadOptions, size: u64) -> String {
-    let rounds = o.rounds.max(1) as u64;
+    let rounds = o.rounds.max(1);
     let writing: Vec<&Cell> = cells.iter().filter(|c| c.spec.op.writes()).collect();
-    let most: u64 = writing
-        .iter()
-        .map(|c| {
-            c.spec
-                .ops
-                .map_or(write_cap(size), |n| n.saturating_mul(c.bs))
-        })
-        .sum::<u64>()
-        .saturating_mul(rounds);
+    let most = first_rounds_writes(cells, rounds);
     let (at, reads) = match place {
         Place::Dir(d) => (
             format!("in {}", d.path().display()),
@@ -600,8 +592,9 @@ fn writes_line(place: &Place, cells: &[Cell], o: &WorkloadOptions, size: u64) ->
         .collect();
     if !writing.is_empty() {
         parts.push(format!(
-            "at most {} in each of {} (and of any further round's)",
-            fmt_size(write_cap(size)),
+            "at most {} in each of {} of the first rounds; a further round's run starts only within that",
+            // The most one run writes: its file once over, or one block where a block is larger.
+            fmt_size(writing.iter().map(|c| crate::rounds::most_written(c)).max().unwrap_or(0)),
             count(writing.len() * rounds as usize, "write run"),
         ));
     }
@@ -614,6 +607,15 @@ fn writes_line(place: &Place, cells: &[Cell], o: &WorkloadOptions, size: u64) ->
             parts.join(", then ")
         ),
     }
+}
+
+/// The most the runs of the first `rounds` rounds write: each write run's ops times its block size.
+fn first_rounds_writes(cells: &[Cell], rounds: u32) -> u64 {
+    cells
+        .iter()
+        .map(crate::rounds::most_written)
+        .fold(0u64, u64::saturating_add)
+        .saturating_mul(u64::from(rounds))
 }
 
 /// "1 workload", "16 workloads".
@@ -650,7 +652,11 @@ pub fn survey(o: &WorkloadOptions, clock: &ClockInfo) -> Result<WorkloadSurvey> 
             iolab_engine::paths::set_scratch_dir(d.path());
             (iolab_sys::fs_type_name(d.path()), size)
         }
-        Place::File => (iolab_sys::fs_type_name(&o.target), 0),
+        // A write run writes the file once over at most (its size caps the run's bytes).
+        Place::File => (
+            iolab_sys::fs_type_name(&o.target),
+            std::fs::metadata(&o.target).map_or(0, |m| m.len()),
+        ),
         Place::Device => (Ok(""), 0),
     };
     let fs = match &place {
@@ -677,6 +683,9 @@ pub fn survey(o: &WorkloadOptions, clock: &ClockInfo) -> Result<WorkloadSurvey> 
     let plan = crate::rounds::Plan {
         first: rounds,
         max_time_s: o.max_time_s,
+        // What the plan said the runs write at most, for every round: a further round's runs only
+        // within it.
+        write_budget: Some(first_rounds_writes(&cells, rounds)),
     };
     let (mut runs, rounds_run) = crate::rounds::run_rounds(&cells, plan, o.on_run.as_ref(), clock)?;
     let layers = layers_missing(&runs).unwrap_or(layers);

@@ -139,6 +139,8 @@ fn to_decide(r: &RoundsRun) -> String {
         "first rounds only" => "more rounds (--max-time 30 or more), ".to_string(),
         // The most rounds a survey runs: only the machine can help.
         "rounds" => String::new(),
+        // The runs left would write past what the plan said: more first rounds allow more.
+        "writes" => format!("--rounds {} (it allows more writes), ", r.first * 2),
         _ => format!("--max-time {:.0}, ", (r.max_time_s * 2.0).max(60.0)),
     };
     let busy = r

@@ -274,6 +274,50 @@ fn each_write_run_writes_its_file_once_at_most_and_the_plan_says_how_much_in_all
         r.stdout
     );
     assert!(written <= 2 * cells as u64 * (1 << 20), "{written}");
+    // With time for more rounds, the bound holds for every round: each run writes its 2 MiB, so the
+    // first two rounds take what the plan allows and no further round runs.
+    let results = path_str(&work.path().join("results2"));
+    let r = iolab(&[
+        "survey",
+        "--rounds",
+        "2",
+        "--max-time",
+        "30",
+        "--results-dir",
+        &results,
+        "--target",
+        &path_str(target.path()),
+        "--workload",
+        "write",
+        "--bs",
+        "256k",
+        "--inflight",
+        "1",
+        "--buffered",
+        "--file-size",
+        "2m",
+    ]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let v = the_survey(&work.path().join("results2"));
+    let rr = &v["rounds_run"];
+    let ran = u64_of(rr, &["runs"]);
+    let cells = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["result"].is_null())
+        .count() as u64;
+    assert!(ran <= 2 * cells, "{ran} runs of {cells} cells: {rr}");
+    let said = r.stdout.lines().nth(1).unwrap_or_default();
+    assert!(
+        said.starts_with(&format!("writes: at most {} MiB in ", 4 * cells)),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        ["writes", "decided"].contains(&rr["stopped"].as_str().unwrap_or_default()),
+        "{rr}"
+    );
 }
 
 #[test]
