@@ -48,6 +48,10 @@ impl Out {
         caption: String,
         fig: &super::charts::Figure,
     ) {
+        if self.charts.len() >= MAX_CHARTS {
+            // Counted, not drawn: past the cap a chart is not kept.
+            return self.add(name, title, caption, Ok(String::new()));
+        }
         let svg = super::charts::draw(fig, &mut self.palette);
         self.add(name, title, caption, svg)
     }
@@ -75,6 +79,7 @@ impl Out {
     ) {
         match svg {
             Ok(_) if self.charts.len() >= MAX_CHARTS => {
+                // "Latency CDF (seed: 0, 1, ...)": counted by the words before the parts' values.
                 let kind = title.split(" (").next().unwrap_or(title);
                 match self.past_cap.iter_mut().find(|(k, _)| k == kind) {
                     Some((_, n)) => *n += 1,
@@ -181,11 +186,14 @@ pub(crate) fn label_of(rec: &Value, r: &Value) -> String {
 pub(crate) fn shared_spec(runs: &[&Run]) -> String {
     let mut out = Vec::new();
     for f in fields::SHARED_SPEC {
-        let vals: Vec<String> = runs.iter().map(|x| f.text(x.r)).collect();
-        if let Some(first) = vals.first() {
-            if !first.is_empty() && vals.iter().all(|v| v == first) {
-                out.push(format!("{}={first}", f.key()));
-            }
+        // The values compared as they are (no text made per run: a page asks this of every chart, and
+        // the first run that differs ends the look).
+        let Some(first) = runs.first().map(|x| f.at(x.r)) else {
+            continue;
+        };
+        let text = iolab_lab::series::text(first);
+        if !text.is_empty() && runs.iter().all(|x| f.at(x.r) == first) {
+            out.push(format!("{}={text}", f.key()));
         }
     }
     if out.is_empty() {
