@@ -408,6 +408,28 @@ fn report_reads_a_file_once_however_it_is_named() {
         );
         assert!(!html.exists());
     }
+    // The files named are counted before any is read: a damaged first file is not read when a second
+    // one (sparse, 1.1 GiB) takes them past the bound.
+    let damaged = dir.path().join("damaged.jsonl");
+    std::fs::write(&damaged, b"\0\0\0\n").unwrap();
+    let huge = dir.path().join("huge.jsonl");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(1_100 << 20)
+        .unwrap();
+    let r = iolab(&[
+        "report",
+        &path_str(&damaged),
+        &path_str(&huge),
+        "-o",
+        &path_str(&html),
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("a report reads in all") && !r.stderr.contains("0x00"),
+        "{}",
+        r.stderr
+    );
     // A fleet's results directory shares the count: named twice, or beside one of its own files.
     let fleet = dir.path().join("fleet");
     std::fs::create_dir_all(fleet.join("h0/files")).unwrap();
