@@ -581,6 +581,14 @@ pub fn read_dir_within(
     // outcome file, whatever it has become, names it.
     let mut names = BTreeSet::new();
     for e in entries.flatten() {
+        // A link that leads to what looks like a host's results was put there by someone else: refused,
+        // not passed over without a word.
+        if e.file_type().is_ok_and(|t| t.is_symlink()) && e.path().join(HOST_FILE).exists() {
+            return Err(Error::Runtime(format!(
+                "{}: a symbolic link to a host's results, not a host's directory iolab made: refused",
+                e.path().display()
+            )));
+        }
         if !e.file_type().is_ok_and(|t| t.is_dir())
             || std::fs::symlink_metadata(e.path().join(HOST_FILE)).is_err()
         {

@@ -1111,6 +1111,17 @@ fn a_tampered_results_directory_is_refused_naming_the_host_and_never_blocks() {
         "host b: record unreadable",
         "fleet-host.json is a FIFO",
     );
+    // A host's directory replaced by a symbolic link to a copy of it: refused, not passed over.
+    std::fs::remove_file(&info).unwrap();
+    let copy = w.join("b-copy");
+    std::fs::rename(res.join("b"), &copy).unwrap();
+    std::fs::write(copy.join("fleet-host.json"), b"{}").unwrap();
+    std::os::unix::fs::symlink(&copy, res.join("b")).unwrap();
+    refused_in_one_line(
+        &report(10),
+        "b: a symbolic link to a host's results",
+        "not a host's directory iolab made",
+    );
 }
 
 #[test]
