@@ -332,7 +332,14 @@ pub fn resolve(
     let (host, guest) = (Apt::host(), Apt::guest(cache, arch));
     ensure_lists(&guest, arch, say)?;
     // A release by its short name: the newest image of it in the lists.
-    let first = super::releases::package(&first, arch, &guest)?;
+    let first = super::releases::package(&first, arch, || {
+        let listed = tool(
+            "apt-cache",
+            &guest.args(&["pkgnames", "linux-image-6."]),
+            None,
+        )?;
+        Ok(listed.lines().map(str::to_string).collect())
+    })?;
     let (qemu, tools) = (arch.qemu().0, arch.qemu_tools());
     let mut qemu_want: Vec<String> = std::iter::once(qemu)
         .chain(tools.iter().copied())

@@ -3,7 +3,7 @@
 //! `linux-image-6.12.NN+deb12-amd64`, ...). A full package name is taken as it is; a short name with no
 //! package is refused, naming the short names that have one.
 
-use super::arch::{Apt, Arch};
+use super::arch::Arch;
 use iolab_engine::error::{Error, Result};
 
 /// The short names `--kernel` takes.
@@ -75,18 +75,17 @@ pub fn newest<'a>(names: &'a [String], short: &str, flavour: &str) -> Option<&'a
         .max_by_key(|n| numbers(n))
 }
 
-/// The kernel image package `--kernel asked` names: a short name's newest package in `apt`'s lists, or
-/// `asked` itself.
-pub fn package(asked: &str, arch: Arch, apt: &Apt) -> Result<String> {
+/// The kernel image package `--kernel asked` names: a short name's newest package of those apt's lists
+/// have (`listed`: their kernel image packages' names, asked only for a short name), or `asked` itself.
+pub fn package(
+    asked: &str,
+    arch: Arch,
+    listed: impl FnOnce() -> Result<Vec<String>>,
+) -> Result<String> {
     if !is_short(asked) {
         return Ok(asked.to_string());
     }
-    let listed = super::fetch::tool(
-        "apt-cache",
-        &apt.args(&["pkgnames", "linux-image-6."]),
-        None,
-    )?;
-    let names: Vec<String> = listed.lines().map(str::to_string).collect();
+    let names = listed()?;
     let flavour = arch.kernel_flavour();
     if let Some(p) = newest(&names, asked, flavour) {
         return Ok(p.clone());
