@@ -49,14 +49,19 @@ fn matches(pkg: &str, short: &str, flavour: &str) -> bool {
     let Some(version) = rest.strip_suffix(&tail) else {
         return false;
     };
-    // 6.1's packages are 6.1.0-ABI; 6.12's 6.12.N+debK (and never 6.1.0-NN-rt when -rt was not asked).
-    let on_line = match release {
-        "6.1" => version
-            .strip_prefix("6.1.0-")
-            .is_some_and(|abi| !abi.is_empty() && abi.bytes().all(|b| b.is_ascii_digit())),
-        r => version.strip_prefix(r).is_some_and(|v| v.starts_with('.')),
-    };
-    on_line && !version.ends_with("-rt")
+    // 6.1's packages are 6.1.0-ABI; 6.12's 6.12.N+debK: nothing else between the release and the
+    // flavour (a cloud kernel, 6.12.N+debK-cloud, or an -rt one when -rt was not asked, is not it).
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    match release {
+        "6.1" => version.strip_prefix("6.1.0-").is_some_and(digits),
+        r => version
+            .strip_prefix(r)
+            .and_then(|v| v.strip_prefix('.'))
+            .is_some_and(|v| match v.split_once("+deb") {
+                Some((n, deb)) => digits(n) && digits(deb),
+                None => digits(v),
+            }),
+    }
 }
 
 /// The numbers of a package's version, for ordering (`6.1.0-48` -> [6, 1, 0, 48]).
@@ -130,6 +135,9 @@ mod tests {
             "linux-image-6.12.9+deb12-amd64",
             "linux-image-6.12.41+deb12-amd64",
             "linux-image-6.12.41+deb12-rt-amd64",
+            "linux-image-6.12.118+deb12-cloud-amd64",
+            "linux-image-6.12.118+deb12-amd64-unsigned",
+            "linux-image-6.12-amd64-dbg",
             "linux-image-6.1.0-50-arm64",
         ]);
         let pick = |s| newest(&n, s, "amd64").map(String::as_str);
