@@ -43,10 +43,16 @@ pub fn build_module(headers: &Path, work: &Path) -> Result<PathBuf> {
         std::fs::write(&p, text)
             .map_err(|e| Error::Runtime(format!("cannot write {}: {e}", p.display())))?;
     }
-    let out = Command::new("make")
-        .arg("-C")
+    let mut make = Command::new("make");
+    make.arg("-C")
         .arg(headers)
-        .arg(format!("M={}", work.display()))
+        .arg(format!("M={}", work.display()));
+    // A kernel that gives its modules BTF (6.12) runs pahole on each: without pahole the module is built
+    // without BTF (it matters only to BPF programs that name the module's types), not refused.
+    if Command::new("pahole").arg("--version").output().is_err() {
+        make.arg("CONFIG_DEBUG_INFO_BTF_MODULES=");
+    }
+    let out = make
         .arg("modules")
         .output()
         .map_err(|e| Error::Runtime(format!("cannot run make (is it installed?): {e}")))?;

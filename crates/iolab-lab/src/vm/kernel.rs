@@ -22,6 +22,12 @@ pub struct Kernel {
     pub dir: PathBuf,
 }
 
+/// A module file's name without `.ko` and a compression's extension (`nvme-core.ko.xz` -> `nvme-core`).
+fn module_file_stem(file: &Path) -> String {
+    let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name.split(".ko").next().unwrap_or(name).to_string()
+}
+
 /// A module's name as the kernel knows it (`nvme-core.ko` -> `nvme_core`).
 pub fn module_name(file: &Path) -> String {
     let stem = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -40,10 +46,41 @@ pub fn modinfo(elf: &[u8]) -> Option<Vec<String>> {
     )
 }
 
+/// The decompressors of the compressed modules a kernel package may hold (6.12's are `.ko.xz`), run as
+/// dpkg-deb runs them (xz-utils comes with dpkg; zstd where installed).
+const COMPRESSED: [(&str, &str); 2] = [(".ko.xz", "xz"), (".ko.zst", "zstd")];
+
+/// A module file's ELF object: as it is, or decompressed (`xz -dc`).
+fn module_bytes(path: &Path) -> Result<Vec<u8>> {
+    let name = path.to_string_lossy();
+    let Some((_, tool)) = COMPRESSED.iter().find(|(ext, _)| name.ends_with(ext)) else {
+        return std::fs::read(path)
+            .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", path.display())));
+    };
+    let out = std::process::Command::new(tool)
+        .arg("-dc")
+        .arg(path)
+        .output()
+        .map_err(|e| Error::Runtime(format!("cannot run {tool} to decompress {name}: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::Runtime(format!(
+            "{tool} -dc {name} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(out.stdout)
+}
+
+/// Whether `path` names a kernel module, compressed or not.
+fn is_module(path: &Path) -> bool {
+    let name = path.to_string_lossy();
+    name.ends_with(".ko") || COMPRESSED.iter().any(|(ext, _)| name.ends_with(ext))
+}
+
 /// The modules a module depends on (`depends=` of its `.modinfo`), as kernel names.
 fn depends_of(path: &Path) -> Result<Vec<String>> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Error::Runtime(format!("cannot read {}: {e}", path.display())))?;
+    let bytes = module_bytes(path)?;
     let info = modinfo(&bytes).ok_or_else(|| {
         Error::Runtime(format!(
             "{} has no .modinfo section: not a kernel module",
@@ -59,13 +96,13 @@ fn depends_of(path: &Path) -> Result<Vec<String>> {
         .collect())
 }
 
-/// Every `.ko` under `dir`, by kernel name.
+/// Every module under `dir` (`.ko`, `.ko.xz`, `.ko.zst`), by kernel name.
 fn index(dir: &Path, into: &mut BTreeMap<String, PathBuf>) {
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let p = e.path();
         match e.file_type() {
             Ok(t) if t.is_dir() => index(&p, into),
-            Ok(t) if t.is_file() && p.to_string_lossy().ends_with(".ko") => {
+            Ok(t) if t.is_file() && is_module(&p) => {
                 into.insert(module_name(&p), p);
             }
             _ => {}
@@ -73,13 +110,26 @@ fn index(dir: &Path, into: &mut BTreeMap<String, PathBuf>) {
     }
 }
 
+/// The modules a release has built in (its `modules.builtin`, beside `dir`: `lib/modules/R/kernel`), by
+/// kernel name; none where the file is missing.
+fn built_in(dir: &Path) -> std::collections::BTreeSet<String> {
+    let list = dir
+        .parent()
+        .map(|r| r.join("modules.builtin"))
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .unwrap_or_default();
+    list.lines().map(|l| module_name(Path::new(l))).collect()
+}
+
 /// The closure of `roots` in load order (each module after its dependencies), from the modules under
-/// `dir` (a release's `lib/modules/R/kernel`). A root or dependency that is missing is an error naming it.
+/// `dir` (a release's `lib/modules/R/kernel`); one the kernel has built in (6.12's virtio_pci) needs no
+/// loading. A root or dependency that is neither is an error naming it.
 pub fn load_order(dir: &Path, roots: &[&str]) -> Result<Vec<PathBuf>> {
     let mut idx = BTreeMap::new();
     index(dir, &mut idx);
     let mut order = Vec::new();
-    let mut seen = std::collections::BTreeSet::new();
+    // Built in: already there, as if loaded.
+    let mut seen = built_in(dir);
     fn visit(
         name: &str,
         idx: &BTreeMap<String, PathBuf>,
@@ -187,9 +237,12 @@ pub fn keep_from(
     let order = load_order(&mods, roots)?;
     let mut text = format!("roots {}\n", roots.join(" "));
     for m in &order {
-        let name = m.file_name().expect("a file").to_owned();
-        copy(m, &d.join("modules").join(&name))?;
-        text.push_str(&format!("{}\n", name.to_string_lossy()));
+        // Kept as plain `.ko` (decompressed here): the guest loads each as it is.
+        let name = format!("{}.ko", module_file_stem(m));
+        let to = d.join("modules").join(&name);
+        std::fs::write(&to, module_bytes(m)?)
+            .map_err(|e| Error::Runtime(format!("cannot write {}: {e}", to.display())))?;
+        text.push_str(&format!("{name}\n"));
     }
     std::fs::write(d.join("order"), text)
         .map_err(|e| Error::Runtime(format!("cannot write in {}: {e}", d.display())))?;
@@ -201,6 +254,26 @@ pub fn keep_from(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_module_the_kernel_has_built_in_needs_no_loading() {
+        let d = tempfile::tempdir().unwrap();
+        let kernel = d.path().join("6.12.118+deb12-amd64/kernel");
+        std::fs::create_dir_all(&kernel).unwrap();
+        std::fs::write(
+            kernel.parent().unwrap().join("modules.builtin"),
+            "kernel/drivers/virtio/virtio_pci.ko\nkernel/fs/ext4/ext4.ko\n",
+        )
+        .unwrap();
+        assert_eq!(
+            load_order(&kernel, &["virtio_pci", "ext4"]).unwrap(),
+            Vec::<PathBuf>::new()
+        );
+        let e = load_order(&kernel, &["virtio_pci", "nvme"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no module nvme"), "{e}");
+    }
 
     #[test]
     fn module_names_as_the_kernel_spells_them() {
