@@ -264,11 +264,23 @@ fn bad_arguments(e: clap::Error) -> ! {
         })
         .map(|l| format!(" ({})", l.trim()))
         .unwrap_or_default();
-    output::errln(&format!("iolab: {first}{hint}; see iolab --help"));
+    output::errln(&clipped(&format!("iolab: {first}{hint}; see iolab --help")));
     std::process::exit(2);
 }
 
 fn fail(e: &Error) -> ! {
-    output::errln(&format!("iolab: {e}"));
+    output::errln(&clipped(&format!("iolab: {e}")));
     std::process::exit(e.exit_code());
+}
+
+/// The most characters a line of an error says: one that quotes its input (a 100 kB `bs` in a spec file)
+/// shows the input's ends.
+const ERROR_LINE_MAX: usize = 2_000;
+
+/// `text` with each line cut in its middle to [`ERROR_LINE_MAX`] characters.
+fn clipped(text: &str) -> String {
+    text.lines()
+        .map(|l| iolab_engine::units::clip_middle(l, ERROR_LINE_MAX))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

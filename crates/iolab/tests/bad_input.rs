@@ -473,3 +473,22 @@ fn a_bare_targets_copy_source_is_beside_it() {
         "target and source removed"
     );
 }
+
+/// An error that quotes its input says one line of at most 2,000 characters, the input's ends shown (a
+/// 100 kB `bs` in a spec file was quoted whole).
+#[test]
+fn an_error_quoting_a_huge_input_shows_its_ends_in_one_short_line() {
+    let d = tempfile::tempdir().unwrap();
+    let spec = d.path().join("s.toml");
+    std::fs::write(&spec, format!("bs = \"{}\"\n", "9".repeat(100_000))).unwrap();
+    let r = iolab(&["run", "--spec", &path_str(&spec)]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 1);
+    assert!(lines[0].chars().count() <= 2_000, "{}", lines[0].len());
+    assert!(
+        lines[0].starts_with("iolab: --bs: '999") && lines[0].ends_with("accepted per operation"),
+        "{}",
+        lines[0]
+    );
+}
