@@ -173,9 +173,9 @@ fn range_hosts(text: &str) -> u64 {
     let one = |r: &str| -> Option<u64> {
         let mut it = r.split(':');
         let (a, b) = (it.next()?.trim(), it.next()?.trim());
-        let step: u64 = it.next().map_or(Some(1), |s| s.trim().parse().ok())?.max(1);
-        let span = match (a.parse::<u64>(), b.parse::<u64>()) {
-            (Ok(a), Ok(b)) => b.checked_sub(a)?,
+        let step: u64 = it.next().map_or(Some(1), py_int)?.max(1);
+        let span = match (py_int(a), py_int(b)) {
+            (Some(a), Some(b)) => b.checked_sub(a)?,
             _ if a.len() == 1 && b.len() == 1 => {
                 u64::from(b.as_bytes()[0].checked_sub(a.as_bytes()[0])?)
             }
@@ -192,6 +192,31 @@ fn range_hosts(text: &str) -> u64 {
             ranges.fold(0u64, |n, k| n.max(1).saturating_mul(k))
         })
         .fold(0u64, u64::saturating_add)
+}
+
+/// A range's bound as Python's `int()` reads it (Ansible expands ranges with it): ASCII digits with
+/// single underscores between them, around them spaces, saturating at u64::MAX; a digit of another script
+/// (full-width, ...) counts as a number too large to expand. None: not a number.
+fn py_int(s: &str) -> Option<u64> {
+    let t = s.trim();
+    let t = t.strip_prefix('+').unwrap_or(t);
+    if t.starts_with('_') || t.ends_with('_') || t.contains("__") || t.is_empty() {
+        return None;
+    }
+    let mut n = 0u64;
+    for c in t.chars() {
+        match c {
+            '0'..='9' => {
+                n = n
+                    .saturating_mul(10)
+                    .saturating_add(u64::from(c as u8 - b'0'))
+            }
+            '_' => {}
+            c if c.is_numeric() => return Some(u64::MAX),
+            _ => return None,
+        }
+    }
+    Some(n)
 }
 
 /// Whether YAML `text` has a root `plugin` key: Ansible's `auto` inventory plugin then loads the plugin
@@ -634,6 +659,12 @@ mod tests {
         );
         assert_eq!(range_hosts("[lab:vars]\nx=[1, 2]\n"), 0);
         assert_eq!(range_hosts("h[0:18446744073709551615][0:9]\n"), u64::MAX);
+        // Read as Python's int() reads them, which Ansible's expansion uses.
+        assert_eq!(range_hosts("h[0:99_999]\n"), 100_000);
+        assert_eq!(range_hosts("h[0:99999999999999999999]\n"), u64::MAX);
+        assert_eq!(range_hosts("h[0:\u{ff11}\u{ff10}]\n"), u64::MAX);
+        assert_eq!(range_hosts("h[ 1 : 3 ]\n"), 3);
+        assert_eq!(range_hosts("h[0:9__9]\n"), 0);
     }
 
     #[test]
