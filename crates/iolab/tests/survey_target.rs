@@ -213,29 +213,33 @@ fn writes_to_what_iolab_did_not_make_are_refused_before_any_work() {
 fn each_write_run_writes_its_file_once_at_most_and_the_plan_says_how_much_in_all() {
     let work = disk_dir();
     let target = disk_dir();
-    let results = path_str(&work.path().join("results"));
-    let r = iolab(&[
-        "survey",
-        "--rounds",
-        "1",
-        "--max-time",
-        "0",
-        "--results-dir",
-        &results,
-        "--target",
-        &path_str(target.path()),
-        "--workload",
-        "write,randwrite",
-        "--bs",
-        "256k",
-        "--inflight",
-        "1",
-        "--buffered",
-        "--file-size",
-        "2m",
-        "--max-seconds",
-        "20",
-    ]);
+    // Buffered 256 KiB writes at 1 in flight to files of 2 MiB, 20 s allowed: the file ends each run.
+    let writes = |results: &str, rounds: &str, max_time: &str, workload: &str| {
+        let results = path_str(&work.path().join(results));
+        iolab(&[
+            "survey",
+            "--rounds",
+            rounds,
+            "--max-time",
+            max_time,
+            "--results-dir",
+            &results,
+            "--target",
+            &path_str(target.path()),
+            "--workload",
+            workload,
+            "--bs",
+            "256k",
+            "--inflight",
+            "1",
+            "--buffered",
+            "--file-size",
+            "2m",
+            "--max-seconds",
+            "20",
+        ])
+    };
+    let r = writes("results", "1", "0", "write,randwrite");
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let v = the_survey(&work.path().join("results"));
     let ran: Vec<&serde_json::Value> = v["runs"]
@@ -276,27 +280,7 @@ fn each_write_run_writes_its_file_once_at_most_and_the_plan_says_how_much_in_all
     assert!(written <= 2 * cells as u64 * (1 << 20), "{written}");
     // With time for more rounds, the bound holds for every round: each run writes its 2 MiB, so the
     // first two rounds take what the plan allows and no further round runs.
-    let results = path_str(&work.path().join("results2"));
-    let r = iolab(&[
-        "survey",
-        "--rounds",
-        "2",
-        "--max-time",
-        "30",
-        "--results-dir",
-        &results,
-        "--target",
-        &path_str(target.path()),
-        "--workload",
-        "write",
-        "--bs",
-        "256k",
-        "--inflight",
-        "1",
-        "--buffered",
-        "--file-size",
-        "2m",
-    ]);
+    let r = writes("results2", "2", "30", "write");
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let v = the_survey(&work.path().join("results2"));
     let rr = &v["rounds_run"];
