@@ -176,9 +176,9 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
             drop(text);
             return document(doc, keep, out).map_err(bad);
         }
-        // Cut short (a write interrupted by a kill): a last line that is not whole JSON, and not one
-        // refused for what it holds.
-        Err(e) if !e.is_data() && !first.ends_with(b"\n") => {
+        // Cut short (a write interrupted by a kill): a last line whose text ends mid-value (one that
+        // is whole but holds what no JSON reader takes, a 400-digit number, is refused for it).
+        Err(e) if e.is_eof() && !first.ends_with(b"\n") => {
             out.cut = first.len();
             return Ok(out);
         }
@@ -215,7 +215,7 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
             }
             Ok(_) => return Err(bad(format!("line {} is not a sweep record", lines.number))),
             // Only the last line may be cut short (a write interrupted by a kill).
-            Err(e) if !e.is_data() && !l.ends_with(b"\n") => out.cut = l.len(),
+            Err(e) if e.is_eof() && !l.ends_with(b"\n") => out.cut = l.len(),
             Err(e) => return Err(bad(line_err(lines.number, &e))),
         }
     }

@@ -772,6 +772,16 @@ fn a_file_whose_only_line_is_cut_says_so() {
         e.contains("holds no whole record: its only line is cut short (29 bytes"),
         "{e}"
     );
+    // A whole line holding what no reader takes (a 400-digit number) is refused for it, not called cut.
+    let huge = format!(
+        "{{\"point\": {{\"bs\": \"4k\"}}, \"result\": {}}}",
+        "9".repeat(400)
+    );
+    let e = records_of(&huge, Path::new("c")).unwrap_err().to_string();
+    assert!(
+        e.contains("number out of range") && !e.contains("cut short"),
+        "{e}"
+    );
 }
 
 /// A suite's summary line is held with each text cut to what iolab writes at most (a forged answer of
