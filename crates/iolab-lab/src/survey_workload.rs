@@ -591,11 +591,17 @@ fn writes_line(place: &Place, cells: &[Cell], o: &WorkloadOptions, size: u64) ->
         .into_iter()
         .collect();
     if !writing.is_empty() {
+        let traced = writing.iter().filter(|c| c.spec.layers).count();
         parts.push(format!(
-            "at most {} in each of {} of the first rounds; a further round's run starts only within that",
+            "at most {} in each of {}{} of the first rounds; a further round's run starts only within that",
             // The most one run writes: its file once over, or one block where a block is larger.
             fmt_size(writing.iter().map(|c| crate::rounds::most_written(c)).max().unwrap_or(0)),
             count(writing.len() * rounds as usize, "write run"),
+            match traced {
+                0 => String::new(),
+                1 => " and 1 untimed pass (the block layer traced)".to_string(),
+                n => format!(" and {n} untimed passes (the block layer traced)"),
+            }
         ));
     }
     match (parts.is_empty(), writing.is_empty()) {
@@ -609,13 +615,14 @@ fn writes_line(place: &Place, cells: &[Cell], o: &WorkloadOptions, size: u64) ->
     }
 }
 
-/// The most the runs of the first `rounds` rounds write: each write run's ops times its block size.
+/// The most the runs of the first `rounds` rounds write: each write run's ops times its block size, and
+/// as much again for a run of the first round whose block layer is traced (its traced pass writes first).
 fn first_rounds_writes(cells: &[Cell], rounds: u32) -> u64 {
-    cells
-        .iter()
-        .map(crate::rounds::most_written)
-        .fold(0u64, u64::saturating_add)
-        .saturating_mul(u64::from(rounds))
+    let each = |c: &Cell| {
+        let passes = u64::from(rounds) + u64::from(c.spec.layers);
+        crate::rounds::most_written(c).saturating_mul(passes)
+    };
+    cells.iter().map(each).fold(0u64, u64::saturating_add)
 }
 
 /// "1 workload", "16 workloads".
