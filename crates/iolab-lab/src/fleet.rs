@@ -1022,7 +1022,6 @@ mod tests {
         };
         host(&d.path().join("ok1"));
         host(&out.path().join("ext"));
-        std::os::unix::fs::symlink(out.path().join("ext"), d.path().join("symhost")).unwrap();
         let not_run = |n: &str| serde_json::json!({"name": n, "outcome": {"NotRun": {"why": "x"}}});
         // A name that is not a directory of the results' own is damage, never read elsewhere.
         for bad in ["ok1/", "ok1/.", "../x", "/abs", ".."] {
@@ -1042,6 +1041,14 @@ mod tests {
             .map(|h| h.name)
             .collect();
         assert_eq!(names, ["gone", "ok1"]);
+        // A link to a host's results elsewhere is not the results' own: refused, naming it.
+        std::os::unix::fs::symlink(out.path().join("ext"), d.path().join("symhost")).unwrap();
+        let e = read_dir(d.path(), &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("symhost: a symbolic link to a host's results"),
+            "{e}"
+        );
+        std::fs::remove_file(d.path().join("symhost")).unwrap();
         // A FIFO in fleet.json's place is refused without a read (the read would block).
         std::fs::remove_file(d.path().join("fleet.json")).unwrap();
         mkfifo(&d.path().join("fleet.json"));

@@ -503,11 +503,16 @@ fn write_cap(file_size: u64) -> u64 {
     }
 }
 
-/// A run's ops: its round's share of `--ops`, and for a workload that writes at most [`write_cap`] bytes.
+/// A run's ops: its round's share of `--ops`, and for a workload that writes at most [`write_cap`] bytes
+/// (but one op per request in flight: a synchronous method's threads each need one).
 fn ops_per_run(w: &Workload, o: &WorkloadOptions, file_size: u64) -> u64 {
     let ops = (o.ops / o.rounds.max(1) as u64).max(1);
     if w.op.writes() {
-        ops.min((write_cap(file_size) / w.bs).max(1))
+        ops.min(
+            (write_cap(file_size) / w.bs)
+                .max(u64::from(w.inflight))
+                .max(1),
+        )
     } else {
         ops
     }
