@@ -70,6 +70,10 @@ pub fn workload_key(result: &Value) -> String {
     if let Some(kind) = result.get("target").and_then(|t| t.get("kind")) {
         m.insert("target_kind".into(), kind.clone());
     }
+    // A file on tmpfs and one on a disk's file system are two workloads (a suite has both).
+    if let Some(fs) = result.get("target").and_then(|t| t.get("fs")) {
+        m.insert("target_fs".into(), fs.clone());
+    }
     // Counting or sampling inside the timed pass slows it: such a run is not a repeat of a plain one.
     for k in ["count", "profile"] {
         if let Some(v) = result
@@ -114,6 +118,10 @@ pub fn workload_label(result: &Value) -> String {
         .pointer("/spec/bs")
         .and_then(|v| v.as_u64())
         .map_or_else(|| s("bs"), iolab_engine::units::fmt_size);
+    let kind = match result.pointer("/target/fs").and_then(|v| v.as_str()) {
+        Some(fs) => format!("{kind} on {fs}"),
+        None => kind.to_string(),
+    };
     format!(
         "{} {} bs={bs} {} thr={} qd={} batch={}{rwf}{inline} -> {kind}",
         s("method"),
@@ -134,6 +142,9 @@ pub enum Verdict {
     ZeroInA,
     /// B's median is 0 and A's is not.
     ZeroInB,
+    /// One side ran on an emulated CPU (QEMU TCG) and the other did not: its times show behaviour, not
+    /// speed, and are never ranked against the other's.
+    Emulated,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -174,6 +185,12 @@ fn groups(recs: &[Value]) -> Vec<Group<'_>> {
 
 /// The rows of one workload: each of `figures` (names from FIGURES) that both sides have, with its ratio,
 /// noise band and verdict.
+/// Whether any of these results ran on an emulated CPU (inside `iolab vm` under QEMU TCG).
+fn emulated(rs: &[&Value]) -> bool {
+    rs.iter()
+        .any(|r| r.pointer("/host/emulated").and_then(Value::as_bool) == Some(true))
+}
+
 pub fn rows_of(label: &str, ra: &[&Value], rb: &[&Value], figures: &[&str]) -> Vec<CompareRow> {
     let mut rows = Vec::new();
     for f in FIGURES.iter().filter(|f| figures.contains(&f.name)) {
@@ -192,7 +209,9 @@ pub fn rows_of(label: &str, ra: &[&Value], rb: &[&Value], figures: &[&str]) -> V
         let noise_pct = sa.spread_pct.max(sb.spread_pct).max(MIN_NOISE_PCT);
         let change_pct = (ratio - 1.0) * 100.0;
         // A zero against a figure measured is not noise: one side did not measure it.
-        let verdict = if sa.median == 0.0 && sb.median != 0.0 {
+        let verdict = if emulated(ra) != emulated(rb) {
+            Verdict::Emulated
+        } else if sa.median == 0.0 && sb.median != 0.0 {
             Verdict::ZeroInA
         } else if sb.median == 0.0 && sa.median != 0.0 {
             Verdict::ZeroInB
@@ -252,6 +271,9 @@ pub fn compare(
 pub const KEPT: &[&[&str]] = &[
     &["spec"],
     &["target", "kind"],
+    &["target", "fs"],
+    &["host", "kernel_release"],
+    &["host", "emulated"],
     &["workload"],
     &["iops"],
     &["mib_s"],
@@ -279,6 +301,7 @@ impl Verdict {
             Verdict::WithinNoise => "within noise",
             Verdict::ZeroInA => "not measured in A (0 there): no ratio",
             Verdict::ZeroInB => "not measured in B (0 there): no ratio",
+            Verdict::Emulated => "one side emulated: not ranked",
         }
     }
 }

@@ -21,8 +21,13 @@ fn place(key: &str) -> Vec<&'static str> {
     }
 }
 
-/// The value of `key` in a result's spec (as text), and the path it was found at.
+/// The value of `key` in a result's spec (as text), and the path it was found at; `kernel` is the
+/// release the run ran on (`host.kernel_release`: the guest's inside a guest), in no spec.
 fn value_at(result: &Value, key: &str) -> Option<(Vec<String>, String)> {
+    if key.trim_start_matches("--") == "kernel" {
+        let release = result.pointer("/host/kernel_release")?.as_str()?;
+        return Some((vec!["kernel".into()], release.to_string()));
+    }
     let spec = result.get("spec")?;
     let k = key.trim_start_matches("--").replace('-', "_");
     let fixed = place(key);
@@ -199,6 +204,41 @@ mod tests {
         assert!(o.only_a[0].contains("bs=8 KiB"));
         // Runs that differ in another key too are not matched.
         assert!(o.rows.iter().all(|r| !r.workload.contains("8192")));
+    }
+
+    /// A run on kernel `release` (emulated or not), writing to a file on `fs`.
+    fn on_kernel(release: &str, emulated: bool, fs: &str, iops: f64) -> Value {
+        let mut r = rec("io_uring", 4096, iops);
+        r["result"]["host"] = serde_json::json!({"kernel_release": release, "emulated": emulated});
+        r["result"]["target"]["fs"] = fs.into();
+        r
+    }
+
+    #[test]
+    fn kernels_are_compared_by_release_and_an_emulated_side_is_never_ranked() {
+        let f = vec![
+            on_kernel("6.1.0-41-amd64", true, "ext4", 100.0),
+            on_kernel("6.1.0-41-amd64", true, "tmpfs", 300.0),
+            on_kernel("6.12.57+deb12-amd64", true, "ext4", 50.0),
+            on_kernel("6.12.57+deb12-amd64", true, "tmpfs", 600.0),
+            on_kernel("6.18.0", false, "ext4", 1000.0),
+        ];
+        let o = compare_across(&f, &f, "kernel", None, Some(10.0)).unwrap();
+        // A file on tmpfs and one on ext4 are two workloads, never one of two runs.
+        let iops: Vec<_> = o.rows.iter().filter(|r| r.figure == "iops").collect();
+        assert_eq!(iops.len(), 3, "{o:?}");
+        let ext4_612 = iops
+            .iter()
+            .find(|r| r.workload.contains("vs 6.12") && r.workload.ends_with("file on ext4"))
+            .unwrap();
+        assert_eq!((ext4_612.a.n, ext4_612.ratio), (1, 0.5));
+        assert_eq!(ext4_612.verdict, crate::compare::Verdict::Slower);
+        let tmpfs = iops.iter().find(|r| r.workload.ends_with("on tmpfs")).unwrap();
+        assert_eq!(tmpfs.ratio, 2.0);
+        // The host against an emulated guest: a ratio, but no verdict (and so no regression).
+        let host = iops.iter().find(|r| r.workload.contains("vs 6.18.0")).unwrap();
+        assert_eq!(host.verdict, crate::compare::Verdict::Emulated);
+        assert_eq!(o.regressions, 2, "the 6.12 ext4 row's iops and time/op only: {o:?}");
     }
 
     #[test]

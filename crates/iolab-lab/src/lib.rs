@@ -14,6 +14,7 @@ pub mod findings;
 pub mod findings_compare;
 pub mod fio_job;
 pub mod fleet;
+pub mod kernels;
 pub mod lines;
 pub mod pairs;
 pub mod partition;

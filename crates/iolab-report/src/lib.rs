@@ -15,6 +15,7 @@ pub mod fio_log;
 pub mod fleet;
 pub mod html;
 pub mod interval_csv;
+pub mod kernels_view;
 mod offload;
 pub mod probe;
 mod rounds_text;

@@ -271,7 +271,8 @@ fn compare_row(t: &mut Table, r: &CompareRow) {
     } else {
         "-".to_string()
     };
-    let single = if r.a.n < 2 || r.b.n < 2 {
+    let unranked = r.verdict == iolab_lab::compare::Verdict::Emulated;
+    let single = if (r.a.n < 2 || r.b.n < 2) && !unranked {
         " (noise not measured)"
     } else {
         ""

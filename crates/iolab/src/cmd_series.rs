@@ -92,6 +92,13 @@ pub(crate) struct SuiteArgs {
     /// `iolab vm --timeout SECS -- suite ...` sets another limit.
     #[arg(long)]
     pub(crate) vm: bool,
+    /// Run the suite on each of these kernels, one after the other, and set them side by side: host
+    /// (this machine's), or a kernel `iolab vm --kernel` boots (6.1, 6.1-rt, 6.12, 6.12-rt, or a
+    /// linux-image package), e.g. host,6.1,6.12. The records go into one file, each point naming its
+    /// kernel; the tables show the kernel's own counts per op side by side, an emulated kernel's times
+    /// labelled as such; `iolab compare --across kernel FILE` sets every figure side by side.
+    #[arg(long, value_name = "LIST", conflicts_with_all = ["vm", "resume"])]
+    pub(crate) kernels: Option<String>,
 }
 
 /// How long `suite --vm` lets its guest run.
@@ -352,6 +359,34 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     // What can be refused is refused before the suite makes its directories (and a zram device).
     let points = iolab_lab::suite::check(&suite, a.quick)?;
     Flow::check(&points, a.out.as_deref(), a.resume, &fixed)?;
+    if let Some(list) = &a.kernels {
+        #[cfg(feature = "vm")]
+        {
+            let asked = crate::cmd_suite_kernels::parse(list)?;
+            check_places_elsewhere(a)?;
+            let asked_for = crate::cmd_suite_kernels::SuiteArgs {
+                name: a.name.as_deref().unwrap_or_default(),
+                quick: a.quick,
+                repeat: a.repeat.as_deref(),
+                profile: a.profile.as_deref(),
+                disk_dir: &a.disk_dir,
+                tmpfs_dir: &a.tmpfs_dir,
+                out: a.out.as_deref(),
+                md: a.md.as_deref(),
+                csv: a.csv.as_deref(),
+                csv_intervals: a.csv_intervals.as_deref(),
+            };
+            return crate::cmd_suite_kernels::cmd(&asked_for, &suite, &asked);
+        }
+        #[cfg(not(feature = "vm"))]
+        return Err(Error::usage(
+            "--kernels",
+            format!(
+                "{list}: this iolab is built without `iolab vm`, as the board binaries are: run the suite \
+                 on several kernels from an x86_64 host's iolab"
+            ),
+        ));
+    }
     if a.vm {
         // Checked here first (the current directory is the guest's too); then the same command in the
         // guest: this one's arguments without --vm.

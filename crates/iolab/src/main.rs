@@ -23,6 +23,8 @@ mod cmd_run;
 #[cfg(feature = "fio-jobs")]
 mod cmd_run_fio;
 mod cmd_series;
+#[cfg(feature = "vm")]
+mod cmd_suite_kernels;
 mod cmd_survey;
 mod cmd_survey_workload;
 #[cfg(feature = "vm")]

@@ -416,6 +416,64 @@ fn vm_commands_and_ports_are_checked_before_the_boot() {
     assert!(!d.path().join("cache").exists(), "nothing was fetched");
 }
 
+/// `suite --kernels`: each kernel a release, a package or `host`, each once, two or more; refused before
+/// anything runs or is fetched (no record file, no ./iolab-results).
+#[test]
+fn suite_kernels_are_checked_before_anything_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let in_dir = |args: &[&str], flag: &str, needle: &str| {
+        let out = std::process::Command::new(common::bin())
+            .args(args)
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with(&format!("iolab: {flag}")) && err.contains(needle),
+            "{args:?}: {err}"
+        );
+    };
+    in_dir(
+        &["suite", "nowait", "--kernels", "6.1"],
+        "--kernels",
+        "names one kernel",
+    );
+    in_dir(
+        &["suite", "nowait", "--kernels", "host,6.1,host"],
+        "--kernels",
+        "host is named twice",
+    );
+    in_dir(
+        &["suite", "nowait", "--kernels", "host,,6.1"],
+        "--kernels",
+        "has an empty name",
+    );
+    in_dir(
+        &["suite", "nowait", "--kernels", "host,5.10"],
+        "--kernels",
+        "5.10 is neither a release (6.1, 6.1-rt, 6.12, 6.12-rt)",
+    );
+    in_dir(
+        &["suite", "nowait", "--kernels", "host,6.1", "--vm"],
+        "the argument '--kernels <LIST>'",
+        "cannot be used with '--vm'",
+    );
+    in_dir(
+        &[
+            "suite",
+            "nowait",
+            "--kernels",
+            "host,6.1",
+            "--disk-dir",
+            "/proc",
+        ],
+        "--disk-dir",
+        "procfs",
+    );
+    assert!(!d.path().join("iolab-results").exists(), "nothing was made");
+}
+
 /// Results are never written into a kernel-interface filesystem, even by root (for whom the permission
 /// bits there allow it): refused before the run, naming the flag.
 #[test]

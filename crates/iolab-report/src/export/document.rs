@@ -53,6 +53,15 @@ pub enum Document<'a> {
         keys: &'a [String],
         summary: &'a Summary,
     },
+    /// `iolab suite --kernels`: its lead, the kernels side by side, the answers across them, and the
+    /// records (each point naming its kernel) with their point keys.
+    Kernels {
+        lead: &'a str,
+        side: &'a iolab_lab::kernels::Side,
+        answers: &'a [iolab_lab::answers::Answer],
+        records: &'a [Value],
+        keys: &'a [String],
+    },
     /// `iolab probe`.
     Probe(&'a ProbeResult),
     /// `iolab compare`; of two surveys, first what changed in their orders (`surveys`: the files and
@@ -114,6 +123,12 @@ impl Document<'_> {
                 }
             }
             Document::Probe(p) => Doc::from(crate::probe::render(p).as_str()),
+            Document::Kernels {
+                lead,
+                side,
+                answers,
+                ..
+            } => crate::kernels_view::doc(lead, side, answers),
         }
     }
 
@@ -147,7 +162,9 @@ impl Document<'_> {
                 records.iter().map(|r| (*r).clone()).collect(),
                 keys.to_vec(),
             )),
-            Document::Suite { records, keys, .. } => Some((records.to_vec(), keys.to_vec())),
+            Document::Suite { records, keys, .. } | Document::Kernels { records, keys, .. } => {
+                Some((records.to_vec(), keys.to_vec()))
+            }
             Document::Survey { .. }
             | Document::WorkloadSurvey { .. }
             | Document::Compare { .. }

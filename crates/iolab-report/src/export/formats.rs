@@ -94,7 +94,7 @@ impl Exporter for IntervalCsv {
                 t
             }
             Document::Sweep { keys, records, .. } => of_records(records, keys),
-            Document::Suite { records, keys, .. } => {
+            Document::Suite { records, keys, .. } | Document::Kernels { records, keys, .. } => {
                 of_records(&records.iter().collect::<Vec<_>>(), keys)
             }
             Document::Survey { .. }

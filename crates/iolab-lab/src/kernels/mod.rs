@@ -1,0 +1,336 @@
+//! `iolab suite NAME --kernels host,6.1,6.12`: one suite run on several kernels (this machine's and
+//! Debian's under QEMU), its records in one file, each point naming its kernel (`point.kernel`: the
+//! label asked for; `result.host.kernel_release`: the release it ran on), and set side by side here:
+//!
+//! - [`KernelRan`]: each kernel, its release, whether its CPU was emulated, its preemption model and
+//!   what `iolab probe` found it offers (tried, not guessed from the release number).
+//! - [`Side`]: a table per figure with a column per kernel. What emulation preserves comes first: the
+//!   kernel's own shares and counts per op (a NOWAIT attempt that would block, a punt to io-wq, context
+//!   switches, system calls); time per op only where a suite has no such figure, each emulated column
+//!   labelled, never ranked against the host's.
+//! - [`punts_by_release`]: the nowait suite's question across kernels: which release stops punting
+//!   buffered writes to io-wq, on which file system (or that none of these does, with the figures).
+//!
+//! Everything here reads records; the runs themselves are the command's (`cmd_suite_kernels.rs`).
+
+use crate::answers::reply::{pct, Answer, Status};
+use crate::findings_compare::{Fig, Row};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// One kernel a suite ran on.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct KernelRan {
+    /// As asked: "host", "6.1", "6.12-rt", or a package name.
+    pub label: String,
+    /// `uname -r` of the kernel the points ran on (the guest's inside a guest).
+    pub release: String,
+    /// The CPU was emulated (QEMU TCG): its timings show behaviour, not speed.
+    pub emulated: bool,
+    /// The kernel's preemption model ("PREEMPT_RT", "PREEMPT_DYNAMIC" ...) where it says.
+    pub preempt: Option<String>,
+    /// What `iolab probe` found on it: each thing tried, and whether it works.
+    #[serde(default)]
+    pub features: BTreeMap<String, bool>,
+}
+
+impl KernelRan {
+    /// The kernel as its records say it ran: the first record's `result.host`.
+    pub fn of_records(label: &str, recs: &[Value]) -> Option<KernelRan> {
+        let host = recs.iter().find_map(|r| r.pointer("/result/host"))?;
+        Some(KernelRan {
+            label: label.to_string(),
+            release: host.get("kernel_release")?.as_str()?.to_string(),
+            emulated: host.get("emulated").and_then(Value::as_bool) == Some(true),
+            preempt: host
+                .get("kernel_preempt")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            features: BTreeMap::new(),
+        })
+    }
+
+    /// "6.12 (6.12.57+deb12-amd64, PREEMPT_RT, emulated)".
+    pub fn describe(&self) -> String {
+        let mut parts = vec![self.release.clone()];
+        parts.extend(self.preempt.iter().filter(|p| *p == "PREEMPT_RT").cloned());
+        if self.emulated {
+            parts.push("emulated: QEMU TCG".into());
+        }
+        format!("{} ({})", self.label, parts.join(", "))
+    }
+}
+
+/// A figure of the side-by-side tables: a share (0-1) or a time.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub enum Unit {
+    Share,
+    Ns,
+}
+
+/// One workload's figures on each kernel: `values[k][f]`, kernel k's figure f (none: not run there).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct KRow {
+    pub label: String,
+    pub values: Vec<Vec<Option<f64>>>,
+}
+
+/// A table of the kernels side by side: its title, the figures each cell holds (joined by " / "), rows.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct KTable {
+    pub title: String,
+    pub figures: Vec<String>,
+    pub unit: Unit,
+    pub rows: Vec<KRow>,
+}
+
+/// The suite's kernels set side by side: what `suite --kernels` prints and records in its summary line
+/// (`summary.kernels`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Side {
+    pub kernels: Vec<KernelRan>,
+    pub tables: Vec<KTable>,
+    /// What the probe found on some kernels and not on others: (what was tried, per kernel).
+    pub differ: Vec<(String, Vec<Option<bool>>)>,
+}
+
+/// Each kernel's rows (one per point, repeats as their median run), cites naming lines of the one file.
+pub fn rows_by_kernel(kernels: &[KernelRan], recs: &[Value], lines: &[usize]) -> Vec<Vec<Row>> {
+    kernels
+        .iter()
+        .map(|k| {
+            let (mine, at): (Vec<Value>, Vec<usize>) = recs
+                .iter()
+                .zip(lines)
+                .filter(|(r, _)| {
+                    r.pointer("/point/kernel").and_then(Value::as_str) == Some(&k.label)
+                })
+                .map(|(r, l)| (r.clone(), *l))
+                .unzip();
+            crate::suite_rows::rows_at(&mine, &at)
+        })
+        .collect()
+}
+
+/// The side-by-side view of `rows` (each kernel's, in the order of `kernels`).
+pub fn side(kernels: &[KernelRan], rows: &[Vec<Row>]) -> Side {
+    let nowait = nowait_table(rows);
+    let tables = match nowait.rows.is_empty() {
+        false => vec![nowait],
+        true => vec![time_table(kernels, rows)],
+    };
+    Side {
+        kernels: kernels.to_vec(),
+        tables,
+        differ: differ(kernels),
+    }
+}
+
+/// A row's label: its workload, with its file system where it has one.
+fn label(r: &Row) -> String {
+    let w = r.workload();
+    match &r.fs {
+        Some(fs) if !r.target.contains(fs.as_str()) => match w.strip_suffix(" (O_DIRECT)") {
+            Some(w) => format!("{w} ({fs}, O_DIRECT)"),
+            None => format!("{w} ({fs})"),
+        },
+        _ => w,
+    }
+}
+
+/// Two kernels' rows of one point: the same step, target (as the suite names it, `{disk}/w.dat`: its
+/// path differs from one run to the next), file system and way.
+fn same_point(a: &Row, b: &Row) -> bool {
+    a.step == b.step && a.target == b.target && a.fs == b.fs && a.way == b.way
+}
+
+/// The rows of every kernel, one per point, in the order first met.
+fn workloads(rows: &[Vec<Row>], keep: impl Fn(&Row) -> bool) -> Vec<&Row> {
+    let mut seen: Vec<&Row> = Vec::new();
+    for r in rows.iter().flatten().filter(|r| keep(r)) {
+        if !seen.iter().any(|s| same_point(s, r)) {
+            seen.push(r);
+        }
+    }
+    seen
+}
+
+/// On one kernel's rows: the row of `w`'s point, and the io_uring row of the same workload beside it
+/// (within one run, rows of one workload share their path).
+fn point_of<'a>(mine: &'a [Row], w: &Row) -> Option<&'a Row> {
+    mine.iter().find(|r| same_point(r, w))
+}
+
+fn uring_beside<'a>(mine: &'a [Row], p: &Row) -> Option<&'a Row> {
+    mine.iter().find(|r| is_uring(r) && r.same_workload(p))
+}
+
+/// The nowait suite's view: per workload, the share of RWF_NOWAIT calls that would have blocked and the
+/// share of io_uring's requests punted to io-wq, on each kernel.
+fn nowait_table(rows: &[Vec<Row>]) -> KTable {
+    let probes = workloads(rows, |r| r.would_block.is_some());
+    let krows = probes
+        .iter()
+        .map(|p| KRow {
+            label: label(p),
+            values: rows
+                .iter()
+                .map(|mine| {
+                    let mp = point_of(mine, p);
+                    let wb = mp.and_then(|r| r.cited_opt(Fig::WouldBlock));
+                    let pu = mp
+                        .and_then(|r| uring_beside(mine, r))
+                        .and_then(|r| r.cited_opt(Fig::Punted));
+                    vec![wb, pu]
+                })
+                .collect(),
+        })
+        .collect();
+    KTable {
+        title:
+            "Share of RWF_NOWAIT calls that would have blocked / of io_uring's requests punted to \
+                io-wq, per kernel (the kernel's own counts: emulation keeps them)"
+                .into(),
+        figures: vec!["would block".into(), "punted".into()],
+        unit: Unit::Share,
+        rows: krows,
+    }
+}
+
+fn is_uring(r: &Row) -> bool {
+    r.method().is_some_and(|m| m.name() == "io_uring")
+}
+
+/// Any other suite: time per op of each point on each kernel.
+fn time_table(kernels: &[KernelRan], rows: &[Vec<Row>]) -> KTable {
+    let all = workloads(rows, |_| true);
+    let krows = all
+        .iter()
+        .map(|w| KRow {
+            label: format!("{}: {}, {}", w.step, w.way, label(w)),
+            values: rows
+                .iter()
+                .map(|mine| vec![point_of(mine, w).map(Row::ns)])
+                .collect(),
+        })
+        .collect();
+    let emulated = kernels.iter().any(|k| k.emulated);
+    KTable {
+        title: format!(
+            "Time per op on each kernel{}",
+            if emulated {
+                " (an emulated kernel's column shows behaviour, not speed: never set against the host's)"
+            } else {
+                ""
+            }
+        ),
+        figures: vec!["time/op".into()],
+        unit: Unit::Ns,
+        rows: krows,
+    }
+}
+
+/// What the probe found on some kernels and not on others.
+fn differ(kernels: &[KernelRan]) -> Vec<(String, Vec<Option<bool>>)> {
+    let names: std::collections::BTreeSet<&String> =
+        kernels.iter().flat_map(|k| k.features.keys()).collect();
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let each: Vec<Option<bool>> =
+                kernels.iter().map(|k| k.features.get(n).copied()).collect();
+            let seen: Vec<bool> = each.iter().flatten().copied().collect();
+            (seen.contains(&true) && seen.contains(&false)).then(|| (n.clone(), each))
+        })
+        .collect()
+}
+
+/// The nowait suite's question across kernels: on each file system with buffered writes, which of these
+/// releases stops punting them to io-wq (or that none does), from the punted shares of [`nowait_table`],
+/// cited through `rows`.
+pub fn punts_by_release(kernels: &[KernelRan], rows: &[Vec<Row>]) -> Option<Answer> {
+    let (text, cites) = crate::cite::collect(|| punts_text(kernels, rows));
+    let text = text?;
+    let emulated = kernels.iter().any(|k| k.emulated);
+    Some(Answer {
+        id: "punts-by-release".into(),
+        question: "Which kernel release stops punting buffered writes to io-wq, and on which file system?"
+            .into(),
+        source: "Thiessen §5, asked of each kernel".into(),
+        status: Status::Answered,
+        text,
+        needs: emulated.then(|| {
+            "nothing more for the shares (the kernel's own counts, kept under emulation); the emulated \
+             kernels' times are not compared"
+                .into()
+        }),
+        cites,
+        seed: BTreeMap::new(),
+    })
+}
+
+fn punts_text(kernels: &[KernelRan], rows: &[Vec<Row>]) -> Option<String> {
+    // Kernels in release order, oldest first (the host's may sit between Debian's).
+    let mut order: Vec<usize> = (0..kernels.len()).collect();
+    order.sort_by_key(|&i| release_key(&kernels[i].release));
+    let writes = workloads(rows, |r| {
+        is_uring(r) && r.facts.write && !r.facts.direct && r.fs.is_some()
+    });
+    let mut parts = Vec::new();
+    for w in &writes {
+        let shares: Vec<(usize, f64)> = order
+            .iter()
+            .filter_map(|&k| Some((k, point_of(&rows[k], w)?.cited_opt(Fig::Punted)?)))
+            .collect();
+        if shares.len() < 2 {
+            continue;
+        }
+        let each: Vec<String> = shares
+            .iter()
+            .map(|(k, s)| format!("{} {}", kernels[*k].label, pct(*s)))
+            .collect();
+        let fs = w.fs.clone().unwrap_or_default();
+        let stops = shares
+            .windows(2)
+            .find(|p| p[0].1 >= 0.5 && p[1].1 < 0.5)
+            .map(|p| p[1].0);
+        let verdict = match stops {
+            Some(k)
+                if shares
+                    .iter()
+                    .skip_while(|(i, _)| *i != k)
+                    .all(|(_, s)| *s < 0.5) =>
+            {
+                format!("{} stops punting them on {fs}", kernels[k].describe())
+            }
+            Some(_) => format!("the share goes down and up again across releases on {fs}"),
+            None if shares.iter().all(|(_, s)| *s >= 0.5) => {
+                format!("none of these releases stops punting them on {fs}")
+            }
+            None if shares.iter().all(|(_, s)| *s < 0.5) => {
+                format!("none of these releases punts most of them on {fs}")
+            }
+            None => format!("the oldest punts fewer than a newer one on {fs}"),
+        };
+        parts.push(format!(
+            "{}: {verdict} (io_uring's requests punted: {}).",
+            label(w),
+            each.join(", ")
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join(" "))
+}
+
+/// A release's place in release order: its leading numbers ("6.12.57+deb12" -> [6, 12, 57]).
+pub fn release_key(release: &str) -> Vec<u64> {
+    release
+        .split(|c: char| !c.is_ascii_digit())
+        .take_while(|s| !s.is_empty())
+        .take(3)
+        .filter_map(|s| s.parse().ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,306 @@
+//! `iolab suite NAME --kernels host,6.1,6.12`: the suite on each kernel, one after the other (`host`:
+//! this machine's, as a child iolab; a release or package: Debian's kernel booted under QEMU, as `iolab
+//! vm --kernel K` does), each kernel's `iolab probe` beside it; then their records in one file, each
+//! point naming its kernel, and the kernels side by side (`iolab_lab::kernels`).
+//!
+//! Each kernel's own files go to a directory of iolab's under ./iolab-results (the guest writes into the
+//! current directory, which it shares), removed at the end.
+
+use crate::output::{errln, outln};
+use iolab_engine::cleanup::Created;
+use iolab_engine::error::Error;
+use iolab_lab::kernels::{self, KernelRan};
+use iolab_lab::suite::SuiteFile;
+use iolab_lab::vm;
+use iolab_report::export::{Document, Outputs};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// What `suite --kernels` was asked for besides its kernels (the suite command's own flags).
+pub(crate) struct SuiteArgs<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) quick: bool,
+    pub(crate) repeat: Option<&'a str>,
+    pub(crate) profile: Option<&'a str>,
+    pub(crate) disk_dir: &'a Path,
+    pub(crate) tmpfs_dir: &'a Path,
+    pub(crate) out: Option<&'a Path>,
+    pub(crate) md: Option<&'a Path>,
+    pub(crate) csv: Option<&'a Path>,
+    pub(crate) csv_intervals: Option<&'a Path>,
+}
+
+/// How long each guest may run its suite and probe.
+const GUEST_TIMEOUT_S: u64 = 6 * 3600;
+
+/// `--kernels LIST`: "host" or a kernel `iolab vm --kernel` takes, each once, two or more.
+pub(crate) fn parse(list: &str) -> Result<Vec<String>, Error> {
+    let asked: Vec<String> = list.split(',').map(|s| s.trim().to_string()).collect();
+    if asked.iter().any(String::is_empty) {
+        return Err(Error::usage(
+            "--kernels",
+            format!(
+                "'{list}' has an empty name: give kernels separated by commas, e.g. host,6.1,6.12"
+            ),
+        ));
+    }
+    for (i, k) in asked.iter().enumerate() {
+        if asked[..i].contains(k) {
+            return Err(Error::usage("--kernels", format!("{k} is named twice")));
+        }
+        if k != "host" {
+            vm::releases::check_form(k, vm::arch::Arch::Amd64).map_err(|e| {
+                Error::usage("--kernels", e.to_string().replacen("--kernel: ", "", 1))
+            })?;
+        }
+    }
+    if asked.len() < 2 {
+        return Err(Error::usage(
+            "--kernels",
+            format!(
+                "'{list}' names one kernel: give two or more to set side by side (host, 6.1, 6.1-rt, 6.12, \
+                 6.12-rt or a linux-image package), or run `iolab vm --kernel {list} -- suite ...` for one"
+            ),
+        ));
+    }
+    Ok(asked)
+}
+
+/// The suite's arguments for one kernel's run, its records to `out`.
+fn suite_args(a: &SuiteArgs, out: &Path) -> Vec<OsString> {
+    let mut v: Vec<OsString> = vec!["suite".into(), a.name.into()];
+    if a.quick {
+        v.push("--quick".into());
+    }
+    if let Some(r) = a.repeat {
+        v.extend(["--repeat".into(), r.into()]);
+    }
+    if let Some(p) = a.profile {
+        v.push(format!("--profile={p}").into());
+    }
+    v.extend([
+        "--disk-dir".into(),
+        a.disk_dir.as_os_str().to_owned(),
+        "--tmpfs-dir".into(),
+        a.tmpfs_dir.as_os_str().to_owned(),
+        "--out".into(),
+        out.as_os_str().to_owned(),
+    ]);
+    v
+}
+
+/// Keeps what a guest says and prints, for when it fails.
+#[derive(Default)]
+struct Kept(Vec<u8>);
+
+impl vm::Report for Kept {
+    fn say(&mut self, line: &str) {
+        self.0
+            .extend_from_slice(format!("iolab vm: {line}\n").as_bytes());
+    }
+    fn out(&mut self, bytes: &[u8]) -> iolab_engine::error::Result<()> {
+        self.0.extend_from_slice(bytes);
+        Ok(())
+    }
+    fn err(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+    }
+}
+
+/// Runs the suite and the probe on kernel `k`; Err with its last lines where either failed.
+fn run_on(k: &str, cmds: Vec<Vec<OsString>>) -> Result<(), Error> {
+    let (ok, text) = if k == "host" {
+        let exe = std::env::current_exe()
+            .map_err(|e| Error::Runtime(format!("cannot find iolab's own binary: {e}")))?;
+        let mut all = Vec::new();
+        let mut ok = true;
+        for c in cmds {
+            let o = std::process::Command::new(&exe)
+                .args(c)
+                .stdin(std::process::Stdio::null())
+                .output()
+                .map_err(|e| Error::Runtime(format!("cannot start {}: {e}", exe.display())))?;
+            all.extend_from_slice(&o.stdout);
+            all.extend_from_slice(&o.stderr);
+            ok &= o.status.success();
+        }
+        (ok, all)
+    } else {
+        let args = crate::vm_guest::VmArgs {
+            arch: "x86_64".into(),
+            machine: None,
+            exe: None,
+            kernel: Some(k.to_string()),
+            cache: None,
+            timeout: GUEST_TIMEOUT_S,
+            script: None,
+            ssh: None,
+            args: Vec::new(),
+        };
+        let req = crate::vm_guest::request(&args, cmds)?;
+        let mut kept = Kept::default();
+        let statuses = vm::run(&req, &mut kept)?;
+        (statuses.iter().all(|&s| s == 0), kept.0)
+    };
+    if ok {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&text);
+    let tail: Vec<&str> = text.lines().rev().take(12).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    Err(Error::Runtime(format!(
+        "the suite on kernel {k} failed; its last lines:\n{}",
+        tail.join("\n")
+    )))
+}
+
+/// One kernel's records (its points, each naming the kernel) and what its probe found.
+fn read_part(k: &str, recs: &Path, probe: &Path) -> Result<(KernelRan, Vec<Value>), Error> {
+    let f = iolab_lab::series::read_record_file(recs, "--kernels", iolab_lab::series::Keep::All)?;
+    let mut points: Vec<Value> = f
+        .records
+        .into_iter()
+        .filter(|r| r.get("point").is_some())
+        .collect();
+    for r in &mut points {
+        if let Some(m) = r.as_object_mut() {
+            m.remove("settings");
+        }
+        if let Some(p) = r.get_mut("point").and_then(Value::as_object_mut) {
+            p.insert("kernel".into(), Value::String(k.to_string()));
+        }
+    }
+    let mut ran = KernelRan::of_records(k, &points)
+        .ok_or_else(|| Error::Runtime(format!("the suite on kernel {k} recorded no run")))?;
+    let text = iolab_engine::input::read_text(probe, "--kernels", "probe result", 1 << 24)?;
+    let p: iolab_lab::probe::ProbeResult = serde_json::from_str(&text)
+        .map_err(|e| Error::Runtime(format!("{}: {e}", probe.display())))?;
+    ran.features = p.rows.into_iter().map(|r| (r.name, r.available)).collect();
+    Ok((ran, points))
+}
+
+/// `suite NAME --kernels LIST` (checked by the caller as any suite is).
+pub(crate) fn cmd(a: &SuiteArgs, suite: &SuiteFile, asked: &[String]) -> Result<i32, Error> {
+    let outputs = Outputs::from_flags(None, a.md, a.csv, a.csv_intervals, &[("--out", a.out)])?;
+    iolab_engine::cleanup::install_signal_handler();
+    let results = Path::new("iolab-results");
+    let made = iolab_engine::made_dirs::MadeDirs::make(results)?;
+    let parts = Created::temp_tree(results, ".kernels-")?;
+    let dir = parts.path().to_path_buf();
+    let mut each: Vec<(KernelRan, Vec<Value>)> = Vec::new();
+    for (i, k) in asked.iter().enumerate() {
+        let (recs, probe) = (
+            dir.join(format!("{i}.jsonl")),
+            dir.join(format!("{i}-probe.json")),
+        );
+        let t0 = std::time::Instant::now();
+        errln(&format!("iolab suite {}: on kernel {k} ...", suite.name));
+        let probe_args = vec![
+            "probe".into(),
+            "--json".into(),
+            probe.clone().into_os_string(),
+        ];
+        run_on(k, vec![suite_args(a, &recs), probe_args])?;
+        let (ran, points) = read_part(k, &recs, &probe)?;
+        errln(&format!(
+            "iolab suite {}: {}: {} points in {:.0} s",
+            suite.name,
+            ran.describe(),
+            points.len(),
+            t0.elapsed().as_secs_f64()
+        ));
+        each.push((ran, points));
+    }
+    made.keep();
+    let recorded = kernels_file(a, suite, &each)?;
+    drop(parts);
+    let (path, recs, side, answers) = recorded;
+    let keys = vec!["kernel".to_string(), "step".into(), "target".into()];
+    let lead = format!(
+        "iolab suite {}{} on {} kernels: {}",
+        suite.name,
+        if a.quick { " --quick" } else { "" },
+        side.kernels.len(),
+        side.kernels
+            .iter()
+            .map(KernelRan::describe)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    outputs.write(&Document::Kernels {
+        lead: &lead,
+        side: &side,
+        answers: &answers,
+        records: &recs,
+        keys: &keys,
+    })?;
+    outln(&format!(
+        "\nresult: {} ({} points on {} kernels); each kernel's tables: iolab report {} -o report.html; \
+         every figure side by side: iolab compare --across kernel {}",
+        path.display(),
+        recs.len(),
+        side.kernels.len(),
+        path.display(),
+        path.display()
+    ))?;
+    Ok(0)
+}
+
+type Recorded = (
+    PathBuf,
+    Vec<Value>,
+    kernels::Side,
+    Vec<iolab_lab::answers::Answer>,
+);
+
+/// The kernels' records in one file (`--out`, or a new one under ./iolab-results), then the summary
+/// line: the side-by-side tables and the answers, their cites naming lines of that file.
+fn kernels_file(
+    a: &SuiteArgs,
+    suite: &SuiteFile,
+    each: &[(KernelRan, Vec<Value>)],
+) -> Result<Recorded, Error> {
+    let ks: Vec<KernelRan> = each.iter().map(|(k, _)| k.clone()).collect();
+    let recs: Vec<Value> = each.iter().flat_map(|(_, r)| r.iter().cloned()).collect();
+    let points: Vec<Vec<(String, String)>> =
+        recs.iter().map(iolab_lab::series::record_point).collect();
+    let fixed = BTreeMap::from([
+        ("suite".to_string(), suite.name.clone()),
+        ("disk_dir".to_string(), a.disk_dir.display().to_string()),
+        ("tmpfs_dir".to_string(), a.tmpfs_dir.display().to_string()),
+        (
+            "kernels".to_string(),
+            ks.iter()
+                .map(|k| k.label.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+    ]);
+    let settings = iolab_lab::series::settings(&fixed, &points);
+    let stem = format!(
+        "suite-{}{}-kernels",
+        suite.name,
+        if a.quick { "-quick" } else { "" }
+    );
+    let mut rec = iolab_lab::series::Recorder::open(a.out, false, &stem, settings, &points, None)?;
+    for r in &recs {
+        rec.push(r.clone())?;
+    }
+    let lines: Vec<usize> = (1..=recs.len()).collect();
+    let rows = kernels::rows_by_kernel(&ks, &recs, &lines);
+    let (side, _) = iolab_lab::cite::collect(|| kernels::side(&ks, &rows));
+    let answers: Vec<_> = kernels::punts_by_release(&ks, &rows).into_iter().collect();
+    let sum = iolab_lab::answers::Summary {
+        suite: suite.name.clone(),
+        memory: iolab_engine::measure::memcopy::measured().clone(),
+        findings: Vec::new(),
+        published: Vec::new(),
+        answers: answers.clone(),
+    };
+    let mut line = iolab_lab::answers::record(&sum);
+    line["summary"]["kernels"] = serde_json::to_value(&side).unwrap_or(Value::Null);
+    rec.push(line)?;
+    Ok((rec.path.clone(), recs, side, answers))
+}
