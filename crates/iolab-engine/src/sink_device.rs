@@ -196,6 +196,9 @@ pub struct DriverGaps {
     pub mean_ns: f64,
     pub p50_ns: f64,
     pub p99_ns: f64,
+    /// The 99.9th percentile: the tail a real-time kernel is chosen for (0 in records made before it).
+    #[serde(default)]
+    pub p999_ns: f64,
     pub min_ns: f64,
     pub max_ns: f64,
 }
@@ -230,6 +233,7 @@ impl DriverGaps {
             mean_ns: g.sum_ns as f64 / g.count as f64,
             p50_ns: q(0.5),
             p99_ns: q(0.99),
+            p999_ns: q(0.999),
             min_ns: g.min_ns as f64,
             max_ns: g.max_ns as f64,
         })
@@ -326,6 +330,8 @@ mod tests {
         assert_eq!(d.mean_ns, 1_980.0);
         assert!((d.p50_ns - 1_000.0).abs() <= 1_000.0 / 32.0, "{d:?}");
         assert!((d.p99_ns - 50_000.0).abs() <= 50_000.0 / 32.0, "{d:?}");
+        assert!((d.p999_ns - 50_000.0).abs() <= 50_000.0 / 32.0, "{d:?}");
+        assert_eq!(d.max_ns, 50_000.0);
         assert_eq!(DriverGaps::of(&SinkGaps::default()), None);
     }
 

@@ -233,12 +233,21 @@ mod tests {
             .unwrap();
         assert_eq!((ext4_612.a.n, ext4_612.ratio), (1, 0.5));
         assert_eq!(ext4_612.verdict, crate::compare::Verdict::Slower);
-        let tmpfs = iops.iter().find(|r| r.workload.ends_with("on tmpfs")).unwrap();
+        let tmpfs = iops
+            .iter()
+            .find(|r| r.workload.ends_with("on tmpfs"))
+            .unwrap();
         assert_eq!(tmpfs.ratio, 2.0);
         // The host against an emulated guest: a ratio, but no verdict (and so no regression).
-        let host = iops.iter().find(|r| r.workload.contains("vs 6.18.0")).unwrap();
+        let host = iops
+            .iter()
+            .find(|r| r.workload.contains("vs 6.18.0"))
+            .unwrap();
         assert_eq!(host.verdict, crate::compare::Verdict::Emulated);
-        assert_eq!(o.regressions, 2, "the 6.12 ext4 row's iops and time/op only: {o:?}");
+        assert_eq!(
+            o.regressions, 2,
+            "the 6.12 ext4 row's iops and time/op only: {o:?}"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use iolab_lab::answers::Answer;
 use iolab_lab::kernels::{KTable, Side, Unit};
 
 /// How many of the probe's differences are shown (the rest are in the summary line's JSON).
-const DIFFER_SHOWN: usize = 6;
+const DIFFER_SHOWN: usize = 5;
 
 /// The document: its lead, a table per figure, the probe's differences, the answers.
 pub fn doc(lead: &str, side: &Side, answers: &[Answer]) -> Doc {
@@ -16,6 +16,9 @@ pub fn doc(lead: &str, side: &Side, answers: &[Answer]) -> Doc {
         d.blank();
         d.line(format!("{}:", t.title));
         d.table(table(side, t));
+    }
+    if side.kernels.iter().any(|k| k.emulated) {
+        d.line("  * emulated (QEMU TCG): its counts are the kernel's, its times the emulator's");
     }
     if !side.differ.is_empty() {
         d.blank();
@@ -56,7 +59,7 @@ fn heads(side: &Side) -> Vec<(String, Align)> {
         .iter()
         .map(|k| {
             let h = match k.emulated {
-                true => format!("{} (emulated)", k.label),
+                true => format!("{}*", k.label),
                 false => k.label.clone(),
             };
             (h, Align::Right)
@@ -71,19 +74,24 @@ fn table(side: &Side, t: &KTable) -> Table {
     let mut tab = Table::new(&cols, 1).indent(2);
     for r in &t.rows {
         let mut cells = vec![r.label.clone()];
+        // Shares as whole percents ("100/0": the title says so), to keep a column per kernel narrow.
+        let sep = if t.unit == Unit::Share { "/" } else { " / " };
         cells.extend(r.values.iter().map(|fs| {
             fs.iter()
-                .map(|v| match (v, t.unit) {
-                    (None, _) => "-".to_string(),
-                    (Some(v), Unit::Share) => iolab_engine::units::pct(*v),
-                    (Some(v), Unit::Ns) => iolab_engine::units::fmt_ns(*v),
-                })
+                .map(|v| v.map_or("-".to_string(), |v| cell(v, t.unit)))
                 .collect::<Vec<_>>()
-                .join(" / ")
+                .join(sep)
         }));
         tab.row(cells);
     }
     tab
+}
+
+fn cell(v: f64, unit: Unit) -> String {
+    match unit {
+        Unit::Share => format!("{:.0}", v * 100.0),
+        Unit::Ns => iolab_engine::units::fmt_ns(v),
+    }
 }
 
 fn differ(side: &Side) -> Table {
@@ -134,9 +142,12 @@ mod tests {
             differ: vec![("io_uring send_zc".into(), vec![Some(true), Some(false)])],
         };
         let text = doc("lead", &side, &[]).render(None);
-        assert!(text.contains("6.1 (emulated)"), "{text}");
-        assert!(text.contains("100% / 100%"), "{text}");
-        assert!(text.contains("0% / -"), "{text}");
+        assert!(
+            text.contains("6.1*") && text.contains("* emulated (QEMU TCG)"),
+            "{text}"
+        );
+        assert!(text.contains("100/100"), "{text}");
+        assert!(text.contains(" 0/-"), "{text}");
         assert!(
             text.contains("io_uring send_zc") && text.contains("works"),
             "{text}"

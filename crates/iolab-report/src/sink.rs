@@ -47,9 +47,11 @@ pub(crate) fn sink_text(r: &RunResult, o: &mut String) {
         let _ = writeln!(
             o,
             "             time between writes as the driver saw them (its log line's ktime): p50 {}, p99 {}, \
-             mean {} over {} gaps",
+             p99.9 {}, max {}, mean {} over {} gaps",
             fmt_ns(g.p50_ns),
             fmt_ns(g.p99_ns),
+            fmt_ns(g.p999_ns),
+            fmt_ns(g.max_ns),
             fmt_ns(g.mean_ns),
             thousands_u64(g.count)
         );

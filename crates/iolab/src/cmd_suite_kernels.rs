@@ -237,13 +237,10 @@ pub(crate) fn cmd(a: &SuiteArgs, suite: &SuiteFile, asked: &[String]) -> Result<
         keys: &keys,
     })?;
     outln(&format!(
-        "\nresult: {} ({} points on {} kernels); each kernel's tables: iolab report {} -o report.html; \
-         every figure side by side: iolab compare --across kernel {}",
+        "\nresult: {} ({} points on {} kernels); every figure side by side: iolab compare --across kernel FILE",
         path.display(),
         recs.len(),
         side.kernels.len(),
-        path.display(),
-        path.display()
     ))?;
     Ok(0)
 }
@@ -291,7 +288,7 @@ fn kernels_file(
     let lines: Vec<usize> = (1..=recs.len()).collect();
     let rows = kernels::rows_by_kernel(&ks, &recs, &lines);
     let (side, _) = iolab_lab::cite::collect(|| kernels::side(&ks, &rows));
-    let answers: Vec<_> = kernels::punts_by_release(&ks, &rows).into_iter().collect();
+    let answers = kernels::answers(&ks, &rows);
     let sum = iolab_lab::answers::Summary {
         suite: suite.name.clone(),
         memory: iolab_engine::measure::memcopy::measured().clone(),

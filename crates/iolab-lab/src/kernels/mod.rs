@@ -115,15 +115,59 @@ pub fn rows_by_kernel(kernels: &[KernelRan], recs: &[Value], lines: &[usize]) ->
 
 /// The side-by-side view of `rows` (each kernel's, in the order of `kernels`).
 pub fn side(kernels: &[KernelRan], rows: &[Vec<Row>]) -> Side {
-    let nowait = nowait_table(rows);
-    let tables = match nowait.rows.is_empty() {
-        false => vec![nowait],
-        true => vec![time_table(kernels, rows)],
-    };
+    let mut tables: Vec<KTable> = [nowait_table(rows), gaps_table(rows)]
+        .into_iter()
+        .filter(|t| !t.rows.is_empty())
+        .collect();
+    if tables.is_empty() {
+        tables.push(time_table(kernels, rows));
+    }
     Side {
         kernels: kernels.to_vec(),
         tables,
         differ: differ(kernels),
+    }
+}
+
+/// A row's short label in a table of kernels: "4 KiB writes to nowait-w.dat (tmpfs)", "4 B writes to
+/// /dev/iolab_sink (legacy, logged)".
+fn short(r: &Row) -> String {
+    let name = match &r.fs {
+        Some(fs) => {
+            let file = r.place.rsplit('/').next().unwrap_or(&r.place);
+            format!("{file} ({fs})")
+        }
+        None => r.target.clone(),
+    };
+    let op = match (r.facts.write, r.facts.direct) {
+        (true, false) => "writes to",
+        (true, true) => "O_DIRECT writes to",
+        (false, false) => "reads from",
+        (false, true) => "O_DIRECT reads from",
+    };
+    format!("{} {op} {name}", iolab_engine::units::fmt_size(r.facts.bs))
+}
+
+/// The short labels of `rows`, where no two of them are alike; else their whole workloads and ways.
+fn labels(rows: &[&Row], way: bool) -> Vec<String> {
+    let short: Vec<String> = rows
+        .iter()
+        .map(|r| match way {
+            true => format!("{} {}", r.method().map_or("?", |m| m.name()), short(r)),
+            false => short(r),
+        })
+        .collect();
+    let unique = short
+        .iter()
+        .enumerate()
+        .all(|(i, l)| !short[..i].contains(l));
+    match (unique, way) {
+        (true, _) => short,
+        (false, true) => rows
+            .iter()
+            .map(|r| format!("{}, {}", r.way, label(r)))
+            .collect(),
+        (false, false) => rows.iter().map(|r| label(r)).collect(),
     }
 }
 
@@ -139,10 +183,26 @@ fn label(r: &Row) -> String {
     }
 }
 
-/// Two kernels' rows of one point: the same step, target (as the suite names it, `{disk}/w.dat`: its
-/// path differs from one run to the next), file system and way.
+/// Two kernels' rows of one point: the suite's point but for its kernel (step, target as the suite
+/// names it, `{disk}/w.dat`, whose path differs from one run to the next, and every varied key), on the
+/// same file system, the same way; rows without a record by their step, target and workload.
 fn same_point(a: &Row, b: &Row) -> bool {
-    a.step == b.step && a.target == b.target && a.fs == b.fs && a.way == b.way
+    let point = |r: &Row| {
+        let mut p = r.record.as_ref()?.get("point")?.as_object()?.clone();
+        p.remove("kernel");
+        Some(p)
+    };
+    let same = match (point(a), point(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => {
+            let (f, g) = (&a.facts, &b.facts);
+            a.step == b.step
+                && a.target == b.target
+                && (f.bs, f.write, f.direct) == (g.bs, g.write, g.direct)
+                && (a.pattern == b.pattern && a.threads == b.threads && a.logged() == b.logged())
+        }
+    };
+    same && a.fs == b.fs && a.way == b.way
 }
 
 /// The rows of every kernel, one per point, in the order first met.
@@ -172,8 +232,9 @@ fn nowait_table(rows: &[Vec<Row>]) -> KTable {
     let probes = workloads(rows, |r| r.would_block.is_some());
     let krows = probes
         .iter()
-        .map(|p| KRow {
-            label: label(p),
+        .zip(labels(&probes, false))
+        .map(|(p, label)| KRow {
+            label,
             values: rows
                 .iter()
                 .map(|mine| {
@@ -189,13 +250,126 @@ fn nowait_table(rows: &[Vec<Row>]) -> KTable {
         .collect();
     KTable {
         title:
-            "Share of RWF_NOWAIT calls that would have blocked / of io_uring's requests punted to \
-                io-wq, per kernel (the kernel's own counts: emulation keeps them)"
+            "% of RWF_NOWAIT calls that would have blocked / of io_uring's requests punted to io-wq, \
+             per kernel (the kernel's own counts: emulation keeps them)"
                 .into(),
         figures: vec!["would block".into(), "punted".into()],
         unit: Unit::Share,
         rows: krows,
     }
+}
+
+/// The sink driver's own clock between logged writes (p99, p99.9, max), per kernel: the latency tail a
+/// real-time kernel is chosen for.
+fn gaps_table(rows: &[Vec<Row>]) -> KTable {
+    let logged = workloads(rows, |r| gaps(r).is_some());
+    let krows = logged
+        .iter()
+        .zip(labels(&logged, true))
+        .map(|(w, label)| KRow {
+            label,
+            values: rows
+                .iter()
+                .map(|mine| match point_of(mine, w).and_then(gaps) {
+                    Some(g) => vec![Some(g.p999_ns), Some(g.max_ns)],
+                    None => vec![None; 2],
+                })
+                .collect(),
+        })
+        .collect();
+    KTable {
+        title:
+            "Time between logged writes as the sink driver saw them, p99.9 / max, per kernel (an \
+                emulated CPU's times: behaviour, not speed)"
+                .into(),
+        figures: vec!["p99.9".into(), "max".into()],
+        unit: Unit::Ns,
+        rows: krows,
+    }
+}
+
+/// A logged sink row's driver-side gaps.
+fn gaps(r: &Row) -> Option<&iolab_engine::sink_device::DriverGaps> {
+    r.facts.sink.as_ref()?.driver_gaps.as_ref()
+}
+
+/// The PREEMPT_RT kernel and the other of the same release (6.1.0-N-rt-amd64 beside 6.1.0-N-amd64).
+fn rt_pairs(kernels: &[KernelRan]) -> Vec<(usize, usize)> {
+    let rt = |k: &KernelRan| k.preempt.as_deref() == Some("PREEMPT_RT");
+    let mut pairs = Vec::new();
+    for (i, a) in kernels.iter().enumerate().filter(|(_, k)| rt(k)) {
+        let twin = kernels
+            .iter()
+            .position(|b| !rt(b) && release_key(&b.release)[..] == release_key(&a.release)[..]);
+        if let Some(j) = twin {
+            pairs.push((j, i));
+        }
+    }
+    pairs
+}
+
+/// The latency tail of the sink driver on a release's PREEMPT_RT kernel against its other kernel: the
+/// driver-side gaps' p99.9 and max per logged row. Emulated kernels' times are indicative only.
+pub fn rt_tail(kernels: &[KernelRan], rows: &[Vec<Row>]) -> Option<Answer> {
+    let (text, cites) = crate::cite::collect(|| rt_text(kernels, rows));
+    let text = text?;
+    let emulated = kernels.iter().any(|k| k.emulated);
+    Some(Answer {
+        id: "rt-tail".into(),
+        question: "Does the PREEMPT_RT kernel shorten the sink driver's latency tail (p99.9 and max of the \
+                   time between writes, as the driver saw it)?"
+            .into(),
+        source: "the embedded boards' question, asked of a release's two kernels".into(),
+        status: if emulated { Status::Indicative } else { Status::Answered },
+        text,
+        needs: emulated.then(|| {
+            "both kernels on a machine that runs them natively: these are an emulated CPU's times (QEMU \
+             TCG), whose tail is the emulator's as much as the kernel's"
+                .into()
+        }),
+        cites,
+        seed: BTreeMap::new(),
+    })
+}
+
+fn rt_text(kernels: &[KernelRan], rows: &[Vec<Row>]) -> Option<String> {
+    let mut parts = Vec::new();
+    for (plain, rt) in rt_pairs(kernels) {
+        for w in workloads(&rows[rt..=rt], |r| gaps(r).is_some()) {
+            let Some(p) = point_of(&rows[plain], w).filter(|r| gaps(r).is_some()) else {
+                continue;
+            };
+            let (gr, gp) = (gaps(w)?, gaps(p)?);
+            let fields = ["sink.driver_gaps.p999_ns", "sink.driver_gaps.max_ns"];
+            w.cite_paths(&fields);
+            p.cite_paths(&fields);
+            parts.push(format!(
+                "{}, {}: p99.9 {} on {} against {} on {}, max {} against {} ({}).",
+                w.way,
+                label(w),
+                crate::answers::reply::ns(gr.p999_ns),
+                kernels[rt].label,
+                crate::answers::reply::ns(gp.p999_ns),
+                kernels[plain].label,
+                crate::answers::reply::ns(gr.max_ns),
+                crate::answers::reply::ns(gp.max_ns),
+                match (gr.p999_ns < gp.p999_ns, gr.max_ns < gp.max_ns) {
+                    (true, true) => "the RT kernel's tail is shorter",
+                    (false, false) => "the RT kernel's tail is not shorter",
+                    _ => "shorter by one measure, not the other",
+                }
+            ));
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join(" "))
+}
+
+/// The answers across kernels that these rows carry figures for.
+pub fn answers(kernels: &[KernelRan], rows: &[Vec<Row>]) -> Vec<Answer> {
+    [punts_by_release(kernels, rows), rt_tail(kernels, rows)]
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 fn is_uring(r: &Row) -> bool {
@@ -207,8 +381,9 @@ fn time_table(kernels: &[KernelRan], rows: &[Vec<Row>]) -> KTable {
     let all = workloads(rows, |_| true);
     let krows = all
         .iter()
-        .map(|w| KRow {
-            label: format!("{}: {}, {}", w.step, w.way, label(w)),
+        .zip(labels(&all, true))
+        .map(|(w, label)| KRow {
+            label,
             values: rows
                 .iter()
                 .map(|mine| vec![point_of(mine, w).map(Row::ns)])
@@ -251,20 +426,21 @@ fn differ(kernels: &[KernelRan]) -> Vec<(String, Vec<Option<bool>>)> {
 /// cited through `rows`.
 pub fn punts_by_release(kernels: &[KernelRan], rows: &[Vec<Row>]) -> Option<Answer> {
     let (text, cites) = crate::cite::collect(|| punts_text(kernels, rows));
-    let text = text?;
-    let emulated = kernels.iter().any(|k| k.emulated);
+    let mut text = text?;
+    if kernels.iter().any(|k| k.emulated) {
+        text.push_str(
+            " The shares are the kernel's own counts, which emulation keeps; no emulated time is compared.",
+        );
+    }
     Some(Answer {
         id: "punts-by-release".into(),
-        question: "Which kernel release stops punting buffered writes to io-wq, and on which file system?"
-            .into(),
+        question:
+            "Which kernel release stops punting buffered writes to io-wq, and on which file system?"
+                .into(),
         source: "Thiessen §5, asked of each kernel".into(),
         status: Status::Answered,
         text,
-        needs: emulated.then(|| {
-            "nothing more for the shares (the kernel's own counts, kept under emulation); the emulated \
-             kernels' times are not compared"
-                .into()
-        }),
+        needs: None,
         cites,
         seed: BTreeMap::new(),
     })
@@ -278,7 +454,7 @@ fn punts_text(kernels: &[KernelRan], rows: &[Vec<Row>]) -> Option<String> {
         is_uring(r) && r.facts.write && !r.facts.direct && r.fs.is_some()
     });
     let mut parts = Vec::new();
-    for w in &writes {
+    for (w, name) in writes.iter().zip(labels(&writes, true)) {
         let shares: Vec<(usize, f64)> = order
             .iter()
             .filter_map(|&k| Some((k, point_of(&rows[k], w)?.cited_opt(Fig::Punted)?)))
@@ -290,7 +466,6 @@ fn punts_text(kernels: &[KernelRan], rows: &[Vec<Row>]) -> Option<String> {
             .iter()
             .map(|(k, s)| format!("{} {}", kernels[*k].label, pct(*s)))
             .collect();
-        let fs = w.fs.clone().unwrap_or_default();
         let stops = shares
             .windows(2)
             .find(|p| p[0].1 >= 0.5 && p[1].1 < 0.5)
@@ -302,22 +477,18 @@ fn punts_text(kernels: &[KernelRan], rows: &[Vec<Row>]) -> Option<String> {
                     .skip_while(|(i, _)| *i != k)
                     .all(|(_, s)| *s < 0.5) =>
             {
-                format!("{} stops punting them on {fs}", kernels[k].describe())
+                format!("{} stops punting them", kernels[k].describe())
             }
-            Some(_) => format!("the share goes down and up again across releases on {fs}"),
+            Some(_) => "the share goes down and up again across releases".to_string(),
             None if shares.iter().all(|(_, s)| *s >= 0.5) => {
-                format!("none of these releases stops punting them on {fs}")
+                "none of these releases stops punting them".to_string()
             }
             None if shares.iter().all(|(_, s)| *s < 0.5) => {
-                format!("none of these releases punts most of them on {fs}")
+                "none of these releases punts most of them".to_string()
             }
-            None => format!("the oldest punts fewer than a newer one on {fs}"),
+            None => "the oldest punts fewer than a newer one".to_string(),
         };
-        parts.push(format!(
-            "{}: {verdict} (io_uring's requests punted: {}).",
-            label(w),
-            each.join(", ")
-        ));
+        parts.push(format!("{name}: {verdict} (punted: {}).", each.join(", ")));
     }
     (!parts.is_empty()).then(|| parts.join(" "))
 }

@@ -2,6 +2,7 @@
 //! punting (or none), emulated time columns labelled, and the probe's differences.
 
 use super::*;
+use crate::answers::Status;
 use crate::findings_compare::test_row;
 use iolab_engine::spec::MethodKind;
 use iolab_engine::target::TargetKind;
@@ -76,6 +77,26 @@ fn the_nowait_table_has_a_row_per_workload_and_both_shares_per_kernel() {
     let t = &side(&ks, &rows).tables[0];
     let xfs = t.rows.iter().find(|r| r.label.contains("xfs")).unwrap();
     assert_eq!(xfs.values[1], vec![None, None]);
+    // Two points that differ only in their block size are two rows, each kernel's own.
+    let mut big = kernel_rows(0.5);
+    for r in &mut big {
+        r.facts.bs = 1 << 20;
+    }
+    let rows = vec![
+        [kernel_rows(1.0), big.clone()].concat(),
+        [kernel_rows(0.0), big].concat(),
+    ];
+    let t = &side(&ks, &rows).tables[0];
+    assert_eq!(t.rows.len(), 4, "{t:?}");
+    let xfs_4k = t
+        .rows
+        .iter()
+        .find(|r| r.label == "4 KiB writes to w.dat (xfs)")
+        .unwrap();
+    assert_eq!(
+        xfs_4k.values,
+        vec![vec![Some(1.0), Some(1.0)], vec![Some(0.0), Some(0.0)]]
+    );
 }
 
 #[test]
@@ -85,17 +106,19 @@ fn the_release_that_stops_punting_is_named_per_file_system_in_release_order() {
     let rows = vec![kernel_rows(0.0), kernel_rows(1.0)];
     let a = punts_by_release(&ks, &rows).unwrap();
     assert!(
-        a.text.contains("xfs file w.dat: host (6.18.0) stops punting them on xfs (io_uring's requests punted: 6.1 100%, host 0%)"),
+        a.text.contains("io_uring 4 KiB writes to w.dat (xfs): host (6.18.0) stops punting them (punted: 6.1 100%, host 0%)"),
         "{}",
         a.text
     );
     assert!(
-        a.text
-            .contains("none of these releases stops punting them on ext4"),
+        a.text.contains(
+            "(ext4): none of these releases stops punting them (punted: 6.1 100%, host 100%)"
+        ),
         "{}",
         a.text
     );
-    assert!(a.needs.as_deref().unwrap_or("").contains("emulated"));
+    assert!(a.text.contains("emulation keeps"), "{}", a.text);
+    assert_eq!((a.status, a.needs.as_deref()), (Status::Answered, None));
     // A share that goes down and up again is said so, not called a stop.
     let ks3 = [
         k("6.1", "6.1.0-41-amd64", true),
@@ -173,4 +196,92 @@ fn a_kernel_is_read_from_its_records() {
         "6.1-rt (6.1.0-41-rt-amd64, PREEMPT_RT, emulated: QEMU TCG)"
     );
     assert!(KernelRan::of_records("x", &[serde_json::json!({"point": {}})]).is_none());
+}
+
+/// A logged write to the sink driver whose gaps the driver saw: p99.9 `p999`, max `max`.
+fn logged(p999: f64, max: f64) -> Row {
+    let mut r = test_row("write()", MethodKind::Sync, 1000.0);
+    r.target = "/dev/iolab_sink".into();
+    r.facts.sink = Some(crate::findings::SinkFacts {
+        log: true,
+        driver_gaps: Some(iolab_engine::sink_device::DriverGaps {
+            count: 10_000,
+            p99_ns: p999 / 2.0,
+            p999_ns: p999,
+            max_ns: max,
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    r
+}
+
+#[test]
+fn the_rt_kernel_of_a_release_is_set_against_its_twin_on_the_drivers_tail() {
+    let mut rt = k("6.1-rt", "6.1.0-41-rt-amd64", true);
+    rt.preempt = Some("PREEMPT_RT".into());
+    let mut plain = k("6.1", "6.1.0-41-amd64", true);
+    plain.preempt = Some("PREEMPT_DYNAMIC".into());
+    let other = k("6.12", "6.12.57+deb12-amd64", true);
+    let ks = [plain, rt, other];
+    let rows = vec![
+        vec![logged(50_000.0, 900_000.0)],
+        vec![logged(20_000.0, 100_000.0)],
+        vec![logged(1.0, 1.0)],
+    ];
+    let s = side(&ks, &rows);
+    let t = s
+        .tables
+        .iter()
+        .find(|t| t.figures == ["p99.9", "max"])
+        .unwrap();
+    assert_eq!(t.rows[0].values[1], vec![Some(20_000.0), Some(100_000.0)]);
+    let all = answers(&ks, &rows);
+    let a = all.iter().find(|a| a.id == "rt-tail").unwrap();
+    // Emulated: indicative, saying why; the 6.12 kernel has no RT twin here and is not named.
+    assert_eq!(a.status, Status::Indicative);
+    assert!(a.needs.as_deref().unwrap().contains("emulated CPU"));
+    assert!(
+        a.text.contains("p99.9 20.0 µs on 6.1-rt against 50.0 µs on 6.1, max 100.0 µs against 900.0 µs (the RT kernel's tail is shorter)"),
+        "{}",
+        a.text
+    );
+    assert!(!a.text.contains("6.12"), "{}", a.text);
+    // Without an RT kernel and its twin there is no such answer.
+    assert!(rt_tail(&ks[..1], &rows[..1]).is_none());
+}
+
+#[test]
+fn rows_are_matched_across_kernels_by_their_point_but_for_its_kernel() {
+    let with_point = |kernel: &str, bs: &str, punted: f64| {
+        let mut r = on("ext4", MethodKind::IoUring, None, Some(punted));
+        r.place = format!("/var/tmp/iolab-suite-{kernel}/w.dat");
+        r.record = Some(std::sync::Arc::new(serde_json::json!({"point": {
+            "step": "uring", "target": "{disk}/w.dat", "bs": bs, "kernel": kernel}})));
+        r
+    };
+    let ks = [k("6.1", "6.1.0", true), k("6.12", "6.12.57", true)];
+    let rows = vec![
+        vec![with_point("6.1", "4", 1.0), with_point("6.1", "4k", 1.0)],
+        vec![with_point("6.12", "4k", 0.0), with_point("6.12", "4", 1.0)],
+    ];
+    let a = punts_by_release(&ks, &rows).unwrap();
+    // Each point found on the other kernel by its point, whatever its place and order there.
+    assert_eq!(
+        a.text.matches("io_uring, 4 KiB writes").count(),
+        2,
+        "{}",
+        a.text
+    );
+    assert!(
+        a.text
+            .contains("6.12 (6.12.57, emulated: QEMU TCG) stops punting"),
+        "{}",
+        a.text
+    );
+    assert!(
+        a.text.contains("none of these releases stops"),
+        "{}",
+        a.text
+    );
 }

@@ -61,8 +61,12 @@ else
 	wait_for /dev/nvme0n1 || say "warning: no /dev/nvme0n1 (the NVMe disk)"
 fi
 if wait_for /dev/vda; then
-	out=$(mke2fs -q -i 262144 /dev/vda 2>&1) && out=$(mount -t ext4 /dev/vda /var/tmp 2>&1) ||
+	if out=$(mke2fs -q -i 262144 /dev/vda 2>&1) && out=$(mount -t ext4 /dev/vda /var/tmp 2>&1); then
+		# /tmp is in memory here: what wants a disk's temporary directory (probe's disk tries) gets the disk.
+		export TMPDIR=/var/tmp
+	else
 		say "warning: the virtio disk could not be formatted or mounted ($out): /var/tmp is in memory"
+	fi
 else
 	say "warning: no /dev/vda (the virtio disk): /var/tmp is in memory"
 fi

@@ -681,6 +681,7 @@ fn logged_sink(mut r: Row, p50: f64, mean: f64, own: f64) -> Row {
             mean_ns: mean,
             p50_ns: p50,
             p99_ns: p50 * 3.0,
+            p999_ns: p50 * 10.0,
             min_ns: p50 / 2.0,
             max_ns: p50 * 100.0,
         }),
