@@ -189,7 +189,9 @@ pub(crate) fn cmd(a: &SuiteArgs, suite: &SuiteFile, asked: &[String]) -> Result<
     let made = iolab_engine::made_dirs::MadeDirs::make(results)?;
     let parts = Created::temp_tree(results, ".kernels-")?;
     let dir = parts.path().to_path_buf();
+    fetch_all(&suite.name, asked)?;
     let mut each: Vec<(KernelRan, Vec<Value>)> = Vec::new();
+    let mut failed: Vec<(String, Error)> = Vec::new();
     for (i, k) in asked.iter().enumerate() {
         let (recs, probe) = (
             dir.join(format!("{i}.jsonl")),
@@ -202,16 +204,31 @@ pub(crate) fn cmd(a: &SuiteArgs, suite: &SuiteFile, asked: &[String]) -> Result<
             "--json".into(),
             probe.clone().into_os_string(),
         ];
-        run_on(k, vec![suite_args(a, &recs), probe_args])?;
-        let (ran, points) = read_part(k, &recs, &probe)?;
-        errln(&format!(
-            "iolab suite {}: {}: {} points in {:.0} s",
-            suite.name,
-            ran.describe(),
-            points.len(),
-            t0.elapsed().as_secs_f64()
-        ));
-        each.push((ran, points));
+        // A kernel that fails loses none of the others' runs: the rest go on, and what ran is kept.
+        let part = run_on(k, vec![suite_args(a, &recs), probe_args])
+            .and_then(|()| read_part(k, &recs, &probe));
+        match part {
+            Ok((ran, points)) => {
+                errln(&format!(
+                    "iolab suite {}: {}: {} points in {:.0} s",
+                    suite.name,
+                    ran.describe(),
+                    points.len(),
+                    t0.elapsed().as_secs_f64()
+                ));
+                each.push((ran, points));
+            }
+            Err(e) => {
+                errln(&format!("iolab suite {}: kernel {k}: {e}", suite.name));
+                failed.push((k.clone(), e));
+            }
+        }
+    }
+    if each.is_empty() {
+        let (k, e) = failed.swap_remove(0);
+        return Err(Error::Runtime(format!(
+            "the suite ran on no kernel; on {k}: {e}"
+        )));
     }
     made.keep();
     let recorded = kernels_file(a, suite, &each)?;
@@ -242,7 +259,36 @@ pub(crate) fn cmd(a: &SuiteArgs, suite: &SuiteFile, asked: &[String]) -> Result<
         recs.len(),
         side.kernels.len(),
     ))?;
+    if !failed.is_empty() {
+        let names: Vec<&str> = failed.iter().map(|(k, _)| k.as_str()).collect();
+        errln(&format!(
+            "iolab suite {}: no result from kernel {} (said above); the others' are in {}",
+            suite.name,
+            names.join(", "),
+            path.display()
+        ));
+        return Ok(1);
+    }
     Ok(0)
+}
+
+/// Every guest kernel's parts fetched (and its driver built) before anything runs: a release the
+/// archive lacks, or a guest this machine cannot build, is said before the first kernel's suite.
+fn fetch_all(suite: &str, asked: &[String]) -> Result<(), Error> {
+    let cache = vm::default_cache()?;
+    for k in asked.iter().filter(|k| *k != "host") {
+        let mut say = |l: &str| errln(&format!("iolab vm: {l}"));
+        let release = vm::fetch_parts(&cache, k, &mut say)
+            .map_err(|e| match e {
+                // The archive has no such release: bad input, as `iolab vm --kernel` says it.
+                Error::Usage { msg, .. } => Error::usage("--kernels", format!("{k}: {msg}")),
+                e => Error::Runtime(format!("kernel {k}: {e}")),
+            })?;
+        errln(&format!(
+            "iolab suite {suite}: kernel {k} is {release}, its parts cached"
+        ));
+    }
+    Ok(())
 }
 
 type Recorded = (

@@ -37,6 +37,28 @@ pub use request::{default_cache, unsupported, Report, VmRequest, CANNOT_BUILD};
 use iolab_engine::error::{Error, Result};
 use std::ffi::OsString;
 
+/// Fetches what an x86_64 guest of kernel `asked` needs into `cache` (nothing when it holds it all) and
+/// builds its driver, without booting it: the kernel's release, or why the guest cannot be had (before
+/// anything runs on it: `suite --kernels`).
+pub fn fetch_parts(
+    cache: &std::path::Path,
+    asked: &str,
+    say: &mut dyn FnMut(&str),
+) -> Result<String> {
+    if let Some(why) = unsupported() {
+        return Err(Error::Runtime(format!(
+            "cannot build the guest here: {why}"
+        )));
+    }
+    if !cfg!(target_arch = "x86_64") {
+        return Err(Error::Runtime(
+            "cannot build the guest here: iolab vm runs on x86_64 hosts".into(),
+        ));
+    }
+    let parts = parts::prepare(cache, arch::Arch::Amd64, Some(asked), say)?;
+    Ok(parts.kernel.release)
+}
+
 /// Fetches what is missing, boots the guest, runs the commands and returns their exit statuses.
 pub fn run(req: &VmRequest, report: &mut dyn Report) -> Result<Vec<i32>> {
     // Off x86_64 nothing below can run: tested as the constant it is, so that the compiler leaves the
