@@ -53,6 +53,20 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
         })
     };
     let fleet = [&a.a, b_path].iter().any(|p| p.is_dir());
+    if let Some(d) = [&a.a, b_path]
+        .into_iter()
+        .find(|p| p.is_dir() && !is_fleet_dir(p))
+    {
+        return Err(Error::usage(
+            "compare",
+            format!(
+                "{}: a directory that is not a fleet's results directory (one holds HOST/{} for each host \
+                 and their record files): give a record file (run --json, a sweep's or suite's .jsonl)",
+                d.display(),
+                iolab_lab::fleet::HOST_FILE
+            ),
+        ));
+    }
     if fleet
         && !a
             .across
@@ -149,6 +163,20 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
         return Ok(3);
     }
     Ok(0)
+}
+
+/// Whether directory `p` looks like a fleet's results directory: its fleet.json, or a host's outcome file
+/// in one of its first 10,000 entries (the reader then checks it whole).
+fn is_fleet_dir(p: &Path) -> bool {
+    if p.join("fleet.json").exists() {
+        return true;
+    }
+    std::fs::read_dir(p).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .take(10_000)
+            .any(|e| e.path().join(iolab_lab::fleet::HOST_FILE).exists())
+    })
 }
 
 /// `--fail-on-regression PCT` (a trailing % allowed).

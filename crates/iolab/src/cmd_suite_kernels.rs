@@ -278,12 +278,11 @@ fn fetch_all(suite: &str, asked: &[String]) -> Result<(), Error> {
     let cache = vm::default_cache()?;
     for k in asked.iter().filter(|k| *k != "host") {
         let mut say = |l: &str| errln(&format!("iolab vm: {l}"));
-        let release = vm::fetch_parts(&cache, k, &mut say)
-            .map_err(|e| match e {
-                // The archive has no such release: bad input, as `iolab vm --kernel` says it.
-                Error::Usage { msg, .. } => Error::usage("--kernels", format!("{k}: {msg}")),
-                e => Error::Runtime(format!("kernel {k}: {e}")),
-            })?;
+        let release = vm::fetch_parts(&cache, k, &mut say).map_err(|e| match e {
+            // The archive has no such release: bad input, as `iolab vm --kernel` says it.
+            Error::Usage { msg, .. } => Error::usage("--kernels", format!("{k}: {msg}")),
+            e => Error::Runtime(format!("kernel {k}: {e}")),
+        })?;
         errln(&format!(
             "iolab suite {suite}: kernel {k} is {release}, its parts cached"
         ));

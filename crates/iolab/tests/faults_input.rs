@@ -841,4 +841,19 @@ fn compare_gate_with_nothing_in_common_does_not_pass() {
     // With something in common the gate works as before.
     let r = iolab(&["compare", &a, &a, "--fail-on-regression", "5"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
+    // A plain directory is neither a record file nor a fleet's results: said so, not "give --across host".
+    let plain = src.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    let plain = plain.display().to_string();
+    for args in [
+        vec!["compare", &a, &plain],
+        vec!["compare", &plain, &a, "--across", "host"],
+    ] {
+        let r = iolab(&args);
+        assert_refused(
+            &r,
+            "compare",
+            &[&plain, "not a fleet's results directory", "record file"],
+        );
+    }
 }
