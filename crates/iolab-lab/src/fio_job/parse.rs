@@ -92,6 +92,16 @@ fn read_lines(
             path.display()
         ));
     }
+    // /proc/self/environ and the like are the kernel's, not job files: never read (nor quoted).
+    if let Some(fs) = iolab_sys::fs_magic(path)
+        .ok()
+        .and_then(iolab_sys::pseudo_fs_name)
+    {
+        return Err(format!(
+            "{} is on {fs}, a kernel-interface filesystem: a job file (or an include) is a file of its own",
+            path.display()
+        ));
+    }
     let text = iolab_engine::input::read_text(path, "--fio", "fio job file", MAX_BYTES - out.bytes)
         .map_err(|e| {
             // The caller names the flag once.
@@ -552,6 +562,21 @@ mod tests {
             let e = parse(&text, &none).unwrap_err();
             assert!(e.len() < 300 && e.contains("bytes)"), "{e}");
         }
+    }
+
+    #[test]
+    fn a_kernel_interface_file_is_never_read_as_a_job_file_or_include() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = dir.path().join("j.fio");
+        std::fs::write(&job, "[a]\ninclude /proc/self/environ\n").unwrap();
+        let none = |_: &str| None;
+        let e = parse_file(&job, &none).unwrap_err();
+        assert!(
+            e.contains("/proc/self/environ is on procfs") && !e.contains('='),
+            "{e}"
+        );
+        let e = parse_file(Path::new("/proc/self/status"), &none).unwrap_err();
+        assert!(e.contains("on procfs"), "{e}");
     }
 
     #[test]
