@@ -75,7 +75,7 @@ fn table(side: &Side, t: &KTable) -> Table {
     for r in &t.rows {
         let mut cells = vec![r.label.clone()];
         // Shares as whole percents ("100/0": the title says so), to keep a column per kernel narrow.
-        let sep = if t.unit == Unit::Share { "/" } else { " / " };
+        let sep = if t.unit == Unit::Ns { " / " } else { "/" };
         cells.extend(r.values.iter().map(|fs| {
             fs.iter()
                 .map(|v| v.map_or("-".to_string(), |v| cell(v, t.unit)))
@@ -91,6 +91,7 @@ fn cell(v: f64, unit: Unit) -> String {
     match unit {
         Unit::Share => format!("{:.0}", v * 100.0),
         Unit::Ns => iolab_engine::units::fmt_ns(v),
+        Unit::PerOp => format!("{v:.2}"),
     }
 }
 

@@ -67,6 +67,8 @@ impl KernelRan {
 pub enum Unit {
     Share,
     Ns,
+    /// A count per op.
+    PerOp,
 }
 
 /// One workload's figures on each kernel: `values[k][f]`, kernel k's figure f (none: not run there).
@@ -120,7 +122,7 @@ pub fn side(kernels: &[KernelRan], rows: &[Vec<Row>]) -> Side {
         .filter(|t| !t.rows.is_empty())
         .collect();
     if tables.is_empty() {
-        tables.push(time_table(kernels, rows));
+        tables.push(counts_table(rows));
     }
     Side {
         kernels: kernels.to_vec(),
@@ -376,8 +378,9 @@ fn is_uring(r: &Row) -> bool {
     r.method().is_some_and(|m| m.name() == "io_uring")
 }
 
-/// Any other suite: time per op of each point on each kernel.
-fn time_table(kernels: &[KernelRan], rows: &[Vec<Row>]) -> KTable {
+/// Any other suite: the kernel's own counts per op of each point on each kernel (system calls, context
+/// switches), which emulation keeps; times are compare's and the report's, labelled there.
+fn counts_table(rows: &[Vec<Row>]) -> KTable {
     let all = workloads(rows, |_| true);
     let krows = all
         .iter()
@@ -386,22 +389,22 @@ fn time_table(kernels: &[KernelRan], rows: &[Vec<Row>]) -> KTable {
             label,
             values: rows
                 .iter()
-                .map(|mine| vec![point_of(mine, w).map(Row::ns)])
+                .map(|mine| match point_of(mine, w) {
+                    Some(r) => vec![
+                        r.cited_opt(Fig::SyscallsPerOp),
+                        r.cited_opt(Fig::CtxSwitchesPerOp),
+                    ],
+                    None => vec![None, None],
+                })
                 .collect(),
         })
         .collect();
-    let emulated = kernels.iter().any(|k| k.emulated);
     KTable {
-        title: format!(
-            "Time per op on each kernel{}",
-            if emulated {
-                " (an emulated kernel's column shows behaviour, not speed: never set against the host's)"
-            } else {
-                ""
-            }
-        ),
-        figures: vec!["time/op".into()],
-        unit: Unit::Ns,
+        title: "System calls / context switches per op, per kernel (the kernel's own counts: emulation keeps \
+                them; times: iolab compare --across kernel)"
+            .into(),
+        figures: vec!["syscalls/op".into(), "ctx switches/op".into()],
+        unit: Unit::PerOp,
         rows: krows,
     }
 }

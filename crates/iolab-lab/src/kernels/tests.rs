@@ -133,23 +133,22 @@ fn the_release_that_stops_punting_is_named_per_file_system_in_release_order() {
 }
 
 #[test]
-fn other_suites_show_time_per_op_with_emulated_columns_labelled() {
+fn other_suites_show_the_kernels_own_counts_per_op() {
     let ks = [k("host", "6.18.0", false), k("6.12", "6.12.57", true)];
-    let w = |ns| test_row("write()", MethodKind::Sync, ns);
-    let s = side(&ks, &[vec![w(200.0)], vec![w(3000.0)]]);
+    let w = |calls, ctx| {
+        let mut r = test_row("write()", MethodKind::Sync, 200.0);
+        r.facts.syscalls_per_op = Some(calls);
+        r.facts.ctx_switches_per_op = Some(ctx);
+        r
+    };
+    let s = side(&ks, &[vec![w(1.0, 0.0)], vec![w(2.0, 0.5)]]);
     let t = &s.tables[0];
-    assert_eq!(t.unit, Unit::Ns);
-    assert!(
-        t.title.contains("never set against the host's"),
-        "{}",
-        t.title
-    );
+    assert_eq!(t.unit, Unit::PerOp);
+    assert!(t.title.contains("emulation keeps"), "{}", t.title);
     assert_eq!(
         t.rows[0].values,
-        vec![vec![Some(200.0)], vec![Some(3000.0)]]
+        vec![vec![Some(1.0), Some(0.0)], vec![Some(2.0), Some(0.5)]]
     );
-    let plain = side(&ks[..1], &[vec![w(200.0)]]);
-    assert!(!plain.tables[0].title.contains("emulated"));
 }
 
 #[test]
