@@ -31,6 +31,11 @@ pub(crate) struct SweepArgs {
     /// recorded with other flags or --vary lists).
     #[arg(long, requires = "out")]
     pub(crate) resume: bool,
+    /// Run the sweep on each of these kernels, one after the other, and set them side by side, as
+    /// `suite --kernels` does: host, 6.1, 6.1-rt, 6.12, 6.12-rt or a linux-image package, e.g.
+    /// host,6.1,6.12 (the guests under QEMU; targets are paths in each, the current directory shared).
+    #[arg(long, value_name = "LIST", conflicts_with = "resume")]
+    pub(crate) kernels: Option<String>,
     #[command(flatten)]
     pub(crate) run: RunArgs,
 }
@@ -220,6 +225,9 @@ pub(crate) fn sweep_points(a: &SweepArgs, at: RunsOn) -> Result<SweepPoints, Err
 }
 
 pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
+    if let Some(list) = &a.kernels {
+        return sweep_on_kernels(a, list);
+    }
     let SweepPoints {
         vary,
         base,
@@ -272,6 +280,48 @@ pub(crate) fn cmd_sweep(a: &SweepArgs) -> Result<i32, Error> {
         flow.rec.path.display()
     ))?;
     Ok(exit_of("sweep", &records))
+}
+
+/// `sweep --kernels LIST`: the sweep checked as each kernel's side would check it (this machine's where
+/// `host` is asked, else as a guest's), then run on each (`cmd_kernels`).
+fn sweep_on_kernels(a: &SweepArgs, list: &str) -> Result<i32, Error> {
+    #[cfg(feature = "vm")]
+    {
+        let asked = crate::cmd_kernels::parse(list)?;
+        let at = match asked.iter().any(|k| k == "host") {
+            true => RunsOn::Here,
+            false => RunsOn::Elsewhere,
+        };
+        let SweepPoints {
+            vary, base, points, ..
+        } = sweep_points(a, at)?;
+        let fixed = series::fixed_spec(&base, &vary);
+        Flow::check(&points, a.out.as_deref(), false, &fixed)?;
+        let mut keys = vec!["kernel".to_string()];
+        keys.extend(vary.iter().map(|v| v.key.clone()));
+        let plan = crate::cmd_kernels::Plan {
+            what: "sweep".into(),
+            args: crate::cmd_kernels::sweep_args(std::env::args_os().skip(1)),
+            stem: "sweep-kernels".into(),
+            fixed,
+            keys,
+            out: a.out.as_deref(),
+            md: a.run.md.as_deref(),
+            csv: a.run.csv.as_deref(),
+            csv_intervals: a.run.csv_intervals.as_deref(),
+        };
+        crate::cmd_kernels::run_plan(&plan, "iolab sweep", &asked)
+    }
+    #[cfg(not(feature = "vm"))]
+    let _ = a;
+    #[cfg(not(feature = "vm"))]
+    Err(Error::usage(
+        "--kernels",
+        format!(
+            "{list}: this iolab is built without `iolab vm`, as the board binaries are: run the sweep \
+             on several kernels from an x86_64 host's iolab"
+        ),
+    ))
 }
 
 /// 1 where records were made this time and every one is a point that did not run (each refused: the
@@ -362,9 +412,9 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
     if let Some(list) = &a.kernels {
         #[cfg(feature = "vm")]
         {
-            let asked = crate::cmd_suite_kernels::parse(list)?;
+            let asked = crate::cmd_kernels::parse(list)?;
             check_places_elsewhere(a)?;
-            let asked_for = crate::cmd_suite_kernels::SuiteArgs {
+            let asked_for = crate::cmd_kernels::SuiteArgs {
                 name: a.name.as_deref().unwrap_or_default(),
                 quick: a.quick,
                 repeat: a.repeat.as_deref(),
@@ -376,7 +426,7 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
                 csv: a.csv.as_deref(),
                 csv_intervals: a.csv_intervals.as_deref(),
             };
-            return crate::cmd_suite_kernels::cmd(&asked_for, &suite, &asked);
+            return crate::cmd_kernels::cmd(&asked_for, &suite, &asked);
         }
         #[cfg(not(feature = "vm"))]
         return Err(Error::usage(

@@ -131,6 +131,7 @@ fn check_work(
         }
         Some(("sweep", sub)) => {
             let a = crate::cmd_series::SweepArgs::from_arg_matches(sub).map_err(parsed)?;
+            no_guest_of_its_own(flag, side, a.kernels.is_some().then_some("sweep --kernels"))?;
             points.take(flag, &a.vary)?;
             if same_file(a.run.spec.as_deref(), side) {
                 crate::cmd_series::sweep_points(&a, RunsOn::Elsewhere)?;
@@ -138,12 +139,32 @@ fn check_work(
         }
         Some(("suite", sub)) => {
             let a = crate::cmd_series::SuiteArgs::from_arg_matches(sub).map_err(parsed)?;
+            let own = match (a.vm, a.kernels.is_some()) {
+                (true, _) => Some("suite --vm"),
+                (_, true) => Some("suite --kernels"),
+                _ => None,
+            };
+            no_guest_of_its_own(flag, side, own)?;
             let file = a.name.as_deref().map(Path::new);
             crate::cmd_series::check_suite_elsewhere(&a, file.is_some() && same_file(file, side))?;
         }
         _ => {}
     }
     Ok(())
+}
+
+/// A command that boots guests of its own (`what`: `suite --vm`, `--kernels`) cannot run in a guest,
+/// which has no QEMU: refused here, before the guest is booted.
+fn no_guest_of_its_own(flag: &str, side: OtherSide, what: Option<&str>) -> Result<()> {
+    match (side, what) {
+        (OtherSide::Guest, Some(w)) => Err(Error::usage(
+            flag,
+            format!(
+                "the guest has no QEMU for `{w}`: run it here, where it boots its guests itself"
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Whether the other side reads `spec` (a `--spec` file, if any) as the file this machine reads at that

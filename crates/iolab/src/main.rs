@@ -17,14 +17,14 @@ mod cmd_docs;
 mod cmd_driver;
 #[cfg(feature = "fleet")]
 mod cmd_fleet;
+#[cfg(feature = "vm")]
+mod cmd_kernels;
 mod cmd_probe;
 mod cmd_report;
 mod cmd_run;
 #[cfg(feature = "fio-jobs")]
 mod cmd_run_fio;
 mod cmd_series;
-#[cfg(feature = "vm")]
-mod cmd_suite_kernels;
 mod cmd_survey;
 mod cmd_survey_workload;
 #[cfg(feature = "vm")]

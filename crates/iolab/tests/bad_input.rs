@@ -393,6 +393,19 @@ fn vm_commands_and_ports_are_checked_before_the_boot() {
         "--",
         "no QEMU",
     );
+    // Nor a command that boots guests of its own.
+    for own in [
+        &["suite", "nowait", "--vm"][..],
+        &["suite", "nowait", "--kernels", "host,6.1"],
+        &["sweep", "--vary", "bs=4k,8k", "--kernels", "host,6.1"],
+    ] {
+        let args: Vec<&str> = ["vm", "--cache", &cache, "--"]
+            .iter()
+            .chain(own)
+            .copied()
+            .collect();
+        refused(&args, "--", "the guest has no QEMU for");
+    }
     let script = d.path().join("s.txt");
     std::fs::write(&script, "run --ops 10\niolab run --no-such-flag\n").unwrap();
     refused(

@@ -1,7 +1,8 @@
-//! `iolab suite NAME --kernels host,6.1,6.12`: the suite on each kernel, one after the other (`host`:
-//! this machine's, as a child iolab; a release or package: Debian's kernel booted under QEMU, as `iolab
-//! vm --kernel K` does), each kernel's `iolab probe` beside it; then their records in one file, each
-//! point naming its kernel, and the kernels side by side (`iolab_lab::kernels`).
+//! `iolab suite NAME --kernels host,6.1,6.12` and `sweep --kernels`: the command on each kernel, one
+//! after the other (`host`: this machine's, as a child iolab; a release or package: Debian's kernel
+//! booted under QEMU, as `iolab vm --kernel K` does), each kernel's `iolab probe` beside it; then their
+//! records in one file, each point naming its kernel, and the kernels side by side
+//! (`iolab_lab::kernels`).
 //!
 //! Each kernel's own files go to a directory of iolab's under ./iolab-results (the guest writes into the
 //! current directory, which it shares), removed at the end.
@@ -26,6 +27,21 @@ pub(crate) struct SuiteArgs<'a> {
     pub(crate) profile: Option<&'a str>,
     pub(crate) disk_dir: &'a Path,
     pub(crate) tmpfs_dir: &'a Path,
+    pub(crate) out: Option<&'a Path>,
+    pub(crate) md: Option<&'a Path>,
+    pub(crate) csv: Option<&'a Path>,
+    pub(crate) csv_intervals: Option<&'a Path>,
+}
+
+/// One command run on each kernel: what it is called ("suite nowait", "sweep"), its arguments but for
+/// its record file, the stem of the one file of all kernels' records, the settings that file records,
+/// the point keys its CSV leads with, and where its outputs go.
+pub(crate) struct Plan<'a> {
+    pub(crate) what: String,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) stem: String,
+    pub(crate) fixed: BTreeMap<String, String>,
+    pub(crate) keys: Vec<String>,
     pub(crate) out: Option<&'a Path>,
     pub(crate) md: Option<&'a Path>,
     pub(crate) csv: Option<&'a Path>,
@@ -68,8 +84,8 @@ pub(crate) fn parse(list: &str) -> Result<Vec<String>, Error> {
     Ok(asked)
 }
 
-/// The suite's arguments for one kernel's run, its records to `out`.
-fn suite_args(a: &SuiteArgs, out: &Path) -> Vec<OsString> {
+/// The suite's arguments for each kernel's run (its record file added per kernel).
+fn suite_args(a: &SuiteArgs) -> Vec<OsString> {
     let mut v: Vec<OsString> = vec!["suite".into(), a.name.into()];
     if a.quick {
         v.push("--quick".into());
@@ -85,10 +101,63 @@ fn suite_args(a: &SuiteArgs, out: &Path) -> Vec<OsString> {
         a.disk_dir.as_os_str().to_owned(),
         "--tmpfs-dir".into(),
         a.tmpfs_dir.as_os_str().to_owned(),
-        "--out".into(),
-        out.as_os_str().to_owned(),
     ]);
     v
+}
+
+/// This sweep's arguments (`args`: the command line after the program's name) for each kernel's run:
+/// all but `--kernels` and the outputs (`--out`, `--md`, `--csv`, `--csv-intervals`), which are the
+/// one file's and the combined tables', given with their values (`--out F` or `--out=F`).
+pub(crate) fn sweep_args(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
+    const DROPPED: &[&str] = &["--kernels", "--out", "--md", "--csv", "--csv-intervals"];
+    let mut kept = Vec::new();
+    let mut skip_value = false;
+    let mut after_dashes = false;
+    for w in args {
+        let text = w.to_string_lossy();
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        if !after_dashes && text == "--" {
+            after_dashes = true;
+        } else if !after_dashes && DROPPED.contains(&text.as_ref()) {
+            skip_value = true;
+            continue;
+        } else if !after_dashes && DROPPED.iter().any(|d| text.starts_with(&format!("{d}="))) {
+            continue;
+        }
+        kept.push(w);
+    }
+    kept
+}
+
+/// `suite NAME --kernels LIST` (checked by the caller as any suite is).
+pub(crate) fn cmd(a: &SuiteArgs, suite: &SuiteFile, asked: &[String]) -> Result<i32, Error> {
+    let plan = Plan {
+        what: format!("suite {}", suite.name),
+        args: suite_args(a),
+        stem: format!(
+            "suite-{}{}-kernels",
+            suite.name,
+            if a.quick { "-quick" } else { "" }
+        ),
+        fixed: BTreeMap::from([
+            ("suite".to_string(), suite.name.clone()),
+            ("disk_dir".to_string(), a.disk_dir.display().to_string()),
+            ("tmpfs_dir".to_string(), a.tmpfs_dir.display().to_string()),
+        ]),
+        keys: vec!["kernel".to_string(), "step".into(), "target".into()],
+        out: a.out,
+        md: a.md,
+        csv: a.csv,
+        csv_intervals: a.csv_intervals,
+    };
+    let lead = format!(
+        "iolab suite {}{}",
+        suite.name,
+        if a.quick { " --quick" } else { "" }
+    );
+    run_plan(&plan, &lead, asked)
 }
 
 /// Keeps what a guest says and prints, for when it fails.
@@ -151,7 +220,7 @@ fn run_on(k: &str, cmds: Vec<Vec<OsString>>) -> Result<(), Error> {
     let tail: Vec<&str> = text.lines().rev().take(12).collect();
     let tail: Vec<&str> = tail.into_iter().rev().collect();
     Err(Error::Runtime(format!(
-        "the suite on kernel {k} failed; its last lines:\n{}",
+        "on kernel {k} it failed; its last lines:\n{}",
         tail.join("\n")
     )))
 }
@@ -173,7 +242,7 @@ fn read_part(k: &str, recs: &Path, probe: &Path) -> Result<(KernelRan, Vec<Value
         }
     }
     let mut ran = KernelRan::of_records(k, &points)
-        .ok_or_else(|| Error::Runtime(format!("the suite on kernel {k} recorded no run")))?;
+        .ok_or_else(|| Error::Runtime(format!("on kernel {k} nothing was recorded")))?;
     let text = iolab_engine::input::read_text(probe, "--kernels", "probe result", 1 << 24)?;
     let p: iolab_lab::probe::ProbeResult = serde_json::from_str(&text)
         .map_err(|e| Error::Runtime(format!("{}: {e}", probe.display())))?;
@@ -181,15 +250,22 @@ fn read_part(k: &str, recs: &Path, probe: &Path) -> Result<(KernelRan, Vec<Value
     Ok((ran, points))
 }
 
-/// `suite NAME --kernels LIST` (checked by the caller as any suite is).
-pub(crate) fn cmd(a: &SuiteArgs, suite: &SuiteFile, asked: &[String]) -> Result<i32, Error> {
-    let outputs = Outputs::from_flags(None, a.md, a.csv, a.csv_intervals, &[("--out", a.out)])?;
+/// Runs `plan` on each kernel asked for, then writes the one file and prints the kernels side by side
+/// after `lead` ("iolab suite nowait --quick").
+pub(crate) fn run_plan(plan: &Plan, lead: &str, asked: &[String]) -> Result<i32, Error> {
+    let outputs = Outputs::from_flags(
+        None,
+        plan.md,
+        plan.csv,
+        plan.csv_intervals,
+        &[("--out", plan.out)],
+    )?;
     iolab_engine::cleanup::install_signal_handler();
     let results = Path::new("iolab-results");
     let made = iolab_engine::made_dirs::MadeDirs::make(results)?;
     let parts = Created::temp_tree(results, ".kernels-")?;
     let dir = parts.path().to_path_buf();
-    fetch_all(&suite.name, asked)?;
+    fetch_all(&plan.what, asked)?;
     let mut each: Vec<(KernelRan, Vec<Value>)> = Vec::new();
     let mut failed: Vec<(String, Error)> = Vec::new();
     for (i, k) in asked.iter().enumerate() {
@@ -198,20 +274,21 @@ pub(crate) fn cmd(a: &SuiteArgs, suite: &SuiteFile, asked: &[String]) -> Result<
             dir.join(format!("{i}-probe.json")),
         );
         let t0 = std::time::Instant::now();
-        errln(&format!("iolab suite {}: on kernel {k} ...", suite.name));
+        errln(&format!("iolab {}: on kernel {k} ...", plan.what));
+        let mut args = plan.args.clone();
+        args.extend(["--out".into(), recs.clone().into_os_string()]);
         let probe_args = vec![
             "probe".into(),
             "--json".into(),
             probe.clone().into_os_string(),
         ];
         // A kernel that fails loses none of the others' runs: the rest go on, and what ran is kept.
-        let part = run_on(k, vec![suite_args(a, &recs), probe_args])
-            .and_then(|()| read_part(k, &recs, &probe));
+        let part = run_on(k, vec![args, probe_args]).and_then(|()| read_part(k, &recs, &probe));
         match part {
             Ok((ran, points)) => {
                 errln(&format!(
-                    "iolab suite {}: {}: {} points in {:.0} s",
-                    suite.name,
+                    "iolab {}: {}: {} points in {:.0} s",
+                    plan.what,
                     ran.describe(),
                     points.len(),
                     t0.elapsed().as_secs_f64()
@@ -219,26 +296,24 @@ pub(crate) fn cmd(a: &SuiteArgs, suite: &SuiteFile, asked: &[String]) -> Result<
                 each.push((ran, points));
             }
             Err(e) => {
-                errln(&format!("iolab suite {}: kernel {k}: {e}", suite.name));
+                errln(&format!("iolab {}: kernel {k}: {e}", plan.what));
                 failed.push((k.clone(), e));
             }
         }
     }
     if each.is_empty() {
         let (k, e) = failed.swap_remove(0);
-        return Err(Error::Runtime(format!(
-            "the suite ran on no kernel; on {k}: {e}"
-        )));
+        return Err(Error::Runtime(format!("it ran on no kernel; on {k}: {e}")));
     }
-    made.keep();
-    let recorded = kernels_file(a, suite, &each)?;
+    // ./iolab-results stays only where the one file goes into it (no --out).
+    if plan.out.is_none() {
+        made.keep();
+    }
+    let recorded = kernels_file(plan, &each)?;
     drop(parts);
     let (path, recs, side, answers) = recorded;
-    let keys = vec!["kernel".to_string(), "step".into(), "target".into()];
     let lead = format!(
-        "iolab suite {}{} on {} kernels: {}",
-        suite.name,
-        if a.quick { " --quick" } else { "" },
+        "{lead} on {} kernels: {}",
         side.kernels.len(),
         side.kernels
             .iter()
@@ -251,7 +326,7 @@ pub(crate) fn cmd(a: &SuiteArgs, suite: &SuiteFile, asked: &[String]) -> Result<
         side: &side,
         answers: &answers,
         records: &recs,
-        keys: &keys,
+        keys: &plan.keys,
     })?;
     outln(&format!(
         "\nresult: {} ({} points on {} kernels); every figure side by side: iolab compare --across kernel FILE",
@@ -262,8 +337,8 @@ pub(crate) fn cmd(a: &SuiteArgs, suite: &SuiteFile, asked: &[String]) -> Result<
     if !failed.is_empty() {
         let names: Vec<&str> = failed.iter().map(|(k, _)| k.as_str()).collect();
         errln(&format!(
-            "iolab suite {}: no result from kernel {} (said above); the others' are in {}",
-            suite.name,
+            "iolab {}: no result from kernel {} (said above); the others' are in {}",
+            plan.what,
             names.join(", "),
             path.display()
         ));
@@ -273,8 +348,8 @@ pub(crate) fn cmd(a: &SuiteArgs, suite: &SuiteFile, asked: &[String]) -> Result<
 }
 
 /// Every guest kernel's parts fetched (and its driver built) before anything runs: a release the
-/// archive lacks, or a guest this machine cannot build, is said before the first kernel's suite.
-fn fetch_all(suite: &str, asked: &[String]) -> Result<(), Error> {
+/// archive lacks, or a guest this machine cannot build, is said before the first kernel's run.
+fn fetch_all(what: &str, asked: &[String]) -> Result<(), Error> {
     let cache = vm::default_cache()?;
     for k in asked.iter().filter(|k| *k != "host") {
         let mut say = |l: &str| errln(&format!("iolab vm: {l}"));
@@ -284,7 +359,7 @@ fn fetch_all(suite: &str, asked: &[String]) -> Result<(), Error> {
             e => Error::Runtime(format!("kernel {k}: {e}")),
         })?;
         errln(&format!(
-            "iolab suite {suite}: kernel {k} is {release}, its parts cached"
+            "iolab {what}: kernel {k} is {release}, its parts cached"
         ));
     }
     Ok(())
@@ -299,34 +374,17 @@ type Recorded = (
 
 /// The kernels' records in one file (`--out`, or a new one under ./iolab-results), then the summary
 /// line: the side-by-side tables and the answers, their cites naming lines of that file.
-fn kernels_file(
-    a: &SuiteArgs,
-    suite: &SuiteFile,
-    each: &[(KernelRan, Vec<Value>)],
-) -> Result<Recorded, Error> {
+fn kernels_file(plan: &Plan, each: &[(KernelRan, Vec<Value>)]) -> Result<Recorded, Error> {
     let ks: Vec<KernelRan> = each.iter().map(|(k, _)| k.clone()).collect();
     let recs: Vec<Value> = each.iter().flat_map(|(_, r)| r.iter().cloned()).collect();
     let points: Vec<Vec<(String, String)>> =
         recs.iter().map(iolab_lab::series::record_point).collect();
-    let fixed = BTreeMap::from([
-        ("suite".to_string(), suite.name.clone()),
-        ("disk_dir".to_string(), a.disk_dir.display().to_string()),
-        ("tmpfs_dir".to_string(), a.tmpfs_dir.display().to_string()),
-        (
-            "kernels".to_string(),
-            ks.iter()
-                .map(|k| k.label.as_str())
-                .collect::<Vec<_>>()
-                .join(","),
-        ),
-    ]);
+    let mut fixed = plan.fixed.clone();
+    let labels: Vec<&str> = ks.iter().map(|k| k.label.as_str()).collect();
+    fixed.insert("kernels".to_string(), labels.join(","));
     let settings = iolab_lab::series::settings(&fixed, &points);
-    let stem = format!(
-        "suite-{}{}-kernels",
-        suite.name,
-        if a.quick { "-quick" } else { "" }
-    );
-    let mut rec = iolab_lab::series::Recorder::open(a.out, false, &stem, settings, &points, None)?;
+    let mut rec =
+        iolab_lab::series::Recorder::open(plan.out, false, &plan.stem, settings, &points, None)?;
     for r in &recs {
         rec.push(r.clone())?;
     }
@@ -335,7 +393,11 @@ fn kernels_file(
     let (side, _) = iolab_lab::cite::collect(|| kernels::side(&ks, &rows));
     let answers = kernels::answers(&ks, &rows);
     let sum = iolab_lab::answers::Summary {
-        suite: suite.name.clone(),
+        suite: plan
+            .what
+            .strip_prefix("suite ")
+            .unwrap_or(&plan.what)
+            .to_string(),
         memory: iolab_engine::measure::memcopy::measured().clone(),
         findings: Vec::new(),
         published: Vec::new(),
@@ -345,4 +407,19 @@ fn kernels_file(
     line["summary"]["kernels"] = serde_json::to_value(&side).unwrap_or(Value::Null);
     rec.push(line)?;
     Ok((rec.path.clone(), recs, side, answers))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sweeps_arguments_for_each_kernel_leave_out_its_kernels_and_outputs() {
+        let words = |s: &str| s.split(' ').map(OsString::from).collect::<Vec<_>>();
+        let kept = sweep_args(
+            words("sweep --vary bs=4k,8k --kernels host,6.1 --out a.jsonl --md=t.md --csv c.csv --ops 100")
+                .into_iter(),
+        );
+        assert_eq!(kept, words("sweep --vary bs=4k,8k --ops 100"));
+    }
 }
