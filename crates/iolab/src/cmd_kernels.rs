@@ -391,7 +391,7 @@ fn kernels_file(plan: &Plan, each: &[(KernelRan, Vec<Value>)]) -> Result<Recorde
     let lines: Vec<usize> = (1..=recs.len()).collect();
     let rows = kernels::rows_by_kernel(&ks, &recs, &lines);
     let (side, _) = iolab_lab::cite::collect(|| kernels::side(&ks, &rows));
-    let answers = kernels::answers(&ks, &rows);
+    let answers = kernels::answers(&ks, &rows, &recs);
     let sum = iolab_lab::answers::Summary {
         suite: plan
             .what

@@ -366,12 +366,106 @@ fn rt_text(kernels: &[KernelRan], rows: &[Vec<Row>]) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(" "))
 }
 
-/// The answers across kernels that these rows carry figures for.
-pub fn answers(kernels: &[KernelRan], rows: &[Vec<Row>]) -> Vec<Answer> {
-    [punts_by_release(kernels, rows), rt_tail(kernels, rows)]
-        .into_iter()
-        .flatten()
-        .collect()
+/// The answers across kernels that these rows and records (every kernel's, each point naming its
+/// kernel) carry figures for.
+pub fn answers(kernels: &[KernelRan], rows: &[Vec<Row>], recs: &[Value]) -> Vec<Answer> {
+    [
+        punts_by_release(kernels, rows),
+        rt_tail(kernels, rows),
+        not_everywhere(kernels, recs),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// A record's point as text, but for its kernel: "step=...; target=...".
+fn point_text(rec: &Value) -> Option<String> {
+    let p = rec.get("point")?.as_object()?;
+    let parts: Vec<String> = p
+        .iter()
+        .filter(|(k, _)| !["kernel", "quick", "repeat"].contains(&k.as_str()))
+        .map(|(k, v)| match (k.as_str(), v.as_str()) {
+            ("step", Some(s)) => s.to_string(),
+            (_, Some(s)) => format!("{k}={s}"),
+            _ => format!("{k}={v}"),
+        })
+        .collect();
+    Some(parts.join(", "))
+}
+
+/// What ran on some kernels and not on others (the kernel lacked an interface: the point's record says
+/// why), per point: the interfaces each release has, as tried, not as its number suggests.
+pub fn not_everywhere(kernels: &[KernelRan], recs: &[Value]) -> Option<Answer> {
+    let mut points: Vec<(String, Vec<Option<Result<(), String>>>)> = Vec::new();
+    for r in recs {
+        let (Some(text), Some(k)) = (
+            point_text(r),
+            r.pointer("/point/kernel").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        let Some(ki) = kernels.iter().position(|x| x.label == k) else {
+            continue;
+        };
+        let at = match points.iter().position(|(t, _)| *t == text) {
+            Some(i) => i,
+            None => {
+                points.push((text, vec![None; kernels.len()]));
+                points.len() - 1
+            }
+        };
+        let ran = match (r.get("result").filter(|v| !v.is_null()), r.get("error")) {
+            (Some(_), _) => Ok(()),
+            (None, Some(e)) => Err(e.as_str().unwrap_or("not run").to_string()),
+            (None, None) => continue,
+        };
+        points[at].1[ki].get_or_insert(ran);
+    }
+    let mut parts = Vec::new();
+    for (text, each) in &points {
+        let on = |ok: bool| -> Vec<&str> {
+            each.iter()
+                .zip(kernels)
+                .filter(|(r, _)| r.as_ref().is_some_and(|r| r.is_ok() == ok))
+                .map(|(_, k)| k.label.as_str())
+                .collect()
+        };
+        let (yes, no) = (on(true), on(false));
+        if yes.is_empty() || no.is_empty() {
+            continue;
+        }
+        let why = each
+            .iter()
+            .flatten()
+            .find_map(|r| r.as_ref().err())
+            .map(|e| clip(e));
+        parts.push(format!(
+            "{text}: ran on {}, not on {} ({})",
+            yes.join(", "),
+            no.join(", "),
+            why.unwrap_or_default()
+        ));
+    }
+    (!parts.is_empty()).then(|| Answer {
+        id: "not-everywhere".into(),
+        question: "Which of these points ran on some kernels and not on others, and why?".into(),
+        source: "each kernel's records: what it offers, as tried".into(),
+        status: Status::Answered,
+        text: parts.join(". ") + ".",
+        needs: None,
+        cites: Vec::new(),
+        seed: BTreeMap::new(),
+    })
+}
+
+/// A reason cut to its first clause, at most 140 characters.
+fn clip(e: &str) -> String {
+    let first = e.split("; ").next().unwrap_or(e);
+    match first.char_indices().nth(140) {
+        Some((at, _)) => format!("{}...", &first[..at]),
+        None => first.to_string(),
+    }
 }
 
 fn is_uring(r: &Row) -> bool {

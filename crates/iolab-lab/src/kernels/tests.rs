@@ -235,7 +235,7 @@ fn the_rt_kernel_of_a_release_is_set_against_its_twin_on_the_drivers_tail() {
         .find(|t| t.figures == ["p99.9", "max"])
         .unwrap();
     assert_eq!(t.rows[0].values[1], vec![Some(20_000.0), Some(100_000.0)]);
-    let all = answers(&ks, &rows);
+    let all = answers(&ks, &rows, &[]);
     let a = all.iter().find(|a| a.id == "rt-tail").unwrap();
     // Emulated: indicative, saying why; the 6.12 kernel has no RT twin here and is not named.
     assert_eq!(a.status, Status::Indicative);
@@ -283,4 +283,37 @@ fn rows_are_matched_across_kernels_by_their_point_but_for_its_kernel() {
         "{}",
         a.text
     );
+}
+
+#[test]
+fn points_that_ran_on_some_kernels_only_are_named_with_the_reason() {
+    let ks = [k("6.1", "6.1.0", true), k("host", "6.18.0", false)];
+    let rec = |kernel: &str, ran: bool| {
+        let mut r = serde_json::json!({"point": {"step": "1 MiB writes: dontcache", "kernel": kernel, "quick": "true"}});
+        match ran {
+            true => r["result"] = serde_json::json!({"ops": 1}),
+            false => r["error"] =
+                "not available: RWF_DONTCACHE: EOPNOTSUPP; the kernel has no uncached buffered I/O"
+                    .into(),
+        }
+        r
+    };
+    let both = |k: &str| {
+        let mut r = rec(k, true);
+        r["point"]["step"] = "1 MiB writes: buffered".into();
+        r
+    };
+    let recs = [
+        rec("6.1", false),
+        rec("host", true),
+        both("6.1"),
+        both("host"),
+    ];
+    let a = not_everywhere(&ks, &recs).unwrap();
+    assert_eq!(
+        a.text,
+        "1 MiB writes: dontcache: ran on host, not on 6.1 (not available: RWF_DONTCACHE: EOPNOTSUPP)."
+    );
+    // Everything ran everywhere: no such answer.
+    assert!(not_everywhere(&ks, &recs[2..]).is_none());
 }
