@@ -34,6 +34,11 @@ static DIRS: [AtomicI32; SLOTS] = [const { AtomicI32::new(-1) }; SLOTS];
 static DEVS: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
 static INOS: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
 static IS_DIR: [AtomicBool; SLOTS] = [const { AtomicBool::new(false) }; SLOTS];
+/// Set by [`remove_registered`] when something it should remove was left (the message says so).
+static SOME_LEFT: AtomicBool = AtomicBool::new(false);
+/// A directory whose files iolab's children write (`Created::temp_tree`): the handler unlinks the files
+/// in it before removing it.
+static TREE: [AtomicBool; SLOTS] = [const { AtomicBool::new(false) }; SLOTS];
 static LOCK: Mutex<()> = Mutex::new(());
 /// A path was registered without a slot: the handler cannot remove everything, so it keeps the journal.
 static OVERFLOWED: AtomicBool = AtomicBool::new(false);
@@ -277,11 +282,14 @@ pub(crate) fn remove_registered() -> bool {
                 DEVS[i].load(Ordering::Relaxed),
                 INOS[i].load(Ordering::Relaxed),
             );
+            let is_dir = IS_DIR[i].load(Ordering::Relaxed);
+            if is_dir && TREE[i].load(Ordering::Relaxed) {
+                // SAFETY: as below; the directory's files are its children's, made for this run.
+                unsafe { iolab_sys::empty_dir_files_raw(dir, p, dev, ino) };
+            }
             // SAFETY: non-null slots hold C strings leaked by `register` and freed only after the slot is
             // cleared; the caller ends the process, so nothing frees them (or closes `dir`) during this loop.
-            let gone = unsafe {
-                iolab_sys::remove_same_at_raw(dir, p, dev, ino, IS_DIR[i].load(Ordering::Relaxed))
-            };
+            let gone = unsafe { iolab_sys::remove_same_at_raw(dir, p, dev, ino, is_dir) };
             if gone {
                 removed += 1;
             } else {
@@ -297,6 +305,7 @@ pub(crate) fn remove_registered() -> bool {
     }
     // The journal of what iolab created goes too when nothing it records is left.
     crate::leftovers::unlink_journal_if_all_removed(all, removed);
+    SOME_LEFT.store(!all, Ordering::SeqCst);
     removed > 0
 }
 
@@ -307,6 +316,8 @@ extern "C" fn on_signal(_sig: libc::c_int) {
     let removed = remove_registered();
     let msg: &[u8] = if ZRAM_LEFT.load(Ordering::SeqCst) {
         b"iolab: interrupted; its zram device could not be reset (still in use): `iolab clean` resets it\n"
+    } else if removed && SOME_LEFT.load(Ordering::SeqCst) {
+        b"iolab: interrupted; removed part of what iolab created: `iolab clean` removes the rest\n"
     } else if removed {
         b"iolab: interrupted; removed what iolab created\n"
     } else {
@@ -408,6 +419,9 @@ impl Created {
     pub fn temp_tree(parent: &Path, prefix: &str) -> Result<Created> {
         let mut c = Created::temp_dir(parent, prefix)?;
         c.tree = true;
+        if let Some(i) = c.slot {
+            TREE[i].store(true, Ordering::Relaxed);
+        }
         if let Some(id) = c.journal {
             crate::leftovers::mark_tree(id);
         }
@@ -590,6 +604,7 @@ fn take_slot(name: &OsStr, dir: RawFd, dev: u64, ino: u64, is_dir: bool) -> Opti
     DEVS[i].store(dev, Ordering::Relaxed);
     INOS[i].store(ino, Ordering::Relaxed);
     IS_DIR[i].store(is_dir, Ordering::Relaxed);
+    TREE[i].store(false, Ordering::Relaxed);
     NAMES[i].store(c.into_raw(), Ordering::Release);
     Some(i)
 }

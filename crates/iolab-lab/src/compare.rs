@@ -70,6 +70,15 @@ pub fn workload_key(result: &Value) -> String {
     if let Some(kind) = result.get("target").and_then(|t| t.get("kind")) {
         m.insert("target_kind".into(), kind.clone());
     }
+    // A guest's run (iolab vm, an emulated CPU) is never a repeat of a native one, nor of another
+    // kernel's: its kernel is part of its workload (`compare --across kernel` sets them side by side).
+    if result.pointer("/host/emulated").and_then(Value::as_bool) == Some(true) {
+        let release = result.pointer("/host/kernel_release").cloned();
+        m.insert(
+            "emulated_kernel".into(),
+            release.unwrap_or(Value::Bool(true)),
+        );
+    }
     // A file on tmpfs and one on a disk's file system are two workloads (a suite has both).
     if let Some(fs) = result.get("target").and_then(|t| t.get("fs")) {
         m.insert("target_fs".into(), fs.clone());
@@ -118,12 +127,16 @@ pub fn workload_label(result: &Value) -> String {
         .pointer("/spec/bs")
         .and_then(|v| v.as_u64())
         .map_or_else(|| s("bs"), iolab_engine::units::fmt_size);
+    let direct = match result.pointer("/spec/direct").and_then(|v| v.as_bool()) {
+        Some(true) => " O_DIRECT",
+        _ => "",
+    };
     let kind = match result.pointer("/target/fs").and_then(|v| v.as_str()) {
         Some(fs) => format!("{kind} on {fs}"),
         None => kind.to_string(),
     };
     format!(
-        "{} {} bs={bs} {} thr={} qd={} batch={}{rwf}{inline} -> {kind}",
+        "{} {}{direct} bs={bs} {} thr={} qd={} batch={}{rwf}{inline} -> {kind}",
         s("method"),
         s("op"),
         s("pattern"),

@@ -31,6 +31,12 @@ pub fn doc(lead: &str, side: &Side, answers: &[Answer]) -> Doc {
             ));
         }
     }
+    for (k, why) in &side.failed {
+        d.line(format!(
+            "No result from {k}: {}",
+            why.lines().next().unwrap_or_default()
+        ));
+    }
     if !answers.is_empty() {
         d.blank();
         d.line("Answers (across the kernels, from this run's figures):");
@@ -141,6 +147,7 @@ mod tests {
                 }],
             }],
             differ: vec![("io_uring send_zc".into(), vec![Some(true), Some(false)])],
+            failed: vec![("6.12-rt".into(), "the guest timed out".into())],
         };
         let text = doc("lead", &side, &[]).render(None);
         assert!(

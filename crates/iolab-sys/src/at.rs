@@ -109,6 +109,61 @@ pub unsafe fn remove_same_at_raw(
     }
 }
 
+/// Unlinks the files directly in directory `name` of `dir` (not its subdirectories), only while the name
+/// is still the directory (`dev`, `ino`) it was; the caller then removes the directory. Async-signal-safe
+/// (openat, fstat, getdents64, unlinkat, close): the Ctrl-C handler empties iolab's directories of its
+/// children's files with it. False when the directory could not be opened as itself.
+///
+/// # Safety
+/// `name` must be a valid NUL-terminated C string.
+pub unsafe fn empty_dir_files_raw(
+    dir: RawFd,
+    name: *const libc::c_char,
+    dev: u64,
+    ino: u64,
+) -> bool {
+    // SAFETY: `name` is the caller's C string; `buf` is a local buffer getdents64 fills within its
+    // length, and each entry is read within the bytes it returned (d_reclen); the descriptor is closed here.
+    unsafe {
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        let fd = libc::openat(dir, name, flags);
+        if fd < 0 {
+            return false;
+        }
+        let mut st: lfs::Stat = std::mem::zeroed();
+        if lfs::fstat(fd, &mut st) != 0 || lfs::identity(&st) != (dev, ino) {
+            libc::close(fd);
+            return false;
+        }
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), buf.len());
+            if n <= 0 {
+                break;
+            }
+            let mut at = 0usize;
+            while at + 19 < n as usize {
+                // struct linux_dirent64: u64 ino, i64 off, u16 reclen, u8 type, name (NUL-terminated).
+                let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+                let kind = buf[at + 18];
+                let entry = buf.as_ptr().add(at + 19).cast::<libc::c_char>();
+                let dots = *entry == b'.' as libc::c_char
+                    && (*entry.add(1) == 0
+                        || (*entry.add(1) == b'.' as libc::c_char && *entry.add(2) == 0));
+                if !dots && kind != libc::DT_DIR {
+                    libc::unlinkat(fd, entry, 0);
+                }
+                if reclen == 0 {
+                    break;
+                }
+                at += reclen;
+            }
+        }
+        libc::close(fd);
+        true
+    }
+}
+
 /// Removes the directory `name` of `dir` and everything in it, only while the name is still the directory
 /// (`dev`, `ino`) it was, descending through descriptors opened with O_NOFOLLOW (a symbolic link inside is
 /// removed, never followed). Entries that cannot be removed stay; the first error is returned.
@@ -295,6 +350,36 @@ mod tests {
     use super::*;
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn a_directory_is_emptied_of_its_files_only_while_it_is_itself() {
+        let base = std::env::temp_dir().join(format!("iolab-at-empty-{}", std::process::id()));
+        let t = base.join("t");
+        std::fs::create_dir_all(t.join("sub")).unwrap();
+        for n in ["a.jsonl", "b.json", ".hidden"] {
+            std::fs::write(t.join(n), b"x").unwrap();
+        }
+        let parent = std::fs::File::open(&base).unwrap();
+        let name = CString::new("t").unwrap();
+        let m = std::fs::metadata(&t).unwrap();
+        // Another directory's identity: nothing is touched.
+        // SAFETY: `name` is a valid C string.
+        assert!(!unsafe {
+            empty_dir_files_raw(parent.as_raw_fd(), name.as_ptr(), m.dev(), m.ino() + 1)
+        });
+        assert_eq!(std::fs::read_dir(&t).unwrap().count(), 4);
+        // SAFETY: as above.
+        assert!(unsafe {
+            empty_dir_files_raw(parent.as_raw_fd(), name.as_ptr(), m.dev(), m.ino())
+        });
+        let left: Vec<_> = std::fs::read_dir(&t)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, ["sub"], "the files went, the subdirectory stayed");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 
     /// A directory exchanged with the tree's name while the tree is removed (renameat2 RENAME_EXCHANGE in
     /// a loop) keeps everything it holds: only the directory looked at is emptied.

@@ -84,6 +84,48 @@ pub(crate) fn parse(list: &str) -> Result<Vec<String>, Error> {
     Ok(asked)
 }
 
+/// With a guest kernel asked for: a `--disk-dir` or `--tmpfs-dir` in the current directory is the 9p
+/// share in the guest (whose statfs says the host's file system: its records would name the wrong one),
+/// and a suite file outside it is not the guest's to read: refused before anything runs.
+pub(crate) fn check_guest_places(
+    asked: &[String],
+    dirs: &[(&str, &Path)],
+    suite_file: Option<&Path>,
+) -> Result<(), Error> {
+    if asked.iter().all(|k| k == "host") {
+        return Ok(());
+    }
+    let here = std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .map_err(|e| Error::Runtime(format!("cannot tell the current directory: {e}")))?;
+    for (flag, d) in dirs {
+        if std::fs::canonicalize(d).is_ok_and(|real| real.starts_with(&here)) {
+            return Err(Error::usage(
+                *flag,
+                format!(
+                    "{} is in the current directory, which a guest kernel sees as a 9p share, not as a \
+                     disk or tmpfs: give a directory outside it (the default /var/tmp is the guest's disk)",
+                    d.display()
+                ),
+            ));
+        }
+    }
+    if let Some(f) = suite_file.filter(|f| f.extension().is_some_and(|e| e == "toml")) {
+        let inside = std::fs::canonicalize(f).is_ok_and(|real| real.starts_with(&here));
+        if !inside || f.is_absolute() {
+            return Err(Error::usage(
+                "suite",
+                format!(
+                    "{}: a guest reads a suite file only by a path relative to the current directory, \
+                     which it shares: copy it here and name it so",
+                    f.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The suite's arguments for each kernel's run (its record file added per kernel).
 fn suite_args(a: &SuiteArgs) -> Vec<OsString> {
     let mut v: Vec<OsString> = vec!["suite".into(), a.name.into()];
@@ -216,12 +258,23 @@ fn run_on(k: &str, cmds: Vec<Vec<OsString>>) -> Result<(), Error> {
     if ok {
         return Ok(());
     }
+    // Its errors ("iolab: ..."), else its last lines (the probe runs after the command: its lines last).
     let text = String::from_utf8_lossy(&text);
-    let tail: Vec<&str> = text.lines().rev().take(12).collect();
-    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    let errors: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("iolab: "))
+        .take(6)
+        .collect();
+    let shown: Vec<&str> = match errors.is_empty() {
+        false => errors,
+        true => {
+            let tail: Vec<&str> = text.lines().rev().take(12).collect();
+            tail.into_iter().rev().collect()
+        }
+    };
     Err(Error::Runtime(format!(
-        "on kernel {k} it failed; its last lines:\n{}",
-        tail.join("\n")
+        "on kernel {k} it failed:\n{}",
+        shown.join("\n")
     )))
 }
 
@@ -261,9 +314,9 @@ pub(crate) fn run_plan(plan: &Plan, lead: &str, asked: &[String]) -> Result<i32,
         &[("--out", plan.out)],
     )?;
     iolab_engine::cleanup::install_signal_handler();
-    let results = Path::new("iolab-results");
-    let made = iolab_engine::made_dirs::MadeDirs::make(results)?;
-    let parts = Created::temp_tree(results, ".kernels-")?;
+    // In the current directory itself, which a guest shares (not ./iolab-results, which may be a link
+    // out of it).
+    let parts = Created::temp_tree(Path::new("."), ".iolab-kernels-")?;
     let dir = parts.path().to_path_buf();
     fetch_all(&plan.what, asked)?;
     let mut each: Vec<(KernelRan, Vec<Value>)> = Vec::new();
@@ -305,16 +358,19 @@ pub(crate) fn run_plan(plan: &Plan, lead: &str, asked: &[String]) -> Result<i32,
         let (k, e) = failed.swap_remove(0);
         return Err(Error::Runtime(format!("it ran on no kernel; on {k}: {e}")));
     }
-    // ./iolab-results stays only where the one file goes into it (no --out).
-    if plan.out.is_none() {
-        made.keep();
-    }
-    let recorded = kernels_file(plan, &each)?;
+    let failures: Vec<(String, String)> = failed
+        .iter()
+        .map(|(k, e)| (k.clone(), e.to_string()))
+        .collect();
+    let recorded = kernels_file(plan, &each, failures)?;
     drop(parts);
     let (path, recs, side, answers) = recorded;
     let lead = format!(
-        "{lead} on {} kernels: {}",
-        side.kernels.len(),
+        "{lead} on {}: {}",
+        match side.kernels.len() {
+            1 => "1 kernel".to_string(),
+            n => format!("{n} kernels"),
+        },
         side.kernels
             .iter()
             .map(KernelRan::describe)
@@ -329,10 +385,10 @@ pub(crate) fn run_plan(plan: &Plan, lead: &str, asked: &[String]) -> Result<i32,
         keys: &plan.keys,
     })?;
     outln(&format!(
-        "\nresult: {} ({} points on {} kernels); every figure side by side: iolab compare --across kernel FILE",
+        "\nresult: {} ({} points); every figure side by side: iolab compare --across kernel {}",
         path.display(),
         recs.len(),
-        side.kernels.len(),
+        path.display(),
     ))?;
     if !failed.is_empty() {
         let names: Vec<&str> = failed.iter().map(|(k, _)| k.as_str()).collect();
@@ -374,7 +430,11 @@ type Recorded = (
 
 /// The kernels' records in one file (`--out`, or a new one under ./iolab-results), then the summary
 /// line: the side-by-side tables and the answers, their cites naming lines of that file.
-fn kernels_file(plan: &Plan, each: &[(KernelRan, Vec<Value>)]) -> Result<Recorded, Error> {
+fn kernels_file(
+    plan: &Plan,
+    each: &[(KernelRan, Vec<Value>)],
+    failed: Vec<(String, String)>,
+) -> Result<Recorded, Error> {
     let ks: Vec<KernelRan> = each.iter().map(|(k, _)| k.clone()).collect();
     let recs: Vec<Value> = each.iter().flat_map(|(_, r)| r.iter().cloned()).collect();
     let points: Vec<Vec<(String, String)>> =
@@ -390,7 +450,8 @@ fn kernels_file(plan: &Plan, each: &[(KernelRan, Vec<Value>)]) -> Result<Recorde
     }
     let lines: Vec<usize> = (1..=recs.len()).collect();
     let rows = kernels::rows_by_kernel(&ks, &recs, &lines);
-    let (side, _) = iolab_lab::cite::collect(|| kernels::side(&ks, &rows));
+    let (mut side, _) = iolab_lab::cite::collect(|| kernels::side(&ks, &rows));
+    side.failed = failed;
     let answers = kernels::answers(&ks, &rows, &recs);
     let sum = iolab_lab::answers::Summary {
         suite: plan

@@ -414,6 +414,11 @@ pub(crate) fn cmd_suite(a: &SuiteArgs) -> Result<i32, Error> {
         {
             let asked = crate::cmd_kernels::parse(list)?;
             check_places_elsewhere(a)?;
+            crate::cmd_kernels::check_guest_places(
+                &asked,
+                &[("--disk-dir", &a.disk_dir), ("--tmpfs-dir", &a.tmpfs_dir)],
+                a.name.as_deref().map(Path::new),
+            )?;
             let asked_for = crate::cmd_kernels::SuiteArgs {
                 name: a.name.as_deref().unwrap_or_default(),
                 quick: a.quick,

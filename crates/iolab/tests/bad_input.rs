@@ -484,7 +484,35 @@ fn suite_kernels_are_checked_before_anything_runs() {
         "--disk-dir",
         "procfs",
     );
-    assert!(!d.path().join("iolab-results").exists(), "nothing was made");
+    // A guest sees the current directory as its 9p share: no disk or tmpfs of its own there.
+    std::fs::create_dir(d.path().join("here")).unwrap();
+    in_dir(
+        &[
+            "suite",
+            "nowait",
+            "--kernels",
+            "host,6.1",
+            "--disk-dir",
+            "here",
+        ],
+        "--disk-dir",
+        "9p share",
+    );
+    let toml = d.path().join("my.toml");
+    let nowait = concat!(env!("CARGO_MANIFEST_DIR"), "/../../suites/nowait.toml");
+    std::fs::copy(nowait, &toml).unwrap();
+    let toml = toml.display().to_string();
+    in_dir(
+        &["suite", &toml, "--kernels", "host,6.1"],
+        "suite",
+        "relative to the current directory",
+    );
+    let names: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "nothing was made: {names:?}");
 }
 
 /// Results are never written into a kernel-interface filesystem, even by root (for whom the permission

@@ -95,6 +95,9 @@ pub struct Side {
     pub tables: Vec<KTable>,
     /// What the probe found on some kernels and not on others: (what was tried, per kernel).
     pub differ: Vec<(String, Vec<Option<bool>>)>,
+    /// Kernels asked for that gave no result, and why (their columns are absent).
+    #[serde(default)]
+    pub failed: Vec<(String, String)>,
 }
 
 /// Each kernel's rows (one per point, repeats as their median run), cites naming lines of the one file.
@@ -128,6 +131,7 @@ pub fn side(kernels: &[KernelRan], rows: &[Vec<Row>]) -> Side {
         kernels: kernels.to_vec(),
         tables,
         differ: differ(kernels),
+        failed: Vec::new(),
     }
 }
 
@@ -191,7 +195,9 @@ fn label(r: &Row) -> String {
 fn same_point(a: &Row, b: &Row) -> bool {
     let point = |r: &Row| {
         let mut p = r.record.as_ref()?.get("point")?.as_object()?.clone();
+        // A point's row is its median repeat, whichever that was on each kernel.
         p.remove("kernel");
+        p.remove("repeat");
         Some(p)
     };
     let same = match (point(a), point(b)) {
@@ -394,10 +400,13 @@ fn point_text(rec: &Value) -> Option<String> {
     Some(parts.join(", "))
 }
 
+/// Whether a point ran on a kernel, or why not (its record's error).
+type Ran = Result<(), String>;
+
 /// What ran on some kernels and not on others (the kernel lacked an interface: the point's record says
 /// why), per point: the interfaces each release has, as tried, not as its number suggests.
 pub fn not_everywhere(kernels: &[KernelRan], recs: &[Value]) -> Option<Answer> {
-    let mut points: Vec<(String, Vec<Option<Result<(), String>>>)> = Vec::new();
+    let mut points: Vec<(String, Vec<Option<Ran>>)> = Vec::new();
     for r in recs {
         let (Some(text), Some(k)) = (
             point_text(r),

@@ -260,9 +260,14 @@ fn rows_are_matched_across_kernels_by_their_point_but_for_its_kernel() {
         r
     };
     let ks = [k("6.1", "6.1.0", true), k("6.12", "6.12.57", true)];
+    let mut median_of_two = with_point("6.12", "4k", 0.0);
+    if let Some(rec) = median_of_two.record.as_mut() {
+        // Its median run was the second repeat there (the first on 6.1): still the same point.
+        std::sync::Arc::make_mut(rec)["point"]["repeat"] = "2".into();
+    }
     let rows = vec![
         vec![with_point("6.1", "4", 1.0), with_point("6.1", "4k", 1.0)],
-        vec![with_point("6.12", "4k", 0.0), with_point("6.12", "4", 1.0)],
+        vec![median_of_two, with_point("6.12", "4", 1.0)],
     ];
     let a = punts_by_release(&ks, &rows).unwrap();
     // Each point found on the other kernel by its point, whatever its place and order there.
