@@ -163,6 +163,13 @@ fn the_probe_differences_are_what_some_kernels_offer_and_others_do_not() {
         b.features.insert(n.into(), y);
     }
     b.features.insert("only on b".into(), true);
+    // What tells the machine apart, not the kernel, is left out.
+    a.features
+        .insert("method uring_cmd (on /dev/iolab_sink)".into(), false);
+    b.features
+        .insert("method uring_cmd (on /dev/iolab_sink)".into(), true);
+    a.features.insert("clock: invariant TSC".into(), true);
+    b.features.insert("clock: invariant TSC".into(), false);
     let d = differ(&[a, b]);
     assert_eq!(
         d,
