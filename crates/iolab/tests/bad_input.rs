@@ -447,26 +447,17 @@ fn suite_kernels_are_checked_before_anything_runs() {
             "{args:?}: {err}"
         );
     };
-    in_dir(
-        &["suite", "nowait", "--kernels", "6.1"],
-        "--kernels",
-        "names one kernel",
-    );
-    in_dir(
-        &["suite", "nowait", "--kernels", "host,6.1,host"],
-        "--kernels",
-        "host is named twice",
-    );
-    in_dir(
-        &["suite", "nowait", "--kernels", "host,,6.1"],
-        "--kernels",
-        "has an empty name",
-    );
-    in_dir(
-        &["suite", "nowait", "--kernels", "host,5.10"],
-        "--kernels",
-        "5.10 is neither a release (6.1, 6.1-rt, 6.12, 6.12-rt)",
-    );
+    for (list, needle) in [
+        ("6.1", "names one kernel"),
+        ("host,6.1,host", "host is named twice"),
+        ("host,,6.1", "has an empty name"),
+        (
+            "host,5.10",
+            "5.10 is neither a release (6.1, 6.1-rt, 6.12, 6.12-rt)",
+        ),
+    ] {
+        in_dir(&["suite", "nowait", "--kernels", list], "--kernels", needle);
+    }
     in_dir(
         &["suite", "nowait", "--kernels", "host,6.1", "--vm"],
         "the argument '--kernels <LIST>'",
