@@ -4,8 +4,8 @@
 //! records in one file, each point naming its kernel, and the kernels side by side
 //! (`iolab_lab::kernels`).
 //!
-//! Each kernel's own files go to a directory of iolab's under ./iolab-results (the guest writes into the
-//! current directory, which it shares), removed at the end.
+//! Each kernel's own files go to a directory of iolab's in the current directory (`.iolab-kernels-*`: a
+//! guest writes into the current directory, which it shares), removed at the end and on Ctrl-C.
 
 use crate::output::{errln, outln};
 use iolab_engine::cleanup::Created;
