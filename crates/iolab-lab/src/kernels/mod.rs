@@ -605,7 +605,19 @@ fn punts_text(kernels: &[KernelRan], rows: &[Vec<Row>]) -> Option<String> {
         };
         parts.push(format!("{name}: {verdict} (punted: {}).", each.join(", ")));
     }
-    (!parts.is_empty()).then(|| parts.join(" "))
+    if parts.is_empty() {
+        return None;
+    }
+    // The releases compared, once, oldest first.
+    let releases: Vec<String> = order
+        .iter()
+        .map(|&k| format!("{} is {}", kernels[k].label, kernels[k].release))
+        .collect();
+    Some(format!(
+        "Releases: {}. {}",
+        releases.join(", "),
+        parts.join(" ")
+    ))
 }
 
 /// A release's place in release order: its leading numbers ("6.12.57+deb12" -> [6, 12, 57]).

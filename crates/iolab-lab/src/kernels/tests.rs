@@ -106,6 +106,12 @@ fn the_release_that_stops_punting_is_named_per_file_system_in_release_order() {
     let rows = vec![kernel_rows(0.0), kernel_rows(1.0)];
     let a = punts_by_release(&ks, &rows).unwrap();
     assert!(
+        a.text
+            .starts_with("Releases: 6.1 is 6.1.0-41-amd64, host is 6.18.0. "),
+        "{}",
+        a.text
+    );
+    assert!(
         a.text.contains("io_uring 4 KiB writes to w.dat (xfs): host (6.18.0) stops punting them (punted: 6.1 100%, host 0%)"),
         "{}",
         a.text
