@@ -70,15 +70,6 @@ pub fn workload_key(result: &Value) -> String {
     if let Some(kind) = result.get("target").and_then(|t| t.get("kind")) {
         m.insert("target_kind".into(), kind.clone());
     }
-    // A guest's run (iolab vm, an emulated CPU) is never a repeat of a native one, nor of another
-    // kernel's: its kernel is part of its workload (`compare --across kernel` sets them side by side).
-    if result.pointer("/host/emulated").and_then(Value::as_bool) == Some(true) {
-        let release = result.pointer("/host/kernel_release").cloned();
-        m.insert(
-            "emulated_kernel".into(),
-            release.unwrap_or(Value::Bool(true)),
-        );
-    }
     // A file on tmpfs and one on a disk's file system are two workloads (a suite has both).
     if let Some(fs) = result.get("target").and_then(|t| t.get("fs")) {
         m.insert("target_fs".into(), fs.clone());
@@ -178,13 +169,28 @@ pub struct CompareRow {
 /// group).
 type Group<'a> = (String, String, Vec<&'a Value>);
 
+/// Of a guest's run (iolab vm, an emulated CPU): its kernel, so that compare never takes it for a repeat
+/// of a native run or of another kernel's (`compare --across kernel` sets them side by side; a fleet's
+/// merge keeps its hosts together and marks the emulated ones).
+fn guest_kernel(result: &Value) -> String {
+    match result.pointer("/host/emulated").and_then(Value::as_bool) {
+        Some(true) => {
+            let release = result
+                .pointer("/host/kernel_release")
+                .and_then(Value::as_str);
+            format!(" on an emulated {}", release.unwrap_or("kernel"))
+        }
+        _ => String::new(),
+    }
+}
+
 /// Groups the results of records by workload, in the order each workload first appears (a lookup per
 /// record, so that this stays linear in the records).
 fn groups(recs: &[Value]) -> Vec<Group<'_>> {
     let mut out: Vec<Group> = Vec::new();
     let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for r in recs.iter().filter_map(|r| r.get("result")) {
-        let k = workload_key(r);
+        let k = workload_key(r) + &guest_kernel(r);
         match at.get(&k) {
             Some(&i) => out[i].2.push(r),
             None => {
