@@ -28,6 +28,7 @@
 mod answer;
 mod axis;
 mod charts;
+mod coords;
 mod dist;
 mod flame;
 mod layers;
@@ -148,11 +149,12 @@ fn build_with(
         .collect();
     let labels = unique_labels(&recs, from);
     let grouped = recs.iter().any(|r| repeats::count(r).is_some());
-    let runs: Vec<Run> = recs
+    // Each run's coordinates, then stored once each (`coords`) and held by the runs as numbers.
+    let keyed: Vec<Option<_>> = recs
         .iter()
         .zip(&labels)
         .zip(from)
-        .filter_map(|((rec, label), file)| {
+        .map(|((rec, label), file)| {
             let r = fields::RESULT.at(rec)?;
             let mut keys = vary::keys_of(rec, r, file.as_deref());
             // Legends tell a configuration drawn at the median of its repeats from a single run.
@@ -160,10 +162,32 @@ fn build_with(
                 let k = repeats::count(rec).unwrap_or(1);
                 keys.push(("repeats".into(), k.to_string()));
             }
+            Some((r, label, keys))
+        })
+        .collect();
+    let mut coords = coords::Coords::default();
+    let ids: Vec<Option<_>> = keyed
+        .iter()
+        .map(|k| {
+            let (r, _, keys) = k.as_ref()?;
+            let spec = coords.values_of(&fields::SHARED_SPEC.map(|f| f.text(r)));
+            Some((coords.intern(keys), spec))
+        })
+        .collect();
+    let coords = coords;
+    let runs: Vec<Run> = keyed
+        .into_iter()
+        .zip(ids)
+        .filter_map(|(k, ids)| {
+            let (r, label, _) = k?;
+            let (keys, spec) = ids?;
             Some(Run {
                 label: label.clone(),
                 r,
                 keys,
+                spec,
+                coords: &coords,
+                figures: vary::figures_of(r),
             })
         })
         .collect();

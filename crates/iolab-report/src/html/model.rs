@@ -21,7 +21,14 @@ pub struct Report {
 pub(crate) struct Run<'a> {
     pub(crate) label: String,
     pub(crate) r: &'a Value,
-    pub(crate) keys: Vec<(String, String)>,
+    /// Each key's name and value as numbers into `coords`.
+    pub(crate) keys: Vec<(u32, u32)>,
+    /// The page's key names and values.
+    pub(crate) coords: &'a super::coords::Coords,
+    /// Its key figures, looked up once.
+    pub(crate) figures: super::vary::Figures,
+    /// Its values of [`fields::SHARED_SPEC`] as text, numbers into `coords.values`.
+    pub(crate) spec: [u32; fields::SHARED_SPEC.len()],
 }
 
 /// What the report's chart functions make: the charts drawn, and a line for each left out.
@@ -185,15 +192,15 @@ pub(crate) fn label_of(rec: &Value, r: &Value) -> String {
 /// "key=value" for the spec keys every run of a chart shares.
 pub(crate) fn shared_spec(runs: &[&Run]) -> String {
     let mut out = Vec::new();
-    for f in fields::SHARED_SPEC {
-        // The values compared as they are (no text made per run: a page asks this of every chart, and
-        // the first run that differs ends the look).
-        let Some(first) = runs.first().map(|x| f.at(x.r)) else {
-            continue;
-        };
-        let text = iolab_lab::series::text(first);
-        if !text.is_empty() && runs.iter().all(|x| f.at(x.r) == first) {
-            out.push(format!("{}={text}", f.key()));
+    if let Some(first) = runs.first() {
+        for (i, f) in fields::SHARED_SPEC.iter().enumerate() {
+            // Each run's values as numbers into one table, looked up once: a page asks this of every
+            // chart, and the first run that differs ends the look.
+            let v = first.spec[i];
+            let text = first.coords.values.text(v);
+            if !text.is_empty() && runs.iter().all(|x| x.spec[i] == v) {
+                out.push(format!("{}={text}", f.key()));
+            }
         }
     }
     if out.is_empty() {

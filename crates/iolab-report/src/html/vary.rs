@@ -6,6 +6,7 @@
 
 use super::axis::{self, Axis};
 use super::charts::{self, BarChart, BarRow, BarSection, Figure, Mark, Marks, Panel};
+use super::coords::NONE;
 use super::flame;
 use super::model::{kv, shared_spec, uninformative, Out, Run};
 use crate::fields::{self, Field};
@@ -59,25 +60,53 @@ pub(super) fn keys_of(rec: &Value, r: &Value, file: Option<&str>) -> Vec<(String
 
 /// The value of `key` in a run ("" when it has none).
 pub(super) fn val<'r>(x: &'r Run, key: &str) -> &'r str {
-    x.keys
-        .iter()
-        .find(|(k, _)| k == key)
-        .map_or("", |(_, v)| v.as_str())
+    let v = x.coords.names.id(key).map_or(NONE, |k| at(x, k));
+    x.coords.values.text(v)
+}
+
+/// The value number of key number `k` in a run ([`NONE`] when it has none).
+fn at(x: &Run, k: u32) -> u32 {
+    x.keys.iter().find(|(a, _)| *a == k).map_or(NONE, |p| p.1)
+}
+
+/// The key numbers of `keys` (a key no run has is left out: it varies in none).
+fn key_ids(runs: &[&Run], keys: &[impl AsRef<str>]) -> Vec<u32> {
+    let Some(x) = runs.first() else {
+        return Vec::new();
+    };
+    keys.iter()
+        .filter_map(|k| x.coords.names.id(k.as_ref()))
+        .collect()
+}
+
+/// A run's values of the keys `ks` (its series, where `ks` tell the series apart).
+fn values_at(x: &Run, ks: &[u32]) -> Vec<u32> {
+    ks.iter().map(|k| at(x, *k)).collect()
+}
+
+/// How many distinct combinations of the keys `ks` `runs` hold.
+fn combinations(runs: &[&Run], ks: &[u32]) -> usize {
+    let seen: std::collections::HashSet<Vec<u32>> = runs.iter().map(|x| values_at(x, ks)).collect();
+    seen.len()
 }
 
 /// The keys whose values differ among `runs`, in the order they first appear, without `except`.
 pub(super) fn varying(runs: &[&Run], except: &[&str]) -> Vec<String> {
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
+    let except = key_ids(runs, except);
     let mut out: Vec<String> = Vec::new();
     // Each key is looked at once over all the runs (linear in the runs, not quadratic).
-    let mut checked: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut checked = vec![false; first.coords.names.len()];
     for x in runs {
-        for (k, _) in &x.keys {
-            if !checked.insert(k.as_str()) || except.contains(&k.as_str()) {
+        for &(k, _) in &x.keys {
+            if std::mem::replace(&mut checked[k as usize], true) || except.contains(&k) {
                 continue;
             }
-            let first = val(runs[0], k);
-            if runs.iter().any(|y| val(y, k) != first) {
-                out.push(k.clone());
+            let v = at(first, k);
+            if runs.iter().any(|y| at(y, k) != v) {
+                out.push(first.coords.names.text(k).to_string());
             }
         }
     }
@@ -111,15 +140,16 @@ pub(super) fn independent(runs: &[&Run], keys: Vec<String>) -> Vec<String> {
     // from another's is then a pass over two arrays, not a string lookup per run and pair (64 keys over
     // 8,000 records took 46 s).
     let ids = |k: &str| -> (Vec<u32>, usize) {
-        let mut at: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+        let k = key_ids(runs, &[k]).first().copied();
+        let mut seen: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
         let v = runs
             .iter()
             .map(|x| {
-                let n = at.len() as u32;
-                *at.entry(val(x, k)).or_insert(n)
+                let n = seen.len() as u32;
+                *seen.entry(k.map_or(NONE, |k| at(x, k))).or_insert(n)
             })
             .collect();
-        (v, at.len())
+        (v, seen.len())
     };
     let follows = |a: &(Vec<u32>, usize), b: &(Vec<u32>, usize)| {
         let mut seen = vec![u32::MAX; a.1];
@@ -168,12 +198,19 @@ pub(super) fn label_in(x: &Run, keys: &[String]) -> String {
 
 /// Distinct values of `key` among `runs`, in order.
 fn values_of<'r>(runs: &[&'r Run], key: &str) -> Vec<&'r str> {
+    let Some(x) = runs.first() else {
+        return Vec::new();
+    };
+    let k = key_ids(runs, &[key]).first().copied();
     // Seen through a set: linear in the runs however many values there are.
     let mut seen = std::collections::HashSet::new();
-    runs.iter()
-        .map(|x| val(x, key))
-        .filter(|s| seen.insert(*s))
-        .collect()
+    let ids: Vec<u32> = runs
+        .iter()
+        .map(|y| k.map_or(NONE, |k| at(y, k)))
+        .filter(|v| seen.insert(*v))
+        .collect();
+    let values = &x.coords.values;
+    ids.into_iter().map(|v| values.text(v)).collect()
 }
 
 /// Small multiples: `runs` in groups, each with a title naming the values its runs share. While a group
@@ -228,12 +265,16 @@ fn by_key<'a, 'b>(
 ) -> Vec<(Vec<String>, Vec<&'b Run<'a>>)> {
     let mut out = Vec::new();
     for (title, g) in groups {
+        let Some(first) = g.first().copied() else {
+            continue;
+        };
+        let k = first.coords.names.id(key);
         // One pass over the group, each value's runs in their order, the values in first-seen order.
-        let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-        let mut parts: Vec<(&str, Vec<&'b Run<'a>>)> = Vec::new();
+        let mut seen: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+        let mut parts: Vec<(u32, Vec<&'b Run<'a>>)> = Vec::new();
         for x in g {
-            let v = val(x, key);
-            let i = *at.entry(v).or_insert_with(|| {
+            let v = k.map_or(NONE, |k| at(x, k));
+            let i = *seen.entry(v).or_insert_with(|| {
                 parts.push((v, Vec::new()));
                 parts.len() - 1
             });
@@ -241,7 +282,7 @@ fn by_key<'a, 'b>(
         }
         for (v, runs) in parts {
             let mut t = title.clone();
-            t.push(kv(key, v));
+            t.push(kv(key, first.coords.values.text(v)));
             out.push((t, runs));
         }
     }
@@ -283,14 +324,16 @@ pub(super) fn palette_parts<'a, 'b>(
     let part = |n: usize| {
         let size = vals.len().div_ceil(n);
         // Each run to its value's part, in one pass (a pass per part was quadratic in a fleet's hosts).
-        let part_of: std::collections::HashMap<&str, usize> = vals
+        let values = &runs[0].coords.values;
+        let part_of: std::collections::HashMap<u32, usize> = vals
             .iter()
             .enumerate()
-            .map(|(i, v)| (*v, i / size))
+            .filter_map(|(i, v)| Some((values.id(v)?, i / size)))
             .collect();
+        let k = key_ids(&runs, &[key]).first().copied();
         let mut mine: Vec<Vec<&Run>> = vec![Vec::new(); vals.len().div_ceil(size)];
         for r in runs.iter().copied() {
-            if let Some(&i) = part_of.get(val(r, key)) {
+            if let Some(&i) = part_of.get(&k.map_or(NONE, |k| at(r, k))) {
                 mine[i].push(r);
             }
         }
@@ -350,14 +393,8 @@ pub(super) fn palette_parts<'a, 'b>(
 
 /// The series a figure of these panels names in its legend.
 fn legend_len(panels: &[(String, Vec<&Run>)], except: &[&str]) -> usize {
-    let keys = series_keys(panels, except);
-    let mut labels: Vec<String> = panels
-        .iter()
-        .flat_map(|p| p.1.iter().map(|r| series_label(r, &keys)))
-        .collect();
-    labels.sort();
-    labels.dedup();
-    labels.len()
+    let all: Vec<&Run> = panels.iter().flat_map(|p| p.1.iter().copied()).collect();
+    combinations(&all, &key_ids(&all, &series_keys(panels, except)))
 }
 
 /// Distinct series labels in order: the legend (and where each is, so a lookup is not a scan: a run
@@ -382,6 +419,8 @@ impl Legend {
 
 /// A key figure: its chart name, title, value in a run, axis, and which way is better (for ranking).
 struct Fig {
+    /// Its place in [`FIGS`].
+    at: usize,
     name: &'static str,
     title: &'static str,
     value: fn(&Value) -> Option<f64>,
@@ -404,6 +443,7 @@ fn cpu_ns_per_op(r: &Value) -> Option<f64> {
 
 const FIGS: [Fig; 6] = [
     Fig {
+        at: 0,
         name: "throughput",
         title: "Throughput",
         value: |r| fields::MIB_S.num(r).filter(|v| *v > 0.0),
@@ -412,6 +452,7 @@ const FIGS: [Fig; 6] = [
         about: "bytes moved per second of the timed loop's wall time (MiB = 2^20 bytes)",
     },
     Fig {
+        at: 1,
         name: "iops",
         title: "IOPS",
         value: |r| fields::IOPS.num(r),
@@ -420,6 +461,7 @@ const FIGS: [Fig; 6] = [
         about: "ops per second of the timed loop's wall time",
     },
     Fig {
+        at: 2,
         name: "p99-latency",
         title: "p99 latency",
         value: |r| fields::LATENCY_P99.num(r).filter(|v| *v > 0.0),
@@ -429,6 +471,7 @@ const FIGS: [Fig; 6] = [
                 asynchronous: queued to completion seen)",
     },
     Fig {
+        at: 3,
         name: "cpu-per-op",
         title: "CPU per op",
         value: cpu_ns_per_op,
@@ -438,6 +481,7 @@ const FIGS: [Fig; 6] = [
                 op: what an op cost in CPU, whichever thread spent it",
     },
     Fig {
+        at: 4,
         name: "syscalls-per-op",
         title: "System calls per op",
         value: |r| fields::SYSCALLS_PER_OP.num(r),
@@ -446,6 +490,7 @@ const FIGS: [Fig; 6] = [
         about: "the method's own system calls per op, counted by iolab (io_uring: io_uring_enter calls)",
     },
     Fig {
+        at: 5,
         name: "copy-share",
         title: "Copying to and from user space",
         value: |r| flame::copy_share(r).map(|s| s * 100.0),
@@ -459,6 +504,8 @@ const FIGS: [Fig; 6] = [
 
 /// A key the records may vary: its name, the axis's name and unit; None for the method (ranked bars).
 struct XKey {
+    /// Its place in [`XKEYS`].
+    at: usize,
     key: &'static str,
     field: Field,
     axis: Option<(&'static str, &'static str)>,
@@ -466,31 +513,67 @@ struct XKey {
 
 const XKEYS: [XKey; 5] = [
     XKey {
+        at: 0,
         key: "bs",
         field: fields::SPEC_BS,
         axis: Some(("block size", "bytes per op")),
     },
     XKey {
+        at: 1,
         key: "qd",
         field: fields::SPEC_QD,
         axis: Some(("queue depth", "requests in flight")),
     },
     XKey {
+        at: 2,
         key: "threads",
         field: fields::SPEC_THREADS,
         axis: Some(("threads", "count")),
     },
     XKey {
+        at: 3,
         key: "batch",
         field: fields::SPEC_BATCH,
         axis: Some(("batch", "requests per submission")),
     },
     XKey {
+        at: 4,
         key: "method",
         field: fields::SPEC_METHOD,
         axis: None,
     },
 ];
+
+/// A run's key figures and its values of the keys they are charted against, looked up once: a lookup per
+/// chart was a pass over every record's JSON per figure and key, most of a large report's time.
+pub(crate) struct Figures {
+    y: [Option<f64>; FIGS.len()],
+    x: [Option<f64>; XKEYS.len()],
+    named: [bool; XKEYS.len()],
+}
+
+/// The key figures of the result `r`.
+pub(super) fn figures_of(r: &Value) -> Figures {
+    Figures {
+        y: FIGS.each_ref().map(|f| (f.value)(r)),
+        x: XKEYS.each_ref().map(|k| k.field.num(r)),
+        named: XKEYS.each_ref().map(|k| !k.field.text(r).is_empty()),
+    }
+}
+
+impl Fig {
+    /// This figure of a run.
+    fn of(&self, x: &Run) -> Option<f64> {
+        x.figures.y[self.at]
+    }
+}
+
+impl XKey {
+    /// A run's number for this key.
+    fn num(&self, x: &Run) -> Option<f64> {
+        x.figures.x[self.at]
+    }
+}
 
 /// Every key figure against every key the runs vary; returns the names of the figures drawn.
 pub(super) fn figure_charts<'a, 'b>(io_runs: &[&'b Run<'a>], out: &mut Out) -> Vec<&'static str> {
@@ -500,7 +583,7 @@ pub(super) fn figure_charts<'a, 'b>(io_runs: &[&'b Run<'a>], out: &mut Out) -> V
             let runs: Vec<&Run> = io_runs
                 .iter()
                 .copied()
-                .filter(|x| (fig.value)(x.r).is_some() && !xk.field.text(x.r).is_empty())
+                .filter(|x| fig.of(x).is_some() && x.figures.named[xk.at])
                 .collect();
             let panels = |rs: Vec<&'b Run<'a>>| -> Vec<(String, Vec<&'b Run<'a>>)> {
                 split(rs, &[xk.key], max_of(xk), &|g| series_count(g, xk.key))
@@ -536,22 +619,21 @@ fn max_of(xk: &XKey) -> usize {
 /// varies only with the keys that tell the series apart (each suite step its own settings), and a chart
 /// against it would be isolated points.
 fn along(g: &[&Run], x: &str) -> bool {
-    let keys = independent(g, varying(g, &[x]));
-    // Each run's series label once, and the first value of `x` seen in each series (linear in the runs).
-    let mut first: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    let keys = key_ids(g, &independent(g, varying(g, &[x])));
+    let Some(xk) = key_ids(g, &[x]).first().copied() else {
+        return false;
+    };
+    // The first value of `x` seen in each series (linear in the runs).
+    let mut first: std::collections::HashMap<Vec<u32>, u32> = std::collections::HashMap::new();
     g.iter().any(|a| {
-        let v = val(a, x);
-        *first.entry(series_label(a, &keys)).or_insert(v) != v
+        let v = at(a, xk);
+        *first.entry(values_at(a, &keys)).or_insert(v) != v
     })
 }
 
 /// Series in a group: the combinations of the keys other than `x` that vary in it.
 fn series_count(g: &[&Run], x: &str) -> usize {
-    let keys = varying(g, &[x]);
-    let mut seen: Vec<String> = g.iter().map(|r| series_label(r, &keys)).collect();
-    seen.sort();
-    seen.dedup();
-    seen.len()
+    combinations(g, &key_ids(g, &varying(g, &[x])))
 }
 
 /// One figure against one key in `panels`; false when left out (its values are all the same).
@@ -563,7 +645,7 @@ fn figure_chart(
     out: &mut Out,
 ) -> bool {
     let all: Vec<&Run> = panels.iter().flat_map(|p| p.1.iter().copied()).collect();
-    let ys: Vec<f64> = all.iter().filter_map(|x| (fig.value)(x.r)).collect();
+    let ys: Vec<f64> = all.iter().filter_map(|x| fig.of(x)).collect();
     let y = (fig.axis)(&ys);
     let x_name = xk.axis.map_or("method", |a| a.0);
     let title = format!("{} against {x_name}{}", fig.title, part.title);
@@ -620,7 +702,7 @@ fn lines_figure(
 ) -> Figure {
     let xs: Vec<f64> = panels
         .iter()
-        .flat_map(|p| p.1.iter().filter_map(|x| xk.field.num(x.r)))
+        .flat_map(|p| p.1.iter().filter_map(|x| xk.num(x)))
         .collect();
     let x_axis = if xk.key == "bs" {
         Axis::block_sizes(&xs)
@@ -633,7 +715,7 @@ fn lines_figure(
     for (ptitle, g) in panels {
         let mut lines: Vec<(usize, Vec<(f64, f64)>)> = Vec::new();
         for x in g {
-            let (Some(a), Some(b)) = (xk.field.num(x.r), (fig.value)(x.r)) else {
+            let (Some(a), Some(b)) = (xk.num(x), fig.of(x)) else {
                 continue;
             };
             let i = legend.index(&series_label(x, &keys));
@@ -678,7 +760,7 @@ fn ranked_bars(fig: &Fig, panels: &[(String, Vec<&Run>)], axis: Axis, title: &st
     for (ptitle, g) in panels {
         let mut rows: Vec<(String, Vec<(usize, f64)>)> = Vec::new();
         for x in g {
-            let Some(v) = (fig.value)(x.r) else { continue };
+            let Some(v) = fig.of(x) else { continue };
             let i = legend.index(&series_label(x, &keys));
             let m = val(x, "method").to_string();
             match rows.iter_mut().find(|r| r.0 == m) {
