@@ -238,9 +238,14 @@ pub struct Derived {
     pub iowq_cpu_s: f64,
     #[serde(default)]
     pub sqpoll_cpu_s: f64,
-    /// The process's CPU seconds (user + system, all its threads) per op, in ns.
+    /// The process's CPU seconds (user + system, all its threads) per op, in ns; none where the timed
+    /// span was too short to time (`rate_withheld`): its CPU time is then iolab's own bracketing.
     #[serde(default)]
     pub cpu_ns_per_op: Option<f64>,
+    /// Why `iops` and `mib_s` are no rate: the timed span was too short to time
+    /// (`units::too_short`); they are then ops and bytes over that span, which no view prints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_withheld: Option<String>,
     /// The share of its CPUs' time the hypervisor stole during the run: steal (10 ms ticks) over the CPUs
     /// it was summed over against as many CPUs' wall time; none where under 5 ticks were stolen.
     #[serde(default)]
