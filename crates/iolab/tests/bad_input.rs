@@ -99,6 +99,31 @@ fn sizes_counts_and_names() {
         "--ops",
         "a thread of 1 op spans no interval of the pace",
     );
+    // Counts no run can reach: more ops than an op a nanosecond for a year, or a pace past a year.
+    refused(
+        &[
+            "run",
+            "--ops",
+            "18446744073709551615",
+            "--target",
+            "/dev/null",
+        ],
+        "--ops",
+        "beyond the longest run iolab times: at most 31536000000000000 ops",
+    );
+    refused(
+        &[
+            "run",
+            "--rate-iops",
+            "1",
+            "--ops",
+            "100000000",
+            "--target",
+            "/dev/null",
+        ],
+        "--ops",
+        "paced at 1 ops/s take 1157 days, beyond the longest run iolab times (365 days)",
+    );
     // A count of runs past what is kept for the statistics: refused, not an allocation failure.
     refused(
         &["run", "--repeat", "1000000000", "--ops", "10"],

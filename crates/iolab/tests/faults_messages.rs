@@ -287,7 +287,12 @@ fn rates_over_spans_too_short_to_time_are_compared_nowhere() {
         let n = |p: &str| x.pointer(p).and_then(|v| v.as_f64()).unwrap_or(0.0);
         let min = (100.0 * (2.0 * n("/clock/overhead_ns") + n("/clock/ns_per_tick"))).max(1000.0);
         let withheld = x["derived"]["rate_withheld"].as_str();
-        assert_eq!(withheld.is_some(), n("/wall_s") * 1e9 < min, "{}", x["derived"]);
+        assert_eq!(
+            withheld.is_some(),
+            n("/wall_s") * 1e9 < min,
+            "{}",
+            x["derived"]
+        );
         if let Some(why) = withheld {
             assert!(why.starts_with("too short to time ("), "{why}");
             assert!(x["derived"]["cpu_ns_per_op"].is_null(), "{}", x["derived"]);

@@ -37,6 +37,10 @@ pub const DEFAULT_DURATION_S: f64 = 10.0;
 /// nanosecond fallback clock is 25 times slower.
 pub const MAX_DURATION_S: f64 = 365.0 * 86_400.0;
 
+/// The most ops a run makes: an op a nanosecond for the longest `--duration` (no op iolab times is
+/// faster), 3.15e16; and its bytes (`--ops` x `--bs`) must fit the byte counters (u64).
+pub const MAX_OPS: u64 = MAX_DURATION_S as u64 * 1_000_000_000;
+
 /// The glibc stdio buffer iolab sets by default: 4096 bytes, what glibc picks itself for files on most
 /// filesystems (st_blksize), and what the seed's fputs program got.
 pub const DEFAULT_STDIO_BUFFER: u64 = 4096;

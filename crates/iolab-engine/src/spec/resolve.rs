@@ -319,6 +319,16 @@ impl RawSpec {
                 format!("{n} operations cannot be shared by {threads} threads; give at least one per thread"),
             ));
         }
+        if let Some(n) = ops.filter(|&n| n > MAX_OPS || n.checked_mul(bs).is_none()) {
+            return Err(Error::usage(
+                "--ops",
+                format!(
+                    "{n} ops of {bs} bytes is beyond the longest run iolab times: at most {MAX_OPS} ops (an \
+                     op a nanosecond for 365 days) and {} bytes",
+                    u64::MAX
+                ),
+            ));
+        }
         Ok(Amounts { ops, duration_s })
     }
 
@@ -826,6 +836,19 @@ fn check_pace_fits(spec: &Spec) -> Result<()> {
                 if spec.threads == 1 { "" } else { "s" },
                 if n == 1 { "" } else { "s" },
                 2 * u64::from(spec.threads)
+            ),
+        ));
+    }
+    let most = spec.ops_for_thread(0).unwrap_or(0) as f64;
+    // A --duration ends the run first (it is bounded itself).
+    let paced = spec.rate_iops.filter(|_| spec.duration_s.is_none());
+    if let Some(r) = paced.filter(|r| most / r > MAX_DURATION_S) {
+        return Err(Error::usage(
+            "--ops",
+            format!(
+                "{most} ops a thread paced at {r} ops/s take {:.0} days, beyond the longest run iolab times \
+                 (365 days); give fewer ops or a faster pace",
+                most / r / 86_400.0
             ),
         ));
     }

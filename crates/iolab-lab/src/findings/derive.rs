@@ -11,10 +11,12 @@ pub fn cpu_figures(r: &RunResult, d: &mut Derived) {
     let cpu_s = r.cpu.process.user_s + r.cpu.process.sys_s;
     // A span too short to time holds no rate, nor a CPU time per op: what CPU time the process spent
     // then is mostly iolab's own reads of it (1 op of 1 µs showed 28 µs of CPU).
-    d.rate_withheld = iolab_engine::units::too_short(r.wall_s, r.clock.overhead_ns, r.clock.ns_per_tick)
-        .map(|why| format!("{why}: iops and mib_s are ops and bytes over that span, not a rate"));
-    d.cpu_ns_per_op = (r.ops > 0 && cpu_s > 0.0 && d.rate_withheld.is_none())
-        .then(|| cpu_s * 1e9 / r.ops as f64);
+    d.rate_withheld =
+        iolab_engine::units::too_short(r.wall_s, r.clock.overhead_ns, r.clock.ns_per_tick).map(
+            |why| format!("{why}: iops and mib_s are ops and bytes over that span, not a rate"),
+        );
+    d.cpu_ns_per_op =
+        (r.ops > 0 && cpu_s > 0.0 && d.rate_withheld.is_none()).then(|| cpu_s * 1e9 / r.ops as f64);
     d.worker_cpu_s = super::facts::worker_cpu_s(r);
     d.iowq_cpu_s = super::facts::helper_cpu_s(r, "iou-wrk-");
     d.sqpoll_cpu_s = super::facts::helper_cpu_s(r, "iou-sqp-");
