@@ -251,10 +251,24 @@ fn cpu_text(r: &RunResult, o: &mut String) {
         (None, Some(t)) => format!("span {t} for a share of the CPUs"),
         (None, None) => "no share of the CPUs".into(),
     };
+    let w = &c.workers;
+    let workers = match w.cpu_s {
+        // The exact total first: the split is sampled per tick and can read 0 over a short span.
+        Some(cpu) => format!(
+            "worker threads {} of CPU (user {:.3} s, sys {:.3} s by ticks)",
+            iolab_engine::units::fmt_ns(cpu * 1e9),
+            w.user_s,
+            w.sys_s
+        ),
+        None => format!(
+            "worker threads user {:.3} s, sys {:.3} s",
+            w.user_s, w.sys_s
+        ),
+    };
     let _ = writeln!(
         o,
-        "cpu          process user {:.3} s, sys {:.3} s ({busy}); worker threads user {:.3} s, sys {:.3} s",
-        c.process.user_s, c.process.sys_s, c.workers.user_s, c.workers.sys_s
+        "cpu          process user {:.3} s, sys {:.3} s ({busy}); {workers}",
+        c.process.user_s, c.process.sys_s
     );
     if let Some(to) = r.target.peer.as_ref().and_then(|p| p.remote.as_deref()) {
         let _ = writeln!(

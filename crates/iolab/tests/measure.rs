@@ -31,6 +31,12 @@ fn cpu_accounting_matches_wall_time_on_a_cpu_bound_run() {
         w <= cpu + 0.02 && w >= cpu * 0.9 - 0.02,
         "worker {w} vs process {cpu}"
     );
+    // Its exact CPU time (the scheduler's count) agrees with the kernel's tick-sampled split over 1.5 s.
+    let exact = f64_of(&r, &["cpu", "workers", "cpu_s"]);
+    assert!(
+        (exact - w).abs() <= 0.05 * w + 0.02,
+        "worker CPU {exact} exact vs {w} by ticks"
+    );
     // A one-thread run is a one-task process: no helper thread makes its syscalls dearer.
     assert_eq!(
         u64_of(&r, &["cpu", "tasks"]),
@@ -41,6 +47,51 @@ fn cpu_accounting_matches_wall_time_on_a_cpu_bound_run() {
     assert_eq!(
         u64_of(&r, &["syscalls", "kernel_rw", "syscw"]),
         u64_of(&r, &["ops"])
+    );
+}
+
+/// Threads of a few hundred µs each: the kernel's user/system split reads 0 for them (it is sampled per
+/// tick), their exact CPU time does not, and it is no more than the threads could have spent.
+#[test]
+fn short_worker_threads_have_their_cpu_time() {
+    let r = run_json(&[
+        "--method",
+        "psync",
+        "--bs",
+        "4",
+        "--threads",
+        "2",
+        "--ops",
+        "4000",
+        "--target",
+        "/dev/null",
+    ]);
+    let exact = f64_of(&r, &["cpu", "workers", "cpu_s"]);
+    let wall = f64_of(&r, &["wall_s"]);
+    println!("2 workers: {exact:.6} s of CPU over {wall:.6} s");
+    assert!(exact > 0.0, "workers' CPU time is 0");
+    // Each thread's span brackets its loop by a few µs beyond the timed span.
+    assert!(
+        exact <= 2.0 * wall + 0.001,
+        "{exact} s of CPU in 2 x {wall} s"
+    );
+    let text = iolab(&[
+        "run",
+        "--method",
+        "psync",
+        "--bs",
+        "4",
+        "--threads",
+        "2",
+        "--ops",
+        "4000",
+        "--target",
+        "/dev/null",
+    ]);
+    assert!(
+        text.stdout.contains("worker threads ") && text.stdout.contains(" of CPU (user "),
+        "{}",
+        text.stdout
     );
 }
 

@@ -21,24 +21,34 @@ fn tv_secs(t: libc::timeval) -> f64 {
     t.tv_sec as f64 + t.tv_usec as f64 * 1e-6
 }
 
-/// A getrusage snapshot.
+/// A getrusage snapshot, and for a thread its exact CPU time (CLOCK_THREAD_CPUTIME_ID, seconds).
 #[derive(Debug, Clone, Copy)]
-pub struct Rusage(pub libc::rusage);
+pub struct Rusage(pub libc::rusage, pub Option<f64>);
 
 impl Rusage {
     pub fn process() -> Rusage {
-        Rusage(sys::getrusage(libc::RUSAGE_SELF))
+        Rusage(sys::getrusage(libc::RUSAGE_SELF), None)
     }
     pub fn thread() -> Rusage {
-        Rusage(sys::getrusage(libc::RUSAGE_THREAD))
+        Rusage(
+            sys::getrusage(libc::RUSAGE_THREAD),
+            Some(sys::thread_cpu_s()),
+        )
     }
 }
 
 /// Differences between two getrusage snapshots.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct RusageDelta {
+    /// The kernel's split of the CPU time between user and system, sampled per scheduler tick and kept
+    /// from going backwards: over a span of few ticks either can read 0 (a thread's 200 µs of CPU read
+    /// 0.000 s of each) or more than the span.
     pub user_s: f64,
     pub sys_s: f64,
+    /// A thread's CPU time (a sum of threads' for the workers), exact (CLOCK_THREAD_CPUTIME_ID, the
+    /// scheduler's own count); none for the process, and in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_s: Option<f64>,
     pub voluntary_ctx_switches: u64,
     pub involuntary_ctx_switches: u64,
     pub minor_faults: u64,
@@ -47,8 +57,10 @@ pub struct RusageDelta {
 
 impl RusageDelta {
     pub fn between(a: &Rusage, b: &Rusage) -> RusageDelta {
+        let cpu_s = a.1.zip(b.1).map(|(x, y)| (y - x).max(0.0));
         let (a, b) = (&a.0, &b.0);
         RusageDelta {
+            cpu_s,
             user_s: tv_secs(b.ru_utime) - tv_secs(a.ru_utime),
             sys_s: tv_secs(b.ru_stime) - tv_secs(a.ru_stime),
             voluntary_ctx_switches: (b.ru_nvcsw - a.ru_nvcsw).max(0) as u64,
@@ -58,6 +70,7 @@ impl RusageDelta {
         }
     }
 
+    /// Adds `o`'s counts; `cpu_s` the caller sums (none where any part has none).
     pub fn add(&mut self, o: &RusageDelta) {
         self.user_s += o.user_s;
         self.sys_s += o.sys_s;

@@ -185,6 +185,7 @@ fn client_cpu(ru: &libc::rusage) -> RusageDelta {
     RusageDelta {
         user_s: tv(ru.ru_utime),
         sys_s: tv(ru.ru_stime),
+        cpu_s: None,
         voluntary_ctx_switches: ru.ru_nvcsw.max(0) as u64,
         involuntary_ctx_switches: ru.ru_nivcsw.max(0) as u64,
         minor_faults: ru.ru_minflt.max(0) as u64,

@@ -303,6 +303,7 @@ impl Merged {
             uring: None,
             clock_reads: outs.iter().map(|o| o.clock_reads).sum(),
         };
+        w.workers.cpu_s = outs.iter().map(|o| o.rusage.cpu_s).sum();
         let (mut t0, mut t1) = (u64::MAX, 0u64);
         for (i, o) in outs.iter().enumerate() {
             let l = o.lat.into_hdr();

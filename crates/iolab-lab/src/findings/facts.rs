@@ -19,7 +19,9 @@ pub fn helper_cpu_s(r: &RunResult, prefix: &str) -> f64 {
 
 /// CPU seconds of iolab's worker threads.
 pub fn worker_cpu_s(r: &RunResult) -> f64 {
-    r.cpu.workers.user_s + r.cpu.workers.sys_s
+    let w = &r.cpu.workers;
+    // Exact where recorded: the user/system split is sampled per tick and can read 0 over a short span.
+    w.cpu_s.unwrap_or(w.user_s + w.sys_s)
 }
 
 /// Steal is counted in 10 ms ticks: below 5 ticks its share is mostly rounding.
