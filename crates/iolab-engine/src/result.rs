@@ -246,6 +246,10 @@ pub struct Derived {
     /// (`units::too_short`); they are then ops and bytes over that span, which no view prints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_withheld: Option<String>,
+    /// Why `cpu_ns_per_op` is none where the span could be timed: the process's CPU time was more than
+    /// its CPUs could spend in the span (`units::cpu_beyond_span`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_withheld: Option<String>,
     /// The share of its CPUs' time the hypervisor stole during the run: steal (10 ms ticks) over the CPUs
     /// it was summed over against as many CPUs' wall time; none where under 5 ticks were stolen.
     #[serde(default)]

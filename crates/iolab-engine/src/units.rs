@@ -256,6 +256,22 @@ pub fn cpu_span_too_short(wall_s: f64) -> Option<String> {
         .then(|| format!("too short: {}", fmt_ns(wall_s * 1e9)))
 }
 
+/// Why a process's `cpu_s` of CPU time cannot be put against its timed span of `wall_s` on `cpus` CPUs:
+/// more than they could spend in it (10% slack). It was then mostly spent around the span (starting and
+/// joining threads, iolab's own reads of the counters), or sampled per tick: 16 threads of one op each
+/// showed 12.7 CPUs busy on a machine of 2.
+pub fn cpu_beyond_span(cpu_s: f64, wall_s: f64, cpus: f64) -> Option<String> {
+    let most = wall_s * cpus.max(1.0) * 1.1;
+    (cpu_s > most || wall_s.is_nan()).then(|| {
+        format!(
+            "the process's CPU time ({}) is more than its {cpus} CPUs could spend in the timed span ({}): \
+             it was spent mostly around the span (starting and joining threads) or sampled per tick",
+            fmt_ns(cpu_s * 1e9),
+            fmt_ns(wall_s * 1e9)
+        )
+    })
+}
+
 /// `cpu_s` of CPU time as a share of `wall_s` ("41.3%"), or why the span is too short to say.
 pub fn cpu_share(cpu_s: f64, wall_s: f64) -> String {
     cpu_span_too_short(wall_s).unwrap_or_else(|| format!("{:.1}%", cpu_s / wall_s * 100.0))

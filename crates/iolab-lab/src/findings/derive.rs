@@ -15,8 +15,13 @@ pub fn cpu_figures(r: &RunResult, d: &mut Derived) {
         iolab_engine::units::too_short(r.wall_s, r.clock.overhead_ns, r.clock.ns_per_tick).map(
             |why| format!("{why}: iops and mib_s are ops and bytes over that span, not a rate"),
         );
-    d.cpu_ns_per_op =
-        (r.ops > 0 && cpu_s > 0.0 && d.rate_withheld.is_none()).then(|| cpu_s * 1e9 / r.ops as f64);
+    d.cpu_withheld = d
+        .rate_withheld
+        .is_none()
+        .then(|| iolab_engine::units::cpu_beyond_span(cpu_s, r.wall_s, r.host.cpus_online as f64))
+        .flatten();
+    let withheld = d.rate_withheld.is_some() || d.cpu_withheld.is_some();
+    d.cpu_ns_per_op = (r.ops > 0 && cpu_s > 0.0 && !withheld).then(|| cpu_s * 1e9 / r.ops as f64);
     d.worker_cpu_s = super::facts::worker_cpu_s(r);
     d.iowq_cpu_s = super::facts::helper_cpu_s(r, "iou-wrk-");
     d.sqpoll_cpu_s = super::facts::helper_cpu_s(r, "iou-sqp-");

@@ -90,7 +90,24 @@ pub fn figure(result: &Value, f: &Figure) -> Option<f64> {
     if f.over_span && span_too_short(result).is_some() {
         return None;
     }
+    // The process's CPU time is no figure of the run where it is more than its CPUs could spend in the
+    // span (`units::cpu_beyond_span`), nor where the span was too short to time.
+    if f.path.first() == Some(&"cpu") && cpu_not_of_span(result) {
+        return None;
+    }
     num(result, f.path)
+}
+
+/// Whether a result's process CPU time cannot be put against its timed span.
+fn cpu_not_of_span(result: &Value) -> bool {
+    let of = |p: &[&str]| num(result, p);
+    let cpu = of(&["cpu", "process", "user_s"]).unwrap_or(0.0)
+        + of(&["cpu", "process", "sys_s"]).unwrap_or(0.0);
+    let (Some(wall), Some(cpus)) = (of(&["wall_s"]), of(&["host", "cpus_online"])) else {
+        return false;
+    };
+    span_too_short(result).is_some()
+        || iolab_engine::units::cpu_beyond_span(cpu, wall, cpus).is_some()
 }
 
 /// Why a rate over a run's timed span is not one (`units::too_short`), or none where it is. A result
@@ -145,5 +162,35 @@ mod tests {
             }
             assert_eq!(figure(&r, by("lat_p99")), Some(200.0));
         }
+    }
+
+    /// The process's CPU time is no figure where its CPUs could not have spent it in the span (16
+    /// threads of one op each: 1.03 ms of CPU in 202 µs on 2 CPUs), nor over a span too short to time.
+    #[test]
+    fn cpu_time_beyond_what_the_cpus_could_spend_in_the_span_is_none() {
+        let run = |wall_s: f64, cpu_s: f64| {
+            serde_json::json!({"wall_s": wall_s, "host": {"cpus_online": 2},
+                "clock": {"overhead_ns": 10.0, "ns_per_tick": 0.4},
+                "cpu": {"process": {"user_s": cpu_s / 2.0, "sys_s": cpu_s / 2.0}}})
+        };
+        let user = FIGURES.iter().find(|f| f.name == "cpu_user").unwrap();
+        for (wall_s, cpu_s, kept) in [
+            (202e-6, 1.03e-3, false),
+            (1.0, 2.3, false),
+            (1.0, 2.2, true),
+            (1.0, 0.5, true),
+            (1e-6, 1e-7, false),
+        ] {
+            let r = run(wall_s, cpu_s);
+            assert_eq!(
+                figure(&r, user).is_some(),
+                kept,
+                "{cpu_s} s of CPU in {wall_s} s"
+            );
+        }
+        // A record without its machine's CPUs (an older iolab's) is taken as it says.
+        let mut r = run(1.0, 5.0);
+        r["host"] = serde_json::json!({});
+        assert!(figure(&r, user).is_some());
     }
 }

@@ -551,8 +551,13 @@ pub fn field_names<T: serde::de::DeserializeOwned>() -> &'static [&'static str] 
 const SUMMARY_KEYS: [&str; 5] = ["suite", "memory", "findings", "published", "answers"];
 
 /// What [`super::shape::impossible`] reads of a result besides the figures.
-const CHECKED: [&[&str]; 12] = [
+const CHECKED: [&[&str]; 17] = [
     &["spec"],
+    &["host", "cpus_online"],
+    &["disturbance", "steal_share"],
+    &["disturbance", "psi_some"],
+    &["disturbance", "runqueue_share"],
+    &["disturbance", "others_cpus"],
     &["workload"],
     &["wall_s"],
     &["ops"],

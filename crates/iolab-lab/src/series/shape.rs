@@ -71,7 +71,10 @@ pub(super) fn impossible(rec: &Value) -> Option<String> {
             Some(v) => return Some(format!("{} is {v}", p.join("."))),
         }
     }
-    if let Some(why) = spec_impossible(run).or_else(|| host_impossible(run)) {
+    if let Some(why) = spec_impossible(run)
+        .or_else(|| host_impossible(run))
+        .or_else(|| settings_impossible(run))
+    {
         return Some(why);
     }
     let (ops, wall) = (super::figures::at(run, &["ops"]), run.get("wall_s"));
@@ -141,7 +144,8 @@ fn beyond_the_run(run: &Value) -> Option<String> {
             "iops" => of(&["ops"])? / w * 1.5,
             "mib_s" => of(&["bytes"])? / w / 1_048_576.0 * 1.5,
             "lat_p50" | "lat_p99" | "lat_max" => (w * 2.0 + 1.0) * 1e9,
-            "cpu_user" | "cpu_sys" => (w + 1.0) * MOST_THREADS,
+            // No more CPUs than the machine had (a second's slack: setup is counted too).
+            "cpu_user" | "cpu_sys" => (w + 1.0) * cpus(run).unwrap_or(MOST_THREADS),
             _ => return None,
         })
     };
@@ -178,6 +182,53 @@ fn beyond_the_run(run: &Value) -> Option<String> {
         }
     }
     None
+}
+
+/// The CPUs a run's machine had, where its record says.
+fn cpus(run: &Value) -> Option<f64> {
+    super::figures::num(run, &["host", "cpus_online"]).filter(|n| *n >= 1.0)
+}
+
+/// The most CPUs a machine has (Linux's NR_CPUS is at most 8,192).
+const MOST_CPUS: f64 = 8192.0;
+
+/// Why a run's settings or its machine's facts cannot be a run's: a block size, depth, batch or thread
+/// count of 0 or beyond what iolab accepts, a machine of no CPUs or more than Linux has, a share of the
+/// span outside 0..1 (steal, CPU pressure), or more waiting tasks or other work than it had.
+fn settings_impossible(run: &Value) -> Option<String> {
+    let of = |p: &[&str]| super::figures::num(run, p);
+    let threads = of(&["spec", "threads"]).unwrap_or(1.0);
+    let cpus = cpus(run).unwrap_or(MOST_CPUS);
+    let bounds: [(&[&str], f64, f64); 9] = [
+        (&["spec", "bs"], 1.0, f64::MAX),
+        (&["spec", "qd"], 1.0, f64::MAX),
+        (&["spec", "batch"], 1.0, f64::MAX),
+        (&["spec", "threads"], 1.0, MOST_THREADS),
+        (&["host", "cpus_online"], 1.0, MOST_CPUS),
+        (&["disturbance", "steal_share"], 0.0, 1.0),
+        (&["disturbance", "psi_some"], 0.0, 1.0),
+        // Every task of the run waiting all the time: its threads and iolab's own (the main thread, a
+        // submitter, a stream peer's, the samplers: fewer than 16).
+        (&["disturbance", "runqueue_share"], 0.0, threads + 16.0),
+        (&["disturbance", "others_cpus"], 0.0, cpus),
+    ];
+    bounds.iter().find_map(|(p, lo, hi)| {
+        let v = run.pointer(&format!("/{}", p.join("/")))?;
+        // A text or null is another schema's (an older iolab's, another tool's): not judged here.
+        if !v.is_number() {
+            return None;
+        }
+        let ok = v
+            .as_f64()
+            .is_some_and(|x| x >= *lo && x <= hi * (1.0 + 1e-9));
+        (!ok).then(|| {
+            let range = match *hi == f64::MAX {
+                true => format!("at least {lo}"),
+                false => format!("{lo} to {}", iolab_engine::units::show_number(*hi)),
+            };
+            format!("{} is {v}, where a run's is {range}", p.join("."))
+        })
+    })
 }
 
 /// The longest text iolab writes as a point's key or value, or a spec's text (a path: PATH_MAX).
