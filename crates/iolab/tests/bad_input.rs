@@ -122,7 +122,7 @@ fn sizes_counts_and_names() {
             "/dev/null",
         ],
         "--ops",
-        "paced at 1 ops/s take 1157 days, beyond the longest run iolab times (365 days)",
+        "paced at 1 ops/s take 100000000 s, beyond the longest run iolab times (31536000 s, 365 days)",
     );
     // A count of runs past what is kept for the statistics: refused, not an allocation failure.
     refused(

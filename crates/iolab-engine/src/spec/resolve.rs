@@ -846,9 +846,9 @@ fn check_pace_fits(spec: &Spec) -> Result<()> {
         return Err(Error::usage(
             "--ops",
             format!(
-                "{most} ops a thread paced at {r} ops/s take {:.0} days, beyond the longest run iolab times \
-                 (365 days); give fewer ops or a faster pace",
-                most / r / 86_400.0
+                "{most} ops a thread paced at {r} ops/s take {} s, beyond the longest run iolab times \
+                 ({MAX_DURATION_S} s, 365 days); give fewer ops or a faster pace",
+                most / r
             ),
         ));
     }
