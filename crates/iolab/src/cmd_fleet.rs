@@ -54,11 +54,12 @@ pub struct FleetArgs {
     /// unless one is given (as cargo builds it, linked against this machine's glibc)
     #[arg(long = "binary", value_name = "ARCH=PATH")]
     pub binaries: Vec<String>,
-    /// How many hosts run at a time: 0 all at once, 1 one after another (Ansible's --forks)
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    /// How many hosts run at a time: 0 all at once, 1 one after another (Ansible's --forks); at most 256
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=256))]
     pub serial: u32,
-    /// Seconds the command may run on a host before it is stopped (SIGTERM, SIGKILL 10 s later)
-    #[arg(long, value_name = "SECS", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Seconds the command may run on a host before it is stopped (SIGTERM, SIGKILL 10 s later); at most
+    /// 365 days
+    #[arg(long, value_name = "SECS", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..=31_536_000))]
     pub timeout: u64,
     /// Only the hosts or groups this Ansible pattern matches
     #[arg(long, value_name = "PATTERN")]
@@ -86,6 +87,7 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
     let binaries = binaries(&a.binaries)?;
     let asked = check_args(&a.args, cli)?;
     let checked = crate::fleet_check::check_inventory(&a.inventory)?;
+    crate::fleet_check::check_ansible_config()?;
     let given = a.results.as_deref().map(check_results).transpose()?;
     if given.is_none() {
         iolab_engine::paths::check_dir_path("--results", Path::new("iolab-results"))?;
@@ -110,6 +112,7 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
         );
         return Ok(130);
     };
+    crate::fleet_check::check_host_count(&a.inventory, hosts.len())?;
     let results = make_results(given, &hosts)?;
     let remote_dir = format!("/tmp/iolab-fleet-{}", unique());
     stage_playbook(stage.path(), a, &binaries, &results, &remote_dir)?;
@@ -118,8 +121,8 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
         a.args.join(" "),
         hosts.len(),
         a.inventory.display(),
-        match a.serial {
-            0 => "all at once".to_string(),
+        match crate::fleet_check::forks(a.serial, hosts.len()) {
+            n if n as usize >= hosts.len() => "all at once".to_string(),
             1 => "one at a time".to_string(),
             n => format!("{n} at a time"),
         },
@@ -130,11 +133,7 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
         results.display()
     ));
     let log = results.join("ansible.log");
-    let forks = if a.serial == 0 {
-        hosts.len() as u32
-    } else {
-        a.serial
-    };
+    let forks = crate::fleet_check::forks(a.serial, hosts.len());
     // Each batch of hosts runs at most --timeout (and the 10 s to SIGKILL) plus the copies and fetches.
     let batches = (hosts.len() as u64).div_ceil(u64::from(forks.max(1)));
     let run = |book: &str, forward: bool, limit: u64| {

@@ -22,6 +22,71 @@ const INVENTORY_DEPTH_MAX: usize = 8;
 /// The most of a `--binary` read for its check: a static iolab is a few MiB.
 const BINARY_MAX: u64 = 512 << 20;
 
+/// The most hosts a fleet runs on (each is a directory of results, and Ansible holds each in memory).
+pub const MAX_FLEET_HOSTS: usize = 10_000;
+/// The most hosts that run at once (Ansible's --forks): each is an Ansible worker process and an ssh.
+pub const MAX_FORKS: u32 = 256;
+/// The largest Ansible configuration file iolab lets Ansible read (a real one is a few KiB).
+const CONFIG_MAX: u64 = 1 << 20;
+
+/// Refused where the inventory names more hosts than a fleet runs on.
+pub fn check_host_count(inv: &Path, n: usize) -> Result<()> {
+    if n <= MAX_FLEET_HOSTS {
+        return Ok(());
+    }
+    Err(inventory_err(format!(
+        "{}: names {} hosts; iolab runs a fleet of at most {}: give a smaller inventory or --limit",
+        inv.display(),
+        iolab_engine::units::thousands_u64(n as u64),
+        iolab_engine::units::thousands_u64(MAX_FLEET_HOSTS as u64)
+    )))
+}
+
+/// How many hosts run at once: `serial`, or all (0), at most [`MAX_FORKS`].
+pub fn forks(serial: u32, hosts: usize) -> u32 {
+    match serial {
+        0 => (hosts as u32).clamp(1, MAX_FORKS),
+        n => n.min(MAX_FORKS),
+    }
+}
+
+/// The Ansible configuration files Ansible reads before anything else (`$ANSIBLE_CONFIG`, then
+/// `./ansible.cfg`, `~/.ansible.cfg`, `/etc/ansible/ansible.cfg`), each checked as an input: a regular file
+/// of at most 1 MiB. A FIFO there held Ansible for 120 s, and the inventory was blamed.
+pub fn check_ansible_config() -> Result<()> {
+    let home = std::env::var_os("HOME").map(|h| Path::new(&h).join(".ansible.cfg"));
+    let env = std::env::var_os("ANSIBLE_CONFIG").map(PathBuf::from);
+    let places = [
+        env,
+        Some(PathBuf::from("ansible.cfg")),
+        home,
+        Some(PathBuf::from("/etc/ansible/ansible.cfg")),
+    ];
+    for p in places.into_iter().flatten() {
+        let Ok(m) = std::fs::metadata(&p) else {
+            continue;
+        };
+        let why = match odd_kind(&m) {
+            Some(kind) => format!("is {kind}"),
+            None if m.is_dir() => "is a directory".to_string(),
+            None if m.len() > CONFIG_MAX => format!(
+                "holds {} bytes, more than an Ansible configuration ({} at most)",
+                iolab_engine::units::thousands_u64(m.len()),
+                iolab_engine::units::thousands_u64(CONFIG_MAX)
+            ),
+            None => continue,
+        };
+        return Err(Error::usage(
+            "ANSIBLE_CONFIG",
+            format!(
+                "{}: Ansible reads it as its configuration, and it {why}: give a regular file (or move it away)",
+                p.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn inventory_err(msg: String) -> Error {
     Error::usage("INVENTORY", msg)
 }

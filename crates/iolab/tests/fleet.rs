@@ -852,6 +852,49 @@ fn an_inventory_ansible_would_hang_on_or_read_without_end_is_refused_before_it_r
     assert!(err.contains("ansible-core"), "past the checks: {err}");
 }
 
+/// An Ansible configuration Ansible would hang on is refused as the input it is (a FIFO `./ansible.cfg`
+/// held Ansible for 120 s, and the inventory was blamed); so are more hosts than a fleet runs on, and
+/// more at once than Ansible's workers and ssh should be.
+#[test]
+fn an_ansible_config_it_would_hang_on_and_too_many_hosts_are_refused_before_anything_runs() {
+    let work = disk_dir();
+    let w = work.path();
+    let inv = inventory(w, &["alpha"]);
+    mkfifo(&w.join("ansible.cfg"));
+    let out = ended(
+        w,
+        &["fleet", &inv, "--results", "res", "--", "survey"],
+        None,
+    );
+    refused_in_one_line(
+        &out,
+        "ANSIBLE_CONFIG",
+        "ansible.cfg: Ansible reads it as its configuration, and it is a FIFO",
+    );
+    assert!(!w.join("res").exists(), "nothing made");
+    std::fs::remove_file(w.join("ansible.cfg")).unwrap();
+    let out = ended(w, &["fleet", &inv, "--serial", "257", "--", "survey"], None);
+    refused_in_one_line(&out, "--serial", "257 is not in 0..=256");
+    if ansible_missing() {
+        return;
+    }
+    let many: String = (0..=10_000)
+        .map(|i| format!("h{i} ansible_connection=local\n"))
+        .collect();
+    std::fs::write(w.join("many.ini"), format!("[lab]\n{many}")).unwrap();
+    let out = ended(
+        w,
+        &["fleet", "many.ini", "--results", "res", "--", "survey"],
+        None,
+    );
+    refused_in_one_line(
+        &out,
+        "INVENTORY",
+        "names 10,001 hosts; iolab runs a fleet of at most 10,000",
+    );
+    assert!(!w.join("res").exists(), "nothing made");
+}
+
 #[test]
 fn what_a_host_would_write_or_run_out_of_reach_is_refused_before_it_runs() {
     let work = disk_dir();
