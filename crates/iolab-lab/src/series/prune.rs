@@ -551,8 +551,9 @@ pub fn field_names<T: serde::de::DeserializeOwned>() -> &'static [&'static str] 
 const SUMMARY_KEYS: [&str; 5] = ["suite", "memory", "findings", "published", "answers"];
 
 /// What [`super::shape::impossible`] reads of a result besides the figures.
-const CHECKED: [&[&str]; 17] = [
+const CHECKED: [&[&str]; 18] = [
     &["spec"],
+    &["schema_version"],
     &["host", "cpus_online"],
     &["disturbance", "steal_share"],
     &["disturbance", "psi_some"],

@@ -141,7 +141,8 @@ fn beyond_the_run(run: &Value) -> Option<String> {
     let span = |name: &str| -> Option<f64> {
         let w = wall?;
         Some(match name {
-            "iops" => of(&["ops"])? / w * 1.5,
+            // No ops, no rate (a forged 6.34 M ops/s beside 0 ops).
+            "iops" => num(run, &["ops"]).filter(|n| *n >= 0.0)? / w * 1.5,
             "mib_s" => of(&["bytes"])? / w / 1_048_576.0 * 1.5,
             "lat_p50" | "lat_p99" | "lat_max" => (w * 2.0 + 1.0) * 1e9,
             // No more CPUs than the machine had (a second's slack: setup is counted too).
@@ -197,6 +198,12 @@ const MOST_CPUS: f64 = 8192.0;
 /// span outside 0..1 (steal, CPU pressure), or more waiting tasks or other work than it had.
 fn settings_impossible(run: &Value) -> Option<String> {
     let of = |p: &[&str]| super::figures::num(run, p);
+    let newest = f64::from(iolab_engine::result::SCHEMA_VERSION);
+    if let Some(v) = of(&["schema_version"]).filter(|v| *v > newest) {
+        return Some(format!(
+            "schema_version is {v}, which no iolab up to this one (schema {newest}) writes"
+        ));
+    }
     let threads = of(&["spec", "threads"]).unwrap_or(1.0);
     let cpus = cpus(run).unwrap_or(MOST_CPUS);
     let bounds: [(&[&str], f64, f64); 9] = [
@@ -218,15 +225,19 @@ fn settings_impossible(run: &Value) -> Option<String> {
         if !v.is_number() {
             return None;
         }
-        let ok = v
-            .as_f64()
-            .is_some_and(|x| x >= *lo && x <= hi * (1.0 + 1e-9));
+        // 10% slack above: a share read from counters updated at their own times can pass 1 a little.
+        let ok = v.as_f64().is_some_and(|x| x >= *lo && x <= hi * 1.1);
         (!ok).then(|| {
             let range = match *hi == f64::MAX {
                 true => format!("at least {lo}"),
                 false => format!("{lo} to {}", iolab_engine::units::show_number(*hi)),
             };
-            format!("{} is {v}, where a run's is {range}", p.join("."))
+            let shown = v.as_f64().map(iolab_engine::units::show_number);
+            format!(
+                "{} is {}, where a run's is {range}",
+                p.join("."),
+                shown.unwrap_or_default()
+            )
         })
     })
 }

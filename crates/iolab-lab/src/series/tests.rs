@@ -304,6 +304,75 @@ fn a_forged_gap_is_refused_whatever_the_reader_keeps() {
     }
 }
 
+/// Settings, machine facts and CPU time no run has are refused by every reader, whatever it keeps
+/// (compare's cut once dropped the CPUs that bound CPU time, and let 1,000 s of CPU in 173 µs pass).
+#[test]
+fn settings_and_facts_no_run_has_are_refused_whatever_the_reader_keeps() {
+    use super::Keep;
+    let paths: &[&[&str]] = &[&["iops"], &["host", "kernel_release"]];
+    let base = serde_json::json!({"schema_version": 1, "spec": {"bs": 4096, "threads": 1, "qd": 1},
+        "host": {"cpus_online": 2, "kernel_release": "6.18"}, "ops": 1000, "wall_s": 0.001,
+        "iops": 1e6, "cpu": {"process": {"user_s": 0.0005, "sys_s": 0.0005}},
+        "disturbance": {"steal_share": 0.0, "runqueue_share": 0.1}});
+    let forged: [(&str, serde_json::Value, &str); 8] = [
+        (
+            "/spec/bs",
+            0.into(),
+            "spec.bs is 0, where a run's is at least 1",
+        ),
+        (
+            "/spec/threads",
+            1e12.into(),
+            "spec.threads is 1.000e12, where a run's is 1 to 1024",
+        ),
+        (
+            "/host/cpus_online",
+            0.into(),
+            "host.cpus_online is 0, where a run's is 1 to 8192",
+        ),
+        (
+            "/disturbance/steal_share",
+            (-3).into(),
+            "disturbance.steal_share is -3, where a run's is 0 to 1",
+        ),
+        (
+            "/disturbance/runqueue_share",
+            50.into(),
+            "disturbance.runqueue_share is 50, where a run's is 0 to 17",
+        ),
+        (
+            "/ops",
+            0.into(),
+            "iops is 1000000, more than its ops and wall time allow",
+        ),
+        (
+            "/schema_version",
+            999.into(),
+            "schema_version is 999, which no iolab up to this one",
+        ),
+        (
+            "/cpu/process/user_s",
+            1000.into(),
+            "cpu.process.user_s is 1000, more than its ops and wall time allow",
+        ),
+    ];
+    let line =
+        |r: &serde_json::Value| format!("{}\n", serde_json::json!({"point": {}, "result": r}));
+    for keep in [Keep::All, Keep::Paths(paths)] {
+        let whole = super::stream::read_from(line(&base).as_bytes(), Path::new("k"), keep);
+        assert!(whole.is_ok(), "{:?}", whole.err().map(|e| e.to_string()));
+        for (at, v, says) in &forged {
+            let mut r = base.clone();
+            *r.pointer_mut(at).unwrap() = v.clone();
+            let e = super::stream::read_from(line(&r).as_bytes(), Path::new("k"), keep)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(e.contains(says), "{at}: {e}");
+        }
+    }
+}
+
 /// What a read makes is bounded by the text it read, as the file is read (not line by line): a line of
 /// many `[]` (3 bytes each, 144 of memory), lines of small objects each under a line's own share (the
 /// text of a whole file of them is what bounds them), a one-line document whose refusal names why; a
