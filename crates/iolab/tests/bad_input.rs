@@ -124,6 +124,17 @@ fn sizes_counts_and_names() {
         "--ops",
         "paced at 1 ops/s take 100000000 s, beyond the longest run iolab times (31536000 s, 365 days)",
     );
+    refused(
+        &[
+            "run",
+            "--rate-iops",
+            "18446744073709551615",
+            "--target",
+            "/dev/null",
+        ],
+        "--rate-iops",
+        "at most 1,000,000,000 (an op a nanosecond)",
+    );
     // A count of runs past what is kept for the statistics: refused, not an allocation failure.
     refused(
         &["run", "--repeat", "1000000000", "--ops", "10"],

@@ -548,6 +548,13 @@ impl RawSpec {
                 "paces to less than one op per second: give at least one op's worth",
             ));
         }
+        // An op due every nanosecond is past what any method does (a NOP takes 20 ns).
+        if iops > 1e9 {
+            return Err(Error::usage(
+                flag,
+                format!("paces to {iops:.0} ops per second a thread: at most 1,000,000,000 (an op a nanosecond)"),
+            ));
+        }
         if !method.info().synchronous() {
             return Err(Error::usage(
                 flag,
