@@ -60,6 +60,21 @@ pub(crate) fn dist_line(name: &str, s: &Summary) -> String {
 pub(crate) fn rates(r: &RunResult) -> String {
     match iolab_engine::units::too_short(r.wall_s, r.clock.overhead_ns, r.clock.ns_per_tick) {
         Some(why) => format!("no rate: {why}"),
+        // /dev/null (and /dev/zero) take a write without reading a byte of it: the bytes over the span
+        // are what the calls were handed, not data moved; a read of /dev/zero is the kernel clearing
+        // the buffer, with no device behind it.
+        None if matches!(r.target.kind, TargetKind::DevNull | TargetKind::DevZero) => {
+            let what = match r.spec.op {
+                iolab_engine::spec::OpKind::Read => {
+                    "of zeros the kernel wrote, no device read".into()
+                }
+                _ => format!(
+                    "handed to {}, which copies none of it",
+                    r.spec.target.display()
+                ),
+            };
+            format!("{}, {} ({what})", fmt_ops_s(r.iops), fmt_mib_s(r.mib_s))
+        }
         None => format!("{}, {}", fmt_ops_s(r.iops), fmt_mib_s(r.mib_s)),
     }
 }

@@ -213,3 +213,42 @@ fn per_op_counts_of_too_few_ops_are_left_out_and_said_so() {
         ),
     }
 }
+
+/// A rate of bytes to /dev/null or from /dev/zero says no data moved: 3 GiB in 5 µs is no bandwidth.
+#[test]
+fn sink_and_source_rates_say_no_data_moved() {
+    let null = iolab(&[
+        "run",
+        "--method",
+        "psync",
+        "--target",
+        "/dev/null",
+        "--bs",
+        "1m",
+        "--ops",
+        "2000",
+    ]);
+    assert!(
+        null.stdout
+            .contains("/s (handed to /dev/null, which copies none of it)"),
+        "{}",
+        null.stdout
+    );
+    let zero = iolab(&[
+        "run",
+        "--method",
+        "psync",
+        "--target",
+        "/dev/zero",
+        "--op",
+        "read",
+        "--ops",
+        "2000",
+    ]);
+    assert!(
+        zero.stdout
+            .contains("/s (of zeros the kernel wrote, no device read)"),
+        "{}",
+        zero.stdout
+    );
+}
