@@ -154,7 +154,7 @@ fn entry(run: &FioRun, p: &Part, windows: &[samples::Window]) -> Value {
     };
     let none = Summary::default();
     let read_back = verify_reads(r, p, &none);
-    let ((usr, sys), clamped) = parts::cpu_pct(r, p);
+    let cpu = parts::cpu_pct(r, p);
     let [lat_ns, lat_us, lat_ms] = dir::ranges(&r.latency);
     let flushes = match p.who {
         Who::Clone { .. } => (r.flushes.calls as f64 * p.ops_share).round() as u64,
@@ -172,15 +172,15 @@ fn entry(run: &FioRun, p: &Part, windows: &[samples::Window]) -> Value {
         "trim": dir::idle(),
         "sync": {"total_ios": flushes, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": flushes}},
         "job_runtime": dir::runtime_ms(p.job_runtime_s),
-        "usr_cpu": usr,
-        "sys_cpu": sys,
+        "usr_cpu": cpu.usr,
+        "sys_cpu": cpu.sys,
         "ctx": p.ctx,
         "majf": p.majf,
         "minf": p.minf,
         "latency_ns": lat_ns,
         "latency_us": lat_us,
         "latency_ms": lat_ms,
-        "iolab": about(r, p, windows.len(), clamped),
+        "iolab": about(r, p, windows.len(), &cpu),
     })
 }
 
@@ -208,7 +208,7 @@ const VERIFY_READS_ARE: &str = "the --verify read-back, as fio counts its verify
      other figure); no per-read latency (iolab reads back 1 MiB at a time)";
 
 /// The `iolab` object: what the entry is and where its figures differ from fio's meaning.
-fn about(r: &RunResult, p: &Part, windows: usize, clamped: Option<(f64, f64)>) -> Value {
+fn about(r: &RunResult, p: &Part, windows: usize, cpu: &parts::CpuPct) -> Value {
     let s = &r.spec;
     let clone = matches!(p.who, Who::Clone { .. });
     let (_, bins) = plat::values(&r.latency);
@@ -223,8 +223,8 @@ fn about(r: &RunResult, p: &Part, windows: usize, clamped: Option<(f64, f64)>) -
     o.insert("latency_is".into(), json!(latency));
     o.insert("bins_are".into(), json!(bins.said()));
     o.insert("samples_are".into(), json!(samples_said(r, windows, clone)));
-    o.insert("cpu_is".into(), json!(cpu_said(clone, clamped.is_some())));
-    if let Some((usr, sys)) = clamped {
+    o.insert("cpu_is".into(), json!(cpu_said(clone, cpu)));
+    if let Some((usr, sys)) = cpu.before {
         o.insert(
             "cpu_before_clamp".into(),
             json!({"usr_cpu": usr, "sys_cpu": sys}),
@@ -269,7 +269,11 @@ fn samples_said(r: &RunResult, windows: usize, clone: bool) -> String {
 }
 
 /// What usr_cpu and sys_cpu are.
-fn cpu_said(clone: bool, clamped: bool) -> String {
+fn cpu_said(clone: bool, cpu: &parts::CpuPct) -> String {
+    if let Some(why) = &cpu.unmeasured {
+        return format!("not measured, fio's zeros: {why}");
+    }
+    let clamped = cpu.before.is_some();
     let mut t = String::from(
         "fio's meaning: CPU time over job_runtime, in %, at most 100 per thread; from the process's \
          getrusage over the timed span (every thread of iolab's, kernel helpers included)",

@@ -173,21 +173,54 @@ pub fn parts(r: &RunResult, grouped: bool) -> Vec<Part> {
         .collect()
 }
 
-/// fio's usr_cpu and sys_cpu of a part (CPU time over job_runtime, in %), and the figures before the
-/// clamp where they passed 100% (getrusage counts in ticks and may give a short run more CPU time than
-/// wall time; a thread cannot be busier than 100%).
-pub fn cpu_pct(r: &RunResult, p: &Part) -> ((f64, f64), Option<(f64, f64)>) {
-    if p.job_runtime_s <= 0.0 {
-        return ((0.0, 0.0), None);
-    }
+/// fio's usr_cpu and sys_cpu of a part (CPU time over job_runtime, in %).
+pub struct CpuPct {
+    pub usr: f64,
+    pub sys: f64,
+    /// The figures before the clamp where they passed 100% (getrusage counts in ticks and may give a
+    /// short run more CPU time than wall time; a thread cannot be busier than 100%).
+    pub before: Option<(f64, f64)>,
+    /// Why there are none (fio's zeros written): a span shorter than CPU accounting resolves, or a
+    /// process CPU time beyond what its CPUs could spend in the span.
+    pub unmeasured: Option<String>,
+}
+
+/// A part's [`CpuPct`].
+pub fn cpu_pct(r: &RunResult, p: &Part) -> CpuPct {
     let cpu = &r.cpu.process;
+    let none = |why: String| CpuPct {
+        usr: 0.0,
+        sys: 0.0,
+        before: None,
+        unmeasured: Some(why),
+    };
+    if let Some(t) = iolab_engine::units::cpu_span_too_short(p.job_runtime_s) {
+        return none(format!(
+            "the job's span is {t}, shorter than the 0.1 s CPU accounting resolves"
+        ));
+    }
+    let cpus = r.host.cpus_online as f64;
+    if let Some(why) = iolab_engine::units::cpu_beyond_span(cpu.user_s + cpu.sys_s, r.wall_s, cpus)
+    {
+        return none(why);
+    }
     let pct = |s: f64| s * p.ops_share / p.job_runtime_s * 100.0;
     let (usr, sys) = (pct(cpu.user_s), pct(cpu.sys_s));
     if usr + sys <= 100.0 {
-        return ((usr, sys), None);
+        return CpuPct {
+            usr,
+            sys,
+            before: None,
+            unmeasured: None,
+        };
     }
     let k = 100.0 / (usr + sys);
-    ((usr * k, sys * k), Some((usr, sys)))
+    CpuPct {
+        usr: usr * k,
+        sys: sys * k,
+        before: Some((usr, sys)),
+        unmeasured: None,
+    }
 }
 
 #[cfg(test)]
