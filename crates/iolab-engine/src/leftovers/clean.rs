@@ -230,7 +230,13 @@ fn lock_briefly(fd: RawFd) -> bool {
 fn clean_entries(c: &Contents, under: Option<&Path>, rep: &mut CleanReport) -> Vec<Entry> {
     let mut keep = Vec::new();
     for e in c.live.iter().rev() {
-        if under.is_some_and(|u| !e.path.starts_with(u)) {
+        // A recorded path that is not there (a tracing instance never made where tracefs was not
+        // mounted) is gone wherever it was, not left elsewhere.
+        let absent = || {
+            std::fs::symlink_metadata(&e.path)
+                .is_err_and(|x| x.kind() == std::io::ErrorKind::NotFound)
+        };
+        if under.is_some_and(|u| !e.path.starts_with(u)) && !absent() {
             rep.outside += 1;
             keep.push(e.clone());
             continue;
@@ -476,6 +482,32 @@ mod tests {
         }
         assert_eq!(std::fs::read(&f).unwrap(), b"someone else's");
         assert!(d.path().join("old/x.dat").exists());
+    }
+
+    /// Under DIR, a recorded path elsewhere is left for another `clean` when it is there, and counted
+    /// gone when it is not (a tracing instance never made was "1 left elsewhere").
+    #[test]
+    fn a_recorded_path_elsewhere_is_left_only_when_it_is_there() {
+        let (d, other) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let f = other.path().join("x.dat");
+        std::fs::write(&f, b"iolab's").unwrap();
+        let there = entry_of(&f, 1).expect("entry");
+        let mut absent = there.clone();
+        absent.path = other.path().join("instances/iolab-1-never-made");
+        let c = Contents {
+            owner: Process::me().clone(),
+            live: vec![there.clone(), absent],
+            zram: Vec::new(),
+            cgroups: Vec::new(),
+            bad_lines: 0,
+        };
+        let mut rep = CleanReport::default();
+        let kept = clean_entries(&c, Some(d.path()), &mut rep);
+        assert_eq!(rep.outside, 1);
+        assert_eq!(kept, vec![there]);
+        assert_eq!(rep.outcomes.len(), 1);
+        assert_eq!(rep.outcomes[0].verdict, Verdict::Gone);
+        assert!(f.exists(), "left as it is");
     }
 
     #[test]
