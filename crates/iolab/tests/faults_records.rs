@@ -335,6 +335,27 @@ fn resume_refuses_a_record_whose_result_is_no_runs_and_records_hold_no_negative_
         r.stderr
     );
     assert!(!r.stdout.contains("NaN"), "{}", r.stdout);
+    // A record of another sweep (a point key this one does not vary), with the same settings, is not
+    // kept as if it were one of this sweep's.
+    let mut foreign = records(&out)[0].clone();
+    foreign["point"]["seed"] = serde_json::json!("7");
+    std::fs::write(&out, format!("{text}{foreign}\n")).unwrap();
+    let r = sweep(&out, &["--ops", "100", "--resume"]);
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("line 3: its point names seed, which this sweep does not vary"),
+        "{}",
+        r.stderr
+    );
+    // A file whose only line is cut short says so, as report does.
+    std::fs::write(&out, "{\"a\":1").unwrap();
+    let r = sweep(&out, &["--ops", "100", "--resume"]);
+    assert!(
+        r.code == 2 && r.stderr.contains("its only line is cut short (6 bytes"),
+        "{}",
+        r.stderr
+    );
 }
 
 /// A sweep killed while it wrote a record leaves its last line cut short: `report` and `compare` read the

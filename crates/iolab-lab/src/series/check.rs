@@ -168,6 +168,16 @@ pub(crate) fn not_records(p: &Path, what: String) -> Error {
     )
 }
 
+/// A key of a record's point that the settings' `vary` does not name (each point's keys are among them:
+/// a suite's steps name different keys, every one of them in `vary`).
+fn foreign_key(rec: &Value, settings: &Value) -> Option<String> {
+    let vary = settings.get("vary")?.as_object()?;
+    super::shape::record_point(rec)
+        .into_iter()
+        .map(|(k, _)| k)
+        .find(|k| !vary.contains_key(k))
+}
+
 /// The records of the record file `f` (`path`) to `--resume`, read as a stream: JSON lines only (a `run
 /// --json` document is a result, not a record file to append to), at least one record, each made with
 /// `settings` (else refused, naming the keys that differ). `wanted` answers, from a record's point and
@@ -207,6 +217,12 @@ pub(crate) fn scan_checked(
                 }
                 Some(_) => whole = true,
             }
+            if let Some(k) = foreign_key(v, settings) {
+                return Err(format!(
+                    "line {line}: its point names {k}, which this sweep does not vary: a record of \
+                     another sweep or suite"
+                ));
+            }
             found += 1;
             Ok(wanted(v))
         },
@@ -223,6 +239,15 @@ pub(crate) fn scan_checked(
         ));
     }
     let scanned = scanned.map_err(|why| not_records(path, why))?;
+    if found == 0 && scanned.cut > 0 {
+        return Err(not_records(
+            path,
+            format!(
+                "holds no whole record: its only line is cut short ({} bytes: a run killed while writing it)",
+                iolab_engine::units::thousands_u64(scanned.cut as u64)
+            ),
+        ));
+    }
     if found == 0 {
         return Err(not_records(
             path,
