@@ -26,9 +26,22 @@ pub(crate) struct Run<'a> {
     /// The page's key names and values.
     pub(crate) coords: &'a super::coords::Coords,
     /// Its key figures, looked up once.
-    pub(crate) figures: super::vary::Figures,
+    pub(crate) figures: Figures,
     /// Its values of [`fields::SHARED_SPEC`] as text, numbers into `coords.values`.
     pub(crate) spec: [u32; fields::SHARED_SPEC.len()],
+}
+
+/// The key figures charted against the keys the runs vary (`vary::FIGS`), and those keys (`vary::XKEYS`).
+pub(crate) const FIGURES: usize = 6;
+pub(crate) const X_KEYS: usize = 5;
+
+/// A run's key figures and its values of the keys they are charted against (`vary::figures_of`), looked
+/// up once: a lookup per chart was a pass over every record's JSON per figure and key, most of a large
+/// report's time.
+pub(crate) struct Figures {
+    pub(crate) y: [Option<f64>; FIGURES],
+    pub(crate) x: [Option<f64>; X_KEYS],
+    pub(crate) named: [bool; X_KEYS],
 }
 
 /// What the report's chart functions make: the charts drawn, and a line for each left out.

@@ -8,7 +8,7 @@ use super::axis::{self, Axis};
 use super::charts::{self, BarChart, BarRow, BarSection, Figure, Mark, Marks, Panel};
 use super::coords::NONE;
 use super::flame;
-use super::model::{kv, shared_spec, uninformative, Out, Run};
+use super::model::{self, kv, shared_spec, uninformative, Figures, Out, Run};
 use crate::fields::{self, Field};
 use serde_json::Value;
 
@@ -441,7 +441,7 @@ fn cpu_ns_per_op(r: &Value) -> Option<f64> {
     (cpu > 0.0).then_some(cpu / ops * 1e9)
 }
 
-const FIGS: [Fig; 6] = [
+const FIGS: [Fig; model::FIGURES] = [
     Fig {
         at: 0,
         name: "throughput",
@@ -511,7 +511,7 @@ struct XKey {
     axis: Option<(&'static str, &'static str)>,
 }
 
-const XKEYS: [XKey; 5] = [
+const XKEYS: [XKey; model::X_KEYS] = [
     XKey {
         at: 0,
         key: "bs",
@@ -543,14 +543,6 @@ const XKEYS: [XKey; 5] = [
         axis: None,
     },
 ];
-
-/// A run's key figures and its values of the keys they are charted against, looked up once: a lookup per
-/// chart was a pass over every record's JSON per figure and key, most of a large report's time.
-pub(crate) struct Figures {
-    y: [Option<f64>; FIGS.len()],
-    x: [Option<f64>; XKEYS.len()],
-    named: [bool; XKEYS.len()],
-}
 
 /// The key figures of the result `r`.
 pub(super) fn figures_of(r: &Value) -> Figures {
