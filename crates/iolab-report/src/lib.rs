@@ -15,6 +15,7 @@ pub mod fio_log;
 pub mod fleet;
 pub mod html;
 pub mod interval_csv;
+#[cfg(feature = "kernels")]
 pub mod kernels_view;
 mod offload;
 pub mod probe;

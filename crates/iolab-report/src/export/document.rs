@@ -55,6 +55,7 @@ pub enum Document<'a> {
     },
     /// `iolab suite --kernels`: its lead, the kernels side by side, the answers across them, and the
     /// records (each point naming its kernel) with their point keys.
+    #[cfg(feature = "kernels")]
     Kernels {
         lead: &'a str,
         side: &'a iolab_lab::kernels::Side,
@@ -123,6 +124,7 @@ impl Document<'_> {
                 }
             }
             Document::Probe(p) => Doc::from(crate::probe::render(p).as_str()),
+            #[cfg(feature = "kernels")]
             Document::Kernels {
                 lead,
                 side,
@@ -162,9 +164,9 @@ impl Document<'_> {
                 records.iter().map(|r| (*r).clone()).collect(),
                 keys.to_vec(),
             )),
-            Document::Suite { records, keys, .. } | Document::Kernels { records, keys, .. } => {
-                Some((records.to_vec(), keys.to_vec()))
-            }
+            Document::Suite { records, keys, .. } => Some((records.to_vec(), keys.to_vec())),
+            #[cfg(feature = "kernels")]
+            Document::Kernels { records, keys, .. } => Some((records.to_vec(), keys.to_vec())),
             Document::Survey { .. }
             | Document::WorkloadSurvey { .. }
             | Document::Compare { .. }

@@ -94,7 +94,11 @@ impl Exporter for IntervalCsv {
                 t
             }
             Document::Sweep { keys, records, .. } => of_records(records, keys),
-            Document::Suite { records, keys, .. } | Document::Kernels { records, keys, .. } => {
+            Document::Suite { records, keys, .. } => {
+                of_records(&records.iter().collect::<Vec<_>>(), keys)
+            }
+            #[cfg(feature = "kernels")]
+            Document::Kernels { records, keys, .. } => {
                 of_records(&records.iter().collect::<Vec<_>>(), keys)
             }
             Document::Survey { .. }
