@@ -10,7 +10,9 @@ pub mod export;
 mod fields;
 pub use fields::result_paths;
 pub mod findings_by_cause;
+#[cfg(feature = "fio")]
 pub mod fio_json;
+#[cfg(feature = "fio")]
 pub mod fio_log;
 pub mod fleet;
 pub mod html;

@@ -38,6 +38,7 @@ pub(crate) fn cmd_run(a: &RunArgs, fio_json: Option<&std::path::Path>) -> Result
         result: &r,
         verbose: a.verbose,
     })?;
+    #[cfg(feature = "fio-jobs")]
     if let Some(p) = fio_json {
         write_fio_json(p, &[("iolab".to_string(), &r)])?;
     }
@@ -73,6 +74,13 @@ pub(crate) fn resolve(a: &RunArgs, at: RunsOn) -> Result<Spec, Error> {
 /// before any run: the runs then keep their whole latency histogram (`Summary::hist_ns`, as a fleet's
 /// runs do), which fio's bins are counted from.
 pub(crate) fn check_fio_json(p: &std::path::Path, repeat: usize) -> Result<(), Error> {
+    if cfg!(not(feature = "fio-jobs")) {
+        return Err(Error::usage(
+            "--fio-json",
+            "this iolab is a board's build, without fio's formats (3 MiB budget): run with a host build \
+             of iolab to write fio's json+",
+        ));
+    }
     if repeat > 1 {
         return Err(Error::usage(
             "--fio-json",
@@ -92,6 +100,7 @@ pub(crate) fn check_fio_json(p: &std::path::Path, repeat: usize) -> Result<(), E
 
 /// The runs as fio's json+ document, in a new file: each run as (job name, result), or (job name,
 /// result, whether the job asked for group_reporting).
+#[cfg(feature = "fio-jobs")]
 pub(crate) fn write_fio_json<'a, R>(p: &std::path::Path, runs: &'a [R]) -> Result<(), Error>
 where
     &'a R: Into<iolab_report::fio_json::FioRun<'a>>,
