@@ -54,7 +54,8 @@ fn cpu_accounting_matches_wall_time_on_a_cpu_bound_run() {
 /// tick), their exact CPU time does not, and it is no more than the threads could have spent.
 #[test]
 fn short_worker_threads_have_their_cpu_time() {
-    let r = run_json(&[
+    // Two threads of 2,000 4-byte writes to /dev/null each.
+    let args = [
         "--method",
         "psync",
         "--bs",
@@ -65,7 +66,8 @@ fn short_worker_threads_have_their_cpu_time() {
         "4000",
         "--target",
         "/dev/null",
-    ]);
+    ];
+    let r = run_json(&args);
     let exact = f64_of(&r, &["cpu", "workers", "cpu_s"]);
     let wall = f64_of(&r, &["wall_s"]);
     println!("2 workers: {exact:.6} s of CPU over {wall:.6} s");
@@ -75,19 +77,7 @@ fn short_worker_threads_have_their_cpu_time() {
         exact <= 2.0 * wall + 0.001,
         "{exact} s of CPU in 2 x {wall} s"
     );
-    let text = iolab(&[
-        "run",
-        "--method",
-        "psync",
-        "--bs",
-        "4",
-        "--threads",
-        "2",
-        "--ops",
-        "4000",
-        "--target",
-        "/dev/null",
-    ]);
+    let text = iolab(&[&["run"][..], &args].concat());
     assert!(
         text.stdout.contains("worker threads ") && text.stdout.contains(" of CPU (user "),
         "{}",
