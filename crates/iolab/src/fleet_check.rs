@@ -66,8 +66,16 @@ pub fn check_ansible_config() -> Result<()> {
         let Ok(m) = std::fs::metadata(&p) else {
             continue;
         };
+        let pseudo = iolab_sys::fs_magic(&p)
+            .ok()
+            .and_then(iolab_sys::pseudo_fs_name);
         let why = match odd_kind(&m) {
             Some(kind) => format!("is {kind}"),
+            // Its size says nothing there (0 for /proc/kallsyms's 5 MB), and tracefs's pipes block.
+            None if pseudo.is_some() => format!(
+                "is on {}, a kernel-interface filesystem",
+                pseudo.unwrap_or_default()
+            ),
             None if m.is_dir() => "is a directory".to_string(),
             None if m.len() > CONFIG_MAX => format!(
                 "holds {} bytes, more than an Ansible configuration ({} at most)",
@@ -639,63 +647,10 @@ pub fn check_binary(arch: &str, path: &Path) -> Result<()> {
         }
         _ => {}
     }
-    // `vm --exe`'s check, said of a fleet's host rather than a guest.
+    // `vm --exe`'s check (kind, size, machine, a whole program), said of a fleet's host rather than a
+    // guest.
     iolab_lab::vm::initramfs::check_exe(path, a)
-        .or_else(|e| refuse(format!("{arch}: {}", e.replace("guest", "host"))))?;
-    let bytes = std::fs::read(path).map_err(|e| {
-        Error::usage(
-            "--binary",
-            format!("cannot read {}: {}", path.display(), io_why(&e)),
-        )
-    })?;
-    if !whole_elf(&bytes) {
-        return refuse(format!(
-            "{} is not a whole executable (its program headers or segments reach past its {} bytes): \
-             a truncated copy? Give the iolab scripts/build-board {arch} makes",
-            path.display(),
-            bytes.len()
-        ));
-    }
-    Ok(())
-}
-
-/// Whether the little-endian ELF `b` (32- or 64-bit) holds its whole program: a program header table and
-/// a loadable segment, every segment's bytes within the file.
-fn whole_elf(b: &[u8]) -> bool {
-    let wide = b.get(4) == Some(&2);
-    let num = |o: usize, n: usize| -> Option<u64> {
-        let s = b.get(o..o.checked_add(n)?)?;
-        Some(s.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x)))
-    };
-    let w = if wide { 8 } else { 4 };
-    let pick = |narrow: usize, wide_at: usize| if wide { wide_at } else { narrow };
-    let check = || -> Option<bool> {
-        let phoff = num(pick(0x1C, 0x20), w)?;
-        let entsize = num(pick(0x2A, 0x36), 2)?;
-        let count = num(pick(0x2C, 0x38), 2)?;
-        let len = b.len() as u64;
-        if count == 0 || entsize < if wide { 56 } else { 32 } {
-            return Some(false);
-        }
-        if phoff.checked_add(entsize.checked_mul(count)?)? > len {
-            return Some(false);
-        }
-        let mut loads = 0;
-        for i in 0..count {
-            let ph = usize::try_from(phoff + i * entsize).ok()?;
-            // p_type; p_offset and p_filesz.
-            let (off, size) = (pick(0x04, 0x08), pick(0x10, 0x20));
-            if num(ph, 4)? == 1 {
-                loads += 1;
-                let end = num(ph + off, w)?.checked_add(num(ph + size, w)?)?;
-                if end > len {
-                    return Some(false);
-                }
-            }
-        }
-        Some(loads > 0)
-    };
-    check().unwrap_or(false)
+        .or_else(|e| refuse(format!("{arch}: {}", e.replace("guest", "host"))))
 }
 
 #[cfg(test)]

@@ -873,6 +873,15 @@ fn an_ansible_config_it_would_hang_on_and_too_many_hosts_are_refused_before_anyt
     );
     assert!(!w.join("res").exists(), "nothing made");
     std::fs::remove_file(w.join("ansible.cfg")).unwrap();
+    // Nor one on procfs, whose size says nothing (0 for /proc/kallsyms's 5 MB).
+    std::os::unix::fs::symlink("/proc/self/status", w.join("ansible.cfg")).unwrap();
+    let out = ended(w, &["fleet", &inv, "--", "survey"], None);
+    refused_in_one_line(
+        &out,
+        "ANSIBLE_CONFIG",
+        "is on procfs, a kernel-interface filesystem",
+    );
+    std::fs::remove_file(w.join("ansible.cfg")).unwrap();
     let out = ended(w, &["fleet", &inv, "--serial", "257", "--", "survey"], None);
     refused_in_one_line(&out, "--serial", "257 is not in 0..=256");
     if ansible_missing() {

@@ -104,6 +104,45 @@ impl<'a> Elf<'a> {
     }
 }
 
+/// Whether the little-endian ELF `b` (32- or 64-bit) holds its whole program: a program header table and
+/// a loadable segment, every segment's bytes within the file.
+pub fn whole(b: &[u8]) -> bool {
+    let wide = b.get(4) == Some(&2);
+    let num = |o: usize, n: usize| -> Option<u64> {
+        let s = b.get(o..o.checked_add(n)?)?;
+        Some(s.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x)))
+    };
+    let w = if wide { 8 } else { 4 };
+    let pick = |narrow: usize, wide_at: usize| if wide { wide_at } else { narrow };
+    let check = || -> Option<bool> {
+        let phoff = num(pick(0x1C, 0x20), w)?;
+        let entsize = num(pick(0x2A, 0x36), 2)?;
+        let count = num(pick(0x2C, 0x38), 2)?;
+        let len = b.len() as u64;
+        if count == 0 || entsize < if wide { 56 } else { 32 } {
+            return Some(false);
+        }
+        if phoff.checked_add(entsize.checked_mul(count)?)? > len {
+            return Some(false);
+        }
+        let mut loads = 0;
+        for i in 0..count {
+            let ph = usize::try_from(phoff + i * entsize).ok()?;
+            // p_type; p_offset and p_filesz.
+            let (off, size) = (pick(0x04, 0x08), pick(0x10, 0x20));
+            if num(ph, 4)? == 1 {
+                loads += 1;
+                let end = num(ph + off, w)?.checked_add(num(ph + size, w)?)?;
+                if end > len {
+                    return Some(false);
+                }
+            }
+        }
+        Some(loads > 0)
+    };
+    check().unwrap_or(false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

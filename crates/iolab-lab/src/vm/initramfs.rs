@@ -183,7 +183,7 @@ pub fn interpreter(elf: &[u8]) -> Option<String> {
 /// Can the guest of `arch` run `exe`: an ELF binary of its machine and class, and static where the guest's
 /// architecture is not the host's (its libraries are not on this host). Err: what is wrong with it.
 pub fn check_exe(exe: &Path, arch: super::arch::Arch) -> std::result::Result<(), String> {
-    let bytes = std::fs::read(exe).map_err(|e| format!("cannot read {}: {e}", exe.display()))?;
+    let bytes = read_exe(exe)?;
     let machine = super::elf::Elf::parse(&bytes)
         .filter(|e| e.is_64() == arch.elf64())
         .and_then(|e| e.machine());
@@ -210,8 +210,40 @@ pub fn check_exe(exe: &Path, arch: super::arch::Arch) -> std::result::Result<(),
             arch.machine(),
             arch.machine()
         )),
+        Some(_) if !super::elf::whole(&bytes) => Err(format!(
+            "{} is not a whole executable (its program headers or segments reach past its {} bytes): a \
+             truncated copy? Give the iolab scripts/build-board {} makes",
+            exe.display(),
+            bytes.len(),
+            arch.machine()
+        )),
         Some(_) => Ok(()),
     }
+}
+
+/// The most of a program iolab reads to check it: a static iolab is a few MiB.
+const EXE_MAX: u64 = 512 << 20;
+
+/// The program at `exe`, read only when it is a regular file of at most [`EXE_MAX`] (a FIFO held the
+/// read for ever, /dev/zero filled memory).
+fn read_exe(exe: &Path) -> std::result::Result<Vec<u8>, String> {
+    use std::io::Read;
+    let said = |e: Error| match e {
+        Error::Usage { msg, .. } => msg,
+        e => e.to_string(),
+    };
+    let mut f =
+        iolab_engine::input::open_regular(exe, "--exe", "program", EXE_MAX).map_err(said)?;
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {}: {e}", exe.display()))?;
+    if bytes.len() as u64 > EXE_MAX {
+        return Err(format!(
+            "{} grew past {EXE_MAX} bytes while it was read",
+            exe.display()
+        ));
+    }
+    Ok(bytes)
 }
 
 /// The shared libraries `exe` loads, as its interpreter resolves them on this host (`ld.so --list`):
@@ -335,6 +367,28 @@ mod tests {
         assert!(check_exe(&text, other)
             .unwrap_err()
             .contains("not a 64-bit"));
+        // What is not a regular file is refused before it is read (a FIFO held the read for ever,
+        // /dev/zero filled memory), and so is a truncated copy.
+        let fifo = d.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        for (p, says) in [
+            (&fifo, "is a FIFO"),
+            (&PathBuf::from("/dev/zero"), "is a character device"),
+        ] {
+            let e = check_exe(p, other).unwrap_err();
+            assert!(e.contains(says), "{e}");
+        }
+        if let Some(a) = native {
+            let cut = d.path().join("cut");
+            let bytes = std::fs::read(&exe).unwrap();
+            std::fs::write(&cut, &bytes[..4096]).unwrap();
+            let e = check_exe(&cut, a).unwrap_err();
+            assert!(e.contains("is not a whole executable"), "{e}");
+        }
         if cfg!(target_pointer_width = "64") {
             // An armv7 guest runs ELF32 binaries only.
             let e = check_exe(&exe, Arch::Armhf).unwrap_err();
