@@ -215,4 +215,14 @@ mod tests {
         assert_eq!(e.interpreter().as_deref(), Some("/lib/ld-linux-armhf.so.3"));
         assert!(Elf::parse(b"#!/bin/sh\n").is_none());
     }
+
+    #[test]
+    fn a_binary_cut_short_is_not_a_whole_executable() {
+        let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        assert!(whole(&exe));
+        for cut in [64, 4096] {
+            assert!(!whole(&exe[..cut]), "{cut} bytes");
+        }
+        assert!(!whole(b"\x7fELF\x02\x01"));
+    }
 }
