@@ -8,7 +8,7 @@ use iolab_report::export::{Document, Outputs};
 
 pub(crate) fn cmd_survey(a: &SurveyArgs) -> Result<i32, Error> {
     iolab_engine::cleanup::install_signal_handler();
-    let mut opts = options(a)?;
+    let mut opts = options(a, true)?;
     if let Some(t) = &a.target {
         return crate::cmd_survey_workload::cmd(a, t, opts, progress());
     }
@@ -108,9 +108,17 @@ fn cut_to(line: &str, width: usize) -> String {
 }
 
 /// The survey's options from the flags.
-fn options(a: &SurveyArgs) -> Result<iolab_lab::survey::SurveyOptions, Error> {
+/// What a survey of another machine (a fleet's host, a guest) would refuse of `a`, refused here first:
+/// all but its places, which are the other machine's.
+#[cfg(any(feature = "vm", feature = "fleet"))]
+pub(crate) fn check_elsewhere(a: &SurveyArgs) -> Result<(), Error> {
+    options(a, false).map(|_| ())
+}
+
+/// The survey's options from its flags; with `here`, its places checked on this machine.
+fn options(a: &SurveyArgs, here: bool) -> Result<iolab_lab::survey::SurveyOptions, Error> {
     let mut opts = iolab_lab::survey::SurveyOptions::default();
-    if !a.no_json {
+    if !a.no_json && here {
         check_dir_path("--results-dir", &a.results_dir)?;
     }
     // The files of the survey's file runs: --tmp-dir, else $TMPDIR (else /tmp), named when unusable.
@@ -122,13 +130,22 @@ fn options(a: &SurveyArgs) -> Result<iolab_lab::survey::SurveyOptions, Error> {
     if let Some(d) = &a.tmp_dir {
         opts.tmp_parent = d.clone();
     }
-    iolab_engine::paths::check_writable_dir(tmp_flag, &opts.tmp_parent)?;
+    if here {
+        iolab_engine::paths::check_writable_dir(tmp_flag, &opts.tmp_parent)?;
+    }
     if let Some(n) = &a.ops {
         opts.ops = iolab_engine::units::parse_count(n).map_err(|m| Error::usage("--ops", m))?;
         if opts.ops == 0 {
             return Err(Error::usage(
                 "--ops",
                 "0 is not accepted; expected 1 or more operations",
+            ));
+        }
+        let most = iolab_engine::spec::MAX_OPS;
+        if opts.ops > most {
+            return Err(Error::usage(
+                "--ops",
+                format!("{n} is beyond the longest run iolab times: at most {most} ops (an op a nanosecond for 365 days)"),
             ));
         }
     }

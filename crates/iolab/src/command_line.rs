@@ -137,6 +137,10 @@ fn check_work(
                 crate::cmd_series::sweep_points(&a, RunsOn::Elsewhere)?;
             }
         }
+        Some(("survey", sub)) => {
+            let a = crate::survey_args::SurveyArgs::from_arg_matches(sub).map_err(parsed)?;
+            crate::cmd_survey::check_elsewhere(&a)?;
+        }
         Some(("suite", sub)) => {
             let a = crate::cmd_series::SuiteArgs::from_arg_matches(sub).map_err(parsed)?;
             let own = match (a.vm, a.kernels.is_some()) {

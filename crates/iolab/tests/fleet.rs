@@ -884,6 +884,19 @@ fn an_ansible_config_it_would_hang_on_and_too_many_hosts_are_refused_before_anyt
     std::fs::remove_file(w.join("ansible.cfg")).unwrap();
     let out = ended(w, &["fleet", &inv, "--serial", "257", "--", "survey"], None);
     refused_in_one_line(&out, "--serial", "257 is not in 0..=256");
+    // The survey's own flags are checked as the hosts would check them, before anything is made.
+    for (flag, arg, says) in [
+        (
+            "--ops",
+            "31600000000000000",
+            "beyond the longest run iolab times",
+        ),
+        ("--rounds", "0", "expected 1 to 100 rounds"),
+    ] {
+        let out = ended(w, &["fleet", &inv, "--", "survey", flag, arg], None);
+        refused_in_one_line(&out, flag, says);
+        assert!(!w.join("iolab-results").exists(), "nothing made");
+    }
     if ansible_missing() {
         return;
     }
