@@ -40,9 +40,10 @@ pub fn template(dir: &Path) -> Value {
     serde_json::from_str(text.lines().next().unwrap()).unwrap()
 }
 
-/// A record file of `n` points (bs x qd, as a sweep of two lists records them). Every line is the
-/// template's size: its `settings` (which only `--resume` reads) stay the template's, so the input is
-/// linear in `n` and so must be the work.
+/// A record file of `n` records (bs x qd, the point naming bs, the key the template's sweep varies:
+/// a point naming a key its settings do not vary is another sweep's, which `--resume` refuses). Every
+/// line is the template's size: its `settings` (which only `--resume` reads) stay the template's, so the
+/// input is linear in `n` and so must be the work.
 /// Written a line at a time: a child's peak resident memory counts this process's when it was forked.
 pub fn records(template: &Value, n: usize, path: &Path) -> u64 {
     use std::io::Write;
@@ -51,7 +52,7 @@ pub fn records(template: &Value, n: usize, path: &Path) -> u64 {
     for i in 0..n {
         let (bs, qd) = ((i / 10 + 1) * 512, i % 10 + 1);
         let mut r = template.clone();
-        r["point"] = json!({ "bs": bs.to_string(), "qd": qd.to_string() });
+        r["point"] = json!({ "bs": bs.to_string() });
         r["result"]["spec"]["bs"] = json!(bs);
         r["result"]["spec"]["qd"] = json!(qd);
         let line = r.to_string() + "\n";
