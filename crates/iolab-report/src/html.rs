@@ -271,6 +271,10 @@ fn per_run_bars(
 /// CPU split, normalized (the thesis's Figure 21).
 fn cpu_split_chart(io_runs: &[&Run], out: &mut Out) {
     let split = |x: &Run| {
+        // No share of a CPU time its CPUs could not have spent in the span.
+        if iolab_lab::series::cpu_withheld(x.r).is_some() {
+            return None;
+        }
         let u = fields::CPU_USER_S.num(x.r)?;
         let s = fields::CPU_SYS_S.num(x.r)?;
         (u + s > 0.0).then(|| vec![u / (u + s) * 100.0, s / (u + s) * 100.0])

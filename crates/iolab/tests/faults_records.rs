@@ -474,3 +474,40 @@ fn report_reads_a_file_once_however_it_is_named() {
         assert!(!html.exists());
     }
 }
+
+/// A process CPU time its CPUs could not have spent in the timed span (mostly spent starting threads, or
+/// sampled per tick) is no figure of the run in the report: its cells say "withheld", with the reason.
+#[test]
+fn report_withholds_cpu_time_beyond_what_the_span_allows() {
+    let dir = tmpfs_dir();
+    let rec = dir.path().join("r.json");
+    let r = iolab(&[
+        "run",
+        "--method",
+        "nop",
+        "--ops",
+        "1000",
+        "--json",
+        &path_str(&rec),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap();
+    // Half a second of CPU in a span of microseconds, within what a reader takes as a record.
+    v["cpu"]["process"]["user_s"] = serde_json::json!(0.5);
+    std::fs::write(&rec, v.to_string()).unwrap();
+    let html = dir.path().join("r.html");
+    let r = iolab(&["report", &path_str(&rec), "-o", &path_str(&html)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(
+        page.matches(">withheld</td>").count(),
+        2,
+        "user and system CPU"
+    );
+    assert!(
+        page.contains("title=\"the process&#39;s CPU time (500.")
+            || page.contains("title=\"the process's CPU time (500."),
+        "the reason"
+    );
+}

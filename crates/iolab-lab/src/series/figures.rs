@@ -92,22 +92,20 @@ pub fn figure(result: &Value, f: &Figure) -> Option<f64> {
     }
     // The process's CPU time is no figure of the run where it is more than its CPUs could spend in the
     // span (`units::cpu_beyond_span`), nor where the span was too short to time.
-    if f.path.first() == Some(&"cpu") && cpu_not_of_span(result) {
+    if f.path.first() == Some(&"cpu") && cpu_withheld(result).is_some() {
         return None;
     }
     num(result, f.path)
 }
 
-/// Whether a result's process CPU time cannot be put against its timed span.
-fn cpu_not_of_span(result: &Value) -> bool {
+/// Why a result's process CPU time cannot be put against its timed span (a span too short to time,
+/// or more CPU time than its CPUs could spend in it), or none where it can.
+pub fn cpu_withheld(result: &Value) -> Option<String> {
     let of = |p: &[&str]| num(result, p);
     let cpu = of(&["cpu", "process", "user_s"]).unwrap_or(0.0)
         + of(&["cpu", "process", "sys_s"]).unwrap_or(0.0);
-    let (Some(wall), Some(cpus)) = (of(&["wall_s"]), of(&["host", "cpus_online"])) else {
-        return false;
-    };
-    span_too_short(result).is_some()
-        || iolab_engine::units::cpu_beyond_span(cpu, wall, cpus).is_some()
+    let (wall, cpus) = (of(&["wall_s"])?, of(&["host", "cpus_online"])?);
+    span_too_short(result).or_else(|| iolab_engine::units::cpu_beyond_span(cpu, wall, cpus))
 }
 
 /// Why a rate over a run's timed span is not one (`units::too_short`), or none where it is. A result

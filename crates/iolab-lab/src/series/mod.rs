@@ -19,7 +19,8 @@ mod stream;
 
 pub use check::check_record_file;
 pub use figures::{
-    at, figure, num, span_too_short, text, Figure, FIGURES, SPAN as FIGURE_SPAN, WIDE_SPREAD_PCT,
+    at, cpu_withheld, figure, num, span_too_short, text, Figure, FIGURES, SPAN as FIGURE_SPAN,
+    WIDE_SPREAD_PCT,
 };
 pub use inputs::{Inputs, Refused};
 pub use jobs::{run_jobs, CustomWork, Event, Job, Work};

@@ -123,11 +123,16 @@ pub(super) fn row(rec: &Value, label: &str, o: &mut String) {
     let _ = write!(o, "<tr><td>{}</td>", esc(label));
     let reps = repeats::runs(rec);
     let short = iolab_lab::series::span_too_short(r);
+    // The process's CPU time where its CPUs could not have spent it in the span: not shown as the run's.
+    let cpu_withheld = iolab_lab::series::cpu_withheld(r);
     for c in &COLS {
+        let cpu = c.field.path().first() == Some(&"cpu");
         if reps.len() > 1 {
             repeat_cell(c, &reps, o);
         } else if let (true, Some(why)) = (c.rate, &short) {
             let _ = write!(o, "<td title=\"{}\">too short</td>", esc(why));
+        } else if let (true, Some(why)) = (cpu, &cpu_withheld) {
+            let _ = write!(o, "<td title=\"{}\">withheld</td>", esc(why));
         } else {
             match c.field.num(r) {
                 Some(v) => {

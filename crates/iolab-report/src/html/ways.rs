@@ -72,6 +72,10 @@ pub(super) fn ways_charts(io_runs: &[&Run], out: &mut Out) {
         return;
     }
     let cpu_ns = |x: &Run| {
+        // No CPU per op where its CPUs could not have spent that CPU time in the span.
+        if iolab_lab::series::cpu_withheld(x.r).is_some() {
+            return None;
+        }
         let ops = fields::IOPS.num(x.r)? * fields::WALL_S.num(x.r)?;
         let cpu = fields::CPU_USER_S.num(x.r)? + fields::CPU_SYS_S.num(x.r)?;
         (ops >= 1.0).then(|| cpu * 1e9 / ops)
