@@ -26,6 +26,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "cpu_sys_s",
     "syscalls_per_op",
     "error",
+    "withheld",
 ];
 
 pub fn csv_field(s: &str) -> String {
@@ -64,8 +65,27 @@ pub fn csv_row(rec: &Value, point_keys: &[String]) -> String {
     let mut cells = point_cells(rec, point_keys);
     let r = rec.get("result");
     let txt = |path: &[&str]| text(r.and_then(|r| at(r, path)));
+    // A rate over a span too short to time, and a CPU time its CPUs could not have spent in the span,
+    // are left empty, and the last column says why.
+    let short = r.and_then(iolab_lab::series::span_too_short);
+    let cpu = r.and_then(iolab_lab::series::cpu_withheld);
     for c in CSV_COLUMNS {
         cells.push(match *c {
+            "iops" | "mib_s" | "ns_per_op" if short.is_some() => String::new(),
+            "cpu_user_s" | "cpu_sys_s" if cpu.is_some() => String::new(),
+            "withheld" => {
+                let rate = short
+                    .as_ref()
+                    .map(|why| format!("iops, mib_s, ns_per_op: {why}"));
+                let cpu = cpu
+                    .as_ref()
+                    .map(|why| format!("cpu_user_s, cpu_sys_s: {why}"));
+                [rate, cpu]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            }
             "method" | "op" | "bs" | "pattern" | "threads" | "qd" | "batch" | "direct" => {
                 txt(&["spec", c])
             }

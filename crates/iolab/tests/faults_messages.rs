@@ -273,6 +273,8 @@ fn rates_over_spans_too_short_to_time_are_compared_nowhere() {
         "3",
         "--json",
         &path_str(&json),
+        "--csv",
+        &path_str(&d.path().join("rep.csv")),
     ]);
     let summary = &r.stdout[r.stdout.find("repeat").expect("a summary")..];
     let doc: serde_json::Value =
@@ -282,7 +284,22 @@ fn rates_over_spans_too_short_to_time_are_compared_nowhere() {
         let min = (100.0 * (2.0 * n("/clock/overhead_ns") + n("/clock/ns_per_tick"))).max(1000.0);
         n("/wall_s") * 1e9 >= min
     });
-    // The JSON says which runs' iops are no rate, and has no CPU per op for them.
+    // The JSON says which runs' iops are no rate, and has no CPU per op for them; the CSV leaves them
+    // empty and says why in its last column.
+    let csv = std::fs::read_to_string(d.path().join("rep.csv")).unwrap();
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+    assert_eq!(head.last(), Some(&"withheld"));
+    for (line, x) in csv.lines().skip(1).zip(doc["runs"].as_array().unwrap()) {
+        let withheld = x["derived"]["rate_withheld"].is_string();
+        let iops = line.split(',').nth(col("iops")).unwrap();
+        assert_eq!(iops.is_empty(), withheld, "{line}");
+        assert_eq!(
+            line.contains("iops, mib_s, ns_per_op: too short to time ("),
+            withheld,
+            "{line}"
+        );
+    }
     for x in doc["runs"].as_array().unwrap() {
         let n = |p: &str| x.pointer(p).and_then(|v| v.as_f64()).unwrap_or(0.0);
         let min = (100.0 * (2.0 * n("/clock/overhead_ns") + n("/clock/ns_per_tick"))).max(1000.0);
