@@ -500,3 +500,42 @@ fn interval_samples_give_a_standard_deviation_fio_plot_shows() {
         "fio-plot drew no chart: {text}"
     );
 }
+
+/// A run too short to time has no rate in fio's json+ either: fio's zeros for iops and bw, and the job's
+/// `iolab.rate_is` says why (a 1 µs NOP was written as 1 M IOPS).
+#[test]
+fn a_span_too_short_to_time_has_fios_zero_rates_and_says_why() {
+    let dir = tmpfs_dir();
+    let out = dir.path().join("nop.json");
+    let r = iolab(&[
+        "run",
+        "--method",
+        "nop",
+        "--ops",
+        "1",
+        "--count",
+        "none",
+        "--fio-json",
+        &path_str(&out),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let job = &doc["jobs"][0];
+    let said = job["iolab"]["rate_is"].as_str();
+    let short = r.stdout.contains("no rate: too short to time");
+    assert_eq!(said.is_some(), short, "{}\n{}", r.stdout, job["iolab"]);
+    if let Some(why) = said {
+        assert!(
+            why.starts_with("not measured, fio's zeros for iops and bw: too short to time ("),
+            "{why}"
+        );
+        let w = &job["write"];
+        assert_eq!(
+            (w["iops"].as_f64(), w["bw_bytes"].as_u64()),
+            (Some(0.0), Some(0))
+        );
+    } else {
+        println!("the one NOP's span was long enough to time here (a busy machine)");
+    }
+}

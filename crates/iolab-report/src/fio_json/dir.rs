@@ -23,6 +23,9 @@ pub struct Figures<'a> {
     /// The run's bandwidth in this direction (all threads), bytes/s: fio's group aggregate, against
     /// which `bw_agg` gives a sample mean's share.
     pub agg_bytes_s: f64,
+    /// Whether the run's span was long enough to time a rate over it (`units::too_short`): else fio's
+    /// zeros for iops and bw (the job's `iolab.rate_is` says why).
+    pub timed: bool,
 }
 
 /// One direction as fio's json+ names its figures (bw in KiB/s, runtime in ms, latency in ns).
@@ -63,6 +66,7 @@ pub fn idle() -> Value {
         iops: Stats::default(),
         bw_kib: Stats::default(),
         agg_bytes_s: 0.0,
+        timed: true,
     })
 }
 
@@ -75,7 +79,7 @@ pub fn runtime_ms(s: f64) -> u64 {
 /// samples' figures.
 pub fn section(f: &Figures) -> Value {
     let ran = f.ops > 0 && f.runtime_s > 0.0;
-    let per_s = |v: f64| if ran { v / f.runtime_s } else { 0.0 };
+    let per_s = |v: f64| if ran && f.timed { v / f.runtime_s } else { 0.0 };
     let bw_bytes = per_s(f.bytes as f64).floor() as u64;
     // fio's bw_agg: the sample mean's share of the group's bandwidth, at most 100% (100 where that is
     // 1 KiB/s or less), 0 without samples.
@@ -262,6 +266,7 @@ mod tests {
             iops: Stats::default(),
             bw_kib: Stats::default(),
             agg_bytes_s: 40960.0 / 0.0104,
+            timed: true,
         });
         assert_eq!(d["runtime"], 10);
         assert_eq!(

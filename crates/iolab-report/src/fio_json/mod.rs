@@ -138,6 +138,7 @@ fn direction<'r>(
         } else {
             0.0
         },
+        timed: rate_withheld(r).is_none(),
     }
 }
 
@@ -199,6 +200,7 @@ fn verify_reads<'r>(r: &RunResult, p: &Part, none: &'r Summary) -> Option<dir::F
         iops: Default::default(),
         bw_kib: Default::default(),
         agg_bytes_s: v.bytes_checked as f64 / secs,
+        timed: true,
     })
 }
 
@@ -224,6 +226,12 @@ fn about(r: &RunResult, p: &Part, windows: usize, cpu: &parts::CpuPct) -> Value 
     o.insert("bins_are".into(), json!(bins.said()));
     o.insert("samples_are".into(), json!(samples_said(r, windows, clone)));
     o.insert("cpu_is".into(), json!(cpu_said(clone, cpu)));
+    if let Some(why) = rate_withheld(r) {
+        o.insert(
+            "rate_is".into(),
+            json!(format!("not measured, fio's zeros for iops and bw: {why}")),
+        );
+    }
     if let Some((usr, sys)) = cpu.before {
         o.insert(
             "cpu_before_clamp".into(),
@@ -266,6 +274,11 @@ fn samples_said(r: &RunResult, windows: usize, clone: bool) -> String {
     } else {
         base
     }
+}
+
+/// Why the run's span holds no rate (`units::too_short`), where it does not.
+fn rate_withheld(r: &RunResult) -> Option<String> {
+    iolab_engine::units::too_short(r.wall_s, r.clock.overhead_ns, r.clock.ns_per_tick)
 }
 
 /// What usr_cpu and sys_cpu are.
