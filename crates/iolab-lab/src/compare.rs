@@ -210,6 +210,15 @@ fn emulated(rs: &[&Value]) -> bool {
         .any(|r| r.pointer("/host/emulated").and_then(Value::as_bool) == Some(true))
 }
 
+/// The most uncertain clock of these results: two reads and a tick, in ns (0 where none says).
+fn clock_resolution_ns(ra: &[&Value], rb: &[&Value]) -> f64 {
+    let of = |r: &Value, p: &str| r.pointer(p).and_then(Value::as_f64).unwrap_or(0.0);
+    ra.iter()
+        .chain(rb)
+        .map(|r| 2.0 * of(r, "/clock/overhead_ns") + of(r, "/clock/ns_per_tick"))
+        .fold(0.0, f64::max)
+}
+
 pub fn rows_of(label: &str, ra: &[&Value], rb: &[&Value], figures: &[&str]) -> Vec<CompareRow> {
     let mut rows = Vec::new();
     for f in FIGURES.iter().filter(|f| figures.contains(&f.name)) {
@@ -234,7 +243,12 @@ pub fn rows_of(label: &str, ra: &[&Value], rb: &[&Value], figures: &[&str]) -> V
             Verdict::ZeroInA
         } else if sb.median == 0.0 && sa.median != 0.0 {
             Verdict::ZeroInB
-        } else if !ratio.is_finite() || change_pct.abs() <= noise_pct {
+        } else if !ratio.is_finite()
+            || change_pct.abs() <= noise_pct
+            || (f.unit == "ns" && (sb.median - sa.median).abs() <= clock_resolution_ns(ra, rb))
+        {
+            // A latency that differs by less than the clock resolves (two reads and a tick) is
+            // within noise whatever its share: 140 against 150 ns on a clock of 20 ns.
             Verdict::WithinNoise
         } else if (change_pct > 0.0) == f.higher_is_better {
             Verdict::Faster
@@ -421,6 +435,22 @@ mod tests {
             assert_eq!(r.verdict, Verdict::WithinNoise, "{r:?}");
             assert_eq!(r.ratio, 1.0);
         }
+    }
+
+    /// A latency that differs by less than the clock resolves is within noise (one op each: 140 against
+    /// 150 ns on a clock of 10 ns a read was "slower", and failed --fail-on-regression).
+    #[test]
+    fn latencies_within_the_clocks_resolution_are_within_noise() {
+        let at = |p99: f64| {
+            let mut r = result("nop", 100.0);
+            r["latency"] = serde_json::json!({"p99_ns": p99});
+            r["clock"] = serde_json::json!({"overhead_ns": 10.0, "ns_per_tick": 0.4});
+            vec![rec(r)]
+        };
+        let (rows, _, _) = compare(&at(140.0), &at(150.0), &["lat_p99"]);
+        assert_eq!(rows[0].verdict, Verdict::WithinNoise, "{rows:?}");
+        let (rows, _, _) = compare(&at(140.0), &at(300.0), &["lat_p99"]);
+        assert_eq!(rows[0].verdict, Verdict::Slower, "{rows:?}");
     }
 
     #[test]
