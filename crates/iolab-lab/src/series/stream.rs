@@ -62,6 +62,22 @@ pub fn value_of(text: &str) -> serde_json::Result<Value> {
     Parse::Whole.of(text.as_bytes(), &budget)
 }
 
+/// Whether the parser's error `e` is at the end of `text` (what follows it is blank): a document cut
+/// inside a number ("1e", "-") is a syntax error there, not an end of input, and cut short all the same.
+fn at_end(text: &[u8], e: &serde_json::Error) -> bool {
+    let Some(start) = text
+        .split_inclusive(|b| *b == b'\n')
+        .take(e.line().saturating_sub(1))
+        .map(<[u8]>::len)
+        .try_fold(0usize, usize::checked_add)
+    else {
+        return false;
+    };
+    let at = start.saturating_add(e.column().saturating_sub(1));
+    text.get(at..)
+        .is_some_and(|rest| rest.iter().all(u8::is_ascii_whitespace))
+}
+
 /// Why line `n` of a file of records was refused, placed in the line (the parser counts a line's own
 /// lines: "at line 2 column 0" is the end of line `n`, past its newline).
 fn line_err(n: usize, e: &serde_json::Error) -> String {
@@ -169,9 +185,11 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
             let mut text = first;
             r.read_to_end(&mut text).map_err(io)?;
             let budget = super::prune::Budget::of(text.len(), doc_parse.per_byte());
-            let doc = doc_parse.of(&text, &budget).map_err(|e| match e.is_eof() {
-                true => bad(format!("not whole JSON: it ends mid-value ({e})")),
-                false => bad(e.to_string()),
+            let doc = doc_parse.of(&text, &budget).map_err(|e| {
+                match e.is_eof() || at_end(&text, &e) {
+                    true => bad(format!("not whole JSON: it ends mid-value ({e})")),
+                    false => bad(e.to_string()),
+                }
             })?;
             drop(text);
             return document(doc, keep, out).map_err(bad);
