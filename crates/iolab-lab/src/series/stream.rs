@@ -596,3 +596,36 @@ pub fn scan_records(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A document cut short inside a number ("-", "1e": a syntax error at its end, not an end of input) is
+    /// called cut short, as one cut anywhere else; a bad number with text after it is not.
+    #[test]
+    fn a_document_cut_inside_a_number_is_cut_short() {
+        for cut in [
+            "{\n  \"spec\": {},\n  \"iops\": -",
+            "{\n  \"spec\": {},\n  \"iops\": 1e",
+        ] {
+            let e = read_from(cut.as_bytes(), std::path::Path::new("d"), Keep::All)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                e.contains("not whole JSON: it ends mid-value"),
+                "{cut:?}: {e}"
+            );
+        }
+        let bad = "{\n  \"spec\": {},\n  \"iops\": 1e,\n  \"ops\": 1\n}\n";
+        let e = read_from(bad.as_bytes(), std::path::Path::new("d"), Keep::All)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            !e.contains("ends mid-value") && e.contains("invalid number"),
+            "{e}"
+        );
+    }
+}
