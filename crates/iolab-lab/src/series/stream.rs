@@ -78,6 +78,11 @@ fn at_end(text: &[u8], e: &serde_json::Error) -> bool {
         .is_some_and(|rest| rest.iter().all(u8::is_ascii_whitespace))
 }
 
+/// Whether `text` ends mid-value: the parser ran out of input, or met a bad number at the text's very end.
+fn cut_short(text: &[u8], e: &serde_json::Error) -> bool {
+    e.is_eof() || at_end(text, e)
+}
+
 /// Why line `n` of a file of records was refused, placed in the line (the parser counts a line's own
 /// lines: "at line 2 column 0" is the end of line `n`, past its newline).
 fn line_err(n: usize, e: &serde_json::Error) -> String {
@@ -185,18 +190,18 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
             let mut text = first;
             r.read_to_end(&mut text).map_err(io)?;
             let budget = super::prune::Budget::of(text.len(), doc_parse.per_byte());
-            let doc = doc_parse.of(&text, &budget).map_err(|e| {
-                match e.is_eof() || at_end(&text, &e) {
+            let doc = doc_parse
+                .of(&text, &budget)
+                .map_err(|e| match cut_short(&text, &e) {
                     true => bad(format!("not whole JSON: it ends mid-value ({e})")),
                     false => bad(e.to_string()),
-                }
-            })?;
+                })?;
             drop(text);
             return document(doc, keep, out).map_err(bad);
         }
         // Cut short (a write interrupted by a kill): a last line whose text ends mid-value (one that
         // is whole but holds what no JSON reader takes, a 400-digit number, is refused for it).
-        Err(e) if e.is_eof() && !first.ends_with(b"\n") => {
+        Err(e) if cut_short(&first, &e) && !first.ends_with(b"\n") => {
             out.cut = first.len();
             return Ok(out);
         }
@@ -233,7 +238,7 @@ pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordF
             }
             Ok(_) => return Err(bad(format!("line {} is not a sweep record", lines.number))),
             // Only the last line may be cut short (a write interrupted by a kill).
-            Err(e) if e.is_eof() && !l.ends_with(b"\n") => out.cut = l.len(),
+            Err(e) if cut_short(l, &e) && !l.ends_with(b"\n") => out.cut = l.len(),
             Err(e) => return Err(bad(line_err(lines.number, &e))),
         }
     }
@@ -616,6 +621,18 @@ mod tests {
             assert!(
                 e.contains("not whole JSON: it ends mid-value"),
                 "{cut:?}: {e}"
+            );
+        }
+        // A record's last line cut inside a number is left out as cut, as one cut anywhere else.
+        let rec = r#"{"point":{"bs":"4096"},"result":{"iops":1.0}}"#;
+        for cut in ["-", "1e", "1.", "12e+"] {
+            let text = format!("{rec}\n{}{cut}", &rec[..rec.len() - 5]);
+            let f = read_from(text.as_bytes(), std::path::Path::new("r"), Keep::All)
+                .unwrap_or_else(|e| panic!("{cut:?}: {e}"));
+            assert_eq!(
+                (f.records.len(), f.cut),
+                (1, rec.len() - 5 + cut.len()),
+                "{cut:?}"
             );
         }
         let bad = "{\n  \"spec\": {},\n  \"iops\": 1e,\n  \"ops\": 1\n}\n";
