@@ -144,9 +144,13 @@ pub fn of(r: &RunResult) -> Verdict {
 /// wait for one.
 const DEVICE_NS: f64 = 1_000.0;
 
-/// The mean time of a request from the run's throughput: the time per op of all threads together, times
-/// the threads and the requests each keeps in flight.
+/// The mean time of a request: its measured latency where ops were timed one by one, else from the run's
+/// throughput (the time per op of all threads together, times the threads and the requests each keeps in
+/// flight), which overstates it where the threads did not overlap (each a few ops, started one by one).
 fn request_ns(r: &RunResult) -> f64 {
+    if r.latency.count > 0 && r.latency.mean_ns.is_finite() {
+        return r.latency.mean_ns;
+    }
     r.ns_per_op * f64::from(r.spec.threads.max(1)) * f64::from(r.spec.qd.max(1))
 }
 
@@ -343,6 +347,8 @@ mod tests {
         let mut r = cached.clone();
         // A second's run of 50 µs requests.
         (r.wall_s, r.ns_per_op) = (1.0, 50_000.0);
+        // The requests' time from the throughput alone (none timed one by one).
+        r.latency = Default::default();
         r.spec.op = OpKind::Write;
         r.cpu.process.user_s = 0.0;
         r.cpu.process.sys_s = 0.0;
@@ -368,6 +374,18 @@ mod tests {
                 .starts_with("CPU-bound: a request took 268.0 ns"),
             "{:?}",
             of(&quick)
+        );
+        // Measured latency is the request's time: 16 threads of one op each, started one by one, took
+        // 1 µs a request though the span per op, times 16 threads, is 60 µs.
+        let mut few = quick.clone();
+        (few.ns_per_op, few.spec.threads) = (3_800.0, 16);
+        (few.latency.count, few.latency.mean_ns) = (16, 268.0);
+        assert!(
+            of(&few)
+                .text
+                .starts_with("CPU-bound: a request took 268.0 ns"),
+            "{:?}",
+            of(&few)
         );
         quick.ns_per_op = 50_000.0;
         assert!(
