@@ -100,6 +100,11 @@ pub struct CpuFigures {
     /// before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_wide: Option<crate::measure::cpu::SystemCpu>,
+    /// Wall time between the snapshots at which the process's CPU time, the perf counters and /proc/stat
+    /// were read, seconds: the timed span and, with several threads, waking them and waiting for the last.
+    /// Absent in results of versions before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampled_span_s: Option<f64>,
     /// Tasks (threads) of the process at the end of the run, io_uring helpers included. A one-thread run
     /// with a plain method has exactly one: iolab adds no thread that would make syscalls dearer.
     pub tasks: usize,

@@ -239,6 +239,21 @@ fn profile_text(p: &ProfileFigures, o: &mut String) {
     }
 }
 
+/// Where the snapshots of the process's CPU time and the kernel counters lie well outside the timed span
+/// (threads woken one by one and joined): how far apart they were read, so neither reads as the span's.
+fn sampled_span_text(r: &RunResult) -> Option<String> {
+    let s = r.cpu.sampled_span_s?;
+    (s > r.wall_s * 1.25 && s - r.wall_s > 1e-6).then(|| {
+        format!(
+            "the process's CPU time and the kernel counters were read {} apart: the timed span ({}) and \
+             the wake-up and join of its {} threads",
+            fmt_ns(s * 1e9),
+            fmt_ns(r.wall_s * 1e9),
+            r.spec.threads
+        )
+    })
+}
+
 /// CPU time of the process and the workers, the stream peer's, and the kernel's helper threads.
 fn cpu_text(r: &RunResult, o: &mut String) {
     let c = &r.cpu;
@@ -270,6 +285,9 @@ fn cpu_text(r: &RunResult, o: &mut String) {
         "cpu          process user {:.3} s, sys {:.3} s ({busy}); {workers}",
         c.process.user_s, c.process.sys_s
     );
+    if let Some(n) = sampled_span_text(r) {
+        let _ = writeln!(o, "             {n}");
+    }
     if let Some(to) = r.target.peer.as_ref().and_then(|p| p.remote.as_deref()) {
         let _ = writeln!(
             o,

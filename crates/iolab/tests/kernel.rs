@@ -287,3 +287,53 @@ fn kernel_copies_are_counted_by_name_and_agree_with_iolab() {
         u64_of(&r, &["aio", "io_getevents_calls"])
     );
 }
+
+/// Sixteen threads of one op each: their task clock is read around their wake-up and join, far beyond
+/// the microseconds of the timed span. The result records how far apart the counters were read, the task
+/// clock fits in that (never more than the CPUs could run), and the text says so; the verdict's request
+/// time is the measured latency, not the span per op times sixteen threads.
+#[test]
+fn counters_read_around_the_threads_say_how_far_apart() {
+    let dir = tmpfs_dir();
+    let rec = dir.path().join("r.json");
+    let text = iolab(&[
+        "run",
+        "--threads",
+        "16",
+        "--ops",
+        "16",
+        "-v",
+        "--json",
+        &path_str(&rec),
+    ]);
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap();
+    let sampled = f64_of(&r, &["cpu", "sampled_span_s"]);
+    let wall = f64_of(&r, &["wall_s"]);
+    assert!(sampled >= wall, "read {sampled} s apart, span {wall} s");
+    let cpus = r["host"]["cpus_online"].as_f64().unwrap();
+    if let Some(tc) = r["kernel"]["timed_pass"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "task-clock-ns")
+        .and_then(|c| c["value"].as_f64())
+    {
+        assert!(
+            tc <= sampled * 1e9 * cpus * 1.1,
+            "task clock {tc} ns in {sampled} s on {cpus} CPUs"
+        );
+    }
+    // A span this short has no CPU share: the verdict is the requests' time, as measured.
+    let took = r["verdict"]["text"].as_str().unwrap_or_default();
+    let mean = iolab_engine::units::fmt_ns(f64_of(&r, &["latency", "mean_ns"]));
+    assert!(
+        took.contains(&format!("a request took {mean} on average")),
+        "{took} (latency mean {mean})"
+    );
+    let said = text
+        .stdout
+        .contains("and the wake-up and join of its 16 threads");
+    assert_eq!(said, sampled > wall * 1.25, "{}", text.stdout);
+}

@@ -150,5 +150,6 @@ pub fn sample() -> Sample {
         steal,
         psi_some_us,
         system_cpu_ns,
+        at: std::time::Instant::now(),
     }
 }

@@ -24,6 +24,8 @@ pub struct Sample {
     pub psi_some_us: Option<u64>,
     /// CPU time of every task on the machine, ns (None where no cgroup counts it).
     pub system_cpu_ns: Option<u64>,
+    /// When the perf counters were started (before) or stopped (after).
+    pub at: std::time::Instant,
 }
 
 impl Sample {
@@ -216,6 +218,12 @@ impl Measured<'_> {
             steal_worker_cpus_s,
             steal_worker_cpus,
             system_wide: SystemCpu::between(&self.before.steal, &self.after.steal),
+            sampled_span_s: Some(
+                self.after
+                    .at
+                    .saturating_duration_since(self.before.at)
+                    .as_secs_f64(),
+            ),
             tasks: self.after.tasks.len(),
         }
     }

@@ -224,6 +224,7 @@ impl Snap {
         let ru = Rusage::process();
         let disk = pass.disk.and_then(|d| d.snapshot());
         let io = ProcIo::read_self();
+        let at = std::time::Instant::now();
         resume_counters(c);
         if let Some(g) = pass.memory {
             g.start_watch();
@@ -241,6 +242,7 @@ impl Snap {
                 steal,
                 psi_some_us,
                 system_cpu_ns,
+                at,
             },
             io,
             disk,
@@ -258,6 +260,7 @@ impl Snap {
             s.stop();
         }
         pause_counters(c);
+        let at = std::time::Instant::now();
         let irqs = pass.irqs.map(|w| w.snapshot()).unwrap_or_default();
         let mem = pass.memory.map(|g| g.snap());
         let io = ProcIo::read_self();
@@ -278,6 +281,7 @@ impl Snap {
                 steal,
                 psi_some_us,
                 system_cpu_ns,
+                at,
             },
             io,
             disk,
