@@ -211,7 +211,10 @@ pub fn default_hint(call: &str, errno: i32) -> Option<&'static str> {
         }
         (_, libc::EROFS) => "it is on a read-only filesystem: choose a place on a writable one",
         (_, libc::ENODEV) => "this target does not support the operation (e.g. it cannot be mapped)",
-        (_, libc::EFBIG) => "the file would exceed the filesystem's maximum size: lower --file-size",
+        (_, libc::EFBIG) => {
+            "the file would exceed the filesystem's maximum size: lower --file-size, or --ops or --size \
+             where the writes are what grows it"
+        }
         (_, libc::EIO) => "the device reported an I/O error: check dmesg",
         (_, libc::EMFILE) => {
             "too many open files for ulimit -n: besides the target, the counting pass's per-syscall breakdown \

@@ -135,6 +135,14 @@ fn sizes_counts_and_names() {
         "--rate-iops",
         "at most 1,000,000,000 (an op a nanosecond)",
     );
+    // A window past the longest run.
+    for flag in ["--op-log", "--log-interval"] {
+        refused(
+            &["run", flag, "18446744073709551615", "--ops", "10"],
+            flag,
+            "18446744073709551615 ms is longer than the longest run iolab times (31,536,000,000 ms",
+        );
+    }
     // A count of runs past what is kept for the statistics: refused, not an allocation failure.
     refused(
         &["run", "--repeat", "1000000000", "--ops", "10"],

@@ -252,6 +252,14 @@ fn windows_past_the_bound_are_refused_at_once_in_the_jobs_terms() {
         assert!(t.elapsed().as_secs_f64() < 2.0, "refused before running");
         assert!(log_names(dir.path()).is_empty());
     }
+    // A window past a year (2^64 ms wrapped to -1 before) is refused, in the job's terms too.
+    let job = "[w]\nioengine=null\nrw=write\nsize=1m\nlog_avg_msec=18446744073709551615\nwrite_bw_log=w\n";
+    let (code, _, stderr) = run_fio(dir.path(), job, &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("log_avg_msec=18446744073709551615") && stderr.contains("at most 365 days"),
+        "{stderr}"
+    );
 }
 
 /// A log that exists is refused before any job runs, naming the option; --overwrite replaces it.

@@ -201,7 +201,7 @@ impl RawSpec {
             profile: self.profile()?,
             profile_hz: self.profile_hz()?,
             log_interval_ms: self.log_interval(method)?,
-            op_log_ms: self.count("op-log")?,
+            op_log_ms: self.window_ms("op-log")?,
             sink: self.sink()?,
             sink_log: self.bool("sink-log")?,
             clock_every: self.clock_every(method)?,
@@ -575,8 +575,23 @@ impl RawSpec {
     }
 
     /// --log-interval: unset (automatic), 0 (off), or at least [`MIN_LOG_INTERVAL_MS`] ms.
+    /// A window in milliseconds: at most the longest run iolab times (365 days).
+    fn window_ms(&self, key: &str) -> Result<Option<u64>> {
+        let ms = self.count(key)?;
+        match ms {
+            Some(ms) if ms as f64 > MAX_DURATION_S * 1e3 => Err(Error::usage(
+                format!("--{key}"),
+                format!(
+                    "{ms} ms is longer than the longest run iolab times ({} ms, 365 days)",
+                    crate::units::thousands_u64(MAX_DURATION_S as u64 * 1000)
+                ),
+            )),
+            _ => Ok(ms),
+        }
+    }
+
     fn log_interval(&self, method: MethodKind) -> Result<Option<u64>> {
-        let Some(ms) = self.count("log-interval")? else {
+        let Some(ms) = self.window_ms("log-interval")? else {
             return Ok(None);
         };
         if ms > 0 && ms < MIN_LOG_INTERVAL_MS {

@@ -137,7 +137,13 @@ pub fn plan(
         None => 0,
         Some(v) => v
             .parse::<u64>()
-            .map_err(|_| format!("log_avg_msec={v}: expected a whole number of milliseconds"))?,
+            .ok()
+            .filter(|ms| *ms <= iolab_engine::spec::defaults::MAX_DURATION_S as u64 * 1000)
+            .ok_or_else(|| {
+                format!(
+                    "log_avg_msec={v}: expected a whole number of milliseconds, at most 365 days' worth"
+                )
+            })?,
     };
     let mut logs = Vec::new();
     for (opt, kinds) in [
