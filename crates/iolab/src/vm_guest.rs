@@ -40,8 +40,8 @@ pub(crate) struct VmArgs {
     #[arg(long, value_name = "DIR")]
     pub(crate) cache: Option<PathBuf>,
     /// Kill the guest (exit 1, with the last lines of its console) when it runs longer than this; with
-    /// --ssh, the end of the guest's life once it serves (exit 0).
-    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    /// --ssh, the end of the guest's life once it serves (exit 0); 1 s to 365 days.
+    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=31_536_000))]
     pub(crate) timeout: u64,
     /// Run each line of FILE (an iolab command's arguments, optionally after `iolab`) in one boot, one
     /// after the other; the exit status is the first non-zero one.
@@ -76,12 +76,6 @@ impl Report for Terminal {
 
 /// The request, checked before anything is fetched (bad input: exit 2).
 pub(crate) fn request(a: &VmArgs, commands: Vec<Vec<OsString>>) -> Result<VmRequest, Error> {
-    if a.timeout == 0 {
-        return Err(Error::usage(
-            "--timeout",
-            "0 s: give the seconds the guest may run, e.g. 600",
-        ));
-    }
     let share = std::env::current_dir()
         .and_then(std::fs::canonicalize)
         .map_err(|e| Error::Runtime(format!("cannot tell the current directory: {e}")))?;

@@ -303,3 +303,23 @@ fn a_fleet_refuses_a_spec_every_host_would_refuse_before_ansible() {
         );
     }
 }
+
+/// The guest's time limit is bounded as the fleet's: 1 s to 365 days, refused before anything is fetched.
+#[test]
+fn a_timeout_past_a_year_is_refused_before_the_download() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = path_str(&d.path().join("cache"));
+    for t in ["0", "31536001", "18446744073709551615"] {
+        let r = iolab_in(
+            d.path(),
+            &["vm", "--cache", &cache, "--timeout", t, "--", "run"],
+        );
+        assert_eq!(r.code, 2, "{t}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("--timeout") && r.stderr.contains("1..=31536000"),
+            "{t}: {}",
+            r.stderr
+        );
+        assert!(!d.path().join("cache").exists(), "{t}: nothing fetched");
+    }
+}
