@@ -511,3 +511,31 @@ fn report_withholds_cpu_time_beyond_what_the_span_allows() {
         "the reason"
     );
 }
+
+/// A record whose point names another block size than its result ran with (two records' results swapped)
+/// is no record iolab wrote: `--resume` and `report` refuse it, naming the line and the key.
+#[test]
+fn a_record_whose_point_and_spec_disagree_is_refused() {
+    let dir = tmpfs_dir();
+    let out = dir.path().join("s.jsonl");
+    let r = sweep(&out, &["--ops", "100"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mut recs = records(&out);
+    let first = recs[0]["result"].clone();
+    recs[0]["result"] = recs[1]["result"].clone();
+    recs[1]["result"] = first;
+    let text: String = recs.iter().map(|v| format!("{v}\n")).collect();
+    std::fs::write(&out, text).unwrap();
+    let r = sweep(&out, &["--ops", "100", "--resume"]);
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("line 1: its point names bs 4k, but its result ran with 16384"),
+        "{}",
+        r.stderr
+    );
+    let html = dir.path().join("r.html");
+    let r = iolab(&["report", &path_str(&out), "-o", &path_str(&html)]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("its point names bs 4k"), "{}", r.stderr);
+}

@@ -1,5 +1,6 @@
 //! What a record holds: its point, and whether it can be one iolab wrote.
 
+use iolab_engine::method::MethodKind;
 use serde_json::Value;
 
 /// The point of a record, as (key, value) pairs in the record's order.
@@ -72,6 +73,7 @@ pub(super) fn impossible(rec: &Value) -> Option<String> {
         }
     }
     if let Some(why) = spec_impossible(run)
+        .or_else(|| point_not_spec(rec, run))
         .or_else(|| host_impossible(run))
         .or_else(|| settings_impossible(run))
     {
@@ -276,6 +278,27 @@ fn own_keys_impossible(rec: &Value) -> Option<String> {
         return None;
     };
     Some(why.into())
+}
+
+/// Where the record's point names a method, block size or thread count its result's spec did not run
+/// with: a record of another point (a line swapped in), never one iolab wrote. (A depth is not compared:
+/// an offload method's depth is its batch.)
+fn point_not_spec(rec: &Value, run: &Value) -> Option<String> {
+    let (point, spec) = (rec.get("point")?, run.get("spec")?);
+    let said = |k: &str| point.get(k).and_then(Value::as_str);
+    if let (Some(p), Some(r)) = (said("method"), spec.get("method").and_then(Value::as_str)) {
+        if MethodKind::parse(p).is_some_and(|m| Some(m) != MethodKind::parse(r)) {
+            return Some(format!(
+                "its point names method {p}, but its result was run by {r}"
+            ));
+        }
+    }
+    ["bs", "threads"].into_iter().find_map(|k| {
+        let p = said(k)?;
+        let asked = iolab_engine::units::parse_size(p).ok()?;
+        let ran = spec.get(k).and_then(Value::as_u64)?;
+        (asked != ran).then(|| format!("its point names {k} {p}, but its result ran with {ran}"))
+    })
 }
 
 /// Why a run's spec cannot be iolab's: a text in it longer than any iolab writes (a target's path).
