@@ -21,7 +21,8 @@ const STEAL_MIN_S: f64 = 0.02;
 /// Where the kernel has no schedstat: the CPU pressure that makes a run disturbed instead.
 const PSI_LIMIT: f64 = 0.10;
 
-/// What the machine did to one run, as shares of its timed span's wall time.
+/// What the machine did to one run, as shares of its timed span's wall time (of the span between the
+/// snapshots around it, where the threads' wake-up and join make that longer).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Disturbance {
     /// Time the process's tasks (iolab's threads; not the kernel's io_uring helpers, which iolab itself

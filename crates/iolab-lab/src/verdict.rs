@@ -299,6 +299,12 @@ mod tests {
         // Two ticks over a 3 ms run of eight threads (a --quick run once said "stole 692%").
         (r.wall_s, r.spec.threads, r.cpu.steal_worker_cpus_s) = (0.003, 8, Some(0.02));
         assert_eq!(crate::findings::facts::steal_share(&r), None);
+        // Steal is read at the snapshots: over the span between them, and never more than all of it.
+        (r.spec.threads, r.cpu.steal_worker_cpus) = (1, Some(1));
+        (r.wall_s, r.cpu.sampled_span_s, r.cpu.steal_worker_cpus_s) = (0.1, Some(0.4), Some(0.2));
+        assert_eq!(crate::findings::facts::steal_share(&r), Some(0.5));
+        r.cpu.steal_worker_cpus_s = Some(0.8);
+        assert_eq!(crate::findings::facts::steal_share(&r), Some(1.0));
     }
 
     #[test]

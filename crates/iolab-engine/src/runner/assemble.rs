@@ -164,7 +164,10 @@ impl Measured<'_> {
             _ => (cpu.steal_all_cpus_s, self.before.steal.len().max(1) as u32),
         };
         let (before, after) = (self.before.ends(), self.after.ends());
-        crate::disturbance::of(self.wall_s, &before, &after, own, steal)
+        // Every figure of it is read at the snapshots: over the span between them (the timed span and,
+        // with several threads, their wake-up and join), never the shorter timed span alone.
+        let span = cpu.sampled_span_s.map_or(self.wall_s, |s| s.max(self.wall_s));
+        crate::disturbance::of(span, &before, &after, own, steal)
     }
 
     /// `cpu_total` over the wall time, where the span is long enough to hold a share (see

@@ -39,11 +39,13 @@ fn steal_cpus(r: &RunResult) -> u32 {
 }
 
 /// The share of its CPUs' time the hypervisor took during the run (steal over the CPUs it was summed
-/// over, against as many CPUs' wall time); `None` where too few ticks were stolen to tell.
+/// over, against as many CPUs' time between the snapshots it was read at); `None` where too few ticks were
+/// stolen to tell. At most all of it: steal is counted in 10 ms ticks.
 pub fn steal_share(r: &RunResult) -> Option<f64> {
     let steal_s = r.cpu.steal_worker_cpus_s.unwrap_or(r.cpu.steal_all_cpus_s);
-    let room = r.wall_s * f64::from(steal_cpus(r));
-    (steal_s >= STEAL_MIN_S && room > 0.0).then(|| steal_s / room)
+    let span = r.cpu.sampled_span_s.map_or(r.wall_s, |s| s.max(r.wall_s));
+    let room = span * f64::from(steal_cpus(r));
+    (steal_s >= STEAL_MIN_S && room > 0.0).then(|| (steal_s / room).min(1.0))
 }
 
 impl Facts {
