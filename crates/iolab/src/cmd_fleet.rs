@@ -505,13 +505,13 @@ fn output_within(mut cmd: Command, timeout: std::time::Duration) -> std::io::Res
     }
 }
 
-/// The inventory's hosts (matching --limit), as Ansible reads them: refused when there are none or a
-/// name is not a plain file name, or when Ansible has not read the inventory within
 /// The inventory plugins Ansible may use on iolab's inventory: the static ones only, whatever an
 /// ansible.cfg says. `script` and `auto` (which hands a YAML file naming a `plugin:` to that plugin,
 /// `generator` or a cloud's) would run code or read without a bound, however the file spells the key.
 const INVENTORY_PLUGINS: &str = "ini,yaml,toml";
 
+/// The inventory's hosts (matching --limit), as Ansible reads them: refused when there are none or a
+/// name is not a plain file name, or when Ansible has not read the inventory within
 /// [`LIST_HOSTS_TIMEOUT`]. None: interrupted.
 fn list_hosts(tools: &Tools, a: &FleetArgs, inventory: &Path) -> Result<Option<Vec<String>>> {
     let mut cmd = Command::new(&tools.ansible);
@@ -530,8 +530,9 @@ fn list_hosts(tools: &Tools, a: &FleetArgs, inventory: &Path) -> Result<Option<V
             return Err(Error::usage(
                 "INVENTORY",
                 format!(
-                "{}: Ansible had not read it after {} s and was stopped (an inventory plugin or \
-                     script that waits?)",
+                "{}: Ansible had not read it after {} s and was stopped: only static inventories \
+                     (ini, yaml, toml) are read, so it is too large or too nested to read (YAML aliases \
+                     of aliases grow without bound as they are read)",
                 a.inventory.display(),
                 LIST_HOSTS_TIMEOUT.as_secs()
             ),
