@@ -242,7 +242,7 @@ fn recent_rows(
             .map(|u| format!(", opcode {}", u.opcode))
             .unwrap_or_default()
     };
-    let tries: [(&str, &[(&str, &str)]); 5] = [
+    let tries: [(&str, &[(&str, &str)]); 6] = [
         (
             "pv2 --rw-flags dontcache (RWF_DONTCACHE, 6.14+)",
             &[("method", "pv2"), ("rw-flags", "dontcache")],
@@ -267,6 +267,10 @@ fn recent_rows(
                 ("qd", "4"),
                 ("batch", "4"),
             ],
+        ),
+        (
+            "--memory-limit (a memory cgroup of the run's own: cgroup v2)",
+            &[("method", "pv2"), ("memory-limit", "64m")],
         ),
         (
             "io_uring --min-wait --wait-region (6.13+)",

@@ -502,11 +502,8 @@ fn pv2_dontcache_lands_its_bytes_where_supported_and_is_refused_on_tmpfs() {
         "--json",
         "-",
     ]);
-    if r.code != 0 && r.stderr.contains("EOPNOTSUPP") {
-        println!(
-            "SKIPPED the landing half: this kernel or the disk's filesystem has no RWF_DONTCACHE: {}",
-            r.stderr.trim()
-        );
+    if let Err(why) = probed("pv2 --rw-flags dontcache") {
+        skip("dontcache", &format!("the landing half: {why}"));
     } else {
         assert_eq!(r.code, 0, "{}", r.stderr);
         let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON on stdout");

@@ -58,16 +58,15 @@ fn written_and_kept(
 fn dontcache_writes_land_and_leave_the_page_cache() {
     let disk = disk_dir();
     for method in ["io_uring", "pv2"] {
+        if let Err(why) = probed(&format!("{method} --rw-flags dontcache")) {
+            return skip("dontcache", &format!("{method}: {why}"));
+        }
         let (r, kept) = written_and_kept(
             &disk,
             &format!("{method}-dc.dat"),
             method,
             &["--rw-flags", "dontcache"],
         );
-        if r.code != 0 && r.stderr.contains("EOPNOTSUPP") {
-            println!("SKIPPED {method} dontcache: the disk's filesystem or this kernel has no RWF_DONTCACHE: {}", r.stderr.trim());
-            return;
-        }
         assert_eq!(r.code, 0, "{method}: {}", r.stderr);
         let uncached = resident_share(&kept);
         let (r, plain) = written_and_kept(&disk, &format!("{method}-plain.dat"), method, &[]);
@@ -301,11 +300,10 @@ fn min_wait_waits_for_a_batch_and_saves_wake_ups() {
         a.extend_from_slice(extra);
         iolab(&a)
     };
-    let with = run(&["--min-wait", "100000"]);
-    if with.code != 0 && with.stderr.contains("IORING_FEAT_MIN_TIMEOUT") {
-        println!("SKIPPED: {}", with.stderr.trim());
-        return;
+    if let Err(why) = probed("io_uring --min-wait (") {
+        return skip("min-wait", &why);
     }
+    let with = run(&["--min-wait", "100000"]);
     assert_eq!(with.code, 0, "{}", with.stderr);
     let without = run(&[]);
     assert_eq!(without.code, 0, "{}", without.stderr);
@@ -348,10 +346,10 @@ fn min_wait_waits_for_a_batch_and_saves_wake_ups() {
         _ => println!("SKIPPED the context-switch half: no software counters here"),
     }
     // The same waits with their arguments in a registered wait region (6.13+).
-    let region = run(&["--min-wait", "100000", "--wait-region"]);
-    if region.code != 0 && region.stderr.contains("6.13") {
-        println!("SKIPPED the wait region: {}", region.stderr.trim());
+    if let Err(why) = probed("io_uring --min-wait --wait-region") {
+        skip("wait-region", &why);
     } else {
+        let region = run(&["--min-wait", "100000", "--wait-region"]);
         assert_eq!(region.code, 0, "{}", region.stderr);
         let r = json(&region);
         assert_eq!(
@@ -535,11 +533,10 @@ fn memory_limit_bounds_the_page_cache_and_is_cleaned_after_a_kill() {
         a.extend_from_slice(extra);
         iolab(&a)
     };
-    let buffered = run(&[]);
-    if buffered.code != 0 && buffered.stderr.contains("--memory-limit") {
-        println!("SKIPPED: {}", buffered.stderr.trim());
-        return;
+    if let Err(why) = probed("--memory-limit") {
+        return skip("memory-limit", &why);
     }
+    let buffered = run(&[]);
     assert_eq!(buffered.code, 0, "{}", buffered.stderr);
     let v: serde_json::Value = serde_json::from_str(&buffered.stdout).unwrap();
     let limit = 64u64 << 20;

@@ -166,7 +166,9 @@ impl Measured<'_> {
         let (before, after) = (self.before.ends(), self.after.ends());
         // Every figure of it is read at the snapshots: over the span between them (the timed span and,
         // with several threads, their wake-up and join), never the shorter timed span alone.
-        let span = cpu.sampled_span_s.map_or(self.wall_s, |s| s.max(self.wall_s));
+        let span = cpu
+            .sampled_span_s
+            .map_or(self.wall_s, |s| s.max(self.wall_s));
         crate::disturbance::of(span, &before, &after, own, steal)
     }
 

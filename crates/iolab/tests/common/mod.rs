@@ -262,6 +262,45 @@ pub fn board_bin(var: &str, family: &str) -> Result<PathBuf, String> {
     found
 }
 
+/// The rows of `iolab probe --json -` (each feature tried on this machine), run once per test binary.
+fn probe_rows() -> &'static [serde_json::Value] {
+    static ROWS: std::sync::OnceLock<Vec<serde_json::Value>> = std::sync::OnceLock::new();
+    ROWS.get_or_init(|| {
+        let r = iolab(&["probe", "--json", "-"]);
+        assert_eq!(r.code, 0, "iolab probe: {}", r.stderr);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("probe JSON");
+        v["rows"].as_array().expect("probe rows").clone()
+    })
+}
+
+/// Whether `iolab probe` found the feature of the row whose name starts with `row` available: Ok, or
+/// the probe's reason why not. Panics where no row is so named (a test asking for what is not probed).
+pub fn probed(row: &str) -> Result<(), String> {
+    let found = probe_rows()
+        .iter()
+        .find(|r| r["name"].as_str().is_some_and(|n| n.starts_with(row)))
+        .unwrap_or_else(|| panic!("iolab probe has no row named '{row}...'"));
+    match found["available"].as_bool() {
+        Some(true) => Ok(()),
+        _ => Err(found["detail"]
+            .as_str()
+            .unwrap_or("unavailable")
+            .to_string()),
+    }
+}
+
+/// A test (or its part) that cannot run here: says so, with `why`. Where IOLAB_EXPECT (a comma list,
+/// which `.ci/run` sets to what its machine has) names `feature`, that is a failure instead: a
+/// regression that makes the feature look missing must not pass as a skip.
+pub fn skip(feature: &str, why: &str) {
+    let expected = std::env::var("IOLAB_EXPECT").unwrap_or_default();
+    assert!(
+        !expected.split(',').any(|f| f.trim() == feature),
+        "IOLAB_EXPECT names {feature}, but it cannot run: {why}"
+    );
+    println!("SKIPPED {feature}: {why}");
+}
+
 /// A JSON file, parsed (panics naming the file).
 pub fn json_file(p: &Path) -> serde_json::Value {
     serde_json::from_str(
