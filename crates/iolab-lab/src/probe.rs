@@ -269,7 +269,7 @@ fn recent_rows(
             ],
         ),
         (
-            "--memory-limit (a memory cgroup of the run's own: cgroup v2)",
+            "--memory-limit (a memory cgroup of the run's own)",
             &[("method", "pv2"), ("memory-limit", "64m")],
         ),
         (

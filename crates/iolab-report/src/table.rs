@@ -240,16 +240,20 @@ fn profile_text(p: &ProfileFigures, o: &mut String) {
 }
 
 /// Where the snapshots of the process's CPU time and the kernel counters lie well outside the timed span
-/// (threads woken one by one and joined): how far apart they were read, so neither reads as the span's.
+/// (threads woken one by one and joined, or the loop's own setup around a span of a few ops): how far
+/// apart they were read, so neither reads as the span's.
 fn sampled_span_text(r: &RunResult) -> Option<String> {
     let s = r.cpu.sampled_span_s?;
+    let around = match r.spec.threads {
+        1 => "the loop's setup and end around it".to_string(),
+        n => format!("the wake-up and join of its {n} threads"),
+    };
     (s > r.wall_s * 1.25 && s - r.wall_s > 1e-6).then(|| {
         format!(
             "the process's CPU time and the kernel counters were read {} apart: the timed span ({}) and \
-             the wake-up and join of its {} threads",
+             {around}",
             fmt_ns(s * 1e9),
             fmt_ns(r.wall_s * 1e9),
-            r.spec.threads
         )
     })
 }

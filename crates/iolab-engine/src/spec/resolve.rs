@@ -574,7 +574,6 @@ impl RawSpec {
         Ok(Some(iops))
     }
 
-    /// --log-interval: unset (automatic), 0 (off), or at least [`MIN_LOG_INTERVAL_MS`] ms.
     /// A window in milliseconds: at most the longest run iolab times (365 days).
     fn window_ms(&self, key: &str) -> Result<Option<u64>> {
         let ms = self.count(key)?;
@@ -590,6 +589,7 @@ impl RawSpec {
         }
     }
 
+    /// --log-interval: unset (automatic), 0 (off), or at least [`MIN_LOG_INTERVAL_MS`] ms.
     fn log_interval(&self, method: MethodKind) -> Result<Option<u64>> {
         let Some(ms) = self.window_ms("log-interval")? else {
             return Ok(None);
