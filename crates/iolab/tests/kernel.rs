@@ -26,9 +26,9 @@ fn tracepoints_here(r: &serde_json::Value) -> bool {
     if tracepoint(r, "raw_syscalls:sys_enter").is_some() {
         return true;
     }
-    println!(
-        "SKIPPED: tracepoints unavailable here: {}",
-        r["kernel"]["tracepoints"]
+    skip(
+        "tracepoints",
+        &format!("unavailable here: {}", r["kernel"]["tracepoints"]),
     );
     false
 }

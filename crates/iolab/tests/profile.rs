@@ -10,7 +10,7 @@ fn profile(r: &serde_json::Value) -> Option<&serde_json::Value> {
     let p = &r["profile"];
     assert!(p.is_object(), "a profiled run has a profile: {r}");
     if p["event"] == "none" {
-        println!("SKIPPED: sampling unavailable here: {}", p["notes"]);
+        skip("sampling", &format!("unavailable here: {}", p["notes"]));
         return None;
     }
     Some(p)

@@ -167,10 +167,10 @@ fn the_line_names_the_pass_it_shows() {
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     if r["kernel"]["tracepoint_pass"].is_null() {
-        println!(
-            "SKIPPED the_line_names_the_pass_it_shows: no tracepoints here, so no counting pass"
+        return skip(
+            "tracepoints",
+            "the_line_names_the_pass_it_shows: none here, so no counting pass",
         );
-        return;
     }
     let first_timed = frames
         .iter()
