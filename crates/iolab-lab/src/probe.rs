@@ -29,6 +29,47 @@ pub struct ProbeResult {
     /// Where the file tries ran, and their filesystems.
     pub dirs: Vec<(String, String)>,
     pub rows: Vec<ProbeRow>,
+    /// Every method of the registry, in its order, with the targets it is made for: the list a script
+    /// (or a test) iterates, never one kept by hand. Absent in results of versions before it.
+    #[serde(default)]
+    pub methods: Vec<MethodEntry>,
+}
+
+/// One method of the registry as `probe --json` lists it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MethodEntry {
+    /// The `--method` word.
+    pub name: String,
+    /// "sync" (each op completes in its call), "queued" (--qd, --batch) or "out_of_process" (a client
+    /// process of its own, timed from outside).
+    pub exec: String,
+    /// Takes a regular file as its target.
+    pub files: bool,
+    /// Takes a pipe or a socket as its target.
+    pub streams: bool,
+}
+
+impl MethodEntry {
+    /// Every method of the registry.
+    pub fn all() -> Vec<MethodEntry> {
+        use iolab_engine::method::{Exec, Fit};
+        iolab_engine::method::MethodKind::all()
+            .map(|m| {
+                let info = m.info();
+                MethodEntry {
+                    name: info.name.to_string(),
+                    exec: match info.exec {
+                        Exec::Sync => "sync",
+                        Exec::Queued => "queued",
+                        Exec::OutOfProcess => "out_of_process",
+                    }
+                    .to_string(),
+                    files: info.targets.file == Fit::Yes,
+                    streams: info.targets.stream == Fit::Yes,
+                }
+            })
+            .collect()
+    }
 }
 
 fn attempt(
@@ -225,6 +266,7 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
         host: iolab_engine::result::Host::current(),
         dirs,
         rows,
+        methods: MethodEntry::all(),
     })
 }
 

@@ -95,4 +95,20 @@ fn probe_lists_everything_with_reasons_and_leaves_nothing_behind() {
         0,
         "probe files removed"
     );
+    // The registry's methods, every one `--method` takes, in the order its refusal lists them.
+    let listed: Vec<&str> = v["methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    let r = iolab(&["run", "--method", "nosuch", "--ops", "1"]);
+    let accepted = r.stderr.split("accepted: ").nth(1).unwrap_or_default();
+    assert_eq!(listed.join(", "), accepted.trim(), "{}", r.stderr);
+    for m in &v["methods"].as_array().unwrap()[..] {
+        assert!(
+            ["sync", "queued", "out_of_process"].contains(&m["exec"].as_str().unwrap()),
+            "{m}"
+        );
+    }
 }

@@ -7,26 +7,27 @@ pub mod cites;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// Every method iolab has, in its own order.
-pub const METHODS: [&str; 13] = [
-    "sync",
-    "psync",
-    "pv2",
-    "vectored",
-    "stdio",
-    "mmap",
-    "io_uring",
-    "aio",
-    "splice",
-    "sendfile",
-    "copy_file_range",
-    "epoll",
-    "nop",
-];
+/// Every method of iolab's registry (`iolab probe --json`'s `methods`, in its order) that runs in this
+/// process on a file or a stream: all but the driver's (uring_cmd) and the offload client's.
+pub fn methods() -> Vec<&'static str> {
+    probe()["methods"]
+        .as_array()
+        .expect("probe methods")
+        .iter()
+        .filter(|m| m["exec"] != "out_of_process" && (m["files"] == true || m["streams"] == true))
+        .map(|m| m["name"].as_str().expect("method name"))
+        .collect()
+}
 
 /// The methods that take files and devices (epoll takes streams only).
 pub fn file_methods() -> Vec<&'static str> {
-    METHODS.into_iter().filter(|m| *m != "epoll").collect()
+    probe()["methods"]
+        .as_array()
+        .expect("probe methods")
+        .iter()
+        .filter(|m| m["exec"] != "out_of_process" && m["files"] == true)
+        .map(|m| m["name"].as_str().expect("method name"))
+        .collect()
 }
 
 pub fn bin() -> &'static str {
@@ -262,15 +263,20 @@ pub fn board_bin(var: &str, family: &str) -> Result<PathBuf, String> {
     found
 }
 
-/// The rows of `iolab probe --json -` (each feature tried on this machine), run once per test binary.
-fn probe_rows() -> &'static [serde_json::Value] {
-    static ROWS: std::sync::OnceLock<Vec<serde_json::Value>> = std::sync::OnceLock::new();
-    ROWS.get_or_init(|| {
+/// `iolab probe --json -` (each feature tried on this machine, and the registry's methods), run once per
+/// test binary.
+fn probe() -> &'static serde_json::Value {
+    static PROBE: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+    PROBE.get_or_init(|| {
         let r = iolab(&["probe", "--json", "-"]);
         assert_eq!(r.code, 0, "iolab probe: {}", r.stderr);
-        let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("probe JSON");
-        v["rows"].as_array().expect("probe rows").clone()
+        serde_json::from_str(&r.stdout).expect("probe JSON")
     })
+}
+
+/// The probe's rows.
+fn probe_rows() -> &'static [serde_json::Value] {
+    probe()["rows"].as_array().expect("probe rows")
 }
 
 /// Whether `iolab probe` found the feature of the row whose name starts with `row` available: Ok, or
