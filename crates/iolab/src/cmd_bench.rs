@@ -24,6 +24,11 @@ pub(crate) struct BenchArgs {
     pub(crate) rounds: String,
 }
 
+/// The most rounds a bench takes (`survey --rounds` takes 100, `suite --repeat` 1,000).
+const MAX_ROUNDS: u64 = 1000;
+/// The most ops a round takes: a billion NOPs at 20 ns are 20 s, a billion writes to /dev/null two minutes.
+const MAX_OPS: u64 = 1_000_000_000;
+
 pub(crate) fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
     let ops = iolab_engine::units::parse_count(&a.ops).map_err(|m| Error::usage("--ops", m))?;
     let rounds =
@@ -32,6 +37,21 @@ pub(crate) fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
         return Err(Error::usage(
             if ops == 0 { "--ops" } else { "--rounds" },
             "0 is not accepted",
+        ));
+    }
+    if rounds > MAX_ROUNDS {
+        return Err(Error::usage(
+            "--rounds",
+            format!("{rounds}: at most {MAX_ROUNDS} rounds are accepted (each a bare loop and a run)"),
+        ));
+    }
+    if ops > MAX_OPS {
+        return Err(Error::usage(
+            "--ops",
+            format!(
+                "{ops}: at most {} ops a round are accepted (a billion writes to /dev/null take about two minutes)",
+                iolab_engine::units::thousands_u64(MAX_OPS)
+            ),
         ));
     }
     match a.which.as_str() {

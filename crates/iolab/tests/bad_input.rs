@@ -135,6 +135,17 @@ fn sizes_counts_and_names() {
         "--rate-iops",
         "at most 1,000,000,000 (an op a nanosecond)",
     );
+    // A bench's rounds and ops are bounded (2^64-1 rounds ran on without a word).
+    refused(
+        &["bench", "--rounds", "18446744073709551615"],
+        "--rounds",
+        "at most 1000 rounds are accepted",
+    );
+    refused(
+        &["bench", "--ops", "18446744073709551615"],
+        "--ops",
+        "at most 1,000,000,000 ops a round are accepted",
+    );
     // A window past the longest run.
     for flag in ["--op-log", "--log-interval"] {
         refused(
