@@ -42,7 +42,9 @@ pub(crate) fn cmd_bench(a: &BenchArgs) -> Result<i32, Error> {
     if rounds > MAX_ROUNDS {
         return Err(Error::usage(
             "--rounds",
-            format!("{rounds}: at most {MAX_ROUNDS} rounds are accepted (each a bare loop and a run)"),
+            format!(
+                "{rounds}: at most {MAX_ROUNDS} rounds are accepted (each a bare loop and a run)"
+            ),
         ));
     }
     if ops > MAX_OPS {

@@ -549,8 +549,30 @@ fn exit_of(what: &str, records: &[&serde_json::Value]) -> i32 {
             ));
             1
         }
-        _ => nothing_ran(what, records),
+        _ if nothing_ran(what, records) != 0 => 1,
+        _ => not_run_yet(what, records),
     }
+}
+
+/// Points refused for their target's state (a file an interrupted iolab left, a read-only filesystem):
+/// not done, so not a success: exit 1 naming how many and the first, which `--resume` runs again once the
+/// cause is gone. Points refused for their own flags, or not available here, are done.
+fn not_run_yet(what: &str, records: &[&serde_json::Value]) -> i32 {
+    let pending: Vec<&str> = records
+        .iter()
+        .filter(|r| iolab_lab::series::retried(r))
+        .filter_map(|r| r.get("error").and_then(|e| e.as_str()))
+        .collect();
+    let Some(first) = pending.first() else {
+        return 0;
+    };
+    errln(&format!(
+        "iolab {what}: {} of {} points were not run for their target's state; the first: {first}; \
+         --resume runs them once that is put right",
+        pending.len(),
+        records.len()
+    ));
+    1
 }
 
 /// The suite `a` names, with its `--profile` and `--repeat` set on every point, and the repeat count.

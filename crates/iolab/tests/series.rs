@@ -398,3 +398,49 @@ fn a_sweep_where_no_point_ran_says_so_and_fails() {
     );
     assert_eq!(lines(&out).len(), 2, "each refusal recorded");
 }
+
+/// A point refused for its target's state (a file it may not overwrite) is not done: the sweep exits 1
+/// naming it, though another point ran; once the cause is gone, `--resume` runs it and exits 0. Resumed
+/// with the cause still there, nothing runs this time and it exits 1 again.
+#[test]
+fn a_point_refused_for_its_targets_state_is_not_a_success_until_resumed() {
+    let d = tmpfs_dir();
+    let kept = d.path().join("kept.txt");
+    std::fs::write(&kept, b"precious").unwrap();
+    let out = d.path().join("s.jsonl");
+    let targets = format!(
+        "target={},{}",
+        path_str(&kept),
+        path_str(&d.path().join("new.dat"))
+    );
+    let sweep = |resume: bool| {
+        let mut a = vec![
+            "sweep", "--vary", &targets, "--ops", "10", "--count", "none",
+        ];
+        let o = path_str(&out);
+        a.extend(["--out", &o]);
+        if resume {
+            a.push("--resume");
+        }
+        iolab(&a)
+    };
+    let r = sweep(false);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "1 of 2 points were not run for their target's state; the first: --overwrite:"
+        ),
+        "{}",
+        r.stderr
+    );
+    let r = sweep(true);
+    assert_eq!(r.code, 1, "still there: {}", r.stderr);
+    assert_eq!(std::fs::read(&kept).unwrap(), b"precious", "never written");
+    std::fs::remove_file(&kept).unwrap();
+    let r = sweep(true);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // The refused point's new record, appended: its result.
+    let last = lines(&out).pop().unwrap();
+    assert_eq!(last["point"]["target"], path_str(&kept), "{last}");
+    assert_eq!(last["result"]["ops"], 10, "{last}");
+}

@@ -31,7 +31,7 @@ pub use prune::kept;
 pub use recorder::{HeldPaths, Recorder};
 pub use records::{
     append_record, cut_note, fixed_spec, is_point, read_record_file, read_records, record,
-    records_of, settings,
+    records_of, retried, settings,
 };
 pub use repeat::{summarize, RepeatSummary};
 pub use shape::record_point;
