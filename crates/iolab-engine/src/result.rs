@@ -243,6 +243,11 @@ pub struct Derived {
     pub iowq_cpu_s: f64,
     #[serde(default)]
     pub sqpoll_cpu_s: f64,
+    /// The SQPOLL threads' CPU as CPUs kept busy: `sqpoll_cpu_s` over the span it was read across (the
+    /// snapshots', `cpu.sampled_span_s`); none where that is more than the machine's CPUs could run
+    /// (CPU time counted per tick, over a span of a few) or no SQPOLL thread ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqpoll_cpu_share: Option<f64>,
     /// The process's CPU seconds (user + system, all its threads) per op, in ns; none where the timed
     /// span was too short to time (`rate_withheld`): its CPU time is then iolab's own bracketing.
     #[serde(default)]

@@ -25,6 +25,7 @@ pub fn cpu_figures(r: &RunResult, d: &mut Derived) {
     d.worker_cpu_s = super::facts::worker_cpu_s(r);
     d.iowq_cpu_s = super::facts::helper_cpu_s(r, "iou-wrk-");
     d.sqpoll_cpu_s = super::facts::helper_cpu_s(r, "iou-sqp-");
+    d.sqpoll_cpu_share = super::facts::helper_share(r, d.sqpoll_cpu_s);
     d.steal_share = super::facts::steal_share(r);
 }
 

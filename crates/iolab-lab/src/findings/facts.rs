@@ -17,6 +17,17 @@ pub fn helper_cpu_s(r: &RunResult, prefix: &str) -> f64 {
         .sum()
 }
 
+/// `cpu_s` of a helper's CPU as CPUs kept busy, over the span its snapshots were read across (the timed
+/// span and the threads' wake-up and join); none where that is more than the machine's CPUs could run
+/// (a few ticks over a short span) or nothing ran.
+pub fn helper_share(r: &RunResult, cpu_s: f64) -> Option<f64> {
+    let span = r.cpu.sampled_span_s.map_or(r.wall_s, |s| s.max(r.wall_s));
+    let most = (r.host.cpus_online.max(1) as f64) * 1.1;
+    (cpu_s > 0.0 && span > 0.0)
+        .then(|| cpu_s / span)
+        .filter(|s| *s <= most)
+}
+
 /// CPU seconds of iolab's worker threads.
 pub fn worker_cpu_s(r: &RunResult) -> f64 {
     let w = &r.cpu.workers;
@@ -90,6 +101,7 @@ impl Facts {
             worker_cpu_s: worker_cpu_s(r),
             iowq_cpu_s: helper("iou-wrk-"),
             sqpoll_cpu_s: helper("iou-sqp-"),
+            sqpoll_cpu_share: helper_share(r, helper("iou-sqp-")),
             // 0 where the kernel did not count them: every rule that reads it asks for more than 0.
             rw_syscalls_per_op: r.syscalls.kernel_rw_per_op.unwrap_or(0.0),
             steal_s: r.cpu.steal_worker_cpus_s.unwrap_or(r.cpu.steal_all_cpus_s),
@@ -176,6 +188,8 @@ pub struct Facts {
     /// CPU seconds of io-wq workers (iou-wrk-*) and SQPOLL threads (iou-sqp-*).
     pub iowq_cpu_s: f64,
     pub sqpoll_cpu_s: f64,
+    /// The SQPOLL threads' CPUs kept busy ([`helper_share`]).
+    pub sqpoll_cpu_share: Option<f64>,
     /// Kernel read/write-family syscalls per op (/proc/self/io).
     pub rw_syscalls_per_op: f64,
     pub steal_s: f64,

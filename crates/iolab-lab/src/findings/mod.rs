@@ -257,14 +257,13 @@ pub const RULES: &[Rule] = &[
     ),
     (
         "sqpoll_burns_a_core",
-        &["derived.sqpoll_cpu_s", "wall_s"],
+        &["derived.sqpoll_cpu_share", "derived.sqpoll_cpu_s"],
         |f| {
             let s = f.sqpoll_cpu_s;
-            (s >= 0.01 && f.wall_s > 0.0).then(|| {
+            let share = f.sqpoll_cpu_share?;
+            (s >= 0.01).then(|| {
             format!(
-                "the SQPOLL thread used {:.2} CPU over the run ({s:.3} s of {:.3} s): it spins while awake",
-                s / f.wall_s,
-                f.wall_s
+                "SQPOLL kept {share:.2} CPUs busy over the run ({s:.3} s of CPU): an SQ thread spins while awake"
             )
         })
         },

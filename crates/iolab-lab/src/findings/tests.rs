@@ -228,6 +228,7 @@ fn helper_threads_and_sqpoll() {
         "sqpoll_burns_a_core",
         Facts {
             sqpoll_cpu_s: 1.0,
+            sqpoll_cpu_share: Some(1.0),
             ..base()
         },
         Facts {
@@ -235,6 +236,36 @@ fn helper_threads_and_sqpoll() {
             ..base()
         },
     );
+    // A share beyond the machine's CPUs is no share: nothing is said of it.
+    check(
+        "sqpoll_burns_a_core",
+        Facts {
+            sqpoll_cpu_s: 1.0,
+            sqpoll_cpu_share: Some(1.0),
+            ..base()
+        },
+        Facts {
+            sqpoll_cpu_s: 0.06,
+            sqpoll_cpu_share: None,
+            ..base()
+        },
+    );
+}
+
+/// The SQPOLL threads' CPU over the span the snapshots were read across, and none beyond the machine's
+/// CPUs (8 SQPOLL threads, 60 ms of CPU read 18 ms apart on 2 CPUs said "3.29 CPU").
+#[test]
+fn helper_share_is_over_the_sampled_span_and_within_the_cpus() {
+    let raw = iolab_engine::spec::RawSpec::new()
+        .with("ops", 100u64)
+        .with("count", "none");
+    let clock = iolab_engine::measure::clock::calibrate(1);
+    let mut r = crate::run::run(&raw.resolve().unwrap(), &clock).unwrap();
+    (r.wall_s, r.host.cpus_online) = (0.018, 2);
+    assert_eq!(crate::findings::facts::helper_share(&r, 0.060), None);
+    r.cpu.sampled_span_s = Some(0.040);
+    assert_eq!(crate::findings::facts::helper_share(&r, 0.060), Some(1.5));
+    assert_eq!(crate::findings::facts::helper_share(&r, 0.0), None);
 }
 
 #[test]

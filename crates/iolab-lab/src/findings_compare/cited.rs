@@ -30,6 +30,8 @@ pub enum Fig {
     ServiceCpuShare,
     /// CPU seconds of the kernel's SQPOLL threads over the run.
     SqpollCpuS,
+    /// The SQPOLL threads' CPUs kept busy over the span they were read across.
+    SqpollCpuShare,
     /// CPU seconds of the kernel's io-wq workers over the run, and of iolab's worker threads.
     IowqCpuS,
     WorkerCpuS,
@@ -83,6 +85,7 @@ impl Fig {
             Fig::WouldBlock => "result.nowait.would_block_share",
             Fig::ServiceCpuShare => "result.offload.service_cpu_share",
             Fig::SqpollCpuS => "result.derived.sqpoll_cpu_s",
+            Fig::SqpollCpuShare => "result.derived.sqpoll_cpu_share",
             Fig::IowqCpuS => "result.derived.iowq_cpu_s",
             Fig::WorkerCpuS => "result.derived.worker_cpu_s",
             Fig::CpuNsPerOp => "result.derived.cpu_ns_per_op",

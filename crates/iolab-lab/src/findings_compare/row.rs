@@ -596,6 +596,7 @@ fn figure(f: Fig, r: &Row) -> f64 {
         Fig::WouldBlock => opt(r.would_block),
         Fig::ServiceCpuShare => opt(r.service_cpu_share),
         Fig::SqpollCpuS => r.facts.sqpoll_cpu_s,
+        Fig::SqpollCpuShare => opt(r.facts.sqpoll_cpu_share),
         Fig::IowqCpuS => r.facts.iowq_cpu_s,
         Fig::WorkerCpuS => r.facts.worker_cpu_s,
         // As the record's figure is made (`findings::derive`).

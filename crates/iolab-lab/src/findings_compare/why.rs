@@ -86,8 +86,8 @@ pub(crate) fn causes_slower(a: &Row, b: &Row) -> Vec<Cause> {
             ));
         }
     }
-    if fa.sqpoll_cpu_s >= 0.01 && fa.wall_s > 0.0 {
-        let busy = pct(a.cited(Fig::SqpollCpuS) / a.cited(Fig::WallS));
+    if fa.sqpoll_cpu_s >= 0.01 && fa.sqpoll_cpu_share.is_some() {
+        let busy = pct(a.cited(Fig::SqpollCpuShare));
         let t = format!("its SQPOLL thread kept {busy} of a CPU busy");
         w.push(cause("sqpoll_busy", t, format!("{busy} of a CPU")));
     }
