@@ -118,6 +118,28 @@ fn attempt_told(
     Ok(row)
 }
 
+/// The clock: the counter iolab reads, or why it fell back to another.
+fn clock_row(clock: &ClockInfo) -> ProbeRow {
+    ProbeRow {
+        name: if cfg!(target_arch = "x86_64") {
+            "clock: invariant TSC".into()
+        } else {
+            format!("clock: {}", iolab_engine::measure::clock::counter_name())
+        },
+        available: clock.fallback_reason.is_none(),
+        detail: match &clock.fallback_reason {
+            None => format!(
+                "{}; {:.1} ns per read",
+                clock.description, clock.overhead_ns
+            ),
+            Some(r) => format!(
+                "{r}; using {} ({:.1} ns per read)",
+                clock.description, clock.overhead_ns
+            ),
+        },
+    }
+}
+
 /// Runs every try. `tmpfs` and `disk` are directories iolab may create files in (removed again).
 pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult> {
     let mut rows = Vec::new();
@@ -136,25 +158,7 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
         d.join(format!("iolab-probe-{}-{n}.dat", std::process::id()))
     };
 
-    // The clock.
-    rows.push(ProbeRow {
-        name: if cfg!(target_arch = "x86_64") {
-            "clock: invariant TSC".into()
-        } else {
-            format!("clock: {}", iolab_engine::measure::clock::counter_name())
-        },
-        available: clock.fallback_reason.is_none(),
-        detail: match &clock.fallback_reason {
-            None => format!(
-                "{}; {:.1} ns per read",
-                clock.description, clock.overhead_ns
-            ),
-            Some(r) => format!(
-                "{r}; using {} ({:.1} ns per read)",
-                clock.description, clock.overhead_ns
-            ),
-        },
-    });
+    rows.push(clock_row(clock));
 
     // Every method, on a file on the disk filesystem (and /dev/null for the ones that take it).
     for m in MethodKind::all() {

@@ -5,8 +5,7 @@ use crate::findings_compare::{Row, Spread};
 use crate::series::{self, num};
 use serde_json::Value;
 
-/// The busiest CPU counted fewer ticks than this over the run: its kernel share is rough (marked *).
-pub const FEW_TICKS: f64 = 10.0;
+pub use iolab_engine::measure::cpu::FEW_TICKS;
 
 /// A record's point without its `repeat` key: the point its repeats share.
 pub fn shared_point(rec: &Value) -> Vec<(String, String)> {

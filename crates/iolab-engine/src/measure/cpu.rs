@@ -324,6 +324,10 @@ pub fn steal_per_cpu() -> Vec<CpuTicks> {
     per_cpu_times()
 }
 
+/// The busiest CPU counted fewer ticks than this over the run: its kernel share ([`SystemCpu`]) is rough
+/// (marked * in a table, compared nowhere).
+pub const FEW_TICKS: f64 = 10.0;
+
 /// The kernel's share of every CPU over a span, system-wide (/proc/stat): what the storage paper's dstat
 /// showed as each core's "sys" (its Figure 3 plots the busier of two cores), kworkers, interrupts and
 /// other processes included, where the process's own system time leaves them out.

@@ -624,7 +624,7 @@ fn figure(f: Fig, r: &Row) -> f64 {
         // A share of a few ticks is mostly rounding (1 of 1 is 100%): not compared.
         Fig::BusiestCore => opt(r
             .busiest_core
-            .filter(|(_, ticks)| *ticks as f64 >= crate::suite_rows::FEW_TICKS)
+            .filter(|(_, ticks)| *ticks as f64 >= iolab_engine::measure::cpu::FEW_TICKS)
             .map(|(s, _)| s)),
     }
 }
