@@ -271,6 +271,47 @@ fn group_reporting_makes_one_entry_as_fio_does() {
     }
 }
 
+/// Each clone's rate is held to its own span, as the run's is: a clone of one op spans too little to
+/// time, so its iops and bw are fio's zeros with `iolab.rate_is` saying why (64 clones of one op each
+/// wrote rates up to 3.3 M IOPS from spans of a microsecond).
+#[test]
+fn a_clones_rate_is_withheld_where_its_own_span_is_too_short() {
+    let dir = var_tmp();
+    let job = job_file(
+        dir.path(),
+        "nj.fio",
+        "[nj]\nioengine=psync\nfilename=/dev/null\nrw=write\nbs=4k\nsize=4k\nnumjobs=16\n",
+    );
+    let out = dir.path().join("fio.json");
+    let r = iolab(&[
+        "run",
+        "--fio",
+        &path_str(&job),
+        "--fio-json",
+        &path_str(&out),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = json_file(&out);
+    let js = jobs(&doc);
+    assert_eq!(js.len(), 16);
+    let mut withheld = 0;
+    for j in js {
+        let w = &j["write"];
+        match j["iolab"]["rate_is"].as_str() {
+            Some(why) => {
+                assert!(why.contains("too short to time"), "{why}");
+                assert_eq!((f(&w["iops"]), f(&w["bw_bytes"])), (0.0, 0.0), "{j}");
+                withheld += 1;
+            }
+            None => assert!(f(&w["iops"]) > 0.0, "{j}"),
+        }
+    }
+    assert!(
+        withheld > 0,
+        "a one-op clone of a 4 KiB write to /dev/null is timed by no clock"
+    );
+}
+
 /// A psync 4k randread of 16 MiB, by fio and by iolab from one job file: iolab's keys hold every key
 /// fio writes for the job and its read, write and clat_ns sections (but fio's iodepth_* and
 /// latency-target figures, which iolab does not keep); both write one entry; fio's own bin keys follow

@@ -138,7 +138,7 @@ fn direction<'r>(
         } else {
             0.0
         },
-        timed: rate_withheld(r).is_none(),
+        timed: rate_withheld(r, p.runtime_s).is_none(),
     }
 }
 
@@ -226,7 +226,7 @@ fn about(r: &RunResult, p: &Part, windows: usize, cpu: &parts::CpuPct) -> Value 
     o.insert("bins_are".into(), json!(bins.said()));
     o.insert("samples_are".into(), json!(samples_said(r, windows, clone)));
     o.insert("cpu_is".into(), json!(cpu_said(clone, cpu)));
-    if let Some(why) = rate_withheld(r) {
+    if let Some(why) = rate_withheld(r, p.runtime_s) {
         o.insert(
             "rate_is".into(),
             json!(format!("not measured, fio's zeros for iops and bw: {why}")),
@@ -276,9 +276,10 @@ fn samples_said(r: &RunResult, windows: usize, clone: bool) -> String {
     }
 }
 
-/// Why the run's span holds no rate (`units::too_short`), where it does not.
-fn rate_withheld(r: &RunResult) -> Option<String> {
-    iolab_engine::units::too_short(r.wall_s, r.clock.overhead_ns, r.clock.ns_per_tick)
+/// Why a part's span (the run's, or a clone's own runtime) holds no rate (`units::too_short`), where it
+/// does not.
+fn rate_withheld(r: &RunResult, span_s: f64) -> Option<String> {
+    iolab_engine::units::too_short(span_s, r.clock.overhead_ns, r.clock.ns_per_tick)
 }
 
 /// What usr_cpu and sys_cpu are.
