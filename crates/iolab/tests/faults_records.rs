@@ -539,3 +539,39 @@ fn a_record_whose_point_and_spec_disagree_is_refused() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("its point names bs 4k"), "{}", r.stderr);
 }
+
+/// A survey document whose ranking holds more than any survey writes (its tables repeated: 210 MB took
+/// `compare` 5.1 GB) is refused as it is parsed, naming `ranking`, in bounded memory.
+#[test]
+fn a_survey_ranking_beyond_what_a_survey_writes_is_refused_as_parsed() {
+    let dir = tmpfs_dir();
+    let doc = dir.path().join("survey.json");
+    let row = r#"{"method":"psync","rank":"1=","median":1.0,"tied_with":["sync","pv2"]}"#;
+    let table = format!(
+        r#"{{"target":"/dev/null","bs":4096,"unit":"ns/op","rows":[{}]}}"#,
+        vec![row; 13].join(",")
+    );
+    let text = format!(
+        r#"{{"schema_version":1,"runs":[],"ranking":[{}]}}"#,
+        vec![table.as_str(); 5000].join(",")
+    );
+    std::fs::write(&doc, text).unwrap();
+    for args in [
+        vec![
+            "report".to_string(),
+            path_str(&doc),
+            "-o".into(),
+            path_str(&dir.path().join("r.html")),
+        ],
+        vec!["compare".to_string(), path_str(&doc), path_str(&doc)],
+    ] {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = iolab(&a);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("`ranking` holds more than 262144 values"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+}
