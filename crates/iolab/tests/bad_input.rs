@@ -146,6 +146,15 @@ fn sizes_counts_and_names() {
         "--ops",
         "at most 1,000,000,000 ops a round are accepted",
     );
+    // A permission to write over what exists is not varied (a point of `overwrite=true` wrote over an
+    // existing file though the sweep gave no --overwrite).
+    for key in ["overwrite", "allow-device-writes"] {
+        refused(
+            &["sweep", "--vary", &format!("{key}=true"), "--ops", "1"],
+            "--vary",
+            &format!("--{key} is not varied"),
+        );
+    }
     // A window past the longest run.
     for flag in ["--op-log", "--log-interval"] {
         refused(

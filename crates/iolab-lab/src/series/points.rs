@@ -26,6 +26,15 @@ pub fn parse_vary_any(s: &str) -> Result<Vary> {
         )
     })?;
     let key = k.trim().trim_start_matches("--").to_string();
+    if ["overwrite", "allow-device-writes"].contains(&key.as_str()) {
+        return Err(Error::usage(
+            "--vary",
+            format!(
+                "'{s}': --{key} is not varied: a permission to write over what exists is given once, as \
+                 a flag of its own, for every point"
+            ),
+        ));
+    }
     let values: Vec<String> = vs
         .split(',')
         .map(|v| v.trim().to_string())
