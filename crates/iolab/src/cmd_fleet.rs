@@ -532,7 +532,8 @@ fn list_hosts(tools: &Tools, a: &FleetArgs, inventory: &Path) -> Result<Option<V
                 format!(
                 "{}: Ansible had not read it after {} s and was stopped: only static inventories \
                      (ini, yaml, toml) are read, so it is too large or too nested to read (YAML aliases \
-                     of aliases grow without bound as they are read)",
+                     of aliases, a long chain of :children groups), or Ansible waits on a file its \
+                     configuration names (a vault password file that is a FIFO)",
                 a.inventory.display(),
                 LIST_HOSTS_TIMEOUT.as_secs()
             ),
