@@ -206,12 +206,22 @@ fn settings_impossible(run: &Value) -> Option<String> {
             "schema_version is {v}, which no iolab up to this one (schema {newest}) writes"
         ));
     }
+    if let Some(m) = run
+        .pointer("/spec/method")
+        .and_then(Value::as_str)
+        .filter(|m| MethodKind::parse(m).is_none())
+    {
+        return Some(format!(
+            "spec.method is {m:?}, which is no method of iolab's"
+        ));
+    }
     let threads = of(&["spec", "threads"]).unwrap_or(1.0);
     let cpus = cpus(run).unwrap_or(MOST_CPUS);
+    // A block of at most 1 GiB, at most 4,096 requests in flight or in a batch (what a spec takes).
     let bounds: [(&[&str], f64, f64); 9] = [
-        (&["spec", "bs"], 1.0, f64::MAX),
-        (&["spec", "qd"], 1.0, f64::MAX),
-        (&["spec", "batch"], 1.0, f64::MAX),
+        (&["spec", "bs"], 1.0, 1_073_741_824.0),
+        (&["spec", "qd"], 1.0, 4096.0),
+        (&["spec", "batch"], 1.0, 4096.0),
         (&["spec", "threads"], 1.0, MOST_THREADS),
         (&["host", "cpus_online"], 1.0, MOST_CPUS),
         (&["disturbance", "steal_share"], 0.0, 1.0),

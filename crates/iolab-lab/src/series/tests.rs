@@ -310,15 +310,20 @@ fn a_forged_gap_is_refused_whatever_the_reader_keeps() {
 fn settings_and_facts_no_run_has_are_refused_whatever_the_reader_keeps() {
     use super::Keep;
     let paths: &[&[&str]] = &[&["iops"], &["host", "kernel_release"]];
-    let base = serde_json::json!({"schema_version": 1, "spec": {"bs": 4096, "threads": 1, "qd": 1},
+    let base = serde_json::json!({"schema_version": 1, "spec": {"bs": 4096, "threads": 1, "qd": 1, "method": "psync"},
         "host": {"cpus_online": 2, "kernel_release": "6.18"}, "ops": 1000, "wall_s": 0.001,
         "iops": 1e6, "cpu": {"process": {"user_s": 0.0005, "sys_s": 0.0005}},
         "disturbance": {"steal_share": 0.0, "runqueue_share": 0.1}});
-    let forged: [(&str, serde_json::Value, &str); 8] = [
+    let forged: [(&str, serde_json::Value, &str); 9] = [
         (
             "/spec/bs",
             0.into(),
-            "spec.bs is 0, where a run's is at least 1",
+            "spec.bs is 0, where a run's is 1 to 1073741824",
+        ),
+        (
+            "/spec/method",
+            "frobnicate".into(),
+            "spec.method is \"frobnicate\", which is no method of iolab's",
         ),
         (
             "/spec/threads",
