@@ -556,12 +556,14 @@ fn exit_of(what: &str, records: &[&serde_json::Value]) -> i32 {
 
 /// Points refused for their target's state (a file an interrupted iolab left, a read-only filesystem):
 /// not done, so not a success: exit 1 naming how many and the first, which `--resume` runs again once the
-/// cause is gone. Points refused for their own flags, or not available here, are done.
+/// cause is gone. Points refused for their own flags, not available here, or refused by a kernel or
+/// device that cannot do it (EOPNOTSUPP: IOPOLL without poll queues) are done.
 fn not_run_yet(what: &str, records: &[&serde_json::Value]) -> i32 {
     let pending: Vec<&str> = records
         .iter()
         .filter(|r| iolab_lab::series::retried(r))
         .filter_map(|r| r.get("error").and_then(|e| e.as_str()))
+        .filter(|e| !iolab_lab::suite::unsupported(e))
         .collect();
     let Some(first) = pending.first() else {
         return 0;

@@ -168,14 +168,19 @@ pub(crate) fn not_records(p: &Path, what: String) -> Error {
     )
 }
 
-/// A key of a record's point that the settings' `vary` does not name (each point's keys are among them:
+/// A key of a record's point that the settings' `vary` does not name, or a value it does not give the key (each point's keys are among them:
 /// a suite's steps name different keys, every one of them in `vary`).
 fn foreign_key(rec: &Value, settings: &Value) -> Option<String> {
     let vary = settings.get("vary")?.as_object()?;
     super::shape::record_point(rec)
         .into_iter()
-        .map(|(k, _)| k)
-        .find(|k| !vary.contains_key(k))
+        .find_map(|(k, v)| match vary.get(&k).and_then(Value::as_array) {
+            None if !vary.contains_key(&k) => Some(format!("{k}, which this sweep does not vary")),
+            Some(vals) if !vals.iter().any(|x| x.as_str() == Some(v.as_str())) => {
+                Some(format!("{k}={v}, a value this sweep does not give {k}"))
+            }
+            _ => None,
+        })
 }
 
 /// The records of the record file `f` (`path`) to `--resume`, read as a stream: JSON lines only (a `run
@@ -219,7 +224,7 @@ pub(crate) fn scan_checked(
             }
             if let Some(k) = foreign_key(v, settings) {
                 return Err(format!(
-                    "line {line}: its point names {k}, which this sweep does not vary: a record of \
+                    "line {line}: its point names {k}: a record of \
                      another sweep or suite"
                 ));
             }

@@ -206,15 +206,6 @@ fn settings_impossible(run: &Value) -> Option<String> {
             "schema_version is {v}, which no iolab up to this one (schema {newest}) writes"
         ));
     }
-    if let Some(m) = run
-        .pointer("/spec/method")
-        .and_then(Value::as_str)
-        .filter(|m| MethodKind::parse(m).is_none())
-    {
-        return Some(format!(
-            "spec.method is {m:?}, which is no method of iolab's"
-        ));
-    }
     let threads = of(&["spec", "threads"]).unwrap_or(1.0);
     let cpus = cpus(run).unwrap_or(MOST_CPUS);
     // A block of at most 1 GiB, at most 4,096 requests in flight or in a batch (what a spec takes).

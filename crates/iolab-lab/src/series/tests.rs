@@ -314,16 +314,11 @@ fn settings_and_facts_no_run_has_are_refused_whatever_the_reader_keeps() {
         "host": {"cpus_online": 2, "kernel_release": "6.18"}, "ops": 1000, "wall_s": 0.001,
         "iops": 1e6, "cpu": {"process": {"user_s": 0.0005, "sys_s": 0.0005}},
         "disturbance": {"steal_share": 0.0, "runqueue_share": 0.1}});
-    let forged: [(&str, serde_json::Value, &str); 9] = [
+    let forged: [(&str, serde_json::Value, &str); 8] = [
         (
             "/spec/bs",
             0.into(),
             "spec.bs is 0, where a run's is 1 to 1073741824",
-        ),
-        (
-            "/spec/method",
-            "frobnicate".into(),
-            "spec.method is \"frobnicate\", which is no method of iolab's",
         ),
         (
             "/spec/threads",

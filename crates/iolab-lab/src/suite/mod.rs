@@ -30,20 +30,24 @@ use iolab_engine::error::{Error, Result};
 /// available ...", or an operation the kernel or filesystem does not support: EOPNOTSUPP, ENOSYS ...)
 /// or whose combination does not apply (exit 2) did not fail: it was not run, with the reason.
 pub fn point_failed(rec: &serde_json::Value) -> bool {
-    const UNSUPPORTED: [&str; 5] = ["EOPNOTSUPP", "ENOTSUP", "ENOSYS", "ENOTTY", "ENODEV"];
     let error = rec.get("error").and_then(|e| e.as_str());
-    error.is_some_and(|e| {
-        !e.starts_with("not available")
-            && !UNSUPPORTED.iter().any(|n| {
-                e.match_indices(n).any(|(at, _)| {
-                    // The errno's name as a word (ENOTSUP is not EOPNOTSUPP's tail by accident).
-                    let after = e[at + n.len()..].chars().next();
-                    let before = e[..at].chars().next_back();
-                    !after.is_some_and(|c| c.is_ascii_alphanumeric())
-                        && !before.is_some_and(|c| c.is_ascii_alphanumeric())
-                })
-            })
-    }) && rec.get("exit_code").and_then(|c| c.as_i64()) == Some(1)
+    error.is_some_and(|e| !e.starts_with("not available") && !unsupported(e))
+        && rec.get("exit_code").and_then(|c| c.as_i64()) == Some(1)
+}
+
+/// Whether a point's error is the kernel or the target refusing what it cannot do (EOPNOTSUPP, ENOSYS
+/// ...: IOPOLL on a device without poll queues): no failure, and nothing a later run would change.
+pub fn unsupported(e: &str) -> bool {
+    const UNSUPPORTED: [&str; 5] = ["EOPNOTSUPP", "ENOTSUP", "ENOSYS", "ENOTTY", "ENODEV"];
+    UNSUPPORTED.iter().any(|n| {
+        e.match_indices(n).any(|(at, _)| {
+            // The errno's name as a word (ENOTSUP is not EOPNOTSUPP's tail by accident).
+            let after = e[at + n.len()..].chars().next();
+            let before = e[..at].chars().next_back();
+            !after.is_some_and(|c| c.is_ascii_alphanumeric())
+                && !before.is_some_and(|c| c.is_ascii_alphanumeric())
+        })
+    })
 }
 
 /// Parses suite text and checks its questions against the answer table; `origin` names it in errors.
