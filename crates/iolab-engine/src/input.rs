@@ -68,6 +68,20 @@ pub fn open_regular(
             format!("{shown} is {k}; iolab reads a {what} from a regular file only"),
         ));
     }
+    // A kernel interface's file is made as it is read (its size says nothing), and reading some takes
+    // what others wait for (/proc/kmsg consumes the kernel's log).
+    if let Some(fs) = sys::fd_fs_magic(fd.as_raw_fd())
+        .ok()
+        .and_then(sys::pseudo_fs_name)
+    {
+        return Err(Error::usage(
+            flag,
+            format!(
+                "{shown} is on {fs}, a kernel interface, not storage; iolab reads a {what} from a \
+                 regular file of a filesystem only"
+            ),
+        ));
+    }
     if st.st_size as u64 > limit {
         return Err(too_big(path, flag, what, limit, st.st_size as u64));
     }
@@ -89,6 +103,26 @@ fn too_big(path: &Path, flag: &str, what: &str, limit: u64, n: u64) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A kernel interface's file is refused unread (/proc/kmsg would give up the kernel's log to iolab).
+    #[test]
+    fn kernel_interface_files_are_refused_unread() {
+        for p in [
+            "/proc/self/status",
+            "/proc/kmsg",
+            "/sys/kernel/mm/transparent_hugepage/enabled",
+        ] {
+            if !Path::new(p).exists() {
+                continue;
+            }
+            let e = read_text(Path::new(p), "--spec", "spec file", SMALL_INPUT).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{p}");
+            assert!(
+                e.to_string().contains("a kernel interface, not storage"),
+                "{p}: {e}"
+            );
+        }
+    }
 
     #[test]
     fn devices_fifos_and_large_files_are_refused_before_they_are_read() {

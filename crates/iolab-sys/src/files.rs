@@ -406,6 +406,16 @@ pub fn fs_magic(path: &Path) -> SysResult<u64> {
     Ok(s.f_type as u64)
 }
 
+/// The filesystem type (statfs f_type) of an open descriptor: fstatfs(2), so a path swapped after the open
+/// cannot answer for it.
+pub fn fd_fs_magic(fd: RawFd) -> SysResult<u64> {
+    // SAFETY: an all-zero statfs is a valid value of this plain C struct.
+    let mut s: lfs::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `fd` is only read by the call and `s` is a valid out-pointer.
+    result("fstatfs", unsafe { lfs::fstatfs(fd, &mut s) })?;
+    Ok(s.f_type as u64)
+}
+
 /// The kernel-interface filesystems by statfs f_type (linux/magic.h): their files are settings, counters
 /// and controls, not storage, so they are never targets.
 const PSEUDO_FS: &[(u64, &str)] = &[

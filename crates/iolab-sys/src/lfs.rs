@@ -10,16 +10,17 @@
 #[cfg(all(target_env = "gnu", target_pointer_width = "32"))]
 pub use libc::{
     fallocate64 as fallocate, fseeko64 as fseeko, fstat64 as fstat, fstatat64 as fstatat,
-    ftruncate64 as ftruncate, lseek64 as lseek, mmap64 as mmap, off64_t as off_t, open64 as open,
-    openat64 as openat, posix_fadvise64 as posix_fadvise, pread64 as pread, preadv64 as preadv,
-    preadv64v2 as preadv2, pwrite64 as pwrite, pwritev64 as pwritev, pwritev64v2 as pwritev2,
-    sendfile64 as sendfile, stat64 as stat, statfs64 as statfs, statvfs64 as statvfs,
+    fstatfs64 as fstatfs, ftruncate64 as ftruncate, lseek64 as lseek, mmap64 as mmap,
+    off64_t as off_t, open64 as open, openat64 as openat, posix_fadvise64 as posix_fadvise,
+    pread64 as pread, preadv64 as preadv, preadv64v2 as preadv2, pwrite64 as pwrite,
+    pwritev64 as pwritev, pwritev64v2 as pwritev2, sendfile64 as sendfile, stat64 as stat,
+    statfs64 as statfs, statvfs64 as statvfs,
 };
 
 #[cfg(not(all(target_env = "gnu", target_pointer_width = "32")))]
 pub use libc::{
-    fallocate, fseeko, fstat, fstatat, ftruncate, lseek, mmap, off_t, open, openat, posix_fadvise,
-    preadv, preadv2, pwritev, pwritev2, sendfile, stat, statfs, statvfs,
+    fallocate, fseeko, fstat, fstatat, fstatfs, ftruncate, lseek, mmap, off_t, open, openat,
+    posix_fadvise, preadv, preadv2, pwritev, pwritev2, sendfile, stat, statfs, statvfs,
 };
 
 // x86_64 and aarch64 make pread and pwrite by the instruction (`raw`).
