@@ -155,6 +155,12 @@ fn sizes_counts_and_names() {
             &format!("--{key} is not varied"),
         );
     }
+    // One document on stdout (two ran together into neither).
+    refused(
+        &["run", "--json", "-", "--csv", "-", "--ops", "1"],
+        "--csv",
+        "one document goes to stdout",
+    );
     // A window past the longest run.
     for flag in ["--op-log", "--log-interval"] {
         refused(

@@ -29,6 +29,18 @@ fn resolved(p: &Path) -> PathBuf {
 /// run writes into), checked before anything is created: entries are (flag, path), `None` when not
 /// given; `-` (stdout) is no file. The later entry's flag is named.
 pub fn check_apart(files: &[(&str, Option<&Path>)]) -> Result<(), Error> {
+    // One document on stdout: two would run together into neither (`--json - --csv -`).
+    let stdout: Vec<&str> = files
+        .iter()
+        .filter(|(_, p)| *p == Some(Path::new("-")))
+        .map(|(f, _)| *f)
+        .collect();
+    if let [first, second, ..] = stdout[..] {
+        return Err(Error::usage(
+            second,
+            format!("- (stdout) is also the {first} path; one document goes to stdout: give {second} a file"),
+        ));
+    }
     let given: Vec<(&str, &Path)> = files
         .iter()
         .filter_map(|(f, p)| Some((*f, (*p)?)))
