@@ -588,3 +588,51 @@ fn a_survey_ranking_beyond_what_a_survey_writes_is_refused_as_parsed() {
         );
     }
 }
+
+/// A `run --repeat` document holds a statistic per figure and as many runs as its repeat says: one with
+/// its statistics repeated (1.3 million copies took `report` 1.9 GB) or more runs than it says is
+/// refused, naming why.
+#[test]
+fn a_repeat_document_holds_what_its_repeat_says() {
+    let dir = tmpfs_dir();
+    let doc = dir.path().join("rep.json");
+    let r = iolab(&[
+        "run",
+        "--ops",
+        "100",
+        "--repeat",
+        "2",
+        "--json",
+        &path_str(&doc),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&doc).unwrap()).unwrap();
+    let html = dir.path().join("r.html");
+    let report = |v: &serde_json::Value| {
+        std::fs::write(&doc, v.to_string()).unwrap();
+        let _ = std::fs::remove_file(&html);
+        iolab(&["report", &path_str(&doc), "-o", &path_str(&html)])
+    };
+    assert_eq!(report(&v).code, 0);
+    let mut figures = v.clone();
+    let one = figures["repeat"]["figures"][0].clone();
+    figures["repeat"]["figures"] = serde_json::json!(vec![one; 100]);
+    let r = report(&figures);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("`figures` holds more than 64 items"),
+        "{}",
+        r.stderr
+    );
+    let mut runs = v.clone();
+    let first = runs["runs"][0].clone();
+    runs["runs"].as_array_mut().unwrap().push(first);
+    let r = report(&runs);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("its repeat says 2 runs, but it holds 3"),
+        "{}",
+        r.stderr
+    );
+}

@@ -93,6 +93,21 @@ fn job_file(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     p
 }
 
+/// `iolab run --fio JOB --fio-json OUT --count none`: its document, after asserting it ran.
+fn fio_json_of(job: &Path, out: &Path) -> Value {
+    let r = iolab(&[
+        "run",
+        "--fio",
+        &path_str(job),
+        "--fio-json",
+        &path_str(out),
+        "--count",
+        "none",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    json_file(out)
+}
+
 /// Every key of an object.
 fn keys(v: &Value) -> Vec<String> {
     v.as_object().unwrap().keys().cloned().collect()
@@ -234,18 +249,7 @@ fn group_reporting_makes_one_entry_as_fio_does() {
         let (fio_dir, ours) = (var_tmp(), var_tmp());
         let text = text.replace("{grp}", grp);
         let job = job_file(ours.path(), "two.fio", &text);
-        let out = ours.path().join("fio.json");
-        let r = iolab(&[
-            "run",
-            "--fio",
-            &path_str(&job),
-            "--fio-json",
-            &path_str(&out),
-            "--count",
-            "none",
-        ]);
-        assert_eq!(r.code, 0, "{}", r.stderr);
-        let doc = json_file(&out);
+        let doc = fio_json_of(&job, &ours.path().join("fio.json"));
         let js = jobs(&doc);
         let want = if grp.is_empty() { 2 } else { 1 };
         assert_eq!(js.len(), want, "{grp:?}");
@@ -282,16 +286,7 @@ fn a_clones_rate_is_withheld_where_its_own_span_is_too_short() {
         "nj.fio",
         "[nj]\nioengine=psync\nfilename=/dev/null\nrw=write\nbs=4k\nsize=4k\nnumjobs=16\n",
     );
-    let out = dir.path().join("fio.json");
-    let r = iolab(&[
-        "run",
-        "--fio",
-        &path_str(&job),
-        "--fio-json",
-        &path_str(&out),
-    ]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let doc = json_file(&out);
+    let doc = fio_json_of(&job, &dir.path().join("fio.json"));
     let js = jobs(&doc);
     assert_eq!(js.len(), 16);
     let mut withheld = 0;
@@ -324,17 +319,7 @@ fn clat_bins_are_fios_buckets_and_the_keys_are_fios() {
     let ours = var_tmp();
     let job = job_file(ours.path(), "rr.fio", text);
     let out = ours.path().join("fio.json");
-    let r = iolab(&[
-        "run",
-        "--fio",
-        &path_str(&job),
-        "--fio-json",
-        &path_str(&out),
-        "--count",
-        "none",
-    ]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let doc = json_file(&out);
+    let doc = fio_json_of(&job, &out);
     assert_eq!(jobs(&doc).len(), 1);
     let j = &jobs(&doc)[0];
     let rd = &j["read"];

@@ -224,19 +224,7 @@ fn helper_threads_and_sqpoll() {
             ..base()
         },
     );
-    check(
-        "sqpoll_burns_a_core",
-        Facts {
-            sqpoll_cpu_s: 1.0,
-            sqpoll_cpu_share: Some(1.0),
-            ..base()
-        },
-        Facts {
-            sqpoll_cpu_s: 0.0,
-            ..base()
-        },
-    );
-    // A share beyond the machine's CPUs is no share: nothing is said of it.
+    // A share beyond the machine's CPUs is no share (`helper_share`): nothing is said of it.
     check(
         "sqpoll_burns_a_core",
         Facts {

@@ -229,7 +229,7 @@ pub(super) type Bound = (&'static str, usize);
 /// quantiles; room is left for others) and its plot's buckets (half an octave each, about 90 from 1 ns
 /// to the histogram's top), a run's threads (at most 1024). A longer one is a forged record, refused as
 /// it is parsed: it is never held.
-const BOUNDED: [Bound; 10] = [
+const BOUNDED: [Bound; 11] = [
     ("cdf", 64),
     ("buckets", 256),
     ("per_thread", 1024),
@@ -243,6 +243,8 @@ const BOUNDED: [Bound; 10] = [
     ("answers", 256),
     ("published", 1024),
     ("cites", 4096),
+    // A `run --repeat` document's statistics, a figure each (8), and a kernels document's figure names.
+    ("figures", 64),
     // A survey's runs, a `run --repeat` document's (at most 10,000 repeats): as many as a file's records.
     ("runs", MAX_RECORDS),
 ];

@@ -443,6 +443,16 @@ fn document(
         // A `run --repeat` document ({"repeat", "runs"}; a survey's has no "repeat").
         let of = runs.len();
         let repeated = doc.get("repeat").is_some();
+        // How many runs its repeat says it holds (where it says: `{"runs": N, ...}`, or N).
+        let said = doc
+            .pointer("/repeat/runs")
+            .or_else(|| doc.get("repeat"))
+            .and_then(Value::as_u64);
+        if let Some(n) = said.filter(|n| *n != of as u64) {
+            return Err(format!(
+                "its repeat says {n} runs, but it holds {of}: not a document iolab wrote (damaged or forged)"
+            ));
+        }
         if !repeated {
             survey_runs_once(&runs)?;
         }
