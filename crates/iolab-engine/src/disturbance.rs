@@ -166,10 +166,17 @@ pub fn of(
         .map(|o| format!(" while other work ran {o:.2} CPUs"))
         .unwrap_or_default();
     let why = if let Some(q) = runqueue_share.filter(|&q| q > RUNQUEUE_LIMIT && others_ran) {
-        Some(format!(
-            "its threads waited for a CPU {:.0}% of the time{beside}",
-            100.0 * q
-        ))
+        // Summed over its tasks: past 1, more than one waited at once (never "130% of the time").
+        Some(match q > 1.0 {
+            false => format!(
+                "its threads waited for a CPU {:.0}% of the time{beside}",
+                100.0 * q
+            ),
+            true => format!(
+                "its threads waited for a CPU {q:.2} times the span in all (summed over its {tasks} \
+                 tasks){beside}"
+            ),
+        })
     } else if steal_share > STEAL_LIMIT {
         Some(format!(
             "the hypervisor took {:.0}% of its CPUs",
@@ -306,6 +313,20 @@ mod tests {
         assert_eq!(
             d.why.as_deref(),
             Some("its threads waited for a CPU 38% of the time while other work ran 0.90 CPUs")
+        );
+        // Several tasks waiting at once are summed: said as a total, never "130% of the time".
+        let b3 = [task(1, "iolab", 0), task(3, "iolab-w1", 0)];
+        let a3 = [task(1, "iolab", 700), task(3, "iolab-w1", 600)];
+        let d = of(
+            1.0,
+            &ends(&b3, Some(0), None),
+            &ends(&a3, Some(1400), None),
+            0.5,
+            (0.0, 1),
+        );
+        assert_eq!(
+            d.why.as_deref(),
+            Some("its threads waited for a CPU 1.30 times the span in all (summed over its 2 tasks) while other work ran 0.90 CPUs")
         );
         // The helper's wait is iolab's own doing, not the machine's.
         let a = [task(1, "iolab", 10), task(2, "iou-sqp-1", 900)];
