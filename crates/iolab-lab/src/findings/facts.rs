@@ -18,12 +18,15 @@ pub fn helper_cpu_s(r: &RunResult, prefix: &str) -> f64 {
 }
 
 /// `cpu_s` of a helper's CPU as CPUs kept busy, over the span its snapshots were read across (the timed
-/// span and the threads' wake-up and join); none where that is more than the machine's CPUs could run
-/// (a few ticks over a short span) or nothing ran.
+/// span and the threads' wake-up and join); none where that is more than the machine's CPUs could run,
+/// where it was counted per tick (no schedstat) over a span too short for that, or nothing ran.
 pub fn helper_share(r: &RunResult, cpu_s: f64) -> Option<f64> {
     let span = r.cpu.sampled_span_s.map_or(r.wall_s, |s| s.max(r.wall_s));
     let most = (r.host.cpus_online.max(1) as f64) * 1.1;
-    (cpu_s > 0.0 && span > 0.0)
+    // Exact where every helper's schedstat was read; else counted per tick, no share of a short span.
+    let exact = r.cpu.helpers.iter().all(|h| h.oncpu_s.is_some());
+    let timed = exact || iolab_engine::units::cpu_span_too_short(span).is_none();
+    (cpu_s > 0.0 && span > 0.0 && timed)
         .then(|| cpu_s / span)
         .filter(|s| *s <= most)
 }

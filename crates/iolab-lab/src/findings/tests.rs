@@ -254,6 +254,15 @@ fn helper_share_is_over_the_sampled_span_and_within_the_cpus() {
     r.cpu.sampled_span_s = Some(0.040);
     assert_eq!(crate::findings::facts::helper_share(&r, 0.060), Some(1.5));
     assert_eq!(crate::findings::facts::helper_share(&r, 0.0), None);
+    // Counted per tick (a helper without schedstat) over a span too short for ticks: no share.
+    r.cpu.helpers = vec![iolab_engine::measure::cpu::HelperCpu {
+        comm: "iou-sqp-1".into(),
+        sys_s: 0.06,
+        ..Default::default()
+    }];
+    assert_eq!(crate::findings::facts::helper_share(&r, 0.060), None);
+    r.cpu.helpers[0].oncpu_s = Some(0.06);
+    assert_eq!(crate::findings::facts::helper_share(&r, 0.060), Some(1.5));
 }
 
 #[test]
