@@ -168,8 +168,9 @@ pub(crate) fn not_records(p: &Path, what: String) -> Error {
     )
 }
 
-/// A key of a record's point that the settings' `vary` does not name, or a value it does not give the key (each point's keys are among them:
-/// a suite's steps name different keys, every one of them in `vary`).
+/// A key of a record's point that the settings' `vary` does not name, or a value it does not give the
+/// key, said as what the point names (each point's keys are among them: a suite's steps name different
+/// keys, every one of them in `vary`).
 fn foreign_key(rec: &Value, settings: &Value) -> Option<String> {
     let vary = settings.get("vary")?.as_object()?;
     super::shape::record_point(rec)
