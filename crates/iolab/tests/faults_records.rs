@@ -348,19 +348,6 @@ fn resume_refuses_a_record_whose_result_is_no_runs_and_records_hold_no_negative_
         "{}",
         r.stderr
     );
-    // A point whose value is none of the sweep's (bs=4096, as its result ran, in a sweep of 4k and
-    // 16k) is another sweep's.
-    let mut other = records(&out)[0].clone();
-    other["point"]["bs"] = serde_json::json!("4096");
-    std::fs::write(&out, format!("{text}{other}\n")).unwrap();
-    let r = sweep(&out, &["--ops", "100", "--resume"]);
-    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
-    assert!(
-        r.stderr
-            .contains("line 3: its point names bs=4096, a value this sweep does not give bs"),
-        "{}",
-        r.stderr
-    );
     // A file whose only line is cut short says so, as report does.
     std::fs::write(&out, "{\"a\":1").unwrap();
     let r = sweep(&out, &["--ops", "100", "--resume"]);
