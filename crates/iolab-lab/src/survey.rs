@@ -5,7 +5,7 @@
 //! new, each run creates its own file and removes it, and the JSON goes to a new file in ./iolab-results/.
 
 use crate::ranking::{Entry, RankingTable};
-pub use crate::survey_run::{Cell, OnRun, SurveyRun};
+pub use crate::survey_run::{Cell, OnRun, Ranked, SurveyRun};
 use iolab_engine::error::{Error, Result};
 use iolab_engine::measure::clock::ClockInfo;
 use iolab_engine::method::Fit;
@@ -255,35 +255,33 @@ pub fn ranking(runs: &[SurveyRun]) -> Vec<RankingTable> {
 
 /// The same against `baseline` (a method's name), which the text calls `label`.
 pub fn ranking_against(runs: &[SurveyRun], baseline: &str, label: &str) -> Vec<RankingTable> {
+    let ranked: Vec<Ranked> = runs.iter().map(SurveyRun::ranked).collect();
+    ranking_of(&ranked, baseline, label)
+}
+
+/// The ranking of `runs` as the ranking reads them: per target (in the order they ran) and block size
+/// (from the smallest), against `baseline`. Linear in the runs: each is put in its table once.
+pub fn ranking_of(runs: &[Ranked], baseline: &str, label: &str) -> Vec<RankingTable> {
     // Targets in the order they ran, each with its block sizes from the smallest.
     let mut targets: Vec<&str> = Vec::new();
+    let mut cells: std::collections::HashMap<&str, std::collections::BTreeMap<u64, Vec<Entry>>> =
+        std::collections::HashMap::new();
     for r in runs {
-        if !targets.contains(&r.target.as_str()) {
+        if !cells.contains_key(r.target.as_str()) {
             targets.push(&r.target);
         }
-    }
-    let mut tables: Vec<(&str, u64)> = Vec::new();
-    for t in targets {
-        let mut sizes: Vec<u64> = runs
-            .iter()
-            .filter(|r| r.target == t)
-            .map(|r| r.bs)
-            .collect();
-        sizes.sort_unstable();
-        sizes.dedup();
-        tables.extend(sizes.into_iter().map(|bs| (t, bs)));
+        let sizes = cells.entry(&r.target).or_default();
+        let entries = sizes.entry(r.bs).or_default();
+        entries.extend(entry(r));
     }
     let mut out = Vec::new();
-    for (target, bs) in tables {
-        let entries: Vec<Entry> = runs
-            .iter()
-            .filter(|r| r.target == target && r.bs == bs)
-            .filter_map(entry)
-            .collect();
-        if !entries.is_empty() {
-            let mut t = crate::ranking::rank_against(&entries, baseline, label);
-            (t.target, t.bs) = (target.to_string(), bs);
-            out.push(t);
+    for target in targets {
+        for (bs, entries) in cells.remove(target).unwrap_or_default() {
+            if !entries.is_empty() {
+                let mut t = crate::ranking::rank_against(&entries, baseline, label);
+                (t.target, t.bs) = (target.to_string(), bs);
+                out.push(t);
+            }
         }
     }
     out
@@ -291,8 +289,8 @@ pub fn ranking_against(runs: &[SurveyRun], baseline: &str, label: &str) -> Vec<R
 
 /// A run as a row to rank, if it ran: its quiet rounds (in results before rounds were numbered, every
 /// round's value numbered in the order they ran, as they were run then).
-fn entry(run: &SurveyRun) -> Option<Entry> {
-    let median = run.result.as_ref()?.ns_per_op;
+fn entry(run: &Ranked) -> Option<Entry> {
+    let median = run.median?;
     let rounds: Vec<(u32, f64)> = if !run.round_runs.is_empty() {
         run.round_runs
             .iter()

@@ -56,7 +56,31 @@ pub struct SurveyRun {
     pub verdict: Option<crate::verdict::Verdict>,
 }
 
+/// What the ranking reads of a survey's run (a report reads it from a record cut down to it).
+#[derive(Debug, Clone)]
+pub struct Ranked {
+    pub target: String,
+    pub method: MethodKind,
+    pub bs: u64,
+    /// The median round's time per op, ns (none where the method did not run).
+    pub median: Option<f64>,
+    pub round_runs: Vec<RoundRun>,
+    pub rounds_ns_per_op: Vec<f64>,
+}
+
 impl SurveyRun {
+    /// What the ranking reads of it.
+    pub fn ranked(&self) -> Ranked {
+        Ranked {
+            target: self.target.clone(),
+            method: self.method,
+            bs: self.bs,
+            median: self.result.as_ref().map(|r| r.ns_per_op),
+            round_runs: self.round_runs.clone(),
+            rounds_ns_per_op: self.rounds_ns_per_op.clone(),
+        }
+    }
+
     /// Did a round fail at run time (no space, an I/O error, a replaced file, data that did not
     /// verify)? A method this machine cannot run, or that cannot do the workload, is not a failure.
     pub fn failed_at_run_time(&self) -> bool {

@@ -63,6 +63,8 @@ enum Holder {
     SurveyRun,
     /// One of a survey's runs that could not run.
     SurveyUnavailable,
+    /// One of a survey's run's `round_runs` (`iolab_lab::rounds::RoundRun`).
+    RoundRun,
 }
 
 macro_rules! fields {
@@ -190,6 +192,20 @@ fields! {
     SURVEY_BS = ["bs"] in SurveyRun, SurveyUnavailable;
     /// The run's result (a `RunResult`).
     SURVEY_RESULT = ["result"] in SurveyRun;
+    /// A survey's run's ns/op of every round, in the order they ran.
+    SURVEY_ROUNDS = ["rounds_ns_per_op"] in SurveyRun;
+    /// A survey's run's rounds, each numbered, with whether the machine disturbed it.
+    SURVEY_ROUND_RUNS = ["round_runs"] in SurveyRun;
+    /// Inside one of `SURVEY_ROUND_RUNS`.
+    ROUND_NUMBER = ["round"] in RoundRun;
+    ROUND_NS_PER_OP = ["ns_per_op"] in RoundRun;
+    ROUND_DISTURBED = ["disturbed"] in RoundRun;
+    /// `--layers`: an op's mean time before the block layer, queued in it, on the device and after the
+    /// completion (ns); absent in runs without it.
+    LAYERS_BEFORE = ["layers", "before_ns"] in Run;
+    LAYERS_QUEUED = ["layers", "queued_ns"] in Run;
+    LAYERS_DEVICE = ["layers", "device_ns"] in Run;
+    LAYERS_AFTER = ["layers", "after_ns"] in Run;
     /// Why the method could not run on the target.
     SURVEY_UNAVAILABLE = ["unavailable"] in SurveyUnavailable;
 }
@@ -326,7 +342,7 @@ pub(crate) mod tests {
             mixed: None,
             paced: None,
             access: None,
-            layers: None,
+            layers: Some(Default::default()),
             device_io: None,
             per_thread: vec![Default::default()],
             verify: Some(Default::default()),
@@ -450,6 +466,11 @@ pub(crate) mod tests {
             .unwrap()
         };
         let (survey_ran, survey_not) = (survey_run(true), survey_run(false));
+        let round_run = SURVEY_ROUND_RUNS
+            .at(&survey_ran)
+            .and_then(|f| f.get(0))
+            .unwrap()
+            .clone();
         let interval = INTERVALS.at(&run).and_then(|f| f.get(0)).unwrap().clone();
         let mem_point = MEMORY_OVER_TIME
             .at(&run)
@@ -469,6 +490,7 @@ pub(crate) mod tests {
                     Holder::MemPoint => &mem_point,
                     Holder::SurveyRun => &survey_ran,
                     Holder::SurveyUnavailable => &survey_not,
+                    Holder::RoundRun => &round_run,
                 };
                 assert!(
                     field.at(doc).is_some_and(|v| !v.is_null()),

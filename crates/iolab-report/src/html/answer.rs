@@ -3,38 +3,84 @@
 //! axis with the range that ratio can have, fastest first.
 
 use crate::html::markup::esc;
+use iolab_engine::method::MethodKind;
 use iolab_engine::units::{fmt_ns, fmt_size};
 use iolab_lab::ranking::{RankRow, RankingTable};
-use iolab_lab::survey::SurveyRun;
+use iolab_lab::rounds::RoundRun;
+use iolab_lab::survey::Ranked;
 use serde_json::Value;
 use std::fmt::Write;
 
 /// Width of a bar's drawing, px.
 const W: f64 = 260.0;
 
+/// A survey's run as its ranking and the layer figure read it: from a record's result cut down to
+/// what the report shows (a whole `RunResult` is not held: a survey of many runs is read in a small
+/// multiple of its text).
+struct Run {
+    ranked: Ranked,
+    /// `--layers`: the mean time per op before, queued in, on the device and after (ns).
+    layers: Option<[f64; 4]>,
+}
+
+/// `r` (a survey's run, read as a record's result) as the ranking reads it; none for other results.
+fn run_of(r: &Value) -> Option<Run> {
+    use crate::fields::*;
+    if SPEC_METHOD.at(r).is_some() {
+        return None;
+    }
+    let result = SURVEY_RESULT.at(r).filter(|v| !v.is_null());
+    let round_runs = SURVEY_ROUND_RUNS.at(r).and_then(Value::as_array);
+    let round_runs = round_runs.into_iter().flatten().filter_map(|x| {
+        Some(RoundRun {
+            round: u32::try_from(ROUND_NUMBER.num(x)? as u64).ok()?,
+            ns_per_op: ROUND_NS_PER_OP.num(x)?,
+            disturbed: ROUND_DISTURBED.at(x)?.as_bool()?,
+        })
+    });
+    let rounds = SURVEY_ROUNDS.at(r).and_then(Value::as_array);
+    let layers = [LAYERS_BEFORE, LAYERS_QUEUED, LAYERS_DEVICE, LAYERS_AFTER];
+    Some(Run {
+        ranked: Ranked {
+            target: SURVEY_TARGET.at(r)?.as_str()?.to_string(),
+            method: MethodKind::parse(SURVEY_METHOD.at(r)?.as_str()?)?,
+            bs: SURVEY_BS.at(r)?.as_u64()?,
+            median: result.and_then(|x| NS_PER_OP.num(x)),
+            round_runs: round_runs.collect(),
+            rounds_ns_per_op: rounds
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_f64)
+                .collect(),
+        },
+        layers: result.and_then(|x| {
+            let v: Vec<f64> = layers.iter().filter_map(|f| f.num(x)).collect();
+            v.try_into().ok()
+        }),
+    })
+}
+
 /// The section, or nothing when no record is a survey's run.
 pub(super) fn section(recs: &[Value]) -> String {
-    let runs: Vec<SurveyRun> = recs
+    let runs: Vec<Run> = recs
         .iter()
-        // Only a survey's runs (a method and a block size beside the result) are cloned: not every record.
         .filter_map(|r| crate::fields::RESULT.at(r))
-        .filter(|r| {
-            crate::fields::SURVEY_BS.at(r).is_some() && crate::fields::SPEC_METHOD.at(r).is_none()
-        })
-        // From a clone: deserializing from a reference would be another copy of every result type's
-        // deserializer in the binary (about 160 KB of a board's).
-        .filter_map(|r| serde_json::from_value(r.clone()).ok())
+        .filter_map(run_of)
         .collect();
     if runs.is_empty() {
         return String::new();
     }
     // The runs of `survey --target` are named by their workload and ranked against pread()/pwrite().
-    let workload = runs.iter().all(|r| r.target.contains(" in flight, "));
+    let workload = runs
+        .iter()
+        .all(|r| r.ranked.target.contains(" in flight, "));
+    let ranked: Vec<Ranked> = runs.iter().map(|r| r.ranked.clone()).collect();
     let tables = if workload {
-        workload_tables(&runs)
+        workload_tables(&ranked)
     } else {
-        iolab_lab::survey::ranking(&runs)
+        iolab_lab::survey::ranking_of(&ranked, iolab_lab::ranking::BASELINE, "write()")
     };
+    drop(ranked);
     if tables
         .iter()
         .all(|t| t.rows.iter().all(|r| r.rank == "floor"))
@@ -55,18 +101,26 @@ pub(super) fn section(recs: &[Value]) -> String {
          test; none with fewer than 6 such rounds). A row shares the rank of the rows before it (\"2=\") \
          unless that interval separates it from each of them.</p>\n"
     );
+    // The first run of each target and method, as the ranking's rows name them.
+    let mut layers = super::layers::Layers::new();
+    for r in &runs {
+        if let Some(l) = r.layers {
+            let key = (r.ranked.target.as_str(), r.ranked.method.name());
+            layers.entry(key).or_insert(l);
+        }
+    }
     for (n, t) in tables.iter().enumerate() {
         table(t, &mut o);
         if workload {
-            super::layers::figure_of(t, &runs, n, &mut o);
+            super::layers::figure_of(t, &layers, n, &mut o);
         }
     }
     o
 }
 
 /// A workload survey's tables, each against pread() or pwrite() by its direction.
-fn workload_tables(runs: &[SurveyRun]) -> Vec<RankingTable> {
-    let mut tables = iolab_lab::survey::ranking_against(runs, "psync", "pread()");
+fn workload_tables(runs: &[Ranked]) -> Vec<RankingTable> {
+    let mut tables = iolab_lab::survey::ranking_of(runs, "psync", "pread()");
     for t in &mut tables {
         if t.target.contains(" writes, ") {
             t.baseline_label = "pwrite()".into();

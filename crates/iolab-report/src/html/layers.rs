@@ -6,7 +6,6 @@ use super::axis::Axis;
 use super::charts::{bar_chart, BarChart, BarRow, BarSection};
 use super::markup::{figure, Chart};
 use iolab_lab::ranking::RankingTable;
-use iolab_lab::survey::SurveyRun;
 
 /// The parts of an op, in time order.
 pub(super) const PARTS: [&str; 4] = [
@@ -16,17 +15,16 @@ pub(super) const PARTS: [&str; 4] = [
     "after the completion",
 ];
 
+/// Each run's mean time per op in each part, by its target and method's name.
+pub(super) type Layers<'a> = std::collections::HashMap<(&'a str, &'a str), [f64; 4]>;
+
 /// The figure for ranking `t` (nothing when none of its runs has times per layer).
-pub(super) fn figure_of(t: &RankingTable, runs: &[SurveyRun], n: usize, o: &mut String) {
+pub(super) fn figure_of(t: &RankingTable, layers: &Layers, n: usize, o: &mut String) {
     let rows: Vec<BarRow> = t
         .rows
         .iter()
         .filter_map(|row| {
-            let run = runs
-                .iter()
-                .find(|r| r.target == t.target && r.method.name() == row.method)?;
-            let l = run.result.as_ref()?.layers.as_ref()?;
-            let parts = [l.before_ns, l.queued_ns, l.device_ns, l.after_ns];
+            let parts = *layers.get(&(t.target.as_str(), row.method.as_str()))?;
             let total: f64 = parts.iter().sum();
             // Each part as a share of the op: methods of times a thousand apart side by side; the
             // op's time printed with its name.
