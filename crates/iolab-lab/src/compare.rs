@@ -39,7 +39,7 @@ const NOT_WORKLOAD: &[&str] = &[
 /// so that two surveys compare per target, method and block size; other records as they are.
 pub fn survey_runs_as_records(recs: Vec<Value>) -> Vec<Value> {
     recs.into_iter()
-        .filter_map(|rec| {
+        .filter_map(|mut rec| {
             let run = rec.get("result")?;
             let is_survey_run = ["target", "method", "bs"]
                 .iter()
@@ -48,11 +48,17 @@ pub fn survey_runs_as_records(recs: Vec<Value>) -> Vec<Value> {
             if !is_survey_run {
                 return Some(rec);
             }
-            let result = run.get("result").filter(|r| !r.is_null())?.clone();
-            Some(serde_json::json!({
-                "point": {"target": run["target"], "method": run["method"], "bs": run["bs"]},
-                "result": result,
-            }))
+            let point = serde_json::json!({"target": run["target"], "method": run["method"], "bs": run["bs"]});
+            // The run's result moved into its record, not copied.
+            let result = rec
+                .get_mut("result")?
+                .as_object_mut()?
+                .remove("result")
+                .filter(|r| !r.is_null())?;
+            let mut m = serde_json::Map::new();
+            m.insert("point".into(), point);
+            m.insert("result".into(), result);
+            Some(Value::Object(m))
         })
         .collect()
 }

@@ -143,10 +143,7 @@ fn build_with(
 ) -> Report {
     // A survey's page opens with its answer, from its runs before they are read as records.
     let answer = answer::section(&recs);
-    let recs: Vec<Value> = recs
-        .into_iter()
-        .map(|r| unwrap_survey_run(&r).unwrap_or(r))
-        .collect();
+    let recs: Vec<Value> = recs.into_iter().map(unwrap_survey_run).collect();
     let labels = unique_labels(&recs, from);
     let grouped = recs.iter().any(|r| repeats::count(r).is_some());
     // Each run's coordinates, then stored once each (`coords`) and held by the runs as numbers.

@@ -122,6 +122,85 @@ fn records_with_long_arrays_cost_what_the_report_draws_of_them() {
     assert!(text.contains("Lines of more than "), "the thinning is said");
 }
 
+/// A document's runs (a survey's on one line, a `run --repeat` one's over many, as each is written) are
+/// read one at a time and cut down as a record's: its text is never held whole beside them, and a survey
+/// run's result is not kept whole (a survey document of 213 MB took 1.75 GB in `report`, and a repeat
+/// document of 196 MB 752 MB: about 8 and 3.8 bytes per byte).
+#[test]
+fn documents_are_read_a_run_at_a_time_in_memory_linear_in_them() {
+    let d = tempfile::tempdir().unwrap();
+    let t = template(d.path());
+    let result = &t["result"];
+    // Written a run at a time: a child's peak counts this process's memory at the fork.
+    let write =
+        |path: &std::path::Path, head: &str, runs: &mut dyn Iterator<Item = String>, tail: &str| {
+            use std::io::Write;
+            let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+            write!(f, "{head}").unwrap();
+            for (i, r) in runs.enumerate() {
+                write!(f, "{}{r}", if i == 0 { "" } else { "," }).unwrap();
+            }
+            write!(f, "{tail}").unwrap();
+            f.flush().unwrap();
+            std::fs::metadata(path).unwrap().len()
+        };
+    // A survey's document on one line; a repeat one's over many, as `run --json` prints it.
+    let survey = |n: usize, path: &std::path::Path| -> u64 {
+        let mut runs = (0..n).map(|i| {
+            let mut r = result.clone();
+            r["spec"]["bs"] = (i + 1).into();
+            serde_json::json!({"target": "file", "method": "psync", "bs": i + 1, "result": r,
+                "rounds_ns_per_op": [1.0, 1.1, 1.2], "rounds_disturbed": 0})
+            .to_string()
+        });
+        write(
+            path,
+            r#"{"ranking":[],"findings":[],"runs":["#,
+            &mut runs,
+            "]}",
+        )
+    };
+    let repeat = |n: usize, path: &std::path::Path| -> u64 {
+        let mut runs = (0..n).map(|_| serde_json::to_string_pretty(result).unwrap());
+        let head = format!("{{\n  \"repeat\": {{\"runs\": {n}}},\n  \"runs\": [\n");
+        write(path, &head, &mut runs, "\n  ]\n}\n")
+    };
+    type Write<'a> = dyn Fn(usize, &std::path::Path) -> u64 + 'a;
+    for (what, write) in [("survey", &survey as &Write), ("repeat", &repeat as &Write)] {
+        let mut runs = Vec::new();
+        for n in [1000, 2000] {
+            let doc = d.path().join(format!("{what}{n}.json"));
+            let bytes = write(n, &doc);
+            let html = path_str(&d.path().join(format!("{what}{n}.html")));
+            let report = cost(
+                &["report".into(), path_str(&doc), "-o".into(), html],
+                &[&doc],
+            );
+            let compare = cost(&["compare".into(), path_str(&doc), path_str(&doc)], &[]);
+            println!(
+                "{what} document of {n} runs ({bytes} bytes): report peak {}, compare peak {}",
+                report.peak_rss, compare.peak_rss
+            );
+            runs.push((bytes, report.peak_rss, compare.peak_rss));
+        }
+        let ((b1, r1, c1), (b2, r2, c2)) = (runs[0], runs[1]);
+        for (cmd, small, large, files) in [("report", r1, r2, 1), ("compare", c1, c2, 2)] {
+            let per_byte = (large as f64 - small as f64) / ((b2 - b1) * files) as f64;
+            println!("{what}, {cmd}: {per_byte:.1} resident bytes per byte of document added");
+            assert!(
+                per_byte <= DOCUMENT_BYTES_PER_BYTE,
+                "{cmd} of a {what} document: {per_byte:.1} bytes of memory per byte ({small} at {b1} \
+                 bytes, {large} at {b2})"
+            );
+        }
+    }
+}
+
+/// The most resident memory one byte of a document may add: its runs as a record file's records, and
+/// the page (report 2.7 for a survey's on one line and 1.7 for a repeat one's over many when this was
+/// written).
+const DOCUMENT_BYTES_PER_BYTE: f64 = 3.5;
+
 /// A fleet's results directory is read as a record file is: each host's records streamed and cut down,
 /// merged by reference, so its memory grows with its records as a file's does (it held about 24 bytes
 /// per byte of records before: a 210 MB directory took 5 GB).

@@ -6,6 +6,7 @@
 //! `iolab compare` itself lives in `crate::compare`.
 
 pub mod check;
+mod doc;
 mod figures;
 mod inputs;
 mod jobs;

@@ -4,6 +4,9 @@
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+/// What a record that cannot be one iolab wrote is called.
+pub(super) const FORGED: &str = "not a record iolab wrote (damaged or forged)";
+
 /// Which parts of each record's run result a reader keeps.
 #[derive(Clone, Copy)]
 pub enum Keep<'a> {
@@ -91,7 +94,7 @@ fn pruned(v: Value, paths: &[&[&str]]) -> Value {
 
 /// Whether a value cut down to paths going on into it holds nothing of them: an empty object or array,
 /// or a scalar where an object was to be.
-fn is_empty(v: &Value) -> bool {
+pub(super) fn is_empty(v: &Value) -> bool {
     match v {
         Value::Object(m) => m.is_empty(),
         Value::Array(a) => a.is_empty(),
@@ -168,7 +171,7 @@ impl Budget {
     }
 
     /// `bytes` more made: an error once the budget is spent.
-    fn take<E: serde::de::Error>(&self, bytes: usize) -> Result<(), E> {
+    pub(super) fn take<E: serde::de::Error>(&self, bytes: usize) -> Result<(), E> {
         match self.left.get().checked_sub(bytes) {
             None => Err(E::custom(format!(
                 "as parsed it would take more than {} times the memory of its text, more than \
@@ -249,6 +252,47 @@ const BOUNDED: [Bound; 11] = [
     ("runs", MAX_RECORDS),
 ];
 
+/// The paths going on under key `k` of an object parsed with `paths` (none: its value is passed over),
+/// a spec kept whole read as its own keys.
+pub(super) fn under<'p, 'a>(paths: &'p [&'a [&'a str]], k: &str) -> Vec<&'p [&'a str]> {
+    // Kept whole: every key with it.
+    let under: Vec<&[&str]> = match paths.iter().all(|p| p.is_empty()) {
+        true => vec![&[]],
+        false => paths
+            .iter()
+            .filter(|p| p.first() == Some(&k))
+            .map(|p| &p[1..])
+            .collect(),
+    };
+    // A spec kept whole: its own keys, each whole.
+    match k == "spec" && !under.is_empty() && under.iter().all(|p| p.is_empty()) {
+        true => SPEC_KEYS.iter().map(|p| &p[..]).collect(),
+        false => under,
+    }
+}
+
+/// The value of key `k` of an object parsed with `paths` (inside a value bounded in all by `holds`),
+/// parsed by `parse` with the seed for it: its paths and bounds. None where no path reaches it (then it
+/// is not parsed).
+pub(super) fn value_at<E>(
+    paths: &[&[&str]],
+    k: &str,
+    holds: Option<&Holds>,
+    budget: &Budget,
+    parse: impl FnOnce(Pruned) -> Result<Value, E>,
+) -> Result<Option<Value>, E> {
+    let under = under(paths, k);
+    if under.is_empty() {
+        return Ok(None);
+    }
+    let most = BOUNDED.iter().find(|b| b.0 == k).copied();
+    let own = HOLDS
+        .iter()
+        .find(|b| holds.is_none() && b.0 == k)
+        .map(|b| Holds(*b, std::cell::Cell::new(b.1)));
+    parse(Pruned(&under, most, own.as_ref().or(holds), budget)).map(Some)
+}
+
 impl Pruned<'_, '_> {
     /// Whether the value is kept whole (no path goes on into it).
     fn whole(&self) -> bool {
@@ -274,38 +318,19 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
     fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<Value, M::Error> {
         self.3.take(cost::CONTAINER)?;
         let mut items: Vec<(String, Value)> = Vec::new();
-        let whole = self.whole();
         // A key is borrowed from the line while it is looked at: only a kept one is allocated.
         while let Some(Key(k)) = m.next_key::<Key>()? {
-            // Kept whole: every key with it.
-            let under: Vec<&[&str]> = match whole {
-                true => vec![&[]],
-                false => self
-                    .0
-                    .iter()
-                    .filter(|p| p.first() == Some(&k.as_ref()))
-                    .map(|p| &p[1..])
-                    .collect(),
-            };
-            if under.is_empty() {
-                m.next_value::<IgnoredAny>()?;
-            } else {
-                let most = BOUNDED.iter().find(|b| b.0 == k.as_ref()).copied();
-                let own = HOLDS
-                    .iter()
-                    .find(|b| self.2.is_none() && b.0 == k.as_ref())
-                    .map(|b| Holds(*b, std::cell::Cell::new(b.1)));
-                // A spec kept whole: its own keys, each whole.
-                let under = match k.as_ref() == "spec" && under.iter().all(|p| p.is_empty()) {
-                    true => SPEC_KEYS.iter().map(|p| &p[..]).collect(),
-                    false => under,
-                };
-                let v = m.next_value_seed(Pruned(&under, most, own.as_ref().or(self.2), self.3))?;
-                if let Some(h) = self.2 {
-                    h.one_more()?;
+            match value_at(self.0, &k, self.2, self.3, |seed| m.next_value_seed(seed))? {
+                None => {
+                    m.next_value::<IgnoredAny>()?;
                 }
-                self.3.take(cost::ENTRY + cost::text(&k))?;
-                items.push((k.into_owned(), v));
+                Some(v) => {
+                    if let Some(h) = self.2 {
+                        h.one_more()?;
+                    }
+                    self.3.take(cost::ENTRY + cost::text(&k))?;
+                    items.push((k.into_owned(), v));
+                }
             }
         }
         Ok(Value::Object(items.into_iter().collect()))
@@ -470,55 +495,6 @@ const SPEC_KEYS: [[&str; 1]; 45] = [
     ["seed_text"],
 ];
 
-/// A run result's own keys (the fields of [`iolab_engine::result::RunResult`]), each kept whole of a
-/// survey's run. Checked against serde's names of the fields by a test.
-const RUN_RESULT_KEYS: [&str; 44] = [
-    "schema_version",
-    "host",
-    "spec",
-    "target",
-    "clock",
-    "timed",
-    "excluded",
-    "warmup",
-    "wall_s",
-    "ops",
-    "bytes",
-    "iops",
-    "mib_s",
-    "ns_per_op",
-    "latency",
-    "latency_unavailable",
-    "gap",
-    "gap_unavailable",
-    "flushes",
-    "cpu",
-    "disturbance",
-    "syscalls",
-    "uring",
-    "aio",
-    "nowait",
-    "memory",
-    "mixed",
-    "paced",
-    "access",
-    "layers",
-    "device_io",
-    "per_thread",
-    "verify",
-    "kernel",
-    "derived",
-    "findings",
-    "fallbacks",
-    "notes",
-    "offload",
-    "profile",
-    "intervals",
-    "sink",
-    "iopoll",
-    "sparse_clock",
-];
-
 /// The field names of a struct as its derived `Deserialize` names them to the reader it is read by
 /// (asked of a reader that only takes the names): for tests, which check the lists readers keep
 /// against them (a board's binary would carry every field type's deserializer again for this reader).
@@ -591,7 +567,8 @@ const SURVEY_RUN_KEYS: [&str; 9] = [
 ];
 
 /// The paths of a whole-file document that reach what `keep` keeps, whichever document it is: a run's
-/// result, a record, a `run --repeat` document's runs (results), a survey's runs (whole), and of a
+/// result, a record, a `run --repeat` document's runs (results), a survey's runs (their results as a
+/// record's, their own keys whole), and of a
 /// survey the ranking and findings; also a record's own (a document on one line is parsed before it is
 /// known to be one).
 pub(super) fn document_paths<'a>(result: &[&'a [&'a str]]) -> Vec<Vec<&'a str>> {
@@ -600,13 +577,13 @@ pub(super) fn document_paths<'a>(result: &[&'a [&'a str]]) -> Vec<Vec<&'a str>> 
         .iter()
         .map(|f| f.path)
         .chain(super::figures::SPAN);
+    // A run's result is kept as a record's is: a repeat document's runs are results, a survey's runs
+    // hold one (read as a record's result, the ranking from its time per op and rounds).
     for p in result.iter().copied().chain(figures).chain(CHECKED) {
         out.push(p.to_vec());
         out.push([&["runs"][..], p].concat());
+        out.push([&["runs", "result"][..], p].concat());
     }
-    // A survey's run is read whole (the page's answer is made from its runs as the survey wrote them):
-    // the result's own keys, each whole (a key iolab never writes there is passed over, never made).
-    out.extend(RUN_RESULT_KEYS.iter().map(|k| vec!["runs", "result", *k]));
     out.extend(SURVEY_RUN_KEYS.iter().map(|k| vec!["runs", *k]));
     out.extend([vec!["repeat"], vec!["ranking"], vec!["findings"]]);
     out
@@ -621,7 +598,8 @@ mod tests {
         let mut spec: Vec<&str> = field_names::<iolab_engine::spec::Spec>().to_vec();
         spec.push("seed_text");
         assert_eq!(SPEC_KEYS.iter().map(|k| k[0]).collect::<Vec<_>>(), spec);
-        let run = field_names::<iolab_engine::result::RunResult>();
-        assert_eq!(&RUN_RESULT_KEYS[..], run);
+        let mut survey_run = SURVEY_RUN_KEYS.to_vec();
+        survey_run.insert(3, "result");
+        assert_eq!(field_names::<crate::survey::SurveyRun>(), &survey_run[..]);
     }
 }

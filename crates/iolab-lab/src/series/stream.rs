@@ -3,8 +3,8 @@
 //! never the file's text beside them. A byte no JSON text holds (NUL, another control byte) ends the read
 //! where it is found, naming its offset, without reading the rest of the file.
 
-use super::prune::kept;
 pub use super::prune::Keep;
+use super::prune::{kept, FORGED};
 use iolab_engine::error::{Error, Result};
 use serde_json::Value;
 use std::io::{BufRead, Read};
@@ -149,72 +149,62 @@ fn bad_byte(at: u64, b: u8) -> String {
 }
 
 /// The records of `r` (the text of `path`, for messages); see [`RecordFile`].
-pub fn read_from(mut r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordFile> {
+pub fn read_from(r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordFile> {
+    use super::doc::Failed;
     let bad = |what: String| Error::Runtime(format!("{}: {what}", path.display()));
     let io = |e: std::io::Error| bad(e.to_string());
     let mut out = RecordFile::default();
-    let mut lines = Lines::default();
-    // The first line that is not blank: a record, or the start of a document.
-    let first = loop {
-        if !lines.next(&mut r).map_err(io)? {
-            return Ok(out);
-        }
-        if !lines.blank() {
-            break lines.take();
-        }
-    };
-    if let Some(b) = first.iter().find(|b| !b.is_ascii_whitespace()) {
-        if *b != b'{' {
+    let mut s = super::doc::Scan::new(r);
+    // The first byte that is not blank: of a record, or the start of a document.
+    match s.peek().map_err(io)? {
+        None => return Ok(out),
+        Some(b'{') => {}
+        Some(b) => {
             return Err(bad(format!(
-                "line {}: not a file of records: it starts with {:?}, and each record is a JSON object",
-                lines.number,
-                char::from(*b)
-            )));
+            "line {}: not a file of records: it starts with {:?}, and each record is a JSON object",
+            s.line,
+            char::from(b)
+        )))
         }
     }
-    let first_line = lines.number;
-    // The first line may be a whole document (or its start): parsed keeping what a document or a record
-    // keeps.
+    let (first_line, start) = (s.line, s.at);
+    // The first object may be a whole document (on one line or many), read a value at a time: a
+    // document's text is never held whole. Parsed keeping what a document or a record keeps.
     let doc_paths = owned_paths(keep, super::prune::document_paths);
     let doc_paths = slices(&doc_paths);
+    const WHOLE: [&[&str]; 1] = [&[]];
     let doc_parse = Parse::new(doc_paths.as_deref());
     // What the read may make, as it goes: what it holds stays a small multiple of what it read.
     let budget = doc_parse.budget();
-    budget.grant(first.len());
-    let v = match doc_parse.of(&first, &budget) {
+    let v = match super::doc::object(&mut s, doc_paths.as_deref().unwrap_or(&WHOLE), &budget) {
         Ok(v) => v,
-        // A document over many lines (`run --json` is printed so): read as one from where it starts.
-        Err(e) if e.is_eof() && first.ends_with(b"\n") => {
-            // Its text whole (within the file's bound), parsed from the slice: a reader's parser would
-            // be another copy of serde_json's in the binary (about 170 KB of a board's).
-            let mut text = first;
-            r.read_to_end(&mut text).map_err(io)?;
-            let budget = super::prune::Budget::of(text.len(), doc_parse.per_byte());
-            let doc = doc_parse
-                .of(&text, &budget)
-                .map_err(|e| match cut_short(&text, &e) {
-                    true => bad(format!("not whole JSON: it ends mid-value ({e})")),
-                    false => bad(e.to_string()),
-                })?;
-            drop(text);
-            return document(doc, keep, out).map_err(bad);
-        }
-        // Cut short (a write interrupted by a kill): a last line whose text ends mid-value (one that
-        // is whole but holds what no JSON reader takes, a 400-digit number, is refused for it).
-        Err(e) if cut_short(&first, &e) && !first.ends_with(b"\n") => {
-            out.cut = first.len();
+        Err(Failed::Io(e)) => return Err(io(e)),
+        // Cut short on its one line (a write interrupted by a kill): the last line, left out.
+        Err(Failed::Cut) if s.line == first_line => {
+            out.cut = s.at - start;
             return Ok(out);
         }
-        Err(e) => return Err(bad(line_err(lines.number, &e))),
+        Err(Failed::Cut) => return Err(bad("not whole JSON: it ends mid-value".into())),
+        Err(Failed::Bad { line, why }) => return Err(bad(format!("line {line}: {why}"))),
     };
-    if v.get("point").is_none() && v.get("summary").is_none() {
-        // One document on one line, and nothing after it.
-        while lines.next(&mut r).map_err(io)? {
-            if !lines.blank() {
-                return Err(bad(format!("line {} is not a sweep record", lines.number)));
-            }
+    let record = v.get("point").is_some() || v.get("summary").is_some();
+    if !record || s.line != first_line {
+        // A document, and nothing after it.
+        if s.peek().map_err(io)?.is_some() {
+            return Err(bad(format!("line {} is not a sweep record", s.line)));
         }
         return document(v, keep, out).map_err(bad);
+    }
+    // JSON lines: the first record's line ends after it.
+    let mut r = s.into_inner();
+    let mut lines = Lines {
+        number: first_line - 1,
+        ..Default::default()
+    };
+    if lines.next(&mut r).map_err(io)? && !lines.blank() {
+        return Err(bad(format!(
+            "line {first_line}: not JSON after its record: {FORGED}"
+        )));
     }
     let mut jl = JsonLines::default();
     jl.add(v, first_line, keep, &mut out).map_err(&bad)?;
@@ -327,11 +317,6 @@ impl Lines {
 
     fn blank(&self) -> bool {
         self.buf.iter().all(|b| b.is_ascii_whitespace())
-    }
-
-    /// The line, leaving the buffer's memory behind (a long line is not held on to).
-    fn take(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.buf)
     }
 }
 
@@ -459,11 +444,9 @@ fn document(
         let recs = runs
             .into_iter()
             .enumerate()
-            .map(|(i, r)| match repeated {
-                true => serde_json::json!({
-                    "point": {}, "result": r, "repeat": {"run": i + 1, "of": of}
-                }),
-                false => serde_json::json!({ "point": {}, "result": r }),
+            .map(|(i, r)| {
+                let repeat = serde_json::json!({"run": i + 1, "of": of});
+                record_of(r, repeated.then_some(repeat))
             })
             .collect();
         out.records = checked(recs, keep)?;
@@ -471,16 +454,25 @@ fn document(
         out.records = checked(vec![doc], keep)?;
         return Ok(out);
     } else if doc.get("spec").is_some() {
-        out.records = checked(
-            vec![serde_json::json!({ "point": {}, "result": doc })],
-            keep,
-        )?;
+        out.records = checked(vec![record_of(doc, None)], keep)?;
         return Ok(out);
     } else {
         return Err("not an iolab result (no spec, runs or point)".into());
     }
     out.document = Some(doc);
     Ok(out)
+}
+
+/// A record of a document's run `result` (marked as one of its `repeat`s): the result moved into it
+/// (`json!` would copy it).
+fn record_of(result: Value, repeat: Option<Value>) -> Value {
+    let mut m = serde_json::Map::new();
+    m.insert("point".into(), Value::Object(Default::default()));
+    m.insert("result".into(), result);
+    if let Some(r) = repeat {
+        m.insert("repeat".into(), r);
+    }
+    Value::Object(m)
 }
 
 /// A survey's runs, each of a (target, method, block size) once, as a survey runs them (its rounds are
@@ -501,9 +493,6 @@ fn survey_runs_once(runs: &[Value]) -> std::result::Result<(), String> {
     }
     Ok(())
 }
-
-/// What a record that cannot be one iolab wrote is called.
-const FORGED: &str = "not a record iolab wrote (damaged or forged)";
 
 /// Each record of a document, refused when it cannot be one iolab wrote.
 fn checked(recs: Vec<Value>, keep: Keep) -> std::result::Result<Vec<Value>, String> {

@@ -224,22 +224,39 @@ pub(crate) fn shared_spec(runs: &[&Run]) -> String {
 }
 
 /// A survey's run (`{"target", "method", "bs", "result" | "unavailable"}`, read as a record's result) as a
-/// record of its own: the point names the target, method and block size.
-pub(crate) fn unwrap_survey_run(rec: &Value) -> Option<Value> {
-    let s = fields::RESULT.at(rec)?;
-    let (target, method, bs) = (
-        fields::SURVEY_TARGET.at(s)?.as_str()?,
-        fields::SURVEY_METHOD.at(s)?.as_str()?,
-        fields::SURVEY_BS.num(s)?,
-    );
+/// record of its own: the point names the target, method and block size. Other records as they are. The
+/// run's result is moved, not copied.
+pub(crate) fn unwrap_survey_run(mut rec: Value) -> Value {
+    let Some(s) = fields::RESULT.at(&rec) else {
+        return rec;
+    };
+    let (Some(target), Some(method), Some(bs)) = (
+        fields::SURVEY_TARGET.at(s).and_then(Value::as_str),
+        fields::SURVEY_METHOD.at(s).and_then(Value::as_str),
+        fields::SURVEY_BS.num(s),
+    ) else {
+        return rec;
+    };
     let point = serde_json::json!({"target": target, "method": method, "bs": axis::bytes(bs)});
-    Some(match fields::SURVEY_RESULT.at(s).filter(|r| !r.is_null()) {
-        Some(r) => serde_json::json!({"point": point, "result": r}),
-        None => serde_json::json!({
-            "point": point,
-            "error": fields::SURVEY_UNAVAILABLE.text(s),
-        }),
-    })
+    let unavailable = fields::SURVEY_UNAVAILABLE.text(s);
+    let mut run = rec
+        .as_object_mut()
+        .and_then(|o| o.remove(fields::RESULT.key()))
+        .unwrap_or_default();
+    match run
+        .as_object_mut()
+        .and_then(|o| o.remove(fields::SURVEY_RESULT.key()))
+        .filter(|r| !r.is_null())
+    {
+        // Moved into the record (`json!` would copy it).
+        Some(r) => {
+            let mut m = serde_json::Map::new();
+            m.insert("point".into(), point);
+            m.insert(fields::RESULT.key().into(), r);
+            Value::Object(m)
+        }
+        None => serde_json::json!({"point": point, "error": unavailable}),
+    }
 }
 
 /// "key=value", or a suite step's label alone; a key a run does not have says so (records of a sweep

@@ -72,9 +72,9 @@ fn suite_points(recs: Vec<Value>) -> Vec<Value> {
                 .iter()
                 .filter_map(|&j| slots[j].take()),
         );
-        match merge(&g) {
-            Some(m) => out.push(m),
-            None => out.extend(g),
+        match merge(g) {
+            Ok(m) => out.push(m),
+            Err(g) => out.extend(g),
         }
     }
     out
@@ -99,19 +99,19 @@ fn documents(recs: Vec<Value>) -> Vec<Value> {
         }
         let mut g = vec![rec];
         g.extend(recs.by_ref().take(k - 1).map(|(_, r)| r));
-        match merge(&g) {
-            Some(m) => out.push(m),
-            None => out.extend(g),
+        match merge(g) {
+            Ok(m) => out.push(m),
+            Err(g) => out.extend(g),
         }
     }
     out
 }
 
-/// One record of the repeats `g` (None when fewer than two have results).
-fn merge(g: &[Value]) -> Option<Value> {
+/// One record of the repeats `g`, whose results it takes (`g` back when fewer than two have results).
+fn merge(mut g: Vec<Value>) -> Result<Value, Vec<Value>> {
     let results: Vec<&Value> = g.iter().filter_map(|r| fields::RESULT.at(r)).collect();
     if results.len() < 2 {
-        return None;
+        return Err(g);
     }
     let mut by_time: Vec<(usize, f64)> = results
         .iter()
@@ -126,23 +126,27 @@ fn merge(g: &[Value]) -> Option<Value> {
             set(&mut rep, f, s.median);
         }
     }
-    let mut rec = g[0].clone();
+    let of = results.len();
+    // The runs' results are moved into the record, not copied (a document of 10,000 runs was held twice).
+    let results: Vec<Value> = g
+        .iter_mut()
+        .filter_map(|r| r.as_object_mut()?.remove("result"))
+        .collect();
+    let mut rec = g.swap_remove(0);
+    drop(g);
     if let Some(o) = rec.as_object_mut() {
         o.remove("repeat");
         if let Some(p) = o.get_mut("point").and_then(Value::as_object_mut) {
             p.remove("repeat");
         }
         o.insert("result".into(), rep);
-        o.insert(
-            "repeats".into(),
-            serde_json::json!({
-                "of": results.len(),
-                "median_run": mid + 1,
-                "runs": results,
-            }),
-        );
+        let mut repeats = serde_json::Map::new();
+        repeats.insert("of".into(), of.into());
+        repeats.insert("median_run".into(), (mid + 1).into());
+        repeats.insert("runs".into(), Value::Array(results));
+        o.insert("repeats".into(), Value::Object(repeats));
     }
-    Some(rec)
+    Ok(rec)
 }
 
 /// Sets the number at `f` in `r` (where `r` has it).
