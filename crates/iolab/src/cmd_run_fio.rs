@@ -419,7 +419,10 @@ fn preflight_file(s: &Spec, target: &Path) -> Result<(), Error> {
         Err(_) => match target.parent().filter(|d| !d.as_os_str().is_empty()) {
             Some(d) if !d.is_dir() => Err(Error::usage(
                 "--target",
-                format!("{shown}: its directory {} does not exist", d.display()),
+                match std::fs::metadata(d) {
+                    Ok(_) => format!("{shown}: {} is not a directory", d.display()),
+                    Err(_) => format!("{shown}: its directory {} does not exist", d.display()),
+                },
             )),
             _ => Ok(()),
         },

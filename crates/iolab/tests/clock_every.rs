@@ -112,6 +112,11 @@ fn clock_every_one_times_every_op() {
 fn bad_clock_every_is_refused_naming_the_flag() {
     for (args, why) in [
         (vec!["--clock-every", "0"], "give 1"),
+        (vec!["--clock-every", "1000001"], "to 1,000,000"),
+        (
+            vec!["--clock-every", "18446744073709551615"],
+            "to 1,000,000",
+        ),
         (
             vec!["--method", "io_uring", "--clock-every", "8"],
             "once per submission round",

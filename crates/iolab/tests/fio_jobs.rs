@@ -574,3 +574,26 @@ fn job_files_mean_what_fio_makes_of_them() {
         b"keep me"
     );
 }
+
+/// A job's `directory` that is there but no directory (a FIFO) is said to be one, not said missing.
+#[test]
+fn a_directory_that_is_a_fifo_is_named_as_no_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("ff");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    for (dir, said) in [
+        (fifo, "is not a directory"),
+        (d.path().join("gone"), "does not exist"),
+    ] {
+        let text = format!("[j]\nrw=write\nsize=1m\ndirectory={}\n", dir.display());
+        let job = job_file(d.path(), &text);
+        let r = iolab(&["run", "--fio", &job]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("{} {said}", dir.display())),
+            "{}",
+            r.stderr
+        );
+    }
+}
