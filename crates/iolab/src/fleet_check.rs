@@ -192,6 +192,7 @@ pub fn check_inventory(inv: &Path) -> Result<Checked> {
         entries: 0,
         bytes: 0,
         ranged: 0,
+        groups: Default::default(),
         files: Vec::new(),
     };
     let rel = if meta.is_dir() {
@@ -213,6 +214,16 @@ pub fn check_inventory(inv: &Path) -> Result<Checked> {
             }
         }
     }
+    let held = memberships(&w.groups);
+    if held > MAX_MEMBERSHIPS {
+        return Err(inventory_err(format!(
+            "{}: its groups hold more than {} hosts counted per group (a host in a group's :children \
+             counts in each group above it): Ansible takes about 2 µs for each, and iolab gives it at most \
+             that many",
+            inv.display(),
+            iolab_engine::units::thousands_u64(MAX_MEMBERSHIPS)
+        )));
+    }
     Ok(Checked {
         dir: meta.is_dir(),
         name,
@@ -227,6 +238,8 @@ struct Walk<'a> {
     bytes: u64,
     /// The hosts its ranges make ([`range_hosts`]).
     ranged: u64,
+    /// Its INI files' groups: hosts of their own, and their `:children` groups.
+    groups: Groups,
     files: Vec<(PathBuf, Vec<u8>)>,
 }
 
@@ -265,6 +278,71 @@ fn range_hosts(text: &str) -> u64 {
             ranges.fold(0u64, |n, k| n.max(1).saturating_mul(k))
         })
         .fold(0u64, u64::saturating_add)
+}
+
+/// An INI inventory's groups by name: the hosts each names itself, and its `:children` groups.
+type Groups = std::collections::HashMap<String, (u64, Vec<String>)>;
+
+/// The most hosts an inventory's groups may hold, a host counted once in each group it is in (through
+/// `:children` too): 3,000 groups holding one group of 10,000 hosts (62 KB) kept Ansible reading for
+/// minutes, about 2 µs a host in a group.
+const MAX_MEMBERSHIPS: u64 = 1_000_000;
+
+/// Adds the groups of INI inventory `text` to `groups`: a section `[g]` or `[g:hosts]` names hosts (a
+/// line each, or as many as its ranges make), `[g:children]` groups; hosts before any section are
+/// ungrouped.
+fn ini_groups(text: &str, groups: &mut Groups) {
+    let mut at = ("ungrouped".to_string(), false);
+    for l in text.lines().map(str::trim) {
+        if l.is_empty() || l.starts_with('#') || l.starts_with(';') {
+            continue;
+        }
+        if let Some(h) = l.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            let (name, kind) = h.split_once(':').unwrap_or((h, "hosts"));
+            at = (name.trim().to_string(), kind.trim() == "children");
+            groups.entry(at.0.clone()).or_default();
+            if !matches!(kind.trim(), "hosts" | "children") {
+                at.0.clear();
+            }
+            continue;
+        }
+        if at.0.is_empty() {
+            continue;
+        }
+        let g = groups.entry(at.0.clone()).or_default();
+        match at.1 {
+            true => g.1.extend(l.split_whitespace().next().map(str::to_string)),
+            false => g.0 = g.0.saturating_add(range_hosts(l).max(1)),
+        }
+    }
+}
+
+/// How many hosts `groups` hold in all, a host counted in each group it is in (a group in its own
+/// `:children`, which Ansible refuses, counted once).
+fn memberships(groups: &Groups) -> u64 {
+    fn of<'a>(
+        g: &'a str,
+        groups: &'a Groups,
+        memo: &mut std::collections::HashMap<&'a str, u64>,
+    ) -> u64 {
+        if let Some(n) = memo.get(g) {
+            return *n;
+        }
+        // Marked before its children are counted: a cycle adds nothing.
+        memo.insert(g, 0);
+        let Some((own, children)) = groups.get(g) else {
+            return 0;
+        };
+        let n = children
+            .iter()
+            .fold(*own, |n, c| n.saturating_add(of(c, groups, memo)));
+        memo.insert(g, n);
+        n
+    }
+    let mut memo = std::collections::HashMap::new();
+    groups
+        .keys()
+        .fold(0u64, |n, g| n.saturating_add(of(g, groups, &mut memo)))
 }
 
 /// A range's bound as Python's `int()` reads it (Ansible expands ranges with it): ASCII digits with
@@ -372,6 +450,12 @@ impl Walk<'_> {
                     self.at(p)
                 )));
             }
+        }
+        let yaml = rel
+            .extension()
+            .is_some_and(|e| e == "yml" || e == "yaml" || e == "json" || e == "toml");
+        if !is_vars(rel) && !yaml {
+            ini_groups(&String::from_utf8_lossy(&bytes), &mut self.groups);
         }
         if !is_vars(rel) {
             self.ranged = self
@@ -667,6 +751,38 @@ mod tests {
         }
         assert_eq!(inside(Path::new("/abs/x.json")), PathBuf::from("x.json"));
         assert_eq!(normal(Path::new("./a/../r.json")), PathBuf::from("r.json"));
+    }
+
+    #[test]
+    fn hosts_are_counted_in_each_group_they_are_in() {
+        let mut g = Groups::new();
+        ini_groups(
+            "solo\n[web]\nweb[0:9]\nw2 ansible_host=x\n[a:children]\nweb\n[b:children]\na\nweb\n[b:vars]\nx=1\n",
+            &mut g,
+        );
+        // ungrouped 1, web 11, a 11, b 22.
+        assert_eq!(memberships(&g), 45);
+        // 3,000 groups each holding one group of 10,000 hosts (62 KB), and a chain 3,000 deep.
+        let mut many = String::from("[web]\nweb[0:9999]\n");
+        let mut chain = many.clone();
+        for i in 0..3000 {
+            many.push_str(&format!("[g{i}:children]\nweb\n"));
+            let below = if i == 0 {
+                "web".to_string()
+            } else {
+                format!("c{}", i - 1)
+            };
+            chain.push_str(&format!("[c{i}:children]\n{below}\n"));
+        }
+        for text in [many, chain] {
+            let mut g = Groups::new();
+            ini_groups(&text, &mut g);
+            assert!(memberships(&g) > MAX_MEMBERSHIPS);
+        }
+        // A group in its own children is counted once.
+        let mut g = Groups::new();
+        ini_groups("[a]\nh\n[a:children]\na\n", &mut g);
+        assert_eq!(memberships(&g), 1);
     }
 
     #[test]

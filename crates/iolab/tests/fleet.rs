@@ -819,6 +819,12 @@ fn an_inventory_ansible_would_hang_on_or_read_without_end_is_refused_before_it_r
         }
         std::fs::write(w.join("plugin.yml"), "plugin: ansible.builtin.script\n").unwrap();
     }
+    // 3,000 groups that each hold a group of 10,000 hosts: 62 KB that kept Ansible reading for minutes.
+    let mut groups = String::from("[web]\nweb[0:9999]\n");
+    for i in 0..3000 {
+        groups.push_str(&format!("[g{i}:children]\nweb\n"));
+    }
+    std::fs::write(w.join("groups.ini"), groups).unwrap();
     for (inv, word) in [
         ("fifo", "is a FIFO"),
         ("to-fifo", "is a FIFO"),
@@ -840,6 +846,7 @@ fn an_inventory_ansible_would_hang_on_or_read_without_end_is_refused_before_it_r
             "scripts/z (read with the inventory scripts) is executable",
         ),
         ("plugin.yml", "configures an inventory plugin"),
+        ("groups.ini", "more than 1,000,000 hosts counted per group"),
     ] {
         let out = ended(w, &["fleet", inv, "--results", "res", "--", "survey"], None);
         refused_in_one_line(&out, "INVENTORY", word);
