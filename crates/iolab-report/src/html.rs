@@ -422,6 +422,27 @@ mod tests {
         assert!(!a.contains("nop"), "{a}");
     }
 
+    /// The runs table lists the first 2,000 runs and says how many more the files hold; a survey's rows
+    /// that did not run say why.
+    #[test]
+    fn the_runs_table_lists_at_most_its_bound_and_counts_the_rest() {
+        let recs: Vec<Value> = (0..2003)
+            .map(|i| {
+                let mut r = fake("psync", 4096, 100.0);
+                r["point"] = serde_json::json!({"seed": i.to_string()});
+                r
+            })
+            .collect();
+        let page = build(&recs, &["s.jsonl".into()]).html;
+        let runs = &page[page.find("<h2>Runs</h2>").unwrap()..];
+        let table = &runs[..runs.find("</table>").unwrap()];
+        assert_eq!(table.matches("<tr><td>").count(), 2000);
+        assert!(
+            page.contains("The table lists the first 2,000 runs; 3 more are in the result files"),
+            "the rest are counted"
+        );
+    }
+
     fn texts(svg: &str) -> Vec<String> {
         let doc = roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("{e}: {svg}"));
         doc.descendants()

@@ -51,8 +51,9 @@ pub(super) fn impossible(rec: &Value) -> Option<String> {
         .iter()
         .all(|k| result.get(k).is_some())
         && result.get("spec").is_none();
+    // A survey's row that did not run has a null result (or none: a reader drops nulls of its rows).
     let run = match result.get("result") {
-        Some(Value::Null) if survey_run => return None,
+        Some(Value::Null) | None if survey_run => return None,
         Some(r) if survey_run => r,
         _ => result,
     };

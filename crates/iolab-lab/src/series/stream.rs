@@ -159,6 +159,13 @@ pub fn read_from(r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordFile>
     match s.peek().map_err(io)? {
         None => return Ok(out),
         Some(b'{') => {}
+        Some(0xef) => {
+            return Err(bad(
+                "line 1: it starts with a byte-order mark (EF BB BF), which no file iolab writes \
+                 holds: save it as UTF-8 without one"
+                    .into(),
+            ))
+        }
         Some(b) => {
             return Err(bad(format!(
             "line {}: not a file of records: it starts with {:?}, and each record is a JSON object",
@@ -189,11 +196,23 @@ pub fn read_from(r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordFile>
     };
     let record = v.get("point").is_some() || v.get("summary").is_some();
     if !record || s.line != first_line {
-        // A document, and nothing after it.
+        // A document (or one record over several lines), and nothing after it.
+        let end = s.line;
         if s.peek().map_err(io)?.is_some() {
-            return Err(bad(format!("line {} is not a sweep record", s.line)));
+            let what = match record {
+                // As `jq .` prints records: a file of records holds one on each line.
+                true => {
+                    "its first record spreads over several lines (a record takes one line: \
+                         `jq -c` prints them so), and more follows"
+                }
+                false => "text after the document",
+            };
+            return Err(bad(format!(
+                "line {}: {what}, which ends on line {end}",
+                s.line
+            )));
         }
-        return document(v, keep, out).map_err(bad);
+        return document(v, out).map_err(bad);
     }
     // JSON lines: the first record's line ends after it.
     let mut r = s.into_inner();
@@ -419,11 +438,10 @@ fn too_many(line: usize) -> String {
 /// A whole-file document as records: a `run --repeat` document's runs (each marked as one of the
 /// repeats of one configuration: `iolab report` shows them as one run with its spread), a survey's runs,
 /// a record, or a run's result.
-fn document(
-    mut doc: Value,
-    keep: Keep,
-    mut out: RecordFile,
-) -> std::result::Result<RecordFile, String> {
+fn document(mut doc: Value, mut out: RecordFile) -> std::result::Result<RecordFile, String> {
+    if doc.get("runs").is_some_and(|r| !r.is_array()) {
+        return Err(format!("its `runs` is not a list of runs: {FORGED}"));
+    }
     if let Some(Value::Array(runs)) = doc.get_mut("runs").map(Value::take) {
         // A `run --repeat` document ({"repeat", "runs"}; a survey's has no "repeat").
         let of = runs.len();
@@ -449,12 +467,12 @@ fn document(
                 record_of(r, repeated.then_some(repeat))
             })
             .collect();
-        out.records = checked(recs, keep)?;
+        out.records = checked(recs)?;
     } else if doc.get("point").is_some() {
-        out.records = checked(vec![doc], keep)?;
+        out.records = checked(vec![doc])?;
         return Ok(out);
     } else if doc.get("spec").is_some() {
-        out.records = checked(vec![record_of(doc, None)], keep)?;
+        out.records = checked(vec![record_of(doc, None)])?;
         return Ok(out);
     } else {
         return Err("not an iolab result (no spec, runs or point)".into());
@@ -466,7 +484,7 @@ fn document(
 /// A record of a document's run `result` (marked as one of its `repeat`s): the result moved into it
 /// (`json!` would copy it).
 fn record_of(result: Value, repeat: Option<Value>) -> Value {
-    let mut m = serde_json::Map::new();
+    let mut m = serde_json::Map::with_capacity(2 + usize::from(repeat.is_some()));
     m.insert("point".into(), Value::Object(Default::default()));
     m.insert("result".into(), result);
     if let Some(r) = repeat {
@@ -494,15 +512,16 @@ fn survey_runs_once(runs: &[Value]) -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// Each record of a document, refused when it cannot be one iolab wrote.
-fn checked(recs: Vec<Value>, keep: Keep) -> std::result::Result<Vec<Value>, String> {
-    recs.into_iter()
-        .enumerate()
-        .map(|(i, r)| match super::shape::impossible(&r) {
-            Some(why) => Err(format!("record {}: {why}; {FORGED}", i + 1)),
-            None => Ok(kept(r, keep)),
-        })
-        .collect()
+/// Each record of a document, refused when it cannot be one iolab wrote. Its values were cut down to
+/// what the reader keeps as they were parsed (the document's paths hold a record's): kept as they are,
+/// not made again.
+fn checked(recs: Vec<Value>) -> std::result::Result<Vec<Value>, String> {
+    for (i, r) in recs.iter().enumerate() {
+        if let Some(why) = super::shape::impossible(r) {
+            return Err(format!("record {}: {why}; {FORGED}", i + 1));
+        }
+    }
+    Ok(recs)
 }
 
 /// What [`scan_records`] found besides the records it handed over.

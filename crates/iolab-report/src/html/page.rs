@@ -23,10 +23,18 @@ pub(super) fn page(
     o.push_str(answer);
     o.push_str("<h2>Runs</h2>\n");
     super::runs_table::head(&mut o);
-    for (rec, label) in recs.iter().zip(labels) {
+    for (rec, label) in recs.iter().zip(labels).take(MAX_ROWS) {
         record_row(rec, label, &mut o);
     }
     o.push_str("</table>\n");
+    if recs.len() > MAX_ROWS {
+        let _ = writeln!(
+            o,
+            "<p>The table lists the first {} runs; {} more are in the result files, not listed here.</p>",
+            iolab_engine::units::thousands_u64(MAX_ROWS as u64),
+            iolab_engine::units::thousands_u64((recs.len() - MAX_ROWS) as u64)
+        );
+    }
     repeats_note(recs, &mut o);
     super::offload::section(recs, labels, &mut o);
     o.push_str("<h2>Charts</h2>\n");
@@ -119,6 +127,10 @@ fn head(recs: &[Value], runs: &[Run], sources: &[String], o: &mut String) {
 fn is_emulated(r: &Value) -> bool {
     fields::HOST_EMULATED.at(r).and_then(Value::as_bool) == Some(true)
 }
+
+/// The most runs the page's table lists: a row is up to a few KB (a refusal's text), and a table of
+/// 228,000 rows was a 300 MB page.
+const MAX_ROWS: usize = 2000;
 
 /// One record's row of the table (`html/runs_table.rs`). A run on an emulated CPU is marked with a
 /// dagger.
