@@ -261,16 +261,16 @@ pub fn ranking_against(runs: &[SurveyRun], baseline: &str, label: &str) -> Vec<R
 
 /// The ranking of `runs` as the ranking reads them: per target (in the order they ran) and block size
 /// (from the smallest), against `baseline`. Linear in the runs: each is put in its table once.
-pub fn ranking_of(runs: &[Ranked], baseline: &str, label: &str) -> Vec<RankingTable> {
+pub fn ranking_of(runs: &[Ranked<'_>], baseline: &str, label: &str) -> Vec<RankingTable> {
     // Targets in the order they ran, each with its block sizes from the smallest.
     let mut targets: Vec<&str> = Vec::new();
     let mut cells: std::collections::HashMap<&str, std::collections::BTreeMap<u64, Vec<Entry>>> =
         std::collections::HashMap::new();
     for r in runs {
-        if !cells.contains_key(r.target.as_str()) {
-            targets.push(&r.target);
+        if !cells.contains_key(r.target) {
+            targets.push(r.target);
         }
-        let sizes = cells.entry(&r.target).or_default();
+        let sizes = cells.entry(r.target).or_default();
         let entries = sizes.entry(r.bs).or_default();
         entries.extend(entry(r));
     }
@@ -289,7 +289,7 @@ pub fn ranking_of(runs: &[Ranked], baseline: &str, label: &str) -> Vec<RankingTa
 
 /// A run as a row to rank, if it ran: its quiet rounds (in results before rounds were numbered, every
 /// round's value numbered in the order they ran, as they were run then).
-fn entry(run: &Ranked) -> Option<Entry> {
+fn entry(run: &Ranked<'_>) -> Option<Entry> {
     let median = run.median?;
     let rounds: Vec<(u32, f64)> = if !run.round_runs.is_empty() {
         run.round_runs

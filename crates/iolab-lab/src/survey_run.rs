@@ -58,8 +58,9 @@ pub struct SurveyRun {
 
 /// What the ranking reads of a survey's run (a report reads it from a record cut down to it).
 #[derive(Debug, Clone)]
-pub struct Ranked {
-    pub target: String,
+pub struct Ranked<'a> {
+    /// Borrowed from the run it is read from (a target's path may be long, and a survey has many rows).
+    pub target: &'a str,
     pub method: MethodKind,
     pub bs: u64,
     /// The median round's time per op, ns (none where the method did not run).
@@ -70,9 +71,9 @@ pub struct Ranked {
 
 impl SurveyRun {
     /// What the ranking reads of it.
-    pub fn ranked(&self) -> Ranked {
+    pub fn ranked(&self) -> Ranked<'_> {
         Ranked {
-            target: self.target.clone(),
+            target: &self.target,
             method: self.method,
             bs: self.bs,
             median: self.result.as_ref().map(|r| r.ns_per_op),

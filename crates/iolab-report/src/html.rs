@@ -99,40 +99,35 @@ fn file_names(paths: Vec<&str>) -> Vec<String> {
 /// Labels for `recs` (from file `from[i]` where files are told apart), unique: a file's name is added
 /// where records of different files would share one, a number where records still do.
 fn unique_labels(recs: &[Value], from: &[Option<String>]) -> Vec<String> {
-    let labels: Vec<String> = recs
+    let mut labels: Vec<String> = recs
         .iter()
         .map(|rec| label_of(rec, fields::RESULT.at(rec).unwrap_or(&Value::Null)))
         .collect();
-    // How many times each label occurs (counted once, so that this stays linear in the records).
-    let counts = |l: &[String]| {
-        let mut n: std::collections::HashMap<String, usize> = Default::default();
+    // Which labels occur more than once (counted once, so that this stays linear in the records; the
+    // labels are borrowed, not copied: a label holds a target's path, which may be long).
+    let shared = |l: &[String]| -> Vec<bool> {
+        let mut n: std::collections::HashMap<&str, usize> = Default::default();
         for x in l {
-            *n.entry(x.clone()).or_default() += 1;
+            *n.entry(x.as_str()).or_default() += 1;
         }
-        n
+        l.iter().map(|x| n[x.as_str()] > 1).collect()
     };
-    let n = counts(&labels);
-    let labels: Vec<String> = labels
-        .iter()
-        .zip(from)
-        .map(|(l, file)| match file {
-            Some(f) if n[l] > 1 => format!("{l} [{f}]"),
-            _ => l.clone(),
-        })
-        .collect();
-    let n = counts(&labels);
-    let mut seen: std::collections::HashMap<&str, usize> = Default::default();
-    labels
-        .iter()
-        .map(|l| {
-            if n[l] < 2 {
-                return l.clone();
-            }
-            let k = seen.entry(l.as_str()).or_default();
+    let dup = shared(&labels);
+    for ((l, file), d) in labels.iter_mut().zip(from).zip(dup) {
+        if let (Some(f), true) = (file, d) {
+            l.push_str(&format!(" [{f}]"));
+        }
+    }
+    let dup = shared(&labels);
+    let mut seen: std::collections::HashMap<String, usize> = Default::default();
+    for (l, d) in labels.iter_mut().zip(dup) {
+        if d {
+            let k = seen.entry(l.clone()).or_default();
             *k += 1;
-            format!("{l} #{k}")
-        })
-        .collect()
+            l.push_str(&format!(" #{k}"));
+        }
+    }
+    labels
 }
 
 fn build_with(

@@ -17,14 +17,14 @@ const W: f64 = 260.0;
 /// A survey's run as its ranking and the layer figure read it: from a record's result cut down to
 /// what the report shows (a whole `RunResult` is not held: a survey of many runs is read in a small
 /// multiple of its text).
-struct Run {
-    ranked: Ranked,
+struct Run<'a> {
+    ranked: Ranked<'a>,
     /// `--layers`: the mean time per op before, queued in, on the device and after (ns).
     layers: Option<[f64; 4]>,
 }
 
 /// `r` (a survey's run, read as a record's result) as the ranking reads it; none for other results.
-fn run_of(r: &Value) -> Option<Run> {
+fn run_of(r: &Value) -> Option<Run<'_>> {
     use crate::fields::*;
     if SPEC_METHOD.at(r).is_some() {
         return None;
@@ -42,7 +42,7 @@ fn run_of(r: &Value) -> Option<Run> {
     let layers = [LAYERS_BEFORE, LAYERS_QUEUED, LAYERS_DEVICE, LAYERS_AFTER];
     Some(Run {
         ranked: Ranked {
-            target: SURVEY_TARGET.at(r)?.as_str()?.to_string(),
+            target: SURVEY_TARGET.at(r)?.as_str()?,
             method: MethodKind::parse(SURVEY_METHOD.at(r)?.as_str()?)?,
             bs: SURVEY_BS.at(r)?.as_u64()?,
             median: result.and_then(|x| NS_PER_OP.num(x)),
@@ -62,25 +62,22 @@ fn run_of(r: &Value) -> Option<Run> {
 
 /// The section, or nothing when no record is a survey's run.
 pub(super) fn section(recs: &[Value]) -> String {
-    let runs: Vec<Run> = recs
+    let (ranked, layers_of): (Vec<Ranked<'_>>, Vec<Option<[f64; 4]>>) = recs
         .iter()
         .filter_map(|r| crate::fields::RESULT.at(r))
         .filter_map(run_of)
-        .collect();
-    if runs.is_empty() {
+        .map(|r| (r.ranked, r.layers))
+        .unzip();
+    if ranked.is_empty() {
         return String::new();
     }
     // The runs of `survey --target` are named by their workload and ranked against pread()/pwrite().
-    let workload = runs
-        .iter()
-        .all(|r| r.ranked.target.contains(" in flight, "));
-    let ranked: Vec<Ranked> = runs.iter().map(|r| r.ranked.clone()).collect();
+    let workload = ranked.iter().all(|r| r.target.contains(" in flight, "));
     let tables = if workload {
         workload_tables(&ranked)
     } else {
         iolab_lab::survey::ranking_of(&ranked, iolab_lab::ranking::BASELINE, "write()")
     };
-    drop(ranked);
     if tables
         .iter()
         .all(|t| t.rows.iter().all(|r| r.rank == "floor"))
@@ -103,9 +100,9 @@ pub(super) fn section(recs: &[Value]) -> String {
     );
     // The first run of each target and method, as the ranking's rows name them.
     let mut layers = super::layers::Layers::new();
-    for r in &runs {
-        if let Some(l) = r.layers {
-            let key = (r.ranked.target.as_str(), r.ranked.method.name());
+    for (r, l) in ranked.iter().zip(&layers_of) {
+        if let Some(l) = *l {
+            let key = (r.target, r.method.name());
             layers.entry(key).or_insert(l);
         }
     }
@@ -119,7 +116,7 @@ pub(super) fn section(recs: &[Value]) -> String {
 }
 
 /// A workload survey's tables, each against pread() or pwrite() by its direction.
-fn workload_tables(runs: &[Ranked]) -> Vec<RankingTable> {
+fn workload_tables(runs: &[Ranked<'_>]) -> Vec<RankingTable> {
     let mut tables = iolab_lab::survey::ranking_of(runs, "psync", "pread()");
     for t in &mut tables {
         if t.target.contains(" writes, ") {
