@@ -214,7 +214,13 @@ pub fn check_inventory(inv: &Path) -> Result<Checked> {
             }
         }
     }
-    let (groups, depth) = (w.groups.len(), chain_depth(&w.groups));
+    // The groups counted first: the chain is followed only within their bound.
+    let groups = w.groups.len();
+    let depth = if groups > MAX_GROUPS {
+        0
+    } else {
+        chain_depth(&w.groups)
+    };
     if groups > MAX_GROUPS || depth > MAX_DEPTH {
         return Err(inventory_err(format!(
             "{}: {} groups, :children {} deep; iolab gives Ansible at most {} groups and {} levels \
@@ -337,59 +343,44 @@ const MAX_DEPTH: u64 = 1_000;
 /// The longest chain of `:children` among `groups` (a group without children is 1 deep; a cycle, which
 /// Ansible refuses, ends the chain).
 fn chain_depth(groups: &Groups) -> u64 {
-    fn of<'a>(
-        g: &'a str,
-        groups: &'a Groups,
-        memo: &mut std::collections::HashMap<&'a str, u64>,
-    ) -> u64 {
-        if let Some(n) = memo.get(g) {
-            return *n;
-        }
-        memo.insert(g, 0);
-        let below = groups.get(g).map_or(0, |(_, children)| {
-            children
-                .iter()
-                .map(|c| of(c, groups, memo))
-                .max()
-                .unwrap_or(0)
-        });
-        memo.insert(g, below + 1);
-        below + 1
-    }
-    let mut memo = std::collections::HashMap::new();
-    groups
-        .keys()
-        .map(|g| of(g, groups, &mut memo))
-        .max()
-        .unwrap_or(0)
+    let each = per_group(groups, (|_| 0, u64::max, |d| d + 1));
+    each.into_iter().max().unwrap_or(0)
 }
 
 /// How many hosts `groups` hold in all, a host counted in each group it is in (a group in its own
 /// `:children`, which Ansible refuses, counted once).
 fn memberships(groups: &Groups) -> u64 {
-    fn of<'a>(
-        g: &'a str,
-        groups: &'a Groups,
-        memo: &mut std::collections::HashMap<&'a str, u64>,
-    ) -> u64 {
+    let each = per_group(groups, (|own| own, u64::saturating_add, |n| n));
+    each.into_iter().fold(0, u64::saturating_add)
+}
+
+/// How a group's value is made: `start` of its own hosts, its children's values folded in by `add`, and
+/// `end` of that.
+type Fold = (fn(u64) -> u64, fn(u64, u64) -> u64, fn(u64) -> u64);
+
+/// Each group's value by `f`, each group's once (a group met again inside its own chain, a cycle, is 0
+/// there). Recursive: called on at most [`MAX_GROUPS`] groups, so at most that deep.
+fn per_group(groups: &Groups, f: Fold) -> Vec<u64> {
+    type Memo<'a> = std::collections::HashMap<&'a str, u64>;
+    fn go<'a>(g: &'a str, gs: &'a Groups, memo: &mut Memo<'a>, f: Fold) -> u64 {
         if let Some(n) = memo.get(g) {
             return *n;
         }
         // Marked before its children are counted: a cycle adds nothing.
         memo.insert(g, 0);
-        let Some((own, children)) = groups.get(g) else {
+        let Some((own, children)) = gs.get(g) else {
             return 0;
         };
-        let n = children
-            .iter()
-            .fold(*own, |n, c| n.saturating_add(of(c, groups, memo)));
+        let n = (f.2)(
+            children
+                .iter()
+                .fold((f.0)(*own), |n, c| (f.1)(n, go(c, gs, memo, f))),
+        );
         memo.insert(g, n);
         n
     }
-    let mut memo = std::collections::HashMap::new();
-    groups
-        .keys()
-        .fold(0u64, |n, g| n.saturating_add(of(g, groups, &mut memo)))
+    let mut memo = Memo::new();
+    groups.keys().map(|g| go(g, groups, &mut memo, f)).collect()
 }
 
 /// A range's bound as Python's `int()` reads it (Ansible expands ranges with it): ASCII digits with
