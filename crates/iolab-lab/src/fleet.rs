@@ -114,7 +114,18 @@ pub const KEPT: &[&[&str]] = &[
     &["latency", "p999_ns"],
     &["latency", "max_ns"],
     &["latency", "hist_ns"],
-    &["host"],
+    // The host's every field, each named: `["host"]` alone is cut to what longer paths of the record's
+    // checks name (its CPUs), and a guest's `emulated` was lost.
+    &["host", "iolab_version"],
+    &["host", "kernel_release"],
+    &["host", "kernel_preempt"],
+    &["host", "cpu_model"],
+    &["host", "cpus_online"],
+    &["host", "cpus_pinned"],
+    &["host", "started_unix_s"],
+    &["host", "root"],
+    &["host", "emulated"],
+    &["host", "accelerator"],
 ];
 
 /// What is left to read of a results directory: its record files are read at most
@@ -1114,6 +1125,25 @@ mod tests {
         let info = serde_json::json!({"rc": 0, "architecture": "x86_64", "kernel": "6.1",
             "records": ["r.json"]});
         std::fs::write(dir.join(name).join(HOST_FILE), info.to_string()).unwrap();
+    }
+
+    /// A host's survey document keeps its runs' host as the host wrote it: an emulated guest is said so.
+    #[test]
+    fn a_hosts_survey_keeps_its_runs_host_whole() {
+        let names = crate::series::field_names::<iolab_engine::host::Host>();
+        for f in names {
+            assert!(KEPT.contains(&&["host", *f][..]), "host.{f} not kept");
+        }
+        let d = tempfile::tempdir().unwrap();
+        ran_host(d.path(), "g");
+        let mut run = result(&[1000; 10], 1.0);
+        run["host"] = serde_json::json!({"emulated": true, "accelerator": "tcg", "cpus_online": 2});
+        let survey = serde_json::json!({"ranking": [], "runs": [
+            {"target": "/dev/null", "method": "psync", "bs": 4, "result": run}]});
+        let text = serde_json::to_string_pretty(&survey).unwrap();
+        std::fs::write(d.path().join("g/files/r.json"), text).unwrap();
+        let hosts = read_hosts(d.path(), &["g".into()], &Known::default(), &[]);
+        assert_eq!(hosts[0].emulated.as_deref(), Some("tcg"));
     }
 
     #[test]
