@@ -79,8 +79,19 @@ fn at_end(text: &[u8], e: &serde_json::Error) -> bool {
 }
 
 /// Whether `text` ends mid-value: the parser ran out of input, or met a bad number at the text's very end.
+/// A parser over a slice places an error met at the end of its input on the last byte ("1." is refused
+/// at its "."), so a syntax error is also a cut where the text with a digit added ends mid-value.
 fn cut_short(text: &[u8], e: &serde_json::Error) -> bool {
-    e.is_eof() || at_end(text, e)
+    if e.is_eof() || at_end(text, e) {
+        return true;
+    }
+    let end = text.trim_ascii_end();
+    if !e.is_syntax() || !end.last().is_some_and(|b| b".eE+-".contains(b)) {
+        return false;
+    }
+    let mut more = end.to_vec();
+    more.push(b'0');
+    serde_json::from_slice::<serde::de::IgnoredAny>(&more).is_err_and(|e| e.is_eof())
 }
 
 /// Why line `n` of a file of records was refused, placed in the line (the parser counts a line's own
@@ -642,10 +653,15 @@ mod tests {
             );
         }
         // A record's last line cut inside a number is left out as cut, as one cut anywhere else.
+        // Read whole or cut down to some paths (as `report` reads, over a slice of the line).
         let rec = r#"{"point":{"bs":"4096"},"result":{"iops":1.0}}"#;
-        for cut in ["-", "1e", "1.", "12e+"] {
+        let paths: &[&[&str]] = &[&["iops"]];
+        for (cut, keep) in ["-", "1e", "1.", "12e+"]
+            .into_iter()
+            .flat_map(|c| [(c, Keep::All), (c, Keep::Paths(paths))])
+        {
             let text = format!("{rec}\n{}{cut}", &rec[..rec.len() - 5]);
-            let f = read_from(text.as_bytes(), std::path::Path::new("r"), Keep::All)
+            let f = read_from(text.as_bytes(), std::path::Path::new("r"), keep)
                 .unwrap_or_else(|e| panic!("{cut:?}: {e}"));
             assert_eq!(
                 (f.records.len(), f.cut),
@@ -653,6 +669,19 @@ mod tests {
                 "{cut:?}"
             );
         }
+        // A bad number at a line's end that no digit would mend ("1.e") is refused, not taken for a cut.
+        let text = format!("{rec}\n{}1.e", &rec[..rec.len() - 5]);
+        let e = read_from(
+            text.as_bytes(),
+            std::path::Path::new("r"),
+            Keep::Paths(paths),
+        );
+        assert!(
+            e.as_ref()
+                .is_err_and(|e| e.to_string().contains("invalid number")),
+            "{:?}",
+            e.map(|f| f.cut)
+        );
         let bad = "{\n  \"spec\": {},\n  \"iops\": 1e,\n  \"ops\": 1\n}\n";
         let e = read_from(bad.as_bytes(), std::path::Path::new("d"), Keep::All)
             .err()
