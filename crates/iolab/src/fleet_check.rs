@@ -3,6 +3,7 @@
 //! hosts' command line (what is written outside the run's directory stays on the host) and each
 //! `--binary` (an ELF executable of the architecture it is given for).
 
+use crate::fleet_groups::{range_hosts, Groups, MAX_RANGE_HOSTS};
 use iolab_engine::error::{Error, Result};
 use iolab_engine::units::fmt_size;
 use std::ffi::OsString;
@@ -214,35 +215,7 @@ pub fn check_inventory(inv: &Path) -> Result<Checked> {
             }
         }
     }
-    // The groups counted first: the chain is followed only within their bound.
-    let groups = w.groups.len();
-    let depth = if groups > MAX_GROUPS {
-        0
-    } else {
-        chain_depth(&w.groups)
-    };
-    if groups > MAX_GROUPS || depth > MAX_DEPTH {
-        return Err(inventory_err(format!(
-            "{}: {} groups, :children {} deep; iolab gives Ansible at most {} groups and {} levels \
-             (its time grows with the square of each: 50,000 groups took 24 s, a chain 30,000 deep \
-             minutes)",
-            inv.display(),
-            iolab_engine::units::thousands_u64(groups as u64),
-            iolab_engine::units::thousands_u64(depth),
-            iolab_engine::units::thousands_u64(MAX_GROUPS as u64),
-            iolab_engine::units::thousands_u64(MAX_DEPTH)
-        )));
-    }
-    let held = memberships(&w.groups);
-    if held > MAX_MEMBERSHIPS {
-        return Err(inventory_err(format!(
-            "{}: its groups hold more than {} hosts counted per group (a host in a group's :children \
-             counts in each group above it): Ansible takes about 2 µs for each, and iolab gives it at most \
-             that many",
-            inv.display(),
-            iolab_engine::units::thousands_u64(MAX_MEMBERSHIPS)
-        )));
-    }
+    crate::fleet_groups::check(inv, &w.groups)?;
     Ok(Checked {
         dir: meta.is_dir(),
         name,
@@ -257,7 +230,7 @@ struct Walk<'a> {
     bytes: u64,
     /// The hosts its ranges make ([`range_hosts`]).
     ranged: u64,
-    /// Its INI files' groups: hosts of their own, and their `:children` groups.
+    /// Its files' groups: hosts of their own, and their children groups.
     groups: Groups,
     files: Vec<(PathBuf, Vec<u8>)>,
 }
@@ -266,146 +239,6 @@ struct Walk<'a> {
 fn is_vars(rel: &Path) -> bool {
     rel.components()
         .any(|c| matches!(c.as_os_str().to_str(), Some("group_vars" | "host_vars")))
-}
-
-/// The most hosts an inventory's ranges (`web[01:50]`) may make: Ansible makes each before it runs,
-/// and `h[0:99999999]` (40 bytes) took it to its 4 GiB bound.
-const MAX_RANGE_HOSTS: u64 = 10_000;
-
-/// How many hosts the ranges of `text` make, as Ansible expands them: per line the product of its
-/// `[A:B]` or `[A:B:STEP]` ranges (numbers, or single letters), summed over the lines (saturating).
-fn range_hosts(text: &str) -> u64 {
-    let one = |r: &str| -> Option<u64> {
-        let mut it = r.split(':');
-        let (a, b) = (it.next()?.trim(), it.next()?.trim());
-        let step: u64 = it.next().map_or(Some(1), py_int)?.max(1);
-        let span = match (py_int(a), py_int(b)) {
-            (Some(a), Some(b)) => b.checked_sub(a)?,
-            _ if a.len() == 1 && b.len() == 1 => {
-                u64::from(b.as_bytes()[0].checked_sub(a.as_bytes()[0])?)
-            }
-            _ => return None,
-        };
-        Some((span / step).saturating_add(1))
-    };
-    text.lines()
-        .map(|l| {
-            let ranges = l
-                .split('[')
-                .skip(1)
-                .filter_map(|r| one(r.split(']').next()?));
-            ranges.fold(0u64, |n, k| n.max(1).saturating_mul(k))
-        })
-        .fold(0u64, u64::saturating_add)
-}
-
-/// An INI inventory's groups by name: the hosts each names itself, and its `:children` groups.
-type Groups = std::collections::HashMap<String, (u64, Vec<String>)>;
-
-/// The most hosts an inventory's groups may hold, a host counted once in each group it is in (through
-/// `:children` too): 3,000 groups holding one group of 10,000 hosts (62 KB) kept Ansible reading for
-/// minutes, about 2 µs a host in a group.
-const MAX_MEMBERSHIPS: u64 = 1_000_000;
-
-/// Adds the groups of INI inventory `text` to `groups`: a section `[g]` or `[g:hosts]` names hosts (a
-/// line each, or as many as its ranges make), `[g:children]` groups; hosts before any section are
-/// ungrouped.
-fn ini_groups(text: &str, groups: &mut Groups) {
-    let mut at = ("ungrouped".to_string(), false);
-    for l in text.lines().map(str::trim) {
-        if l.is_empty() || l.starts_with('#') || l.starts_with(';') {
-            continue;
-        }
-        if let Some(h) = l.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-            let (name, kind) = h.split_once(':').unwrap_or((h, "hosts"));
-            at = (name.trim().to_string(), kind.trim() == "children");
-            groups.entry(at.0.clone()).or_default();
-            if !matches!(kind.trim(), "hosts" | "children") {
-                at.0.clear();
-            }
-            continue;
-        }
-        if at.0.is_empty() {
-            continue;
-        }
-        let g = groups.entry(at.0.clone()).or_default();
-        match at.1 {
-            true => g.1.extend(l.split_whitespace().next().map(str::to_string)),
-            false => g.0 = g.0.saturating_add(range_hosts(l).max(1)),
-        }
-    }
-}
-
-/// The most groups, and the deepest chain of `:children`, an INI inventory may have.
-const MAX_GROUPS: usize = 10_000;
-const MAX_DEPTH: u64 = 1_000;
-
-/// The longest chain of `:children` among `groups` (a group without children is 1 deep; a cycle, which
-/// Ansible refuses, ends the chain).
-fn chain_depth(groups: &Groups) -> u64 {
-    let each = per_group(groups, (|_| 0, u64::max, |d| d + 1));
-    each.into_iter().max().unwrap_or(0)
-}
-
-/// How many hosts `groups` hold in all, a host counted in each group it is in (a group in its own
-/// `:children`, which Ansible refuses, counted once).
-fn memberships(groups: &Groups) -> u64 {
-    let each = per_group(groups, (|own| own, u64::saturating_add, |n| n));
-    each.into_iter().fold(0, u64::saturating_add)
-}
-
-/// How a group's value is made: `start` of its own hosts, its children's values folded in by `add`, and
-/// `end` of that.
-type Fold = (fn(u64) -> u64, fn(u64, u64) -> u64, fn(u64) -> u64);
-
-/// Each group's value by `f`, each group's once (a group met again inside its own chain, a cycle, is 0
-/// there). Recursive: called on at most [`MAX_GROUPS`] groups, so at most that deep.
-fn per_group(groups: &Groups, f: Fold) -> Vec<u64> {
-    type Memo<'a> = std::collections::HashMap<&'a str, u64>;
-    fn go<'a>(g: &'a str, gs: &'a Groups, memo: &mut Memo<'a>, f: Fold) -> u64 {
-        if let Some(n) = memo.get(g) {
-            return *n;
-        }
-        // Marked before its children are counted: a cycle adds nothing.
-        memo.insert(g, 0);
-        let Some((own, children)) = gs.get(g) else {
-            return 0;
-        };
-        let n = (f.2)(
-            children
-                .iter()
-                .fold((f.0)(*own), |n, c| (f.1)(n, go(c, gs, memo, f))),
-        );
-        memo.insert(g, n);
-        n
-    }
-    let mut memo = Memo::new();
-    groups.keys().map(|g| go(g, groups, &mut memo, f)).collect()
-}
-
-/// A range's bound as Python's `int()` reads it (Ansible expands ranges with it): ASCII digits with
-/// single underscores between them, around them spaces, saturating at u64::MAX; a digit of another script
-/// (full-width, ...) counts as a number too large to expand. None: not a number.
-fn py_int(s: &str) -> Option<u64> {
-    let t = s.trim();
-    let t = t.strip_prefix('+').unwrap_or(t);
-    if t.starts_with('_') || t.ends_with('_') || t.contains("__") || t.is_empty() {
-        return None;
-    }
-    let mut n = 0u64;
-    for c in t.chars() {
-        match c {
-            '0'..='9' => {
-                n = n
-                    .saturating_mul(10)
-                    .saturating_add(u64::from(c as u8 - b'0'))
-            }
-            '_' => {}
-            c if c.is_numeric() => return Some(u64::MAX),
-            _ => return None,
-        }
-    }
-    Some(n)
 }
 
 /// Whether YAML `text` has a root `plugin` key: Ansible's `auto` inventory plugin then loads the plugin
@@ -489,11 +322,8 @@ impl Walk<'_> {
                 )));
             }
         }
-        let yaml = rel
-            .extension()
-            .is_some_and(|e| e == "yml" || e == "yaml" || e == "json" || e == "toml");
-        if !is_vars(rel) && !yaml {
-            ini_groups(&String::from_utf8_lossy(&bytes), &mut self.groups);
+        if !is_vars(rel) {
+            self.groups(p, rel, &bytes)?;
         }
         if !is_vars(rel) {
             self.ranged = self
@@ -510,6 +340,28 @@ impl Walk<'_> {
         }
         self.files.push((rel.to_path_buf(), bytes));
         Ok(())
+    }
+
+    /// Adds the groups of inventory file `p` to those counted, read as Ansible's plugin for its kind
+    /// reads it (YAML or JSON, TOML, else INI).
+    fn groups(&mut self, p: &Path, rel: &Path, bytes: &[u8]) -> Result<()> {
+        use crate::fleet_groups as g;
+        let text = String::from_utf8_lossy(bytes);
+        let ext = rel.extension().and_then(|e| e.to_str()).unwrap_or_default();
+        let read = match ext {
+            "yml" | "yaml" | "json" => g::yaml_groups(&text, &mut self.groups),
+            "toml" => g::toml_groups(&text, &mut self.groups),
+            _ => {
+                g::ini_groups(&text, &mut self.groups);
+                Ok(())
+            }
+        };
+        read.map_err(|why| {
+            inventory_err(format!(
+                "{}: {why}; iolab counts an inventory's groups before Ansible reads it",
+                self.at(p)
+            ))
+        })
     }
 
     fn entry(&mut self, p: &Path, rel: &Path, m: &Metadata, depth: usize) -> Result<()> {
@@ -789,63 +641,5 @@ mod tests {
         }
         assert_eq!(inside(Path::new("/abs/x.json")), PathBuf::from("x.json"));
         assert_eq!(normal(Path::new("./a/../r.json")), PathBuf::from("r.json"));
-    }
-
-    #[test]
-    fn hosts_are_counted_in_each_group_they_are_in() {
-        let mut g = Groups::new();
-        ini_groups(
-            "solo\n[web]\nweb[0:9]\nw2 ansible_host=x\n[a:children]\nweb\n[b:children]\na\nweb\n[b:vars]\nx=1\n",
-            &mut g,
-        );
-        // ungrouped 1, web 11, a 11, b 22.
-        assert_eq!(memberships(&g), 45);
-        // 3,000 groups each holding one group of 10,000 hosts (62 KB), and a chain 3,000 deep.
-        let mut many = String::from("[web]\nweb[0:9999]\n");
-        let mut chain = many.clone();
-        for i in 0..3000 {
-            many.push_str(&format!("[g{i}:children]\nweb\n"));
-            let below = if i == 0 {
-                "web".to_string()
-            } else {
-                format!("c{}", i - 1)
-            };
-            chain.push_str(&format!("[c{i}:children]\n{below}\n"));
-        }
-        for text in [many, chain] {
-            let mut g = Groups::new();
-            ini_groups(&text, &mut g);
-            assert!(memberships(&g) > MAX_MEMBERSHIPS);
-        }
-        // Groups and chains past their bounds (a chain 3,000 deep of one host took Ansible 5.5 s).
-        let mut g = Groups::new();
-        let mut chain = String::from("[c0]\nh\n");
-        for i in 1..1500 {
-            chain.push_str(&format!("[c{i}:children]\nc{}\n", i - 1));
-        }
-        ini_groups(&chain, &mut g);
-        assert_eq!((g.len(), chain_depth(&g)), (1500, 1500));
-        // A group in its own children is counted once.
-        let mut g = Groups::new();
-        ini_groups("[a]\nh\n[a:children]\na\n", &mut g);
-        assert_eq!(memberships(&g), 1);
-    }
-
-    #[test]
-    fn host_ranges_are_counted_as_ansible_expands_them() {
-        assert_eq!(range_hosts("[web]\nweb[01:50].x\n[db:children]\nweb\n"), 50);
-        assert_eq!(range_hosts("h[0:9:2]-r[a:c]\nplain\n"), 15);
-        assert_eq!(
-            range_hosts("h[0:99999999] ansible_connection=local\n"),
-            100_000_000
-        );
-        assert_eq!(range_hosts("[lab:vars]\nx=[1, 2]\n"), 0);
-        assert_eq!(range_hosts("h[0:18446744073709551615][0:9]\n"), u64::MAX);
-        // Read as Python's int() reads them, which Ansible's expansion uses.
-        assert_eq!(range_hosts("h[0:99_999]\n"), 100_000);
-        assert_eq!(range_hosts("h[0:99999999999999999999]\n"), u64::MAX);
-        assert_eq!(range_hosts("h[0:\u{ff11}\u{ff10}]\n"), u64::MAX);
-        assert_eq!(range_hosts("h[ 1 : 3 ]\n"), 3);
-        assert_eq!(range_hosts("h[0:9__9]\n"), 0);
     }
 }

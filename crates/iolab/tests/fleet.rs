@@ -825,6 +825,25 @@ fn an_inventory_ansible_would_hang_on_or_read_without_end_is_refused_before_it_r
         groups.push_str(&format!("[g{i}:children]\nweb\n"));
     }
     std::fs::write(w.join("groups.ini"), groups).unwrap();
+    // The same in YAML (119 KB, minutes too) and TOML, and a chain of children 2,000 deep.
+    let mut yaml =
+        String::from("all:\n  children:\n    web:\n      hosts:\n        web[0:9999]:\n");
+    let mut toml = String::from("[web.hosts]\n\"web[0:9999]\" = {}\n");
+    let mut chain = String::from("all:\n  children:\n    c0:\n      hosts:\n        h:\n");
+    for i in 0..3000 {
+        yaml.push_str(&format!("    g{i}:\n      children:\n        web:\n"));
+        toml.push_str(&format!("[g{i}]\nchildren = [\"web\"]\n"));
+        if i < 2000 {
+            chain.push_str(&format!(
+                "    c{}:\n      children:\n        c{i}:\n",
+                i + 1
+            ));
+        }
+    }
+    std::fs::write(w.join("groups.yml"), yaml).unwrap();
+    std::fs::write(w.join("groups.toml"), toml).unwrap();
+    std::fs::write(w.join("chain.yaml"), chain).unwrap();
+    std::fs::write(w.join("loop.yml"), "all:\n  children:\n    a:\n      children:\n        b:\n          children:\n            a:\n").unwrap();
     for (inv, word) in [
         ("fifo", "is a FIFO"),
         ("to-fifo", "is a FIFO"),
@@ -847,6 +866,10 @@ fn an_inventory_ansible_would_hang_on_or_read_without_end_is_refused_before_it_r
         ),
         ("plugin.yml", "configures an inventory plugin"),
         ("groups.ini", "more than 1,000,000 hosts counted per group"),
+        ("groups.yml", "more than 1,000,000 hosts counted per group"),
+        ("groups.toml", "more than 1,000,000 hosts counted per group"),
+        ("chain.yaml", "children 2,002 deep"),
+        ("loop.yml", "group 'a' is among its own children"),
     ] {
         let out = ended(w, &["fleet", inv, "--results", "res", "--", "survey"], None);
         refused_in_one_line(&out, "INVENTORY", word);

@@ -1,0 +1,512 @@
+//! An Ansible inventory's groups, as Ansible's static inventory plugins (ini, yaml, toml) read them,
+//! counted before Ansible is given the inventory: how many groups, how deep their children nest and how
+//! many hosts they hold counted per group. Ansible's time grows with each (a 119 KB YAML inventory of
+//! 3,000 groups, each holding one group of 10,000 hosts, kept it reading for minutes).
+
+use iolab_engine::error::Result;
+use std::path::Path;
+use std::rc::Rc;
+use yaml_rust2::parser::{Event, Parser};
+
+/// The most hosts an inventory's ranges (`web[01:50]`) may make: Ansible makes each before it runs,
+/// and `h[0:99999999]` (40 bytes) took it to its 4 GiB bound.
+pub const MAX_RANGE_HOSTS: u64 = 10_000;
+
+/// How many hosts the ranges of `text` make, as Ansible expands them: per line the product of its
+/// `[A:B]` or `[A:B:STEP]` ranges (numbers, or single letters), summed over the lines (saturating).
+pub fn range_hosts(text: &str) -> u64 {
+    let one = |r: &str| -> Option<u64> {
+        let mut it = r.split(':');
+        let (a, b) = (it.next()?.trim(), it.next()?.trim());
+        let step: u64 = it.next().map_or(Some(1), py_int)?.max(1);
+        let span = match (py_int(a), py_int(b)) {
+            (Some(a), Some(b)) => b.checked_sub(a)?,
+            _ if a.len() == 1 && b.len() == 1 => {
+                u64::from(b.as_bytes()[0].checked_sub(a.as_bytes()[0])?)
+            }
+            _ => return None,
+        };
+        Some((span / step).saturating_add(1))
+    };
+    text.lines()
+        .map(|l| {
+            let ranges = l
+                .split('[')
+                .skip(1)
+                .filter_map(|r| one(r.split(']').next()?));
+            ranges.fold(0u64, |n, k| n.max(1).saturating_mul(k))
+        })
+        .fold(0u64, u64::saturating_add)
+}
+
+/// An inventory's groups by name: the hosts each names itself (each time it is named), and its children
+/// groups.
+pub type Groups = std::collections::HashMap<String, (u64, Vec<String>)>;
+
+/// The most hosts an inventory's groups may hold, a host counted once in each group it is in (through
+/// `:children` too): 3,000 groups holding one group of 10,000 hosts (62 KB) kept Ansible reading for
+/// minutes, about 2 µs a host in a group.
+const MAX_MEMBERSHIPS: u64 = 1_000_000;
+
+/// Adds the groups of INI inventory `text` to `groups`: a section `[g]` or `[g:hosts]` names hosts (a
+/// line each, or as many as its ranges make), `[g:children]` groups; hosts before any section are
+/// ungrouped.
+pub fn ini_groups(text: &str, groups: &mut Groups) {
+    let mut at = ("ungrouped".to_string(), false);
+    for l in text.lines().map(str::trim) {
+        if l.is_empty() || l.starts_with('#') || l.starts_with(';') {
+            continue;
+        }
+        if let Some(h) = l.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            let (name, kind) = h.split_once(':').unwrap_or((h, "hosts"));
+            at = (name.trim().to_string(), kind.trim() == "children");
+            groups.entry(at.0.clone()).or_default();
+            if !matches!(kind.trim(), "hosts" | "children") {
+                at.0.clear();
+            }
+            continue;
+        }
+        if at.0.is_empty() {
+            continue;
+        }
+        let g = groups.entry(at.0.clone()).or_default();
+        match at.1 {
+            true => g.1.extend(l.split_whitespace().next().map(str::to_string)),
+            false => g.0 = g.0.saturating_add(range_hosts(l).max(1)),
+        }
+    }
+}
+
+/// The most groups, and the deepest chain of children, an inventory may have.
+const MAX_GROUPS: usize = 10_000;
+const MAX_DEPTH: u64 = 1_000;
+
+/// The longest chain of `:children` among `groups` (a group without children is 1 deep; a cycle, which
+/// Ansible refuses, ends the chain).
+fn chain_depth(groups: &Groups) -> u64 {
+    let each = per_group(groups, (|_| 0, u64::max, |d| d + 1));
+    each.into_iter().max().unwrap_or(0)
+}
+
+/// How many hosts `groups` hold in all, a host counted in each group it is in (a group in its own
+/// `:children`, which Ansible refuses, counted once).
+fn memberships(groups: &Groups) -> u64 {
+    let each = per_group(groups, (|own| own, u64::saturating_add, |n| n));
+    each.into_iter().fold(0, u64::saturating_add)
+}
+
+/// How a group's value is made: `start` of its own hosts, its children's values folded in by `add`, and
+/// `end` of that.
+type Fold = (fn(u64) -> u64, fn(u64, u64) -> u64, fn(u64) -> u64);
+
+/// Each group's value by `f`, each group's once (a group met again inside its own chain, a cycle, is 0
+/// there). Recursive: called on at most [`MAX_GROUPS`] groups, so at most that deep.
+fn per_group(groups: &Groups, f: Fold) -> Vec<u64> {
+    type Memo<'a> = std::collections::HashMap<&'a str, u64>;
+    fn go<'a>(g: &'a str, gs: &'a Groups, memo: &mut Memo<'a>, f: Fold) -> u64 {
+        if let Some(n) = memo.get(g) {
+            return *n;
+        }
+        // Marked before its children are counted: a cycle adds nothing.
+        memo.insert(g, 0);
+        let Some((own, children)) = gs.get(g) else {
+            return 0;
+        };
+        let n = (f.2)(
+            children
+                .iter()
+                .fold((f.0)(*own), |n, c| (f.1)(n, go(c, gs, memo, f))),
+        );
+        memo.insert(g, n);
+        n
+    }
+    let mut memo = Memo::new();
+    groups.keys().map(|g| go(g, groups, &mut memo, f)).collect()
+}
+
+/// A group that is among its own children, through any chain of them (the first found). Recursive: called
+/// within [`MAX_DEPTH`] and [`MAX_GROUPS`].
+fn in_a_cycle(groups: &Groups) -> Option<&str> {
+    /// Groups being followed (true) or followed to their end (false).
+    type Seen<'a> = std::collections::HashMap<&'a str, bool>;
+    fn go<'a>(g: &'a str, gs: &'a Groups, seen: &mut Seen<'a>) -> Option<&'a str> {
+        match seen.get(g) {
+            Some(true) => return Some(g),
+            Some(false) => return None,
+            None => {}
+        }
+        seen.insert(g, true);
+        let children = gs.get(g).map(|(_, c)| c.as_slice()).unwrap_or_default();
+        let found = children.iter().find_map(|c| go(c, gs, seen));
+        seen.insert(g, false);
+        found
+    }
+    let mut seen = Seen::new();
+    let mut names: Vec<&str> = groups.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    names.into_iter().find_map(|g| go(g, groups, &mut seen))
+}
+
+/// A range's bound as Python's `int()` reads it (Ansible expands ranges with it): ASCII digits with
+/// single underscores between them, around them spaces, saturating at u64::MAX; a digit of another script
+/// (full-width, ...) counts as a number too large to expand. None: not a number.
+fn py_int(s: &str) -> Option<u64> {
+    let t = s.trim();
+    let t = t.strip_prefix('+').unwrap_or(t);
+    if t.starts_with('_') || t.ends_with('_') || t.contains("__") || t.is_empty() {
+        return None;
+    }
+    let mut n = 0u64;
+    for c in t.chars() {
+        match c {
+            '0'..='9' => {
+                n = n
+                    .saturating_mul(10)
+                    .saturating_add(u64::from(c as u8 - b'0'))
+            }
+            '_' => {}
+            c if c.is_numeric() => return Some(u64::MAX),
+            _ => return None,
+        }
+    }
+    Some(n)
+}
+
+/// Refused where `groups` (all the inventory `inv`'s files') are more, nest deeper or hold more hosts
+/// counted per group than Ansible reads in a few seconds.
+pub fn check(inv: &Path, groups: &Groups) -> Result<()> {
+    // The groups counted first: the chain is followed only within their bound.
+    let n = groups.len();
+    let depth = if n > MAX_GROUPS {
+        0
+    } else {
+        chain_depth(groups)
+    };
+    if n > MAX_GROUPS || depth > MAX_DEPTH {
+        return Err(refused(format!(
+            "{}: {} groups, children {} deep; iolab gives Ansible at most {} groups and {} levels \
+             (its time grows with the square of each: 50,000 groups took 24 s, a chain 30,000 deep \
+             minutes)",
+            inv.display(),
+            thousands(n as u64),
+            thousands(depth),
+            thousands(MAX_GROUPS as u64),
+            thousands(MAX_DEPTH)
+        )));
+    }
+    if let Some(g) = in_a_cycle(groups) {
+        return Err(refused(format!(
+            "{}: group '{g}' is among its own children (through the groups below it): Ansible refuses \
+             such a loop",
+            inv.display()
+        )));
+    }
+    if memberships(groups) > MAX_MEMBERSHIPS {
+        return Err(refused(format!(
+            "{}: its groups hold more than {} hosts counted per group (a host in a group's children \
+             counts in each group above it): Ansible takes about 2 µs for each, and iolab gives it at most \
+             that many",
+            inv.display(),
+            thousands(MAX_MEMBERSHIPS)
+        )));
+    }
+    Ok(())
+}
+
+fn refused(msg: String) -> iolab_engine::error::Error {
+    iolab_engine::error::Error::usage("INVENTORY", msg)
+}
+
+fn thousands(n: u64) -> String {
+    iolab_engine::units::thousands_u64(n)
+}
+
+/// A YAML document as a tree whose aliases share the node they name (a billion aliases of aliases take
+/// no more room than their text).
+enum Node {
+    Map(Vec<Rc<Node>>),
+    Seq,
+    Text(String),
+    Null,
+}
+
+/// The nodes of YAML `text`'s documents. Err: why it is not YAML, and where.
+fn yaml_tree(text: &str) -> std::result::Result<Vec<Rc<Node>>, String> {
+    let mut parser = Parser::new_from_str(text);
+    let mut anchors = std::collections::HashMap::<usize, Rc<Node>>::new();
+    // The mappings and sequences open: their items so far (a mapping's keys and values in turn), and
+    // their anchor.
+    let mut open: Vec<(bool, Vec<Rc<Node>>, usize)> = Vec::new();
+    let mut docs = Vec::new();
+    loop {
+        let (event, _) = parser.next_token().map_err(|e| e.to_string())?;
+        let (node, anchor) = match event {
+            Event::StreamEnd => return Ok(docs),
+            Event::MappingStart(a, _) | Event::SequenceStart(a, _) => {
+                open.push((matches!(event, Event::MappingStart(..)), Vec::new(), a));
+                continue;
+            }
+            Event::MappingEnd | Event::SequenceEnd => match open.pop() {
+                Some((true, items, a)) => (Rc::new(Node::Map(items)), a),
+                Some((false, _, a)) => (Rc::new(Node::Seq), a),
+                None => continue,
+            },
+            Event::Scalar(s, style, a, _) => {
+                let plain = style == yaml_rust2::scanner::TScalarStyle::Plain;
+                let null = plain && matches!(s.as_str(), "" | "~" | "null" | "Null" | "NULL");
+                (Rc::new(if null { Node::Null } else { Node::Text(s) }), a)
+            }
+            Event::Alias(id) => (anchors.get(&id).cloned().unwrap_or(Rc::new(Node::Null)), 0),
+            _ => continue,
+        };
+        if anchor > 0 {
+            anchors.insert(anchor, node.clone());
+        }
+        match open.last_mut() {
+            Some((_, items, _)) => items.push(node),
+            None => docs.push(node),
+        }
+    }
+}
+
+/// The most times a YAML inventory's groups may be named, an alias's counted each time it is met
+/// (Ansible reads a group again at each).
+const MAX_NAMED: u64 = 100_000;
+
+/// A YAML inventory's groups being read: Ansible's yaml plugin reads a root mapping of groups, each with
+/// `hosts` (a mapping of host names or ranges) and `children` (a mapping of groups, read as these).
+struct YamlGroups<'g> {
+    groups: &'g mut Groups,
+    named: u64,
+    /// The hosts each mapping of hosts names, counted once per mapping (an alias shares it).
+    hosts: std::collections::HashMap<*const Node, u64>,
+}
+
+impl YamlGroups<'_> {
+    fn group(
+        &mut self,
+        name: &str,
+        data: &Rc<Node>,
+        depth: u64,
+    ) -> std::result::Result<(), String> {
+        self.named += 1;
+        if self.named > MAX_NAMED || depth > MAX_DEPTH {
+            return Err(format!(
+                "its groups are named more than {} times or nest more than {} deep (a YAML alias \
+                 names a group again each time it is used)",
+                thousands(MAX_NAMED),
+                thousands(MAX_DEPTH)
+            ));
+        }
+        self.groups.entry(name.to_string()).or_default();
+        let Node::Map(items) = &**data else {
+            return Ok(());
+        };
+        for kv in items.chunks_exact(2) {
+            let (Node::Text(key), Node::Map(inner)) = (&*kv[0], &*kv[1]) else {
+                continue;
+            };
+            match key.as_str() {
+                "hosts" => {
+                    let n = *self.hosts.entry(Rc::as_ptr(&kv[1])).or_insert_with(|| {
+                        inner
+                            .chunks_exact(2)
+                            .map(|h| text(&h[0]).map_or(1, |t| range_hosts(t).max(1)))
+                            .fold(0, u64::saturating_add)
+                    });
+                    let g = self.groups.entry(name.to_string()).or_default();
+                    g.0 = g.0.saturating_add(n);
+                }
+                "children" => {
+                    for c in inner.chunks_exact(2) {
+                        let child = text(&c[0]).unwrap_or_default().to_string();
+                        self.group(&child, &c[1], depth + 1)?;
+                        self.groups
+                            .entry(name.to_string())
+                            .or_default()
+                            .1
+                            .push(child);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+fn text(n: &Node) -> Option<&str> {
+    match n {
+        Node::Text(t) => Some(t),
+        _ => None,
+    }
+}
+
+/// Adds the groups of YAML (or JSON) inventory `text` to `groups`. Err: it is not YAML, or its groups
+/// are named or nest past their bounds.
+pub fn yaml_groups(text: &str, groups: &mut Groups) -> std::result::Result<(), String> {
+    let mut walk = YamlGroups {
+        groups,
+        named: 0,
+        hosts: Default::default(),
+    };
+    for doc in yaml_tree(text)? {
+        if let Node::Map(items) = &*doc {
+            for kv in items.chunks_exact(2) {
+                walk.group(text_of(&kv[0]), &kv[1], 1)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn text_of(n: &Node) -> &str {
+    text(n).unwrap_or_default()
+}
+
+/// Adds the groups of TOML inventory `text` to `groups`: Ansible's toml plugin reads a table per group,
+/// with `hosts` (a table of host names or ranges) and `children` (a list of group names). Err: it is not
+/// TOML.
+pub fn toml_groups(text: &str, groups: &mut Groups) -> std::result::Result<(), String> {
+    let root: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| e.message().to_string())?;
+    for (name, data) in &root {
+        let g = groups.entry(name.clone()).or_default();
+        let Some(data) = data.as_table() else {
+            continue;
+        };
+        if let Some(hosts) = data.get("hosts").and_then(toml::Value::as_table) {
+            let n = hosts.keys().map(|h| range_hosts(h).max(1));
+            g.0 = g.0.saturating_add(n.fold(0, u64::saturating_add));
+        }
+        let children = data.get("children").and_then(toml::Value::as_array);
+        let names = children
+            .into_iter()
+            .flatten()
+            .filter_map(toml::Value::as_str);
+        g.1.extend(names.map(str::to_string));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_are_counted_in_each_group_they_are_in() {
+        let mut g = Groups::new();
+        ini_groups(
+            "solo\n[web]\nweb[0:9]\nw2 ansible_host=x\n[a:children]\nweb\n[b:children]\na\nweb\n[b:vars]\nx=1\n",
+            &mut g,
+        );
+        // ungrouped 1, web 11, a 11, b 22.
+        assert_eq!(memberships(&g), 45);
+        // 3,000 groups each holding one group of 10,000 hosts (62 KB), and a chain 3,000 deep.
+        let mut many = String::from("[web]\nweb[0:9999]\n");
+        let mut chain = many.clone();
+        for i in 0..3000 {
+            many.push_str(&format!("[g{i}:children]\nweb\n"));
+            let below = if i == 0 {
+                "web".to_string()
+            } else {
+                format!("c{}", i - 1)
+            };
+            chain.push_str(&format!("[c{i}:children]\n{below}\n"));
+        }
+        for text in [many, chain] {
+            let mut g = Groups::new();
+            ini_groups(&text, &mut g);
+            assert!(memberships(&g) > MAX_MEMBERSHIPS);
+        }
+        // Groups and chains past their bounds (a chain 3,000 deep of one host took Ansible 5.5 s).
+        let mut g = Groups::new();
+        let mut chain = String::from("[c0]\nh\n");
+        for i in 1..1500 {
+            chain.push_str(&format!("[c{i}:children]\nc{}\n", i - 1));
+        }
+        ini_groups(&chain, &mut g);
+        assert_eq!((g.len(), chain_depth(&g)), (1500, 1500));
+        // A group in its own children is counted once, and named.
+        let mut g = Groups::new();
+        ini_groups("[a]\nh\n[a:children]\na\n", &mut g);
+        assert_eq!((memberships(&g), in_a_cycle(&g)), (1, Some("a")));
+        let mut g = Groups::new();
+        ini_groups(
+            "[a:children]\nb\n[b:children]\nc\n[c:children]\nb\n[d:children]\na\n",
+            &mut g,
+        );
+        assert_eq!(in_a_cycle(&g), Some("b"));
+        let mut g = Groups::new();
+        ini_groups("[a:children]\nb\nc\n[b:children]\nc\n[c]\nh\n", &mut g);
+        assert_eq!(in_a_cycle(&g), None);
+    }
+
+    #[test]
+    fn host_ranges_are_counted_as_ansible_expands_them() {
+        assert_eq!(range_hosts("[web]\nweb[01:50].x\n[db:children]\nweb\n"), 50);
+        assert_eq!(range_hosts("h[0:9:2]-r[a:c]\nplain\n"), 15);
+        assert_eq!(
+            range_hosts("h[0:99999999] ansible_connection=local\n"),
+            100_000_000
+        );
+        assert_eq!(range_hosts("[lab:vars]\nx=[1, 2]\n"), 0);
+        assert_eq!(range_hosts("h[0:18446744073709551615][0:9]\n"), u64::MAX);
+        // Read as Python's int() reads them, which Ansible's expansion uses.
+        assert_eq!(range_hosts("h[0:99_999]\n"), 100_000);
+        assert_eq!(range_hosts("h[0:99999999999999999999]\n"), u64::MAX);
+        assert_eq!(range_hosts("h[0:\u{ff11}\u{ff10}]\n"), u64::MAX);
+        assert_eq!(range_hosts("h[ 1 : 3 ]\n"), 3);
+        assert_eq!(range_hosts("h[0:9__9]\n"), 0);
+    }
+
+    /// A YAML inventory's groups count as the INI one's (hosts under `hosts`, groups under `children`,
+    /// a group named twice adding to itself); TOML's name children by a list.
+    #[test]
+    fn yaml_and_toml_groups_are_counted_as_ini_ones() {
+        let yaml = "all:\n  hosts:\n    solo:\n  children:\n    web:\n      hosts:\n        web[0:9]:\n        \
+                    w2: {ansible_host: x}\n    a:\n      children:\n        web:\n    b:\n      children:\n        \
+                    a:\n        web:\n      vars: {x: 1}\n";
+        let mut g = Groups::new();
+        yaml_groups(yaml, &mut g).unwrap();
+        // web 11, a 11, b 22, and all its own host and each group below it: 1 + 11 + 11 + 22.
+        assert_eq!(memberships(&g), 11 + 11 + 22 + 45);
+        assert_eq!(chain_depth(&g), 4);
+        let toml = "[web.hosts]\n\"web[0:9]\" = {}\nw2 = { ansible_host = \"x\" }\n[a]\nchildren = [\"web\"]\n\
+                    [b]\nchildren = [\"a\", \"web\"]\n[b.vars]\nx = 1\n";
+        let mut g = Groups::new();
+        toml_groups(toml, &mut g).unwrap();
+        assert_eq!(memberships(&g), 11 + 11 + 22);
+        // What is not YAML or TOML is named as such, with where.
+        let e = yaml_groups("all:\n  hosts: [a\n", &mut Groups::new()).unwrap_err();
+        assert!(e.contains("line"), "{e}");
+        let e = toml_groups("[web\n", &mut Groups::new()).unwrap_err();
+        assert!(!e.is_empty());
+    }
+
+    /// Aliases are shared, not copied: a group named through aliases of aliases (a billion times in 2 KB)
+    /// is refused at the bound of groups named, in the time a few of them take.
+    #[test]
+    fn yaml_aliases_of_groups_are_bounded_without_being_expanded() {
+        let mut yaml = String::from("all:\n  children:\n    l0: &l0\n      hosts: {h: }\n");
+        for i in 1..10 {
+            let kids: Vec<String> = (0..10).map(|k| format!("x{i}_{k}: *l{}", i - 1)).collect();
+            yaml.push_str(&format!(
+                "    l{i}: &l{i}\n      children: {{{}}}\n",
+                kids.join(", ")
+            ));
+        }
+        let e = yaml_groups(&yaml, &mut Groups::new()).unwrap_err();
+        assert!(e.contains("named more than 100,000 times"), "{e}");
+        // Aliases of a mapping of 10,000 hosts under 3,000 groups: each counts where it is used.
+        let mut yaml =
+            String::from("all:\n  children:\n    web:\n      hosts: &h\n        web[0:9999]:\n");
+        for i in 0..3000 {
+            yaml.push_str(&format!("    g{i}:\n      hosts: *h\n"));
+        }
+        let mut g = Groups::new();
+        yaml_groups(&yaml, &mut g).unwrap();
+        assert!(memberships(&g) > MAX_MEMBERSHIPS);
+    }
+}
