@@ -130,7 +130,7 @@ fn is_emulated(r: &Value) -> bool {
 
 /// The most runs the page's table lists: a row is up to a few KB (a refusal's text), and a table of
 /// 228,000 rows was a 300 MB page.
-const MAX_ROWS: usize = 2000;
+pub(super) const MAX_ROWS: usize = 2000;
 
 /// One record's row of the table (`html/runs_table.rs`). A run on an emulated CPU is marked with a
 /// dagger.
