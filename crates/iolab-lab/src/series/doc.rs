@@ -388,7 +388,11 @@ mod tests {
         assert!(e.starts_with("d: line 3: not whole JSON"), "{e}");
         for at in [5, 12, 14, 20, doc.len() - 3] {
             let e = read(&doc[..at]).err().unwrap_or_default();
-            assert!(e.contains("not whole JSON: it ends mid-value"), "{at}: {e}");
+            let line = doc[..at].lines().count();
+            let says = format!(
+                "not whole JSON: it ends mid-value, on line {line} (its value began on line 1)"
+            );
+            assert!(e.contains(&says), "{at}: {e}");
         }
         // Records over several lines each, as `jq .` prints them: one alone is read, more are named.
         let one = serde_json::json!({"point": {"bs": "4"}, "result": {"spec": {}, "iops": 1.0}});
@@ -397,8 +401,12 @@ mod tests {
         let e = read(&format!("{pretty}\n{one}\n"))
             .err()
             .unwrap_or_default();
+        let end = pretty.lines().count();
         assert!(
-            e.contains("its first record spreads over several lines"),
+            e.contains(&format!(
+                "line {}: more after a first record spread over lines 1 to {end}",
+                end + 1
+            )),
             "{e}"
         );
         let rec = r#"{"point":{"bs":"4"},"result":{"spec":{},"notes":["a\"]"]}}"#;

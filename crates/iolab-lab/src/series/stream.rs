@@ -202,7 +202,13 @@ pub fn read_from(r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordFile>
             out.cut = s.at - start;
             return Ok(out);
         }
-        Err(Failed::Cut) => return Err(bad("not whole JSON: it ends mid-value".into())),
+        Err(Failed::Cut) => {
+            return Err(bad(format!(
+                "not whole JSON: it ends mid-value, on line {} (its value began on line \
+                 {first_line}): cut short (a run killed while it wrote it, or a partial copy)",
+                s.line
+            )))
+        }
         Err(Failed::Bad { line, why }) => return Err(bad(format!("line {line}: {why}"))),
     };
     let record = v.get("point").is_some() || v.get("summary").is_some();
@@ -212,16 +218,13 @@ pub fn read_from(r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordFile>
         if s.peek().map_err(io)?.is_some() {
             let what = match record {
                 // As `jq .` prints records: a file of records holds one on each line.
-                true => {
-                    "its first record spreads over several lines (a record takes one line: \
-                         `jq -c` prints them so), and more follows"
-                }
-                false => "text after the document",
+                true => format!(
+                    "more after a first record spread over lines {first_line} to {end} (a record \
+                     takes one line: `jq -c` prints them so)"
+                ),
+                false => format!("text after the document, which ends on line {end}"),
             };
-            return Err(bad(format!(
-                "line {}: {what}, which ends on line {end}",
-                s.line
-            )));
+            return Err(bad(format!("line {}: {what}", s.line)));
         }
         return document(v, out).map_err(bad);
     }
