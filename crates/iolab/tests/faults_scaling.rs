@@ -9,7 +9,7 @@ mod common;
 mod scaling;
 
 use common::*;
-use scaling::{cost, records, template, Cost};
+use scaling::{cost, document, records, template, Cost};
 
 /// The most resident memory one byte of records may add (peak at 2,000 records less peak at 1,000, over
 /// the bytes added). Records are read as a stream and cut down to what is shown as they are parsed: the
@@ -131,19 +131,10 @@ fn documents_are_read_a_run_at_a_time_in_memory_linear_in_them() {
     let d = tempfile::tempdir().unwrap();
     let t = template(d.path());
     let result = &t["result"];
-    // Written a run at a time: a child's peak counts this process's memory at the fork.
-    let write =
-        |path: &std::path::Path, head: &str, runs: &mut dyn Iterator<Item = String>, tail: &str| {
-            use std::io::Write;
-            let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-            write!(f, "{head}").unwrap();
-            for (i, r) in runs.enumerate() {
-                write!(f, "{}{r}", if i == 0 { "" } else { "," }).unwrap();
-            }
-            write!(f, "{tail}").unwrap();
-            f.flush().unwrap();
-            std::fs::metadata(path).unwrap().len()
-        };
+    // A survey's document: its runs on one line.
+    let survey_of = |path: &std::path::Path, runs: &mut dyn Iterator<Item = String>| -> u64 {
+        document(path, r#"{"ranking":[],"findings":[],"runs":["#, runs, "]}")
+    };
     // A survey's document on one line; a repeat one's over many, as `run --json` prints it.
     let survey = |n: usize, path: &std::path::Path| -> u64 {
         let mut runs = (0..n).map(|i| {
@@ -153,17 +144,12 @@ fn documents_are_read_a_run_at_a_time_in_memory_linear_in_them() {
                 "rounds_ns_per_op": [1.0, 1.1, 1.2], "rounds_disturbed": 0})
             .to_string()
         });
-        write(
-            path,
-            r#"{"ranking":[],"findings":[],"runs":["#,
-            &mut runs,
-            "]}",
-        )
+        survey_of(path, &mut runs)
     };
     let repeat = |n: usize, path: &std::path::Path| -> u64 {
         let mut runs = (0..n).map(|_| serde_json::to_string_pretty(result).unwrap());
         let head = format!("{{\n  \"repeat\": {{\"runs\": {n}}},\n  \"runs\": [\n");
-        write(path, &head, &mut runs, "\n  ]\n}\n")
+        document(path, &head, &mut runs, "\n  ]\n}\n")
     };
     // A survey's rows that did not run, each with why (a forged survey of 228,000 took 880 MB at 200 MB).
     let refused = |n: usize, path: &std::path::Path| -> u64 {
@@ -173,12 +159,7 @@ fn documents_are_read_a_run_at_a_time_in_memory_linear_in_them() {
                 "round_runs": [], "rounds_disturbed": 0, "steal_s": null, "verdict": null})
             .to_string()
         });
-        write(
-            path,
-            r#"{"ranking":[],"findings":[],"runs":["#,
-            &mut runs,
-            "]}",
-        )
+        survey_of(path, &mut runs)
     };
     // The same, each of a long target of its own (labels and keys that copied each target took a 199 MB
     // survey to 737 MB).
@@ -189,12 +170,7 @@ fn documents_are_read_a_run_at_a_time_in_memory_linear_in_them() {
                 "round_runs": [], "rounds_disturbed": 0, "steal_s": null, "verdict": null})
             .to_string()
         });
-        write(
-            path,
-            r#"{"ranking":[],"findings":[],"runs":["#,
-            &mut runs,
-            "]}",
-        )
+        survey_of(path, &mut runs)
     };
     type Write<'a> = dyn Fn(usize, &std::path::Path) -> u64 + 'a;
     for (what, write) in [

@@ -63,6 +63,26 @@ pub fn records(template: &Value, n: usize, path: &Path) -> u64 {
     bytes
 }
 
+/// A document of `head`, then `runs` joined by commas, then `tail`, written a run at a time (a child's
+/// peak counts this process's memory at the fork): its size in bytes.
+#[allow(dead_code)]
+pub fn document(
+    path: &Path,
+    head: &str,
+    runs: &mut dyn Iterator<Item = String>,
+    tail: &str,
+) -> u64 {
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    write!(f, "{head}").unwrap();
+    for (i, r) in runs.enumerate() {
+        write!(f, "{}{r}", if i == 0 { "" } else { "," }).unwrap();
+    }
+    write!(f, "{tail}").unwrap();
+    f.flush().unwrap();
+    std::fs::metadata(path).unwrap().len()
+}
+
 /// What one run of iolab cost, by the kernel's count (the test reads the counts, the benchmark the
 /// rusage: each leaves the other's fields unread).
 #[derive(Clone, Copy)]
