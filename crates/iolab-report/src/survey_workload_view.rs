@@ -20,6 +20,9 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
             d.blank().table(grid(s, direct, &mine));
         }
     }
+    if let Some(why) = nothing_ran(s) {
+        d.blank().line(why);
+    }
     let open = crate::rounds_text::undecided_lines(s.rounds_run.as_ref(), &s.ranking);
     if !open.is_empty() {
         d.blank();
@@ -69,6 +72,29 @@ pub fn doc(s: &WorkloadSurvey, verbose: bool) -> Doc {
         }
     }
     d
+}
+
+/// Why the workloads where nothing ran ran nothing: the refusal most of their runs were given (an
+/// immutable file refuses every write), with how many it speaks for.
+fn nothing_ran(s: &WorkloadSurvey) -> Option<String> {
+    let none: Vec<String> = s
+        .workloads
+        .iter()
+        .map(Workload::label)
+        .filter(|l| !s.ranking.iter().any(|t| &t.target == l))
+        .collect();
+    let mut why: std::collections::BTreeMap<&str, usize> = Default::default();
+    let runs = s.runs.iter().filter(|r| none.contains(&r.target));
+    for u in runs.filter_map(|r| r.unavailable.as_deref()) {
+        *why.entry(u).or_default() += 1;
+    }
+    let total: usize = why.values().sum();
+    let (most, n) = why.into_iter().max_by_key(|(_, n)| *n)?;
+    Some(format!(
+        "nothing ran on {} workload{}: {n} of their {total} runs were refused: {most}",
+        none.len(),
+        if none.len() == 1 { "" } else { "s" }
+    ))
 }
 
 /// One cache mode's workloads: per line the fastest method's rate (MiB/s sequential, IOPS random), its p50

@@ -545,8 +545,14 @@ fn an_immutable_target_names_its_attribute() {
             "--ops",
             "10",
         ]);
-        // A survey of writes to it runs nothing: refused as the run is, exit 2.
+        // A survey of writes to it runs nothing: refused as the run is, exit 2. With reads beside them,
+        // the writes' rows say why nothing ran.
         let s = survey_of(&dir, &path_str(&t), &["--overwrite", "--workload", "write"]);
+        let both = survey_of(
+            &dir,
+            &path_str(&t),
+            &["--overwrite", "--workload", "read,write", "--inflight", "1"],
+        );
         let _ = Command::new("chattr")
             .arg(format!("-{letter}"))
             .arg(&t)
@@ -565,6 +571,13 @@ fn an_immutable_target_names_its_attribute() {
             s.stderr.starts_with("iolab: --target:") && s.stderr.contains(&format!("is {what}")),
             "{}",
             s.stderr
+        );
+        assert_eq!(both.code, 0, "{}", both.stderr);
+        let said = both.stdout.replace('\n', " ");
+        assert!(
+            said.contains("nothing ran on 2 workloads:") && said.contains(&format!("is {what}")),
+            "{}",
+            both.stdout
         );
     }
 }
@@ -804,6 +817,37 @@ fn a_remote_tcp_peers_failures_are_said_in_words() {
         r.stderr.contains(&format!(
             "the connection to {at} was reset: the peer closed it"
         )),
+        "{}",
+        r.stderr
+    );
+    // A peer that takes the connection and never reads: once the buffers are full, nothing sent is
+    // taken, and the kernel gives the connection up after its user timeout (ETIMEDOUT, about 10 s).
+    let peer = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let at = peer.local_addr().unwrap();
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        let (c, _) = peer.accept().unwrap();
+        let _ = wait.recv_timeout(Duration::from_secs(60));
+        drop(c);
+    });
+    let target = format!("tcp:{at}");
+    let mut a = vec![
+        "run",
+        "--target",
+        &target,
+        "--duration",
+        "30",
+        "--bs",
+        "64k",
+    ];
+    a.extend_from_slice(&args);
+    let r = iolab(&a);
+    done.send(()).unwrap();
+    holder.join().unwrap();
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains(&format!("the peer at {at} stopped taking data")),
         "{}",
         r.stderr
     );
