@@ -6,7 +6,7 @@
 use iolab_lab::answers::{needed_by_all, Summary};
 use std::fmt::Write;
 
-use crate::html::markup::esc;
+use crate::markup::esc;
 
 /// The section for `sums` (one per suite run; empty: no section).
 pub fn section(sums: &[Summary]) -> String {

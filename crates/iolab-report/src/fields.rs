@@ -4,7 +4,9 @@
 //! structs that write the records (`RunResult`, `LinesResult`, `series::record`) and check that every
 //! field resolves in each document said to hold it: renaming a field of `RunResult` fails them.
 
+#[cfg(feature = "html")]
 use iolab_lab::series;
+#[cfg(feature = "html")]
 use serde_json::Value;
 
 /// A path of object keys into a record or its result, from this module's table only.
@@ -13,16 +15,19 @@ pub(crate) struct Field(&'static [&'static str]);
 
 impl Field {
     /// The value at this field, when present.
+    #[cfg(feature = "html")]
     pub(crate) fn at(self, v: &Value) -> Option<&Value> {
         series::at(v, self.0)
     }
 
     /// The number at this field.
+    #[cfg(feature = "html")]
     pub(crate) fn num(self, v: &Value) -> Option<f64> {
         series::num(v, self.0)
     }
 
     /// The value at this field as table text (strings bare, absent or null empty).
+    #[cfg(feature = "html")]
     pub(crate) fn text(self, v: &Value) -> String {
         series::text(self.at(v))
     }
@@ -33,6 +38,7 @@ impl Field {
     }
 
     /// The field's last key (a spec key's name).
+    #[cfg(feature = "html")]
     pub(crate) fn key(self) -> &'static str {
         self.0[self.0.len() - 1]
     }
@@ -238,9 +244,11 @@ pub fn result_paths() -> Vec<Vec<&'static str>> {
 }
 
 /// The profile group the storage paper's Figure 4 is about (`ProfileFigures::groups` names it so).
+#[cfg(feature = "html")]
 pub(crate) const COPY_GROUP: &str = iolab_lab::suite::COPY_GROUP;
 
 /// The spec keys a chart's caption names when all its runs share them.
+#[cfg(feature = "html")]
 pub(crate) const SHARED_SPEC: [Field; 10] = [
     SPEC_METHOD,
     SPEC_OP,

@@ -2,7 +2,8 @@
 //! row's own figures, so a cause that explains ten rows is one line, not ten sentences (each row's whole
 //! sentence stays in the JSON's `findings`).
 
-use crate::html::markup::esc;
+#[cfg(feature = "html")]
+use crate::markup::esc;
 use crate::text::wrap::line;
 use iolab_engine::measure::memcopy::MemCopy;
 use iolab_lab::findings_compare::{Compared, CAUSES};
@@ -177,6 +178,7 @@ fn parts(fs: &[Compared]) -> [(String, Vec<Group>); 3] {
 }
 
 /// The grouped findings as HTML: a titled list per part.
+#[cfg(feature = "html")]
 pub fn html_groups(fs: &[Compared]) -> String {
     let mut o = String::new();
     for (title, groups) in parts(fs) {
@@ -194,6 +196,7 @@ pub fn html_groups(fs: &[Compared]) -> String {
 
 /// `page` with a survey's findings, grouped by cause, after the answer it opens with (unchanged where it
 /// has none).
+#[cfg(feature = "html")]
 pub fn with_survey_findings(mut page: String, fs: &[Compared]) -> String {
     // Before the heading that follows the answer's.
     let Some(at) = page

@@ -1,7 +1,7 @@
 //! The fleet section of `iolab report DIR` (a results directory of `iolab fleet`): each host's outcome,
 //! then per workload a row per host and the fleet's percentiles from the hosts' histograms merged.
 
-use crate::html::markup::esc;
+use crate::markup::esc;
 use iolab_engine::units::{fmt_ns, thousands_u64};
 use iolab_lab::fleet::{Host, Merged, Outcome};
 use std::fmt::Write;

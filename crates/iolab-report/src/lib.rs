@@ -2,6 +2,7 @@
 //! `survey.rs`, `series_view.rs`, `suite_view.rs`), the HTML/SVG report (`html.rs`, `html/`), CSV, Markdown
 //! and JSON, all written through one export path (`export/`: a command's `Document`, its `Outputs`).
 
+#[cfg(feature = "html")]
 pub mod answers;
 pub mod bench_view;
 mod cells;
@@ -14,11 +15,15 @@ pub mod findings_by_cause;
 pub mod fio_json;
 #[cfg(feature = "fio")]
 pub mod fio_log;
+#[cfg(feature = "html")]
 pub mod fleet;
+#[cfg(feature = "html")]
 pub mod html;
 pub mod interval_csv;
 #[cfg(feature = "kernels")]
 pub mod kernels_view;
+#[cfg(feature = "html")]
+mod markup;
 mod offload;
 pub mod probe;
 mod rounds_text;

@@ -1,10 +1,15 @@
 //! `iolab report`: one HTML file (and optionally each chart as SVG) from result files.
 
+#[cfg(feature = "html")]
 use crate::output::{check_apart, check_dir_path, check_new_path, outln, write_new};
 use clap::Args;
+#[cfg(feature = "html")]
 use iolab_engine::error::Error;
+#[cfg(feature = "html")]
 use iolab_lab::series;
-use std::path::{Path, PathBuf};
+#[cfg(feature = "html")]
+use std::path::Path;
+use std::path::PathBuf;
 
 #[derive(Args)]
 pub(crate) struct ReportArgs {
@@ -29,6 +34,7 @@ pub(crate) struct ReportArgs {
 pub(crate) const READERS_REMEDY: &str =
     "give it fewer record files at once, or a shorter one (a sweep split in parts)";
 
+#[cfg(feature = "html")]
 /// `p` counted among the report's inputs (each file once, by device and inode, and all of them within one
 /// bound: a file named 60 times was read 60 times, until memory ran out), or refused.
 fn charge(p: &Path, inputs: &mut series::Inputs) -> Result<(), Error> {
@@ -52,6 +58,7 @@ fn charge(p: &Path, inputs: &mut series::Inputs) -> Result<(), Error> {
     Err(Error::usage("report", why))
 }
 
+#[cfg(feature = "html")]
 pub(crate) fn cmd_report(a: &ReportArgs) -> Result<i32, Error> {
     iolab_engine::fault::set_oom_remedy(READERS_REMEDY);
     check_new_path("--out", &a.out)?;
@@ -166,6 +173,7 @@ type FleetSection = (
     Vec<iolab_lab::fleet::Merged>,
 );
 
+#[cfg(feature = "html")]
 /// Everything `--svg DIR` would refuse, before any file or directory is made: DIR (or the nearest of its
 /// parents that exists) must be a directory, and none of the chart files may exist or be the `--out` file.
 fn check_svg(dir: &Path, svgs: &[PathBuf], out: &Path) -> Result<(), Error> {
@@ -185,6 +193,7 @@ fn check_svg(dir: &Path, svgs: &[PathBuf], out: &Path) -> Result<(), Error> {
     check_apart(&files)
 }
 
+#[cfg(feature = "html")]
 /// A survey document's findings (none for other files).
 fn survey_findings_in(
     doc: Option<&serde_json::Value>,

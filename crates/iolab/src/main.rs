@@ -211,7 +211,14 @@ fn main() {
         Some(Cmd::Sweep(a)) => cmd_series::cmd_sweep(a),
         Some(Cmd::Compare(a)) => cmd_compare::cmd_compare(a),
         Some(Cmd::Suite(a)) => cmd_series::cmd_suite(a),
+        #[cfg(feature = "html")]
         Some(Cmd::Report(a)) => cmd_report::cmd_report(a),
+        #[cfg(not(feature = "html"))]
+        Some(Cmd::Report(_)) => Err(Error::usage(
+            "report",
+            "this iolab is a board's build, without the HTML report (3 MiB budget): copy the result \
+             files to a host and run `iolab report` there with a host build of iolab",
+        )),
         Some(Cmd::Clean(a)) => cmd_clean::cmd_clean(a),
         #[cfg(feature = "docs")]
         Some(Cmd::Completions(a)) => cmd_docs::cmd_completions(a, command()),

@@ -14,12 +14,7 @@ pub struct Chart {
     pub run: Option<usize>,
 }
 
-pub(crate) fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+pub(crate) use crate::markup::esc;
 
 /// [`figure`], the chart's own copy of its SVG let go after unless `keep` (asked for as a file of its
 /// own): a page of many charts is not held twice.
