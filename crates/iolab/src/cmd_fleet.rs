@@ -86,6 +86,9 @@ pub fn cmd_fleet(a: &FleetArgs, cli: clap::Command) -> Result<i32> {
     let _ = iolab_sys::note_interrupts();
     let binaries = binaries(&a.binaries)?;
     let asked = check_args(&a.args, cli)?;
+    if let Some(l) = &a.limit {
+        crate::fleet_check::check_limit(l)?;
+    }
     let checked = crate::fleet_check::check_inventory(&a.inventory)?;
     crate::fleet_check::check_ansible_config()?;
     let given = a.results.as_deref().map(check_results).transpose()?;

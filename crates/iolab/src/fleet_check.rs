@@ -43,6 +43,26 @@ pub fn check_host_count(inv: &Path, n: usize) -> Result<()> {
     )))
 }
 
+/// Refused where `--limit` holds a regular expression (a pattern after `~`): Ansible matches it against
+/// every host name with Python's backtracking matcher, whose time has no bound (`~(a+)+$` against one
+/// name of 41 letters ran for minutes).
+pub fn check_limit(limit: &str) -> Result<()> {
+    let regex = limit
+        .split([',', ':'])
+        .map(|p| p.trim_start_matches(['!', '&']))
+        .find(|p| p.starts_with('~'));
+    match regex {
+        None => Ok(()),
+        Some(p) => Err(Error::usage(
+            "--limit",
+            format!(
+                "{p}: a regular expression, which Ansible matches without a bound on its time; name the \
+                 hosts or groups, or use wildcards (web*, *.lab)"
+            ),
+        )),
+    }
+}
+
 /// How many hosts run at once: `serial`, or all (0), at most [`MAX_FORKS`].
 pub fn forks(serial: u32, hosts: usize) -> u32 {
     match serial {
@@ -194,6 +214,7 @@ pub fn check_inventory(inv: &Path) -> Result<Checked> {
         bytes: 0,
         ranged: 0,
         groups: Default::default(),
+        names: Default::default(),
         files: Vec::new(),
     };
     let rel = if meta.is_dir() {
@@ -215,7 +236,8 @@ pub fn check_inventory(inv: &Path) -> Result<Checked> {
             }
         }
     }
-    crate::fleet_groups::check(inv, &w.groups)?;
+    let hosts = (w.names.len() as u64).saturating_add(w.ranged);
+    crate::fleet_groups::check(inv, &w.groups, hosts)?;
     Ok(Checked {
         dir: meta.is_dir(),
         name,
@@ -232,6 +254,8 @@ struct Walk<'a> {
     ranged: u64,
     /// Its files' groups: hosts of their own, and their children groups.
     groups: Groups,
+    /// The names of its hosts, but those its ranges make.
+    names: std::collections::HashSet<String>,
     files: Vec<(PathBuf, Vec<u8>)>,
 }
 
@@ -349,10 +373,10 @@ impl Walk<'_> {
         let text = String::from_utf8_lossy(bytes);
         let ext = rel.extension().and_then(|e| e.to_str()).unwrap_or_default();
         let read = match ext {
-            "yml" | "yaml" | "json" => g::yaml_groups(&text, &mut self.groups),
-            "toml" => g::toml_groups(&text, &mut self.groups),
+            "yml" | "yaml" | "json" => g::yaml_groups(&text, &mut self.groups, &mut self.names),
+            "toml" => g::toml_groups(&text, &mut self.groups, &mut self.names),
             _ => {
-                g::ini_groups(&text, &mut self.groups);
+                g::ini_groups(&text, &mut self.groups, &mut self.names);
                 Ok(())
             }
         };

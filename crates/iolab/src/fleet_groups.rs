@@ -4,6 +4,7 @@
 //! 3,000 groups, each holding one group of 10,000 hosts, kept it reading for minutes).
 
 use iolab_engine::error::Result;
+use std::collections::HashSet;
 use std::path::Path;
 use std::rc::Rc;
 use yaml_rust2::parser::{Event, Parser};
@@ -51,7 +52,7 @@ const MAX_MEMBERSHIPS: u64 = 1_000_000;
 /// Adds the groups of INI inventory `text` to `groups`: a section `[g]` or `[g:hosts]` names hosts (a
 /// line each, or as many as its ranges make), `[g:children]` groups; hosts before any section are
 /// ungrouped.
-pub fn ini_groups(text: &str, groups: &mut Groups) {
+pub fn ini_groups(text: &str, groups: &mut Groups, names: &mut HashSet<String>) {
     let mut at = ("ungrouped".to_string(), false);
     for l in text.lines().map(str::trim) {
         if l.is_empty() || l.starts_with('#') || l.starts_with(';') {
@@ -72,10 +73,20 @@ pub fn ini_groups(text: &str, groups: &mut Groups) {
         let g = groups.entry(at.0.clone()).or_default();
         match at.1 {
             true => g.1.extend(l.split_whitespace().next().map(str::to_string)),
-            false => g.0 = g.0.saturating_add(range_hosts(l).max(1)),
+            false => {
+                let ranged = range_hosts(l);
+                g.0 = g.0.saturating_add(ranged.max(1));
+                if ranged == 0 {
+                    names.extend(l.split_whitespace().next().map(str::to_string));
+                }
+            }
         }
     }
 }
+
+/// The most hosts an inventory may name (distinct names, and each host a range makes): Ansible reads
+/// 20,000 in about 1.6 s.
+const MAX_INVENTORY_HOSTS: u64 = 25_000;
 
 /// The most groups, and the deepest chain of children, an inventory may have.
 const MAX_GROUPS: usize = 10_000;
@@ -174,22 +185,28 @@ fn py_int(s: &str) -> Option<u64> {
 
 /// Refused where `groups` (all the inventory `inv`'s files') are more, nest deeper or hold more hosts
 /// counted per group than Ansible reads in a few seconds.
-pub fn check(inv: &Path, groups: &Groups) -> Result<()> {
+pub fn check(inv: &Path, groups: &Groups, hosts: u64) -> Result<()> {
+    if hosts > MAX_INVENTORY_HOSTS {
+        return Err(refused(format!(
+            "{}: names {} hosts; iolab gives Ansible inventories of at most {} (it reads a host in about \
+             70 µs: 209,000 took 16 s; a fleet runs on at most 10,000): give a smaller inventory",
+            inv.display(),
+            thousands(hosts),
+            thousands(MAX_INVENTORY_HOSTS)
+        )));
+    }
     // The groups counted first: the chain is followed only within their bound.
     let n = groups.len();
-    let depth = if n > MAX_GROUPS {
-        0
-    } else {
-        chain_depth(groups)
-    };
-    if n > MAX_GROUPS || depth > MAX_DEPTH {
+    let depth = (n <= MAX_GROUPS).then(|| chain_depth(groups));
+    if n > MAX_GROUPS || depth.is_some_and(|d| d > MAX_DEPTH) {
+        let deep = depth.map_or(String::new(), |d| {
+            format!(", children {} deep", thousands(d))
+        });
         return Err(refused(format!(
-            "{}: {} groups, children {} deep; iolab gives Ansible at most {} groups and {} levels \
-             (its time grows with the square of each: 50,000 groups took 24 s, a chain 30,000 deep \
-             minutes)",
+            "{}: {} groups{deep}; iolab gives Ansible at most {} groups and {} levels (its time grows \
+             with the square of each: 50,000 groups took 24 s, a chain 30,000 deep minutes)",
             inv.display(),
             thousands(n as u64),
-            thousands(depth),
             thousands(MAX_GROUPS as u64),
             thousands(MAX_DEPTH)
         )));
@@ -224,8 +241,9 @@ fn thousands(n: u64) -> String {
 /// A YAML document as a tree whose aliases share the node they name (a billion aliases of aliases take
 /// no more room than their text).
 enum Node {
+    /// A mapping's keys and values in turn.
     Map(Vec<Rc<Node>>),
-    Seq,
+    Seq(Vec<Rc<Node>>),
     Text(String),
     Null,
 }
@@ -234,8 +252,7 @@ enum Node {
 fn yaml_tree(text: &str) -> std::result::Result<Vec<Rc<Node>>, String> {
     let mut parser = Parser::new_from_str(text);
     let mut anchors = std::collections::HashMap::<usize, Rc<Node>>::new();
-    // The mappings and sequences open: their items so far (a mapping's keys and values in turn), and
-    // their anchor.
+    // The mappings and sequences open: their items so far, and their anchor.
     let mut open: Vec<(bool, Vec<Rc<Node>>, usize)> = Vec::new();
     let mut docs = Vec::new();
     loop {
@@ -248,7 +265,7 @@ fn yaml_tree(text: &str) -> std::result::Result<Vec<Rc<Node>>, String> {
             }
             Event::MappingEnd | Event::SequenceEnd => match open.pop() {
                 Some((true, items, a)) => (Rc::new(Node::Map(items)), a),
-                Some((false, _, a)) => (Rc::new(Node::Seq), a),
+                Some((false, items, a)) => (Rc::new(Node::Seq(items)), a),
                 None => continue,
             },
             Event::Scalar(s, style, a, _) => {
@@ -270,19 +287,51 @@ fn yaml_tree(text: &str) -> std::result::Result<Vec<Rc<Node>>, String> {
 }
 
 /// The most times a YAML inventory's groups may be named, an alias's counted each time it is met
-/// (Ansible reads a group again at each).
+/// (Ansible reads a group again at each), and the most entries its mappings may hold once merge keys
+/// (`<<: *x`, which copy a mapping's entries into another) are applied.
 const MAX_NAMED: u64 = 100_000;
+const MAX_ENTRIES: u64 = 2_000_000;
 
 /// A YAML inventory's groups being read: Ansible's yaml plugin reads a root mapping of groups, each with
 /// `hosts` (a mapping of host names or ranges) and `children` (a mapping of groups, read as these).
 struct YamlGroups<'g> {
     groups: &'g mut Groups,
+    names: &'g mut HashSet<String>,
     named: u64,
+    entries: u64,
     /// The hosts each mapping of hosts names, counted once per mapping (an alias shares it).
     hosts: std::collections::HashMap<*const Node, u64>,
 }
 
 impl YamlGroups<'_> {
+    /// The entries of mapping `m` (a `(key, value)` each) as PyYAML reads them, merge keys applied: the
+    /// entries of the mapping `<<` names (or of each in the list it names) are the mapping's too.
+    fn entries<'n>(
+        &mut self,
+        m: &'n Node,
+    ) -> std::result::Result<Vec<(&'n Node, &'n Rc<Node>)>, String> {
+        let mut out = Vec::new();
+        let mut todo = vec![m];
+        while let Some(n) = todo.pop() {
+            let Node::Map(items) = n else { continue };
+            for kv in items.chunks_exact(2) {
+                self.entries += 1;
+                if self.entries > MAX_ENTRIES {
+                    return Err(format!(
+                        "its mappings hold more than {} entries once merge keys (<<) are applied",
+                        thousands(MAX_ENTRIES)
+                    ));
+                }
+                match (text(&kv[0]), &*kv[1]) {
+                    (Some("<<"), Node::Seq(list)) => todo.extend(list.iter().map(|x| &**x)),
+                    (Some("<<"), v) => todo.push(v),
+                    _ => out.push((&*kv[0], &kv[1])),
+                }
+            }
+        }
+        Ok(out)
+    }
+
     fn group(
         &mut self,
         name: &str,
@@ -299,39 +348,44 @@ impl YamlGroups<'_> {
             ));
         }
         self.groups.entry(name.to_string()).or_default();
-        let Node::Map(items) = &**data else {
-            return Ok(());
-        };
-        for kv in items.chunks_exact(2) {
-            let (Node::Text(key), Node::Map(inner)) = (&*kv[0], &*kv[1]) else {
-                continue;
-            };
-            match key.as_str() {
-                "hosts" => {
-                    let n = *self.hosts.entry(Rc::as_ptr(&kv[1])).or_insert_with(|| {
-                        inner
-                            .chunks_exact(2)
-                            .map(|h| text(&h[0]).map_or(1, |t| range_hosts(t).max(1)))
-                            .fold(0, u64::saturating_add)
-                    });
+        for (key, value) in self.entries(data)? {
+            match text(key) {
+                Some("hosts") => {
+                    let n = self.hosts_in(value)?;
                     let g = self.groups.entry(name.to_string()).or_default();
                     g.0 = g.0.saturating_add(n);
                 }
-                "children" => {
-                    for c in inner.chunks_exact(2) {
-                        let child = text(&c[0]).unwrap_or_default().to_string();
-                        self.group(&child, &c[1], depth + 1)?;
-                        self.groups
-                            .entry(name.to_string())
-                            .or_default()
-                            .1
-                            .push(child);
+                Some("children") => {
+                    for (c, data) in self.entries(value)? {
+                        let child = text_of(c).to_string();
+                        self.group(&child, data, depth + 1)?;
+                        let g = self.groups.entry(name.to_string()).or_default();
+                        g.1.push(child);
                     }
                 }
                 _ => {}
             }
         }
         Ok(())
+    }
+
+    /// How many hosts mapping `hosts` names (a range as many as it makes), counted once per mapping; its
+    /// plain names are added to the inventory's.
+    fn hosts_in(&mut self, hosts: &Rc<Node>) -> std::result::Result<u64, String> {
+        if let Some(n) = self.hosts.get(&Rc::as_ptr(hosts)) {
+            return Ok(*n);
+        }
+        let mut n = 0u64;
+        for (h, _) in self.entries(hosts)? {
+            let name = text_of(h);
+            let ranged = range_hosts(name);
+            if ranged == 0 {
+                self.names.insert(name.to_string());
+            }
+            n = n.saturating_add(ranged.max(1));
+        }
+        self.hosts.insert(Rc::as_ptr(hosts), n);
+        Ok(n)
     }
 }
 
@@ -342,32 +396,40 @@ fn text(n: &Node) -> Option<&str> {
     }
 }
 
-/// Adds the groups of YAML (or JSON) inventory `text` to `groups`. Err: it is not YAML, or its groups
-/// are named or nest past their bounds.
-pub fn yaml_groups(text: &str, groups: &mut Groups) -> std::result::Result<(), String> {
+fn text_of(n: &Node) -> &str {
+    text(n).unwrap_or_default()
+}
+
+/// Adds the groups of YAML (or JSON) inventory `text` to `groups`, its hosts' plain names to `names`.
+/// Err: it is not YAML, or its groups are named, nest or merge past their bounds.
+pub fn yaml_groups(
+    text: &str,
+    groups: &mut Groups,
+    names: &mut HashSet<String>,
+) -> std::result::Result<(), String> {
     let mut walk = YamlGroups {
         groups,
+        names,
         named: 0,
+        entries: 0,
         hosts: Default::default(),
     };
     for doc in yaml_tree(text)? {
-        if let Node::Map(items) = &*doc {
-            for kv in items.chunks_exact(2) {
-                walk.group(text_of(&kv[0]), &kv[1], 1)?;
-            }
+        for (k, v) in walk.entries(&doc)? {
+            walk.group(text_of(k), v, 1)?;
         }
     }
     Ok(())
 }
 
-fn text_of(n: &Node) -> &str {
-    text(n).unwrap_or_default()
-}
-
 /// Adds the groups of TOML inventory `text` to `groups`: Ansible's toml plugin reads a table per group,
 /// with `hosts` (a table of host names or ranges) and `children` (a list of group names). Err: it is not
 /// TOML.
-pub fn toml_groups(text: &str, groups: &mut Groups) -> std::result::Result<(), String> {
+pub fn toml_groups(
+    text: &str,
+    groups: &mut Groups,
+    names: &mut HashSet<String>,
+) -> std::result::Result<(), String> {
     let root: toml::Table = text
         .parse()
         .map_err(|e: toml::de::Error| e.message().to_string())?;
@@ -379,13 +441,15 @@ pub fn toml_groups(text: &str, groups: &mut Groups) -> std::result::Result<(), S
         if let Some(hosts) = data.get("hosts").and_then(toml::Value::as_table) {
             let n = hosts.keys().map(|h| range_hosts(h).max(1));
             g.0 = g.0.saturating_add(n.fold(0, u64::saturating_add));
+            let plain = hosts.keys().filter(|h| range_hosts(h) == 0);
+            names.extend(plain.cloned());
         }
         let children = data.get("children").and_then(toml::Value::as_array);
-        let names = children
+        let kids = children
             .into_iter()
             .flatten()
             .filter_map(toml::Value::as_str);
-        g.1.extend(names.map(str::to_string));
+        g.1.extend(kids.map(str::to_string));
     }
     Ok(())
 }
@@ -396,13 +460,16 @@ mod tests {
 
     #[test]
     fn hosts_are_counted_in_each_group_they_are_in() {
-        let mut g = Groups::new();
+        let (mut g, mut names) = (Groups::new(), HashSet::new());
         ini_groups(
-            "solo\n[web]\nweb[0:9]\nw2 ansible_host=x\n[a:children]\nweb\n[b:children]\na\nweb\n[b:vars]\nx=1\n",
+            "solo\n[web]\nweb[0:9]\nw2 ansible_host=x\n[a:children]\nweb\n[b:children]\na\nweb\n[b:vars]\nx=1\n\
+             [db]\nw2\n",
             &mut g,
+            &mut names,
         );
-        // ungrouped 1, web 11, a 11, b 22.
-        assert_eq!(memberships(&g), 45);
+        // ungrouped 1, web 11, a 11, b 22, db 1; the names but the range's: solo and w2 (once).
+        assert_eq!(memberships(&g), 46);
+        assert_eq!(names.len(), 2);
         // 3,000 groups each holding one group of 10,000 hosts (62 KB), and a chain 3,000 deep.
         let mut many = String::from("[web]\nweb[0:9999]\n");
         let mut chain = many.clone();
@@ -417,7 +484,7 @@ mod tests {
         }
         for text in [many, chain] {
             let mut g = Groups::new();
-            ini_groups(&text, &mut g);
+            ini_groups(&text, &mut g, &mut HashSet::new());
             assert!(memberships(&g) > MAX_MEMBERSHIPS);
         }
         // Groups and chains past their bounds (a chain 3,000 deep of one host took Ansible 5.5 s).
@@ -426,20 +493,25 @@ mod tests {
         for i in 1..1500 {
             chain.push_str(&format!("[c{i}:children]\nc{}\n", i - 1));
         }
-        ini_groups(&chain, &mut g);
+        ini_groups(&chain, &mut g, &mut HashSet::new());
         assert_eq!((g.len(), chain_depth(&g)), (1500, 1500));
         // A group in its own children is counted once, and named.
         let mut g = Groups::new();
-        ini_groups("[a]\nh\n[a:children]\na\n", &mut g);
+        ini_groups("[a]\nh\n[a:children]\na\n", &mut g, &mut HashSet::new());
         assert_eq!((memberships(&g), in_a_cycle(&g)), (1, Some("a")));
         let mut g = Groups::new();
         ini_groups(
             "[a:children]\nb\n[b:children]\nc\n[c:children]\nb\n[d:children]\na\n",
             &mut g,
+            &mut HashSet::new(),
         );
         assert_eq!(in_a_cycle(&g), Some("b"));
         let mut g = Groups::new();
-        ini_groups("[a:children]\nb\nc\n[b:children]\nc\n[c]\nh\n", &mut g);
+        ini_groups(
+            "[a:children]\nb\nc\n[b:children]\nc\n[c]\nh\n",
+            &mut g,
+            &mut HashSet::new(),
+        );
         assert_eq!(in_a_cycle(&g), None);
     }
 
@@ -469,20 +541,53 @@ mod tests {
                     w2: {ansible_host: x}\n    a:\n      children:\n        web:\n    b:\n      children:\n        \
                     a:\n        web:\n      vars: {x: 1}\n";
         let mut g = Groups::new();
-        yaml_groups(yaml, &mut g).unwrap();
+        yaml_groups(yaml, &mut g, &mut HashSet::new()).unwrap();
         // web 11, a 11, b 22, and all its own host and each group below it: 1 + 11 + 11 + 22.
         assert_eq!(memberships(&g), 11 + 11 + 22 + 45);
         assert_eq!(chain_depth(&g), 4);
         let toml = "[web.hosts]\n\"web[0:9]\" = {}\nw2 = { ansible_host = \"x\" }\n[a]\nchildren = [\"web\"]\n\
                     [b]\nchildren = [\"a\", \"web\"]\n[b.vars]\nx = 1\n";
         let mut g = Groups::new();
-        toml_groups(toml, &mut g).unwrap();
+        toml_groups(toml, &mut g, &mut HashSet::new()).unwrap();
         assert_eq!(memberships(&g), 11 + 11 + 22);
         // What is not YAML or TOML is named as such, with where.
-        let e = yaml_groups("all:\n  hosts: [a\n", &mut Groups::new()).unwrap_err();
+        let e = yaml_groups(
+            "all:\n  hosts: [a\n",
+            &mut Groups::new(),
+            &mut HashSet::new(),
+        )
+        .unwrap_err();
         assert!(e.contains("line"), "{e}");
-        let e = toml_groups("[web\n", &mut Groups::new()).unwrap_err();
+        let e = toml_groups("[web\n", &mut Groups::new(), &mut HashSet::new()).unwrap_err();
         assert!(!e.is_empty());
+    }
+
+    /// Merge keys (`<<: *x`, `<<: [*x, *y]`) copy a mapping's entries as PyYAML does: the groups and
+    /// hosts they bring count, and merges of merges are bounded.
+    #[test]
+    fn yaml_merge_keys_count_what_they_bring() {
+        let mut yaml =
+            String::from("all:\n  children:\n    web:\n      hosts:\n        web[0:9999]:\n");
+        yaml.push_str("    g0: &c\n      children:\n        web:\n");
+        for i in 1..3000 {
+            yaml.push_str(&format!("    g{i}: {{<<: *c}}\n"));
+        }
+        let mut g = Groups::new();
+        yaml_groups(&yaml, &mut g, &mut HashSet::new()).unwrap();
+        assert_eq!(g.len(), 3002);
+        assert!(memberships(&g) > MAX_MEMBERSHIPS);
+        let (mut g, mut names) = (Groups::new(), HashSet::new());
+        let hosts = "all:\n  children:\n    a:\n      hosts: &h {x1: , x2: }\n    b:\n      hosts: {<<: [*h], x3: }\n";
+        yaml_groups(hosts, &mut g, &mut names).unwrap();
+        assert_eq!((memberships(&g), names.len()), (2 + 3 + 5, 3));
+        // Merges of merges, doubling at each of 40 levels.
+        let mut yaml = String::from("m0: &m0 {a: 1}\n");
+        for i in 1..40 {
+            yaml.push_str(&format!("m{i}: &m{i} {{<<: [*m{}, *m{}]}}\n", i - 1, i - 1));
+        }
+        yaml.push_str("all:\n  hosts: *m39\n");
+        let e = yaml_groups(&yaml, &mut Groups::new(), &mut HashSet::new()).unwrap_err();
+        assert!(e.contains("merge keys"), "{e}");
     }
 
     /// Aliases are shared, not copied: a group named through aliases of aliases (a billion times in 2 KB)
@@ -497,7 +602,7 @@ mod tests {
                 kids.join(", ")
             ));
         }
-        let e = yaml_groups(&yaml, &mut Groups::new()).unwrap_err();
+        let e = yaml_groups(&yaml, &mut Groups::new(), &mut HashSet::new()).unwrap_err();
         assert!(e.contains("named more than 100,000 times"), "{e}");
         // Aliases of a mapping of 10,000 hosts under 3,000 groups: each counts where it is used.
         let mut yaml =
@@ -506,7 +611,7 @@ mod tests {
             yaml.push_str(&format!("    g{i}:\n      hosts: *h\n"));
         }
         let mut g = Groups::new();
-        yaml_groups(&yaml, &mut g).unwrap();
+        yaml_groups(&yaml, &mut g, &mut HashSet::new()).unwrap();
         assert!(memberships(&g) > MAX_MEMBERSHIPS);
     }
 }

@@ -384,6 +384,15 @@ fn fleet_refuses_bad_input_before_anything_runs() {
         "--timeout",
         "0",
     );
+    // A regular expression in --limit: Ansible's matching of `~(a+)+$` has no bound on its time.
+    for limit in ["~(a+)+$", "web:!~db.*", "all,&~x"] {
+        refused_by(
+            &["fleet", &inv],
+            &["--limit", limit, "--", "survey"],
+            "--limit",
+            "a regular expression",
+        );
+    }
 }
 
 #[test]
@@ -843,6 +852,19 @@ fn an_inventory_ansible_would_hang_on_or_read_without_end_is_refused_before_it_r
     std::fs::write(w.join("groups.yml"), yaml).unwrap();
     std::fs::write(w.join("groups.toml"), toml).unwrap();
     std::fs::write(w.join("chain.yaml"), chain).unwrap();
+    // The same groups by merge keys (`<<: *c`), and an inventory of 30,000 hosts (Ansible: 2 s more).
+    let mut merged =
+        String::from("all:\n  children:\n    web:\n      hosts:\n        web[0:9999]:\n");
+    merged.push_str("    g0: &c\n      children:\n        web:\n");
+    let mut many = String::from("[lab]\n");
+    for i in 1..3000 {
+        merged.push_str(&format!("    g{i}: {{<<: *c}}\n"));
+    }
+    for i in 0..30_000 {
+        many.push_str(&format!("h{i}.lab\n"));
+    }
+    std::fs::write(w.join("merged.yml"), merged).unwrap();
+    std::fs::write(w.join("many.ini"), many).unwrap();
     std::fs::write(w.join("loop.yml"), "all:\n  children:\n    a:\n      children:\n        b:\n          children:\n            a:\n").unwrap();
     for (inv, word) in [
         ("fifo", "is a FIFO"),
@@ -869,6 +891,11 @@ fn an_inventory_ansible_would_hang_on_or_read_without_end_is_refused_before_it_r
         ("groups.yml", "more than 1,000,000 hosts counted per group"),
         ("groups.toml", "more than 1,000,000 hosts counted per group"),
         ("chain.yaml", "children 2,002 deep"),
+        ("merged.yml", "more than 1,000,000 hosts counted per group"),
+        (
+            "many.ini",
+            "names 30,000 hosts; iolab gives Ansible inventories of at most 25,000",
+        ),
         ("loop.yml", "group 'a' is among its own children"),
     ] {
         let out = ended(w, &["fleet", inv, "--results", "res", "--", "survey"], None);
