@@ -105,7 +105,12 @@ fn unique_labels(recs: &[Value], from: &[Option<String>]) -> Vec<String> {
     use std::hash::BuildHasher;
     let state = std::collections::hash_map::RandomState::new();
     let hash = |l: &str| state.hash_one(l);
-    let base = |rec: &Value| label_of(rec, fields::RESULT.at(rec).unwrap_or(&Value::Null));
+    let base = |rec: &Value| {
+        short(label_of(
+            rec,
+            fields::RESULT.at(rec).unwrap_or(&Value::Null),
+        ))
+    };
     let count = |hs: &[u64]| {
         let mut n: std::collections::HashMap<u64, usize> = Default::default();
         for h in hs {
@@ -145,6 +150,21 @@ fn unique_labels(recs: &[Value], from: &[Option<String>]) -> Vec<String> {
         .collect()
 }
 
+/// A label as the page shows it: one longer than a tooltip holds (a point's values, forged or a long
+/// target's) is cut, and told apart from others cut alike by its whole text's hash (64 point values of
+/// 4,000 bytes, in each chart's legend and each point's tooltip, made a page 36 times its records).
+fn short(label: String) -> String {
+    use std::hash::{Hash, Hasher};
+    if label.chars().count() <= charts::TIP_MAX {
+        return label;
+    }
+    // A fixed hasher: the same label is cut to the same text in every report.
+    let mut h = std::hash::DefaultHasher::new();
+    label.hash(&mut h);
+    let kept: String = label.chars().take(charts::TIP_MAX - 20).collect();
+    format!("{kept}… #{:016x}", h.finish())
+}
+
 fn build_with(
     recs: Vec<Value>,
     from: &[Option<String>],
@@ -156,7 +176,9 @@ fn build_with(
     let recs: Vec<Value> = recs.into_iter().map(unwrap_survey_run).collect();
     let labels = unique_labels(&recs, from);
     let grouped = recs.iter().any(|r| repeats::count(r).is_some());
-    // Each run's coordinates, then stored once each (`coords`) and held by the runs as numbers.
+    // Each run's coordinates, stored once each (`coords`) as they are made and held by the runs as
+    // numbers (a run's own copy of its keys is let go at once).
+    let mut coords = coords::Coords::default();
     let keyed: Vec<Option<_>> = recs
         .iter()
         .zip(&labels)
@@ -169,25 +191,15 @@ fn build_with(
                 let k = repeats::count(rec).unwrap_or(1);
                 keys.push(("repeats".into(), k.to_string()));
             }
-            Some((r, label, keys))
-        })
-        .collect();
-    let mut coords = coords::Coords::default();
-    let ids: Vec<Option<_>> = keyed
-        .iter()
-        .map(|k| {
-            let (r, _, keys) = k.as_ref()?;
             let spec = coords.values_of(&fields::SHARED_SPEC.map(|f| f.text(r)));
-            Some((coords.intern(keys), spec))
+            Some((r, label, (coords.intern(&keys), spec)))
         })
         .collect();
     let coords = coords;
     let runs: Vec<Run> = keyed
         .into_iter()
-        .zip(ids)
-        .filter_map(|(k, ids)| {
-            let (r, label, _) = k?;
-            let (keys, spec) = ids?;
+        .filter_map(|k| {
+            let (r, label, (keys, spec)) = k?;
             Some(Run {
                 label: label.clone(),
                 r,

@@ -31,7 +31,22 @@ fn canonical(key: &str, v: &str) -> String {
 /// The most points one sweep or suite step runs: a product beyond it is refused before anything is made.
 pub const MAX_POINTS: u64 = 100_000;
 
+/// The most keys one sweep or suite step varies: a record's point holds them and iolab's own (step,
+/// quick, repeat, run, profile, kernel), at most [`super::MAX_POINT_KEYS`] in all.
+pub const MAX_VARY_KEYS: usize = 14;
+
 pub fn check_lists(vary: &[Vary], flag: &str) -> Result<()> {
+    if vary.len() > MAX_VARY_KEYS {
+        return Err(Error::usage(
+            flag,
+            format!(
+                "{} keys varied; a sweep or suite step varies at most {MAX_VARY_KEYS} (a record's point \
+                 holds them, and a reader at most {} keys): split it into sweeps",
+                vary.len(),
+                super::MAX_POINT_KEYS
+            ),
+        ));
+    }
     let product = vary
         .iter()
         .try_fold(1u64, |n, v| n.checked_mul(v.values.len() as u64));
@@ -310,6 +325,29 @@ mod tests {
         assert!(e.contains("'1k' and '1000'"), "{e}");
         let e = lists(&["duration=1s,1000ms"]).unwrap_err();
         assert!(e.contains("'1s' and '1000ms'"), "{e}");
+        // More keys than a record's point holds beside iolab's own.
+        let keys = [
+            "bs",
+            "qd",
+            "threads",
+            "ops",
+            "seed",
+            "method",
+            "op",
+            "direct",
+            "file-size",
+        ];
+        let keys = keys
+            .iter()
+            .chain(&["offset", "batch", "warmup", "fsync", "duration", "rounds"]);
+        let many: Vec<String> = keys.map(|k| format!("{k}=1")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let e = lists(&many).unwrap_err();
+        assert!(
+            e.contains("15 keys varied; a sweep or suite step varies at most 14"),
+            "{e}"
+        );
+        assert_eq!(lists(&many[..14]), Ok(()));
         // Words and paths compare as written.
         assert_eq!(lists(&["method=psync,sync", "target=a,./a"]), Ok(()));
         assert!(lists(&["method=psync,psync"]).is_err());

@@ -19,6 +19,10 @@ mod shape;
 mod stream;
 
 pub use check::check_record_file;
+
+/// The most keys a record's point holds, and the points of one file name in all: the keys a sweep or
+/// suite step varies and iolab's own (step, quick, repeat, run, profile, kernel).
+pub const MAX_POINT_KEYS: usize = 20;
 pub use figures::{
     at, cpu_withheld, figure, num, span_too_short, text, Figure, FIGURES, SPAN as FIGURE_SPAN,
     WIDE_SPREAD_PCT,

@@ -248,8 +248,6 @@ fn settings_impossible(run: &Value) -> Option<String> {
 
 /// The longest text iolab writes as a point's key or value, or a spec's text (a path: PATH_MAX).
 const MOST_TEXT: usize = 4096;
-/// The most keys a record's point has (a sweep's `--vary` keys, a suite step's).
-const MOST_POINT_KEYS: usize = 64;
 
 /// Why a record's own keys cannot be iolab's: a point that is not an object of short texts, an error
 /// that is not a text, an exit code that is not a number, a repeat that is not {run, of}, or the
@@ -258,12 +256,12 @@ fn own_keys_impossible(rec: &Value) -> Option<String> {
     let short_text = |v: &Value| v.as_str().is_some_and(|t| t.len() <= MOST_TEXT);
     let point_ok = rec.get("point").is_none_or(|p| {
         p.as_object().is_some_and(|p| {
-            p.len() <= MOST_POINT_KEYS
+            p.len() <= super::MAX_POINT_KEYS
                 && p.iter().all(|(k, v)| k.len() <= MOST_TEXT && short_text(v))
         })
     });
     let why = if !point_ok {
-        "its point is not an object of at most 64 texts of at most 4,096 bytes"
+        "its point is not an object of at most 20 texts of at most 4,096 bytes"
     } else if rec.get("error").is_some_and(|e| !e.is_string()) {
         "its error is not a text"
     } else if rec.get("exit_code").is_some_and(|c| !c.is_number()) {

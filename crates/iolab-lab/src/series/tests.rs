@@ -580,12 +580,12 @@ fn a_records_own_keys_and_spec_texts_are_what_iolab_writes() {
         (
             "/point/x",
             serde_json::json!([0, 0]),
-            "its point is not an object of at most 64 texts",
+            "its point is not an object of at most 20 texts",
         ),
         (
             "/point/bs",
             serde_json::json!(long),
-            "its point is not an object of at most 64 texts",
+            "its point is not an object of at most 20 texts",
         ),
         ("/error", serde_json::json!([[]]), "its error is not a text"),
         (
@@ -724,7 +724,7 @@ fn a_point_of_more_values_than_iolab_writes_is_refused_as_it_is_parsed() {
             .err()
             .expect("a forged point was read")
             .to_string();
-        assert!(e.contains("`point` holds more than 64 values"), "{e}");
+        assert!(e.contains("`point` holds more than 20 values"), "{e}");
     }
 }
 
@@ -823,13 +823,13 @@ fn points_naming_more_keys_than_a_point_holds_are_refused() {
     let read = |t: String| {
         super::stream::read_from(t.as_bytes(), Path::new("k"), super::Keep::Paths(paths))
     };
-    assert_eq!(read(text(64)).unwrap().records.len(), 64);
-    let e = read(text(65))
+    assert_eq!(read(text(20)).unwrap().records.len(), 20);
+    let e = read(text(21))
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();
     assert!(
-        e.contains("line 65: its points name more than 64 different keys"),
+        e.contains("line 21: its points name more than 20 different keys"),
         "{e}"
     );
 }

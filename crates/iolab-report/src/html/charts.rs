@@ -138,7 +138,7 @@ fn legend_of(names: &[(usize, String, bool)]) -> Legend {
     let max_chars = 34;
     let entries: Vec<(usize, String, Vec<String>, bool)> = names
         .iter()
-        .map(|(i, n, bar)| (*i, n.clone(), wrap(n, max_chars), *bar))
+        .map(|(i, n, bar)| (*i, tip(n), wrap(&tip(n), max_chars), *bar))
         .collect();
     let longest = entries
         .iter()
@@ -275,7 +275,7 @@ fn fitted(
          text-anchor=\"middle\"{extra}>{}{}</text>",
         esc(&shown),
         if shown != s {
-            format!("<title>{}</title>", esc(s))
+            format!("<title>{}</title>", esc(&tip(s)))
         } else {
             String::new()
         }
@@ -375,7 +375,17 @@ pub(super) fn draw(f: &Figure, palette: &mut Palette) -> Result<String, String> 
 
 /// The name of series `i` of a panel, for tooltips.
 fn series_name(f: &Figure, p: &Panel, i: usize) -> String {
-    f.legend.get(i).cloned().unwrap_or_else(|| p.title.clone())
+    tip(f.legend.get(i).unwrap_or(&p.title))
+}
+
+/// The most characters of a name a tooltip repeats: a run's label is written whole once, in the page's
+/// table; each point of a chart repeats its series' name (64 point values of 4,000 bytes made a page 36
+/// times its records).
+pub(super) const TIP_MAX: usize = 300;
+
+/// `s` as a tooltip repeats it: at most [`TIP_MAX`] characters.
+pub(super) fn tip(s: &str) -> String {
+    clip(s, TIP_MAX)
 }
 
 /// One panel in `cell` (x, y, width, height): its title, axes, frame, lines, points and bars.
@@ -746,7 +756,7 @@ fn draw_bar_rows(
                 label_w - 6,
                 mid + 4,
                 esc(&clip(&row.label, fit)),
-                esc(&row.label)
+                esc(&tip(&row.label))
             );
             let mut start = 0.0;
             for (i, v) in row.values.iter().enumerate() {
@@ -779,7 +789,7 @@ fn draw_bar_rows(
                     (r - l).max(0),
                     bt - t,
                     hex(color_of(cols, i)),
-                    esc(&row.label),
+                    esc(&tip(&row.label)),
                     esc(&part),
                     esc(&b.axis.value_text(*v))
                 );

@@ -4,12 +4,14 @@
 //! the records took 2.9 times as long to chart once their keys no longer fitted in the CPU's cache).
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
-/// Strings each stored once, numbered from 0 in the order first seen.
+/// Strings each stored once (the list and the lookup share one copy: a point's values may be long),
+/// numbered from 0 in the order first seen.
 #[derive(Default)]
 pub(crate) struct Table {
-    texts: Vec<Box<str>>,
-    at: HashMap<Box<str>, u32>,
+    texts: Vec<Rc<str>>,
+    at: HashMap<Rc<str>, u32>,
 }
 
 impl Table {
@@ -19,8 +21,9 @@ impl Table {
             return i;
         }
         let i = self.texts.len() as u32;
-        self.texts.push(s.into());
-        self.at.insert(s.into(), i);
+        let s: Rc<str> = s.into();
+        self.texts.push(s.clone());
+        self.at.insert(s, i);
         i
     }
 
