@@ -4,6 +4,9 @@
 //! and its record files come back to `DIR/HOST/files/`; then the hosts' outcomes and the merged view
 //! (`fleet_view.rs`).
 
+use crate::fleet_child::{
+    end_sentinel, group_of, group_sentinel, output_within, Ended, ANSIBLE_MEMORY_MAX,
+};
 use crate::fleet_view::{say, show};
 use iolab_engine::cleanup::Created;
 use iolab_engine::error::{Error, Result};
@@ -11,7 +14,6 @@ use iolab_lab::fleet::{self, Outcome};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -398,116 +400,8 @@ fn find_ansible() -> Result<Tools> {
 const PLAYBOOK_MARGIN_SECS: u64 = 600;
 /// What the clean-up after an interrupted run may take (each batch of --serial hosts).
 const CLEAN_UP_SECS: u64 = 60;
-/// The address space each Ansible process iolab starts may take (RLIMIT_AS): Ansible needs a few hundred
-/// MiB; an inventory or a template that reads without end fails there instead of filling memory.
-pub const ANSIBLE_MEMORY_MAX: u64 = 4 << 30;
-
 /// How long Ansible may take to read the inventory (`ansible --list-hosts`): it is stopped then.
 const LIST_HOSTS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
-/// The most of its output kept (a line per host).
-const LIST_HOSTS_OUTPUT_MAX: u64 = 4 << 20;
-
-/// A process in process group `pgid` (an Ansible child's, of its own) that kills the whole group when
-/// iolab dies, SIGKILL included: Ansible's forked workers and their ssh outlive the one process a parent's
-/// death signal reaches. It ignores the SIGINT passed on to the group; [`end_sentinel`] ends it.
-fn group_sentinel(pgid: u32) -> Option<std::process::Child> {
-    let mut cmd = Command::new("/bin/sh");
-    cmd.args([
-        "-c",
-        "trap '' INT HUP; trap 'kill -KILL 0' TERM; while :; do sleep 3600 & wait $!; done",
-    ])
-    .stdin(Stdio::null())
-    .stdout(Stdio::null())
-    .stderr(Stdio::null())
-    .process_group(pgid as i32);
-    // SIGTERM is 15 on every Linux architecture.
-    iolab_sys::signal_at_parent_death(&mut cmd, 15);
-    cmd.spawn().ok()
-}
-
-/// Ends a [`group_sentinel`] of group `pgid` once the Ansible child that leads it has ended: SIGKILL to
-/// the group (the sentinel, its sleep and whatever of Ansible's is still in it).
-fn end_sentinel(pgid: u32, s: Option<std::process::Child>) {
-    // Only while the sentinel holds the group: its id is not another's then. SIGKILL is 9 on every
-    // Linux architecture.
-    if let Some(mut s) = s {
-        let _ = iolab_sys::kill(-(pgid as i32), 9);
-        let _ = s.wait();
-    }
-}
-
-/// How a command given a time to run ended.
-enum Ended {
-    /// By itself: its status and output.
-    Exited(std::process::Output),
-    /// Stopped at the end of its time.
-    TimedOut,
-    /// Stopped at a Ctrl-C.
-    Interrupted,
-}
-
-/// `cmd`'s stdout and stderr (at most [`LIST_HOSTS_OUTPUT_MAX`] each kept), in a process group of its
-/// own, stopped (SIGKILL to the group) after `timeout` or at a Ctrl-C.
-fn output_within(mut cmd: Command, timeout: std::time::Duration) -> std::io::Result<Ended> {
-    use std::io::Read;
-    iolab_sys::bound_child(&mut cmd, ANSIBLE_MEMORY_MAX);
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()?;
-    let sentinel = group_sentinel(child.id());
-    let keep = |r: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut kept = Vec::new();
-            if let Some(mut r) = r {
-                let _ = (&mut r).take(LIST_HOSTS_OUTPUT_MAX).read_to_end(&mut kept);
-                let _ = std::io::copy(&mut r, &mut std::io::sink());
-            }
-            kept
-        })
-    };
-    let out = keep(
-        child
-            .stdout
-            .take()
-            .map(|o| Box::new(o) as Box<dyn Read + Send>),
-    );
-    let err = keep(
-        child
-            .stderr
-            .take()
-            .map(|e| Box::new(e) as Box<dyn Read + Send>),
-    );
-    let start = std::time::Instant::now();
-    loop {
-        if let Some(status) = child.try_wait()? {
-            // What of it is left (a process holding its output) goes with the sentinel.
-            end_sentinel(child.id(), sentinel);
-            return Ok(Ended::Exited(std::process::Output {
-                status,
-                stdout: out.join().unwrap_or_default(),
-                stderr: err.join().unwrap_or_default(),
-            }));
-        }
-        let stop = iolab_sys::interrupted();
-        if stop || start.elapsed() > timeout {
-            // SIGKILL is 9 on every Linux architecture (libc is not a dependency of this crate).
-            let _ = iolab_sys::kill(-(child.id() as i32), 9);
-            let _ = child.wait();
-            end_sentinel(child.id(), sentinel);
-            // The readers end with the group; one a stray process still holds is left to itself.
-            return Ok(if stop {
-                Ended::Interrupted
-            } else {
-                Ended::TimedOut
-            });
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
 /// The inventory plugins Ansible may use on iolab's inventory: the static ones only, whatever an
 /// ansible.cfg says. `script` and `auto` (which hands a YAML file naming a `plugin:` to that plugin,
 /// `generator` or a cloud's) would run code or read without a bound, however the file spells the key.
@@ -750,8 +644,7 @@ fn ansible_playbook(
         .env("ANSIBLE_CALLBACK_RESULT_FORMAT", "json")
         .env("ANSIBLE_RETRY_FILES_ENABLED", "0")
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .process_group(0);
+        .stdout(Stdio::piped());
     iolab_sys::bound_child(&mut cmd, ANSIBLE_MEMORY_MAX);
     let mut logf = std::fs::OpenOptions::new()
         .create(true)
@@ -762,13 +655,19 @@ fn ansible_playbook(
     // Counted before the child starts: a Ctrl-C between its start and the watcher's is not lost. The
     // run passed on to is the first: any Ctrl-C at all is passed on, a second one kills it.
     let seen = if forward { 0 } else { iolab_sys::interrupts() };
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| Error::Runtime(format!("cannot run {}: {e}", exe.display())))?;
-    let sentinel = group_sentinel(child.id());
+    let sentinel = group_sentinel(&mut cmd);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            let pgid = sentinel.as_ref().map_or(0, std::process::Child::id);
+            end_sentinel(pgid, sentinel);
+            return Err(Error::Runtime(format!("cannot run {}: {e}", exe.display())));
+        }
+    };
+    let group = group_of(&child, &sentinel);
     let done = Arc::new(AtomicBool::new(false));
     let watcher = {
-        let (done, pgid) = (done.clone(), child.id() as i32);
+        let (done, pgid) = (done.clone(), group as i32);
         let kill_at = seen + if forward { 2 } else { 1 };
         let start = std::time::Instant::now();
         std::thread::spawn(move || {
@@ -806,7 +705,7 @@ fn ansible_playbook(
         }
     }
     let status = child.wait();
-    end_sentinel(child.id(), sentinel);
+    end_sentinel(group, sentinel);
     done.store(true, Ordering::SeqCst);
     let stopped = watcher.join().unwrap_or(Stop::No);
     let status = status.map_err(|e| Error::Runtime(format!("ansible-playbook: {e}")))?;

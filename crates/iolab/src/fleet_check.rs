@@ -236,6 +236,14 @@ pub fn check_inventory(inv: &Path) -> Result<Checked> {
             }
         }
     }
+    if meta.is_dir() && w.files.iter().all(|(rel, _)| is_vars(rel)) {
+        return Err(inventory_err(format!(
+            "{}: a directory with no file Ansible reads as an inventory (in a directory it leaves out \
+             names ending in {}): rename hosts.ini to hosts, or give the file itself",
+            inv.display(),
+            IGNORED_ENDINGS.join(" ")
+        )));
+    }
     let hosts = (w.names.len() as u64).saturating_add(w.ranged);
     crate::fleet_groups::check(inv, &w.groups, hosts)?;
     Ok(Checked {
@@ -437,8 +445,11 @@ impl Walk<'_> {
         // Bounded: no more names are taken than the count allows.
         let mut names: Vec<std::ffi::OsString> = Vec::new();
         for e in rd.flatten() {
-            // Hidden names are not read by Ansible (nor are .git's objects counted here).
-            if e.file_name().to_string_lossy().starts_with('.') {
+            // Hidden names are not read by Ansible (nor are .git's objects counted here), nor, outside
+            // the variables' directories, names with the endings it ignores in an inventory directory.
+            let name = e.file_name().to_string_lossy().into_owned();
+            let ignored = !is_vars(rel) && IGNORED_ENDINGS.iter().any(|x| name.ends_with(x));
+            if name.starts_with('.') || (ignored && e.file_type().is_ok_and(|t| !t.is_dir())) {
                 continue;
             }
             names.push(e.file_name());
@@ -457,6 +468,13 @@ impl Walk<'_> {
         Ok(())
     }
 }
+
+/// The endings of the files Ansible leaves out of an inventory directory (its INVENTORY_IGNORE_EXTS: a
+/// directory of `*.ini` files is no inventory to it).
+const IGNORED_ENDINGS: [&str; 13] = [
+    ".pyc", ".pyo", ".swp", ".bak", "~", ".rpm", ".md", ".txt", ".rst", ".orig", ".ini", ".cfg",
+    ".retry",
+];
 
 /// An I/O error in a user's words: "no space left (ENOSPC)", "permission denied (EACCES)".
 pub fn io_why(e: &std::io::Error) -> String {

@@ -34,6 +34,8 @@ mod command_line;
 #[cfg(feature = "fleet")]
 mod fleet_check;
 #[cfg(feature = "fleet")]
+mod fleet_child;
+#[cfg(feature = "fleet")]
 mod fleet_groups;
 #[cfg(feature = "fleet")]
 mod fleet_view;

@@ -864,6 +864,9 @@ fn an_inventory_ansible_would_hang_on_or_read_without_end_is_refused_before_it_r
         many.push_str(&format!("h{i}.lab\n"));
     }
     std::fs::write(w.join("merged.yml"), merged).unwrap();
+    // A directory of `*.ini` files, which Ansible leaves out of an inventory directory: no host at all.
+    std::fs::create_dir(w.join("inis")).unwrap();
+    std::fs::write(w.join("inis/hosts.ini"), "[lab]\nalpha\n").unwrap();
     std::fs::write(w.join("many.ini"), many).unwrap();
     std::fs::write(w.join("loop.yml"), "all:\n  children:\n    a:\n      children:\n        b:\n          children:\n            a:\n").unwrap();
     for (inv, word) in [
@@ -892,6 +895,10 @@ fn an_inventory_ansible_would_hang_on_or_read_without_end_is_refused_before_it_r
         ("groups.toml", "more than 1,000,000 hosts counted per group"),
         ("chain.yaml", "children 2,002 deep"),
         ("merged.yml", "more than 1,000,000 hosts counted per group"),
+        (
+            "inis",
+            "inis: a directory with no file Ansible reads as an inventory",
+        ),
         (
             "many.ini",
             "names 30,000 hosts; iolab gives Ansible inventories of at most 25,000",

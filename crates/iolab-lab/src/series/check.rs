@@ -32,7 +32,7 @@ fn canonical(key: &str, v: &str) -> String {
 pub const MAX_POINTS: u64 = 100_000;
 
 /// The most keys one sweep or suite step varies: a record's point holds them and iolab's own (step,
-/// quick, repeat, run, profile, kernel), at most [`super::MAX_POINT_KEYS`] in all.
+/// quick, repeat, run, profile, kernel), at most [`super::shape::MAX_POINT_KEYS`] in all.
 pub const MAX_VARY_KEYS: usize = 14;
 
 pub fn check_lists(vary: &[Vary], flag: &str) -> Result<()> {
@@ -43,7 +43,7 @@ pub fn check_lists(vary: &[Vary], flag: &str) -> Result<()> {
                 "{} keys varied; a sweep or suite step varies at most {MAX_VARY_KEYS} (a record's point \
                  holds them, and a reader at most {} keys): split it into sweeps",
                 vary.len(),
-                super::MAX_POINT_KEYS
+                super::shape::MAX_POINT_KEYS
             ),
         ));
     }

@@ -19,10 +19,6 @@ mod shape;
 mod stream;
 
 pub use check::check_record_file;
-
-/// The most keys a record's point holds, and the points of one file name in all: the keys a sweep or
-/// suite step varies and iolab's own (step, quick, repeat, run, profile, kernel).
-pub const MAX_POINT_KEYS: usize = 20;
 pub use figures::{
     at, cpu_withheld, figure, num, span_too_short, text, Figure, FIGURES, SPAN as FIGURE_SPAN,
     WIDE_SPREAD_PCT,
@@ -39,7 +35,7 @@ pub use records::{
     records_of, retried, settings,
 };
 pub use repeat::{summarize, RepeatSummary};
-pub use shape::record_point;
+pub use shape::{record_point, MAX_POINT_KEYS};
 pub use stream::{read_open, value_of, Keep, RecordFile};
 
 #[cfg(test)]

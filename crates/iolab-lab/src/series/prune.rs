@@ -195,14 +195,14 @@ pub(super) struct Holds(Bound, std::cell::Cell<usize>);
 pub const MAX_RECORDS: usize = 250_000;
 
 /// Values whose items (at every depth) iolab bounds in all: a run's spec holds about 60, a record's
-/// point at most [`super::MAX_POINT_KEYS`] texts.
+/// point at most [`super::shape::MAX_POINT_KEYS`] texts.
 /// A sweep's or suite's settings hold each varied key's values (at most as many as its points) and the
 /// fixed settings; a suite's summary a few thousand (its answers and findings, with what they cite). A
 /// survey's ranking holds a table per target and block size, each a row per method (about 25 values with
 /// its ties and pairs): 3,600 for the default survey of 6 tables, 262,144 for over 400.
 const HOLDS: [Bound; 5] = [
     ("spec", 128),
-    ("point", super::MAX_POINT_KEYS),
+    ("point", super::shape::MAX_POINT_KEYS),
     ("settings", MAX_RECORDS + 1024),
     ("summary", 65_536),
     ("ranking", 262_144),

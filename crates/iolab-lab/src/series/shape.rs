@@ -249,6 +249,10 @@ fn settings_impossible(run: &Value) -> Option<String> {
 /// The longest text iolab writes as a point's key or value, or a spec's text (a path: PATH_MAX).
 const MOST_TEXT: usize = 4096;
 
+/// The most keys a record's point holds, and the points of one file name in all: the keys a sweep or
+/// suite step varies and iolab's own (step, quick, repeat, run, profile, kernel).
+pub const MAX_POINT_KEYS: usize = 20;
+
 /// Why a record's own keys cannot be iolab's: a point that is not an object of short texts, an error
 /// that is not a text, an exit code that is not a number, a repeat that is not {run, of}, or the
 /// `repeats` only a report makes.
@@ -256,7 +260,7 @@ fn own_keys_impossible(rec: &Value) -> Option<String> {
     let short_text = |v: &Value| v.as_str().is_some_and(|t| t.len() <= MOST_TEXT);
     let point_ok = rec.get("point").is_none_or(|p| {
         p.as_object().is_some_and(|p| {
-            p.len() <= super::MAX_POINT_KEYS
+            p.len() <= MAX_POINT_KEYS
                 && p.iter().all(|(k, v)| k.len() <= MOST_TEXT && short_text(v))
         })
     });

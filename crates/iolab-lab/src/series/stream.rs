@@ -368,7 +368,7 @@ struct JsonLines {
 /// sweep or suite varies (iolab's suites vary 11 in all) and iolab's own. A report is drawn by them, over
 /// every pair (a key of its own in each of 250 records took 24 s), and each is held per record (64 keys
 /// of short values took a 200 MB file's report to 969 MB).
-use super::MAX_POINT_KEYS;
+use super::shape::MAX_POINT_KEYS;
 
 /// The most of one text of a suite's summary kept: an answer iolab writes is a few KiB (the longest, 4
 /// KiB); a forged one of 4 MB was a 900 MB page.
