@@ -122,10 +122,11 @@ fn the_sleeping_sq_thread_is_woken_for_every_request() {
     // span (iolab wakes the thread just before 'go', and the client may find it still flagged asleep).
     // On a loaded machine a thread that flagged itself asleep can be woken before it was switched out
     // (the doorbell came while it was still runnable): a few of 150 sleeps are then not counted (148
-    // seen beside two builds). The doorbells above are the exact count.
+    // seen beside two builds, 144 beside a full test run and another process's). The doorbells above
+    // are the exact count.
     match o["server_sleeps"].as_u64() {
         Some(s) => assert!(
-            s + 1 + ops / 50 >= ops,
+            s + 1 + ops / 10 >= ops,
             "the SQ thread slept {s} times for {ops} requests: {o}"
         ),
         None => println!("SKIPPED server_sleeps: /proc did not show the SQ thread"),
