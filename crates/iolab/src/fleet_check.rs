@@ -47,6 +47,19 @@ pub fn check_host_count(inv: &Path, n: usize) -> Result<()> {
 /// every host name with Python's backtracking matcher, whose time has no bound (`~(a+)+$` against one
 /// name of 41 letters ran for minutes).
 pub fn check_limit(limit: &str) -> Result<()> {
+    // Ansible matches each pattern against every host: 15,000 wildcards on 10,000 hosts took 15 s.
+    let patterns = limit.split([',', ':']).filter(|p| !p.is_empty()).count();
+    if patterns > MAX_LIMIT_PATTERNS || limit.len() > 4096 {
+        return Err(Error::usage(
+            "--limit",
+            format!(
+                "{} patterns in {} bytes; iolab gives Ansible at most {MAX_LIMIT_PATTERNS} in 4,096 bytes \
+                 (it matches each against every host): name a group that holds the hosts",
+                iolab_engine::units::thousands_u64(patterns as u64),
+                iolab_engine::units::thousands_u64(limit.len() as u64)
+            ),
+        ));
+    }
     let regex = limit
         .split([',', ':'])
         .map(|p| p.trim_start_matches(['!', '&']))
@@ -62,6 +75,9 @@ pub fn check_limit(limit: &str) -> Result<()> {
         )),
     }
 }
+
+/// The most patterns a `--limit` may hold.
+const MAX_LIMIT_PATTERNS: usize = 50;
 
 /// How many hosts run at once: `serial`, or all (0), at most [`MAX_FORKS`].
 pub fn forks(serial: u32, hosts: usize) -> u32 {
@@ -244,8 +260,8 @@ pub fn check_inventory(inv: &Path) -> Result<Checked> {
             IGNORED_ENDINGS.join(" ")
         )));
     }
-    let hosts = (w.names.len() as u64).saturating_add(w.ranged);
-    crate::fleet_groups::check(inv, &w.groups, hosts)?;
+    let hosts = (w.names.names.len() as u64).saturating_add(w.ranged);
+    crate::fleet_groups::check(inv, &w.groups, (hosts, w.names.vars))?;
     Ok(Checked {
         dir: meta.is_dir(),
         name,
@@ -262,8 +278,8 @@ struct Walk<'a> {
     ranged: u64,
     /// Its files' groups: hosts of their own, and their children groups.
     groups: Groups,
-    /// The names of its hosts, but those its ranges make.
-    names: std::collections::HashSet<String>,
+    /// The names of its hosts (but those its ranges make), and the variables it sets.
+    names: crate::fleet_groups::Hosts,
     files: Vec<(PathBuf, Vec<u8>)>,
 }
 

@@ -52,7 +52,7 @@ const MAX_MEMBERSHIPS: u64 = 1_000_000;
 /// Adds the groups of INI inventory `text` to `groups`: a section `[g]` or `[g:hosts]` names hosts (a
 /// line each, or as many as its ranges make), `[g:children]` groups; hosts before any section are
 /// ungrouped.
-pub fn ini_groups(text: &str, groups: &mut Groups, names: &mut HashSet<String>) {
+pub fn ini_groups(text: &str, groups: &mut Groups, hosts: &mut Hosts) {
     let mut at = ("ungrouped".to_string(), false);
     for l in text.lines().map(str::trim) {
         if l.is_empty() || l.starts_with('#') || l.starts_with(';') {
@@ -68,6 +68,8 @@ pub fn ini_groups(text: &str, groups: &mut Groups, names: &mut HashSet<String>) 
             continue;
         }
         if at.0.is_empty() {
+            // A [g:vars] section's line: a variable of the group.
+            hosts.vars = hosts.vars.saturating_add(1);
             continue;
         }
         let g = groups.entry(at.0.clone()).or_default();
@@ -77,12 +79,36 @@ pub fn ini_groups(text: &str, groups: &mut Groups, names: &mut HashSet<String>) 
                 let ranged = range_hosts(l);
                 g.0 = g.0.saturating_add(ranged.max(1));
                 if ranged == 0 {
-                    names.extend(l.split_whitespace().next().map(str::to_string));
+                    hosts
+                        .names
+                        .extend(l.split_whitespace().next().map(str::to_string));
                 }
+                // The host's variables (`k=v` after its name), set on each host it makes.
+                let vars = l
+                    .split_whitespace()
+                    .skip(1)
+                    .filter(|t| t.contains('='))
+                    .count();
+                hosts.vars = hosts
+                    .vars
+                    .saturating_add((vars as u64).saturating_mul(ranged.max(1)));
             }
         }
     }
 }
+
+/// An inventory's hosts as counted: the names of its hosts (but those its ranges make), and the variables
+/// it sets, each counted once for every host (or group) it is set on: Ansible sets each, a host's as many
+/// times as its range makes hosts (`h[0:9999] v0=1 ... v7999=1`, 63 KB, took it 27 s and 2 GB).
+#[derive(Default)]
+pub struct Hosts {
+    pub names: HashSet<String>,
+    pub vars: u64,
+}
+
+/// The most variables an inventory may set, each counted on every host or group it is set on (Ansible
+/// sets about 3 million a second).
+const MAX_VARIABLES: u64 = 1_000_000;
 
 /// The most hosts an inventory may name (distinct names, and each host a range makes): Ansible reads
 /// 20,000 in about 1.6 s.
@@ -185,7 +211,16 @@ fn py_int(s: &str) -> Option<u64> {
 
 /// Refused where `groups` (all the inventory `inv`'s files') are more, nest deeper or hold more hosts
 /// counted per group than Ansible reads in a few seconds.
-pub fn check(inv: &Path, groups: &Groups, hosts: u64) -> Result<()> {
+pub fn check(inv: &Path, groups: &Groups, (hosts, vars): (u64, u64)) -> Result<()> {
+    if vars > MAX_VARIABLES {
+        return Err(refused(format!(
+            "{}: sets more than {} variables, each counted on every host or group it is set on (a \
+             host's on each host its range makes); iolab gives Ansible at most that many (it sets about 3 \
+             million a second: 80 million took 27 s and 2 GB): set them once on a group",
+            inv.display(),
+            thousands(MAX_VARIABLES)
+        )));
+    }
     if hosts > MAX_INVENTORY_HOSTS {
         return Err(refused(format!(
             "{}: names {} hosts; iolab gives Ansible inventories of at most {} (it reads a host in about \
@@ -296,7 +331,7 @@ const MAX_ENTRIES: u64 = 2_000_000;
 /// `hosts` (a mapping of host names or ranges) and `children` (a mapping of groups, read as these).
 struct YamlGroups<'g> {
     groups: &'g mut Groups,
-    names: &'g mut HashSet<String>,
+    counted: &'g mut Hosts,
     named: u64,
     entries: u64,
     /// The hosts each mapping of hosts names, counted once per mapping (an alias shares it).
@@ -318,7 +353,8 @@ impl YamlGroups<'_> {
                 self.entries += 1;
                 if self.entries > MAX_ENTRIES {
                     return Err(format!(
-                        "its mappings hold more than {} entries once merge keys (<<) are applied",
+                        "its mappings hold more than {} entries, read where each alias and merge \
+                         key (<<) uses them (Ansible reads them again at each)",
                         thousands(MAX_ENTRIES)
                     ));
                 }
@@ -355,6 +391,10 @@ impl YamlGroups<'_> {
                     let g = self.groups.entry(name.to_string()).or_default();
                     g.0 = g.0.saturating_add(n);
                 }
+                Some("vars") => {
+                    let n = self.entries(value)?.len() as u64;
+                    self.counted.vars = self.counted.vars.saturating_add(n);
+                }
                 Some("children") => {
                     for (c, data) in self.entries(value)? {
                         let child = text_of(c).to_string();
@@ -376,13 +416,16 @@ impl YamlGroups<'_> {
             return Ok(*n);
         }
         let mut n = 0u64;
-        for (h, _) in self.entries(hosts)? {
+        for (h, vars) in self.entries(hosts)? {
             let name = text_of(h);
             let ranged = range_hosts(name);
             if ranged == 0 {
-                self.names.insert(name.to_string());
+                self.counted.names.insert(name.to_string());
             }
             n = n.saturating_add(ranged.max(1));
+            // The host's variables, set on each host its name makes.
+            let set = (self.entries(vars)?.len() as u64).saturating_mul(ranged.max(1));
+            self.counted.vars = self.counted.vars.saturating_add(set);
         }
         self.hosts.insert(Rc::as_ptr(hosts), n);
         Ok(n)
@@ -405,11 +448,11 @@ fn text_of(n: &Node) -> &str {
 pub fn yaml_groups(
     text: &str,
     groups: &mut Groups,
-    names: &mut HashSet<String>,
+    hosts: &mut Hosts,
 ) -> std::result::Result<(), String> {
     let mut walk = YamlGroups {
         groups,
-        names,
+        counted: hosts,
         named: 0,
         entries: 0,
         hosts: Default::default(),
@@ -428,7 +471,7 @@ pub fn yaml_groups(
 pub fn toml_groups(
     text: &str,
     groups: &mut Groups,
-    names: &mut HashSet<String>,
+    counted: &mut Hosts,
 ) -> std::result::Result<(), String> {
     let root: toml::Table = text
         .parse()
@@ -442,7 +485,15 @@ pub fn toml_groups(
             let n = hosts.keys().map(|h| range_hosts(h).max(1));
             g.0 = g.0.saturating_add(n.fold(0, u64::saturating_add));
             let plain = hosts.keys().filter(|h| range_hosts(h) == 0);
-            names.extend(plain.cloned());
+            counted.names.extend(plain.cloned());
+            for (h, vars) in hosts {
+                let n = vars.as_table().map_or(0, |t| t.len() as u64);
+                let set = n.saturating_mul(range_hosts(h).max(1));
+                counted.vars = counted.vars.saturating_add(set);
+            }
+        }
+        if let Some(vars) = data.get("vars").and_then(toml::Value::as_table) {
+            counted.vars = counted.vars.saturating_add(vars.len() as u64);
         }
         let children = data.get("children").and_then(toml::Value::as_array);
         let kids = children
@@ -460,7 +511,7 @@ mod tests {
 
     #[test]
     fn hosts_are_counted_in_each_group_they_are_in() {
-        let (mut g, mut names) = (Groups::new(), HashSet::new());
+        let (mut g, mut names) = (Groups::new(), Hosts::default());
         ini_groups(
             "solo\n[web]\nweb[0:9]\nw2 ansible_host=x\n[a:children]\nweb\n[b:children]\na\nweb\n[b:vars]\nx=1\n\
              [db]\nw2\n",
@@ -469,7 +520,7 @@ mod tests {
         );
         // ungrouped 1, web 11, a 11, b 22, db 1; the names but the range's: solo and w2 (once).
         assert_eq!(memberships(&g), 46);
-        assert_eq!(names.len(), 2);
+        assert_eq!(names.names.len(), 2);
         // 3,000 groups each holding one group of 10,000 hosts (62 KB), and a chain 3,000 deep.
         let mut many = String::from("[web]\nweb[0:9999]\n");
         let mut chain = many.clone();
@@ -484,7 +535,7 @@ mod tests {
         }
         for text in [many, chain] {
             let mut g = Groups::new();
-            ini_groups(&text, &mut g, &mut HashSet::new());
+            ini_groups(&text, &mut g, &mut Hosts::default());
             assert!(memberships(&g) > MAX_MEMBERSHIPS);
         }
         // Groups and chains past their bounds (a chain 3,000 deep of one host took Ansible 5.5 s).
@@ -493,24 +544,24 @@ mod tests {
         for i in 1..1500 {
             chain.push_str(&format!("[c{i}:children]\nc{}\n", i - 1));
         }
-        ini_groups(&chain, &mut g, &mut HashSet::new());
+        ini_groups(&chain, &mut g, &mut Hosts::default());
         assert_eq!((g.len(), chain_depth(&g)), (1500, 1500));
         // A group in its own children is counted once, and named.
         let mut g = Groups::new();
-        ini_groups("[a]\nh\n[a:children]\na\n", &mut g, &mut HashSet::new());
+        ini_groups("[a]\nh\n[a:children]\na\n", &mut g, &mut Hosts::default());
         assert_eq!((memberships(&g), in_a_cycle(&g)), (1, Some("a")));
         let mut g = Groups::new();
         ini_groups(
             "[a:children]\nb\n[b:children]\nc\n[c:children]\nb\n[d:children]\na\n",
             &mut g,
-            &mut HashSet::new(),
+            &mut Hosts::default(),
         );
         assert_eq!(in_a_cycle(&g), Some("b"));
         let mut g = Groups::new();
         ini_groups(
             "[a:children]\nb\nc\n[b:children]\nc\n[c]\nh\n",
             &mut g,
-            &mut HashSet::new(),
+            &mut Hosts::default(),
         );
         assert_eq!(in_a_cycle(&g), None);
     }
@@ -541,25 +592,47 @@ mod tests {
                     w2: {ansible_host: x}\n    a:\n      children:\n        web:\n    b:\n      children:\n        \
                     a:\n        web:\n      vars: {x: 1}\n";
         let mut g = Groups::new();
-        yaml_groups(yaml, &mut g, &mut HashSet::new()).unwrap();
+        yaml_groups(yaml, &mut g, &mut Hosts::default()).unwrap();
         // web 11, a 11, b 22, and all its own host and each group below it: 1 + 11 + 11 + 22.
         assert_eq!(memberships(&g), 11 + 11 + 22 + 45);
         assert_eq!(chain_depth(&g), 4);
         let toml = "[web.hosts]\n\"web[0:9]\" = {}\nw2 = { ansible_host = \"x\" }\n[a]\nchildren = [\"web\"]\n\
                     [b]\nchildren = [\"a\", \"web\"]\n[b.vars]\nx = 1\n";
         let mut g = Groups::new();
-        toml_groups(toml, &mut g, &mut HashSet::new()).unwrap();
+        toml_groups(toml, &mut g, &mut Hosts::default()).unwrap();
         assert_eq!(memberships(&g), 11 + 11 + 22);
         // What is not YAML or TOML is named as such, with where.
         let e = yaml_groups(
             "all:\n  hosts: [a\n",
             &mut Groups::new(),
-            &mut HashSet::new(),
+            &mut Hosts::default(),
         )
         .unwrap_err();
         assert!(e.contains("line"), "{e}");
-        let e = toml_groups("[web\n", &mut Groups::new(), &mut HashSet::new()).unwrap_err();
+        let e = toml_groups("[web\n", &mut Groups::new(), &mut Hosts::default()).unwrap_err();
         assert!(!e.is_empty());
+    }
+
+    /// Variables count on every host they are set on: a host line's on each host its range makes, a
+    /// mapping's on each host that uses it, a group's once per group.
+    #[test]
+    fn variables_count_on_every_host_they_are_set_on() {
+        let mut h = Hosts::default();
+        ini_groups(
+            "[g]\nh[0:9] a=1 b=2\nsolo c=3\n[g:vars]\nd=4\ne=5\n",
+            &mut Groups::new(),
+            &mut h,
+        );
+        assert_eq!(h.vars, 10 * 2 + 1 + 2);
+        let mut h = Hosts::default();
+        let yaml =
+            "x: &v {a: 1, b: 2}\nall:\n  vars: *v\n  hosts:\n    h[0:9]: *v\n    solo: {c: 3}\n";
+        yaml_groups(yaml, &mut Groups::new(), &mut h).unwrap();
+        assert_eq!(h.vars, 2 + 10 * 2 + 1);
+        let mut h = Hosts::default();
+        let toml = "[g.hosts]\n\"h[0:9]\" = { a = 1 }\n[g.vars]\nb = 2\n";
+        toml_groups(toml, &mut Groups::new(), &mut h).unwrap();
+        assert_eq!(h.vars, 10 + 1);
     }
 
     /// Merge keys (`<<: *x`, `<<: [*x, *y]`) copy a mapping's entries as PyYAML does: the groups and
@@ -573,21 +646,21 @@ mod tests {
             yaml.push_str(&format!("    g{i}: {{<<: *c}}\n"));
         }
         let mut g = Groups::new();
-        yaml_groups(&yaml, &mut g, &mut HashSet::new()).unwrap();
+        yaml_groups(&yaml, &mut g, &mut Hosts::default()).unwrap();
         assert_eq!(g.len(), 3002);
         assert!(memberships(&g) > MAX_MEMBERSHIPS);
-        let (mut g, mut names) = (Groups::new(), HashSet::new());
+        let (mut g, mut names) = (Groups::new(), Hosts::default());
         let hosts = "all:\n  children:\n    a:\n      hosts: &h {x1: , x2: }\n    b:\n      hosts: {<<: [*h], x3: }\n";
         yaml_groups(hosts, &mut g, &mut names).unwrap();
-        assert_eq!((memberships(&g), names.len()), (2 + 3 + 5, 3));
+        assert_eq!((memberships(&g), names.names.len()), (2 + 3 + 5, 3));
         // Merges of merges, doubling at each of 40 levels.
         let mut yaml = String::from("m0: &m0 {a: 1}\n");
         for i in 1..40 {
             yaml.push_str(&format!("m{i}: &m{i} {{<<: [*m{}, *m{}]}}\n", i - 1, i - 1));
         }
         yaml.push_str("all:\n  hosts: *m39\n");
-        let e = yaml_groups(&yaml, &mut Groups::new(), &mut HashSet::new()).unwrap_err();
-        assert!(e.contains("merge keys"), "{e}");
+        let e = yaml_groups(&yaml, &mut Groups::new(), &mut Hosts::default()).unwrap_err();
+        assert!(e.contains("merge key"), "{e}");
     }
 
     /// Aliases are shared, not copied: a group named through aliases of aliases (a billion times in 2 KB)
@@ -602,7 +675,7 @@ mod tests {
                 kids.join(", ")
             ));
         }
-        let e = yaml_groups(&yaml, &mut Groups::new(), &mut HashSet::new()).unwrap_err();
+        let e = yaml_groups(&yaml, &mut Groups::new(), &mut Hosts::default()).unwrap_err();
         assert!(e.contains("named more than 100,000 times"), "{e}");
         // Aliases of a mapping of 10,000 hosts under 3,000 groups: each counts where it is used.
         let mut yaml =
@@ -611,7 +684,7 @@ mod tests {
             yaml.push_str(&format!("    g{i}:\n      hosts: *h\n"));
         }
         let mut g = Groups::new();
-        yaml_groups(&yaml, &mut g, &mut HashSet::new()).unwrap();
+        yaml_groups(&yaml, &mut g, &mut Hosts::default()).unwrap();
         assert!(memberships(&g) > MAX_MEMBERSHIPS);
     }
 }
