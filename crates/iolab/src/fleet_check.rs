@@ -43,25 +43,26 @@ pub fn check_host_count(inv: &Path, n: usize) -> Result<()> {
     )))
 }
 
-/// Refused where `--limit` holds a regular expression (a pattern after `~`): Ansible matches it against
-/// every host name with Python's backtracking matcher, whose time has no bound (`~(a+)+$` against one
-/// name of 41 letters ran for minutes).
+/// Refused where `--limit` holds more than [`MAX_LIMIT_PATTERNS`] patterns or [`MAX_LIMIT_BYTES`]
+/// (Ansible matches each against every host: 15,000 wildcards on 10,000 hosts took 15 s), or a regular
+/// expression (a pattern after `~`), which Python's backtracking matcher runs without a bound on its time
+/// (`~(a+)+$` against one name of 41 letters ran for minutes).
 pub fn check_limit(limit: &str) -> Result<()> {
-    // Ansible matches each pattern against every host: 15,000 wildcards on 10,000 hosts took 15 s.
-    let patterns = limit.split([',', ':']).filter(|p| !p.is_empty()).count();
-    if patterns > MAX_LIMIT_PATTERNS || limit.len() > 4096 {
+    let patterns: Vec<&str> = limit.split([',', ':']).filter(|p| !p.is_empty()).collect();
+    if patterns.len() > MAX_LIMIT_PATTERNS || limit.len() > MAX_LIMIT_BYTES {
         return Err(Error::usage(
             "--limit",
             format!(
-                "{} patterns in {} bytes; iolab gives Ansible at most {MAX_LIMIT_PATTERNS} in 4,096 bytes \
+                "{} patterns in {} bytes; iolab gives Ansible at most {MAX_LIMIT_PATTERNS} in {} bytes \
                  (it matches each against every host): name a group that holds the hosts",
-                iolab_engine::units::thousands_u64(patterns as u64),
-                iolab_engine::units::thousands_u64(limit.len() as u64)
+                iolab_engine::units::thousands_u64(patterns.len() as u64),
+                iolab_engine::units::thousands_u64(limit.len() as u64),
+                iolab_engine::units::thousands_u64(MAX_LIMIT_BYTES as u64)
             ),
         ));
     }
-    let regex = limit
-        .split([',', ':'])
+    let regex = patterns
+        .iter()
         .map(|p| p.trim_start_matches(['!', '&']))
         .find(|p| p.starts_with('~'));
     match regex {
@@ -76,8 +77,9 @@ pub fn check_limit(limit: &str) -> Result<()> {
     }
 }
 
-/// The most patterns a `--limit` may hold.
+/// The most patterns, and bytes, a `--limit` may hold.
 const MAX_LIMIT_PATTERNS: usize = 50;
+const MAX_LIMIT_BYTES: usize = 4096;
 
 /// How many hosts run at once: `serial`, or all (0), at most [`MAX_FORKS`].
 pub fn forks(serial: u32, hosts: usize) -> u32 {
@@ -230,7 +232,7 @@ pub fn check_inventory(inv: &Path) -> Result<Checked> {
         bytes: 0,
         ranged: 0,
         groups: Default::default(),
-        names: Default::default(),
+        hosts: Default::default(),
         files: Vec::new(),
     };
     let rel = if meta.is_dir() {
@@ -260,8 +262,8 @@ pub fn check_inventory(inv: &Path) -> Result<Checked> {
             IGNORED_ENDINGS.join(" ")
         )));
     }
-    let hosts = (w.names.names.len() as u64).saturating_add(w.ranged);
-    crate::fleet_groups::check(inv, &w.groups, (hosts, w.names.vars))?;
+    let hosts = (w.hosts.names.len() as u64).saturating_add(w.ranged);
+    crate::fleet_groups::check(inv, &w.groups, (hosts, w.hosts.vars))?;
     Ok(Checked {
         dir: meta.is_dir(),
         name,
@@ -279,7 +281,7 @@ struct Walk<'a> {
     /// Its files' groups: hosts of their own, and their children groups.
     groups: Groups,
     /// The names of its hosts (but those its ranges make), and the variables it sets.
-    names: crate::fleet_groups::Hosts,
+    hosts: crate::fleet_groups::Hosts,
     files: Vec<(PathBuf, Vec<u8>)>,
 }
 
@@ -397,10 +399,10 @@ impl Walk<'_> {
         let text = String::from_utf8_lossy(bytes);
         let ext = rel.extension().and_then(|e| e.to_str()).unwrap_or_default();
         let read = match ext {
-            "yml" | "yaml" | "json" => g::yaml_groups(&text, &mut self.groups, &mut self.names),
-            "toml" => g::toml_groups(&text, &mut self.groups, &mut self.names),
+            "yml" | "yaml" | "json" => g::yaml_groups(&text, &mut self.groups, &mut self.hosts),
+            "toml" => g::toml_groups(&text, &mut self.groups, &mut self.hosts),
             _ => {
-                g::ini_groups(&text, &mut self.groups, &mut self.names);
+                g::ini_groups(&text, &mut self.groups, &mut self.hosts);
                 Ok(())
             }
         };

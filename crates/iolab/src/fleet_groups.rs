@@ -511,16 +511,16 @@ mod tests {
 
     #[test]
     fn hosts_are_counted_in_each_group_they_are_in() {
-        let (mut g, mut names) = (Groups::new(), Hosts::default());
+        let (mut g, mut hosts) = (Groups::new(), Hosts::default());
         ini_groups(
             "solo\n[web]\nweb[0:9]\nw2 ansible_host=x\n[a:children]\nweb\n[b:children]\na\nweb\n[b:vars]\nx=1\n\
              [db]\nw2\n",
             &mut g,
-            &mut names,
+            &mut hosts,
         );
         // ungrouped 1, web 11, a 11, b 22, db 1; the names but the range's: solo and w2 (once).
         assert_eq!(memberships(&g), 46);
-        assert_eq!(names.names.len(), 2);
+        assert_eq!(hosts.names.len(), 2);
         // 3,000 groups each holding one group of 10,000 hosts (62 KB), and a chain 3,000 deep.
         let mut many = String::from("[web]\nweb[0:9999]\n");
         let mut chain = many.clone();
@@ -649,10 +649,10 @@ mod tests {
         yaml_groups(&yaml, &mut g, &mut Hosts::default()).unwrap();
         assert_eq!(g.len(), 3002);
         assert!(memberships(&g) > MAX_MEMBERSHIPS);
-        let (mut g, mut names) = (Groups::new(), Hosts::default());
-        let hosts = "all:\n  children:\n    a:\n      hosts: &h {x1: , x2: }\n    b:\n      hosts: {<<: [*h], x3: }\n";
-        yaml_groups(hosts, &mut g, &mut names).unwrap();
-        assert_eq!((memberships(&g), names.names.len()), (2 + 3 + 5, 3));
+        let (mut g, mut hosts) = (Groups::new(), Hosts::default());
+        let yaml = "all:\n  children:\n    a:\n      hosts: &h {x1: , x2: }\n    b:\n      hosts: {<<: [*h], x3: }\n";
+        yaml_groups(yaml, &mut g, &mut hosts).unwrap();
+        assert_eq!((memberships(&g), hosts.names.len()), (2 + 3 + 5, 3));
         // Merges of merges, doubling at each of 40 levels.
         let mut yaml = String::from("m0: &m0 {a: 1}\n");
         for i in 1..40 {
