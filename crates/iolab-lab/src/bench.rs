@@ -10,7 +10,7 @@
 //! minimums (the least disturbed round of each).
 
 use iolab_engine::error::Result;
-use iolab_engine::measure::clock::ClockInfo;
+use iolab_engine::measure::clock::{ClockInfo, ClockKind};
 use iolab_engine::spec::{RawSpec, Val};
 use iolab_sys as sys;
 use serde::Serialize;
@@ -43,6 +43,14 @@ pub struct OverheadReport {
     pub ratio_psync_vs_bare_pwrite: f64,
     /// Median of per-round iolab sync / bare write.
     pub ratio_sync_vs_bare_write: f64,
+    /// A bare pwrite(2) loop that reads iolab's clock once per op, and iolab's psync under
+    /// `--latency-sample 0` (no op timed), ns per op per round.
+    pub bare_pwrite_clocked_ns: Vec<f64>,
+    pub iolab_unsampled_ns: Vec<f64>,
+    /// Median of per-round iolab psync (a clock read per op) / the bare pwrite loop with one.
+    pub ratio_psync_vs_bare_pwrite_clocked: f64,
+    /// Median of per-round iolab psync `--latency-sample 0` / the bare pwrite loop.
+    pub ratio_unsampled_vs_bare_pwrite: f64,
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -56,10 +64,23 @@ pub fn bare_write_loop(ops: u64) -> Result<f64> {
 
 /// The bare loop with write(2), or pwrite(2) at increasing offsets.
 fn bare_loop(ops: u64, positional: bool) -> Result<f64> {
+    bare_loop_clocked(ops, positional, None)
+}
+
+/// The bare loop, reading the clock of `clock` after each op where given (as iolab's loop does, the
+/// value kept so that the read is not left out).
+fn bare_loop_clocked(ops: u64, positional: bool, clock: Option<ClockKind>) -> Result<f64> {
     let fd = sys::open(std::path::Path::new("/dev/null"), libc::O_WRONLY, 0)?;
     let buf = [0x5au8; 4];
     let t0 = sys::monotonic_ns();
-    if positional {
+    if let Some(kind) = clock {
+        let mut last = 0u64;
+        for i in 0..ops {
+            sys::pwrite(fd.as_raw_fd(), std::hint::black_box(&buf), i * 4)?;
+            last = std::hint::black_box(iolab_engine::measure::clock::now_of(kind)).max(last);
+        }
+        std::hint::black_box(last);
+    } else if positional {
         for i in 0..ops {
             sys::pwrite(fd.as_raw_fd(), std::hint::black_box(&buf), i * 4)?;
         }
@@ -83,6 +104,14 @@ pub fn overhead(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<OverheadRepo
             .resolve()
     };
     let (psync, sync) = (spec_for("psync")?, spec_for("sync")?);
+    let unsampled = RawSpec::new()
+        .with("method", "psync")
+        .with("target", "/dev/null")
+        .with("bs", Val::Int(4))
+        .with("ops", Val::Int(ops as i64))
+        .with("seed", Val::Int(1))
+        .with("latency-sample", Val::Int(0))
+        .resolve()?;
     // Warm every path once.
     bare_loop(ops / 10 + 1, false)?;
     bare_loop(ops / 10 + 1, true)?;
@@ -91,6 +120,7 @@ pub fn overhead(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<OverheadRepo
     let (mut bare, mut lab, mut bare_p, mut lab_s) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut writes, mut total_ops) = (0u64, 0u64);
+    let (mut bare_c, mut lab_u) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
         bare.push(bare_loop(ops, false)?);
         let r = crate::run::run(&psync, clock)?;
@@ -99,6 +129,8 @@ pub fn overhead(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<OverheadRepo
         total_ops += r.ops;
         bare_p.push(bare_loop(ops, true)?);
         lab_s.push(crate::run::run(&sync, clock)?.ns_per_op);
+        bare_c.push(bare_loop_clocked(ops, true, Some(clock.kind))?);
+        lab_u.push(crate::run::run(&unsampled, clock)?.ns_per_op);
     }
     let (b, l) = (median(&bare), median(&lab));
     let per_round =
@@ -106,6 +138,7 @@ pub fn overhead(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<OverheadRepo
     let paired: Vec<f64> = lab.iter().zip(&bare).map(|(l, b)| l / b).collect();
     let like_psync = per_round(&lab, &bare_p);
     let like_sync = per_round(&lab_s, &bare);
+    let (like_clocked, unsampled) = (per_round(&lab, &bare_c), per_round(&lab_u, &bare_p));
     let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
     Ok(OverheadReport {
         ops_per_round: ops,
@@ -120,7 +153,11 @@ pub fn overhead(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<OverheadRepo
         iolab_kernel_writes_per_op: writes as f64 / total_ops.max(1) as f64,
         ratio_psync_vs_bare_pwrite: like_psync,
         ratio_sync_vs_bare_write: like_sync,
+        ratio_psync_vs_bare_pwrite_clocked: like_clocked,
+        ratio_unsampled_vs_bare_pwrite: unsampled,
         bare_pwrite_ns: bare_p,
+        bare_pwrite_clocked_ns: bare_c,
+        iolab_unsampled_ns: lab_u,
         iolab_sync_ns: lab_s,
     })
 }

@@ -47,6 +47,8 @@ pub fn render(r: &OverheadReport) -> String {
          ratio iolab/bare   {:.3}x median of per-round ratios (target <= 1.15x: {})\n\
          \x20                  {:.3}x ratio of medians, {:.3}x ratio of minimums\n\
          like for like      {:.3}x iolab psync / bare pwrite() loop, {:.3}x iolab sync / bare write() loop\n\
+         \x20                  {:.3}x iolab psync / bare pwrite() loop with a clock read per op (target <= 1.05x)\n\
+         \x20                  {:.3}x iolab psync --latency-sample 0 / bare pwrite() loop (target <= 1.03x)\n\
          correctness        {:.4} kernel-counted write syscalls per iolab op (/proc/self/io syscw)\n",
         r.rounds,
         r.ops_per_round,
@@ -64,6 +66,8 @@ pub fn render(r: &OverheadReport) -> String {
         r.ratio_of_minimums,
         r.ratio_psync_vs_bare_pwrite,
         r.ratio_sync_vs_bare_write,
+        r.ratio_psync_vs_bare_pwrite_clocked,
+        r.ratio_unsampled_vs_bare_pwrite,
         r.iolab_kernel_writes_per_op
     )
 }

@@ -12,6 +12,17 @@ use std::fmt::Write;
 /// Everything after the throughput line of a run that was not an offload run.
 pub(crate) fn io_text(r: &RunResult, o: &mut String) {
     match &r.sparse_clock {
+        // --latency-sample N: the sampled ops' latency, said to be theirs.
+        Some(sc) if sc.sampled && !r.latency.is_empty() => {
+            o.push_str(&dist_line("latency", &r.latency));
+            let _ = writeln!(
+                o,
+                "             of one op in {} timed on its own ({}); no gap between op starts (it \
+                 needs each op timed)",
+                thousands_u64(sc.every),
+                sc.chosen
+            );
+        }
         Some(sc) => {
             let _ = writeln!(o, "latency      unavailable: {}", sc.latency_unavailable);
         }

@@ -175,19 +175,24 @@ pub struct SparseClock {
     pub every: u64,
     /// "--clock-every 64", or why iolab chose it.
     pub chosen: String,
-    /// Why the result has no per-op latency.
+    /// Why the result has no per-op latency (or, sampled, no gap).
     pub latency_unavailable: String,
+    /// `--latency-sample N`: one op in `every` is timed on its own, by a read just before it and the
+    /// read after it (absent before it existed: none).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sampled: bool,
 }
 
-/// Ops per clock read for a run: `asked` (`--clock-every`) when given, else [`AUTO_CLOCK_EVERY`] for a
-/// synchronous method where a clock read is a system call, else 1. `None`: one read per op (or per
-/// round, for the queued methods).
+/// Ops per clock read for a run: `asked` (`--clock-every`, or as `--latency-sample` `sample` sets it)
+/// when given, else [`AUTO_CLOCK_EVERY`] for a synchronous method where a clock read is a system call,
+/// else 1. `None`: one read per op (or per round, for the queued methods).
 pub fn sparse_clock(
-    asked: Option<u64>,
+    (asked, sample): (Option<u64>, Option<u64>),
     info: &ClockInfo,
     synchronous: bool,
 ) -> Option<SparseClock> {
     let (every, chosen) = match (asked, &info.read_is_syscall) {
+        (Some(n), _) if sample.is_some() => (n, format!("--latency-sample {}", sample.unwrap_or(1))),
         (Some(n), _) => (n, format!("--clock-every {n}")),
         (None, Some(why)) if synchronous => (
             AUTO_CLOCK_EVERY,
@@ -198,13 +203,25 @@ pub fn sparse_clock(
         ),
         (None, _) => return None,
     };
-    (every > 1).then(|| SparseClock {
-        every,
-        latency_unavailable: format!(
+    let sampled = sample.is_some_and(|n| n > 1);
+    let latency_unavailable = match sample {
+        Some(0) => "no op was timed (--latency-sample 0): throughput comes from the loop's span (a clock \
+                    read every 65,536 ops looks at the deadline, intervals and progress)"
+            .to_string(),
+        Some(n) if n > 1 => format!(
+            "one op in {n} is timed on its own ({chosen}): the time between two ops' starts needs both \
+             timed, and a thread of fewer than {n} ops timed none"
+        ),
+        _ => format!(
             "one clock read every {every} ops ({chosen}): per-op latency needs a read per op; throughput \
              comes from the span between the first and the last read"
         ),
+    };
+    (every > 1).then_some(SparseClock {
+        every,
+        latency_unavailable,
         chosen,
+        sampled,
     })
 }
 
@@ -580,24 +597,24 @@ mod tests {
             read_is_syscall: Some("this process has no vDSO".into()),
             ..ClockInfo::mock()
         };
-        assert_eq!(sparse_clock(None, &fast, true), None);
+        assert_eq!(sparse_clock((None, None), &fast, true), None);
         assert_eq!(
-            sparse_clock(Some(1), &slow, true),
+            sparse_clock((Some(1), None), &slow, true),
             None,
             "--clock-every 1 asks for a read per op"
         );
         assert_eq!(
-            sparse_clock(None, &slow, false),
+            sparse_clock((None, None), &slow, false),
             None,
             "queued methods read per round"
         );
-        let auto = sparse_clock(None, &slow, true).unwrap();
+        let auto = sparse_clock((None, None), &slow, true).unwrap();
         assert_eq!(auto.every, AUTO_CLOCK_EVERY);
         assert!(
             auto.chosen.contains("iolab's choice") && auto.chosen.contains("no vDSO"),
             "{auto:?}"
         );
-        let asked = sparse_clock(Some(64), &fast, true).unwrap();
+        let asked = sparse_clock((Some(64), None), &fast, true).unwrap();
         assert_eq!(asked.chosen, "--clock-every 64");
         assert!(asked
             .latency_unavailable

@@ -5,6 +5,7 @@
 //! the SQE builder and the ring designs other than per-thread (see `bench/pages.sh`).
 
 use super::flushes::{end_flushes, flushes_due, next_at, timed_flush};
+use super::lean::{dense_ops, short_transfer, sparse_ops, stamp_at, submit_planned};
 use super::work::{AlignedBuf, LoopParams, WorkerOut};
 use crate::error::{Error, Result};
 use crate::measure::clock::Clock;
@@ -13,15 +14,6 @@ use crate::method::api::{Flush, Io, Method};
 use crate::pattern::{self, OpPlan, PlannedOp};
 use crate::spec::Spec;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-pub(super) fn short_transfer(p: &LoopParams, n: usize, offset: u64) -> Error {
-    Error::Runtime(format!(
-        "short {}: {n} of {} bytes at offset {offset} of {} (is the filesystem full, or the file shorter than its region?)",
-        if p.write { "write" } else { "read" },
-        p.bs,
-        p.target_path.display()
-    ))
-}
 
 /// The loop for methods that complete every op inside `submit`.
 ///
@@ -82,6 +74,9 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     let mut next_read = every;
     // Clock reads besides the one per op (after flushes and interval closes; dense timing only).
     let mut rare_reads = 0u64;
+    // --latency-sample: the read just before the sampled op (the last of each `every`), while it runs.
+    let sampled = p.sampled && !dense;
+    let mut pre: Option<u64> = None;
     while done < max_ops {
         if paced {
             // --rate-iops: the op waits for its time, and its latency runs from then (none past the deadline).
@@ -97,46 +92,36 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
         let until = if paced {
             done + 1
         } else {
-            let sparse_read = if dense { u64::MAX } else { next_read };
+            // Sampled: the ops stop one short of the read, for the read before the sampled op.
+            let sparse_read = match (dense, sampled && pre.is_none()) {
+                (true, _) => u64::MAX,
+                (false, true) => next_read - 1,
+                (false, false) => next_read,
+            };
             next_flush
                 .min(max_ops)
                 .min((done | 1023) + 1)
                 .min(sparse_read)
         };
-        if M::LEAN && dense && !paced && out.perop.is_none() {
-            let mut st = (t, done, op);
-            let bufs = (ptr, read_ptr);
-            dense_ops(
-                m,
-                clk,
-                p,
-                plan,
-                &mut out.lat,
-                bufs,
-                (until, check_at),
-                &mut st,
-            )?;
-            (t, done, op) = st;
-            e = t;
-        } else {
-            let mut st = (t, e, done, op);
-            let bufs = (ptr, read_ptr);
-            ops_in_line(
-                m,
-                clk,
-                p,
-                plan,
-                out,
-                bufs,
-                (until, check_at, dense),
-                &mut st,
-            )?;
-            (t, e, done, op) = st;
-        }
+        let mut st = (t, e, done, op);
+        ops_until(
+            m,
+            clk,
+            p,
+            plan,
+            out,
+            (ptr, read_ptr),
+            (until, check_at, dense, paced),
+            &mut st,
+        )?;
+        (t, e, done, op) = st;
         let read = dense || done == next_read;
         if !dense && read {
             next_read += every;
             e = clk.now();
+            if let Some(t0) = pre.take() {
+                out.lat.record(e.saturating_sub(t0));
+            }
         }
         if done == next_flush {
             next_flush = flushes_due(m, clk, p, done, out)?;
@@ -160,6 +145,10 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
         // Another thread's failure is noticed within 1024 ops.
         if done & 1023 == 0 && abort.load(Ordering::Relaxed) {
             break;
+        }
+        // The read just before the sampled op (the ops stopped one short of it).
+        if sampled && pre.is_none() && done + 1 == next_read {
+            pre = Some(clk.now());
         }
     }
     end_loop(m, clk, (p, spec), out, (start, deadline, done), rare_reads)?;
@@ -191,43 +180,48 @@ fn end_loop<M: Method, C: Clock>(
     // The start, one per op (or per `every` ops), the rare ones, the pace's waits, the end, and two per
     // flush.
     let every = p.clock_every.max(1);
-    out.clock_reads = 2 + done / every + rare_reads + out.pace.clock_reads + 2 * out.flush_calls;
+    // A sampled op is timed by two reads: the one before it, and the loop's read after it.
+    let per_every = 1 + u64::from(p.sampled && every > 1);
+    out.clock_reads =
+        2 + done / every * per_every + rare_reads + out.pace.clock_reads + 2 * out.flush_calls;
     Ok(())
 }
 
-/// Stamps block `block` into the write buffer at `ptr` (`bs` bytes). The buffer is reached only through
-/// this one pointer, which the system calls are handed too: no reference to it lives across them, so
-/// the compiler cannot take the stamp's stores to be unseen by the call that writes the buffer out.
+/// The ops of [`loop_sync`] up to op count `until` (or clock `check_at`, reading it per op): a lean
+/// method's plain run in a loop of its own, with a clock read per op ([`dense_ops`]) or none
+/// ([`sparse_ops`]); else in the loop's body ([`ops_in_line`]). `st` as `ops_in_line`'s.
 #[inline(always)]
-fn stamp_at(ptr: *mut u8, bs: usize, seed: u64, block: u64) {
-    // SAFETY: `ptr` is the run's first buffer (AlignedBuf), at least `bs` bytes, alive for the loop; the
-    // slice lives for this call only, and no request holds the buffer (the previous op completed).
-    pattern::stamp(
-        unsafe { std::slice::from_raw_parts_mut(ptr, bs) },
-        seed,
-        block,
-    );
-}
-
-/// Performs planned op `op` with the write buffer `ptr` or the read buffer `read_ptr`; a short transfer
-/// is an error.
-#[inline(always)]
-fn submit_planned<M: Method>(
+#[allow(clippy::too_many_arguments)]
+fn ops_until<M: Method, C: Clock>(
     m: &mut M,
+    clk: &C,
     p: &LoopParams,
-    op: PlannedOp,
-    (ptr, read_ptr): (*mut u8, *mut u8),
+    plan: &mut OpPlan,
+    out: &mut WorkerOut,
+    bufs: (*mut u8, *mut u8),
+    (until, check_at, dense, paced): (u64, u64, bool, bool),
+    st: &mut (u64, u64, u64, PlannedOp),
 ) -> Result<()> {
-    let io = Io {
-        slot: 0,
-        offset: op.offset,
-        buf: if op.write { ptr } else { read_ptr },
-        len: p.bs,
-        write: op.write,
-    };
-    let n = m.submit(&io)?;
-    if n != p.bs {
-        return Err(short_transfer(p, n, op.offset));
+    let lean = M::LEAN && !paced && out.perop.is_none();
+    if lean && dense {
+        let mut s = (st.0, st.2, st.3);
+        dense_ops(
+            m,
+            clk,
+            p,
+            plan,
+            &mut out.lat,
+            bufs,
+            (until, check_at),
+            &mut s,
+        )?;
+        *st = (s.0, s.0, s.1, s.2);
+    } else if lean {
+        let mut s = (st.2, st.3);
+        sparse_ops(m, p, plan, bufs, until, &mut s)?;
+        (st.2, st.3) = s;
+    } else {
+        ops_in_line(m, clk, p, plan, out, bufs, (until, check_at, dense), st)?;
     }
     Ok(())
 }
@@ -270,44 +264,6 @@ fn ops_in_line<M: Method, C: Clock>(
         }
     }
     *st = (t, e, done, op);
-    Ok(())
-}
-
-/// The ops of a plain run of a [`Method::LEAN`] method (a clock read per op, no per-op record, no pace),
-/// up to op count `until` or clock `check_at`, in a function of its own so that its state stays in
-/// registers (inlined into the worker's one body it lived on the stack: psync 4 B writes 83 -> 70 user
-/// instructions per op, callgrind). `st`: the last clock read, the ops done and the next op, as the loop
-/// left them.
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn dense_ops<M: Method, C: Clock>(
-    m: &mut M,
-    clk: &C,
-    p: &LoopParams,
-    plan: &mut OpPlan,
-    lat: &mut FastHist,
-    (ptr, read_ptr): (*mut u8, *mut u8),
-    (until, check_at): (u64, u64),
-    st: &mut (u64, u64, PlannedOp),
-) -> Result<()> {
-    let (bs, stamp, seed) = (p.bs, p.stamp, p.seed);
-    let (mut t, mut done, mut op) = *st;
-    loop {
-        submit_planned(m, p, op, (ptr, read_ptr))?;
-        done += 1;
-        let e = clk.now();
-        lat.record(e.saturating_sub(t));
-        t = e;
-        // The next op is planned (and its block stamped) before what the loop does between ops.
-        op = plan.next_op();
-        if stamp && op.write {
-            stamp_at(ptr, bs, seed, op.block);
-        }
-        if done == until || e >= check_at {
-            break;
-        }
-    }
-    *st = (t, done, op);
     Ok(())
 }
 

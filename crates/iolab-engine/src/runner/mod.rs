@@ -21,6 +21,7 @@ mod content;
 mod flushes;
 mod intervals;
 mod layers;
+mod lean;
 mod loops;
 mod merge;
 mod mixed;

@@ -36,8 +36,29 @@ const TIMED_SPARSE: &str = "each thread from just before its first op to after i
      flushes. One clock read every N ops (see sparse_clock), so there is no per-op latency: throughput is \
      the ops over that span";
 
+const TIMED_SAMPLED: &str = "each thread from just before its first op to after its last completion, including --fsync/--msync \
+     flushes: throughput is the ops over that span. One op in N (--latency-sample N) is timed on its own, \
+     from a clock read just before it to the read just after it (iolab's few ns of bookkeeping between \
+     ops included, as with a read per op); the others are not timed, and the latency percentiles are \
+     those sampled ops' (latency.count says how many)";
+
 const EXCLUDED: &str = "process start-up, target checks, file creation/sizing/prefill, open, mmap and ring setup, buffer \
      allocation, the final close/munmap, and --verify";
+
+/// What a pass's result says was timed, by how its loops read the clock.
+fn timed(
+    sparse: Option<&crate::measure::clock::SparseClock>,
+    spec: &Spec,
+    outs: &[WorkerOut],
+) -> &'static str {
+    match sparse {
+        Some(s) if s.sampled => TIMED_SAMPLED,
+        Some(_) => TIMED_SPARSE,
+        None if spec.rate_iops.is_some() => TIMED_PACED,
+        None if outs.iter().any(|o| o.boundary_timing) => TIMED_BOUNDARY,
+        None => TIMED_ROUNDS,
+    }
+}
 
 /// One pass: set up the target, run the threads with the pass's counters open, and assemble the result.
 pub(super) fn run_once(
@@ -111,22 +132,13 @@ pub(super) fn run_once(
     let verify = verify_figures(spec, &target, &outs)?;
     let ns = clock.ns_per_tick;
     let sparse = crate::measure::clock::sparse_clock(
-        spec.clock_every,
+        (spec.clock_every, spec.latency_sample),
         clock,
         spec.method.info().synchronous(),
     );
     let (iopoll, memory, device_io) = around_span(pass, &before, &after, w.ops);
     let mut result = RunResult {
-        timed: if sparse.is_some() {
-            TIMED_SPARSE
-        } else if spec.rate_iops.is_some() {
-            TIMED_PACED
-        } else if outs.iter().any(|o| o.boundary_timing) {
-            TIMED_BOUNDARY
-        } else {
-            TIMED_ROUNDS
-        }
-        .into(),
+        timed: timed(sparse.as_ref(), spec, &outs).into(),
         excluded: EXCLUDED.into(),
         latency: summarize(&w.lat, ns),
         gap: summarize(&w.gap, ns),

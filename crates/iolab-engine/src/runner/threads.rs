@@ -132,11 +132,12 @@ fn loop_params<'a>(
         interval_ticks: interval_ticks(spec, info.hz),
         intervals_expected: intervals_expected(spec),
         clock_every: crate::measure::clock::sparse_clock(
-            spec.clock_every,
+            (spec.clock_every, spec.latency_sample),
             info,
             spec.method.info().synchronous(),
         )
         .map_or(1, |s| s.every),
+        sampled: spec.latency_sample.is_some_and(|n| n > 1),
         log_ops: match (pass.layers, spec.op_log_ms) {
             (Some(_), _) | (None, Some(0)) => spec.ops_for_thread(0).unwrap_or(0),
             _ => 0,

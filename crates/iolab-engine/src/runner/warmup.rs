@@ -61,6 +61,7 @@ fn run<M: Method, C: Clock>(
     wp.warm = None;
     // A clock read after every op, whatever --clock-every says for the timed span (as ever).
     wp.clock_every = 1;
+    wp.sampled = false;
     let (mut m, mut bufs) = prepare::<M>(&wctx, &wp)?;
     let mut plan = OpPlan::new(
         spec.pattern,

@@ -178,6 +178,8 @@ pub(super) struct LoopParams<'a> {
     pub(super) intervals_expected: u64,
     /// Ops per clock read of a synchronous loop (`--clock-every`; 1: a read after every op).
     pub(super) clock_every: u64,
+    /// `--latency-sample N` (N above 1): of each `clock_every` ops, the last is timed on its own.
+    pub(super) sampled: bool,
     /// The traced pass of `--layers` and `--op-log 0`: each worker logs up to this many ops (0: none).
     pub(super) log_ops: u64,
     /// `--op-log MS`: ticks per window and the windows each worker makes room for (zeros: none).

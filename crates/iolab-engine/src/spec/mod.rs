@@ -15,6 +15,7 @@ pub mod options;
 mod resolve;
 mod ring_opts;
 pub mod rw_flags;
+mod timing;
 mod warmup;
 
 pub use defaults::*;
@@ -222,7 +223,15 @@ pub struct Spec {
     /// per op, or [`crate::measure::clock::AUTO_CLOCK_EVERY`] where a clock read is a system call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_every: Option<u64>,
+    /// `--latency-sample N`: one op in N timed on its own (0: none; 1: every op); unset (`None`, not
+    /// written): every op. Read by the loop as `clock_every` (N, or [`UNSAMPLED_EVERY`] for 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_sample: Option<u64>,
 }
+
+/// Ops per clock read under `--latency-sample 0`: reads only to look at the deadline, the intervals and
+/// progress (about 1 ms apart for the cheapest ops), a few ps per op.
+pub const UNSAMPLED_EVERY: u64 = 65_536;
 
 fn is_false(b: &bool) -> bool {
     !*b

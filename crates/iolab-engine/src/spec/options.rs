@@ -167,6 +167,12 @@ pub static OPTIONS: &[Opt] = &[
         help: "Read the clock once every N ops instead of after every op: throughput from the span, no per-op \
                latency (the result says why). For clocks whose read is a system call (a Cortex-A9 has no \
                user-readable timer) or to take the clock out of the per-op cost; synchronous methods only" },
+    Opt { key: "latency-sample", ty: Ty::Count, value_name: "N", group: W, applies: All,
+        default: Some("1: every op"),
+        help: "Time one op in N on its own (a clock read just before and just after it) and no other: \
+               latency percentiles from those ops (their count is stated), throughput from the loop's span. \
+               0: no op timed (a clock read every 65,536 ops for the deadline and progress). For ops cheaper \
+               than a few clock reads; synchronous methods only" },
     Opt { key: "threads", ty: Ty::Count, value_name: "N", group: W, applies: All, default: Some("1"),
         help: "Threads, each with its own descriptor (and ring) and its own region of the target" },
     Opt { key: "inflight", ty: Ty::Count, value_name: "N", group: W, applies: All, default: None,

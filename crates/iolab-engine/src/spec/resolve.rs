@@ -205,8 +205,13 @@ impl RawSpec {
             sink: self.sink()?,
             sink_log: self.bool("sink-log")?,
             clock_every: self.clock_every(method)?,
+            latency_sample: self.latency_sample(method)?,
             rate_iops: self.rate_iops(method, bs)?,
         };
+        // The sampled op is timed by the sparse clock's reads.
+        if let Some(n) = spec.latency_sample {
+            spec.clock_every = Some(if n == 0 { super::UNSAMPLED_EVERY } else { n });
+        }
         // A paced run times every op from when it was due: a clock read per op, even where iolab would
         // otherwise read it every 64 ops.
         if spec.rate_iops.is_some() && spec.clock_every.is_none() {
@@ -496,40 +501,6 @@ impl RawSpec {
             ));
         }
         Ok(hz as u32)
-    }
-
-    /// --clock-every: 1 to [`MAX_CLOCK_EVERY`], and only for methods that complete each op inside its call (the queued
-    /// ones read the clock once per submission round, a client process of its own is timed from outside).
-    fn clock_every(&self, method: MethodKind) -> Result<Option<u64>> {
-        let Some(n) = self.count("clock-every")? else {
-            return Ok(None);
-        };
-        if n == 0 || n > MAX_CLOCK_EVERY {
-            return Err(Error::usage(
-                "--clock-every",
-                format!(
-                    "{n} ops per clock read: give 1 (a read after every op) to {} (the deadline, \
-                     intervals and progress are looked at on those reads)",
-                    crate::units::thousands_u64(MAX_CLOCK_EVERY)
-                ),
-            ));
-        }
-        if n > 1 && !method.info().synchronous() {
-            return Err(Error::usage(
-                "--clock-every",
-                format!(
-                    "--method {} does not read the clock per op ({}): --clock-every applies to methods that \
-                     complete each op inside their call; drop it",
-                    method.name(),
-                    if method.info().exec == Exec::OutOfProcess {
-                        "its client runs as a process of its own, timed from outside"
-                    } else {
-                        "it reads it once per submission round"
-                    }
-                ),
-            ));
-        }
-        Ok(Some(n))
     }
 
     /// --rate-iops or --rate: ops per second per thread, for methods that complete each op in their call
@@ -890,7 +861,3 @@ fn check_pace_fits(spec: &Spec) -> Result<()> {
         _ => Ok(()),
     }
 }
-
-/// The most ops `--clock-every` lets pass between clock reads: a million 4-byte writes to /dev/null take
-/// about 0.1 s, so the deadline and intervals are still looked at often enough to be met.
-pub const MAX_CLOCK_EVERY: u64 = 1_000_000;

@@ -1,0 +1,88 @@
+//! How a run reads the clock: `--clock-every` and `--latency-sample`, checked as [`RawSpec::resolve`]
+//! reads them.
+
+use super::*;
+use crate::method::info::Exec;
+
+impl RawSpec {
+    /// --clock-every: 1 to [`MAX_CLOCK_EVERY`], and only for methods that complete each op inside its call (the queued
+    /// ones read the clock once per submission round, a client process of its own is timed from outside).
+    pub(super) fn clock_every(&self, method: MethodKind) -> Result<Option<u64>> {
+        let Some(n) = self.count("clock-every")? else {
+            return Ok(None);
+        };
+        if n == 0 || n > MAX_CLOCK_EVERY {
+            return Err(Error::usage(
+                "--clock-every",
+                format!(
+                    "{n} ops per clock read: give 1 (a read after every op) to {} (the deadline, \
+                     intervals and progress are looked at on those reads)",
+                    crate::units::thousands_u64(MAX_CLOCK_EVERY)
+                ),
+            ));
+        }
+        if n > 1 && !method.info().synchronous() {
+            return Err(Error::usage(
+                "--clock-every",
+                format!(
+                    "--method {} does not read the clock per op ({}): --clock-every applies to methods that \
+                     complete each op inside their call; drop it",
+                    method.name(),
+                    if method.info().exec == Exec::OutOfProcess {
+                        "its client runs as a process of its own, timed from outside"
+                    } else {
+                        "it reads it once per submission round"
+                    }
+                ),
+            ));
+        }
+        Ok(Some(n))
+    }
+
+    /// --latency-sample: 0 to [`MAX_CLOCK_EVERY`], other than 1 only for methods that complete each op
+    /// inside their call, and not with what needs every op timed.
+    pub(super) fn latency_sample(&self, method: MethodKind) -> Result<Option<u64>> {
+        let Some(n) = self.count("latency-sample")? else {
+            return Ok(None);
+        };
+        let flag = "--latency-sample";
+        if n > MAX_CLOCK_EVERY {
+            return Err(Error::usage(
+                flag,
+                format!(
+                    "one op in {n}: give 0 (none), 1 (every op) or up to {}",
+                    crate::units::thousands_u64(MAX_CLOCK_EVERY)
+                ),
+            ));
+        }
+        if n != 1 && !method.info().synchronous() {
+            return Err(Error::usage(
+                flag,
+                format!(
+                    "--method {} times its requests by its submission rounds, not one op at a time: \
+                     --latency-sample applies to methods that complete each op inside their call",
+                    method.name()
+                ),
+            ));
+        }
+        let needs_every_op = [
+            ("clock-every", "sets the clock reads itself"),
+            ("rate-iops", "times every op from when it was due"),
+            ("rate", "times every op from when it was due"),
+            ("op-log", "logs every op's start and end"),
+        ];
+        if let Some((other, why)) = needs_every_op.iter().find(|(o, _)| self.has(o)) {
+            if n != 1 {
+                return Err(Error::usage(
+                    flag,
+                    format!("--{other} {why}: give one of the two"),
+                ));
+            }
+        }
+        Ok(Some(n))
+    }
+}
+
+/// The most ops `--clock-every` lets pass between clock reads: a million 4-byte writes to /dev/null take
+/// about 0.1 s, so the deadline and intervals are still looked at often enough to be met.
+pub const MAX_CLOCK_EVERY: u64 = 1_000_000;

@@ -1,0 +1,120 @@
+//! `--latency-sample N`: one op in N timed on its own (its latency from a read just before it to the one
+//! after it), throughput from the loop's span; 0 times no op; its bad values and combinations.
+
+mod common;
+use common::*;
+
+/// One op in 16 of each thread is timed: 1,600 ops per thread give 100 samples each, every op still ran
+/// (the kernel's write count), and the output says whose latency it is.
+#[test]
+fn one_op_in_n_is_timed_and_the_count_says_so() {
+    for threads in ["1", "2"] {
+        let per = 1600u64;
+        let ops = (per * threads.parse::<u64>().unwrap()).to_string();
+        let args = [
+            "--method",
+            "psync",
+            "--target",
+            "/dev/null",
+            "--bs",
+            "4",
+            "--ops",
+            &ops,
+            "--threads",
+            threads,
+            "--latency-sample",
+            "16",
+        ];
+        let r = run_json(&args);
+        let n = threads.parse::<u64>().unwrap();
+        assert_eq!(u64_of(&r, &["ops"]), per * n);
+        assert_eq!(
+            u64_of(&r, &["latency", "count"]),
+            per / 16 * n,
+            "{}",
+            r["latency"]
+        );
+        assert!(f64_of(&r, &["latency", "p50_ns"]) > 0.0);
+        assert!(f64_of(&r, &["iops"]) > 0.0);
+        assert_eq!(r["sparse_clock"]["sampled"], true);
+        assert_eq!(r["spec"]["latency_sample"], 16);
+        // No gap: two ops' starts are never both timed.
+        assert!(r.get("gap").is_none(), "{r}");
+        assert!(
+            r["gap_unavailable"]
+                .as_str()
+                .unwrap()
+                .contains("one op in 16 is timed"),
+            "{r}"
+        );
+        assert_eq!(u64_of(&r, &["syscalls", "kernel_rw", "syscw"]), per * n);
+    }
+    let mut a = vec!["run", "--method", "psync", "--target", "/dev/null"];
+    a.extend(["--ops", "3200", "--latency-sample", "16", "--count", "none"]);
+    let text = iolab(&a);
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert!(
+        text.stdout.contains("(200 values)")
+            && text
+                .stdout
+                .contains("of one op in 16 timed on its own (--latency-sample 16)"),
+        "{}",
+        text.stdout
+    );
+}
+
+/// `--latency-sample 0`: no op is timed; throughput is there, latency absent with why.
+#[test]
+fn no_op_timed_gives_throughput_and_says_why_there_is_no_latency() {
+    let r = run_json(&[
+        "--method",
+        "psync",
+        "--target",
+        "/dev/null",
+        "--ops",
+        "200k",
+        "--latency-sample",
+        "0",
+    ]);
+    assert_eq!(u64_of(&r, &["ops"]), 200_000);
+    assert!(f64_of(&r, &["iops"]) > 0.0);
+    assert!(r.get("latency").is_none(), "{r}");
+    assert!(
+        r["latency_unavailable"]
+            .as_str()
+            .unwrap()
+            .contains("no op was timed (--latency-sample 0)"),
+        "{r}"
+    );
+    assert_eq!(u64_of(&r, &["syscalls", "kernel_rw", "syscw"]), 200_000);
+}
+
+#[test]
+fn bad_latency_sample_is_refused_naming_the_flag() {
+    for (args, why) in [
+        (vec!["--latency-sample", "1000001"], "up to 1,000,000"),
+        (vec!["--latency-sample", "some"], "--latency-sample"),
+        (
+            vec!["--method", "io_uring", "--latency-sample", "8"],
+            "by its submission rounds",
+        ),
+        (
+            vec!["--latency-sample", "8", "--clock-every", "4"],
+            "--clock-every sets the clock reads itself",
+        ),
+        (
+            vec!["--latency-sample", "8", "--rate-iops", "1000"],
+            "--rate-iops times every op",
+        ),
+    ] {
+        let mut a = vec!["run", "--target", "/dev/null", "--ops", "1000"];
+        a.extend(args.iter());
+        let r = iolab(&a);
+        assert_eq!(r.code, 2, "{a:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("--latency-sample") && r.stderr.contains(why),
+            "{a:?}: {}",
+            r.stderr
+        );
+    }
+}
