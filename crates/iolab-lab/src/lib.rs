@@ -29,6 +29,7 @@ pub mod suite;
 pub mod suite_rows;
 pub mod survey;
 pub mod survey_run;
+pub mod survey_timing;
 pub mod survey_workload;
 pub mod verdict;
 pub mod vm;

@@ -6,6 +6,7 @@
 
 use crate::ranking::{Entry, RankingTable};
 pub use crate::survey_run::{Cell, OnRun, Ranked, SurveyRun};
+use crate::survey_timing::TableTiming;
 use iolab_engine::error::{Error, Result};
 use iolab_engine::measure::clock::ClockInfo;
 use iolab_engine::method::Fit;
@@ -78,6 +79,10 @@ pub struct SurveyResult {
     /// (see [`SurveyResult::rankings`]).
     #[serde(default)]
     pub ranking: Vec<RankingTable>,
+    /// How each table's synchronous methods timed their ops (`--latency-sample`, or iolab's choice where
+    /// an op costs less than ten clock reads); absent in older results (every op timed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timing: Vec<TableTiming>,
 }
 
 /// The comparing findings over the survey's runs: one table per target, each run a row.
@@ -126,6 +131,9 @@ pub struct SurveyOptions {
     pub max_time_s: f64,
     /// Called after every run (progress).
     pub on_run: Option<OnRun>,
+    /// `--latency-sample N` for every synchronous method; None: iolab's choice per table
+    /// ([`crate::survey_timing`]).
+    pub latency_sample: Option<u64>,
 }
 
 impl Default for SurveyOptions {
@@ -137,13 +145,19 @@ impl Default for SurveyOptions {
             rounds: SURVEY_ROUNDS,
             max_time_s: SURVEY_MAX_TIME_S,
             on_run: None,
+            latency_sample: None,
         }
     }
 }
 
 /// Each method on each target it is made for; a refusal by the kernel (psync on a pipe: ESPIPE) is
 /// listed, a target the method is not for (epoll on a file) is left out.
-fn cells(dir: &Path, ops: u64, max_s: f64, file_size: u64) -> Result<Vec<Cell>> {
+/// Each table's synchronous methods time their ops as `timing` says (every op where it names no table).
+fn cells(
+    dir: &Path,
+    (ops, max_s, file_size): (u64, f64, u64),
+    timing: &[TableTiming],
+) -> Result<Vec<Cell>> {
     let mut cells = Vec::new();
     for target in ["/dev/null", "file", "pipe"] {
         let kind = match target {
@@ -175,7 +189,11 @@ fn cells(dir: &Path, ops: u64, max_s: f64, file_size: u64) -> Result<Vec<Cell>> 
                 if target == "file" {
                     raw = raw.with("file-size", file_size);
                 }
-                let spec = raw.resolve()?;
+                let every = timing
+                    .iter()
+                    .find(|t| t.target == target && t.bs == bs)
+                    .map_or(1, |t| t.latency_sample);
+                let spec = crate::survey_timing::sampled(raw, m, every).resolve()?;
                 cells.push(Cell {
                     target: target.to_string(),
                     method: m,
@@ -216,7 +234,10 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
         iolab_engine::mem::meminfo("MemAvailable"),
         iolab_sys::fs_free_bytes(dir.path()).ok(),
     );
-    let cells = cells(dir.path(), ops, max_s, file_size)?;
+    let sizes = (ops, max_s, file_size);
+    let timing =
+        crate::survey_timing::choose(&cells(dir.path(), sizes, &[])?, opts.latency_sample, clock);
+    let cells = cells(dir.path(), sizes, &timing)?;
     let plan = crate::rounds::Plan {
         first: rounds,
         max_time_s: opts.max_time_s,
@@ -242,6 +263,7 @@ pub fn survey(opts: &SurveyOptions, clock: &ClockInfo) -> Result<SurveyResult> {
         rounds_run: Some(rounds_run),
         ranking,
         runs,
+        timing,
         peak_rss_bytes: iolab_engine::mem::peak_rss(),
     })
 }

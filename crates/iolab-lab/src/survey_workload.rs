@@ -166,6 +166,9 @@ pub struct WorkloadOptions {
     /// The first rounds, and the seconds after which no further round starts ([`crate::rounds`]).
     pub rounds: u32,
     pub max_time_s: f64,
+    /// `--latency-sample N` for every synchronous method (None: every op timed: a device's ops cost far
+    /// more than a clock read, and a probe would write to the target).
+    pub latency_sample: Option<u64>,
     pub on_run: Option<OnRun>,
     /// Told what the survey will do ([`plan_lines`], a line at a time) before its first run.
     pub on_plan: Option<Box<dyn Fn(String)>>,
@@ -467,6 +470,7 @@ fn cells(
             if o.allow_device_writes {
                 raw = raw.with("allow-device-writes", true);
             }
+            let raw = crate::survey_timing::sampled(raw, m, o.latency_sample.unwrap_or(1));
             let target = w.label();
             match raw.resolve() {
                 Ok(spec) => cells.push(Cell {

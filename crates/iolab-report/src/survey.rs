@@ -21,7 +21,8 @@ pub(crate) fn answered_doc(s: &SurveyResult, verbose: bool) -> Doc {
     let mut d = crate::survey_answer::answer_doc(s);
     d.blank();
     if verbose {
-        d.append(survey_doc(s));
+        // The answer said how the ops were timed.
+        d.append(survey_doc_with(s, false));
     } else {
         d.line("Every table and finding: iolab survey -v; the JSON below: iolab report FILE");
     }
@@ -30,6 +31,11 @@ pub(crate) fn answered_doc(s: &SurveyResult, verbose: bool) -> Doc {
 
 /// The survey as a document: a header, one ranked table per target, what the figures mean, findings.
 pub(crate) fn survey_doc(s: &SurveyResult) -> Doc {
+    survey_doc_with(s, true)
+}
+
+/// [`survey_doc`], saying how the ops were timed where `timing`.
+fn survey_doc_with(s: &SurveyResult, timing: bool) -> Doc {
     let mut d = Doc::new();
     d.line(format!(
         "iolab survey: every method writing 4 B and 4 KiB blocks, 1 thread, {}, each run {} ops or {}",
@@ -54,6 +60,9 @@ pub(crate) fn survey_doc(s: &SurveyResult) -> Doc {
     ));
     if let Some(e) = s.host.emulated_line() {
         d.line(format!("emulated: {e}"));
+    }
+    if let Some(l) = crate::survey_answer::timing_line(s).filter(|_| timing) {
+        d.line(l);
     }
     for target in ["/dev/null", "file", "pipe"] {
         if !s.runs.iter().any(|r| r.target == target) {

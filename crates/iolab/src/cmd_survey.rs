@@ -149,6 +149,9 @@ fn options(a: &SurveyArgs, here: bool) -> Result<iolab_lab::survey::SurveyOption
             ));
         }
     }
+    if let Some(n) = &a.latency_sample {
+        opts.latency_sample = Some(latency_sample(n)?);
+    }
     if let Some(s) = &a.max_seconds {
         opts.max_s =
             iolab_engine::units::parse_duration(s).map_err(|m| Error::usage("--max-seconds", m))?;
@@ -208,4 +211,21 @@ mod tests {
         let narrow = super::cut_to(line, 40);
         assert_eq!(narrow, "iolab survey: run 12/390, 35 s, about...");
     }
+}
+
+/// `--latency-sample N`: 0 (no op timed) to the most ops a run lets pass between clock reads.
+fn latency_sample(n: &str) -> Result<u64, Error> {
+    let flag = "--latency-sample";
+    let v = iolab_engine::units::parse_count(n).map_err(|m| Error::usage(flag, m))?;
+    let most = iolab_engine::spec::MAX_CLOCK_EVERY;
+    if v > most {
+        return Err(Error::usage(
+            flag,
+            format!(
+                "one op in {v}: give 0 (none), 1 (every op) or up to {}",
+                iolab_engine::units::thousands_u64(most)
+            ),
+        ));
+    }
+    Ok(v)
 }

@@ -38,6 +38,7 @@ pub(crate) fn cmd(
         },
         rounds: o.rounds,
         max_time_s: o.max_time_s,
+        latency_sample: o.latency_sample,
         on_run: Some(on_run),
         // Before the first run, what the survey will do; wrapped to the terminal as the answer is.
         on_plan: Some(Box::new(|line| {

@@ -56,6 +56,11 @@ pub(crate) struct SurveyArgs {
     /// rounds only [default: 30; with --target 60].
     #[arg(long, value_name = "SECS")]
     pub(crate) max_time: Option<String>,
+    /// Time one op in N of each synchronous method on its own (0: none), its time per op from each run's
+    /// span [default: 64 in a table whose cheapest op costs less than ten clock reads, else every op; with
+    /// --target every op].
+    #[arg(long, value_name = "N")]
+    pub(crate) latency_sample: Option<String>,
     /// Where to create the temporary directory for the file runs [default: $TMPDIR or /tmp].
     #[arg(long, value_name = "DIR")]
     pub(crate) tmp_dir: Option<PathBuf>,

@@ -118,3 +118,70 @@ fn bad_latency_sample_is_refused_naming_the_flag() {
         );
     }
 }
+
+/// `survey --latency-sample 0`: every synchronous method of every table times no op (its time per op
+/// from the run's span, every op still done: the kernel's write count), the queued ones are timed by
+/// their rounds as always, and the answer says so; a bad value names the flag before anything runs.
+#[test]
+fn a_survey_told_to_time_no_op_times_none_and_says_so() {
+    let (tmp, out) = (disk_dir(), disk_dir());
+    let (t, o) = (tmp.path().to_str().unwrap(), out.path().to_str().unwrap());
+    let a = [
+        "survey",
+        "--latency-sample",
+        "0",
+        "--rounds",
+        "1",
+        "--max-time",
+        "0",
+    ];
+    let r = iolab(
+        &[
+            &a[..],
+            &["--ops", "2000", "--tmp-dir", t, "--results-dir", o],
+        ]
+        .concat(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("timing: no op timed everywhere (--latency-sample 0)"),
+        "{}",
+        r.stdout
+    );
+    let file = std::fs::read_dir(out.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file.path()).unwrap()).unwrap();
+    let ran: Vec<&serde_json::Value> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["result"].is_null())
+        .collect();
+    assert!(ran.len() > 30, "{}", ran.len());
+    for run in ran {
+        let res = &run["result"];
+        match run["method"].as_str().unwrap() {
+            "psync" | "sync" | "stdio" => {
+                assert_eq!(res["spec"]["latency_sample"], 0, "{}", run["method"]);
+                assert!(res.get("latency").is_none(), "{res}");
+                if run["target"] == "/dev/null" && run["method"] == "psync" {
+                    assert_eq!(res["syscalls"]["kernel_rw"]["syscw"], res["ops"], "{res}");
+                }
+            }
+            "io_uring" | "aio" => assert!(res["spec"].get("latency_sample").is_none(), "{res}"),
+            _ => {}
+        }
+    }
+    let bad = iolab(&["survey", "--latency-sample", "2000000", "--no-json"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("--latency-sample") && bad.stderr.contains("up to 1,000,000"),
+        "{}",
+        bad.stderr
+    );
+}

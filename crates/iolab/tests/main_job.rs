@@ -112,6 +112,7 @@ fn main_job_ranks_every_method_and_touches_no_existing_file() {
     assert!(rr["runs"].as_u64().unwrap() >= all as u64, "{rr}");
     ranking_cannot_contradict_itself(&v);
     nothing_unmeasured_reads_as_zero(&v);
+    cheap_tables_are_sampled(&v, &stdout);
     // nop touches no target (it is the harness's floor), so no pipe and no peer.
     for r in runs
         .iter()
@@ -128,6 +129,50 @@ fn main_job_ranks_every_method_and_touches_no_existing_file() {
         std::fs::read_dir(tmp.path()).unwrap().count(),
         0,
         "the temporary directory is gone"
+    );
+}
+
+/// A table whose cheapest synchronous op (nop aside) took less than ten clock reads in its probe times one
+/// op in 64 of every synchronous method, and says so; the others time every op; queued methods are timed
+/// by their rounds either way.
+fn cheap_tables_are_sampled(v: &serde_json::Value, stdout: &str) {
+    let read_ns = v["clock"]["overhead_ns"].as_f64().unwrap();
+    let timing = v["timing"].as_array().unwrap();
+    assert_eq!(timing.len(), 6, "a timing per table: {timing:?}");
+    let mut sampled = 0;
+    for t in timing {
+        let (method, ns) = (&t["cheapest"][0], t["cheapest"][1].as_f64().unwrap());
+        assert_ne!(method, "nop", "{t}");
+        let every = match ns < 10.0 * read_ns {
+            true => 64,
+            false => 1,
+        };
+        assert_eq!(
+            t["latency_sample"], every,
+            "{t} (a clock read {read_ns} ns)"
+        );
+        sampled += usize::from(every == 64);
+        let sync = ["sync", "psync", "stdio", "mmap", "nop"];
+        for r in
+            v["runs"].as_array().unwrap().iter().filter(|r| {
+                r["target"] == t["target"] && r["bs"] == t["bs"] && !r["result"].is_null()
+            })
+        {
+            let spec = &r["result"]["spec"];
+            let timed_apart = spec["latency_sample"] == 64;
+            if sync.contains(&r["method"].as_str().unwrap()) {
+                assert_eq!(timed_apart, every == 64, "{}", r["method"]);
+            }
+            if r["method"] == "io_uring" {
+                assert!(spec.get("latency_sample").is_none(), "{spec}");
+            }
+        }
+    }
+    assert_eq!(
+        stdout.contains("timing: one op in 64 timed ")
+            && stdout.contains(", where an op costs under 10 clock reads"),
+        sampled > 0,
+        "{stdout}"
     );
 }
 

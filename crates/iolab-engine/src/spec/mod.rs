@@ -31,6 +31,7 @@ pub use kinds::*;
 pub use options::{RawSpec, OPTIONS};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+pub use timing::MAX_CLOCK_EVERY;
 pub use warmup::Warmup;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
