@@ -90,6 +90,18 @@ fn settings_name_what_differs_and_later_records_replace_refusals() {
     let text = format!("{refused}\n{ran}\n");
     let (recs, cut) = records_of(&text, Path::new("x")).unwrap();
     assert_eq!((recs, cut), (vec![ran], 0));
+    // A point is the same whatever its keys' order; another point's refusal between them stays, and so
+    // does a refusal of the point recorded again after it ran.
+    let ab: Vec<(String, String)> = [("a", "1"), ("b", "2")]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .into();
+    let ba: Vec<(String, String)> = ab.iter().rev().cloned().collect();
+    let other = vec![("a".to_string(), "3".to_string())];
+    let no = |p: &[(String, String)]| record(p, Err((1, "pwrite failed: ENOSPC".into())));
+    let yes = record(&ba, Ok(serde_json::json!({"spec": {}})));
+    let text = format!("{}\n{}\n{yes}\n{}\n", no(&ab), no(&other), no(&ba));
+    let (recs, _) = records_of(&text, Path::new("x")).unwrap();
+    assert_eq!(recs, vec![no(&other), yes, no(&ba)]);
 }
 
 #[test]
