@@ -136,6 +136,62 @@ pub struct OpPlan {
     /// `--op mixed`: an op reads when a draw of this generator (its state) is below the limit, the read
     /// share of 2^64.
     mix: Option<(u64, u128)>,
+    /// `--zone-size`: the ops walk the region zone by zone.
+    zone: Option<ZoneWalk>,
+}
+
+/// `--zone-size`, `--zone-range`, `--zone-skip` (fio's zonemode=strided), in bytes: the ops stay in a
+/// zone of `range` bytes until `size` bytes have been moved there (a zone smaller than `size` is gone
+/// over again), then the next zone starts `range + skip` bytes after it, back at the region's start
+/// once past its end. Each a multiple of the block size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Zones {
+    pub size: u64,
+    pub range: u64,
+    pub skip: u64,
+}
+
+/// Where a plan is in its zones, in blocks of the region: the zone's first block, its width, the next
+/// sequential block, and the ops done in the zone.
+#[derive(Debug, Clone)]
+struct ZoneWalk {
+    ops: u64,
+    range: u64,
+    step: u64,
+    start: u64,
+    pos: u64,
+    done: u64,
+}
+
+impl ZoneWalk {
+    /// The next op's block (relative to the region) in `nblocks`, drawn from `rng` for random ops.
+    #[inline(always)]
+    fn next(&mut self, pattern: Pattern, rng: &mut u64, nblocks: u64) -> u64 {
+        if self.done == self.ops {
+            self.done = 0;
+            self.start += self.step;
+            if self.start >= nblocks {
+                self.start = 0;
+            }
+            self.pos = self.start;
+        }
+        self.done += 1;
+        // A zone that runs past the region's end ends there.
+        let width = self.range.min(nblocks - self.start);
+        match pattern {
+            Pattern::Seq => {
+                if self.pos >= self.start + width {
+                    self.pos = self.start;
+                }
+                self.pos += 1;
+                self.pos - 1
+            }
+            Pattern::Rand => {
+                let r = xorshift(rng);
+                self.start + ((r as u128 * width as u128) >> 64) as u64
+            }
+        }
+    }
 }
 
 impl OpPlan {
@@ -162,7 +218,22 @@ impl OpPlan {
             skew: None,
             write: true,
             mix: None,
+            zone: None,
         }
+    }
+
+    /// The plan walking its region zone by zone (`zones`, in bytes: multiples of the block size, as the
+    /// spec checks); none changes nothing.
+    pub fn zoned(mut self, zones: Option<Zones>) -> OpPlan {
+        self.zone = zones.map(|z| ZoneWalk {
+            ops: (z.size / self.bs).max(1),
+            range: (z.range / self.bs).max(1),
+            step: (z.range + z.skip) / self.bs,
+            start: 0,
+            pos: 0,
+            done: 0,
+        });
+        self
     }
 
     /// The plan's ops write (`write`), or, with `read_pct` (`--op mixed`), each reads with that chance,
@@ -196,6 +267,10 @@ impl OpPlan {
     /// The next operation (the plan never ends; the runner bounds it).
     #[inline(always)]
     pub fn next_op(&mut self) -> PlannedOp {
+        if let Some(z) = &mut self.zone {
+            let rel = z.next(self.pattern, &mut self.rng, self.nblocks);
+            return self.op_at(rel);
+        }
         let rel = match self.pattern {
             Pattern::Seq => {
                 let r = self.next_seq;
@@ -216,6 +291,12 @@ impl OpPlan {
                 }
             },
         };
+        self.op_at(rel)
+    }
+
+    /// The op at block `rel` of the region, its direction drawn where mixed.
+    #[inline(always)]
+    fn op_at(&mut self, rel: u64) -> PlannedOp {
         let write = match &mut self.mix {
             None => self.write,
             Some((state, limit)) => u128::from(xorshift(state)) >= *limit,
@@ -298,5 +379,69 @@ mod tests {
         let mut r1 = OpPlan::new(Pattern::Rand, 0, 4096, 10, 1000, 9, 1);
         let mut r2 = r1.clone();
         assert!((0..100).all(|_| r1.next_op() == r2.next_op()));
+    }
+}
+
+#[cfg(test)]
+mod zone_tests {
+    use super::*;
+
+    fn blocks(mut p: OpPlan, n: usize) -> Vec<u64> {
+        (0..n).map(|_| p.next_op().block).collect()
+    }
+
+    fn zones(size: u64, range: u64, skip: u64) -> Option<Zones> {
+        Some(Zones {
+            size: size * 4096,
+            range: range * 4096,
+            skip: skip * 4096,
+        })
+    }
+
+    /// As fio's zonemode=strided: `size` bytes in a zone, then the zone `range + skip` further on, back
+    /// to the start past the end; a zone smaller than `size` is gone over again.
+    #[test]
+    fn sequential_ops_walk_zone_by_zone_as_fio_strides() {
+        let seq = |first, z| OpPlan::new(Pattern::Seq, 0, 4096, first, 16, 1, 0).zoned(z);
+        assert_eq!(blocks(seq(0, zones(2, 4, 4)), 6), [0, 1, 8, 9, 0, 1]);
+        assert_eq!(
+            blocks(seq(0, zones(6, 4, 0)), 14),
+            [0, 1, 2, 3, 0, 1, 4, 5, 6, 7, 4, 5, 8, 9]
+        );
+        // zonerange defaults to zonesize: consecutive zones of `size`, skip apart.
+        assert_eq!(blocks(seq(0, zones(3, 3, 5)), 7), [0, 1, 2, 8, 9, 10, 0]);
+        // A thread's region starts elsewhere: the same walk, shifted; a zone past the end is cut there.
+        assert_eq!(
+            blocks(seq(100, zones(4, 4, 8)), 8),
+            [100, 101, 102, 103, 112, 113, 114, 115]
+        );
+        assert_eq!(
+            blocks(seq(0, zones(4, 6, 6)), 8),
+            [0, 1, 2, 3, 12, 13, 14, 15]
+        );
+        assert_eq!(
+            blocks(seq(0, zones(6, 6, 6)), 8),
+            [0, 1, 2, 3, 4, 5, 12, 13]
+        );
+        let no = OpPlan::new(Pattern::Seq, 0, 4096, 0, 16, 1, 0).zoned(None);
+        assert_eq!(blocks(no, 3), [0, 1, 2]);
+    }
+
+    #[test]
+    fn random_ops_stay_in_their_zone() {
+        let p = OpPlan::new(Pattern::Rand, 0, 4096, 0, 64, 7, 0).zoned(zones(10, 8, 24));
+        let b = blocks(p, 40);
+        // Zones at 0, 32, 0 (64 is past the end), 32: ten ops each.
+        for (i, z) in [0u64, 32, 0, 32].iter().enumerate() {
+            let mine = &b[i * 10..i * 10 + 10];
+            assert!(
+                mine.iter().all(|x| (*z..z + 8).contains(x)),
+                "{i}: {mine:?}"
+            );
+        }
+        assert!(
+            b[..10].iter().any(|x| *x != b[0]),
+            "drawn, not fixed: {b:?}"
+        );
     }
 }

@@ -82,6 +82,7 @@ pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<
                     t,
                 )
                 .skewed(spec.distribution)
+                .zoned(spec.zones)
                 .directed(true, spec.read_pct);
                 for _ in 0..done {
                     let op = plan.next_op();

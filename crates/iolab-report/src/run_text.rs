@@ -133,6 +133,9 @@ impl TableExporter {
         if !s.distribution.is_uniform() {
             extra.push(format!("{} offsets", s.distribution.name()));
         }
+        if let Some(z) = &s.zones {
+            extra.push(zones_said(z));
+        }
         extra.extend((s.method.info().describe)(s));
         let _ = writeln!(
             o,
@@ -205,4 +208,18 @@ fn same_as_latency(text: &str, l: &str) -> bool {
     text.lines()
         .find(|x| x.starts_with("latency"))
         .is_some_and(|lat| body(lat) == body(l))
+}
+
+/// A run's zones as its first line says them: "zones of 8 KiB, one every 16 KiB", or "16 KiB in each zone
+/// of 8 KiB, one every 24 KiB" where a zone is gone over again.
+fn zones_said(z: &iolab_engine::spec::Zones) -> String {
+    let every = fmt_size(z.range + z.skip);
+    match z.range == z.size {
+        true => format!("zones of {}, one every {every}", fmt_size(z.size)),
+        false => format!(
+            "{} in each zone of {}, one every {every}",
+            fmt_size(z.size),
+            fmt_size(z.range)
+        ),
+    }
 }

@@ -194,6 +194,23 @@ fn options(a: &SurveyArgs, here: bool) -> Result<iolab_lab::survey::SurveyOption
     Ok(opts)
 }
 
+/// `--latency-sample N`: 0 (no op timed) to the most ops a run lets pass between clock reads.
+fn latency_sample(n: &str) -> Result<u64, Error> {
+    let flag = "--latency-sample";
+    let v = iolab_engine::units::parse_count(n).map_err(|m| Error::usage(flag, m))?;
+    let most = iolab_engine::spec::MAX_CLOCK_EVERY;
+    if v > most {
+        return Err(Error::usage(
+            flag,
+            format!(
+                "one op in {v}: give 0 (none), 1 (every op) or up to {}",
+                iolab_engine::units::thousands_u64(most)
+            ),
+        ));
+    }
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     /// The status line fits the terminal, cut between words, the count and the time left kept.
@@ -211,21 +228,4 @@ mod tests {
         let narrow = super::cut_to(line, 40);
         assert_eq!(narrow, "iolab survey: run 12/390, 35 s, about...");
     }
-}
-
-/// `--latency-sample N`: 0 (no op timed) to the most ops a run lets pass between clock reads.
-fn latency_sample(n: &str) -> Result<u64, Error> {
-    let flag = "--latency-sample";
-    let v = iolab_engine::units::parse_count(n).map_err(|m| Error::usage(flag, m))?;
-    let most = iolab_engine::spec::MAX_CLOCK_EVERY;
-    if v > most {
-        return Err(Error::usage(
-            flag,
-            format!(
-                "one op in {v}: give 0 (none), 1 (every op) or up to {}",
-                iolab_engine::units::thousands_u64(most)
-            ),
-        ));
-    }
-    Ok(v)
 }

@@ -509,3 +509,33 @@ fn verify_reads_count_as_the_jobs_reads() {
         same_as_fio(&m, &moved(&f));
     }
 }
+
+/// zonesize and zoneskip (fio's zonemode=strided): a 1 MiB file, 256 KiB written in 64 KiB blocks, two
+/// blocks a zone, a zone every 256 KiB: fio writes blocks 0, 1, 4 and 5 and nothing else.
+#[test]
+fn strided_zones_write_where_fio_does() {
+    let job = "[z]\nfilename={dir}/Z\nsize=1m\nio_size=256k\nrw=write\nbs=64k\nzonemode=strided\n\
+               zonesize=128k\nzoneskip=128k\n";
+    let (ours, theirs) = (disk_dir(), disk_dir());
+    let (r, v) = iolab_run(ours.path(), job, &["--keep"]);
+    assert!(
+        r.stdout.contains("zones of 128 KiB, one every 256 KiB"),
+        "{}",
+        r.stdout
+    );
+    let m = moved(&v);
+    assert_eq!((m["z"].read, m["z"].write), (0, 256 << 10));
+    let written = |p: &Path| -> Vec<usize> {
+        let d = std::fs::read(p).unwrap();
+        d.chunks(64 << 10)
+            .enumerate()
+            .filter(|(_, c)| c.iter().any(|b| *b != 0))
+            .map(|(i, _)| i)
+            .collect()
+    };
+    assert_eq!(written(&ours.path().join("Z")), [0, 1, 4, 5]);
+    if let Some(f) = fio_run(theirs.path(), job) {
+        same_as_fio(&m, &moved(&f));
+        assert_eq!(written(&theirs.path().join("Z")), [0, 1, 4, 5]);
+    }
+}

@@ -73,6 +73,7 @@ fn run<M: Method, C: Clock>(
         ctx.thread,
     )
     .skewed(spec.distribution)
+    .zoned(spec.zones)
     .directed(p.write, spec.read_pct);
     let mut out = WorkerOut::new();
     out.lat = FastHist::try_new()?;

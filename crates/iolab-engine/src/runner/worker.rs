@@ -83,6 +83,7 @@ fn plan_of(ctx: &ThreadCtx, p: &LoopParams) -> OpPlan {
         ctx.thread,
     )
     .skewed(ctx.spec.distribution)
+    .zoned(ctx.spec.zones)
     .directed(p.write, ctx.spec.read_pct)
 }
 

@@ -17,6 +17,7 @@ mod ring_opts;
 pub mod rw_flags;
 mod timing;
 mod warmup;
+mod zones;
 
 pub use defaults::*;
 pub use options::Val;
@@ -25,13 +26,13 @@ use crate::error::{Error, Result};
 pub use crate::measure::counters::CountMode;
 pub use crate::method::kind::MethodKind;
 pub use crate::pattern::Pattern;
+pub use crate::pattern::Zones;
 pub use crate::skew::Distribution;
 use crate::units::parse_count;
 pub use kinds::*;
 pub use options::{RawSpec, OPTIONS};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-pub use timing::MAX_CLOCK_EVERY;
 pub use warmup::Warmup;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -168,6 +169,10 @@ pub struct Spec {
     pub preallocate: bool,
     /// Byte offset in the target where the first thread's region starts.
     pub offset: u64,
+    /// `--zone-size` and its range and skip: each thread's ops walk its region zone by zone (fio's
+    /// zonemode=strided); absent: the whole region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<Zones>,
     /// Seed of the data pattern and the random offsets.
     pub seed: u64,
     /// `seed` as a decimal string beside the number: readers that parse JSON numbers as doubles (jq, most

@@ -205,6 +205,15 @@ pub static OPTIONS: &[Opt] = &[
                fallocate=native), so the timed writes do not allocate them; said where the filesystem cannot" },
     Opt { key: "offset", ty: Ty::Size, value_name: "BYTES", group: W, applies: All, default: Some("0"),
         help: "Byte offset in the target where the first region starts" },
+    Opt { key: "zone-size", ty: Ty::Size, value_name: "BYTES", group: W, applies: All, default: None,
+        help: "Walk each region zone by zone, as fio's zonemode=strided: this many bytes in a zone, then on to \
+               the next (--zone-range and --zone-skip on), back to the region's start past its end; multiples \
+               of --bs" },
+    Opt { key: "zone-range", ty: Ty::Size, value_name: "BYTES", group: W, applies: All,
+        default: Some("--zone-size"),
+        help: "With --zone-size: the width of a zone, gone over again until --zone-size bytes are done there" },
+    Opt { key: "zone-skip", ty: Ty::Size, value_name: "BYTES", group: W, applies: All, default: Some("0"),
+        help: "With --zone-size: the bytes left out between one zone and the next" },
     Opt { key: "seed", ty: Ty::Count, value_name: "N", group: W, applies: All,
         default: Some("a fresh one, recorded in the result"),
         help: "Seed of the data pattern and random offsets" },

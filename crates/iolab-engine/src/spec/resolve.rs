@@ -186,6 +186,7 @@ impl RawSpec {
             share_region: self.bool("share-region")?,
             preallocate: self.preallocate(op)?,
             offset: self.size("offset")?.unwrap_or(0),
+            zones: self.zones(bs, &distribution, method)?,
             seed,
             seed_text: seed.to_string(),
             verify,

@@ -82,7 +82,3 @@ impl RawSpec {
         Ok(Some(n))
     }
 }
-
-/// The most ops `--clock-every` lets pass between clock reads: a million 4-byte writes to /dev/null take
-/// about 0.1 s, so the deadline and intervals are still looked at often enough to be met.
-pub const MAX_CLOCK_EVERY: u64 = 1_000_000;

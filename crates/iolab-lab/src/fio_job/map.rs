@@ -90,6 +90,7 @@ fn map_job(job: &Job, lenient: bool) -> Result<Mapped, String> {
     depth(&j, &mut m, method)?;
     super::amounts::amounts(&j, &mut m, bs, method == "nop")?;
     rest(&j, &mut m, method)?;
+    zones(&j, &mut m)?;
     layout(&j, &mut m, method)?;
     m.logs = super::logs::plan(job, &mut m.raw, &mut m.notes)?;
     unhonoured(job, &mut m, lenient)?;
@@ -156,7 +157,41 @@ const HANDLED: &[&str] = &[
     "randseed",
     "offset",
     "fallocate",
+    "zonemode",
+    "zonesize",
+    "zonerange",
+    "zoneskip",
+    "zonecapacity",
 ];
+
+/// zonemode=strided: `--zone-size`, `--zone-range`, `--zone-skip`. zonemode=none, fio's default, ignores
+/// the zone options, but zonesize with it is refused, as fio does (init.c; its examples'
+/// disk-zone-profile.fio too); zonecapacity is fio's zbd mode's, which iolab does not have.
+fn zones(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
+    let size = j.size("zonesize")?;
+    match (j.get("zonemode"), size) {
+        (Some("zbd"), _) => Err("zonemode=zbd: iolab has no zoned block device mode (zone write pointers \
+                                 and resets); it runs zonemode=strided"
+            .into()),
+        (None | Some("none"), Some(_)) => Err(
+            "zonesize with zonemode=none (fio's default): fio refuses the pair; give zonemode=strided".into(),
+        ),
+        (Some("strided"), None) => Err("zonemode=strided needs zonesize, as in fio".into()),
+        (Some(mode), _) if !["none", "strided"].contains(&mode) => Err(format!(
+            "zonemode={mode}: fio takes none, strided or zbd"
+        )),
+        (_, None) => Ok(()),
+        (_, Some(z)) => {
+            set(m, "zone-size", format!("{z}"));
+            for (fio, ours) in [("zonerange", "zone-range"), ("zoneskip", "zone-skip")] {
+                if let Some(v) = j.size(fio)? {
+                    set(m, ours, format!("{v}"));
+                }
+            }
+            Ok(())
+        }
+    }
+}
 
 fn engine(j: &Ctx, m: &mut Mapped) -> Result<&'static str, String> {
     let e = j.get("ioengine").unwrap_or("psync");
@@ -728,6 +763,49 @@ pub(super) mod tests {
         refused(
             &[&w[..], &[("clat_percentiles", "2")]].concat(),
             &["clat_percentiles=2"],
+        );
+    }
+
+    #[test]
+    fn strided_zones_map_to_the_zone_flags_and_zbd_is_refused() {
+        let size = [("size", "1m")];
+        let with = |more: &[(&'static str, &'static str)]| [&size[..], more].concat();
+        let m = maps_to(
+            &with(&[
+                ("zonemode", "strided"),
+                ("zonesize", "64k"),
+                ("zoneskip", "1m"),
+            ]),
+            &[("zone-size", "65536"), ("zone-skip", "1048576")],
+        );
+        assert!(m.raw.get("zone-range").is_none());
+        maps_to(
+            &with(&[
+                ("zonemode", "strided"),
+                ("zonesize", "8k"),
+                ("zonerange", "4k"),
+            ]),
+            &[("zone-size", "8192"), ("zone-range", "4096")],
+        );
+        // zonemode=none: the zone options are ignored, as fio does.
+        let m = maps_to(&with(&[("zonemode", "none"), ("zoneskip", "4k")]), &[]);
+        assert!(m.raw.get("zone-skip").is_none());
+        refused(
+            &with(&[("zonemode", "zbd"), ("zonesize", "256m")]),
+            &["zonemode=zbd", "strided"],
+        );
+        refused(
+            &with(&[("zonemode", "none"), ("zonesize", "8k")]),
+            &["zonemode=none", "strided"],
+        );
+        refused(
+            &with(&[("zonesize", "8k")]),
+            &["zonemode=none (fio's default)"],
+        );
+        refused(&with(&[("zonemode", "strided")]), &["needs zonesize"]);
+        refused(
+            &with(&[("zonemode", "zig"), ("zonesize", "8k")]),
+            &["zonemode=zig"],
         );
     }
 }
