@@ -581,6 +581,15 @@ mod tests {
             );
         }
         assert!(rep.charts.len() <= super::model::MAX_CHARTS);
+        // Charts were left out, not missing: the page does not also say there was nothing to chart.
+        let drawn = rep.charts.iter().any(|c| c.run.is_none());
+        assert!(!rep.html.contains("hold nothing to chart"));
+        assert_eq!(
+            rep.html.contains("No chart is drawn: each is left out"),
+            !drawn
+        );
+        let none = build(&recs[..0], &["x.jsonl".into()]);
+        assert!(none.html.contains("The records hold nothing to chart."));
     }
 
     #[test]

@@ -91,7 +91,7 @@ fn nothing_ran(s: &WorkloadSurvey) -> Option<String> {
     let total: usize = why.values().sum();
     let (most, n) = why.into_iter().max_by_key(|(_, n)| *n)?;
     Some(format!(
-        "nothing ran on {} workload{}: {n} of their {total} runs were refused: {most}",
+        "nothing ran on {} workload{}: {n} of their {total} refused runs, for: {most}",
         none.len(),
         if none.len() == 1 { "" } else { "s" }
     ))

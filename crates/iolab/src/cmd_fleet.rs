@@ -42,8 +42,9 @@ const PLAYBOOK: &[(&str, &str)] = &[
 
 #[derive(clap::Args)]
 pub struct FleetArgs {
-    /// An Ansible inventory (INI or YAML; a file or a directory of them, at most 1 MiB a file; not a
-    /// script or an inventory plugin's configuration): the hosts to run on. Host names must be plain names (letters, digits, '.', '_', '-'): they name each host's
+    /// An Ansible inventory (INI or YAML; a file or a directory of them, at most 1 MiB a file, whose files
+    /// ending in .ini, .cfg and the other endings Ansible skips in a directory are skipped, as Ansible
+    /// does; not a script or an inventory plugin's configuration): the hosts to run on. Host names must be plain names (letters, digits, '.', '_', '-'): they name each host's
     /// directory; put an address in ansible_host
     #[arg(value_name = "INVENTORY")]
     pub inventory: PathBuf,
@@ -462,7 +463,7 @@ fn list_hosts(tools: &Tools, a: &FleetArgs, inventory: &Path) -> Result<Option<V
                 a.inventory.display(),
                 a.limit
                     .as_deref()
-                    .map(|l| format!(" matches {l}"))
+                    .map(|l| format!(" matches {}", limit_said(l)))
                     .unwrap_or_default(),
                 if why.is_empty() {
                     String::new()
@@ -795,5 +796,30 @@ fn plain_errno(msg: &str) -> String {
             fleet::io_why(&std::io::Error::from_raw_os_error(n))
         ),
         None => msg.to_string(),
+    }
+}
+
+/// `--limit` as an error line repeats it: whole when short, else its first 100 characters and its count
+/// of patterns (a limit may hold 4 KiB: on one line it hid the rest of the message).
+fn limit_said(l: &str) -> String {
+    if l.chars().count() <= 120 {
+        return l.to_string();
+    }
+    let head: String = l.chars().take(100).collect();
+    format!("{head}... ({} patterns)", l.split(':').count())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_long_limit_is_said_by_its_start_and_count() {
+        assert_eq!(super::limit_said("web*:db1"), "web*:db1");
+        let long: Vec<String> = (0..500).map(|i| format!("*{i}*x")).collect();
+        let said = super::limit_said(&long.join(":"));
+        assert!(
+            said.starts_with("*0*x:*1*x:") && said.ends_with("... (500 patterns)"),
+            "{said}"
+        );
+        assert!(said.len() < 130, "{said}");
     }
 }

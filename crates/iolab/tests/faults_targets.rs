@@ -575,7 +575,9 @@ fn an_immutable_target_names_its_attribute() {
         assert_eq!(both.code, 0, "{}", both.stderr);
         let said = both.stdout.replace('\n', " ");
         assert!(
-            said.contains("nothing ran on 2 workloads:") && said.contains(&format!("is {what}")),
+            said.contains("nothing ran on 2 workloads:")
+                && said.contains("refused runs, for:")
+                && said.contains(&format!("is {what}")),
             "{}",
             both.stdout
         );

@@ -1464,10 +1464,14 @@ fn ansible_reads_a_copy_of_the_checked_inventory_within_a_memory_bound_and_dies_
             play.display()
         ),
     );
+    // Its staging directory in a temporary directory of the test's own, for `iolab clean` to look in.
+    let tmp = w.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
     let child = std::process::Command::new(bin())
         .args(["fleet", &inv, "--results", "res", "--", "survey"])
         .current_dir(w)
         .env("PATH", &path)
+        .env("TMPDIR", &tmp)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -1505,14 +1509,21 @@ fn ansible_reads_a_copy_of_the_checked_inventory_within_a_memory_bound_and_dies_
         played[2]
     );
     assert!(gone(played[3]), "its worker ({}) outlived iolab", played[3]);
-    // A SIGKILLed iolab leaves its staging directory (`iolab clean` finds it in its journal).
+    // A SIGKILLed iolab leaves its staging directory, which `iolab clean` finds in its journal.
     let stage = copy.ancestors().nth(2).unwrap();
     assert!(stage
         .file_name()
         .unwrap()
         .to_string_lossy()
         .starts_with("iolab-ansible-"));
-    std::fs::remove_dir_all(stage).unwrap();
+    assert!(
+        stage.starts_with(&tmp) && stage.exists(),
+        "{}",
+        stage.display()
+    );
+    let clean = iolab(&["clean", tmp.to_str().unwrap()]);
+    assert_eq!(clean.code, 0, "{}", clean.stderr);
+    assert!(!stage.exists(), "{}\n{}", clean.stdout, clean.stderr);
 }
 
 #[test]

@@ -38,8 +38,12 @@ pub(super) fn page(
     repeats_note(recs, &mut o);
     super::offload::section(recs, labels, &mut o);
     o.push_str("<h2>Charts</h2>\n");
+    // With charts left out (their reasons listed below), the records held something to chart.
     if !out.charts.iter().any(|c| c.run.is_none()) {
-        o.push_str("<p>The records hold nothing to chart.</p>\n");
+        o.push_str(match out.left_out.is_empty() {
+            true => "<p>The records hold nothing to chart.</p>\n",
+            false => "<p>No chart is drawn: each is left out, for the reason listed below.</p>\n",
+        });
     }
     for c in out.charts.iter_mut().filter(|c| c.run.is_none()) {
         embed(c, keep_svgs, &mut o);
