@@ -38,7 +38,7 @@ pub(crate) fn io_text(r: &RunResult, o: &mut String) {
         mixed_text(m, r.sparse_clock.is_none(), o);
     }
     if let Some(p) = &r.paced {
-        paced_text(p, o);
+        paced_text(p, r.ops / u64::from(r.spec.threads.max(1)), o);
     }
     if let Some(a) = r.access.as_ref().filter(|a| a.distribution != "uniform") {
         let _ = writeln!(
@@ -144,15 +144,25 @@ fn layers_text(l: &iolab_engine::result::LayerFigures, writes: bool, o: &mut Str
     );
 }
 
-/// `--rate-iops`: the pace asked, the slowest thread's, and the ops that started late.
-fn paced_text(p: &iolab_engine::result::PacedFigures, o: &mut String) {
+/// Fewer paced ops a thread than this cannot show that a pace holds: the verdict says so.
+const FEW_PACED_OPS: u64 = 10;
+
+/// `--rate-iops`: the pace asked, the slowest thread's, and the ops that started late; `per_thread`: the
+/// ops each thread ran.
+fn paced_text(p: &iolab_engine::result::PacedFigures, per_thread: u64, o: &mut String) {
+    let few = format!(
+        "met, over {per_thread} op{} a thread only: too few to show that a pace holds",
+        if per_thread == 1 { "" } else { "s" }
+    );
     let _ = writeln!(
         o,
         "paced        {:.1} ops/s per thread asked, {:.1} reached by the slowest thread: {}; {} ops started \
          more than one interval late (largest lag {}); latency runs from when each op was due",
         p.rate_iops,
         p.achieved_iops,
-        if p.met && p.achieved_iops < 0.99 * p.rate_iops {
+        if p.met && per_thread < FEW_PACED_OPS {
+            few.as_str()
+        } else if p.met && p.achieved_iops < 0.99 * p.rate_iops {
             "met (the run's span holds fewer whole intervals: no op starts past the end of --duration)"
         } else if p.met {
             "met"
