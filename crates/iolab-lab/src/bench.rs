@@ -250,6 +250,8 @@ pub struct NopReport {
     pub rounds: u32,
     /// (batch, raw NOP/s median, iolab NOP/s median, median of per-round iolab/raw)
     pub rows: Vec<(u32, f64, f64, f64)>,
+    /// Against fio's t/io_uring, or why not.
+    pub t_io_uring: std::result::Result<crate::bench_tiou::AgainstTIoUring, String>,
 }
 
 /// The raw loop's ring: what fio's t/io_uring sets up, the best a hand-written loop does.
@@ -318,10 +320,15 @@ pub fn nop(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<NopReport> {
         let ratio = median(&lab.iter().zip(&raw).map(|(l, r)| l / r).collect::<Vec<_>>());
         rows.push((batch, median(&raw), median(&lab), ratio));
     }
+    let t_io_uring = match crate::bench_tiou::find() {
+        Ok(exe) => Ok(crate::bench_tiou::against(&exe, clock)?),
+        Err(why) => Err(why),
+    };
     Ok(NopReport {
         ops_per_round: ops,
         rounds,
         rows,
+        t_io_uring,
     })
 }
 

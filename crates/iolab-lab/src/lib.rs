@@ -5,6 +5,7 @@
 
 pub mod answers;
 pub mod bench;
+pub mod bench_tiou;
 pub mod cite;
 pub mod compare;
 pub mod compare_across;

@@ -128,6 +128,33 @@ pub fn render_nop(r: &NopReport) -> String {
             lab / 1e6
         ));
     }
+    o.push_str(&t_io_uring_text(&r.t_io_uring));
+    o
+}
+
+/// The NOPs against fio's t/io_uring, with the issue's targets (0.95x at batch 1, 1.0x at batch 32).
+fn t_io_uring_text(
+    t: &std::result::Result<iolab_lab::bench_tiou::AgainstTIoUring, String>,
+) -> String {
+    let t = match t {
+        Ok(t) => t,
+        Err(why) => return format!("against fio's t/io_uring: {why}\n"),
+    };
+    let mut o = format!(
+        "against fio's t/io_uring ({}; bare NOPs, its rings without registered files or buffers): {} \
+         alternating pairs (iolab 1 s, t/io_uring its per-second line)\n\
+         batch   t/io_uring NOP/s   iolab NOP/s   iolab/t_io_uring (median of per-pair)\n",
+        t.path, t.pairs
+    );
+    for (b, theirs, ours, ratio) in &t.rows {
+        let target = if *b == 1 { 0.95 } else { 1.0 };
+        o.push_str(&format!(
+            "{b:>5}   {:>14.2} M   {:>9.2} M   {ratio:.3}x (target >= {target:.2}x: {})\n",
+            theirs / 1e6,
+            ours / 1e6,
+            if *ratio >= target { "met" } else { "not met" }
+        ));
+    }
     o
 }
 

@@ -174,14 +174,28 @@ fn a_paced_run_spans_its_duration() {
     }
     // The text says a verdict over so few ops shows nothing, and a plain "met" over ten.
     let said = |rate: &str, secs: &str| {
-        let r = iolab(&["run", "--target", "/dev/null", "--rate-iops", rate, "--duration", secs]);
+        let r = iolab(&[
+            "run",
+            "--target",
+            "/dev/null",
+            "--rate-iops",
+            rate,
+            "--duration",
+            secs,
+        ]);
         assert_eq!(r.code, 0, "{}", r.stderr);
         r.stdout
     };
     let one = said("3", "0.5");
-    assert!(one.contains(": met, over 1 op a thread only: too few to show that a pace holds"), "{one}");
+    assert!(
+        one.contains(": met, over 1 op a thread only: too few to show that a pace holds"),
+        "{one}"
+    );
     let ten = said("5", "2");
-    assert!(ten.contains("reached by the slowest thread: met;") && !ten.contains("too few"), "{ten}");
+    assert!(
+        ten.contains("reached by the slowest thread: met;") && !ten.contains("too few"),
+        "{ten}"
+    );
 }
 
 /// A target holding `{thread}` gives each thread a file of its own (fio's clones without a filename):

@@ -1,0 +1,124 @@
+//! io_uring NOPs through iolab against fio's own peak tester, t/io_uring, where `bench/t_io_uring.sh`
+//! built it: alternating pairs of one-second runs at batch 1 and 32 (t/io_uring's the one per-second
+//! line of a two-second run). The script pins fio's b46877ed, whose NOP is a bare IORING_OP_NOP as
+//! iolab sends it (later versions make the kernel look up a file for each).
+
+use iolab_engine::error::{Error, Result};
+use iolab_engine::measure::clock::ClockInfo;
+use iolab_engine::spec::{RawSpec, Val};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Where `bench/t_io_uring.sh` builds t/io_uring by default.
+pub const DEFAULT_PLACE: &str = "/var/tmp/iolab-t-io-uring/fio-b46877ed/t/io_uring";
+
+/// Pairs per batch: the issue's measure is the median of five.
+pub const PAIRS: usize = 5;
+
+/// iolab's NOPs against t/io_uring's.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgainstTIoUring {
+    pub path: String,
+    pub pairs: usize,
+    /// (batch, t/io_uring NOP/s median, iolab NOP/s median, median of per-pair iolab / t/io_uring)
+    pub rows: Vec<(u32, f64, f64, f64)>,
+}
+
+/// t/io_uring: `$IOLAB_T_IO_URING`, else [`DEFAULT_PLACE`]; Err: why there is none to run.
+pub fn find() -> std::result::Result<PathBuf, String> {
+    let (p, named) = match std::env::var_os("IOLAB_T_IO_URING") {
+        Some(p) => (PathBuf::from(p), true),
+        None => (PathBuf::from(DEFAULT_PLACE), false),
+    };
+    match p.is_file() {
+        true => Ok(p),
+        false if named => Err(format!("IOLAB_T_IO_URING={}: no such file", p.display())),
+        false => Err(format!(
+            "not built ({DEFAULT_PLACE}): bench/t_io_uring.sh builds it; IOLAB_T_IO_URING names another"
+        )),
+    }
+}
+
+/// [`PAIRS`] alternating pairs at batch 1 and 32.
+pub fn against(exe: &Path, clock: &ClockInfo) -> Result<AgainstTIoUring> {
+    let mut rows = Vec::new();
+    for batch in [1u32, 32] {
+        let spec = RawSpec::new()
+            .with("method", "io_uring")
+            .with("target", "/dev/null")
+            .with("duration", Val::Int(1))
+            .with("qd", Val::Int(batch as i64))
+            .with("batch", Val::Int(batch as i64))
+            .with("nop-requests", Val::Bool(true))
+            .with("count", "none")
+            .with("seed", Val::Int(1))
+            .resolve()?;
+        let (mut theirs, mut ours) = (Vec::new(), Vec::new());
+        for _ in 0..PAIRS {
+            ours.push(crate::run::run(&spec, clock)?.iops);
+            theirs.push(nops_per_s(exe, batch)?);
+        }
+        let ratios: Vec<f64> = ours.iter().zip(&theirs).map(|(a, b)| a / b).collect();
+        rows.push((batch, median(&theirs), median(&ours), median(&ratios)));
+    }
+    Ok(AgainstTIoUring {
+        path: exe.display().to_string(),
+        pairs: PAIRS,
+        rows,
+    })
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// t/io_uring's NOPs per second at `batch` (depth, submit and complete batch alike) in the one line it
+/// prints of a two-second run (it prints none of a one-second run), without its registered files and
+/// buffers and polling, as the script runs it.
+fn nops_per_s(exe: &Path, batch: u32) -> Result<f64> {
+    let b = batch.to_string();
+    let out = std::process::Command::new(exe)
+        .args(["-r", "2", "-p0", "-B0", "-F0", "-O0", "-N1"])
+        .args(["-d", &b, "-s", &b, "-c", &b])
+        .output()
+        .map_err(|e| Error::Runtime(format!("{}: {e}", exe.display())))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rates: Vec<f64> = text.lines().filter_map(rate_of).collect();
+    match rates.is_empty() {
+        true => Err(Error::Runtime(format!(
+            "{} printed no IOPS line (exit {:?}): {}",
+            exe.display(),
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))),
+        false => Ok(rates.iter().sum::<f64>() / rates.len() as f64),
+    }
+}
+
+/// The rate of a t/io_uring line "IOPS=13.90M, IOS/call=32/32" ("Maximum IOPS=..." is not one).
+fn rate_of(line: &str) -> Option<f64> {
+    let v = line.strip_prefix("IOPS=")?.split(',').next()?;
+    let (num, mult) = match v.chars().last()? {
+        'M' => (&v[..v.len() - 1], 1e6),
+        'K' => (&v[..v.len() - 1], 1e3),
+        _ => (v, 1.0),
+    };
+    num.parse::<f64>().ok().map(|n| n * mult)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rates_are_read_from_t_io_urings_lines() {
+        assert_eq!(super::rate_of("IOPS=13.90M, IOS/call=32/32"), Some(13.9e6));
+        assert_eq!(
+            super::rate_of("IOPS=950.12K, IOS/call=1/1"),
+            Some(950_120.0)
+        );
+        assert_eq!(super::rate_of("IOPS=812, IOS/call=1/1"), Some(812.0));
+        assert_eq!(super::rate_of("Maximum IOPS=13.90M"), None);
+        assert_eq!(super::rate_of("submitter=0, tid=947"), None);
+    }
+}
