@@ -42,6 +42,24 @@ pub struct TargetInfo {
     /// Written only when so.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub untouched: bool,
+    /// An existing file read where it has holes (zeros the kernel makes up without the device); absent
+    /// where it has none, or was not looked at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sparse: Option<Sparse>,
+}
+
+/// The holes of the region a run read: `holes` of its `bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sparse {
+    pub holes: u64,
+    pub bytes: u64,
+}
+
+impl Sparse {
+    /// The share of the region that is holes.
+    pub fn share(&self) -> f64 {
+        self.holes as f64 / self.bytes.max(1) as f64
+    }
 }
 
 impl TargetInfo {
@@ -61,6 +79,7 @@ impl TargetInfo {
                 .then(|| iolab_sys::fs_type_name(&t.path).ok().map(String::from))
                 .flatten(),
             untouched: t.kind == crate::target::TargetKind::File && t.handle.is_none(),
+            sparse: t.holes.map(|(holes, bytes)| Sparse { holes, bytes }),
         }
     }
 }

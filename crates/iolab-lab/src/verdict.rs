@@ -1,4 +1,5 @@
-//! What limited a run, in one line with the figure that decides it: the page cache (reads the storage
+//! What limited a run, in one line with the figure that decides it: holes (a sparse file's, read as
+//! zeros the kernel makes up), the page cache (reads the storage
 //! layer never saw), the depth (fewer requests in flight than asked), the CPU (its threads on the CPU
 //! or runnable and waiting for one, most of the time), io-wq (requests handed to kernel workers), or else
 //! the device (the threads slept: what the device took; "waiting" where no device is behind the target).
@@ -9,7 +10,7 @@ use iolab_engine::spec::OpKind;
 use iolab_engine::target::TargetKind;
 use serde::{Deserialize, Serialize};
 
-/// A run's verdict: its kind ("page-cache", "partly-cached", "depth-limited", "cpu-bound", "punted",
+/// A run's verdict: its kind ("holes", "page-cache", "partly-cached", "depth-limited", "cpu-bound", "punted",
 /// "waiting", "undecided", "device-bound")
 /// and the sentence with its figure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,6 +52,9 @@ pub fn result_value(r: &RunResult) -> iolab_engine::error::Result<serde_json::Va
 /// The verdict of one run.
 pub fn of(r: &RunResult) -> Verdict {
     let s = &r.spec;
+    if let Some(v) = holes(r) {
+        return v;
+    }
     if let Some(v) = page_cache(r) {
         return v;
     }
@@ -176,6 +180,21 @@ fn short_span(r: &RunResult, too_short: &str) -> Verdict {
              the device; a request took {took} on average (run it for a second or more)"
         ),
     )
+}
+
+/// A read of a file at least half of whose region is holes: the kernel made most of what was read up
+/// as zeros, from neither the device nor the page cache (an O_DIRECT read of holes makes no request).
+fn holes(r: &RunResult) -> Option<Verdict> {
+    let sp = r.target.sparse.filter(|sp| sp.share() >= CACHED)?;
+    Some(verdict(
+        "holes",
+        format!(
+            "holes: {} of the {} region read are holes of a sparse file, zeros the kernel makes up without the \
+             device (write the file first)",
+            iolab_engine::units::pct1(sp.share()),
+            iolab_engine::units::fmt_size(sp.bytes)
+        ),
+    ))
 }
 
 /// A buffered read most of whose bytes did not come from the device: page-cache bound. The device's
@@ -305,6 +324,39 @@ mod tests {
         assert_eq!(crate::findings::facts::steal_share(&r), Some(0.5));
         r.cpu.steal_worker_cpus_s = Some(0.8);
         assert_eq!(crate::findings::facts::steal_share(&r), Some(1.0));
+    }
+
+    /// A read of a sparse file: its holes counted as the kernel reports them (SEEK_HOLE), the verdict
+    /// "holes" where they are at least half of the region, and the finding with their share either way.
+    #[test]
+    fn a_sparse_file_read_is_limited_by_its_holes() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("s.dat");
+        let file = std::fs::File::create(&f).unwrap();
+        std::os::unix::fs::FileExt::write_all_at(&file, &[7u8; 64 << 10], 0).unwrap();
+        file.set_len(1 << 20).unwrap();
+        let f = f.to_str().unwrap();
+        let r = run(&[("target", f), ("op", "read"), ("ops", "256")]);
+        let sp = r.target.sparse.expect("holes counted");
+        assert_eq!((sp.holes, sp.bytes), ((1 << 20) - (64 << 10), 1 << 20));
+        let v = of(&r);
+        assert_eq!(v.kind, "holes", "{v:?}");
+        assert!(
+            v.text
+                .starts_with("holes: 93.8% of the 1 MiB region read are holes"),
+            "{v:?}"
+        );
+        assert!(
+            r.findings.iter().any(|x| x.rule == "sparse_read"),
+            "{:?}",
+            r.findings
+        );
+        // Written but for a quarter: the finding says so; what limited the run is decided as ever.
+        std::os::unix::fs::FileExt::write_all_at(&file, &vec![7u8; 3 << 18], 0).unwrap();
+        let r = run(&[("target", f), ("op", "read"), ("ops", "256")]);
+        assert_eq!(r.target.sparse.map(|s| s.holes), Some(1 << 18));
+        assert_ne!(of(&r).kind, "holes");
+        assert!(r.findings.iter().any(|x| x.rule == "sparse_read"));
     }
 
     #[test]

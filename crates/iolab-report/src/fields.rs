@@ -301,6 +301,7 @@ pub(crate) mod tests {
                 peer: Some(Default::default()),
                 fs: None,
                 untouched: false,
+                sparse: None,
             },
             clock: ClockInfo::mock(),
             timed: "t".into(),

@@ -144,6 +144,7 @@ fn device_cell(r: &Value) -> String {
     let mark = match txt(r, &["verdict", "kind"]).as_str() {
         "page-cache" => " cache",
         "partly-cached" => " part",
+        "holes" => " holes",
         _ => "",
     };
     format!("{}{mark}", fmt_size(d as u64))

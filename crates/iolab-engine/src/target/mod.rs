@@ -208,7 +208,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         Some(p) => Handle::Existing(p),
         None => Handle::Made(create_file(spec, &path, end, &shown, &mut notes)?),
     };
-    prepare_contents(spec, kind, writes, &handle, end, &shown, &mut notes)?;
+    let holes = prepare_contents(spec, kind, writes, &handle, end, &shown, &mut notes)?;
     let dio_align = direct_align(spec, kind, &handle, &shown, &mut notes)?;
     let buf_align = dio_align
         .map(|(m, _)| (m as usize).max(PAGE))
@@ -231,6 +231,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         remote: None,
         sink: None,
         nvme: None,
+        holes,
         shared: spec.share_region,
         file_per_thread: false,
         others: Vec::new(),
@@ -306,6 +307,7 @@ fn untouched(
         remote: None,
         sink: None,
         nvme: None,
+        holes: None,
         shared: spec.share_region,
         file_per_thread: false,
         others: Vec::new(),
@@ -475,7 +477,7 @@ fn preallocate(fd: i32, off: u64, end: u64, shown: &str) -> Result<String> {
 }
 
 /// A mapped write's blocks reserved, and with --cold-cache the page cache dropped: both through the
-/// target's handle.
+/// target's handle. An existing file read where it has holes: the holes' bytes and the region's.
 fn prepare_contents(
     spec: &Spec,
     kind: TargetKind,
@@ -484,7 +486,7 @@ fn prepare_contents(
     end: u64,
     shown: &str,
     notes: &mut Vec<String>,
-) -> Result<()> {
+) -> Result<Option<(u64, u64)>> {
     // A mapped write cannot report a full filesystem (it faults): reserve the blocks first.
     if kind == TargetKind::File && writes && spec.method.info().maps {
         let fd = handle.open(libc::O_WRONLY)?;
@@ -501,23 +503,26 @@ fn prepare_contents(
     }
     if kind == TargetKind::File && !writes && handle.made().is_none() {
         let fd = handle.open(libc::O_RDONLY)?;
-        notes.extend(holes_note(fd.as_raw_fd(), spec.offset, end, shown));
+        let holes = sys::hole_bytes(fd.as_raw_fd(), spec.offset, end)
+            .ok()
+            .filter(|&h| h > 0);
+        let span = end.saturating_sub(spec.offset).max(1);
+        notes.extend(holes.map(|h| holes_note(h, span, shown)));
+        return Ok(holes.map(|h| (h, span)));
     }
-    Ok(())
+    Ok(None)
 }
 
 /// A file read where it has holes is read as zeros the kernel makes up, without touching the device:
 /// said, with how much of the region is holes, since the rate is then not the device's.
-fn holes_note(fd: i32, start: u64, end: u64, shown: &str) -> Option<String> {
-    let holes = sys::hole_bytes(fd, start, end).ok().filter(|&h| h > 0)?;
-    let span = end.saturating_sub(start).max(1);
-    Some(format!(
+fn holes_note(holes: u64, span: u64, shown: &str) -> String {
+    format!(
         "{shown} is sparse: {} of the {} region read ({}) are holes, which the kernel fills with zeros without \
          reading the device, so the rate is not the device's (write the file first, e.g. with --op write)",
         crate::units::fmt_size(holes),
         crate::units::fmt_size(span),
         crate::units::pct1(holes as f64 / span as f64)
-    ))
+    )
 }
 
 /// What kind of target a path is, from its stat (none: a new file); other kinds are refused.
@@ -757,6 +762,7 @@ fn setup_stream(spec: &Spec, kind: TargetKind) -> Result<PreparedTarget> {
         remote: None,
         sink: None,
         nvme: None,
+        holes: None,
         shared: false,
         file_per_thread: false,
         others: Vec::new(),

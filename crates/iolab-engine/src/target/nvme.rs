@@ -191,6 +191,7 @@ pub(super) fn setup(spec: &Spec, pin: Pin, block: String, shown: &str) -> Result
             lba_shift: lba.trailing_zeros(),
             block,
         }),
+        holes: None,
         shared: false,
         file_per_thread: false,
         others: Vec::new(),

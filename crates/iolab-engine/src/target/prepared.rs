@@ -28,6 +28,9 @@ pub struct PreparedTarget {
     pub buf_align: usize,
     /// Things the user should know (prefill done, alignment assumed ...).
     pub notes: Vec<String>,
+    /// An existing file read where it has holes: the bytes of holes in the region read, and the region's
+    /// bytes (zeros the kernel makes up without the device).
+    pub holes: Option<(u64, u64)>,
     /// Every open of the file adds O_NOATIME: its reads leave its access time as it was.
     pub noatime: bool,
     /// What every open of the target goes through (none for streams): the existing file looked up, or

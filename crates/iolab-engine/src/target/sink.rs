@@ -129,6 +129,7 @@ pub(super) fn setup(spec: &Spec, pin: Pin, shown: &str) -> Result<PreparedTarget
         peers: Default::default(),
         remote: None,
         nvme: None,
+        holes: None,
         shared: false,
         file_per_thread: false,
         others: Vec::new(),

@@ -81,6 +81,7 @@ impl Facts {
         Facts {
             method: Some(r.spec.method),
             target: Some(r.target.kind),
+            sparse: r.target.sparse,
             remote_peer: r
                 .target
                 .peer
@@ -169,6 +170,8 @@ impl Facts {
 pub struct Facts {
     pub method: Option<MethodKind>,
     pub target: Option<TargetKind>,
+    /// An existing file read where it has holes.
+    pub sparse: Option<iolab_engine::result::Sparse>,
     /// The stream's peer is not iolab's and not on this machine (`--target tcp:ADDR:PORT`, ADDR not loopback).
     pub remote_peer: bool,
     pub direct: bool,

@@ -76,6 +76,19 @@ fn sink_why(f: &Facts) -> &'static str {
 /// Every rule, in the order findings are printed.
 pub const RULES: &[Rule] = &[
     (
+        "sparse_read",
+        &["target.sparse.holes", "target.sparse.bytes"],
+        |f| {
+            let sp = f.sparse?;
+            Some(format!(
+                "{} of the {} region read are holes of a sparse file: zeros the kernel makes up without the device, so \
+                 the rate is not the device's (write the file first)",
+                iolab_engine::units::pct1(sp.share()),
+                iolab_engine::units::fmt_size(sp.bytes)
+            ))
+        },
+    ),
+    (
         "partition_round_trip",
         &[
             "offload.round_trip_ns",

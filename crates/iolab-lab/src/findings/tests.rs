@@ -32,6 +32,23 @@ fn check(rule: &str, on: Facts, off: Facts) {
 }
 
 #[test]
+fn a_sparse_read_says_its_holes() {
+    let on = Facts {
+        sparse: Some(iolab_engine::result::Sparse {
+            holes: 48 << 20,
+            bytes: 64 << 20,
+        }),
+        ..base()
+    };
+    check("sparse_read", on.clone(), base());
+    let text = &findings_of(&on)[0].text;
+    assert!(
+        text.starts_with("75.0% of the 64 MiB region read are holes"),
+        "{text}"
+    );
+}
+
+#[test]
 fn baseline_is_quiet() {
     assert!(fired(&base()).is_empty(), "{:?}", findings_of(&base()));
 }
