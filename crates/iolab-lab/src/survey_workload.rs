@@ -549,7 +549,7 @@ fn plan_lines(
     cells: &[Cell],
     o: &WorkloadOptions,
     size: u64,
-) -> [String; 2] {
+) -> Vec<String> {
     let rounds = o.rounds.max(1) as usize;
     let per_run = o.max_s / rounds as f64;
     let more = if o.max_time_s > 0.0 {
@@ -576,7 +576,26 @@ fn plan_lines(
             format!("the first {rounds} rounds")
         }
     );
-    [runs, writes_line(place, cells, o, size)]
+    let mut lines = vec![runs, writes_line(place, cells, o, size)];
+    if matches!(place, Place::File) && cells.iter().any(|c| c.spec.op.reads()) {
+        lines.extend(sparse_line(&o.target, size));
+    }
+    lines
+}
+
+/// An existing file with holes, said before its reads run: they read zeros the kernel makes up.
+fn sparse_line(target: &Path, size: u64) -> Option<String> {
+    let fd = iolab_sys::open(target, libc::O_RDONLY | libc::O_NONBLOCK, 0).ok()?;
+    let holes = iolab_sys::hole_bytes(std::os::fd::AsRawFd::as_raw_fd(&fd), 0, size).ok()?;
+    (holes > 0).then(|| {
+        format!(
+            "sparse: {} of the file's {} ({}) are holes, which read as zeros the kernel makes up without \
+             the device: the reads there are no device figure (write the file first)",
+            fmt_size(holes),
+            fmt_size(size),
+            iolab_engine::units::pct1(holes as f64 / size.max(1) as f64)
+        )
+    })
 }
 
 /// The most the first rounds write (each write run's ops times its block size, and in a directory the file

@@ -356,6 +356,55 @@ fn a_files_reads_leave_it_as_it_was() {
     }
 }
 
+/// A file of holes: the plan says so before any run, and every row that ran is limited by its holes
+/// (not the page cache, though no read made a block request), with the finding in its result.
+#[test]
+fn a_sparse_files_reads_are_said_to_read_holes() {
+    let work = disk_dir();
+    let f = work.path().join("holes.dat");
+    std::fs::File::create(&f).unwrap().set_len(4 << 20).unwrap();
+    let r = survey(
+        work.path(),
+        &[
+            "--target",
+            &path_str(&f),
+            "--workload",
+            "randread",
+            "--bs",
+            "4k",
+            "--inflight",
+            "1",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains("sparse: 4 MiB of the file's 4 MiB (100.0%) are holes"),
+        "{}",
+        r.stdout
+    );
+    let v = the_survey(&work.path().join("results"));
+    let ran: Vec<&serde_json::Value> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["result"].is_null())
+        .collect();
+    assert!(!ran.is_empty());
+    for run in ran {
+        assert_eq!(run["verdict"]["kind"], "holes", "{run}");
+        assert_eq!(run["result"]["target"]["sparse"]["holes"], 4 << 20, "{run}");
+        let rules: Vec<&str> = run["result"]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["rule"].as_str().unwrap())
+            .collect();
+        assert!(rules.contains(&"sparse_read"), "{rules:?}");
+    }
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 4 << 20);
+}
+
 #[test]
 fn overwrite_replaces_a_files_contents_without_growing_it_and_lists_count_once() {
     let work = disk_dir();
