@@ -169,7 +169,7 @@ impl ZoneWalk {
     fn next(&mut self, pattern: Pattern, rng: &mut u64, nblocks: u64) -> u64 {
         if self.done == self.ops {
             self.done = 0;
-            self.start += self.step;
+            self.start = self.start.saturating_add(self.step);
             if self.start >= nblocks {
                 self.start = 0;
             }
@@ -228,7 +228,7 @@ impl OpPlan {
         self.zone = zones.map(|z| ZoneWalk {
             ops: (z.size / self.bs).max(1),
             range: (z.range / self.bs).max(1),
-            step: (z.range + z.skip) / self.bs,
+            step: z.range.saturating_add(z.skip) / self.bs,
             start: 0,
             pos: 0,
             done: 0,
@@ -423,6 +423,13 @@ mod zone_tests {
             blocks(seq(0, zones(6, 6, 6)), 8),
             [0, 1, 2, 3, 4, 5, 12, 13]
         );
+        // A step past every block (and past 2^64 bytes) comes back to the start.
+        let far = Some(Zones {
+            size: 8192,
+            range: u64::MAX - 4095,
+            skip: u64::MAX - 4095,
+        });
+        assert_eq!(blocks(seq(0, far), 6), [0, 1, 0, 1, 0, 1]);
         let no = OpPlan::new(Pattern::Seq, 0, 4096, 0, 16, 1, 0).zoned(None);
         assert_eq!(blocks(no, 3), [0, 1, 2]);
     }
