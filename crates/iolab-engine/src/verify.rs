@@ -64,13 +64,15 @@ pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<
         // wrote, never a file put in its place since.
         let own = target.for_thread(t);
         let fd = own.reopen(own.read_flags())?;
-        match (spec.pattern, spec.read_pct) {
-            (Pattern::Seq, None) => {
+        match (spec.pattern, spec.read_pct, spec.zones) {
+            // Sequential writes without zones: the first blocks, in a row.
+            (Pattern::Seq, None, None) => {
                 for b in 0..done.min(nblocks) {
                     bits.set(b);
                 }
             }
-            // Random offsets, or a mixed run's writes: the plan replayed, the blocks its writes reached.
+            // Random offsets, zones, or a mixed run's writes: the plan replayed, the blocks its writes
+            // reached.
             _ => {
                 let mut plan = OpPlan::new(
                     spec.pattern,

@@ -106,6 +106,14 @@ fn bad_latency_sample_is_refused_naming_the_flag() {
             vec!["--latency-sample", "8", "--rate-iops", "1000"],
             "--rate-iops times every op",
         ),
+        (
+            vec!["--latency-sample", "1", "--clock-every", "4"],
+            "--clock-every sets the clock reads itself",
+        ),
+        (
+            vec!["--latency-sample", "4", "--log-interval", "100"],
+            "--log-interval gives each interval's latency",
+        ),
     ] {
         let mut a = vec!["run", "--target", "/dev/null", "--ops", "1000"];
         a.extend(args.iter());
@@ -168,6 +176,8 @@ fn a_survey_told_to_time_no_op_times_none_and_says_so() {
         match run["method"].as_str().unwrap() {
             "psync" | "sync" | "stdio" => {
                 assert_eq!(res["spec"]["latency_sample"], 0, "{}", run["method"]);
+                // The spec as `run` takes it back: no --clock-every beside it.
+                assert!(res["spec"].get("clock_every").is_none(), "{}", res["spec"]);
                 assert!(res.get("latency").is_none(), "{res}");
                 if run["target"] == "/dev/null" && run["method"] == "psync" {
                     assert_eq!(res["syscalls"]["kernel_rw"]["syscw"], res["ops"], "{res}");

@@ -299,3 +299,47 @@ fn a_file_per_thread() {
         "a file of its own",
     );
 }
+
+/// Zones (`--zone-size`, fio's zonemode=strided): the blocks written are the zones', checked by `--verify`
+/// where they are (not the first blocks in a row), for a synchronous and a queued method and two threads.
+#[test]
+fn zoned_writes_land_in_their_zones_and_verify() {
+    let dir = disk_dir();
+    for (method, threads) in [("psync", "1"), ("io_uring", "1"), ("psync", "2")] {
+        let t = path_str(&dir.path().join(format!("z-{method}-{threads}.dat")));
+        let v = run_json(&[
+            "--method",
+            method,
+            "--target",
+            &t,
+            "--file-size",
+            "256k",
+            "--bs",
+            "4k",
+            "--ops",
+            "16",
+            "--threads",
+            threads,
+            "--zone-size",
+            "8k",
+            "--zone-skip",
+            "24k",
+            "--verify",
+            "--keep",
+        ]);
+        let ver = &v["verify"];
+        assert_eq!(
+            (ver["mismatches"].as_u64(), ver["blocks_checked"].as_u64()),
+            (Some(0), Some(16)),
+            "{ver}"
+        );
+        let data = std::fs::read(&t).unwrap();
+        let written: Vec<usize> = (0..data.len() / 4096)
+            .filter(|b| data[b * 4096..(b + 1) * 4096].iter().any(|x| *x != 0))
+            .collect();
+        // One thread: zones of its 64 blocks; two: each its 8 ops in its own 32 (from 0 and from 32).
+        let want = [0, 1, 8, 9, 16, 17, 24, 25, 32, 33, 40, 41, 48, 49, 56, 57];
+        assert_eq!(written, want, "{method} x{threads}");
+        std::fs::remove_file(&t).unwrap();
+    }
+}

@@ -230,14 +230,11 @@ pub struct Spec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_every: Option<u64>,
     /// `--latency-sample N`: one op in N timed on its own (0: none; 1: every op); unset (`None`, not
-    /// written): every op. Read by the loop as `clock_every` (N, or [`UNSAMPLED_EVERY`] for 0).
+    /// written): every op. The loop reads the clock once per N ops (see
+    /// [`crate::measure::clock::sparse_clock`]); `clock_every` stays unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_sample: Option<u64>,
 }
-
-/// Ops per clock read under `--latency-sample 0`: reads only to look at the deadline, the intervals and
-/// progress (about 1 ms apart for the cheapest ops), a few ps per op.
-pub const UNSAMPLED_EVERY: u64 = 65_536;
 
 fn is_false(b: &bool) -> bool {
     !*b

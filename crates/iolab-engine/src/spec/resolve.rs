@@ -209,10 +209,6 @@ impl RawSpec {
             latency_sample: self.latency_sample(method)?,
             rate_iops: self.rate_iops(method, bs)?,
         };
-        // The sampled op is timed by the sparse clock's reads.
-        if let Some(n) = spec.latency_sample {
-            spec.clock_every = Some(if n == 0 { super::UNSAMPLED_EVERY } else { n });
-        }
         // A paced run times every op from when it was due: a clock read per op, even where iolab would
         // otherwise read it every 64 ops.
         if spec.rate_iops.is_some() && spec.clock_every.is_none() {

@@ -65,11 +65,20 @@ impl RawSpec {
                 ),
             ));
         }
+        if self.has("clock-every") {
+            return Err(Error::usage(
+                flag,
+                "--clock-every sets the clock reads itself: give one of the two",
+            ));
+        }
         let needs_every_op = [
-            ("clock-every", "sets the clock reads itself"),
             ("rate-iops", "times every op from when it was due"),
             ("rate", "times every op from when it was due"),
             ("op-log", "logs every op's start and end"),
+            (
+                "log-interval",
+                "gives each interval's latency, which needs every op timed",
+            ),
         ];
         if let Some((other, why)) = needs_every_op.iter().find(|(o, _)| self.has(o)) {
             if n != 1 {

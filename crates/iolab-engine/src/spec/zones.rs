@@ -41,6 +41,15 @@ impl RawSpec {
             ("zone-range", z.range),
             ("zone-skip", z.skip),
         ] {
+            if v > MAX_ZONE {
+                return Err(Error::usage(
+                    format!("--{flag}"),
+                    format!(
+                        "{v} bytes: at most {MAX_ZONE} (1 EiB), more than any device holds (the zones' sums stay \
+                         within 64 bits)"
+                    ),
+                ));
+            }
             if v % bs != 0 || (v == 0 && flag != "zone-skip") {
                 return Err(Error::usage(
                     format!("--{flag}"),
@@ -66,3 +75,6 @@ impl RawSpec {
         Ok(Some(z))
     }
 }
+
+/// The most bytes a zone value may be: 1 EiB, so that a range and a skip added stay within 64 bits.
+const MAX_ZONE: u64 = 1 << 60;
