@@ -351,6 +351,10 @@ mod tests {
             "{:?}",
             r.findings
         );
+        // Sequential reads of the written first 64 KiB only: no hole among what they read.
+        let r = run(&[("target", f), ("op", "read"), ("ops", "16")]);
+        assert_eq!(r.target.sparse, None);
+        assert!(!r.findings.iter().any(|x| x.rule == "sparse_read"));
         // Written but for a quarter: the finding says so; what limited the run is decided as ever.
         std::os::unix::fs::FileExt::write_all_at(&file, &vec![7u8; 3 << 18], 0).unwrap();
         let r = run(&[("target", f), ("op", "read"), ("ops", "256")]);

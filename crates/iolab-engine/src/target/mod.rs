@@ -503,6 +503,7 @@ fn prepare_contents(
     }
     if kind == TargetKind::File && !writes && handle.made().is_none() {
         let fd = handle.open(libc::O_RDONLY)?;
+        let end = read_end(spec, end);
         let holes = sys::hole_bytes(fd.as_raw_fd(), spec.offset, end)
             .ok()
             .filter(|&h| h > 0);
@@ -511,6 +512,17 @@ fn prepare_contents(
         return Ok(holes.map(|h| (h, span)));
     }
     Ok(None)
+}
+
+/// Where a run's reads end: one thread's sequential ops bounded by a count (no warm-up) read the first
+/// of them, else the whole region may be read (its holes are counted over it all).
+fn read_end(spec: &Spec, end: u64) -> u64 {
+    match (spec.pattern, spec.zones, spec.threads, spec.ops) {
+        (pattern::Pattern::Seq, None, 1, Some(ops)) if spec.warmup.is_none() => {
+            end.min(spec.offset.saturating_add(ops.saturating_mul(spec.bs)))
+        }
+        _ => end,
+    }
 }
 
 /// A file read where it has holes is read as zeros the kernel makes up, without touching the device:
