@@ -70,13 +70,17 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     let mut check_at = deadline.min(out.log.next).min(next_pub);
     let (mut t, mut e) = (start, start);
     let mut done = 0u64;
-    // The op count of the next clock read: every op (dense), or every `every`-th.
-    let mut next_read = every;
+    // --latency-sample: the read just before the sampled op, while it runs. The sampled op is drawn
+    // anew in each `every` ops (`window`), so that it does not fall in step with a period of the
+    // method's own (a stdio buffer flushed every other op was never sampled at N = 4).
+    let sampled = p.sampled && !dense;
+    let mut draws = Samples::new(every, p.seed);
+    // The op count of the next clock read: every op (dense), or every `every`-th (the sampled op's).
+    let mut next_read = if sampled { draws.next() } else { every };
+    // A first op sampled is timed from the loop's start.
+    let mut pre: Option<u64> = (sampled && next_read == 1).then_some(start);
     // Clock reads besides the one per op (after flushes and interval closes; dense timing only).
     let mut rare_reads = 0u64;
-    // --latency-sample: the read just before the sampled op (the last of each `every`), while it runs.
-    let sampled = p.sampled && !dense;
-    let mut pre: Option<u64> = None;
     while done < max_ops {
         if paced {
             // --rate-iops: the op waits for its time, and its latency runs from then (none past the deadline).
@@ -117,7 +121,11 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
         (t, e, done, op) = st;
         let read = dense || done == next_read;
         if !dense && read {
-            next_read += every;
+            next_read = if sampled {
+                draws.next()
+            } else {
+                next_read + every
+            };
             e = clk.now();
             if let Some(t0) = pre.take() {
                 out.lat.record(e.saturating_sub(t0));
@@ -155,6 +163,34 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     // The last ops, for the display (after the timed span).
     publish(p, out.t_last, done, &mut reported);
     Ok(())
+}
+
+/// `--latency-sample`'s draws: in each window of `every` ops, which one is timed.
+struct Samples {
+    every: u64,
+    window: u64,
+    draw: u64,
+}
+
+impl Samples {
+    fn new(every: u64, seed: u64) -> Samples {
+        Samples {
+            every,
+            window: 0,
+            draw: seed | 1,
+        }
+    }
+
+    /// The op count after the next window's sampled op, any of its ops alike. The read before it is
+    /// taken at the end of the loop's turn that reaches it: the first op of a window is read for in the
+    /// turn whose read ended the window before.
+    fn next(&mut self) -> u64 {
+        self.window += self.every;
+        self.draw ^= self.draw << 13;
+        self.draw ^= self.draw >> 7;
+        self.draw ^= self.draw << 17;
+        self.window - self.draw % self.every
+    }
 }
 
 /// The end of [`loop_sync`]'s timed span, after `done` ops from tick `start`: a paced thread waits out
@@ -810,4 +846,21 @@ fn failed_commit(
         return Err(failure.take().expect("set above"));
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Each window of `every` ops has one sampled op, any of its ops alike: a period of 2 or 4 in the
+    /// method's own costs is sampled in every phase.
+    #[test]
+    fn each_window_samples_one_op_drawn_evenly() {
+        let mut d = super::Samples::new(4, 9);
+        let mut phase = [0u32; 4];
+        for w in 0..4000u64 {
+            let at = d.next();
+            assert!((w * 4 + 1..=w * 4 + 4).contains(&at), "window {w}: {at}");
+            phase[(at % 4) as usize] += 1;
+        }
+        assert!(phase.iter().all(|&n| (850..1150).contains(&n)), "{phase:?}");
+    }
 }
