@@ -202,6 +202,9 @@ pub struct WorkloadSurvey {
     /// Where each run's time per layer came from (each run's `layers`), or why there is none.
     #[serde(default)]
     pub layers: String,
+    /// `--latency-sample N` as given for every synchronous method (absent: every op timed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_sample: Option<u64>,
 }
 
 /// What the target is.
@@ -756,6 +759,7 @@ pub fn survey(o: &WorkloadOptions, clock: &ClockInfo) -> Result<WorkloadSurvey> 
         ranking,
         peak_rss_bytes: iolab_engine::mem::peak_rss(),
         layers,
+        latency_sample: o.latency_sample,
     })
 }
 

@@ -45,14 +45,15 @@ pub(crate) fn dist_line(name: &str, s: &Summary) -> String {
         )
     };
     format!(
-        "{name:<12} {}  {}  {}  {}  {}  {}  ({} values)\n",
+        "{name:<12} {}  {}  {}  {}  {}  {}  ({} value{})\n",
         v("mean", s.mean_ns),
         v("p50", s.p50_ns),
         v("p90", s.p90_ns),
         v("p99", s.p99_ns),
         v("p99.9", s.p999_ns),
         v("max", s.max_ns),
-        thousands_u64(s.count)
+        thousands_u64(s.count),
+        if s.count == 1 { "" } else { "s" }
     )
 }
 

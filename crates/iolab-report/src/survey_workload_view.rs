@@ -220,6 +220,17 @@ fn head(s: &WorkloadSurvey, d: &mut Doc) {
     if layers_missing(s) {
         d.line(s.layers.clone());
     }
+    if let Some(n) = s.latency_sample.filter(|&n| n != 1) {
+        d.line(match n {
+            0 => "timing: no op of a synchronous method timed (--latency-sample 0): time per op from each \
+                  run's span; no latency"
+                .to_string(),
+            n => format!(
+                "timing: one op in {n} of a synchronous method timed on its own (--latency-sample {n}): \
+                 time per op from each run's span"
+            ),
+        });
+    }
 }
 
 /// Whether the survey has no time per layer (its `layers` says why).

@@ -195,3 +195,55 @@ fn a_survey_told_to_time_no_op_times_none_and_says_so() {
         bad.stderr
     );
 }
+
+/// `survey --target` takes `--latency-sample` for its synchronous methods and says so; it never picks
+/// one itself (a device's ops cost far more than a clock read).
+#[test]
+fn a_survey_of_a_target_says_the_sampling_it_was_given() {
+    let (dir, out) = (disk_dir(), disk_dir());
+    let (d, o) = (dir.path().to_str().unwrap(), out.path().to_str().unwrap());
+    let a = [
+        "survey",
+        "--target",
+        d,
+        "--workload",
+        "randread",
+        "--bs",
+        "4k",
+        "--inflight",
+        "1",
+    ];
+    let b = [
+        "--rounds",
+        "1",
+        "--max-time",
+        "0",
+        "--max-seconds",
+        "0.05",
+        "--latency-sample",
+        "0",
+    ];
+    let r = iolab(&[&a[..], &b[..], &["--results-dir", o]].concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("timing: no op of a synchronous method timed (--latency-sample 0)"),
+        "{}",
+        r.stdout
+    );
+    let file = std::fs::read_dir(out.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file.path()).unwrap()).unwrap();
+    assert_eq!(v["latency_sample"], 0);
+    let psync = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["method"] == "psync")
+        .unwrap();
+    assert_eq!(psync["result"]["spec"]["latency_sample"], 0, "{psync}");
+}

@@ -530,7 +530,7 @@ fn read_end(spec: &Spec, end: u64) -> u64 {
 fn holes_note(holes: u64, span: u64, shown: &str) -> String {
     format!(
         "{shown} is sparse: {} of the {} region read ({}) are holes, which the kernel fills with zeros without \
-         reading the device, so the rate is not the device's (write the file first, e.g. with --op write)",
+         reading storage, so the rate is not the storage's (write the file first, e.g. with --op write)",
         crate::units::fmt_size(holes),
         crate::units::fmt_size(span),
         crate::units::pct1(holes as f64 / span as f64)

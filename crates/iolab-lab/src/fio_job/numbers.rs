@@ -3,7 +3,7 @@
 //! looks is refused rather than guessed:
 //!
 //! - sizes and counts (fio reads its integer options, iodepth and numjobs too, the same way): a whole
-//!   number, or hexadecimal after `0x`; a unit k, m, g, t or p (any case) with nothing, `b` or `i` after it
+//!   number, or hexadecimal after `0x`; a unit k, m, g, t, p or e (any case) with nothing, `b` or `i` after it
 //!   is a power of `kb_base` (1024 by default: `4k`, `4kb`, `4Ki` are 4096), and with `ib` after it the
 //!   other base (`4KiB` is 4000 with kb_base 1024, 4096 with 1000). fio's HOWTO says `Ki` is a power of
 //!   1024 whatever kb_base is; its code (and a run of fio 3.33: `size=4ki` with kb_base=1000 moves 4000
@@ -43,7 +43,7 @@ pub fn fio_number(v: &str, kb: u64) -> Result<Num, String> {
     let (num, unit) = t.split_at(split);
     if num.is_empty() {
         return Err(format!(
-            "'{v}' is not a size (a whole number, with k, m, g, t or p)"
+            "'{v}' is not a size (a whole number, with k, m, g, t, p or e)"
         ));
     }
     if unit.starts_with('.') {
@@ -61,8 +61,8 @@ pub fn fio_number(v: &str, kb: u64) -> Result<Num, String> {
     let u = unit.to_ascii_lowercase();
     let bad = || {
         format!(
-            "'{v}': unit '{unit}' is not one fio reads (k, m, g, t or p, with B, i or iB after it, or a byte \
-             count alone)"
+            "'{v}': unit '{unit}' is not one fio reads (k, m, g, t, p or e, with B, i or iB after it, or a \
+             byte count alone)"
         )
     };
     if u.is_empty() || u == "b" {
@@ -74,6 +74,7 @@ pub fn fio_number(v: &str, kb: u64) -> Result<Num, String> {
         b'g' => 3,
         b't' => 4,
         b'p' => 5,
+        b'e' => 6,
         _ => return Err(bad()),
     };
     let base = match &u[1..] {
@@ -164,6 +165,8 @@ mod tests {
             ("4KB", 1000, 4000),
             ("1mi", 1000, 1_000_000),
             ("1m", 1000, 1_000_000),
+            ("1e", 1024, 1 << 60),
+            ("2E", 1000, 2_000_000_000_000_000_000),
         ] {
             assert_eq!(fio_size(v, kb), Ok(want), "{v} with kb_base {kb}");
         }
@@ -180,6 +183,7 @@ mod tests {
             ("", "not a size"),
             ("99999999999999999999", "too large"),
             ("16385p", "too large"),
+            ("16E", "too large"),
         ] {
             let e = fio_number(v, 1024).unwrap_err();
             assert!(e.contains(says), "{v}: {e}");
