@@ -157,13 +157,7 @@ fn a_survey_told_to_time_no_op_times_none_and_says_so() {
         "{}",
         r.stdout
     );
-    let file = std::fs::read_dir(out.path())
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap();
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(file.path()).unwrap()).unwrap();
+    let v = only_json_in(out.path());
     let ran: Vec<&serde_json::Value> = v["runs"]
         .as_array()
         .unwrap()
@@ -231,13 +225,7 @@ fn a_survey_of_a_target_says_the_sampling_it_was_given() {
         "{}",
         r.stdout
     );
-    let file = std::fs::read_dir(out.path())
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap();
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(file.path()).unwrap()).unwrap();
+    let v = only_json_in(out.path());
     assert_eq!(v["latency_sample"], 0);
     let psync = v["runs"]
         .as_array()

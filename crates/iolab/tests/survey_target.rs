@@ -24,13 +24,7 @@ fn survey(dir: &std::path::Path, args: &[&str]) -> Ran {
 
 /// The survey document in `results` (its only file).
 fn the_survey(results: &std::path::Path) -> serde_json::Value {
-    let f = std::fs::read_dir(results)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    json_file(&f)
+    only_json_in(results)
 }
 
 /// Whether the survey `v` traced the block layer (its header names the time per layer).

@@ -315,6 +315,16 @@ pub fn json_file(p: &Path) -> serde_json::Value {
     .unwrap()
 }
 
+/// The JSON file a command wrote into `dir`, the only file there (panics naming the directory).
+pub fn only_json_in(dir: &Path) -> serde_json::Value {
+    let files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .collect();
+    assert_eq!(files.len(), 1, "one file in {}", dir.display());
+    json_file(&files[0].path())
+}
+
 /// `iolab BASE ARGS` is a usage error: exit 2, naming `flag`, with `word` in its reason.
 pub fn refused_by(base: &[&str], args: &[&str], flag: &str, word: &str) {
     let mut a = base.to_vec();
