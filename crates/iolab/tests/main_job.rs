@@ -170,7 +170,7 @@ fn cheap_tables_are_sampled(v: &serde_json::Value, stdout: &str) {
     }
     assert_eq!(
         stdout.contains("timing: one op in 64 timed ")
-            && stdout.contains(", where an op costs under 10 clock reads"),
+            && stdout.contains("(an op there costs under 10 clock reads)"),
         sampled > 0,
         "{stdout}"
     );
