@@ -110,3 +110,40 @@ fn methods_are_named_through_the_registry_outside_method() {
         places.join("\n")
     );
 }
+
+/// Every skip of an integration test goes through `tests/common`'s `skip(feature, why)`, which turns it
+/// into a failure where CI's machine has the feature (IOLAB_EXPECT) and lists it after the tests: no test
+/// prints its own `SKIPPED`, and each feature it names is one of `FEATURES`.
+#[test]
+fn integration_tests_skip_only_through_the_common_skip() {
+    let dir = workspace_root().join("crates/iolab/tests");
+    let common = std::fs::read_to_string(dir.join("common/mod.rs")).unwrap();
+    let table = &common[common
+        .find("pub const FEATURES")
+        .expect("FEATURES in tests/common")..];
+    let table = &table[..table.find("];").unwrap()];
+    let mut bad = vec![];
+    for f in rust_files(&dir) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let is_common = f.ends_with("common/mod.rs");
+        for (i, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") {
+                continue;
+            }
+            let at = format!("{}:{}", rel(&f), i + 1);
+            if code.contains("\"SKIPPED")
+                && !(is_common && code.contains("println!(\"SKIPPED {feature}"))
+            {
+                bad.push(format!("{at}: prints SKIPPED itself (use common::skip)"));
+            }
+            for part in code.split("skip(\"").skip(1) {
+                let feature = &part[..part.find('"').unwrap_or(0)];
+                if !table.contains(&format!("\"{feature}\",")) {
+                    bad.push(format!("{at}: skip(\"{feature}\"): not in FEATURES"));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -330,7 +330,7 @@ fn kernel_errors_name_syscall_errno_and_hint() {
         .arg(&mnt)
         .status();
     if !matches!(m, Ok(s) if s.success()) {
-        println!("SKIPPED kernel_errors_name_syscall_errno_and_hint: cannot mount a small tmpfs (needs root)");
+        skip("mount", "cannot mount a small tmpfs (needs root)");
         return;
     }
     let f = mnt.join("f.dat");
@@ -377,7 +377,10 @@ fn read_only_tmpfs() -> Option<tempfile::TempDir> {
         .arg(d.path())
         .status();
     if !ro.is_ok_and(|s| s.success()) {
-        println!("SKIPPED: a read-only tmpfs could not be mounted (not root?)");
+        skip(
+            "mount",
+            "a read-only tmpfs could not be mounted (not root?)",
+        );
         return None;
     }
     Some(d)
@@ -650,5 +653,44 @@ fn an_error_quoting_a_huge_input_shows_its_ends_in_one_short_line() {
         lines[0].starts_with("iolab: --bs: '999") && lines[0].ends_with("accepted per operation"),
         "{}",
         lines[0]
+    );
+}
+
+/// Not run by itself: the skip that `a_skip_is_listed_and_fails_where_its_feature_is_expected` runs.
+#[test]
+#[ignore = "run by a_skip_is_listed_and_fails_where_its_feature_is_expected"]
+fn a_test_that_skips() {
+    skip("fio-plot", "a made-up reason");
+}
+
+/// A skip is printed and logged with its feature and test; where CI's machine has the feature
+/// (IOLAB_EXPECT names it), the same skip fails the test.
+#[test]
+fn a_skip_is_listed_and_fails_where_its_feature_is_expected() {
+    let dir = disk_dir();
+    let log = dir.path().join("skips");
+    let run = |expect: &str| {
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--ignored", "--exact", "a_test_that_skips", "--nocapture"])
+            .env("IOLAB_EXPECT", expect)
+            .env("IOLAB_SKIP_LOG", &log)
+            .output()
+            .unwrap()
+    };
+    let o = run("root,fio");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("SKIPPED fio-plot (a_test_that_skips): a made-up reason"),
+        "{out}"
+    );
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(logged, "fio-plot\ta_test_that_skips\ta made-up reason\n");
+    let o = run("root,fio-plot");
+    let err = String::from_utf8_lossy(&o.stderr).to_string() + &String::from_utf8_lossy(&o.stdout);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("IOLAB_EXPECT names fio-plot, but it cannot run: a made-up reason"),
+        "{err}"
     );
 }

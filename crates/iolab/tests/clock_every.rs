@@ -218,9 +218,7 @@ fn aarch64_binary_under_qemu_names_the_arm_timer() {
         "qemu-aarch64-static",
     ) {
         Ok(x) => x,
-        Err(why) => {
-            return println!("SKIPPED aarch64_binary_under_qemu_names_the_arm_timer: {why}")
-        }
+        Err(why) => return skip("boards", &why),
     };
     let (code, line, all) = clock_line_under(&qemu, None, &bin);
     assert_eq!(code, 0, "{all}");
@@ -238,11 +236,7 @@ fn armv7_binary_under_qemu_falls_back_without_a_readable_timer() {
         "qemu-arm-static",
     ) {
         Ok(x) => x,
-        Err(why) => {
-            return println!(
-                "SKIPPED armv7_binary_under_qemu_falls_back_without_a_readable_timer: {why}"
-            )
-        }
+        Err(why) => return skip("boards", &why),
     };
     // A Cortex-A9 has no generic timer: the probe's read traps in a child, iolab goes on with
     // clock_gettime, which is a system call under qemu-user (no vDSO), and reads it every 64 ops.

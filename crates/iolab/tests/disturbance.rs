@@ -40,9 +40,12 @@ fn busy_on(cpu: usize, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
 fn a_run_sharing_its_cpu_with_a_busy_thread_is_disturbed() {
     let cpus = allowed();
     if cpus.len() < 2 {
-        eprintln!(
-            "SKIPPED: one CPU ({cpus:?}): the test process's own threads would share it with the busy \
+        skip(
+            "two-cpus",
+            &format!(
+                "one CPU ({cpus:?}): the test process's own threads would share it with the busy \
              thread too"
+            ),
         );
         return;
     }
@@ -82,7 +85,10 @@ fn a_run_sharing_its_cpu_with_a_busy_thread_is_disturbed() {
         v["host"]
     );
     let Some(wait) = d["runqueue_share"].as_f64() else {
-        eprintln!("SKIPPED: the kernel keeps no run delay per task (no CONFIG_SCHED_INFO): {d}");
+        skip(
+            "sched-info",
+            &format!("the kernel keeps no run delay per task (no CONFIG_SCHED_INFO): {d}"),
+        );
         return;
     };
     // The scheduler shares one CPU between two busy tasks about evenly: iolab waited about half the time.

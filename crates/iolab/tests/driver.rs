@@ -27,7 +27,10 @@ fn driver_loaded() -> bool {
 #[test]
 fn load_says_why_it_cannot() {
     if driver_loaded() {
-        eprintln!("SKIPPED load_says_why_it_cannot: the sink driver is loaded on this machine");
+        skip(
+            "no-sink-driver",
+            "the sink driver is loaded on this machine",
+        );
         return;
     }
     // No module was built into this cache: nothing can be loaded, whatever this kernel allows.
@@ -103,7 +106,10 @@ fn load_says_why_it_cannot() {
 #[test]
 fn unload_and_status_say_why() {
     if driver_loaded() {
-        eprintln!("SKIPPED unload_and_status_say_why: the sink driver is loaded on this machine");
+        skip(
+            "no-sink-driver",
+            "the sink driver is loaded on this machine",
+        );
         return;
     }
     let r = iolab(&["driver", "unload"]);
@@ -162,7 +168,7 @@ fn build_against_the_running_kernels_headers_where_there_are_some() {
             .trim()
     );
     if !std::path::Path::new(&headers).join("Makefile").is_file() {
-        eprintln!("SKIPPED build_against_the_running_kernels_headers_where_there_are_some: no headers at {headers}");
+        skip("kernel-headers", &format!("no headers at {headers}"));
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -177,7 +183,7 @@ fn build_against_the_running_kernels_headers_where_there_are_some() {
 #[test]
 fn the_sink_target_and_flags_are_refused_clearly_without_the_driver() {
     if driver_loaded() {
-        eprintln!("SKIPPED the_sink_target_and_flags_are_refused_clearly_without_the_driver: it is loaded");
+        skip("no-sink-driver", "it is loaded");
         return;
     }
     let r = iolab(&["run", "--target", "/dev/iolab_sink", "--ops", "10"]);
@@ -276,7 +282,7 @@ fn uring_cmd_needs_the_sink() {
 #[test]
 fn sink_points_of_a_suite_are_not_available_with_the_reason() {
     if driver_loaded() {
-        eprintln!("SKIPPED sink_points_of_a_suite_are_not_available_with_the_reason: it is loaded");
+        skip("no-sink-driver", "it is loaded");
         return;
     }
     let d = tempfile::tempdir().unwrap();

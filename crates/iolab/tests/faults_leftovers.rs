@@ -485,9 +485,10 @@ fn a_killed_offload_runs_bait_file_is_cleaned_too() {
             break b;
         }
         if c.try_wait().unwrap().is_some() {
-            return println!(
-                "SKIPPED a_killed_offload_runs_bait_file_is_cleaned_too: the offload run ended at once \
-                 (no io_uring here?)"
+            return skip(
+                "io_uring",
+                "the offload run ended at once \
+                 (no io_uring here?)",
             );
         }
         assert!(
@@ -503,9 +504,7 @@ fn a_killed_offload_runs_bait_file_is_cleaned_too() {
     };
     std::thread::sleep(Duration::from_millis(300));
     if c.try_wait().unwrap().is_some() {
-        return println!(
-            "SKIPPED a_killed_offload_runs_bait_file_is_cleaned_too: the offload run ended before the kill"
-        );
+        return skip("timing", "the offload run ended before the kill");
     }
     signal(&mut c, libc::SIGKILL);
     assert!(t.exists() && b.exists(), "a SIGKILL leaves both");

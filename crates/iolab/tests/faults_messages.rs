@@ -150,8 +150,9 @@ fn emfile_names_the_breakdowns_descriptors() {
     let o = Command::new("sh").args(["-c", &script]).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     if o.status.success() {
-        println!(
-            "SKIPPED: the counting pass needs no more than 16 descriptors here (no tracepoints?)"
+        skip(
+            "tracepoints",
+            "the counting pass needs no more than 16 descriptors here (no tracepoints?)",
         );
         return;
     }
@@ -165,7 +166,7 @@ fn emfile_names_the_breakdowns_descriptors() {
 #[test]
 fn aio_errors_are_labelled_aio() {
     if !is_root() {
-        println!("SKIPPED: mounting a small tmpfs needs root");
+        skip("root", "mounting a small tmpfs needs root");
         return;
     }
     let d = tmp();
@@ -175,7 +176,7 @@ fn aio_errors_are_labelled_aio() {
         .status()
         .unwrap();
     if !st.success() {
-        println!("SKIPPED: mount -t tmpfs failed: {st}");
+        skip("mount", &format!("mount -t tmpfs failed: {st}"));
         return;
     }
     let target = d.path().join("f");

@@ -227,7 +227,7 @@ fn result_file_on_a_full_filesystem_is_exit_1_and_removed() {
     let fs = match SmallFs::mount() {
         Ok(f) => f,
         Err(why) => {
-            println!("SKIPPED: a small tmpfs is needed ({why})");
+            skip("mount", &format!("a small tmpfs is needed ({why})"));
             return;
         }
     };
@@ -282,7 +282,7 @@ fn a_sweep_that_records_nothing_leaves_no_empty_file_or_directory() {
     let fs = match SmallFs::mount() {
         Ok(f) => f,
         Err(why) => {
-            println!("SKIPPED: a small tmpfs is needed ({why})");
+            skip("mount", &format!("a small tmpfs is needed ({why})"));
             return;
         }
     };
@@ -328,7 +328,7 @@ fn man_pages_on_a_full_filesystem_are_all_or_none() {
     let fs = match SmallFs::mount_sized("160k") {
         Ok(f) => f,
         Err(why) => {
-            println!("SKIPPED: a small tmpfs is needed ({why})");
+            skip("mount", &format!("a small tmpfs is needed ({why})"));
             return;
         }
     };
@@ -359,7 +359,7 @@ fn a_suite_whose_points_failed_for_space_exits_1_naming_enospc() {
     let fs = match SmallFs::mount_sized("256k") {
         Ok(f) => f,
         Err(why) => {
-            println!("SKIPPED: a small tmpfs is needed ({why})");
+            skip("mount", &format!("a small tmpfs is needed ({why})"));
             return;
         }
     };
@@ -564,7 +564,7 @@ fn a_fio_job_that_fails_leaves_the_others_and_their_fio_json() {
     let fs = match SmallFs::mount() {
         Ok(f) => f,
         Err(e) => {
-            println!("SKIPPED a_fio_job_that_fails...: {e}");
+            skip("mount", &e);
             return;
         }
     };

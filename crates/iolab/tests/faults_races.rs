@@ -150,7 +150,7 @@ fn a_link_flipping_between_two_devices_never_writes_the_one_in_use() {
         || !Path::new("/dev/loop-control").exists()
         || Command::new("losetup").arg("--version").output().is_err()
     {
-        println!("SKIPPED a_link_flipping_between_two_devices_never_writes_the_one_in_use: needs root and losetup");
+        skip("loop-device", "needs root and losetup");
         return;
     }
     let dir = disk_dir();
@@ -283,7 +283,13 @@ fn a_running_iolabs_target_is_not_written_by_a_second_and_a_killed_ones_is_named
         // SAFETY: kill of the child this test started.
         unsafe { libc::kill(pid as i32, libc::SIGINT) };
         finish(c);
-        println!("SKIPPED: the filesystem of {} keeps no user.* attributes, so iolab cannot mark its files", t.display());
+        skip(
+            "xattr",
+            &format!(
+                "the filesystem of {} keeps no user.* attributes, so iolab cannot mark its files",
+                t.display()
+            ),
+        );
         return;
     }
     // A reader is refused too (a run and a survey of reads), as the docs say.

@@ -39,7 +39,10 @@ impl Mounted {
     /// `mount ARGS DIR`; None (with the SKIPPED line printed) when not root or mount fails.
     fn new(test: &str, args: &[&str]) -> Option<Mounted> {
         if !is_root() {
-            println!("SKIPPED {test}: not root (mounting a small filesystem needs root)");
+            skip(
+                "root",
+                &format!("{test}: not root (mounting a small filesystem needs root)"),
+            );
             return None;
         }
         let dir = disk_dir();
@@ -49,9 +52,12 @@ impl Mounted {
             .output()
             .ok()?;
         if !o.status.success() {
-            println!(
-                "SKIPPED {test}: mount {args:?} failed: {}",
-                String::from_utf8_lossy(&o.stderr).trim()
+            skip(
+                "mount",
+                &format!(
+                    "{test}: mount {args:?} failed: {}",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                ),
             );
             return None;
         }
@@ -244,7 +250,7 @@ fn a_sweep_goes_on_after_a_point_that_found_no_space_and_ends_with_exit_1() {
 fn without_fallocate_the_free_space_is_checked_and_the_result_says_so() {
     let test = "without_fallocate_the_free_space_is_checked_and_the_result_says_so";
     if Command::new("mkfs.ext2").arg("-V").output().is_err() {
-        println!("SKIPPED {test}: mkfs.ext2 is missing");
+        skip("mkfs", &format!("{test}: mkfs.ext2 is missing"));
         return;
     }
     // ext2 files have no extents: fallocate(2) answers EOPNOTSUPP.
@@ -411,7 +417,7 @@ fn buffers_beyond_this_machines_memory_are_bad_input() {
         .expect("MemTotal")
         * 1024;
     if total >= 1 << 40 {
-        println!("SKIPPED buffers_beyond_this_machines_memory_are_bad_input: 1 TiB of memory or more here");
+        skip("memory-size", "1 TiB of memory or more here");
         return;
     }
     let dir = disk_dir();
@@ -443,11 +449,14 @@ fn an_offload_data_area_io_uring_will_not_register_names_bs_and_why() {
         &path_str(&target),
     );
     if r.stderr.contains("io_uring is not available") || r.stderr.contains("ENOSYS") {
-        println!("SKIPPED: no io_uring here: {}", r.stderr);
+        skip("io_uring", &format!("no io_uring here: {}", r.stderr));
         return;
     }
     if r.code == 0 {
-        println!("SKIPPED: this kernel's io_uring registers a 1.2 GiB fixed buffer");
+        skip(
+            "memlock",
+            "this kernel's io_uring registers a 1.2 GiB fixed buffer",
+        );
         return;
     }
     assert_eq!(r.code, 2, "{}", r.stderr);

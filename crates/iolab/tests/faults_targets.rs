@@ -77,7 +77,10 @@ fn sysfs_files_and_new_paths_under_sys_are_refused() {
     ];
     match existing.iter().find(|p| Path::new(p).is_file()) {
         Some(p) => refused_pseudo(p, "sysfs"),
-        None => println!("SKIPPED an existing sysfs file: none of {existing:?} is here"),
+        None => skip(
+            "pseudo-fs",
+            &format!("an existing sysfs file: none of {existing:?} is here"),
+        ),
     }
     // A new path in a sysfs directory (/sys/kernel/debug is sysfs's own directory when debugfs is not
     // mounted on it, debugfs when it is).
@@ -120,7 +123,10 @@ fn cgroup_and_tracefs_files_are_refused() {
         }
     }
     if tried == 0 {
-        println!("SKIPPED cgroupfs/tracefs: neither is mounted at its usual place here");
+        skip(
+            "pseudo-fs",
+            "cgroupfs/tracefs: neither is mounted at its usual place here",
+        );
     }
 }
 
@@ -150,7 +156,7 @@ fn loop_unavailable(test: &str) -> bool {
         None
     };
     if let Some(why) = why {
-        println!("SKIPPED {test}: {why}");
+        skip("loop-device", &format!("{test}: {why}"));
     }
     why.is_some()
 }
@@ -230,7 +236,7 @@ fn device_mounted_only_in_another_namespace_is_refused() {
     {
         Ok(c) => c,
         Err(e) => {
-            println!("SKIPPED device_mounted_only_in_another_namespace_is_refused: unshare: {e}");
+            skip("unshare", &format!("unshare: {e}"));
             return;
         }
     };
@@ -417,7 +423,7 @@ fn device_stays_claimed_while_iolab_writes() {
 fn debugfs_and_tracefs_in_a_private_namespace_are_refused() {
     // SAFETY: geteuid takes no arguments and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
-        println!("SKIPPED debugfs_and_tracefs_in_a_private_namespace_are_refused: not root");
+        skip("root", "not root");
         return;
     }
     // debugfs and tracefs mounted in a namespace of their own, so the host's mounts stay as they are.
@@ -436,16 +442,12 @@ fn debugfs_and_tracefs_in_a_private_namespace_are_refused() {
     {
         Ok(o) => o,
         Err(e) => {
-            println!(
-                "SKIPPED debugfs_and_tracefs_in_a_private_namespace_are_refused: unshare: {e}"
-            );
+            skip("unshare", &format!("unshare: {e}"));
             return;
         }
     };
     if o.status.code() == Some(77) {
-        println!(
-            "SKIPPED debugfs_and_tracefs_in_a_private_namespace_are_refused: cannot mount debugfs/tracefs"
-        );
+        skip("mount", "cannot mount debugfs/tracefs");
         return;
     }
     let out = String::from_utf8_lossy(&o.stdout);
@@ -493,9 +495,12 @@ fn reading_the_holes_of_a_sparse_file_is_said() {
             .unwrap_or(0)
             > 0
     {
-        println!(
-            "SKIPPED: the filesystem of {} allocates what truncate extends",
-            sparse.display()
+        skip(
+            "sparse",
+            &format!(
+                "the filesystem of {} allocates what truncate extends",
+                sparse.display()
+            ),
         );
         return;
     }
@@ -534,7 +539,7 @@ fn an_immutable_target_names_its_attribute() {
     for (flag, letter, what) in [("+i", "i", "immutable"), ("+a", "a", "append-only")] {
         let set = Command::new("chattr").arg(flag).arg(&t).status();
         if !set.is_ok_and(|s| s.success()) {
-            println!("SKIPPED: chattr {flag} failed (not root, no chattr, or a filesystem without attributes)");
+            skip("chattr", &format!("chattr {flag} failed (not root, no chattr, or a filesystem without attributes)"));
             return;
         }
         let r = iolab(&[
@@ -747,7 +752,7 @@ fn a_fio_job_writing_a_kernel_interface_file_is_refused_as_such() {
         ("/sys/kernel/mm/transparent_hugepage/enabled", "sysfs"),
     ] {
         if !Path::new(target).exists() {
-            println!("SKIPPED {target}: not here");
+            skip("pseudo-fs", &format!("{target}: not here"));
             continue;
         }
         let before = std::fs::read(target).ok();

@@ -23,7 +23,10 @@ impl Namespace {
     fn new(test: &str, dir: &Path) -> Option<Namespace> {
         // SAFETY: geteuid takes no arguments and cannot fail.
         if unsafe { libc::geteuid() } != 0 {
-            println!("SKIPPED {test}: not root (tracefs can only be mounted by root)");
+            skip(
+                "root",
+                &format!("{test}: not root (tracefs can only be mounted by root)"),
+            );
             return None;
         }
         let ready = dir.join("ready");
@@ -39,7 +42,7 @@ impl Namespace {
         {
             Ok(c) => c,
             Err(e) => {
-                println!("SKIPPED {test}: unshare: {e}");
+                skip("unshare", &format!("{test}: unshare: {e}"));
                 return None;
             }
         };
@@ -47,7 +50,12 @@ impl Namespace {
         let t0 = Instant::now();
         while !ready.exists() {
             if let Ok(Some(st)) = ns.holder.try_wait() {
-                println!("SKIPPED {test}: no private namespace without tracefs (unshare exited with {st})");
+                skip(
+                    "unshare",
+                    &format!(
+                        "{test}: no private namespace without tracefs (unshare exited with {st})"
+                    ),
+                );
                 return None;
             }
             assert!(
@@ -57,7 +65,7 @@ impl Namespace {
             std::thread::sleep(Duration::from_millis(20));
         }
         if Command::new("nsenter").arg("--version").output().is_err() {
-            println!("SKIPPED {test}: no nsenter");
+            skip("unshare", &format!("{test}: no nsenter"));
             return None;
         }
         Some(ns)
@@ -294,7 +302,7 @@ fn layers_work_without_tracefs_and_no_instance_outlives_a_run() {
     let test = "layers_work_without_tracefs_and_no_instance_outlives_a_run";
     let dir = disk_dir();
     if let Some(why) = no_block_device(dir.path()) {
-        println!("SKIPPED {test}: {why}");
+        skip("block-device", &format!("{test}: {why}"));
         return;
     }
     let Some(ns) = Namespace::new(test, dir.path()) else {

@@ -40,7 +40,10 @@ fn suite_with_zram(d: &Path, test: &str) -> Option<(Child, u32)> {
     // SAFETY: geteuid takes nothing and cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
     if !Path::new("/sys/class/zram-control").is_dir() || !root {
-        println!("SKIPPED {test}: no zram-control here or not root (zram devices need both)");
+        skip(
+            "zram",
+            &format!("{test}: no zram-control here or not root (zram devices need both)"),
+        );
         return None;
     }
     let before = zram_devices();
@@ -67,7 +70,10 @@ fn suite_with_zram(d: &Path, test: &str) -> Option<(Child, u32)> {
         }
         if c.try_wait().unwrap().is_some() || t0.elapsed() > Duration::from_secs(60) {
             let _ = c.kill();
-            println!("SKIPPED {test}: the suite made no zram device (zram refused here?)");
+            skip(
+                "zram",
+                &format!("{test}: the suite made no zram device (zram refused here?)"),
+            );
             return None;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -149,7 +155,10 @@ fn an_interrupted_zram_point_still_resets_its_device() {
         if c.try_wait().unwrap().is_some() || t0.elapsed() > Duration::from_secs(240) {
             let _ = c.kill();
             let _ = c.wait();
-            return println!("SKIPPED {test}: the suite never opened /dev/zram{n}");
+            return skip(
+                "zram",
+                &format!("{test}: the suite never opened /dev/zram{n}"),
+            );
         }
         std::thread::sleep(Duration::from_millis(5));
     }

@@ -247,7 +247,10 @@ fn fio_json_has_fios_layout() {
         ])
         .output();
     let Some(fio) = fio.ok().filter(|o| o.status.success()) else {
-        println!("SKIPPED the comparison with fio's own keys: fio is not installed");
+        skip(
+            "fio",
+            "the comparison with fio's own keys: fio is not installed",
+        );
         return;
     };
     let real: serde_json::Value = serde_json::from_slice(&fio.stdout).unwrap();
@@ -362,9 +365,12 @@ fn a_job_file_of_several_jobs_keeps_fios_promises() {
 fn fios_clat2csv_converts_it_and_agrees_on_the_percentiles() {
     let tool = Path::new("/usr/bin/fio_jsonplus_clat2csv");
     if !tool.exists() {
-        println!(
-            "SKIPPED: {} is not installed (Debian's fio package has it)",
-            tool.display()
+        skip(
+            "fio-tools",
+            &format!(
+                "{} is not installed (Debian's fio package has it)",
+                tool.display()
+            ),
         );
         return;
     }
@@ -433,7 +439,10 @@ fn fios_clat2csv_converts_it_and_agrees_on_the_percentiles() {
 fn fio_plot_draws_a_chart_from_it() {
     let plot = Command::new("fio-plot").arg("--help").output();
     if !plot.is_ok_and(|o| o.status.success()) {
-        println!("SKIPPED: fio-plot is not installed (pip install fio-plot)");
+        skip(
+            "fio-plot",
+            "fio-plot is not installed (pip install fio-plot)",
+        );
         return;
     }
     let dir = disk_dir();

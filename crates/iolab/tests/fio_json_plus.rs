@@ -80,7 +80,10 @@ fn fio_json(job: &Path) -> Option<Value> {
         .ok()
         .filter(|o| o.status.success());
     if o.is_none() {
-        println!("SKIPPED the comparison with fio: fio is not installed (or failed)");
+        skip(
+            "fio",
+            "the comparison with fio: fio is not installed (or failed)",
+        );
     }
     o.map(|o| serde_json::from_slice(&o.stdout).unwrap())
 }
@@ -385,7 +388,7 @@ fn clat_bins_are_fios_buckets_and_the_keys_are_fios() {
 fn clat2csv(fj: &Path, dir: &Path, n_bins: usize) {
     let tool = Path::new("/usr/bin/fio_jsonplus_clat2csv");
     if !tool.exists() {
-        println!("SKIPPED fio_jsonplus_clat2csv: not installed (Debian's fio package has it)");
+        skip("fio-tools", "not installed (Debian's fio package has it)");
         return;
     }
     let stub = dir.join("lat.csv");
@@ -494,7 +497,10 @@ fn interval_samples_give_a_standard_deviation_fio_plot_shows() {
         Err(e) => format!("python3: {e}"),
     };
     if text.contains("No module named 'fio_plot'") || text.starts_with("python3:") {
-        println!("SKIPPED fio-plot: not installed (pip install fio-plot): {text}");
+        skip(
+            "fio-plot",
+            &format!("fio-plot: not installed (pip install fio-plot): {text}"),
+        );
         return;
     }
     let shown: Vec<f64> = text

@@ -72,7 +72,10 @@ fn fio_installed() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        println!("SKIPPED the comparison with fio: fio is not installed (the figures fio 3.33 gave are checked)");
+        skip(
+            "fio",
+            "the comparison with fio: fio is not installed (the figures fio 3.33 gave are checked)",
+        );
     }
     ok
 }
@@ -334,7 +337,10 @@ fn fallocate_reserves_a_written_files_blocks() {
     // SAFETY: fallocate on a descriptor this test owns.
     let can = unsafe { libc::fallocate(std::os::fd::AsRawFd::as_raw_fd(&f), 0, 0, 4096) } == 0;
     if !can {
-        println!("SKIPPED: the test directory's filesystem has no fallocate(2)");
+        skip(
+            "fallocate",
+            "the test directory's filesystem has no fallocate(2)",
+        );
         return;
     }
     for (v, reserved) in [(None, true), (Some("none"), false), (Some("posix"), true)] {

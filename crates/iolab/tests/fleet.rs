@@ -13,7 +13,10 @@ fn ansible_missing() -> bool {
         .flat_map(std::env::split_paths)
         .any(|d| d.join("ansible-playbook").is_file());
     if !found {
-        println!("SKIPPED: ansible-playbook is not installed (apt-get install ansible-core)");
+        skip(
+            "ansible",
+            "ansible-playbook is not installed (apt-get install ansible-core)",
+        );
     }
     !found
 }
@@ -577,7 +580,7 @@ fn guests_missing() -> Option<String> {
 #[test]
 fn a_fleet_of_this_machine_and_two_guests_of_other_architectures_merges_their_histograms() {
     if let Some(why) = guests_missing() {
-        println!("SKIPPED a_fleet_of_this_machine_and_two_guests...: {why}");
+        skip("guest", &why);
         return;
     }
     let arm = board_bin("IOLAB_AARCH64_BIN", "aarch64").unwrap();
@@ -595,7 +598,7 @@ fn a_fleet_of_this_machine_and_two_guests_of_other_architectures_merges_their_hi
     let (x86, aarch64) = match (Guest::ready(cx, &lx), Guest::ready(ca, &la)) {
         (Ok(x), Ok(a)) => (x, a),
         (Err(e), _) | (_, Err(e)) if e.contains("cannot build the guest here") => {
-            println!("SKIPPED a_fleet_of_this_machine_and_two_guests...: {e}");
+            skip("guest", &e);
             return;
         }
         (Err(e), _) | (_, Err(e)) => panic!("a guest did not come up: {e}"),
@@ -1269,7 +1272,7 @@ fn a_full_results_filesystem_is_named_and_leaves_no_record_under_a_final_name() 
         .arg(&small)
         .status();
     if !matches!(m, Ok(s) if s.success()) {
-        println!("SKIPPED a_full_results_filesystem...: cannot mount a small tmpfs (needs root)");
+        skip("mount", "cannot mount a small tmpfs (needs root)");
         return;
     }
     let before = fleet_dirs();

@@ -100,7 +100,10 @@ fn buffered_ext4_io_uring_writes_are_punted_and_o_direct_ones_are_not() {
         .unwrap();
     let fs = String::from_utf8_lossy(&fs.stdout).trim().to_string();
     if fs != "ext2/ext3" && fs != "ext4" {
-        println!("SKIPPED: {} is on {fs}, not ext4", dir.path().display());
+        skip(
+            "ext4",
+            &format!("{} is on {fs}, not ext4", dir.path().display()),
+        );
         return;
     }
     let f = file(&dir, "b.dat");

@@ -16,28 +16,36 @@ fn traced_dir(test: &str) -> Option<(std::sync::MutexGuard<'static, ()>, tempfil
     let one = ONE.lock().unwrap_or_else(|p| p.into_inner());
     let dir = disk_dir();
     match cannot_trace(dir.path()) {
-        Some(why) => {
-            println!("SKIPPED {test}: {why}");
+        Some((feature, why)) => {
+            skip(feature, &format!("{test}: {why}"));
             None
         }
         None => Some((one, dir)),
     }
 }
 
-/// Why this machine cannot trace the block layer under `dir` (not root, no tracefs, not a block device).
-fn cannot_trace(dir: &Path) -> Option<String> {
+/// What this machine lacks to trace the block layer under `dir`, and why (not root, no tracefs, not a
+/// block device).
+fn cannot_trace(dir: &Path) -> Option<(&'static str, String)> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        return Some("not root (an ftrace instance needs root)".into());
+        return Some(("root", "not root (an ftrace instance needs root)".into()));
     }
     if !Path::new("/sys/kernel/tracing/instances").is_dir() {
-        return Some("tracefs is not mounted at /sys/kernel/tracing".into());
+        return Some((
+            "tracepoints",
+            "tracefs is not mounted at /sys/kernel/tracing".into(),
+        ));
     }
     use std::os::unix::fs::MetadataExt;
     let dev = std::fs::metadata(dir).ok()?.dev();
     let (maj, min) = (libc::major(dev), libc::minor(dev));
-    (!Path::new(&format!("/sys/dev/block/{maj}:{min}")).exists())
-        .then(|| format!("{} is on no block device", dir.display()))
+    (!Path::new(&format!("/sys/dev/block/{maj}:{min}")).exists()).then(|| {
+        (
+            "block-device",
+            format!("{} is on no block device", dir.display()),
+        )
+    })
 }
 
 /// The whole disk a directory's filesystem is on (/sys/block/NAME), when it is not a partition.
@@ -266,7 +274,7 @@ fn a_signal_as_the_instance_is_made_leaves_none() {
         .output()
         .is_err()
     {
-        println!("SKIPPED a_signal_as_the_instance_is_made_leaves_none: no strace to inject the signal with");
+        skip("strace", "no strace to inject the signal with");
         return;
     }
     let f = path_str(&dir.path().join("s.dat"));
@@ -359,9 +367,7 @@ fn an_instance_removed_under_the_run_gives_no_figures_and_says_why() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     if !removed {
-        println!(
-            "SKIPPED an_instance_removed_under_the_run: the instance could not be caught to remove"
-        );
+        skip("timing", "the instance could not be caught to remove");
         return;
     }
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

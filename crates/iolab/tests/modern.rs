@@ -201,7 +201,7 @@ fn vectored_fixed_buffers_use_the_opcode_the_kernel_counts() {
         .expect("uring.opcode")
         .to_string();
     if opcode.contains("asked for") {
-        println!("SKIPPED: {opcode}");
+        skip("io_uring-opcode", &opcode);
         return;
     }
     assert_eq!(opcode, "WRITEV_FIXED");
@@ -218,9 +218,12 @@ fn vectored_fixed_buffers_use_the_opcode_the_kernel_counts() {
     let tp = "io_uring:io_uring_submit_req opcode WRITEV_FIXED";
     match counted(&w, tp) {
         Some(n) => assert_eq!(n, 3000, "the kernel took {n} WRITEV_FIXED requests of 3000"),
-        None => println!(
-            "SKIPPED the kernel's count: no {tp} counter: {}",
-            w["kernel"]["notes"]
+        None => skip(
+            "tracepoints",
+            &format!(
+                "the kernel's count: no {tp} counter: {}",
+                w["kernel"]["notes"]
+            ),
         ),
     }
     let r = run_json(&[
@@ -343,7 +346,10 @@ fn min_wait_waits_for_a_batch_and_saves_wake_ups() {
                 "context switches: {a} with --min-wait for {waits} waits ({b} without)"
             );
         }
-        _ => println!("SKIPPED the context-switch half: no software counters here"),
+        _ => skip(
+            "software-counters",
+            "the context-switch half: no software counters here",
+        ),
     }
     // The same waits with their arguments in a registered wait region (6.13+).
     if let Err(why) = probed("io_uring --min-wait --wait-region") {
@@ -637,11 +643,14 @@ fn a_signal_while_the_cgroup_is_made_leaves_nothing_clean_cannot_remove() {
         .output()
         .is_err()
     {
-        println!("SKIPPED: no strace to inject the signal with");
+        skip("strace", "no strace to inject the signal with");
         return;
     }
     let Some(ours) = memory_cgroup_of(std::process::id()).filter(|p| p.exists()) else {
-        println!("SKIPPED: no memory cgroup of this process's to look in");
+        skip(
+            "memory-limit",
+            "no memory cgroup of this process's to look in",
+        );
         return;
     };
     let leftovers = || -> Vec<String> {

@@ -49,7 +49,7 @@ fn the_filter_kills_a_client_that_makes_another_system_call() {
 #[test]
 fn a_client_that_stays_in_its_filter_reads_the_cycle_counter() {
     if !cfg!(target_arch = "x86_64") {
-        println!("SKIPPED a_client_that_stays_in_its_filter_reads_the_cycle_counter: no RDTSC off x86_64");
+        skip("x86_64", "no RDTSC off x86_64");
         return;
     }
     for path in ["native", "kernel", "broker"] {
@@ -129,7 +129,7 @@ fn the_sleeping_sq_thread_is_woken_for_every_request() {
             s + 1 + ops / 10 >= ops,
             "the SQ thread slept {s} times for {ops} requests: {o}"
         ),
-        None => println!("SKIPPED server_sleeps: /proc did not show the SQ thread"),
+        None => skip("timing", "/proc did not show the SQ thread"),
     }
     // --sq-sleep is the kernel path's: the broker is told which option wakes it.
     let bad = iolab(&[
@@ -216,7 +216,7 @@ fn the_suite_compares_with_figures_4_2_and_4_3_and_the_rdtsc_of_figure_4_1() {
 #[test]
 fn the_html_report_shows_the_clients_own_cycles() {
     if !cfg!(target_arch = "x86_64") {
-        println!("SKIPPED the_html_report_shows_the_clients_own_cycles: no RDTSC off x86_64");
+        skip("x86_64", "no RDTSC off x86_64");
         return;
     }
     let dir = tmpfs_dir();

@@ -76,7 +76,10 @@ fn buffered_1m_writes_copy_from_user_and_direct_ones_do_not() {
     assert_eq!(p["pass"], "separate");
     assert!(p["samples"].as_u64().unwrap() >= 50, "{p}");
     if top_kernel(p, 1).is_empty() {
-        println!("SKIPPED: no kernel samples here: {}", p["notes"]);
+        skip(
+            "sampling",
+            &format!("no kernel samples here: {}", p["notes"]),
+        );
         return;
     }
     let top = top_kernel(p, 5);

@@ -165,7 +165,7 @@ fn the_report_of_a_profiled_run_holds_a_static_flame_graph() {
 
     // The run's own profile, where this machine and build record one.
     if let Some(why) = no_profile_here(&dir) {
-        println!("SKIPPED real profile in the report: {why}");
+        skip("sampling", &format!("real profile in the report: {why}"));
         return;
     }
     let r = run_json(&[
@@ -200,7 +200,7 @@ fn blocksize_with_profile_prints_figure_4_and_the_report_draws_it() {
         r.stderr
     );
     if let Some(why) = no_profile_here(&dir) {
-        println!("SKIPPED blocksize --profile: {why}");
+        skip("sampling", &format!("blocksize --profile: {why}"));
         return;
     }
     let out = dir.path().join("b.jsonl");
@@ -256,9 +256,9 @@ fn blocksize_with_profile_prints_figure_4_and_the_report_draws_it() {
         })
         .count();
     if sampled < 2 {
-        println!(
-            "SKIPPED the copy-share chart: {sampled} of the disk-writes points' profiles took a sample (--quick runs are too short here)"
-        );
+        skip("timing", &format!(
+            "the copy-share chart: {sampled} of the disk-writes points' profiles took a sample (--quick runs are too short here)"
+        ));
     } else {
         let copy = std::fs::read_to_string(svgs.join("copy-share-vs-bs.svg")).unwrap();
         // A line per direct setting, in a panel per step (a target and direction each), or named with

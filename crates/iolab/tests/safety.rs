@@ -191,8 +191,9 @@ fn block_devices_need_the_flag_and_are_refused_while_mounted() {
             assert_eq!(r.code, 2, "{}", r.stderr);
             assert!(r.stderr.contains("is mounted at /"), "{}", r.stderr);
         }
-        None => println!(
-            "SKIPPED mounted-device check: the root filesystem is not on a /dev block device here"
+        None => skip(
+            "block-device",
+            "mounted-device check: the root filesystem is not on a /dev block device here",
         ),
     }
 }
@@ -210,9 +211,7 @@ fn loop_device_write_and_verify() {
     let dev = match out {
         Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
         _ => {
-            println!(
-                "SKIPPED loop_device_write_and_verify: losetup cannot attach a loop device here"
-            );
+            skip("loop-device", "losetup cannot attach a loop device here");
             return;
         }
     };
@@ -309,7 +308,10 @@ fn reading_a_file_leaves_its_access_time_as_it_was() {
     // A user who does not own the file may not ask for O_NOATIME (EPERM): the run reads it all the
     // same and says that its reads move the access time.
     if !std::path::Path::new("/usr/bin/setpriv").exists() {
-        println!("SKIPPED: a read by another user (no setpriv to run iolab as nobody)");
+        skip(
+            "setpriv",
+            "a read by another user (no setpriv to run iolab as nobody)",
+        );
         return;
     }
     use std::os::unix::fs::PermissionsExt;

@@ -160,9 +160,9 @@ fn cold_cache_reads_come_from_the_device() {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
     if fs == "tmpfs" {
-        println!(
-            "SKIPPED cold_cache_reads_come_from_the_device: {} is on tmpfs",
-            disk.path().display()
+        skip(
+            "block-device",
+            &format!("{} is on tmpfs", disk.path().display()),
         );
         return;
     }
@@ -214,9 +214,9 @@ fn cold_cache_reads_come_from_the_device() {
     assert_ne!(cold["verdict"]["kind"], "page-cache", "{cold}");
     match cold.get("device_io") {
         Some(d) => assert!(d["read_bytes"].as_u64().unwrap() >= 8 << 20, "{d}"),
-        None => println!(
-            "SKIPPED device_io: no block device counts {}",
-            disk.path().display()
+        None => skip(
+            "block-device",
+            &format!("no block device counts {}", disk.path().display()),
         ),
     }
 }

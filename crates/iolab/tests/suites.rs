@@ -582,9 +582,12 @@ fn blocksize_checks(out: &str, recs: &[&serde_json::Value], disk: &std::path::Pa
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
     if fs == "tmpfs" {
-        println!(
-            "SKIPPED cold-cache reads from the device: {} is on tmpfs (no device behind its pages)",
-            disk.display()
+        skip(
+            "block-device",
+            &format!(
+                "cold-cache reads from the device: {} is on tmpfs (no device behind its pages)",
+                disk.display()
+            ),
         );
         return;
     }
@@ -611,7 +614,10 @@ fn blocksize_checks(out: &str, recs: &[&serde_json::Value], disk: &std::path::Pa
 /// page-cache row; an fsynced write put at least 90% of its bytes on the device.
 fn device_bytes_checks(recs: &[&serde_json::Value], cold: &[&serde_json::Value]) {
     if cold.iter().any(|r| r.get("device_io").is_none()) {
-        println!("SKIPPED the device's bytes: the disk files' filesystem has no block device iolab can count");
+        skip(
+            "block-device",
+            "the device's bytes: the disk files' filesystem has no block device iolab can count",
+        );
         return;
     }
     for r in cold.iter().filter(|r| r["spec"]["direct"] == false) {
@@ -630,9 +636,7 @@ fn device_bytes_checks(recs: &[&serde_json::Value], cold: &[&serde_json::Value])
 #[test]
 fn record_files_named_are_traced() {
     let Ok(files) = std::env::var("IOLAB_CHECK_RECORDS") else {
-        println!(
-            "SKIPPED record_files_named_are_traced: IOLAB_CHECK_RECORDS names no record files"
-        );
+        skip("record-files", "IOLAB_CHECK_RECORDS names no record files");
         return;
     };
     for f in files.split(':').filter(|f| !f.is_empty()) {

@@ -117,7 +117,10 @@ fn every_method_runs_at_the_same_depth_on_a_directory_and_leaves_nothing() {
         }
     }
     if !traceable {
-        println!("SKIPPED the layers of the survey's runs: not root, or tracefs or a disk missing");
+        skip(
+            "tracepoints",
+            "the layers of the survey's runs: not root, or tracefs or a disk missing",
+        );
     }
     // Every method that ran is ranked, against pread().
     let table = &v["ranking"][0];
@@ -518,7 +521,7 @@ fn a_randrw_workload_ranks_the_methods_that_mix() {
 fn the_block_layer_is_traced_in_the_first_round_and_its_split_kept_with_the_median_run() {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        println!("SKIPPED the_block_layer_is_traced_in_the_first_round: not root");
+        skip("root", "not root");
         return;
     }
     let (work, target) = (disk_dir(), disk_dir());
@@ -546,10 +549,7 @@ fn the_block_layer_is_traced_in_the_first_round_and_its_split_kept_with_the_medi
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let v = the_survey(std::path::Path::new(&results));
     if !traced(&v) {
-        println!(
-            "SKIPPED the_block_layer_is_traced_in_the_first_round: {}",
-            v["layers"]
-        );
+        skip("tracepoints", &format!("{}", v["layers"]));
         return;
     }
     for run in v["runs"]

@@ -229,7 +229,10 @@ fn iopoll_completes_with_real_figures_or_is_refused_with_its_reason() {
         .arg(&img)
         .output();
     let Some(out) = out.ok().filter(|o| o.status.success()) else {
-        println!("SKIPPED IOPOLL on a loop device: losetup unavailable");
+        skip(
+            "loop-device",
+            "IOPOLL on a loop device: losetup unavailable",
+        );
         return;
     };
     let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
@@ -318,7 +321,10 @@ fn fixed_buffers_over_the_memlock_limit_name_the_limit() {
     };
     let err = String::from_utf8_lossy(&out.stderr);
     if out.status.code() == Some(0) {
-        println!("SKIPPED: RLIMIT_MEMLOCK is high enough here for 64 MiB of registered buffers");
+        skip(
+            "memlock",
+            "RLIMIT_MEMLOCK is high enough here for 64 MiB of registered buffers",
+        );
         return;
     }
     // Bad input, found before the ring (or the target) is made (issue 15 class 8): exit 2.

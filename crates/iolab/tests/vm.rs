@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::bin;
+use common::{bin, skip};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -84,7 +84,7 @@ fn a_guest_runs_iolab_with_the_driver_and_polled_nvme() {
     .unwrap();
     let mut r = vm(d.path(), &["--script", &script.to_string_lossy()]);
     if let Some(why) = cannot_build(&r) {
-        println!("SKIPPED a_guest_runs_iolab_with_the_driver_and_polled_nvme: {why}");
+        skip("guest", &why);
         return;
     }
     // QEMU's emulated NVMe under TCG now and then loses a polled completion: iolab ends that run after
@@ -178,7 +178,7 @@ fn a_guest_past_its_timeout_is_killed_and_reported() {
         ],
     );
     if let Some(why) = cannot_build(&r) {
-        println!("SKIPPED a_guest_past_its_timeout_is_killed_and_reported: {why}");
+        skip("guest", &why);
         return;
     }
     let all = format!("stdout:\n{}\nstderr:\n{}", r.stdout, r.stderr);
@@ -237,7 +237,7 @@ fn nvme_passthrough_reads_what_the_block_path_wrote() {
     std::fs::write(&script, PASSTHROUGH).unwrap();
     let mut r = vm(d.path(), &["--script", &script.to_string_lossy()]);
     if let Some(why) = cannot_build(&r) {
-        println!("SKIPPED nvme_passthrough_reads_what_the_block_path_wrote: {why}");
+        skip("guest", &why);
         return;
     }
     if r.stderr.contains("no request completed for") {
@@ -332,9 +332,7 @@ fn a_zero_copy_send_to_a_remote_peer_saves_the_copy_the_profile_shows() {
     std::fs::write(&script, ZERO_COPY).unwrap();
     let r = vm(d.path(), &["--script", &script.to_string_lossy()]);
     if let Some(why) = cannot_build(&r) {
-        println!(
-            "SKIPPED a_zero_copy_send_to_a_remote_peer_saves_the_copy_the_profile_shows: {why}"
-        );
+        skip("guest", &why);
         return;
     }
     let all = format!("stdout:\n{}\nstderr:\n{}", r.stdout, r.stderr);
@@ -380,6 +378,9 @@ fn a_zero_copy_send_to_a_remote_peer_saves_the_copy_the_profile_shows() {
                 "the zero-copy send copied {b} against {a}\n{all}"
             );
         }
-        _ => println!("SKIPPED the profile half: no profile in the guest's results\n{all}"),
+        _ => skip(
+            "sampling",
+            &format!("the profile half: no profile in the guest's results\n{all}"),
+        ),
     }
 }

@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{bin, f64_of, u64_of};
+use common::{bin, f64_of, skip, u64_of};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -69,7 +69,7 @@ fn probe_row(p: &serde_json::Value, name: &str) -> (bool, String) {
 fn an_arm64_guest_runs_io_uring_aio_perf_and_offload() {
     let exe = match arm64_bin() {
         Ok(p) => p,
-        Err(why) => return println!("SKIPPED vm_arm64: {why}"),
+        Err(why) => return skip("boards", &why),
     };
     let d = tempfile::tempdir().unwrap();
     let script = d.path().join("script");
@@ -105,7 +105,7 @@ fn an_arm64_guest_runs_io_uring_aio_perf_and_offload() {
         .lines()
         .find(|l| l.contains("cannot build the guest here"))
     {
-        return println!("SKIPPED vm_arm64: {l}");
+        return skip("guest", l);
     }
     assert_eq!(out.status.code(), Some(0), "{all}");
     assert!(stderr.contains("accelerator: TCG, emulated"), "{all}");

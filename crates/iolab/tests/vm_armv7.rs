@@ -18,7 +18,7 @@
 
 mod common;
 
-use common::{f64_of, u64_of};
+use common::{f64_of, skip, u64_of};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -83,7 +83,7 @@ fn boot(exe: &Path, machine: &str) -> Option<Boot> {
         .lines()
         .find(|l| l.contains("cannot build the guest here"))
     {
-        println!("SKIPPED vm_armv7 {machine}: {l}");
+        skip("guest", &format!("vm_armv7 {machine}: {l}"));
         return None;
     }
     let all = format!("stdout:\n{stdout}\nstderr:\n{stderr}");
@@ -178,7 +178,7 @@ fn summary(b: &Boot, machine: &str) {
 fn virt_cortex_a15_reads_the_generic_timer_from_user_space() {
     let exe = match armv7_bin() {
         Ok(p) => p,
-        Err(why) => return println!("SKIPPED vm_armv7 virt: {why}"),
+        Err(why) => return skip("boards", &format!("vm_armv7 virt: {why}")),
     };
     let Some(b) = boot(&exe, "virt") else { return };
     check_common(&b, "virt");
@@ -204,7 +204,7 @@ fn virt_cortex_a15_reads_the_generic_timer_from_user_space() {
 fn vexpress_a9_falls_back_to_clock_gettime_and_counts_its_calls_apart() {
     let exe = match armv7_bin() {
         Ok(p) => p,
-        Err(why) => return println!("SKIPPED vm_armv7 vexpress-a9: {why}"),
+        Err(why) => return skip("boards", &format!("vm_armv7 vexpress-a9: {why}")),
     };
     let Some(b) = boot(&exe, "vexpress-a9") else {
         return;

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::bin;
+use common::{bin, skip};
 use serde_json::Value;
 use std::process::Command;
 use std::sync::Mutex;
@@ -53,7 +53,7 @@ fn a_suite_on_two_kernels_records_each_release_and_sets_them_side_by_side() {
     ];
     let (code, stdout, stderr) = iolab(d.path(), &args);
     if let Some(why) = cannot_boot(&stderr) {
-        println!("SKIPPED {name}: {why}");
+        skip("guest", &format!("{name}: {why}"));
         return;
     }
     assert_eq!(code, 0, "{stdout}\n{stderr}");
@@ -159,7 +159,7 @@ fn a_sweep_on_the_host_and_a_guest_keeps_its_points_and_leaves_out_its_outputs_i
         (code, stdout, stderr) = iolab(d.path(), &args);
     }
     if let Some(why) = cannot_boot(&stderr) {
-        println!("SKIPPED {name}: {why}");
+        skip("guest", &format!("{name}: {why}"));
         return;
     }
     assert_eq!(code, 0, "{stdout}\n{stderr}");

@@ -213,7 +213,7 @@ pub fn direct_allocated_file(dir: &tempfile::TempDir, name: &str, ops: &str) -> 
 pub fn iolab_as_nobody(args: &[&str]) -> Option<(Output, tempfile::TempDir)> {
     // SAFETY: geteuid takes no arguments and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
-        println!("SKIPPED: not root, cannot run a child as another user");
+        skip("root", "not root, cannot run a child as another user");
         return None;
     }
     use std::os::unix::fs::PermissionsExt;
@@ -295,16 +295,114 @@ pub fn probed(row: &str) -> Result<(), String> {
     }
 }
 
-/// A test (or its part) that cannot run here: says so, with `why`. Where IOLAB_EXPECT (a comma list,
-/// which `.ci/run` sets to what its machine has) names `feature`, that is a failure instead: a
-/// regression that makes the feature look missing must not pass as a skip.
+/// What a test may lack on a machine, each the name `skip` takes and IOLAB_EXPECT lists (`.ci/run` says
+/// how it finds which its machine has).
+pub const FEATURES: &[(&str, &str)] = &[
+    ("root", "running as root"),
+    (
+        "mount",
+        "mounting a small filesystem (tmpfs, debugfs, tracefs)",
+    ),
+    ("mkfs", "mkfs.ext2 to make a filesystem"),
+    (
+        "loop-device",
+        "attaching a loop device (root, /dev/loop-control, losetup)",
+    ),
+    ("unshare", "a private mount namespace (unshare, nsenter)"),
+    (
+        "strace",
+        "strace, which injects signals at chosen system calls",
+    ),
+    ("setpriv", "setpriv, to run a child as another user"),
+    ("fio", "fio, to run the same job"),
+    (
+        "fio-tools",
+        "fio's own scripts (fio_jsonplus_clat2csv, fio2gnuplot)",
+    ),
+    ("fio-plot", "fio-plot from PyPI"),
+    ("ansible", "Ansible's ansible-playbook"),
+    ("guest", "a Debian guest booted under QEMU (iolab vm)"),
+    (
+        "boards",
+        "the board binaries (scripts/build-board) and qemu-user",
+    ),
+    ("x86_64", "an x86_64 CPU (its RDTSC)"),
+    ("two-cpus", "two CPUs or more"),
+    (
+        "sched-info",
+        "the kernel's run delay per task (CONFIG_SCHED_INFO)",
+    ),
+    ("io_uring", "io_uring"),
+    ("io_uring-opcode", "an io_uring opcode of a newer kernel"),
+    ("min-wait", "io_uring's min-wait (6.12+)"),
+    ("wait-region", "io_uring's registered wait region (6.13+)"),
+    ("dontcache", "RWF_DONTCACHE (6.14+, a disk filesystem)"),
+    ("memory-limit", "a memory cgroup of this process's"),
+    ("memlock", "an RLIMIT_MEMLOCK low enough to go past"),
+    ("memory-size", "less than 1 TiB of memory"),
+    ("software-counters", "perf's software counters"),
+    ("sampling", "perf sampling that takes samples"),
+    ("tracepoints", "tracepoints counted through tracefs"),
+    (
+        "block-device",
+        "a block device under the test directory's filesystem",
+    ),
+    ("ext4", "the test directory on ext4"),
+    (
+        "xattr",
+        "user.* attributes on the test directory's filesystem",
+    ),
+    (
+        "chattr",
+        "chattr's immutable flag on the test directory's filesystem",
+    ),
+    (
+        "fallocate",
+        "fallocate(2) on the test directory's filesystem",
+    ),
+    ("sparse", "sparse files on the test directory's filesystem"),
+    (
+        "pseudo-fs",
+        "sysfs, cgroupfs or tracefs files at their usual places",
+    ),
+    ("zram", "zram devices (root, zram-control)"),
+    ("kernel-headers", "the running kernel's headers"),
+    ("no-sink-driver", "the sink driver not loaded"),
+    (
+        "timing",
+        "a race the test could not win this time (what it waits for came too early or late)",
+    ),
+    ("record-files", "record files named by IOLAB_CHECK_RECORDS"),
+];
+
+/// A test (or its part) that cannot run here, for lack of `feature` (one of [`FEATURES`]): says so, with
+/// `why` and the test's name, and adds a line to the file IOLAB_SKIP_LOG names (`.ci/run` lists them
+/// after the tests). Where IOLAB_EXPECT (a comma list, which `.ci/run` sets to what its machine has)
+/// names `feature`, that is a failure instead: a regression that makes the feature look missing must
+/// not pass as a skip.
 pub fn skip(feature: &str, why: &str) {
+    assert!(
+        FEATURES.iter().any(|f| f.0 == feature),
+        "skip({feature:?}): not one of tests/common's FEATURES"
+    );
     let expected = std::env::var("IOLAB_EXPECT").unwrap_or_default();
     assert!(
         !expected.split(',').any(|f| f.trim() == feature),
         "IOLAB_EXPECT names {feature}, but it cannot run: {why}"
     );
-    println!("SKIPPED {feature}: {why}");
+    let test = std::thread::current().name().unwrap_or("main").to_string();
+    println!("SKIPPED {feature} ({test}): {why}");
+    if let Some(log) = std::env::var_os("IOLAB_SKIP_LOG") {
+        use std::io::Write;
+        let line = format!("{feature}\t{test}\t{}\n", why.replace('\n', " "));
+        let f = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&log);
+        // One write of one line, appended: the test binaries running at once do not mix their lines.
+        f.and_then(|mut f| f.write_all(line.as_bytes()))
+            .unwrap_or_else(|e| panic!("IOLAB_SKIP_LOG={}: {e}", Path::new(&log).display()));
+    }
 }
 
 /// A JSON file, parsed (panics naming the file).
