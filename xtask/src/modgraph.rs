@@ -221,6 +221,62 @@ impl Graph {
         Tarjan::new(self).run()
     }
 
+    /// The graph of the crate's top-level modules (its folders, and the files beside its root, under
+    /// `src`): an arrow from one to another where a file of the first names a file of the second, labelled
+    /// with those files and names. The root file (`lib.rs`, `main.rs`) is left out: it declares and
+    /// re-exports every module.
+    pub fn folders(&self, src: &Path) -> Graph {
+        let top = |f: usize| {
+            let rel = self.files[f].strip_prefix(src).unwrap_or(&self.files[f]);
+            let first = rel
+                .components()
+                .next()
+                .map(|c| c.as_os_str().to_string_lossy());
+            let first = first
+                .unwrap_or_default()
+                .trim_end_matches(".rs")
+                .to_string();
+            (rel.components().count() > 1 || !matches!(&first[..], "lib" | "main")).then_some(first)
+        };
+        let mut names: Vec<String> = (0..self.files.len()).filter_map(top).collect();
+        names.sort();
+        names.dedup();
+        let at = |n: &str| names.binary_search_by(|x| x.as_str().cmp(n)).unwrap();
+        let mut g = Graph {
+            files: names.iter().map(|n| src.join(n)).collect(),
+            ..Graph::default()
+        };
+        let short = |f: usize| {
+            self.files[f]
+                .strip_prefix(src)
+                .unwrap_or(&self.files[f])
+                .display()
+                .to_string()
+        };
+        for (&a, outs) in &self.edges {
+            for (&b, items) in outs {
+                let (Some(ta), Some(tb)) = (top(a), top(b)) else {
+                    continue;
+                };
+                if ta != tb {
+                    let label = format!(
+                        "{} -> {} ({})",
+                        short(a),
+                        short(b),
+                        items.iter().cloned().collect::<Vec<_>>().join(", ")
+                    );
+                    g.edges
+                        .entry(at(&ta))
+                        .or_default()
+                        .entry(at(&tb))
+                        .or_default()
+                        .insert(label);
+                }
+            }
+        }
+        g
+    }
+
     /// "a.rs -> b.rs: X, Y" for every arrow inside `cycle`.
     pub fn describe(&self, cycle: &[usize], base: &Path) -> String {
         let set: BTreeSet<usize> = cycle.iter().copied().collect();

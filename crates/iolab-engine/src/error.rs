@@ -152,8 +152,8 @@ impl fmt::Display for SysFailure {
 /// EEXIST (O_EXCL never follows a symlink) and opening fail with ENOENT, which alone would mislead.
 fn path_hint(errno: i32, path: &str) -> Option<String> {
     let p = std::path::Path::new(path);
-    if let Some(Ok(to)) = crate::target::kind::tcp_remote(p) {
-        return crate::target::kind::tcp_failure(errno, &to.to_string());
+    if let Some(Ok(to)) = crate::tcp_peer::tcp_remote(p) {
+        return crate::tcp_peer::tcp_failure(errno, &to.to_string());
     }
     if errno != libc::EEXIST && errno != libc::ENOENT && errno != libc::ELOOP {
         return None;

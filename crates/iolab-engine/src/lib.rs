@@ -33,6 +33,7 @@ pub mod skew;
 pub mod spec;
 pub mod stats;
 pub mod target;
+pub mod tcp_peer;
 pub mod units;
 pub mod unmeasured;
 pub mod verify;

@@ -580,7 +580,7 @@ fn not_run_yet(what: &str, records: &[&serde_json::Value]) -> i32 {
 /// The suite `a` names, with its `--profile` and `--repeat` set on every point, and the repeat count.
 fn load_suite(a: &SuiteArgs) -> Result<(iolab_lab::suite::SuiteFile, u32), Error> {
     let name = a.name.as_deref().unwrap_or_default();
-    let mut suite = iolab_lab::suite::load(name)?;
+    let mut suite = iolab_lab::answers::load(name)?;
     if let Some(pass) = &a.profile {
         suite.set_on_every_point("profile", pass);
     }
@@ -672,7 +672,7 @@ fn list_suites() -> Result<i32, Error> {
     let mut text =
         "iolab suites (run one with `iolab suite NAME`; --quick for a smoke test):\n\n".to_string();
     for (name, _) in iolab_lab::suite::BUILTIN {
-        let s = iolab_lab::suite::load(name)?;
+        let s = iolab_lab::answers::load(name)?;
         text += &format!("  {name:<12} {}\n", s.about);
         text += &format!("  {:<12} reproduces: {}\n", "", s.reproduces);
     }

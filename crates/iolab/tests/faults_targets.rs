@@ -426,9 +426,11 @@ fn debugfs_and_tracefs_in_a_private_namespace_are_refused() {
         skip("root", "not root");
         return;
     }
-    // debugfs and tracefs mounted in a namespace of their own, so the host's mounts stay as they are.
+    // debugfs and tracefs mounted in a namespace of their own, so the host's mounts stay as they are
+    // (where the host has them mounted already, as systemd does, those are the ones used).
     let script = format!(
-        "mount -t debugfs none /sys/kernel/debug || exit 77; mount -t tracefs none /sys/kernel/tracing || exit 77; \
+        "mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug || exit 77; \
+         mountpoint -q /sys/kernel/tracing || mount -t tracefs none /sys/kernel/tracing || exit 77; \
          B=$(cat /sys/kernel/tracing/tracing_on); \
          {bin} run --target /sys/kernel/debug/iolab-test.dat --ops 1 --count none; echo debugfs=$?; \
          test -e /sys/kernel/debug/iolab-test.dat && echo created; \

@@ -558,10 +558,10 @@ impl Drop for Guest {
     }
 }
 
-/// What `iolab vm --ssh` needs and this machine may not have: the reason to skip, if any.
-fn guests_missing() -> Option<String> {
+/// What `iolab vm --ssh` needs and this machine may not have: the feature missing and why, if any.
+fn guests_missing() -> Option<(&'static str, String)> {
     if ansible_missing() {
-        return Some("ansible-playbook is not installed".into());
+        return Some(("ansible", "ansible-playbook is not installed".into()));
     }
     let have = |tool: &str| {
         std::env::var_os("PATH")
@@ -570,17 +570,20 @@ fn guests_missing() -> Option<String> {
             .any(|d| d.join(tool).is_file())
     };
     if !have("ssh-keygen") || !have("ssh") {
-        return Some(
+        return Some((
+            "guest",
             "OpenSSH's ssh and ssh-keygen are missing (apt-get install openssh-client)".into(),
-        );
+        ));
     }
-    board_bin("IOLAB_AARCH64_BIN", "aarch64").err()
+    board_bin("IOLAB_AARCH64_BIN", "aarch64")
+        .err()
+        .map(|why| ("boards", why))
 }
 
 #[test]
 fn a_fleet_of_this_machine_and_two_guests_of_other_architectures_merges_their_histograms() {
-    if let Some(why) = guests_missing() {
-        skip("guest", &why);
+    if let Some((feature, why)) = guests_missing() {
+        skip(feature, &why);
         return;
     }
     let arm = board_bin("IOLAB_AARCH64_BIN", "aarch64").unwrap();

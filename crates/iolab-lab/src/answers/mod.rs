@@ -19,11 +19,10 @@ mod lines;
 mod modern;
 mod offload;
 mod pi;
-pub mod question;
 pub mod reply;
 mod storage;
 
-pub use question::{PublishedFigure, Question};
+pub use crate::suite::question::{PublishedFigure, Question};
 use reply::record_step;
 pub use reply::{needed_by_all, Answer, Ctx, PublishedCheck, Reply, Status};
 use std::collections::BTreeMap;
@@ -71,9 +70,8 @@ pub const ANSWERS: &[(&str, AnswerFn)] = &[
     ("passthrough_saves", modern::passthrough_saves),
 ];
 
-/// Refuses questions that name no known answer function or an unknown step, and repeated ids.
+/// Refuses questions that name no known answer function (the suite's own checks are `suite::parse`'s).
 pub fn check(s: &SuiteFile) -> Result<(), String> {
-    let mut ids = Vec::new();
     for q in &s.questions {
         if !ANSWERS.iter().any(|(n, _)| *n == q.answer_by) {
             return Err(format!(
@@ -87,30 +85,23 @@ pub fn check(s: &SuiteFile) -> Result<(), String> {
                     .join(", ")
             ));
         }
-        if let Some(st) = q
-            .steps
-            .iter()
-            .find(|st| !s.steps.iter().any(|x| &x.label == *st))
-        {
-            return Err(format!(
-                "question '{}': steps names '{st}', which is no step of this suite",
-                q.id
-            ));
-        }
-        if ids.contains(&&q.id) {
-            return Err(format!("question id '{}' appears twice", q.id));
-        }
-        ids.push(&q.id);
-    }
-    for p in &s.published_figures {
-        if !(p.bytes > 0.0 && p.seconds > 0.0) {
-            return Err(format!(
-                "published-figure '{}': bytes and seconds must be positive",
-                p.label
-            ));
-        }
     }
     Ok(())
+}
+
+/// Suite text (`suite::parse`) whose questions each name a known answer function; `origin` names it in
+/// errors.
+pub fn parse(text: &str, origin: &str) -> iolab_engine::error::Result<SuiteFile> {
+    let s = crate::suite::parse(text, origin)?;
+    check(&s).map_err(|m| iolab_engine::error::Error::usage("suite", format!("{origin}: {m}")))?;
+    Ok(s)
+}
+
+/// A built-in suite or a suite file (`suite::load`) whose questions each name a known answer function.
+pub fn load(name: &str) -> iolab_engine::error::Result<SuiteFile> {
+    let s = crate::suite::load(name)?;
+    check(&s).map_err(|m| iolab_engine::error::Error::usage("suite", format!("{name}: {m}")))?;
+    Ok(s)
 }
 
 /// The published figures checked: first against the seed's own instruction count, where it published

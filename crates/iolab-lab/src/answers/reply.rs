@@ -1,8 +1,8 @@
 //! What an answer function sees ([`Ctx`]) and returns ([`Reply`]), the answers' statuses, and the
 //! small helpers the answer functions share.
 
-use super::question::Question;
 use crate::findings_compare::row::Row;
+use crate::suite::question::Question;
 use iolab_engine::measure::memcopy::MemCopy;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

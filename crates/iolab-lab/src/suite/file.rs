@@ -1,7 +1,7 @@
 //! A suite file: its steps, tables, questions and published figures, as TOML (suites/*.toml are built
 //! into the binary).
 
-use crate::answers::question::{PublishedFigure, Question};
+use super::question::{PublishedFigure, Question};
 use iolab_engine::error::{Error, Result};
 use serde::Deserialize;
 
@@ -181,4 +181,35 @@ pub(super) fn toml_of(v: &str) -> toml::Value {
         "false" => toml::Value::Boolean(false),
         _ => toml::Value::String(v.to_string()),
     }
+}
+
+/// Refuses a question whose steps are not the suite's, a question id given twice, and a published
+/// figure without positive bytes and seconds.
+pub(super) fn check_questions(s: &SuiteFile) -> std::result::Result<(), String> {
+    let mut ids = Vec::new();
+    for q in &s.questions {
+        if let Some(st) = q
+            .steps
+            .iter()
+            .find(|st| !s.steps.iter().any(|x| &x.label == *st))
+        {
+            return Err(format!(
+                "question '{}': steps names '{st}', which is no step of this suite",
+                q.id
+            ));
+        }
+        if ids.contains(&&q.id) {
+            return Err(format!("question id '{}' appears twice", q.id));
+        }
+        ids.push(&q.id);
+    }
+    for p in &s.published_figures {
+        if !(p.bytes > 0.0 && p.seconds > 0.0) {
+            return Err(format!(
+                "published-figure '{}': bytes and seconds must be positive",
+                p.label
+            ));
+        }
+    }
+    Ok(())
 }

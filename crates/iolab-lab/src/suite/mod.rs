@@ -13,11 +13,13 @@
 //! recorded without it as done. When points carry profiles, the table is followed by where their time
 //! went: the share of samples copying to/from user space (the storage paper's Figure 4) and the top
 //! kernel function of each point. A suite's `[[question]]`s and `[[published-figure]]`s are answered and
-//! checked after the table (`answers/`).
+//! checked after the table (`answers/`, which reads a suite file through
+//! `answers::load`, the suite checked against its answer functions).
 
 pub mod file;
 mod jobs;
 mod places;
+pub mod question;
 
 pub use file::{Step, SuiteFile, TableKind, BUILTIN, COPY_GROUP};
 pub use jobs::{check, jobs};
@@ -50,10 +52,11 @@ pub fn unsupported(e: &str) -> bool {
     })
 }
 
-/// Parses suite text and checks its questions against the answer table; `origin` names it in errors.
+/// Parses suite text and checks its questions' steps and ids and its published figures; `origin` names
+/// it in errors. Whether each question names a known answer is `answers::parse`'s check.
 pub fn parse(text: &str, origin: &str) -> Result<SuiteFile> {
     let s = file::parse_file(text, origin)?;
-    crate::answers::check(&s).map_err(|m| Error::usage("suite", format!("{origin}: {m}")))?;
+    file::check_questions(&s).map_err(|m| Error::usage("suite", format!("{origin}: {m}")))?;
     Ok(s)
 }
 

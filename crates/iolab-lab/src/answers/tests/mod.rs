@@ -68,7 +68,7 @@ fn thesis_uring(ns: f64, punted: f64) -> Row {
 #[test]
 fn every_builtin_suite_has_questions_that_parse_and_each_gets_an_answer_or_a_reason() {
     for (name, _) in crate::suite::BUILTIN {
-        let s = crate::suite::load(name).unwrap();
+        let s = crate::answers::load(name).unwrap();
         assert!(!s.questions.is_empty(), "{name} lists no question");
         // Without records no question is answered, and each says what it would need (what the seed
         // published alone may still be checked: the 'dma' figures).
@@ -92,14 +92,14 @@ fn every_builtin_suite_has_questions_that_parse_and_each_gets_an_answer_or_a_rea
 #[test]
 fn unknown_answer_functions_steps_and_repeated_ids_are_refused() {
     let base = "name='x'\nabout='a'\nreproduces='r'\ntable='cpu'\n[[step]]\nlabel='s'\n";
-    let e = crate::suite::parse(
+    let e = crate::answers::parse(
         &format!("{base}[[question]]\nid='a'\ntext='t'\nanswer-by='nope'\n"),
         "x.toml",
     )
     .unwrap_err()
     .to_string();
     assert!(e.starts_with("suite: x.toml: question 'a': answer-by = 'nope' is not known; accepted: uring_vs_write"), "{e}");
-    let e = crate::suite::parse(
+    let e = crate::answers::parse(
         &format!("{base}[[question]]\nid='a'\ntext='t'\nanswer-by='sync_won'\nsteps=['t']\n"),
         "x.toml",
     )
@@ -110,18 +110,18 @@ fn unknown_answer_functions_steps_and_repeated_ids_are_refused() {
         "{e}"
     );
     let two = "[[question]]\nid='a'\ntext='t'\nanswer-by='sync_won'\n";
-    let e = crate::suite::parse(&format!("{base}{two}{two}"), "x.toml")
+    let e = crate::answers::parse(&format!("{base}{two}{two}"), "x.toml")
         .unwrap_err()
         .to_string();
     assert!(e.contains("question id 'a' appears twice"), "{e}");
-    let e = crate::suite::parse(
+    let e = crate::answers::parse(
         &format!("{base}[[question]]\nid='a'\ntext='t'\nanswer-by='sync_won'\nwhy=1\n"),
         "x.toml",
     )
     .unwrap_err()
     .to_string();
     assert!(e.contains("why"), "{e}");
-    let e = crate::suite::parse(
+    let e = crate::answers::parse(
         &format!("{base}[[published-figure]]\nlabel='p'\nbytes=0\nseconds=1\n"),
         "x.toml",
     )
@@ -139,7 +139,7 @@ fn mmap_vs_write() {
     let mut m = on_file(row("mmap", MethodKind::Mmap, 25.0));
     m.facts.syscalls_per_op = Some(0.0);
     m.facts.page_faults_per_mib = Some(262.0);
-    let mut s = crate::suite::load("writes").unwrap();
+    let mut s = crate::answers::load("writes").unwrap();
     s.published_figures.retain(|p| p.label.contains("dma"));
     let published = check_published(&s, &sample());
     assert!(published.iter().any(|p| p.impossible) && published.iter().any(|p| !p.impossible));
@@ -501,7 +501,7 @@ fn kernel_module_slower() {
 
 #[test]
 fn summaries_are_recorded_and_skipped_by_record_readers() {
-    let s = crate::suite::load("writes").unwrap();
+    let s = crate::answers::load("writes").unwrap();
     let sum = summarize(&s, &[], &[], &sample());
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("r.jsonl");

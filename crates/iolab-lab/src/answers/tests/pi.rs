@@ -271,7 +271,7 @@ fn the_uring_cmd_rows_answer_beside_write_and_batched_io_uring() {
         r.text
     );
     // The writes suite asks its io_uring question of the uring_cmd rows too.
-    let s = crate::suite::load("writes").unwrap();
+    let s = crate::answers::load("writes").unwrap();
     let q = s
         .questions
         .iter()
