@@ -148,10 +148,10 @@ fn integration_tests_skip_only_through_the_common_skip() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
-/// Folders of the engine still in one circle: spec, method, target, runner, result, offload, measure and
-/// the few beside them that name each other (spec checks a method's fit, a method drives the runner, a
-/// result holds each layer's figures). It may shrink, never grow; the aim is none.
-const MAX_ENGINE_FOLDER_CYCLE: usize = 13;
+/// Folders of the engine still in one circle: spec, method, target, runner, result, offload, access and
+/// verify (spec checks a method's fit on a target, a method drives the runner, a result holds the spec
+/// and each layer's figures). It may shrink, never grow; the aim is none.
+const MAX_ENGINE_FOLDER_CYCLE: usize = 8;
 
 /// The top-level modules of each crate (its folders and the files beside its root) form layers: no
 /// circle of them names each other, whatever the files inside do (the engine aside, within its bound).

@@ -1,10 +1,10 @@
 //! How a random run's accesses spread over the blocks (the result's `access`): each thread's offset plan
 //! replayed for the ops it completed, its hits counted per block, after the run (not timed).
 
+use crate::measure::workload_figures::AccessFigures;
 use crate::pattern::OpPlan;
 use crate::spec::{Pattern, Spec};
 use crate::target::PreparedTarget;
-use crate::workload_figures::AccessFigures;
 /// Runs with more ops than this are not replayed (8 bytes an op are sorted: 32 MiB at most).
 const MAX_OPS: u64 = 4_000_000;
 

@@ -33,10 +33,10 @@ pub mod skew;
 pub mod spec;
 pub mod stats;
 pub mod target;
+pub mod target_kind;
 pub mod tcp_peer;
 pub mod units;
 pub mod unmeasured;
 pub mod verify;
-pub mod workload_figures;
 
 pub use error::{Error, Result};

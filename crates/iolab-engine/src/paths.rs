@@ -185,6 +185,13 @@ pub fn check_dir_path(flag: &str, dir: &Path) -> Result<()> {
     }
 }
 
+/// The directory a path is in: "." for a bare name.
+pub fn parent_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

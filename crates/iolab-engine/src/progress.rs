@@ -13,7 +13,6 @@
 //! through a futex in the shared page) and lets it go on after ([`Board::release`]), so the two never
 //! write to the terminal at once.
 
-use crate::spec::Spec;
 use iolab_sys as sys;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -108,6 +107,24 @@ const SIG: usize = 0;
 const HELD: usize = 1;
 /// The longest the command waits for the helper to clear its line (it may have died).
 const HOLD_WAIT: Duration = Duration::from_secs(1);
+
+/// What a pass is bounded by: its ops, its duration (either may be unbounded), and its block size.
+#[derive(Debug, Clone, Copy)]
+pub struct Goal {
+    pub ops: Option<u64>,
+    pub duration_s: Option<f64>,
+    pub bs: u64,
+}
+
+impl Goal {
+    pub fn of(ops: Option<u64>, duration_s: Option<f64>, bs: u64) -> Goal {
+        Goal {
+            ops,
+            duration_s,
+            bs,
+        }
+    }
+}
 
 /// The page the measured process and the helper share.
 #[derive(Clone, Copy)]
@@ -215,22 +232,22 @@ impl Board {
         self.c[LAST_TICK].fetch_max(tick, Ordering::Relaxed);
     }
 
-    /// A pass of `stage` begins (nothing done, its ops not started yet), bounded by `spec`'s ops and
-    /// duration (the spec of that pass: a counting pass's sample is smaller than the workload).
-    pub fn begin(&self, stage: Stage, spec: Option<&Spec>) {
+    /// A pass of `stage` begins (nothing done, its ops not started yet), bounded by `goal` (that pass's:
+    /// a counting pass's sample is smaller than the workload).
+    pub fn begin(&self, stage: Stage, goal: Option<Goal>) {
         let c = self.c;
         c[GEN].fetch_add(1, Ordering::AcqRel);
         for i in [DONE, STARTED, HZ, START_TICK, LAST_TICK, ENDED] {
             c[i].store(0, Ordering::Relaxed);
         }
         c[STAGE].store(stage as u64, Ordering::Relaxed);
-        let ops = spec.and_then(|s| s.ops).unwrap_or(0);
-        let us = spec
-            .and_then(|s| s.duration_s)
+        let ops = goal.and_then(|g| g.ops).unwrap_or(0);
+        let us = goal
+            .and_then(|g| g.duration_s)
             .map_or(0, |d| (d * 1e6).ceil() as u64);
         c[GOAL_OPS].store(ops, Ordering::Relaxed);
         c[GOAL_US].store(us, Ordering::Relaxed);
-        c[BS].store(spec.map_or(0, |s| s.bs), Ordering::Relaxed);
+        c[BS].store(goal.map_or(0, |g| g.bs), Ordering::Relaxed);
         c[GEN].fetch_add(1, Ordering::AcqRel);
     }
 
@@ -587,7 +604,10 @@ mod tests {
             .with("bs", "8k")
             .resolve()
             .unwrap();
-        b.begin(Stage::Timed, Some(&spec));
+        b.begin(
+            Stage::Timed,
+            Some(Goal::of(spec.ops, spec.duration_s, spec.bs)),
+        );
         let l = b.look().unwrap();
         assert_eq!(
             (l.stage, l.started_ns, l.goal_s, l.goal_ops, l.bs),

@@ -10,7 +10,7 @@ use crate::spec::Spec;
 use crate::target::TargetKind;
 use serde::{Deserialize, Serialize};
 
-pub use crate::workload_figures::{
+pub use crate::measure::workload_figures::{
     AccessFigures, DirFigures, LayerFigures, MixedFigures, PacedFigures,
 };
 

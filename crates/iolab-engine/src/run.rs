@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use crate::measure::clock::ClockInfo;
 use crate::method::Run;
-use crate::progress::{Board, Stage};
+use crate::progress::{Board, Goal, Stage};
 use crate::result::RunResult;
 use crate::runner;
 use crate::spec::{ProfileMode, Spec};
@@ -32,7 +32,10 @@ pub fn run_with(spec: &Spec, clock: &ClockInfo, board: Option<&Board>) -> Result
             // A client process of its own, timed from outside (see offload/mod.rs); it does not report
             // its ops, so the display shows the time only.
             if let Some(b) = board {
-                b.begin(Stage::Timed, Some(spec));
+                b.begin(
+                    Stage::Timed,
+                    Some(Goal::of(spec.ops, spec.duration_s, spec.bs)),
+                );
                 b.started(0, 0.0);
             }
             run(spec, clock)

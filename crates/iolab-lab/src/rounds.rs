@@ -101,7 +101,7 @@ struct Kept {
     /// Steal on all CPUs over every round, seconds.
     steal_s: f64,
     /// The time per layer of the first round's traced pass (`--layers` traces the first round only).
-    layers: Option<iolab_engine::workload_figures::LayerFigures>,
+    layers: Option<iolab_engine::measure::workload_figures::LayerFigures>,
     /// Why that pass gave none, if it did not (its run's note).
     layers_note: Option<String>,
 }

@@ -40,7 +40,7 @@ impl DiskWatch {
     /// `queue/iostats_passthrough`, off by default).
     pub fn for_target(target: &Path) -> Option<DiskWatch> {
         use std::os::unix::fs::{FileTypeExt, MetadataExt};
-        if crate::target::TargetKind::stream_named(target).is_some() {
+        if crate::target_kind::TargetKind::stream_named(target).is_some() {
             return None;
         }
         let m = match std::fs::metadata(target) {
@@ -101,6 +101,28 @@ fn parse_stat(text: &str) -> Option<DiskSnap> {
         read_sectors: *f.get(2)?,
         written_sectors: *f.get(6)?,
     })
+}
+
+/// The block device ("nvme0n1") whose namespace the character device `rdev` is the generic device of,
+/// if it is one (its sysfs subsystem is the class nvme-generic).
+pub fn generic_block(rdev: libc::dev_t) -> Option<String> {
+    let dir = std::fs::canonicalize(format!(
+        "/sys/dev/char/{}:{}",
+        libc::major(rdev),
+        libc::minor(rdev)
+    ))
+    .ok()?;
+    let class = std::fs::canonicalize(dir.join("subsystem")).ok()?;
+    if class.file_name()? != "nvme-generic" {
+        return None;
+    }
+    // ngXnY is the generic device of nvmeXnY (with multipath, of the head's disk of the same name).
+    let name = dir.file_name()?.to_str()?.strip_prefix("ng")?;
+    let block = format!("nvme{name}");
+    Path::new("/sys/block")
+        .join(&block)
+        .exists()
+        .then_some(block)
 }
 
 #[cfg(test)]

@@ -72,7 +72,7 @@ pub fn disk_dir(target: &Path) -> Option<PathBuf> {
     };
     // An NVMe generic device: its namespace's disk.
     if m.file_type().is_char_device() {
-        let block = crate::target::nvme::generic_block(m.rdev())?;
+        let block = super::device_io::generic_block(m.rdev())?;
         return std::fs::canonicalize(format!("/sys/block/{block}")).ok();
     }
     let dev = if m.file_type().is_block_device() {
@@ -274,7 +274,7 @@ pub fn poll_queues_unmet(target: &Path) -> Option<String> {
         Ok(m) if m.file_type().is_block_device() => {}
         Ok(m)
             if m.file_type().is_char_device()
-                && crate::target::nvme::generic_block(m.rdev()).is_some() => {}
+                && super::device_io::generic_block(m.rdev()).is_some() => {}
         _ => {
             return Some(format!(
                 "{} is neither a block device nor an NVMe generic device here ({guest})",

@@ -12,3 +12,4 @@ pub mod memcopy;
 pub mod op_log;
 pub mod profile;
 pub mod tp_format;
+pub mod workload_figures;

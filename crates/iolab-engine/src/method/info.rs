@@ -79,8 +79,8 @@ impl Targets {
     }
 
     /// How this method fits a target kind.
-    pub fn fit(&self, kind: crate::target::kind::TargetKind) -> Fit {
-        use crate::target::kind::TargetKind as K;
+    pub fn fit(&self, kind: crate::target_kind::TargetKind) -> Fit {
+        use crate::target_kind::TargetKind as K;
         match kind {
             K::File => self.file,
             K::BlockDevice => self.block_device,

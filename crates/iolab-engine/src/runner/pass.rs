@@ -68,7 +68,14 @@ pub(super) fn run_once(
 ) -> Result<(RunResult, Vec<CounterValue>)> {
     let host = Host::current();
     if let Some((b, stage)) = pass.progress {
-        b.begin(stage, Some(spec));
+        b.begin(
+            stage,
+            Some(crate::progress::Goal::of(
+                spec.ops,
+                spec.duration_s,
+                spec.bs,
+            )),
+        );
     }
     let target = target::setup(spec)?;
     let sink_before = target.sink_begin()?;

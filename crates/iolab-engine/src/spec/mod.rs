@@ -9,6 +9,7 @@
 
 mod combinations;
 pub mod defaults;
+pub(crate) mod fits;
 mod kinds;
 mod offload_opts;
 pub mod options;

@@ -226,7 +226,7 @@ impl RawSpec {
         if at == RunsOn::Here {
             // This machine's RLIMIT_MEMLOCK and memory: another machine has its own.
             offload_opts::check_offload_limits(&spec)?;
-            crate::budget::check_fits(&spec)?;
+            super::fits::check_fits(&spec)?;
         }
         Ok(spec)
     }

@@ -4,9 +4,9 @@
 //! still cached afterwards are counted (mincore of a read-only mapping of the range) and said in the
 //! run's notes: tmpfs keeps every page (its pages are the file), a busy file may keep some.
 
-use super::kind::TargetKind;
 use crate::error::{Error, Result};
 use crate::spec::Spec;
+use crate::target_kind::TargetKind;
 use iolab_sys as sys;
 use std::os::fd::AsRawFd;
 use std::os::fd::OwnedFd;

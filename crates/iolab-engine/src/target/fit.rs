@@ -1,10 +1,10 @@
 //! Whether the method can take the target, from its registry entry.
 
-use super::kind::TargetKind;
 use crate::error::{Error, Result};
 use crate::method::info::Fit;
 use crate::method::kind::MethodKind;
 use crate::spec::Spec;
+use crate::target_kind::TargetKind;
 
 /// Refuses a target the method's registry entry says it cannot take (`{t}` in its reason is `shown`),
 /// naming the methods that can.

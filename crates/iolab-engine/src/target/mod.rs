@@ -25,7 +25,6 @@ mod cache;
 mod device;
 mod dio;
 mod fit;
-pub mod kind;
 pub mod nvme;
 mod others;
 mod peer;
@@ -42,7 +41,7 @@ use crate::target::fit::check_fit;
 use crate::target::others::{check_not_measured, check_not_own_output, running};
 use crate::target::pin::{Handle, Pin};
 use crate::target::prepared::target_err;
-pub use kind::TargetKind;
+pub use crate::target_kind::TargetKind;
 pub use peer::PeerFigures;
 pub use prepared::{
     parent_of, PeerHandle, PreparedTarget, DEFAULT_FILE_SIZE, PAGE, REMOTE_ACK_WAIT, SINK_REGION,
@@ -784,7 +783,7 @@ fn setup_stream(spec: &Spec, kind: TargetKind) -> Result<PreparedTarget> {
 /// A `tcp:ADDR:PORT` target's peer address, with what such a target cannot do refused: called by the
 /// spec's checks too, before anything is made or connected.
 pub(crate) fn remote_peer(spec: &Spec) -> Result<Option<std::net::SocketAddrV4>> {
-    let Some(remote) = kind::tcp_remote(&spec.target) else {
+    let Some(remote) = crate::tcp_peer::tcp_remote(&spec.target) else {
         return Ok(None);
     };
     let to = remote.map_err(target_err)?;

@@ -8,36 +8,16 @@
 //! be, so nothing mounts it meanwhile; its cached pages, stale after such writes, are dropped at the end
 //! of the pass.
 
-use super::kind::TargetKind;
 use super::pin::{Handle, Pin};
 use super::prepared::{target_err, NvmeTarget, PreparedTarget, PAGE};
 use crate::error::{Error, Result};
 use crate::spec::{OpKind, Spec};
+use crate::target_kind::TargetKind;
 use iolab_sys as sys;
 use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-/// The block device ("nvme0n1") whose namespace the character device `rdev` is the generic device of,
-/// if it is one (its sysfs subsystem is the class nvme-generic).
-pub fn generic_block(rdev: libc::dev_t) -> Option<String> {
-    let dir = std::fs::canonicalize(format!(
-        "/sys/dev/char/{}:{}",
-        libc::major(rdev),
-        libc::minor(rdev)
-    ))
-    .ok()?;
-    let class = std::fs::canonicalize(dir.join("subsystem")).ok()?;
-    if class.file_name()? != "nvme-generic" {
-        return None;
-    }
-    // ngXnY is the generic device of nvmeXnY (with multipath, of the head's disk of the same name).
-    let name = dir.file_name()?.to_str()?.strip_prefix("ng")?;
-    let block = format!("nvme{name}");
-    Path::new("/sys/block")
-        .join(&block)
-        .exists()
-        .then_some(block)
-}
+pub use crate::measure::device_io::generic_block;
 
 fn sysfs_number(block: &str, file: &str, shown: &str) -> Result<u64> {
     let p = PathBuf::from(format!("/sys/block/{block}/{file}"));

@@ -3,11 +3,11 @@
 //! Each file is set up as a one-thread target of its own (the same checks, creation, prefill and
 //! cache dropping), each thread's region is its whole file, and `--file-size` is each file's size.
 
-use super::kind::TargetKind;
 use super::prepared::PreparedTarget;
 use crate::error::{Error, Result};
 use crate::spec::RingDesign;
 use crate::spec::Spec;
+use crate::target_kind::TargetKind;
 use std::path::{Path, PathBuf};
 
 /// The token a `--target` holds to name a file per thread.

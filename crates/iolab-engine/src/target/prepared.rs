@@ -1,14 +1,14 @@
 //! A target made ready for a run: its kind, its descriptors' path, what was created, the peer of a stream.
 
-use super::kind::TargetKind;
 use super::peer::{self, PeerFigures};
 use super::space;
+use crate::target_kind::TargetKind;
 
 use crate::error::{Error, Result};
 use crate::spec::{OpKind, Spec};
 use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The far end of one thread's stream.
 pub type PeerHandle = std::thread::JoinHandle<std::result::Result<PeerFigures, String>>;
@@ -64,11 +64,7 @@ pub const SINK_REGION: u64 = space::SINK_REGION_MAX;
 /// File size when the run is bounded only by a duration.
 pub const DEFAULT_FILE_SIZE: u64 = 64 << 20;
 
-pub fn parent_of(path: &Path) -> &Path {
-    path.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-}
+pub use crate::paths::parent_of;
 
 pub(crate) fn target_err(msg: impl Into<String>) -> Error {
     Error::usage("--target", msg)
@@ -250,13 +246,13 @@ pub(crate) struct Remote {
     pub(crate) socks: std::sync::Mutex<Vec<OwnedFd>>,
 }
 
-pub use super::kind::REMOTE_ACK_WAIT;
+pub use crate::tcp_peer::REMOTE_ACK_WAIT;
 
 impl Remote {
     fn connect(&self) -> Result<OwnedFd> {
         let stall_ms = REMOTE_ACK_WAIT.as_millis() as u32;
         let fd = sys::tcp_connect(self.to, stall_ms).map_err(|e| {
-            let why = super::kind::tcp_failure(e.errno, &self.to.to_string())
+            let why = crate::tcp_peer::tcp_failure(e.errno, &self.to.to_string())
                 .map(|w| format!(": {w}"))
                 .unwrap_or_default();
             Error::usage(

@@ -9,7 +9,6 @@
 //! iolab never opens the sink O_NONBLOCK: io_uring takes an O_NONBLOCK file as able to try without
 //! blocking, which would hide the legacy personality's io-wq punts.
 
-use super::kind::TargetKind;
 use super::pin::{Handle, Pin};
 use super::prepared::target_err;
 use super::prepared::PAGE;
@@ -18,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::method::info::Fit;
 use crate::sink_device::{Personality, Sink, SinkFigures, DEVICE};
 use crate::spec::Spec;
+use crate::target_kind::TargetKind;
 use iolab_sys as sys;
 use iolab_sys::SinkCounters;
 use std::os::fd::{AsRawFd, OwnedFd};

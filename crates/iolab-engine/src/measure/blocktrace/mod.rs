@@ -11,7 +11,7 @@ pub mod split;
 
 use super::clock::ClockKind;
 use super::tp_format::{BlockFormats, TpFormat, BLOCK_EVENTS};
-use crate::workload_figures::LayerFigures;
+use crate::measure::workload_figures::LayerFigures;
 use iolab_sys as sys;
 use split::{Event, Kind, OpSpan};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -102,7 +102,7 @@ pub fn disk_of(dev: u64) -> Result<Disk, String> {
 /// directory a new file will be made in).
 pub fn disk_of_path(target: &Path) -> Result<Disk, String> {
     let md = std::fs::metadata(target)
-        .or_else(|_| std::fs::metadata(crate::target::parent_of(target)))
+        .or_else(|_| std::fs::metadata(crate::paths::parent_of(target)))
         .map_err(|e| format!("{}: {e}", target.display()))?;
     let ft = md.file_type();
     if ft.is_block_device() {

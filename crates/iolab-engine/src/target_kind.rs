@@ -48,8 +48,6 @@ impl TargetKind {
     }
 }
 
-pub use crate::tcp_peer::{tcp_failure, tcp_remote, REMOTE_ACK_WAIT};
-
 #[cfg(test)]
 mod tests {
     use super::*;

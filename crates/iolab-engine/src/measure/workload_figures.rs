@@ -1,7 +1,7 @@
 //! The result's figures of fio-like workloads: `--op mixed` (reads and writes apart) and paced runs
 //! (`--rate-iops`). Kept apart from result.rs, which re-exports them.
 
-use crate::measure::hist::Summary;
+use super::hist::Summary;
 use serde::{Deserialize, Serialize};
 
 /// `--op mixed`: what was read and what was written, each timed apart.
