@@ -300,16 +300,7 @@ pub fn raw_nop_loop(ops: u64, batch: u32) -> Result<f64> {
 pub fn nop(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<NopReport> {
     let mut rows = Vec::new();
     for batch in [1u32, 8, 32] {
-        let spec = RawSpec::new()
-            .with("method", "io_uring")
-            .with("target", "/dev/null")
-            .with("ops", Val::Int(ops as i64))
-            .with("qd", Val::Int(batch as i64))
-            .with("batch", Val::Int(batch as i64))
-            .with("nop-requests", Val::Bool(true))
-            .with("count", "none")
-            .with("seed", Val::Int(1))
-            .resolve()?;
+        let spec = crate::bench_tiou::nop_spec(batch, ("ops", ops as i64))?;
         raw_nop_loop(ops / 10 + batch as u64, batch)?;
         crate::run::run(&spec, clock)?;
         let (mut raw, mut lab) = (Vec::new(), Vec::new());

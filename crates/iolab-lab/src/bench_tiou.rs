@@ -39,20 +39,26 @@ pub fn find() -> std::result::Result<PathBuf, String> {
     }
 }
 
+/// iolab's io_uring NOPs to /dev/null at `batch` (its depth too), bounded by `bound` (`ops` or
+/// `duration` and its value), without the kernel's counters.
+pub(crate) fn nop_spec(batch: u32, bound: (&str, i64)) -> Result<iolab_engine::spec::Spec> {
+    RawSpec::new()
+        .with("method", "io_uring")
+        .with("target", "/dev/null")
+        .with(bound.0, Val::Int(bound.1))
+        .with("qd", Val::Int(batch as i64))
+        .with("batch", Val::Int(batch as i64))
+        .with("nop-requests", Val::Bool(true))
+        .with("count", "none")
+        .with("seed", Val::Int(1))
+        .resolve()
+}
+
 /// [`PAIRS`] alternating pairs at batch 1 and 32.
 pub fn against(exe: &Path, clock: &ClockInfo) -> Result<AgainstTIoUring> {
     let mut rows = Vec::new();
     for batch in [1u32, 32] {
-        let spec = RawSpec::new()
-            .with("method", "io_uring")
-            .with("target", "/dev/null")
-            .with("duration", Val::Int(1))
-            .with("qd", Val::Int(batch as i64))
-            .with("batch", Val::Int(batch as i64))
-            .with("nop-requests", Val::Bool(true))
-            .with("count", "none")
-            .with("seed", Val::Int(1))
-            .resolve()?;
+        let spec = nop_spec(batch, ("duration", 1))?;
         let (mut theirs, mut ours) = (Vec::new(), Vec::new());
         for _ in 0..PAIRS {
             ours.push(crate::run::run(&spec, clock)?.iops);
