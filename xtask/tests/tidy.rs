@@ -177,3 +177,41 @@ fn no_folder_of_any_crate_is_in_an_import_cycle() {
     }
     assert!(msgs.is_empty(), "{}", msgs.join("\n"));
 }
+
+/// ARCHITECTURE.md's code map names every top-level module of each crate (`name`, `name.rs` or `name/`)
+/// in that crate's section: a module added is placed in the map with it.
+#[test]
+fn the_code_map_names_every_top_level_module() {
+    let root = workspace_root();
+    let map = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let mut missing = vec![];
+    for r in crate_roots() {
+        let src = r.parent().unwrap();
+        let krate = src.parent().unwrap().file_name().unwrap().to_string_lossy();
+        let head = format!("### `crates/{krate}`");
+        let at = map
+            .find(&head)
+            .unwrap_or_else(|| panic!("no section {head}"));
+        let section = &map[at + head.len()..];
+        let section = &section[..section.find("\n### ").unwrap_or(section.len())];
+        let g = modgraph::read_crate(&r).unwrap().folders(src);
+        for f in &g.files {
+            let name = f.file_name().unwrap().to_string_lossy();
+            let named = [
+                format!("`{name}`"),
+                format!("`{name}.rs`"),
+                format!("`{name}/`"),
+            ]
+            .iter()
+            .any(|n| section.contains(n.as_str()));
+            if !named {
+                missing.push(format!("{krate}: {name}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "not in ARCHITECTURE.md's code map:\n{}",
+        missing.join("\n")
+    );
+}
