@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 pub const HOST_FILE: &str = "fleet-host.json";
 
 mod bounds;
+mod host_file;
 #[cfg(test)]
 use bounds::TEXT_MAX;
 use bounds::{short, Hosts, MAX_HOSTS};
@@ -345,33 +346,38 @@ fn read_host(dir: &Path, name: &str, known: &Known, budget: &mut Budget) -> (Hos
         host.outcome = lost(why);
         return (host, true);
     }
-    let info =
-        match read_fetched(dir, &Path::new(name).join(HOST_FILE), HOST_FILE_MAX).and_then(|t| {
-            crate::series::value_of(&t)
-                .map_err(|e| format!("{name}/{HOST_FILE}: not whole JSON ({e})"))
-        }) {
-            Ok(v) if v.is_object() => v,
-            Ok(_) => {
-                host.outcome = lost(format!("{name}/{HOST_FILE} is not a host's outcome"));
-                return (host, true);
-            }
-            Err(why) => {
-                host.outcome = lost(why);
-                return (host, true);
-            }
-        };
+    let info = match read_fetched(dir, &Path::new(name).join(HOST_FILE), HOST_FILE_MAX)
+        .map(|t| host_file::HostFile::parse(&t))
+    {
+        Ok(Ok(info)) => info,
+        Ok(Err((true, _))) => {
+            host.outcome = lost(format!("{name}/{HOST_FILE} is not a host's outcome"));
+            return (host, true);
+        }
+        Ok(Err((false, e))) => {
+            host.outcome = lost(format!("{name}/{HOST_FILE}: not whole JSON ({e})"));
+            return (host, true);
+        }
+        Err(why) => {
+            host.outcome = lost(why);
+            return (host, true);
+        }
+    };
     // Texts as long as a host's are shown; a forged one is cut (a 58 MB kernel name was a 960 MB page).
-    let s = |k: &str| short(info.get(k).and_then(Value::as_str).unwrap_or_default());
-    host.architecture = s("architecture");
-    host.kernel = s("kernel");
-    host.outcome = match info.get("rc").and_then(Value::as_i64) {
+    let s = |t: &host_file::Text| short(t.0.as_deref().unwrap_or_default());
+    host.architecture = s(&info.architecture);
+    host.kernel = s(&info.kernel);
+    host.outcome = match info.rc.0 {
         Some(0) => Outcome::Ok,
         Some(rc) => Outcome::Failed {
             rc,
             why: failure(
                 rc,
-                info.get("timeout_s").and_then(Value::as_u64).unwrap_or(0),
-                &s("stderr"),
+                info.timeout_s
+                    .0
+                    .and_then(|t| u64::try_from(t).ok())
+                    .unwrap_or(0),
+                &s(&info.stderr),
             ),
         },
         None => lost(format!("{name}/{HOST_FILE} holds no exit status")),
@@ -397,26 +403,23 @@ fn read_host(dir: &Path, name: &str, known: &Known, budget: &mut Budget) -> (Hos
 fn read_files(
     dir: &Path,
     name: &str,
-    info: &Value,
+    info: &host_file::HostFile,
     host: &mut Host,
     budget: &mut Budget,
 ) -> Option<String> {
     let mut damage = None;
     let files = Path::new(name).join("files");
-    let named = info
-        .get("records")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
-    if named.len() > MAX_FILES {
+    let named = &info.records;
+    if named.count > MAX_FILES {
         return Some(format!(
             "{HOST_FILE} names {} files, more than the {MAX_FILES} iolab reads of a host",
-            named.len()
+            named.count
         ));
     }
     // Each file once (a list naming one file a thousand times is not a thousand runs).
     let mut seen = BTreeSet::new();
-    for rel in named {
-        let rel = PathBuf::from(rel.as_str().unwrap_or_default());
+    for rel in &named.kept {
+        let rel = PathBuf::from(rel.as_deref().unwrap_or_default());
         if !seen.insert(rel.clone()) {
             damage.get_or_insert_with(|| format!("{HOST_FILE} names {} twice", rel.display()));
             continue;
