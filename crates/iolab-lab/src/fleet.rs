@@ -19,6 +19,7 @@ mod host_file;
 #[cfg(test)]
 use bounds::TEXT_MAX;
 use bounds::{short, Hosts, MAX_HOSTS};
+use host_file::MAX_FILES;
 
 /// What one host's run came to.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -462,9 +463,6 @@ fn read_files(
     });
     damage
 }
-
-/// The most files a host's outcome may name.
-const MAX_FILES: usize = 10_000;
 
 /// Whether the file at `path` is a JSON document of an iolab command that writes no records (`probe
 /// --json`): an object with the `host` it ran on, read as a stream (nothing of it held but the host's

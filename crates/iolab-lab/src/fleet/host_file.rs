@@ -50,9 +50,11 @@ pub(super) struct Names {
     pub count: usize,
 }
 
-/// The most names kept: more than a host may name ([`super::MAX_FILES`]), so that naming too many is
-/// still seen and said.
-const MAX_NAMES: usize = super::MAX_FILES + 1;
+/// The most files a host's outcome may name.
+pub(super) const MAX_FILES: usize = 10_000;
+
+/// The most names kept: more than a host may name, so that naming too many is still seen and said.
+const MAX_NAMES: usize = MAX_FILES + 1;
 
 /// A JSON value of no kind a visitor keeps (a boolean, a fraction, null, a list or an object), read past:
 /// the visitor's `none`.
