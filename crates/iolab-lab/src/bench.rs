@@ -254,48 +254,7 @@ pub struct NopReport {
     pub t_io_uring: std::result::Result<crate::bench_tiou::AgainstTIoUring, String>,
 }
 
-/// The raw loop's ring: what fio's t/io_uring sets up, the best a hand-written loop does.
-pub const RAW_RING: &str =
-    "COOP_TASKRUN, SINGLE_ISSUER, DEFER_TASKRUN, NO_SQARRAY, a registered ring fd, \
-                            io_uring_enter by its instruction";
-
-/// The raw loop: `ops` NOPs in batches of `batch` on a [`RAW_RING`] ring; returns NOPs per second.
-pub fn raw_nop_loop(ops: u64, batch: u32) -> Result<f64> {
-    use io_uring::{opcode, IoUring};
-    let setup_err = |e: std::io::Error| {
-        iolab_engine::error::Error::from(iolab_sys::SysErr::new(
-            "io_uring_setup",
-            e.raw_os_error().unwrap_or(0),
-        ))
-    };
-    let mut ring: IoUring = IoUring::builder()
-        .setup_coop_taskrun()
-        .setup_single_issuer()
-        .setup_defer_taskrun()
-        .setup_no_sqarray()
-        .build(batch.next_power_of_two().max(2))
-        .map_err(setup_err)?;
-    let idx = sys::io_uring_register_ring_fd(ring.as_raw_fd())? as i32;
-    let flags = sys::IORING_ENTER_GETEVENTS | sys::IORING_ENTER_REGISTERED_RING;
-    let nop = opcode::Nop::new().build().user_data(7);
-    let t0 = sys::monotonic_ns();
-    let mut done = 0u64;
-    while done < ops {
-        {
-            let mut sq = ring.submission();
-            for _ in 0..batch {
-                // SAFETY: a NOP references no memory.
-                unsafe { sq.push(&nop) }.expect("room for one batch");
-            }
-        }
-        sys::io_uring_enter(idx, batch, batch, flags)?;
-        let n = ring.completion().count() as u64;
-        done += n;
-    }
-    let dt = (sys::monotonic_ns() - t0) as f64 * 1e-9;
-    sys::io_uring_unregister_ring_fd(ring.as_raw_fd(), idx as u32)?;
-    Ok(done as f64 / dt)
-}
+pub use crate::bench_tiou::{raw_nop_loop, RAW_RING};
 
 pub fn nop(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<NopReport> {
     let mut rows = Vec::new();

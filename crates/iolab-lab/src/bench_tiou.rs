@@ -6,7 +6,9 @@
 use iolab_engine::error::{Error, Result};
 use iolab_engine::measure::clock::ClockInfo;
 use iolab_engine::spec::{RawSpec, Val};
+use iolab_sys as sys;
 use serde::Serialize;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 /// Where `bench/t_io_uring.sh` builds t/io_uring by default.
@@ -22,6 +24,9 @@ pub struct AgainstTIoUring {
     pub pairs: usize,
     /// (batch, t/io_uring NOP/s median, iolab NOP/s median, median of per-pair iolab / t/io_uring)
     pub rows: Vec<(u32, f64, f64, f64)>,
+    /// Per batch, the median of per-pair raw loop / t/io_uring: the most a loop of iolab's ring settings
+    /// that records nothing gets against t/io_uring, run beside each pair.
+    pub raw_ratios: Vec<f64>,
 }
 
 /// t/io_uring: `$IOLAB_T_IO_URING`, else [`DEFAULT_PLACE`]; Err: why there is none to run.
@@ -56,21 +61,33 @@ pub(crate) fn nop_spec(batch: u32, bound: (&str, i64)) -> Result<iolab_engine::s
 
 /// [`PAIRS`] alternating pairs at batch 1 and 32.
 pub fn against(exe: &Path, clock: &ClockInfo) -> Result<AgainstTIoUring> {
-    let mut rows = Vec::new();
+    let (mut rows, mut raw_ratios) = (Vec::new(), Vec::new());
     for batch in [1u32, 32] {
         let spec = nop_spec(batch, ("duration", 1))?;
-        let (mut theirs, mut ours) = (Vec::new(), Vec::new());
+        let (mut theirs, mut ours, mut raw) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..PAIRS {
             ours.push(crate::run::run(&spec, clock)?.iops);
             theirs.push(nops_per_s(exe, batch)?);
+            // About half a second of the raw loop at the rate t/io_uring just had.
+            let ops = (theirs[theirs.len() - 1] / 2.0) as u64;
+            raw.push(raw_nop_loop(ops.max(u64::from(batch)), batch)?);
         }
-        let ratios: Vec<f64> = ours.iter().zip(&theirs).map(|(a, b)| a / b).collect();
-        rows.push((batch, median(&theirs), median(&ours), median(&ratios)));
+        let ratio = |a: &[f64]| {
+            median(
+                &a.iter()
+                    .zip(&theirs)
+                    .map(|(a, b)| a / b)
+                    .collect::<Vec<_>>(),
+            )
+        };
+        rows.push((batch, median(&theirs), median(&ours), ratio(&ours)));
+        raw_ratios.push(ratio(&raw));
     }
     Ok(AgainstTIoUring {
         path: exe.display().to_string(),
         pairs: PAIRS,
         rows,
+        raw_ratios,
     })
 }
 
@@ -112,6 +129,49 @@ fn rate_of(line: &str) -> Option<f64> {
         _ => (v, 1.0),
     };
     num.parse::<f64>().ok().map(|n| n * mult)
+}
+
+/// The raw loop's ring: what fio's t/io_uring sets up, the best a hand-written loop does.
+pub const RAW_RING: &str =
+    "COOP_TASKRUN, SINGLE_ISSUER, DEFER_TASKRUN, NO_SQARRAY, a registered ring fd, \
+                            io_uring_enter by its instruction";
+
+/// The raw loop: `ops` NOPs in batches of `batch` on a [`RAW_RING`] ring; returns NOPs per second.
+pub fn raw_nop_loop(ops: u64, batch: u32) -> Result<f64> {
+    use io_uring::{opcode, IoUring};
+    let setup_err = |e: std::io::Error| {
+        iolab_engine::error::Error::from(iolab_sys::SysErr::new(
+            "io_uring_setup",
+            e.raw_os_error().unwrap_or(0),
+        ))
+    };
+    let mut ring: IoUring = IoUring::builder()
+        .setup_coop_taskrun()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_no_sqarray()
+        .build(batch.next_power_of_two().max(2))
+        .map_err(setup_err)?;
+    let idx = sys::io_uring_register_ring_fd(ring.as_raw_fd())? as i32;
+    let flags = sys::IORING_ENTER_GETEVENTS | sys::IORING_ENTER_REGISTERED_RING;
+    let nop = opcode::Nop::new().build().user_data(7);
+    let t0 = sys::monotonic_ns();
+    let mut done = 0u64;
+    while done < ops {
+        {
+            let mut sq = ring.submission();
+            for _ in 0..batch {
+                // SAFETY: a NOP references no memory.
+                unsafe { sq.push(&nop) }.expect("room for one batch");
+            }
+        }
+        sys::io_uring_enter(idx, batch, batch, flags)?;
+        let n = ring.completion().count() as u64;
+        done += n;
+    }
+    let dt = (sys::monotonic_ns() - t0) as f64 * 1e-9;
+    sys::io_uring_unregister_ring_fd(ring.as_raw_fd(), idx as u32)?;
+    Ok(done as f64 / dt)
 }
 
 #[cfg(test)]
