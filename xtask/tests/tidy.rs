@@ -113,7 +113,8 @@ fn methods_are_named_through_the_registry_outside_method() {
 
 /// Every skip of an integration test goes through `tests/common`'s `skip(feature, why)`, which turns it
 /// into a failure where CI's machine has the feature (IOLAB_EXPECT) and lists it after the tests: no test
-/// prints its own `SKIPPED`, and each feature it names is one of `FEATURES`.
+/// prints its own `SKIPPED` (in any case), and each feature a call names is one of `FEATURES`, however
+/// rustfmt wrapped the call.
 #[test]
 fn integration_tests_skip_only_through_the_common_skip() {
     let dir = workspace_root().join("crates/iolab/tests");
@@ -122,36 +123,65 @@ fn integration_tests_skip_only_through_the_common_skip() {
         .find("pub const FEATURES")
         .expect("FEATURES in tests/common")..];
     let table = &table[..table.find("];").unwrap()];
+    // Each entry opens with `(` and its name: `("root", ...)`, or wrapped, `(\n "root",\n ...)`.
+    let names: Vec<&str> = table
+        .split('(')
+        .skip(1)
+        .filter_map(|e| e.trim_start().strip_prefix('"')?.split('"').next())
+        .collect();
+    assert!(names.len() > 20 && names.contains(&"root"), "{names:?}");
     let mut bad = vec![];
     for f in rust_files(&dir) {
         let text = std::fs::read_to_string(&f).unwrap();
         let is_common = f.ends_with("common/mod.rs");
-        for (i, line) in text.lines().enumerate() {
-            let code = line.trim_start();
-            if code.starts_with("//") {
+        let at = |i: usize| format!("{}:{}", rel(&f), i + 1);
+        // The code without its comments, each line kept in its place.
+        let code: Vec<&str> = text
+            .lines()
+            .map(|l| match l.trim_start().starts_with("//") {
+                true => "",
+                false => l,
+            })
+            .collect();
+        for (i, line) in code.iter().enumerate() {
+            // A test of the skip itself looks for the line (`contains("SKIPPED ...")`).
+            let prints =
+                line.to_ascii_lowercase().contains("\"skipped") && !line.contains("contains(");
+            if prints && !(is_common && line.contains("println!(\"SKIPPED {feature}")) {
+                bad.push(format!(
+                    "{}: prints SKIPPED itself (use common::skip)",
+                    at(i)
+                ));
+            }
+        }
+        let joined = code.join("\n");
+        for (pos, _) in joined.match_indices("skip(") {
+            if joined[..pos].ends_with(|c: char| c == '.' || c == '_' || c.is_alphanumeric()) {
                 continue;
             }
-            let at = format!("{}:{}", rel(&f), i + 1);
-            // A test of the skip itself looks for the line (`contains("SKIPPED ...")`).
-            let prints = code.contains("\"SKIPPED") && !code.contains("contains(");
-            if prints && !(is_common && code.contains("println!(\"SKIPPED {feature}")) {
-                bad.push(format!("{at}: prints SKIPPED itself (use common::skip)"));
-            }
-            for part in code.split("skip(\"").skip(1) {
-                let feature = &part[..part.find('"').unwrap_or(0)];
-                if !table.contains(&format!("\"{feature}\",")) {
-                    bad.push(format!("{at}: skip(\"{feature}\"): not in FEATURES"));
-                }
+            let rest = joined[pos + "skip(".len()..].trim_start();
+            let Some(lit) = rest.strip_prefix('"') else {
+                continue;
+            };
+            let feature = &lit[..lit.find('"').unwrap_or(0)];
+            if !names.contains(&feature) {
+                let line = joined[..pos].matches('\n').count();
+                bad.push(format!(
+                    "{}: skip(\"{feature}\"): not in FEATURES",
+                    at(line)
+                ));
             }
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
-/// Folders of the engine still in one circle: spec, method, target, runner, result, offload, access and
-/// verify (spec checks a method's fit on a target, a method drives the runner, a result holds the spec
-/// and each layer's figures). It may shrink, never grow; the aim is none.
-const MAX_ENGINE_FOLDER_CYCLE: usize = 8;
+/// The engine's folders still in one circle (spec checks a method's fit on a target, a method drives the
+/// runner, a result holds the spec and each layer's figures): a circle of these, or of fewer, is let be;
+/// one that takes in any other folder is not. The list may shrink, never grow; the aim is none.
+const ENGINE_FOLDER_CYCLE: [&str; 8] = [
+    "access", "method", "offload", "result", "runner", "spec", "target", "verify",
+];
 
 /// The top-level modules of each crate (its folders and the files beside its root) form layers: no
 /// circle of them names each other, whatever the files inside do (the engine aside, within its bound).
@@ -165,7 +195,17 @@ fn no_folder_of_any_crate_is_in_an_import_cycle() {
             .folders(r.parent().unwrap());
         let engine = r.starts_with(root.join("crates/iolab-engine"));
         for c in g.cycles() {
-            if engine && c.len() <= MAX_ENGINE_FOLDER_CYCLE {
+            let named = |f: &usize| {
+                g.files[*f]
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            };
+            if engine
+                && c.iter()
+                    .all(|f| ENGINE_FOLDER_CYCLE.contains(&named(f).as_str()))
+            {
                 continue;
             }
             msgs.push(format!(

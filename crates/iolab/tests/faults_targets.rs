@@ -145,18 +145,18 @@ impl Drop for Loop {
 fn loop_unavailable(test: &str) -> bool {
     // SAFETY: geteuid takes no arguments and cannot fail.
     let why = if unsafe { libc::geteuid() } != 0 {
-        Some("not root")
+        Some(("root", "not root"))
     } else if !Path::new("/dev/loop-control").exists() {
-        Some("/dev/loop-control is missing")
+        Some(("loop-device", "/dev/loop-control is missing"))
     } else if Command::new("losetup").arg("--version").output().is_err() {
-        Some("losetup is missing")
+        Some(("loop-device", "losetup is missing"))
     } else if Command::new("mkfs.ext4").arg("-V").output().is_err() {
-        Some("mkfs.ext4 is missing")
+        Some(("mkfs", "mkfs.ext4 is missing"))
     } else {
         None
     };
-    if let Some(why) = why {
-        skip("loop-device", &format!("{test}: {why}"));
+    if let Some((feature, why)) = why {
+        skip(feature, &format!("{test}: {why}"));
     }
     why.is_some()
 }

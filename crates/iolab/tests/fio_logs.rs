@@ -308,8 +308,7 @@ fn a_time_based_job_logging_every_io_is_refused_by_name() {
 #[test]
 fn fio_writes_the_same_files_columns_and_lines() {
     if !Path::new("/usr/bin/fio").exists() {
-        eprintln!("skipped: /usr/bin/fio is not installed");
-        return;
+        return skip("fio", "/usr/bin/fio is not installed");
     }
     for offset in ["0", "1"] {
         let job = format!(
@@ -371,8 +370,10 @@ fn fio2gnuplot_draws_iolabs_bw_log() {
         })
         .collect();
     if !missing.is_empty() {
-        eprintln!("skipped: {} not installed", missing.join(" and "));
-        return;
+        return skip(
+            "fio-tools",
+            &format!("{} not installed", missing.join(" and ")),
+        );
     }
     let dir = disk_dir();
     let d = dir.path();

@@ -332,11 +332,7 @@ fn the_null_engine_touches_no_file() {
 /// well under 1 MiB.
 #[test]
 fn fallocate_reserves_a_written_files_blocks() {
-    let probe = disk_dir();
-    let f = std::fs::File::create(probe.path().join("p")).unwrap();
-    // SAFETY: fallocate on a descriptor this test owns.
-    let can = unsafe { libc::fallocate(std::os::fd::AsRawFd::as_raw_fd(&f), 0, 0, 4096) } == 0;
-    if !can {
+    if !can_fallocate(disk_dir().path()) {
         skip(
             "fallocate",
             "the test directory's filesystem has no fallocate(2)",

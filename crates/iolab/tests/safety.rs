@@ -192,7 +192,7 @@ fn block_devices_need_the_flag_and_are_refused_while_mounted() {
             assert!(r.stderr.contains("is mounted at /"), "{}", r.stderr);
         }
         None => skip(
-            "block-device",
+            "root-device",
             "mounted-device check: the root filesystem is not on a /dev block device here",
         ),
     }

@@ -118,7 +118,7 @@ fn every_method_runs_at_the_same_depth_on_a_directory_and_leaves_nothing() {
     }
     if !traceable {
         skip(
-            "tracepoints",
+            trace_lack(target.path()),
             "the layers of the survey's runs: not root, or tracefs or a disk missing",
         );
     }
@@ -549,7 +549,7 @@ fn the_block_layer_is_traced_in_the_first_round_and_its_split_kept_with_the_medi
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let v = the_survey(std::path::Path::new(&results));
     if !traced(&v) {
-        skip("tracepoints", &format!("{}", v["layers"]));
+        skip(trace_lack(target.path()), &format!("{}", v["layers"]));
         return;
     }
     for run in v["runs"]

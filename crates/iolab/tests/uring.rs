@@ -478,7 +478,7 @@ fn the_default_ring_is_the_recommended_one_and_plain_asks_for_none_of_it() {
             "{f}: setup {setup:?}, refused {refused:?}"
         );
         if said {
-            println!("skipped: this kernel refused {f} ({refused:?})");
+            println!("note: this kernel refused {f} ({refused:?}), as the record says");
         }
     }
     let mut plain = base.to_vec();

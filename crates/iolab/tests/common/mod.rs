@@ -295,6 +295,45 @@ pub fn probed(row: &str) -> Result<(), String> {
     }
 }
 
+/// Whether `dir`'s filesystem reserves blocks with fallocate(2) (tried on a file of its own).
+pub fn can_fallocate(dir: &Path) -> bool {
+    let p = dir.join(".fallocate-probe");
+    let Ok(f) = std::fs::File::create(&p) else {
+        return false;
+    };
+    // SAFETY: fallocate on a descriptor this function owns.
+    let can = unsafe { libc::fallocate(std::os::fd::AsRawFd::as_raw_fd(&f), 0, 0, 4096) } == 0;
+    let _ = std::fs::remove_file(&p);
+    can
+}
+
+/// Whether `dir`'s filesystem is on a block device (whose layer can be traced and counted).
+pub fn on_block_device(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dir).is_ok_and(|m| {
+        let dev = m.dev();
+        Path::new(&format!(
+            "/sys/dev/block/{}:{}",
+            libc::major(dev),
+            libc::minor(dev)
+        ))
+        .exists()
+    })
+}
+
+/// Why a survey of a target in `dir` did not trace the block layer, as a feature of [`FEATURES`]: not
+/// root, no block device under `dir`, or else the tracepoints themselves.
+pub fn trace_lack(dir: &Path) -> &'static str {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        "root"
+    } else if !on_block_device(dir) {
+        "block-device"
+    } else {
+        "tracepoints"
+    }
+}
+
 /// What a test may lack on a machine, each the name `skip` takes and IOLAB_EXPECT lists (`.ci/run` says
 /// how it finds which its machine has).
 pub const FEATURES: &[(&str, &str)] = &[
@@ -347,6 +386,10 @@ pub const FEATURES: &[(&str, &str)] = &[
         "block-device",
         "a block device under the test directory's filesystem",
     ),
+    (
+        "root-device",
+        "the root filesystem on a /dev block device node",
+    ),
     ("ext4", "the test directory on ext4"),
     (
         "xattr",
@@ -394,7 +437,7 @@ pub fn skip(feature: &str, why: &str) {
     println!("SKIPPED {feature} ({test}): {why}");
     if let Some(log) = std::env::var_os("IOLAB_SKIP_LOG") {
         use std::io::Write;
-        let line = format!("{feature}\t{test}\t{}\n", why.replace('\n', " "));
+        let line = format!("{feature}\t{test}\t{}\n", why.replace(['\n', '\t'], " "));
         let f = std::fs::OpenOptions::new()
             .append(true)
             .create(true)
