@@ -158,12 +158,7 @@ fn a_survey_told_to_time_no_op_times_none_and_says_so() {
         r.stdout
     );
     let v = only_json_in(out.path());
-    let ran: Vec<&serde_json::Value> = v["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| !r["result"].is_null())
-        .collect();
+    let ran = ran_runs(&v);
     assert!(ran.len() > 30, "{}", ran.len());
     for run in ran {
         let res = &run["result"];

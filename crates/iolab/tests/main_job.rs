@@ -438,12 +438,7 @@ fn surveys_compare_per_row(dir: &std::path::Path) {
     // One group per run that ran, none merged: as many workload headings as target, method and block
     // size rows with a result.
     let v = json_file(std::path::Path::new(&f));
-    let ran = v["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| !r["result"].is_null())
-        .count();
+    let ran = ran_runs(&v).len();
     let groups = c.stdout.lines().filter(|l| l.contains(" (A: ")).count();
     assert_eq!(groups, ran, "{}", c.stdout);
     for row in [

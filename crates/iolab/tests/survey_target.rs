@@ -22,11 +22,6 @@ fn survey(dir: &std::path::Path, args: &[&str]) -> Ran {
     iolab(&a)
 }
 
-/// The survey document in `results` (its only file).
-fn the_survey(results: &std::path::Path) -> serde_json::Value {
-    only_json_in(results)
-}
-
 /// Whether the survey `v` traced the block layer (its header names the time per layer).
 fn traced(v: &serde_json::Value) -> bool {
     v["layers"]
@@ -73,9 +68,9 @@ fn every_method_runs_at_the_same_depth_on_a_directory_and_leaves_nothing() {
         r.stdout
     );
     assert!(r.stdout.lines().count() <= 25, "{}", r.stdout);
-    let v = the_survey(&work.path().join("results"));
+    let v = only_json_in(&work.path().join("results"));
     let runs = v["runs"].as_array().unwrap();
-    let ran: Vec<&serde_json::Value> = runs.iter().filter(|r| !r["result"].is_null()).collect();
+    let ran = ran_runs(&v);
     // Root traces the block layer, in a tracefs of iolab's own where none is mounted.
     // SAFETY: geteuid has no preconditions.
     let traceable = traced(&v) && unsafe { libc::geteuid() } == 0;
@@ -238,13 +233,8 @@ fn each_write_run_writes_its_file_once_at_most_and_the_plan_says_how_much_in_all
     };
     let r = writes("results", "1", "0", "write,randwrite");
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    let v = the_survey(&work.path().join("results"));
-    let ran: Vec<&serde_json::Value> = v["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| !r["result"].is_null())
-        .collect();
+    let v = only_json_in(&work.path().join("results"));
+    let ran = ran_runs(&v);
     assert!(ran.len() >= 4, "{v}");
     let mut written = 0;
     for run in &ran {
@@ -285,7 +275,7 @@ fn each_write_run_writes_its_file_once_at_most_and_the_plan_says_how_much_in_all
     // first two rounds take what the plan allows and no further round runs.
     let r = writes("results2", "2", "30", "write");
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    let v = the_survey(&work.path().join("results2"));
+    let v = only_json_in(&work.path().join("results2"));
     let rr = &v["rounds_run"];
     let ran = u64_of(rr, &["runs"]);
     let cells = v["runs"]
@@ -335,15 +325,7 @@ fn a_files_reads_leave_it_as_it_was() {
     // Buffered reads of a file just written come from memory: the fastest says so.
     assert!(r.stdout.contains("page-cache"), "{}", r.stdout);
     // Traced at the block layer, no read made a request.
-    let results = work.path().join("results");
-    let v = json_file(
-        &std::fs::read_dir(&results)
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path(),
-    );
+    let v = only_json_in(&work.path().join("results"));
     for run in v["runs"].as_array().unwrap() {
         if let Some(l) = run["result"]["layers"].as_object() {
             assert_eq!(l["device_ns"], 0.0, "{run}");
@@ -380,13 +362,8 @@ fn a_sparse_files_reads_are_said_to_read_holes() {
         "{}",
         r.stdout
     );
-    let v = the_survey(&work.path().join("results"));
-    let ran: Vec<&serde_json::Value> = v["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| !r["result"].is_null())
-        .collect();
+    let v = only_json_in(&work.path().join("results"));
+    let ran = ran_runs(&v);
     assert!(!ran.is_empty());
     for run in ran {
         assert_eq!(run["verdict"]["kind"], "holes", "{run}");
@@ -547,17 +524,12 @@ fn the_block_layer_is_traced_in_the_first_round_and_its_split_kept_with_the_medi
     a.extend_from_slice(&["--bs", "4k", "--inflight", "1", "--direct"]);
     let r = iolab(&a);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    let v = the_survey(std::path::Path::new(&results));
+    let v = only_json_in(std::path::Path::new(&results));
     if !traced(&v) {
         skip(trace_lack(target.path()), &format!("{}", v["layers"]));
         return;
     }
-    for run in v["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| !r["result"].is_null())
-    {
+    for run in ran_runs(&v) {
         let m = &run["method"];
         // The offload client is a process of its own, whose ops iolab does not trace.
         if m == "offload" {

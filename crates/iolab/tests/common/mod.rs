@@ -456,6 +456,16 @@ pub fn json_file(p: &Path) -> serde_json::Value {
     .unwrap()
 }
 
+/// The runs of a survey document `v` that ran (those with a result).
+pub fn ran_runs(v: &serde_json::Value) -> Vec<&serde_json::Value> {
+    v["runs"]
+        .as_array()
+        .expect("the survey's runs")
+        .iter()
+        .filter(|r| !r["result"].is_null())
+        .collect()
+}
+
 /// The JSON file a command wrote into `dir`, the only file there (panics naming the directory).
 pub fn only_json_in(dir: &Path) -> serde_json::Value {
     let files: Vec<_> = std::fs::read_dir(dir)
