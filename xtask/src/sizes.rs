@@ -1,5 +1,6 @@
 //! Sizes a reader can hold at a glance: functions and files, test code left out; and the places outside
-//! `method/` that spell out a method's variant (`MethodKind::X`) instead of asking the registry.
+//! `method/` that spell out a method's variant (`MethodKind::X`) instead of asking the registry, and the
+//! string literals of a file (for the method names written out by hand).
 
 use crate::modgraph::is_test_only;
 use std::path::Path;
@@ -20,6 +21,9 @@ pub struct FileFacts {
     pub lines: usize,
     pub functions: Vec<Sized>,
     pub method_kind_paths: Vec<usize>,
+    /// Each string literal outside test code and doc comments, with its line: in the code and in the
+    /// tokens of a macro's arguments (`matches!(m, "a" | "b")`, `json!({...})`).
+    pub str_literals: Vec<(usize, String)>,
 }
 
 pub fn facts(path: &Path) -> Result<FileFacts, String> {
@@ -38,6 +42,7 @@ pub fn facts(path: &Path) -> Result<FileFacts, String> {
         lines: text.lines().count().saturating_sub(test_lines),
         functions: v.functions,
         method_kind_paths: v.method_kind,
+        str_literals: v.literals,
     })
 }
 
@@ -55,6 +60,24 @@ fn item_is_test(item: &syn::Item) -> bool {
 struct Visitor {
     functions: Vec<Sized>,
     method_kind: Vec<usize>,
+    literals: Vec<(usize, String)>,
+}
+
+impl Visitor {
+    /// The string literals among a macro's tokens, at any depth.
+    fn tokens(&mut self, ts: proc_macro2::TokenStream) {
+        for t in ts {
+            match t {
+                proc_macro2::TokenTree::Group(g) => self.tokens(g.stream()),
+                proc_macro2::TokenTree::Literal(l) => {
+                    if let Ok(s) = syn::parse_str::<syn::LitStr>(&l.to_string()) {
+                        self.literals.push((l.span().start().line, s.value()));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 impl Visitor {
@@ -90,6 +113,15 @@ impl<'ast> Visit<'ast> for Visitor {
             self.function(f.sig.ident.to_string(), f.span());
         }
         syn::visit::visit_trait_item_fn(self, f);
+    }
+    /// Attributes (doc comments among them) hold no code.
+    fn visit_attribute(&mut self, _: &'ast syn::Attribute) {}
+    fn visit_lit_str(&mut self, l: &'ast syn::LitStr) {
+        self.literals.push((l.span().start().line, l.value()));
+    }
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        self.tokens(m.tokens.clone());
+        syn::visit::visit_macro(self, m);
     }
     fn visit_path(&mut self, p: &'ast syn::Path) {
         let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();

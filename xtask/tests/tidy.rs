@@ -111,6 +111,149 @@ fn methods_are_named_through_the_registry_outside_method() {
     );
 }
 
+/// The names the registry gives the methods: the `name` of each `MethodInfo` declared in `method/`.
+fn method_names() -> Vec<String> {
+    let dir = workspace_root().join("crates/iolab-engine/src/method");
+    let mut names = vec![];
+    for f in rust_files(&dir) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (at, _) in text.match_indices(": MethodInfo = MethodInfo {") {
+            let rest = &text[at..];
+            let n = rest
+                .find("name: \"")
+                .expect("a MethodInfo names its method")
+                + 7;
+            names.push(rest[n..n + rest[n..].find('"').unwrap()].to_string());
+        }
+    }
+    // `MethodInfo::PLAIN`, the defaults a method's entry starts from, names none.
+    names.retain(|n| !n.is_empty());
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Literals outside `method/` that are spelled like a method and name something else: (a file's path
+/// ending, the word, what it names there). The sys layer (syscall names) is not read.
+const NOT_A_METHOD: &[(&str, &str, &str)] = &[
+    (
+        "iolab-engine/src/spec/options.rs",
+        "vectored",
+        "the --vectored option",
+    ),
+    (
+        "iolab-engine/src/spec/options.rs",
+        "psync",
+        "--method's default in the help (a unit test holds it to resolve's)",
+    ),
+    (
+        "iolab-lab/src/probe.rs",
+        "vectored",
+        "the --vectored option",
+    ),
+    (
+        "iolab-engine/src/spec/ring_opts.rs",
+        "vectored",
+        "the --vectored option",
+    ),
+    (
+        "iolab-engine/src/spec/rw_flags.rs",
+        "sync",
+        "RWF_SYNC's word",
+    ),
+    (
+        "iolab-engine/src/measure/counters.rs",
+        "mmap",
+        "the mmap(2) syscall",
+    ),
+    (
+        "iolab-engine/src/error.rs",
+        "io_uring",
+        "the io_uring_setup call's short name",
+    ),
+    (
+        "iolab-lab/src/probe.rs",
+        "sync",
+        "the probe's execution kind",
+    ),
+    (
+        "iolab-lab/src/compare_across.rs",
+        "offload",
+        "the result's offload section",
+    ),
+    (
+        "iolab-lab/src/series/prune.rs",
+        "offload",
+        "the result's offload section",
+    ),
+    (
+        "iolab-lab/src/suite/file.rs",
+        "offload",
+        "the offload suite's name",
+    ),
+    (
+        "iolab-report/src/fields.rs",
+        "offload",
+        "the result's offload section",
+    ),
+    (
+        "iolab-report/src/suite_nop.rs",
+        "offload",
+        "the result's offload section",
+    ),
+    (
+        "iolab-report/src/suite_cols.rs",
+        "mmap",
+        "the mmap(2) syscall",
+    ),
+    (
+        "iolab-report/src/run_text.rs",
+        "io_uring",
+        "the text's io_uring line",
+    ),
+    (
+        "iolab-report/src/fio_json/mod.rs",
+        "sync",
+        "fio's JSON sync section",
+    ),
+    ("iolab/src/cmd_bench.rs", "nop", "the bench nop command"),
+    (
+        "iolab/src/cmd_bench.rs",
+        "offload",
+        "the bench offload command",
+    ),
+];
+
+/// The registry is the one list of methods: outside `method/`, code names a method through its entry
+/// (`psync::INFO.name`, `is(r, &io_uring::INFO)`) or asks it what the method does (`info().exec`), never
+/// by a string of its name, so that a renamed or added method cannot leave a list behind.
+#[test]
+fn no_method_name_is_written_out_outside_method() {
+    let names = method_names();
+    assert!(names.len() >= 15, "the registry's names: {names:?}");
+    let mut places = vec![];
+    for f in sources() {
+        let r = rel(&f);
+        if r.contains("/method/") || r.starts_with("crates/iolab-sys/") || r.starts_with("xtask/") {
+            continue;
+        }
+        for (line, lit) in sizes::facts(&f).unwrap().str_literals {
+            let allowed = NOT_A_METHOD
+                .iter()
+                .any(|(p, w, _)| r.ends_with(p) && *w == lit);
+            if names.contains(&lit) && !allowed {
+                places.push(format!("{r}:{line}: \"{lit}\""));
+            }
+        }
+    }
+    assert!(
+        places.is_empty(),
+        "a method's name written out in {} places (name it through its registry entry):\n{}",
+        places.len(),
+        places.join("\n")
+    );
+}
+
 /// Every skip of an integration test goes through `tests/common`'s `skip(feature, why)`, which turns it
 /// into a failure where CI's machine has the feature (IOLAB_EXPECT) and lists it after the tests: no test
 /// prints its own `SKIPPED` (in any case), and each feature a call names is one of `FEATURES`, however

@@ -11,6 +11,7 @@
 
 use iolab_engine::error::Result;
 use iolab_engine::measure::clock::{ClockInfo, ClockKind};
+use iolab_engine::method::{io_uring::INFO as URING, offload, psync, sync};
 use iolab_engine::spec::{RawSpec, Val};
 use iolab_sys as sys;
 use serde::Serialize;
@@ -103,9 +104,9 @@ pub fn overhead(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<OverheadRepo
             .with("seed", Val::Int(1))
             .resolve()
     };
-    let (psync, sync) = (spec_for("psync")?, spec_for("sync")?);
+    let (psync, sync) = (spec_for(psync::INFO.name)?, spec_for(sync::INFO.name)?);
     let unsampled = RawSpec::new()
-        .with("method", "psync")
+        .with("method", psync::INFO.name)
         .with("target", "/dev/null")
         .with("bs", Val::Int(4))
         .with("ops", Val::Int(ops as i64))
@@ -311,7 +312,7 @@ pub fn offload(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<OffloadBenchR
     let paths = ["native", "kernel", "broker"];
     let spec = |path: &str, batch: u32| {
         RawSpec::new()
-            .with("method", "offload")
+            .with("method", offload::INFO.name)
             .with("offload-path", path)
             .with("target", "/dev/null")
             .with("ops", Val::Int(ops as i64))
@@ -401,7 +402,7 @@ fn profile_workloads(ops: u64, dir: &std::path::Path) -> Vec<(String, RawSpec)> 
         (
             format!("--method psync --bs 4k --ops {ops} --target /dev/null"),
             RawSpec::new()
-                .with("method", "psync")
+                .with("method", psync::INFO.name)
                 .with("target", "/dev/null")
                 .with("bs", Val::Int(4096))
                 .with("ops", Val::Int(ops as i64)),
@@ -409,7 +410,7 @@ fn profile_workloads(ops: u64, dir: &std::path::Path) -> Vec<(String, RawSpec)> 
         (
             format!("--method psync --bs 1m --size 256m --target {file}"),
             RawSpec::new()
-                .with("method", "psync")
+                .with("method", psync::INFO.name)
                 .with("target", file.as_str())
                 .with("bs", Val::Int(1 << 20))
                 .with("ops", Val::Int(256)),
@@ -496,12 +497,12 @@ pub fn counting(rounds: u32, duration_s: f64) -> Result<CountingBenchReport> {
     let workloads = [
         (
             "psync 4 KiB writes to /dev/null",
-            RawSpec::new().with("method", "psync"),
+            RawSpec::new().with("method", psync::INFO.name),
         ),
         (
             "io_uring 4 KiB writes to /dev/null, qd 8",
             RawSpec::new()
-                .with("method", "io_uring")
+                .with("method", URING.name)
                 .with("qd", Val::Int(8)),
         ),
     ];

@@ -5,6 +5,7 @@
 
 use iolab_engine::error::{Error, Result};
 use iolab_engine::measure::clock::ClockInfo;
+use iolab_engine::method::io_uring::INFO as URING;
 use iolab_engine::spec::{RawSpec, Val};
 use iolab_sys as sys;
 use serde::Serialize;
@@ -48,7 +49,7 @@ pub fn find() -> std::result::Result<PathBuf, String> {
 /// `duration` and its value), without the kernel's counters.
 pub(crate) fn nop_spec(batch: u32, bound: (&str, i64)) -> Result<iolab_engine::spec::Spec> {
     RawSpec::new()
-        .with("method", "io_uring")
+        .with("method", URING.name)
         .with("target", "/dev/null")
         .with(bound.0, Val::Int(bound.1))
         .with("qd", Val::Int(batch as i64))

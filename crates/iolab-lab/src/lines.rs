@@ -26,7 +26,7 @@
 use iolab_engine::error::{Error, Result};
 use iolab_engine::measure::clock::ClockInfo;
 use iolab_engine::measure::cpu::RusageDelta;
-use iolab_engine::method::{MethodKind, Run};
+use iolab_engine::method::{io_uring, kcopy, mmap, stdio, sync, MethodInfo, MethodKind, Run};
 use iolab_engine::runner::{Content, ContentTiming};
 use iolab_engine::spec::RawSpec;
 use serde::Serialize;
@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 struct Way {
     name: &'static str,
     /// The `--method` word of the method that writes it (the registry's name).
-    by: &'static str,
+    by: &'static MethodInfo,
     /// The whole text as one op (else one op per line).
     whole: bool,
 }
@@ -44,49 +44,49 @@ struct Way {
 impl Way {
     /// The method that writes it, from the registry.
     fn method(&self) -> MethodKind {
-        MethodKind::parse(self.by).expect("every way names a method of the registry (tested)")
+        self.by.kind
     }
 }
 
 const WAYS: &[Way] = &[
     Way {
-        name: "stdio",
-        by: "stdio",
+        name: stdio::INFO.name,
+        by: &stdio::INFO,
         whole: false,
     },
     Way {
         name: AS_PUBLISHED,
-        by: "stdio",
+        by: &stdio::INFO,
         whole: false,
     },
     Way {
         name: "write-per-line",
-        by: "sync",
+        by: &sync::INFO,
         whole: false,
     },
     Way {
         name: "one-write",
-        by: "sync",
+        by: &sync::INFO,
         whole: true,
     },
     Way {
-        name: "io_uring",
-        by: "io_uring",
+        name: io_uring::INFO.name,
+        by: &io_uring::INFO,
         whole: false,
     },
     Way {
-        name: "mmap",
-        by: "mmap",
+        name: mmap::INFO.name,
+        by: &mmap::INFO,
         whole: false,
     },
     Way {
-        name: "sendfile",
-        by: "sendfile",
+        name: kcopy::SENDFILE_INFO.name,
+        by: &kcopy::SENDFILE_INFO,
         whole: true,
     },
     Way {
-        name: "copy_file_range",
-        by: "copy_file_range",
+        name: kcopy::COPY_FILE_RANGE_INFO.name,
+        by: &kcopy::COPY_FILE_RANGE_INFO,
         whole: true,
     },
 ];
@@ -101,14 +101,14 @@ fn fsyncs(way: &str) -> bool {
 
 /// The ways' names, for messages and suites.
 pub const METHODS: &[&str] = &[
-    "stdio",
+    stdio::INFO.name,
     AS_PUBLISHED,
     "write-per-line",
     "one-write",
-    "io_uring",
-    "mmap",
-    "sendfile",
-    "copy_file_range",
+    io_uring::INFO.name,
+    mmap::INFO.name,
+    kcopy::SENDFILE_INFO.name,
+    kcopy::COPY_FILE_RANGE_INFO.name,
 ];
 
 /// The result document of one run (the record's "result").

@@ -9,6 +9,7 @@ use iolab_engine::error::{Error, Result};
 use iolab_engine::measure::clock::ClockInfo;
 use iolab_engine::measure::counters::{CounterSet, Family};
 use iolab_engine::method::Fit;
+use iolab_engine::method::{io_uring::INFO as URING, psync, pv2, sync, uring_cmd};
 use iolab_engine::spec::{MethodKind, RawSpec};
 use iolab_sys as sys;
 use serde::{Deserialize, Serialize};
@@ -186,10 +187,15 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
         ("socketpair", "target socketpair (AF_UNIX)"),
         ("tcp", "target tcp (127.0.0.1)"),
     ] {
-        rows.push(attempt(label, &[("method", "sync")], Path::new(t), clock)?);
+        rows.push(attempt(
+            label,
+            &[("method", sync::INFO.name)],
+            Path::new(t),
+            clock,
+        )?);
         rows.push(attempt(
             &format!("{label}, io_uring"),
-            &[("method", "io_uring")],
+            &[("method", URING.name)],
             Path::new(t),
             clock,
         )?);
@@ -199,7 +205,7 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
         let t = file(disk);
         rows.push(attempt(
             &format!("io_uring --ring {d} (2 threads)"),
-            &[("method", "io_uring"), ("ring", d), ("threads", "2")],
+            &[("method", URING.name), ("ring", d), ("threads", "2")],
             &t,
             clock,
         )?);
@@ -219,7 +225,7 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
     let t = file(disk);
     rows.push(attempt(
         "pv2 --rw-flags nowait (pwritev2 RWF_NOWAIT)",
-        &[("method", "pv2"), ("rw-flags", "nowait")],
+        &[("method", pv2::INFO.name), ("rw-flags", "nowait")],
         &t,
         clock,
     )?);
@@ -229,7 +235,7 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
         let t = file(d);
         rows.push(attempt(
             &format!("O_DIRECT on {} ({})", label, fs(d)),
-            &[("method", "psync"), ("direct", "true")],
+            &[("method", psync::INFO.name), ("direct", "true")],
             &t,
             clock,
         )?);
@@ -258,7 +264,7 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
         ),
     ];
     for (name, opts) in uring {
-        let mut pairs = vec![("method", "io_uring")];
+        let mut pairs = vec![("method", URING.name)];
         pairs.extend_from_slice(opts);
         let t = file(disk);
         rows.push(attempt(name, &pairs, &t, clock)?);
@@ -291,16 +297,16 @@ fn recent_rows(
     let tries: [(&str, &[(&str, &str)]); 6] = [
         (
             "pv2 --rw-flags dontcache (RWF_DONTCACHE, 6.14+)",
-            &[("method", "pv2"), ("rw-flags", "dontcache")],
+            &[("method", pv2::INFO.name), ("rw-flags", "dontcache")],
         ),
         (
             "io_uring --rw-flags dontcache (6.14+)",
-            &[("method", "io_uring"), ("rw-flags", "dontcache")],
+            &[("method", URING.name), ("rw-flags", "dontcache")],
         ),
         (
             "io_uring --vectored --fixed-bufs (WRITEV_FIXED, 6.15+)",
             &[
-                ("method", "io_uring"),
+                ("method", URING.name),
                 ("vectored", "true"),
                 ("fixed-bufs", "true"),
             ],
@@ -308,7 +314,7 @@ fn recent_rows(
         (
             "io_uring --min-wait (min_wait_usec, 6.12+)",
             &[
-                ("method", "io_uring"),
+                ("method", URING.name),
                 ("min-wait", "50"),
                 ("qd", "4"),
                 ("batch", "4"),
@@ -316,12 +322,12 @@ fn recent_rows(
         ),
         (
             "--memory-limit (a memory cgroup of the run's own)",
-            &[("method", "pv2"), ("memory-limit", "64m")],
+            &[("method", pv2::INFO.name), ("memory-limit", "64m")],
         ),
         (
             "io_uring --min-wait --wait-region (6.13+)",
             &[
-                ("method", "io_uring"),
+                ("method", URING.name),
                 ("min-wait", "50"),
                 ("wait-region", "true"),
                 ("qd", "4"),
@@ -332,7 +338,7 @@ fn recent_rows(
     let mut rows = Vec::new();
     rows.push(attempt_told(
         "io_uring --send-zc on tcp (SEND_ZC, 6.0+)",
-        &[("method", "io_uring"), ("send-zc", "true")],
+        &[("method", URING.name), ("send-zc", "true")],
         Path::new("tcp"),
         clock,
         |r| {
@@ -378,7 +384,7 @@ fn passthrough_row(clock: &ClockInfo) -> Result<ProbeRow> {
     match found.first() {
         Some(dev) => attempt(
             &name.replace("/dev/ngXnY", &dev.display().to_string()),
-            &[("method", "uring_cmd"), ("op", "read")],
+            &[("method", uring_cmd::INFO.name), ("op", "read")],
             dev,
             clock,
         ),

@@ -17,7 +17,7 @@ pub const INTERVAL: &str =
                             fastest and slowest quarter dropped (of 3 or fewer rounds all)";
 
 /// The method every row's time is put against.
-pub const BASELINE: &str = "sync";
+pub const BASELINE: &str = iolab_engine::method::sync::INFO.name;
 
 /// One row to rank: a method, its median and spread (any unit where lower is faster), its quiet rounds
 /// as (round, value), and whether it is the floor (nop: no kernel call, shown first and not ranked).

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The method every row is put against: pread()/pwrite() at the workload's offsets.
-pub const BASELINE: &str = "psync";
+pub const BASELINE: &str = iolab_engine::method::psync::INFO.name;
 
 /// One workload: direction, pattern, block size, requests in flight, and whether O_DIRECT.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -38,10 +38,13 @@ fn thesis(batch: f64, path: &str, method: &str) -> String {
     if batch != 1.0 {
         return "-".into();
     }
-    let c = match (method, path) {
-        ("io_uring", _) | (_, "native") => SEED_NATIVE_CYCLES,
-        ("offload", _) => SEED_OFFLOADED_CYCLES,
-        _ => return "-".into(),
+    use iolab_engine::method::{io_uring, offload};
+    let c = if method == io_uring::INFO.name || path == "native" {
+        SEED_NATIVE_CYCLES
+    } else if method == offload::INFO.name {
+        SEED_OFFLOADED_CYCLES
+    } else {
+        return "-".into();
     };
     cyc(Some(c as f64))
 }

@@ -22,6 +22,7 @@ use std::path::PathBuf;
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Aio,
     name: "aio",
+    fio_engine: Some("libaio"),
     help: "Linux native AIO, io_submit/io_getevents (--qd, --batch)",
     exec: Exec::Queued,
     targets: Targets {

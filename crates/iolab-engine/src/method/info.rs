@@ -119,6 +119,9 @@ pub struct MethodInfo {
     pub kind: MethodKind,
     /// The `--method` word.
     pub name: &'static str,
+    /// fio's name for the same engine (`ioengine=`), where fio has one: job files map to the method by it
+    /// and `--fio-json` names the method so.
+    pub fio_engine: Option<&'static str>,
     /// One line for `--method`'s help: what one op is.
     pub help: &'static str,
     pub exec: Exec,
@@ -200,6 +203,7 @@ impl MethodInfo {
     pub const PLAIN: MethodInfo = MethodInfo {
         kind: MethodKind::Nop,
         name: "",
+        fio_engine: None,
         help: "",
         exec: Exec::Sync,
         kernel_copy: false,

@@ -74,6 +74,7 @@ fn gap_kernel_copy(m: &MethodInfo, _one: bool, _sqpoll: bool) -> String {
 pub const SPLICE_INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Splice,
     name: "splice",
+    fio_engine: Some("splice"),
     help: "source file -> pipe -> target, two splice(2) per op (no user-space copy; writes only)",
     syscalls: &["splice"],
     syscall_note: "two splice(2) per op (source -> pipe -> target); no user-space copy",

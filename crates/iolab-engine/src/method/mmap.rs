@@ -23,6 +23,7 @@ use std::path::PathBuf;
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Mmap,
     name: "mmap",
+    fio_engine: Some("mmap"),
     help: "memcpy into/out of a MAP_SHARED mapping (--msync)",
     maps: true,
     targets: Targets {

@@ -11,6 +11,7 @@ use crate::error::Result;
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Nop,
     name: "nop",
+    fio_engine: Some("null"),
     help: "no kernel call, the harness's floor",
     no_data: true,
     syscall_note: "nop makes no kernel call",

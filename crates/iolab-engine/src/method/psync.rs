@@ -14,6 +14,7 @@ use std::path::PathBuf;
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Psync,
     name: "psync",
+    fio_engine: Some("psync"),
     help: "pwrite(2)/pread(2) at explicit offsets",
     targets: Targets::with_offsets(
         "reads and writes at file offsets (pwrite/pread); {t} has none (ESPIPE)",

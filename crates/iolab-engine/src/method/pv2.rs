@@ -32,6 +32,7 @@ fn describe(s: &crate::spec::Spec) -> Option<String> {
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Pv2,
     name: "pv2",
+    fio_engine: Some("pvsync2"),
     help: "pwritev2(2)/preadv2(2) with --rw-flags (RWF_NOWAIT: ops that would block are counted, then \
            finished with a plain call)",
     targets: Targets::with_offsets(

@@ -17,6 +17,7 @@ use std::path::PathBuf;
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Sync,
     name: "sync",
+    fio_engine: Some("sync"),
     help: "write(2)/read(2) at the file position",
     per_op_call: Some(("write", "read")),
     syscalls: &["write", "read", "lseek"],

@@ -41,6 +41,7 @@ fn describe(s: &crate::spec::Spec) -> Option<String> {
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::UringCmd,
     name: "uring_cmd",
+    fio_engine: Some("io_uring_cmd"),
     help: "one IORING_OP_URING_CMD per op: to iolab's sink driver, /dev/iolab_sink (writes), or NVMe \
            passthrough to /dev/ngXnY (reads and writes, --iopoll) (--qd, --batch)",
     exec: Exec::Queued,

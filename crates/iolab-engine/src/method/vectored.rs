@@ -21,6 +21,7 @@ fn describe(s: &crate::spec::Spec) -> Option<String> {
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Vectored,
     name: "vectored",
+    fio_engine: Some("pvsync"),
     help: "pwritev(2)/preadv(2) (--iovecs)",
     per_op_call: Some(("pwritev", "preadv")),
     syscalls: &["pwritev", "preadv", "writev", "readv", "write", "read"],

@@ -709,6 +709,17 @@ mod tests {
         }
     }
 
+    /// The help's default method is the one a spec without `method` resolves to.
+    #[test]
+    fn the_default_method_in_the_help_is_the_one_resolved() {
+        let said = OPTIONS.iter().find(|o| o.key == "method").unwrap().default;
+        let spec = RawSpec::new()
+            .with("target", "/dev/null")
+            .resolve()
+            .unwrap();
+        assert_eq!(said, Some(spec.method.name()));
+    }
+
     #[test]
     fn unknown_keys_name_the_accepted_ones() {
         let e = RawSpec::new().set("blocksize", "4k").unwrap_err();

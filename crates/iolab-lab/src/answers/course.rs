@@ -6,6 +6,7 @@
 use super::reply::{faster, is, ns, pct, thousands, x, Ctx, Reply};
 use crate::findings_compare::Fig;
 use crate::findings_compare::Row;
+use iolab_engine::method::io_uring;
 
 pub use super::course_ring::shared_ring_lost;
 
@@ -14,7 +15,7 @@ fn psync(r: &Row) -> bool {
 }
 
 fn uring(r: &Row) -> bool {
-    is(r, "io_uring")
+    is(r, &io_uring::INFO)
 }
 
 /// This machine's O_DIRECT read latency on one thread (the one-thread sync row), if measured.

@@ -9,10 +9,11 @@
 
 use super::reply::{faster, is, ns, thousands, x, Ctx, Reply};
 use crate::findings_compare::{noise, within_noise, Fig, Row};
+use iolab_engine::method::io_uring;
 use iolab_engine::spec::RingDesign;
 
 fn uring(r: &Row) -> bool {
-    is(r, "io_uring")
+    is(r, &io_uring::INFO)
 }
 
 /// A shared design (the mutex-shared ring or the shared submitter) against per-thread rings on one

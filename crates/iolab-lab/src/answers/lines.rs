@@ -8,6 +8,7 @@
 use super::reply::{median, x, Ctx, Reply, Status};
 use crate::series::text;
 use iolab_engine::disturbance::RUNQUEUE_LIMIT;
+use iolab_engine::method::stdio;
 use serde_json::Value;
 
 /// One run's figures, ms (`invol`: the kernel took its CPU from it this many times).
@@ -235,7 +236,7 @@ pub fn kernel_module_slower(c: &Ctx) -> Reply {
     let mut parts: Vec<String> = note_text(c).into_iter().collect();
     let (wpl, stdio, one) = (
         way(c, "write-per-line"),
-        way(c, "stdio"),
+        way(c, stdio::INFO.name),
         way(c, "one-write"),
     );
     let Some(w) = wpl.as_ref().or(stdio.as_ref()) else {
@@ -263,7 +264,7 @@ pub fn kernel_module_slower(c: &Ctx) -> Reply {
     // Every way the answer read: none may be disturbed for its conclusions to stand as settled.
     let read: Vec<(&str, &Way)> = [
         ("write() per line", &wpl),
-        ("stdio", &stdio),
+        (stdio::INFO.name, &stdio),
         ("one write()", &one),
         ("the note's user program as published", &published),
         ("the kernel module", &module),

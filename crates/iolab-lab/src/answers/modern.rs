@@ -6,11 +6,14 @@ use super::reply::{faster, is, ns, pct, thousands, x, Ctx, Reply, TIE_FRACTION};
 use crate::findings_compare::row::noise;
 use crate::findings_compare::Fig;
 use crate::findings_compare::Row;
+use iolab_engine::method::{io_uring, uring_cmd};
 
 /// The io_uring row of `c` whose requests used `opcode` with no minimum wait.
 fn by_opcode<'a>(c: &'a Ctx, opcode: &str) -> Option<&'a Row> {
     c.row(|r| {
-        is(r, "io_uring") && r.facts.opcode.as_deref() == Some(opcode) && r.facts.min_wait_us == 0
+        is(r, &io_uring::INFO)
+            && r.facts.opcode.as_deref() == Some(opcode)
+            && r.facts.min_wait_us == 0
     })
 }
 
@@ -58,10 +61,11 @@ pub fn fixed_and_min_wait(c: &Ctx) -> Reply {
     if parts.is_empty() {
         missing.push("an io_uring row beside the same run with --fixed-bufs".into());
     }
-    let waited = c.row(|r| is(r, "io_uring") && r.facts.min_wait_us > 0 && !r.facts.wait_region);
+    let waited =
+        c.row(|r| is(r, &io_uring::INFO) && r.facts.min_wait_us > 0 && !r.facts.wait_region);
     let plain = waited.and_then(|w| {
         c.row(|r| {
-            is(r, "io_uring")
+            is(r, &io_uring::INFO)
                 && r.facts.min_wait_us == 0
                 && r.facts.opcode == w.facts.opcode
                 && r.same_workload(w)
@@ -139,8 +143,9 @@ pub fn fixed_and_min_wait(c: &Ctx) -> Reply {
 /// Single runs of io_uring rows of one workload that differ only in the opcode or the wait, whose rates
 /// spread wider than a tie: said with its ends where the fixed-buffer pairs disagree in direction.
 fn one_path_spread(c: &Ctx) -> Option<String> {
-    let first = c.row(|r| is(r, "io_uring") && r.facts.opcode.is_some())?;
-    let rows = c.rows_where(|r| is(r, "io_uring") && r.same_workload(first) && r.spread.is_none());
+    let first = c.row(|r| is(r, &io_uring::INFO) && r.facts.opcode.is_some())?;
+    let rows =
+        c.rows_where(|r| is(r, &io_uring::INFO) && r.same_workload(first) && r.spread.is_none());
     let lo = rows
         .iter()
         .copied()
@@ -365,8 +370,8 @@ fn mib(v: f64) -> String {
 pub fn passthrough_saves(c: &Ctx) -> Reply {
     let mut parts = Vec::new();
     for polled in [false, true] {
-        let block = c.row(|r| is(r, "io_uring") && r.iopoll == polled);
-        let pass = c.row(|r| is(r, "uring_cmd") && r.iopoll == polled);
+        let block = c.row(|r| is(r, &io_uring::INFO) && r.iopoll == polled);
+        let pass = c.row(|r| is(r, &uring_cmd::INFO) && r.iopoll == polled);
         if let (Some(b), Some(p)) = (block, pass) {
             // Polled only where no interrupt rose (the run's own check), not because IOPOLL was asked.
             let shown = |r: &Row| matches!(&r.facts.iopoll, Some((Some(true), _)));

@@ -9,6 +9,7 @@
 use super::reply::{is, ns, thousands, x, Ctx, Reply};
 use crate::findings_compare::Fig;
 use crate::findings_compare::Row;
+use iolab_engine::method::io_uring;
 use iolab_engine::spec::{Doorbell, OffloadPath};
 
 /// The clock both sides of a ratio were read from.
@@ -408,7 +409,7 @@ struct Rows<'a> {
 impl<'a> Rows<'a> {
     fn of(c: &'a Ctx, batch: u32) -> Rows<'a> {
         Rows {
-            inproc: c.row(|r| r.nop_requests && r.batch == batch && is(r, "io_uring")),
+            inproc: c.row(|r| r.nop_requests && r.batch == batch && is(r, &io_uring::INFO)),
             native: c.row(|r| path_is(r, OffloadPath::Native, None, batch)),
             // The guest-partition rows are read apart (`partition_clause`).
             kernel: c.row(|r| path_is(r, OffloadPath::Kernel, None, batch) && !r.sq_sleep),

@@ -6,6 +6,7 @@ use super::holds::{Holds, Judged, Outcome};
 use super::reply::{is, ns, pct, thousands, x, Ctx, Reply};
 use crate::findings_compare::Fig;
 use crate::findings_compare::{why_faster, why_slower, Row};
+use iolab_engine::method::{aio, epoll, io_uring, mmap, sync, uring_cmd};
 use iolab_engine::spec::RingDesign;
 
 /// What the thesis's own target would take, when a run has no row of it.
@@ -35,7 +36,7 @@ fn with_driver(parts: Vec<String>, rows: &[&Row]) -> Reply {
 /// io_uring as the thesis ran it: SQPOLL, a producer and a consumer thread, one request per submission
 /// (without the sink driver's log line: set beside write() without it).
 fn thesis_uring(r: &Row) -> bool {
-    is(r, "io_uring")
+    is(r, &io_uring::INFO)
         && r.facts.sqpoll
         && r.design == Some(RingDesign::ProducerConsumer)
         && !r.logged()
@@ -43,12 +44,12 @@ fn thesis_uring(r: &Row) -> bool {
 
 /// io_uring set up to submit several requests per call (what it actually achieved is its mean batch).
 fn batched_uring(r: &Row) -> bool {
-    is(r, "io_uring") && !r.facts.sqpoll && r.batch >= 4 && !r.logged()
+    is(r, &io_uring::INFO) && !r.facts.sqpoll && r.batch >= 4 && !r.logged()
 }
 
 /// IORING_OP_URING_CMD to the sink driver's `.uring_cmd` (the thesis's Figure 9).
 fn uring_cmd(r: &Row) -> bool {
-    is(r, "uring_cmd") && !r.logged()
+    is(r, &uring_cmd::INFO) && !r.logged()
 }
 
 /// The share of a row's io_uring requests punted to io-wq (cited): the kernel's count where the record
@@ -73,7 +74,7 @@ fn punted_note(p: &Judged) -> Option<String> {
 
 /// write() rows timed without tracepoints (the plain pass), and without the sink driver's own log line.
 fn plain_write(r: &Row) -> bool {
-    is(r, "sync") && !r.facts.inline_counting && !r.logged()
+    is(r, &sync::INFO) && !r.facts.inline_counting && !r.logged()
 }
 
 fn joined(why: Vec<String>) -> String {
@@ -273,7 +274,7 @@ fn uring_cmd_text(c: &Ctx) -> Option<String> {
 /// io_uring in the thesis's Figure 36 blocking loop: SQPOLL, one request submitted and waited for at a
 /// time.
 fn blocking(r: &Row) -> bool {
-    is(r, "io_uring")
+    is(r, &io_uring::INFO)
         && r.facts.sqpoll
         && r.facts.qd == 1
         && r.design == Some(RingDesign::PerThread)
@@ -364,7 +365,7 @@ pub fn uring_vs_write(c: &Ctx) -> Reply {
 /// Why was the mmap ("dma") path so much faster, and is the published figure possible?
 pub fn mmap_vs_write(c: &Ctx) -> Reply {
     let mut parts = Vec::new();
-    for m in c.rows_where(|r| is(r, "mmap")) {
+    for m in c.rows_where(|r| is(r, &mmap::INFO)) {
         let Some(w) = c.row(|r| plain_write(r) && r.same_workload(m)) else {
             continue;
         };
@@ -399,7 +400,7 @@ pub fn mmap_vs_write(c: &Ctx) -> Reply {
             "the suite's mmap and systemcall steps on the same file",
         );
     }
-    if c.rows_where(|r| is(r, "mmap"))
+    if c.rows_where(|r| is(r, &mmap::INFO))
         .iter()
         .any(|r| r.facts.sink.is_some())
     {
@@ -414,7 +415,7 @@ pub fn mmap_vs_write(c: &Ctx) -> Reply {
 
 /// How much did the DMA method benefit from the lack of tracepoints in its path?
 pub fn tracepoint_cost(c: &Ctx) -> Reply {
-    let on = c.row(|r| is(r, "sync") && r.facts.inline_counting);
+    let on = c.row(|r| is(r, &sync::INFO) && r.facts.inline_counting);
     let off = on.and_then(|on| c.row(|r| plain_write(r) && r.same_workload(on)));
     let (Some(on), Some(off)) = (on, off) else {
         return Reply::not_here(
@@ -465,7 +466,7 @@ pub fn tracepoint_cost(c: &Ctx) -> Reply {
     }
     // d ns per call over a million calls is d ms.
     let ms = d;
-    let mm = c.row(|r| is(r, "mmap"));
+    let mm = c.row(|r| is(r, &mmap::INFO));
     parts.push(format!(
         "At a million writes that is {ms:.0} ms on this machine (its own cost per call, not the thesis's \
          board's), paid by every path that makes a system call per write; the mmap path made {} system calls \
@@ -491,7 +492,7 @@ pub fn tracepoint_cost(c: &Ctx) -> Reply {
 /// The thesis's LM_LOG on iolab's sink driver: a log line and a tracepoint per write, against the same
 /// writes without them.
 fn sink_log_cost(c: &Ctx) -> Option<String> {
-    let logged = c.row(|r| is(r, "sync") && r.logged())?;
+    let logged = c.row(|r| is(r, &sync::INFO) && r.logged())?;
     // The log switch the one difference between the two rows.
     let plain = c.row(|r| plain_write(r) && r.same_but_log(logged))?;
     let d = logged.ns() - plain.ns();
@@ -511,10 +512,11 @@ fn sink_log_cost(c: &Ctx) -> Option<String> {
 /// How would older techniques (aio, epoll) compare with io_uring?
 pub fn older_techniques(c: &Ctx) -> Reply {
     let mut parts = Vec::new();
-    for name in ["aio", "epoll"] {
-        for a in c.rows_where(|r| is(r, name)) {
+    for m in [&aio::INFO, &epoll::INFO] {
+        let name = m.name;
+        for a in c.rows_where(|r| is(r, m)) {
             let w = c.row(|r| plain_write(r) && r.same_workload(a));
-            let u = c.row(|r| is(r, "io_uring") && r.same_workload(a));
+            let u = c.row(|r| is(r, &io_uring::INFO) && r.same_workload(a));
             let mut s = format!("{}: {name} {}", a.workload(), ns(a.ns()));
             if let Some(w) = w {
                 s += &format!(", {} write()'s time", x(a.ns() / w.ns()));
@@ -530,7 +532,7 @@ pub fn older_techniques(c: &Ctx) -> Reply {
                 );
             }
             // iolab's own count: the kernel's would add the peer thread's reads on the far end.
-            if let Some(cp) = a.calls_per_op.filter(|_| name == "epoll") {
+            if let Some(cp) = a.calls_per_op.filter(|_| m.kind == epoll::INFO.kind) {
                 a.cited(Fig::CallsPerOp);
                 s += &if cp > 1.005 {
                     format!(
@@ -544,9 +546,10 @@ pub fn older_techniques(c: &Ctx) -> Reply {
             parts.push(s + ".");
         }
     }
-    for name in ["aio", "epoll"] {
+    for m in [&aio::INFO, &epoll::INFO] {
+        let name = m.name;
         let ratios: Vec<f64> = c
-            .rows_where(|r| is(r, name))
+            .rows_where(|r| is(r, m))
             .into_iter()
             .filter_map(|a| {
                 c.row(|r| plain_write(r) && r.same_workload(a))
@@ -605,7 +608,7 @@ pub fn would_block(c: &Ctx) -> Reply {
     let mut agree = true;
     let mut paired = Vec::new();
     for p in c.rows_where(|r| r.cited_opt(Fig::WouldBlock).is_some()) {
-        let Some(u) = c.row(|r| is(r, "io_uring") && r.same_workload(p)) else {
+        let Some(u) = c.row(|r| is(r, &io_uring::INFO) && r.same_workload(p)) else {
             continue;
         };
         paired.push(p);
@@ -708,11 +711,11 @@ pub fn driver_gaps(c: &Ctx) -> Reply {
     };
     let pairs: Vec<(&Row, &Row)> = rows
         .iter()
-        .filter(|u| is(u, "io_uring"))
+        .filter(|u| is(u, &io_uring::INFO))
         .filter_map(|u| {
             let w = rows
                 .iter()
-                .find(|w| is(w, "sync") && w.facts.bs == u.facts.bs)?;
+                .find(|w| is(w, &sync::INFO) && w.facts.bs == u.facts.bs)?;
             Some((*w, *u))
         })
         .collect();

@@ -4,6 +4,7 @@
 use crate::findings_compare::row::Row;
 use crate::suite::question::Question;
 use iolab_engine::measure::memcopy::MemCopy;
+use iolab_engine::method::MethodInfo;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -262,10 +263,10 @@ pub fn median(xs: &mut [f64]) -> Option<f64> {
     iolab_engine::stats::median(xs)
 }
 
-/// Is `r` a row of the method the registry names `name`? (The seeds name their methods; the answers ask
-/// the registry by those names.)
-pub fn is(r: &Row, name: &str) -> bool {
-    r.method().is_some_and(|m| m.name() == name)
+/// Is `r` a row of the method whose registry entry is `m` (`&io_uring::INFO`)? The seeds name their
+/// methods; the answers name them through the registry, never by a string of their own.
+pub fn is(r: &Row, m: &MethodInfo) -> bool {
+    r.method() == Some(m.kind)
 }
 
 #[cfg(test)]

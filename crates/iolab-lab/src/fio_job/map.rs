@@ -7,6 +7,7 @@ pub use super::ctx::Mapped;
 use super::ctx::{set, Ctx};
 use super::numbers::{fio_seconds, fio_size};
 use super::parse::Job;
+use iolab_engine::method::{aio, psync, MethodInfo, METHODS};
 use iolab_engine::spec::RawSpec;
 use std::os::unix::fs::FileTypeExt;
 
@@ -38,23 +39,11 @@ const WHY_NOT: &[(&str, &str)] = &[
 /// io_uring's largest ring (IORING_MAX_ENTRIES).
 const MAX_DEPTH: u64 = 32768;
 
-/// fio's engines and the iolab method of each.
-const ENGINES: &[(&str, &str)] = &[
-    ("psync", "psync"),
-    ("sync", "sync"),
-    ("pvsync", "vectored"),
-    ("pvsync2", "pv2"),
-    ("libaio", "aio"),
-    ("io_uring", "io_uring"),
-    ("mmap", "mmap"),
-    ("splice", "splice"),
-    ("null", "nop"),
-    ("io_uring_cmd", "uring_cmd"),
-];
-
-/// fio's engine for iolab's method `method`, where fio has one (the table above read the other way).
-pub fn fio_engine_of(method: &str) -> Option<&'static str> {
-    ENGINES.iter().find(|(_, m)| *m == method).map(|(f, _)| *f)
+/// The methods fio has an engine for, by the registry (`MethodInfo::fio_engine`).
+fn engines() -> impl Iterator<Item = (&'static str, &'static MethodInfo)> {
+    METHODS
+        .iter()
+        .filter_map(|e| e.info.fio_engine.map(|f| (f, e.info)))
 }
 
 /// `job` as an iolab workload; `lenient`: options iolab does not honour are listed, not refused. A
@@ -88,7 +77,7 @@ fn map_job(job: &Job, lenient: bool) -> Result<Mapped, String> {
     target(&j, &mut m)?;
     let bs = block_size(&j, &mut m)?;
     depth(&j, &mut m, method)?;
-    super::amounts::amounts(&j, &mut m, bs, method == "nop")?;
+    super::amounts::amounts(&j, &mut m, bs, method.no_data)?;
     rest(&j, &mut m, method)?;
     zones(&j, &mut m)?;
     layout(&j, &mut m, method)?;
@@ -193,20 +182,22 @@ fn zones(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
     }
 }
 
-fn engine(j: &Ctx, m: &mut Mapped) -> Result<&'static str, String> {
-    let e = j.get("ioengine").unwrap_or("psync");
-    let method = ENGINES
-        .iter()
-        .find(|(f, _)| *f == e)
-        .map(|(_, i)| *i)
-        .ok_or_else(|| {
-            let known: Vec<&str> = ENGINES.iter().map(|(f, _)| *f).collect();
-            format!(
-                "ioengine={e} has no iolab method (iolab runs {})",
-                known.join(", ")
-            )
-        })?;
-    set(m, "method", method);
+/// The method of the job's ioengine (fio's default engine, psync, when it names none).
+fn engine(j: &Ctx, m: &mut Mapped) -> Result<&'static MethodInfo, String> {
+    let method = match j.get("ioengine") {
+        None => &psync::INFO,
+        Some(e) => engines()
+            .find(|(f, _)| *f == e)
+            .map(|(_, i)| i)
+            .ok_or_else(|| {
+                let known: Vec<&str> = engines().map(|(f, _)| f).collect();
+                format!(
+                    "ioengine={e} has no iolab method (iolab runs {})",
+                    known.join(", ")
+                )
+            })?,
+    };
+    set(m, "method", method.name);
     Ok(method)
 }
 
@@ -304,7 +295,7 @@ fn one_block_size(key: &str, v: &str, part: &str, kb: u64) -> Result<u64, String
 
 /// iodepth and iodepth_batch_submit: a queued engine's depth and submit batch (fio: 0, or more than the
 /// depth, is the depth); a synchronous one has one op in flight per thread.
-fn depth(j: &Ctx, m: &mut Mapped, method: &str) -> Result<(), String> {
+fn depth(j: &Ctx, m: &mut Mapped, method: &MethodInfo) -> Result<(), String> {
     let qd = j.count("iodepth")?.unwrap_or(1);
     if qd == 0 {
         return Err(
@@ -317,8 +308,7 @@ fn depth(j: &Ctx, m: &mut Mapped, method: &str) -> Result<(), String> {
             "iodepth={qd}: iolab queues at most {MAX_DEPTH} requests per thread (io_uring's largest ring)"
         ));
     }
-    let queued = iolab_engine::method::kind::MethodKind::parse(method)
-        .is_some_and(|k| k.info().takes(iolab_engine::spec::options::Applies::Depth));
+    let queued = method.takes(iolab_engine::spec::options::Applies::Depth);
     if !queued {
         if qd > 1 {
             m.notes.push(format!(
@@ -342,7 +332,7 @@ fn depth(j: &Ctx, m: &mut Mapped, method: &str) -> Result<(), String> {
              time, so once its queue is full it submits as single slots free up, mostly one request per call"
         ));
     }
-    if method == "aio" {
+    if method.kind == aio::INFO.kind {
         m.notes.push(
             "ioengine=libaio: iolab's aio looks for completions with a non-blocking io_getevents (min_nr 0) after \
              each io_submit, and waits in io_getevents (min_nr 1) only when its queue is full or the run drains; \
@@ -399,7 +389,7 @@ fn target(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
 }
 
 /// direct, fsync, ramp_time, rate, verify, randseed, invalidate, clat_percentiles.
-fn rest(j: &Ctx, m: &mut Mapped, method: &str) -> Result<(), String> {
+fn rest(j: &Ctx, m: &mut Mapped, method: &MethodInfo) -> Result<(), String> {
     let direct = j.flag("direct")? || j.get("buffered") == Some("0");
     if direct {
         set(m, "direct", true);
@@ -469,7 +459,7 @@ fn rest(j: &Ctx, m: &mut Mapped, method: &str) -> Result<(), String> {
         .map(|t| std::fs::metadata(t.text()))
         .is_none_or(|md| md.map_or(true, |md| md.is_file() || md.file_type().is_block_device()));
     // fio's null engine touches no file, so it drops no cache.
-    let null = method == "nop";
+    let null = method.no_data;
     if j.reads() && !direct && !null && cached_kind && j.get("invalidate") != Some("0") {
         set(m, "cold-cache", true);
         m.notes.push(
@@ -482,7 +472,7 @@ fn rest(j: &Ctx, m: &mut Mapped, method: &str) -> Result<(), String> {
 /// fallocate: fio reserves the blocks of a file it lays out for a job that writes (native, its default on
 /// Linux; posix, keep and the old 1); none and truncate do not. iolab's --preallocate does so for a file it
 /// creates; a job that reads has its new file filled before the run in both.
-fn layout(j: &Ctx, m: &mut Mapped, method: &str) -> Result<(), String> {
+fn layout(j: &Ctx, m: &mut Mapped, method: &MethodInfo) -> Result<(), String> {
     let v = j.get("fallocate").unwrap_or("native");
     let on = match v {
         "native" | "posix" | "1" | "keep" => true,
@@ -493,7 +483,7 @@ fn layout(j: &Ctx, m: &mut Mapped, method: &str) -> Result<(), String> {
             ))
         }
     };
-    if method == "nop" || !j.writes() {
+    if method.no_data || !j.writes() {
         return Ok(());
     }
     if on {

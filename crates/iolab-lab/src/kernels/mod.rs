@@ -478,7 +478,7 @@ fn clip(e: &str) -> String {
 }
 
 fn is_uring(r: &Row) -> bool {
-    r.method().is_some_and(|m| m.name() == "io_uring")
+    r.method() == Some(iolab_engine::method::io_uring::INFO.kind)
 }
 
 /// Any other suite: the kernel's own counts per op of each point on each kernel (system calls, context

@@ -304,14 +304,14 @@ fn cpu_said(clone: bool, cpu: &parts::CpuPct) -> String {
     t
 }
 
-/// fio's `ioengine` for `m` (the job-file mapping's table read the other way), or iolab's own name where
-/// fio has no engine doing what it does.
+/// fio's `ioengine` for `m` (its registry entry's, which job files map by), or iolab's own name where fio
+/// has no engine doing what it does.
 pub fn fio_engine(m: MethodKind) -> &'static str {
-    iolab_lab::fio_job::map::fio_engine_of(m.name()).unwrap_or(m.name())
+    m.info().fio_engine.unwrap_or(m.name())
 }
 
 fn engine_said(m: MethodKind) -> String {
-    match iolab_lab::fio_job::map::fio_engine_of(m.name()) {
+    match m.info().fio_engine {
         Some(e) => format!("fio's {e}, which does what iolab's {} does", m.name()),
         None => format!(
             "iolab's own {}: fio has no engine for it, so job options.ioengine is iolab's name",

@@ -117,7 +117,8 @@ pub(super) fn section(recs: &[Value]) -> String {
 
 /// A workload survey's tables, each against pread() or pwrite() by its direction.
 fn workload_tables(runs: &[Ranked<'_>]) -> Vec<RankingTable> {
-    let mut tables = iolab_lab::survey::ranking_of(runs, "psync", "pread()");
+    let mut tables =
+        iolab_lab::survey::ranking_of(runs, iolab_lab::survey_workload::BASELINE, "pread()");
     for t in &mut tables {
         if t.target.contains(" writes, ") {
             t.baseline_label = "pwrite()".into();

@@ -41,7 +41,7 @@ pub(super) fn section<'a>(recs: &'a [Value], runs: &[Run<'a>]) -> String {
                 && fields::WORKLOAD.at(x.r).is_none()
                 && fields::MIB_S.num(x.r).is_some()
                 // The harness's floor moves no data: no throughput to rank.
-                && val(x, "method") != "nop"
+                && val(x, "method") != iolab_engine::method::nop::INFO.name
         })
         .map(|(rec, run)| {
             let mut results = repeats::runs(rec);

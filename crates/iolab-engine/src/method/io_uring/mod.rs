@@ -81,6 +81,7 @@ fn describe(s: &crate::spec::Spec) -> Option<String> {
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::IoUring,
     name: "io_uring",
+    fio_engine: Some("io_uring"),
     help: "one SQE per op on a ring per thread (--qd, --batch, --ring and the ring options)",
     exec: Exec::Queued,
     io_uring_requests: true,
