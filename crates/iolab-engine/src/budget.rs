@@ -1,5 +1,5 @@
 //! A thread that cannot start, named with the limits behind it (the memory a run needs is checked up
-//! front by `spec/fits.rs`).
+//! front by `resolve/fits.rs`).
 use crate::error::Error;
 use crate::mem::limit_text;
 use crate::units::fmt_size;

@@ -25,6 +25,8 @@ pub mod offload;
 pub mod paths;
 pub mod pattern;
 pub mod progress;
+pub mod registry;
+pub mod resolve;
 pub mod result;
 pub mod run;
 pub mod runner;

@@ -162,7 +162,7 @@ pub fn fit_malloc_to_limit() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::fits::check_fits_in;
+    use crate::resolve::fits::check_fits_in;
 
     #[test]
     fn meminfo_lines_are_read_in_bytes() {

@@ -807,7 +807,7 @@ pub struct OffloadFigures {
     /// What the client measured of itself: cycles around each request and each round trip (`None`, with
     /// the reason in the note, where it has no cycle counter or never reached its workload).
     #[serde(default)]
-    pub client_cycles: Option<crate::offload::cycles::ClientCycles>,
+    pub client_cycles: Option<crate::measure::client_cycles::ClientCycles>,
     #[serde(default)]
     pub client_cycles_note: String,
     /// Times the server thread (SQPOLL or broker) went to sleep over the timed span: its voluntary context

@@ -3,8 +3,8 @@
 
 use crate::error::{Error, Result};
 use crate::measure::clock::ClockInfo;
-use crate::method::Run;
 use crate::progress::{Board, Goal, Stage};
+use crate::registry::Run;
 use crate::result::RunResult;
 use crate::runner;
 use crate::spec::{ProfileMode, Spec};

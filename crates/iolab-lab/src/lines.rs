@@ -1,6 +1,6 @@
 //! The kernel-vs-user note's workload: write the numbers 0..N-1 as decimal lines ("0\n1\n...") to a fresh
 //! file and fsync it, by one of several ways of talking to the kernel. Each way is a method of the
-//! registry (`method::METHODS`) and a way of cutting the text into ops; the runner writes the text through
+//! registry (`registry::METHODS`) and a way of cutting the text into ops; the runner writes the text through
 //! that method's own code and times it with its clock (`runner::write_content`). Each run's file is read
 //! back and compared with the expected bytes.
 //!
@@ -26,7 +26,8 @@
 use iolab_engine::error::{Error, Result};
 use iolab_engine::measure::clock::ClockInfo;
 use iolab_engine::measure::cpu::RusageDelta;
-use iolab_engine::method::{io_uring, kcopy, mmap, stdio, sync, MethodInfo, MethodKind, Run};
+use iolab_engine::method::{io_uring, kcopy, mmap, stdio, sync, MethodInfo, MethodKind};
+use iolab_engine::registry::Run;
 use iolab_engine::runner::{Content, ContentTiming};
 use iolab_engine::spec::RawSpec;
 use serde::Serialize;

@@ -4,8 +4,8 @@
 use crate::findings;
 use iolab_engine::error::Result;
 use iolab_engine::measure::clock::ClockInfo;
-use iolab_engine::method::Run;
 use iolab_engine::progress::Board;
+use iolab_engine::registry::Run;
 use iolab_engine::result::RunResult;
 use iolab_engine::spec::{Partition, Spec};
 

@@ -3,7 +3,7 @@
 //! arguments become a `RawSpec` (merged over a `--spec` file by the caller).
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
-use iolab_engine::method::METHODS;
+use iolab_engine::registry::METHODS;
 use iolab_engine::spec::options::{Applies, Group, Opt, Ty};
 use iolab_engine::spec::{RawSpec, OPTIONS};
 

@@ -2,6 +2,7 @@
 //! profiles.
 
 pub mod blocktrace;
+pub mod client_cycles;
 pub mod clock;
 pub mod counters;
 pub mod cpu;

@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 
-/// The `aio` method, as the registry (`method::METHODS`) lists it.
+/// The `aio` method, as the registry (`registry::METHODS`) lists it.
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Aio,
     name: "aio",

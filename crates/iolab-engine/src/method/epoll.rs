@@ -18,7 +18,7 @@ const NOT_A_STREAM: Fit = Fit::Never(
      with EPERM): use --target pipe, socketpair or tcp",
 );
 
-/// The `epoll` method, as the registry (`method::METHODS`) lists it.
+/// The `epoll` method, as the registry (`registry::METHODS`) lists it.
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Epoll,
     name: "epoll",

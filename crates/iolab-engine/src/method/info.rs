@@ -1,38 +1,9 @@
 //! What a method is and needs, besides its code: the registry entry's data (`MethodInfo`), declared once
 //! in the method's file.
 
-use super::kind::MethodKind;
+pub use crate::spec::method_kind::{Exec, Fit, MethodKind};
 use crate::spec::options::Applies;
 use crate::spec::Spec;
-
-/// How a method's operations are carried out, which decides the runner's loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exec {
-    /// Every operation completes inside `submit` (a system call, a copy, or nothing).
-    Sync,
-    /// Operations are queued and completed later (`--qd`, `--batch`): `commit` and `reap`.
-    Queued,
-    /// A client process of its own does the operations, timed from outside (offload).
-    OutOfProcess,
-}
-
-/// Whether a method takes a kind of target; `No` carries the reason, which names the kernel's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fit {
-    Yes,
-    /// Refused: the kernel cannot do it (`{t}` in the text stands for the target's name).
-    No(&'static str),
-    /// Not what this method is for (epoll on a file): refused too, and left out of the survey.
-    Never(&'static str),
-    /// As `Never`, but the remedy is another target: the refusal names `--target`.
-    OtherTarget(&'static str),
-}
-
-impl Fit {
-    pub fn ok(self) -> bool {
-        self == Fit::Yes
-    }
-}
 
 /// What every method but uring_cmd answers an NVMe generic device (it has no read or write).
 pub const NVME_COMMANDS_ONLY: Fit = Fit::OtherTarget(

@@ -19,7 +19,7 @@ use iolab_sys::Mapping;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 
-/// The `mmap` method, as the registry (`method::METHODS`) lists it.
+/// The `mmap` method, as the registry (`registry::METHODS`) lists it.
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Mmap,
     name: "mmap",

@@ -7,7 +7,7 @@ use super::info::SinkCalls;
 use super::kind::MethodKind;
 use crate::error::Result;
 
-/// The `nop` method, as the registry (`method::METHODS`) lists it.
+/// The `nop` method, as the registry (`registry::METHODS`) lists it.
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Nop,
     name: "nop",

@@ -10,7 +10,7 @@ use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 
-/// The `psync` method, as the registry (`method::METHODS`) lists it.
+/// The `psync` method, as the registry (`registry::METHODS`) lists it.
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Psync,
     name: "psync",

@@ -23,7 +23,7 @@ fn describe(s: &crate::spec::Spec) -> Option<String> {
     ))
 }
 
-/// The `stdio` method, as the registry (`method::METHODS`) lists it.
+/// The `stdio` method, as the registry (`registry::METHODS`) lists it.
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Stdio,
     name: "stdio",

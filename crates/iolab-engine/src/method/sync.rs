@@ -13,7 +13,7 @@ use iolab_sys as sys;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 
-/// The `sync` method, as the registry (`method::METHODS`) lists it.
+/// The `sync` method, as the registry (`registry::METHODS`) lists it.
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Sync,
     name: "sync",

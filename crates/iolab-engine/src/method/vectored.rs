@@ -17,7 +17,7 @@ fn describe(s: &crate::spec::Spec) -> Option<String> {
     Some(format!("{} iovecs", s.iovecs))
 }
 
-/// The `vectored` method, as the registry (`method::METHODS`) lists it.
+/// The `vectored` method, as the registry (`registry::METHODS`) lists it.
 pub const INFO: MethodInfo = MethodInfo {
     kind: MethodKind::Vectored,
     name: "vectored",

@@ -62,7 +62,7 @@ pub fn check_target(spec: &Spec, target: &PreparedTarget) -> Result<()> {
 }
 
 /// The data area of `--bs` and `--batch` (every path registers it with an io_uring), against
-/// RLIMIT_MEMLOCK without root: checked with the spec (spec/offload_opts.rs), before anything is made.
+/// RLIMIT_MEMLOCK without root: checked with the spec (resolve/offload_opts.rs), before anything is made.
 pub fn check_data_area_for(bs: u64, batch: u32) -> Result<()> {
     check_data_area(&Layout {
         ring_len: 0,

@@ -7,30 +7,24 @@
 //! Checks that need to look at the target (is it a directory, is it mounted, what O_DIRECT alignment does
 //! it need) live in `target::setup`, which also returns usage errors.
 
-mod combinations;
 pub mod defaults;
-pub(crate) mod fits;
 mod kinds;
-mod offload_opts;
+pub mod method_kind;
 pub mod options;
-mod resolve;
-mod ring_opts;
 pub mod rw_flags;
-mod timing;
 mod warmup;
-mod zones;
 
 pub use defaults::*;
 pub use options::Val;
 
 use crate::error::{Error, Result};
 pub use crate::measure::counters::CountMode;
-pub use crate::method::kind::MethodKind;
 pub use crate::pattern::Pattern;
 pub use crate::pattern::Zones;
 pub use crate::skew::Distribution;
 use crate::units::parse_count;
 pub use kinds::*;
+pub use method_kind::MethodKind;
 pub use options::{RawSpec, OPTIONS};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

@@ -5,8 +5,8 @@
 //! A [`RawSpec`] is what a user wrote: key -> value, before anything is judged. The typed getters at the
 //! bottom turn one value into a number, size, duration or word, or a usage error naming the flag.
 
+use super::method_kind::MethodKind;
 use crate::error::{Error, Result};
-use crate::method::kind::MethodKind;
 use crate::units::{parse_count, parse_duration, parse_size, parse_size_wide};
 use serde::Deserialize;
 use std::collections::BTreeMap;

@@ -1,8 +1,8 @@
 //! Whether the method can take the target, from its registry entry.
 
 use crate::error::{Error, Result};
-use crate::method::info::Fit;
-use crate::method::kind::MethodKind;
+use crate::spec::method_kind::Fit;
+use crate::spec::MethodKind;
 use crate::spec::Spec;
 use crate::target_kind::TargetKind;
 

@@ -79,7 +79,7 @@ fn refuse_what_shares(spec: &Spec) -> Result<()> {
             format!("a ring the threads share submits for every thread; a target holding {THREAD_TOKEN} needs a ring per thread"),
         ));
     }
-    if spec.method.info().exec == crate::method::info::Exec::OutOfProcess {
+    if spec.method.info().exec == crate::spec::method_kind::Exec::OutOfProcess {
         return Err(Error::usage(
             "--method",
             format!("{} runs its client as a process of its own on one file; a target holding {THREAD_TOKEN} is a file per thread", spec.method.name()),

@@ -14,8 +14,8 @@ use super::prepared::target_err;
 use super::prepared::PAGE;
 use super::prepared::{PreparedTarget, SinkTarget};
 use crate::error::{Error, Result};
-use crate::method::info::Fit;
 use crate::sink_device::{Personality, Sink, SinkFigures, DEVICE};
+use crate::spec::method_kind::Fit;
 use crate::spec::Spec;
 use crate::target_kind::TargetKind;
 use iolab_sys as sys;
@@ -155,7 +155,7 @@ fn refuse(spec: &Spec, personality: Personality, shown: &str) -> Result<()> {
             format!("{shown} keeps its data in memory and has nothing to sync (fsync and msync answer EINVAL)"),
         ));
     }
-    if spec.method == crate::method::kind::MethodKind::UringCmd {
+    if spec.method == crate::spec::MethodKind::UringCmd {
         if spec.op.reads() {
             return Err(Error::usage(
                 "--op",

@@ -7,7 +7,8 @@ pub use super::ctx::Mapped;
 use super::ctx::{set, Ctx};
 use super::numbers::{fio_seconds, fio_size};
 use super::parse::Job;
-use iolab_engine::method::{aio, psync, MethodInfo, METHODS};
+use iolab_engine::method::{aio, psync, MethodInfo};
+use iolab_engine::registry::METHODS;
 use iolab_engine::spec::RawSpec;
 use std::os::unix::fs::FileTypeExt;
 

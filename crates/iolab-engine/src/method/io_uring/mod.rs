@@ -47,7 +47,7 @@ mod sqe;
 mod submitter;
 
 use self::core::setup_names;
-/// The kernel's limits on one ring's entries and registered buffers, checked with the spec (spec/ring_opts.rs).
+/// The kernel's limits on one ring's entries and registered buffers, checked with the spec (resolve/ring_opts.rs).
 pub(crate) use self::core::{MAX_ENTRIES, MAX_REG_BUFFERS};
 use self::design::Ring;
 use self::ring_api::{Design, Own};

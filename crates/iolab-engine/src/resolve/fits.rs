@@ -12,14 +12,14 @@ pub(crate) const PER_THREAD: u64 = 2 * crate::measure::hist::FastHist::BYTES as 
 /// (MemTotal): threads x (requests in flight x --bs + --stdio-buffer), plus the threads' histograms and
 /// stacks. Such a run could not be measured even where the kernel overcommits (every buffer is written),
 /// and would end in the OOM killer. The message names the flag, its value and the most it can be here.
-pub fn check_fits(spec: &super::Spec) -> Result<()> {
+pub fn check_fits(spec: &crate::spec::Spec) -> Result<()> {
     match meminfo("MemTotal") {
         Some(total) => check_fits_in(spec, total),
         None => Ok(()),
     }
 }
 
-pub(crate) fn check_fits_in(spec: &super::Spec, total: u64) -> Result<()> {
+pub(crate) fn check_fits_in(spec: &crate::spec::Spec, total: u64) -> Result<()> {
     let info = spec.method.info();
     let slots = if info.synchronous() {
         1

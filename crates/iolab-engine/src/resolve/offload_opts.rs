@@ -1,8 +1,9 @@
 //! The offload options' values and the combinations they refuse (`--offload-path`, `--doorbell`,
 //! `--offload-attack`, and the SQPOLL options of the kernel path).
 
-use super::*;
+use crate::error::{Error, Result};
 use crate::method::info::Exec;
+use crate::spec::*;
 
 impl RawSpec {
     pub(super) fn offload_opts(&self, method: MethodKind, threads: u64) -> Result<OffloadOpts> {

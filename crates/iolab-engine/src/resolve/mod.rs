@@ -2,9 +2,18 @@
 //! the amounts, the method and which options apply to it, its options' values (queues, ring, offload,
 //! RWF flags), and the combinations the method's registry entry refuses.
 
-use super::*;
+mod combinations;
+pub(crate) mod fits;
+mod offload_opts;
+mod ring_opts;
+mod timing;
+mod zones;
+
+use crate::error::{Error, Result};
 use crate::method::info::{Exec, MethodInfo};
-use options::{nonzero, Applies};
+use crate::spec::options::{nonzero, Applies};
+use crate::spec::*;
+use std::path::PathBuf;
 
 /// The largest --bs and --stdio-buffer accepted: 1 GiB.
 const MAX_BUFFER: u64 = 1 << 30;
@@ -226,7 +235,7 @@ impl RawSpec {
         if at == RunsOn::Here {
             // This machine's RLIMIT_MEMLOCK and memory: another machine has its own.
             offload_opts::check_offload_limits(&spec)?;
-            super::fits::check_fits(&spec)?;
+            fits::check_fits(&spec)?;
         }
         Ok(spec)
     }
@@ -343,10 +352,10 @@ impl RawSpec {
     }
 
     /// `--warmup` (see `spec::warmup`); not for a method whose client is a process of its own.
-    fn warmup(&self, method: MethodKind) -> Result<super::Warmup> {
+    fn warmup(&self, method: MethodKind) -> Result<crate::spec::Warmup> {
         let w = match self.text("warmup")? {
-            None => super::Warmup::None,
-            Some(s) => super::Warmup::parse(&s)?,
+            None => crate::spec::Warmup::None,
+            Some(s) => crate::spec::Warmup::parse(&s)?,
         };
         if !w.is_none() && method.info().exec == Exec::OutOfProcess {
             return Err(Error::usage(
@@ -709,7 +718,7 @@ impl RawSpec {
         let Some(list) = self.text("rw-flags")? else {
             return Ok(0);
         };
-        let accepted = super::rw_flags::RW_FLAG_NAMES.join(", ");
+        let accepted = crate::spec::rw_flags::RW_FLAG_NAMES.join(", ");
         if list.split(',').all(|w| w.trim().is_empty()) {
             return Err(Error::usage(
                 "--rw-flags",
@@ -718,7 +727,7 @@ impl RawSpec {
         }
         let mut bits = 0u32;
         for w in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-            bits |= match super::rw_flags::named(w) {
+            bits |= match crate::spec::rw_flags::named(w) {
                 Some(f) => f.bit as u32,
                 None => {
                     return Err(Error::usage(
@@ -776,7 +785,7 @@ fn check_memory_limit(s: &Spec) -> Result<()> {
     let Some(limit) = s.memory_limit else {
         return Ok(());
     };
-    let queued = s.method.info().takes(super::options::Applies::Depth);
+    let queued = s.method.info().takes(crate::spec::options::Applies::Depth);
     let per_thread = s.bs * if queued { u64::from(s.qd) } else { 1 };
     let least = crate::memlimit::least_limit(u64::from(s.threads), per_thread);
     if limit >= least {

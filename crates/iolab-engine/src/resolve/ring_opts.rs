@@ -1,8 +1,9 @@
 //! The io_uring ring options' values and the combinations the kernel (or a ring design) refuses.
 
-use super::options::Applies;
-use super::*;
+use crate::error::{Error, Result};
 use crate::method::info::Exec;
+use crate::spec::options::Applies;
+use crate::spec::*;
 
 impl RawSpec {
     pub(super) fn ring_opts(

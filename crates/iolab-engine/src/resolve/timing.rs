@@ -1,8 +1,9 @@
 //! How a run reads the clock: `--clock-every` and `--latency-sample`, checked as [`RawSpec::resolve`]
 //! reads them.
 
-use super::*;
+use crate::error::{Error, Result};
 use crate::method::info::Exec;
+use crate::spec::*;
 
 impl RawSpec {
     /// --clock-every: 1 to [`MAX_CLOCK_EVERY`], and only for methods that complete each op inside its call (the queued

@@ -1,7 +1,8 @@
 //! The combinations of a method and its options that the method's registry entry refuses (O_DIRECT,
 //! reads, data checks on a method that moves none; `--op mixed` with io_uring's other request kinds).
 
-use super::*;
+use crate::error::{Error, Result};
+use crate::spec::*;
 
 /// What the method's registry entry refuses: O_DIRECT, reads, data checks on a method that moves none;
 /// and uncached buffered I/O without the page cache it is about.

@@ -1,8 +1,9 @@
 //! `--zone-size`, `--zone-range` and `--zone-skip`: the ops walk the region zone by zone, as fio's
 //! zonemode=strided (see [`crate::pattern::Zones`]), checked as [`RawSpec::resolve`] reads them.
 
-use super::*;
+use crate::error::{Error, Result};
 use crate::method::info::Exec;
+use crate::spec::*;
 
 impl RawSpec {
     /// The zones, when `--zone-size` is given: each of the three a multiple of `bs` (a zone starts on a
