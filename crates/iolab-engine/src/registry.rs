@@ -135,6 +135,28 @@ impl Entry {
     }
 }
 
+/// Which methods an option applies to: the registry's answer (each method's entry says what it takes).
+impl crate::spec::options::Opt {
+    /// Does the option apply to `m`?
+    pub fn applies_to(&self, m: MethodKind) -> bool {
+        m.info().takes(self.applies)
+    }
+
+    /// The methods it applies to, in the registry's order (every method for `Applies::All`).
+    pub fn methods(&self) -> impl Iterator<Item = MethodKind> + '_ {
+        MethodKind::all().filter(|m| self.applies_to(*m))
+    }
+
+    /// "io_uring, aio or offload".
+    pub fn method_list(&self) -> String {
+        let names: Vec<&str> = self.methods().map(|m| m.name()).collect();
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => names.join(""),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@ use crate::measure::cpu::{HelperCpu, ProcIo, RusageDelta};
 use crate::measure::hist::Summary;
 pub use crate::measure::profile::share::{ProfileFigures, ProfileShare};
 use crate::spec::Spec;
-use crate::target::TargetKind;
+use crate::target_kind::TargetKind;
 use serde::{Deserialize, Serialize};
 
 pub use crate::measure::workload_figures::{
@@ -33,7 +33,7 @@ pub struct TargetInfo {
     pub dio_align: Option<(u32, u32)>,
     /// Stream targets: what iolab's peer threads at the far ends moved, and their CPU.
     #[serde(default)]
-    pub peer: Option<crate::target::PeerFigures>,
+    pub peer: Option<PeerFigures>,
     /// A regular file's filesystem ("ext4", "tmpfs"): whether its page cache is in front of a device.
     /// Absent in results of versions before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -48,6 +48,21 @@ pub struct TargetInfo {
     pub sparse: Option<Sparse>,
 }
 
+/// What the peers at the far end of a stream target did, all threads together.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PeerFigures {
+    /// Bytes the peers received (write runs) or sent (read runs: they write ahead of the reader, so this is
+    /// more than the run read).
+    pub bytes: u64,
+    /// The peer threads' own CPU time (RUSAGE_THREAD), seconds: null for a remote peer.
+    pub user_s: Option<f64>,
+    pub sys_s: Option<f64>,
+    /// The address of a peer iolab does not run (`--target tcp:ADDR:PORT`): `bytes` is what its TCP
+    /// acknowledged (TCP_INFO), and its CPU is not known (null above, this the reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
+}
+
 /// The holes of the region a run read: `holes` of its `bytes`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Sparse {
@@ -59,28 +74,6 @@ impl Sparse {
     /// The share of the region that is holes.
     pub fn share(&self) -> f64 {
         self.holes as f64 / self.bytes.max(1) as f64
-    }
-}
-
-impl TargetInfo {
-    /// The result's view of a prepared target.
-    pub fn of(
-        t: &crate::target::PreparedTarget,
-        peer: Option<crate::target::PeerFigures>,
-    ) -> TargetInfo {
-        TargetInfo {
-            kind: t.kind,
-            created: t.created,
-            kept: t.created && t.is_kept(),
-            region_blocks_per_thread: t.region_blocks,
-            dio_align: t.dio_align,
-            peer,
-            fs: (t.kind == crate::target::TargetKind::File)
-                .then(|| iolab_sys::fs_type_name(&t.path).ok().map(String::from))
-                .flatten(),
-            untouched: t.kind == crate::target::TargetKind::File && t.handle.is_none(),
-            sparse: t.holes.map(|(holes, bytes)| Sparse { holes, bytes }),
-        }
     }
 }
 

@@ -5,7 +5,6 @@
 //! A [`RawSpec`] is what a user wrote: key -> value, before anything is judged. The typed getters at the
 //! bottom turn one value into a number, size, duration or word, or a usage error naming the flag.
 
-use super::method_kind::MethodKind;
 use crate::error::{Error, Result};
 use crate::units::{parse_count, parse_duration, parse_size, parse_size_wide};
 use serde::Deserialize;
@@ -94,25 +93,6 @@ pub enum Applies {
 impl Opt {
     pub fn flag(&self) -> String {
         format!("--{}", self.key)
-    }
-
-    /// Does the option apply to `m`?
-    pub fn applies_to(&self, m: MethodKind) -> bool {
-        m.info().takes(self.applies)
-    }
-
-    /// The methods it applies to, in the registry's order (every method for `Applies::All`).
-    pub fn methods(&self) -> impl Iterator<Item = MethodKind> + '_ {
-        MethodKind::all().filter(|m| self.applies_to(*m))
-    }
-
-    /// "io_uring, aio or offload".
-    pub fn method_list(&self) -> String {
-        let names: Vec<&str> = self.methods().map(|m| m.name()).collect();
-        match names.split_last() {
-            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-            _ => names.join(""),
-        }
     }
 }
 
@@ -694,6 +674,7 @@ pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::MethodKind;
 
     #[test]
     fn every_key_is_declared_once_and_methods_exist() {

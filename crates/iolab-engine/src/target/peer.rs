@@ -4,23 +4,9 @@
 use crate::error::Error;
 use crate::pattern;
 use iolab_sys as sys;
-use serde::{Deserialize, Serialize};
 use std::os::fd::{AsRawFd, OwnedFd};
 
-/// What the peers at the far end of a stream target did, all threads together.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct PeerFigures {
-    /// Bytes the peers received (write runs) or sent (read runs: they write ahead of the reader, so this is
-    /// more than the run read).
-    pub bytes: u64,
-    /// The peer threads' own CPU time (RUSAGE_THREAD), seconds: null for a remote peer.
-    pub user_s: Option<f64>,
-    pub sys_s: Option<f64>,
-    /// The address of a peer iolab does not run (`--target tcp:ADDR:PORT`): `bytes` is what its TCP
-    /// acknowledged (TCP_INFO), and its CPU is not known (null above, this the reason).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remote: Option<String>,
-}
+pub use crate::result::PeerFigures;
 
 /// The peer of a write run: reads until the writer closes its end; returns what arrived.
 pub(super) fn drain(fd: OwnedFd) -> std::result::Result<PeerFigures, String> {

@@ -300,3 +300,24 @@ impl Remote {
         })
     }
 }
+
+impl crate::result::TargetInfo {
+    /// The result's view of a prepared target.
+    pub fn of(t: &PreparedTarget, peer: Option<PeerFigures>) -> crate::result::TargetInfo {
+        crate::result::TargetInfo {
+            kind: t.kind,
+            created: t.created,
+            kept: t.created && t.is_kept(),
+            region_blocks_per_thread: t.region_blocks,
+            dio_align: t.dio_align,
+            peer,
+            fs: (t.kind == TargetKind::File)
+                .then(|| iolab_sys::fs_type_name(&t.path).ok().map(String::from))
+                .flatten(),
+            untouched: t.kind == TargetKind::File && t.handle.is_none(),
+            sparse: t
+                .holes
+                .map(|(holes, bytes)| crate::result::Sparse { holes, bytes }),
+        }
+    }
+}
