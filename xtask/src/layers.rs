@@ -7,6 +7,7 @@ use std::path::Path;
 pub const LAYERS: &[&str] = &[
     "iolab-sys",
     "iolab-engine",
+    "iolab-guest",
     "iolab-lab",
     "iolab-report",
     "iolab",

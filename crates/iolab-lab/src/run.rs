@@ -18,7 +18,7 @@ pub fn run(spec: &Spec, clock: &ClockInfo) -> Result<RunResult> {
 pub fn run_with(spec: &Spec, clock: &ClockInfo, board: Option<&Board>) -> Result<RunResult> {
     let out_of_process = matches!(spec.method.run(), Run::Process(_));
     let mut r = if spec.offload.partition == Partition::Vm {
-        crate::partition::run(spec, clock)?
+        iolab_guest::partition::run(spec, clock)?
     } else {
         iolab_engine::run::run_with(spec, clock, board)?
     };

@@ -5,7 +5,7 @@
 use crate::output::outln;
 use clap::{Args, Subcommand};
 use iolab_engine::error::Error;
-use iolab_lab::driver::module;
+use iolab_guest::driver::module;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -51,7 +51,7 @@ pub(crate) fn cmd_driver(a: &DriverArgs) -> Result<i32, Error> {
                 "built {} from its {} embedded source files against the kernel headers in {}, for kernel {}; \
                  load it with: iolab driver load{}",
                 b.ko.display(),
-                iolab_lab::driver::SOURCES.len(),
+                iolab_guest::driver::SOURCES.len(),
                 headers.display(),
                 b.release.as_deref().unwrap_or("(release unknown: no include/generated/utsrelease.h)"),
                 if out.is_some() {

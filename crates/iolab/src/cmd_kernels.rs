@@ -10,9 +10,9 @@
 use crate::output::{errln, outln};
 use iolab_engine::cleanup::Created;
 use iolab_engine::error::Error;
+use iolab_guest::vm;
 use iolab_lab::kernels::{self, KernelRan};
 use iolab_lab::suite::SuiteFile;
-use iolab_lab::vm;
 use iolab_report::export::{Document, Outputs};
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -1,13 +1,13 @@
 //! `iolab vm [--arch x86_64|aarch64|armv7] [--machine virt|vexpress-a9] [--exe PATH] [--kernel RELEASE|PKG] [--cache DIR] [--timeout SECS] [--script
 //! FILE] -- ARGS`: runs `iolab ARGS` (or each line of the script) inside a guest kernel under QEMU
-//! (iolab_lab::vm) and exits with the guest command's exit status. The machinery's own lines go to
+//! (iolab_guest::vm) and exits with the guest command's exit status. The machinery's own lines go to
 //! stderr, prefixed "iolab vm: "; the command's stdout and stderr to stdout and stderr. What the guest
 //! would refuse of its commands is refused here first, before anything is fetched or booted.
 
 pub(crate) use crate::vm_guest::VmArgs;
 use crate::vm_guest::{request, run_request};
 use iolab_engine::error::Error;
-use iolab_lab::vm;
+use iolab_guest::vm;
 use std::ffi::OsString;
 
 /// The commands asked for: the script's lines, or the arguments after `--`.
@@ -40,7 +40,7 @@ pub(crate) fn cmd_vm(a: &VmArgs, cli: clap::Command) -> Result<i32, Error> {
     check_commands(a, &commands, cli)?;
     let req = request(a, commands)?;
     if let Some(k) = &req.kernel {
-        iolab_lab::vm::releases::check_form(k, req.arch)?;
+        iolab_guest::vm::releases::check_form(k, req.arch)?;
     }
     check_ssh_port(a.ssh)?;
     run_request(&req)

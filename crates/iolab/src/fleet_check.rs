@@ -662,7 +662,7 @@ fn inside(p: &Path) -> PathBuf {
 /// is not this machine's), read only up to [`BINARY_MAX`]. Ansible's names of the architectures iolab
 /// builds for: x86_64, aarch64, armv7l.
 pub fn check_binary(arch: &str, path: &Path) -> Result<()> {
-    use iolab_lab::vm::arch::Arch;
+    use iolab_guest::vm::arch::Arch;
     let refuse = |msg: String| Err(Error::usage("--binary", msg));
     let Some(a) = Arch::parse(if arch == "armv7l" { "armv7" } else { arch }) else {
         return refuse(format!(
@@ -683,7 +683,7 @@ pub fn check_binary(arch: &str, path: &Path) -> Result<()> {
     }
     // `vm --exe`'s check (kind, size, machine, a whole program), said of a fleet's host rather than a
     // guest.
-    iolab_lab::vm::initramfs::check_exe(path, a)
+    iolab_guest::vm::initramfs::check_exe(path, a)
         .or_else(|e| refuse(format!("{arch}: {}", e.replace("guest", "host"))))
 }
 

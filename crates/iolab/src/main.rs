@@ -231,7 +231,7 @@ fn main() {
         Some(Cmd::Vm(a)) => cmd_vm::cmd_vm(a, command()),
         #[cfg(feature = "fleet")]
         Some(Cmd::Fleet(a)) => cmd_fleet::cmd_fleet(a, command()),
-        Some(Cmd::OffloadGuest) => iolab_lab::partition::guest::main(),
+        Some(Cmd::OffloadGuest) => iolab_guest::partition::guest::main(),
     };
     match r {
         Ok(code) => std::process::exit(code),

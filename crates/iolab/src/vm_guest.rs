@@ -4,7 +4,7 @@
 use crate::output::{err_bytes, errln, out_bytes};
 use clap::Args;
 use iolab_engine::error::Error;
-use iolab_lab::vm::{
+use iolab_guest::vm::{
     self,
     arch::{Arch, Board},
     Report, VmRequest,

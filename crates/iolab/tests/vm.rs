@@ -49,7 +49,7 @@ fn cannot_build(r: &Vm) -> Option<String> {
         .map(str::to_string)
 }
 
-/// The message prefix of `iolab_lab::vm::CANNOT_BUILD` (the tests do not link the library).
+/// The message prefix of `iolab_guest::vm::CANNOT_BUILD` (the tests do not link the library).
 fn iolab_engine_cannot_build() -> &'static str {
     "cannot build the guest here"
 }

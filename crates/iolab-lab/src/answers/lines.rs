@@ -142,7 +142,7 @@ fn way(c: &Ctx, method: &str) -> Option<Way> {
 /// not explain, its involuntary context switches cited; none for the in-kernel writer (its span is one
 /// ktime figure) or where the flush was not timed apart.
 fn off_run(c: &Ctx, rs: &[&Value], runs: &[Run], method: &str) -> Option<(Run, f64)> {
-    if method == crate::driver::kwrite::KERNEL_MODULE || rs.len() != runs.len() {
+    if method == crate::kwrite::KERNEL_MODULE || rs.len() != runs.len() {
         return None;
     }
     let flushes = method != crate::lines::AS_PUBLISHED;
@@ -257,7 +257,7 @@ pub fn kernel_module_slower(c: &Ctx) -> Reply {
         }
         parts.extend(cpu_text(a, b));
     }
-    let module = way(c, crate::driver::kwrite::KERNEL_MODULE);
+    let module = way(c, crate::kwrite::KERNEL_MODULE);
     if let (Some(k), Some(u)) = (&module, &wpl) {
         parts.push(module_text(k, u));
     }

@@ -42,7 +42,7 @@ pub fn round_trip(f: &super::facts::Facts) -> Option<String> {
              ({} SQ_WAKEUP calls by iolab's polling thread, each up to {} µs late)",
             p.wake_requests,
             p.host_wakeups,
-            crate::partition::layout::WAKE_POLL_US
+            iolab_guest::partition::layout::WAKE_POLL_US
         )
     } else {
         "the SQPOLL thread never slept, so no wake-up was needed".to_string()

@@ -48,8 +48,8 @@ fn unmet(
             .map(|why| format!("on this machine: {why}")),
         // A guest of `iolab vm` (the offload suite's partition rows): where this machine cannot build one.
         Some("guest") => places
-            .and_then(|_| crate::vm::unsupported())
-            .map(|why| format!("on this machine: {}: {why}", crate::vm::CANNOT_BUILD)),
+            .and_then(|_| iolab_guest::vm::unsupported())
+            .map(|why| format!("on this machine: {}: {why}", iolab_guest::vm::CANNOT_BUILD)),
         Some("poll-queues") => places.and_then(|_| {
             iolab_engine::measure::iopoll::poll_queues_unmet(Path::new(target.unwrap_or("")))
                 .map(|why| format!("on this machine: {why}"))
@@ -403,12 +403,12 @@ fn in_memory(sp: &iolab_engine::spec::Spec) -> bool {
 
 fn lines_work(t: &toml::Table, run: u32) -> std::result::Result<Work, String> {
     let method = str_key(t, "method").ok_or("a lines step needs a method")?;
-    let kernel = method == crate::driver::kwrite::KERNEL_MODULE;
+    let kernel = method == crate::kwrite::KERNEL_MODULE;
     if !kernel && !crate::lines::METHODS.contains(&method.as_str()) {
         return Err(format!(
             "'{method}' is not a lines method; accepted: {}, {}",
             crate::lines::METHODS.join(", "),
-            crate::driver::kwrite::KERNEL_MODULE
+            crate::kwrite::KERNEL_MODULE
         ));
     }
     let n = iolab_engine::units::parse_count(
@@ -429,11 +429,11 @@ fn lines_work(t: &toml::Table, run: u32) -> std::result::Result<Work, String> {
     ));
     if kernel {
         // The sink driver writes the file from inside the kernel, where it is loaded (never faked).
-        if let Some(why) = crate::driver::kwrite::unavailable() {
+        if let Some(why) = crate::kwrite::unavailable() {
             return Ok(Work::Unavailable(format!("on this machine: {why}")));
         }
         return Ok(Work::Custom(Box::new(move |_| {
-            let r = crate::driver::kwrite::run(n, &path)?;
+            let r = crate::kwrite::run(n, &path)?;
             serde_json::to_value(&r).map_err(|e| Error::Runtime(format!("result JSON: {e}")))
         })));
     }

@@ -98,11 +98,11 @@ fn a_missing_need_is_reported_not_faked() {
     // say why where no guest can be built here (off x86_64, under qemu-user, without apt).
     let s = load("offload").unwrap();
     let js = jobs(&s, &places, true).unwrap();
-    let guest_unmet = crate::vm::unsupported().is_some();
+    let guest_unmet = iolab_guest::vm::unsupported().is_some();
     for j in &js {
         if let Work::Unavailable(w) = &j.work {
             assert!(
-                guest_unmet && w.contains(crate::vm::CANNOT_BUILD),
+                guest_unmet && w.contains(iolab_guest::vm::CANNOT_BUILD),
                 "an offload step is unavailable: {w}"
             );
         }

@@ -20,5 +20,5 @@ pub mod guest;
 mod host;
 pub mod layout;
 
-pub(super) use host::run;
+pub use host::run;
 pub use host::shutdown;
