@@ -114,8 +114,16 @@ impl<'ast> Visit<'ast> for Visitor {
         }
         syn::visit::visit_trait_item_fn(self, f);
     }
-    /// Attributes (doc comments among them) hold no code.
-    fn visit_attribute(&mut self, _: &'ast syn::Attribute) {}
+    /// Doc comments hold no code; another attribute's strings are read (`#[arg(default_value = "..")]`).
+    fn visit_attribute(&mut self, a: &'ast syn::Attribute) {
+        if a.path().is_ident("doc") {
+            return;
+        }
+        if let syn::Meta::List(l) = &a.meta {
+            self.tokens(l.tokens.clone());
+        }
+        syn::visit::visit_attribute(self, a);
+    }
     fn visit_lit_str(&mut self, l: &'ast syn::LitStr) {
         self.literals.push((l.span().start().line, l.value()));
     }

@@ -525,30 +525,6 @@ pub fn settle(dir: &Path, names: &[String]) -> BTreeMap<String, String> {
     kept
 }
 
-/// Writes `text` to `path` whole or not at all: a new file beside it, synced, then renamed over it; on
-/// failure the new file is removed. Err: why, in a user's words ("no space left (ENOSPC)").
-pub fn write_whole(path: &Path, text: &[u8]) -> std::result::Result<(), String> {
-    use std::io::Write;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let wrote = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .and_then(|mut f| {
-            f.write_all(text)?;
-            f.sync_all()
-        })
-        .and_then(|_| std::fs::rename(&tmp, path));
-    wrote.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io_why(&e)
-    })
-}
-
 /// Every host's records, each result's spec naming its host (`spec.host`), so that `compare --across
 /// host` matches the runs that differ only in the host.
 pub fn records_by_host(mut hosts: Vec<Host>) -> Vec<Value> {
@@ -1366,16 +1342,7 @@ mod tests {
     }
 
     #[test]
-    fn a_file_written_whole_replaces_the_old_one_and_a_failure_leaves_no_new_file() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("fleet.json");
-        std::fs::write(&p, "old").unwrap();
-        write_whole(&p, b"new").unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
-        let names = std::fs::read_dir(d.path()).unwrap().count();
-        assert_eq!(names, 1, "no temporary file is left");
-        let e = write_whole(&d.path().join("no/such/dir/f.json"), b"x").unwrap_err();
-        assert_eq!(e, "no such file or directory (ENOENT)");
+    fn an_io_error_is_said_in_a_users_words() {
         let full = std::io::Error::from_raw_os_error(libc::ENOSPC);
         assert_eq!(io_why(&full), "no space left (ENOSPC)");
     }

@@ -1,7 +1,7 @@
 //! What `iolab fleet` prints at the end: each host's outcome, then per workload the fleet's latency
 //! percentiles from the hosts' merged histograms and how far apart the hosts are; and `fleet.json`.
 
-use iolab_engine::error::{Error, Result};
+use iolab_engine::error::Result;
 use iolab_engine::units::{fmt_ns, thousands_u64};
 use iolab_lab::fleet::{Host, Merged, Outcome};
 use std::path::Path;
@@ -197,9 +197,9 @@ pub fn save(dir: &Path, hosts: &[Host], merged: &[Merged]) -> Result<()> {
     let path = dir.join("fleet.json");
     let doc = serde_json::json!({ "hosts": hosts, "workloads": merged });
     let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-    // Whole or not at all: a full filesystem leaves no fleet.json cut short.
-    iolab_lab::fleet::write_whole(&path, text.as_bytes())
-        .map_err(|why| Error::Output(format!("cannot write {}: {why}", path.display())))?;
+    // As every file a command writes: new (never over a file or through a link planted in the results
+    // directory), and whole or not at all (a full filesystem leaves no fleet.json cut short).
+    iolab_report::export::dest::write_new("fleet summary", &path, text.as_bytes())?;
     say(&format!("\nresult: {}", path.display()));
     Ok(())
 }

@@ -1,9 +1,10 @@
-//! The workload description and its validation: the one place where bad input is rejected.
+//! The workload description, as values: what a user asked for. Its validation, the one place where bad
+//! input is rejected, is `crate::resolve`, above the methods and targets it checks.
 //!
 //! A [`RawSpec`] is what a user wrote, from a TOML file (`--spec FILE`, keys spelled like the flags without
 //! the dashes: `bs = "4k"`, `file-size = "64m"`, `qd = 32`), from flags, which override the file key by key,
 //! and from `--vary` points. Every key is declared once, in [`options::OPTIONS`]. [`RawSpec::resolve`]
-//! (resolve.rs) turns it into a [`Spec`] or an [`Error::Usage`] naming the flag and what it accepts.
+//! (`resolve/`) turns it into a [`Spec`] or an [`Error::Usage`] naming the flag and what it accepts.
 //! Checks that need to look at the target (is it a directory, is it mounted, what O_DIRECT alignment does
 //! it need) live in `target::setup`, which also returns usage errors.
 

@@ -1,5 +1,5 @@
 #!/bin/busybox sh
-# /init of iolab's guest (see crates/iolab-engine/src/vm/). Lines starting "IOLAB-VM " on the console are
+# /init of iolab's guest (see crates/iolab-guest/src/vm/). Lines starting "IOLAB-VM " on the console are
 # read by the host; the commands' stdout and stderr go to the second and third serial ports.
 /bin/busybox --install -s /bin
 export PATH=/iolab:/bin:/usr/sbin:/usr/bin HOME=/ LC_ALL=C
