@@ -212,12 +212,28 @@ impl Drop for MemCgroup {
     fn drop(&mut self) {
         crate::cleanup::unregister_cgroup();
         let _ = std::fs::write(&self.home, std::process::id().to_string());
-        if std::fs::remove_dir(&self.dir).is_ok() {
+        if remove_when_empty(&self.dir) {
             if let Some(id) = self.journal {
                 crate::leftovers::forget(id);
             }
         }
     }
+}
+
+/// Removes the cgroup `dir` the process has just left. A thread of ours that has exited (joined) can stay
+/// in it until its last switch off a CPU (the kernel moves no exiting task), so the kernel answers EBUSY
+/// for a moment: asked again every 2 ms, for at most a second. True when it is gone.
+fn remove_when_empty(dir: &Path) -> bool {
+    for _ in 0..500 {
+        match std::fs::remove_dir(dir) {
+            Ok(()) => return true,
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(2))
+            }
+            Err(_) => return false,
+        }
+    }
+    false
 }
 
 fn refused(p: &Path, doing: &str, e: &std::io::Error) -> Error {

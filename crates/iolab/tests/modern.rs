@@ -693,6 +693,16 @@ fn a_signal_while_the_cgroup_is_made_leaves_nothing_clean_cannot_remove() {
             ])
             .output()
             .unwrap();
+        // strace returns once it has reaped iolab, but the kernel may still be finishing the exit (a
+        // cgroup is released at the task's last switch off a CPU): clean leaves a running process's
+        // cgroup alone, so wait until the one each leftover names is gone.
+        for n in leftovers().iter().filter(|n| !before.contains(n)) {
+            let proc_dir = format!("/proc/{}", n.trim_start_matches("iolab-"));
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while std::path::Path::new(&proc_dir).exists() && std::time::Instant::now() < until {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
         let c = iolab(&["clean"]);
         let left: Vec<String> = leftovers()
             .into_iter()
