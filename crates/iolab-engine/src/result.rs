@@ -627,6 +627,10 @@ pub struct RunResult {
     /// pwritev2/preadv2 with --rw-flags nowait: ops that would have blocked (pv2 runs only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nowait: Option<NowaitStats>,
+    /// Figures of the method's own, by name, each with its unit and what it counts (see
+    /// `spec::method_opts::Figure`): the report shows them as they are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub method_figures: Vec<crate::spec::Figure>,
     /// `--memory-limit`: what the run's memory cgroup saw.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<crate::memlimit::MemoryLimit>,

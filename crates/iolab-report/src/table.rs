@@ -453,6 +453,20 @@ fn syscalls_text(r: &RunResult, o: &mut String) {
             thousands_u64(r.ops),
         );
     }
+    method_figures(o, r);
+}
+
+/// The method's own figures, each as it names and explains itself.
+fn method_figures(o: &mut String, r: &RunResult) {
+    for (i, f) in r.method_figures.iter().enumerate() {
+        let value = if f.value.fract() == 0.0 && (0.0..1e15).contains(&f.value) {
+            thousands_u64(f.value as u64)
+        } else {
+            iolab_engine::units::thousands(f.value)
+        };
+        let head = if i == 0 { "method" } else { "" };
+        let _ = writeln!(o, "{head:<12} {value} {}: {}", f.unit, f.about);
+    }
 }
 
 use iolab_engine::units::pct1 as pct_text;

@@ -1,11 +1,11 @@
-//! The workload flags of `run` and `sweep`, made from the option table (`iolab_engine::spec::OPTIONS`):
+//! The workload flags of `run` and `sweep`, made from the option table (`iolab_engine::spec::options::all`):
 //! each option becomes one `--KEY` argument with its help, default and heading, and the parsed
 //! arguments become a `RawSpec` (merged over a `--spec` file by the caller).
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use iolab_engine::registry::METHODS;
 use iolab_engine::spec::options::{Applies, Group, Opt, Ty};
-use iolab_engine::spec::{RawSpec, OPTIONS};
+use iolab_engine::spec::{options, RawSpec};
 
 /// The workload options given on the command line.
 #[derive(Debug, Clone, Default)]
@@ -74,7 +74,7 @@ fn flag_arg(id: &'static str, o: &Opt, text: String) -> Arg {
 
 impl Args for SpecArgs {
     fn augment_args(mut cmd: Command) -> Command {
-        for o in OPTIONS {
+        for o in options::all() {
             let text = help(o);
             cmd = match o.ty {
                 Ty::Bool { on, off } => {
@@ -130,7 +130,7 @@ impl FromArgMatches for SpecArgs {
             raw.set(key, v)
                 .map_err(|e| clap::Error::raw(clap::error::ErrorKind::UnknownArgument, e))
         };
-        for o in OPTIONS {
+        for o in options::all() {
             match o.ty {
                 Ty::Bool { on, off } => {
                     if on.is_some_and(|f| m.get_flag(f)) {

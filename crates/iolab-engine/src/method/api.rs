@@ -16,6 +16,8 @@ pub struct MethodStats {
     pub nowait: Option<crate::result::NowaitStats>,
     /// `--verify` of a read run, where the method checks each block it read (uring_cmd on NVMe).
     pub read_check: Option<crate::result::VerifyFigures>,
+    /// Figures of the method's own (an option of its own at work), by name: see `spec::method_opts`.
+    pub figures: Vec<crate::spec::Figure>,
 }
 
 /// fsync(2) of `fd`, counted in `calls`, with errors naming `path`.

@@ -217,6 +217,7 @@ impl RawSpec {
             clock_every: self.clock_every(method)?,
             latency_sample: self.latency_sample(method)?,
             rate_iops: self.rate_iops(method, bs)?,
+            method_opts: self.method_opts()?,
         };
         // A paced run times every op from when it was due: a clock read per op, even where iolab would
         // otherwise read it every 64 ops.
@@ -231,6 +232,9 @@ impl RawSpec {
         ring_opts::check_ring_limits(&spec, at)?;
         ring_opts::check_ring_rw_flags(&spec)?;
         ring_opts::check_send_zc(&spec)?;
+        for check in crate::spec::method_opts::SPEC_CHECKS {
+            check(&spec)?;
+        }
         crate::target::remote_peer(&spec)?;
         if at == RunsOn::Here {
             // This machine's RLIMIT_MEMLOCK and memory: another machine has its own.
@@ -238,6 +242,38 @@ impl RawSpec {
             fits::check_fits(&spec)?;
         }
         Ok(spec)
+    }
+
+    /// The values given of the methods' own options (whether they apply to the method was checked with
+    /// every option's), each read as its kind says.
+    fn method_opts(&self) -> Result<crate::spec::MethodOpts> {
+        use crate::spec::method_opts::MethodVal;
+        use crate::spec::options::{Ty, METHOD_OPTIONS};
+        let mut opts = crate::spec::MethodOpts::default();
+        for o in METHOD_OPTIONS.iter().filter(|o| self.has(o.key)) {
+            let v = match o.ty {
+                Ty::Bool { .. } => MethodVal::Bool(self.bool(o.key)?),
+                Ty::Size => self
+                    .size(o.key)?
+                    .map_or(MethodVal::Bool(false), MethodVal::Int),
+                Ty::Count => self
+                    .count(o.key)?
+                    .map_or(MethodVal::Bool(false), MethodVal::Int),
+                Ty::Word(words) => {
+                    let w = self.text(o.key)?.unwrap_or_default();
+                    if !words.contains(&w.as_str()) {
+                        return Err(Error::usage(
+                            o.flag(),
+                            format!("'{w}' is not one of {}", words.join(", ")),
+                        ));
+                    }
+                    MethodVal::Text(w)
+                }
+                _ => MethodVal::Text(self.text(o.key)?.unwrap_or_default()),
+            };
+            opts.0.insert(o.key.to_string(), v);
+        }
+        Ok(opts)
     }
 
     fn method(&self) -> Result<MethodKind> {

@@ -121,6 +121,7 @@ pub(crate) fn assemble(spec: &Spec, clock: &ClockInfo, mut m: Measured) -> RunRe
         uring: None,
         aio: None,
         nowait: None,
+        method_figures: Vec::new(),
         memory: None,
         mixed: None,
         paced: None,

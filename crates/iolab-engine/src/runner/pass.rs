@@ -173,6 +173,10 @@ pub(super) fn run_once(
                 .collect::<Vec<_>>(),
             outs.iter().map(|o| o.ops).sum(),
         ),
+        method_figures: outs.iter().fold(Vec::new(), |mut all, o| {
+            crate::spec::method_opts::add_up(&mut all, o.figures.clone());
+            all
+        }),
         flushes: w.flushes,
         paced: paced_figures(spec, &outs, &w.per_thread, ns),
         access: crate::access::figures(spec, &target, &ops_done(&outs)),

@@ -92,6 +92,7 @@ pub(super) struct WorkerOut {
     pub(super) nowait: Option<crate::result::NowaitStats>,
     /// `--verify` of a read run, as the method checked the blocks it read.
     pub(super) read_check: Option<crate::result::VerifyFigures>,
+    pub(super) figures: Vec<crate::spec::Figure>,
     /// The kernel may still hold requests that point into this worker's buffers (it could not be drained
     /// after a failure): the buffers are leaked instead of freed.
     pub(super) leak_buffers: bool,
@@ -130,6 +131,7 @@ impl WorkerOut {
             aio: None,
             nowait: None,
             read_check: None,
+            figures: Vec::new(),
             leak_buffers: false,
             warm: Default::default(),
             log: IntervalLog::off(),

@@ -118,6 +118,7 @@ fn measure<M: Method, C: Clock>(
     out.aio = st.aio;
     out.nowait = st.nowait;
     out.read_check = st.read_check;
+    out.figures = st.figures;
     if let Err(e) = r {
         out.error = Some(e);
         abort.store(true, Ordering::Relaxed);

@@ -3,7 +3,7 @@
 //!
 //! A [`RawSpec`] is what a user wrote, from a TOML file (`--spec FILE`, keys spelled like the flags without
 //! the dashes: `bs = "4k"`, `file-size = "64m"`, `qd = 32`), from flags, which override the file key by key,
-//! and from `--vary` points. Every key is declared once, in [`options::OPTIONS`]. [`RawSpec::resolve`]
+//! and from `--vary` points. Every key is declared once, in [`options::all`]. [`RawSpec::resolve`]
 //! (`resolve/`) turns it into a [`Spec`] or an [`Error::Usage`] naming the flag and what it accepts.
 //! Checks that need to look at the target (is it a directory, is it mounted, what O_DIRECT alignment does
 //! it need) live in `target::setup`, which also returns usage errors.
@@ -11,6 +11,7 @@
 pub mod defaults;
 mod kinds;
 pub mod method_kind;
+pub mod method_opts;
 pub mod options;
 pub mod rw_flags;
 mod warmup;
@@ -26,6 +27,7 @@ pub use crate::skew::Distribution;
 use crate::units::parse_count;
 pub use kinds::*;
 pub use method_kind::MethodKind;
+pub use method_opts::{Figure, MethodOpts};
 pub use options::{RawSpec, OPTIONS};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -230,6 +232,10 @@ pub struct Spec {
     /// [`crate::measure::clock::sparse_clock`]); `clock_every` stays unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_sample: Option<u64>,
+    /// The values of options a method declares in its own folder (see `method_opts.rs`); written only
+    /// when one is given.
+    #[serde(default, skip_serializing_if = "MethodOpts::is_empty")]
+    pub method_opts: MethodOpts,
 }
 
 fn is_false(b: &bool) -> bool {

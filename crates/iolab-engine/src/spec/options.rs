@@ -1,6 +1,7 @@
-//! The one table of options. Each option is declared once here (key, kind of value, help, default, the
-//! methods it applies to); the TOML spec file, flag merging, the accepted-keys message, `--vary` in
-//! sweeps and suites, and the command line's arguments all come from [`OPTIONS`].
+//! The one table of options. Each option is declared once: the workload's and the shared ones here (key,
+//! kind of value, help, default, the methods it applies to), a method's own in its folder, as a static
+//! in [`METHOD_OPTIONS`] gathered at link time. The TOML spec file, flag merging, the accepted-keys
+//! message, `--vary` in sweeps and suites, and the command line's arguments all come from [`all`].
 //!
 //! A [`RawSpec`] is what a user wrote: key -> value, before anything is judged. The typed getters at the
 //! bottom turn one value into a number, size, duration or word, or a usage error naming the flag.
@@ -349,14 +350,24 @@ pub static OPTIONS: &[Opt] = &[
                syscall's tracepoint waits for an RCU grace period)" },
 ];
 
+/// Options a method declares in its own folder (`#[distributed_slice(METHOD_OPTIONS)]`), listed after
+/// [`OPTIONS`] in the help; their values reach the method through [`crate::spec::Spec::method_opts`].
+#[linkme::distributed_slice]
+pub static METHOD_OPTIONS: [Opt];
+
+/// Every option: [`OPTIONS`], then the methods' own.
+pub fn all() -> impl Iterator<Item = &'static Opt> {
+    OPTIONS.iter().chain(METHOD_OPTIONS.iter())
+}
+
 /// The option with this key.
 pub fn option(key: &str) -> Option<&'static Opt> {
-    OPTIONS.iter().find(|o| o.key == key)
+    all().find(|o| o.key == key)
 }
 
 /// "target, method, op, ...": every accepted key, for messages.
 pub fn keys() -> String {
-    let v: Vec<&str> = OPTIONS.iter().map(|o| o.key).collect();
+    let v: Vec<&str> = all().map(|o| o.key).collect();
     v.join(", ")
 }
 
@@ -392,7 +403,7 @@ impl RawSpec {
         Ok(())
     }
 
-    /// Sets `key` in code that names it literally (a key not in [`OPTIONS`] is a bug: it panics).
+    /// Sets `key` in code that names it literally (a key not in [`all`] is a bug: it panics).
     pub fn with(mut self, key: &str, v: impl Into<Val>) -> RawSpec {
         if let Err(e) = self.set(key, v) {
             panic!("internal: {e}");
@@ -418,7 +429,7 @@ impl RawSpec {
 
     /// The keys given, in table order.
     pub fn given(&self) -> impl Iterator<Item = &'static Opt> + '_ {
-        OPTIONS.iter().filter(|o| self.vals.contains_key(o.key))
+        all().filter(|o| self.vals.contains_key(o.key))
     }
 
     /// Keys set in `over` replace those here (flags override the file); `--inflight` in `over` replaces
@@ -678,12 +689,12 @@ mod tests {
 
     #[test]
     fn every_key_is_declared_once_and_methods_exist() {
-        let mut keys: Vec<&str> = OPTIONS.iter().map(|o| o.key).collect();
+        let mut keys: Vec<&str> = all().map(|o| o.key).collect();
         keys.sort_unstable();
         let n = keys.len();
         keys.dedup();
         assert_eq!(keys.len(), n, "a key is declared twice");
-        for o in OPTIONS {
+        for o in all() {
             for m in o.methods() {
                 assert_eq!(MethodKind::parse(m.name()), Some(m));
             }
