@@ -270,6 +270,10 @@ pub fn probe(tmpfs: &Path, disk: &Path, clock: &ClockInfo) -> Result<ProbeResult
         rows.push(attempt(name, &pairs, &t, clock)?);
     }
     rows.extend(recent_rows(&mut file, disk, clock)?);
+    // The rows methods declare for options of their own.
+    for p in iolab_engine::spec::method_opts::PROBES {
+        rows.push(attempt(p.name, p.spec, &file(disk), clock)?);
+    }
     rows.extend(limit_rows());
     rows.extend(counter_rows());
     Ok(ProbeResult {

@@ -6,7 +6,8 @@
 //! Cleanup is `Drop`. The runner owns timing, accounting, the workload loop, buffers and verification: a
 //! method never reads the clock. Adding a method is one file (its `INFO` and its `Method` impl), one
 //! variant in [`MethodKind`] and one line in the registry (`crate::registry::METHODS`), its options in the
-//! option table (`spec/options.rs`), and its tests. This folder holds the methods only: the registry, which
+//! option table (`spec/options.rs`; an option of its own alone can be declared in its folder, see
+//! `spec/method_opts.rs`), and its tests. This folder holds the methods only: the registry, which
 //! ties each to the runner's loops, sits above both.
 
 pub mod aio;

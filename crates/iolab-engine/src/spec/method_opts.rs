@@ -55,6 +55,19 @@ impl MethodOpts {
 #[linkme::distributed_slice]
 pub static SPEC_CHECKS: [fn(&super::Spec) -> Result<()>];
 
+/// A row of `iolab probe` a method declares for an option of its own: a run of 16 ops of `spec` (key,
+/// value pairs; the probe adds a file of its own as the target) that works where the kernel has what
+/// the option needs. Tests ask the probe, by `name`, before they run what needs it.
+#[derive(Debug)]
+pub struct Probe {
+    pub name: &'static str,
+    pub spec: &'static [(&'static str, &'static str)],
+}
+
+/// The methods' own probe rows (`#[distributed_slice(PROBES)]` in the method's folder).
+#[linkme::distributed_slice]
+pub static PROBES: [Probe];
+
 /// One figure a method reports of its run, by name: the result's `method_figures`, which the report
 /// shows as it finds them (name, value, unit and what it counts), with no code of the method's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
