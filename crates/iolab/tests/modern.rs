@@ -266,6 +266,121 @@ fn vectored_fixed_buffers_use_the_opcode_the_kernel_counts() {
     assert!(counted(&p, tp).is_none(), "a WRITEV run counted {tp}");
 }
 
+/// `--provided-buffers`: every read's completion names a buffer the kernel took from the run's buffer ring
+/// (IORING_CQE_F_BUFFER, counted in `method_figures`), and the kernel's own count of READ submissions is
+/// the ops'. Refusals name the flag.
+#[test]
+fn provided_buffers_are_picked_by_the_kernel_for_every_read() {
+    if let Err(why) = probed("method io_uring") {
+        skip("io_uring", &why);
+        return;
+    }
+    if let Err(why) = probed("io_uring --provided-buffers") {
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        let mut v = release
+            .split(['.', '-'])
+            .map(|p| p.parse::<u32>().unwrap_or(0));
+        let (major, minor) = (v.next().unwrap_or(0), v.next().unwrap_or(0));
+        assert!(
+            (major, minor) < (5, 19),
+            "Linux {release} has buffer rings (5.19+), but the probe says: {why}"
+        );
+        skip("io_uring-opcode", &why);
+        return;
+    }
+    let disk = disk_dir();
+    let t = path_str(&file(&disk, "pb.dat"));
+    let w = iolab(&[
+        "run", "--target", &t, "--ops", "1024", "--bs", "4k", "--keep",
+    ]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let r = run_json(&[
+        "--method",
+        "io_uring",
+        "--op",
+        "read",
+        "--provided-buffers",
+        "--target",
+        &t,
+        "--ops",
+        "3000",
+        "--bs",
+        "4k",
+        "--qd",
+        "16",
+        "--batch",
+        "4",
+        "--count",
+        "full",
+    ]);
+    assert_eq!(u64_of(&r, &["ops"]), 3000);
+    assert_eq!(r["spec"]["method_opts"]["provided-buffers"], true);
+    assert_eq!(r["uring"]["opcode"], "READ, buffer select");
+    let figure = |name: &str| {
+        r["method_figures"]
+            .as_array()
+            .expect("method_figures")
+            .iter()
+            .find(|f| f["name"] == name)
+            .and_then(|f| f["value"].as_f64())
+            .unwrap_or_else(|| panic!("no figure {name}: {}", r["method_figures"]))
+    };
+    assert_eq!(figure("provided_buffers_taken"), 3000.0);
+    assert_eq!(figure("provided_buffers_without"), 0.0);
+    let picked = figure("provided_buffers_picked");
+    assert!(
+        (1.0..=16.0).contains(&picked),
+        "picked {picked} of 16 buffers"
+    );
+    let tp = "io_uring:io_uring_submit_req opcode READ";
+    let counted = r["kernel"]["tracepoints"]
+        .as_array()
+        .expect("tracepoints")
+        .iter()
+        .find(|c| c["name"] == tp)
+        .and_then(|c| c["value"].as_u64());
+    match counted {
+        Some(n) => assert_eq!(n, 3000, "the kernel took {n} READ requests of 3000"),
+        None => skip(
+            "tracepoints",
+            &format!("no {tp} counter: {}", r["kernel"]["notes"]),
+        ),
+    }
+    let v = iolab(&[
+        "run",
+        "--method",
+        "io_uring",
+        "--op",
+        "read",
+        "--provided-buffers",
+        "--target",
+        &t,
+        "--ops",
+        "100",
+        "-v",
+    ]);
+    assert!(
+        v.stdout.contains("reads whose completion named the buffer"),
+        "{}",
+        v.stdout
+    );
+    let refused_pb = |args: &[&str], word: &str| {
+        refused(
+            &[&["--provided-buffers", "--target", &t][..], args].concat(),
+            "--provided-buffers",
+            word,
+        )
+    };
+    refused_pb(&["--op", "write", "--overwrite"], "--op read");
+    refused_pb(&["--op", "read", "--fixed-bufs"], "--fixed-bufs");
+    refused_pb(&["--op", "read", "--ring", "shared"], "per-thread");
+    refused(
+        &["--provided-buffers", "--op", "read", "--target", "pipe"],
+        "--provided-buffers",
+        "stream",
+    );
+}
+
 /// `--min-wait`: each wait asks for a whole batch and sleeps up to the minimum for it. At O_DIRECT depth 32,
 /// batch 32, a run then waits once per batch, with fewer io_uring_enter calls than the same run waiting
 /// for one completion at a time, and the kernel counts about one context switch per wait.

@@ -64,6 +64,26 @@ impl Ring {
     }
 }
 
+impl Ring {
+    /// The per-thread ring's `reap` with each completion's flags; the other designs never take
+    /// `--provided-buffers` (its check refuses them).
+    #[inline(always)]
+    pub(super) fn reap_max_flagged<F: FnMut(u32, i32, u32)>(&mut self, max: u32, f: F) -> u32 {
+        match self {
+            Ring::PerThread(d) => d.reap_max_flagged(max, f),
+            _ => unreachable!("provided buffers are refused on shared rings"),
+        }
+    }
+
+    /// The thread's own ring (the per-thread design's), to register a buffer ring with.
+    pub(super) fn own_ring(&self) -> Option<&io_uring::IoUring> {
+        match self {
+            Ring::PerThread(d) => Some(d.io_uring()),
+            _ => None,
+        }
+    }
+}
+
 /// `$body` for the designs other than per-thread, whose calls the hot path makes inline.
 macro_rules! others {
     ($ring:expr, $d:ident => $body:expr) => {

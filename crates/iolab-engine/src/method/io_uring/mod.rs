@@ -41,6 +41,7 @@ mod core;
 mod design;
 mod per_thread;
 mod producer_consumer;
+mod provided;
 mod ring_api;
 mod shared;
 mod sqe;
@@ -123,6 +124,7 @@ fn way(_: &MethodInfo, s: &Spec) -> String {
         (s.ring.vectored, "vectored"),
         (s.ring.fixed_bufs, "fixed buffers"),
         (s.ring.send_zc, "zero-copy send"),
+        (s.method_opts.flag(provided::KEY), "provided buffers"),
     ] {
         if on {
             o.push(word.to_string());
@@ -187,6 +189,9 @@ pub struct Uring {
     zc_results: Vec<i32>,
     /// --send-zc: notifications, and those saying the kernel copied after all.
     zc: (u64, u64),
+    /// --provided-buffers: the buffer ring the reads take their buffers from (after `ring`: dropped
+    /// after it).
+    provided: Option<provided::BufRing>,
 }
 
 /// The opcodes `spec`'s requests ask for (what the counting pass counts the kernel's submissions of; a
@@ -304,10 +309,19 @@ impl Method for Uring {
             rw_flags: ctx.spec.rw_flags,
             zc_results: vec![0; if o_send_zc { qd as usize } else { 0 }],
             zc: (0, 0),
+            provided: None,
         })
     }
 
     fn register_buffers(&mut self, bufs: &[(*mut u8, usize)]) -> Result<()> {
+        if self.sqes.provided {
+            let ring = self
+                .ring
+                .own_ring()
+                .expect("provided buffers: a ring per thread");
+            self.provided = Some(provided::BufRing::register(ring, bufs)?);
+            return Ok(());
+        }
         if !self.opts.fixed_bufs {
             return Ok(());
         }
@@ -343,8 +357,16 @@ impl Method for Uring {
     }
 
     #[inline(always)]
-    fn reap<F: FnMut(u32, i32)>(&mut self, max: u32, f: F) -> u32 {
+    fn reap<F: FnMut(u32, i32)>(&mut self, max: u32, mut f: F) -> u32 {
         if !self.stream {
+            if let Some(b) = self.provided.as_mut() {
+                let n = self.ring.reap_max_flagged(max, |slot, res, flags| {
+                    b.give_back(flags);
+                    f(slot, res)
+                });
+                b.publish();
+                return n;
+            }
             return self.ring.reap(max, f);
         }
         self.reap_stream(f)
@@ -410,6 +432,7 @@ impl Method for Uring {
     fn stats(&self) -> MethodStats {
         MethodStats {
             uring: Some(self.uring_stats()),
+            figures: self.provided.as_ref().map_or(Vec::new(), |b| b.figures()),
             ..Default::default()
         }
     }
@@ -431,6 +454,9 @@ impl Uring {
             Some(f) => format!("{} ({f})", self.sqes.opcode().0),
             None => self.sqes.opcode().0.into(),
         };
+        if self.sqes.provided {
+            s.opcode.push_str(", buffer select");
+        }
         s.zc_notifs += self.zc.0;
         s.zc_copied += self.zc.1;
         s.lock_contended += self.own.lock_contended;

@@ -27,6 +27,24 @@ impl PerThread {
         let enter = Enter::for_thread(&mut core)?;
         Ok(PerThread { core, enter })
     }
+
+    /// `reap` with each completion's flags (`--provided-buffers`: the buffer the kernel picked).
+    #[inline(always)]
+    pub(super) fn reap_max_flagged<F: FnMut(u32, i32, u32)>(&mut self, max: u32, mut f: F) -> u32 {
+        let core = &mut self.core;
+        let mut n = 0;
+        for cqe in core.ring.completion().take(max as usize) {
+            f(cqe.user_data() as u32, cqe.result(), cqe.flags());
+            n += 1;
+        }
+        core.in_kernel -= n.min(core.in_kernel);
+        n
+    }
+
+    /// The thread's ring, to register more with it.
+    pub(super) fn io_uring(&self) -> &io_uring::IoUring {
+        &self.core.ring
+    }
 }
 
 impl Drop for PerThread {

@@ -69,6 +69,8 @@ pub(super) struct SqeShape {
     pub(super) buf_base: u32,
     /// This thread's number in the high half of user_data (shared rings route completions by it).
     tag: u64,
+    /// --provided-buffers: reads name no buffer; the kernel takes one from the thread's buffer ring.
+    pub(super) provided: bool,
     /// One iovec per slot for --vectored (pointing into the runner's buffer while the request is in flight).
     iovecs: Vec<libc::iovec>,
 }
@@ -102,6 +104,7 @@ impl SqeShape {
             file_index,
             buf_base,
             tag: (ctx.thread as u64) << 32,
+            provided: super::provided::asked(ctx),
             iovecs: vec![
                 libc::iovec {
                     iov_base: std::ptr::null_mut(),
@@ -189,7 +192,18 @@ impl SqeShape {
         macro_rules! ops {
             ($fd:expr) => {{
                 let fd = $fd;
-                if self.vectored_fixed {
+                if self.provided {
+                    // No address: the kernel picks the buffer from the group (reads only: checked).
+                    let group = super::provided::GROUP;
+                    each!(
+                        |io| opcode::Read::new(fd, std::ptr::null_mut(), io.len as u32)
+                            .offset(off(io))
+                            .rw_flags(rwf)
+                            .buf_group(group)
+                            .build()
+                            .flags(squeue::Flags::BUFFER_SELECT)
+                    )
+                } else if self.vectored_fixed {
                     let iov = &mut self.iovecs;
                     each!(|io| {
                         let v = &mut iov[io.slot as usize];
