@@ -339,6 +339,12 @@ pub(crate) mod tests {
             }),
             aio: Some(Default::default()),
             nowait: Some(Default::default()),
+            method_figures: vec![iolab_engine::spec::Figure::new(
+                "taken",
+                3.0,
+                "reads",
+                "reads that named a buffer",
+            )],
             memory: Some(iolab_engine::memlimit::MemoryLimit {
                 over_time: vec![iolab_engine::memwatch::MemPoint {
                     t_s: 0.1,

@@ -229,11 +229,9 @@ impl RawSpec {
         combinations::check_method_combinations(&spec)?;
         check_memory_limit(&spec)?;
         check_extent(&spec)?;
-        ring_opts::check_ring_limits(&spec, at)?;
-        ring_opts::check_ring_rw_flags(&spec)?;
-        ring_opts::check_send_zc(&spec)?;
+        // The methods' own checks (io_uring's ring limits, its rw-flags and send-zc, its provided buffers).
         for check in crate::spec::method_opts::SPEC_CHECKS {
-            check(&spec)?;
+            check(&spec, at)?;
         }
         crate::target::remote_peer(&spec)?;
         if at == RunsOn::Here {
@@ -242,38 +240,6 @@ impl RawSpec {
             fits::check_fits(&spec)?;
         }
         Ok(spec)
-    }
-
-    /// The values given of the methods' own options (whether they apply to the method was checked with
-    /// every option's), each read as its kind says.
-    fn method_opts(&self) -> Result<crate::spec::MethodOpts> {
-        use crate::spec::method_opts::MethodVal;
-        use crate::spec::options::{Ty, METHOD_OPTIONS};
-        let mut opts = crate::spec::MethodOpts::default();
-        for o in METHOD_OPTIONS.iter().filter(|o| self.has(o.key)) {
-            let v = match o.ty {
-                Ty::Bool { .. } => MethodVal::Bool(self.bool(o.key)?),
-                Ty::Size => self
-                    .size(o.key)?
-                    .map_or(MethodVal::Bool(false), MethodVal::Int),
-                Ty::Count => self
-                    .count(o.key)?
-                    .map_or(MethodVal::Bool(false), MethodVal::Int),
-                Ty::Word(words) => {
-                    let w = self.text(o.key)?.unwrap_or_default();
-                    if !words.contains(&w.as_str()) {
-                        return Err(Error::usage(
-                            o.flag(),
-                            format!("'{w}' is not one of {}", words.join(", ")),
-                        ));
-                    }
-                    MethodVal::Text(w)
-                }
-                _ => MethodVal::Text(self.text(o.key)?.unwrap_or_default()),
-            };
-            opts.0.insert(o.key.to_string(), v);
-        }
-        Ok(opts)
     }
 
     fn method(&self) -> Result<MethodKind> {

@@ -173,10 +173,7 @@ pub(super) fn run_once(
                 .collect::<Vec<_>>(),
             outs.iter().map(|o| o.ops).sum(),
         ),
-        method_figures: outs.iter().fold(Vec::new(), |mut all, o| {
-            crate::spec::method_opts::add_up(&mut all, o.figures.clone());
-            all
-        }),
+        method_figures: method_figures(&outs),
         flushes: w.flushes,
         paced: paced_figures(spec, &outs, &w.per_thread, ns),
         access: crate::access::figures(spec, &target, &ops_done(&outs)),
@@ -480,4 +477,13 @@ fn syscall_figures(
         kernel_rw,
         note: spec.method.info().syscall_note.into(),
     }
+}
+
+/// The threads' method figures as one (counts added by name).
+fn method_figures(outs: &[WorkerOut]) -> Vec<crate::spec::Figure> {
+    let mut all = Vec::new();
+    for o in outs {
+        crate::spec::method_opts::add_up(&mut all, o.figures.clone());
+    }
+    all
 }

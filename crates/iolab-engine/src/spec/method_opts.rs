@@ -3,7 +3,9 @@
 //! figures in the result ([`Figure`]). The option itself is a static in
 //! [`super::options::METHOD_OPTIONS`]; the runner, the result and the report carry these as values.
 
-use crate::error::Result;
+use super::options::{RawSpec, Ty, METHOD_OPTIONS};
+
+use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -49,11 +51,44 @@ impl MethodOpts {
     }
 }
 
-/// A method's check of a resolved spec (its options against each other and the workload), run by
+impl RawSpec {
+    /// The values given of the methods' own options (whether they apply to the method was checked with
+    /// every option's), each read as its kind says.
+    pub(crate) fn method_opts(&self) -> Result<MethodOpts> {
+        let mut opts = MethodOpts::default();
+        for o in METHOD_OPTIONS.iter().filter(|o| self.has(o.key)) {
+            let v = match o.ty {
+                Ty::Bool { .. } => MethodVal::Bool(self.bool(o.key)?),
+                Ty::Size => self
+                    .size(o.key)?
+                    .map_or(MethodVal::Bool(false), MethodVal::Int),
+                Ty::Count => self
+                    .count(o.key)?
+                    .map_or(MethodVal::Bool(false), MethodVal::Int),
+                Ty::Word(words) => {
+                    let w = self.text(o.key)?.unwrap_or_default();
+                    if !words.contains(&w.as_str()) {
+                        return Err(Error::usage(
+                            o.flag(),
+                            format!("'{w}' is not one of {}", words.join(", ")),
+                        ));
+                    }
+                    MethodVal::Text(w)
+                }
+                _ => MethodVal::Text(self.text(o.key)?.unwrap_or_default()),
+            };
+            opts.0.insert(o.key.to_string(), v);
+        }
+        Ok(opts)
+    }
+}
+
+/// A method's check of a resolved spec (its options against each other and the workload) for a run on
+/// this machine or another (what only this machine can tell is checked `RunsOn::Here` only), run by
 /// `RawSpec::resolve` after the common checks; an error names the flag. Declared in the method's folder
 /// with `#[distributed_slice(SPEC_CHECKS)]`.
 #[linkme::distributed_slice]
-pub static SPEC_CHECKS: [fn(&super::Spec) -> Result<()>];
+pub static SPEC_CHECKS: [fn(&super::Spec, super::RunsOn) -> Result<()>];
 
 /// A row of `iolab probe` a method declares for an option of its own: a run of 16 ops of `spec` (key,
 /// value pairs; the probe adds a file of its own as the target) that works where the kernel has what

@@ -13,7 +13,7 @@ use super::super::api::ThreadCtx;
 use crate::error::{Error, Result};
 use crate::spec::method_opts::{Figure, Probe, PROBES, SPEC_CHECKS};
 use crate::spec::options::{Applies, Group, Opt, Ty, METHOD_OPTIONS};
-use crate::spec::{OpKind, RingDesign, Spec};
+use crate::spec::{OpKind, RingDesign, RunsOn, Spec};
 use crate::target_kind::TargetKind;
 use io_uring::types::BufRingEntry;
 use iolab_sys as sys;
@@ -47,14 +47,15 @@ static OPTION: Opt = Opt {
 #[distributed_slice(PROBES)]
 static PROBE: Probe = Probe {
     name: "io_uring --provided-buffers read (PBUF_RING, 5.19+)",
-    spec: &[("method", super::INFO.name), ("op", "read"), (KEY, "true")],
+    // The method's name as its INFO (mod.rs) spells it: this file imports nothing of mod.rs, which uses it.
+    spec: &[("method", "io_uring"), ("op", "read"), (KEY, "true")],
 };
 
 #[distributed_slice(SPEC_CHECKS)]
-static CHECK: fn(&Spec) -> Result<()> = check;
+static CHECK: fn(&Spec, RunsOn) -> Result<()> = check;
 
 /// Refuses what the kernel cannot do with provided buffers, or what iolab does not pair with them.
-fn check(s: &Spec) -> Result<()> {
+fn check(s: &Spec, _: RunsOn) -> Result<()> {
     if !s.method_opts.flag(KEY) {
         return Ok(());
     }
@@ -227,7 +228,7 @@ mod tests {
         let o = options::option(super::KEY).expect("linked into the option table");
         assert!(o.help.contains("IORING_REGISTER_PBUF_RING"));
         let read = RawSpec::new()
-            .with("method", super::super::INFO.name)
+            .with("method", "io_uring")
             .with("target", "/tmp/x.dat")
             .with("op", "read")
             .with(super::KEY, true);
@@ -244,7 +245,7 @@ mod tests {
             f.contains("--provided-buffers") && f.contains("--fixed-bufs"),
             "{f}"
         );
-        let m = err(read.with("method", crate::method::psync::INFO.name));
+        let m = err(read.with("method", "psync"));
         assert!(m.contains("--provided-buffers"), "{m}");
     }
 }
