@@ -29,25 +29,32 @@ fn value_at(result: &Value, key: &str) -> Option<(Vec<String>, String)> {
         return Some((vec!["kernel".into()], release.to_string()));
     }
     let spec = result.get("spec")?;
-    let k = key.trim_start_matches("--").replace('-', "_");
+    let dashed = key.trim_start_matches("--");
+    let k = dashed.replace('-', "_");
     let fixed = place(key);
     let paths: Vec<Vec<String>> = if fixed.is_empty() {
         vec![
             vec![k.clone()],
             vec!["ring".into(), k.clone()],
             vec!["offload".into(), k],
+            vec!["method_opts".into(), dashed.into()],
         ]
     } else {
         vec![fixed.iter().map(|s| s.to_string()).collect()]
     };
-    paths.into_iter().find_map(|p| {
+    let found = paths.into_iter().find_map(|p| {
         let v = p.iter().try_fold(spec, |x, k| x.get(k))?;
         let text = match v {
             Value::String(s) => s.clone(),
             o => o.to_string(),
         };
         Some((p, text))
-    })
+    });
+    // A method's own flag is written only when given: a run without it had it off.
+    let own_flag = iolab_engine::spec::options::METHOD_OPTIONS
+        .iter()
+        .any(|o| o.key == dashed && matches!(o.ty, iolab_engine::spec::options::Ty::Bool { .. }));
+    found.or_else(|| own_flag.then(|| (vec!["method_opts".into(), dashed.into()], "false".into())))
 }
 
 /// A result with `key` taken out of its spec (and, for `target`, the kind of target too): the workload
@@ -56,10 +63,15 @@ fn without(result: &Value, key: &str) -> Option<(String, String)> {
     let (path, text) = value_at(result, key)?;
     let mut r = result.clone();
     if let Some((last, parents)) = path.split_last() {
-        let parent = parents
-            .iter()
-            .try_fold(r.get_mut("spec")?, |x, k| x.get_mut(k))?;
-        parent.as_object_mut()?.remove(last);
+        let spec = r.get_mut("spec")?;
+        if let Some(parent) = parents.iter().try_fold(&mut *spec, |x, k| x.get_mut(k)) {
+            parent.as_object_mut()?.remove(last);
+        }
+        // The methods' own options: a map left empty goes too, as a run that gave none has none.
+        let empty = |v: &Value| v.as_object().is_some_and(|o| o.is_empty());
+        if spec.get("method_opts").is_some_and(empty) {
+            spec.as_object_mut()?.remove("method_opts");
+        }
     }
     if key == "target" {
         r.get_mut("target")?.as_object_mut()?.remove("kind");

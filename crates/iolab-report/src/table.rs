@@ -465,7 +465,7 @@ fn method_figures(o: &mut String, r: &RunResult) {
             iolab_engine::units::thousands(f.value)
         };
         let head = if i == 0 { "method" } else { "" };
-        let _ = writeln!(o, "{head:<12} {value} {}: {}", f.unit, f.about);
+        let _ = writeln!(o, "{head:<12} {value} {} {}", f.unit, f.about);
     }
 }
 

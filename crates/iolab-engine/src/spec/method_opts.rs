@@ -112,7 +112,7 @@ pub struct Figure {
     pub value: f64,
     /// Its unit ("requests", "bytes", "ns"); counts of things name the things.
     pub unit: String,
-    /// What it counts, one sentence.
+    /// What it counts, continuing "VALUE UNIT ...": "whose completion named a buffer".
     pub about: String,
 }
 
@@ -154,6 +154,22 @@ mod tests {
         let json = serde_json::to_string(&o).unwrap();
         assert_eq!(json, r#"{"n":4096,"on":true,"w":"ring"}"#);
         assert_eq!(serde_json::from_str::<MethodOpts>(&json).unwrap(), o);
+    }
+
+    /// The kinds a method's own option may take are those `RawSpec::method_opts` reads as they are meant
+    /// (a duration, a list or a word-or-flag would be read as bare text).
+    #[test]
+    fn the_methods_options_are_of_kinds_read_as_meant() {
+        for o in METHOD_OPTIONS.iter() {
+            assert!(
+                matches!(
+                    o.ty,
+                    Ty::Bool { .. } | Ty::Size | Ty::Count | Ty::Word(_) | Ty::Text
+                ),
+                "--{}: a method's own option of a kind method_opts reads as text",
+                o.key
+            );
+        }
     }
 
     #[test]

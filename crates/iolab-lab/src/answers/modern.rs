@@ -61,6 +61,7 @@ pub fn fixed_and_min_wait(c: &Ctx) -> Reply {
     if parts.is_empty() {
         missing.push("an io_uring row beside the same run with --fixed-bufs".into());
     }
+    parts.extend(provided(c));
     let waited =
         c.row(|r| is(r, &io_uring::INFO) && r.facts.min_wait_us > 0 && !r.facts.wait_region);
     let plain = waited.and_then(|w| {
@@ -140,6 +141,21 @@ pub fn fixed_and_min_wait(c: &Ctx) -> Reply {
     }
 }
 
+/// Reads into buffers the kernel picks (`--provided-buffers`: READ with IOSQE_BUFFER_SELECT) against the
+/// same reads naming their buffer, plain and registered; none where the step did not run.
+fn provided(c: &Ctx) -> Vec<String> {
+    let Some(picked) = by_opcode(c, "READ, buffer select") else {
+        return Vec::new();
+    };
+    ["READ", "READ_FIXED"]
+        .into_iter()
+        .filter_map(|named| {
+            let a = by_opcode(c, named).filter(|a| a.same_workload(picked))?;
+            Some(saving(a, picked, named, "READ into provided buffers"))
+        })
+        .collect()
+}
+
 /// Single runs of io_uring rows of one workload that differ only in the opcode or the wait, whose rates
 /// spread wider than a tie: said with its ends where the fixed-buffer pairs disagree in direction.
 fn one_path_spread(c: &Ctx) -> Option<String> {
@@ -159,7 +175,7 @@ fn one_path_spread(c: &Ctx) -> Option<String> {
         format!(
             "Fixed buffers made one opcode faster and another slower on the same path, where their effect \
              is the same: one run of each does not tell it from the run-to-run variation of {}, whose rows \
-             that differ only in the opcode or the wait spread from {} to {} IOPS.",
+             that differ only in the opcode, the buffers or the wait spread from {} to {} IOPS.",
             first.workload(),
             thousands(a),
             thousands(b)

@@ -1,7 +1,8 @@
 //! `--provided-buffers`: reads into buffers the kernel picks. The runner's read buffers are handed to the
 //! kernel in a buffer ring (IORING_REGISTER_PBUF_RING, Linux 5.19+); each read is sent without an
 //! address, with IOSQE_BUFFER_SELECT and the ring's buffer group, and the kernel takes a buffer from the
-//! ring when the read has data to place. Its completion names the buffer (IORING_CQE_F_BUFFER and the
+//! ring when it issues the read (a file's or block device's read keeps it, even one that reads nothing at
+//! the end of the file or fails after it was issued). Its completion names the buffer (IORING_CQE_F_BUFFER and the
 //! buffer id in the upper 16 bits of its flags), which iolab puts back at the ring's tail at once: a
 //! server reading sockets hands the buffer to its parser first, a step iolab leaves out.
 //!
@@ -101,7 +102,7 @@ pub(super) struct BufRing {
     bufs: Vec<(u64, u32)>,
     /// Completions that named a buffer.
     taken: u64,
-    /// Completions of a read that named none (a failed read, or one with no data to place).
+    /// Completions of a read that named none (refused before a buffer was taken: ENOBUFS, a bad request).
     without: u64,
     /// Which buffers the kernel picked at least once.
     picked: Vec<bool>,
@@ -135,8 +136,10 @@ impl BufRing {
             r.put(bid as u16);
         }
         r.publish();
-        // SAFETY: the entries live in `map`, owned by this value, which the method drops after its ring
-        // (its field comes after the ring's), so they stay valid while the group is registered.
+        // SAFETY: the entries live in `map`, owned by this value and valid for as long as iolab uses the
+        // ring. The kernel pins the ring's pages when it registers them (and unpins them when it tears the
+        // group down with the ring, which may be after the ring's fd is closed and `map` unmapped), so the
+        // kernel never reads memory given back to the process.
         unsafe {
             ring.submitter().register_buf_ring_with_flags(
                 r.map.as_ptr() as u64,
@@ -201,19 +204,19 @@ impl BufRing {
                 "provided_buffers_taken",
                 self.taken as f64,
                 "reads",
-                "reads whose completion named the buffer the kernel took from the ring (IORING_CQE_F_BUFFER)",
+                "whose completion named the buffer the kernel took from the ring (IORING_CQE_F_BUFFER)",
             ),
             Figure::new(
                 "provided_buffers_without",
                 self.without as f64,
                 "reads",
-                "reads whose completion named no buffer (failed, or nothing to place)",
+                "whose completion named no buffer (refused before the kernel took one)",
             ),
             Figure::new(
                 "provided_buffers_picked",
                 picked as f64,
                 "buffers",
-                "of the ring's buffers, those the kernel picked at least once",
+                "picked by the kernel at least once (each thread's ring holds one per request in flight)",
             ),
         ]
     }

@@ -419,3 +419,27 @@ fn fixed_buffers_that_disagree_in_direction_are_indicative() {
     );
     assert!(r.needs.unwrap().contains("--repeat 5"));
 }
+
+/// Reads into buffers the kernel picks are set against plain and fixed READ on the same workload, with
+/// the figures of the rows; without the step the answer says nothing of them.
+#[test]
+fn provided_buffers_against_named_ones() {
+    let p = uring("READ", 15_000.0, 4_700.0);
+    let f = uring("READ_FIXED", 14_000.0, 4_200.0);
+    let k = uring("READ, buffer select", 16_000.0, 5_000.0);
+    let r = answer(
+        "fixed_and_min_wait",
+        &[],
+        &[p.clone(), f.clone(), k],
+        &[],
+        &[],
+    );
+    for want in [
+        "READ into provided buffers took 16.0 µs per op against 15.0 µs with READ (1.1x)",
+        "READ into provided buffers took 16.0 µs per op against 14.0 µs with READ_FIXED (1.1x)",
+    ] {
+        assert!(r.text.contains(want), "{want}: {}", r.text);
+    }
+    let r = answer("fixed_and_min_wait", &[], &[p, f], &[], &[]);
+    assert!(!r.text.contains("provided"), "{}", r.text);
+}
