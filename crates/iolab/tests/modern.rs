@@ -169,6 +169,16 @@ fn uring_rw_flags_refusals_name_the_flag() {
     );
 }
 
+/// The kernel's count `name` in a run's counters (`kernel.tracepoints`), if it was counted.
+fn counted(v: &serde_json::Value, name: &str) -> Option<u64> {
+    v["kernel"]["tracepoints"]
+        .as_array()
+        .expect("tracepoints")
+        .iter()
+        .find(|c| c["name"] == name)
+        .and_then(|c| c["value"].as_u64())
+}
+
 /// `--vectored --fixed-bufs`: IORING_OP_WRITEV_FIXED and READV_FIXED where the kernel has them. The opcode
 /// the output names is the one the kernel counted for every request (io_uring_submit_req filtered on the
 /// opcode), and the written bytes read back right.
@@ -207,14 +217,6 @@ fn vectored_fixed_buffers_use_the_opcode_the_kernel_counts() {
     assert_eq!(opcode, "WRITEV_FIXED");
     assert_eq!(u64_of(&w, &["verify", "mismatches"]), 0);
     assert_eq!(u64_of(&w, &["verify", "blocks_checked"]), 3000);
-    let counted = |v: &serde_json::Value, name: &str| {
-        v["kernel"]["tracepoints"]
-            .as_array()
-            .expect("tracepoints")
-            .iter()
-            .find(|c| c["name"] == name)
-            .and_then(|c| c["value"].as_u64())
-    };
     let tp = "io_uring:io_uring_submit_req opcode WRITEV_FIXED";
     match counted(&w, tp) {
         Some(n) => assert_eq!(n, 3000, "the kernel took {n} WRITEV_FIXED requests of 3000"),
@@ -330,13 +332,7 @@ fn provided_buffers_are_picked_by_the_kernel_for_every_read() {
     // The kernel takes the ring's buffers in order, and 16 reads are in flight at once: all 16 are used.
     assert_eq!(figure("provided_buffers_picked"), 16.0);
     let tp = "io_uring:io_uring_submit_req opcode READ";
-    let counted = r["kernel"]["tracepoints"]
-        .as_array()
-        .expect("tracepoints")
-        .iter()
-        .find(|c| c["name"] == tp)
-        .and_then(|c| c["value"].as_u64());
-    match counted {
+    match counted(&r, tp) {
         Some(n) => assert_eq!(n, 3000, "the kernel took {n} READ requests of 3000"),
         None => skip(
             "tracepoints",
