@@ -278,6 +278,11 @@ fn provided_buffers_are_picked_by_the_kernel_for_every_read() {
         return;
     }
     if let Err(why) = probed("io_uring --provided-buffers") {
+        if why.contains("high memory") {
+            // A 32-bit kernel with HIGHMEM: iolab registers no buffer ring there (see provided.rs).
+            skip("io_uring-opcode", &why);
+            return;
+        }
         let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
         let mut v = release
             .split(['.', '-'])

@@ -90,6 +90,17 @@ pub(super) fn asked(ctx: &ThreadCtx) -> bool {
     ctx.spec.method_opts.flag(KEY)
 }
 
+/// The kernel's memory above its direct map (a 32-bit kernel's HIGHMEM: `HighTotal` in /proc/meminfo),
+/// in kB, where it has some.
+fn high_memory_kb() -> Option<u64> {
+    let m = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb = m.lines().find_map(|l| {
+        let v = l.strip_prefix("HighTotal:")?;
+        v.trim().trim_end_matches("kB").trim().parse::<u64>().ok()
+    })?;
+    (kb > 0).then_some(kb)
+}
+
 /// A thread's buffer ring: the runner's buffers by buffer id, the ring's memory, and what the kernel
 /// picked.
 pub(super) struct BufRing {
@@ -114,6 +125,13 @@ unsafe impl Send for BufRing {}
 impl BufRing {
     /// Puts `bufs` (the runner's read buffers, by slot) in a new buffer ring and registers it with `ring`.
     pub(super) fn register(ring: &io_uring::IoUring, bufs: &[(*mut u8, usize)]) -> Result<BufRing> {
+        if let Some(kb) = high_memory_kb() {
+            return Err(Error::Unavailable(format!(
+                "on this kernel: --{KEY}: a 32-bit kernel with high memory ({kb} kB, /proc/meminfo's \
+                 HighTotal) may place the buffer ring in a page it has not mapped, and Linux 6.1 then \
+                 faults in io_buffer_select (seen in an armv7 guest); iolab registers no buffer ring on such a kernel"
+            )));
+        }
         let entries = (bufs.len() as u32).next_power_of_two().max(1);
         if bufs.len() as u32 > MAX_ENTRIES || bufs.iter().any(|b| b.1 > u32::MAX as usize) {
             return Err(Error::usage(
