@@ -260,7 +260,7 @@ pub use crate::bench_tiou::{raw_nop_loop, RAW_RING};
 pub fn nop(ops: u64, rounds: u32, clock: &ClockInfo) -> Result<NopReport> {
     let mut rows = Vec::new();
     for batch in [1u32, 8, 32] {
-        let spec = crate::bench_tiou::nop_spec(batch, ("ops", ops as i64))?;
+        let spec = crate::bench_tiou::nop_spec(batch, ("ops", ops as i64), 1)?;
         raw_nop_loop(ops / 10 + batch as u64, batch)?;
         crate::run::run(&spec, clock)?;
         let (mut raw, mut lab) = (Vec::new(), Vec::new());

@@ -23,11 +23,24 @@ pub const PAIRS: usize = 5;
 pub struct AgainstTIoUring {
     pub path: String,
     pub pairs: usize,
-    /// (batch, t/io_uring NOP/s median, iolab NOP/s median, median of per-pair iolab / t/io_uring)
-    pub rows: Vec<(u32, f64, f64, f64)>,
-    /// Per batch, the median of per-pair raw loop / t/io_uring: the most a loop of iolab's ring settings
-    /// that records nothing gets against t/io_uring, run beside each pair.
-    pub raw_ratios: Vec<f64>,
+    pub rows: Vec<TIoUringRow>,
+}
+
+/// One batch size: medians of [`PAIRS`] alternating runs, each ratio the median of the per-pair ones.
+#[derive(Debug, Clone, Serialize)]
+pub struct TIoUringRow {
+    pub batch: u32,
+    /// t/io_uring's NOPs per second (it times no request by default).
+    pub theirs: f64,
+    /// iolab's on its defaults (every request timed, one clock read per submission round).
+    pub timed: f64,
+    pub timed_ratio: f64,
+    /// iolab's under `--latency-sample 0` (no request timed): like with like.
+    pub untimed: f64,
+    pub untimed_ratio: f64,
+    /// The raw loop's against t/io_uring: the most a loop of iolab's ring settings that records
+    /// nothing gets, run beside each pair.
+    pub raw_ratio: f64,
 }
 
 /// t/io_uring: `$IOLAB_T_IO_URING`, else [`DEFAULT_PLACE`]; Err: why there is none to run.
@@ -46,9 +59,15 @@ pub fn find() -> std::result::Result<PathBuf, String> {
 }
 
 /// iolab's io_uring NOPs to /dev/null at `batch` (its depth too), bounded by `bound` (`ops` or
-/// `duration` and its value), without the kernel's counters.
-pub(crate) fn nop_spec(batch: u32, bound: (&str, i64)) -> Result<iolab_engine::spec::Spec> {
+/// `duration` and its value), without the kernel's counters, `--latency-sample` `sample` (1: every
+/// request timed, the default; 0: none).
+pub(crate) fn nop_spec(
+    batch: u32,
+    bound: (&str, i64),
+    sample: i64,
+) -> Result<iolab_engine::spec::Spec> {
     RawSpec::new()
+        .with("latency-sample", Val::Int(sample))
         .with("method", URING.name)
         .with("target", "/dev/null")
         .with(bound.0, Val::Int(bound.1))
@@ -60,14 +79,17 @@ pub(crate) fn nop_spec(batch: u32, bound: (&str, i64)) -> Result<iolab_engine::s
         .resolve()
 }
 
-/// [`PAIRS`] alternating pairs at batch 1 and 32.
+/// [`PAIRS`] alternating pairs at batch 1 and 32 (each pair: iolab timed, iolab untimed, t/io_uring,
+/// the raw loop).
 pub fn against(exe: &Path, clock: &ClockInfo) -> Result<AgainstTIoUring> {
-    let (mut rows, mut raw_ratios) = (Vec::new(), Vec::new());
+    let mut rows = Vec::new();
     for batch in [1u32, 32] {
-        let spec = nop_spec(batch, ("duration", 1))?;
-        let (mut theirs, mut ours, mut raw) = (Vec::new(), Vec::new(), Vec::new());
+        let timed_spec = nop_spec(batch, ("duration", 1), 1)?;
+        let untimed_spec = nop_spec(batch, ("duration", 1), 0)?;
+        let [mut theirs, mut timed, mut untimed, mut raw]: [Vec<f64>; 4] = Default::default();
         for _ in 0..PAIRS {
-            ours.push(crate::run::run(&spec, clock)?.iops);
+            timed.push(crate::run::run(&timed_spec, clock)?.iops);
+            untimed.push(crate::run::run(&untimed_spec, clock)?.iops);
             theirs.push(nops_per_s(exe, batch)?);
             // About half a second of the raw loop at the rate t/io_uring just had.
             let ops = (theirs[theirs.len() - 1] / 2.0) as u64;
@@ -81,14 +103,20 @@ pub fn against(exe: &Path, clock: &ClockInfo) -> Result<AgainstTIoUring> {
                     .collect::<Vec<_>>(),
             )
         };
-        rows.push((batch, median(&theirs), median(&ours), ratio(&ours)));
-        raw_ratios.push(ratio(&raw));
+        rows.push(TIoUringRow {
+            batch,
+            theirs: median(&theirs),
+            timed: median(&timed),
+            timed_ratio: ratio(&timed),
+            untimed: median(&untimed),
+            untimed_ratio: ratio(&untimed),
+            raw_ratio: ratio(&raw),
+        });
     }
     Ok(AgainstTIoUring {
         path: exe.display().to_string(),
         pairs: PAIRS,
         rows,
-        raw_ratios,
     })
 }
 

@@ -89,6 +89,54 @@ fn no_op_timed_gives_throughput_and_says_why_there_is_no_latency() {
     assert_eq!(u64_of(&r, &["syscalls", "kernel_rw", "syscw"]), 200_000);
 }
 
+/// `--latency-sample 0` on the queued methods: no request is timed, and every one still went to the
+/// kernel and landed (the file's blocks read back, the ring's own request count).
+#[test]
+fn queued_methods_time_no_request_and_every_write_lands() {
+    let dir = tmpfs_dir();
+    let mut methods = vec!["aio"];
+    match probed("method io_uring") {
+        Ok(()) => methods.push("io_uring"),
+        Err(why) => skip("io_uring", &why),
+    }
+    for method in methods {
+        let target = path_str(&file(&dir, &format!("{method}.dat")));
+        let r = run_json(&[
+            "--method",
+            method,
+            "--target",
+            &target,
+            "--bs",
+            "4k",
+            "--ops",
+            "2000",
+            "--qd",
+            "8",
+            "--batch",
+            "4",
+            "--latency-sample",
+            "0",
+            "--verify",
+            "--keep",
+        ]);
+        assert_eq!(u64_of(&r, &["ops"]), 2000, "{method}");
+        assert!(r.get("latency").is_none() && r.get("gap").is_none(), "{r}");
+        assert!(
+            r["latency_unavailable"]
+                .as_str()
+                .unwrap()
+                .contains("no op was timed (--latency-sample 0)"),
+            "{r}"
+        );
+        assert_eq!(u64_of(&r, &["verify", "mismatches"]), 0, "{method}");
+        assert_eq!(u64_of(&r, &["verify", "blocks_checked"]), 2000, "{method}");
+        assert_eq!(std::fs::metadata(&target).unwrap().len(), 2000 * 4096);
+        if method == "io_uring" {
+            assert_eq!(u64_of(&r, &["uring", "requests"]), 2000, "{}", r["uring"]);
+        }
+    }
+}
+
 #[test]
 fn bad_latency_sample_is_refused_naming_the_flag() {
     for (args, why) in [
@@ -97,6 +145,10 @@ fn bad_latency_sample_is_refused_naming_the_flag() {
         (
             vec!["--method", "io_uring", "--latency-sample", "8"],
             "by its submission rounds",
+        ),
+        (
+            vec!["--method", "offload", "--latency-sample", "0"],
+            "a process of its own",
         ),
         (
             vec!["--latency-sample", "8", "--clock-every", "4"],

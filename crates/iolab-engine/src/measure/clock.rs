@@ -214,8 +214,11 @@ pub fn sparse_clock(
     };
     let sampled = sample.is_some_and(|n| n > 1);
     let latency_unavailable = match sample {
-        Some(0) => "no op was timed (--latency-sample 0): throughput comes from the loop's span (a clock \
-                    read every 1,024 ops looks at the deadline and progress)"
+        Some(0) if synchronous => "no op was timed (--latency-sample 0): throughput comes from the loop's \
+                                   span (a clock read every 1,024 ops looks at the deadline and progress)"
+            .to_string(),
+        Some(0) => "no op was timed (--latency-sample 0): throughput comes from the loop's span (the clock \
+                    is read at the first reap after every 1,024 completions, for the deadline and progress)"
             .to_string(),
         Some(n) if n > 1 => format!(
             "one op in {n} is timed on its own ({chosen}): the time between two ops' starts needs both \

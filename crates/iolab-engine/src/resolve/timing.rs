@@ -40,8 +40,8 @@ impl RawSpec {
         Ok(Some(n))
     }
 
-    /// --latency-sample: 0 to [`MAX_CLOCK_EVERY`], other than 1 only for methods that complete each op
-    /// inside their call, and not with what needs every op timed.
+    /// --latency-sample: 0 to [`MAX_CLOCK_EVERY`]; above 1 only for methods that complete each op inside
+    /// their call, 0 for those and the queued ones; not with what needs every op timed.
     pub(super) fn latency_sample(&self, method: MethodKind) -> Result<Option<u64>> {
         let Some(n) = self.count("latency-sample")? else {
             return Ok(None);
@@ -56,12 +56,23 @@ impl RawSpec {
                 ),
             ));
         }
-        if n != 1 && !method.info().synchronous() {
+        let exec = method.info().exec;
+        if exec == Exec::OutOfProcess && n != 1 {
+            return Err(Error::usage(
+                flag,
+                format!(
+                    "--method {}'s client runs as a process of its own, timed from outside: \
+                     --latency-sample does not apply to it",
+                    method.name()
+                ),
+            ));
+        }
+        if exec == Exec::Queued && n > 1 {
             return Err(Error::usage(
                 flag,
                 format!(
                     "--method {} times its requests by its submission rounds, not one op at a time: \
-                     --latency-sample applies to methods that complete each op inside their call",
+                     give 0 (no request timed) or 1 (every request, the default)",
                     method.name()
                 ),
             ));

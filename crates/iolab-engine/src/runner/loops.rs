@@ -2,7 +2,7 @@
 //! ops and complete them later. They are generic over the method and the clock, so each combination is
 //! compiled on its own. What they call per op is inlined, except where fewer code pages or registers
 //! kept across the system call cost less: the lean methods' plain loop (`dense_ops`), and, for io_uring,
-//! the SQE builder and the ring designs other than per-thread (see `bench/pages.sh`).
+//! the ring designs other than per-thread and, off x86_64, the SQE builder (see `bench/pages.sh`).
 
 use super::flushes::{end_flushes, flushes_due, next_at, timed_flush};
 use super::lean::{dense_ops, short_transfer, sparse_ops, stamp_at, submit_planned};
@@ -353,19 +353,22 @@ fn reap_failure<M: Method>(m: &M, p: &LoopParams, res: i32, offset: u64) -> Erro
     }
 }
 
-/// One entry of the request slots' table. A slot's request: its start tick, file offset and direction
-/// (indexed by slot); the free stack and one reap's completions (indexed by position).
-#[derive(Clone, Copy, Default)]
+/// One entry of the request slots' table. A slot's request: its start tick, file offset and direction,
+/// and the slot's buffer (indexed by slot); the free stack and one reap's completions (indexed by
+/// position). The buffer's address is kept here, not read from the buffers' own table, so that a round
+/// of a target without positions touches one page of the loop's memory, not two.
+#[derive(Clone, Copy)]
 struct Lane {
     start: u64,
     offset: u64,
+    buf: *mut u8,
     write: bool,
     free: u32,
     reaped: (u32, i32),
 }
 
 /// Requests handed to the method in one call at most: a longer round goes in several.
-const ROUND: usize = 16;
+const ROUND: usize = 32;
 
 /// The request slots of an asynchronous loop: one table (a fixed free stack with no growth checks on
 /// the hot path, each slot's request, the completions of a reap) and the requests being handed to the
@@ -379,11 +382,18 @@ struct Slots {
 }
 
 impl Slots {
-    fn new(qd: u32) -> Slots {
-        let mut lanes = vec![Lane::default(); qd as usize].into_boxed_slice();
-        for (i, l) in lanes.iter_mut().enumerate() {
-            l.free = qd - 1 - i as u32;
-        }
+    /// The slots of `qd` requests, slot i's buffer `bufs[i]`.
+    fn new(qd: u32, bufs: &[AlignedBuf]) -> Slots {
+        let lanes = (0..qd)
+            .map(|i| Lane {
+                start: 0,
+                offset: 0,
+                buf: bufs[i as usize].ptr,
+                write: false,
+                free: qd - 1 - i,
+                reaped: (0, 0),
+            })
+            .collect();
         let none = Io {
             slot: 0,
             offset: 0,
@@ -399,9 +409,8 @@ impl Slots {
     }
 
     /// The round takes the top `n` (at most [`ROUND`]) slots of the free stack, in place. Its requests,
-    /// started at `s`, are
-    /// laid out first, then handed to the method in one call (two short loops keep the hot state in
-    /// registers; one interleaved loop spilled it).
+    /// started at `s` (kept where they are `timed`), are laid out first, then handed to the method in one
+    /// call (two short loops keep the hot state in registers; one interleaved loop spilled it).
     #[inline(always)]
     fn lay_out(
         &mut self,
@@ -409,7 +418,7 @@ impl Slots {
         p: &LoopParams,
         plan: &mut OpPlan,
         bufs: &mut [AlignedBuf],
-        s: u64,
+        (s, timed): (u64, bool),
     ) -> &[Io] {
         let Slots {
             lanes,
@@ -443,12 +452,14 @@ impl Slots {
             // A target without positions (a sink, a stream) and nothing to stamp: offset 0, no plan.
             for (i, io) in round[..n].iter_mut().enumerate() {
                 let slot = lanes[first + i].free;
-                let l = &mut lanes[slot as usize];
-                (l.start, l.offset) = (s, 0);
+                // Its offset stays 0; its start is needed only for its latency.
+                if timed {
+                    lanes[slot as usize].start = s;
+                }
                 *io = Io {
                     slot,
                     offset: 0,
-                    buf: bufs[slot as usize].ptr,
+                    buf: lanes[slot as usize].buf,
                     len: bs,
                     write: p.write,
                 };
@@ -467,7 +478,7 @@ impl Slots {
         p: &LoopParams,
         plan: &mut OpPlan,
         bufs: &mut [AlignedBuf],
-        s: u64,
+        s: (u64, bool),
     ) -> (usize, Result<()>) {
         let mut taken = 0;
         while taken < n {
@@ -497,19 +508,34 @@ impl Slots {
     /// Reaps the completions the method has, at most `max` (a batch: the ones left wait in the queue
     /// while the freed slots are filled again, and their time there is in their latency, as with fio's
     /// iodepth_batch_complete_max, which defaults to its submit batch of 1), at tick `e`: records their
-    /// latencies, frees their slots and returns how many there were and the first unexpected result
-    /// (with its request's offset).
+    /// latencies (`timed`; else `e` is stale and nothing is recorded), frees their slots and returns how
+    /// many there were and the first unexpected result (with its request's offset).
     #[inline(always)]
     fn reap<M: Method>(
         &mut self,
         m: &mut M,
         out: &mut WorkerOut,
         held: &mut Pending,
-        (e, max): (u64, u32),
+        (e, max, timed): (u64, u32, bool),
         expected: i32,
     ) -> (u32, Option<(i32, u64)>) {
         let (lat, mut perop) = (&mut out.lat, out.perop.as_mut());
         let Slots { lanes, nfree, .. } = self;
+        if !timed {
+            // --latency-sample 0: only the results are looked at, each as it is reaped.
+            // The top of the free stack in a local (a register), not behind `nfree`: an add to memory
+            // per completion chained each on the one before.
+            let (mut bad, mut top): (Option<(i32, u64)>, usize) = (None, *nfree);
+            let k = m.reap(max, |slot, res| {
+                if res != expected {
+                    note_bad(&mut bad, res, lanes[slot as usize].offset);
+                }
+                lanes[top].free = slot;
+                top += 1;
+            });
+            *nfree = top;
+            return (k, bad);
+        }
         // A method reports no more completions than it has requests in flight, at most qd.
         let mut k = 0;
         m.reap(max, |slot, res| {
@@ -690,7 +716,7 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     abort: &AtomicBool,
 ) -> Result<()> {
     let (qd, batch) = (p.qd, p.batch);
-    let mut slots = Slots::new(qd);
+    let mut slots = Slots::new(qd, bufs);
     // A run whose requests stop completing ends with the reason after STALL_S, not spinning for ever.
     let stall_ticks = (STALL_S * p.hz) as u64;
     // Consecutive failed io_uring_enter calls while draining after a failure.
@@ -722,6 +748,12 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     // Clock reads: the start, then one per round and the rare ones (interval closes, after flushes).
     let mut reads = 1u64;
     let expected = m.expected_result(p.bs);
+    // --latency-sample 0 (`clock_every` above 1 only then, for a queued method): no request is timed,
+    // and the clock is read after about `clock_every` completions, or after a reap that found none (so
+    // that a stall is seen), for the deadline and progress only. A traced pass times every request.
+    let timed = p.clock_every <= 1 || out.perop.is_some();
+    let mut read_at = 0u64;
+    let mut idle = false;
     loop {
         let sync_due = sync_every != 0 && since_sync >= sync_every;
         // Queue up to a batch, never more than qd in flight.
@@ -733,7 +765,7 @@ pub(super) fn loop_async<M: Method, C: Clock>(
             let room = (batch - fl.queued).min(qd - fl.inflight - fl.queued);
             (max_ops - issued).min(u64::from(room)) as usize
         };
-        let (took, r) = slots.queue(m, n, p, plan, bufs, s);
+        let (took, r) = slots.queue(m, n, p, plan, bufs, (s, timed));
         if let Err(e) = r {
             failure = Some(e);
             stop = true;
@@ -743,7 +775,9 @@ pub(super) fn loop_async<M: Method, C: Clock>(
         let n_round = issued - round_first;
         if n_round > 0 {
             since_sync += n_round;
-            gaps.round(&mut out.gap, s, n_round, round_first == 0);
+            if timed {
+                gaps.round(&mut out.gap, s, n_round, round_first == 0);
+            }
         }
         let sync_due = sync_every != 0 && since_sync >= sync_every;
         let more = !stop && !sync_due && issued < max_ops;
@@ -756,18 +790,24 @@ pub(super) fn loop_async<M: Method, C: Clock>(
         if submitted_only && more && fl.inflight < qd {
             // Free slots are filled before anything is reaped, a batch per submission (as fio does), so
             // that --qd requests stay in flight; each batch starts at its own clock read.
-            round_start = clk.now();
-            reads += 1;
+            if timed {
+                round_start = clk.now();
+                reads += 1;
+            }
             continue;
         }
-        let e = clk.now();
-        reads += 1;
-        round_start = e;
+        if timed || done >= read_at || idle {
+            round_start = clk.now();
+            reads += 1;
+            read_at = done + p.clock_every;
+        }
+        let e = round_start;
         // A batch while its slots will be filled again; all of them when the run drains.
         let max = if more { batch } else { qd };
-        let (reaped, bad) = slots.reap(m, out, &mut held_lat, (e, max), expected);
+        let (reaped, bad) = slots.reap(m, out, &mut held_lat, (e, max, timed), expected);
         fl.inflight -= reaped;
         done += u64::from(reaped);
+        idle = reaped == 0;
         if reaped > 0 {
             last_done_at = e;
         } else if fl.inflight > 0 && e.saturating_sub(last_done_at) > stall_ticks {
