@@ -295,6 +295,47 @@ fn clones_share_one_filename_or_each_have_their_own() {
     }
 }
 
+/// filename_format names the clones' files as fio names them ($jobnum a file each; keywords in any
+/// case). Clones it gives one name are refused by name: fio 3.33 gives a clone whose name a sibling took
+/// no file, and it does nothing (seen below where fio is installed).
+#[test]
+fn filename_format_names_the_files_fio_names() {
+    let job = "[w]\ndirectory={dir}\nfilename_format=$JOBNAME-$jobnum.dat\nsize=1m\nnumjobs=2\nrw=write\nbs=64k\n";
+    let (ours, theirs) = (disk_dir(), disk_dir());
+    let (_, v) = iolab_run(ours.path(), job, &["--keep"]);
+    assert_eq!(moved(&v)["w"].write, 2 * MIB, "fio 3.33: 2 x 1 MiB");
+    for i in 0..2 {
+        assert_eq!(len(&ours.path().join(format!("w-{i}.dat"))), MIB);
+    }
+    if let Some(f) = fio_run(theirs.path(), job) {
+        same_as_fio(&moved(&v), &moved(&f));
+        for i in 0..2 {
+            assert_eq!(len(&theirs.path().join(format!("w-{i}.dat"))), MIB);
+        }
+    }
+    let job = "[w]\ndirectory={dir}\nfilename_format=shared.$filenum\nsize=1m\nnumjobs=3\nrw=randwrite\nbs=4k\n";
+    let ours = disk_dir();
+    let r = iolab(&["run", "--fio", &path_str(&write_job(ours.path(), job))]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("filename_format=shared.$filenum with numjobs")
+            && r.stderr.contains("add $jobnum"),
+        "{}",
+        r.stderr
+    );
+    let theirs = disk_dir();
+    if let Some(f) = fio_run(theirs.path(), job) {
+        let per_clone: Vec<u64> = f["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["write"]["io_bytes"].as_u64().unwrap())
+            .collect();
+        assert_eq!(per_clone, [MIB, 0, 0], "fio's later clones get no file");
+    }
+}
+
 /// fio's null engine touches no file: its size (16 MiB) is the amount, with or without a runtime, it
 /// creates nothing, and without a size it refuses even with a runtime (fio takes no size from a file
 /// for it).

@@ -39,7 +39,7 @@ pub(super) fn amounts(j: &Ctx, m: &mut Mapped, bs: u64, null: bool) -> Result<()
     let too_big = |what: &str| format!("{what} is more bytes than iolab counts");
     // Clones on one filename share its region; without one each has a file of its own (the target
     // names one per thread): either way a file is the region.
-    if jobs > 1 && j.get("filename").is_some() {
+    if jobs > 1 && !target.contains("{thread}") {
         set(m, "share-region", true);
     }
     set(m, "file-size", format!("{region}"));
@@ -89,15 +89,18 @@ fn clones(j: &Ctx, m: &mut Mapped) -> Result<u64, String> {
         } else {
             "processes"
         };
-        let note = match j.get("filename") {
-            Some(f) => format!(
-                "numjobs={jobs} sharing filename={f}: {jobs} threads of one process, each doing the job's whole \
+        let target = m.raw.get("target").map(|t| t.text()).unwrap_or_default();
+        let name = target.rsplit('/').next().unwrap_or_default();
+        let note = match target.contains("{thread}") {
+            false => format!(
+                "numjobs={jobs} sharing {name}: {jobs} threads of one process, each doing the job's whole \
                  amount over all of the file's one region (--share-region), as fio's {jobs} clones ({procs}) do"
             ),
-            None => format!(
-                "numjobs={jobs}: {jobs} threads of one process, each with a file of its own ({n}.0.0, {n}.1.0, \
-                 ...) as fio's {jobs} clones ({procs}) have",
-                n = j.job.name
+            true => format!(
+                "numjobs={jobs}: {jobs} threads of one process, each with a file of its own ({}, {}, ...) as \
+                 fio's {jobs} clones ({procs}) have",
+                name.replace("{thread}", "0"),
+                name.replace("{thread}", "1"),
             ),
         };
         m.notes.push(note);
@@ -392,7 +395,7 @@ mod tests {
             ],
         );
         assert!(
-            shared.notes.iter().any(|n| n.contains("sharing filename=")),
+            shared.notes.iter().any(|n| n.contains("sharing G:")),
             "{:?}",
             shared.notes
         );
@@ -408,6 +411,64 @@ mod tests {
         );
         let n = own.notes.join("\n");
         assert!(n.contains("j.0.0, j.1.0") && !n.contains("unless"), "{n}");
+        // filename_format as fio's make_filename fills it: keywords in any case; one job's file may
+        // have no $jobnum.
+        for (format, jobs, target, shared) in [
+            ("shared.$filenum", "1", "./shared.0", "-"),
+            (
+                "$JOBNAME-$jobnum.dat$clientuid",
+                "2",
+                "./j-{thread}.dat",
+                "-",
+            ),
+            ("$jobname.$jobnum.$filenum", "1", "./j.0.0", "-"),
+        ] {
+            maps_to(
+                &[
+                    ("size", "1m"),
+                    ("numjobs", jobs),
+                    ("rw", "write"),
+                    ("filename_format", format),
+                ],
+                &[("target", target), ("share-region", shared)],
+            );
+        }
+        maps_to(
+            &[
+                ("size", "1m"),
+                ("directory", "/nonexistent-iolab-test"),
+                ("filename_format", "x.$jobnum"),
+            ],
+            &[("target", "/nonexistent-iolab-test/x.0")],
+        );
+        // A filename wins over the format, as in fio.
+        maps_to(
+            &[
+                ("size", "1m"),
+                ("filename", "/nonexistent-iolab-test/F"),
+                ("filename_format", "x.$jobnum"),
+            ],
+            &[("target", "/nonexistent-iolab-test/F")],
+        );
+        refused(
+            &[
+                ("size", "1m"),
+                ("numjobs", "3"),
+                ("filename_format", "shared.$filenum"),
+            ],
+            &[
+                "filename_format=shared.$filenum with numjobs",
+                "add $jobnum",
+            ],
+        );
+        refused(
+            &[("size", "1m"), ("filename_format", "")],
+            &["filename_format= is empty"],
+        );
+        refused(
+            &[("size", "1m"), ("filename_format", "d/$clientuid")],
+            &["filename_format=d/$clientuid names no file"],
+        );
         refused(
             &[("size", "1m"), ("numjobs", "0")],
             &["numjobs=0", "maximum number of jobs"],

@@ -136,6 +136,7 @@ const HANDLED: &[&str] = &[
     "direct",
     "fsync",
     "filename",
+    "filename_format",
     "directory",
     "ramp_time",
     "rate",
@@ -370,9 +371,7 @@ fn target(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
                     .into(),
             ),
             Some(f) => f.to_string(),
-            // fio's clones without a filename: a file each, JOB.0.0, JOB.1.0 ... (a file per thread).
-            None if j.count("numjobs")?.unwrap_or(1) > 1 => format!("{}.{{thread}}.0", j.job.name),
-            None => format!("{}.0.0", j.job.name),
+            None => formatted_name(j)?,
         };
     // fio puts every filename under the directory, an absolute one too (directory=D filename=/dev/x is
     // the file D/dev/x).
@@ -387,6 +386,46 @@ fn target(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
     };
     set(m, "target", path);
     Ok(())
+}
+
+/// The file fio names a job's clone without a filename: `filename_format` (fio's default
+/// `$jobname.$jobnum.$filenum`) with its keywords replaced in any case, as fio's make_filename does:
+/// $jobnum each clone's number (a thread's own file, `{thread}`), $filenum 0 (one file a job),
+/// $clientuid empty (fio's client/server mode only). Clones whose format gives them all one name are
+/// refused: fio's add_file gives a clone a name a sibling already took no file at all, so all but the
+/// first do nothing.
+fn formatted_name(j: &Ctx) -> Result<String, String> {
+    let format = match j.get("filename_format") {
+        Some("") => return Err("filename_format= is empty: give a format, or leave it out".into()),
+        Some(f) => f,
+        None => "$jobname.$jobnum.$filenum",
+    };
+    let clones = j.count("numjobs")?.unwrap_or(1) > 1;
+    if clones && !format.to_ascii_lowercase().contains("$jobnum") {
+        return Err(format!(
+            "filename_format={format} with numjobs: without $jobnum every clone gets one name, and fio gives \
+             a clone whose name a sibling took no file (its clones after the first do nothing); iolab does \
+             not run idle clones: add $jobnum, or give filename= for a file they all work"
+        ));
+    }
+    let jobnum = if clones { "{thread}" } else { "0" };
+    let mut name = format.to_string();
+    for (word, with) in [
+        ("$jobname", j.job.name.as_str()),
+        ("$jobnum", jobnum),
+        ("$filenum", "0"),
+        ("$clientuid", ""),
+    ] {
+        while let Some(at) = name.to_ascii_lowercase().find(word) {
+            name.replace_range(at..at + word.len(), with);
+        }
+    }
+    if name.is_empty() || name.ends_with('/') {
+        return Err(format!(
+            "filename_format={format} names no file (it gives \"{name}\")"
+        ));
+    }
+    Ok(name)
 }
 
 /// direct, fsync, ramp_time, rate, verify, randseed, invalidate, clat_percentiles.
