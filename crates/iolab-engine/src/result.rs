@@ -708,11 +708,15 @@ pub struct IntervalFigures {
     pub mib_s: f64,
     /// Per-op latency of the ops completed in the interval (as `latency`), from a histogram of 32
     /// buckets per power of two (within 1.6%), each read at its middle; max within 0.1%. Zero when the
-    /// interval has no ops.
-    pub lat_p50_ns: f64,
-    pub lat_p90_ns: f64,
-    pub lat_p99_ns: f64,
-    pub lat_max_ns: f64,
+    /// interval has no ops; absent when the run timed no op (`latency_unavailable` says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_p50_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_p90_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_p99_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_max_ns: Option<f64>,
 }
 
 /// `--warmup`: what ran before the timed span, on the same target and region, with an instance of the

@@ -382,7 +382,7 @@ pub(crate) mod tests {
                 end_s: 1.0,
                 ops: 3,
                 iops: 3.0,
-                lat_p99_ns: 100.0,
+                lat_p99_ns: Some(100.0),
                 ..Default::default()
             }],
             sink: Some(Default::default()),

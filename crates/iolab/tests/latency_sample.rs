@@ -78,6 +78,12 @@ fn no_op_timed_gives_throughput_and_says_why_there_is_no_latency() {
     ]);
     assert_eq!(u64_of(&r, &["ops"]), 200_000);
     assert!(f64_of(&r, &["iops"]) > 0.0);
+    untimed(&r);
+    assert_eq!(u64_of(&r, &["syscalls", "kernel_rw", "syscw"]), 200_000);
+}
+
+/// A result of `--latency-sample 0`: no latency, and why.
+fn untimed(r: &serde_json::Value) {
     assert!(r.get("latency").is_none(), "{r}");
     assert!(
         r["latency_unavailable"]
@@ -86,7 +92,6 @@ fn no_op_timed_gives_throughput_and_says_why_there_is_no_latency() {
             .contains("no op was timed (--latency-sample 0)"),
         "{r}"
     );
-    assert_eq!(u64_of(&r, &["syscalls", "kernel_rw", "syscw"]), 200_000);
 }
 
 /// `--latency-sample 0` on the queued methods: no request is timed, and every one still went to the
@@ -120,20 +125,38 @@ fn queued_methods_time_no_request_and_every_write_lands() {
             "--keep",
         ]);
         assert_eq!(u64_of(&r, &["ops"]), 2000, "{method}");
-        assert!(r.get("latency").is_none() && r.get("gap").is_none(), "{r}");
-        assert!(
-            r["latency_unavailable"]
-                .as_str()
-                .unwrap()
-                .contains("no op was timed (--latency-sample 0)"),
-            "{r}"
-        );
+        untimed(&r);
+        assert!(r.get("gap").is_none(), "{r}");
         assert_eq!(u64_of(&r, &["verify", "mismatches"]), 0, "{method}");
         assert_eq!(u64_of(&r, &["verify", "blocks_checked"]), 2000, "{method}");
         assert_eq!(std::fs::metadata(&target).unwrap().len(), 2000 * 4096);
         if method == "io_uring" {
             assert_eq!(u64_of(&r, &["uring", "requests"]), 2000, "{}", r["uring"]);
         }
+    }
+    // A deadline is kept, and the time series keeps its ops without latencies it does not have.
+    let r = run_json(&[
+        "--method",
+        "aio",
+        "--target",
+        "/dev/null",
+        "--duration",
+        "2.1",
+        "--qd",
+        "8",
+        "--latency-sample",
+        "0",
+    ]);
+    untimed(&r);
+    let wall = f64_of(&r, &["wall_s"]);
+    assert!((2.1..2.4).contains(&wall), "wall {wall}");
+    let intervals = r["intervals"].as_array().expect("intervals");
+    assert!(!intervals.is_empty(), "{r}");
+    for i in intervals {
+        assert!(
+            u64_of(i, &["ops"]) > 0 && i.get("lat_p99_ns").is_none(),
+            "{i}"
+        );
     }
 }
 

@@ -218,7 +218,7 @@ pub fn sparse_clock(
                                    span (a clock read every 1,024 ops looks at the deadline and progress)"
             .to_string(),
         Some(0) => "no op was timed (--latency-sample 0): throughput comes from the loop's span (the clock \
-                    is read at the first reap after every 1,024 completions, for the deadline and progress)"
+                    is read before each reap, for the deadline, progress and stalls only)"
             .to_string(),
         Some(n) if n > 1 => format!(
             "one op in {n} is timed on its own ({chosen}): the time between two ops' starts needs both \

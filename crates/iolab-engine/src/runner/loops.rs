@@ -3,15 +3,24 @@
 //! compiled on its own. What they call per op is inlined, except where fewer code pages or registers
 //! kept across the system call cost less: the lean methods' plain loop (`dense_ops`), and, for io_uring,
 //! the ring designs other than per-thread and, off x86_64, the SQE builder (see `bench/pages.sh`).
+//!
+//! The queued methods' loop reads the clock once per submission (queue a batch, commit): the requests of
+//! a batch start at the read just before it is built, the one that ended the previous round or the one
+//! before a refill. A read per request cost ~12 ns each in this VM, as much as the rest of iolab's
+//! per-request work at batch 32. Under `--latency-sample 0` (`clock_every` above 1 only then, for a
+//! queued method) no request is timed, and the clock is still read before each reap, for the deadline,
+//! progress and stalls: one read every 1,024 completions overran a --duration of 0.3 s by 2.2 s on a TCP
+//! peer that read slowly after its buffer filled fast. A traced pass times every request.
 
 use super::flushes::{end_flushes, flushes_due, next_at, timed_flush};
 use super::lean::{dense_ops, short_transfer, sparse_ops, stamp_at, submit_planned};
+use super::slots::Slots;
 use super::work::{AlignedBuf, LoopParams, WorkerOut};
 use crate::error::{Error, Result};
 use crate::measure::clock::Clock;
 use crate::measure::hist::{FastHist, Pending};
-use crate::method::api::{Flush, Io, Method};
-use crate::pattern::{self, OpPlan, PlannedOp};
+use crate::method::api::{Flush, Method};
+use crate::pattern::{OpPlan, PlannedOp};
 use crate::spec::Spec;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -321,13 +330,6 @@ fn close_and_publish(
     closed
 }
 
-/// The first unexpected completion result of a reap (kept out of line: it is the rare case).
-#[cold]
-#[inline(never)]
-fn note_bad(bad: &mut Option<(i32, u64)>, res: i32, offset: u64) {
-    bad.get_or_insert((res, offset));
-}
-
 /// What an unexpected completion result means: the method's reading of the errno, or the errno itself,
 /// or a short transfer.
 #[cold]
@@ -353,252 +355,32 @@ fn reap_failure<M: Method>(m: &M, p: &LoopParams, res: i32, offset: u64) -> Erro
     }
 }
 
-/// One entry of the request slots' table. A slot's request: its start tick, file offset and direction,
-/// and the slot's buffer (indexed by slot); the free stack and one reap's completions (indexed by
-/// position). The buffer's address is kept here, not read from the buffers' own table, so that a round
-/// of a target without positions touches one page of the loop's memory, not two.
-#[derive(Clone, Copy)]
-struct Lane {
-    start: u64,
-    offset: u64,
-    buf: *mut u8,
-    write: bool,
-    free: u32,
-    reaped: (u32, i32),
-}
-
-/// Requests handed to the method in one call at most: a longer round goes in several.
-const ROUND: usize = 32;
-
-/// The request slots of an asynchronous loop: one table (a fixed free stack with no growth checks on
-/// the hot path, each slot's request, the completions of a reap) and the requests being handed to the
-/// method, kept inline (on the loop's stack). One table, not one allocation per field: every page a
-/// round writes costs the system call that follows on this machine's VM (see `Pending`), and the five
-/// small allocations this replaced landed on four pages.
-struct Slots {
-    lanes: Box<[Lane]>,
-    nfree: usize,
-    round: [Io; ROUND],
-}
-
-impl Slots {
-    /// The slots of `qd` requests, slot i's buffer `bufs[i]`.
-    fn new(qd: u32, bufs: &[AlignedBuf]) -> Slots {
-        let lanes = (0..qd)
-            .map(|i| Lane {
-                start: 0,
-                offset: 0,
-                buf: bufs[i as usize].ptr,
-                write: false,
-                free: qd - 1 - i,
-                reaped: (0, 0),
-            })
-            .collect();
-        let none = Io {
-            slot: 0,
-            offset: 0,
-            buf: std::ptr::null_mut(),
-            len: 0,
-            write: false,
-        };
-        Slots {
-            lanes,
-            nfree: qd as usize,
-            round: [none; ROUND],
-        }
-    }
-
-    /// The round takes the top `n` (at most [`ROUND`]) slots of the free stack, in place. Its requests,
-    /// started at `s` (kept where they are `timed`), are laid out first, then handed to the method in one
-    /// call (two short loops keep the hot state in registers; one interleaved loop spilled it).
-    #[inline(always)]
-    fn lay_out(
-        &mut self,
-        n: usize,
-        p: &LoopParams,
-        plan: &mut OpPlan,
-        bufs: &mut [AlignedBuf],
-        (s, timed): (u64, bool),
-    ) -> &[Io] {
-        let Slots {
-            lanes,
-            nfree,
-            round,
-        } = self;
-        *nfree -= n;
-        let bs = p.bs;
-        // A mixed run's reads use the buffers after the writes' (one per slot each).
-        let reads_from = if p.mixed { lanes.len() } else { 0 };
-        let first = *nfree;
-        if p.planned {
-            for (i, io) in round[..n].iter_mut().enumerate() {
-                let slot = lanes[first + i].free;
-                let op = plan.next_op();
-                let b = &mut bufs[slot as usize + if op.write { 0 } else { reads_from }];
-                if p.stamp && op.write {
-                    pattern::stamp(b.slice_mut(bs), p.seed, op.block);
-                }
-                let l = &mut lanes[slot as usize];
-                (l.start, l.offset, l.write) = (s, op.offset, op.write);
-                *io = Io {
-                    slot,
-                    offset: op.offset,
-                    buf: b.ptr,
-                    len: bs,
-                    write: op.write,
-                };
-            }
-        } else {
-            // A target without positions (a sink, a stream) and nothing to stamp: offset 0, no plan.
-            for (i, io) in round[..n].iter_mut().enumerate() {
-                let slot = lanes[first + i].free;
-                // Its offset stays 0; its start is needed only for its latency.
-                if timed {
-                    lanes[slot as usize].start = s;
-                }
-                *io = Io {
-                    slot,
-                    offset: 0,
-                    buf: lanes[slot as usize].buf,
-                    len: bs,
-                    write: p.write,
-                };
-            }
-        }
-        &round[..n]
-    }
-
-    /// Lays out a round of `n` requests and hands it to the method, [`ROUND`] at a time: how many it
-    /// took, and its error.
-    #[inline(always)]
-    fn queue<M: Method>(
-        &mut self,
-        m: &mut M,
-        n: usize,
-        p: &LoopParams,
-        plan: &mut OpPlan,
-        bufs: &mut [AlignedBuf],
-        s: (u64, bool),
-    ) -> (usize, Result<()>) {
-        let mut taken = 0;
-        while taken < n {
-            let c = (n - taken).min(ROUND);
-            let round = self.lay_out(c, p, plan, bufs, s);
-            let (took, r) = m.submit_round(round);
-            taken += took;
-            if r.is_err() {
-                // The requests not taken keep their places at the top of the free stack.
-                self.nfree += c - took;
-                return (taken, r);
-            }
-        }
-        (taken, Ok(()))
-    }
-
-    /// Moves the start of every request by `d` ticks (the time of an interval's close, taken out of their
-    /// latencies).
-    #[cold]
-    #[inline(never)]
-    fn shift(&mut self, d: u64) {
-        for l in self.lanes.iter_mut() {
-            l.start += d;
-        }
-    }
-
-    /// Reaps the completions the method has, at most `max` (a batch: the ones left wait in the queue
-    /// while the freed slots are filled again, and their time there is in their latency, as with fio's
-    /// iodepth_batch_complete_max, which defaults to its submit batch of 1), at tick `e`: records their
-    /// latencies (`timed`; else `e` is stale and nothing is recorded), frees their slots and returns how
-    /// many there were and the first unexpected result (with its request's offset).
-    #[inline(always)]
-    fn reap<M: Method>(
-        &mut self,
-        m: &mut M,
-        out: &mut WorkerOut,
-        held: &mut Pending,
-        (e, max, timed): (u64, u32, bool),
-        expected: i32,
-    ) -> (u32, Option<(i32, u64)>) {
-        let (lat, mut perop) = (&mut out.lat, out.perop.as_mut());
-        let Slots { lanes, nfree, .. } = self;
-        if !timed {
-            // --latency-sample 0: only the results are looked at, each as it is reaped.
-            // The top of the free stack in a local (a register), not behind `nfree`: an add to memory
-            // per completion chained each on the one before.
-            let (mut bad, mut top): (Option<(i32, u64)>, usize) = (None, *nfree);
-            let k = m.reap(max, |slot, res| {
-                if res != expected {
-                    note_bad(&mut bad, res, lanes[slot as usize].offset);
-                }
-                lanes[top].free = slot;
-                top += 1;
-            });
-            *nfree = top;
-            return (k, bad);
-        }
-        // A method reports no more completions than it has requests in flight, at most qd.
-        let mut k = 0;
-        m.reap(max, |slot, res| {
-            lanes[k].reaped = (slot, res);
-            k += 1;
-        });
-        let mut bad: Option<(i32, u64)> = None;
-        // Completions reaped together mostly share one latency (same round, same reap): equal values are
-        // counted in a register and recorded as a run.
-        let (mut run_v, mut run_n) = (0u64, 0u64);
-        for j in 0..k {
-            let (slot, res) = lanes[j].reaped;
-            let Lane {
-                start,
-                offset,
-                write,
-                ..
-            } = lanes[slot as usize];
-            let v = e.saturating_sub(start);
-            if v == run_v {
-                run_n += 1;
-            } else {
-                if run_n > 0 {
-                    held.add(lat, run_v, run_n);
-                }
-                (run_v, run_n) = (v, 1);
-            }
-            if let Some(po) = perop.as_deref_mut() {
-                po.op(write, offset, Some((start, e)));
-            }
-            if res != expected {
-                note_bad(&mut bad, res, offset);
-            }
-            lanes[*nfree].free = slot;
-            *nfree += 1;
-        }
-        if run_n > 0 {
-            held.add(lat, run_v, run_n);
-        }
-        (k as u32, bad)
-    }
-}
-
 /// The gaps between request starts. Requests of one round share their start: the gap to the previous
 /// round is recorded once, the zeros inside the round as a run after it.
 struct Gaps {
     prev: u64,
     zeros: u64,
     held: Pending,
+    /// The requests are timed (none recorded otherwise).
+    timed: bool,
 }
 
 impl Gaps {
-    fn new(start: u64) -> Gaps {
+    fn new(start: u64, timed: bool) -> Gaps {
         Gaps {
             prev: start,
             zeros: 0,
             held: Pending::default(),
+            timed,
         }
     }
 
     /// A round of `n` > 0 requests started at `s`; `first`: the thread's first round.
     #[inline(always)]
     fn round(&mut self, gap: &mut FastHist, s: u64, n: u64, first: bool) {
+        if !self.timed {
+            return;
+        }
         if !first {
             if s == self.prev {
                 self.zeros += 1;
@@ -700,7 +482,8 @@ fn stalled(p: &LoopParams, inflight: u32, done: u64) -> Error {
     ))
 }
 
-/// The loop for methods that queue ops and complete them later (io_uring, aio).
+/// The loop for methods that queue ops and complete them later (io_uring, aio): see the module's
+/// documentation for its clock reads.
 // #[inline]: `worker` (another module, maybe another codegen unit) may inline it.
 #[inline]
 #[allow(clippy::too_many_arguments)]
@@ -731,7 +514,8 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     let deadline = p
         .duration_ticks
         .map_or(u64::MAX, |d| start.saturating_add(d));
-    let mut gaps = Gaps::new(start);
+    let timed = p.clock_every <= 1 || out.perop.is_some();
+    let mut gaps = Gaps::new(start, timed);
     // The latencies of the last rounds, on their way to out.lat (flushed before anything reads it).
     let mut held_lat = Pending::default();
     out.log.begin(start);
@@ -739,21 +523,12 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     // publication of progress.
     let mut next_pub = start.saturating_add(p.publish_ticks);
     let mut check_at = deadline.min(out.log.next).min(next_pub);
-    // One clock read per submission (queue a batch, commit): the requests of a batch start at the read
-    // just before it is built, the one that ended the previous round or the one before a refill. A read
-    // per request cost ~12 ns each in this VM, as much as the rest of iolab's per-request work at batch 32.
     let mut round_start = start;
     let mut last_done_at = start;
     let mut reported = 0u64;
     // Clock reads: the start, then one per round and the rare ones (interval closes, after flushes).
     let mut reads = 1u64;
     let expected = m.expected_result(p.bs);
-    // --latency-sample 0 (`clock_every` above 1 only then, for a queued method): no request is timed,
-    // and the clock is read after about `clock_every` completions, or after a reap that found none (so
-    // that a stall is seen), for the deadline and progress only. A traced pass times every request.
-    let timed = p.clock_every <= 1 || out.perop.is_some();
-    let mut read_at = 0u64;
-    let mut idle = false;
     loop {
         let sync_due = sync_every != 0 && since_sync >= sync_every;
         // Queue up to a batch, never more than qd in flight.
@@ -775,9 +550,7 @@ pub(super) fn loop_async<M: Method, C: Clock>(
         let n_round = issued - round_first;
         if n_round > 0 {
             since_sync += n_round;
-            if timed {
-                gaps.round(&mut out.gap, s, n_round, round_first == 0);
-            }
+            gaps.round(&mut out.gap, s, n_round, round_first == 0);
         }
         let sync_due = sync_every != 0 && since_sync >= sync_every;
         let more = !stop && !sync_due && issued < max_ops;
@@ -791,23 +564,18 @@ pub(super) fn loop_async<M: Method, C: Clock>(
             // Free slots are filled before anything is reaped, a batch per submission (as fio does), so
             // that --qd requests stay in flight; each batch starts at its own clock read.
             if timed {
-                round_start = clk.now();
-                reads += 1;
+                (round_start, reads) = (clk.now(), reads + 1);
             }
             continue;
         }
-        if timed || done >= read_at || idle {
-            round_start = clk.now();
-            reads += 1;
-            read_at = done + p.clock_every;
-        }
+        round_start = clk.now();
+        reads += 1;
         let e = round_start;
         // A batch while its slots will be filled again; all of them when the run drains.
         let max = if more { batch } else { qd };
         let (reaped, bad) = slots.reap(m, out, &mut held_lat, (e, max, timed), expected);
         fl.inflight -= reaped;
         done += u64::from(reaped);
-        idle = reaped == 0;
         if reaped > 0 {
             last_done_at = e;
         } else if fl.inflight > 0 && e.saturating_sub(last_done_at) > stall_ticks {

@@ -6,10 +6,11 @@ use crate::result::IntervalFigures;
 use crate::spec::{Spec, AUTO_LOG_MIN_S};
 
 /// The threads' intervals added up by number, as the result gives them (empty when the spec asks for
-/// none, or leaves them automatic and the pass took less than [`AUTO_LOG_MIN_S`]).
+/// none, or leaves them automatic and the pass took less than [`AUTO_LOG_MIN_S`]); without latencies
+/// unless `timed` (the run timed its ops, all or a sample).
 pub(super) fn merge(
     outs: &[WorkerOut],
-    spec: &Spec,
+    (spec, timed): (&Spec, bool),
     ns_per_tick: f64,
     moved_per_op: u64,
     wall_s: f64,
@@ -58,10 +59,10 @@ pub(super) fn merge(
                 bytes: ops * moved_per_op,
                 iops: per_s(ops as f64),
                 mib_s: per_s((ops * moved_per_op) as f64 / (1 << 20) as f64),
-                lat_p50_ns: q[0] * ns_per_tick,
-                lat_p90_ns: q[1] * ns_per_tick,
-                lat_p99_ns: q[2] * ns_per_tick,
-                lat_max_ns: max as f64 * ns_per_tick,
+                lat_p50_ns: timed.then_some(q[0] * ns_per_tick),
+                lat_p90_ns: timed.then_some(q[1] * ns_per_tick),
+                lat_p99_ns: timed.then_some(q[2] * ns_per_tick),
+                lat_max_ns: timed.then_some(max as f64 * ns_per_tick),
             }
         })
         .collect()

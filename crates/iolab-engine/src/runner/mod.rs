@@ -29,6 +29,7 @@ mod paced;
 mod pass;
 mod perop;
 mod sink_check;
+mod slots;
 mod threads;
 mod warmup;
 mod work;

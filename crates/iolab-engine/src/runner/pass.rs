@@ -36,6 +36,12 @@ const TIMED_SPARSE: &str = "each thread from just before its first op to after i
      flushes. One clock read every N ops (see sparse_clock), so there is no per-op latency: throughput is \
      the ops over that span";
 
+const TIMED_UNTIMED_QUEUED: &str =
+    "each thread from just before its first request to after its last completion, \
+     including --fsync flushes: throughput is the requests over that span. No request is timed \
+     (--latency-sample 0): the clock is read only for the deadline, progress and stalls (see \
+     latency_unavailable)";
+
 const TIMED_SAMPLED: &str = "each thread from just before its first op to after its last completion, including --fsync/--msync \
      flushes: throughput is the ops over that span. One op in N (--latency-sample N) is timed on its own, \
      from a clock read just before it to the read just after it (iolab's few ns of bookkeeping between \
@@ -53,6 +59,7 @@ fn timed(
 ) -> &'static str {
     match sparse {
         Some(s) if s.sampled => TIMED_SAMPLED,
+        Some(_) if !spec.method.info().synchronous() => TIMED_UNTIMED_QUEUED,
         Some(_) => TIMED_SPARSE,
         None if spec.rate_iops.is_some() => TIMED_PACED,
         None if outs.iter().any(|o| o.boundary_timing) => TIMED_BOUNDARY,
@@ -143,6 +150,7 @@ pub(super) fn run_once(
         clock,
         spec.method.info().synchronous(),
     );
+    let timed_ops = sparse.as_ref().is_none_or(|s| s.sampled);
     let (iopoll, memory, device_io) = around_span(pass, &before, &after, w.ops);
     let mut result = RunResult {
         timed: timed(sparse.as_ref(), spec, &outs).into(),
@@ -180,7 +188,7 @@ pub(super) fn run_once(
         per_thread: w.per_thread,
         verify,
         warmup,
-        intervals: super::merge::merge(&outs, spec, ns, moved_per_op, w.wall_s),
+        intervals: super::merge::merge(&outs, (spec, timed_ops), ns, moved_per_op, w.wall_s),
         iopoll,
         memory,
         mixed: mixed_figures(&outs, spec, ns, w.wall_s)?,

@@ -461,6 +461,23 @@ mod tests {
                 "add $jobnum",
             ],
         );
+        // Clones on one name that is not a regular file share it, as in fio.
+        maps_to(
+            &[
+                ("size", "1m"),
+                ("numjobs", "2"),
+                ("filename_format", "/dev/null"),
+            ],
+            &[("target", "/dev/null"), ("share-region", "true")],
+        );
+        assert_eq!(
+            super::super::map::replace_keywords(
+                "$JOBNUM$jobname$x$filenum",
+                "a$jobname",
+                "{thread}"
+            ),
+            "{thread}a$jobname$x0"
+        );
         refused(
             &[("size", "1m"), ("filename_format", "")],
             &["filename_format= is empty"],
