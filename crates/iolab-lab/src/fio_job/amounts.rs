@@ -470,14 +470,6 @@ mod tests {
             ],
             &[("target", "/dev/null"), ("share-region", "true")],
         );
-        assert_eq!(
-            super::super::map::replace_keywords(
-                "$JOBNUM$jobname$x$filenum",
-                "a$jobname",
-                "{thread}"
-            ),
-            "{thread}a$jobname$x0"
-        );
         refused(
             &[("size", "1m"), ("filename_format", "")],
             &["filename_format= is empty"],

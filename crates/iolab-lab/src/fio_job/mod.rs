@@ -6,6 +6,7 @@ mod amounts;
 mod ctx;
 pub mod logs;
 pub mod map;
+mod names;
 pub mod numbers;
 pub mod parse;
 
