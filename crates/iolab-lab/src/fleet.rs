@@ -749,7 +749,9 @@ pub fn merge(hosts: &[Host]) -> Vec<Merged> {
             let Some(r) = rec.get("result").filter(|r| r.is_object()) else {
                 continue;
             };
-            let point = rec.get("point").map(Value::to_string).unwrap_or_default();
+            let point = crate::series::point_object(rec)
+                .map(|p| Value::Object(p).to_string())
+                .unwrap_or_default();
             let key = workload_key(r) + &point;
             let e = by.entry(key.clone()).or_insert_with(|| {
                 order.push(key.clone());

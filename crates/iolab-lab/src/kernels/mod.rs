@@ -108,9 +108,7 @@ pub fn rows_by_kernel(kernels: &[KernelRan], recs: &[Value], lines: &[usize]) ->
             let (mine, at): (Vec<Value>, Vec<usize>) = recs
                 .iter()
                 .zip(lines)
-                .filter(|(r, _)| {
-                    r.pointer("/point/kernel").and_then(Value::as_str) == Some(&k.label)
-                })
+                .filter(|(r, _)| crate::series::point_get(r, "kernel").as_deref() == Some(&k.label))
                 .map(|(r, l)| (r.clone(), *l))
                 .unzip();
             crate::suite_rows::rows_at(&mine, &at)
@@ -194,7 +192,7 @@ fn label(r: &Row) -> String {
 /// same file system, the same way; rows without a record by their step, target and workload.
 fn same_point(a: &Row, b: &Row) -> bool {
     let point = |r: &Row| {
-        let mut p = r.record.as_ref()?.get("point")?.as_object()?.clone();
+        let mut p = crate::series::point_object(r.record.as_ref()?)?;
         // A point's row is its median repeat, whichever that was on each kernel.
         p.remove("kernel");
         p.remove("repeat");
@@ -387,7 +385,7 @@ pub fn answers(kernels: &[KernelRan], rows: &[Vec<Row>], recs: &[Value]) -> Vec<
 
 /// A record's point as text, but for its kernel: "step=...; target=...".
 fn point_text(rec: &Value) -> Option<String> {
-    let p = rec.get("point")?.as_object()?;
+    let p = crate::series::point_object(rec)?;
     let parts: Vec<String> = p
         .iter()
         .filter(|(k, _)| !["kernel", "quick", "repeat"].contains(&k.as_str()))
@@ -408,10 +406,7 @@ type Ran = Result<(), String>;
 pub fn not_everywhere(kernels: &[KernelRan], recs: &[Value]) -> Option<Answer> {
     let mut points: Vec<(String, Vec<Option<Ran>>)> = Vec::new();
     for r in recs {
-        let (Some(text), Some(k)) = (
-            point_text(r),
-            r.pointer("/point/kernel").and_then(Value::as_str),
-        ) else {
+        let (Some(text), Some(k)) = (point_text(r), crate::series::point_get(r, "kernel")) else {
             continue;
         };
         let Some(ki) = kernels.iter().position(|x| x.label == k) else {

@@ -35,7 +35,7 @@ pub use records::{
     records_of, retried, settings,
 };
 pub use repeat::{summarize, RepeatSummary};
-pub use shape::{record_point, MAX_POINT_KEYS};
+pub use shape::{point_get, point_object, point_remove, record_point, MAX_POINT_KEYS};
 pub use stream::{read_open, value_of, Keep, RecordFile};
 
 #[cfg(test)]

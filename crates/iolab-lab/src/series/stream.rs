@@ -239,7 +239,10 @@ pub fn read_from(r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordFile>
             "line {first_line}: not JSON after its record: {FORGED}"
         )));
     }
-    let mut jl = JsonLines::default();
+    let mut jl = JsonLines {
+        pack: matches!(keep, Keep::Paths(_)),
+        ..Default::default()
+    };
     jl.add(v, first_line, keep, &mut out).map_err(&bad)?;
     // The records after the first are cut down as they are parsed (kept as parsed after).
     let paths = owned_paths(keep, super::prune::record_paths);
@@ -366,6 +369,8 @@ struct JsonLines {
     hasher: std::collections::hash_map::RandomState,
     /// The keys the points name (iolab's flags and a suite's own: a few dozen).
     keys: std::collections::HashSet<String>,
+    /// Whether each record's point is held packed (read for what a reader shows).
+    pack: bool,
 }
 
 /// The most different keys the points of a file name, as a point holds: a point's keys are run flags a
@@ -450,7 +455,11 @@ impl JsonLines {
         if v.get("error").is_some() && !self.not_run.contains_key(&key) {
             self.not_run.insert(key, self.recs.len());
         }
-        self.recs.push(Some(kept(v, keep)));
+        let mut v = kept(v, keep);
+        if self.pack {
+            super::shape::pack_point(&mut v);
+        }
+        self.recs.push(Some(v));
         Ok(())
     }
 }

@@ -470,8 +470,15 @@ fn records_are_cut_down_to_what_the_reader_keeps_as_they_are_read() {
     let want = serde_json::json!({"point": {"bs": "4"},
         "result": {"spec": {"bs": 4}, "iops": 5.0, "clock": {},
                    "latency": {"p99_ns": 9.0, "cdf": [[0.5, 1.0]]}}});
-    // The first line (parsed whole, then cut) and the second (cut as it is parsed) alike.
-    assert_eq!(f.records, vec![want.clone(), want]);
+    // The first line (parsed whole, then cut) and the second (cut as it is parsed) alike, each point
+    // held packed and given back as it was.
+    let mut got = f.records.clone();
+    for r in &mut got {
+        assert!(r["point"].is_string(), "{r}");
+        assert_eq!(record_point(r), [("bs".to_string(), "4".to_string())]);
+        r["point"] = serde_json::Value::Object(point_object(r).unwrap());
+    }
+    assert_eq!(got, vec![want.clone(), want]);
     // Of a summary, the fields a summary has (another key is not made).
     assert_eq!(f.summaries, vec![serde_json::json!({"suite": "s"})]);
 }
@@ -885,4 +892,49 @@ fn a_summarys_texts_are_cut() {
     );
     assert!(text.ends_with("(cut: longer than any text iolab writes)"));
     assert_eq!(f.summaries[0]["answers"][0]["question"], "q");
+}
+
+#[test]
+fn a_packed_point_gives_back_every_key_and_value_in_order_and_a_text_point_in_a_file_is_refused() {
+    let pairs = [
+        ("step", "a:b"),
+        ("target", "/tmp/ü 1:2"),
+        ("seed", ""),
+        ("12", "3:"),
+        ("bs", "4k"),
+    ];
+    let point: serde_json::Map<String, serde_json::Value> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), (*v).into()))
+        .collect();
+    let line = serde_json::json!({"point": point, "error": "refused", "exit_code": 2});
+    let text = format!("{line}\n{line}\n");
+    for keep in [Keep::All, Keep::Paths(&[&["iops"]])] {
+        let f = super::stream::read_from(text.as_bytes(), Path::new("k"), keep).unwrap();
+        // Two records of one point that did not run: the later is kept.
+        assert_eq!(f.records.len(), 1);
+        let mut r = f.records[0].clone();
+        // Packed only where a reader keeps part of each record.
+        assert_eq!(r["point"].is_string(), matches!(keep, Keep::Paths(_)));
+        let want: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(record_point(&r), want);
+        assert_eq!(point_get(&r, "target").as_deref(), Some("/tmp/ü 1:2"));
+        assert_eq!(point_get(&r, "seed").as_deref(), Some(""));
+        assert_eq!(point_get(&r, "none"), None);
+        point_remove(&mut r, "12");
+        assert_eq!(r["point"].is_string(), matches!(keep, Keep::Paths(_)));
+        let left: Vec<_> = want.iter().filter(|(k, _)| k != "12").cloned().collect();
+        assert_eq!(record_point(&r), left);
+    }
+    // A point that is a text in the file is no record iolab wrote, whatever the reader keeps.
+    let forged = r#"{"point": "4:step1:a", "error": "x", "exit_code": 2}"#;
+    for keep in [Keep::All, Keep::Paths(&[&["iops"]])] {
+        let Err(e) = super::stream::read_from(forged.as_bytes(), Path::new("k"), keep) else {
+            panic!("a text point was read");
+        };
+        assert!(e.to_string().contains("its point is not an object"), "{e}");
+    }
 }

@@ -36,7 +36,7 @@ pub(super) fn group(recs: Vec<Value>) -> Vec<Value> {
 
 /// A suite point's coordinates without its `repeat` key, for a record of a repeated point that ran.
 fn suite_key(rec: &Value) -> Option<String> {
-    let mut p = rec.get("point")?.as_object()?.clone();
+    let mut p = iolab_lab::series::point_object(rec)?;
     p.remove("repeat")?;
     let r = fields::RESULT.at(rec)?;
     if fields::WORKLOAD.at(r).is_some() {
@@ -134,11 +134,9 @@ fn merge(mut g: Vec<Value>) -> Result<Value, Vec<Value>> {
         .collect();
     let mut rec = g.swap_remove(0);
     drop(g);
+    iolab_lab::series::point_remove(&mut rec, "repeat");
     if let Some(o) = rec.as_object_mut() {
         o.remove("repeat");
-        if let Some(p) = o.get_mut("point").and_then(Value::as_object_mut) {
-            p.remove("repeat");
-        }
         o.insert("result".into(), rep);
         let mut repeats = serde_json::Map::new();
         repeats.insert("of".into(), of.into());
