@@ -4,7 +4,8 @@
 //! of its synchronous methods, and where the cheapest of them took less than [`CLOCK_READS`] clock reads
 //! per op, every synchronous method of that table times one op in [`SAMPLE_EVERY`] on its own
 //! (`--latency-sample`): its time per op then comes from each run's span, and all the table's methods are
-//! timed alike. `survey --latency-sample N` sets N for every synchronous method instead.
+//! timed alike. `survey --latency-sample N` sets N for every synchronous method instead, and 0 for the
+//! queued ones too (io_uring, aio, uring_cmd: no request timed).
 
 use crate::survey_run::Cell;
 use iolab_engine::measure::clock::ClockInfo;
@@ -82,14 +83,21 @@ fn cheapest<'a>(cells: impl Iterator<Item = &'a Cell>, clock: &ClockInfo) -> Opt
         .min_by(|a, b| a.1.total_cmp(&b.1))
 }
 
-/// `raw` with the latency sampling `timing` chose for its table, when its method is synchronous and the
-/// choice is not every op's.
+/// `raw` with the latency sampling `timing` chose for its table, where its method takes it: one op in N
+/// for a synchronous method; none (0) for a queued one too (io_uring, aio: no request timed, as
+/// t/io_uring times none); a method run as a process of its own is timed from outside.
 pub fn sampled(
     raw: iolab_engine::spec::RawSpec,
     method: iolab_engine::method::MethodKind,
     every: u64,
 ) -> iolab_engine::spec::RawSpec {
-    match every != 1 && method.info().synchronous() {
+    use iolab_engine::method::Exec;
+    let takes = match (every, method.info().exec) {
+        (1, _) | (_, Exec::OutOfProcess) => false,
+        (0, _) | (_, Exec::Sync) => true,
+        (_, Exec::Queued) => false,
+    };
+    match takes {
         true => raw.with("latency-sample", every),
         false => raw,
     }

@@ -202,7 +202,8 @@ pub struct WorkloadSurvey {
     /// Where each run's time per layer came from (each run's `layers`), or why there is none.
     #[serde(default)]
     pub layers: String,
-    /// `--latency-sample N` as given for every synchronous method (absent: every op timed).
+    /// `--latency-sample N` as given: one op in N of every synchronous method; 0 also for the queued
+    /// ones (absent: every op timed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_sample: Option<u64>,
 }

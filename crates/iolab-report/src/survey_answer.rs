@@ -102,21 +102,31 @@ fn first_clause(why: &str) -> String {
         .to_string()
 }
 
-/// How the synchronous methods timed their ops, where not every op was, in one line at 80 columns:
-/// "timing: one op in 64 timed at 4 B (an op there costs under 10 clock reads)".
+/// How the methods timed their ops, where not every op was, in one line at 80 columns: "timing:
+/// synchronous methods time 1 op in 64 at 4 B: ops under 10 clock reads". One in N is a synchronous
+/// method's (a queued one times every request, or none); none is every method's but offload's, whose
+/// client times each round trip.
 pub(crate) fn timing_line(s: &SurveyResult) -> Option<String> {
     use iolab_lab::survey_timing::{sampled_tables, CLOCK_READS};
     let first = sampled_tables(&s.timing).next()?;
-    let what = match first.latency_sample {
-        0 => "no op timed".to_string(),
-        n => format!("one op in {n} timed"),
-    };
-    // One line at 80 columns: the clock read's cost is in the header with -v.
+    let places = sampled_places(&s.timing);
     let why = match first.cheapest {
-        Some(_) => format!(" (an op there costs under {CLOCK_READS:.0} clock reads)"),
+        Some(_) => format!(": ops under {CLOCK_READS:.0} clock reads"),
         None => format!(" ({})", first.chosen),
     };
-    Some(format!("timing: {what} {}{why}", sampled_places(&s.timing)))
+    Some(match first.latency_sample {
+        0 => {
+            let aside = match s.runs.iter().any(|r| {
+                r.result.is_some()
+                    && r.method.info().exec == iolab_engine::method::Exec::OutOfProcess
+            }) {
+                true => ", offload's round trips aside",
+                false => "",
+            };
+            format!("timing: no op timed {places}{why}{aside}")
+        }
+        n => format!("timing: synchronous methods time 1 op in {n} {places}{why}"),
+    })
 }
 
 /// Where the tables of `timing` were sampled: "everywhere", "at 4 B", "at 4 B on /dev/null and a pipe".

@@ -222,12 +222,20 @@ fn head(s: &WorkloadSurvey, d: &mut Doc) {
     }
     if let Some(n) = s.latency_sample.filter(|&n| n != 1) {
         d.line(match n {
-            0 => "timing: no op of a synchronous method timed (--latency-sample 0): time per op from each \
-                  run's span; no latency"
-                .to_string(),
+            0 => format!(
+                "timing: no op timed (--latency-sample 0){}: time per op from each run's span; no \
+                 latency",
+                match s.runs.iter().any(|r| {
+                    r.result.is_some()
+                        && r.method.info().exec == iolab_engine::method::Exec::OutOfProcess
+                }) {
+                    true => ", offload's round trips aside",
+                    false => "",
+                }
+            ),
             n => format!(
                 "timing: one op in {n} of a synchronous method timed on its own (--latency-sample {n}): \
-                 time per op from each run's span"
+                 time per op from each run's span; queued methods time every request"
             ),
         });
     }

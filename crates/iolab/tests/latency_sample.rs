@@ -202,9 +202,10 @@ fn bad_latency_sample_is_refused_naming_the_flag() {
     }
 }
 
-/// `survey --latency-sample 0`: every synchronous method of every table times no op (its time per op
-/// from the run's span, every op still done: the kernel's write count), the queued ones are timed by
-/// their rounds as always, and the answer says so; a bad value names the flag before anything runs.
+/// `survey --latency-sample 0`: every method of every table times no op (its time per op from the run's
+/// span, every op still done: the kernel's write count), the queued ones no request, and the answer says
+/// so, naming offload, whose client times its round trips; a bad value names the flag before anything
+/// runs.
 #[test]
 fn a_survey_told_to_time_no_op_times_none_and_says_so() {
     let (tmp, out) = (disk_dir(), disk_dir());
@@ -227,8 +228,9 @@ fn a_survey_told_to_time_no_op_times_none_and_says_so() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
-        r.stdout
-            .contains("timing: no op timed everywhere (--latency-sample 0)"),
+        r.stdout.contains(
+            "timing: no op timed everywhere (--latency-sample 0), offload's round trips aside"
+        ),
         "{}",
         r.stdout
     );
@@ -247,7 +249,12 @@ fn a_survey_told_to_time_no_op_times_none_and_says_so() {
                     assert_eq!(res["syscalls"]["kernel_rw"]["syscw"], res["ops"], "{res}");
                 }
             }
-            "io_uring" | "aio" => assert!(res["spec"].get("latency_sample").is_none(), "{res}"),
+            "io_uring" | "aio" => {
+                assert_eq!(res["spec"]["latency_sample"], 0, "{}", run["method"]);
+                assert!(res.get("latency").is_none(), "{res}");
+                assert!(res["ops"].as_u64().unwrap() > 0, "{res}");
+            }
+            "offload" => assert!(res["spec"].get("latency_sample").is_none(), "{res}"),
             _ => {}
         }
     }
@@ -260,7 +267,7 @@ fn a_survey_told_to_time_no_op_times_none_and_says_so() {
     );
 }
 
-/// `survey --target` takes `--latency-sample` for its synchronous methods and says so; it never picks
+/// `survey --target` takes `--latency-sample` (0: for its queued methods too) and says so; it never picks
 /// one itself (a device's ops cost far more than a clock read).
 #[test]
 fn a_survey_of_a_target_says_the_sampling_it_was_given() {
@@ -291,7 +298,7 @@ fn a_survey_of_a_target_says_the_sampling_it_was_given() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stdout
-            .contains("timing: no op of a synchronous method timed (--latency-sample 0)"),
+            .contains("timing: no op timed (--latency-sample 0)"),
         "{}",
         r.stdout
     );
@@ -304,4 +311,15 @@ fn a_survey_of_a_target_says_the_sampling_it_was_given() {
         .find(|r| r["method"] == "psync")
         .unwrap();
     assert_eq!(psync["result"]["spec"]["latency_sample"], 0, "{psync}");
+    let queued: Vec<&serde_json::Value> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| ["io_uring", "aio"].contains(&r["method"].as_str().unwrap()))
+        .filter(|r| !r["result"].is_null())
+        .collect();
+    assert!(!queued.is_empty(), "{}", v["runs"]);
+    for r in queued {
+        assert_eq!(r["result"]["spec"]["latency_sample"], 0, "{r}");
+    }
 }
