@@ -26,9 +26,11 @@ const PSI_LIMIT: f64 = 0.10;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Disturbance {
     /// Time the process's tasks (iolab's threads; not the kernel's io_uring helpers, which iolab itself
-    /// keeps busy) were runnable but waited for a CPU, summed over them, over the span's wall time; null
-    /// where the kernel keeps no run delay (CONFIG_SCHED_INFO), or the span of several threads is too short
-    /// to hold it (under `units::MIN_CPU_SPAN_S`: the delay then is mostly their start); at most the tasks.
+    /// keeps busy) were runnable but waited for a CPU inside the timed span, summed over them, over the
+    /// timed span's wall time: their run delay between the snapshots less all the time outside the timed
+    /// span (each task could have waited all of it), so what is left waited inside; null where the kernel
+    /// keeps no run delay (CONFIG_SCHED_INFO), or the span of several threads is too short to hold it
+    /// (under `units::MIN_CPU_SPAN_S`: the delay then is mostly their start); at most the tasks.
     pub runqueue_share: Option<f64>,
     /// Steal on the workers' CPUs (on all CPUs where they moved) over as many CPUs' wall time; 0 where
     /// under 2 ticks (20 ms) were stolen, which /proc/stat cannot tell from rounding.
@@ -107,7 +109,7 @@ impl Snapshot {
             .sum();
         let steal = (ticks as f64 / 100.0, self.cpus.len().max(1) as u32);
         of(
-            wall_s,
+            (wall_s, wall_s),
             &self.ends(),
             &after.ends(),
             own.user_s + own.sys_s,
@@ -116,29 +118,35 @@ impl Snapshot {
     }
 }
 
-/// The span's disturbance: `own_cpu_s` is the CPU time of the process (and of a client process it ran
-/// the workload in), `steal` the steal in seconds over that many CPUs.
+/// The span's disturbance: `spans` are the timed span's wall time and that of the span between the
+/// snapshots around it (at least as long: the figures are read, and threads woken and joined, outside
+/// the timed one); `own_cpu_s` is the CPU time of the process (and of a client process it ran the
+/// workload in), `steal` the steal in seconds over that many CPUs.
 pub fn of(
-    wall_s: f64,
+    spans: (f64, f64),
     before: &Ends,
     after: &Ends,
     own_cpu_s: f64,
     steal: (f64, u32),
 ) -> Disturbance {
+    let (timed, wall_s) = (spans.0.max(1e-9), spans.1.max(spans.0));
     let wall = wall_s.max(1e-9);
     // The threads' run delay is read before they start and after they are joined: over a span much
     // longer than that it is the span's, over a short one it is mostly their start (a 12 us run of two
-    // threads "waited 4,529% of the time"). Where it cannot be the span's it is not put as a share; and
-    // never above every task waiting all the time.
+    // threads "waited 4,529% of the time"). Where it cannot be the span's it is not put as a share. Of
+    // the rest, only what cannot have been outside the timed span counts (each task waited at most all
+    // of the time outside it), as a share of the timed span: so a wait while the figures were read is
+    // never called the run's.
     let tasks = after
         .tasks
         .iter()
         .filter(|t| !t.comm.starts_with("iou-"))
         .count();
     let started = tasks > 1 && wall_s < crate::units::MIN_CPU_SPAN_S;
+    let outside = (wall_s - timed).max(0.0) * tasks.max(1) as f64;
     let runqueue_share = run_delay_s(before.tasks, after.tasks)
         .filter(|_| !started)
-        .map(|s| (s / wall).min(tasks.max(1) as f64));
+        .map(|s| ((s - outside).max(0.0) / timed).min(tasks.max(1) as f64));
     // The kernel adds a running task's time when it next accounts it (a tick, a switch): over a span of a
     // few ticks the others' time can come out beyond every CPU, and is held to the machine's CPUs.
     let all_cpus = if after.cpus.is_empty() {
@@ -150,7 +158,8 @@ pub fn of(
         (Some(b), Some(a)) => Some((a.saturating_sub(b) as f64 * 1e-9 - own_cpu_s) / wall),
         _ => others_by_ticks(before.cpus, after.cpus, own_cpu_s, wall),
     }
-    .map(|o| o.clamp(0.0, all_cpus));
+    // What iolab itself ran is not the others': with it they hold at most every CPU.
+    .map(|o| o.clamp(0.0, (all_cpus - own_cpu_s / wall).max(0.0)));
     let (steal_s, steal_cpus) = steal;
     let steal_share = if steal_s >= STEAL_MIN_S {
         steal_s / (wall * f64::from(steal_cpus.max(1)))
@@ -173,8 +182,8 @@ pub fn of(
                 100.0 * q
             ),
             true => format!(
-                "its threads waited for a CPU {q:.2} times the span in all (summed over its {tasks} \
-                 tasks){beside}"
+                "its threads waited for a CPU {q:.2} times the timed span in all (summed over its \
+                 {tasks} tasks){beside}"
             ),
         })
     } else if steal_share > STEAL_LIMIT {
@@ -300,7 +309,7 @@ mod tests {
         let a = [task(1, "iolab", 380), task(2, "iou-sqp-1", 900)];
         // 1 s: iolab ran 0.5 s, the machine 1.4 s: others 0.9 CPUs.
         let d = of(
-            1.0,
+            (1.0, 1.0),
             &ends(&b, Some(0), Some(0)),
             &ends(&a, Some(1400), Some(400_000)),
             0.5,
@@ -318,7 +327,7 @@ mod tests {
         let b3 = [task(1, "iolab", 0), task(3, "iolab-w1", 0)];
         let a3 = [task(1, "iolab", 700), task(3, "iolab-w1", 600)];
         let d = of(
-            1.0,
+            (1.0, 1.0),
             &ends(&b3, Some(0), None),
             &ends(&a3, Some(1400), None),
             0.5,
@@ -326,12 +335,12 @@ mod tests {
         );
         assert_eq!(
             d.why.as_deref(),
-            Some("its threads waited for a CPU 1.30 times the span in all (summed over its 2 tasks) while other work ran 0.90 CPUs")
+            Some("its threads waited for a CPU 1.30 times the timed span in all (summed over its 2 tasks) while other work ran 0.90 CPUs")
         );
         // The helper's wait is iolab's own doing, not the machine's.
         let a = [task(1, "iolab", 10), task(2, "iou-sqp-1", 900)];
         let d = of(
-            1.0,
+            (1.0, 1.0),
             &ends(&b, Some(0), None),
             &ends(&a, Some(1400), None),
             0.5,
@@ -348,7 +357,7 @@ mod tests {
         let b = [task(1, "iolab", 0), task(2, "iolab", 0)];
         let a = [task(1, "iolab", 0), task(2, "iolab", 1)];
         let d = of(
-            12e-6,
+            (12e-6, 12e-6),
             &ends(&b, Some(0), Some(0)),
             &ends(&a, Some(5), Some(900)),
             0.0,
@@ -357,7 +366,7 @@ mod tests {
         assert_eq!((d.runqueue_share, d.disturbed()), (None, false), "{d:?}");
         let a = [task(1, "iolab", 900), task(2, "iolab", 3000)];
         let d = of(
-            1.0,
+            (1.0, 1.0),
             &ends(&b, Some(0), None),
             &ends(&a, Some(2000), None),
             0.5,
@@ -374,7 +383,7 @@ mod tests {
         let b = [task(1, "iolab", 0), task(2, "iolab", 0)];
         let a = [task(1, "iolab", 900), task(2, "iolab", 1000)];
         let d = of(
-            1.0,
+            (1.0, 1.0),
             &ends(&b, Some(0), None),
             &ends(&a, Some(520), None),
             0.5,
@@ -388,7 +397,7 @@ mod tests {
     fn steal_counts_only_beyond_rounding() {
         let t = [task(1, "iolab", 0)];
         let d = of(
-            0.1,
+            (0.1, 0.1),
             &ends(&t, None, None),
             &ends(&t, None, None),
             0.1,
@@ -396,7 +405,7 @@ mod tests {
         );
         assert_eq!((d.steal_share, d.verdict.as_str()), (0.0, "quiet"));
         let d = of(
-            0.1,
+            (0.1, 0.1),
             &ends(&t, None, None),
             &ends(&t, None, None),
             0.1,
@@ -411,7 +420,7 @@ mod tests {
         t.run_delay_ns = None;
         let t = [t];
         let d = of(
-            1.0,
+            (1.0, 1.0),
             &ends(&t, Some(0), Some(0)),
             &ends(&t, Some(1500), Some(200_000)),
             0.5,
@@ -431,5 +440,40 @@ mod tests {
             usage_usec("usage_usec 17953329315\nuser_usec 1\n"),
             Some(17_953_329_315)
         );
+    }
+
+    /// A single thread that waited 2.3 ms between the snapshots of a 4.5 ms span whose timed part took
+    /// 2.08 ms may have waited all of it outside the timed part (while the figures were read): no share,
+    /// quiet. One that waited 0.5 s in a 1.1 s span timed for 1.0 s waited at least 0.4 s inside it.
+    /// Beside iolab's own CPU the others hold at most what is left of the machine's.
+    #[test]
+    fn only_a_wait_that_cannot_be_outside_the_timed_span_is_the_runs() {
+        let cpus = [CpuTicks::default(); 2];
+        let e = |t, cpu_ms: u64| Ends {
+            tasks: t,
+            cpus: &cpus,
+            psi_some_us: None,
+            system_cpu_ns: Some(cpu_ms * 1_000_000),
+        };
+        let (b, a) = ([task(1, "iolab", 0)], [task(1, "iolab", 0)]);
+        let mut a_late = a.clone();
+        a_late[0].run_delay_ns = Some(2_300_000);
+        let d = of(
+            (0.00208, 0.0045),
+            &e(&b, 0),
+            &e(&a_late, 20),
+            0.00215,
+            (0.0, 1),
+        );
+        assert_eq!(d.runqueue_share, Some(0.0), "{d:?}");
+        assert!(!d.disturbed(), "{d:?}");
+        // 20 ms of CPU in 4.5 ms is beyond the machine: held to 2 CPUs less iolab's 0.48.
+        let o = d.others_cpus.unwrap();
+        assert!((o - (2.0 - 0.00215 / 0.0045)).abs() < 1e-9, "{d:?}");
+        let mut a_long = a.clone();
+        a_long[0].run_delay_ns = Some(500_000_000);
+        let d = of((1.0, 1.1), &e(&b, 0), &e(&a_long, 1600), 0.5, (0.0, 1));
+        assert!((d.runqueue_share.unwrap() - 0.4).abs() < 1e-9, "{d:?}");
+        assert!(d.disturbed(), "{d:?}");
     }
 }

@@ -24,7 +24,8 @@ pub struct Sample {
     pub psi_some_us: Option<u64>,
     /// CPU time of every task on the machine, ns (None where no cgroup counts it).
     pub system_cpu_ns: Option<u64>,
-    /// When the perf counters were started (before) or stopped (after).
+    /// Just before the figures above were read (before), or just after (after): the span between the
+    /// two holds everything they count.
     pub at: std::time::Instant,
 }
 
@@ -170,7 +171,7 @@ impl Measured<'_> {
         let span = cpu
             .sampled_span_s
             .map_or(self.wall_s, |s| s.max(self.wall_s));
-        crate::disturbance::of(span, &before, &after, own, steal)
+        crate::disturbance::of((self.wall_s, span), &before, &after, own, steal)
     }
 
     /// `cpu_total` over the wall time, where the span is long enough to hold a share (see

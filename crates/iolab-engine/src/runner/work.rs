@@ -221,6 +221,10 @@ impl Snap {
         let irqs = pass.irqs.map(|w| w.snapshot()).unwrap_or_default();
         let mem = pass.memory.map(|g| g.snap());
         let counters = c.iter().map(|s| s.snapshot()).collect();
+        // Before the machine's figures are read, and `take_after`'s after them: the span between holds
+        // every wait and CPU time they count (a thread preempted while reading them waited 4.25 ms in a
+        // span of 3.97 ms taken inside the reads: "100% of the time" beside 2.15 ms of its own CPU).
+        let at = std::time::Instant::now();
         let steal = steal_per_cpu();
         let psi_some_us = crate::disturbance::psi_cpu_some_us();
         let system_cpu_ns = crate::disturbance::system_cpu_ns();
@@ -228,7 +232,6 @@ impl Snap {
         let ru = Rusage::process();
         let disk = pass.disk.and_then(|d| d.snapshot());
         let io = ProcIo::read_self();
-        let at = std::time::Instant::now();
         resume_counters(c);
         if let Some(g) = pass.memory {
             g.start_watch();
@@ -264,7 +267,6 @@ impl Snap {
             s.stop();
         }
         pause_counters(c);
-        let at = std::time::Instant::now();
         let irqs = pass.irqs.map(|w| w.snapshot()).unwrap_or_default();
         let mem = pass.memory.map(|g| g.snap());
         let io = ProcIo::read_self();
@@ -278,6 +280,7 @@ impl Snap {
         let steal = steal_per_cpu();
         let psi_some_us = crate::disturbance::psi_cpu_some_us();
         let system_cpu_ns = crate::disturbance::system_cpu_ns();
+        let at = std::time::Instant::now();
         Snap {
             proc: Sample {
                 ru,
