@@ -74,8 +74,10 @@ fn pruned(v: Value, paths: &[&[&str]]) -> Value {
     if deeper.is_empty() {
         return v;
     }
-    // An array is passed through: the paths go on into each of its items (an interval's figures).
+    // An array is passed through: the paths go on into each of its items (an interval's figures); one
+    // packed as it was parsed is kept as it is.
     let m = match v {
+        v if super::packed::is_packed(&v) => return v,
         Value::Object(m) => m,
         Value::Array(a) => {
             let items = a.into_iter().map(|x| pruned(x, paths));
@@ -290,7 +292,14 @@ pub(super) fn value_at<E>(
     if under.is_empty() {
         return Ok(None);
     }
-    let most = BOUNDED.iter().find(|b| b.0 == k).copied();
+    // A packed array is known by its key (no bound on its length: a long run has many intervals).
+    let most =
+        BOUNDED
+            .iter()
+            .find(|b| b.0 == k)
+            .copied()
+            .or((k == super::packed::PACKED_ARRAY)
+                .then_some((super::packed::PACKED_ARRAY, usize::MAX)));
     let own = HOLDS
         .iter()
         .find(|b| holds.is_none() && b.0 == k)
@@ -302,6 +311,26 @@ impl Pruned<'_, '_> {
     /// Whether the value is kept whole (no path goes on into it).
     fn whole(&self) -> bool {
         self.0.iter().all(|p| p.is_empty())
+    }
+
+    /// An array of items of `fields`, packed as it is parsed (see [`super::packed`]): each item is made,
+    /// packed and let go.
+    fn packed<'de, S: SeqAccess<'de>>(
+        self,
+        mut s: S,
+        fields: Vec<String>,
+    ) -> Result<Value, S::Error> {
+        let mut p = super::packed::Packer::new(fields);
+        while let Some(v) = s.next_element_seed(Pruned(self.0, None, self.2, self.3))? {
+            // As where not packed: an item holding none of the figures is not held.
+            if is_empty(&v) {
+                continue;
+            }
+            let before = p.len();
+            p.push(&v);
+            self.3.take(p.len() - before)?;
+        }
+        Ok(p.finish())
     }
 }
 
@@ -346,6 +375,13 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
     // the items after.
     fn visit_seq<S: SeqAccess<'de>>(self, mut s: S) -> Result<Value, S::Error> {
         self.3.take(cost::CONTAINER)?;
+        if let Some(fields) = self
+            .1
+            .filter(|b| b.0 == super::packed::PACKED_ARRAY)
+            .and_then(|_| super::packed::fields(self.0))
+        {
+            return self.packed(s, fields);
+        }
         let mut a = Vec::with_capacity(2);
         let whole = self.whole();
         while let Some(v) = s.next_element_seed(Pruned(self.0, None, self.2, self.3))? {

@@ -495,8 +495,12 @@ fn arrays_pass_paths_to_their_items_and_documents_are_cut_as_they_are_parsed() {
         &["intervals", "end_s"],
         &["intervals", "iops"],
     ];
+    // Read, the intervals given back as the objects they were packed from.
     let read = |t: &str| -> RecordFile {
-        super::stream::read_from(t.as_bytes(), Path::new("k"), Keep::Paths(paths)).unwrap()
+        let mut f =
+            super::stream::read_from(t.as_bytes(), Path::new("k"), Keep::Paths(paths)).unwrap();
+        f.records.iter_mut().for_each(super::packed::unpack_all);
+        f
     };
     let want = serde_json::json!({"point": {}, "result": {"spec": {"bs": 4}, "iops": 5.0,
         "intervals": [{"end_s": 1.0, "iops": 5.0}, {"end_s": 2.0, "iops": 6.0}]}});
@@ -664,10 +668,11 @@ fn items_a_reader_finds_nothing_in_are_not_held_and_a_survey_runs_each_once() {
         Keep::Paths(paths),
     )
     .unwrap();
-    assert_eq!(
-        f.records[0]["result"]["intervals"],
-        serde_json::json!([{"iops": 2.0}])
-    );
+    // Packed: the one item holding the figure.
+    let mut held = f.records[0]["result"]["intervals"].clone();
+    assert!(held.is_object(), "{held}");
+    super::packed::unpack_all(&mut held);
+    assert_eq!(held, serde_json::json!([{"iops": 2.0}]));
     let run = |m: &str| {
         serde_json::json!({"target": "/dev/null", "method": m, "bs": 4,
             "result": {"spec": {}, "iops": 1.0}})

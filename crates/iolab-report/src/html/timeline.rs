@@ -10,14 +10,14 @@ use super::vary::{self, MAX_SERIES};
 use crate::fields::{self, Field};
 use serde_json::Value;
 
-/// (end_s, value of `f`) of each of a run's intervals that has the value (positive).
+/// (end_s, value of `f`) of each of a run's intervals that has the value (positive), held as objects or
+/// packed as the report reads them.
 fn series(r: &Value, f: Field) -> Vec<(f64, f64)> {
     fields::INTERVALS
         .at(r)
-        .and_then(Value::as_array)
         .map(|a| {
-            a.iter()
-                .filter_map(|i| Some((fields::INTERVAL_END_S.num(i)?, f.num(i)?)))
+            iolab_lab::series::interval_pairs(a, fields::INTERVAL_END_S.key(), f.key())
+                .into_iter()
                 .filter(|(t, v)| t.is_finite() && *v > 0.0)
                 .collect()
         })
