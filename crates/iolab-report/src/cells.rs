@@ -61,6 +61,12 @@ pub(crate) fn dist_line(name: &str, s: &Summary) -> String {
 pub(crate) fn rates(r: &RunResult) -> String {
     match iolab_engine::units::too_short(r.wall_s, r.clock.overhead_ns, r.clock.ns_per_tick) {
         Some(why) => format!("no rate: {why}"),
+        // Nothing reached the target: the bytes are only what the ops stood for.
+        None if r.spec.method.info().no_data || r.spec.ring.nop_requests => format!(
+            "{}, {} (no data moved: the ops are no-ops)",
+            fmt_ops_s(r.iops),
+            fmt_mib_s(r.mib_s)
+        ),
         // /dev/null (and /dev/zero) take a write without reading a byte of it: the bytes over the span
         // are what the calls were handed, not data moved; a read of /dev/zero is the kernel clearing
         // the buffer, with no device behind it.

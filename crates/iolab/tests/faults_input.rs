@@ -592,6 +592,26 @@ fn resume_of_a_symbolic_link_is_refused_as_one() {
     );
 }
 
+/// A loop of symbolic links as the file to resume is bad input found before anything runs: exit 2,
+/// naming --out (it was exit 1, "cannot read").
+#[test]
+fn resume_of_a_loop_of_symbolic_links_is_refused_naming_out() {
+    let w = Watched::new(|d| {
+        std::os::unix::fs::symlink("b.jsonl", d.join("a.jsonl")).unwrap();
+        std::os::unix::fs::symlink("a.jsonl", d.join("b.jsonl")).unwrap();
+    });
+    let out = w.join("a.jsonl");
+    refused_in(
+        &w,
+        &[
+            "sweep", "--vary", "bs=4k,8k", "--ops", "100", "--count", "none", "--out", &out,
+            "--resume",
+        ],
+        "--out",
+        &[&out, "ELOOP"],
+    );
+}
+
 #[test]
 fn a_path_longer_than_linux_takes_is_refused_naming_its_flag() {
     let w = Watched::new(|_| {});

@@ -244,4 +244,13 @@ fn sink_and_source_rates_say_no_data_moved() {
         "{}",
         zero.stdout
     );
+    // nop makes no call: nothing was handed to /dev/null either.
+    let nop = iolab(&["run", "--method", "nop", "--ops", "100000"]);
+    assert!(
+        nop.stdout
+            .contains("/s (no data moved: the ops are no-ops)")
+            && !nop.stdout.contains("handed to"),
+        "{}",
+        nop.stdout
+    );
 }

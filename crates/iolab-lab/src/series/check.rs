@@ -167,7 +167,12 @@ pub(crate) fn resumable(p: &Path) -> Result<PathBuf> {
                 p.display()
             ),
         )),
-        Err(e) => Err(Error::Runtime(format!("cannot read {}: {e}", p.display()))),
+        // A loop of symbolic links, a directory on the way that is not one, no permission: the name given
+        // is bad input, found before anything ran.
+        Err(e) => Err(Error::usage(
+            "--out",
+            format!("cannot read {}: {e}", p.display()),
+        )),
     }
 }
 
