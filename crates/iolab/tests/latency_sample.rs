@@ -82,6 +82,42 @@ fn no_op_timed_gives_throughput_and_says_why_there_is_no_latency() {
     assert_eq!(u64_of(&r, &["syscalls", "kernel_rw", "syscw"]), 200_000);
 }
 
+/// `--latency-sample 0` with slow ops (4 MiB writes): the clock is read about every millisecond, so the
+/// run ends within a few ms of its --duration (a read every 1,024 ops ran 0.3 s for 0.5 s), and the
+/// ops it counts are the ones the kernel counted.
+#[test]
+fn an_untimed_run_of_slow_ops_ends_at_its_duration() {
+    let d = disk_dir();
+    let target = d.path().join("slow.dat");
+    let r = run_json(&[
+        "--method",
+        "psync",
+        "--target",
+        target.to_str().unwrap(),
+        "--bs",
+        "4m",
+        "--file-size",
+        "64m",
+        "--duration",
+        "0.3",
+        "--latency-sample",
+        "0",
+    ]);
+    untimed(&r);
+    let (ops, wall, per_op) = (
+        u64_of(&r, &["ops"]),
+        f64_of(&r, &["wall_s"]),
+        f64_of(&r, &["ns_per_op"]) * 1e-9,
+    );
+    assert!(ops > 0, "{r}");
+    assert!(
+        // 60 ms for a busy machine's preemptions (1,024 of these ops took 200 ms more).
+        wall < 0.3 + 0.06 + 2.0 * per_op,
+        "{wall} s for --duration 0.3 ({per_op} s an op)"
+    );
+    assert_eq!(u64_of(&r, &["syscalls", "kernel_rw", "syscw"]), ops);
+}
+
 /// A result of `--latency-sample 0`: no latency, and why.
 fn untimed(r: &serde_json::Value) {
     assert!(r.get("latency").is_none(), "{r}");

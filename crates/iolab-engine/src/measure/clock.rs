@@ -215,7 +215,8 @@ pub fn sparse_clock(
     let sampled = sample.is_some_and(|n| n > 1);
     let latency_unavailable = match sample {
         Some(0) if synchronous => "no op was timed (--latency-sample 0): throughput comes from the loop's \
-                                   span (a clock read every 1,024 ops looks at the deadline and progress)"
+                                   span (the clock, read after as many ops as take about 1 ms, at most 1,024, looks at the \
+                                   deadline and progress)"
             .to_string(),
         Some(0) => "no op was timed (--latency-sample 0): throughput comes from the loop's span (the clock \
                     is read before each reap, for the deadline, progress and stalls only)"

@@ -88,6 +88,15 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     let mut next_read = if sampled { draws.next() } else { every };
     // A first op sampled is timed from the loop's start.
     let mut pre: Option<u64> = (sampled && next_read == 1).then_some(start);
+    // Untimed (--latency-sample 0): the ops between reads, doubled while a read comes sooner than
+    // UNTIMED_READ_GAP_S after the one before and halved while later, up to `every`: a read every 1,024
+    // ops overran --duration by 1,024 slow ops.
+    let untimed = p.untimed && !dense && !sampled;
+    let (gap, mut stride, mut last_read, mut sparse_reads) =
+        ((UNTIMED_READ_GAP_S * p.hz) as u64, 1u64, start, 0u64);
+    if untimed {
+        next_read = 1;
+    }
     // Clock reads besides the one per op (after flushes and interval closes; dense timing only).
     let mut rare_reads = 0u64;
     while done < max_ops {
@@ -130,12 +139,20 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
         (t, e, done, op) = st;
         let read = dense || done == next_read;
         if !dense && read {
+            e = clk.now();
+            sparse_reads += 1;
             next_read = if sampled {
                 draws.next()
+            } else if untimed {
+                stride = match e.saturating_sub(last_read) < gap {
+                    true => (stride * 2).min(every),
+                    false => (stride / 2).max(1),
+                };
+                last_read = e;
+                next_read + stride
             } else {
                 next_read + every
             };
-            e = clk.now();
             if let Some(t0) = pre.take() {
                 out.lat.record(e.saturating_sub(t0));
             }
@@ -168,11 +185,20 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
             pre = Some(clk.now());
         }
     }
+    let rare_reads = match untimed {
+        // Every read counted as made, in place of one per `every` ops.
+        true => rare_reads + sparse_reads,
+        false => rare_reads,
+    };
     end_loop(m, clk, (p, spec), out, (start, deadline, done), rare_reads)?;
     // The last ops, for the display (after the timed span).
     publish(p, out.t_last, done, &mut reported);
     Ok(())
 }
+
+/// Seconds between an untimed synchronous loop's clock reads it aims at: its deadline is overrun by
+/// about this much at most, whatever an op costs.
+pub(super) const UNTIMED_READ_GAP_S: f64 = 0.001;
 
 /// `--latency-sample`'s draws: in each window of `every` ops, which one is timed.
 struct Samples {
@@ -225,10 +251,14 @@ fn end_loop<M: Method, C: Clock>(
     // The start, one per op (or per `every` ops), the rare ones, the pace's waits, the end, and two per
     // flush.
     let every = p.clock_every.max(1);
-    // A sampled op is timed by two reads: the one before it, and the loop's read after it.
+    // A sampled op is timed by two reads: the one before it, and the loop's read after it. An untimed
+    // loop counted its own reads (in `rare_reads`).
     let per_every = 1 + u64::from(p.sampled && every > 1);
-    out.clock_reads =
-        2 + done / every * per_every + rare_reads + out.pace.clock_reads + 2 * out.flush_calls;
+    let sparse = match p.untimed && every > 1 && !p.sampled {
+        true => 0,
+        false => done / every * per_every,
+    };
+    out.clock_reads = 2 + sparse + rare_reads + out.pace.clock_reads + 2 * out.flush_calls;
     Ok(())
 }
 

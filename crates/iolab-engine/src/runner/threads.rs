@@ -138,6 +138,7 @@ fn loop_params<'a>(
         )
         .map_or(1, |s| s.every),
         sampled: spec.latency_sample.is_some_and(|n| n > 1),
+        untimed: spec.latency_sample == Some(0),
         log_ops: match (pass.layers, spec.op_log_ms) {
             (Some(_), _) | (None, Some(0)) => spec.ops_for_thread(0).unwrap_or(0),
             _ => 0,

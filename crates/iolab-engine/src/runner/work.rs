@@ -182,6 +182,9 @@ pub(super) struct LoopParams<'a> {
     pub(super) clock_every: u64,
     /// `--latency-sample N` (N above 1): of each `clock_every` ops, the last is timed on its own.
     pub(super) sampled: bool,
+    /// `--latency-sample 0`: no op timed; a synchronous loop reads the clock after as many ops (at most
+    /// `clock_every`) as take about [`super::loops::UNTIMED_READ_GAP_S`].
+    pub(super) untimed: bool,
     /// The traced pass of `--layers` and `--op-log 0`: each worker logs up to this many ops (0: none).
     pub(super) log_ops: u64,
     /// `--op-log MS`: ticks per window and the windows each worker makes room for (zeros: none).

@@ -152,7 +152,8 @@ pub static OPTIONS: &[Opt] = &[
         default: Some("1: every op"),
         help: "Time one op in N on its own (a clock read just before and just after it) and no other: \
                latency percentiles from those ops (their count is stated), throughput from the loop's span. \
-               0: no op timed (a clock read every 1,024 ops for the deadline and progress). For ops cheaper \
+               0: no op timed (the clock read after as many ops as take about 1 ms, at most 1,024, for the \
+               deadline and progress). For ops cheaper \
                than a few clock reads. The queued methods (io_uring, uring_cmd, aio) take 0 and 1 only" },
     Opt { key: "threads", ty: Ty::Count, value_name: "N", group: W, applies: All, default: Some("1"),
         help: "Threads, each with its own descriptor (and ring) and its own region of the target" },
