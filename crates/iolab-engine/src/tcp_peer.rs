@@ -39,9 +39,12 @@ pub fn tcp_failure(errno: i32, to: &str) -> Option<String> {
             "the peer at {to} stopped taking data (it no longer reads, or the network lost the path to it): \
              nothing sent was taken for over {wait} s, so the kernel gave the connection up"
         ),
+        // After the kernel gave a connection up (ETIMEDOUT) a later send sees EPIPE: a peer that accepted
+        // nothing (a listener that never reads) ended so, told "the peer closed it".
         libc::EPIPE | libc::ECONNRESET => format!(
-            "the connection to {to} was reset: the peer closed it, or the network refused it (the host \
-             unreachable, a firewall)"
+            "the connection to {to} was reset: the peer closed it, the network refused it (the host \
+             unreachable, a firewall), or the peer took nothing sent for over {wait} s and the kernel gave \
+             the connection up"
         ),
         libc::ECONNREFUSED => format!("nothing listens at {to}: start the peer there first"),
         libc::EHOSTUNREACH | libc::ENETUNREACH => {
