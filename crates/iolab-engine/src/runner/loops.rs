@@ -24,19 +24,14 @@ use crate::pattern::{OpPlan, PlannedOp};
 use crate::spec::Spec;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The loop for methods that complete every op inside `submit`.
-///
-/// Boundary timing (`p.clock_every` 1): one clock read per op, after its completion. An op's latency runs
-/// from the previous op's completion (or the loop start, or the end of a flush) to its own completion, so
-/// it includes iolab's bookkeeping between ops (record one value, plan the next offset, stamp the next
-/// block: a few ns, which `--method nop` measures on its own). Ops run back to back, so the gap between
-/// op starts is the same series and is not recorded twice (a second read: one more RDTSC, ~12 ns).
-///
-/// Sparse timing (`--clock-every N`, or iolab's own choice where a clock read is a system call, see
-/// `measure/clock.rs`): one read every N ops, no per-op latency, throughput from the span between the
-/// first and the last read; the deadline (`--duration`), the end of an interval (`--log-interval`) and
-/// the progress display are looked at on those reads only. One loop for both, so that each method and
-/// clock compile one copy (the choice is a branch on a value fixed for the run, always predicted).
+/// The loop for methods that complete every op inside `submit`. Boundary timing (`p.clock_every` 1): one
+/// clock read per op, after its completion; an op's latency runs from the previous op's completion (or
+/// the loop start, or a flush's end) to its own, so it includes iolab's few ns of bookkeeping between
+/// ops (`--method nop` measures them), and the gap between op starts is the same series (not recorded
+/// twice). Sparse timing (`--clock-every N`, `--latency-sample`, or iolab's choice where a clock read is
+/// a system call: `measure/clock.rs`): a read every N ops (or as `Stride` says), throughput from the
+/// span, the deadline, an interval's end and progress looked at on those reads only. One loop for both,
+/// so each method and clock compile one copy (a branch on a value fixed for the run).
 // #[inline]: `worker` (another module, maybe another codegen unit) may inline it.
 #[inline]
 #[allow(clippy::too_many_arguments)]
@@ -79,24 +74,20 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     let mut check_at = deadline.min(out.log.next).min(next_pub);
     let (mut t, mut e) = (start, start);
     let mut done = 0u64;
-    // --latency-sample: the read just before the sampled op, while it runs. The sampled op is drawn
-    // anew in each `every` ops (`window`), so that it does not fall in step with a period of the
-    // method's own (a stdio buffer flushed every other op was never sampled at N = 4).
+    // --latency-sample: the sampled op drawn anew in each `every` ops, out of step with any period of
+    // the method's own (a stdio buffer flushed every other op was never sampled at N = 4).
     let sampled = p.sampled && !dense;
     let mut draws = Samples::new(every, p.seed);
-    // The op count of the next clock read: every op (dense), or every `every`-th (the sampled op's).
-    let mut next_read = if sampled { draws.next() } else { every };
+    // Untimed (--latency-sample 0): the ops between reads adapt to the ops' cost (see `Stride`).
+    let mut untimed = (p.untimed && !dense && !sampled).then(|| Stride::new(p.hz, start));
+    // The op count of the next clock read: every `every`-th (dense: each), the sampled op's, or the first.
+    let mut next_read = match (sampled, untimed.is_some()) {
+        (true, _) => draws.next(),
+        (false, true) => 1,
+        (false, false) => every,
+    };
     // A first op sampled is timed from the loop's start.
     let mut pre: Option<u64> = (sampled && next_read == 1).then_some(start);
-    // Untimed (--latency-sample 0): the ops between reads, doubled while a read comes sooner than
-    // UNTIMED_READ_GAP_S after the one before and halved while later, up to `every`: a read every 1,024
-    // ops overran --duration by 1,024 slow ops.
-    let untimed = p.untimed && !dense && !sampled;
-    let (gap, mut stride, mut last_read, mut sparse_reads) =
-        ((UNTIMED_READ_GAP_S * p.hz) as u64, 1u64, start, 0u64);
-    if untimed {
-        next_read = 1;
-    }
     // Clock reads besides the one per op (after flushes and interval closes; dense timing only).
     let mut rare_reads = 0u64;
     while done < max_ops {
@@ -108,9 +99,8 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
                 None => break,
             }
         }
-        // The ops run in an inner loop up to the next op count with something else to do: a flush, the
-        // end, a look at the abort flag (every 1024 ops), a sparse clock read, the next paced op; and,
-        // reading the clock per op, up to the time of the deadline, an interval's end or progress.
+        // The ops run in an inner loop up to the next op count with something else to do (a flush, the
+        // end, the abort flag every 1024 ops, a sparse read, a paced op), or, read per op, to `check_at`.
         let until = if paced {
             done + 1
         } else {
@@ -140,18 +130,10 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
         let read = dense || done == next_read;
         if !dense && read {
             e = clk.now();
-            sparse_reads += 1;
-            next_read = if sampled {
-                draws.next()
-            } else if untimed {
-                stride = match e.saturating_sub(last_read) < gap {
-                    true => (stride * 2).min(every),
-                    false => (stride / 2).max(1),
-                };
-                last_read = e;
-                next_read + stride
-            } else {
-                next_read + every
+            next_read = match (sampled, &mut untimed) {
+                (true, _) => draws.next(),
+                (false, Some(u)) => next_read + u.after_read(e, every),
+                (false, None) => next_read + every,
             };
             if let Some(t0) = pre.take() {
                 out.lat.record(e.saturating_sub(t0));
@@ -185,11 +167,8 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
             pre = Some(clk.now());
         }
     }
-    let rare_reads = match untimed {
-        // Every read counted as made, in place of one per `every` ops.
-        true => rare_reads + sparse_reads,
-        false => rare_reads,
-    };
+    // An untimed loop's reads counted as made, in place of one per `every` ops.
+    let rare_reads = rare_reads + untimed.map_or(0, |u| u.reads);
     end_loop(m, clk, (p, spec), out, (start, deadline, done), rare_reads)?;
     // The last ops, for the display (after the timed span).
     publish(p, out.t_last, done, &mut reported);
@@ -199,6 +178,39 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
 /// Seconds between an untimed synchronous loop's clock reads it aims at: its deadline is overrun by
 /// about this much at most, whatever an op costs.
 pub(super) const UNTIMED_READ_GAP_S: f64 = 0.001;
+
+/// An untimed loop's ops between clock reads: doubled while a read comes sooner than
+/// [`UNTIMED_READ_GAP_S`] after the one before, halved while later, from 1 up to the loop's `every`
+/// (a read every 1,024 ops overran --duration by 1,024 slow ops).
+struct Stride {
+    gap: u64,
+    ops: u64,
+    last: u64,
+    /// Reads made.
+    reads: u64,
+}
+
+impl Stride {
+    fn new(hz: f64, start: u64) -> Stride {
+        Stride {
+            gap: (UNTIMED_READ_GAP_S * hz) as u64,
+            ops: 1,
+            last: start,
+            reads: 0,
+        }
+    }
+
+    /// The ops to the next read, after one at tick `e`.
+    fn after_read(&mut self, e: u64, every: u64) -> u64 {
+        self.ops = match e.saturating_sub(self.last) < self.gap {
+            true => (self.ops * 2).min(every),
+            false => (self.ops / 2).max(1),
+        };
+        self.last = e;
+        self.reads += 1;
+        self.ops
+    }
+}
 
 /// `--latency-sample`'s draws: in each window of `every` ops, which one is timed.
 struct Samples {
