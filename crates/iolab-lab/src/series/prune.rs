@@ -293,13 +293,14 @@ pub(super) fn value_at<E>(
         return Ok(None);
     }
     // A packed array is known by its key (no bound on its length: a long run has many intervals).
-    let most =
-        BOUNDED
+    let most = BOUNDED
+        .iter()
+        .find(|b| b.0 == k)
+        .copied()
+        .or(super::packed::PACKED_ARRAYS
             .iter()
-            .find(|b| b.0 == k)
-            .copied()
-            .or((k == super::packed::PACKED_ARRAY)
-                .then_some((super::packed::PACKED_ARRAY, usize::MAX)));
+            .find(|a| **a == k)
+            .map(|a| (*a, usize::MAX)));
     let own = HOLDS
         .iter()
         .find(|b| holds.is_none() && b.0 == k)
@@ -377,7 +378,7 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
         self.3.take(cost::CONTAINER)?;
         if let Some(fields) = self
             .1
-            .filter(|b| b.0 == super::packed::PACKED_ARRAY)
+            .filter(|b| super::packed::PACKED_ARRAYS.contains(&b.0))
             .and_then(|_| super::packed::fields(self.0))
         {
             return self.packed(s, fields);

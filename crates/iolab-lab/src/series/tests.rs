@@ -943,3 +943,30 @@ fn a_packed_point_gives_back_every_key_and_value_in_order_and_a_text_point_in_a_
         assert!(e.to_string().contains("its point is not an object"), "{e}");
     }
 }
+
+#[test]
+fn a_runs_memory_readings_are_packed_where_a_reader_draws_them_and_kept_whole_elsewhere() {
+    let rec = serde_json::json!({"point": {"bs": "4"}, "result": {"spec": {}, "iops": 1.0,
+        "memory": {"limit": 64, "over_time": [
+            {"t_s": 0.1, "page_cache": 3.0, "limit_hits": 0},
+            {"t_s": 0.2, "page_cache": 5.0, "limit_hits": 1}]}}});
+    let text = format!("{rec}\n{rec}\n");
+    let paths: &[&[&str]] = &[
+        &["memory", "over_time"],
+        &["memory", "over_time", "t_s"],
+        &["memory", "over_time", "page_cache"],
+    ];
+    let f = super::stream::read_from(text.as_bytes(), Path::new("k"), Keep::Paths(paths)).unwrap();
+    for r in &f.records {
+        let held = &r["result"]["memory"]["over_time"];
+        assert!(held.is_object(), "{held}");
+        assert_eq!(
+            item_pairs(held, "t_s", "page_cache"),
+            [(0.1, 3.0), (0.2, 5.0)]
+        );
+        assert!(item_pairs(held, "t_s", "limit_hits").is_empty());
+    }
+    let f = super::stream::read_from(text.as_bytes(), Path::new("k"), Keep::All).unwrap();
+    let whole = &f.records[0]["result"]["memory"]["over_time"];
+    assert_eq!(whole, &rec["result"]["memory"]["over_time"]);
+}

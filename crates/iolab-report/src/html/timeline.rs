@@ -16,7 +16,7 @@ fn series(r: &Value, f: Field) -> Vec<(f64, f64)> {
     fields::INTERVALS
         .at(r)
         .map(|a| {
-            iolab_lab::series::interval_pairs(a, fields::INTERVAL_END_S.key(), f.key())
+            iolab_lab::series::item_pairs(a, fields::INTERVAL_END_S.key(), f.key())
                 .into_iter()
                 .filter(|(t, v)| t.is_finite() && *v > 0.0)
                 .collect()
@@ -104,14 +104,10 @@ pub(super) fn over_time_charts(io_runs: &[&Run], out: &mut Out) {
 fn page_cache(r: &Value) -> Vec<(f64, f64)> {
     fields::MEMORY_OVER_TIME
         .at(r)
-        .and_then(Value::as_array)
         .map(|a| {
-            a.iter()
-                .filter_map(|p| {
-                    let t = fields::MEM_T_S.num(p)?;
-                    let c = fields::MEM_PAGE_CACHE.num(p)?;
-                    Some((t, c / (1u64 << 20) as f64))
-                })
+            iolab_lab::series::item_pairs(a, fields::MEM_T_S.key(), fields::MEM_PAGE_CACHE.key())
+                .into_iter()
+                .map(|(t, c)| (t, c / (1u64 << 20) as f64))
                 .collect()
         })
         .unwrap_or_default()
