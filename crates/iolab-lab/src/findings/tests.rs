@@ -266,7 +266,9 @@ fn helper_share_is_over_the_sampled_span_and_within_the_cpus() {
         .with("count", "none");
     let clock = iolab_engine::measure::clock::calibrate(1);
     let mut r = crate::run::run(&raw.resolve().unwrap(), &clock).unwrap();
-    (r.wall_s, r.host.cpus_online) = (0.018, 2);
+    // Read 18 ms apart, whatever this run's own snapshots took (under qemu-user, reading /proc between
+    // them took over 30 ms).
+    (r.wall_s, r.host.cpus_online, r.cpu.sampled_span_s) = (0.018, 2, Some(0.018));
     assert_eq!(crate::findings::facts::helper_share(&r, 0.060), None);
     r.cpu.sampled_span_s = Some(0.040);
     assert_eq!(crate::findings::facts::helper_share(&r, 0.060), Some(1.5));
