@@ -42,3 +42,5 @@ pub use stream::{read_open, value_of, Keep, RecordFile};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_packed;

@@ -35,15 +35,14 @@ pub fn point_object(rec: &Value) -> Option<serde_json::Map<String, Value>> {
 
 /// Removes `key` from a record's point, keeping the point's form (an object, or packed).
 pub fn point_remove(rec: &mut Value, key: &str) {
-    let packed = matches!(rec.get("point"), Some(Value::String(_)));
     match rec.get_mut("point") {
         Some(Value::Object(m)) => {
             m.shift_remove(key);
         }
-        Some(p @ Value::String(_)) if packed => {
-            let mut pairs = unpacked(p.as_str().unwrap_or_default());
+        Some(Value::String(p)) => {
+            let mut pairs = unpacked(p);
             pairs.retain(|(k, _)| k != key);
-            *p = Value::String(packed_text(&pairs));
+            *p = packed_text(&pairs);
         }
         _ => {}
     }

@@ -1,0 +1,115 @@
+//! What a reader that shows part of each record holds: items it finds nothing in left out, points and
+//! long arrays packed (and given back as they were), a point that is a text in a file refused.
+
+use super::records::records_of;
+use super::*;
+use std::path::Path;
+
+#[test]
+fn items_a_reader_finds_nothing_in_are_not_held_and_a_survey_runs_each_once() {
+    use super::Keep;
+    let paths: &[&[&str]] = &[&["intervals", "iops"]];
+    let rec = serde_json::json!({"point": {}, "result": {"spec": {}, "iops": 1.0,
+        "intervals": [{}, [], 3, {"iops": 2.0, "ops": 1}, {"ops": 1}]}});
+    let f = super::stream::read_from(
+        format!("{rec}\n").as_bytes(),
+        Path::new("k"),
+        Keep::Paths(paths),
+    )
+    .unwrap();
+    // Packed: the one item holding the figure.
+    let mut held = f.records[0]["result"]["intervals"].clone();
+    assert!(held.is_object(), "{held}");
+    super::packed::unpack_all(&mut held);
+    assert_eq!(held, serde_json::json!([{"iops": 2.0}]));
+    let run = |m: &str| {
+        serde_json::json!({"target": "/dev/null", "method": m, "bs": 4,
+            "result": {"spec": {}, "iops": 1.0}})
+    };
+    let survey = |runs: Vec<serde_json::Value>| {
+        serde_json::to_string_pretty(&serde_json::json!({"ranking": [], "runs": runs})).unwrap()
+    };
+    assert!(records_of(&survey(vec![run("psync"), run("sync")]), Path::new("s")).is_ok());
+    let e = records_of(
+        &survey(vec![run("psync"), run("sync"), run("psync")]),
+        Path::new("s"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("runs 1 and 3 are of one target, method and block size"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_packed_point_gives_back_every_key_and_value_in_order_and_a_text_point_in_a_file_is_refused() {
+    let pairs = [
+        ("step", "a:b"),
+        ("target", "/tmp/ü 1:2"),
+        ("seed", ""),
+        ("12", "3:"),
+        ("bs", "4k"),
+    ];
+    let point: serde_json::Map<String, serde_json::Value> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), (*v).into()))
+        .collect();
+    let line = serde_json::json!({"point": point, "error": "refused", "exit_code": 2});
+    let text = format!("{line}\n{line}\n");
+    for keep in [Keep::All, Keep::Paths(&[&["iops"]])] {
+        let f = super::stream::read_from(text.as_bytes(), Path::new("k"), keep).unwrap();
+        // Two records of one point that did not run: the later is kept.
+        assert_eq!(f.records.len(), 1);
+        let mut r = f.records[0].clone();
+        // Packed only where a reader keeps part of each record.
+        assert_eq!(r["point"].is_string(), matches!(keep, Keep::Paths(_)));
+        let want: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(record_point(&r), want);
+        assert_eq!(point_get(&r, "target").as_deref(), Some("/tmp/ü 1:2"));
+        assert_eq!(point_get(&r, "seed").as_deref(), Some(""));
+        assert_eq!(point_get(&r, "none"), None);
+        point_remove(&mut r, "12");
+        assert_eq!(r["point"].is_string(), matches!(keep, Keep::Paths(_)));
+        let left: Vec<_> = want.iter().filter(|(k, _)| k != "12").cloned().collect();
+        assert_eq!(record_point(&r), left);
+    }
+    // A point that is a text in the file is no record iolab wrote, whatever the reader keeps.
+    let forged = r#"{"point": "4:step1:a", "error": "x", "exit_code": 2}"#;
+    for keep in [Keep::All, Keep::Paths(&[&["iops"]])] {
+        let Err(e) = super::stream::read_from(forged.as_bytes(), Path::new("k"), keep) else {
+            panic!("a text point was read");
+        };
+        assert!(e.to_string().contains("its point is not an object"), "{e}");
+    }
+}
+
+#[test]
+fn a_runs_memory_readings_are_packed_where_a_reader_draws_them_and_kept_whole_elsewhere() {
+    let rec = serde_json::json!({"point": {"bs": "4"}, "result": {"spec": {}, "iops": 1.0,
+        "memory": {"limit": 64, "over_time": [
+            {"t_s": 0.1, "page_cache": 3.0, "limit_hits": 0},
+            {"t_s": 0.2, "page_cache": 5.0, "limit_hits": 1}]}}});
+    let text = format!("{rec}\n{rec}\n");
+    let paths: &[&[&str]] = &[
+        &["memory", "over_time"],
+        &["memory", "over_time", "t_s"],
+        &["memory", "over_time", "page_cache"],
+    ];
+    let f = super::stream::read_from(text.as_bytes(), Path::new("k"), Keep::Paths(paths)).unwrap();
+    for r in &f.records {
+        let held = &r["result"]["memory"]["over_time"];
+        assert!(held.is_object(), "{held}");
+        assert_eq!(
+            item_pairs(held, "t_s", "page_cache"),
+            [(0.1, 3.0), (0.2, 5.0)]
+        );
+        assert!(item_pairs(held, "t_s", "limit_hits").is_empty());
+    }
+    let f = super::stream::read_from(text.as_bytes(), Path::new("k"), Keep::All).unwrap();
+    let whole = &f.records[0]["result"]["memory"]["over_time"];
+    assert_eq!(whole, &rec["result"]["memory"]["over_time"]);
+}
