@@ -217,9 +217,9 @@ fields! {
 }
 
 /// The places in a run's result (an iolab run's or a decimal-lines run's) the report reads: what a
-/// record file is cut down to as it is read (`series::Keep::Paths`). The fields inside one of them (a
-/// finding's text) are kept with it; of an array's items (an interval, a memory reading) only the fields
-/// a chart draws.
+/// record file is cut down to as it is read (`series::Keep::Paths`), and of a survey's runs their rounds.
+/// Of an array's items (an interval, a memory reading, a finding, a round) only the fields the report
+/// shows.
 pub fn result_paths() -> Vec<Vec<&'static str>> {
     // The fields inside an array of a run (an array is no step of a path: see `series::Keep`).
     let mut out = Vec::new();
@@ -230,6 +230,13 @@ pub fn result_paths() -> Vec<Vec<&'static str>> {
                     out.push(f.path().to_vec());
                     &[]
                 }
+                // A survey's run's rounds (its other keys are kept whole by every reader).
+                "SurveyRun" if matches!(f.path(), ["rounds_ns_per_op" | "round_runs"]) => {
+                    out.push(f.path().to_vec());
+                    &[]
+                }
+                "RoundRun" => &[SURVEY_ROUND_RUNS],
+                "Finding" => &[FINDINGS],
                 "Interval" => &[INTERVALS],
                 "MemPoint" => &[MEMORY_OVER_TIME],
                 "Share" => &[PROFILE_GROUPS, PROFILE_TOP_SELF, PROFILE_TOP_INCLUSIVE],

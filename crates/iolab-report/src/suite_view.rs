@@ -311,10 +311,10 @@ fn profile_row(t: &mut Table, rest: String, r: &Value) {
             "no profile recorded (the run's notes and fallbacks say why)",
         );
     };
-    let list = |k: &str| -> Vec<&Value> {
+    // Read as `report` holds them too (packed: `series::items`).
+    let list = |k: &str| -> Vec<Value> {
         p.get(k)
-            .and_then(|g| g.as_array())
-            .map(|a| a.iter().collect())
+            .map(|g| iolab_lab::series::items(g).into_owned())
             .unwrap_or_default()
     };
     let kernel = |g: &&Value| g.get("kernel").and_then(|k| k.as_bool()) == Some(true);
@@ -328,21 +328,15 @@ fn profile_row(t: &mut Table, rest: String, r: &Value) {
         );
     }
     let top = list("top_self")
-        .into_iter()
+        .iter()
         .find(kernel)
         .map(|f| format!("{} ({:.1}%)", txt(f, &["name"]), share(f) * 100.0))
         .unwrap_or_else(|| "-".into());
-    let kernel_pct = groups
-        .iter()
-        .copied()
-        .filter(kernel)
-        .map(share)
-        .sum::<f64>()
-        * 100.0;
+    let kernel_pct = groups.iter().filter(kernel).map(share).sum::<f64>() * 100.0;
     let copy_pct = groups
         .iter()
         .find(|g| txt(g, &["name"]) == COPY_GROUP)
-        .map_or(0.0, |g| share(g))
+        .map_or(0.0, share)
         * 100.0;
     t.row([
         rest,

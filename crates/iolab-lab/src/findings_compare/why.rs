@@ -48,7 +48,7 @@ pub const CAUSES: &[(&str, &str)] = &[
     ("iowq_cpu", "io-wq workers used more CPU than the method's own threads: the work moved to the kernel's helpers"),
     ("more_syscalls", "more system calls per op"),
     ("fewer_syscalls_yet_slower", "fewer system calls, yet slower: the time went elsewhere than crossing into the kernel"),
-    ("aio_inline", "native AIO completed its requests inside io_submit: the same synchronous work plus the submission and completion bookkeeping"),
+    ("aio_inline", "native AIO completed its requests inside io_submit: synchronous work plus AIO's bookkeeping"),
     ("mutex", "threads found a shared ring's mutex taken"),
     ("doorbells", "doorbells and server wake-ups per request, each a sleep and a wake-up across CPUs"),
     ("page_faults", "page faults"),
@@ -117,8 +117,8 @@ pub(crate) fn causes_slower(a: &Row, b: &Row) -> Vec<Cause> {
     }
     if let Some(x) = fa.aio_inline_fraction.filter(|x| *x >= 0.95) {
         let t = format!(
-            "native AIO completed {} of its requests inside io_submit: the same synchronous work plus the \
-             submission and completion bookkeeping",
+            "native AIO completed {} of its requests inside io_submit: synchronous work plus AIO's \
+             bookkeeping",
             pct(x)
         );
         w.push(cause("aio_inline", t, pct(x)));

@@ -1,26 +1,42 @@
-//! A run's intervals (and memory readings) as a reader that draws them holds them: the figures it reads
-//! of each item, one text for the whole array. As objects, an interval of three figures took about 590 bytes (an entry of
-//! 112 bytes per key, its table and key texts) where its text took 88: 14 records of 100,000 intervals,
-//! a file of 101 MB, were reported in 810 MB. Packed, each figure takes its shortest exact text.
-//! Only a read cut down to some of each interval's figures packs them (`report`); a read that keeps
-//! them whole (a sweep's `--csv-intervals`, `--resume`, a fleet) holds the objects.
+//! Long arrays of a record as a reader that shows them holds them: one text for the whole array. As
+//! objects, an interval of three figures took about 590 bytes (an entry of 112 bytes per key, its table
+//! and key texts) where its text took 88; a number alone takes a `Value` of 80 bytes: 14 records of
+//! 100,000 intervals, a file of 101 MB, were reported in 810 MB. Packed, each value takes about its
+//! text: a number its shortest exact text, a string its bytes and their count.
+//! Only a read cut down to part of a record packs (`report`); a read that keeps a record whole (a
+//! sweep's `--csv-intervals`, `--resume`, a fleet) holds the objects. A reader reads either through
+//! [`items`].
 
 use serde_json::Value;
+use std::borrow::Cow;
 use std::fmt::Write;
 
-/// The arrays a read that draws them packs, by key: a run's intervals, and its page cache read every
-/// 100 ms under a memory limit (`memory.over_time`: 10,000 readings a record of a 200 MB file took 986
-/// MB as objects).
-pub(super) const PACKED_ARRAYS: [&str; 2] = ["intervals", "over_time"];
-/// The key of a packed array's object holding its figures' names (joined by commas) ...
+/// The arrays of objects a read packs where it keeps some keys of each item (see [`fields`]), by key: a
+/// run's intervals; its page cache read every 100 ms under a memory limit (`memory.over_time`: 10,000
+/// readings a record of a 200 MB file took 986 MB as objects); a survey's rounds of a run (1,024 a run:
+/// 7 times a 200 MB survey's text); a profile's shares (2,000 functions each); a run's findings.
+pub(super) const PACKED_ARRAYS: [&str; 7] = [
+    "intervals",
+    "over_time",
+    "round_runs",
+    "top_self",
+    "top_inclusive",
+    "groups",
+    "findings",
+];
+/// The arrays a read packs where it keeps them whole: a survey's time per op of each round, a profile's
+/// folded stacks, io_uring's requests per submission (`[[requests, count], ...]`, one per size).
+pub(super) const PACKED_WHOLE: [&str; 3] = ["rounds_ns_per_op", "folded", "batch_histogram"];
+/// The key of a packed array's object holding its items' keys (joined by commas), null where the items
+/// are held whole ...
 const FIELDS: &str = "packed_figures";
-/// ... and the one holding its items: each item's figures in that order, by commas (empty where the
-/// item has none), each item ended by a semicolon.
+/// ... and the one holding its items: of each, the value of each key in that order by commas (nothing
+/// where the item has none), or the whole item; each item ended by a semicolon.
 const ITEMS: &str = "packed_items";
 
-/// The figures of each item the paths under a packed array keep, where each is one key of the item
-/// (else None: the array is held as parsed). An empty path beside them asks only for the array's
-/// presence (as in `prune::pruned`).
+/// The keys of each item the paths under a packed array keep, where each is one key of the item (else
+/// None: the array is held as parsed). An empty path beside them asks only for the array's presence (as
+/// in `prune::pruned`).
 pub(super) fn fields(paths: &[&[&str]]) -> Option<Vec<String>> {
     let paths: Vec<&[&str]> = paths.iter().copied().filter(|p| !p.is_empty()).collect();
     if paths.is_empty() || paths.iter().any(|p| p.len() != 1) {
@@ -37,31 +53,48 @@ pub(super) fn fields(paths: &[&[&str]]) -> Option<Vec<String>> {
 
 /// An array being packed, an item at a time.
 pub(super) struct Packer {
-    fields: Vec<String>,
+    /// The keys kept of each item; None: each item whole.
+    fields: Option<Vec<String>>,
     items: String,
+    count: usize,
 }
 
 impl Packer {
+    /// Of each item the values of `fields`.
     pub(super) fn new(fields: Vec<String>) -> Packer {
         Packer {
-            fields,
+            fields: Some(fields),
             items: String::new(),
+            count: 0,
         }
     }
 
-    /// Adds an item (an object cut down to the figures).
+    /// Each item whole.
+    pub(super) fn whole() -> Packer {
+        Packer {
+            fields: None,
+            items: String::new(),
+            count: 0,
+        }
+    }
+
+    /// Adds an item (an object cut down to the fields, or a whole value).
     pub(super) fn push(&mut self, item: &Value) {
-        for (i, f) in self.fields.iter().enumerate() {
-            if i > 0 {
-                self.items.push(',');
+        match &self.fields {
+            Some(fields) => {
+                for (i, f) in fields.iter().enumerate() {
+                    if i > 0 {
+                        self.items.push(',');
+                    }
+                    if let Some(x) = item.get(f) {
+                        put(x, &mut self.items);
+                    }
+                }
             }
-            // The shortest text that reads back as the same number, in exponent form: "4e-1", "1e300"
-            // (never 301 digits).
-            if let Some(x) = item.get(f).and_then(Value::as_f64) {
-                let _ = write!(self.items, "{x:e}");
-            }
+            None => put(item, &mut self.items),
         }
         self.items.push(';');
+        self.count += 1;
     }
 
     /// The bytes held so far.
@@ -69,12 +102,162 @@ impl Packer {
         self.items.len()
     }
 
+    /// The items held so far.
+    pub(super) fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The packed array (an empty one as it was: an array takes less than a packed one).
     pub(super) fn finish(mut self) -> Value {
+        if self.count == 0 {
+            return Value::Array(Vec::new());
+        }
         self.items.shrink_to_fit();
         let mut m = serde_json::Map::new();
-        m.insert(FIELDS.into(), Value::String(self.fields.join(",")));
+        let fields = self.fields.map(|f| Value::String(f.join(",")));
+        m.insert(FIELDS.into(), fields.unwrap_or(Value::Null));
         m.insert(ITEMS.into(), Value::String(self.items));
         Value::Object(m)
+    }
+}
+
+/// `v` as text read back by [`Cursor::value`]: null `n`, booleans `t` and `f`, an integer in decimal, any
+/// other number in its shortest exact exponent form (`4e-1`, `1e300`: never 301 digits), a string as
+/// `s`, its length in bytes, `:` and its bytes, arrays and objects in brackets and braces by commas (an
+/// object's keys as strings, each followed by its value).
+fn put(v: &Value, o: &mut String) {
+    match v {
+        Value::Null => o.push('n'),
+        Value::Bool(b) => o.push(if *b { 't' } else { 'f' }),
+        Value::Number(n) => {
+            let _ = match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) => write!(o, "{u}"),
+                (None, Some(i), _) => write!(o, "{i}"),
+                (None, None, x) => write!(o, "{:e}", x.unwrap_or(f64::NAN)),
+            };
+        }
+        Value::String(s) => put_str(s, o),
+        Value::Array(a) => {
+            o.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    o.push(',');
+                }
+                put(x, o);
+            }
+            o.push(']');
+        }
+        Value::Object(m) => {
+            o.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    o.push(',');
+                }
+                put_str(k, o);
+                put(x, o);
+            }
+            o.push('}');
+        }
+    }
+}
+
+fn put_str(s: &str, o: &mut String) {
+    let _ = write!(o, "s{}:", s.len());
+    o.push_str(s);
+}
+
+/// Reads back what [`put`] wrote; None at text it did not write.
+struct Cursor<'a> {
+    s: &'a str,
+    i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.s.as_bytes().get(self.i).copied()
+    }
+
+    /// Whether the next byte is `b` (then it is passed).
+    fn eat(&mut self, b: u8) -> bool {
+        let is = self.peek() == Some(b);
+        self.i += usize::from(is);
+        is
+    }
+
+    fn value(&mut self) -> Option<Value> {
+        let v = match self.peek()? {
+            b'n' | b't' | b'f' => {
+                self.i += 1;
+                match self.s.as_bytes()[self.i - 1] {
+                    b'n' => Value::Null,
+                    b => Value::Bool(b == b't'),
+                }
+            }
+            b's' => Value::String(self.string()?.to_string()),
+            b'[' => {
+                self.i += 1;
+                let mut a = Vec::new();
+                while !self.eat(b']') {
+                    if !a.is_empty() && !self.eat(b',') {
+                        return None;
+                    }
+                    a.push(self.value()?);
+                }
+                Value::Array(a)
+            }
+            b'{' => {
+                self.i += 1;
+                let mut m = serde_json::Map::new();
+                while !self.eat(b'}') {
+                    if !m.is_empty() && !self.eat(b',') {
+                        return None;
+                    }
+                    let k = self.string()?.to_string();
+                    m.insert(k, self.value()?);
+                }
+                Value::Object(m)
+            }
+            _ => self.number()?,
+        };
+        Some(v)
+    }
+
+    fn number(&mut self) -> Option<Value> {
+        let rest = &self.s[self.i..];
+        let end = rest.find([',', ';', ']', '}']).unwrap_or(rest.len());
+        let t = &rest[..end];
+        self.i += end;
+        if t.contains('e') {
+            return serde_json::Number::from_f64(t.parse().ok()?).map(Value::Number);
+        }
+        match t.parse::<u64>() {
+            Ok(u) => Some(u.into()),
+            Err(_) => t.parse::<i64>().ok().map(Value::from),
+        }
+    }
+
+    fn string(&mut self) -> Option<&'a str> {
+        let rest = self.s.get(self.i..)?.strip_prefix('s')?;
+        let colon = rest.find(':')?;
+        let len: usize = rest[..colon].parse().ok()?;
+        let start = self.i + 1 + colon + 1;
+        let t = self.s.get(start..start.checked_add(len)?)?;
+        self.i = start + len;
+        Some(t)
+    }
+
+    /// An item packed by its keys' values: an object of those it has.
+    fn object(&mut self, names: &[&str]) -> Option<Value> {
+        let mut m = serde_json::Map::new();
+        for (i, k) in names.iter().enumerate() {
+            if i > 0 && !self.eat(b',') {
+                return None;
+            }
+            if !matches!(self.peek(), Some(b',' | b';')) {
+                m.insert(k.to_string(), self.value()?);
+            }
+        }
+        Some(Value::Object(m))
     }
 }
 
@@ -83,59 +266,50 @@ pub(super) fn is_packed(v: &Value) -> bool {
     v.get(FIELDS).is_some() && v.get(ITEMS).is_some()
 }
 
+/// The items of an array, whether held as parsed or packed (then made again, each as it was parsed with
+/// the keys a read kept); nothing where `v` is neither.
+pub fn items(v: &Value) -> Cow<'_, [Value]> {
+    if let Some(a) = v.as_array() {
+        return Cow::Borrowed(a);
+    }
+    let Some(text) = v.get(ITEMS).and_then(Value::as_str) else {
+        return Cow::Borrowed(&[]);
+    };
+    let names: Option<Vec<&str>> = match v.get(FIELDS) {
+        Some(Value::String(f)) => Some(f.split(',').collect()),
+        Some(Value::Null) => None,
+        _ => return Cow::Borrowed(&[]),
+    };
+    let mut c = Cursor { s: text, i: 0 };
+    let mut out = Vec::new();
+    while c.i < text.len() {
+        let item = match &names {
+            Some(n) => c.object(n),
+            None => c.value(),
+        };
+        match item {
+            Some(item) if c.eat(b';') => out.push(item),
+            _ => break,
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// (x, y) of each item of an array (a run's intervals, its memory readings) that has both figures, in
 /// order, whether held as objects or packed.
 pub fn item_pairs(intervals: &Value, x: &str, y: &str) -> Vec<(f64, f64)> {
-    if let Some(a) = intervals.as_array() {
-        return a
-            .iter()
-            .filter_map(|i| Some((i.get(x)?.as_f64()?, i.get(y)?.as_f64()?)))
-            .collect();
-    }
-    let (Some(fields), Some(items)) = (
-        intervals.get(FIELDS).and_then(Value::as_str),
-        intervals.get(ITEMS).and_then(Value::as_str),
-    ) else {
-        return Vec::new();
-    };
-    let at = |name: &str| fields.split(',').position(|f| f == name);
-    let (Some(xi), Some(yi)) = (at(x), at(y)) else {
-        return Vec::new();
-    };
-    items
-        .split_terminator(';')
-        .filter_map(|item| {
-            let figure = |i: usize| item.split(',').nth(i)?.parse::<f64>().ok();
-            Some((figure(xi)?, figure(yi)?))
-        })
+    items(intervals)
+        .iter()
+        .filter_map(|i| Some((i.get(x)?.as_f64()?, i.get(y)?.as_f64()?)))
         .collect()
 }
 
-/// Every packed array in `v` as the objects it was packed from (for tests that compare what a read
-/// holds with what it was given).
+/// Every packed array in `v` as the items it was packed from (for tests that compare what a read holds
+/// with what it was given).
 #[cfg(test)]
 pub(super) fn unpack_all(v: &mut Value) {
     if is_packed(v) {
-        let names: Vec<String> = v[FIELDS]
-            .as_str()
-            .unwrap_or_default()
-            .split(',')
-            .map(String::from)
-            .collect();
-        let items: Vec<Value> = v[ITEMS]
-            .as_str()
-            .unwrap_or_default()
-            .split_terminator(';')
-            .map(|item| {
-                let m: serde_json::Map<String, Value> = names
-                    .iter()
-                    .zip(item.split(','))
-                    .filter_map(|(k, x)| Some((k.clone(), x.parse::<f64>().ok()?.into())))
-                    .collect();
-                Value::Object(m)
-            })
-            .collect();
-        *v = Value::Array(items);
+        *v = Value::Array(items(v).into_owned());
         return;
     }
     match v {
@@ -148,10 +322,11 @@ pub(super) fn unpack_all(v: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn packed_intervals_give_back_each_figure_exactly_and_skip_what_an_item_lacks() {
-        let items = serde_json::json!([
+        let given = json!([
             {"end_s": 0.4, "iops": 1.0000000000000002, "lat_p99_ns": 9000.0},
             {"end_s": 0.8, "iops": 1e300},
             {"end_s": 1.2, "iops": 3.0, "lat_p99_ns": 5e-324},
@@ -160,11 +335,16 @@ mod tests {
         let f = fields(&[&["end_s"], &["iops"], &["lat_p99_ns"], &["iops"]]).unwrap();
         assert_eq!(f, ["end_s", "iops", "lat_p99_ns"]);
         let mut p = Packer::new(f);
-        for i in items.as_array().unwrap() {
+        for i in given.as_array().unwrap() {
             p.push(i);
         }
+        assert_eq!(p.count(), 4);
         let packed = p.finish();
         assert!(is_packed(&packed));
+        assert_eq!(
+            items(&packed).into_owned(),
+            given.as_array().unwrap().clone()
+        );
         for (x, y) in [
             ("end_s", "iops"),
             ("end_s", "lat_p99_ns"),
@@ -172,7 +352,7 @@ mod tests {
         ] {
             assert_eq!(
                 item_pairs(&packed, x, y),
-                item_pairs(&items, x, y),
+                item_pairs(&given, x, y),
                 "{x} {y}: {packed}"
             );
         }
@@ -183,5 +363,45 @@ mod tests {
         assert!(fields(&[]).is_none());
         assert!(fields(&[&[]]).is_none());
         assert_eq!(fields(&[&[], &["iops"]]).unwrap(), ["iops"]);
+    }
+
+    #[test]
+    fn any_value_packed_whole_or_by_keys_is_given_back_as_it_was() {
+        // Strings with the packing's own marks in them, booleans, null, integers past 2^53, negative and
+        // nested values: each item as it was, in order.
+        let whole = json!([
+            "iolab;vfs_write,ksys_write s3:x 7",
+            [[1, 18_446_744_073_709_551_615_u64], [-5, 0.25]],
+            {"a;": null, "": [true, false], "ü": {"x": -1e-300}},
+            [],
+            {},
+            "",
+            -0.0,
+        ]);
+        let mut p = Packer::whole();
+        whole.as_array().unwrap().iter().for_each(|i| p.push(i));
+        let packed = p.finish();
+        assert!(is_packed(&packed));
+        assert_eq!(
+            items(&packed).into_owned(),
+            whole.as_array().unwrap().clone()
+        );
+        let shares = json!([
+            {"name": "copy_to_user,x;y", "kernel": true, "share": 0.5},
+            {"name": "s2:ab", "kernel": false},
+            {"share": 1e-9},
+        ]);
+        let mut p = Packer::new(vec!["name".into(), "kernel".into(), "share".into()]);
+        shares.as_array().unwrap().iter().for_each(|i| p.push(i));
+        let packed = p.finish();
+        assert_eq!(
+            items(&packed).into_owned(),
+            shares.as_array().unwrap().clone()
+        );
+        // Text it did not write gives what it read before it, never a panic.
+        for bad in ["s99:ab;", "s2:ab", "[1,2;", "{s1:a};", "1e;", "s-1:;", "x;"] {
+            let v = json!({FIELDS: null, ITEMS: bad});
+            assert!(items(&v).len() <= 1, "{bad}");
+        }
     }
 }

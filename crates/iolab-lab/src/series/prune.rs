@@ -299,6 +299,7 @@ pub(super) fn value_at<E>(
         .copied()
         .or(super::packed::PACKED_ARRAYS
             .iter()
+            .chain(&super::packed::PACKED_WHOLE)
             .find(|a| **a == k)
             .map(|a| (*a, usize::MAX)));
     let own = HOLDS
@@ -314,18 +315,20 @@ impl Pruned<'_, '_> {
         self.0.iter().all(|p| p.is_empty())
     }
 
-    /// An array of items of `fields`, packed as it is parsed (see [`super::packed`]): each item is made,
-    /// packed and let go.
+    /// An array packed as it is parsed (see [`super::packed`]): each item is made, packed and let go.
     fn packed<'de, S: SeqAccess<'de>>(
         self,
         mut s: S,
-        fields: Vec<String>,
+        mut p: super::packed::Packer,
+        whole: bool,
     ) -> Result<Value, S::Error> {
-        let mut p = super::packed::Packer::new(fields);
         while let Some(v) = s.next_element_seed(Pruned(self.0, None, self.2, self.3))? {
             // As where not packed: an item holding none of the figures is not held.
-            if is_empty(&v) {
+            if !whole && is_empty(&v) {
                 continue;
+            }
+            if let Some(b) = self.1.filter(|b| p.count() >= b.1) {
+                return Err(too_many(b));
             }
             let before = p.len();
             p.push(&v);
@@ -333,6 +336,26 @@ impl Pruned<'_, '_> {
         }
         Ok(p.finish())
     }
+
+    /// How the array is packed as it is parsed, if it is: by the keys the paths keep of each item, or
+    /// each item whole; and which.
+    fn packing(&self) -> Option<(super::packed::Packer, bool)> {
+        use super::packed::{fields, Packer, PACKED_ARRAYS, PACKED_WHOLE};
+        let key = self.1?.0;
+        if PACKED_WHOLE.contains(&key) && self.whole() {
+            return Some((Packer::whole(), true));
+        }
+        let f = fields(self.0).filter(|_| PACKED_ARRAYS.contains(&key))?;
+        Some((Packer::new(f), false))
+    }
+}
+
+/// The error of an array longer than iolab writes under its key.
+fn too_many<E: serde::de::Error>((key, most): Bound) -> E {
+    E::custom(format!(
+        "`{key}` holds more than {most} items, more than iolab writes: not a record iolab wrote \
+         (damaged or forged)"
+    ))
 }
 
 impl<'de> DeserializeSeed<'de> for Pruned<'_, '_> {
@@ -376,12 +399,8 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
     // the items after.
     fn visit_seq<S: SeqAccess<'de>>(self, mut s: S) -> Result<Value, S::Error> {
         self.3.take(cost::CONTAINER)?;
-        if let Some(fields) = self
-            .1
-            .filter(|b| super::packed::PACKED_ARRAYS.contains(&b.0))
-            .and_then(|_| super::packed::fields(self.0))
-        {
-            return self.packed(s, fields);
+        if let Some((p, whole)) = self.packing() {
+            return self.packed(s, p, whole);
         }
         let mut a = Vec::with_capacity(2);
         let whole = self.whole();
@@ -391,11 +410,8 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
             if !whole && is_empty(&v) {
                 continue;
             }
-            if let Some((key, most)) = self.1.filter(|b| a.len() >= b.1) {
-                return Err(serde::de::Error::custom(format!(
-                    "`{key}` holds more than {most} items, more than iolab writes: not a record iolab \
-                     wrote (damaged or forged)"
-                )));
+            if let Some(b) = self.1.filter(|b| a.len() >= b.1) {
+                return Err(too_many(b));
             }
             if let Some(h) = self.2 {
                 h.one_more()?;
@@ -598,14 +614,13 @@ const CHECKED: [&[&str]; 18] = [
     &["gap", "max_ns"],
 ];
 
-/// The keys of a survey's run besides its result (`SurveyRun`), kept whole.
-const SURVEY_RUN_KEYS: [&str; 9] = [
+/// The keys of a survey's run besides its result (`SurveyRun`), kept whole; its rounds
+/// (`rounds_ns_per_op`, `round_runs`: up to 1,024 each) only where a reader's paths ask for them.
+const SURVEY_RUN_KEYS: [&str; 7] = [
     "target",
     "method",
     "bs",
     "unavailable",
-    "rounds_ns_per_op",
-    "round_runs",
     "rounds_disturbed",
     "steal_s",
     "verdict",
@@ -625,14 +640,22 @@ pub(super) fn document_paths<'a>(result: &[&'a [&'a str]]) -> Vec<Vec<&'a str>> 
     // A run's result is kept as a record's is: a repeat document's runs are results, a survey's runs
     // hold one (read as a record's result, the ranking from its time per op and rounds).
     for p in result.iter().copied().chain(figures).chain(CHECKED) {
-        out.push(p.to_vec());
+        // A document's own keys kept whole are not cut down to a result's paths under the same key (a
+        // survey's findings are not a run's, of which a reader may keep only the text).
+        if p.len() == 1 || !DOCUMENT_KEYS.contains(&p[0]) {
+            out.push(p.to_vec());
+        }
         out.push([&["runs"][..], p].concat());
         out.push([&["runs", "result"][..], p].concat());
     }
     out.extend(SURVEY_RUN_KEYS.iter().map(|k| vec!["runs", *k]));
-    out.extend([vec!["repeat"], vec!["ranking"], vec!["findings"]]);
+    out.extend(DOCUMENT_KEYS.iter().map(|k| vec![*k]));
     out
 }
+
+/// A document's own keys besides its runs, kept whole: a `run --repeat` document's repeat, a survey's
+/// ranking and findings.
+const DOCUMENT_KEYS: [&str; 3] = ["repeat", "ranking", "findings"];
 
 #[cfg(test)]
 mod tests {
@@ -645,6 +668,7 @@ mod tests {
         assert_eq!(SPEC_KEYS.iter().map(|k| k[0]).collect::<Vec<_>>(), spec);
         let mut survey_run = SURVEY_RUN_KEYS.to_vec();
         survey_run.insert(3, "result");
+        survey_run.splice(5..5, ["rounds_ns_per_op", "round_runs"]);
         assert_eq!(field_names::<crate::survey::SurveyRun>(), &survey_run[..]);
     }
 }

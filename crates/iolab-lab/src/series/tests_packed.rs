@@ -113,3 +113,50 @@ fn a_runs_memory_readings_are_packed_where_a_reader_draws_them_and_kept_whole_el
     let whole = &f.records[0]["result"]["memory"]["over_time"];
     assert_eq!(whole, &rec["result"]["memory"]["over_time"]);
 }
+
+#[test]
+fn a_surveys_rounds_are_packed_for_a_reader_that_asks_for_them_and_not_held_for_others() {
+    let round_runs: Vec<serde_json::Value> = (1..=1024)
+        .map(|k| serde_json::json!({"round": k, "ns_per_op": 100.0 + k as f64 / 3.0, "disturbed": k % 5 == 0}))
+        .collect();
+    let rounds: Vec<f64> = (1..=1024).map(|k| 100.0 + k as f64 / 7.0).collect();
+    let doc = |n: usize| {
+        let run = serde_json::json!({"target": "file", "method": "psync", "bs": 4,
+            "result": {"spec": {}, "iops": 1.0}, "rounds_ns_per_op": rounds,
+            "round_runs": round_runs[..n.min(1024)].iter().chain(&round_runs[..n.saturating_sub(1024)]).collect::<Vec<_>>()});
+        serde_json::json!({"ranking": [], "findings": [{"text": "t", "rule": "r"}], "runs": [run]})
+            .to_string()
+    };
+    let report: &[&[&str]] = &[
+        &["rounds_ns_per_op"],
+        &["round_runs"],
+        &["round_runs", "round"],
+        &["round_runs", "ns_per_op"],
+        &["round_runs", "disturbed"],
+        &["findings", "text"],
+    ];
+    let read = |t: &str, keep| super::stream::read_from(t.as_bytes(), Path::new("s"), keep);
+    let f = read(&doc(1024), Keep::Paths(report)).unwrap();
+    let run = &f.records[0]["result"];
+    // As a whole read holds them (parsed from the same text).
+    let all = read(&doc(1024), Keep::All).unwrap();
+    for k in ["round_runs", "rounds_ns_per_op"] {
+        assert!(run[k].is_object(), "{k} is not packed");
+        let (got, want) = (items(&run[k]), items(&all.records[0]["result"][k]));
+        assert_eq!(got.len(), 1024, "{k}");
+        let differs = got.iter().zip(want.iter()).find(|(a, b)| a != b);
+        assert!(differs.is_none(), "{k}: {differs:?}");
+    }
+    // The survey's own findings are kept whole, not cut to a run's finding's text.
+    assert_eq!(f.document.unwrap()["findings"][0]["rule"], "r");
+    // A reader that does not ask for them holds none.
+    let f = read(&doc(1024), Keep::Paths(&[&["iops"]])).unwrap();
+    assert!(f.records[0]["result"].get("round_runs").is_none());
+    assert!(f.records[0]["result"].get("rounds_ns_per_op").is_none());
+    // More rounds than a survey runs are refused, packed or not.
+    let e = match read(&doc(1025), Keep::Paths(report)) {
+        Ok(_) => panic!("1,025 rounds were read"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("`round_runs` holds more than 1024 items"), "{e}");
+}

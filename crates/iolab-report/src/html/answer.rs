@@ -7,6 +7,7 @@ use iolab_engine::method::MethodKind;
 use iolab_engine::units::{fmt_ns, fmt_size};
 use iolab_lab::ranking::{RankRow, RankingTable};
 use iolab_lab::rounds::RoundRun;
+use iolab_lab::series::items;
 use iolab_lab::survey::Ranked;
 use serde_json::Value;
 use std::fmt::Write;
@@ -30,15 +31,15 @@ fn run_of(r: &Value) -> Option<Run<'_>> {
         return None;
     }
     let result = SURVEY_RESULT.at(r).filter(|v| !v.is_null());
-    let round_runs = SURVEY_ROUND_RUNS.at(r).and_then(Value::as_array);
-    let round_runs = round_runs.into_iter().flatten().filter_map(|x| {
+    let round_runs = SURVEY_ROUND_RUNS.at(r).map(items).unwrap_or_default();
+    let round_runs = round_runs.iter().filter_map(|x| {
         Some(RoundRun {
             round: u32::try_from(ROUND_NUMBER.num(x)? as u64).ok()?,
             ns_per_op: ROUND_NS_PER_OP.num(x)?,
             disturbed: ROUND_DISTURBED.at(x)?.as_bool()?,
         })
     });
-    let rounds = SURVEY_ROUNDS.at(r).and_then(Value::as_array);
+    let rounds = SURVEY_ROUNDS.at(r).map(items).unwrap_or_default();
     let layers = [LAYERS_BEFORE, LAYERS_QUEUED, LAYERS_DEVICE, LAYERS_AFTER];
     Some(Run {
         ranked: Ranked {
@@ -47,11 +48,7 @@ fn run_of(r: &Value) -> Option<Run<'_>> {
             bs: SURVEY_BS.at(r)?.as_u64()?,
             median: result.and_then(|x| NS_PER_OP.num(x)),
             round_runs: round_runs.collect(),
-            rounds_ns_per_op: rounds
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_f64)
-                .collect(),
+            rounds_ns_per_op: rounds.iter().filter_map(Value::as_f64).collect(),
         },
         layers: result.and_then(|x| {
             let v: Vec<f64> = layers.iter().filter_map(|f| f.num(x)).collect();

@@ -119,13 +119,10 @@ fn sampling(r: &Value) -> String {
 }
 
 fn strings(v: &Value) -> Vec<String> {
-    v.as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+    iolab_lab::series::items(v)
+        .iter()
+        .filter_map(|s| s.as_str().map(str::to_string))
+        .collect()
 }
 
 /// A run's groups as bars: kernel groups in one color, user-space groups in another.
@@ -173,20 +170,19 @@ fn groups_chart(x: &Run, i: usize, n: usize, out: &mut Out) {
 
 /// (name, kernel, share) of each of a run's profile shares at `list`.
 fn shares(r: &Value, list: Field) -> Vec<(String, bool, f64)> {
-    list.at(r)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| {
-                    Some((
-                        fields::SHARE_NAME.text(s),
-                        fields::SHARE_KERNEL.at(s)?.as_bool()?,
-                        fields::SHARE_SHARE.num(s)?,
-                    ))
-                })
-                .collect()
+    let Some(list) = list.at(r) else {
+        return Vec::new();
+    };
+    iolab_lab::series::items(list)
+        .iter()
+        .filter_map(|s| {
+            Some((
+                fields::SHARE_NAME.text(s),
+                fields::SHARE_KERNEL.at(s)?.as_bool()?,
+                fields::SHARE_SHARE.num(s)?,
+            ))
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 /// The share of a run's samples in the "copy to/from user" group (0 when the group had none; None when

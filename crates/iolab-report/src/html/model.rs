@@ -173,7 +173,7 @@ pub(crate) fn uninformative(ys: &[f64], show: &dyn Fn(f64) -> String) -> Option<
 
 /// A `[[x, count], ...]` array as (x, share of all counts); None when it holds no counts.
 pub(crate) fn shares(a: &Value) -> Option<Vec<(f64, f64)>> {
-    let a = a.as_array()?;
+    let a = iolab_lab::series::items(a);
     let total: f64 = a.iter().filter_map(|p| p.get(1)?.as_f64()).sum();
     (total > 0.0).then(|| {
         a.iter()

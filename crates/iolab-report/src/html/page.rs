@@ -163,12 +163,12 @@ fn repeats_note(recs: &[Value], o: &mut String) {
 fn findings(runs: &[Run], o: &mut String) {
     let mut findings = String::new();
     for x in runs {
-        if let Some(fs) = fields::FINDINGS.at(x.r).and_then(|f| f.as_array()) {
+        if let Some(fs) = fields::FINDINGS.at(x.r).map(iolab_lab::series::items) {
             if fs.is_empty() {
                 continue;
             }
             let _ = writeln!(findings, "<h3>{}</h3><ul>", esc(&x.label));
-            for f in fs {
+            for f in fs.iter() {
                 let _ = writeln!(findings, "<li>{}</li>", esc(&fields::FINDING_TEXT.text(f)));
             }
             findings.push_str("</ul>\n");
