@@ -33,6 +33,18 @@ const FIELDS: &str = "packed_figures";
 /// ... and the one holding its items: of each, the value of each key in that order by commas (nothing
 /// where the item has none), or the whole item; each item ended by a semicolon.
 const ITEMS: &str = "packed_items";
+/// ... and the one holding this process's own number ([`token`]): a file may hold an object of the
+/// keys above (where a reader keeps a value whole), but not this number, so it is never read as packed
+/// (its text would make 40 times its bytes of values).
+const BY: &str = "packed_by";
+
+/// A number of this process's own, from the random keys std's hash maps are seeded with: no file can
+/// know it.
+fn token() -> u64 {
+    use std::hash::BuildHasher;
+    static TOKEN: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *TOKEN.get_or_init(|| std::collections::hash_map::RandomState::new().hash_one(0x10_1ab))
+}
 
 /// The keys of each item the paths under a packed array keep, where each is one key of the item (else
 /// None: the array is held as parsed). An empty path beside them asks only for the array's presence (as
@@ -117,6 +129,7 @@ impl Packer {
         let fields = self.fields.map(|f| Value::String(f.join(",")));
         m.insert(FIELDS.into(), fields.unwrap_or(Value::Null));
         m.insert(ITEMS.into(), Value::String(self.items));
+        m.insert(BY.into(), token().into());
         Value::Object(m)
     }
 }
@@ -261,9 +274,9 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Whether `v` is a packed array (a read's paths never keep these keys: no file can make one).
+/// Whether `v` is an array this process packed (an object of the same keys in a file is not).
 pub(super) fn is_packed(v: &Value) -> bool {
-    v.get(FIELDS).is_some() && v.get(ITEMS).is_some()
+    v.get(BY).and_then(Value::as_u64) == Some(token()) && v.get(FIELDS).is_some()
 }
 
 /// The items of an array, whether held as parsed or packed (then made again, each as it was parsed with
@@ -272,7 +285,11 @@ pub fn items(v: &Value) -> Cow<'_, [Value]> {
     if let Some(a) = v.as_array() {
         return Cow::Borrowed(a);
     }
-    let Some(text) = v.get(ITEMS).and_then(Value::as_str) else {
+    let Some(text) = v
+        .get(ITEMS)
+        .and_then(Value::as_str)
+        .filter(|_| is_packed(v))
+    else {
         return Cow::Borrowed(&[]);
     };
     let names: Option<Vec<&str>> = match v.get(FIELDS) {
@@ -400,8 +417,14 @@ mod tests {
         );
         // Text it did not write gives what it read before it, never a panic.
         for bad in ["s99:ab;", "s2:ab", "[1,2;", "{s1:a};", "1e;", "s-1:;", "x;"] {
-            let v = json!({FIELDS: null, ITEMS: bad});
+            let v = json!({FIELDS: null, ITEMS: bad, BY: token()});
             assert!(items(&v).len() <= 1, "{bad}");
         }
+        // An object of the same keys without this process's number (as a file may hold) is no array.
+        let mut forged = packed.clone();
+        forged[BY] = (token() ^ 1).into();
+        assert!(!is_packed(&forged) && items(&forged).is_empty());
+        forged.as_object_mut().unwrap().remove(BY);
+        assert!(!is_packed(&forged) && items(&forged).is_empty());
     }
 }
