@@ -774,7 +774,12 @@ pub fn merge(hosts: &[Host]) -> Vec<Merged> {
 
 fn latency(r: &Value) -> Summary {
     r.get("latency")
-        .and_then(|l| serde_json::from_value(l.clone()).ok())
+        .and_then(|l| {
+            // Its quantiles as a reader that shows them holds them (packed).
+            let mut l = l.clone();
+            crate::series::unpack_all(&mut l);
+            serde_json::from_value(l).ok()
+        })
         .unwrap_or_default()
 }
 

@@ -266,8 +266,8 @@ fn runs<R: BufRead>(
         if !under.is_empty() {
             text.push(b' ');
             budget.grant(text.len());
-            let mut v =
-                parse(Pruned(&under, None, None, budget), &text).map_err(|e| placed(line, &e))?;
+            let mut v = parse(Pruned(&under, None, None, budget, false), &text)
+                .map_err(|e| placed(line, &e))?;
             if !whole {
                 slim(&mut v);
             }

@@ -26,7 +26,7 @@ pub use figures::{
 };
 pub use inputs::{Inputs, Refused};
 pub use jobs::{run_jobs, CustomWork, Event, Job, Work};
-pub use packed::{item_pairs, items};
+pub use packed::{item_pairs, items, unpack_all};
 pub use points::{parse_vary, parse_vary_any, point_label, point_raw, points, shown, Vary};
 #[cfg(test)]
 pub use prune::field_names;

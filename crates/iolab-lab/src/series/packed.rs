@@ -25,8 +25,16 @@ pub(super) const PACKED_ARRAYS: [&str; 7] = [
     "findings",
 ];
 /// The arrays a read packs where it keeps them whole: a survey's time per op of each round, a profile's
-/// folded stacks, io_uring's requests per submission (`[[requests, count], ...]`, one per size).
-pub(super) const PACKED_WHOLE: [&str; 3] = ["rounds_ns_per_op", "folded", "batch_histogram"];
+/// folded stacks, io_uring's requests per submission (`[[requests, count], ...]`, one per size), a
+/// latency summary's quantiles and buckets (pairs of numbers: 64 and 256 pairs a run made a 200 MB file
+/// of records take 881 MB).
+pub(super) const PACKED_WHOLE: [&str; 5] = [
+    "rounds_ns_per_op",
+    "folded",
+    "batch_histogram",
+    "cdf",
+    "buckets",
+];
 /// The key of a packed array's object holding its items' keys (joined by commas), null where the items
 /// are held whole ...
 const FIELDS: &str = "packed_figures";
@@ -321,10 +329,9 @@ pub fn item_pairs(intervals: &Value, x: &str, y: &str) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// Every packed array in `v` as the items it was packed from (for tests that compare what a read holds
-/// with what it was given).
-#[cfg(test)]
-pub(super) fn unpack_all(v: &mut Value) {
+/// Every packed array in `v` made the array of items it was packed from (for a reader that reads `v` as
+/// a type of its own, and tests that compare what a read holds with what it was given).
+pub fn unpack_all(v: &mut Value) {
     if is_packed(v) {
         *v = Value::Array(items(v).into_owned());
         return;

@@ -111,11 +111,15 @@ pub(super) fn is_empty(v: &Value) -> bool {
 
 /// Parses a value keeping only what `paths` reach (as [`pruned`] would cut it, without making the rest),
 /// and refusing an array longer than any iolab writes under its key (the second field: see [`BOUNDED`]).
+/// The last field: the value is an array a reader's path ends at, to be held packed
+/// ([`super::packed::PACKED_WHOLE`]); a read that keeps its records whole packs nothing, since its
+/// readers read them as iolab's types.
 pub(super) struct Pruned<'p, 'a>(
     pub(super) &'p [&'a [&'a str]],
     pub(super) Option<Bound>,
-    pub(super) Option<&'p Holds>,
+    pub(super) Option<&'p Holds<'p>>,
     pub(super) &'p Budget,
+    pub(super) bool,
 );
 
 /// How many more bytes of memory the values a read makes may take, as it goes: each line read adds its
@@ -193,9 +197,14 @@ impl Budget {
     }
 }
 
-/// A value whose items iolab bounds in all (see [`HOLDS`]): its key and bound, and how many more items
-/// it may hold as it is parsed.
-pub(super) struct Holds(Bound, std::cell::Cell<usize>);
+/// A value whose items iolab bounds in all (see [`HOLDS`], [`WHOLE_HOLDS`]): its key and bound, and how
+/// many more items it may hold as it is parsed.
+pub(super) struct Holds<'k>((&'k str, usize), std::cell::Cell<usize>);
+
+/// The most values a value kept whole holds (at every depth) where no bound above is its own: what iolab
+/// writes there is a number, a text or a short list (a profile's notes), and a file that holds a long
+/// list there (100,000 numbers as a CPU's model) would be held at about 9 times its text.
+const WHOLE_HOLDS: usize = 4096;
 
 /// The most records a file holds: a suite runs at most 200,000 points, a sweep 100,000, and a resumed run
 /// adds a line for each point it runs again.
@@ -207,15 +216,19 @@ pub const MAX_RECORDS: usize = 250_000;
 /// fixed settings; a suite's summary a few thousand (its answers and findings, with what they cite). A
 /// survey's ranking holds a table per target and block size, each a row per method (about 25 values with
 /// its ties and pairs): 3,600 for the default survey of 6 tables, 262,144 for over 400.
-const HOLDS: [Bound; 5] = [
+/// A survey's findings hold about 23 values each (757 for 33 in a real one), at most 256 of them; a
+/// record's repeat is `{run, of}`, a `run --repeat` document's its runs and 8 figures' statistics (80).
+const HOLDS: [Bound; 7] = [
     ("spec", 128),
     ("point", super::shape::MAX_POINT_KEYS),
     ("settings", MAX_RECORDS + 1024),
     ("summary", 65_536),
     ("ranking", 262_144),
+    ("findings", 16_384),
+    ("repeat", 1024),
 ];
 
-impl Holds {
+impl Holds<'_> {
     /// One more item made: an error past the bound.
     fn one_more<E: serde::de::Error>(&self) -> Result<(), E> {
         match self.1.get() {
@@ -284,7 +297,7 @@ pub(super) fn under<'p, 'a>(paths: &'p [&'a [&'a str]], k: &str) -> Vec<&'p [&'a
 pub(super) fn value_at<E>(
     paths: &[&[&str]],
     k: &str,
-    holds: Option<&Holds>,
+    holds: Option<&Holds<'_>>,
     budget: &Budget,
     parse: impl FnOnce(Pruned) -> Result<Value, E>,
 ) -> Result<Option<Value>, E> {
@@ -302,11 +315,18 @@ pub(super) fn value_at<E>(
             .chain(&super::packed::PACKED_WHOLE)
             .find(|a| **a == k)
             .map(|a| (*a, usize::MAX)));
+    // A value a path ends at (in a value cut down, not one kept whole) is bounded in all: by its own
+    // bound, the one of the value it is in, or (where neither, and its length is not bounded or its text
+    // packed) the default.
+    let ends = under.iter().all(|p| p.is_empty()) && !paths.iter().all(|p| p.is_empty());
     let own = HOLDS
         .iter()
         .find(|b| holds.is_none() && b.0 == k)
-        .map(|b| Holds(*b, std::cell::Cell::new(b.1)));
-    parse(Pruned(&under, most, own.as_ref().or(holds), budget)).map(Some)
+        .copied()
+        .or((holds.is_none() && ends && most.is_none()).then_some((k, WHOLE_HOLDS)))
+        .map(|b| Holds(b, std::cell::Cell::new(b.1)));
+    let pack = ends && super::packed::PACKED_WHOLE.contains(&k);
+    parse(Pruned(&under, most, own.as_ref().or(holds), budget, pack)).map(Some)
 }
 
 impl Pruned<'_, '_> {
@@ -322,7 +342,7 @@ impl Pruned<'_, '_> {
         mut p: super::packed::Packer,
         whole: bool,
     ) -> Result<Value, S::Error> {
-        while let Some(v) = s.next_element_seed(Pruned(self.0, None, self.2, self.3))? {
+        while let Some(v) = s.next_element_seed(Pruned(self.0, None, self.2, self.3, false))? {
             // As where not packed: an item holding none of the figures is not held.
             if !whole && is_empty(&v) {
                 continue;
@@ -340,11 +360,11 @@ impl Pruned<'_, '_> {
     /// How the array is packed as it is parsed, if it is: by the keys the paths keep of each item, or
     /// each item whole; and which.
     fn packing(&self) -> Option<(super::packed::Packer, bool)> {
-        use super::packed::{fields, Packer, PACKED_ARRAYS, PACKED_WHOLE};
-        let key = self.1?.0;
-        if PACKED_WHOLE.contains(&key) && self.whole() {
+        use super::packed::{fields, Packer, PACKED_ARRAYS};
+        if self.4 && self.whole() {
             return Some((Packer::whole(), true));
         }
+        let key = self.1?.0;
         let f = fields(self.0).filter(|_| PACKED_ARRAYS.contains(&key))?;
         Some((Packer::new(f), false))
     }
@@ -404,7 +424,7 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
         }
         let mut a = Vec::with_capacity(2);
         let whole = self.whole();
-        while let Some(v) = s.next_element_seed(Pruned(self.0, None, self.2, self.3))? {
+        while let Some(v) = s.next_element_seed(Pruned(self.0, None, self.2, self.3, false))? {
             // Where paths go on into the items, an item they reach nothing in is not held: a reader
             // finds nothing there (an interval without its figures).
             if !whole && is_empty(&v) {

@@ -327,7 +327,7 @@ impl<'p, 'a> Parse<'p, 'a> {
             Parse::Pruned(p) => p,
         };
         let mut de = serde_json::Deserializer::from_slice(l);
-        let v = super::prune::Pruned(p, None, None, budget).deserialize(&mut de)?;
+        let v = super::prune::Pruned(p, None, None, budget, false).deserialize(&mut de)?;
         de.end().map(|_| v)
     }
 }

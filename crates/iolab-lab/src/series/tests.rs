@@ -388,7 +388,7 @@ fn settings_and_facts_no_run_has_are_refused_whatever_the_reader_keeps() {
 /// What a read makes is bounded by the text it read, as the file is read (not line by line): a line of
 /// many `[]` (3 bytes each, 144 of memory), lines of small objects each under a line's own share (the
 /// text of a whole file of them is what bounds them), a one-line document whose refusal names why; a
-/// suite's summary is bounded in all. The largest shape iolab writes, a sweep's settings of 100,000
+/// suite's summary is bounded in all, and so is a value a reader's path ends at. The largest shape iolab writes, a sweep's settings of 100,000
 /// seeds, is read whole.
 #[test]
 fn what_a_read_makes_is_bounded_by_the_text_it_read() {
@@ -402,9 +402,13 @@ fn what_a_read_makes_is_bounded_by_the_text_it_read() {
     };
     let junk = vec![serde_json::json!([]); 200_000];
     let line = serde_json::json!({"point": {}, "result": {"spec": {}, "iops": 5.0, "notes": junk}});
+    // Where a reader's path ends (a profile's notes), a value holds at most what iolab writes there; read
+    // whole, the line's text bounds it.
     let e = read(&format!("{line}\n"), Keep::Paths(paths));
+    assert!(e.contains("`notes` holds more than 4096 values"), "{e}");
+    let e = read(&format!("{line}\n"), Keep::All);
     assert!(
-        e.contains("more than 10 times the memory of its text"),
+        e.contains("more than 16 times the memory of its text"),
         "{e}"
     );
     let small = vec![serde_json::json!({"": {"": {}}}); 300];
@@ -419,7 +423,9 @@ fn what_a_read_makes_is_bounded_by_the_text_it_read() {
     let doc = serde_json::json!({"runs": [{"target": "t", "method": "psync", "bs": 4096,
         "result": {"spec": {}, "iops": 5.0, "notes": vec![serde_json::json!({"": {}}); 200_000]}}]});
     let e = read(&doc.to_string(), Keep::Paths(paths));
-    assert!(e.contains("more than 10 times the memory"), "{e}");
+    assert!(e.contains("`notes` holds more than 4096 values"), "{e}");
+    let e = read(&doc.to_string(), Keep::All);
+    assert!(e.contains("more than 16 times the memory"), "{e}");
     // Texts of 20 bytes: within the memory a text gives, beyond the values a summary holds.
     let junk = vec!["abcdefghijklmnopqrst"; 70_000];
     let summary = serde_json::json!({"summary": {"memory": {"junk": junk}}});
@@ -475,6 +481,8 @@ fn records_are_cut_down_to_what_the_reader_keeps_as_they_are_read() {
     let mut got = f.records.clone();
     for r in &mut got {
         assert!(r["point"].is_string(), "{r}");
+        assert!(r["result"]["latency"]["cdf"].is_object(), "{r}");
+        super::packed::unpack_all(r);
         assert_eq!(record_point(r), [("bs".to_string(), "4".to_string())]);
         r["point"] = serde_json::Value::Object(point_object(r).unwrap());
     }

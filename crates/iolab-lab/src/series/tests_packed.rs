@@ -160,3 +160,64 @@ fn a_surveys_rounds_are_packed_for_a_reader_that_asks_for_them_and_not_held_for_
     };
     assert!(e.contains("`round_runs` holds more than 1024 items"), "{e}");
 }
+
+#[test]
+fn a_long_value_where_iolab_writes_a_short_one_is_refused_naming_it() {
+    let read = |v: serde_json::Value, keep| {
+        super::stream::read_from(format!("{v}\n").as_bytes(), Path::new("k"), keep)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    let zeros = |n: usize| serde_json::json!(vec![0; n]);
+    // Where a reader's path ends: a CPU's model of 5,000 numbers (held whole where nothing is cut).
+    let host = serde_json::json!({"point": {}, "result": {"spec": {}, "iops": 1.0,
+        "host": {"cpu_model": zeros(5000), "cpus_online": 2}}});
+    let model: &[&[&str]] = &[&["iops"], &["host", "cpu_model"]];
+    let e = read(host.clone(), Keep::Paths(model));
+    assert!(e.contains("`cpu_model` holds more than 4096 values"), "{e}");
+    assert_eq!(read(host, Keep::All), "");
+    // A record's repeat, and a survey's findings, beyond what iolab writes in them.
+    let iops: &[&[&str]] = &[&["iops"]];
+    let repeat = serde_json::json!({"point": {}, "repeat": {"run": 1, "of": 2, "x": zeros(2000)},
+        "result": {"spec": {}, "iops": 1.0}});
+    let e = read(repeat, Keep::Paths(iops));
+    assert!(e.contains("`repeat` holds more than 1024 values"), "{e}");
+    let survey = serde_json::json!({"ranking": [], "runs": [],
+        "findings": [{"rule": "r", "text": "t", "x": zeros(20_000)}]});
+    let e = read(survey, Keep::Paths(iops));
+    assert!(e.contains("`findings` holds more than 16384 values"), "{e}");
+}
+
+#[test]
+fn a_read_that_keeps_records_whole_packs_nothing() {
+    // Readers of whole records read them as iolab's types (a suite's rows, a kernels summary, a resumed
+    // sweep): a packed quantile list or batch-size list there made every io_uring row unreadable.
+    let rec = serde_json::json!({"point": {}, "result": {"spec": {}, "iops": 1.0,
+        "latency": {"p99_ns": 2.0, "cdf": [[0.5, 1.0], [1.0, 2.0]]}, "gap": {"buckets": [[1.0, 2]]},
+        "uring": {"batch_histogram": [[1, 2], [4, 5]]}, "profile": {"folded": ["a;b 1"]}}});
+    let text = format!("{rec}\n");
+    let read = |keep| super::stream::read_from(text.as_bytes(), Path::new("k"), keep).unwrap();
+    let whole = read(Keep::All);
+    assert_eq!(whole.records[0], rec);
+    let paths: &[&[&str]] = &[
+        &["latency", "cdf"],
+        &["gap", "buckets"],
+        &["uring", "batch_histogram"],
+        &["profile", "folded"],
+    ];
+    let cut = read(Keep::Paths(paths));
+    let r = &cut.records[0]["result"];
+    for (at, key) in [
+        ("latency", "cdf"),
+        ("gap", "buckets"),
+        ("uring", "batch_histogram"),
+        ("profile", "folded"),
+    ] {
+        assert!(r[at][key].is_object(), "{at}.{key} is not packed: {r}");
+        assert_eq!(
+            items(&r[at][key]).into_owned(),
+            *rec["result"][at][key].as_array().unwrap()
+        );
+    }
+}

@@ -23,9 +23,9 @@ fn quantiles(r: &Value) -> Vec<(f64, f64)> {
     let resolved = |q: f64| q < 1.0 && n.is_none_or(|n| n * (1.0 - q) >= 1.0 - 1e-9);
     let mut q: Vec<(f64, f64)> = fields::LATENCY_CDF
         .at(r)
-        .and_then(Value::as_array)
         .map(|a| {
-            a.iter()
+            iolab_lab::series::items(a)
+                .iter()
                 .filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?)))
                 .collect()
         })
