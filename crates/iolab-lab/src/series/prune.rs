@@ -312,18 +312,17 @@ pub(super) fn value_at<E>(
         .copied()
         .or(super::packed::PACKED_ARRAYS
             .iter()
-            .chain(&super::packed::PACKED_WHOLE)
             .find(|a| **a == k)
             .map(|a| (*a, usize::MAX)));
     // A value a path ends at (in a value cut down, not one kept whole) is bounded in all: by its own
-    // bound, the one of the value it is in, or (where neither, and its length is not bounded or its text
-    // packed) the default.
+    // bound, the one of the value it is in, or the default (an object forged where iolab writes a list
+    // of bounded length is bounded too; a packed list's items are not counted: see `packed`).
     let ends = under.iter().all(|p| p.is_empty()) && !paths.iter().all(|p| p.is_empty());
     let own = HOLDS
         .iter()
         .find(|b| holds.is_none() && b.0 == k)
         .copied()
-        .or((holds.is_none() && ends && most.is_none()).then_some((k, WHOLE_HOLDS)))
+        .or((holds.is_none() && ends).then_some((k, WHOLE_HOLDS)))
         .map(|b| Holds(b, std::cell::Cell::new(b.1)));
     let pack = ends && super::packed::PACKED_WHOLE.contains(&k);
     parse(Pruned(&under, most, own.as_ref().or(holds), budget, pack)).map(Some)
@@ -335,14 +334,16 @@ impl Pruned<'_, '_> {
         self.0.iter().all(|p| p.is_empty())
     }
 
-    /// An array packed as it is parsed (see [`super::packed`]): each item is made, packed and let go.
+    /// An array packed as it is parsed (see [`super::packed`]): each item is made, packed and let go. Its
+    /// items' values are not counted against a bound in all: packed, they take about their text, which
+    /// the budget charges (a deep queue's batch sizes may be thousands of pairs).
     fn packed<'de, S: SeqAccess<'de>>(
         self,
         mut s: S,
         mut p: super::packed::Packer,
         whole: bool,
     ) -> Result<Value, S::Error> {
-        while let Some(v) = s.next_element_seed(Pruned(self.0, None, self.2, self.3, false))? {
+        while let Some(v) = s.next_element_seed(Pruned(self.0, None, None, self.3, false))? {
             // As where not packed: an item holding none of the figures is not held.
             if !whole && is_empty(&v) {
                 continue;

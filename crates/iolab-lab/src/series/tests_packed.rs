@@ -177,6 +177,26 @@ fn a_long_value_where_iolab_writes_a_short_one_is_refused_naming_it() {
     let e = read(host.clone(), Keep::Paths(model));
     assert!(e.contains("`cpu_model` holds more than 4096 values"), "{e}");
     assert_eq!(read(host, Keep::All), "");
+    // An object forged where iolab writes a list it packs is bounded as well; the list itself is not
+    // counted (a deep queue's batch sizes: 3,000 pairs).
+    let uring = |h: serde_json::Value| {
+        serde_json::json!({"point": {}, "result": {"spec": {}, "iops": 1.0,
+            "uring": {"batch_histogram": h}}})
+    };
+    let sizes: &[&[&str]] = &[&["iops"], &["uring", "batch_histogram"]];
+    let e = read(
+        uring(serde_json::json!({"a": zeros(5000)})),
+        Keep::Paths(sizes),
+    );
+    assert!(
+        e.contains("`batch_histogram` holds more than 4096 values"),
+        "{e}"
+    );
+    let pairs: Vec<[u64; 2]> = (1..=3000).map(|k| [k, 1]).collect();
+    assert_eq!(
+        read(uring(serde_json::json!(pairs)), Keep::Paths(sizes)),
+        ""
+    );
     // A record's repeat, and a survey's findings, beyond what iolab writes in them.
     let iops: &[&[&str]] = &[&["iops"]];
     let repeat = serde_json::json!({"point": {}, "repeat": {"run": 1, "of": 2, "x": zeros(2000)},
