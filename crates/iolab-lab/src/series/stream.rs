@@ -4,7 +4,7 @@
 //! where it is found, naming its offset, without reading the rest of the file.
 
 pub use super::prune::Keep;
-use super::prune::{kept, FORGED};
+use super::prune::{kept_checked, FORGED};
 use iolab_engine::error::{Error, Result};
 use serde_json::Value;
 use std::io::{BufRead, Read};
@@ -247,9 +247,10 @@ pub fn read_from(r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordFile>
     // The records after the first are cut down as they are parsed (kept as parsed after).
     let paths = owned_paths(keep, super::prune::record_paths);
     let paths = slices(&paths);
-    let (parse, keep) = match paths.as_deref() {
-        None => (Parse::Whole, keep),
-        p => (Parse::new(p), Keep::All),
+    // Cut down again once checked: what only the check reads is let go (see `kept_checked`).
+    let parse = match paths.as_deref() {
+        None => Parse::Whole,
+        p => Parse::new(p),
     };
     while lines.next(&mut r).map_err(io)? {
         if lines.blank() {
@@ -455,7 +456,7 @@ impl JsonLines {
         if v.get("error").is_some() && !self.not_run.contains_key(&key) {
             self.not_run.insert(key, self.recs.len());
         }
-        let mut v = kept(v, keep);
+        let mut v = kept_checked(v, keep);
         if self.pack {
             super::shape::pack_point(&mut v);
         }

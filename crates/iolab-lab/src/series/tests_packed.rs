@@ -241,3 +241,50 @@ fn a_read_that_keeps_records_whole_packs_nothing() {
         );
     }
 }
+
+/// A record is checked whole, then held with only what its reader reads: a decimal-lines run's
+/// disturbance and bytes (read by the check alone) are let go, on the first line (parsed whole) and on
+/// the lines after it (cut down as parsed), while a disturbance no run can have is still refused.
+#[test]
+fn what_only_the_check_reads_is_let_go_once_checked() {
+    use super::Keep;
+    let rec = |run: u32, runqueue: f64| {
+        serde_json::json!({"point": {"run": run.to_string()}, "result": {"workload": "decimal-lines",
+            "spec": {"method": "stdio", "lines": 10}, "wall_s": 0.5, "bytes": 40,
+            "host": {"cpus_online": 2, "cpu_model": "x"},
+            "disturbance": {"runqueue_share": runqueue, "steal_share": 0.0, "psi_some": 0.1,
+                "others_cpus": 1.0}}})
+    };
+    let paths: &[&[&str]] = &[&["wall_s"], &["spec", "method"], &["host", "cpu_model"]];
+    let read = |recs: &[serde_json::Value]| {
+        let text: String = recs.iter().map(|r| format!("{r}\n")).collect();
+        super::stream::read_from(text.as_bytes(), Path::new("l"), Keep::Paths(paths))
+    };
+    let f = read(&[rec(1, 0.5), rec(2, 0.5), rec(3, 0.5)]).unwrap();
+    assert_eq!(f.records.len(), 3);
+    for r in &f.records {
+        let res = &r["result"];
+        assert_eq!(res["wall_s"], 0.5, "{r}");
+        assert_eq!(res["spec"], serde_json::json!({"method": "stdio"}), "{r}");
+        assert_eq!(res["host"], serde_json::json!({"cpu_model": "x"}), "{r}");
+        for gone in ["disturbance", "bytes", "lines"] {
+            assert!(res.get(gone).is_none(), "{gone} held: {r}");
+        }
+    }
+    // Read whole (--resume, a fleet), nothing is let go.
+    let whole = format!("{}\n{}\n", rec(1, 0.5), rec(2, 0.5));
+    let f = super::stream::read_from(whole.as_bytes(), Path::new("l"), Keep::All).unwrap();
+    assert_eq!(f.records[1]["result"]["disturbance"]["runqueue_share"], 0.5);
+    for at in [0, 2] {
+        let mut recs = vec![rec(1, 0.5), rec(2, 0.5), rec(3, 0.5)];
+        recs[at] = rec(at as u32 + 1, 1e9);
+        let Err(e) = read(&recs) else {
+            panic!("a run queue share of 1e9 on line {} was taken", at + 1)
+        };
+        let e = e.to_string();
+        assert!(
+            e.contains(&format!("line {}", at + 1)) && e.contains("runqueue_share"),
+            "{e}"
+        );
+    }
+}
