@@ -333,6 +333,12 @@ pub const IORING_SETUP_SQ_AFF: u32 = 1 << 2;
 pub const IORING_SETUP_CQSIZE: u32 = 1 << 3;
 pub const IORING_SETUP_R_DISABLED: u32 = 1 << 6;
 pub const IORING_SETUP_NO_MMAP: u32 = 1 << 14;
+/// The kernel takes SQE i from SQ slot i: the ring has no index array (6.6+).
+pub const IORING_SETUP_NO_SQARRAY: u32 = 1 << 16;
+/// The SQ and CQ rings are one mapping at offset 0 of the ring fd (5.4+).
+pub const IORING_FEAT_SINGLE_MMAP: u32 = 1;
+/// mmap(2) offset of a ring's SQE array.
+pub const IORING_OFF_SQES: u64 = 0x1000_0000;
 pub const IORING_SQ_NEED_WAKEUP: u32 = 1;
 /// SEND_ZC's zc_flags (in the SQE's ioprio): report in the notification whether the kernel copied.
 pub const IORING_SEND_ZC_REPORT_USAGE: u16 = 1 << 3;

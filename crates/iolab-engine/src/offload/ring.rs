@@ -23,16 +23,16 @@ pub fn ring_bytes(entries: u32) -> (usize, usize) {
 /// addresses in the client, while the region is mapped.
 #[derive(Clone, Copy)]
 pub struct RingPtrs {
-    sq_head: *const AtomicU32,
-    sq_tail: *const AtomicU32,
+    pub(crate) sq_head: *const AtomicU32,
+    pub(crate) sq_tail: *const AtomicU32,
     sq_flags: *const AtomicU32,
-    sq_mask: u32,
+    pub(crate) sq_mask: u32,
     pub sq_entries: u32,
-    sqes: *mut squeue::Entry,
-    cq_head: *const AtomicU32,
-    cq_tail: *const AtomicU32,
-    cq_mask: u32,
-    cqes: *const cqueue::Entry,
+    pub(crate) sqes: *mut squeue::Entry,
+    pub(crate) cq_head: *const AtomicU32,
+    pub(crate) cq_tail: *const AtomicU32,
+    pub(crate) cq_mask: u32,
+    pub(crate) cqes: *const cqueue::Entry,
 }
 
 // SAFETY: the pointers name shared memory that outlives every user (the region is unmapped only after the
@@ -89,7 +89,6 @@ pub fn setup_mapped(
     sq_idle_ms: u32,
     sq_cpu: Option<u32>,
 ) -> SysResult<OwnedRing> {
-    const IORING_OFF_SQES: u64 = 0x1000_0000;
     let mut p = params(flags, entries, sq_idle_ms, sq_cpu);
     let fd = sys::io_uring_setup(entries, &mut p)?;
     let sq_len = p.sq_off.array as usize + p.sq_entries as usize * 4;
@@ -100,7 +99,7 @@ pub fn setup_mapped(
     let sqes = sys::Mapping::shared(
         fd.as_raw_fd(),
         p.sq_entries as usize * 64,
-        IORING_OFF_SQES,
+        sys::IORING_OFF_SQES,
         true,
     )?;
     // SAFETY: the kernel's own ring memory, mapped in full just above, alive as long as the ring.
@@ -144,10 +143,13 @@ pub unsafe fn pointers(p: &UringParams, rings: *mut u8, sqes: *mut u8) -> RingPt
             *(at(p.cq_off.ring_mask) as *const u32),
         )
     };
-    let array = at(p.sq_off.array) as *mut u32;
-    for i in 0..sq_entries {
-        // SAFETY: the SQ index array holds sq_entries u32s; SQE i is always used from array slot i.
-        unsafe { array.add(i as usize).write(i) };
+    // A ring without the array (IORING_SETUP_NO_SQARRAY) takes SQE i from slot i itself.
+    if p.flags & sys::IORING_SETUP_NO_SQARRAY == 0 {
+        let array = at(p.sq_off.array) as *mut u32;
+        for i in 0..sq_entries {
+            // SAFETY: the SQ index array holds sq_entries u32s; SQE i is always used from array slot i.
+            unsafe { array.add(i as usize).write(i) };
+        }
     }
     RingPtrs {
         sq_head: at(p.sq_off.head) as *const AtomicU32,

@@ -40,6 +40,7 @@
 mod checks;
 mod core;
 mod design;
+mod direct;
 mod per_thread;
 mod producer_consumer;
 mod provided;

@@ -4,6 +4,7 @@
 
 use super::super::api::{Io, ThreadCtx};
 use super::core::{Core, Enter};
+use super::direct::Direct;
 use super::ring_api::{Design, Own};
 use super::sqe::SqeShape;
 use crate::error::Result;
@@ -15,6 +16,8 @@ use std::path::Path;
 pub(super) struct PerThread {
     core: Core,
     enter: Enter,
+    /// The ring's queues used in place (None: through the crate's, where the ring cannot be mapped so).
+    direct: Option<Direct>,
 }
 
 impl PerThread {
@@ -25,19 +28,34 @@ impl PerThread {
             core.register_file(0, fd, false)?;
         }
         let enter = Enter::for_thread(&mut core)?;
-        Ok(PerThread { core, enter })
+        let direct = Direct::map(&core.ring);
+        Ok(PerThread {
+            core,
+            enter,
+            direct,
+        })
     }
 
     /// `reap` with each completion's flags (`--provided-buffers`: the buffer the kernel picked).
     #[inline(always)]
-    pub(super) fn reap_max_flagged<F: FnMut(u32, i32, u32)>(&mut self, max: u32, mut f: F) -> u32 {
-        let core = &mut self.core;
+    pub(super) fn reap_max_flagged<F: FnMut(u32, i32, u32)>(&mut self, max: u32, f: F) -> u32 {
+        let n = self.take(max, f);
+        self.core.in_kernel -= n.min(self.core.in_kernel);
+        n
+    }
+
+    /// Hands up to `max` completions to `f` as (request slot, result, flags); returns how many. The
+    /// completions not taken stay in the queue.
+    #[inline(always)]
+    fn take<F: FnMut(u32, i32, u32)>(&mut self, max: u32, mut f: F) -> u32 {
+        if let Some(d) = &mut self.direct {
+            return d.reap(max, |ud, res, flags| f(ud as u32, res, flags));
+        }
         let mut n = 0;
-        for cqe in core.ring.completion().take(max as usize) {
+        for cqe in self.core.ring.completion().take(max as usize) {
             f(cqe.user_data() as u32, cqe.result(), cqe.flags());
             n += 1;
         }
-        core.in_kernel -= n.min(core.in_kernel);
         n
     }
 
@@ -62,19 +80,33 @@ impl Design for PerThread {
     fn submit_round(&mut self, sqes: &mut SqeShape, ios: &[Io], staged: &mut Vec<squeue::Entry>) {
         let core = &mut self.core;
         if !core.opts.sqpoll && staged.is_empty() {
-            let mut sq = core.ring.submission();
-            if sq.capacity() - sq.len() >= ios.len() {
-                sqes.build_round(ios, |sqe| {
-                    // SAFETY: as in `Core::push`: the buffer (and iovec) stays valid and untouched
-                    // until the runner reaps this slot; fds and registered resources live as long
-                    // as the ring. There is room (checked above), so nothing is dropped.
-                    if unsafe { sq.push(&sqe) }.is_err() {
-                        staged.push(sqe);
-                    }
-                });
-                drop(sq);
-                core.queued += (ios.len() - staged.len()) as u32;
-                return;
+            if let Some(d) = &mut self.direct {
+                let (room, mut tail) = d.room();
+                if room as usize >= ios.len() {
+                    sqes.build_round(ios, |sqe| {
+                        // SAFETY: as in `Core::push`: the buffer (and iovec) stays valid and untouched
+                        // until the runner reaps this slot; fds and registered resources live as long
+                        // as the ring. The slot is free: there is room for the round (checked above).
+                        unsafe { d.write(tail, sqe) };
+                        tail = tail.wrapping_add(1);
+                    });
+                    d.publish(tail);
+                    core.queued += ios.len() as u32;
+                    return;
+                }
+            } else {
+                let mut sq = core.ring.submission();
+                if sq.capacity() - sq.len() >= ios.len() {
+                    sqes.build_round(ios, |sqe| {
+                        // SAFETY: as above; there is room (checked), so nothing is dropped.
+                        if unsafe { sq.push(&sqe) }.is_err() {
+                            staged.push(sqe);
+                        }
+                    });
+                    drop(sq);
+                    core.queued += (ios.len() - staged.len()) as u32;
+                    return;
+                }
             }
         }
         sqes.build_round(ios, |sqe| staged.push(sqe));
@@ -95,27 +127,18 @@ impl Design for PerThread {
 
     #[inline(always)]
     fn reap<F: FnMut(u32, i32)>(&mut self, max: u32, mut f: F) -> u32 {
-        let core = &mut self.core;
-        let mut n = 0;
-        // The completions not taken stay in the queue (its head moves past the ones taken only).
-        for cqe in core.ring.completion().take(max as usize) {
-            f(cqe.user_data() as u32, cqe.result());
-            n += 1;
-        }
-        core.in_kernel -= n.min(core.in_kernel);
-        n
+        self.reap_max_flagged(max, |slot, res, _| f(slot, res))
     }
 
     /// Every completion with its flags; a request is out of the kernel at its last completion (the one
     /// without IORING_CQE_F_MORE).
     fn reap_flagged<F: FnMut(u32, i32, u32)>(&mut self, mut f: F) {
-        let core = &mut self.core;
         let mut last = 0;
-        for cqe in core.ring.completion() {
-            f(cqe.user_data() as u32, cqe.result(), cqe.flags());
-            last += u32::from(!io_uring::cqueue::more(cqe.flags()));
-        }
-        core.in_kernel -= last.min(core.in_kernel);
+        self.take(u32::MAX, |slot, res, flags| {
+            f(slot, res, flags);
+            last += u32::from(!io_uring::cqueue::more(flags));
+        });
+        self.core.in_kernel -= last.min(self.core.in_kernel);
     }
 
     fn queued(&self) -> u32 {
