@@ -511,6 +511,10 @@ fn close_interval<C: Clock>(
     after
 }
 
+/// Seconds between an asynchronous loop's looks at the run's abort flag (another thread failed, or
+/// the run was interrupted).
+const ABORT_CHECK_S: f64 = 0.001;
+
 /// Seconds without a completion, requests in flight, after which the kernel is taken to have lost them.
 const STALL_S: f64 = 30.0;
 
@@ -564,7 +568,11 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     // One comparison per round for the deadline, the end of an interval (--log-interval) and the next
     // publication of progress.
     let mut next_pub = start.saturating_add(p.publish_ticks);
-    let mut check_at = deadline.min(out.log.next).min(next_pub);
+    // The abort flag is looked at every ABORT_CHECK_S, not every round: it lives in the run's frame,
+    // a stack page of its own that every round touched.
+    let abort_ticks = ((ABORT_CHECK_S * p.hz) as u64).max(1);
+    let mut next_abort = start.saturating_add(abort_ticks);
+    let mut check_at = deadline.min(out.log.next).min(next_pub).min(next_abort);
     let mut round_start = start;
     let mut last_done_at = start;
     let mut reported = 0u64;
@@ -640,10 +648,14 @@ pub(super) fn loop_async<M: Method, C: Clock>(
                 if e >= next_pub {
                     next_pub = publish(p, e, done, &mut reported);
                 }
-                check_at = deadline.min(out.log.next).min(next_pub);
+                if e >= next_abort {
+                    stop |= abort.load(Ordering::Relaxed);
+                    next_abort = e.saturating_add(abort_ticks);
+                }
+                check_at = deadline.min(out.log.next).min(next_pub).min(next_abort);
             }
         }
-        if failure.is_some() || abort.load(Ordering::Relaxed) {
+        if failure.is_some() {
             stop = true;
         }
         if fl.inflight == 0 && fl.queued == 0 {
