@@ -568,8 +568,8 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     // One comparison per round for the deadline, the end of an interval (--log-interval) and the next
     // publication of progress.
     let mut next_pub = start.saturating_add(p.publish_ticks);
-    // The abort flag is looked at every ABORT_CHECK_S, not every round: it lives in the run's frame,
-    // a stack page of its own that every round touched.
+    // The abort flag is looked at every ABORT_CHECK_S, not every round: it lives in the caller's frame,
+    // past the method's state, one more place a round read.
     let abort_ticks = ((ABORT_CHECK_S * p.hz) as u64).max(1);
     let mut next_abort = start.saturating_add(abort_ticks);
     let mut check_at = deadline.min(out.log.next).min(next_pub).min(next_abort);
