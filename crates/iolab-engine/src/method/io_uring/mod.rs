@@ -162,15 +162,24 @@ fn gap(_: &MethodInfo, one: bool, sqpoll: bool) -> String {
         .into()
 }
 
+/// In the order declared (repr(C)): what a round reads first, next to the ring's own state, so that a
+/// round's reads of the method fall on as few pages as they can (one data page fewer a NOP round at
+/// batch 1, by bench/pages.sh's trace); `provided` is dropped after `ring`.
+#[repr(C)]
 pub struct Uring {
     /// This thread's ring, of the run's design.
     ring: Ring,
-    fd: OwnedFd,
-    opts: RingOpts,
-    /// How this thread's SQEs are built.
-    sqes: SqeShape,
     /// A stream target: partial transfers are finished by continuation requests (see `settle`).
     stream: bool,
+    /// --provided-buffers: the buffer ring the reads take their buffers from (after `ring`: dropped
+    /// after it).
+    provided: Option<provided::BufRing>,
+    /// How this thread's SQEs are built.
+    sqes: SqeShape,
+    /// SQEs built by `submit`, handed over in one go at `commit`.
+    staged: Vec<squeue::Entry>,
+    fd: OwnedFd,
+    opts: RingOpts,
     /// Streams: per slot, the op's buffer, its length and the bytes moved so far.
     parts: Vec<(*mut u8, u32, u32)>,
     /// Streams: continuation requests queued for partial transfers.
@@ -178,8 +187,6 @@ pub struct Uring {
     reaped: Vec<(u32, i32)>,
     path: PathBuf,
     qd: u32,
-    /// SQEs built by `submit`, handed over in one go at `commit`.
-    staged: Vec<squeue::Entry>,
     /// What this thread counts itself: syscalls besides those in its own ring's stats, and its share of a
     /// shared ring's statistics (mutex waits, sleeps, doorbells).
     own: Own,
@@ -191,9 +198,6 @@ pub struct Uring {
     zc_results: Vec<i32>,
     /// --send-zc: notifications, and those saying the kernel copied after all.
     zc: (u64, u64),
-    /// --provided-buffers: the buffer ring the reads take their buffers from (after `ring`: dropped
-    /// after it).
-    provided: Option<provided::BufRing>,
 }
 
 /// The opcodes `spec`'s requests ask for (what the counting pass counts the kernel's submissions of; a
