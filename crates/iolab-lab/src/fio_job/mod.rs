@@ -26,7 +26,16 @@ pub fn load(path: &Path, section: Option<&str>, lenient: bool) -> Result<Vec<Map
         .map(|j| map::map(j, lenient))
         .collect::<Result<Vec<Mapped>, String>>()?;
     // A per-job log's name carries fio's number of the job over the file.
-    number(&mut mapped);
+    let clones = number(&mut mapped);
+    let most = parse::FIO_MAX_JOBS as u64;
+    if clones > most {
+        return Err(format!(
+            "{}: its jobs come to {} with their clones (numjobs), more than fio runs (\"maximum number \
+             of jobs ({most}) reached\"), and so does iolab",
+            path.display(),
+            iolab_engine::units::thousands_u64(clones)
+        ));
+    }
     Ok(mapped)
 }
 
@@ -95,8 +104,10 @@ pub fn across_methods(m: &Mapped) -> Vec<(MethodKind, RawSpec)> {
 
 /// Numbers the jobs' clones as fio does over a file (from 1, in the order of the jobs, numjobs each),
 /// which is what a per-job log's file name carries.
-pub(crate) fn number(jobs: &mut [Mapped]) {
+/// Returns how many clones the jobs make in all (each one counts against fio's limit of jobs).
+pub(crate) fn number(jobs: &mut [Mapped]) -> u64 {
     let mut next = 1u32;
+    let mut all = 0u64;
     for j in jobs {
         let clones = j
             .raw
@@ -107,13 +118,36 @@ pub(crate) fn number(jobs: &mut [Mapped]) {
             p.first = next;
         }
         next = next.saturating_add(clones);
+        all += u64::from(clones);
     }
+    all
 }
 
 #[cfg(test)]
 mod tests {
     /// A file of more jobs than fio takes is refused before any runs (each job runs tens of ms at the
     /// least: 100,000 of them an hour); as many as fio takes are read.
+    /// fio counts each clone of a job against its limit: 5 jobs of numjobs=1024 are refused before any
+    /// runs (they ran, 1,024 threads at a time, 1.7 GB); 4 of them, 4,096 clones, are read.
+    #[test]
+    fn clones_past_fios_limit_of_jobs_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("clones.fio");
+        let file = |n: usize| {
+            let jobs: String = (0..n).map(|i| format!("[j{i}]\n")).collect();
+            let g = "[global]\nfilename=/dev/null\nrw=write\nnumjobs=1024\nsize=4k\n";
+            std::fs::write(&p, format!("{g}{jobs}")).unwrap();
+        };
+        file(4);
+        assert_eq!(super::load(&p, None, false).unwrap().len(), 4);
+        file(5);
+        let e = super::load(&p, None, false).unwrap_err();
+        assert!(
+            e.contains("come to 5,120 with their clones (numjobs)") && e.contains("(4096)"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn a_file_of_more_jobs_than_fio_takes_is_refused() {
         let dir = tempfile::tempdir().unwrap();
