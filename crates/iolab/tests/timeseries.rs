@@ -165,3 +165,35 @@ fn bad_intervals_are_refused_naming_the_flag() {
         r.stderr
     );
 }
+
+/// A paced run's intervals end on their boundaries and hold the ops due inside them: 4 ops a second
+/// for 2 s in quarter seconds is 8 intervals of one op, each a quarter second long (the op due on a
+/// boundary was the earlier interval's, which ended with it: 2 and 1 where 1 and 1 were due).
+#[test]
+fn a_paced_runs_intervals_hold_the_ops_due_in_them() {
+    let args = [
+        "--method",
+        "psync",
+        "--target",
+        "/dev/null",
+        "--bs",
+        "4",
+        "--rate-iops",
+        "4",
+        "--duration",
+        "2",
+        "--log-interval",
+        "250",
+    ];
+    let v = run_json(&args);
+    let iv = intervals(&v);
+    let ops: Vec<u64> = iv.iter().map(|i| i["ops"].as_u64().unwrap()).collect();
+    assert_eq!(ops, vec![1; 8], "{iv:?}");
+    for (k, i) in iv.iter().enumerate() {
+        let (s, e) = (i["start_s"].as_f64().unwrap(), i["end_s"].as_f64().unwrap());
+        assert!(
+            (s - k as f64 * 0.25).abs() < 0.01 && (e - (k + 1) as f64 * 0.25).abs() < 0.01,
+            "interval {k}: {s} to {e}"
+        );
+    }
+}

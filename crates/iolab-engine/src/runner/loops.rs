@@ -95,7 +95,11 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
             // --rate-iops: the op waits for its time, and its latency runs from then (none past the deadline).
             let pace = (p.pace_ticks, p.hz);
             match super::paced::until(clk, pace, start, done, deadline, &mut out.pace) {
-                Some(due) => t = due,
+                Some(due) => {
+                    t = due;
+                    close_before(out, due, done);
+                    check_at = deadline.min(out.log.next).min(next_pub);
+                }
                 None => break,
             }
         }
@@ -509,6 +513,16 @@ fn close_interval<C: Clock>(
     slots.shift(after - e);
     gaps.prev += after - e;
     after
+}
+
+/// A paced op falls due at tick `due`, `done` ops done: the intervals that end by then end on their own
+/// boundaries with those ops (none ends between two paced ops), so that the op is the next interval's,
+/// not the one whose end it crosses (2 ops a second over 2 s: 2 and 2 a second, not 3 and 1).
+fn close_before(out: &mut WorkerOut, due: u64, done: u64) {
+    while due >= out.log.next {
+        let at = out.log.next;
+        out.log.close(&mut out.lat, at, done);
+    }
 }
 
 /// Seconds between an asynchronous loop's looks at the run's abort flag (another thread failed, or
