@@ -28,6 +28,7 @@ pub mod progress;
 pub mod registry;
 pub mod resolve;
 pub mod result;
+pub mod ring_ptrs;
 pub mod run;
 pub mod runner;
 pub mod sink_device;

@@ -2,11 +2,12 @@
 //! iolab and driven by the client through memory only: SQEs are written with the `io-uring` crate's opcode
 //! builders (`squeue::Entry` is `repr(C)` over the kernel's SQE), completions read as `cqueue::Entry`.
 
+pub use crate::ring_ptrs::{pointers, RingPtrs};
 use io_uring::{cqueue, squeue};
 use iolab_sys as sys;
 use iolab_sys::{SysResult, UringParams};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{fence, AtomicU32, Ordering};
+use std::sync::atomic::{fence, Ordering};
 
 /// Bytes of ring memory (struct io_rings, CQEs, SQ index array) and of SQE memory for `entries` SQEs and
 /// 2 x `entries` CQEs, with room to spare for the header.
@@ -18,26 +19,6 @@ pub fn ring_bytes(entries: u32) -> (usize, usize) {
         super::shm::page_up(entries as usize * 64),
     )
 }
-
-/// Raw pointers into a ring's shared memory. Plain addresses: valid in iolab and, after fork, at the same
-/// addresses in the client, while the region is mapped.
-#[derive(Clone, Copy)]
-pub struct RingPtrs {
-    pub(crate) sq_head: *const AtomicU32,
-    pub(crate) sq_tail: *const AtomicU32,
-    sq_flags: *const AtomicU32,
-    pub(crate) sq_mask: u32,
-    pub sq_entries: u32,
-    pub(crate) sqes: *mut squeue::Entry,
-    pub(crate) cq_head: *const AtomicU32,
-    pub(crate) cq_tail: *const AtomicU32,
-    pub(crate) cq_mask: u32,
-    pub(crate) cqes: *const cqueue::Entry,
-}
-
-// SAFETY: the pointers name shared memory that outlives every user (the region is unmapped only after the
-// client has exited and the threads that use it were joined).
-unsafe impl Send for RingPtrs {}
 
 /// A ring iolab set up.
 pub struct OwnedRing {
@@ -126,45 +107,6 @@ fn params(flags: u32, entries: u32, sq_idle_ms: u32, sq_cpu: Option<u32>) -> Uri
     p
 }
 
-/// The ring's fields at the kernel's offsets; identity-maps the SQ index array (SQE i from slot i).
-///
-/// # Safety
-/// `rings` and `sqes` must be the ring memory the kernel set up with `p`, mapped and writable.
-pub unsafe fn pointers(p: &UringParams, rings: *mut u8, sqes: *mut u8) -> RingPtrs {
-    let at = |off: u32| -> *mut u8 {
-        // SAFETY: the kernel's offsets lie inside the ring memory (the caller's contract).
-        unsafe { rings.add(off as usize) }
-    };
-    // SAFETY: the kernel initialised ring_mask/ring_entries at these offsets.
-    let (sq_mask, sq_entries, cq_mask) = unsafe {
-        (
-            *(at(p.sq_off.ring_mask) as *const u32),
-            *(at(p.sq_off.ring_entries) as *const u32),
-            *(at(p.cq_off.ring_mask) as *const u32),
-        )
-    };
-    // A ring without the array (IORING_SETUP_NO_SQARRAY) takes SQE i from slot i itself.
-    if p.flags & sys::IORING_SETUP_NO_SQARRAY == 0 {
-        let array = at(p.sq_off.array) as *mut u32;
-        for i in 0..sq_entries {
-            // SAFETY: the SQ index array holds sq_entries u32s; SQE i is always used from array slot i.
-            unsafe { array.add(i as usize).write(i) };
-        }
-    }
-    RingPtrs {
-        sq_head: at(p.sq_off.head) as *const AtomicU32,
-        sq_tail: at(p.sq_off.tail) as *const AtomicU32,
-        sq_flags: at(p.sq_off.flags) as *const AtomicU32,
-        sq_mask,
-        sq_entries,
-        sqes: sqes as *mut squeue::Entry,
-        cq_head: at(p.cq_off.head) as *const AtomicU32,
-        cq_tail: at(p.cq_off.tail) as *const AtomicU32,
-        cq_mask,
-        cqes: at(p.cq_off.cqes) as *const cqueue::Entry,
-    }
-}
-
 impl OwnedRing {
     pub fn raw_fd(&self) -> i32 {
         self.fd.as_raw_fd()
@@ -211,23 +153,6 @@ impl OwnedRing {
         unsafe {
             sys::io_uring_register::<u8>(self.raw_fd(), sys::IORING_REGISTER_ENABLE_RINGS, &[])
         }
-    }
-}
-
-impl RingPtrs {
-    /// The ring's indices and flags as this side sees them (for a stalled run's message).
-    pub fn describe(&self) -> String {
-        // SAFETY: valid pointers (RingPtrs contract).
-        let (sh, st, fl, ch, ct) = unsafe {
-            (
-                (*self.sq_head).load(Ordering::Acquire),
-                (*self.sq_tail).load(Ordering::Acquire),
-                (*self.sq_flags).load(Ordering::Acquire),
-                (*self.cq_head).load(Ordering::Acquire),
-                (*self.cq_tail).load(Ordering::Acquire),
-            )
-        };
-        format!("SQ head {sh} tail {st} flags {fl:#x}, CQ head {ch} tail {ct}")
     }
 }
 
@@ -330,6 +255,7 @@ impl SqCq {
 mod tests {
     use super::*;
     use io_uring::opcode;
+    use std::sync::atomic::AtomicU32;
 
     fn words(e: squeue::Entry) -> [u64; 8] {
         // SAFETY: squeue::Entry is the kernel's 64-byte struct io_uring_sqe, plain data.

@@ -93,15 +93,11 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     while done < max_ops {
         if paced {
             // --rate-iops: the op waits for its time, and its latency runs from then (none past the deadline).
-            let pace = (p.pace_ticks, p.hz);
-            match super::paced::until(clk, pace, start, done, deadline, &mut out.pace) {
-                Some(due) => {
-                    t = due;
-                    close_before(out, due, done);
-                    check_at = deadline.min(out.log.next).min(next_pub);
-                }
-                None => break,
-            }
+            let Some(due) = paced_op(clk, p, (start, done, deadline), out) else {
+                break;
+            };
+            t = due;
+            check_at = deadline.min(out.log.next).min(next_pub);
         }
         // The ops run in an inner loop up to the next op count with something else to do (a flush, the
         // end, the abort flag every 1024 ops, a sparse read, a paced op), or, read per op, to `check_at`.
@@ -515,14 +511,23 @@ fn close_interval<C: Clock>(
     after
 }
 
-/// A paced op falls due at tick `due`, `done` ops done: the intervals that end by then end on their own
-/// boundaries with those ops (none ends between two paced ops), so that the op is the next interval's,
-/// not the one whose end it crosses (2 ops a second over 2 s: 2 and 2 a second, not 3 and 1).
-fn close_before(out: &mut WorkerOut, due: u64, done: u64) {
+/// Waits until op `done` of a paced loop that started at `start` is due and returns that tick (None: it
+/// would end past the deadline). The intervals that end by then end on their own boundaries with the ops
+/// done (none ends between two paced ops), so that the op is the next interval's, not the one whose end
+/// it crosses (2 ops a second over 2 s: 2 and 2 a second, not 3 and 1).
+fn paced_op<C: Clock>(
+    clk: &C,
+    p: &LoopParams,
+    (start, done, deadline): (u64, u64, u64),
+    out: &mut WorkerOut,
+) -> Option<u64> {
+    let pace = (p.pace_ticks, p.hz);
+    let due = super::paced::until(clk, pace, start, done, deadline, &mut out.pace)?;
     while due >= out.log.next {
         let at = out.log.next;
         out.log.close(&mut out.lat, at, done);
     }
+    Some(due)
 }
 
 /// Seconds between an asynchronous loop's looks at the run's abort flag (another thread failed, or
@@ -582,8 +587,7 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     // One comparison per round for the deadline, the end of an interval (--log-interval) and the next
     // publication of progress.
     let mut next_pub = start.saturating_add(p.publish_ticks);
-    // The abort flag is looked at every ABORT_CHECK_S, not every round: it lives in the caller's frame,
-    // past the method's state, one more place a round read.
+    // The abort flag is read every ABORT_CHECK_S, not every round (it is in the caller's frame).
     let abort_ticks = ((ABORT_CHECK_S * p.hz) as u64).max(1);
     let mut next_abort = start.saturating_add(abort_ticks);
     let mut check_at = deadline.min(out.log.next).min(next_pub).min(next_abort);
@@ -691,6 +695,18 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     }
     held_lat.flush(&mut out.lat);
     gaps.held.flush(&mut out.gap);
+    end_async(m, clk, (p, spec), out, (done, reads, reported))
+}
+
+/// The end of [`loop_async`]'s timed span after `done` ops and `reads` clock reads (`reported` of them
+/// shown so far): the flushes due at the end, the span's last tick, the display's last ops.
+fn end_async<M: Method, C: Clock>(
+    m: &mut M,
+    clk: &C,
+    (p, spec): (&LoopParams, &Spec),
+    out: &mut WorkerOut,
+    (done, reads, mut reported): (u64, u64, u64),
+) -> Result<()> {
     out.ops = done;
     end_flushes(m, clk, spec, out)?;
     out.t_last = clk.now();

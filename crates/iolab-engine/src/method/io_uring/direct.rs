@@ -9,7 +9,7 @@
 //! the crate's queues (used by the paths this one leaves to them: SQPOLL's staging, `--min-wait`) and
 //! these always agree. Only the mapping differs, and a round uses one of the two.
 
-use crate::offload::ring::{pointers, RingPtrs};
+use crate::ring_ptrs::{pointers, RingPtrs};
 use io_uring::{squeue, IoUring};
 use iolab_sys as sys;
 use std::os::fd::AsRawFd;
