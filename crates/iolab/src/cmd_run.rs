@@ -128,9 +128,7 @@ pub(crate) fn check_intervals_can_be_written(a: &RunArgs, spec: &Spec) -> Result
     Err(Error::usage("--csv-intervals", why))
 }
 
-/// The most runs `--repeat` takes: each run's result is kept for the statistics (about 50 KB of a
-/// short run), so 100,000 took 5 GB; a median's interval is as tight as the machine allows long before.
-const MAX_REPEAT: u64 = 10_000;
+use iolab_lab::series::MAX_REPEAT;
 
 /// `--repeat N` (1 without it).
 pub(crate) fn repeat_count(a: &RunArgs) -> Result<usize, Error> {

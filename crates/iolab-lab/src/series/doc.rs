@@ -364,6 +364,26 @@ mod tests {
         assert_eq!(read(&text).unwrap().records.len(), 2, "{text}");
     }
 
+    /// A `run --repeat` document of more runs than `--repeat` takes is refused as forged (32,558 of
+    /// them were read, and two such files took 1 GB to compare); as many as it takes are read.
+    #[test]
+    fn a_repeat_document_of_more_runs_than_repeat_takes_is_refused() {
+        let run = serde_json::json!({"spec": {"bs": 4}, "iops": 1.0});
+        let doc = |n: u64| {
+            let runs = vec![run.clone(); n as usize];
+            serde_json::json!({"repeat": {"runs": n, "figures": []}, "runs": runs}).to_string()
+        };
+        let most = super::super::repeat::MAX_REPEAT;
+        assert_eq!(read(&doc(most)).unwrap().records.len(), most as usize);
+        let Err(e) = read(&doc(most + 1)) else {
+            panic!("a repeat document of 10,001 runs was read")
+        };
+        assert!(
+            e.contains("holds 10,001 runs, more than `run --repeat` makes (10,000)"),
+            "{e}"
+        );
+    }
+
     /// What is not a document iolab wrote is refused on the line it is on; a document cut anywhere over
     /// many lines ends mid-value, and a record cut on its one line is left out as cut short.
     #[test]

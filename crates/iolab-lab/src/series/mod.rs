@@ -36,7 +36,7 @@ pub use records::{
     append_record, cut_note, fixed_spec, is_point, read_record_file, read_records, record,
     records_of, retried, settings,
 };
-pub use repeat::{summarize, RepeatSummary};
+pub use repeat::{summarize, RepeatSummary, MAX_REPEAT};
 pub use shape::{point_get, point_object, point_remove, record_point, MAX_POINT_KEYS};
 pub use stream::{read_open, value_of, Keep, RecordFile};
 

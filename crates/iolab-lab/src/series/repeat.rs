@@ -7,6 +7,11 @@ use iolab_engine::stats::{stat, Stat};
 use serde::Serialize;
 use serde_json::Value;
 
+/// The most runs `--repeat` takes: each run's result is kept for the statistics (about 50 KB of a
+/// short run), so 100,000 took 5 GB; a median's interval is as tight as the machine allows long before.
+/// A `run --repeat` document of more is not one iolab wrote.
+pub const MAX_REPEAT: u64 = 10_000;
+
 /// What `--repeat N` reports beside the N results.
 #[derive(Debug, Clone, Serialize)]
 pub struct RepeatSummary {

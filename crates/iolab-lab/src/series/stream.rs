@@ -490,6 +490,13 @@ fn document(mut doc: Value, mut out: RecordFile) -> std::result::Result<RecordFi
             .pointer("/repeat/runs")
             .or_else(|| doc.get("repeat"))
             .and_then(Value::as_u64);
+        if repeated && of as u64 > super::repeat::MAX_REPEAT {
+            return Err(format!(
+                "its repeat holds {} runs, more than `run --repeat` makes ({}): {FORGED}",
+                iolab_engine::units::thousands_u64(of as u64),
+                iolab_engine::units::thousands_u64(super::repeat::MAX_REPEAT)
+            ));
+        }
         if let Some(n) = said.filter(|n| *n != of as u64) {
             return Err(format!(
                 "its repeat says {n} runs, but it holds {of}: not a document iolab wrote (damaged or forged)"
