@@ -125,8 +125,6 @@ pub(crate) fn number(jobs: &mut [Mapped]) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    /// A file of more jobs than fio takes is refused before any runs (each job runs tens of ms at the
-    /// least: 100,000 of them an hour); as many as fio takes are read.
     /// fio counts each clone of a job against its limit: 5 jobs of numjobs=1024 are refused before any
     /// runs (they ran, 1,024 threads at a time, 1.7 GB); 4 of them, 4,096 clones, are read.
     #[test]
@@ -148,6 +146,8 @@ mod tests {
         );
     }
 
+    /// A file of more jobs than fio takes is refused before any runs (each job runs tens of ms at the
+    /// least: 100,000 of them an hour); as many as fio takes are read.
     #[test]
     fn a_file_of_more_jobs_than_fio_takes_is_refused() {
         let dir = tempfile::tempdir().unwrap();
