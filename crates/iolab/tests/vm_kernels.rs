@@ -5,7 +5,8 @@
 //! files are gone, and `compare --across kernel` sets the two side by side.
 //!
 //! Where the guest cannot be built (not x86_64, no apt), or Debian's archive cannot be reached for a
-//! kernel, the test prints "SKIPPED <name>: <reason>".
+//! kernel, the test prints "SKIPPED <name>: <reason>". A guest whose kernel TCG's emulation broke (a
+//! panic, or a run past ten minutes) is booted once more, printing "RETRIED <name>: <why>".
 
 mod common;
 
@@ -13,6 +14,7 @@ use common::{bin, skip};
 use serde_json::Value;
 use std::process::Command;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// The boots run one at a time (the host has few CPUs, and each guest takes one or two).
 static BOOTS: Mutex<()> = Mutex::new(());
@@ -30,6 +32,65 @@ fn iolab(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// What a guest run may take here before it is taken to have hung: the guests these tests boot finish
+/// in about a minute (two boots under TCG), a few beside the tests' load. `--kernels` gives each guest
+/// hours, so the test bounds it itself.
+const HUNG_AFTER: Duration = Duration::from_secs(600);
+
+/// `iolab ARGS` in a fresh directory, killed (and its qemu with it: PR_SET_PDEATHSIG) past HUNG_AFTER;
+/// the directory, exit code (-1 when killed), stdout and stderr.
+fn iolab_bounded(args: &[&str]) -> (tempfile::TempDir, i32, String, String) {
+    let d = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let (o, e) = (out.path().join("out"), out.path().join("err"));
+    let mut child = Command::new(bin())
+        .args(args)
+        .current_dir(d.path())
+        .stdout(std::fs::File::create(&o).unwrap())
+        .stderr(std::fs::File::create(&e).unwrap())
+        .spawn()
+        .expect("iolab starts");
+    let t0 = Instant::now();
+    let code = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st.code().unwrap_or(-1);
+        }
+        if t0.elapsed() > HUNG_AFTER {
+            let _ = child.kill();
+            let _ = child.wait();
+            break -1;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let read =
+        |p: &std::path::Path| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
+    (d, code, read(&o), read(&e))
+}
+
+/// `iolab ARGS` as `iolab_bounded`, once more where QEMU's emulation (TCG) beside the tests' load broke
+/// the guest's kernel: it has panicked while booting (in the scheduler, before any command), and a run
+/// that outlived HUNG_AFTER is taken for the same.
+fn iolab_guest(name: &str, args: &[&str]) -> (tempfile::TempDir, i32, String, String) {
+    let first = iolab_bounded(args);
+    let (_, code, _, stderr) = &first;
+    let why = if *code == -1 {
+        format!("killed after {} s", HUNG_AFTER.as_secs())
+    } else if *code != 0 && stderr.contains("the guest's kernel panicked") {
+        "the guest's kernel panicked under emulation".to_string()
+    } else {
+        return first;
+    };
+    println!("RETRIED {name}: {why}:\n{stderr}");
+    let again = iolab_bounded(args);
+    assert_ne!(
+        again.1,
+        -1,
+        "{name}: killed after {} s twice",
+        HUNG_AFTER.as_secs()
+    );
+    again
+}
+
 /// Why the guests could not be had here, if iolab said so.
 fn cannot_boot(stderr: &str) -> Option<&str> {
     stderr.lines().find(|l| {
@@ -41,7 +102,6 @@ fn cannot_boot(stderr: &str) -> Option<&str> {
 fn a_suite_on_two_kernels_records_each_release_and_sets_them_side_by_side() {
     let _one = BOOTS.lock().unwrap_or_else(|p| p.into_inner());
     let name = "a_suite_on_two_kernels_records_each_release_and_sets_them_side_by_side";
-    let d = tempfile::tempdir().unwrap();
     let args = [
         "suite",
         "nowait",
@@ -51,7 +111,7 @@ fn a_suite_on_two_kernels_records_each_release_and_sets_them_side_by_side() {
         "--out",
         "k.jsonl",
     ];
-    let (code, stdout, stderr) = iolab(d.path(), &args);
+    let (d, code, stdout, stderr) = iolab_guest(name, &args);
     if let Some(why) = cannot_boot(&stderr) {
         skip("guest", &format!("{name}: {why}"));
         return;
@@ -149,15 +209,7 @@ fn a_sweep_on_the_host_and_a_guest_keeps_its_points_and_leaves_out_its_outputs_i
         "--md",
         "s.md",
     ];
-    // QEMU's emulation (TCG) beside the tests' load has panicked a guest's kernel while it booted, in
-    // the scheduler, before any command: the sweep says so (exit 1); the test boots once more then.
-    let mut d = tempfile::tempdir().unwrap();
-    let (mut code, mut stdout, mut stderr) = iolab(d.path(), &args);
-    if code != 0 && stderr.contains("the guest's kernel panicked before the guest reported") {
-        println!("RETRIED {name}: the guest's kernel panicked under emulation:\n{stderr}");
-        d = tempfile::tempdir().unwrap();
-        (code, stdout, stderr) = iolab(d.path(), &args);
-    }
+    let (d, code, stdout, stderr) = iolab_guest(name, &args);
     if let Some(why) = cannot_boot(&stderr) {
         skip("guest", &format!("{name}: {why}"));
         return;

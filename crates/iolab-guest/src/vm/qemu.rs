@@ -314,8 +314,9 @@ impl Qemu {
     }
 }
 
-/// The guest kernel's command line: the console on the first serial port, a panic ends the guest at once,
-/// on x86 the TSC as the clock (else every clock_gettime is a real system call on hpet; arm64 reads the
+/// The guest kernel's command line: the console on the first serial port, a panic ends the guest at once
+/// and so does an oops (`oops=panic`: an oops that killed a kernel thread, such as one TCG's emulation
+/// caused in RCU's, left the guest hung until the timeout, hours for `--kernels`), on x86 the TSC as the clock (else every clock_gettime is a real system call on hpet; arm64 reads the
 /// generic timer), two NVMe poll queues, and how the guest runs (read by iolab in the guest:
 /// `host.emulated`); `iolab.nvme=none` tells /init not to wait for an NVMe disk on a board without PCI.
 pub fn cmdline(accel: &Accel, arch: Arch, board: Board) -> String {
@@ -329,7 +330,7 @@ pub fn cmdline(accel: &Accel, arch: Arch, board: Board) -> String {
         "iolab.nvme=none"
     };
     format!(
-        "console={console} panic=-1 quiet{clock} {nvme} iolab.accel={}",
+        "console={console} panic=-1 oops=panic quiet{clock} {nvme} iolab.accel={}",
         accel.name()
     )
 }
@@ -370,6 +371,7 @@ mod tests {
         );
         let c = cmdline(&Accel::Tcg("x".into()), Arch::Arm64, Board::Standard);
         assert!(c.starts_with("console=ttyAMA0 "), "{c}");
+        assert!(c.contains(" panic=-1 oops=panic "), "{c}");
         assert!(!c.contains("tsc"), "{c}");
         assert!(c.ends_with("iolab.accel=tcg"), "{c}");
         let x = Qemu {
