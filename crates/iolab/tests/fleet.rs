@@ -482,14 +482,31 @@ impl Guest {
             .unwrap()
     }
 
-    /// Waits for the inventory line; Err: what `iolab vm` said instead.
+    /// Waits for the inventory line; Err: what `iolab vm` said instead. A guest that has not answered
+    /// within ten minutes (booting takes about a minute; TCG's emulation has broken a guest's kernel
+    /// without a panic) is stopped with SIGTERM rather than waited for until its --timeout.
     fn ready(mut child: std::process::Child, log: &Path) -> Result<Guest, String> {
         use std::io::BufRead;
+        use std::sync::atomic::{AtomicBool, Ordering};
         let out = child.stdout.take().unwrap();
+        let answered = std::sync::Arc::new(AtomicBool::new(false));
+        let (seen, pid) = (answered.clone(), child.id() as i32);
+        std::thread::spawn(move || {
+            let t0 = std::time::Instant::now();
+            while !seen.load(Ordering::Relaxed) {
+                if t0.elapsed() > std::time::Duration::from_secs(600) {
+                    // SAFETY: kill(2) reads no memory; the child is not reaped before `answered` is set.
+                    unsafe { libc::kill(pid, libc::SIGTERM) };
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_secs(1));
+            }
+        });
         let line = std::io::BufReader::new(out)
             .lines()
             .map_while(Result::ok)
             .find(|l| l.contains(" ansible_host=127.0.0.1 "));
+        answered.store(true, Ordering::Relaxed);
         let g = Guest {
             child,
             line: line.unwrap_or_default(),
