@@ -231,6 +231,7 @@ pub fn check_inventory(inv: &Path) -> Result<Checked> {
         entries: 0,
         bytes: 0,
         ranged: 0,
+        nodes: 0,
         groups: Default::default(),
         hosts: Default::default(),
         files: Vec::new(),
@@ -278,6 +279,8 @@ struct Walk<'a> {
     bytes: u64,
     /// The hosts its ranges make ([`range_hosts`]).
     ranged: u64,
+    /// The nodes of its files read as YAML ([`crate::fleet_groups::yaml_nodes`]).
+    nodes: u64,
     /// Its files' groups: hosts of their own, and their children groups.
     groups: Groups,
     /// The names of its hosts (but those its ranges make), and the variables it sets.
@@ -372,6 +375,7 @@ impl Walk<'_> {
                 )));
             }
         }
+        self.yaml(rel, &bytes)?;
         if !is_vars(rel) {
             self.groups(p, rel, &bytes)?;
         }
@@ -389,6 +393,30 @@ impl Walk<'_> {
             )));
         }
         self.files.push((rel.to_path_buf(), bytes));
+        Ok(())
+    }
+
+    /// Counts the YAML nodes of a file Ansible reads as YAML (an inventory's `.yml`, `.yaml` and `.json`,
+    /// a variables file of those or no extension) against [`MAX_YAML_NODES`] in all.
+    fn yaml(&mut self, rel: &Path, bytes: &[u8]) -> Result<()> {
+        use crate::fleet_groups::{yaml_nodes, MAX_YAML_NODES};
+        let ext = rel.extension().and_then(|e| e.to_str()).unwrap_or_default();
+        let yaml = matches!(ext, "yml" | "yaml" | "json") || (ext.is_empty() && is_vars(rel));
+        if !yaml {
+            return Ok(());
+        }
+        let left = MAX_YAML_NODES - self.nodes;
+        self.nodes += yaml_nodes(&String::from_utf8_lossy(bytes), left);
+        if self.nodes > MAX_YAML_NODES {
+            return Err(inventory_err(format!(
+                "{}: its YAML (the inventory's and its variables files') holds more than {} values; \
+                 iolab gives Ansible at most that many (its YAML reader takes 5 to 10 µs each: 7.5 \
+                 million in 15 files took it 245 s and 1.8 GB): give large data as JSON, which it reads \
+                 quickly, or keep it out of the inventory",
+                self.top.display(),
+                iolab_engine::units::thousands_u64(MAX_YAML_NODES)
+            )));
+        }
         Ok(())
     }
 

@@ -891,6 +891,13 @@ fn an_inventory_ansible_would_hang_on_or_read_without_end_is_refused_before_it_r
     std::fs::create_dir(w.join("inis")).unwrap();
     std::fs::write(w.join("inis/hosts.ini"), "[lab]\nalpha\n").unwrap();
     std::fs::write(w.join("many.ini"), many).unwrap();
+    // 300,000 values of YAML in an inventory and the variables beside it (Ansible's YAML reader takes 5
+    // to 10 µs each); JSON is not counted.
+    std::fs::create_dir_all(w.join("values/group_vars")).unwrap();
+    let zeros = vec!["0"; 150_000].join(",");
+    let inv = format!("all:\n  hosts:\n    alpha:\n  vars:\n    v: [{zeros}]\n");
+    std::fs::write(w.join("values/hosts.yml"), inv).unwrap();
+    std::fs::write(w.join("values/group_vars/all"), format!("w: [{zeros}]\n")).unwrap();
     std::fs::write(w.join("loop.yml"), "all:\n  children:\n    a:\n      children:\n        b:\n          children:\n            a:\n").unwrap();
     for (inv, word) in [
         ("fifo", "is a FIFO"),
@@ -927,6 +934,7 @@ fn an_inventory_ansible_would_hang_on_or_read_without_end_is_refused_before_it_r
             "names 30,000 hosts; iolab gives Ansible inventories of at most 25,000",
         ),
         ("loop.yml", "group 'a' is among its own children"),
+        ("values/hosts.yml", "holds more than 250,000 values"),
     ] {
         let out = ended(w, &["fleet", inv, "--results", "res", "--", "survey"], None);
         refused_in_one_line(&out, "INVENTORY", word);
