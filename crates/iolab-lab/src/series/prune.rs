@@ -1,7 +1,7 @@
 //! Records cut down to what their reader shows: as parsed values ([`kept`]), or as they are parsed
 //! ([`Pruned`]), so that what is let go is never made.
 
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 /// What a record that cannot be one iolab wrote is called.
@@ -415,9 +415,7 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
         // A key is borrowed from the line while it is looked at: only a kept one is allocated.
         while let Some(Key(k)) = m.next_key::<Key>()? {
             match value_at(self.0, &k, self.2, self.3, |seed| m.next_value_seed(seed))? {
-                None => {
-                    m.next_value::<IgnoredAny>()?;
-                }
+                None => m.next_value_seed(Skip(self.2))?,
                 Some(v) => {
                     if let Some(h) = self.2 {
                         h.one_more()?;
@@ -491,6 +489,67 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
 
     fn visit_none<E>(self) -> Result<Value, E> {
         Ok(Value::Null)
+    }
+}
+
+/// A value no path reaches, passed over as it is parsed but held to what a kept one is: its texts whole
+/// JSON (no lone surrogate), its numbers within a float's range, its items counted against the bound in
+/// all of the value it is in. So whether a forged record is refused does not depend on which parts of it
+/// a reader keeps: `report` and `compare` refuse the same files.
+struct Skip<'h, 'k>(Option<&'h Holds<'k>>);
+
+impl<'de> DeserializeSeed<'de> for Skip<'_, '_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Skip<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<(), M::Error> {
+        while m.next_key::<Key>()?.is_some() {
+            m.next_value_seed(Skip(self.0))?;
+            self.0.map_or(Ok(()), |h| h.one_more())?;
+        }
+        Ok(())
+    }
+
+    fn visit_seq<S: SeqAccess<'de>>(self, mut s: S) -> Result<(), S::Error> {
+        while s.next_element_seed(Skip(self.0))?.is_some() {
+            self.0.map_or(Ok(()), |h| h.one_more())?;
+        }
+        Ok(())
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
     }
 }
 
@@ -629,10 +688,16 @@ pub fn field_names<T: serde::de::DeserializeOwned>() -> &'static [&'static str] 
 const SUMMARY_KEYS: [&str; 5] = ["suite", "memory", "findings", "published", "answers"];
 
 /// What [`super::shape::impossible`] reads of a result besides the figures.
-const CHECKED: [&[&str]; 18] = [
+/// The host's texts are here whether a reader shows them or not: a forged one is refused by every reader.
+const CHECKED: [&[&str]; 23] = [
     &["spec"],
     &["schema_version"],
     &["host", "cpus_online"],
+    &["host", "iolab_version"],
+    &["host", "kernel_release"],
+    &["host", "kernel_preempt"],
+    &["host", "cpu_model"],
+    &["host", "accelerator"],
     &["disturbance", "steal_share"],
     &["disturbance", "psi_some"],
     &["disturbance", "runqueue_share"],

@@ -288,3 +288,51 @@ fn what_only_the_check_reads_is_let_go_once_checked() {
         );
     }
 }
+
+/// A forged value is refused by every reader, whichever parts of the record it keeps: `report` took a
+/// spec of 2,000 values, a number past a float's range and a lone surrogate in what it passes over, and
+/// `compare` a CPU model of 100,000 bytes, each refused by the other.
+#[test]
+fn a_forged_value_is_refused_whichever_parts_a_reader_keeps() {
+    use super::Keep;
+    let line = |result_more: &str, spec_more: &str, model: &str| {
+        format!(
+            "{{\"point\":{{\"bs\":\"4k\"}},\"result\":{{\"spec\":{{\"method\":\"psync\",\"bs\":4096\
+             {spec_more}}},\"wall_s\":0.5,\"ops\":10,\"host\":{{\"cpus_online\":2,\"cpu_model\":\
+             \"{model}\"}}{result_more}}}}}\n"
+        )
+    };
+    let shows: &[&[&str]] = &[&["wall_s"], &["spec", "method"]];
+    let whole_spec: &[&[&str]] = &[&["wall_s"], &["spec"], &["host", "cpu_model"]];
+    let read = |text: &str, paths| {
+        super::stream::read_from(text.as_bytes(), Path::new("l"), Keep::Paths(paths))
+    };
+    let good = line("", "", "x");
+    for paths in [shows, whole_spec] {
+        assert_eq!(read(&good, paths).unwrap().records.len(), 1, "{good}");
+    }
+    let zeros = vec!["0"; 2000].join(",");
+    let forged = [
+        (
+            line("", &format!(",\"ring\":{{\"recommended\":[{zeros}]}}"), "x"),
+            "`spec` holds more than 128 values",
+        ),
+        (
+            line("", "", &"A".repeat(2000)),
+            "host.cpu_model is 2,000 bytes long",
+        ),
+        (line(",\"unread\":\"\\ud800\"", "", "x"), "not whole JSON"),
+        (
+            line(&format!(",\"unread\":{}", "9".repeat(400)), "", "x"),
+            "number out of range",
+        ),
+    ];
+    for (text, why) in &forged {
+        for paths in [shows, whole_spec] {
+            let Err(e) = read(text, paths) else {
+                panic!("taken by a reader of {paths:?}: {why}")
+            };
+            assert!(e.to_string().contains(why), "{paths:?}: {e}");
+        }
+    }
+}
