@@ -321,14 +321,10 @@ pub(super) fn value_at<E>(
         return Ok(None);
     }
     // A packed array is known by its key (no bound on its length: a long run has many intervals).
-    let most = BOUNDED
+    let most = bound_of(k).or(super::packed::PACKED_ARRAYS
         .iter()
-        .find(|b| b.0 == k)
-        .copied()
-        .or(super::packed::PACKED_ARRAYS
-            .iter()
-            .find(|a| **a == k)
-            .map(|a| (*a, usize::MAX)));
+        .find(|a| **a == k)
+        .map(|a| (*a, usize::MAX)));
     // A value a path ends at (in a value cut down, not one kept whole) is bounded in all: by its own
     // bound, the one of the value it is in, or the default (an object forged where iolab writes a list
     // of bounded length is bounded too; a packed list's items are not counted: see `packed`).
@@ -415,7 +411,7 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
         // A key is borrowed from the line while it is looked at: only a kept one is allocated.
         while let Some(Key(k)) = m.next_key::<Key>()? {
             match value_at(self.0, &k, self.2, self.3, |seed| m.next_value_seed(seed))? {
-                None => m.next_value_seed(Skip(self.2))?,
+                None => m.next_value_seed(Skip(self.2, bound_of(&k)))?,
                 Some(v) => {
                     if let Some(h) = self.2 {
                         h.one_more()?;
@@ -494,9 +490,15 @@ impl<'de> Visitor<'de> for Pruned<'_, '_> {
 
 /// A value no path reaches, passed over as it is parsed but held to what a kept one is: its texts whole
 /// JSON (no lone surrogate), its numbers within a float's range, its items counted against the bound in
-/// all of the value it is in. So whether a forged record is refused does not depend on which parts of it
-/// a reader keeps: `report` and `compare` refuse the same files.
-struct Skip<'h, 'k>(Option<&'h Holds<'k>>);
+/// all of the value it is in, an array under a key of [`BOUNDED`] no longer than its bound. So whether a
+/// forged record is refused does not depend on which parts of it a reader keeps: `report`, `compare` and
+/// `sweep --resume` refuse the same files.
+struct Skip<'h, 'k>(Option<&'h Holds<'k>>, Option<Bound>);
+
+/// The bound of an array under key `k` ([`BOUNDED`]), if it has one.
+fn bound_of(k: &str) -> Option<Bound> {
+    BOUNDED.iter().find(|b| b.0 == k).copied()
+}
 
 impl<'de> DeserializeSeed<'de> for Skip<'_, '_> {
     type Value = ();
@@ -514,15 +516,20 @@ impl<'de> Visitor<'de> for Skip<'_, '_> {
     }
 
     fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<(), M::Error> {
-        while m.next_key::<Key>()?.is_some() {
-            m.next_value_seed(Skip(self.0))?;
+        while let Some(Key(k)) = m.next_key::<Key>()? {
+            m.next_value_seed(Skip(self.0, bound_of(&k)))?;
             self.0.map_or(Ok(()), |h| h.one_more())?;
         }
         Ok(())
     }
 
     fn visit_seq<S: SeqAccess<'de>>(self, mut s: S) -> Result<(), S::Error> {
-        while s.next_element_seed(Skip(self.0))?.is_some() {
+        let mut n = 0;
+        while s.next_element_seed(Skip(self.0, None))?.is_some() {
+            if let Some(b) = self.1.filter(|b| n >= b.1) {
+                return Err(too_many(b));
+            }
+            n += 1;
             self.0.map_or(Ok(()), |h| h.one_more())?;
         }
         Ok(())

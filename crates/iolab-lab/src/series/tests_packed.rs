@@ -291,7 +291,7 @@ fn what_only_the_check_reads_is_let_go_once_checked() {
 
 /// A forged value is refused by every reader, whichever parts of the record it keeps: `report` took a
 /// spec of 2,000 values, a number past a float's range and a lone surrogate in what it passes over, and
-/// `compare` a CPU model of 100,000 bytes, each refused by the other.
+/// `compare` a CPU model of 100,000 bytes and a latency CDF of 65 quantiles, each refused by the other.
 #[test]
 fn a_forged_value_is_refused_whichever_parts_a_reader_keeps() {
     use super::Keep;
@@ -325,6 +325,14 @@ fn a_forged_value_is_refused_whichever_parts_a_reader_keeps() {
         (
             line(&format!(",\"unread\":{}", "9".repeat(400)), "", "x"),
             "number out of range",
+        ),
+        (
+            line(
+                &format!(",\"latency\":{{\"cdf\":[{}]}}", vec!["[1,2]"; 65].join(",")),
+                "",
+                "x",
+            ),
+            "`cdf` holds more than 64 items",
         ),
     ];
     for (text, why) in &forged {
