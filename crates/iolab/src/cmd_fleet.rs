@@ -408,6 +408,20 @@ const LIST_HOSTS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1
 /// `generator` or a cloud's) would run code or read without a bound, however the file spells the key.
 const INVENTORY_PLUGINS: &str = "ini,yaml,toml";
 
+/// Has Ansible read the inventory as iolab checked it, whatever an ansible.cfg or the environment says:
+/// the static plugins only, YAML in the files iolab counted as YAML (`yaml_valid_extensions` naming
+/// `.txt` had Ansible read 15 MB of YAML variables iolab had not counted, for 25 s), and a directory's
+/// files left out as iolab leaves them out.
+fn reads_as_checked(cmd: &mut Command) -> &mut Command {
+    cmd.env("ANSIBLE_INVENTORY_ENABLED", INVENTORY_PLUGINS)
+        .env("ANSIBLE_YAML_FILENAME_EXT", ".yml,.yaml,.json")
+        .env(
+            "ANSIBLE_INVENTORY_IGNORE",
+            crate::fleet_check::IGNORED_ENDINGS.join(","),
+        )
+        .env_remove("ANSIBLE_INVENTORY_IGNORE_REGEX")
+}
+
 /// The inventory's hosts (matching --limit), as Ansible reads them: refused when there are none or a
 /// name is not a plain file name, or when Ansible has not read the inventory within
 /// [`LIST_HOSTS_TIMEOUT`]. None: interrupted.
@@ -417,8 +431,8 @@ fn list_hosts(tools: &Tools, a: &FleetArgs, inventory: &Path) -> Result<Option<V
         .arg(inventory)
         .arg("--list-hosts")
         .arg(a.limit.as_deref().unwrap_or("all"))
-        .env("ANSIBLE_NOCOLOR", "1")
-        .env("ANSIBLE_INVENTORY_ENABLED", INVENTORY_PLUGINS);
+        .env("ANSIBLE_NOCOLOR", "1");
+    reads_as_checked(&mut cmd);
     let ran = output_within(cmd, LIST_HOSTS_TIMEOUT)
         .map_err(|e| Error::Runtime(format!("cannot run {}: {e}", tools.ansible.display())))?;
     let out = match ran {
@@ -638,8 +652,8 @@ fn ansible_playbook(
         cmd.arg("--limit").arg(l);
     }
     // Ansible's own output as iolab reads it, whatever an ansible.cfg says.
-    cmd.env("ANSIBLE_NOCOLOR", "1")
-        .env("ANSIBLE_INVENTORY_ENABLED", INVENTORY_PLUGINS)
+    reads_as_checked(&mut cmd)
+        .env("ANSIBLE_NOCOLOR", "1")
         .env("ANSIBLE_FORCE_COLOR", "0")
         .env("ANSIBLE_STDOUT_CALLBACK", "default")
         .env("ANSIBLE_CALLBACK_RESULT_FORMAT", "json")

@@ -3,7 +3,7 @@
 //! hosts' command line (what is written outside the run's directory stays on the host) and each
 //! `--binary` (an ELF executable of the architecture it is given for).
 
-use crate::fleet_groups::{range_hosts, Groups, MAX_RANGE_HOSTS};
+use crate::fleet_groups::{range_hosts, Groups, MAX_RANGE_HOSTS, MAX_VALUES};
 use iolab_engine::error::{Error, Result};
 use iolab_engine::units::fmt_size;
 use std::ffi::OsString;
@@ -231,7 +231,6 @@ pub fn check_inventory(inv: &Path) -> Result<Checked> {
         entries: 0,
         bytes: 0,
         ranged: 0,
-        nodes: 0,
         groups: Default::default(),
         hosts: Default::default(),
         files: Vec::new(),
@@ -279,8 +278,6 @@ struct Walk<'a> {
     bytes: u64,
     /// The hosts its ranges make ([`range_hosts`]).
     ranged: u64,
-    /// The nodes of its files read as YAML ([`crate::fleet_groups::yaml_nodes`]).
-    nodes: u64,
     /// Its files' groups: hosts of their own, and their children groups.
     groups: Groups,
     /// The names of its hosts (but those its ranges make), and the variables it sets.
@@ -378,6 +375,7 @@ impl Walk<'_> {
         self.yaml(rel, &bytes)?;
         if !is_vars(rel) {
             self.groups(p, rel, &bytes)?;
+            self.values_within()?;
         }
         if !is_vars(rel) {
             self.ranged = self
@@ -397,27 +395,34 @@ impl Walk<'_> {
     }
 
     /// Counts the YAML nodes of a file Ansible reads as YAML (an inventory's `.yml`, `.yaml` and `.json`,
-    /// a variables file of those or no extension) against [`MAX_YAML_NODES`] in all.
+    /// a variables file of those or no extension), with the values its INI and TOML files were counted
+    /// for, against [`MAX_VALUES`] in all.
     fn yaml(&mut self, rel: &Path, bytes: &[u8]) -> Result<()> {
-        use crate::fleet_groups::{yaml_nodes, MAX_YAML_NODES};
+        use crate::fleet_groups::yaml_nodes;
         let ext = rel.extension().and_then(|e| e.to_str()).unwrap_or_default();
         let yaml = matches!(ext, "yml" | "yaml" | "json") || (ext.is_empty() && is_vars(rel));
-        if !yaml {
+        if yaml {
+            let left = MAX_VALUES.saturating_sub(self.hosts.values);
+            let n = yaml_nodes(&String::from_utf8_lossy(bytes), left);
+            self.hosts.values = self.hosts.values.saturating_add(n);
+        }
+        self.values_within()
+    }
+
+    /// Refused once the inventory's values come to more than [`MAX_VALUES`].
+    fn values_within(&self) -> Result<()> {
+        if self.hosts.values <= MAX_VALUES {
             return Ok(());
         }
-        let left = MAX_YAML_NODES - self.nodes;
-        self.nodes += yaml_nodes(&String::from_utf8_lossy(bytes), left);
-        if self.nodes > MAX_YAML_NODES {
-            return Err(inventory_err(format!(
-                "{}: its YAML (the inventory's and its variables files') holds more than {} values; \
-                 iolab gives Ansible at most that many (its YAML reader takes 5 to 10 µs each: 7.5 \
-                 million in 15 files took it 245 s and 1.8 GB): give large data as JSON, which it reads \
-                 quickly, or keep it out of the inventory",
-                self.top.display(),
-                iolab_engine::units::thousands_u64(MAX_YAML_NODES)
-            )));
-        }
-        Ok(())
+        Err(inventory_err(format!(
+            "{}: its hosts and variables come to more than {} values as Ansible reads them (each node \
+             of its YAML, three for a TOML value, each item of the Python literal an INI value is); iolab \
+             gives Ansible at most that many (it takes 3 to 30 µs each: 7.5 million in 15 YAML files \
+             took it 245 s and 1.8 GB): give large data as JSON, which it reads quickly, or keep it out \
+             of the inventory",
+            self.top.display(),
+            iolab_engine::units::thousands_u64(MAX_VALUES)
+        )))
     }
 
     /// Adds the groups of inventory file `p` to those counted, read as Ansible's plugin for its kind
@@ -517,7 +522,7 @@ impl Walk<'_> {
 
 /// The endings of the files Ansible leaves out of an inventory directory (its INVENTORY_IGNORE_EXTS: a
 /// directory of `*.ini` files is no inventory to it).
-const IGNORED_ENDINGS: [&str; 13] = [
+pub(crate) const IGNORED_ENDINGS: [&str; 13] = [
     ".pyc", ".pyo", ".swp", ".bak", "~", ".rpm", ".md", ".txt", ".rst", ".orig", ".ini", ".cfg",
     ".retry",
 ];

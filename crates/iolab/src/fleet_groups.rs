@@ -54,7 +54,7 @@ const MAX_MEMBERSHIPS: u64 = 1_000_000;
 /// ungrouped.
 pub fn ini_groups(text: &str, groups: &mut Groups, hosts: &mut Hosts) {
     let mut at = ("ungrouped".to_string(), false);
-    for l in text.lines().map(str::trim) {
+    for l in py_lines(text).map(str::trim) {
         if l.is_empty() || l.starts_with('#') || l.starts_with(';') {
             continue;
         }
@@ -70,6 +70,8 @@ pub fn ini_groups(text: &str, groups: &mut Groups, hosts: &mut Hosts) {
         if at.0.is_empty() {
             // A [g:vars] section's line: a variable of the group.
             hosts.vars = hosts.vars.saturating_add(1);
+            let value = l.split_once('=').map_or("", |(_, v)| v);
+            hosts.values = hosts.values.saturating_add(literal_items(value));
             continue;
         }
         let g = groups.entry(at.0.clone()).or_default();
@@ -87,7 +89,8 @@ pub fn ini_groups(text: &str, groups: &mut Groups, hosts: &mut Hosts) {
                 let vars = l
                     .split_whitespace()
                     .skip(1)
-                    .filter(|t| t.contains('='))
+                    .filter_map(|t| t.split_once('='))
+                    .map(|(_, v)| hosts.values = hosts.values.saturating_add(literal_items(v)))
                     .count();
                 hosts.vars = hosts
                     .vars
@@ -104,6 +107,8 @@ pub fn ini_groups(text: &str, groups: &mut Groups, hosts: &mut Hosts) {
 pub struct Hosts {
     pub names: HashSet<String>,
     pub vars: u64,
+    /// Its values as Ansible's readers make them, for [`MAX_VALUES`].
+    pub values: u64,
 }
 
 /// The most variables an inventory may set, each counted on every host or group it is set on (Ansible
@@ -273,11 +278,54 @@ fn thousands(n: u64) -> String {
     iolab_engine::units::thousands_u64(n)
 }
 
-/// The most YAML nodes (scalars, lists, mappings and aliases) iolab gives Ansible across an inventory's
-/// YAML files and the variables files beside it. Ansible's YAML reader takes 5 to 10 µs a node: one list
-/// of 500,000 zeros took it 5.6 s and 240 MB, 15 files of 1 MiB of them 245 s and 1.8 GB. JSON, which
-/// it reads with Python's own reader first (the same 500,000 in 0.4 s), is not counted.
-pub const MAX_YAML_NODES: u64 = 250_000;
+/// The most values iolab gives Ansible to read in an inventory and the variables files beside it: each
+/// node of its YAML (a scalar, list, mapping or alias), three for each value of its TOML, and each item
+/// of a Python literal an INI value is (Ansible evaluates those). Ansible's YAML reader takes 5 to 10 µs
+/// a node: one list of 500,000 zeros took it 5.6 s and 240 MB, 15 files of 1 MiB of them 245 s and 1.8
+/// GB; its TOML reader about 30 µs a value (500,000: 16.6 s); an INI literal about 3 µs and 1 KB an
+/// item (15 files of 500,000: 41 s). JSON, which it reads with Python's own reader first (the same
+/// 500,000 in 0.4 s), is not counted.
+pub const MAX_VALUES: u64 = 250_000;
+
+/// What a TOML value counts for against [`MAX_VALUES`]: Ansible reads it about three times as slowly
+/// as a YAML node.
+const TOML_WEIGHT: u64 = 3;
+
+/// `text` with the line breaks Ansible's YAML reader (PyYAML) knows and yaml_rust2 does not (NEL, the
+/// line and paragraph separators) made newlines: else a list of 350,000 items split by them is one
+/// scalar to the count and a list to Ansible.
+fn pyyaml_text(text: &str) -> std::borrow::Cow<'_, str> {
+    const BREAKS: [char; 3] = ['\u{85}', '\u{2028}', '\u{2029}'];
+    match text.contains(BREAKS) {
+        true => text.replace(BREAKS, "\n").into(),
+        false => text.into(),
+    }
+}
+
+/// `text`'s lines as Python's `str.splitlines` makes them (Ansible's INI reader splits so): at `\n`,
+/// `\r`, the vertical tab, form feed, file, group and record separators, NEL and the line and paragraph
+/// separators.
+fn py_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.split([
+        '\n', '\r', '\u{b}', '\u{c}', '\u{1c}', '\u{1d}', '\u{1e}', '\u{85}', '\u{2028}',
+        '\u{2029}',
+    ])
+}
+
+/// How many items Ansible's INI reader makes of value `v`, which it evaluates as a Python literal: one,
+/// and one more for each punctuation character (the commas of a list, its brackets, a string's quotes).
+fn literal_items(v: &str) -> u64 {
+    1 + v.bytes().filter(u8::is_ascii_punctuation).count() as u64
+}
+
+/// How many values a TOML value holds, itself among them.
+fn toml_values(v: &toml::Value) -> u64 {
+    1 + match v {
+        toml::Value::Array(a) => a.iter().map(toml_values).sum(),
+        toml::Value::Table(t) => t.values().map(toml_values).sum(),
+        _ => 0,
+    }
+}
 
 /// How many nodes the YAML `text` holds, counted up to `left` (past it: `left + 1`); 0 for JSON text.
 /// Text that is not YAML is counted up to where it stops being YAML (Ansible says why itself).
@@ -285,7 +333,8 @@ pub fn yaml_nodes(text: &str, left: u64) -> u64 {
     if serde_json::from_str::<serde_json::Value>(text).is_ok() {
         return 0;
     }
-    let mut parser = Parser::new_from_str(text);
+    let text = pyyaml_text(text);
+    let mut parser = Parser::new_from_str(&text);
     let mut n = 0u64;
     while n <= left {
         match parser.next_token() {
@@ -487,7 +536,7 @@ pub fn yaml_groups(
         entries: 0,
         hosts: Default::default(),
     };
-    for doc in yaml_tree(text)? {
+    for doc in yaml_tree(&pyyaml_text(text))? {
         for (k, v) in walk.entries(&doc)? {
             walk.group(text_of(k), v, 1)?;
         }
@@ -506,6 +555,10 @@ pub fn toml_groups(
     let root: toml::Table = text
         .parse()
         .map_err(|e: toml::de::Error| e.message().to_string())?;
+    let values: u64 = root.values().map(toml_values).sum();
+    counted.values = counted
+        .values
+        .saturating_add(values.saturating_mul(TOML_WEIGHT));
     for (name, data) in &root {
         let g = groups.entry(name.clone()).or_default();
         let Some(data) = data.as_table() else {
@@ -540,6 +593,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ini_and_toml_values_are_counted_as_ansible_reads_them() {
+        let (mut g, mut hosts) = (Groups::new(), Hosts::default());
+        // Python's lines: a record separator ends a line, so `[b]` is a section and `h2` its host.
+        ini_groups(
+            "[a]\nh1 x=[1,2] y=z\n[a:vars]\nv=(1,2,3)\u{1e}[b]\u{85}h2\n",
+            &mut g,
+            &mut hosts,
+        );
+        assert!(g.contains_key("b") && hosts.names.contains("h2"), "{g:?}");
+        // [1,2]: 4; z: 1; (1,2,3): 5.
+        assert_eq!(hosts.values, 10);
+        let mut hosts = Hosts::default();
+        toml_groups("[a.vars]\nx = [1, 2]\n", &mut g, &mut hosts).unwrap();
+        // The table a, its vars, x and its two items: five values, three each.
+        assert_eq!(hosts.values, 15);
+    }
+
+    #[test]
     fn yaml_nodes_are_counted_up_to_the_budget_and_json_is_not() {
         // The root mapping, its key, the list and its three zeros.
         assert_eq!(yaml_nodes("v: [0, 0, 0]\n", 100), 6);
@@ -550,6 +621,8 @@ mod tests {
         assert_eq!(yaml_nodes(&long, 3), 4);
         // JSON is read by Python's own reader, quickly: not counted.
         assert_eq!(yaml_nodes("{\"v\": [0, 0, 0]}", 100), 0);
+        // NEL and the line and paragraph separators break lines, as in Ansible's reader.
+        assert_eq!(yaml_nodes("x:\n-\u{85}-\u{2028}- 0\u{2029}", 100), 6);
         // Text that stops being YAML is counted up to there.
         assert_eq!(yaml_nodes("v: [0, 0\n: : ]]", 100), 4);
     }
