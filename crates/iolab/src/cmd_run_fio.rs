@@ -50,6 +50,9 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
     let mut failed: Vec<(String, Error)> = Vec::new();
     let compact = plan.len() > 1 && !a.verbose;
     let mut said_for = String::new();
+    // The files earlier jobs made and kept (--keep): a later job of the file writes into them, as fio's
+    // jobs share a file by its name.
+    let mut made: Vec<(&str, &_)> = Vec::new();
     for p in &plan {
         // What the mapping says of a job, once (not again for each method of --across-methods).
         if said_for != p.job {
@@ -59,7 +62,13 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
             said_for = p.job.clone();
         }
         let bar = run_bar();
-        let r = iolab_lab::run::run_with(&p.spec, &clk, bar.as_ref().map(|l| &l.board));
+        let maker = made.iter().find(|m| *m.1 == p.spec.target).map(|m| m.0);
+        let shared = maker.filter(|_| !p.spec.overwrite).map(|_| Spec {
+            overwrite: true,
+            ..p.spec.clone()
+        });
+        let spec = shared.as_ref().unwrap_or(&p.spec);
+        let r = iolab_lab::run::run_with(spec, &clk, bar.as_ref().map(|l| &l.board));
         if let Some(l) = bar {
             l.stop();
         }
@@ -80,6 +89,16 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
         };
         r.notes
             .extend(p.said.iter().map(|s| format!("fio job '{}': {s}", p.job)));
+        if let (Some(m), Some(_)) = (maker, &shared) {
+            r.notes.push(format!(
+                "fio job '{}': wrote into the file job '{m}' made and kept (--keep), as fio's jobs share a \
+                 file by its name",
+                p.job
+            ));
+        }
+        if r.target.created && r.target.kept {
+            made.push((p.job.as_str(), &p.spec.target));
+        }
         if let Some(l) = logs_of(&p.job) {
             let w = iolab_report::fio_log::write(l, &r, &mut logs_written)?;
             wrote = w.notes;

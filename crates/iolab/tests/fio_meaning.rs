@@ -582,3 +582,31 @@ fn strided_zones_write_where_fio_does() {
         assert_eq!(written(&theirs.path().join("Z")), [0, 1, 4, 5]);
     }
 }
+
+/// Jobs one after the other (stonewall) on one filename share the file, as in fio: with --keep, the
+/// second writes into the file the first made (it was refused as a file "not made by this run"), and
+/// both move what fio moves.
+#[test]
+fn later_jobs_write_into_the_file_an_earlier_one_made_and_kept() {
+    let job = "[global]\nfilename={dir}/S\nsize=1m\nbs=4k\n[first]\nrw=randwrite\n\
+               [second]\nstonewall\nrw=randrw\n";
+    let (ours, theirs) = (disk_dir(), disk_dir());
+    let (r, v) = iolab_run(ours.path(), job, &["--keep"]);
+    let m = moved(&v);
+    assert_eq!((m["first"].read, m["first"].write), (0, MIB));
+    assert_eq!(m["second"].read + m["second"].write, MIB);
+    assert!(
+        r.stdout
+            .contains("fio job 'second': wrote into the file job 'first' made and kept"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(len(&ours.path().join("S")), MIB);
+    if let Some(f) = fio_run(theirs.path(), job) {
+        let fio = moved(&f);
+        assert_eq!(m["first"].write, fio["first"].write);
+        let total = |x: &Moved| x.read + x.write;
+        assert_eq!(total(&m["second"]), total(&fio["second"]));
+        assert_eq!(len(&theirs.path().join("S")), MIB);
+    }
+}
