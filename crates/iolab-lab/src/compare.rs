@@ -33,6 +33,10 @@ const NOT_WORKLOAD: &[&str] = &[
     "op_log_ms",
     // How the depth was asked for: threads, qd and batch say what it became.
     "inflight",
+    // --layers: an untimed pass traced at the block layer after the timed one. A survey traces its
+    // first round, so which of a method's runs it keeps (the median) may or may not have it: two
+    // surveys of the same workload were compared as having none in common.
+    "layers",
 ];
 
 /// A survey's runs as records of their own (`{"point": {target, method, bs}, "result"}`, those that ran),
@@ -426,6 +430,10 @@ mod tests {
             workload_label(&inline)
         );
         assert_eq!(workload_key(&plain), workload_key(&separate));
+        // The block layer traced in an untimed pass of its own: the same workload.
+        let mut layered = plain.clone();
+        layered["spec"]["layers"] = true.into();
+        assert_eq!(workload_key(&plain), workload_key(&layered));
     }
 
     #[test]
