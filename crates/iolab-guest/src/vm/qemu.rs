@@ -316,8 +316,8 @@ impl Qemu {
 
 /// The guest kernel's command line: the console on the first serial port, a panic ends the guest at once
 /// and so does an oops (`oops=panic`: an oops that killed a kernel thread, such as one TCG's emulation
-/// caused in RCU's, left the guest hung until the timeout, hours for `--kernels`), on x86 the TSC as the clock (else every clock_gettime is a real system call on hpet; arm64 reads the
-/// generic timer), two NVMe poll queues, and how the guest runs (read by iolab in the guest:
+/// caused in RCU's, left the guest hung until the timeout, hours for `--kernels`), on x86 the TSC as the
+/// clock (else every clock_gettime is a real system call on hpet; arm64 reads the generic timer), two NVMe poll queues, and how the guest runs (read by iolab in the guest:
 /// `host.emulated`); `iolab.nvme=none` tells /init not to wait for an NVMe disk on a board without PCI.
 pub fn cmdline(accel: &Accel, arch: Arch, board: Board) -> String {
     let (console, clock) = match arch {
