@@ -53,6 +53,9 @@ pub struct Row {
     pub cpu_s: f64,
     pub user_s: f64,
     pub sys_s: f64,
+    /// The record holds no CPU time per op (`derived.rate_withheld` or `derived.cpu_withheld`): the
+    /// span was too short to time, or the process's CPU time was more than its CPUs could spend in it.
+    pub cpu_withheld: bool,
     /// Flushes (fsync/msync) inside the timed span.
     pub flushes: bool,
     pub lat_mean_ns: f64,
@@ -173,6 +176,7 @@ impl Row {
             cpu_s: r.cpu.process.user_s + r.cpu.process.sys_s,
             user_s: r.cpu.process.user_s,
             sys_s: r.cpu.process.sys_s,
+            cpu_withheld: r.derived.rate_withheld.is_some() || r.derived.cpu_withheld.is_some(),
             flushes: r.flushes.calls > 0,
             lat_mean_ns: r.latency.mean_ns,
             mean_batch: r.uring.as_ref().map(|u| u.mean_batch),
@@ -600,7 +604,8 @@ fn figure(f: Fig, r: &Row) -> f64 {
         Fig::IowqCpuS => r.facts.iowq_cpu_s,
         Fig::WorkerCpuS => r.facts.worker_cpu_s,
         // As the record's figure is made (`findings::derive`).
-        Fig::CpuNsPerOp => opt((r.ops > 0 && r.cpu_s > 0.0).then(|| r.cpu_s * 1e9 / r.ops as f64)),
+        Fig::CpuNsPerOp => opt((r.ops > 0 && r.cpu_s > 0.0 && !r.cpu_withheld)
+            .then(|| r.cpu_s * 1e9 / r.ops as f64)),
         Fig::CtxSwitchesPerOp => opt(r.facts.ctx_switches_per_op),
         Fig::PageFaultsPerMib => opt(r.facts.page_faults_per_mib),
         Fig::RwCallsPerOp => r.facts.rw_syscalls_per_op,

@@ -87,6 +87,14 @@ fn faster_than_reference() {
         ) && !t.contains("pays page faults"),
         "{t}"
     );
+    assert!(t.contains("100.0 ns of CPU per op"), "{t}");
+    // A record that withholds its CPU per op (more CPU time than the span could hold): none is said.
+    let mut withheld = mm.clone();
+    withheld.cpu_withheld = true;
+    let mut rows = vec![row("write()", MethodKind::Sync, 600.0), withheld];
+    let out = fired(&mut rows);
+    let t = text(&out, "faster_than_reference");
+    assert!(!t.contains("of CPU per op"), "{t}");
     mm.facts.ns_per_op = 550.0;
     let mut rows = vec![row("write()", MethodKind::Sync, 600.0), mm];
     assert!(!has(&fired(&mut rows), "faster_than_reference"));
