@@ -432,10 +432,13 @@ struct Fig {
 /// User + system CPU time of the process per op, in ns (every thread of it, the kernel's helpers aside).
 fn cpu_ns_per_op(r: &Value) -> Option<f64> {
     let w = fields::WALL_S.num(r).filter(|w| *w > 0.0)?;
-    // No figure over a span shorter than the CPU accounting can resolve.
-    iolab_engine::units::cpu_span_too_short(w)
-        .is_none()
-        .then_some(())?;
+    // No figure over a span shorter than the CPU accounting can resolve, nor where its CPUs could not
+    // have spent that CPU time in the span (as the record's `derived.cpu_ns_per_op` is withheld).
+    if iolab_engine::units::cpu_span_too_short(w).is_some()
+        || iolab_lab::series::cpu_withheld(r).is_some()
+    {
+        return None;
+    }
     let ops = fields::OPS.num(r).filter(|n| *n > 0.0)?;
     let cpu = fields::CPU_USER_S.num(r)? + fields::CPU_SYS_S.num(r)?;
     (cpu > 0.0).then_some(cpu / ops * 1e9)
