@@ -604,8 +604,10 @@ fn figure(f: Fig, r: &Row) -> f64 {
         Fig::IowqCpuS => r.facts.iowq_cpu_s,
         Fig::WorkerCpuS => r.facts.worker_cpu_s,
         // As the record's figure is made (`findings::derive`).
-        Fig::CpuNsPerOp => opt((r.ops > 0 && r.cpu_s > 0.0 && !r.cpu_withheld)
-            .then(|| r.cpu_s * 1e9 / r.ops as f64)),
+        Fig::CpuNsPerOp => {
+            opt((r.ops > 0 && r.cpu_s > 0.0 && !r.cpu_withheld)
+                .then(|| r.cpu_s * 1e9 / r.ops as f64))
+        }
         Fig::CtxSwitchesPerOp => opt(r.facts.ctx_switches_per_op),
         Fig::PageFaultsPerMib => opt(r.facts.page_faults_per_mib),
         Fig::RwCallsPerOp => r.facts.rw_syscalls_per_op,
