@@ -1,7 +1,8 @@
 //! `iolab compare`: matching workloads of two result files side by side, with ratios, a noise verdict and
 //! the `--fail-on-regression` count. Moved out of `series` (which re-exports the names it had).
 
-use crate::series::{figure, FIGURES};
+pub use crate::compare_held::{Figs, Side};
+use crate::series::FIGURES;
 use iolab_engine::stats::{stat, Stat};
 use serde::Serialize;
 use serde_json::Value;
@@ -42,29 +43,31 @@ const NOT_WORKLOAD: &[&str] = &[
 /// A survey's runs as records of their own (`{"point": {target, method, bs}, "result"}`, those that ran),
 /// so that two surveys compare per target, method and block size; other records as they are.
 pub fn survey_runs_as_records(recs: Vec<Value>) -> Vec<Value> {
-    recs.into_iter()
-        .filter_map(|mut rec| {
-            let run = rec.get("result")?;
-            let is_survey_run = ["target", "method", "bs"]
-                .iter()
-                .all(|k| run.get(k).is_some())
-                && run.get("spec").is_none();
-            if !is_survey_run {
-                return Some(rec);
-            }
-            let point = serde_json::json!({"target": run["target"], "method": run["method"], "bs": run["bs"]});
-            // The run's result moved into its record, not copied.
-            let result = rec
-                .get_mut("result")?
-                .as_object_mut()?
-                .remove("result")
-                .filter(|r| !r.is_null())?;
-            let mut m = serde_json::Map::new();
-            m.insert("point".into(), point);
-            m.insert("result".into(), result);
-            Some(Value::Object(m))
-        })
-        .collect()
+    recs.into_iter().filter_map(survey_run_as_record).collect()
+}
+
+/// [`survey_runs_as_records`] of one record (none: a survey's run that did not run).
+pub fn survey_run_as_record(mut rec: Value) -> Option<Value> {
+    let run = rec.get("result")?;
+    let is_survey_run = ["target", "method", "bs"]
+        .iter()
+        .all(|k| run.get(k).is_some())
+        && run.get("spec").is_none();
+    if !is_survey_run {
+        return Some(rec);
+    }
+    let point =
+        serde_json::json!({"target": run["target"], "method": run["method"], "bs": run["bs"]});
+    // The run's result moved into its record, not copied.
+    let result = rec
+        .get_mut("result")?
+        .as_object_mut()?
+        .remove("result")
+        .filter(|r| !r.is_null())?;
+    let mut m = serde_json::Map::new();
+    m.insert("point".into(), point);
+    m.insert("result".into(), result);
+    Some(Value::Object(m))
 }
 
 /// The workload a result ran: its spec without the fields above, plus the kind of target.
@@ -175,37 +178,20 @@ pub struct CompareRow {
     pub verdict: Verdict,
 }
 
-/// One workload's results: its key, its label, and the results (repeated runs of one workload form one
-/// group).
-type Group<'a> = (String, String, Vec<&'a Value>);
+/// One workload's runs: its key, its label, and the runs (repeated runs of one workload form one group).
+type Group<'a> = (&'a str, &'a str, Vec<&'a Figs>);
 
-/// Of a guest's run (iolab vm, an emulated CPU): its kernel, so that compare never takes it for a repeat
-/// of a native run or of another kernel's (`compare --across kernel` sets them side by side; a fleet's
-/// merge keeps its hosts together and marks the emulated ones).
-fn guest_kernel(result: &Value) -> String {
-    match result.pointer("/host/emulated").and_then(Value::as_bool) {
-        Some(true) => {
-            let release = result
-                .pointer("/host/kernel_release")
-                .and_then(Value::as_str);
-            format!(" on an emulated {}", release.unwrap_or("kernel"))
-        }
-        _ => String::new(),
-    }
-}
-
-/// Groups the results of records by workload, in the order each workload first appears (a lookup per
-/// record, so that this stays linear in the records).
-fn groups(recs: &[Value]) -> Vec<Group<'_>> {
+/// Groups the runs of a side by workload, in the order each workload first appears (a lookup per run,
+/// so that this stays linear in the runs).
+fn groups(side: &Side) -> Vec<Group<'_>> {
     let mut out: Vec<Group> = Vec::new();
-    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for r in recs.iter().filter_map(|r| r.get("result")) {
-        let k = workload_key(r) + &guest_kernel(r);
-        match at.get(&k) {
-            Some(&i) => out[i].2.push(r),
+    let mut at: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+    for r in &side.runs {
+        match at.get(&r.key) {
+            Some(&i) => out[i].2.push(&r.figs),
             None => {
-                at.insert(k.clone(), out.len());
-                out.push((k, workload_label(r), vec![r]));
+                at.insert(r.key, out.len());
+                out.push((side.text(r.key), side.text(r.label), vec![&r.figs]));
             }
         }
     }
@@ -213,27 +199,26 @@ fn groups(recs: &[Value]) -> Vec<Group<'_>> {
 }
 
 /// The rows of one workload: each of `figures` (names from FIGURES) that both sides have, with its ratio,
-/// noise band and verdict.
-/// Whether any of these results ran on an emulated CPU (inside `iolab vm` under QEMU TCG).
-fn emulated(rs: &[&Value]) -> bool {
-    rs.iter()
-        .any(|r| r.pointer("/host/emulated").and_then(Value::as_bool) == Some(true))
-}
-
-/// The most uncertain clock of these results: two reads and a tick, in ns (0 where none says).
-fn clock_resolution_ns(ra: &[&Value], rb: &[&Value]) -> f64 {
-    let of = |r: &Value, p: &str| r.pointer(p).and_then(Value::as_f64).unwrap_or(0.0);
-    ra.iter()
-        .chain(rb)
-        .map(|r| 2.0 * of(r, "/clock/overhead_ns") + of(r, "/clock/ns_per_tick"))
-        .fold(0.0, f64::max)
-}
-
+/// noise band and verdict; of runs' results.
 pub fn rows_of(label: &str, ra: &[&Value], rb: &[&Value], figures: &[&str]) -> Vec<CompareRow> {
+    let figs = |rs: &[&Value]| rs.iter().map(|r| Figs::of(r)).collect::<Vec<_>>();
+    let (fa, fb) = (figs(ra), figs(rb));
+    let (ra, rb): (Vec<&Figs>, Vec<&Figs>) = (fa.iter().collect(), fb.iter().collect());
+    rows_figs(label, &ra, &rb, figures)
+}
+
+/// [`rows_of`] of runs' figures.
+pub fn rows_figs(label: &str, ra: &[&Figs], rb: &[&Figs], figures: &[&str]) -> Vec<CompareRow> {
+    let emulated = |rs: &[&Figs]| rs.iter().any(|r| r.emulated);
+    // The most uncertain clock of these runs: two reads and a tick, in ns (0 where none says).
+    let clock_ns = ra.iter().chain(rb).map(|r| r.clock_ns).fold(0.0, f64::max);
     let mut rows = Vec::new();
-    for f in FIGURES.iter().filter(|f| figures.contains(&f.name)) {
-        let xa: Vec<f64> = ra.iter().filter_map(|r| figure(r, f)).collect();
-        let xb: Vec<f64> = rb.iter().filter_map(|r| figure(r, f)).collect();
+    for (i, f) in FIGURES.iter().enumerate() {
+        if !figures.contains(&f.name) {
+            continue;
+        }
+        let xa: Vec<f64> = ra.iter().filter_map(|r| r.figs[i]).collect();
+        let xb: Vec<f64> = rb.iter().filter_map(|r| r.figs[i]).collect();
         let (Some(sa), Some(sb)) = (stat(&xa), stat(&xb)) else {
             continue;
         };
@@ -255,7 +240,7 @@ pub fn rows_of(label: &str, ra: &[&Value], rb: &[&Value], figures: &[&str]) -> V
             Verdict::ZeroInB
         } else if !ratio.is_finite()
             || change_pct.abs() <= noise_pct
-            || (f.unit == "ns" && (sb.median - sa.median).abs() <= clock_resolution_ns(ra, rb))
+            || (f.unit == "ns" && (sb.median - sa.median).abs() <= clock_ns)
         {
             // A latency that differs by less than the clock resolves (two reads and a tick) is
             // within noise whatever its share: 140 against 150 ns on a clock of 20 ns.
@@ -281,29 +266,29 @@ pub fn rows_of(label: &str, ra: &[&Value], rb: &[&Value], figures: &[&str]) -> V
 /// Matching workloads of A and B side by side for `figures` (names from FIGURES); the workloads only one
 /// side has are returned apart.
 pub fn compare(
-    a: &[Value],
-    b: &[Value],
+    a: &Side,
+    b: &Side,
     figures: &[&str],
 ) -> (Vec<CompareRow>, Vec<String>, Vec<String>) {
     let (ga, gb) = (groups(a), groups(b));
-    let keys = |g: &[Group]| -> std::collections::HashMap<String, usize> {
+    let keys = |g: &[Group<'_>]| -> std::collections::HashMap<String, usize> {
         g.iter()
             .enumerate()
-            .map(|(i, x)| (x.0.clone(), i))
+            .map(|(i, x)| (x.0.to_string(), i))
             .collect()
     };
     let (ka, kb) = (keys(&ga), keys(&gb));
     let mut rows = Vec::new();
     for (k, label, ra) in &ga {
-        let Some(&j) = kb.get(k) else {
+        let Some(&j) = kb.get(*k) else {
             continue;
         };
-        rows.extend(rows_of(label, ra, &gb[j].2, figures));
+        rows.extend(rows_figs(label, ra, &gb[j].2, figures));
     }
-    let only = |x: &[Group], y: &std::collections::HashMap<String, usize>| {
+    let only = |x: &[Group<'_>], y: &std::collections::HashMap<String, usize>| {
         x.iter()
-            .filter(|g| !y.contains_key(&g.0))
-            .map(|g| g.1.clone())
+            .filter(|g| !y.contains_key(g.0))
+            .map(|g| g.1.to_string())
             .collect::<Vec<_>>()
     };
     (rows, only(&ga, &kb), only(&gb, &ka))
@@ -317,6 +302,8 @@ pub const KEPT: &[&[&str]] = &[
     &["target", "fs"],
     &["host", "kernel_release"],
     &["host", "emulated"],
+    // Whether its CPU time could have been spent in its span (`series::cpu_withheld`).
+    &["host", "cpus_online"],
     &["workload"],
     &["iops"],
     &["mib_s"],
@@ -384,7 +371,7 @@ pub struct Outcome {
 }
 
 /// The records of A and B compared on [`COMPARED`], regressions counted against `limit_pct`.
-pub fn compare_records(a: &[Value], b: &[Value], limit_pct: Option<f64>) -> Outcome {
+pub fn compare_records(a: &Side, b: &Side, limit_pct: Option<f64>) -> Outcome {
     let (rows, only_a, only_b) = compare(a, b, COMPARED);
     let regressions = match limit_pct {
         Some(l) => rows.iter().filter(|r| r.regresses(l)).count(),
@@ -414,6 +401,22 @@ mod tests {
 
     fn rec(r: Value) -> Value {
         serde_json::json!({"point": {}, "result": r})
+    }
+
+    fn side(r: &[Value]) -> Side {
+        Side::of(r.to_vec(), None)
+    }
+
+    fn compare(
+        a: &[Value],
+        b: &[Value],
+        f: &[&str],
+    ) -> (Vec<CompareRow>, Vec<String>, Vec<String>) {
+        super::compare(&side(a), &side(b), f)
+    }
+
+    fn compare_records(a: &[Value], b: &[Value], limit: Option<f64>) -> Outcome {
+        super::compare_records(&side(a), &side(b), limit)
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! first run) are matched with B's runs (A's own when B is not given) of the same workload but for KEY
 //! and another value of it; each pair of values is a workload of the comparison, "B / A" as always.
 
-use crate::compare::{rows_of, workload_key, workload_label, Outcome, COMPARED};
+use crate::compare::{rows_figs, workload_key, Figs, Outcome, Side, COMPARED};
 use iolab_engine::error::{Error, Result};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -59,7 +59,7 @@ fn value_at(result: &Value, key: &str) -> Option<(Vec<String>, String)> {
 
 /// A result with `key` taken out of its spec (and, for `target`, the kind of target too): the workload
 /// it shares with the runs that differ only in `key`.
-fn without(result: &Value, key: &str) -> Option<(String, String)> {
+pub(crate) fn without(result: &Value, key: &str) -> Option<(String, String)> {
     let (path, text) = value_at(result, key)?;
     let mut r = result.clone();
     if let Some((last, parents)) = path.split_last() {
@@ -84,7 +84,10 @@ fn without(result: &Value, key: &str) -> Option<(String, String)> {
 }
 
 /// The workload without the key, B's value of it, the label, A's runs and B's runs.
-type Group<'a> = (String, String, String, Vec<&'a Value>, Vec<&'a Value>);
+type Group<'a> = (&'a str, &'a str, String, Vec<&'a Figs>, Vec<&'a Figs>);
+
+/// A run of a side under `--across`: its workload without the key, its value of the key, and the run.
+type Keyed<'a> = (&'a str, &'a str, &'a crate::compare_held::Held);
 
 /// `--across KEY` or `--across KEY=BASE`.
 pub fn parse(s: &str) -> Result<(String, Option<String>)> {
@@ -101,21 +104,15 @@ pub fn parse(s: &str) -> Result<(String, Option<String>)> {
     Ok((k.trim_start_matches("--").to_string(), base))
 }
 
-/// A and B compared across `key` (see the module doc). An error (exit 2) when no run of A has the key
-/// or none has BASE.
-pub fn compare_across<'a>(
-    a: &'a [Value],
-    b: &'a [Value],
+/// A and B compared across `key`, each side read with it ([`Side::of`]; see the module doc). An error
+/// (exit 2) when no run of A has the key or none has BASE.
+pub fn compare_across(
+    a: &Side,
+    b: &Side,
     key: &str,
     base: Option<&str>,
     limit_pct: Option<f64>,
 ) -> Result<Outcome> {
-    let keyed = |recs: &'a [Value]| -> Vec<(String, String, &'a Value)> {
-        recs.iter()
-            .filter_map(|r| r.get("result"))
-            .filter_map(|r| without(r, key).map(|(w, v)| (w, v, r)))
-            .collect()
-    };
     let (ka, kb) = (keyed(a), keyed(b));
     let Some(first) = ka.first() else {
         return Err(Error::usage(
@@ -123,61 +120,26 @@ pub fn compare_across<'a>(
             format!("'{key}' is not a key of the runs in A (give a run flag without dashes: method, bs, qd, ring ...)"),
         ));
     };
-    let base = base.map(str::to_string).unwrap_or_else(|| first.1.clone());
+    let base = base.unwrap_or(first.1).to_string();
     if !ka.iter().any(|(_, v, _)| *v == base) {
-        let mut seen: Vec<&str> = ka.iter().map(|(_, v, _)| v.as_str()).collect();
+        let mut seen: Vec<&str> = ka.iter().map(|(_, v, _)| *v).collect();
         seen.dedup();
         return Err(Error::usage(
             "--across",
             format!("no run in A has {key}={base} (A has {})", seen.join(", ")),
         ));
     }
-    // Groups: (workload without key, B's value) -> the A runs (key = base) and the B runs; B's runs
-    // found by their workload, each group by its key (lookups, so that this stays linear in the runs).
-    let mut b_of: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, (wb, vb, _)) in kb.iter().enumerate() {
-        if *vb != base {
-            b_of.entry(wb.as_str()).or_default().push(i);
-        }
-    }
-    // A's runs at BASE, by workload; each workload's groups are made at its first such run (in A's
-    // order), one per value B's runs of it have (in B's order). Each run is held once: a pair of loops
-    // over A's and B's runs of one workload took 15 s for 6,000 runs a side, 4 times that for twice.
-    let mut a_of: HashMap<&str, Vec<&Value>> = HashMap::new();
-    let mut order: Vec<&str> = Vec::new();
-    for (w, _, r) in ka.iter().filter(|(_, v, _)| *v == base) {
-        let runs = a_of.entry(w.as_str()).or_default();
-        if runs.is_empty() {
-            order.push(w.as_str());
-        }
-        runs.push(*r);
-    }
-    let mut groups: Vec<Group> = Vec::new();
-    for w in order {
-        let ra = &a_of[w];
-        let mut at: HashMap<&str, usize> = HashMap::new();
-        for &ib in b_of.get(w).into_iter().flatten() {
-            let (wb, vb, rb) = &kb[ib];
-            let g = *at.entry(vb.as_str()).or_insert_with(|| {
-                let label = format!("{key} {base} (A) vs {vb} (B): {}", workload_label(ra[0]));
-                groups.push((wb.clone(), vb.clone(), label, ra.clone(), Vec::new()));
-                groups.len() - 1
-            });
-            groups[g].4.push(*rb);
-        }
-    }
+    let groups = groups(a, &ka, &kb, key, &base);
     let rows: Vec<_> = groups
         .iter()
-        .flat_map(|(_, _, label, ga, gb)| rows_of(label, ga, gb, COMPARED))
+        .flat_map(|(_, _, label, ga, gb)| rows_figs(label, ga, gb, COMPARED))
         .collect();
-    let matched_keys: std::collections::HashSet<&str> =
-        groups.iter().map(|g| g.0.as_str()).collect();
-    let matched = |w: &str| matched_keys.contains(w);
-    let only = |k: &[(String, String, &Value)], side_base: bool| -> Vec<String> {
+    let matched_keys: std::collections::HashSet<&str> = groups.iter().map(|g| g.0).collect();
+    let only = |s: &Side, k: &[Keyed], side_base: bool| -> Vec<String> {
         let mut v: Vec<String> = k
             .iter()
-            .filter(|(w, val, _)| (*val == base) == side_base && !matched(w))
-            .map(|(_, _, r)| workload_label(r))
+            .filter(|(w, val, _)| (*val == base) == side_base && !matched_keys.contains(w))
+            .map(|(_, _, r)| s.text(r.label).to_string())
             .collect();
         v.dedup();
         v
@@ -185,11 +147,64 @@ pub fn compare_across<'a>(
     let regressions = limit_pct.map_or(0, |l| rows.iter().filter(|r| r.regresses(l)).count());
     Ok(Outcome {
         rows,
-        only_a: only(&ka, true),
-        only_b: only(&kb, false),
+        only_a: only(a, &ka, true),
+        only_b: only(b, &kb, false),
         limit_pct,
         regressions,
     })
+}
+
+/// The runs of a side that have the key.
+fn keyed(s: &Side) -> Vec<Keyed<'_>> {
+    s.runs
+        .iter()
+        .filter_map(|r| r.across.map(|(w, v)| (s.text(w), s.text(v), r)))
+        .collect()
+}
+
+/// Groups: (workload without key, B's value) -> the A runs (key = base) and the B runs; B's runs found
+/// by their workload, each group by its key (lookups, so that this stays linear in the runs).
+fn groups<'a>(
+    a: &'a Side,
+    ka: &[Keyed<'a>],
+    kb: &[Keyed<'a>],
+    key: &str,
+    base: &str,
+) -> Vec<Group<'a>> {
+    let mut b_of: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, (wb, vb, _)) in kb.iter().enumerate() {
+        if *vb != base {
+            b_of.entry(wb).or_default().push(i);
+        }
+    }
+    // A's runs at BASE, by workload; each workload's groups are made at its first such run (in A's
+    // order), one per value B's runs of it have (in B's order). Each run is held once: a pair of loops
+    // over A's and B's runs of one workload took 15 s for 6,000 runs a side, 4 times that for twice.
+    let mut a_of: HashMap<&str, Vec<&crate::compare_held::Held>> = HashMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    for (w, _, r) in ka.iter().filter(|(_, v, _)| *v == base) {
+        let runs = a_of.entry(w).or_default();
+        if runs.is_empty() {
+            order.push(w);
+        }
+        runs.push(*r);
+    }
+    let mut groups: Vec<Group> = Vec::new();
+    for w in order {
+        let ra = &a_of[w];
+        let figs_a: Vec<&Figs> = ra.iter().map(|r| &r.figs).collect();
+        let mut at: HashMap<&str, usize> = HashMap::new();
+        for &ib in b_of.get(w).into_iter().flatten() {
+            let (wb, vb, rb) = kb[ib];
+            let g = *at.entry(vb).or_insert_with(|| {
+                let label = format!("{key} {base} (A) vs {vb} (B): {}", a.text(ra[0].label));
+                groups.push((wb, vb, label, figs_a.clone(), Vec::new()));
+                groups.len() - 1
+            });
+            groups[g].4.push(&rb.figs);
+        }
+    }
+    groups
 }
 
 #[cfg(test)]
@@ -203,6 +218,18 @@ mod tests {
             "target": {"kind": "file"},
             "iops": iops, "ns_per_op": 1e9 / iops,
         }})
+    }
+
+    /// [`super::compare_across`] of records.
+    fn compare_across(
+        a: &[Value],
+        b: &[Value],
+        key: &str,
+        base: Option<&str>,
+        limit: Option<f64>,
+    ) -> Result<Outcome> {
+        let side = |r: &[Value]| Side::of(r.to_vec(), Some(key));
+        super::compare_across(&side(a), &side(b), key, base, limit)
     }
 
     #[test]
@@ -273,7 +300,8 @@ mod tests {
         // Without --across a guest's run is no repeat of the host's: the two are set against nothing.
         let host = vec![on_kernel("6.18.0", false, "ext4", 1000.0)];
         let both = vec![f[0].clone(), f[4].clone()];
-        let o = crate::compare::compare_records(&host, &both, Some(10.0));
+        let side = |r: Vec<Value>| Side::of(r, None);
+        let o = crate::compare::compare_records(&side(host), &side(both), Some(10.0));
         let iops = o.rows.iter().find(|r| r.figure == "iops").unwrap();
         assert_eq!((iops.a.n, iops.b.n, iops.ratio), (1, 1, 1.0), "{o:?}");
         assert_eq!(o.regressions, 0);

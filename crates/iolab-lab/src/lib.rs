@@ -9,6 +9,7 @@ pub mod bench_tiou;
 pub mod cite;
 pub mod compare;
 pub mod compare_across;
+pub mod compare_held;
 pub mod compare_surveys;
 pub mod findings;
 pub mod findings_compare;

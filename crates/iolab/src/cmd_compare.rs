@@ -45,7 +45,7 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
     let b_path = a.b.as_deref().unwrap_or(&a.a);
     // Each record keeps only what compare reads of it, read as the file is (its text never held).
     let read = |p: &Path| {
-        series::read_record_file(p, "compare", series::Keep::Paths(compare::KEPT)).map_err(|e| {
+        series::read_record_file(p, "compare", series::Keep::Texts(compare::KEPT)).map_err(|e| {
             match e {
                 Error::Usage { .. } => e,
                 e => Error::usage("compare", e.to_string()),
@@ -79,13 +79,18 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
              (or --across host=NAME for the host the others are set against)",
         ));
     }
-    // Each file's records, and its document where it is one (a survey's ranking).
-    type Read = (Vec<serde_json::Value>, Option<serde_json::Value>);
+    let across = match &a.across {
+        Some(s) => Some(iolab_lab::compare_across::parse(s)?),
+        None => None,
+    };
+    let across_key = across.as_ref().map(|(k, _)| k.as_str());
+    // Each file's runs as compare holds them, and its document where it is one (a survey's ranking).
+    type Read = (compare::Side, Option<serde_json::Value>);
     let records = |p: &Path| -> Result<Read, Error> {
         if p.is_dir() {
             #[cfg(feature = "fleet")]
             return iolab_lab::fleet::read_dir_records(p, compare::KEPT)
-                .map(|r| (r, None))
+                .map(|r| (compare::Side::of(r, across_key), None))
                 .map_err(|e| Error::usage("compare", e.to_string()));
             // A board is a fleet's host, not its controller: its build leaves the fleet out.
             #[cfg(not(feature = "fleet"))]
@@ -102,7 +107,7 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
         if let Some(c) = series::cut_note(p, f.cut) {
             eprintln!("{c}");
         }
-        Ok((compare::survey_runs_as_records(f.records), f.document))
+        Ok((compare::Side::of(f.records, across_key), f.document))
     };
     let (ra, doc_a) = records(&a.a)?;
     // One file or directory (compare --across within it) is read once.
@@ -120,11 +125,10 @@ pub(crate) fn cmd_compare(a: &CompareArgs) -> Result<i32, Error> {
         _ => None,
     };
     let (sa, sb) = (a.a.display().to_string(), b_path.display().to_string());
-    let o = match &a.across {
+    let o = match &across {
         None => compare::compare_records(&ra, rb, limit),
-        Some(s) => {
-            let (key, base) = iolab_lab::compare_across::parse(s)?;
-            iolab_lab::compare_across::compare_across(&ra, rb, &key, base.as_deref(), limit)?
+        Some((key, base)) => {
+            iolab_lab::compare_across::compare_across(&ra, rb, key, base.as_deref(), limit)?
         }
     };
     outputs.write(&Document::Compare {

@@ -67,6 +67,40 @@ fn report_and_compare_read_each_file_once_in_memory_linear_in_it() {
     }
 }
 
+/// Records cut down to what `compare` keeps of them (a spec, a host and findings, nothing else) cost
+/// about their text: compare holds each run's workload once and its figures, not its spec's fields
+/// as parsed values (about 10 KB a record: 155,000 of them, a 200 MB file, took 1.6 GB).
+#[test]
+fn records_of_a_spec_alone_cost_compare_about_their_text() {
+    let d = tempfile::tempdir().unwrap();
+    let mut t = template(d.path());
+    let r = t["result"].as_object_mut().unwrap();
+    r.retain(|k, _| ["spec", "host", "findings"].contains(&k.as_str()));
+    t.as_object_mut().unwrap().remove("settings");
+    let mut runs = Vec::new();
+    for n in [10_000, 20_000] {
+        let recs = d.path().join(format!("s{n}.jsonl"));
+        let bytes = records(&t, n, &recs);
+        let c = cost(
+            &["compare".into(), path_str(&recs), path_str(&recs)],
+            &[&recs],
+        );
+        println!(
+            "compare of {n} records of a spec ({bytes} bytes, twice): peak {}",
+            c.peak_rss
+        );
+        runs.push((bytes, c.peak_rss));
+    }
+    let ((b1, m1), (b2, m2)) = (runs[0], runs[1]);
+    // The file is read twice, as A and as B.
+    let per_byte = (m2 as f64 - m1 as f64) / (2 * (b2 - b1)) as f64;
+    println!("compare: {per_byte:.2} resident bytes per byte of records added");
+    assert!(
+        per_byte <= 2.0,
+        "{per_byte:.1} bytes of memory per byte of records ({m1} at {b1} bytes, {m2} at {b2})"
+    );
+}
+
 /// Records with long arrays (a paced sweep's intervals, 300 a run) are held as the report draws them: of
 /// each interval the figures a chart reads, and each line of the over-time charts thinned to its share of
 /// the figure's points, so that neither the memory nor the page grows with every interval (a 200 MB file

@@ -16,6 +16,20 @@ pub enum Keep<'a> {
     /// a run's result (one with a `spec`, or figures alone); a workload's result is kept whole by
     /// [`kept`] (a record held to be run again), cut down like a run's by a read.
     Paths(&'a [&'a [&'a str]]),
+    /// As [`Keep::Paths`], each record of JSON lines then held as its JSON text (`compare`, which reads
+    /// each once into figures of its own: as values, a record of a few dozen small fields took about 25
+    /// times its text).
+    Texts(&'a [&'a [&'a str]]),
+}
+
+impl<'a> Keep<'a> {
+    /// The paths kept (none: all is).
+    pub fn paths(self) -> Option<&'a [&'a [&'a str]]> {
+        match self {
+            Keep::All => None,
+            Keep::Paths(p) | Keep::Texts(p) => Some(p),
+        }
+    }
 }
 
 /// The record's own keys a reader keeps (`settings`, which only `--resume` reads, is not).
@@ -37,7 +51,7 @@ pub(super) fn kept_checked(rec: Value, keep: Keep) -> Value {
 }
 
 fn cut(mut rec: Value, keep: Keep, checked: bool) -> Value {
-    let Keep::Paths(paths) = keep else {
+    let Some(paths) = keep.paths() else {
         return rec;
     };
     if let Some(o) = rec.as_object_mut() {

@@ -241,6 +241,7 @@ pub fn read_from(r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordFile>
     }
     let mut jl = JsonLines {
         pack: matches!(keep, Keep::Paths(_)),
+        texts: matches!(keep, Keep::Texts(_)),
         ..Default::default()
     };
     jl.add(v, first_line, keep, &mut out).map_err(&bad)?;
@@ -278,10 +279,7 @@ fn owned_paths<'a>(
     keep: Keep<'a>,
     of: fn(&[&'a [&'a str]]) -> Vec<Vec<&'a str>>,
 ) -> Option<Vec<Vec<&'a str>>> {
-    match keep {
-        Keep::All => None,
-        Keep::Paths(p) => Some(of(p)),
-    }
+    keep.paths().map(of)
 }
 
 /// Owned paths as the slices a parse takes.
@@ -372,6 +370,16 @@ struct JsonLines {
     keys: std::collections::HashSet<String>,
     /// Whether each record's point is held packed (read for what a reader shows).
     pack: bool,
+    /// Whether each record is held as its JSON text ([`Keep::Texts`]).
+    texts: bool,
+}
+
+/// A record held as its JSON text, or as it is.
+fn held_value(r: &Value) -> std::borrow::Cow<'_, Value> {
+    match r {
+        Value::String(t) => std::borrow::Cow::Owned(serde_json::from_str(t).unwrap_or_default()),
+        r => std::borrow::Cow::Borrowed(r),
+    }
 }
 
 /// The most different keys the points of a file name, as a point holds: a point's keys are run flags a
@@ -443,7 +451,7 @@ impl JsonLines {
         let same = |r: &Option<Value>| {
             let mut p = r
                 .as_ref()
-                .map(super::shape::record_point)
+                .map(|r| super::shape::record_point(&held_value(r)))
                 .unwrap_or_default();
             p.sort();
             p == point
@@ -457,7 +465,11 @@ impl JsonLines {
             self.not_run.insert(key, self.recs.len());
         }
         let mut v = kept_checked(v, keep);
-        if self.pack {
+        if self.texts {
+            let mut t = v.to_string();
+            t.shrink_to_fit();
+            v = Value::String(t);
+        } else if self.pack {
             super::shape::pack_point(&mut v);
         }
         self.recs.push(Some(v));
