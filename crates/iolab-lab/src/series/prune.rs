@@ -17,8 +17,8 @@ pub enum Keep<'a> {
     /// [`kept`] (a record held to be run again), cut down like a run's by a read.
     Paths(&'a [&'a [&'a str]]),
     /// As [`Keep::Paths`], each record of JSON lines then held as its JSON text (`compare`, which reads
-    /// each once into figures of its own: as values, a record of a few dozen small fields took about 25
-    /// times its text).
+    /// each once into figures of its own: as values, a record of a spec and a host took about 8 times
+    /// its text).
     Texts(&'a [&'a [&'a str]]),
 }
 
