@@ -177,7 +177,7 @@ const NOT_A_METHOD: &[(&str, &str, &str)] = &[
         "the probe's execution kind",
     ),
     (
-        "iolab-lab/src/compare_across.rs",
+        "iolab-lab/src/compare_workload.rs",
         "offload",
         "the result's offload section",
     ),

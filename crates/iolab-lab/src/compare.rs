@@ -2,153 +2,17 @@
 //! the `--fail-on-regression` count. Moved out of `series` (which re-exports the names it had).
 
 pub use crate::compare_held::{Figs, Side};
+pub use crate::compare_workload::{
+    survey_run_as_record, survey_runs_as_records, workload_key, workload_label,
+};
 use crate::series::FIGURES;
 use iolab_engine::stats::{stat, Stat};
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::BTreeMap;
 
 /// `compare`'s noise band when a side has a single run (no spread measured): differences under this many
 /// percent are called "within noise" all the same.
 pub const MIN_NOISE_PCT: f64 = 2.0;
-
-/// Spec fields that do not make two runs different workloads (seeds, file names, amounts, checking).
-const NOT_WORKLOAD: &[&str] = &[
-    "seed",
-    "seed_text",
-    "target",
-    "ops",
-    "duration_s",
-    "file_size",
-    "keep",
-    "overwrite",
-    "verify",
-    "count",
-    "breakdown",
-    "profile",
-    "profile_hz",
-    "allow_device_writes",
-    // --log-interval: how the run is recorded over time, not what it does.
-    "log_interval_ms",
-    // --op-log: the ops kept for fio's log files (a clock read per op, said in the run's notes).
-    "op_log_ms",
-    // How the depth was asked for: threads, qd and batch say what it became.
-    "inflight",
-    // --layers: an untimed pass traced at the block layer after the timed one. A survey traces its
-    // first round, so which of a method's runs it keeps (the median) may or may not have it: two
-    // surveys of the same workload were compared as having none in common.
-    "layers",
-];
-
-/// A survey's runs as records of their own (`{"point": {target, method, bs}, "result"}`, those that ran),
-/// so that two surveys compare per target, method and block size; other records as they are.
-pub fn survey_runs_as_records(recs: Vec<Value>) -> Vec<Value> {
-    recs.into_iter().filter_map(survey_run_as_record).collect()
-}
-
-/// [`survey_runs_as_records`] of one record (none: a survey's run that did not run).
-pub fn survey_run_as_record(mut rec: Value) -> Option<Value> {
-    let run = rec.get("result")?;
-    let is_survey_run = ["target", "method", "bs"]
-        .iter()
-        .all(|k| run.get(k).is_some())
-        && run.get("spec").is_none();
-    if !is_survey_run {
-        return Some(rec);
-    }
-    let point =
-        serde_json::json!({"target": run["target"], "method": run["method"], "bs": run["bs"]});
-    // The run's result moved into its record, not copied.
-    let result = rec
-        .get_mut("result")?
-        .as_object_mut()?
-        .remove("result")
-        .filter(|r| !r.is_null())?;
-    let mut m = serde_json::Map::new();
-    m.insert("point".into(), point);
-    m.insert("result".into(), result);
-    Some(Value::Object(m))
-}
-
-/// The workload a result ran: its spec without the fields above, plus the kind of target.
-pub fn workload_key(result: &Value) -> String {
-    let mut m: BTreeMap<String, Value> = BTreeMap::new();
-    if let Some(spec) = result.get("spec").and_then(|s| s.as_object()) {
-        for (k, v) in spec {
-            if !NOT_WORKLOAD.contains(&k.as_str()) {
-                m.insert(k.clone(), v.clone());
-            }
-        }
-    }
-    if let Some(kind) = result.get("target").and_then(|t| t.get("kind")) {
-        m.insert("target_kind".into(), kind.clone());
-    }
-    // A file on tmpfs and one on a disk's file system are two workloads (a suite has both).
-    if let Some(fs) = result.get("target").and_then(|t| t.get("fs")) {
-        m.insert("target_fs".into(), fs.clone());
-    }
-    // Counting or sampling inside the timed pass slows it: such a run is not a repeat of a plain one.
-    for k in ["count", "profile"] {
-        if let Some(v) = result
-            .get("spec")
-            .and_then(|s| s.get(k))
-            .filter(|v| *v == "inline")
-        {
-            m.insert(k.into(), v.clone());
-        }
-    }
-    serde_json::to_string(&m).unwrap_or_default()
-}
-
-/// A short label of a workload for tables.
-pub fn workload_label(result: &Value) -> String {
-    let s = |k: &str| {
-        result
-            .get("spec")
-            .and_then(|x| x.get(k))
-            .map(|v| match v {
-                Value::String(s) => s.clone(),
-                o => o.to_string(),
-            })
-            .unwrap_or_default()
-    };
-    let kind = result
-        .get("target")
-        .and_then(|t| t.get("kind"))
-        .and_then(|k| k.as_str())
-        .unwrap_or("?");
-    let rwf = match result.pointer("/spec/rw_flags").and_then(|v| v.as_u64()) {
-        Some(f) if f != 0 => format!(" rwf=0x{f:x}"),
-        _ => String::new(),
-    };
-    let inline: String = ["count", "profile"]
-        .iter()
-        .filter(|k| s(k) == "inline")
-        .map(|k| format!(" {k}=inline"))
-        .collect();
-    // The block size in the unit every view uses ("bs=4 KiB", as the flame graphs say it).
-    let bs = result
-        .pointer("/spec/bs")
-        .and_then(|v| v.as_u64())
-        .map_or_else(|| s("bs"), iolab_engine::units::fmt_size);
-    let direct = match result.pointer("/spec/direct").and_then(|v| v.as_bool()) {
-        Some(true) => " O_DIRECT",
-        _ => "",
-    };
-    let kind = match result.pointer("/target/fs").and_then(|v| v.as_str()) {
-        Some(fs) => format!("{kind} on {fs}"),
-        None => kind.to_string(),
-    };
-    format!(
-        "{} {}{direct} bs={bs} {} thr={} qd={} batch={}{rwf}{inline} -> {kind}",
-        s("method"),
-        s("op"),
-        s("pattern"),
-        s("threads"),
-        s("qd"),
-        s("batch")
-    )
-}
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub enum Verdict {

@@ -3,85 +3,9 @@
 //! first run) are matched with B's runs (A's own when B is not given) of the same workload but for KEY
 //! and another value of it; each pair of values is a workload of the comparison, "B / A" as always.
 
-use crate::compare::{rows_figs, workload_key, Figs, Outcome, Side, COMPARED};
+use crate::compare::{rows_figs, Figs, Outcome, Side, COMPARED};
 use iolab_engine::error::{Error, Result};
-use serde_json::Value;
 use std::collections::HashMap;
-
-/// Where a spec key sits in a result's `spec` (flag spelling: dashes; nested ring and offload options).
-fn place(key: &str) -> Vec<&'static str> {
-    let k = key.trim_start_matches("--");
-    match k {
-        "ring" => vec!["ring", "design"],
-        "offload-path" => vec!["offload", "path"],
-        "doorbell" => vec!["offload", "doorbell"],
-        "offload-attack" => vec!["offload", "attacks"],
-        "duration" => vec!["duration_s"],
-        _ => Vec::new(),
-    }
-}
-
-/// The value of `key` in a result's spec (as text), and the path it was found at; `kernel` is the
-/// release the run ran on (`host.kernel_release`: the guest's inside a guest), in no spec.
-fn value_at(result: &Value, key: &str) -> Option<(Vec<String>, String)> {
-    if key.trim_start_matches("--") == "kernel" {
-        let release = result.pointer("/host/kernel_release")?.as_str()?;
-        return Some((vec!["kernel".into()], release.to_string()));
-    }
-    let spec = result.get("spec")?;
-    let dashed = key.trim_start_matches("--");
-    let k = dashed.replace('-', "_");
-    let fixed = place(key);
-    let paths: Vec<Vec<String>> = if fixed.is_empty() {
-        vec![
-            vec![k.clone()],
-            vec!["ring".into(), k.clone()],
-            vec!["offload".into(), k],
-            vec!["method_opts".into(), dashed.into()],
-        ]
-    } else {
-        vec![fixed.iter().map(|s| s.to_string()).collect()]
-    };
-    let found = paths.into_iter().find_map(|p| {
-        let v = p.iter().try_fold(spec, |x, k| x.get(k))?;
-        let text = match v {
-            Value::String(s) => s.clone(),
-            o => o.to_string(),
-        };
-        Some((p, text))
-    });
-    // A method's own flag is written only when given: a run without it had it off.
-    let own_flag = iolab_engine::spec::options::METHOD_OPTIONS
-        .iter()
-        .any(|o| o.key == dashed && matches!(o.ty, iolab_engine::spec::options::Ty::Bool { .. }));
-    found.or_else(|| own_flag.then(|| (vec!["method_opts".into(), dashed.into()], "false".into())))
-}
-
-/// A result with `key` taken out of its spec (and, for `target`, the kind of target too): the workload
-/// it shares with the runs that differ only in `key`.
-pub(crate) fn without(result: &Value, key: &str) -> Option<(String, String)> {
-    let (path, text) = value_at(result, key)?;
-    let mut r = result.clone();
-    if let Some((last, parents)) = path.split_last() {
-        let spec = r.get_mut("spec")?;
-        if let Some(parent) = parents.iter().try_fold(&mut *spec, |x, k| x.get_mut(k)) {
-            parent.as_object_mut()?.remove(last);
-        }
-        // The methods' own options: a map left empty goes too, as a run that gave none has none.
-        let empty = |v: &Value| v.as_object().is_some_and(|o| o.is_empty());
-        if spec.get("method_opts").is_some_and(empty) {
-            spec.as_object_mut()?.remove("method_opts");
-        }
-    }
-    if key == "target" {
-        r.get_mut("target")?.as_object_mut()?.remove("kind");
-    }
-    // Across kernels the kernel is what differs, not part of the workload (a guest's run has it there).
-    if key.trim_start_matches("--") == "kernel" {
-        r.as_object_mut()?.remove("host");
-    }
-    Some((workload_key(&r), text))
-}
 
 /// The workload without the key, B's value of it, the label, A's runs and B's runs.
 type Group<'a> = (&'a str, &'a str, String, Vec<&'a Figs>, Vec<&'a Figs>);
@@ -210,6 +134,7 @@ fn groups<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     fn rec(method: &str, bs: u64, iops: f64) -> Value {
         serde_json::json!({"point": {}, "result": {

@@ -4,7 +4,7 @@
 //! a host and findings 1.6 GB; read as the records' texts ([`crate::series::Keep::Texts`]) and made into
 //! these one at a time, what is held is about the texts' bytes, then these.
 
-use crate::compare::{survey_run_as_record, workload_key, workload_label};
+use crate::compare_workload::{survey_run_as_record, without, workload_key, workload_label};
 use crate::series::{figure, FIGURES};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -81,7 +81,7 @@ impl Side {
         let key = self.intern(workload_key(r) + &guest_kernel(r));
         let label = self.intern(workload_label(r));
         let across = across
-            .and_then(|k| crate::compare_across::without(r, k))
+            .and_then(|k| without(r, k))
             .map(|(w, v)| (self.intern(w), self.intern(v)));
         self.runs.push(Held {
             key,

@@ -11,6 +11,7 @@ pub mod compare;
 pub mod compare_across;
 pub mod compare_held;
 pub mod compare_surveys;
+pub mod compare_workload;
 pub mod findings;
 pub mod findings_compare;
 pub mod fio_job;
