@@ -129,18 +129,16 @@ pub fn rows_figs(label: &str, ra: &[&Figs], rb: &[&Figs], figures: &[&str]) -> V
 
 /// Matching workloads of A and B side by side for `figures` (names from FIGURES); the workloads only one
 /// side has are returned apart.
-pub fn compare(
-    a: &Side,
-    b: &Side,
+pub fn compare<'a>(
+    a: &'a Side,
+    b: &'a Side,
     figures: &[&str],
 ) -> (Vec<CompareRow>, Vec<String>, Vec<String>) {
     let (ga, gb) = (groups(a), groups(b));
-    let keys = |g: &[Group<'_>]| -> std::collections::HashMap<String, usize> {
-        g.iter()
-            .enumerate()
-            .map(|(i, x)| (x.0.to_string(), i))
-            .collect()
-    };
+    // Each workload's key looked up in the side's own table of texts (not copied).
+    type Keys<'k> = std::collections::HashMap<&'k str, usize>;
+    let keys =
+        |g: &[Group<'a>]| -> Keys<'a> { g.iter().enumerate().map(|(i, x)| (x.0, i)).collect() };
     let (ka, kb) = (keys(&ga), keys(&gb));
     let mut rows = Vec::new();
     for (k, label, ra) in &ga {
@@ -149,7 +147,7 @@ pub fn compare(
         };
         rows.extend(rows_figs(label, ra, &gb[j].2, figures));
     }
-    let only = |x: &[Group<'_>], y: &std::collections::HashMap<String, usize>| {
+    let only = |x: &[Group<'_>], y: &Keys| {
         x.iter()
             .filter(|g| !y.contains_key(g.0))
             .map(|g| g.1.to_string())
