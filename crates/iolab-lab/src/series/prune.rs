@@ -710,9 +710,12 @@ const SUMMARY_KEYS: [&str; 5] = ["suite", "memory", "findings", "published", "an
 
 /// What [`super::shape::impossible`] reads of a result besides the figures.
 /// The host's texts are here whether a reader shows them or not: a forged one is refused by every reader.
-const CHECKED: [&[&str]; 23] = [
+const CHECKED: [&[&str]; 26] = [
     &["spec"],
     &["schema_version"],
+    &["host", "emulated"],
+    &["target", "kind"],
+    &["target", "fs"],
     &["host", "cpus_online"],
     &["host", "iolab_version"],
     &["host", "kernel_release"],

@@ -115,6 +115,29 @@ fn host_impossible(run: &Value) -> Option<String> {
     })
 }
 
+/// The longest text of a run's `target` kind or file system iolab writes ("block device", "ext4",
+/// "unknown filesystem"): far under this. Both name the workload in every label `compare` prints.
+const TARGET_TEXT_MAX: usize = 64;
+
+/// A `target.kind` or `target.fs` longer than any iolab writes (1 MB file system names took `compare`
+/// to 5 times its input, each label held and printed whole), or a `host.emulated` that is not true or
+/// false (the text "true" was taken for a native run and ranked against one).
+fn target_impossible(run: &Value) -> Option<String> {
+    let long = ["kind", "fs"].iter().find_map(|k| {
+        let t = run.get("target")?.get(k)?.as_str()?;
+        (t.len() > TARGET_TEXT_MAX).then(|| {
+            format!(
+                "target.{k} is {} bytes long, longer than iolab writes ({TARGET_TEXT_MAX} at most)",
+                iolab_engine::units::thousands_u64(t.len() as u64)
+            )
+        })
+    });
+    long.or_else(|| match run.get("host")?.get("emulated")? {
+        Value::Bool(_) | Value::Null => None,
+        v => Some(format!("host.emulated is {v}, not true or false")),
+    })
+}
+
 pub(super) fn impossible(rec: &Value) -> Option<String> {
     if let Some(why) = own_keys_impossible(rec) {
         return Some(why);
@@ -154,6 +177,7 @@ pub(super) fn impossible(rec: &Value) -> Option<String> {
     if let Some(why) = spec_impossible(run)
         .or_else(|| point_not_spec(rec, run))
         .or_else(|| host_impossible(run))
+        .or_else(|| target_impossible(run))
         .or_else(|| settings_impossible(run))
     {
         return Some(why);
