@@ -43,4 +43,6 @@ pub use stream::{read_open, value_of, Keep, RecordFile};
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_forged;
+#[cfg(test)]
 mod tests_packed;
