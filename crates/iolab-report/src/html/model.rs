@@ -37,10 +37,11 @@ pub(crate) const X_KEYS: usize = 5;
 
 /// A run's key figures and its values of the keys they are charted against (`vary::figures_of`), looked
 /// up once: a lookup per chart was a pass over every record's JSON per figure and key, most of a large
-/// report's time.
+/// report's time. NaN where a run has none (JSON holds no NaN): half the room of an `Option` each, 14 MB
+/// of a report of 157,000 runs.
 pub(crate) struct Figures {
-    pub(crate) y: [Option<f64>; FIGURES],
-    pub(crate) x: [Option<f64>; X_KEYS],
+    pub(crate) y: [f64; FIGURES],
+    pub(crate) x: [f64; X_KEYS],
     pub(crate) named: [bool; X_KEYS],
 }
 

@@ -550,8 +550,8 @@ const XKEYS: [XKey; model::X_KEYS] = [
 /// The key figures of the result `r`.
 pub(super) fn figures_of(r: &Value) -> Figures {
     Figures {
-        y: FIGS.each_ref().map(|f| (f.value)(r)),
-        x: XKEYS.each_ref().map(|k| k.field.num(r)),
+        y: FIGS.each_ref().map(|f| (f.value)(r).unwrap_or(f64::NAN)),
+        x: XKEYS.each_ref().map(|k| k.field.num(r).unwrap_or(f64::NAN)),
         named: XKEYS.each_ref().map(|k| !k.field.text(r).is_empty()),
     }
 }
@@ -559,14 +559,14 @@ pub(super) fn figures_of(r: &Value) -> Figures {
 impl Fig {
     /// This figure of a run.
     fn of(&self, x: &Run) -> Option<f64> {
-        x.figures.y[self.at]
+        Some(x.figures.y[self.at]).filter(|v| !v.is_nan())
     }
 }
 
 impl XKey {
     /// A run's number for this key.
     fn num(&self, x: &Run) -> Option<f64> {
-        x.figures.x[self.at]
+        Some(x.figures.x[self.at]).filter(|v| !v.is_nan())
     }
 }
 
