@@ -46,7 +46,7 @@ mod ways;
 
 use crate::html::model::uninformative;
 pub use model::Report;
-use model::{label_of, shared_spec, unwrap_survey_run, Out, Run};
+use model::{held, label_of, shared_spec, unwrap_survey_run, Has, Out, Run};
 
 use crate::fields;
 use axis::Axis;
@@ -108,9 +108,10 @@ fn unique_labels(recs: &[Value], from: &[Option<String>]) -> Vec<String> {
     let state = std::collections::hash_map::RandomState::new();
     let hash = |l: &str| state.hash_one(l);
     let base = |rec: &Value| {
+        let rec = held(rec);
         short(label_of(
-            rec,
-            fields::RESULT.at(rec).unwrap_or(&Value::Null),
+            &rec,
+            fields::RESULT.at(&rec).unwrap_or(&Value::Null),
         ))
     };
     let count = |hs: &[u64]| {
@@ -120,8 +121,17 @@ fn unique_labels(recs: &[Value], from: &[Option<String>]) -> Vec<String> {
         }
         n
     };
-    // A file's name where the bare label is shared.
-    let hashes: Vec<u64> = recs.iter().map(|r| hash(&base(r))).collect();
+    // A file's name where the bare label is shared. Each record is read once for its label's hash and
+    // whether it has a result (a record of JSON lines is parsed again each time it is read).
+    let (hashes, results): (Vec<u64>, Vec<bool>) = recs
+        .iter()
+        .map(|rec| {
+            let rec = held(rec);
+            let r = fields::RESULT.at(&rec);
+            let label = short(label_of(&rec, r.unwrap_or(&Value::Null)));
+            (hash(&label), r.is_some())
+        })
+        .unzip();
     let n = count(&hashes);
     let filed = |i: usize| -> Option<String> {
         let f = from.get(i)?.as_ref().filter(|_| n[&hashes[i]] > 1)?;
@@ -132,7 +142,7 @@ fn unique_labels(recs: &[Value], from: &[Option<String>]) -> Vec<String> {
         .collect();
     let n = count(&hashes);
     let mut seen: std::collections::HashMap<u64, usize> = Default::default();
-    let shown = |i: usize| i < page::MAX_ROWS || fields::RESULT.at(&recs[i]).is_some();
+    let shown = |i: usize| i < page::MAX_ROWS || results[i];
     (0..recs.len())
         .map(|i| {
             let k = (n[&hashes[i]] > 1).then(|| {
@@ -177,36 +187,43 @@ fn build_with(
     let answer = answer::section(&recs);
     let recs: Vec<Value> = recs.into_iter().map(unwrap_survey_run).collect();
     let labels = unique_labels(&recs, from);
-    let grouped = recs.iter().any(|r| repeats::count(r).is_some());
+    let grouped = recs.iter().any(|r| repeats::count(&held(r)).is_some());
     // Each run's coordinates, stored once each (`coords`) as they are made and held by the runs as
     // numbers (a run's own copy of its keys is let go at once). The runs are made as their keys are
     // stored, each pointing at the whole of them after: made after, from a list of each run's numbers,
     // the two lists were held at once (157,000 runs: 12 MB more at the page's peak).
     let none_yet = coords::Coords::default();
     let mut coords = coords::Coords::default();
-    let with_result = recs.iter().filter(|r| fields::RESULT.at(r).is_some());
-    // As many as there are, not the doubling's room: 157,000 runs took 75 MB where 45 MB hold them.
-    let mut runs: Vec<Run> = Vec::with_capacity(with_result.count());
-    for ((rec, label), file) in recs.iter().zip(&labels).zip(from) {
-        let Some(r) = fields::RESULT.at(rec) else {
+    // Room for one a record, not the doubling's room: 157,000 runs took 75 MB where 45 MB hold them.
+    let mut runs: Vec<Run> = Vec::with_capacity(recs.len());
+    for ((held_rec, label), file) in recs.iter().zip(&labels).zip(from) {
+        let rec = held(held_rec);
+        let Some(r) = fields::RESULT.at(&rec) else {
             continue;
         };
-        let mut keys = vary::keys_of(rec, r, file.as_deref());
+        let mut keys = vary::keys_of(&rec, r, file.as_deref());
         // Legends tell a configuration drawn at the median of its repeats from a single run.
         if grouped {
-            let k = repeats::count(rec).unwrap_or(1);
+            let k = repeats::count(&rec).unwrap_or(1);
             keys.push(("repeats".into(), k.to_string()));
         }
         let spec = coords.values_of(&fields::SHARED_SPEC.map(|f| f.text(r)));
+        let host = match fields::HOST.at(r) {
+            Some(_) => coords.values_of(&[host_of(r)])[0],
+            None => coords::NONE,
+        };
         runs.push(Run {
             label: label.clone(),
-            r,
+            rec: held_rec,
             keys: coords.intern(&keys),
             spec,
             coords: &none_yet,
             figures: vary::figures_of(r),
+            has: has_of(&rec, r),
+            host,
         });
     }
+    runs.shrink_to_fit();
     let coords = coords;
     for x in &mut runs {
         x.coords = &coords;
@@ -216,10 +233,7 @@ fn build_with(
         true => sweep_answer::section(&recs, &runs),
         false => answer,
     };
-    let io_runs: Vec<&Run> = runs
-        .iter()
-        .filter(|x| fields::WORKLOAD.at(x.r).is_none() && fields::LATENCY.at(x.r).is_some())
-        .collect();
+    let io_runs: Vec<&Run> = runs.iter().filter(|x| x.has.io).collect();
     let mut out = Out::default();
     let against = vary::figure_charts(&io_runs, &mut out);
     if !io_runs.is_empty() {
@@ -243,6 +257,38 @@ fn build_with(
     }
 }
 
+/// What a run's result holds that a chart or section looks for (`rec`: its record).
+fn has_of(rec: &Value, r: &Value) -> Has {
+    let workload = fields::WORKLOAD.at(r);
+    let present = |f: fields::Field| f.at(r).is_some_and(|v| !v.is_null());
+    Has {
+        io: workload.is_none() && fields::LATENCY.at(r).is_some(),
+        quantiles: !dist::quantiles(r).is_empty(),
+        gap: fields::GAP_BUCKETS.at(r).is_some(),
+        uring: present(fields::URING),
+        intervals: timeline::series(r, fields::INTERVAL_IOPS).len() > 1,
+        page_cache: timeline::page_cache(r).len() > 1,
+        profile: flame::profile(r).is_some(),
+        findings: fields::FINDINGS
+            .at(r)
+            .is_some_and(|f| !iolab_lab::series::items(f).is_empty()),
+        emulated: page::is_emulated(r),
+        lines: workload.and_then(Value::as_str) == Some("decimal-lines"),
+        offload: present(fields::OFFLOAD_PATH),
+        repeats: repeats::count(rec).is_some(),
+    }
+}
+
+/// The machine a run ran on, as the page's head names it.
+fn host_of(r: &Value) -> String {
+    format!(
+        "kernel {}, {}, {} CPUs online",
+        fields::HOST_KERNEL_RELEASE.text(r),
+        fields::HOST_CPU_MODEL.text(r),
+        fields::HOST_CPUS_ONLINE.text(r)
+    )
+}
+
 /// Horizontal bars of `rows_of` each group's runs, in sections per group (small multiples as in
 /// `vary::split`), or left out with the reason when every bar would be the same.
 fn per_run_bars(
@@ -253,15 +299,15 @@ fn per_run_bars(
     caption: String,
     out: &mut Out,
 ) {
-    let with: Vec<&Run> = io_runs
+    // Each run's values found once (a run's result may be parsed again for each look), by its place.
+    let with: Vec<(&Run, Vec<f64>)> = io_runs
         .iter()
-        .copied()
-        .filter(|x| value(x).is_some())
+        .filter_map(|x| Some((*x, value(x)?)))
         .collect();
-    let firsts: Vec<f64> = with
-        .iter()
-        .filter_map(|x| value(x)?.first().copied())
-        .collect();
+    let firsts: Vec<f64> = with.iter().filter_map(|x| x.1.first().copied()).collect();
+    let values: std::collections::HashMap<*const Run, &Vec<f64>> =
+        with.iter().map(|(x, v)| (*x as *const Run, v)).collect();
+    let with: Vec<&Run> = with.iter().map(|x| x.0).collect();
     if with.is_empty() {
         return;
     }
@@ -278,7 +324,7 @@ fn per_run_bars(
                 .filter_map(|x| {
                     Some(BarRow {
                         label: vary::label_in(x, &keys),
-                        values: value(x)?,
+                        values: values.get(&(*x as *const Run))?.to_vec(),
                     })
                 })
                 .collect(),
@@ -291,12 +337,13 @@ fn per_run_bars(
 /// CPU split, normalized (the thesis's Figure 21).
 fn cpu_split_chart(io_runs: &[&Run], out: &mut Out) {
     let split = |x: &Run| {
+        let r = x.r();
         // No share of a CPU time its CPUs could not have spent in the span.
-        if iolab_lab::series::cpu_withheld(x.r).is_some() {
+        if iolab_lab::series::cpu_withheld(&r).is_some() {
             return None;
         }
-        let u = fields::CPU_USER_S.num(x.r)?;
-        let s = fields::CPU_SYS_S.num(x.r)?;
+        let u = fields::CPU_USER_S.num(&r)?;
+        let s = fields::CPU_SYS_S.num(&r)?;
         (u + s > 0.0).then(|| vec![u / (u + s) * 100.0, s / (u + s) * 100.0])
     };
     let chart = BarChart {
@@ -319,7 +366,7 @@ fn cpu_split_chart(io_runs: &[&Run], out: &mut Out) {
 fn syscalls_chart(io_runs: &[&Run], out: &mut Out) {
     let values: Vec<f64> = io_runs
         .iter()
-        .filter_map(|x| fields::SYSCALLS_PER_OP.num(x.r))
+        .filter_map(|x| fields::SYSCALLS_PER_OP.num(&x.r()))
         .collect();
     let chart = BarChart {
         title: "System calls per op".into(),
@@ -333,7 +380,7 @@ fn syscalls_chart(io_runs: &[&Run], out: &mut Out) {
          Shared spec: {}.",
         shared_spec(io_runs)
     );
-    let value = |x: &Run| Some(vec![fields::SYSCALLS_PER_OP.num(x.r)?]);
+    let value = |x: &Run| Some(vec![fields::SYSCALLS_PER_OP.num(&x.r())?]);
     per_run_bars(io_runs, value, chart, "syscalls-per-op", caption, out);
 }
 
@@ -341,12 +388,10 @@ fn syscalls_chart(io_runs: &[&Run], out: &mut Out) {
 fn lines_chart(runs: &[Run], out: &mut Out) {
     let mut legend: Vec<String> = Vec::new();
     let mut lines: Vec<Vec<(f64, f64)>> = Vec::new();
-    for x in runs
-        .iter()
-        .filter(|x| fields::WORKLOAD.at(x.r).and_then(|w| w.as_str()) == Some("decimal-lines"))
-    {
-        let m = fields::SPEC_METHOD.text(x.r);
-        let ns = fields::WALL_S.num(x.r).unwrap_or(f64::NAN) * 1e9;
+    for x in runs.iter().filter(|x| x.has.lines) {
+        let r = x.r();
+        let m = fields::SPEC_METHOD.text(&r);
+        let ns = fields::WALL_S.num(&r).unwrap_or(f64::NAN) * 1e9;
         let i = legend.iter().position(|l| *l == m).unwrap_or_else(|| {
             legend.push(m);
             lines.push(Vec::new());
@@ -391,7 +436,7 @@ fn lines_chart(runs: &[Run], out: &mut Out) {
              to a fresh file, per method; every file was read back and checked. What a run timed is in its \
              record's `timed` (since 2026-11-23: the first write until fsync returned; before: open to close).",
             runs.iter()
-                .find_map(|x| fields::SPEC_LINES.num(x.r))
+                .find_map(|x| fields::SPEC_LINES.num(&x.r()))
                 .map(|n| (n as u64).saturating_sub(1).to_string())
                 .unwrap_or_else(|| "N-1".into())
         ),

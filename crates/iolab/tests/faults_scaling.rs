@@ -101,6 +101,40 @@ fn records_of_a_spec_alone_cost_compare_about_their_text() {
     );
 }
 
+/// Records of a spec, a host, a latency summary and a few figures (many short fields, each of which
+/// took about 140 bytes as a parsed value) cost the report about their text: it holds a record of JSON
+/// lines as its text and parses it again where the page reads it (a 200 MB file of such records took
+/// 1.2 GB, about 6 bytes per byte).
+#[test]
+fn records_of_many_short_fields_cost_the_report_about_their_text() {
+    let d = tempfile::tempdir().unwrap();
+    let mut t = template(d.path());
+    let keep = ["spec", "host", "latency", "iops", "mib_s", "ns_per_op", "wall_s", "findings"];
+    let r = t["result"].as_object_mut().unwrap();
+    r.retain(|k, _| keep.contains(&k.as_str()));
+    t.as_object_mut().unwrap().remove("settings");
+    let mut runs = Vec::new();
+    for n in [10_000, 20_000] {
+        let recs = d.path().join(format!("s{n}.jsonl"));
+        let bytes = records(&t, n, &recs);
+        let page = d.path().join(format!("s{n}.html"));
+        let c = cost(
+            &["report".into(), path_str(&recs), "-o".into(), path_str(&page)],
+            &[&recs],
+        );
+        println!("report of {n} records ({bytes} bytes): peak {}", c.peak_rss);
+        assert!(page.exists(), "the page of {n} records was written");
+        runs.push((bytes, c.peak_rss));
+    }
+    let ((b1, m1), (b2, m2)) = (runs[0], runs[1]);
+    let per_byte = (m2 as f64 - m1 as f64) / (b2 - b1) as f64;
+    println!("report: {per_byte:.2} resident bytes per byte of records added");
+    assert!(
+        per_byte <= 2.0,
+        "{per_byte:.1} bytes of memory per byte of records ({m1} at {b1} bytes, {m2} at {b2})"
+    );
+}
+
 /// Records with long arrays (a paced sweep's intervals, 300 a run) are held as the report draws them: of
 /// each interval the figures a chart reads, and each line of the over-time charts thinned to its share of
 /// the figure's points, so that neither the memory nor the page grows with every interval (a 200 MB file

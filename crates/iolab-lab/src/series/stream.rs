@@ -374,8 +374,9 @@ struct JsonLines {
     texts: bool,
 }
 
-/// A record held as its JSON text, or as it is.
-fn held_value(r: &Value) -> std::borrow::Cow<'_, Value> {
+/// A record held as its JSON text ([`Keep::Texts`]) parsed again, or as it is (a record is an object:
+/// a string among the records is one held as its text).
+pub fn held_value(r: &Value) -> std::borrow::Cow<'_, Value> {
     match r {
         Value::String(t) => std::borrow::Cow::Owned(serde_json::from_str(t).unwrap_or_default()),
         r => std::borrow::Cow::Borrowed(r),

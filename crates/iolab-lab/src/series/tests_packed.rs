@@ -102,7 +102,7 @@ fn a_runs_memory_readings_are_packed_where_a_reader_draws_them_and_kept_whole_el
     let f = super::stream::read_from(text.as_bytes(), Path::new("k"), Keep::Paths(paths)).unwrap();
     for r in &f.records {
         let held = &r["result"]["memory"]["over_time"];
-        assert!(super::packed::is_packed(&held), "{held}");
+        assert!(super::packed::is_packed(held), "{held}");
         assert_eq!(
             item_pairs(held, "t_s", "page_cache"),
             [(0.1, 3.0), (0.2, 5.0)]

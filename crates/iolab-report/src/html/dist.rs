@@ -18,7 +18,7 @@ const MAX_PANELS: usize = 120;
 
 /// (quantile, ns) of a run's latency that its op count resolves: quantiles below 1 with at least one op
 /// above them. From the recorded CDF, else the named percentiles.
-fn quantiles(r: &Value) -> Vec<(f64, f64)> {
+pub(super) fn quantiles(r: &Value) -> Vec<(f64, f64)> {
     let n = fields::LATENCY_COUNT.num(r);
     let resolved = |q: f64| q < 1.0 && n.is_none_or(|n| n * (1.0 - q) >= 1.0 - 1e-9);
     let mut q: Vec<(f64, f64)> = fields::LATENCY_CDF
@@ -50,7 +50,7 @@ pub(super) fn latency_charts(io_runs: &[&Run], out: &mut Out) {
     let runs: Vec<&Run> = io_runs
         .iter()
         .copied()
-        .filter(|x| !quantiles(x.r).is_empty())
+        .filter(|x| x.has.quantiles)
         .collect();
     if runs.len() > MAX_LINES {
         // A panel of MAX_SERIES lines per group of runs: thousands of charts no one reads.
@@ -187,7 +187,7 @@ pub(super) fn panels_note(groups: &[(String, Vec<&Run>)]) -> String {
 fn percentiles_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], part: &Part, out: &mut Out) {
     let title = &format!("Latency percentiles per run{}", part.title);
     let tail = |r: &Run| -> Vec<(f64, f64)> {
-        quantiles(r.r)
+        quantiles(&r.r())
             .into_iter()
             .filter(|(q, _)| *q >= 0.5)
             .collect()
@@ -223,14 +223,17 @@ fn percentiles_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], part: &Part,
 
 fn cdf_chart(runs: &[&Run], groups: &[(String, Vec<&Run>)], part: &Part, out: &mut Out) {
     let title = &format!("Latency CDF{}", part.title);
-    let pts: Vec<(f64, f64)> = runs.iter().flat_map(|r| quantiles(r.r)).collect();
+    let pts: Vec<(f64, f64)> = runs.iter().flat_map(|r| quantiles(&r.r())).collect();
     let x = Axis::time("latency", &pts.iter().map(|p| p.1).collect::<Vec<_>>());
     let y = Axis::nines_share(
         "ops at or below",
         &pts.iter().map(|p| p.0).collect::<Vec<_>>(),
     );
     let (fig, thinned) = match run_lines(title, groups, (&x, &y), &|r| {
-        quantiles(r.r).into_iter().map(|(q, ns)| (ns, q)).collect()
+        quantiles(&r.r())
+            .into_iter()
+            .map(|(q, ns)| (ns, q))
+            .collect()
     }) {
         Ok(f) => f,
         Err(why) => return out.leave_out(title, why),
@@ -273,8 +276,9 @@ fn gaps_chart(io_runs: &[&Run], out: &mut Out) {
     // Buckets are half an octave wide: each from its bound / sqrt(2) to its bound.
     let runs: Vec<Bars> = io_runs
         .iter()
+        .filter(|x| x.has.gap)
         .filter_map(|x| {
-            let s = shares(fields::GAP_BUCKETS.at(x.r)?)?;
+            let s = shares(fields::GAP_BUCKETS.at(&x.r())?)?;
             let bars = s
                 .into_iter()
                 .filter(|b| b.0 > 0.0)
@@ -349,10 +353,10 @@ pub(super) fn uring_batches_chart(io_runs: &[&Run], out: &mut Out) {
     let title = "io_uring batch sizes";
     let runs: Vec<Bars> = io_runs
         .iter()
-        .filter(|x| fields::URING.at(x.r).is_some_and(|u| !u.is_null()))
+        .filter(|x| x.has.uring)
         .filter_map(|x| {
             // Calls that carried no request (waits) are in the total, not drawn at x = 0.
-            let s = shares(fields::URING_BATCHES.at(x.r)?)?;
+            let s = shares(fields::URING_BATCHES.at(&x.r())?)?;
             let bars = s
                 .into_iter()
                 .filter(|b| b.0 > 0.0)

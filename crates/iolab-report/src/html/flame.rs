@@ -29,7 +29,7 @@ fn flame_svg(_: &[String], _: &str, _: &str, _: &str) -> Result<String, String> 
 const TOP: usize = 10;
 
 /// The profile of a run, when it has one.
-fn profile(r: &Value) -> Option<&Value> {
+pub(super) fn profile(r: &Value) -> Option<&Value> {
     fields::PROFILE.at(r).filter(|p| !p.is_null())
 }
 
@@ -37,18 +37,18 @@ fn profile(r: &Value) -> Option<&Value> {
 pub(super) fn profile_charts(runs: &[Run], out: &mut Out) {
     let mut n = 0;
     for (i, x) in runs.iter().enumerate() {
-        if profile(x.r).is_none() {
+        if !x.has.profile {
             continue;
         }
         n += 1;
         let name = format!("flame-{n}");
         let title = format!("Flame graph: {}", run_title(x));
         // The graph's own title is drawn in one line: the workload with a short target.
-        let drawn = format!("Flame graph: {}", workload(x.r, true));
-        let samples = fields::PROFILE_SAMPLES.num(x.r).unwrap_or(0.0);
-        let sub = sampling(x.r);
+        let drawn = format!("Flame graph: {}", workload(&x.r(), true));
+        let samples = fields::PROFILE_SAMPLES.num(&x.r()).unwrap_or(0.0);
+        let sub = sampling(&x.r());
         let folded = fields::PROFILE_FOLDED
-            .at(x.r)
+            .at(&x.r())
             .map(strings)
             .unwrap_or_default();
         // No stack, no graph and no shares: the run's section says why it has none.
@@ -75,7 +75,7 @@ pub(super) fn profile_charts(runs: &[Run], out: &mut Out) {
 
 /// "method op bs=N buffered|O_DIRECT on target (the run's label)".
 fn run_title(x: &Run) -> String {
-    format!("{} ({})", workload(x.r, false), x.label)
+    format!("{} ({})", workload(&x.r(), false), x.label)
 }
 
 /// "method op bs=N buffered|O_DIRECT on target"; `short`: a long target by its file name.
@@ -127,7 +127,7 @@ fn strings(v: &Value) -> Vec<String> {
 
 /// A run's groups as bars: kernel groups in one color, user-space groups in another.
 fn groups_chart(x: &Run, i: usize, n: usize, out: &mut Out) {
-    let rows: Vec<BarRow> = shares(x.r, fields::PROFILE_GROUPS)
+    let rows: Vec<BarRow> = shares(&x.r(), fields::PROFILE_GROUPS)
         .into_iter()
         .map(|(name, kernel, share)| {
             let v = share * 100.0;
@@ -162,7 +162,7 @@ fn groups_chart(x: &Run, i: usize, n: usize, out: &mut Out) {
         format!(
             "Share (%) of the samples of {} by what the sampled code was doing, from the function names \
              on each stack (the first group that matches from the leaf down).",
-            sampling(x.r)
+            sampling(&x.r())
         ),
         bar_chart(&chart),
     );
@@ -204,7 +204,7 @@ pub(crate) fn copy_share(r: &Value) -> Option<f64> {
 pub(super) fn section(runs: &[Run], charts: &mut [Chart], keep_svgs: bool, o: &mut String) {
     let mut any = false;
     for (i, x) in runs.iter().enumerate() {
-        if profile(x.r).is_none() {
+        if !x.has.profile {
             continue;
         }
         if !any {
@@ -215,11 +215,11 @@ pub(super) fn section(runs: &[Run], charts: &mut [Chart], keep_svgs: bool, o: &m
             o,
             "<h3>{}</h3>\n<p>Sampled in {}.</p>",
             esc(&run_title(x)),
-            esc(&sampling(x.r))
+            esc(&sampling(&x.r()))
         );
         let notes: Vec<String> = [fields::PROFILE_UNSYMBOLIZED, fields::PROFILE_NOTES]
             .iter()
-            .flat_map(|f| f.at(x.r).map(strings).unwrap_or_default())
+            .flat_map(|f| f.at(&x.r()).map(strings).unwrap_or_default())
             .collect();
         if !notes.is_empty() {
             o.push_str("<ul>");
@@ -235,7 +235,7 @@ pub(super) fn section(runs: &[Run], charts: &mut [Chart], keep_svgs: bool, o: &m
         for c in mine.iter_mut() {
             embed(c, keep_svgs, o);
         }
-        top_table(x.r, o);
+        top_table(&x.r(), o);
     }
 }
 

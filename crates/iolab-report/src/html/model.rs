@@ -6,6 +6,7 @@ use super::markup::Chart;
 use super::repeats;
 use crate::fields;
 use serde_json::Value;
+use std::borrow::Cow;
 
 pub struct Report {
     pub html: String,
@@ -20,7 +21,8 @@ pub struct Report {
 /// from when the report reads several.
 pub(crate) struct Run<'a> {
     pub(crate) label: String,
-    pub(crate) r: &'a Value,
+    /// Its record as read (see [`Run::r`]).
+    pub(crate) rec: &'a Value,
     /// Each key's name and value as numbers into `coords`.
     pub(crate) keys: Vec<(u32, u32)>,
     /// The page's key names and values.
@@ -29,6 +31,63 @@ pub(crate) struct Run<'a> {
     pub(crate) figures: Figures,
     /// Its values of [`fields::SHARED_SPEC`] as text, numbers into `coords.values`.
     pub(crate) spec: [u32; fields::SHARED_SPEC.len()],
+    /// What it holds that a chart or section looks for, found once.
+    pub(crate) has: Has,
+    /// Its host ("kernel ..., model, N CPUs online"), a number into `coords.values` (0: none).
+    pub(crate) host: u32,
+}
+
+/// What a run holds that a chart or a section of the page looks for in every run, found once from its
+/// result: a record of JSON lines is parsed again each time it is read, and a look per chart was 29
+/// parses a record (20 s for 157,000 runs).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Has {
+    /// An I/O run with a latency summary (not a workload's such as decimal lines).
+    pub(crate) io: bool,
+    /// Latency quantiles to draw.
+    pub(crate) quantiles: bool,
+    /// A histogram of the time between ops.
+    pub(crate) gap: bool,
+    /// io_uring's figures.
+    pub(crate) uring: bool,
+    /// More than one interval's IOPS.
+    pub(crate) intervals: bool,
+    /// More than one reading of the page cache.
+    pub(crate) page_cache: bool,
+    /// A profile.
+    pub(crate) profile: bool,
+    /// Findings.
+    pub(crate) findings: bool,
+    /// An emulated CPU.
+    pub(crate) emulated: bool,
+    /// Decimal lines.
+    pub(crate) lines: bool,
+    /// An offloaded run's own cycles.
+    pub(crate) offload: bool,
+    /// Its record stands for repeats (`run --repeat`, `suite --repeat`).
+    pub(crate) repeats: bool,
+}
+
+impl<'a> Run<'a> {
+    /// Its result: in its record where the record is held as a value (a document's runs), else parsed
+    /// from the record's JSON text each time it is read (records of JSON lines: held as values, a 200
+    /// MB file of records of a spec, a host and a few figures took 6 times its text).
+    pub(crate) fn r(&self) -> Cow<'a, Value> {
+        static NONE: Value = Value::Null;
+        match held(self.rec) {
+            Cow::Borrowed(rec) => Cow::Borrowed(fields::RESULT.at(rec).unwrap_or(&NONE)),
+            Cow::Owned(mut rec) => Cow::Owned(
+                rec.get_mut(fields::RESULT.key())
+                    .map(Value::take)
+                    .unwrap_or_default(),
+            ),
+        }
+    }
+}
+
+/// A record as read: held as a value, or as its JSON text (then parsed again here).
+pub(crate) fn held(rec: &Value) -> Cow<'_, Value> {
+    iolab_lab::series::held_value(rec)
 }
 
 /// The key figures charted against the keys the runs vary (`vary::FIGS`), and those keys (`vary::XKEYS`).

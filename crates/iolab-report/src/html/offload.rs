@@ -7,12 +7,11 @@ use serde_json::Value;
 use std::fmt::Write;
 
 /// A table of the offload runs' client cycles; nothing when no record is an offload run.
-pub(super) fn section(recs: &[Value], labels: &[String], o: &mut String) {
-    let rows: Vec<(&Value, &String)> = recs
+pub(super) fn section(runs: &[super::model::Run], o: &mut String) {
+    let rows: Vec<(std::borrow::Cow<Value>, &String)> = runs
         .iter()
-        .zip(labels)
-        .filter_map(|(rec, l)| fields::RESULT.at(rec).map(|r| (r, l)))
-        .filter(|(r, _)| fields::OFFLOAD_PATH.at(r).is_some_and(|p| !p.is_null()))
+        .filter(|x| x.has.offload)
+        .map(|x| (x.r(), &x.label))
         .collect();
     if rows.is_empty() {
         return;
@@ -28,7 +27,7 @@ pub(super) fn section(recs: &[Value], labels: &[String], o: &mut String) {
          <th>doorbells / request</th></tr>\n",
     );
     for (r, label) in rows {
-        row(r, label, o);
+        row(&r, label, o);
     }
     o.push_str("</table>\n");
 }

@@ -24,7 +24,7 @@ pub(super) fn page(
     o.push_str("<h2>Runs</h2>\n");
     super::runs_table::head(&mut o);
     for (rec, label) in recs.iter().zip(labels).take(MAX_ROWS) {
-        record_row(rec, label, &mut o);
+        record_row(&super::model::held(rec), label, &mut o);
     }
     o.push_str("</table>\n");
     if recs.len() > MAX_ROWS {
@@ -35,8 +35,8 @@ pub(super) fn page(
             iolab_engine::units::thousands_u64((recs.len() - MAX_ROWS) as u64)
         );
     }
-    repeats_note(recs, &mut o);
-    super::offload::section(recs, labels, &mut o);
+    repeats_note(runs, &mut o);
+    super::offload::section(runs, &mut o);
     o.push_str("<h2>Charts</h2>\n");
     // With charts left out (their reasons listed below), the records held something to chart.
     if !out.charts.iter().any(|c| c.run.is_none()) {
@@ -64,7 +64,7 @@ pub(super) fn page(
 
 /// The head with its style, the title, where the records came from, and the host of the first run.
 fn head(recs: &[Value], runs: &[Run], sources: &[String], o: &mut String) {
-    let emulated = runs.iter().filter(|x| is_emulated(x.r)).count();
+    let emulated = runs.iter().filter(|x| x.has.emulated).count();
     o.push_str(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>iolab report</title>\n<style>\
          body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;font-size:13px}\
@@ -93,23 +93,18 @@ fn head(recs: &[Value], runs: &[Run], sources: &[String], o: &mut String) {
             runs.len(),
             esc(&runs
                 .iter()
-                .find(|x| is_emulated(x.r))
-                .map(|x| fields::HOST_ACCELERATOR.text(x.r).to_uppercase())
+                .find(|x| x.has.emulated)
+                .map(|x| fields::HOST_ACCELERATOR.text(&x.r()).to_uppercase())
                 .filter(|a| !a.is_empty())
                 .unwrap_or_else(|| "TCG".into()))
         );
     }
     // Each distinct machine once: a fleet's runs come from several.
     let mut hosts: Vec<String> = Vec::new();
-    for x in runs.iter().filter(|x| fields::HOST.at(x.r).is_some()) {
-        let h = format!(
-            "kernel {}, {}, {} CPUs online",
-            fields::HOST_KERNEL_RELEASE.text(x.r),
-            fields::HOST_CPU_MODEL.text(x.r),
-            fields::HOST_CPUS_ONLINE.text(x.r)
-        );
-        if !hosts.contains(&h) {
-            hosts.push(h);
+    let mut seen = std::collections::HashSet::new();
+    for x in runs.iter().filter(|x| x.host != super::coords::NONE) {
+        if seen.insert(x.host) {
+            hosts.push(x.coords.values.text(x.host).to_string());
         }
     }
     match hosts.len() {
@@ -128,7 +123,7 @@ fn head(recs: &[Value], runs: &[Run], sources: &[String], o: &mut String) {
 }
 
 /// Did this run's CPU run emulated (`host.emulated`)?
-fn is_emulated(r: &Value) -> bool {
+pub(super) fn is_emulated(r: &Value) -> bool {
     fields::HOST_EMULATED.at(r).and_then(Value::as_bool) == Some(true)
 }
 
@@ -147,8 +142,8 @@ fn record_row(rec: &Value, label: &str, o: &mut String) {
 }
 
 /// What a row and a chart of a configuration run with `--repeat K` show, when the records hold one.
-fn repeats_note(recs: &[Value], o: &mut String) {
-    if recs.iter().any(|r| super::repeats::count(r).is_some()) {
+fn repeats_note(runs: &[Run], o: &mut String) {
+    if runs.iter().any(|x| x.has.repeats) {
         o.push_str(
             "<p>A configuration run with <code>--repeat K</code> is one row, \"(K repeats)\": each figure the \
              median of its K repeats, under it the range (min-max; the tooltip adds the middle range, the \
@@ -162,8 +157,8 @@ fn repeats_note(recs: &[Value], o: &mut String) {
 /// The findings of every run that has any, under the run's label.
 fn findings(runs: &[Run], o: &mut String) {
     let mut findings = String::new();
-    for x in runs {
-        if let Some(fs) = fields::FINDINGS.at(x.r).map(iolab_lab::series::items) {
+    for x in runs.iter().filter(|x| x.has.findings) {
+        if let Some(fs) = fields::FINDINGS.at(&x.r()).map(iolab_lab::series::items) {
             if fs.is_empty() {
                 continue;
             }

@@ -36,6 +36,7 @@ pub(super) fn group(recs: Vec<Value>) -> Vec<Value> {
 
 /// A suite point's coordinates without its `repeat` key, for a record of a repeated point that ran.
 fn suite_key(rec: &Value) -> Option<String> {
+    let rec = &*super::model::held(rec);
     let mut p = iolab_lab::series::point_object(rec)?;
     p.remove("repeat")?;
     let r = fields::RESULT.at(rec)?;
@@ -66,11 +67,13 @@ fn suite_points(recs: Vec<Value>) -> Vec<Value> {
             out.push(rec);
             continue;
         };
-        let mut g = vec![rec];
+        // Merged as values (a record of JSON lines is held as its text).
+        let mut g = vec![parsed(rec)];
         g.extend(
             members[k.as_str()][1..]
                 .iter()
-                .filter_map(|&j| slots[j].take()),
+                .filter_map(|&j| slots[j].take())
+                .map(parsed),
         );
         match merge(g) {
             Ok(m) => out.push(m),
@@ -78,6 +81,14 @@ fn suite_points(recs: Vec<Value>) -> Vec<Value> {
         }
     }
     out
+}
+
+/// A record as a value: one held as its JSON text parsed.
+fn parsed(rec: Value) -> Value {
+    match rec {
+        Value::String(_) => super::model::held(&rec).into_owned(),
+        rec => rec,
+    }
 }
 
 /// The records with each complete group of a `run --repeat` document made one record.

@@ -6,7 +6,7 @@
 //! harness's floor (nop) moves no data and is left out.
 
 use super::markup::esc;
-use super::model::Run;
+use super::model::{held, Run};
 use super::repeats;
 use super::vary::{self, series_label, val};
 use crate::fields;
@@ -21,34 +21,43 @@ const MAX_LINES: usize = 24;
 /// The keys a sweep's lines run along, in the order one is chosen.
 const ALONG: [&str; 4] = ["bs", "qd", "threads", "batch"];
 
-/// A sweep's point: its run and the results it stands for (its repeats', else its own).
+/// A sweep's point: its run, its throughput, and how many results it stands for (its repeats', else
+/// its own: [`results`]).
 struct Point<'a, 'b> {
     run: &'b Run<'a>,
-    results: Vec<&'a Value>,
+    mib: f64,
+    repeats: usize,
+}
+
+/// The results a point stands for, read again from its record (a record of JSON lines is held as its
+/// text: the results of every point were not held at once).
+fn results(p: &Point) -> Vec<Value> {
+    let rec = held(p.run.rec);
+    let rs: Vec<Value> = repeats::runs(&rec).into_iter().cloned().collect();
+    match rs.is_empty() {
+        true => vec![p.run.r().into_owned()],
+        false => rs,
+    }
 }
 
 /// The section, or nothing when the records are not a sweep's (points without a suite step) or hold
 /// fewer than two points with a throughput.
-pub(super) fn section<'a>(recs: &'a [Value], runs: &[Run<'a>]) -> String {
-    // `runs` are the records with a result, in order.
-    let points: Vec<Point> = recs
+pub(super) fn section(recs: &[Value], runs: &[Run]) -> String {
+    let points: Vec<Point> = runs
         .iter()
-        .filter(|r| fields::RESULT.at(r).is_some())
-        .zip(runs)
-        .filter(|(rec, x)| {
-            rec.get("point").is_some()
-                && val(x, "step").is_empty()
-                && fields::WORKLOAD.at(x.r).is_none()
-                && fields::MIB_S.num(x.r).is_some()
+        .filter_map(|run| {
+            let rec = held(run.rec);
+            let r = fields::RESULT.at(&rec)?;
+            let ranked = rec.get("point").is_some()
+                && val(run, "step").is_empty()
+                && fields::WORKLOAD.at(r).is_none()
                 // The harness's floor moves no data: no throughput to rank.
-                && val(x, "method") != iolab_engine::method::nop::INFO.name
-        })
-        .map(|(rec, run)| {
-            let mut results = repeats::runs(rec);
-            if results.is_empty() {
-                results.push(run.r);
-            }
-            Point { run, results }
+                && val(run, "method") != iolab_engine::method::nop::INFO.name;
+            Some(Point {
+                run,
+                mib: fields::MIB_S.num(r).filter(|_| ranked)?,
+                repeats: repeats::runs(&rec).len(),
+            })
         })
         .collect();
     if points.len() < 2 || points.len() < recs.len() / 2 {
@@ -78,7 +87,7 @@ pub(super) fn section<'a>(recs: &'a [Value], runs: &[Run<'a>]) -> String {
 /// The page's table of `lines` along key `along` (none: the points ranked as one line).
 fn table(lines: &[(String, Vec<&Point>)], along: Option<&str>, points: &[Point]) -> String {
     let name = along.unwrap_or("point");
-    let single = points.iter().all(|p| p.results.len() < 2);
+    let single = points.iter().all(|p| p.repeats < 2);
     let mut o = format!(
         "<h2>The answer</h2>\n<p>The best point of each line by throughput (MiB/s, higher is better){}. \
          Its lead is over the line's next best point, decided as <code>iolab compare</code> decides: a \
@@ -116,7 +125,7 @@ fn table(lines: &[(String, Vec<&Point>)], along: Option<&str>, points: &[Point])
 
 /// A line's row: its best point, the lead over its next best, and its lowest point.
 fn row(label: &str, pts: &[&Point], along: Option<&str>, o: &mut String) {
-    let mib = |p: &Point| fields::MIB_S.num(p.run.r).unwrap_or(f64::NAN);
+    let mib = |p: &Point| p.mib;
     let mut ranked: Vec<&Point> = pts.to_vec();
     ranked.sort_by(|a, b| mib(b).total_cmp(&mib(a)));
     let best = ranked[0];
@@ -142,8 +151,8 @@ fn row(label: &str, pts: &[&Point], along: Option<&str>, o: &mut String) {
         esc(if label.is_empty() { "all points" } else { label }),
         esc(&place(best)),
         fmt_mib_s(mib(best)),
-        opt(fields::IOPS.num(best.run.r), fmt_ops_s),
-        opt(fields::LATENCY_P99.num(best.run.r), fmt_ns),
+        opt(fields::IOPS.num(&best.run.r()), fmt_ops_s),
+        opt(fields::LATENCY_P99.num(&best.run.r()), fmt_ns),
         esc(&lead),
         esc(&lowest)
     );
@@ -151,7 +160,13 @@ fn row(label: &str, pts: &[&Point], along: Option<&str>, o: &mut String) {
 
 /// The best point's lead over `next` (at `place`), in compare's words.
 fn lead(best: &Point, next: &Point, place: &str) -> String {
-    let rows = iolab_lab::compare::rows_of("", &next.results, &best.results, &["mib_s"]);
+    let (of_next, of_best) = (results(next), results(best));
+    let rows = iolab_lab::compare::rows_of(
+        "",
+        &of_next.iter().collect::<Vec<_>>(),
+        &of_best.iter().collect::<Vec<_>>(),
+        &["mib_s"],
+    );
     let Some(r) = rows.first() else {
         return format!("over {place}: no throughput to compare");
     };

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 /// (end_s, value of `f`) of each of a run's intervals that has the value (positive), held as objects or
 /// packed as the report reads them.
-fn series(r: &Value, f: Field) -> Vec<(f64, f64)> {
+pub(super) fn series(r: &Value, f: Field) -> Vec<(f64, f64)> {
     fields::INTERVALS
         .at(r)
         .map(|a| {
@@ -29,7 +29,7 @@ pub(super) fn over_time_charts(io_runs: &[&Run], out: &mut Out) {
     let runs: Vec<&Run> = io_runs
         .iter()
         .copied()
-        .filter(|x| series(x.r, fields::INTERVAL_IOPS).len() > 1)
+        .filter(|x| x.has.intervals)
         .collect();
     if runs.is_empty() {
         return;
@@ -38,7 +38,7 @@ pub(super) fn over_time_charts(io_runs: &[&Run], out: &mut Out) {
     let groups = vary::split(runs.clone(), &[], MAX_SERIES, &|g| g.len());
     let ends: Vec<f64> = runs
         .iter()
-        .flat_map(|x| series(x.r, fields::INTERVAL_IOPS))
+        .flat_map(|x| series(&x.r(), fields::INTERVAL_IOPS))
         .map(|p| p.0)
         .collect();
     let x = Axis::amount("time since the run's first op", "s", &ends);
@@ -74,7 +74,7 @@ pub(super) fn over_time_charts(io_runs: &[&Run], out: &mut Out) {
     for (name, title, f, what) in charts {
         let ys: Vec<f64> = runs
             .iter()
-            .flat_map(|x| series(x.r, f))
+            .flat_map(|x| series(&x.r(), f))
             .map(|p| p.1)
             .collect();
         let y = if f.key() == fields::INTERVAL_IOPS.key() {
@@ -88,7 +88,7 @@ pub(super) fn over_time_charts(io_runs: &[&Run], out: &mut Out) {
             out.leave_out(title, why);
             continue;
         }
-        let (fig, thinned) = match run_lines(title, &groups, (&x, &y), &|r| series(r.r, f)) {
+        let (fig, thinned) = match run_lines(title, &groups, (&x, &y), &|r| series(&r.r(), f)) {
             Ok(f) => f,
             Err(why) => {
                 out.leave_out(title, why);
@@ -101,7 +101,7 @@ pub(super) fn over_time_charts(io_runs: &[&Run], out: &mut Out) {
 
 /// `--memory-limit`: (seconds since the timed span started, page cache in MiB) of a run's readings every
 /// 100 ms.
-fn page_cache(r: &Value) -> Vec<(f64, f64)> {
+pub(super) fn page_cache(r: &Value) -> Vec<(f64, f64)> {
     fields::MEMORY_OVER_TIME
         .at(r)
         .map(|a| {
@@ -118,13 +118,13 @@ pub(super) fn page_cache_chart(io_runs: &[&Run], out: &mut Out) {
     let runs: Vec<&Run> = io_runs
         .iter()
         .copied()
-        .filter(|x| page_cache(x.r).len() > 1)
+        .filter(|x| x.has.page_cache)
         .collect();
     if runs.is_empty() {
         return;
     }
     let groups = vary::split(runs.clone(), &[], MAX_SERIES, &|g| g.len());
-    let pts: Vec<(f64, f64)> = runs.iter().flat_map(|x| page_cache(x.r)).collect();
+    let pts: Vec<(f64, f64)> = runs.iter().flat_map(|x| page_cache(&x.r())).collect();
     let x = Axis::amount(
         "time since the timed span started",
         "s",
@@ -137,7 +137,7 @@ pub(super) fn page_cache_chart(io_runs: &[&Run], out: &mut Out) {
         out.leave_out(title, why);
         return;
     }
-    let (fig, thinned) = match run_lines(title, &groups, (&x, &y), &|r| page_cache(r.r)) {
+    let (fig, thinned) = match run_lines(title, &groups, (&x, &y), &|r| page_cache(&r.r())) {
         Ok(f) => f,
         Err(why) => return out.leave_out(title, why),
     };

@@ -73,11 +73,12 @@ pub(super) fn ways_charts(io_runs: &[&Run], out: &mut Out) {
     }
     let cpu_ns = |x: &Run| {
         // No CPU per op where its CPUs could not have spent that CPU time in the span.
-        if iolab_lab::series::cpu_withheld(x.r).is_some() {
+        let r = x.r();
+        if iolab_lab::series::cpu_withheld(&r).is_some() {
             return None;
         }
-        let ops = fields::IOPS.num(x.r)? * fields::WALL_S.num(x.r)?;
-        let cpu = fields::CPU_USER_S.num(x.r)? + fields::CPU_SYS_S.num(x.r)?;
+        let ops = fields::IOPS.num(&r)? * fields::WALL_S.num(&r)?;
+        let cpu = fields::CPU_USER_S.num(&r)? + fields::CPU_SYS_S.num(&r)?;
         (ops >= 1.0).then(|| cpu * 1e9 / ops)
     };
     let figs: [Fig; 2] = [
@@ -85,7 +86,7 @@ pub(super) fn ways_charts(io_runs: &[&Run], out: &mut Out) {
             "ways-time-per-op",
             "Time per op, every way of doing each workload",
             "the timed span's wall time over its ops",
-            &|x| fields::NS_PER_OP.num(x.r),
+            &|x| fields::NS_PER_OP.num(&x.r()),
         ),
         (
             "ways-cpu-per-op",
