@@ -36,7 +36,7 @@ pub(super) fn group(recs: Vec<Value>) -> Vec<Value> {
 
 /// A suite point's coordinates without its `repeat` key, for a record of a repeated point that ran.
 fn suite_key(rec: &Value) -> Option<String> {
-    let rec = &*super::model::held(rec);
+    let rec = &*iolab_lab::series::held_value(rec);
     let mut p = iolab_lab::series::point_object(rec)?;
     p.remove("repeat")?;
     let r = fields::RESULT.at(rec)?;
@@ -86,7 +86,7 @@ fn suite_points(recs: Vec<Value>) -> Vec<Value> {
 /// A record as a value: one held as its JSON text parsed.
 fn parsed(rec: Value) -> Value {
     match rec {
-        Value::String(_) => super::model::held(&rec).into_owned(),
+        Value::String(_) => iolab_lab::series::held_value(&rec).into_owned(),
         rec => rec,
     }
 }
