@@ -78,8 +78,15 @@ impl Side {
         let Some(r) = rec.get("result") else {
             return;
         };
-        let key = self.intern(workload_key(r) + &guest_kernel(r));
-        let label = self.intern(workload_label(r));
+        // A guest's run says so in its label too: "only in A" and "only in B" of one workload, native
+        // in one and emulated in the other, read the same (across kernels, each row names them).
+        let guest = guest_kernel(r);
+        let key = self.intern(workload_key(r) + &guest);
+        let label = match across {
+            Some("kernel") => workload_label(r),
+            _ => workload_label(r) + &guest,
+        };
+        let label = self.intern(label);
         let across = across
             .and_then(|k| without(r, k))
             .map(|(w, v)| (self.intern(w), self.intern(v)));
@@ -156,5 +163,17 @@ mod tests {
         assert!(s.text(s.runs[2].label).starts_with("sync write"));
         // Two keys, two labels and the across texts (a workload and two methods).
         assert_eq!(s.texts.len(), 7);
+    }
+
+    /// A guest's run of a workload is another workload than a native one, and its label says why.
+    #[test]
+    fn an_emulated_run_is_its_own_workload_and_its_label_says_so() {
+        let mut guest = rec("psync", 100.0);
+        guest["result"]["host"] = serde_json::json!({"emulated": true, "kernel_release": "6.1.0-9"});
+        let s = Side::of(vec![rec("psync", 100.0), guest], None);
+        assert_ne!(s.runs[0].key, s.runs[1].key);
+        let (native, emulated) = (s.text(s.runs[0].label), s.text(s.runs[1].label));
+        assert!(!native.contains("emulated"), "{native}");
+        assert_eq!(emulated, format!("{native} on an emulated 6.1.0-9"));
     }
 }
