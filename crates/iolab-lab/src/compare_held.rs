@@ -169,7 +169,8 @@ mod tests {
     #[test]
     fn an_emulated_run_is_its_own_workload_and_its_label_says_so() {
         let mut guest = rec("psync", 100.0);
-        guest["result"]["host"] = serde_json::json!({"emulated": true, "kernel_release": "6.1.0-9"});
+        guest["result"]["host"] =
+            serde_json::json!({"emulated": true, "kernel_release": "6.1.0-9"});
         let s = Side::of(vec![rec("psync", 100.0), guest], None);
         assert_ne!(s.runs[0].key, s.runs[1].key);
         let (native, emulated) = (s.text(s.runs[0].label), s.text(s.runs[1].label));

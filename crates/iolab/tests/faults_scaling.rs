@@ -109,7 +109,16 @@ fn records_of_a_spec_alone_cost_compare_about_their_text() {
 fn records_of_many_short_fields_cost_the_report_about_their_text() {
     let d = tempfile::tempdir().unwrap();
     let mut t = template(d.path());
-    let keep = ["spec", "host", "latency", "iops", "mib_s", "ns_per_op", "wall_s", "findings"];
+    let keep = [
+        "spec",
+        "host",
+        "latency",
+        "iops",
+        "mib_s",
+        "ns_per_op",
+        "wall_s",
+        "findings",
+    ];
     let r = t["result"].as_object_mut().unwrap();
     r.retain(|k, _| keep.contains(&k.as_str()));
     t.as_object_mut().unwrap().remove("settings");
@@ -119,7 +128,12 @@ fn records_of_many_short_fields_cost_the_report_about_their_text() {
         let bytes = records(&t, n, &recs);
         let page = d.path().join(format!("s{n}.html"));
         let c = cost(
-            &["report".into(), path_str(&recs), "-o".into(), path_str(&page)],
+            &[
+                "report".into(),
+                path_str(&recs),
+                "-o".into(),
+                path_str(&page),
+            ],
             &[&recs],
         );
         println!("report of {n} records ({bytes} bytes): peak {}", c.peak_rss);

@@ -166,11 +166,13 @@ impl<R: BufRead> Scan<R> {
 }
 
 /// The object at the scan's next byte (a `{`), cut down to `paths` as [`Pruned`] would cut it, what it
-/// makes charged to `budget` (its text granted as it is read). Its `runs` are parsed one at a time.
+/// makes charged to `budget` (its text granted as it is read). Its `runs` are parsed one at a time, each
+/// then held as its JSON text where `texts` ([`super::Keep::Texts`]).
 pub(super) fn object<R: BufRead>(
     s: &mut Scan<R>,
     paths: &[&[&str]],
     budget: &Budget,
+    texts: bool,
 ) -> Result<Value, Failed> {
     s.expect(b'{', "an object")?;
     let mut items = serde_json::Map::new();
@@ -188,7 +190,7 @@ pub(super) fn object<R: BufRead>(
         s.expect(b':', "a `:` after a key")?;
         let line = s.line;
         let v = match key == "runs" && s.peek()? == Some(b'[') {
-            true => runs(s, paths, budget),
+            true => runs(s, paths, budget, texts),
             false => one_value(s, paths, &key, budget, &mut text),
         };
         if let Some(v) = v? {
@@ -243,11 +245,14 @@ fn one_value<R: BufRead>(
         .map_err(|e| placed(line, &e))
 }
 
-/// The items of a `runs` array, each parsed from its own text as an item of the array would be.
+/// The items of a `runs` array, each parsed from its own text as an item of the array would be (and held
+/// as its JSON text where `texts`: as values, a survey of 100 MB whose runs held many short fields took
+/// 1 GB).
 fn runs<R: BufRead>(
     s: &mut Scan<R>,
     paths: &[&[&str]],
     budget: &Budget,
+    texts: bool,
 ) -> Result<Option<Value>, Failed> {
     s.bump();
     let under = prune::under(paths, "runs");
@@ -282,7 +287,10 @@ fn runs<R: BufRead>(
                         ),
                     });
                 }
-                items.push(v);
+                items.push(match texts {
+                    true => super::stream::text_of(&v),
+                    false => v,
+                });
             }
         }
         match s.peek()? {

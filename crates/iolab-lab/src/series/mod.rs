@@ -38,7 +38,7 @@ pub use records::{
 };
 pub use repeat::{summarize, RepeatSummary, MAX_REPEAT};
 pub use shape::{point_get, point_object, point_remove, record_point, MAX_POINT_KEYS};
-pub use stream::{held_value, read_open, value_of, Keep, RecordFile};
+pub use stream::{held_value, read_open, text_of, value_of, Keep, RecordFile};
 
 #[cfg(test)]
 mod tests;

@@ -194,7 +194,13 @@ pub fn read_from(r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordFile>
     let doc_parse = Parse::new(doc_paths.as_deref());
     // What the read may make, as it goes: what it holds stays a small multiple of what it read.
     let budget = doc_parse.budget();
-    let v = match super::doc::object(&mut s, doc_paths.as_deref().unwrap_or(&WHOLE), &budget) {
+    let texts = matches!(keep, Keep::Texts(_));
+    let v = match super::doc::object(
+        &mut s,
+        doc_paths.as_deref().unwrap_or(&WHOLE),
+        &budget,
+        texts,
+    ) {
         Ok(v) => v,
         Err(Failed::Io(e)) => return Err(io(e)),
         // Cut short on its one line (a write interrupted by a kill): the last line, left out.
@@ -226,7 +232,7 @@ pub fn read_from(r: impl BufRead, path: &Path, keep: Keep) -> Result<RecordFile>
             };
             return Err(bad(format!("line {}: {what}", s.line)));
         }
-        return document(v, out).map_err(bad);
+        return document(v, out, texts).map_err(bad);
     }
     // JSON lines: the first record's line ends after it.
     let mut r = s.into_inner();
@@ -374,6 +380,14 @@ struct JsonLines {
     texts: bool,
 }
 
+/// A record held as its JSON text ([`Keep::Texts`]), in the room it takes (made as it is written, a text
+/// has up to twice its bytes of room: 130 MB of a survey's 100 MB).
+pub fn text_of(v: &Value) -> Value {
+    let mut t = v.to_string();
+    t.shrink_to_fit();
+    Value::String(t)
+}
+
 /// A record held as its JSON text ([`Keep::Texts`]) parsed again, or as it is (a record is an object:
 /// a string among the records is one held as its text).
 pub fn held_value(r: &Value) -> std::borrow::Cow<'_, Value> {
@@ -467,9 +481,7 @@ impl JsonLines {
         }
         let mut v = kept_checked(v, keep);
         if self.texts {
-            let mut t = v.to_string();
-            t.shrink_to_fit();
-            v = Value::String(t);
+            v = text_of(&v);
         } else if self.pack {
             super::shape::pack_point(&mut v);
         }
@@ -490,7 +502,11 @@ fn too_many(line: usize) -> String {
 /// A whole-file document as records: a `run --repeat` document's runs (each marked as one of the
 /// repeats of one configuration: `iolab report` shows them as one run with its spread), a survey's runs,
 /// a record, or a run's result.
-fn document(mut doc: Value, mut out: RecordFile) -> std::result::Result<RecordFile, String> {
+fn document(
+    mut doc: Value,
+    mut out: RecordFile,
+    texts: bool,
+) -> std::result::Result<RecordFile, String> {
     if doc.get("runs").is_some_and(|r| !r.is_array()) {
         return Err(format!("its `runs` is not a list of runs: {FORGED}"));
     }
@@ -515,18 +531,28 @@ fn document(mut doc: Value, mut out: RecordFile) -> std::result::Result<RecordFi
                 "its repeat says {n} runs, but it holds {of}: not a document iolab wrote (damaged or forged)"
             ));
         }
-        if !repeated {
-            survey_runs_once(&runs)?;
+        // A run at a time: read as its JSON text, each is made a value, checked and held as text again.
+        let mut once = SurveyOnce::default();
+        let mut recs = Vec::with_capacity(of);
+        for (i, r) in runs.into_iter().enumerate() {
+            let r = match (texts, r) {
+                (true, Value::String(t)) => serde_json::from_str(&t).unwrap_or_default(),
+                (_, r) => r,
+            };
+            if !repeated {
+                once.add(i, &r, &recs)?;
+            }
+            let repeat = serde_json::json!({"run": i + 1, "of": of});
+            let rec = record_of(r, repeated.then_some(repeat));
+            if let Some(why) = super::shape::impossible(&rec) {
+                return Err(format!("record {}: {why}; {FORGED}", i + 1));
+            }
+            recs.push(match texts {
+                true => text_of(&rec),
+                false => rec,
+            });
         }
-        let recs = runs
-            .into_iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let repeat = serde_json::json!({"run": i + 1, "of": of});
-                record_of(r, repeated.then_some(repeat))
-            })
-            .collect();
-        out.records = checked(recs)?;
+        out.records = recs;
     } else if doc.get("point").is_some() {
         out.records = checked(vec![doc])?;
         return Ok(out);
@@ -561,23 +587,46 @@ fn key_of(v: &Value) -> std::borrow::Cow<'_, str> {
 }
 
 /// A survey's runs, each of a (target, method, block size) once, as a survey runs them (its rounds are
-/// inside a run): else a forged document, whose ranking would compare every run with every other.
-fn survey_runs_once(runs: &[Value]) -> std::result::Result<(), String> {
-    // Keyed by the run's own strings (a copy of each target took 331 MB of a 199 MB survey's report).
-    let mut seen = std::collections::HashMap::new();
-    for (i, r) in runs.iter().enumerate() {
-        if let (Some(t), Some(m), Some(b)) = (r.get("target"), r.get("method"), r.get("bs")) {
-            if let Some(j) = seen.insert((key_of(t), key_of(m), key_of(b)), i) {
-                return Err(format!(
-                    "runs {} and {} are of one target, method and block size; a survey runs each \
-                     once: {FORGED}",
-                    j + 1,
-                    i + 1
-                ));
-            }
+/// inside a run): else a forged document, whose ranking would compare every run with every other. Each
+/// run's cell is held by its hash (a copy of each target took 331 MB of a 199 MB survey's report), and
+/// one whose hash meets an earlier's is compared with that run as held.
+#[derive(Default)]
+struct SurveyOnce {
+    seen: std::collections::HashMap<u64, Vec<usize>>,
+    hasher: std::collections::hash_map::RandomState,
+}
+
+impl SurveyOnce {
+    /// Run `i`, `r`, after the records of the runs before it (`recs`).
+    fn add(&mut self, i: usize, r: &Value, recs: &[Value]) -> std::result::Result<(), String> {
+        let Some(cell) = survey_cell(r) else {
+            return Ok(());
+        };
+        let h = std::hash::BuildHasher::hash_one(&self.hasher, &cell);
+        let same = |j: &&usize| {
+            let rec = held_value(&recs[**j]);
+            rec.get("result").and_then(survey_cell).as_ref() == Some(&cell)
+        };
+        if let Some(j) = self.seen.get(&h).and_then(|js| js.iter().find(same)) {
+            return Err(format!(
+                "runs {} and {} are of one target, method and block size; a survey runs each once: \
+                 {FORGED}",
+                j + 1,
+                i + 1
+            ));
         }
+        self.seen.entry(h).or_default().push(i);
+        Ok(())
     }
-    Ok(())
+}
+
+/// A survey's run's target, method and block size, where it has all three.
+fn survey_cell(r: &Value) -> Option<[std::borrow::Cow<'_, str>; 3]> {
+    Some([
+        key_of(r.get("target")?),
+        key_of(r.get("method")?),
+        key_of(r.get("bs")?),
+    ])
 }
 
 /// Each record of a document, refused when it cannot be one iolab wrote. Its values were cut down to

@@ -24,6 +24,18 @@ struct Run<'a> {
     layers: Option<[f64; 4]>,
 }
 
+/// `r` (a survey's run, read as a record's result) as the ranking reads it, with its own copy of its
+/// target (a record held as its JSON text is parsed for this and let go); none for other results.
+fn owned_run(r: &Value) -> Option<(String, Run<'static>)> {
+    let run = run_of(r)?;
+    let target = run.ranked.target.to_string();
+    let ranked = Ranked {
+        target: "",
+        ..run.ranked
+    };
+    Some((target, Run { ranked, ..run }))
+}
+
 /// `r` (a survey's run, read as a record's result) as the ranking reads it; none for other results.
 fn run_of(r: &Value) -> Option<Run<'_>> {
     use crate::fields::*;
@@ -59,11 +71,21 @@ fn run_of(r: &Value) -> Option<Run<'_>> {
 
 /// The section, or nothing when no record is a survey's run.
 pub(super) fn section(recs: &[Value]) -> String {
-    let (ranked, layers_of): (Vec<Ranked<'_>>, Vec<Option<[f64; 4]>>) = recs
+    let mut owned: Vec<(String, Run<'static>)> = recs
         .iter()
-        .filter_map(|r| crate::fields::RESULT.at(r))
-        .filter_map(run_of)
-        .map(|r| (r.ranked, r.layers))
+        .filter_map(|rec| owned_run(crate::fields::RESULT.at(&super::model::held(rec))?))
+        .collect();
+    let (ranked, layers_of): (Vec<Ranked<'_>>, Vec<Option<[f64; 4]>>) = owned
+        .iter_mut()
+        .map(|(target, r)| {
+            let ranked = Ranked {
+                target: target.as_str(),
+                round_runs: std::mem::take(&mut r.ranked.round_runs),
+                rounds_ns_per_op: std::mem::take(&mut r.ranked.rounds_ns_per_op),
+                ..r.ranked
+            };
+            (ranked, r.layers)
+        })
         .unzip();
     if ranked.is_empty() {
         return String::new();

@@ -285,17 +285,29 @@ pub(crate) fn shared_spec(runs: &[&Run]) -> String {
 
 /// A survey's run (`{"target", "method", "bs", "result" | "unavailable"}`, read as a record's result) as a
 /// record of its own: the point names the target, method and block size. Other records as they are. The
-/// run's result is moved, not copied.
-pub(crate) fn unwrap_survey_run(mut rec: Value) -> Value {
+/// run's result is moved, not copied; a record held as its JSON text is held so again.
+pub(crate) fn unwrap_survey_run(rec: Value) -> Value {
+    match rec {
+        Value::String(_) => match unwrapped(held(&rec).into_owned()) {
+            Ok(v) => iolab_lab::series::text_of(&v),
+            Err(_) => rec,
+        },
+        rec => unwrapped(rec).unwrap_or_else(|r| r),
+    }
+}
+
+/// [`unwrap_survey_run`] of a record as a value: the record it makes, or `rec` back when it is not a
+/// survey's run.
+fn unwrapped(mut rec: Value) -> Result<Value, Value> {
     let Some(s) = fields::RESULT.at(&rec) else {
-        return rec;
+        return Err(rec);
     };
     let (Some(target), Some(method), Some(bs)) = (
         fields::SURVEY_TARGET.at(s).and_then(Value::as_str),
         fields::SURVEY_METHOD.at(s).and_then(Value::as_str),
         fields::SURVEY_BS.num(s),
     ) else {
-        return rec;
+        return Err(rec);
     };
     let point = serde_json::json!({"target": target, "method": method, "bs": axis::bytes(bs)});
     let unavailable = fields::SURVEY_UNAVAILABLE.text(s);
@@ -313,9 +325,9 @@ pub(crate) fn unwrap_survey_run(mut rec: Value) -> Value {
             let mut m = serde_json::Map::new();
             m.insert("point".into(), point);
             m.insert(fields::RESULT.key().into(), r);
-            Value::Object(m)
+            Ok(Value::Object(m))
         }
-        None => serde_json::json!({"point": point, "error": unavailable}),
+        None => Ok(serde_json::json!({"point": point, "error": unavailable})),
     }
 }
 
