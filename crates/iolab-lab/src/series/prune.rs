@@ -347,7 +347,10 @@ pub(super) fn value_at<E>(
         .iter()
         .find(|b| holds.is_none() && b.0 == k)
         .copied()
-        .or((holds.is_none() && ends).then_some((k, WHOLE_HOLDS)))
+        // A run's result kept whole (`--resume`'s reader) holds as many intervals and readings as its
+        // run lasted: its read budget bounds it (400 intervals were refused, so a sweep of points of 4 s
+        // logged every 10 ms could not be resumed).
+        .or((holds.is_none() && ends && k != "result").then_some((k, WHOLE_HOLDS)))
         .map(|b| Holds(b, std::cell::Cell::new(b.1)));
     let pack = ends && super::packed::PACKED_WHOLE.contains(&k);
     parse(Pruned(&under, most, own.as_ref().or(holds), budget, pack)).map(Some)

@@ -58,3 +58,37 @@ fn a_long_target_text_and_an_emulated_flag_not_a_boolean_are_refused() {
         );
     }
 }
+
+/// A record of a run that logged many intervals is read whole by `--resume` (400 intervals of 10
+/// figures were refused as "more than iolab writes"), and by the readers that keep parts of it.
+#[test]
+fn a_record_of_many_intervals_is_read_by_every_reader() {
+    let interval = serde_json::json!({"start_s": 0.0, "end_s": 0.01, "ops": 20, "bytes": 10240,
+        "iops": 2000.0, "mib_s": 0.97, "lat_p50_ns": 719.8, "lat_p90_ns": 1021.3, "lat_p99_ns": 1390.5,
+        "lat_max_ns": 1400.7});
+    let rec = serde_json::json!({"point": {"bs": "4k"}, "result": {"spec": {}, "iops": 2000.0,
+        "intervals": vec![interval; 2000]}});
+    let text = format!("{rec}\n");
+    let mut held = Vec::new();
+    let scanned = super::stream::scan_records(
+        text.as_bytes(),
+        u64::MAX,
+        &mut |_, _| Ok(true),
+        &mut |v, _| held.push(v),
+    );
+    assert!(scanned.is_ok(), "{scanned:?}");
+    assert_eq!(held.len(), 1);
+    assert_eq!(
+        held[0]["result"]["intervals"].as_array().map(Vec::len),
+        Some(2000)
+    );
+    let kept: &[&[&str]] = &[&["intervals", "iops"]];
+    for keep in [
+        super::Keep::All,
+        super::Keep::Paths(kept),
+        super::Keep::Texts(kept),
+    ] {
+        let f = super::stream::read_from(text.as_bytes(), Path::new("i"), keep);
+        assert_eq!(f.map(|f| f.records.len()).ok(), Some(1));
+    }
+}
