@@ -204,6 +204,54 @@ fn records_with_long_arrays_cost_what_the_report_draws_of_them() {
     assert!(text.contains("Lines of more than "), "the thinning is said");
 }
 
+/// One record whose intervals are many and short (forged: three figures each) costs the report about its
+/// text: the figures a chart draws are read from the packed text a pair at a time, not made again as an
+/// object each (10 million of them, 200 MB, took 4.6 GB).
+#[test]
+fn one_record_of_millions_of_short_intervals_costs_about_its_text() {
+    use std::io::Write;
+    let d = tempfile::tempdir().unwrap();
+    let mut t = template(d.path());
+    t["result"]["intervals"] = "@@".into();
+    let line = t.to_string();
+    let (head, tail) = line.split_once("\"@@\"").unwrap();
+    let mut sizes = Vec::new();
+    for n in [300_000, 600_000] {
+        // Written an interval at a time: a child's peak counts this process's memory at the fork.
+        let recs = d.path().join(format!("m{n}.jsonl"));
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&recs).unwrap());
+        write!(f, "{head}[").unwrap();
+        for i in 0..n {
+            let (end, iops) = (
+                0.1 + 0.2 + i as f64 * 0.01,
+                1.0000000000000002 + (i % 7) as f64,
+            );
+            let sep = if i > 0 { "," } else { "" };
+            write!(f, r#"{sep}{{"ops":20,"end_s":{end:?},"iops":{iops:?}}}"#).unwrap();
+        }
+        writeln!(f, "]{tail}").unwrap();
+        drop(f);
+        let bytes = std::fs::metadata(&recs).unwrap().len();
+        let html = path_str(&d.path().join(format!("m{n}.html")));
+        let c = cost(
+            &["report".into(), path_str(&recs), "-o".into(), html],
+            &[&recs],
+        );
+        println!(
+            "report of one record of {n} intervals ({bytes} bytes): peak {}",
+            c.peak_rss
+        );
+        sizes.push((bytes, c.peak_rss));
+    }
+    let ((b1, m1), (b2, m2)) = (sizes[0], sizes[1]);
+    let per_byte = (m2 as f64 - m1 as f64) / (b2 - b1) as f64;
+    println!("report: {per_byte:.2} resident bytes per byte of intervals added");
+    assert!(
+        per_byte <= 3.0,
+        "{per_byte:.1} bytes of memory per byte of records ({m1} at {b1} bytes, {m2} at {b2})"
+    );
+}
+
 /// Records of many intervals holding only the figures a chart draws (a long run's time series, 20,000
 /// intervals each) cost about their text: the report holds each run's intervals packed, a figure's
 /// shortest text each. As objects an interval took about 590 bytes for 88 of text: 14 records of

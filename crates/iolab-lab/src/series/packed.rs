@@ -329,10 +329,54 @@ pub fn items(v: &Value) -> Cow<'_, [Value]> {
 /// (x, y) of each item of an array (a run's intervals, its memory readings) that has both figures, in
 /// order, whether held as objects or packed.
 pub fn item_pairs(intervals: &Value, x: &str, y: &str) -> Vec<(f64, f64)> {
+    if let Some((Some(fields), text)) = parts(intervals) {
+        return packed_pairs(fields, text, x, y);
+    }
     items(intervals)
         .iter()
         .filter_map(|i| Some((i.get(x)?.as_f64()?, i.get(y)?.as_f64()?)))
         .collect()
+}
+
+/// [`item_pairs`] of an array packed by its items' keys, read from its text an item at a time: made
+/// again as objects first, 10 million intervals of two figures (200 MB of records) took 4.6 GB.
+fn packed_pairs(fields: &str, text: &str, x: &str, y: &str) -> Vec<(f64, f64)> {
+    let names: Vec<&str> = fields.split(',').collect();
+    let (Some(xi), Some(yi)) = (
+        names.iter().position(|n| *n == x),
+        names.iter().position(|n| *n == y),
+    ) else {
+        return Vec::new();
+    };
+    let mut c = Cursor { s: text, i: 0 };
+    let mut out = Vec::new();
+    while c.i < text.len() {
+        let mut pair = (None, None);
+        for i in 0..names.len() {
+            if i > 0 && !c.eat(b',') {
+                return out;
+            }
+            if matches!(c.peek(), Some(b',' | b';')) {
+                continue;
+            }
+            let Some(v) = c.value() else {
+                return out;
+            };
+            if i == xi {
+                pair.0 = v.as_f64();
+            }
+            if i == yi {
+                pair.1 = v.as_f64();
+            }
+        }
+        if !c.eat(b';') {
+            return out;
+        }
+        if let (Some(a), Some(b)) = pair {
+            out.push((a, b));
+        }
+    }
+    out
 }
 
 /// Every packed array in `v` made the array of items it was packed from (for a reader that reads `v` as
