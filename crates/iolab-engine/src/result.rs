@@ -787,7 +787,11 @@ pub struct OffloadFigures {
     /// workers) over the timed span, exact on-CPU seconds from schedstat, and as a share of the wall time.
     pub service_tasks: Vec<HelperCpu>,
     pub service_cpu_s: f64,
-    pub service_cpu_share: f64,
+    /// None where the span is too short to put CPU time against it (`units::MIN_CPU_SPAN_S`), or the
+    /// threads' on-CPU time is more than they could spend in it (a run of 0.2 ms showed 2.13 of a core
+    /// for one thread: its schedstat reads are around the span, not at its ends).
+    #[serde(default)]
+    pub service_cpu_share: Option<f64>,
     /// The client's own CPU over its life (wait4), seconds.
     pub client_user_s: f64,
     pub client_sys_s: f64,

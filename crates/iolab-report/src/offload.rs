@@ -195,9 +195,16 @@ fn cpu_text(r: &RunResult, of: &OffloadFigures, o: &mut String) {
         .collect();
     let _ = writeln!(
         o,
-        "cpu          server {:.3} s on CPU = {:.2} of a core over the run{}; client user {:.3} s sys {:.3} s (its whole life); iolab process user {:.3} s sys {:.3} s",
+        "cpu          server {:.3} s on CPU{}{}; client user {:.3} s sys {:.3} s (its whole life); iolab process user {:.3} s sys {:.3} s",
         of.service_cpu_s,
-        of.service_cpu_share,
+        match of.service_cpu_share {
+            Some(s) => format!(" = {s:.2} of a core over the run"),
+            None => format!(
+                " (not put as a share of a core: {})",
+                iolab_engine::units::cpu_span_too_short(r.wall_s)
+                    .unwrap_or_else(|| "more than its threads could spend in the span".into())
+            ),
+        },
         if tasks.is_empty() {
             String::new()
         } else {

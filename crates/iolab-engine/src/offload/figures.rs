@@ -311,7 +311,7 @@ fn offload_figures(
         client_syscalls_kernel: p.client.syscalls_kernel,
         client_syscalls_kernel_note: p.client.syscalls_kernel_note.clone(),
         service_cpu_s,
-        service_cpu_share: if wall_s > 0.0 { service_cpu_s / wall_s } else { 0.0 },
+        service_cpu_share: service_share(service_cpu_s, wall_s, service_tasks.len()),
         service_tasks,
         client_user_s: base.cpu.workers.user_s,
         client_sys_s: base.cpu.workers.sys_s,
@@ -365,5 +365,29 @@ fn client_cycles(
             (Some(c), note)
         }
         Err(why) => (None, why),
+    }
+}
+
+/// The serving threads' on-CPU time as a share of the span, where the span is long enough to hold it
+/// and the share is one `tasks` threads could have had (10% slack, as for the process's CPU time).
+fn service_share(cpu_s: f64, wall_s: f64, tasks: usize) -> Option<f64> {
+    let share = cpu_s / wall_s;
+    let possible = share <= tasks.max(1) as f64 * 1.1;
+    (crate::units::cpu_span_too_short(wall_s).is_none() && possible).then_some(share)
+}
+
+#[cfg(test)]
+mod share_tests {
+    use super::service_share;
+
+    /// The serving threads' share of a core is put only where the span holds it and one the threads could
+    /// have had: a run of 0.2 ms showed one thread on CPU for 2.13 times its span.
+    #[test]
+    fn a_service_share_is_put_only_where_the_span_holds_it() {
+        assert_eq!(service_share(0.05, 0.1, 1), Some(0.5));
+        assert_eq!(service_share(0.2, 0.1, 2), Some(2.0));
+        assert_eq!(service_share(0.000453, 0.000212, 1), None);
+        assert_eq!(service_share(0.25, 0.1, 1), None);
+        assert_eq!(service_share(0.0, f64::NAN, 1), None);
     }
 }

@@ -265,8 +265,9 @@ pub struct PartitionFacts {
     /// Kernel path: the guest's wake requests (the SQ thread slept) and the host thread's SQ_WAKEUPs.
     pub wake_requests: u64,
     pub host_wakeups: u64,
-    /// CPU of the serving threads (SQ thread or broker) as a share of the run's wall time.
-    pub server_share: f64,
+    /// CPU of the serving threads (SQ thread or broker) as a share of the run's wall time (none where the
+    /// run was too short to say).
+    pub server_share: Option<f64>,
 }
 
 impl PartitionFacts {

@@ -47,14 +47,19 @@ pub fn round_trip(f: &super::facts::Facts) -> Option<String> {
     } else {
         "the SQPOLL thread never slept, so no wake-up was needed".to_string()
     };
+    let used = match p.server_share {
+        Some(s) => format!("the server used {s:.2} of a host core polling"),
+        None => {
+            "the server polled (its share of a core is not put: the run was too short to hold it)"
+                .to_string()
+        }
+    };
     Some(format!(
         "offloaded from a guest partition ({} path, batch {}): {:.1} µs per round trip{cycles}. Where it goes: \
-         {client}; the server used {:.2} of a host core polling: {server}. The thesis's inmate rang an \
-         interrupt per batch and its Linux side woke and called io_uring_enter: no interrupt and no system \
-         call in this design",
+         {client}; {used}: {server}. The thesis's inmate rang an interrupt per batch and its Linux side woke \
+         and called io_uring_enter: no interrupt and no system call in this design",
         p.path,
         p.batch,
         p.round_trip_ns / 1000.0,
-        p.server_share
     ))
 }

@@ -519,7 +519,7 @@ fn a_partition_run_is_read_against_the_thesis() {
         ops: 2000,
         wake_requests: 2,
         host_wakeups: 2,
-        server_share: 0.38,
+        server_share: Some(0.38),
     };
     let on = Facts {
         partition: Some(p.clone()),

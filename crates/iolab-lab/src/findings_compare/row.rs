@@ -191,7 +191,7 @@ impl Row {
                 .map(|u| u.lock_contended),
             doorbells_per_op: r.offload.as_ref().and_then(|o| per_op(o.doorbells)),
             wakeups_per_op: r.offload.as_ref().and_then(|o| per_op(o.server_wakeups)),
-            service_cpu_share: r.offload.as_ref().map(|o| o.service_cpu_share),
+            service_cpu_share: r.offload.as_ref().and_then(|o| o.service_cpu_share),
             would_block: r.nowait.as_ref().map(|n| n.would_block_share),
             offload: (info.exec == Exec::OutOfProcess)
                 .then_some((r.spec.offload.path, r.spec.offload.doorbell)),
