@@ -288,7 +288,7 @@ fn runs<R: BufRead>(
                     });
                 }
                 items.push(match texts {
-                    true => super::stream::text_of(&v),
+                    true => prune::text_of(&v),
                     false => v,
                 });
             }

@@ -30,7 +30,7 @@ pub use packed::{item_pairs, items, unpack_all};
 pub use points::{parse_vary, parse_vary_any, point_label, point_raw, points, shown, Vary};
 #[cfg(test)]
 pub use prune::field_names;
-pub use prune::kept;
+pub use prune::{kept, text_of};
 pub use recorder::{HeldPaths, Recorder};
 pub use records::{
     append_record, cut_note, fixed_spec, is_point, read_record_file, read_records, record,
@@ -38,7 +38,7 @@ pub use records::{
 };
 pub use repeat::{summarize, RepeatSummary, MAX_REPEAT};
 pub use shape::{point_get, point_object, point_remove, record_point, MAX_POINT_KEYS};
-pub use stream::{held_value, read_open, text_of, value_of, Keep, RecordFile};
+pub use stream::{held_value, read_open, value_of, Keep, RecordFile};
 
 #[cfg(test)]
 mod tests;

@@ -36,6 +36,14 @@ impl<'a> Keep<'a> {
 pub(super) const RECORD_KEYS: [&str; 6] =
     ["point", "result", "error", "exit_code", "repeat", "repeats"];
 
+/// A record held as its JSON text ([`Keep::Texts`]), in the room it takes (made as it is written, a text
+/// has up to twice its bytes of room: 130 MB of a survey's 100 MB).
+pub fn text_of(v: &Value) -> Value {
+    let mut t = v.to_string();
+    t.shrink_to_fit();
+    Value::String(t)
+}
+
 /// `rec` cut down to what `keep` keeps: for [`Keep::Paths`], its own keys above and of a run's result
 /// (not a workload's) the paths listed, and what [`super::shape::impossible`] checks.
 pub fn kept(rec: Value, keep: Keep) -> Value {

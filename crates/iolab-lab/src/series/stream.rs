@@ -380,14 +380,6 @@ struct JsonLines {
     texts: bool,
 }
 
-/// A record held as its JSON text ([`Keep::Texts`]), in the room it takes (made as it is written, a text
-/// has up to twice its bytes of room: 130 MB of a survey's 100 MB).
-pub fn text_of(v: &Value) -> Value {
-    let mut t = v.to_string();
-    t.shrink_to_fit();
-    Value::String(t)
-}
-
 /// A record held as its JSON text ([`Keep::Texts`]) parsed again, or as it is (a record is an object:
 /// a string among the records is one held as its text).
 pub fn held_value(r: &Value) -> std::borrow::Cow<'_, Value> {
@@ -481,7 +473,7 @@ impl JsonLines {
         }
         let mut v = kept_checked(v, keep);
         if self.texts {
-            v = text_of(&v);
+            v = super::prune::text_of(&v);
         } else if self.pack {
             super::shape::pack_point(&mut v);
         }
@@ -548,7 +540,7 @@ fn document(
                 return Err(format!("record {}: {why}; {FORGED}", i + 1));
             }
             recs.push(match texts {
-                true => text_of(&rec),
+                true => super::prune::text_of(&rec),
                 false => rec,
             });
         }
