@@ -23,6 +23,7 @@ const MEDIANS: [Field; 7] = [
 
 /// `(run, of)` of a record from a `--repeat` document.
 fn marker(rec: &Value) -> Option<(u64, u64)> {
+    let rec = &*iolab_lab::series::held_value(rec);
     let m = rec.get("repeat")?;
     Some((m.get("run")?.as_u64()?, m.get("of")?.as_u64()?))
 }
@@ -108,8 +109,9 @@ fn documents(recs: Vec<Value>) -> Vec<Value> {
             out.push(rec);
             continue;
         }
-        let mut g = vec![rec];
-        g.extend(recs.by_ref().take(k - 1).map(|(_, r)| r));
+        // Merged as values (a document's runs are held as their texts).
+        let mut g = vec![parsed(rec)];
+        g.extend(recs.by_ref().take(k - 1).map(|(_, r)| parsed(r)));
         match merge(g) {
             Ok(m) => out.push(m),
             Err(g) => out.extend(g),
