@@ -118,7 +118,8 @@ pub const PREFILL_GENERATION: u64 = 1 << 41;
 ///
 /// Sequential: the region's blocks in order, wrapping at the end. Random: uniformly chosen blocks of the
 /// region (with replacement) from an xorshift64* generator seeded by the run seed and the thread number,
-/// reduced without division (Lemire's multiply-shift), so the plan can be replayed exactly by `--verify`.
+/// reduced without division (Lemire's multiply-shift), or each block once a pass (`--distribution once`,
+/// see `shuffle.rs`), so the plan can be replayed exactly by `--verify`.
 #[derive(Debug, Clone)]
 pub struct OpPlan {
     pattern: Pattern,
@@ -131,6 +132,8 @@ pub struct OpPlan {
     rng: u64,
     /// `--distribution` other than uniform: random blocks drawn from it.
     skew: Option<crate::skew::Skew>,
+    /// `--distribution once`: random blocks each once a pass.
+    shuffle: Option<crate::shuffle::Shuffle>,
     /// The direction of every op, unless `mix` draws it.
     write: bool,
     /// `--op mixed`: an op reads when a draw of this generator (its state) is below the limit, the read
@@ -216,6 +219,7 @@ impl OpPlan {
             next_seq: 0,
             rng: mix64(seed ^ 0x7EAD_0000_0000 ^ u64::from(thread)) | 1,
             skew: None,
+            shuffle: None,
             write: true,
             mix: None,
             zone: None,
@@ -253,6 +257,8 @@ impl OpPlan {
         let seed = self.rng;
         let scatter = (mix64(seed ^ 0x5C_A77E), mix64(seed ^ 0xADD));
         self.skew = crate::skew::Skew::new(d, self.nblocks, scatter);
+        self.shuffle = (d == crate::skew::Distribution::Once)
+            .then(|| crate::shuffle::Shuffle::new(self.nblocks, mix64(seed ^ 0x5_4FF1E)));
         self
     }
 
@@ -281,10 +287,13 @@ impl OpPlan {
                 r
             }
             Pattern::Rand => match &self.skew {
-                None => {
-                    let r = xorshift(&mut self.rng);
-                    ((r as u128 * self.nblocks as u128) >> 64) as u64
-                }
+                None => match &mut self.shuffle {
+                    None => {
+                        let r = xorshift(&mut self.rng);
+                        ((r as u128 * self.nblocks as u128) >> 64) as u64
+                    }
+                    Some(s) => s.next_block(),
+                },
                 Some(s) => {
                     let rng = &mut self.rng;
                     s.block(|| (xorshift(rng) >> 11) as f64 / (1u64 << 53) as f64)

@@ -1,6 +1,9 @@
 //! Access distributions for random offsets (`--distribution`), in fio's meaning so that a fio job's
 //! `random_distribution` means the same here:
-//! - `uniform`: every block of the thread's region alike (the default);
+//! - `uniform`: every block of the thread's region alike, drawn with replacement (the default; fio's
+//!   `norandommap`);
+//! - `once`: every block once per pass, in an order drawn from the seed (fio's default random map; see
+//!   `shuffle.rs`);
 //! - `zipf:THETA`: block ranks drawn with Gray et al.'s Zipf generator ("Quickly generating
 //!   billion-record synthetic databases", SIGMOD 1994), the generator fio uses, so the shares of the hottest
 //!   blocks are fio's (zipf 1.2: the hottest tenth of the blocks hit get 88.8% of the accesses);
@@ -24,6 +27,8 @@ const MAX_THETA: f64 = 10.0;
 pub enum Distribution {
     #[default]
     Uniform,
+    /// Every block of the region once per pass (fio's random map).
+    Once,
     Zipf {
         theta: f64,
     },
@@ -55,7 +60,8 @@ impl Distribution {
         *self == Distribution::Uniform
     }
 
-    /// `uniform`, `zipf:THETA`, `pareto:H` or `normal:PCT` (fio's `random` is accepted for uniform).
+    /// `uniform`, `once`, `zipf:THETA`, `pareto:H` or `normal:PCT` (fio's `random` is accepted for
+    /// uniform).
     pub fn parse(s: &str) -> Result<Distribution> {
         let (kind, arg) = match s.split_once(':') {
             Some((k, a)) => (k, Some(a)),
@@ -72,6 +78,7 @@ impl Distribution {
         };
         let d = match kind {
             "uniform" | "random" if arg.is_none() => Distribution::Uniform,
+            "once" if arg.is_none() => Distribution::Once,
             "zipf" => Distribution::Zipf {
                 theta: num("THETA")?,
             },
@@ -81,7 +88,7 @@ impl Distribution {
                 return Err(Error::usage(
                     FLAG,
                     format!(
-                    "'{s}' is not accepted; expected uniform, zipf:THETA, pareto:H or normal:PCT"
+                    "'{s}' is not accepted; expected uniform, once, zipf:THETA, pareto:H or normal:PCT"
                 ),
                 ))
             }
@@ -114,6 +121,7 @@ impl Distribution {
     pub fn name(&self) -> String {
         match self {
             Distribution::Uniform => "uniform".into(),
+            Distribution::Once => "once".into(),
             Distribution::Zipf { theta } => format!("zipf:{theta}"),
             Distribution::Pareto { h } => format!("pareto:{h}"),
             Distribution::Normal { pct } => format!("normal:{pct}"),
@@ -148,11 +156,11 @@ enum Law {
 }
 
 impl Skew {
-    /// `None` for the uniform distribution (the plan's own draw). `scatter` seeds the bijection that
+    /// `None` for the uniform distributions (the plan's own draw, or its shuffle). `scatter` seeds the bijection that
     /// spreads the ranks (two well-mixed words).
     pub fn new(d: Distribution, n: u64, scatter: (u64, u64)) -> Option<Skew> {
         let law = match d {
-            Distribution::Uniform => return None,
+            Distribution::Uniform | Distribution::Once => return None,
             Distribution::Zipf { theta } => {
                 let zetan = zeta(n, theta);
                 let zeta2 = 1.0 + 0.5f64.powf(theta);

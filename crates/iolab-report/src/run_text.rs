@@ -8,6 +8,7 @@ use crate::survey;
 use crate::table;
 use crate::text::{Align, Doc, Table};
 use iolab_engine::result::RunResult;
+use iolab_engine::skew::Distribution;
 use iolab_engine::units::{fmt_ns, fmt_s, fmt_size, thousands_u64};
 use iolab_lab::survey::SurveyResult;
 use std::fmt::Write;
@@ -130,8 +131,10 @@ impl TableExporter {
         if let Some(p) = s.read_pct {
             extra.push(format!("{p}% reads"));
         }
-        if !s.distribution.is_uniform() {
-            extra.push(format!("{} offsets", s.distribution.name()));
+        match s.distribution {
+            Distribution::Uniform => {}
+            Distribution::Once => extra.push("each block once a pass".into()),
+            d => extra.push(format!("{} offsets", d.name())),
         }
         if let Some(z) = &s.zones {
             extra.push(zones_said(z));

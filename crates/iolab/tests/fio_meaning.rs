@@ -610,3 +610,58 @@ fn later_jobs_write_into_the_file_an_earlier_one_made_and_kept() {
         assert_eq!(len(&theirs.path().join("S")), MIB);
     }
 }
+
+/// The 4 KiB blocks of `p` that hold only zeros (never written: the file is preallocated).
+fn unwritten_blocks(p: &Path) -> usize {
+    let d = std::fs::read(p).unwrap();
+    d.chunks(4096).filter(|c| c.iter().all(|b| *b == 0)).count()
+}
+
+/// fio's random writes visit every block once a pass (its random map), so a randwrite of the file's
+/// size leaves no block unwritten; with norandommap=1 both draw with replacement and about a third of
+/// the blocks (256 x e^-1, 94) are never reached.
+#[test]
+fn random_writes_visit_every_block_once_as_fios_random_map_does() {
+    let job = "[r]\nfilename={dir}/R\nsize=1m\nbs=4k\nrw=randwrite\n";
+    let (ours, theirs) = (disk_dir(), disk_dir());
+    let (r, v) = iolab_run(ours.path(), job, &["--keep"]);
+    assert!(r.stdout.contains("each block once a pass"), "{}", r.stdout);
+    assert_eq!(moved(&v)["r"].write, MIB);
+    assert_eq!(unwritten_blocks(&ours.path().join("R")), 0);
+    if fio_run(theirs.path(), job).is_some() {
+        assert_eq!(unwritten_blocks(&theirs.path().join("R")), 0, "fio");
+    }
+    let job = "[r]\nfilename={dir}/N\nsize=1m\nbs=4k\nrw=randwrite\nnorandommap=1\n";
+    let (_, v) = iolab_run(ours.path(), job, &["--keep"]);
+    assert_eq!(moved(&v)["r"].write, MIB);
+    let left = unwritten_blocks(&ours.path().join("N"));
+    assert!((40..160).contains(&left), "{left} of 256 blocks unwritten");
+    if fio_run(theirs.path(), job).is_some() {
+        let left = unwritten_blocks(&theirs.path().join("N"));
+        assert!(
+            (40..160).contains(&left),
+            "fio: {left} of 256 blocks unwritten"
+        );
+    }
+}
+
+/// A verified randrw job: each block is visited once, so the blocks read back are the job's writes, and
+/// fio counts them in the job's reads: its reads and its verify reads make the file's size.
+#[test]
+fn a_verified_mixed_job_counts_its_read_back_as_fio_does() {
+    let job = "[v]\nfilename={dir}/V\nsize=4m\nbs=4k\nrw=randrw\nverify=crc32c\n";
+    let (ours, theirs) = (disk_dir(), disk_dir());
+    let (_, v) = iolab_run(ours.path(), job, &[]);
+    let m = moved(&v)["v"];
+    assert!(m.write > 0 && m.write < 4 * MIB, "{m:?}");
+    assert_eq!(
+        m.read,
+        4 * MIB,
+        "reads and the read-back of the writes: {m:?}"
+    );
+    let said = v["jobs"][0]["iolab"]["verify_reads_are"].as_str().unwrap();
+    assert!(said.contains("read-back of its writes"), "{said}");
+    if let Some(f) = fio_run(theirs.path(), job) {
+        assert_eq!(moved(&f)["v"].read, 4 * MIB, "fio");
+    }
+}

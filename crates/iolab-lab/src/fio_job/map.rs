@@ -227,14 +227,20 @@ fn direction(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
         }
         set(m, "read-pct", pct as i64);
     }
-    if pattern == "rand" && !j.flag("norandommap")? && j.get("random_distribution").is_none() {
-        m.notes.push(
-            "fio visits every block once per pass (its random map) unless norandommap=1; iolab draws blocks \
-             with replacement, as fio does with norandommap=1"
-                .into(),
-        );
-    }
-    if let Some(d) = j.get("random_distribution") {
+    // fio's uniform draw ("random") visits every block once per pass (its random map) unless
+    // norandommap; iolab's `once`. The other distributions draw with replacement in fio too.
+    let uniform = matches!(j.get("random_distribution"), None | Some("random"));
+    if pattern == "rand" && uniform && !j.flag("norandommap")? {
+        if j.get("zonemode") == Some("strided") {
+            m.notes.push(
+                "fio visits every block of a zone once per pass (its random map) unless norandommap=1; in \
+                 zones iolab draws blocks with replacement, as fio does with norandommap=1"
+                    .into(),
+            );
+        } else {
+            set(m, "distribution", "once");
+        }
+    } else if let Some(d) = j.get("random_distribution").filter(|_| !uniform) {
         set(m, "distribution", d);
     }
     Ok(())
@@ -400,8 +406,17 @@ fn rest(j: &Ctx, m: &mut Mapped, method: &MethodInfo) -> Result<(), String> {
             set(m, "verify", true);
             m.notes.push(format!(
                 "verify={v}: iolab checks its own pattern (stamps per block and sector) after the run, \
-                 untimed and in no figure; fio times its verify pass and counts its reads in the job's reads"
+                 untimed; fio times its verify pass; both count its reads in the job's reads (--fio-json)"
             ));
+        }
+        // fio saves a writing job's verify state whatever do_verify (verify_state_save, on by default).
+        if j.rw() != "read" && j.rw() != "randread" && j.get("verify_state_save").is_none() {
+            m.notes.push(
+                "fio also saves its verify state (verify_state_save, on by default) to \
+                 local-JOB-N-verify.state, its own record for a later verify_state_load; iolab writes no \
+                 such file"
+                    .into(),
+            );
         }
     }
     // Percentiles are reported either way: the figures do not change.
@@ -546,6 +561,23 @@ pub(super) mod tests {
         );
         let notes = m.notes.join("\n");
         assert!(notes.contains("iodepth_batch_submit=8"), "{notes}");
+    }
+
+    /// fio's uniform random I/O visits each block once a pass (its random map): iolab's `once`; with
+    /// norandommap it draws with replacement (iolab's default, uniform); other laws are passed on.
+    #[test]
+    fn random_offsets_keep_fios_random_map() {
+        for (extra, dist) in [
+            (None, "once"),
+            (Some(("random_distribution", "random")), "once"),
+            (Some(("norandommap", "1")), "-"),
+            (Some(("random_distribution", "pareto:0.2")), "pareto:0.2"),
+        ] {
+            let mut opts = vec![("rw", "randwrite"), ("size", "1m")];
+            opts.extend(extra);
+            maps_to(&opts, &[("distribution", dist)]);
+        }
+        maps_to(&[("rw", "write"), ("size", "1m")], &[("distribution", "-")]);
     }
 
     #[test]

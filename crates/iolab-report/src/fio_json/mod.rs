@@ -14,6 +14,7 @@ pub mod samples;
 use iolab_engine::measure::hist::Summary;
 use iolab_engine::method::kind::MethodKind;
 use iolab_engine::result::RunResult;
+use iolab_engine::skew::Distribution;
 use iolab_engine::spec::OpKind;
 use parts::{Part, Who};
 use serde_json::{json, Map, Value};
@@ -154,7 +155,7 @@ fn entry(run: &FioRun, p: &Part, windows: &[samples::Window]) -> Value {
         }
     };
     let none = Summary::default();
-    let read_back = verify_reads(r, p, &none);
+    let read_back = verify_reads(r, p, &read, &none);
     let cpu = parts::cpu_pct(r, p);
     let [lat_ns, lat_us, lat_ms] = dir::ranges(&r.latency);
     let flushes = match p.who {
@@ -185,15 +186,35 @@ fn entry(run: &FioRun, p: &Part, windows: &[samples::Window]) -> Value {
     })
 }
 
-/// A write job's --verify read-back as fio counts its verify reads, in the job's reads: the blocks and
-/// bytes read back (the part's share) over the read-back's own time, without per-read latency (iolab
-/// reads back in 1 MiB chunks after the timed span).
-fn verify_reads<'r>(r: &RunResult, p: &Part, none: &'r Summary) -> Option<dir::Figures<'r>> {
-    let v = r.verify.as_ref().filter(|_| r.spec.op == OpKind::Write)?;
+/// A verified job's read section as fio counts its verify reads, in the job's reads: a write job's is
+/// the blocks and bytes read back (the part's share) over the read-back's own time, without per-read
+/// latency (iolab reads back in 1 MiB chunks after the timed span); a mixed job's adds them to its own
+/// `reads`, over the run's span and the read-back's time, with those reads' latency and samples.
+fn verify_reads<'r>(
+    r: &RunResult,
+    p: &Part,
+    reads: &dir::Figures<'r>,
+    none: &'r Summary,
+) -> Option<dir::Figures<'r>> {
+    let v = r.verify.as_ref().filter(|_| r.spec.op != OpKind::Read)?;
     let secs = v.read_back_s.filter(|&s| s > 0.0 && v.blocks_checked > 0)?;
+    let ops = (v.blocks_checked as f64 * p.ops_share).round() as u64;
     let bytes = (v.bytes_checked as f64 * p.bytes_share).round() as u64;
+    if r.spec.op == OpKind::Mixed {
+        let span = r.wall_s + secs;
+        return Some(dir::Figures {
+            ops: reads.ops + ops,
+            bytes: reads.bytes + bytes,
+            runtime_s: reads.runtime_s + secs,
+            latency: reads.latency,
+            iops: reads.iops,
+            bw_kib: reads.bw_kib,
+            agg_bytes_s: (reads.agg_bytes_s * r.wall_s + v.bytes_checked as f64) / span,
+            timed: reads.timed,
+        });
+    }
     Some(dir::Figures {
-        ops: (v.blocks_checked as f64 * p.ops_share).round() as u64,
+        ops,
         bytes,
         runtime_s: secs,
         latency: none,
@@ -208,6 +229,12 @@ fn verify_reads<'r>(r: &RunResult, p: &Part, none: &'r Summary) -> Option<dir::F
 const VERIFY_READS_ARE: &str = "the --verify read-back, as fio counts its verify reads in the job's \
      reads: the blocks and bytes read back over the read-back's own time (after the timed writes, in no \
      other figure); no per-read latency (iolab reads back 1 MiB at a time)";
+
+/// What the read section of a verified mixed job holds.
+const MIXED_VERIFY_READS_ARE: &str = "the job's reads and the --verify read-back of its writes, as fio \
+     counts its verify reads in the job's reads: ops and bytes of both, over the run's span and the \
+     read-back's own time (after the timed span); latency, iops and bw samples are the job's own reads' \
+     (iolab reads back 1 MiB at a time)";
 
 /// The `iolab` object: what the entry is and where its figures differ from fio's meaning.
 fn about(r: &RunResult, p: &Part, windows: usize, cpu: &parts::CpuPct) -> Value {
@@ -247,8 +274,18 @@ fn about(r: &RunResult, p: &Part, windows: usize, cpu: &parts::CpuPct) -> Value 
             ),
         );
     }
-    if verify_reads(r, p, &Summary::default()).is_some() {
-        o.insert("verify_reads_are".into(), json!(VERIFY_READS_ARE));
+    let read_back = |v: &iolab_engine::result::VerifyFigures| {
+        v.read_back_s.is_some_and(|s| s > 0.0) && v.blocks_checked > 0
+    };
+    if r.verify.as_ref().is_some_and(read_back) {
+        let said = match r.spec.op {
+            OpKind::Write => Some(VERIFY_READS_ARE),
+            OpKind::Mixed => Some(MIXED_VERIFY_READS_ARE),
+            OpKind::Read => None,
+        };
+        if let Some(said) = said {
+            o.insert("verify_reads_are".into(), json!(said));
+        }
     }
     o.insert("timed".into(), json!(r.timed));
     o.insert("syscalls_per_op".into(), json!(r.syscalls.method_per_op));
@@ -344,8 +381,12 @@ fn options(r: &RunResult, grouped: bool) -> Value {
     if let Some(p) = s.read_pct {
         put("rwmixread", p.to_string());
     }
-    if !s.distribution.is_uniform() {
-        put("random_distribution", s.distribution.name());
+    // fio's uniform draw keeps its random map (iolab's `once`); iolab's `uniform` is fio's norandommap.
+    match s.distribution {
+        Distribution::Once => {}
+        Distribution::Uniform if s.pattern.name() == "rand" => put("norandommap", "1".into()),
+        Distribution::Uniform => {}
+        d => put("random_distribution", d.name()),
     }
     if grouped {
         put("group_reporting", "1".into());
