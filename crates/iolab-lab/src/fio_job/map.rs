@@ -142,6 +142,7 @@ const HANDLED: &[&str] = &[
     "rate",
     "rate_iops",
     "random_distribution",
+    "random_generator",
     "verify",
     "do_verify",
     "clat_percentiles",
@@ -228,9 +229,19 @@ fn direction(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
         set(m, "read-pct", pct as i64);
     }
     // fio's uniform draw ("random") visits every block once per pass (its random map) unless
-    // norandommap; iolab's `once`. The other distributions draw with replacement in fio too.
+    // norandommap; iolab's `once`. The other distributions draw with replacement in fio too. fio's lfsr
+    // generator never gives a block twice in a pass, map or not.
     let uniform = matches!(j.get("random_distribution"), None | Some("random"));
-    if pattern == "rand" && uniform && !j.flag("norandommap")? {
+    let lfsr = match j.get("random_generator") {
+        None | Some("tausworthe") | Some("tausworthe64") => false,
+        Some("lfsr") => true,
+        Some(g) => {
+            return Err(format!(
+                "random_generator={g}: fio takes tausworthe, lfsr or tausworthe64"
+            ))
+        }
+    };
+    if pattern == "rand" && uniform && (lfsr || !j.flag("norandommap")?) {
         if j.get("zonemode") == Some("strided") {
             m.notes.push(
                 "fio visits every block of a zone once per pass (its random map) unless norandommap=1; in \
@@ -572,12 +583,31 @@ pub(super) mod tests {
             (Some(("random_distribution", "random")), "once"),
             (Some(("norandommap", "1")), "-"),
             (Some(("random_distribution", "pareto:0.2")), "pareto:0.2"),
+            (Some(("random_generator", "tausworthe64")), "once"),
         ] {
             let mut opts = vec![("rw", "randwrite"), ("size", "1m")];
             opts.extend(extra);
             maps_to(&opts, &[("distribution", dist)]);
         }
         maps_to(&[("rw", "write"), ("size", "1m")], &[("distribution", "-")]);
+        let lfsr = [
+            ("rw", "randread"),
+            ("size", "1m"),
+            ("random_generator", "lfsr"),
+        ];
+        maps_to(&lfsr, &[("distribution", "once")]);
+        maps_to(
+            &[&lfsr[..], &[("norandommap", "1")]].concat(),
+            &[("distribution", "once")],
+        );
+        refused(
+            &[
+                ("rw", "randread"),
+                ("size", "1m"),
+                ("random_generator", "mt"),
+            ],
+            &["random_generator=mt", "lfsr"],
+        );
     }
 
     #[test]
