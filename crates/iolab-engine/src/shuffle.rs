@@ -43,7 +43,7 @@ impl Shuffle {
             shift: bits.div_ceil(2),
             next: 0,
             keys: [(1, 0); ROUNDS],
-            rng: seed | 1,
+            rng: seed,
         };
         s.rekey();
         s

@@ -8,6 +8,7 @@ use iolab_engine::error::Error;
 use iolab_engine::measure::clock;
 use iolab_engine::method::kind::MethodKind;
 use iolab_engine::result::RunResult;
+use iolab_engine::spec::method_kind::Exec;
 use iolab_engine::spec::{RawSpec, Spec};
 use iolab_engine::target::{per_thread, TargetKind};
 use iolab_engine::units::fmt_ns;
@@ -286,7 +287,8 @@ fn plan(a: &RunArgs, f: &FioArgs, jobs: &[Mapped]) -> Result<Vec<Planned>, Error
             said.push(format!("{IGNORED}{}", j.ignored.join(", ")));
         }
         if !f.across_methods {
-            let spec = resolve(j.raw.clone(), a).map_err(|e| in_job(e, &j.name))?;
+            let (spec, note) = resolve(j.raw.clone(), a).map_err(|e| in_job(e, &j.name))?;
+            said.extend(note);
             plan.push(Planned {
                 job: j.name.clone(),
                 label: format!("'{}'", j.name),
@@ -298,11 +300,11 @@ fn plan(a: &RunArgs, f: &FioArgs, jobs: &[Mapped]) -> Result<Vec<Planned>, Error
         let mut cannot = Vec::new();
         for (m, raw) in fio_job::across_methods(j) {
             match resolve(raw, a) {
-                Ok(spec) => plan.push(Planned {
+                Ok((spec, note)) => plan.push(Planned {
                     job: j.name.clone(),
                     label: format!("'{}' with {}", j.name, m.name()),
                     spec,
-                    said: said.clone(),
+                    said: said.iter().cloned().chain(note).collect(),
                 }),
                 Err(e) if a.verbose => {
                     errln(&format!(
@@ -327,10 +329,31 @@ fn plan(a: &RunArgs, f: &FioArgs, jobs: &[Mapped]) -> Result<Vec<Planned>, Error
 
 /// A job's spec with the flags given beside --fio over it: a flag that sets the amount, the pace or the
 /// method replaces what the job set of the same (--ops drops the job's size; --method psync drops an
-/// io_uring job's depth).
-fn resolve(raw: RawSpec, a: &RunArgs) -> Result<Spec, Error> {
+/// io_uring job's depth), and what it says of that where the job's meaning changes.
+fn resolve(raw: RawSpec, a: &RunArgs) -> Result<(Spec, Option<String>), Error> {
     let flags = a.raw();
     let mut raw = raw;
+    let mut note = None;
+    // The job's random map (`once`, which fio's random I/O means) is its random draw: a --pattern given
+    // drops it, and a method whose client draws its own offsets (offload's) draws with replacement.
+    let mapped_once = raw.get("distribution").is_some_and(|d| d.text() == "once");
+    if mapped_once && !flags.has("distribution") {
+        let method = flags.get("method").or(raw.get("method"));
+        let own_draw = method
+            .and_then(|m| MethodKind::parse(&m.text()))
+            .is_some_and(|m| m.info().exec == Exec::OutOfProcess);
+        if own_draw {
+            note = Some(
+                "fio visits every block once per pass (its random map); this method's client draws \
+                 its offsets with replacement, as fio does with norandommap=1"
+                    .to_string(),
+            );
+        }
+        let sequential = flags.get("pattern").is_some_and(|p| p.text() != "rand");
+        if own_draw || sequential {
+            raw = raw.without("distribution");
+        }
+    }
     let groups: [&[&str]; 3] = [
         &["ops", "size", "duration"],
         &["rate-iops", "rate"],
@@ -354,7 +377,7 @@ fn resolve(raw: RawSpec, a: &RunArgs) -> Result<Spec, Error> {
             }
         }
     }
-    raw.merge(flags).resolve()
+    Ok((raw.merge(flags).resolve()?, note))
 }
 
 /// --across-methods runs every method at the job's requests in flight: a flag that sets the method or the

@@ -665,3 +665,23 @@ fn a_verified_mixed_job_counts_its_read_back_as_fio_does() {
         assert_eq!(moved(&f)["v"].read, 4 * MIB, "fio");
     }
 }
+
+/// Flags over a random job's random map: --method offload (whose client draws its own offsets) runs it
+/// with replacement and says so; --pattern seq runs it in order; neither is refused for a distribution
+/// the user never gave.
+#[test]
+fn flags_over_a_random_job_drop_its_random_map_and_say_so() {
+    let dir = disk_dir();
+    let job = "[r]\nfilename={dir}/R\nsize=1m\nbs=4k\nrw=randwrite\n";
+    let (r, v) = iolab_run(dir.path(), job, &["--method", "offload"]);
+    assert!(
+        r.stdout
+            .contains("client draws its offsets with replacement"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(moved(&v)["r"].write, MIB);
+    let (r, v) = iolab_run(dir.path(), job, &["--pattern", "seq", "--overwrite"]);
+    assert!(r.stdout.contains("4 KiB seq"), "{}", r.stdout);
+    assert_eq!(moved(&v)["r"].write, MIB);
+}

@@ -22,7 +22,6 @@ const NO_EFFECT: &[&str] = &[
     "new_group",
     "randrepeat",
     "kb_base",
-    "norandommap",
     "invalidate",
     "end_fsync",
     "buffered",
@@ -143,6 +142,7 @@ const HANDLED: &[&str] = &[
     "rate_iops",
     "random_distribution",
     "random_generator",
+    "norandommap",
     "verify",
     "do_verify",
     "clat_percentiles",
@@ -229,8 +229,9 @@ fn direction(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
         set(m, "read-pct", pct as i64);
     }
     // fio's uniform draw ("random") visits every block once per pass (its random map) unless
-    // norandommap; iolab's `once`. The other distributions draw with replacement in fio too. fio's lfsr
-    // generator never gives a block twice in a pass, map or not.
+    // norandommap; iolab's `once` covers the blocks alike (in another order). The other distributions
+    // draw with replacement in fio too. fio's lfsr never gives a block twice in a pass, map or not (and
+    // repeats its order each pass, where `once` draws a new one: a note says so).
     let uniform = matches!(j.get("random_distribution"), None | Some("random"));
     let lfsr = match j.get("random_generator") {
         None | Some("tausworthe") | Some("tausworthe64") => false,
@@ -244,12 +245,19 @@ fn direction(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
     if pattern == "rand" && uniform && (lfsr || !j.flag("norandommap")?) {
         if j.get("zonemode") == Some("strided") {
             m.notes.push(
-                "fio visits every block of a zone once per pass (its random map) unless norandommap=1; in \
-                 zones iolab draws blocks with replacement, as fio does with norandommap=1"
+                "fio visits every block of a zone once per pass (its random map, or lfsr); in zones iolab \
+                 draws blocks with replacement, as fio does with norandommap=1"
                     .into(),
             );
         } else {
             set(m, "distribution", "once");
+            if lfsr {
+                m.notes.push(
+                    "random_generator=lfsr: fio repeats one order of the blocks every pass; iolab visits \
+                     each block once a pass too, in an order drawn anew each pass"
+                        .into(),
+                );
+            }
         }
     } else if let Some(d) = j.get("random_distribution").filter(|_| !uniform) {
         set(m, "distribution", d);

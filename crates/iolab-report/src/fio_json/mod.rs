@@ -201,7 +201,6 @@ fn verify_reads<'r>(
     let ops = (v.blocks_checked as f64 * p.ops_share).round() as u64;
     let bytes = (v.bytes_checked as f64 * p.bytes_share).round() as u64;
     if r.spec.op == OpKind::Mixed {
-        let span = r.wall_s + secs;
         return Some(dir::Figures {
             ops: reads.ops + ops,
             bytes: reads.bytes + bytes,
@@ -209,7 +208,8 @@ fn verify_reads<'r>(
             latency: reads.latency,
             iops: reads.iops,
             bw_kib: reads.bw_kib,
-            agg_bytes_s: (reads.agg_bytes_s * r.wall_s + v.bytes_checked as f64) / span,
+            // The samples (and so bw_mean) are the timed reads': their aggregate stays the timed span's.
+            agg_bytes_s: reads.agg_bytes_s,
             timed: reads.timed,
         });
     }
@@ -233,8 +233,8 @@ const VERIFY_READS_ARE: &str = "the --verify read-back, as fio counts its verify
 /// What the read section of a verified mixed job holds.
 const MIXED_VERIFY_READS_ARE: &str = "the job's reads and the --verify read-back of its writes, as fio \
      counts its verify reads in the job's reads: ops and bytes of both, over the run's span and the \
-     read-back's own time (after the timed span); latency, iops and bw samples are the job's own reads' \
-     (iolab reads back 1 MiB at a time)";
+     read-back's own time (after the timed span); latency, iops and bw samples, and bw_agg, are the job's \
+     own reads' (iolab reads back 1 MiB at a time)";
 
 /// The `iolab` object: what the entry is and where its figures differ from fio's meaning.
 fn about(r: &RunResult, p: &Part, windows: usize, cpu: &parts::CpuPct) -> Value {
