@@ -85,10 +85,14 @@ impl Shuffle {
     }
 }
 
-/// splitmix64's step: well-mixed words for the keys.
+/// splitmix64 (Steele, Lea and Flood): well-mixed words for the keys. Its own here, apart from the data
+/// pattern's mixing, so that this module stands below `pattern.rs`.
 fn draw(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    crate::pattern::mix64(*state)
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 #[cfg(test)]
