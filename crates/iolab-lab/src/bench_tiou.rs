@@ -1,7 +1,8 @@
 //! io_uring NOPs through iolab against fio's own peak tester, t/io_uring, where `bench/t_io_uring.sh`
 //! built it: alternating pairs of one-second runs at batch 1 and 32 (t/io_uring's the one per-second
-//! line of a two-second run). The script pins fio's b46877ed, whose NOP is a bare IORING_OP_NOP as
-//! iolab sends it (later versions make the kernel look up a file for each).
+//! line of a two-second run), and cached 4 KiB random reads at depth 32 of the script's data file. The
+//! script pins fio's b46877ed, whose NOP is a bare IORING_OP_NOP as iolab sends it (later versions make
+//! the kernel look up a file for each).
 
 use iolab_engine::error::{Error, Result};
 use iolab_engine::measure::clock::ClockInfo;
@@ -24,6 +25,20 @@ pub struct AgainstTIoUring {
     pub path: String,
     pub pairs: usize,
     pub rows: Vec<TIoUringRow>,
+    /// Cached 4 KiB random reads at depth 32, batch 32; Err: why they were not run.
+    pub reads: std::result::Result<ReadRow, String>,
+}
+
+/// Cached 4 KiB random reads at depth 32 and batch 32 of `file`: medians of [`PAIRS`] alternating runs
+/// (iolab timed, iolab untimed, t/io_uring), each ratio the median of the per-pair ones.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReadRow {
+    pub file: String,
+    pub theirs: f64,
+    pub timed: f64,
+    pub timed_ratio: f64,
+    pub untimed: f64,
+    pub untimed_ratio: f64,
 }
 
 /// One batch size: medians of [`PAIRS`] alternating runs, each ratio the median of the per-pair ones.
@@ -95,14 +110,7 @@ pub fn against(exe: &Path, clock: &ClockInfo) -> Result<AgainstTIoUring> {
             let ops = (theirs[theirs.len() - 1] / 2.0) as u64;
             raw.push(raw_nop_loop(ops.max(u64::from(batch)), batch)?);
         }
-        let ratio = |a: &[f64]| {
-            median(
-                &a.iter()
-                    .zip(&theirs)
-                    .map(|(a, b)| a / b)
-                    .collect::<Vec<_>>(),
-            )
-        };
+        let ratio = |a: &[f64]| ratio_to(a, &theirs);
         rows.push(TIoUringRow {
             batch,
             theirs: median(&theirs),
@@ -117,7 +125,79 @@ pub fn against(exe: &Path, clock: &ClockInfo) -> Result<AgainstTIoUring> {
         path: exe.display().to_string(),
         pairs: PAIRS,
         rows,
+        reads: reads_against(exe, clock)?,
     })
+}
+
+/// The data file `bench/t_io_uring.sh` makes beside its build of t/io_uring (`WORK/data.bin`, the build
+/// being `WORK/fio-REF/t/io_uring`); Err: why there is none.
+fn data_file(exe: &Path) -> std::result::Result<PathBuf, String> {
+    let work = exe.parent().and_then(Path::parent).and_then(Path::parent);
+    let f = work.map(|w| w.join("data.bin"));
+    match f {
+        Some(f) if f.is_file() => Ok(f),
+        _ => Err(format!(
+            "not run: no data file beside {} (bench/t_io_uring.sh makes WORK/data.bin)",
+            exe.display()
+        )),
+    }
+}
+
+/// Cached 4 KiB random reads at depth 32 and batch 32, iolab (on its defaults, then under
+/// `--latency-sample 0`) against t/io_uring, in [`PAIRS`] alternating sets; the file is read through once
+/// first so that every read hits the page cache.
+fn reads_against(exe: &Path, clock: &ClockInfo) -> Result<std::result::Result<ReadRow, String>> {
+    let file = match data_file(exe) {
+        Ok(f) => f,
+        Err(why) => return Ok(Err(why)),
+    };
+    let read_all = |f: &Path| -> std::io::Result<u64> {
+        std::io::copy(&mut std::fs::File::open(f)?, &mut std::io::sink())
+    };
+    read_all(&file).map_err(|e| Error::Runtime(format!("{}: {e}", file.display())))?;
+    let spec = |sample: i64| {
+        RawSpec::new()
+            .with("latency-sample", Val::Int(sample))
+            .with("method", URING.name)
+            .with("op", "read")
+            .with("pattern", "rand")
+            .with("bs", Val::Int(4096))
+            .with("target", file.display().to_string().as_str())
+            .with("duration", Val::Int(1))
+            .with("qd", Val::Int(32))
+            .with("batch", Val::Int(32))
+            .with("count", "none")
+            .with("seed", Val::Int(1))
+            .resolve()
+    };
+    let (timed_spec, untimed_spec) = (spec(1)?, spec(0)?);
+    let [mut theirs, mut timed, mut untimed]: [Vec<f64>; 3] = Default::default();
+    for _ in 0..PAIRS {
+        timed.push(crate::run::run(&timed_spec, clock)?.iops);
+        untimed.push(crate::run::run(&untimed_spec, clock)?.iops);
+        let f = file.display().to_string();
+        theirs.push(t_rate(exe, &["-d32", "-s32", "-c32", "-R1", &f])?);
+    }
+    let ratio = |a: &[f64]| ratio_to(a, &theirs);
+    Ok(Ok(ReadRow {
+        file: file.display().to_string(),
+        theirs: median(&theirs),
+        timed: median(&timed),
+        timed_ratio: ratio(&timed),
+        untimed: median(&untimed),
+        untimed_ratio: ratio(&untimed),
+    }))
+}
+
+/// The median of the per-pair ratios of `ours` to `theirs`.
+fn ratio_to(ours: &[f64], theirs: &[f64]) -> f64 {
+    median(
+        &ours
+            .iter()
+            .zip(theirs)
+            .map(|(a, b)| a / b)
+            .collect::<Vec<_>>(),
+    )
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -131,9 +211,15 @@ fn median(v: &[f64]) -> f64 {
 /// buffers and polling, as the script runs it.
 fn nops_per_s(exe: &Path, batch: u32) -> Result<f64> {
     let b = batch.to_string();
+    t_rate(exe, &["-N1", "-d", &b, "-s", &b, "-c", &b])
+}
+
+/// t/io_uring's IOPS with `args`, in the lines it prints of a two-second run, without registered files
+/// or buffers, polling or O_DIRECT.
+fn t_rate(exe: &Path, args: &[&str]) -> Result<f64> {
     let out = std::process::Command::new(exe)
-        .args(["-r", "2", "-p0", "-B0", "-F0", "-O0", "-N1"])
-        .args(["-d", &b, "-s", &b, "-c", &b])
+        .args(["-r", "2", "-p0", "-B0", "-F0", "-O0"])
+        .args(args)
         .output()
         .map_err(|e| Error::Runtime(format!("{}: {e}", exe.display())))?;
     let text = String::from_utf8_lossy(&out.stdout);
@@ -205,6 +291,24 @@ pub fn raw_nop_loop(ops: u64, batch: u32) -> Result<f64> {
 
 #[cfg(test)]
 mod tests {
+    /// The data file is the script's, beside its build (WORK/data.bin for WORK/fio-REF/t/io_uring), and
+    /// its absence is said.
+    #[test]
+    fn the_data_file_is_found_beside_the_build_or_its_absence_said() {
+        let work = tempfile::tempdir().unwrap();
+        let exe = work.path().join("fio-b46877ed/t/io_uring");
+        let why = super::data_file(&exe).unwrap_err();
+        assert!(
+            why.contains("bench/t_io_uring.sh makes WORK/data.bin"),
+            "{why}"
+        );
+        std::fs::write(work.path().join("data.bin"), b"x").unwrap();
+        assert_eq!(
+            super::data_file(&exe).unwrap(),
+            work.path().join("data.bin")
+        );
+    }
+
     #[test]
     fn rates_are_read_from_t_io_urings_lines() {
         assert_eq!(super::rate_of("IOPS=13.90M, IOS/call=32/32"), Some(13.9e6));

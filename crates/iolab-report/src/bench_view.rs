@@ -171,11 +171,36 @@ fn t_io_uring_text(
             r.raw_ratio,
         ));
     }
+    o.push_str(&reads_text(&t.reads));
     o.push_str(
         "untimed: --latency-sample 0, as t/io_uring (no per-request clock read or record); timed: iolab's \
          default, each request's latency recorded; raw loop: iolab's ring settings and nothing recorded\n",
     );
     o
+}
+
+/// Cached 4 KiB random reads at depth 32 against t/io_uring, with the target (1.0x), judged like with
+/// like (untimed) as the NOPs are.
+fn reads_text(r: &std::result::Result<iolab_lab::bench_tiou::ReadRow, String>) -> String {
+    let r = match r {
+        Ok(r) => r,
+        Err(why) => return format!("read32  cached 4 KiB random reads at depth 32: {why}\n"),
+    };
+    let met = if r.untimed_ratio >= 1.0 {
+        "met"
+    } else {
+        "not met"
+    };
+    format!(
+        "read32  cached 4 KiB random reads of {} at depth 32, batch 32: t/io_uring {:.2} M/s, iolab untimed \
+         {:.2} M/s {:.3}x (target >= 1.00x: {met}), timed {:.2} M/s {:.3}x\n",
+        std::path::Path::new(&r.file).file_name().map_or(r.file.clone().into(), |n| n.to_string_lossy()),
+        r.theirs / 1e6,
+        r.untimed / 1e6,
+        r.untimed_ratio,
+        r.timed / 1e6,
+        r.timed_ratio,
+    )
 }
 
 pub fn render_offload(r: &OffloadBenchReport) -> String {
@@ -337,5 +362,28 @@ mod tests {
         );
         assert!(verdict(false, f64::NAN, 5).starts_with("no verdict"));
         assert!(verdict(true, 2e6, 1).starts_with("no verdict: 1 round(s)"));
+    }
+
+    /// The reads' line judges the untimed ratio against 1.0x and names the file, or says why none ran.
+    #[test]
+    fn the_reads_line_judges_the_untimed_ratio() {
+        let row = |untimed_ratio| iolab_lab::bench_tiou::ReadRow {
+            file: "/var/tmp/w/data.bin".into(),
+            theirs: 0.8e6,
+            timed: 0.78e6,
+            timed_ratio: 0.975,
+            untimed: 0.82e6,
+            untimed_ratio,
+        };
+        let met = reads_text(&Ok(row(1.024)));
+        assert!(
+            met.contains("of data.bin")
+                && met.contains("1.024x (target >= 1.00x: met), timed 0.78 M/s 0.975x"),
+            "{met}"
+        );
+        assert!(reads_text(&Ok(row(0.99))).contains("0.990x (target >= 1.00x: not met)"));
+        assert!(
+            reads_text(&Err("not run: no data file".into())).ends_with(": not run: no data file\n")
+        );
     }
 }
