@@ -10,6 +10,7 @@ mod scaling;
 
 use common::*;
 use scaling::{cost, document, records, template, Cost};
+use std::path::Path;
 
 /// The most resident memory one byte of records may add (peak at 2,000 records less peak at 1,000, over
 /// the bytes added). Records are read as a stream and cut down to what is shown as they are parsed: the
@@ -17,6 +18,24 @@ use scaling::{cost, document, records, template, Cost};
 /// survey answer cloned every record, and 31 and 19 when each file was held as text beside every record
 /// parsed whole, and copied per stage; quadratic memory would add ever more per byte).
 const BYTES_PER_INPUT_BYTE: f64 = 4.0;
+
+/// `iolab report RECS -o HTML`: its peak resident bytes (RECS opened once, watched by inotify).
+fn report_peak(recs: &Path, html: &Path) -> u64 {
+    let args = ["report".into(), path_str(recs), "-o".into(), path_str(html)];
+    cost(&args, &[recs]).peak_rss
+}
+
+/// The resident bytes each byte of input added cost between two runs (`(bytes, peak)` each, the input
+/// read `reads` times), printed for `what` and held to at most `at_most`.
+fn held_per_byte(what: &str, runs: &[(u64, u64)], reads: u64, at_most: f64) {
+    let ((b1, m1), (b2, m2)) = (runs[0], runs[1]);
+    let per_byte = (m2 as f64 - m1 as f64) / (reads * (b2 - b1)) as f64;
+    println!("{what}: {per_byte:.2} resident bytes per byte of records added");
+    assert!(
+        per_byte <= at_most,
+        "{what}: {per_byte:.1} bytes of memory per byte of records ({m1} at {b1} bytes, {m2} at {b2})"
+    );
+}
 
 #[test]
 fn report_and_compare_read_each_file_once_in_memory_linear_in_it() {
@@ -91,14 +110,8 @@ fn records_of_a_spec_alone_cost_compare_about_their_text() {
         );
         runs.push((bytes, c.peak_rss));
     }
-    let ((b1, m1), (b2, m2)) = (runs[0], runs[1]);
     // The file is read twice, as A and as B.
-    let per_byte = (m2 as f64 - m1 as f64) / (2 * (b2 - b1)) as f64;
-    println!("compare: {per_byte:.2} resident bytes per byte of records added");
-    assert!(
-        per_byte <= 2.0,
-        "{per_byte:.1} bytes of memory per byte of records ({m1} at {b1} bytes, {m2} at {b2})"
-    );
+    held_per_byte("compare", &runs, 2, 2.0);
 }
 
 /// Records of a spec, a host, a latency summary and a few figures (many short fields, each of which
@@ -127,26 +140,12 @@ fn records_of_many_short_fields_cost_the_report_about_their_text() {
         let recs = d.path().join(format!("s{n}.jsonl"));
         let bytes = records(&t, n, &recs);
         let page = d.path().join(format!("s{n}.html"));
-        let c = cost(
-            &[
-                "report".into(),
-                path_str(&recs),
-                "-o".into(),
-                path_str(&page),
-            ],
-            &[&recs],
-        );
-        println!("report of {n} records ({bytes} bytes): peak {}", c.peak_rss);
+        let peak = report_peak(&recs, &page);
+        println!("report of {n} records ({bytes} bytes): peak {peak}");
         assert!(page.exists(), "the page of {n} records was written");
-        runs.push((bytes, c.peak_rss));
+        runs.push((bytes, peak));
     }
-    let ((b1, m1), (b2, m2)) = (runs[0], runs[1]);
-    let per_byte = (m2 as f64 - m1 as f64) / (b2 - b1) as f64;
-    println!("report: {per_byte:.2} resident bytes per byte of records added");
-    assert!(
-        per_byte <= 2.0,
-        "{per_byte:.1} bytes of memory per byte of records ({m1} at {b1} bytes, {m2} at {b2})"
-    );
+    held_per_byte("report", &runs, 1, 2.0);
 }
 
 /// Records with long arrays (a paced sweep's intervals, 300 a run) are held as the report draws them: of
@@ -232,24 +231,11 @@ fn one_record_of_millions_of_short_intervals_costs_about_its_text() {
         writeln!(f, "]{tail}").unwrap();
         drop(f);
         let bytes = std::fs::metadata(&recs).unwrap().len();
-        let html = path_str(&d.path().join(format!("m{n}.html")));
-        let c = cost(
-            &["report".into(), path_str(&recs), "-o".into(), html],
-            &[&recs],
-        );
-        println!(
-            "report of one record of {n} intervals ({bytes} bytes): peak {}",
-            c.peak_rss
-        );
-        sizes.push((bytes, c.peak_rss));
+        let peak = report_peak(&recs, &d.path().join(format!("m{n}.html")));
+        println!("report of one record of {n} intervals ({bytes} bytes): peak {peak}");
+        sizes.push((bytes, peak));
     }
-    let ((b1, m1), (b2, m2)) = (sizes[0], sizes[1]);
-    let per_byte = (m2 as f64 - m1 as f64) / (b2 - b1) as f64;
-    println!("report: {per_byte:.2} resident bytes per byte of intervals added");
-    assert!(
-        per_byte <= 3.0,
-        "{per_byte:.1} bytes of memory per byte of records ({m1} at {b1} bytes, {m2} at {b2})"
-    );
+    held_per_byte("report", &sizes, 1, 3.0);
 }
 
 /// Records of many intervals holding only the figures a chart draws (a long run's time series, 20,000
@@ -272,24 +258,11 @@ fn records_of_many_short_intervals_cost_about_their_text() {
     for n in [10, 20] {
         let recs = d.path().join(format!("i{n}.jsonl"));
         let bytes = records(&t, n, &recs);
-        let html = path_str(&d.path().join(format!("i{n}.html")));
-        let c = cost(
-            &["report".into(), path_str(&recs), "-o".into(), html],
-            &[&recs],
-        );
-        println!(
-            "report of {n} records of 20,000 intervals ({bytes} bytes): peak {}",
-            c.peak_rss
-        );
-        sizes.push((bytes, c.peak_rss));
+        let peak = report_peak(&recs, &d.path().join(format!("i{n}.html")));
+        println!("report of {n} records of 20,000 intervals ({bytes} bytes): peak {peak}");
+        sizes.push((bytes, peak));
     }
-    let ((b1, m1), (b2, m2)) = (sizes[0], sizes[1]);
-    let per_byte = (m2 as f64 - m1 as f64) / (b2 - b1) as f64;
-    println!("report: {per_byte:.2} resident bytes per byte of intervals added");
-    assert!(
-        per_byte <= 2.0,
-        "{per_byte:.1} bytes of memory per byte of records ({m1} at {b1} bytes, {m2} at {b2})"
-    );
+    held_per_byte("report", &sizes, 1, 2.0);
     let text = std::fs::read_to_string(d.path().join("i20.html")).unwrap();
     assert!(text.contains("iops-over-time"), "the intervals are drawn");
 }
@@ -317,24 +290,11 @@ fn profiles_and_batch_sizes_cost_about_their_text() {
     for n in [100, 200] {
         let recs = d.path().join(format!("p{n}.jsonl"));
         let bytes = records(&t, n, &recs);
-        let html = path_str(&d.path().join(format!("p{n}.html")));
-        let c = cost(
-            &["report".into(), path_str(&recs), "-o".into(), html],
-            &[&recs],
-        );
-        println!(
-            "report of {n} profiled records ({bytes} bytes): peak {}",
-            c.peak_rss
-        );
-        runs.push((bytes, c.peak_rss));
+        let peak = report_peak(&recs, &d.path().join(format!("p{n}.html")));
+        println!("report of {n} profiled records ({bytes} bytes): peak {peak}");
+        runs.push((bytes, peak));
     }
-    let ((b1, m1), (b2, m2)) = (runs[0], runs[1]);
-    let per_byte = (m2 as f64 - m1 as f64) / (b2 - b1) as f64;
-    println!("report: {per_byte:.2} resident bytes per byte of records added");
-    assert!(
-        per_byte <= 2.0,
-        "{per_byte:.1} bytes of memory per byte of records ({m1} at {b1} bytes, {m2} at {b2})"
-    );
+    held_per_byte("report", &runs, 1, 2.0);
     let text = std::fs::read_to_string(d.path().join("p200.html")).unwrap();
     // Each run's functions most sampled, its batch sizes and its stacks are drawn.
     for drawn in ["io_uring batch sizes", "vfs_write_iter_9", "Flame graph"] {
