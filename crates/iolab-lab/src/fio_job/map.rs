@@ -93,6 +93,7 @@ fn unhonoured(job: &Job, m: &mut Mapped, lenient: bool) -> Result<(), String> {
         if seen.contains(&k.as_str())
             || HANDLED.contains(&k.as_str())
             || super::logs::OPTIONS.contains(&k.as_str())
+            || super::verify::OPTIONS.contains(&k.as_str())
             || NO_EFFECT.contains(&k.as_str())
         {
             continue;
@@ -115,7 +116,7 @@ fn unhonoured(job: &Job, m: &mut Mapped, lenient: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// Options the functions below read (logs.rs reads its own, `logs::OPTIONS`).
+/// Options the functions below read (logs.rs and verify.rs read their own, their `OPTIONS`).
 const HANDLED: &[&str] = &[
     "ioengine",
     "rw",
@@ -143,8 +144,6 @@ const HANDLED: &[&str] = &[
     "random_distribution",
     "random_generator",
     "norandommap",
-    "verify",
-    "do_verify",
     "clat_percentiles",
     "randseed",
     "offset",
@@ -418,26 +417,7 @@ fn rest(j: &Ctx, m: &mut Mapped, method: &MethodInfo) -> Result<(), String> {
             set(m, ours, format!("{n}"));
         }
     }
-    // do_verify=0: no verify phase after the writes (fio's default is 1).
-    let do_verify = j.get("do_verify").is_none() || j.flag("do_verify")?;
-    if let Some(v) = j.get("verify").filter(|v| *v != "0" && *v != "null") {
-        if do_verify {
-            set(m, "verify", true);
-            m.notes.push(format!(
-                "verify={v}: iolab checks its own pattern (stamps per block and sector) after the run, \
-                 untimed; fio times its verify pass; both count its reads in the job's reads (--fio-json)"
-            ));
-        }
-        // fio saves a writing job's verify state whatever do_verify (verify_state_save, on by default).
-        if j.rw() != "read" && j.rw() != "randread" && j.get("verify_state_save").is_none() {
-            m.notes.push(
-                "fio also saves its verify state (verify_state_save, on by default) to \
-                 local-JOB-N-verify.state, its own record for a later verify_state_load; iolab writes no \
-                 such file"
-                    .into(),
-            );
-        }
-    }
+    super::verify::verify(j, m)?;
     // Percentiles are reported either way: the figures do not change.
     j.flag("clat_percentiles")?;
     if let Some(s) = j.count("randseed")? {
@@ -760,28 +740,6 @@ pub(super) mod tests {
             m.notes.iter().any(|n| n.contains("time_based without")),
             "{:?}",
             m.notes
-        );
-    }
-
-    #[test]
-    fn verify_follows_do_verify_and_percentiles_change_nothing() {
-        let w = [("size", "1m"), ("rw", "write"), ("verify", "crc32c")];
-        maps_to(&w, &[("verify", "true")]);
-        maps_to(
-            &[&w[..], &[("do_verify", "1")]].concat(),
-            &[("verify", "true")],
-        );
-        maps_to(
-            &[&w[..], &[("do_verify", "0")]].concat(),
-            &[("verify", "-")],
-        );
-        maps_to(
-            &[&w[..], &[("clat_percentiles", "0")]].concat(),
-            &[("verify", "true")],
-        );
-        refused(
-            &[&w[..], &[("clat_percentiles", "2")]].concat(),
-            &["clat_percentiles=2"],
         );
     }
 

@@ -9,6 +9,7 @@ pub mod map;
 mod names;
 pub mod numbers;
 pub mod parse;
+mod verify;
 
 pub use map::Mapped;
 pub use parse::Job;
