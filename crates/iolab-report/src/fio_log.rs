@@ -76,8 +76,9 @@ fn write_log(
             .filter_map(|t| log.threads.iter().find(|x| x.thread == *t))
             .collect();
         let earlier = made_before(&f.path, written);
-        let (n, id, file) = write_file(&f, overwrite, earlier, |w| {
-            entries(f.kind, plan.offset, log, &threads, w)
+        let (n, id, file) = write_file(&f, overwrite, earlier, |w| match f.kind {
+            LogKind::Iolog => iolog(&plan.file, log, &threads, w),
+            kind => entries(kind, plan.offset, log, &threads, w),
         })?;
         let entries = if n == 1 { "entry" } else { "entries" };
         said.push(format!("{} ({n} {entries})", f.path.display()));
@@ -85,7 +86,8 @@ fn write_log(
             written.push(Made {
                 path: logs::normalized(&f.path),
                 id,
-                _held: (!plan.per_job).then_some(file),
+                // An I/O log is named as given, so jobs may share it whatever per_job_logs.
+                _held: (!plan.per_job || f.kind == LogKind::Iolog).then_some(file),
             });
         }
         if threads.iter().any(|t| t.dropped > 0) {
@@ -166,6 +168,35 @@ pub fn entries(
     Ok(n)
 }
 
+/// fio's I/O log (version 3) of `threads`, a section each as a fio clone appends it: the version line,
+/// the file added and opened, a line per I/O in the order they started (`time file direction offset
+/// length`, time in µs from the thread's first I/O start, where fio's is from its log's opening), the file
+/// closed at the thread's end. `file` is the job's file as fio names it, `{thread}` standing for the
+/// clone's number. Returns the I/O lines written.
+pub fn iolog(
+    file: &str,
+    log: &OpLog,
+    threads: &[&ThreadOps],
+    w: &mut dyn Write,
+) -> std::io::Result<u64> {
+    let token = iolab_engine::target::per_thread::THREAD_TOKEN;
+    let mut n = 0;
+    for t in threads {
+        let file = file.replace(token, &t.thread.to_string());
+        let us = |tick: u64| (tick.saturating_sub(t.origin) as f64 * log.ns_per_tick / 1e3) as u64;
+        writeln!(w, "fio version 3 iolog\n0 {file} add\n0 {file} open")?;
+        let mut ops: Vec<_> = t.ops.iter().collect();
+        ops.sort_by_key(|op| op.start);
+        for op in ops {
+            let dir = if op.write { "write" } else { "read" };
+            writeln!(w, "{} {file} {dir} {} {}", us(op.start), op.offset, log.bs)?;
+        }
+        writeln!(w, "{} {file} close", us(t.end))?;
+        n += t.ops.len() as u64;
+    }
+    Ok(n)
+}
+
 /// One line of fio's format.
 fn line(
     w: &mut dyn Write,
@@ -228,7 +259,7 @@ fn windowed(
                 continue;
             }
             let (time, value) = match kind {
-                LogKind::Slat => continue,
+                LogKind::Slat | LogKind::Iolog => continue,
                 LogKind::Bw | LogKind::Iops if !whole => continue,
                 LogKind::Bw => (ends, ops.saturating_mul(log.bs) * 1000 / ms / 1024),
                 LogKind::Iops => (ends, ops * 1000 / ms),
@@ -387,6 +418,37 @@ mod tests {
         assert_eq!(text(LogKind::Slat, false, &log), "");
     }
 
+    /// fio 3.33's I/O log: a section per clone, its I/O lines in the order they started (a queued
+    /// method's completions come in another order), each clone's own file name.
+    #[test]
+    fn an_io_log_in_fios_version_3_format() {
+        let mut log = per_io_log();
+        log.ns_per_tick = 2.0;
+        let mut other = log.threads[0].clone();
+        other.thread = 1;
+        other.origin = 500;
+        other.ops.reverse();
+        other.ops[0].write = false;
+        log.threads.push(other);
+        let t: Vec<&ThreadOps> = log.threads.iter().collect();
+        let mut v = Vec::new();
+        assert_eq!(iolog("d/J.{thread}.0", &log, &t, &mut v).unwrap(), 6);
+        let section = |n: u32, last: &str| {
+            format!(
+                "fio version 3 iolog\n0 d/J.{n}.0 add\n0 d/J.{n}.0 open\n\
+                 0 d/J.{n}.0 write 0 4096\n{} d/J.{n}.0 write 4096 4096\n{} d/J.{n}.0 {last} 8192 4096\n\
+                 {} d/J.{n}.0 close\n",
+                (1_000_000 - 500 * n as u64) * 2 / 1000,
+                (2_000_000 - 500 * n as u64) * 2 / 1000,
+                (3_000_000 - 500 * n as u64) * 2 / 1000,
+            )
+        };
+        assert_eq!(
+            String::from_utf8(v).unwrap(),
+            format!("{}{}", section(0, "write"), section(1, "read"))
+        );
+    }
+
     /// A plan of one job's bw log named `name` (per_job_logs=0), over thread 0.
     fn bw_plan(job: &str, name: &str) -> LogPlan {
         LogPlan {
@@ -397,6 +459,7 @@ mod tests {
             per_job: false,
             first: 1,
             clones: 1,
+            file: "f".into(),
         }
     }
 

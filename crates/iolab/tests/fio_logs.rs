@@ -357,6 +357,102 @@ fn fio_writes_the_same_files_columns_and_lines() {
     }
 }
 
+/// One section of an I/O log (fio's version 3): the file it names, and its I/O lines as (µs, read,
+/// offset, length); the header, the file's add and open, the close after the last I/O, and times that
+/// never go back are checked.
+fn iolog_section(lines: &[&str]) -> (String, Vec<(u64, bool, u64, u64)>) {
+    assert_eq!(lines[0], "fio version 3 iolog");
+    let file = lines[1]
+        .strip_prefix("0 ")
+        .unwrap()
+        .strip_suffix(" add")
+        .unwrap();
+    assert_eq!(lines[2], format!("0 {file} open"));
+    let mut ios = Vec::new();
+    for l in &lines[3..lines.len() - 1] {
+        let f: Vec<&str> = l.split(' ').collect();
+        assert_eq!((f.len(), f[1]), (5, file), "{l}");
+        assert!(f[2] == "read" || f[2] == "write", "{l}");
+        let n = |i: usize| f[i].parse::<u64>().unwrap();
+        ios.push((n(0), f[2] == "read", n(3), n(4)));
+    }
+    let close: Vec<&str> = lines[lines.len() - 1].split(' ').collect();
+    assert_eq!(close[1..], [file, "close"]);
+    let times: Vec<u64> = ios
+        .iter()
+        .map(|i| i.0)
+        .chain([close[0].parse().unwrap()])
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    (file.to_string(), ios)
+}
+
+/// write_iolog: a section per clone in the one file named, every I/O the run made (each block of a
+/// clone's file once, fio's random map; as many reads as the result counts), in fio's version 3 format;
+/// where fio is installed, fio's own log of the job has as many lines and fio replays iolab's log
+/// (read_iolog) to the same reads and writes.
+#[test]
+fn the_io_log_lists_every_io_and_fio_replays_it() {
+    let job = "[io]\nioengine=libaio\niodepth=4\nrw=randrw\nbs=4k\nsize=256k\nnumjobs=2\nwrite_iolog=io.log\n";
+    let dir = disk_dir();
+    let d = dir.path();
+    // --keep: the files stay for fio's replay below.
+    let (code, stdout, stderr) = run_fio(d, job, &["--json", "-", "--keep"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let text = std::fs::read_to_string(d.join("io.log")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2 * (64 + 4), "{text}");
+    let mut reads = 0;
+    for (n, section) in lines.chunks(68).enumerate() {
+        let (file, ios) = iolog_section(section);
+        assert_eq!(file, format!("io.{n}.0"));
+        let mut blocks: Vec<u64> = ios.iter().map(|i| i.2 / 4096).collect();
+        blocks.sort_unstable();
+        assert_eq!(blocks, (0..64).collect::<Vec<u64>>(), "clone {n}");
+        assert!(ios.iter().all(|i| i.3 == 4096 && i.2 % 4096 == 0));
+        reads += ios.iter().filter(|i| i.1).count() as u64;
+    }
+    assert_eq!(reads, u64_of(&v, &["mixed", "reads", "ops"]));
+    if !Path::new("/usr/bin/fio").exists() {
+        return skip("fio", "/usr/bin/fio is not installed");
+    }
+    let fio = |dir: &Path, args: &[&str]| {
+        let out = Command::new("/usr/bin/fio")
+            .current_dir(dir)
+            .args(args)
+            .args(["--output-format=json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let t = String::from_utf8_lossy(&out.stdout).into_owned();
+        serde_json::from_str::<serde_json::Value>(&t[t.find('{').unwrap()..]).unwrap()
+    };
+    let theirs = disk_dir();
+    std::fs::write(theirs.path().join("jobs.fio"), job).unwrap();
+    fio(theirs.path(), &["jobs.fio"]);
+    let their_log = std::fs::read_to_string(theirs.path().join("io.log")).unwrap();
+    assert_eq!(their_log.lines().count(), lines.len(), "{their_log}");
+    // Clone 0's section replayed by fio on iolab's file.
+    let first = format!("{}\n", lines[..68].join("\n"));
+    std::fs::write(d.join("replay.log"), first).unwrap();
+    let r = fio(
+        d,
+        &[
+            "--name=replay",
+            "--ioengine=psync",
+            "--read_iolog=replay.log",
+        ],
+    );
+    let ios = |dir: &str| r["jobs"][0][dir]["total_ios"].as_u64().unwrap();
+    let ours_reads = lines[..68].iter().filter(|l| l.contains(" read ")).count() as u64;
+    assert_eq!((ios("read"), ios("write")), (ours_reads, 64 - ours_reads));
+}
+
 /// fio's own fio2gnuplot reads iolab's bw log and draws it (where it and gnuplot are installed).
 #[test]
 fn fio2gnuplot_draws_iolabs_bw_log() {

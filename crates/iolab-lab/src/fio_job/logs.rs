@@ -19,14 +19,18 @@ use iolab_engine::units::fmt_size;
 use std::path::{Path, PathBuf};
 
 /// The options read here.
-pub const OPTIONS: [&str; 6] = [
+pub const OPTIONS: [&str; 7] = [
     "write_bw_log",
     "write_lat_log",
     "write_iops_log",
+    "write_iolog",
     "log_avg_msec",
     "log_offset",
     "per_job_logs",
 ];
+
+/// The options that shape the bw, lat and iops logs (not the I/O log).
+const SHAPING: [&str; 3] = ["log_avg_msec", "log_offset", "per_job_logs"];
 
 /// Bytes of memory per I/O of a log of every I/O (the engine's record: start, end, offset, direction).
 const RECORD_BYTES: u64 = std::mem::size_of::<iolab_engine::measure::blocktrace::OpRec>() as u64;
@@ -39,6 +43,8 @@ pub enum LogKind {
     Slat,
     Clat,
     Iops,
+    /// write_iolog: fio's I/O log (version 3), a line per I/O issued.
+    Iolog,
 }
 
 impl LogKind {
@@ -50,6 +56,7 @@ impl LogKind {
             LogKind::Slat => "slat",
             LogKind::Clat => "clat",
             LogKind::Iops => "iops",
+            LogKind::Iolog => "iolog",
         }
     }
 
@@ -59,6 +66,7 @@ impl LogKind {
             LogKind::Bw => "write_bw_log",
             LogKind::Lat | LogKind::Slat | LogKind::Clat => "write_lat_log",
             LogKind::Iops => "write_iops_log",
+            LogKind::Iolog => "write_iolog",
         }
     }
 }
@@ -79,6 +87,8 @@ pub struct LogPlan {
     pub first: u32,
     /// numjobs: the clones, iolab's threads.
     pub clones: u32,
+    /// The job's file as fio names it in an I/O log (`{thread}`: each clone's number).
+    pub file: String,
 }
 
 /// One file of a plan: its log, path, and the threads (iolab's, from 0) whose entries it holds in turn.
@@ -94,7 +104,14 @@ impl LogPlan {
     pub fn files(&self) -> Vec<LogFile> {
         let mut out = Vec::new();
         for (kind, name) in &self.logs {
-            if self.per_job {
+            if *kind == LogKind::Iolog {
+                // fio's clones append to the one file named (fopen "a").
+                out.push(LogFile {
+                    kind: *kind,
+                    path: PathBuf::from(name),
+                    threads: (0..self.clones).collect(),
+                });
+            } else if self.per_job {
                 for t in 0..self.clones {
                     out.push(LogFile {
                         kind: *kind,
@@ -122,6 +139,7 @@ impl LogPlan {
 /// `m` is the job as mapped so far (its amount and block size).
 pub fn plan(
     job: &Job,
+    file: &str,
     raw: &mut RawSpec,
     notes: &mut Vec<String>,
 ) -> Result<Option<LogPlan>, String> {
@@ -145,6 +163,59 @@ pub fn plan(
                 )
             })?,
     };
+    let mut logs = asked(job)?;
+    // The I/O log needs every I/O kept: log_avg_msec shapes the other logs only.
+    let windowed = !logs.is_empty() && avg_msec > 0;
+    if let Some(v) = job.get("write_iolog") {
+        let name = iolog_name(v, windowed, raw).map_err(|e| format!("write_iolog={v}: {e}"))?;
+        logs.push((LogKind::Iolog, name));
+    }
+    let given: Vec<&str> = SHAPING
+        .iter()
+        .copied()
+        .filter(|k| job.get(k).is_some())
+        .collect();
+    if !given.is_empty() && !logs.iter().any(|(k, _)| *k != LogKind::Iolog) {
+        notes.push(format!(
+            "{} without write_bw_log, write_lat_log or write_iops_log: {} (as in fio)",
+            given.join(", "),
+            if logs.is_empty() {
+                "no log is written"
+            } else {
+                "they do not shape the I/O log"
+            }
+        ));
+    }
+    if logs.is_empty() {
+        return Ok(None);
+    }
+    let clones = raw
+        .get("threads")
+        .and_then(|v| v.text().parse::<u32>().ok())
+        .unwrap_or(1);
+    let plan = LogPlan {
+        job: job.name.clone(),
+        logs,
+        avg_msec: if windowed { avg_msec } else { 0 },
+        offset,
+        per_job,
+        first: 1,
+        clones,
+        file: file.to_string(),
+    };
+    if plan.avg_msec == 0 {
+        check_per_io(&plan, job, raw)?;
+    } else {
+        check_windows(&plan, raw)?;
+    }
+    raw.set("op-log", plan.avg_msec as i64)
+        .map_err(|e| format!("internal: --op-log: {e}"))?;
+    notes.push(plan.said());
+    Ok(Some(plan))
+}
+
+/// The bw, lat and iops logs the job asks for, each with the name its files start with.
+fn asked(job: &Job) -> Result<Vec<(LogKind, String)>, String> {
     let mut logs = Vec::new();
     for (opt, kinds) in [
         ("write_bw_log", &[LogKind::Bw][..]),
@@ -159,42 +230,40 @@ pub fn plan(
             logs.extend(kinds.iter().map(|k| (*k, name.clone())));
         }
     }
-    if logs.is_empty() {
-        let given: Vec<&str> = OPTIONS[3..]
-            .iter()
-            .copied()
-            .filter(|k| job.get(k).is_some())
-            .collect();
-        if !given.is_empty() {
-            notes.push(format!(
-                "{} without write_bw_log, write_lat_log or write_iops_log: no log is written (as in fio)",
-                given.join(", ")
-            ));
-        }
-        return Ok(None);
+    Ok(logs)
+}
+
+/// write_iolog's file: the value as named (fio opens it so, every clone appending to it). It holds a
+/// line per I/O, so it is refused beside averaged logs (`windowed`: iolab keeps a run's I/Os one way),
+/// and where fio logs what iolab does not keep with the run's I/Os: verify's read-back (after the run
+/// here) and fsync=N's syncs.
+fn iolog_name(v: &str, windowed: bool, raw: &RawSpec) -> Result<String, String> {
+    if v.is_empty() || v.ends_with('/') {
+        return Err("names no file; give the I/O log's file name".into());
     }
-    let clones = raw
-        .get("threads")
-        .and_then(|v| v.text().parse::<u32>().ok())
-        .unwrap_or(1);
-    let plan = LogPlan {
-        job: job.name.clone(),
-        logs,
-        avg_msec,
-        offset,
-        per_job,
-        first: 1,
-        clones,
-    };
-    if avg_msec == 0 {
-        check_per_io(&plan, job, raw)?;
-    } else {
-        check_windows(&plan, raw)?;
+    if windowed {
+        return Err(
+            "logs every I/O, where log_avg_msec averages the job's other logs, and iolab keeps a \
+                    run's I/Os one way: give the I/O log in a job of its own, or log_avg_msec=0"
+                .into(),
+        );
     }
-    raw.set("op-log", avg_msec as i64)
-        .map_err(|e| format!("internal: --op-log: {e}"))?;
-    notes.push(plan.said());
-    Ok(Some(plan))
+    let text = |k: &str| raw.get(k).map(|v| v.text());
+    if text("verify").as_deref() == Some("true") {
+        return Err(
+            "with verify: fio logs its verify reads too, where iolab's read-back after the run \
+                    is not among the run's I/Os; give do_verify=0"
+                .into(),
+        );
+    }
+    if text("fsync").is_some_and(|f| f.starts_with("every:")) {
+        return Err(
+            "with fsync=N: fio logs each sync it issues, where iolab keeps its reads and writes \
+                    only; drop fsync="
+                .into(),
+        );
+    }
+    Ok(v.to_string())
 }
 
 /// The name a log's files start with: the option's value, or the job's name for the option alone (a
@@ -214,10 +283,27 @@ fn log_name(v: &str, job: &str) -> Result<String, String> {
 /// A log of every I/O keeps each one in memory, room for the job's I/O count made before it runs: a
 /// job whose count is not known then (time-based, or a runtime without a size) or too many are refused.
 fn check_per_io(plan: &LogPlan, job: &Job, raw: &RawSpec) -> Result<(), String> {
-    let opt = plan.logs[0].0.option();
+    let iolog = plan.logs.iter().any(|(k, _)| *k == LogKind::Iolog);
+    let (opt, unknown, too_many) = if iolog {
+        (
+            "write_iolog".to_string(),
+            "give the job a size, without time_based",
+            "give the job a smaller size",
+        )
+    } else {
+        let avg = "give log_avg_msec=N for an averaged entry per N ms";
+        (
+            format!(
+                "{} with log_avg_msec=0 (fio's default)",
+                plan.logs[0].0.option()
+            ),
+            avg,
+            avg,
+        )
+    };
     let per_io = format!(
-        "job '{}': {opt} with log_avg_msec=0 (fio's default) logs every I/O, each kept in memory with room \
-         for the job's I/O count reserved before it runs",
+        "job '{}': {opt} logs every I/O, each kept in memory with room for the job's I/O count reserved \
+         before it runs",
         plan.job
     );
     let text = |k: &str| raw.get(k).map(|v| v.text());
@@ -225,8 +311,7 @@ fn check_per_io(plan: &LogPlan, job: &Job, raw: &RawSpec) -> Result<(), String> 
     let Some(size) = size else {
         return match duration {
             Some(d) => Err(format!(
-                "{per_io}; this job {}, so that count is not known: give log_avg_msec=N for an averaged \
-                 entry per N ms",
+                "{per_io}; this job {}, so that count is not known: {unknown}",
                 if matches!(job.get("time_based"), Some("1" | "true")) {
                     format!("is time_based (runtime {d} s)")
                 } else {
@@ -245,8 +330,7 @@ fn check_per_io(plan: &LogPlan, job: &Job, raw: &RawSpec) -> Result<(), String> 
     let need = ios.saturating_mul(RECORD_BYTES);
     if need > OP_LOG_MAX_BYTES {
         return Err(format!(
-            "{per_io}: its {ios} I/Os would take {}, more than the {} iolab lets a log take: give \
-             log_avg_msec=N for an averaged entry per N ms",
+            "{per_io}: its {ios} I/Os would take {}, more than the {} iolab lets a log take: {too_many}",
             fmt_size(need),
             fmt_size(OP_LOG_MAX_BYTES)
         ));
@@ -278,11 +362,21 @@ fn check_windows(plan: &LogPlan, raw: &RawSpec) -> Result<(), String> {
 impl LogPlan {
     /// What the job's logs will hold, for its notes.
     fn said(&self) -> String {
-        let files: Vec<String> = self
+        let (iolog, files): (Vec<LogFile>, Vec<LogFile>) = self
             .files()
-            .iter()
-            .map(|f| f.path.display().to_string())
-            .collect();
+            .into_iter()
+            .partition(|f| f.kind == LogKind::Iolog);
+        let iolog = iolog.first().map(|f| {
+            format!(
+                "I/O log {} (fio's version 3 iolog, a section per clone appended: a line per I/O at its \
+                 start, in µs from the thread's first I/O start, with the file, direction, offset and length)",
+                f.path.display()
+            )
+        });
+        if files.is_empty() {
+            return iolog.unwrap_or_default();
+        }
+        let files: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
         let entries = if self.avg_msec == 0 {
             "an entry per I/O: time (ms from the thread's first I/O start, at its completion), latency in ns \
              (lat and clat alike: iolab's per-op latency, see timed; slat, not timed apart, is left empty), \
@@ -296,11 +390,15 @@ impl LogPlan {
                 self.avg_msec
             )
         };
-        format!(
+        let logs = format!(
             "logs {} (fio's format: time, value, direction, block size{}, priority 0): {entries}",
             files.join(", "),
             if self.offset { ", offset" } else { "" }
-        )
+        );
+        match iolog {
+            Some(i) => format!("{logs}; {i}"),
+            None => logs,
+        }
     }
 }
 
@@ -455,6 +553,57 @@ mod tests {
         assert_eq!(p.files()[0].threads, [0, 1, 2]);
         assert!(p.offset);
         assert_eq!(m.raw.get("op-log").unwrap().text(), "100");
+    }
+
+    /// write_iolog: one file as named, every clone's section in it, the data file as fio names it; refused
+    /// where iolab could not log what fio does (verify's reads, fsync=N's syncs), beside averaged logs,
+    /// and where the I/O count is not known before the run.
+    #[test]
+    fn the_io_log_is_one_file_as_named_and_refused_where_fio_logs_more() {
+        let io = [("size", "64k"), ("rw", "write"), ("write_iolog", "L")];
+        let m = mapped(&[&io[..], &[("numjobs", "2"), ("log_avg_msec", "50")]].concat()).unwrap();
+        let p = m.logs.as_ref().unwrap();
+        assert_eq!(names(p), ["L"]);
+        assert_eq!(p.files()[0].threads, [0, 1]);
+        assert_eq!(p.file, "j.{thread}.0");
+        // log_avg_msec shapes no I/O log: every I/O is kept.
+        assert_eq!(m.raw.get("op-log").unwrap().text(), "0");
+        assert!(m.notes.iter().any(|n| n.contains("log_avg_msec without")));
+        let m =
+            mapped(&[&io[..], &[("filename", "data"), ("write_bw_log", "b")]].concat()).unwrap();
+        let p = m.logs.unwrap();
+        assert_eq!(
+            (names(&p), p.file.as_str()),
+            (vec!["b_bw.1.log".into(), "L".into()], "data")
+        );
+        let m = mapped(&[&io[..], &[("directory", "/tmp/"), ("filename", "d")]].concat()).unwrap();
+        assert_eq!(m.logs.unwrap().file, "/tmp/d");
+        for (more, says) in [
+            (&[("verify", "md5")][..], "fio logs its verify reads"),
+            (&[("fsync", "4")][..], "fio logs each sync"),
+            (
+                &[("write_bw_log", "b"), ("log_avg_msec", "10")][..],
+                "give the I/O log in a job of its own",
+            ),
+            (
+                &[("runtime", "1"), ("time_based", "1")][..],
+                "write_iolog logs every I/O",
+            ),
+        ] {
+            let e = mapped(&[&io[..], more].concat()).unwrap_err();
+            assert!(e.contains(says), "{more:?}: {e}");
+        }
+        let e = mapped(&[("size", "64k"), ("write_iolog", "")]).unwrap_err();
+        assert!(e.contains("write_iolog=: names no file"), "{e}");
+        // do_verify=0 and end_fsync issue nothing fio logs beyond the I/O.
+        mapped(
+            &[
+                &io[..],
+                &[("verify", "md5"), ("do_verify", "0"), ("end_fsync", "1")],
+            ]
+            .concat(),
+        )
+        .unwrap();
     }
 
     #[test]

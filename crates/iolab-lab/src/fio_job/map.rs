@@ -74,14 +74,14 @@ fn map_job(job: &Job, lenient: bool) -> Result<Mapped, String> {
     let j = Ctx { job, kb };
     let method = engine(&j, &mut m)?;
     direction(&j, &mut m)?;
-    super::names::target(&j, &mut m)?;
+    let file = super::names::target(&j, &mut m)?;
     let bs = block_size(&j, &mut m)?;
     depth(&j, &mut m, method)?;
     super::amounts::amounts(&j, &mut m, bs, method.no_data)?;
     rest(&j, &mut m, method)?;
     zones(&j, &mut m)?;
     layout(&j, &mut m, method)?;
-    m.logs = super::logs::plan(job, &mut m.raw, &mut m.notes)?;
+    m.logs = super::logs::plan(job, &file, &mut m.raw, &mut m.notes)?;
     unhonoured(job, &mut m, lenient)?;
     Ok(m)
 }

@@ -4,8 +4,9 @@
 use super::ctx::{set, Ctx, Mapped};
 
 /// filename and directory as fio joins them (directory/filename; the job's name.0.0 without a filename);
-/// a path is always a file to iolab, never its stream words (tcp, pipe, socketpair).
-pub(super) fn target(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
+/// a path is always a file to iolab, never its stream words (tcp, pipe, socketpair). Returns the file's
+/// name as fio writes it in an I/O log (`{thread}` standing for each clone's number).
+pub(super) fn target(j: &Ctx, m: &mut Mapped) -> Result<String, String> {
     // iolab's per-thread placeholder in fio's text would name a file per thread where fio names one.
     let token = iolab_engine::target::per_thread::THREAD_TOKEN;
     for (what, text) in [
@@ -46,17 +47,20 @@ pub(super) fn target(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
         };
     // fio puts every filename under the directory, an absolute one too (directory=D filename=/dev/x is
     // the file D/dev/x).
-    let path = match dir {
-        Some(d) => format!(
-            "{}/{}",
-            if d.is_empty() { "" } else { &d },
-            name.trim_start_matches('/')
-        ),
-        None if !name.contains('/') => format!("./{name}"),
-        None => name,
+    let (path, fio_name) = match dir {
+        Some(d) => {
+            let p = format!(
+                "{}/{}",
+                if d.is_empty() { "" } else { &d },
+                name.trim_start_matches('/')
+            );
+            (p.clone(), p)
+        }
+        None if !name.contains('/') => (format!("./{name}"), name),
+        None => (name.clone(), name),
     };
     set(m, "target", path);
-    Ok(())
+    Ok(fio_name)
 }
 
 /// fio's filename_format keywords, as its make_filename replaces them.
