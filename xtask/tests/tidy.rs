@@ -212,7 +212,7 @@ const NOT_A_METHOD: &[(&str, &str, &str)] = &[
         "the text's io_uring line",
     ),
     (
-        "iolab-report/src/fio_json/mod.rs",
+        "iolab-report/src/fio_json/entry.rs",
         "sync",
         "fio's JSON sync section",
     ),

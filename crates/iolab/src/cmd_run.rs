@@ -99,7 +99,7 @@ pub(crate) fn check_fio_json(p: &std::path::Path, repeat: usize) -> Result<(), E
 }
 
 /// The runs as fio's json+ document, in a new file: each run as (job name, result), or (job name,
-/// result, whether the job asked for group_reporting).
+/// result, how fio reports the job).
 #[cfg(feature = "fio-jobs")]
 pub(crate) fn write_fio_json<'a, R>(p: &std::path::Path, runs: &'a [R]) -> Result<(), Error>
 where

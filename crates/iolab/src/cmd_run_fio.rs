@@ -45,8 +45,9 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
     iolab_engine::cleanup::install_signal_handler();
     let clk = clock::calibrate(20);
     let mut done: Vec<(String, RunResult)> = Vec::new();
-    // --fio-json: whether each run's job asks for group_reporting (its threads as one entry).
-    let (grouped_jobs, mut grouped) = (iolab_report::fio_json::grouped_jobs(path), Vec::new());
+    // --fio-json: how fio reports each run's job (group_reporting, its group); one job's runs under
+    // --across-methods are no group of fio's.
+    let (reporting, mut reported) = (iolab_report::fio_json::reporting(path), Vec::new());
     let mut mismatches = 0u64;
     let mut failed: Vec<(String, Error)> = Vec::new();
     let compact = plan.len() > 1 && !a.verbose;
@@ -135,7 +136,7 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
         }
         mismatches += r.verify.as_ref().map_or(0, |v| v.mismatches);
         done.push((p.label.clone(), r));
-        grouped.push(grouped_jobs.contains(&p.job));
+        reported.push(reported_as(&reporting, &p.job, f.across_methods));
     }
     if done.is_empty() && !failed.is_empty() {
         // Every job failed: the first one's error is the command's.
@@ -155,9 +156,9 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
         out(&table(&done))?;
     }
     if let Some(p) = &f.fio_json {
-        let runs: Vec<(String, &RunResult, bool)> = done
+        let runs: Vec<(String, &RunResult, iolab_report::fio_json::Reporting)> = done
             .iter()
-            .zip(&grouped)
+            .zip(&reported)
             .map(|((l, r), g)| (l.trim_matches('\'').replace("' with ", " with "), r, *g))
             .collect();
         crate::cmd_run::write_fio_json(p, &runs)?;
@@ -172,6 +173,21 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
         return Ok(1);
     }
     Ok(code)
+}
+
+/// How fio reports `job` (of `reporting`, the file's jobs): under --across-methods a job's runs are no
+/// group of fio's, so they do not merge.
+fn reported_as(
+    reporting: &[(String, iolab_report::fio_json::Reporting)],
+    job: &str,
+    across_methods: bool,
+) -> iolab_report::fio_json::Reporting {
+    let mut how = reporting
+        .iter()
+        .find(|(name, _)| name == job)
+        .map_or_else(Default::default, |(_, r)| *r);
+    how.merge &= !across_methods;
+    how
 }
 
 /// 1, said, where logs miss ops or verify found blocks unlike what was written; 0 otherwise.

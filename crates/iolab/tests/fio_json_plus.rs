@@ -278,6 +278,68 @@ fn group_reporting_makes_one_entry_as_fio_does() {
     }
 }
 
+/// group_reporting over jobs: the jobs of one reporting group are one entry (the first job's name, bytes
+/// and ops of all, bins adding up, job_runtime the members' added up), a job after `stonewall` starts
+/// group 1 and its own entry; without group_reporting an entry per job, each with its groupid. fio makes
+/// as many entries, with the same groupids, bytes and ops.
+#[test]
+fn group_reporting_merges_the_jobs_of_a_group_as_fio_does() {
+    let text = "[global]\ndirectory={dir}\nbs=4k\nrw=write\nioengine=psync\n{grp}\n\
+                [a]\nsize=1m\n[b]\nsize=2m\nbs=8k\n[c]\nstonewall\nsize=1m\n";
+    for grp in ["", "group_reporting"] {
+        let (fio_dir, ours) = (var_tmp(), var_tmp());
+        let text = text.replace("{grp}", grp);
+        let job = job_file(ours.path(), "g.fio", &text);
+        let doc = fio_json_of(&job, &ours.path().join("fio.json"));
+        let seen = |doc: &Value| -> Vec<(String, u64, u64, u64)> {
+            jobs(doc)
+                .iter()
+                .map(|j| {
+                    let w = &j["write"];
+                    (
+                        j["jobname"].as_str().unwrap().to_string(),
+                        j["groupid"].as_u64().unwrap(),
+                        w["io_bytes"].as_u64().unwrap(),
+                        w["total_ios"].as_u64().unwrap(),
+                    )
+                })
+                .collect()
+        };
+        let want: Vec<(String, u64, u64, u64)> = if grp.is_empty() {
+            vec![
+                ("a".into(), 0, 1 << 20, 256),
+                ("b".into(), 0, 2 << 20, 256),
+                ("c".into(), 1, 1 << 20, 256),
+            ]
+        } else {
+            vec![("a".into(), 0, 3 << 20, 512), ("c".into(), 1, 1 << 20, 256)]
+        };
+        assert_eq!(seen(&doc), want, "{grp:?}");
+        if !grp.is_empty() {
+            let g = &jobs(&doc)[0];
+            assert_fio_bins(&g["write"], 512, "the group");
+            let about = &g["iolab"];
+            assert!(
+                about["entry_is"].as_str().unwrap().contains("(a, b)"),
+                "{about}"
+            );
+            assert!(about["runtime_is"]
+                .as_str()
+                .unwrap()
+                .contains("one after another"));
+            assert_eq!(about["jobs"].as_array().unwrap().len(), 2);
+            // The group's rate is its bytes over its runtime (whole ms, so within one ms of it).
+            let (bytes, ms) = (f(&g["write"]["io_bytes"]), f(&g["write"]["runtime"]));
+            let over = bytes * 1e3 / f(&g["write"]["bw_bytes"]);
+            assert!((over - ms).abs() <= 1.0, "{over} ms against {ms}");
+        }
+        let Some(real) = fio_json(&job_file(fio_dir.path(), "g.fio", &text)) else {
+            return;
+        };
+        assert_eq!(seen(&real), want, "fio's own entries, {grp:?}");
+    }
+}
+
 /// Each clone's rate is held to its own span, as the run's is: a clone of one op spans too little to
 /// time, so its iops and bw are fio's zeros with `iolab.rate_is` saying why (64 clones of one op each
 /// wrote rates up to 3.3 M IOPS from spans of a microsecond).
