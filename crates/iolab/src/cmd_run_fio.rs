@@ -47,7 +47,10 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
     let mut done: Vec<(String, RunResult)> = Vec::new();
     // --fio-json: how fio reports each run's job (group_reporting, its group); one job's runs under
     // --across-methods are no group of fio's.
-    let (reporting, mut reported) = (iolab_report::fio_json::reporting(path), Vec::new());
+    let (reporting, mut reported) = (
+        iolab_report::fio_json::reporting(path, f.fio_section.as_deref()),
+        Vec::new(),
+    );
     let mut mismatches = 0u64;
     let mut failed: Vec<(String, Error)> = Vec::new();
     let compact = plan.len() > 1 && !a.verbose;

@@ -23,16 +23,6 @@ const CLONE_LATENCY_IS: &str = "the run's per-op latency, all its threads merged
      bins and latency_ns/us/ms, whose N counts the run's ops (of the direction), not this clone's \
      total_ios; slat is not measured apart (zeros); fio's iodepth_* distributions are not kept";
 
-/// The entries of one run: one per clone, or one.
-pub(super) fn entries(run: &FioRun) -> Vec<Value> {
-    let r = run.result;
-    let windows = samples::windows(r);
-    parts::parts(r, run.reporting.group_reporting)
-        .iter()
-        .map(|p| entry(run, p, &windows))
-        .collect()
-}
-
 /// A direction's figures for part `p`: its ops and bytes, the latency of the direction, its samples
 /// (the windows' rates times the part's share of the run and the direction's share of the part).
 fn direction<'r>(
@@ -156,7 +146,7 @@ pub(super) fn flushes(r: &RunResult, p: &Part) -> u64 {
     }
 }
 
-fn entry(run: &FioRun, p: &Part, windows: &[samples::Window]) -> Value {
+pub(super) fn entry(run: &FioRun, p: &Part, windows: &[samples::Window]) -> Value {
     let r = run.result;
     let none = Summary::default();
     let [read, write] = figures(r, p, windows, &none);

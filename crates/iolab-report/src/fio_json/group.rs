@@ -26,10 +26,14 @@ struct Member<'r> {
     windows: usize,
 }
 
-/// The entry of `runs`, the jobs of one reporting group in the order they ran (two or more).
-pub(super) fn entry(runs: &[FioRun]) -> Value {
+/// The entry of `units`, the jobs (each a run's part) of one reporting group in the order they ran (two
+/// or more).
+pub(super) fn entry(units: &[(&FioRun, Part)]) -> Value {
     let none = Summary::default();
-    let members: Vec<Member> = runs.iter().map(|run| member(run, &none)).collect();
+    let members: Vec<Member> = units
+        .iter()
+        .map(|(run, part)| member(run, part.clone(), &none))
+        .collect();
     let lat = |d: usize| merged_latency(members.iter().map(|m| m.dirs[d].latency));
     let (read_lat, write_lat) = (lat(0), lat(1));
     let read = merged(members.iter().map(|m| &m.dirs[0]), &read_lat);
@@ -38,12 +42,12 @@ pub(super) fn entry(runs: &[FioRun]) -> Value {
     let job_runtime_s: f64 = members.iter().map(|m| m.part.job_runtime_s).sum();
     let (usr_cpu, sys_cpu) = cpu(&members, job_runtime_s);
     let sum = |f: &dyn Fn(&Member) -> u64| members.iter().map(f).sum::<u64>();
-    let first = &runs[0];
+    let first = units[0].0;
     assemble(Fields {
         name: &first.name,
         groupid: first.reporting.groupid,
         wall_s: members.iter().map(|m| m.run.result.wall_s).sum(),
-        options: options(first.result, true),
+        options: options(first.result, first.reporting.group_reporting),
         read: section(&read),
         write: section(&write),
         flushes: sum(&|m| flushes(m.run.result, &m.part)),
@@ -58,10 +62,9 @@ pub(super) fn entry(runs: &[FioRun]) -> Value {
     })
 }
 
-fn member<'r>(run: &'r FioRun<'r>, none: &'r Summary) -> Member<'r> {
+fn member<'r>(run: &'r FioRun<'r>, part: Part, none: &'r Summary) -> Member<'r> {
     let r = run.result;
     let windows = samples::windows(r);
-    let part = parts::parts(r, true).swap_remove(0);
     let dirs = figures(r, &part, &windows, none);
     let cpu = parts::cpu_pct(r, &part);
     Member {

@@ -18,30 +18,17 @@ pub use entry::fio_engine;
 pub use reporting::{reporting, FioRun, Reporting};
 use serde_json::{json, Value};
 
-/// The document of `runs`, as fio's json+ would hold them: an entry per run (per clone without
-/// group_reporting), the runs of one reporting group that merge as one.
+/// The document of `runs`, as fio's json+ would hold them: an entry per clone, or per run with
+/// group_reporting, joined as fio's __show_run_stats joins them ([`entry_units`]).
 pub fn document(runs: &[FioRun]) -> Value {
     let started = runs.first().map_or(0, |r| r.result.host.started_unix_s);
-    let mut jobs: Vec<Value> = Vec::new();
-    let mut rest = runs;
-    while let Some(first) = rest.first() {
-        let n = rest
-            .iter()
-            .take_while(|r| {
-                first.reporting.merge
-                    && r.reporting.merge
-                    && r.reporting.groupid == first.reporting.groupid
-            })
-            .count()
-            .max(1);
-        let (these, after) = rest.split_at(n);
-        if n == 1 {
-            jobs.extend(entry::entries(first));
-        } else {
-            jobs.push(group::entry(these));
-        }
-        rest = after;
-    }
+    let jobs: Vec<Value> = reporting::entry_units(runs)
+        .into_iter()
+        .map(|units| match units.as_slice() {
+            [(run, part)] => entry::entry(run, part, &samples::windows(run.result)),
+            _ => group::entry(&units),
+        })
+        .collect();
     json!({
         "fio version": format!("iolab-{} (fio json+ layout)", env!("CARGO_PKG_VERSION")),
         "timestamp": started,
