@@ -216,6 +216,11 @@ const NOT_A_METHOD: &[(&str, &str, &str)] = &[
         "sync",
         "fio's JSON sync section",
     ),
+    (
+        "iolab-report/src/fio_log.rs",
+        "sync",
+        "fio's I/O log's sync entry",
+    ),
     ("iolab/src/cmd_bench.rs", "nop", "the bench nop command"),
     (
         "iolab/src/cmd_bench.rs",

@@ -25,6 +25,7 @@ use iolab_engine::cleanup::Created;
 use iolab_engine::error::Error;
 use iolab_engine::result::RunResult;
 use iolab_engine::runner::{OpLog, ThreadOps};
+use iolab_engine::spec::SyncEvery;
 use iolab_lab::fio_job::logs::{self, LogFile, LogKind, LogPlan};
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -57,14 +58,15 @@ pub fn write(plan: &LogPlan, r: &RunResult, written: &mut Vec<Made>) -> Result<W
             plan.job
         ))
     })?;
-    write_log(plan, log, r.spec.overwrite, written)
+    write_log(plan, log, (r.spec.overwrite, r.spec.fsync), written)
 }
 
-/// [`write`] from the op log `log`; `overwrite`: an existing regular file is replaced.
+/// [`write`] from the op log `log` of a run of `overwrite` (an existing regular file is replaced) and
+/// `fsync` (its flushes, in the I/O log).
 fn write_log(
     plan: &LogPlan,
     log: &OpLog,
-    overwrite: bool,
+    (overwrite, fsync): (bool, SyncEvery),
     written: &mut Vec<Made>,
 ) -> Result<Written, Error> {
     let mut said = Vec::new();
@@ -77,7 +79,7 @@ fn write_log(
             .collect();
         let earlier = made_before(&f.path, written);
         let (n, id, file) = write_file(&f, overwrite, earlier, |w| match f.kind {
-            LogKind::Iolog => iolog(&plan.file, log, &threads, w),
+            LogKind::Iolog => iolog(&plan.file, log, &threads, fsync, w),
             kind => entries(kind, plan.offset, log, &threads, w),
         })?;
         let entries = if n == 1 { "entry" } else { "entries" };
@@ -170,13 +172,16 @@ pub fn entries(
 
 /// fio's I/O log (version 3) of `threads`, a section each as a fio clone appends it: the version line,
 /// the file added and opened, a line per I/O in the order they started (`time file direction offset
-/// length`, time in µs from the thread's first I/O start, where fio's is from its log's opening), the file
-/// closed at the thread's end. `file` is the job's file as fio names it, `{thread}` standing for the
-/// clone's number. Returns the I/O lines written.
+/// length`, time in µs from the thread's first I/O start, where fio's is from its log's opening), the
+/// run's flushes as fio logs its syncs (`--fsync every:N`: after every Nth I/O, at its end; `end`: at
+/// the thread's end; each with the offset of the I/O before it and length 0), the file closed at the
+/// thread's end. `file` is the job's file as fio names it, `{thread}` standing for the clone's number.
+/// Returns the I/O lines written.
 pub fn iolog(
     file: &str,
     log: &OpLog,
     threads: &[&ThreadOps],
+    fsync: SyncEvery,
     w: &mut dyn Write,
 ) -> std::io::Result<u64> {
     let token = iolab_engine::target::per_thread::THREAD_TOKEN;
@@ -187,15 +192,28 @@ pub fn iolog(
         writeln!(w, "fio version 3 iolog\n0 {file} add\n0 {file} open")?;
         let mut ops: Vec<_> = t.ops.iter().collect();
         ops.sort_by_key(|op| op.start);
-        for op in ops {
+        let flush =
+            |w: &mut dyn Write, at: u64, offset: u64| writeln!(w, "{at} {file} {SYNC} {offset} 0");
+        for (i, op) in ops.iter().enumerate() {
             let dir = if op.write { "write" } else { "read" };
             writeln!(w, "{} {file} {dir} {} {}", us(op.start), op.offset, log.bs)?;
+            if let SyncEvery::Every(n) = fsync {
+                if (i as u64 + 1).is_multiple_of(n) {
+                    flush(w, us(op.end), op.offset)?;
+                }
+            }
+        }
+        if let (SyncEvery::End, Some(last)) = (fsync, ops.last()) {
+            flush(w, us(t.end), last.offset)?;
         }
         writeln!(w, "{} {file} close", us(t.end))?;
         n += t.ops.len() as u64;
     }
     Ok(n)
 }
+
+/// fio's word for a sync in its I/O log.
+const SYNC: &str = "sync";
 
 /// One line of fio's format.
 fn line(
@@ -302,6 +320,9 @@ fn write_file(
         file.sync_all().map_err(failed)?;
         return Ok((n, id, file));
     }
+    if f.kind == LogKind::Iolog && is_regular_file(p) {
+        return append_existing(p, fill).map_err(failed);
+    }
     if overwrite && is_regular_file(p) {
         std::fs::remove_file(p).map_err(failed)?;
     }
@@ -324,9 +345,8 @@ fn write_file(
 }
 
 /// Opens the log `p` to append to, only if it is still the regular file `id` (device, inode) this command
-/// made there: opened without following a symbolic link (O_NOFOLLOW), without blocking on a FIFO
-/// (O_NONBLOCK: one without a reader is ENXIO) or taking a terminal (O_NOCTTY), then checked by fstat.
-/// Anything else at that name since (a symbolic link to another file, a FIFO, another file) is refused.
+/// made there ([`open_regular`]). Anything else at that name since (a symbolic link to another file, a
+/// FIFO, another file) is refused.
 fn append_to(p: &Path, id: (u64, u64)) -> Result<std::fs::File, Error> {
     let replaced = |now: &str| {
         Error::Output(format!(
@@ -335,30 +355,75 @@ fn append_to(p: &Path, id: (u64, u64)) -> Result<std::fs::File, Error> {
             p.display()
         ))
     };
+    let (file, st) = open_regular(p).map_err(|e| match e {
+        Opened::Sys(e) => e,
+        Opened::Not(now) => replaced(now),
+    })?;
+    if iolab_sys::identity(&st) != id {
+        return Err(replaced("it is another file now"));
+    }
+    Ok(file)
+}
+
+/// Why [`open_regular`] failed: what is at the name instead, or the system's error.
+enum Opened {
+    Not(&'static str),
+    Sys(Error),
+}
+
+/// `p` opened to append to, if it is a regular file: opened without following a symbolic link
+/// (O_NOFOLLOW), without blocking on a FIFO (O_NONBLOCK: one without a reader is ENXIO) or taking a
+/// terminal (O_NOCTTY), then checked by fstat; with its fstat.
+fn open_regular(p: &Path) -> Result<(std::fs::File, libc::stat), Opened> {
     let flags = libc::O_WRONLY
         | libc::O_APPEND
         | libc::O_NOFOLLOW
         | libc::O_NONBLOCK
         | libc::O_NOCTTY
         | libc::O_CLOEXEC;
+    let sys = |e| Opened::Sys(Error::sys_on(e, p.display().to_string()));
     let fd = iolab_sys::open(p, flags, 0).map_err(|e| match e.errno {
-        libc::ELOOP => replaced("it is a symbolic link now"),
-        libc::ENXIO => replaced("it is a FIFO or a socket now"),
-        libc::ENOENT => replaced("it is gone"),
-        _ => Error::sys_on(e, p.display().to_string()),
+        libc::ELOOP => Opened::Not("it is a symbolic link now"),
+        libc::ENXIO => Opened::Not("it is a FIFO or a socket now"),
+        libc::ENOENT => Opened::Not("it is gone"),
+        _ => sys(e),
     })?;
-    let st =
-        iolab_sys::fstat(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, p.display().to_string()))?;
+    let st = iolab_sys::fstat(fd.as_raw_fd()).map_err(sys)?;
     if st.st_mode & libc::S_IFMT != libc::S_IFREG {
-        return Err(replaced("it is no regular file now"));
+        return Err(Opened::Not("it is no regular file now"));
     }
-    if iolab_sys::identity(&st) != id {
-        return Err(replaced("it is another file now"));
-    }
-    // The file iolab made: written as any other (O_NONBLOCK was for the open only).
-    iolab_sys::set_nonblocking(fd.as_raw_fd(), false)
-        .map_err(|e| Error::sys_on(e, p.display().to_string()))?;
-    Ok(std::fs::File::from(fd))
+    // A regular file: written as any other (O_NONBLOCK was for the open only).
+    iolab_sys::set_nonblocking(fd.as_raw_fd(), false).map_err(sys)?;
+    Ok((std::fs::File::from(fd), st))
+}
+
+/// An I/O log that exists (a regular file) appended to, as fio's fopen("a") does, never replaced; on a
+/// failure it is cut back to the length it had, so nothing of it is lost and no part is left.
+fn append_existing(
+    p: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<u64>,
+) -> std::io::Result<(u64, (u64, u64), std::fs::File)> {
+    let (file, st) = open_regular(p).map_err(|e| match e {
+        Opened::Not(now) => std::io::Error::other(format!("{now}, since iolab checked it")),
+        Opened::Sys(e) => std::io::Error::other(e.to_string()),
+    })?;
+    let before = st.st_size as u64;
+    let cut_back = |file: &std::fs::File, e: std::io::Error| {
+        // The error is the one said; the length it had is restored where the file allows it.
+        let _ = file.set_len(before);
+        e
+    };
+    let mut w = std::io::BufWriter::new(&file);
+    let n = match fill(&mut w).and_then(|n| w.flush().map(|_| n)) {
+        Ok(n) => n,
+        Err(e) => {
+            drop(w);
+            return Err(cut_back(&file, e));
+        }
+    };
+    drop(w);
+    file.sync_all().map_err(|e| cut_back(&file, e))?;
+    Ok((n, iolab_sys::identity(&st), file))
 }
 
 fn is_regular_file(p: &Path) -> bool {
@@ -432,7 +497,10 @@ mod tests {
         log.threads.push(other);
         let t: Vec<&ThreadOps> = log.threads.iter().collect();
         let mut v = Vec::new();
-        assert_eq!(iolog("d/J.{thread}.0", &log, &t, &mut v).unwrap(), 6);
+        assert_eq!(
+            iolog("d/J.{thread}.0", &log, &t, SyncEvery::None, &mut v).unwrap(),
+            6
+        );
         let section = |n: u32, last: &str| {
             format!(
                 "fio version 3 iolog\n0 d/J.{n}.0 add\n0 d/J.{n}.0 open\n\
@@ -447,6 +515,31 @@ mod tests {
             String::from_utf8(v).unwrap(),
             format!("{}{}", section(0, "write"), section(1, "read"))
         );
+    }
+
+    /// The run's flushes as fio logs its syncs: after every Nth I/O (at its end, with its offset), or one
+    /// at the thread's end with the last I/O's offset.
+    #[test]
+    fn an_io_log_holds_the_runs_flushes_as_fio_logs_its_syncs() {
+        let log = per_io_log();
+        let t: Vec<&ThreadOps> = log.threads.iter().collect();
+        let text = |fsync| {
+            let mut v = Vec::new();
+            iolog("f", &log, &t, fsync, &mut v).unwrap();
+            String::from_utf8(v).unwrap()
+        };
+        let syncs = |s: &str| -> Vec<String> {
+            s.lines()
+                .filter(|l| l.contains(" sync "))
+                .map(String::from)
+                .collect()
+        };
+        assert_eq!(syncs(&text(SyncEvery::Every(2))), ["1004 f sync 4096 0"]);
+        assert_eq!(syncs(&text(SyncEvery::Every(1))).len(), 3);
+        assert_eq!(syncs(&text(SyncEvery::End)), ["3000 f sync 8192 0"]);
+        assert!(syncs(&text(SyncEvery::None)).is_empty());
+        let end = text(SyncEvery::End);
+        assert!(end.ends_with("3000 f sync 8192 0\n3000 f close\n"), "{end}");
     }
 
     /// A plan of one job's bw log named `name` (per_job_logs=0), over thread 0.
@@ -473,12 +566,24 @@ mod tests {
         let d = dir.path().display();
         let log = per_io_log();
         let mut written = Vec::new();
-        let first = write_log(&bw_plan("a", &format!("{d}/x")), &log, false, &mut written).unwrap();
+        let first = write_log(
+            &bw_plan("a", &format!("{d}/x")),
+            &log,
+            (false, SyncEvery::None),
+            &mut written,
+        )
+        .unwrap();
         assert!(first.incomplete.is_none());
         // `./x` and `sub/../x` name the same file: appended to, not refused as existing.
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         for name in [format!("{d}/./x"), format!("{d}/sub/../x")] {
-            write_log(&bw_plan("b", &name), &log, false, &mut written).unwrap();
+            write_log(
+                &bw_plan("b", &name),
+                &log,
+                (false, SyncEvery::None),
+                &mut written,
+            )
+            .unwrap();
         }
         assert_eq!(written.len(), 1);
         assert_eq!(
@@ -571,7 +676,7 @@ mod tests {
         };
         let mut plan = bw_plan("j", &format!("{}/x", dir.path().display()));
         plan.avg_msec = 1;
-        let w = write_log(&plan, &log, false, &mut Vec::new()).unwrap();
+        let w = write_log(&plan, &log, (false, SyncEvery::None), &mut Vec::new()).unwrap();
         let warning = w.incomplete.expect("a warning");
         assert!(
             warning.contains("fio job 'j'")
@@ -584,7 +689,7 @@ mod tests {
         assert_eq!(lines(&dir.path().join("x_bw.log")), 4);
         let mut log = log;
         log.threads[0].dropped = 0;
-        let w = write_log(&plan, &log, true, &mut Vec::new()).unwrap();
+        let w = write_log(&plan, &log, (true, SyncEvery::None), &mut Vec::new()).unwrap();
         assert!(w.incomplete.is_none());
     }
 

@@ -105,17 +105,19 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
             made.push((p.job.as_str(), &p.spec.target));
         }
         if let Some(l) = logs_of(&p.job) {
-            let w = iolab_report::fio_log::write(l, &r, &mut logs_written)?;
-            wrote = w.notes;
-            r.notes.extend(wrote.iter().cloned());
-            // Said whatever -v: the logs asked for miss ops, and the run's exit status is 1.
-            if let Some(warning) = w.incomplete {
-                errln(&format!("iolab: warning: {warning}"));
-                r.notes.push(warning);
-                logs_incomplete.push(p.label.clone());
+            match write_logs(l, &mut r, &mut logs_written) {
+                Ok((notes, complete)) => {
+                    wrote = notes;
+                    if !complete {
+                        logs_incomplete.push(p.label.clone());
+                    }
+                }
+                // As a job that fails: the others still run, the run's result is kept, exit status 1.
+                Err(e) => {
+                    errln(&format!("iolab: fio job {}: its logs: {e}", p.label));
+                    failed.push((p.label.clone(), e));
+                }
             }
-            // In its files now: not held until the last job's run.
-            r.op_log = None;
         }
         if compact {
             // Many runs: each one's first two lines, then the table; -v shows every run whole.
@@ -168,14 +170,45 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
     }
     let code = exit_status(&logs_incomplete, mismatches);
     if !failed.is_empty() {
-        let names: Vec<&str> = failed.iter().map(|(l, _)| l.as_str()).collect();
-        errln(&format!(
-            "iolab: fio job(s) {} failed (see above); the others ran: exit status 1",
-            names.join(", ")
-        ));
-        return Ok(1);
+        return Ok(failed_status(&failed, plan.len()));
     }
     Ok(code)
+}
+
+/// The exit status where jobs (or their logs) `failed`, of `runs` planned: 1, said.
+fn failed_status(failed: &[(String, Error)], runs: usize) -> i32 {
+    let names: Vec<&str> = failed.iter().map(|(l, _)| l.as_str()).collect();
+    let others = if runs > failed.len() {
+        "; the others ran"
+    } else {
+        ""
+    };
+    errln(&format!(
+        "iolab: fio job(s) {} failed (see above){others}: exit status 1",
+        names.join(", ")
+    ));
+    1
+}
+
+/// Writes the fio logs `l` of run `r` (appending to those `written` before, as fio does): the notes
+/// saying so (in the run's notes too) and whether the logs hold every op (else a warning is said and
+/// kept in the notes). The op log is dropped from the result either way.
+fn write_logs(
+    l: &fio_job::logs::LogPlan,
+    r: &mut RunResult,
+    written: &mut Vec<iolab_report::fio_log::Made>,
+) -> Result<(Vec<String>, bool), Error> {
+    let w = iolab_report::fio_log::write(l, r, written);
+    // In its files now (or failed): not held until the last job's run.
+    r.op_log = None;
+    let w = w?;
+    r.notes.extend(w.notes.iter().cloned());
+    // Said whatever -v: the logs asked for miss ops, and the run's exit status is 1.
+    if let Some(warning) = &w.incomplete {
+        errln(&format!("iolab: warning: {warning}"));
+        r.notes.push(warning.clone());
+    }
+    Ok((w.notes, w.incomplete.is_none()))
 }
 
 /// How fio reports `job` (of `reporting`, the file's jobs): under --across-methods a job's runs are no
@@ -223,6 +256,8 @@ fn not_logs(a: &RunArgs, f: &FioArgs, plan: &[Planned]) -> Vec<(String, std::pat
     .filter_map(|(k, p)| Some((format!("the {k} file"), p.clone()?)))
     .filter(|(_, p)| p != Path::new("-"))
     .collect();
+    // An I/O log appends to a file that exists, as fio's does: never to the job file itself.
+    others.extend(f.fio.clone().map(|p| ("the job file".to_string(), p)));
     for p in plan
         .iter()
         .filter(|p| TargetKind::stream_named(&p.spec.target).is_none())
@@ -301,6 +336,7 @@ fn load(f: &FioArgs) -> Result<Vec<Mapped>, Error> {
 fn plan(a: &RunArgs, f: &FioArgs, jobs: &[Mapped]) -> Result<Vec<Planned>, Error> {
     let mut plan = Vec::new();
     for j in jobs {
+        check_log_flags(a, j)?;
         let mut said: Vec<String> = j.notes.clone();
         if !j.ignored.is_empty() {
             said.push(format!("{IGNORED}{}", j.ignored.join(", ")));
@@ -397,6 +433,62 @@ fn resolve(raw: RawSpec, a: &RunArgs) -> Result<(Spec, Option<String>), Error> {
         }
     }
     Ok((raw.merge(flags).resolve()?, note))
+}
+
+/// Flags beside --fio that would make a job's fio logs other than its options plan them: --op-log (the
+/// log options decide what is kept), a --duration where every I/O is kept (its count must be known
+/// before the run), --threads or --inflight (the logs are planned per clone of its numjobs), and
+/// --target beside an I/O log (which names the job's file as fio does).
+fn check_log_flags(a: &RunArgs, j: &Mapped) -> Result<(), Error> {
+    let Some(l) = &j.logs else {
+        return Ok(());
+    };
+    let flags = a.raw();
+    let mut opts: Vec<&str> = l.logs.iter().map(|(k, _)| k.option()).collect();
+    opts.dedup();
+    let logs = opts.join(", ");
+    let iolog = l
+        .logs
+        .iter()
+        .any(|(k, _)| *k == fio_job::logs::LogKind::Iolog);
+    let refuse = |flag: &str, why: String| {
+        Err(Error::usage(
+            format!("--{flag}"),
+            format!("fio job '{}' writes {logs}: {why}", j.name),
+        ))
+    };
+    if flags.has("op-log") {
+        return refuse(
+            "op-log",
+            "its log options decide what the run keeps: drop --op-log".into(),
+        );
+    }
+    if flags.has("duration") && l.avg_msec == 0 {
+        return refuse(
+            "duration",
+            "every I/O is kept, its room reserved before the run from the I/O count, which a duration \
+             leaves unknown: drop --duration, or give --ops or --size"
+                .into(),
+        );
+    }
+    for k in ["threads", "inflight"] {
+        if flags.has(k) {
+            return refuse(
+                k,
+                format!(
+                    "its logs are planned for its {} clone(s) (numjobs): drop --{k}",
+                    l.clones
+                ),
+            );
+        }
+    }
+    if iolog && flags.has("target") {
+        return refuse(
+            "target",
+            "the I/O log names the job's file as fio does: drop --target, or give the job's filename".into(),
+        );
+    }
+    Ok(())
 }
 
 /// --across-methods runs every method at the job's requests in flight: a flag that sets the method or the

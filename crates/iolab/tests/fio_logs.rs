@@ -453,6 +453,76 @@ fn the_io_log_lists_every_io_and_fio_replays_it() {
     assert_eq!((ios("read"), ios("write")), (ours_reads, 64 - ours_reads));
 }
 
+/// A sequential job's I/O log is fio's line for line but for the times: its writes and, with fsync=N or
+/// end_fsync, its syncs (where fio is installed, held against fio's own log of the job). An I/O log
+/// that exists is appended to, as fio's fopen("a") does: what it held stays. Flags beside --fio that
+/// would make the log other than the job plans it are refused by name.
+#[test]
+fn a_sequential_io_log_is_fios_line_for_line_and_appends() {
+    let lines_of = |p: &Path| -> Vec<String> {
+        let text = std::fs::read_to_string(p).unwrap();
+        // Without the time: the first word of every line after the version line.
+        text.lines()
+            .map(|l| match l.split_once(' ') {
+                Some((t, rest)) if t.parse::<u64>().is_ok() => rest.to_string(),
+                _ => l.to_string(),
+            })
+            .collect()
+    };
+    for (sync, want) in [("fsync=4", 4), ("end_fsync=1", 1), ("", 0)] {
+        let job =
+            format!("[s]\nioengine=psync\nrw=write\nbs=4k\nsize=64k\n{sync}\nwrite_iolog=s.log\n");
+        let dir = disk_dir();
+        let d = dir.path();
+        std::fs::write(d.join("s.log"), "held before\n").unwrap();
+        run_ok(d, &job);
+        let ours = lines_of(&d.join("s.log"));
+        assert_eq!(ours[0], "held before", "{sync}: appended to");
+        let ours = ours[1..].to_vec();
+        let syncs = ours.iter().filter(|l| l.starts_with("s.0.0 sync ")).count();
+        assert_eq!(syncs, want, "{sync}: {ours:?}");
+        if !Path::new("/usr/bin/fio").exists() {
+            return skip("fio", "/usr/bin/fio is not installed");
+        }
+        let theirs = disk_dir();
+        std::fs::write(theirs.path().join("jobs.fio"), &job).unwrap();
+        let out = Command::new("/usr/bin/fio")
+            .current_dir(theirs.path())
+            .args(["jobs.fio", "--output=/dev/null"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut theirs = lines_of(&theirs.path().join("s.log"));
+        if sync == "fsync=4" {
+            // fio decides on a sync as it takes its next I/O, so none follows its last write; iolab's
+            // --fsync every:N flushes after the last N too (the job's notes say so).
+            let close = theirs.pop().unwrap();
+            theirs.extend(["s.0.0 sync 61440 0".to_string(), close]);
+        }
+        assert_eq!(ours, theirs, "{sync}");
+    }
+    let dir = disk_dir();
+    let job = "[s]\nrw=write\nsize=64k\nwrite_iolog=s.log\n";
+    for (flag, more) in [
+        ("--threads", "2"),
+        ("--op-log", "100"),
+        ("--duration", "1"),
+        ("--target", "x.dat"),
+    ] {
+        let (code, _, stderr) = run_fio(dir.path(), job, &[flag, more]);
+        assert_eq!(code, 2, "{flag}: {stderr}");
+        assert!(
+            stderr.contains(flag) && stderr.contains("write_iolog"),
+            "{flag}: {stderr}"
+        );
+    }
+    assert!(!dir.path().join("s.log").exists());
+}
+
 /// fio's own fio2gnuplot reads iolab's bw log and draws it (where it and gnuplot are installed).
 #[test]
 fn fio2gnuplot_draws_iolabs_bw_log() {

@@ -235,8 +235,8 @@ fn asked(job: &Job) -> Result<Vec<(LogKind, String)>, String> {
 
 /// write_iolog's file: the value as named (fio opens it so, every clone appending to it). It holds a
 /// line per I/O, so it is refused beside averaged logs (`windowed`: iolab keeps a run's I/Os one way),
-/// and where fio logs what iolab does not keep with the run's I/Os: verify's read-back (after the run
-/// here) and fsync=N's syncs.
+/// and where fio logs what iolab does otherwise: verify's read-back (after the run here, not among its
+/// I/Os) and a mixed job's fsync=N (fio counts writes, iolab reads and writes).
 fn iolog_name(v: &str, windowed: bool, raw: &RawSpec) -> Result<String, String> {
     if v.is_empty() || v.ends_with('/') {
         return Err("names no file; give the I/O log's file name".into());
@@ -256,10 +256,11 @@ fn iolog_name(v: &str, windowed: bool, raw: &RawSpec) -> Result<String, String> 
                 .into(),
         );
     }
-    if text("fsync").is_some_and(|f| f.starts_with("every:")) {
+    let mixed = text("op").as_deref() == Some("mixed");
+    if mixed && text("fsync").is_some_and(|f| f.starts_with("every:")) {
         return Err(
-            "with fsync=N: fio logs each sync it issues, where iolab keeps its reads and writes \
-                    only; drop fsync="
+            "with fsync=N on a job that reads and writes: fio syncs after every N writes and logs \
+                    each sync, where iolab flushes after every N reads and writes; drop fsync="
                 .into(),
         );
     }
@@ -287,7 +288,7 @@ fn check_per_io(plan: &LogPlan, job: &Job, raw: &RawSpec) -> Result<(), String> 
     let (opt, unknown, too_many) = if iolog {
         (
             "write_iolog".to_string(),
-            "give the job a size, without time_based",
+            "drop time_based (with a size, the job ends at it)",
             "give the job a smaller size",
         )
     } else {
@@ -310,14 +311,20 @@ fn check_per_io(plan: &LogPlan, job: &Job, raw: &RawSpec) -> Result<(), String> 
     let (size, duration) = (text("size"), text("duration"));
     let Some(size) = size else {
         return match duration {
-            Some(d) => Err(format!(
-                "{per_io}; this job {}, so that count is not known: {unknown}",
-                if matches!(job.get("time_based"), Some("1" | "true")) {
-                    format!("is time_based (runtime {d} s)")
-                } else {
-                    format!("has a runtime ({d} s) and no size")
-                }
-            )),
+            Some(d) => {
+                let timed = matches!(job.get("time_based"), Some("1" | "true"));
+                let (is, unknown) = match (timed, iolog) {
+                    (true, _) => (format!("is time_based (runtime {d} s)"), unknown),
+                    (false, true) => (
+                        format!("has a runtime ({d} s) and no size"),
+                        "give the job a size",
+                    ),
+                    (false, false) => (format!("has a runtime ({d} s) and no size"), unknown),
+                };
+                Err(format!(
+                    "{per_io}; this job {is}, so that count is not known: {unknown}"
+                ))
+            }
             // Neither: iolab's default amount, a known count.
             None => Ok(()),
         };
@@ -431,7 +438,8 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// Checks the files of `plans` (each with the run's --overwrite) before any job runs: a file that
-/// exists is replaced only with --overwrite (never a symbolic link or anything but a regular file), and
+/// exists is replaced only with --overwrite (never a symbolic link or anything but a regular file; an I/O
+/// log that exists is appended to, as fio does), and
 /// its directory must exist. None may be one of `others`, the run's other files (what names each, and
 /// its path: a job's data file, a result's output). With --across-methods every method's run would
 /// write the same files. Jobs that share a log's name (per_job_logs=0) share its file, as in fio.
@@ -477,6 +485,8 @@ fn check_file(plan: &LogPlan, f: &LogFile, overwrite: bool) -> Result<(), Error>
     let flag = format!("--fio job '{}': {}", plan.job, f.kind.option());
     let p = &f.path;
     match std::fs::symlink_metadata(p) {
+        // fio appends to an I/O log that exists (fopen "a"): so does iolab, replacing nothing.
+        Ok(md) if md.is_file() && f.kind == LogKind::Iolog => {}
         Ok(md) if md.is_file() && overwrite => {}
         Ok(md) if md.is_file() => {
             return Err(Error::usage(
@@ -487,6 +497,25 @@ fn check_file(plan: &LogPlan, f: &LogFile, overwrite: bool) -> Result<(), Error>
                     f.kind.option()
                 ),
             ))
+        }
+        Ok(md) if !md.file_type().is_symlink() => {
+            use std::os::unix::fs::FileTypeExt;
+            let t = md.file_type();
+            let what = if t.is_dir() {
+                "a directory"
+            } else if t.is_block_device() || t.is_char_device() {
+                "a device"
+            } else {
+                "a FIFO or a socket"
+            };
+            return Err(Error::usage(
+                flag,
+                format!(
+                    "{} is {what}, not a file a log can be: give {} a file's name",
+                    p.display(),
+                    f.kind.option()
+                ),
+            ));
         }
         Ok(_) => return iolab_engine::paths::check_new_path(&flag, p),
         Err(_) => {}
@@ -556,8 +585,8 @@ mod tests {
     }
 
     /// write_iolog: one file as named, every clone's section in it, the data file as fio names it; refused
-    /// where iolab could not log what fio does (verify's reads, fsync=N's syncs), beside averaged logs,
-    /// and where the I/O count is not known before the run.
+    /// where iolab does otherwise than fio logs (verify's reads, a mixed job's fsync=N), beside averaged
+    /// logs, and where the I/O count is not known before the run.
     #[test]
     fn the_io_log_is_one_file_as_named_and_refused_where_fio_logs_more() {
         let io = [("size", "64k"), ("rw", "write"), ("write_iolog", "L")];
@@ -580,7 +609,10 @@ mod tests {
         assert_eq!(m.logs.unwrap().file, "/tmp/d");
         for (more, says) in [
             (&[("verify", "md5")][..], "fio logs its verify reads"),
-            (&[("fsync", "4")][..], "fio logs each sync"),
+            (
+                &[("fsync", "4"), ("rw", "randrw")][..],
+                "fio syncs after every N writes",
+            ),
             (
                 &[("write_bw_log", "b"), ("log_avg_msec", "10")][..],
                 "give the I/O log in a job of its own",
@@ -595,15 +627,11 @@ mod tests {
         }
         let e = mapped(&[("size", "64k"), ("write_iolog", "")]).unwrap_err();
         assert!(e.contains("write_iolog=: names no file"), "{e}");
-        // do_verify=0 and end_fsync issue nothing fio logs beyond the I/O.
-        mapped(
-            &[
-                &io[..],
-                &[("verify", "md5"), ("do_verify", "0"), ("end_fsync", "1")],
-            ]
-            .concat(),
-        )
-        .unwrap();
+        // do_verify=0 reads nothing back; a write job's fsync=N and end_fsync are logged as fio's syncs.
+        for sync in [("end_fsync", "1"), ("fsync", "4")] {
+            let opts = [&io[..], &[("verify", "md5"), ("do_verify", "0"), sync]].concat();
+            assert!(mapped(&opts).unwrap().logs.is_some(), "{sync:?}");
+        }
     }
 
     #[test]

@@ -377,10 +377,20 @@ fn rest(j: &Ctx, m: &mut Mapped, method: &MethodInfo) -> Result<(), String> {
     if direct {
         set(m, "direct", true);
     }
-    match (j.count("fsync")?.filter(|&n| n > 0), j.flag("end_fsync")?) {
+    let fsync = j.count("fsync")?.filter(|&n| n > 0);
+    match (fsync, j.flag("end_fsync")?) {
+        // fio syncs only a job that writes (should_fsync).
+        (Some(_), _) | (_, true) if !j.writes() => m.notes.push(
+            "fsync and end_fsync have no effect on a job that only reads: fio issues no sync, nor does iolab"
+                .into(),
+        ),
         (Some(_), true) => return Err("fsync and end_fsync: iolab flushes one way per run".into()),
         (Some(n), false) => {
             set(m, "fsync", format!("every:{n}"));
+            m.notes.push(format!(
+                "fsync={n}: iolab flushes after every {n} ops, the last {n} too; fio decides on a sync as it \
+                 takes its next I/O, so a job whose writes end on a multiple of {n} makes one fsync fewer in fio"
+            ));
             if j.reads() && j.writes() {
                 m.notes.push(format!(
                     "fsync={n}: iolab flushes after every {n} ops, reads included; fio counts writes only"

@@ -154,6 +154,9 @@ fn strip_comment(line: &str) -> &str {
     line.find([';', '#']).map_or(line, |i| &line[..i])
 }
 
+/// Options fio refuses bare ("requires an argument"): the file they name.
+const NEEDS_VALUE: [&str; 2] = ["write_iolog", "read_iolog"];
+
 /// fio's aliases of the options iolab reads (options.c, their `alias`), each read as the one name (so a
 /// job's `readwrite` overrides a global `rw`).
 const ALIASES: &[(&str, &str)] = &[
@@ -321,7 +324,13 @@ fn jobs_of(lines: &[Line]) -> Result<Vec<Job>, String> {
                 ))
             }
             Some((k, v)) => (k.trim(), v.trim()),
-            // A bare key is a flag: fio reads it as set.
+            // A bare key is a flag: fio reads it as set; an option naming a file needs its name.
+            None if NEEDS_VALUE.contains(&l.text.as_str()) => {
+                return Err(format!(
+                    "{}: {} names a file: give {}=FILE (fio: \"requires an argument\")",
+                    l.at, l.text, l.text
+                ))
+            }
             None => (l.text.as_str(), "1"),
         };
         // Not an option's name: said without echoing the line (an included file may be anything).
@@ -447,6 +456,22 @@ mod tests {
         std::fs::write(&p, text).unwrap();
         std::fs::write(dir.path().join("inc.fio"), "[included]\nrw=read\n").unwrap();
         parse_file(&p, env)
+    }
+
+    /// A bare option that names a file is refused, as fio refuses it ("requires an argument"), where
+    /// a bare flag is set.
+    #[test]
+    fn a_bare_option_naming_a_file_is_refused() {
+        let e = parse("[j]\nsize=64k\nwrite_iolog\n", &|_| None).unwrap_err();
+        assert!(
+            e.contains("write_iolog names a file: give write_iolog=FILE"),
+            "{e}"
+        );
+        let j = parse("[j]\nwrite_iolog=1\ndirect\n", &|_| None).unwrap();
+        assert_eq!(
+            (j[0].get("write_iolog"), j[0].get("direct")),
+            (Some("1"), Some("1"))
+        );
     }
 
     /// A key set again replaces its value (as in fio), so a job holds each option once whatever its
