@@ -138,7 +138,7 @@ pub(crate) fn check_spec(spec: &mut Spec) -> Result<()> {
             "--op-log",
             format!(
                 "--method {} times its client from outside, per sampling window, never per op: drop --op-log (a fio \
-                 job's write_bw_log, write_lat_log and write_iops_log)",
+                 job's write_bw_log, write_lat_log, write_iops_log and write_iolog)",
                 spec.method.name()
             ),
         ));
@@ -148,7 +148,7 @@ pub(crate) fn check_spec(spec: &mut Spec) -> Result<()> {
             return Err(Error::usage(
                 "--op-log",
                 format!(
-                    "logs each op's start and end (for a fio job's write_*_log): it needs a clock read per op, not \
+                    "logs each op's start and end (for a fio job's write_*_log and write_iolog): it needs a clock read per op, not \
                      one every {n} (--clock-every)"
                 ),
             ))
