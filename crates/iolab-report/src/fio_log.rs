@@ -78,12 +78,13 @@ fn write_log(
             .filter_map(|t| log.threads.iter().find(|x| x.thread == *t))
             .collect();
         let earlier = made_before(&f.path, written);
-        let (n, id, file) = write_file(&f, overwrite, earlier, |w| match f.kind {
+        let (n, id, file, appended) = write_file(&f, overwrite, earlier, |w| match f.kind {
             LogKind::Iolog => iolog(&plan.file, log, &threads, fsync, w),
             kind => entries(kind, plan.offset, log, &threads, w),
         })?;
         let entries = if n == 1 { "entry" } else { "entries" };
-        said.push(format!("{} ({n} {entries})", f.path.display()));
+        let how = if appended { ", appended" } else { "" };
+        said.push(format!("{} ({n} {entries}{how})", f.path.display()));
         if earlier.is_none() {
             written.push(Made {
                 path: logs::normalized(&f.path),
@@ -295,15 +296,16 @@ fn windowed(
 }
 
 /// Writes file `f` with `fill`: appended to (`append`: the identity of the file this command made
-/// there, [`append_to`]), or made new (a regular file there replaced only with `overwrite`, checked before
-/// the run too); a file left part-written by a failure is removed. Returns the entries, the file's
-/// identity and the file.
+/// there, [`append_to`]; or an I/O log that exists, as fio appends to it), or made new (a regular file
+/// there replaced only with `overwrite`, checked before the run too); a file left part-written by a
+/// failure is removed, an appended one cut back to its length. Returns the entries, the file's identity,
+/// the file and whether it was appended to.
 fn write_file(
     f: &LogFile,
     overwrite: bool,
     append: Option<(u64, u64)>,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<u64>,
-) -> Result<(u64, (u64, u64), std::fs::File), Error> {
+) -> Result<(u64, (u64, u64), std::fs::File, bool), Error> {
     let p = &f.path;
     let failed = |e: std::io::Error| {
         Error::Output(format!(
@@ -312,16 +314,19 @@ fn write_file(
             f.kind.option()
         ))
     };
-    if let Some(id) = append {
-        let file = append_to(p, id)?;
-        let mut w = std::io::BufWriter::new(file);
-        let n = fill(&mut w).map_err(failed)?;
-        let file = w.into_inner().map_err(|e| failed(e.into_error()))?;
-        file.sync_all().map_err(failed)?;
-        return Ok((n, id, file));
-    }
-    if f.kind == LogKind::Iolog && is_regular_file(p) {
-        return append_existing(p, fill).map_err(failed);
+    let existing = f.kind == LogKind::Iolog && is_regular_file(p);
+    if append.is_some() || existing {
+        let (file, st) = match append {
+            Some(id) => append_to(p, id)?,
+            None => open_regular(p).map_err(|e| match e {
+                Opened::Not(now) => failed(std::io::Error::other(format!(
+                    "{now}, since iolab checked it"
+                ))),
+                Opened::Sys(e) => e,
+            })?,
+        };
+        let n = append_or_cut_back(&file, st.st_size as u64, fill).map_err(failed)?;
+        return Ok((n, iolab_sys::identity(&st), file, true));
     }
     if overwrite && is_regular_file(p) {
         std::fs::remove_file(p).map_err(failed)?;
@@ -341,13 +346,13 @@ fn write_file(
     let file = w.into_inner().map_err(|e| failed(e.into_error()))?;
     file.sync_all().map_err(failed)?;
     made.keep_for_good();
-    Ok((n, id, file))
+    Ok((n, id, file, false))
 }
 
 /// Opens the log `p` to append to, only if it is still the regular file `id` (device, inode) this command
 /// made there ([`open_regular`]). Anything else at that name since (a symbolic link to another file, a
 /// FIFO, another file) is refused.
-fn append_to(p: &Path, id: (u64, u64)) -> Result<std::fs::File, Error> {
+fn append_to(p: &Path, id: (u64, u64)) -> Result<(std::fs::File, libc::stat), Error> {
     let replaced = |now: &str| {
         Error::Output(format!(
             "cannot append to the fio log {}: it was replaced since iolab wrote it ({now}); iolab appends only \
@@ -362,7 +367,7 @@ fn append_to(p: &Path, id: (u64, u64)) -> Result<std::fs::File, Error> {
     if iolab_sys::identity(&st) != id {
         return Err(replaced("it is another file now"));
     }
-    Ok(file)
+    Ok((file, st))
 }
 
 /// Why [`open_regular`] failed: what is at the name instead, or the system's error.
@@ -397,33 +402,24 @@ fn open_regular(p: &Path) -> Result<(std::fs::File, libc::stat), Opened> {
     Ok((std::fs::File::from(fd), st))
 }
 
-/// An I/O log that exists (a regular file) appended to, as fio's fopen("a") does, never replaced; on a
-/// failure it is cut back to the length it had, so nothing of it is lost and no part is left.
-fn append_existing(
-    p: &Path,
+/// `fill` appended to `file`, whose length was `before`; on a failure the file is cut back to that length,
+/// so nothing of what it held is lost and no part of the append is left.
+fn append_or_cut_back(
+    file: &std::fs::File,
+    before: u64,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<u64>,
-) -> std::io::Result<(u64, (u64, u64), std::fs::File)> {
-    let (file, st) = open_regular(p).map_err(|e| match e {
-        Opened::Not(now) => std::io::Error::other(format!("{now}, since iolab checked it")),
-        Opened::Sys(e) => std::io::Error::other(e.to_string()),
-    })?;
-    let before = st.st_size as u64;
-    let cut_back = |file: &std::fs::File, e: std::io::Error| {
+) -> std::io::Result<u64> {
+    let cut_back = |e: std::io::Error| {
         // The error is the one said; the length it had is restored where the file allows it.
         let _ = file.set_len(before);
         e
     };
-    let mut w = std::io::BufWriter::new(&file);
-    let n = match fill(&mut w).and_then(|n| w.flush().map(|_| n)) {
-        Ok(n) => n,
-        Err(e) => {
-            drop(w);
-            return Err(cut_back(&file, e));
-        }
-    };
+    let mut w = std::io::BufWriter::new(file);
+    let n = fill(&mut w).and_then(|n| w.flush().map(|_| n));
     drop(w);
-    file.sync_all().map_err(|e| cut_back(&file, e))?;
-    Ok((n, iolab_sys::identity(&st), file))
+    let n = n.map_err(cut_back)?;
+    file.sync_all().map_err(cut_back)?;
+    Ok(n)
 }
 
 fn is_regular_file(p: &Path) -> bool {
@@ -605,7 +601,7 @@ mod tests {
         // Held open, as `write_log` holds a shared log: its inode number is not reused below.
         let _held = std::fs::File::open(&p).unwrap();
         // The file made: appended to.
-        let mut f = append_to(&p, id).unwrap();
+        let (mut f, _) = append_to(&p, id).unwrap();
         f.write_all(b"1, 1, 1, 4096, 0\n").unwrap();
         drop(f);
         assert_eq!(lines(&p), 2);

@@ -34,11 +34,7 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
     let outputs = checks(a, f, &plan)?;
     // fio's log files (write_bw_log ...): checked before any job runs, written after each run.
     let logs_of = |job: &str| jobs.iter().find(|j| j.name == job)?.logs.as_ref();
-    let wanted: Vec<_> = plan
-        .iter()
-        .filter_map(|p| Some((logs_of(&p.job)?, p.spec.overwrite)))
-        .collect();
-    fio_job::logs::check_files(&wanted, &not_logs(a, f, &plan), f.across_methods)?;
+    check_logs(a, f, &plan, &logs_of)?;
     let mut logs_written = Vec::new();
     let mut logs_incomplete = Vec::new();
     let mut wrote: Vec<String> = Vec::new();
@@ -53,6 +49,7 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
     );
     let mut mismatches = 0u64;
     let mut failed: Vec<(String, Error)> = Vec::new();
+    let (mut after_failure, mut logs_failed) = (false, Vec::new());
     let compact = plan.len() > 1 && !a.verbose;
     let mut said_for = String::new();
     // The files earlier jobs made and kept (--keep): a later job of the file writes into them, as fio's
@@ -88,6 +85,8 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
             Err(e) if plan.len() > 1 => {
                 errln(&format!("iolab: fio job {}: failed: {e}", p.label));
                 failed.push((p.label.clone(), e));
+                // fio would join the next job to this one's entry, which iolab has not: not to the one before.
+                after_failure = true;
                 continue;
             }
             Err(e) => return Err(e),
@@ -112,10 +111,10 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
                         logs_incomplete.push(p.label.clone());
                     }
                 }
-                // As a job that fails: the others still run, the run's result is kept, exit status 1.
+                // The run's result is kept and the other jobs still run; the exit status is 1.
                 Err(e) => {
                     errln(&format!("iolab: fio job {}: its logs: {e}", p.label));
-                    failed.push((p.label.clone(), e));
+                    logs_failed.push(p.label.clone());
                 }
             }
         }
@@ -141,7 +140,12 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
         }
         mismatches += r.verify.as_ref().map_or(0, |v| v.mismatches);
         done.push((p.label.clone(), r));
-        reported.push(reported_as(&reporting, &p.job, f.across_methods));
+        reported.push(reported_as(
+            &reporting,
+            &p.job,
+            f.across_methods || after_failure,
+        ));
+        after_failure = false;
     }
     if done.is_empty() && !failed.is_empty() {
         // Every job failed: the first one's error is the command's.
@@ -161,14 +165,9 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
         out(&table(&done))?;
     }
     if let Some(p) = &f.fio_json {
-        let runs: Vec<(String, &RunResult, iolab_report::fio_json::Reporting)> = done
-            .iter()
-            .zip(&reported)
-            .map(|((l, r), g)| (l.trim_matches('\'').replace("' with ", " with "), r, *g))
-            .collect();
-        crate::cmd_run::write_fio_json(p, &runs)?;
+        fio_json(p, &done, &reported)?;
     }
-    let code = exit_status(&logs_incomplete, mismatches);
+    let code = exit_status(&logs_incomplete, &logs_failed, mismatches);
     if !failed.is_empty() {
         return Ok(failed_status(&failed, plan.len()));
     }
@@ -188,6 +187,34 @@ fn failed_status(failed: &[(String, Error)], runs: usize) -> i32 {
         names.join(", ")
     ));
     1
+}
+
+/// The fio logs the jobs of `plan` write (`logs_of` a job), checked before any job runs.
+fn check_logs<'a>(
+    a: &RunArgs,
+    f: &FioArgs,
+    plan: &[Planned],
+    logs_of: &dyn Fn(&str) -> Option<&'a fio_job::logs::LogPlan>,
+) -> Result<(), Error> {
+    let wanted: Vec<_> = plan
+        .iter()
+        .filter_map(|p| Some((logs_of(&p.job)?, p.spec.overwrite)))
+        .collect();
+    fio_job::logs::check_files(&wanted, &not_logs(a, f, plan), f.across_methods)
+}
+
+/// The runs `done` in the fio json+ document at `p`, each job reported as `reported` says.
+fn fio_json(
+    p: &Path,
+    done: &[(String, RunResult)],
+    reported: &[iolab_report::fio_json::Reporting],
+) -> Result<(), Error> {
+    let runs: Vec<(String, &RunResult, iolab_report::fio_json::Reporting)> = done
+        .iter()
+        .zip(reported)
+        .map(|((l, r), g)| (l.trim_matches('\'').replace("' with ", " with "), r, *g))
+        .collect();
+    crate::cmd_run::write_fio_json(p, &runs)
 }
 
 /// Writes the fio logs `l` of run `r` (appending to those `written` before, as fio does): the notes
@@ -211,27 +238,36 @@ fn write_logs(
     Ok((w.notes, w.incomplete.is_none()))
 }
 
-/// How fio reports `job` (of `reporting`, the file's jobs): under --across-methods a job's runs are no
-/// group of fio's, so they do not merge.
+/// How fio reports `job` (of `reporting`, the file's jobs); `apart`: its run joins no entry before it
+/// (under --across-methods a job's runs are no group of fio's; after a job that failed, fio would join it
+/// to that job's entry, which iolab has not).
 fn reported_as(
     reporting: &[(String, iolab_report::fio_json::Reporting)],
     job: &str,
-    across_methods: bool,
+    apart: bool,
 ) -> iolab_report::fio_json::Reporting {
     let mut how = reporting
         .iter()
         .find(|(name, _)| name == job)
         .map_or_else(Default::default, |(_, r)| *r);
-    how.merge &= !across_methods;
+    how.merge &= !apart;
     how
 }
 
-/// 1, said, where logs miss ops or verify found blocks unlike what was written; 0 otherwise.
-fn exit_status(logs_incomplete: &[String], mismatches: u64) -> i32 {
+/// 1, said, where logs miss ops or could not be written, or verify found blocks unlike what was
+/// written; 0 otherwise.
+fn exit_status(logs_incomplete: &[String], logs_failed: &[String], mismatches: u64) -> i32 {
     if !logs_incomplete.is_empty() {
         errln(&format!(
             "iolab: the fio logs of {} miss ops (see the warning above): exit status 1",
             logs_incomplete.join(", ")
+        ));
+    }
+    if !logs_failed.is_empty() {
+        errln(&format!(
+            "iolab: the fio logs of {} could not be written (see above; their runs completed and are reported): \
+             exit status 1",
+            logs_failed.join(", ")
         ));
     }
     if mismatches > 0 {
@@ -239,7 +275,7 @@ fn exit_status(logs_incomplete: &[String], mismatches: u64) -> i32 {
             "iolab: verify: {mismatches} blocks differ from what was written"
         ));
     }
-    i32::from(!logs_incomplete.is_empty() || mismatches > 0)
+    i32::from(!logs_incomplete.is_empty() || !logs_failed.is_empty() || mismatches > 0)
 }
 
 /// The files no log may be: every job's data file (each thread's, with a file per thread) and the

@@ -474,11 +474,16 @@ fn a_sequential_io_log_is_fios_line_for_line_and_appends() {
             format!("[s]\nioengine=psync\nrw=write\nbs=4k\nsize=64k\n{sync}\nwrite_iolog=s.log\n");
         let dir = disk_dir();
         let d = dir.path();
-        std::fs::write(d.join("s.log"), "held before\n").unwrap();
+        let before = "fio version 3 iolog\n0 old add\n";
+        std::fs::write(d.join("s.log"), before).unwrap();
         run_ok(d, &job);
         let ours = lines_of(&d.join("s.log"));
-        assert_eq!(ours[0], "held before", "{sync}: appended to");
-        let ours = ours[1..].to_vec();
+        assert_eq!(
+            ours[..2],
+            ["fio version 3 iolog", "old add"],
+            "{sync}: appended to"
+        );
+        let ours = ours[2..].to_vec();
         let syncs = ours.iter().filter(|l| l.starts_with("s.0.0 sync ")).count();
         assert_eq!(syncs, want, "{sync}: {ours:?}");
         if !Path::new("/usr/bin/fio").exists() {
@@ -521,6 +526,13 @@ fn a_sequential_io_log_is_fios_line_for_line_and_appends() {
         );
     }
     assert!(!dir.path().join("s.log").exists());
+    // A file that is not a fio I/O log is never appended to: refused before the run, left as it was.
+    std::fs::write(dir.path().join("s.log"), "[global]\nrw=read\n").unwrap();
+    let (code, _, stderr) = run_fio(dir.path(), job, &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("is not a fio I/O log"), "{stderr}");
+    let kept = std::fs::read_to_string(dir.path().join("s.log")).unwrap();
+    assert_eq!(kept, "[global]\nrw=read\n");
 }
 
 /// fio's own fio2gnuplot reads iolab's bw log and draws it (where it and gnuplot are installed).

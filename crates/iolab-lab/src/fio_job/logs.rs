@@ -486,7 +486,7 @@ fn check_file(plan: &LogPlan, f: &LogFile, overwrite: bool) -> Result<(), Error>
     let p = &f.path;
     match std::fs::symlink_metadata(p) {
         // fio appends to an I/O log that exists (fopen "a"): so does iolab, replacing nothing.
-        Ok(md) if md.is_file() && f.kind == LogKind::Iolog => {}
+        Ok(md) if md.is_file() && f.kind == LogKind::Iolog => return check_io_log(&flag, p),
         Ok(md) if md.is_file() && overwrite => {}
         Ok(md) if md.is_file() => {
             return Err(Error::usage(
@@ -525,6 +525,41 @@ fn check_file(plan: &LogPlan, f: &LogFile, overwrite: bool) -> Result<(), Error>
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     iolab_engine::paths::check_writable_dir(&flag, dir)
+}
+
+/// An I/O log that exists, to be appended to: only a fio I/O log (its first line `fio version N iolog`)
+/// or an empty file, never another file of the user's (fio appends to any file: an included job file
+/// would be one), and one this process may open for appending, found before the run rather than after.
+fn check_io_log(flag: &str, p: &Path) -> Result<(), Error> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(p)
+        .map_err(|e| {
+            Error::usage(
+                flag,
+                format!("{} exists and cannot be appended to: {e}", p.display()),
+            )
+        })?;
+    let mut head = [0u8; 64];
+    let n = opened.take(64).read(&mut head).unwrap_or(0);
+    let first = String::from_utf8_lossy(&head[..n]);
+    let first = first.lines().next().unwrap_or("");
+    let is_log = first.starts_with("fio version ") && first.ends_with(" iolog");
+    if n == 0 || is_log {
+        return Ok(());
+    }
+    Err(Error::usage(
+        flag,
+        format!(
+            "{} exists and is not a fio I/O log (its first line is not \"fio version N iolog\"): iolab appends \
+             only to one (fio would append to any file); give write_iolog another name",
+            p.display()
+        ),
+    ))
 }
 
 #[cfg(test)]

@@ -387,15 +387,7 @@ fn rest(j: &Ctx, m: &mut Mapped, method: &MethodInfo) -> Result<(), String> {
         (Some(_), true) => return Err("fsync and end_fsync: iolab flushes one way per run".into()),
         (Some(n), false) => {
             set(m, "fsync", format!("every:{n}"));
-            m.notes.push(format!(
-                "fsync={n}: iolab flushes after every {n} ops, the last {n} too; fio decides on a sync as it \
-                 takes its next I/O, so a job whose writes end on a multiple of {n} makes one fsync fewer in fio"
-            ));
-            if j.reads() && j.writes() {
-                m.notes.push(format!(
-                    "fsync={n}: iolab flushes after every {n} ops, reads included; fio counts writes only"
-                ));
-            }
+            m.notes.push(fsync_note(j, n, method)?);
         }
         (None, true) => set(m, "fsync", "end"),
         (None, false) => {}
@@ -450,6 +442,27 @@ fn rest(j: &Ctx, m: &mut Mapped, method: &MethodInfo) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// How iolab's `--fsync every:N` differs from fio's fsync=N for the job.
+fn fsync_note(j: &Ctx, n: u64, method: &MethodInfo) -> Result<String, String> {
+    let qd = j.count("iodepth")?.unwrap_or(1);
+    Ok(if j.reads() {
+        format!(
+            "fsync={n}: iolab flushes after every {n} ops, reads included; fio counts writes only"
+        )
+    } else if qd > 1 && method.takes(iolab_engine::spec::options::Applies::Depth) {
+        format!(
+            "fsync={n} at iodepth={qd}: iolab completes the ops in flight and flushes after every {n}; fio \
+             queues its sync after every {n} writes it issues and keeps filling its queue meanwhile, so it \
+             makes fewer (29 against 32 for 64 writes at fsync=2, iodepth=8)"
+        )
+    } else {
+        format!(
+            "fsync={n}: iolab flushes after every {n} writes, the last {n} too; fio decides on a sync as it \
+             takes its next I/O, so where the writes end on a multiple of {n} it makes one fsync fewer"
+        )
+    })
 }
 
 /// fallocate: fio reserves the blocks of a file it lays out for a job that writes (native, its default on

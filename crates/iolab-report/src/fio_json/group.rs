@@ -42,12 +42,13 @@ pub(super) fn entry(units: &[(&FioRun, Part)]) -> Value {
     let job_runtime_s: f64 = members.iter().map(|m| m.part.job_runtime_s).sum();
     let (usr_cpu, sys_cpu) = cpu(&members, job_runtime_s);
     let sum = |f: &dyn Fn(&Member) -> u64| members.iter().map(f).sum::<u64>();
-    let first = units[0].0;
+    let (first, last) = (units[0].0, units[units.len() - 1].0);
     assemble(Fields {
         name: &first.name,
         groupid: first.reporting.groupid,
         wall_s: members.iter().map(|m| m.run.result.wall_s).sum(),
-        options: options(first.result, first.reporting.group_reporting),
+        // fio keeps the last job's option list for a group's entry.
+        options: options(last.result, last.reporting.group_reporting),
         read: section(&read),
         write: section(&write),
         flushes: sum(&|m| flushes(m.run.result, &m.part)),
