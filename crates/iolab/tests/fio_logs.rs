@@ -34,6 +34,18 @@ fn run_ok(dir: &Path, text: &str) -> serde_json::Value {
     serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 
+/// fio (/usr/bin/fio) run in `dir` with `args`, which must succeed: its standard output.
+fn fio_ok(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("/usr/bin/fio")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "fio {args:?}: {err}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// A log file's entries, each line's comma-separated numbers.
 fn entries(p: &Path) -> Vec<Vec<u64>> {
     let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
@@ -318,16 +330,7 @@ fn fio_writes_the_same_files_columns_and_lines() {
         let (ours, theirs) = (disk_dir(), disk_dir());
         run_ok(ours.path(), &job);
         std::fs::write(theirs.path().join("jobs.fio"), &job).unwrap();
-        let out = Command::new("/usr/bin/fio")
-            .current_dir(theirs.path())
-            .args(["jobs.fio", "--output=/dev/null"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        fio_ok(theirs.path(), &["jobs.fio", "--output=/dev/null"]);
         let names = log_names(theirs.path());
         assert_eq!(log_names(ours.path()), names, "log_offset={offset}");
         for n in &names {
@@ -418,18 +421,7 @@ fn the_io_log_lists_every_io_and_fio_replays_it() {
         return skip("fio", "/usr/bin/fio is not installed");
     }
     let fio = |dir: &Path, args: &[&str]| {
-        let out = Command::new("/usr/bin/fio")
-            .current_dir(dir)
-            .args(args)
-            .args(["--output-format=json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let t = String::from_utf8_lossy(&out.stdout).into_owned();
+        let t = fio_ok(dir, &[args, &["--output-format=json"]].concat());
         serde_json::from_str::<serde_json::Value>(&t[t.find('{').unwrap()..]).unwrap()
     };
     let theirs = disk_dir();
@@ -491,16 +483,7 @@ fn a_sequential_io_log_is_fios_line_for_line_and_appends() {
         }
         let theirs = disk_dir();
         std::fs::write(theirs.path().join("jobs.fio"), &job).unwrap();
-        let out = Command::new("/usr/bin/fio")
-            .current_dir(theirs.path())
-            .args(["jobs.fio", "--output=/dev/null"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        fio_ok(theirs.path(), &["jobs.fio", "--output=/dev/null"]);
         let mut theirs = lines_of(&theirs.path().join("s.log"));
         if sync == "fsync=4" {
             // fio decides on a sync as it takes its next I/O, so none follows its last write; iolab's
