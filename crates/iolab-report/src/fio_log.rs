@@ -15,9 +15,13 @@
 //! window's end, and the last one at the job's end. Here every window ends at its boundary, the last
 //! latency window at the thread's last completion.
 //!
+//! fio's I/O log (write_iolog, [`iolog`]) is written from the same ops, in fio's version 3 format.
+//!
 //! A file is made new (O_EXCL, never through a symbolic link); jobs sharing a log's name (per_job_logs=0)
 //! append to the file the first one made, and only to it: it is opened without following a symbolic link
-//! or blocking on a FIFO, and its identity (device, inode) must be the one iolab made. The ops a run could
+//! or blocking on a FIFO, and its identity (device, inode) must be the one iolab made. An I/O log that
+//! exists is appended to, as fio does (checked before the run to be a fio I/O log or empty). An append
+//! that fails is cut back to the file's length before it. The ops a run could
 //! not keep (its windows' room was full) make the logs incomplete: said in a warning, which the command
 //! turns into exit status 1.
 

@@ -2,8 +2,9 @@
 //! files, named as fio names them), log_avg_msec (0, fio's default: an entry per I/O; N: an averaged
 //! entry per N ms and direction), log_offset (each entry's offset) and per_job_logs (a file per clone,
 //! NAME_TYPE.N.log, N being fio's number of the job in the file from 1; or one file for all,
-//! NAME_TYPE.log). The job's workload gets `--op-log` (the engine keeps its ops for the files); the
-//! files are written after the run by `iolab_report::fio_log`.
+//! NAME_TYPE.log), and write_iolog (fio's I/O log, one file as named, every I/O of every clone). The
+//! job's workload gets `--op-log` (the engine keeps its ops for the files); the files are written after
+//! the run by `iolab_report::fio_log`.
 //!
 //! An entry per I/O needs the job's I/O count before it runs (its log's room is reserved then, never
 //! grown while timed): a time-based job, or one whose log would take more than the engine's bound, is
