@@ -19,7 +19,7 @@ pub use reporting::{reporting, FioRun, Reporting};
 use serde_json::{json, Value};
 
 /// The document of `runs`, as fio's json+ would hold them: an entry per clone, or per run with
-/// group_reporting, joined as fio's __show_run_stats joins them ([`entry_units`]).
+/// group_reporting, joined as fio's __show_run_stats joins them (`reporting::entry_units`).
 pub fn document(runs: &[FioRun]) -> Value {
     let started = runs.first().map_or(0, |r| r.result.host.started_unix_s);
     let jobs: Vec<Value> = reporting::entry_units(runs)
