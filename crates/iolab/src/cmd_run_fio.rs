@@ -85,7 +85,8 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
             Err(e) if plan.len() > 1 => {
                 errln(&format!("iolab: fio job {}: failed: {e}", p.label));
                 failed.push((p.label.clone(), e));
-                // fio would join the next job to this one's entry, which iolab has not: not to the one before.
+                // fio would join the next job to this one's entry, which iolab has not: not to the
+                // one before.
                 after_failure = true;
                 continue;
             }
@@ -174,7 +175,7 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
     Ok(code)
 }
 
-/// The exit status where jobs (or their logs) `failed`, of `runs` planned: 1, said.
+/// The exit status where jobs `failed`, of `runs` planned: 1, said.
 fn failed_status(failed: &[(String, Error)], runs: usize) -> i32 {
     let names: Vec<&str> = failed.iter().map(|(l, _)| l.as_str()).collect();
     let others = if runs > failed.len() {
@@ -265,8 +266,8 @@ fn exit_status(logs_incomplete: &[String], logs_failed: &[String], mismatches: u
     }
     if !logs_failed.is_empty() {
         errln(&format!(
-            "iolab: the fio logs of {} could not be written (see above; their runs completed and are reported): \
-             exit status 1",
+            "iolab: the fio logs of {} could not be written (see above; their runs completed and \
+             are reported): exit status 1",
             logs_failed.join(", ")
         ));
     }

@@ -148,8 +148,8 @@ pub(crate) fn check_spec(spec: &mut Spec) -> Result<()> {
             return Err(Error::usage(
                 "--op-log",
                 format!(
-                    "logs each op's start and end (for a fio job's write_*_log and write_iolog): it needs a clock read per op, not \
-                     one every {n} (--clock-every)"
+                    "logs each op's start and end (for a fio job's write_*_log and write_iolog): it needs \
+                     a clock read per op, not one every {n} (--clock-every)"
                 ),
             ))
         }
