@@ -361,6 +361,18 @@ fn the_null_engine_touches_no_file() {
         same_as_fio(&m, &moved(&f));
         assert!(left(theirs.path()).is_empty(), "{:?}", left(theirs.path()));
     }
+    // fio's null engine takes rw=rw too (fio's t0032): 20 ops of 128 KiB, each drawn a direction, and
+    // still no file.
+    let mix = "[m]\nioengine=null\nfilename={dir}/M\nsize=1280k\nio_size=2560k\nbs=128k\nrw=rw\n";
+    let (mine, fios) = (disk_dir(), disk_dir());
+    let m = moved(&iolab_run(mine.path(), mix, &[]).1)["m"];
+    assert_eq!(m.read + m.write, 2560 << 10, "{m:?}");
+    assert!(m.read > 0 && m.write > 0, "both directions: {m:?}");
+    assert!(left(mine.path()).is_empty(), "{:?}", left(mine.path()));
+    if let Some(f) = fio_run(fios.path(), mix) {
+        let f = moved(&f)["m"];
+        assert_eq!(f.read + f.write, m.read + m.write, "fio {f:?}, iolab {m:?}");
+    }
     both_refuse(
         "[n]\nioengine=null\nruntime=1\ntime_based\nrw=read\n",
         &["ioengine=null takes no size", "you need to specify size="],

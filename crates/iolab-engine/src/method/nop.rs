@@ -17,6 +17,8 @@ pub const INFO: MethodInfo = MethodInfo {
     syscall_note: "nop makes no kernel call",
     gap: |_, _, _| "nop: the harness's own floor between ops".into(),
     sink_calls: SinkCalls::Nothing,
+    // Nothing moves either way, so an op may as well read as write: fio's null engine takes rw=randrw.
+    mixed: true,
     ..MethodInfo::PLAIN
 };
 

@@ -118,7 +118,7 @@ pub static OPTIONS: &[Opt] = &[
         help: "How each op talks to the kernel (see the list below)" },
     Opt { key: "op", ty: Ty::Word(&["write", "read", "mixed"]), value_name: "OP", group: W, applies: All,
         default: Some("write"),
-        help: "write, read, or mixed (each op reads or writes: fio's randrw; psync, pv2, io_uring, aio)" },
+        help: "write, read, or mixed (each op reads or writes: fio's randrw; psync, pv2, io_uring, aio, nop)" },
     Opt { key: "rate-iops", ty: Ty::Count, value_name: "N", group: W, applies: All, default: None,
         help: "Pace each thread to N ops/s (fio's rate_iops); latency runs from when each op was due" },
     Opt { key: "rate", ty: Ty::Size, value_name: "BYTES", group: W, applies: All, default: None,
