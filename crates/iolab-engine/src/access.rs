@@ -37,7 +37,7 @@ pub fn figures(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Option
             spec.seed,
             t,
         )
-        .skewed(spec.distribution)
+        .skewed(&spec.distribution)
         .zoned(spec.zones);
         blocks.extend((0..done).map(|_| plan.next_op().block));
     }

@@ -42,5 +42,6 @@ pub mod tcp_peer;
 pub mod units;
 pub mod unmeasured;
 pub mod verify;
+pub mod zoned;
 
 pub use error::{Error, Result};

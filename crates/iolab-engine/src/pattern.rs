@@ -253,11 +253,11 @@ impl OpPlan {
 
     /// The plan with its random blocks drawn from `d` (a uniform `d` changes nothing); the same seed
     /// and thread replay the same blocks.
-    pub fn skewed(mut self, d: crate::skew::Distribution) -> OpPlan {
+    pub fn skewed(mut self, d: &crate::skew::Distribution) -> OpPlan {
         let seed = self.rng;
         let scatter = (mix64(seed ^ 0x5C_A77E), mix64(seed ^ 0xADD));
-        self.skew = crate::skew::Skew::new(d, self.nblocks, scatter);
-        self.shuffle = (d == crate::skew::Distribution::Once)
+        self.skew = crate::skew::Skew::new(d, self.nblocks, self.bs, scatter);
+        self.shuffle = (*d == crate::skew::Distribution::Once)
             .then(|| crate::shuffle::Shuffle::new(self.nblocks, mix64(seed ^ 0x5_4FF1E)));
         self
     }

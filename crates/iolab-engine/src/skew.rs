@@ -10,10 +10,12 @@
 //! - `pareto:H`: rank = (n - 1) x u^(ln H / ln(1 - H)), so that a share H of the blocks takes 1 - H of the
 //!   accesses (pareto:0.2, the 80/20 rule);
 //! - `normal:PCT`: centred on the region, the mean of 12 uniform draws, widened by a uniform spread of PCT%
-//!   of the region (fio's construction).
+//!   of the region (fio's construction);
+//! - `zoned:...` and `zoned_abs:...`: zones of the region with their shares of the accesses (`zoned.rs`).
 //!
 //! The ranks are then scattered over the region by a bijection drawn from the seed (fio hashes them), so
-//! the hot blocks are not all at the start of the file; a plan replays exactly from its seed.
+//! the hot blocks are not all at the start of the file (zones are places, and stay where they are); a
+//! plan replays exactly from its seed.
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -22,7 +24,7 @@ use serde::{Deserialize, Serialize};
 const MAX_THETA: f64 = 10.0;
 
 /// How random offsets are spread over a thread's region; in JSON as its name ("zipf:1.2").
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(into = "String", try_from = "String")]
 pub enum Distribution {
     #[default]
@@ -38,6 +40,8 @@ pub enum Distribution {
     Normal {
         pct: f64,
     },
+    /// Zones of the region, each with its share of the accesses (fio's zoned and zoned_abs).
+    Zoned(Box<crate::zoned::ZoneSplit>),
 }
 
 const FLAG: &str = "--distribution";
@@ -84,11 +88,17 @@ impl Distribution {
             },
             "pareto" => Distribution::Pareto { h: num("H")? },
             "normal" => Distribution::Normal { pct: num("PCT")? },
+            "zoned" | "zoned_abs" => Distribution::Zoned(Box::new(crate::zoned::ZoneSplit::parse(
+                arg.unwrap_or(""),
+                kind == "zoned_abs",
+                s,
+            )?)),
             _ => {
                 return Err(Error::usage(
                     FLAG,
                     format!(
-                    "'{s}' is not accepted; expected uniform, once, zipf:THETA, pareto:H or normal:PCT"
+                    "'{s}' is not accepted; expected uniform, once, zipf:THETA, pareto:H, normal:PCT, \
+                     zoned:ACCESS%/SIZE%:... or zoned_abs:ACCESS%/SIZE:..."
                 ),
                 ))
             }
@@ -117,6 +127,27 @@ impl Distribution {
         }
     }
 
+    /// A `zoned_abs` distribution's zones must fit each thread's region of `region_bytes` (fio fails
+    /// the job: "zoned_abs sizes exceed file size").
+    pub fn check_region(&self, region_bytes: u64) -> Result<()> {
+        let Distribution::Zoned(z) = self else {
+            return Ok(());
+        };
+        match z.abs_bytes() {
+            Some(b) if b > region_bytes => Err(Error::usage(
+                FLAG,
+                format!(
+                    "the zones of '{}' span {} and each thread's region holds {}: give sizes that fit \
+                     (fio: \"zoned_abs sizes exceed file size\")",
+                    self.name(),
+                    crate::units::fmt_size(b),
+                    crate::units::fmt_size(region_bytes)
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// "zipf:1.2" (what `parse` reads back).
     pub fn name(&self) -> String {
         match self {
@@ -125,6 +156,7 @@ impl Distribution {
             Distribution::Zipf { theta } => format!("zipf:{theta}"),
             Distribution::Pareto { h } => format!("pareto:{h}"),
             Distribution::Normal { pct } => format!("normal:{pct}"),
+            Distribution::Zoned(z) => z.name(),
         }
     }
 }
@@ -153,13 +185,17 @@ enum Law {
     Normal {
         spread: u64,
     },
+    /// For each v of 1 to 100 (index v - 1), its zone's first block and blocks.
+    Zoned {
+        table: Vec<(u64, u64)>,
+    },
 }
 
 impl Skew {
     /// `None` for the uniform distributions (the plan's own draw, or its shuffle). `scatter` seeds the bijection that
     /// spreads the ranks (two well-mixed words).
-    pub fn new(d: Distribution, n: u64, scatter: (u64, u64)) -> Option<Skew> {
-        let law = match d {
+    pub fn new(d: &Distribution, n: u64, bs: u64, scatter: (u64, u64)) -> Option<Skew> {
+        let law = match *d {
             Distribution::Uniform | Distribution::Once => return None,
             Distribution::Zipf { theta } => {
                 let zetan = zeta(n, theta);
@@ -177,6 +213,9 @@ impl Skew {
             Distribution::Normal { pct } => Law::Normal {
                 spread: ((n as f64 * pct / 100.0).ceil() as u64).min(n / 2),
             },
+            Distribution::Zoned(ref z) => Law::Zoned {
+                table: z.table(n, bs),
+            },
         };
         let mut mult = scatter.0 % n.max(1);
         while gcd(mult, n) != 1 {
@@ -189,6 +228,11 @@ impl Skew {
     /// The block (0..n) for the uniform draws `u` gives (each in [0, 1)).
     #[inline]
     pub fn block(&self, mut u: impl FnMut() -> f64) -> u64 {
+        if let Law::Zoned { table } = &self.law {
+            // Zones are places in the region, not ranks: no scatter.
+            let (first, len) = table[((u() * 100.0) as usize).min(99)];
+            return first + (len as f64 * u()) as u64;
+        }
         let rank = self.rank(&mut u).min(self.n - 1);
         ((rank as u128 * self.mult as u128 + self.add as u128) % self.n as u128) as u64
     }
@@ -224,6 +268,7 @@ impl Skew {
                 }
                 (centre + dev).max(0).min(n as i64 - 1) as u64
             }
+            Law::Zoned { .. } => unreachable!("zones are drawn in block()"),
         }
     }
 }
@@ -258,7 +303,7 @@ mod tests {
     /// hit at all, with as many draws as blocks (its default run: 1 GiB of 4 KiB blocks).
     fn genzipf_top_tenth(d: Distribution) -> f64 {
         let n = 262_144u64;
-        let s = Skew::new(d, n, (0x1234_5678_9abc_def1, 42)).unwrap();
+        let s = Skew::new(&d, n, 4096, (0x1234_5678_9abc_def1, 42)).unwrap();
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         let mut u = || {
             x ^= x >> 12;
@@ -301,8 +346,9 @@ mod tests {
         for d in ["zipf:1.2", "pareto:0.3", "normal:20"] {
             let n = 1000;
             let s = Skew::new(
-                Distribution::parse(d).unwrap(),
+                &Distribution::parse(d).unwrap(),
                 n,
+                4096,
                 (0x5bd1_e995_1234_5677, 7),
             )
             .unwrap();

@@ -83,7 +83,7 @@ pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<
                     spec.seed,
                     t,
                 )
-                .skewed(spec.distribution)
+                .skewed(&spec.distribution)
                 .zoned(spec.zones)
                 .directed(true, spec.read_pct);
                 for _ in 0..done {

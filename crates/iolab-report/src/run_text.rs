@@ -131,7 +131,7 @@ impl TableExporter {
         if let Some(p) = s.read_pct {
             extra.push(format!("{p}% reads"));
         }
-        match s.distribution {
+        match &s.distribution {
             Distribution::Uniform => {}
             Distribution::Once => extra.push("each block once a pass".into()),
             d => extra.push(format!("{} offsets", d.name())),

@@ -566,3 +566,56 @@ fn fio2gnuplot_draws_iolabs_bw_log() {
     let mean = logged.iter().map(|e| e[1] as f64).sum::<f64>() / logged.len() as f64;
     assert!((value("avg") - mean).abs() < 0.01, "{global}");
 }
+
+/// The shares of a read log's I/Os in each of the zones of `zoned:50/5:30/15:20/` over 1024 blocks of
+/// 4 KiB (fio's zones: from block 1024 x 5 / 100 = 51, and 51 + 1024 x 15 / 100 = 204), in percent.
+fn zone_shares(log: &str) -> [f64; 3] {
+    let mut hits = [0u32; 3];
+    let mut n = 0;
+    for l in log.lines().filter(|l| l.contains(" read ")) {
+        let b = l.split(' ').nth(3).unwrap().parse::<u64>().unwrap() / 4096;
+        hits[usize::from(b >= 51) + usize::from(b >= 204)] += 1;
+        n += 1;
+    }
+    hits.map(|h| 100.0 * f64::from(h) / f64::from(n))
+}
+
+/// random_distribution=zoned (fio's rand-zones.fio): half the reads in the first 5% of the file, 30% in
+/// the next 15%, the rest in the other 80%, as the I/O log shows; where fio is installed, its own log of
+/// the job has the same shares within chance. zoned_abs zones past the file are refused.
+#[test]
+fn zoned_reads_fall_in_the_zones_as_fios_do() {
+    let job = "[zones]\nfilename=z\nsize=4m\nio_size=16m\nbs=4k\nrw=randread\nnorandommap\n\
+               random_distribution=zoned:50/5:30/15:20/\nwrite_iolog=z.log\n";
+    let dir = disk_dir();
+    let (code, _, stderr) = run_fio(dir.path(), job, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let ours = zone_shares(&std::fs::read_to_string(dir.path().join("z.log")).unwrap());
+    // 4096 reads: a share's standard error is under 0.8 points.
+    for (got, want) in ours.iter().zip([50.0, 30.0, 20.0]) {
+        assert!(
+            (got - want).abs() < 3.5,
+            "zone shares {ours:?}, asked 50/30/20"
+        );
+    }
+    let abs = job.replace("zoned:50/5:30/15:20/", "zoned_abs:50/1m:50/4m");
+    let (code, _, stderr) = run_fio(dir.path(), &abs, &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("span 5 MiB") && stderr.contains("4 MiB"),
+        "{stderr}"
+    );
+    if !Path::new("/usr/bin/fio").exists() {
+        return skip("fio", "/usr/bin/fio is not installed");
+    }
+    let theirs = disk_dir();
+    std::fs::write(theirs.path().join("jobs.fio"), job).unwrap();
+    fio_ok(theirs.path(), &["jobs.fio"]);
+    let fio = zone_shares(&std::fs::read_to_string(theirs.path().join("z.log")).unwrap());
+    for (a, b) in ours.iter().zip(fio) {
+        assert!(
+            (a - b).abs() < 4.5,
+            "zone shares iolab {ours:?}, fio {fio:?}"
+        );
+    }
+}

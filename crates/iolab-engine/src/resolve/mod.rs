@@ -169,6 +169,7 @@ impl RawSpec {
             None => fresh_seed(),
             Some(s) => s,
         };
+        let zones = self.zones(bs, &distribution, method)?;
         let mut spec = Spec {
             target,
             method,
@@ -195,7 +196,7 @@ impl RawSpec {
             share_region: self.bool("share-region")?,
             preallocate: self.preallocate(op)?,
             offset: self.size("offset")?.unwrap_or(0),
-            zones: self.zones(bs, &distribution, method)?,
+            zones,
             seed,
             seed_text: seed.to_string(),
             verify,

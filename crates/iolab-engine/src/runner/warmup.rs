@@ -72,7 +72,7 @@ fn run<M: Method, C: Clock>(
         spec.seed,
         ctx.thread,
     )
-    .skewed(spec.distribution)
+    .skewed(&spec.distribution)
     .zoned(spec.zones)
     .directed(p.write, spec.read_pct);
     let mut out = WorkerOut::new();

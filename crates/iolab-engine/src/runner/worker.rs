@@ -82,7 +82,7 @@ fn plan_of(ctx: &ThreadCtx, p: &LoopParams) -> OpPlan {
         ctx.spec.seed,
         ctx.thread,
     )
-    .skewed(ctx.spec.distribution)
+    .skewed(&ctx.spec.distribution)
     .zoned(ctx.spec.zones)
     .directed(p.write, ctx.spec.read_pct)
 }

@@ -129,7 +129,7 @@ pub static OPTIONS: &[Opt] = &[
         default: Some("seq"), help: "seq or rand (uniform over the thread's region, replayable)" },
     Opt { key: "distribution", ty: Ty::Text, value_name: "DIST", group: W, applies: All,
         default: Some("uniform"),
-        help: "With --pattern rand: uniform (with replacement), once (every block once a pass: fio's random map), zipf:THETA, pareto:H or normal:PCT, as fio's random_distribution" },
+        help: "With --pattern rand: uniform (with replacement), once (every block once a pass: fio's random map), zipf:THETA, pareto:H, normal:PCT, zoned:ACCESS%/SIZE%:... or zoned_abs:ACCESS%/SIZE:..., as fio's random_distribution" },
     Opt { key: "bs", ty: Ty::Size, value_name: "SIZE", group: W, applies: All, default: Some("4k"),
         help: "Bytes per op: 4, 512, 4k, 4KiB, 1m, 1MiB (powers of 1024)" },
     Opt { key: "ops", ty: Ty::Count, value_name: "N", group: W, applies: All,

@@ -273,6 +273,7 @@ fn regions(spec: &Spec, usable: u64, shown: &str) -> Result<(u64, u64)> {
             ),
         ));
     }
+    spec.distribution.check_region(region_blocks * spec.bs)?;
     Ok((
         region_blocks,
         spec.offset + region_blocks * slices * spec.bs,

@@ -366,7 +366,7 @@ pub(super) fn options(r: &RunResult, grouped: bool) -> Value {
         put("rwmixread", p.to_string());
     }
     // fio's uniform draw keeps its random map (iolab's `once`); iolab's `uniform` is fio's norandommap.
-    match s.distribution {
+    match &s.distribution {
         Distribution::Once => {}
         Distribution::Uniform if s.pattern.name() == "rand" => put("norandommap", "1".into()),
         Distribution::Uniform => {}
