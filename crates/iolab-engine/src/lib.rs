@@ -31,6 +31,7 @@ pub mod result;
 pub mod ring_ptrs;
 pub mod run;
 pub mod runner;
+pub mod seq_skip;
 pub mod shuffle;
 pub mod sink_device;
 pub mod skew;

@@ -139,8 +139,15 @@ pub struct OpPlan {
     /// `--op mixed`: an op reads when a draw of this generator (its state) is below the limit, the read
     /// share of 2^64.
     mix: Option<(u64, u128)>,
-    /// `--zone-size`: the ops walk the region zone by zone.
-    zone: Option<ZoneWalk>,
+    /// `--zone-size` or `--skip`: the ops walk the region zone by zone, or with holes.
+    walk: Option<Walk>,
+}
+
+/// A walk over the region other than block after block or uniform draws.
+#[derive(Debug, Clone)]
+enum Walk {
+    Zone(ZoneWalk),
+    Skip(crate::seq_skip::SkipWalk),
 }
 
 /// `--zone-size`, `--zone-range`, `--zone-skip` (fio's zonemode=strided), in bytes: the ops stay in a
@@ -222,21 +229,36 @@ impl OpPlan {
             shuffle: None,
             write: true,
             mix: None,
-            zone: None,
+            walk: None,
         }
     }
 
     /// The plan walking its region zone by zone (`zones`, in bytes: multiples of the block size, as the
     /// spec checks); none changes nothing.
     pub fn zoned(mut self, zones: Option<Zones>) -> OpPlan {
-        self.zone = zones.map(|z| ZoneWalk {
-            ops: (z.size / self.bs).max(1),
-            range: (z.range / self.bs).max(1),
-            step: z.range.saturating_add(z.skip) / self.bs,
-            start: 0,
-            pos: 0,
-            done: 0,
+        if zones.is_none() {
+            return self;
+        }
+        self.walk = zones.map(|z| {
+            Walk::Zone(ZoneWalk {
+                ops: (z.size / self.bs).max(1),
+                range: (z.range / self.bs).max(1),
+                step: z.range.saturating_add(z.skip) / self.bs,
+                start: 0,
+                pos: 0,
+                done: 0,
+            })
         });
+        self
+    }
+
+    /// The plan's sequential ops `skip` bytes apart (`--skip`, fio's `rw=read:N`; see `seq_skip.rs`); 0
+    /// changes nothing.
+    pub fn skipping(mut self, skip: i64) -> OpPlan {
+        if skip != 0 && self.pattern == Pattern::Seq {
+            let region = self.nblocks * self.bs;
+            self.walk = Some(Walk::Skip(crate::seq_skip::SkipWalk::new(skip, region)));
+        }
         self
     }
 
@@ -273,9 +295,17 @@ impl OpPlan {
     /// The next operation (the plan never ends; the runner bounds it).
     #[inline(always)]
     pub fn next_op(&mut self) -> PlannedOp {
-        if let Some(z) = &mut self.zone {
-            let rel = z.next(self.pattern, &mut self.rng, self.nblocks);
-            return self.op_at(rel);
+        if let Some(w) = &mut self.walk {
+            return match w {
+                Walk::Zone(z) => {
+                    let rel = z.next(self.pattern, &mut self.rng, self.nblocks);
+                    self.op_at(rel)
+                }
+                Walk::Skip(k) => {
+                    let pos = k.next(self.bs);
+                    self.op_at_byte(pos)
+                }
+            };
         }
         let rel = match self.pattern {
             Pattern::Seq => {
@@ -306,14 +336,29 @@ impl OpPlan {
     /// The op at block `rel` of the region, its direction drawn where mixed.
     #[inline(always)]
     fn op_at(&mut self, rel: u64) -> PlannedOp {
-        let write = match &mut self.mix {
-            None => self.write,
-            Some((state, limit)) => u128::from(xorshift(state)) >= *limit,
-        };
         PlannedOp {
             block: self.first_block + rel,
             offset: self.base + rel * self.bs,
-            write,
+            write: self.direction(),
+        }
+    }
+
+    /// The op at byte `pos` of the region (`--skip`: its block is the one it starts in).
+    #[inline(always)]
+    fn op_at_byte(&mut self, pos: u64) -> PlannedOp {
+        PlannedOp {
+            block: self.first_block + pos / self.bs,
+            offset: self.base + pos,
+            write: self.direction(),
+        }
+    }
+
+    /// Whether the next op writes: the run's direction, or drawn where mixed.
+    #[inline(always)]
+    fn direction(&mut self) -> bool {
+        match &mut self.mix {
+            None => self.write,
+            Some((state, limit)) => u128::from(xorshift(state)) >= *limit,
         }
     }
 }

@@ -85,6 +85,7 @@ pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<
                 )
                 .skewed(&spec.distribution)
                 .zoned(spec.zones)
+                .skipping(spec.skip)
                 .directed(true, spec.read_pct);
                 for _ in 0..done {
                     let op = plan.next_op();

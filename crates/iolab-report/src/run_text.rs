@@ -139,6 +139,14 @@ impl TableExporter {
         if let Some(z) = &s.zones {
             extra.push(zones_said(z));
         }
+        match s.skip {
+            0 => {}
+            n if n > 0 => extra.push(format!("{} skipped after each op", fmt_size(n as u64))),
+            n => extra.push(format!(
+                "each op {} back from the end of the one before",
+                fmt_size(n.unsigned_abs())
+            )),
+        }
         extra.extend((s.method.info().describe)(s));
         let _ = writeln!(
             o,

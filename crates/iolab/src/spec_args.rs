@@ -109,6 +109,8 @@ impl Args for SpecArgs {
                         // "-1" is a value (a negative number the spec check then refuses naming this
                         // flag), not an unknown flag "-1"; "--ops" after a valueless flag stays a flag.
                         .allow_negative_numbers(true)
+                        // "-8k" too, where a size may be negative.
+                        .allow_hyphen_values(o.ty == Ty::SignedSize)
                         .help(short(&text))
                         .long_help(text)
                         .help_heading(heading(o)),

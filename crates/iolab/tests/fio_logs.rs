@@ -619,3 +619,49 @@ fn zoned_reads_fall_in_the_zones_as_fios_do() {
         );
     }
 }
+
+/// rw=read:N, fio's offset modifier (iolab's --skip): holes of 512 KiB between 1 MiB reads end at the
+/// file's end after 11 reads (fio's t0007), and read:-8k reads 0, then from 8 KiB before the end down to
+/// 0 (fio's backwards-read.fio). The I/O log names each read: where fio is installed, fio's own log of
+/// the job is the same line for line, times aside.
+#[test]
+fn reads_with_holes_or_backwards_are_where_fios_are() {
+    for (job, reads) in [
+        (
+            "[h]\nfilename=d\nsize=16m\nbs=1m\nrw=read:512k\nwrite_iolog=io.log\n",
+            11,
+        ),
+        (
+            "[b]\nfilename=d\nsize=1m\nbs=4k\nrw=read:-8k\nwrite_iolog=io.log\n",
+            256,
+        ),
+    ] {
+        let dir = disk_dir();
+        let (code, _, stderr) = run_fio(dir.path(), job, &[]);
+        assert_eq!(code, 0, "{stderr}");
+        let ours = std::fs::read_to_string(dir.path().join("io.log")).unwrap();
+        let lines: Vec<&str> = ours.lines().collect();
+        let (_, ios) = iolog_section(&lines);
+        assert_eq!(ios.len(), reads, "{job}");
+        let at: Vec<u64> = ios.iter().map(|i| i.2).collect();
+        if reads == 11 {
+            assert_eq!(at, (0..11).map(|i| (i * 1536) << 10).collect::<Vec<_>>());
+        } else {
+            assert_eq!(at[..3], [0, 1016 << 10, 1012 << 10]);
+            assert_eq!(at[254..], [4096, 0]);
+        }
+        if !Path::new("/usr/bin/fio").exists() {
+            return skip("fio", "/usr/bin/fio is not installed");
+        }
+        let theirs = disk_dir();
+        std::fs::write(theirs.path().join("jobs.fio"), job).unwrap();
+        fio_ok(theirs.path(), &["jobs.fio"]);
+        let fios = std::fs::read_to_string(theirs.path().join("io.log")).unwrap();
+        let untimed = |t: &str| -> Vec<String> {
+            t.lines()
+                .map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest).to_string())
+                .collect()
+        };
+        assert_eq!(untimed(&ours), untimed(&fios), "{job}");
+    }
+}

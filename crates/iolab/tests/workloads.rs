@@ -370,3 +370,60 @@ fn pace_refusals_name_the_flag() {
         "shorter than one interval",
     );
 }
+
+/// The 4 KiB blocks of `path` that hold anything but zeros.
+fn written_blocks(path: &std::path::Path) -> Vec<u64> {
+    let data = std::fs::read(path).unwrap();
+    data.chunks(4096)
+        .enumerate()
+        .filter(|(_, b)| b.iter().any(|&x| x != 0))
+        .map(|(i, _)| i as u64)
+        .collect()
+}
+
+/// --skip (fio's rw=write:N): 8 writes of 4 KiB with 12 KiB holes land on every fourth block of a
+/// 256 KiB file and nowhere else; backwards (-8k) they land on block 0, then from 8 KiB before the
+/// region's end down, one block apart, as fio's walk goes (the kernel's write count is the ops').
+#[test]
+fn skipped_writes_land_with_holes_or_backwards() {
+    let dir = disk_dir();
+    for (skip, bytes, name, want) in [
+        ("12k", 12288, "holes.dat", vec![0, 4, 8, 12, 16, 20, 24, 28]),
+        ("-8k", -8192, "back.dat", vec![0, 57, 58, 59, 60, 61, 62]),
+    ] {
+        let t = path_str(&file(&dir, name));
+        let ops = want.len().to_string();
+        let v = run_json(&[
+            "--target",
+            &t,
+            "--file-size",
+            "256k",
+            "--skip",
+            skip,
+            "--ops",
+            &ops,
+            "--keep",
+        ]);
+        assert_eq!(v["spec"]["skip"], bytes, "{}", v["spec"]);
+        assert_eq!(written_blocks(&file(&dir, name)), want, "--skip {skip}");
+        assert_eq!(
+            u64_of(&v, &["syscalls", "kernel_rw", "syscw"]),
+            want.len() as u64,
+            "{}",
+            v["kernel"]
+        );
+    }
+    refused(
+        &["--skip", "4k", "--pattern", "rand"],
+        "--skip",
+        "--pattern seq",
+    );
+    refused(
+        &["--skip", "4k", "--op", "mixed", "--method", "psync"],
+        "--skip",
+        "one direction",
+    );
+    refused(&["--skip", "4k", "--zone-size", "8k"], "--skip", "give one");
+    refused(&["--skip", "4k", "--verify"], "--skip", "--verify");
+    refused(&["--skip", "4q"], "--skip", "not a size");
+}

@@ -197,6 +197,7 @@ impl RawSpec {
             preallocate: self.preallocate(op)?,
             offset: self.size("offset")?.unwrap_or(0),
             zones,
+            skip: self.skip(pattern, op, zones.is_some(), method)?,
             seed,
             seed_text: seed.to_string(),
             verify,

@@ -1,5 +1,6 @@
 //! `--zone-size`, `--zone-range` and `--zone-skip`: the ops walk the region zone by zone, as fio's
-//! zonemode=strided (see [`crate::pattern::Zones`]), checked as [`RawSpec::resolve`] reads them.
+//! zonemode=strided (see [`crate::pattern::Zones`]); `--skip`: sequential ops with holes between them, or
+//! backwards (`crate::seq_skip`). Checked as [`RawSpec::resolve`] reads them.
 
 use crate::error::{Error, Result};
 use crate::method::info::Exec;
@@ -74,6 +75,59 @@ impl RawSpec {
             ));
         }
         Ok(Some(z))
+    }
+    /// `--skip`: a signed size, for sequential ops of one direction per run, without zones; not for a
+    /// client that plans its own offsets, nor with --verify (ops with holes or going back may overlap).
+    pub(super) fn skip(
+        &self,
+        pattern: Pattern,
+        op: OpKind,
+        zones: bool,
+        method: MethodKind,
+    ) -> Result<i64> {
+        let text = match self.get("skip") {
+            None => return Ok(0),
+            Some(Val::Int(i)) => i.to_string(),
+            Some(Val::Str(s)) => s.clone(),
+            Some(v) => v.text(),
+        };
+        let (neg, digits) = match text.trim().strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text.trim()),
+        };
+        let bytes = crate::units::parse_size(digits)
+            .ok()
+            .filter(|&b| b <= MAX_ZONE)
+            .ok_or_else(|| {
+                Error::usage(
+                    "--skip",
+                    format!("'{text}' is not a size (512k, -8k, ...) of at most 1 EiB"),
+                )
+            })? as i64;
+        let skip = if neg { -bytes } else { bytes };
+        let refuse = |why: String| Err(Error::usage("--skip", why));
+        if skip == 0 {
+            return Ok(0);
+        }
+        if pattern != Pattern::Seq {
+            return refuse("spaces sequential ops: it needs --pattern seq".into());
+        }
+        if op == OpKind::Mixed {
+            return refuse("walks one direction's ops; a mixed run's reads and writes share one walk (fio keeps one per direction)".into());
+        }
+        if zones {
+            return refuse("and --zone-size each set the walk over the region: give one".into());
+        }
+        if self.bool("verify")? {
+            return refuse("ops with holes or going back may overwrite each other's blocks, which --verify cannot check: drop one".into());
+        }
+        if method.info().exec == Exec::OutOfProcess {
+            return refuse(format!(
+                "the {} client plans its own offsets",
+                method.name()
+            ));
+        }
+        Ok(skip)
     }
 }
 

@@ -74,6 +74,7 @@ fn run<M: Method, C: Clock>(
     )
     .skewed(&spec.distribution)
     .zoned(spec.zones)
+    .skipping(spec.skip)
     .directed(p.write, spec.read_pct);
     let mut out = WorkerOut::new();
     out.lat = FastHist::try_new()?;

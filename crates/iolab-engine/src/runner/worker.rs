@@ -84,6 +84,7 @@ fn plan_of(ctx: &ThreadCtx, p: &LoopParams) -> OpPlan {
     )
     .skewed(&ctx.spec.distribution)
     .zoned(ctx.spec.zones)
+    .skipping(ctx.spec.skip)
     .directed(p.write, ctx.spec.read_pct)
 }
 

@@ -171,6 +171,10 @@ pub struct Spec {
     /// zonemode=strided); absent: the whole region.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zones: Option<Zones>,
+    /// `--skip`: bytes a sequential op's next starts after its end (negative: backwards; fio's
+    /// `rw=read:N`); 0, written only when set: block after block.
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub skip: i64,
     /// Seed of the data pattern and the random offsets.
     pub seed: u64,
     /// `seed` as a decimal string beside the number: readers that parse JSON numbers as doubles (jq, most
@@ -236,6 +240,10 @@ pub struct Spec {
     /// when one is given.
     #[serde(default, skip_serializing_if = "MethodOpts::is_empty")]
     pub method_opts: MethodOpts,
+}
+
+fn is_zero_i64(v: &i64) -> bool {
+    *v == 0
 }
 
 fn is_false(b: &bool) -> bool {

@@ -17,6 +17,8 @@ use std::path::Path;
 pub enum Ty {
     /// A byte count: 4, 4k, 1MiB.
     Size,
+    /// A byte count that may be negative: 512k, -8k.
+    SignedSize,
     /// A whole number: 1000, 100k, 1M.
     Count,
     /// Seconds: 5, 2.5s, 500ms.
@@ -196,6 +198,9 @@ pub static OPTIONS: &[Opt] = &[
         help: "With --zone-size: the width of a zone, gone over again until --zone-size bytes are done there" },
     Opt { key: "zone-skip", ty: Ty::Size, value_name: "BYTES", group: W, applies: All, default: Some("0"),
         help: "With --zone-size: the bytes left out between one zone and the next" },
+    Opt { key: "skip", ty: Ty::SignedSize, value_name: "BYTES", group: W, applies: All, default: Some("0"),
+        help: "With --pattern seq: each op starts BYTES after the end of the one before (holes, fio's \
+               rw=read:N); negative goes backwards (rw=read:-N); back to the region's start past its end" },
     Opt { key: "seed", ty: Ty::Count, value_name: "N", group: W, applies: All,
         default: Some("a fresh one, recorded in the result"),
         help: "Seed of the data pattern and random offsets" },

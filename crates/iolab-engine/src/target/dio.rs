@@ -17,6 +17,12 @@ pub(super) fn check_direct_multiples(spec: &Spec, shown: &str, off: u32) -> Resu
             format!("{bs} bytes cannot be used with --direct on {shown}: O_DIRECT there needs multiples of {off} bytes"),
         ));
     }
+    if !spec.skip.unsigned_abs().is_multiple_of(off as u64) {
+        return Err(Error::usage(
+            "--skip",
+            format!("{} cannot be used with --direct on {shown}: O_DIRECT there needs offsets that are multiples of {off} bytes", spec.skip),
+        ));
+    }
     if !spec.offset.is_multiple_of(off as u64) {
         return Err(Error::usage(
             "--offset",

@@ -518,7 +518,7 @@ fn prepare_contents(
 /// of them, else the whole region may be read (its holes are counted over it all).
 fn read_end(spec: &Spec, end: u64) -> u64 {
     match (spec.pattern, spec.zones, spec.threads, spec.ops) {
-        (pattern::Pattern::Seq, None, 1, Some(ops)) if spec.warmup.is_none() => {
+        (pattern::Pattern::Seq, None, 1, Some(ops)) if spec.warmup.is_none() && spec.skip == 0 => {
             end.min(spec.offset.saturating_add(ops.saturating_mul(spec.bs)))
         }
         _ => end,

@@ -20,7 +20,7 @@ pub(super) fn amounts(j: &Ctx, m: &mut Mapped, bs: u64, null: bool) -> Result<()
     let jobs = clones(j, m)?;
     let target = m.raw.get("target").map(|t| t.text()).unwrap_or_default();
     let region = region(j, bs, null, &target)?;
-    let pass = pass(j, region, bs)?;
+    let pass = skipped(m, pass(j, region, bs)?, region, bs);
     let loops = j.count("loops")?.unwrap_or(1).max(1);
     let runtime = match j.get("runtime") {
         None => None,
@@ -54,6 +54,23 @@ pub(super) fn amounts(j: &Ctx, m: &mut Mapped, bs: u64, null: bool) -> Result<()
         set(m, "size", format!("{total}"));
     }
     Ok(())
+}
+
+/// With rw=read:N (`--skip`) fio's job by size ends at the file's end, which may come before its
+/// amount: the bytes of the ops fio makes, said where fewer.
+fn skipped(m: &mut Mapped, pass: u64, region: u64, bs: u64) -> u64 {
+    let Some(add) = m.raw.get("skip").and_then(|v| v.text().parse::<i64>().ok()) else {
+        return pass;
+    };
+    let ops = iolab_engine::seq_skip::fio_ops(region / bs * bs, bs, add, pass / bs);
+    if ops < pass / bs {
+        m.notes.push(format!(
+            "rw with an offset modifier: fio's walk reaches the file's end after {ops} ops of the {} its size \
+             holds, and fio ends the job there; so does iolab",
+            pass / bs
+        ));
+    }
+    ops * bs
 }
 
 /// numjobs (fio's clones, iolab's threads) with the note on how they differ; nrfiles, one file each.

@@ -58,8 +58,17 @@ impl Ctx<'_> {
         self.size(k)
     }
 
+    /// rw's direction, without what follows a colon.
     pub(super) fn rw(&self) -> &str {
-        self.get("rw").unwrap_or("read")
+        let rw = self.get("rw").unwrap_or("read");
+        rw.split_once(':').map_or(rw, |(d, _)| d)
+    }
+
+    /// What follows rw's colon (fio's offset modifier, or a random job's ops per offset), if anything.
+    pub(super) fn rw_modifier(&self) -> Option<&str> {
+        self.get("rw")
+            .and_then(|rw| rw.split_once(':'))
+            .map(|(_, n)| n)
     }
 
     /// Whether the job reads (read, randread, rw, randrw).

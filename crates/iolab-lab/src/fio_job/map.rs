@@ -220,6 +220,9 @@ fn direction(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
     };
     set(m, "op", op);
     set(m, "pattern", pattern);
+    if let Some(n) = j.rw_modifier() {
+        super::walk::offset_modifier(j, m, (op, pattern), n)?;
+    }
     if op == "mixed" {
         let pct = j.count("rwmixread")?.unwrap_or(50);
         if pct > 100 {
@@ -259,37 +262,11 @@ fn direction(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
             }
         }
     } else if let Some(d) = j.get("random_distribution").filter(|_| !uniform) {
-        if let Some(d) = zone_set(d, op)? {
+        if let Some(d) = super::walk::zone_set(d, op)? {
             set(m, "distribution", d);
         }
     }
     Ok(())
-}
-
-/// fio's zoned distributions take a set of zones per direction, split by commas (reads, then writes;
-/// one set for both): the set of the direction the job moves, None where that set is empty (fio then
-/// draws uniformly). Other distributions as they are.
-fn zone_set(d: &str, op: &str) -> Result<Option<String>, String> {
-    let Some((kind, sets)) = d
-        .split_once(':')
-        .filter(|(k, s)| k.starts_with("zoned") && s.contains(','))
-    else {
-        return Ok(Some(d.to_string()));
-    };
-    let sets: Vec<&str> = sets.split(',').collect();
-    let (read, write) = (sets[0], sets[1]);
-    let set = match op {
-        "read" => read,
-        "write" => write,
-        _ if read == write => read,
-        _ => {
-            return Err(format!(
-                "random_distribution={d}: fio draws reads and writes from different zones; iolab draws \
-                 a mixed job's reads and writes from one law"
-            ))
-        }
-    };
-    Ok((!set.is_empty()).then(|| format!("{kind}:{set}")))
 }
 
 /// bs and bsrange: the block size of the directions the job moves. fio's `bs=R,W` reads R and writes W
@@ -629,29 +606,6 @@ pub(super) mod tests {
             maps_to(&opts, &[("distribution", dist)]);
         }
         maps_to(&[("rw", "write"), ("size", "1m")], &[("distribution", "-")]);
-        // zoned takes a set of zones per direction: reads, then writes (an empty set: uniform).
-        let zoned = "zoned:60/10:40/90,50/50:50/50";
-        for (rw, dist) in [
-            ("randread", "zoned:60/10:40/90"),
-            ("randwrite", "zoned:50/50:50/50"),
-        ] {
-            let opts = [("rw", rw), ("size", "1m"), ("random_distribution", zoned)];
-            maps_to(&opts, &[("distribution", dist)]);
-        }
-        let no_write_set = [
-            ("rw", "randwrite"),
-            ("size", "1m"),
-            ("random_distribution", "zoned:60/10:40/90,"),
-        ];
-        maps_to(&no_write_set, &[("distribution", "-")]);
-        refused(
-            &[
-                ("rw", "randrw"),
-                ("size", "1m"),
-                ("random_distribution", zoned),
-            ],
-            &["random_distribution", "different zones"],
-        );
         let lfsr = [
             ("rw", "randread"),
             ("size", "1m"),

@@ -10,6 +10,7 @@ mod names;
 pub mod numbers;
 pub mod parse;
 mod verify;
+mod walk;
 
 pub use map::Mapped;
 pub use parse::Job;

@@ -356,7 +356,11 @@ pub(super) fn options(r: &RunResult, grouped: bool) -> Value {
     let mut put = |k: &str, v: String| {
         o.insert(k.into(), Value::String(v));
     };
-    put("rw", rw.into());
+    // fio's offset modifier: rw=read:524288 (what follows the colon, in bytes).
+    match s.skip {
+        0 => put("rw", rw.into()),
+        n => put("rw", format!("{rw}:{n}")),
+    }
     put("bs", s.bs.to_string());
     put("numjobs", s.threads.to_string());
     put("iodepth", s.qd.to_string());
