@@ -76,6 +76,7 @@ impl RawSpec {
         }
         Ok(Some(z))
     }
+
     /// `--skip`: a signed size, for sequential ops of one direction per run, without zones; not for a
     /// client that plans its own offsets, nor with --verify (ops with holes or going back may overlap).
     pub(super) fn skip(
@@ -119,7 +120,11 @@ impl RawSpec {
             return refuse("and --zone-size each set the walk over the region: give one".into());
         }
         if self.bool("verify")? {
-            return refuse("ops with holes or going back may overwrite each other's blocks, which --verify cannot check: drop one".into());
+            return refuse(
+                "--verify checks blocks written one after another or drawn at random, not a walk with holes or \
+                 backwards (whose ops may overlap): drop one"
+                    .into(),
+            );
         }
         if method.info().exec == Exec::OutOfProcess {
             return refuse(format!(
