@@ -295,6 +295,18 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
     a
 }
 
+/// Uniform draws in [0, 1) from a fixed xorshift64* state, for tests of the laws.
+#[cfg(test)]
+pub(crate) fn uniform_draws() -> impl FnMut() -> f64 {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    move || {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,13 +316,7 @@ mod tests {
     fn genzipf_top_tenth(d: Distribution) -> f64 {
         let n = 262_144u64;
         let s = Skew::new(&d, n, 4096, (0x1234_5678_9abc_def1, 42)).unwrap();
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut u = || {
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut u = uniform_draws();
         let mut hits = vec![0u32; n as usize];
         for _ in 0..n {
             hits[s.block(&mut u) as usize] += 1;

@@ -185,13 +185,7 @@ mod tests {
     fn draws_fall_in_the_zones_by_their_shares() {
         let d = crate::skew::Distribution::parse("zoned:50/5:30/15:20/").unwrap();
         let s = crate::skew::Skew::new(&d, 1000, 4096, (3, 5)).unwrap();
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut u = || {
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut u = crate::skew::uniform_draws();
         let mut hits = [0u32; 3];
         let mut seen = std::collections::HashSet::new();
         for _ in 0..100_000 {

@@ -622,8 +622,9 @@ fn zoned_reads_fall_in_the_zones_as_fios_do() {
 
 /// rw=read:N, fio's offset modifier (iolab's --skip): holes of 512 KiB between 1 MiB reads end at the
 /// file's end after 11 reads (fio's t0007), and read:-8k reads 0, then from 8 KiB before the end down to
-/// 0 (fio's backwards-read.fio). The I/O log names each read: where fio is installed, fio's own log of
-/// the job is the same line for line, times aside.
+/// 0 (fio's backwards-read.fio); on an existing 4 MiB file, read:1m of a 1 MiB region ends after one
+/// read, its next position past the region but not the file. The I/O log names each read: where fio is
+/// installed, fio's own log of the job is the same line for line, times aside.
 #[test]
 fn reads_with_holes_or_backwards_are_where_fios_are() {
     for (job, reads) in [
@@ -635,8 +636,19 @@ fn reads_with_holes_or_backwards_are_where_fios_are() {
             "[b]\nfilename=d\nsize=1m\nbs=4k\nrw=read:-8k\nwrite_iolog=io.log\n",
             256,
         ),
+        (
+            "[e]\nfilename=d\nsize=1m\nbs=64k\nrw=read:1m\nwrite_iolog=io.log\n",
+            1,
+        ),
     ] {
         let dir = disk_dir();
+        // The third job's file exists, larger than its region.
+        let existing = |d: &Path| {
+            if reads == 1 {
+                std::fs::write(d.join("d"), vec![7u8; 4 << 20]).unwrap();
+            }
+        };
+        existing(dir.path());
         let (code, _, stderr) = run_fio(dir.path(), job, &[]);
         assert_eq!(code, 0, "{stderr}");
         let ours = std::fs::read_to_string(dir.path().join("io.log")).unwrap();
@@ -646,6 +658,8 @@ fn reads_with_holes_or_backwards_are_where_fios_are() {
         let at: Vec<u64> = ios.iter().map(|i| i.2).collect();
         if reads == 11 {
             assert_eq!(at, (0..11).map(|i| (i * 1536) << 10).collect::<Vec<_>>());
+        } else if reads == 1 {
+            assert_eq!(at, [0]);
         } else {
             assert_eq!(at[..3], [0, 1016 << 10, 1012 << 10]);
             assert_eq!(at[254..], [4096, 0]);
@@ -654,6 +668,7 @@ fn reads_with_holes_or_backwards_are_where_fios_are() {
             return skip("fio", "/usr/bin/fio is not installed");
         }
         let theirs = disk_dir();
+        existing(theirs.path());
         std::fs::write(theirs.path().join("jobs.fio"), job).unwrap();
         fio_ok(theirs.path(), &["jobs.fio"]);
         let fios = std::fs::read_to_string(theirs.path().join("io.log")).unwrap();

@@ -425,5 +425,19 @@ fn skipped_writes_land_with_holes_or_backwards() {
     );
     refused(&["--skip", "4k", "--zone-size", "8k"], "--skip", "give one");
     refused(&["--skip", "4k", "--verify"], "--skip", "--verify");
-    refused(&["--skip", "4q"], "--skip", "not a size");
+    refused(&["--skip", "4q"], "--skip", "unknown unit");
+    // 16 ops with 8 KiB holes over 64 KiB: the walk's end after 6, said; a new file holds the walk whole.
+    let t = path_str(&file(&dir, "wrap.dat"));
+    let a = [
+        "--target", &t, "--skip", "8k", "--ops", "16", "--count", "none",
+    ];
+    let r = iolab(&[&["run", "-v", "--file-size", "64k"][..], &a].concat());
+    assert!(
+        r.stdout.contains("after 6 ops and starts over"),
+        "{}",
+        r.stdout
+    );
+    let r = iolab(&[&["run", "-v"][..], &a, &["--keep"]].concat());
+    assert!(!r.stdout.contains("starts over"), "{}", r.stdout);
+    assert_eq!(written_blocks(&file(&dir, "wrap.dat")).len(), 16);
 }

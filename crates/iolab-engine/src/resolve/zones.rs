@@ -96,15 +96,14 @@ impl RawSpec {
             Some(rest) => (true, rest),
             None => (false, text.trim()),
         };
-        let bytes = crate::units::parse_size(digits)
-            .ok()
-            .filter(|&b| b <= MAX_ZONE)
-            .ok_or_else(|| {
-                Error::usage(
-                    "--skip",
-                    format!("'{text}' is not a size (512k, -8k, ...) of at most 1 EiB"),
-                )
-            })? as i64;
+        let bytes = crate::units::parse_size(digits).map_err(|e| Error::usage("--skip", e))?;
+        if bytes > MAX_ZONE {
+            return Err(Error::usage(
+                "--skip",
+                format!("'{text}': at most {MAX_ZONE} bytes (1 EiB) either way"),
+            ));
+        }
+        let bytes = bytes as i64;
         let skip = if neg { -bytes } else { bytes };
         let refuse = |why: String| Err(Error::usage("--skip", why));
         if skip == 0 {
@@ -117,7 +116,9 @@ impl RawSpec {
             return refuse("walks one direction's ops; a mixed run's reads and writes share one walk (fio keeps one per direction)".into());
         }
         if zones {
-            return refuse("and --zone-size each set the walk over the region: give one".into());
+            return refuse(
+                "sets the walk over the region, as --zone-size does: give one of them".into(),
+            );
         }
         if self.bool("verify")? {
             return refuse(

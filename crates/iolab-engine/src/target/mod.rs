@@ -199,6 +199,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     }
     let usable = usable_bytes(spec, kind, &shown, pin.as_ref(), existing_file)?;
     let (region_blocks, end) = regions(spec, usable, &shown)?;
+    space::check_walk(spec, region_blocks, &mut notes)?;
     if pin.is_none() && spec.method.info().no_data {
         return Ok(untouched(spec, region_blocks, notes, &shown));
     }
@@ -273,7 +274,6 @@ fn regions(spec: &Spec, usable: u64, shown: &str) -> Result<(u64, u64)> {
             ),
         ));
     }
-    spec.distribution.check_region(region_blocks * spec.bs)?;
     Ok((
         region_blocks,
         spec.offset + region_blocks * slices * spec.bs,
@@ -611,7 +611,10 @@ fn usable_bytes(
     let threads = spec.threads as u64;
     let needed_default = match spec.ops {
         Some(n) if spec.duration_s.is_none() || n.saturating_mul(bs) <= DEFAULT_FILE_SIZE * 16 => {
-            n.div_ceil(threads).max(1) * threads * bs
+            // --skip N leaves N bytes after each op: the file holds each thread's walk whole.
+            let step = bs.saturating_add(spec.skip.max(0) as u64);
+            let each = (n.div_ceil(threads).max(1) - 1).saturating_mul(step) + bs;
+            each.div_ceil(bs) * threads * bs
         }
         _ => DEFAULT_FILE_SIZE,
     };

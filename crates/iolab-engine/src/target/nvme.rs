@@ -152,7 +152,7 @@ pub(super) fn setup(spec: &Spec, pin: Pin, block: String, shown: &str) -> Result
             spec.bs
         )));
     }
-    spec.distribution.check_region(region_blocks * spec.bs)?;
+    super::space::check_walk(spec, region_blocks, &mut notes)?;
     Ok(PreparedTarget {
         path: spec.target.clone(),
         kind: TargetKind::NvmeGeneric,

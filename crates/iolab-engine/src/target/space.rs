@@ -120,6 +120,23 @@ pub(crate) fn device_span(
     }
 }
 
+/// A thread's region of `region_blocks` blocks against the walk over it: the zones of `zoned_abs` must
+/// fit it, and a `--skip` walk must not go back before its start (a note says where the walk starts
+/// over).
+pub(crate) fn check_walk(
+    spec: &crate::spec::Spec,
+    region_blocks: u64,
+    notes: &mut Vec<String>,
+) -> Result<()> {
+    let region = region_blocks * spec.bs;
+    spec.distribution.check_region(region)?;
+    let ops = spec.ops.map(|n| n.div_ceil(u64::from(spec.threads)));
+    notes.extend(crate::seq_skip::region_note(
+        spec.skip, spec.bs, ops, region,
+    )?);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

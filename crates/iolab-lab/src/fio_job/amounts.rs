@@ -19,8 +19,8 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 pub(super) fn amounts(j: &Ctx, m: &mut Mapped, bs: u64, null: bool) -> Result<(), String> {
     let jobs = clones(j, m)?;
     let target = m.raw.get("target").map(|t| t.text()).unwrap_or_default();
-    let region = region(j, bs, null, &target)?;
-    let pass = skipped(m, pass(j, region, bs)?, region, bs);
+    let (region, file) = region(j, bs, null, &target)?;
+    let pass = skipped(m, pass(j, region, bs)?, (region, file), bs);
     let loops = j.count("loops")?.unwrap_or(1).max(1);
     let runtime = match j.get("runtime") {
         None => None,
@@ -58,15 +58,15 @@ pub(super) fn amounts(j: &Ctx, m: &mut Mapped, bs: u64, null: bool) -> Result<()
 
 /// With rw=read:N (`--skip`) fio's job by size ends at the file's end, which may come before its
 /// amount: the bytes of the ops fio makes, said where fewer.
-fn skipped(m: &mut Mapped, pass: u64, region: u64, bs: u64) -> u64 {
+fn skipped(m: &mut Mapped, pass: u64, (region, file): (u64, u64), bs: u64) -> u64 {
     let Some(add) = m.raw.get("skip").and_then(|v| v.text().parse::<i64>().ok()) else {
         return pass;
     };
-    let ops = iolab_engine::seq_skip::fio_ops(region / bs * bs, bs, add, pass / bs);
+    let ops = iolab_engine::seq_skip::fio_ops(region / bs * bs, file, bs, add, pass / bs);
     if ops < pass / bs {
         m.notes.push(format!(
-            "rw with an offset modifier: fio's walk reaches the file's end after {ops} ops of the {} its size \
-             holds, and fio ends the job there; so does iolab",
+            "rw with an offset modifier: fio's walk ends after {ops} ops of the {} its size holds (at the \
+             file's end, past the region, or back before its start), and fio ends the job there; so does iolab",
             pass / bs
         ));
     }
@@ -125,8 +125,9 @@ fn clones(j: &Ctx, m: &mut Mapped) -> Result<u64, String> {
     Ok(jobs)
 }
 
-/// The bytes of the region one job works, from `offset`: as fio's setup_files works it out.
-fn region(j: &Ctx, bs: u64, null: bool, target: &str) -> Result<u64, String> {
+/// The bytes of the region one job works, from `offset`, as fio's setup_files works it out; and the file's
+/// bytes, more where an existing file is larger.
+fn region(j: &Ctx, bs: u64, null: bool, target: &str) -> Result<(u64, u64), String> {
     let offset = match j.number("offset")? {
         None => 0,
         Some(Num::Bytes(n)) => n,
@@ -195,7 +196,7 @@ fn region(j: &Ctx, bs: u64, null: bool, target: &str) -> Result<u64, String> {
              than data set range\")"
         ));
     }
-    Ok(region)
+    Ok((region, real.map_or(region, |r| r.max(region))))
 }
 
 /// filesize: one size (a range of two equal ends is one size); fio's random sizes in a range are refused.

@@ -262,9 +262,8 @@ fn direction(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
             }
         }
     } else if let Some(d) = j.get("random_distribution").filter(|_| !uniform) {
-        if let Some(d) = super::walk::zone_set(d, op)? {
-            set(m, "distribution", d);
-        }
+        super::walk::one_zone_set(d)?;
+        set(m, "distribution", d);
     }
     Ok(())
 }

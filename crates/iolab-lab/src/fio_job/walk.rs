@@ -1,5 +1,5 @@
 //! How a fio job walks its file beyond rw's direction: rw's offset modifier (`rw=read:512k`, iolab's
-//! `--skip`) and the set of zones a zoned random_distribution gives the job's direction.
+//! `--skip`), and the one set of zones a zoned random_distribution takes.
 
 use super::ctx::{set, Ctx, Mapped};
 
@@ -26,6 +26,14 @@ pub(super) fn offset_modifier(
     }
     let (sign, digits) = n.strip_prefix('-').map_or(("", n), |d| ("-", d));
     let v = super::numbers::fio_size(digits, j.kb).map_err(|e| format!("rw={rw}: {e}"))?;
+    let offset = j.size("offset").ok().flatten().unwrap_or(0);
+    if offset > 0 && v > 0 {
+        return Err(format!(
+            "rw={rw} with offset={offset}: fio's walk then starts at the region's end going back, and wraps \
+             to twice the offset going forward (its get_next_seq_offset); iolab's walk starts at the offset \
+             and wraps to it: give offset=0, or rw without the modifier"
+        ));
+    }
     if j.count("loops")?.unwrap_or(1) > 1 && v > 0 {
         return Err(format!(
             "rw={rw} with loops: fio starts each loop's walk at the file's start, iolab's walk goes on; \
@@ -38,30 +46,16 @@ pub(super) fn offset_modifier(
     Ok(())
 }
 
-/// fio's zoned distributions take a set of zones per direction, split by commas (reads, then writes;
-/// one set for both): the set of the direction the job moves, None where that set is empty (fio then
-/// draws uniformly). Other distributions as they are.
-pub(super) fn zone_set(d: &str, op: &str) -> Result<Option<String>, String> {
-    let Some((kind, sets)) = d
-        .split_once(':')
-        .filter(|(k, s)| k.starts_with("zoned") && s.contains(','))
-    else {
-        return Ok(Some(d.to_string()));
-    };
-    let sets: Vec<&str> = sets.split(',').collect();
-    let (read, write) = (sets[0], sets[1]);
-    let set = match op {
-        "read" => read,
-        "write" => write,
-        _ if read == write => read,
-        _ => {
-            return Err(format!(
-                "random_distribution={d}: fio draws reads and writes from different zones; iolab draws \
-                 a mixed job's reads and writes from one law"
-            ))
-        }
-    };
-    Ok((!set.is_empty()).then(|| format!("{kind}:{set}")))
+/// fio's HOWTO gives zoned distributions a set of zones per direction, split by commas; fio 3.33 fails to
+/// parse such a value (its option parser cuts it at the comma), so it is refused as fio refuses the job.
+pub(super) fn one_zone_set(d: &str) -> Result<(), String> {
+    if d.starts_with("zoned") && d.contains(',') {
+        return Err(format!(
+            "random_distribution={d}: fio 3.33 fails to parse a set of zones per direction (\"failed \
+             parsing random_distribution\") and drops the job; give one set, for both directions"
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -69,30 +63,24 @@ mod tests {
     use super::super::map::tests::{maps_to, refused};
 
     #[test]
-    fn zone_sets_are_the_directions() {
-        // zoned takes a set of zones per direction: reads, then writes (an empty set: uniform).
-        let zoned = "zoned:60/10:40/90,50/50:50/50";
-        for (rw, dist) in [
-            ("randread", "zoned:60/10:40/90"),
-            ("randwrite", "zoned:50/50:50/50"),
-        ] {
-            let opts = [("rw", rw), ("size", "1m"), ("random_distribution", zoned)];
-            maps_to(&opts, &[("distribution", dist)]);
-        }
-        let no_write_set = [
-            ("rw", "randwrite"),
-            ("size", "1m"),
-            ("random_distribution", "zoned:60/10:40/90,"),
-        ];
-        maps_to(&no_write_set, &[("distribution", "-")]);
-        refused(
-            &[
-                ("rw", "randrw"),
+    fn zone_sets_per_direction_are_refused_as_fio_3_33_fails_to_parse_them() {
+        let opts = |d| {
+            [
+                ("rw", "randread"),
                 ("size", "1m"),
-                ("random_distribution", zoned),
-            ],
-            &["random_distribution", "different zones"],
+                ("random_distribution", d),
+            ]
+        };
+        maps_to(
+            &opts("zoned:60/10:40/90"),
+            &[("distribution", "zoned:60/10:40/90")],
         );
+        for d in ["zoned:60/10:40/90,50/50:50/50", "zoned:60/10:40/90,"] {
+            refused(
+                &opts(d),
+                &["random_distribution", "fails to parse", "one set"],
+            );
+        }
     }
 
     /// rw=read:N is --skip N (negative too, in fio's units); a random job's N, a mixed job's and one with
@@ -114,6 +102,7 @@ mod tests {
             ("randread:8", None, "8 ops in a row"),
             ("rw:4k", None, "one direction"),
             ("read:4k", Some(("loops", "2")), "give loops=1"),
+            ("read:-8k", Some(("offset", "64k")), "twice the offset"),
             ("read:4q", None, "rw=read:4q"),
         ] {
             let mut opts = vec![("rw", rw), ("size", "1m")];
