@@ -4,8 +4,11 @@
 //! The blocks written are found by replaying each thread's offset plan for the number of ops the thread
 //! completed (sequential: the first N blocks of its region, all of them once it wrapped; random, or the
 //! writes of a mixed run: the replayed set), so blocks never written are not judged. A mixed run's file
-//! was filled with another generation of stamps before the run, so a write that did not land shows. Reading is buffered (page cache), in 1 MiB
-//! chunks, after the run's descriptors are closed.
+//! was filled with another generation of stamps before the run, so a write that did not land shows.
+//! A read run's blocks are found the same way (its plan's ops all read): each must hold the pattern an
+//! iolab write run with the same seed, `--bs` and `--offset` put there (fio's read job with verify). The
+//! bytes each read delivered are not what is checked: the blocks are read again. Reading is buffered
+//! (page cache), in 1 MiB chunks, after the run's descriptors are closed.
 
 use crate::error::{Error, Result};
 use crate::pattern::{self, OpPlan};
@@ -65,14 +68,14 @@ pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<
         let own = target.for_thread(t);
         let fd = own.reopen(own.read_flags())?;
         match (spec.pattern, spec.read_pct, spec.zones) {
-            // Sequential writes without zones: the first blocks, in a row.
+            // Sequential ops without zones: the first blocks, in a row.
             (Pattern::Seq, None, None) => {
                 for b in 0..done.min(nblocks) {
                     bits.set(b);
                 }
             }
             // Random offsets, zones, or a mixed run's writes: the plan replayed, the blocks its writes
-            // reached.
+            // reached (a plan directed one way marks every op: a read run's reads too).
             _ => {
                 let mut plan = OpPlan::new(
                     spec.pattern,

@@ -614,7 +614,13 @@ fn flushes_threads_verify_text(r: &RunResult, o: &mut String) {
             fmt_size(v.bytes_checked),
             if r.spec.op == iolab_engine::spec::OpKind::Read {
                 format!(
-                    "read and checked against iolab's pattern for seed {}",
+                    "{} and checked against iolab's pattern for seed {}",
+                    // Read again after the run, or checked by the method as each arrived.
+                    if v.read_back_s.is_some() {
+                        "read again after the run"
+                    } else {
+                        "read"
+                    },
                     r.spec.seed_text
                 )
             } else {

@@ -159,7 +159,7 @@ fn to_value(r: &iolab_engine::result::RunResult) -> Result<serde_json::Value, Er
 
 /// `run --repeat N`: N runs of one workload, each printed as one line, then the statistics of every figure.
 /// What mismatching blocks differ from: a write run's own writes, or (a read run) the pattern of its seed.
-fn mismatched(spec: &Spec) -> String {
+pub(crate) fn mismatched(spec: &Spec) -> String {
     if spec.op == iolab_engine::spec::OpKind::Read {
         format!(
             "differ from iolab's pattern for seed {} (what a write run with that seed writes)",

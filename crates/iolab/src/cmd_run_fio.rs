@@ -47,7 +47,8 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
         iolab_report::fio_json::reporting(path, f.fio_section.as_deref()),
         Vec::new(),
     );
-    let mut mismatches = 0u64;
+    // Each job whose --verify found blocks unlike what it checks them against, said.
+    let mut mismatches: Vec<String> = Vec::new();
     let mut failed: Vec<(String, Error)> = Vec::new();
     let (mut after_failure, mut logs_failed) = (false, Vec::new());
     let compact = plan.len() > 1 && !a.verbose;
@@ -96,9 +97,14 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
             .extend(p.said.iter().map(|s| format!("fio job '{}': {s}", p.job)));
         if let (Some(m), Some(_)) = (maker, &shared) {
             r.notes.push(format!(
-                "fio job '{}': wrote into the file job '{m}' made and kept (--keep), as fio's jobs share a \
-                 file by its name",
-                p.job
+                "fio job '{}': {} the file job '{m}' made and kept (--keep), as fio's jobs share a file by \
+                 its name",
+                p.job,
+                if p.spec.op.writes() {
+                    "wrote into"
+                } else {
+                    "read"
+                }
             ));
         }
         if r.target.created && r.target.kept {
@@ -139,7 +145,15 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
                 say(&outputs, &line)?;
             }
         }
-        mismatches += r.verify.as_ref().map_or(0, |v| v.mismatches);
+        if let Some(v) = r.verify.as_ref().filter(|v| v.mismatches > 0) {
+            mismatches.push(format!(
+                "job {}: {} of {} blocks {}",
+                p.label,
+                v.mismatches,
+                v.blocks_checked,
+                super::cmd_run::mismatched(&r.spec)
+            ));
+        }
         done.push((p.label.clone(), r));
         reported.push(reported_as(
             &reporting,
@@ -168,7 +182,7 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
     if let Some(p) = &f.fio_json {
         fio_json(p, &done, &reported)?;
     }
-    let code = exit_status(&logs_incomplete, &logs_failed, mismatches);
+    let code = exit_status(&logs_incomplete, &logs_failed, &mismatches);
     if !failed.is_empty() {
         return Ok(failed_status(&failed, plan.len()));
     }
@@ -257,7 +271,7 @@ fn reported_as(
 
 /// 1, said, where logs miss ops or could not be written, or verify found blocks unlike what was
 /// written; 0 otherwise.
-fn exit_status(logs_incomplete: &[String], logs_failed: &[String], mismatches: u64) -> i32 {
+fn exit_status(logs_incomplete: &[String], logs_failed: &[String], mismatches: &[String]) -> i32 {
     if !logs_incomplete.is_empty() {
         errln(&format!(
             "iolab: the fio logs of {} miss ops (see the warning above): exit status 1",
@@ -271,12 +285,10 @@ fn exit_status(logs_incomplete: &[String], logs_failed: &[String], mismatches: u
             logs_failed.join(", ")
         ));
     }
-    if mismatches > 0 {
-        errln(&format!(
-            "iolab: verify: {mismatches} blocks differ from what was written"
-        ));
+    for m in mismatches {
+        errln(&format!("iolab: verify: {m}"));
     }
-    i32::from(!logs_incomplete.is_empty() || !logs_failed.is_empty() || mismatches > 0)
+    i32::from(!logs_incomplete.is_empty() || !logs_failed.is_empty() || !mismatches.is_empty())
 }
 
 /// The files no log may be: every job's data file (each thread's, with a file per thread) and the

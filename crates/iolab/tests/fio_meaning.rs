@@ -623,6 +623,48 @@ fn later_jobs_write_into_the_file_an_earlier_one_made_and_kept() {
     }
 }
 
+/// fio's t0029: a write job, then a job that reads the file with verify and loops=2. fio checks each
+/// block as it reads it, and reads the file once whatever its loops (16 KiB written, 16 KiB read); iolab
+/// checks the blocks again after the run, counted in no figure. One seed serves both jobs (fio's randseed, 0x89), so the
+/// reading job finds what the writing one wrote; a changed byte is found, the job and seed named, exit 1.
+#[test]
+fn a_reading_job_checks_what_an_earlier_job_wrote() {
+    let job = "[global]\nfilename={dir}/T\nsize=16k\nbs=4k\nverify=md5\n[write]\nrw=write\n\
+               do_verify=0\n[read]\nstonewall\nrw=read\nloops=2\n";
+    let (ours, theirs) = (disk_dir(), disk_dir());
+    let (r, v) = iolab_run(ours.path(), job, &["--keep"]);
+    let m = moved(&v);
+    assert_eq!((m["write"].read, m["write"].write), (0, 16 << 10));
+    assert_eq!((m["read"].read, m["read"].write), (16 << 10, 0));
+    for said in [
+        "4 blocks (16 KiB) read again after the run and checked against iolab's pattern for seed 137, \
+         0 mismatches",
+        "fio job 'read': read the file job 'write' made and kept",
+        "loops=2 with verify=md5 on a job that only reads: fio reads the file once",
+    ] {
+        assert!(r.stdout.contains(said), "{said}: {}", r.stdout);
+    }
+    if let Some(f) = fio_run(theirs.path(), job) {
+        same_as_fio(&m, &moved(&f));
+    }
+    let t = ours.path().join("T");
+    let mut data = std::fs::read(&t).unwrap();
+    data[2 * 4096 + 100] ^= 0xff;
+    std::fs::write(&t, &data).unwrap();
+    let only = write_job(
+        ours.path(),
+        "[read]\nfilename={dir}/T\nsize=16k\nbs=4k\nverify=md5\nrw=read\n",
+    );
+    let r = iolab(&["run", "--fio", &path_str(&only), "--count", "none"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("job 'read': 1 of 4 blocks differ from iolab's pattern for seed 137"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// The 4 KiB blocks of `p` that hold only zeros (never written: the file is preallocated).
 fn unwritten_blocks(p: &Path) -> usize {
     let d = std::fs::read(p).unwrap();

@@ -136,6 +136,75 @@ fn every_method_lands_the_right_bytes_in_a_tmpfs_file() {
     }
 }
 
+/// A read run with --verify checks each block it read against the pattern a write run of the same seed
+/// left (every method that reads, fio's read job with verify): a kept file written with seed 7 passes;
+/// one changed byte is found in its block, named by offset, exit 1; another seed finds every block unlike.
+#[test]
+fn a_read_run_checks_the_blocks_an_earlier_write_run_left() {
+    let dir = tmpfs_dir();
+    let f = file(&dir, "written.dat");
+    let t = path_str(&f);
+    run_json(&["--target", &t, "--ops", "64", "--seed", "7", "--keep"]);
+    let read = |m: &str, seed: &str| {
+        let a = [
+            "run",
+            "--op",
+            "read",
+            "--method",
+            m,
+            "--target",
+            &t,
+            "--pattern",
+            "rand",
+            "--ops",
+            "200",
+            "--seed",
+            seed,
+            "--verify",
+            "--count",
+            "none",
+            "--json",
+            "-",
+        ];
+        iolab(&a)
+    };
+    for m in file_methods().into_iter().filter(|m| *m != "nop") {
+        let r = read(m, "7");
+        if r.code == 2 && r.stderr.contains("--op") {
+            println!("{m}: reads nothing: {}", r.stderr.trim());
+            continue;
+        }
+        assert_eq!(r.code, 0, "{m}: {}", r.stderr);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let checked = u64_of(&v, &["verify", "blocks_checked"]);
+        // 200 random reads of 64 blocks reach nearly all of them (64 x (1 - e^-3.1), 61), none twice counted.
+        assert!((50..=64).contains(&checked), "{m}: {checked} blocks");
+        assert_eq!(u64_of(&v, &["verify", "mismatches"]), 0, "{m}");
+    }
+    let mut data = std::fs::read(&f).unwrap();
+    data[5 * 4096 + 700] ^= 0xff;
+    std::fs::write(&f, &data).unwrap();
+    let r = iolab(&[
+        "run", "--op", "read", "--target", &t, "--ops", "64", "--seed", "7", "--verify", "--count",
+        "none", "--json", "-",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(u64_of(&v, &["verify", "mismatches"]), 1, "{}", v["verify"]);
+    assert_eq!(v["verify"]["first_mismatch_offsets"][0], 5 * 4096);
+    assert!(
+        r.stderr
+            .contains("1 of 64 blocks differ from iolab's pattern for seed 7"),
+        "{}",
+        r.stderr
+    );
+    let r = read("psync", "8");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let checked = u64_of(&v, &["verify", "blocks_checked"]);
+    assert_eq!(u64_of(&v, &["verify", "mismatches"]), checked);
+}
+
 #[test]
 fn vectored_uneven_split_random_offsets_threads_and_offset() {
     let dir = tmpfs_dir();

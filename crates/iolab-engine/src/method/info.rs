@@ -109,7 +109,8 @@ pub struct MethodInfo {
     pub no_direct: Option<&'static str>,
     /// `Some(why not)` when the method only writes.
     pub no_read: Option<&'static str>,
-    /// Checks what a read run read (the offload client checks each block as it arrives).
+    /// Checks what a read run read as it arrives (the offload client, NVMe passthrough); the others'
+    /// read runs with `--verify` read their blocks again after the run.
     pub verifies_reads: bool,
     /// Reads or writes per op (`Io::write`), so it can run `--op mixed`.
     pub mixed: bool,

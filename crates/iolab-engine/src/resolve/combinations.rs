@@ -52,12 +52,6 @@ pub(super) fn check_method_combinations(s: &Spec) -> Result<()> {
         return Err(Error::usage("--op", format!("--method {} {why}", m.name)));
     }
     check_mixed(s)?;
-    if s.verify && s.op == OpKind::Read && !m.verifies_reads {
-        return Err(Error::usage(
-            "--verify",
-            "checks what a write run wrote; use it with --op write (--method offload also checks reads)",
-        ));
-    }
     Ok(())
 }
 

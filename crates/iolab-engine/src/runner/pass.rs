@@ -241,7 +241,8 @@ fn around_span(
     )
 }
 
-/// `--verify`: the blocks each worker's ops wrote, read back.
+/// `--verify`: the blocks each worker's ops wrote (or, in a read run, read), read back; a read run of a
+/// method that checks its reads as they arrive, its own figures.
 fn verify_figures(
     spec: &Spec,
     target: &target::PreparedTarget,
@@ -250,7 +251,7 @@ fn verify_figures(
     if !spec.verify {
         return Ok(None);
     }
-    if spec.op == crate::spec::OpKind::Read {
+    if spec.op == crate::spec::OpKind::Read && spec.method.info().verifies_reads {
         // A read run's blocks, as the method checked them against the pattern when they arrived.
         let mut v = crate::result::VerifyFigures::default();
         for c in outs.iter().filter_map(|o| o.read_check.as_ref()) {

@@ -315,8 +315,9 @@ pub static OPTIONS: &[Opt] = &[
                completion, and iolab's canary page and unrelated file must stay unchanged (exit 1 otherwise); \
                syscall and crash end the client mid-run (exit 1, reported)" },
     Opt { key: "verify", ty: flag("verify"), value_name: "", group: S, applies: All, default: None,
-        help: "After a write run, read the target back and check every written block; on a read run (uring_cmd, \
-               offload), check every block read against the pattern of --seed; exit 1 on a mismatch" },
+        help: "After a write run, read the target back and check every written block; on a read run, check every \
+               block read against the pattern a write run of this --seed, --bs and --offset writes (uring_cmd and \
+               offload as each arrives, the others reading it again after the run); exit 1 on a mismatch" },
     Opt { key: "overwrite", ty: flag("overwrite"), value_name: "", group: S, applies: All, default: None,
         help: "Allow writing into an existing regular file iolab did not create" },
     Opt { key: "keep", ty: flag("keep"), value_name: "", group: S, applies: All, default: None,

@@ -21,7 +21,7 @@ pub(super) fn amounts(j: &Ctx, m: &mut Mapped, bs: u64, null: bool) -> Result<()
     let target = m.raw.get("target").map(|t| t.text()).unwrap_or_default();
     let (region, file) = region(j, bs, null, &target)?;
     let pass = skipped(m, pass(j, region, bs)?, (region, file), bs);
-    let loops = j.count("loops")?.unwrap_or(1).max(1);
+    let loops = super::verify::loops(j, m)?;
     let runtime = match j.get("runtime") {
         None => None,
         Some(r) => Some(fio_seconds(r).map_err(|e| format!("runtime={r}: {e}"))?),

@@ -20,7 +20,6 @@ const NO_EFFECT: &[&str] = &[
     "thread",
     "stonewall",
     "new_group",
-    "randrepeat",
     "kb_base",
     "invalidate",
     "end_fsync",
@@ -35,6 +34,9 @@ const WHY_NOT: &[(&str, &str)] = &[
         "iolab reaps up to its submit batch at a time",
     ),
 ];
+
+/// fio's randseed when none is given (its options.c default).
+const FIO_RANDSEED: u64 = 0x89;
 
 /// io_uring's largest ring (IORING_MAX_ENTRIES).
 const MAX_DEPTH: u64 = 32768;
@@ -123,6 +125,7 @@ const HANDLED: &[&str] = &[
     "rwmixread",
     "bs",
     "bsrange",
+    "randrepeat",
     "runtime",
     "time_based",
     "size",
@@ -375,7 +378,7 @@ fn depth(j: &Ctx, m: &mut Mapped, method: &MethodInfo) -> Result<(), String> {
     Ok(())
 }
 
-/// direct, fsync, ramp_time, rate, verify, randseed, invalidate, clat_percentiles.
+/// direct, fsync, ramp_time, rate, verify, randseed, randrepeat, invalidate, clat_percentiles.
 fn rest(j: &Ctx, m: &mut Mapped, method: &MethodInfo) -> Result<(), String> {
     let direct = j.flag("direct")? || j.get("buffered") == Some("0");
     if direct {
@@ -426,8 +429,15 @@ fn rest(j: &Ctx, m: &mut Mapped, method: &MethodInfo) -> Result<(), String> {
     super::verify::verify(j, m)?;
     // Percentiles are reported either way: the figures do not change.
     j.flag("clat_percentiles")?;
-    if let Some(s) = j.count("randseed")? {
-        set(m, "seed", format!("{s}"));
+    // fio's randrepeat (on by default) seeds every job from randseed, 0x89 unless given: each run of the
+    // job, and each job of the file, draws the same offsets and (here) writes the same pattern, so a
+    // job verifying what an earlier one wrote finds it. randrepeat=0: a fresh seed each run.
+    match j.count("randseed")? {
+        Some(s) => set(m, "seed", format!("{s}")),
+        None if j.get("randrepeat").is_none() || j.flag("randrepeat")? => {
+            set(m, "seed", format!("{FIO_RANDSEED}"))
+        }
+        None => {}
     }
     if let Some(o) = j.size("offset")? {
         set(m, "offset", format!("{o}"));

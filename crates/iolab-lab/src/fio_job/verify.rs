@@ -1,5 +1,5 @@
 //! verify, do_verify and experimental_verify in fio's meaning: a writing job's blocks read back and
-//! checked after its writes. fio verifies after every one of a job's `loops`; iolab's `--verify` reads
+//! checked after its writes; a reading job's blocks checked too (iolab reads them again after the run). fio verifies after every one of a job's `loops`; iolab's `--verify` reads
 //! back once after the run, so a writing job of more loops with verify is refused rather than run with
 //! fewer reads than fio makes.
 
@@ -25,10 +25,19 @@ pub(super) fn verify(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
             ));
         }
         set(m, "verify", true);
-        m.notes.push(format!(
-            "verify={v}: iolab checks its own pattern (stamps per block and sector) after the run, \
-             untimed; fio times its verify pass; both count its reads in the job's reads (--fio-json)"
-        ));
+        m.notes.push(if j.writes() {
+            format!(
+                "verify={v}: iolab checks its own pattern (stamps per block and sector) after the run, \
+                 untimed; fio times its verify pass; both count its reads in the job's reads (--fio-json)"
+            )
+        } else {
+            format!(
+                "verify={v} on a job that only reads: fio checks each block as it reads it, in the job's \
+                 time; iolab reads the job's blocks again after the run, untimed, in none of its figures, and \
+                 checks them against its own pattern, which an iolab write job with the same randseed, bs and \
+                 offset wrote (a file fio wrote fails it)"
+            )
+        });
         if experimental {
             m.notes.push(
                 "experimental_verify=1: fio replays the job's offsets to read its writes back, as iolab's \
@@ -47,6 +56,24 @@ pub(super) fn verify(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// The job's `loops` as fio makes them: a job that only reads, with a verify set (whatever do_verify),
+/// reads its file once whatever its loops (fio 3.33, strace: loops=2 and 3 each made one pass of
+/// pread64), said in a note.
+pub(super) fn loops(j: &Ctx, m: &mut Mapped) -> Result<u64, String> {
+    let loops = j.count("loops")?.unwrap_or(1).max(1);
+    let verify = j.get("verify").filter(|v| *v != "0" && *v != "null");
+    match verify {
+        Some(v) if loops > 1 && !j.writes() => {
+            m.notes.push(format!(
+                "loops={loops} with verify={v} on a job that only reads: fio reads the file once, as \
+                 iolab does"
+            ));
+            Ok(1)
+        }
+        _ => Ok(loops),
+    }
 }
 
 #[cfg(test)]
@@ -98,6 +125,40 @@ mod tests {
         refused(
             &[&w[..], &[("experimental_verify", "2")]].concat(),
             &["experimental_verify=2: expected 0 or 1"],
+        );
+    }
+
+    /// fio's t0029: a job that only reads, with verify and loops=2, checks each block it reads, and reads
+    /// its file once (verify set, even with do_verify=0); iolab checks the blocks after the run.
+    #[test]
+    fn a_reading_job_verifies_whatever_its_loops() {
+        let r = [("size", "4k"), ("rw", "read"), ("verify", "md5")];
+        let m = maps_to(
+            &[&r[..], &[("loops", "2"), ("do_verify", "1")]].concat(),
+            &[("verify", "true"), ("op", "read"), ("size", "4096")],
+        );
+        assert!(m
+            .notes
+            .iter()
+            .any(|n| n.contains("loops=2 with verify=md5")));
+        maps_to(
+            &[&r[..], &[("loops", "2"), ("do_verify", "0")]].concat(),
+            &[("verify", "-"), ("size", "4096")],
+        );
+        maps_to(
+            &[("size", "4k"), ("rw", "read"), ("loops", "2")],
+            &[("size", "8192")],
+        );
+        assert!(
+            m.notes
+                .iter()
+                .any(|n| n.contains("only reads") && n.contains("a file fio wrote fails it")),
+            "{:?}",
+            m.notes
+        );
+        maps_to(
+            &[&r[..], &[("do_verify", "0")]].concat(),
+            &[("verify", "-")],
         );
     }
 }
