@@ -38,7 +38,9 @@ pub fn figures(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Option
             t,
         )
         .skewed(&spec.distribution)
+        .sized(spec.bs_split.as_ref())
         .zoned(spec.zones);
+        // With --bs-split, the block each op starts in.
         blocks.extend((0..done).map(|_| plan.next_op().block));
     }
     blocks.sort_unstable();

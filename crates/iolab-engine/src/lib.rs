@@ -3,6 +3,7 @@
 //! nothing of findings, suites or rendering: those are the lab's and the report's.
 
 pub mod access;
+pub mod bs_split;
 pub mod budget;
 pub mod cleanup;
 pub mod cpus;

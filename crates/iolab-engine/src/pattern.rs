@@ -93,7 +93,7 @@ pub fn expected_block(bs: usize, seed: u64, block: u64) -> Vec<u8> {
 
 /// The next xorshift64* draw of the generator whose state is `x`.
 #[inline(always)]
-fn xorshift(x: &mut u64) -> u64 {
+pub(crate) fn xorshift(x: &mut u64) -> u64 {
     *x ^= *x >> 12;
     *x ^= *x << 25;
     *x ^= *x >> 27;
@@ -107,6 +107,8 @@ pub struct PlannedOp {
     pub block: u64,
     pub offset: u64,
     pub write: bool,
+    /// Bytes: the block size, or drawn per op (`--bs-split`).
+    pub len: usize,
 }
 
 /// The stamps of a block that a mixed run's file holds before the run: another generation of the
@@ -148,6 +150,8 @@ pub struct OpPlan {
 enum Walk {
     Zone(ZoneWalk),
     Skip(crate::seq_skip::SkipWalk),
+    /// `--bs-split`: ops of drawn lengths.
+    Sized(crate::bs_split::SizedWalk),
 }
 
 /// `--zone-size`, `--zone-range`, `--zone-skip` (fio's zonemode=strided), in bytes: the ops stay in a
@@ -262,6 +266,22 @@ impl OpPlan {
         self
     }
 
+    /// The plan's ops of lengths drawn from `split` (`--bs-split`, whose smallest size is the plan's
+    /// block; see `bs_split.rs`); none changes nothing. After [`OpPlan::skewed`]: `--distribution once`
+    /// covers each block once a pass.
+    pub fn sized(mut self, split: Option<&crate::bs_split::BsSplit>) -> OpPlan {
+        if let Some(b) = split {
+            let lens = b.lens(self.rng);
+            let once = self.shuffle.is_some();
+            self.walk = Some(Walk::Sized(crate::bs_split::SizedWalk::new(
+                lens,
+                self.nblocks,
+                once,
+            )));
+        }
+        self
+    }
+
     /// The plan's ops write (`write`), or, with `read_pct` (`--op mixed`), each reads with that chance,
     /// drawn from the seed and the thread apart from the offsets (a mixed plan visits the same blocks).
     pub fn directed(mut self, write: bool, read_pct: Option<u32>) -> OpPlan {
@@ -305,6 +325,26 @@ impl OpPlan {
                     let pos = k.next(self.bs);
                     self.op_at_byte(pos)
                 }
+                Walk::Sized(w) => {
+                    let (pos, len) = match self.pattern {
+                        Pattern::Seq => w.next_seq(self.nblocks, self.bs),
+                        Pattern::Rand => loop {
+                            let b = match &mut self.shuffle {
+                                Some(s) => s.next_block(),
+                                None => {
+                                    let r = xorshift(&mut self.rng);
+                                    ((r as u128 * self.nblocks as u128) >> 64) as u64
+                                }
+                            };
+                            if let Some(x) = w.next_rand(b, self.nblocks, self.bs) {
+                                break x;
+                            }
+                        },
+                    };
+                    let mut op = self.op_at_byte(pos);
+                    op.len = len as usize;
+                    op
+                }
             };
         }
         let rel = match self.pattern {
@@ -340,6 +380,7 @@ impl OpPlan {
             block: self.first_block + rel,
             offset: self.base + rel * self.bs,
             write: self.direction(),
+            len: self.bs as usize,
         }
     }
 
@@ -350,6 +391,7 @@ impl OpPlan {
             block: self.first_block + pos / self.bs,
             offset: self.base + pos,
             write: self.direction(),
+            len: self.bs as usize,
         }
     }
 
@@ -411,7 +453,8 @@ mod tests {
             PlannedOp {
                 block: 5,
                 offset: 150,
-                write: true
+                write: true,
+                len: 10
             }
         );
         assert_eq!(v[2].block, 7);

@@ -124,6 +124,15 @@ impl Goal {
             bs,
         }
     }
+
+    /// A run's goal; with `--bs-split` the ops and bytes per op its mean length gives (a live estimate).
+    pub fn of_spec(spec: &crate::spec::Spec) -> Goal {
+        let mean = spec.mean_len();
+        let ops = spec
+            .ops
+            .or(spec.bytes.map(|b| (b as f64 / mean).ceil() as u64));
+        Goal::of(ops, spec.duration_s, mean.round() as u64)
+    }
 }
 
 /// The page the measured process and the helper share.

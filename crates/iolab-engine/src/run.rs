@@ -32,10 +32,7 @@ pub fn run_with(spec: &Spec, clock: &ClockInfo, board: Option<&Board>) -> Result
             // A client process of its own, timed from outside (see offload/mod.rs); it does not report
             // its ops, so the display shows the time only.
             if let Some(b) = board {
-                b.begin(
-                    Stage::Timed,
-                    Some(Goal::of(spec.ops, spec.duration_s, spec.bs)),
-                );
+                b.begin(Stage::Timed, Some(Goal::of_spec(spec)));
                 b.started(0, 0.0);
             }
             run(spec, clock)

@@ -104,11 +104,18 @@ impl TableExporter {
     fn run_lines(&self, r: &RunResult) -> String {
         let s = &r.spec;
         let mut o = String::new();
-        let amount = match (s.ops, s.duration_s) {
-            (Some(n), Some(d)) => format!("{} ops or {d} s, whichever first", thousands_u64(n)),
-            (Some(n), None) => format!("{} ops", thousands_u64(n)),
-            (None, Some(d)) => format!("{d} s"),
-            (None, None) => String::new(),
+        let amount = match (s.ops, s.duration_s, s.bytes) {
+            (Some(n), Some(d), _) => format!("{} ops or {d} s, whichever first", thousands_u64(n)),
+            (Some(n), None, _) => format!("{} ops", thousands_u64(n)),
+            (None, Some(d), Some(b)) => format!("{} or {d} s, whichever first", fmt_size(b)),
+            (None, Some(d), None) => format!("{d} s"),
+            (None, None, Some(b)) => fmt_size(b),
+            (None, None, None) => String::new(),
+        };
+        // --bs-split: the lengths drawn, in place of the one block size.
+        let bs = match &s.bs_split {
+            Some(b) => format!("{} (lengths drawn per op)", b.name()),
+            None => fmt_size(s.bs),
         };
         let mut extra = Vec::new();
         if let Some(w) = &r.warmup {
@@ -153,7 +160,7 @@ impl TableExporter {
             "iolab run: {} {} {} {} -> {}, {} thread{}, {}{}",
             s.method.name(),
             op_text(s),
-            fmt_size(s.bs),
+            bs,
             s.pattern.name(),
             target_label(r),
             s.threads,

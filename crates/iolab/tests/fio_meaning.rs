@@ -507,7 +507,7 @@ fn options_that_change_nothing_or_one_thing() {
 }
 
 /// What fio refuses, iolab refuses (iodepth=0, numjobs=0); what iolab cannot honour it refuses by name
-/// (a block-size range, bssplit: one block size per job).
+/// (reads and writes of other lengths in one job, bssplit beside a bs of other ends).
 #[test]
 fn what_cannot_run_as_fio_means_it_is_refused_by_name() {
     both_refuse(
@@ -522,8 +522,14 @@ fn what_cannot_run_as_fio_means_it_is_refused_by_name() {
     );
     let dir = disk_dir();
     for (opt, says) in [
-        ("bsrange=4k-8k", "one block size"),
-        ("bssplit=4k/50:8k/50", "one block size"),
+        (
+            "bsrange=4k-8k,8k-16k\nrw=rw",
+            "reads and writes of other lengths",
+        ),
+        (
+            "bssplit=4k/50:8k/50\nbs=4k",
+            "which of the two the file gives last",
+        ),
         ("bs=4k,", "none empty"),
         ("runtime=0.5", "whole numbers"),
     ] {
@@ -738,4 +744,42 @@ fn flags_over_a_random_job_drop_its_random_map_and_say_so() {
     let (r, v) = iolab_run(dir.path(), job, &["--pattern", "seq", "--overwrite"]);
     assert!(r.stdout.contains("4 KiB seq"), "{}", r.stdout);
     assert_eq!(moved(&v)["r"].write, MIB);
+}
+
+/// bssplit and a two-ended bsrange draw each op's length (iolab's --bs-split), and move what fio moves:
+/// a sequential write of 4 MiB in 4 and 64 KiB ops writes the file's 4 MiB exactly; fio's t0001 (null
+/// engine, bsrange=1k-4k, size=20000) ends when its random map is full, after 19 blocks of 1 KiB (19,456
+/// bytes, fio 3.33); a randrw of drawn lengths without a map moves its size, its last op passing it.
+#[test]
+fn drawn_lengths_move_what_fios_move() {
+    let (ours, theirs) = (disk_dir(), disk_dir());
+    let job = "[s]\nfilename={dir}/S\nsize=4m\nrw=write\nbssplit=4k/50:64k/50\n";
+    let (r, v) = iolab_run(ours.path(), job, &["--keep"]);
+    assert!(r.stdout.contains("4k/50:64k/50 (lengths drawn per op)"), "{}", r.stdout);
+    assert_eq!(v["jobs"][0]["job options"]["bssplit"], "4k/50:64k/50");
+    let m = moved(&v);
+    assert_eq!((m["s"].read, m["s"].write), (0, 4 * MIB));
+    assert_eq!(len(&ours.path().join("S")), 4 * MIB);
+    if let Some(f) = fio_run(theirs.path(), job) {
+        same_as_fio(&m, &moved(&f));
+    }
+    let job = "[foo]\nsize=20000\nbsrange=1k-4k\nrw=randread\nioengine=null\n";
+    let (r, v) = iolab_run(ours.path(), job, &[]);
+    assert!(r.stdout.contains("after 19456 bytes"), "{}", r.stdout);
+    let m = moved(&v);
+    assert_eq!((m["foo"].read, m["foo"].write), (19456, 0));
+    if let Some(f) = fio_run(theirs.path(), job) {
+        same_as_fio(&m, &moved(&f));
+    }
+    let job = "[m]\nfilename={dir}/M\nsize=8m\nrw=randrw\nrwmixread=70\nnorandommap=1\n\
+               bssplit=4k/60:16k/40\n";
+    let (_, v) = iolab_run(ours.path(), job, &[]);
+    let m = moved(&v);
+    let total = m["m"].read + m["m"].write;
+    assert!((8 * MIB..8 * MIB + 16384).contains(&total), "{total}");
+    if let Some(f) = fio_run(theirs.path(), job) {
+        let fm = moved(&f);
+        let theirs = fm["m"].read + fm["m"].write;
+        assert!((8 * MIB..8 * MIB + 16384).contains(&theirs), "fio: {theirs}");
+    }
 }

@@ -441,3 +441,160 @@ fn skipped_writes_land_with_holes_or_backwards() {
     assert!(!r.stdout.contains("starts over"), "{}", r.stdout);
     assert_eq!(written_blocks(&file(&dir, "wrap.dat")).len(), 16);
 }
+
+/// The 4 KiB blocks of `path` that hold only zeros.
+fn zero_blocks(path: &std::path::Path) -> usize {
+    let data = std::fs::read(path).unwrap();
+    data.chunks(4096)
+        .filter(|b| b.iter().all(|&x| x == 0))
+        .count()
+}
+
+/// --bs-split (fio's bssplit): 8 MiB written in ops of 4 or 64 KiB drawn per op land whole, the kernel
+/// counting the bytes and a write per op; the lengths' mean puts the ops near 8 MiB / 34 KiB; the
+/// intervals and the threads add up to the run's bytes.
+#[test]
+fn drawn_lengths_land_and_count_as_the_kernel_counts() {
+    let dir = disk_dir();
+    let t = path_str(&file(&dir, "split.dat"));
+    let v = run_json(&[
+        "--target",
+        &t,
+        "--bs-split",
+        "4k/50:64k/50",
+        "--size",
+        "8m",
+        "--file-size",
+        "8m",
+        "--keep",
+        "--threads",
+        "2",
+        "--log-interval",
+        "10",
+    ]);
+    let ops = u64_of(&v, &["ops"]);
+    assert_eq!(u64_of(&v, &["bytes"]), 8 << 20, "{}", v["spec"]);
+    assert_eq!(u64_of(&v, &["syscalls", "kernel_rw", "wchar"]), 8 << 20);
+    assert_eq!(u64_of(&v, &["syscalls", "kernel_rw", "syscw"]), ops);
+    assert!(
+        (150..400).contains(&ops),
+        "{ops} ops of a mean 34 KiB for 8 MiB"
+    );
+    assert_eq!(
+        (v["spec"]["bs"].as_u64(), v["spec"]["bs_split"].as_str()),
+        (Some(4096), Some("4k/50:64k/50"))
+    );
+    assert_eq!(
+        zero_blocks(&file(&dir, "split.dat")),
+        0,
+        "every block written"
+    );
+    let sum = |k: &str| -> u64 {
+        v[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["bytes"].as_u64().unwrap())
+            .sum()
+    };
+    assert_eq!(sum("per_thread"), 8 << 20);
+    // A timed run of queued ops: its intervals' bytes and its threads' add up to its bytes.
+    let v = run_json(&[
+        "--target",
+        &t,
+        "--bs-split",
+        "4k/50:64k/50",
+        "--duration",
+        "0.3",
+        "--log-interval",
+        "20",
+        "--threads",
+        "2",
+        "--method",
+        "io_uring",
+        "--qd",
+        "4",
+        "--overwrite",
+    ]);
+    let sum = |k: &str| -> u64 {
+        v[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["bytes"].as_u64().unwrap())
+            .sum()
+    };
+    assert!(
+        v["intervals"].as_array().unwrap().len() > 3,
+        "{}",
+        v["intervals"]
+    );
+    assert_eq!(sum("intervals"), u64_of(&v, &["bytes"]));
+    assert_eq!(sum("per_thread"), u64_of(&v, &["bytes"]));
+}
+
+/// fio's bsrange over its random map (--distribution once): io_uring's random ops of 4 to 16 KiB cover
+/// every block of the file once a pass, an op cut at a block already covered, so the pass is the file's
+/// bytes exactly; a mixed aio run's reads and writes add up to its bytes, the last op passing 16 MiB.
+#[test]
+fn drawn_lengths_cover_each_block_once_a_pass_and_mix() {
+    let dir = disk_dir();
+    let t = path_str(&file(&dir, "once.dat"));
+    let v = run_json(&[
+        "--target",
+        &t,
+        "--bs-split",
+        "4k-16k",
+        "--pattern",
+        "rand",
+        "--distribution",
+        "once",
+        "--size",
+        "4m",
+        "--file-size",
+        "4m",
+        "--method",
+        "io_uring",
+        "--qd",
+        "8",
+        "--keep",
+    ]);
+    assert_eq!(u64_of(&v, &["bytes"]), 4 << 20);
+    assert_eq!(zero_blocks(&file(&dir, "once.dat")), 0, "each block once");
+    let t = path_str(&file(&dir, "mixed.dat"));
+    let v = run_json(&[
+        "--target",
+        &t,
+        "--bs-split",
+        "4k/30:32k/70",
+        "--op",
+        "mixed",
+        "--method",
+        "aio",
+        "--pattern",
+        "rand",
+        "--size",
+        "16m",
+        "--file-size",
+        "4m",
+    ]);
+    let dir_bytes = |d: &str| u64_of(&v, &["mixed", d, "bytes"]);
+    let total = u64_of(&v, &["bytes"]);
+    assert!(total >= 16 << 20 && total < (16 << 20) + 32768, "{total}");
+    assert_eq!(dir_bytes("reads") + dir_bytes("writes"), total);
+    for (flags, says) in [
+        (&["--verify"][..], "not with --verify"),
+        (&["--method", "vectored"][..], "--method vectored"),
+        (&["--skip", "4k"][..], "not with --skip"),
+        (
+            &["--pattern", "rand", "--distribution", "zipf:1.2"][..],
+            "uniform or once",
+        ),
+        (&["--bs", "8k"][..], "drop --bs"),
+        (&["--target", "/dev/null"][..], "no offsets"),
+    ] {
+        refused(
+            &[&["--bs-split", "4k-16k"][..], flags].concat(),
+            "--bs-split",
+            says,
+        );
+    }
+}

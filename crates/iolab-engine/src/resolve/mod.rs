@@ -2,6 +2,7 @@
 //! the amounts, the method and which options apply to it, its options' values (queues, ring, offload,
 //! RWF flags), and the combinations the method's registry entry refuses.
 
+mod bs_split;
 mod combinations;
 pub(crate) mod fits;
 mod offload_opts;
@@ -28,6 +29,8 @@ fn fresh_seed() -> u64 {
 struct Amounts {
     ops: Option<u64>,
     duration_s: Option<f64>,
+    /// `--size` with `--bs-split`: bytes, the ops' count not known before they are drawn.
+    bytes: Option<u64>,
 }
 
 /// The queue of an asynchronous method (or an offload client's batch).
@@ -116,13 +119,17 @@ impl RawSpec {
             &[("seq", Pattern::Seq), ("rand", Pattern::Rand)],
         )?;
         let distribution = self.distribution(pattern, method)?;
-        let bs = self.size_within(
-            "bs",
-            4096,
-            "the block size must be at least 1 byte",
-            MAX_BUFFER,
-            " per operation",
-        )?;
+        let bs_split = self.bs_split()?;
+        let bs = match &bs_split {
+            Some(b) => b.min(),
+            None => self.size_within(
+                "bs",
+                4096,
+                "the block size must be at least 1 byte",
+                MAX_BUFFER,
+                " per operation",
+            )?,
+        };
         let threads = self.count_or("threads", 1, "expected 1 or more threads")?;
         if threads > 1024 {
             return Err(Error::usage(
@@ -130,7 +137,7 @@ impl RawSpec {
                 "at most 1024 threads are accepted",
             ));
         }
-        let amounts = self.amounts(bs, threads)?;
+        let amounts = self.amounts(bs, threads, bs_split.is_some())?;
         let direct = self.bool("direct")?;
         let fsync = self.when("fsync")?;
         let msync = self.when("msync")?;
@@ -178,6 +185,8 @@ impl RawSpec {
             distribution,
             read_pct,
             bs,
+            bs_split,
+            bytes: amounts.bytes,
             ops: amounts.ops,
             duration_s: amounts.duration_s,
             warmup: self.warmup(method)?,
@@ -226,6 +235,7 @@ impl RawSpec {
         if spec.rate_iops.is_some() && spec.clock_every.is_none() {
             spec.clock_every = Some(1);
         }
+        bs_split::check(&spec)?;
         check_pace_fits(&spec)?;
         crate::runner::check_op_log(&mut spec)?;
         combinations::check_method_combinations(&spec)?;
@@ -285,8 +295,10 @@ impl RawSpec {
         }
     }
 
-    /// --ops, --size and --duration; neither amount given: the defaults, whichever comes first.
-    fn amounts(&self, bs: u64, threads: u64) -> Result<Amounts> {
+    /// --ops, --size and --duration; neither amount given: the defaults, whichever comes first. `split`
+    /// (`--bs-split`): `--size` is bytes, not ops of `bs`.
+    fn amounts(&self, bs: u64, threads: u64, split: bool) -> Result<Amounts> {
+        let mut bytes = None;
         let mut ops = match self.count("ops")? {
             None => None,
             Some(n) => Some(nonzero("ops", n, "expected 1 or more operations")?),
@@ -299,13 +311,16 @@ impl RawSpec {
                 ));
             }
             let size = nonzero("size", size, "expected at least one block")?;
-            if !size.is_multiple_of(bs) {
+            if split {
+                bytes = Some(bs_split::size(size, bs, threads)?);
+            } else if !size.is_multiple_of(bs) {
                 return Err(Error::usage(
                     "--size",
                     format!("{size} bytes is not a whole number of --bs {bs} blocks"),
                 ));
+            } else {
+                ops = Some(size / bs);
             }
-            ops = Some(size / bs);
         }
         let duration_s = match self.duration("duration")? {
             Some(d) if d.is_nan() || d <= 0.0 => {
@@ -325,7 +340,7 @@ impl RawSpec {
             d => d,
         };
         let (ops, duration_s) = match (ops, duration_s) {
-            (None, None) => (Some(DEFAULT_OPS), Some(DEFAULT_DURATION_S)),
+            (None, None) if bytes.is_none() => (Some(DEFAULT_OPS), Some(DEFAULT_DURATION_S)),
             o => o,
         };
         if let Some(n) = ops.filter(|&n| n < threads) {
@@ -344,7 +359,11 @@ impl RawSpec {
                 ),
             ));
         }
-        Ok(Amounts { ops, duration_s })
+        Ok(Amounts {
+            ops,
+            duration_s,
+            bytes,
+        })
     }
 
     /// --fsync / --msync.

@@ -53,6 +53,8 @@ pub(super) struct Closed {
     pub(super) start: u64,
     pub(super) end: u64,
     pub(super) ops: u64,
+    /// With `--bs-split`: the bytes of its ops, filled in after the run (drawn.rs); 0 otherwise.
+    pub(super) bytes: u64,
     /// The largest latency, in ticks (its fine bucket's lowest value).
     pub(super) max: u64,
     /// Packed (coarse bucket << COUNT_BITS | count), in bucket order.
@@ -64,6 +66,7 @@ impl Closed {
     fn absorb(&mut self, b: Closed) {
         self.end = b.end;
         self.ops += b.ops;
+        self.bytes += b.bytes;
         self.max = self.max.max(b.max);
         let mut dense = std::collections::BTreeMap::new();
         for p in self.hist.iter().chain(&b.hist) {
@@ -177,6 +180,7 @@ impl IntervalLog {
             start: self.start,
             end: at,
             ops: done - self.ops_before,
+            bytes: 0,
             max,
             hist,
         };

@@ -26,7 +26,7 @@ pub(super) fn dense_ops<M: Method, C: Clock>(
     (until, check_at): (u64, u64),
     st: &mut (u64, u64, PlannedOp),
 ) -> Result<()> {
-    let (bs, stamp, seed) = (p.bs, p.stamp, p.seed);
+    let (stamp, seed) = (p.stamp, p.seed);
     let (mut t, mut done, mut op) = *st;
     loop {
         submit_planned(m, p, op, (ptr, read_ptr))?;
@@ -37,7 +37,7 @@ pub(super) fn dense_ops<M: Method, C: Clock>(
         // The next op is planned (and its block stamped) before what the loop does between ops.
         op = plan.next_op();
         if stamp && op.write {
-            stamp_at(ptr, bs, seed, op.block);
+            stamp_at(ptr, op.len, seed, op.block);
         }
         if done == until || e >= check_at {
             break;
@@ -58,14 +58,14 @@ pub(super) fn sparse_ops<M: Method>(
     until: u64,
     st: &mut (u64, PlannedOp),
 ) -> Result<()> {
-    let (bs, stamp, seed) = (p.bs, p.stamp, p.seed);
+    let (stamp, seed) = (p.stamp, p.seed);
     let (mut done, mut op) = *st;
     loop {
         submit_planned(m, p, op, (ptr, read_ptr))?;
         done += 1;
         op = plan.next_op();
         if stamp && op.write {
-            stamp_at(ptr, bs, seed, op.block);
+            stamp_at(ptr, op.len, seed, op.block);
         }
         if done >= until {
             break;
@@ -75,16 +75,21 @@ pub(super) fn sparse_ops<M: Method>(
     Ok(())
 }
 
-pub(super) fn short_transfer(p: &LoopParams, n: usize, offset: u64) -> Error {
+/// A transfer of `n` bytes where `want` were asked (0: not known, a queued request of a drawn length).
+pub(super) fn short_transfer(p: &LoopParams, n: usize, want: usize, offset: u64) -> Error {
+    let of = if want > 0 {
+        format!(" of {want}")
+    } else {
+        ", fewer than asked,".into()
+    };
     Error::Runtime(format!(
-        "short {}: {n} of {} bytes at offset {offset} of {} (is the filesystem full, or the file shorter than its region?)",
+        "short {}: {n}{of} bytes at offset {offset} of {} (is the filesystem full, or the file shorter than its region?)",
         if p.write { "write" } else { "read" },
-        p.bs,
         p.target_path.display()
     ))
 }
 
-/// Stamps block `block` into the write buffer at `ptr` (`bs` bytes). The buffer is reached only through
+/// Stamps block `block` into the first `bs` bytes of the write buffer at `ptr` (the op's length). The buffer is reached only through
 /// this one pointer, which the system calls are handed too: no reference to it lives across them, so
 /// the compiler cannot take the stamp's stores to be unseen by the call that writes the buffer out.
 #[inline(always)]
@@ -111,12 +116,12 @@ pub(super) fn submit_planned<M: Method>(
         slot: 0,
         offset: op.offset,
         buf: if op.write { ptr } else { read_ptr },
-        len: p.bs,
+        len: op.len,
         write: op.write,
     };
     let n = m.submit(&io)?;
-    if n != p.bs {
-        return Err(short_transfer(p, n, op.offset));
+    if n != op.len {
+        return Err(short_transfer(p, n, op.len, op.offset));
     }
     Ok(())
 }

@@ -46,7 +46,7 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     out: &mut WorkerOut,
     abort: &AtomicBool,
 ) -> Result<()> {
-    let (bs, every) = (p.bs, p.clock_every.max(1));
+    let every = p.clock_every.max(1);
     let dense = every == 1;
     let ptr = bufs[0].ptr;
     // A mixed run reads into a buffer of its own; the others have one buffer.
@@ -59,7 +59,7 @@ pub(super) fn loop_sync<M: Method, C: Clock>(
     out.boundary_timing = dense;
     let mut op = plan.next_op();
     if stamp && op.write {
-        stamp_at(ptr, bs, seed, op.block);
+        stamp_at(ptr, op.len, seed, op.block);
     }
     let start = clk.now();
     out.t_first = start;
@@ -328,7 +328,7 @@ fn ops_in_line<M: Method, C: Clock>(
     (until, check_at, dense): (u64, u64, bool),
     st: &mut (u64, u64, u64, PlannedOp),
 ) -> Result<()> {
-    let (bs, stamp, seed) = (p.bs, p.stamp, p.seed);
+    let (stamp, seed) = (p.stamp, p.seed);
     let (mut t, mut e, mut done, mut op) = *st;
     loop {
         submit_planned(m, p, op, (ptr, read_ptr))?;
@@ -344,7 +344,7 @@ fn ops_in_line<M: Method, C: Clock>(
         // The next op is planned (and its block stamped) before what the loop does between ops.
         op = plan.next_op();
         if stamp && op.write {
-            stamp_at(ptr, bs, seed, op.block);
+            stamp_at(ptr, op.len, seed, op.block);
         }
         if done == until || e >= check_at {
             break;
@@ -393,7 +393,7 @@ fn reap_failure<M: Method>(m: &M, p: &LoopParams, res: i32, offset: u64) -> Erro
             ),
         }
     } else {
-        short_transfer(p, res as usize, offset)
+        short_transfer(p, res as usize, if p.split { 0 } else { p.bs }, offset)
     }
 }
 
@@ -596,7 +596,12 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     let mut reported = 0u64;
     // Clock reads: the start, then one per round and the rare ones (interval closes, after flushes).
     let mut reads = 1u64;
-    let expected = m.expected_result(p.bs);
+    // Drawn lengths: each request's own, in its slot (no result is i32::MIN).
+    let expected = if p.split {
+        i32::MIN
+    } else {
+        m.expected_result(p.bs)
+    };
     loop {
         let sync_due = sync_every != 0 && since_sync >= sync_every;
         // Queue up to a batch, never more than qd in flight.

@@ -45,6 +45,11 @@ pub(super) fn merge(
             let start = group.iter().map(|c| c.start).min().unwrap_or(t0);
             let end = group.iter().map(|c| c.end).max().unwrap_or(t0);
             let ops: u64 = group.iter().map(|c| c.ops).sum();
+            let split = spec.bs_split.is_some();
+            let bytes: u64 = group
+                .iter()
+                .map(|c| super::drawn::interval_bytes(c, split, moved_per_op))
+                .sum();
             for p in group.iter().flat_map(|c| &c.hist) {
                 dense[(p >> COUNT_BITS) as usize] += p & ((1 << COUNT_BITS) - 1);
             }
@@ -56,9 +61,9 @@ pub(super) fn merge(
                 start_s: s(start),
                 end_s: s(end),
                 ops,
-                bytes: ops * moved_per_op,
+                bytes,
                 iops: per_s(ops as f64),
-                mib_s: per_s((ops * moved_per_op) as f64 / (1 << 20) as f64),
+                mib_s: per_s(bytes as f64 / (1 << 20) as f64),
                 lat_p50_ns: timed.then_some(q[0] * ns_per_tick),
                 lat_p90_ns: timed.then_some(q[1] * ns_per_tick),
                 lat_p99_ns: timed.then_some(q[2] * ns_per_tick),

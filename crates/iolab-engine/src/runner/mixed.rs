@@ -29,11 +29,12 @@ impl MixOut {
     }
 }
 
-/// The pass's reads and writes, each over the pass's wall time (`None` unless the run was mixed).
+/// The pass's reads and writes, each over the pass's wall time (`None` unless the run was mixed): ops of
+/// `bs`, or with `--bs-split` the bytes `moved` read and written.
 pub(super) fn figures(
     mixes: &[&MixOut],
     read_pct: Option<u32>,
-    bs: u64,
+    (bs, moved): (u64, Option<[u64; 2]>),
     ns_per_tick: f64,
     wall_s: f64,
 ) -> Result<Option<MixedFigures>> {
@@ -50,16 +51,17 @@ pub(super) fn figures(
                 .map_err(|e| Error::Runtime(format!("histogram merge: {e}")))?;
         }
         let per_s = |x: f64| if wall_s > 0.0 { x / wall_s } else { 0.0 };
+        let bytes = moved.map_or(ops * bs, |m| m[d]);
         Ok(DirFigures {
             ops,
-            bytes: ops * bs,
+            bytes,
             share: if total > 0 {
                 ops as f64 / total as f64
             } else {
                 0.0
             },
             iops: per_s(ops as f64),
-            mib_s: per_s((ops * bs) as f64 / (1u64 << 20) as f64),
+            mib_s: per_s(bytes as f64 / (1u64 << 20) as f64),
             latency: summarize(&h, ns_per_tick),
         })
     };

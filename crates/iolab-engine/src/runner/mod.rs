@@ -18,6 +18,7 @@
 
 mod assemble;
 mod content;
+mod drawn;
 mod flushes;
 mod intervals;
 mod layers;

@@ -75,14 +75,7 @@ pub(super) fn run_once(
 ) -> Result<(RunResult, Vec<CounterValue>)> {
     let host = Host::current();
     if let Some((b, stage)) = pass.progress {
-        b.begin(
-            stage,
-            Some(crate::progress::Goal::of(
-                spec.ops,
-                spec.duration_s,
-                spec.bs,
-            )),
-        );
+        b.begin(stage, Some(crate::progress::Goal::of_spec(spec)));
     }
     let target = target::setup(spec)?;
     let sink_before = target.sink_begin()?;
@@ -106,7 +99,10 @@ pub(super) fn run_once(
     // --nop-requests: IORING_OP_NOP moves no data, so no bytes are counted (and no MiB/s claimed).
     let moved_per_op = if spec.ring.nop_requests { 0 } else { spec.bs };
     let w = Merged::of(&outs, clock.ns_per_tick, moved_per_op)?;
-    let bytes = w.ops * moved_per_op;
+    let bytes: u64 = outs
+        .iter()
+        .map(|o| super::drawn::bytes_of(o, moved_per_op))
+        .sum();
     let warmup = warmup_figures(spec, &outs, moved_per_op, clock.ns_per_tick);
     let warm_bytes = warmup.as_ref().map_or(0, |w| w.bytes);
     check_peer(spec, peer.as_ref(), bytes + warm_bytes)?;
@@ -297,7 +293,14 @@ fn mixed_figures(
         .iter()
         .filter_map(|o| o.perop.as_ref()?.mix.as_ref())
         .collect();
-    super::mixed::figures(&mixes, spec.read_pct, spec.bs, ns, wall_s)
+    let moved = outs
+        .iter()
+        .filter_map(|o| o.moved)
+        .fold(None, |a: Option<[u64; 2]>, (r, w)| {
+            let [ar, aw] = a.unwrap_or_default();
+            Some([ar + r, aw + w])
+        });
+    super::mixed::figures(&mixes, spec.read_pct, (spec.bs, moved), ns, wall_s)
 }
 
 /// The workers' figures, put together.
@@ -365,7 +368,7 @@ impl Merged {
             w.per_thread.push(ThreadFigures {
                 thread: i as u32,
                 ops: o.ops,
-                bytes: o.ops * moved_per_op,
+                bytes: super::drawn::bytes_of(o, moved_per_op),
                 wall_s: o.t_last.saturating_sub(o.t_first) as f64 * ns * 1e-9,
             });
         }
@@ -390,7 +393,11 @@ fn warmup_figures(
     let ticks = outs.iter().map(|o| o.warm.ticks).max().unwrap_or(0);
     Some(WarmupFigures {
         ops,
-        bytes: ops * moved_per_op,
+        bytes: if spec.bs_split.is_some() {
+            outs.iter().map(|o| o.warm.bytes).sum()
+        } else {
+            ops * moved_per_op
+        },
         wall_s: ticks as f64 * ns_per_tick / 1e9,
         asked: spec.warmup.describe(),
     })

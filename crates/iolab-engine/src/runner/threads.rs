@@ -116,6 +116,8 @@ fn loop_params<'a>(
             None => u64::MAX,
         },
         bs: spec.bs as usize,
+        buf: spec.buf_len() as usize,
+        split: spec.bs_split.is_some(),
         write: spec.op == OpKind::Write,
         mixed: spec.op == OpKind::Mixed,
         pace_ticks: spec.rate_iops.map_or(0.0, |r| info.hz / r),

@@ -15,7 +15,6 @@ use crate::error::Result;
 use crate::measure::clock::Clock;
 use crate::measure::hist::FastHist;
 use crate::method::api::{Method, ThreadCtx};
-use crate::pattern::OpPlan;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Runs this thread's warm-up (nothing without `--warmup`).
@@ -63,19 +62,7 @@ fn run<M: Method, C: Clock>(
     wp.clock_every = 1;
     wp.sampled = false;
     let (mut m, mut bufs) = prepare::<M>(&wctx, &wp)?;
-    let mut plan = OpPlan::new(
-        spec.pattern,
-        spec.offset,
-        spec.bs,
-        ctx.target.region_first_block(ctx.thread),
-        ctx.target.region_blocks,
-        spec.seed,
-        ctx.thread,
-    )
-    .skewed(&spec.distribution)
-    .zoned(spec.zones)
-    .skipping(spec.skip)
-    .directed(p.write, spec.read_pct);
+    let mut plan = super::drawn::plan(spec, ctx.target, ctx.thread, p.write);
     let mut out = WorkerOut::new();
     out.lat = FastHist::try_new()?;
     out.gap = FastHist::try_new()?;
@@ -97,5 +84,6 @@ fn run<M: Method, C: Clock>(
     Ok(WarmOut {
         ops: out.ops,
         ticks: out.t_last.saturating_sub(out.t_first),
+        bytes: 0,
     })
 }

@@ -106,6 +106,8 @@ pub(super) struct WorkerOut {
     pub(super) perop: Option<super::perop::PerOp>,
     /// `--rate-iops`: how the pace went.
     pub(super) pace: super::paced::PaceOut,
+    /// With `--bs-split`: the bytes its ops read and wrote, replayed after the run (drawn.rs).
+    pub(super) moved: Option<(u64, u64)>,
 }
 
 impl WorkerOut {
@@ -136,6 +138,7 @@ impl WorkerOut {
             warm: Default::default(),
             log: IntervalLog::off(),
             clock_reads: 0,
+            moved: None,
         }
     }
 }
@@ -153,6 +156,10 @@ pub(super) struct LoopParams<'a> {
     /// The clock's ticks per second.
     pub(super) hz: f64,
     pub(super) bs: usize,
+    /// Each buffer's bytes: `bs`, or with `--bs-split` its largest length.
+    pub(super) buf: usize,
+    /// `--bs-split`: each op's length is its own (`PlannedOp::len`).
+    pub(super) split: bool,
     pub(super) write: bool,
     /// `--rate-iops`: ticks between the due times of a thread's ops (0: not paced).
     pub(super) pace_ticks: f64,
@@ -336,6 +343,8 @@ pub type Drive = fn(&Spec, &PreparedTarget, &ClockInfo, &Pass) -> Result<Collect
 pub(crate) struct WarmOut {
     pub(crate) ops: u64,
     pub(crate) ticks: u64,
+    /// With `--bs-split`: the bytes of its ops (see drawn.rs).
+    pub(crate) bytes: u64,
 }
 
 /// One prctl stops (or restarts) every counter this thread created, in all the sets.
@@ -363,11 +372,11 @@ pub(super) fn prepare<M: Method>(ctx: &ThreadCtx, p: &LoopParams) -> Result<(M, 
     M::prepare(ctx).and_then(|mut m| {
         let mut bufs = Vec::with_capacity(nbufs);
         for _ in 0..nbufs {
-            let mut b = AlignedBuf::new(p.bs, ctx.target.buf_align)?;
-            pattern::fill_body(b.slice_mut(p.bs), p.seed);
+            let mut b = AlignedBuf::new(p.buf, ctx.target.buf_align)?;
+            pattern::fill_body(b.slice_mut(p.buf), p.seed);
             bufs.push(b);
         }
-        let ptrs: Vec<(*mut u8, usize)> = bufs.iter().map(|b| (b.ptr, p.bs)).collect();
+        let ptrs: Vec<(*mut u8, usize)> = bufs.iter().map(|b| (b.ptr, p.buf)).collect();
         m.register_buffers(&ptrs)?;
         Ok((m, bufs))
     })

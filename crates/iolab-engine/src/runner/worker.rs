@@ -36,6 +36,9 @@ pub(super) fn worker<M: Method, C: Clock>(
     };
     // The plan is made before the start (a Zipf plan sums its constants over the region's blocks).
     let mut plan = prepared.as_ref().map(|_| plan_of(&ctx, p));
+    let max_ops = plan.as_ref().map_or(max_ops, |pl| {
+        super::drawn::ops_for(ctx.spec, pl, ctx.thread, max_ops)
+    });
     sh.start();
     if let (Some(prepared), Some(plan)) = (prepared.as_mut(), plan.as_mut()) {
         if !sh.abort().load(Ordering::Relaxed) {
@@ -45,6 +48,7 @@ pub(super) fn worker<M: Method, C: Clock>(
     sh.finish();
     // After the "after" sample, so that its CPU time is not the run's.
     out.log.finish(&mut out.lat, out.t_last, out.ops);
+    super::drawn::account(ctx.spec, ctx.target, ctx.thread, p.write, &mut out);
     // The method (fd, mapping, ring and with it the ring's helper threads) goes away here, after sampling.
     if let Some((m, bufs)) = prepared {
         drop(m);
@@ -73,19 +77,7 @@ fn fill_out(out: &mut WorkerOut, p: &LoopParams) -> crate::error::Result<()> {
 /// worker is compiled once per method and clock).
 #[inline(never)]
 fn plan_of(ctx: &ThreadCtx, p: &LoopParams) -> OpPlan {
-    OpPlan::new(
-        ctx.spec.pattern,
-        ctx.spec.offset,
-        ctx.spec.bs,
-        ctx.target.region_first_block(ctx.thread),
-        ctx.target.region_blocks,
-        ctx.spec.seed,
-        ctx.thread,
-    )
-    .skewed(&ctx.spec.distribution)
-    .zoned(ctx.spec.zones)
-    .skipping(ctx.spec.skip)
-    .directed(p.write, ctx.spec.read_pct)
+    super::drawn::plan(ctx.spec, ctx.target, ctx.thread, p.write)
 }
 
 /// Runs the method's loop between two samples of the thread's CPU, then takes what the method counted.

@@ -120,8 +120,15 @@ pub struct Spec {
     /// `--rate-iops` (or `--rate` / `--bs`): each thread's ops per second (written only for paced runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_iops: Option<f64>,
-    /// Bytes per operation.
+    /// Bytes per operation (with `bs_split`, the smallest length: offsets are multiples of it).
     pub bs: u64,
+    /// `--bs-split`: each op's length drawn (fio's bssplit and bsrange); written only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bs_split: Option<crate::bs_split::BsSplit>,
+    /// `--size` with `--bs-split`: the bytes the threads move, each its share, by ops of drawn lengths
+    /// until it is reached (the last may pass it, as fio's do); `ops` is then none. Written only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
     /// Total operations over all threads; `None` when only a duration bounds the run.
     pub ops: Option<u64>,
     /// Wall-clock bound in seconds; the run stops at whichever of `ops` and `duration_s` comes first.
@@ -324,6 +331,11 @@ impl Spec {
                 (n / COUNT_SAMPLE_SHARE).max(floor)
             }
         });
+        s.bytes = self.bytes.map(|n| {
+            (n / COUNT_SAMPLE_SHARE)
+                .max(self.buf_len() * self.threads as u64)
+                .min(n)
+        });
         s.duration_s = self
             .duration_s
             .map(|d| (d / COUNT_SAMPLE_SHARE as f64).min(COUNT_SAMPLE_MAX_S));
@@ -337,6 +349,25 @@ impl Spec {
             Some(ms) => (ms, false),
             None => (DEFAULT_LOG_INTERVAL_MS, true),
         }
+    }
+
+    /// Each buffer's bytes: the largest op's.
+    pub fn buf_len(&self) -> u64 {
+        self.bs_split.as_ref().map_or(self.bs, |b| b.max())
+    }
+
+    /// The mean bytes of an op away from a region's end (`--bs-split`'s, else `bs`), for estimates shown
+    /// live; the figures count each op's bytes.
+    pub fn mean_len(&self) -> f64 {
+        self.bs_split.as_ref().map_or(self.bs as f64, |b| b.mean())
+    }
+
+    /// `bytes` per thread: the total split evenly, the remainder to the first threads.
+    pub fn bytes_for_thread(&self, t: u32) -> Option<u64> {
+        self.bytes.map(|n| {
+            let th = self.threads as u64;
+            n / th + u64::from((t as u64) < n % th)
+        })
     }
 
     /// Ops per thread: the total split evenly, the remainder to the first threads.
@@ -418,7 +449,17 @@ mod tests {
             err(&[("bs", "4"), ("method", "vectored"), ("iovecs", "8")]).starts_with("--iovecs:")
         );
         assert!(err(&[("ops", "5"), ("size", "4k")]).starts_with("--size:"));
-        assert!(err(&[("op", "read"), ("verify", "true")]).starts_with("--verify:"));
+        assert!(
+            err(&[("method", "nop"), ("op", "read"), ("verify", "true")]).starts_with("--verify:")
+        );
+        assert!(err(&[("bs-split", "4k/50:8k/60")]).starts_with("--bs-split: '4k/50:8k/60'"));
+        assert!(err(&[("bs-split", "4k/50:8k/50"), ("bs", "8k")]).contains("drop --bs"));
+        assert!(err(&[("bs-split", "4k-8k"), ("method", "vectored")]).contains("--method vectored"));
+        assert!(err(&[("bs-split", "4k-8k"), ("verify", "true")]).contains("not with --verify"));
+        assert!(
+            err(&[("bs-split", "4k-8k"), ("size", "4k"), ("threads", "2")])
+                .starts_with("--size: 4096 bytes do not give each of 2 thread(s)")
+        );
     }
 
     #[test]

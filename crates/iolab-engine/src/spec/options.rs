@@ -134,6 +134,9 @@ pub static OPTIONS: &[Opt] = &[
         help: "With --pattern rand: uniform (with replacement), once (every block once a pass: fio's random map), zipf:THETA, pareto:H, normal:PCT, zoned:ACCESS%/SIZE%:... or zoned_abs:ACCESS%/SIZE:..., as fio's random_distribution" },
     Opt { key: "bs", ty: Ty::Size, value_name: "SIZE", group: W, applies: All, default: Some("4k"),
         help: "Bytes per op: 4, 512, 4k, 4KiB, 1m, 1MiB (powers of 1024)" },
+    Opt { key: "bs-split", ty: Ty::Text, value_name: "SPLIT", group: W, applies: All, default: None,
+        help: "A length drawn per op, as fio's bssplit (4k/50:64k/30:1m/20: sizes with their share of the ops) or \
+               bsrange (1k-4k); the smallest size is --bs, and --size counts bytes" },
     Opt { key: "ops", ty: Ty::Count, value_name: "N", group: W, applies: All,
         default: Some("100000, capped at 10 s"),
         help: "Total ops over all threads (1000, 1_000_000, 100k, 1M)" },

@@ -115,6 +115,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
     }
     if let Some(kind) = TargetKind::stream_named(&path) {
         refuse_share(spec, &format!("a {} stream", path.display()))?;
+        check_split(spec, false, &format!("a {} stream", path.display()))?;
         if spec.op == OpKind::Mixed {
             return Err(Error::usage(
                 "--op",
@@ -197,7 +198,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
             check_direct_before_creating(spec, &path, &shown)?;
         }
     }
-    let usable = usable_bytes(spec, kind, &shown, pin.as_ref(), existing_file)?;
+    let usable = space::usable_bytes(spec, kind, &shown, pin.as_ref(), existing_file)?;
     let (region_blocks, end) = regions(spec, usable, &shown)?;
     space::check_walk(spec, region_blocks, &mut notes)?;
     if pin.is_none() && spec.method.info().no_data {
@@ -378,7 +379,19 @@ fn check_named_dev(path: &Path, shown: &str) -> Result<()> {
 }
 
 /// The rules that depend on the kind of target alone.
+/// `--bs-split` walks ops of drawn lengths over a region's offsets, which a stream or a sink has not.
+fn check_split(spec: &Spec, keeps_data: bool, shown: &str) -> Result<()> {
+    if spec.bs_split.is_some() && !keeps_data {
+        return Err(Error::usage(
+            "--bs-split",
+            format!("{shown} has no offsets for ops of drawn lengths to walk; give a file or a block device"),
+        ));
+    }
+    Ok(())
+}
+
 fn check_kind_rules(spec: &Spec, kind: TargetKind, shown: &str) -> Result<()> {
+    check_split(spec, kind.keeps_data(), shown)?;
     sink::check_flags(spec, kind, shown)?;
     cache::check(spec, kind, shown)?;
     if spec.op == OpKind::Mixed && !matches!(kind, TargetKind::File | TargetKind::BlockDevice) {
@@ -597,81 +610,6 @@ fn check_parent(path: &Path) -> Result<()> {
         ))),
         _ => Ok(()),
     }
-}
-
-/// The bytes of the target the threads' regions may use, from its kind, size and the amounts asked.
-fn usable_bytes(
-    spec: &Spec,
-    kind: TargetKind,
-    shown: &str,
-    pin: Option<&Pin>,
-    existing_file: bool,
-) -> Result<u64> {
-    let bs = spec.bs;
-    let threads = spec.threads as u64;
-    let needed_default = match spec.ops {
-        Some(n) if spec.duration_s.is_none() || n.saturating_mul(bs) <= DEFAULT_FILE_SIZE * 16 => {
-            // --skip N leaves N bytes after each op: the file holds each thread's walk whole.
-            let step = bs.saturating_add(spec.skip.max(0) as u64);
-            let each = (n.div_ceil(threads).max(1) - 1).saturating_mul(step) + bs;
-            each.div_ceil(bs) * threads * bs
-        }
-        _ => DEFAULT_FILE_SIZE,
-    };
-    Ok(match kind {
-        TargetKind::DevNull | TargetKind::DevZero => space::sink_region(threads) * threads,
-        TargetKind::Pipe
-        | TargetKind::Socketpair
-        | TargetKind::Tcp
-        | TargetKind::Sink
-        | TargetKind::NvmeGeneric => {
-            unreachable!("stream, sink and NVMe generic targets are set up by their own functions")
-        }
-        TargetKind::BlockDevice => {
-            let fd = pin.expect("a block device exists").open(libc::O_RDONLY)?;
-            let size = sys::blk_size(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, shown))?;
-            space::device_span(spec, size, shown)?
-        }
-        TargetKind::File if existing_file => {
-            let size = pin.map(|p| p.st.st_size as u64).unwrap_or(0);
-            // A mixed run reads blocks it never wrote: it stays within the data the file holds.
-            if spec.op.reads() {
-                let avail = size.saturating_sub(spec.offset);
-                match spec.file_size {
-                    Some(fs) if fs > avail => {
-                        return Err(Error::usage(
-                            "--file-size",
-                            format!("{shown} holds only {avail} bytes from --offset {}; reads past the end return no data", spec.offset),
-                        ))
-                    }
-                    Some(fs) => fs,
-                    None => avail,
-                }
-            } else {
-                // --overwrite replaces the contents: writes stay within the file as it is (wrapping
-                // around it), unless --file-size says how far; an empty file takes what the run needs.
-                let within = size.saturating_sub(spec.offset);
-                let one_each = spec.bs * u64::from(spec.threads);
-                // A file smaller than one block per thread grows to exactly that (an empty one takes
-                // what the run needs), never to a default size.
-                spec.file_size.unwrap_or(if within >= one_each {
-                    within
-                } else if size > 0 {
-                    one_each
-                } else {
-                    needed_default
-                })
-            }
-        }
-        TargetKind::File => spec.file_size.unwrap_or(needed_default),
-    })
-    .map(|b| match (spec.share_region, spec.file_size) {
-        // One region for every thread: the amount's share of one thread, not the total.
-        (true, None) if kind == TargetKind::File && !existing_file => {
-            b.div_ceil(threads * bs).max(1) * bs
-        }
-        _ => b,
-    })
 }
 
 /// The O_DIRECT alignment (memory, offset) of the target, with --bs and --offset checked against it.

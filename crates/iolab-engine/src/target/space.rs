@@ -6,7 +6,12 @@
 //! 32-bit process 3 GiB. The region is now taken from the process's real limits: the top of its address
 //! space (the end of the highest mapping in /proc/self/maps, where the stack sits) and RLIMIT_AS.
 
+use super::{Pin, DEFAULT_FILE_SIZE};
 use crate::error::{Error, Result};
+use crate::spec::Spec;
+use crate::target_kind::TargetKind;
+use iolab_sys as sys;
+use std::os::fd::AsRawFd;
 
 /// The nominal region per thread where nothing limits it.
 pub const SINK_REGION_MAX: u64 = 1 << 40;
@@ -135,6 +140,85 @@ pub(crate) fn check_walk(
         spec.skip, spec.bs, ops, region,
     )?);
     Ok(())
+}
+
+/// The bytes of the target the threads' regions may use, from its kind, size and the amounts asked.
+pub(super) fn usable_bytes(
+    spec: &Spec,
+    kind: TargetKind,
+    shown: &str,
+    pin: Option<&Pin>,
+    existing_file: bool,
+) -> Result<u64> {
+    let bs = spec.bs;
+    let threads = spec.threads as u64;
+    let needed_default = match (spec.ops, spec.bytes) {
+        (Some(n), _)
+            if spec.duration_s.is_none() || n.saturating_mul(bs) <= DEFAULT_FILE_SIZE * 16 =>
+        {
+            // --skip N leaves N bytes after each op: the file holds each thread's walk whole.
+            let step = bs.saturating_add(spec.skip.max(0) as u64);
+            let each = (n.div_ceil(threads).max(1) - 1).saturating_mul(step) + bs;
+            each.div_ceil(bs) * threads * bs
+        }
+        // --size with --bs-split: each thread's share, in whole blocks of the smallest length.
+        (None, Some(b)) => b.div_ceil(threads * bs).max(1) * threads * bs,
+        _ => DEFAULT_FILE_SIZE,
+    };
+    Ok(match kind {
+        TargetKind::DevNull | TargetKind::DevZero => sink_region(threads) * threads,
+        TargetKind::Pipe
+        | TargetKind::Socketpair
+        | TargetKind::Tcp
+        | TargetKind::Sink
+        | TargetKind::NvmeGeneric => {
+            unreachable!("stream, sink and NVMe generic targets are set up by their own functions")
+        }
+        TargetKind::BlockDevice => {
+            let fd = pin.expect("a block device exists").open(libc::O_RDONLY)?;
+            let size = sys::blk_size(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, shown))?;
+            device_span(spec, size, shown)?
+        }
+        TargetKind::File if existing_file => {
+            let size = pin.map(|p| p.st.st_size as u64).unwrap_or(0);
+            // A mixed run reads blocks it never wrote: it stays within the data the file holds.
+            if spec.op.reads() {
+                let avail = size.saturating_sub(spec.offset);
+                match spec.file_size {
+                    Some(fs) if fs > avail => {
+                        return Err(Error::usage(
+                            "--file-size",
+                            format!("{shown} holds only {avail} bytes from --offset {}; reads past the end return no data", spec.offset),
+                        ))
+                    }
+                    Some(fs) => fs,
+                    None => avail,
+                }
+            } else {
+                // --overwrite replaces the contents: writes stay within the file as it is (wrapping
+                // around it), unless --file-size says how far; an empty file takes what the run needs.
+                let within = size.saturating_sub(spec.offset);
+                let one_each = spec.bs * u64::from(spec.threads);
+                // A file smaller than one block per thread grows to exactly that (an empty one takes
+                // what the run needs), never to a default size.
+                spec.file_size.unwrap_or(if within >= one_each {
+                    within
+                } else if size > 0 {
+                    one_each
+                } else {
+                    needed_default
+                })
+            }
+        }
+        TargetKind::File => spec.file_size.unwrap_or(needed_default),
+    })
+    .map(|b| match (spec.share_region, spec.file_size) {
+        // One region for every thread: the amount's share of one thread, not the total.
+        (true, None) if kind == TargetKind::File && !existing_file => {
+            b.div_ceil(threads * bs).max(1) * bs
+        }
+        _ => b,
+    })
 }
 
 #[cfg(test)]

@@ -19,7 +19,19 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 pub(super) fn amounts(j: &Ctx, m: &mut Mapped, bs: u64, null: bool) -> Result<(), String> {
     let jobs = clones(j, m)?;
     let target = m.raw.get("target").map(|t| t.text()).unwrap_or_default();
-    let (region, file) = region(j, bs, null, &target)?;
+    // Lengths drawn per op over fio's random map: the job ends when the map is full (a pass), so a size
+    // of part of a block is no question of layout.
+    let by_map = m.raw.get("bs-split").is_some()
+        && m.raw
+            .get("distribution")
+            .is_some_and(|d| d.text() == "once");
+    let (region, file) = region(j, (bs, by_map), null, &target)?;
+    if by_map && region < j.size("size")?.unwrap_or(0) {
+        m.notes.push(format!(
+            "lengths drawn per op over fio's random map: fio's job ends when every {bs}-byte block has been \
+             covered once, after {region} bytes, as iolab's does"
+        ));
+    }
     let pass = skipped(m, pass(j, region, bs)?, (region, file), bs);
     let loops = super::verify::loops(j, m)?;
     let runtime = match j.get("runtime") {
@@ -127,7 +139,12 @@ fn clones(j: &Ctx, m: &mut Mapped) -> Result<u64, String> {
 
 /// The bytes of the region one job works, from `offset`, as fio's setup_files works it out; and the file's
 /// bytes, more where an existing file is larger.
-fn region(j: &Ctx, bs: u64, null: bool, target: &str) -> Result<(u64, u64), String> {
+fn region(
+    j: &Ctx,
+    (bs, by_map): (u64, bool),
+    null: bool,
+    target: &str,
+) -> Result<(u64, u64), String> {
     let offset = match j.number("offset")? {
         None => 0,
         Some(Num::Bytes(n)) => n,
@@ -181,6 +198,7 @@ fn region(j: &Ctx, bs: u64, null: bool, target: &str) -> Result<(u64, u64), Stri
             let whole = base.saturating_add(offset);
             (whole / 100 * p + whole % 100 * p / 100).min(base) / bs * bs
         }
+        (_, Some(_)) if by_map => base / bs * bs,
         (_, Some(what)) => {
             if base >= bs {
                 whole_blocks(base, bs, what)?;

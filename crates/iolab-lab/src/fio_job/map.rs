@@ -5,7 +5,7 @@
 
 pub use super::ctx::Mapped;
 use super::ctx::{set, Ctx};
-use super::numbers::{fio_seconds, fio_size};
+use super::numbers::fio_seconds;
 use super::parse::Job;
 use iolab_engine::method::{aio, psync, MethodInfo};
 use iolab_engine::registry::METHODS;
@@ -27,13 +27,10 @@ const NO_EFFECT: &[&str] = &[
 ];
 
 /// Why iolab cannot honour an option, said with its refusal.
-const WHY_NOT: &[(&str, &str)] = &[
-    ("bssplit", "iolab runs one block size per job"),
-    (
-        "iodepth_batch_complete_max",
-        "iolab reaps up to its submit batch at a time",
-    ),
-];
+const WHY_NOT: &[(&str, &str)] = &[(
+    "iodepth_batch_complete_max",
+    "iolab reaps up to its submit batch at a time",
+)];
 
 /// fio's randseed when none is given (its options.c default).
 const FIO_RANDSEED: u64 = 0x89;
@@ -77,7 +74,7 @@ fn map_job(job: &Job, lenient: bool) -> Result<Mapped, String> {
     let method = engine(&j, &mut m)?;
     direction(&j, &mut m)?;
     let file = super::names::target(&j, &mut m)?;
-    let bs = block_size(&j, &mut m)?;
+    let bs = super::block_sizes::block_size(&j, &mut m)?;
     depth(&j, &mut m, method)?;
     super::amounts::amounts(&j, &mut m, bs, method.no_data)?;
     rest(&j, &mut m, method)?;
@@ -125,6 +122,7 @@ const HANDLED: &[&str] = &[
     "rwmixread",
     "bs",
     "bsrange",
+    "bssplit",
     "randrepeat",
     "runtime",
     "time_based",
@@ -269,61 +267,6 @@ fn direction(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
         set(m, "distribution", d);
     }
     Ok(())
-}
-
-/// bs and bsrange: the block size of the directions the job moves. fio's `bs=R,W` reads R and writes W
-/// (one value: both); bsrange, whose ends must be equal here, overrides bs whatever their order, as in fio.
-fn block_size(j: &Ctx, m: &mut Mapped) -> Result<u64, String> {
-    let (key, v) = match (j.get("bsrange"), j.get("bs")) {
-        (Some(r), _) => ("bsrange", r),
-        (None, Some(b)) => ("bs", b),
-        (None, None) => return Ok(4096),
-    };
-    let parts: Vec<&str> = v.split([',', '/']).map(str::trim).collect();
-    if parts.len() > 3 || parts.iter().any(|p| p.is_empty()) {
-        return Err(format!(
-            "{key}={v}: give a size for reads, writes and trims, none empty (fio leaves an empty one as it was)"
-        ));
-    }
-    let sizes = parts
-        .iter()
-        .map(|p| one_block_size(key, v, p, j.kb))
-        .collect::<Result<Vec<u64>, String>>()?;
-    let (read, write) = (sizes[0], *sizes.get(1).unwrap_or(&sizes[0]));
-    let n = match (j.reads(), j.writes()) {
-        (true, true) if read != write => {
-            return Err(format!(
-                "{key}={v}: reads of {read} and writes of {write} bytes; iolab runs one block size for both"
-            ))
-        }
-        (false, true) => write,
-        _ => read,
-    };
-    set(m, "bs", format!("{n}"));
-    Ok(n)
-}
-
-/// One direction's block size: a size for bs, a range of equal ends (`4k-4k`, `4k:4k`) for bsrange.
-fn one_block_size(key: &str, v: &str, part: &str, kb: u64) -> Result<u64, String> {
-    let ends: Vec<&str> = if key == "bsrange" {
-        part.splitn(2, ['-', ':']).collect()
-    } else {
-        vec![part]
-    };
-    let sizes = ends
-        .iter()
-        .map(|e| fio_size(e, kb))
-        .collect::<Result<Vec<u64>, String>>()
-        .map_err(|e| format!("{key}={v}: {e}"))?;
-    if sizes.iter().any(|&s| s != sizes[0]) {
-        return Err(format!(
-            "{key}={v}: fio picks each request's size in the range; iolab runs one block size"
-        ));
-    }
-    if sizes[0] == 0 {
-        return Err(format!("{key}={v}: fio's least block size is 1 byte"));
-    }
-    Ok(sizes[0])
 }
 
 /// iodepth and iodepth_batch_submit: a queued engine's depth and submit batch (fio: 0, or more than the
@@ -647,14 +590,10 @@ pub(super) mod tests {
         assert_eq!(m.ignored, ["ioscheduler=none"]);
         // A buffered read job drops the cache first, as fio's invalidate=1 does.
         assert_eq!(val(&m, "cold-cache"), "true");
-        refused(
-            &[("size", "1m"), ("bssplit", "4k/50:8k/50")],
-            &["bssplit", "one block size"],
-        );
         for (o, says) in [
             (("ioengine", "posixaio"), "no iolab method"),
             (("rw", "trim"), "rw=trim"),
-            (("bs", "4k,8k"), "one block size"),
+            (("bs", "4k,8k"), "reads and writes of other lengths"),
             (("bs", "8k,"), "none empty"),
             (("filename", "a:b"), "one file"),
             (("directory", "a:b"), "one directory"),
@@ -732,12 +671,8 @@ pub(super) mod tests {
             maps_to(&o, &[("bs", bs)]);
         }
         refused(
-            &[("size", "1m"), ("bsrange", "4k-8k")],
-            &["bsrange=4k-8k", "one block size"],
-        );
-        refused(
             &[("size", "1m"), ("bs", "8k,16k"), ("rw", "rw")],
-            &["one block size for both"],
+            &["reads and writes of other lengths"],
         );
         maps_to(
             &[

@@ -3,6 +3,7 @@
 //! method that can do it, at the same number of requests in flight.
 
 mod amounts;
+mod block_sizes;
 mod ctx;
 pub mod logs;
 pub mod map;

@@ -361,7 +361,12 @@ pub(super) fn options(r: &RunResult, grouped: bool) -> Value {
         0 => put("rw", rw.into()),
         n => put("rw", format!("{rw}:{n}")),
     }
-    put("bs", s.bs.to_string());
+    // --bs-split: fio's bssplit or bsrange, as given to fio.
+    match &s.bs_split {
+        Some(b) if b.is_range() => put("bsrange", b.name()),
+        Some(b) => put("bssplit", b.name()),
+        None => put("bs", s.bs.to_string()),
+    }
     put("numjobs", s.threads.to_string());
     put("iodepth", s.qd.to_string());
     put("direct", u8::from(s.direct).to_string());
