@@ -200,7 +200,7 @@ impl BsSplit {
         };
         Lens {
             table,
-            rng: crate::pattern::mix64(seed ^ 0x0B55_B1A7) | 1,
+            rng: crate::rng::mix64(seed ^ 0x0B55_B1A7) | 1,
         }
     }
 }
@@ -244,7 +244,7 @@ impl Lens {
     /// The next length.
     #[inline]
     pub fn draw(&mut self) -> u64 {
-        let r = crate::pattern::xorshift(&mut self.rng);
+        let r = crate::rng::xorshift(&mut self.rng);
         match &self.table {
             Table::Split(t) => {
                 let v = ((r as u128 * 100) >> 64) as u64;

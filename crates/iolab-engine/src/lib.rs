@@ -30,6 +30,7 @@ pub mod registry;
 pub mod resolve;
 pub mod result;
 pub mod ring_ptrs;
+pub mod rng;
 pub mod run;
 pub mod runner;
 pub mod seq_skip;

@@ -96,16 +96,7 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
         r.notes
             .extend(p.said.iter().map(|s| format!("fio job '{}': {s}", p.job)));
         if let (Some(m), Some(_)) = (maker, &shared) {
-            r.notes.push(format!(
-                "fio job '{}': {} the file job '{m}' made and kept (--keep), as fio's jobs share a file by \
-                 its name",
-                p.job,
-                if p.spec.op.writes() {
-                    "wrote into"
-                } else {
-                    "read"
-                }
-            ));
+            r.notes.push(shared_note(&p.job, m, p.spec.op.writes()));
         }
         if r.target.created && r.target.kept {
             made.push((p.job.as_str(), &p.spec.target));
@@ -145,15 +136,7 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
                 say(&outputs, &line)?;
             }
         }
-        if let Some(v) = r.verify.as_ref().filter(|v| v.mismatches > 0) {
-            mismatches.push(format!(
-                "job {}: {} of {} blocks {}",
-                p.label,
-                v.mismatches,
-                v.blocks_checked,
-                super::cmd_run::mismatched(&r.spec)
-            ));
-        }
+        mismatches.extend(mismatch(&p.label, &r));
         done.push((p.label.clone(), r));
         reported.push(reported_as(
             &reporting,
@@ -267,6 +250,26 @@ fn reported_as(
         .map_or_else(Default::default, |(_, r)| *r);
     how.merge &= !apart;
     how
+}
+
+/// A job that used the file an earlier job made and kept, said.
+fn shared_note(job: &str, maker: &str, writes: bool) -> String {
+    let did = if writes { "wrote into" } else { "read" };
+    format!(
+        "fio job '{job}': {did} the file job '{maker}' made and kept (--keep), as fio's jobs share a file by \
+         its name"
+    )
+}
+
+/// What a job's --verify found unlike what it checks the blocks against, said with the job.
+fn mismatch(label: &str, r: &iolab_engine::result::RunResult) -> Option<String> {
+    let v = r.verify.as_ref().filter(|v| v.mismatches > 0)?;
+    Some(format!(
+        "job {label}: {} of {} blocks {}",
+        v.mismatches,
+        v.blocks_checked,
+        super::cmd_run::mismatched(&r.spec)
+    ))
 }
 
 /// 1, said, where logs miss ops or could not be written, or verify found blocks unlike what was

@@ -755,7 +755,11 @@ fn drawn_lengths_move_what_fios_move() {
     let (ours, theirs) = (disk_dir(), disk_dir());
     let job = "[s]\nfilename={dir}/S\nsize=4m\nrw=write\nbssplit=4k/50:64k/50\n";
     let (r, v) = iolab_run(ours.path(), job, &["--keep"]);
-    assert!(r.stdout.contains("4k/50:64k/50 (lengths drawn per op)"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("4k/50:64k/50 (lengths drawn per op)"),
+        "{}",
+        r.stdout
+    );
     assert_eq!(v["jobs"][0]["job options"]["bssplit"], "4k/50:64k/50");
     let m = moved(&v);
     assert_eq!((m["s"].read, m["s"].write), (0, 4 * MIB));
@@ -780,6 +784,9 @@ fn drawn_lengths_move_what_fios_move() {
     if let Some(f) = fio_run(theirs.path(), job) {
         let fm = moved(&f);
         let theirs = fm["m"].read + fm["m"].write;
-        assert!((8 * MIB..8 * MIB + 16384).contains(&theirs), "fio: {theirs}");
+        assert!(
+            (8 * MIB..8 * MIB + 16384).contains(&theirs),
+            "fio: {theirs}"
+        );
     }
 }

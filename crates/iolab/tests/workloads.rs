@@ -578,7 +578,7 @@ fn drawn_lengths_cover_each_block_once_a_pass_and_mix() {
     ]);
     let dir_bytes = |d: &str| u64_of(&v, &["mixed", d, "bytes"]);
     let total = u64_of(&v, &["bytes"]);
-    assert!(total >= 16 << 20 && total < (16 << 20) + 32768, "{total}");
+    assert!((16 << 20..(16 << 20) + 32768).contains(&total), "{total}");
     assert_eq!(dir_bytes("reads") + dir_bytes("writes"), total);
     for (flags, says) in [
         (&["--verify"][..], "not with --verify"),

@@ -43,6 +43,7 @@ pub const INFO: MethodInfo = MethodInfo {
     },
     options: &[Applies::Depth, Applies::Batch],
     mixed: true,
+    drawn_lengths: true,
     ..MethodInfo::PLAIN
 };
 

@@ -114,6 +114,8 @@ pub struct MethodInfo {
     pub verifies_reads: bool,
     /// Reads or writes per op (`Io::write`), so it can run `--op mixed`.
     pub mixed: bool,
+    /// Takes each op's length as it comes (`Io::len`, not the run's `--bs`), so it can run `--bs-split`.
+    pub drawn_lengths: bool,
     /// The one system call each write and read op makes, where there is exactly one (the kernel's count
     /// of it is cross-checked against the ops).
     pub per_op_call: Option<(&'static str, &'static str)>,
@@ -187,6 +189,7 @@ impl MethodInfo {
         no_read: None,
         verifies_reads: false,
         mixed: false,
+        drawn_lengths: false,
         per_op_call: None,
         io_uring_requests: false,
         syscalls: &[],

@@ -40,6 +40,7 @@ pub const INFO: MethodInfo = MethodInfo {
     },
     options: &[Applies::Msync],
     sink_calls: SinkCalls::Mapped,
+    drawn_lengths: true,
     ..MethodInfo::PLAIN
 };
 

@@ -19,6 +19,7 @@ pub const INFO: MethodInfo = MethodInfo {
     sink_calls: SinkCalls::Nothing,
     // Nothing moves either way, so an op may as well read as write: fio's null engine takes rw=randrw.
     mixed: true,
+    drawn_lengths: true,
     ..MethodInfo::PLAIN
 };
 

@@ -33,6 +33,7 @@ pub const INFO: MethodInfo = MethodInfo {
     },
     gap: gap_one_call_after_another,
     mixed: true,
+    drawn_lengths: true,
     ..MethodInfo::PLAIN
 };
 

@@ -46,6 +46,7 @@ pub const INFO: MethodInfo = MethodInfo {
     gap: gap_one_call_after_another,
     mixed: true,
     options: &[Applies::RwFlags],
+    drawn_lengths: true,
     ..MethodInfo::PLAIN
 };
 

@@ -40,6 +40,7 @@ pub const INFO: MethodInfo = MethodInfo {
     },
     options: &[Applies::StdioBuffer],
     sink_calls: SinkCalls::BytesOnly,
+    drawn_lengths: true,
     ..MethodInfo::PLAIN
 };
 

@@ -25,6 +25,7 @@ pub const INFO: MethodInfo = MethodInfo {
     plain: true,
     way: |_, s| (if s.op == OpKind::Write { "write()" } else { "read()" }).into(),
     gap: gap_one_call_after_another,
+    drawn_lengths: true,
     ..MethodInfo::PLAIN
 };
 

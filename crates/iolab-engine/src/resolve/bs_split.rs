@@ -7,29 +7,17 @@ use crate::spec::*;
 
 const FLAG: &str = "--bs-split";
 
-/// The methods whose requests take each op's length as it comes.
-const TAKE_ANY_LENGTH: [MethodKind; 8] = [
-    MethodKind::Nop,
-    MethodKind::Sync,
-    MethodKind::Psync,
-    MethodKind::Pv2,
-    MethodKind::Stdio,
-    MethodKind::Mmap,
-    MethodKind::IoUring,
-    MethodKind::Aio,
-];
-
 impl RawSpec {
-    /// The split, its largest size at most [`super::MAX_BUFFER`]; `--bs`, where given too, its smallest.
-    pub(super) fn bs_split(&self) -> Result<Option<BsSplit>> {
+    /// The split, its largest size at most `most` (as --bs); `--bs`, where given too, its smallest.
+    pub(super) fn bs_split(&self, most: u64) -> Result<Option<BsSplit>> {
         let Some(text) = self.text("bs-split")? else {
             return Ok(None);
         };
         let b = BsSplit::parse(&text)?;
-        if b.max() > super::MAX_BUFFER {
+        if b.max() > most {
             return Err(Error::usage(
                 FLAG,
-                format!("'{text}': at most 1 GiB per op"),
+                format!("'{text}': at most {most} bytes per op"),
             ));
         }
         if let Some(bs) = self.size("bs")?.filter(|&bs| bs != b.min()) {
@@ -71,10 +59,16 @@ pub(super) fn check(s: &Spec) -> Result<()> {
         return Ok(());
     }
     let refuse = |why: String| Err(Error::usage(FLAG, why));
-    if !TAKE_ANY_LENGTH.contains(&s.method) {
+    if !s.method.info().drawn_lengths {
+        let can: Vec<&str> = crate::registry::METHODS
+            .iter()
+            .filter(|e| e.info.drawn_lengths)
+            .map(|e| e.info.name)
+            .collect();
         return refuse(format!(
-            "--method {} sizes its requests once per run; use psync, sync, pv2, stdio, mmap, io_uring or aio",
-            s.method.name()
+            "--method {} sizes its requests once per run; use {}",
+            s.method.name(),
+            can.join(", ")
         ));
     }
     let with = [

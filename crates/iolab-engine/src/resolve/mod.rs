@@ -119,17 +119,7 @@ impl RawSpec {
             &[("seq", Pattern::Seq), ("rand", Pattern::Rand)],
         )?;
         let distribution = self.distribution(pattern, method)?;
-        let bs_split = self.bs_split()?;
-        let bs = match &bs_split {
-            Some(b) => b.min(),
-            None => self.size_within(
-                "bs",
-                4096,
-                "the block size must be at least 1 byte",
-                MAX_BUFFER,
-                " per operation",
-            )?,
-        };
+        let (bs, bs_split) = self.block_size()?;
         let threads = self.count_or("threads", 1, "expected 1 or more threads")?;
         if threads > 1024 {
             return Err(Error::usage(
@@ -292,6 +282,22 @@ impl RawSpec {
                 }
                 Ok(p)
             }
+        }
+    }
+
+    /// `--bs`, or `--bs-split` and its smallest length.
+    fn block_size(&self) -> Result<(u64, Option<crate::bs_split::BsSplit>)> {
+        match self.bs_split(MAX_BUFFER)? {
+            Some(b) => Ok((b.min(), Some(b))),
+            None => self
+                .size_within(
+                    "bs",
+                    4096,
+                    "the block size must be at least 1 byte",
+                    MAX_BUFFER,
+                    " per operation",
+                )
+                .map(|bs| (bs, None)),
         }
     }
 

@@ -372,6 +372,16 @@ fn close_and_publish(
     closed
 }
 
+/// The result every request completes with; with drawn lengths none (each request's own is in its slot,
+/// and no result is i32::MIN).
+fn expected_result<M: Method>(m: &M, p: &LoopParams) -> i32 {
+    if p.split {
+        i32::MIN
+    } else {
+        m.expected_result(p.bs)
+    }
+}
+
 /// What an unexpected completion result means: the method's reading of the errno, or the errno itself,
 /// or a short transfer.
 #[cold]
@@ -596,12 +606,7 @@ pub(super) fn loop_async<M: Method, C: Clock>(
     let mut reported = 0u64;
     // Clock reads: the start, then one per round and the rare ones (interval closes, after flushes).
     let mut reads = 1u64;
-    // Drawn lengths: each request's own, in its slot (no result is i32::MIN).
-    let expected = if p.split {
-        i32::MIN
-    } else {
-        m.expected_result(p.bs)
-    };
+    let expected = expected_result(m, p);
     loop {
         let sync_due = sync_every != 0 && since_sync >= sync_every;
         // Queue up to a batch, never more than qd in flight.

@@ -61,8 +61,7 @@ pub const PAGE: usize = 4096;
 /// come from the address space ([`space::sink_region`]).
 pub const SINK_REGION: u64 = space::SINK_REGION_MAX;
 
-/// File size when the run is bounded only by a duration.
-pub const DEFAULT_FILE_SIZE: u64 = 64 << 20;
+pub use super::space::DEFAULT_FILE_SIZE;
 
 pub use crate::paths::parent_of;
 

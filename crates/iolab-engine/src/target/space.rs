@@ -6,12 +6,15 @@
 //! 32-bit process 3 GiB. The region is now taken from the process's real limits: the top of its address
 //! space (the end of the highest mapping in /proc/self/maps, where the stack sits) and RLIMIT_AS.
 
-use super::{Pin, DEFAULT_FILE_SIZE};
+use super::pin::Pin;
 use crate::error::{Error, Result};
 use crate::spec::Spec;
 use crate::target_kind::TargetKind;
 use iolab_sys as sys;
 use std::os::fd::AsRawFd;
+
+/// File size when the run is bounded only by a duration.
+pub const DEFAULT_FILE_SIZE: u64 = 64 << 20;
 
 /// The nominal region per thread where nothing limits it.
 pub const SINK_REGION_MAX: u64 = 1 << 40;

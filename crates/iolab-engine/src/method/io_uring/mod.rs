@@ -96,6 +96,7 @@ pub const INFO: MethodInfo = MethodInfo {
     way,
     gap,
     mixed: true,
+    drawn_lengths: true,
     punts: true,
     options: &[
         Applies::Depth,
