@@ -68,6 +68,28 @@ pub(super) fn block_size(j: &Ctx, m: &mut Mapped) -> Result<u64, String> {
     Ok(law.ends().0)
 }
 
+/// Lengths drawn per op beside what takes one length: fio's logs (a block size per line, iolab's of the
+/// job's one) and a verify (iolab's blocks of one length, each with its stamps), refused by name.
+pub(super) fn drawn_with(j: &Ctx, m: &Mapped) -> Result<(), String> {
+    if m.raw.get("bs-split").is_none() {
+        return Ok(());
+    }
+    let verify = m.raw.get("verify").is_some_and(|v| v.text() == "true");
+    let log = super::logs::OPTIONS.iter().find(|k| j.get(k).is_some());
+    match (log, verify) {
+        (Some(k), _) => Err(format!(
+            "{k} with lengths drawn per op (bssplit, or bsrange of two ends): iolab's fio logs give the job's \
+             one block size on every line; drop one of them"
+        )),
+        (None, true) => Err(
+            "verify with lengths drawn per op (bssplit, or bsrange of two ends): iolab verifies blocks of one \
+             length, each with its own stamps; drop one of them"
+                .into(),
+        ),
+        (None, false) => Ok(()),
+    }
+}
+
 /// The law of the directions the job moves: reads' and writes' alike where it moves both.
 fn one_law((key, v, sizes): &(&str, &str, Vec<Option<Sizes>>), j: &Ctx) -> Result<Sizes, String> {
     let get = |d: usize, what: &str| -> Result<Sizes, String> {
@@ -226,6 +248,18 @@ mod tests {
             ),
             (&[("bssplit", "4k/70:8k/70")][..], "add up to 140%"),
             (&[("bsrange", "0-4k")][..], "least block size is 1 byte"),
+            (
+                &[("bsrange", "1k-4k"), ("write_bw_log", "x")][..],
+                "write_bw_log with lengths drawn per op",
+            ),
+            (
+                &[
+                    ("bssplit", "4k/50:8k/50"),
+                    ("rw", "write"),
+                    ("verify", "md5"),
+                ][..],
+                "verify with lengths drawn per op",
+            ),
         ] {
             refused(&[&[("size", "1m")][..], opts].concat(), &[says]);
         }

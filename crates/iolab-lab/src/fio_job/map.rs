@@ -80,6 +80,7 @@ fn map_job(job: &Job, lenient: bool) -> Result<Mapped, String> {
     rest(&j, &mut m, method)?;
     zones(&j, &mut m)?;
     layout(&j, &mut m, method)?;
+    super::block_sizes::drawn_with(&j, &m)?;
     m.logs = super::logs::plan(job, &file, &mut m.raw, &mut m.notes)?;
     unhonoured(job, &mut m, lenient)?;
     Ok(m)
