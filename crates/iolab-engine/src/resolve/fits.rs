@@ -35,7 +35,7 @@ pub(crate) fn check_fits_in(spec: &crate::spec::Spec, total: u64) -> Result<()> 
     // --log-interval: a third histogram per thread (the run's total while the loop's holds an interval).
     let log = crate::measure::hist::FastHist::BYTES as u64 * u64::from(spec.log_interval().0 > 0);
     let fixed = threads * (PER_THREAD + log);
-    let buffers = threads.saturating_mul(slots).saturating_mul(spec.bs);
+    let buffers = threads.saturating_mul(slots).saturating_mul(spec.buf_len());
     let need = buffers.saturating_add(stdio).saturating_add(fixed);
     if need <= total {
         return Ok(());
@@ -46,7 +46,15 @@ pub(crate) fn check_fits_in(spec: &crate::spec::Spec, total: u64) -> Result<()> 
         ("--stdio-buffer", spec.stdio_buffer, max)
     } else {
         let max = room.saturating_sub(stdio) / (threads * slots);
-        ("--bs", spec.bs, max)
+        (
+            if spec.bs_split.is_some() {
+                "--bs-split"
+            } else {
+                "--bs"
+            },
+            spec.buf_len(),
+            max,
+        )
     };
     let per = if slots > 1 {
         format!("{threads} thread(s) x --qd {slots}")

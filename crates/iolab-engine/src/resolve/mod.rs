@@ -815,7 +815,7 @@ fn check_memory_limit(s: &Spec) -> Result<()> {
         return Ok(());
     };
     let queued = s.method.info().takes(crate::spec::options::Applies::Depth);
-    let per_thread = s.bs * if queued { u64::from(s.qd) } else { 1 };
+    let per_thread = s.buf_len() * if queued { u64::from(s.qd) } else { 1 };
     let least = crate::memlimit::least_limit(u64::from(s.threads), per_thread);
     if limit >= least {
         return Ok(());

@@ -117,7 +117,7 @@ fn check_memlock(s: &Spec) -> Result<()> {
     let Some(lim) = iolab_sys::memlock_limit() else {
         return Ok(());
     };
-    let bytes = s.threads as u64 * s.qd as u64 * s.bs;
+    let bytes = s.threads as u64 * s.qd as u64 * s.buf_len();
     if bytes <= lim {
         return Ok(());
     }
@@ -130,7 +130,7 @@ fn check_memlock(s: &Spec) -> Result<()> {
              limit, or run as root",
             s.qd,
             s.threads,
-            s.bs,
+            s.buf_len(),
             size(bytes),
             size(lim)
         ),
