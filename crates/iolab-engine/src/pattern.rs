@@ -310,26 +310,7 @@ impl OpPlan {
                     let pos = k.next(self.bs);
                     self.op_at_byte(pos)
                 }
-                Walk::Sized(w) => {
-                    let (pos, len) = match self.pattern {
-                        Pattern::Seq => w.next_seq(self.nblocks, self.bs),
-                        Pattern::Rand => loop {
-                            let b = match &mut self.shuffle {
-                                Some(s) => s.next_block(),
-                                None => {
-                                    let r = xorshift(&mut self.rng);
-                                    ((r as u128 * self.nblocks as u128) >> 64) as u64
-                                }
-                            };
-                            if let Some(x) = w.next_rand(b, self.nblocks, self.bs) {
-                                break x;
-                            }
-                        },
-                    };
-                    let mut op = self.op_at_byte(pos);
-                    op.len = len as usize;
-                    op
-                }
+                Walk::Sized(_) => self.sized_op(),
             };
         }
         let rel = match self.pattern {
@@ -356,6 +337,33 @@ impl OpPlan {
             },
         };
         self.op_at(rel)
+    }
+
+    /// The next op of a `--bs-split` plan: its start and drawn length (out of line, so that each loop the
+    /// plan is inlined into does not carry its own copy).
+    #[inline(never)]
+    fn sized_op(&mut self) -> PlannedOp {
+        let Some(Walk::Sized(w)) = &mut self.walk else {
+            unreachable!("called for a --bs-split plan only")
+        };
+        let (pos, len) = match self.pattern {
+            Pattern::Seq => w.next_seq(self.nblocks, self.bs),
+            Pattern::Rand => loop {
+                let b = match &mut self.shuffle {
+                    Some(s) => s.next_block(),
+                    None => {
+                        let r = xorshift(&mut self.rng);
+                        ((r as u128 * self.nblocks as u128) >> 64) as u64
+                    }
+                };
+                if let Some(x) = w.next_rand(b, self.nblocks, self.bs) {
+                    break x;
+                }
+            },
+        };
+        let mut op = self.op_at_byte(pos);
+        op.len = len as usize;
+        op
     }
 
     /// The op at block `rel` of the region, its direction drawn where mixed.
