@@ -585,6 +585,10 @@ fn drawn_lengths_cover_each_block_once_a_pass_and_mix() {
         (&["--method", "vectored"][..], "--method vectored"),
         (&["--skip", "4k"][..], "not with --skip"),
         (
+            &["--method", "io_uring", "--nop-requests"][..],
+            "not with --nop-requests",
+        ),
+        (
             &["--pattern", "rand", "--distribution", "zipf:1.2"][..],
             "uniform or once",
         ),

@@ -74,6 +74,7 @@ pub(super) fn check(s: &Spec) -> Result<()> {
     let with = [
         (s.ring.vectored, "--vectored", "splits each op into buffers of one size"),
         (s.ring.send_zc, "--send-zc", "sends buffers of one size"),
+        (s.ring.nop_requests, "--nop-requests", "moves no data"),
         (s.zones.is_some(), "--zone-size", "counts a zone in ops of one length"),
         (s.skip != 0, "--skip", "spaces ops of one length"),
         (

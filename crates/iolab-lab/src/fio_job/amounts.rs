@@ -26,7 +26,12 @@ pub(super) fn amounts(j: &Ctx, m: &mut Mapped, bs: u64, null: bool) -> Result<()
             .get("distribution")
             .is_some_and(|d| d.text() == "once");
     let (region, file) = region(j, (bs, by_map), null, &target)?;
-    if by_map && region < j.size("size")?.unwrap_or(0) {
+    // size=N% is the region itself: only a size in bytes can pass the map's end.
+    let asked = match j.number("size")? {
+        Some(Num::Bytes(n)) => n,
+        _ => 0,
+    };
+    if by_map && region < asked {
         m.notes.push(format!(
             "lengths drawn per op over fio's random map: fio's job ends when every {bs}-byte block has been \
              covered once, after {region} bytes, as iolab's does"

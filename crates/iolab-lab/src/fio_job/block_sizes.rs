@@ -227,6 +227,35 @@ mod tests {
         }
     }
 
+    /// size=N% of an existing file with lengths drawn over fio's random map: the share is the region and
+    /// the amount, as fio 3.33 takes it (no note of a map ending before the size).
+    #[test]
+    fn a_share_of_a_file_with_drawn_lengths_is_its_region() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("F");
+        std::fs::write(&f, vec![0u8; 1 << 20]).unwrap();
+        let f = f.display().to_string();
+        let m = maps_to(
+            &[
+                ("filename", &f),
+                ("size", "50%"),
+                ("bsrange", "1k-4k"),
+                ("rw", "randwrite"),
+            ],
+            &[
+                ("size", "524288"),
+                ("file-size", "524288"),
+                ("bs-split", "1024-4096"),
+                ("distribution", "once"),
+            ],
+        );
+        assert!(
+            !m.notes.iter().any(|n| n.contains("random map")),
+            "{:?}",
+            m.notes
+        );
+    }
+
     #[test]
     fn lengths_fio_would_draw_otherwise_are_refused_by_name() {
         for (opts, says) in [
