@@ -281,7 +281,9 @@ impl Lens {
 #[derive(Debug, Clone)]
 pub struct SizedWalk {
     lens: Lens,
-    pos: u64,
+    /// Where the next sequential op starts: of every op, or of reads (0) and of writes (1) with
+    /// `--walk-per-direction`.
+    pos: [u64; 2],
     covered: Option<Covered>,
 }
 
@@ -306,7 +308,7 @@ impl SizedWalk {
     pub fn new(lens: Lens, nblocks: u64, once: bool) -> SizedWalk {
         SizedWalk {
             lens,
-            pos: 0,
+            pos: [0; 2],
             covered: once.then(|| Covered {
                 bits: vec![0; nblocks.div_ceil(64) as usize],
                 drawn: 0,
@@ -316,14 +318,16 @@ impl SizedWalk {
 
     /// The next sequential op in a region of `nblocks` blocks of `bs`: its byte position and length.
     #[inline]
-    pub fn next_seq(&mut self, nblocks: u64, bs: u64) -> (u64, u64) {
+    /// `way` picks the walk: 0 for every op, or per direction (0 reads, 1 writes).
+    pub fn next_seq(&mut self, nblocks: u64, bs: u64, way: usize) -> (u64, u64) {
         let region = nblocks * bs;
-        if self.pos + bs > region {
-            self.pos = 0;
+        let pos = &mut self.pos[way];
+        if *pos + bs > region {
+            *pos = 0;
         }
-        let len = self.lens.draw_fit(region - self.pos);
-        let at = self.pos;
-        self.pos += len;
+        let len = self.lens.draw_fit(region - *pos);
+        let at = *pos;
+        *pos += len;
         (at, len)
     }
 
@@ -451,7 +455,7 @@ mod tests {
         let mut w = SizedWalk::new(b.lens(1), 10, false);
         let mut at = 0;
         for _ in 0..1000 {
-            let (pos, len) = w.next_seq(10, 4096);
+            let (pos, len) = w.next_seq(10, 4096, 0);
             assert!(pos == at || pos == 0, "{pos} after {at}");
             assert!(
                 pos + len <= 40960 && (len == 4096 || len == 16384),

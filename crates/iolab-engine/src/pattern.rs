@@ -128,6 +128,9 @@ pub struct OpPlan {
     mix: Option<(u64, u128)>,
     /// `--zone-size` or `--skip`: the ops walk the region zone by zone, or with holes.
     walk: Option<Walk>,
+    /// `--walk-per-direction`: a mixed sequential plan's reads and writes each walk the region from its
+    /// start (the direction drawn first).
+    per_direction: bool,
 }
 
 /// A walk over the region other than block after block or uniform draws.
@@ -137,6 +140,8 @@ enum Walk {
     Skip(crate::seq_skip::SkipWalk),
     /// `--bs-split`: ops of drawn lengths.
     Sized(crate::bs_split::SizedWalk),
+    /// `--walk-per-direction` (ops of one length): the next block of reads (0) and of writes (1).
+    TwoWay([u64; 2]),
 }
 
 /// `--zone-size`, `--zone-range`, `--zone-skip` (fio's zonemode=strided), in bytes: the ops stay in a
@@ -219,6 +224,7 @@ impl OpPlan {
             write: true,
             mix: None,
             walk: None,
+            per_direction: false,
         }
     }
 
@@ -278,6 +284,20 @@ impl OpPlan {
         self
     }
 
+    /// With `on` (`--walk-per-direction`), after [`OpPlan::sized`] and [`OpPlan::directed`]: a mixed
+    /// sequential plan's reads and writes each walk the region from its start, as fio's rw=rw does (its
+    /// last position kept per direction); anything else is left as it is.
+    pub fn per_direction(mut self, on: bool) -> OpPlan {
+        if !(on && self.mix.is_some() && self.pattern == Pattern::Seq) {
+            return self;
+        }
+        self.per_direction = true;
+        if self.walk.is_none() {
+            self.walk = Some(Walk::TwoWay([0; 2]));
+        }
+        self
+    }
+
     /// The plan with its random blocks drawn from `d` (a uniform `d` changes nothing); the same seed
     /// and thread replay the same blocks.
     pub fn skewed(mut self, d: &crate::skew::Distribution) -> OpPlan {
@@ -311,6 +331,7 @@ impl OpPlan {
                     self.op_at_byte(pos)
                 }
                 Walk::Sized(_) => self.sized_op(),
+                Walk::TwoWay(_) => self.two_way_op(),
             };
         }
         let rel = match self.pattern {
@@ -343,11 +364,22 @@ impl OpPlan {
     /// plan is inlined into does not carry its own copy).
     #[inline(never)]
     fn sized_op(&mut self) -> PlannedOp {
+        // The direction first where each has its walk.
+        let write = self.per_direction.then(|| self.direction());
         let Some(Walk::Sized(w)) = &mut self.walk else {
             unreachable!("called for a --bs-split plan only")
         };
+        if let Some(write) = write {
+            let (pos, len) = w.next_seq(self.nblocks, self.bs, write as usize);
+            return PlannedOp {
+                block: self.first_block + pos / self.bs,
+                offset: self.base + pos,
+                write,
+                len: len as usize,
+            };
+        }
         let (pos, len) = match self.pattern {
-            Pattern::Seq => w.next_seq(self.nblocks, self.bs),
+            Pattern::Seq => w.next_seq(self.nblocks, self.bs, 0),
             Pattern::Rand => loop {
                 let b = match &mut self.shuffle {
                     Some(s) => s.next_block(),
@@ -364,6 +396,24 @@ impl OpPlan {
         let mut op = self.op_at_byte(pos);
         op.len = len as usize;
         op
+    }
+
+    /// The next op of a `--walk-per-direction` plan: its direction drawn, then that direction's next
+    /// block (out of line, as [`OpPlan::sized_op`]).
+    #[inline(never)]
+    fn two_way_op(&mut self) -> PlannedOp {
+        let write = self.direction();
+        let Some(Walk::TwoWay(next)) = &mut self.walk else {
+            unreachable!("called for a --walk-per-direction plan only")
+        };
+        let rel = next[write as usize];
+        next[write as usize] = (rel + 1) % self.nblocks;
+        PlannedOp {
+            block: self.first_block + rel,
+            offset: self.base + rel * self.bs,
+            write,
+            len: self.bs as usize,
+        }
     }
 
     /// The op at block `rel` of the region, its direction drawn where mixed.
@@ -435,6 +485,41 @@ mod tests {
         }
         let mut r = plan().directed(false, None);
         assert!((0..100).all(|_| !r.next_op().write));
+    }
+
+    /// fio's rw=rw: reads and writes each walk from the region's start (its iolog of a 16-block job:
+    /// reads 0..9, writes 0..5), each wrapping at the end; the directions drawn as in a shared walk.
+    #[test]
+    fn a_mixed_walk_per_direction_starts_each_direction_at_the_region() {
+        let plan = || OpPlan::new(Pattern::Seq, 0, 4096, 3, 16, 5, 0).directed(true, Some(50));
+        let mut two = plan().per_direction(true);
+        let ops: Vec<PlannedOp> = (0..64).map(|_| two.next_op()).collect();
+        let mut shared = plan();
+        assert!(ops.iter().all(|o| o.write == shared.next_op().write));
+        for write in [false, true] {
+            let blocks: Vec<u64> = ops
+                .iter()
+                .filter(|o| o.write == write)
+                .map(|o| o.block)
+                .collect();
+            assert!(blocks.len() > 16, "{write}: {}", blocks.len());
+            for (i, b) in blocks.iter().enumerate() {
+                assert_eq!(*b, 3 + i as u64 % 16, "{write}: op {i}");
+            }
+        }
+        // One direction, or random offsets: no other walk.
+        let mut one = OpPlan::new(Pattern::Seq, 0, 4096, 3, 16, 5, 0).per_direction(true);
+        assert!((0..32).all(|i| one.next_op().block == 3 + i % 16));
+        let split = crate::bs_split::BsSplit::parse("4k-16k").unwrap();
+        let mut sized = plan().sized(Some(&split)).per_direction(true);
+        let mut at = [0u64; 2];
+        for _ in 0..200 {
+            let o = sized.next_op();
+            let w = o.write as usize;
+            let rel = o.offset - 3 * 4096;
+            assert!(rel == at[w] || rel == 0, "{rel} after {}", at[w]);
+            at[w] = rel + o.len as u64;
+        }
     }
 
     #[test]

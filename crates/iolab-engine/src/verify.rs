@@ -89,7 +89,8 @@ pub fn verify(spec: &Spec, target: &PreparedTarget, ops_done: &[u64]) -> Result<
                 .skewed(&spec.distribution)
                 .zoned(spec.zones)
                 .skipping(spec.skip)
-                .directed(true, spec.read_pct);
+                .directed(true, spec.read_pct)
+                .per_direction(spec.walk_per_direction);
                 for _ in 0..done {
                     let op = plan.next_op();
                     if op.write {

@@ -138,6 +138,9 @@ impl TableExporter {
         if let Some(p) = s.read_pct {
             extra.push(format!("{p}% reads"));
         }
+        if s.walk_per_direction {
+            extra.push("reads and writes each from the region's start".into());
+        }
         match &s.distribution {
             Distribution::Uniform => {}
             Distribution::Once => extra.push("each block once a pass".into()),

@@ -66,12 +66,21 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
         }
         let bar = run_bar();
         let maker = made.iter().find(|m| *m.1 == p.spec.target).map(|m| m.0);
-        let shared = maker.filter(|_| !p.spec.overwrite).map(|_| Spec {
+        // Written into, and laid out again where it ends before the job's region does, as fio does.
+        let shared = maker.map(|_| Spec {
             overwrite: true,
             ..p.spec.clone()
         });
         let spec = shared.as_ref().unwrap_or(&p.spec);
-        let r = iolab_lab::run::run_with(spec, &clk, bar.as_ref().map(|l| &l.board));
+        // Laid out again where it ends before the job's region does, as fio does.
+        let mut relaid = Vec::new();
+        let r = match maker.map(|_| iolab_engine::target::lay_out_again(spec)) {
+            Some(Err(e)) => Err(e),
+            laid => {
+                relaid = laid.and_then(|l| l.ok()).unwrap_or_default();
+                iolab_lab::run::run_with(spec, &clk, bar.as_ref().map(|l| &l.board))
+            }
+        };
         if let Some(l) = bar {
             l.stop();
         }
@@ -98,6 +107,8 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
         if let (Some(m), Some(_)) = (maker, &shared) {
             r.notes.push(shared_note(&p.job, m, p.spec.op.writes()));
         }
+        r.notes
+            .extend(relaid.iter().map(|s| format!("fio job '{}': {s}", p.job)));
         if r.target.created && r.target.kept {
             made.push((p.job.as_str(), &p.spec.target));
         }

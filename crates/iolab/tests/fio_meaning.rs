@@ -790,3 +790,87 @@ fn drawn_lengths_move_what_fios_move() {
         );
     }
 }
+
+/// The 4 KiB blocks of `p` that hold data, and its size.
+fn written_blocks(p: &Path) -> (usize, u64) {
+    let d = std::fs::read(p).unwrap();
+    let n = d.chunks(4096).filter(|c| c.iter().any(|b| *b != 0)).count();
+    (n, d.len() as u64)
+}
+
+/// fio's t0002-pre, small: a later job works the file an earlier job made past its end. fio lays the
+/// file out to the later job's region before the jobs run (filesetup.c `extend_file`: filled for a job
+/// that reads), so what the earlier job writes stays; iolab grows it before the later job, keeping it.
+/// A reading job grows the file to 3 MiB, filled past the old end (3 MiB of data), a writing one to 5
+/// MiB (only the two jobs' 2 MiB of data): the same bytes, sizes and data as fio's.
+#[test]
+fn a_later_job_past_a_kept_files_end_grows_it_as_fio_lays_it_out() {
+    let (ours, theirs) = (disk_dir(), disk_dir());
+    for (later, size, data, said) in [
+        (
+            "offset=2m\nrw=read",
+            3 * MIB,
+            768,
+            "G, which iolab made for an earlier job and kept, held 1 MiB, short of this \
+             job's region (to byte 3145728): iolab made it 3 MiB long and filled its 2 MiB past the old end",
+        ),
+        (
+            "offset=4m\nrw=write",
+            5 * MIB,
+            512,
+            "held 1 MiB, short of this job's region (to byte 5242880): iolab made it 5 MiB long before the run",
+        ),
+    ] {
+        let job = format!(
+            "[global]\nfilename={{dir}}/G\nsize=1m\nbs=4k\n[a]\nrw=write\n[b]\nstonewall\n{later}\n"
+        );
+        let (r, v) = iolab_run(ours.path(), &job, &["--keep"]);
+        let m = moved(&v);
+        assert_eq!(m["a"].write, MIB, "{m:?}");
+        assert_eq!(m["b"].read + m["b"].write, MIB, "{m:?}");
+        assert!(r.stdout.contains(said), "{said}: {}", r.stdout);
+        let file = ours.path().join("G");
+        assert_eq!(written_blocks(&file), (data, size), "{later}");
+        std::fs::remove_file(file).unwrap();
+        if let Some(f) = fio_run(theirs.path(), &job) {
+            same_as_fio(&m, &moved(&f));
+            let file = theirs.path().join("G");
+            assert_eq!(written_blocks(&file), (data, size), "fio: {later}");
+            std::fs::remove_file(file).unwrap();
+        }
+    }
+}
+
+/// fio's rw=rw keeps a position per direction: its reads and its writes each walk the file from the
+/// start, so the blocks written are the first ones (as many as the writes), not every other block of
+/// the file. Checked on a file of zeros: its written blocks are a prefix, in both tools.
+#[test]
+fn a_sequential_mix_writes_from_the_start_as_fio_does() {
+    let job = "[m]\nfilename={dir}/M\nsize=256k\nbs=4k\nrw=rw\n";
+    let (ours, theirs) = (disk_dir(), disk_dir());
+    let prefix = |dir: &Path, written: u64| {
+        let d = std::fs::read(dir.join("M")).unwrap();
+        let w: Vec<bool> = d.chunks(4096).map(|c| c.iter().any(|b| *b != 0)).collect();
+        let n = (written / 4096) as usize;
+        assert!(n > 8 && n < 56, "{n} of 64 blocks written");
+        assert!(
+            w[..n].iter().all(|x| *x) && !w[n..].iter().any(|x| *x),
+            "{w:?}"
+        );
+    };
+    std::fs::write(ours.path().join("M"), vec![0u8; 256 << 10]).unwrap();
+    let (r, v) = iolab_run(ours.path(), job, &["--overwrite"]);
+    assert!(
+        r.stdout
+            .contains("reads and writes each from the region's start"),
+        "{}",
+        r.stdout
+    );
+    let m = moved(&v)["m"];
+    assert_eq!(m.read + m.write, 256 << 10);
+    prefix(ours.path(), m.write);
+    std::fs::write(theirs.path().join("M"), vec![0u8; 256 << 10]).unwrap();
+    if let Some(f) = fio_run(theirs.path(), job) {
+        prefix(theirs.path(), moved(&f)["m"].write);
+    }
+}

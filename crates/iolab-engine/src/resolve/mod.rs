@@ -194,6 +194,7 @@ impl RawSpec {
             file_size,
             share_region: self.bool("share-region")?,
             preallocate: self.preallocate(op)?,
+            walk_per_direction: self.walk_per_direction(op, pattern, zones.is_some(), method)?,
             offset: self.size("offset")?.unwrap_or(0),
             zones,
             skip: self.skip(pattern, op, zones.is_some(), method)?,

@@ -1,6 +1,7 @@
 //! `--zone-size`, `--zone-range` and `--zone-skip`: the ops walk the region zone by zone, as fio's
 //! zonemode=strided (see [`crate::pattern::Zones`]); `--skip`: sequential ops with holes between them, or
-//! backwards (`crate::seq_skip`). Checked as [`RawSpec::resolve`] reads them.
+//! backwards (`crate::seq_skip`); `--walk-per-direction`: a mixed run's reads and writes each walk from
+//! the region's start. Checked as [`RawSpec::resolve`] reads them.
 
 use crate::error::{Error, Result};
 use crate::method::info::Exec;
@@ -134,6 +135,38 @@ impl RawSpec {
             ));
         }
         Ok(skip)
+    }
+}
+
+impl RawSpec {
+    /// `--walk-per-direction`: for a mixed sequential run without zones, whose offsets iolab plans.
+    pub(super) fn walk_per_direction(
+        &self,
+        op: OpKind,
+        pattern: Pattern,
+        zones: bool,
+        method: MethodKind,
+    ) -> Result<bool> {
+        if !self.bool("walk-per-direction")? {
+            return Ok(false);
+        }
+        let refuse = |why: String| Err(Error::usage("--walk-per-direction", why));
+        if op != OpKind::Mixed || pattern != Pattern::Seq {
+            return refuse(
+                "walks a mixed run's reads and writes apart: it needs --op mixed --pattern seq"
+                    .into(),
+            );
+        }
+        if zones {
+            return refuse("not with --zone-size: the zones walk both directions as one".into());
+        }
+        if method.info().exec == Exec::OutOfProcess {
+            return refuse(format!(
+                "the {} client plans its own offsets",
+                method.name()
+            ));
+        }
+        Ok(true)
     }
 }
 

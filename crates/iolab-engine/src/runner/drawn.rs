@@ -25,6 +25,7 @@ pub(super) fn plan(spec: &Spec, target: &PreparedTarget, thread: u32, write: boo
     .zoned(spec.zones)
     .skipping(spec.skip)
     .directed(write, spec.read_pct)
+    .per_direction(spec.walk_per_direction)
 }
 
 /// The ops thread `thread` makes: `max_ops`, or with `--size` in bytes (`--bs-split`) as many of the plan's

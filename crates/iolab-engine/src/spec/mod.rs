@@ -172,6 +172,10 @@ pub struct Spec {
     /// written only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub preallocate: bool,
+    /// `--walk-per-direction`: a mixed sequential run's reads and writes each walk the region from its
+    /// start (fio's rw=rw); written only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub walk_per_direction: bool,
     /// Byte offset in the target where the first thread's region starts.
     pub offset: u64,
     /// `--zone-size` and its range and skip: each thread's ops walk its region zone by zone (fio's

@@ -187,6 +187,10 @@ pub static OPTIONS: &[Opt] = &[
     Opt { key: "share-region", ty: flag("share-region"), value_name: "", group: W, applies: All, default: None,
         help: "Every thread works the whole region instead of a slice of its own (fio's jobs sharing one \
                filename): a file of --file-size, each thread's ops over all of it; a file or block device only" },
+    Opt { key: "walk-per-direction", ty: flag("walk-per-direction"), value_name: "", group: W, applies: All,
+        default: None,
+        help: "--op mixed --pattern seq: reads and writes each walk the region block after block from its \
+               start, as fio's rw=rw does, instead of taking turns along one walk" },
     Opt { key: "preallocate", ty: flag("preallocate"), value_name: "", group: W, applies: All, default: None,
         help: "A file iolab creates for a write run gets its blocks reserved first (fallocate, not timed; fio's \
                fallocate=native), so the timed writes do not allocate them; said where the filesystem cannot" },

@@ -31,6 +31,7 @@ mod peer;
 pub mod per_thread;
 pub mod pin;
 pub mod prepared;
+mod relayout;
 mod sink;
 pub mod space;
 
@@ -46,6 +47,7 @@ pub use peer::PeerFigures;
 pub use prepared::{
     parent_of, PeerHandle, PreparedTarget, DEFAULT_FILE_SIZE, PAGE, REMOTE_ACK_WAIT, SINK_REGION,
 };
+pub use relayout::lay_out_again;
 
 use crate::cleanup::Created;
 use crate::error::{Error, Result};
@@ -764,6 +766,12 @@ fn remote_stream(mut t: PreparedTarget, to: std::net::SocketAddrV4) -> PreparedT
 
 /// Writes the pattern into [0, end) of a file iolab just created, so read runs read known data.
 fn prefill(fd: i32, spec: &Spec, end: u64, shown: &str) -> Result<()> {
+    prefill_from(fd, spec, (spec.offset, end), shown)
+}
+
+/// Writes the pattern into the blocks in [from, end) (`from` on the grid of the region's blocks; blocks
+/// before the region are stamped as its first).
+fn prefill_from(fd: i32, spec: &Spec, (from, end): (u64, u64), shown: &str) -> Result<()> {
     let bs = spec.bs as usize;
     let per = (1usize << 20).div_ceil(bs).max(1);
     let what = "the chunk that fills a new file before a read run (at least one --bs block)";
@@ -771,9 +779,9 @@ fn prefill(fd: i32, spec: &Spec, end: u64, shown: &str) -> Result<()> {
     for b in chunk.chunks_mut(bs) {
         pattern::fill_body(b, spec.seed);
     }
-    let mut off = spec.offset;
+    let mut off = from;
     while off < end {
-        let first_block = (off - spec.offset) / spec.bs;
+        let first_block = off.saturating_sub(spec.offset) / spec.bs;
         let n = ((end - off) as usize).min(chunk.len());
         // A mixed run's file holds the stamps of another generation, so that --verify tells a block a
         // write reached from one it did not (the body is the same: reads leave the writes' buffers alone).

@@ -77,6 +77,12 @@ pub fn record_made(path: &Path, id: (u64, u64)) {
     }
 }
 
+/// Did this process make the file `id` under `path` (a file it kept from an earlier run)?
+pub fn made_here(path: &Path, id: (u64, u64)) -> bool {
+    let seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    seen.iter().any(|s| s.path == path && s.made.contains(&id))
+}
+
 /// Where a chain of symbolic links ends in a descriptor's object that has no path ("pipe:[81]",
 /// "socket:[9]", "anon_inode:[eventfd]": procfs's links of /proc/PID/fd), if it does.
 fn descriptor_end(path: &Path) -> Option<String> {

@@ -225,6 +225,16 @@ fn direction(j: &Ctx, m: &mut Mapped) -> Result<(), String> {
     if let Some(n) = j.rw_modifier() {
         super::walk::offset_modifier(j, m, (op, pattern), n)?;
     }
+    if (op, pattern) == ("mixed", "seq") {
+        // fio keeps the last position per direction: reads and writes each walk from the start.
+        if j.get("zonemode").is_some_and(|z| z != "none") {
+            return Err(format!(
+                "rw={rw} with zonemode: fio walks reads and writes apart within its zones; iolab's zones \
+                 walk both directions as one"
+            ));
+        }
+        set(m, "walk-per-direction", true);
+    }
     if op == "mixed" {
         let pct = j.count("rwmixread")?.unwrap_or(50);
         if pct > 100 {

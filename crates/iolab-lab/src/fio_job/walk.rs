@@ -110,4 +110,30 @@ mod tests {
             refused(&opts, &[says]);
         }
     }
+
+    /// fio's rw=rw keeps a position per direction (its iolog: reads and writes each from block 0): iolab's
+    /// --walk-per-direction; randrw draws both alike; with zones it is refused by name.
+    #[test]
+    fn a_sequential_mix_walks_each_direction_from_the_start() {
+        for (rw, apart) in [
+            ("rw", "true"),
+            ("readwrite", "true"),
+            ("randrw", "-"),
+            ("write", "-"),
+        ] {
+            maps_to(
+                &[("rw", rw), ("size", "1m")],
+                &[("walk-per-direction", apart)],
+            );
+        }
+        refused(
+            &[
+                ("rw", "rw"),
+                ("size", "1m"),
+                ("zonemode", "strided"),
+                ("zonesize", "64k"),
+            ],
+            &["rw=rw with zonemode: fio walks reads and writes apart"],
+        );
+    }
 }

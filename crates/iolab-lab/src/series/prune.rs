@@ -632,7 +632,7 @@ pub(super) fn record_paths<'a>(result: &[&'a [&'a str]]) -> Vec<Vec<&'a str>> {
 /// A spec's own keys (the fields of [`iolab_engine::spec::Spec`], and `seed_text`, written and never read
 /// back): what a spec kept whole is read as, so that a key iolab never writes there is passed over as it
 /// is parsed, never made. Checked against serde's names of the fields by a test.
-const SPEC_KEYS: [[&str; 1]; 51] = [
+const SPEC_KEYS: [[&str; 1]; 52] = [
     ["target"],
     ["method"],
     ["op"],
@@ -660,6 +660,7 @@ const SPEC_KEYS: [[&str; 1]; 51] = [
     ["file_size"],
     ["share_region"],
     ["preallocate"],
+    ["walk_per_direction"],
     ["offset"],
     ["zones"],
     ["skip"],
