@@ -64,26 +64,8 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
             }
             said_for = p.job.clone();
         }
-        let bar = run_bar();
         let maker = made.iter().find(|m| *m.1 == p.spec.target).map(|m| m.0);
-        // Written into, and laid out again where it ends before the job's region does, as fio does.
-        let shared = maker.map(|_| Spec {
-            overwrite: true,
-            ..p.spec.clone()
-        });
-        let spec = shared.as_ref().unwrap_or(&p.spec);
-        // Laid out again where it ends before the job's region does, as fio does.
-        let mut relaid = Vec::new();
-        let r = match maker.map(|_| iolab_engine::target::lay_out_again(spec)) {
-            Some(Err(e)) => Err(e),
-            laid => {
-                relaid = laid.and_then(|l| l.ok()).unwrap_or_default();
-                iolab_lab::run::run_with(spec, &clk, bar.as_ref().map(|l| &l.board))
-            }
-        };
-        if let Some(l) = bar {
-            l.stop();
-        }
+        let (r, relaid) = run_job(&p.spec, maker.is_some(), &clk);
         let mut r = match r {
             Ok(r) => r,
             // A method the target refuses at run time (epoll on a file): the others still run.
@@ -104,7 +86,7 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
         };
         r.notes
             .extend(p.said.iter().map(|s| format!("fio job '{}': {s}", p.job)));
-        if let (Some(m), Some(_)) = (maker, &shared) {
+        if let Some(m) = maker {
             r.notes.push(shared_note(&p.job, m, p.spec.op.writes()));
         }
         r.notes
@@ -261,6 +243,35 @@ fn reported_as(
         .map_or_else(Default::default, |(_, r)| *r);
     how.merge &= !apart;
     how
+}
+
+/// Runs a job, with its progress bar. On a file an earlier job made and kept (`shared`) it writes into it,
+/// and first grows it where it ends before the job's region does, as fio lays it out: the notes say so.
+fn run_job(
+    spec: &Spec,
+    shared: bool,
+    clk: &clock::ClockInfo,
+) -> (Result<RunResult, Error>, Vec<String>) {
+    let bar = run_bar();
+    let spec = Spec {
+        overwrite: spec.overwrite || shared,
+        ..spec.clone()
+    };
+    let grown = match shared {
+        true => iolab_engine::target::lay_out_again(&spec),
+        false => Ok(Vec::new()),
+    };
+    let r = match grown {
+        Ok(notes) => (
+            iolab_lab::run::run_with(&spec, clk, bar.as_ref().map(|l| &l.board)),
+            notes,
+        ),
+        Err(e) => (Err(e), Vec::new()),
+    };
+    if let Some(l) = bar {
+        l.stop();
+    }
+    r
 }
 
 /// A job that used the file an earlier job made and kept, said.

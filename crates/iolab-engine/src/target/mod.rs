@@ -24,6 +24,7 @@
 mod cache;
 mod device;
 mod dio;
+mod fill;
 mod fit;
 pub mod nvme;
 mod others;
@@ -54,6 +55,7 @@ use crate::error::{Error, Result};
 use crate::pattern;
 use crate::spec::{OpKind, Spec};
 use dio::{check_direct_before_creating, check_direct_multiples};
+use fill::{preallocate, prefill};
 use iolab_sys as sys;
 use std::os::fd::AsRawFd;
 use std::path::Path;
@@ -474,23 +476,6 @@ fn create_file(
     Ok(created)
 }
 
-/// --preallocate: the new file's blocks in [off, end) reserved before a write run (not timed), as fio's
-/// fallocate=native does; a filesystem without fallocate leaves it sparse, said (fio falls back the same way).
-fn preallocate(fd: i32, off: u64, end: u64, shown: &str) -> Result<String> {
-    let len = crate::units::fmt_size(end.saturating_sub(off));
-    match sys::fallocate(fd, off, end.saturating_sub(off)) {
-        Ok(()) => Ok(format!(
-            "iolab reserved {len} of {shown} with fallocate(2) before the run (not timed, --preallocate): the \
-             timed writes allocate no blocks"
-        )),
-        Err(e) if e.errno == libc::EOPNOTSUPP => Ok(format!(
-            "--preallocate: the filesystem of {shown} has no fallocate(2) (EOPNOTSUPP): the file stays sparse and \
-             the timed writes allocate its blocks"
-        )),
-        Err(e) => Err(Error::sys_on(e, shown)),
-    }
-}
-
 /// A mapped write's blocks reserved, and with --cold-cache the page cache dropped: both through the
 /// target's handle. An existing file read where it has holes: the holes' bytes and the region's.
 fn prepare_contents(
@@ -762,43 +747,6 @@ fn remote_stream(mut t: PreparedTarget, to: std::net::SocketAddrV4) -> PreparedT
         socks: Default::default(),
     });
     t
-}
-
-/// Writes the pattern into [0, end) of a file iolab just created, so read runs read known data.
-fn prefill(fd: i32, spec: &Spec, end: u64, shown: &str) -> Result<()> {
-    prefill_from(fd, spec, (spec.offset, end), shown)
-}
-
-/// Writes the pattern into the blocks in [from, end) (`from` on the grid of the region's blocks; blocks
-/// before the region are stamped as its first).
-fn prefill_from(fd: i32, spec: &Spec, (from, end): (u64, u64), shown: &str) -> Result<()> {
-    let bs = spec.bs as usize;
-    let per = (1usize << 20).div_ceil(bs).max(1);
-    let what = "the chunk that fills a new file before a read run (at least one --bs block)";
-    let mut chunk = crate::mem::zeroed::<u8>(bs * per, what, "lower --bs")?;
-    for b in chunk.chunks_mut(bs) {
-        pattern::fill_body(b, spec.seed);
-    }
-    let mut off = from;
-    while off < end {
-        let first_block = off.saturating_sub(spec.offset) / spec.bs;
-        let n = ((end - off) as usize).min(chunk.len());
-        // A mixed run's file holds the stamps of another generation, so that --verify tells a block a
-        // write reached from one it did not (the body is the same: reads leave the writes' buffers alone).
-        let generation = if spec.op == OpKind::Mixed {
-            pattern::PREFILL_GENERATION
-        } else {
-            0
-        };
-        for (i, b) in chunk[..n].chunks_mut(bs).enumerate() {
-            pattern::stamp(b, spec.seed, (first_block + i as u64) | generation);
-        }
-        let w = sys::pwrite(fd, &chunk[..n], off).map_err(|e| Error::sys_on(e, shown))?;
-        off += w as u64;
-    }
-    // On the device before the pass: an O_DIRECT read of a range still dirty writes it back first, which
-    // would put the prefill's writeback inside the ops' latency.
-    sys::fsync(fd).map_err(|e| Error::sys_on(e, shown))
 }
 
 /// May reads of the file leave its access time as it was (O_NOATIME: the file's owner or CAP_FOWNER)? A

@@ -5,9 +5,9 @@
 //! old end. It does so only to a file this process made ([`super::pin`]), through the descriptor it looked
 //! up, and says so.
 
+use super::fill::{preallocate, prefill_from};
 use super::per_thread::{path_of, template};
 use super::pin::{made_here, Pin};
-use super::{preallocate, prefill_from};
 use crate::error::{Error, Result};
 use crate::spec::Spec;
 use iolab_sys as sys;
