@@ -86,7 +86,8 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
         };
         r.notes
             .extend(p.said.iter().map(|s| format!("fio job '{}': {s}", p.job)));
-        if let Some(m) = maker {
+        // A null-engine job touches no file.
+        if let Some(m) = maker.filter(|_| !p.spec.method.info().no_data) {
             r.notes.push(shared_note(&p.job, m, p.spec.op.writes()));
         }
         r.notes

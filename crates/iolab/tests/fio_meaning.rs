@@ -801,8 +801,8 @@ fn written_blocks(p: &Path) -> (usize, u64) {
 /// fio's t0002-pre, small: a later job works the file an earlier job made past its end. fio lays the
 /// file out to the later job's region before the jobs run (filesetup.c `extend_file`: filled for a job
 /// that reads), so what the earlier job writes stays; iolab grows it before the later job, keeping it.
-/// A reading job grows the file to 3 MiB, filled past the old end (3 MiB of data), a writing one to 5
-/// MiB (only the two jobs' 2 MiB of data): the same bytes, sizes and data as fio's.
+/// A reading job grows the file to 3 MiB with its region filled (fio fills the gap before the region
+/// too), a writing one to 5 MiB (only the two jobs' 2 MiB of data, in both): the bytes and sizes are fio's.
 #[test]
 fn a_later_job_past_a_kept_files_end_grows_it_as_fio_lays_it_out() {
     let (ours, theirs) = (disk_dir(), disk_dir());
@@ -810,14 +810,14 @@ fn a_later_job_past_a_kept_files_end_grows_it_as_fio_lays_it_out() {
         (
             "offset=2m\nrw=read",
             3 * MIB,
-            768,
-            "G, which iolab made for an earlier job and kept, held 1 MiB, short of this \
-             job's region (to byte 3145728): iolab made it 3 MiB long and filled its 2 MiB past the old end",
+            (512, 768),
+            "G, which iolab made for an earlier job and kept, held 1 MiB, short of this job's region (to \
+             byte 3145728): iolab made it 3 MiB long and filled its region's 1 MiB past the old end",
         ),
         (
             "offset=4m\nrw=write",
             5 * MIB,
-            512,
+            (512, 512),
             "held 1 MiB, short of this job's region (to byte 5242880): iolab made it 5 MiB long before the run",
         ),
     ] {
@@ -830,15 +830,69 @@ fn a_later_job_past_a_kept_files_end_grows_it_as_fio_lays_it_out() {
         assert_eq!(m["b"].read + m["b"].write, MIB, "{m:?}");
         assert!(r.stdout.contains(said), "{said}: {}", r.stdout);
         let file = ours.path().join("G");
-        assert_eq!(written_blocks(&file), (data, size), "{later}");
+        assert_eq!(written_blocks(&file), (data.0, size), "{later}");
         std::fs::remove_file(file).unwrap();
         if let Some(f) = fio_run(theirs.path(), &job) {
             same_as_fio(&m, &moved(&f));
             let file = theirs.path().join("G");
-            assert_eq!(written_blocks(&file), (data, size), "fio: {later}");
+            assert_eq!(written_blocks(&file), (data.1, size), "fio: {later}");
             std::fs::remove_file(file).unwrap();
         }
     }
+}
+
+/// The grown file's edges: a region after a gap reads and verifies as iolab's pattern (the gap stays a
+/// hole); an old end inside a block of the later job fills that block from the old end on; a null-engine
+/// job grows nothing.
+#[test]
+fn a_grown_files_region_is_filled_from_the_old_end_and_nop_grows_nothing() {
+    let dir = disk_dir();
+    let run = |job: &str| {
+        let f = path_str(&write_job(dir.path(), job));
+        let r = iolab(&["run", "--fio", &f, "--keep", "--count", "none", "-v"]);
+        let data = std::fs::read(dir.path().join("H")).unwrap();
+        std::fs::remove_file(dir.path().join("H")).unwrap();
+        (r, data)
+    };
+    let (r, data) = run(
+        "[global]\nfilename={dir}/H\nbs=4k\n[a]\nrw=write\nsize=64k\n[b]\nstonewall\n\
+                          offset=192k\nsize=64k\nrw=read\nverify=crc32c\n",
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains("16 blocks (64 KiB) read again after the run"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains(", 0 mismatches"), "{}", r.stdout);
+    assert_eq!(data.len(), 256 << 10);
+    assert!(
+        data[64 << 10..192 << 10].iter().all(|b| *b == 0),
+        "the gap is a hole"
+    );
+    let (r, data) = run(
+        "[global]\nfilename={dir}/H\n[a]\nrw=write\nbs=2k\nsize=6k\n[b]\nstonewall\n\
+                          bs=4k\nsize=16k\nrw=read\n",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("filled its region's 10 KiB past the old end"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        data[6144..8192].iter().any(|b| *b != 0),
+        "the block the old end is in"
+    );
+    let (r, data) = run(
+        "[global]\nfilename={dir}/H\nbs=4k\n[a]\nrw=write\nsize=64k\n[b]\nstonewall\n\
+                          ioengine=null\nrw=read\noffset=1m\nsize=1m\n",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(data.len(), 64 << 10, "a null-engine job grows nothing");
+    assert!(!r.stdout.contains("made and kept"), "{}", r.stdout);
 }
 
 /// fio's rw=rw keeps a position per direction: its reads and its writes each walk the file from the

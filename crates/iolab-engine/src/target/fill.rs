@@ -28,8 +28,8 @@ pub(super) fn prefill(fd: i32, spec: &Spec, end: u64, shown: &str) -> Result<()>
     prefill_from(fd, spec, (spec.offset, end), shown)
 }
 
-/// Writes the pattern into the blocks in [from, end) (`from` on the grid of the region's blocks; blocks
-/// before the region are stamped as its first).
+/// Writes the pattern into the region's bytes in [from, end) (`from` at or past the region's start, within
+/// a block where a file grows from an end inside one: that block's bytes from `from` on).
 pub(super) fn prefill_from(
     fd: i32,
     spec: &Spec,
@@ -43,9 +43,12 @@ pub(super) fn prefill_from(
     for b in chunk.chunks_mut(bs) {
         pattern::fill_body(b, spec.seed);
     }
-    let mut off = from;
+    debug_assert!(from >= spec.offset, "the fill starts in the region");
+    // On the region's grid, the first block's bytes before `from` left as they are.
+    let mut off = spec.offset + (from - spec.offset) / spec.bs * spec.bs;
+    let mut skip = (from - off) as usize;
     while off < end {
-        let first_block = off.saturating_sub(spec.offset) / spec.bs;
+        let first_block = (off - spec.offset) / spec.bs;
         let n = ((end - off) as usize).min(chunk.len());
         // A mixed run's file holds the stamps of another generation, so that --verify tells a block a
         // write reached from one it did not (the body is the same: reads leave the writes' buffers alone).
@@ -57,8 +60,10 @@ pub(super) fn prefill_from(
         for (i, b) in chunk[..n].chunks_mut(bs).enumerate() {
             pattern::stamp(b, spec.seed, (first_block + i as u64) | generation);
         }
-        let w = sys::pwrite(fd, &chunk[..n], off).map_err(|e| Error::sys_on(e, shown))?;
-        off += w as u64;
+        let w = sys::pwrite(fd, &chunk[skip..n], off + skip as u64)
+            .map_err(|e| Error::sys_on(e, shown))?;
+        off += (skip + w) as u64;
+        skip = 0;
     }
     // On the device before the pass: an O_DIRECT read of a range still dirty writes it back first, which
     // would put the prefill's writeback inside the ops' latency.

@@ -17,6 +17,10 @@ use std::path::Path;
 /// Grows, before `spec` runs, each file of its target that this process made and that ends before the
 /// run's region does; the notes say what was done. Other files, and files long enough, are left alone.
 pub fn lay_out_again(spec: &Spec) -> Result<Vec<String>> {
+    // fio's null engine lays out no file, nor does iolab's nop.
+    if spec.method.info().no_data {
+        return Ok(Vec::new());
+    }
     let end = spec.offset.saturating_add(spec.file_size.unwrap_or(0));
     let paths = match template(&spec.target) {
         Some(t) => (0..spec.threads).map(|i| path_of(t, i)).collect(),
@@ -36,34 +40,29 @@ pub fn lay_out_again(spec: &Spec) -> Result<Vec<String>> {
 }
 
 /// Makes the file `end` bytes long: for a write run with `--preallocate` the region reserved, for one
-/// that reads the region's blocks past the old end filled with the run's pattern, as a file iolab creates
-/// is.
+/// that reads the region's bytes past the old end filled with the run's pattern (as a file iolab creates
+/// is; a gap before the region stays a hole), the file extended as the fill goes, so that an interrupted
+/// fill leaves no hole inside what it wrote.
 fn grow(spec: &Spec, pin: &Pin, end: u64, path: &Path) -> Result<Vec<String>> {
     let shown = crate::units::show_path(path);
     let fd = pin.open(libc::O_RDWR)?;
     let was = pin.st.st_size as u64;
-    sys::ftruncate(fd.as_raw_fd(), end).map_err(|e| Error::sys_on(e, &shown))?;
-    let mut notes = vec![String::new()];
-    if spec.preallocate && !spec.op.reads() {
-        notes.push(preallocate(fd.as_raw_fd(), spec.offset, end, &shown)?);
-    }
     let size = crate::units::fmt_size;
+    let mut notes = vec![String::new()];
     let filled = if spec.op.reads() {
-        // fio fills the whole file it lays out, and the earlier job then writes its part: the new part
-        // filled, from the first boundary of the region's blocks at or past the old end.
-        let from = match was.checked_sub(spec.offset) {
-            Some(past) => spec.offset.saturating_add(past.div_ceil(spec.bs) * spec.bs),
-            None => spec.offset - (spec.offset - was) / spec.bs * spec.bs,
-        }
-        .min(end);
+        let from = was.max(spec.offset);
         prefill_from(fd.as_raw_fd(), spec, (from, end), &shown)?;
         format!(
-            " and filled its {} past the old end with iolab's pattern",
+            " and filled its region's {} past the old end with iolab's pattern",
             size(end - from)
         )
     } else {
         String::new()
     };
+    sys::ftruncate(fd.as_raw_fd(), end).map_err(|e| Error::sys_on(e, &shown))?;
+    if spec.preallocate && !spec.op.reads() {
+        notes.push(preallocate(fd.as_raw_fd(), spec.offset, end, &shown)?);
+    }
     notes[0] = format!(
         "{shown}, which iolab made for an earlier job and kept, held {}, short of this job's region (to byte \
          {end}): iolab made it {} long{filled} before the run (not timed), as fio lays out a file too small \

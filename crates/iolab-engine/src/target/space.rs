@@ -184,8 +184,9 @@ pub(super) fn usable_bytes(
         }
         TargetKind::File if existing_file => {
             let size = pin.map(|p| p.st.st_size as u64).unwrap_or(0);
-            // A mixed run reads blocks it never wrote: it stays within the data the file holds.
-            if spec.op.reads() {
+            // A mixed run reads blocks it never wrote: it stays within the data the file holds (a method
+            // that moves no data reads none).
+            if spec.op.reads() && !spec.method.info().no_data {
                 let avail = size.saturating_sub(spec.offset);
                 match spec.file_size {
                     Some(fs) if fs > avail => {
