@@ -220,7 +220,11 @@ fn is_root() -> bool {
 fn rates_over_spans_too_short_to_time_are_compared_nowhere() {
     let d = tempfile::tempdir().unwrap();
     let (a, b) = (d.path().join("a.json"), d.path().join("b.json"));
-    for p in [&a, &b] {
+    // One op of nop is too short to time unless a busy machine stretched it past the threshold (about
+    // 2 µs here): a run that was rated is run again, and the record is what says which it was.
+    let too_short = |p: &std::path::Path| {
+        // iolab replaces no file: the last try's record goes first.
+        let _ = std::fs::remove_file(p);
         let r = iolab(&[
             "run",
             "--method",
@@ -233,7 +237,24 @@ fn rates_over_spans_too_short_to_time_are_compared_nowhere() {
             &path_str(p),
         ]);
         assert_eq!(r.code, 0, "{}", r.stderr);
-        assert!(r.stdout.contains("too short"), "{}", r.stdout);
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        let withheld = v["derived"]["rate_withheld"].is_string();
+        assert_eq!(
+            withheld,
+            r.stdout.contains("too short to time"),
+            "{}",
+            r.stdout
+        );
+        withheld
+    };
+    for p in [&a, &b] {
+        if !(0..20).any(|_| too_short(p)) {
+            println!(
+                "skipped: 20 runs of one nop op were each long enough to time on this busy machine"
+            );
+            return;
+        }
     }
     let r = iolab(&[
         "compare",
