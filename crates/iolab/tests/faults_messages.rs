@@ -250,8 +250,9 @@ fn rates_over_spans_too_short_to_time_are_compared_nowhere() {
     };
     for p in [&a, &b] {
         if !(0..20).any(|_| too_short(p)) {
-            println!(
-                "skipped: 20 runs of one nop op were each long enough to time on this busy machine"
+            skip(
+                "timing",
+                "20 runs of one nop op were each long enough to time on this busy machine",
             );
             return;
         }
