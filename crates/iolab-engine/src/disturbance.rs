@@ -183,7 +183,7 @@ pub fn of(
             ),
             true => format!(
                 "its threads waited for a CPU {q:.2} times the timed span in all (summed over its \
-                 {tasks} tasks){beside}"
+                 tasks){beside}"
             ),
         })
     } else if steal_share > STEAL_LIMIT {
@@ -335,7 +335,7 @@ mod tests {
         );
         assert_eq!(
             d.why.as_deref(),
-            Some("its threads waited for a CPU 1.30 times the timed span in all (summed over its 2 tasks) while other work ran 0.90 CPUs")
+            Some("its threads waited for a CPU 1.30 times the timed span in all (summed over its tasks) while other work ran 0.90 CPUs")
         );
         // The helper's wait is iolab's own doing, not the machine's.
         let a = [task(1, "iolab", 10), task(2, "iou-sqp-1", 900)];
