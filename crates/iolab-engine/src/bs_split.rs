@@ -317,8 +317,8 @@ impl SizedWalk {
     }
 
     /// The next sequential op in a region of `nblocks` blocks of `bs`: its byte position and length.
-    #[inline]
     /// `way` picks the walk: 0 for every op, or per direction (0 reads, 1 writes).
+    #[inline]
     pub fn next_seq(&mut self, nblocks: u64, bs: u64, way: usize) -> (u64, u64) {
         let region = nblocks * bs;
         let pos = &mut self.pos[way];

@@ -114,7 +114,7 @@ impl RawSpec {
             return refuse("spaces sequential ops: it needs --pattern seq".into());
         }
         if op == OpKind::Mixed {
-            return refuse("walks one direction's ops; a mixed run's reads and writes share one walk (fio keeps one per direction)".into());
+            return refuse("walks one direction's ops; a mixed run's reads and writes share one walk, or with --walk-per-direction have one each".into());
         }
         if zones {
             return refuse(
@@ -136,9 +136,7 @@ impl RawSpec {
         }
         Ok(skip)
     }
-}
 
-impl RawSpec {
     /// `--walk-per-direction`: for a mixed sequential run without zones, whose offsets iolab plans.
     pub(super) fn walk_per_direction(
         &self,
