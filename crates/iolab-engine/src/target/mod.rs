@@ -460,8 +460,7 @@ fn create_file(
     notes: &mut Vec<String>,
 ) -> Result<Created> {
     let (fd, created) = Created::new_file(path, libc::O_RDWR, 0o644, spec.keep)?;
-    let st = sys::fstat(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, shown))?;
-    crate::target::pin::record_made(path, sys::identity(&st));
+    crate::target::pin::record_made(path, &fd)?;
     sys::ftruncate(fd.as_raw_fd(), end).map_err(|e| Error::sys_on(e, shown))?;
     if spec.preallocate && !spec.op.reads() {
         notes.push(preallocate(fd.as_raw_fd(), spec.offset, end, shown)?);

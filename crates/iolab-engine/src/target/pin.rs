@@ -31,7 +31,16 @@ pub struct Pin {
 struct Seen {
     path: PathBuf,
     first: Option<(u64, u64)>,
-    made: Vec<(u64, u64)>,
+    made: Vec<Made>,
+}
+
+/// A file iolab made: its identity, and its birth time where the filesystem keeps one. An inode number
+/// freed and given to a later file is told apart by the later file's birth; without a birth time the
+/// identity alone is trusted.
+#[derive(Clone, Copy, PartialEq)]
+struct Made {
+    id: (u64, u64),
+    born: Option<(i64, u32)>,
 }
 
 static SEEN: std::sync::Mutex<Vec<Seen>> = std::sync::Mutex::new(Vec::new());
@@ -51,7 +60,7 @@ pub fn check_same_meaning(path: &Path, now: Option<(u64, u64)>, shown: &str) -> 
     };
     match now {
         None => Ok(()),
-        Some(id) if s.first == Some(id) || s.made.contains(&id) => Ok(()),
+        Some(id) if s.first == Some(id) || s.made.iter().any(|m| m.id == id) => Ok(()),
         Some(_) => Err(Error::Runtime(format!(
             "{shown} {}: iolab writes nothing under a name whose meaning changed during the run; run again",
             if s.first.is_none() {
@@ -64,23 +73,41 @@ pub fn check_same_meaning(path: &Path, now: Option<(u64, u64)>, shown: &str) -> 
     }
 }
 
-/// Records a file iolab made under `path` (see [`check_same_meaning`]).
-pub fn record_made(path: &Path, id: (u64, u64)) {
+/// Records a file iolab made under `path` (see [`check_same_meaning`]): `fd` is the file, just made.
+pub fn record_made(path: &Path, fd: &OwnedFd) -> Result<()> {
+    let st =
+        sys::fstat(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, path.display().to_string()))?;
+    let made = Made {
+        id: sys::identity(&st),
+        born: born(fd),
+    };
     let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
     match seen.iter_mut().find(|s| s.path == path) {
-        Some(s) => s.made.push(id),
+        Some(s) => s.made.push(made),
         None => seen.push(Seen {
             path: path.to_path_buf(),
             first: None,
-            made: vec![id],
+            made: vec![made],
         }),
     }
+    Ok(())
 }
 
-/// Did this process make the file `id` under `path` (a file it kept from an earlier run)?
-pub fn made_here(path: &Path, id: (u64, u64)) -> bool {
+/// Did this process make the file `pin` found (a file it kept from an earlier run)? Its identity must
+/// be one iolab made under that name, and its birth time that file's where the filesystem keeps one.
+pub fn made_here(pin: &Pin) -> bool {
+    let now = Made {
+        id: sys::identity(&pin.st),
+        born: born(&pin.fd),
+    };
     let seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
-    seen.iter().any(|s| s.path == path && s.made.contains(&id))
+    seen.iter()
+        .any(|s| s.path == pin.path && s.made.contains(&now))
+}
+
+/// A file's birth time (statx), `None` where its filesystem keeps none or statx fails.
+fn born(fd: &OwnedFd) -> Option<(i64, u32)> {
+    sys::statx_btime(fd.as_raw_fd()).ok().flatten()
 }
 
 /// Where a chain of symbolic links ends in a descriptor's object that has no path ("pipe:[81]",
@@ -209,5 +236,41 @@ impl Handle {
             Handle::Made(c) => Some(c),
             Handle::Existing(_) => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file put under the name of one iolab made, after that one was removed, is not taken for it, also
+    /// when it got the removed file's inode number (ext4 hands a freed number out again): its birth time
+    /// tells them apart where the filesystem keeps one.
+    #[test]
+    fn a_file_put_where_a_made_one_was_is_not_taken_for_it() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("kept");
+        let make = || OwnedFd::from(std::fs::File::create(&path).unwrap());
+        let look = || Pin::lookup(&path, &mut Vec::new()).unwrap().unwrap();
+        let first = make();
+        record_made(&path, &first).unwrap();
+        let id = sys::identity(&look().st);
+        assert!(made_here(&look()), "the file iolab made is its own");
+        drop(first);
+        for _ in 0..50 {
+            std::fs::remove_file(&path).unwrap();
+            let second = make();
+            let pin = look();
+            if sys::identity(&pin.st) != id {
+                assert!(!made_here(&pin), "another inode is not the file iolab made");
+                continue;
+            }
+            match born(&second) {
+                Some(_) => assert!(!made_here(&pin), "a reused inode number, born later"),
+                None => println!("this filesystem keeps no birth time: a reused inode is trusted"),
+            }
+            return;
+        }
+        println!("the filesystem gave the removed file's inode number to none of 50 new files");
     }
 }

@@ -31,8 +31,7 @@ pub fn lay_out_again(spec: &Spec) -> Result<Vec<String>> {
         let Some(pin) = Pin::lookup(&path, &mut Vec::new())? else {
             continue;
         };
-        let ours = made_here(&path, sys::identity(&pin.st));
-        if ours && (pin.st.st_size as u64) < end {
+        if made_here(&pin) && (pin.st.st_size as u64) < end {
             notes.extend(grow(spec, &pin, end, &path)?);
         }
     }
