@@ -88,7 +88,7 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
             .extend(p.said.iter().map(|s| format!("fio job '{}': {s}", p.job)));
         // A null-engine job touches no file.
         if let Some(m) = maker.filter(|_| !p.spec.method.info().no_data) {
-            r.notes.push(shared_note(&p.job, m, p.spec.op.writes()));
+            r.notes.push(shared_note(&p.job, m, p.spec.op));
         }
         r.notes
             .extend(relaid.iter().map(|s| format!("fio job '{}': {s}", p.job)));
@@ -276,8 +276,12 @@ fn run_job(
 }
 
 /// A job that used the file an earlier job made and kept, said.
-fn shared_note(job: &str, maker: &str, writes: bool) -> String {
-    let did = if writes { "wrote into" } else { "read" };
+fn shared_note(job: &str, maker: &str, op: iolab_engine::spec::OpKind) -> String {
+    let did = match (op.reads(), op.writes()) {
+        (true, true) => "read and wrote into",
+        (false, _) => "wrote into",
+        (true, false) => "read",
+    };
     format!(
         "fio job '{job}': {did} the file job '{maker}' made and kept (--keep), as fio's jobs share a file by \
          its name"

@@ -615,7 +615,7 @@ fn later_jobs_write_into_the_file_an_earlier_one_made_and_kept() {
     assert_eq!(m["second"].read + m["second"].write, MIB);
     assert!(
         r.stdout
-            .contains("fio job 'second': wrote into the file job 'first' made and kept"),
+            .contains("fio job 'second': read and wrote into the file job 'first' made and kept"),
         "{}",
         r.stdout
     );
