@@ -408,10 +408,13 @@ pub struct AioStats {
     pub io_submit_calls: u64,
     pub io_getevents_calls: u64,
     pub requests: u64,
-    /// Requests already complete when io_submit returned (seen by a non-blocking io_getevents right after).
-    pub completed_inside_submit: u64,
-    /// completed_inside_submit / requests: 1.0 means io_submit did the I/O synchronously.
-    pub inline_fraction: f64,
+    /// Requests already complete when io_submit returned (seen by a non-blocking io_getevents right after);
+    /// absent where no thread looked (`--reap-at-most`, fio's way of reaping).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_inside_submit: Option<u64>,
+    /// completed_inside_submit / requests: 1.0 means io_submit did the I/O synchronously; absent with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inline_fraction: Option<f64>,
 }
 
 impl AioStats {
@@ -419,18 +422,23 @@ impl AioStats {
         if all.is_empty() {
             return None;
         }
-        let mut t = AioStats::default();
+        let mut t = AioStats {
+            completed_inside_submit: Some(0),
+            ..AioStats::default()
+        };
         for s in all {
             t.io_submit_calls += s.io_submit_calls;
             t.io_getevents_calls += s.io_getevents_calls;
             t.requests += s.requests;
-            t.completed_inside_submit += s.completed_inside_submit;
+            t.completed_inside_submit = t
+                .completed_inside_submit
+                .zip(s.completed_inside_submit)
+                .map(|(a, b)| a + b);
         }
-        t.inline_fraction = if t.requests > 0 {
-            t.completed_inside_submit as f64 / t.requests as f64
-        } else {
-            0.0
-        };
+        t.inline_fraction = t.completed_inside_submit.map(|n| match t.requests {
+            0 => 0.0,
+            r => n as f64 / r as f64,
+        });
         Some(t)
     }
 }

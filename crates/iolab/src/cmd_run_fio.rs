@@ -505,7 +505,11 @@ fn resolve(raw: RawSpec, a: &RunArgs) -> Result<(Spec, Option<String>), Error> {
         .and_then(|m| MethodKind::parse(&m.text()))
     {
         use iolab_engine::spec::options::Applies;
-        for (k, kind) in [("qd", Applies::Depth), ("batch", Applies::Batch)] {
+        for (k, kind) in [
+            ("qd", Applies::Depth),
+            ("batch", Applies::Batch),
+            ("reap-at-most", Applies::Reaping),
+        ] {
             if !m.info().takes(kind) {
                 raw = raw.without(k);
             }

@@ -5,15 +5,22 @@
 //! files and tmpfs complete every request inside io_submit. iolab measures this instead of assuming it:
 //! right after each io_submit a non-blocking io_getevents collects what has already completed, and the
 //! result states the fraction of requests that completed inside io_submit (a finding names the case).
+//!
+//! `--reap-at-most N` reaps as fio's libaio engine does instead: no look after io_submit, io_getevents
+//! only when the queue is full or the run drains, waiting for one completion and taking at most N
+//! (fio's `iodepth_batch_complete_max`, by default 1). The option and its check are declared here.
 
 use super::api::{op_err, Flush, Io, Method, ThreadCtx};
 use super::info::{Exec, Fit, MethodInfo, Targets};
 use super::kind::MethodKind;
 use crate::error::{Error, Result};
 use crate::result::AioStats;
-use crate::spec::options::Applies;
+use crate::spec::method_opts::SPEC_CHECKS;
+use crate::spec::options::{Applies, Group, Opt, Ty, METHOD_OPTIONS};
+use crate::spec::{RunsOn, Spec};
 use iolab_sys as sys;
 use iolab_sys::{AioContext, IoEvent, Iocb};
+use linkme::distributed_slice;
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
@@ -41,11 +48,52 @@ pub const INFO: MethodInfo = MethodInfo {
          they could not be asynchronous) and io_getevents"
             .into()
     },
-    options: &[Applies::Depth, Applies::Batch],
+    options: &[Applies::Depth, Applies::Batch, Applies::Reaping],
+    describe: |s| {
+        let n = s.method_opts.int(KEY)?;
+        Some(format!(
+            "reaping as fio's libaio: at most {n} completion{} a call, when the queue is full",
+            if n == 1 { "" } else { "s" }
+        ))
+    },
     mixed: true,
     drawn_lengths: true,
     ..MethodInfo::PLAIN
 };
+
+/// The option's key, `--reap-at-most`.
+const KEY: &str = "reap-at-most";
+
+#[distributed_slice(METHOD_OPTIONS)]
+static OPTION: Opt = Opt {
+    key: KEY,
+    ty: Ty::Count,
+    value_name: "N",
+    group: Group::Method,
+    applies: Applies::Reaping,
+    default: None,
+    help: "Reap as fio's libaio engine does: io_getevents only when --qd requests are in flight or no more \
+           will come, waiting for one completion and taking at most N (fio's iodepth_batch_complete_max, 1 by \
+           default), instead of a non-blocking io_getevents after each io_submit; the share of requests \
+           completed inside io_submit is then not measured",
+};
+
+#[distributed_slice(SPEC_CHECKS)]
+static CHECK: fn(&Spec, RunsOn) -> Result<()> = check;
+
+/// `--reap-at-most`: from 1 to --qd completions a call.
+fn check(s: &Spec, _: RunsOn) -> Result<()> {
+    match s.method_opts.int(KEY) {
+        Some(n) if n == 0 || n > u64::from(s.qd) => Err(Error::usage(
+            format!("--{KEY}"),
+            format!(
+                "{n}: a call takes from 1 to --qd ({}) completions, the most that can be in flight",
+                s.qd
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
 
 pub struct Aio {
     ctx: AioContext,
@@ -62,6 +110,10 @@ pub struct Aio {
     /// Completions collected but not yet handed to the runner.
     ready: VecDeque<(u32, i32)>,
     stats: AioStats,
+    /// Requests already complete when their io_submit returned (a look right after it).
+    inside: u64,
+    /// `--reap-at-most`: no look after io_submit, at most this many completions a call.
+    reap_max: Option<usize>,
     other_calls: u64,
     /// Slots handed to the kernel by the io_submit just made.
     just_submitted: Vec<bool>,
@@ -73,8 +125,14 @@ unsafe impl Send for Aio {}
 impl Aio {
     fn collect(&mut self, min: usize, nowait: bool) -> Result<usize> {
         self.stats.io_getevents_calls += 1;
+        let max = self
+            .reap_max
+            .map_or(self.events.len(), |m| m.min(self.events.len()));
         let n = loop {
-            match self.ctx.getevents(min, &mut self.events, nowait) {
+            match self
+                .ctx
+                .getevents(min.min(max), &mut self.events[..max], nowait)
+            {
                 Ok(n) => break n,
                 Err(e) if e.errno == libc::EINTR => continue,
                 Err(e) => return Err(op_err(e, &self.path)),
@@ -84,6 +142,22 @@ impl Aio {
             self.ready.push_back((ev.data as u32, ev.res as i32));
         }
         Ok(n)
+    }
+
+    /// Which of the requests just submitted were already complete when io_submit returned: a non-blocking
+    /// look right after it (completions of earlier requests that arrive in the same look are not counted).
+    fn look(&mut self) -> Result<()> {
+        let before = self.ready.len();
+        self.collect(0, true)?;
+        let inside = self
+            .ready
+            .iter()
+            .skip(before)
+            .filter(|(slot, _)| self.just_submitted[*slot as usize])
+            .count();
+        self.inside += inside as u64;
+        self.just_submitted.iter_mut().for_each(|b| *b = false);
+        Ok(())
     }
 }
 
@@ -114,6 +188,8 @@ impl Method for Aio {
             events: vec![IoEvent::default(); qd],
             ready: VecDeque::with_capacity(qd),
             stats: AioStats::default(),
+            inside: 0,
+            reap_max: ctx.spec.method_opts.int(KEY).map(|n| n as usize),
             other_calls: 0,
             just_submitted: vec![false; qd],
         })
@@ -164,24 +240,17 @@ impl Method for Aio {
                 Err(e) => return Err(op_err(e, &self.path)),
             };
             self.stats.requests += taken as u64;
-            for &cb in &self.pending[..taken] {
-                // SAFETY: `cb` points into `self.iocbs`, alive and not otherwise borrowed here.
-                let slot = unsafe { (*cb).aio_data } as usize;
-                self.just_submitted[slot] = true;
+            if self.reap_max.is_none() {
+                for &cb in &self.pending[..taken] {
+                    // SAFETY: `cb` points into `self.iocbs`, alive and not otherwise borrowed here.
+                    let slot = unsafe { (*cb).aio_data } as usize;
+                    self.just_submitted[slot] = true;
+                }
             }
             self.pending.drain(..taken);
-            // Which of these were already complete when io_submit returned (a non-blocking look right after
-            // it; completions of earlier requests that arrive in the same look are not counted).
-            let before = self.ready.len();
-            self.collect(0, true)?;
-            let inside = self
-                .ready
-                .iter()
-                .skip(before)
-                .filter(|(slot, _)| self.just_submitted[*slot as usize])
-                .count();
-            self.stats.completed_inside_submit += inside as u64;
-            self.just_submitted.iter_mut().for_each(|b| *b = false);
+            if self.reap_max.is_none() {
+                self.look()?;
+            }
         }
         let have = self.ready.len();
         if (min_complete as usize) > have {
@@ -218,7 +287,10 @@ impl Method for Aio {
 
     fn stats(&self) -> super::api::MethodStats {
         super::api::MethodStats {
-            aio: Some(self.stats.clone()),
+            aio: Some(AioStats {
+                completed_inside_submit: self.reap_max.is_none().then_some(self.inside),
+                ..self.stats.clone()
+            }),
             ..Default::default()
         }
     }

@@ -91,6 +91,8 @@ pub enum Applies {
     Iovecs,
     /// Polled completions (IORING_SETUP_IOPOLL).
     Polling,
+    /// When and how many completions a native AIO thread collects.
+    Reaping,
 }
 
 impl Opt {

@@ -125,7 +125,7 @@ impl Facts {
                 .aio
                 .as_ref()
                 .filter(|a| a.requests > 0)
-                .map(|a| a.inline_fraction),
+                .and_then(|a| a.inline_fraction),
             write: r.spec.op == OpKind::Write,
             bs: r.spec.bs,
             profile: r.profile.as_ref().map(ProfileFacts::of),

@@ -29,7 +29,7 @@ const NO_EFFECT: &[&str] = &[
 /// Why iolab cannot honour an option, said with its refusal.
 const WHY_NOT: &[(&str, &str)] = &[(
     "iodepth_batch_complete_max",
-    "iolab reaps up to its submit batch at a time",
+    "iolab reaps as fio does for ioengine=libaio only; other engines reap up to their submit batch at a time",
 )];
 
 /// fio's randseed when none is given (its options.c default).
@@ -95,6 +95,8 @@ fn unhonoured(job: &Job, m: &mut Mapped, lenient: bool) -> Result<(), String> {
             || super::logs::OPTIONS.contains(&k.as_str())
             || super::verify::OPTIONS.contains(&k.as_str())
             || NO_EFFECT.contains(&k.as_str())
+            // Read by `depth` for libaio, which reaps as fio does (`--reap-at-most`).
+            || (k == "iodepth_batch_complete_max" && m.raw.has("reap-at-most"))
         {
             continue;
         }
@@ -311,23 +313,21 @@ fn depth(j: &Ctx, m: &mut Mapped, method: &MethodInfo) -> Result<(), String> {
         Some(b) => b.min(qd),
     };
     set(m, "batch", batch as i64);
-    if batch > 1 {
+    if method.kind == aio::INFO.kind {
+        // fio's libaio reaps only when its queue is full, at most iodepth_batch_complete_max (0 is
+        // iodepth_batch_complete_min's 1) a call: then it submits as single slots free up, as iolab does.
+        let max = j
+            .count("iodepth_batch_complete_max")?
+            .unwrap_or(1)
+            .clamp(1, qd);
+        set(m, "reap-at-most", max as i64);
+    } else if batch > 1 {
         m.notes.push(format!(
             "iodepth_batch_submit={batch}: iolab reaps up to {batch} completions at a time and refills its queue \
              {batch} requests per submission (fewer when the queue is full or the run ends); fio also submits at \
              {batch} queued or when its queue is full, but reaps iodepth_batch_complete_max (default 1) at a \
              time, so once its queue is full it submits as single slots free up, mostly one request per call"
         ));
-    }
-    if method.kind == aio::INFO.kind {
-        m.notes.push(
-            "ioengine=libaio: iolab's aio looks for completions with a non-blocking io_getevents (min_nr 0) after \
-             each io_submit, and waits in io_getevents (min_nr 1) only when its queue is full or the run drains; \
-             fio's libaio calls io_getevents only when it must reap, waiting there for \
-             iodepth_batch_complete_min (default 1) completion: iolab makes more io_getevents calls (the result \
-             counts them)"
-                .into(),
-        );
     }
     Ok(())
 }
@@ -694,17 +694,38 @@ pub(super) mod tests {
             ],
             &[("qd", "16"), ("batch", "16")],
         );
-        let m = maps_to(
+        // libaio reaps as fio's: at most iodepth_batch_complete_max a call (1 by default, at most iodepth).
+        maps_to(
             &[
                 ("size", "1m"),
                 ("ioengine", "libaio"),
                 ("iodepth", "4"),
                 ("iodepth_batch_submit", "64"),
             ],
+            &[("qd", "4"), ("batch", "4"), ("reap-at-most", "1")],
+        );
+        maps_to(
+            &[
+                ("size", "1m"),
+                ("ioengine", "libaio"),
+                ("iodepth", "4"),
+                ("iodepth_batch_complete_max", "8"),
+            ],
+            &[("qd", "4"), ("reap-at-most", "4")],
+        );
+        let m = maps_to(
+            &[
+                ("size", "1m"),
+                ("ioengine", "io_uring"),
+                ("iodepth", "4"),
+                ("iodepth_batch_submit", "4"),
+            ],
             &[("qd", "4"), ("batch", "4")],
         );
         assert!(
-            m.notes.iter().any(|n| n.contains("min_nr 0")),
+            m.notes
+                .iter()
+                .any(|n| n.contains("iodepth_batch_complete_max (default 1)")),
             "{:?}",
             m.notes
         );
