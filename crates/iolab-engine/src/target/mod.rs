@@ -152,7 +152,7 @@ pub fn setup(spec: &Spec) -> Result<PreparedTarget> {
         Err(e) => return Err(e),
     };
     let st = pin.as_ref().map(|p| p.st);
-    crate::target::pin::check_same_meaning(&path, st.as_ref().map(sys::identity), &shown)?;
+    crate::target::pin::check_same_meaning(&path, pin.as_ref(), &shown)?;
     match &pin {
         Some(p) => check_not_pseudo(&p.proc_path(), true, &shown)?,
         None => check_not_pseudo(&path, false, &shown)?,

@@ -30,17 +30,30 @@ pub struct Pin {
 /// the name must mean the same every time (nothing, the same file, or a file iolab made under it).
 struct Seen {
     path: PathBuf,
-    first: Option<(u64, u64)>,
+    first: Option<Made>,
     made: Vec<Made>,
 }
 
-/// A file iolab made: its identity, and its birth time where the filesystem keeps one. An inode number
-/// freed and given to a later file is told apart by the later file's birth; without a birth time the
-/// identity alone is trusted.
-#[derive(Clone, Copy, PartialEq)]
+/// A file as found or made: its identity, and its birth time where the filesystem keeps one. An inode
+/// number freed and given to a later file is told apart by the later file's birth; where either look
+/// found no birth time, the identity alone is trusted.
+#[derive(Clone, Copy)]
 struct Made {
     id: (u64, u64),
     born: Option<(i64, u32)>,
+}
+
+impl Made {
+    fn of(fd: &OwnedFd, st: &sys::Stat) -> Made {
+        Made {
+            id: sys::identity(st),
+            born: sys::statx_btime(fd.as_raw_fd()).ok().flatten(),
+        }
+    }
+
+    fn same(&self, o: &Made) -> bool {
+        self.id == o.id && (self.born.is_none() || o.born.is_none() || self.born == o.born)
+    }
 }
 
 static SEEN: std::sync::Mutex<Vec<Seen>> = std::sync::Mutex::new(Vec::new());
@@ -48,7 +61,8 @@ static SEEN: std::sync::Mutex<Vec<Seen>> = std::sync::Mutex::new(Vec::new());
 /// Refuses a name that, since this process first looked it up, came to refer to something else: a file
 /// or symbolic link that appeared where there was none (between two passes, say, after iolab removed its
 /// own file), or another file than the one found. `now` is what the lookup found.
-pub fn check_same_meaning(path: &Path, now: Option<(u64, u64)>, shown: &str) -> Result<()> {
+pub fn check_same_meaning(path: &Path, now: Option<&Pin>, shown: &str) -> Result<()> {
+    let now = now.map(|p| Made::of(&p.fd, &p.st));
     let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
     let Some(s) = seen.iter().find(|s| s.path == path) else {
         seen.push(Seen {
@@ -60,7 +74,7 @@ pub fn check_same_meaning(path: &Path, now: Option<(u64, u64)>, shown: &str) -> 
     };
     match now {
         None => Ok(()),
-        Some(id) if s.first == Some(id) || s.made.iter().any(|m| m.id == id) => Ok(()),
+        Some(m) if s.first.iter().chain(&s.made).any(|x| x.same(&m)) => Ok(()),
         Some(_) => Err(Error::Runtime(format!(
             "{shown} {}: iolab writes nothing under a name whose meaning changed during the run; run again",
             if s.first.is_none() {
@@ -77,10 +91,7 @@ pub fn check_same_meaning(path: &Path, now: Option<(u64, u64)>, shown: &str) -> 
 pub fn record_made(path: &Path, fd: &OwnedFd) -> Result<()> {
     let st =
         sys::fstat(fd.as_raw_fd()).map_err(|e| Error::sys_on(e, path.display().to_string()))?;
-    let made = Made {
-        id: sys::identity(&st),
-        born: born(fd),
-    };
+    let made = Made::of(fd, &st);
     let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
     match seen.iter_mut().find(|s| s.path == path) {
         Some(s) => s.made.push(made),
@@ -96,18 +107,10 @@ pub fn record_made(path: &Path, fd: &OwnedFd) -> Result<()> {
 /// Did this process make the file `pin` found (a file it kept from an earlier run)? Its identity must
 /// be one iolab made under that name, and its birth time that file's where the filesystem keeps one.
 pub fn made_here(pin: &Pin) -> bool {
-    let now = Made {
-        id: sys::identity(&pin.st),
-        born: born(&pin.fd),
-    };
+    let now = Made::of(&pin.fd, &pin.st);
     let seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
     seen.iter()
-        .any(|s| s.path == pin.path && s.made.contains(&now))
-}
-
-/// A file's birth time (statx), `None` where its filesystem keeps none or statx fails.
-fn born(fd: &OwnedFd) -> Option<(i64, u32)> {
-    sys::statx_btime(fd.as_raw_fd()).ok().flatten()
+        .any(|s| s.path == pin.path && s.made.iter().any(|m| m.same(&now)))
 }
 
 /// Where a chain of symbolic links ends in a descriptor's object that has no path ("pipe:[81]",
@@ -243,9 +246,9 @@ impl Handle {
 mod tests {
     use super::*;
 
-    /// A file put under the name of one iolab made, after that one was removed, is not taken for it, also
-    /// when it got the removed file's inode number (ext4 hands a freed number out again): its birth time
-    /// tells them apart where the filesystem keeps one.
+    /// A file put under the name of one iolab made, after that one was removed, is not taken for it (to
+    /// grow, or to write into), also when it got the removed file's inode number (ext4 hands a freed
+    /// number out again): its birth time tells them apart where the filesystem keeps one.
     #[test]
     fn a_file_put_where_a_made_one_was_is_not_taken_for_it() {
         let d = tempfile::tempdir().unwrap();
@@ -265,8 +268,12 @@ mod tests {
                 assert!(!made_here(&pin), "another inode is not the file iolab made");
                 continue;
             }
-            match born(&second) {
-                Some(_) => assert!(!made_here(&pin), "a reused inode number, born later"),
+            match sys::statx_btime(second.as_raw_fd()).unwrap() {
+                Some(_) => {
+                    assert!(!made_here(&pin), "a reused inode number, born later");
+                    let e = check_same_meaning(&path, Some(&pin), "kept").unwrap_err();
+                    assert!(e.to_string().contains("appeared after"), "{e}");
+                }
                 None => println!("this filesystem keeps no birth time: a reused inode is trusted"),
             }
             return;
