@@ -88,7 +88,7 @@ pub(crate) fn cmd_run_fio(a: &RunArgs, f: &FioArgs) -> Result<i32, Error> {
             .extend(p.said.iter().map(|s| format!("fio job '{}': {s}", p.job)));
         // A null-engine job touches no file.
         if let Some(m) = maker.filter(|_| !p.spec.method.info().no_data) {
-            r.notes.push(shared_note(&p.job, m, p.spec.op));
+            r.notes.push(shared_note(&p.job, m, &p.spec));
         }
         r.notes
             .extend(relaid.iter().map(|s| format!("fio job '{}': {s}", p.job)));
@@ -276,8 +276,13 @@ fn run_job(
 }
 
 /// A job that used the file an earlier job made and kept, said.
-fn shared_note(job: &str, maker: &str, op: iolab_engine::spec::OpKind) -> String {
-    let did = match (op.reads(), op.writes()) {
+fn shared_note(job: &str, maker: &str, spec: &Spec) -> String {
+    // A mix of 100% or 0% reads goes one way only.
+    let (op, pct) = (spec.op, spec.read_pct);
+    let did = match (
+        op.reads() && pct != Some(0),
+        op.writes() && pct != Some(100),
+    ) {
         (true, true) => "read and wrote into",
         (false, _) => "wrote into",
         (true, false) => "read",
