@@ -186,11 +186,17 @@ fn value_at(result: &Value, key: &str) -> Option<(Vec<String>, String)> {
         };
         Some((p, text))
     });
-    // A method's own flag is written only when given: a run without it had it off.
-    let own_flag = iolab_engine::spec::options::METHOD_OPTIONS
-        .iter()
-        .any(|o| o.key == dashed && matches!(o.ty, iolab_engine::spec::options::Ty::Bool { .. }));
-    found.or_else(|| own_flag.then(|| (vec!["method_opts".into(), dashed.into()], "false".into())))
+    // A method's own option is written only when given: a run without it had a flag off, or none.
+    found.or_else(|| {
+        let own = iolab_engine::spec::options::METHOD_OPTIONS
+            .iter()
+            .find(|o| o.key == dashed)?;
+        let absent = match own.ty {
+            iolab_engine::spec::options::Ty::Bool { .. } => "false",
+            _ => "none",
+        };
+        Some((vec!["method_opts".into(), dashed.into()], absent.into()))
+    })
 }
 
 /// A result with `key` taken out of its spec (and, for `target`, the kind of target too): the workload
@@ -217,4 +223,31 @@ pub fn without(result: &Value, key: &str) -> Option<(String, String)> {
         r.as_object_mut()?.remove("host");
     }
     Some((workload_key(&r), text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A method's own option is written only when given: a run without it has the option's absent value
+    /// (a flag off, a number none), and the two runs share a workload across it.
+    #[test]
+    fn a_methods_own_option_left_out_is_off_or_none() {
+        let run = |opts: Value| serde_json::json!({"spec": {"method": "aio", "qd": 4, "method_opts": opts}});
+        let (given, left_out) = (
+            run(serde_json::json!({"reap-at-most": 2})),
+            run(serde_json::json!({})),
+        );
+        assert_eq!(value_at(&given, "reap-at-most").unwrap().1, "2");
+        assert_eq!(value_at(&left_out, "reap-at-most").unwrap().1, "none");
+        assert_eq!(value_at(&left_out, "provided-buffers").unwrap().1, "false");
+        assert_eq!(value_at(&left_out, "qd").unwrap().1, "4");
+        assert!(value_at(&left_out, "no-such-option").is_none());
+        let (a, b) = (
+            without(&given, "reap-at-most").unwrap(),
+            without(&left_out, "reap-at-most").unwrap(),
+        );
+        assert_eq!(a.0, b.0, "the same workload");
+        assert_eq!((a.1.as_str(), b.1.as_str()), ("2", "none"));
+    }
 }

@@ -659,8 +659,9 @@ fn fio_aio_calls(dir: &Path, jobs: &str) -> Option<(u64, u64)> {
 /// io_submit calls, and 16 io_getevents with iodepth_batch_complete_max=4, 64 with fio's default 1.
 /// fio's counts, where fio and strace are here, are the same, but at the end of a job of max 1, where
 /// fio takes the last 4 requests in 2 calls (a look, then the rest) and iolab in 4. The share of requests
-/// completed inside io_submit, which iolab's own look measures, is absent; io_uring still refuses the
-/// option by name.
+/// completed inside io_submit, which iolab's own look measures, is absent (`--reap-at-most 0` beside
+/// `--fio` brings the look back); `--qd` beside it caps the completions a call; `--across-methods` runs
+/// the methods that do not take it without it; io_uring still refuses the option by name.
 #[test]
 fn libaio_reaps_as_fio_does() {
     let dir = disk_dir();
@@ -701,6 +702,69 @@ fn libaio_reaps_as_fio_does() {
             );
         }
     }
+    // The last job (a max of 1) with flags beside it: --qd 2 takes at most 2 a call (32 calls), 0 is iolab's
+    // own look after each io_submit (the share measured), and every method runs across methods.
+    let last = dir.path().join("jobs.fio");
+    let run = |extra: &[&str]| {
+        // fio's run left its file (iolab removes its own).
+        let _ = std::fs::remove_file(dir.path().join("A1"));
+        let out = Command::new(bin())
+            .args([
+                "run",
+                "--fio",
+                &path_str(&last),
+                "--json",
+                "-",
+                "--count",
+                "none",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let v = run(&["--qd", "2", "--reap-at-most", "4"]);
+    assert_eq!(
+        u64_of(&v, &["aio", "io_getevents_calls"]),
+        32,
+        "{}",
+        v["aio"]
+    );
+    let v = run(&["--reap-at-most", "0"]);
+    assert_eq!(
+        u64_of(&v, &["aio", "io_getevents_calls"]),
+        64,
+        "{}",
+        v["aio"]
+    );
+    assert_eq!(v["aio"]["inline_fraction"], 1.0, "{}", v["aio"]);
+    let _ = std::fs::remove_file(dir.path().join("A1"));
+    let out = Command::new(bin())
+        .args([
+            "run",
+            "--fio",
+            &path_str(&last),
+            "--across-methods",
+            "--count",
+            "none",
+        ])
+        .output()
+        .unwrap();
+    let (o, e) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{e}");
+    assert!(
+        o.contains("'a' with psync") && !e.contains("reap-at-most"),
+        "{o}\n{e}"
+    );
     let jobs = job_file(
         dir.path(),
         "[u]\nioengine=io_uring\niodepth=4\nrw=write\nsize=256k\nfilename=U\niodepth_batch_complete_max=4\n",

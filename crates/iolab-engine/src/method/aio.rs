@@ -8,16 +8,15 @@
 //!
 //! `--reap-at-most N` reaps as fio's libaio engine does instead: no look after io_submit, io_getevents
 //! only when the queue is full or the run drains, waiting for one completion and taking at most N
-//! (fio's `iodepth_batch_complete_max`, by default 1). The option and its check are declared here.
+//! (fio's `iodepth_batch_complete_max`, by default 1). The option is declared here.
 
 use super::api::{op_err, Flush, Io, Method, ThreadCtx};
 use super::info::{Exec, Fit, MethodInfo, Targets};
 use super::kind::MethodKind;
 use crate::error::{Error, Result};
 use crate::result::AioStats;
-use crate::spec::method_opts::SPEC_CHECKS;
 use crate::spec::options::{Applies, Group, Opt, Ty, METHOD_OPTIONS};
-use crate::spec::{RunsOn, Spec};
+use crate::spec::Spec;
 use iolab_sys as sys;
 use iolab_sys::{AioContext, IoEvent, Iocb};
 use linkme::distributed_slice;
@@ -50,7 +49,7 @@ pub const INFO: MethodInfo = MethodInfo {
     },
     options: &[Applies::Depth, Applies::Batch, Applies::Reaping],
     describe: |s| {
-        let n = s.method_opts.int(KEY)?;
+        let n = reap_max(s)?;
         Some(format!(
             "reaping as fio's libaio: at most {n} completion{} a call, when the queue is full",
             if n == 1 { "" } else { "s" }
@@ -74,25 +73,15 @@ static OPTION: Opt = Opt {
     default: None,
     help: "Reap as fio's libaio engine does: io_getevents only when --qd requests are in flight or no more \
            will come, waiting for one completion and taking at most N (fio's iodepth_batch_complete_max, 1 by \
-           default), instead of a non-blocking io_getevents after each io_submit; the share of requests \
-           completed inside io_submit is then not measured",
+           default; more than --qd is --qd), instead of a non-blocking io_getevents after each io_submit; the \
+           share of requests completed inside io_submit is then not measured. 0 is iolab's own way (the \
+           default, and how to measure that share for a libaio job of a fio file)",
 };
 
-#[distributed_slice(SPEC_CHECKS)]
-static CHECK: fn(&Spec, RunsOn) -> Result<()> = check;
-
-/// `--reap-at-most`: from 1 to --qd completions a call.
-fn check(s: &Spec, _: RunsOn) -> Result<()> {
-    match s.method_opts.int(KEY) {
-        Some(n) if n == 0 || n > u64::from(s.qd) => Err(Error::usage(
-            format!("--{KEY}"),
-            format!(
-                "{n}: a call takes from 1 to --qd ({}) completions, the most that can be in flight",
-                s.qd
-            ),
-        )),
-        _ => Ok(()),
-    }
+/// `--reap-at-most`, where given above 0: at most that many completions a call, --qd at most.
+fn reap_max(s: &Spec) -> Option<usize> {
+    let n = s.method_opts.int(KEY).filter(|n| *n > 0)?;
+    Some(n.min(u64::from(s.qd)) as usize)
 }
 
 pub struct Aio {
@@ -125,9 +114,7 @@ unsafe impl Send for Aio {}
 impl Aio {
     fn collect(&mut self, min: usize, nowait: bool) -> Result<usize> {
         self.stats.io_getevents_calls += 1;
-        let max = self
-            .reap_max
-            .map_or(self.events.len(), |m| m.min(self.events.len()));
+        let max = self.reap_max.unwrap_or(self.events.len());
         let n = loop {
             match self
                 .ctx
@@ -189,7 +176,7 @@ impl Method for Aio {
             ready: VecDeque::with_capacity(qd),
             stats: AioStats::default(),
             inside: 0,
-            reap_max: ctx.spec.method_opts.int(KEY).map(|n| n as usize),
+            reap_max: reap_max(ctx.spec),
             other_calls: 0,
             just_submitted: vec![false; qd],
         })

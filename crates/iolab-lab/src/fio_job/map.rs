@@ -315,11 +315,9 @@ fn depth(j: &Ctx, m: &mut Mapped, method: &MethodInfo) -> Result<(), String> {
     set(m, "batch", batch as i64);
     if method.kind == aio::INFO.kind {
         // fio's libaio reaps only when its queue is full, at most iodepth_batch_complete_max (0 is
-        // iodepth_batch_complete_min's 1) a call: then it submits as single slots free up, as iolab does.
-        let max = j
-            .count("iodepth_batch_complete_max")?
-            .unwrap_or(1)
-            .clamp(1, qd);
+        // iodepth_batch_complete_min's 1; more than the depth is the depth, as iolab takes it too) a call:
+        // then it submits as single slots free up, as iolab does.
+        let max = j.count("iodepth_batch_complete_max")?.unwrap_or(1).max(1);
         set(m, "reap-at-most", max as i64);
     } else if batch > 1 {
         m.notes.push(format!(
@@ -694,7 +692,8 @@ pub(super) mod tests {
             ],
             &[("qd", "16"), ("batch", "16")],
         );
-        // libaio reaps as fio's: at most iodepth_batch_complete_max a call (1 by default, at most iodepth).
+        // libaio reaps as fio's: at most iodepth_batch_complete_max a call (1 by default; aio takes at most
+        // the depth).
         maps_to(
             &[
                 ("size", "1m"),
@@ -711,7 +710,7 @@ pub(super) mod tests {
                 ("iodepth", "4"),
                 ("iodepth_batch_complete_max", "8"),
             ],
-            &[("qd", "4"), ("reap-at-most", "4")],
+            &[("qd", "4"), ("reap-at-most", "8")],
         );
         let m = maps_to(
             &[

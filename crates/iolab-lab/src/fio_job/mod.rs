@@ -95,7 +95,9 @@ pub fn across_methods(m: &Mapped) -> Vec<(MethodKind, RawSpec)> {
                 .with("method", k.name())
                 .with("inflight", inflight);
             for o in m.raw.given() {
-                if !matches!(o.key, "method" | "threads" | "qd" | "batch") {
+                // The depth is the inflight above; an option the method does not take goes
+                // (libaio's --reap-at-most).
+                if !matches!(o.key, "method" | "threads" | "qd" | "batch") && o.applies_to(k) {
                     raw.set(o.key, m.raw.get(o.key).cloned().expect("given"))
                         .expect("a known key");
                 }
