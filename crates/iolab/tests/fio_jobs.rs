@@ -653,6 +653,18 @@ fn fio_aio_calls(dir: &Path, jobs: &str) -> Option<(u64, u64)> {
     Some((calls("io_submit"), calls("io_getevents")))
 }
 
+/// The record of `iolab run --fio JOBS` with `extra` beside it (which must succeed).
+fn fio_json(jobs: &str, extra: &[&str]) -> serde_json::Value {
+    let out = Command::new(bin())
+        .args(["run", "--fio", jobs, "--json", "-", "--count", "none"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{jobs} {extra:?}: {err}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// ioengine=libaio reaps as fio's does (`--reap-at-most`): io_getevents only when iodepth requests are in
 /// flight or the job ends, at most iodepth_batch_complete_max completions a call. On a buffered file
 /// every request completes inside its io_submit, so the counts are exact: 64 ops at iodepth=4 make 64
@@ -673,18 +685,7 @@ fn libaio_reaps_as_fio_does() {
             name.display()
         );
         let jobs = job_file(dir.path(), &text);
-        let out = Command::new(bin())
-            .args(["run", "--fio", &jobs, "--json", "-", "--count", "none"])
-            .env_remove("COLUMNS")
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = fio_json(&jobs, &[]);
         assert_eq!(u64_of(&v, &["spec", "method_opts", "reap-at-most"]), max);
         assert_eq!(u64_of(&v, &["aio", "io_submit_calls"]), 64);
         assert_eq!(
@@ -708,26 +709,7 @@ fn libaio_reaps_as_fio_does() {
     let run = |extra: &[&str]| {
         // fio's run left its file (iolab removes its own).
         let _ = std::fs::remove_file(dir.path().join("A1"));
-        let out = Command::new(bin())
-            .args([
-                "run",
-                "--fio",
-                &path_str(&last),
-                "--json",
-                "-",
-                "--count",
-                "none",
-            ])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{extra:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        fio_json(&path_str(&last), extra)
     };
     let v = run(&["--qd", "2", "--reap-at-most", "4"]);
     assert_eq!(
