@@ -305,18 +305,24 @@ fn compare_calls_identical_runs_noise_and_flags_regressions() {
     // exceeded 50%, which would make even a 2x change "within noise").
     let mut doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
+    // Each run's wall time and MiB/s follow its rate, as compare refuses a rate its ops and wall
+    // time cannot give (a loaded machine makes the measured 3000 ops take longer than 3 ms).
+    let set_rate = |r: &mut serde_json::Value, iops: f64| {
+        let (ops, bytes) = (r["ops"].as_f64().unwrap(), r["bytes"].as_f64().unwrap());
+        let wall = ops / iops;
+        r["iops"] = serde_json::json!(iops);
+        r["ns_per_op"] = serde_json::json!(1e9 / iops);
+        r["wall_s"] = serde_json::json!(wall);
+        r["mib_s"] = serde_json::json!(bytes / wall / 1_048_576.0);
+    };
     for (k, r) in doc["runs"].as_array_mut().unwrap().iter_mut().enumerate() {
-        let f = [1.0, 1.01, 0.99][k % 3];
-        r["iops"] = serde_json::json!(1e6 * f);
-        r["ns_per_op"] = serde_json::json!(1000.0 / f);
+        set_rate(r, 1e6 * [1.0, 1.01, 0.99][k % 3]);
     }
     let a = dir.path().join("a-steady.json");
     std::fs::write(&a, serde_json::to_string(&doc).unwrap()).unwrap();
     for r in doc["runs"].as_array_mut().unwrap() {
         let i = r["iops"].as_f64().unwrap();
-        r["iops"] = serde_json::json!(i / 2.0);
-        let n = r["ns_per_op"].as_f64().unwrap();
-        r["ns_per_op"] = serde_json::json!(n * 2.0);
+        set_rate(r, i / 2.0);
     }
     let b = dir.path().join("b.json");
     std::fs::write(&b, serde_json::to_string(&doc).unwrap()).unwrap();
