@@ -540,7 +540,7 @@ pub fn close_from_except_raw(first: u32, keep: u32) {
 /// Sleeps `ms` milliseconds (nanosleep; async-signal-safe).
 pub fn sleep_ms_raw(ms: u32) {
     let ts = libc::timespec {
-        tv_sec: (ms / 1000) as libc::time_t,
+        tv_sec: (ms / 1000) as _,
         tv_nsec: ((ms % 1000) * 1_000_000) as _,
     };
     // SAFETY: `ts` is a valid timespec for the call; the remainder pointer may be null.
