@@ -120,6 +120,20 @@ pub fn workload_label(result: &Value) -> String {
         .filter(|k| s(k) == "inline")
         .map(|k| format!(" {k}=inline"))
         .collect();
+    // A method's own options (aio's --reap-at-most, io_uring's --provided-buffers): two runs that
+    // differ only there are told apart.
+    let own: String = result
+        .pointer("/spec/method_opts")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| match v {
+            Value::Bool(true) => Some(format!(" {k}")),
+            Value::Bool(false) | Value::Null => None,
+            Value::String(t) => Some(format!(" {k}={t}")),
+            o => Some(format!(" {k}={o}")),
+        })
+        .collect();
     // The block size in the unit every view uses ("bs=4 KiB", as the flame graphs say it).
     let bs = result
         .pointer("/spec/bs")
@@ -134,7 +148,7 @@ pub fn workload_label(result: &Value) -> String {
         None => kind.to_string(),
     };
     format!(
-        "{} {}{direct} bs={bs} {} thr={} qd={} batch={}{rwf}{inline} -> {kind}",
+        "{} {}{direct} bs={bs} {} thr={} qd={} batch={}{own}{rwf}{inline} -> {kind}",
         s("method"),
         s("op"),
         s("pattern"),
@@ -249,5 +263,37 @@ mod tests {
         );
         assert_eq!(a.0, b.0, "the same workload");
         assert_eq!((a.1.as_str(), b.1.as_str()), ("2", "none"));
+    }
+
+    /// Two runs that differ only in a method's own option have labels that differ there (a report's
+    /// legend and compare's rows); a flag is named when on, and an absent option adds nothing.
+    #[test]
+    fn a_methods_own_options_are_in_its_label() {
+        let run = |method: &str, opts: Value| {
+            serde_json::json!({"spec": {"method": method, "op": "write", "pattern": "seq", "bs": 4096,
+                "threads": 1, "qd": 8, "batch": 1, "method_opts": opts}, "target": {"kind": "dev_null"}})
+        };
+        let reaping = workload_label(&run("aio", serde_json::json!({"reap-at-most": 4})));
+        let own_look = workload_label(&run("aio", serde_json::json!({})));
+        assert_eq!(
+            reaping,
+            "aio write bs=4 KiB seq thr=1 qd=8 batch=1 reap-at-most=4 -> dev_null"
+        );
+        assert_eq!(
+            own_look,
+            "aio write bs=4 KiB seq thr=1 qd=8 batch=1 -> dev_null"
+        );
+        let pbuf = |on| {
+            workload_label(&run(
+                "io_uring",
+                serde_json::json!({"provided-buffers": on}),
+            ))
+        };
+        assert!(
+            pbuf(true).contains(" batch=1 provided-buffers -> "),
+            "{}",
+            pbuf(true)
+        );
+        assert!(!pbuf(false).contains("provided-buffers"), "{}", pbuf(false));
     }
 }

@@ -102,6 +102,8 @@ fields! {
     SPEC_QD = ["spec", "qd"] in Run;
     SPEC_BATCH = ["spec", "batch"] in Run;
     SPEC_DIRECT = ["spec", "direct"] in Run;
+    /// A method's own options given (aio's `reap-at-most`): in a run's label.
+    SPEC_METHOD_OPTS = ["spec", "method_opts"] in Run;
     SPEC_TARGET = ["spec", "target"] in Run, Lines;
     SPEC_LINES = ["spec", "lines"] in Lines;
     MIB_S = ["mib_s"] in Run;
@@ -296,9 +298,12 @@ pub(crate) mod tests {
                 accelerator: Some("tcg".into()),
                 ..Host::current()
             },
+            // aio with one of its own options: `method_opts` is written only when one is given.
             spec: RawSpec::default()
+                .with("method", "aio")
+                .with("reap-at-most", 1u64)
                 .resolve()
-                .expect("the default spec resolves"),
+                .expect("the default spec with aio's own option resolves"),
             target: TargetInfo {
                 kind: TargetKind::DevNull,
                 created: false,
